@@ -1,0 +1,117 @@
+/*
+ * cushim_meta.h - the shape of the generated API metadata.
+ *
+ * The generator (cushim-gen) emits one 'cushim_api_info' per exported CUDA
+ * function and one 'cushim_param_info' per parameter (generated/cuda-X.Y/
+ * cushim_meta.c). Tools such as the tracer and the Lua bridge walk a call's
+ * parameters through these tables without knowing the API at compile time.
+ *
+ * Append-only: new fields go at the end of each struct; values of the enums
+ * below never change meaning.
+ */
+#ifndef CUSHIM_META_H
+#define CUSHIM_META_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What a parameter is, from its canonical type (plus the overlay). */
+typedef enum cushim_param_kind {
+    CUSHIM_KIND_UNKNOWN = 0,  /* unclassified: the generator reports these   */
+    CUSHIM_KIND_SCALAR = 1,   /* integer or floating value                   */
+    CUSHIM_KIND_ENUM = 2,     /* enum value                                  */
+    CUSHIM_KIND_HANDLE = 3,   /* opaque handle (pointer to incomplete struct) */
+    CUSHIM_KIND_POINTER = 4,  /* any other data pointer                      */
+    CUSHIM_KIND_STRING = 5,   /* const char * holding a NUL-terminated string */
+    CUSHIM_KIND_STRUCT = 6,   /* struct or union passed by value             */
+    CUSHIM_KIND_CALLBACK = 7, /* function pointer                            */
+    CUSHIM_KIND_DEVPTR = 8    /* device address (CUdeviceptr and friends)    */
+} cushim_param_kind;
+
+/* Data direction, as seen by the caller. */
+typedef enum cushim_param_dir {
+    CUSHIM_DIR_UNKNOWN = 0,
+    CUSHIM_DIR_IN = 1,
+    CUSHIM_DIR_OUT = 2,
+    CUSHIM_DIR_INOUT = 3
+} cushim_param_dir;
+
+typedef enum cushim_library {
+    CUSHIM_LIB_DRIVER = 1,   /* libcuda.so.1    */
+    CUSHIM_LIB_RUNTIME = 2   /* libcudart.so.N  */
+} cushim_library;
+
+typedef enum cushim_per_thread {
+    CUSHIM_PT_NONE = 0,
+    CUSHIM_PT_PTDS = 1,      /* _ptds: per-thread default stream, synchronous */
+    CUSHIM_PT_PTSZ = 2       /* _ptsz: per-thread default stream, async       */
+} cushim_per_thread;
+
+/* How the return value is to be read. */
+typedef enum cushim_ret_kind {
+    CUSHIM_RET_CURESULT = 1,  /* CUresult                       */
+    CUSHIM_RET_CUDAERROR = 2, /* cudaError_t                    */
+    CUSHIM_RET_OTHER = 3      /* anything else (const char *, a struct, ...) */
+} cushim_ret_kind;
+
+/* Categories (bit set), from the overlay and naming rules. */
+#define CUSHIM_CAT_ALLOC     (1u << 0)  /* allocates device/host/managed memory */
+#define CUSHIM_CAT_FREE      (1u << 1)  /* frees what ALLOC allocated           */
+#define CUSHIM_CAT_COPY      (1u << 2)  /* memcpy family                        */
+#define CUSHIM_CAT_SET       (1u << 3)  /* memset family                        */
+#define CUSHIM_CAT_LAUNCH    (1u << 4)  /* kernel or graph launch               */
+#define CUSHIM_CAT_SYNC      (1u << 5)  /* waits for device work                */
+#define CUSHIM_CAT_MODULE    (1u << 6)  /* module / library / function loading  */
+#define CUSHIM_CAT_GRAPH     (1u << 7)  /* graph construction and execution     */
+#define CUSHIM_CAT_VMM       (1u << 8)  /* virtual memory management            */
+#define CUSHIM_CAT_STREAM    (1u << 9)
+#define CUSHIM_CAT_EVENT     (1u << 10)
+#define CUSHIM_CAT_CONTEXT   (1u << 11)
+#define CUSHIM_CAT_DEVICE    (1u << 12) /* device queries and attributes        */
+#define CUSHIM_CAT_INIT      (1u << 13) /* initialisation, version, entry points */
+#define CUSHIM_CAT_INTEROP   (1u << 14) /* graphics and external resource interop */
+#define CUSHIM_CAT_QUERY     (1u << 15) /* read-only queries with no side effect */
+#define CUSHIM_CAT_POOL      (1u << 16) /* stream-ordered allocator and pools    */
+
+typedef struct cushim_param_info {
+    const char *name;           /* as in the header (argN when unnamed)     */
+    const char *type;           /* type as written                          */
+    const char *canonical_type; /* canonical type                           */
+    uint8_t kind;               /* cushim_param_kind                        */
+    uint8_t dir;                /* cushim_param_dir                         */
+    uint16_t offset;            /* offsetof(cushim_params_<api>, name)      */
+    uint16_t size;              /* sizeof the field                         */
+    int16_t count_param;        /* index of the parameter holding the element
+                                   count of this pointer, or -1             */
+    uint32_t elem_size;         /* size of one pointee element, 0 if unknown
+                                   or void                                  */
+    uint32_t fixed_count;       /* fixed element count from the overlay, 0 if
+                                   none                                     */
+} cushim_param_info;
+
+typedef struct cushim_api_info {
+    uint32_t id;                /* stable API id (CUSHIM_API_<name>)        */
+    const char *name;           /* exported symbol                          */
+    const char *base_name;      /* name without _vN/_ptds/_ptsz             */
+    uint32_t abi_version;       /* N of PFN_<base>_v<N>, 0 if none          */
+    uint8_t per_thread;         /* cushim_per_thread                        */
+    uint8_t library;            /* cushim_library                           */
+    uint8_t ret_kind;           /* cushim_ret_kind                          */
+    uint8_t deprecated;         /* 1 if the header marks it deprecated      */
+    uint32_t categories;        /* CUSHIM_CAT_* bits                        */
+    const char *return_type;    /* as written                               */
+    const char *header;         /* header file name, e.g. "cuda.h"          */
+    uint32_t line;              /* line in that header                      */
+    uint32_t params_size;       /* sizeof(cushim_params_<name>)             */
+    uint32_t ret_size;          /* sizeof the return type                   */
+    uint16_t nparams;
+    const cushim_param_info *params;
+} cushim_api_info;
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CUSHIM_META_H */
