@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# test.sh - the whole test suite, as CI runs it (README: "Run the tests").
+#
+# 1. installs the Debian packages it needs (when run as root and one is missing; CUSHIM_NO_INSTALL=1 skips),
+# 2. fetches the pinned CUDA 12.9 and 11.8 headers from PyPI for verify-generated,
+# 3. builds everything with -Werror and runs ctest (cmocka units, e2e programs under the preloaded shim),
+# 4. checks that generated/ is exactly what cushim-gen emits (verify-generated),
+# 5. rebuilds the shim, the fakes and the tests with ASan+UBSan and runs them again,
+# 6. rebuilds with TSan and runs the concurrency tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+top=$PWD
+jobs=$(nproc 2>/dev/null || echo 2)
+pkgs="cmake gcc g++ make pkg-config binutils libclang-dev libcmocka-dev liblua5.4-dev lua5.4
+      libgl-dev libegl-dev libvdpau-dev python3 python3-pip valgrind"
+
+step() { printf '\n=== %s ===\n' "$*"; }
+
+if [ "${CUSHIM_NO_INSTALL:-0}" != 1 ]; then
+  missing=$(dpkg-query -W -f='${Package} ${Status}\n' $pkgs 2>/dev/null | awk '$NF!="installed"{print $1}' || true)
+  for p in $pkgs; do dpkg-query -W "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+  if [ -n "$(echo $missing)" ]; then
+    step "installing Debian packages:$missing"
+    if [ "$(id -u)" = 0 ]; then
+      export DEBIAN_FRONTEND=noninteractive
+      apt-get update -qq
+      apt-get install -y -qq --no-install-recommends $missing >/dev/null
+    else
+      echo "test.sh: missing packages:$missing (run as root, or install them)" >&2; exit 1
+    fi
+  fi
+fi
+
+cuda_root=${CUSHIM_CUDA_ROOT:-/usr/local/cuda}
+[ -f "$cuda_root/include/cuda.h" ] || { echo "test.sh: no CUDA toolkit headers at $cuda_root/include (set CUSHIM_CUDA_ROOT)" >&2; exit 1; }
+
+step "fetching pinned CUDA 12.9 / 11.8 headers from PyPI"
+bash tools/fetch-cuda-headers.sh build/cuda-headers
+
+step "build (Release with -Werror) and ctest"
+cmake -S . -B build -DCUSHIM_CUDA_ROOT="$cuda_root" -DCUSHIM_EXTRA_HEADERS_DIR="$top/build/cuda-headers" >/dev/null
+cmake --build build -j "$jobs"
+ctest --test-dir build --output-on-failure -j "$jobs"
+
+step "verify-generated (generated/ equals what cushim-gen emits, all versions)"
+cmake --build build --target verify-generated
+
+step "ASan+UBSan build and tests"
+cmake -S . -B build-asan -DCUSHIM_SANITIZE=address -DCUSHIM_BUILD_CODEGEN=OFF -DCUSHIM_CUDA_ROOT="$cuda_root" >/dev/null
+cmake --build build-asan -j "$jobs"
+ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE no_asan
+
+step "TSan build and concurrency tests"
+cmake -S . -B build-tsan -DCUSHIM_SANITIZE=thread -DCUSHIM_BUILD_CODEGEN=OFF -DCUSHIM_CUDA_ROOT="$cuda_root" >/dev/null
+cmake --build build-tsan -j "$jobs"
+ctest --test-dir build-tsan --output-on-failure -j "$jobs" -L concurrency
+
+step "all test stages passed"
