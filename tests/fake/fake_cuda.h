@@ -1,0 +1,45 @@
+/*
+ * fake_cuda.h - what tests may ask the fake libcuda.so.1 about its state.
+ *
+ * The fake driver (tests/fake/) counts every call it receives, by exported
+ * name, and keeps totals of memory and launches. Tests reach these functions
+ * with dlsym(RTLD_DEFAULT, "fake_cuda_...") or by linking the fake; none of
+ * them is a CUDA API, so the shim never wraps them and calling them changes
+ * no CUDA-visible state.
+ */
+#ifndef FAKE_CUDA_H
+#define FAKE_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Calls the fake received under exported name 'name' (0 for unknown names). */
+uint64_t fake_cuda_call_count(const char *name);
+/* Calls received under every exported name together. */
+uint64_t fake_cuda_calls_total(void);
+/* Write 'name<TAB>count' for every name called at least once to 'path'. */
+int fake_cuda_dump_counts(const char *path);
+
+/* Device memory currently allocated on 'dev' (cuMemAlloc*, async, managed). */
+size_t fake_cuda_bytes_allocated(int dev);
+/* Allocations alive now, of every kind (device, host, managed). */
+size_t fake_cuda_live_allocations(void);
+/* Size requested by the last successful device allocation. */
+size_t fake_cuda_last_alloc_size(void);
+/* Kernel launches recorded (cuLaunchKernel*, any variant). */
+uint64_t fake_cuda_launch_count(void);
+/* Name of the kernel last launched, "" if none. */
+const char *fake_cuda_last_launch_name(void);
+/* Host functions run by the fake's callback thread so far. */
+uint64_t fake_cuda_host_funcs_run(void);
+/* The fake's own address of 'name' (what its cuGetProcAddress hands out). */
+void *fake_cuda_proc(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FAKE_CUDA_H */

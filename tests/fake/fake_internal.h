@@ -1,0 +1,104 @@
+/*
+ * fake_internal.h - state shared by the translation units of the fake driver.
+ *
+ * One mutex guards everything (the fake is a test double, not a fast path).
+ * Every exported entry point starts with FAKE_ENTER(name), which counts the
+ * call under its exported name; per-thread variants (_ptds/_ptsz) count under
+ * their own names and share the implementation of the legacy export.
+ * Internal helpers are 'fk_' and hidden; entry points never call other entry
+ * points, so a preloaded shim never sees calls the application did not make.
+ */
+#ifndef FAKE_INTERNAL_H
+#define FAKE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cushim_cuda_headers.h"
+#include "cushim_api_ids.h"
+#include "fake_cuda.h"
+
+#define FK_HIDDEN __attribute__((visibility("hidden")))
+#define FK_EXPORT __attribute__((visibility("default")))
+
+#define FK_DRIVER_VERSION 13000
+#define FK_MAX_DEVICES 8
+
+/* Magic words that identify live fake objects behind opaque handles. */
+#define FK_MAGIC_CTX 0x43545846u     /* "FXTC" */
+#define FK_MAGIC_STREAM 0x4d525453u
+#define FK_MAGIC_EVENT 0x544e5645u
+#define FK_MAGIC_MODULE 0x444f4d46u
+#define FK_MAGIC_FUNC 0x434e5546u
+#define FK_MAGIC_LIBRARY 0x4242494cu
+#define FK_MAGIC_KERNEL 0x4e52454bu
+#define FK_MAGIC_DEAD 0xdeadbeefu
+
+struct CUctx_st {
+    uint32_t magic;
+    int device;
+    int primary;           /* the device's primary context            */
+    int refcount;          /* retains of a primary context            */
+    unsigned int flags;
+};
+
+struct CUstream_st {
+    uint32_t magic;
+    CUcontext ctx;
+    unsigned int flags;
+    int priority;
+};
+
+struct CUevent_st {
+    uint32_t magic;
+    unsigned int flags;
+    int recorded;
+    double ms;             /* time of the last record, in milliseconds */
+};
+
+struct CUfunc_st {
+    uint32_t magic;
+    struct CUfunc_st *next;
+    char name[128];
+};
+
+struct CUmod_st {
+    uint32_t magic;
+    struct CUfunc_st *funcs;
+};
+
+/* Kernels and libraries are the context-independent twins of the above. */
+struct CUlib_st {
+    uint32_t magic;
+    struct CUmod_st *module;
+};
+
+struct CUkern_st {
+    uint32_t magic;
+    struct CUfunc_st *func;
+};
+
+FK_HIDDEN extern pthread_mutex_t fk_lock;
+FK_HIDDEN extern atomic_int fk_initialized;
+
+FK_HIDDEN void fk_count(uint32_t id);
+#define FAKE_ENTER(name) fk_count(CUSHIM_API_##name)
+#define FK_REQUIRE_INIT() do { if (!atomic_load(&fk_initialized)) return CUDA_ERROR_NOT_INITIALIZED; } while (0)
+
+FK_HIDDEN int fk_device_count(void);
+FK_HIDDEN size_t fk_device_total_mem(void);
+/* Current context of the calling thread, NULL if none. */
+FK_HIDDEN CUcontext fk_current_ctx(void);
+FK_HIDDEN int fk_ctx_valid(CUcontext ctx);
+/* CUDA_SUCCESS if 's' is NULL, a special stream or a live stream. */
+FK_HIDDEN CUresult fk_stream_check(CUstream s);
+/* Wait until the host functions queued on 's' (NULL: all) have run. */
+FK_HIDDEN void fk_hostfn_drain(CUstream s);
+FK_HIDDEN double fk_now_ms(void);
+
+/* Memory (fake_mem.c). */
+FK_HIDDEN void fk_mem_forget_all(void);   /* after fork in the child: nothing */
+
+#endif /* FAKE_INTERNAL_H */
