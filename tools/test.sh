@@ -7,6 +7,7 @@
 # 4. checks that generated/ is exactly what cushim-gen emits (verify-generated),
 # 5. rebuilds the shim, the fakes and the tests with ASan+UBSan and runs them again,
 # 6. rebuilds with TSan and runs the concurrency tests.
+# With --build-only: steps 1 and 3's build only (the README's first command).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
@@ -33,6 +34,13 @@ fi
 
 cuda_root=${CUSHIM_CUDA_ROOT:-/usr/local/cuda}
 [ -f "$cuda_root/include/cuda.h" ] || { echo "test.sh: no CUDA toolkit headers at $cuda_root/include (set CUSHIM_CUDA_ROOT)" >&2; exit 1; }
+
+if [ "${1:-}" = --build-only ]; then
+  step "build"
+  cmake -S . -B build -DCUSHIM_CUDA_ROOT="$cuda_root" >/dev/null
+  cmake --build build -j "$jobs"
+  exit 0
+fi
 
 step "fetching pinned CUDA 12.9 / 11.8 headers from PyPI"
 bash tools/fetch-cuda-headers.sh build/cuda-headers
