@@ -1,0 +1,205 @@
+/*
+ * launch_bench.c - cost of the shim on the two hottest driver paths.
+ *
+ * USAGE: launch_bench [LAUNCHES [GETCURRENT_CALLS]]   (defaults 200000, 10000000)
+ *   BENCH_LABEL=name     label printed on the result line
+ *   BENCH_HOOKS=1        register an empty pre and post hook on every driver API
+ *                        (needs libcushim.so preloaded: cushim_hook_add is looked
+ *                        up with dlsym(RTLD_DEFAULT, ...))
+ *   BENCH_CUPTI=1        subscribe an empty CUPTI callback to the whole driver API
+ *                        domain (libcupti from BENCH_CUPTI_LIB, else libcupti.so.13)
+ *
+ * Measures the empty-kernel cuLaunchKernel rate (launches/s over LAUNCHES launches
+ * on one stream, from the first launch to cuStreamSynchronize, plus the host issue
+ * time per launch) and the cost of cuCtxGetCurrent (ns/call). Prints one line:
+ *   label=L launches_per_s=X issue_ns=Y ctxgetcurrent_ns=Z hooks=H
+ * bench/gpu/run.sh runs it many times per configuration, interleaved.
+ */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cushim/cushim.h"
+
+static const char lb_ptx[] =
+    ".version 8.0\n"
+    ".target sm_90\n"
+    ".address_size 64\n"
+    ".visible .entry lb_empty()\n"
+    "{\n"
+    "\tret;\n"
+    "}\n";
+
+#define LB_CHECK(call)                                                                   \
+    do {                                                                                 \
+        CUresult lb_r = (call);                                                          \
+        if (lb_r != CUDA_SUCCESS) {                                                      \
+            fprintf(stderr, "launch_bench: %s failed: %d\n", #call, (int)lb_r);           \
+            return 1;                                                                    \
+        }                                                                                \
+    } while (0)
+
+static double lb_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int lb_pre(cushim_call *call, void *user, uint64_t *slot)
+{
+    (void)call;
+    (void)user;
+    (void)slot;
+    return CUSHIM_CONTINUE;
+}
+
+static void lb_post(cushim_call *call, void *user, uint64_t *slot)
+{
+    (void)call;
+    (void)user;
+    (void)slot;
+}
+
+/* Registers lb_pre/lb_post on every driver API; returns how many, or -1. */
+static int lb_add_hooks(void)
+{
+    typedef int (*add_fn)(uint32_t, int, cushim_pre_fn, cushim_post_fn, void *, uint64_t *);
+    typedef uint32_t (*limit_fn)(void);
+    typedef const cushim_api_info *(*by_id_fn)(uint32_t);
+    add_fn add = (add_fn)dlsym(RTLD_DEFAULT, "cushim_hook_add");
+    limit_fn limit = (limit_fn)dlsym(RTLD_DEFAULT, "cushim_api_id_limit");
+    by_id_fn by_id = (by_id_fn)dlsym(RTLD_DEFAULT, "cushim_api_by_id");
+    if (!add || !limit || !by_id) {
+        fprintf(stderr, "launch_bench: BENCH_HOOKS=1 but cushim_hook_add/cushim_api_id_limit/"
+                        "cushim_api_by_id not found: preload libcushim.so\n");
+        return -1;
+    }
+    int n = 0;
+    uint32_t lim = limit();
+    for (uint32_t id = 1; id < lim; id++) {
+        const cushim_api_info *info = by_id(id);
+        if (!info || info->library != CUSHIM_LIB_DRIVER)
+            continue;
+        uint64_t handle = 0;
+        int r = add(id, 0, lb_pre, lb_post, NULL, &handle);
+        if (r != CUSHIM_OK) {
+            fprintf(stderr, "launch_bench: cushim_hook_add(%u %s) failed: %d\n", id, info->name, r);
+            return -1;
+        }
+        n++;
+    }
+    return n;
+}
+
+/* CUPTI through dlopen, so the other configurations do not load it at all. */
+typedef void (*lb_cupti_cb)(void *, int, uint32_t, const void *);
+
+static void lb_cupti_empty(void *user, int domain, uint32_t cbid, const void *data)
+{
+    (void)user;
+    (void)domain;
+    (void)cbid;
+    (void)data;
+}
+
+static int lb_enable_cupti(void)
+{
+    const char *lib = getenv("BENCH_CUPTI_LIB");
+    void *h = dlopen(lib && *lib ? lib : "libcupti.so.13", RTLD_NOW);
+    if (!h)
+        h = dlopen("libcupti.so", RTLD_NOW);
+    if (!h) {
+        fprintf(stderr, "launch_bench: cannot load CUPTI: %s (set BENCH_CUPTI_LIB)\n", dlerror());
+        return -1;
+    }
+    typedef int (*subscribe_fn)(void **, lb_cupti_cb, void *);
+    typedef int (*enable_fn)(uint32_t, void *, int);
+    subscribe_fn subscribe = (subscribe_fn)dlsym(h, "cuptiSubscribe");
+    enable_fn enable = (enable_fn)dlsym(h, "cuptiEnableDomain");
+    void *sub = NULL;
+    if (!subscribe || !enable) {
+        fprintf(stderr, "launch_bench: cuptiSubscribe/cuptiEnableDomain not found\n");
+        return -1;
+    }
+    int r = subscribe(&sub, lb_cupti_empty, NULL);
+    if (r == 0)
+        r = enable(1, sub, 1 /* CUPTI_CB_DOMAIN_DRIVER_API */);
+    if (r != 0) {
+        fprintf(stderr, "launch_bench: CUPTI subscribe/enable failed: %d\n", r);
+        return -1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    long launches = argc > 1 ? atol(argv[1]) : 200000;
+    long calls = argc > 2 ? atol(argv[2]) : 10000000;
+    const char *label = getenv("BENCH_LABEL");
+    const char *hooks_env = getenv("BENCH_HOOKS");
+    const char *cupti_env = getenv("BENCH_CUPTI");
+    int hooks = 0;
+
+    if (hooks_env && atoi(hooks_env)) {
+        hooks = lb_add_hooks();
+        if (hooks <= 0)
+            return 1;
+    }
+    if (cupti_env && atoi(cupti_env) && lb_enable_cupti() != 0)
+        return 1;
+
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule mod;
+    CUfunction fn;
+    CUstream stream;
+    LB_CHECK(cuInit(0));
+    LB_CHECK(cuDeviceGet(&dev, 0));
+    LB_CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
+    LB_CHECK(cuCtxSetCurrent(ctx));
+    LB_CHECK(cuModuleLoadData(&mod, lb_ptx));
+    LB_CHECK(cuModuleGetFunction(&fn, mod, "lb_empty"));
+    LB_CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+
+    for (int i = 0; i < 2000; i++)
+        LB_CHECK(cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL));
+    LB_CHECK(cuStreamSynchronize(stream));
+
+    long errors = 0;
+    double t0 = lb_now();
+    for (long i = 0; i < launches; i++)
+        errors += cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL) != CUDA_SUCCESS;
+    double t1 = lb_now();
+    LB_CHECK(cuStreamSynchronize(stream));
+    double t2 = lb_now();
+    if (errors) {
+        fprintf(stderr, "launch_bench: %ld launches failed\n", errors);
+        return 1;
+    }
+
+    CUcontext cur = NULL;
+    for (long i = 0; i < 100000; i++)
+        errors += cuCtxGetCurrent(&cur) != CUDA_SUCCESS;
+    double t3 = lb_now();
+    for (long i = 0; i < calls; i++)
+        errors += cuCtxGetCurrent(&cur) != CUDA_SUCCESS;
+    double t4 = lb_now();
+    if (errors || cur != ctx) {
+        fprintf(stderr, "launch_bench: cuCtxGetCurrent failed (%ld errors) or wrong context\n", errors);
+        return 1;
+    }
+
+    printf("label=%s launches_per_s=%.0f issue_ns=%.1f ctxgetcurrent_ns=%.2f hooks=%d cupti=%d\n",
+           label ? label : "unnamed", (double)launches / (t2 - t0), (t1 - t0) * 1e9 / (double)launches,
+           (t4 - t3) * 1e9 / (double)calls, hooks, cupti_env && atoi(cupti_env) ? 1 : 0);
+    cuStreamDestroy(stream);
+    cuModuleUnload(mod);
+    cuDevicePrimaryCtxRelease(dev);
+    return 0;
+}

@@ -1,0 +1,173 @@
+/*
+ * cg.h - shared declarations of cushim-gen, the generator of the CUDA API
+ * tables (see docs/generator.md).
+ *
+ * Modules and their prefixes:
+ *   util.c     ut_   strings, buffers, files, errors
+ *   typedefs.c pfn_  the PFN_<base>_v<N> typedefs of the *Typedefs.h headers
+ *   parse.c    ps_   libclang: function declarations of the CUDA headers
+ *   types.c    ty_   version-independent type spellings and classification
+ *   overlay.c  ov_   the hand-written overlay (codegen/overlay.txt)
+ *   model.c    md_   the API model: variants, directions, categories
+ *   ids.c      id_   the stable id registry (codegen/api_ids.tsv)
+ *   emit.c     em_   the generated tree
+ *   report.c   rp_   coverage report against the shipped libraries
+ * Every function that can fail returns 0 or a negative CG_E* code after
+ * printing what failed.
+ */
+#ifndef CUSHIM_CG_H
+#define CUSHIM_CG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CG_VERSION "0.1.0"
+
+enum {
+    CG_OK = 0,
+    CG_EIO = -1,      /* file system                      */
+    CG_EINPUT = -2,   /* bad or missing input             */
+    CG_EPARSE = -3,   /* header diagnostics               */
+    CG_EOVERLAY = -4, /* bad overlay entry                */
+    CG_EDIFF = -5,    /* --verify found differences       */
+    CG_ENOMEM = -6
+};
+
+/* ---- util.c ---- */
+typedef struct ut_buf {
+    char *s;
+    size_t len, cap;
+} ut_buf;
+
+void ut_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void ut_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void *ut_alloc(size_t n);
+void *ut_realloc(void *p, size_t n);
+char *ut_strdup(const char *s);
+char *ut_strndup(const char *s, size_t n);
+char *ut_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void ut_puts(ut_buf *b, const char *s);
+void ut_putn(ut_buf *b, const char *s, size_t n);
+void ut_bprintf(ut_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ut_buf_free(ut_buf *b);
+int ut_read_file(const char *path, char **out, size_t *len);
+int ut_write_file(const char *path, const char *data, size_t len);
+int ut_is_dir(const char *path);
+int ut_is_file(const char *path);
+int ut_rmtree(const char *path);
+const char *ut_basename(const char *path);
+int ut_starts(const char *s, const char *prefix);
+int ut_ends(const char *s, const char *suffix);
+double ut_now(void);
+
+/* ---- model types ---- */
+enum { LIB_DRIVER = 1, LIB_RUNTIME = 2 };
+enum { PT_NONE = 0, PT_PTDS = 1, PT_PTSZ = 2 };
+enum { KIND_UNKNOWN = 0, KIND_SCALAR, KIND_ENUM, KIND_HANDLE, KIND_POINTER, KIND_STRING,
+       KIND_STRUCT, KIND_CALLBACK, KIND_DEVPTR };
+enum { DIR_UNKNOWN = 0, DIR_IN = 1, DIR_OUT = 2, DIR_INOUT = 3 };
+enum { RET_CURESULT = 1, RET_CUDAERROR = 2, RET_OTHER = 3 };
+enum { SRC_NONE = 0, SRC_TYPE, SRC_DOC, SRC_OVERLAY };
+
+typedef struct cg_param {
+    char *name;        /* as declared, argN when unnamed                  */
+    char *type;        /* normalised type as written (field type)         */
+    char *canon;       /* normalised canonical type                       */
+    char *fnty;        /* generated typedef name for a raw function pointer */
+    char *fnty_def;    /* ... and its definition                          */
+    int kind, dir, dir_src;
+    int elem_known;    /* pointer to a complete non-void, non-function type */
+    int pointee_const; /* pointee is const-qualified                       */
+    int pointee_class; /* kind of the pointee (KIND_*), 0 if not a pointer */
+    int count_param;   /* index, -1 if none                                */
+    unsigned fixed_count;
+    char *doc;         /* description from the doc comment, or NULL       */
+    int doc_dir;       /* marker [in]/[out]/[in,out], DIR_UNKNOWN if none  */
+} cg_param;
+
+typedef struct cg_api {
+    char *name;
+    char *base;
+    unsigned abi_version;
+    int per_thread;
+    int library;
+    char *ret_type;
+    int ret_kind;
+    int ret_void;
+    int deprecated;
+    unsigned cats;
+    char *header;      /* basename */
+    unsigned line;
+    int nparams;
+    cg_param *params;
+    unsigned id;
+    int order;         /* header appearance order */
+} cg_api;
+
+typedef struct cg_pfn {
+    char *base;
+    unsigned version;
+    int per_thread;
+    char *file;        /* basename */
+    unsigned line;
+    char *exported;    /* derived export name */
+    int present;       /* exported name is among the parsed APIs */
+} cg_pfn;
+
+typedef struct cg_model {
+    cg_api *apis;      /* sorted by id after md_finish */
+    int napis, capis;
+    cg_pfn *pfns;      /* sorted: base, legacy first, version */
+    int npfns, cpfns;
+    unsigned cuda_version;     /* CUDA_VERSION of cuda.h */
+    char *headers[16];         /* headers present, in include order */
+    int nheaders;
+    int unclassified;          /* params with kind or dir unknown */
+} cg_model;
+
+/* ---- typedefs.c ---- */
+int pfn_scan_file(cg_model *m, const char *path);
+
+/* ---- parse.c ---- */
+typedef struct ps_options {
+    const char *include_dir;
+    int verbose;
+} ps_options;
+int ps_parse(cg_model *m, const ps_options *o);
+const char *ps_prereq(const char *header);
+
+/* ---- overlay.c ---- */
+typedef struct ov_entry ov_entry;
+typedef struct ov_overlay {
+    ov_entry *e;
+    int n, cap;
+    char *path;
+} ov_overlay;
+int ov_load(ov_overlay *ov, const char *path);
+int ov_apply(const ov_overlay *ov, cg_model *m);
+void ov_free(ov_overlay *ov);
+
+/* ---- model.c ---- */
+int md_add_api(cg_model *m, cg_api *a);
+cg_api *md_find(const cg_model *m, const char *name);
+int md_variants(cg_model *m);
+void md_classify(cg_model *m);
+void md_categories(cg_model *m);
+int md_cat_bit(const char *name);
+const char *md_cat_name(int bit);
+void md_count_unclassified(cg_model *m, int print);
+void md_sort_by_id(cg_model *m);
+
+/* ---- ids.c ---- */
+int id_assign(cg_model *m, const char *ids_path, int may_write);
+int id_commit(void);
+
+/* ---- emit.c ---- */
+int em_write_tree(const cg_model *m, const char *dir);
+int em_verify(const cg_model *m, const char *dir);
+int em_generate(const cg_model *m, const char *out);
+
+/* ---- report.c ---- */
+int rp_report(const cg_model *m, const char *cuda_root);
+
+#endif

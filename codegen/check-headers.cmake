@@ -1,0 +1,10 @@
+# check-headers.cmake - fail clearly when the headers of a CUDA version are
+# missing. cmake -DINC=<dir> -DVER=<X.Y> -DFETCH=<script> -DDEST=<dir> -P check-headers.cmake
+if(NOT EXISTS "${INC}/cuda.h")
+  if(VER STREQUAL "13.0")
+    message(FATAL_ERROR "CUDA ${VER} headers not found: ${INC}/cuda.h is missing (set CUSHIM_CUDA_INCLUDE)")
+  else()
+    message(FATAL_ERROR "CUDA ${VER} headers not found: ${INC}/cuda.h is missing.\n"
+                        "Run: ${FETCH} ${DEST}   (or set CUSHIM_EXTRA_HEADERS_DIR)")
+  endif()
+endif()

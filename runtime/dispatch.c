@@ -1,0 +1,198 @@
+/*
+ * dispatch.c - the dispatch core behind every wrapper: slots, lazy resolution
+ * of real functions, the slow path (counting, depth guard, hook chains),
+ * process-level initialisation and fork handling.
+ *
+ * The fast path lives in wrap.h; it reaches this file only when a slot has a
+ * chain (hooks or the counter) or its real function is not resolved yet.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_internal.h"
+
+rt_slot rt_slots[CUSHIM_API_ID_LIMIT];
+static _Atomic(void *) rt_lib[CUSHIM_API_ID_LIMIT];       /* the library's function */
+static _Atomic uint8_t rt_missing_logged[CUSHIM_API_ID_LIMIT];
+static __thread int rt_depth;
+static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
+static _Atomic int rt_inited;
+
+int rt_depth_get(void)
+{
+    return rt_depth;
+}
+
+static void rt_fork_prepare(void)
+{
+    hk_lock();
+    gp_lock();
+}
+
+static void rt_fork_parent(void)
+{
+    gp_unlock();
+    hk_unlock();
+}
+
+static void rt_fork_child(void)
+{
+    gp_unlock();
+    hk_unlock();
+    cnt_after_fork_child();
+}
+
+static void rt_atexit(void)
+{
+    cnt_write();
+}
+
+static void rt_do_init(void)
+{
+    const rt_config *c = cfg_get();
+    cnt_init();
+    if (cnt_enabled)
+        hk_install_counting();
+    pthread_atfork(rt_fork_prepare, rt_fork_parent, rt_fork_child);
+    if (cnt_enabled)
+        atexit(rt_atexit);
+    log_debug("initialised: %u APIs, CUDA %s headers, %s mode%s%s", cushim_gen_api_count,
+              CUSHIM_GEN_CUDA_VERSION_STRING, rl_is_dropin() ? "drop-in" : "preload",
+              c->disable ? ", disabled" : "", cnt_enabled ? ", counting" : "");
+    atomic_store_explicit(&rt_inited, 1, memory_order_release);
+}
+
+void rt_init(void)
+{
+    if (RT_LIKELY(atomic_load_explicit(&rt_inited, memory_order_acquire)))
+        return;
+    pthread_once(&rt_once, rt_do_init);
+}
+
+/* Runs at load: environment only, nothing CUDA. */
+__attribute__((constructor)) static void rt_ctor(void)
+{
+    rt_init();
+}
+
+/* Counts again at unload/exit: CUDA calls from other libraries' atexit handlers. */
+__attribute__((destructor)) static void rt_dtor(void)
+{
+    if (atomic_load_explicit(&rt_inited, memory_order_acquire))
+        cnt_write();
+}
+
+void *rt_lib_real(uint32_t id)
+{
+    void *r = atomic_load_explicit(&rt_lib[id], memory_order_acquire);
+    if (r != NULL)
+        return r;
+    const cushim_api_info *info = api_info(id);
+    if (info == NULL)
+        return NULL;
+    if (info->library == CUSHIM_LIB_DRIVER) {
+        void *h = rl_driver_handle();
+        r = h ? rl_dlsym(h, info->name) : NULL;
+    } else {
+        r = rl_runtime_real(info->name);
+    }
+    if (r == NULL)
+        return NULL;
+    void *expected = NULL;
+    if (!atomic_compare_exchange_strong(&rt_lib[id], &expected, r))
+        r = expected;
+    return r;
+}
+
+static void rt_publish(uint32_t id)
+{
+    void *lib = atomic_load_explicit(&rt_lib[id], memory_order_acquire);
+    if (lib == NULL)
+        return;
+    void *h = gp_handler_for(id);
+    void *expected = NULL;
+    atomic_compare_exchange_strong(&rt_slots[id].real, &expected, h ? h : lib);
+}
+
+void rt_record_real(uint32_t id, void *lib_fn)
+{
+    if (id >= CUSHIM_API_ID_LIMIT || lib_fn == NULL)
+        return;
+    rt_init();
+    void *expected = NULL;
+    atomic_compare_exchange_strong(&rt_lib[id], &expected, lib_fn);
+    rt_publish(id);
+}
+
+void *rt_resolve(uint32_t id)
+{
+    void *r = atomic_load_explicit(&rt_slots[id].real, memory_order_acquire);
+    if (r != NULL)
+        return r;
+    rt_init();
+    if (rt_lib_real(id) == NULL)
+        return NULL;
+    rt_publish(id);
+    return atomic_load_explicit(&rt_slots[id].real, memory_order_acquire);
+}
+
+static void rt_missing(uint32_t id)
+{
+    if (atomic_exchange(&rt_missing_logged[id], 1) == 0) {
+        const cushim_api_info *info = api_info(id);
+        log_warn("%s: real function not found (no driver/runtime loaded, or too old); returning "
+                 "an error", info ? info->name : "?");
+    }
+}
+
+void *rt_enter(uint32_t id, rt_frame *f)
+{
+    rt_init();
+    const hk_chain *ch = atomic_load_explicit(&rt_slots[id].chain, memory_order_acquire);
+    if (ch != NULL && ch->count)
+        cnt_add(id);
+    void *real = rt_resolve(id);
+    if (RT_UNLIKELY(real == NULL)) {
+        rt_missing(id);
+        f->mode = RT_MODE_FAIL;
+        return NULL;
+    }
+    if (ch == NULL || ch->n == 0 || rt_depth > 0 || cfg_get()->disable) {
+        f->mode = RT_MODE_DIRECT;
+        return real;
+    }
+    f->mode = RT_MODE_HOOKED;
+    f->chain = ch;
+    f->npre = 0;
+    memset(f->slots, 0, ch->n * sizeof f->slots[0]);
+    rt_depth++;
+    return real;
+}
+
+int rt_pre(cushim_call *call, rt_frame *f)
+{
+    const hk_chain *ch = f->chain;
+    call->info = api_info(call->api_id);
+    for (uint32_t i = 0; i < ch->n; i++) {
+        f->npre = i + 1;
+        const hk_entry *e = &ch->e[i];
+        if (e->pre != NULL && e->pre(call, e->user, &f->slots[i]) == CUSHIM_SKIP) {
+            call->flags |= CUSHIM_CALL_SKIPPED;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void rt_post(cushim_call *call, rt_frame *f)
+{
+    const hk_chain *ch = f->chain;
+    for (uint32_t i = f->npre; i-- > 0;) {
+        const hk_entry *e = &ch->e[i];
+        if (e->post != NULL)
+            e->post(call, e->user, &f->slots[i]);
+    }
+    rt_depth--;
+}

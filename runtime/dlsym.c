@@ -1,0 +1,104 @@
+/*
+ * dlsym.c - what our dlsym/dlvsym overrides answer (the entries are in
+ * dlsym_entry.c).
+ *
+ * Non-CUDA names, unwrapped names and CUSHIM_DISABLE: "forward" - the entry
+ * jumps to glibc's function with the caller's own arguments and return
+ * address, so the answer (RTLD_NEXT included) is exactly glibc's. No locks.
+ *
+ * A wrapped name: take the answer glibc gives for that handle. NULL stays
+ * NULL (a program probing for CUDA without a driver sees no difference). A
+ * function of the real libcuda/libcudart, or our own export, becomes our
+ * wrapper, and the real pointer is recorded for the wrapper. Anything else
+ * (another object's definition, e.g. a static cudart in the executable) is
+ * returned unchanged. RTLD_DEFAULT looks past the shim: our exports alone
+ * never make cuInit appear to exist. RTLD_NEXT is answered for the caller's
+ * position (elfsym.c walks the objects after the caller).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
+#include <string.h>
+
+#include "rt_internal.h"
+
+/* The real answer for (handle, name[, version]) as the caller would get it. */
+static void *dl_real_answer(void *handle, const char *name, const char *version, void *caller,
+                            int *cls)
+{
+    void *r;
+    if (version != NULL) {
+        rl_dlvsym_fn fv = rl_real_dlvsym();
+        r = fv ? fv(handle, name, version) : NULL;
+    } else {
+        r = rl_dlsym(handle, name);
+    }
+    *cls = rl_classify(r);
+    if (handle == RTLD_DEFAULT && (r == NULL || *cls == RL_SELF)) {
+        /* Look past the shim, then through the caller's own dependencies
+           (a caller loaded RTLD_LOCAL with libcuda among its dependencies). */
+        void *n = rl_dlsym_next(name);
+        if (n == NULL) {
+            Dl_info di;
+            struct link_map *lm = NULL;
+            if (caller != NULL && dladdr1(caller, &di, (void **)&lm, RTLD_DL_LINKMAP) != 0 && lm != NULL)
+                n = rl_dlsym(lm, name);
+        }
+        r = n;
+        *cls = rl_classify(r);
+        if (*cls == RL_SELF)
+            r = NULL, *cls = RL_NONE;
+    }
+    return r;
+}
+
+void *dl_decide(void *handle, const char *name, const char *version, void *caller, void **fwd)
+{
+    /* Until 'name' is known to be ours: no libc call, no instrumentation (elfsym.c). */
+    void *real_fn = version ? (void *)elf_real_dlvsym() : (void *)elf_real_dlsym();
+    *fwd = real_fn;
+    if (real_fn == NULL) {
+        *fwd = NULL;
+        return NULL;
+    }
+    if (name == NULL || name[0] != 'c' || name[1] != 'u')
+        return NULL;
+    int idx = api_index_by_name(name);
+    if (idx < 0 || cfg_get()->disable)
+        return NULL;
+    uint32_t id = cushim_gen_apis[idx].id;
+    rt_init();
+
+    if (handle == RTLD_NEXT) {
+        Dl_info di;
+        struct link_map *lm = NULL;
+        if (caller == NULL || dladdr1(caller, &di, (void **)&lm, RTLD_DL_LINKMAP) == 0 || lm == NULL)
+            return NULL;   /* forward */
+        void *next = elf_next_definer(lm->l_addr, lm->l_name, name);
+        int cls = rl_classify(next);
+        if (cls != RL_SELF && cls != RL_DRIVER && cls != RL_RUNTIME)
+            return NULL;   /* forward: glibc answers exactly */
+        if (cls != RL_SELF)
+            rt_record_real(id, next);
+        if (rt_resolve(id) == NULL)
+            return NULL;   /* forward */
+        *fwd = NULL;
+        return rt_wrapper_of[id];
+    }
+
+    int cls;
+    void *r = dl_real_answer(handle, name, version, caller, &cls);
+    *fwd = NULL;
+    if (r == NULL)
+        return NULL;
+    switch (cls) {
+    case RL_SELF:
+        return r;
+    case RL_DRIVER:
+    case RL_RUNTIME:
+        rt_record_real(id, r);
+        return rt_wrapper_of[id];
+    default:
+        return r;
+    }
+}

@@ -1,0 +1,221 @@
+/*
+ * getproc.c - interposition of cuGetProcAddress(_v2) and
+ * cudaGetDriverEntryPoint(ByVersion)(_ptsz).
+ *
+ * Their generated wrappers stay (hooks observe them), but the slot's "real"
+ * is one of the handlers below: call the library's function, then replace the
+ * returned driver pointer by our wrapper of the same export:
+ *   1. the variant the table predicts (procaddr.c), if its real address is
+ *      the returned pointer;
+ *   2. else an address -> id map of every driver export we wrap (built once);
+ *   3. else (an export newer than our headers) the real pointer passes
+ *      through, counted and logged once per name.
+ * Results and status codes are the library's own. Asked for
+ * "cuGetProcAddress", the driver returns its own, which maps to our wrapper.
+ * cuGetExportTable is not touched: hidden export tables cannot be interposed.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cushim_params.h"
+#include "procaddr.h"
+#include "rt_internal.h"
+
+typedef struct gp_ent {
+    uintptr_t addr;
+    uint32_t id;
+} gp_ent;
+
+typedef struct gp_addr_map {
+    uint32_t n;
+    gp_ent e[];
+} gp_addr_map;
+
+static pthread_mutex_t gp_mu = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(gp_addr_map *) gp_map_p;
+static _Atomic uint64_t gp_passthrough;
+#define GP_LOGGED_MAX 512
+static uint64_t gp_logged[GP_LOGGED_MAX];   /* name hashes, under gp_mu */
+static uint32_t gp_nlogged;
+
+void gp_lock(void)
+{
+    pthread_mutex_lock(&gp_mu);
+}
+
+void gp_unlock(void)
+{
+    pthread_mutex_unlock(&gp_mu);
+}
+
+uint64_t gp_passthrough_count(void)
+{
+    return atomic_load_explicit(&gp_passthrough, memory_order_relaxed);
+}
+
+static int gp_cmp(const void *a, const void *b)
+{
+    uintptr_t x = ((const gp_ent *)a)->addr, y = ((const gp_ent *)b)->addr;
+    return (x > y) - (x < y);
+}
+
+static const gp_addr_map *gp_build_map(void)
+{
+    gp_addr_map *m = atomic_load_explicit(&gp_map_p, memory_order_acquire);
+    if (m != NULL)
+        return m;
+    if (rl_driver_handle() == NULL)
+        return NULL;
+    gp_lock();
+    m = atomic_load_explicit(&gp_map_p, memory_order_relaxed);
+    if (m == NULL) {
+        m = malloc(sizeof *m + cushim_gen_api_count * sizeof m->e[0]);
+        if (m != NULL) {
+            m->n = 0;
+            for (uint32_t i = 0; i < cushim_gen_api_count; i++) {
+                const cushim_api_info *a = &cushim_gen_apis[i];
+                if (a->library != CUSHIM_LIB_DRIVER)
+                    continue;
+                void *r = rt_lib_real(a->id);
+                if (r != NULL)
+                    m->e[m->n++] = (gp_ent){ (uintptr_t)r, a->id };
+            }
+            qsort(m->e, m->n, sizeof m->e[0], gp_cmp);
+            atomic_store_explicit(&gp_map_p, m, memory_order_release);
+            log_debug("address map of %u driver exports built", m->n);
+        }
+    }
+    gp_unlock();
+    return m;
+}
+
+static uint32_t gp_id_of_addr(const void *ptr)
+{
+    const gp_addr_map *m = gp_build_map();
+    if (m == NULL)
+        return 0;
+    uint32_t lo = 0, hi = m->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (m->e[mid].addr == (uintptr_t)ptr)
+            return m->e[mid].id;
+        if (m->e[mid].addr < (uintptr_t)ptr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return 0;
+}
+
+static void gp_log_passthrough(const char *symbol)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const char *s = symbol; *s; s++)
+        h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    int fresh = 1;
+    gp_lock();
+    for (uint32_t i = 0; i < gp_nlogged; i++)
+        if (gp_logged[i] == h)
+            fresh = 0;
+    if (fresh && gp_nlogged < GP_LOGGED_MAX)
+        gp_logged[gp_nlogged++] = h;
+    gp_unlock();
+    if (fresh)
+        log_info("cuGetProcAddress(\"%s\"): the driver's function is not one we wrap (newer than "
+                 "our headers?); passed through uninterposed", symbol);
+}
+
+/* The driver pointer 'ptr' returned for 'symbol' -> the pointer the caller gets. */
+static void *gp_map(const char *symbol, void *ptr, int cuda_version, uint64_t flags)
+{
+    if (ptr == NULL || symbol == NULL || cfg_get()->disable)
+        return ptr;
+    uint32_t id = 0;
+    if (cushim_pa_lookup(symbol, cuda_version, flags, &id, NULL) == CUSHIM_PA_RESULT_SUCCESS &&
+        api_info(id) != NULL && rt_lib_real(id) == ptr)
+        return rt_wrapper_of[id];
+    id = gp_id_of_addr(ptr);
+    if (id != 0)
+        return rt_wrapper_of[id];
+    if (rl_classify(ptr) == RL_SELF)   /* already ours (e.g. cudart asked our wrapper) */
+        return ptr;
+    atomic_fetch_add_explicit(&gp_passthrough, 1, memory_order_relaxed);
+    gp_log_passthrough(symbol);
+    return ptr;
+}
+
+typedef CUresult (*gp_pa_v1)(const char *, void **, int, cuuint64_t);
+typedef CUresult (*gp_pa_v2)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
+typedef cudaError_t (*gp_ep)(const char *, void **, unsigned long long,
+                             enum cudaDriverEntryPointQueryResult *);
+typedef cudaError_t (*gp_ep_ver)(const char *, void **, unsigned int, unsigned long long,
+                                 enum cudaDriverEntryPointQueryResult *);
+
+static CUresult gp_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
+{
+    gp_pa_v1 real = (gp_pa_v1)rt_lib_real(CUSHIM_API_cuGetProcAddress);
+    if (real == NULL)
+        return CUDA_ERROR_NOT_FOUND;
+    CUresult r = real(symbol, pfn, cudaVersion, flags);
+    if (r == CUDA_SUCCESS && pfn != NULL)
+        *pfn = gp_map(symbol, *pfn, cudaVersion, flags);
+    return r;
+}
+
+static CUresult gp_cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
+                                       cuuint64_t flags, CUdriverProcAddressQueryResult *status)
+{
+    gp_pa_v2 real = (gp_pa_v2)rt_lib_real(CUSHIM_API_cuGetProcAddress_v2);
+    if (real == NULL)
+        return CUDA_ERROR_NOT_FOUND;
+    CUresult r = real(symbol, pfn, cudaVersion, flags, status);
+    if (r == CUDA_SUCCESS && pfn != NULL)
+        *pfn = gp_map(symbol, *pfn, cudaVersion, flags);
+    return r;
+}
+
+#define GP_ENTRY_POINT(NAME)                                                                      \
+    static cudaError_t gp_##NAME(const char *symbol, void **funcPtr, unsigned long long flags,    \
+                                 enum cudaDriverEntryPointQueryResult *status)                    \
+    {                                                                                             \
+        gp_ep real = (gp_ep)rt_lib_real(CUSHIM_API_##NAME);                                       \
+        if (real == NULL)                                                                         \
+            return cudaErrorSymbolNotFound;                                                       \
+        cudaError_t r = real(symbol, funcPtr, flags, status);                                     \
+        if (r == cudaSuccess && funcPtr != NULL)                                                  \
+            *funcPtr = gp_map(symbol, *funcPtr, CUDART_VERSION, flags);                           \
+        return r;                                                                                 \
+    }
+#define GP_ENTRY_POINT_VER(NAME)                                                                  \
+    static cudaError_t gp_##NAME(const char *symbol, void **funcPtr, unsigned int cudaVersion,    \
+                                 unsigned long long flags,                                        \
+                                 enum cudaDriverEntryPointQueryResult *status)                    \
+    {                                                                                             \
+        gp_ep_ver real = (gp_ep_ver)rt_lib_real(CUSHIM_API_##NAME);                               \
+        if (real == NULL)                                                                         \
+            return cudaErrorSymbolNotFound;                                                       \
+        cudaError_t r = real(symbol, funcPtr, cudaVersion, flags, status);                        \
+        if (r == cudaSuccess && funcPtr != NULL)                                                  \
+            *funcPtr = gp_map(symbol, *funcPtr, (int)cudaVersion, flags);                         \
+        return r;                                                                                 \
+    }
+
+GP_ENTRY_POINT(cudaGetDriverEntryPoint)
+GP_ENTRY_POINT(cudaGetDriverEntryPoint_ptsz)
+GP_ENTRY_POINT_VER(cudaGetDriverEntryPointByVersion)
+GP_ENTRY_POINT_VER(cudaGetDriverEntryPointByVersion_ptsz)
+
+void *gp_handler_for(uint32_t id)
+{
+    switch (id) {
+    case CUSHIM_API_cuGetProcAddress: return (void *)gp_cuGetProcAddress;
+    case CUSHIM_API_cuGetProcAddress_v2: return (void *)gp_cuGetProcAddress_v2;
+    case CUSHIM_API_cudaGetDriverEntryPoint: return (void *)gp_cudaGetDriverEntryPoint;
+    case CUSHIM_API_cudaGetDriverEntryPoint_ptsz: return (void *)gp_cudaGetDriverEntryPoint_ptsz;
+    case CUSHIM_API_cudaGetDriverEntryPointByVersion: return (void *)gp_cudaGetDriverEntryPointByVersion;
+    case CUSHIM_API_cudaGetDriverEntryPointByVersion_ptsz:
+        return (void *)gp_cudaGetDriverEntryPointByVersion_ptsz;
+    default: return NULL;
+    }
+}

@@ -1,0 +1,322 @@
+/*
+ * reallib.c - the real dlsym/dlvsym, the real driver and runtime libraries.
+ *
+ * glibc's dlsym is found in libc.so.6's own symbol table (elfsym.c), never
+ * through the dynamic linker: inside the shim a call to 'dlsym' would bind to
+ * our override. Everything here is lazy (first CUDA call or look-up) and
+ * lock-free: races resolve to the same answer, a losing dlopen is undone.
+ *
+ * Modes: preload (libcushim.so) takes the libcuda.so.1 already loaded, else
+ * CUSHIM_REAL_LIBCUDA, else dlopen("libcuda.so.1"). Drop-in (these objects
+ * linked as libcuda.so.1) never opens by soname - that would be itself - but
+ * by path: CUSHIM_REAL_LIBCUDA, LD_LIBRARY_PATH entries other than its own
+ * directory, /etc/ld.so.cache entries, standard directories; any candidate
+ * whose cuInit turns out to be ours is rejected.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rt_internal.h"
+
+static _Atomic(void *) rl_driver_h;          /* handle, or RL_FAILED */
+static _Atomic(void *) rl_driver_base;
+static _Atomic(void *) rl_self_base_p;
+static _Atomic int rl_dropin_state;          /* 0 unknown, 1 preload, 2 drop-in */
+static _Atomic int rl_dlsym_missing_logged;
+
+static char rl_failed_marker;
+#define RL_FAILED ((void *)&rl_failed_marker)
+
+rl_dlsym_fn rl_real_dlsym(void)
+{
+    rl_dlsym_fn f = elf_real_dlsym();
+    if (RT_UNLIKELY(f == NULL) && !atomic_exchange(&rl_dlsym_missing_logged, 1))
+        log_error("glibc's dlsym not found in libc.so.6 or libdl.so.2; dlsym look-ups fail");
+    return f;
+}
+
+rl_dlvsym_fn rl_real_dlvsym(void)
+{
+    return elf_real_dlvsym();
+}
+
+/* noinline + not a tail call: glibc must see a return address inside the shim. */
+__attribute__((noinline)) void *rl_dlsym(void *handle, const char *name)
+{
+    rl_dlsym_fn f = rl_real_dlsym();
+    if (f == NULL)
+        return NULL;
+    void *r = f(handle, name);
+    __asm__ volatile("" : : "r"(r) : "memory");
+    return r;
+}
+
+__attribute__((noinline)) void *rl_dlsym_next(const char *name)
+{
+    rl_dlsym_fn f = rl_real_dlsym();
+    if (f == NULL)
+        return NULL;
+    void *r = f(RTLD_NEXT, name);
+    __asm__ volatile("" : : "r"(r) : "memory");
+    return r;
+}
+
+static void *rl_self_base(void)
+{
+    void *b = atomic_load_explicit(&rl_self_base_p, memory_order_relaxed);
+    if (b == NULL) {
+        Dl_info di;
+        if (dladdr((void *)&rl_self_base, &di) != 0)
+            b = di.dli_fbase;
+        atomic_store_explicit(&rl_self_base_p, b, memory_order_relaxed);
+    }
+    return b;
+}
+
+static const char *rl_basename(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+int rl_is_dropin(void)
+{
+    int s = atomic_load_explicit(&rl_dropin_state, memory_order_relaxed);
+    if (s == 0) {
+        Dl_info di;
+        s = 1;
+        if (dladdr((void *)&rl_is_dropin, &di) != 0 && di.dli_fname != NULL &&
+            strncmp(rl_basename(di.dli_fname), "libcuda.so", 10) == 0)
+            s = 2;
+        atomic_store_explicit(&rl_dropin_state, s, memory_order_relaxed);
+    }
+    return s == 2;
+}
+
+int rl_classify(const void *addr)
+{
+    if (addr == NULL)
+        return RL_NONE;
+    Dl_info di;
+    if (dladdr(addr, &di) == 0 || di.dli_fbase == NULL)
+        return RL_OTHER;
+    if (di.dli_fbase == rl_self_base())
+        return RL_SELF;
+    if (di.dli_fbase == atomic_load_explicit(&rl_driver_base, memory_order_relaxed))
+        return RL_DRIVER;
+    const char *b = rl_basename(di.dli_fname ? di.dli_fname : "");
+    if (strncmp(b, "libcudart.so", 12) == 0)
+        return RL_RUNTIME;
+    if (strncmp(b, "libcuda.so", 10) == 0)
+        return RL_DRIVER;
+    return RL_OTHER;
+}
+
+/* A usable real driver: opened, and its cuInit is not ours. */
+static void *rl_try_open(const char *path, int flags)
+{
+    void *h = dlopen(path, flags);
+    if (h == NULL)
+        return NULL;
+    void *init = rl_dlsym(h, "cuInit");
+    if (init == NULL || rl_classify(init) == RL_SELF) {
+        log_debug("%s is not the real driver (cuInit %s)", path, init ? "is ours" : "missing");
+        dlclose(h);
+        return NULL;
+    }
+    log_info("real driver: %s", path);
+    return h;
+}
+
+static int rl_same_dir(const char *dir, const char *self_dir)
+{
+    char a[PATH_MAX];
+    if (self_dir[0] == '\0' || realpath(dir, a) == NULL)
+        return 0;
+    return strcmp(a, self_dir) == 0;
+}
+
+static void *rl_try_dir(const char *dir, size_t len, const char *self_dir)
+{
+    char path[PATH_MAX], d[PATH_MAX];
+    if (len == 0 || len + sizeof "/libcuda.so.1" >= sizeof path)
+        return NULL;
+    memcpy(d, dir, len);
+    d[len] = '\0';
+    if (rl_same_dir(d, self_dir))
+        return NULL;
+    memcpy(path, d, len);
+    strcpy(path + len, "/libcuda.so.1");
+    if (access(path, R_OK) != 0)
+        return NULL;
+    return rl_try_open(path, RTLD_NOW | RTLD_LOCAL);
+}
+
+/* /etc/ld.so.cache, format "glibc-ld.so.cache1.1" (the only one glibc >= 2.32 writes). */
+static void *rl_try_ldcache(const char *self_dir)
+{
+    int fd = open("/etc/ld.so.cache", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    void *h = NULL;
+    if (fstat(fd, &st) != 0 || st.st_size < 48) {
+        close(fd);
+        return NULL;
+    }
+    size_t size = (size_t)st.st_size;
+    const char *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED)
+        return NULL;
+    static const char magic[] = "glibc-ld.so.cache1.1";
+    const char *base = memmem(m, size < 4096 ? size : 4096, magic, sizeof magic - 1);
+    if (base != NULL && (size_t)(base - m) + 48 <= size) {
+        uint32_t nlibs;
+        memcpy(&nlibs, base + 20, 4);
+        const char *entries = base + 48;
+        for (uint32_t i = 0; i < nlibs && h == NULL; i++) {
+            const char *e = entries + (size_t)i * 24;
+            if ((size_t)(e + 24 - m) > size)
+                break;
+            uint32_t key, value;
+            memcpy(&key, e + 4, 4);
+            memcpy(&value, e + 8, 4);
+            if ((size_t)(base - m) + key >= size || (size_t)(base - m) + value >= size)
+                continue;
+            if (strcmp(base + key, "libcuda.so.1") != 0)
+                continue;
+            const char *path = base + value;
+            const char *slash = strrchr(path, '/');
+            if (slash == NULL)
+                continue;
+            char dir[PATH_MAX];
+            size_t dl = (size_t)(slash - path);
+            if (dl >= sizeof dir)
+                continue;
+            memcpy(dir, path, dl);
+            dir[dl] = '\0';
+            if (rl_same_dir(dir, self_dir))
+                continue;
+            h = rl_try_open(path, RTLD_NOW | RTLD_LOCAL);
+        }
+    }
+    munmap((void *)m, size);
+    return h;
+}
+
+static void *rl_search_driver(void)
+{
+    char self_dir[PATH_MAX] = "";
+    Dl_info di;
+    if (dladdr((void *)&rl_search_driver, &di) != 0 && di.dli_fname != NULL &&
+        realpath(di.dli_fname, self_dir) != NULL) {
+        char *s = strrchr(self_dir, '/');
+        if (s != NULL)
+            *s = '\0';
+    }
+    void *h = NULL;
+    const char *llp = getenv("LD_LIBRARY_PATH");
+    while (h == NULL && llp != NULL && *llp != '\0') {
+        const char *end = strchr(llp, ':');
+        size_t len = end ? (size_t)(end - llp) : strlen(llp);
+        h = rl_try_dir(llp, len, self_dir);
+        llp = end ? end + 1 : NULL;
+    }
+    if (h == NULL)
+        h = rl_try_ldcache(self_dir);
+    static const char *const dirs[] = { "/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/lib64",
+                                        "/usr/lib", "/lib", "/usr/lib/wsl/lib" };
+    for (size_t i = 0; h == NULL && i < sizeof dirs / sizeof dirs[0]; i++)
+        h = rl_try_dir(dirs[i], strlen(dirs[i]), self_dir);
+    return h;
+}
+
+static void *rl_open_driver(void)
+{
+    const rt_config *c = cfg_get();
+    void *h = NULL;
+    if (rl_is_dropin()) {
+        if (c->real_libcuda != NULL)
+            h = rl_try_open(c->real_libcuda, RTLD_NOW | RTLD_LOCAL);
+        if (h == NULL)
+            h = rl_search_driver();
+    } else {
+        h = rl_try_open("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+        if (h == NULL && c->real_libcuda != NULL)
+            h = rl_try_open(c->real_libcuda, RTLD_NOW | RTLD_LOCAL);
+        if (h == NULL)
+            h = rl_try_open("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    }
+    return h;
+}
+
+void *rl_driver_handle(void)
+{
+    void *h = atomic_load_explicit(&rl_driver_h, memory_order_acquire);
+    if (RT_LIKELY(h != NULL))
+        return h == RL_FAILED ? NULL : h;
+    h = rl_open_driver();
+    if (h == NULL) {
+        log_warn("no real libcuda.so.1 found (set CUSHIM_REAL_LIBCUDA to its path); driver calls "
+                 "return CUDA_ERROR_NOT_FOUND");
+        void *expected = NULL;
+        atomic_compare_exchange_strong(&rl_driver_h, &expected, RL_FAILED);
+        h = atomic_load(&rl_driver_h);
+        return h == RL_FAILED ? NULL : h;
+    }
+    Dl_info di;
+    void *init = rl_dlsym(h, "cuInit");
+    if (init != NULL && dladdr(init, &di) != 0)
+        atomic_store_explicit(&rl_driver_base, di.dli_fbase, memory_order_relaxed);
+    void *expected = NULL;
+    if (!atomic_compare_exchange_strong(&rl_driver_h, &expected, h)) {
+        dlclose(h);   /* another thread won; same library, one more reference dropped */
+        h = expected;
+    }
+    return h == RL_FAILED ? NULL : h;
+}
+
+struct rl_cudart_q {
+    char path[PATH_MAX];
+};
+
+static int rl_cudart_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    struct rl_cudart_q *q = data;
+    (void)size;
+    if (info->dlpi_name == NULL || strncmp(rl_basename(info->dlpi_name), "libcudart.so", 12) != 0)
+        return 0;
+    if (strlen(info->dlpi_name) >= sizeof q->path)
+        return 0;
+    strcpy(q->path, info->dlpi_name);
+    return 1;
+}
+
+void *rl_runtime_real(const char *name)
+{
+    void *r = rl_dlsym_next(name);
+    if (r != NULL && rl_classify(r) != RL_SELF)
+        return r;
+    struct rl_cudart_q q;
+    q.path[0] = '\0';
+    dl_iterate_phdr(rl_cudart_cb, &q);
+    if (q.path[0] == '\0')
+        return NULL;
+    void *h = dlopen(q.path, RTLD_NOW | RTLD_NOLOAD);
+    if (h == NULL)
+        return NULL;
+    r = rl_dlsym(h, name);
+    dlclose(h);   /* NOLOAD took a reference; the library stays loaded */
+    if (r != NULL && rl_classify(r) == RL_SELF)
+        r = NULL;
+    return r;
+}

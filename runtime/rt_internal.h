@@ -1,0 +1,137 @@
+/*
+ * rt_internal.h - declarations shared by the modules of the runtime (libcushim.so).
+ *
+ * Module prefixes: rt_ dispatch core (dispatch.c), hk_ hook chains (hooks.c),
+ * cnt_ call counter (counts.c), cfg_ configuration (config.c), log_ logging
+ * (log.c), elf_ ELF symbol tables of loaded objects (elfsym.c), rl_ real
+ * libraries and the real dlsym (reallib.c), dl_ the dlsym/dlvsym decision
+ * (dlsym.c, dlsym_entry.c), gp_ cuGetProcAddress interposition (getproc.c),
+ * api_ metadata look-ups (api.c). Nothing here is exported from the library.
+ */
+#ifndef RT_INTERNAL_H
+#define RT_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cushim/cushim.h"
+#include "cushim_api_ids.h"
+
+#define RT_HIDDEN __attribute__((visibility("hidden")))
+#define CUSHIM_EXPORT __attribute__((visibility("default")))
+#define RT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define RT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- generated metadata (cushim_meta.c) ---- */
+extern const cushim_api_info cushim_gen_apis[];
+extern const uint32_t cushim_gen_api_count;
+extern const uint16_t cushim_gen_by_name[];
+extern const int16_t cushim_gen_index_of_id[CUSHIM_API_ID_LIMIT];
+
+/* api.c */
+int api_index_by_name(const char *name);          /* index into cushim_gen_apis or -1 */
+const cushim_api_info *api_info(uint32_t id);      /* NULL if absent */
+
+/* ---- hook chains (hooks.c) ---- */
+typedef struct hk_entry {
+    int priority;
+    uint32_t seq;
+    cushim_pre_fn pre;
+    cushim_post_fn post;
+    void *user;
+} hk_entry;
+
+/* Immutable once published; never freed while the process runs. */
+typedef struct hk_chain {
+    struct hk_chain *retired_next;   /* graveyard link                    */
+    uint32_t n;                      /* number of hooks                    */
+    uint32_t count;                  /* 1: the call counter is on          */
+    hk_entry e[];
+} hk_chain;
+
+void hk_install_counting(void);      /* every API gets at least the counting chain */
+void hk_lock(void);                  /* fork handlers */
+void hk_unlock(void);
+
+/* ---- dispatch (dispatch.c) ---- */
+typedef struct rt_slot {
+    _Atomic(void *) real;                  /* what the fast path tail-calls   */
+    _Atomic(const hk_chain *) chain;       /* NULL: no hook, no counter       */
+} rt_slot;
+
+extern rt_slot rt_slots[CUSHIM_API_ID_LIMIT];
+extern void *const rt_wrapper_of[CUSHIM_API_ID_LIMIT];   /* wrapper_table.c */
+
+enum { RT_MODE_FAIL = 0, RT_MODE_DIRECT = 1, RT_MODE_HOOKED = 2 };
+
+typedef struct rt_frame {
+    int mode;
+    uint32_t npre;                      /* pre hooks reached (post hooks run for these) */
+    const hk_chain *chain;
+    uint64_t slots[CUSHIM_MAX_HOOKS];
+} rt_frame;
+
+void rt_init(void);                       /* idempotent, any thread, any time */
+void *rt_enter(uint32_t id, rt_frame *f); /* slow path prologue: returns the real */
+int rt_pre(cushim_call *call, rt_frame *f);   /* 1 if a pre hook skipped */
+void rt_post(cushim_call *call, rt_frame *f);
+void *rt_resolve(uint32_t id);            /* slot real, resolving it once */
+void *rt_lib_real(uint32_t id);           /* the library's own function */
+void rt_record_real(uint32_t id, void *lib_fn);
+int rt_depth_get(void);
+
+/* ---- call counter (counts.c) ---- */
+extern int cnt_enabled;
+void cnt_init(void);
+void cnt_add(uint32_t id);
+uint64_t cnt_get(uint32_t id);
+void cnt_write(void);
+void cnt_after_fork_child(void);
+
+/* ---- configuration (config.c) ---- */
+enum { LOG_DEBUG = 0, LOG_INFO = 1, LOG_WARN = 2, LOG_ERROR = 3, LOG_OFF = 4 };
+typedef struct rt_config {
+    int disable;                /* CUSHIM_DISABLE=1 */
+    int log_level;              /* CUSHIM_LOG */
+    int log_fd;                 /* CUSHIM_LOG_FILE or stderr */
+    const char *counts_path;    /* CUSHIM_COUNTS or NULL */
+    const char *real_libcuda;   /* CUSHIM_REAL_LIBCUDA or NULL */
+} rt_config;
+const rt_config *cfg_get(void);
+
+/* ---- logging (log.c) ---- */
+void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+#define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
+#define log_warn(...) log_msg(LOG_WARN, __VA_ARGS__)
+#define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
+
+/* ---- ELF symbol tables (elfsym.c) ---- */
+typedef void *(*rl_dlsym_fn)(void *, const char *);
+typedef void *(*rl_dlvsym_fn)(void *, const char *, const char *);
+rl_dlsym_fn elf_real_dlsym(void);     /* glibc's; safe before any initialisation */
+rl_dlvsym_fn elf_real_dlvsym(void);
+void *elf_find_in_libc(const char *name);   /* default-version definition in libc.so.6 / libdl.so.2 */
+/* Objects after 'after_base' (an l_addr) in load order: the first that defines 'name'.
+   Returns its symbol address (unrelocated IFUNCs return the resolver) or NULL. */
+void *elf_next_definer(uintptr_t after_addr, const char *after_name, const char *name);
+
+/* ---- real libraries (reallib.c) ---- */
+enum { RL_NONE = 0, RL_SELF = 1, RL_DRIVER = 2, RL_RUNTIME = 3, RL_OTHER = 4 };
+rl_dlsym_fn rl_real_dlsym(void);
+rl_dlvsym_fn rl_real_dlvsym(void);
+void *rl_dlsym(void *handle, const char *name);   /* glibc's, caller = the shim */
+void *rl_dlsym_next(const char *name);            /* RTLD_NEXT relative to the shim */
+void *rl_driver_handle(void);                     /* NULL if no driver */
+void *rl_runtime_real(const char *name);
+int rl_classify(const void *addr);
+int rl_is_dropin(void);
+
+/* ---- cuGetProcAddress family (getproc.c) ---- */
+void *gp_handler_for(uint32_t id);          /* hand-written "real", or NULL */
+uint64_t gp_passthrough_count(void);
+void gp_lock(void);
+void gp_unlock(void);
+
+#endif /* RT_INTERNAL_H */

@@ -1,0 +1,21 @@
+/*
+ * fake_cudart_internal.h - shared by the two files of the fake libcudart.so.13.
+ */
+#ifndef FAKE_CUDART_INTERNAL_H
+#define FAKE_CUDART_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "cushim_cuda_headers.h"
+#include "cushim_api_ids.h"
+
+__attribute__((visibility("hidden"))) void frt_count(uint32_t id);
+#define FRT_ENTER(name) frt_count(CUSHIM_API_##name)
+
+/* Calls the fake runtime received under exported name 'name'. */
+uint64_t fake_cudart_call_count(const char *name);
+/* Calls this runtime made to the driver's cuGetProcAddress / cuGetProcAddress_v2. */
+uint64_t fake_cudart_driver_lookups(void);
+
+#endif /* FAKE_CUDART_INTERNAL_H */

@@ -1,0 +1,392 @@
+/*
+ * fake_mem.c - device, host and managed memory of the fake driver, from the host heap.
+ *
+ * Device addresses are host addresses (every allocation is host memory), so
+ * copies and sets are plain memcpy/memset after the device side has been checked
+ * against the table of live allocations, as the real driver rejects addresses it
+ * did not hand out. Each device has FAKE_CUDA_MEM bytes; allocations past that
+ * fail with CUDA_ERROR_OUT_OF_MEMORY and cuMemGetInfo reports what is left, so a
+ * quota plugin can be tested against it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_internal.h"
+
+enum fk_mem_kind { FK_MEM_DEVICE, FK_MEM_HOST, FK_MEM_MANAGED };
+
+struct fk_alloc {
+    uintptr_t base;
+    size_t size;
+    int kind;
+    int device;
+};
+
+/* All under fk_lock. */
+static struct fk_alloc *fk_allocs;
+static size_t fk_nallocs, fk_cap;
+static size_t fk_used[FK_MAX_DEVICES];
+static size_t fk_last_size;
+
+static CUresult fk_track(void *p, size_t size, int kind, int device)
+{
+    if (fk_nallocs == fk_cap) {
+        size_t cap = fk_cap ? fk_cap * 2 : 64;
+        struct fk_alloc *n = realloc(fk_allocs, cap * sizeof *n);
+        if (n == NULL)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        fk_allocs = n;
+        fk_cap = cap;
+    }
+    fk_allocs[fk_nallocs++] = (struct fk_alloc){(uintptr_t)p, size, kind, device};
+    if (kind != FK_MEM_HOST)
+        fk_used[device] += size;
+    return CUDA_SUCCESS;
+}
+
+/* Index of the allocation holding [p, p+n), or -1. */
+static long fk_find(uintptr_t p, size_t n)
+{
+    for (size_t i = 0; i < fk_nallocs; i++) {
+        const struct fk_alloc *a = &fk_allocs[i];
+        if (p >= a->base && p - a->base <= a->size && n <= a->size - (p - a->base))
+            return (long)i;
+    }
+    return -1;
+}
+
+static CUresult fk_alloc(void **out, size_t size, int kind)
+{
+    FK_REQUIRE_INIT();
+    if (out == NULL || size == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUcontext ctx = fk_current_ctx();
+    if (!fk_ctx_valid(ctx))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    int dev = ctx->device;
+    pthread_mutex_lock(&fk_lock);
+    CUresult r = CUDA_SUCCESS;
+    void *p = NULL;
+    if (kind != FK_MEM_HOST && size > fk_device_total_mem() - fk_used[dev])
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    else if ((p = calloc(1, size)) == NULL)
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    else if ((r = fk_track(p, size, kind, dev)) != CUDA_SUCCESS)
+        free(p);
+    if (r == CUDA_SUCCESS && kind != FK_MEM_HOST)
+        fk_last_size = size;
+    pthread_mutex_unlock(&fk_lock);
+    if (r == CUDA_SUCCESS)
+        *out = p;
+    return r;
+}
+
+static CUresult fk_free(uintptr_t p, int host)
+{
+    FK_REQUIRE_INIT();
+    if (p == 0)
+        return CUDA_SUCCESS;
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&fk_lock);
+    for (size_t i = 0; i < fk_nallocs; i++) {
+        struct fk_alloc *a = &fk_allocs[i];
+        if (a->base != p || (a->kind == FK_MEM_HOST) != host)
+            continue;
+        if (a->kind != FK_MEM_HOST)
+            fk_used[a->device] -= a->size;
+        free((void *)a->base);
+        *a = fk_allocs[--fk_nallocs];
+        r = CUDA_SUCCESS;
+        break;
+    }
+    pthread_mutex_unlock(&fk_lock);
+    return r;
+}
+
+static CUresult fk_dev_alloc(CUdeviceptr *dptr, size_t size, int kind)
+{
+    void *p = NULL;
+    CUresult r = fk_alloc(&p, size, kind);
+    if (r == CUDA_SUCCESS)
+        *dptr = (CUdeviceptr)(uintptr_t)p;
+    return r;
+}
+
+CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+    FAKE_ENTER(cuMemAlloc_v2);
+    return fk_dev_alloc(dptr, bytesize, FK_MEM_DEVICE);
+}
+
+CUresult cuMemFree_v2(CUdeviceptr dptr)
+{
+    FAKE_ENTER(cuMemFree_v2);
+    return fk_free((uintptr_t)dptr, 0);
+}
+
+CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
+{
+    FAKE_ENTER(cuMemAllocManaged);
+    if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST)
+        return CUDA_ERROR_INVALID_VALUE;
+    return fk_dev_alloc(dptr, bytesize, FK_MEM_MANAGED);
+}
+
+CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
+{
+    FAKE_ENTER(cuMemAllocHost_v2);
+    return fk_alloc(pp, bytesize, FK_MEM_HOST);
+}
+
+CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
+{
+    FAKE_ENTER(cuMemHostAlloc);
+    (void)Flags;
+    return fk_alloc(pp, bytesize, FK_MEM_HOST);
+}
+
+CUresult cuMemFreeHost(void *p)
+{
+    FAKE_ENTER(cuMemFreeHost);
+    return fk_free((uintptr_t)p, 1);
+}
+
+static CUresult fk_alloc_async(CUdeviceptr *dptr, size_t bytesize, CUstream s)
+{
+    CUresult r = fk_stream_check(s);
+    return r != CUDA_SUCCESS ? r : fk_dev_alloc(dptr, bytesize, FK_MEM_DEVICE);
+}
+
+CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+    FAKE_ENTER(cuMemAllocAsync);
+    return fk_alloc_async(dptr, bytesize, hStream);
+}
+
+CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+    FAKE_ENTER(cuMemAllocAsync_ptsz);
+    return fk_alloc_async(dptr, bytesize, hStream);
+}
+
+static CUresult fk_free_async(CUdeviceptr dptr, CUstream s)
+{
+    CUresult r = fk_stream_check(s);
+    return r != CUDA_SUCCESS ? r : fk_free((uintptr_t)dptr, 0);
+}
+
+CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
+{
+    FAKE_ENTER(cuMemFreeAsync);
+    return fk_free_async(dptr, hStream);
+}
+
+CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
+{
+    FAKE_ENTER(cuMemFreeAsync_ptsz);
+    return fk_free_async(dptr, hStream);
+}
+
+CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
+{
+    FAKE_ENTER(cuMemGetInfo_v2);
+    FK_REQUIRE_INIT();
+    if (free_bytes == NULL || total == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUcontext ctx = fk_current_ctx();
+    if (!fk_ctx_valid(ctx))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&fk_lock);
+    *total = fk_device_total_mem();
+    *free_bytes = *total - fk_used[ctx->device];
+    pthread_mutex_unlock(&fk_lock);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
+{
+    FAKE_ENTER(cuMemGetAddressRange_v2);
+    FK_REQUIRE_INIT();
+    pthread_mutex_lock(&fk_lock);
+    long i = fk_find((uintptr_t)dptr, 0);
+    if (i >= 0) {
+        if (pbase != NULL)
+            *pbase = (CUdeviceptr)fk_allocs[i].base;
+        if (psize != NULL)
+            *psize = fk_allocs[i].size;
+    }
+    pthread_mutex_unlock(&fk_lock);
+    return i >= 0 ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+/* ---- copies and sets --------------------------------------------------- */
+
+/* 'dev_dst'/'dev_src': which sides must be memory the fake handed out. */
+static CUresult fk_copy(uintptr_t dst, int dev_dst, uintptr_t src, int dev_src, size_t n, CUstream s, int check_s)
+{
+    FK_REQUIRE_INIT();
+    if (check_s) {
+        CUresult r = fk_stream_check(s);
+        if (r != CUDA_SUCCESS)
+            return r;
+    }
+    if (n == 0)
+        return CUDA_SUCCESS;
+    if (dst == 0 || src == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&fk_lock);
+    int ok = (!dev_dst || fk_find(dst, n) >= 0) && (!dev_src || fk_find(src, n) >= 0);
+    pthread_mutex_unlock(&fk_lock);
+    if (!ok)
+        return CUDA_ERROR_INVALID_VALUE;
+    memmove((void *)dst, (const void *)src, n);
+    return CUDA_SUCCESS;
+}
+
+#define FK_HTOD(name, sync)                                                                 \
+    CUresult name(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)             \
+    {                                                                                       \
+        FAKE_ENTER(name);                                                                   \
+        return fk_copy((uintptr_t)dstDevice, 1, (uintptr_t)srcHost, 0, ByteCount, NULL, 0); \
+    }
+#define FK_DTOH(name)                                                                       \
+    CUresult name(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)                   \
+    {                                                                                       \
+        FAKE_ENTER(name);                                                                   \
+        return fk_copy((uintptr_t)dstHost, 0, (uintptr_t)srcDevice, 1, ByteCount, NULL, 0); \
+    }
+#define FK_DTOD(name)                                                                       \
+    CUresult name(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)           \
+    {                                                                                       \
+        FAKE_ENTER(name);                                                                   \
+        return fk_copy((uintptr_t)dstDevice, 1, (uintptr_t)srcDevice, 1, ByteCount, NULL, 0); \
+    }
+#define FK_ANY(name)                                                                        \
+    CUresult name(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)                       \
+    {                                                                                       \
+        FAKE_ENTER(name);                                                                   \
+        return fk_copy((uintptr_t)dst, 0, (uintptr_t)src, 0, ByteCount, NULL, 0);          \
+    }
+#define FK_HTOD_ASYNC(name)                                                                          \
+    CUresult name(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)   \
+    {                                                                                                \
+        FAKE_ENTER(name);                                                                            \
+        return fk_copy((uintptr_t)dstDevice, 1, (uintptr_t)srcHost, 0, ByteCount, hStream, 1);      \
+    }
+#define FK_DTOH_ASYNC(name)                                                                          \
+    CUresult name(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)         \
+    {                                                                                                \
+        FAKE_ENTER(name);                                                                            \
+        return fk_copy((uintptr_t)dstHost, 0, (uintptr_t)srcDevice, 1, ByteCount, hStream, 1);      \
+    }
+#define FK_DTOD_ASYNC(name)                                                                          \
+    CUresult name(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) \
+    {                                                                                                \
+        FAKE_ENTER(name);                                                                            \
+        return fk_copy((uintptr_t)dstDevice, 1, (uintptr_t)srcDevice, 1, ByteCount, hStream, 1);    \
+    }
+#define FK_ANY_ASYNC(name)                                                                           \
+    CUresult name(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)             \
+    {                                                                                                \
+        FAKE_ENTER(name);                                                                            \
+        return fk_copy((uintptr_t)dst, 0, (uintptr_t)src, 0, ByteCount, hStream, 1);                \
+    }
+
+FK_HTOD(cuMemcpyHtoD_v2, 1)
+FK_HTOD(cuMemcpyHtoD_v2_ptds, 1)
+FK_DTOH(cuMemcpyDtoH_v2)
+FK_DTOH(cuMemcpyDtoH_v2_ptds)
+FK_DTOD(cuMemcpyDtoD_v2)
+FK_DTOD(cuMemcpyDtoD_v2_ptds)
+FK_ANY(cuMemcpy)
+FK_ANY(cuMemcpy_ptds)
+FK_HTOD_ASYNC(cuMemcpyHtoDAsync_v2)
+FK_HTOD_ASYNC(cuMemcpyHtoDAsync_v2_ptsz)
+FK_DTOH_ASYNC(cuMemcpyDtoHAsync_v2)
+FK_DTOH_ASYNC(cuMemcpyDtoHAsync_v2_ptsz)
+FK_DTOD_ASYNC(cuMemcpyDtoDAsync_v2)
+FK_DTOD_ASYNC(cuMemcpyDtoDAsync_v2_ptsz)
+FK_ANY_ASYNC(cuMemcpyAsync)
+FK_ANY_ASYNC(cuMemcpyAsync_ptsz)
+
+static CUresult fk_set(CUdeviceptr dst, unsigned int value, size_t elem, size_t n, CUstream s, int check_s)
+{
+    FK_REQUIRE_INIT();
+    if (check_s) {
+        CUresult r = fk_stream_check(s);
+        if (r != CUDA_SUCCESS)
+            return r;
+    }
+    if (n == 0)
+        return CUDA_SUCCESS;
+    if (n > SIZE_MAX / elem || (uintptr_t)dst % elem != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&fk_lock);
+    int ok = fk_find((uintptr_t)dst, n * elem) >= 0;
+    pthread_mutex_unlock(&fk_lock);
+    if (!ok)
+        return CUDA_ERROR_INVALID_VALUE;
+    unsigned char *p = (unsigned char *)(uintptr_t)dst;
+    if (elem == 1) {
+        memset(p, (int)(value & 0xff), n);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            memcpy(p + i * elem, elem == 2 ? (const void *)&(uint16_t){(uint16_t)value}
+                                           : (const void *)&(uint32_t){(uint32_t)value}, elem);
+    }
+    return CUDA_SUCCESS;
+}
+
+#define FK_SET(name, T, arg, elem)                         \
+    CUresult name(CUdeviceptr dstDevice, T arg, size_t N)  \
+    {                                                      \
+        FAKE_ENTER(name);                                  \
+        return fk_set(dstDevice, arg, elem, N, NULL, 0);   \
+    }
+#define FK_SET_ASYNC(name, T, arg, elem)                                    \
+    CUresult name(CUdeviceptr dstDevice, T arg, size_t N, CUstream hStream) \
+    {                                                                       \
+        FAKE_ENTER(name);                                                   \
+        return fk_set(dstDevice, arg, elem, N, hStream, 1);                 \
+    }
+
+FK_SET(cuMemsetD8_v2, unsigned char, uc, 1)
+FK_SET(cuMemsetD8_v2_ptds, unsigned char, uc, 1)
+FK_SET(cuMemsetD16_v2, unsigned short, us, 2)
+FK_SET(cuMemsetD16_v2_ptds, unsigned short, us, 2)
+FK_SET(cuMemsetD32_v2, unsigned int, ui, 4)
+FK_SET(cuMemsetD32_v2_ptds, unsigned int, ui, 4)
+FK_SET_ASYNC(cuMemsetD8Async, unsigned char, uc, 1)
+FK_SET_ASYNC(cuMemsetD8Async_ptsz, unsigned char, uc, 1)
+FK_SET_ASYNC(cuMemsetD16Async, unsigned short, us, 2)
+FK_SET_ASYNC(cuMemsetD16Async_ptsz, unsigned short, us, 2)
+FK_SET_ASYNC(cuMemsetD32Async, unsigned int, ui, 4)
+FK_SET_ASYNC(cuMemsetD32Async_ptsz, unsigned int, ui, 4)
+
+/* ---- inspection -------------------------------------------------------- */
+
+FK_EXPORT size_t fake_cuda_bytes_allocated(int dev)
+{
+    if (dev < 0 || dev >= FK_MAX_DEVICES)
+        return 0;
+    pthread_mutex_lock(&fk_lock);
+    size_t n = fk_used[dev];
+    pthread_mutex_unlock(&fk_lock);
+    return n;
+}
+
+FK_EXPORT size_t fake_cuda_live_allocations(void)
+{
+    pthread_mutex_lock(&fk_lock);
+    size_t n = fk_nallocs;
+    pthread_mutex_unlock(&fk_lock);
+    return n;
+}
+
+FK_EXPORT size_t fake_cuda_last_alloc_size(void)
+{
+    pthread_mutex_lock(&fk_lock);
+    size_t n = fk_last_size;
+    pthread_mutex_unlock(&fk_lock);
+    return n;
+}

@@ -1,0 +1,289 @@
+/*
+ * fake_module.c - modules, libraries and kernel launches of the fake driver.
+ *
+ * Any non-NULL image loads; a module has every function one asks for, except
+ * names starting with "missing", which are CUDA_ERROR_NOT_FOUND. Launches are
+ * checked (handle, block size, stream) and recorded, never run: tests read the
+ * count and the last kernel's name through fake_cuda_launch_count() and
+ * fake_cuda_last_launch_name().
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_internal.h"
+
+static atomic_uint_fast64_t fk_launches;
+static char fk_last_launch[128];   /* under fk_lock */
+
+static struct CUmod_st *fk_module_new(void)
+{
+    struct CUmod_st *m = calloc(1, sizeof *m);
+    if (m != NULL)
+        m->magic = FK_MAGIC_MODULE;
+    return m;
+}
+
+CUresult cuModuleLoadData(CUmodule *module, const void *image)
+{
+    FAKE_ENTER(cuModuleLoadData);
+    FK_REQUIRE_INIT();
+    if (module == NULL || image == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!fk_ctx_valid(fk_current_ctx()))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    struct CUmod_st *m = fk_module_new();
+    if (m == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *module = m;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions, CUjit_option *options,
+                            void **optionValues)
+{
+    FAKE_ENTER(cuModuleLoadDataEx);
+    FK_REQUIRE_INIT();
+    if (module == NULL || image == NULL || (numOptions > 0 && (options == NULL || optionValues == NULL)))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!fk_ctx_valid(fk_current_ctx()))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    struct CUmod_st *m = fk_module_new();
+    if (m == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *module = m;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_module_get_function(CUfunction *hfunc, CUmodule hmod, const char *name)
+{
+    FK_REQUIRE_INIT();
+    if (hfunc == NULL || name == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (hmod == NULL || hmod->magic != FK_MAGIC_MODULE)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (strncmp(name, "missing", 7) == 0)
+        return CUDA_ERROR_NOT_FOUND;
+    pthread_mutex_lock(&fk_lock);
+    struct CUfunc_st *f;
+    for (f = hmod->funcs; f != NULL; f = f->next)
+        if (strcmp(f->name, name) == 0)
+            break;
+    if (f == NULL && (f = calloc(1, sizeof *f)) != NULL) {
+        f->magic = FK_MAGIC_FUNC;
+        strncpy(f->name, name, sizeof f->name - 1);
+        f->next = hmod->funcs;
+        hmod->funcs = f;
+    }
+    pthread_mutex_unlock(&fk_lock);
+    if (f == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *hfunc = f;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
+{
+    FAKE_ENTER(cuModuleGetFunction);
+    return fk_module_get_function(hfunc, hmod, name);
+}
+
+static CUresult fk_module_unload(CUmodule hmod)
+{
+    FK_REQUIRE_INIT();
+    if (hmod == NULL || hmod->magic != FK_MAGIC_MODULE)
+        return CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&fk_lock);
+    hmod->magic = FK_MAGIC_DEAD;
+    for (struct CUfunc_st *f = hmod->funcs; f != NULL; f = f->next)
+        f->magic = FK_MAGIC_DEAD;   /* kept: a stale handle is caught */
+    pthread_mutex_unlock(&fk_lock);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuModuleUnload(CUmodule hmod)
+{
+    FAKE_ENTER(cuModuleUnload);
+    return fk_module_unload(hmod);
+}
+
+CUresult cuFuncGetName(const char **name, CUfunction hfunc)
+{
+    FAKE_ENTER(cuFuncGetName);
+    FK_REQUIRE_INIT();
+    if (name == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (hfunc == NULL || hfunc->magic != FK_MAGIC_FUNC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    *name = hfunc->name;
+    return CUDA_SUCCESS;
+}
+
+/* ---- libraries and kernels (context-independent) ------------------------ */
+
+CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues,
+                           unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues,
+                           unsigned int numLibraryOptions)
+{
+    FAKE_ENTER(cuLibraryLoadData);
+    FK_REQUIRE_INIT();
+    (void)jitOptions, (void)jitOptionsValues, (void)numJitOptions;
+    (void)libraryOptions, (void)libraryOptionValues, (void)numLibraryOptions;
+    if (library == NULL || code == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUlib_st *l = calloc(1, sizeof *l);
+    struct CUmod_st *m = fk_module_new();
+    if (l == NULL || m == NULL) {
+        free(l);
+        free(m);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    l->magic = FK_MAGIC_LIBRARY;
+    l->module = m;
+    *library = l;
+    return CUDA_SUCCESS;
+}
+
+static int fk_library_valid(CUlibrary l)
+{
+    return l != NULL && l->magic == FK_MAGIC_LIBRARY;
+}
+
+CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
+{
+    FAKE_ENTER(cuLibraryGetModule);
+    FK_REQUIRE_INIT();
+    if (pMod == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!fk_library_valid(library))
+        return CUDA_ERROR_INVALID_HANDLE;
+    *pMod = library->module;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
+{
+    FAKE_ENTER(cuLibraryGetKernel);
+    FK_REQUIRE_INIT();
+    if (pKernel == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!fk_library_valid(library))
+        return CUDA_ERROR_INVALID_HANDLE;
+    CUfunction f;
+    CUresult r = fk_module_get_function(&f, library->module, name);
+    if (r != CUDA_SUCCESS)
+        return r;
+    struct CUkern_st *k = calloc(1, sizeof *k);
+    if (k == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    k->magic = FK_MAGIC_KERNEL;
+    k->func = f;
+    *pKernel = k;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
+{
+    FAKE_ENTER(cuKernelGetFunction);
+    FK_REQUIRE_INIT();
+    if (pFunc == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (kernel == NULL || kernel->magic != FK_MAGIC_KERNEL)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!fk_ctx_valid(fk_current_ctx()))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    *pFunc = kernel->func;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuKernelGetName(const char **name, CUkernel hfunc)
+{
+    FAKE_ENTER(cuKernelGetName);
+    FK_REQUIRE_INIT();
+    if (name == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (hfunc == NULL || hfunc->magic != FK_MAGIC_KERNEL)
+        return CUDA_ERROR_INVALID_HANDLE;
+    *name = hfunc->func->name;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuLibraryUnload(CUlibrary library)
+{
+    FAKE_ENTER(cuLibraryUnload);
+    FK_REQUIRE_INIT();
+    if (!fk_library_valid(library))
+        return CUDA_ERROR_INVALID_HANDLE;
+    library->magic = FK_MAGIC_DEAD;
+    return fk_module_unload(library->module);
+}
+
+/* ---- launches ---------------------------------------------------------- */
+
+static CUresult fk_launch(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                          unsigned int by, unsigned int bz, CUstream s, void **params, void **extra)
+{
+    CUresult r = fk_stream_check(s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    /* cuLaunchKernel accepts a CUkernel where a CUfunction is expected. */
+    if (f != NULL && ((struct CUkern_st *)(void *)f)->magic == FK_MAGIC_KERNEL)
+        f = ((struct CUkern_st *)(void *)f)->func;
+    if (f == NULL || f->magic != FK_MAGIC_FUNC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 ||
+        (unsigned long long)bx * by * bz > 1024 || (params != NULL && extra != NULL))
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&fk_lock);
+    memcpy(fk_last_launch, f->name, sizeof fk_last_launch);
+    pthread_mutex_unlock(&fk_lock);
+    atomic_fetch_add(&fk_launches, 1);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+                        unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+                        unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra)
+{
+    FAKE_ENTER(cuLaunchKernel);
+    (void)sharedMemBytes;
+    return fk_launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, hStream, kernelParams, extra);
+}
+
+CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+                             unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+                             unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra)
+{
+    FAKE_ENTER(cuLaunchKernel_ptsz);
+    (void)sharedMemBytes;
+    return fk_launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, hStream, kernelParams, extra);
+}
+
+static CUresult fk_launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
+{
+    if (c == NULL)
+        return atomic_load(&fk_initialized) ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_INITIALIZED;
+    return fk_launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ,
+                     c->hStream, params, extra);
+}
+
+CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)
+{
+    FAKE_ENTER(cuLaunchKernelEx);
+    return fk_launch_ex(config, f, kernelParams, extra);
+}
+
+CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)
+{
+    FAKE_ENTER(cuLaunchKernelEx_ptsz);
+    return fk_launch_ex(config, f, kernelParams, extra);
+}
+
+FK_EXPORT uint64_t fake_cuda_launch_count(void)
+{
+    return atomic_load(&fk_launches);
+}
+
+FK_EXPORT const char *fake_cuda_last_launch_name(void)
+{
+    return fk_last_launch;
+}

@@ -1,0 +1,402 @@
+/*
+ * fake_stream.c - streams, events and host functions of the fake driver.
+ *
+ * Work the fake accepts (copies, sets, launches) completes before the call
+ * returns, so streams only order host functions. cuLaunchHostFunc queues the
+ * function for one callback thread that the fake owns, as the real driver runs
+ * host functions on a thread of its own; synchronising a stream (or the
+ * context) waits until the functions queued on it have run. Events record a
+ * host timestamp, so cuEventElapsedTime measures real elapsed time.
+ */
+#include <stdlib.h>
+
+#include "fake_internal.h"
+
+/* ---- streams ----------------------------------------------------------- */
+
+static int fk_special_stream(CUstream s)
+{
+    return s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD;
+}
+
+CUresult fk_stream_check(CUstream s)
+{
+    if (!atomic_load(&fk_initialized))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (fk_special_stream(s))
+        return fk_ctx_valid(fk_current_ctx()) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+    return s->magic == FK_MAGIC_STREAM ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult fk_stream_create(CUstream *ph, unsigned int flags, int priority)
+{
+    FK_REQUIRE_INIT();
+    if (ph == NULL || (flags & ~(unsigned int)CU_STREAM_NON_BLOCKING) != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUcontext ctx = fk_current_ctx();
+    if (!fk_ctx_valid(ctx))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    struct CUstream_st *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    s->magic = FK_MAGIC_STREAM;
+    s->ctx = ctx;
+    s->flags = flags;
+    s->priority = priority < -5 ? -5 : priority > 0 ? 0 : priority;
+    *ph = s;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
+{
+    FAKE_ENTER(cuStreamCreate);
+    return fk_stream_create(phStream, Flags, 0);
+}
+
+CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority)
+{
+    FAKE_ENTER(cuStreamCreateWithPriority);
+    return fk_stream_create(phStream, flags, priority);
+}
+
+CUresult cuStreamDestroy_v2(CUstream hStream)
+{
+    FAKE_ENTER(cuStreamDestroy_v2);
+    FK_REQUIRE_INIT();
+    if (fk_special_stream(hStream) || hStream->magic != FK_MAGIC_STREAM)
+        return CUDA_ERROR_INVALID_HANDLE;
+    fk_hostfn_drain(hStream);
+    /* Kept (not freed) so that a use after destroy is reported, not undefined. */
+    hStream->magic = FK_MAGIC_DEAD;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_stream_sync(CUstream s)
+{
+    CUresult r = fk_stream_check(s);
+    if (r == CUDA_SUCCESS)
+        fk_hostfn_drain(fk_special_stream(s) ? NULL : s);
+    return r;
+}
+
+CUresult cuStreamSynchronize(CUstream hStream)
+{
+    FAKE_ENTER(cuStreamSynchronize);
+    return fk_stream_sync(hStream);
+}
+
+CUresult cuStreamSynchronize_ptsz(CUstream hStream)
+{
+    FAKE_ENTER(cuStreamSynchronize_ptsz);
+    return fk_stream_sync(hStream);
+}
+
+static CUresult fk_stream_query(CUstream s);
+
+CUresult cuStreamQuery(CUstream hStream)
+{
+    FAKE_ENTER(cuStreamQuery);
+    return fk_stream_query(hStream);
+}
+
+CUresult cuStreamQuery_ptsz(CUstream hStream)
+{
+    FAKE_ENTER(cuStreamQuery_ptsz);
+    return fk_stream_query(hStream);
+}
+
+static CUresult fk_stream_wait_event(CUstream s, CUevent e)
+{
+    CUresult r = fk_stream_check(s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    return e != NULL && e->magic == FK_MAGIC_EVENT ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
+{
+    FAKE_ENTER(cuStreamWaitEvent);
+    (void)Flags;
+    return fk_stream_wait_event(hStream, hEvent);
+}
+
+CUresult cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags)
+{
+    FAKE_ENTER(cuStreamWaitEvent_ptsz);
+    (void)Flags;
+    return fk_stream_wait_event(hStream, hEvent);
+}
+
+CUresult cuStreamGetPriority(CUstream hStream, int *priority)
+{
+    FAKE_ENTER(cuStreamGetPriority);
+    CUresult r = fk_stream_check(hStream);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (priority == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    *priority = fk_special_stream(hStream) ? 0 : hStream->priority;
+    return CUDA_SUCCESS;
+}
+
+/* ---- events ------------------------------------------------------------ */
+
+CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
+{
+    FAKE_ENTER(cuEventCreate);
+    FK_REQUIRE_INIT();
+    if (phEvent == NULL || (Flags & ~0xfu) != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!fk_ctx_valid(fk_current_ctx()))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    struct CUevent_st *e = calloc(1, sizeof *e);
+    if (e == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    e->magic = FK_MAGIC_EVENT;
+    e->flags = Flags;
+    *phEvent = e;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_event_check(CUevent e)
+{
+    if (!atomic_load(&fk_initialized))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    return e != NULL && e->magic == FK_MAGIC_EVENT ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult fk_event_record(CUevent e, CUstream s)
+{
+    CUresult r = fk_event_check(e);
+    if (r == CUDA_SUCCESS)
+        r = fk_stream_check(s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    double now = fk_now_ms();
+    pthread_mutex_lock(&fk_lock);
+    e->recorded = 1;
+    e->ms = now;
+    pthread_mutex_unlock(&fk_lock);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
+{
+    FAKE_ENTER(cuEventRecord);
+    return fk_event_record(hEvent, hStream);
+}
+
+CUresult cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
+{
+    FAKE_ENTER(cuEventRecord_ptsz);
+    return fk_event_record(hEvent, hStream);
+}
+
+CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags)
+{
+    FAKE_ENTER(cuEventRecordWithFlags);
+    (void)flags;
+    return fk_event_record(hEvent, hStream);
+}
+
+CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned int flags)
+{
+    FAKE_ENTER(cuEventRecordWithFlags_ptsz);
+    (void)flags;
+    return fk_event_record(hEvent, hStream);
+}
+
+CUresult cuEventQuery(CUevent hEvent)
+{
+    FAKE_ENTER(cuEventQuery);
+    return fk_event_check(hEvent);
+}
+
+CUresult cuEventSynchronize(CUevent hEvent)
+{
+    FAKE_ENTER(cuEventSynchronize);
+    return fk_event_check(hEvent);
+}
+
+CUresult cuEventDestroy_v2(CUevent hEvent)
+{
+    FAKE_ENTER(cuEventDestroy_v2);
+    CUresult r = fk_event_check(hEvent);
+    if (r == CUDA_SUCCESS)
+        hEvent->magic = FK_MAGIC_DEAD;
+    return r;
+}
+
+static CUresult fk_elapsed(float *ms, CUevent a, CUevent b)
+{
+    CUresult r = fk_event_check(a);
+    if (r == CUDA_SUCCESS)
+        r = fk_event_check(b);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (ms == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&fk_lock);
+    if (!a->recorded || !b->recorded || ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING))
+        r = CUDA_ERROR_INVALID_HANDLE;
+    else
+        *ms = (float)(b->ms - a->ms);
+    pthread_mutex_unlock(&fk_lock);
+    return r;
+}
+
+CUresult cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+{
+    FAKE_ENTER(cuEventElapsedTime_v2);
+    return fk_elapsed(pMilliseconds, hStart, hEnd);
+}
+
+CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+{
+    FAKE_ENTER(cuEventElapsedTime);
+    return fk_elapsed(pMilliseconds, hStart, hEnd);
+}
+
+/* ---- host functions ---------------------------------------------------- */
+
+struct fk_hostfn {
+    struct fk_hostfn *next;
+    CUstream stream;
+    CUhostFn fn;
+    void *user;
+};
+
+/* Guarded by fk_hq_lock: the queue, the item running now and the thread. */
+static pthread_mutex_t fk_hq_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t fk_hq_cond = PTHREAD_COND_INITIALIZER;
+static struct fk_hostfn *fk_hq_head, *fk_hq_tail;
+static struct fk_hostfn *fk_hq_running;
+static int fk_hq_started;
+static pthread_t fk_hq_thread;
+static atomic_uint_fast64_t fk_hq_done;
+
+static void *fk_hostfn_thread(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&fk_hq_lock);
+    for (;;) {
+        while (fk_hq_head == NULL)
+            pthread_cond_wait(&fk_hq_cond, &fk_hq_lock);
+        struct fk_hostfn *h = fk_hq_head;
+        fk_hq_head = h->next;
+        if (fk_hq_head == NULL)
+            fk_hq_tail = NULL;
+        fk_hq_running = h;
+        pthread_mutex_unlock(&fk_hq_lock);
+        h->fn(h->user);
+        atomic_fetch_add(&fk_hq_done, 1);
+        pthread_mutex_lock(&fk_hq_lock);
+        fk_hq_running = NULL;
+        free(h);
+        pthread_cond_broadcast(&fk_hq_cond);
+    }
+    return NULL;
+}
+
+static int fk_hq_pending(CUstream s)
+{
+    if (fk_hq_running != NULL && (s == NULL || fk_hq_running->stream == s))
+        return 1;
+    for (struct fk_hostfn *h = fk_hq_head; h != NULL; h = h->next)
+        if (s == NULL || h->stream == s)
+            return 1;
+    return 0;
+}
+
+void fk_hostfn_drain(CUstream s)
+{
+    pthread_mutex_lock(&fk_hq_lock);
+    /* A host function that synchronises must not wait for itself. */
+    if (!(fk_hq_started && pthread_equal(pthread_self(), fk_hq_thread)))
+        while (fk_hq_pending(s))
+            pthread_cond_wait(&fk_hq_cond, &fk_hq_lock);
+    pthread_mutex_unlock(&fk_hq_lock);
+}
+
+static CUresult fk_launch_host_func(CUstream s, CUhostFn fn, void *user)
+{
+    CUresult r = fk_stream_check(s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (fn == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct fk_hostfn *h = calloc(1, sizeof *h);
+    if (h == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    h->stream = fk_special_stream(s) ? NULL : s;
+    h->fn = fn;
+    h->user = user;
+    pthread_mutex_lock(&fk_hq_lock);
+    if (!fk_hq_started) {
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        if (pthread_create(&fk_hq_thread, &attr, fk_hostfn_thread, NULL) != 0)
+            r = CUDA_ERROR_OUT_OF_MEMORY;
+        else
+            fk_hq_started = 1;
+        pthread_attr_destroy(&attr);
+    }
+    if (r == CUDA_SUCCESS) {
+        if (fk_hq_tail != NULL)
+            fk_hq_tail->next = h;
+        else
+            fk_hq_head = h;
+        fk_hq_tail = h;
+        pthread_cond_broadcast(&fk_hq_cond);
+    } else {
+        free(h);
+    }
+    pthread_mutex_unlock(&fk_hq_lock);
+    return r;
+}
+
+CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
+{
+    FAKE_ENTER(cuLaunchHostFunc);
+    return fk_launch_host_func(hStream, fn, userData);
+}
+
+CUresult cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void *userData)
+{
+    FAKE_ENTER(cuLaunchHostFunc_ptsz);
+    return fk_launch_host_func(hStream, fn, userData);
+}
+
+static CUresult fk_stream_query(CUstream s)
+{
+    CUresult r = fk_stream_check(s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    pthread_mutex_lock(&fk_hq_lock);
+    int busy = fk_hq_pending(fk_special_stream(s) ? NULL : s);
+    pthread_mutex_unlock(&fk_hq_lock);
+    return busy ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+}
+
+FK_EXPORT uint64_t fake_cuda_host_funcs_run(void)
+{
+    return atomic_load(&fk_hq_done);
+}
+
+/* A forked child has no callback thread: start afresh, dropping what was queued. */
+static void fk_hq_prepare(void) { pthread_mutex_lock(&fk_hq_lock); }
+static void fk_hq_parent(void) { pthread_mutex_unlock(&fk_hq_lock); }
+static void fk_hq_child(void)
+{
+    fk_hq_head = fk_hq_tail = NULL;
+    fk_hq_running = NULL;
+    fk_hq_started = 0;
+    pthread_mutex_unlock(&fk_hq_lock);
+    pthread_cond_init(&fk_hq_cond, NULL);
+}
+
+__attribute__((constructor)) static void fk_stream_init(void)
+{
+    pthread_atfork(fk_hq_prepare, fk_hq_parent, fk_hq_child);
+}

@@ -1,0 +1,406 @@
+#!/usr/bin/env bash
+# tests/gpu/run.sh - the one-command GPU suite of cushim.
+#
+# USAGE: bash tests/gpu/run.sh [BUILD_DIR]          (default build-gpu; 'BUILD_DIR=x' works too)
+#   BUILD_DIR holds runtime/libcushim.so and dropin/libcuda.so.1 (built beforehand).
+#   OUT=dir            logs and results (default ./gpu-out): summary.txt, summary.tsv,
+#                      gpu-logs.tar.gz, and bench.md/bench-raw.txt when the benchmark ran
+#   SKIP_BENCH=1       do not run bench/gpu/run.sh at the end
+#   PYTHON=python3     interpreter with torch, cupy and jax
+#   CUSHIM_REAL_LIBCUDA=path   the real driver (found from a native process otherwise)
+#   CUDA_HOME, GPU_ARCH, CUPTI_INCLUDE, CUPTI_LIB: see tests/gpu/build.sh
+#
+# Checks (each independent, each command under a timeout; docs/gpu.md says what each proves):
+#   a  app_driver (static cudart): native, shim, shim+CUPTI counter (counts compared)
+#   b  app_driver (shared cudart): the same, and the shim must see runtime API calls
+#   c  PyTorch training loop: losses bitwise identical native / shim / shim+CUPTI; counts
+#   d  CuPy and JAX: numerically checked native / shim / shim+CUPTI; counts
+#   e  cuGetProcAddress_v2 over every base name x version x flags: real driver vs shim
+#   f  drop-in libcuda.so.1 (no LD_PRELOAD) on app_driver and the PyTorch loop
+#   bench  bench/gpu/run.sh (launch rate, cuCtxGetCurrent) if time allows
+# The summary table is printed last, then 'N passed, N failed, N skipped'. Exit 0 when
+# nothing failed.
+set -u
+unset LD_PRELOAD CUSHIM_COUNTS CUDA_INJECTION64_PATH CUPTI_COUNTER_OUT
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+HERE=$ROOT/tests/gpu
+BUILD_DIR=${1:-build-gpu}
+BUILD_DIR=${BUILD_DIR#BUILD_DIR=}
+case $BUILD_DIR in /*) ;; *) BUILD_DIR=$ROOT/$BUILD_DIR ;; esac
+OUT=${OUT:-$ROOT/gpu-out}
+case $OUT in /*) ;; *) OUT=$PWD/$OUT ;; esac
+mkdir -p "$OUT"
+rm -f "$OUT"/summary.txt "$OUT"/summary.tsv "$OUT"/gpu-logs.tar.gz "$OUT"/bench.md "$OUT"/bench-raw.txt
+WORK=${GPU_WORK:-${TMPDIR:-/tmp}/cushim-gpu-suite}
+rm -rf "$WORK"
+mkdir -p "$WORK/bin" "$WORK/logs" "$WORK/data"
+LOGS=$WORK/logs
+DATA=$WORK/data
+BIN=$WORK/bin
+PY=${PYTHON:-python3}
+SHIM=$BUILD_DIR/runtime/libcushim.so
+DROPIN=$BUILD_DIR/dropin
+GEN=${CUSHIM_GEN_DIR:-$ROOT/generated/cuda-13.0}
+APIS=$GEN/apis.tsv
+SUMMARY=$OUT/summary.tsv
+BUDGET=${GPU_SUITE_BUDGET:-480}   # seconds for everything; commands are cut to fit
+DEADLINE=$(($(date +%s) + BUDGET))
+: >"$SUMMARY"
+trap 'result interrupted FAIL "suite interrupted after ${SECONDS}s"; finish; exit 1' TERM INT
+export CUBLAS_WORKSPACE_CONFIG=:4096:8 XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1
+export PYTHONDONTWRITEBYTECODE=1 TF_CPP_MIN_LOG_LEVEL=2
+
+# result CHECK PASS|FAIL|SKIP DETAIL
+result() {
+    printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$SUMMARY"
+    printf '[%5ds] %-24s %-4s %s\n' "$SECONDS" "$1" "$2" "$3"
+}
+# time_left: seconds until the suite's deadline
+time_left() { echo $((DEADLINE - $(date +%s))); }
+# tmo SECONDS CMD...: a command under a timeout (killed 5 s after TERM), never past the
+# deadline; exits 124 at once when no time is left
+tmo() {
+    local s=$1 left
+    shift
+    left=$(($(time_left) - 5))
+    if [ "$left" -lt 5 ]; then
+        echo "run.sh: no time left for: $*" >&2
+        return 124
+    fi
+    [ "$s" -gt "$left" ] && s=$left
+    timeout -k 5 "$s" "$@"
+}
+# shim_count FILE NAME: the shim's count for NAME summed over FILE and FILE.<pid>
+shim_count() {
+    cat "$1" "$1".[0-9]* 2>/dev/null | awk -F'\t' -v n="$2" '$1 == n { s += $2 } END { print s + 0 }'
+}
+# shim_lines FILE REGEX: how many distinct API names matching REGEX the shim counted
+shim_lines() {
+    cat "$1" "$1".[0-9]* 2>/dev/null | awk -F'\t' -v r="$2" '$1 ~ r && $2 > 0 && !($1 in n) { n[$1] = 1; c++ } END { print c + 0 }'
+}
+SHIM_ENV=(LD_PRELOAD="$SHIM")
+CALIB=$DATA/cupti-self.tsv   # CUPTI's own calls, proven on app_static (deterministic)
+CUPTI_ENV=()   # set below once the counter is built
+
+# ---------------------------------------------------------------- environment and build
+env_check() {
+    {
+        date -u
+        nvidia-smi 2>&1 | head -n 20
+        echo "BUILD_DIR=$BUILD_DIR"; ls -la "$BUILD_DIR/runtime" "$DROPIN" 2>&1
+        echo "real libcuda: $REAL_LIBCUDA"
+        "$PY" -c 'import sys; print(sys.version)' 2>&1
+        # versions from package metadata: importing torch and jax here would cost 20 s
+        "$PY" -c '
+import importlib.metadata as md, re
+for d in sorted(md.distributions(), key=lambda d: d.metadata["Name"].lower()):
+    n = d.metadata["Name"]
+    if re.search(r"torch|cupy|jax|nvidia|numpy", n, re.I):
+        print(n, d.version)' 2>&1
+    } >"$LOGS/env.log" 2>&1
+    local missing=""
+    [ -f "$SHIM" ] || missing="$missing $SHIM"
+    [ -f "$DROPIN/libcuda.so.1" ] || missing="$missing $DROPIN/libcuda.so.1"
+    [ -n "$REAL_LIBCUDA" ] || missing="$missing real-libcuda"
+    local gpu
+    gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1)
+    [ -n "$gpu" ] || missing="$missing GPU(nvidia-smi)"
+    if [ -n "$missing" ]; then
+        result env FAIL "missing:$missing; GPU: ${gpu:-none}"
+    else
+        result env PASS "GPU: ${gpu:-?}; real driver $REAL_LIBCUDA"
+    fi
+}
+
+find_real_libcuda() {
+    if [ -n "${CUSHIM_REAL_LIBCUDA:-}" ]; then echo "$CUSHIM_REAL_LIBCUDA"; return; fi
+    local p
+    # what the dynamic loader really picks for libcuda.so.1 in a native process
+    p=$("$PY" -c '
+import ctypes
+ctypes.CDLL("libcuda.so.1")
+for l in open("/proc/self/maps"):
+    f = l.split()[-1]
+    if "/libcuda.so" in f:
+        print(f); break' 2>/dev/null)
+    if [ -z "$p" ]; then
+        p=$(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 .*x86-64/ { print $NF; exit }')
+    fi
+    for c in /usr/lib/x86_64-linux-gnu/libcuda.so.1 /usr/lib64/libcuda.so.1; do
+        [ -n "$p" ] && break
+        [ -e "$c" ] && p=$c
+    done
+    echo "$p"
+}
+
+REAL_LIBCUDA=$(find_real_libcuda)
+if [ -z "${GPU_ARCH:-}" ]; then
+    cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
+    export GPU_ARCH=sm_${cc:-90}
+fi
+env_check
+if bash "$HERE/build.sh" "$BIN" >"$LOGS/build.log" 2>&1; then
+    result build PASS "all targets built ($GPU_ARCH)"
+else
+    result build FAIL "$(grep -c '^FAILED' "$LOGS/build.log") target(s) failed: $(grep '^FAILED' "$LOGS/build.log" | cut -c1-120 | tr '\n' ';')"
+fi
+[ -f "$BIN/libcupti_counter.so" ] && CUPTI_ENV=(CUDA_INJECTION64_PATH="$BIN/libcupti_counter.so")
+
+# run_trio NAME TIMEOUT CMD...: runs CMD natively, under the shim, and under shim + CUPTI
+# counter; stdout to $DATA/NAME.{native,shim,both}.out, stderr to logs; returns nothing,
+# sets RC_native RC_shim RC_both.
+run_trio() {
+    local name=$1 t=$2
+    shift 2
+    rm -f "$DATA/$name".*
+    tmo "$t" env "$@" >"$DATA/$name.native.out" 2>"$LOGS/$name.native.err"
+    RC_native=$?
+    tmo "$t" env "${SHIM_ENV[@]}" CUSHIM_COUNTS="$DATA/$name.shim.counts" "$@" \
+        >"$DATA/$name.shim.out" 2>"$LOGS/$name.shim.err"
+    RC_shim=$?
+    if [ ${#CUPTI_ENV[@]} -gt 0 ]; then
+        tmo "$t" env "${SHIM_ENV[@]}" "${CUPTI_ENV[@]}" CUSHIM_COUNTS="$DATA/$name.both.counts" \
+            CUPTI_COUNTER_OUT="$DATA/$name.cupti" "$@" >"$DATA/$name.both.out" 2>"$LOGS/$name.both.err"
+        RC_both=$?
+    else
+        RC_both=127
+    fi
+}
+
+# counts_check CHECK NAME [compare_counts options]: CUPTI vs shim counts of run_trio NAME
+counts_check() {
+    local check=$1 name=$2
+    shift 2
+    if [ ${#CUPTI_ENV[@]} -eq 0 ]; then
+        result "$check" FAIL "CUPTI counter not built (see build.log)"
+        return
+    fi
+    if [ "$RC_both" -ne 0 ]; then
+        result "$check" FAIL "shim+CUPTI run exited $RC_both (logs/$name.both.err)"
+        return
+    fi
+    "$PY" "$HERE/compare_counts.py" --shim "$DATA/$name.both.counts" --cupti "$DATA/$name.cupti" \
+        --shim-alone "$DATA/$name.shim.counts" --apis "$APIS" --label "$name" --calib "$CALIB" "$@" \
+        >"$LOGS/$name.counts.txt" 2>&1
+    local rc=$? line
+    line=$(grep '^RESULT' "$LOGS/$name.counts.txt" | tail -n 1)
+    line=${line#RESULT PASS }
+    line=${line#RESULT FAIL }
+    if [ $rc -eq 0 ]; then
+        result "$check" PASS "$line"
+    else
+        result "$check" FAIL "${line:-compare_counts.py failed, see logs/$name.counts.txt} $(grep -m 3 '^UNEXPLAINED' "$LOGS/$name.counts.txt" | awk '{print $2}' | tr '\n' ' ')"
+    fi
+}
+
+# ---------------------------------------------------------------- (a), (b) app_driver
+check_app() {
+    local tag=$1 exe=$BIN/$2
+    if [ ! -x "$exe" ]; then
+        result "$tag native" FAIL "not built"; return
+    fi
+    run_trio "$2" 90 "$exe" "$BIN/kern.cubin" "$BIN/kern.ptx"
+    local nat shim
+    nat=$(grep -h 'app_driver:' "$DATA/$2.native.out" | tail -n 1)
+    if [ "$RC_native" -eq 0 ]; then result "$tag native" PASS "$nat"
+    else result "$tag native" FAIL "rc $RC_native: $nat $(head -c 200 "$LOGS/$2.native.err" | tr '\n' ' ')"; fi
+    shim=$(grep -h 'app_driver:' "$DATA/$2.shim.out" | tail -n 1)
+    local launches rt_apis drv_apis
+    launches=$(shim_count "$DATA/$2.shim.counts" cuLaunchKernel)
+    drv_apis=$(shim_lines "$DATA/$2.shim.counts" '^cu[A-Z]')
+    rt_apis=$(shim_lines "$DATA/$2.shim.counts" '^cuda[A-Z]')
+    local detail="rc $RC_shim; shim counted $drv_apis driver APIs, $rt_apis runtime APIs, cuLaunchKernel=$launches"
+    if [ "$RC_shim" -ne 0 ]; then
+        result "$tag shim" FAIL "$detail; $shim $(head -c 200 "$LOGS/$2.shim.err" | tr '\n' ' ')"
+    elif [ "$launches" -lt 4 ]; then
+        result "$tag shim" FAIL "$detail (expected >= 4 cuLaunchKernel: shim did not see the driver calls)"
+    elif [ "$2" = app_shared ] && [ "$rt_apis" -lt 5 ]; then
+        result "$tag shim" FAIL "$detail (shared cudart: expected the runtime API calls to be counted)"
+    else
+        result "$tag shim" PASS "$detail"
+    fi
+    local calib=()
+    [ "$2" = app_static ] && calib=(--write-calib "$CALIB")
+    counts_check "$tag counts" "$2" --require cuLaunchKernel --require cuModuleLoadData \
+        --require cuMemCreate --require cuMemMap --require cuGraphLaunch "${calib[@]}"
+}
+
+# ---------------------------------------------------------------- (c) PyTorch
+check_torch() {
+    run_trio torch 150 "$PY" "$HERE/torch_train.py" 40
+    if [ "$RC_native" -ne 0 ]; then
+        result "c torch native" FAIL "rc $RC_native (not the shim): $(tail -n 2 "$LOGS/torch.native.err" | tr '\n' ' ' | cut -c1-200)"
+    else
+        result "c torch native" PASS "$(grep -c '^loss' "$DATA/torch.native.out") losses, last $(grep '^loss' "$DATA/torch.native.out" | tail -n 1 | cut -d' ' -f3)"
+    fi
+    local v
+    for v in shim both; do
+        local tag="c torch $v"
+        [ $v = both ] && tag="c torch shim+cupti"
+        if [ "$(eval echo \$RC_$v)" -ne 0 ]; then
+            result "$tag" FAIL "rc $(eval echo \$RC_$v): $(tail -n 2 "$LOGS/torch.$v.err" | tr '\n' ' ' | cut -c1-200)"
+        elif [ "$RC_native" -ne 0 ]; then
+            result "$tag" FAIL "native run failed: nothing to compare"
+        elif cmp -s "$DATA/torch.native.out" "$DATA/torch.$v.out"; then
+            result "$tag" PASS "$(grep -c '^loss' "$DATA/torch.$v.out") losses + params bitwise identical to native"
+        else
+            result "$tag" FAIL "outputs differ: $(diff "$DATA/torch.native.out" "$DATA/torch.$v.out" | head -n 3 | tr '\n' ' ')"
+        fi
+    done
+    counts_check "c torch counts" torch --require-prefix cuLaunchKernel
+}
+
+# ---------------------------------------------------------------- (d) CuPy, JAX
+check_py() {   # check_py NAME SCRIPT TIMEOUT
+    local name=$1 script=$2 t=$3
+    run_trio "$name" "$t" "$PY" "$HERE/$script"
+    local v tag
+    for v in native shim both; do
+        tag="d $name $v"
+        [ $v = both ] && tag="d $name shim+cupti"
+        local rc out
+        rc=$(eval echo \$RC_$v)
+        out=$(grep -h "${name}_check:" "$DATA/$name.$v.out" | tail -n 1)
+        if [ "$rc" -eq 0 ]; then
+            local same=""
+            [ $v != native ] && { cmp -s "$DATA/$name.native.out" "$DATA/$name.$v.out" && same="; output identical to native" || same="; output differs from native (numerically OK)"; }
+            result "$tag" PASS "$out$same"
+        else
+            result "$tag" FAIL "rc $rc: ${out:-$(tail -n 2 "$LOGS/$name.$v.err" | tr '\n' ' ' | cut -c1-200)}"
+        fi
+    done
+    counts_check "d $name counts" "$name" --require-prefix cuLaunchKernel
+}
+
+# ---------------------------------------------------------------- (e) cuGetProcAddress
+check_procaddr() {
+    if [ ! -x "$BIN/procaddr_check" ]; then result "e procaddr" FAIL "not built"; return; fi
+    local names=$DATA/procaddr-names.txt src="" exports=$DATA/libcuda-exports.txt
+    # the real driver's exports (the recorded list of driver 580 if nm cannot read it)
+    if [ -z "$REAL_LIBCUDA" ] || ! nm -D --defined-only "$REAL_LIBCUDA" 2>/dev/null |
+            awk '$2 ~ /^[TW]$/ { print $3 }' | sed -E 's/@.*$//' | grep -E '^cu[A-Z]' >"$exports" ||
+            [ ! -s "$exports" ]; then
+        cp "$HERE/fixtures/libcuda-580-exports.txt" "$exports" 2>/dev/null
+        src="exports from fixtures/ (nm failed);"
+    fi
+    {
+        if [ -f "$GEN/procaddr.tsv" ]; then
+            awk -F'\t' '!/^#/ && $1 != "base_name" && NF >= 4 { print $1 }' "$GEN/procaddr.tsv"
+        else
+            src="$src no procaddr.tsv!;"
+        fi
+        cat "$exports"                                              # full names: must be NOT_FOUND
+        sed -E 's/_(ptds|ptsz)$//; s/_v[0-9]+$//' "$exports"        # base names
+        printf '%s\n' cuNoSuchFunction cudaMalloc cuMemAlloc_v9 cuGetProcAddress
+    } | sort -u >"$names"
+    local n
+    n=$(wc -l <"$names")
+    tmo 150 "$BIN/procaddr_check" "$names" "$DATA/procaddr-native.tsv" >"$LOGS/procaddr.native.log" 2>&1
+    local rn=$?
+    tmo 150 env "${SHIM_ENV[@]}" "$BIN/procaddr_check" "$names" "$DATA/procaddr-shim.tsv" \
+        >"$LOGS/procaddr.shim.log" 2>&1
+    local rs=$?
+    if [ $rn -ne 0 ] || [ $rs -ne 0 ]; then
+        result "e procaddr" FAIL "$n names; native rc $rn, shim rc $rs (logs/procaddr.*.log)"
+        return
+    fi
+    "$PY" "$HERE/compare_procaddr.py" "$DATA/procaddr-native.tsv" "$DATA/procaddr-shim.tsv" --apis "$APIS" \
+        >"$LOGS/procaddr.compare.txt" 2>&1
+    local rc=$? line
+    line=$(grep '^RESULT' "$LOGS/procaddr.compare.txt" | tail -n 1)
+    line=${line#RESULT PASS }
+    line=${line#RESULT FAIL }
+    if [ $rc -eq 0 ]; then result "e procaddr" PASS "$n names ($src procaddr.tsv bases, exports, their bases); $line"
+    else result "e procaddr" FAIL "$n names; ${line:-compare failed} (logs/procaddr.compare.txt)"; fi
+}
+
+# ---------------------------------------------------------------- (f) drop-in libcuda.so.1
+check_dropin() {
+    local what=$1
+    local env_dropin=(LD_LIBRARY_PATH="$DROPIN${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" CUSHIM_REAL_LIBCUDA="$REAL_LIBCUDA")
+    if [ ! -f "$DROPIN/libcuda.so.1" ]; then result "f dropin $what" FAIL "$DROPIN/libcuda.so.1 missing"; return; fi
+    if [ "$what" = app ]; then
+        local c=$DATA/dropin-app.counts
+        tmo 90 env "${env_dropin[@]}" CUSHIM_COUNTS="$c" "$BIN/app_static" "$BIN/kern.cubin" "$BIN/kern.ptx" \
+            >"$DATA/dropin-app.out" 2>"$LOGS/dropin-app.err"
+        local rc=$? launches
+        launches=$(shim_count "$c" cuLaunchKernel)
+        local detail
+        detail="rc $rc; $(grep -h 'app_driver:' "$DATA/dropin-app.out" | tail -n 1 | cut -c1-80); cuLaunchKernel=$launches"
+        if [ $rc -eq 0 ] && [ "$launches" -ge 4 ]; then result "f dropin app" PASS "$detail"
+        else result "f dropin app" FAIL "$detail $(head -c 200 "$LOGS/dropin-app.err" | tr '\n' ' ')"; fi
+    else
+        local c=$DATA/dropin-torch.counts
+        tmo 150 env "${env_dropin[@]}" CUSHIM_COUNTS="$c" "$PY" "$HERE/torch_train.py" 40 \
+            >"$DATA/dropin-torch.out" 2>"$LOGS/dropin-torch.err"
+        local rc=$? apis
+        apis=$(shim_lines "$c" '^cu[A-Z]')
+        if [ $rc -ne 0 ]; then
+            result "f dropin torch" FAIL "rc $rc: $(tail -n 2 "$LOGS/dropin-torch.err" | tr '\n' ' ' | cut -c1-200)"
+        elif [ "$apis" -lt 10 ]; then
+            result "f dropin torch" FAIL "only $apis driver APIs counted: the drop-in was not used"
+        elif cmp -s "$DATA/torch.native.out" "$DATA/dropin-torch.out"; then
+            result "f dropin torch" PASS "losses bitwise identical to native; $apis driver APIs counted"
+        else
+            result "f dropin torch" FAIL "losses differ from native (or native failed): $(diff "$DATA/torch.native.out" "$DATA/dropin-torch.out" | head -n 3 | tr '\n' ' ')"
+        fi
+    fi
+}
+
+# ---------------------------------------------------------------- run them
+( check_app "a static" app_static )
+( check_app "b shared" app_shared )
+( check_procaddr )
+( check_dropin app )
+( check_torch )
+( check_dropin torch )
+( check_py cupy cupy_check.py 120 )
+( check_py jax jax_check.py 150 )
+
+if [ "${SKIP_BENCH:-0}" = 1 ]; then
+    result bench SKIP "SKIP_BENCH=1"
+elif [ "$(time_left)" -lt 60 ]; then
+    result bench SKIP "no time left (${SECONDS}s used of ${BUDGET}s)"
+else
+    # about 8 s per round (4 processes); keep 15 s for the summary
+    rounds=${BENCH_ROUNDS:-15}
+    fit=$((($(time_left) - 15) / 8))
+    if [ -z "${BENCH_ROUNDS:-}" ] && [ "$fit" -lt "$rounds" ]; then
+        rounds=$fit
+        [ "$rounds" -lt 3 ] && rounds=3
+    fi
+    if OUT="$OUT" BENCH_ROUNDS=$rounds BENCH_WORK="$WORK/bench" tmo 600 \
+            bash "$ROOT/bench/gpu/run.sh" "$BUILD_DIR" >"$LOGS/bench.log" 2>&1; then
+        result bench PASS "$rounds rounds x 4 configs; table in bench.md"
+    else
+        result bench FAIL "see logs/bench.log $(grep -m 2 'failed' "$LOGS/bench.log" | tr '\n' ' ' | cut -c1-200)"
+    fi
+fi
+
+# ---------------------------------------------------------------- logs and summary
+finish() {
+    trap - EXIT TERM INT
+    cp "$SUMMARY" "$BIN"/build-*.log "$LOGS/" 2>/dev/null
+    [ -d "$WORK/bench" ] && cp -r "$WORK/bench" "$LOGS/bench" 2>/dev/null
+    rm -f "$LOGS/bench/launch_bench"
+    tar -czf "$OUT/gpu-logs.tar.gz" -C "$WORK" logs data
+    local pass fail skip
+    pass=$(awk -F'\t' '$2 == "PASS"' "$SUMMARY" | wc -l)
+    fail=$(awk -F'\t' '$2 == "FAIL"' "$SUMMARY" | wc -l)
+    skip=$(awk -F'\t' '$2 == "SKIP"' "$SUMMARY" | wc -l)
+    {
+        echo
+        echo "cushim GPU suite ($(date -u '+%Y-%m-%d %H:%M UTC'), ${SECONDS}s; logs in $OUT/gpu-logs.tar.gz)"
+        echo
+        echo "| check | result | detail |"
+        echo "| --- | --- | --- |"
+        awk -F'\t' '{ gsub(/\|/, "/", $3); printf "| %s | %s | %s |\n", $1, $2, $3 }' "$SUMMARY"
+        echo
+        echo "$pass passed, $fail failed, $skip skipped"
+    } >"$OUT/summary.txt"
+    [ -f "$OUT/bench.md" ] && { echo; cat "$OUT/bench.md"; }
+    cat "$OUT/summary.txt"
+    [ "$fail" -eq 0 ]
+}
+
+finish

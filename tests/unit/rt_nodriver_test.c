@@ -1,0 +1,52 @@
+/*
+ * rt_nodriver_test.c - a program with the shim but no driver: CUDA probes get
+ * the answers they would get without the shim, calls fail cleanly.
+ * Skips where a real libcuda.so.1 is installed.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+int cuInit(unsigned int flags);
+int cuDriverGetVersion(int *v);
+int cudaDeviceSynchronize(void);
+
+static int system_has_libcuda(void)
+{
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD) == NULL &&
+              dlopen("libcuda.so.1", RTLD_LAZY) != NULL);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 1;
+}
+
+static void test_probe(void **state)
+{
+    (void)state;
+    if (system_has_libcuda())
+        skip();
+    assert_null(dlsym(RTLD_DEFAULT, "cuInit"));
+    assert_null(dlsym(RTLD_DEFAULT, "cuGetProcAddress_v2"));
+    assert_null(dlsym(RTLD_DEFAULT, "cudaMalloc"));
+    assert_null(dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD));
+    assert_int_equal(cuInit(0), 500);                       /* CUDA_ERROR_NOT_FOUND */
+    int v = -1;
+    assert_int_equal(cuDriverGetVersion(&v), 500);
+    assert_int_equal(v, -1);
+    assert_int_equal(cudaDeviceSynchronize(), 500);         /* cudaErrorSymbolNotFound */
+    assert_null(dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = { cmocka_unit_test(test_probe) };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

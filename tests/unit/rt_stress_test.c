@@ -1,0 +1,141 @@
+/*
+ * rt_stress_test.c - 32 threads call a hooked and an unhooked API while
+ * another thread adds and removes hooks on both; every count must be exact.
+ * Meant to run under ThreadSanitizer too (CUSHIM_SANITIZE=thread).
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "cushim_params.h"
+#include "rt_internal.h"
+
+#define NTHREADS 32
+#ifndef STRESS_ITERS
+#define STRESS_ITERS 20000
+#endif
+
+static _Atomic uint64_t real_version, real_ctx;
+static _Atomic uint64_t perm_pre, perm_post, churn_pre, churn_post;
+static _Atomic int stop;
+
+static CUresult fake_get_version(int *v)
+{
+    atomic_fetch_add_explicit(&real_version, 1, memory_order_relaxed);
+    *v = 13000;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_ctx(CUcontext *c)
+{
+    atomic_fetch_add_explicit(&real_ctx, 1, memory_order_relaxed);
+    *c = NULL;
+    return CUDA_SUCCESS;
+}
+
+static int perm_pre_fn(cushim_call *c, void *u, uint64_t *slot)
+{
+    (void)c;
+    (void)u;
+    *slot = 0x5eed;
+    atomic_fetch_add_explicit(&perm_pre, 1, memory_order_relaxed);
+    return CUSHIM_CONTINUE;
+}
+
+static void perm_post_fn(cushim_call *c, void *u, uint64_t *slot)
+{
+    (void)c;
+    (void)u;
+    if (*slot == 0x5eed)
+        atomic_fetch_add_explicit(&perm_post, 1, memory_order_relaxed);
+}
+
+static int churn_pre_fn(cushim_call *c, void *u, uint64_t *slot)
+{
+    (void)c;
+    (void)u;
+    *slot = 7;
+    atomic_fetch_add_explicit(&churn_pre, 1, memory_order_relaxed);
+    return CUSHIM_CONTINUE;
+}
+
+static void churn_post_fn(cushim_call *c, void *u, uint64_t *slot)
+{
+    (void)c;
+    (void)u;
+    if (*slot == 7)
+        atomic_fetch_add_explicit(&churn_post, 1, memory_order_relaxed);
+}
+
+static void *caller(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < STRESS_ITERS; i++) {
+        int v = 0;
+        CUcontext ctx;
+        if (cuDriverGetVersion(&v) != CUDA_SUCCESS || v != 13000)
+            return (void *)1;
+        if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS)
+            return (void *)1;
+    }
+    return NULL;
+}
+
+static void *churner(void *arg)
+{
+    (void)arg;
+    uint64_t adds = 0;
+    while (!atomic_load(&stop)) {
+        uint64_t h1, h2;
+        if (cushim_hook_add(CUSHIM_API_cuDriverGetVersion, (int)(adds % 7) - 3, churn_pre_fn,
+                            churn_post_fn, NULL, &h1) != CUSHIM_OK)
+            return (void *)1;
+        if (cushim_hook_add(CUSHIM_API_cuCtxGetCurrent, 0, churn_pre_fn, churn_post_fn, NULL, &h2) != CUSHIM_OK)
+            return (void *)1;
+        if (cushim_hook_remove(h1) != CUSHIM_OK || cushim_hook_remove(h2) != CUSHIM_OK)
+            return (void *)1;
+        adds++;
+    }
+    return (void *)(uintptr_t)(adds == 0 ? 1 : 0);
+}
+
+static void test_stress(void **state)
+{
+    (void)state;
+    rt_record_real(CUSHIM_API_cuDriverGetVersion, (void *)fake_get_version);
+    rt_record_real(CUSHIM_API_cuCtxGetCurrent, (void *)fake_ctx);
+    uint64_t hp;
+    assert_int_equal(cushim_hook_add(CUSHIM_API_cuDriverGetVersion, 0, perm_pre_fn, perm_post_fn, NULL, &hp), CUSHIM_OK);
+
+    pthread_t th[NTHREADS], ch;
+    assert_int_equal(pthread_create(&ch, NULL, churner, NULL), 0);
+    for (int i = 0; i < NTHREADS; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, caller, NULL), 0);
+    for (int i = 0; i < NTHREADS; i++) {
+        void *r;
+        pthread_join(th[i], &r);
+        assert_null(r);
+    }
+    atomic_store(&stop, 1);
+    void *r;
+    pthread_join(ch, &r);
+    assert_null(r);
+
+    const uint64_t total = (uint64_t)NTHREADS * STRESS_ITERS;
+    assert_int_equal(atomic_load(&real_version), total);
+    assert_int_equal(atomic_load(&real_ctx), total);
+    assert_int_equal(atomic_load(&perm_pre), total);
+    assert_int_equal(atomic_load(&perm_post), total);
+    assert_int_equal(atomic_load(&churn_pre), atomic_load(&churn_post));
+    assert_int_equal(cushim_hook_remove(hp), CUSHIM_OK);
+    assert_null(atomic_load(&rt_slots[CUSHIM_API_cuDriverGetVersion].chain));
+    assert_null(atomic_load(&rt_slots[CUSHIM_API_cuCtxGetCurrent].chain));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = { cmocka_unit_test(test_stress) };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,70 @@
+# Unit tests of the runtime (runtime/): included by tests/unit/CMakeLists.txt when cmocka is found.
+# Whitebox tests link the runtime's object library (cushim_rt); blackbox tests link libcushim.so.
+set(RT_TEST_DIR "${CMAKE_CURRENT_LIST_DIR}")
+set(RT_TEST_FLAGS ${CUSHIM_WARN_FLAGS} -Wno-deprecated-declarations)
+
+function(rt_unit name)
+  add_executable(${name} "${RT_TEST_DIR}/${name}.c")
+  target_link_libraries(${name} PRIVATE cushim_rt PkgConfig::CMOCKA)
+  target_compile_options(${name} PRIVATE ${RT_TEST_FLAGS})
+  add_test(NAME ${name} COMMAND ${name})
+endfunction()
+
+rt_unit(rt_hooks_test)
+rt_unit(rt_depth_test)
+rt_unit(rt_stress_test)
+rt_unit(rt_procaddr_test)
+rt_unit(rt_counts_test)
+rt_unit(rt_exports_test)
+set_tests_properties(rt_hooks_test rt_depth_test rt_stress_test rt_procaddr_test rt_exports_test
+  PROPERTIES ENVIRONMENT "CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1")
+set_tests_properties(rt_counts_test PROPERTIES
+  ENVIRONMENT "CUSHIM_COUNTS=${CMAKE_CURRENT_BINARY_DIR}/rt_counts_test.tsv")
+if(CUSHIM_SANITIZE STREQUAL "thread")
+  target_compile_definitions(rt_stress_test PRIVATE STRESS_ITERS=4000)
+endif()
+target_compile_definitions(rt_exports_test PRIVATE
+  RT_SHIM_PATH="$<TARGET_FILE:cushim>" RT_DROPIN_PATH="$<TARGET_FILE:cushim_dropin>")
+add_dependencies(rt_exports_test cushim cushim_dropin)
+set(RT_ORACLE "${PROJECT_SOURCE_DIR}/tests/gpu/fixtures/procaddr-oracle.tsv")
+if(NOT CUSHIM_GENERATED_DIR MATCHES "tests/unit/sample")
+  target_compile_definitions(rt_procaddr_test PRIVATE RT_ORACLE_PATH="${RT_ORACLE}")
+endif()
+
+# Stand-in driver and RTLD_NEXT probe libraries.
+add_library(rt_stub_cuda SHARED "${RT_TEST_DIR}/rt_lib_cuda.c")
+set_target_properties(rt_stub_cuda PROPERTIES OUTPUT_NAME cuda SUFFIX ".so.1" NO_SONAME ON
+  LIBRARY_OUTPUT_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}/rt_stub")
+target_link_options(rt_stub_cuda PRIVATE -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic)  # binds its own references, like the real driver
+target_compile_options(rt_stub_cuda PRIVATE ${CUSHIM_WARN_FLAGS})
+foreach(l a b)
+  add_library(rt_next_${l} SHARED "${RT_TEST_DIR}/rt_lib_next_${l}.c")
+  target_compile_options(rt_next_${l} PRIVATE ${CUSHIM_WARN_FLAGS})
+  target_link_libraries(rt_next_${l} PRIVATE ${CMAKE_DL_LIBS})
+endforeach()
+
+add_executable(rt_dlsym_test "${RT_TEST_DIR}/rt_dlsym_test.c")
+target_compile_options(rt_dlsym_test PRIVATE ${RT_TEST_FLAGS})
+target_link_options(rt_dlsym_test PRIVATE -Wl,--no-as-needed)
+target_link_libraries(rt_dlsym_test PRIVATE cushim rt_next_a rt_next_b rt_stub_cuda PkgConfig::CMOCKA ${CMAKE_DL_LIBS})
+add_test(NAME rt_dlsym_test COMMAND rt_dlsym_test)
+add_test(NAME rt_dlsym_disabled_test COMMAND rt_dlsym_test)
+set_tests_properties(rt_dlsym_disabled_test PROPERTIES ENVIRONMENT "CUSHIM_DISABLE=1")
+
+add_executable(rt_nodriver_test "${RT_TEST_DIR}/rt_nodriver_test.c")
+target_compile_options(rt_nodriver_test PRIVATE ${RT_TEST_FLAGS})
+target_link_libraries(rt_nodriver_test PRIVATE cushim PkgConfig::CMOCKA ${CMAKE_DL_LIBS})
+add_test(NAME rt_nodriver_test COMMAND rt_nodriver_test)
+set_tests_properties(rt_nodriver_test PROPERTIES ENVIRONMENT "CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1")
+
+add_executable(rt_dropin_test "${RT_TEST_DIR}/rt_dropin_test.c")
+target_compile_options(rt_dropin_test PRIVATE ${RT_TEST_FLAGS})
+target_compile_definitions(rt_dropin_test PRIVATE RT_DROPIN_DIR="${CMAKE_BINARY_DIR}/dropin")
+target_link_libraries(rt_dropin_test PRIVATE PkgConfig::CMOCKA ${CMAKE_DL_LIBS})
+add_dependencies(rt_dropin_test cushim_dropin rt_stub_cuda)
+add_test(NAME rt_dropin_test COMMAND rt_dropin_test)
+set_tests_properties(rt_dropin_test PROPERTIES ENVIRONMENT
+  "LD_LIBRARY_PATH=${CMAKE_BINARY_DIR}/dropin:${CMAKE_CURRENT_BINARY_DIR}/rt_stub")
+add_test(NAME rt_dropin_env_test COMMAND rt_dropin_test)
+set_tests_properties(rt_dropin_env_test PROPERTIES ENVIRONMENT
+  "LD_LIBRARY_PATH=${CMAKE_BINARY_DIR}/dropin;CUSHIM_REAL_LIBCUDA=${CMAKE_CURRENT_BINARY_DIR}/rt_stub/libcuda.so.1")
