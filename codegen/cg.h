@@ -79,6 +79,7 @@ typedef struct cg_param {
     int elem_known;    /* pointer to a complete non-void, non-function type */
     int pointee_const; /* pointee is const-qualified                       */
     int pointee_class; /* kind of the pointee (KIND_*), 0 if not a pointer */
+    int ptr_like;      /* data pointer: the only kind a direction applies to */
     int count_param;   /* index, -1 if none                                */
     unsigned fixed_count;
     char *doc;         /* description from the doc comment, or NULL       */
@@ -157,6 +158,7 @@ int md_cat_bit(const char *name);
 const char *md_cat_name(int bit);
 void md_count_unclassified(cg_model *m, int print);
 void md_sort_by_id(cg_model *m);
+void md_free(cg_model *m);
 
 /* ---- ids.c ---- */
 int id_assign(cg_model *m, const char *ids_path, int may_write);

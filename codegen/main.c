@@ -7,7 +7,8 @@
  *   cushim-gen --cuda-include DIR --verify DIR     compare, exit 1 on any difference
  *   cushim-gen --cuda-include DIR --report [--cuda-root DIR]
  * Options: --overlay FILE (default codegen/overlay.txt), --ids FILE (default
- * codegen/api_ids.tsv), --list-unclassified, --quiet.
+ * codegen/api_ids.tsv), --cuda-root DIR (for --report), --list-unclassified,
+ * --list-params (every parameter, its direction and where it came from), --quiet.
  */
 #include "cg.h"
 
@@ -142,6 +143,7 @@ int main(int argc, char **argv)
                 out ? "generated" : verify ? "verified" : "parsed", ut_now() - t0);
     }
     ov_free(&ov);
+    md_free(&m);
     free(rootbuf);
     return rc == CG_OK ? 0 : 1;
 }

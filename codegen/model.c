@@ -213,6 +213,7 @@ void md_classify(cg_model *m)
         for (int j = 0; j < a->nparams; j++) {
             cg_param *p = &a->params[j];
             int ptr = p->kind == KIND_POINTER;
+            p->ptr_like = ptr;
             p->dir = DIR_UNKNOWN;
             p->dir_src = SRC_NONE;
             if (!ptr) {
@@ -384,4 +385,39 @@ void md_sort_by_id(cg_model *m)
 {
     qsort(m->apis, (size_t)m->napis, sizeof *m->apis, md_id_cmp);
     md_rehash(m);
+}
+
+void md_free(cg_model *m)
+{
+    for (int i = 0; i < m->napis; i++) {
+        cg_api *a = &m->apis[i];
+        for (int j = 0; j < a->nparams; j++) {
+            cg_param *p = &a->params[j];
+            free(p->name);
+            free(p->type);
+            free(p->canon);
+            free(p->fnty);
+            free(p->fnty_def);
+            free(p->doc);
+        }
+        free(a->params);
+        free(a->name);
+        free(a->base);
+        free(a->ret_type);
+        free(a->header);
+    }
+    for (int i = 0; i < m->npfns; i++) {
+        free(m->pfns[i].base);
+        free(m->pfns[i].file);
+        free(m->pfns[i].exported);
+    }
+    for (int i = 0; i < m->nheaders; i++)
+        free(m->headers[i]);
+    free(m->apis);
+    free(m->pfns);
+    free(md_hash);
+    md_hash = NULL;
+    md_hmodel = NULL;
+    md_hcap = 0;
+    memset(m, 0, sizeof *m);
 }

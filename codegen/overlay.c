@@ -8,6 +8,8 @@
  *   cat   <function> <category>[,<category>...] [since=...] [until=...]
  * <function> and <parameter> are fnmatch(3) globs. Entries apply in file
  * order, later ones win; a category written '-name' removes that category.
+ * 'dir=' applies to data pointers only (values always go in): a glob entry
+ * skips value parameters, an entry naming one exactly is an error.
  * An entry whose function glob matches no API, or whose parameter glob
  * matches no parameter of the matched APIs, is an error, unless the headers
  * are outside its since= (inclusive) .. until= (exclusive) CUDA_VERSION
@@ -163,6 +165,11 @@ int ov_load(ov_overlay *ov, const char *path)
     return rc;
 }
 
+static int ov_is_glob(const char *s)
+{
+    return strpbrk(s, "*?[") != NULL;
+}
+
 static int ov_find_param(const cg_api *a, const char *name)
 {
     for (int i = 0; i < a->nparams; i++)
@@ -192,7 +199,14 @@ int ov_apply(const ov_overlay *ov, cg_model *m)
                 if (fnmatch(e->param, p->name, 0) != 0)
                     continue;
                 pmatch++;
-                if (e->dir) {
+                if (e->dir && !p->ptr_like) {
+                    /* values always go in: a glob skips them, a plain name is a mistake */
+                    if (!ov_is_glob(e->fn) && !ov_is_glob(e->param)) {
+                        ut_error("%s:%u: dir= on '%s' of %s, which is passed by value (%s)", ov->path, e->line,
+                                 p->name, a->name, p->type);
+                        return CG_EOVERLAY;
+                    }
+                } else if (e->dir) {
                     p->dir = e->dir;
                     p->dir_src = SRC_OVERLAY;
                 }

@@ -56,6 +56,54 @@ static const char *ty_builtin(enum CXTypeKind k)
     }
 }
 
+/* Whether a tag declaration is anonymous ('enum {' rather than 'enum X').
+ * Read from the tokens, not from the spelling: libclang 16 spells an
+ * anonymous tag with the name of its typedef, libclang 14 does not. */
+static int ty_tag_anonymous(CXCursor d)
+{
+    static struct {
+        unsigned hash;
+        int anon;
+    } cache[4096];
+    static int ncache;
+    unsigned h = clang_hashCursor(d);
+    CXTranslationUnit tu = clang_Cursor_getTranslationUnit(d);
+    CXSourceRange ext = clang_getCursorExtent(d);
+    CXSourceLocation start = clang_getRangeStart(ext), end;
+    CXFile file;
+    unsigned line, col, off;
+    CXToken *toks = NULL;
+    unsigned ntok = 0;
+    int anon = 0;
+    for (int i = 0; i < ncache; i++)
+        if (cache[i].hash == h)
+            return cache[i].anon;
+    /* the first tokens of the declaration are enough */
+    clang_getSpellingLocation(start, &file, &line, &col, &off);
+    end = clang_getLocationForOffset(tu, file, off + 256);
+    if (clang_equalLocations(end, clang_getNullLocation()))
+        end = clang_getRangeEnd(ext);
+    clang_tokenize(tu, clang_getRange(start, end), &toks, &ntok);
+    for (unsigned i = 0; i + 1 < ntok; i++) {
+        CXString k = clang_getTokenSpelling(tu, toks[i]);
+        const char *ks = clang_getCString(k);
+        int kw = !strcmp(ks, "enum") || !strcmp(ks, "struct") || !strcmp(ks, "union");
+        clang_disposeString(k);
+        if (kw) {
+            anon = clang_getTokenKind(toks[i + 1]) != CXToken_Identifier;
+            break;
+        }
+    }
+    if (toks)
+        clang_disposeTokens(tu, toks, ntok);
+    if (ncache < (int)(sizeof cache / sizeof cache[0])) {
+        cache[ncache].hash = h;
+        cache[ncache].anon = anon;
+        ncache++;
+    }
+    return anon;
+}
+
 /* The tag name of a record or enum; for an anonymous one the name of the
  * typedef that named it ('tdname'), else "<anonymous>". */
 static char *ty_tag(CXType t, const char *tdname)
@@ -65,12 +113,27 @@ static char *ty_tag(CXType t, const char *tdname)
     const char *c = clang_getCString(s);
     char *r;
     const char *kw = t.kind == CXType_Enum ? "enum" : d.kind == CXCursor_UnionDecl ? "union" : "struct";
-    if (!c || !*c || strchr(c, '(') || strchr(c, ' '))
+    if (!c || !*c || strchr(c, '(') || strchr(c, ' ') || ty_tag_anonymous(d))
         r = tdname ? ut_strdup(tdname) : ut_printf("%s <anonymous>", kw);
     else
         r = ut_printf("%s %s", kw, c);
     clang_disposeString(s);
     return r;
+}
+
+/* The function type behind a pointee, keeping typedef names of its result
+ * and parameters (the canonical function type has lost them). */
+static CXType ty_fn_of(CXType t)
+{
+    for (int guard = 0; guard < 16; guard++) {
+        t = ty_strip(t);
+        if (t.kind == CXType_FunctionProto || t.kind == CXType_FunctionNoProto)
+            return t;
+        if (t.kind != CXType_Typedef)
+            break;
+        t = clang_getTypedefDeclUnderlyingType(clang_getTypeDeclaration(t));
+    }
+    return clang_getCanonicalType(t);
 }
 
 static char *ty_fn(CXType fn, int canon, const char *inner);
@@ -99,7 +162,7 @@ static char *ty_spell_(CXType t, int canon, const char *tdname)
             CXType ps = ty_strip(p);
             if (canon || ps.kind == CXType_FunctionProto || ps.kind == CXType_FunctionNoProto ||
                 ps.kind == CXType_Unexposed) {
-                r = ty_fn(pc, 1, cq ? "*const" : "*");
+                r = ty_fn(ty_fn_of(p), canon, cq ? "*const" : "*");
                 return r;
             }
         }
@@ -235,12 +298,9 @@ int ty_is_raw_fnptr(CXType t)
 
 char *ty_fn_typedef(CXType t, const char *name)
 {
-    CXType c = clang_getCanonicalType(t);
-    CXType fn = clang_getCanonicalType(clang_getPointeeType(c));
+    CXType fn = ty_fn_of(clang_getPointeeType(ty_strip(t)));
     char *in = ut_printf("*%s", name);
     char *r = ty_fn(fn, 0, in);
-    /* the argument types: written spellings would be nicer, but a
-     * canonical function type has lost them; canonical is exact. */
     free(in);
     return r;
 }

@@ -16,7 +16,10 @@
 rt_slot rt_slots[CUSHIM_API_ID_LIMIT];
 static _Atomic(void *) rt_lib[CUSHIM_API_ID_LIMIT];       /* the library's function */
 static _Atomic uint8_t rt_missing_logged[CUSHIM_API_ID_LIMIT];
-static __thread int rt_depth;
+/* initial-exec: no __tls_get_addr call; 4 bytes fit the static TLS surplus
+   glibc keeps for dlopen'ed libraries (drop-in mode). */
+static __thread int rt_depth __attribute__((tls_model("initial-exec")));
+static int rt_disabled;
 static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
 static _Atomic int rt_inited;
 
@@ -52,6 +55,7 @@ static void rt_atexit(void)
 static void rt_do_init(void)
 {
     const rt_config *c = cfg_get();
+    rt_disabled = c->disable;
     cnt_init();
     if (cnt_enabled)
         hk_install_counting();
@@ -106,6 +110,14 @@ void *rt_lib_real(uint32_t id)
     return r;
 }
 
+void rt_fast_update(uint32_t id)
+{
+    void *real = atomic_load_explicit(&rt_slots[id].real, memory_order_acquire);
+    const hk_chain *ch = atomic_load_explicit(&rt_slots[id].chain, memory_order_relaxed);
+    atomic_store_explicit(&rt_fast[id], (real != NULL && ch == NULL) ? real : rt_slow_of[id],
+                          memory_order_release);
+}
+
 static void rt_publish(uint32_t id)
 {
     void *lib = atomic_load_explicit(&rt_lib[id], memory_order_acquire);
@@ -113,7 +125,11 @@ static void rt_publish(uint32_t id)
         return;
     void *h = gp_handler_for(id);
     void *expected = NULL;
-    atomic_compare_exchange_strong(&rt_slots[id].real, &expected, h ? h : lib);
+    if (atomic_compare_exchange_strong(&rt_slots[id].real, &expected, h ? h : lib)) {
+        hk_lock();   /* against a concurrent cushim_hook_add: see rt_fast */
+        rt_fast_update(id);
+        hk_unlock();
+    }
 }
 
 void rt_record_real(uint32_t id, void *lib_fn)
@@ -159,7 +175,7 @@ void *rt_enter(uint32_t id, rt_frame *f)
         f->mode = RT_MODE_FAIL;
         return NULL;
     }
-    if (ch == NULL || ch->n == 0 || rt_depth > 0 || cfg_get()->disable) {
+    if (ch == NULL || ch->n == 0 || rt_depth > 0 || rt_disabled) {
         f->mode = RT_MODE_DIRECT;
         return real;
     }

@@ -12,8 +12,9 @@
  * wrapper, and the real pointer is recorded for the wrapper. Anything else
  * (another object's definition, e.g. a static cudart in the executable) is
  * returned unchanged. RTLD_DEFAULT looks past the shim: our exports alone
- * never make cuInit appear to exist. RTLD_NEXT is answered for the caller's
- * position (elfsym.c walks the objects after the caller).
+ * never make cuInit appear to exist (nor do they on dlopen(NULL) or any other
+ * handle but the shim's own). RTLD_NEXT is answered for the caller's
+ * position (dl_next_answer).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -34,11 +35,12 @@ static void *dl_real_answer(void *handle, const char *name, const char *version,
         r = rl_dlsym(handle, name);
     }
     *cls = rl_classify(r);
-    if (handle == RTLD_DEFAULT && (r == NULL || *cls == RL_SELF)) {
-        /* Look past the shim, then through the caller's own dependencies
-           (a caller loaded RTLD_LOCAL with libcuda among its dependencies). */
+    if ((handle == RTLD_DEFAULT && r == NULL) || (*cls == RL_SELF && handle != rl_self_handle())) {
+        /* Look past the shim (RTLD_DEFAULT, dlopen(NULL) and any handle whose
+           scope holds the shim), then, for RTLD_DEFAULT, through the caller's
+           own dependencies (a caller loaded RTLD_LOCAL with libcuda among them). */
         void *n = rl_dlsym_next(name);
-        if (n == NULL) {
+        if (n == NULL && handle == RTLD_DEFAULT) {
             Dl_info di;
             struct link_map *lm = NULL;
             if (caller != NULL && dladdr1(caller, &di, (void **)&lm, RTLD_DL_LINKMAP) != 0 && lm != NULL)
@@ -50,6 +52,43 @@ static void *dl_real_answer(void *handle, const char *name, const char *version,
             r = NULL, *cls = RL_NONE;
     }
     return r;
+}
+
+/*
+ * RTLD_NEXT for 'caller', as glibc would answer without the shim. glibc can
+ * only answer for its own caller (the return address), and forwarding would
+ * find our exports when the caller precedes the shim. So: F = the first
+ * definition in the global scope other than ours; if F's object comes after
+ * the caller, F is the answer. Else, for a caller after F, the first
+ * definition after the caller in load order (not ours). With no global
+ * definition, the caller's own dependencies (a caller loaded RTLD_LOCAL);
+ * an object loaded RTLD_LOCAL elsewhere stays invisible, as in glibc.
+ */
+static void *dl_next_answer(const char *name, void *caller)
+{
+    Dl_info di;
+    struct link_map *lm = NULL;
+    if (caller == NULL || dladdr1(caller, &di, (void **)&lm, RTLD_DL_LINKMAP) == 0 || lm == NULL)
+        return NULL;
+    void *f = rl_dlsym(RTLD_DEFAULT, name);
+    if (rl_classify(f) == RL_SELF)
+        f = rl_dlsym_next(name);
+    uintptr_t fbase;
+    const char *fname;
+    if (f != NULL && rl_object_of(f, &fbase, &fname)) {
+        if (fbase == lm->l_addr)
+            return elf_next_definer(lm->l_addr, lm->l_name, rl_self_base(), name);
+        if (elf_loaded_after(fbase, lm->l_addr))
+            return f;
+        return elf_next_definer(lm->l_addr, lm->l_name, rl_self_base(), name);
+    }
+    void *x = rl_dlsym(lm, name);
+    uintptr_t xbase;
+    const char *xname;
+    if (x == NULL || rl_classify(x) == RL_SELF || !rl_object_of(x, &xbase, &xname) ||
+        xbase == lm->l_addr)
+        return NULL;
+    return x;
 }
 
 void *dl_decide(void *handle, const char *name, const char *version, void *caller, void **fwd)
@@ -70,20 +109,14 @@ void *dl_decide(void *handle, const char *name, const char *version, void *calle
     rt_init();
 
     if (handle == RTLD_NEXT) {
-        Dl_info di;
-        struct link_map *lm = NULL;
-        if (caller == NULL || dladdr1(caller, &di, (void **)&lm, RTLD_DL_LINKMAP) == 0 || lm == NULL)
-            return NULL;   /* forward */
-        void *next = elf_next_definer(lm->l_addr, lm->l_name, name);
-        int cls = rl_classify(next);
-        if (cls != RL_SELF && cls != RL_DRIVER && cls != RL_RUNTIME)
-            return NULL;   /* forward: glibc answers exactly */
-        if (cls != RL_SELF)
-            rt_record_real(id, next);
-        if (rt_resolve(id) == NULL)
-            return NULL;   /* forward */
+        void *next = dl_next_answer(name, caller);
         *fwd = NULL;
-        return rt_wrapper_of[id];
+        int cls = rl_classify(next);
+        if (cls == RL_DRIVER || cls == RL_RUNTIME) {
+            rt_record_real(id, next);
+            return rt_wrapper_of[id];
+        }
+        return next;
     }
 
     int cls;

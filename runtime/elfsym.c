@@ -141,6 +141,7 @@ rl_dlvsym_fn elf_real_dlvsym(void)
 struct elf_next_q {
     uintptr_t after_addr;
     const char *after_name;
+    uintptr_t skip_addr;
     const char *name;
     int seen;
     void *result;
@@ -156,6 +157,8 @@ static int elf_next_cb(struct dl_phdr_info *info, size_t size, void *data)
             q->seen = 1;
         return 0;
     }
+    if (info->dlpi_addr == q->skip_addr)
+        return 0;
     const ElfW(Dyn) *dyn = NULL;
     for (int i = 0; i < info->dlpi_phnum; i++)
         if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
@@ -164,9 +167,34 @@ static int elf_next_cb(struct dl_phdr_info *info, size_t size, void *data)
     return q->result != NULL;
 }
 
-void *elf_next_definer(uintptr_t after_addr, const char *after_name, const char *name)
+void *elf_next_definer(uintptr_t after_addr, const char *after_name, uintptr_t skip_addr,
+                       const char *name)
 {
-    struct elf_next_q q = { after_addr, after_name ? after_name : "", name, 0, NULL };
+    struct elf_next_q q = { after_addr, after_name ? after_name : "", skip_addr, name, 0, NULL };
     dl_iterate_phdr(elf_next_cb, &q);
     return q.result;
+}
+
+struct elf_order_q {
+    uintptr_t a, b;     /* load addresses */
+    int ia, ib, i;
+};
+
+static int elf_order_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    struct elf_order_q *q = data;
+    (void)size;
+    if (q->ia < 0 && info->dlpi_addr == q->a)
+        q->ia = q->i;
+    if (q->ib < 0 && info->dlpi_addr == q->b)
+        q->ib = q->i;
+    q->i++;
+    return q->ia >= 0 && q->ib >= 0;
+}
+
+int elf_loaded_after(uintptr_t a, uintptr_t b)
+{
+    struct elf_order_q q = { a, b, -1, -1, 0 };
+    dl_iterate_phdr(elf_order_cb, &q);
+    return q.ia >= 0 && q.ib >= 0 && q.ia > q.ib;
 }

@@ -60,6 +60,8 @@ static int gp_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Built without a lock (it calls dlsym, which takes the loader lock: no lock
+   of ours may be held then); a racing builder's map is discarded. */
 static const gp_addr_map *gp_build_map(void)
 {
     gp_addr_map *m = atomic_load_explicit(&gp_map_p, memory_order_acquire);
@@ -67,26 +69,25 @@ static const gp_addr_map *gp_build_map(void)
         return m;
     if (rl_driver_handle() == NULL)
         return NULL;
-    gp_lock();
-    m = atomic_load_explicit(&gp_map_p, memory_order_relaxed);
-    if (m == NULL) {
-        m = malloc(sizeof *m + cushim_gen_api_count * sizeof m->e[0]);
-        if (m != NULL) {
-            m->n = 0;
-            for (uint32_t i = 0; i < cushim_gen_api_count; i++) {
-                const cushim_api_info *a = &cushim_gen_apis[i];
-                if (a->library != CUSHIM_LIB_DRIVER)
-                    continue;
-                void *r = rt_lib_real(a->id);
-                if (r != NULL)
-                    m->e[m->n++] = (gp_ent){ (uintptr_t)r, a->id };
-            }
-            qsort(m->e, m->n, sizeof m->e[0], gp_cmp);
-            atomic_store_explicit(&gp_map_p, m, memory_order_release);
-            log_debug("address map of %u driver exports built", m->n);
-        }
+    m = malloc(sizeof *m + cushim_gen_api_count * sizeof m->e[0]);
+    if (m == NULL)
+        return NULL;
+    m->n = 0;
+    for (uint32_t i = 0; i < cushim_gen_api_count; i++) {
+        const cushim_api_info *a = &cushim_gen_apis[i];
+        if (a->library != CUSHIM_LIB_DRIVER)
+            continue;
+        void *r = rt_lib_real(a->id);
+        if (r != NULL)
+            m->e[m->n++] = (gp_ent){ (uintptr_t)r, a->id };
     }
-    gp_unlock();
+    qsort(m->e, m->n, sizeof m->e[0], gp_cmp);
+    gp_addr_map *expected = NULL;
+    if (!atomic_compare_exchange_strong(&gp_map_p, &expected, m)) {
+        free(m);
+        return expected;
+    }
+    log_debug("address map of %u driver exports built", m->n);
     return m;
 }
 
@@ -133,7 +134,7 @@ static void *gp_map(const char *symbol, void *ptr, int cuda_version, uint64_t fl
         return ptr;
     uint32_t id = 0;
     if (cushim_pa_lookup(symbol, cuda_version, flags, &id, NULL) == CUSHIM_PA_RESULT_SUCCESS &&
-        api_info(id) != NULL && rt_lib_real(id) == ptr)
+        id != 0 && api_info(id) != NULL && rt_lib_real(id) == ptr)
         return rt_wrapper_of[id];
     id = gp_id_of_addr(ptr);
     if (id != 0)

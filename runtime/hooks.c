@@ -48,6 +48,7 @@ void hk_install_counting(void)
         uint32_t id = cushim_gen_apis[i].id;
         const hk_chain *expected = NULL;
         atomic_compare_exchange_strong(&rt_slots[id].chain, &expected, &hk_count_only);
+        rt_fast_update(id);
     }
     hk_unlock();
 }
@@ -91,6 +92,7 @@ CUSHIM_EXPORT int cushim_hook_add(uint32_t api_id, int priority, cushim_pre_fn p
         seq = ++hk_seq;
     c->e[at] = (hk_entry){ priority, seq, pre, post, user };
     atomic_store_explicit(&rt_slots[api_id].chain, c, memory_order_release);
+    rt_fast_update(api_id);
     hk_retire(cur);
     if (handle != NULL)
         *handle = ((uint64_t)api_id << 32) | seq;
@@ -131,6 +133,7 @@ CUSHIM_EXPORT int cushim_hook_remove(uint64_t handle)
         next = c;
     }
     atomic_store_explicit(&rt_slots[api_id].chain, next, memory_order_release);
+    rt_fast_update(api_id);
     hk_retire(cur);
 out:
     hk_unlock();

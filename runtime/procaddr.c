@@ -8,6 +8,7 @@
 #include "cushim_api_ids.h"
 #include "procaddr.h"
 
+
 typedef struct pa_row {
     const char *base;
     int flag;
@@ -54,6 +55,10 @@ static long pa_best(size_t first, size_t end, int flag, int v, int *any)
 int cushim_pa_lookup(const char *symbol, int cuda_version, uint64_t flags, uint32_t *api_id,
                      int *status)
 {
+    if (api_id != NULL)
+        *api_id = 0;
+    if (cuda_version > CUSHIM_GEN_CUDA_VERSION)
+        return CUSHIM_PA_RESULT_INVALID_VALUE;   /* newer than the driver: status untouched */
     uint32_t id = 0;
     int st = CUSHIM_PA_STATUS_SYMBOL_NOT_FOUND;
     size_t first = symbol ? pa_first(symbol) : PA_NROWS;
@@ -66,7 +71,7 @@ int cushim_pa_lookup(const char *symbol, int cuda_version, uint64_t flags, uint3
         int want_pt = (flags & CUSHIM_PA_FLAG_PER_THREAD) && !(flags & CUSHIM_PA_FLAG_LEGACY_STREAM);
         if (want_pt)
             best = pa_best(first, end, CUSHIM_PA_PER_THREAD, cuda_version, &any_pt);
-        if (best < 0)
+        if (!any_pt)   /* per-thread variants exist but none old enough: no legacy fallback */
             best = pa_best(first, end, CUSHIM_PA_LEGACY, cuda_version, &any_legacy);
         if (best >= 0) {
             id = pa_rows[best].id;
@@ -79,5 +84,5 @@ int cushim_pa_lookup(const char *symbol, int cuda_version, uint64_t flags, uint3
         *api_id = id;
     if (status != NULL)
         *status = st;
-    return id != 0 ? CUSHIM_PA_RESULT_SUCCESS : CUSHIM_PA_RESULT_NOT_FOUND;
+    return CUSHIM_PA_RESULT_SUCCESS;
 }

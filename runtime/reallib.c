@@ -27,8 +27,7 @@
 #include "rt_internal.h"
 
 static _Atomic(void *) rl_driver_h;          /* handle, or RL_FAILED */
-static _Atomic(void *) rl_driver_base;
-static _Atomic(void *) rl_self_base_p;
+static _Atomic uintptr_t rl_driver_base;      /* load address + 1 (0: unknown) */
 static _Atomic int rl_dropin_state;          /* 0 unknown, 1 preload, 2 drop-in */
 static _Atomic int rl_dlsym_missing_logged;
 
@@ -69,16 +68,69 @@ __attribute__((noinline)) void *rl_dlsym_next(const char *name)
     return r;
 }
 
-static void *rl_self_base(void)
+/* The loaded object containing 'addr': its load address and file name. dladdr
+   would do, but it scans the whole symbol table (~10^5 instructions here). */
+struct rl_obj_q {
+    uintptr_t addr;
+    uintptr_t base;
+    const char *name;
+    int found;
+};
+
+static int rl_obj_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
-    void *b = atomic_load_explicit(&rl_self_base_p, memory_order_relaxed);
-    if (b == NULL) {
-        Dl_info di;
-        if (dladdr((void *)&rl_self_base, &di) != 0)
-            b = di.dli_fbase;
-        atomic_store_explicit(&rl_self_base_p, b, memory_order_relaxed);
+    struct rl_obj_q *q = data;
+    (void)size;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (q->addr >= lo && q->addr < lo + ph->p_memsz) {
+            q->base = info->dlpi_addr;
+            q->name = info->dlpi_name ? info->dlpi_name : "";
+            q->found = 1;
+            return 1;
+        }
     }
-    return b;
+    return 0;
+}
+
+int rl_object_of(const void *addr, uintptr_t *base, const char **name)
+{
+    struct rl_obj_q q = { (uintptr_t)addr, 0, "", 0 };
+    dl_iterate_phdr(rl_obj_cb, &q);
+    *base = q.base;
+    *name = q.name;
+    return q.found;
+}
+
+uintptr_t rl_self_base(void)
+{
+    static _Atomic uintptr_t self;
+    static _Atomic int known;
+    if (!atomic_load_explicit(&known, memory_order_acquire)) {
+        uintptr_t b;
+        const char *n;
+        rl_object_of((const void *)&rl_self_base, &b, &n);
+        atomic_store_explicit(&self, b, memory_order_relaxed);
+        atomic_store_explicit(&known, 1, memory_order_release);
+    }
+    return atomic_load_explicit(&self, memory_order_relaxed);
+}
+
+void *rl_self_handle(void)
+{
+    static _Atomic(void *) self;
+    void *h = atomic_load_explicit(&self, memory_order_relaxed);
+    if (h == NULL) {
+        Dl_info di;
+        struct link_map *lm = NULL;
+        if (dladdr1((void *)&rl_self_handle, &di, (void **)&lm, RTLD_DL_LINKMAP) != 0)
+            h = lm;
+        atomic_store_explicit(&self, h, memory_order_relaxed);
+    }
+    return h;
 }
 
 static const char *rl_basename(const char *p)
@@ -91,10 +143,11 @@ int rl_is_dropin(void)
 {
     int s = atomic_load_explicit(&rl_dropin_state, memory_order_relaxed);
     if (s == 0) {
-        Dl_info di;
+        uintptr_t base;
+        const char *name;
         s = 1;
-        if (dladdr((void *)&rl_is_dropin, &di) != 0 && di.dli_fname != NULL &&
-            strncmp(rl_basename(di.dli_fname), "libcuda.so", 10) == 0)
+        if (rl_object_of((const void *)&rl_is_dropin, &base, &name) &&
+            strncmp(rl_basename(name), "libcuda.so", 10) == 0)
             s = 2;
         atomic_store_explicit(&rl_dropin_state, s, memory_order_relaxed);
     }
@@ -105,14 +158,15 @@ int rl_classify(const void *addr)
 {
     if (addr == NULL)
         return RL_NONE;
-    Dl_info di;
-    if (dladdr(addr, &di) == 0 || di.dli_fbase == NULL)
+    uintptr_t base;
+    const char *name;
+    if (!rl_object_of(addr, &base, &name))
         return RL_OTHER;
-    if (di.dli_fbase == rl_self_base())
+    if (base == rl_self_base())
         return RL_SELF;
-    if (di.dli_fbase == atomic_load_explicit(&rl_driver_base, memory_order_relaxed))
+    if (base + 1 == atomic_load_explicit(&rl_driver_base, memory_order_relaxed))
         return RL_DRIVER;
-    const char *b = rl_basename(di.dli_fname ? di.dli_fname : "");
+    const char *b = rl_basename(name);
     if (strncmp(b, "libcudart.so", 12) == 0)
         return RL_RUNTIME;
     if (strncmp(b, "libcuda.so", 10) == 0)
@@ -273,10 +327,11 @@ void *rl_driver_handle(void)
         h = atomic_load(&rl_driver_h);
         return h == RL_FAILED ? NULL : h;
     }
-    Dl_info di;
+    uintptr_t base;
+    const char *name;
     void *init = rl_dlsym(h, "cuInit");
-    if (init != NULL && dladdr(init, &di) != 0)
-        atomic_store_explicit(&rl_driver_base, di.dli_fbase, memory_order_relaxed);
+    if (init != NULL && rl_object_of(init, &base, &name))
+        atomic_store_explicit(&rl_driver_base, base + 1, memory_order_relaxed);
     void *expected = NULL;
     if (!atomic_compare_exchange_strong(&rl_driver_h, &expected, h)) {
         dlclose(h);   /* another thread won; same library, one more reference dropped */

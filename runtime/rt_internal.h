@@ -61,7 +61,13 @@ typedef struct rt_slot {
 } rt_slot;
 
 extern rt_slot rt_slots[CUSHIM_API_ID_LIMIT];
-extern void *const rt_wrapper_of[CUSHIM_API_ID_LIMIT];   /* wrapper_table.c */
+/* wrapper_table.c */
+extern void *const rt_wrapper_of[CUSHIM_API_ID_LIMIT];   /* our exported wrapper       */
+extern void *const rt_slow_of[CUSHIM_API_ID_LIMIT];      /* its slow path              */
+/* What the wrapper tail-calls: slot.real when resolved and slot.chain is NULL,
+   else rt_slow_of[id]. Written only under the hook mutex (rt_fast_update). */
+extern _Atomic(void *) rt_fast[CUSHIM_API_ID_LIMIT];
+void rt_fast_update(uint32_t id);          /* caller holds hk_lock() */
 
 enum { RT_MODE_FAIL = 0, RT_MODE_DIRECT = 1, RT_MODE_HOOKED = 2 };
 
@@ -113,9 +119,12 @@ typedef void *(*rl_dlvsym_fn)(void *, const char *, const char *);
 rl_dlsym_fn elf_real_dlsym(void);     /* glibc's; safe before any initialisation */
 rl_dlvsym_fn elf_real_dlvsym(void);
 void *elf_find_in_libc(const char *name);   /* default-version definition in libc.so.6 / libdl.so.2 */
-/* Objects after 'after_base' (an l_addr) in load order: the first that defines 'name'.
-   Returns its symbol address (unrelocated IFUNCs return the resolver) or NULL. */
-void *elf_next_definer(uintptr_t after_addr, const char *after_name, const char *name);
+/* Objects after the one loaded at 'after_addr' named 'after_name' (its l_addr and
+   l_name), in load order, except the one at 'skip_addr': the first that defines
+   'name'. Returns its symbol address (an IFUNC's resolver) or NULL. */
+void *elf_next_definer(uintptr_t after_addr, const char *after_name, uintptr_t skip_addr,
+                       const char *name);
+int elf_loaded_after(uintptr_t a, uintptr_t b);   /* object at a comes after object at b */
 
 /* ---- real libraries (reallib.c) ---- */
 enum { RL_NONE = 0, RL_SELF = 1, RL_DRIVER = 2, RL_RUNTIME = 3, RL_OTHER = 4 };
@@ -126,6 +135,9 @@ void *rl_dlsym_next(const char *name);            /* RTLD_NEXT relative to the s
 void *rl_driver_handle(void);                     /* NULL if no driver */
 void *rl_runtime_real(const char *name);
 int rl_classify(const void *addr);
+int rl_object_of(const void *addr, uintptr_t *base, const char **name);
+uintptr_t rl_self_base(void);
+void *rl_self_handle(void);                       /* our link_map = our dlopen handle */
 int rl_is_dropin(void);
 
 /* ---- cuGetProcAddress family (getproc.c) ---- */

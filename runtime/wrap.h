@@ -4,10 +4,10 @@
  * Included by wrappers_driver.c / wrappers_runtime.c before the generated
  * .inc files. Per API:
  *
- *   NAME        exported; if the slot has no chain and a resolved real
- *               function, tail-call it (two loads, two tests, one jmp);
- *               otherwise call the slow path.
- *   rt_slow_NAME  noinline, cold: resolve the real function once, count,
+ *   NAME        exported; tail-calls rt_fast[ID]: the real function when it
+ *               is resolved and the slot has no chain (no hook, no counter),
+ *               else rt_slow_NAME (one load, one indirect jmp).
+ *   rt_slow_NAME  hidden, noinline, cold: resolve the real function once, count,
  *               and when hooks are enabled (and this thread is not already
  *               inside a hooked call) build the call frame: params struct,
  *               pre hooks, real call through UNPACK, post hooks.
@@ -31,7 +31,7 @@
 #define RT_FAIL_CUSHIM_RET_OTHER(RET, v) memset(&(v), 0, sizeof(v))
 
 #define CUSHIM_API(ID, NAME, RET, RETKIND, PROTO, ARGS, UNPACK)                                   \
-    __attribute__((noinline, cold)) static RET rt_slow_##NAME PROTO                               \
+    __attribute__((noinline, cold)) RET rt_slow_##NAME PROTO                                      \
     {                                                                                             \
         RET rt_ret_;                                                                              \
         rt_frame rt_f_;                                                                           \
@@ -55,12 +55,7 @@
     }                                                                                             \
     CUSHIM_EXPORT RET NAME PROTO                                                                  \
     {                                                                                             \
-        if (RT_LIKELY(atomic_load_explicit(&rt_slots[ID].chain, memory_order_relaxed) == NULL)) { \
-            void *rt_real_ = atomic_load_explicit(&rt_slots[ID].real, memory_order_relaxed);      \
-            if (RT_LIKELY(rt_real_ != NULL))                                                      \
-                return ((RET(*) PROTO)rt_real_)ARGS;                                              \
-        }                                                                                         \
-        return rt_slow_##NAME ARGS;                                                               \
+        return ((RET(*) PROTO)atomic_load_explicit(&rt_fast[ID], memory_order_relaxed))ARGS;     \
     }
 
 #endif /* RT_WRAP_H */

@@ -4,9 +4,12 @@
 #
 # USAGE: tools/fetch-cuda-headers.sh DEST [WHEEL_DIR]
 #   Downloads the pinned wheels nvidia-cuda-runtime-cu12==12.9.79 and
-#   nvidia-cuda-runtime-cu11==11.8.89 with pip (or takes them from
-#   WHEEL_DIR when it holds them) and unpacks their include folders into
-#   DEST/12.9/include and DEST/11.8/include.
+#   nvidia-cuda-runtime-cu11==11.8.89, plus the profiler API wheels of the
+#   same releases (nvidia-cuda-profiler-api-cu12==12.9.79,
+#   nvidia-cuda-profiler-api-cu11==11.8.86: cudaProfiler.h and
+#   cuda_profiler_api.h, which the runtime wheels lack), with pip (or takes
+#   them from WHEEL_DIR when it holds them) and unpacks their include
+#   folders into DEST/12.9/include and DEST/11.8/include.
 #   DEST is usually <build dir>/cuda-headers (CUSHIM_EXTRA_HEADERS_DIR).
 set -eu
 
@@ -20,8 +23,8 @@ wheels=${2:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
-fetch() { # fetch VERSION PACKAGE PIN
-    ver=$1 pkg=$2 pin=$3
+fetch() { # fetch VERSION PACKAGE PIN WHEEL_SUBDIR
+    ver=$1 pkg=$2 pin=$3 sub=$4
     file=
     if [ -n "$wheels" ]; then
         norm=$(echo "$pkg" | tr - _)
@@ -30,31 +33,42 @@ fetch() { # fetch VERSION PACKAGE PIN
         done
     fi
     if [ -z "$file" ]; then
-        mkdir -p "$tmp/dl-$ver"
+        mkdir -p "$tmp/dl-$pkg"
         python3 -m pip download --quiet --no-deps --only-binary=:all: \
             --platform manylinux2014_x86_64 --python-version 3 \
-            -d "$tmp/dl-$ver" "$pkg==$pin" || {
+            -d "$tmp/dl-$pkg" "$pkg==$pin" || {
             echo "error: pip could not download $pkg==$pin" >&2
             exit 1
         }
-        file=$(ls "$tmp/dl-$ver"/*.whl | head -n 1)
+        file=$(ls "$tmp/dl-$pkg"/*.whl | head -n 1)
     fi
-    mkdir -p "$tmp/x-$ver"
-    python3 -m zipfile -e "$file" "$tmp/x-$ver" || {
+    rm -rf "$tmp/x"
+    mkdir -p "$tmp/x"
+    python3 -m zipfile -e "$file" "$tmp/x" || {
         echo "error: cannot unpack $file" >&2
         exit 1
     }
-    inc="$tmp/x-$ver/nvidia/cuda_runtime/include"
-    if [ ! -f "$inc/cuda.h" ]; then
-        echo "error: $file holds no nvidia/cuda_runtime/include/cuda.h" >&2
+    inc="$tmp/x/nvidia/$sub/include"
+    if [ ! -d "$inc" ]; then
+        echo "error: $file holds no nvidia/$sub/include" >&2
         exit 1
     fi
-    rm -rf "$dest/$ver"
-    mkdir -p "$dest/$ver"
-    cp -R "$inc" "$dest/$ver/include"
+    mkdir -p "$dest/$ver/include"
+    cp -R "$inc"/. "$dest/$ver/include"/
     rm -f "$dest/$ver/include/__init__.py"
-    echo "CUDA $ver headers in $dest/$ver/include"
 }
 
-fetch 12.9 nvidia-cuda-runtime-cu12 12.9.79
-fetch 11.8 nvidia-cuda-runtime-cu11 11.8.89
+for ver in 12.9 11.8; do
+    rm -rf "$dest/$ver"
+done
+fetch 12.9 nvidia-cuda-runtime-cu12 12.9.79 cuda_runtime
+fetch 12.9 nvidia-cuda-profiler-api-cu12 12.9.79 cuda_profiler_api
+fetch 11.8 nvidia-cuda-runtime-cu11 11.8.89 cuda_runtime
+fetch 11.8 nvidia-cuda-profiler-api-cu11 11.8.86 cuda_profiler_api
+for ver in 12.9 11.8; do
+    if [ ! -f "$dest/$ver/include/cuda.h" ]; then
+        echo "error: $dest/$ver/include/cuda.h missing after unpacking" >&2
+        exit 1
+    fi
+    echo "CUDA $ver headers in $dest/$ver/include"
+done

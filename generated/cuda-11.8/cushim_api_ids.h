@@ -514,6 +514,9 @@ enum cushim_api_id {
     CUSHIM_API_cuStreamUpdateCaptureDependencies = 624,
     CUSHIM_API_cuStreamUpdateCaptureDependencies_ptsz = 625,
     CUSHIM_API_cuGetProcAddress = 628,
+    CUSHIM_API_cuProfilerInitialize = 635,
+    CUSHIM_API_cuProfilerStart = 636,
+    CUSHIM_API_cuProfilerStop = 637,
     CUSHIM_API_cuGraphicsGLRegisterBuffer = 638,
     CUSHIM_API_cuGraphicsGLRegisterImage = 639,
     CUSHIM_API_cuGLGetDevices_v2 = 640,
@@ -876,6 +879,8 @@ enum cushim_api_id {
     CUSHIM_API_cudaFreeAsync = 1047,
     CUSHIM_API_cudaMallocFromPoolAsync = 1048,
     CUSHIM_API_cudaGetDriverEntryPoint = 1049,
+    CUSHIM_API_cudaProfilerStart = 1051,
+    CUSHIM_API_cudaProfilerStop = 1052,
     CUSHIM_API_cudaGLGetDevices = 1053,
     CUSHIM_API_cudaGraphicsGLRegisterImage = 1054,
     CUSHIM_API_cudaGraphicsGLRegisterBuffer = 1055,
@@ -929,8 +934,9 @@ enum cushim_api_id {
     CUSHIM_API_cudaGetSurfaceReference = 1118,
     CUSHIM_API_cudaCreateTextureObject_v2 = 1119,
     CUSHIM_API_cudaGetTextureObjectTextureDesc_v2 = 1120,
+    CUSHIM_API_cudaProfilerInitialize = 1121,
 };
 
-#define CUSHIM_API_ID_LIMIT 1121
+#define CUSHIM_API_ID_LIMIT 1122
 
 #endif

@@ -2528,6 +2528,17 @@ typedef struct cushim_params_cuGetProcAddress {
     int cudaVersion;
     cuuint64_t flags;
 } cushim_params_cuGetProcAddress;
+typedef struct cushim_params_cuProfilerInitialize {
+    const char *configFile;
+    const char *outputFile;
+    CUoutput_mode outputMode;
+} cushim_params_cuProfilerInitialize;
+typedef struct cushim_params_cuProfilerStart {
+    char cushim_unused_;
+} cushim_params_cuProfilerStart;
+typedef struct cushim_params_cuProfilerStop {
+    char cushim_unused_;
+} cushim_params_cuProfilerStop;
 typedef struct cushim_params_cuGraphicsGLRegisterBuffer {
     CUgraphicsResource *pCudaResource;
     GLuint buffer;
@@ -4417,6 +4428,12 @@ typedef struct cushim_params_cudaGetDriverEntryPoint {
     void **funcPtr;
     unsigned long long flags;
 } cushim_params_cudaGetDriverEntryPoint;
+typedef struct cushim_params_cudaProfilerStart {
+    char cushim_unused_;
+} cushim_params_cudaProfilerStart;
+typedef struct cushim_params_cudaProfilerStop {
+    char cushim_unused_;
+} cushim_params_cudaProfilerStop;
 typedef struct cushim_params_cudaGLGetDevices {
     unsigned int *pCudaDeviceCount;
     int *pCudaDevices;
@@ -4668,5 +4685,10 @@ typedef struct cushim_params_cudaGetTextureObjectTextureDesc_v2 {
     struct cudaTextureDesc_v2 *pTexDesc;
     cudaTextureObject_t texObject;
 } cushim_params_cudaGetTextureObjectTextureDesc_v2;
+typedef struct cushim_params_cudaProfilerInitialize {
+    const char *configFile;
+    const char *outputFile;
+    cudaOutputMode_t outputMode;
+} cushim_params_cudaProfilerInitialize;
 
 #endif

@@ -7,11 +7,13 @@
 #endif
 
 #include <cuda.h>
+#include <cudaProfiler.h>
 #include <cudaGL.h>
 #include <cudaEGL.h>
 #include <vdpau/vdpau.h> /* cudaVDPAU.h uses it without including it */
 #include <cudaVDPAU.h>
 #include <cuda_runtime_api.h>
+#include <cuda_profiler_api.h>
 #include <cuda_gl_interop.h>
 #include <cuda_egl_interop.h>
 #include <cuda_vdpau_interop.h>

@@ -3150,6 +3150,17 @@ typedef struct cushim_params_cuCheckpointProcessUnlock {
     int pid;
     CUcheckpointUnlockArgs *args;
 } cushim_params_cuCheckpointProcessUnlock;
+typedef struct cushim_params_cuProfilerInitialize {
+    const char *configFile;
+    const char *outputFile;
+    CUoutput_mode outputMode;
+} cushim_params_cuProfilerInitialize;
+typedef struct cushim_params_cuProfilerStart {
+    char cushim_unused_;
+} cushim_params_cuProfilerStart;
+typedef struct cushim_params_cuProfilerStop {
+    char cushim_unused_;
+} cushim_params_cuProfilerStop;
 typedef struct cushim_params_cuGraphicsGLRegisterBuffer {
     CUgraphicsResource *pCudaResource;
     GLuint buffer;
@@ -5245,6 +5256,12 @@ typedef struct cushim_params_cudaGetDriverEntryPointByVersion {
     unsigned long long flags;
     enum cudaDriverEntryPointQueryResult *driverStatus;
 } cushim_params_cudaGetDriverEntryPointByVersion;
+typedef struct cushim_params_cudaProfilerStart {
+    char cushim_unused_;
+} cushim_params_cudaProfilerStart;
+typedef struct cushim_params_cudaProfilerStop {
+    char cushim_unused_;
+} cushim_params_cudaProfilerStop;
 typedef struct cushim_params_cudaGLGetDevices {
     unsigned int *pCudaDeviceCount;
     int *pCudaDevices;

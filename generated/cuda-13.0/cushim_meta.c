@@ -3423,14 +3423,14 @@ static const cushim_param_info cushim_gen_p_cuEventCreateFromEGLSync[] = {
 static const cushim_param_info cushim_gen_p_cuVDPAUGetDevice[] = {
     { "pDevice", "CUdevice *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuVDPAUGetDevice, pDevice), -1, CUSHIM_E_(cuVDPAUGetDevice, pDevice), 0 },
     { "vdpDevice", "VdpDevice", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuVDPAUGetDevice, vdpDevice), -1, 0, 0 },
-    { "vdpGetProcAddress", "VdpGetProcAddress *", "enum <anonymous> (*)(unsigned int, unsigned int, void **)", CUSHIM_KIND_CALLBACK, CUSHIM_DIR_IN, CUSHIM_F_(cuVDPAUGetDevice, vdpGetProcAddress), -1, 0, 0 },
+    { "vdpGetProcAddress", "VdpGetProcAddress *", "VdpStatus (*)(unsigned int, unsigned int, void **)", CUSHIM_KIND_CALLBACK, CUSHIM_DIR_IN, CUSHIM_F_(cuVDPAUGetDevice, vdpGetProcAddress), -1, 0, 0 },
 };
 static const cushim_param_info cushim_gen_p_cuVDPAUCtxCreate_v2[] = {
     { "pCtx", "CUcontext *", "struct CUctx_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuVDPAUCtxCreate_v2, pCtx), -1, CUSHIM_E_(cuVDPAUCtxCreate_v2, pCtx), 0 },
     { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuVDPAUCtxCreate_v2, flags), -1, 0, 0 },
     { "device", "CUdevice", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuVDPAUCtxCreate_v2, device), -1, 0, 0 },
     { "vdpDevice", "VdpDevice", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuVDPAUCtxCreate_v2, vdpDevice), -1, 0, 0 },
-    { "vdpGetProcAddress", "VdpGetProcAddress *", "enum <anonymous> (*)(unsigned int, unsigned int, void **)", CUSHIM_KIND_CALLBACK, CUSHIM_DIR_IN, CUSHIM_F_(cuVDPAUCtxCreate_v2, vdpGetProcAddress), -1, 0, 0 },
+    { "vdpGetProcAddress", "VdpGetProcAddress *", "VdpStatus (*)(unsigned int, unsigned int, void **)", CUSHIM_KIND_CALLBACK, CUSHIM_DIR_IN, CUSHIM_F_(cuVDPAUCtxCreate_v2, vdpGetProcAddress), -1, 0, 0 },
 };
 static const cushim_param_info cushim_gen_p_cuGraphicsVDPAURegisterVideoSurface[] = {
     { "pCudaResource", "CUgraphicsResource *", "struct CUgraphicsResource_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphicsVDPAURegisterVideoSurface, pCudaResource), -1, CUSHIM_E_(cuGraphicsVDPAURegisterVideoSurface, pCudaResource), 0 },
@@ -3447,7 +3447,7 @@ static const cushim_param_info cushim_gen_p_cuVDPAUCtxCreate[] = {
     { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuVDPAUCtxCreate, flags), -1, 0, 0 },
     { "device", "CUdevice", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuVDPAUCtxCreate, device), -1, 0, 0 },
     { "vdpDevice", "VdpDevice", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuVDPAUCtxCreate, vdpDevice), -1, 0, 0 },
-    { "vdpGetProcAddress", "VdpGetProcAddress *", "enum <anonymous> (*)(unsigned int, unsigned int, void **)", CUSHIM_KIND_CALLBACK, CUSHIM_DIR_IN, CUSHIM_F_(cuVDPAUCtxCreate, vdpGetProcAddress), -1, 0, 0 },
+    { "vdpGetProcAddress", "VdpGetProcAddress *", "VdpStatus (*)(unsigned int, unsigned int, void **)", CUSHIM_KIND_CALLBACK, CUSHIM_DIR_IN, CUSHIM_F_(cuVDPAUCtxCreate, vdpGetProcAddress), -1, 0, 0 },
 };
 static const cushim_param_info cushim_gen_p_cudaDeviceSetLimit[] = {
     { "limit", "enum cudaLimit", "enum cudaLimit", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cudaDeviceSetLimit, limit), -1, 0, 0 },
@@ -4007,7 +4007,7 @@ static const cushim_param_info cushim_gen_p_cudaMemcpy2D_ptds[] = {
     { "kind", "enum cudaMemcpyKind", "enum cudaMemcpyKind", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2D_ptds, kind), -1, 0, 0 },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpy2DToArray_ptds[] = {
-    { "dst", "cudaArray_t", "struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMemcpy2DToArray_ptds, dst), -1, 0, 0 },
+    { "dst", "cudaArray_t", "struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DToArray_ptds, dst), -1, 0, 0 },
     { "wOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DToArray_ptds, wOffset), -1, 0, 0 },
     { "hOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DToArray_ptds, hOffset), -1, 0, 0 },
     { "src", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DToArray_ptds, src), -1, 0, 0 },
@@ -4027,7 +4027,7 @@ static const cushim_param_info cushim_gen_p_cudaMemcpy2DFromArray_ptds[] = {
     { "kind", "enum cudaMemcpyKind", "enum cudaMemcpyKind", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DFromArray_ptds, kind), -1, 0, 0 },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpy2DArrayToArray_ptds[] = {
-    { "dst", "cudaArray_t", "struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMemcpy2DArrayToArray_ptds, dst), -1, 0, 0 },
+    { "dst", "cudaArray_t", "struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DArrayToArray_ptds, dst), -1, 0, 0 },
     { "wOffsetDst", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DArrayToArray_ptds, wOffsetDst), -1, 0, 0 },
     { "hOffsetDst", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DArrayToArray_ptds, hOffsetDst), -1, 0, 0 },
     { "src", "cudaArray_const_t", "const struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DArrayToArray_ptds, src), -1, 0, 0 },
@@ -4093,7 +4093,7 @@ static const cushim_param_info cushim_gen_p_cudaMemcpy2DAsync_ptsz[] = {
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DAsync_ptsz, stream), -1, 0, 0 },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpy2DToArrayAsync_ptsz[] = {
-    { "dst", "cudaArray_t", "struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMemcpy2DToArrayAsync_ptsz, dst), -1, 0, 0 },
+    { "dst", "cudaArray_t", "struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DToArrayAsync_ptsz, dst), -1, 0, 0 },
     { "wOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DToArrayAsync_ptsz, wOffset), -1, 0, 0 },
     { "hOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DToArrayAsync_ptsz, hOffset), -1, 0, 0 },
     { "src", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DToArrayAsync_ptsz, src), -1, 0, 0 },
@@ -4231,7 +4231,7 @@ static const cushim_param_info cushim_gen_p_cudaMemRangeGetAttributes[] = {
     { "count", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemRangeGetAttributes, count), -1, 0, 0 },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpyToArray_ptds[] = {
-    { "dst", "cudaArray_t", "struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMemcpyToArray_ptds, dst), -1, 0, 0 },
+    { "dst", "cudaArray_t", "struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpyToArray_ptds, dst), -1, 0, 0 },
     { "wOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpyToArray_ptds, wOffset), -1, 0, 0 },
     { "hOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpyToArray_ptds, hOffset), -1, 0, 0 },
     { "src", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpyToArray_ptds, src), -1, 0, 0 },
@@ -4247,7 +4247,7 @@ static const cushim_param_info cushim_gen_p_cudaMemcpyFromArray_ptds[] = {
     { "kind", "enum cudaMemcpyKind", "enum cudaMemcpyKind", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpyFromArray_ptds, kind), -1, 0, 0 },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpyArrayToArray_ptds[] = {
-    { "dst", "cudaArray_t", "struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMemcpyArrayToArray_ptds, dst), -1, 0, 0 },
+    { "dst", "cudaArray_t", "struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpyArrayToArray_ptds, dst), -1, 0, 0 },
     { "wOffsetDst", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpyArrayToArray_ptds, wOffsetDst), -1, 0, 0 },
     { "hOffsetDst", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpyArrayToArray_ptds, hOffsetDst), -1, 0, 0 },
     { "src", "cudaArray_const_t", "const struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpyArrayToArray_ptds, src), -1, 0, 0 },
@@ -4257,7 +4257,7 @@ static const cushim_param_info cushim_gen_p_cudaMemcpyArrayToArray_ptds[] = {
     { "kind", "enum cudaMemcpyKind", "enum cudaMemcpyKind", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpyArrayToArray_ptds, kind), -1, 0, 0 },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpyToArrayAsync_ptsz[] = {
-    { "dst", "cudaArray_t", "struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMemcpyToArrayAsync_ptsz, dst), -1, 0, 0 },
+    { "dst", "cudaArray_t", "struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpyToArrayAsync_ptsz, dst), -1, 0, 0 },
     { "wOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpyToArrayAsync_ptsz, wOffset), -1, 0, 0 },
     { "hOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpyToArrayAsync_ptsz, hOffset), -1, 0, 0 },
     { "src", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpyToArrayAsync_ptsz, src), -1, 0, 0 },
@@ -5068,7 +5068,7 @@ static const cushim_param_info cushim_gen_p_cudaMemcpy2D[] = {
     { "kind", "enum cudaMemcpyKind", "enum cudaMemcpyKind", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2D, kind), -1, 0, 0 },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpyToArray[] = {
-    { "dst", "cudaArray_t", "struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMemcpyToArray, dst), -1, 0, 0 },
+    { "dst", "cudaArray_t", "struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpyToArray, dst), -1, 0, 0 },
     { "wOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpyToArray, wOffset), -1, 0, 0 },
     { "hOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpyToArray, hOffset), -1, 0, 0 },
     { "src", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpyToArray, src), -1, 0, 0 },
@@ -5076,7 +5076,7 @@ static const cushim_param_info cushim_gen_p_cudaMemcpyToArray[] = {
     { "kind", "enum cudaMemcpyKind", "enum cudaMemcpyKind", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpyToArray, kind), -1, 0, 0 },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpy2DToArray[] = {
-    { "dst", "cudaArray_t", "struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMemcpy2DToArray, dst), -1, 0, 0 },
+    { "dst", "cudaArray_t", "struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DToArray, dst), -1, 0, 0 },
     { "wOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DToArray, wOffset), -1, 0, 0 },
     { "hOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DToArray, hOffset), -1, 0, 0 },
     { "src", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DToArray, src), -1, 0, 0 },
@@ -5104,7 +5104,7 @@ static const cushim_param_info cushim_gen_p_cudaMemcpy2DFromArray[] = {
     { "kind", "enum cudaMemcpyKind", "enum cudaMemcpyKind", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DFromArray, kind), -1, 0, 0 },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpyArrayToArray[] = {
-    { "dst", "cudaArray_t", "struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMemcpyArrayToArray, dst), -1, 0, 0 },
+    { "dst", "cudaArray_t", "struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpyArrayToArray, dst), -1, 0, 0 },
     { "wOffsetDst", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpyArrayToArray, wOffsetDst), -1, 0, 0 },
     { "hOffsetDst", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpyArrayToArray, hOffsetDst), -1, 0, 0 },
     { "src", "cudaArray_const_t", "const struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpyArrayToArray, src), -1, 0, 0 },
@@ -5114,7 +5114,7 @@ static const cushim_param_info cushim_gen_p_cudaMemcpyArrayToArray[] = {
     { "kind", "enum cudaMemcpyKind", "enum cudaMemcpyKind", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpyArrayToArray, kind), -1, 0, 0 },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpy2DArrayToArray[] = {
-    { "dst", "cudaArray_t", "struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMemcpy2DArrayToArray, dst), -1, 0, 0 },
+    { "dst", "cudaArray_t", "struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DArrayToArray, dst), -1, 0, 0 },
     { "wOffsetDst", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DArrayToArray, wOffsetDst), -1, 0, 0 },
     { "hOffsetDst", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DArrayToArray, hOffsetDst), -1, 0, 0 },
     { "src", "cudaArray_const_t", "const struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DArrayToArray, src), -1, 0, 0 },
@@ -5197,7 +5197,7 @@ static const cushim_param_info cushim_gen_p_cudaMemcpy2DAsync[] = {
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DAsync, stream), -1, 0, 0 },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpyToArrayAsync[] = {
-    { "dst", "cudaArray_t", "struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMemcpyToArrayAsync, dst), -1, 0, 0 },
+    { "dst", "cudaArray_t", "struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpyToArrayAsync, dst), -1, 0, 0 },
     { "wOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpyToArrayAsync, wOffset), -1, 0, 0 },
     { "hOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpyToArrayAsync, hOffset), -1, 0, 0 },
     { "src", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpyToArrayAsync, src), -1, 0, 0 },
@@ -5206,7 +5206,7 @@ static const cushim_param_info cushim_gen_p_cudaMemcpyToArrayAsync[] = {
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpyToArrayAsync, stream), -1, 0, 0 },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpy2DToArrayAsync[] = {
-    { "dst", "cudaArray_t", "struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMemcpy2DToArrayAsync, dst), -1, 0, 0 },
+    { "dst", "cudaArray_t", "struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DToArrayAsync, dst), -1, 0, 0 },
     { "wOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DToArrayAsync, wOffset), -1, 0, 0 },
     { "hOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DToArrayAsync, hOffset), -1, 0, 0 },
     { "src", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DToArrayAsync, src), -1, 0, 0 },
@@ -5582,12 +5582,12 @@ static const cushim_param_info cushim_gen_p_cudaEventCreateFromEGLSync[] = {
 static const cushim_param_info cushim_gen_p_cudaVDPAUGetDevice[] = {
     { "device", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaVDPAUGetDevice, device), -1, CUSHIM_E_(cudaVDPAUGetDevice, device), 0 },
     { "vdpDevice", "VdpDevice", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaVDPAUGetDevice, vdpDevice), -1, 0, 0 },
-    { "vdpGetProcAddress", "VdpGetProcAddress *", "enum <anonymous> (*)(unsigned int, unsigned int, void **)", CUSHIM_KIND_CALLBACK, CUSHIM_DIR_IN, CUSHIM_F_(cudaVDPAUGetDevice, vdpGetProcAddress), -1, 0, 0 },
+    { "vdpGetProcAddress", "VdpGetProcAddress *", "VdpStatus (*)(unsigned int, unsigned int, void **)", CUSHIM_KIND_CALLBACK, CUSHIM_DIR_IN, CUSHIM_F_(cudaVDPAUGetDevice, vdpGetProcAddress), -1, 0, 0 },
 };
 static const cushim_param_info cushim_gen_p_cudaVDPAUSetVDPAUDevice[] = {
     { "device", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaVDPAUSetVDPAUDevice, device), -1, 0, 0 },
     { "vdpDevice", "VdpDevice", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaVDPAUSetVDPAUDevice, vdpDevice), -1, 0, 0 },
-    { "vdpGetProcAddress", "VdpGetProcAddress *", "enum <anonymous> (*)(unsigned int, unsigned int, void **)", CUSHIM_KIND_CALLBACK, CUSHIM_DIR_IN, CUSHIM_F_(cudaVDPAUSetVDPAUDevice, vdpGetProcAddress), -1, 0, 0 },
+    { "vdpGetProcAddress", "VdpGetProcAddress *", "VdpStatus (*)(unsigned int, unsigned int, void **)", CUSHIM_KIND_CALLBACK, CUSHIM_DIR_IN, CUSHIM_F_(cudaVDPAUSetVDPAUDevice, vdpGetProcAddress), -1, 0, 0 },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphicsVDPAURegisterVideoSurface[] = {
     { "resource", "struct cudaGraphicsResource **", "struct cudaGraphicsResource **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphicsVDPAURegisterVideoSurface, resource), -1, CUSHIM_E_(cudaGraphicsVDPAURegisterVideoSurface, resource), 0 },
@@ -5601,8 +5601,8 @@ static const cushim_param_info cushim_gen_p_cudaGraphicsVDPAURegisterOutputSurfa
 };
 
 const cushim_api_info cushim_gen_apis[] = {
-    { 1, "cuGetErrorString", "cuGetErrorString", 6000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, 0, "CUresult", "cuda.h", 5149, sizeof(cushim_params_cuGetErrorString), sizeof(CUresult), 2, cushim_gen_p_cuGetErrorString },
-    { 2, "cuGetErrorName", "cuGetErrorName", 6000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, 0, "CUresult", "cuda.h", 5170, sizeof(cushim_params_cuGetErrorName), sizeof(CUresult), 2, cushim_gen_p_cuGetErrorName },
+    { 1, "cuGetErrorString", "cuGetErrorString", 6000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_QUERY, "CUresult", "cuda.h", 5149, sizeof(cushim_params_cuGetErrorString), sizeof(CUresult), 2, cushim_gen_p_cuGetErrorString },
+    { 2, "cuGetErrorName", "cuGetErrorName", 6000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_QUERY, "CUresult", "cuda.h", 5170, sizeof(cushim_params_cuGetErrorName), sizeof(CUresult), 2, cushim_gen_p_cuGetErrorName },
     { 3, "cuInit", "cuInit", 2000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_INIT, "CUresult", "cuda.h", 5207, sizeof(cushim_params_cuInit), sizeof(CUresult), 1, cushim_gen_p_cuInit },
     { 4, "cuDriverGetVersion", "cuDriverGetVersion", 2020, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_INIT | CUSHIM_CAT_QUERY, "CUresult", "cuda.h", 5245, sizeof(cushim_params_cuDriverGetVersion), sizeof(CUresult), 1, cushim_gen_p_cuDriverGetVersion },
     { 5, "cuDeviceGet", "cuDeviceGet", 2000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "CUresult", "cuda.h", 5288, sizeof(cushim_params_cuDeviceGet), sizeof(CUresult), 2, cushim_gen_p_cuDeviceGet },
@@ -5706,8 +5706,8 @@ const cushim_api_info cushim_gen_apis[] = {
     { 103, "cuIpcGetEventHandle", "cuIpcGetEventHandle", 4010, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_QUERY, "CUresult", "cuda.h", 9265, sizeof(cushim_params_cuIpcGetEventHandle), sizeof(CUresult), 2, cushim_gen_p_cuIpcGetEventHandle },
     { 104, "cuIpcOpenEventHandle", "cuIpcOpenEventHandle", 4010, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, 0, "CUresult", "cuda.h", 9308, sizeof(cushim_params_cuIpcOpenEventHandle), sizeof(CUresult), 2, cushim_gen_p_cuIpcOpenEventHandle },
     { 105, "cuIpcGetMemHandle", "cuIpcGetMemHandle", 4010, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_QUERY, "CUresult", "cuda.h", 9352, sizeof(cushim_params_cuIpcGetMemHandle), sizeof(CUresult), 2, cushim_gen_p_cuIpcGetMemHandle },
-    { 106, "cuIpcOpenMemHandle_v2", "cuIpcOpenMemHandle", 11000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, 0, "CUresult", "cuda.h", 9413, sizeof(cushim_params_cuIpcOpenMemHandle_v2), sizeof(CUresult), 3, cushim_gen_p_cuIpcOpenMemHandle_v2 },
-    { 107, "cuIpcCloseMemHandle", "cuIpcCloseMemHandle", 4010, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, 0, "CUresult", "cuda.h", 9450, sizeof(cushim_params_cuIpcCloseMemHandle), sizeof(CUresult), 1, cushim_gen_p_cuIpcCloseMemHandle },
+    { 106, "cuIpcOpenMemHandle_v2", "cuIpcOpenMemHandle", 11000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_ALLOC, "CUresult", "cuda.h", 9413, sizeof(cushim_params_cuIpcOpenMemHandle_v2), sizeof(CUresult), 3, cushim_gen_p_cuIpcOpenMemHandle_v2 },
+    { 107, "cuIpcCloseMemHandle", "cuIpcCloseMemHandle", 4010, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_FREE, "CUresult", "cuda.h", 9450, sizeof(cushim_params_cuIpcCloseMemHandle), sizeof(CUresult), 1, cushim_gen_p_cuIpcCloseMemHandle },
     { 108, "cuMemHostRegister_v2", "cuMemHostRegister", 6050, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_ALLOC, "CUresult", "cuda.h", 9541, sizeof(cushim_params_cuMemHostRegister_v2), sizeof(CUresult), 3, cushim_gen_p_cuMemHostRegister_v2 },
     { 109, "cuMemHostUnregister", "cuMemHostUnregister", 4000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_FREE, "CUresult", "cuda.h", 9567, sizeof(cushim_params_cuMemHostUnregister), sizeof(CUresult), 1, cushim_gen_p_cuMemHostUnregister },
     { 110, "cuMemcpy_ptds", "cuMemcpy", 7000, CUSHIM_PT_PTDS, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_COPY, "CUresult", "cuda.h", 9607, sizeof(cushim_params_cuMemcpy_ptds), sizeof(CUresult), 3, cushim_gen_p_cuMemcpy_ptds },
@@ -5801,9 +5801,9 @@ const cushim_api_info cushim_gen_apis[] = {
     { 198, "cuMulticastUnbind", "cuMulticastUnbind", 12010, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_VMM, "CUresult", "cuda.h", 14042, sizeof(cushim_params_cuMulticastUnbind), sizeof(CUresult), 4, cushim_gen_p_cuMulticastUnbind },
     { 199, "cuMulticastGetGranularity", "cuMulticastGetGranularity", 12010, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_VMM | CUSHIM_CAT_QUERY, "CUresult", "cuda.h", 14066, sizeof(cushim_params_cuMulticastGetGranularity), sizeof(CUresult), 3, cushim_gen_p_cuMulticastGetGranularity },
     { 200, "cuPointerGetAttribute", "cuPointerGetAttribute", 4000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_QUERY, "CUresult", "cuda.h", 14357, sizeof(cushim_params_cuPointerGetAttribute), sizeof(CUresult), 3, cushim_gen_p_cuPointerGetAttribute },
-    { 201, "cuMemPrefetchAsync_v2_ptsz", "cuMemPrefetchAsync", 12020, CUSHIM_PT_PTSZ, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, 0, "CUresult", "cuda.h", 14434, sizeof(cushim_params_cuMemPrefetchAsync_v2_ptsz), sizeof(CUresult), 5, cushim_gen_p_cuMemPrefetchAsync_v2_ptsz },
+    { 201, "cuMemPrefetchAsync_v2_ptsz", "cuMemPrefetchAsync", 12020, CUSHIM_PT_PTSZ, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_COPY, "CUresult", "cuda.h", 14434, sizeof(cushim_params_cuMemPrefetchAsync_v2_ptsz), sizeof(CUresult), 5, cushim_gen_p_cuMemPrefetchAsync_v2_ptsz },
     { 202, "cuMemAdvise_v2", "cuMemAdvise", 12020, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, 0, "CUresult", "cuda.h", 14555, sizeof(cushim_params_cuMemAdvise_v2), sizeof(CUresult), 4, cushim_gen_p_cuMemAdvise_v2 },
-    { 203, "cuMemPrefetchBatchAsync_ptsz", "cuMemPrefetchBatchAsync", 13000, CUSHIM_PT_PTSZ, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, 0, "CUresult", "cuda.h", 14596, sizeof(cushim_params_cuMemPrefetchBatchAsync_ptsz), sizeof(CUresult), 8, cushim_gen_p_cuMemPrefetchBatchAsync_ptsz },
+    { 203, "cuMemPrefetchBatchAsync_ptsz", "cuMemPrefetchBatchAsync", 13000, CUSHIM_PT_PTSZ, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_COPY, "CUresult", "cuda.h", 14596, sizeof(cushim_params_cuMemPrefetchBatchAsync_ptsz), sizeof(CUresult), 8, cushim_gen_p_cuMemPrefetchBatchAsync_ptsz },
     { 204, "cuMemDiscardBatchAsync_ptsz", "cuMemDiscardBatchAsync", 13000, CUSHIM_PT_PTSZ, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, 0, "CUresult", "cuda.h", 14629, sizeof(cushim_params_cuMemDiscardBatchAsync_ptsz), sizeof(CUresult), 5, cushim_gen_p_cuMemDiscardBatchAsync_ptsz },
     { 205, "cuMemDiscardAndPrefetchBatchAsync_ptsz", "cuMemDiscardAndPrefetchBatchAsync", 13000, CUSHIM_PT_PTSZ, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, 0, "CUresult", "cuda.h", 14677, sizeof(cushim_params_cuMemDiscardAndPrefetchBatchAsync_ptsz), sizeof(CUresult), 8, cushim_gen_p_cuMemDiscardAndPrefetchBatchAsync_ptsz },
     { 206, "cuMemRangeGetAttribute", "cuMemRangeGetAttribute", 8000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_QUERY, "CUresult", "cuda.h", 14760, sizeof(cushim_params_cuMemRangeGetAttribute), sizeof(CUresult), 5, cushim_gen_p_cuMemRangeGetAttribute },
@@ -5951,22 +5951,22 @@ const cushim_api_info cushim_gen_apis[] = {
     { 348, "cuGraphKernelNodeGetAttribute", "cuGraphKernelNodeGetAttribute", 11000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_GRAPH | CUSHIM_CAT_QUERY, "CUresult", "cuda.h", 21253, sizeof(cushim_params_cuGraphKernelNodeGetAttribute), sizeof(CUresult), 3, cushim_gen_p_cuGraphKernelNodeGetAttribute },
     { 349, "cuGraphKernelNodeSetAttribute", "cuGraphKernelNodeSetAttribute", 11000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_GRAPH, "CUresult", "cuda.h", 21275, sizeof(cushim_params_cuGraphKernelNodeSetAttribute), sizeof(CUresult), 3, cushim_gen_p_cuGraphKernelNodeSetAttribute },
     { 350, "cuGraphDebugDotPrint", "cuGraphDebugDotPrint", 11030, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_GRAPH, "CUresult", "cuda.h", 21295, sizeof(cushim_params_cuGraphDebugDotPrint), sizeof(CUresult), 3, cushim_gen_p_cuGraphDebugDotPrint },
-    { 351, "cuUserObjectCreate", "cuUserObjectCreate", 11030, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, 0, "CUresult", "cuda.h", 21331, sizeof(cushim_params_cuUserObjectCreate), sizeof(CUresult), 5, cushim_gen_p_cuUserObjectCreate },
-    { 352, "cuUserObjectRetain", "cuUserObjectRetain", 11030, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, 0, "CUresult", "cuda.h", 21356, sizeof(cushim_params_cuUserObjectRetain), sizeof(CUresult), 2, cushim_gen_p_cuUserObjectRetain },
-    { 353, "cuUserObjectRelease", "cuUserObjectRelease", 11030, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, 0, "CUresult", "cuda.h", 21384, sizeof(cushim_params_cuUserObjectRelease), sizeof(CUresult), 2, cushim_gen_p_cuUserObjectRelease },
+    { 351, "cuUserObjectCreate", "cuUserObjectCreate", 11030, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_GRAPH, "CUresult", "cuda.h", 21331, sizeof(cushim_params_cuUserObjectCreate), sizeof(CUresult), 5, cushim_gen_p_cuUserObjectCreate },
+    { 352, "cuUserObjectRetain", "cuUserObjectRetain", 11030, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_GRAPH, "CUresult", "cuda.h", 21356, sizeof(cushim_params_cuUserObjectRetain), sizeof(CUresult), 2, cushim_gen_p_cuUserObjectRetain },
+    { 353, "cuUserObjectRelease", "cuUserObjectRelease", 11030, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_GRAPH, "CUresult", "cuda.h", 21384, sizeof(cushim_params_cuUserObjectRelease), sizeof(CUresult), 2, cushim_gen_p_cuUserObjectRelease },
     { 354, "cuGraphRetainUserObject", "cuGraphRetainUserObject", 11030, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_GRAPH, "CUresult", "cuda.h", 21412, sizeof(cushim_params_cuGraphRetainUserObject), sizeof(CUresult), 4, cushim_gen_p_cuGraphRetainUserObject },
     { 355, "cuGraphReleaseUserObject", "cuGraphReleaseUserObject", 11030, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_GRAPH, "CUresult", "cuda.h", 21437, sizeof(cushim_params_cuGraphReleaseUserObject), sizeof(CUresult), 3, cushim_gen_p_cuGraphReleaseUserObject },
     { 356, "cuGraphAddNode_v2", "cuGraphAddNode", 12030, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_GRAPH, "CUresult", "cuda.h", 21479, sizeof(cushim_params_cuGraphAddNode_v2), sizeof(CUresult), 6, cushim_gen_p_cuGraphAddNode_v2 },
     { 357, "cuGraphNodeSetParams", "cuGraphNodeSetParams", 12020, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_GRAPH, "CUresult", "cuda.h", 21505, sizeof(cushim_params_cuGraphNodeSetParams), sizeof(CUresult), 2, cushim_gen_p_cuGraphNodeSetParams },
     { 358, "cuGraphExecNodeSetParams", "cuGraphExecNodeSetParams", 12020, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_GRAPH, "CUresult", "cuda.h", 21552, sizeof(cushim_params_cuGraphExecNodeSetParams), sizeof(CUresult), 3, cushim_gen_p_cuGraphExecNodeSetParams },
     { 359, "cuGraphConditionalHandleCreate", "cuGraphConditionalHandleCreate", 12030, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_GRAPH, "CUresult", "cuda.h", 21582, sizeof(cushim_params_cuGraphConditionalHandleCreate), sizeof(CUresult), 5, cushim_gen_p_cuGraphConditionalHandleCreate },
-    { 360, "cuOccupancyMaxActiveBlocksPerMultiprocessor", "cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, 0, "CUresult", "cuda.h", 21626, sizeof(cushim_params_cuOccupancyMaxActiveBlocksPerMultiprocessor), sizeof(CUresult), 4, cushim_gen_p_cuOccupancyMaxActiveBlocksPerMultiprocessor },
-    { 361, "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", 7000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, 0, "CUresult", "cuda.h", 21673, sizeof(cushim_params_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags), sizeof(CUresult), 5, cushim_gen_p_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags },
-    { 362, "cuOccupancyMaxPotentialBlockSize", "cuOccupancyMaxPotentialBlockSize", 6050, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, 0, "CUresult", "cuda.h", 21730, sizeof(cushim_params_cuOccupancyMaxPotentialBlockSize), sizeof(CUresult), 6, cushim_gen_p_cuOccupancyMaxPotentialBlockSize },
-    { 363, "cuOccupancyMaxPotentialBlockSizeWithFlags", "cuOccupancyMaxPotentialBlockSizeWithFlags", 7000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, 0, "CUresult", "cuda.h", 21781, sizeof(cushim_params_cuOccupancyMaxPotentialBlockSizeWithFlags), sizeof(CUresult), 7, cushim_gen_p_cuOccupancyMaxPotentialBlockSizeWithFlags },
-    { 364, "cuOccupancyAvailableDynamicSMemPerBlock", "cuOccupancyAvailableDynamicSMemPerBlock", 10020, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, 0, "CUresult", "cuda.h", 21807, sizeof(cushim_params_cuOccupancyAvailableDynamicSMemPerBlock), sizeof(CUresult), 4, cushim_gen_p_cuOccupancyAvailableDynamicSMemPerBlock },
-    { 365, "cuOccupancyMaxPotentialClusterSize", "cuOccupancyMaxPotentialClusterSize", 11070, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, 0, "CUresult", "cuda.h", 21848, sizeof(cushim_params_cuOccupancyMaxPotentialClusterSize), sizeof(CUresult), 3, cushim_gen_p_cuOccupancyMaxPotentialClusterSize },
-    { 366, "cuOccupancyMaxActiveClusters", "cuOccupancyMaxActiveClusters", 11070, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, 0, "CUresult", "cuda.h", 21891, sizeof(cushim_params_cuOccupancyMaxActiveClusters), sizeof(CUresult), 3, cushim_gen_p_cuOccupancyMaxActiveClusters },
+    { 360, "cuOccupancyMaxActiveBlocksPerMultiprocessor", "cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_QUERY, "CUresult", "cuda.h", 21626, sizeof(cushim_params_cuOccupancyMaxActiveBlocksPerMultiprocessor), sizeof(CUresult), 4, cushim_gen_p_cuOccupancyMaxActiveBlocksPerMultiprocessor },
+    { 361, "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", 7000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_QUERY, "CUresult", "cuda.h", 21673, sizeof(cushim_params_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags), sizeof(CUresult), 5, cushim_gen_p_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags },
+    { 362, "cuOccupancyMaxPotentialBlockSize", "cuOccupancyMaxPotentialBlockSize", 6050, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_QUERY, "CUresult", "cuda.h", 21730, sizeof(cushim_params_cuOccupancyMaxPotentialBlockSize), sizeof(CUresult), 6, cushim_gen_p_cuOccupancyMaxPotentialBlockSize },
+    { 363, "cuOccupancyMaxPotentialBlockSizeWithFlags", "cuOccupancyMaxPotentialBlockSizeWithFlags", 7000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_QUERY, "CUresult", "cuda.h", 21781, sizeof(cushim_params_cuOccupancyMaxPotentialBlockSizeWithFlags), sizeof(CUresult), 7, cushim_gen_p_cuOccupancyMaxPotentialBlockSizeWithFlags },
+    { 364, "cuOccupancyAvailableDynamicSMemPerBlock", "cuOccupancyAvailableDynamicSMemPerBlock", 10020, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_QUERY, "CUresult", "cuda.h", 21807, sizeof(cushim_params_cuOccupancyAvailableDynamicSMemPerBlock), sizeof(CUresult), 4, cushim_gen_p_cuOccupancyAvailableDynamicSMemPerBlock },
+    { 365, "cuOccupancyMaxPotentialClusterSize", "cuOccupancyMaxPotentialClusterSize", 11070, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_QUERY, "CUresult", "cuda.h", 21848, sizeof(cushim_params_cuOccupancyMaxPotentialClusterSize), sizeof(CUresult), 3, cushim_gen_p_cuOccupancyMaxPotentialClusterSize },
+    { 366, "cuOccupancyMaxActiveClusters", "cuOccupancyMaxActiveClusters", 11070, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_QUERY, "CUresult", "cuda.h", 21891, sizeof(cushim_params_cuOccupancyMaxActiveClusters), sizeof(CUresult), 3, cushim_gen_p_cuOccupancyMaxActiveClusters },
     { 367, "cuTexRefSetArray", "cuTexRefSetArray", 2000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 1, 0, "CUresult", "cuda.h", 21935, sizeof(cushim_params_cuTexRefSetArray), sizeof(CUresult), 3, cushim_gen_p_cuTexRefSetArray },
     { 368, "cuTexRefSetMipmappedArray", "cuTexRefSetMipmappedArray", 5000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 1, 0, "CUresult", "cuda.h", 21965, sizeof(cushim_params_cuTexRefSetMipmappedArray), sizeof(CUresult), 3, cushim_gen_p_cuTexRefSetMipmappedArray },
     { 369, "cuTexRefSetAddress_v2", "cuTexRefSetAddress", 3020, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, 0, "CUresult", "cuda.h", 22011, sizeof(cushim_params_cuTexRefSetAddress_v2), sizeof(CUresult), 4, cushim_gen_p_cuTexRefSetAddress_v2 },
@@ -6179,11 +6179,11 @@ const cushim_api_info cushim_gen_apis[] = {
     { 576, "cuStreamWriteValue64_v2", "cuStreamWriteValue64", 11070, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_STREAM, "CUresult", "cuda.h", 25766, sizeof(cushim_params_cuStreamWriteValue64_v2), sizeof(CUresult), 4, cushim_gen_p_cuStreamWriteValue64_v2 },
     { 577, "cuStreamWaitValue64_v2", "cuStreamWaitValue64", 11070, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_STREAM, "CUresult", "cuda.h", 25767, sizeof(cushim_params_cuStreamWaitValue64_v2), sizeof(CUresult), 4, cushim_gen_p_cuStreamWaitValue64_v2 },
     { 578, "cuStreamBatchMemOp_v2", "cuStreamBatchMemOp", 11070, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_STREAM, "CUresult", "cuda.h", 25768, sizeof(cushim_params_cuStreamBatchMemOp_v2), sizeof(CUresult), 4, cushim_gen_p_cuStreamBatchMemOp_v2 },
-    { 579, "cuMemPrefetchAsync", "cuMemPrefetchAsync", 8000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, 0, "CUresult", "cuda.h", 25769, sizeof(cushim_params_cuMemPrefetchAsync), sizeof(CUresult), 4, cushim_gen_p_cuMemPrefetchAsync },
-    { 580, "cuMemPrefetchAsync_ptsz", "cuMemPrefetchAsync", 8000, CUSHIM_PT_PTSZ, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, 0, "CUresult", "cuda.h", 25770, sizeof(cushim_params_cuMemPrefetchAsync_ptsz), sizeof(CUresult), 4, cushim_gen_p_cuMemPrefetchAsync_ptsz },
-    { 581, "cuMemPrefetchAsync_v2", "cuMemPrefetchAsync", 12020, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, 0, "CUresult", "cuda.h", 25771, sizeof(cushim_params_cuMemPrefetchAsync_v2), sizeof(CUresult), 5, cushim_gen_p_cuMemPrefetchAsync_v2 },
+    { 579, "cuMemPrefetchAsync", "cuMemPrefetchAsync", 8000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_COPY, "CUresult", "cuda.h", 25769, sizeof(cushim_params_cuMemPrefetchAsync), sizeof(CUresult), 4, cushim_gen_p_cuMemPrefetchAsync },
+    { 580, "cuMemPrefetchAsync_ptsz", "cuMemPrefetchAsync", 8000, CUSHIM_PT_PTSZ, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_COPY, "CUresult", "cuda.h", 25770, sizeof(cushim_params_cuMemPrefetchAsync_ptsz), sizeof(CUresult), 4, cushim_gen_p_cuMemPrefetchAsync_ptsz },
+    { 581, "cuMemPrefetchAsync_v2", "cuMemPrefetchAsync", 12020, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_COPY, "CUresult", "cuda.h", 25771, sizeof(cushim_params_cuMemPrefetchAsync_v2), sizeof(CUresult), 5, cushim_gen_p_cuMemPrefetchAsync_v2 },
     { 582, "cuMemAdvise", "cuMemAdvise", 8000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, 0, "CUresult", "cuda.h", 25772, sizeof(cushim_params_cuMemAdvise), sizeof(CUresult), 4, cushim_gen_p_cuMemAdvise },
-    { 583, "cuMemPrefetchBatchAsync", "cuMemPrefetchBatchAsync", 13000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, 0, "CUresult", "cuda.h", 25773, sizeof(cushim_params_cuMemPrefetchBatchAsync), sizeof(CUresult), 8, cushim_gen_p_cuMemPrefetchBatchAsync },
+    { 583, "cuMemPrefetchBatchAsync", "cuMemPrefetchBatchAsync", 13000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_COPY, "CUresult", "cuda.h", 25773, sizeof(cushim_params_cuMemPrefetchBatchAsync), sizeof(CUresult), 8, cushim_gen_p_cuMemPrefetchBatchAsync },
     { 584, "cuMemDiscardBatchAsync", "cuMemDiscardBatchAsync", 13000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, 0, "CUresult", "cuda.h", 25774, sizeof(cushim_params_cuMemDiscardBatchAsync), sizeof(CUresult), 5, cushim_gen_p_cuMemDiscardBatchAsync },
     { 585, "cuMemDiscardAndPrefetchBatchAsync", "cuMemDiscardAndPrefetchBatchAsync", 13000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, 0, "CUresult", "cuda.h", 25775, sizeof(cushim_params_cuMemDiscardAndPrefetchBatchAsync), sizeof(CUresult), 8, cushim_gen_p_cuMemDiscardAndPrefetchBatchAsync },
     { 586, "cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel", 9000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_LAUNCH, "CUresult", "cuda.h", 25776, sizeof(cushim_params_cuLaunchCooperativeKernel), sizeof(CUresult), 10, cushim_gen_p_cuLaunchCooperativeKernel },
@@ -6217,7 +6217,7 @@ const cushim_api_info cushim_gen_apis[] = {
     { 614, "cuStreamCopyAttributes", "cuStreamCopyAttributes", 11000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_STREAM, "CUresult", "cuda.h", 25804, sizeof(cushim_params_cuStreamCopyAttributes), sizeof(CUresult), 2, cushim_gen_p_cuStreamCopyAttributes },
     { 615, "cuStreamGetAttribute", "cuStreamGetAttribute", 11000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_STREAM | CUSHIM_CAT_QUERY, "CUresult", "cuda.h", 25805, sizeof(cushim_params_cuStreamGetAttribute), sizeof(CUresult), 3, cushim_gen_p_cuStreamGetAttribute },
     { 616, "cuStreamSetAttribute", "cuStreamSetAttribute", 11000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_STREAM, "CUresult", "cuda.h", 25806, sizeof(cushim_params_cuStreamSetAttribute), sizeof(CUresult), 3, cushim_gen_p_cuStreamSetAttribute },
-    { 617, "cuIpcOpenMemHandle", "cuIpcOpenMemHandle", 4010, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, 0, "CUresult", "cuda.h", 25808, sizeof(cushim_params_cuIpcOpenMemHandle), sizeof(CUresult), 3, cushim_gen_p_cuIpcOpenMemHandle },
+    { 617, "cuIpcOpenMemHandle", "cuIpcOpenMemHandle", 4010, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_ALLOC, "CUresult", "cuda.h", 25808, sizeof(cushim_params_cuIpcOpenMemHandle), sizeof(CUresult), 3, cushim_gen_p_cuIpcOpenMemHandle },
     { 618, "cuGraphInstantiate", "cuGraphInstantiate", 10000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_GRAPH, "CUresult", "cuda.h", 25809, sizeof(cushim_params_cuGraphInstantiate), sizeof(CUresult), 5, cushim_gen_p_cuGraphInstantiate },
     { 619, "cuGraphInstantiate_v2", "cuGraphInstantiate", 11000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_GRAPH, "CUresult", "cuda.h", 25810, sizeof(cushim_params_cuGraphInstantiate_v2), sizeof(CUresult), 5, cushim_gen_p_cuGraphInstantiate_v2 },
     { 620, "cuMemMapArrayAsync", "cuMemMapArrayAsync", 11010, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_VMM, "CUresult", "cuda.h", 25812, sizeof(cushim_params_cuMemMapArrayAsync), sizeof(CUresult), 3, cushim_gen_p_cuMemMapArrayAsync },
@@ -6286,8 +6286,8 @@ const cushim_api_info cushim_gen_apis[] = {
     { 683, "cudaIpcGetEventHandle", "cudaIpcGetEventHandle", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_QUERY, "cudaError_t", "cuda_runtime_api.h", 720, sizeof(cushim_params_cudaIpcGetEventHandle), sizeof(cudaError_t), 2, cushim_gen_p_cudaIpcGetEventHandle },
     { 684, "cudaIpcOpenEventHandle", "cudaIpcOpenEventHandle", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, 0, "cudaError_t", "cuda_runtime_api.h", 764, sizeof(cushim_params_cudaIpcOpenEventHandle), sizeof(cudaError_t), 2, cushim_gen_p_cudaIpcOpenEventHandle },
     { 685, "cudaIpcGetMemHandle", "cudaIpcGetMemHandle", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_QUERY, "cudaError_t", "cuda_runtime_api.h", 809, sizeof(cushim_params_cudaIpcGetMemHandle), sizeof(cudaError_t), 2, cushim_gen_p_cudaIpcGetMemHandle },
-    { 686, "cudaIpcOpenMemHandle", "cudaIpcOpenMemHandle", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, 0, "cudaError_t", "cuda_runtime_api.h", 876, sizeof(cushim_params_cudaIpcOpenMemHandle), sizeof(cudaError_t), 3, cushim_gen_p_cudaIpcOpenMemHandle },
-    { 687, "cudaIpcCloseMemHandle", "cudaIpcCloseMemHandle", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, 0, "cudaError_t", "cuda_runtime_api.h", 915, sizeof(cushim_params_cudaIpcCloseMemHandle), sizeof(cudaError_t), 1, cushim_gen_p_cudaIpcCloseMemHandle },
+    { 686, "cudaIpcOpenMemHandle", "cudaIpcOpenMemHandle", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_ALLOC, "cudaError_t", "cuda_runtime_api.h", 876, sizeof(cushim_params_cudaIpcOpenMemHandle), sizeof(cudaError_t), 3, cushim_gen_p_cudaIpcOpenMemHandle },
+    { 687, "cudaIpcCloseMemHandle", "cudaIpcCloseMemHandle", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_FREE, "cudaError_t", "cuda_runtime_api.h", 915, sizeof(cushim_params_cudaIpcCloseMemHandle), sizeof(cudaError_t), 1, cushim_gen_p_cudaIpcCloseMemHandle },
     { 688, "cudaDeviceFlushGPUDirectRDMAWrites", "cudaDeviceFlushGPUDirectRDMAWrites", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_DEVICE, "cudaError_t", "cuda_runtime_api.h", 947, sizeof(cushim_params_cudaDeviceFlushGPUDirectRDMAWrites), sizeof(cudaError_t), 2, cushim_gen_p_cudaDeviceFlushGPUDirectRDMAWrites },
     { 689, "cudaDeviceRegisterAsyncNotification", "cudaDeviceRegisterAsyncNotification", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_DEVICE, "cudaError_t", "cuda_runtime_api.h", 985, sizeof(cushim_params_cudaDeviceRegisterAsyncNotification), sizeof(cudaError_t), 4, cushim_gen_p_cudaDeviceRegisterAsyncNotification },
     { 690, "cudaDeviceUnregisterAsyncNotification", "cudaDeviceUnregisterAsyncNotification", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_DEVICE, "cudaError_t", "cuda_runtime_api.h", 1008, sizeof(cushim_params_cudaDeviceUnregisterAsyncNotification), sizeof(cudaError_t), 2, cushim_gen_p_cudaDeviceUnregisterAsyncNotification },
@@ -6364,11 +6364,11 @@ const cushim_api_info cushim_gen_apis[] = {
     { 761, "cudaFuncGetParamInfo", "cudaFuncGetParamInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_MODULE | CUSHIM_CAT_QUERY, "cudaError_t", "cuda_runtime_api.h", 4079, sizeof(cushim_params_cudaFuncGetParamInfo), sizeof(cudaError_t), 4, cushim_gen_p_cudaFuncGetParamInfo },
     { 762, "cudaLaunchHostFunc_ptsz", "cudaLaunchHostFunc", 0, CUSHIM_PT_PTSZ, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_LAUNCH | CUSHIM_CAT_STREAM, "cudaError_t", "cuda_runtime_api.h", 4145, sizeof(cushim_params_cudaLaunchHostFunc_ptsz), sizeof(cudaError_t), 3, cushim_gen_p_cudaLaunchHostFunc_ptsz },
     { 763, "cudaFuncSetSharedMemConfig", "cudaFuncSetSharedMemConfig", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 1, CUSHIM_CAT_MODULE, "cudaError_t", "cuda_runtime_api.h", 4219, sizeof(cushim_params_cudaFuncSetSharedMemConfig), sizeof(cudaError_t), 2, cushim_gen_p_cudaFuncSetSharedMemConfig },
-    { 764, "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "cudaOccupancyMaxActiveBlocksPerMultiprocessor", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, 0, "cudaError_t", "cuda_runtime_api.h", 4276, sizeof(cushim_params_cudaOccupancyMaxActiveBlocksPerMultiprocessor), sizeof(cudaError_t), 4, cushim_gen_p_cudaOccupancyMaxActiveBlocksPerMultiprocessor },
-    { 765, "cudaOccupancyAvailableDynamicSMemPerBlock", "cudaOccupancyAvailableDynamicSMemPerBlock", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, 0, "cudaError_t", "cuda_runtime_api.h", 4306, sizeof(cushim_params_cudaOccupancyAvailableDynamicSMemPerBlock), sizeof(cudaError_t), 4, cushim_gen_p_cudaOccupancyAvailableDynamicSMemPerBlock },
-    { 766, "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, 0, "cudaError_t", "cuda_runtime_api.h", 4352, sizeof(cushim_params_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags), sizeof(cudaError_t), 5, cushim_gen_p_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags },
-    { 767, "cudaOccupancyMaxPotentialClusterSize", "cudaOccupancyMaxPotentialClusterSize", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, 0, "cudaError_t", "cuda_runtime_api.h", 4388, sizeof(cushim_params_cudaOccupancyMaxPotentialClusterSize), sizeof(cudaError_t), 3, cushim_gen_p_cudaOccupancyMaxPotentialClusterSize },
-    { 768, "cudaOccupancyMaxActiveClusters", "cudaOccupancyMaxActiveClusters", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, 0, "cudaError_t", "cuda_runtime_api.h", 4428, sizeof(cushim_params_cudaOccupancyMaxActiveClusters), sizeof(cudaError_t), 3, cushim_gen_p_cudaOccupancyMaxActiveClusters },
+    { 764, "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "cudaOccupancyMaxActiveBlocksPerMultiprocessor", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_QUERY, "cudaError_t", "cuda_runtime_api.h", 4276, sizeof(cushim_params_cudaOccupancyMaxActiveBlocksPerMultiprocessor), sizeof(cudaError_t), 4, cushim_gen_p_cudaOccupancyMaxActiveBlocksPerMultiprocessor },
+    { 765, "cudaOccupancyAvailableDynamicSMemPerBlock", "cudaOccupancyAvailableDynamicSMemPerBlock", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_QUERY, "cudaError_t", "cuda_runtime_api.h", 4306, sizeof(cushim_params_cudaOccupancyAvailableDynamicSMemPerBlock), sizeof(cudaError_t), 4, cushim_gen_p_cudaOccupancyAvailableDynamicSMemPerBlock },
+    { 766, "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_QUERY, "cudaError_t", "cuda_runtime_api.h", 4352, sizeof(cushim_params_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags), sizeof(cudaError_t), 5, cushim_gen_p_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags },
+    { 767, "cudaOccupancyMaxPotentialClusterSize", "cudaOccupancyMaxPotentialClusterSize", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_QUERY, "cudaError_t", "cuda_runtime_api.h", 4388, sizeof(cushim_params_cudaOccupancyMaxPotentialClusterSize), sizeof(cudaError_t), 3, cushim_gen_p_cudaOccupancyMaxPotentialClusterSize },
+    { 768, "cudaOccupancyMaxActiveClusters", "cudaOccupancyMaxActiveClusters", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_QUERY, "cudaError_t", "cuda_runtime_api.h", 4428, sizeof(cushim_params_cudaOccupancyMaxActiveClusters), sizeof(cudaError_t), 3, cushim_gen_p_cudaOccupancyMaxActiveClusters },
     { 769, "cudaMallocManaged", "cudaMallocManaged", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_ALLOC, "cudaError_t", "cuda_runtime_api.h", 4550, sizeof(cushim_params_cudaMallocManaged), sizeof(cudaError_t), 3, cushim_gen_p_cudaMallocManaged },
     { 770, "cudaMalloc", "cudaMalloc", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_ALLOC, "cudaError_t", "cuda_runtime_api.h", 4581, sizeof(cushim_params_cudaMalloc), sizeof(cudaError_t), 2, cushim_gen_p_cudaMalloc },
     { 771, "cudaMallocHost", "cudaMallocHost", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_ALLOC, "cudaError_t", "cuda_runtime_api.h", 4618, sizeof(cushim_params_cudaMallocHost), sizeof(cudaError_t), 2, cushim_gen_p_cudaMallocHost },
@@ -6423,8 +6423,8 @@ const cushim_api_info cushim_gen_apis[] = {
     { 820, "cudaMemset3DAsync_ptsz", "cudaMemset3DAsync", 0, CUSHIM_PT_PTSZ, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_SET, "cudaError_t", "cuda_runtime_api.h", 7017, sizeof(cushim_params_cudaMemset3DAsync_ptsz), sizeof(cudaError_t), 4, cushim_gen_p_cudaMemset3DAsync_ptsz },
     { 821, "cudaGetSymbolAddress", "cudaGetSymbolAddress", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_QUERY, "cudaError_t", "cuda_runtime_api.h", 7045, sizeof(cushim_params_cudaGetSymbolAddress), sizeof(cudaError_t), 2, cushim_gen_p_cudaGetSymbolAddress },
     { 822, "cudaGetSymbolSize", "cudaGetSymbolSize", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_QUERY, "cudaError_t", "cuda_runtime_api.h", 7072, sizeof(cushim_params_cudaGetSymbolSize), sizeof(cudaError_t), 2, cushim_gen_p_cudaGetSymbolSize },
-    { 823, "cudaMemPrefetchAsync_ptsz", "cudaMemPrefetchAsync", 0, CUSHIM_PT_PTSZ, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, 0, "cudaError_t", "cuda_runtime_api.h", 7152, sizeof(cushim_params_cudaMemPrefetchAsync_ptsz), sizeof(cudaError_t), 5, cushim_gen_p_cudaMemPrefetchAsync_ptsz },
-    { 824, "cudaMemPrefetchBatchAsync_ptsz", "cudaMemPrefetchBatchAsync", 0, CUSHIM_PT_PTSZ, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, 0, "cudaError_t", "cuda_runtime_api.h", 7193, sizeof(cushim_params_cudaMemPrefetchBatchAsync_ptsz), sizeof(cudaError_t), 8, cushim_gen_p_cudaMemPrefetchBatchAsync_ptsz },
+    { 823, "cudaMemPrefetchAsync_ptsz", "cudaMemPrefetchAsync", 0, CUSHIM_PT_PTSZ, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_COPY, "cudaError_t", "cuda_runtime_api.h", 7152, sizeof(cushim_params_cudaMemPrefetchAsync_ptsz), sizeof(cudaError_t), 5, cushim_gen_p_cudaMemPrefetchAsync_ptsz },
+    { 824, "cudaMemPrefetchBatchAsync_ptsz", "cudaMemPrefetchBatchAsync", 0, CUSHIM_PT_PTSZ, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_COPY, "cudaError_t", "cuda_runtime_api.h", 7193, sizeof(cushim_params_cudaMemPrefetchBatchAsync_ptsz), sizeof(cudaError_t), 8, cushim_gen_p_cudaMemPrefetchBatchAsync_ptsz },
     { 825, "cudaMemDiscardBatchAsync_ptsz", "cudaMemDiscardBatchAsync", 0, CUSHIM_PT_PTSZ, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, 0, "cudaError_t", "cuda_runtime_api.h", 7226, sizeof(cushim_params_cudaMemDiscardBatchAsync_ptsz), sizeof(cudaError_t), 5, cushim_gen_p_cudaMemDiscardBatchAsync_ptsz },
     { 826, "cudaMemDiscardAndPrefetchBatchAsync_ptsz", "cudaMemDiscardAndPrefetchBatchAsync", 0, CUSHIM_PT_PTSZ, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, 0, "cudaError_t", "cuda_runtime_api.h", 7274, sizeof(cushim_params_cudaMemDiscardAndPrefetchBatchAsync_ptsz), sizeof(cudaError_t), 8, cushim_gen_p_cudaMemDiscardAndPrefetchBatchAsync_ptsz },
     { 827, "cudaMemAdvise", "cudaMemAdvise", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, 0, "cudaError_t", "cuda_runtime_api.h", 7399, sizeof(cushim_params_cudaMemAdvise), sizeof(cudaError_t), 4, cushim_gen_p_cudaMemAdvise },
@@ -6559,9 +6559,9 @@ const cushim_api_info cushim_gen_apis[] = {
     { 956, "cudaGraphExecDestroy", "cudaGraphExecDestroy", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_GRAPH, "cudaError_t", "cuda_runtime_api.h", 12683, sizeof(cushim_params_cudaGraphExecDestroy), sizeof(cudaError_t), 1, cushim_gen_p_cudaGraphExecDestroy },
     { 957, "cudaGraphDestroy", "cudaGraphDestroy", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_GRAPH, "cudaError_t", "cuda_runtime_api.h", 12704, sizeof(cushim_params_cudaGraphDestroy), sizeof(cudaError_t), 1, cushim_gen_p_cudaGraphDestroy },
     { 958, "cudaGraphDebugDotPrint", "cudaGraphDebugDotPrint", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_GRAPH, "cudaError_t", "cuda_runtime_api.h", 12723, sizeof(cushim_params_cudaGraphDebugDotPrint), sizeof(cudaError_t), 3, cushim_gen_p_cudaGraphDebugDotPrint },
-    { 959, "cudaUserObjectCreate", "cudaUserObjectCreate", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, 0, "cudaError_t", "cuda_runtime_api.h", 12759, sizeof(cushim_params_cudaUserObjectCreate), sizeof(cudaError_t), 5, cushim_gen_p_cudaUserObjectCreate },
-    { 960, "cudaUserObjectRetain", "cudaUserObjectRetain", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, 0, "cudaError_t", "cuda_runtime_api.h", 12783, sizeof(cushim_params_cudaUserObjectRetain), sizeof(cudaError_t), 2, cushim_gen_p_cudaUserObjectRetain },
-    { 961, "cudaUserObjectRelease", "cudaUserObjectRelease", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, 0, "cudaError_t", "cuda_runtime_api.h", 12811, sizeof(cushim_params_cudaUserObjectRelease), sizeof(cudaError_t), 2, cushim_gen_p_cudaUserObjectRelease },
+    { 959, "cudaUserObjectCreate", "cudaUserObjectCreate", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_GRAPH, "cudaError_t", "cuda_runtime_api.h", 12759, sizeof(cushim_params_cudaUserObjectCreate), sizeof(cudaError_t), 5, cushim_gen_p_cudaUserObjectCreate },
+    { 960, "cudaUserObjectRetain", "cudaUserObjectRetain", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_GRAPH, "cudaError_t", "cuda_runtime_api.h", 12783, sizeof(cushim_params_cudaUserObjectRetain), sizeof(cudaError_t), 2, cushim_gen_p_cudaUserObjectRetain },
+    { 961, "cudaUserObjectRelease", "cudaUserObjectRelease", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_GRAPH, "cudaError_t", "cuda_runtime_api.h", 12811, sizeof(cushim_params_cudaUserObjectRelease), sizeof(cudaError_t), 2, cushim_gen_p_cudaUserObjectRelease },
     { 962, "cudaGraphRetainUserObject", "cudaGraphRetainUserObject", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_GRAPH, "cudaError_t", "cuda_runtime_api.h", 12839, sizeof(cushim_params_cudaGraphRetainUserObject), sizeof(cudaError_t), 4, cushim_gen_p_cudaGraphRetainUserObject },
     { 963, "cudaGraphReleaseUserObject", "cudaGraphReleaseUserObject", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_GRAPH, "cudaError_t", "cuda_runtime_api.h", 12864, sizeof(cushim_params_cudaGraphReleaseUserObject), sizeof(cudaError_t), 3, cushim_gen_p_cudaGraphReleaseUserObject },
     { 964, "cudaGraphAddNode", "cudaGraphAddNode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_GRAPH, "cudaError_t", "cuda_runtime_api.h", 12908, sizeof(cushim_params_cudaGraphAddNode), sizeof(cudaError_t), 6, cushim_gen_p_cudaGraphAddNode },
@@ -6628,8 +6628,8 @@ const cushim_api_info cushim_gen_apis[] = {
     { 1025, "cudaLaunchKernelExC", "cudaLaunchKernelExC", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_LAUNCH, "cudaError_t", "cuda_runtime_api.h", 13897, sizeof(cushim_params_cudaLaunchKernelExC), sizeof(cudaError_t), 3, cushim_gen_p_cudaLaunchKernelExC },
     { 1026, "cudaLaunchCooperativeKernel", "cudaLaunchCooperativeKernel", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_LAUNCH, "cudaError_t", "cuda_runtime_api.h", 13898, sizeof(cushim_params_cudaLaunchCooperativeKernel), sizeof(cudaError_t), 6, cushim_gen_p_cudaLaunchCooperativeKernel },
     { 1027, "cudaLaunchHostFunc", "cudaLaunchHostFunc", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_LAUNCH | CUSHIM_CAT_STREAM, "cudaError_t", "cuda_runtime_api.h", 13899, sizeof(cushim_params_cudaLaunchHostFunc), sizeof(cudaError_t), 3, cushim_gen_p_cudaLaunchHostFunc },
-    { 1028, "cudaMemPrefetchAsync", "cudaMemPrefetchAsync", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, 0, "cudaError_t", "cuda_runtime_api.h", 13900, sizeof(cushim_params_cudaMemPrefetchAsync), sizeof(cudaError_t), 5, cushim_gen_p_cudaMemPrefetchAsync },
-    { 1029, "cudaMemPrefetchBatchAsync", "cudaMemPrefetchBatchAsync", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, 0, "cudaError_t", "cuda_runtime_api.h", 13901, sizeof(cushim_params_cudaMemPrefetchBatchAsync), sizeof(cudaError_t), 8, cushim_gen_p_cudaMemPrefetchBatchAsync },
+    { 1028, "cudaMemPrefetchAsync", "cudaMemPrefetchAsync", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_COPY, "cudaError_t", "cuda_runtime_api.h", 13900, sizeof(cushim_params_cudaMemPrefetchAsync), sizeof(cudaError_t), 5, cushim_gen_p_cudaMemPrefetchAsync },
+    { 1029, "cudaMemPrefetchBatchAsync", "cudaMemPrefetchBatchAsync", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_COPY, "cudaError_t", "cuda_runtime_api.h", 13901, sizeof(cushim_params_cudaMemPrefetchBatchAsync), sizeof(cudaError_t), 8, cushim_gen_p_cudaMemPrefetchBatchAsync },
     { 1030, "cudaMemDiscardBatchAsync", "cudaMemDiscardBatchAsync", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, 0, "cudaError_t", "cuda_runtime_api.h", 13902, sizeof(cushim_params_cudaMemDiscardBatchAsync), sizeof(cudaError_t), 5, cushim_gen_p_cudaMemDiscardBatchAsync },
     { 1031, "cudaMemDiscardAndPrefetchBatchAsync", "cudaMemDiscardAndPrefetchBatchAsync", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, 0, "cudaError_t", "cuda_runtime_api.h", 13903, sizeof(cushim_params_cudaMemDiscardAndPrefetchBatchAsync), sizeof(cudaError_t), 8, cushim_gen_p_cudaMemDiscardAndPrefetchBatchAsync },
     { 1032, "cudaSignalExternalSemaphoresAsync", "cudaSignalExternalSemaphoresAsync", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_INTEROP, "cudaError_t", "cuda_runtime_api.h", 13904, sizeof(cushim_params_cudaSignalExternalSemaphoresAsync), sizeof(cudaError_t), 4, cushim_gen_p_cudaSignalExternalSemaphoresAsync },

@@ -3,7 +3,7 @@
  *
  * "NULL", "fake:<symbol>" (the fake driver or runtime), "shim:<symbol>"
  * (libcushim.so or the drop-in libcuda.so.1), "libc:<symbol>", or
- * "other:<file>:<symbol>". Runs without and with the shim are compared by
+ * "other:<file without .so...>:<symbol>". Runs without and with the shim are compared by
  * mapping fake: to shim: (run_compare.sh): the shim must answer exactly as
  * the driver would, with its own wrapper of the same name in place of the
  * driver's function.
@@ -11,6 +11,9 @@
 #ifndef E2E_CLASSIFY_H
 #define E2E_CLASSIFY_H
 
+#ifndef _GNU_SOURCE
+#error "define _GNU_SOURCE before any include (dladdr)"
+#endif
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,8 +38,9 @@ static inline const char *e2e_classify(const void *p, char *buf, size_t len)
         snprintf(buf, len, "shim:%s", sym);
     else if (strncmp(file, "libc.so", 7) == 0)
         snprintf(buf, len, "libc:%s", sym);
-    else
-        snprintf(buf, len, "other:%s:%s", file, sym);
+    else   /* "libtsan.so.2" and "libtsan.so" (a preload by path) are the same object */
+        snprintf(buf, len, "other:%.*s:%s", strstr(file, ".so") ? (int)(strstr(file, ".so") - file) : (int)strlen(file),
+                 file, sym);
     return buf;
 }
 

@@ -5,12 +5,25 @@
  * the preloaded shim. Every call must reach the hooks exactly once, with the
  * program's own arguments and the fake's results, and reach the fake exactly
  * once. Also runs e2e_direct_app.c, user code written against plain cuda.h.
+ * run_dropin.sh runs it again with the drop-in libcuda.so.1 in place of the fake.
  */
 #include <string.h>
 
 #include "e2e_common.h"
 #include "e2e_direct_app.h"
-#include "fake_cuda.h"
+
+/* The fake's inspection functions, found at run time: in drop-in mode libcuda.so.1 is the shim. */
+static size_t fake_bytes(int dev)
+{
+    size_t (*f)(int) = (size_t(*)(int))e2e_fake_sym("fake_cuda_bytes_allocated");
+    return f ? f(dev) : (size_t)-1;
+}
+
+static uint64_t fake_launches(void)
+{
+    uint64_t (*f)(void) = (uint64_t(*)(void))e2e_fake_sym("fake_cuda_launch_count");
+    return f ? f() : (uint64_t)-1;
+}
 
 int main(void)
 {
@@ -54,7 +67,7 @@ int main(void)
                   pa ? (void *)pa->dptr : NULL, pa ? pa->bytesize : 0);
         E2E_CHECK(e2e_last_result("cuMemAlloc_v2") == CUDA_SUCCESS, "result %d", e2e_last_result("cuMemAlloc_v2"));
     }
-    E2E_CHECK(fake_cuda_bytes_allocated(1) == N, "fake has %zu bytes", fake_cuda_bytes_allocated(1));
+    E2E_CHECK(fake_bytes(1) == N, "fake has %zu bytes", fake_bytes(1));
     E2E_CU(cuMemcpyHtoD_v2(d, host, N));
     E2E_CU(cuMemsetD8_v2(d + 1024, 0xab, 1024));
     E2E_CU(cuMemcpyDtoH_v2(back, d, N));
@@ -100,8 +113,8 @@ int main(void)
         E2E_CHECK(pl && pl->f == f && pl->blockDimX == 2048 && pl->hStream == s && pl->kernelParams == args,
                   "launch params");
     }
-    E2E_CHECK(fake_cuda_launch_count() == 3, "fake recorded %llu launches",
-              (unsigned long long)fake_cuda_launch_count());
+    E2E_CHECK(fake_launches() == 3, "fake recorded %llu launches",
+              (unsigned long long)fake_launches());
     E2E_CU(cuMemcpyHtoDAsync_v2(d, host, N, s));
     E2E_CU(cuEventRecord(e2, s));
     E2E_CU(cuStreamSynchronize(s));
@@ -118,7 +131,7 @@ int main(void)
     E2E_CU(cuModuleUnload(mod));
     E2E_CU(cuMemFree_v2(d));
     E2E_CU(cuCtxDestroy_v2(ctx));
-    E2E_CHECK(fake_cuda_bytes_allocated(1) == 0, "fake still has %zu bytes", fake_cuda_bytes_allocated(1));
+    E2E_CHECK(fake_bytes(1) == 0, "fake still has %zu bytes", fake_bytes(1));
 
     /* User code through cuda.h's macros. */
     E2E_CHECK(direct_app_run() == 0, "the plain cuda.h program failed");

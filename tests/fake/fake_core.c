@@ -4,8 +4,8 @@
  *
  * Environment: FAKE_CUDA_DEVICES (device count, default 2, 0..8),
  * FAKE_CUDA_MEM (bytes of memory per device, default 16 GiB), FAKE_CUDA_COUNTS
- * (file the fake writes its per-name call counts to at exit; a forked child
- * writes '<file>.<pid>').
+ * (file the fake writes its per-name call counts to at exit; a forked or exec'd
+ * descendant writes '<file>.<pid>', its counts starting from zero).
  * cuGetProcAddress follows the variant table of the generated
  * cushim_procaddr.inc through runtime/procaddr.c, the code the shim uses too,
  * and hands out the fake's own addresses.
@@ -93,13 +93,32 @@ static void fk_write_counts_at_exit(void)
     fake_cuda_dump_counts(buf);
 }
 
+FK_HIDDEN void fk_counts_reset(void);
+
 static void fk_atfork_prepare(void) { pthread_mutex_lock(&fk_lock); }
 static void fk_atfork_parent(void) { pthread_mutex_unlock(&fk_lock); }
-static void fk_atfork_child(void) { pthread_mutex_unlock(&fk_lock); }
+static void fk_atfork_child(void)
+{
+    pthread_mutex_unlock(&fk_lock);
+    fk_counts_reset();   /* a child's counts file holds the child's calls only */
+}
+
+/* The process that first saw FAKE_CUDA_COUNTS writes '<file>'; forked or exec'd descendants
+   '<file>.<pid>' (the environment carries the owner's pid, as the shim's CUSHIM_COUNTS does). */
+FK_HIDDEN pid_t fk_counts_owner(void)
+{
+    const char *s = getenv("FAKE_CUDA_COUNTS_OWNER_PID");
+    if (s != NULL && *s != '\0')
+        return (pid_t)atol(s);
+    char buf[32];
+    snprintf(buf, sizeof buf, "%ld", (long)getpid());
+    setenv("FAKE_CUDA_COUNTS_OWNER_PID", buf, 0);
+    return getpid();
+}
 
 __attribute__((constructor)) static void fk_core_init(void)
 {
-    fk_first_pid = getpid();
+    fk_first_pid = fk_counts_owner();
     atexit(fk_write_counts_at_exit);
     pthread_atfork(fk_atfork_prepare, fk_atfork_parent, fk_atfork_child);
 }
@@ -488,6 +507,18 @@ CUresult cuCtxSynchronize(void)
     FAKE_ENTER(cuCtxSynchronize);
     FK_REQUIRE_INIT();
     if (!fk_ctx_valid(fk_current_ctx()))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    fk_hostfn_drain(NULL);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSynchronize_v2(CUcontext ctx)
+{
+    FAKE_ENTER(cuCtxSynchronize_v2);
+    FK_REQUIRE_INIT();
+    if (ctx == NULL)
+        ctx = fk_current_ctx();
+    if (!fk_ctx_valid(ctx))
         return CUDA_ERROR_INVALID_CONTEXT;
     fk_hostfn_drain(NULL);
     return CUDA_SUCCESS;

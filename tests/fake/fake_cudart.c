@@ -37,7 +37,7 @@ static struct {
     FRT_PFN(cuDeviceGet) device_get;
     FRT_PFN(cuDevicePrimaryCtxRetain) primary_retain;
     FRT_PFN(cuCtxSetCurrent) ctx_set_current;
-    FRT_PFN(cuCtxSynchronize) ctx_sync;
+    FRT_PFN(cuCtxSynchronize_v2) ctx_sync;   /* what "cuCtxSynchronize" is at 13000 */
     FRT_PFN(cuMemAlloc_v2) mem_alloc;
     FRT_PFN(cuMemFree_v2) mem_free;
     FRT_PFN(cuMemAllocHost_v2) mem_alloc_host;
@@ -356,7 +356,7 @@ cudaError_t cudaDeviceSynchronize(void)
 {
     FRT_ENTER(cudaDeviceSynchronize);
     FRT_CTX();
-    return frt_ret(frt_error(frt_drv.ctx_sync()));
+    return frt_ret(frt_error(frt_drv.ctx_sync(NULL)));
 }
 
 cudaError_t cudaGetLastError(void)

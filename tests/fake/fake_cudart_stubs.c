@@ -4,9 +4,14 @@
  * cushim_runtime_apis.inc drives this file: each line becomes a weak function
  * that counts the call and returns cudaErrorNotSupported (or a zeroed value for
  * functions that do not return cudaError_t). fake_cudart.c defines the ones
- * that behave.
+ * that behave. FAKE_CUDART_COUNTS=<file>: per-name call counts written at exit
+ * ('<file>.<pid>' from a forked child), as the fake driver does.
  */
+#include <stdio.h>
+#include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fake_cudart_internal.h"
 
@@ -52,4 +57,48 @@ __attribute__((visibility("default"))) uint64_t fake_cudart_call_count(const cha
         if (strcmp(frt_exports[i].name, name) == 0)
             return atomic_load(&frt_calls[frt_exports[i].id]);
     return 0;
+}
+
+static pid_t frt_first_pid;
+
+static void frt_write_counts(void)
+{
+    const char *path = getenv("FAKE_CUDART_COUNTS");
+    if (path == NULL || *path == '\0')
+        return;
+    char buf[4096];
+    if (getpid() != frt_first_pid)
+        snprintf(buf, sizeof buf, "%s.%ld", path, (long)getpid());
+    else
+        snprintf(buf, sizeof buf, "%s", path);
+    FILE *f = fopen(buf, "w");
+    if (f == NULL)
+        return;
+    for (size_t i = 0; i < sizeof frt_exports / sizeof frt_exports[0]; i++) {
+        uint64_t n = atomic_load(&frt_calls[frt_exports[i].id]);
+        if (n)
+            fprintf(f, "%s\t%llu\n", frt_exports[i].name, (unsigned long long)n);
+    }
+    fclose(f);
+}
+
+static void frt_after_fork_child(void)
+{
+    for (size_t i = 0; i < CUSHIM_API_ID_LIMIT; i++)
+        atomic_store(&frt_calls[i], 0);
+}
+
+__attribute__((constructor)) static void frt_stubs_init(void)
+{
+    const char *s = getenv("FAKE_CUDA_COUNTS_OWNER_PID");   /* shared with the fake driver */
+    if (s != NULL && *s != '\0') {
+        frt_first_pid = (pid_t)atol(s);
+    } else {
+        char buf[32];
+        frt_first_pid = getpid();
+        snprintf(buf, sizeof buf, "%ld", (long)frt_first_pid);
+        setenv("FAKE_CUDA_COUNTS_OWNER_PID", buf, 0);
+    }
+    atexit(frt_write_counts);
+    pthread_atfork(NULL, NULL, frt_after_fork_child);
 }

@@ -23,6 +23,12 @@ void fk_count(uint32_t id)
         atomic_fetch_add_explicit(&fk_calls[id], 1, memory_order_relaxed);
 }
 
+void fk_counts_reset(void)
+{
+    for (size_t i = 0; i < CUSHIM_API_ID_LIMIT; i++)
+        atomic_store(&fk_calls[i], 0);
+}
+
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 

@@ -20,7 +20,7 @@ static CUresult fake_get_version(int *v)
     return CUDA_SUCCESS;
 }
 
-static char trace[64];
+static char trace[256];
 static void tr(char c)
 {
     size_t n = strlen(trace);

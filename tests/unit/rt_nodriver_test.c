@@ -36,6 +36,13 @@ static void test_probe(void **state)
     assert_null(dlsym(RTLD_DEFAULT, "cuInit"));
     assert_null(dlsym(RTLD_DEFAULT, "cuGetProcAddress_v2"));
     assert_null(dlsym(RTLD_DEFAULT, "cudaMalloc"));
+    void *self = dlopen(NULL, RTLD_NOW);   /* the program's handle searches the global scope */
+    assert_null(dlsym(self, "cuInit"));
+    assert_null(dlvsym(self, "cuInit", "GLIBC_2.2.5"));
+    Dl_info di;
+    assert_true(dladdr((void *)cuInit, &di) != 0);
+    void *shim = dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD);   /* the shim's own handle */
+    assert_ptr_equal(dlsym(shim, "cuInit"), (void *)cuInit);
     assert_null(dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD));
     assert_int_equal(cuInit(0), 500);                       /* CUDA_ERROR_NOT_FOUND */
     int v = -1;

@@ -28,7 +28,8 @@ target_compile_definitions(rt_exports_test PRIVATE
 add_dependencies(rt_exports_test cushim cushim_dropin)
 set(RT_ORACLE "${PROJECT_SOURCE_DIR}/tests/gpu/fixtures/procaddr-oracle.tsv")
 if(NOT CUSHIM_GENERATED_DIR MATCHES "tests/unit/sample")
-  target_compile_definitions(rt_procaddr_test PRIVATE RT_ORACLE_PATH="${RT_ORACLE}")
+  target_compile_definitions(rt_procaddr_test PRIVATE RT_ORACLE_PATH="${RT_ORACLE}"
+    RT_EXPORTS_PATH="${PROJECT_SOURCE_DIR}/tests/gpu/fixtures/libcuda-580-exports.txt")
 endif()
 
 # Stand-in driver and RTLD_NEXT probe libraries.

@@ -1,0 +1,99 @@
+/*
+ * bench_cpu.c - CPU cost of one interposed driver call (bench/cpu/run.sh runs it).
+ *
+ * USAGE: cushim_bench_cpu <path of libcuda.so.1> <iterations> <runs> [hook]
+ *
+ * Opens the driver by path and calls cuDriverGetVersion through the pointer
+ * dlsym returns: the driver's own function when run plainly, the shim's
+ * wrapper when run under LD_PRELOAD=libcushim.so. With 'hook', registers one
+ * empty pre and one empty post hook on it first (through the shim's exported
+ * cushim_hook_add). Prints the latency of the first call (lazy resolution
+ * included) and the median over 'runs' of the mean ns per call.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef int (*get_version_fn)(int *);
+typedef int (*hook_add_fn)(uint32_t, int, void *, void *, void *, uint64_t *);
+typedef const uint32_t *(*api_by_name_fn)(const char *);   /* first field: id */
+
+static int empty_pre(void *call, void *user, uint64_t *slot)
+{
+    (void)call;
+    (void)user;
+    (void)slot;
+    return 0;
+}
+
+static void empty_post(void *call, void *user, uint64_t *slot)
+{
+    (void)call;
+    (void)user;
+    (void)slot;
+}
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: %s <libcuda.so.1 path> <iterations> <runs> [hook]\n", argv[0]);
+        return 2;
+    }
+    long iters = atol(argv[2]), runs = atol(argv[3]);
+    void *h = dlopen(argv[1], RTLD_NOW);
+    if (h == NULL) {
+        fprintf(stderr, "dlopen %s: %s\n", argv[1], dlerror());
+        return 1;
+    }
+    get_version_fn volatile f = (get_version_fn)dlsym(h, "cuDriverGetVersion");
+    if (f == NULL) {
+        fprintf(stderr, "no cuDriverGetVersion in %s\n", argv[1]);
+        return 1;
+    }
+    if (argc > 4 && strcmp(argv[4], "hook") == 0) {
+        hook_add_fn add = (hook_add_fn)dlsym(RTLD_DEFAULT, "cushim_hook_add");
+        api_by_name_fn by_name = (api_by_name_fn)dlsym(RTLD_DEFAULT, "cushim_api_by_name");
+        uint64_t handle;
+        if (add == NULL || by_name == NULL || by_name("cuDriverGetVersion") == NULL ||
+            add(*by_name("cuDriverGetVersion"), 0, (void *)empty_pre, (void *)empty_post, NULL, &handle) != 0) {
+            fprintf(stderr, "hook: the shim is not preloaded\n");
+            return 1;
+        }
+    }
+    int v = 0;
+    double t0 = now_ns();
+    if (f(&v) != 0 || v == 0) {
+        fprintf(stderr, "cuDriverGetVersion failed\n");
+        return 1;
+    }
+    double first = now_ns() - t0;
+    double *per = calloc((size_t)(runs > 0 ? runs : 1), sizeof *per);
+    for (long r = 0; r < runs; r++) {
+        double t = now_ns();
+        for (long i = 0; i < iters; i++)
+            f(&v);
+        per[r] = (now_ns() - t) / (double)(iters > 0 ? iters : 1);
+    }
+    qsort(per, (size_t)runs, sizeof *per, cmp_double);
+    printf("first_call_ns\t%.0f\n", first);
+    printf("median_ns_per_call\t%.3f\n", runs > 0 ? per[runs / 2] : 0.0);
+    free(per);
+    return 0;
+}
