@@ -8,9 +8,16 @@
  *
  * Written as 'name<TAB>count' lines (APIs with a non-zero count, in id order)
  * at exit: from an atexit handler registered at initialisation and again from
- * the library destructor (calls made by other libraries' exit handlers). The
- * process that first saw CUSHIM_COUNTS writes <path>; a forked child (its
- * counts restart at zero) or an exec'd descendant writes <path>.<pid>.
+ * the library destructor (calls made by other libraries' exit handlers).
+ *
+ * Which file: the first process of a tree to see CUSHIM_COUNTS removes an old
+ * <path> and marks the environment (CUSHIM_COUNTS_SESSION=1) for its
+ * descendants. At its first counted call a process claims <path> by creating
+ * it (O_EXCL); the process that claimed it writes <path>, any other (a forked
+ * child, whose counts restart at zero, or an exec'd process that found <path>
+ * taken) writes <path>.<pid>. A process that counted nothing writes nothing, so
+ * a launcher ('timeout', a shell) leaves <path> to the CUDA program it runs,
+ * while a CUDA program's own exec'd children write <path>.<pid>.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -23,7 +30,9 @@
 
 int cnt_enabled;
 static _Atomic uint64_t cnt_calls[CUSHIM_API_ID_LIMIT];
-static pid_t cnt_owner;         /* the pid that writes <path> itself */
+static int cnt_forked;                /* a fork()ed child: never <path> itself */
+static int cnt_owns_path;             /* this process created <path>           */
+static _Atomic int cnt_claimed;       /* the claim on <path> was tried          */
 
 void cnt_init(void)
 {
@@ -31,19 +40,27 @@ void cnt_init(void)
     if (c->counts_path == NULL)
         return;
     cnt_enabled = 1;
-    const char *owner = getenv("CUSHIM_COUNTS_OWNER_PID");
-    if (owner != NULL && owner[0] != '\0') {
-        cnt_owner = (pid_t)atoi(owner);
-    } else {
-        char buf[32];
-        cnt_owner = getpid();
-        snprintf(buf, sizeof buf, "%d", (int)cnt_owner);
-        setenv("CUSHIM_COUNTS_OWNER_PID", buf, 0);
+    if (getenv("CUSHIM_COUNTS_SESSION") == NULL) {
+        unlink(c->counts_path);
+        setenv("CUSHIM_COUNTS_SESSION", "1", 0);
+    }
+}
+
+static void cnt_claim(void)
+{
+    if (atomic_exchange(&cnt_claimed, 1) != 0 || cnt_forked)
+        return;
+    int fd = open(cfg_get()->counts_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+        cnt_owns_path = 1;
+        close(fd);
     }
 }
 
 void cnt_add(uint32_t id)
 {
+    if (RT_UNLIKELY(!atomic_load_explicit(&cnt_claimed, memory_order_relaxed)))
+        cnt_claim();
     atomic_fetch_add_explicit(&cnt_calls[id], 1, memory_order_relaxed);
 }
 
@@ -54,6 +71,9 @@ uint64_t cnt_get(uint32_t id)
 
 void cnt_after_fork_child(void)
 {
+    cnt_forked = 1;
+    cnt_owns_path = 0;
+    atomic_store(&cnt_claimed, 1);
     for (uint32_t i = 0; i < CUSHIM_API_ID_LIMIT; i++)
         atomic_store_explicit(&cnt_calls[i], 0, memory_order_relaxed);
 }
@@ -63,8 +83,13 @@ void cnt_write(void)
     const rt_config *c = cfg_get();
     if (!cnt_enabled || c->counts_path == NULL)
         return;
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < CUSHIM_API_ID_LIMIT; i++)
+        total += atomic_load_explicit(&cnt_calls[i], memory_order_relaxed);
+    if (total == 0 && !cnt_owns_path)
+        return;
     char path[4200];
-    if (getpid() == cnt_owner)
+    if (cnt_owns_path)
         snprintf(path, sizeof path, "%s", c->counts_path);
     else
         snprintf(path, sizeof path, "%s.%d", c->counts_path, (int)getpid());

@@ -35,10 +35,12 @@ static void *dl_real_answer(void *handle, const char *name, const char *version,
         r = rl_dlsym(handle, name);
     }
     *cls = rl_classify(r);
-    if ((handle == RTLD_DEFAULT && r == NULL) || (*cls == RL_SELF && handle != rl_self_handle())) {
+    if ((handle == RTLD_DEFAULT && r == NULL) ||
+        (*cls == RL_SELF && handle != rl_self_handle() && !rl_is_dropin())) {
         /* Look past the shim (RTLD_DEFAULT, dlopen(NULL) and any handle whose
            scope holds the shim), then, for RTLD_DEFAULT, through the caller's
-           own dependencies (a caller loaded RTLD_LOCAL with libcuda among them). */
+           own dependencies (a caller loaded RTLD_LOCAL with libcuda among them).
+           The drop-in is libcuda: its own answers stand. */
         void *n = rl_dlsym_next(name);
         if (n == NULL && handle == RTLD_DEFAULT) {
             Dl_info di;
@@ -70,22 +72,22 @@ static void *dl_next_answer(const char *name, void *caller)
     struct link_map *lm = NULL;
     if (caller == NULL || dladdr1(caller, &di, (void **)&lm, RTLD_DL_LINKMAP) == 0 || lm == NULL)
         return NULL;
+    int dropin = rl_is_dropin();   /* the drop-in is libcuda: its definitions count */
+    uintptr_t skip = dropin ? UINTPTR_MAX : rl_self_base();
     void *f = rl_dlsym(RTLD_DEFAULT, name);
-    if (rl_classify(f) == RL_SELF)
+    if (!dropin && rl_classify(f) == RL_SELF)
         f = rl_dlsym_next(name);
     uintptr_t fbase;
     const char *fname;
     if (f != NULL && rl_object_of(f, &fbase, &fname)) {
-        if (fbase == lm->l_addr)
-            return elf_next_definer(lm->l_addr, lm->l_name, rl_self_base(), name);
-        if (elf_loaded_after(fbase, lm->l_addr))
+        if (fbase != lm->l_addr && elf_loaded_after(fbase, lm->l_addr))
             return f;
-        return elf_next_definer(lm->l_addr, lm->l_name, rl_self_base(), name);
+        return elf_next_definer(lm->l_addr, lm->l_name, skip, name);
     }
     void *x = rl_dlsym(lm, name);
     uintptr_t xbase;
     const char *xname;
-    if (x == NULL || rl_classify(x) == RL_SELF || !rl_object_of(x, &xbase, &xname) ||
+    if (x == NULL || (!dropin && rl_classify(x) == RL_SELF) || !rl_object_of(x, &xbase, &xname) ||
         xbase == lm->l_addr)
         return NULL;
     return x;

@@ -31,7 +31,7 @@ static int e2e_nchecks;
 struct rec {
     _Atomic uint64_t pre, post;
     _Atomic int result;
-    unsigned char params[512];
+    _Alignas(16) unsigned char params[512];   /* holds any cushim_params_<name> */
 };
 static struct rec e2e_recs[CUSHIM_API_ID_LIMIT];
 

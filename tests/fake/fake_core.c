@@ -76,6 +76,25 @@ double fk_now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+struct fk_obj {
+    struct fk_obj *next;
+    _Alignas(16) unsigned char data[];
+};
+static pthread_mutex_t fk_obj_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fk_obj *fk_objs;
+
+void *fk_obj_alloc(size_t size)
+{
+    struct fk_obj *o = calloc(1, sizeof *o + size);
+    if (o == NULL)
+        return NULL;
+    pthread_mutex_lock(&fk_obj_lock);
+    o->next = fk_objs;
+    fk_objs = o;
+    pthread_mutex_unlock(&fk_obj_lock);
+    return o->data;
+}
+
 /* ---- counts at exit ---------------------------------------------------- */
 
 static pid_t fk_first_pid;
@@ -339,7 +358,7 @@ static CUresult fk_ctx_create(CUcontext *pctx, unsigned int flags, CUdevice dev)
         return r;
     if (pctx == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    struct CUctx_st *c = calloc(1, sizeof *c);
+    struct CUctx_st *c = fk_obj_alloc(sizeof *c);
     if (c == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
     c->magic = FK_MAGIC_CTX;
@@ -347,7 +366,7 @@ static CUresult fk_ctx_create(CUcontext *pctx, unsigned int flags, CUdevice dev)
     c->flags = flags;
     r = fk_ctx_push(c);
     if (r != CUDA_SUCCESS) {
-        free(c);
+        c->magic = FK_MAGIC_DEAD;
         return r;
     }
     *pctx = c;

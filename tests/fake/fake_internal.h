@@ -97,6 +97,10 @@ FK_HIDDEN CUresult fk_stream_check(CUstream s);
 /* Wait until the host functions queued on 's' (NULL: all) have run. */
 FK_HIDDEN void fk_hostfn_drain(CUstream s);
 FK_HIDDEN double fk_now_ms(void);
+/* Zeroed memory for a fake object (context, stream, event, module, ...). Never freed: a destroyed
+   object keeps a dead magic word so later use is reported, and every object stays reachable from a
+   global list, so LeakSanitizer has nothing to say about them. */
+FK_HIDDEN void *fk_obj_alloc(size_t size);
 
 /* Memory (fake_mem.c). */
 FK_HIDDEN void fk_mem_forget_all(void);   /* after fork in the child: nothing */

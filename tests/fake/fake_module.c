@@ -17,7 +17,7 @@ static char fk_last_launch[128];   /* under fk_lock */
 
 static struct CUmod_st *fk_module_new(void)
 {
-    struct CUmod_st *m = calloc(1, sizeof *m);
+    struct CUmod_st *m = fk_obj_alloc(sizeof *m);
     if (m != NULL)
         m->magic = FK_MAGIC_MODULE;
     return m;
@@ -68,7 +68,7 @@ static CUresult fk_module_get_function(CUfunction *hfunc, CUmodule hmod, const c
     for (f = hmod->funcs; f != NULL; f = f->next)
         if (strcmp(f->name, name) == 0)
             break;
-    if (f == NULL && (f = calloc(1, sizeof *f)) != NULL) {
+    if (f == NULL && (f = fk_obj_alloc(sizeof *f)) != NULL) {
         f->magic = FK_MAGIC_FUNC;
         strncpy(f->name, name, sizeof f->name - 1);
         f->next = hmod->funcs;
@@ -130,13 +130,10 @@ CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *j
     (void)libraryOptions, (void)libraryOptionValues, (void)numLibraryOptions;
     if (library == NULL || code == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    struct CUlib_st *l = calloc(1, sizeof *l);
+    struct CUlib_st *l = fk_obj_alloc(sizeof *l);
     struct CUmod_st *m = fk_module_new();
-    if (l == NULL || m == NULL) {
-        free(l);
-        free(m);
+    if (l == NULL || m == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    }
     l->magic = FK_MAGIC_LIBRARY;
     l->module = m;
     *library = l;
@@ -172,7 +169,7 @@ CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *na
     CUresult r = fk_module_get_function(&f, library->module, name);
     if (r != CUDA_SUCCESS)
         return r;
-    struct CUkern_st *k = calloc(1, sizeof *k);
+    struct CUkern_st *k = fk_obj_alloc(sizeof *k);
     if (k == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
     k->magic = FK_MAGIC_KERNEL;

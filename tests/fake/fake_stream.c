@@ -36,7 +36,7 @@ static CUresult fk_stream_create(CUstream *ph, unsigned int flags, int priority)
     CUcontext ctx = fk_current_ctx();
     if (!fk_ctx_valid(ctx))
         return CUDA_ERROR_INVALID_CONTEXT;
-    struct CUstream_st *s = calloc(1, sizeof *s);
+    struct CUstream_st *s = fk_obj_alloc(sizeof *s);
     if (s == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
     s->magic = FK_MAGIC_STREAM;
@@ -149,7 +149,7 @@ CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
         return CUDA_ERROR_INVALID_VALUE;
     if (!fk_ctx_valid(fk_current_ctx()))
         return CUDA_ERROR_INVALID_CONTEXT;
-    struct CUevent_st *e = calloc(1, sizeof *e);
+    struct CUevent_st *e = fk_obj_alloc(sizeof *e);
     if (e == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
     e->magic = FK_MAGIC_EVENT;

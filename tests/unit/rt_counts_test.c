@@ -94,10 +94,33 @@ static void test_counts(void **state)
     assert_int_equal(count_in(child, "cuCtxGetCurrent"), 0);
     unlink(child);
     assert_int_equal(cnt_get(CUSHIM_API_cuDriverGetVersion), 8);
+
+    /* An exec'd descendant: <path> is taken by this process, so <path>.<pid>. */
+    pid = fork();
+    if (pid == 0) {
+        execl("/proc/self/exe", "rt_counts_test", "--exec-child", (char *)NULL);
+        _exit(127);
+    }
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    snprintf(child, sizeof child, "%s.%d", path, (int)pid);
+    assert_int_equal(count_in(child, "cuCtxGetCurrent"), 3);
+    unlink(child);
 }
 
-int main(void)
+static int exec_child(void)
 {
+    rt_record_real(CUSHIM_API_cuCtxGetCurrent, (void *)fake_ctx);
+    CUcontext ctx;
+    for (int i = 0; i < 3; i++)
+        cuCtxGetCurrent(&ctx);
+    return getenv("CUSHIM_COUNTS_SESSION") != NULL ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--exec-child") == 0)
+        return exec_child();
     const struct CMUnitTest tests[] = { cmocka_unit_test(test_counts) };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

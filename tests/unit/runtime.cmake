@@ -69,3 +69,12 @@ set_tests_properties(rt_dropin_test PROPERTIES ENVIRONMENT
 add_test(NAME rt_dropin_env_test COMMAND rt_dropin_test)
 set_tests_properties(rt_dropin_env_test PROPERTIES ENVIRONMENT
   "LD_LIBRARY_PATH=${CMAKE_BINARY_DIR}/dropin;CUSHIM_REAL_LIBCUDA=${CMAKE_CURRENT_BINARY_DIR}/rt_stub/libcuda.so.1")
+
+add_executable(rt_dropin_linked_test "${RT_TEST_DIR}/rt_dropin_linked_test.c")
+target_compile_options(rt_dropin_linked_test PRIVATE ${RT_TEST_FLAGS})
+target_link_options(rt_dropin_linked_test PRIVATE -Wl,--no-as-needed)
+target_link_libraries(rt_dropin_linked_test PRIVATE cushim_dropin PkgConfig::CMOCKA ${CMAKE_DL_LIBS})
+add_dependencies(rt_dropin_linked_test rt_stub_cuda)
+add_test(NAME rt_dropin_linked_test COMMAND rt_dropin_linked_test)
+set_tests_properties(rt_dropin_linked_test PROPERTIES ENVIRONMENT
+  "LD_LIBRARY_PATH=${CMAKE_BINARY_DIR}/dropin:${CMAKE_CURRENT_BINARY_DIR}/rt_stub")

@@ -1,0 +1,36 @@
+/*
+ * rt_dropin_linked_test.c - a program linked with the drop-in libcuda.so.1
+ * (-lcuda, ahead of libc: its dlsym is the one the program calls). The drop-in
+ * is libcuda: RTLD_DEFAULT finds its driver functions, never runtime ones, and
+ * its calls reach the real driver (the stand-in, found on LD_LIBRARY_PATH).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+int cuInit(unsigned int flags);
+int cuDriverGetVersion(int *v);
+
+static void test_linked_dropin(void **state)
+{
+    (void)state;
+    assert_ptr_equal(dlsym(RTLD_DEFAULT, "cuInit"), (void *)cuInit);
+    assert_ptr_equal(dlsym(RTLD_DEFAULT, "cuDriverGetVersion"), (void *)cuDriverGetVersion);
+    assert_null(dlsym(RTLD_DEFAULT, "cudaMalloc"));
+    assert_null(dlsym(RTLD_DEFAULT, "cuMemcpy_ptds_no_such"));
+    assert_non_null(dlsym(RTLD_DEFAULT, "cushim_hook_add"));
+    int v = 0;
+    assert_int_equal(cuInit(0), 0);
+    assert_int_equal(cuDriverGetVersion(&v), 0);
+    assert_int_equal(v, 13000);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = { cmocka_unit_test(test_linked_dropin) };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
