@@ -18,9 +18,15 @@
  * taken) writes <path>.<pid>. A process that counted nothing writes nothing, so
  * a launcher ('timeout', a shell) leaves <path> to the CUDA program it runs,
  * while a CUDA program's own exec'd children write <path>.<pid>.
+ *
+ * A <path> that exists and is not a regular file (/dev/stderr, a FIFO, a
+ * terminal) is never removed or claimed: every process that counted
+ * something appends its lines there, after a '# cushim counts pid N' line
+ * (again at the destructor only if calls were counted after atexit).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +39,8 @@ static _Atomic uint64_t cnt_calls[CUSHIM_API_ID_LIMIT];
 static int cnt_forked;                /* a fork()ed child: never <path> itself */
 static int cnt_owns_path;             /* this process created <path>           */
 static _Atomic int cnt_claimed;       /* the claim on <path> was tried          */
+static int cnt_special;               /* <path> is a device, FIFO or terminal   */
+static uint64_t cnt_special_written;  /* total already appended there           */
 
 void cnt_init(void)
 {
@@ -40,6 +48,12 @@ void cnt_init(void)
     if (c->counts_path == NULL)
         return;
     cnt_enabled = 1;
+    struct stat st;
+    if (stat(c->counts_path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        cnt_special = 1;
+        atomic_store(&cnt_claimed, 1);
+        return;
+    }
     if (getenv("CUSHIM_COUNTS_SESSION") == NULL) {
         unlink(c->counts_path);
         setenv("CUSHIM_COUNTS_SESSION", "1", 0);
@@ -89,17 +103,29 @@ void cnt_write(void)
     if (total == 0 && !cnt_owns_path)
         return;
     char path[4200];
-    if (cnt_owns_path)
+    int fd;
+    char buf[8192];
+    size_t len = 0;
+    if (cnt_special) {
+        if (total == cnt_special_written)
+            return;               /* the destructor after atexit: nothing new */
+        cnt_special_written = total;
         snprintf(path, sizeof path, "%s", c->counts_path);
-    else
-        snprintf(path, sizeof path, "%s.%d", c->counts_path, (int)getpid());
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+        int w = snprintf(buf, sizeof buf, "# cushim counts pid %d\n", (int)getpid());
+        if (w > 0)
+            len = (size_t)w;
+    } else {
+        if (cnt_owns_path)
+            snprintf(path, sizeof path, "%s", c->counts_path);
+        else
+            snprintf(path, sizeof path, "%s.%d", c->counts_path, (int)getpid());
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    }
     if (fd < 0) {
         log_error("cannot write call counts to %s", path);
         return;
     }
-    char buf[8192];
-    size_t len = 0;
     for (uint32_t i = 0; i < cushim_gen_api_count; i++) {
         const cushim_api_info *a = &cushim_gen_apis[i];
         uint64_t n = atomic_load_explicit(&cnt_calls[a->id], memory_order_relaxed);
