@@ -16,6 +16,11 @@
 rt_slot rt_slots[CUSHIM_API_ID_LIMIT];
 static _Atomic(void *) rt_lib[CUSHIM_API_ID_LIMIT];       /* the library's function */
 static _Atomic uint8_t rt_missing_logged[CUSHIM_API_ID_LIMIT];
+/* Runtime functions of a libcudart whose major version differs from the headers
+   this shim was generated from: their signatures may differ (CUDA 13 changed
+   some), so they are forwarded untouched and never hooked or counted. */
+static _Atomic uint8_t rt_foreign[CUSHIM_API_ID_LIMIT];
+static _Atomic int rt_foreign_seen;
 /* initial-exec: no __tls_get_addr call; 4 bytes fit the static TLS surplus
    glibc keeps for dlopen'ed libraries (drop-in mode). */
 static __thread int rt_depth __attribute__((tls_model("initial-exec")));
@@ -88,6 +93,41 @@ __attribute__((destructor)) static void rt_dtor(void)
         cnt_write();
 }
 
+static void rt_publish(uint32_t id);
+static void rt_foreign_all(void);
+
+/* Called with each runtime function found, before it is published. */
+static void rt_check_foreign(uint32_t id, void *fn)
+{
+    const cushim_api_info *info = api_info(id);
+    if (fn == NULL || info == NULL || info->library != CUSHIM_LIB_RUNTIME)
+        return;
+    int major = rl_runtime_major(fn);
+    if (major != 0 && major != CUSHIM_GEN_CUDA_VERSION / 1000) {
+        atomic_store_explicit(&rt_foreign[id], 1, memory_order_relaxed);
+        if (atomic_exchange(&rt_foreign_seen, 1) == 0)   /* once; rt_foreign_all comes back here */
+            rt_foreign_all();
+    }
+}
+
+/* A foreign libcudart was found: resolve every runtime function now, so each is
+   forwarded by the fast path's plain jump from its first call on (only the call
+   that found it went through this build's prototype). */
+static void rt_foreign_all(void)
+{
+    log_warn("the loaded libcudart is not from CUDA %s, whose headers this shim was built from: runtime API "
+             "calls pass through unobserved (driver calls are still seen). Build cushim with "
+             "-DCUSHIM_CUDA_VERSION=<that release> to observe them.", CUSHIM_GEN_CUDA_VERSION_STRING);
+    for (uint32_t i = 0; i < cushim_gen_api_count; i++) {
+        const cushim_api_info *a = &cushim_gen_apis[i];
+        if (a->library != CUSHIM_LIB_RUNTIME)
+            continue;
+        atomic_store_explicit(&rt_foreign[a->id], 1, memory_order_relaxed);
+        if (rt_lib_real(a->id) != NULL)
+            rt_publish(a->id);
+    }
+}
+
 void *rt_lib_real(uint32_t id)
 {
     void *r = atomic_load_explicit(&rt_lib[id], memory_order_acquire);
@@ -101,6 +141,7 @@ void *rt_lib_real(uint32_t id)
         r = h ? rl_dlsym(h, info->name) : NULL;
     } else {
         r = rl_runtime_real(info->name);
+        rt_check_foreign(id, r);
     }
     if (r == NULL)
         return NULL;
@@ -114,8 +155,8 @@ void rt_fast_update(uint32_t id)
 {
     void *real = atomic_load_explicit(&rt_slots[id].real, memory_order_acquire);
     const hk_chain *ch = atomic_load_explicit(&rt_slots[id].chain, memory_order_relaxed);
-    atomic_store_explicit(&rt_fast[id], (real != NULL && ch == NULL) ? real : rt_slow_of[id],
-                          memory_order_release);
+    int direct = real != NULL && (ch == NULL || atomic_load_explicit(&rt_foreign[id], memory_order_relaxed));
+    atomic_store_explicit(&rt_fast[id], direct ? real : rt_slow_of[id], memory_order_release);
 }
 
 static void rt_publish(uint32_t id)
@@ -123,7 +164,7 @@ static void rt_publish(uint32_t id)
     void *lib = atomic_load_explicit(&rt_lib[id], memory_order_acquire);
     if (lib == NULL)
         return;
-    void *h = gp_handler_for(id);
+    void *h = atomic_load_explicit(&rt_foreign[id], memory_order_relaxed) ? NULL : gp_handler_for(id);
     void *expected = NULL;
     if (atomic_compare_exchange_strong(&rt_slots[id].real, &expected, h ? h : lib)) {
         hk_lock();   /* against a concurrent cushim_hook_add: see rt_fast */
@@ -137,6 +178,7 @@ void rt_record_real(uint32_t id, void *lib_fn)
     if (id >= CUSHIM_API_ID_LIMIT || lib_fn == NULL)
         return;
     rt_init();
+    rt_check_foreign(id, lib_fn);
     void *expected = NULL;
     atomic_compare_exchange_strong(&rt_lib[id], &expected, lib_fn);
     rt_publish(id);
@@ -167,9 +209,13 @@ void *rt_enter(uint32_t id, rt_frame *f)
 {
     rt_init();
     const hk_chain *ch = atomic_load_explicit(&rt_slots[id].chain, memory_order_acquire);
+    void *real = rt_resolve(id);
+    if (RT_UNLIKELY(atomic_load_explicit(&rt_foreign[id], memory_order_relaxed))) {
+        f->mode = real ? RT_MODE_DIRECT : RT_MODE_FAIL;
+        return real;
+    }
     if (ch != NULL && ch->count)
         cnt_add(id);
-    void *real = rt_resolve(id);
     if (RT_UNLIKELY(real == NULL)) {
         rt_missing(id);
         f->mode = RT_MODE_FAIL;
@@ -183,28 +229,32 @@ void *rt_enter(uint32_t id, rt_frame *f)
     f->chain = ch;
     f->npre = 0;
     memset(f->slots, 0, ch->n * sizeof f->slots[0]);
-    rt_depth++;
     return real;
 }
 
 int rt_pre(cushim_call *call, rt_frame *f)
 {
     const hk_chain *ch = f->chain;
+    int skipped = 0;
     call->info = api_info(call->api_id);
+    rt_depth++;
     for (uint32_t i = 0; i < ch->n; i++) {
         f->npre = i + 1;
         const hk_entry *e = &ch->e[i];
         if (e->pre != NULL && e->pre(call, e->user, &f->slots[i]) == CUSHIM_SKIP) {
             call->flags |= CUSHIM_CALL_SKIPPED;
-            return 1;
+            skipped = 1;
+            break;
         }
     }
-    return 0;
+    rt_depth--;
+    return skipped;
 }
 
 void rt_post(cushim_call *call, rt_frame *f)
 {
     const hk_chain *ch = f->chain;
+    rt_depth++;
     for (uint32_t i = f->npre; i-- > 0;) {
         const hk_entry *e = &ch->e[i];
         if (e->post != NULL)

@@ -23,6 +23,21 @@
 
 #include "rt_internal.h"
 
+/*
+ * 'name' in the scope of the object 'lm' (it and its dependencies). A link_map
+ * is a valid dlsym() handle only for objects that were dlopen'ed: take a real
+ * handle with RTLD_NOLOAD (no load, one reference, dropped again).
+ */
+static void *dl_sym_in_scope_of(const struct link_map *lm, const char *name)
+{
+    void *h = dlopen(lm->l_name[0] ? lm->l_name : NULL, RTLD_LAZY | RTLD_NOLOAD);
+    if (h == NULL)
+        return NULL;
+    void *r = rl_dlsym(h, name);
+    dlclose(h);
+    return r;
+}
+
 /* The real answer for (handle, name[, version]) as the caller would get it. */
 static void *dl_real_answer(void *handle, const char *name, const char *version, void *caller,
                             int *cls)
@@ -46,7 +61,7 @@ static void *dl_real_answer(void *handle, const char *name, const char *version,
             Dl_info di;
             struct link_map *lm = NULL;
             if (caller != NULL && dladdr1(caller, &di, (void **)&lm, RTLD_DL_LINKMAP) != 0 && lm != NULL)
-                n = rl_dlsym(lm, name);
+                n = dl_sym_in_scope_of(lm, name);
         }
         r = n;
         *cls = rl_classify(r);
@@ -84,7 +99,7 @@ static void *dl_next_answer(const char *name, void *caller)
             return f;
         return elf_next_definer(lm->l_addr, lm->l_name, skip, name);
     }
-    void *x = rl_dlsym(lm, name);
+    void *x = dl_sym_in_scope_of(lm, name);
     uintptr_t xbase;
     const char *xname;
     if (x == NULL || (!dropin && rl_classify(x) == RL_SELF) || !rl_object_of(x, &xbase, &xname) ||

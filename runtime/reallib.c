@@ -375,3 +375,15 @@ void *rl_runtime_real(const char *name)
         r = NULL;
     return r;
 }
+
+int rl_runtime_major(const void *fn)
+{
+    uintptr_t base;
+    const char *name;
+    if (!rl_object_of(fn, &base, &name))
+        return 0;
+    const char *b = rl_basename(name);
+    if (strncmp(b, "libcudart.so.", 13) != 0)
+        return 0;
+    return atoi(b + 13);
+}

@@ -134,6 +134,8 @@ void *rl_dlsym(void *handle, const char *name);   /* glibc's, caller = the shim 
 void *rl_dlsym_next(const char *name);            /* RTLD_NEXT relative to the shim */
 void *rl_driver_handle(void);                     /* NULL if no driver */
 void *rl_runtime_real(const char *name);
+/* N of the libcudart.so.N defining 'fn', 0 when it is not such a library. */
+int rl_runtime_major(const void *fn);
 int rl_classify(const void *addr);
 int rl_object_of(const void *addr, uintptr_t *base, const char **name);
 uintptr_t rl_self_base(void);

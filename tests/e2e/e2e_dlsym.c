@@ -8,8 +8,10 @@
  * driver's function stood. Non-CUDA names (malloc, the helper's own functions)
  * must not change at all: in particular dlsym(RTLD_NEXT, ...) from the helper
  * must answer relative to the helper, not to the shim that overrides dlsym.
- * With the shim, the pointers obtained are then called and every call must be
- * seen by the hooks exactly once.
+ * A plugin that links libcuda itself, loaded with dlopen(RTLD_LOCAL)
+ * (e2e_dlplugin.c), looks names up from its own scope. With the shim, the
+ * pointers obtained are then called and every call must be seen by the hooks
+ * exactly once.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -20,6 +22,11 @@
 void *dlhelper_next(const char *name);
 void *dlhelper_default(const char *name);
 void *dlhelper_vnext(const char *name, const char *version);
+
+/* e2e_dlplugin.c, dlopen()ed: links libcuda.so.1 itself. */
+typedef void *(*lookup_fn)(const char *);
+static lookup_fn plugin_default, plugin_next;
+static int (*plugin_driver_version)(void);
 
 static const char *const names[] = {
     "cuInit", "cuDriverGetVersion", "cuDeviceGetCount", "cuMemAlloc", "cuMemAlloc_v2", "cuMemFree_v2",
@@ -55,6 +62,20 @@ int main(int argc, char **argv)
             show("next-helper-local", names[i], dlhelper_next(names[i]));
         }
     }
+    /* A plugin loaded RTLD_LOCAL that links the driver: its own scope has libcuda. */
+    void *plugin = dlopen(E2E_DLPLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+    E2E_CHECK(plugin != NULL, "dlopen(%s): %s", E2E_DLPLUGIN_PATH, dlerror());
+    if (plugin != NULL) {
+        plugin_default = (lookup_fn)dlsym(plugin, "dlplugin_default");
+        plugin_next = (lookup_fn)dlsym(plugin, "dlplugin_next");
+        plugin_driver_version = (int (*)(void))dlsym(plugin, "dlplugin_driver_version");
+    }
+    E2E_CHECK(plugin_default && plugin_next && plugin_driver_version, "plugin functions");
+    for (size_t i = 0; plugin_default && plugin_next && i < NNAMES; i++) {
+        show("plugin-default", names[i], plugin_default(names[i]));
+        if (next_local || strcmp(names[i], "cudaMalloc") != 0)
+            show("plugin-next", names[i], plugin_next(names[i]));
+    }
     show("vsym-handle", "cuInit", dlvsym(h, "cuInit", "libcuda.so.1"));
     show("vsym-default", "malloc@GLIBC_2.2.5", dlvsym(RTLD_DEFAULT, "malloc", "GLIBC_2.2.5"));
     show("vsym-next-helper", "malloc@GLIBC_2.2.5", dlhelper_vnext("malloc", "GLIBC_2.2.5"));
@@ -85,11 +106,12 @@ int main(int argc, char **argv)
     if (init && version && count && count_next) {
         E2E_CU(init(0));
         E2E_CU(version(&v));
+        E2E_CHECK(plugin_driver_version == NULL || plugin_driver_version() == 13000, "the plugin's call failed");
         E2E_CU(count(&n));
         E2E_CU(count_next(&n));
         E2E_CHECK(v == 13000 && n == 2, "version %d count %d", v, n);
         e2e_expect("cuInit", 1);
-        e2e_expect("cuDriverGetVersion", 1);
+        e2e_expect("cuDriverGetVersion", plugin_driver_version ? 2 : 1);
         uint64_t extra = 0;
         if (count_v != NULL) {
             E2E_CU(count_v(&n));

@@ -122,7 +122,7 @@ static const char *sym_name(const void *p)
 static void check_against_fake(int api, const char *base, int ver, int flags, CUresult r, int st, void *p)
 {
     void *fp = NULL;
-    CUdriverProcAddressQueryResult fst = CU_GET_PROC_ADDRESS_SUCCESS;
+    CUdriverProcAddressQueryResult fst = (CUdriverProcAddressQueryResult)99;   /* as the caller's */
     CUresult fr = api == 2 ? fake_v2(base, &fp, ver, (cuuint64_t)flags, &fst)
                            : fake_v1(base, &fp, ver, (cuuint64_t)flags);
     char want[160], got[160];

@@ -31,7 +31,6 @@ static __thread int fk_depth;
 
 /* From runtime/procaddr.c, shared with the shim. */
 int cushim_pa_lookup(const char *symbol, int cuda_version, uint64_t flags, uint32_t *api_id, int *status);
-FK_HIDDEN const char *fk_export_name(uint32_t id);
 FK_HIDDEN void *fk_export_addr(uint32_t id);
 
 static size_t fk_env_size(const char *name, size_t dflt)
@@ -686,39 +685,54 @@ CUresult cuGetErrorString(CUresult error, const char **pStr)
 
 /* ---- entry points ------------------------------------------------------ */
 
+/*
+ * What the real driver answers (tests/gpu/fixtures/procaddr-oracle.tsv, driver 580): a cudaVersion above
+ * the driver's own is CUDA_ERROR_INVALID_VALUE with the status left alone; an unknown name, or a known one
+ * whose variants are all newer than cudaVersion, is CUDA_SUCCESS with a NULL pointer and the status
+ * saying which. cuGetProcAddress (no status) reports those as CUDA_ERROR_NOT_FOUND, as documented.
+ */
 static CUresult fk_get_proc(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
-                            CUdriverProcAddressQueryResult *status)
+                            CUdriverProcAddressQueryResult *status, int v2)
 {
     if (symbol == NULL || pfn == NULL)
         return CUDA_ERROR_INVALID_VALUE;
+    *pfn = NULL;
+    if (cudaVersion > FK_DRIVER_VERSION)
+        return CUDA_ERROR_INVALID_VALUE;
     uint32_t id = 0;
     int st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-    CUresult r = (CUresult)cushim_pa_lookup(symbol, cudaVersion, flags, &id, &st);
     void *p = NULL;
-    if (r == CUDA_SUCCESS) {
+    /* The real driver (580) does not hand this one out although cudaTypedefs.h has its PFN. */
+    if (strcmp(symbol, "cuEventCreateFromEGLSync") == 0) {
+        if (status != NULL)
+            *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+        return v2 ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+    }
+    int r = cushim_pa_lookup(symbol, cudaVersion, flags, &id, &st);
+    if (r == CUDA_ERROR_INVALID_VALUE)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (st == CU_GET_PROC_ADDRESS_SUCCESS) {
         p = fk_export_addr(id);
-        if (p == NULL) {      /* the table names an API this build lacks */
-            r = CUDA_ERROR_NOT_FOUND;
+        if (p == NULL)        /* the table names an API this build lacks */
             st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-        }
     }
     *pfn = p;
     if (status != NULL)
         *status = (CUdriverProcAddressQueryResult)st;
-    return r;
+    return p != NULL || v2 ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
 
 CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
 {
     FAKE_ENTER(cuGetProcAddress);
-    return fk_get_proc(symbol, pfn, cudaVersion, flags, NULL);
+    return fk_get_proc(symbol, pfn, cudaVersion, flags, NULL, 0);
 }
 
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
                              CUdriverProcAddressQueryResult *symbolStatus)
 {
     FAKE_ENTER(cuGetProcAddress_v2);
-    return fk_get_proc(symbol, pfn, cudaVersion, flags, symbolStatus);
+    return fk_get_proc(symbol, pfn, cudaVersion, flags, symbolStatus, 1);
 }
 
 CUresult cuGetExportTable(const void **ppExportTable, const CUuuid *pExportTableId)

@@ -63,14 +63,6 @@ static const struct fk_export fk_exports[] = {
 
 #define FK_NEXPORTS (sizeof fk_exports / sizeof fk_exports[0])
 
-FK_HIDDEN const char *fk_export_name(uint32_t id)
-{
-    for (size_t i = 0; i < FK_NEXPORTS; i++)
-        if (fk_exports[i].id == id)
-            return fk_exports[i].name;
-    return NULL;
-}
-
 FK_HIDDEN void *fk_export_addr(uint32_t id)
 {
     for (size_t i = 0; i < FK_NEXPORTS; i++)

@@ -17,6 +17,7 @@
 #   d  CuPy and JAX: numerically checked native / shim / shim+CUPTI; counts
 #   e  cuGetProcAddress_v2 over every base name x version x flags: real driver vs shim
 #   f  drop-in libcuda.so.1 (no LD_PRELOAD) on app_driver and the PyTorch loop
+#   g  examples/vecadd through the tools/cushim launcher (the README's main job), result checked
 #   bench  bench/gpu/run.sh (launch rate, cuCtxGetCurrent) if time allows
 # The summary table is printed last, then 'N passed, N failed, N skipped'. Exit 0 when
 # nothing failed.
@@ -347,7 +348,24 @@ check_dropin() {
     fi
 }
 
+# g: the README's main job on a real GPU: examples/vecadd through the cushim launcher.
+check_vecadd() {
+    local v=$BUILD_DIR/examples/vecadd c=$DATA/vecadd.counts
+    if [ ! -x "$v" ]; then result "g vecadd launcher" FAIL "$v missing"; return; fi
+    tmo 60 env CUSHIM_LIB="$SHIM" bash "$ROOT/tools/cushim" run --counts="$c" -- "$v" \
+        >"$DATA/vecadd.out" 2>"$LOGS/vecadd.err"
+    local rc=$? launches
+    launches=$(shim_count "$c" cuLaunchKernel)
+    local detail="rc $rc; $(head -n 1 "$DATA/vecadd.out" | cut -c1-100); cuLaunchKernel=$launches"
+    if [ $rc -eq 0 ] && grep -q 'result OK' "$DATA/vecadd.out" && [ "$launches" = 1 ]; then
+        result "g vecadd launcher" PASS "$detail"
+    else
+        result "g vecadd launcher" FAIL "$detail $(head -c 200 "$LOGS/vecadd.err" | tr '\n' ' ')"
+    fi
+}
+
 # ---------------------------------------------------------------- run them
+( check_vecadd )
 ( check_app "a static" app_static )
 ( check_app "b shared" app_shared )
 ( check_procaddr )

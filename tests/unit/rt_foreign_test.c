@@ -1,0 +1,79 @@
+/*
+ * rt_foreign_test.c - a libcudart of another CUDA major version than the
+ * headers the shim was generated from.
+ *
+ * Runtime signatures changed between releases (CUDA 13 reshaped several), so
+ * the shim must forward such a library's runtime calls untouched and never
+ * run hooks on them, while the driver calls that library makes stay seen.
+ * The fake runtime is copied as 'libcudart.so.12' (RT_FOREIGN_CUDART) to play
+ * the foreign library.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cushim/cushim.h"
+#include "cushim_api_ids.h"
+
+static int pre_calls[CUSHIM_API_ID_LIMIT];
+
+static int count_pre(cushim_call *call, void *user, uint64_t *slot)
+{
+    (void)user;
+    (void)slot;
+    pre_calls[call->api_id]++;
+    return CUSHIM_CONTINUE;
+}
+
+typedef int (*malloc_fn)(void **, size_t);
+typedef int (*free_fn)(void *);
+
+static void test_foreign_runtime_passes_through(void **state)
+{
+    (void)state;
+    uint64_t h1, h2, h3;
+    assert_int_equal(cushim_hook_add(CUSHIM_API_cudaMalloc, 0, count_pre, NULL, NULL, &h1), CUSHIM_OK);
+    assert_int_equal(cushim_hook_add(CUSHIM_API_cudaFree, 0, count_pre, NULL, NULL, &h2), CUSHIM_OK);
+    assert_int_equal(cushim_hook_add(CUSHIM_API_cuMemAlloc_v2, 0, count_pre, NULL, NULL, &h3), CUSHIM_OK);
+
+    void *h = dlopen(RT_FOREIGN_CUDART, RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(h);
+    malloc_fn m = (malloc_fn)dlsym(h, "cudaMalloc");
+    free_fn f = (free_fn)dlsym(h, "cudaFree");
+    assert_non_null(m);
+    assert_non_null(f);
+
+    /* The handed-out pointer is the shim's wrapper... */
+    Dl_info di;
+    assert_true(dladdr((void *)m, &di) != 0);
+    assert_non_null(strstr(di.dli_fname, "libcushim"));
+
+    /* ...which forwards to the foreign library without running hooks. */
+    for (int i = 0; i < 3; i++) {
+        void *p = NULL;
+        assert_int_equal(m(&p, 256), 0);
+        assert_non_null(p);
+        assert_int_equal(f(p), 0);
+    }
+    assert_int_equal(pre_calls[CUSHIM_API_cudaMalloc], 0);
+    assert_int_equal(pre_calls[CUSHIM_API_cudaFree], 0);
+    /* The driver calls it made through cuGetProcAddress are still seen. */
+    assert_int_equal(pre_calls[CUSHIM_API_cuMemAlloc_v2], 3);
+
+    assert_int_equal(cushim_hook_remove(h1), CUSHIM_OK);
+    assert_int_equal(cushim_hook_remove(h2), CUSHIM_OK);
+    assert_int_equal(cushim_hook_remove(h3), CUSHIM_OK);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_foreign_runtime_passes_through),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
