@@ -10,6 +10,8 @@ prog=$1
 ldpath=$fake
 [ "$mode" = nofake ] && ldpath=
 name=$(basename "$prog")
+# Tests that run one program with different arguments must not share output files.
+[ $# -gt 1 ] && name="$name$(echo "$*" | cut -d' ' -f2- | tr -c 'A-Za-z0-9\n' '_')"
 plain=$out/$name.plain.txt shim=$out/$name.shim.txt
 mkdir -p "$out"
 env -u LD_PRELOAD LD_LIBRARY_PATH="$ldpath" E2E_EXPECT_SHIM=0 "$@" > "$plain" || { echo "$name failed without the shim"; exit 1; }
