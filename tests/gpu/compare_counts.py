@@ -29,6 +29,16 @@ A difference is explained only by one of these reasons (printed with the numbers
               own call counts vary from run to run, the shim's excess equals exactly
               the excess proven to be CUPTI's in a deterministic program (--calib,
               written by that program's comparison with --write-calib).
+  pre-attach  cuInit / cuDriverGetVersion, exactly one call more, the same count in
+              the run without CUPTI: the program's first such call happens before
+              CUPTI is attached (the injection library is loaded inside the first
+              cuInit; cudart asks cuDriverGetVersion before that). Seen with driver 580.
+  no-callback cuGetExportTable: CUPTI has a callback id for it (135) but delivers no
+              callback (0 in every run of driver 580); the shim also counts CUPTI's
+              own calls of it.
+  teardown    cuDevicePrimaryCtxRelease / cuLibraryUnload, the same count in the
+              run without CUPTI: calls made by the runtime's teardown at exit, after
+              CUPTI has stopped delivering callbacks (its count at exit is final).
 Everything else is unexplained and makes the check fail (exit 1).
 """
 import argparse
@@ -37,6 +47,10 @@ import os
 import re
 import struct
 import sys
+
+PRE_ATTACH = {"cuInit", "cuDriverGetVersion"}
+NO_CALLBACK = {"cuGetExportTable"}
+TEARDOWN = {"cuDevicePrimaryCtxRelease", "cuLibraryUnload"}
 
 DRIVER_NAME = re.compile(r"^cu[A-Z]")
 PROCADDR = {"cuGetProcAddress", "cuGetProcAddress_v2"}
@@ -182,6 +196,12 @@ def main():
             explained.append(("not-export", row))
         elif name in PROCADDR:
             explained.append(("procaddr", row))
+        elif name in PRE_ATTACH and s - c == 1 and a0 == s:
+            explained.append(("pre-attach", row))
+        elif name in NO_CALLBACK and c == 0:
+            explained.append(("no-callback", row))
+        elif name in TEARDOWN and s > c and a0 == s and e == c:
+            explained.append(("teardown", row))
         elif a0 is not None and s > c and c == a0:
             explained.append(("cupti-self", row))
             proven[name] = s - c
