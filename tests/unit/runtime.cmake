@@ -98,3 +98,6 @@ if(TARGET cushim_fake_cudart AND NOT CUSHIM_GENERATED_DIR MATCHES "tests/unit/sa
   set_tests_properties(rt_foreign_test PROPERTIES ENVIRONMENT
     "LD_LIBRARY_PATH=$<TARGET_FILE_DIR:cushim_fake_cuda>")
 endif()
+
+# Multi-threaded tests run again under TSan in CI (tools/test.sh: ctest -L concurrency).
+set_tests_properties(rt_stress_test PROPERTIES LABELS concurrency)
