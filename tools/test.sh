@@ -4,7 +4,7 @@
 # 1. installs the Debian packages it needs (when run as root and one is missing; CUSHIM_NO_INSTALL=1 skips),
 # 2. fetches the pinned CUDA 12.9 and 11.8 headers from PyPI for verify-generated,
 # 3. builds everything with -Werror and runs ctest (cmocka units, e2e programs under the preloaded shim),
-# 4. checks that generated/ is exactly what cushim-gen emits (verify-generated),
+# 4. checks that generated/ is exactly what cushim-gen emits (verify-generated), built with libclang 14 and 16,
 # 5. rebuilds the shim, the fakes and the tests with ASan+UBSan and runs them again,
 # 6. rebuilds with TSan and runs the concurrency tests.
 # With --build-only: steps 1 and 3's build only (the README's first command).
@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 top=$PWD
 jobs=$(nproc 2>/dev/null || echo 2)
 pkgs="cmake gcc g++ make pkg-config binutils libclang-dev libcmocka-dev liblua5.4-dev lua5.4
-      libgl-dev libegl-dev libvdpau-dev python3 python3-pip valgrind"
+      libgl-dev libegl-dev libvdpau-dev python3 python3-pip valgrind libclang-16-dev"
 
 step() { printf '\n=== %s ===\n' "$*"; }
 
@@ -50,8 +50,15 @@ cmake -S . -B build -DCUSHIM_CUDA_ROOT="$cuda_root" -DCUSHIM_EXTRA_HEADERS_DIR="
 cmake --build build -j "$jobs"
 ctest --test-dir build --output-on-failure -j "$jobs"
 
-step "verify-generated (generated/ equals what cushim-gen emits, all versions)"
-cmake --build build --target verify-generated
+step "verify-generated (generated/ equals what cushim-gen emits, all versions, with libclang 14 and 16)"
+for v in 14 16; do
+  llvm=/usr/lib/llvm-$v
+  [ -f "$llvm/include/clang-c/Index.h" ] || { echo "test.sh: libclang $v headers missing ($llvm)" >&2; exit 1; }
+  cmake -S codegen -B "build-gen$v" -DCUSHIM_LIBCLANG_INCLUDE="$llvm/include" -DCUSHIM_LIBCLANG="$llvm/lib/libclang.so" \
+        -DCUSHIM_CUDA_ROOT="$cuda_root" -DCUSHIM_EXTRA_HEADERS_DIR="$top/build/cuda-headers" >/dev/null
+  cmake --build "build-gen$v" --target verify-generated
+  echo "libclang $v: generated/ verified"
+done
 
 step "ASan+UBSan build and tests"
 cmake -S . -B build-asan -DCUSHIM_SANITIZE=address -DCUSHIM_BUILD_CODEGEN=OFF -DCUSHIM_CUDA_ROOT="$cuda_root" >/dev/null
