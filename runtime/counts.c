@@ -111,7 +111,13 @@ void cnt_write(void)
             return;               /* the destructor after atexit: nothing new */
         cnt_special_written = total;
         snprintf(path, sizeof path, "%s", c->counts_path);
-        fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+        /* O_NONBLOCK: a FIFO whose reader is gone (it saw EOF when an earlier
+           writer - another process of the tree, or our atexit pass - closed)
+           fails with ENXIO instead of blocking exit forever; writes block. */
+        fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NONBLOCK);
+        int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
+        if (fl >= 0)
+            fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
         int w = snprintf(buf, sizeof buf, "# cushim counts pid %d\n", (int)getpid());
         if (w > 0)
             len = (size_t)w;

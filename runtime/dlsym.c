@@ -108,6 +108,38 @@ static void *dl_next_answer(const char *name, void *caller)
     return x;
 }
 
+/*
+ * dlerror() after our answer must agree with it, as after glibc's: NULL comes
+ * with an error message (callers that test dlerror() rather than the pointer
+ * would otherwise call NULL), a symbol with none. Our own look-ups on the way
+ * (a successful dlopen/dlclose clears the message, a failed internal one sets
+ * it) say nothing about the answer. A NULL answer gets "<object>: undefined
+ * symbol: <name>" from a look-up that must fail: RTLD_NEXT from the shim, or
+ * libc's own handle (libc defines no CUDA name; the handle is kept open).
+ */
+__attribute__((noinline)) static void dl_set_missing(const char *name, const char *version)
+{
+    static _Atomic(void *) libc_h;
+    rl_dlvsym_fn fv = version ? rl_real_dlvsym() : NULL;
+    void *r = fv ? fv(RTLD_NEXT, name, version) : rl_dlsym_next(name);
+    if (r == NULL)
+        return;
+    void *h = atomic_load_explicit(&libc_h, memory_order_acquire);
+    if (h == NULL) {
+        h = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+        void *expected = NULL;
+        if (h != NULL && !atomic_compare_exchange_strong(&libc_h, &expected, h)) {
+            dlclose(h);
+            h = expected;
+        }
+    }
+    if (h != NULL)
+        r = fv ? fv(h, name, version) : rl_dlsym(h, name);
+    __asm__ volatile("" : : "r"(r) : "memory");   /* no tail call: the caller must be the shim */
+}
+
+static void *dl_answer(void *handle, const char *name, const char *version, void *caller, uint32_t id);
+
 void *dl_decide(void *handle, const char *name, const char *version, void *caller, void **fwd)
 {
     /* Until 'name' is known to be ours: no libc call, no instrumentation (elfsym.c). */
@@ -124,10 +156,19 @@ void *dl_decide(void *handle, const char *name, const char *version, void *calle
         return NULL;
     uint32_t id = cushim_gen_apis[idx].id;
     rt_init();
+    *fwd = NULL;
+    void *r = dl_answer(handle, name, version, caller, id);
+    if (r == NULL)
+        dl_set_missing(name, version);
+    else
+        (void)dlerror();   /* clear what our own look-ups left */
+    return r;
+}
 
+static void *dl_answer(void *handle, const char *name, const char *version, void *caller, uint32_t id)
+{
     if (handle == RTLD_NEXT) {
         void *next = dl_next_answer(name, caller);
-        *fwd = NULL;
         int cls = rl_classify(next);
         if (cls == RL_DRIVER || cls == RL_RUNTIME) {
             rt_record_real(id, next);
@@ -138,7 +179,6 @@ void *dl_decide(void *handle, const char *name, const char *version, void *calle
 
     int cls;
     void *r = dl_real_answer(handle, name, version, caller, &cls);
-    *fwd = NULL;
     if (r == NULL)
         return NULL;
     switch (cls) {

@@ -174,15 +174,20 @@ int rl_classify(const void *addr)
     return RL_OTHER;
 }
 
-/* A usable real driver: opened, and its cuInit is not ours. */
+/* A usable real driver: opened, and its cuInit is not ours. In drop-in mode
+   also not another copy of the drop-in (it exports cushim_*): two copies would
+   each take the other as the driver and their wrappers jump to each other
+   forever. */
 static void *rl_try_open(const char *path, int flags)
 {
     void *h = dlopen(path, flags);
     if (h == NULL)
         return NULL;
     void *init = rl_dlsym(h, "cuInit");
-    if (init == NULL || rl_classify(init) == RL_SELF) {
-        log_debug("%s is not the real driver (cuInit %s)", path, init ? "is ours" : "missing");
+    if (init == NULL || rl_classify(init) == RL_SELF ||
+        (rl_is_dropin() && rl_dlsym(h, "cushim_api_id_limit") != NULL)) {
+        log_debug("%s is not the real driver (cuInit %s)", path,
+                  init == NULL ? "missing" : rl_classify(init) == RL_SELF ? "is ours" : "is cushim's");
         dlclose(h);
         return NULL;
     }
@@ -244,8 +249,10 @@ static void *rl_try_ldcache(const char *self_dir)
             uint32_t key, value;
             memcpy(&key, e + 4, 4);
             memcpy(&value, e + 8, 4);
-            if ((size_t)(base - m) + key >= size || (size_t)(base - m) + value >= size)
-                continue;
+            size_t ko = (size_t)(base - m) + key, vo = (size_t)(base - m) + value;
+            if (ko >= size || vo >= size || memchr(m + ko, '\0', size - ko) == NULL ||
+                memchr(m + vo, '\0', size - vo) == NULL)
+                continue;   /* out of the file or unterminated: never read past the mapping */
             if (strcmp(base + key, "libcuda.so.1") != 0)
                 continue;
             const char *path = base + value;

@@ -76,6 +76,9 @@ static void test_handle_lookup(void **state)
         return;
     }
     assert_ptr_equal(f, (void *)cuDriverGetVersion);
+    assert_null(dlsym(RTLD_DEFAULT, "no_such_symbol_xyz"));   /* an error pending ... */
+    assert_ptr_equal(dlsym(RTLD_DEFAULT, "cuDriverGetVersion"), (void *)cuDriverGetVersion);
+    assert_null(dlerror());                                    /* ... cleared by a found symbol */
     int before = rt_stub_call_count(), v = 0;
     assert_int_equal(((int (*)(int *))f)(&v), 0);
     assert_int_equal(v, 13000);

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -33,12 +34,24 @@ static void test_probe(void **state)
     (void)state;
     if (system_has_libcuda())
         skip();
+    /* A NULL answer comes with a dlerror() message, as without the shim: callers that
+       test dlerror() instead of the pointer must not take NULL for cuInit. */
+    (void)dlerror();
     assert_null(dlsym(RTLD_DEFAULT, "cuInit"));
+    assert_non_null(dlerror());
     assert_null(dlsym(RTLD_DEFAULT, "cuGetProcAddress_v2"));
+    assert_non_null(dlerror());
     assert_null(dlsym(RTLD_DEFAULT, "cudaMalloc"));
+    assert_non_null(dlerror());
+    assert_null(dlsym(RTLD_NEXT, "cuInit"));
+    assert_non_null(dlerror());
     void *self = dlopen(NULL, RTLD_NOW);   /* the program's handle searches the global scope */
     assert_null(dlsym(self, "cuInit"));
+    assert_non_null(dlerror());
     assert_null(dlvsym(self, "cuInit", "GLIBC_2.2.5"));
+    assert_non_null(strstr(dlerror(), "cuInit"));
+    assert_null(dlvsym(RTLD_DEFAULT, "cuInit", "GLIBC_2.2.5"));
+    assert_non_null(dlerror());
     Dl_info di;
     assert_true(dladdr((void *)cuInit, &di) != 0);
     void *shim = dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD);   /* the shim's own handle */

@@ -101,3 +101,42 @@ endif()
 
 # Multi-threaded tests run again under TSan in CI (tools/test.sh: ctest -L concurrency).
 set_tests_properties(rt_stress_test PROPERTIES LABELS concurrency)
+
+# Two copies of the drop-in on the library path (an installed one and a build tree's): each must
+# skip the other as "the real driver" (else their wrappers jump to each other forever).
+set(RT_DROPIN_COPY "${CMAKE_CURRENT_BINARY_DIR}/rt_dropin_copy/libcuda.so.1")
+add_custom_command(OUTPUT "${RT_DROPIN_COPY}"
+  COMMAND ${CMAKE_COMMAND} -E copy "$<TARGET_FILE:cushim_dropin>" "${RT_DROPIN_COPY}"
+  DEPENDS cushim_dropin VERBATIM)
+add_custom_target(rt_dropin_copy ALL DEPENDS "${RT_DROPIN_COPY}")
+add_dependencies(rt_dropin_test rt_dropin_copy)
+add_test(NAME rt_dropin_two_copies_test COMMAND rt_dropin_test)
+set_tests_properties(rt_dropin_two_copies_test PROPERTIES TIMEOUT 30 ENVIRONMENT
+  "LD_LIBRARY_PATH=${CMAKE_BINARY_DIR}/dropin:${CMAKE_CURRENT_BINARY_DIR}/rt_dropin_copy:${CMAKE_CURRENT_BINARY_DIR}/rt_stub")
+
+# CUSHIM_COUNTS naming a FIFO nobody reads (its reader saw EOF and left): exit must not block
+# on opening it.
+add_test(NAME rt_counts_fifo_test COMMAND sh -c
+  "f=\"$1/rt_counts_test.fifo\"; rm -f \"$f\" && mkfifo \"$f\" && CUSHIM_COUNTS=\"$f\" \"$0\"; s=$?; rm -f \"$f\"; exit $s"
+  $<TARGET_FILE:rt_nodriver_test> "${CMAKE_CURRENT_BINARY_DIR}")
+set_tests_properties(rt_counts_fifo_test PROPERTIES TIMEOUT 30
+  ENVIRONMENT "CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1;CUSHIM_LOG=off")
+
+# dlsym of CUDA names from constructors/destructors of a dlopen'ed library (x) and its dependency (y).
+add_library(rt_ctor_y SHARED "${RT_TEST_DIR}/rt_lib_ctor.c")
+target_compile_definitions(rt_ctor_y PRIVATE RT_CTOR_NAME="y" RT_CTOR_FN=rt_ctor_dep)
+add_library(rt_ctor_x SHARED "${RT_TEST_DIR}/rt_lib_ctor.c")
+target_compile_definitions(rt_ctor_x PRIVATE RT_CTOR_NAME="x" RT_CTOR_FN=rt_ctor_x RT_CTOR_DEP)
+foreach(l rt_ctor_x rt_ctor_y)
+  target_compile_options(${l} PRIVATE ${CUSHIM_WARN_FLAGS})
+  target_link_libraries(${l} PRIVATE ${CMAKE_DL_LIBS})
+endforeach()
+target_link_libraries(rt_ctor_x PRIVATE rt_ctor_y)
+add_executable(rt_ctor_dlsym_test "${RT_TEST_DIR}/rt_ctor_dlsym_test.c")
+target_compile_options(rt_ctor_dlsym_test PRIVATE ${RT_TEST_FLAGS})
+target_compile_definitions(rt_ctor_dlsym_test PRIVATE RT_CTOR_LIB="$<TARGET_FILE:rt_ctor_x>")
+target_link_libraries(rt_ctor_dlsym_test PRIVATE cushim PkgConfig::CMOCKA pthread ${CMAKE_DL_LIBS})
+add_dependencies(rt_ctor_dlsym_test rt_ctor_x)
+add_test(NAME rt_ctor_dlsym_test COMMAND rt_ctor_dlsym_test)
+set_tests_properties(rt_ctor_dlsym_test PROPERTIES TIMEOUT 60
+  ENVIRONMENT "CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1;CUSHIM_LOG=off")
