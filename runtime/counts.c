@@ -25,7 +25,11 @@
  * (again at the destructor only if calls were counted after atexit).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +96,22 @@ void cnt_after_fork_child(void)
         atomic_store_explicit(&cnt_calls[i], 0, memory_order_relaxed);
 }
 
+/* All of 'b', retrying short writes and EINTR. */
+static int cnt_write_all(int fd, const char *b, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, b, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        b += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
 void cnt_write(void)
 {
     const rt_config *c = cfg_get();
@@ -132,21 +152,37 @@ void cnt_write(void)
         log_error("cannot write call counts to %s", path);
         return;
     }
-    for (uint32_t i = 0; i < cushim_gen_api_count; i++) {
+    /* A pipe whose reader left must not kill the host with SIGPIPE at exit:
+       block it while writing and take back only a SIGPIPE this write raised. */
+    sigset_t pipe_set, old_mask, pending;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
+    sigpending(&pending);
+    int pipe_was_pending = sigismember(&pending, SIGPIPE);
+    int failed = 0;
+    for (uint32_t i = 0; i < cushim_gen_api_count && !failed; i++) {
         const cushim_api_info *a = &cushim_gen_apis[i];
         uint64_t n = atomic_load_explicit(&cnt_calls[a->id], memory_order_relaxed);
         if (n == 0)
             continue;
         if (len + 256 > sizeof buf) {
-            if (write(fd, buf, len) < 0)
-                break;
+            failed = cnt_write_all(fd, buf, len) < 0;
             len = 0;
         }
         int w = snprintf(buf + len, sizeof buf - len, "%s\t%llu\n", a->name, (unsigned long long)n);
         if (w > 0)
             len += (size_t)w;
     }
-    if (len > 0 && write(fd, buf, len) < 0)
+    if (!failed && len > 0)
+        failed = cnt_write_all(fd, buf, len) < 0;
+    if (failed)
         log_error("short write of call counts to %s", path);
     close(fd);
+    sigpending(&pending);
+    if (!pipe_was_pending && sigismember(&pending, SIGPIPE)) {
+        struct timespec zero = { 0, 0 };
+        sigtimedwait(&pipe_set, NULL, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
 }

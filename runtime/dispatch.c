@@ -33,22 +33,15 @@ int rt_depth_get(void)
     return rt_depth;
 }
 
-static void rt_fork_prepare(void)
-{
-    hk_lock();
-    gp_lock();
-}
-
-static void rt_fork_parent(void)
-{
-    gp_unlock();
-    hk_unlock();
-}
-
+/*
+ * fork(): no lock is taken in a prepare handler (a fork handler registered
+ * before ours would run while we held it, and deadlock if it made a first CUDA
+ * call or added a hook). The child makes its locks new instead.
+ */
 static void rt_fork_child(void)
 {
-    gp_unlock();
-    hk_unlock();
+    gp_reset_after_fork();
+    hk_reset_after_fork();
     cnt_after_fork_child();
 }
 
@@ -64,7 +57,7 @@ static void rt_do_init(void)
     cnt_init();
     if (cnt_enabled)
         hk_install_counting();
-    pthread_atfork(rt_fork_prepare, rt_fork_parent, rt_fork_child);
+    pthread_atfork(NULL, NULL, rt_fork_child);
     if (cnt_enabled)
         atexit(rt_atexit);
     log_debug("initialised: %u APIs, CUDA %s headers, %s mode%s%s", cushim_gen_api_count,

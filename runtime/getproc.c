@@ -49,6 +49,12 @@ void gp_unlock(void)
     pthread_mutex_unlock(&gp_mu);
 }
 
+/* fork() child: the lock guards only the log-once list; made new. */
+void gp_reset_after_fork(void)
+{
+    pthread_mutex_init(&gp_mu, NULL);
+}
+
 uint64_t gp_passthrough_count(void)
 {
     return atomic_load_explicit(&gp_passthrough, memory_order_relaxed);

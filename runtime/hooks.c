@@ -32,6 +32,14 @@ void hk_unlock(void)
     pthread_mutex_unlock(&hk_mu);
 }
 
+/* fork() child: only the forking thread exists; a holder that vanished left
+   every published chain and rt_fast entry consistent (each is one atomic store),
+   so the lock is simply made new. */
+void hk_reset_after_fork(void)
+{
+    pthread_mutex_init(&hk_mu, NULL);
+}
+
 static void hk_retire(const hk_chain *old)
 {
     if (old == NULL || old == &hk_count_only)

@@ -53,6 +53,7 @@ typedef struct hk_chain {
 void hk_install_counting(void);      /* every API gets at least the counting chain */
 void hk_lock(void);                  /* fork handlers */
 void hk_unlock(void);
+void hk_reset_after_fork(void);      /* fork child */
 
 /* ---- dispatch (dispatch.c) ---- */
 typedef struct rt_slot {
@@ -147,5 +148,6 @@ void *gp_handler_for(uint32_t id);          /* hand-written "real", or NULL */
 uint64_t gp_passthrough_count(void);
 void gp_lock(void);
 void gp_unlock(void);
+void gp_reset_after_fork(void);      /* fork child */
 
 #endif /* RT_INTERNAL_H */

@@ -140,3 +140,12 @@ add_dependencies(rt_ctor_dlsym_test rt_ctor_x)
 add_test(NAME rt_ctor_dlsym_test COMMAND rt_ctor_dlsym_test)
 set_tests_properties(rt_ctor_dlsym_test PROPERTIES TIMEOUT 60
   ENVIRONMENT "CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1;CUSHIM_LOG=off")
+
+# A fork handler registered before the (late-loaded) drop-in makes a first CUDA call while fork prepares.
+add_executable(rt_fork_handler_test "${RT_TEST_DIR}/rt_fork_handler_test.c")
+target_compile_options(rt_fork_handler_test PRIVATE ${RT_TEST_FLAGS})
+target_link_libraries(rt_fork_handler_test PRIVATE PkgConfig::CMOCKA ${CMAKE_DL_LIBS} pthread)
+add_dependencies(rt_fork_handler_test cushim_dropin rt_stub_cuda)
+add_test(NAME rt_fork_handler_test COMMAND rt_fork_handler_test)
+set_tests_properties(rt_fork_handler_test PROPERTIES TIMEOUT 20 ENVIRONMENT
+  "LD_LIBRARY_PATH=${CMAKE_BINARY_DIR}/dropin:${CMAKE_CURRENT_BINARY_DIR}/rt_stub")
