@@ -27,10 +27,8 @@ target_compile_definitions(rt_exports_test PRIVATE
   RT_SHIM_PATH="$<TARGET_FILE:cushim>" RT_DROPIN_PATH="$<TARGET_FILE:cushim_dropin>")
 add_dependencies(rt_exports_test cushim cushim_dropin)
 set(RT_ORACLE "${PROJECT_SOURCE_DIR}/tests/gpu/fixtures/procaddr-oracle.tsv")
-if(NOT CUSHIM_GENERATED_DIR MATCHES "tests/unit/sample")
-  target_compile_definitions(rt_procaddr_test PRIVATE RT_ORACLE_PATH="${RT_ORACLE}"
-    RT_EXPORTS_PATH="${PROJECT_SOURCE_DIR}/tests/gpu/fixtures/libcuda-580-exports.txt")
-endif()
+target_compile_definitions(rt_procaddr_test PRIVATE RT_ORACLE_PATH="${RT_ORACLE}"
+  RT_EXPORTS_PATH="${PROJECT_SOURCE_DIR}/tests/gpu/fixtures/libcuda-580-exports.txt")
 
 # Stand-in driver and RTLD_NEXT probe libraries.
 add_library(rt_stub_cuda SHARED "${RT_TEST_DIR}/rt_lib_cuda.c")
@@ -80,7 +78,7 @@ set_tests_properties(rt_dropin_linked_test PROPERTIES ENVIRONMENT
   "LD_LIBRARY_PATH=${CMAKE_BINARY_DIR}/dropin:${CMAKE_CURRENT_BINARY_DIR}/rt_stub")
 
 # A libcudart of another major version: runtime calls forwarded untouched, driver calls still seen.
-if(TARGET cushim_fake_cudart AND NOT CUSHIM_GENERATED_DIR MATCHES "tests/unit/sample")
+if(TARGET cushim_fake_cudart)
   set(RT_FOREIGN_DIR "${CMAKE_CURRENT_BINARY_DIR}/foreign")
   add_custom_command(OUTPUT "${RT_FOREIGN_DIR}/libcudart.so.12"
     COMMAND ${CMAKE_COMMAND} -E make_directory "${RT_FOREIGN_DIR}"
