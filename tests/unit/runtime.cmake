@@ -147,3 +147,4 @@ add_dependencies(rt_fork_handler_test cushim_dropin rt_stub_cuda)
 add_test(NAME rt_fork_handler_test COMMAND rt_fork_handler_test)
 set_tests_properties(rt_fork_handler_test PROPERTIES TIMEOUT 20 ENVIRONMENT
   "LD_LIBRARY_PATH=${CMAKE_BINARY_DIR}/dropin:${CMAKE_CURRENT_BINARY_DIR}/rt_stub")
+set_property(TEST rt_ctor_dlsym_test APPEND PROPERTY LABELS concurrency)
