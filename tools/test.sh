@@ -18,9 +18,14 @@ pkgs="cmake gcc g++ make pkg-config binutils libclang-dev libcmocka-dev liblua5.
 step() { printf '\n=== %s ===\n' "$*"; }
 
 if [ "${CUSHIM_NO_INSTALL:-0}" != 1 ]; then
-  missing=$(dpkg-query -W -f='${Package} ${Status}\n' $pkgs 2>/dev/null | awk '$NF!="installed"{print $1}' || true)
-  for p in $pkgs; do dpkg-query -W "$p" >/dev/null 2>&1 || missing="$missing $p"; done
-  if [ -n "$(echo $missing)" ]; then
+  missing=""
+  for p in $pkgs; do
+    case "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" in
+      *" installed") ;;
+      *) missing="$missing $p" ;;
+    esac
+  done
+  if [ -n "$missing" ]; then
     step "installing Debian packages:$missing"
     if [ "$(id -u)" = 0 ]; then
       export DEBIAN_FRONTEND=noninteractive
