@@ -202,28 +202,28 @@ void *e2e_fake_sym(const char *name)
 
 typedef uint64_t (*count_fn)(const char *);
 
+/* A fake library's call counter, looked up once; 'sym' names it, 'lib' says which library. */
+static uint64_t fake_counter(count_fn *cache, const char *sym, const char *lib, const char *name)
+{
+    if (*cache == NULL)
+        *cache = (count_fn)e2e_fake_sym(sym);
+    if (*cache == NULL) {
+        e2e_fail(__FILE__, __LINE__, "%s not found: is the fake %s loaded?", sym, lib);
+        return 0;
+    }
+    return (*cache)(name);
+}
+
 uint64_t e2e_fake_count(const char *name)
 {
     static count_fn f;
-    if (f == NULL)
-        f = (count_fn)e2e_fake_sym("fake_cuda_call_count");
-    if (f == NULL) {
-        e2e_fail(__FILE__, __LINE__, "fake_cuda_call_count not found: is the fake libcuda loaded?");
-        return 0;
-    }
-    return f(name);
+    return fake_counter(&f, "fake_cuda_call_count", "libcuda", name);
 }
 
 uint64_t e2e_fake_rt_count(const char *name)
 {
     static count_fn f;
-    if (f == NULL)
-        f = (count_fn)e2e_fake_sym("fake_cudart_call_count");
-    if (f == NULL) {
-        e2e_fail(__FILE__, __LINE__, "fake_cudart_call_count not found: is the fake libcudart loaded?");
-        return 0;
-    }
-    return f(name);
+    return fake_counter(&f, "fake_cudart_call_count", "libcudart", name);
 }
 
 static int is_runtime_name(const char *name)
