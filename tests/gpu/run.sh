@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # tests/gpu/run.sh - the one-command GPU suite of cushim.
 #
-# USAGE: bash tests/gpu/run.sh [BUILD_DIR]          (default build-gpu; 'BUILD_DIR=x' works too)
+# USAGE: bash tests/gpu/run.sh [BUILD_DIR] [CHECK...]   (default build-gpu; 'BUILD_DIR=x' works too)
+#   CHECK: any of a b c d e f g sdk bench (below); none given = all of them. env and build always run.
+#   Checks that compare with native PyTorch output (f torch) run c's native run when c is not selected.
 #   BUILD_DIR holds runtime/libcushim.so and dropin/libcuda.so.1 (built beforehand).
 #   OUT=dir            logs and results (default ./gpu-out): summary.txt, summary.tsv,
 #                      gpu-logs.tar.gz, and bench.md/bench-raw.txt when the benchmark ran
@@ -18,6 +20,7 @@
 #   e  cuGetProcAddress_v2 over every base name x version x flags: real driver vs shim
 #   f  drop-in libcuda.so.1 (no LD_PRELOAD) on app_driver and the PyTorch loop
 #   g  examples/vecadd through the tools/cushim launcher (the README's main job), result checked
+#   sdk  plugins under PyTorch: faultinject's out-of-memory reaches PyTorch as its own OOM error
 #   bench  bench/gpu/run.sh (launch rate, cuCtxGetCurrent) if time allows
 # The summary table is printed last, then 'N passed, N failed, N skipped'. Exit 0 when
 # nothing failed.
@@ -27,6 +30,10 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 HERE=$ROOT/tests/gpu
 BUILD_DIR=${1:-build-gpu}
 BUILD_DIR=${BUILD_DIR#BUILD_DIR=}
+shift $(($# > 0 ? 1 : 0))
+CHECKS=" ${*:-all} "
+# want CHECK: selected on the command line (or all)
+want() { [ "$CHECKS" = " all " ] || [[ "$CHECKS" == *" $1 "* ]]; }
 case $BUILD_DIR in /*) ;; *) BUILD_DIR=$ROOT/$BUILD_DIR ;; esac
 OUT=${OUT:-$ROOT/gpu-out}
 case $OUT in /*) ;; *) OUT=$PWD/$OUT ;; esac
@@ -364,18 +371,58 @@ check_vecadd() {
     fi
 }
 
-# ---------------------------------------------------------------- run them
-( check_vecadd )
-( check_app "a static" app_static )
-( check_app "b shared" app_shared )
-( check_procaddr )
-( check_dropin app )
-( check_torch )
-( check_dropin torch )
-( check_py cupy cupy_check.py 120 )
-( check_py jax jax_check.py 150 )
 
-if [ "${SKIP_BENCH:-0}" = 1 ]; then
+# ---------------------------------------------------------------- (sdk) plugins under PyTorch
+# sdk oom: faultinject fails every driver allocation after the warm-up's (counted in a warm-up
+# run under the shim): PyTorch must raise its own torch.OutOfMemoryError and keep working.
+check_sdk_oom() {
+    local c=$DATA/oom-warmup.counts rc n mode
+    tmo 120 env "${SHIM_ENV[@]}" CUSHIM_COUNTS="$c" "$PY" "$HERE/torch_oom.py" warmup \
+        >"$DATA/oom-warmup.out" 2>"$LOGS/oom-warmup.err"
+    rc=$?
+    n=$(cat "$c" "$c".[0-9]* 2>/dev/null | awk -F'\t' '$1 ~ /^cuMemAlloc/ { s += $2 } END { print s + 0 }')
+    if [ $rc -ne 0 ] || [ "$n" -lt 1 ]; then
+        result "sdk oom warmup" FAIL "rc $rc; $n driver allocations counted $(tail -n 2 "$LOGS/oom-warmup.err" | tr '\n' ' ' | cut -c1-200)"
+        return
+    fi
+    for mode in preload dropin; do
+        local extra=() out=$DATA/oom-$mode.out err=$LOGS/oom-$mode.err
+        [ $mode = dropin ] && extra=(--dropin --real-libcuda="$REAL_LIBCUDA")
+        tmo 120 env CUSHIM_LIB="$SHIM" bash "$ROOT/tools/cushim" run "${extra[@]}" \
+            --fault="cuMemAlloc*:CUDA_ERROR_OUT_OF_MEMORY:after=$n" -- "$PY" "$HERE/torch_oom.py" oom \
+            >"$out" 2>"$err"
+        rc=$?
+        local line summary
+        line=$(grep -h '^oom_check:' "$out" | tail -n 1)
+        summary=$(grep -h 'faultinject' "$err" | tail -n 1 | cut -c1-160)
+        if [ $rc -eq 0 ] && [[ "$line" == "oom_check: PASS"* ]]; then
+            result "sdk oom $mode" PASS "after=$n: ${line#oom_check: PASS }; $summary"
+        else
+            result "sdk oom $mode" FAIL "rc $rc; ${line:-no oom_check line}; $(tail -n 2 "$err" | tr '\n' ' ' | cut -c1-200)"
+        fi
+    done
+}
+
+# ---------------------------------------------------------------- run them
+want g && ( check_vecadd )
+# b's calibration of CUPTI's own calls comes from a's static run
+{ want a || want b || want c || want d; } && ( check_app "a static" app_static )
+want b && ( check_app "b shared" app_shared )
+want e && ( check_procaddr )
+want f && ( check_dropin app )
+if want c; then
+    ( check_torch )
+elif want f; then   # f torch compares with c's native output
+    tmo 150 "$PY" "$HERE/torch_train.py" 40 >"$DATA/torch.native.out" 2>"$LOGS/torch.native.err"
+fi
+want f && ( check_dropin torch )
+want d && ( check_py cupy cupy_check.py 120 )
+want d && ( check_py jax jax_check.py 150 )
+want sdk && ( check_sdk_oom )
+
+if ! want bench; then
+    :
+elif [ "${SKIP_BENCH:-0}" = 1 ]; then
     result bench SKIP "SKIP_BENCH=1"
 elif [ "$(time_left)" -lt 60 ]; then
     result bench SKIP "no time left (${SECONDS}s used of ${BUDGET}s)"
