@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "rt_internal.h"
@@ -39,6 +40,8 @@ static pthread_once_t cfg_once = PTHREAD_ONCE_INIT;
 static int cfg_is_secure;
 static char cfg_counts_buf[CFG_PATH_MAX];
 static char cfg_libcuda_buf[CFG_PATH_MAX];
+static dev_t cfg_log_dev;            /* the CUSHIM_LOG_FILE opened at load */
+static ino_t cfg_log_ino;
 
 /* Lines found while loading, written once the log's level and file are known. */
 #define CFG_NOTES 12
@@ -262,9 +265,14 @@ static void cfg_load(void)
     const char *v = cfg_load_value(CFG_VAR_LOG_FILE, cfg_load_path_var("CUSHIM_LOG_FILE"), &val);
     if (val == CFG_PATH_FILE) {
         int fd = open(v, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0644);
-        if (fd >= 0) {
+        struct stat st;
+        if (fd >= 0 && fstat(fd, &st) == 0) {
             cfg_value.log_fd = fd;
+            cfg_log_dev = st.st_dev;
+            cfg_log_ino = st.st_ino;
         } else {
+            if (fd >= 0)
+                close(fd);
             cfg_quote(v, q, sizeof q);
             cfg_note(LOG_WARN, "CUSHIM_LOG_FILE=%s: cannot open: %s; logging to stderr", q, strerror(errno));
         }
@@ -306,6 +314,17 @@ static void cfg_load(void)
     for (int i = 0; i < cfg_nnotes; i++)
         if (cfg_notes[i].level >= cfg_value.log_level)
             log_line(cfg_value.log_fd, cfg_notes[i].level, cfg_notes[i].text);
+}
+
+int cfg_log_target(void)
+{
+    const rt_config *c = cfg_get();
+    if (c->log_fd == 2)
+        return 2;
+    struct stat st;
+    if (fstat(c->log_fd, &st) == 0 && st.st_dev == cfg_log_dev && st.st_ino == cfg_log_ino)
+        return c->log_fd;
+    return 2;
 }
 
 const rt_config *cfg_get(void)

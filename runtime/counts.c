@@ -54,10 +54,13 @@ static _Atomic uint64_t cnt_calls[CUSHIM_API_ID_LIMIT];
 static int cnt_kind;                  /* CNT_KIND_* of the configured path        */
 static int cnt_fd = -1;               /* FD: the descriptor; FILE: <path>, locked  */
 static int cnt_locks;                 /* FILE: OFD locks work on cnt_fd            */
+static dev_t cnt_dev;                 /* what cnt_fd was opened on ('-', FILE): a  */
+static ino_t cnt_ino;                 /* program that closes it may reuse the number */
 static int cnt_forked;                /* a fork()ed child: never <path> itself     */
 static _Atomic int cnt_owns_path;     /* this process writes <path>                */
 static _Atomic int cnt_claimed;       /* the claim on <path> was tried             */
 static uint64_t cnt_special_written;  /* FD/APPEND: total already appended          */
+static char cnt_path[PATH_MAX + CFG_PATH_MAX];   /* the path, absolute: the program may chdir */
 static int cnt_error_logged;          /* one line per failing target, not per pass */
 
 /* ---- where a path leads ---- */
@@ -203,27 +206,51 @@ static void cnt_join_run(const char *path, int rdwr)
     }
 }
 
+static void cnt_remember(int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) == 0) {
+        cnt_dev = st.st_dev;
+        cnt_ino = st.st_ino;
+    }
+}
+
+/* cnt_fd still is the file opened at initialisation: never write to (or
+   truncate) whatever a program that closed it opened under the same number. */
+static int cnt_fd_same(void)
+{
+    struct stat st;
+    return fstat(cnt_fd, &st) == 0 && st.st_dev == cnt_dev && st.st_ino == cnt_ino;
+}
+
 void cnt_init(void)
 {
     const rt_config *c = cfg_get();
     if (c->counts_fd >= 0) {
         cnt_kind = CNT_KIND_FD;
         cnt_fd = c->counts_fd;
+        cnt_remember(cnt_fd);
         atomic_store(&cnt_claimed, 1);
         cnt_enabled = 1;
         return;
     }
     if (c->counts_path == NULL)
         return;
-    const char *path = c->counts_path;
+    const char *value = c->counts_path;   /* < CFG_PATH_MAX: both fit cnt_path */
+    char cwd[PATH_MAX];
+    if (value[0] != '/' && getcwd(cwd, sizeof cwd) != NULL)
+        snprintf(cnt_path, sizeof cnt_path, "%s/%s", cwd, value);
+    else
+        snprintf(cnt_path, sizeof cnt_path, "%s", value);
+    const char *path = cnt_path;
     int err;
     cnt_kind = cnt_path_kind(path, &cnt_fd, &err);
     if (cnt_kind == CNT_KIND_BAD) {
-        log_error("CUSHIM_COUNTS=%s: %s; call counts are off", path, strerror(err));
+        log_error("CUSHIM_COUNTS=%s: %s; call counts are off", value, strerror(err));
         return;
     }
     if (cnt_kind == CNT_KIND_FD && fcntl(cnt_fd, F_GETFD) < 0) {
-        log_error("CUSHIM_COUNTS=%s: descriptor %d is not open: %s; call counts are off", path, cnt_fd,
+        log_error("CUSHIM_COUNTS=%s: descriptor %d is not open: %s; call counts are off", value, cnt_fd,
                   strerror(errno));
         return;
     }
@@ -240,7 +267,7 @@ void cnt_init(void)
         fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0644);
     }
     if (fd < 0) {
-        log_error("CUSHIM_COUNTS=%s: cannot open: %s; call counts are off", path, strerror(errno));
+        log_error("CUSHIM_COUNTS=%s: cannot open: %s; call counts are off", value, strerror(errno));
         return;
     }
     struct stat st;
@@ -255,6 +282,7 @@ void cnt_init(void)
     if (fl >= 0)
         fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     cnt_fd = fd;
+    cnt_remember(fd);
     cnt_enabled = 1;
     cnt_join_run(path, rdwr);
 }
@@ -278,7 +306,7 @@ static void cnt_claim(void)
         cnt_lock(F_UNLCK, 1, 0);
     }
     log_info("CUSHIM_COUNTS: %s belongs to another process of this run; this process writes %s.%d",
-             cfg_get()->counts_path, cfg_get()->counts_path, (int)getpid());
+             cnt_path, cnt_path, (int)getpid());
 }
 
 void cnt_add(uint32_t id)
@@ -362,14 +390,18 @@ static int cnt_emit(int fd, off_t *off, const char *header)
 
 static void cnt_write_locked(const char *path, uint64_t total)
 {
-    char target[4200];
+    char target[sizeof cnt_path + 16];
     if (cnt_kind == CNT_KIND_FD || cnt_kind == CNT_KIND_APPEND) {
         if (total == cnt_special_written)
             return;               /* the destructor after atexit: nothing new */
         cnt_special_written = total;
         int fd = cnt_fd, opened = 0;
-        snprintf(target, sizeof target, "%s", cnt_kind == CNT_KIND_FD && strcmp(path, "-") == 0 ?
-                 "stderr (CUSHIM_COUNTS=-)" : path);
+        int dup_of_stderr = cnt_kind == CNT_KIND_FD && strcmp(path, "-") == 0;
+        snprintf(target, sizeof target, "%s", dup_of_stderr ? "stderr (CUSHIM_COUNTS=-)" : path);
+        if (dup_of_stderr && !cnt_fd_same()) {
+            cnt_fail("write", target, EBADF);   /* the program closed our duplicate */
+            return;
+        }
         if (cnt_kind == CNT_KIND_APPEND) {
             /* O_NONBLOCK: a FIFO whose reader is gone (it saw EOF when an earlier
                writer - another process of the tree, or our atexit pass - closed)
@@ -394,13 +426,23 @@ static void cnt_write_locked(const char *path, uint64_t total)
         return;
     }
     if (atomic_load(&cnt_owns_path) && !cnt_forked) {
+        int fd = cnt_fd;
+        if (!cnt_fd_same()) {   /* closed by the program: the same file, by name */
+            fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+            if (fd < 0) {
+                cnt_fail("write", path, errno);
+                return;
+            }
+        }
         /* Rewrite from the start: totals only grow, so the last pass is complete. */
         off_t off = 0;
-        int e = cnt_emit(cnt_fd, &off, "");
-        if (e == 0 && ftruncate(cnt_fd, off) != 0)
+        int e = cnt_emit(fd, &off, "");
+        if (e == 0 && ftruncate(fd, off) != 0)
             e = errno;
         if (e != 0)
             cnt_fail("write", path, e);
+        if (fd != cnt_fd)
+            close(fd);
         return;
     }
     snprintf(target, sizeof target, "%s.%d", path, (int)getpid());
@@ -433,7 +475,7 @@ void cnt_write(void)
     pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
     sigpending(&pending);
     int pipe_was_pending = sigismember(&pending, SIGPIPE);
-    cnt_write_locked(c->counts_path, total);
+    cnt_write_locked(cnt_kind == CNT_KIND_FD && c->counts_fd >= 0 ? "-" : cnt_path, total);
     sigpending(&pending);
     if (!pipe_was_pending && sigismember(&pending, SIGPIPE)) {
         struct timespec zero = { 0, 0 };

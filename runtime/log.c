@@ -54,5 +54,5 @@ void log_msg(int level, const char *fmt, ...)
     errno = saved;
     if (m < 0)
         m = 0;
-    log_write(c->log_fd, level, text, (size_t)m < sizeof text ? (size_t)m : sizeof text - 1);
+    log_write(cfg_log_target(), level, text, (size_t)m < sizeof text ? (size_t)m : sizeof text - 1);
 }

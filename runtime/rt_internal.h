@@ -115,6 +115,9 @@ typedef struct rt_config {
     int counts_fd;              /* CUSHIM_COUNTS=-: fd 2 as it was at start (dup, CLOEXEC), or -1 */
 } rt_config;
 const rt_config *cfg_get(void);
+/* Where log lines go: log_fd while it still is the CUSHIM_LOG_FILE opened at load
+   (a program that closed it may have reused the number), else stderr. */
+int cfg_log_target(void);
 /* Secure-execution mode (AT_SECURE: setuid, setgid, file capabilities). */
 int cfg_secure(void);
 /* getenv for a variable that names a file or code (CUSHIM_REAL_LIBCUDA, CUSHIM_COUNTS,

@@ -38,7 +38,9 @@ out=build-fuzz
 if ! command -v clang > /dev/null; then
   if [ "$(id -u)" = 0 ] && [ "${CUSHIM_NO_INSTALL:-0}" != 1 ]; then
     echo "fuzz.sh: installing clang"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends clang > /dev/null
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends clang > /dev/null
   else
     echo "fuzz.sh: clang not found (apt-get install clang)" >&2
     exit 1

@@ -66,5 +66,17 @@ CUSHIM_COUNTS="$work/d5/dir" "$prog" 2> d5.err || bad "5: program failed with a 
 grep -qF "CUSHIM_COUNTS=$work/d5/dir: Is a directory; call counts are off" d5.err || bad "5: directory: $(cat d5.err)"
 only_files d5 fifo dir
 
+# 6. a program that closes the descriptors it did not open and reuses their numbers for its own file: the
+#    counts (and the log) must not land in, or truncate, that file; <path> is written by name instead.
+mkdir d6
+CUSHIM_COUNTS="$work/d6/c.tsv" "$prog" --calls=7 --close-fds="$work/d6/victim" || bad "6: program failed"
+[ "$(cat d6/victim)" = mine ] || bad "6: the program's own file was written: $(cat d6/victim)"
+[ "$(calls_in d6/c.tsv)" = 7 ] || bad "6: counts: [$(calls_in d6/c.tsv)], want 7"
+CUSHIM_COUNTS=- CUSHIM_LOG_FILE="$work/d6/log.txt" "$prog" --close-fds="$work/d6/victim2" 2> d6.err \
+    || bad "6: program failed (-)"
+[ "$(cat d6/victim2)" = mine ] || bad "6: the program's own file was written (-): $(cat d6/victim2)"
+grep -q 'error: cannot write call counts to stderr (CUSHIM_COUNTS=-): Bad file descriptor' d6.err \
+    || bad "6: the lost duplicate of stderr is not said on stderr: $(cat d6.err)"
+
 [ $fail = 0 ] && echo "rt_counts_files_test: all cases passed"
 exit $fail
