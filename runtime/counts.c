@@ -158,7 +158,7 @@ int cnt_path_kind(const char *path, int *fd, int *err)
 
 /* ---- the regular file's locks ---- */
 
-static int cnt_lock(int type, off_t byte, int wait)
+static int cnt_lock(int type, off_t byte)
 {
     struct flock fl;
     memset(&fl, 0, sizeof fl);
@@ -166,7 +166,7 @@ static int cnt_lock(int type, off_t byte, int wait)
     fl.l_whence = SEEK_SET;
     fl.l_start = byte;
     fl.l_len = 1;
-    return fcntl(cnt_fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl);
+    return fcntl(cnt_fd, F_OFD_SETLK, &fl);
 }
 
 /* Byte 0: held shared by every live process of the run. Taking it exclusively
@@ -180,14 +180,14 @@ static void cnt_join_run(const char *path, int rdwr)
                  path);
         return;
     }
-    if (cnt_lock(F_WRLCK, 0, 0) == 0) {
+    if (cnt_lock(F_WRLCK, 0) == 0) {
         cnt_locks = 1;
         struct stat st;
         if (fstat(cnt_fd, &st) == 0 && st.st_size > 0) {
             if (ftruncate(cnt_fd, 0) == 0)
                 log_debug("CUSHIM_COUNTS: %s held an earlier run's counts: emptied", path);
         }
-        cnt_lock(F_RDLCK, 0, 0);
+        cnt_lock(F_RDLCK, 0);
         return;
     }
     if (errno != EAGAIN && errno != EACCES) {
@@ -199,7 +199,7 @@ static void cnt_join_run(const char *path, int rdwr)
     /* Another process holds it: shared, or exclusive for the instant it takes to
        truncate. Wait for that, bounded (a stopped process must not hang us). */
     for (int i = 0; i < 200; i++) {
-        if (cnt_lock(F_RDLCK, 0, 0) == 0 || (errno != EAGAIN && errno != EACCES))
+        if (cnt_lock(F_RDLCK, 0) == 0 || (errno != EAGAIN && errno != EACCES))
             return;
         struct timespec ts = { 0, 5 * 1000 * 1000 };
         nanosleep(&ts, NULL);
@@ -297,13 +297,13 @@ static void cnt_claim(void)
         atomic_store(&cnt_owns_path, 1);
         return;
     }
-    if (cnt_lock(F_WRLCK, 1, 0) == 0) {
+    if (cnt_lock(F_WRLCK, 1) == 0) {
         struct stat st;
         if (fstat(cnt_fd, &st) == 0 && st.st_size == 0) {
             atomic_store(&cnt_owns_path, 1);
             return;
         }
-        cnt_lock(F_UNLCK, 1, 0);
+        cnt_lock(F_UNLCK, 1);
     }
     log_info("CUSHIM_COUNTS: %s belongs to another process of this run; this process writes %s.%d",
              cnt_path, cnt_path, (int)getpid());
