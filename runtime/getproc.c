@@ -136,7 +136,11 @@ static void gp_log_passthrough(const char *symbol)
 /* The driver pointer 'ptr' returned for 'symbol' -> the pointer the caller gets. */
 static void *gp_map(const char *symbol, void *ptr, int cuda_version, uint64_t flags)
 {
-    if (ptr == NULL || symbol == NULL || cfg_get()->disable)
+    /* A drop-in standing aside for a copy loaded first (config.c: peer) still hands
+       out its own exports, like the driver it stands in for: that copy, whose driver
+       it is, maps them to its wrappers. */
+    int stand_in = cfg_get()->disable == CFG_DISABLE_PEER && rl_is_dropin();
+    if (ptr == NULL || symbol == NULL || (cfg_get()->disable && !stand_in))
         return ptr;
     uint32_t id = 0;
     if (cushim_pa_lookup(symbol, cuda_version, flags, &id, NULL) == CUSHIM_PA_RESULT_SUCCESS &&
@@ -145,6 +149,8 @@ static void *gp_map(const char *symbol, void *ptr, int cuda_version, uint64_t fl
     id = gp_id_of_addr(ptr);
     if (id != 0)
         return rt_wrapper_of[id];
+    if (stand_in)
+        return ptr;
     if (rl_classify(ptr) == RL_SELF)   /* already ours (e.g. cudart asked our wrapper) */
         return ptr;
     atomic_fetch_add_explicit(&gp_passthrough, 1, memory_order_relaxed);

@@ -95,17 +95,54 @@ void cnt_add(uint32_t id);
 uint64_t cnt_get(uint32_t id);
 void cnt_write(void);
 void cnt_after_fork_child(void);
+/* Where a CUSHIM_COUNTS path sends its lines (cnt_init): CNT_KIND_FD for one of the
+   process's own descriptors (*fd set: /dev/stderr, /dev/fd/N, /proc/self/fd/N, or a
+   link to one), CNT_KIND_APPEND for another non-regular or /proc path (opened and
+   appended to at exit), CNT_KIND_FILE for a regular file (claimed, may be created),
+   CNT_KIND_BAD when it cannot be used (*err set: a directory, a missing device). */
+enum { CNT_KIND_FILE = 0, CNT_KIND_FD = 1, CNT_KIND_APPEND = 2, CNT_KIND_BAD = 3 };
+int cnt_path_kind(const char *path, int *fd, int *err);
 
 /* ---- configuration (config.c) ---- */
 enum { LOG_DEBUG = 0, LOG_INFO = 1, LOG_WARN = 2, LOG_ERROR = 3, LOG_OFF = 4 };
+enum { CFG_DISABLE_ENV = 1, CFG_DISABLE_PEER = 2 };   /* rt_config.disable, non-zero: why */
 typedef struct rt_config {
-    int disable;                /* CUSHIM_DISABLE=1 */
+    int disable;                /* CUSHIM_DISABLE=1, or another copy of cushim came first */
     int log_level;              /* CUSHIM_LOG */
     int log_fd;                 /* CUSHIM_LOG_FILE or stderr */
-    const char *counts_path;    /* CUSHIM_COUNTS or NULL */
+    const char *counts_path;    /* CUSHIM_COUNTS or NULL ("-" when counts_fd is set) */
     const char *real_libcuda;   /* CUSHIM_REAL_LIBCUDA or NULL */
+    int counts_fd;              /* CUSHIM_COUNTS=-: fd 2 as it was at start (dup, CLOEXEC), or -1 */
 } rt_config;
 const rt_config *cfg_get(void);
+/* Where log lines go: log_fd while it still is the CUSHIM_LOG_FILE opened at load
+   (a program that closed it may have reused the number), else stderr. */
+int cfg_log_target(void);
+/* Secure-execution mode (AT_SECURE: setuid, setgid, file capabilities). */
+int cfg_secure(void);
+/* getenv for a variable that names a file or code (CUSHIM_REAL_LIBCUDA, CUSHIM_COUNTS,
+   CUSHIM_LOG_FILE, CUSHIM_PLUGINS, ...): NULL in secure-execution mode, with one log
+   line per variable that was set. Every such variable must be read through this. */
+const char *cfg_env_path(const char *name);
+/* The value parser behind cfg_get, pure (no environment, no files): checks 'value'
+   of variable 'var' (CFG_VAR_*). Returns 0 when accepted (*out: the boolean, the log
+   level, or for a path CFG_PATH_STDERR / CFG_PATH_FILE), -1 when not: then 'msg'
+   holds the one line to log (variable, quoted value, reason, what happens instead)
+   and *out the default. Exposed for the fuzz harness (tests/fuzz/). */
+enum { CFG_VAR_DISABLE, CFG_VAR_LOG, CFG_VAR_LOG_FILE, CFG_VAR_COUNTS, CFG_VAR_REAL_LIBCUDA,
+       CFG_VAR_COUNT_ };
+enum { CFG_PATH_FILE = 1, CFG_PATH_STDERR = 2 };
+#define CFG_PATH_MAX 4096            /* longest accepted path value, NUL included */
+int cfg_parse(int var, const char *value, int *out, char *msg, size_t cap);
+/* 'value' quoted for a log line: non-printable bytes as \xNN, cut at 'cap'. */
+void cfg_quote(const char *value, char *buf, size_t cap);
+
+/* peer.c (config level): another copy of cushim loaded first. */
+/* 1 when an object loaded before this one (link-map order) exports
+   cushim_api_id_limit, i.e. is another copy of cushim: its file name is copied to
+   'peer' and ours to 'self' (cap bytes each). No libc look-up, no allocation: safe
+   from any constructor, before ours. */
+int peer_find(char *peer, char *self, size_t cap);
 
 /* ---- logging (log.c) ---- */
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -113,6 +150,9 @@ void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
 #define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_WARN, __VA_ARGS__)
 #define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
+/* One line 'text' at 'level' to 'fd', unfiltered: for config.c, which cannot call
+   cfg_get while it is loading the configuration. */
+void log_line(int fd, int level, const char *text);
 
 /* ---- ELF symbol tables (elfsym.c) ---- */
 typedef void *(*rl_dlsym_fn)(void *, const char *);
