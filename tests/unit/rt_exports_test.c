@@ -2,7 +2,10 @@
  * rt_exports_test.c - the export list of libcushim.so and the drop-in
  * libcuda.so.1 (nm -D --defined-only): every exported name is a generated API
  * name, dlsym/dlvsym or cushim_*; every generated API name is exported (the
- * drop-in: every driver API, and no runtime API).
+ * drop-in: every driver API, and no runtime API). API names and cushim_* are
+ * unversioned, as in the real libraries. libcushim.so exports dlsym and dlvsym
+ * as <name>@GLIBC_2.2.5 and <name>@@GLIBC_2.34 (and the two version node
+ * symbols); the drop-in exports them unversioned. Both are NODELETE.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +17,32 @@
 
 #include "rt_internal.h"
 
+/* "dlsym@GLIBC_2.2.5" etc.: which of the four versioned entries (bit), or -1. */
+static int versioned_entry(const char *name)
+{
+    static const char *const v[] = { "dlsym@GLIBC_2.2.5", "dlsym@@GLIBC_2.34", "dlvsym@GLIBC_2.2.5",
+                                     "dlvsym@@GLIBC_2.34" };
+    for (int i = 0; i < 4; i++)
+        if (strcmp(name, v[i]) == 0)
+            return i;
+    return -1;
+}
+
+static void check_nodelete(const char *lib)
+{
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "readelf -d '%s' | grep -c 'FLAGS_1.*NODELETE'", lib);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    int n = 0;
+    if (fscanf(p, "%d", &n) != 1)
+        n = 0;
+    pclose(p);
+    if (n != 1)
+        print_error("%s: not linked -z nodelete\n", lib);
+    assert_int_equal(n, 1);
+}
+
 static void check_exports(const char *lib, int driver_only)
 {
     char cmd[4200];
@@ -22,17 +51,32 @@ static void check_exports(const char *lib, int driver_only)
     assert_non_null(p);
     uint8_t *seen = calloc(cushim_gen_api_count, 1);
     char line[1024];
-    int bad = 0, n = 0;
+    int bad = 0, n = 0, versions = 0, nodes = 0;
     while (fgets(line, sizeof line, p) != NULL) {
         char addr[64], type[8], name[512];
         if (sscanf(line, "%63s %7s %511s", addr, type, name) != 3)
             continue;
         n++;
+        if (!driver_only && versioned_entry(name) >= 0) {
+            versions |= 1 << versioned_entry(name);
+            continue;
+        }
+        if (!driver_only && strcmp(type, "A") == 0 &&
+            (strcmp(name, "GLIBC_2.2.5") == 0 || strcmp(name, "GLIBC_2.34") == 0)) {
+            nodes++;
+            continue;
+        }
         char *at = strchr(name, '@');
         if (at != NULL) {
             print_error("%s: versioned export %s\n", lib, name);
             bad++;
             *at = '\0';
+        }
+        if (!driver_only && (strcmp(name, "dlsym") == 0 || strcmp(name, "dlvsym") == 0)) {
+            print_error("%s: unversioned %s (an interposer's dlvsym(RTLD_NEXT, \"dlsym\", \"GLIBC_2.2.5\") "
+                        "would skip it)\n", lib, name);
+            bad++;
+            continue;
         }
         int idx = api_index_by_name(name);
         if (idx >= 0 && driver_only && cushim_gen_apis[idx].library != CUSHIM_LIB_DRIVER) {
@@ -56,6 +100,12 @@ static void check_exports(const char *lib, int driver_only)
             bad++;
         }
     free(seen);
+    if (!driver_only && (versions != 0xf || nodes != 2)) {
+        print_error("%s: dlsym/dlvsym @GLIBC_2.2.5 and @@GLIBC_2.34 not all exported (mask %x, nodes %d)\n",
+                    lib, (unsigned)versions, nodes);
+        bad++;
+    }
+    check_nodelete(lib);
     print_message("%s: %d exports\n", lib, n);
     assert_true(n > 0);
     assert_int_equal(bad, 0);
