@@ -8,8 +8,11 @@
  * returned pointer by our wrapper of the same export:
  *   1. the variant the table predicts (procaddr.c), if that slot's real (resolved
  *      first) is the returned pointer;
- *   2. else an address -> id map of the real of every driver export we wrap
- *      (built once): the driver's functions, or the next layer's;
+ *   2. else an address -> id map of every driver export we wrap (built once):
+ *      the driver's function and, where another interposer is loaded after us,
+ *      the next layer's (our real); either maps to our wrapper, which calls
+ *      the real, so a driver pointer handed out by a layer below us that does
+ *      not interpose cuGetProcAddress still goes through that layer;
  *   3. else, for a predicted variant whose real is still unknown (no definition
  *      anywhere), a function of an interposer loaded after us becomes that real;
  *   4. else (an export newer than our headers, or another interposer's private
@@ -77,9 +80,10 @@ static const gp_addr_map *gp_build_map(void)
     gp_addr_map *m = atomic_load_explicit(&gp_map_p, memory_order_acquire);
     if (m != NULL)
         return m;
-    if (rl_driver_handle() == NULL)
+    void *h = rl_driver_handle();
+    if (h == NULL)
         return NULL;
-    m = malloc(sizeof *m + cushim_gen_api_count * sizeof m->e[0]);
+    m = malloc(sizeof *m + 2 * cushim_gen_api_count * sizeof m->e[0]);
     if (m == NULL)
         return NULL;
     m->n = 0;
@@ -88,8 +92,11 @@ static const gp_addr_map *gp_build_map(void)
         if (a->library != CUSHIM_LIB_DRIVER)
             continue;
         void *r = rt_lib_real(a->id);
+        void *d = rl_dlsym(h, a->name);   /* the driver's own, when r is the next layer's */
         if (r != NULL)
             m->e[m->n++] = (gp_ent){ (uintptr_t)r, a->id };
+        if (d != NULL && d != r)
+            m->e[m->n++] = (gp_ent){ (uintptr_t)d, a->id };
     }
     qsort(m->e, m->n, sizeof m->e[0], gp_cmp);
     gp_addr_map *expected = NULL;

@@ -13,3 +13,37 @@ e2e_test(e2e_reload_cudart COMMAND ${_counts} $<TARGET_FILE:e2e_reload> cudart N
 e2e_test(e2e_reload_dropin COMMAND ${_counts} $<TARGET_FILE:e2e_reload> dropin NO_PRELOAD NO_FAKE_PATH
   ENV E2E_RUN_TAG=.dropin E2E_RUN_PRELOAD= E2E_RUN_LDPATH=${E2E_DROPIN_DIR} E2E_RUN_EXPECT_SHIM=
       E2E_RUN_DRIVER_ONLY=1 CUSHIM_REAL_LIBCUDA=${E2E_FAKE_LIBCUDA})
+
+# --- item 5: the shim stacked with another interposer, in both orders
+foreach(l hami cuonly)
+  add_library(e2e_layer_${l} SHARED e2e_layer_${l}.c)
+  target_include_directories(e2e_layer_${l} PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}" "${CUSHIM_CUDA_INCLUDE}")
+  # Like HAMi-core, never instrumented: its dlsym may run inside a sanitizer runtime's start-up.
+  target_compile_options(e2e_layer_${l} PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-declarations -fno-sanitize=all)
+  target_link_libraries(e2e_layer_${l} PRIVATE ${CMAKE_DL_LIBS} pthread)
+  set_target_properties(e2e_layer_${l} PROPERTIES C_VISIBILITY_PRESET hidden)
+endforeach()
+target_link_libraries(e2e_layer_hami PRIVATE cushim_fake_cuda)   # HAMi-core links libcuda
+e2e_program(e2e_stack e2e_stack.c)
+target_link_libraries(e2e_stack PRIVATE cushim_fake_cuda)
+e2e_program(e2e_stack_rt e2e_stack.c)
+target_compile_definitions(e2e_stack_rt PRIVATE E2E_STACK_CUDART)
+target_link_libraries(e2e_stack_rt PRIVATE cushim_fake_cudart)
+add_dependencies(e2e_stack e2e_layer_hami e2e_layer_cuonly)
+add_dependencies(e2e_stack_rt e2e_layer_hami e2e_layer_cuonly)
+set(_stack_prefix "${_e2e_preload_prefix}")
+if(_stack_prefix STREQUAL "")
+  set(_stack_prefix -)   # an empty argument would vanish from the command line
+endif()
+set(_stack sh "${_sh}/run_stack.sh" "${_stack_prefix}" "${E2E_SHIM}")
+foreach(l hami cuonly)
+  foreach(o layer-first shim-first)
+    set(_lib "$<TARGET_FILE:e2e_layer_${l}>")
+    foreach(m direct dlsym procaddr)
+      e2e_test(e2e_stack_${l}_${o}_${m} COMMAND ${_stack} ${_lib} ${o} "${E2E_FAKE}" "${E2E_OUT}"
+        $<TARGET_FILE:e2e_stack> ${m} NO_PRELOAD)
+    endforeach()
+    e2e_test(e2e_stack_${l}_${o}_cudart COMMAND ${_stack} ${_lib} ${o} "${E2E_FAKE}" "${E2E_OUT}"
+      $<TARGET_FILE:e2e_stack_rt> NO_PRELOAD)
+  endforeach()
+endforeach()
