@@ -15,6 +15,8 @@
  *   - cuGetProcAddress(_v2) returns its own hook for a base name it hooks (the _v2 one also calls
  *     the real function for the status), else asks the real one;
  *   - it links libcuda (its own handle's scope includes the driver);
+ *   - its dlsym answers nvml* names itself (HAMi hooks NVML that way): here one,
+ *     nvmlDeviceGetCount_v2, with a function it does not export (e2e_layer_nvml_hook() tells it);
  *   - cuMemAlloc_v2 past E2E_LAYER_LIMIT bytes in use returns CUDA_ERROR_OUT_OF_MEMORY without
  *     calling the driver (HAMi: CUDA_DEVICE_MEMORY_LIMIT).
  * Counts: e2e_layer_calls(name) (entries into a hook), e2e_layer_forwarded(name) (calls it made to
@@ -77,6 +79,18 @@ static void *lh_real(int i)
     return ly_real[i];
 }
 
+/* Stands for HAMi's NVML hooks: reachable only through its dlsym. */
+static int lh_nvml_count(unsigned int *n)
+{
+    *n = 1;
+    return 0;
+}
+
+LX void *e2e_layer_nvml_hook(void)
+{
+    return (void *)lh_nvml_count;
+}
+
 LX void *dlsym(void *handle, const char *symbol)
 {
     pthread_once(&lh_dlsym_once, lh_find_dlsym);
@@ -90,6 +104,8 @@ LX void *dlsym(void *handle, const char *symbol)
         if (f != NULL)
             return f;
     }
+    if (strcmp(symbol, "nvmlDeviceGetCount_v2") == 0)
+        return (void *)lh_nvml_count;
     return lh_real_dlsym(handle, symbol);
 }
 

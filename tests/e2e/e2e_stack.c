@@ -281,6 +281,13 @@ int main(int argc, char **argv)
     st_layer_fwd = (st_count_fn)dlsym(RTLD_DEFAULT, "e2e_layer_forwarded");
     st_layer_hooks = (st_hooks_fn)dlsym(RTLD_DEFAULT, "e2e_layer_hooks");
     E2E_CHECK(l == NULL || (st_layer_calls && st_layer_fwd && st_layer_hooks), "layer %s not preloaded", st_layer);
+    /* A layer that interposes dlsym sees non-CUDA look-ups too (HAMi answers nvml* names itself). */
+    void *(*nvml_hook)(void) = (void *(*)(void))dlsym(RTLD_DEFAULT, "e2e_layer_nvml_hook");
+    if (nvml_hook != NULL) {
+        void *p = dlsym(RTLD_DEFAULT, "nvmlDeviceGetCount_v2");
+        E2E_CHECK(p == nvml_hook(), "dlsym(RTLD_DEFAULT, nvmlDeviceGetCount_v2) = %p, the layer's is %p", p,
+                  nvml_hook());
+    }
     st_calls();
     st_check();
     printf("e2e_stack %s, layer %s %s: layer saw %llu cuMemAlloc_v2, shim %llu, driver %llu\n",
