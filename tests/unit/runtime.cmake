@@ -148,3 +148,6 @@ add_test(NAME rt_fork_handler_test COMMAND rt_fork_handler_test)
 set_tests_properties(rt_fork_handler_test PROPERTIES TIMEOUT 20 ENVIRONMENT
   "LD_LIBRARY_PATH=${CMAKE_BINARY_DIR}/dropin:${CMAKE_CURRENT_BINARY_DIR}/rt_stub")
 set_property(TEST rt_ctor_dlsym_test APPEND PROPERTY LABELS concurrency)
+
+# Hardening (issue #10: reload, retry, dlvsym, entries): docs/runtime.md, "Stacking, reloading and symbol versions".
+include("${CMAKE_CURRENT_LIST_DIR}/runtime_hardening.cmake")
