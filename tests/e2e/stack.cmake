@@ -47,3 +47,8 @@ foreach(l hami cuonly)
       $<TARGET_FILE:e2e_stack_rt> NO_PRELOAD)
   endforeach()
 endforeach()
+
+# --- item 7: dlvsym of CUDA names answers exactly as glibc (NULL for a version nothing defines)
+e2e_program(e2e_dlvsym e2e_dlvsym.c)
+e2e_test(e2e_dlvsym COMMAND ${_compare} fake $<TARGET_FILE:e2e_dlvsym> NO_PRELOAD)
+e2e_test(e2e_dlvsym_nodriver COMMAND ${_compare} nofake $<TARGET_FILE:e2e_dlvsym> nodriver NO_PRELOAD NO_FAKE_PATH)
