@@ -5,8 +5,11 @@
  * drop-in: every driver API, and no runtime API). API names and cushim_* are
  * unversioned, as in the real libraries. libcushim.so exports dlsym and dlvsym
  * as <name>@GLIBC_2.2.5 and <name>@@GLIBC_2.34 (and the two version node
- * symbols); the drop-in exports them unversioned. Both are NODELETE.
+ * symbols); the drop-in exports them unversioned. Both are NODELETE. Every
+ * dlsym/dlvsym entry starts with endbr64 (indirect branch tracking).
  */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -111,6 +114,35 @@ static void check_exports(const char *lib, int driver_only)
     assert_int_equal(bad, 0);
 }
 
+static const unsigned char endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+
+static void check_entry(const char *what, const void *p)
+{
+    if (p == NULL || memcmp(p, endbr64, 4) != 0)
+        print_error("%s: %s\n", what, p == NULL ? "not found" : "does not start with endbr64");
+    assert_non_null(p);
+    assert_memory_equal(p, endbr64, 4);
+}
+
+/* The entries as an interposer loaded before us finds them, and as the drop-in exports them. */
+static void test_entries(void **state)
+{
+    (void)state;
+    void *h = dlopen(RT_SHIM_PATH, RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(h);
+    void *s225 = dlvsym(h, "dlsym", "GLIBC_2.2.5"), *s234 = dlvsym(h, "dlsym", "GLIBC_2.34");
+    void *v225 = dlvsym(h, "dlvsym", "GLIBC_2.2.5"), *v234 = dlvsym(h, "dlvsym", "GLIBC_2.34");
+    check_entry("libcushim.so dlsym@GLIBC_2.2.5", s225);
+    check_entry("libcushim.so dlvsym@GLIBC_2.2.5", v225);
+    assert_ptr_equal(s225, s234);
+    assert_ptr_equal(v225, v234);
+    assert_ptr_equal(dlsym(h, "dlsym"), s234);   /* the default version */
+    void *d = dlopen(RT_DROPIN_PATH, RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(d);
+    check_entry("drop-in dlsym", dlsym(d, "dlsym"));
+    check_entry("drop-in dlvsym", dlsym(d, "dlvsym"));
+}
+
 static void test_shim(void **state)
 {
     (void)state;
@@ -128,6 +160,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shim),
         cmocka_unit_test(test_dropin),
+        cmocka_unit_test(test_entries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
