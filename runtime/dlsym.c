@@ -113,14 +113,54 @@ static void *dl_real_answer(void *handle, const char *name, const char *version,
 }
 
 /*
+ * Is the object loaded at 'base' in the global scope (loaded at start-up, or
+ * dlopen'ed RTLD_GLOBAL)? glibc has no query for it, so ask its look-ups about
+ * the object's own exports: if RTLD_DEFAULT - or, for names the shim defines
+ * too, RTLD_NEXT from the shim - finds one of them in this object, it is in the
+ * global scope. An object loaded RTLD_LOCAL is never found that way. Names
+ * other objects define first say nothing; after DL_GLOBAL_PROBES of those the
+ * answer is "global" (the old behaviour: an object with no export of its own
+ * is rare, and a wrong "global" costs less than a wrong "not there").
+ */
+#define DL_GLOBAL_PROBES 64
+
+static int dl_caller_is_inner_layer(void *caller, const char *name);
+
+static int dl_object_is_global(uintptr_t base)
+{
+    int tried = 0;
+    void *addr = NULL;
+    const char *sym;
+    for (uint32_t k = 0; tried < DL_GLOBAL_PROBES && (sym = elf_object_symbol(base, k, &addr)) != NULL; k++) {
+        uintptr_t b;
+        const char *n;
+        void *r = rl_dlsym(RTLD_DEFAULT, sym);
+        if (r != NULL && rl_classify(r) == RL_SELF)
+            r = rl_dlsym_next(sym);
+        tried++;
+        if (r == NULL || !rl_object_of(r, &b, &n))
+            return 0;   /* its own export is not visible at all: not in the global scope */
+        if (b == base)
+            return 1;
+    }
+    return 1;
+}
+
+/*
  * RTLD_NEXT for 'caller', as glibc would answer without the shim. glibc can
  * only answer for its own caller (the return address), and forwarding would
  * find our exports when the caller precedes the shim. So: F = the first
  * definition in the global scope other than ours; if F's object comes after
  * the caller, F is the answer. Else, for a caller after F, the first
- * definition after the caller in load order (not ours). With no global
- * definition, the caller's own dependencies (a caller loaded RTLD_LOCAL);
- * an object loaded RTLD_LOCAL elsewhere stays invisible, as in glibc.
+ * definition after the caller in load order (not ours) whose object is in the
+ * global scope: one loaded RTLD_LOCAL by someone else is passed over, as glibc
+ * never sees it - except for an interposer after us asking for a name it
+ * defines itself: we made its function our real, so it gets calls it would
+ * never get without us (through cuGetProcAddress pointers of a driver that
+ * cudart loaded RTLD_LOCAL); it must find the driver to pass them on. With no
+ * global definition, the caller's own dependencies (a caller loaded
+ * RTLD_LOCAL); an object loaded RTLD_LOCAL elsewhere stays invisible, as in
+ * glibc.
  */
 static void *dl_next_answer(const char *name, void *caller)
 {
@@ -138,7 +178,16 @@ static void *dl_next_answer(const char *name, void *caller)
     if (f != NULL && rl_object_of(f, &fbase, &fname)) {
         if (fbase != lm->l_addr && elf_loaded_after(fbase, lm->l_addr))
             return f;
-        return elf_next_definer(lm->l_addr, lm->l_name, skip, name);
+        uintptr_t after = lm->l_addr, dbase;
+        const char *after_name = lm->l_name, *dname;
+        int exact = !dl_caller_is_inner_layer(caller, name);
+        for (int guard = 0; guard < 64; guard++) {
+            void *w = elf_next_definer_obj(after, after_name, skip, name, &dbase, &dname);
+            if (w == NULL || !exact || dl_object_is_global(dbase))
+                return w;
+            after = dbase, after_name = dname;
+        }
+        return NULL;
     }
     void *x = dl_sym_in_scope_of(lm, name);
     uintptr_t xbase;

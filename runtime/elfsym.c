@@ -210,6 +210,8 @@ struct elf_next_q {
     const char *name;
     int seen;
     void *result;
+    uintptr_t def_addr;       /* the definer's load address and name */
+    const char *def_name;
 };
 
 static int elf_next_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -229,14 +231,26 @@ static int elf_next_cb(struct dl_phdr_info *info, size_t size, void *data)
         if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
             dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
     q->result = elf_lookup(info->dlpi_addr, dyn, q->name);
+    q->def_addr = info->dlpi_addr;
+    q->def_name = info->dlpi_name ? info->dlpi_name : "";
     return q->result != NULL;
 }
 
 void *elf_next_definer(uintptr_t after_addr, const char *after_name, uintptr_t skip_addr,
                        const char *name)
 {
-    struct elf_next_q q = { after_addr, after_name ? after_name : "", skip_addr, name, 0, NULL };
+    struct elf_next_q q = { after_addr, after_name ? after_name : "", skip_addr, name, 0, NULL, 0, NULL };
     dl_iterate_phdr(elf_next_cb, &q);
+    return q.result;
+}
+
+void *elf_next_definer_obj(uintptr_t after_addr, const char *after_name, uintptr_t skip_addr,
+                           const char *name, uintptr_t *def_addr, const char **def_name)
+{
+    struct elf_next_q q = { after_addr, after_name ? after_name : "", skip_addr, name, 0, NULL, 0, NULL };
+    dl_iterate_phdr(elf_next_cb, &q);
+    *def_addr = q.def_addr;
+    *def_name = q.def_name;
     return q.result;
 }
 
@@ -342,4 +356,27 @@ int elf_version_matches(const void *addr, const char *name, const char *version)
         if (d->vd_next == 0)
             return 0;
     }
+}
+
+/* The k-th (from 0) defined global/weak symbol of the object loaded at 'base', default
+   version only: its name, and its address in *addr. NULL past the last. */
+const char *elf_object_symbol(uintptr_t base, uint32_t k, void **addr)
+{
+    struct elf_obj_q q = { base, 0, NULL, 0, 0 };
+    elf_tabs t;
+    dl_iterate_phdr(elf_obj_cb, &q);
+    if (!q.found || !elf_tables(q.found_base, q.dyn, &t))
+        return NULL;
+    for (uint32_t i = 1; i < t.count; i++) {
+        const ElfW(Sym) *s = &t.symtab[i];
+        int bind = ELF64_ST_BIND(s->st_info);
+        if (s->st_shndx == SHN_UNDEF || s->st_name == 0 || (bind != STB_GLOBAL && bind != STB_WEAK) ||
+            s->st_shndx == SHN_ABS || (t.versym != NULL && (t.versym[i] & VERSYM_HIDDEN)))
+            continue;
+        if (k-- == 0) {
+            *addr = (void *)(q.found_base + s->st_value);
+            return t.strtab + s->st_name;
+        }
+    }
+    return NULL;
 }

@@ -125,7 +125,10 @@ void *elf_find_in_libc(const char *name);   /* default-version definition in lib
    'name'. Returns its symbol address (an IFUNC's resolver) or NULL. */
 void *elf_next_definer(uintptr_t after_addr, const char *after_name, uintptr_t skip_addr,
                        const char *name);
+void *elf_next_definer_obj(uintptr_t after_addr, const char *after_name, uintptr_t skip_addr,
+                           const char *name, uintptr_t *def_addr, const char **def_name);
 int elf_loaded_after(uintptr_t a, uintptr_t b);   /* object at a comes after object at b */
+const char *elf_object_symbol(uintptr_t base, uint32_t k, void **addr);   /* k-th export, NULL past the end */
 void *elf_chain_next(const char *name);     /* next "dlsym"/"dlvsym" after us (an interposer's or libc's) */
 int elf_object_defines(uintptr_t base, const char *name);        /* the object loaded at base */
 int elf_object_defines_at(const void *addr, const char *name);   /* the object containing addr */

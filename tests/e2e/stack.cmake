@@ -52,3 +52,8 @@ endforeach()
 e2e_program(e2e_dlvsym e2e_dlvsym.c)
 e2e_test(e2e_dlvsym COMMAND ${_compare} fake $<TARGET_FILE:e2e_dlvsym> NO_PRELOAD)
 e2e_test(e2e_dlvsym_nodriver COMMAND ${_compare} nofake $<TARGET_FILE:e2e_dlvsym> nodriver NO_PRELOAD NO_FAKE_PATH)
+
+# --- item 11: RTLD_NEXT emulation does not see objects loaded RTLD_LOCAL by someone else
+e2e_program(e2e_next_local e2e_next_local.c)
+target_link_options(e2e_next_local PRIVATE -Wl,--export-dynamic-symbol=cuDriverGetVersion)
+e2e_test(e2e_next_local COMMAND ${_compare} fake $<TARGET_FILE:e2e_next_local> NO_PRELOAD)
