@@ -57,3 +57,15 @@ e2e_test(e2e_dlvsym_nodriver COMMAND ${_compare} nofake $<TARGET_FILE:e2e_dlvsym
 e2e_program(e2e_next_local e2e_next_local.c)
 target_link_options(e2e_next_local PRIVATE -Wl,--export-dynamic-symbol=cuDriverGetVersion)
 e2e_test(e2e_next_local COMMAND ${_compare} fake $<TARGET_FILE:e2e_next_local> NO_PRELOAD)
+
+# --- item 8: a library linking libcuda, loaded RTLD_DEEPBIND: drop-in mode sees its calls, preload mode cannot
+add_library(e2e_deepbind_lib SHARED e2e_deepbind_lib.c)
+target_include_directories(e2e_deepbind_lib PRIVATE "${CUSHIM_CUDA_INCLUDE}")
+target_compile_options(e2e_deepbind_lib PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-declarations)
+target_link_libraries(e2e_deepbind_lib PRIVATE cushim_fake_cuda ${CMAKE_DL_LIBS})
+e2e_program(e2e_deepbind e2e_deepbind.c)
+add_dependencies(e2e_deepbind e2e_deepbind_lib)
+e2e_test(e2e_deepbind_dropin COMMAND ${_counts} $<TARGET_FILE:e2e_deepbind> $<TARGET_FILE:e2e_deepbind_lib>
+  NO_PRELOAD NO_FAKE_PATH ENV E2E_RUN_TAG=.dropin E2E_RUN_PRELOAD= E2E_RUN_LDPATH=${E2E_DROPIN_DIR}
+      E2E_RUN_EXPECT_SHIM= E2E_RUN_DRIVER_ONLY=1 CUSHIM_REAL_LIBCUDA=${E2E_FAKE_LIBCUDA})
+e2e_test(e2e_deepbind_preload_limit COMMAND $<TARGET_FILE:e2e_deepbind> $<TARGET_FILE:e2e_deepbind_lib> preload-misses)
