@@ -69,3 +69,5 @@ e2e_test(e2e_deepbind_dropin COMMAND ${_counts} $<TARGET_FILE:e2e_deepbind> $<TA
   NO_PRELOAD NO_FAKE_PATH ENV E2E_RUN_TAG=.dropin E2E_RUN_PRELOAD= E2E_RUN_LDPATH=${E2E_DROPIN_DIR}
       E2E_RUN_EXPECT_SHIM= E2E_RUN_DRIVER_ONLY=1 CUSHIM_REAL_LIBCUDA=${E2E_FAKE_LIBCUDA})
 e2e_test(e2e_deepbind_preload_limit COMMAND $<TARGET_FILE:e2e_deepbind> $<TARGET_FILE:e2e_deepbind_lib> preload-misses)
+# ASan refuses to dlopen with RTLD_DEEPBIND (google/sanitizers#611).
+set_property(TEST e2e_deepbind_dropin e2e_deepbind_preload_limit APPEND PROPERTY LABELS no_asan)

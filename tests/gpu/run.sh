@@ -9,6 +9,9 @@
 #   PYTHON=python3     interpreter with torch, cupy and jax
 #   CUSHIM_REAL_LIBCUDA=path   the real driver (found from a native process otherwise)
 #   CUDA_HOME, GPU_ARCH, CUPTI_INCLUDE, CUPTI_LIB: see tests/gpu/build.sh
+#   CHECKS="a b ..."   which checks to run (space or comma separated): a..g, bench, hami, or 'all'
+#                      (default: all = a..g and bench; 'hami' runs only when named, e.g.
+#                      CHECKS=hami or CHECKS='all hami'; give it GPU_SUITE_BUDGET=900 beside others)
 #
 # Checks (each independent, each command under a timeout; docs/gpu.md says what each proves):
 #   a  app_driver (static cudart): native, shim, shim+CUPTI counter (counts compared)
@@ -19,6 +22,8 @@
 #   f  drop-in libcuda.so.1 (no LD_PRELOAD) on app_driver and the PyTorch loop
 #   g  examples/vecadd through the tools/cushim launcher (the README's main job), result checked
 #   bench  bench/gpu/run.sh (launch rate, cuCtxGetCurrent) if time allows
+#   hami   the shim stacked with HAMi-core (built from .hami/, see tests/gpu/hami_stack.sh): its 4 GiB
+#          quota holds and the shim sees every call, in both LD_PRELOAD orders
 # The summary table is printed last, then 'N passed, N failed, N skipped'. Exit 0 when
 # nothing failed.
 set -u
@@ -44,6 +49,11 @@ DROPIN=$BUILD_DIR/dropin
 GEN=${CUSHIM_GEN_DIR:-$ROOT/generated/cuda-13.0}
 APIS=$GEN/apis.tsv
 SUMMARY=$OUT/summary.tsv
+CHECKS=" $(echo "${CHECKS:-all}" | tr ',' ' ') "
+# want CHECK: was CHECK selected ('all' selects every check but hami)
+want() {
+    case $CHECKS in *" $1 "*) return 0 ;; *" all "*) [ "$1" != hami ] ;; *) return 1 ;; esac
+}
 BUDGET=${GPU_SUITE_BUDGET:-480}   # seconds for everything; commands are cut to fit
 DEADLINE=$(($(date +%s) + BUDGET))
 : >"$SUMMARY"
@@ -364,18 +374,37 @@ check_vecadd() {
     fi
 }
 
-# ---------------------------------------------------------------- run them
-( check_vecadd )
-( check_app "a static" app_static )
-( check_app "b shared" app_shared )
-( check_procaddr )
-( check_dropin app )
-( check_torch )
-( check_dropin torch )
-( check_py cupy cupy_check.py 120 )
-( check_py jax jax_check.py 150 )
+# hami: tests/gpu/hami_stack.sh's PASS/FAIL/SKIP lines become results 'hami <check>'
+check_hami() {
+    local cupti=""
+    [ ${#CUPTI_ENV[@]} -gt 0 ] && cupti=$BIN/libcupti_counter.so
+    CUPTI_COUNTER=$cupti CALIB=$CALIB PYTHON=$PY HAMI_WORK="$WORK/hami" tmo 600 bash "$HERE/hami_stack.sh" "$BUILD_DIR" \
+        >"$LOGS/hami.txt" 2>"$LOGS/hami.err"
+    local rc=$? st name detail
+    while IFS=$'\t' read -r st name detail; do
+        case $st in PASS|FAIL|SKIP) result "hami $name" "$st" "$detail" ;; esac
+    done <"$LOGS/hami.txt"
+    grep -qE '^(PASS|FAIL|SKIP)' "$LOGS/hami.txt" || result "hami" FAIL "hami_stack.sh rc $rc, no result: $(tail -n 2 "$LOGS/hami.err" | tr '\n' ' ' | cut -c1-200)"
+    [ $rc -eq 124 ] && result "hami" FAIL "hami_stack.sh timed out"
+    cp -r "$WORK/hami" "$LOGS/hami" 2>/dev/null
+    rm -f "$LOGS"/hami/libvgpu.so "$LOGS"/hami/*.cache
+}
 
-if [ "${SKIP_BENCH:-0}" = 1 ]; then
+# ---------------------------------------------------------------- run them
+want g && ( check_vecadd )
+want a && ( check_app "a static" app_static )
+want b && ( check_app "b shared" app_shared )
+want e && ( check_procaddr )
+want f && ( check_dropin app )
+want c && ( check_torch )
+want f && ( check_dropin torch )
+want d && ( check_py cupy cupy_check.py 120 )
+want d && ( check_py jax jax_check.py 150 )
+want hami && ( check_hami )
+
+if ! want bench; then
+    :
+elif [ "${SKIP_BENCH:-0}" = 1 ]; then
     result bench SKIP "SKIP_BENCH=1"
 elif [ "$(time_left)" -lt 60 ]; then
     result bench SKIP "no time left (${SECONDS}s used of ${BUDGET}s)"
