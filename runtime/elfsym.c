@@ -358,8 +358,8 @@ int elf_version_matches(const void *addr, const char *name, const char *version)
     }
 }
 
-/* The k-th (from 0) defined global/weak symbol of the object loaded at 'base', default
-   version only: its name, and its address in *addr. NULL past the last. */
+/* The k-th (from 0) defined global/weak function or data symbol of the object loaded at
+   'base', default version only: its name, and its address in *addr. NULL past the last. */
 const char *elf_object_symbol(uintptr_t base, uint32_t k, void **addr)
 {
     struct elf_obj_q q = { base, 0, NULL, 0, 0 };
@@ -370,8 +370,10 @@ const char *elf_object_symbol(uintptr_t base, uint32_t k, void **addr)
     for (uint32_t i = 1; i < t.count; i++) {
         const ElfW(Sym) *s = &t.symtab[i];
         int bind = ELF64_ST_BIND(s->st_info);
+        int type = ELF64_ST_TYPE(s->st_info);   /* not TLS, not IFUNC: dlsym gives another address */
         if (s->st_shndx == SHN_UNDEF || s->st_name == 0 || (bind != STB_GLOBAL && bind != STB_WEAK) ||
-            s->st_shndx == SHN_ABS || (t.versym != NULL && (t.versym[i] & VERSYM_HIDDEN)))
+            s->st_shndx == SHN_ABS || (type != STT_FUNC && type != STT_OBJECT) ||
+            (t.versym != NULL && (t.versym[i] & VERSYM_HIDDEN)))
             continue;
         if (k-- == 0) {
             *addr = (void *)(q.found_base + s->st_value);
