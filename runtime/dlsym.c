@@ -12,10 +12,13 @@
  * interposer after us sees the look-up). NULL stays NULL (a program probing
  * for CUDA without a driver sees no difference). A dlvsym answer whose
  * definition does not carry the version asked for is NULL, as in glibc. Then:
- *   - a function of the real libcuda/libcudart becomes our wrapper (its real
- *     is recorded when none is known yet); but an interposer loaded after us
- *     that asks for a name it defines itself (its own "real") gets the answer
- *     unchanged: our wrapper would lead back to it;
+ *   - a function of the real libcuda/libcudart becomes the function of the
+ *     interposer preloaded before us that defines the name, if any (it leads
+ *     to us; not for a caller that defines the name itself: that is such a
+ *     layer looking for its own real), else our wrapper (its real is recorded
+ *     when none is known yet); but an interposer loaded after us that asks for
+ *     a name it defines itself gets the answer unchanged: our wrapper would
+ *     lead back to it;
  *   - a function of the next layer (the interposer after us whose function is
  *     our real of that API, rl_next_layer) becomes our wrapper;
  *   - our own export stays ours; anything else (an interposer before us, a
@@ -272,14 +275,27 @@ static int dl_caller_is_inner_layer(void *caller, const char *name)
     return elf_loaded_after(base, rl_self_base()) && elf_object_defines(base, name);
 }
 
-/* The real answer 'r' for API 'id' -> what the caller gets. */
-static void *dl_map(uint32_t id, const char *name, void *r, void *caller)
+/* The caller's object defines 'name' itself. */
+static int dl_caller_defines(void *caller, const char *name)
+{
+    return caller != NULL && elf_object_defines_at(caller, name);
+}
+
+/* The real answer 'r' for API 'id' -> what the caller gets ('next': an RTLD_NEXT look-up). */
+static void *dl_map(uint32_t id, const char *name, void *r, void *caller, int next)
 {
     switch (rl_classify(r)) {
     case RL_SELF:
         return r;
     case RL_DRIVER:
     case RL_RUNTIME: {
+        /* An interposer preloaded before us defines the name, but the look-up went to the
+           library itself (a handle): the caller gets that layer's function, which leads to us
+           (its real comes from us) - unless the caller defines the name: then it is that
+           layer (or one like it) looking for its own real, and gets our wrapper. */
+        void *prev = next ? NULL : rl_prev_layer(name);
+        if (prev != NULL && !dl_caller_defines(caller, name))
+            return prev;
         void *real = rt_lib_real(id);
         if (real == NULL) {   /* a library our own search does not find: its answer is the real */
             rl_pin(r);
@@ -318,5 +334,5 @@ static void *dl_answer(void *handle, const char *name, const char *version, void
        the definition found must carry the one asked for, as glibc requires. */
     if (r == NULL || (version != NULL && !elf_version_matches(r, name, version)))
         return NULL;
-    return dl_map(id, name, r, caller);
+    return dl_map(id, name, r, caller, handle == RTLD_NEXT);
 }

@@ -477,6 +477,27 @@ void *rl_next_layer(const char *name)
     return n;
 }
 
+/*
+ * The layer before us for 'name': the first definition in the global scope (glibc's
+ * RTLD_DEFAULT from the shim), when it belongs to an object loaded before the shim
+ * that is not the program itself (an LD_PRELOAD entry ahead of us), not the driver or
+ * a libcudart, not another copy of cushim. NULL otherwise.
+ */
+void *rl_prev_layer(const char *name)
+{
+    void *f = rl_dlsym(RTLD_DEFAULT, name);
+    uintptr_t base;
+    const char *obj;
+    if (f == NULL || !rl_object_of(f, &base, &obj) || obj[0] == '\0' || base == rl_self_base() ||
+        !elf_loaded_after(rl_self_base(), base))
+        return NULL;
+    const char *b = rl_basename(obj);
+    if (base + 1 == atomic_load_explicit(&rl_driver_base, memory_order_relaxed) ||
+        strncmp(b, "libcuda.so", 10) == 0 || strncmp(b, "libcudart.so", 12) == 0 || rl_is_cushim_object(base))
+        return NULL;
+    return f;
+}
+
 /* The real function of driver API 'name': the next layer's, else the driver's. Pinned. */
 void *rl_driver_real(const char *name)
 {

@@ -142,6 +142,7 @@ void *rl_dlsym(void *handle, const char *name);   /* glibc's, caller = the shim 
 void *rl_dlsym_next(const char *name);            /* RTLD_NEXT relative to the shim */
 void *rl_driver_handle(void);                     /* NULL if no driver (searched again after a load) */
 void *rl_next_layer(const char *name);            /* another interposer's 'name' after us, or NULL */
+void *rl_prev_layer(const char *name);            /* a preloaded interposer's 'name' before us, or NULL */
 void *rl_driver_real(const char *name);           /* the next layer's, else the driver's; pinned */
 void rl_pin(const void *fn);                      /* keep fn's object loaded for good */
 void *rl_runtime_real(const char *name);

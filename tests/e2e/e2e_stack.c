@@ -19,9 +19,10 @@
  *               else); for an API the layer hooks L == the calls that reach it and
  *               S == F + the calls that bypass it; else S == T.
  * "The calls that reach the layer": all, for the HAMi-like layer (it interposes dlsym and
- * cuGetProcAddress); for the cu*-only layer first in line, only direct calls and RTLD_DEFAULT
- * look-ups, exactly as without the shim (with the shim first, the shim's real is the layer's
- * function, so it sees every call). The layer's quota must hold for the calls that reach it:
+ * cuGetProcAddress); for the cu*-only layer first in line, direct calls, RTLD_DEFAULT look-ups and
+ * (the shim answers them with the layer's function) look-ups on the libcuda handle, but not
+ * cuGetProcAddress pointers; with the shim first, the shim's real is the layer's function, so it
+ * sees every call. The layer's quota must hold for the calls that reach it:
  * the third 400 KiB allocation under a 1 MiB quota fails with CUDA_ERROR_OUT_OF_MEMORY and the
  * driver never holds more than the quota.
  */
@@ -70,12 +71,14 @@ static void st_note(const char *name, int path)
         st_tally[i][path]++;
 }
 
-/* Does a call made through 'path' reach the layer? */
+/* Does a call made through 'path' reach the layer? A cu*-only layer before the shim gets what
+   is bound to its exports (direct calls, RTLD_DEFAULT) and what the shim routes to it (look-ups
+   on the libcuda handle), not cuGetProcAddress pointers (docs/runtime.md says why). */
 static int st_layer_sees(int path)
 {
     if (strcmp(st_layer, "hami") == 0 || !st_layer_first)
         return 1;
-    return path == P_DIRECT || path == P_DEFAULT;
+    return path != P_PROCADDR;
 }
 
 static uint64_t st_total(int i, int only_layer_seen)
