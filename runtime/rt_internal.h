@@ -165,7 +165,14 @@ void *elf_find_in_libc(const char *name);   /* default-version definition in lib
    'name'. Returns its symbol address (an IFUNC's resolver) or NULL. */
 void *elf_next_definer(uintptr_t after_addr, const char *after_name, uintptr_t skip_addr,
                        const char *name);
+void *elf_next_definer_obj(uintptr_t after_addr, const char *after_name, uintptr_t skip_addr,
+                           const char *name, uintptr_t *def_addr, const char **def_name);
 int elf_loaded_after(uintptr_t a, uintptr_t b);   /* object at a comes after object at b */
+const char *elf_object_symbol(uintptr_t base, uint32_t k, void **addr);   /* k-th export, NULL past the end */
+void *elf_chain_next(const char *name);     /* next "dlsym"/"dlvsym" after us (an interposer's or libc's) */
+int elf_object_defines(uintptr_t base, const char *name);        /* the object loaded at base */
+int elf_object_defines_at(const void *addr, const char *name);   /* the object containing addr */
+int elf_version_matches(const void *addr, const char *name, const char *version);   /* as glibc's dlvsym */
 
 /* ---- real libraries (reallib.c) ---- */
 enum { RL_NONE = 0, RL_SELF = 1, RL_DRIVER = 2, RL_RUNTIME = 3, RL_OTHER = 4 };
@@ -173,7 +180,11 @@ rl_dlsym_fn rl_real_dlsym(void);
 rl_dlvsym_fn rl_real_dlvsym(void);
 void *rl_dlsym(void *handle, const char *name);   /* glibc's, caller = the shim */
 void *rl_dlsym_next(const char *name);            /* RTLD_NEXT relative to the shim */
-void *rl_driver_handle(void);                     /* NULL if no driver */
+void *rl_driver_handle(void);                     /* NULL if no driver (searched again after a load) */
+void *rl_next_layer(const char *name);            /* another interposer's 'name' after us, or NULL */
+void *rl_prev_layer(const char *name);            /* a preloaded interposer's 'name' before us, or NULL */
+void *rl_driver_real(const char *name);           /* the next layer's, else the driver's; pinned */
+void rl_pin(const void *fn);                      /* keep fn's object loaded for good */
 void *rl_runtime_real(const char *name);
 /* N of the libcudart.so.N defining 'fn', 0 when it is not such a library. */
 int rl_runtime_major(const void *fn);

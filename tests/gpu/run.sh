@@ -2,7 +2,8 @@
 # tests/gpu/run.sh - the one-command GPU suite of cushim.
 #
 # USAGE: bash tests/gpu/run.sh [BUILD_DIR] [CHECK...]   (default build-gpu; 'BUILD_DIR=x' works too)
-#   CHECK: any of a b c d e f g sdk bench (below); none given = all of them. env and build always run.
+#   CHECK: any of a b c d e f g sdk hami bench (below), or all (the default; also CHECKS="a,b" in the
+#   environment). env and build always run.
 #   Checks that compare with native PyTorch output (f torch) run c's native run when c is not selected.
 #   BUILD_DIR holds runtime/libcushim.so and dropin/libcuda.so.1 (built beforehand).
 #   OUT=dir            logs and results (default ./gpu-out): summary.txt, summary.tsv,
@@ -11,6 +12,8 @@
 #   PYTHON=python3     interpreter with torch, cupy and jax
 #   CUSHIM_REAL_LIBCUDA=path   the real driver (found from a native process otherwise)
 #   CUDA_HOME, GPU_ARCH, CUPTI_INCLUDE, CUPTI_LIB: see tests/gpu/build.sh
+#   CHECKS="a b ..."   which checks to run when none is named (space or comma separated); all of them
+#                      take about 12 minutes: give GPU_SUITE_BUDGET=900 with hami
 #
 # Checks (each independent, each command under a timeout; docs/gpu.md says what each proves):
 #   a  app_driver (static cudart): native, shim, shim+CUPTI counter (counts compared)
@@ -22,6 +25,8 @@
 #   g  examples/vecadd through the tools/cushim launcher (the README's main job), result checked
 #   sdk  plugins under PyTorch: faultinject's out-of-memory reaches PyTorch as its own OOM error
 #   bench  bench/gpu/run.sh (launch rate, cuCtxGetCurrent) if time allows
+#   hami   the shim stacked with HAMi-core (built from .hami/, see tests/gpu/hami_stack.sh): its 4 GiB
+#          quota holds and the shim sees every call, in both LD_PRELOAD orders
 # The summary table is printed last, then 'N passed, N failed, N skipped'. Exit 0 when
 # nothing failed.
 set -u
@@ -31,9 +36,7 @@ HERE=$ROOT/tests/gpu
 BUILD_DIR=${1:-build-gpu}
 BUILD_DIR=${BUILD_DIR#BUILD_DIR=}
 shift $(($# > 0 ? 1 : 0))
-CHECKS=" ${*:-all} "
-# want CHECK: selected on the command line (or all)
-want() { [ "$CHECKS" = " all " ] || [[ "$CHECKS" == *" $1 "* ]]; }
+[ $# -gt 0 ] && CHECKS="$*"   # checks named on the command line win over CHECKS=
 case $BUILD_DIR in /*) ;; *) BUILD_DIR=$ROOT/$BUILD_DIR ;; esac
 OUT=${OUT:-$ROOT/gpu-out}
 case $OUT in /*) ;; *) OUT=$PWD/$OUT ;; esac
@@ -51,6 +54,11 @@ DROPIN=$BUILD_DIR/dropin
 GEN=${CUSHIM_GEN_DIR:-$ROOT/generated/cuda-13.0}
 APIS=$GEN/apis.tsv
 SUMMARY=$OUT/summary.tsv
+CHECKS=" $(echo "${CHECKS:-all}" | tr ',' ' ') "
+# want CHECK: was CHECK selected ('all' selects every check)
+want() {
+    case $CHECKS in *" $1 "*|*" all "*) return 0 ;; *) return 1 ;; esac
+}
 BUDGET=${GPU_SUITE_BUDGET:-480}   # seconds for everything; commands are cut to fit
 DEADLINE=$(($(date +%s) + BUDGET))
 : >"$SUMMARY"
@@ -403,6 +411,22 @@ check_sdk_oom() {
     done
 }
 
+# hami: tests/gpu/hami_stack.sh's PASS/FAIL/SKIP lines become results 'hami <check>'
+check_hami() {
+    local cupti=""
+    [ ${#CUPTI_ENV[@]} -gt 0 ] && cupti=$BIN/libcupti_counter.so
+    CUPTI_COUNTER=$cupti CALIB=$CALIB PYTHON=$PY HAMI_WORK="$WORK/hami" tmo 600 bash "$HERE/hami_stack.sh" "$BUILD_DIR" \
+        >"$LOGS/hami.txt" 2>"$LOGS/hami.err"
+    local rc=$? st name detail
+    while IFS=$'\t' read -r st name detail; do
+        case $st in PASS|FAIL|SKIP) result "hami $name" "$st" "$detail" ;; esac
+    done <"$LOGS/hami.txt"
+    grep -qE '^(PASS|FAIL|SKIP)' "$LOGS/hami.txt" || result "hami" FAIL "hami_stack.sh rc $rc, no result: $(tail -n 2 "$LOGS/hami.err" | tr '\n' ' ' | cut -c1-200)"
+    [ $rc -eq 124 ] && result "hami" FAIL "hami_stack.sh timed out"
+    cp -r "$WORK/hami" "$LOGS/hami" 2>/dev/null
+    rm -f "$LOGS"/hami/libvgpu.so "$LOGS"/hami/*.cache
+}
+
 # ---------------------------------------------------------------- run them
 want g && ( check_vecadd )
 # b's calibration of CUPTI's own calls comes from a's static run
@@ -419,6 +443,7 @@ want f && ( check_dropin torch )
 want d && ( check_py cupy cupy_check.py 120 )
 want d && ( check_py jax jax_check.py 150 )
 want sdk && ( check_sdk_oom )
+want hami && ( check_hami )
 
 if ! want bench; then
     :

@@ -191,3 +191,6 @@ add_test(NAME rt_secure_test COMMAND sh "${RT_TEST_DIR}/rt_secure_test.sh"
 set_tests_properties(rt_cfg_env_test rt_counts_files_test PROPERTIES TIMEOUT 60
   ENVIRONMENT "CUSHIM_REAL_LIBCUDA=${RT_STUB_LIBCUDA};ASAN_OPTIONS=detect_leaks=0")
 set_tests_properties(rt_secure_test PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77)
+
+# Hardening (issue #10: reload, retry, dlvsym, entries): docs/runtime.md, "Stacking, reloading and symbol versions".
+include("${CMAKE_CURRENT_LIST_DIR}/runtime_hardening.cmake")
