@@ -23,7 +23,8 @@
 #   e  cuGetProcAddress_v2 over every base name x version x flags: real driver vs shim
 #   f  drop-in libcuda.so.1 (no LD_PRELOAD) on app_driver and the PyTorch loop
 #   g  examples/vecadd through the tools/cushim launcher (the README's main job), result checked
-#   sdk  plugins under PyTorch: faultinject's out-of-memory reaches PyTorch as its own OOM error
+#   sdk  plugins under PyTorch: faultinject's out-of-memory reaches PyTorch as its own OOM error;
+#        the SDK's C example plugin (built out of tree) in preload and drop-in mode
 #   bench  bench/gpu/run.sh (launch rate, cuCtxGetCurrent) if time allows
 #   hami   the shim stacked with HAMi-core (built from .hami/, see tests/gpu/hami_stack.sh): its 4 GiB
 #          quota holds and the shim sees every call, in both LD_PRELOAD orders
@@ -411,6 +412,35 @@ check_sdk_oom() {
     done
 }
 
+# sdk example: the SDK's C example plugin (sdk/examples/c-plugin, built out of tree against the
+# installed SDK by tools/build-gpu-bundle.sh) counts PyTorch's driver calls in preload and drop-in
+# mode; the training loop's output stays bitwise identical to native.
+check_sdk_example() {
+    local ex=$BUILD_DIR/sdk-examples/c-plugin/callcount.so mode
+    if [ ! -f "$ex" ]; then result "sdk example" FAIL "$ex missing (tools/build-gpu-bundle.sh builds it)"; return; fi
+    [ -s "$DATA/torch.native.out" ] || tmo 150 "$PY" "$HERE/torch_train.py" 40 >"$DATA/torch.native.out" 2>"$LOGS/torch.native.err"
+    for mode in preload dropin; do
+        local extra=() rep=$DATA/callcount-$mode.txt out=$DATA/callcount-$mode.out err=$LOGS/callcount-$mode.err rc
+        rm -f "$rep"
+        [ $mode = dropin ] && extra=(--dropin --real-libcuda="$REAL_LIBCUDA")
+        tmo 150 env CUSHIM_LIB="$SHIM" bash "$ROOT/tools/cushim" run "${extra[@]}" \
+            --plugin="$ex:select=lib:driver,output=$rep" -- "$PY" "$HERE/torch_train.py" 40 >"$out" 2>"$err"
+        rc=$?
+        local launches total
+        launches=$(awk '$1 == "callcount:" && $2 ~ /^cuLaunchKernel/ { s += $3 } END { print s + 0 }' "$rep" 2>/dev/null)
+        total=$(grep -h 'calls of' "$rep" 2>/dev/null | head -n 1 | cut -c1-80)
+        if [ $rc -ne 0 ]; then
+            result "sdk example $mode" FAIL "rc $rc: $(tail -n 2 "$err" | tr '\n' ' ' | cut -c1-200)"
+        elif ! cmp -s "$DATA/torch.native.out" "$out"; then
+            result "sdk example $mode" FAIL "losses differ from native: $(diff "$DATA/torch.native.out" "$out" | head -n 3 | tr '\n' ' ')"
+        elif [ "$launches" -lt 40 ]; then
+            result "sdk example $mode" FAIL "report: ${total:-none}; cuLaunchKernel* $launches (< 40)"
+        else
+            result "sdk example $mode" PASS "losses identical to native; ${total#callcount: }; cuLaunchKernel* $launches"
+        fi
+    done
+}
+
 # hami: tests/gpu/hami_stack.sh's PASS/FAIL/SKIP lines become results 'hami <check>'
 check_hami() {
     local cupti=""
@@ -443,6 +473,7 @@ want f && ( check_dropin torch )
 want d && ( check_py cupy cupy_check.py 120 )
 want d && ( check_py jax jax_check.py 150 )
 want sdk && ( check_sdk_oom )
+want sdk && ( check_sdk_example )
 want hami && ( check_hami )
 
 if ! want bench; then
