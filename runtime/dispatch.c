@@ -229,19 +229,28 @@ static void rt_fail_note(uint32_t id)
     }
 }
 
-/* The top frame, unless it is provably dead: at or below our own stack frame
-   on the same stack (its call ended without the cleanups seeing it). */
-static rt_frame *rt_live_top(th_rec *r)
+/* The top frame, unless it is provably dead: at or below 'here' (the new
+   call's frame, or the caller's stack position), on the same stack - its call
+   ended without any cleanup seeing it (setcontext out of a hook: unwind.c
+   covers longjmp, wrap.h exceptions and cancellation). A live ancestor is
+   always above. The thread's state is then reset; as a live ancestor could
+   remain (a switch from a nested hook into its parent's real call), retired
+   chains are never freed from then on (epoch.c: ep_poison). */
+static rt_frame *rt_live_top(th_rec *r, const void *here)
 {
     rt_frame *top = r != NULL ? r->top : NULL;
-    if (RT_LIKELY(top == NULL || (uintptr_t)top > (uintptr_t)__builtin_frame_address(0)))
+    if (RT_LIKELY(top == NULL || (uintptr_t)top > (uintptr_t)here))
         return top;
     stack_t ss;
     if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK) &&
         !((uintptr_t)top >= (uintptr_t)ss.ss_sp && (uintptr_t)top < (uintptr_t)ss.ss_sp + ss.ss_size))
         return top;   /* a handler on the alternate stack interrupted a live call */
     r->top = NULL;
-    log_debug("a hooked call ended without unwinding (setcontext?): its frame is dropped");
+    atomic_store_explicit(&r->in_cb, 0, memory_order_relaxed);
+    __atomic_store_n(&r->ctr, 0, __ATOMIC_RELEASE);
+    ep_poison();
+    log_warn("a hooked call ended without unwinding (setcontext or a stack switch out of a hook?): its frame "
+             "is dropped, and retired hook chains are no longer freed");
     return NULL;
 }
 
@@ -332,7 +341,7 @@ int rt_enter(rt_frame *f, uint32_t id, void *params, void *retval)
     if (ch == NULL || ch == &hk_count_only || rt_disabled || atomic_load_explicit(&rt_off, memory_order_relaxed))
         return RT_MODE_DIRECT;
     th_rec *r = rt_tls.rec;
-    rt_frame *top = rt_live_top(r);
+    rt_frame *top = rt_live_top(r, f);
     if (top != NULL && top->in_hook)
         return RT_MODE_DIRECT;   /* made by a hook */
     if (RT_UNLIKELY(r == NULL) && (r = th_rec_get()) == NULL)
@@ -412,12 +421,12 @@ void rt_post(rt_frame *f)
 
 const cushim_call *rt_current_call(void)
 {
-    rt_frame *top = rt_live_top(rt_tls.rec);
+    rt_frame *top = rt_live_top(rt_tls.rec, __builtin_frame_address(0));
     return top != NULL ? &top->call : NULL;
 }
 
 int rt_in_hook(void)
 {
-    rt_frame *top = rt_live_top(rt_tls.rec);
+    rt_frame *top = rt_live_top(rt_tls.rec, __builtin_frame_address(0));
     return top != NULL && top->in_hook;
 }

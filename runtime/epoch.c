@@ -21,6 +21,7 @@
  *   which followed the unpublication, so it sees the new chains too.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -31,6 +32,30 @@
 _Atomic uint64_t ep_epoch = 1;
 int ep_fence;
 static int ep_inited;
+static _Atomic int ep_no_free;
+
+void ep_poison(void)
+{
+    atomic_store(&ep_no_free, 1);
+}
+
+int ep_poisoned(void)
+{
+    return atomic_load_explicit(&ep_no_free, memory_order_relaxed);
+}
+
+int ep_reap(th_rec *r)
+{
+    uint32_t tid = atomic_load_explicit(&r->tid, memory_order_relaxed);
+    if (tid == 0 || syscall(SYS_tgkill, (pid_t)getpid(), (pid_t)tid, 0) == 0 || errno != ESRCH)
+        return 0;
+    log_warn("thread %u ended inside a hooked call without unwinding; its record is reset", tid);
+    __atomic_store_n(&r->ctr, 0, __ATOMIC_RELEASE);
+    atomic_store_explicit(&r->in_cb, 0, memory_order_relaxed);
+    r->top = NULL;
+    atomic_store_explicit(&r->in_use, 0, memory_order_release);
+    return 1;
+}
 
 void ep_init(void)
 {
@@ -93,5 +118,12 @@ void ep_wait(uint64_t e, const th_rec *skip)
     while (ep_min_active(skip) < e) {
         struct timespec ts = { 0, polls++ < 100 ? 20000 : 1000000 };
         nanosleep(&ts, NULL);
+        if (polls % 100 == 0)   /* a waited-for thread may have ended without unwinding */
+            for (th_rec *r = th_rec_first(); r != NULL; r = r->next) {
+                uint64_t c = __atomic_load_n(&r->ctr, __ATOMIC_ACQUIRE);
+                if (r != skip && (c & EP_NEST_MASK) && (c >> EP_NEST_BITS) < e &&
+                    atomic_load_explicit(&r->in_use, memory_order_relaxed))
+                    ep_reap(r);
+            }
     }
 }

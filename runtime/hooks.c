@@ -94,8 +94,12 @@ static int hk_owned(const hk_chain *c)
 /* Under hk_mu: free what no reader can hold any more. */
 static void hk_reclaim(void)
 {
-    if (hk_limbo == NULL)
+    if (hk_limbo == NULL || ep_poisoned())
         return;
+    if (hk_nlimbo > 10000 && hk_nlimbo % 1024 == 0)   /* a reader stuck for long: is its thread alive? */
+        for (th_rec *r = th_rec_first(); r != NULL; r = r->next)
+            if (ep_inside(r) && atomic_load_explicit(&r->in_use, memory_order_relaxed))
+                ep_reap(r);
     uint64_t min = ep_min_active(NULL);   /* our own section too: hooks_add from a hook */
     hk_chain **pp = &hk_limbo;
     while (*pp != NULL) {

@@ -120,6 +120,11 @@ uint64_t ep_min_active(const th_rec *skip);
 /* Waits until no reader other than 'skip' is inside a section begun before 'e'. */
 void ep_wait(uint64_t e, const th_rec *skip);
 int ep_barrier(void);             /* membarrier(2) or a fence; 0 on success */
+void ep_poison(void);             /* a reader's state was lost: never free again */
+int ep_poisoned(void);
+/* A record inside a section whose thread no longer exists (it left by
+   SYS_exit, not pthread_exit): reset it, so it holds nobody back. */
+int ep_reap(th_rec *r);
 
 /* Reader side, on the call path: signal-safe (single-instruction updates of
    the owner's own counter), no locked instruction unless ep_fence. */
@@ -147,7 +152,8 @@ static inline void ep_enter(th_rec *r)
 }
 static inline void ep_exit(th_rec *r)
 {
-    ep_add_(&r->ctr, -1);   /* x86 stores are releases; the asm is a compiler barrier */
+    if (RT_LIKELY(__atomic_load_n(&r->ctr, __ATOMIC_RELAXED) & EP_NEST_MASK))   /* 0: reset (rt_live_top) */
+        ep_add_(&r->ctr, -1);   /* x86 stores are releases; the asm is a compiler barrier */
 }
 static inline int ep_inside(const th_rec *r)
 {

@@ -18,6 +18,9 @@ rt_unit(rt_counts_test)
 rt_unit(rt_exports_test)
 rt_unit(rt_select_test)
 rt_unit(rt_sdk_test)
+rt_unit(rt_sdk_reclaim_test)
+set_tests_properties(rt_sdk_reclaim_test PROPERTIES LABELS concurrency TIMEOUT 300
+  ENVIRONMENT "CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1")
 set_tests_properties(rt_sdk_test PROPERTIES ENVIRONMENT
   "CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1;CUSHIM_LOG=debug;CUSHIM_LOG_FILE=${CMAKE_CURRENT_BINARY_DIR}/rt_sdk_test.log")
 set_tests_properties(rt_select_test PROPERTIES ENVIRONMENT "CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1")
@@ -34,6 +37,12 @@ add_dependencies(rt_exports_test cushim cushim_dropin)
 set(RT_ORACLE "${PROJECT_SOURCE_DIR}/tests/gpu/fixtures/procaddr-oracle.tsv")
 target_compile_definitions(rt_procaddr_test PRIVATE RT_ORACLE_PATH="${RT_ORACLE}"
   RT_EXPORTS_PATH="${PROJECT_SOURCE_DIR}/tests/gpu/fixtures/libcuda-580-exports.txt")
+
+# A signal handler's first call of an API while its thread holds the hook mutex (issue #10 item 6a).
+rt_unit(rt_signal_test)
+add_dependencies(rt_signal_test rt_stub_cuda)
+set_tests_properties(rt_signal_test PROPERTIES TIMEOUT 300
+  ENVIRONMENT "CUSHIM_REAL_LIBCUDA=${CMAKE_CURRENT_BINARY_DIR}/rt_stub/libcuda.so.1")
 
 # Stand-in driver and RTLD_NEXT probe libraries.
 add_library(rt_stub_cuda SHARED "${RT_TEST_DIR}/rt_lib_cuda.c")
