@@ -38,6 +38,22 @@ set(RT_ORACLE "${PROJECT_SOURCE_DIR}/tests/gpu/fixtures/procaddr-oracle.tsv")
 target_compile_definitions(rt_procaddr_test PRIVATE RT_ORACLE_PATH="${RT_ORACLE}"
   RT_EXPORTS_PATH="${PROJECT_SOURCE_DIR}/tests/gpu/fixtures/libcuda-580-exports.txt")
 
+# Hooked calls left by longjmp, siglongjmp, C++ exceptions (issue #10 item 6b).
+rt_unit(rt_sdk_unwind_test)
+set_tests_properties(rt_sdk_unwind_test PROPERTIES ENVIRONMENT "CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1")
+include(CheckLanguage)
+check_language(CXX)
+if(CMAKE_CXX_COMPILER)
+  enable_language(CXX)
+  add_executable(rt_sdk_unwind_cxx_test "${RT_TEST_DIR}/rt_sdk_unwind_cxx_test.cc")
+  target_link_libraries(rt_sdk_unwind_cxx_test PRIVATE cushim_rt PkgConfig::CMOCKA)
+  target_compile_options(rt_sdk_unwind_cxx_test PRIVATE -Wall -Wextra -Werror -Wno-deprecated-declarations)
+  add_test(NAME rt_sdk_unwind_cxx_test COMMAND rt_sdk_unwind_cxx_test)
+  set_tests_properties(rt_sdk_unwind_cxx_test PROPERTIES ENVIRONMENT "CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1")
+else()
+  message(STATUS "no C++ compiler: rt_sdk_unwind_cxx_test (hooks left by C++ exceptions) is not built")
+endif()
+
 # A signal handler's first call of an API while its thread holds the hook mutex (issue #10 item 6a).
 rt_unit(rt_signal_test)
 add_dependencies(rt_signal_test rt_stub_cuda)
