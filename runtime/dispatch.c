@@ -217,8 +217,8 @@ static void rt_fail_note(uint32_t id)
     const cushim_api_info *info = api_info(id);
     int level = cfg_get()->log_level;
     char line[1024];
-    snprintf(line, sizeof line, "%s refused: the shim failed closed (%s); every CUDA call returns an "
-             "initialisation error", info ? info->name : "CUDA call", rt_fail_why);
+    snprintf(line, sizeof line, "%s refused: every CUDA call returns an initialisation error, as %s",
+             info ? info->name : "CUDA call", rt_fail_why);
     if (level <= LOG_ERROR) {
         log_error("%s", line);
     } else {   /* CUSHIM_LOG=off: this one is shown anyway (docs/runtime.md) */

@@ -379,6 +379,9 @@ void pl_report_failure(const cushim_plugin *p, const char *name, int optional, i
 
 /* ---- CUSHIM_PLUGINS (loader.c) ---- */
 void ldr_load_env(void);                /* once, from initialisation */
+/* Load the specs of 'list' (CUSHIM_PLUGINS syntax) from index *taken on,
+   advancing it before each (a forked child resumes after the interrupted one). */
+void ldr_load_list(const char *list, _Atomic uint32_t *taken);
 /* The directory shipped plugins are looked up in, for the shim at 'self_path'. */
 int ldr_plugin_file(const char *self_path, const char *name, char *out, size_t cap, char *tried,
                     size_t tried_cap);

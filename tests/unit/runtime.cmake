@@ -38,6 +38,34 @@ set(RT_ORACLE "${PROJECT_SOURCE_DIR}/tests/gpu/fixtures/procaddr-oracle.tsv")
 target_compile_definitions(rt_procaddr_test PRIVATE RT_ORACLE_PATH="${RT_ORACLE}"
   RT_EXPORTS_PATH="${PROJECT_SOURCE_DIR}/tests/gpu/fixtures/libcuda-580-exports.txt")
 
+# CUSHIM_PLUGINS: builds of the probe plugin, broken in one way or another.
+set(RT_PLUGIN_DIR "${CMAKE_CURRENT_BINARY_DIR}/plugins")
+set(RT_PROBE_SRC "${PROJECT_SOURCE_DIR}/tests/e2e/e2e_plugin_probe.c")
+set(_rt_probe_targets "")
+function(rt_probe name)
+  add_library(rt_probe_${name} MODULE "${RT_PROBE_SRC}")
+  target_include_directories(rt_probe_${name} PRIVATE "${PROJECT_SOURCE_DIR}/sdk/include" "${CUSHIM_GENERATED_DIR}")
+  target_compile_definitions(rt_probe_${name} PRIVATE PROBE_NAME="probe-${name}" ${ARGN})
+  target_compile_options(rt_probe_${name} PRIVATE ${CUSHIM_WARN_FLAGS})
+  target_link_libraries(rt_probe_${name} PRIVATE ${CMAKE_DL_LIBS})
+  set_target_properties(rt_probe_${name} PROPERTIES PREFIX "" OUTPUT_NAME probe_${name}
+    LIBRARY_OUTPUT_DIRECTORY "${RT_PLUGIN_DIR}")
+  set(_rt_probe_targets ${_rt_probe_targets} rt_probe_${name} PARENT_SCOPE)
+endfunction()
+rt_probe(good)
+rt_probe(older PROBE_ABI=1)
+rt_probe(major PROBE_ABI=0x10000)
+rt_probe(newer PROBE_ABI=3)
+rt_probe(small PROBE_DEF_SIZE=24)
+rt_probe(noentry PROBE_NO_ENTRY)
+rt_probe(required PROBE_REQUIRED)
+rt_probe(baddefault PROBE_BAD_DEFAULT)
+rt_unit(rt_loader_test)
+add_dependencies(rt_loader_test ${_rt_probe_targets})
+target_compile_definitions(rt_loader_test PRIVATE RT_PLUGIN_DIR="${RT_PLUGIN_DIR}")
+set_tests_properties(rt_loader_test PROPERTIES ENVIRONMENT
+  "CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1;CUSHIM_LOG=info;CUSHIM_LOG_FILE=${CMAKE_CURRENT_BINARY_DIR}/rt_loader_test.log")
+
 # Hooked calls left by longjmp, siglongjmp, C++ exceptions (issue #10 item 6b).
 rt_unit(rt_sdk_unwind_test)
 set_tests_properties(rt_sdk_unwind_test PROPERTIES ENVIRONMENT "CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1")
