@@ -143,8 +143,10 @@ typedef uint64_t (*probe_count_fn)(const char *);
 static probe_count_fn probe_fake_counter(void)
 {
     void *f = dlsym(RTLD_DEFAULT, "fake_cuda_call_count");
-    if (f == NULL) {
-        void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    /* Drop-in mode: the fake is loaded RTLD_LOCAL by the shim, by the path the tests give. */
+    const char *paths[] = { getenv("E2E_FAKE_LIBCUDA"), "libcuda.so.1" };
+    for (int i = 0; i < 2 && f == NULL; i++) {
+        void *h = paths[i] ? dlopen(paths[i], RTLD_NOW | RTLD_NOLOAD) : NULL;
         if (h != NULL)
             f = dlsym(h, "fake_cuda_call_count");
     }
