@@ -36,7 +36,7 @@
 #include "rt_internal.h"
 
 static rt_config cfg_value = { 0, LOG_WARN, 2, NULL, NULL, -1 };
-static pthread_once_t cfg_once = PTHREAD_ONCE_INIT;
+static rt_once_t cfg_once = RT_ONCE_INIT;   /* once.c: no wait on re-entry or after fork */
 static int cfg_is_secure;
 static char cfg_counts_buf[CFG_PATH_MAX];
 static char cfg_libcuda_buf[CFG_PATH_MAX];
@@ -329,6 +329,6 @@ int cfg_log_target(void)
 
 const rt_config *cfg_get(void)
 {
-    pthread_once(&cfg_once, cfg_load);
+    rt_once(&cfg_once, cfg_load);
     return &cfg_value;
 }
