@@ -284,7 +284,7 @@ static inline int rt_cb_begin(rt_frame *f, th_rec *r)
     f->in_hook = 1;
     atomic_store_explicit(&r->in_cb, 1, memory_order_relaxed);
     if (RT_UNLIKELY(ep_fence))
-        atomic_thread_fence(memory_order_seq_cst);
+        RT_FENCE_SEQ_CST();
     else
         atomic_signal_fence(memory_order_seq_cst);   /* the exit's membarrier orders it */
     return !atomic_load_explicit(&rt_off, memory_order_relaxed);

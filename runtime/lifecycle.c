@@ -47,16 +47,11 @@ _Atomic int lc_is_ready;
 static _Atomic int lc_step;           /* initialisation steps done (fork resumes after them) */
 static _Atomic int lc_final_done;
 static _Atomic int lc_flushed;
-static unsigned lc_exit_wait_ms = 1000;
+#define LC_EXIT_WAIT_MS 1000u   /* for threads inside hook callbacks at exit */
 
 int lc_exiting(void)
 {
     return atomic_load_explicit(&lc_flushed, memory_order_acquire);
-}
-
-void lc_test_set_exit_wait_ms(unsigned ms)
-{
-    lc_exit_wait_ms = ms;
 }
 
 /* After every destructor: hooks off, wait for running callbacks, flush, count. */
@@ -80,9 +75,9 @@ static void lc_final(void *arg)
                 busy++;
         if (busy == 0)
             break;
-        if (waited_us >= lc_exit_wait_ms * 1000u) {
+        if (waited_us >= LC_EXIT_WAIT_MS * 1000u) {
             log_warn("exit: %d thread(s) still inside hook callbacks after %u ms; flushing plugins anyway",
-                     busy, lc_exit_wait_ms);
+                     busy, LC_EXIT_WAIT_MS);
             break;
         }
         struct timespec ts = { 0, 200000 };
