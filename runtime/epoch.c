@@ -60,6 +60,8 @@ int ep_reap(th_rec *r)
     return 1;
 }
 
+/* Under the hook mutex, before the first hook is published: readers enter
+   sections only on APIs with hooks, so none began before this. */
 void ep_init(void)
 {
     if (ep_inited)

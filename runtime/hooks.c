@@ -209,6 +209,7 @@ int hk_add(cushim_plugin *owner, const cushim_hook_spec *spec, uint64_t *group)
         rc = CUSHIM_ESTATE;
         goto out;
     }
+    ep_init();   /* membarrier(2) registered before the first chain a reader could hold */
     uint64_t gid = hk_next_group;
     hk_entry add = {
         .pre = spec->pre, .post = spec->post, .user = spec->user,

@@ -68,6 +68,8 @@ static void lc_final(void *arg)
     unsigned waited_us = 0;
     for (;;) {
         int busy = 0;
+        if (th_rec_first() == NULL)
+            break;   /* no thread ever made a hooked call */
         ep_barrier();
         for (th_rec *r = th_rec_first(); r != NULL; r = r->next)
             if (r != self && atomic_load_explicit(&r->in_use, memory_order_acquire) &&
@@ -121,8 +123,6 @@ static void lc_do_init(void)
     const rt_config *c = cfg_get();
     if (lc_begin_step(1)) {
         rt_set_disabled(c->disable);
-        ep_init();
-        clk_init();
         rt_longjmp_probe();
         th_key_init();
         cnt_init();
