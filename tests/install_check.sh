@@ -8,7 +8,7 @@ trap 'rm -rf "$p"' EXIT
 cmake --install "$build" --prefix "$p" >/dev/null
 for f in lib/libcushim.so lib/cushim/dropin/libcuda.so.1 lib/cushim/fake/libcuda.so.1 \
          include/cushim/cushim.h include/cushim/cushim_meta.h include/cushim/cushim_params.h \
-         include/cushim/cushim_api_ids.h bin/cushim share/cushim/apis.tsv share/cushim/procaddr.tsv; do
+         include/cushim/cushim_api_ids.h include/cushim/cushim_results.inc bin/cushim share/cushim/apis.tsv share/cushim/procaddr.tsv; do
   [ -e "$p/$f" ] || { echo "install_check: $f missing from the installed tree" >&2; exit 1; }
 done
 "$p/bin/cushim" run --fake --counts="$p/counts.tsv" -- "$vecadd" >/dev/null
