@@ -235,11 +235,8 @@ static void rt_fail_note(uint32_t id)
    always above. The thread's state is then reset; as a live ancestor could
    remain (a switch from a nested hook into its parent's real call), retired
    chains are never freed from then on (epoch.c: ep_poison). */
-static rt_frame *rt_live_top(th_rec *r, const void *here)
+static __attribute__((noinline, cold)) rt_frame *rt_top_below(th_rec *r, rt_frame *top)
 {
-    rt_frame *top = r != NULL ? r->top : NULL;
-    if (RT_LIKELY(top == NULL || (uintptr_t)top > (uintptr_t)here))
-        return top;
     stack_t ss;
     if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK) &&
         !((uintptr_t)top >= (uintptr_t)ss.ss_sp && (uintptr_t)top < (uintptr_t)ss.ss_sp + ss.ss_size))
@@ -251,6 +248,14 @@ static rt_frame *rt_live_top(th_rec *r, const void *here)
     log_warn("a hooked call ended without unwinding (setcontext or a stack switch out of a hook?): its frame "
              "is dropped, and retired hook chains are no longer freed");
     return NULL;
+}
+
+static inline rt_frame *rt_live_top(th_rec *r, const void *here)
+{
+    rt_frame *top = r != NULL ? r->top : NULL;
+    if (RT_LIKELY(top == NULL || (uintptr_t)top > (uintptr_t)here))
+        return top;
+    return rt_top_below(r, top);
 }
 
 /* glibc, from a longjmp past the frame: the call is over. */
@@ -283,7 +288,7 @@ static inline int rt_cb_begin(rt_frame *f, th_rec *r)
     f->in_hook = 1;
     atomic_store_explicit(&r->in_cb, 1, memory_order_relaxed);
     if (RT_UNLIKELY(ep_fence))
-        atomic_thread_fence(memory_order_seq_cst);
+        RT_FENCE_SEQ_CST();
     else
         atomic_signal_fence(memory_order_seq_cst);   /* the exit's membarrier orders it */
     return !atomic_load_explicit(&rt_off, memory_order_relaxed);

@@ -30,6 +30,9 @@
 #include "rt_internal.h"
 
 _Atomic uint64_t ep_epoch = 1;
+#if defined(__SANITIZE_THREAD__)
+_Atomic int rt_fence_dummy;
+#endif
 int ep_fence;
 static int ep_inited;
 static _Atomic int ep_no_free;
@@ -57,6 +60,8 @@ int ep_reap(th_rec *r)
     return 1;
 }
 
+/* Under the hook mutex, before the first hook is published: readers enter
+   sections only on APIs with hooks, so none began before this. */
 void ep_init(void)
 {
     if (ep_inited)
@@ -77,7 +82,7 @@ void ep_init(void)
 int ep_barrier(void)
 {
     if (ep_fence) {
-        atomic_thread_fence(memory_order_seq_cst);
+        RT_FENCE_SEQ_CST();
         return 0;
     }
     return syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0 ? 0 : -1;
@@ -97,7 +102,7 @@ uint64_t ep_min_active(const th_rec *skip)
         static _Atomic int logged;
         if (!atomic_exchange(&logged, 1))
             log_warn("membarrier(2) failed after registration: hook removal waits 1 ms per grace period");
-        atomic_thread_fence(memory_order_seq_cst);
+        RT_FENCE_SEQ_CST();
         struct timespec ts = { 0, 1000000 };
         nanosleep(&ts, NULL);
     }

@@ -209,6 +209,7 @@ int hk_add(cushim_plugin *owner, const cushim_hook_spec *spec, uint64_t *group)
         rc = CUSHIM_ESTATE;
         goto out;
     }
+    ep_init();   /* membarrier(2) registered before the first chain a reader could hold */
     uint64_t gid = hk_next_group;
     hk_entry add = {
         .pre = spec->pre, .post = spec->post, .user = spec->user,
@@ -348,6 +349,8 @@ int hk_sync(void)
 {
     if (ep_inside(rt_tls.rec) || lc_exiting())
         return CUSHIM_ESTATE;   /* we would wait for ourselves; or plugins are flushed */
+    if (rt_hooks_are_off())
+        return CUSHIM_OK;   /* a flush: no hook runs any more (the exit waited for running ones) */
     uint64_t e = ep_advance();
     ep_wait(e, NULL);
     hk_lock();
