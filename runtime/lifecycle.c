@@ -1,0 +1,169 @@
+/*
+ * lifecycle.c - the process around the shim: initialisation (plugins loaded
+ * before the first CUDA call is forwarded), fork, and exit (plugins flushed
+ * and counts written after the last CUDA call anybody makes).
+ *
+ * Initialisation runs once (rt_once), from whichever comes first: our
+ * constructor, a CUDA call, or a dlsym of a CUDA name (another library's
+ * constructor may come before ours). Other threads wait for it; the
+ * initialising thread itself (a plugin's init calling CUDA, a signal handler)
+ * goes straight to the real functions. Steps are numbered so that a forked
+ * child whose parent was initialising on another thread resumes where it
+ * stopped (rt_once hands it the routine).
+ *
+ * Exit ordering (glibc): exit() runs the atexit/__cxa_atexit handlers in
+ * reverse order of registration; the dynamic loader's _dl_fini, which runs
+ * every library's destructor (ours included), is itself the first handler
+ * ever registered, so it runs last. Our destructor registers lc_final with
+ * __cxa_atexit(fn, NULL, NULL) - no DSO, so nothing unregisters it - and
+ * run_exit_handlers, which rescans its list after each handler, runs it after
+ * _dl_fini has finished: after every destructor and every exit handler. There
+ * hooks are switched off, running hook callbacks are waited for (bounded),
+ * plugins flush in reverse load order, and the counts file is written for the
+ * last time. Counts are also written when exit begins (lc_exit_begins, an
+ * early fallback); cnt_write may run several times, the last leaves totals.
+ * The shim is linked -z nodelete, so the destructor never runs from dlclose;
+ * were it to run without exit in progress, it finishes directly instead.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rt_internal.h"
+
+extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+
+static rt_once_t lc_once = RT_ONCE_INIT;
+_Atomic int lc_is_ready;
+static _Atomic int lc_step;           /* initialisation steps done (fork resumes after them) */
+static _Atomic int lc_exit_started;
+static _Atomic int lc_final_done;
+static _Atomic int lc_flushed;
+static unsigned lc_exit_wait_ms = 1000;
+
+int lc_exiting(void)
+{
+    return atomic_load_explicit(&lc_flushed, memory_order_acquire);
+}
+
+void lc_test_set_exit_wait_ms(unsigned ms)
+{
+    lc_exit_wait_ms = ms;
+}
+
+/* After every destructor: hooks off, wait for running callbacks, flush, count. */
+static void lc_final(void *arg)
+{
+    (void)arg;
+    if (atomic_exchange(&lc_final_done, 1))
+        return;
+    rt_hooks_off();
+    /* Threads still inside hook callbacks finish them first (bounded: a hook
+       blocked forever must not hang exit). Calls already past their pre hooks
+       skip their post hooks from now on. */
+    th_rec *self = rt_tls.rec;
+    unsigned waited_us = 0;
+    for (;;) {
+        int busy = 0;
+        ep_barrier();
+        for (th_rec *r = th_rec_first(); r != NULL; r = r->next)
+            if (r != self && atomic_load_explicit(&r->in_use, memory_order_acquire) &&
+                atomic_load_explicit(&r->in_cb, memory_order_acquire))
+                busy++;
+        if (busy == 0)
+            break;
+        if (waited_us >= lc_exit_wait_ms * 1000u) {
+            log_warn("exit: %d thread(s) still inside hook callbacks after %u ms; flushing plugins anyway",
+                     busy, lc_exit_wait_ms);
+            break;
+        }
+        struct timespec ts = { 0, 200000 };
+        nanosleep(&ts, NULL);
+        waited_us += 200;
+    }
+    pl_flush_all();
+    atomic_store_explicit(&lc_flushed, 1, memory_order_release);
+    cnt_write();
+}
+
+static void lc_exit_begins(void *arg)
+{
+    (void)arg;
+    atomic_store(&lc_exit_started, 1);
+    cnt_write();   /* early copy, in case a later exit handler calls _exit */
+}
+
+static void lc_fork_child(void)
+{
+    uint32_t parent_tid = rt_tls.tid;   /* this thread's tid in the parent, if it ever used rt_once */
+    gp_reset_after_fork();
+    hk_reset_after_fork();
+    rt_once_after_fork(&lc_once, parent_tid);
+    th_after_fork();
+    cnt_after_fork_child();
+    pl_after_fork(parent_tid);
+}
+
+static int lc_begin_step(int step)
+{
+    return atomic_load(&lc_step) < step;
+}
+
+static void lc_end_step(int step)
+{
+    atomic_store(&lc_step, step);
+}
+
+static void lc_do_init(void)
+{
+    const rt_config *c = cfg_get();
+    if (lc_begin_step(1)) {
+        rt_set_disabled(c->disable);
+        ep_init();
+        clk_init();
+        rt_longjmp_probe();
+        th_key_init();
+        cnt_init();
+        if (cnt_enabled)
+            hk_install_counting();
+        /* A child handler only: no lock is taken before fork (a handler
+           registered before ours would run while we held it). */
+        pthread_atfork(NULL, NULL, lc_fork_child);
+        if (__cxa_atexit(lc_exit_begins, NULL, NULL) != 0)
+            log_warn("cannot register an exit handler: counts are written by the destructor only");
+        lc_end_step(1);
+    }
+    if (lc_begin_step(2)) {
+        ldr_load_env();
+        lc_end_step(2);
+    }
+    log_debug("initialised: %u APIs, CUDA %s headers, %s mode%s%s%s", cushim_gen_api_count,
+              CUSHIM_GEN_CUDA_VERSION_STRING, rl_is_dropin() ? "drop-in" : "preload",
+              c->disable ? ", disabled" : "", cnt_enabled ? ", counting" : "",
+              rt_failed() ? ", FAILED CLOSED" : "");
+    atomic_store_explicit(&lc_is_ready, 1, memory_order_release);
+}
+
+int rt_init(void)
+{
+    if (RT_LIKELY(atomic_load_explicit(&lc_is_ready, memory_order_acquire)))
+        return 1;
+    return rt_once(&lc_once, lc_do_init);
+}
+
+/* Runs at load: environment and plugins; the real libraries stay unopened. */
+__attribute__((constructor)) static void lc_ctor(void)
+{
+    rt_init();
+}
+
+/* Inside _dl_fini. Defer the final work to after every other destructor. */
+__attribute__((destructor)) static void lc_dtor(void)
+{
+    if (!lc_ready())
+        return;
+    if (atomic_load(&lc_exit_started) && __cxa_atexit(lc_final, NULL, NULL) == 0)
+        return;
+    lc_final(NULL);   /* no exit in progress, or the registration failed */
+}
