@@ -23,6 +23,6 @@ foreach(_c nth every after probability window several selectors nested errname s
 endforeach()
 e2e_test(faultinject_dropin COMMAND ${_fi} dropin ${_fi_args} NO_PRELOAD NO_FAKE_PATH)
 # The launcher preloads the shim itself (without a sanitizer runtime first, which ASan refuses).
-e2e_test(faultinject_launcher COMMAND ${_fi} launcher ${_fi_args} NO_PRELOAD)
+e2e_test(faultinject_launcher COMMAND ${_fi} launcher ${_fi_args} NO_PRELOAD ENV "CUSHIM_LIB=$<TARGET_FILE:cushim>")
 set_tests_properties(faultinject_launcher PROPERTIES SKIP_RETURN_CODE 77 LABELS "e2e;no_asan")
 set_property(TEST faultinject_threads APPEND PROPERTY LABELS concurrency)

@@ -46,6 +46,12 @@ nth)
     line "alloc 0 0 2 0 0 0"
     fake_count cuMemAlloc_v2 5            # the faulted call never reached the driver
     summary 1 "$R:nth=3" "6 calls matched, 1 fault injected"
+    # at info, each fault is logged with the error's name (host->result_name)
+    export CUSHIM_LOG=info
+    run "rule=$R:nth=3" init alloc 6
+    unset CUSHIM_LOG
+    err "faultinject: cuMemAlloc_v2: injected CUDA_ERROR_OUT_OF_MEMORY (2): rule 1, its matching call 3"
+    [ "$(grep -c 'injected CUDA_ERROR' "$out.err")" = 1 ] || fail "not exactly one fault logged"
     ;;
 every)
     run "rule=$R:every=2" init alloc 6
@@ -158,6 +164,9 @@ bad)
         message=${spec#*|}
         CUSHIM_PLUGINS="$plugin:$opts" "$prog" init alloc 1 >"$out.out" 2>"$out.err"
         err "$message"
+        [ "$(grep -c 'error: faultinject:' "$out.err")" = 1 ] || fail "$opts: not exactly one error line of the plugin"
+        # the load failed, so the shim fails closed: no call goes through, none is faulted by the rule
+        grep -qxF "alloc 0" "$out.out" && fail "$opts: a call went through although the plugin failed to load"
         grep -qxF "alloc 2" "$out.out" && fail "$opts: the rule was applied although it is invalid"
     done
     ;;
