@@ -11,19 +11,27 @@
  * child whose parent was initialising on another thread resumes where it
  * stopped (rt_once hands it the routine).
  *
- * Exit ordering (glibc): exit() runs the atexit/__cxa_atexit handlers in
- * reverse order of registration; the dynamic loader's _dl_fini, which runs
- * every library's destructor (ours included), is itself the first handler
- * ever registered, so it runs last. Our destructor registers lc_final with
- * __cxa_atexit(fn, NULL, NULL) - no DSO, so nothing unregisters it - and
- * run_exit_handlers, which rescans its list after each handler, runs it after
- * _dl_fini has finished: after every destructor and every exit handler. There
- * hooks are switched off, running hook callbacks are waited for (bounded),
- * plugins flush in reverse load order, and the counts file is written for the
- * last time. Counts are also written when exit begins (lc_exit_begins, an
- * early fallback); cnt_write may run several times, the last leaves totals.
- * The shim is linked -z nodelete, so the destructor never runs from dlclose;
- * were it to run without exit in progress, it finishes directly instead.
+ * Exit ordering (glibc): exit() runs the exit handlers in reverse order of
+ * registration. The dynamic loader's _dl_fini, which runs every library's
+ * destructor (ours included) and, through __cxa_finalize, the atexit handlers
+ * libraries registered with their own DSO handle, is registered by
+ * __libc_start_main: after every library constructor, before main. Our
+ * destructor registers lc_final with __cxa_atexit(fn, NULL, NULL) - no DSO,
+ * so nothing finalises it early - and run_exit_handlers, which rescans its
+ * list after each handler, runs it as soon as _dl_fini returns: after every
+ * destructor, every handler registered by the program and by libraries.
+ * There hooks are switched off, running hook callbacks are waited for
+ * (bounded), plugins flush in reverse load order, and the counts file is
+ * written for the last time. (Handlers registered without a DSO before main -
+ * on_exit() in a library constructor - still run after lc_final; their calls
+ * are not in the file.) Counts are also written when the exit handler
+ * registered at initialisation runs (lc_exit_counts: a fallback should a later
+ * handler call _exit); cnt_write may run several times, the last call leaves
+ * complete totals.
+ *
+ * The shim is linked -z nodelete, so its destructor runs only at exit, never
+ * from dlclose; and where __cxa_atexit refuses, the destructor does the final
+ * work itself.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -37,7 +45,6 @@ extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
 static rt_once_t lc_once = RT_ONCE_INIT;
 _Atomic int lc_is_ready;
 static _Atomic int lc_step;           /* initialisation steps done (fork resumes after them) */
-static _Atomic int lc_exit_started;
 static _Atomic int lc_final_done;
 static _Atomic int lc_flushed;
 static unsigned lc_exit_wait_ms = 1000;
@@ -87,11 +94,10 @@ static void lc_final(void *arg)
     cnt_write();
 }
 
-static void lc_exit_begins(void *arg)
+static void lc_exit_counts(void *arg)
 {
     (void)arg;
-    atomic_store(&lc_exit_started, 1);
-    cnt_write();   /* early copy, in case a later exit handler calls _exit */
+    cnt_write();   /* an early copy, should a later exit handler call _exit */
 }
 
 static void lc_fork_child(void)
@@ -130,7 +136,7 @@ static void lc_do_init(void)
         /* A child handler only: no lock is taken before fork (a handler
            registered before ours would run while we held it). */
         pthread_atfork(NULL, NULL, lc_fork_child);
-        if (__cxa_atexit(lc_exit_begins, NULL, NULL) != 0)
+        if (__cxa_atexit(lc_exit_counts, NULL, NULL) != 0)
             log_warn("cannot register an exit handler: counts are written by the destructor only");
         lc_end_step(1);
     }
@@ -158,12 +164,12 @@ __attribute__((constructor)) static void lc_ctor(void)
     rt_init();
 }
 
-/* Inside _dl_fini. Defer the final work to after every other destructor. */
+/* Inside _dl_fini (nodelete: only at exit). The final work waits for every
+   other destructor. */
 __attribute__((destructor)) static void lc_dtor(void)
 {
     if (!lc_ready())
         return;
-    if (atomic_load(&lc_exit_started) && __cxa_atexit(lc_final, NULL, NULL) == 0)
-        return;
-    lc_final(NULL);   /* no exit in progress, or the registration failed */
+    if (__cxa_atexit(lc_final, NULL, NULL) != 0)
+        lc_final(NULL);
 }

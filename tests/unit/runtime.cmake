@@ -16,6 +16,11 @@ rt_unit(rt_stress_test)
 rt_unit(rt_procaddr_test)
 rt_unit(rt_counts_test)
 rt_unit(rt_exports_test)
+rt_unit(rt_select_test)
+rt_unit(rt_sdk_test)
+set_tests_properties(rt_sdk_test PROPERTIES ENVIRONMENT
+  "CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1;CUSHIM_LOG=debug;CUSHIM_LOG_FILE=${CMAKE_CURRENT_BINARY_DIR}/rt_sdk_test.log")
+set_tests_properties(rt_select_test PROPERTIES ENVIRONMENT "CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1")
 set_tests_properties(rt_hooks_test rt_depth_test rt_stress_test rt_procaddr_test rt_exports_test
   PROPERTIES ENVIRONMENT "CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1")
 set_tests_properties(rt_counts_test PROPERTIES
