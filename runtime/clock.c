@@ -11,7 +11,8 @@
  * CLOCK_MONOTONIC (NTP slewing included) to within the drift of one second.
  * A renewal never goes backwards: the new anchor is the later of the clock's
  * reading and the extrapolation. Otherwise, and for the first 2 ms while the
- * multiplier is measured, it is clock_gettime.
+ * multiplier is measured, it is clock_gettime. The TSC is checked on the
+ * clock's first use, not at start-up.
  *
  * Readers take a seqlock snapshot and never wait: a reader that finds the
  * anchor being renewed (a signal handler interrupting the renewal, too) falls
@@ -53,9 +54,12 @@ static int clk_tsc_usable(void)
     return n >= 3 && strncmp(buf, "tsc", 3) == 0 && (buf[3] == '\n' || buf[3] == '\0');
 }
 
+static _Atomic int clk_checked;
+
+/* On first use (not at start-up: most processes never ask for the time). */
 void clk_init(void)
 {
-    if (atomic_load(&clk.mode) != 0 || !clk_tsc_usable())
+    if (atomic_exchange(&clk_checked, 1) || !clk_tsc_usable())
         return;
     atomic_store(&clk.tsc0, clk_rdtsc());
     atomic_store(&clk.ns0, clk_mono());
@@ -65,6 +69,8 @@ void clk_init(void)
 /* Slow path: clock_gettime, and renew the anchor if due and nobody else is. */
 uint64_t clk_renew(uint64_t tsc)
 {
+    if (RT_UNLIKELY(!atomic_load_explicit(&clk_checked, memory_order_relaxed)))
+        clk_init();
     uint64_t ns = clk_mono();
     int mode = atomic_load(&clk.mode);
     uint32_t s = atomic_load(&clk.seq);

@@ -217,8 +217,8 @@ static void rt_fail_note(uint32_t id)
     const cushim_api_info *info = api_info(id);
     int level = cfg_get()->log_level;
     char line[1024];
-    snprintf(line, sizeof line, "%s refused: the shim failed closed (%s); every CUDA call returns an "
-             "initialisation error", info ? info->name : "CUDA call", rt_fail_why);
+    snprintf(line, sizeof line, "%s refused: every CUDA call returns an initialisation error, as %s",
+             info ? info->name : "CUDA call", rt_fail_why);
     if (level <= LOG_ERROR) {
         log_error("%s", line);
     } else {   /* CUSHIM_LOG=off: this one is shown anyway (docs/runtime.md) */
@@ -229,20 +229,34 @@ static void rt_fail_note(uint32_t id)
     }
 }
 
-/* The top frame, unless it is provably dead: at or below our own stack frame
-   on the same stack (its call ended without the cleanups seeing it). */
-static rt_frame *rt_live_top(th_rec *r)
+/* The top frame, unless it is provably dead: at or below 'here' (the new
+   call's frame, or the caller's stack position), on the same stack - its call
+   ended without any cleanup seeing it (setcontext out of a hook: unwind.c
+   covers longjmp, wrap.h exceptions and cancellation). A live ancestor is
+   always above. The thread's state is then reset; as a live ancestor could
+   remain (a switch from a nested hook into its parent's real call), retired
+   chains are never freed from then on (epoch.c: ep_poison). */
+static __attribute__((noinline, cold)) rt_frame *rt_top_below(th_rec *r, rt_frame *top)
 {
-    rt_frame *top = r != NULL ? r->top : NULL;
-    if (RT_LIKELY(top == NULL || (uintptr_t)top > (uintptr_t)__builtin_frame_address(0)))
-        return top;
     stack_t ss;
     if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK) &&
         !((uintptr_t)top >= (uintptr_t)ss.ss_sp && (uintptr_t)top < (uintptr_t)ss.ss_sp + ss.ss_size))
         return top;   /* a handler on the alternate stack interrupted a live call */
     r->top = NULL;
-    log_debug("a hooked call ended without unwinding (setcontext?): its frame is dropped");
+    atomic_store_explicit(&r->in_cb, 0, memory_order_relaxed);
+    __atomic_store_n(&r->ctr, 0, __ATOMIC_RELEASE);
+    ep_poison();
+    log_warn("a hooked call ended without unwinding (setcontext or a stack switch out of a hook?): its frame "
+             "is dropped, and retired hook chains are no longer freed");
     return NULL;
+}
+
+static inline rt_frame *rt_live_top(th_rec *r, const void *here)
+{
+    rt_frame *top = r != NULL ? r->top : NULL;
+    if (RT_LIKELY(top == NULL || (uintptr_t)top > (uintptr_t)here))
+        return top;
+    return rt_top_below(r, top);
 }
 
 /* glibc, from a longjmp past the frame: the call is over. */
@@ -275,7 +289,7 @@ static inline int rt_cb_begin(rt_frame *f, th_rec *r)
     f->in_hook = 1;
     atomic_store_explicit(&r->in_cb, 1, memory_order_relaxed);
     if (RT_UNLIKELY(ep_fence))
-        atomic_thread_fence(memory_order_seq_cst);
+        RT_FENCE_SEQ_CST();
     else
         atomic_signal_fence(memory_order_seq_cst);   /* the exit's membarrier orders it */
     return !atomic_load_explicit(&rt_off, memory_order_relaxed);
@@ -332,7 +346,7 @@ int rt_enter(rt_frame *f, uint32_t id, void *params, void *retval)
     if (ch == NULL || ch == &hk_count_only || rt_disabled || atomic_load_explicit(&rt_off, memory_order_relaxed))
         return RT_MODE_DIRECT;
     th_rec *r = rt_tls.rec;
-    rt_frame *top = rt_live_top(r);
+    rt_frame *top = rt_live_top(r, f);
     if (top != NULL && top->in_hook)
         return RT_MODE_DIRECT;   /* made by a hook */
     if (RT_UNLIKELY(r == NULL) && (r = th_rec_get()) == NULL)
@@ -412,12 +426,12 @@ void rt_post(rt_frame *f)
 
 const cushim_call *rt_current_call(void)
 {
-    rt_frame *top = rt_live_top(rt_tls.rec);
+    rt_frame *top = rt_live_top(rt_tls.rec, __builtin_frame_address(0));
     return top != NULL ? &top->call : NULL;
 }
 
 int rt_in_hook(void)
 {
-    rt_frame *top = rt_live_top(rt_tls.rec);
+    rt_frame *top = rt_live_top(rt_tls.rec, __builtin_frame_address(0));
     return top != NULL && top->in_hook;
 }

@@ -21,6 +21,7 @@
  *   which followed the unpublication, so it sees the new chains too.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -29,9 +30,38 @@
 #include "rt_internal.h"
 
 _Atomic uint64_t ep_epoch = 1;
+#if defined(__SANITIZE_THREAD__)
+_Atomic int rt_fence_dummy;
+#endif
 int ep_fence;
 static int ep_inited;
+static _Atomic int ep_no_free;
 
+void ep_poison(void)
+{
+    atomic_store(&ep_no_free, 1);
+}
+
+int ep_poisoned(void)
+{
+    return atomic_load_explicit(&ep_no_free, memory_order_relaxed);
+}
+
+int ep_reap(th_rec *r)
+{
+    uint32_t tid = atomic_load_explicit(&r->tid, memory_order_relaxed);
+    if (tid == 0 || syscall(SYS_tgkill, (pid_t)getpid(), (pid_t)tid, 0) == 0 || errno != ESRCH)
+        return 0;
+    log_warn("thread %u ended inside a hooked call without unwinding; its record is reset", tid);
+    __atomic_store_n(&r->ctr, 0, __ATOMIC_RELEASE);
+    atomic_store_explicit(&r->in_cb, 0, memory_order_relaxed);
+    r->top = NULL;
+    atomic_store_explicit(&r->in_use, 0, memory_order_release);
+    return 1;
+}
+
+/* Under the hook mutex, before the first hook is published: readers enter
+   sections only on APIs with hooks, so none began before this. */
 void ep_init(void)
 {
     if (ep_inited)
@@ -52,7 +82,7 @@ void ep_init(void)
 int ep_barrier(void)
 {
     if (ep_fence) {
-        atomic_thread_fence(memory_order_seq_cst);
+        RT_FENCE_SEQ_CST();
         return 0;
     }
     return syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0 ? 0 : -1;
@@ -72,7 +102,7 @@ uint64_t ep_min_active(const th_rec *skip)
         static _Atomic int logged;
         if (!atomic_exchange(&logged, 1))
             log_warn("membarrier(2) failed after registration: hook removal waits 1 ms per grace period");
-        atomic_thread_fence(memory_order_seq_cst);
+        RT_FENCE_SEQ_CST();
         struct timespec ts = { 0, 1000000 };
         nanosleep(&ts, NULL);
     }
@@ -93,5 +123,12 @@ void ep_wait(uint64_t e, const th_rec *skip)
     while (ep_min_active(skip) < e) {
         struct timespec ts = { 0, polls++ < 100 ? 20000 : 1000000 };
         nanosleep(&ts, NULL);
+        if (polls % 100 == 0)   /* a waited-for thread may have ended without unwinding */
+            for (th_rec *r = th_rec_first(); r != NULL; r = r->next) {
+                uint64_t c = __atomic_load_n(&r->ctr, __ATOMIC_ACQUIRE);
+                if (r != skip && (c & EP_NEST_MASK) && (c >> EP_NEST_BITS) < e &&
+                    atomic_load_explicit(&r->in_use, memory_order_relaxed))
+                    ep_reap(r);
+            }
     }
 }

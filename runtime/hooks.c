@@ -94,8 +94,12 @@ static int hk_owned(const hk_chain *c)
 /* Under hk_mu: free what no reader can hold any more. */
 static void hk_reclaim(void)
 {
-    if (hk_limbo == NULL)
+    if (hk_limbo == NULL || ep_poisoned())
         return;
+    if (hk_nlimbo > 10000 && hk_nlimbo % 1024 == 0)   /* a reader stuck for long: is its thread alive? */
+        for (th_rec *r = th_rec_first(); r != NULL; r = r->next)
+            if (ep_inside(r) && atomic_load_explicit(&r->in_use, memory_order_relaxed))
+                ep_reap(r);
     uint64_t min = ep_min_active(NULL);   /* our own section too: hooks_add from a hook */
     hk_chain **pp = &hk_limbo;
     while (*pp != NULL) {
@@ -205,6 +209,7 @@ int hk_add(cushim_plugin *owner, const cushim_hook_spec *spec, uint64_t *group)
         rc = CUSHIM_ESTATE;
         goto out;
     }
+    ep_init();   /* membarrier(2) registered before the first chain a reader could hold */
     uint64_t gid = hk_next_group;
     hk_entry add = {
         .pre = spec->pre, .post = spec->post, .user = spec->user,
@@ -344,6 +349,8 @@ int hk_sync(void)
 {
     if (ep_inside(rt_tls.rec) || lc_exiting())
         return CUSHIM_ESTATE;   /* we would wait for ourselves; or plugins are flushed */
+    if (rt_hooks_are_off())
+        return CUSHIM_OK;   /* a flush: no hook runs any more (the exit waited for running ones) */
     uint64_t e = ep_advance();
     ep_wait(e, NULL);
     hk_lock();

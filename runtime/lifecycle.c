@@ -47,16 +47,11 @@ _Atomic int lc_is_ready;
 static _Atomic int lc_step;           /* initialisation steps done (fork resumes after them) */
 static _Atomic int lc_final_done;
 static _Atomic int lc_flushed;
-static unsigned lc_exit_wait_ms = 1000;
+#define LC_EXIT_WAIT_MS 1000u   /* for threads inside hook callbacks at exit */
 
 int lc_exiting(void)
 {
     return atomic_load_explicit(&lc_flushed, memory_order_acquire);
-}
-
-void lc_test_set_exit_wait_ms(unsigned ms)
-{
-    lc_exit_wait_ms = ms;
 }
 
 /* After every destructor: hooks off, wait for running callbacks, flush, count. */
@@ -73,6 +68,8 @@ static void lc_final(void *arg)
     unsigned waited_us = 0;
     for (;;) {
         int busy = 0;
+        if (th_rec_first() == NULL)
+            break;   /* no thread ever made a hooked call */
         ep_barrier();
         for (th_rec *r = th_rec_first(); r != NULL; r = r->next)
             if (r != self && atomic_load_explicit(&r->in_use, memory_order_acquire) &&
@@ -80,9 +77,9 @@ static void lc_final(void *arg)
                 busy++;
         if (busy == 0)
             break;
-        if (waited_us >= lc_exit_wait_ms * 1000u) {
+        if (waited_us >= LC_EXIT_WAIT_MS * 1000u) {
             log_warn("exit: %d thread(s) still inside hook callbacks after %u ms; flushing plugins anyway",
-                     busy, lc_exit_wait_ms);
+                     busy, LC_EXIT_WAIT_MS);
             break;
         }
         struct timespec ts = { 0, 200000 };
@@ -126,8 +123,6 @@ static void lc_do_init(void)
     const rt_config *c = cfg_get();
     if (lc_begin_step(1)) {
         rt_set_disabled(c->disable);
-        ep_init();
-        clk_init();
         rt_longjmp_probe();
         th_key_init();
         cnt_init();

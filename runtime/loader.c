@@ -157,26 +157,10 @@ fail:
     pl_report_failure(NULL, label, optional, 1, why);
 }
 
-void ldr_load_env(void)
+void ldr_load_list(const char *list, _Atomic uint32_t *taken)
 {
-    const char *env = getenv("CUSHIM_PLUGINS");
-    if (env == NULL || env[strspn(env, " \t\n;")] == '\0')
-        return;
-    if (hs_secure()) {
-        log_warn("CUSHIM_PLUGINS is ignored in secure-execution mode (setuid, setgid or capabilities)");
-        return;
-    }
-    if (cfg_get()->disable) {
-        log_info("CUSHIM_PLUGINS is ignored: CUSHIM_DISABLE=1");
-        return;
-    }
-    char *copy = strdup(env);   /* another thread's setenv must not move it under us */
-    if (copy == NULL) {
-        pl_report_failure(NULL, "CUSHIM_PLUGINS", 0, 1, "out of memory reading the variable");
-        return;
-    }
     uint32_t index = 0;
-    for (const char *s = copy; *s; index++) {
+    for (const char *s = list; *s; index++) {
         const char *end = ldr_item_end(s, ";\n");
         const char *b = s, *e = end;
         s = *end ? end + 1 : end;
@@ -186,9 +170,9 @@ void ldr_load_env(void)
             e--;
         if (b == e)
             continue;
-        if (index < atomic_load(&ldr_specs_taken))
+        if (index < atomic_load(taken))
             continue;   /* done before a fork interrupted the parent's initialisation */
-        atomic_store(&ldr_specs_taken, index + 1);
+        atomic_store(taken, index + 1);
         int optional = *b == '?';
         if (optional)
             for (b++; b < e && isspace((unsigned char)*b); b++)
@@ -209,5 +193,26 @@ void ldr_load_env(void)
         ldr_load_one(what, options, optional);
         free(options);
     }
+}
+
+void ldr_load_env(void)
+{
+    const char *env = getenv("CUSHIM_PLUGINS");
+    if (env == NULL || env[strspn(env, " \t\n;")] == '\0')
+        return;
+    if (hs_secure()) {
+        log_warn("CUSHIM_PLUGINS is ignored in secure-execution mode (setuid, setgid or capabilities)");
+        return;
+    }
+    if (cfg_get()->disable) {
+        log_info("CUSHIM_PLUGINS is ignored: CUSHIM_DISABLE=1");
+        return;
+    }
+    char *copy = strdup(env);   /* another thread's setenv must not move it under us */
+    if (copy == NULL) {
+        pl_report_failure(NULL, "CUSHIM_PLUGINS", 0, 1, "out of memory reading the variable");
+        return;
+    }
+    ldr_load_list(copy, &ldr_specs_taken);
     free(copy);
 }

@@ -76,8 +76,10 @@ void pl_report_failure(const cushim_plugin *p, const char *name, int optional, i
         if (n > 0 && write(cfg_get()->log_fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1) < 0)
             return;
     }
-    if (from_env && !optional)
+    if (from_env && !optional) {
+        snprintf(line, sizeof line, "plugin '%s': %s", name, why);
         rt_fail_closed(line);
+    }
 }
 
 static int pl_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

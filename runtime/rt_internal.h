@@ -29,6 +29,18 @@
 #define RT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define RT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+/* Fences. ThreadSanitizer does not model atomic_thread_fence (GCC rejects it
+   with -fsanitize=thread): there a seq_cst read-modify-write of a dummy stands
+   in, which on x86 is the same full barrier. */
+#if defined(__SANITIZE_THREAD__)
+extern _Atomic int rt_fence_dummy;
+#define RT_FENCE_SEQ_CST() ((void)atomic_fetch_add_explicit(&rt_fence_dummy, 0, memory_order_seq_cst))
+#define RT_FENCE_ACQUIRE() ((void)atomic_fetch_add_explicit(&rt_fence_dummy, 0, memory_order_acq_rel))
+#else
+#define RT_FENCE_SEQ_CST() atomic_thread_fence(memory_order_seq_cst)
+#define RT_FENCE_ACQUIRE() atomic_thread_fence(memory_order_acquire)
+#endif
+
 /* ---- generated metadata (cushim_meta.c) ---- */
 extern const cushim_api_info cushim_gen_apis[];
 extern const uint32_t cushim_gen_api_count;
@@ -120,6 +132,11 @@ uint64_t ep_min_active(const th_rec *skip);
 /* Waits until no reader other than 'skip' is inside a section begun before 'e'. */
 void ep_wait(uint64_t e, const th_rec *skip);
 int ep_barrier(void);             /* membarrier(2) or a fence; 0 on success */
+void ep_poison(void);             /* a reader's state was lost: never free again */
+int ep_poisoned(void);
+/* A record inside a section whose thread no longer exists (it left by
+   SYS_exit, not pthread_exit): reset it, so it holds nobody back. */
+int ep_reap(th_rec *r);
 
 /* Reader side, on the call path: signal-safe (single-instruction updates of
    the owner's own counter), no locked instruction unless ep_fence. */
@@ -141,13 +158,14 @@ static inline void ep_enter(th_rec *r)
         __atomic_store_n(&r->ctr, (e << EP_NEST_BITS) | 1, __ATOMIC_RELAXED);
     }
     if (RT_UNLIKELY(ep_fence))
-        atomic_thread_fence(memory_order_seq_cst);
+        RT_FENCE_SEQ_CST();
     else
         atomic_signal_fence(memory_order_seq_cst);
 }
 static inline void ep_exit(th_rec *r)
 {
-    ep_add_(&r->ctr, -1);   /* x86 stores are releases; the asm is a compiler barrier */
+    if (RT_LIKELY(__atomic_load_n(&r->ctr, __ATOMIC_RELAXED) & EP_NEST_MASK))   /* 0: reset (rt_live_top) */
+        ep_add_(&r->ctr, -1);   /* x86 stores are releases; the asm is a compiler barrier */
 }
 static inline int ep_inside(const th_rec *r)
 {
@@ -308,7 +326,7 @@ static inline uint64_t clk_now_ns(void)
     if (RT_LIKELY(d < atomic_load_explicit(&clk.period, memory_order_relaxed) && !(s & 1))) {
         uint64_t ns = atomic_load_explicit(&clk.ns0, memory_order_relaxed) +
                       (uint64_t)(((unsigned __int128)d * atomic_load_explicit(&clk.mult, memory_order_relaxed)) >> 32);
-        atomic_thread_fence(memory_order_acquire);
+        RT_FENCE_ACQUIRE();
         if (RT_LIKELY(atomic_load_explicit(&clk.seq, memory_order_relaxed) == s))
             return ns;
     }
@@ -334,7 +352,6 @@ typedef struct op_set {
    into 's'. On failure 'err' names the option, the value and the expectation. */
 int op_load(op_set *s, const cushim_option *decl, const char *text, char *err, size_t errlen);
 void op_free(op_set *s);
-/* The unescaped text of the next ',' separated item of 'text' (advances it). */
 const cushim_option *op_decl(const op_set *s, const char *name, uint32_t *index);
 const char *op_text(const op_set *s, uint32_t decl, uint32_t nth);   /* nth given, else default */
 uint32_t op_count(const op_set *s, uint32_t decl);
@@ -373,6 +390,9 @@ void pl_report_failure(const cushim_plugin *p, const char *name, int optional, i
 
 /* ---- CUSHIM_PLUGINS (loader.c) ---- */
 void ldr_load_env(void);                /* once, from initialisation */
+/* Load the specs of 'list' (CUSHIM_PLUGINS syntax) from index *taken on,
+   advancing it before each (a forked child resumes after the interrupted one). */
+void ldr_load_list(const char *list, _Atomic uint32_t *taken);
 /* The directory shipped plugins are looked up in, for the shim at 'self_path'. */
 int ldr_plugin_file(const char *self_path, const char *name, char *out, size_t cap, char *tried,
                     size_t tried_cap);
@@ -389,7 +409,6 @@ static inline int lc_ready(void)
     return atomic_load_explicit(&lc_is_ready, memory_order_acquire);
 }
 int lc_exiting(void);                   /* plugins flushed: no new hooks, no sync */
-void lc_test_set_exit_wait_ms(unsigned ms);
 
 /* ---- call counter (counts.c) ---- */
 extern int cnt_enabled;

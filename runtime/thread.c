@@ -102,8 +102,8 @@ static void th_exit(void *p)
             if (v == NULL)
                 continue;
             r->tls[k] = NULL;
-            if (atomic_load_explicit(&th_keys[k].state, memory_order_acquire) == 1 &&
-                th_keys[k].destructor != NULL) {
+            if (atomic_load_explicit(&th_keys[k].state, memory_order_acquire) != 0 &&
+                th_keys[k].destructor != NULL) {   /* a failed plugin's too: its code stays loaded */
                 th_keys[k].destructor(v);
                 again = 1;
             }
@@ -188,11 +188,22 @@ int th_tls_set(uint32_t key, void *value)
     return CUSHIM_OK;
 }
 
-/* Keys are never reused: a dead key's values stay unreachable on every thread. */
+/* A failed plugin's keys die: tls_get/tls_set refuse them from now on; the
+   value of the thread undoing the plugin is destroyed now, other threads'
+   at their exit (keys are never reused). */
 void th_tls_release(cushim_plugin *owner)
 {
     uint32_t n = atomic_load(&th_nkeys);
-    for (uint32_t k = 0; k < n && k < TH_MAX_KEYS; k++)
-        if (th_keys[k].owner == owner)
-            atomic_store_explicit(&th_keys[k].state, 2, memory_order_release);
+    th_rec *mine = rt_tls.rec;
+    for (uint32_t k = 0; k < n && k < TH_MAX_KEYS; k++) {
+        if (th_keys[k].owner != owner)
+            continue;
+        atomic_store_explicit(&th_keys[k].state, 2, memory_order_release);
+        void *v = mine != NULL ? mine->tls[k] : NULL;
+        if (v != NULL) {
+            mine->tls[k] = NULL;
+            if (th_keys[k].destructor != NULL)
+                th_keys[k].destructor(v);
+        }
+    }
 }

@@ -7,6 +7,7 @@
  * The good build hooks the APIs of its 'select' option and counts what it sees;
  * at flush it writes a report to its 'out' option:
  *     flush <pid>                  the flush ran
+ *     flush_ns <ns>                when (host->now_ns)
  *     last <api>                   the last call its hooks saw
  *     seen <api> <n>               calls its hooks saw, per API
  *     fake <api> <n>               the fake driver's own count of that API, read at flush
@@ -143,8 +144,10 @@ typedef uint64_t (*probe_count_fn)(const char *);
 static probe_count_fn probe_fake_counter(void)
 {
     void *f = dlsym(RTLD_DEFAULT, "fake_cuda_call_count");
-    if (f == NULL) {
-        void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    /* Drop-in mode: the fake is loaded RTLD_LOCAL by the shim, by the path the tests give. */
+    const char *paths[] = { getenv("E2E_FAKE_LIBCUDA"), "libcuda.so.1" };
+    for (int i = 0; i < 2 && f == NULL; i++) {
+        void *h = paths[i] ? dlopen(paths[i], RTLD_NOW | RTLD_NOLOAD) : NULL;
         if (h != NULL)
             f = dlsym(h, "fake_cuda_call_count");
     }
@@ -165,6 +168,7 @@ static void probe_flush(cushim_plugin *self)
     if (f == NULL)
         return;
     fprintf(f, "flush %d\n", (int)getpid());
+    fprintf(f, "flush_ns %llu\n", (unsigned long long)host->now_ns());
     const cushim_api_info *last = host->api_by_id(atomic_load(&last_id));
     fprintf(f, "last %s\n", last ? last->name : "-");
     probe_count_fn fake = probe_fake_counter();
