@@ -86,9 +86,9 @@ else fail "--counts=rel.tsv: rc $rc, $(ls "$t/cwd"), $(head -c 300 "$t/rel.err")
 [ "$(cat "$t/env.out")" = "-|$t/cwd/sub/l|$t/cwd/../x/libcuda.so.1|off" ] \
   && ok "--counts=- passed as '-', relative --log-file/--real-libcuda made absolute" \
   || fail "environment: got '$(cat "$t/env.out")'"
-for l in debug info warn error off; do
-  v=$("$cushim" run --log=$l -- printenv CUSHIM_LOG 2>/dev/null)
-  [ "$v" = "$l" ] || fail "--log=$l gave CUSHIM_LOG='$v'"
+for l in debug info warn error off INFO:info Warning:warn; do
+  v=$("$cushim" run --log="${l%%:*}" -- printenv CUSHIM_LOG 2>/dev/null)
+  [ "$v" = "${l#*:}" ] || fail "--log=${l%%:*} gave CUSHIM_LOG='$v'"
 done
 
 # --- CUSHIM_PLUGINS composition -------------------------------------------------------------------
