@@ -115,6 +115,11 @@ else
   [ "$v" = "pre:x=1;$t/cwd/my.so:a=b\\,c,p=x:y=z;?name:k=v;?$t/cwd/../up/p.so" ] \
     && ok "CUSHIM_PLUGINS composed in order" || fail "CUSHIM_PLUGINS: got '$v'"
 fi
+# A directory holding the syntax's characters: escaped in the path (the shim unescapes paths too).
+mkdir -p "$t/d:1;2,3\\4"
+v=$(cd "$t/d:1;2,3\\4" && "$cushim" run --plugin=p.so/../q.so:k=v -- printenv CUSHIM_PLUGINS 2>/dev/null)
+[ "$v" = "$t/d\\:1\\;2\\,3\\\\4/p.so/../q.so:k=v" ] && ok "a relative plugin path under a directory with : ; , \\ is escaped" \
+  || fail "escaped directory: got '$v'"
 run_cap noname "$cushim" run --plugin=no-such-plugin:x=1 -- true
 [ $rc -eq 2 ] && grep -q "no shipped plugin 'no-such-plugin'" "$t/noname.err" && ok "an unknown shipped name is refused" \
   || fail "--plugin=no-such-plugin: rc $rc $(cat "$t/noname.err")"

@@ -28,7 +28,8 @@ static const cushim_option callcount_options[] = {
     { NULL, 0, NULL, NULL },
 };
 
-/* One per loaded instance (the same .so may be named twice in CUSHIM_PLUGINS): never global state. */
+/* The plugin's state, allocated in init and attached to its record (plugin_set_data): a hook reaches it
+   through 'user', flush and fork_child through host->plugin_data(self). */
 typedef struct callcount {
     const cushim_host *host;
     cushim_plugin *self;
