@@ -166,34 +166,43 @@ static int callcount_init(const cushim_host *host, cushim_plugin *self)
         if (check_deniable(cc, host->opt_string_at(self, "deny", i), err_name, err_kind) != 0)
             goto fail;
 
-    /* Registered before any hook can run, so 'cc' is complete when a hook sees it. */
     host->plugin_set_data(self, cc);
-    /* Counting runs first (lowest priority value), so a denied call is counted too. */
+    /* Counting runs first (lowest priority value), so a denied call is counted too. Once a hook is
+       registered it may run on another thread at once: 'cc' is complete before the first hooks_add. */
+    uint64_t *groups = calloc(1 + (size_t)ndeny, sizeof *groups);
+    uint32_t ngroups = 0;
+    if (groups == NULL)
+        goto fail;
     cushim_hook_spec spec = { .size = sizeof spec, .select = host->opt_string(self, "select"),
                               .priority = -100, .pre = count_pre, .user = cc };
-    uint64_t group;
-    int rc = host->hooks_add(self, &spec, &group);
+    int rc = host->hooks_add(self, &spec, &groups[0]);
     if (rc != CUSHIM_OK) {
         host->log(self, CUSHIM_LOG_ERROR, "select=%s: %s", spec.select, sdk_error(rc));
         goto fail_registered;
     }
-    for (uint32_t i = 0; i < ndeny; i++) {
-        cushim_hook_spec d = { .size = sizeof d, .select = host->opt_string_at(self, "deny", i),
+    for (ngroups = 1; ngroups <= ndeny; ngroups++) {
+        cushim_hook_spec d = { .size = sizeof d, .select = host->opt_string_at(self, "deny", ngroups - 1),
                                .priority = -50, .pre = deny_pre, .user = cc };
-        rc = host->hooks_add(self, &d, &group);
+        rc = host->hooks_add(self, &d, &groups[ngroups]);
         if (rc != CUSHIM_OK) {
             host->log(self, CUSHIM_LOG_ERROR, "deny=%s: %s", d.select, sdk_error(rc));
             goto fail_registered;
         }
     }
+    free(groups);   /* the hooks stay until exit: the host stops them before flush */
     host->log(self, CUSHIM_LOG_INFO, "counting '%s', %u deny rule(s)", spec.select, (unsigned)ndeny);
     return 0;
 
 fail_registered:
-    /* The host removes what init registered when it fails; 'cc' is freed only once no hook can run. */
-    host->plugin_set_data(self, NULL);
-    return -1;
+    /* A hook that already ran may still be running on another thread: remove ours and wait for them
+       (hooks_sync) before freeing what they use. */
+    for (uint32_t i = 0; i < ngroups; i++)
+        host->hooks_remove(self, groups[i]);
+    if (ngroups > 0)
+        host->hooks_sync();
+    free(groups);
 fail:
+    host->plugin_set_data(self, NULL);
     free(cc->calls);
     free(cc);
     return -1;
