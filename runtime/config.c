@@ -21,7 +21,7 @@
 #include "rt_internal.h"
 
 static rt_config cfg_value = { 0, LOG_WARN, 2, NULL, NULL };
-static pthread_once_t cfg_once = PTHREAD_ONCE_INIT;
+static rt_once_t cfg_once = RT_ONCE_INIT;   /* once.c: no wait on re-entry or after fork */
 static char cfg_counts_buf[4096];
 static char cfg_libcuda_buf[4096];
 
@@ -60,6 +60,6 @@ static void cfg_load(void)
 
 const rt_config *cfg_get(void)
 {
-    pthread_once(&cfg_once, cfg_load);
+    rt_once(&cfg_once, cfg_load);
     return &cfg_value;
 }

@@ -1,15 +1,31 @@
 /*
  * dispatch.c - the dispatch core behind every wrapper: slots, lazy resolution
- * of real functions, the slow path (counting, depth guard, hook chains),
- * process-level initialisation and fork handling.
+ * of real functions, the fast-path targets, and the slow path (counting, the
+ * call frame, hook chains, failing closed).
  *
  * The fast path lives in wrap.h; it reaches this file only when a slot has a
- * chain (hooks or the counter) or its real function is not resolved yet.
+ * chain (hooks or the counter), its real function is not resolved yet, or the
+ * shim failed closed. Nothing here takes a lock: the slow path may run in a
+ * signal handler that interrupted any code of the shim on the same thread.
+ *
+ * Call frames: a hooked call pushes an rt_frame on a per-thread list
+ * (the thread record's 'top') for its whole duration. While its hook callbacks run
+ * (in_hook), CUDA calls on the thread go straight to the real function; while
+ * its real function runs, a hooked call made by it nests (depth + 1, parent).
+ * The list is popped exactly however the call ends: normal return, a C++
+ * exception or thread cancellation (the cleanup attribute in wrap.h, compiled
+ * with -fexceptions), or a longjmp past it (glibc runs the frame's
+ * old-style cleanup buffer from _longjmp_unwind: unwind.c). What no mechanism sees
+ * (setcontext/swapcontext away from a hooked call) is detected approximately
+ * at the next hooked call: a top frame at or below the current stack frame is
+ * dead (with sigaltstack taken into account), and ignored.
  */
 #define _GNU_SOURCE
-#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rt_internal.h"
 
@@ -21,69 +37,30 @@ static _Atomic uint8_t rt_missing_logged[CUSHIM_API_ID_LIMIT];
    some), so they are forwarded untouched and never hooked or counted. */
 static _Atomic uint8_t rt_foreign[CUSHIM_API_ID_LIMIT];
 static _Atomic int rt_foreign_seen;
-/* initial-exec: no __tls_get_addr call; 4 bytes fit the static TLS surplus
-   glibc keeps for dlopen'ed libraries (drop-in mode). */
-static __thread int rt_depth __attribute__((tls_model("initial-exec")));
 static int rt_disabled;
-static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
-static _Atomic int rt_inited;
+static _Atomic int rt_failed_closed;
+static _Atomic int rt_fail_logged;
+static char rt_fail_why[768];
+static _Atomic int rt_off;                  /* exit: no hook callback starts any more */
 
-int rt_depth_get(void)
+void rt_set_disabled(int disabled)
 {
-    return rt_depth;
+    rt_disabled = disabled;
 }
 
-/*
- * fork(): no lock is taken in a prepare handler (a fork handler registered
- * before ours would run while we held it, and deadlock if it made a first CUDA
- * call or added a hook). The child makes its locks new instead.
- */
-static void rt_fork_child(void)
+int rt_failed(void)
 {
-    gp_reset_after_fork();
-    hk_reset_after_fork();
-    cnt_after_fork_child();
+    return atomic_load_explicit(&rt_failed_closed, memory_order_relaxed);
 }
 
-static void rt_atexit(void)
+int rt_hooks_are_off(void)
 {
-    cnt_write();
+    return atomic_load_explicit(&rt_off, memory_order_relaxed);
 }
 
-static void rt_do_init(void)
+void rt_hooks_off(void)
 {
-    const rt_config *c = cfg_get();
-    rt_disabled = c->disable;
-    cnt_init();
-    if (cnt_enabled)
-        hk_install_counting();
-    pthread_atfork(NULL, NULL, rt_fork_child);
-    if (cnt_enabled)
-        atexit(rt_atexit);
-    log_debug("initialised: %u APIs, CUDA %s headers, %s mode%s%s", cushim_gen_api_count,
-              CUSHIM_GEN_CUDA_VERSION_STRING, rl_is_dropin() ? "drop-in" : "preload",
-              c->disable ? ", disabled" : "", cnt_enabled ? ", counting" : "");
-    atomic_store_explicit(&rt_inited, 1, memory_order_release);
-}
-
-void rt_init(void)
-{
-    if (RT_LIKELY(atomic_load_explicit(&rt_inited, memory_order_acquire)))
-        return;
-    pthread_once(&rt_once, rt_do_init);
-}
-
-/* Runs at load: environment only, nothing CUDA. */
-__attribute__((constructor)) static void rt_ctor(void)
-{
-    rt_init();
-}
-
-/* Counts again at unload/exit: CUDA calls from other libraries' atexit handlers. */
-__attribute__((destructor)) static void rt_dtor(void)
-{
-    if (atomic_load_explicit(&rt_inited, memory_order_acquire))
-        cnt_write();
+    atomic_store(&rt_off, 1);
 }
 
 static void rt_publish(uint32_t id);
@@ -97,9 +74,10 @@ static void rt_check_foreign(uint32_t id, void *fn)
         return;
     int major = rl_runtime_major(fn);
     if (major != 0 && major != CUSHIM_GEN_CUDA_VERSION / 1000) {
-        atomic_store_explicit(&rt_foreign[id], 1, memory_order_relaxed);
+        atomic_store(&rt_foreign[id], 1);
         if (atomic_exchange(&rt_foreign_seen, 1) == 0)   /* once; rt_foreign_all comes back here */
             rt_foreign_all();
+        rt_fast_update(id);
     }
 }
 
@@ -115,7 +93,7 @@ static void rt_foreign_all(void)
         const cushim_api_info *a = &cushim_gen_apis[i];
         if (a->library != CUSHIM_LIB_RUNTIME)
             continue;
-        atomic_store_explicit(&rt_foreign[a->id], 1, memory_order_relaxed);
+        atomic_store(&rt_foreign[a->id], 1);
         if (rt_lib_real(a->id) != NULL)
             rt_publish(a->id);
     }
@@ -144,12 +122,39 @@ void *rt_lib_real(uint32_t id)
     return r;
 }
 
+/*
+ * rt_fast[id] = F(real, chain, foreign, failed), recomputed lock-free by every
+ * writer after it changed an input (each input store is seq_cst, and so are
+ * the loads and the store below). Claim: once the writers are done, rt_fast[id]
+ * is F of the final inputs. Take the last store S to rt_fast[id]; its updater U
+ * left the loop, so its re-read R after S saw the inputs it computed from.
+ * Any writer's final input store X precedes that writer's own update, whose
+ * store to rt_fast[id] precedes or is S, which precedes R in the single total
+ * order of seq_cst operations; so R saw X (or a later value, whose writer would
+ * store after S: impossible). Hence U computed from the final inputs. Values
+ * that changed and changed back in between do not matter: F depends on values
+ * only. No lock, so a signal handler's first call of an API can publish while
+ * its thread holds the hook mutex (issue #10 item 6a).
+ */
 void rt_fast_update(uint32_t id)
 {
-    void *real = atomic_load_explicit(&rt_slots[id].real, memory_order_acquire);
-    const hk_chain *ch = atomic_load_explicit(&rt_slots[id].chain, memory_order_relaxed);
-    int direct = real != NULL && (ch == NULL || atomic_load_explicit(&rt_foreign[id], memory_order_relaxed));
-    atomic_store_explicit(&rt_fast[id], direct ? real : rt_slow_of[id], memory_order_release);
+    for (;;) {
+        void *real = atomic_load(&rt_slots[id].real);
+        const hk_chain *ch = atomic_load(&rt_slots[id].chain);
+        uint8_t foreign = atomic_load(&rt_foreign[id]);
+        int failed = atomic_load(&rt_failed_closed);
+        int direct = real != NULL && (ch == NULL || foreign) && (!failed || gp_handler_for(id) != NULL);
+        atomic_store(&rt_fast[id], direct ? real : rt_slow_of[id]);
+        if (real == atomic_load(&rt_slots[id].real) && ch == atomic_load(&rt_slots[id].chain) &&
+            foreign == atomic_load(&rt_foreign[id]) && failed == atomic_load(&rt_failed_closed))
+            return;
+    }
+}
+
+void rt_fast_update_all(void)
+{
+    for (uint32_t i = 0; i < cushim_gen_api_count; i++)
+        rt_fast_update(cushim_gen_apis[i].id);
 }
 
 static void rt_publish(uint32_t id)
@@ -157,13 +162,10 @@ static void rt_publish(uint32_t id)
     void *lib = atomic_load_explicit(&rt_lib[id], memory_order_acquire);
     if (lib == NULL)
         return;
-    void *h = atomic_load_explicit(&rt_foreign[id], memory_order_relaxed) ? NULL : gp_handler_for(id);
+    void *h = atomic_load(&rt_foreign[id]) ? NULL : gp_handler_for(id);
     void *expected = NULL;
-    if (atomic_compare_exchange_strong(&rt_slots[id].real, &expected, h ? h : lib)) {
-        hk_lock();   /* against a concurrent cushim_hook_add: see rt_fast */
+    if (atomic_compare_exchange_strong(&rt_slots[id].real, &expected, h ? h : lib))
         rt_fast_update(id);
-        hk_unlock();
-    }
 }
 
 void rt_record_real(uint32_t id, void *lib_fn)
@@ -198,60 +200,238 @@ static void rt_missing(uint32_t id)
     }
 }
 
-void *rt_enter(uint32_t id, rt_frame *f)
+void rt_fail_closed(const char *why)
 {
-    rt_init();
-    const hk_chain *ch = atomic_load_explicit(&rt_slots[id].chain, memory_order_acquire);
-    void *real = rt_resolve(id);
-    if (RT_UNLIKELY(atomic_load_explicit(&rt_foreign[id], memory_order_relaxed))) {
-        f->mode = real ? RT_MODE_DIRECT : RT_MODE_FAIL;
-        return real;
-    }
-    if (ch != NULL && ch->count)
-        cnt_add(id);
-    if (RT_UNLIKELY(real == NULL)) {
-        rt_missing(id);
-        f->mode = RT_MODE_FAIL;
-        return NULL;
-    }
-    if (ch == NULL || ch->n == 0 || rt_depth > 0 || rt_disabled) {
-        f->mode = RT_MODE_DIRECT;
-        return real;
-    }
-    f->mode = RT_MODE_HOOKED;
-    f->chain = ch;
-    f->npre = 0;
-    memset(f->slots, 0, ch->n * sizeof f->slots[0]);
-    return real;
+    if (atomic_load(&rt_failed_closed))
+        return;
+    strncpy(rt_fail_why, why, sizeof rt_fail_why - 1);
+    atomic_store(&rt_failed_closed, 1);
+    rt_fast_update_all();
 }
 
-int rt_pre(cushim_call *call, rt_frame *f)
+/* The first refused call repeats the reason, where the program's own output is. */
+static void rt_fail_note(uint32_t id)
 {
-    const hk_chain *ch = f->chain;
-    int skipped = 0;
-    call->info = api_info(call->api_id);
-    rt_depth++;
-    for (uint32_t i = 0; i < ch->n; i++) {
-        f->npre = i + 1;
-        const hk_entry *e = &ch->e[i];
-        if (e->pre != NULL && e->pre(call, e->user, &f->slots[i]) == CUSHIM_SKIP) {
-            call->flags |= CUSHIM_CALL_SKIPPED;
-            skipped = 1;
-            break;
+    if (atomic_exchange(&rt_fail_logged, 1) != 0)
+        return;
+    const cushim_api_info *info = api_info(id);
+    int level = cfg_get()->log_level;
+    char line[1024];
+    snprintf(line, sizeof line, "%s refused: every CUDA call returns an initialisation error, as %s",
+             info ? info->name : "CUDA call", rt_fail_why);
+    if (level <= LOG_ERROR) {
+        log_error("%s", line);
+    } else {   /* CUSHIM_LOG=off: this one is shown anyway (docs/runtime.md) */
+        char buf[1100];
+        int n = snprintf(buf, sizeof buf, "cushim[%d] error: %s\n", (int)getpid(), line);
+        if (n > 0 && write(cfg_get()->log_fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1) < 0)
+            return;
+    }
+}
+
+/* The top frame, unless it is provably dead: at or below 'here' (the new
+   call's frame, or the caller's stack position), on the same stack - its call
+   ended without any cleanup seeing it (setcontext out of a hook: unwind.c
+   covers longjmp, wrap.h exceptions and cancellation). A live ancestor is
+   always above. The thread's state is then reset; as a live ancestor could
+   remain (a switch from a nested hook into its parent's real call), retired
+   chains are never freed from then on (epoch.c: ep_poison). */
+static __attribute__((noinline, cold)) rt_frame *rt_top_below(th_rec *r, rt_frame *top)
+{
+    stack_t ss;
+    if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK) &&
+        !((uintptr_t)top >= (uintptr_t)ss.ss_sp && (uintptr_t)top < (uintptr_t)ss.ss_sp + ss.ss_size))
+        return top;   /* a handler on the alternate stack interrupted a live call */
+    r->top = NULL;
+    atomic_store_explicit(&r->in_cb, 0, memory_order_relaxed);
+    __atomic_store_n(&r->ctr, 0, __ATOMIC_RELEASE);
+    ep_poison();
+    log_warn("a hooked call ended without unwinding (setcontext or a stack switch out of a hook?): its frame "
+             "is dropped, and retired hook chains are no longer freed");
+    return NULL;
+}
+
+static inline rt_frame *rt_live_top(th_rec *r, const void *here)
+{
+    rt_frame *top = r != NULL ? r->top : NULL;
+    if (RT_LIKELY(top == NULL || (uintptr_t)top > (uintptr_t)here))
+        return top;
+    return rt_top_below(r, top);
+}
+
+/* glibc, from a longjmp past the frame: the call is over. */
+static void rt_abandon(void *arg)
+{
+    rt_frame *f = arg;
+    if (!f->active)
+        return;
+    f->active = 0;
+    f->rec->top = f->saved_top;
+    if (f->in_hook)
+        atomic_store_explicit(&f->rec->in_cb, f->saved_in_cb, memory_order_release);
+    ep_exit(f->rec);
+}
+
+void rt_end(rt_frame *f)
+{
+    if (!f->active)
+        return;
+    uw_pop(&f->cbuf, f->rec->uw_head);
+    rt_abandon(f);
+}
+
+/* Hook callbacks start: CUDA calls on this thread go straight through, and the
+   exit (lifecycle.c) waits for in_cb to drop before plugins flush. 0: hooks
+   are off (exit), run none. */
+static inline int rt_cb_begin(rt_frame *f, th_rec *r)
+{
+    f->saved_in_cb = (uint8_t)atomic_load_explicit(&r->in_cb, memory_order_relaxed);
+    f->in_hook = 1;
+    atomic_store_explicit(&r->in_cb, 1, memory_order_relaxed);
+    if (RT_UNLIKELY(ep_fence))
+        RT_FENCE_SEQ_CST();
+    else
+        atomic_signal_fence(memory_order_seq_cst);   /* the exit's membarrier orders it */
+    return !atomic_load_explicit(&rt_off, memory_order_relaxed);
+}
+
+static inline void rt_cb_end(rt_frame *f, th_rec *r)
+{
+    atomic_store_explicit(&r->in_cb, f->saved_in_cb, memory_order_release);
+    f->in_hook = 0;
+}
+
+/* Not the fast lane: initialisation still running, unresolved, foreign, failed. */
+static int rt_enter_slow(rt_frame *f, uint32_t id)
+{
+    if (!lc_ready() && !rt_init()) {
+        /* Made during initialisation on the initialising thread (a plugin's
+           init, a signal handler): straight to the real function. */
+        void *r = rt_resolve(id);
+        f->call.real = r;
+        return r != NULL ? RT_MODE_DIRECT : RT_MODE_FAIL;
+    }
+    void *real = rt_resolve(id);
+    f->call.real = real;
+    if (atomic_load_explicit(&rt_foreign[id], memory_order_relaxed))
+        return real != NULL ? RT_MODE_DIRECT : RT_MODE_FAIL;
+    if (cnt_enabled)
+        cnt_add(id);
+    if (atomic_load_explicit(&rt_failed_closed, memory_order_relaxed) && gp_handler_for(id) == NULL) {
+        rt_fail_note(id);
+        return RT_MODE_FAIL_INIT;
+    }
+    if (real == NULL) {
+        rt_missing(id);
+        return RT_MODE_FAIL;
+    }
+    return -1;   /* carry on in rt_enter */
+}
+
+int rt_enter(rt_frame *f, uint32_t id, void *params, void *retval)
+{
+    f->active = 0;
+    void *real = atomic_load_explicit(&rt_slots[id].real, memory_order_acquire);
+    f->call.real = real;
+    if (RT_UNLIKELY(!lc_ready() || real == NULL || atomic_load_explicit(&rt_foreign[id], memory_order_relaxed) ||
+                    atomic_load_explicit(&rt_failed_closed, memory_order_relaxed))) {
+        int mode = rt_enter_slow(f, id);
+        if (mode >= 0)
+            return mode;
+        real = f->call.real;
+    } else if (cnt_enabled) {
+        cnt_add(id);
+    }
+    const hk_chain *ch = atomic_load_explicit(&rt_slots[id].chain, memory_order_relaxed);
+    if (ch == NULL || ch == &hk_count_only || rt_disabled || atomic_load_explicit(&rt_off, memory_order_relaxed))
+        return RT_MODE_DIRECT;
+    th_rec *r = rt_tls.rec;
+    rt_frame *top = rt_live_top(r, f);
+    if (top != NULL && top->in_hook)
+        return RT_MODE_DIRECT;   /* made by a hook */
+    if (RT_UNLIKELY(r == NULL) && (r = th_rec_get()) == NULL)
+        return RT_MODE_DIRECT;   /* no memory for a thread record: no hooks */
+
+    ep_enter(r);
+    ch = atomic_load_explicit(&rt_slots[id].chain, memory_order_acquire);
+    if (RT_UNLIKELY(ch == NULL || ch->n == 0)) {   /* the hooks went in the meantime */
+        ep_exit(r);
+        return RT_MODE_DIRECT;
+    }
+    const cushim_api_info *info = &cushim_gen_apis[cushim_gen_index_of_id[id]];
+    if (info->ret_size == 4)
+        *(uint32_t *)retval = 0;
+    else
+        memset(retval, 0, info->ret_size);
+    f->call = (cushim_call){
+        .size = sizeof(cushim_call),
+        .api_id = id,
+        .info = info,
+        .params = params,
+        .retval = retval,
+        .real = real,
+        .flags = 0,
+        .depth = top != NULL ? top->call.depth + 1 : 0,
+        .parent = top != NULL ? &top->call : NULL,
+        .seq = th_seq(r),
+        .tid = atomic_load_explicit(&r->tid, memory_order_relaxed),
+        .t_enter_ns = (ch->flags & CUSHIM_HOOK_TIME) ? clk_now_ns() : 0,
+    };
+    f->saved_top = top;
+    f->chain = ch;
+    f->rec = r;
+    f->npre = 0;
+    f->in_hook = 0;
+    uw_push(&f->cbuf, rt_abandon, f, r->uw_head);
+    f->active = 1;
+    r->top = f;
+
+    int mode = RT_MODE_HOOKED;
+    uint32_t n = ch->n;
+    if (rt_cb_begin(f, r)) {
+        for (uint32_t i = 0; i < n; i++) {
+            const hk_entry *e = &ch->e[i];
+            f->slots[i] = 0;
+            f->npre = i + 1;
+            if (e->pre != NULL && e->pre(&f->call, e->user, &f->slots[i]) == CUSHIM_SKIP) {
+                f->call.flags |= CUSHIM_CALL_SKIPPED;
+                mode = RT_MODE_SKIPPED;
+                break;
+            }
         }
     }
-    rt_depth--;
-    return skipped;
+    rt_cb_end(f, r);
+    return mode;
 }
 
-void rt_post(cushim_call *call, rt_frame *f)
+void rt_post(rt_frame *f)
 {
-    const hk_chain *ch = f->chain;
-    rt_depth++;
-    for (uint32_t i = f->npre; i-- > 0;) {
-        const hk_entry *e = &ch->e[i];
-        if (e->post != NULL)
-            e->post(call, e->user, &f->slots[i]);
+    th_rec *r = f->rec;
+    if (f->npre != 0) {
+        if (rt_cb_begin(f, r)) {
+            const hk_chain *ch = f->chain;
+            for (uint32_t i = f->npre; i-- > 0;) {
+                const hk_entry *e = &ch->e[i];
+                if (e->post != NULL)
+                    e->post(&f->call, e->user, &f->slots[i]);
+            }
+        }
+        rt_cb_end(f, r);
     }
-    rt_depth--;
+    uw_pop(&f->cbuf, r->uw_head);
+    f->active = 0;
+    r->top = f->saved_top;
+    ep_exit(r);
+}
+
+const cushim_call *rt_current_call(void)
+{
+    rt_frame *top = rt_live_top(rt_tls.rec, __builtin_frame_address(0));
+    return top != NULL ? &top->call : NULL;
+}
+
+int rt_in_hook(void)
+{
+    rt_frame *top = rt_live_top(rt_tls.rec, __builtin_frame_address(0));
+    return top != NULL && top->in_hook;
 }

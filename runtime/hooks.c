@@ -1,15 +1,19 @@
 /*
- * hooks.c - hook registration: immutable per-API chains replaced copy-on-write.
+ * hooks.c - hook registration: groups of hooks over selected APIs, and the
+ * immutable per-API chains they are published in.
  *
- * Writers (cushim_hook_add/remove) serialise on one mutex, build a new chain,
- * publish it with a release store and retire the old one to a graveyard.
- * Readers (the slow path in any thread) load the chain once and use that
- * snapshot for the whole call, without locks. Retired chains are never freed
- * while the process runs, so a reader can never touch freed memory; the cost
- * is bounded by the number of registrations: one chain of at most
- * CUSHIM_MAX_HOOKS entries (16 + 32 * 40 bytes) per add or remove.
+ * host->hooks_add registers one (pre, post, priority, user) on every API a
+ * selector matches, as one group owned by a plugin. Writers serialise on one
+ * mutex, build every new chain first (so a failure on the last API leaves
+ * nothing behind), then publish each with a store and recompute the API's
+ * fast-path target. Readers (hooked calls on any thread) load the chain once
+ * per call inside an epoch section and use that snapshot for pre and post
+ * hooks. Replaced chains wait in a limbo list until no reader can hold them
+ * (epoch.c) and are then freed, at the next add or remove or hooks_sync:
+ * memory stays bounded by the live chains plus those retired during the
+ * longest hooked call in progress.
  *
- * Handles: (api_id << 32) | seq, seq unique per registration.
+ * Group handles are a process-wide counter (never 0, never reused).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -17,10 +21,25 @@
 
 #include "rt_internal.h"
 
+typedef struct hk_group {
+    struct hk_group *next;
+    uint64_t id;
+    cushim_plugin *owner;
+    uint32_t n;
+    uint32_t ids[];
+} hk_group;
+
 static pthread_mutex_t hk_mu = PTHREAD_MUTEX_INITIALIZER;
-static hk_chain *hk_graveyard;          /* under hk_mu; reachable, never freed */
-static uint32_t hk_seq;                 /* under hk_mu */
-static hk_chain hk_count_only = { NULL, 0, 1 };   /* counter on, no hook; shared */
+static hk_group *hk_groups;             /* under hk_mu */
+static uint64_t hk_next_group = 1;      /* under hk_mu */
+static hk_chain *hk_limbo;              /* under hk_mu; newest first */
+static uint64_t hk_nlimbo;              /* under hk_mu */
+static _Atomic uint64_t hk_live;        /* allocated chains */
+
+const hk_chain hk_count_only = { .n = 0 };
+
+/* The smallest hook_spec this host reads: ABI 0.2's. */
+#define HK_SPEC_MIN (offsetof(cushim_hook_spec, user) + sizeof(void *))
 
 void hk_lock(void)
 {
@@ -33,20 +52,95 @@ void hk_unlock(void)
 }
 
 /* fork() child: only the forking thread exists; a holder that vanished left
-   every published chain and rt_fast entry consistent (each is one atomic store),
-   so the lock is simply made new. */
+   every published chain and rt_fast entry consistent (each is one store), so
+   the lock is simply made new. */
 void hk_reset_after_fork(void)
 {
     pthread_mutex_init(&hk_mu, NULL);
 }
 
-static void hk_retire(const hk_chain *old)
+void hk_stats(uint64_t *live_chains, uint64_t *limbo_chains)
 {
-    if (old == NULL || old == &hk_count_only)
+    hk_lock();
+    if (live_chains != NULL)
+        *live_chains = atomic_load(&hk_live);
+    if (limbo_chains != NULL)
+        *limbo_chains = hk_nlimbo;
+    hk_unlock();
+}
+
+static hk_chain *hk_alloc(uint32_t n)
+{
+    hk_chain *c = malloc(sizeof *c + n * sizeof c->e[0]);
+    if (c == NULL)
+        return NULL;
+    memset(c, 0, sizeof *c);
+    c->n = n;
+    atomic_fetch_add_explicit(&hk_live, 1, memory_order_relaxed);
+    return c;
+}
+
+static void hk_free(hk_chain *c)
+{
+    free(c);
+    atomic_fetch_sub_explicit(&hk_live, 1, memory_order_relaxed);
+}
+
+static int hk_owned(const hk_chain *c)
+{
+    return c != NULL && c != &hk_count_only;
+}
+
+/* Under hk_mu: free what no reader can hold any more. */
+static void hk_reclaim(void)
+{
+    if (hk_limbo == NULL || ep_poisoned())
         return;
-    hk_chain *c = (hk_chain *)old;
-    c->retired_next = hk_graveyard;
-    hk_graveyard = c;
+    if (hk_nlimbo > 10000 && hk_nlimbo % 1024 == 0)   /* a reader stuck for long: is its thread alive? */
+        for (th_rec *r = th_rec_first(); r != NULL; r = r->next)
+            if (ep_inside(r) && atomic_load_explicit(&r->in_use, memory_order_relaxed))
+                ep_reap(r);
+    uint64_t min = ep_min_active(NULL);   /* our own section too: hooks_add from a hook */
+    hk_chain **pp = &hk_limbo;
+    while (*pp != NULL) {
+        hk_chain *c = *pp;
+        if (c->retired_epoch <= min) {
+            *pp = c->retired_next;
+            hk_nlimbo--;
+            hk_free(c);
+        } else {
+            pp = &c->retired_next;
+        }
+    }
+}
+
+/* Under hk_mu: the chains in 'old' were replaced; they wait for epoch 'e'. */
+static void hk_retire(const hk_chain *const *old, uint32_t n, uint64_t e)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (!hk_owned(old[i]))
+            continue;
+        hk_chain *c = (hk_chain *)old[i];
+        c->retired_epoch = e;
+        c->retired_next = hk_limbo;
+        hk_limbo = c;
+        hk_nlimbo++;
+    }
+}
+
+/* Under hk_mu: publish fresh[i] for ids[i], retire the old chains, reclaim. */
+static void hk_publish(const uint32_t *ids, hk_chain *const *fresh, const hk_chain **old, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        old[i] = atomic_load_explicit(&rt_slots[ids[i]].chain, memory_order_relaxed);
+        const hk_chain *next = fresh[i];
+        if (next == NULL && cnt_enabled)
+            next = &hk_count_only;
+        atomic_store(&rt_slots[ids[i]].chain, next);
+        rt_fast_update(ids[i]);
+    }
+    hk_retire(old, n, ep_advance());
+    hk_reclaim();
 }
 
 void hk_install_counting(void)
@@ -66,84 +160,199 @@ static int hk_valid_id(uint32_t api_id)
     return api_id < CUSHIM_API_ID_LIMIT && cushim_gen_index_of_id[api_id] >= 0;
 }
 
-CUSHIM_EXPORT int cushim_hook_add(uint32_t api_id, int priority, cushim_pre_fn pre,
-                                  cushim_post_fn post, void *user, uint64_t *handle)
+static int hk_may_register(const cushim_plugin *owner)
 {
-    if (!hk_valid_id(api_id) || (pre == NULL && post == NULL))
-        return CUSHIM_EINVAL;
-    rt_init();
-    int rc = CUSHIM_OK;
-    hk_lock();
-    const hk_chain *cur = atomic_load_explicit(&rt_slots[api_id].chain, memory_order_relaxed);
-    uint32_t n = cur ? cur->n : 0;
-    if (n >= CUSHIM_MAX_HOOKS) {
-        rc = CUSHIM_ELIMIT;
-        goto out;
-    }
-    hk_chain *c = malloc(sizeof *c + (n + 1) * sizeof c->e[0]);
-    if (c == NULL) {
-        rc = CUSHIM_ENOMEM;
-        goto out;
-    }
-    c->retired_next = NULL;
-    c->n = n + 1;
-    c->count = (uint32_t)cnt_enabled;
-    uint32_t at = 0;
-    while (at < n && cur->e[at].priority <= priority)   /* stable: equal priority keeps order */
-        at++;
-    if (at > 0)
-        memcpy(c->e, cur->e, at * sizeof c->e[0]);
-    if (n > at)
-        memcpy(&c->e[at + 1], &cur->e[at], (n - at) * sizeof c->e[0]);
-    uint32_t seq = ++hk_seq;
-    if (seq == 0)
-        seq = ++hk_seq;
-    c->e[at] = (hk_entry){ priority, seq, pre, post, user };
-    atomic_store_explicit(&rt_slots[api_id].chain, c, memory_order_release);
-    rt_fast_update(api_id);
-    hk_retire(cur);
-    if (handle != NULL)
-        *handle = ((uint64_t)api_id << 32) | seq;
-out:
-    hk_unlock();
-    return rc;
+    int st = pl_state(owner);
+    return (st == PL_LOADING || st == PL_ACTIVE) && !lc_exiting();
 }
 
-CUSHIM_EXPORT int cushim_hook_remove(uint64_t handle)
+int hk_add(cushim_plugin *owner, const cushim_hook_spec *spec, uint64_t *group)
 {
-    uint32_t api_id = (uint32_t)(handle >> 32), seq = (uint32_t)handle;
-    if (!hk_valid_id(api_id) || seq == 0)
-        return CUSHIM_ENOENT;
+    if (!pl_valid(owner) || spec == NULL || spec->size < HK_SPEC_MIN || (spec->flags & ~CUSHIM_HOOK_TIME) != 0 ||
+        (spec->pre == NULL && spec->post == NULL))
+        return CUSHIM_EINVAL;
+    rt_init();
+    uint32_t *ids = malloc(CUSHIM_API_ID_LIMIT * sizeof *ids);
+    if (ids == NULL)
+        return CUSHIM_ENOMEM;
     int rc = CUSHIM_OK;
+    uint32_t n = 0;
+    hk_chain **fresh = NULL;
+    const hk_chain **old = NULL;
+    hk_group *g = NULL;
+    if (spec->select != NULL) {
+        int k = sel_select(spec->select, ids, CUSHIM_API_ID_LIMIT, NULL, 0);
+        if (k <= 0) {
+            free(ids);
+            return k < 0 ? k : CUSHIM_ENOMATCH;
+        }
+        n = (uint32_t)k;
+    } else if (hk_valid_id(spec->api_id)) {
+        ids[n++] = spec->api_id;
+    } else {
+        free(ids);
+        return CUSHIM_EINVAL;
+    }
+    fresh = calloc(n, sizeof *fresh);
+    old = calloc(n, sizeof *old);
+    g = malloc(sizeof *g + n * sizeof g->ids[0]);
+    if (fresh == NULL || old == NULL || g == NULL) {
+        free(ids);
+        free(fresh);
+        free(old);
+        free(g);
+        return CUSHIM_ENOMEM;
+    }
+
     hk_lock();
-    const hk_chain *cur = atomic_load_explicit(&rt_slots[api_id].chain, memory_order_relaxed);
-    uint32_t n = cur ? cur->n : 0, at = 0;
-    while (at < n && cur->e[at].seq != seq)
-        at++;
-    if (at == n) {
-        rc = CUSHIM_ENOENT;
+    if (!hk_may_register(owner)) {
+        rc = CUSHIM_ESTATE;
         goto out;
     }
-    const hk_chain *next;
-    if (n == 1) {
-        next = cnt_enabled ? &hk_count_only : NULL;
-    } else {
-        hk_chain *c = malloc(sizeof *c + (n - 1) * sizeof c->e[0]);
+    ep_init();   /* membarrier(2) registered before the first chain a reader could hold */
+    uint64_t gid = hk_next_group;
+    hk_entry add = {
+        .pre = spec->pre, .post = spec->post, .user = spec->user,
+        .priority = spec->priority, .flags = spec->flags, .group = gid,
+    };
+    for (uint32_t i = 0; i < n; i++) {
+        const hk_chain *cur = atomic_load_explicit(&rt_slots[ids[i]].chain, memory_order_relaxed);
+        uint32_t cn = cur ? cur->n : 0;
+        if (cn >= CUSHIM_MAX_HOOKS) {
+            rc = CUSHIM_ELIMIT;
+            goto out;
+        }
+        hk_chain *c = hk_alloc(cn + 1);
         if (c == NULL) {
             rc = CUSHIM_ENOMEM;
             goto out;
         }
-        c->retired_next = NULL;
-        c->n = n - 1;
-        c->count = (uint32_t)cnt_enabled;
-        memcpy(c->e, cur->e, at * sizeof c->e[0]);
-        memcpy(&c->e[at], &cur->e[at + 1], (n - at - 1) * sizeof c->e[0]);
-        next = c;
+        fresh[i] = c;
+        uint32_t at = 0;
+        while (at < cn && cur->e[at].priority <= spec->priority)   /* equal priority keeps order */
+            at++;
+        if (at > 0)
+            memcpy(c->e, cur->e, at * sizeof c->e[0]);
+        if (cn > at)
+            memcpy(&c->e[at + 1], &cur->e[at], (cn - at) * sizeof c->e[0]);
+        c->e[at] = add;
+        c->flags = cur ? cur->flags | add.flags : add.flags;
     }
-    atomic_store_explicit(&rt_slots[api_id].chain, next, memory_order_release);
-    rt_fast_update(api_id);
-    hk_retire(cur);
+    hk_next_group++;
+    g->id = gid;
+    g->owner = owner;
+    g->n = n;
+    memcpy(g->ids, ids, n * sizeof ids[0]);
+    g->next = hk_groups;
+    hk_groups = g;
+    g = NULL;
+    hk_publish(ids, fresh, old, n);
+    memset(fresh, 0, n * sizeof *fresh);   /* published */
+    if (group != NULL)
+        *group = gid;
 out:
     hk_unlock();
+    for (uint32_t i = 0; i < n; i++)
+        if (fresh[i] != NULL)
+            hk_free(fresh[i]);
+    free(fresh);
+    free(old);
+    free(g);
+    free(ids);
     return rc;
+}
+
+/* Under hk_mu: unpublish group 'g' (unlinked from the list by the caller only
+   on success). All chains are built before any is published. */
+static int hk_remove_locked(hk_group *g)
+{
+    hk_chain **fresh = calloc(g->n, sizeof *fresh);
+    const hk_chain **old = calloc(g->n, sizeof *old);
+    int rc = CUSHIM_OK;
+    if (fresh == NULL || old == NULL) {
+        rc = CUSHIM_ENOMEM;
+        goto out;
+    }
+    for (uint32_t i = 0; i < g->n; i++) {
+        const hk_chain *cur = atomic_load_explicit(&rt_slots[g->ids[i]].chain, memory_order_relaxed);
+        uint32_t cn = cur ? cur->n : 0, keep = 0;
+        for (uint32_t k = 0; k < cn; k++)
+            keep += cur->e[k].group != g->id;
+        if (keep == 0)
+            continue;   /* fresh[i] NULL: no hook left */
+        if ((fresh[i] = hk_alloc(keep)) == NULL) {
+            rc = CUSHIM_ENOMEM;
+            goto out;
+        }
+        uint32_t j = 0;
+        for (uint32_t k = 0; k < cn; k++)
+            if (cur->e[k].group != g->id) {
+                fresh[i]->e[j++] = cur->e[k];
+                fresh[i]->flags |= cur->e[k].flags;
+            }
+    }
+    hk_publish(g->ids, fresh, old, g->n);
+    memset(fresh, 0, g->n * sizeof *fresh);
+out:
+    if (fresh != NULL)
+        for (uint32_t i = 0; i < g->n; i++)
+            if (fresh[i] != NULL)
+                hk_free(fresh[i]);
+    free(fresh);
+    free(old);
+    return rc;
+}
+
+int hk_remove(cushim_plugin *owner, uint64_t group)
+{
+    if (!pl_valid(owner))
+        return CUSHIM_EINVAL;
+    int rc = CUSHIM_ENOENT;
+    hk_lock();
+    for (hk_group **pp = &hk_groups; *pp != NULL; pp = &(*pp)->next) {
+        hk_group *g = *pp;
+        if (g->id != group || g->owner != owner)
+            continue;
+        rc = hk_remove_locked(g);
+        if (rc == CUSHIM_OK) {
+            *pp = g->next;
+            free(g);
+        }
+        break;
+    }
+    hk_unlock();
+    return rc;
+}
+
+void hk_remove_owner(cushim_plugin *owner)
+{
+    hk_lock();
+    hk_group **pp = &hk_groups;
+    while (*pp != NULL) {
+        hk_group *g = *pp;
+        if (g->owner != owner) {
+            pp = &g->next;
+            continue;
+        }
+        if (hk_remove_locked(g) == CUSHIM_OK) {
+            *pp = g->next;
+            free(g);
+        } else {
+            log_error("plugin '%s': out of memory removing a hook group; its hooks stay", owner->name);
+            pp = &g->next;
+        }
+    }
+    hk_unlock();
+}
+
+int hk_sync(void)
+{
+    if (ep_inside(rt_tls.rec) || lc_exiting())
+        return CUSHIM_ESTATE;   /* we would wait for ourselves; or plugins are flushed */
+    uint64_t e = ep_advance();
+    ep_wait(e, NULL);
+    hk_lock();
+    hk_reclaim();
+    hk_unlock();
+    return CUSHIM_OK;
 }

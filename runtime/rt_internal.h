@@ -1,16 +1,22 @@
 /*
  * rt_internal.h - declarations shared by the modules of the runtime (libcushim.so).
  *
- * Module prefixes: rt_ dispatch core (dispatch.c), hk_ hook chains (hooks.c),
- * cnt_ call counter (counts.c), cfg_ configuration (config.c), log_ logging
- * (log.c), elf_ ELF symbol tables of loaded objects (elfsym.c), rl_ real
- * libraries and the real dlsym (reallib.c), dl_ the dlsym/dlvsym decision
- * (dlsym.c, dlsym_entry.c), gp_ cuGetProcAddress interposition (getproc.c),
- * api_ metadata look-ups (api.c). Nothing here is exported from the library.
+ * Module prefixes: rt_ dispatch core (dispatch.c), hk_ hook chains and groups
+ * (hooks.c), ep_ reclamation epochs (epoch.c), th_ per-thread records
+ * (thread.c), clk_ the cheap clock (clock.c), sel_ selectors (select.c), op_
+ * plugin options (options.c), pl_ plugin records and lifecycle (plugins.c),
+ * ldr_ CUSHIM_PLUGINS (loader.c), hs_ the host table (host.c), lc_ process
+ * initialisation, exit and fork (lifecycle.c, once.c), cnt_ call counter
+ * (counts.c), cfg_ configuration (config.c), log_ logging (log.c), elf_ ELF
+ * symbol tables of loaded objects (elfsym.c), rl_ real libraries and the real
+ * dlsym (reallib.c), dl_ the dlsym/dlvsym decision (dlsym.c, dlsym_entry.c),
+ * gp_ cuGetProcAddress interposition (getproc.c), api_ metadata look-ups
+ * (api.c). Nothing here is exported from the library.
  */
 #ifndef RT_INTERNAL_H
 #define RT_INTERNAL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -23,6 +29,18 @@
 #define RT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define RT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+/* Fences. ThreadSanitizer does not model atomic_thread_fence (GCC rejects it
+   with -fsanitize=thread): there a seq_cst read-modify-write of a dummy stands
+   in, which on x86 is the same full barrier. */
+#if defined(__SANITIZE_THREAD__)
+extern _Atomic int rt_fence_dummy;
+#define RT_FENCE_SEQ_CST() ((void)atomic_fetch_add_explicit(&rt_fence_dummy, 0, memory_order_seq_cst))
+#define RT_FENCE_ACQUIRE() ((void)atomic_fetch_add_explicit(&rt_fence_dummy, 0, memory_order_acq_rel))
+#else
+#define RT_FENCE_SEQ_CST() atomic_thread_fence(memory_order_seq_cst)
+#define RT_FENCE_ACQUIRE() atomic_thread_fence(memory_order_acquire)
+#endif
+
 /* ---- generated metadata (cushim_meta.c) ---- */
 extern const cushim_api_info cushim_gen_apis[];
 extern const uint32_t cushim_gen_api_count;
@@ -32,28 +50,198 @@ extern const int16_t cushim_gen_index_of_id[CUSHIM_API_ID_LIMIT];
 /* api.c */
 int api_index_by_name(const char *name);          /* index into cushim_gen_apis or -1 */
 const cushim_api_info *api_info(uint32_t id);      /* NULL if absent */
+const cushim_api_info *api_by_name(const char *name);   /* exported name; NULL if absent */
+uint32_t cushim_api_id_limit(void);                /* exported: copies of the shim recognise each other */
 
-/* ---- hook chains (hooks.c) ---- */
+/* ---- once (once.c) ---- */
+/* Like pthread_once, but a call on the thread running the routine (a signal
+   handler, a plugin's init calling CUDA) returns 0 at once instead of waiting
+   for itself, and a forked child whose parent was inside the routine on
+   another thread runs it again instead of waiting for a thread that does not
+   exist. State: 0 idle, 1 done, else (pid << 32) | tid of the runner. */
+typedef struct rt_once_t {
+    _Atomic uint64_t state;
+} rt_once_t;
+#define RT_ONCE_INIT { 0 }
+int rt_once(rt_once_t *once, void (*fn)(void));   /* 1: done; 0: re-entered by the runner */
+/* fork() child: a routine this thread was running in the parent stays ours. */
+void rt_once_after_fork(rt_once_t *once, uint32_t parent_tid);
+uint32_t rt_sys_gettid(void);
+
+/* ---- per-thread records (thread.c) ---- */
+#define TH_MAX_KEYS 64            /* plugin TLS keys (host->tls_create) */
+struct rt_frame;
+typedef struct th_rec {
+    /* Reader state of the reclamation epochs, written only by the owner with
+       single instructions (signal-safe), read by writers: (epoch << 16) | nest. */
+    uint64_t ctr;
+    struct rt_frame *top;         /* innermost hooked call in progress on this thread */
+    _Atomic uint32_t in_cb;       /* 1 while hook callbacks run (exit waits for 0) */
+    _Atomic uint32_t in_use;      /* claimed by a live thread */
+    _Atomic uint32_t tid;         /* the owner's kernel thread id */
+    uint32_t id;                  /* record number, from 1: high bits of seq */
+    uint64_t seq_count;           /* calls numbered on this record */
+    void **uw_head;               /* glibc's cleanup list head of the owner (unwind.c) */
+    struct th_rec *next;          /* every record ever made; never unlinked */
+    void *tls[TH_MAX_KEYS];       /* plugin per-thread values */
+} __attribute__((aligned(64))) th_rec;
+
+/* Initial-exec: no __tls_get_addr on the call path; 16 bytes fit the static TLS
+   surplus glibc keeps for dlopen'ed libraries (drop-in mode). Written rarely:
+   what changes per call lives in the record (a store and reload through %fs
+   does not forward quickly on some CPUs). */
+typedef struct rt_tls_t {
+    th_rec *rec;                  /* this thread's record, NULL until needed */
+    uint32_t tid;                 /* cached gettid(), 0 until asked */
+} rt_tls_t;
+extern __thread rt_tls_t rt_tls __attribute__((tls_model("initial-exec")));
+
+th_rec *th_rec_get(void);         /* this thread's record, registered on first use; NULL: no memory */
+th_rec *th_rec_first(void);       /* all records, for scans (follow ->next) */
+uint32_t th_tid(void);            /* cached kernel thread id */
+/* Unique in the process, never 0: (record id << 40) | calls numbered on it.
+   One non-locked xadd: atomic with respect to this thread's signal handlers,
+   and only the owner writes seq_count. */
+static inline uint64_t th_seq(th_rec *r)
+{
+    uint64_t n = 1;
+#if defined(__SANITIZE_THREAD__)
+    n = __atomic_fetch_add(&r->seq_count, 1, __ATOMIC_RELAXED);
+#else
+    __asm__ volatile("xaddq %0, %1" : "+r"(n), "+m"(r->seq_count));
+#endif
+    return ((uint64_t)r->id << 40) | ((n + 1) & ((1ull << 40) - 1));
+}
+void th_key_init(void);           /* thread-exit destructor; at initialisation */
+void th_after_fork(void);         /* fork child: other threads' records are free */
+int th_tls_create(cushim_plugin *owner, void (*destructor)(void *), uint32_t *key);
+void *th_tls_get(uint32_t key);
+int th_tls_set(uint32_t key, void *value);
+void th_tls_release(cushim_plugin *owner);   /* a plugin that failed: its keys die */
+
+/* ---- reclamation epochs (epoch.c) ---- */
+#define EP_NEST_BITS 16
+#define EP_NEST_MASK ((1ull << EP_NEST_BITS) - 1)
+extern _Atomic uint64_t ep_epoch;
+extern int ep_fence;              /* 1: readers fence (no membarrier(2)) */
+void ep_init(void);
+uint64_t ep_advance(void);        /* a new epoch; readers starting later see all prior publications */
+/* The smallest epoch of a reader inside a section (UINT64_MAX if none), after a
+   barrier that makes every reader's entry visible. 'skip' is not looked at. */
+uint64_t ep_min_active(const th_rec *skip);
+/* Waits until no reader other than 'skip' is inside a section begun before 'e'. */
+void ep_wait(uint64_t e, const th_rec *skip);
+int ep_barrier(void);             /* membarrier(2) or a fence; 0 on success */
+void ep_poison(void);             /* a reader's state was lost: never free again */
+int ep_poisoned(void);
+/* A record inside a section whose thread no longer exists (it left by
+   SYS_exit, not pthread_exit): reset it, so it holds nobody back. */
+int ep_reap(th_rec *r);
+
+/* Reader side, on the call path: signal-safe (single-instruction updates of
+   the owner's own counter), no locked instruction unless ep_fence. */
+static inline void ep_add_(uint64_t *p, int64_t d)
+{
+#if defined(__SANITIZE_THREAD__)
+    __atomic_fetch_add(p, (uint64_t)d, __ATOMIC_ACQ_REL);
+#else
+    __asm__ volatile("addq %1, %0" : "+m"(*p) : "er"(d) : "memory");
+#endif
+}
+static inline void ep_enter(th_rec *r)
+{
+    uint64_t c = __atomic_load_n(&r->ctr, __ATOMIC_RELAXED);
+    if (c & EP_NEST_MASK) {
+        ep_add_(&r->ctr, 1);
+    } else {
+        uint64_t e = atomic_load_explicit(&ep_epoch, memory_order_acquire);
+        __atomic_store_n(&r->ctr, (e << EP_NEST_BITS) | 1, __ATOMIC_RELAXED);
+    }
+    if (RT_UNLIKELY(ep_fence))
+        RT_FENCE_SEQ_CST();
+    else
+        atomic_signal_fence(memory_order_seq_cst);
+}
+static inline void ep_exit(th_rec *r)
+{
+    if (RT_LIKELY(__atomic_load_n(&r->ctr, __ATOMIC_RELAXED) & EP_NEST_MASK))   /* 0: reset (rt_live_top) */
+        ep_add_(&r->ctr, -1);   /* x86 stores are releases; the asm is a compiler barrier */
+}
+static inline int ep_inside(const th_rec *r)
+{
+    return r != NULL && (__atomic_load_n(&r->ctr, __ATOMIC_RELAXED) & EP_NEST_MASK) != 0;
+}
+
+/* ---- hook chains and groups (hooks.c) ---- */
 typedef struct hk_entry {
-    int priority;
-    uint32_t seq;
     cushim_pre_fn pre;
     cushim_post_fn post;
     void *user;
+    int32_t priority;
+    uint32_t flags;               /* CUSHIM_HOOK_* */
+    uint64_t group;
 } hk_entry;
 
-/* Immutable once published; never freed while the process runs. */
+/* Immutable once published; freed after a grace period (epoch.c). */
 typedef struct hk_chain {
-    struct hk_chain *retired_next;   /* graveyard link                    */
-    uint32_t n;                      /* number of hooks                    */
-    uint32_t count;                  /* 1: the call counter is on          */
+    struct hk_chain *retired_next;   /* limbo link                          */
+    uint64_t retired_epoch;          /* free once no reader is older         */
+    uint32_t n;                      /* number of hooks                      */
+    uint32_t flags;                  /* union of the entries' CUSHIM_HOOK_*   */
     hk_entry e[];
 } hk_chain;
 
-void hk_install_counting(void);      /* every API gets at least the counting chain */
-void hk_lock(void);                  /* fork handlers */
+extern const hk_chain hk_count_only;   /* counter on, no hook; shared, never freed */
+void hk_install_counting(void);        /* every API gets at least the counting chain */
+void hk_reset_after_fork(void);        /* fork child */
+int hk_add(cushim_plugin *owner, const cushim_hook_spec *spec, uint64_t *group);
+int hk_remove(cushim_plugin *owner, uint64_t group);
+void hk_remove_owner(cushim_plugin *owner);   /* undo: every group of a plugin */
+int hk_sync(void);
+void hk_stats(uint64_t *live_chains, uint64_t *limbo_chains);   /* tests */
+void hk_lock(void);
 void hk_unlock(void);
-void hk_reset_after_fork(void);      /* fork child */
+
+/* ---- longjmp detection (unwind.c) ---- */
+enum { UW_NONE = 0, UW_GLIBC = 1, UW_INLINE = 2 };
+extern int uw_mode;
+extern long uw_off;
+/* glibc's old-style cleanup buffers: exported (GLIBC_2.2.5 and 2.34); pthread.h
+   declares only the struct. */
+extern void _pthread_cleanup_push(struct _pthread_cleanup_buffer *buffer, void (*routine)(void *), void *arg);
+extern void _pthread_cleanup_pop(struct _pthread_cleanup_buffer *buffer, int execute);
+static inline char *uw_thread_pointer(void)
+{
+    char *tp;
+    __asm__("mov %%fs:0, %0" : "=r"(tp));
+    return tp;
+}
+static inline void uw_push_mode(struct _pthread_cleanup_buffer *b, void (*fn)(void *), void *arg, int mode,
+                                void **head)
+{
+    if (RT_LIKELY(mode == UW_INLINE)) {
+        b->__routine = fn;
+        b->__arg = arg;
+        b->__prev = *head;
+        atomic_signal_fence(memory_order_seq_cst);   /* complete before a handler can see it */
+        *head = b;
+    } else if (mode == UW_GLIBC) {
+        _pthread_cleanup_push(b, fn, arg);
+    }
+}
+/* 'head' is the calling thread's list head (th_rec.uw_head): reading the
+   thread pointer costs a %fs: load per push and pop otherwise. */
+static inline void uw_push(struct _pthread_cleanup_buffer *b, void (*fn)(void *), void *arg, void **head)
+{
+    uw_push_mode(b, fn, arg, uw_mode, head);
+}
+static inline void uw_pop(struct _pthread_cleanup_buffer *b, void **head)
+{
+    if (RT_LIKELY(uw_mode == UW_INLINE))
+        *head = b->__prev;
+    else if (uw_mode == UW_GLIBC)
+        _pthread_cleanup_pop(b, 0);
+}
 
 /* ---- dispatch (dispatch.c) ---- */
 typedef struct rt_slot {
@@ -65,28 +253,162 @@ extern rt_slot rt_slots[CUSHIM_API_ID_LIMIT];
 /* wrapper_table.c */
 extern void *const rt_wrapper_of[CUSHIM_API_ID_LIMIT];   /* our exported wrapper       */
 extern void *const rt_slow_of[CUSHIM_API_ID_LIMIT];      /* its slow path              */
-/* What the wrapper tail-calls: slot.real when resolved and slot.chain is NULL,
-   else rt_slow_of[id]. Written only under the hook mutex (rt_fast_update). */
+/* What the wrapper tail-calls: slot.real when resolved, the slot has no chain
+   and the shim has not failed closed; else rt_slow_of[id]. Recomputed
+   lock-free by rt_fast_update after any of its inputs changed. */
 extern _Atomic(void *) rt_fast[CUSHIM_API_ID_LIMIT];
-void rt_fast_update(uint32_t id);          /* caller holds hk_lock() */
+void rt_fast_update(uint32_t id);
+void rt_fast_update_all(void);
 
-enum { RT_MODE_FAIL = 0, RT_MODE_DIRECT = 1, RT_MODE_HOOKED = 2 };
+enum { RT_MODE_DIRECT = 0, RT_MODE_HOOKED = 1, RT_MODE_SKIPPED = 2, RT_MODE_FAIL = 3, RT_MODE_FAIL_INIT = 4 };
 
+/* One hooked call on this thread's stack (wrap.h). */
 typedef struct rt_frame {
-    int mode;
+    cushim_call call;                   /* what hooks see                            */
+    struct rt_frame *saved_top;         /* rec->top at entry, restored at exit       */
+    const hk_chain *chain;              /* snapshot used for pre and post            */
+    th_rec *rec;
     uint32_t npre;                      /* pre hooks reached (post hooks run for these) */
-    const hk_chain *chain;
+    uint8_t in_hook;                    /* callbacks running: CUDA calls go straight through */
+    uint8_t active;                     /* pushed; cleared by rt_end / rt_abandon    */
+    uint8_t saved_in_cb;
+    struct _pthread_cleanup_buffer cbuf;   /* glibc runs rt_abandon on a longjmp past us */
     uint64_t slots[CUSHIM_MAX_HOOKS];
 } rt_frame;
 
-void rt_init(void);                       /* idempotent, any thread, any time */
-void *rt_enter(uint32_t id, rt_frame *f); /* slow path prologue: returns the real */
-int rt_pre(cushim_call *call, rt_frame *f);   /* 1 if a pre hook skipped */
-void rt_post(cushim_call *call, rt_frame *f);
-void *rt_resolve(uint32_t id);            /* slot real, resolving it once */
-void *rt_lib_real(uint32_t id);           /* the library's own function */
+/* The slow path's decision (RT_MODE_*; f->call.real is the function to call);
+   for a hooked call the frame is pushed and the pre hooks have run. */
+int rt_enter(rt_frame *f, uint32_t id, void *params, void *retval);
+void rt_longjmp_probe(void);                     /* at initialisation: how longjmps are seen */
+void rt_post(rt_frame *f);                       /* post hooks; pops the frame */
+void rt_end(rt_frame *f);                        /* pops a frame left pushed (unwinding) */
+static inline void rt_frame_cleanup(rt_frame *f)
+{
+    if (RT_UNLIKELY(f->active))
+        rt_end(f);
+}
+void *rt_resolve(uint32_t id);                   /* slot real, resolving it once */
+void *rt_lib_real(uint32_t id);                  /* the library's own function */
 void rt_record_real(uint32_t id, void *lib_fn);
-int rt_depth_get(void);
+const cushim_call *rt_current_call(void);
+int rt_in_hook(void);                            /* a hook callback runs on this thread */
+/* Fail closed: every CUDA call (but the cuGetProcAddress family) returns an
+   initialisation error; 'why' is logged again at the first refused call. */
+void rt_fail_closed(const char *why);
+int rt_failed(void);
+void rt_hooks_off(void);                         /* at exit, before plugins flush */
+int rt_hooks_are_off(void);
+void rt_set_disabled(int disabled);
+
+/* ---- the cheap clock (clock.c) ---- */
+typedef struct clk_state_t {
+    _Atomic uint32_t seq;        /* odd: the anchor is being renewed */
+    _Atomic int mode;            /* 0 clock_gettime, 1 calibrating, 2 tsc */
+    _Atomic uint64_t tsc0, ns0;  /* anchor */
+    _Atomic uint64_t mult;       /* ns per tick << 32 */
+    _Atomic uint64_t period;     /* ticks between renewals; 0 unless mode 2 */
+} __attribute__((aligned(64))) clk_state_t;
+extern clk_state_t clk;
+void clk_init(void);
+uint64_t clk_renew(uint64_t tsc);   /* clock_gettime, renewing the anchor when due */
+static inline uint64_t clk_rdtsc(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    return ((uint64_t)hi << 32) | lo;
+}
+/* CLOCK_MONOTONIC ns from the TSC (a seqlock snapshot of the anchor; never waits). */
+static inline uint64_t clk_now_ns(void)
+{
+    uint32_t s = atomic_load_explicit(&clk.seq, memory_order_acquire);
+    uint64_t tsc = clk_rdtsc();
+    uint64_t d = tsc - atomic_load_explicit(&clk.tsc0, memory_order_relaxed);
+    if (RT_LIKELY(d < atomic_load_explicit(&clk.period, memory_order_relaxed) && !(s & 1))) {
+        uint64_t ns = atomic_load_explicit(&clk.ns0, memory_order_relaxed) +
+                      (uint64_t)(((unsigned __int128)d * atomic_load_explicit(&clk.mult, memory_order_relaxed)) >> 32);
+        RT_FENCE_ACQUIRE();
+        if (RT_LIKELY(atomic_load_explicit(&clk.seq, memory_order_relaxed) == s))
+            return ns;
+    }
+    return clk_renew(tsc);
+}
+
+/* ---- selectors (select.c) ---- */
+int sel_select(const char *selector, uint32_t *ids, uint32_t cap, char *err, size_t errlen);
+int sel_match(const char *selector, uint32_t api_id);
+
+/* ---- plugin options (options.c) ---- */
+typedef struct op_value {
+    uint32_t decl;                      /* index into the declared options */
+    char *text;
+} op_value;
+typedef struct op_set {
+    const cushim_option *decl;
+    uint32_t ndecl;
+    uint32_t nvalues;
+    op_value *values;                   /* in the order given */
+} op_set;
+/* Declarations and their defaults valid? Then parse "k=v,k=v" ('\' escapes)
+   into 's'. On failure 'err' names the option, the value and the expectation. */
+int op_load(op_set *s, const cushim_option *decl, const char *text, char *err, size_t errlen);
+void op_free(op_set *s);
+const cushim_option *op_decl(const op_set *s, const char *name, uint32_t *index);
+const char *op_text(const op_set *s, uint32_t decl, uint32_t nth);   /* nth given, else default */
+uint32_t op_count(const op_set *s, uint32_t decl);
+int op_parse_int(const char *v, int64_t *out);
+int op_parse_bool(const char *v, int *out);
+int op_parse_double(const char *v, double *out);
+int op_parse_bytes(const char *v, uint64_t *out);
+
+/* ---- plugins (plugins.c) ---- */
+enum { PL_LOADING = 1, PL_ACTIVE = 2, PL_FAILED = 3, PL_FLUSHED = 4 };
+struct cushim_plugin {
+    const cushim_plugin_def *def;
+    char name[64];
+    char *path;                         /* NULL: registered in-process */
+    int optional;                       /* '?' in CUSHIM_PLUGINS */
+    int from_env;                       /* loaded from CUSHIM_PLUGINS (failures fail closed) */
+    _Atomic int state;
+    uint32_t loader_tid;                /* thread running init */
+    op_set opts;
+    void *data;
+};
+int pl_valid(const cushim_plugin *p);   /* one of ours (pointer comparison only) */
+int pl_state(const cushim_plugin *p);
+/* Validate 'def' (size, ABI, name, options), create the record, run init. On
+   failure everything it registered is undone, 'err' says why, and *out is the
+   failed record (or NULL when none was made). */
+int pl_load(const cushim_plugin_def *def, const char *options, const char *path, int optional,
+            int from_env, cushim_plugin **out, char *err, size_t errlen);
+int pl_register(const cushim_plugin_def *def, const char *options, cushim_plugin **self, char *err,
+                size_t errlen);
+void pl_flush_all(void);                /* reverse load order */
+void pl_after_fork(uint32_t parent_tid);   /* fork child: interrupted inits fail; fork_child */
+void pl_log(const cushim_plugin *p, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void pl_report_failure(const cushim_plugin *p, const char *name, int optional, int from_env,
+                       const char *why);
+
+/* ---- CUSHIM_PLUGINS (loader.c) ---- */
+void ldr_load_env(void);                /* once, from initialisation */
+/* Load the specs of 'list' (CUSHIM_PLUGINS syntax) from index *taken on,
+   advancing it before each (a forked child resumes after the interrupted one). */
+void ldr_load_list(const char *list, _Atomic uint32_t *taken);
+/* The directory shipped plugins are looked up in, for the shim at 'self_path'. */
+int ldr_plugin_file(const char *self_path, const char *name, char *out, size_t cap, char *tried,
+                    size_t tried_cap);
+
+/* ---- the host table (host.c) ---- */
+extern const cushim_host hs_host;
+int hs_secure(void);
+
+/* ---- process lifecycle (lifecycle.c) ---- */
+int rt_init(void);                      /* 1: initialised; 0: re-entered during initialisation */
+extern _Atomic int lc_is_ready;
+static inline int lc_ready(void)
+{
+    return atomic_load_explicit(&lc_is_ready, memory_order_acquire);
+}
+int lc_exiting(void);                   /* plugins flushed: no new hooks, no sync */
 
 /* ---- call counter (counts.c) ---- */
 extern int cnt_enabled;

@@ -7,11 +7,17 @@
  *   NAME        exported; tail-calls rt_fast[ID]: the real function when it
  *               is resolved and the slot has no chain (no hook, no counter),
  *               else rt_slow_NAME (one load, one indirect jmp).
- *   rt_slow_NAME  hidden, noinline, cold: resolve the real function once, count,
- *               and when hooks are enabled (and this thread is not already
- *               inside a hooked call) build the call frame: params struct,
- *               pre hooks, real call through UNPACK, post hooks.
+ *   rt_slow_NAME  hidden, noinline, cold: the params struct is built, then
+ *               rt_enter decides (resolve once, count, fail closed, straight
+ *               through when no hook applies) and for a hooked call fills the
+ *               call frame and runs the pre hooks; the real function is called
+ *               through UNPACK (the possibly modified params) unless a pre hook
+ *               skipped it; rt_post runs the post hooks and pops the frame.
  *
+ * The frame is a cleanup variable: rt_end pops it if the block is left with the
+ * frame still pushed - a C++ exception or thread cancellation unwinding through
+ * it (these files are compiled with -fexceptions for that; dispatch.c says how
+ * a longjmp is seen).
  * See docs/runtime.md for the disassembly of the fast path.
  */
 #ifndef RT_WRAP_H
@@ -25,32 +31,32 @@
 #define RT_STRIP_(...) __VA_ARGS__
 #define RT_STRIP(args) RT_STRIP_ args
 
-/* The value returned when the real function cannot be found. */
-#define RT_FAIL_CUSHIM_RET_CURESULT(RET, v) ((v) = (RET)CUDA_ERROR_NOT_FOUND)
-#define RT_FAIL_CUSHIM_RET_CUDAERROR(RET, v) ((v) = (RET)cudaErrorSymbolNotFound)
-#define RT_FAIL_CUSHIM_RET_OTHER(RET, v) memset(&(v), 0, sizeof(v))
+/* The value returned when no real function is called: the real function does
+   not exist (RT_MODE_FAIL), or the shim failed closed (RT_MODE_FAIL_INIT). */
+#define RT_FAIL_CUSHIM_RET_CURESULT(RET, v, mode) \
+    ((v) = (RET)((mode) == RT_MODE_FAIL_INIT ? CUDA_ERROR_NOT_INITIALIZED : CUDA_ERROR_NOT_FOUND))
+#define RT_FAIL_CUSHIM_RET_CUDAERROR(RET, v, mode) \
+    ((v) = (RET)((mode) == RT_MODE_FAIL_INIT ? cudaErrorInitializationError : cudaErrorSymbolNotFound))
+#define RT_FAIL_CUSHIM_RET_OTHER(RET, v, mode) ((void)(mode), memset(&(v), 0, sizeof(v)))
 
 #define CUSHIM_API(ID, NAME, RET, RETKIND, PROTO, ARGS, UNPACK)                                   \
     __attribute__((noinline, cold)) RET rt_slow_##NAME PROTO                                      \
     {                                                                                             \
         RET rt_ret_;                                                                              \
-        rt_frame rt_f_;                                                                           \
-        void *rt_real_ = rt_enter(ID, &rt_f_);                                                    \
-        if (rt_f_.mode == RT_MODE_FAIL) {                                                         \
-            RT_FAIL_##RETKIND(RET, rt_ret_);                                                      \
-            return rt_ret_;                                                                       \
-        }                                                                                         \
-        if (rt_f_.mode == RT_MODE_DIRECT)                                                         \
-            return ((RET(*) PROTO)rt_real_)ARGS;                                                  \
         cushim_params_##NAME rt_p_ = { RT_STRIP(ARGS) };                                          \
-        memset(&rt_ret_, 0, sizeof rt_ret_);                                                      \
-        cushim_call rt_c_ = { ID, 0, NULL, &rt_p_, &rt_ret_, rt_real_ };                          \
-        if (rt_pre(&rt_c_, &rt_f_) == 0) {                                                        \
+        rt_frame rt_f_ __attribute__((cleanup(rt_frame_cleanup)));                                \
+        int rt_mode_ = rt_enter(&rt_f_, ID, &rt_p_, &rt_ret_);                                    \
+        if (RT_LIKELY(rt_mode_ == RT_MODE_DIRECT))                                                \
+            return ((RET(*) PROTO)rt_f_.call.real)ARGS;                                           \
+        if (rt_mode_ == RT_MODE_HOOKED) {                                                         \
             cushim_params_##NAME *p = &rt_p_;                                                     \
             (void)p;                                                                              \
-            rt_ret_ = ((RET(*) PROTO)rt_c_.real)UNPACK;                                           \
+            rt_ret_ = ((RET(*) PROTO)rt_f_.call.real)UNPACK;                                      \
+        } else if (rt_mode_ != RT_MODE_SKIPPED) {                                                 \
+            RT_FAIL_##RETKIND(RET, rt_ret_, rt_mode_);                                            \
+            return rt_ret_;                                                                       \
         }                                                                                         \
-        rt_post(&rt_c_, &rt_f_);                                                                  \
+        rt_post(&rt_f_);                                                                          \
         return rt_ret_;                                                                           \
     }                                                                                             \
     CUSHIM_EXPORT RET NAME PROTO                                                                  \

@@ -8,6 +8,7 @@
 #   (a) direct       the driver's function, no shim
 #   (b) shim         LD_PRELOAD=libcushim.so, no hook (the fast path)
 #   (c) shim+hook    one empty pre and one empty post hook (the slow path)
+#   (d) shim+hook+time  the same hooks added with CUSHIM_HOOK_TIME (call->t_enter_ns filled)
 # Instructions per call: valgrind --tool=callgrind, difference between runs of
 # N1 and N2 iterations (start-up cancels). Time per call: median of RUNS means.
 # Init: extra instructions of a whole run with one call (shim start-up plus lazy
@@ -36,6 +37,7 @@ run() {
     direct) env "$@" ;;
     shim) env LD_PRELOAD="$SHIM" "$@" ;;
     hook) env LD_PRELOAD="$SHIM" "$@" hook ;;
+    hooktime) env LD_PRELOAD="$SHIM" "$@" hooktime ;;
   esac
 }
 
@@ -46,7 +48,7 @@ ir() {   # ir <mode> <iters>: total instructions of one run
 }
 
 declare -A IPC NS FIRST
-for m in direct shim hook; do
+for m in direct shim hook hooktime; do
   a=$(ir $m "$N1"); b=$(ir $m "$N2")
   IPC[$m]=$(awk -v a="$a" -v b="$b" -v n1="$N1" -v n2="$N2" 'BEGIN {printf "%.2f", (b - a) / (n2 - n1)}')
   out=$(run $m "$BENCH" "$DRV" "$ITERS" "$RUNS")
@@ -70,9 +72,10 @@ echo "driver: \`$DRV\` (cuDriverGetVersion); $(uname -m), $(grep -m1 'model name
 echo
 echo "| path | instructions / call | Δ vs direct | median ns / call | Δ ns | first call (ns) |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: |"
-for m in direct shim hook; do
+for m in direct shim hook hooktime; do
   label=$m; [ $m = direct ] && label="(a) direct"; [ $m = shim ] && label="(b) shim, no hook"
   [ $m = hook ] && label="(c) shim, empty pre+post hook"
+  [ $m = hooktime ] && label="(d) shim, the same with CUSHIM_HOOK_TIME"
   di=$(awk -v x="${IPC[$m]}" -v y="${IPC[direct]}" 'BEGIN {printf "%+.2f", x - y}')
   dn=$(awk -v x="${NS[$m]}" -v y="${NS[direct]}" 'BEGIN {printf "%+.2f", x - y}')
   echo "| $label | ${IPC[$m]} | $di | ${NS[$m]} | $dn | ${FIRST[$m]} |"

@@ -4,7 +4,7 @@
  * USAGE: launch_bench [LAUNCHES [GETCURRENT_CALLS]]   (defaults 200000, 10000000)
  *   BENCH_LABEL=name     label printed on the result line
  *   BENCH_HOOKS=1        register an empty pre and post hook on every driver API
- *                        (needs libcushim.so preloaded: cushim_hook_add is looked
+ *                        (needs libcushim.so preloaded: cushim_host_get is looked
  *                        up with dlsym(RTLD_DEFAULT, ...))
  *   BENCH_CUPTI=1        subscribe an empty CUPTI callback to the whole driver API
  *                        domain (libcupti from BENCH_CUPTI_LIB, else libcupti.so.13)
@@ -66,35 +66,29 @@ static void lb_post(cushim_call *call, void *user, uint64_t *slot)
     (void)slot;
 }
 
-/* Registers lb_pre/lb_post on every driver API; returns how many, or -1. */
+/* Registers lb_pre/lb_post on every driver API (one group, "lib:driver");
+   returns how many APIs, or -1. */
 static int lb_add_hooks(void)
 {
-    typedef int (*add_fn)(uint32_t, int, cushim_pre_fn, cushim_post_fn, void *, uint64_t *);
-    typedef uint32_t (*limit_fn)(void);
-    typedef const cushim_api_info *(*by_id_fn)(uint32_t);
-    add_fn add = (add_fn)dlsym(RTLD_DEFAULT, "cushim_hook_add");
-    limit_fn limit = (limit_fn)dlsym(RTLD_DEFAULT, "cushim_api_id_limit");
-    by_id_fn by_id = (by_id_fn)dlsym(RTLD_DEFAULT, "cushim_api_by_id");
-    if (!add || !limit || !by_id) {
-        fprintf(stderr, "launch_bench: BENCH_HOOKS=1 but cushim_hook_add/cushim_api_id_limit/"
-                        "cushim_api_by_id not found: preload libcushim.so\n");
+    cushim_host_get_fn get = (cushim_host_get_fn)dlsym(RTLD_DEFAULT, CUSHIM_HOST_GET_NAME);
+    const cushim_host *host = get ? get(CUSHIM_ABI_VERSION) : NULL;
+    if (host == NULL) {
+        fprintf(stderr, "launch_bench: BENCH_HOOKS=1 but cushim_host_get not found: preload libcushim.so\n");
         return -1;
     }
-    int n = 0;
-    uint32_t lim = limit();
-    for (uint32_t id = 1; id < lim; id++) {
-        const cushim_api_info *info = by_id(id);
-        if (!info || info->library != CUSHIM_LIB_DRIVER)
-            continue;
-        uint64_t handle = 0;
-        int r = add(id, 0, lb_pre, lb_post, NULL, &handle);
-        if (r != CUSHIM_OK) {
-            fprintf(stderr, "launch_bench: cushim_hook_add(%u %s) failed: %d\n", id, info->name, r);
-            return -1;
-        }
-        n++;
+    static const cushim_plugin_def def = { .size = sizeof def, .abi_version = CUSHIM_ABI_VERSION,
+                                           .name = "launch-bench" };
+    cushim_plugin *self = NULL;
+    char err[256] = "";
+    cushim_hook_spec spec = { .size = sizeof spec, .select = "lib:driver", .pre = lb_pre, .post = lb_post };
+    uint64_t group;
+    int r;
+    if ((r = host->plugin_register(&def, NULL, &self, err, sizeof err)) != CUSHIM_OK ||
+        (r = host->hooks_add(self, &spec, &group)) != CUSHIM_OK) {
+        fprintf(stderr, "launch_bench: registering the hooks failed: %d %s\n", r, err);
+        return -1;
     }
-    return n;
+    return host->api_select("lib:driver", NULL, 0, NULL, 0);
 }
 
 /* CUPTI through dlopen, so the other configurations do not load it at all. */

@@ -10,19 +10,8 @@
 
 #include "e2e_common.h"
 
-typedef int (*hook_add_fn)(uint32_t, int, cushim_pre_fn, cushim_post_fn, void *, uint64_t *);
-typedef int (*hook_remove_fn)(uint64_t);
-typedef const cushim_api_info *(*by_id_fn)(uint32_t);
-typedef const cushim_api_info *(*by_name_fn)(const char *);
-typedef uint32_t (*limit_fn)(void);
-
-static struct {
-    hook_add_fn add;
-    hook_remove_fn remove;
-    by_id_fn by_id;
-    by_name_fn by_name;
-    limit_fn limit;
-} sh;
+static const cushim_host *sh;        /* the shim's host table, NULL without the shim */
+static cushim_plugin *sh_self;        /* this program, registered as plugin "e2e" */
 
 static const char *e2e_program = "e2e";
 static atomic_int e2e_nfail;
@@ -64,33 +53,49 @@ int e2e_failures(void)
 int e2e_init(const char *program)
 {
     e2e_program = program;
-    sh.add = (hook_add_fn)dlsym(RTLD_DEFAULT, "cushim_hook_add");
-    sh.remove = (hook_remove_fn)dlsym(RTLD_DEFAULT, "cushim_hook_remove");
-    sh.by_id = (by_id_fn)dlsym(RTLD_DEFAULT, "cushim_api_by_id");
-    sh.by_name = (by_name_fn)dlsym(RTLD_DEFAULT, "cushim_api_by_name");
-    sh.limit = (limit_fn)dlsym(RTLD_DEFAULT, "cushim_api_id_limit");
-    int present = sh.add && sh.remove && sh.by_id && sh.by_name && sh.limit;
-    if (!present)
-        memset(&sh, 0, sizeof sh);
+    cushim_host_get_fn get = (cushim_host_get_fn)dlsym(RTLD_DEFAULT, CUSHIM_HOST_GET_NAME);
+    sh = get ? get(CUSHIM_ABI_VERSION) : NULL;
+    int present = sh != NULL;
     const char *want = getenv("E2E_EXPECT_SHIM");
     if (want != NULL && strcmp(want, "1") == 0 && !present)
-        e2e_fail(__FILE__, __LINE__, "E2E_EXPECT_SHIM=1 but cushim_hook_add is not in the process");
+        e2e_fail(__FILE__, __LINE__, "E2E_EXPECT_SHIM=1 but cushim_host_get is not in the process");
     if (want != NULL && strcmp(want, "0") == 0 && present)
         e2e_fail(__FILE__, __LINE__, "E2E_EXPECT_SHIM=0 but the shim is in the process");
-    if (present && sh.limit() != CUSHIM_API_ID_LIMIT)
-        e2e_fail(__FILE__, __LINE__, "shim built for %u ids, this program for %u", sh.limit(),
+    if (present && sh->api_id_limit() != CUSHIM_API_ID_LIMIT)
+        e2e_fail(__FILE__, __LINE__, "shim built for %u ids, this program for %u", sh->api_id_limit(),
                  (unsigned)CUSHIM_API_ID_LIMIT);
+    if (present) {
+        static const cushim_plugin_def def = { .size = sizeof def, .abi_version = CUSHIM_ABI_VERSION,
+                                               .name = "e2e", .version = "test",
+                                               .description = "the end-to-end program itself" };
+        char err[256] = "";
+        if (sh->plugin_register(&def, NULL, &sh_self, err, sizeof err) != CUSHIM_OK) {
+            e2e_fail(__FILE__, __LINE__, "plugin_register: %s", err);
+            sh = NULL;
+            present = 0;
+        }
+    }
     return present;
 }
 
 int e2e_shim(void)
 {
-    return sh.add != NULL;
+    return sh != NULL;
+}
+
+const cushim_host *e2e_host(void)
+{
+    return sh;
+}
+
+cushim_plugin *e2e_self(void)
+{
+    return sh_self;
 }
 
 uint32_t e2e_id(const char *name)
 {
-    const cushim_api_info *a = sh.by_name ? sh.by_name(name) : NULL;
+    const cushim_api_info *a = sh ? sh->api_by_name(name) : NULL;
     return a ? a->id : 0;
 }
 
@@ -117,18 +122,18 @@ void e2e_record(unsigned libs)
 {
     if (!e2e_shim())
         return;
-    for (uint32_t id = 1; id < CUSHIM_API_ID_LIMIT; id++) {
-        const cushim_api_info *a = sh.by_id(id);
-        if (a == NULL)
+    /* One group per library: the selector does the enumeration. Priority 1000:
+       after hooks the program adds itself (which may modify parameters). */
+    const char *sel[] = { "lib:driver", "lib:runtime" };
+    for (unsigned k = 0; k < 2; k++) {
+        if (!(libs & (k == 0 ? E2E_LIB_DRIVER : E2E_LIB_RUNTIME)))
             continue;
-        unsigned lib = a->library == CUSHIM_LIB_DRIVER ? E2E_LIB_DRIVER : E2E_LIB_RUNTIME;
-        if (!(libs & lib))
-            continue;
-        uint64_t h;
-        /* Priority 1000: after hooks the program adds itself (which may modify parameters). */
-        int r = sh.add(id, 1000, rec_pre, rec_post, NULL, &h);
+        cushim_hook_spec spec = { .size = sizeof spec, .select = sel[k], .priority = 1000, .pre = rec_pre,
+                                  .post = rec_post };
+        uint64_t g;
+        int r = sh->hooks_add(sh_self, &spec, &g);
         if (r != CUSHIM_OK)
-            e2e_fail(__FILE__, __LINE__, "cushim_hook_add(%s) = %d", a->name, r);
+            e2e_fail(__FILE__, __LINE__, "hooks_add(%s) = %d", sel[k], r);
     }
 }
 
@@ -170,12 +175,14 @@ int e2e_hook(const char *name, int priority, cushim_pre_fn pre, cushim_post_fn p
     uint32_t id = e2e_id(name);
     if (id == 0)
         return CUSHIM_EINVAL;
-    return sh.add(id, priority, pre, post, user, handle);
+    cushim_hook_spec spec = { .size = sizeof spec, .api_id = id, .priority = priority, .pre = pre, .post = post,
+                              .user = user };
+    return sh->hooks_add(sh_self, &spec, handle);
 }
 
 int e2e_unhook(uint64_t handle)
 {
-    return sh.remove ? sh.remove(handle) : CUSHIM_EINVAL;
+    return sh ? sh->hooks_remove(sh_self, handle) : CUSHIM_EINVAL;
 }
 
 /* The fake's inspection functions, wherever the fake was loaded from. */
@@ -251,7 +258,7 @@ void e2e_expect_hooks_match_fake(unsigned libs)
     if (!e2e_shim())
         return;
     for (uint32_t id = 1; id < CUSHIM_API_ID_LIMIT; id++) {
-        const cushim_api_info *a = sh.by_id(id);
+        const cushim_api_info *a = sh->api_by_id(id);
         if (a == NULL)
             continue;
         int drv = a->library == CUSHIM_LIB_DRIVER;

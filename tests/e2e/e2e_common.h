@@ -3,8 +3,9 @@
  *
  * The programs run against the fake driver (tests/fake) with libcushim.so
  * preloaded (or as the drop-in libcuda.so.1). They reach the shim only through
- * its exported hook API, found with dlsym(RTLD_DEFAULT, ...), so the same
- * program also runs without the shim: then the hook checks are skipped, unless
+ * its host table (cushim_host_get, found with dlsym(RTLD_DEFAULT, ...)),
+ * registering themselves as the in-process plugin "e2e", so the same program
+ * also runs without the shim: then the hook checks are skipped, unless
  * E2E_EXPECT_SHIM=1 (which ctest sets), in which case a missing shim is a failure.
  *
  * This header includes the generated cushim_params.h, which sees cuda.h with
@@ -25,9 +26,11 @@
 #define E2E_LIB_DRIVER 1u
 #define E2E_LIB_RUNTIME 2u
 
-/* Resolve the shim's API; 1 if the shim is present. Call first. */
+/* Resolve the shim's host table and register "e2e"; 1 if the shim is present. Call first. */
 int e2e_init(const char *program);
 int e2e_shim(void);
+const cushim_host *e2e_host(void);   /* NULL without the shim */
+cushim_plugin *e2e_self(void);
 
 /* Record every call of the given libraries (pre and post counts per id, last params and result). */
 void e2e_record(unsigned libs);
@@ -37,7 +40,8 @@ uint64_t e2e_post(const char *name);
 const void *e2e_last_params(const char *name);
 int e2e_last_result(const char *name);
 
-/* Register a hook by exported name; returns CUSHIM_OK or the shim's error (CUSHIM_EINVAL w/o shim). */
+/* Register a hook (a group of one) by exported name; returns CUSHIM_OK or the shim's error
+   (CUSHIM_EINVAL w/o shim). */
 int e2e_hook(const char *name, int priority, cushim_pre_fn pre, cushim_post_fn post, void *user,
              uint64_t *handle);
 int e2e_unhook(uint64_t handle);

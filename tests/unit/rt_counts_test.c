@@ -15,6 +15,7 @@
 
 #include "cushim_params.h"
 #include "rt_internal.h"
+#include "rt_test_host.h"
 
 static CUresult fake_get_version(int *v)
 {
@@ -68,9 +69,10 @@ static void test_counts(void **state)
     for (int i = 0; i < 3; i++)
         cuCtxGetCurrent(&ctx);
     uint64_t h;
-    assert_int_equal(cushim_hook_add(CUSHIM_API_cuDriverGetVersion, 0, pre_nested, NULL, NULL, &h), CUSHIM_OK);
+    cushim_plugin *p = rt_test_plugin("counts-test");
+    assert_int_equal(rt_hook(p, CUSHIM_API_cuDriverGetVersion, 0, pre_nested, NULL, NULL, &h), CUSHIM_OK);
     cuDriverGetVersion(&v);   /* +1 version, +1 ctx from inside the hook */
-    assert_int_equal(cushim_hook_remove(h), CUSHIM_OK);
+    assert_int_equal(rt_host()->hooks_remove(p, h), CUSHIM_OK);
     assert_non_null(atomic_load(&rt_slots[CUSHIM_API_cuDriverGetVersion].chain));  /* counter chain */
     assert_int_equal(cnt_get(CUSHIM_API_cuDriverGetVersion), 8);
     assert_int_equal(cnt_get(CUSHIM_API_cuCtxGetCurrent), 4);

@@ -22,7 +22,7 @@ static void test_linked_dropin(void **state)
     assert_ptr_equal(dlsym(RTLD_DEFAULT, "cuDriverGetVersion"), (void *)cuDriverGetVersion);
     assert_null(dlsym(RTLD_DEFAULT, "cudaMalloc"));
     assert_null(dlsym(RTLD_DEFAULT, "cuMemcpy_ptds_no_such"));
-    assert_non_null(dlsym(RTLD_DEFAULT, "cushim_hook_add"));
+    assert_non_null(dlsym(RTLD_DEFAULT, "cushim_host_get"));
     int v = 0;
     assert_int_equal(cuInit(0), 0);
     assert_int_equal(cuDriverGetVersion(&v), 0);

@@ -23,7 +23,7 @@ static void test_dropin(void **state)
     Dl_info di;
     assert_true(dladdr((void *)get_version, &di) != 0);
     assert_non_null(strstr(di.dli_fname, RT_DROPIN_DIR));       /* the shim's wrapper */
-    assert_non_null(dlsym(h, "cushim_hook_add"));
+    assert_non_null(dlsym(h, "cushim_host_get"));
     int v = 0;
     assert_int_equal(get_version(&v), 0);                        /* reached the stand-in */
     assert_int_equal(v, 13000);

@@ -20,6 +20,8 @@
 #include "cushim/cushim.h"
 #include "cushim_api_ids.h"
 
+const cushim_host *cushim_host_get(uint32_t abi_version);
+
 static int pre_calls[CUSHIM_API_ID_LIMIT];
 
 static int count_pre(cushim_call *call, void *user, uint64_t *slot)
@@ -36,10 +38,16 @@ typedef int (*free_fn)(void *);
 static void test_foreign_runtime_passes_through(void **state)
 {
     (void)state;
-    uint64_t h1, h2, h3;
-    assert_int_equal(cushim_hook_add(CUSHIM_API_cudaMalloc, 0, count_pre, NULL, NULL, &h1), CUSHIM_OK);
-    assert_int_equal(cushim_hook_add(CUSHIM_API_cudaFree, 0, count_pre, NULL, NULL, &h2), CUSHIM_OK);
-    assert_int_equal(cushim_hook_add(CUSHIM_API_cuMemAlloc_v2, 0, count_pre, NULL, NULL, &h3), CUSHIM_OK);
+    const cushim_host *host = cushim_host_get(CUSHIM_ABI_VERSION);
+    assert_non_null(host);
+    static const cushim_plugin_def def = { .size = sizeof def, .abi_version = CUSHIM_ABI_VERSION,
+                                           .name = "foreign-test" };
+    cushim_plugin *p = NULL;
+    assert_int_equal(host->plugin_register(&def, NULL, &p, NULL, 0), CUSHIM_OK);
+    /* One group over all three. */
+    cushim_hook_spec spec = { .size = sizeof spec, .select = "cudaMalloc,cudaFree,cuMemAlloc_v2", .pre = count_pre };
+    uint64_t g;
+    assert_int_equal(host->hooks_add(p, &spec, &g), CUSHIM_OK);
 
     void *h = dlopen(RT_FOREIGN_CUDART, RTLD_NOW | RTLD_LOCAL);
     assert_non_null(h);
@@ -65,9 +73,7 @@ static void test_foreign_runtime_passes_through(void **state)
     /* The driver calls it made through cuGetProcAddress are still seen. */
     assert_int_equal(pre_calls[CUSHIM_API_cuMemAlloc_v2], 3);
 
-    assert_int_equal(cushim_hook_remove(h1), CUSHIM_OK);
-    assert_int_equal(cushim_hook_remove(h2), CUSHIM_OK);
-    assert_int_equal(cushim_hook_remove(h3), CUSHIM_OK);
+    assert_int_equal(host->hooks_remove(p, g), CUSHIM_OK);
 }
 
 int main(void)

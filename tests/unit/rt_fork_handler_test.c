@@ -36,7 +36,7 @@ static void test_fork_handler_calls_cuda(void **state)
     assert_int_equal(pthread_atfork(prepare, NULL, NULL), 0);
     void *h = dlopen("libcuda.so.1", RTLD_NOW);
     assert_non_null(h);
-    assert_non_null(dlsym(h, "cushim_hook_add"));   /* it is the drop-in */
+    assert_non_null(dlsym(h, "cushim_host_get"));   /* it is the drop-in */
     get_version = (version_fn)dlsym(h, "cuDriverGetVersion");
     assert_non_null(get_version);
 

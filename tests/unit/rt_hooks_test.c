@@ -1,7 +1,9 @@
 /*
- * rt_hooks_test.c - hook chains: order by priority, skip, result override,
- * parameter modification, per-hook slots, removal, limits, the call frame,
- * and the error value when no real function exists.
+ * rt_hooks_test.c - hook chains through the host table: order by priority,
+ * skip, result override, parameter modification, per-hook slots, groups over
+ * several APIs (all-or-nothing), removal, limits and error codes, the call
+ * frame's fields, results of every return kind, and the error value when no
+ * real function exists.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +13,10 @@
 
 #include "cushim_params.h"
 #include "rt_internal.h"
+#include "rt_test_host.h"
+
+static cushim_plugin *plug;
+static const cushim_host *host;
 
 static int real_calls;
 static CUresult fake_get_version(int *v)
@@ -18,6 +24,24 @@ static CUresult fake_get_version(int *v)
     real_calls++;
     *v = 13000;
     return CUDA_SUCCESS;
+}
+
+static CUresult fake_ctx(CUcontext *c)
+{
+    real_calls++;
+    *c = NULL;
+    return CUDA_SUCCESS;
+}
+
+static const char *fake_error_string(cudaError_t e)
+{
+    return e == cudaSuccess ? "no error" : "some error";
+}
+
+static cudaError_t fake_get_device(int *d)
+{
+    *d = 3;
+    return cudaSuccess;
 }
 
 static char trace[256];
@@ -47,8 +71,13 @@ static void post_tag(cushim_call *c, void *user, uint64_t *slot)
 static int group_setup(void **state)
 {
     (void)state;
+    host = rt_host();
+    plug = rt_test_plugin("hooks-test");
     rt_record_real(CUSHIM_API_cuDriverGetVersion, (void *)fake_get_version);
-    return 0;
+    rt_record_real(CUSHIM_API_cuCtxGetCurrent, (void *)fake_ctx);
+    rt_record_real(CUSHIM_API_cudaGetErrorString, (void *)fake_error_string);
+    rt_record_real(CUSHIM_API_cudaGetDevice, (void *)fake_get_device);
+    return plug == NULL;
 }
 
 static void reset(void)
@@ -66,6 +95,8 @@ static void test_no_hook(void **state)
     assert_int_equal(v, 13000);
     assert_int_equal(real_calls, 1);
     assert_null(atomic_load(&rt_slots[CUSHIM_API_cuDriverGetVersion].chain));
+    /* No hook, resolved: the fast path jumps to the real function. */
+    assert_ptr_equal(atomic_load(&rt_fast[CUSHIM_API_cuDriverGetVersion]), (void *)fake_get_version);
 }
 
 static void test_priority_order(void **state)
@@ -74,21 +105,23 @@ static void test_priority_order(void **state)
     reset();
     uint64_t h[3];
     static const char a = 'a', b = 'b', c = 'c';
-    assert_int_equal(cushim_hook_add(CUSHIM_API_cuDriverGetVersion, 10, pre_tag, post_tag, (void *)&a, &h[0]), CUSHIM_OK);
-    assert_int_equal(cushim_hook_add(CUSHIM_API_cuDriverGetVersion, -5, pre_tag, post_tag, (void *)&b, &h[1]), CUSHIM_OK);
-    assert_int_equal(cushim_hook_add(CUSHIM_API_cuDriverGetVersion, 10, pre_tag, post_tag, (void *)&c, &h[2]), CUSHIM_OK);
+    assert_int_equal(rt_hook(plug, CUSHIM_API_cuDriverGetVersion, 10, pre_tag, post_tag, (void *)&a, &h[0]), CUSHIM_OK);
+    assert_int_equal(rt_hook(plug, CUSHIM_API_cuDriverGetVersion, -5, pre_tag, post_tag, (void *)&b, &h[1]), CUSHIM_OK);
+    assert_int_equal(rt_hook(plug, CUSHIM_API_cuDriverGetVersion, 10, pre_tag, post_tag, (void *)&c, &h[2]), CUSHIM_OK);
+    assert_ptr_equal(atomic_load(&rt_fast[CUSHIM_API_cuDriverGetVersion]), rt_slow_of[CUSHIM_API_cuDriverGetVersion]);
     int v = 0;
     assert_int_equal(cuDriverGetVersion(&v), CUDA_SUCCESS);
     assert_string_equal(trace, "bacCAB");
     assert_int_equal(real_calls, 1);
     assert_int_equal(v, 13000);
     for (int i = 0; i < 3; i++)
-        assert_int_equal(cushim_hook_remove(h[i]), CUSHIM_OK);
-    assert_int_equal(cushim_hook_remove(h[1]), CUSHIM_ENOENT);
+        assert_int_equal(host->hooks_remove(plug, h[i]), CUSHIM_OK);
+    assert_int_equal(host->hooks_remove(plug, h[1]), CUSHIM_ENOENT);
     reset();
     assert_int_equal(cuDriverGetVersion(&v), CUDA_SUCCESS);
     assert_string_equal(trace, "");
     assert_int_equal(real_calls, 1);
+    assert_ptr_equal(atomic_load(&rt_fast[CUSHIM_API_cuDriverGetVersion]), (void *)fake_get_version);
 }
 
 static int pre_skip(cushim_call *c, void *user, uint64_t *slot)
@@ -96,8 +129,7 @@ static int pre_skip(cushim_call *c, void *user, uint64_t *slot)
     (void)user;
     (void)slot;
     tr('s');
-    cushim_call_set_result(c, 999);
-    return CUSHIM_SKIP;
+    return cushim_call_skip(c, 999);
 }
 
 static void post_skip(cushim_call *c, void *user, uint64_t *slot)
@@ -114,17 +146,17 @@ static void test_skip(void **state)
     reset();
     static const char a = 'a', z = 'z';
     uint64_t h1, h2, h3;
-    assert_int_equal(cushim_hook_add(CUSHIM_API_cuDriverGetVersion, 0, pre_tag, post_tag, (void *)&a, &h1), CUSHIM_OK);
-    assert_int_equal(cushim_hook_add(CUSHIM_API_cuDriverGetVersion, 1, pre_skip, post_skip, NULL, &h2), CUSHIM_OK);
-    assert_int_equal(cushim_hook_add(CUSHIM_API_cuDriverGetVersion, 2, pre_tag, post_tag, (void *)&z, &h3), CUSHIM_OK);
+    assert_int_equal(rt_hook(plug, CUSHIM_API_cuDriverGetVersion, 0, pre_tag, post_tag, (void *)&a, &h1), CUSHIM_OK);
+    assert_int_equal(rt_hook(plug, CUSHIM_API_cuDriverGetVersion, 1, pre_skip, post_skip, NULL, &h2), CUSHIM_OK);
+    assert_int_equal(rt_hook(plug, CUSHIM_API_cuDriverGetVersion, 2, pre_tag, post_tag, (void *)&z, &h3), CUSHIM_OK);
     int v = 0;
     assert_int_equal(cuDriverGetVersion(&v), 999);
     assert_int_equal(real_calls, 0);
     assert_int_equal(v, 0);
     assert_string_equal(trace, "asSA");   /* 'z' never saw the call */
-    cushim_hook_remove(h1);
-    cushim_hook_remove(h2);
-    cushim_hook_remove(h3);
+    host->hooks_remove(plug, h1);
+    host->hooks_remove(plug, h2);
+    host->hooks_remove(plug, h3);
 }
 
 static void post_override(cushim_call *c, void *user, uint64_t *slot)
@@ -154,16 +186,16 @@ static void test_override_and_params(void **state)
     (void)state;
     reset();
     uint64_t h1, h2;
-    assert_int_equal(cushim_hook_add(CUSHIM_API_cuDriverGetVersion, 0, pre_redirect, NULL, NULL, &h1), CUSHIM_OK);
-    assert_int_equal(cushim_hook_add(CUSHIM_API_cuDriverGetVersion, 0, NULL, post_override, NULL, &h2), CUSHIM_OK);
+    assert_int_equal(rt_hook(plug, CUSHIM_API_cuDriverGetVersion, 0, pre_redirect, NULL, NULL, &h1), CUSHIM_OK);
+    assert_int_equal(rt_hook(plug, CUSHIM_API_cuDriverGetVersion, 0, NULL, post_override, NULL, &h2), CUSHIM_OK);
     int v = 0;
     other_int = 0;
     assert_int_equal(cuDriverGetVersion(&v), CUDA_ERROR_INVALID_VALUE);
     assert_int_equal(v, 0);
     assert_int_equal(other_int, 13000);
     assert_int_equal(real_calls, 1);
-    cushim_hook_remove(h1);
-    cushim_hook_remove(h2);
+    host->hooks_remove(plug, h1);
+    host->hooks_remove(plug, h2);
 }
 
 static void test_errors_and_limit(void **state)
@@ -171,36 +203,213 @@ static void test_errors_and_limit(void **state)
     (void)state;
     uint64_t h[CUSHIM_MAX_HOOKS + 1];
     static const char a = 'a';
-    assert_int_equal(cushim_hook_add(0, 0, pre_tag, NULL, NULL, &h[0]), CUSHIM_EINVAL);
-    assert_int_equal(cushim_hook_add(CUSHIM_API_ID_LIMIT, 0, pre_tag, NULL, NULL, &h[0]), CUSHIM_EINVAL);
-    assert_int_equal(cushim_hook_add(CUSHIM_API_cuDriverGetVersion, 0, NULL, NULL, NULL, &h[0]), CUSHIM_EINVAL);
-    assert_int_equal(cushim_hook_remove(0), CUSHIM_ENOENT);
-    assert_int_equal(cushim_hook_remove(((uint64_t)CUSHIM_API_cuDriverGetVersion << 32) | 0xfffffffu), CUSHIM_ENOENT);
+    cushim_hook_spec spec = { .size = sizeof spec, .api_id = CUSHIM_API_cuDriverGetVersion, .pre = pre_tag,
+                              .user = (void *)&a };
+    assert_int_equal(rt_hook(plug, 0, 0, pre_tag, NULL, NULL, &h[0]), CUSHIM_EINVAL);
+    assert_int_equal(rt_hook(plug, CUSHIM_API_ID_LIMIT, 0, pre_tag, NULL, NULL, &h[0]), CUSHIM_EINVAL);
+    assert_int_equal(rt_hook(plug, CUSHIM_API_cuDriverGetVersion, 0, NULL, NULL, NULL, &h[0]), CUSHIM_EINVAL);
+    assert_int_equal(host->hooks_add(NULL, &spec, &h[0]), CUSHIM_EINVAL);            /* every hook has an owner */
+    assert_int_equal(host->hooks_add((cushim_plugin *)&spec, &spec, &h[0]), CUSHIM_EINVAL);   /* not a plugin */
+    assert_int_equal(host->hooks_add(plug, NULL, &h[0]), CUSHIM_EINVAL);
+    spec.flags = 0x80;
+    assert_int_equal(host->hooks_add(plug, &spec, &h[0]), CUSHIM_EINVAL);   /* unknown flag */
+    spec.flags = 0;
+    spec.size = 8;
+    assert_int_equal(host->hooks_add(plug, &spec, &h[0]), CUSHIM_EINVAL);   /* too small */
+    assert_int_equal(host->hooks_remove(plug, 0), CUSHIM_ENOENT);
+    assert_int_equal(host->hooks_remove(plug, 0xfffffffffull), CUSHIM_ENOENT);
+    assert_int_equal(host->hooks_remove(NULL, 1), CUSHIM_EINVAL);
     for (int i = 0; i < CUSHIM_MAX_HOOKS; i++)
-        assert_int_equal(cushim_hook_add(CUSHIM_API_cuDriverGetVersion, i, pre_tag, post_tag, (void *)&a, &h[i]), CUSHIM_OK);
-    assert_int_equal(cushim_hook_add(CUSHIM_API_cuDriverGetVersion, 0, pre_tag, NULL, (void *)&a, &h[CUSHIM_MAX_HOOKS]), CUSHIM_ELIMIT);
+        assert_int_equal(rt_hook(plug, CUSHIM_API_cuDriverGetVersion, i, pre_tag, post_tag, (void *)&a, &h[i]), CUSHIM_OK);
+    assert_int_equal(rt_hook(plug, CUSHIM_API_cuDriverGetVersion, 0, pre_tag, NULL, (void *)&a, &h[CUSHIM_MAX_HOOKS]),
+                     CUSHIM_ELIMIT);
+    /* A group over two APIs, one of them full: nothing is added to the other. */
+    assert_int_equal(rt_hook_sel(plug, "cuDriverGetVersion,cuCtxGetCurrent", 0, pre_tag, NULL, (void *)&a,
+                                 &h[CUSHIM_MAX_HOOKS]), CUSHIM_ELIMIT);
+    assert_null(atomic_load(&rt_slots[CUSHIM_API_cuCtxGetCurrent].chain));
     reset();
     int v;
     assert_int_equal(cuDriverGetVersion(&v), CUDA_SUCCESS);
     assert_int_equal(strlen(trace), 2 * CUSHIM_MAX_HOOKS);
+    /* Another plugin cannot remove this plugin's groups. */
+    cushim_plugin *other = rt_test_plugin("hooks-test-other");
+    assert_non_null(other);
+    assert_int_equal(host->hooks_remove(other, h[0]), CUSHIM_ENOENT);
     for (int i = CUSHIM_MAX_HOOKS - 1; i >= 0; i--)
-        assert_int_equal(cushim_hook_remove(h[i]), CUSHIM_OK);
+        assert_int_equal(host->hooks_remove(plug, h[i]), CUSHIM_OK);
     assert_null(atomic_load(&rt_slots[CUSHIM_API_cuDriverGetVersion].chain));
+}
+
+static int group_pre_calls;
+static int pre_count(cushim_call *c, void *user, uint64_t *slot)
+{
+    (void)c;
+    (void)user;
+    (void)slot;
+    group_pre_calls++;
+    return CUSHIM_CONTINUE;
+}
+
+/* One registration, several APIs, one handle; selectors of every kind. */
+static void test_groups_and_selectors(void **state)
+{
+    (void)state;
+    uint64_t g;
+    group_pre_calls = 0;
+    assert_int_equal(rt_hook_sel(plug, "cuDriverGetVersion, name:cuCtxGetCurrent", 0, pre_count, NULL, NULL, &g),
+                     CUSHIM_OK);
+    int v;
+    CUcontext ctx;
+    cuDriverGetVersion(&v);
+    cuCtxGetCurrent(&ctx);
+    assert_int_equal(group_pre_calls, 2);
+    assert_int_equal(host->hooks_remove(plug, g), CUSHIM_OK);
+    cuDriverGetVersion(&v);
+    cuCtxGetCurrent(&ctx);
+    assert_int_equal(group_pre_calls, 2);
+    assert_null(atomic_load(&rt_slots[CUSHIM_API_cuDriverGetVersion].chain));
+    assert_null(atomic_load(&rt_slots[CUSHIM_API_cuCtxGetCurrent].chain));
+
+    /* 'all': every API, one group; removal leaves none. */
+    assert_int_equal(rt_hook_sel(plug, "all", 0, pre_count, NULL, NULL, &g), CUSHIM_OK);
+    for (uint32_t i = 0; i < cushim_gen_api_count; i++)
+        assert_non_null(atomic_load(&rt_slots[cushim_gen_apis[i].id].chain));
+    assert_int_equal(host->hooks_remove(plug, g), CUSHIM_OK);
+    for (uint32_t i = 0; i < cushim_gen_api_count; i++)
+        assert_null(atomic_load(&rt_slots[cushim_gen_apis[i].id].chain));
+
+    assert_int_equal(rt_hook_sel(plug, "cuNoSuchFunctionAnywhere", 0, pre_count, NULL, NULL, &g), CUSHIM_ENOMATCH);
+    assert_int_equal(rt_hook_sel(plug, "cat:nonsense", 0, pre_count, NULL, NULL, &g), CUSHIM_EINVAL);
+    assert_int_equal(rt_hook_sel(plug, "a,,b", 0, pre_count, NULL, NULL, &g), CUSHIM_EINVAL);
+    assert_int_equal(rt_hook_sel(plug, "", 0, pre_count, NULL, NULL, &g), CUSHIM_EINVAL);
+}
+
+static const cushim_call *seen[4];
+static cushim_call seen_copy[4];
+static int nseen;
+static int pre_frame(cushim_call *c, void *user, uint64_t *slot)
+{
+    (void)user;
+    (void)slot;
+    seen[nseen] = c;
+    seen_copy[nseen++] = *c;
+    assert_ptr_equal(host->current_call(), c);
+    return CUSHIM_CONTINUE;
+}
+
+static void test_frame_fields(void **state)
+{
+    (void)state;
+    uint64_t g1, g2;
+    nseen = 0;
+    assert_int_equal(rt_hook(plug, CUSHIM_API_cuDriverGetVersion, 0, pre_frame, NULL, NULL, &g1), CUSHIM_OK);
+    int v;
+    uint64_t before = host->now_ns();
+    cuDriverGetVersion(&v);
+    cuDriverGetVersion(&v);
+    assert_int_equal(nseen, 2);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(seen_copy[i].size, sizeof(cushim_call));
+        assert_int_equal(seen_copy[i].api_id, CUSHIM_API_cuDriverGetVersion);
+        assert_int_equal(seen_copy[i].depth, 0);
+        assert_null(seen_copy[i].parent);
+        assert_int_not_equal(seen_copy[i].seq, 0);
+        assert_int_equal(seen_copy[i].tid, host->thread_id());
+        assert_int_equal(seen_copy[i].t_enter_ns, 0);   /* nobody asked for the time */
+    }
+    assert_int_not_equal(seen_copy[0].seq, seen_copy[1].seq);
+    assert_null(host->current_call());
+    /* With CUSHIM_HOOK_TIME the host reads the clock at entry. */
+    cushim_hook_spec spec = { .size = sizeof spec, .flags = CUSHIM_HOOK_TIME,
+                              .api_id = CUSHIM_API_cuDriverGetVersion, .post = post_override };
+    assert_int_equal(host->hooks_add(plug, &spec, &g2), CUSHIM_OK);
+    nseen = 0;
+    assert_int_equal(cuDriverGetVersion(&v), CUDA_ERROR_INVALID_VALUE);
+    uint64_t after = host->now_ns();
+    assert_int_equal(nseen, 1);
+    assert_true(seen_copy[0].t_enter_ns >= before && seen_copy[0].t_enter_ns <= after);
+    assert_int_equal(host->hooks_remove(plug, g2), CUSHIM_OK);
+    assert_int_equal(host->hooks_remove(plug, g1), CUSHIM_OK);
+}
+
+/* Results of every return kind: CUresult, cudaError_t, a pointer (RET_OTHER). */
+static int pre_results(cushim_call *c, void *user, uint64_t *slot)
+{
+    (void)user;
+    (void)slot;
+    if (c->info->ret_kind == CUSHIM_RET_OTHER) {
+        static const char *replaced = "replaced";
+        assert_int_equal(c->info->ret_size, sizeof(const char *));
+        cushim_call_set_result_bytes(c, &replaced, sizeof replaced);
+        return CUSHIM_SKIP;
+    }
+    return CUSHIM_CONTINUE;
+}
+
+static void post_results(cushim_call *c, void *user, uint64_t *slot)
+{
+    (void)user;
+    (void)slot;
+    if (c->info->ret_kind == CUSHIM_RET_CUDAERROR) {
+        assert_int_equal(cushim_call_result(c), cudaSuccess);
+        cushim_call_set_result(c, cudaErrorInvalidValue);
+    } else if (c->info->ret_kind == CUSHIM_RET_OTHER) {
+        const char *s = NULL;
+        cushim_call_get_result_bytes(c, &s, sizeof s);
+        assert_string_equal(s, "replaced");
+    }
+}
+
+static void test_result_kinds(void **state)
+{
+    (void)state;
+    uint64_t g;
+    assert_int_equal(rt_hook_sel(plug, "cudaGetErrorString,cudaGetDevice", 0, pre_results, post_results, NULL, &g),
+                     CUSHIM_OK);
+    int d = 0;
+    assert_int_equal(cudaGetDevice(&d), cudaErrorInvalidValue);
+    assert_int_equal(d, 3);
+    assert_string_equal(cudaGetErrorString(cudaSuccess), "replaced");
+    assert_int_equal(host->hooks_remove(plug, g), CUSHIM_OK);
+    assert_string_equal(cudaGetErrorString(cudaSuccess), "no error");
 }
 
 static void test_metadata(void **state)
 {
     (void)state;
     assert_int_equal(cushim_api_id_limit(), CUSHIM_API_ID_LIMIT);
-    const cushim_api_info *i = cushim_api_by_name("cuDriverGetVersion");
+    assert_int_equal(host->api_id_limit(), CUSHIM_API_ID_LIMIT);
+    assert_int_equal(host->api_count(), cushim_gen_api_count);
+    const cushim_api_info *i = host->api_by_name("cuDriverGetVersion");
     assert_non_null(i);
     assert_int_equal(i->id, CUSHIM_API_cuDriverGetVersion);
-    assert_ptr_equal(cushim_api_by_id(CUSHIM_API_cuDriverGetVersion), i);
-    assert_null(cushim_api_by_name("cuNoSuchFunction"));
-    assert_null(cushim_api_by_id(0));
-    assert_null(cushim_api_by_id(CUSHIM_API_ID_LIMIT));
-    for (uint32_t k = 0; k < cushim_gen_api_count; k++)
-        assert_ptr_equal(cushim_api_by_name(cushim_gen_apis[k].name), &cushim_gen_apis[k]);
+    assert_ptr_equal(host->api_by_id(CUSHIM_API_cuDriverGetVersion), i);
+    assert_null(host->api_by_name("cuNoSuchFunction"));
+    assert_null(host->api_by_name(NULL));
+    assert_null(host->api_by_id(0));
+    assert_null(host->api_by_id(CUSHIM_API_ID_LIMIT));
+    assert_null(host->api_at(cushim_gen_api_count));
+    uint32_t prev = 0;
+    for (uint32_t k = 0; k < host->api_count(); k++) {
+        const cushim_api_info *a = host->api_at(k);
+        assert_true(a->id > prev);   /* id order */
+        prev = a->id;
+        assert_ptr_equal(host->api_by_name(a->name), a);
+        assert_ptr_equal(api_by_name(a->name), a);
+        for (uint32_t p = 0; p < a->nparams; p++)
+            assert_ptr_equal(host->api_param(a, p), &a->params[p]);
+        assert_null(host->api_param(a, a->nparams));
+    }
+    const cushim_param_info *p = host->api_param(i, 0);
+    assert_string_equal(p->name, "driverVersion");
+    assert_int_equal(host->sizeof_param_info, sizeof(cushim_param_info));
+    assert_int_equal(host->size, sizeof(cushim_host));
+    assert_int_equal(host->abi_version, CUSHIM_ABI_VERSION);
+    assert_int_equal(host->cuda_version, CUSHIM_GEN_CUDA_VERSION);
+    assert_non_null(strstr(host->version(), "SDK ABI 0.2"));
+    assert_null(cushim_host_get((1u << 16) | 0));                     /* another major */
+    assert_null(cushim_host_get(CUSHIM_ABI_VERSION + 1));             /* a newer minor */
+    assert_ptr_equal(cushim_host_get((uint32_t)CUSHIM_ABI_MAJOR << 16), host);   /* an older minor */
 }
 
 /* No cudart is loaded in this process: runtime calls fail with the documented values. */
@@ -208,10 +417,13 @@ static void test_missing_real(void **state)
 {
     (void)state;
     assert_int_equal(cudaDeviceSynchronize(), cudaErrorSymbolNotFound);
-    assert_null(cudaGetErrorString(cudaSuccess));
+    assert_null(cudaGetErrorName(cudaSuccess));
     struct cudaChannelFormatDesc d = cudaCreateChannelDesc(8, 8, 8, 8, cudaChannelFormatKindUnsigned);
     assert_int_equal(d.x, 0);
     assert_int_equal(d.w, 0);
+    assert_null(host->real(CUSHIM_API_cudaDeviceSynchronize));
+    assert_ptr_equal(host->real(CUSHIM_API_cuDriverGetVersion), (void *)fake_get_version);
+    assert_null(host->real(0));
 }
 
 int main(void)
@@ -222,6 +434,9 @@ int main(void)
         cmocka_unit_test(test_skip),
         cmocka_unit_test(test_override_and_params),
         cmocka_unit_test(test_errors_and_limit),
+        cmocka_unit_test(test_groups_and_selectors),
+        cmocka_unit_test(test_frame_fields),
+        cmocka_unit_test(test_result_kinds),
         cmocka_unit_test(test_metadata),
         cmocka_unit_test(test_missing_real),
     };

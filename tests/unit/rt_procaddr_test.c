@@ -19,7 +19,7 @@ static const char *pa_name(const char *sym, int ver, uint64_t flags, int *rc, in
     uint32_t id = 77;
     *rc = cushim_pa_lookup(sym, ver, flags, &id, st);
     assert_true(*rc != CUSHIM_PA_RESULT_SUCCESS || (id != 0) == (*st == CUSHIM_PA_STATUS_SUCCESS));
-    const cushim_api_info *i = cushim_api_by_id(id);
+    const cushim_api_info *i = api_info(id);
     return i ? i->name : "-";
 }
 

@@ -11,6 +11,7 @@
 
 #include "cushim_params.h"
 #include "rt_internal.h"
+#include "rt_test_host.h"
 
 #define NTHREADS 32
 #ifndef STRESS_ITERS
@@ -20,6 +21,7 @@
 static _Atomic uint64_t real_version, real_ctx;
 static _Atomic uint64_t perm_pre, perm_post, churn_pre, churn_post;
 static _Atomic int stop;
+static cushim_plugin *plug;
 
 static CUresult fake_get_version(int *v)
 {
@@ -89,12 +91,12 @@ static void *churner(void *arg)
     uint64_t adds = 0;
     while (!atomic_load(&stop)) {
         uint64_t h1, h2;
-        if (cushim_hook_add(CUSHIM_API_cuDriverGetVersion, (int)(adds % 7) - 3, churn_pre_fn,
-                            churn_post_fn, NULL, &h1) != CUSHIM_OK)
+        if (rt_hook(plug, CUSHIM_API_cuDriverGetVersion, (int)(adds % 7) - 3, churn_pre_fn, churn_post_fn, NULL,
+                    &h1) != CUSHIM_OK)
             return (void *)1;
-        if (cushim_hook_add(CUSHIM_API_cuCtxGetCurrent, 0, churn_pre_fn, churn_post_fn, NULL, &h2) != CUSHIM_OK)
+        if (rt_hook(plug, CUSHIM_API_cuCtxGetCurrent, 0, churn_pre_fn, churn_post_fn, NULL, &h2) != CUSHIM_OK)
             return (void *)1;
-        if (cushim_hook_remove(h1) != CUSHIM_OK || cushim_hook_remove(h2) != CUSHIM_OK)
+        if (rt_host()->hooks_remove(plug, h1) != CUSHIM_OK || rt_host()->hooks_remove(plug, h2) != CUSHIM_OK)
             return (void *)1;
         adds++;
     }
@@ -106,8 +108,9 @@ static void test_stress(void **state)
     (void)state;
     rt_record_real(CUSHIM_API_cuDriverGetVersion, (void *)fake_get_version);
     rt_record_real(CUSHIM_API_cuCtxGetCurrent, (void *)fake_ctx);
+    plug = rt_test_plugin("stress-test");
     uint64_t hp;
-    assert_int_equal(cushim_hook_add(CUSHIM_API_cuDriverGetVersion, 0, perm_pre_fn, perm_post_fn, NULL, &hp), CUSHIM_OK);
+    assert_int_equal(rt_hook(plug, CUSHIM_API_cuDriverGetVersion, 0, perm_pre_fn, perm_post_fn, NULL, &hp), CUSHIM_OK);
 
     pthread_t th[NTHREADS], ch;
     assert_int_equal(pthread_create(&ch, NULL, churner, NULL), 0);
@@ -129,7 +132,7 @@ static void test_stress(void **state)
     assert_int_equal(atomic_load(&perm_pre), total);
     assert_int_equal(atomic_load(&perm_post), total);
     assert_int_equal(atomic_load(&churn_pre), atomic_load(&churn_post));
-    assert_int_equal(cushim_hook_remove(hp), CUSHIM_OK);
+    assert_int_equal(rt_host()->hooks_remove(plug, hp), CUSHIM_OK);
     assert_null(atomic_load(&rt_slots[CUSHIM_API_cuDriverGetVersion].chain));
     assert_null(atomic_load(&rt_slots[CUSHIM_API_cuCtxGetCurrent].chain));
 }

@@ -16,12 +16,21 @@ rt_unit(rt_stress_test)
 rt_unit(rt_procaddr_test)
 rt_unit(rt_counts_test)
 rt_unit(rt_exports_test)
+rt_unit(rt_select_test)
+rt_unit(rt_sdk_test)
+rt_unit(rt_sdk_reclaim_test)
+set_tests_properties(rt_sdk_reclaim_test PROPERTIES LABELS concurrency TIMEOUT 300
+  ENVIRONMENT "CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1")
+set_tests_properties(rt_sdk_test PROPERTIES ENVIRONMENT
+  "CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1;CUSHIM_LOG=debug;CUSHIM_LOG_FILE=${CMAKE_CURRENT_BINARY_DIR}/rt_sdk_test.log")
+set_tests_properties(rt_select_test PROPERTIES ENVIRONMENT "CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1")
 set_tests_properties(rt_hooks_test rt_depth_test rt_stress_test rt_procaddr_test rt_exports_test
   PROPERTIES ENVIRONMENT "CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1")
 set_tests_properties(rt_counts_test PROPERTIES
   ENVIRONMENT "CUSHIM_COUNTS=${CMAKE_CURRENT_BINARY_DIR}/rt_counts_test.tsv")
 if(CUSHIM_SANITIZE STREQUAL "thread")
   target_compile_definitions(rt_stress_test PRIVATE STRESS_ITERS=4000)
+  target_compile_definitions(rt_sdk_reclaim_test PRIVATE RECLAIM_ITERS=10000)   # 100 000: ~270 s under TSan
 endif()
 target_compile_definitions(rt_exports_test PRIVATE
   RT_SHIM_PATH="$<TARGET_FILE:cushim>" RT_DROPIN_PATH="$<TARGET_FILE:cushim_dropin>")
@@ -29,6 +38,56 @@ add_dependencies(rt_exports_test cushim cushim_dropin)
 set(RT_ORACLE "${PROJECT_SOURCE_DIR}/tests/gpu/fixtures/procaddr-oracle.tsv")
 target_compile_definitions(rt_procaddr_test PRIVATE RT_ORACLE_PATH="${RT_ORACLE}"
   RT_EXPORTS_PATH="${PROJECT_SOURCE_DIR}/tests/gpu/fixtures/libcuda-580-exports.txt")
+
+# CUSHIM_PLUGINS: builds of the probe plugin, broken in one way or another.
+set(RT_PLUGIN_DIR "${CMAKE_CURRENT_BINARY_DIR}/plugins")
+set(RT_PROBE_SRC "${PROJECT_SOURCE_DIR}/tests/e2e/e2e_plugin_probe.c")
+set(_rt_probe_targets "")
+function(rt_probe name)
+  add_library(rt_probe_${name} MODULE "${RT_PROBE_SRC}")
+  target_include_directories(rt_probe_${name} PRIVATE "${PROJECT_SOURCE_DIR}/sdk/include" "${CUSHIM_GENERATED_DIR}")
+  target_compile_definitions(rt_probe_${name} PRIVATE PROBE_NAME="probe-${name}" ${ARGN})
+  target_compile_options(rt_probe_${name} PRIVATE ${CUSHIM_WARN_FLAGS})
+  target_link_libraries(rt_probe_${name} PRIVATE ${CMAKE_DL_LIBS})
+  set_target_properties(rt_probe_${name} PROPERTIES PREFIX "" OUTPUT_NAME probe_${name}
+    LIBRARY_OUTPUT_DIRECTORY "${RT_PLUGIN_DIR}")
+  set(_rt_probe_targets ${_rt_probe_targets} rt_probe_${name} PARENT_SCOPE)
+endfunction()
+rt_probe(good)
+rt_probe(older PROBE_ABI=1)
+rt_probe(major PROBE_ABI=0x10000)
+rt_probe(newer PROBE_ABI=3)
+rt_probe(small PROBE_DEF_SIZE=24)
+rt_probe(noentry PROBE_NO_ENTRY)
+rt_probe(required PROBE_REQUIRED)
+rt_probe(baddefault PROBE_BAD_DEFAULT)
+rt_unit(rt_loader_test)
+add_dependencies(rt_loader_test ${_rt_probe_targets})
+target_compile_definitions(rt_loader_test PRIVATE RT_PLUGIN_DIR="${RT_PLUGIN_DIR}")
+set_tests_properties(rt_loader_test PROPERTIES ENVIRONMENT
+  "CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1;CUSHIM_LOG=info;CUSHIM_LOG_FILE=${CMAKE_CURRENT_BINARY_DIR}/rt_loader_test.log")
+
+# Hooked calls left by longjmp, siglongjmp, C++ exceptions (issue #10 item 6b).
+rt_unit(rt_sdk_unwind_test)
+set_tests_properties(rt_sdk_unwind_test PROPERTIES ENVIRONMENT "CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1")
+include(CheckLanguage)
+check_language(CXX)
+if(CMAKE_CXX_COMPILER)
+  enable_language(CXX)
+  add_executable(rt_sdk_unwind_cxx_test "${RT_TEST_DIR}/rt_sdk_unwind_cxx_test.cc")
+  target_link_libraries(rt_sdk_unwind_cxx_test PRIVATE cushim_rt PkgConfig::CMOCKA)
+  target_compile_options(rt_sdk_unwind_cxx_test PRIVATE -Wall -Wextra -Werror -Wno-deprecated-declarations)
+  add_test(NAME rt_sdk_unwind_cxx_test COMMAND rt_sdk_unwind_cxx_test)
+  set_tests_properties(rt_sdk_unwind_cxx_test PROPERTIES ENVIRONMENT "CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1")
+else()
+  message(STATUS "no C++ compiler: rt_sdk_unwind_cxx_test (hooks left by C++ exceptions) is not built")
+endif()
+
+# A signal handler's first call of an API while its thread holds the hook mutex (issue #10 item 6a).
+rt_unit(rt_signal_test)
+add_dependencies(rt_signal_test rt_stub_cuda)
+set_tests_properties(rt_signal_test PROPERTIES TIMEOUT 300
+  ENVIRONMENT "CUSHIM_REAL_LIBCUDA=${CMAKE_CURRENT_BINARY_DIR}/rt_stub/libcuda.so.1")
 
 # Stand-in driver and RTLD_NEXT probe libraries.
 add_library(rt_stub_cuda SHARED "${RT_TEST_DIR}/rt_lib_cuda.c")
@@ -99,6 +158,7 @@ endif()
 
 # Multi-threaded tests run again under TSan in CI (tools/test.sh: ctest -L concurrency).
 set_tests_properties(rt_stress_test PROPERTIES LABELS concurrency)
+set_property(TEST rt_sdk_test APPEND PROPERTY LABELS concurrency)   # hooks_sync against a running hook
 
 # Two copies of the drop-in on the library path (an installed one and a build tree's): each must
 # skip the other as "the real driver" (else their wrappers jump to each other forever).

@@ -106,7 +106,8 @@ typedef struct cushim_call {
                                        thread (depth > 0), else NULL                   */
     uint64_t seq;                   /* unique in the process, never 0 (correlation id) */
     uint64_t tid;                   /* the calling thread's kernel thread id           */
-    uint64_t t_enter_ns;            /* host->now_ns() at entry                         */
+    uint64_t t_enter_ns;            /* host->now_ns() at entry when a hook on this API
+                                       was added with CUSHIM_HOOK_TIME, else 0         */
 } cushim_call;
 
 #define CUSHIM_CALL_SKIPPED 1u      /* a pre hook skipped the real call               */
@@ -173,9 +174,11 @@ static inline int cushim_call_skip(cushim_call *c, int32_t result)
  * White space around terms is ignored. A selector naming nothing of this build
  * (an API of a newer CUDA) gives CUSHIM_ENOMATCH; a malformed one CUSHIM_EINVAL.
  */
+#define CUSHIM_HOOK_TIME 1u /* fill call->t_enter_ns (reading the clock costs ~8 ns a call) */
+
 typedef struct cushim_hook_spec {
     uint32_t size;            /* sizeof(cushim_hook_spec)                              */
-    uint32_t flags;           /* 0 (reserved)                                          */
+    uint32_t flags;           /* CUSHIM_HOOK_* or 0                                    */
     const char *select;       /* selector; NULL: the one API 'api_id'                  */
     uint32_t api_id;
     int32_t priority;         /* lower runs first among pre hooks, last among post     */

@@ -1,0 +1,218 @@
+/*
+ * loader.c - CUSHIM_PLUGINS: which plugins to load, with which options.
+ *
+ *   CUSHIM_PLUGINS = SPEC { ';' SPEC }          (a newline also separates)
+ *   SPEC           = ['?'] NAME-OR-PATH [ ':' OPT { ',' OPT } ]
+ *   OPT            = KEY '=' VALUE
+ *
+ * e.g. CUSHIM_PLUGINS='faultinject:api=cuMemAlloc*,rate=0.1;?/opt/acme/libquota.so:limit=8GiB'
+ *
+ * A VALUE may contain ':' and '='; ',' ';' and '\' inside a value are written
+ * '\,' '\;' '\\' (the same escapes work in a path). A KEY may repeat for
+ * CUSHIM_OPT_REPEAT options. White space around a SPEC is ignored; empty SPECs
+ * are skipped. A leading '?' makes the plugin optional.
+ *
+ * NAME ([a-z0-9_-]+, no '/') is a shipped plugin: <dir>/cushim/plugins/NAME.so
+ * where <dir> is the directory of the shim's own file (installed: P/lib/
+ * libcushim.so -> P/lib/cushim/plugins), else <dir>/../plugins/NAME.so (build
+ * tree: build/runtime/libcushim.so and build/dropin/libcuda.so.1 ->
+ * build/plugins; installed drop-in P/lib/cushim/dropin -> P/lib/cushim/plugins).
+ * Anything with a '/' is a path (relative ones to the working directory).
+ * Files are opened RTLD_NOW | RTLD_LOCAL and never closed.
+ *
+ * Runs once, from the runtime's initialisation (lifecycle.c), so every plugin
+ * is loaded before the first CUDA call is forwarded. Each failure is one log
+ * line naming the plugin and the reason; a required plugin's failure makes
+ * the shim fail closed (plugins.c, dispatch.c), an optional one's is a warning.
+ * In secure-execution mode (setuid, setgid, file capabilities) the variable is
+ * ignored: no code is loaded by the environment's word there.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rt_internal.h"
+
+static _Atomic uint32_t ldr_specs_taken;   /* specs started; a forked child resumes after them */
+
+/* The end of the item at 's': the first unescaped character of 'stops'. */
+static const char *ldr_item_end(const char *s, const char *stops)
+{
+    for (; *s && strchr(stops, *s) == NULL; s++)
+        if (*s == '\\' && s[1] != '\0')
+            s++;
+    return s;
+}
+
+static void ldr_unescape(const char *s, size_t len, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < len && o + 1 < cap; i++) {
+        if (s[i] == '\\' && i + 1 < len)
+            i++;
+        out[o++] = s[i];
+    }
+    out[o] = '\0';
+}
+
+static int ldr_is_name(const char *s)
+{
+    if (*s == '\0')
+        return 0;
+    for (; *s; s++)
+        if (!(islower((unsigned char)*s) || isdigit((unsigned char)*s) || *s == '_' || *s == '-'))
+            return 0;
+    return 1;
+}
+
+int ldr_plugin_file(const char *self_path, const char *name, char *out, size_t cap, char *tried,
+                    size_t tried_cap)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", self_path);
+    char *slash = strrchr(dir, '/');
+    if (slash != NULL)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    const char *const forms[] = { "%s/cushim/plugins/%s.so", "%s/../plugins/%s.so" };
+    size_t t = 0;
+    if (tried_cap > 0)
+        tried[0] = '\0';
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        snprintf(out, cap, forms[i], dir, name);
+        if (access(out, F_OK) == 0)
+            return 0;
+        if (t + 2 < tried_cap)
+            t += (size_t)snprintf(tried + t, tried_cap - t, "%s%s", i ? ", " : "", out);
+    }
+    return -1;
+}
+
+/* Where the shim itself was loaded from (the executable, for whitebox tests). */
+static void ldr_self_path(char *out, size_t cap)
+{
+    uintptr_t base;
+    const char *name = NULL;
+    if (rl_object_of((const void *)&ldr_self_path, &base, &name) && name != NULL && name[0] != '\0') {
+        snprintf(out, cap, "%s", name);
+        return;
+    }
+    ssize_t n = readlink("/proc/self/exe", out, cap - 1);
+    out[n > 0 ? n : 0] = '\0';
+}
+
+static void ldr_load_one(const char *what, const char *options, int optional)
+{
+    char path[PATH_MAX], tried[2 * PATH_MAX + 8], why[1024];
+    const char *label = what;
+    if (strchr(what, '/') != NULL) {
+        snprintf(path, sizeof path, "%s", what);
+        const char *base = strrchr(what, '/') + 1;
+        label = *base ? base : what;
+        if (access(path, F_OK) != 0) {
+            snprintf(why, sizeof why, "no such file: %.900s", path);
+            goto fail;
+        }
+    } else if (!ldr_is_name(what)) {
+        snprintf(why, sizeof why, "'%.900s' is neither a plugin name ([a-z0-9_-]+) nor a path (with a '/')", what);
+        goto fail;
+    } else {
+        char self[PATH_MAX];
+        ldr_self_path(self, sizeof self);
+        if (ldr_plugin_file(self, what, path, sizeof path, tried, sizeof tried) != 0) {
+            snprintf(why, sizeof why, "no such plugin (looked for %.900s)", tried);
+            goto fail;
+        }
+    }
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL) {
+        const char *e = dlerror();
+        snprintf(why, sizeof why, "cannot load %.400s: %.500s", path, e ? e : "dlopen failed");
+        goto fail;
+    }
+    cushim_plugin_entry_fn entry = (cushim_plugin_entry_fn)rl_dlsym(h, CUSHIM_PLUGIN_ENTRY_NAME);
+    if (entry == NULL) {
+        snprintf(why, sizeof why, "%.900s exports no %s() (not a cushim plugin?)", path, CUSHIM_PLUGIN_ENTRY_NAME);
+        goto fail;
+    }
+    const cushim_plugin_def *def = entry();
+    cushim_plugin *p = NULL;
+    why[0] = '\0';
+    if (pl_load(def, options, path, optional, 1, &p, why, sizeof why) == CUSHIM_OK)
+        return;
+    if (p != NULL)
+        label = p->name;
+    else if (def != NULL && def->size >= offsetof(cushim_plugin_def, name) + sizeof(char *) &&
+             def->name != NULL && ldr_is_name(def->name) && strlen(def->name) < 64)
+        label = def->name;
+    pl_report_failure(p, label, optional, 1, why);
+    return;
+fail:
+    pl_report_failure(NULL, label, optional, 1, why);
+}
+
+void ldr_load_list(const char *list, _Atomic uint32_t *taken)
+{
+    uint32_t index = 0;
+    for (const char *s = list; *s; index++) {
+        const char *end = ldr_item_end(s, ";\n");
+        const char *b = s, *e = end;
+        s = *end ? end + 1 : end;
+        while (b < e && isspace((unsigned char)*b))
+            b++;
+        while (e > b && isspace((unsigned char)e[-1]) && !(e - 1 > b && e[-2] == '\\'))
+            e--;
+        if (b == e)
+            continue;
+        if (index < atomic_load(taken))
+            continue;   /* done before a fork interrupted the parent's initialisation */
+        atomic_store(taken, index + 1);
+        int optional = *b == '?';
+        if (optional)
+            for (b++; b < e && isspace((unsigned char)*b); b++)
+                ;
+        const char *colon = ldr_item_end(b, ":");
+        if (colon > e)
+            colon = e;
+        char what[PATH_MAX];
+        ldr_unescape(b, (size_t)(colon - b), what, sizeof what);
+        size_t wl = strlen(what);
+        while (wl > 0 && isspace((unsigned char)what[wl - 1]))
+            what[--wl] = '\0';
+        char *options = NULL;
+        if (colon < e && (options = strndup(colon + 1, (size_t)(e - colon - 1))) == NULL) {
+            pl_report_failure(NULL, what, optional, 1, "out of memory reading its options");
+            continue;
+        }
+        ldr_load_one(what, options, optional);
+        free(options);
+    }
+}
+
+void ldr_load_env(void)
+{
+    const char *env = getenv("CUSHIM_PLUGINS");
+    if (env == NULL || env[strspn(env, " \t\n;")] == '\0')
+        return;
+    if (hs_secure()) {
+        log_warn("CUSHIM_PLUGINS is ignored in secure-execution mode (setuid, setgid or capabilities)");
+        return;
+    }
+    if (cfg_get()->disable) {
+        log_info("CUSHIM_PLUGINS is ignored: CUSHIM_DISABLE=1");
+        return;
+    }
+    char *copy = strdup(env);   /* another thread's setenv must not move it under us */
+    if (copy == NULL) {
+        pl_report_failure(NULL, "CUSHIM_PLUGINS", 0, 1, "out of memory reading the variable");
+        return;
+    }
+    ldr_load_list(copy, &ldr_specs_taken);
+    free(copy);
+}

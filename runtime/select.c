@@ -1,0 +1,277 @@
+/*
+ * select.c - selectors: which APIs a hook group (or host->api_select) means.
+ *
+ *   SELECTOR := TERM { ',' TERM }        union
+ *   TERM     := ATOM { '&' ATOM }        intersection
+ *   ATOM     := all | id:N | name:NAME | base:NAME | glob:PATTERN
+ *             | cat:CAT{+CAT} | lib:driver|runtime | PATTERN (has * ? or [) | NAME
+ *
+ * (the grammar of cushim.h). A bare NAME is base:NAME when some API has that
+ * base name, else name:NAME. base:NAME matches every API whose metadata
+ * base_name is NAME, and the API exported as NAME itself. White space around
+ * terms and atoms is ignored. The selector is compiled once per call into a
+ * list of atoms, then evaluated for every API in id order.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_internal.h"
+
+enum { SEL_ALL, SEL_ID, SEL_NAME, SEL_BASE, SEL_GLOB, SEL_CAT, SEL_LIB };
+
+typedef struct sel_atom {
+    int kind;
+    int term_end;          /* last atom of its term */
+    uint32_t num;          /* id, category mask, library */
+    const char *text;      /* name, base or pattern (inside the compiled copy) */
+} sel_atom;
+
+typedef struct sel_prog {
+    char *buf;
+    uint32_t n;
+    sel_atom *atoms;
+} sel_prog;
+
+/* The category words of cushim_meta.h's CUSHIM_CAT_* bits, in bit order. */
+static const struct {
+    const char *name;
+    uint32_t bit;
+} sel_cats[] = {
+    { "alloc", CUSHIM_CAT_ALLOC },   { "free", CUSHIM_CAT_FREE },       { "copy", CUSHIM_CAT_COPY },
+    { "set", CUSHIM_CAT_SET },       { "launch", CUSHIM_CAT_LAUNCH },   { "sync", CUSHIM_CAT_SYNC },
+    { "module", CUSHIM_CAT_MODULE }, { "graph", CUSHIM_CAT_GRAPH },     { "vmm", CUSHIM_CAT_VMM },
+    { "stream", CUSHIM_CAT_STREAM }, { "event", CUSHIM_CAT_EVENT },     { "context", CUSHIM_CAT_CONTEXT },
+    { "device", CUSHIM_CAT_DEVICE }, { "init", CUSHIM_CAT_INIT },       { "interop", CUSHIM_CAT_INTEROP },
+    { "query", CUSHIM_CAT_QUERY },   { "pool", CUSHIM_CAT_POOL },
+};
+
+static int sel_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int sel_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err != NULL && errlen > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return CUSHIM_EINVAL;
+}
+
+static char *sel_trim(char *s)
+{
+    while (*s == ' ' || *s == '\t' || *s == '\n')
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n'))
+        s[--n] = '\0';
+    return s;
+}
+
+static int sel_ident(const char *s)
+{
+    if (!(isalpha((unsigned char)*s) || *s == '_'))
+        return 0;
+    for (; *s; s++)
+        if (!(isalnum((unsigned char)*s) || *s == '_'))
+            return 0;
+    return 1;
+}
+
+static int sel_is_base(const char *name)
+{
+    for (uint32_t i = 0; i < cushim_gen_api_count; i++)
+        if (strcmp(cushim_gen_apis[i].base_name, name) == 0)
+            return 1;
+    return 0;
+}
+
+static int sel_atom_parse(sel_atom *a, char *s, char *err, size_t errlen)
+{
+    s = sel_trim(s);
+    if (*s == '\0')
+        return sel_err(err, errlen, "empty term");
+    if (strcmp(s, "all") == 0) {
+        a->kind = SEL_ALL;
+        return 0;
+    }
+    char *colon = strchr(s, ':');
+    if (colon != NULL) {
+        *colon = '\0';
+        char *v = sel_trim(colon + 1);
+        if (*v == '\0')
+            return sel_err(err, errlen, "'%s:' without a value", s);
+        if (strcmp(s, "id") == 0) {
+            char *end;
+            unsigned long long n = strtoull(v, &end, 10);
+            if (*end != '\0' || !isdigit((unsigned char)*v) || n > UINT32_MAX)
+                return sel_err(err, errlen, "'id:%s': not a number", v);
+            a->kind = SEL_ID;
+            a->num = (uint32_t)n;
+        } else if (strcmp(s, "name") == 0 || strcmp(s, "base") == 0) {
+            if (!sel_ident(v))
+                return sel_err(err, errlen, "'%s:%s': not a function name", s, v);
+            a->kind = s[0] == 'n' ? SEL_NAME : SEL_BASE;
+            a->text = v;
+        } else if (strcmp(s, "glob") == 0) {
+            a->kind = SEL_GLOB;
+            a->text = v;
+        } else if (strcmp(s, "cat") == 0) {
+            a->kind = SEL_CAT;
+            a->num = 0;
+            for (char *w = v, *next; w != NULL; w = next) {
+                next = strchr(w, '+');
+                if (next != NULL)
+                    *next++ = '\0';
+                w = sel_trim(w);
+                size_t k = 0;
+                while (k < sizeof sel_cats / sizeof sel_cats[0] && strcmp(sel_cats[k].name, w) != 0)
+                    k++;
+                if (k == sizeof sel_cats / sizeof sel_cats[0])
+                    return sel_err(err, errlen, "unknown category '%s' (alloc free copy set launch sync module "
+                                   "graph vmm stream event context device init interop query pool)", w);
+                a->num |= sel_cats[k].bit;
+            }
+        } else if (strcmp(s, "lib") == 0) {
+            a->kind = SEL_LIB;
+            if (strcmp(v, "driver") == 0)
+                a->num = CUSHIM_LIB_DRIVER;
+            else if (strcmp(v, "runtime") == 0)
+                a->num = CUSHIM_LIB_RUNTIME;
+            else
+                return sel_err(err, errlen, "'lib:%s': driver or runtime", v);
+        } else {
+            return sel_err(err, errlen, "unknown selector word '%s:' (id name base glob cat lib)", s);
+        }
+        return 0;
+    }
+    if (strpbrk(s, "*?[") != NULL) {
+        a->kind = SEL_GLOB;
+        a->text = s;
+        return 0;
+    }
+    if (!sel_ident(s))
+        return sel_err(err, errlen, "'%s': not a function name or pattern", s);
+    a->kind = sel_is_base(s) ? SEL_BASE : SEL_NAME;
+    a->text = s;
+    return 0;
+}
+
+static void sel_free(sel_prog *p)
+{
+    free(p->buf);
+    free(p->atoms);
+}
+
+static int sel_compile(sel_prog *p, const char *selector, char *err, size_t errlen)
+{
+    memset(p, 0, sizeof *p);
+    if (selector == NULL)
+        return sel_err(err, errlen, "no selector");
+    size_t len = strlen(selector);
+    if (len > 65536)
+        return sel_err(err, errlen, "selector longer than 64 KiB");
+    uint32_t max = 1;
+    for (const char *c = selector; *c; c++)
+        max += *c == ',' || *c == '&';
+    p->buf = malloc(len + 1);
+    p->atoms = calloc(max, sizeof *p->atoms);
+    if (p->buf == NULL || p->atoms == NULL) {
+        sel_free(p);
+        return CUSHIM_ENOMEM;
+    }
+    memcpy(p->buf, selector, len + 1);
+    char *term = p->buf;
+    for (;;) {
+        char *term_next = strchr(term, ',');
+        if (term_next != NULL)
+            *term_next++ = '\0';
+        char *atom = term;
+        for (;;) {
+            char *atom_next = strchr(atom, '&');
+            if (atom_next != NULL)
+                *atom_next++ = '\0';
+            sel_atom *a = &p->atoms[p->n++];
+            int rc = sel_atom_parse(a, atom, err, errlen);
+            if (rc != 0) {
+                sel_free(p);
+                return rc;
+            }
+            if (atom_next == NULL) {
+                a->term_end = 1;
+                break;
+            }
+            atom = atom_next;
+        }
+        if (term_next == NULL)
+            break;
+        term = term_next;
+    }
+    return 0;
+}
+
+static int sel_atom_match(const sel_atom *a, const cushim_api_info *api)
+{
+    switch (a->kind) {
+    case SEL_ALL: return 1;
+    case SEL_ID: return api->id == a->num;
+    case SEL_NAME: return strcmp(api->name, a->text) == 0;
+    case SEL_BASE: return strcmp(api->base_name, a->text) == 0 || strcmp(api->name, a->text) == 0;
+    case SEL_GLOB: return fnmatch(a->text, api->name, 0) == 0;
+    case SEL_CAT: return (api->categories & a->num) != 0;
+    case SEL_LIB: return api->library == a->num;
+    default: return 0;
+    }
+}
+
+static int sel_eval(const sel_prog *p, const cushim_api_info *api)
+{
+    int term = 1;
+    for (uint32_t i = 0; i < p->n; i++) {
+        term = term && sel_atom_match(&p->atoms[i], api);
+        if (p->atoms[i].term_end) {
+            if (term)
+                return 1;
+            term = 1;
+        }
+    }
+    return 0;
+}
+
+int sel_select(const char *selector, uint32_t *ids, uint32_t cap, char *err, size_t errlen)
+{
+    sel_prog p;
+    int rc = sel_compile(&p, selector, err, errlen);
+    if (rc != 0)
+        return rc;
+    uint32_t n = 0;
+    for (uint32_t id = 1; id < CUSHIM_API_ID_LIMIT; id++) {
+        const cushim_api_info *api = api_info(id);
+        if (api == NULL || !sel_eval(&p, api))
+            continue;
+        if (ids != NULL && n < cap)
+            ids[n] = id;
+        n++;
+    }
+    sel_free(&p);
+    if (n == 0)
+        sel_err(err, errlen, "'%s' matches no API of this build (CUDA %s headers)", selector,
+                CUSHIM_GEN_CUDA_VERSION_STRING);
+    return (int)n;
+}
+
+int sel_match(const char *selector, uint32_t api_id)
+{
+    sel_prog p;
+    int rc = sel_compile(&p, selector, NULL, 0);
+    if (rc != 0)
+        return rc;
+    const cushim_api_info *api = api_info(api_id);
+    int m = api != NULL && sel_eval(&p, api);
+    sel_free(&p);
+    return m;
+}
