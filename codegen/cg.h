@@ -115,6 +115,13 @@ typedef struct cg_pfn {
     int present;       /* exported name is among the parsed APIs */
 } cg_pfn;
 
+/* One enumerator of CUresult or cudaError_t (cushim_results.inc). */
+typedef struct cg_result {
+    char *name;
+    long long value;
+    int kind;          /* RET_CURESULT or RET_CUDAERROR */
+} cg_result;
+
 typedef struct cg_model {
     cg_api *apis;      /* sorted by id after md_finish */
     int napis, capis;
@@ -124,6 +131,8 @@ typedef struct cg_model {
     char *headers[16];         /* headers present, in include order */
     int nheaders;
     int unclassified;          /* params with kind or dir unknown */
+    cg_result *results;        /* header order within each kind */
+    int nresults, cresults;
 } cg_model;
 
 /* ---- typedefs.c ---- */

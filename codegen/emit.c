@@ -1,7 +1,7 @@
 /*
  * emit.c - write the generated tree (docs/contract.md): X-macro lists,
- * params structs, metadata tables, the cuGetProcAddress variant table and
- * TSV listings. Everything is built in memory, written into a temporary
+ * params structs, metadata tables, the cuGetProcAddress variant table, the
+ * CUresult/cudaError_t names and TSV listings. Everything is built in memory, written into a temporary
  * folder beside the target and renamed into place; --verify compares the
  * memory image with the committed files instead.
  */
@@ -20,11 +20,13 @@ typedef struct em_file {
     ut_buf b;
 } em_file;
 
-enum { EM_IDS, EM_PARAMS, EM_HEADERS, EM_DRV, EM_RT, EM_META, EM_PA, EM_APIS_TSV, EM_PA_TSV, EM_NFILES };
+enum { EM_IDS, EM_PARAMS, EM_HEADERS, EM_DRV, EM_RT, EM_META, EM_PA, EM_RESULTS, EM_APIS_TSV, EM_PA_TSV,
+       EM_NFILES };
 
 static const char *em_names[EM_NFILES] = {
     "cushim_api_ids.h", "cushim_params.h", "cushim_cuda_headers.h", "cushim_driver_apis.inc",
-    "cushim_runtime_apis.inc", "cushim_meta.c", "cushim_procaddr.inc", "apis.tsv", "procaddr.tsv",
+    "cushim_runtime_apis.inc", "cushim_meta.c", "cushim_procaddr.inc", "cushim_results.inc", "apis.tsv",
+    "procaddr.tsv",
 };
 
 static void em_banner(ut_buf *b, const cg_model *m, int hash)
@@ -284,6 +286,21 @@ static void em_procaddr(ut_buf *inc, ut_buf *tsv, const cg_model *m)
     }
 }
 
+/* Driver names first, then runtime names, each in header order: the order
+ * does not depend on where the TU happened to include driver_types.h. */
+static void em_results(ut_buf *b, const cg_model *m)
+{
+    static const int kinds[] = {RET_CURESULT, RET_CUDAERROR};
+    em_banner(b, m, 0);
+    ut_puts(b, "/* CUSHIM_RESULT(RETKIND, VALUE, NAME): every enumerator of CUresult (enum cudaError_enum), then of\n"
+               "   cudaError_t (enum cudaError), in header order; define CUSHIM_RESULT before including. */\n");
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        for (int i = 0; i < m->nresults; i++)
+            if (m->results[i].kind == kinds[k])
+                ut_bprintf(b, "CUSHIM_RESULT(%s, %lld, \"%s\")\n", em_retkind(kinds[k]), m->results[i].value,
+                           m->results[i].name);
+}
+
 static void em_apis_tsv(ut_buf *b, const cg_model *m)
 {
     em_banner(b, m, 1);
@@ -316,6 +333,7 @@ static void em_build(em_file *f, const cg_model *m)
     em_xmacro(&f[EM_RT].b, m, LIB_RUNTIME);
     em_meta(&f[EM_META].b, m);
     em_procaddr(&f[EM_PA].b, &f[EM_PA_TSV].b, m);
+    em_results(&f[EM_RESULTS].b, m);
     em_apis_tsv(&f[EM_APIS_TSV].b, m);
 }
 

@@ -413,6 +413,9 @@ void md_free(cg_model *m)
     }
     for (int i = 0; i < m->nheaders; i++)
         free(m->headers[i]);
+    for (int i = 0; i < m->nresults; i++)
+        free(m->results[i].name);
+    free(m->results);
     free(m->apis);
     free(m->pfns);
     free(md_hash);

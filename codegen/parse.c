@@ -10,7 +10,9 @@
  *  2. the runtime headers without any define: the legacy runtime names.
  * Static and inline functions and definitions are skipped (the runtime has
  * static inline helpers that reuse export names). Any diagnostic of
- * severity error is fatal.
+ * severity error is fatal. The first unit also yields the enumerators of
+ * CUresult (enum cudaError_enum) and cudaError_t (enum cudaError), the
+ * result names of cushim_results.inc.
  */
 #include "cg.h"
 #include "cg_clang.h"
@@ -58,6 +60,8 @@ typedef struct ps_ctx {
     int pass;          /* 1: driver+runtime (internal), 2: runtime legacy */
     int order;
     int rc;
+    int enums_seen;    /* 1 << RET_CURESULT, 1 << RET_CUDAERROR: result enums read */
+    int enum_kind;     /* the one being read */
 } ps_ctx;
 
 static int ps_header_library(const char *base)
@@ -218,12 +222,57 @@ static void ps_function(ps_ctx *x, CXCursor c)
         x->rc = CG_EINPUT;
 }
 
+static enum CXChildVisitResult ps_enumerator(CXCursor c, CXCursor parent, CXClientData data)
+{
+    ps_ctx *x = data;
+    cg_model *m = x->m;
+    CXString s;
+    (void)parent;
+    if (c.kind != CXCursor_EnumConstantDecl)
+        return CXChildVisit_Continue;
+    if (m->nresults == m->cresults) {
+        m->cresults = m->cresults ? 2 * m->cresults : 256;
+        m->results = ut_realloc(m->results, (size_t)m->cresults * sizeof *m->results);
+    }
+    s = clang_getCursorSpelling(c);
+    m->results[m->nresults].name = ut_strdup(clang_getCString(s));
+    m->results[m->nresults].value = clang_getEnumConstantDeclValue(c);
+    m->results[m->nresults].kind = x->enum_kind;
+    m->nresults++;
+    clang_disposeString(s);
+    return CXChildVisit_Continue;
+}
+
+/* The definition of enum cudaError_enum (CUresult) or enum cudaError
+ * (cudaError_t), wherever it lies: cudaError is in driver_types.h, which
+ * is not one of the API headers. Only the first definition counts. */
+static void ps_result_enum(ps_ctx *x, CXCursor c)
+{
+    CXString s;
+    int kind = 0;
+    if (x->pass != 1 || !clang_isCursorDefinition(c))
+        return;
+    s = clang_getCursorSpelling(c);
+    if (!strcmp(clang_getCString(s), "cudaError_enum"))
+        kind = RET_CURESULT;
+    else if (!strcmp(clang_getCString(s), "cudaError"))
+        kind = RET_CUDAERROR;
+    clang_disposeString(s);
+    if (!kind || (x->enums_seen & (1 << kind)))
+        return;
+    x->enums_seen |= 1 << kind;
+    x->enum_kind = kind;
+    clang_visitChildren(c, ps_enumerator, x);
+}
+
 static enum CXChildVisitResult ps_visit(CXCursor c, CXCursor parent, CXClientData data)
 {
     ps_ctx *x = data;
     (void)parent;
     if (c.kind == CXCursor_FunctionDecl)
         ps_function(x, c);
+    else if (c.kind == CXCursor_EnumDecl)
+        ps_result_enum(x, c);
     else if (c.kind == CXCursor_LinkageSpec || c.kind == CXCursor_UnexposedDecl)
         return CXChildVisit_Recurse;
     return CXChildVisit_Continue;
@@ -310,7 +359,7 @@ int ps_parse(cg_model *m, const ps_options *o)
 {
     ut_buf src1 = {0}, src2 = {0};
     CXIndex idx;
-    ps_ctx x = {m, 1, 0, 0};
+    ps_ctx x = {m, 1, 0, 0, 0, 0};
     int rc;
 
     if (!ut_is_dir(o->include_dir)) {
@@ -364,6 +413,14 @@ int ps_parse(cg_model *m, const ps_options *o)
 
     idx = clang_createIndex(0, 0);
     rc = ps_run(idx, &x, o->include_dir, src1.s);
+    if (!rc && !(x.enums_seen & (1 << RET_CURESULT))) {
+        ut_error("no definition of 'enum cudaError_enum' (CUresult) in the headers of '%s'", o->include_dir);
+        rc = CG_EINPUT;
+    }
+    if (!rc && !(x.enums_seen & (1 << RET_CUDAERROR))) {
+        ut_error("no definition of 'enum cudaError' (cudaError_t) in the headers of '%s'", o->include_dir);
+        rc = CG_EINPUT;
+    }
     if (!rc) {
         x.pass = 2;
         rc = ps_run(idx, &x, o->include_dir, src2.s);

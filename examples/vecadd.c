@@ -6,6 +6,11 @@
  * fake driver (tests/fake) kernels are recorded, not run, so the result check is skipped there.
  *
  * Build: linked against libcuda.so.1 (the toolkit's stub at build time). Run: tools/cushim run --fake -- vecadd
+ *
+ * Every failing call is reported with its error's name (cuGetErrorName) and the program exits 1, which makes it
+ * the sample for fault injection (docs/plugins/faultinject.md):
+ *   tools/cushim run --fake --fault='cuMemAlloc*:CUDA_ERROR_OUT_OF_MEMORY:nth=2' -- vecadd
+ * fails at the second allocation: "vecadd: cuMemAlloc(&db, bytes) failed: CUDA_ERROR_OUT_OF_MEMORY (2)".
  */
 #include <cuda.h>
 #include <stdio.h>

@@ -73,18 +73,41 @@ static int hs_api_select(const char *selector, uint32_t *ids, uint32_t cap, char
     return sel_select(selector, ids, ids != NULL ? cap : 0, err, errlen);
 }
 
+/* Every CUresult and cudaError_t name of the generated tree, in header order
+   (driver first). Looked up by linear scan: a few hundred entries, used when
+   plugins resolve names at init and when they log, never per call. */
+static const struct {
+    uint32_t kind;
+    int32_t code;
+    const char *name;
+} hs_results[] = {
+#define CUSHIM_RESULT(KIND, VALUE, NAME) {KIND, VALUE, NAME},
+#include "cushim_results.inc"
+#undef CUSHIM_RESULT
+};
+#define HS_NRESULTS (sizeof hs_results / sizeof hs_results[0])
+
+/* The first name the header gives the value. */
 static const char *hs_result_name(uint32_t ret_kind, int32_t code)
 {
-    (void)ret_kind;
-    (void)code;
+    for (size_t i = 0; i < HS_NRESULTS; i++)
+        if (hs_results[i].kind == ret_kind && hs_results[i].code == code)
+            return hs_results[i].name;
     return NULL;
 }
 
 static int hs_result_by_name(const char *name, uint32_t *ret_kind, int32_t *code)
 {
-    (void)name;
-    (void)ret_kind;
-    (void)code;
+    if (name == NULL)
+        return CUSHIM_ENOENT;
+    for (size_t i = 0; i < HS_NRESULTS; i++)
+        if (strcmp(hs_results[i].name, name) == 0) {
+            if (ret_kind != NULL)
+                *ret_kind = hs_results[i].kind;
+            if (code != NULL)
+                *code = hs_results[i].code;
+            return CUSHIM_OK;
+        }
     return CUSHIM_ENOENT;
 }
 

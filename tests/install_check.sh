@@ -11,7 +11,8 @@ p=$t/prefix
 cmake --install "$build" --prefix "$p" >/dev/null
 for f in lib/libcushim.so lib/cushim/dropin/libcuda.so.1 lib/cushim/fake/libcuda.so.1 \
          include/cushim/cushim.h include/cushim/cushim_meta.h include/cushim/cushim_params.h \
-         include/cushim/cushim_api_ids.h include/cushim/cushim_cuda_headers.h bin/cushim \
+         include/cushim/cushim_api_ids.h include/cushim/cushim_cuda_headers.h include/cushim/cushim_results.inc \
+         lib/cushim/plugins/faultinject.so bin/cushim \
          libexec/cushim/cushim-info share/cushim/apis.tsv share/cushim/procaddr.tsv lib/pkgconfig/cushim.pc \
          lib/cmake/cushim/cushimConfig.cmake lib/cmake/cushim/cushimConfigVersion.cmake; do
   [ -e "$p/$f" ] || { echo "install_check: $f missing from the installed tree" >&2; exit 1; }
@@ -35,6 +36,13 @@ else echo "install_check: 'cushim where' names files outside the prefix" >&2; ex
 "$p/bin/cushim" plugins > "$t/plugins"
 [ "$(grep -c "^  file: $p/lib/cushim/plugins/" "$t/plugins")" = "$nplugins" ] \
   || { echo "install_check: cushim plugins did not describe the $nplugins installed plugin(s):" >&2; cat "$t/plugins" >&2; exit 1; }
+# A shipped plugin by name: the installed shim finds lib/cushim/plugins/faultinject.so.
+if CUSHIM_PLUGINS='faultinject:rule=cuMemAlloc*:CUDA_ERROR_OUT_OF_MEMORY:nth=2' \
+   "$p/bin/cushim" run --fake -- "$vecadd" >/dev/null 2>"$t/fault.err"; then
+  echo "install_check: vecadd passed although the installed faultinject plugin should fail its second allocation" >&2
+  cat "$t/fault.err" >&2; exit 1
+fi
+grep -q 'failed: CUDA_ERROR_OUT_OF_MEMORY' "$t/fault.err" || { echo "install_check: no injected fault" >&2; cat "$t/fault.err" >&2; exit 1; }
 
 # Relocatable: the launcher, pkg-config file and CMake package locate the prefix from their own position.
 mv "$p" "$t/moved"
@@ -42,4 +50,4 @@ mv "$p" "$t/moved"
 grep -q '^cuLaunchKernel	1$' "$t/counts2.tsv" || { echo "install_check: the moved tree's shim did not count the launch" >&2; exit 1; }
 inc=$(PKG_CONFIG_PATH="$t/moved/lib/pkgconfig" pkg-config --cflags cushim)
 [ -f "${inc#-I}/cushim/cushim.h" ] || { echo "install_check: the moved tree's pkg-config gives '$inc'" >&2; exit 1; }
-echo "install_check: installed tree complete ($nplugins shipped plugin(s)); launcher + shim + fake driver ran vecadd, also after a move"
+echo "install_check: installed tree complete ($nplugins shipped plugin(s)); launcher + shim + fake driver ran vecadd, with faultinject, and after a move"

@@ -14,7 +14,7 @@
 #define cuMemAlloc cuMemAlloc_v2
 #define cuMemcpyHtoD __CUDA_API_PTDS(cuMemcpyHtoD_v2)
 
-typedef enum cudaError_enum { CUDA_SUCCESS = 0 } CUresult;
+typedef enum cudaError_enum { CUDA_SUCCESS = 0, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY = 2, CUDA_ERROR_NOT_FOUND = 0x1f4, CUDA_ERROR_NOT_FOUND_ALIAS = CUDA_ERROR_NOT_FOUND, CUDA_ERROR_UNKNOWN = 999 } CUresult;
 typedef unsigned long long CUdeviceptr_v2;
 typedef CUdeviceptr_v2 CUdeviceptr;
 typedef struct CUstream_st *CUstream;

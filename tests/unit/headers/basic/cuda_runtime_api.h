@@ -10,7 +10,7 @@
 #define cudaMemcpy cudaMemcpy_ptds
 #endif
 
-typedef enum cudaError { cudaSuccess = 0 } cudaError_t;
+#include "driver_types.h"
 struct cudaChannelFormatDesc {
     int x, y, z, w;
 };
