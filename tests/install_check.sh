@@ -49,5 +49,6 @@ mv "$p" "$t/moved"
 "$t/moved/bin/cushim" run --fake --counts="$t/counts2.tsv" -- "$vecadd" >/dev/null
 grep -q '^cuLaunchKernel	1$' "$t/counts2.tsv" || { echo "install_check: the moved tree's shim did not count the launch" >&2; exit 1; }
 inc=$(PKG_CONFIG_PATH="$t/moved/lib/pkgconfig" pkg-config --cflags cushim)
+inc=${inc%% *}   # pkg-config ends it with a space
 [ -f "${inc#-I}/cushim/cushim.h" ] || { echo "install_check: the moved tree's pkg-config gives '$inc'" >&2; exit 1; }
 echo "install_check: installed tree complete ($nplugins shipped plugin(s)); launcher + shim + fake driver ran vecadd, with faultinject, and after a move"

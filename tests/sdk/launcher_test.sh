@@ -150,6 +150,19 @@ run_cap ver "$cushim" version
 [ "$(cat "$t/ver.out")" = "cushim $version, CUDA $cuda headers, SDK ABI $maj.$min" ] && ok "version: $(cat "$t/ver.out")" \
   || fail "version: got '$(cat "$t/ver.out")', want 'cushim $version, CUDA $cuda headers, SDK ABI $maj.$min'"
 
+# ... and equal to what the shim itself says (host->version() through cushim_host_get, from a preloaded run).
+shimver=$("$cushim" run -- python3 - $(((maj << 16) | min)) 2>/dev/null <<'EOF'
+import ctypes, sys
+get = ctypes.CDLL(None).cushim_host_get
+get.restype, get.argtypes = ctypes.c_void_p, [ctypes.c_uint32]
+class Host(ctypes.Structure):   # 6 uint32 (size .. cuda_version), then the 'version' slot
+    _fields_ = [("head", ctypes.c_uint32 * 6), ("version", ctypes.CFUNCTYPE(ctypes.c_char_p))]
+print(Host.from_address(get(int(sys.argv[1]))).version().decode())
+EOF
+)
+[ "$shimver" = "$(cat "$t/ver.out")" ] && ok "version equals the shim's host->version()" \
+  || fail "version: the shim says '$shimver', cushim version '$(cat "$t/ver.out")'"
+
 run_cap where "$cushim" where
 plugins=$build/plugins
 [ -d "$plugins" ] || plugins="?"

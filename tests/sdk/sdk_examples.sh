@@ -27,6 +27,7 @@ export PKG_CONFIG_PATH=$p/$libdir/pkgconfig
 
 # --- pkg-config and the CMake package ----------------------------------------------------------------
 cflags=$(pkg-config --cflags cushim) || die "pkg-config --cflags cushim failed"
+read -r cflags <<<"$cflags"   # pkg-config ends it with a space
 inc=${cflags#-I}
 [ "$(realpath "$inc")" = "$(realpath "$p/include")" ] && ok "pkg-config --cflags: $cflags" \
   || fail "pkg-config --cflags gave '$cflags', not the prefix's include directory"
