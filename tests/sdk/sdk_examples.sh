@@ -150,9 +150,11 @@ for mode in preload dropin; do
      && grep -q '^memcap: cuMemAlloc_v2 calls=1 bytes=0 denied=1$' "$t/cap-$mode.err"; then
     ok "$mode: memcap max_bytes=1M denies vecadd's 4 MiB cuMemAlloc"
   else fail "$mode: memcap 1M: rc $rc: $(head -c 400 "$t/cap-$mode.err")"; fi
-  run_vecadd cap8-$mode $m "--plugin=$t/pc/memcap.so:max_bytes=8MiB,slow_ms=0.5" -- "$vecadd"
-  if [ $rc -eq 0 ] && grep -q '^memcap: cuMemAlloc_v2 calls=3 bytes=12582912 denied=0$' "$t/cap8-$mode.err"; then
-    ok "$mode: memcap max_bytes=8MiB lets vecadd's three 4 MiB allocations through and sums them"
+  # slow_ms=0.000001 (1 ns): every allocation is "slow", so each is timed (pre's slot read back in post) and logged.
+  run_vecadd cap8-$mode $m "--plugin=$t/pc/memcap.so:max_bytes=8MiB,slow_ms=0.000001" -- "$vecadd"
+  if [ $rc -eq 0 ] && grep -q '^memcap: cuMemAlloc_v2 calls=3 bytes=12582912 denied=0$' "$t/cap8-$mode.err" \
+     && [ "$(grep -c '^cushim\[[0-9]*\] warn: memcap: cuMemAlloc_v2 took [0-9.]* ms$' "$t/cap8-$mode.err")" = 3 ]; then
+    ok "$mode: memcap max_bytes=8MiB lets vecadd's three 4 MiB allocations through, sums and times them"
   else fail "$mode: memcap 8MiB: rc $rc: $(head -c 400 "$t/cap8-$mode.err")"; fi
 
   # A plugin whose init fails (no API of 'select' has the size parameter): every CUDA call fails (fail

@@ -198,7 +198,8 @@ private:
                            call->info->name, want, call->seq);
             return cushim_call_skip(call, m->oom_[call->info->ret_kind - 1]);
         }
-        *slot = m->h_->now_ns();   // read back by post() of this same call
+        if (m->slow_ns_ != 0)
+            *slot = m->h_->now_ns();   // read back by post() of this same call
         return CUSHIM_CONTINUE;
     }
 
@@ -209,8 +210,10 @@ private:
             return;
         if (cushim_call_result(call) == 0)   // CUDA_SUCCESS and cudaSuccess are both 0
             m->stats_[call->api_id].bytes.fetch_add(m->size_of(call), std::memory_order_relaxed);
+        if (m->slow_ns_ == 0)
+            return;
         uint64_t ns = m->h_->now_ns() - *slot;
-        if (m->slow_ns_ != 0 && ns > m->slow_ns_)
+        if (ns > m->slow_ns_)
             m->h_->log(m->self_, CUSHIM_LOG_WARN, "%s took %.3f ms", call->info->name, static_cast<double>(ns) / 1e6);
     }
 
