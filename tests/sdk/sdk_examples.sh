@@ -129,6 +129,31 @@ for mode in preload dropin; do
     else fail "$mode: callcount report '$got', shim counts '$want'"; fi
   else fail "$mode: callcount run rc $rc: $(head -c 400 "$t/cc-$mode.err")"; fi
 
+  # fork_child: the child's counters restart at zero and it reports to OUTPUT.<pid>; the parent keeps its own.
+  # (Python's fork() then sys.exit: the child exits normally, so its flush runs.)
+  rm -f "$t/fork-$mode.txt"*
+  py=python3
+  [ -x /usr/bin/python3 ] && py=/usr/bin/python3   # not a version manager's shim script: fewer processes
+  "$cushim" run --fake $m "--plugin=$t/c/callcount.so:select=cuInit,output=$t/fork-$mode.txt" \
+    -- "$py" -c '
+import ctypes, os, sys
+cuda = ctypes.CDLL("libcuda.so.1")
+cuda.cuInit(0)
+pid = os.fork()
+if pid == 0:
+    cuda.cuInit(0); cuda.cuInit(0)
+    print(os.getpid())
+    sys.exit(0)
+sys.exit(os.waitpid(pid, 0)[1] != 0)' >"$t/fork-$mode.out" 2>"$t/fork-$mode.err"
+  rc=$?
+  child=$(cat "$t/fork-$mode.out")
+  files=("$t/fork-$mode.txt"*)
+  if [ $rc -eq 0 ] && [ -n "$child" ] && grep -qx 'callcount: cuInit 1' "$t/fork-$mode.txt" \
+     && grep -qx 'callcount: cuInit 2' "$t/fork-$mode.txt.$child" \
+     && [ ${#files[@]} = 2 ]; then
+    ok "$mode: callcount's fork_child: parent 1 cuInit, child 2 in its own file"
+  else fail "$mode: fork: rc $rc, child '$child', files: ${files[*]} $(head -c 300 "$t/fork-$mode.err")"; fi
+
   # Denying, by shipped name: the call never reaches the driver, vecadd sees CUDA_ERROR_NOT_PERMITTED.
   run_vecadd deny-$mode $m --plugin=callcount:deny=cuStreamCreate -- "$vecadd" 1000
   if [ $rc -ne 0 ] && grep -q 'cuStreamCreate(.*) failed: CUDA_ERROR_NOT_PERMITTED' "$t/deny-$mode.err" \

@@ -24,7 +24,8 @@ static const cushim_option callcount_options[] = {
     { "error", CUSHIM_OPT_STRING, NULL,
       "what a denied call returns (default CUDA_ERROR_NOT_PERMITTED, or cudaErrorNotPermitted for runtime APIs)" },
     { "top", CUSHIM_OPT_INT, "0", "report only the N most called APIs (0: all)" },
-    { "output", CUSHIM_OPT_STRING, NULL, "append the report to this file (a forked child: FILE.<pid>), not stderr" },
+    { "output", CUSHIM_OPT_STRING, NULL,
+      "append the report to this file (a forked child: FILE.<pid>), not stderr; nothing if nothing was seen" },
     { NULL, 0, NULL, NULL },
 };
 
@@ -238,6 +239,13 @@ static void callcount_flush(cushim_plugin *self)
             total += n;
         }
     }
+    uint64_t denied = atomic_load(&cc->denied);
+    if (total == 0 && denied == 0) {
+        /* Like CUSHIM_COUNTS: a process that saw nothing (a shell or a wrapper in the program's process
+           tree, which inherit CUSHIM_PLUGINS) writes nothing. */
+        free(v);
+        return;
+    }
     qsort(v, nv, sizeof *v, by_count_desc);
 
     FILE *out = stderr;
@@ -254,7 +262,7 @@ static void callcount_flush(cushim_plugin *self)
         }
     }
     fprintf(out, "callcount: pid %ld: %llu calls of %u APIs, %llu denied\n", (long)getpid(),
-            (unsigned long long)total, (unsigned)nv, (unsigned long long)atomic_load(&cc->denied));
+            (unsigned long long)total, (unsigned)nv, (unsigned long long)denied);
     for (uint32_t i = 0; i < nv && (cc->top == 0 || i < (uint64_t)cc->top); i++) {
         const cushim_api_info *api = h->api_by_id(v[i].id);
         fprintf(out, "callcount: %s %llu\n", api ? api->name : "?", (unsigned long long)v[i].n);
