@@ -73,6 +73,17 @@ for ex in c-plugin cpp-plugin; do
   else cat "$t/pc-$ex.log"; fail "$ex: pkg-config build failed"; fi
 done
 
+# The guide's first example (docs/plugin-sdk.md, step 2), built with its one-line pkg-config command: the
+# text a vendor copies must compile and do what it says.
+sed -n '/^\/\* nomem.c /,/^CUSHIM_PLUGIN(nomem)$/p' "$src/docs/plugin-sdk.md" >"$t/nomem.c"
+# shellcheck disable=SC2046 # pkg-config output is meant to split into words
+if [ -s "$t/nomem.c" ] && (cd "$t" && cc $(pkg-config --cflags cushim) -std=c11 -Wall -Wextra -Werror -shared -fPIC \
+      -fvisibility=hidden -Wl,-z,defs -o nomem.so nomem.c) >"$t/nomem.log" 2>&1; then
+  "$cushim" run --fake "--plugin=$t/nomem.so" -- "$vecadd" 1000 >/dev/null 2>"$t/nomem.err"
+  grep -q 'cuMemAlloc(.*) failed: CUDA_ERROR_OUT_OF_MEMORY' "$t/nomem.err" && ok "the guide's nomem.c builds and works" \
+    || fail "the guide's nomem.c: $(head -c 300 "$t/nomem.err")"
+else cat "$t/nomem.log"; fail "the guide's nomem.c does not build (or was not found in docs/plugin-sdk.md)"; fi
+
 # cushim::params: the typed parameter structs, with the CUDA headers the build used.
 mkdir -p "$t/params-src"
 cat >"$t/params-src/CMakeLists.txt" <<'EOF'
