@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# launcher_test.sh SRC_DIR BUILD_DIR VECADD PROJECT_VERSION [--with-faultinject]
+# The source launcher (tools/cushim) against a build tree: help and usage errors (exit 2), exit status and
+# death by signal of the program pass through (exec), relative paths made absolute against the launcher's
+# directory, CUSHIM_PLUGINS composed and escaped from --plugin/--fault in order, --log validated,
+# 'apis' globbing, 'version' against the headers, 'plugins' against the build's plugin directory, --fake
+# in preload and drop-in mode, and (with faultinject built) a --fault that makes vecadd fail.
+# shellcheck disable=SC2015,SC2016 # ok() never fails; the single-quoted scripts expand in the child
+set -u
+src=$1 build=$2 vecadd=$3 version=$4 with_fault=${5:-}
+cushim=$src/tools/cushim
+export CUSHIM_BUILD_DIR=$build
+unset CUSHIM_LIB CUSHIM_PLUGINS CUSHIM_COUNTS CUSHIM_LOG CUSHIM_LOG_FILE CUSHIM_REAL_LIBCUDA LD_PRELOAD
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+ok() { echo "ok: $*"; }
+
+# run_cap NAME CMD...: runs CMD, stdout to $t/NAME.out, stderr to $t/NAME.err, status in $rc.
+run_cap() { local n=$1; shift; "$@" >"$t/$n.out" 2>"$t/$n.err"; rc=$?; }
+
+# --- help and usage errors --------------------------------------------------------------------------
+for c in "" run plugins apis version where; do
+  if [ -z "$c" ]; then run_cap help "$cushim" --help; else run_cap help "$cushim" "$c" --help; fi
+  if [ $rc -eq 0 ] && grep -q "^usage: cushim ${c:-COMMAND}" "$t/help.out" && [ ! -s "$t/help.err" ]; then
+    ok "cushim $c --help"
+  else fail "cushim $c --help: rc $rc, $(head -c 200 "$t/help.out" "$t/help.err")"; fi
+  if [ -n "$c" ]; then
+    run_cap help2 "$cushim" help "$c"
+    cmp -s "$t/help.out" "$t/help2.out" || fail "cushim help $c differs from cushim $c --help"
+  fi
+done
+bad_usage() {   # bad_usage EXPECTED_USAGE_LINE ARGS...: exit 2, usage on stderr, nothing on stdout
+  local u=$1; shift
+  run_cap bad "$cushim" "$@"
+  if [ $rc -eq 2 ] && [ ! -s "$t/bad.out" ] && grep -q "^usage: cushim $u" "$t/bad.err"; then
+    ok "usage error: cushim $*"
+  else fail "cushim $*: expected exit 2 and usage on stderr, got rc $rc: $(cat "$t/bad.out" "$t/bad.err" | head -c 300)"; fi
+}
+bad_usage COMMAND
+bad_usage COMMAND frobnicate
+bad_usage run run --bogus -- true
+bad_usage run run --counts -- true
+bad_usage run run --log=loud -- true
+bad_usage run run --log= -- true
+bad_usage run run --fault= -- true
+bad_usage run run --plugin= -- true
+bad_usage run run '--plugin=a;b' -- true
+bad_usage run run --fake
+bad_usage apis apis -x
+bad_usage apis apis 'cu*' 'cuda*'
+bad_usage version version extra
+bad_usage where where --all
+bad_usage plugins plugins --bogus
+
+# --- exec: exit status, death by signal, same process ----------------------------------------------
+run_cap exit "$cushim" run --fake -- sh -c 'exit 7'
+[ $rc -eq 7 ] && ok "exit status 7 passes through" || fail "exit status: expected 7, got $rc"
+# A parent that can tell a signal death from an exit status: Python's negative returncode.
+sig=$(python3 - "$cushim" <<'EOF'
+import subprocess, sys
+r = subprocess.run([sys.argv[1], "run", "--fake", "--", "sh", "-c", "kill -TERM $$"], stderr=subprocess.DEVNULL)
+e = subprocess.run([sys.argv[1], "run", "--", "sh", "-c", "exit 143"], stderr=subprocess.DEVNULL)
+# The program is the launcher's own process (exec): the pid Python started is the one the program reports.
+p = subprocess.Popen([sys.argv[1], "run", "--", "sh", "-c", "echo $$"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+out = p.communicate()[0].decode().strip()
+print(r.returncode, e.returncode, "same" if out == str(p.pid) else "other:%s/%s" % (out, p.pid))
+EOF
+)
+[ "$sig" = "-15 143 same" ] && ok "SIGTERM death, exit 143 and the pid pass through (exec)" \
+  || fail "signal/exec: expected '-15 143 same', got '$sig'"
+
+# --- relative paths, --counts=-, --log ---------------------------------------------------------------
+mkdir -p "$t/cwd"
+( cd "$t/cwd" && "$cushim" run --fake --counts=rel.tsv --log-file=log.txt --log=info \
+    -- sh -c 'cd / && exec "$0" 1000' "$vecadd" ) >"$t/rel.out" 2>"$t/rel.err"
+rc=$?
+if [ $rc -eq 0 ] && grep -q "^cuLaunchKernel	1$" "$t/cwd/rel.tsv" 2>/dev/null && [ ! -e /rel.tsv ]; then
+  ok "--counts=rel.tsv lands in the launcher's directory though the program changed its own"
+else fail "--counts=rel.tsv: rc $rc, $(ls "$t/cwd"), $(head -c 300 "$t/rel.err")"; fi
+[ -f "$t/cwd/log.txt" ] && ok "--log-file=log.txt lands in the launcher's directory" || fail "--log-file=log.txt not in $t/cwd"
+( cd "$t/cwd" && "$cushim" run --counts=- --log-file=sub/l --real-libcuda=../x/libcuda.so.1 --log=off \
+    -- sh -c 'printf "%s|%s|%s|%s\n" "$CUSHIM_COUNTS" "$CUSHIM_LOG_FILE" "$CUSHIM_REAL_LIBCUDA" "$CUSHIM_LOG"' ) \
+  >"$t/env.out" 2>/dev/null
+[ "$(cat "$t/env.out")" = "-|$t/cwd/sub/l|$t/cwd/../x/libcuda.so.1|off" ] \
+  && ok "--counts=- passed as '-', relative --log-file/--real-libcuda made absolute" \
+  || fail "environment: got '$(cat "$t/env.out")'"
+for l in debug info warn error off INFO:info Warning:warn; do
+  v=$("$cushim" run --log="${l%%:*}" -- printenv CUSHIM_LOG 2>/dev/null)
+  [ "$v" = "${l#*:}" ] || fail "--log=${l%%:*} gave CUSHIM_LOG='$v'"
+done
+
+# --- CUSHIM_PLUGINS composition -------------------------------------------------------------------
+# In option order after the environment's; all --fault rules in one faultinject spec at the first --fault's
+# place, with ',' ';' '\' escaped; a relative plugin path made absolute, '?' and options kept verbatim.
+( cd "$t/cwd" && CUSHIM_PLUGINS='pre:x=1' "$cushim" run \
+    '--plugin=./my.so:a=b\,c,p=x:y=z' \
+    --fault='cuMemAlloc:CUDA_ERROR_OUT_OF_MEMORY' \
+    '--plugin=?name:k=v' \
+    '--fault=glob:cuMem*,cuInit;x\y:CUDA_ERROR_INVALID_VALUE:after=2' \
+    '--plugin=?../up/p.so' \
+    -- printenv CUSHIM_PLUGINS ) >"$t/plugins.out" 2>"$t/plugins.err"
+rc=$?
+want="pre:x=1;$t/cwd/my.so:a=b\\,c,p=x:y=z;faultinject:rule=cuMemAlloc:CUDA_ERROR_OUT_OF_MEMORY,rule=glob:cuMem*\\,cuInit\\;x\\\\y:CUDA_ERROR_INVALID_VALUE:after=2;?name:k=v;?$t/cwd/../up/p.so"
+if [ "$with_fault" = --with-faultinject ]; then
+  [ "$(cat "$t/plugins.out")" = "$want" ] && ok "CUSHIM_PLUGINS composed in order and escaped" \
+    || fail "CUSHIM_PLUGINS: got  '$(cat "$t/plugins.out")'"$'\n'"      want '$want'"
+else
+  # Without faultinject built, --fault is refused before the program runs.
+  [ $rc -eq 2 ] && grep -q 'needs the shipped faultinject plugin' "$t/plugins.err" \
+    && ok "--fault without faultinject: refused" || fail "--fault without faultinject: rc $rc $(cat "$t/plugins.err")"
+  v=$( cd "$t/cwd" && CUSHIM_PLUGINS='pre:x=1' "$cushim" run '--plugin=./my.so:a=b\,c,p=x:y=z' '--plugin=?name:k=v' \
+       '--plugin=?../up/p.so' -- printenv CUSHIM_PLUGINS 2>/dev/null)
+  [ "$v" = "pre:x=1;$t/cwd/my.so:a=b\\,c,p=x:y=z;?name:k=v;?$t/cwd/../up/p.so" ] \
+    && ok "CUSHIM_PLUGINS composed in order" || fail "CUSHIM_PLUGINS: got '$v'"
+fi
+# A directory holding the syntax's characters: escaped in the path (the shim unescapes paths too).
+mkdir -p "$t/d:1;2,3\\4"
+v=$(cd "$t/d:1;2,3\\4" && "$cushim" run --plugin=p.so/../q.so:k=v -- printenv CUSHIM_PLUGINS 2>/dev/null)
+[ "$v" = "$t/d\\:1\\;2\\,3\\\\4/p.so/../q.so:k=v" ] && ok "a relative plugin path under a directory with : ; , \\ is escaped" \
+  || fail "escaped directory: got '$v'"
+run_cap noname "$cushim" run --plugin=no-such-plugin:x=1 -- true
+[ $rc -eq 2 ] && grep -q "no shipped plugin 'no-such-plugin'" "$t/noname.err" && ok "an unknown shipped name is refused" \
+  || fail "--plugin=no-such-plugin: rc $rc $(cat "$t/noname.err")"
+v=$(CUSHIM_PLUGINS='a;' "$cushim" run --plugin=/p/b.so -- printenv CUSHIM_PLUGINS 2>/dev/null)
+[ "$v" = "a;/p/b.so" ] && ok "appended to an environment value ending in ';'" || fail "CUSHIM_PLUGINS 'a;' + b gave '$v'"
+v=$("$cushim" run --plugin='/p/x.so:v=a\;b' -- printenv CUSHIM_PLUGINS 2>/dev/null)
+[ "$v" = '/p/x.so:v=a\;b' ] && ok "an escaped ';' stays inside one --plugin" || fail "--plugin='/p/x.so:v=a\\;b' gave '$v'"
+v=$(CUSHIM_PLUGINS='keep' "$cushim" run -- printenv CUSHIM_PLUGINS 2>/dev/null)
+[ "$v" = keep ] && ok "no --plugin: the environment's CUSHIM_PLUGINS untouched" || fail "CUSHIM_PLUGINS became '$v'"
+
+# --- apis, version, where, plugins ---------------------------------------------------------------------
+run_cap apis "$cushim" apis 'cuMemAlloc*'
+if [ $rc -eq 0 ] && grep -q '	cuMemAlloc_v2	' "$t/apis.out" && grep -q '	cuMemAllocManaged	' "$t/apis.out" \
+   && [ "$(tail -n +2 "$t/apis.out" | cut -f2 | grep -vc '^cuMemAlloc')" = 0 ]; then
+  ok "apis 'cuMemAlloc*' ($(($(wc -l < "$t/apis.out") - 1)) APIs)"
+else fail "apis 'cuMemAlloc*': rc $rc: $(head -c 300 "$t/apis.out")"; fi
+run_cap apis "$cushim" apis 'cuMemAlloc.*'
+[ $rc -eq 1 ] && [ "$(wc -l < "$t/apis.out")" = 1 ] && ok "apis takes a glob, not a regex (exit 1 when none matches)" \
+  || fail "apis 'cuMemAlloc.*': rc $rc, $(wc -l < "$t/apis.out") lines"
+run_cap apis "$cushim" apis
+[ "$(wc -l < "$t/apis.out")" = "$(grep -vc '^#' "$build/tools/apis.tsv")" ] && ok "apis lists every API" \
+  || fail "apis: $(wc -l < "$t/apis.out") lines"
+
+cuda=$(sed -n 's/^# DO NOT EDIT: generated by cushim-gen [^ ]* from CUDA \([0-9.]*\) headers.*/\1/p' "$build/tools/apis.tsv")
+maj=$(sed -n 's/^#define CUSHIM_ABI_MAJOR \([0-9]*\)$/\1/p' "$src/sdk/include/cushim/cushim.h")
+min=$(sed -n 's/^#define CUSHIM_ABI_MINOR \([0-9]*\)$/\1/p' "$src/sdk/include/cushim/cushim.h")
+run_cap ver "$cushim" version
+[ "$(cat "$t/ver.out")" = "cushim $version, CUDA $cuda headers, SDK ABI $maj.$min" ] && ok "version: $(cat "$t/ver.out")" \
+  || fail "version: got '$(cat "$t/ver.out")', want 'cushim $version, CUDA $cuda headers, SDK ABI $maj.$min'"
+
+# ... and equal to what the shim itself says (host->version() through cushim_host_get, from a preloaded run).
+shimver=$("$cushim" run -- python3 - $(((maj << 16) | min)) 2>/dev/null <<'EOF'
+import ctypes, sys
+get = ctypes.CDLL(None).cushim_host_get
+get.restype, get.argtypes = ctypes.c_void_p, [ctypes.c_uint32]
+class Host(ctypes.Structure):   # 6 uint32 (size .. cuda_version), then the 'version' slot
+    _fields_ = [("head", ctypes.c_uint32 * 6), ("version", ctypes.CFUNCTYPE(ctypes.c_char_p))]
+print(Host.from_address(get(int(sys.argv[1]))).version().decode())
+EOF
+)
+[ "$shimver" = "$(cat "$t/ver.out")" ] && ok "version equals the shim's host->version()" \
+  || fail "version: the shim says '$shimver', cushim version '$(cat "$t/ver.out")'"
+
+run_cap where "$cushim" where
+plugins=$build/plugins
+[ -d "$plugins" ] || plugins="?"
+for k in "shim	$build/runtime/libcushim.so" "dropin	$build/dropin" "fake	$build/tests/fake" \
+         "plugins	$plugins" "info	$build/tools/cushim-info" "apis	$build/tools/apis.tsv"; do
+  grep -qxF "$k" "$t/where.out" || fail "where: no line '$k' in: $(cat "$t/where.out")"
+done
+
+run_cap plugins "$cushim" plugins
+n=0
+for f in "$build"/plugins/*.so; do
+  [ -e "$f" ] || continue
+  n=$((n + 1))
+  name=$(basename "$f" .so)
+  grep -q "^$name " "$t/plugins.out" || fail "plugins: $name not listed: $(head -c 300 "$t/plugins.out")"
+  grep -q "^  file: $f$" "$t/plugins.out" || fail "plugins: no file line for $f"
+done
+if [ $rc -eq 0 ] && { [ $n -gt 0 ] || grep -qx 'no shipped plugins found' "$t/plugins.out"; }; then
+  ok "plugins: $n shipped plugin(s) described"
+else fail "plugins: rc $rc, $(head -c 300 "$t/plugins.out" "$t/plugins.err")"; fi
+run_cap plugins "$cushim" plugins no-such-plugin
+[ $rc -eq 1 ] && grep -q "no shipped plugin named 'no-such-plugin'" "$t/plugins.err" && ok "plugins: an unknown name fails" \
+  || fail "plugins no-such-plugin: rc $rc"
+
+# --- the fake driver in both modes ----------------------------------------------------------------------
+for mode in "" --dropin; do
+  rm -f "$t/c.tsv"
+  run_cap fake "$cushim" run --fake $mode --counts="$t/c.tsv" -- "$vecadd" 1000
+  if [ $rc -eq 0 ] && grep -q "^cuLaunchKernel	1$" "$t/c.tsv" 2>/dev/null; then ok "run --fake $mode: vecadd counted"
+  else fail "run --fake $mode: rc $rc, $(head -c 300 "$t/fake.err")"; fi
+done
+
+# --- --fault through the shipped faultinject plugin -------------------------------------------------------
+if [ "$with_fault" = --with-faultinject ]; then
+  for mode in "" --dropin; do
+    run_cap fault "$cushim" run --fake $mode --fault='cuMemAlloc:CUDA_ERROR_OUT_OF_MEMORY' -- "$vecadd" 1000
+    if [ $rc -ne 0 ] && grep -q 'cuMemAlloc.*CUDA_ERROR_OUT_OF_MEMORY' "$t/fault.err"; then
+      ok "--fault $mode: vecadd's cuMemAlloc failed with CUDA_ERROR_OUT_OF_MEMORY"
+    else fail "--fault $mode: rc $rc, $(head -c 300 "$t/fault.out" "$t/fault.err")"; fi
+  done
+fi
+
+[ $failures -eq 0 ] && { echo "launcher_test: all checks passed"; exit 0; }
+echo "launcher_test: $failures check(s) failed"
+exit 1

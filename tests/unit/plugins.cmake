@@ -1,0 +1,19 @@
+# Unit tests of the shipped plugins (plugins/). faultinject: its rule parser and decider alone
+# (fi_rules), and the whole plugin under a host table written in the test (fi_plugin).
+find_package(Threads REQUIRED)
+set(_fi_dir "${PROJECT_SOURCE_DIR}/plugins/faultinject")
+
+add_executable(fi_rules_test fi_rules_test.c "${_fi_dir}/rules.c")
+target_include_directories(fi_rules_test PRIVATE "${_fi_dir}")
+target_link_libraries(fi_rules_test PRIVATE PkgConfig::CMOCKA m)
+target_compile_options(fi_rules_test PRIVATE ${CUSHIM_WARN_FLAGS})
+add_test(NAME fi_rules COMMAND fi_rules_test)
+
+# cushim_results.inc of the generated tree gives the test host its result names.
+add_executable(fi_plugin_test fi_plugin_test.c "${_fi_dir}/faultinject.c" "${_fi_dir}/rules.c")
+target_include_directories(fi_plugin_test PRIVATE
+  "${_fi_dir}" "${PROJECT_SOURCE_DIR}/sdk/include" "${CUSHIM_GENERATED_DIR}")
+target_link_libraries(fi_plugin_test PRIVATE PkgConfig::CMOCKA Threads::Threads)
+target_compile_options(fi_plugin_test PRIVATE ${CUSHIM_WARN_FLAGS})
+add_test(NAME fi_plugin COMMAND fi_plugin_test)
+set_tests_properties(fi_plugin PROPERTIES LABELS concurrency)

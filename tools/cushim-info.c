@@ -1,0 +1,227 @@
+/*
+ * cushim-info.c - what the launcher's 'cushim plugins' and 'cushim version' print.
+ *
+ *   cushim-info version
+ *   cushim-info plugins [--dir DIR]... [NAME-OR-PATH...]
+ *
+ * 'version' prints what this build of the shim was made from: the project version,
+ * the CUDA headers of the generated tree and the SDK ABI of sdk/include/cushim/cushim.h,
+ * all fixed at compile time (the same tree the shim is built from).
+ * 'plugins' dlopens each plugin (every *.so in each --dir, or the ones named; a NAME
+ * is looked up as DIR/NAME.so), calls its entry point and prints the definition:
+ * version, description, and the declared options with their types, defaults and help.
+ * It never loads the shim and never calls init: a plugin definition is static data.
+ * Exit status: 0, 1 when a plugin could not be described, 2 on a usage error.
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cushim/cushim.h>
+#include "cushim_api_ids.h"
+
+#ifndef CUSHIM_INFO_VERSION
+#error "CUSHIM_INFO_VERSION (the project version) must be defined by the build"
+#endif
+
+#define MAX_DIRS 16
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: cushim-info version\n"
+               "       cushim-info plugins [--dir DIR]... [NAME-OR-PATH...]\n");
+}
+
+static int print_version(void)
+{
+    /* The same text as host->version() of the shim built from this tree. */
+    printf("cushim %s, CUDA %s headers, SDK ABI %u.%u\n", CUSHIM_INFO_VERSION, CUSHIM_GEN_CUDA_VERSION_STRING,
+           (unsigned)CUSHIM_ABI_MAJOR, (unsigned)CUSHIM_ABI_MINOR);
+    return 0;
+}
+
+static const char *type_name(uint32_t type)
+{
+    switch (type & CUSHIM_OPT_TYPE_MASK) {
+    case CUSHIM_OPT_STRING: return "string";
+    case CUSHIM_OPT_INT: return "int";
+    case CUSHIM_OPT_BOOL: return "bool";
+    case CUSHIM_OPT_DOUBLE: return "double";
+    case CUSHIM_OPT_BYTES: return "bytes";
+    default: return NULL;
+    }
+}
+
+/* A field of 'def' exists iff its offset is below def->size (append-only ABI). */
+#define DEF_HAS(d, field) CUSHIM_HAS(d, cushim_plugin_def, field)
+
+/* Prints one plugin's definition; 0 on success, 1 (with a line on stderr) if it cannot be described. */
+static int describe(const char *path)
+{
+    /* RTLD_LOCAL: nothing of the plugin leaks into the next one's symbol look-ups. */
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL) {
+        fprintf(stderr, "cushim-info: %s: cannot load: %s\n", path, dlerror());
+        return 1;
+    }
+    cushim_plugin_entry_fn entry;
+    void *sym = dlsym(h, CUSHIM_PLUGIN_ENTRY_NAME);
+    memcpy(&entry, &sym, sizeof entry);   /* object to function pointer without a pedantic warning */
+    if (entry == NULL) {
+        fprintf(stderr, "cushim-info: %s: not a cushim plugin (no %s)\n", path, CUSHIM_PLUGIN_ENTRY_NAME);
+        dlclose(h);
+        return 1;
+    }
+    const cushim_plugin_def *d = entry();
+    /* The two leading fields are all an unknown major version promises. */
+    if (d == NULL || d->size < offsetof(cushim_plugin_def, abi_version) + sizeof d->abi_version) {
+        fprintf(stderr, "cushim-info: %s: %s returned no usable definition\n", path, CUSHIM_PLUGIN_ENTRY_NAME);
+        dlclose(h);
+        return 1;
+    }
+    uint32_t maj = CUSHIM_ABI_MAJOR_OF(d->abi_version), min = CUSHIM_ABI_MINOR_OF(d->abi_version);
+    if (maj != CUSHIM_ABI_MAJOR) {
+        fprintf(stderr, "cushim-info: %s: built for SDK ABI %u.%u; this shim serves %u.x: it would be refused\n",
+                path, (unsigned)maj, (unsigned)min, (unsigned)CUSHIM_ABI_MAJOR);
+        dlclose(h);
+        return 1;
+    }
+    if (!DEF_HAS(d, options) || d->name == NULL) {
+        fprintf(stderr, "cushim-info: %s: definition too short (size %u)\n", path, (unsigned)d->size);
+        dlclose(h);
+        return 1;
+    }
+    printf("%s %s\n", d->name, d->version ? d->version : "(no version)");
+    printf("  %s\n", d->description ? d->description : "(no description)");
+    printf("  file: %s\n", path);
+    printf("  SDK ABI: %u.%u", (unsigned)maj, (unsigned)min);
+    int status = 0;
+    if (min > CUSHIM_ABI_MINOR) {
+        /* The host refuses a newer minor: it may call host slots this shim lacks. */
+        printf(" (newer than this shim's %u.%u: it would be refused)", (unsigned)CUSHIM_ABI_MAJOR,
+               (unsigned)CUSHIM_ABI_MINOR);
+        status = 1;
+    }
+    printf("\n");
+    if (d->options == NULL || d->options[0].name == NULL) {
+        printf("  options: none\n");
+    } else {
+        printf("  options:\n");
+        for (const cushim_option *o = d->options; o->name != NULL; o++) {
+            const char *t = type_name(o->type);
+            printf("    %s=%s", o->name, t ? t : "?");
+            if (t == NULL) {
+                printf(" (unknown type %u)", (unsigned)(o->type & CUSHIM_OPT_TYPE_MASK));
+                status = 1;
+            }
+            if (o->type & CUSHIM_OPT_REQUIRED)
+                printf(", required");
+            if (o->type & CUSHIM_OPT_REPEAT)
+                printf(", repeatable");
+            if (o->default_value != NULL)
+                printf(", default '%s'", o->default_value);
+            printf("\n");
+            if (o->help != NULL && o->help[0] != '\0')
+                printf("        %s\n", o->help);
+        }
+    }
+    /* Definitions are static data of the plugin: done with it before it is unmapped. */
+    dlclose(h);
+    return status;
+}
+
+static int is_plugin_file(const struct dirent *e)
+{
+    size_t n = strlen(e->d_name);
+    return e->d_name[0] != '.' && n > 3 && strcmp(e->d_name + n - 3, ".so") == 0;
+}
+
+/* Every *.so of 'dir', in name order. */
+static int describe_dir(const char *dir, int *count)
+{
+    struct dirent **list;
+    int n = scandir(dir, &list, is_plugin_file, alphasort);
+    if (n < 0)
+        return 0;   /* no shipped plugins in this build: not an error */
+    int status = 0;
+    for (int i = 0; i < n; i++) {
+        char path[4096];
+        if (snprintf(path, sizeof path, "%s/%s", dir, list[i]->d_name) < (int)sizeof path) {
+            if (*count > 0)
+                printf("\n");
+            status |= describe(path);
+            (*count)++;
+        }
+        free(list[i]);
+    }
+    free(list);
+    return status;
+}
+
+/* NAME-OR-PATH as the shim reads it: with a '/' a path, else DIR/NAME.so in the first DIR that has it. */
+static int describe_named(const char *arg, const char *const *dirs, int ndirs)
+{
+    if (strchr(arg, '/') != NULL)
+        return describe(arg);
+    for (int i = 0; i < ndirs; i++) {
+        char path[4096];
+        if (snprintf(path, sizeof path, "%s/%s.so", dirs[i], arg) >= (int)sizeof path)
+            continue;
+        FILE *f = fopen(path, "rb");
+        if (f != NULL) {
+            fclose(f);
+            return describe(path);
+        }
+    }
+    fprintf(stderr, "cushim-info: no shipped plugin named '%s'\n", arg);
+    return 1;
+}
+
+static int plugins(int argc, char **argv)
+{
+    const char *dirs[MAX_DIRS];
+    int ndirs = 0, i = 0;
+    for (; i < argc; i++) {
+        if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) {
+            if (ndirs == MAX_DIRS) {
+                fprintf(stderr, "cushim-info: at most %d --dir\n", MAX_DIRS);
+                return 2;
+            }
+            dirs[ndirs++] = argv[++i];
+        } else if (strcmp(argv[i], "--") == 0) {
+            i++;
+            break;
+        } else if (argv[i][0] == '-') {
+            usage(stderr);
+            return 2;
+        } else {
+            break;
+        }
+    }
+    int status = 0, count = 0;
+    if (i == argc) {
+        for (int d = 0; d < ndirs; d++)
+            status |= describe_dir(dirs[d], &count);
+        if (count == 0)
+            printf("no shipped plugins found\n");
+        return status;
+    }
+    for (; i < argc; i++) {
+        if (count++ > 0)
+            printf("\n");
+        status |= describe_named(argv[i], dirs, ndirs);
+    }
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "version") == 0 && argc == 2)
+        return print_version();
+    if (argc >= 2 && strcmp(argv[1], "plugins") == 0)
+        return plugins(argc - 2, argv + 2);
+    usage(stderr);
+    return 2;
+}
