@@ -399,7 +399,6 @@ int ldr_plugin_file(const char *self_path, const char *name, char *out, size_t c
 
 /* ---- the host table (host.c) ---- */
 extern const cushim_host hs_host;
-int hs_secure(void);
 
 /* ---- process lifecycle (lifecycle.c) ---- */
 int rt_init(void);                      /* 1: initialised; 0: re-entered during initialisation */
