@@ -108,8 +108,7 @@ void *rt_lib_real(uint32_t id)
     if (info == NULL)
         return NULL;
     if (info->library == CUSHIM_LIB_DRIVER) {
-        void *h = rl_driver_handle();
-        r = h ? rl_dlsym(h, info->name) : NULL;
+        r = rl_driver_real(info->name);
     } else {
         r = rl_runtime_real(info->name);
         rt_check_foreign(id, r);

@@ -3,18 +3,29 @@
  * dlsym_entry.c).
  *
  * Non-CUDA names, unwrapped names and CUSHIM_DISABLE: "forward" - the entry
- * jumps to glibc's function with the caller's own arguments and return
- * address, so the answer (RTLD_NEXT included) is exactly glibc's. No locks.
+ * jumps, with the caller's own arguments and return address, to the next
+ * dlsym/dlvsym in the chain of interposers (another interposer's loaded after
+ * us, else glibc's); RTLD_NEXT look-ups always to glibc's, whose answer for
+ * the caller is exact. No locks.
  *
- * A wrapped name: take the answer glibc gives for that handle. NULL stays
- * NULL (a program probing for CUDA without a driver sees no difference). A
- * function of the real libcuda/libcudart, or our own export, becomes our
- * wrapper, and the real pointer is recorded for the wrapper. Anything else
- * (another object's definition, e.g. a static cudart in the executable) is
- * returned unchanged. RTLD_DEFAULT looks past the shim: our exports alone
- * never make cuInit appear to exist (nor do they on dlopen(NULL) or any other
- * handle but the shim's own). RTLD_NEXT is answered for the caller's
- * position (dl_next_answer).
+ * A wrapped name: take the answer the next dlsym gives for that handle (an
+ * interposer after us sees the look-up). NULL stays NULL (a program probing
+ * for CUDA without a driver sees no difference). A dlvsym answer whose
+ * definition does not carry the version asked for is NULL, as in glibc. Then:
+ *   - a function of the real libcuda/libcudart becomes the function of the
+ *     interposer preloaded before us that defines the name, if any (it leads
+ *     to us; not for a caller that defines the name itself: that is such a
+ *     layer looking for its own real), else our wrapper (its real is recorded
+ *     when none is known yet); but an interposer loaded after us that asks for
+ *     a name it defines itself gets the answer unchanged: our wrapper would
+ *     lead back to it;
+ *   - a function of the next layer (the interposer after us whose function is
+ *     our real of that API, rl_next_layer) becomes our wrapper;
+ *   - our own export stays ours; anything else (an interposer before us, a
+ *     static cudart in the executable) is returned unchanged.
+ * RTLD_DEFAULT looks past the shim: our exports alone never make cuInit
+ * appear to exist (nor do they on dlopen(NULL) or any other handle but the
+ * shim's own). RTLD_NEXT is answered for the caller's position (dl_next_answer).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -22,6 +33,45 @@
 #include <string.h>
 
 #include "rt_internal.h"
+
+/* The next dlsym / dlvsym in the chain of interposers (elfsym.c), found once. */
+static _Atomic(void *) dl_chain_p[2];
+
+static void *dl_chain(int versioned)
+{
+    void *f = atomic_load_explicit(&dl_chain_p[versioned], memory_order_acquire);
+    if (RT_LIKELY(f != NULL))
+        return f;
+    f = elf_chain_next(versioned ? "dlvsym" : "dlsym");
+    if (f != NULL)
+        atomic_store_explicit(&dl_chain_p[versioned], f, memory_order_release);
+    return f;
+}
+
+/* Set while this thread runs another interposer's dlsym for us: if it calls our dlsym
+   again (for a CUDA name), that look-up goes straight to glibc instead of back to it. */
+static __thread int dl_in_chain __attribute__((tls_model("initial-exec")));
+
+/* 'name' looked up on 'handle' by the next dlsym in the chain (glibc's: with the shim
+   as the caller, for RTLD_DEFAULT's scope). */
+static void *dl_chain_lookup(void *handle, const char *name, const char *version)
+{
+    void *next = dl_chain(version != NULL);
+    void *glibc = version ? (void *)elf_real_dlvsym() : (void *)elf_real_dlsym();
+    void *r;
+    if (next == NULL || next == glibc || dl_in_chain) {
+        if (version == NULL)
+            return rl_dlsym(handle, name);
+        rl_dlvsym_fn fv = rl_real_dlvsym();
+        r = fv ? fv(handle, name, version) : NULL;
+    } else {
+        dl_in_chain = 1;
+        r = version ? ((rl_dlvsym_fn)next)(handle, name, version) : ((rl_dlsym_fn)next)(handle, name);
+        dl_in_chain = 0;
+    }
+    __asm__ volatile("" : : "r"(r) : "memory");   /* no tail call: glibc must see the shim as caller */
+    return r;
+}
 
 /*
  * 'name' in the scope of the object 'lm' (it and its dependencies). A link_map
@@ -42,13 +92,7 @@ static void *dl_sym_in_scope_of(const struct link_map *lm, const char *name)
 static void *dl_real_answer(void *handle, const char *name, const char *version, void *caller,
                             int *cls)
 {
-    void *r;
-    if (version != NULL) {
-        rl_dlvsym_fn fv = rl_real_dlvsym();
-        r = fv ? fv(handle, name, version) : NULL;
-    } else {
-        r = rl_dlsym(handle, name);
-    }
+    void *r = dl_chain_lookup(handle, name, version);
     *cls = rl_classify(r);
     if ((handle == RTLD_DEFAULT && r == NULL) ||
         (*cls == RL_SELF && handle != rl_self_handle() && !rl_is_dropin())) {
@@ -72,14 +116,54 @@ static void *dl_real_answer(void *handle, const char *name, const char *version,
 }
 
 /*
+ * Is the object loaded at 'base' in the global scope (loaded at start-up, or
+ * dlopen'ed RTLD_GLOBAL)? glibc has no query for it, so ask its look-ups about
+ * the object's own exports: if RTLD_DEFAULT - or, for names the shim defines
+ * too, RTLD_NEXT from the shim - finds one of them in this object, it is in the
+ * global scope. An object loaded RTLD_LOCAL is never found that way. Names
+ * other objects define first say nothing; after DL_GLOBAL_PROBES of those the
+ * answer is "global" (the old behaviour: an object with no export of its own
+ * is rare, and a wrong "global" costs less than a wrong "not there").
+ */
+#define DL_GLOBAL_PROBES 64
+
+static int dl_caller_is_inner_layer(void *caller, const char *name);
+
+static int dl_object_is_global(uintptr_t base)
+{
+    int tried = 0;
+    void *addr = NULL;
+    const char *sym;
+    for (uint32_t k = 0; tried < DL_GLOBAL_PROBES && (sym = elf_object_symbol(base, k, &addr)) != NULL; k++) {
+        uintptr_t b;
+        const char *n;
+        void *r = rl_dlsym(RTLD_DEFAULT, sym);
+        if (r != NULL && rl_classify(r) == RL_SELF)
+            r = rl_dlsym_next(sym);
+        tried++;
+        if (r == NULL || !rl_object_of(r, &b, &n))
+            return 0;   /* its own export is not visible at all: not in the global scope */
+        if (b == base)
+            return 1;
+    }
+    return 1;
+}
+
+/*
  * RTLD_NEXT for 'caller', as glibc would answer without the shim. glibc can
  * only answer for its own caller (the return address), and forwarding would
  * find our exports when the caller precedes the shim. So: F = the first
  * definition in the global scope other than ours; if F's object comes after
  * the caller, F is the answer. Else, for a caller after F, the first
- * definition after the caller in load order (not ours). With no global
- * definition, the caller's own dependencies (a caller loaded RTLD_LOCAL);
- * an object loaded RTLD_LOCAL elsewhere stays invisible, as in glibc.
+ * definition after the caller in load order (not ours) whose object is in the
+ * global scope: one loaded RTLD_LOCAL by someone else is passed over, as glibc
+ * never sees it - except for an interposer after us asking for a name it
+ * defines itself: we made its function our real, so it gets calls it would
+ * never get without us (through cuGetProcAddress pointers of a driver that
+ * cudart loaded RTLD_LOCAL); it must find the driver to pass them on. With no
+ * global definition, the caller's own dependencies (a caller loaded
+ * RTLD_LOCAL); an object loaded RTLD_LOCAL elsewhere stays invisible, as in
+ * glibc.
  */
 static void *dl_next_answer(const char *name, void *caller)
 {
@@ -97,7 +181,16 @@ static void *dl_next_answer(const char *name, void *caller)
     if (f != NULL && rl_object_of(f, &fbase, &fname)) {
         if (fbase != lm->l_addr && elf_loaded_after(fbase, lm->l_addr))
             return f;
-        return elf_next_definer(lm->l_addr, lm->l_name, skip, name);
+        uintptr_t after = lm->l_addr, dbase;
+        const char *after_name = lm->l_name, *dname;
+        int exact = !dl_caller_is_inner_layer(caller, name);
+        for (int guard = 0; guard < 64; guard++) {
+            void *w = elf_next_definer_obj(after, after_name, skip, name, &dbase, &dname);
+            if (w == NULL || !exact || dl_object_is_global(dbase))
+                return w;
+            after = dbase, after_name = dname;
+        }
+        return NULL;
     }
     void *x = dl_sym_in_scope_of(lm, name);
     uintptr_t xbase;
@@ -142,10 +235,12 @@ static void *dl_answer(void *handle, const char *name, const char *version, void
 
 void *dl_decide(void *handle, const char *name, const char *version, void *caller, void **fwd)
 {
-    /* Until 'name' is known to be ours: no libc call, no instrumentation (elfsym.c). */
-    void *real_fn = version ? (void *)elf_real_dlvsym() : (void *)elf_real_dlsym();
-    *fwd = real_fn;
-    if (real_fn == NULL) {
+    /* Until 'name' is known to be ours: no libc call, no instrumentation (elfsym.c).
+       RTLD_NEXT goes to glibc's own function: only it can answer for the caller. */
+    void *glibc = version ? (void *)elf_real_dlvsym() : (void *)elf_real_dlsym();
+    void *next = handle == RTLD_NEXT || dl_in_chain ? glibc : dl_chain(version != NULL);
+    *fwd = next;
+    if (next == NULL) {
         *fwd = NULL;
         return NULL;
     }
@@ -154,6 +249,10 @@ void *dl_decide(void *handle, const char *name, const char *version, void *calle
     int idx = api_index_by_name(name);
     if (idx < 0 || cfg_get()->disable)
         return NULL;
+    if (dl_in_chain) {   /* another interposer, asked by us, asks again: no second round */
+        *fwd = glibc;
+        return NULL;
+    }
     uint32_t id = cushim_gen_apis[idx].id;
     rt_init();
     *fwd = NULL;
@@ -165,30 +264,75 @@ void *dl_decide(void *handle, const char *name, const char *version, void *calle
     return r;
 }
 
-static void *dl_answer(void *handle, const char *name, const char *version, void *caller, uint32_t id)
+/* The caller is an interposer loaded after us that defines 'name' itself: it is
+   looking for what lies below it, and our wrapper would lead back to it. */
+static int dl_caller_is_inner_layer(void *caller, const char *name)
 {
-    if (handle == RTLD_NEXT) {
-        void *next = dl_next_answer(name, caller);
-        int cls = rl_classify(next);
-        if (cls == RL_DRIVER || cls == RL_RUNTIME) {
-            rt_record_real(id, next);
-            return rt_wrapper_of[id];
-        }
-        return next;
-    }
+    uintptr_t base;
+    const char *obj;
+    if (caller == NULL || !rl_object_of(caller, &base, &obj) || base == rl_self_base())
+        return 0;
+    return elf_loaded_after(base, rl_self_base()) && elf_object_defines(base, name);
+}
 
-    int cls;
-    void *r = dl_real_answer(handle, name, version, caller, &cls);
-    if (r == NULL)
-        return NULL;
-    switch (cls) {
+/* The caller's object defines 'name' itself. */
+static int dl_caller_defines(void *caller, const char *name)
+{
+    return caller != NULL && elf_object_defines_at(caller, name);
+}
+
+/* The real answer 'r' for API 'id' -> what the caller gets ('next': an RTLD_NEXT look-up). */
+static void *dl_map(uint32_t id, const char *name, void *r, void *caller, int next)
+{
+    switch (rl_classify(r)) {
     case RL_SELF:
         return r;
     case RL_DRIVER:
-    case RL_RUNTIME:
-        rt_record_real(id, r);
-        return rt_wrapper_of[id];
-    default:
+    case RL_RUNTIME: {
+        /* An interposer preloaded before us defines the name, but the look-up went to the
+           library itself (a handle): the caller gets that layer's function, which leads to us
+           (its real comes from us) - unless the caller defines the name: then it is that
+           layer (or one like it) looking for its own real, and gets our wrapper. */
+        void *prev = next ? NULL : rl_prev_layer(name);
+        if (prev != NULL && !dl_caller_defines(caller, name))
+            return prev;
+        void *real = rt_lib_real(id);
+        if (real == NULL) {   /* a library our own search does not find: its answer is the real */
+            rl_pin(r);
+            rt_record_real(id, r);
+            real = rt_lib_real(id);
+        }
+        if (real != r && dl_caller_is_inner_layer(caller, name))
+            return r;
+        return real != NULL ? rt_wrapper_of[id] : r;
+    }
+    default: {
+        uintptr_t base;
+        const char *obj;
+        /* The next layer's function (an interposer after us): our wrapper leads to it. */
+        if (rl_object_of(r, &base, &obj) && elf_loaded_after(base, rl_self_base()) && rl_next_layer(name) == r) {
+            rl_pin(r);
+            rt_record_real(id, r);
+            if (rt_lib_real(id) == r)
+                return rt_wrapper_of[id];
+        }
         return r;
     }
+    }
+}
+
+static void *dl_answer(void *handle, const char *name, const char *version, void *caller, uint32_t id)
+{
+    void *r;
+    if (handle == RTLD_NEXT) {
+        r = dl_next_answer(name, caller);
+    } else {
+        int cls;
+        r = dl_real_answer(handle, name, version, caller, &cls);
+    }
+    /* Look-ups past the shim and the RTLD_NEXT emulation ask without a version:
+       the definition found must carry the one asked for, as glibc requires. */
+    if (r == NULL || (version != NULL && !elf_version_matches(r, name, version)))
+        return NULL;
+    return dl_map(id, name, r, caller, handle == RTLD_NEXT);
 }

@@ -3,10 +3,26 @@
  *
  * Each entry saves its arguments, calls dl_decide(handle, name, version,
  * caller return address, &forward) and either returns its answer or, when
- * 'forward' was set, restores the arguments and jumps to glibc's function:
- * glibc then sees the original caller's return address, so RTLD_NEXT and
- * RTLD_DEFAULT keep their meaning for every caller. Unversioned on purpose:
- * satisfies both dlsym@GLIBC_2.2.5 and dlsym@GLIBC_2.34 references.
+ * 'forward' was set, restores the arguments and jumps there (the next dlsym in
+ * the chain of interposers, or glibc's): glibc then sees the original caller's
+ * return address, so RTLD_NEXT and RTLD_DEFAULT keep their meaning for every
+ * caller.
+ *
+ * Symbol versions. Unversioned entries (the drop-in, the whitebox tests) satisfy
+ * the dlsym@GLIBC_2.2.5 and dlsym@GLIBC_2.34 references programs make. But an
+ * interposer preloaded before us that takes "the real dlsym" with
+ * dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5") (HAMi-core does) asks for a hidden
+ * version, which glibc never matches with an unversioned definition: it would
+ * skip us and call glibc's. So libcushim.so is built with
+ * CUSHIM_DLSYM_VERSIONED: the same code is exported as dlsym@GLIBC_2.2.5 and
+ * dlsym@@GLIBC_2.34 (and dlvsym likewise; exports.map defines the two nodes).
+ * The drop-in stays unversioned: a program linked against it would otherwise
+ * record a need for GLIBC_2.34 from libcuda.so.1, which the real driver lacks.
+ *
+ * Each entry starts with endbr64 (a NOP on CPUs without CET): with indirect
+ * branch tracking enforced, a call through a function pointer to an entry
+ * without it faults. The .note.gnu.property that claims IBT comes from the
+ * compiler (-fcf-protection) for every file alike, this one included.
  */
 #include "rt_internal.h"
 
@@ -16,13 +32,34 @@
 
 void *dl_decide(void *handle, const char *name, const char *version, void *caller, void **fwd);
 
+#ifdef CUSHIM_DLSYM_VERSIONED
+/* Two labels per entry (one per version), the plain names removed. */
+#define DL_LABELS(n)                                                                              \
+    "    .globl dl_" n "_v225\n"                                                                  \
+    "    .globl dl_" n "_v234\n"                                                                  \
+    "    .type dl_" n "_v225, @function\n"                                                        \
+    "    .type dl_" n "_v234, @function\n"                                                        \
+    "dl_" n "_v225:\n"                                                                            \
+    "dl_" n "_v234:\n"
+#define DL_END(n)                                                                                 \
+    "    .size dl_" n "_v225, .-dl_" n "_v225\n"                                                  \
+    "    .size dl_" n "_v234, .-dl_" n "_v234\n"                                                  \
+    "    .symver dl_" n "_v225, " n "@GLIBC_2.2.5, remove\n"                                      \
+    "    .symver dl_" n "_v234, " n "@@@GLIBC_2.34\n"
+#else
+#define DL_LABELS(n)                                                                              \
+    "    .globl " n "\n"                                                                          \
+    "    .type " n ", @function\n"                                                                \
+    n ":\n"
+#define DL_END(n) "    .size " n ", .-" n "\n"
+#endif
+
 __asm__(
     "    .text\n"
-    "    .globl dlsym\n"
-    "    .type dlsym, @function\n"
     "    .p2align 4\n"
-    "dlsym:\n"
+    DL_LABELS("dlsym")
     "    .cfi_startproc\n"
+    "    endbr64\n"
     "    pushq %rdi\n"
     "    .cfi_adjust_cfa_offset 8\n"
     "    pushq %rsi\n"
@@ -46,13 +83,12 @@ __asm__(
     "    ret\n"
     "1:  jmp *%r11\n"
     "    .cfi_endproc\n"
-    "    .size dlsym, .-dlsym\n"
+    DL_END("dlsym")
     "\n"
-    "    .globl dlvsym\n"
-    "    .type dlvsym, @function\n"
     "    .p2align 4\n"
-    "dlvsym:\n"
+    DL_LABELS("dlvsym")
     "    .cfi_startproc\n"
+    "    endbr64\n"
     "    pushq %rdi\n"
     "    .cfi_adjust_cfa_offset 8\n"
     "    pushq %rsi\n"
@@ -79,4 +115,4 @@ __asm__(
     "    ret\n"
     "2:  jmp *%r11\n"
     "    .cfi_endproc\n"
-    "    .size dlvsym, .-dlvsym\n");
+    DL_END("dlvsym"));

@@ -3,8 +3,10 @@
  *
  * Used where asking the dynamic linker would call our own dlsym override or
  * would answer relative to the wrong object: finding glibc's real dlsym/dlvsym
- * (libc.so.6, or libdl.so.2 on glibc < 2.34) and emulating a caller's
- * RTLD_NEXT look-up. Reads only what ld.so mapped; no allocation.
+ * (libc.so.6, or libdl.so.2 on glibc < 2.34), the next dlsym/dlvsym in a chain
+ * of interposers, emulating a caller's RTLD_NEXT look-up, and checking the
+ * version of a definition for dlvsym. Reads only what ld.so mapped; no
+ * allocation.
  *
  * The real dlsym is needed before anything else is ready: sanitizer runtimes
  * call dlsym(RTLD_NEXT, ...) (our override, when the shim is preloaded) while
@@ -62,42 +64,66 @@ static const char *elf_basename(const char *path)
     return b;
 }
 
-/* Defined global/weak symbol 'name' of the object; default version only. */
-static void *elf_lookup(uintptr_t base, const ElfW(Dyn) *dyn, const char *name)
+/* What elf_lookup needs from an object's dynamic section. */
+typedef struct elf_tabs {
+    const ElfW(Sym) *symtab;
+    const char *strtab;
+    const ElfW(Half) *versym;
+    const ElfW(Verdef) *verdef;
+    uint32_t count;
+} elf_tabs;
+
+static int elf_tables(uintptr_t base, const ElfW(Dyn) *dyn, elf_tabs *t)
 {
-    if (dyn == NULL)
-        return NULL;
-    const ElfW(Sym) *symtab = NULL;
-    const char *strtab = NULL;
     const uint32_t *hash = NULL, *gnu_hash = NULL;
-    const ElfW(Half) *versym = NULL;
+    t->symtab = NULL, t->strtab = NULL, t->versym = NULL, t->verdef = NULL, t->count = 0;
+    if (dyn == NULL)
+        return 0;
     for (; dyn->d_tag != DT_NULL; dyn++) {
         switch (dyn->d_tag) {
-        case DT_SYMTAB: symtab = (const ElfW(Sym) *)elf_ptr(base, dyn->d_un.d_ptr); break;
-        case DT_STRTAB: strtab = (const char *)elf_ptr(base, dyn->d_un.d_ptr); break;
+        case DT_SYMTAB: t->symtab = (const ElfW(Sym) *)elf_ptr(base, dyn->d_un.d_ptr); break;
+        case DT_STRTAB: t->strtab = (const char *)elf_ptr(base, dyn->d_un.d_ptr); break;
         case DT_HASH: hash = (const uint32_t *)elf_ptr(base, dyn->d_un.d_ptr); break;
         case DT_GNU_HASH: gnu_hash = (const uint32_t *)elf_ptr(base, dyn->d_un.d_ptr); break;
-        case DT_VERSYM: versym = (const ElfW(Half) *)elf_ptr(base, dyn->d_un.d_ptr); break;
+        case DT_VERSYM: t->versym = (const ElfW(Half) *)elf_ptr(base, dyn->d_un.d_ptr); break;
+        case DT_VERDEF: t->verdef = (const ElfW(Verdef) *)elf_ptr(base, dyn->d_un.d_ptr); break;
         default: break;
         }
     }
-    if (symtab == NULL || strtab == NULL)
-        return NULL;
-    uint32_t count = hash ? hash[1] : (gnu_hash ? elf_gnu_count(gnu_hash) : 0);
-    for (uint32_t i = 1; i < count; i++) {
-        const ElfW(Sym) *s = &symtab[i];
+    t->count = hash ? hash[1] : (gnu_hash ? elf_gnu_count(gnu_hash) : 0);
+    return t->symtab != NULL && t->strtab != NULL;
+}
+
+/* Index of the defined global/weak symbol 'name' (default version only, or any
+   version when 'any_version'), at 'addr' when addr != 0; 0 when none. */
+static uint32_t elf_index(uintptr_t base, const elf_tabs *t, const char *name, uintptr_t addr, int any_version)
+{
+    for (uint32_t i = 1; i < t->count; i++) {
+        const ElfW(Sym) *s = &t->symtab[i];
         if (s->st_shndx == SHN_UNDEF || s->st_name == 0)
             continue;
         int bind = ELF64_ST_BIND(s->st_info);
         if (bind != STB_GLOBAL && bind != STB_WEAK)
             continue;
-        if (versym != NULL && (versym[i] & VERSYM_HIDDEN))
+        if (!any_version && t->versym != NULL && (t->versym[i] & VERSYM_HIDDEN))
             continue;
-        if (!elf_streq(strtab + s->st_name, name))
+        if (addr != 0 && base + s->st_value != addr)
             continue;
-        return (void *)(base + s->st_value);
+        if (!elf_streq(t->strtab + s->st_name, name))
+            continue;
+        return i;
     }
-    return NULL;
+    return 0;
+}
+
+/* Defined global/weak symbol 'name' of the object; default version only. */
+static void *elf_lookup(uintptr_t base, const ElfW(Dyn) *dyn, const char *name)
+{
+    elf_tabs t;
+    if (!elf_tables(base, dyn, &t))
+        return NULL;
+    uint32_t i = elf_index(base, &t, name, 0, 0);
+    return i ? (void *)(base + t.symtab[i].st_value) : NULL;
 }
 
 void *elf_find_in_libc(const char *name)
@@ -111,6 +137,45 @@ void *elf_find_in_libc(const char *name)
                     return r;
             }
     return NULL;
+}
+
+/* Our own link map entry: the one whose dynamic section is ours. */
+extern ElfW(Dyn) _DYNAMIC[] __attribute__((visibility("hidden")));
+
+static const struct link_map *elf_self_map(void)
+{
+    for (const struct link_map *lm = _r_debug.r_map; lm != NULL; lm = lm->l_next)
+        if (lm->l_ld == _DYNAMIC)
+            return lm;
+    return NULL;
+}
+
+static int elf_is_libc(const struct link_map *lm)
+{
+    const char *b = lm->l_name ? elf_basename(lm->l_name) : "";
+    return elf_streq(b, "libc.so.6") || elf_streq(b, "libdl.so.2");
+}
+
+/*
+ * The next 'name' ("dlsym" or "dlvsym") in the chain of interposers: walking the
+ * link map from our own entry on, the first object that defines it and is not
+ * another copy of cushim (it defines cushim_api_id_limit), up to libc; libc's
+ * own when libc comes first (the usual case) or we are not found (another
+ * namespace, or loaded after libc). Load order equals search order for the
+ * objects loaded at start-up (LD_PRELOAD entries, then dependencies), where
+ * other interposers sit; an object loaded later is never taken. No libc call.
+ */
+void *elf_chain_next(const char *name)
+{
+    const struct link_map *self = elf_self_map();
+    for (const struct link_map *lm = self ? self->l_next : NULL; lm != NULL; lm = lm->l_next) {
+        if (elf_is_libc(lm))
+            break;
+        void *f = elf_lookup(lm->l_addr, lm->l_ld, name);
+        if (f != NULL && elf_lookup(lm->l_addr, lm->l_ld, "cushim_api_id_limit") == NULL)
+            return f;
+    }
+    return elf_find_in_libc(name);
 }
 
 static _Atomic(rl_dlsym_fn) elf_dlsym_p;
@@ -145,6 +210,8 @@ struct elf_next_q {
     const char *name;
     int seen;
     void *result;
+    uintptr_t def_addr;       /* the definer's load address and name */
+    const char *def_name;
 };
 
 static int elf_next_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -164,14 +231,26 @@ static int elf_next_cb(struct dl_phdr_info *info, size_t size, void *data)
         if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
             dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
     q->result = elf_lookup(info->dlpi_addr, dyn, q->name);
+    q->def_addr = info->dlpi_addr;
+    q->def_name = info->dlpi_name ? info->dlpi_name : "";
     return q->result != NULL;
 }
 
 void *elf_next_definer(uintptr_t after_addr, const char *after_name, uintptr_t skip_addr,
                        const char *name)
 {
-    struct elf_next_q q = { after_addr, after_name ? after_name : "", skip_addr, name, 0, NULL };
+    struct elf_next_q q = { after_addr, after_name ? after_name : "", skip_addr, name, 0, NULL, 0, NULL };
     dl_iterate_phdr(elf_next_cb, &q);
+    return q.result;
+}
+
+void *elf_next_definer_obj(uintptr_t after_addr, const char *after_name, uintptr_t skip_addr,
+                           const char *name, uintptr_t *def_addr, const char **def_name)
+{
+    struct elf_next_q q = { after_addr, after_name ? after_name : "", skip_addr, name, 0, NULL, 0, NULL };
+    dl_iterate_phdr(elf_next_cb, &q);
+    *def_addr = q.def_addr;
+    *def_name = q.def_name;
     return q.result;
 }
 
@@ -197,4 +276,109 @@ int elf_loaded_after(uintptr_t a, uintptr_t b)
     struct elf_order_q q = { a, b, -1, -1, 0 };
     dl_iterate_phdr(elf_order_cb, &q);
     return q.ia >= 0 && q.ib >= 0 && q.ia > q.ib;
+}
+
+struct elf_obj_q {
+    uintptr_t base;       /* object load address (find by base), or 0 */
+    uintptr_t addr;       /* an address inside the object (find by address), or 0 */
+    const ElfW(Dyn) *dyn;
+    uintptr_t found_base;
+    int found;
+};
+
+static int elf_obj_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    struct elf_obj_q *q = data;
+    (void)size;
+    int hit = q->addr == 0 && info->dlpi_addr == q->base;
+    const ElfW(Dyn) *dyn = NULL;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_DYNAMIC)
+            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + ph->p_vaddr);
+        if (q->addr != 0 && ph->p_type == PT_LOAD && q->addr >= info->dlpi_addr + ph->p_vaddr &&
+            q->addr < info->dlpi_addr + ph->p_vaddr + ph->p_memsz)
+            hit = 1;
+    }
+    if (!hit)
+        return 0;
+    q->dyn = dyn;
+    q->found_base = info->dlpi_addr;
+    q->found = 1;
+    return 1;
+}
+
+int elf_object_defines(uintptr_t base, const char *name)
+{
+    struct elf_obj_q q = { base, 0, NULL, 0, 0 };
+    dl_iterate_phdr(elf_obj_cb, &q);
+    return q.found && elf_lookup(q.found_base, q.dyn, name) != NULL;
+}
+
+int elf_object_defines_at(const void *addr, const char *name)
+{
+    struct elf_obj_q q = { 0, (uintptr_t)addr, NULL, 0, 0 };
+    if (addr == NULL)
+        return 0;
+    dl_iterate_phdr(elf_obj_cb, &q);
+    return q.found && elf_lookup(q.found_base, q.dyn, name) != NULL;
+}
+
+/*
+ * Would glibc's dlvsym(..., name, version) accept the definition of 'name' at
+ * 'addr'? As glibc's check_match for a dlvsym request (a "hidden" version
+ * reference): an object without symbol versions matches any version; else
+ * the symbol's version must be 'version' - an unversioned (global) definition
+ * does not match.
+ */
+int elf_version_matches(const void *addr, const char *name, const char *version)
+{
+    struct elf_obj_q q = { 0, (uintptr_t)addr, NULL, 0, 0 };
+    elf_tabs t;
+    if (addr == NULL)
+        return 0;
+    dl_iterate_phdr(elf_obj_cb, &q);
+    if (!q.found || !elf_tables(q.found_base, q.dyn, &t))
+        return 0;
+    uint32_t i = elf_index(q.found_base, &t, name, (uintptr_t)addr, 1);
+    if (i == 0)
+        return 0;
+    if (t.versym == NULL)
+        return 1;
+    unsigned ndx = t.versym[i] & 0x7fff;
+    if (ndx < 2 || t.verdef == NULL)
+        return 0;
+    for (const ElfW(Verdef) *d = t.verdef;; d = (const ElfW(Verdef) *)((const char *)d + d->vd_next)) {
+        if (d->vd_ndx == ndx && !(d->vd_flags & VER_FLG_BASE)) {
+            const ElfW(Verdaux) *a = (const ElfW(Verdaux) *)((const char *)d + d->vd_aux);
+            return elf_streq(t.strtab + a->vda_name, version);
+        }
+        if (d->vd_next == 0)
+            return 0;
+    }
+}
+
+/* The k-th (from 0) defined global/weak function or data symbol of the object loaded at
+   'base', default version only: its name, and its address in *addr. NULL past the last. */
+const char *elf_object_symbol(uintptr_t base, uint32_t k, void **addr)
+{
+    struct elf_obj_q q = { base, 0, NULL, 0, 0 };
+    elf_tabs t;
+    dl_iterate_phdr(elf_obj_cb, &q);
+    if (!q.found || !elf_tables(q.found_base, q.dyn, &t))
+        return NULL;
+    for (uint32_t i = 1; i < t.count; i++) {
+        const ElfW(Sym) *s = &t.symtab[i];
+        int bind = ELF64_ST_BIND(s->st_info);
+        int type = ELF64_ST_TYPE(s->st_info);   /* not TLS, not IFUNC: dlsym gives another address */
+        if (s->st_shndx == SHN_UNDEF || s->st_name == 0 || (bind != STB_GLOBAL && bind != STB_WEAK) ||
+            s->st_shndx == SHN_ABS || (type != STT_FUNC && type != STT_OBJECT) ||
+            (t.versym != NULL && (t.versym[i] & VERSYM_HIDDEN)))
+            continue;
+        if (k-- == 0) {
+            *addr = (void *)(q.found_base + s->st_value);
+            return t.strtab + s->st_name;
+        }
+    }
+    return NULL;
 }

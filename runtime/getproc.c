@@ -3,13 +3,20 @@
  * cudaGetDriverEntryPoint(ByVersion)(_ptsz).
  *
  * Their generated wrappers stay (hooks observe them), but the slot's "real"
- * is one of the handlers below: call the library's function, then replace the
- * returned driver pointer by our wrapper of the same export:
- *   1. the variant the table predicts (procaddr.c), if its real address is
- *      the returned pointer;
- *   2. else an address -> id map of every driver export we wrap (built once);
- *   3. else (an export newer than our headers) the real pointer passes
- *      through, counted and logged once per name.
+ * is one of the handlers below: call the real function (the next layer's, when
+ * another interposer is loaded after us, else the library's), then replace the
+ * returned pointer by our wrapper of the same export:
+ *   1. the variant the table predicts (procaddr.c), if that slot's real (resolved
+ *      first) is the returned pointer;
+ *   2. else an address -> id map of every driver export we wrap (built once):
+ *      the driver's function and, where another interposer is loaded after us,
+ *      the next layer's (our real); either maps to our wrapper, which calls
+ *      the real, so a driver pointer handed out by a layer below us that does
+ *      not interpose cuGetProcAddress still goes through that layer;
+ *   3. else, for a predicted variant whose real is still unknown (no definition
+ *      anywhere), a function of an interposer loaded after us becomes that real;
+ *   4. else (an export newer than our headers, or another interposer's private
+ *      function) the pointer passes through, counted and logged once per name.
  * Results and status codes are the library's own. Asked for
  * "cuGetProcAddress", the driver returns its own, which maps to our wrapper.
  * cuGetExportTable is not touched: hidden export tables cannot be interposed.
@@ -73,9 +80,10 @@ static const gp_addr_map *gp_build_map(void)
     gp_addr_map *m = atomic_load_explicit(&gp_map_p, memory_order_acquire);
     if (m != NULL)
         return m;
-    if (rl_driver_handle() == NULL)
+    void *h = rl_driver_handle();
+    if (h == NULL)
         return NULL;
-    m = malloc(sizeof *m + cushim_gen_api_count * sizeof m->e[0]);
+    m = malloc(sizeof *m + 2 * cushim_gen_api_count * sizeof m->e[0]);
     if (m == NULL)
         return NULL;
     m->n = 0;
@@ -84,8 +92,11 @@ static const gp_addr_map *gp_build_map(void)
         if (a->library != CUSHIM_LIB_DRIVER)
             continue;
         void *r = rt_lib_real(a->id);
+        void *d = rl_dlsym(h, a->name);   /* the driver's own, when r is the next layer's */
         if (r != NULL)
             m->e[m->n++] = (gp_ent){ (uintptr_t)r, a->id };
+        if (d != NULL && d != r)
+            m->e[m->n++] = (gp_ent){ (uintptr_t)d, a->id };
     }
     qsort(m->e, m->n, sizeof m->e[0], gp_cmp);
     gp_addr_map *expected = NULL;
@@ -133,20 +144,46 @@ static void gp_log_passthrough(const char *symbol)
                  "our headers?); passed through uninterposed", symbol);
 }
 
-/* The driver pointer 'ptr' returned for 'symbol' -> the pointer the caller gets. */
+/* 'ptr' lies in an object loaded after the shim (an interposer below us). */
+static int gp_after_us(const void *ptr)
+{
+    uintptr_t base;
+    const char *name;
+    return rl_object_of(ptr, &base, &name) && base != rl_self_base() && elf_loaded_after(base, rl_self_base());
+}
+
+/* The pointer 'ptr' returned for 'symbol' -> the pointer the caller gets. */
 static void *gp_map(const char *symbol, void *ptr, int cuda_version, uint64_t flags)
 {
-    if (ptr == NULL || symbol == NULL || cfg_get()->disable)
+    /* A drop-in standing aside for a copy loaded first (config.c: peer) still hands
+       out its own exports, like the driver it stands in for: that copy, whose driver
+       it is, maps them to its wrappers. */
+    int stand_in = cfg_get()->disable == CFG_DISABLE_PEER && rl_is_dropin();
+    if (ptr == NULL || symbol == NULL || (cfg_get()->disable && !stand_in))
         return ptr;
-    uint32_t id = 0;
+    uint32_t id = 0, predicted = 0;
+    void *slot_real = NULL;
     if (cushim_pa_lookup(symbol, cuda_version, flags, &id, NULL) == CUSHIM_PA_RESULT_SUCCESS &&
-        id != 0 && api_info(id) != NULL && rt_lib_real(id) == ptr)
-        return rt_wrapper_of[id];
+        id != 0 && api_info(id) != NULL) {
+        predicted = id;
+        slot_real = rt_lib_real(id);
+        if (slot_real == ptr)
+            return rt_wrapper_of[id];
+    }
     id = gp_id_of_addr(ptr);
     if (id != 0)
         return rt_wrapper_of[id];
-    if (rl_classify(ptr) == RL_SELF)   /* already ours (e.g. cudart asked our wrapper) */
+    if (stand_in)
         return ptr;
+    int cls = rl_classify(ptr);
+    if (cls == RL_SELF)   /* already ours (e.g. cudart asked our wrapper) */
+        return ptr;
+    if (predicted != 0 && slot_real == NULL && cls == RL_OTHER && gp_after_us(ptr)) {
+        rl_pin(ptr);
+        rt_record_real(predicted, ptr);
+        if (rt_lib_real(predicted) == ptr)
+            return rt_wrapper_of[predicted];
+    }
     atomic_fetch_add_explicit(&gp_passthrough, 1, memory_order_relaxed);
     gp_log_passthrough(symbol);
     return ptr;

@@ -73,24 +73,23 @@ static int hs_api_select(const char *selector, uint32_t *ids, uint32_t cap, char
     return sel_select(selector, ids, ids != NULL ? cap : 0, err, errlen);
 }
 
-/* Every CUresult and cudaError_t name of the generated tree, in header order
-   (driver first). Looked up by linear scan: a few hundred entries, used when
-   plugins resolve names at init and when they log, never per call. */
-static const struct {
+/* Every CUresult and cudaError_t enumerator of the generated tree, driver's
+   first, each in header order (cushim_results.inc). A linear scan: a few
+   hundred entries, read when plugins resolve names or log, never per call. */
+static const struct hs_result {
     uint32_t kind;
     int32_t code;
     const char *name;
 } hs_results[] = {
-#define CUSHIM_RESULT(KIND, VALUE, NAME) {KIND, VALUE, NAME},
+#define CUSHIM_RESULT(KIND, VALUE, NAME) { .kind = (KIND), .code = (int32_t)(VALUE), .name = (NAME) },
 #include "cushim_results.inc"
 #undef CUSHIM_RESULT
 };
-#define HS_NRESULTS (sizeof hs_results / sizeof hs_results[0])
 
-/* The first name the header gives the value. */
+/* An alias (two names, one value) answers with the name the header gives first. */
 static const char *hs_result_name(uint32_t ret_kind, int32_t code)
 {
-    for (size_t i = 0; i < HS_NRESULTS; i++)
+    for (size_t i = 0; i < sizeof hs_results / sizeof hs_results[0]; i++)
         if (hs_results[i].kind == ret_kind && hs_results[i].code == code)
             return hs_results[i].name;
     return NULL;
@@ -98,9 +97,7 @@ static const char *hs_result_name(uint32_t ret_kind, int32_t code)
 
 static int hs_result_by_name(const char *name, uint32_t *ret_kind, int32_t *code)
 {
-    if (name == NULL)
-        return CUSHIM_ENOENT;
-    for (size_t i = 0; i < HS_NRESULTS; i++)
+    for (size_t i = 0; name != NULL && i < sizeof hs_results / sizeof hs_results[0]; i++)
         if (strcmp(hs_results[i].name, name) == 0) {
             if (ret_kind != NULL)
                 *ret_kind = hs_results[i].kind;

@@ -7,11 +7,38 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "rt_internal.h"
 
 static const char *const log_names[] = { "debug", "info", "warn", "error" };
+
+/* "cushim[pid] level: " + text + '\n', cut to one buffer; errno preserved. */
+static void log_write(int fd, int level, const char *text, size_t tlen)
+{
+    int saved = errno;
+    char buf[1024];
+    int n = snprintf(buf, sizeof buf, "cushim[%d] %s: ", (int)getpid(), log_names[level]);
+    if (n < 0)
+        n = 0;
+    size_t len = (size_t)n;
+    if (tlen > sizeof buf - 1 - len)
+        tlen = sizeof buf - 1 - len;
+    memcpy(buf + len, text, tlen);
+    len += tlen;
+    buf[len++] = '\n';
+    ssize_t w = write(fd, buf, len);
+    (void)w;
+    errno = saved;
+}
+
+void log_line(int fd, int level, const char *text)
+{
+    if (level < LOG_DEBUG || level > LOG_ERROR || fd < 0)
+        return;
+    log_write(fd, level, text, strlen(text));
+}
 
 void log_msg(int level, const char *fmt, ...)
 {
@@ -19,21 +46,13 @@ void log_msg(int level, const char *fmt, ...)
     if (level < c->log_level || level < LOG_DEBUG || level > LOG_ERROR)
         return;
     int saved = errno;
-    char buf[1024];
-    int n = snprintf(buf, sizeof buf, "cushim[%d] %s: ", (int)getpid(), log_names[level]);
-    if (n < 0)
-        n = 0;
+    char text[1000];
     va_list ap;
     va_start(ap, fmt);
-    int m = vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+    int m = vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
+    errno = saved;
     if (m < 0)
         m = 0;
-    size_t len = (size_t)n + (size_t)m;
-    if (len > sizeof buf - 2)
-        len = sizeof buf - 2;
-    buf[len++] = '\n';
-    ssize_t w = write(c->log_fd, buf, len);
-    (void)w;
-    errno = saved;
+    log_write(cfg_log_target(), level, text, (size_t)m < sizeof text ? (size_t)m : sizeof text - 1);
 }

@@ -9,9 +9,19 @@
  * Modes: preload (libcushim.so) takes the libcuda.so.1 already loaded, else
  * CUSHIM_REAL_LIBCUDA, else dlopen("libcuda.so.1"). Drop-in (these objects
  * linked as libcuda.so.1) never opens by soname - that would be itself - but
- * by path: CUSHIM_REAL_LIBCUDA, LD_LIBRARY_PATH entries other than its own
- * directory, /etc/ld.so.cache entries, standard directories; any candidate
- * whose cuInit turns out to be ours is rejected.
+ * by path: a libcuda.so* already loaded, CUSHIM_REAL_LIBCUDA, LD_LIBRARY_PATH
+ * entries other than its own directory, /etc/ld.so.cache entries, standard
+ * directories; any candidate whose cuInit turns out to be ours is rejected.
+ * A failed search is tried again once another object has been loaded.
+ *
+ * Every object whose functions we cache (the driver, a libcudart, another
+ * interposer) is pinned (RTLD_NODELETE): a program may dlclose it, and our
+ * wrappers must never jump to where it used to be.
+ *
+ * Stacking: the real function of a driver API is the next layer's - the next
+ * definition after the shim in the global scope when that is another
+ * interposer (not the driver, not another copy of cushim) - else the driver's
+ * (rl_driver_real).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -26,13 +36,14 @@
 
 #include "rt_internal.h"
 
-static _Atomic(void *) rl_driver_h;          /* handle, or RL_FAILED */
+static _Atomic(void *) rl_driver_h;          /* handle, NULL until found */
+/* dlpi_adds (objects ever loaded) after the last failed search, + 1; 0: none failed.
+   The search is repeated only when this changed: a later dlopen may bring libcuda in. */
+static _Atomic unsigned long long rl_driver_fail_adds;
+static _Atomic int rl_driver_missing_logged;
 static _Atomic uintptr_t rl_driver_base;      /* load address + 1 (0: unknown) */
 static _Atomic int rl_dropin_state;          /* 0 unknown, 1 preload, 2 drop-in */
 static _Atomic int rl_dlsym_missing_logged;
-
-static char rl_failed_marker;
-#define RL_FAILED ((void *)&rl_failed_marker)
 
 rl_dlsym_fn rl_real_dlsym(void)
 {
@@ -103,6 +114,45 @@ int rl_object_of(const void *addr, uintptr_t *base, const char **name)
     *base = q.base;
     *name = q.name;
     return q.found;
+}
+
+/*
+ * Keep the object containing 'fn' loaded for the rest of the process. Called for
+ * every function we cache as a real (the driver's, a libcudart's, another
+ * interposer's): a program that dlcloses the library and opens it again must
+ * not leave our wrappers jumping to where it used to be mapped. RTLD_NOLOAD |
+ * RTLD_NODELETE marks the loaded object so that no dlclose unloads it; the
+ * reference is kept as well. Once per object (a small table; beyond it the
+ * dlopen is merely repeated). The executable and the shim need nothing.
+ */
+#define RL_PINNED_MAX 32
+static _Atomic uintptr_t rl_pinned[RL_PINNED_MAX];   /* load address + 1 */
+
+void rl_pin(const void *fn)
+{
+    uintptr_t base;
+    const char *name;
+    if (fn == NULL || !rl_object_of(fn, &base, &name) || name[0] == '\0' || base == rl_self_base())
+        return;
+    size_t i;
+    for (i = 0; i < RL_PINNED_MAX; i++) {
+        uintptr_t v = atomic_load_explicit(&rl_pinned[i], memory_order_acquire);
+        if (v == base + 1)
+            return;
+        if (v == 0)
+            break;
+    }
+    void *h = dlopen(name, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+    if (h == NULL) {
+        log_debug("cannot pin %s: %s", name, dlerror());
+        return;
+    }
+    for (; i < RL_PINNED_MAX; i++) {
+        uintptr_t expected = 0;
+        if (atomic_compare_exchange_strong(&rl_pinned[i], &expected, base + 1) || expected == base + 1)
+            break;
+    }
+    log_debug("pinned %s", name);
 }
 
 uintptr_t rl_self_base(void)
@@ -274,6 +324,25 @@ static void *rl_try_ldcache(const char *self_dir)
     return h;
 }
 
+/* A libcuda.so* already loaded (by path, RTLD_LOCAL, by someone else): the drop-in's
+   first candidate, so that a driver a program dlopens later is found on the next try. */
+struct rl_loaded_q {
+    uintptr_t self;
+    char path[PATH_MAX];
+};
+
+static int rl_loaded_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    struct rl_loaded_q *q = data;
+    (void)size;
+    if (info->dlpi_name == NULL || info->dlpi_addr == q->self ||
+        strncmp(rl_basename(info->dlpi_name), "libcuda.so", 10) != 0 || strchr(info->dlpi_name, '/') == NULL ||
+        strlen(info->dlpi_name) >= sizeof q->path)
+        return 0;
+    strcpy(q->path, info->dlpi_name);
+    return 1;
+}
+
 static void *rl_search_driver(void)
 {
     char self_dir[PATH_MAX] = "";
@@ -285,6 +354,10 @@ static void *rl_search_driver(void)
             *s = '\0';
     }
     void *h = NULL;
+    struct rl_loaded_q lq = { rl_self_base(), "" };
+    dl_iterate_phdr(rl_loaded_cb, &lq);
+    if (lq.path[0] != '\0')
+        h = rl_try_open(lq.path, RTLD_NOW | RTLD_NOLOAD);
     const char *llp = getenv("LD_LIBRARY_PATH");
     while (h == NULL && llp != NULL && *llp != '\0') {
         const char *end = strchr(llp, ':');
@@ -320,31 +393,123 @@ static void *rl_open_driver(void)
     return h;
 }
 
+static int rl_adds_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs))
+        *(unsigned long long *)data = info->dlpi_adds;
+    return 1;
+}
+
+/* How many objects were ever loaded into the process (glibc's dlpi_adds). */
+static unsigned long long rl_loaded_adds(void)
+{
+    unsigned long long adds = 0;
+    dl_iterate_phdr(rl_adds_cb, &adds);
+    return adds;
+}
+
+/*
+ * The real driver's handle, or NULL. Found once, kept (and pinned) for the rest of
+ * the process. A failed search is repeated only after another object was loaded
+ * (a program may dlopen libcuda later): a call without a driver costs one
+ * dl_iterate_phdr step then, never a file-system search; resolved calls never come here.
+ */
 void *rl_driver_handle(void)
 {
     void *h = atomic_load_explicit(&rl_driver_h, memory_order_acquire);
     if (RT_LIKELY(h != NULL))
-        return h == RL_FAILED ? NULL : h;
+        return h;
+    unsigned long long failed = atomic_load_explicit(&rl_driver_fail_adds, memory_order_relaxed);
+    if (failed != 0 && rl_loaded_adds() + 1 == failed)
+        return NULL;
     h = rl_open_driver();
     if (h == NULL) {
-        log_warn("no real libcuda.so.1 found (set CUSHIM_REAL_LIBCUDA to its path); driver calls "
-                 "return CUDA_ERROR_NOT_FOUND");
-        void *expected = NULL;
-        atomic_compare_exchange_strong(&rl_driver_h, &expected, RL_FAILED);
-        h = atomic_load(&rl_driver_h);
-        return h == RL_FAILED ? NULL : h;
+        /* Read after the search: its own rejected candidates (dlopen + dlclose) count as loads. */
+        atomic_store_explicit(&rl_driver_fail_adds, rl_loaded_adds() + 1, memory_order_relaxed);
+        if (atomic_exchange(&rl_driver_missing_logged, 1) == 0)
+            log_warn("no real libcuda.so.1 found (set CUSHIM_REAL_LIBCUDA to its path); driver calls "
+                     "return CUDA_ERROR_NOT_FOUND until one is loaded");
+        return atomic_load_explicit(&rl_driver_h, memory_order_acquire);
     }
     uintptr_t base;
     const char *name;
     void *init = rl_dlsym(h, "cuInit");
     if (init != NULL && rl_object_of(init, &base, &name))
         atomic_store_explicit(&rl_driver_base, base + 1, memory_order_relaxed);
+    rl_pin(init);
     void *expected = NULL;
     if (!atomic_compare_exchange_strong(&rl_driver_h, &expected, h)) {
         dlclose(h);   /* another thread won; same library, one more reference dropped */
         h = expected;
+    } else if (failed != 0) {
+        log_info("real driver found after an earlier search failed");
     }
-    return h == RL_FAILED ? NULL : h;
+    return h;
+}
+
+/* Another copy of cushim (a preload and a drop-in, two drop-ins): it exports cushim_api_id_limit. */
+static int rl_is_cushim_object(uintptr_t base)
+{
+    return elf_object_defines(base, "cushim_api_id_limit");
+}
+
+/*
+ * The next layer's 'name' for a stack of interposers: the next definition after
+ * the shim in the global scope (glibc's RTLD_NEXT from the shim), when it belongs
+ * to another interposer - not the driver, not a libcudart, not another copy of
+ * cushim. NULL otherwise (then the driver's function is the real one). Never
+ * loads anything. Preload mode only: the drop-in is libcuda, loaded after every
+ * preloaded interposer.
+ */
+void *rl_next_layer(const char *name)
+{
+    if (rl_is_dropin())
+        return NULL;
+    void *n = rl_dlsym_next(name);
+    uintptr_t base;
+    const char *obj;
+    if (n == NULL || !rl_object_of(n, &base, &obj) || base == rl_self_base())
+        return NULL;
+    const char *b = rl_basename(obj);
+    if (base + 1 == atomic_load_explicit(&rl_driver_base, memory_order_relaxed) ||
+        strncmp(b, "libcuda.so", 10) == 0 || strncmp(b, "libcudart.so", 12) == 0 || rl_is_cushim_object(base))
+        return NULL;
+    return n;
+}
+
+/*
+ * The layer before us for 'name': the first definition in the global scope (glibc's
+ * RTLD_DEFAULT from the shim), when it belongs to an object loaded before the shim
+ * that is not the program itself (an LD_PRELOAD entry ahead of us), not the driver or
+ * a libcudart, not another copy of cushim. NULL otherwise.
+ */
+void *rl_prev_layer(const char *name)
+{
+    void *f = rl_dlsym(RTLD_DEFAULT, name);
+    uintptr_t base;
+    const char *obj;
+    if (f == NULL || !rl_object_of(f, &base, &obj) || obj[0] == '\0' || base == rl_self_base() ||
+        !elf_loaded_after(rl_self_base(), base))
+        return NULL;
+    const char *b = rl_basename(obj);
+    if (base + 1 == atomic_load_explicit(&rl_driver_base, memory_order_relaxed) ||
+        strncmp(b, "libcuda.so", 10) == 0 || strncmp(b, "libcudart.so", 12) == 0 || rl_is_cushim_object(base))
+        return NULL;
+    return f;
+}
+
+/* The real function of driver API 'name': the next layer's, else the driver's. Pinned. */
+void *rl_driver_real(const char *name)
+{
+    void *r = rl_next_layer(name);
+    if (r != NULL) {
+        log_debug("%s: the next layer's function is the real one", name);
+    } else {
+        void *h = rl_driver_handle();
+        r = h ? rl_dlsym(h, name) : NULL;
+    }
+    rl_pin(r);
+    return r;
 }
 
 struct rl_cudart_q {
@@ -366,8 +531,10 @@ static int rl_cudart_cb(struct dl_phdr_info *info, size_t size, void *data)
 void *rl_runtime_real(const char *name)
 {
     void *r = rl_dlsym_next(name);
-    if (r != NULL && rl_classify(r) != RL_SELF)
+    if (r != NULL && rl_classify(r) != RL_SELF) {
+        rl_pin(r);
         return r;
+    }
     struct rl_cudart_q q;
     q.path[0] = '\0';
     dl_iterate_phdr(rl_cudart_cb, &q);
@@ -377,9 +544,10 @@ void *rl_runtime_real(const char *name)
     if (h == NULL)
         return NULL;
     r = rl_dlsym(h, name);
-    dlclose(h);   /* NOLOAD took a reference; the library stays loaded */
+    dlclose(h);   /* NOLOAD took a reference; rl_pin keeps the library loaded */
     if (r != NULL && rl_classify(r) == RL_SELF)
         r = NULL;
+    rl_pin(r);
     return r;
 }
 

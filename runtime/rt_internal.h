@@ -417,17 +417,54 @@ void cnt_add(uint32_t id);
 uint64_t cnt_get(uint32_t id);
 void cnt_write(void);
 void cnt_after_fork_child(void);
+/* Where a CUSHIM_COUNTS path sends its lines (cnt_init): CNT_KIND_FD for one of the
+   process's own descriptors (*fd set: /dev/stderr, /dev/fd/N, /proc/self/fd/N, or a
+   link to one), CNT_KIND_APPEND for another non-regular or /proc path (opened and
+   appended to at exit), CNT_KIND_FILE for a regular file (claimed, may be created),
+   CNT_KIND_BAD when it cannot be used (*err set: a directory, a missing device). */
+enum { CNT_KIND_FILE = 0, CNT_KIND_FD = 1, CNT_KIND_APPEND = 2, CNT_KIND_BAD = 3 };
+int cnt_path_kind(const char *path, int *fd, int *err);
 
 /* ---- configuration (config.c) ---- */
 enum { LOG_DEBUG = 0, LOG_INFO = 1, LOG_WARN = 2, LOG_ERROR = 3, LOG_OFF = 4 };
+enum { CFG_DISABLE_ENV = 1, CFG_DISABLE_PEER = 2 };   /* rt_config.disable, non-zero: why */
 typedef struct rt_config {
-    int disable;                /* CUSHIM_DISABLE=1 */
+    int disable;                /* CUSHIM_DISABLE=1, or another copy of cushim came first */
     int log_level;              /* CUSHIM_LOG */
     int log_fd;                 /* CUSHIM_LOG_FILE or stderr */
-    const char *counts_path;    /* CUSHIM_COUNTS or NULL */
+    const char *counts_path;    /* CUSHIM_COUNTS or NULL ("-" when counts_fd is set) */
     const char *real_libcuda;   /* CUSHIM_REAL_LIBCUDA or NULL */
+    int counts_fd;              /* CUSHIM_COUNTS=-: fd 2 as it was at start (dup, CLOEXEC), or -1 */
 } rt_config;
 const rt_config *cfg_get(void);
+/* Where log lines go: log_fd while it still is the CUSHIM_LOG_FILE opened at load
+   (a program that closed it may have reused the number), else stderr. */
+int cfg_log_target(void);
+/* Secure-execution mode (AT_SECURE: setuid, setgid, file capabilities). */
+int cfg_secure(void);
+/* getenv for a variable that names a file or code (CUSHIM_REAL_LIBCUDA, CUSHIM_COUNTS,
+   CUSHIM_LOG_FILE, CUSHIM_PLUGINS, ...): NULL in secure-execution mode, with one log
+   line per variable that was set. Every such variable must be read through this. */
+const char *cfg_env_path(const char *name);
+/* The value parser behind cfg_get, pure (no environment, no files): checks 'value'
+   of variable 'var' (CFG_VAR_*). Returns 0 when accepted (*out: the boolean, the log
+   level, or for a path CFG_PATH_STDERR / CFG_PATH_FILE), -1 when not: then 'msg'
+   holds the one line to log (variable, quoted value, reason, what happens instead)
+   and *out the default. Exposed for the fuzz harness (tests/fuzz/). */
+enum { CFG_VAR_DISABLE, CFG_VAR_LOG, CFG_VAR_LOG_FILE, CFG_VAR_COUNTS, CFG_VAR_REAL_LIBCUDA,
+       CFG_VAR_COUNT_ };
+enum { CFG_PATH_FILE = 1, CFG_PATH_STDERR = 2 };
+#define CFG_PATH_MAX 4096            /* longest accepted path value, NUL included */
+int cfg_parse(int var, const char *value, int *out, char *msg, size_t cap);
+/* 'value' quoted for a log line: non-printable bytes as \xNN, cut at 'cap'. */
+void cfg_quote(const char *value, char *buf, size_t cap);
+
+/* peer.c (config level): another copy of cushim loaded first. */
+/* 1 when an object loaded before this one (link-map order) exports
+   cushim_api_id_limit, i.e. is another copy of cushim: its file name is copied to
+   'peer' and ours to 'self' (cap bytes each). No libc look-up, no allocation: safe
+   from any constructor, before ours. */
+int peer_find(char *peer, char *self, size_t cap);
 
 /* ---- logging (log.c) ---- */
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -435,6 +472,9 @@ void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
 #define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_WARN, __VA_ARGS__)
 #define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
+/* One line 'text' at 'level' to 'fd', unfiltered: for config.c, which cannot call
+   cfg_get while it is loading the configuration. */
+void log_line(int fd, int level, const char *text);
 
 /* ---- ELF symbol tables (elfsym.c) ---- */
 typedef void *(*rl_dlsym_fn)(void *, const char *);
@@ -447,7 +487,14 @@ void *elf_find_in_libc(const char *name);   /* default-version definition in lib
    'name'. Returns its symbol address (an IFUNC's resolver) or NULL. */
 void *elf_next_definer(uintptr_t after_addr, const char *after_name, uintptr_t skip_addr,
                        const char *name);
+void *elf_next_definer_obj(uintptr_t after_addr, const char *after_name, uintptr_t skip_addr,
+                           const char *name, uintptr_t *def_addr, const char **def_name);
 int elf_loaded_after(uintptr_t a, uintptr_t b);   /* object at a comes after object at b */
+const char *elf_object_symbol(uintptr_t base, uint32_t k, void **addr);   /* k-th export, NULL past the end */
+void *elf_chain_next(const char *name);     /* next "dlsym"/"dlvsym" after us (an interposer's or libc's) */
+int elf_object_defines(uintptr_t base, const char *name);        /* the object loaded at base */
+int elf_object_defines_at(const void *addr, const char *name);   /* the object containing addr */
+int elf_version_matches(const void *addr, const char *name, const char *version);   /* as glibc's dlvsym */
 
 /* ---- real libraries (reallib.c) ---- */
 enum { RL_NONE = 0, RL_SELF = 1, RL_DRIVER = 2, RL_RUNTIME = 3, RL_OTHER = 4 };
@@ -455,7 +502,11 @@ rl_dlsym_fn rl_real_dlsym(void);
 rl_dlvsym_fn rl_real_dlvsym(void);
 void *rl_dlsym(void *handle, const char *name);   /* glibc's, caller = the shim */
 void *rl_dlsym_next(const char *name);            /* RTLD_NEXT relative to the shim */
-void *rl_driver_handle(void);                     /* NULL if no driver */
+void *rl_driver_handle(void);                     /* NULL if no driver (searched again after a load) */
+void *rl_next_layer(const char *name);            /* another interposer's 'name' after us, or NULL */
+void *rl_prev_layer(const char *name);            /* a preloaded interposer's 'name' before us, or NULL */
+void *rl_driver_real(const char *name);           /* the next layer's, else the driver's; pinned */
+void rl_pin(const void *fn);                      /* keep fn's object loaded for good */
 void *rl_runtime_real(const char *name);
 /* N of the libcudart.so.N defining 'fn', 0 when it is not such a library. */
 int rl_runtime_major(const void *fn);

@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
 # build-gpu-bundle.sh - build what the GPU suite needs here (the GPU machine has no libclang, cmocka or Lua)
-# into build-gpu/, which the device run carries. Then on the GPU machine: bash tests/gpu/run.sh build-gpu
+# into build-gpu/, which the device run carries: the shim, the drop-in, the shipped plugins, an install of
+# the SDK (build-gpu/prefix) and the SDK's C example plugin built out of tree against that install
+# (build-gpu/sdk-examples/c-plugin/callcount.so). Then on the GPU machine: bash tests/gpu/run.sh build-gpu
 set -euo pipefail
 cd "$(dirname "$0")/.."
+top=$PWD
 cmake -S . -B build-gpu -DCUSHIM_BUILD_CODEGEN=OFF -DCUSHIM_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build-gpu -j "$(nproc)"
+rm -rf build-gpu/prefix
+cmake --install build-gpu --prefix "$top/build-gpu/prefix" >/dev/null
+cmake -S sdk/examples/c-plugin -B build-gpu/sdk-examples/c-plugin -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_PREFIX_PATH="$top/build-gpu/prefix" >/dev/null
+cmake --build build-gpu/sdk-examples/c-plugin -j "$(nproc)"
 du -sh build-gpu

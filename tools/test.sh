@@ -6,14 +6,15 @@
 # 3. builds everything with -Werror and runs ctest (cmocka units, e2e programs under the preloaded shim),
 # 4. checks that generated/ is exactly what cushim-gen emits (verify-generated), built with libclang 14 and 16,
 # 5. rebuilds the shim, the fakes and the tests with ASan+UBSan and runs them again,
-# 6. rebuilds with TSan and runs the concurrency tests.
+# 6. rebuilds with TSan and runs the concurrency tests,
+# 7. fuzzes the parsers of configuration values (tools/fuzz.sh, bounded).
 # With --build-only: steps 1 and 3's build only (the README's first command).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
 jobs=$(nproc 2>/dev/null || echo 2)
 pkgs="cmake gcc g++ make pkg-config binutils libclang-dev libcmocka-dev liblua5.4-dev lua5.4
-      libgl-dev libegl-dev libvdpau-dev python3 python3-pip valgrind libclang-16-dev"
+      libgl-dev libegl-dev libvdpau-dev python3 python3-pip valgrind libclang-16-dev clang"
 
 step() { printf '\n=== %s ===\n' "$*"; }
 
@@ -74,5 +75,8 @@ step "TSan build and concurrency tests"
 cmake -S . -B build-tsan -DCUSHIM_SANITIZE=thread -DCUSHIM_BUILD_CODEGEN=OFF -DCUSHIM_CUDA_ROOT="$cuda_root" >/dev/null
 cmake --build build-tsan -j "$jobs"
 ctest --test-dir build-tsan --output-on-failure -j "$jobs" -L concurrency
+
+step "fuzzing (tools/fuzz.sh: each parser harness FUZZ_SECONDS, default 30 s)"
+bash tools/fuzz.sh
 
 step "all test stages passed"

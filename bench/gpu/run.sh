@@ -9,6 +9,9 @@
 #   BENCH_CUPTI_LIB=...    libcupti to dlopen for the 'cupti' configuration
 #   BENCH_BIN=path         use this launch_bench instead of building one
 #   OUT=dir                where bench-raw.txt and bench.md go (default ./gpu-out)
+#   BENCH_BASELINE=dir     an older build to compare with in the same run: dir/runtime/libcushim.so
+#                          and dir/launch_bench.c (that build's benchmark source); adds the configs
+#                          base-shim and base-shim+hooks, interleaved with the others
 # Configurations: native; shim (LD_PRELOAD, no hook); shim+hooks (an empty pre and
 # post hook on every driver API); cupti (native, with an empty CUPTI callback on the
 # whole driver API domain). Prints a markdown table: median and min-max per config.
@@ -55,6 +58,16 @@ fi
 RAW=$OUT/bench-raw.txt
 : >"$RAW"
 CONFIGS=(native shim shim+hooks cupti)
+BASE_SHIM="" BASE_BIN=$WORK/launch_bench_base
+if [ -n "${BENCH_BASELINE:-}" ]; then
+    BASE_SHIM=$BENCH_BASELINE/runtime/libcushim.so
+    if [ ! -f "$BASE_SHIM" ] || ! gcc -std=gnu11 -O2 -Wall -I"$CUDA/include" -I"$BENCH_BASELINE/sdk/include" \
+            -o "$BASE_BIN" "$BENCH_BASELINE/launch_bench.c" $LINKDIRS -lcuda -ldl >"$WORK/build-base.log" 2>&1; then
+        echo "bench: baseline $BENCH_BASELINE unusable (see $WORK/build-base.log)" >&2
+        exit 1
+    fi
+    CONFIGS+=(base-shim base-shim+hooks)
+fi
 run_one() {
     local cfg=$1 t="timeout -k 5 60"
     case $cfg in
@@ -62,6 +75,9 @@ run_one() {
     shim) $t env BENCH_LABEL=shim LD_PRELOAD="$SHIM" "$BIN" "$LAUNCHES" "$CALLS" ;;
     shim+hooks) $t env BENCH_LABEL=shim+hooks BENCH_HOOKS=1 LD_PRELOAD="$SHIM" "$BIN" "$LAUNCHES" "$CALLS" ;;
     cupti) $t env BENCH_LABEL=cupti BENCH_CUPTI=1 "$BIN" "$LAUNCHES" "$CALLS" ;;
+    base-shim) $t env BENCH_LABEL=base-shim LD_PRELOAD="$BASE_SHIM" "$BASE_BIN" "$LAUNCHES" "$CALLS" ;;
+    base-shim+hooks) $t env BENCH_LABEL=base-shim+hooks BENCH_HOOKS=1 LD_PRELOAD="$BASE_SHIM" "$BASE_BIN" \
+        "$LAUNCHES" "$CALLS" ;;
     esac
 }
 fails=0
@@ -79,7 +95,7 @@ done
 python3 - "$RAW" "$ROUNDS" "$LAUNCHES" "$CALLS" >"$OUT/bench.md" <<'EOF'
 import re, statistics, sys
 raw, rounds, launches, calls = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
-order = ["native", "shim", "shim+hooks", "cupti"]
+order = ["native", "shim", "shim+hooks", "cupti", "base-shim", "base-shim+hooks"]
 data = {c: {"launches_per_s": [], "issue_ns": [], "ctxgetcurrent_ns": []} for c in order}
 failed = {c: 0 for c in order}
 for line in open(raw):
@@ -108,7 +124,7 @@ def fmt(v, digits):
     return "%.*f (IQR %.*f-%.*f, min-max %.*f-%.*f)" % (
         digits, statistics.median(v), digits, q(v, .25), digits, q(v, .75), digits, min(v), digits, max(v))
 
-print("GPU launch benchmark: %s rounds x 4 configurations, each a fresh process; %s empty-kernel "
+print("GPU launch benchmark: %s rounds x every configuration, each a fresh process; %s empty-kernel "
       "launches and %s cuCtxGetCurrent calls per process. Median (IQR, min-max)." % (rounds, launches, calls))
 print()
 print("| config | runs | launches/s | host issue ns/launch | cuCtxGetCurrent ns/call | vs native: issue ns, ctx ns |")
@@ -117,6 +133,8 @@ base = data["native"]
 for c in order:
     d = data[c]
     n = len(d["launches_per_s"])
+    if n == 0 and c.startswith("base-"):
+        continue
     delta = "n/a"
     if n and base["issue_ns"]:
         delta = "%+.1f, %+.2f" % (statistics.median(d["issue_ns"]) - statistics.median(base["issue_ns"]),

@@ -12,7 +12,7 @@
  * Also: a thread is inside a hook callback (a slow one) when main returns.
  * The exit waits for it before plugins flush, and its post hook no longer runs
  * after the flush: an in-process plugin ("exit-order") checks both and says
- * so on stderr from its flush.
+ * so on stderr from its flush. Registered after the probe, it flushes first.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -46,6 +46,7 @@ static void order_flush(cushim_plugin *self)
     atomic_store(&flushed, 1);
     fprintf(stderr, "exit-order: the running hook had %s before the flush\n",
             atomic_load(&slow_done) ? "finished" : "NOT finished");
+    fprintf(stderr, "exit-order: flush_ns %llu\n", (unsigned long long)e2e_host()->now_ns());
 }
 
 static void *slow_caller(void *arg)

@@ -7,6 +7,7 @@
  * The good build hooks the APIs of its 'select' option and counts what it sees;
  * at flush it writes a report to its 'out' option:
  *     flush <pid>                  the flush ran
+ *     flush_ns <ns>                when (host->now_ns)
  *     last <api>                   the last call its hooks saw
  *     seen <api> <n>               calls its hooks saw, per API
  *     fake <api> <n>               the fake driver's own count of that API, read at flush
@@ -167,6 +168,7 @@ static void probe_flush(cushim_plugin *self)
     if (f == NULL)
         return;
     fprintf(f, "flush %d\n", (int)getpid());
+    fprintf(f, "flush_ns %llu\n", (unsigned long long)host->now_ns());
     const cushim_api_info *last = host->api_by_id(atomic_load(&last_id));
     fprintf(f, "last %s\n", last ? last->name : "-");
     probe_count_fn fake = probe_fake_counter();

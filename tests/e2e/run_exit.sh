@@ -6,6 +6,7 @@
 #    its flush: no CUDA call came after the flush, and every call was counted, those of exit handlers and
 #    library destructors included (before the fix the flush came before the library's destructor);
 #  - the probe's hooks saw, by its flush, exactly the calls the fake received;
+#  - plugins flush in reverse load order;
 #  - a thread inside a (slow) hook callback when main returned had finished it before plugins flushed, and
 #    its post hook did not run after the flush (the in-process "exit-order" plugin says so on stderr);
 #  - the calls of each exit-time source are there: the program's atexit handler (5 cuDeviceGetCount),
@@ -40,6 +41,11 @@ grep -q '^seen cuMemFree_v2 3$' "$dir/probe" || { echo "early handler not seen";
 grep -q "exit-order: the running hook had finished before the flush" "$dir/stderr" || {
     cat "$dir/stderr"; echo "the exit did not wait for a running hook callback"; status=1; }
 grep -q "FAIL" "$dir/stderr" && { cat "$dir/stderr"; status=1; }
+# Reverse load order: "exit-order" (registered in main) flushes before the probe (CUSHIM_PLUGINS).
+t_order=$(awk '/^exit-order: flush_ns/ {print $3}' "$dir/stderr")
+t_probe=$(awk '$1 == "flush_ns" {print $2}' "$dir/probe")
+[ -n "$t_order" ] && [ -n "$t_probe" ] && [ "$t_order" -lt "$t_probe" ] || {
+    echo "flush order: exit-order at $t_order, probe at $t_probe (reverse load order expected)"; status=1; }
 [ $status = 0 ] && echo "e2e_exit: counts equal the fake's ($(wc -l < "$dir/shim.sorted") APIs), the flush came after" \
     "the last call ($(grep '^last' "$dir/probe"))"
 exit $status

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # tests/gpu/run.sh - the one-command GPU suite of cushim.
 #
-# USAGE: bash tests/gpu/run.sh [BUILD_DIR]          (default build-gpu; 'BUILD_DIR=x' works too)
+# USAGE: bash tests/gpu/run.sh [BUILD_DIR] [CHECK...]   (default build-gpu; 'BUILD_DIR=x' works too)
+#   CHECK: any of a b c d e f g sdk hami bench (below), or all (the default; also CHECKS="a,b" in the
+#   environment). env and build always run.
+#   Checks that compare with native PyTorch output (f torch) run c's native run when c is not selected.
 #   BUILD_DIR holds runtime/libcushim.so and dropin/libcuda.so.1 (built beforehand).
 #   OUT=dir            logs and results (default ./gpu-out): summary.txt, summary.tsv,
 #                      gpu-logs.tar.gz, and bench.md/bench-raw.txt when the benchmark ran
@@ -9,6 +12,8 @@
 #   PYTHON=python3     interpreter with torch, cupy and jax
 #   CUSHIM_REAL_LIBCUDA=path   the real driver (found from a native process otherwise)
 #   CUDA_HOME, GPU_ARCH, CUPTI_INCLUDE, CUPTI_LIB: see tests/gpu/build.sh
+#   CHECKS="a b ..."   which checks to run when none is named (space or comma separated); all of them
+#                      take about 12 minutes: give GPU_SUITE_BUDGET=900 with hami
 #
 # Checks (each independent, each command under a timeout; docs/gpu.md says what each proves):
 #   a  app_driver (static cudart): native, shim, shim+CUPTI counter (counts compared)
@@ -18,7 +23,11 @@
 #   e  cuGetProcAddress_v2 over every base name x version x flags: real driver vs shim
 #   f  drop-in libcuda.so.1 (no LD_PRELOAD) on app_driver and the PyTorch loop
 #   g  examples/vecadd through the tools/cushim launcher (the README's main job), result checked
+#   sdk  plugins under PyTorch: faultinject's out-of-memory reaches PyTorch as its own OOM error;
+#        the SDK's C example plugin (built out of tree) in preload and drop-in mode
 #   bench  bench/gpu/run.sh (launch rate, cuCtxGetCurrent) if time allows
+#   hami   the shim stacked with HAMi-core (built from .hami/, see tests/gpu/hami_stack.sh): its 4 GiB
+#          quota holds and the shim sees every call, in both LD_PRELOAD orders
 # The summary table is printed last, then 'N passed, N failed, N skipped'. Exit 0 when
 # nothing failed.
 set -u
@@ -27,6 +36,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 HERE=$ROOT/tests/gpu
 BUILD_DIR=${1:-build-gpu}
 BUILD_DIR=${BUILD_DIR#BUILD_DIR=}
+shift $(($# > 0 ? 1 : 0))
+[ $# -gt 0 ] && CHECKS="$*"   # checks named on the command line win over CHECKS=
 case $BUILD_DIR in /*) ;; *) BUILD_DIR=$ROOT/$BUILD_DIR ;; esac
 OUT=${OUT:-$ROOT/gpu-out}
 case $OUT in /*) ;; *) OUT=$PWD/$OUT ;; esac
@@ -44,6 +55,11 @@ DROPIN=$BUILD_DIR/dropin
 GEN=${CUSHIM_GEN_DIR:-$ROOT/generated/cuda-13.0}
 APIS=$GEN/apis.tsv
 SUMMARY=$OUT/summary.tsv
+CHECKS=" $(echo "${CHECKS:-all}" | tr ',' ' ') "
+# want CHECK: was CHECK selected ('all' selects every check)
+want() {
+    case $CHECKS in *" $1 "*|*" all "*) return 0 ;; *) return 1 ;; esac
+}
 BUDGET=${GPU_SUITE_BUDGET:-480}   # seconds for everything; commands are cut to fit
 DEADLINE=$(($(date +%s) + BUDGET))
 : >"$SUMMARY"
@@ -364,18 +380,105 @@ check_vecadd() {
     fi
 }
 
-# ---------------------------------------------------------------- run them
-( check_vecadd )
-( check_app "a static" app_static )
-( check_app "b shared" app_shared )
-( check_procaddr )
-( check_dropin app )
-( check_torch )
-( check_dropin torch )
-( check_py cupy cupy_check.py 120 )
-( check_py jax jax_check.py 150 )
 
-if [ "${SKIP_BENCH:-0}" = 1 ]; then
+# ---------------------------------------------------------------- (sdk) plugins under PyTorch
+# sdk oom: faultinject fails every driver allocation after the warm-up's (counted in a warm-up
+# run under the shim): PyTorch must raise its own torch.OutOfMemoryError and keep working.
+check_sdk_oom() {
+    local c=$DATA/oom-warmup.counts rc n mode
+    tmo 120 env "${SHIM_ENV[@]}" CUSHIM_COUNTS="$c" "$PY" "$HERE/torch_oom.py" warmup \
+        >"$DATA/oom-warmup.out" 2>"$LOGS/oom-warmup.err"
+    rc=$?
+    n=$(cat "$c" "$c".[0-9]* 2>/dev/null | awk -F'\t' '$1 ~ /^cuMemAlloc/ { s += $2 } END { print s + 0 }')
+    if [ $rc -ne 0 ] || [ "$n" -lt 1 ]; then
+        result "sdk oom warmup" FAIL "rc $rc; $n driver allocations counted $(tail -n 2 "$LOGS/oom-warmup.err" | tr '\n' ' ' | cut -c1-200)"
+        return
+    fi
+    for mode in preload dropin; do
+        local extra=() out=$DATA/oom-$mode.out err=$LOGS/oom-$mode.err
+        [ $mode = dropin ] && extra=(--dropin --real-libcuda="$REAL_LIBCUDA")
+        tmo 120 env CUSHIM_LIB="$SHIM" bash "$ROOT/tools/cushim" run "${extra[@]}" \
+            --fault="cuMemAlloc*:CUDA_ERROR_OUT_OF_MEMORY:after=$n" -- "$PY" "$HERE/torch_oom.py" oom \
+            >"$out" 2>"$err"
+        rc=$?
+        local line summary
+        line=$(grep -h '^oom_check:' "$out" | tail -n 1)
+        summary=$(grep -h 'faultinject' "$err" | tail -n 1 | cut -c1-160)
+        if [ $rc -eq 0 ] && [[ "$line" == "oom_check: PASS"* ]]; then
+            result "sdk oom $mode" PASS "after=$n: ${line#oom_check: PASS }; $summary"
+        else
+            result "sdk oom $mode" FAIL "rc $rc; ${line:-no oom_check line}; $(tail -n 2 "$err" | tr '\n' ' ' | cut -c1-200)"
+        fi
+    done
+}
+
+# sdk example: the SDK's C example plugin (sdk/examples/c-plugin, built out of tree against the
+# installed SDK by tools/build-gpu-bundle.sh) counts PyTorch's driver calls in preload and drop-in
+# mode; the training loop's output stays bitwise identical to native.
+check_sdk_example() {
+    local ex=$BUILD_DIR/sdk-examples/c-plugin/callcount.so mode
+    if [ ! -f "$ex" ]; then result "sdk example" FAIL "$ex missing (tools/build-gpu-bundle.sh builds it)"; return; fi
+    [ -s "$DATA/torch.native.out" ] || tmo 150 "$PY" "$HERE/torch_train.py" 40 >"$DATA/torch.native.out" 2>"$LOGS/torch.native.err"
+    for mode in preload dropin; do
+        local extra=() rep=$DATA/callcount-$mode.txt out=$DATA/callcount-$mode.out err=$LOGS/callcount-$mode.err rc
+        rm -f "$rep"
+        [ $mode = dropin ] && extra=(--dropin --real-libcuda="$REAL_LIBCUDA")
+        tmo 150 env CUSHIM_LIB="$SHIM" bash "$ROOT/tools/cushim" run "${extra[@]}" \
+            --plugin="$ex:select=lib:driver,output=$rep" -- "$PY" "$HERE/torch_train.py" 40 >"$out" 2>"$err"
+        rc=$?
+        local launches total
+        launches=$(awk '$1 == "callcount:" && $2 ~ /^cuLaunchKernel/ { s += $3 } END { print s + 0 }' "$rep" 2>/dev/null)
+        total=$(grep -h 'calls of' "$rep" 2>/dev/null | head -n 1 | cut -c1-80)
+        if [ $rc -ne 0 ]; then
+            result "sdk example $mode" FAIL "rc $rc: $(tail -n 2 "$err" | tr '\n' ' ' | cut -c1-200)"
+        elif ! cmp -s "$DATA/torch.native.out" "$out"; then
+            result "sdk example $mode" FAIL "losses differ from native: $(diff "$DATA/torch.native.out" "$out" | head -n 3 | tr '\n' ' ')"
+        elif [ "$launches" -lt 40 ]; then
+            result "sdk example $mode" FAIL "report: ${total:-none}; cuLaunchKernel* $launches (< 40)"
+        else
+            result "sdk example $mode" PASS "losses identical to native; ${total#callcount: }; cuLaunchKernel* $launches"
+        fi
+    done
+}
+
+# hami: tests/gpu/hami_stack.sh's PASS/FAIL/SKIP lines become results 'hami <check>'
+check_hami() {
+    local cupti=""
+    [ ${#CUPTI_ENV[@]} -gt 0 ] && cupti=$BIN/libcupti_counter.so
+    CUPTI_COUNTER=$cupti CALIB=$CALIB PYTHON=$PY HAMI_WORK="$WORK/hami" tmo 600 bash "$HERE/hami_stack.sh" "$BUILD_DIR" \
+        >"$LOGS/hami.txt" 2>"$LOGS/hami.err"
+    local rc=$? st name detail
+    while IFS=$'\t' read -r st name detail; do
+        case $st in PASS|FAIL|SKIP) result "hami $name" "$st" "$detail" ;; esac
+    done <"$LOGS/hami.txt"
+    grep -qE '^(PASS|FAIL|SKIP)' "$LOGS/hami.txt" || result "hami" FAIL "hami_stack.sh rc $rc, no result: $(tail -n 2 "$LOGS/hami.err" | tr '\n' ' ' | cut -c1-200)"
+    [ $rc -eq 124 ] && result "hami" FAIL "hami_stack.sh timed out"
+    cp -r "$WORK/hami" "$LOGS/hami" 2>/dev/null
+    rm -f "$LOGS"/hami/libvgpu.so "$LOGS"/hami/*.cache
+}
+
+# ---------------------------------------------------------------- run them
+want g && ( check_vecadd )
+# b's calibration of CUPTI's own calls comes from a's static run
+{ want a || want b || want c || want d; } && ( check_app "a static" app_static )
+want b && ( check_app "b shared" app_shared )
+want e && ( check_procaddr )
+want f && ( check_dropin app )
+if want c; then
+    ( check_torch )
+elif want f; then   # f torch compares with c's native output
+    tmo 150 "$PY" "$HERE/torch_train.py" 40 >"$DATA/torch.native.out" 2>"$LOGS/torch.native.err"
+fi
+want f && ( check_dropin torch )
+want d && ( check_py cupy cupy_check.py 120 )
+want d && ( check_py jax jax_check.py 150 )
+want sdk && ( check_sdk_oom )
+want sdk && ( check_sdk_example )
+want hami && ( check_hami )
+
+if ! want bench; then
+    :
+elif [ "${SKIP_BENCH:-0}" = 1 ]; then
     result bench SKIP "SKIP_BENCH=1"
 elif [ "$(time_left)" -lt 60 ]; then
     result bench SKIP "no time left (${SECONDS}s used of ${BUDGET}s)"

@@ -1,7 +1,8 @@
 /*
  * rt_counts_test.c - CUSHIM_COUNTS: every wrapper entry is counted (with and
  * without hooks, also calls from inside hooks), the file format, and a forked
- * child writing <path>.<pid> with its own counts. Run with CUSHIM_COUNTS set.
+ * child writing <path>.<pid> with its own counts, an exec'd one too (and it
+ * finds no variable set by the shim). Run with CUSHIM_COUNTS set.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -116,7 +117,9 @@ static int exec_child(void)
     CUcontext ctx;
     for (int i = 0; i < 3; i++)
         cuCtxGetCurrent(&ctx);
-    return getenv("CUSHIM_COUNTS_SESSION") != NULL ? 0 : 1;
+    /* Ownership is decided by file locks: the shim never mutates the environment
+       (a setenv at a late initialisation would race getenv in other threads). */
+    return getenv("CUSHIM_COUNTS_SESSION") == NULL ? 0 : 1;
 }
 
 int main(int argc, char **argv)

@@ -350,6 +350,39 @@ static void test_misc_slots(void **state)
     assert_null(host->real(CUSHIM_API_ID_LIMIT));
 }
 
+/* Result names from the generated tables (cushim_results.inc). */
+static void test_result_names(void **state)
+{
+    (void)state;
+    assert_string_equal(host->result_name(CUSHIM_RET_CURESULT, 2), "CUDA_ERROR_OUT_OF_MEMORY");
+    assert_string_equal(host->result_name(CUSHIM_RET_CUDAERROR, 2), "cudaErrorMemoryAllocation");
+    assert_string_equal(host->result_name(CUSHIM_RET_CURESULT, CUDA_SUCCESS), "CUDA_SUCCESS");
+    assert_string_equal(host->result_name(CUSHIM_RET_CUDAERROR, cudaErrorInitializationError),
+                        "cudaErrorInitializationError");
+    assert_null(host->result_name(CUSHIM_RET_CURESULT, 123456));
+    assert_null(host->result_name(CUSHIM_RET_OTHER, 0));
+    uint32_t kind = 0;
+    int32_t code = -1;
+    assert_int_equal(host->result_by_name("cudaErrorMemoryAllocation", &kind, &code), CUSHIM_OK);
+    assert_int_equal(kind, CUSHIM_RET_CUDAERROR);
+    assert_int_equal(code, 2);
+    assert_int_equal(host->result_by_name("CUDA_ERROR_NOT_INITIALIZED", &kind, &code), CUSHIM_OK);
+    assert_int_equal(kind, CUSHIM_RET_CURESULT);
+    assert_int_equal(code, CUDA_ERROR_NOT_INITIALIZED);
+    assert_int_equal(host->result_by_name("CUDA_ERROR_NO_SUCH_THING", &kind, &code), CUSHIM_ENOENT);
+    assert_int_equal(host->result_by_name(NULL, &kind, &code), CUSHIM_ENOENT);
+    /* Every code of both enums has a name that maps back to it. */
+    for (int32_t c = 0; c < 1000; c++)
+        for (uint32_t k = CUSHIM_RET_CURESULT; k <= CUSHIM_RET_CUDAERROR; k++) {
+            const char *n = host->result_name(k, c);
+            if (n == NULL)
+                continue;
+            assert_int_equal(host->result_by_name(n, &kind, &code), CUSHIM_OK);
+            assert_int_equal(kind, k);
+            assert_int_equal(code, c);
+        }
+}
+
 /* hooks_sync: returns once no thread runs a removed hook; ESTATE from a hook. */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
@@ -442,6 +475,7 @@ int main(void)
         cmocka_unit_test(test_init_failure_undone),
         cmocka_unit_test(test_tls),
         cmocka_unit_test(test_misc_slots),
+        cmocka_unit_test(test_result_names),
         cmocka_unit_test(test_sync),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -72,8 +72,10 @@ static void assert_clean(void)
 static int setup(void **)
 {
     host = cushim_host_get(CUSHIM_ABI_VERSION);
-    static const cushim_plugin_def def = { sizeof(cushim_plugin_def), CUSHIM_ABI_VERSION, "unwind-cxx", "1", "", nullptr,
-                                           nullptr, nullptr, nullptr };
+    static cushim_plugin_def def = {};   /* by member: C++17 has no designated initialisers */
+    def.size = sizeof def;
+    def.abi_version = CUSHIM_ABI_VERSION;
+    def.name = "unwind-cxx";
     if (host == nullptr || host->plugin_register(&def, nullptr, &plug, nullptr, 0) != CUSHIM_OK)
         return 1;
     rt_record_real(CUSHIM_API_cuDriverGetVersion, (void *)fake_get_version);

@@ -208,3 +208,49 @@ add_test(NAME rt_fork_handler_test COMMAND rt_fork_handler_test)
 set_tests_properties(rt_fork_handler_test PROPERTIES TIMEOUT 20 ENVIRONMENT
   "LD_LIBRARY_PATH=${CMAKE_BINARY_DIR}/dropin:${CMAKE_CURRENT_BINARY_DIR}/rt_stub")
 set_property(TEST rt_ctor_dlsym_test APPEND PROPERTY LABELS concurrency)
+
+# ---- configuration and trust (hardening): docs/runtime.md "Configuration and trust" ----
+# The value parser (pure): every variable, any case, each rejection's line.
+rt_unit(rt_cfg_parse_test)
+# cnt_write run several times: complete totals in the file, no repeated block on a descriptor.
+rt_unit(rt_counts_rewrite_test)
+set_tests_properties(rt_counts_rewrite_test PROPERTIES
+  ENVIRONMENT "CUSHIM_COUNTS=${CMAKE_CURRENT_BINARY_DIR}/rt_counts_rewrite_test.tsv")
+add_test(NAME rt_counts_rewrite_stderr_test COMMAND sh -c
+  "f=\"$1/rt_counts_rewrite_test.stderr\"; rm -f \"$f\"; RT_STDERR_FILE=\"$f\" \"$0\" 2>\"$f\""
+  $<TARGET_FILE:rt_counts_rewrite_test> "${CMAKE_CURRENT_BINARY_DIR}")
+set_tests_properties(rt_counts_rewrite_stderr_test PROPERTIES ENVIRONMENT "CUSHIM_COUNTS=-")
+
+# A small program linked with libcushim.so, for the environment, counts-file and setuid tests.
+foreach(p rt_cfg_prog rt_secure_prog)
+  add_executable(${p} "${RT_TEST_DIR}/${p}.c")
+  target_compile_options(${p} PRIVATE ${RT_TEST_FLAGS})
+  target_link_options(${p} PRIVATE -Wl,--no-as-needed)
+  target_link_libraries(${p} PRIVATE cushim ${CMAKE_DL_LIBS})
+  add_dependencies(${p} rt_stub_cuda)
+endforeach()
+set(RT_STUB_LIBCUDA "${CMAKE_CURRENT_BINARY_DIR}/rt_stub/libcuda.so.1")
+# Under ASan an instrumented shim preloaded into /bin/sh needs the sanitizer runtime first.
+set(RT_CFG_PRELOAD "$<TARGET_FILE:cushim>")
+if(CUSHIM_SANITIZE STREQUAL "address" OR CUSHIM_SANITIZE STREQUAL "thread")
+  if(CUSHIM_SANITIZE STREQUAL "address")
+    set(_rt_san asan)
+  else()
+    set(_rt_san tsan)
+  endif()
+  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=lib${_rt_san}.so
+    OUTPUT_VARIABLE _rt_san_lib OUTPUT_STRIP_TRAILING_WHITESPACE)
+  set(RT_CFG_PRELOAD "${_rt_san_lib}:${RT_CFG_PRELOAD}")
+endif()
+add_test(NAME rt_cfg_env_test COMMAND sh "${RT_TEST_DIR}/rt_cfg_env_test.sh"
+  $<TARGET_FILE:rt_cfg_prog> "${CMAKE_CURRENT_BINARY_DIR}")
+add_test(NAME rt_counts_files_test COMMAND sh "${RT_TEST_DIR}/rt_counts_files_test.sh"
+  $<TARGET_FILE:rt_cfg_prog> "${RT_CFG_PRELOAD}" "${CMAKE_CURRENT_BINARY_DIR}")
+add_test(NAME rt_secure_test COMMAND sh "${RT_TEST_DIR}/rt_secure_test.sh"
+  $<TARGET_FILE:rt_secure_prog> "${RT_STUB_LIBCUDA}" "${CMAKE_CURRENT_BINARY_DIR}")
+set_tests_properties(rt_cfg_env_test rt_counts_files_test PROPERTIES TIMEOUT 60
+  ENVIRONMENT "CUSHIM_REAL_LIBCUDA=${RT_STUB_LIBCUDA};ASAN_OPTIONS=detect_leaks=0")
+set_tests_properties(rt_secure_test PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77)
+
+# Hardening (issue #10: reload, retry, dlvsym, entries): docs/runtime.md, "Stacking, reloading and symbol versions".
+include("${CMAKE_CURRENT_LIST_DIR}/runtime_hardening.cmake")

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# fuzz.sh - the bounded fuzzing stage: builds each libFuzzer harness in tests/fuzz/ with clang
+# (-fsanitize=fuzzer,address,undefined) and runs it for FUZZ_SECONDS (default 30) each, one after the other.
+# Fails if a harness does not build, crashes, leaks, hangs (FUZZ_TIMEOUT s for one input, default 10) or
+# trips a FUZZ_CHECK; the input that did it is kept in build-fuzz/artifacts/<name>/ (replay it with
+# `build-fuzz/fuzz_<name> <file>`). Inputs found are kept in build-fuzz/corpus/<name>/ between runs.
+#
+#   bash tools/fuzz.sh [NAME...]        all harnesses, or only those named
+#   FUZZ_SECONDS=300 bash tools/fuzz.sh cfg
+#
+# Needs Debian's clang (14 on Debian 12: its libclang-common-14-dev ships libclang_rt.fuzzer); as root it is
+# installed when missing (CUSHIM_NO_INSTALL=1 skips that).
+#
+# Adding a harness (e.g. for the plugin list or the launcher's options):
+#   1. write tests/fuzz/fuzz_<name>.c defining
+#          int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#      that turns the bytes into the parser's input (fuzz_common.h: fuzz_cstr gives an exact-size C string),
+#      calls the parser, and checks with FUZZ_CHECK what must hold for every input (fuzz_check_line for a
+#      log line the shim would print). The parser must be reachable without the rest of the shim: expose it
+#      as a hidden function (declared in runtime/rt_internal.h), pure where possible (no environment, no
+#      files), as cfg_parse is;
+#   2. add one line to HARNESSES below: "<name> <sources...>" (paths from the repository root, the harness
+#      itself first; the runtime's sources it needs after it);
+#   3. optionally add seed inputs, one file each, in tests/fuzz/corpus/<name>/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+HARNESSES=(
+  "cfg tests/fuzz/fuzz_cfg.c runtime/config.c runtime/log.c runtime/peer.c"
+)
+
+seconds=${FUZZ_SECONDS:-30}
+per_input=${FUZZ_TIMEOUT:-10}
+cuda_version=${CUSHIM_CUDA_VERSION:-13.0}
+cuda_root=${CUSHIM_CUDA_ROOT:-/usr/local/cuda}
+out=build-fuzz
+
+if ! command -v clang > /dev/null; then
+  if [ "$(id -u)" = 0 ] && [ "${CUSHIM_NO_INSTALL:-0}" != 1 ]; then
+    echo "fuzz.sh: installing clang"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends clang > /dev/null
+  else
+    echo "fuzz.sh: clang not found (apt-get install clang)" >&2
+    exit 1
+  fi
+fi
+
+cflags=(-g -O1 -std=gnu11 -Wall -Wextra -Werror -Wno-deprecated-declarations
+        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+        -Iruntime -Isdk/include -Isdk/include/cushim -Itests/fuzz
+        "-Igenerated/cuda-$cuda_version" "-I$cuda_root/include")
+
+want=("$@")
+mkdir -p "$out"
+ran=0
+for h in "${HARNESSES[@]}"; do
+  read -r -a words <<< "$h"
+  name=${words[0]}
+  srcs=("${words[@]:1}")
+  if [ ${#want[@]} -gt 0 ] && [[ " ${want[*]} " != *" $name "* ]]; then
+    continue
+  fi
+  echo "=== fuzz_$name: build"
+  clang "${cflags[@]}" -o "$out/fuzz_$name" "${srcs[@]}" -ldl -lpthread
+  corpus=$out/corpus/$name artifacts=$out/artifacts/$name
+  mkdir -p "$corpus" "$artifacts"
+  seeds=()
+  [ -d "tests/fuzz/corpus/$name" ] && seeds=("tests/fuzz/corpus/$name")
+  echo "=== fuzz_$name: ${seconds}s"
+  if ! "$out/fuzz_$name" -max_total_time="$seconds" -timeout="$per_input" -rss_limit_mb=2048 \
+         -print_final_stats=1 -artifact_prefix="$artifacts/" "$corpus" "${seeds[@]}" > "$out/fuzz_$name.log" 2>&1; then
+    tail -n 40 "$out/fuzz_$name.log"
+    echo "fuzz.sh: fuzz_$name failed; the input is in $artifacts/ (full log: $out/fuzz_$name.log)" >&2
+    exit 1
+  fi
+  grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb' "$out/fuzz_$name.log" | sed "s/^/fuzz_$name: /"
+  ran=$((ran + 1))
+done
+[ $ran -gt 0 ] || { echo "fuzz.sh: no harness named: ${want[*]}" >&2; exit 1; }
+echo "fuzz.sh: $ran harness(es) ran ${seconds}s each without a failure"
