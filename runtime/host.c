@@ -167,14 +167,10 @@ static int hs_tls_set(uint32_t key, void *value)
 static void hs_log(cushim_plugin *self, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void hs_log(cushim_plugin *self, int level, const char *fmt, ...)
 {
-    if (fmt == NULL || level < CUSHIM_LOG_DEBUG || level > CUSHIM_LOG_ERROR || level < cfg_get()->log_level)
-        return;
-    char buf[900];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    pl_vlog(self, level, fmt, ap);
     va_end(ap);
-    pl_log(self, level, "%s", buf);
 }
 
 static int hs_log_enabled(int level)

@@ -56,3 +56,16 @@ void log_msg(int level, const char *fmt, ...)
         m = 0;
     log_write(cfg_log_target(), level, text, (size_t)m < sizeof text ? (size_t)m : sizeof text - 1);
 }
+
+/* Formats a reason into 'err' (when given) for the SDK functions that return
+   one beside their code; returns CUSHIM_EINVAL so callers can 'return rt_seterr(...)'. */
+int rt_seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err != NULL && errlen > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return CUSHIM_EINVAL;
+}

@@ -28,18 +28,6 @@
 
 #define OP_MAX_DECL 256
 
-static int op_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int op_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err != NULL && errlen > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return CUSHIM_EINVAL;
-}
-
 int op_parse_int(const char *v, int64_t *out)
 {
     const char *p = v;
@@ -185,18 +173,18 @@ static int op_check_decls(const cushim_option *decl, uint32_t *ndecl, char *err,
     for (; decl != NULL && decl[n].name != NULL; n++) {
         const cushim_option *o = &decl[n];
         if (n >= OP_MAX_DECL)
-            return op_err(err, errlen, "more than %d options declared", OP_MAX_DECL);
+            return rt_seterr(err, errlen, "more than %d options declared", OP_MAX_DECL);
         if (!op_name_ok(o->name))
-            return op_err(err, errlen, "declared option name '%s' is not [a-z0-9_-]+", o->name);
+            return rt_seterr(err, errlen, "declared option name '%s' is not [a-z0-9_-]+", o->name);
         uint32_t t = o->type & CUSHIM_OPT_TYPE_MASK;
         if (t < CUSHIM_OPT_STRING || t > CUSHIM_OPT_BYTES ||
             (o->type & ~(CUSHIM_OPT_TYPE_MASK | CUSHIM_OPT_REPEAT | CUSHIM_OPT_REQUIRED)) != 0)
-            return op_err(err, errlen, "option '%s' declares an unknown type 0x%x", o->name, o->type);
+            return rt_seterr(err, errlen, "option '%s' declares an unknown type 0x%x", o->name, o->type);
         for (uint32_t k = 0; k < n; k++)
             if (strcmp(decl[k].name, o->name) == 0)
-                return op_err(err, errlen, "option '%s' is declared twice", o->name);
+                return rt_seterr(err, errlen, "option '%s' is declared twice", o->name);
         if (o->default_value != NULL && op_check_value(o->type, o->default_value) != 0)
-            return op_err(err, errlen, "the default '%s' of option '%s' is not a valid %s", o->default_value,
+            return rt_seterr(err, errlen, "the default '%s' of option '%s' is not a valid %s", o->default_value,
                           o->name, op_type_name(o->type));
     }
     *ndecl = n;
@@ -276,14 +264,15 @@ int op_load(op_set *s, const cushim_option *decl, const char *text, char *err, s
         }
         uint32_t di;
         if (op_decl(s, k, &di) == NULL) {
-            char names[512];
+            char names[512], qk[160];
             op_names(s, names, sizeof names);
-            rc = op_err(err, errlen, "unknown option '%s' (%s)", k, names);
+            cfg_quote(k, qk, sizeof qk);   /* the user's text: one printable line */
+            rc = rt_seterr(err, errlen, "unknown option %s (%s)", qk, names);
             free(key);
             goto fail;
         }
         if (eq >= end) {
-            rc = op_err(err, errlen, "option '%s' has no value (write %s=VALUE)", k, k);
+            rc = rt_seterr(err, errlen, "option '%s' has no value (write %s=VALUE)", k, k);
             free(key);
             goto fail;
         }
@@ -294,13 +283,15 @@ int op_load(op_set *s, const cushim_option *decl, const char *text, char *err, s
         }
         const cushim_option *o = &decl[di];
         if (op_check_value(o->type, v) != 0) {
-            rc = op_err(err, errlen, "option '%s' = '%s' is not a valid %s", k, v, op_type_name(o->type));
+            char qv[300];
+            cfg_quote(v, qv, sizeof qv);
+            rc = rt_seterr(err, errlen, "option '%s' = %s is not a valid %s", k, qv, op_type_name(o->type));
             free(key);
             free(v);
             goto fail;
         }
         if (!(o->type & CUSHIM_OPT_REPEAT) && op_count(s, di) > 0) {
-            rc = op_err(err, errlen, "option '%s' given twice (it is not a repeatable option)", k);
+            rc = rt_seterr(err, errlen, "option '%s' given twice (it is not a repeatable option)", k);
             free(key);
             free(v);
             goto fail;
@@ -317,13 +308,13 @@ int op_load(op_set *s, const cushim_option *decl, const char *text, char *err, s
     }
     for (uint32_t i = 0; i < s->ndecl; i++)
         if ((decl[i].type & CUSHIM_OPT_REQUIRED) && op_count(s, i) == 0) {
-            rc = op_err(err, errlen, "required option '%s' (%s) is not given", decl[i].name,
+            rc = rt_seterr(err, errlen, "required option '%s' (%s) is not given", decl[i].name,
                         op_type_name(decl[i].type));
             goto fail;
         }
     return 0;
 nomem:
-    rc = op_err(err, errlen, "out of memory parsing options");
+    rc = rt_seterr(err, errlen, "out of memory parsing options");
 fail:
     op_free(s);
     return rc;

@@ -45,16 +45,21 @@ int pl_state(const cushim_plugin *p)
     return pl_valid(p) ? atomic_load_explicit(&((cushim_plugin *)p)->state, memory_order_acquire) : 0;
 }
 
-void pl_log(const cushim_plugin *p, int level, const char *fmt, ...)
+void pl_vlog(const cushim_plugin *p, int level, const char *fmt, va_list ap)
 {
-    if (level < LOG_DEBUG || level > LOG_ERROR || level < cfg_get()->log_level)
+    if (fmt == NULL || level < LOG_DEBUG || level > LOG_ERROR || level < cfg_get()->log_level)
         return;
     char buf[900];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    log_msg(level, "%s: %s", pl_valid(p) ? p->name : "(unknown plugin)", buf);
+}
+
+void pl_log(const cushim_plugin *p, int level, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    pl_vlog(p, level, fmt, ap);
     va_end(ap);
-    log_msg(level, "%s: %s", pl_valid(p) ? p->name : "(unknown plugin)", buf);
 }
 
 /* One line at error level (warn for an optional plugin). A failure that makes
@@ -82,18 +87,6 @@ void pl_report_failure(const cushim_plugin *p, const char *name, int optional, i
     }
 }
 
-static int pl_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int pl_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err != NULL && errlen > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return CUSHIM_EINVAL;
-}
-
 static int pl_name_ok(const char *n)
 {
     if (n == NULL || n[0] == '\0' || strlen(n) > 63)
@@ -119,20 +112,20 @@ int pl_load(const cushim_plugin_def *def, const char *options, const char *path,
 {
     *out = NULL;
     if (def == NULL)
-        return pl_err(err, errlen, "no plugin definition (cushim_plugin_entry returned NULL)");
+        return rt_seterr(err, errlen, "no plugin definition (cushim_plugin_entry returned NULL)");
     if (def->size < PL_DEF_MIN)
-        return pl_err(err, errlen, "plugin definition too small (%u bytes; at least %zu)", def->size,
+        return rt_seterr(err, errlen, "plugin definition too small (%u bytes; at least %zu)", def->size,
                       (size_t)PL_DEF_MIN);
     uint32_t abi = def->abi_version;
     if (CUSHIM_ABI_MAJOR_OF(abi) != CUSHIM_ABI_MAJOR || CUSHIM_ABI_MINOR_OF(abi) > CUSHIM_ABI_MINOR)
-        return pl_err(err, errlen, "was built for SDK ABI %u.%u, this shim provides %u.%u", CUSHIM_ABI_MAJOR_OF(abi),
+        return rt_seterr(err, errlen, "was built for SDK ABI %u.%u, this shim provides %u.%u", CUSHIM_ABI_MAJOR_OF(abi),
                       CUSHIM_ABI_MINOR_OF(abi), CUSHIM_ABI_MAJOR, CUSHIM_ABI_MINOR);
     if (!pl_name_ok(def->name))
-        return pl_err(err, errlen, "the plugin's name is not [a-z0-9_-]{1,63}");
+        return rt_seterr(err, errlen, "the plugin's name is not [a-z0-9_-]{1,63}");
 
     cushim_plugin *p = calloc(1, sizeof *p);
     if (p == NULL)
-        return pl_err(err, errlen, "out of memory");
+        return rt_seterr(err, errlen, "out of memory");
     p->def = def;
     snprintf(p->name, sizeof p->name, "%s", def->name);
     p->path = path != NULL ? strdup(path) : NULL;
@@ -147,12 +140,12 @@ int pl_load(const cushim_plugin_def *def, const char *options, const char *path,
     for (uint32_t i = 0; i < n; i++) {
         int st = atomic_load(&pl_all[i]->state);
         if ((st == PL_LOADING || st == PL_ACTIVE) && strcmp(pl_all[i]->name, p->name) == 0) {
-            rc = pl_err(err, errlen, "a plugin named '%s' is already loaded", p->name);
+            rc = rt_seterr(err, errlen, "a plugin named '%s' is already loaded", p->name);
             break;
         }
     }
     if (rc == CUSHIM_OK && n >= PL_MAX)
-        rc = pl_err(err, errlen, "more than %d plugins", PL_MAX);
+        rc = rt_seterr(err, errlen, "more than %d plugins", PL_MAX);
     if (rc == CUSHIM_OK) {
         pl_all[n] = p;
         atomic_store_explicit(&pl_n, n + 1, memory_order_release);
@@ -172,15 +165,15 @@ int pl_load(const cushim_plugin_def *def, const char *options, const char *path,
     if (def->init != NULL) {
         int r = def->init(&hs_host, p);
         if (atomic_load(&p->state) != PL_LOADING)   /* a fork child took it over */
-            return pl_err(err, errlen, "its initialisation was interrupted");
+            return rt_seterr(err, errlen, "its initialisation was interrupted");
         if (r != 0) {
             pl_undo(p);
-            return pl_err(err, errlen, "init returned %d", r);
+            return rt_seterr(err, errlen, "init returned %d", r);
         }
     }
     int expected = PL_LOADING;
     if (!atomic_compare_exchange_strong(&p->state, &expected, PL_ACTIVE))
-        return pl_err(err, errlen, "its initialisation was interrupted");
+        return rt_seterr(err, errlen, "its initialisation was interrupted");
     log_info("plugin '%s' %s loaded%s%s", p->name, def->version ? def->version : "", p->path ? " from " : "",
              p->path ? p->path : "");
     return CUSHIM_OK;

@@ -17,6 +17,7 @@
 #define RT_INTERNAL_H
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -385,6 +386,7 @@ int pl_register(const cushim_plugin_def *def, const char *options, cushim_plugin
 void pl_flush_all(void);                /* reverse load order */
 void pl_after_fork(uint32_t parent_tid);   /* fork child: interrupted inits fail; fork_child */
 void pl_log(const cushim_plugin *p, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void pl_vlog(const cushim_plugin *p, int level, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 void pl_report_failure(const cushim_plugin *p, const char *name, int optional, int from_env,
                        const char *why);
 
@@ -467,6 +469,8 @@ int peer_find(char *peer, char *self, size_t cap);
 
 /* ---- logging (log.c) ---- */
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A reason into err[errlen] (if err); returns CUSHIM_EINVAL. */
+int rt_seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 #define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
 #define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_WARN, __VA_ARGS__)

@@ -50,18 +50,6 @@ static const struct {
     { "query", CUSHIM_CAT_QUERY },   { "pool", CUSHIM_CAT_POOL },
 };
 
-static int sel_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int sel_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err != NULL && errlen > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return CUSHIM_EINVAL;
-}
-
 static char *sel_trim(char *s)
 {
     while (*s == ' ' || *s == '\t' || *s == '\n')
@@ -94,7 +82,7 @@ static int sel_atom_parse(sel_atom *a, char *s, char *err, size_t errlen)
 {
     s = sel_trim(s);
     if (*s == '\0')
-        return sel_err(err, errlen, "empty term");
+        return rt_seterr(err, errlen, "empty term");
     if (strcmp(s, "all") == 0) {
         a->kind = SEL_ALL;
         return 0;
@@ -104,17 +92,17 @@ static int sel_atom_parse(sel_atom *a, char *s, char *err, size_t errlen)
         *colon = '\0';
         char *v = sel_trim(colon + 1);
         if (*v == '\0')
-            return sel_err(err, errlen, "'%s:' without a value", s);
+            return rt_seterr(err, errlen, "'%s:' without a value", s);
         if (strcmp(s, "id") == 0) {
             char *end;
             unsigned long long n = strtoull(v, &end, 10);
             if (*end != '\0' || !isdigit((unsigned char)*v) || n > UINT32_MAX)
-                return sel_err(err, errlen, "'id:%s': not a number", v);
+                return rt_seterr(err, errlen, "'id:%s': not a number", v);
             a->kind = SEL_ID;
             a->num = (uint32_t)n;
         } else if (strcmp(s, "name") == 0 || strcmp(s, "base") == 0) {
             if (!sel_ident(v))
-                return sel_err(err, errlen, "'%s:%s': not a function name", s, v);
+                return rt_seterr(err, errlen, "'%s:%s': not a function name", s, v);
             a->kind = s[0] == 'n' ? SEL_NAME : SEL_BASE;
             a->text = v;
         } else if (strcmp(s, "glob") == 0) {
@@ -132,7 +120,7 @@ static int sel_atom_parse(sel_atom *a, char *s, char *err, size_t errlen)
                 while (k < sizeof sel_cats / sizeof sel_cats[0] && strcmp(sel_cats[k].name, w) != 0)
                     k++;
                 if (k == sizeof sel_cats / sizeof sel_cats[0])
-                    return sel_err(err, errlen, "unknown category '%s' (alloc free copy set launch sync module "
+                    return rt_seterr(err, errlen, "unknown category '%s' (alloc free copy set launch sync module "
                                    "graph vmm stream event context device init interop query pool)", w);
                 a->num |= sel_cats[k].bit;
             }
@@ -143,9 +131,9 @@ static int sel_atom_parse(sel_atom *a, char *s, char *err, size_t errlen)
             else if (strcmp(v, "runtime") == 0)
                 a->num = CUSHIM_LIB_RUNTIME;
             else
-                return sel_err(err, errlen, "'lib:%s': driver or runtime", v);
+                return rt_seterr(err, errlen, "'lib:%s': driver or runtime", v);
         } else {
-            return sel_err(err, errlen, "unknown selector word '%s:' (id name base glob cat lib)", s);
+            return rt_seterr(err, errlen, "unknown selector word '%s:' (id name base glob cat lib)", s);
         }
         return 0;
     }
@@ -155,7 +143,7 @@ static int sel_atom_parse(sel_atom *a, char *s, char *err, size_t errlen)
         return 0;
     }
     if (!sel_ident(s))
-        return sel_err(err, errlen, "'%s': not a function name or pattern", s);
+        return rt_seterr(err, errlen, "'%s': not a function name or pattern", s);
     a->kind = sel_is_base(s) ? SEL_BASE : SEL_NAME;
     a->text = s;
     return 0;
@@ -171,10 +159,10 @@ static int sel_compile(sel_prog *p, const char *selector, char *err, size_t errl
 {
     memset(p, 0, sizeof *p);
     if (selector == NULL)
-        return sel_err(err, errlen, "no selector");
+        return rt_seterr(err, errlen, "no selector");
     size_t len = strlen(selector);
     if (len > 65536)
-        return sel_err(err, errlen, "selector longer than 64 KiB");
+        return rt_seterr(err, errlen, "selector longer than 64 KiB");
     uint32_t max = 1;
     for (const char *c = selector; *c; c++)
         max += *c == ',' || *c == '&';
@@ -259,7 +247,7 @@ int sel_select(const char *selector, uint32_t *ids, uint32_t cap, char *err, siz
     }
     sel_free(&p);
     if (n == 0)
-        sel_err(err, errlen, "'%s' matches no API of this build (CUDA %s headers)", selector,
+        rt_seterr(err, errlen, "'%s' matches no API of this build (CUDA %s headers)", selector,
                 CUSHIM_GEN_CUDA_VERSION_STRING);
     return (int)n;
 }

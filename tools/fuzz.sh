@@ -26,7 +26,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 HARNESSES=(
-  "cfg tests/fuzz/fuzz_cfg.c runtime/config.c runtime/log.c runtime/peer.c"
+  "cfg tests/fuzz/fuzz_cfg.c runtime/config.c runtime/log.c runtime/peer.c runtime/once.c tests/fuzz/fuzz_tls.c"
+  "opts tests/fuzz/fuzz_opts.c runtime/options.c runtime/config.c runtime/log.c runtime/peer.c runtime/once.c tests/fuzz/fuzz_tls.c"
+  "firule tests/fuzz/fuzz_firule.c plugins/faultinject/rules.c"
 )
 
 seconds=${FUZZ_SECONDS:-30}
@@ -49,7 +51,7 @@ fi
 
 cflags=(-g -O1 -std=gnu11 -Wall -Wextra -Werror -Wno-deprecated-declarations
         -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-        -Iruntime -Isdk/include -Isdk/include/cushim -Itests/fuzz
+        -Iruntime -Isdk/include -Isdk/include/cushim -Itests/fuzz -Iplugins/faultinject
         "-Igenerated/cuda-$cuda_version" "-I$cuda_root/include")
 
 want=("$@")

@@ -30,6 +30,11 @@ static void fi_err(char *err, size_t errlen, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
+    /* Messages quote the user's rule: keep them one printable line (a newline
+       in a rule must not forge a second log line). */
+    for (char *c = err; *c != '\0'; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
 }
 
 static int fi_blank(char c)

@@ -83,10 +83,10 @@ static void test_failure_reasons(void **state)
     load_expect("?" P("small"), "plugin definition too small (24 bytes; at least", opt);
     load_expect("?" P("major"), "plugin 'probe-major': was built for SDK ABI 1.0, this shim provides 0.2", opt);
     load_expect("?" P("newer"), "plugin 'probe-newer': was built for SDK ABI 0.3, this shim provides 0.2", opt);
-    load_expect("?" P("good") ":bogus=1", "plugin 'probe-good': unknown option 'bogus' (out, select, count", opt);
-    load_expect("?" P("good") ":count=ten", "plugin 'probe-good': option 'count' = 'ten' is not a valid int", opt);
-    load_expect("?" P("good") ":on=2", "option 'on' = '2' is not a valid bool", opt);
-    load_expect("?" P("good") ":limit=3X", "option 'limit' = '3X' is not a valid bytes", opt);
+    load_expect("?" P("good") ":bogus=1", "plugin 'probe-good': unknown option \"bogus\" (out, select, count", opt);
+    load_expect("?" P("good") ":count=ten", "plugin 'probe-good': option 'count' = \"ten\" is not a valid int", opt);
+    load_expect("?" P("good") ":on=2", "option 'on' = \"2\" is not a valid bool", opt);
+    load_expect("?" P("good") ":limit=3X", "option 'limit' = \"3X\" is not a valid bytes", opt);
     load_expect("?" P("good") ":count=1,count=2", "option 'count' given twice", opt);
     load_expect("?" P("required"), "plugin 'probe-required': required option 'need' (string) is not given", opt);
     load_expect("?" P("baddefault"), "the default 'lots' of option 'limit' is not a valid bytes", opt);

@@ -120,14 +120,14 @@ static void test_option_errors(void **state)
     struct {
         const char *text, *want;
     } cases[] = {
-        { "nosuch=1", "unknown option 'nosuch' (text, count, on, ratio, limit, tag)" },
-        { "count=abc", "option 'count' = 'abc' is not a valid int" },
-        { "count=99999999999999999999", "option 'count' = '99999999999999999999' is not a valid int" },
+        { "nosuch=1", "unknown option \"nosuch\" (text, count, on, ratio, limit, tag)" },
+        { "count=abc", "option 'count' = \"abc\" is not a valid int" },
+        { "count=99999999999999999999", "option 'count' = \"99999999999999999999\" is not a valid int" },
         { "count=010x", "is not a valid int" },
-        { "on=maybe", "option 'on' = 'maybe' is not a valid bool" },
-        { "ratio=1.2.3", "option 'ratio' = '1.2.3' is not a valid double" },
+        { "on=maybe", "option 'on' = \"maybe\" is not a valid bool" },
+        { "ratio=1.2.3", "option 'ratio' = \"1.2.3\" is not a valid double" },
         { "ratio=nan", "is not a valid double" },
-        { "limit=12Q", "option 'limit' = '12Q' is not a valid bytes" },
+        { "limit=12Q", "option 'limit' = \"12Q\" is not a valid bytes" },
         { "limit=-1", "is not a valid bytes" },
         { "limit=99999999999T", "is not a valid bytes" },
         { "count=1,count=2", "option 'count' given twice" },
