@@ -26,8 +26,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 HARNESSES=(
-  "cfg tests/fuzz/fuzz_cfg.c runtime/config.c runtime/log.c runtime/peer.c runtime/once.c tests/fuzz/fuzz_tls.c"
-  "opts tests/fuzz/fuzz_opts.c runtime/options.c runtime/config.c runtime/log.c runtime/peer.c runtime/once.c tests/fuzz/fuzz_tls.c"
+  "cfg tests/fuzz/fuzz_cfg.c runtime/config.c runtime/log.c runtime/peer.c runtime/once.c"
+  "opts tests/fuzz/fuzz_opts.c runtime/options.c runtime/config.c runtime/log.c runtime/peer.c runtime/once.c"
   "firule tests/fuzz/fuzz_firule.c plugins/faultinject/rules.c"
 )
 
