@@ -46,16 +46,6 @@ static _Atomic uint64_t gp_passthrough;
 static uint64_t gp_logged[GP_LOGGED_MAX];   /* name hashes, under gp_mu */
 static uint32_t gp_nlogged;
 
-void gp_lock(void)
-{
-    pthread_mutex_lock(&gp_mu);
-}
-
-void gp_unlock(void)
-{
-    pthread_mutex_unlock(&gp_mu);
-}
-
 /* fork() child: the lock guards only the log-once list; made new. */
 void gp_reset_after_fork(void)
 {
@@ -132,13 +122,16 @@ static void gp_log_passthrough(const char *symbol)
     for (const char *s = symbol; *s; s++)
         h = (h ^ (uint8_t)*s) * 1099511628211ull;
     int fresh = 1;
-    gp_lock();
-    for (uint32_t i = 0; i < gp_nlogged; i++)
-        if (gp_logged[i] == h)
-            fresh = 0;
-    if (fresh && gp_nlogged < GP_LOGGED_MAX)
-        gp_logged[gp_nlogged++] = h;
-    gp_unlock();
+    /* trylock: a signal handler whose thread is inside this very block must not
+       wait for itself; then the line may be logged twice, never hang. */
+    if (pthread_mutex_trylock(&gp_mu) == 0) {
+        for (uint32_t i = 0; i < gp_nlogged; i++)
+            if (gp_logged[i] == h)
+                fresh = 0;
+        if (fresh && gp_nlogged < GP_LOGGED_MAX)
+            gp_logged[gp_nlogged++] = h;
+        pthread_mutex_unlock(&gp_mu);
+    }
     if (fresh)
         log_info("cuGetProcAddress(\"%s\"): the driver's function is not one we wrap (newer than "
                  "our headers?); passed through uninterposed", symbol);

@@ -525,8 +525,6 @@ int rl_is_dropin(void);
 /* ---- cuGetProcAddress family (getproc.c) ---- */
 void *gp_handler_for(uint32_t id);          /* hand-written "real", or NULL */
 uint64_t gp_passthrough_count(void);
-void gp_lock(void);
-void gp_unlock(void);
 void gp_reset_after_fork(void);      /* fork child */
 
 #endif /* RT_INTERNAL_H */
