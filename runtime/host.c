@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 
 #include "rt_internal.h"
 
@@ -274,9 +273,9 @@ static int hs_opt_given(cushim_plugin *self, const char *name)
     return s ? op_count(s, i) > 0 : 0;
 }
 
-int hs_secure(void)
+static int hs_secure(void)
 {
-    return getauxval(AT_SECURE) != 0;
+    return cfg_secure();
 }
 
 static const char *hs_env(const char *name)
@@ -284,9 +283,10 @@ static const char *hs_env(const char *name)
     return name != NULL ? getenv(name) : NULL;
 }
 
+/* NULL in secure-execution mode, with one line per variable (config.c). */
 static const char *hs_env_path(const char *name)
 {
-    return name != NULL ? secure_getenv(name) : NULL;
+    return name != NULL ? cfg_env_path(name) : NULL;
 }
 
 static const char *hs_plugin_name(const cushim_plugin *self)

@@ -99,7 +99,7 @@ static void lc_exit_counts(void *arg)
 
 static void lc_fork_child(void)
 {
-    uint32_t parent_tid = rt_tls.tid;   /* this thread's tid in the parent, if it ever used rt_once */
+    uint32_t parent_tid = rt_tid_cache;   /* this thread's tid in the parent, if it ever used rt_once */
     gp_reset_after_fork();
     hk_reset_after_fork();
     rt_once_after_fork(&lc_once, parent_tid);

@@ -197,13 +197,11 @@ void ldr_load_list(const char *list, _Atomic uint32_t *taken)
 
 void ldr_load_env(void)
 {
-    const char *env = getenv("CUSHIM_PLUGINS");
+    /* NULL in secure-execution mode (setuid, setgid, capabilities), with one
+       line saying so: no code is loaded by the environment's word there. */
+    const char *env = cfg_env_path("CUSHIM_PLUGINS");
     if (env == NULL || env[strspn(env, " \t\n;")] == '\0')
         return;
-    if (hs_secure()) {
-        log_warn("CUSHIM_PLUGINS is ignored in secure-execution mode (setuid, setgid or capabilities)");
-        return;
-    }
     if (cfg_get()->disable) {
         log_info("CUSHIM_PLUGINS is ignored: CUSHIM_DISABLE=1");
         return;

@@ -27,6 +27,8 @@
 
 #define ONCE_DONE 1ull
 
+__thread uint32_t rt_tid_cache __attribute__((tls_model("initial-exec")));
+
 uint32_t rt_sys_gettid(void)
 {
     return (uint32_t)syscall(SYS_gettid);
@@ -35,7 +37,7 @@ uint32_t rt_sys_gettid(void)
 static uint64_t once_me(void)
 {
     uint32_t tid = rt_sys_gettid();
-    rt_tls.tid = tid;   /* the atfork child handler compares with it */
+    rt_tid_cache = tid;   /* the atfork child handler compares with it */
     return ((uint64_t)(uint32_t)getpid() << 32) | tid;
 }
 

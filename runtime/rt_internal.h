@@ -67,6 +67,10 @@ int rt_once(rt_once_t *once, void (*fn)(void));   /* 1: done; 0: re-entered by t
 /* fork() child: a routine this thread was running in the parent stays ours. */
 void rt_once_after_fork(rt_once_t *once, uint32_t parent_tid);
 uint32_t rt_sys_gettid(void);
+/* This thread's kernel tid, cached (initial-exec TLS, 4 bytes; 0 until asked).
+   In once.c, which needs nothing else of the runtime (config.c links it alone
+   into its fuzzing harness). */
+extern __thread uint32_t rt_tid_cache __attribute__((tls_model("initial-exec")));
 
 /* ---- per-thread records (thread.c) ---- */
 #define TH_MAX_KEYS 64            /* plugin TLS keys (host->tls_create) */
@@ -86,13 +90,12 @@ typedef struct th_rec {
     void *tls[TH_MAX_KEYS];       /* plugin per-thread values */
 } __attribute__((aligned(64))) th_rec;
 
-/* Initial-exec: no __tls_get_addr on the call path; 16 bytes fit the static TLS
-   surplus glibc keeps for dlopen'ed libraries (drop-in mode). Written rarely:
+/* Initial-exec: no __tls_get_addr on the call path; 8 bytes (and once.c's 4)
+   fit the static TLS surplus glibc keeps for dlopen'ed libraries (drop-in mode). Written rarely:
    what changes per call lives in the record (a store and reload through %fs
    does not forward quickly on some CPUs). */
 typedef struct rt_tls_t {
     th_rec *rec;                  /* this thread's record, NULL until needed */
-    uint32_t tid;                 /* cached gettid(), 0 until asked */
 } rt_tls_t;
 extern __thread rt_tls_t rt_tls __attribute__((tls_model("initial-exec")));
 
@@ -399,7 +402,6 @@ int ldr_plugin_file(const char *self_path, const char *name, char *out, size_t c
 
 /* ---- the host table (host.c) ---- */
 extern const cushim_host hs_host;
-int hs_secure(void);
 
 /* ---- process lifecycle (lifecycle.c) ---- */
 int rt_init(void);                      /* 1: initialised; 0: re-entered during initialisation */

@@ -40,9 +40,9 @@ th_rec *th_rec_first(void)
 
 uint32_t th_tid(void)
 {
-    uint32_t t = rt_tls.tid;
+    uint32_t t = rt_tid_cache;
     if (RT_UNLIKELY(t == 0))
-        rt_tls.tid = t = rt_sys_gettid();
+        rt_tid_cache = t = rt_sys_gettid();
     return t;
 }
 
@@ -143,9 +143,9 @@ void th_after_fork(void)
         atomic_store_explicit(&r->in_cb, 0, memory_order_relaxed);
         atomic_store_explicit(&r->in_use, 0, memory_order_relaxed);
     }
-    rt_tls.tid = rt_sys_gettid();
+    rt_tid_cache = rt_sys_gettid();
     if (mine != NULL)
-        atomic_store_explicit(&mine->tid, rt_tls.tid, memory_order_relaxed);
+        atomic_store_explicit(&mine->tid, rt_tid_cache, memory_order_relaxed);
 }
 
 int th_tls_create(cushim_plugin *owner, void (*destructor)(void *), uint32_t *key)

@@ -26,7 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 HARNESSES=(
-  "cfg tests/fuzz/fuzz_cfg.c runtime/config.c runtime/log.c runtime/peer.c"
+  "cfg tests/fuzz/fuzz_cfg.c runtime/config.c runtime/log.c runtime/peer.c runtime/once.c"
 )
 
 seconds=${FUZZ_SECONDS:-30}
