@@ -86,6 +86,12 @@ else fail "--counts=rel.tsv: rc $rc, $(ls "$t/cwd"), $(head -c 300 "$t/rel.err")
 [ "$(cat "$t/env.out")" = "-|$t/cwd/sub/l|$t/cwd/../x/libcuda.so.1|off" ] \
   && ok "--counts=- passed as '-', relative --log-file/--real-libcuda made absolute" \
   || fail "environment: got '$(cat "$t/env.out")'"
+# ... and '-' reaches the program's stderr (the runtime reads it as the stderr the process started with).
+"$cushim" run --fake --counts=- -- "$vecadd" 1000 >"$t/dash.out" 2>"$t/dash.err"
+rc=$?
+if [ $rc -eq 0 ] && grep -q '^cuLaunchKernel	1$' "$t/dash.err" && [ ! -e ./- ] && [ ! -e "$t/cwd/-" ]; then
+  ok "--counts=-: the counts on the program's stderr"
+else fail "--counts=-: rc $rc, stderr: $(head -c 300 "$t/dash.err")"; fi
 for l in debug info warn error off INFO:info Warning:warn; do
   v=$("$cushim" run --log="${l%%:*}" -- printenv CUSHIM_LOG 2>/dev/null)
   [ "$v" = "${l#*:}" ] || fail "--log=${l%%:*} gave CUSHIM_LOG='$v'"
