@@ -4,6 +4,7 @@
  * rules, element counts from parameter names.
  */
 #include "cg.h"
+#include "cushim/cushim_meta.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -253,9 +254,10 @@ void md_classify(cg_model *m)
 }
 
 /* ---- categories ---- */
-static const char *md_cat_names[] = {"alloc", "free", "copy", "set", "launch", "sync", "module", "graph",
-                                     "vmm", "stream", "event", "context", "device", "init", "interop",
-                                     "query", "pool"};
+/* The words of cushim_meta.h's one list, in bit order (index = bit number). */
+#define MD_CAT(word, bit) #word,
+static const char *md_cat_names[] = { CUSHIM_CATEGORY_LIST(MD_CAT) };
+#undef MD_CAT
 #define MD_NCATS (int)(sizeof md_cat_names / sizeof md_cat_names[0])
 
 int md_cat_bit(const char *name)

@@ -37,18 +37,13 @@ typedef struct sel_prog {
     sel_atom *atoms;
 } sel_prog;
 
-/* The category words of cushim_meta.h's CUSHIM_CAT_* bits, in bit order. */
+/* The category words, from cushim_meta.h's one list. */
+#define SEL_CAT(word, bit) { #word, bit },
 static const struct {
     const char *name;
     uint32_t bit;
-} sel_cats[] = {
-    { "alloc", CUSHIM_CAT_ALLOC },   { "free", CUSHIM_CAT_FREE },       { "copy", CUSHIM_CAT_COPY },
-    { "set", CUSHIM_CAT_SET },       { "launch", CUSHIM_CAT_LAUNCH },   { "sync", CUSHIM_CAT_SYNC },
-    { "module", CUSHIM_CAT_MODULE }, { "graph", CUSHIM_CAT_GRAPH },     { "vmm", CUSHIM_CAT_VMM },
-    { "stream", CUSHIM_CAT_STREAM }, { "event", CUSHIM_CAT_EVENT },     { "context", CUSHIM_CAT_CONTEXT },
-    { "device", CUSHIM_CAT_DEVICE }, { "init", CUSHIM_CAT_INIT },       { "interop", CUSHIM_CAT_INTEROP },
-    { "query", CUSHIM_CAT_QUERY },   { "pool", CUSHIM_CAT_POOL },
-};
+} sel_cats[] = { CUSHIM_CATEGORY_LIST(SEL_CAT) };
+#undef SEL_CAT
 
 static char *sel_trim(char *s)
 {

@@ -76,6 +76,16 @@ typedef enum cushim_ret_kind {
 #define CUSHIM_CAT_QUERY     (1u << 15) /* read-only queries with no side effect */
 #define CUSHIM_CAT_POOL      (1u << 16) /* stream-ordered allocator and pools    */
 
+/* Every category as X(WORD, bit) in bit order, WORD as selectors, the overlay and
+   apis.tsv write it: the one list the generator and the runtime read the words from. */
+#define CUSHIM_CATEGORY_LIST(X)                                                              \
+    X(alloc, CUSHIM_CAT_ALLOC) X(free, CUSHIM_CAT_FREE) X(copy, CUSHIM_CAT_COPY)             \
+    X(set, CUSHIM_CAT_SET) X(launch, CUSHIM_CAT_LAUNCH) X(sync, CUSHIM_CAT_SYNC)             \
+    X(module, CUSHIM_CAT_MODULE) X(graph, CUSHIM_CAT_GRAPH) X(vmm, CUSHIM_CAT_VMM)           \
+    X(stream, CUSHIM_CAT_STREAM) X(event, CUSHIM_CAT_EVENT) X(context, CUSHIM_CAT_CONTEXT)   \
+    X(device, CUSHIM_CAT_DEVICE) X(init, CUSHIM_CAT_INIT) X(interop, CUSHIM_CAT_INTEROP)     \
+    X(query, CUSHIM_CAT_QUERY) X(pool, CUSHIM_CAT_POOL)
+
 typedef struct cushim_param_info {
     const char *name;           /* as in the header (argN when unnamed)     */
     const char *type;           /* type as written                          */
