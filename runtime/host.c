@@ -200,51 +200,55 @@ static const op_set *hs_opt(cushim_plugin *self, const char *name, unsigned type
 #define HS_ANY 0xffffffffu
 #define HS_T(t) (1u << (t))
 
-static const char *hs_opt_string(cushim_plugin *self, const char *name)
+/* The text of option 'name' (given, else its default) when its type is one of
+   'types'; NULL otherwise. 'type' gets the declared type. */
+static const char *hs_opt_text(cushim_plugin *self, const char *name, uint32_t types, uint32_t *type)
 {
     uint32_t i;
-    const op_set *s = hs_opt(self, name, HS_ANY, &i);
-    return s ? op_text(s, i, 0) : NULL;
+    const op_set *s = hs_opt(self, name, types, &i);
+    if (s == NULL)
+        return NULL;
+    if (type != NULL)
+        *type = s->decl[i].type & CUSHIM_OPT_TYPE_MASK;
+    return op_text(s, i, 0);
+}
+
+static const char *hs_opt_string(cushim_plugin *self, const char *name)
+{
+    return hs_opt_text(self, name, HS_ANY, NULL);
 }
 
 static int64_t hs_opt_int(cushim_plugin *self, const char *name)
 {
-    uint32_t i;
     int64_t v = 0;
-    const op_set *s = hs_opt(self, name, HS_T(CUSHIM_OPT_INT), &i);
-    const char *t = s ? op_text(s, i, 0) : NULL;
+    const char *t = hs_opt_text(self, name, HS_T(CUSHIM_OPT_INT), NULL);
     return t != NULL && op_parse_int(t, &v) == 0 ? v : 0;
 }
 
 static int hs_opt_bool(cushim_plugin *self, const char *name)
 {
-    uint32_t i;
     int v = 0;
-    const op_set *s = hs_opt(self, name, HS_T(CUSHIM_OPT_BOOL), &i);
-    const char *t = s ? op_text(s, i, 0) : NULL;
+    const char *t = hs_opt_text(self, name, HS_T(CUSHIM_OPT_BOOL), NULL);
     return t != NULL && op_parse_bool(t, &v) == 0 ? v : 0;
 }
 
 static double hs_opt_double(cushim_plugin *self, const char *name)
 {
-    uint32_t i;
+    uint32_t type = 0;
     double v = 0;
-    const op_set *s = hs_opt(self, name, HS_T(CUSHIM_OPT_DOUBLE) | HS_T(CUSHIM_OPT_INT), &i);
-    const char *t = s ? op_text(s, i, 0) : NULL;
+    int64_t iv;
+    const char *t = hs_opt_text(self, name, HS_T(CUSHIM_OPT_DOUBLE) | HS_T(CUSHIM_OPT_INT), &type);
     if (t == NULL)
         return 0;
-    int64_t iv;
-    if ((s->decl[i].type & CUSHIM_OPT_TYPE_MASK) == CUSHIM_OPT_INT)
+    if (type == CUSHIM_OPT_INT)
         return op_parse_int(t, &iv) == 0 ? (double)iv : 0;
     return op_parse_double(t, &v) == 0 ? v : 0;
 }
 
 static uint64_t hs_opt_bytes(cushim_plugin *self, const char *name)
 {
-    uint32_t i;
     uint64_t v = 0;
-    const op_set *s = hs_opt(self, name, HS_T(CUSHIM_OPT_BYTES), &i);
-    const char *t = s ? op_text(s, i, 0) : NULL;
+    const char *t = hs_opt_text(self, name, HS_T(CUSHIM_OPT_BYTES), NULL);
     return t != NULL && op_parse_bytes(t, &v) == 0 ? v : 0;
 }
 

@@ -32,7 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int r = op_load(&s, fuzz_decl, text, err, sizeof err);
     if (r != CUSHIM_OK) {
         FUZZ_CHECK(r < 0);
-        FUZZ_CHECK(err[0] != '\0' && memchr(err, '\0', sizeof err) != NULL && strchr(err, '\n') == NULL);
+        FUZZ_CHECK(err[0] != '\0');
+        fuzz_check_line(err, sizeof err);
     } else {
         for (uint32_t i = 0; fuzz_decl[i].name != NULL; i++) {
             uint32_t idx = 0;

@@ -28,18 +28,6 @@
 #include "rt_internal.h"
 #include "rt_test_host.h"
 
-static char *log_text(void)
-{
-    static char buf[1 << 17];
-    FILE *f = fopen(getenv("CUSHIM_LOG_FILE"), "r");
-    if (f == NULL)
-        return strcpy(buf, "");
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
 static int occurrences(const char *hay, const char *needle)
 {
     int n = 0;
@@ -51,10 +39,10 @@ static int occurrences(const char *hay, const char *needle)
 /* Loads 'list' and checks that the log gained a line containing each 'want'. */
 static void load_expect(const char *list, const char *want1, const char *want2)
 {
-    size_t before = strlen(log_text());
+    size_t before = strlen(rt_test_log_text());
     _Atomic uint32_t taken = 0;
     ldr_load_list(list, &taken);
-    const char *added = log_text() + before;
+    const char *added = rt_test_log_text() + before;
     if ((want1 && !strstr(added, want1)) || (want2 && !strstr(added, want2)))
         print_error("loading '%s' logged:\n%s\nwanted '%s' and '%s'\n", list, added, want1 ? want1 : "",
                     want2 ? want2 : "");
@@ -191,7 +179,7 @@ static int fail_closed_child(void)
     rt_record_real(CUSHIM_API_cudaGetDevice, (void *)fake_get_device);
     rt_record_real(CUSHIM_API_cudaGetErrorName, (void *)fake_error_name);
     rt_record_real(CUSHIM_API_cuGetProcAddress_v2, (void *)fake_gpa);
-    size_t before = strlen(log_text());
+    size_t before = strlen(rt_test_log_text());
     _Atomic uint32_t taken = 0;
     ldr_load_list(P("major"), &taken);
     if (!rt_failed())
@@ -209,7 +197,7 @@ static int fail_closed_child(void)
     if (cuGetProcAddress_v2("cuDriverGetVersion", &fn, 13000, 0, &st) != CUDA_SUCCESS ||
         fn != rt_wrapper_of[CUSHIM_API_cuDriverGetVersion])
         return 5;
-    const char *added = log_text() + before;
+    const char *added = rt_test_log_text() + before;
     if (occurrences(added, "plugin 'probe-major': was built for SDK ABI 1.0, this shim provides 0.2; failing "
                            "closed: every CUDA call returns an initialisation error") != 1 ||
         occurrences(added, "cuDriverGetVersion refused: every CUDA call returns an initialisation error, as "

@@ -39,19 +39,6 @@ static CUresult fake_gpa(const char *s, void **p, int v, cuuint64_t f, CUdriverP
     return CUDA_SUCCESS;
 }
 
-/* The log file's contents (CUSHIM_LOG_FILE). */
-static char *log_text(void)
-{
-    static char buf[1 << 16];
-    FILE *f = fopen(getenv("CUSHIM_LOG_FILE"), "r");
-    if (f == NULL)
-        return strcpy(buf, "");
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
 static const cushim_option opts[] = {
     { .name = "text", .type = CUSHIM_OPT_STRING, .default_value = "dflt" },
     { .name = "count", .type = CUSHIM_OPT_INT, .default_value = "7" },
@@ -109,7 +96,7 @@ static void test_definition_checks(void **state)
     assert_int_equal(reg(&d[5], NULL, err, NULL), CUSHIM_EINVAL);
     assert_non_null(strstr(err, "already loaded"));
     /* Failures are logged at warn with the plugin's name and the reason. */
-    assert_non_null(strstr(log_text(), "plugin 'major': was built for SDK ABI 1.0"));
+    assert_non_null(strstr(rt_test_log_text(), "plugin 'major': was built for SDK ABI 1.0"));
 }
 
 static void test_option_errors(void **state)
@@ -190,7 +177,7 @@ static void test_option_values(void **state)
     /* Typed reads of the wrong type, undeclared names: 0/NULL and a log line. */
     assert_int_equal(host->opt_int(p, "text"), 0);
     assert_null(host->opt_string(p, "nosuch"));
-    assert_non_null(strstr(log_text(), "opts-good: option 'nosuch' is not declared"));
+    assert_non_null(strstr(rt_test_log_text(), "opts-good: option 'nosuch' is not declared"));
     assert_null(host->opt_string(NULL, "text"));
 
     /* Defaults when not given. */
@@ -329,7 +316,7 @@ static void test_misc_slots(void **state)
     host->log(p, CUSHIM_LOG_WARN, "hello %d", 5);
     char want[128];
     snprintf(want, sizeof want, "cushim[%d] warn: misc-test: hello 5", (int)getpid());
-    assert_non_null(strstr(log_text(), want));
+    assert_non_null(strstr(rt_test_log_text(), want));
     assert_int_equal(host->log_enabled(CUSHIM_LOG_DEBUG), 1);   /* CUSHIM_LOG=debug */
     assert_int_equal(host->log_enabled(9), 0);
     setenv("RT_SDK_TEST_VAR", "/some/where", 1);

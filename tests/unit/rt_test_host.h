@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cushim/cushim.h"
@@ -56,6 +57,20 @@ static inline int rt_hook_sel(cushim_plugin *p, const char *selector, int priori
     cushim_hook_spec spec = { .size = sizeof spec, .select = selector, .priority = priority, .pre = pre,
                               .post = post, .user = user };
     return rt_host()->hooks_add(p, &spec, group);
+}
+
+/* The log file's contents (CUSHIM_LOG_FILE), up to 128 KiB. */
+static inline char *rt_test_log_text(void)
+{
+    static char buf[1 << 17];
+    const char *path = getenv("CUSHIM_LOG_FILE");
+    FILE *f = path != NULL ? fopen(path, "r") : NULL;
+    if (f == NULL)
+        return strcpy(buf, "");
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
 }
 
 #endif /* RT_TEST_HOST_H */
