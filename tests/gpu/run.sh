@@ -2,7 +2,7 @@
 # tests/gpu/run.sh - the one-command GPU suite of cushim.
 #
 # USAGE: bash tests/gpu/run.sh [BUILD_DIR] [CHECK...]   (default build-gpu; 'BUILD_DIR=x' works too)
-#   CHECK: any of a b c d e f g sdk hami bench (below), or all (the default; also CHECKS="a,b" in the
+#   CHECK: any of a b c d e f g sdk hami bench (below), the names tests/gpu/checks/*.sh register, or all (the default; also CHECKS="a,b" in the
 #   environment). env and build always run.
 #   Checks that compare with native PyTorch output (f torch) run c's native run when c is not selected.
 #   BUILD_DIR holds runtime/libcushim.so and dropin/libcuda.so.1 (built beforehand).
@@ -457,6 +457,16 @@ check_hami() {
     rm -f "$LOGS"/hami/libvgpu.so "$LOGS"/hami/*.cache
 }
 
+# ---------------------------------------------------------------- checks of the plugins
+# Each tests/gpu/checks/NAME.sh defines its check functions and registers them with
+# gpu_check NAME FUNCTION (NAME is what CHECKS= and the command line select; one file per feature,
+# so features add checks without editing this file). They run after the built-in checks, in file order.
+GPU_EXTRA=()
+gpu_check() { GPU_EXTRA+=("$1:$2"); }
+for f in "$HERE"/checks/*.sh; do
+    [ -f "$f" ] && . "$f"
+done
+
 # ---------------------------------------------------------------- run them
 want g && ( check_vecadd )
 # b's calibration of CUPTI's own calls comes from a's static run
@@ -475,6 +485,9 @@ want d && ( check_py jax jax_check.py 150 )
 want sdk && ( check_sdk_oom )
 want sdk && ( check_sdk_example )
 want hami && ( check_hami )
+for c in "${GPU_EXTRA[@]}"; do
+    want "${c%%:*}" && ( "${c#*:}" )
+done
 
 if ! want bench; then
     :
