@@ -292,6 +292,7 @@ static inline void rt_frame_cleanup(rt_frame *f)
         rt_end(f);
 }
 void *rt_resolve(uint32_t id);                   /* slot real, resolving it once */
+int rt_call_real(uint32_t id, void *params, void *retval);   /* invoke.c: host->call_real */
 void *rt_lib_real(uint32_t id);                  /* the library's own function */
 void rt_record_real(uint32_t id, void *lib_fn);
 const cushim_call *rt_current_call(void);

@@ -339,6 +339,16 @@ struct cushim_host {
        Runs init now. CUSHIM_OK, or an error with a reason in 'err'. */
     int (*plugin_register)(const cushim_plugin_def *def, const char *options, cushim_plugin **self,
                            char *err, size_t errlen);
+
+    /* ---- lua: calling any real function without its prototype ---- */
+    /* Calls the real function of 'api_id' (what real(api_id) returns) with the
+       arguments in 'params', a cushim_params_<name> laid out as the metadata
+       says (info->params_size bytes, offsets in api_param), and stores its
+       return value in 'retval' (info->ret_size bytes). Never enters hooks and
+       is not counted; a runtime function's own driver calls are hooked unless
+       the caller is inside a hook. Any thread. CUSHIM_OK; CUSHIM_EINVAL for an
+       unknown id or NULL pointers; CUSHIM_ENOENT if the library lacks it. */
+    int (*call_real)(uint32_t api_id, void *params, void *retval);
 };
 
 /*

@@ -1,0 +1,160 @@
+/*
+ * lp_internal.h - the Lua policy engine's modules and their shared types.
+ *
+ *   lua.c        the plugin: options, generations, the watcher, the C hooks
+ *   lp_state.c   one Lua state: sandbox, allocator cap, the script run, hook calls
+ *   lp_bridge.c  the 'cushim' module: the call object, parameters, results, metadata
+ *   lp_shared.c  state shared by all threads (counters, key/value table)
+ *   lp_load.c    liblua 5.4, opened privately (lp_lua.h)
+ *
+ * A generation is one successful compilation of the policy file. The current
+ * generation is one atomic pointer; each thread runs its own Lua state of the
+ * generation it last saw (lp_thread), rebuilt when the pointer changes and the
+ * thread is not in the middle of a hooked call.
+ */
+#ifndef LP_INTERNAL_H
+#define LP_INTERNAL_H
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cushim/cushim.h>
+
+#include "lp_lua.h"
+
+#define LP_HIDDEN __attribute__((visibility("hidden")))
+#define LP_MAX_DEPTH 8          /* nested hooked calls on one thread with a call object each */
+
+/* allow= words */
+#define LP_ALLOW_OS 1u
+#define LP_ALLOW_IO 2u
+#define LP_ALLOW_DEBUG 4u
+#define LP_ALLOW_REQUIRE 8u     /* package/require of Lua modules               */
+#define LP_ALLOW_CMODULES 16u   /* require of C modules (implies require)       */
+#define LP_ALLOW_BYTECODE 32u   /* load() of precompiled chunks                 */
+
+typedef struct lp_opts {
+    char *script;               /* the policy file                               */
+    int fail_open;              /* errors let calls pass (else they fail)        */
+    uint32_t allow;             /* LP_ALLOW_*                                    */
+    int64_t budget;             /* instructions per hook call                    */
+    uint64_t mem;               /* bytes per Lua state                           */
+    int reload;                 /* watch the file                                */
+    int64_t reload_ms;          /* poll period                                   */
+    int64_t error_rate;         /* error log lines per second                    */
+    char **keys, **values;      /* the policy's own options (opt=KEY=VALUE)      */
+    uint32_t nopts;
+} lp_opts;
+
+/* One hook declared by the policy: a selector and its before/after functions. */
+typedef struct lp_hookdef {
+    char *select;
+    char *where;                /* "policy.lua:12:" of the declaration           */
+    uint8_t before, after;      /* which functions it has                        */
+    uint8_t table_form;         /* cushim.before.SEL / cushim.after.SEL (one entry per SEL) */
+} lp_hookdef;
+
+typedef struct lp_gen {
+    uint64_t number;            /* 1, 2, ... in load order                       */
+    char *source;               /* the policy text                               */
+    size_t len;
+    lp_hookdef *hooks;
+    uint32_t nhooks;
+    uint32_t id_limit;
+    uint32_t *first;            /* per API id: index into 'list' ...             */
+    uint16_t *count;            /* ... and how many hooks apply                  */
+    uint16_t *list;             /* hook indices, in declaration order            */
+    char *select_all;           /* union of the selectors (host hook group)      */
+    uint64_t group;
+    int registered;
+    int refs;                   /* under lp_gen_lock: states + 1 while current   */
+} lp_gen;
+
+typedef struct lp_mem {
+    size_t used, cap;
+    int over;                   /* an allocation was refused                     */
+} lp_mem;
+
+/* The call object handed to hooks: a full userdata per nesting depth. */
+typedef struct lp_proxy {
+    cushim_call *call;          /* NULL outside a hook                           */
+    struct lp_thread *t;
+    int after;                  /* 0 in before hooks, 1 in after hooks           */
+    int state_ref;              /* per-call table (LUA_NOREF until used)         */
+} lp_proxy;
+
+typedef struct lp_thread {
+    lua_State *L;
+    lp_gen *gen;                /* the generation L runs (a reference)           */
+    lp_mem mem;
+    int *fn_before, *fn_after;  /* registry refs per hook index (LUA_NOREF)      */
+    int proxy_ref[LP_MAX_DEPTH];
+    lp_proxy *proxy[LP_MAX_DEPTH];
+    int exit_ref;               /* table of cushim.at_exit functions             */
+    int broken;                 /* the state could not be built for 'gen'        */
+    uint32_t pending;           /* before stages awaiting their after stage      */
+    uint64_t last_seq;          /* the call whose before stage ran last          */
+    int loading;                /* the script's top level is running             */
+    int validating;             /* the state only checks a new generation        */
+    lp_gen *declaring;          /* hooks collected while loading (validation)    */
+    lp_hookdef *decl;
+    uint32_t ndecl, capdecl;
+    int exiting;                /* at_exit functions are running                 */
+} lp_thread;
+
+/* The engine (one per process: the plugin's name is unique). */
+typedef struct lp_engine {
+    const cushim_host *host;
+    cushim_plugin *self;
+    lp_opts o;
+    lp_lua_lib lib;
+    _Atomic(lp_gen *) current;
+    pthread_mutex_t gen_lock;   /* generation references; never on the hot path  */
+    uint64_t next_number;
+    uint32_t tls_key;
+    uint32_t id_limit;
+    int32_t fail_cu, fail_rt;   /* what a call failed by an error returns        */
+    int32_t nomem_cu, nomem_rt;
+    _Atomic int64_t live_states, live_gens, reloads, failed_reloads, errors, errors_logged;
+    _Atomic int64_t log_window, log_in_window;
+    pthread_t watcher;
+    int watching;
+    _Atomic int stop;
+    pthread_mutex_t stop_lock;
+    pthread_cond_t stop_cond;
+    uint64_t file_sig[4];       /* dev, ino, size, mtime ns of the loaded file   */
+    FILE *report;               /* print() and cushim.report                     */
+} lp_engine;
+
+extern lp_engine lp_eng LP_HIDDEN;
+
+/* lua.c */
+void lp_log_error(const char *fmt, ...) LP_HIDDEN __attribute__((format(printf, 1, 2)));
+void lp_gen_release(lp_gen *g) LP_HIDDEN;
+
+/* lp_state.c */
+lp_thread *lp_thread_new(void) LP_HIDDEN;
+void lp_thread_free(lp_thread *t) LP_HIDDEN;
+/* Builds t's state for 'g' (validating: collects the hooks into t->decl).
+   0, or -1 with the error text in 'err'. */
+int lp_state_build(lp_thread *t, lp_gen *g, int validating, char *err, size_t errlen) LP_HIDDEN;
+void lp_state_close(lp_thread *t) LP_HIDDEN;
+/* Runs the hooks of 'call' for one stage; returns CUSHIM_CONTINUE or CUSHIM_SKIP. */
+int lp_state_run(lp_thread *t, cushim_call *call, int after, uint64_t *slot) LP_HIDDEN;
+void lp_state_run_exit(lp_thread *t) LP_HIDDEN;
+
+/* lp_bridge.c */
+void lp_bridge_open(lua_State *L, lp_thread *t) LP_HIDDEN;   /* inside a protected call */
+void lp_proxy_new(lua_State *L, lp_thread *t, int depth) LP_HIDDEN; /* sets t->proxy[depth] and its ref */
+extern char lp_skip_key LP_HIDDEN;                            /* cushim.skip's first value */
+int lp_result_code(lua_State *L, int idx, uint32_t ret_kind, int32_t *code) LP_HIDDEN;
+const char *lp_result_name(uint32_t kind, int32_t code) LP_HIDDEN;
+
+/* lp_shared.c */
+void lp_shared_open(lua_State *L) LP_HIDDEN;   /* pushes the cushim.shared table */
+void lp_shared_fork_child(void) LP_HIDDEN;
+
+#endif /* LP_INTERNAL_H */

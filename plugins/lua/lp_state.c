@@ -1,0 +1,438 @@
+/*
+ * lp_state.c - one Lua state of one generation: built on the thread that runs
+ * it, with the sandbox, a memory cap, and the policy's top level run once.
+ *
+ * Everything that touches a state runs inside lua_pcall (a C function pushed
+ * with lua_pushcfunction, which allocates nothing): a Lua error, a refused
+ * allocation or an exceeded instruction budget unwinds only Lua's own frames,
+ * never the shim's or the application's.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "lp_internal.h"
+
+/* ------------------------------------------------------------------------ */
+/* Allocation with a cap                                                    */
+/* ------------------------------------------------------------------------ */
+static void *lp_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    lp_mem *m = ud;
+    size_t old = ptr != NULL ? osize : 0;
+    void *p;
+    if (nsize == 0) {
+        m->used -= old;
+        free(ptr);
+        return NULL;
+    }
+    if (nsize > old && m->used - old + nsize > m->cap) {
+        m->over = 1;
+        return NULL;
+    }
+    p = realloc(ptr, nsize);
+    if (p == NULL)
+        return NULL;
+    m->used = m->used - old + nsize;
+    return p;
+}
+
+static int lp_panic(lua_State *L)
+{
+    /* Unreachable by construction (every entry is protected); say so if not. */
+    const char *msg = lua_tostring(L, -1);
+    lp_eng.host->log(lp_eng.self, CUSHIM_LOG_ERROR, "unprotected Lua error: %s", msg ? msg : "?");
+    return 0;
+}
+
+static void lp_budget_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    luaL_error(L, "instruction budget of %d exceeded (budget=)", (int)lp_eng.o.budget);
+}
+
+static int lp_traceback(lua_State *L)
+{
+    const char *msg = lua_tostring(L, 1);
+    if (msg == NULL)
+        msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    luaL_traceback(L, L, msg, 1);
+    return 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The sandbox                                                              */
+/* ------------------------------------------------------------------------ */
+/* load(chunk [, name [, mode [, env]]]) with mode forced to "t" unless
+   allow=bytecode: the base library's own load, called through an upvalue. */
+static int lp_load_text(lua_State *L)
+{
+    int n = lua_gettop(L);
+    if (n < 3) {
+        lua_settop(L, 3);
+        n = 3;
+    }
+    lua_pushstring(L, "t");
+    lua_replace(L, 3);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, n, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+/* print(...): one line to the report sink (report=, default stderr). */
+static int lp_print(lua_State *L)
+{
+    int n = lua_gettop(L);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    for (int i = 1; i <= n; i++) {
+        size_t l;
+        const char *s = luaL_tolstring(L, i, &l);
+        if (i > 1)
+            luaL_addchar(&b, '\t');
+        luaL_addvalue(&b);
+        (void)s;
+    }
+    luaL_addchar(&b, '\n');
+    luaL_pushresult(&b);
+    {
+        size_t l;
+        const char *s = lua_tolstring(L, -1, &l);
+        fwrite(s, 1, l, lp_eng.report);
+        fflush(lp_eng.report);
+    }
+    return 0;
+}
+
+static void lp_open_lib(lua_State *L, const char *name, lua_CFunction f)
+{
+    luaL_requiref(L, name, f, 1);
+    lua_pop(L, 1);
+}
+
+static void lp_sandbox(lua_State *L)
+{
+    uint32_t allow = lp_eng.o.allow;
+    lp_open_lib(L, LUA_GNAME, luaopen_base);
+    lp_open_lib(L, LUA_STRLIBNAME, luaopen_string);
+    lp_open_lib(L, LUA_TABLIBNAME, luaopen_table);
+    lp_open_lib(L, LUA_MATHLIBNAME, luaopen_math);
+    lp_open_lib(L, LUA_UTF8LIBNAME, luaopen_utf8);
+    lp_open_lib(L, LUA_COLIBNAME, luaopen_coroutine);
+    if (allow & LP_ALLOW_OS)
+        lp_open_lib(L, LUA_OSLIBNAME, luaopen_os);
+    if (allow & LP_ALLOW_IO)
+        lp_open_lib(L, LUA_IOLIBNAME, luaopen_io);
+    if (allow & LP_ALLOW_DEBUG)
+        lp_open_lib(L, LUA_DBLIBNAME, luaopen_debug);
+    if (allow & LP_ALLOW_REQUIRE) {
+        lp_open_lib(L, LUA_LOADLIBNAME, luaopen_package);
+        if (!(allow & LP_ALLOW_CMODULES)) {
+            /* searchers: preload and Lua files only; no C libraries */
+            lua_getglobal(L, "package");
+            lua_getfield(L, -1, "searchers");
+            lua_pushnil(L);
+            lua_rawseti(L, -2, 4);
+            lua_pushnil(L);
+            lua_rawseti(L, -2, 3);
+            lua_pop(L, 1);
+            lua_pushliteral(L, "");
+            lua_setfield(L, -2, "cpath");
+            lua_pushnil(L);
+            lua_setfield(L, -2, "loadlib");
+            lua_pop(L, 1);
+        }
+    }
+    /* the base library's file access goes with io */
+    if (!(allow & LP_ALLOW_IO)) {
+        lua_pushnil(L);
+        lua_setglobal(L, "dofile");
+        lua_pushnil(L);
+        lua_setglobal(L, "loadfile");
+    }
+    if (!(allow & LP_ALLOW_BYTECODE)) {
+        lua_getglobal(L, "load");
+        lua_pushcclosure(L, lp_load_text, 1);
+        lua_setglobal(L, "load");
+    }
+    lua_pushcfunction(L, lp_print);
+    lua_setglobal(L, "print");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Building a state                                                         */
+/* ------------------------------------------------------------------------ */
+static int lp_setup(lua_State *L)
+{
+    lp_thread *t = lua_touserdata(L, 1);
+    lp_gen *g = t->gen;
+    char chunk[600];
+    lua_settop(L, 0);
+    lua_gc(L, LUA_GCGEN, 0, 0);
+    lp_sandbox(L);
+    lp_bridge_open(L, t);
+    for (int d = 0; d < LP_MAX_DEPTH; d++)
+        lp_proxy_new(L, t, d);
+    lua_newtable(L);
+    t->exit_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    snprintf(chunk, sizeof chunk, "@%s", lp_eng.o.script);
+    if (luaL_loadbufferx(L, g->source, g->len, chunk, (lp_eng.o.allow & LP_ALLOW_BYTECODE) ? "bt" : "t") !=
+        LUA_OK)
+        return lua_error(L);
+    t->loading = 1;
+    lua_sethook(L, lp_budget_hook, LUA_MASKCOUNT, (int)(lp_eng.o.budget < 100000000 ? lp_eng.o.budget * 10 : lp_eng.o.budget));
+    lua_call(L, 0, 0);
+    lua_sethook(L, NULL, 0, 0);
+    t->loading = 0;
+    return 0;
+}
+
+lp_thread *lp_thread_new(void)
+{
+    lp_thread *t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return NULL;
+    for (int d = 0; d < LP_MAX_DEPTH; d++)
+        t->proxy_ref[d] = LUA_NOREF;
+    t->exit_ref = LUA_NOREF;
+    return t;
+}
+
+static void lp_decl_free(lp_thread *t)
+{
+    for (uint32_t i = 0; i < t->ndecl; i++) {
+        free(t->decl[i].select);
+        free(t->decl[i].where);
+    }
+    free(t->decl);
+    t->decl = NULL;
+    t->ndecl = t->capdecl = 0;
+}
+
+/* Closes the Lua state; the generation reference stays. */
+static void lp_state_drop(lp_thread *t)
+{
+    if (t->L != NULL) {
+        lua_close(t->L);
+        t->L = NULL;
+        atomic_fetch_sub_explicit(&lp_eng.live_states, 1, memory_order_relaxed);
+    }
+    free(t->fn_before);
+    free(t->fn_after);
+    t->fn_before = t->fn_after = NULL;
+    lp_decl_free(t);
+    for (int d = 0; d < LP_MAX_DEPTH; d++) {
+        t->proxy_ref[d] = LUA_NOREF;
+        t->proxy[d] = NULL;
+    }
+    t->broken = 0;
+    t->pending = 0;
+    t->loading = 0;
+}
+
+void lp_state_close(lp_thread *t)
+{
+    lp_state_drop(t);
+    if (t->gen != NULL) {
+        lp_gen_release(t->gen);
+        t->gen = NULL;
+    }
+}
+
+void lp_thread_free(lp_thread *t)
+{
+    if (t == NULL)
+        return;
+    lp_state_close(t);
+    free(t);
+}
+
+/* The declarations of a thread's run must be those of the validation run. */
+static int lp_same_decls(const lp_thread *t, const lp_gen *g)
+{
+    if (t->ndecl != g->nhooks)
+        return 0;
+    for (uint32_t i = 0; i < g->nhooks; i++)
+        if (strcmp(t->decl[i].select, g->hooks[i].select) || t->decl[i].before != g->hooks[i].before ||
+            t->decl[i].after != g->hooks[i].after)
+            return 0;
+    return 1;
+}
+
+int lp_state_build(lp_thread *t, lp_gen *g, int validating, char *err, size_t errlen)
+{
+    lua_State *L;
+    int st;
+    t->gen = g;
+    t->validating = validating;
+    t->mem.used = 0;
+    t->mem.cap = lp_eng.o.mem;
+    t->mem.over = 0;
+    L = lua_newstate(lp_alloc, &t->mem);
+    if (L == NULL) {
+        snprintf(err, errlen, "cannot create a Lua state within mem=%llu bytes", (unsigned long long)t->mem.cap);
+        return -1;
+    }
+    atomic_fetch_add_explicit(&lp_eng.live_states, 1, memory_order_relaxed);
+    t->L = L;
+    lua_atpanic(L, lp_panic);
+    lua_pushcfunction(L, lp_traceback);
+    lua_pushcfunction(L, lp_setup);
+    lua_pushlightuserdata(L, t);
+    st = lua_pcall(L, 1, 0, 1);
+    t->loading = 0;
+    if (st != LUA_OK) {
+        const char *msg = lua_tostring(L, -1);
+        if (st == LUA_ERRMEM || t->mem.over)
+            snprintf(err, errlen, "%s: the policy needs more than mem=%llu bytes to load", lp_eng.o.script,
+                     (unsigned long long)t->mem.cap);
+        else
+            snprintf(err, errlen, "%s", msg ? msg : "error without a message");
+        lp_state_drop(t);   /* t->gen stays: the caller's reference */
+        return -1;
+    }
+    lua_settop(L, 0);
+    if (!validating) {
+        if (!lp_same_decls(t, g)) {
+            snprintf(err, errlen, "%s: this thread's run declared other hooks than the first run (declarations "
+                     "must not depend on time, thread or shared state)", lp_eng.o.script);
+            lp_state_drop(t);
+            return -1;
+        }
+        lp_decl_free(t);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Running hooks                                                            */
+/* ------------------------------------------------------------------------ */
+typedef struct lp_run {
+    lp_thread *t;
+    cushim_call *call;
+    lp_proxy *proxy;
+    int proxy_ref;
+    int after;
+    int skip;
+    int32_t code;
+} lp_run;
+
+static int lp_run_hooks(lua_State *L)
+{
+    lp_run *r = lua_touserdata(L, 1);
+    lp_gen *g = r->t->gen;
+    uint32_t id = r->call->api_id, first = g->first[id], n = g->count[id];
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t k = g->list[first + (r->after ? n - 1 - i : i)];
+        int ref = r->after ? r->t->fn_after[k] : r->t->fn_before[k];
+        if (ref == LUA_NOREF)
+            continue;
+        lua_settop(L, 1);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, r->proxy_ref);
+        if (r->after) {
+            lua_call(L, 1, 0);
+            continue;
+        }
+        lua_call(L, 1, 2);
+        if (lua_touserdata(L, 2) == (void *)&lp_skip_key) {
+            if (lp_result_code(L, 3, r->call->info->ret_kind, &r->code) != 0)
+                return luaL_error(L, "cushim.skip: %s", lua_tostring(L, -1));
+            r->skip = 1;
+            return 0;
+        }
+    }
+    return 0;
+}
+
+int lp_state_run(lp_thread *t, cushim_call *call, int after, uint64_t *slot)
+{
+    lua_State *L = t->L;
+    lp_run r = {.t = t, .call = call, .after = after};
+    uint32_t d;
+    int st, rc = CUSHIM_CONTINUE;
+    if (!after) {
+        d = t->pending++;
+        *slot = 1;
+    } else {
+        d = --t->pending;
+    }
+    if (d >= LP_MAX_DEPTH || L == NULL)
+        return CUSHIM_CONTINUE;
+    r.proxy = t->proxy[d];
+    r.proxy_ref = t->proxy_ref[d];
+    r.proxy->call = call;
+    r.proxy->after = after;
+    r.proxy->state_ref = after ? (int)(*slot >> 1) - 1 : LUA_NOREF;
+    if (r.proxy->state_ref == 0)
+        r.proxy->state_ref = LUA_NOREF;
+    lua_settop(L, 0);
+    lua_sethook(L, lp_budget_hook, LUA_MASKCOUNT, (int)lp_eng.o.budget);
+    lua_pushcfunction(L, lp_traceback);
+    lua_pushcfunction(L, lp_run_hooks);
+    lua_pushlightuserdata(L, &r);
+    st = lua_pcall(L, 1, 0, 1);
+    lua_sethook(L, NULL, 0, 0);
+    r.proxy->call = NULL;
+    if (st != LUA_OK) {
+        const char *msg = lua_tostring(L, -1);
+        const cushim_api_info *info = call->info;
+        if (st == LUA_ERRMEM || t->mem.over) {
+            lp_log_error("%s %s hook of %s: memory cap reached (mem=%llu bytes)", lp_eng.o.script,
+                         after ? "after" : "before", info->name, (unsigned long long)t->mem.cap);
+            t->mem.over = 0;
+            lua_settop(L, 0);
+            lua_gc(L, LUA_GCCOLLECT, 0);
+        } else {
+            lp_log_error("%s hook of %s failed (fail=%s): %s", after ? "after" : "before", info->name,
+                         lp_eng.o.fail_open ? "open" : "closed", msg ? msg : "?");
+        }
+        if (!lp_eng.o.fail_open && info->ret_kind != CUSHIM_RET_OTHER) {
+            if (!after)
+                rc = cushim_call_skip(call, info->ret_kind == CUSHIM_RET_CUDAERROR ? lp_eng.fail_rt : lp_eng.fail_cu);
+            else
+                cushim_call_set_result(call, info->ret_kind == CUSHIM_RET_CUDAERROR ? lp_eng.fail_rt : lp_eng.fail_cu);
+        }
+    } else if (r.skip) {
+        rc = cushim_call_skip(call, r.code);
+    }
+    lua_settop(L, 0);
+    if (!after) {
+        int ref = r.proxy->state_ref;
+        *slot = 1 | ((uint64_t)(ref > 0 ? ref + 1 : 0) << 1);
+    } else if (r.proxy->state_ref > 0) {
+        luaL_unref(L, LUA_REGISTRYINDEX, r.proxy->state_ref);
+    }
+    r.proxy->state_ref = LUA_NOREF;
+    return rc;
+}
+
+static int lp_run_exit_cfn(lua_State *L)
+{
+    lp_thread *t = lua_touserdata(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, t->exit_ref);
+    for (lua_Integer i = 1;; i++) {
+        lua_settop(L, 2);
+        if (lua_rawgeti(L, 2, i) != LUA_TFUNCTION)
+            break;
+        lua_call(L, 0, 0);
+    }
+    return 0;
+}
+
+void lp_state_run_exit(lp_thread *t)
+{
+    lua_State *L = t->L;
+    lua_settop(L, 0);
+    t->exiting = 1;
+    lua_sethook(L, lp_budget_hook, LUA_MASKCOUNT, (int)(lp_eng.o.budget < 100000000 ? lp_eng.o.budget * 10 : lp_eng.o.budget));
+    lua_pushcfunction(L, lp_traceback);
+    lua_pushcfunction(L, lp_run_exit_cfn);
+    lua_pushlightuserdata(L, t);
+    if (lua_pcall(L, 1, 0, 1) != LUA_OK)
+        lp_log_error("at_exit function failed: %s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "?");
+    lua_sethook(L, NULL, 0, 0);
+    lua_settop(L, 0);
+    t->exiting = 0;
+}

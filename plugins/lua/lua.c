@@ -1,0 +1,642 @@
+/*
+ * lua.c - the lua plugin: CUDA call policies written in Lua 5.4, reloaded
+ * while the program runs (docs/lua-policies.md).
+ *
+ *   cushim run --lua=policy.lua:limit=8GiB -- ./app
+ *   CUSHIM_PLUGINS='lua:script=/abs/policy.lua,opt=limit=8GiB' ./app
+ *
+ * A generation is the policy file compiled and run once in a validation state
+ * (lp_state.c): its declared hooks (cushim.before.SEL = f, cushim.after.SEL,
+ * cushim.on{...}) are resolved to API ids here and registered with the host as
+ * one hook group. The current generation is an atomic pointer; each thread
+ * builds its own Lua state of it on its first hooked call (lp_thread in the
+ * host's per-thread storage) and rebuilds when the pointer has moved and no
+ * hooked call of its own is in progress. Generation references are counted
+ * under 'gen_lock', taken only when a thread changes generation: never on the
+ * hot path. A watcher thread polls the file (reload_ms) and publishes a new
+ * generation only if it compiled and validated; otherwise the error is logged
+ * with file:line and the current one stays.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "lp_internal.h"
+
+lp_engine lp_eng = {
+    .gen_lock = PTHREAD_MUTEX_INITIALIZER,
+    .stop_lock = PTHREAD_MUTEX_INITIALIZER,
+    .stop_cond = PTHREAD_COND_INITIALIZER,
+};
+
+static _Atomic int lp_restart_watcher;
+
+static const cushim_option lp_options[] = {
+    {"script", CUSHIM_OPT_STRING | CUSHIM_OPT_REQUIRED, NULL, "the policy file (Lua 5.4)"},
+    {"fail", CUSHIM_OPT_STRING, "closed",
+     "closed: a policy that cannot load or a hook that errors makes calls fail; open: they pass"},
+    {"allow", CUSHIM_OPT_STRING, "", "sandbox exceptions, '+'-separated: os io debug require cmodules bytecode"},
+    {"budget", CUSHIM_OPT_INT, "1000000", "Lua instructions one hook call may run"},
+    {"mem", CUSHIM_OPT_BYTES, "64MiB", "memory cap of each Lua state (one per thread)"},
+    {"reload", CUSHIM_OPT_BOOL, "true", "watch the file and apply edits while the program runs"},
+    {"reload_ms", CUSHIM_OPT_INT, "250", "how often the file is checked, milliseconds"},
+    {"error_rate", CUSHIM_OPT_INT, "10", "hook errors logged per second at most (the rest are counted)"},
+    {"opt", CUSHIM_OPT_STRING | CUSHIM_OPT_REPEAT, NULL, "KEY=VALUE for the policy (cushim.options.KEY)"},
+    {"report", CUSHIM_OPT_STRING, NULL, "file for print() and cushim.report (default stderr)"},
+    {"lualib", CUSHIM_OPT_STRING, NULL, "liblua5.4.so.0 to use (default: the system's, then the plugin's dir)"},
+    {"isolate", CUSHIM_OPT_STRING, "auto", "how liblua is kept private: auto, deepbind, namespace, plain"},
+    {NULL, 0, NULL, NULL},
+};
+
+/* ------------------------------------------------------------------------ */
+/* Logging                                                                  */
+/* ------------------------------------------------------------------------ */
+/* Hook errors: at most error_rate lines a second; the rest are counted. */
+void lp_log_error(const char *fmt, ...)
+{
+    char buf[4096];
+    va_list ap;
+    int64_t sec = (int64_t)(lp_eng.host->now_ns() / 1000000000ull);
+    atomic_fetch_add_explicit(&lp_eng.errors, 1, memory_order_relaxed);
+    if (atomic_exchange_explicit(&lp_eng.log_window, sec, memory_order_relaxed) != sec)
+        atomic_store_explicit(&lp_eng.log_in_window, 0, memory_order_relaxed);
+    if (atomic_fetch_add_explicit(&lp_eng.log_in_window, 1, memory_order_relaxed) >= lp_eng.o.error_rate)
+        return;
+    atomic_fetch_add_explicit(&lp_eng.errors_logged, 1, memory_order_relaxed);
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    lp_eng.host->log(lp_eng.self, CUSHIM_LOG_ERROR, "%s", buf);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Generations                                                              */
+/* ------------------------------------------------------------------------ */
+static void lp_gen_free(lp_gen *g)
+{
+    for (uint32_t i = 0; i < g->nhooks; i++) {
+        free(g->hooks[i].select);
+        free(g->hooks[i].where);
+    }
+    free(g->hooks);
+    free(g->first);
+    free(g->count);
+    free(g->list);
+    free(g->select_all);
+    free(g->source);
+    free(g);
+    atomic_fetch_sub_explicit(&lp_eng.live_gens, 1, memory_order_relaxed);
+}
+
+void lp_gen_release(lp_gen *g)
+{
+    int last;
+    pthread_mutex_lock(&lp_eng.gen_lock);
+    last = --g->refs == 0;
+    pthread_mutex_unlock(&lp_eng.gen_lock);
+    if (last)
+        lp_gen_free(g);
+}
+
+/* The current generation with a reference taken, or NULL. */
+static lp_gen *lp_gen_acquire(void)
+{
+    lp_gen *g;
+    pthread_mutex_lock(&lp_eng.gen_lock);
+    g = atomic_load_explicit(&lp_eng.current, memory_order_acquire);
+    if (g != NULL)
+        g->refs++;
+    pthread_mutex_unlock(&lp_eng.gen_lock);
+    return g;
+}
+
+static int lp_read_file(const char *path, char **text, size_t *len, uint64_t sig[4], char *err, size_t errlen)
+{
+    struct stat st;
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    size_t n = 0;
+    if (f == NULL || fstat(fileno(f), &st) != 0) {
+        snprintf(err, errlen, "cannot open the policy %s: %s", path, strerror(errno));
+        if (f)
+            fclose(f);
+        return -1;
+    }
+    if (st.st_size > (16 << 20)) {
+        snprintf(err, errlen, "the policy %s is larger than 16 MiB", path);
+        fclose(f);
+        return -1;
+    }
+    buf = malloc((size_t)st.st_size + 1);
+    if (buf == NULL) {
+        fclose(f);
+        snprintf(err, errlen, "out of memory reading %s", path);
+        return -1;
+    }
+    n = fread(buf, 1, (size_t)st.st_size, f);
+    fclose(f);
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
+    sig[0] = (uint64_t)st.st_dev;
+    sig[1] = (uint64_t)st.st_ino;
+    sig[2] = (uint64_t)st.st_size;
+    sig[3] = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+    return 0;
+}
+
+static int lp_file_sig(const char *path, uint64_t sig[4])
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return -1;
+    sig[0] = (uint64_t)st.st_dev;
+    sig[1] = (uint64_t)st.st_ino;
+    sig[2] = (uint64_t)st.st_size;
+    sig[3] = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+    return 0;
+}
+
+/* Hook declarations → per-API lists and the host selector. */
+static int lp_gen_index(lp_gen *g, char *err, size_t errlen)
+{
+    const cushim_host *h = lp_eng.host;
+    uint32_t lim = lp_eng.id_limit, total = 0;
+    uint32_t *ids = malloc(sizeof *ids * (lim ? lim : 1));
+    size_t sel_len = 1;
+    if (ids == NULL)
+        goto nomem;
+    g->id_limit = lim;
+    g->first = calloc(lim, sizeof *g->first);
+    g->count = calloc(lim, sizeof *g->count);
+    if (g->first == NULL || g->count == NULL)
+        goto nomem;
+    for (uint32_t k = 0; k < g->nhooks; k++) {
+        char why[256] = "";
+        int n = h->api_select(g->hooks[k].select, ids, lim, why, sizeof why);
+        if (n < 0) {
+            snprintf(err, errlen, "%s bad selector '%s': %s", g->hooks[k].where, g->hooks[k].select, why);
+            free(ids);
+            return -1;
+        }
+        if (n == 0)
+            h->log(lp_eng.self, CUSHIM_LOG_WARN, "%s selector '%s' matches no API of this build (CUDA %u.%u)",
+                   g->hooks[k].where, g->hooks[k].select, h->cuda_version / 1000, h->cuda_version % 1000 / 10);
+        for (int i = 0; i < n && (uint32_t)i < lim; i++)
+            if (ids[i] < lim && g->count[ids[i]] < UINT16_MAX) {
+                g->count[ids[i]]++;
+                total++;
+            }
+        if (n > 0)
+            sel_len += strlen(g->hooks[k].select) + 1;
+    }
+    g->list = malloc(sizeof *g->list * (total ? total : 1));
+    g->select_all = malloc(sel_len);
+    if (g->list == NULL || g->select_all == NULL)
+        goto nomem;
+    g->select_all[0] = '\0';
+    total = 0;
+    for (uint32_t id = 0; id < lim; id++) {
+        g->first[id] = total;
+        total += g->count[id];
+        g->count[id] = 0;
+    }
+    for (uint32_t k = 0; k < g->nhooks; k++) {
+        int n = h->api_select(g->hooks[k].select, ids, lim, NULL, 0);
+        for (int i = 0; i < n && (uint32_t)i < lim; i++)
+            if (ids[i] < lim && g->count[ids[i]] < UINT16_MAX)
+                g->list[g->first[ids[i]] + g->count[ids[i]]++] = (uint16_t)k;
+        if (n > 0) {
+            if (g->select_all[0] != '\0')
+                strcat(g->select_all, ",");
+            strcat(g->select_all, g->hooks[k].select);
+        }
+    }
+    free(ids);
+    return 0;
+nomem:
+    free(ids);
+    snprintf(err, errlen, "out of memory indexing the policy's hooks");
+    return -1;
+}
+
+/* Reads, compiles and validates the policy: a new generation, or NULL with the
+   reason (file:line first for a Lua error) in 'err'. */
+static lp_gen *lp_gen_load(char *err, size_t errlen)
+{
+    lp_gen *g = calloc(1, sizeof *g);
+    lp_thread *t;
+    if (g == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    atomic_fetch_add_explicit(&lp_eng.live_gens, 1, memory_order_relaxed);
+    if (lp_read_file(lp_eng.o.script, &g->source, &g->len, lp_eng.file_sig, err, errlen) != 0) {
+        lp_gen_free(g);
+        return NULL;
+    }
+    t = lp_thread_new();
+    if (t == NULL) {
+        snprintf(err, errlen, "out of memory");
+        lp_gen_free(g);
+        return NULL;
+    }
+    g->number = lp_eng.next_number + 1;
+    g->refs = 1;   /* the validation state's, dropped by lp_thread_free */
+    if (lp_state_build(t, g, 1, err, errlen) != 0) {
+        lp_thread_free(t);   /* frees g with the last reference */
+        return NULL;
+    }
+    g->hooks = t->decl;
+    g->nhooks = t->ndecl;
+    t->decl = NULL;
+    t->ndecl = t->capdecl = 0;
+    pthread_mutex_lock(&lp_eng.gen_lock);
+    g->refs++;   /* ours until published */
+    pthread_mutex_unlock(&lp_eng.gen_lock);
+    lp_thread_free(t);
+    if (lp_gen_index(g, err, errlen) != 0) {
+        lp_gen_release(g);
+        return NULL;
+    }
+    lp_eng.next_number = g->number;
+    return g;
+}
+
+static int lp_pre(cushim_call *call, void *user, uint64_t *slot);
+static void lp_post(cushim_call *call, void *user, uint64_t *slot);
+
+/* Makes 'g' (holding one reference, which becomes the 'current' one) the
+   current generation. */
+static int lp_publish(lp_gen *g)
+{
+    const cushim_host *h = lp_eng.host;
+    lp_gen *old;
+    if (g->select_all[0] != '\0') {
+        cushim_hook_spec spec = {
+            .size = sizeof spec, .select = g->select_all, .pre = lp_pre, .post = lp_post, .user = NULL,
+        };
+        int rc = h->hooks_add(lp_eng.self, &spec, &g->group);
+        if (rc != CUSHIM_OK) {
+            h->log(lp_eng.self, CUSHIM_LOG_ERROR, "generation %llu: cannot register its hooks (error %d)%s",
+                   (unsigned long long)g->number, rc,
+                   rc == CUSHIM_ELIMIT ? ": too many hooks on one API" : "");
+            return -1;
+        }
+        g->registered = 1;
+    }
+    pthread_mutex_lock(&lp_eng.gen_lock);
+    old = atomic_load_explicit(&lp_eng.current, memory_order_relaxed);
+    atomic_store_explicit(&lp_eng.current, g, memory_order_release);
+    pthread_mutex_unlock(&lp_eng.gen_lock);
+    if (old != NULL) {
+        if (old->registered)
+            h->hooks_remove(lp_eng.self, old->group);
+        lp_gen_release(old);
+    }
+    return 0;
+}
+
+static void lp_reload(void)
+{
+    char err[2048];
+    lp_gen *cur = atomic_load_explicit(&lp_eng.current, memory_order_acquire);
+    lp_gen *g = lp_gen_load(err, sizeof err);
+    if (g == NULL || lp_publish(g) != 0) {
+        if (g != NULL)
+            lp_gen_release(g);
+        atomic_fetch_add_explicit(&lp_eng.failed_reloads, 1, memory_order_relaxed);
+        if (g == NULL)
+            lp_eng.host->log(lp_eng.self, CUSHIM_LOG_ERROR, "%s; keeping %s", err,
+                             cur ? "the policy loaded before" : "no policy (calls pass)");
+        return;
+    }
+    atomic_fetch_add_explicit(&lp_eng.reloads, 1, memory_order_relaxed);
+    lp_eng.host->log(lp_eng.self, CUSHIM_LOG_INFO, "%s: generation %llu loaded (%u hooks)", lp_eng.o.script,
+                     (unsigned long long)g->number, g->nhooks);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The watcher                                                              */
+/* ------------------------------------------------------------------------ */
+static void *lp_watch(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&lp_eng.stop_lock);
+    while (!atomic_load(&lp_eng.stop)) {
+        struct timespec ts;
+        uint64_t sig[4];
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += (long)(lp_eng.o.reload_ms % 1000) * 1000000L;
+        ts.tv_sec += lp_eng.o.reload_ms / 1000 + ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&lp_eng.stop_cond, &lp_eng.stop_lock, &ts);
+        if (atomic_load(&lp_eng.stop))
+            break;
+        pthread_mutex_unlock(&lp_eng.stop_lock);
+        if (lp_file_sig(lp_eng.o.script, sig) == 0 && memcmp(sig, lp_eng.file_sig, sizeof sig) != 0)
+            lp_reload();   /* records the new signature even when it fails: a broken edit is reported once */
+        pthread_mutex_lock(&lp_eng.stop_lock);
+    }
+    pthread_mutex_unlock(&lp_eng.stop_lock);
+    return NULL;
+}
+
+static void lp_watch_start(void)
+{
+    pthread_attr_t a;
+    if (!lp_eng.o.reload)
+        return;
+    atomic_store(&lp_eng.stop, 0);
+    pthread_attr_init(&a);
+    pthread_attr_setstacksize(&a, 1 << 20);
+    if (pthread_create(&lp_eng.watcher, &a, lp_watch, NULL) == 0)
+        lp_eng.watching = 1;
+    else
+        lp_eng.host->log(lp_eng.self, CUSHIM_LOG_WARN, "cannot start the file watcher: edits will not reload");
+    pthread_attr_destroy(&a);
+}
+
+static void lp_watch_stop(void)
+{
+    if (!lp_eng.watching)
+        return;
+    pthread_mutex_lock(&lp_eng.stop_lock);
+    atomic_store(&lp_eng.stop, 1);
+    pthread_cond_broadcast(&lp_eng.stop_cond);
+    pthread_mutex_unlock(&lp_eng.stop_lock);
+    pthread_join(lp_eng.watcher, NULL);
+    lp_eng.watching = 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The hooks                                                                */
+/* ------------------------------------------------------------------------ */
+static void lp_tls_free(void *p)
+{
+    lp_thread_free(p);
+}
+
+static lp_thread *lp_thread_get(void)
+{
+    lp_thread *t = lp_eng.host->tls_get(lp_eng.tls_key);
+    if (t == NULL) {
+        t = lp_thread_new();
+        if (t != NULL && lp_eng.host->tls_set(lp_eng.tls_key, t) != CUSHIM_OK) {
+            lp_thread_free(t);
+            t = NULL;
+        }
+    }
+    return t;
+}
+
+static int32_t lp_fail_code(const cushim_call *call)
+{
+    return call->info->ret_kind == CUSHIM_RET_CUDAERROR ? lp_eng.fail_rt : lp_eng.fail_cu;
+}
+
+/* Moves t to the current generation (no hooked call of ours in progress on
+   this thread). */
+static void lp_thread_switch(lp_thread *t)
+{
+    char err[2048];
+    lp_gen *g;
+    lp_state_close(t);
+    g = lp_gen_acquire();
+    if (g == NULL)
+        return;
+    if (lp_state_build(t, g, 0, err, sizeof err) != 0) {
+        t->broken = 1;
+        lp_log_error("generation %llu: cannot build this thread's Lua state: %s", (unsigned long long)g->number,
+                     err);
+    }
+}
+
+static int lp_pre(cushim_call *call, void *user, uint64_t *slot)
+{
+    lp_thread *t;
+    lp_gen *cur, *g;
+    (void)user;
+    if (atomic_load_explicit(&lp_restart_watcher, memory_order_relaxed) &&
+        atomic_exchange(&lp_restart_watcher, 0))
+        lp_watch_start();
+    t = lp_thread_get();
+    if (t == NULL || t->loading)
+        return CUSHIM_CONTINUE;
+    if (call->seq == t->last_seq)   /* another generation's group ran this call */
+        return CUSHIM_CONTINUE;
+    if (call->depth == 0)
+        t->pending = 0;             /* nothing of ours is in progress on this thread */
+    cur = atomic_load_explicit(&lp_eng.current, memory_order_acquire);
+    if (cur == NULL)
+        return CUSHIM_CONTINUE;
+    if (t->gen != cur && t->pending == 0)
+        lp_thread_switch(t);
+    g = t->gen;
+    if (g == NULL || call->api_id >= g->id_limit || g->count[call->api_id] == 0)
+        return CUSHIM_CONTINUE;
+    t->last_seq = call->seq;
+    if (t->broken) {
+        if (lp_eng.o.fail_open || call->info->ret_kind == CUSHIM_RET_OTHER)
+            return CUSHIM_CONTINUE;
+        return cushim_call_skip(call, lp_fail_code(call));
+    }
+    return lp_state_run(t, call, 0, slot);
+}
+
+static void lp_post(cushim_call *call, void *user, uint64_t *slot)
+{
+    lp_thread *t;
+    (void)user;
+    if (*slot == 0)
+        return;
+    t = lp_eng.host->tls_get(lp_eng.tls_key);
+    if (t == NULL || t->L == NULL || t->pending == 0)
+        return;
+    lp_state_run(t, call, 1, slot);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Options and the plugin definition                                        */
+/* ------------------------------------------------------------------------ */
+static int lp_parse_allow(const char *s, uint32_t *out, char *err, size_t errlen)
+{
+    static const struct { const char *w; uint32_t bit; } words[] = {
+        {"os", LP_ALLOW_OS}, {"io", LP_ALLOW_IO}, {"debug", LP_ALLOW_DEBUG}, {"require", LP_ALLOW_REQUIRE},
+        {"cmodules", LP_ALLOW_CMODULES | LP_ALLOW_REQUIRE}, {"bytecode", LP_ALLOW_BYTECODE},
+    };
+    *out = 0;
+    while (s != NULL && *s != '\0') {
+        size_t n = strcspn(s, "+ ");
+        int found = 0;
+        for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+            if (n == strlen(words[i].w) && !strncmp(s, words[i].w, n)) {
+                *out |= words[i].bit;
+                found = 1;
+            }
+        if (n > 0 && !found) {
+            snprintf(err, errlen, "allow=: unknown word '%.*s' (os io debug require cmodules bytecode, joined by '+')",
+                     (int)n, s);
+            return -1;
+        }
+        s += n;
+        while (*s == '+' || *s == ' ')
+            s++;
+    }
+    return 0;
+}
+
+static int lp_read_options(char *err, size_t errlen)
+{
+    const cushim_host *h = lp_eng.host;
+    cushim_plugin *self = lp_eng.self;
+    lp_opts *o = &lp_eng.o;
+    const char *fail = h->opt_string(self, "fail");
+    o->script = strdup(h->opt_string(self, "script"));
+    if (o->script == NULL)
+        return -1;
+    if (!strcmp(fail, "open"))
+        o->fail_open = 1;
+    else if (strcmp(fail, "closed")) {
+        snprintf(err, errlen, "fail=%s: expected closed or open", fail);
+        return -1;
+    }
+    if (lp_parse_allow(h->opt_string(self, "allow"), &o->allow, err, errlen) != 0)
+        return -1;
+    o->budget = h->opt_int(self, "budget");
+    o->mem = h->opt_bytes(self, "mem");
+    o->reload = h->opt_bool(self, "reload");
+    o->reload_ms = h->opt_int(self, "reload_ms");
+    o->error_rate = h->opt_int(self, "error_rate");
+    if (o->budget < 1000 || o->mem < (256u << 10) || o->reload_ms < 1 || o->reload_ms > 60000 ||
+        o->error_rate < 0) {
+        snprintf(err, errlen, "budget must be >= 1000, mem >= 256K, reload_ms 1..60000, error_rate >= 0");
+        return -1;
+    }
+    o->nopts = h->opt_count(self, "opt");
+    o->keys = calloc(o->nopts + 1, sizeof *o->keys);
+    o->values = calloc(o->nopts + 1, sizeof *o->values);
+    if (o->keys == NULL || o->values == NULL)
+        return -1;
+    for (uint32_t i = 0; i < o->nopts; i++) {
+        const char *kv = h->opt_string_at(self, "opt", i);
+        const char *eq = strchr(kv, '=');
+        if (eq == NULL || eq == kv) {
+            snprintf(err, errlen, "opt=%s: expected opt=KEY=VALUE", kv);
+            return -1;
+        }
+        o->keys[i] = strndup(kv, (size_t)(eq - kv));
+        o->values[i] = strdup(eq + 1);
+        if (o->keys[i] == NULL || o->values[i] == NULL)
+            return -1;
+    }
+    return 0;
+}
+
+static int lp_init(const cushim_host *h, cushim_plugin *self)
+{
+    char err[2048] = "out of memory";
+    const char *report;
+    uint32_t kind;
+    lp_gen *g;
+    lp_eng.host = h;
+    lp_eng.self = self;
+    lp_eng.id_limit = h->api_id_limit();
+    if (lp_read_options(err, sizeof err) != 0) {
+        h->log(self, CUSHIM_LOG_ERROR, "%s", err);
+        return -1;
+    }
+    if (h->result_by_name("CUDA_ERROR_UNKNOWN", &kind, &lp_eng.fail_cu) != CUSHIM_OK ||
+        h->result_by_name("cudaErrorUnknown", &kind, &lp_eng.fail_rt) != CUSHIM_OK) {
+        lp_eng.fail_cu = 999;
+        lp_eng.fail_rt = 999;
+    }
+    if (lp_lua_open(h->opt_string(self, "lualib"), h->opt_string(self, "isolate"), &lp_eng.lib, err,
+                    sizeof err) != 0) {
+        h->log(self, CUSHIM_LOG_ERROR, "%s", err);
+        return -1;
+    }
+    h->log(self, CUSHIM_LOG_DEBUG, "Lua from %s (%s)", lp_eng.lib.path, lp_eng.lib.isolation);
+    report = h->opt_string(self, "report");
+    lp_eng.report = stderr;
+    if (report != NULL && report[0] != '\0' && !h->secure()) {
+        FILE *f = fopen(report, "a");
+        if (f == NULL) {
+            h->log(self, CUSHIM_LOG_ERROR, "report=%s: %s", report, strerror(errno));
+            return -1;
+        }
+        setvbuf(f, NULL, _IOLBF, 0);
+        lp_eng.report = f;
+    }
+    if (h->tls_create(self, lp_tls_free, &lp_eng.tls_key) != CUSHIM_OK) {
+        h->log(self, CUSHIM_LOG_ERROR, "no per-thread storage left in the host");
+        return -1;
+    }
+    g = lp_gen_load(err, sizeof err);
+    if (g == NULL || lp_publish(g) != 0) {
+        if (g != NULL)
+            lp_gen_release(g);
+        else
+            h->log(self, CUSHIM_LOG_ERROR, "%s", err);
+        if (!lp_eng.o.fail_open) {
+            h->log(self, CUSHIM_LOG_ERROR, "the policy did not load and fail=closed (fail=open lets calls pass)");
+            return -1;
+        }
+        h->log(self, CUSHIM_LOG_WARN, "fail=open: calls pass until %s loads", lp_eng.o.script);
+    } else {
+        h->log(self, CUSHIM_LOG_INFO, "%s: generation %llu loaded (%u hooks)", lp_eng.o.script,
+               (unsigned long long)g->number, g->nhooks);
+    }
+    lp_watch_start();
+    return 0;
+}
+
+static void lp_flush(cushim_plugin *self)
+{
+    lp_thread *t;
+    (void)self;
+    lp_watch_stop();
+    t = lp_thread_get();
+    if (t != NULL && atomic_load(&lp_eng.current) != NULL) {
+        if (t->gen != atomic_load(&lp_eng.current) || t->L == NULL)
+            lp_thread_switch(t);
+        if (t->L != NULL && !t->broken)
+            lp_state_run_exit(t);
+    }
+    if (atomic_load(&lp_eng.errors) > 0)
+        lp_eng.host->log(lp_eng.self, CUSHIM_LOG_WARN, "%lld hook errors (%lld logged)",
+                         (long long)atomic_load(&lp_eng.errors), (long long)atomic_load(&lp_eng.errors_logged));
+    if (lp_eng.report != NULL)
+        fflush(lp_eng.report);
+}
+
+static void lp_fork_child(cushim_plugin *self)
+{
+    (void)self;
+    pthread_mutex_init(&lp_eng.gen_lock, NULL);
+    pthread_mutex_init(&lp_eng.stop_lock, NULL);
+    pthread_cond_init(&lp_eng.stop_cond, NULL);
+    lp_shared_fork_child();
+    if (lp_eng.watching) {
+        lp_eng.watching = 0;   /* the thread did not survive fork: started again on the first hooked call */
+        atomic_store(&lp_restart_watcher, 1);
+    }
+}
+
+static const cushim_plugin_def lp_def = {
+    .size = sizeof(cushim_plugin_def),
+    .abi_version = CUSHIM_ABI_VERSION,
+    .name = "lua",
+    .version = "0.1.0",
+    .description = "CUDA call policies in Lua 5.4, reloaded when the file changes",
+    .options = lp_options,
+    .init = lp_init,
+    .flush = lp_flush,
+    .fork_child = lp_fork_child,
+};
+CUSHIM_PLUGIN(lp_def)

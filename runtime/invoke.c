@@ -1,0 +1,46 @@
+/*
+ * invoke.c - host->call_real: call the real function of any API with its
+ * arguments in a params struct (cushim_params_<name>), for plugins that cannot
+ * know the signature at compile time (the Lua bridge's cushim.real.NAME()).
+ * One invoker per API, expanded from the generated .inc files: it unpacks the
+ * struct exactly as the wrapper's hooked path does (UNPACK) and stores the
+ * return value. The function called is rt_resolve(id), as for host->real: it
+ * never enters hooks and is not counted.
+ */
+#include <string.h>
+
+#include "cushim_params.h"
+#include "rt_internal.h"
+
+typedef void (*rt_invoker)(void *real, void *params, void *retval);
+
+#define CUSHIM_API(ID, NAME, RET, RETKIND, PROTO, ARGS, UNPACK)                  \
+    static void rt_inv_##NAME(void *real, void *pv, void *rv)                    \
+    {                                                                            \
+        cushim_params_##NAME *p = pv;                                            \
+        RET r_ = ((RET(*) PROTO)real)UNPACK;                                     \
+        (void)p;                                                                 \
+        memcpy(rv, &r_, sizeof r_);                                              \
+    }
+#include "cushim_driver_apis.inc"
+#include "cushim_runtime_apis.inc"
+#undef CUSHIM_API
+
+static const rt_invoker rt_invokers[CUSHIM_API_ID_LIMIT] = {
+#define CUSHIM_API(ID, NAME, RET, RETKIND, PROTO, ARGS, UNPACK) [ID] = rt_inv_##NAME,
+#include "cushim_driver_apis.inc"
+#include "cushim_runtime_apis.inc"
+#undef CUSHIM_API
+};
+
+int rt_call_real(uint32_t api_id, void *params, void *retval)
+{
+    void *real;
+    if (api_id >= CUSHIM_API_ID_LIMIT || rt_invokers[api_id] == NULL || params == NULL || retval == NULL)
+        return CUSHIM_EINVAL;
+    real = rt_resolve(api_id);
+    if (real == NULL)
+        return CUSHIM_ENOENT;
+    rt_invokers[api_id](real, params, retval);
+    return CUSHIM_OK;
+}
