@@ -9,6 +9,7 @@
  * value they point to. docs/lua-policies.md is the reference.
  */
 #define _GNU_SOURCE
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -998,9 +999,17 @@ static int lp_real_call(lua_State *L)
     return 1 + nout;
 }
 
+/* cushim.real.NAME: NAME exported, or a base name (its newest _vN variant). */
 static int lp_real_index(lua_State *L)
 {
-    const cushim_api_info *info = lp_eng.host->api_by_name(luaL_checkstring(L, 2));
+    static const char *const sfx[] = {"_v4", "_v3", "_v2", ""};
+    const char *name = luaL_checkstring(L, 2);
+    const cushim_api_info *info = NULL;
+    for (int i = 0; i < 4 && info == NULL; i++) {
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s%s", name, sfx[i]);
+        info = lp_eng.host->api_by_name(buf);
+    }
     if (info == NULL)
         return luaL_error(L, "cushim.real: no API named '%s' in this build", lua_tostring(L, 2));
     lua_pushinteger(L, info->id);

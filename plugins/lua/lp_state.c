@@ -364,9 +364,8 @@ int lp_state_run(lp_thread *t, cushim_call *call, int after, uint64_t *slot)
     r.proxy_ref = t->proxy_ref[d];
     r.proxy->call = call;
     r.proxy->after = after;
-    r.proxy->state_ref = after ? (int)(*slot >> 1) - 1 : LUA_NOREF;
-    if (r.proxy->state_ref == 0)
-        r.proxy->state_ref = LUA_NOREF;
+    /* the per-call table's registry ref travels in the slot: 1 | ref << 1 (0: none) */
+    r.proxy->state_ref = after && (*slot >> 1) != 0 ? (int)(*slot >> 1) : LUA_NOREF;
     lua_settop(L, 0);
     lua_sethook(L, lp_budget_hook, LUA_MASKCOUNT, (int)lp_eng.o.budget);
     lua_pushcfunction(L, lp_traceback);
@@ -400,7 +399,7 @@ int lp_state_run(lp_thread *t, cushim_call *call, int after, uint64_t *slot)
     lua_settop(L, 0);
     if (!after) {
         int ref = r.proxy->state_ref;
-        *slot = 1 | ((uint64_t)(ref > 0 ? ref + 1 : 0) << 1);
+        *slot = 1 | ((uint64_t)(ref > 0 ? ref : 0) << 1);
     } else if (r.proxy->state_ref > 0) {
         luaL_unref(L, LUA_REGISTRYINDEX, r.proxy->state_ref);
     }

@@ -400,3 +400,20 @@ __attribute__((constructor)) static void fk_stream_init(void)
 {
     pthread_atfork(fk_hq_prepare, fk_hq_parent, fk_hq_child);
 }
+
+/* The flags a stream was created with (0 for the default streams). */
+CUresult cuStreamGetFlags(CUstream hStream, unsigned int *flags)
+{
+    FAKE_ENTER(cuStreamGetFlags);
+    FK_REQUIRE_INIT();
+    if (flags == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (fk_special_stream(hStream)) {
+        *flags = 0;
+        return CUDA_SUCCESS;
+    }
+    if (hStream->magic != FK_MAGIC_STREAM)
+        return CUDA_ERROR_INVALID_HANDLE;
+    *flags = hStream->flags;
+    return CUDA_SUCCESS;
+}

@@ -1,0 +1,9 @@
+-- errors.lua - hooks that fail in each way (run_lua.sh 'safety'): cushim.options.mode picks one.
+local mode = cushim.options.mode
+cushim.before.cuCtxSynchronize = function(call)
+  if mode == "error" then error("boom in a hook")
+  elseif mode == "loop" then while true do end
+  elseif mode == "memory" then local t = {} for i = 1, 1e9 do t[i] = {i} end
+  elseif mode == "badskip" then return cushim.skip("cudaErrorMemoryAllocation")   -- wrong library
+  end
+end

@@ -1,0 +1,228 @@
+#!/bin/sh
+# run_lua.sh CASE PLUGIN PROGRAM EXAMPLES TESTDIR [EXTRA...]
+# The lua plugin loaded by the shim through CUSHIM_PLUGINS, against the fake driver: PROGRAM is e2e_lua
+# (one output line per step), EXAMPLES plugins/lua/examples, TESTDIR tests/e2e/lua (test policies).
+# ctest sets LD_PRELOAD (the shim) and LD_LIBRARY_PATH (the fakes). Each CASE checks the program's lines,
+# the shim's log on stderr and, where a call was refused, that the fake driver never received it.
+set -u
+case_=$1 plugin=$2 prog=$3 ex=$4 td=$5
+shift 5
+out=${E2E_OUT:-${TMPDIR:-/tmp}}/lua.$case_
+rm -rf "$out".*
+mkdir -p "$out.d"
+
+fail() {
+    echo "FAIL [$case_]: $*"
+    for f in out err; do
+        [ -f "$out.$f" ] && sed "s/^/  $f: /" "$out.$f" | head -n 60
+    done
+    exit 1
+}
+# run POLICY OPTIONS STEP... : the program with the lua plugin on POLICY (options appended)
+run() {
+    pol=$1 opts=$2
+    shift 2
+    CUSHIM_PLUGINS="$plugin:script=$pol${opts:+,$opts}" FAKE_CUDA_COUNTS="$out.drv" \
+        "$prog" "$@" >"$out.out" 2>"$out.err"
+    rc=$?
+}
+ok() { [ "$rc" = 0 ] || fail "the program exited with $rc"; }
+line() { grep -qxF -- "$1" "$out.out" || fail "no output line '$1'"; }
+err() { grep -qF -- "$1" "$out.err" || fail "stderr lacks '$1'"; }
+noerr() { ! grep -qF -- "$1" "$out.err" || fail "stderr has '$1'"; }
+nerr() { n=$(grep -cF -- "$1" "$out.err"); [ "$n" = "$2" ] || fail "stderr has '$1' $n times, expected $2"; }
+fake_count() {
+    got=$(awk -F'\t' -v n="$1" '$1 == n { print $2 }' "$out.drv" 2>/dev/null)
+    [ "${got:-0}" = "$2" ] || fail "the fake driver received $1 ${got:-0} times, expected $2"
+}
+
+case $case_ in
+quota)
+    run "$ex/quota.lua" "opt=limit=1000" init alloc 3 400 free alloc 2 400 free; ok
+    line "alloc 0 0 2"                     # the third would pass 1000 bytes
+    line "free 0 0"
+    line "alloc 0 0"                       # freed memory counts again
+    fake_count cuMemAlloc_v2 4             # the refused call never reached the driver
+    ;;
+deny)
+    run "$ex/deny.lua" "opt=apis=cuCtxSynchronize+cudaMalloc" init sync 2 cudamalloc 1 64 alloc 1 64; ok
+    line "sync 800 800"
+    line "cudamalloc 800"
+    line "alloc 0"
+    fake_count cuCtxSynchronize 0
+    fake_count cuMemAlloc_v2 1
+    err "lua: cuCtxSynchronize denied by $ex/deny.lua"
+    ;;
+slow)
+    run "$ex/slow.lua" "opt=slow_ms=0,opt=select=cuCtxSynchronize" init sync 2 alloc 1 64; ok
+    nerr "slow call: cuCtxSynchronize took" 2
+    noerr "slow call: cuMemAlloc"
+    run "$ex/slow.lua" "opt=slow_ms=100000" init sync 2; ok
+    noerr "slow call"
+    ;;
+faults)
+    run "$ex/faults.lua" "opt=select=cuMemAlloc,opt=every=3,opt=error=CUDA_ERROR_OUT_OF_MEMORY" init alloc 6 64; ok
+    line "alloc 0 0 2 0 0 2"
+    fake_count cuMemAlloc_v2 4
+    err "faults: 6 calls, 2 failed on purpose"
+    ;;
+launches)
+    run "$ex/launches.lua" "" init launch kernA 3 launch kernB 2 launch kernA 1; ok
+    line "launch 0 0 0"
+    grep -qxF "$(printf 'launches\t4\tkernA')" "$out.err" || fail "no 'launches 4 kernA' line"
+    grep -qxF "$(printf 'launches\t2\tkernB')" "$out.err" || fail "no 'launches 2 kernB' line"
+    grep -qxF "$(printf 'launches\t6\ttotal')" "$out.err" || fail "no total of 6"
+    fake_count cuLaunchKernel 6            # the report agrees with what the driver received
+    ;;
+rewrite)
+    run "$ex/rewrite.lua" "opt=x=1" init stream 0; ok
+    line "stream 0 1"                      # the driver created it non-blocking
+    CUSHIM_PLUGINS= "$prog" init stream 0 >"$out.out" 2>"$out.err"
+    grep -qxF "stream 0 0" "$out.out" || fail "without the policy the stream is not blocking"
+    ;;
+api)
+    FAKE_CUDA_MEM=65536 run "$td/api.lua" "opt=greeting=hello=world" init alloc 1 64 alloc 1 100 sync 1 count drv; ok
+    line "alloc 0"
+    line "alloc 2"                         # bytesize changed by the before hook: the fake refused it
+    fake_count cuMemAlloc_v2 2
+    line "sync 719"                        # result overridden after the call
+    line "count 0 42"                      # an output written by the policy
+    line "drv 800 0"                       # skipped with an error given by number
+    for c in meta consts options generation parse_bytes on_errors state ids modified output readonly \
+             real skip_kind unknown tostring readback late_decl stale; do
+        err "check $c ok"
+    done
+    noerr "failed"
+    ;;
+sandbox)
+    run "$td/sandbox.lua" "" init; ok
+    for c in os io debug require bytecode text print; do err "sandbox $c ok"; done
+    err "printed from the policy"
+    run "$td/sandbox.lua" "allow=os+io+debug+require+bytecode,opt=allow=os+io+debug+require+bytecode" init; ok
+    for c in os io debug require cmodules bytecode text; do err "sandbox $c ok"; done
+    run "$td/sandbox.lua" "allow=cmodules,opt=allow=require+cmodules" init; ok
+    for c in require cmodules; do err "sandbox $c ok"; done
+    noerr "FAIL"
+    run "$td/sandbox.lua" "allow=sockets" init
+    [ "$rc" = 0 ] && line "init 3"
+    err "allow=: unknown word 'sockets'"
+    ;;
+syntax)
+    printf 'cushim.before.cuInit = function(call)\n  return = 1\nend\n' >"$out.d/bad.lua"
+    run "$out.d/bad.lua" "" init sync 1; ok
+    err "$out.d/bad.lua:2:"               # file:line of the error
+    line "init 3"                          # fail closed: the shim refuses every call
+    run "$out.d/bad.lua" "fail=open,reload=false" init sync 1; ok
+    err "$out.d/bad.lua:2:"
+    line "init 0"
+    line "sync 0"
+    err "fail=open: calls pass"
+    run "$out.d/missing.lua" "" init; ok
+    err "cannot open the policy $out.d/missing.lua"
+    line "init 3"
+    ;;
+runtime)
+    run "$td/errors.lua" "opt=mode=error" init sync 2 alloc 1 64; ok
+    line "sync 999 999"                    # fail closed: CUDA_ERROR_UNKNOWN
+    line "alloc 0"                         # other calls unaffected
+    err "boom in a hook"
+    err "stack traceback:"
+    err "errors.lua:4:"
+    fake_count cuCtxSynchronize 0
+    run "$td/errors.lua" "opt=mode=error,fail=open" init sync 2; ok
+    line "sync 0 0"
+    fake_count cuCtxSynchronize 2
+    run "$td/errors.lua" "opt=mode=error,error_rate=2" init sync 10; ok
+    nerr "boom in a hook" 2                # rate-limited
+    err "10 hook errors (2 logged)"
+    run "$td/errors.lua" "opt=mode=badskip" init sync 1; ok
+    line "sync 999"
+    err "is a runtime (cudaError_t) error; this API returns a CUresult"
+    ;;
+budget)
+    run "$td/errors.lua" "opt=mode=loop,budget=100000" init sync 2 alloc 1 64; ok
+    line "sync 999 999"
+    line "alloc 0"
+    err "instruction budget of 100000 exceeded"
+    run "$td/errors.lua" "opt=mode=loop,budget=100000,fail=open" init sync 1; ok
+    line "sync 0"
+    ;;
+memory)
+    run "$td/errors.lua" "opt=mode=memory,mem=1MiB,budget=100000000" init sync 2 alloc 1 64; ok
+    line "sync 999 999"
+    line "alloc 0"
+    err "memory cap reached (mem=1048576 bytes)"
+    ;;
+threads)
+    cat >"$out.d/count.lua" <<'POL'
+cushim.before.cuCtxGetCurrent = function(call) cushim.shared.add("ctx") end
+cushim.after.cuMemAlloc = function(call)
+  if call.result == "CUDA_SUCCESS" then cushim.shared.add("bytes", call.bytesize) end
+  call.state.x = call.dptr
+end
+cushim.at_exit(function()
+  cushim.report("ctx", cushim.shared.counter("ctx"), "bytes", cushim.shared.counter("bytes"))
+end)
+POL
+    run "$out.d/count.lua" "" init threads 8 200; ok
+    line "threads 0"
+    err "ctx 1601 bytes 102400"            # 8 x 200 + the step's own call; 1600 x 64 bytes
+    ;;
+reload)
+    rounds=$1
+    printf 'cushim.after.cuDriverGetVersion = function(c) c.driverVersion = 0 end\n' >"$out.d/policy.lua"
+    run "$out.d/policy.lua" "reload_ms=1" init reload "$out.d/policy.lua" "$rounds" 4 1; ok
+    grep -q "^reload OK rounds $rounds" "$out.out" || fail "no 'reload OK' line"
+    err "$out.d/policy.lua:2:"             # the broken edit, with file:line ...
+    err "keeping the policy loaded before"
+    # no growth: RSS at the end within 16 MiB of RSS after a tenth of the rounds
+    set -- $(sed -n 's/^reload OK rounds [0-9]* rss_kb \([0-9-]*\) \([0-9-]*\)$/\1 \2/p' "$out.out")
+    [ "$#" = 2 ] && [ "$2" -le $(($1 + 16384)) ] || fail "RSS grew from $1 to $2 kB over the reloads"
+    ;;
+fakejit)
+    # e2e_lua_fakejit has LuaJIT-like unversioned lua_* symbols in its global scope (e2e_fakelua.c).
+    run "$ex/deny.lua" "opt=apis=cuCtxSynchronize" init sync 1; ok
+    line "sync 800"
+    noerr "FAKE LUA CALLED"
+    # the control: without isolation liblua's own calls bind to the fake
+    run "$ex/deny.lua" "opt=apis=cuCtxSynchronize,isolate=plain" init sync 1
+    [ "$rc" = 3 ] || fail "isolate=plain did not reach the fake (exit $rc): the test would not see a leak"
+    err "FAKE LUA CALLED"
+    ;;
+embed)
+    # a program with its own Lua (5.4 or 5.3, linked normally); both work side by side
+    want=$1
+    run "$ex/deny.lua" "opt=apis=cuCtxSynchronize" lua "return _VERSION" init sync 1 lua "return 6*7"; ok
+    line "lua $want"
+    line "sync 800"
+    line "lua 42"
+    ;;
+lualib)
+    run "$ex/deny.lua" "lualib=/nonexistent/liblua.so" init
+    line "init 3"
+    err "cannot load lualib=/nonexistent/liblua.so"
+    run "$ex/deny.lua" "opt=apis=cuCtxSynchronize,lualib=$1" init sync 1; ok
+    line "sync 800"
+    ;;
+exports)
+    # no lua_* symbol exported by the plugin, and it does not link liblua
+    n=$(nm -D --defined-only "$plugin" | grep -c ' lua') 
+    [ "$n" = 0 ] || fail "the plugin exports $n lua symbols: $(nm -D --defined-only "$plugin" | grep ' lua' | head -3)"
+    ! nm -D --undefined-only "$plugin" | grep -q ' lua' || fail "the plugin imports lua symbols"
+    ! readelf -d "$plugin" | grep -q 'liblua' || fail "the plugin links liblua"
+    nm -D --defined-only "$plugin" | grep -q ' cushim_plugin_entry$' || fail "no entry point"
+    ;;
+launcher)
+    launcher=$1
+    [ -n "${CUSHIM_LIB:-}" ] || exit 77
+    CUSHIM_LIB=$CUSHIM_LIB "$launcher" run --fake --lua="$ex/quota.lua:limit=1000,fail=open" -- \
+        "$prog" init alloc 3 400 >"$out.out" 2>"$out.err"
+    rc=$?; ok
+    line "alloc 0 0 2"
+    ;;
+*)
+    echo "run_lua.sh: unknown case $case_" >&2
+    exit 2
+    ;;
+esac
+echo "PASS [$case_]"
