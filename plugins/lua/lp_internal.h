@@ -87,6 +87,7 @@ typedef struct lp_proxy {
 } lp_proxy;
 
 typedef struct lp_thread {
+    struct lp_thread *prev, *next;   /* every lp_thread, under lp_threads_lock (not the hot path) */
     lua_State *L;
     lp_gen *gen;                /* the generation L runs (a reference)           */
     lp_mem mem;
@@ -138,6 +139,8 @@ void lp_gen_release(lp_gen *g) LP_HIDDEN;
 /* lp_state.c */
 lp_thread *lp_thread_new(void) LP_HIDDEN;
 void lp_thread_free(lp_thread *t) LP_HIDDEN;
+void lp_threads_fork_child(void) LP_HIDDEN;
+const char *lp_script_base(void) LP_HIDDEN;   /* the policy file's name without its directory */
 /* Builds t's state for 'g' (validating: collects the hooks into t->decl).
    0, or -1 with the error text in 'err'. */
 int lp_state_build(lp_thread *t, lp_gen *g, int validating, char *err, size_t errlen) LP_HIDDEN;

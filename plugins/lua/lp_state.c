@@ -160,6 +160,12 @@ static void lp_sandbox(lua_State *L)
     lua_setglobal(L, "print");
 }
 
+const char *lp_script_base(void)
+{
+    const char *slash = strrchr(lp_eng.o.script, '/');
+    return slash ? slash + 1 : lp_eng.o.script;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Building a state                                                         */
 /* ------------------------------------------------------------------------ */
@@ -176,7 +182,9 @@ static int lp_setup(lua_State *L)
         lp_proxy_new(L, t, d);
     lua_newtable(L);
     t->exit_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    snprintf(chunk, sizeof chunk, "@%s", lp_eng.o.script);
+    /* the file's name as Lua's messages show it: Lua cuts longer chunk names to 60 bytes; load errors
+       get the full path back (lua.c) */
+    snprintf(chunk, sizeof chunk, "@%s", lp_script_base());
     if (luaL_loadbufferx(L, g->source, g->len, chunk, (lp_eng.o.allow & LP_ALLOW_BYTECODE) ? "bt" : "t") !=
         LUA_OK)
         return lua_error(L);
@@ -188,11 +196,22 @@ static int lp_setup(lua_State *L)
     return 0;
 }
 
+/* Every thread's record is on one list: found at exit, and reachable for leak checkers (the host keeps
+   its per-thread values in memory they do not scan). */
+static pthread_mutex_t lp_threads_lock = PTHREAD_MUTEX_INITIALIZER;
+static lp_thread *lp_threads;
+
 lp_thread *lp_thread_new(void)
 {
     lp_thread *t = calloc(1, sizeof *t);
     if (t == NULL)
         return NULL;
+    pthread_mutex_lock(&lp_threads_lock);
+    t->next = lp_threads;
+    if (lp_threads != NULL)
+        lp_threads->prev = t;
+    lp_threads = t;
+    pthread_mutex_unlock(&lp_threads_lock);
     for (int d = 0; d < LP_MAX_DEPTH; d++)
         t->proxy_ref[d] = LUA_NOREF;
     t->exit_ref = LUA_NOREF;
@@ -245,7 +264,20 @@ void lp_thread_free(lp_thread *t)
     if (t == NULL)
         return;
     lp_state_close(t);
+    pthread_mutex_lock(&lp_threads_lock);
+    if (t->prev != NULL)
+        t->prev->next = t->next;
+    else
+        lp_threads = t->next;
+    if (t->next != NULL)
+        t->next->prev = t->prev;
+    pthread_mutex_unlock(&lp_threads_lock);
     free(t);
+}
+
+void lp_threads_fork_child(void)
+{
+    pthread_mutex_init(&lp_threads_lock, NULL);
 }
 
 /* The declarations of a thread's run must be those of the validation run. */

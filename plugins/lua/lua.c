@@ -249,7 +249,16 @@ static lp_gen *lp_gen_load(char *err, size_t errlen)
     g->number = lp_eng.next_number + 1;
     g->refs = 1;   /* the validation state's, dropped by lp_thread_free */
     if (lp_state_build(t, g, 1, err, errlen) != 0) {
+        const char *base = lp_script_base();
+        size_t n = strlen(base);
         lp_thread_free(t);   /* frees g with the last reference */
+        if (base != lp_eng.o.script && !strncmp(err, base, n) && err[n] == ':') {
+            char *rest = strdup(err + n);   /* "policy.lua:2: ..." -> "/dir/policy.lua:2: ..." */
+            if (rest != NULL) {
+                snprintf(err, errlen, "%s%s", lp_eng.o.script, rest);
+                free(rest);
+            }
+        }
         return NULL;
     }
     g->hooks = t->decl;
@@ -622,6 +631,7 @@ static void lp_fork_child(cushim_plugin *self)
     pthread_mutex_init(&lp_eng.stop_lock, NULL);
     pthread_cond_init(&lp_eng.stop_cond, NULL);
     lp_shared_fork_child();
+    lp_threads_fork_child();
     if (lp_eng.watching) {
         lp_eng.watching = 0;   /* the thread did not survive fork: started again on the first hooked call */
         atomic_store(&lp_restart_watcher, 1);

@@ -169,13 +169,15 @@ POL
     err "ctx 1601 bytes 102400"            # 8 x 200 + the step's own call; 1600 x 64 bytes
     ;;
 reload)
-    rounds=$1
+    rounds=$1  # $2: 'rss' to check RSS growth too
     printf 'cushim.after.cuDriverGetVersion = function(c) c.driverVersion = 0 end\n' >"$out.d/policy.lua"
     run "$out.d/policy.lua" "reload_ms=1" init reload "$out.d/policy.lua" "$rounds" 4 1; ok
     grep -q "^reload OK rounds $rounds" "$out.out" || fail "no 'reload OK' line"
     err "$out.d/policy.lua:2:"             # the broken edit, with file:line ...
     err "keeping the policy loaded before"
-    # no growth: RSS at the end within 16 MiB of RSS after a tenth of the rounds
+    [ "$2" = rss ] || { echo "PASS [$case_]"; exit 0; }
+    # no growth: RSS at the end within 16 MiB of RSS after a tenth of the rounds (not under ASan, whose
+    # quarantine keeps freed memory; the live state count above is the exact check)
     set -- $(sed -n 's/^reload OK rounds [0-9]* rss_kb \([0-9-]*\) \([0-9-]*\)$/\1 \2/p' "$out.out")
     [ "$#" = 2 ] && [ "$2" -le $(($1 + 16384)) ] || fail "RSS grew from $1 to $2 kB over the reloads"
     ;;

@@ -337,6 +337,42 @@ static void test_misc_slots(void **state)
     assert_null(host->real(CUSHIM_API_ID_LIMIT));
 }
 
+static int fake_alloc_calls;
+static CUresult fake_alloc(CUdeviceptr *p, size_t n)
+{
+    fake_alloc_calls++;
+    *p = (CUdeviceptr)(n * 2);
+    return n == 7 ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
+}
+
+/* call_real (lua): the real function called with the arguments of a params struct. */
+static void test_call_real(void **state)
+{
+    (void)state;
+    CUdeviceptr d = 0;
+    int v = 0;
+    CUresult r = CUDA_ERROR_UNKNOWN;
+    assert_true(CUSHIM_HOST_HAS(host, call_real));
+    rt_record_real(CUSHIM_API_cuMemAlloc_v2, (void *)fake_alloc);
+    rt_record_real(CUSHIM_API_cuDriverGetVersion, (void *)fake_get_version);
+    cushim_params_cuMemAlloc_v2 pa = {.dptr = &d, .bytesize = 21};
+    assert_int_equal(host->call_real(CUSHIM_API_cuMemAlloc_v2, &pa, &r), CUSHIM_OK);
+    assert_int_equal(r, CUDA_SUCCESS);
+    assert_int_equal(d, 42);
+    pa.bytesize = 7;
+    assert_int_equal(host->call_real(CUSHIM_API_cuMemAlloc_v2, &pa, &r), CUSHIM_OK);
+    assert_int_equal(r, CUDA_ERROR_OUT_OF_MEMORY);
+    assert_int_equal(d, 14);
+    assert_int_equal(fake_alloc_calls, 2);
+    cushim_params_cuDriverGetVersion pv = {.driverVersion = &v};
+    assert_int_equal(host->call_real(CUSHIM_API_cuDriverGetVersion, &pv, &r), CUSHIM_OK);
+    assert_int_equal(v, 13000);
+    assert_int_equal(host->call_real(CUSHIM_API_ID_LIMIT, &pv, &r), CUSHIM_EINVAL);
+    assert_int_equal(host->call_real(CUSHIM_API_cuDriverGetVersion, NULL, &r), CUSHIM_EINVAL);
+    assert_int_equal(host->call_real(CUSHIM_API_cuDriverGetVersion, &pv, NULL), CUSHIM_EINVAL);
+    assert_int_equal(fake_alloc_calls, 2);
+}
+
 /* Result names from the generated tables (cushim_results.inc). */
 static void test_result_names(void **state)
 {
@@ -462,6 +498,7 @@ int main(void)
         cmocka_unit_test(test_init_failure_undone),
         cmocka_unit_test(test_tls),
         cmocka_unit_test(test_misc_slots),
+        cmocka_unit_test(test_call_real),
         cmocka_unit_test(test_result_names),
         cmocka_unit_test(test_sync),
     };

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# run.sh - the Lua policy benchmark (docs/benchmarks.md, "Lua policies").
+#
+# USAGE: bench/lua/run.sh [build dir] [max threads]      (default ./build, 16)
+#
+# 1. Per-call cost on one thread of cuCtxGetCurrent with (c) an empty C pre+post hook and (lua) the lua
+#    plugin running bench/lua/policy.lua (a before and an after hook, the after one reading a parameter),
+#    ROUNDS interleaved rounds of each in the same run; the table gives the medians and the difference.
+# 2. Thread scaling: 1, 2, 4, ... max threads calling the Lua-hooked cuCtxGetCurrent; calls per second
+#    and the speedup over one thread.
+# The driver: the fake one of the build when LD_LIBRARY_PATH does not already give a libcuda.so.1 (on a
+# GPU machine set BENCH_REAL=1 to use the real driver found by the loader).
+set -euo pipefail
+BUILD=$(cd "${1:-build}" && pwd)
+MAXT=${2:-16}
+HERE=$(cd "$(dirname "$0")" && pwd)
+BENCH="$BUILD/bench/lua/cushim_bench_lua"
+SHIM="$BUILD/runtime/libcushim.so"
+PLUGIN="$BUILD/plugins/lua.so"
+ROUNDS=${ROUNDS:-7}
+ITERS=${ITERS:-200000}
+SITERS=${SITERS:-200000}
+for f in "$BENCH" "$SHIM" "$PLUGIN"; do [ -e "$f" ] || { echo "missing $f" >&2; exit 1; }; done
+[ "${BENCH_REAL:-0}" = 1 ] || export LD_LIBRARY_PATH="$BUILD/tests/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+LUA="$PLUGIN:script=$HERE/policy.lua,reload=false"
+c=() l=()
+for r in $(seq "$ROUNDS"); do
+  c+=("$(LD_PRELOAD=$SHIM "$BENCH" c percall "$ITERS" 5 | awk '{print $3}')")
+  l+=("$(LD_PRELOAD=$SHIM CUSHIM_PLUGINS="$LUA" "$BENCH" none percall "$ITERS" 5 | awk '{print $3}')")
+done
+med() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+mc=$(med "${c[@]}") ml=$(med "${l[@]}")
+echo "| hook on cuCtxGetCurrent | median ns/call ($ROUNDS interleaved rounds, each the median of 5 x $ITERS) |"
+echo "| --- | ---: |"
+echo "| empty C pre+post | $mc |"
+echo "| Lua before+after, reads one parameter | $ml |"
+echo "| difference (the Lua hook's cost) | $(awk -v a="$ml" -v b="$mc" 'BEGIN{printf "%.1f", a-b}') |"
+echo
+echo "| threads | calls/s (Lua hook) | speedup |"
+echo "| ---: | ---: | ---: |"
+LD_PRELOAD=$SHIM CUSHIM_PLUGINS="$LUA" "$BENCH" none scale "$MAXT" "$SITERS" |
+  awk '{printf "| %s | %s | %s |\n", $4, $6, $8}'
+echo
+echo "cores: $(nproc); $(uname -m); driver: ${BENCH_REAL:+real}${BENCH_REAL:-fake}"
