@@ -361,6 +361,8 @@ int te_structs(cg_model *m, const ps_options *o)
 /* ---- counts behind a pointer ---- */
 static int te_is_count_name(const char *n)
 {
+    if (n[0] == 'p' && n[1] == 'N') /* pNumRootNodes */
+        return ut_starts(n + 1, "Num");
     return ut_starts(n, "num") || !strcmp(n, "count") || ut_ends(n, "Count");
 }
 
@@ -465,6 +467,8 @@ void te_emit_types(ut_buf *b, const cg_model *m)
     ut_bprintf(b, "extern const cushim_struct_info cushim_gen_structs[%d];\n", ns ? ns : 1);
     for (int i = 0; i < ns; i++) {
         const te_struct *s = &t->s[i];
+        if (te_struct_index(t, s->usr) != i)
+            continue; /* another name of a struct already described: shares its fields */
         ut_bprintf(b, "static const cushim_field_info cushim_gen_sf_%d[] = { /* %s */\n", i, s->name);
         for (int k = 0; k < s->nfields; k++) {
             const te_field *f = &s->f[k];
@@ -481,7 +485,8 @@ void te_emit_types(ut_buf *b, const cg_model *m)
     }
     ut_bprintf(b, "const cushim_struct_info cushim_gen_structs[%d] = {\n", ns ? ns : 1);
     for (int i = 0; i < ns; i++)
-        ut_bprintf(b, "    { \"%s\", %u, %d, cushim_gen_sf_%d },\n", t->s[i].name, t->s[i].size, t->s[i].nfields, i);
+        ut_bprintf(b, "    { \"%s\", %u, %d, cushim_gen_sf_%d },\n", t->s[i].name, t->s[i].size, t->s[i].nfields,
+                   te_struct_index(t, t->s[i].usr));
     if (!ns)
         ut_puts(b, "    { NULL, 0, 0, NULL },\n");
     ut_bprintf(b, "};\nconst uint32_t cushim_gen_struct_count = %d;\n\n", ns);

@@ -1196,7 +1196,7 @@ const cushim_enum_info cushim_gen_enums[142] = {
 };
 const uint32_t cushim_gen_enum_count = 142;
 
-extern const cushim_struct_info cushim_gen_structs[31];
+extern const cushim_struct_info cushim_gen_structs[35];
 static const cushim_field_info cushim_gen_sf_0[] = { /* CUDA_MEMCPY2D */
     { "srcXInBytes", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "srcY", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
@@ -1283,12 +1283,71 @@ static const cushim_field_info cushim_gen_sf_4[] = { /* CUDA_ARRAY3D_DESCRIPTOR 
     { "NumChannels", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 28, 4, 0, NULL, NULL },
     { "Flags", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 32, 4, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_5[] = { /* CUlaunchAttribute */
+static const cushim_field_info cushim_gen_sf_5[] = { /* CUDA_MEMCPY2D_v1 */
+    { "srcXInBytes", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
+    { "srcY", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
+    { "srcMemoryType", "CUmemorytype", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, &cushim_gen_enums[25], NULL },
+    { "srcHost", "const void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
+    { "srcDevice", "CUdeviceptr_v1", CUSHIM_KIND_DEVPTR, CUSHIM_KIND_UNKNOWN, 0, 24, 4, 0, NULL, NULL },
+    { "srcArray", "CUarray", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 32, 8, 0, NULL, NULL },
+    { "srcPitch", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 40, 4, 0, NULL, NULL },
+    { "dstXInBytes", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 44, 4, 0, NULL, NULL },
+    { "dstY", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 48, 4, 0, NULL, NULL },
+    { "dstMemoryType", "CUmemorytype", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 52, 4, 0, &cushim_gen_enums[25], NULL },
+    { "dstHost", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 56, 8, 0, NULL, NULL },
+    { "dstDevice", "CUdeviceptr_v1", CUSHIM_KIND_DEVPTR, CUSHIM_KIND_UNKNOWN, 0, 64, 4, 0, NULL, NULL },
+    { "dstArray", "CUarray", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 72, 8, 0, NULL, NULL },
+    { "dstPitch", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 80, 4, 0, NULL, NULL },
+    { "WidthInBytes", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 84, 4, 0, NULL, NULL },
+    { "Height", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 88, 4, 0, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_6[] = { /* CUDA_MEMCPY3D_v1 */
+    { "srcXInBytes", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
+    { "srcY", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
+    { "srcZ", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, NULL, NULL },
+    { "srcLOD", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 12, 4, 0, NULL, NULL },
+    { "srcMemoryType", "CUmemorytype", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 16, 4, 0, &cushim_gen_enums[25], NULL },
+    { "srcHost", "const void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, NULL },
+    { "srcDevice", "CUdeviceptr_v1", CUSHIM_KIND_DEVPTR, CUSHIM_KIND_UNKNOWN, 0, 32, 4, 0, NULL, NULL },
+    { "srcArray", "CUarray", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 40, 8, 0, NULL, NULL },
+    { "reserved0", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 48, 8, 0, NULL, NULL },
+    { "srcPitch", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 56, 4, 0, NULL, NULL },
+    { "srcHeight", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 60, 4, 0, NULL, NULL },
+    { "dstXInBytes", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 64, 4, 0, NULL, NULL },
+    { "dstY", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 68, 4, 0, NULL, NULL },
+    { "dstZ", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 72, 4, 0, NULL, NULL },
+    { "dstLOD", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 76, 4, 0, NULL, NULL },
+    { "dstMemoryType", "CUmemorytype", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 80, 4, 0, &cushim_gen_enums[25], NULL },
+    { "dstHost", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 88, 8, 0, NULL, NULL },
+    { "dstDevice", "CUdeviceptr_v1", CUSHIM_KIND_DEVPTR, CUSHIM_KIND_UNKNOWN, 0, 96, 4, 0, NULL, NULL },
+    { "dstArray", "CUarray", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 104, 8, 0, NULL, NULL },
+    { "reserved1", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 112, 8, 0, NULL, NULL },
+    { "dstPitch", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 120, 4, 0, NULL, NULL },
+    { "dstHeight", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 124, 4, 0, NULL, NULL },
+    { "WidthInBytes", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 128, 4, 0, NULL, NULL },
+    { "Height", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 132, 4, 0, NULL, NULL },
+    { "Depth", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 136, 4, 0, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_7[] = { /* CUDA_ARRAY_DESCRIPTOR_v1 */
+    { "Width", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
+    { "Height", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
+    { "Format", "CUarray_format", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, &cushim_gen_enums[16], NULL },
+    { "NumChannels", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 12, 4, 0, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_8[] = { /* CUDA_ARRAY3D_DESCRIPTOR_v1 */
+    { "Width", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
+    { "Height", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
+    { "Depth", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, NULL, NULL },
+    { "Format", "CUarray_format", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 12, 4, 0, &cushim_gen_enums[16], NULL },
+    { "NumChannels", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 4, 0, NULL, NULL },
+    { "Flags", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 20, 4, 0, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_9[] = { /* CUlaunchAttribute */
     { "id", "CUlaunchAttributeID", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[43], NULL },
     { "pad", "char[4]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 4, NULL, NULL },
     { "value", "CUlaunchAttributeValue", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 64, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_6[] = { /* CUDA_KERNEL_NODE_PARAMS */
+static const cushim_field_info cushim_gen_sf_10[] = { /* CUDA_KERNEL_NODE_PARAMS */
     { "func", "CUfunction", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "gridDimX", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, NULL, NULL },
     { "gridDimY", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 12, 4, 0, NULL, NULL },
@@ -1300,7 +1359,7 @@ static const cushim_field_info cushim_gen_sf_6[] = { /* CUDA_KERNEL_NODE_PARAMS 
     { "kernelParams", "void **", CUSHIM_KIND_POINTER, CUSHIM_KIND_POINTER, 0, 40, 8, 0, NULL, NULL },
     { "extra", "void **", CUSHIM_KIND_POINTER, CUSHIM_KIND_POINTER, 0, 48, 8, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_7[] = { /* CUDA_MEMSET_NODE_PARAMS */
+static const cushim_field_info cushim_gen_sf_11[] = { /* CUDA_MEMSET_NODE_PARAMS */
     { "dst", "CUdeviceptr", CUSHIM_KIND_DEVPTR, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "pitch", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
     { "value", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 4, 0, NULL, NULL },
@@ -1308,40 +1367,40 @@ static const cushim_field_info cushim_gen_sf_7[] = { /* CUDA_MEMSET_NODE_PARAMS 
     { "width", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, NULL },
     { "height", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 32, 8, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_8[] = { /* CUDA_HOST_NODE_PARAMS */
+static const cushim_field_info cushim_gen_sf_12[] = { /* CUDA_HOST_NODE_PARAMS */
     { "fn", "CUhostFn", CUSHIM_KIND_CALLBACK, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "userData", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_9[] = { /* CUmemAllocationProp */
+static const cushim_field_info cushim_gen_sf_13[] = { /* CUmemAllocationProp */
     { "type", "CUmemAllocationType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[57], NULL },
     { "requestedHandleTypes", "CUmemAllocationHandleType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, &cushim_gen_enums[54], NULL },
-    { "location", "CUmemLocation", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, &cushim_gen_structs[10] },
+    { "location", "CUmemLocation", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, &cushim_gen_structs[14] },
     { "win32HandleMetaData", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
     { "allocFlags", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_10[] = { /* CUmemLocation */
+static const cushim_field_info cushim_gen_sf_14[] = { /* CUmemLocation */
     { "type", "CUmemLocationType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[56], NULL },
     { "id", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_11[] = { /* CUmemAccessDesc */
-    { "location", "CUmemLocation", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, &cushim_gen_structs[10] },
+static const cushim_field_info cushim_gen_sf_15[] = { /* CUmemAccessDesc */
+    { "location", "CUmemLocation", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, &cushim_gen_structs[14] },
     { "flags", "CUmemAccess_flags", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, &cushim_gen_enums[55], NULL },
 };
-static const cushim_field_info cushim_gen_sf_12[] = { /* CUmemPoolProps */
+static const cushim_field_info cushim_gen_sf_16[] = { /* CUmemPoolProps */
     { "allocType", "CUmemAllocationType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[57], NULL },
     { "handleTypes", "CUmemAllocationHandleType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, &cushim_gen_enums[54], NULL },
-    { "location", "CUmemLocation", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, &cushim_gen_structs[10] },
+    { "location", "CUmemLocation", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, &cushim_gen_structs[14] },
     { "win32SecurityAttributes", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
     { "reserved", "unsigned char[64]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 24, 64, 64, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_13[] = { /* CUDA_MEM_ALLOC_NODE_PARAMS */
-    { "poolProps", "CUmemPoolProps", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 88, 0, NULL, &cushim_gen_structs[12] },
-    { "accessDescs", "const CUmemAccessDesc *", CUSHIM_KIND_POINTER, CUSHIM_KIND_STRUCT, 0, 88, 8, 0, NULL, &cushim_gen_structs[11] },
+static const cushim_field_info cushim_gen_sf_17[] = { /* CUDA_MEM_ALLOC_NODE_PARAMS */
+    { "poolProps", "CUmemPoolProps", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 88, 0, NULL, &cushim_gen_structs[16] },
+    { "accessDescs", "const CUmemAccessDesc *", CUSHIM_KIND_POINTER, CUSHIM_KIND_STRUCT, 0, 88, 8, 0, NULL, &cushim_gen_structs[15] },
     { "accessDescCount", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 96, 8, 0, NULL, NULL },
     { "bytesize", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 104, 8, 0, NULL, NULL },
     { "dptr", "CUdeviceptr", CUSHIM_KIND_DEVPTR, CUSHIM_KIND_UNKNOWN, 0, 112, 8, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_14[] = { /* CUDA_LAUNCH_PARAMS */
+static const cushim_field_info cushim_gen_sf_18[] = { /* CUDA_LAUNCH_PARAMS */
     { "function", "CUfunction", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "gridDimX", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, NULL, NULL },
     { "gridDimY", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 12, 4, 0, NULL, NULL },
@@ -1353,70 +1412,70 @@ static const cushim_field_info cushim_gen_sf_14[] = { /* CUDA_LAUNCH_PARAMS */
     { "hStream", "CUstream", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 40, 8, 0, NULL, NULL },
     { "kernelParams", "void **", CUSHIM_KIND_POINTER, CUSHIM_KIND_POINTER, 0, 48, 8, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_15[] = { /* dim3 */
+static const cushim_field_info cushim_gen_sf_19[] = { /* dim3 */
     { "x", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
     { "y", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
     { "z", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_16[] = { /* cudaMemcpy3DParms */
+static const cushim_field_info cushim_gen_sf_20[] = { /* cudaMemcpy3DParms */
     { "srcArray", "cudaArray_t", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
-    { "srcPos", "struct cudaPos", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 24, 0, NULL, &cushim_gen_structs[20] },
-    { "srcPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 32, 32, 0, NULL, &cushim_gen_structs[18] },
+    { "srcPos", "struct cudaPos", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 24, 0, NULL, &cushim_gen_structs[24] },
+    { "srcPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 32, 32, 0, NULL, &cushim_gen_structs[22] },
     { "dstArray", "cudaArray_t", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 64, 8, 0, NULL, NULL },
-    { "dstPos", "struct cudaPos", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 72, 24, 0, NULL, &cushim_gen_structs[20] },
-    { "dstPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 96, 32, 0, NULL, &cushim_gen_structs[18] },
-    { "extent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 128, 24, 0, NULL, &cushim_gen_structs[19] },
+    { "dstPos", "struct cudaPos", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 72, 24, 0, NULL, &cushim_gen_structs[24] },
+    { "dstPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 96, 32, 0, NULL, &cushim_gen_structs[22] },
+    { "extent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 128, 24, 0, NULL, &cushim_gen_structs[23] },
     { "kind", "enum cudaMemcpyKind", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 152, 4, 0, &cushim_gen_enums[86], NULL },
 };
-static const cushim_field_info cushim_gen_sf_17[] = { /* cudaMemcpy3DPeerParms */
+static const cushim_field_info cushim_gen_sf_21[] = { /* cudaMemcpy3DPeerParms */
     { "srcArray", "cudaArray_t", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
-    { "srcPos", "struct cudaPos", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 24, 0, NULL, &cushim_gen_structs[20] },
-    { "srcPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 32, 32, 0, NULL, &cushim_gen_structs[18] },
+    { "srcPos", "struct cudaPos", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 24, 0, NULL, &cushim_gen_structs[24] },
+    { "srcPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 32, 32, 0, NULL, &cushim_gen_structs[22] },
     { "srcDevice", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 64, 4, 0, NULL, NULL },
     { "dstArray", "cudaArray_t", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 72, 8, 0, NULL, NULL },
-    { "dstPos", "struct cudaPos", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 80, 24, 0, NULL, &cushim_gen_structs[20] },
-    { "dstPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 104, 32, 0, NULL, &cushim_gen_structs[18] },
+    { "dstPos", "struct cudaPos", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 80, 24, 0, NULL, &cushim_gen_structs[24] },
+    { "dstPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 104, 32, 0, NULL, &cushim_gen_structs[22] },
     { "dstDevice", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 136, 4, 0, NULL, NULL },
-    { "extent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 144, 24, 0, NULL, &cushim_gen_structs[19] },
+    { "extent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 144, 24, 0, NULL, &cushim_gen_structs[23] },
 };
-static const cushim_field_info cushim_gen_sf_18[] = { /* cudaPitchedPtr */
+static const cushim_field_info cushim_gen_sf_22[] = { /* cudaPitchedPtr */
     { "ptr", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "pitch", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
     { "xsize", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
     { "ysize", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_19[] = { /* cudaExtent */
+static const cushim_field_info cushim_gen_sf_23[] = { /* cudaExtent */
     { "width", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "height", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
     { "depth", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_20[] = { /* cudaPos */
+static const cushim_field_info cushim_gen_sf_24[] = { /* cudaPos */
     { "x", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "y", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
     { "z", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_21[] = { /* cudaLaunchConfig_t */
-    { "gridDim", "dim3", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 12, 0, NULL, &cushim_gen_structs[15] },
-    { "blockDim", "dim3", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 12, 12, 0, NULL, &cushim_gen_structs[15] },
+static const cushim_field_info cushim_gen_sf_25[] = { /* cudaLaunchConfig_t */
+    { "gridDim", "dim3", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 12, 0, NULL, &cushim_gen_structs[19] },
+    { "blockDim", "dim3", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 12, 12, 0, NULL, &cushim_gen_structs[19] },
     { "dynamicSmemBytes", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, NULL },
     { "stream", "cudaStream_t", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 32, 8, 0, NULL, NULL },
-    { "attrs", "cudaLaunchAttribute *", CUSHIM_KIND_POINTER, CUSHIM_KIND_STRUCT, 0, 40, 8, 0, NULL, &cushim_gen_structs[22] },
+    { "attrs", "cudaLaunchAttribute *", CUSHIM_KIND_POINTER, CUSHIM_KIND_STRUCT, 0, 40, 8, 0, NULL, &cushim_gen_structs[26] },
     { "numAttrs", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 48, 4, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_22[] = { /* cudaLaunchAttribute */
+static const cushim_field_info cushim_gen_sf_26[] = { /* cudaLaunchAttribute */
     { "id", "cudaLaunchAttributeID", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[129], NULL },
     { "pad", "char[4]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 4, NULL, NULL },
     { "val", "cudaLaunchAttributeValue", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 64, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_23[] = { /* cudaKernelNodeParams */
+static const cushim_field_info cushim_gen_sf_27[] = { /* cudaKernelNodeParams */
     { "func", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
-    { "gridDim", "dim3", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 12, 0, NULL, &cushim_gen_structs[15] },
-    { "blockDim", "dim3", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 20, 12, 0, NULL, &cushim_gen_structs[15] },
+    { "gridDim", "dim3", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 12, 0, NULL, &cushim_gen_structs[19] },
+    { "blockDim", "dim3", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 20, 12, 0, NULL, &cushim_gen_structs[19] },
     { "sharedMemBytes", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 32, 4, 0, NULL, NULL },
     { "kernelParams", "void **", CUSHIM_KIND_POINTER, CUSHIM_KIND_POINTER, 0, 40, 8, 0, NULL, NULL },
     { "extra", "void **", CUSHIM_KIND_POINTER, CUSHIM_KIND_POINTER, 0, 48, 8, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_24[] = { /* cudaMemsetParams */
+static const cushim_field_info cushim_gen_sf_28[] = { /* cudaMemsetParams */
     { "dst", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "pitch", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
     { "value", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 4, 0, NULL, NULL },
@@ -1424,38 +1483,38 @@ static const cushim_field_info cushim_gen_sf_24[] = { /* cudaMemsetParams */
     { "width", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, NULL },
     { "height", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 32, 8, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_25[] = { /* cudaMemAllocNodeParams */
-    { "poolProps", "struct cudaMemPoolProps", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 88, 0, NULL, &cushim_gen_structs[26] },
+static const cushim_field_info cushim_gen_sf_29[] = { /* cudaMemAllocNodeParams */
+    { "poolProps", "struct cudaMemPoolProps", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 88, 0, NULL, &cushim_gen_structs[30] },
     { "accessDescs", "const struct cudaMemAccessDesc *", CUSHIM_KIND_POINTER, CUSHIM_KIND_STRUCT, 0, 88, 8, 0, NULL, NULL },
     { "accessDescCount", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 96, 8, 0, NULL, NULL },
     { "bytesize", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 104, 8, 0, NULL, NULL },
     { "dptr", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 112, 8, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_26[] = { /* cudaMemPoolProps */
+static const cushim_field_info cushim_gen_sf_30[] = { /* cudaMemPoolProps */
     { "allocType", "enum cudaMemAllocationType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[117], NULL },
     { "handleTypes", "enum cudaMemAllocationHandleType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, &cushim_gen_enums[118], NULL },
-    { "location", "struct cudaMemLocation", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, &cushim_gen_structs[27] },
+    { "location", "struct cudaMemLocation", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, &cushim_gen_structs[31] },
     { "win32SecurityAttributes", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
     { "reserved", "unsigned char[64]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 24, 64, 64, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_27[] = { /* cudaMemLocation */
+static const cushim_field_info cushim_gen_sf_31[] = { /* cudaMemLocation */
     { "type", "enum cudaMemLocationType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[115], NULL },
     { "id", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_28[] = { /* cudaChannelFormatDesc */
+static const cushim_field_info cushim_gen_sf_32[] = { /* cudaChannelFormatDesc */
     { "x", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
     { "y", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
     { "z", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, NULL, NULL },
     { "w", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 12, 4, 0, NULL, NULL },
     { "f", "enum cudaChannelFormatKind", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 16, 4, 0, &cushim_gen_enums[84], NULL },
 };
-static const cushim_field_info cushim_gen_sf_29[] = { /* cudaPointerAttributes */
+static const cushim_field_info cushim_gen_sf_33[] = { /* cudaPointerAttributes */
     { "type", "enum cudaMemoryType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[85], NULL },
     { "device", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
     { "devicePointer", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
     { "hostPointer", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_30[] = { /* cudaFuncAttributes */
+static const cushim_field_info cushim_gen_sf_34[] = { /* cudaFuncAttributes */
     { "sharedSizeBytes", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "constSizeBytes", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
     { "localSizeBytes", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
@@ -1467,40 +1526,44 @@ static const cushim_field_info cushim_gen_sf_30[] = { /* cudaFuncAttributes */
     { "maxDynamicSharedSizeBytes", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 44, 4, 0, NULL, NULL },
     { "preferredShmemCarveout", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 48, 4, 0, NULL, NULL },
 };
-const cushim_struct_info cushim_gen_structs[31] = {
+const cushim_struct_info cushim_gen_structs[35] = {
     { "CUDA_MEMCPY2D", 128, 16, cushim_gen_sf_0 },
     { "CUDA_MEMCPY3D", 200, 25, cushim_gen_sf_1 },
     { "CUDA_MEMCPY3D_PEER", 200, 25, cushim_gen_sf_2 },
     { "CUDA_ARRAY_DESCRIPTOR", 24, 4, cushim_gen_sf_3 },
     { "CUDA_ARRAY3D_DESCRIPTOR", 40, 6, cushim_gen_sf_4 },
-    { "CUlaunchAttribute", 72, 3, cushim_gen_sf_5 },
-    { "CUDA_KERNEL_NODE_PARAMS", 56, 10, cushim_gen_sf_6 },
-    { "CUDA_MEMSET_NODE_PARAMS", 40, 6, cushim_gen_sf_7 },
-    { "CUDA_HOST_NODE_PARAMS", 16, 2, cushim_gen_sf_8 },
-    { "CUmemAllocationProp", 32, 5, cushim_gen_sf_9 },
-    { "CUmemLocation", 8, 2, cushim_gen_sf_10 },
-    { "CUmemAccessDesc", 12, 2, cushim_gen_sf_11 },
-    { "CUmemPoolProps", 88, 5, cushim_gen_sf_12 },
-    { "CUDA_MEM_ALLOC_NODE_PARAMS", 120, 5, cushim_gen_sf_13 },
-    { "CUDA_LAUNCH_PARAMS", 56, 10, cushim_gen_sf_14 },
-    { "dim3", 12, 3, cushim_gen_sf_15 },
-    { "cudaMemcpy3DParms", 160, 8, cushim_gen_sf_16 },
-    { "cudaMemcpy3DPeerParms", 168, 9, cushim_gen_sf_17 },
-    { "cudaPitchedPtr", 32, 4, cushim_gen_sf_18 },
-    { "cudaExtent", 24, 3, cushim_gen_sf_19 },
-    { "cudaPos", 24, 3, cushim_gen_sf_20 },
-    { "cudaLaunchConfig_t", 56, 6, cushim_gen_sf_21 },
-    { "cudaLaunchAttribute", 72, 3, cushim_gen_sf_22 },
-    { "cudaKernelNodeParams", 56, 6, cushim_gen_sf_23 },
-    { "cudaMemsetParams", 40, 6, cushim_gen_sf_24 },
-    { "cudaMemAllocNodeParams", 120, 5, cushim_gen_sf_25 },
-    { "cudaMemPoolProps", 88, 5, cushim_gen_sf_26 },
-    { "cudaMemLocation", 8, 2, cushim_gen_sf_27 },
-    { "cudaChannelFormatDesc", 20, 5, cushim_gen_sf_28 },
-    { "cudaPointerAttributes", 24, 4, cushim_gen_sf_29 },
-    { "cudaFuncAttributes", 56, 10, cushim_gen_sf_30 },
+    { "CUDA_MEMCPY2D_v1", 96, 16, cushim_gen_sf_5 },
+    { "CUDA_MEMCPY3D_v1", 144, 25, cushim_gen_sf_6 },
+    { "CUDA_ARRAY_DESCRIPTOR_v1", 16, 4, cushim_gen_sf_7 },
+    { "CUDA_ARRAY3D_DESCRIPTOR_v1", 24, 6, cushim_gen_sf_8 },
+    { "CUlaunchAttribute", 72, 3, cushim_gen_sf_9 },
+    { "CUDA_KERNEL_NODE_PARAMS", 56, 10, cushim_gen_sf_10 },
+    { "CUDA_MEMSET_NODE_PARAMS", 40, 6, cushim_gen_sf_11 },
+    { "CUDA_HOST_NODE_PARAMS", 16, 2, cushim_gen_sf_12 },
+    { "CUmemAllocationProp", 32, 5, cushim_gen_sf_13 },
+    { "CUmemLocation", 8, 2, cushim_gen_sf_14 },
+    { "CUmemAccessDesc", 12, 2, cushim_gen_sf_15 },
+    { "CUmemPoolProps", 88, 5, cushim_gen_sf_16 },
+    { "CUDA_MEM_ALLOC_NODE_PARAMS", 120, 5, cushim_gen_sf_17 },
+    { "CUDA_LAUNCH_PARAMS", 56, 10, cushim_gen_sf_18 },
+    { "dim3", 12, 3, cushim_gen_sf_19 },
+    { "cudaMemcpy3DParms", 160, 8, cushim_gen_sf_20 },
+    { "cudaMemcpy3DPeerParms", 168, 9, cushim_gen_sf_21 },
+    { "cudaPitchedPtr", 32, 4, cushim_gen_sf_22 },
+    { "cudaExtent", 24, 3, cushim_gen_sf_23 },
+    { "cudaPos", 24, 3, cushim_gen_sf_24 },
+    { "cudaLaunchConfig_t", 56, 6, cushim_gen_sf_25 },
+    { "cudaLaunchAttribute", 72, 3, cushim_gen_sf_26 },
+    { "cudaKernelNodeParams", 56, 6, cushim_gen_sf_27 },
+    { "cudaMemsetParams", 40, 6, cushim_gen_sf_28 },
+    { "cudaMemAllocNodeParams", 120, 5, cushim_gen_sf_29 },
+    { "cudaMemPoolProps", 88, 5, cushim_gen_sf_30 },
+    { "cudaMemLocation", 8, 2, cushim_gen_sf_31 },
+    { "cudaChannelFormatDesc", 20, 5, cushim_gen_sf_32 },
+    { "cudaPointerAttributes", 24, 4, cushim_gen_sf_33 },
+    { "cudaFuncAttributes", 56, 10, cushim_gen_sf_34 },
 };
-const uint32_t cushim_gen_struct_count = 31;
+const uint32_t cushim_gen_struct_count = 35;
 
 static const cushim_param_info cushim_gen_p_cuGetErrorString[] = {
     { "error", "CUresult", "enum cudaError_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cuGetErrorString, error), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[48], NULL },
@@ -2112,7 +2175,7 @@ static const cushim_param_info cushim_gen_p_cuMemAddressFree[] = {
 static const cushim_param_info cushim_gen_p_cuMemCreate[] = {
     { "handle", "CUmemGenericAllocationHandle *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemCreate, handle), -1, CUSHIM_E_(cuMemCreate, handle), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "size", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemCreate, size), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "prop", "const CUmemAllocationProp *", "const struct CUmemAllocationProp_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemCreate, prop), -1, CUSHIM_E_(cuMemCreate, prop), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[9] },
+    { "prop", "const CUmemAllocationProp *", "const struct CUmemAllocationProp_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemCreate, prop), -1, CUSHIM_E_(cuMemCreate, prop), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[13] },
     { "flags", "unsigned long long", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemCreate, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemRelease[] = {
@@ -2137,12 +2200,12 @@ static const cushim_param_info cushim_gen_p_cuMemUnmap[] = {
 static const cushim_param_info cushim_gen_p_cuMemSetAccess[] = {
     { "ptr", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemSetAccess, ptr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "size", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemSetAccess, size), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "desc", "const CUmemAccessDesc *", "const struct CUmemAccessDesc_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemSetAccess, desc), 3, CUSHIM_E_(cuMemSetAccess, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[11] },
+    { "desc", "const CUmemAccessDesc *", "const struct CUmemAccessDesc_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemSetAccess, desc), 3, CUSHIM_E_(cuMemSetAccess, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[15] },
     { "count", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemSetAccess, count), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemGetAccess[] = {
     { "flags", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemGetAccess, flags), -1, CUSHIM_E_(cuMemGetAccess, flags), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
-    { "location", "const CUmemLocation *", "const struct CUmemLocation_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemGetAccess, location), -1, CUSHIM_E_(cuMemGetAccess, location), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[10] },
+    { "location", "const CUmemLocation *", "const struct CUmemLocation_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemGetAccess, location), -1, CUSHIM_E_(cuMemGetAccess, location), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[14] },
     { "ptr", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemGetAccess, ptr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemExportToShareableHandle[] = {
@@ -2158,11 +2221,11 @@ static const cushim_param_info cushim_gen_p_cuMemImportFromShareableHandle[] = {
 };
 static const cushim_param_info cushim_gen_p_cuMemGetAllocationGranularity[] = {
     { "granularity", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemGetAllocationGranularity, granularity), -1, CUSHIM_E_(cuMemGetAllocationGranularity, granularity), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
-    { "prop", "const CUmemAllocationProp *", "const struct CUmemAllocationProp_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemGetAllocationGranularity, prop), -1, CUSHIM_E_(cuMemGetAllocationGranularity, prop), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[9] },
+    { "prop", "const CUmemAllocationProp *", "const struct CUmemAllocationProp_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemGetAllocationGranularity, prop), -1, CUSHIM_E_(cuMemGetAllocationGranularity, prop), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[13] },
     { "option", "CUmemAllocationGranularity_flags", "enum CUmemAllocationGranularity_flags_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cuMemGetAllocationGranularity, option), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[58], NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemGetAllocationPropertiesFromHandle[] = {
-    { "prop", "CUmemAllocationProp *", "struct CUmemAllocationProp_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemGetAllocationPropertiesFromHandle, prop), -1, CUSHIM_E_(cuMemGetAllocationPropertiesFromHandle, prop), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[9] },
+    { "prop", "CUmemAllocationProp *", "struct CUmemAllocationProp_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemGetAllocationPropertiesFromHandle, prop), -1, CUSHIM_E_(cuMemGetAllocationPropertiesFromHandle, prop), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[13] },
     { "handle", "CUmemGenericAllocationHandle", "unsigned long long", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemGetAllocationPropertiesFromHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemRetainAllocationHandle[] = {
@@ -2194,17 +2257,17 @@ static const cushim_param_info cushim_gen_p_cuMemPoolGetAttribute[] = {
 };
 static const cushim_param_info cushim_gen_p_cuMemPoolSetAccess[] = {
     { "pool", "CUmemoryPool", "struct CUmemPoolHandle_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPoolSetAccess, pool), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "map", "const CUmemAccessDesc *", "const struct CUmemAccessDesc_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPoolSetAccess, map), 2, CUSHIM_E_(cuMemPoolSetAccess, map), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[11] },
+    { "map", "const CUmemAccessDesc *", "const struct CUmemAccessDesc_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPoolSetAccess, map), 2, CUSHIM_E_(cuMemPoolSetAccess, map), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[15] },
     { "count", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPoolSetAccess, count), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemPoolGetAccess[] = {
     { "flags", "CUmemAccess_flags *", "enum CUmemAccess_flags_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemPoolGetAccess, flags), -1, CUSHIM_E_(cuMemPoolGetAccess, flags), 0, CUSHIM_KIND_ENUM, 0, 0, &cushim_gen_enums[55], NULL },
     { "memPool", "CUmemoryPool", "struct CUmemPoolHandle_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPoolGetAccess, memPool), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "location", "CUmemLocation *", "struct CUmemLocation_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPoolGetAccess, location), -1, CUSHIM_E_(cuMemPoolGetAccess, location), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[10] },
+    { "location", "CUmemLocation *", "struct CUmemLocation_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPoolGetAccess, location), -1, CUSHIM_E_(cuMemPoolGetAccess, location), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[14] },
 };
 static const cushim_param_info cushim_gen_p_cuMemPoolCreate[] = {
     { "pool", "CUmemoryPool *", "struct CUmemPoolHandle_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemPoolCreate, pool), -1, CUSHIM_E_(cuMemPoolCreate, pool), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "poolProps", "const CUmemPoolProps *", "const struct CUmemPoolProps_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPoolCreate, poolProps), -1, CUSHIM_E_(cuMemPoolCreate, poolProps), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[12] },
+    { "poolProps", "const CUmemPoolProps *", "const struct CUmemPoolProps_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPoolCreate, poolProps), -1, CUSHIM_E_(cuMemPoolCreate, poolProps), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[16] },
 };
 static const cushim_param_info cushim_gen_p_cuMemPoolDestroy[] = {
     { "pool", "CUmemoryPool", "struct CUmemPoolHandle_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPoolDestroy, pool), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -2481,7 +2544,7 @@ static const cushim_param_info cushim_gen_p_cuLaunchCooperativeKernel_ptsz[] = {
     { "kernelParams", "void **", "void **", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuLaunchCooperativeKernel_ptsz, kernelParams), -1, CUSHIM_E_(cuLaunchCooperativeKernel_ptsz, kernelParams), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuLaunchCooperativeKernelMultiDevice[] = {
-    { "launchParamsList", "CUDA_LAUNCH_PARAMS *", "struct CUDA_LAUNCH_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuLaunchCooperativeKernelMultiDevice, launchParamsList), 1, CUSHIM_E_(cuLaunchCooperativeKernelMultiDevice, launchParamsList), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[14] },
+    { "launchParamsList", "CUDA_LAUNCH_PARAMS *", "struct CUDA_LAUNCH_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuLaunchCooperativeKernelMultiDevice, launchParamsList), 1, CUSHIM_E_(cuLaunchCooperativeKernelMultiDevice, launchParamsList), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[18] },
     { "numDevices", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuLaunchCooperativeKernelMultiDevice, numDevices), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuLaunchCooperativeKernelMultiDevice, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
@@ -2568,31 +2631,31 @@ static const cushim_param_info cushim_gen_p_cuGraphAddMemsetNode[] = {
     { "hGraph", "CUgraph", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddMemsetNode, hGraph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dependencies", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddMemsetNode, dependencies), 3, CUSHIM_E_(cuGraphAddMemsetNode, dependencies), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddMemsetNode, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "memsetParams", "const CUDA_MEMSET_NODE_PARAMS *", "const struct CUDA_MEMSET_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddMemsetNode, memsetParams), -1, CUSHIM_E_(cuGraphAddMemsetNode, memsetParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[7] },
+    { "memsetParams", "const CUDA_MEMSET_NODE_PARAMS *", "const struct CUDA_MEMSET_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddMemsetNode, memsetParams), -1, CUSHIM_E_(cuGraphAddMemsetNode, memsetParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[11] },
     { "ctx", "CUcontext", "struct CUctx_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddMemsetNode, ctx), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuGraphMemsetNodeGetParams[] = {
     { "hNode", "CUgraphNode", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphMemsetNodeGetParams, hNode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "nodeParams", "CUDA_MEMSET_NODE_PARAMS *", "struct CUDA_MEMSET_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphMemsetNodeGetParams, nodeParams), -1, CUSHIM_E_(cuGraphMemsetNodeGetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[7] },
+    { "nodeParams", "CUDA_MEMSET_NODE_PARAMS *", "struct CUDA_MEMSET_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphMemsetNodeGetParams, nodeParams), -1, CUSHIM_E_(cuGraphMemsetNodeGetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[11] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphMemsetNodeSetParams[] = {
     { "hNode", "CUgraphNode", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphMemsetNodeSetParams, hNode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "nodeParams", "const CUDA_MEMSET_NODE_PARAMS *", "const struct CUDA_MEMSET_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphMemsetNodeSetParams, nodeParams), -1, CUSHIM_E_(cuGraphMemsetNodeSetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[7] },
+    { "nodeParams", "const CUDA_MEMSET_NODE_PARAMS *", "const struct CUDA_MEMSET_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphMemsetNodeSetParams, nodeParams), -1, CUSHIM_E_(cuGraphMemsetNodeSetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[11] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphAddHostNode[] = {
     { "phGraphNode", "CUgraphNode *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphAddHostNode, phGraphNode), -1, CUSHIM_E_(cuGraphAddHostNode, phGraphNode), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "hGraph", "CUgraph", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddHostNode, hGraph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dependencies", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddHostNode, dependencies), 3, CUSHIM_E_(cuGraphAddHostNode, dependencies), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddHostNode, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "nodeParams", "const CUDA_HOST_NODE_PARAMS *", "const struct CUDA_HOST_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddHostNode, nodeParams), -1, CUSHIM_E_(cuGraphAddHostNode, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[8] },
+    { "nodeParams", "const CUDA_HOST_NODE_PARAMS *", "const struct CUDA_HOST_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddHostNode, nodeParams), -1, CUSHIM_E_(cuGraphAddHostNode, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[12] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphHostNodeGetParams[] = {
     { "hNode", "CUgraphNode", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphHostNodeGetParams, hNode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "nodeParams", "CUDA_HOST_NODE_PARAMS *", "struct CUDA_HOST_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphHostNodeGetParams, nodeParams), -1, CUSHIM_E_(cuGraphHostNodeGetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[8] },
+    { "nodeParams", "CUDA_HOST_NODE_PARAMS *", "struct CUDA_HOST_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphHostNodeGetParams, nodeParams), -1, CUSHIM_E_(cuGraphHostNodeGetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[12] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphHostNodeSetParams[] = {
     { "hNode", "CUgraphNode", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphHostNodeSetParams, hNode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "nodeParams", "const CUDA_HOST_NODE_PARAMS *", "const struct CUDA_HOST_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphHostNodeSetParams, nodeParams), -1, CUSHIM_E_(cuGraphHostNodeSetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[8] },
+    { "nodeParams", "const CUDA_HOST_NODE_PARAMS *", "const struct CUDA_HOST_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphHostNodeSetParams, nodeParams), -1, CUSHIM_E_(cuGraphHostNodeSetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[12] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphAddChildGraphNode[] = {
     { "phGraphNode", "CUgraphNode *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphAddChildGraphNode, phGraphNode), -1, CUSHIM_E_(cuGraphAddChildGraphNode, phGraphNode), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
@@ -2696,11 +2759,11 @@ static const cushim_param_info cushim_gen_p_cuGraphAddMemAllocNode[] = {
     { "hGraph", "CUgraph", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddMemAllocNode, hGraph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dependencies", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddMemAllocNode, dependencies), 3, CUSHIM_E_(cuGraphAddMemAllocNode, dependencies), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddMemAllocNode, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "nodeParams", "CUDA_MEM_ALLOC_NODE_PARAMS *", "struct CUDA_MEM_ALLOC_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cuGraphAddMemAllocNode, nodeParams), -1, CUSHIM_E_(cuGraphAddMemAllocNode, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[13] },
+    { "nodeParams", "CUDA_MEM_ALLOC_NODE_PARAMS *", "struct CUDA_MEM_ALLOC_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cuGraphAddMemAllocNode, nodeParams), -1, CUSHIM_E_(cuGraphAddMemAllocNode, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[17] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphMemAllocNodeGetParams[] = {
     { "hNode", "CUgraphNode", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphMemAllocNodeGetParams, hNode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "params_out", "CUDA_MEM_ALLOC_NODE_PARAMS *", "struct CUDA_MEM_ALLOC_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphMemAllocNodeGetParams, params_out), -1, CUSHIM_E_(cuGraphMemAllocNodeGetParams, params_out), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[13] },
+    { "params_out", "CUDA_MEM_ALLOC_NODE_PARAMS *", "struct CUDA_MEM_ALLOC_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphMemAllocNodeGetParams, params_out), -1, CUSHIM_E_(cuGraphMemAllocNodeGetParams, params_out), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[17] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphAddMemFreeNode[] = {
     { "phGraphNode", "CUgraphNode *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphAddMemFreeNode, phGraphNode), -1, CUSHIM_E_(cuGraphAddMemFreeNode, phGraphNode), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
@@ -2766,13 +2829,13 @@ static const cushim_param_info cushim_gen_p_cuGraphExecMemcpyNodeSetParams[] = {
 static const cushim_param_info cushim_gen_p_cuGraphExecMemsetNodeSetParams[] = {
     { "hGraphExec", "CUgraphExec", "struct CUgraphExec_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecMemsetNodeSetParams, hGraphExec), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hNode", "CUgraphNode", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecMemsetNodeSetParams, hNode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "memsetParams", "const CUDA_MEMSET_NODE_PARAMS *", "const struct CUDA_MEMSET_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecMemsetNodeSetParams, memsetParams), -1, CUSHIM_E_(cuGraphExecMemsetNodeSetParams, memsetParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[7] },
+    { "memsetParams", "const CUDA_MEMSET_NODE_PARAMS *", "const struct CUDA_MEMSET_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecMemsetNodeSetParams, memsetParams), -1, CUSHIM_E_(cuGraphExecMemsetNodeSetParams, memsetParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[11] },
     { "ctx", "CUcontext", "struct CUctx_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecMemsetNodeSetParams, ctx), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuGraphExecHostNodeSetParams[] = {
     { "hGraphExec", "CUgraphExec", "struct CUgraphExec_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecHostNodeSetParams, hGraphExec), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hNode", "CUgraphNode", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecHostNodeSetParams, hNode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "nodeParams", "const CUDA_HOST_NODE_PARAMS *", "const struct CUDA_HOST_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecHostNodeSetParams, nodeParams), -1, CUSHIM_E_(cuGraphExecHostNodeSetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[8] },
+    { "nodeParams", "const CUDA_HOST_NODE_PARAMS *", "const struct CUDA_HOST_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecHostNodeSetParams, nodeParams), -1, CUSHIM_E_(cuGraphExecHostNodeSetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[12] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphExecChildGraphNodeSetParams[] = {
     { "hGraphExec", "CUgraphExec", "struct CUgraphExec_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecChildGraphNodeSetParams, hGraphExec), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -2997,7 +3060,7 @@ static const cushim_param_info cushim_gen_p_cuTexRefGetFilterMode[] = {
     { "hTexRef", "CUtexref", "struct CUtexref_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuTexRefGetFilterMode, hTexRef), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuTexRefGetFormat[] = {
-    { "pFormat", "CUarray_format *", "enum CUarray_format_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuTexRefGetFormat, pFormat), -1, CUSHIM_E_(cuTexRefGetFormat, pFormat), 0, CUSHIM_KIND_ENUM, 0, 0, &cushim_gen_enums[16], NULL },
+    { "pFormat", "CUarray_format *", "enum CUarray_format_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuTexRefGetFormat, pFormat), 1, CUSHIM_E_(cuTexRefGetFormat, pFormat), 0, CUSHIM_KIND_ENUM, 1, 0, &cushim_gen_enums[16], NULL },
     { "pNumChannels", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuTexRefGetFormat, pNumChannels), -1, CUSHIM_E_(cuTexRefGetFormat, pNumChannels), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
     { "hTexRef", "CUtexref", "struct CUtexref_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuTexRefGetFormat, hTexRef), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
@@ -3286,13 +3349,13 @@ static const cushim_param_info cushim_gen_p_cuMemcpyAtoHAsync[] = {
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoHAsync, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpy2D[] = {
-    { "pCopy", "const CUDA_MEMCPY2D_v1 *", "const struct CUDA_MEMCPY2D_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpy2D, pCopy), -1, CUSHIM_E_(cuMemcpy2D, pCopy), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pCopy", "const CUDA_MEMCPY2D_v1 *", "const struct CUDA_MEMCPY2D_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpy2D, pCopy), -1, CUSHIM_E_(cuMemcpy2D, pCopy), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[5] },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpy2DUnaligned[] = {
-    { "pCopy", "const CUDA_MEMCPY2D_v1 *", "const struct CUDA_MEMCPY2D_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpy2DUnaligned, pCopy), -1, CUSHIM_E_(cuMemcpy2DUnaligned, pCopy), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pCopy", "const CUDA_MEMCPY2D_v1 *", "const struct CUDA_MEMCPY2D_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpy2DUnaligned, pCopy), -1, CUSHIM_E_(cuMemcpy2DUnaligned, pCopy), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[5] },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpy3D[] = {
-    { "pCopy", "const CUDA_MEMCPY3D_v1 *", "const struct CUDA_MEMCPY3D_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpy3D, pCopy), -1, CUSHIM_E_(cuMemcpy3D, pCopy), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pCopy", "const CUDA_MEMCPY3D_v1 *", "const struct CUDA_MEMCPY3D_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpy3D, pCopy), -1, CUSHIM_E_(cuMemcpy3D, pCopy), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[6] },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyHtoDAsync[] = {
     { "dstDevice", "CUdeviceptr_v1", "unsigned int", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync, dstDevice), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -3313,11 +3376,11 @@ static const cushim_param_info cushim_gen_p_cuMemcpyDtoDAsync[] = {
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoDAsync, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpy2DAsync[] = {
-    { "pCopy", "const CUDA_MEMCPY2D_v1 *", "const struct CUDA_MEMCPY2D_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpy2DAsync, pCopy), -1, CUSHIM_E_(cuMemcpy2DAsync, pCopy), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pCopy", "const CUDA_MEMCPY2D_v1 *", "const struct CUDA_MEMCPY2D_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpy2DAsync, pCopy), -1, CUSHIM_E_(cuMemcpy2DAsync, pCopy), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[5] },
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpy2DAsync, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpy3DAsync[] = {
-    { "pCopy", "const CUDA_MEMCPY3D_v1 *", "const struct CUDA_MEMCPY3D_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpy3DAsync, pCopy), -1, CUSHIM_E_(cuMemcpy3DAsync, pCopy), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pCopy", "const CUDA_MEMCPY3D_v1 *", "const struct CUDA_MEMCPY3D_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpy3DAsync, pCopy), -1, CUSHIM_E_(cuMemcpy3DAsync, pCopy), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[6] },
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpy3DAsync, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemsetD8[] = {
@@ -3358,18 +3421,18 @@ static const cushim_param_info cushim_gen_p_cuMemsetD2D32[] = {
 };
 static const cushim_param_info cushim_gen_p_cuArrayCreate[] = {
     { "pHandle", "CUarray *", "struct CUarray_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuArrayCreate, pHandle), -1, CUSHIM_E_(cuArrayCreate, pHandle), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "pAllocateArray", "const CUDA_ARRAY_DESCRIPTOR_v1 *", "const struct CUDA_ARRAY_DESCRIPTOR_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuArrayCreate, pAllocateArray), -1, CUSHIM_E_(cuArrayCreate, pAllocateArray), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pAllocateArray", "const CUDA_ARRAY_DESCRIPTOR_v1 *", "const struct CUDA_ARRAY_DESCRIPTOR_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuArrayCreate, pAllocateArray), -1, CUSHIM_E_(cuArrayCreate, pAllocateArray), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[7] },
 };
 static const cushim_param_info cushim_gen_p_cuArrayGetDescriptor[] = {
-    { "pArrayDescriptor", "CUDA_ARRAY_DESCRIPTOR_v1 *", "struct CUDA_ARRAY_DESCRIPTOR_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuArrayGetDescriptor, pArrayDescriptor), -1, CUSHIM_E_(cuArrayGetDescriptor, pArrayDescriptor), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pArrayDescriptor", "CUDA_ARRAY_DESCRIPTOR_v1 *", "struct CUDA_ARRAY_DESCRIPTOR_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuArrayGetDescriptor, pArrayDescriptor), -1, CUSHIM_E_(cuArrayGetDescriptor, pArrayDescriptor), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[7] },
     { "hArray", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuArrayGetDescriptor, hArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuArray3DCreate[] = {
     { "pHandle", "CUarray *", "struct CUarray_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuArray3DCreate, pHandle), -1, CUSHIM_E_(cuArray3DCreate, pHandle), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "pAllocateArray", "const CUDA_ARRAY3D_DESCRIPTOR_v1 *", "const struct CUDA_ARRAY3D_DESCRIPTOR_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuArray3DCreate, pAllocateArray), -1, CUSHIM_E_(cuArray3DCreate, pAllocateArray), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pAllocateArray", "const CUDA_ARRAY3D_DESCRIPTOR_v1 *", "const struct CUDA_ARRAY3D_DESCRIPTOR_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuArray3DCreate, pAllocateArray), -1, CUSHIM_E_(cuArray3DCreate, pAllocateArray), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[8] },
 };
 static const cushim_param_info cushim_gen_p_cuArray3DGetDescriptor[] = {
-    { "pArrayDescriptor", "CUDA_ARRAY3D_DESCRIPTOR_v1 *", "struct CUDA_ARRAY3D_DESCRIPTOR_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuArray3DGetDescriptor, pArrayDescriptor), -1, CUSHIM_E_(cuArray3DGetDescriptor, pArrayDescriptor), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pArrayDescriptor", "CUDA_ARRAY3D_DESCRIPTOR_v1 *", "struct CUDA_ARRAY3D_DESCRIPTOR_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuArray3DGetDescriptor, pArrayDescriptor), -1, CUSHIM_E_(cuArray3DGetDescriptor, pArrayDescriptor), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[8] },
     { "hArray", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuArray3DGetDescriptor, hArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuTexRefSetAddress[] = {
@@ -3380,7 +3443,7 @@ static const cushim_param_info cushim_gen_p_cuTexRefSetAddress[] = {
 };
 static const cushim_param_info cushim_gen_p_cuTexRefSetAddress2D[] = {
     { "hTexRef", "CUtexref", "struct CUtexref_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuTexRefSetAddress2D, hTexRef), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "desc", "const CUDA_ARRAY_DESCRIPTOR_v1 *", "const struct CUDA_ARRAY_DESCRIPTOR_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuTexRefSetAddress2D, desc), -1, CUSHIM_E_(cuTexRefSetAddress2D, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "desc", "const CUDA_ARRAY_DESCRIPTOR_v1 *", "const struct CUDA_ARRAY_DESCRIPTOR_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuTexRefSetAddress2D, desc), -1, CUSHIM_E_(cuTexRefSetAddress2D, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[7] },
     { "dptr", "CUdeviceptr_v1", "unsigned int", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuTexRefSetAddress2D, dptr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "Pitch", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuTexRefSetAddress2D, Pitch), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
@@ -3892,20 +3955,20 @@ static const cushim_param_info cushim_gen_p_cuGraphAddKernelNode[] = {
     { "hGraph", "CUgraph", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddKernelNode, hGraph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dependencies", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddKernelNode, dependencies), 3, CUSHIM_E_(cuGraphAddKernelNode, dependencies), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddKernelNode, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "nodeParams", "const CUDA_KERNEL_NODE_PARAMS *", "const struct CUDA_KERNEL_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddKernelNode, nodeParams), -1, CUSHIM_E_(cuGraphAddKernelNode, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[6] },
+    { "nodeParams", "const CUDA_KERNEL_NODE_PARAMS *", "const struct CUDA_KERNEL_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddKernelNode, nodeParams), -1, CUSHIM_E_(cuGraphAddKernelNode, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[10] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphKernelNodeGetParams[] = {
     { "hNode", "CUgraphNode", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphKernelNodeGetParams, hNode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "nodeParams", "CUDA_KERNEL_NODE_PARAMS *", "struct CUDA_KERNEL_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphKernelNodeGetParams, nodeParams), -1, CUSHIM_E_(cuGraphKernelNodeGetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[6] },
+    { "nodeParams", "CUDA_KERNEL_NODE_PARAMS *", "struct CUDA_KERNEL_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphKernelNodeGetParams, nodeParams), -1, CUSHIM_E_(cuGraphKernelNodeGetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[10] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphKernelNodeSetParams[] = {
     { "hNode", "CUgraphNode", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphKernelNodeSetParams, hNode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "nodeParams", "const CUDA_KERNEL_NODE_PARAMS *", "const struct CUDA_KERNEL_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphKernelNodeSetParams, nodeParams), -1, CUSHIM_E_(cuGraphKernelNodeSetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[6] },
+    { "nodeParams", "const CUDA_KERNEL_NODE_PARAMS *", "const struct CUDA_KERNEL_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphKernelNodeSetParams, nodeParams), -1, CUSHIM_E_(cuGraphKernelNodeSetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[10] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphExecKernelNodeSetParams[] = {
     { "hGraphExec", "CUgraphExec", "struct CUgraphExec_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecKernelNodeSetParams, hGraphExec), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hNode", "CUgraphNode", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecKernelNodeSetParams, hNode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "nodeParams", "const CUDA_KERNEL_NODE_PARAMS *", "const struct CUDA_KERNEL_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecKernelNodeSetParams, nodeParams), -1, CUSHIM_E_(cuGraphExecKernelNodeSetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[6] },
+    { "nodeParams", "const CUDA_KERNEL_NODE_PARAMS *", "const struct CUDA_KERNEL_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecKernelNodeSetParams, nodeParams), -1, CUSHIM_E_(cuGraphExecKernelNodeSetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[10] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphExecUpdate[] = {
     { "hGraphExec", "CUgraphExec", "struct CUgraphExec_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecUpdate, hGraphExec), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -4205,7 +4268,7 @@ static const cushim_param_info cushim_gen_p_cudaDeviceGetLimit[] = {
 };
 static const cushim_param_info cushim_gen_p_cudaDeviceGetTexture1DLinearMaxWidth[] = {
     { "maxWidthInElements", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaDeviceGetTexture1DLinearMaxWidth, maxWidthInElements), -1, CUSHIM_E_(cudaDeviceGetTexture1DLinearMaxWidth, maxWidthInElements), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
-    { "fmtDesc", "const struct cudaChannelFormatDesc *", "const struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaDeviceGetTexture1DLinearMaxWidth, fmtDesc), -1, CUSHIM_E_(cudaDeviceGetTexture1DLinearMaxWidth, fmtDesc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[28] },
+    { "fmtDesc", "const struct cudaChannelFormatDesc *", "const struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaDeviceGetTexture1DLinearMaxWidth, fmtDesc), -1, CUSHIM_E_(cudaDeviceGetTexture1DLinearMaxWidth, fmtDesc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[32] },
     { "device", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaDeviceGetTexture1DLinearMaxWidth, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaDeviceGetCacheConfig[] = {
@@ -4472,21 +4535,21 @@ static const cushim_param_info cushim_gen_p_cudaDestroyExternalSemaphore[] = {
 };
 static const cushim_param_info cushim_gen_p_cudaLaunchKernel_ptsz[] = {
     { "func", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel_ptsz, func), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "gridDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel_ptsz, gridDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[15] },
-    { "blockDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel_ptsz, blockDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[15] },
+    { "gridDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel_ptsz, gridDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[19] },
+    { "blockDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel_ptsz, blockDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[19] },
     { "args", "void **", "void **", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel_ptsz, args), -1, CUSHIM_E_(cudaLaunchKernel_ptsz, args), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
     { "sharedMem", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel_ptsz, sharedMem), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel_ptsz, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaLaunchKernelExC_ptsz[] = {
-    { "config", "const cudaLaunchConfig_t *", "const struct cudaLaunchConfig_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernelExC_ptsz, config), -1, CUSHIM_E_(cudaLaunchKernelExC_ptsz, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[21] },
+    { "config", "const cudaLaunchConfig_t *", "const struct cudaLaunchConfig_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernelExC_ptsz, config), -1, CUSHIM_E_(cudaLaunchKernelExC_ptsz, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[25] },
     { "func", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernelExC_ptsz, func), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "args", "void **", "void **", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernelExC_ptsz, args), -1, CUSHIM_E_(cudaLaunchKernelExC_ptsz, args), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaLaunchCooperativeKernel_ptsz[] = {
     { "func", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel_ptsz, func), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "gridDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel_ptsz, gridDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[15] },
-    { "blockDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel_ptsz, blockDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[15] },
+    { "gridDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel_ptsz, gridDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[19] },
+    { "blockDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel_ptsz, blockDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[19] },
     { "args", "void **", "void **", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel_ptsz, args), -1, CUSHIM_E_(cudaLaunchCooperativeKernel_ptsz, args), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
     { "sharedMem", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel_ptsz, sharedMem), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel_ptsz, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -4496,7 +4559,7 @@ static const cushim_param_info cushim_gen_p_cudaFuncSetCacheConfig[] = {
     { "cacheConfig", "enum cudaFuncCache", "enum cudaFuncCache", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cudaFuncSetCacheConfig, cacheConfig), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[101], NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaFuncGetAttributes[] = {
-    { "attr", "struct cudaFuncAttributes *", "struct cudaFuncAttributes *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaFuncGetAttributes, attr), -1, CUSHIM_E_(cudaFuncGetAttributes, attr), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[30] },
+    { "attr", "struct cudaFuncAttributes *", "struct cudaFuncAttributes *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaFuncGetAttributes, attr), -1, CUSHIM_E_(cudaFuncGetAttributes, attr), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[34] },
     { "func", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaFuncGetAttributes, func), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaFuncSetAttribute[] = {
@@ -4535,12 +4598,12 @@ static const cushim_param_info cushim_gen_p_cudaOccupancyMaxActiveBlocksPerMulti
 static const cushim_param_info cushim_gen_p_cudaOccupancyMaxPotentialClusterSize[] = {
     { "clusterSize", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaOccupancyMaxPotentialClusterSize, clusterSize), -1, CUSHIM_E_(cudaOccupancyMaxPotentialClusterSize, clusterSize), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
     { "func", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaOccupancyMaxPotentialClusterSize, func), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "launchConfig", "const cudaLaunchConfig_t *", "const struct cudaLaunchConfig_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaOccupancyMaxPotentialClusterSize, launchConfig), -1, CUSHIM_E_(cudaOccupancyMaxPotentialClusterSize, launchConfig), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[21] },
+    { "launchConfig", "const cudaLaunchConfig_t *", "const struct cudaLaunchConfig_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaOccupancyMaxPotentialClusterSize, launchConfig), -1, CUSHIM_E_(cudaOccupancyMaxPotentialClusterSize, launchConfig), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[25] },
 };
 static const cushim_param_info cushim_gen_p_cudaOccupancyMaxActiveClusters[] = {
     { "numClusters", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaOccupancyMaxActiveClusters, numClusters), -1, CUSHIM_E_(cudaOccupancyMaxActiveClusters, numClusters), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
     { "func", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaOccupancyMaxActiveClusters, func), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "launchConfig", "const cudaLaunchConfig_t *", "const struct cudaLaunchConfig_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaOccupancyMaxActiveClusters, launchConfig), -1, CUSHIM_E_(cudaOccupancyMaxActiveClusters, launchConfig), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[21] },
+    { "launchConfig", "const cudaLaunchConfig_t *", "const struct cudaLaunchConfig_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaOccupancyMaxActiveClusters, launchConfig), -1, CUSHIM_E_(cudaOccupancyMaxActiveClusters, launchConfig), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[25] },
 };
 static const cushim_param_info cushim_gen_p_cudaMallocManaged[] = {
     { "devPtr", "void **", "void **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMallocManaged, devPtr), -1, CUSHIM_E_(cudaMallocManaged, devPtr), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
@@ -4563,7 +4626,7 @@ static const cushim_param_info cushim_gen_p_cudaMallocPitch[] = {
 };
 static const cushim_param_info cushim_gen_p_cudaMallocArray[] = {
     { "array", "cudaArray_t *", "struct cudaArray **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMallocArray, array), -1, CUSHIM_E_(cudaMallocArray, array), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "desc", "const struct cudaChannelFormatDesc *", "const struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMallocArray, desc), -1, CUSHIM_E_(cudaMallocArray, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[28] },
+    { "desc", "const struct cudaChannelFormatDesc *", "const struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMallocArray, desc), -1, CUSHIM_E_(cudaMallocArray, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[32] },
     { "width", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMallocArray, width), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "height", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMallocArray, height), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMallocArray, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -4603,19 +4666,19 @@ static const cushim_param_info cushim_gen_p_cudaHostGetFlags[] = {
     { "pHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaHostGetFlags, pHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaMalloc3D[] = {
-    { "pitchedDevPtr", "struct cudaPitchedPtr *", "struct cudaPitchedPtr *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMalloc3D, pitchedDevPtr), -1, CUSHIM_E_(cudaMalloc3D, pitchedDevPtr), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[18] },
-    { "extent", "struct cudaExtent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMalloc3D, extent), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[19] },
+    { "pitchedDevPtr", "struct cudaPitchedPtr *", "struct cudaPitchedPtr *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMalloc3D, pitchedDevPtr), -1, CUSHIM_E_(cudaMalloc3D, pitchedDevPtr), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[22] },
+    { "extent", "struct cudaExtent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMalloc3D, extent), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[23] },
 };
 static const cushim_param_info cushim_gen_p_cudaMalloc3DArray[] = {
     { "array", "cudaArray_t *", "struct cudaArray **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMalloc3DArray, array), -1, CUSHIM_E_(cudaMalloc3DArray, array), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "desc", "const struct cudaChannelFormatDesc *", "const struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMalloc3DArray, desc), -1, CUSHIM_E_(cudaMalloc3DArray, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[28] },
-    { "extent", "struct cudaExtent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMalloc3DArray, extent), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[19] },
+    { "desc", "const struct cudaChannelFormatDesc *", "const struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMalloc3DArray, desc), -1, CUSHIM_E_(cudaMalloc3DArray, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[32] },
+    { "extent", "struct cudaExtent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMalloc3DArray, extent), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[23] },
     { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMalloc3DArray, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaMallocMipmappedArray[] = {
     { "mipmappedArray", "cudaMipmappedArray_t *", "struct cudaMipmappedArray **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMallocMipmappedArray, mipmappedArray), -1, CUSHIM_E_(cudaMallocMipmappedArray, mipmappedArray), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "desc", "const struct cudaChannelFormatDesc *", "const struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMallocMipmappedArray, desc), -1, CUSHIM_E_(cudaMallocMipmappedArray, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[28] },
-    { "extent", "struct cudaExtent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMallocMipmappedArray, extent), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[19] },
+    { "desc", "const struct cudaChannelFormatDesc *", "const struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMallocMipmappedArray, desc), -1, CUSHIM_E_(cudaMallocMipmappedArray, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[32] },
+    { "extent", "struct cudaExtent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMallocMipmappedArray, extent), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[23] },
     { "numLevels", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMallocMipmappedArray, numLevels), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMallocMipmappedArray, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
@@ -4625,17 +4688,17 @@ static const cushim_param_info cushim_gen_p_cudaGetMipmappedArrayLevel[] = {
     { "level", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaGetMipmappedArrayLevel, level), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpy3D_ptds[] = {
-    { "p", "const struct cudaMemcpy3DParms *", "const struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3D_ptds, p), -1, CUSHIM_E_(cudaMemcpy3D_ptds, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[16] },
+    { "p", "const struct cudaMemcpy3DParms *", "const struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3D_ptds, p), -1, CUSHIM_E_(cudaMemcpy3D_ptds, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[20] },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpy3DPeer_ptds[] = {
-    { "p", "const struct cudaMemcpy3DPeerParms *", "const struct cudaMemcpy3DPeerParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DPeer_ptds, p), -1, CUSHIM_E_(cudaMemcpy3DPeer_ptds, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[17] },
+    { "p", "const struct cudaMemcpy3DPeerParms *", "const struct cudaMemcpy3DPeerParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DPeer_ptds, p), -1, CUSHIM_E_(cudaMemcpy3DPeer_ptds, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[21] },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpy3DAsync_ptsz[] = {
-    { "p", "const struct cudaMemcpy3DParms *", "const struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DAsync_ptsz, p), -1, CUSHIM_E_(cudaMemcpy3DAsync_ptsz, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[16] },
+    { "p", "const struct cudaMemcpy3DParms *", "const struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DAsync_ptsz, p), -1, CUSHIM_E_(cudaMemcpy3DAsync_ptsz, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[20] },
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DAsync_ptsz, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpy3DPeerAsync_ptsz[] = {
-    { "p", "const struct cudaMemcpy3DPeerParms *", "const struct cudaMemcpy3DPeerParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DPeerAsync_ptsz, p), -1, CUSHIM_E_(cudaMemcpy3DPeerAsync_ptsz, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[17] },
+    { "p", "const struct cudaMemcpy3DPeerParms *", "const struct cudaMemcpy3DPeerParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DPeerAsync_ptsz, p), -1, CUSHIM_E_(cudaMemcpy3DPeerAsync_ptsz, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[21] },
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DPeerAsync_ptsz, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaMemGetInfo[] = {
@@ -4643,8 +4706,8 @@ static const cushim_param_info cushim_gen_p_cudaMemGetInfo[] = {
     { "total", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMemGetInfo, total), -1, CUSHIM_E_(cudaMemGetInfo, total), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaArrayGetInfo[] = {
-    { "desc", "struct cudaChannelFormatDesc *", "struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaArrayGetInfo, desc), -1, CUSHIM_E_(cudaArrayGetInfo, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[28] },
-    { "extent", "struct cudaExtent *", "struct cudaExtent *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaArrayGetInfo, extent), -1, CUSHIM_E_(cudaArrayGetInfo, extent), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[19] },
+    { "desc", "struct cudaChannelFormatDesc *", "struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaArrayGetInfo, desc), -1, CUSHIM_E_(cudaArrayGetInfo, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[32] },
+    { "extent", "struct cudaExtent *", "struct cudaExtent *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaArrayGetInfo, extent), -1, CUSHIM_E_(cudaArrayGetInfo, extent), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[23] },
     { "flags", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaArrayGetInfo, flags), -1, CUSHIM_E_(cudaArrayGetInfo, flags), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
     { "array", "cudaArray_t", "struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaArrayGetInfo, array), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
@@ -4814,9 +4877,9 @@ static const cushim_param_info cushim_gen_p_cudaMemset2D_ptds[] = {
     { "height", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset2D_ptds, height), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaMemset3D_ptds[] = {
-    { "pitchedDevPtr", "struct cudaPitchedPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3D_ptds, pitchedDevPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[18] },
+    { "pitchedDevPtr", "struct cudaPitchedPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3D_ptds, pitchedDevPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[22] },
     { "value", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3D_ptds, value), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "extent", "struct cudaExtent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3D_ptds, extent), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[19] },
+    { "extent", "struct cudaExtent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3D_ptds, extent), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[23] },
 };
 static const cushim_param_info cushim_gen_p_cudaMemsetAsync_ptsz[] = {
     { "devPtr", "void *", "void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemsetAsync_ptsz, devPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -4833,9 +4896,9 @@ static const cushim_param_info cushim_gen_p_cudaMemset2DAsync_ptsz[] = {
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset2DAsync_ptsz, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaMemset3DAsync_ptsz[] = {
-    { "pitchedDevPtr", "struct cudaPitchedPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3DAsync_ptsz, pitchedDevPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[18] },
+    { "pitchedDevPtr", "struct cudaPitchedPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3DAsync_ptsz, pitchedDevPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[22] },
     { "value", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3DAsync_ptsz, value), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "extent", "struct cudaExtent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3DAsync_ptsz, extent), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[19] },
+    { "extent", "struct cudaExtent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3DAsync_ptsz, extent), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[23] },
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3DAsync_ptsz, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaGetSymbolAddress[] = {
@@ -4948,11 +5011,11 @@ static const cushim_param_info cushim_gen_p_cudaMemPoolSetAccess[] = {
 static const cushim_param_info cushim_gen_p_cudaMemPoolGetAccess[] = {
     { "flags", "enum cudaMemAccessFlags *", "enum cudaMemAccessFlags *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMemPoolGetAccess, flags), -1, CUSHIM_E_(cudaMemPoolGetAccess, flags), 0, CUSHIM_KIND_ENUM, 0, 0, &cushim_gen_enums[116], NULL },
     { "memPool", "cudaMemPool_t", "struct CUmemPoolHandle_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemPoolGetAccess, memPool), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "location", "struct cudaMemLocation *", "struct cudaMemLocation *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemPoolGetAccess, location), -1, CUSHIM_E_(cudaMemPoolGetAccess, location), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[27] },
+    { "location", "struct cudaMemLocation *", "struct cudaMemLocation *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemPoolGetAccess, location), -1, CUSHIM_E_(cudaMemPoolGetAccess, location), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[31] },
 };
 static const cushim_param_info cushim_gen_p_cudaMemPoolCreate[] = {
     { "memPool", "cudaMemPool_t *", "struct CUmemPoolHandle_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMemPoolCreate, memPool), -1, CUSHIM_E_(cudaMemPoolCreate, memPool), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "poolProps", "const struct cudaMemPoolProps *", "const struct cudaMemPoolProps *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemPoolCreate, poolProps), -1, CUSHIM_E_(cudaMemPoolCreate, poolProps), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[26] },
+    { "poolProps", "const struct cudaMemPoolProps *", "const struct cudaMemPoolProps *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemPoolCreate, poolProps), -1, CUSHIM_E_(cudaMemPoolCreate, poolProps), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[30] },
 };
 static const cushim_param_info cushim_gen_p_cudaMemPoolDestroy[] = {
     { "memPool", "cudaMemPool_t", "struct CUmemPoolHandle_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemPoolDestroy, memPool), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -4985,7 +5048,7 @@ static const cushim_param_info cushim_gen_p_cudaMemPoolImportPointer[] = {
     { "exportData", "struct cudaMemPoolPtrExportData *", "struct cudaMemPoolPtrExportData *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemPoolImportPointer, exportData), -1, CUSHIM_E_(cudaMemPoolImportPointer, exportData), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaPointerGetAttributes[] = {
-    { "attributes", "struct cudaPointerAttributes *", "struct cudaPointerAttributes *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaPointerGetAttributes, attributes), -1, CUSHIM_E_(cudaPointerGetAttributes, attributes), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[29] },
+    { "attributes", "struct cudaPointerAttributes *", "struct cudaPointerAttributes *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaPointerGetAttributes, attributes), -1, CUSHIM_E_(cudaPointerGetAttributes, attributes), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[33] },
     { "ptr", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaPointerGetAttributes, ptr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaDeviceCanAccessPeer[] = {
@@ -5033,7 +5096,7 @@ static const cushim_param_info cushim_gen_p_cudaGraphicsResourceGetMappedMipmapp
     { "resource", "cudaGraphicsResource_t", "struct cudaGraphicsResource *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphicsResourceGetMappedMipmappedArray, resource), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaGetChannelDesc[] = {
-    { "desc", "struct cudaChannelFormatDesc *", "struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGetChannelDesc, desc), -1, CUSHIM_E_(cudaGetChannelDesc, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[28] },
+    { "desc", "struct cudaChannelFormatDesc *", "struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGetChannelDesc, desc), -1, CUSHIM_E_(cudaGetChannelDesc, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[32] },
     { "array", "cudaArray_const_t", "const struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGetChannelDesc, array), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaCreateChannelDesc[] = {
@@ -5090,15 +5153,15 @@ static const cushim_param_info cushim_gen_p_cudaGraphAddKernelNode[] = {
     { "graph", "cudaGraph_t", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddKernelNode, graph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "pDependencies", "const cudaGraphNode_t *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddKernelNode, pDependencies), 3, CUSHIM_E_(cudaGraphAddKernelNode, pDependencies), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddKernelNode, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pNodeParams", "const struct cudaKernelNodeParams *", "const struct cudaKernelNodeParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddKernelNode, pNodeParams), -1, CUSHIM_E_(cudaGraphAddKernelNode, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[23] },
+    { "pNodeParams", "const struct cudaKernelNodeParams *", "const struct cudaKernelNodeParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddKernelNode, pNodeParams), -1, CUSHIM_E_(cudaGraphAddKernelNode, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[27] },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphKernelNodeGetParams[] = {
     { "node", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphKernelNodeGetParams, node), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pNodeParams", "struct cudaKernelNodeParams *", "struct cudaKernelNodeParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphKernelNodeGetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphKernelNodeGetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[23] },
+    { "pNodeParams", "struct cudaKernelNodeParams *", "struct cudaKernelNodeParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphKernelNodeGetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphKernelNodeGetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[27] },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphKernelNodeSetParams[] = {
     { "node", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphKernelNodeSetParams, node), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pNodeParams", "const struct cudaKernelNodeParams *", "const struct cudaKernelNodeParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphKernelNodeSetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphKernelNodeSetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[23] },
+    { "pNodeParams", "const struct cudaKernelNodeParams *", "const struct cudaKernelNodeParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphKernelNodeSetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphKernelNodeSetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[27] },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphKernelNodeCopyAttributes[] = {
     { "hSrc", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphKernelNodeCopyAttributes, hSrc), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -5119,7 +5182,7 @@ static const cushim_param_info cushim_gen_p_cudaGraphAddMemcpyNode[] = {
     { "graph", "cudaGraph_t", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddMemcpyNode, graph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "pDependencies", "const cudaGraphNode_t *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddMemcpyNode, pDependencies), 3, CUSHIM_E_(cudaGraphAddMemcpyNode, pDependencies), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddMemcpyNode, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pCopyParams", "const struct cudaMemcpy3DParms *", "const struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddMemcpyNode, pCopyParams), -1, CUSHIM_E_(cudaGraphAddMemcpyNode, pCopyParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[16] },
+    { "pCopyParams", "const struct cudaMemcpy3DParms *", "const struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddMemcpyNode, pCopyParams), -1, CUSHIM_E_(cudaGraphAddMemcpyNode, pCopyParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[20] },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphAddMemcpyNodeToSymbol[] = {
     { "pGraphNode", "cudaGraphNode_t *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphAddMemcpyNodeToSymbol, pGraphNode), -1, CUSHIM_E_(cudaGraphAddMemcpyNodeToSymbol, pGraphNode), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
@@ -5155,11 +5218,11 @@ static const cushim_param_info cushim_gen_p_cudaGraphAddMemcpyNode1D[] = {
 };
 static const cushim_param_info cushim_gen_p_cudaGraphMemcpyNodeGetParams[] = {
     { "node", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphMemcpyNodeGetParams, node), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pNodeParams", "struct cudaMemcpy3DParms *", "struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphMemcpyNodeGetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphMemcpyNodeGetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[16] },
+    { "pNodeParams", "struct cudaMemcpy3DParms *", "struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphMemcpyNodeGetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphMemcpyNodeGetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[20] },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphMemcpyNodeSetParams[] = {
     { "node", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphMemcpyNodeSetParams, node), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pNodeParams", "const struct cudaMemcpy3DParms *", "const struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphMemcpyNodeSetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphMemcpyNodeSetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[16] },
+    { "pNodeParams", "const struct cudaMemcpy3DParms *", "const struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphMemcpyNodeSetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphMemcpyNodeSetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[20] },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphMemcpyNodeSetParamsToSymbol[] = {
     { "node", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphMemcpyNodeSetParamsToSymbol, node), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -5189,15 +5252,15 @@ static const cushim_param_info cushim_gen_p_cudaGraphAddMemsetNode[] = {
     { "graph", "cudaGraph_t", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddMemsetNode, graph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "pDependencies", "const cudaGraphNode_t *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddMemsetNode, pDependencies), 3, CUSHIM_E_(cudaGraphAddMemsetNode, pDependencies), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddMemsetNode, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pMemsetParams", "const struct cudaMemsetParams *", "const struct cudaMemsetParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddMemsetNode, pMemsetParams), -1, CUSHIM_E_(cudaGraphAddMemsetNode, pMemsetParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[24] },
+    { "pMemsetParams", "const struct cudaMemsetParams *", "const struct cudaMemsetParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddMemsetNode, pMemsetParams), -1, CUSHIM_E_(cudaGraphAddMemsetNode, pMemsetParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[28] },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphMemsetNodeGetParams[] = {
     { "node", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphMemsetNodeGetParams, node), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pNodeParams", "struct cudaMemsetParams *", "struct cudaMemsetParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphMemsetNodeGetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphMemsetNodeGetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[24] },
+    { "pNodeParams", "struct cudaMemsetParams *", "struct cudaMemsetParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphMemsetNodeGetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphMemsetNodeGetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[28] },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphMemsetNodeSetParams[] = {
     { "node", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphMemsetNodeSetParams, node), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pNodeParams", "const struct cudaMemsetParams *", "const struct cudaMemsetParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphMemsetNodeSetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphMemsetNodeSetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[24] },
+    { "pNodeParams", "const struct cudaMemsetParams *", "const struct cudaMemsetParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphMemsetNodeSetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphMemsetNodeSetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[28] },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphAddHostNode[] = {
     { "pGraphNode", "cudaGraphNode_t *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphAddHostNode, pGraphNode), -1, CUSHIM_E_(cudaGraphAddHostNode, pGraphNode), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
@@ -5296,11 +5359,11 @@ static const cushim_param_info cushim_gen_p_cudaGraphAddMemAllocNode[] = {
     { "graph", "cudaGraph_t", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddMemAllocNode, graph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "pDependencies", "const cudaGraphNode_t *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddMemAllocNode, pDependencies), 3, CUSHIM_E_(cudaGraphAddMemAllocNode, pDependencies), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddMemAllocNode, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "nodeParams", "struct cudaMemAllocNodeParams *", "struct cudaMemAllocNodeParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cudaGraphAddMemAllocNode, nodeParams), -1, CUSHIM_E_(cudaGraphAddMemAllocNode, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[25] },
+    { "nodeParams", "struct cudaMemAllocNodeParams *", "struct cudaMemAllocNodeParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cudaGraphAddMemAllocNode, nodeParams), -1, CUSHIM_E_(cudaGraphAddMemAllocNode, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[29] },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphMemAllocNodeGetParams[] = {
     { "node", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphMemAllocNodeGetParams, node), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "params_out", "struct cudaMemAllocNodeParams *", "struct cudaMemAllocNodeParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphMemAllocNodeGetParams, params_out), -1, CUSHIM_E_(cudaGraphMemAllocNodeGetParams, params_out), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[25] },
+    { "params_out", "struct cudaMemAllocNodeParams *", "struct cudaMemAllocNodeParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphMemAllocNodeGetParams, params_out), -1, CUSHIM_E_(cudaGraphMemAllocNodeGetParams, params_out), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[29] },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphAddMemFreeNode[] = {
     { "pGraphNode", "cudaGraphNode_t *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphAddMemFreeNode, pGraphNode), -1, CUSHIM_E_(cudaGraphAddMemFreeNode, pGraphNode), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
@@ -5346,7 +5409,7 @@ static const cushim_param_info cushim_gen_p_cudaGraphGetNodes[] = {
 };
 static const cushim_param_info cushim_gen_p_cudaGraphGetRootNodes[] = {
     { "graph", "cudaGraph_t", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphGetRootNodes, graph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pRootNodes", "cudaGraphNode_t *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphGetRootNodes, pRootNodes), -1, CUSHIM_E_(cudaGraphGetRootNodes, pRootNodes), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+    { "pRootNodes", "cudaGraphNode_t *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphGetRootNodes, pRootNodes), 2, CUSHIM_E_(cudaGraphGetRootNodes, pRootNodes), 0, CUSHIM_KIND_HANDLE, 1, 0, NULL, NULL },
     { "pNumRootNodes", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cudaGraphGetRootNodes, pNumRootNodes), -1, CUSHIM_E_(cudaGraphGetRootNodes, pNumRootNodes), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphGetEdges[] = {
@@ -5357,12 +5420,12 @@ static const cushim_param_info cushim_gen_p_cudaGraphGetEdges[] = {
 };
 static const cushim_param_info cushim_gen_p_cudaGraphNodeGetDependencies[] = {
     { "node", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphNodeGetDependencies, node), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pDependencies", "cudaGraphNode_t *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphNodeGetDependencies, pDependencies), -1, CUSHIM_E_(cudaGraphNodeGetDependencies, pDependencies), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+    { "pDependencies", "cudaGraphNode_t *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphNodeGetDependencies, pDependencies), 2, CUSHIM_E_(cudaGraphNodeGetDependencies, pDependencies), 0, CUSHIM_KIND_HANDLE, 1, 0, NULL, NULL },
     { "pNumDependencies", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cudaGraphNodeGetDependencies, pNumDependencies), -1, CUSHIM_E_(cudaGraphNodeGetDependencies, pNumDependencies), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphNodeGetDependentNodes[] = {
     { "node", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphNodeGetDependentNodes, node), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pDependentNodes", "cudaGraphNode_t *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphNodeGetDependentNodes, pDependentNodes), -1, CUSHIM_E_(cudaGraphNodeGetDependentNodes, pDependentNodes), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+    { "pDependentNodes", "cudaGraphNode_t *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphNodeGetDependentNodes, pDependentNodes), 2, CUSHIM_E_(cudaGraphNodeGetDependentNodes, pDependentNodes), 0, CUSHIM_KIND_HANDLE, 1, 0, NULL, NULL },
     { "pNumDependentNodes", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cudaGraphNodeGetDependentNodes, pNumDependentNodes), -1, CUSHIM_E_(cudaGraphNodeGetDependentNodes, pNumDependentNodes), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphAddDependencies[] = {
@@ -5395,12 +5458,12 @@ static const cushim_param_info cushim_gen_p_cudaGraphInstantiateWithFlags[] = {
 static const cushim_param_info cushim_gen_p_cudaGraphExecKernelNodeSetParams[] = {
     { "hGraphExec", "cudaGraphExec_t", "struct CUgraphExec_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphExecKernelNodeSetParams, hGraphExec), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "node", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphExecKernelNodeSetParams, node), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pNodeParams", "const struct cudaKernelNodeParams *", "const struct cudaKernelNodeParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphExecKernelNodeSetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphExecKernelNodeSetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[23] },
+    { "pNodeParams", "const struct cudaKernelNodeParams *", "const struct cudaKernelNodeParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphExecKernelNodeSetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphExecKernelNodeSetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[27] },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphExecMemcpyNodeSetParams[] = {
     { "hGraphExec", "cudaGraphExec_t", "struct CUgraphExec_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphExecMemcpyNodeSetParams, hGraphExec), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "node", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphExecMemcpyNodeSetParams, node), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pNodeParams", "const struct cudaMemcpy3DParms *", "const struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphExecMemcpyNodeSetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphExecMemcpyNodeSetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[16] },
+    { "pNodeParams", "const struct cudaMemcpy3DParms *", "const struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphExecMemcpyNodeSetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphExecMemcpyNodeSetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[20] },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphExecMemcpyNodeSetParamsToSymbol[] = {
     { "hGraphExec", "cudaGraphExec_t", "struct CUgraphExec_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphExecMemcpyNodeSetParamsToSymbol, hGraphExec), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -5431,7 +5494,7 @@ static const cushim_param_info cushim_gen_p_cudaGraphExecMemcpyNodeSetParams1D[]
 static const cushim_param_info cushim_gen_p_cudaGraphExecMemsetNodeSetParams[] = {
     { "hGraphExec", "cudaGraphExec_t", "struct CUgraphExec_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphExecMemsetNodeSetParams, hGraphExec), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "node", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphExecMemsetNodeSetParams, node), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pNodeParams", "const struct cudaMemsetParams *", "const struct cudaMemsetParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphExecMemsetNodeSetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphExecMemsetNodeSetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[24] },
+    { "pNodeParams", "const struct cudaMemsetParams *", "const struct cudaMemsetParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphExecMemsetNodeSetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphExecMemsetNodeSetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[28] },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphExecHostNodeSetParams[] = {
     { "hGraphExec", "cudaGraphExec_t", "struct CUgraphExec_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphExecHostNodeSetParams, hGraphExec), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -5624,10 +5687,10 @@ static const cushim_param_info cushim_gen_p_cudaMemcpy2DArrayToArray[] = {
     { "kind", "enum cudaMemcpyKind", "enum cudaMemcpyKind", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DArrayToArray, kind), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[86], NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpy3D[] = {
-    { "p", "const struct cudaMemcpy3DParms *", "const struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3D, p), -1, CUSHIM_E_(cudaMemcpy3D, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[16] },
+    { "p", "const struct cudaMemcpy3DParms *", "const struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3D, p), -1, CUSHIM_E_(cudaMemcpy3D, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[20] },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpy3DPeer[] = {
-    { "p", "const struct cudaMemcpy3DPeerParms *", "const struct cudaMemcpy3DPeerParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DPeer, p), -1, CUSHIM_E_(cudaMemcpy3DPeer, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[17] },
+    { "p", "const struct cudaMemcpy3DPeerParms *", "const struct cudaMemcpy3DPeerParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DPeer, p), -1, CUSHIM_E_(cudaMemcpy3DPeer, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[21] },
 };
 static const cushim_param_info cushim_gen_p_cudaMemset[] = {
     { "devPtr", "void *", "void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset, devPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -5642,9 +5705,9 @@ static const cushim_param_info cushim_gen_p_cudaMemset2D[] = {
     { "height", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset2D, height), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaMemset3D[] = {
-    { "pitchedDevPtr", "struct cudaPitchedPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3D, pitchedDevPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[18] },
+    { "pitchedDevPtr", "struct cudaPitchedPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3D, pitchedDevPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[22] },
     { "value", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3D, value), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "extent", "struct cudaExtent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3D, extent), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[19] },
+    { "extent", "struct cudaExtent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3D, extent), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[23] },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpyAsync[] = {
     { "dst", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMemcpyAsync, dst), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -5720,11 +5783,11 @@ static const cushim_param_info cushim_gen_p_cudaMemcpy2DFromArrayAsync[] = {
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DFromArrayAsync, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpy3DAsync[] = {
-    { "p", "const struct cudaMemcpy3DParms *", "const struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DAsync, p), -1, CUSHIM_E_(cudaMemcpy3DAsync, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[16] },
+    { "p", "const struct cudaMemcpy3DParms *", "const struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DAsync, p), -1, CUSHIM_E_(cudaMemcpy3DAsync, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[20] },
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DAsync, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpy3DPeerAsync[] = {
-    { "p", "const struct cudaMemcpy3DPeerParms *", "const struct cudaMemcpy3DPeerParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DPeerAsync, p), -1, CUSHIM_E_(cudaMemcpy3DPeerAsync, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[17] },
+    { "p", "const struct cudaMemcpy3DPeerParms *", "const struct cudaMemcpy3DPeerParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DPeerAsync, p), -1, CUSHIM_E_(cudaMemcpy3DPeerAsync, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[21] },
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DPeerAsync, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaMemsetAsync[] = {
@@ -5742,9 +5805,9 @@ static const cushim_param_info cushim_gen_p_cudaMemset2DAsync[] = {
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset2DAsync, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaMemset3DAsync[] = {
-    { "pitchedDevPtr", "struct cudaPitchedPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3DAsync, pitchedDevPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[18] },
+    { "pitchedDevPtr", "struct cudaPitchedPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3DAsync, pitchedDevPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[22] },
     { "value", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3DAsync, value), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "extent", "struct cudaExtent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3DAsync, extent), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[19] },
+    { "extent", "struct cudaExtent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3DAsync, extent), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[23] },
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3DAsync, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaStreamQuery[] = {
@@ -5789,21 +5852,21 @@ static const cushim_param_info cushim_gen_p_cudaStreamSynchronize[] = {
 };
 static const cushim_param_info cushim_gen_p_cudaLaunchKernel[] = {
     { "func", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel, func), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "gridDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel, gridDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[15] },
-    { "blockDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel, blockDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[15] },
+    { "gridDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel, gridDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[19] },
+    { "blockDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel, blockDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[19] },
     { "args", "void **", "void **", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel, args), -1, CUSHIM_E_(cudaLaunchKernel, args), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
     { "sharedMem", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel, sharedMem), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaLaunchKernelExC[] = {
-    { "config", "const cudaLaunchConfig_t *", "const struct cudaLaunchConfig_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernelExC, config), -1, CUSHIM_E_(cudaLaunchKernelExC, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[21] },
+    { "config", "const cudaLaunchConfig_t *", "const struct cudaLaunchConfig_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernelExC, config), -1, CUSHIM_E_(cudaLaunchKernelExC, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[25] },
     { "func", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernelExC, func), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "args", "void **", "void **", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernelExC, args), -1, CUSHIM_E_(cudaLaunchKernelExC, args), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaLaunchCooperativeKernel[] = {
     { "func", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel, func), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "gridDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel, gridDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[15] },
-    { "blockDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel, blockDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[15] },
+    { "gridDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel, gridDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[19] },
+    { "blockDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel, blockDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[19] },
     { "args", "void **", "void **", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel, args), -1, CUSHIM_E_(cudaLaunchCooperativeKernel, args), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
     { "sharedMem", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel, sharedMem), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -6089,14 +6152,14 @@ static const cushim_param_info cushim_gen_p_cudaBindTexture[] = {
     { "offset", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaBindTexture, offset), -1, CUSHIM_E_(cudaBindTexture, offset), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
     { "texref", "const struct textureReference *", "const struct textureReference *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaBindTexture, texref), -1, CUSHIM_E_(cudaBindTexture, texref), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
     { "devPtr", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaBindTexture, devPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "desc", "const struct cudaChannelFormatDesc *", "const struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaBindTexture, desc), -1, CUSHIM_E_(cudaBindTexture, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[28] },
+    { "desc", "const struct cudaChannelFormatDesc *", "const struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaBindTexture, desc), -1, CUSHIM_E_(cudaBindTexture, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[32] },
     { "size", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaBindTexture, size), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaBindTexture2D[] = {
     { "offset", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaBindTexture2D, offset), -1, CUSHIM_E_(cudaBindTexture2D, offset), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
     { "texref", "const struct textureReference *", "const struct textureReference *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaBindTexture2D, texref), -1, CUSHIM_E_(cudaBindTexture2D, texref), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
     { "devPtr", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaBindTexture2D, devPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "desc", "const struct cudaChannelFormatDesc *", "const struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaBindTexture2D, desc), -1, CUSHIM_E_(cudaBindTexture2D, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[28] },
+    { "desc", "const struct cudaChannelFormatDesc *", "const struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaBindTexture2D, desc), -1, CUSHIM_E_(cudaBindTexture2D, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[32] },
     { "width", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaBindTexture2D, width), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "height", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaBindTexture2D, height), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "pitch", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaBindTexture2D, pitch), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -6104,12 +6167,12 @@ static const cushim_param_info cushim_gen_p_cudaBindTexture2D[] = {
 static const cushim_param_info cushim_gen_p_cudaBindTextureToArray[] = {
     { "texref", "const struct textureReference *", "const struct textureReference *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaBindTextureToArray, texref), -1, CUSHIM_E_(cudaBindTextureToArray, texref), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
     { "array", "cudaArray_const_t", "const struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaBindTextureToArray, array), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "desc", "const struct cudaChannelFormatDesc *", "const struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaBindTextureToArray, desc), -1, CUSHIM_E_(cudaBindTextureToArray, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[28] },
+    { "desc", "const struct cudaChannelFormatDesc *", "const struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaBindTextureToArray, desc), -1, CUSHIM_E_(cudaBindTextureToArray, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[32] },
 };
 static const cushim_param_info cushim_gen_p_cudaBindTextureToMipmappedArray[] = {
     { "texref", "const struct textureReference *", "const struct textureReference *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaBindTextureToMipmappedArray, texref), -1, CUSHIM_E_(cudaBindTextureToMipmappedArray, texref), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
     { "mipmappedArray", "cudaMipmappedArray_const_t", "const struct cudaMipmappedArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaBindTextureToMipmappedArray, mipmappedArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "desc", "const struct cudaChannelFormatDesc *", "const struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaBindTextureToMipmappedArray, desc), -1, CUSHIM_E_(cudaBindTextureToMipmappedArray, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[28] },
+    { "desc", "const struct cudaChannelFormatDesc *", "const struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaBindTextureToMipmappedArray, desc), -1, CUSHIM_E_(cudaBindTextureToMipmappedArray, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[32] },
 };
 static const cushim_param_info cushim_gen_p_cudaUnbindTexture[] = {
     { "texref", "const struct textureReference *", "const struct textureReference *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaUnbindTexture, texref), -1, CUSHIM_E_(cudaUnbindTexture, texref), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
@@ -6125,7 +6188,7 @@ static const cushim_param_info cushim_gen_p_cudaGetTextureReference[] = {
 static const cushim_param_info cushim_gen_p_cudaBindSurfaceToArray[] = {
     { "surfref", "const struct surfaceReference *", "const struct surfaceReference *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaBindSurfaceToArray, surfref), -1, CUSHIM_E_(cudaBindSurfaceToArray, surfref), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
     { "array", "cudaArray_const_t", "const struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaBindSurfaceToArray, array), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "desc", "const struct cudaChannelFormatDesc *", "const struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaBindSurfaceToArray, desc), -1, CUSHIM_E_(cudaBindSurfaceToArray, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[28] },
+    { "desc", "const struct cudaChannelFormatDesc *", "const struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaBindSurfaceToArray, desc), -1, CUSHIM_E_(cudaBindSurfaceToArray, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[32] },
 };
 static const cushim_param_info cushim_gen_p_cudaGetSurfaceReference[] = {
     { "surfref", "const struct surfaceReference **", "const struct surfaceReference **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGetSurfaceReference, surfref), -1, CUSHIM_E_(cudaGetSurfaceReference, surfref), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
@@ -7892,7 +7955,8 @@ const uint16_t cushim_gen_enum_const_at[1444][2] = { /* enum, value index */
 };
 
 /* listed structs by name: host struct_by_name */
-const uint16_t cushim_gen_struct_by_name[31] = {
-    4, 3, 8, 6, 14, 0, 1, 2, 7, 13, 5, 11, 9, 10, 12, 28,
-    19, 30, 23, 22, 21, 25, 27, 26, 16, 17, 24, 18, 29, 20, 15,
+const uint16_t cushim_gen_struct_by_name[35] = {
+    4, 8, 3, 7, 12, 10, 18, 0, 5, 1, 2, 6, 11, 17, 9, 15,
+    13, 14, 16, 32, 23, 34, 27, 26, 25, 29, 31, 30, 20, 21, 28, 22,
+    33, 24, 19,
 };

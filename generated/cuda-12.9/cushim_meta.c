@@ -1500,7 +1500,7 @@ const cushim_enum_info cushim_gen_enums[188] = {
 };
 const uint32_t cushim_gen_enum_count = 188;
 
-extern const cushim_struct_info cushim_gen_structs[34];
+extern const cushim_struct_info cushim_gen_structs[39];
 static const cushim_field_info cushim_gen_sf_0[] = { /* CUDA_MEMCPY2D */
     { "srcXInBytes", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "srcY", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
@@ -1587,12 +1587,83 @@ static const cushim_field_info cushim_gen_sf_4[] = { /* CUDA_ARRAY3D_DESCRIPTOR 
     { "NumChannels", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 28, 4, 0, NULL, NULL },
     { "Flags", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 32, 4, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_5[] = { /* CUlaunchAttribute */
+static const cushim_field_info cushim_gen_sf_5[] = { /* CUDA_MEMCPY2D_v1 */
+    { "srcXInBytes", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
+    { "srcY", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
+    { "srcMemoryType", "CUmemorytype", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, &cushim_gen_enums[26], NULL },
+    { "srcHost", "const void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
+    { "srcDevice", "CUdeviceptr_v1", CUSHIM_KIND_DEVPTR, CUSHIM_KIND_UNKNOWN, 0, 24, 4, 0, NULL, NULL },
+    { "srcArray", "CUarray", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 32, 8, 0, NULL, NULL },
+    { "srcPitch", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 40, 4, 0, NULL, NULL },
+    { "dstXInBytes", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 44, 4, 0, NULL, NULL },
+    { "dstY", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 48, 4, 0, NULL, NULL },
+    { "dstMemoryType", "CUmemorytype", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 52, 4, 0, &cushim_gen_enums[26], NULL },
+    { "dstHost", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 56, 8, 0, NULL, NULL },
+    { "dstDevice", "CUdeviceptr_v1", CUSHIM_KIND_DEVPTR, CUSHIM_KIND_UNKNOWN, 0, 64, 4, 0, NULL, NULL },
+    { "dstArray", "CUarray", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 72, 8, 0, NULL, NULL },
+    { "dstPitch", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 80, 4, 0, NULL, NULL },
+    { "WidthInBytes", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 84, 4, 0, NULL, NULL },
+    { "Height", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 88, 4, 0, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_6[] = { /* CUDA_MEMCPY3D_v1 */
+    { "srcXInBytes", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
+    { "srcY", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
+    { "srcZ", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, NULL, NULL },
+    { "srcLOD", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 12, 4, 0, NULL, NULL },
+    { "srcMemoryType", "CUmemorytype", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 16, 4, 0, &cushim_gen_enums[26], NULL },
+    { "srcHost", "const void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, NULL },
+    { "srcDevice", "CUdeviceptr_v1", CUSHIM_KIND_DEVPTR, CUSHIM_KIND_UNKNOWN, 0, 32, 4, 0, NULL, NULL },
+    { "srcArray", "CUarray", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 40, 8, 0, NULL, NULL },
+    { "reserved0", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 48, 8, 0, NULL, NULL },
+    { "srcPitch", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 56, 4, 0, NULL, NULL },
+    { "srcHeight", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 60, 4, 0, NULL, NULL },
+    { "dstXInBytes", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 64, 4, 0, NULL, NULL },
+    { "dstY", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 68, 4, 0, NULL, NULL },
+    { "dstZ", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 72, 4, 0, NULL, NULL },
+    { "dstLOD", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 76, 4, 0, NULL, NULL },
+    { "dstMemoryType", "CUmemorytype", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 80, 4, 0, &cushim_gen_enums[26], NULL },
+    { "dstHost", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 88, 8, 0, NULL, NULL },
+    { "dstDevice", "CUdeviceptr_v1", CUSHIM_KIND_DEVPTR, CUSHIM_KIND_UNKNOWN, 0, 96, 4, 0, NULL, NULL },
+    { "dstArray", "CUarray", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 104, 8, 0, NULL, NULL },
+    { "reserved1", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 112, 8, 0, NULL, NULL },
+    { "dstPitch", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 120, 4, 0, NULL, NULL },
+    { "dstHeight", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 124, 4, 0, NULL, NULL },
+    { "WidthInBytes", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 128, 4, 0, NULL, NULL },
+    { "Height", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 132, 4, 0, NULL, NULL },
+    { "Depth", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 136, 4, 0, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_7[] = { /* CUDA_ARRAY_DESCRIPTOR_v1 */
+    { "Width", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
+    { "Height", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
+    { "Format", "CUarray_format", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, &cushim_gen_enums[17], NULL },
+    { "NumChannels", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 12, 4, 0, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_8[] = { /* CUDA_ARRAY3D_DESCRIPTOR_v1 */
+    { "Width", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
+    { "Height", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
+    { "Depth", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, NULL, NULL },
+    { "Format", "CUarray_format", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 12, 4, 0, &cushim_gen_enums[17], NULL },
+    { "NumChannels", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 4, 0, NULL, NULL },
+    { "Flags", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 20, 4, 0, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_9[] = { /* CUDA_KERNEL_NODE_PARAMS_v1 */
+    { "func", "CUfunction", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
+    { "gridDimX", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, NULL, NULL },
+    { "gridDimY", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 12, 4, 0, NULL, NULL },
+    { "gridDimZ", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 4, 0, NULL, NULL },
+    { "blockDimX", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 20, 4, 0, NULL, NULL },
+    { "blockDimY", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 24, 4, 0, NULL, NULL },
+    { "blockDimZ", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 28, 4, 0, NULL, NULL },
+    { "sharedMemBytes", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 32, 4, 0, NULL, NULL },
+    { "kernelParams", "void **", CUSHIM_KIND_POINTER, CUSHIM_KIND_POINTER, 0, 40, 8, 0, NULL, NULL },
+    { "extra", "void **", CUSHIM_KIND_POINTER, CUSHIM_KIND_POINTER, 0, 48, 8, 0, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_10[] = { /* CUlaunchAttribute */
     { "id", "CUlaunchAttributeID", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[48], NULL },
     { "pad", "char[4]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 4, NULL, NULL },
     { "value", "CUlaunchAttributeValue", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 64, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_6[] = { /* CUlaunchConfig */
+static const cushim_field_info cushim_gen_sf_11[] = { /* CUlaunchConfig */
     { "gridDimX", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
     { "gridDimY", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
     { "gridDimZ", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, NULL, NULL },
@@ -1601,10 +1672,10 @@ static const cushim_field_info cushim_gen_sf_6[] = { /* CUlaunchConfig */
     { "blockDimZ", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 20, 4, 0, NULL, NULL },
     { "sharedMemBytes", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 24, 4, 0, NULL, NULL },
     { "hStream", "CUstream", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 32, 8, 0, NULL, NULL },
-    { "attrs", "CUlaunchAttribute *", CUSHIM_KIND_POINTER, CUSHIM_KIND_STRUCT, 0, 40, 8, 0, NULL, &cushim_gen_structs[5] },
+    { "attrs", "CUlaunchAttribute *", CUSHIM_KIND_POINTER, CUSHIM_KIND_STRUCT, 0, 40, 8, 0, NULL, &cushim_gen_structs[10] },
     { "numAttrs", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 48, 4, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_7[] = { /* CUDA_KERNEL_NODE_PARAMS */
+static const cushim_field_info cushim_gen_sf_12[] = { /* CUDA_KERNEL_NODE_PARAMS */
     { "func", "CUfunction", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "gridDimX", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, NULL, NULL },
     { "gridDimY", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 12, 4, 0, NULL, NULL },
@@ -1618,21 +1689,7 @@ static const cushim_field_info cushim_gen_sf_7[] = { /* CUDA_KERNEL_NODE_PARAMS 
     { "kern", "CUkernel", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 56, 8, 0, NULL, NULL },
     { "ctx", "CUcontext", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 64, 8, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_8[] = { /* CUDA_KERNEL_NODE_PARAMS_v2 */
-    { "func", "CUfunction", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
-    { "gridDimX", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, NULL, NULL },
-    { "gridDimY", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 12, 4, 0, NULL, NULL },
-    { "gridDimZ", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 4, 0, NULL, NULL },
-    { "blockDimX", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 20, 4, 0, NULL, NULL },
-    { "blockDimY", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 24, 4, 0, NULL, NULL },
-    { "blockDimZ", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 28, 4, 0, NULL, NULL },
-    { "sharedMemBytes", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 32, 4, 0, NULL, NULL },
-    { "kernelParams", "void **", CUSHIM_KIND_POINTER, CUSHIM_KIND_POINTER, 0, 40, 8, 0, NULL, NULL },
-    { "extra", "void **", CUSHIM_KIND_POINTER, CUSHIM_KIND_POINTER, 0, 48, 8, 0, NULL, NULL },
-    { "kern", "CUkernel", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 56, 8, 0, NULL, NULL },
-    { "ctx", "CUcontext", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 64, 8, 0, NULL, NULL },
-};
-static const cushim_field_info cushim_gen_sf_9[] = { /* CUDA_MEMSET_NODE_PARAMS */
+static const cushim_field_info cushim_gen_sf_14[] = { /* CUDA_MEMSET_NODE_PARAMS */
     { "dst", "CUdeviceptr", CUSHIM_KIND_DEVPTR, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "pitch", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
     { "value", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 4, 0, NULL, NULL },
@@ -1640,48 +1697,48 @@ static const cushim_field_info cushim_gen_sf_9[] = { /* CUDA_MEMSET_NODE_PARAMS 
     { "width", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, NULL },
     { "height", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 32, 8, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_10[] = { /* CUDA_MEMCPY_NODE_PARAMS */
+static const cushim_field_info cushim_gen_sf_15[] = { /* CUDA_MEMCPY_NODE_PARAMS */
     { "flags", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
     { "reserved", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
     { "copyCtx", "CUcontext", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
     { "copyParams", "CUDA_MEMCPY3D", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 16, 200, 0, NULL, &cushim_gen_structs[1] },
 };
-static const cushim_field_info cushim_gen_sf_11[] = { /* CUDA_HOST_NODE_PARAMS */
+static const cushim_field_info cushim_gen_sf_16[] = { /* CUDA_HOST_NODE_PARAMS */
     { "fn", "CUhostFn", CUSHIM_KIND_CALLBACK, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "userData", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_12[] = { /* CUmemAllocationProp */
+static const cushim_field_info cushim_gen_sf_17[] = { /* CUmemAllocationProp */
     { "type", "CUmemAllocationType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[71], NULL },
     { "requestedHandleTypes", "CUmemAllocationHandleType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, &cushim_gen_enums[68], NULL },
-    { "location", "CUmemLocation", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, &cushim_gen_structs[13] },
+    { "location", "CUmemLocation", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, &cushim_gen_structs[18] },
     { "win32HandleMetaData", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
     { "allocFlags", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_13[] = { /* CUmemLocation */
+static const cushim_field_info cushim_gen_sf_18[] = { /* CUmemLocation */
     { "type", "CUmemLocationType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[70], NULL },
     { "id", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_14[] = { /* CUmemAccessDesc */
-    { "location", "CUmemLocation", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, &cushim_gen_structs[13] },
+static const cushim_field_info cushim_gen_sf_19[] = { /* CUmemAccessDesc */
+    { "location", "CUmemLocation", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, &cushim_gen_structs[18] },
     { "flags", "CUmemAccess_flags", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, &cushim_gen_enums[69], NULL },
 };
-static const cushim_field_info cushim_gen_sf_15[] = { /* CUmemPoolProps */
+static const cushim_field_info cushim_gen_sf_20[] = { /* CUmemPoolProps */
     { "allocType", "CUmemAllocationType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[71], NULL },
     { "handleTypes", "CUmemAllocationHandleType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, &cushim_gen_enums[68], NULL },
-    { "location", "CUmemLocation", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, &cushim_gen_structs[13] },
+    { "location", "CUmemLocation", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, &cushim_gen_structs[18] },
     { "win32SecurityAttributes", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
     { "maxSize", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, NULL },
     { "usage", "unsigned short", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 32, 2, 0, NULL, NULL },
     { "reserved", "unsigned char[54]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 34, 54, 54, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_16[] = { /* CUDA_MEM_ALLOC_NODE_PARAMS */
-    { "poolProps", "CUmemPoolProps", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 88, 0, NULL, &cushim_gen_structs[15] },
-    { "accessDescs", "const CUmemAccessDesc *", CUSHIM_KIND_POINTER, CUSHIM_KIND_STRUCT, 0, 88, 8, 0, NULL, &cushim_gen_structs[14] },
+static const cushim_field_info cushim_gen_sf_21[] = { /* CUDA_MEM_ALLOC_NODE_PARAMS */
+    { "poolProps", "CUmemPoolProps", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 88, 0, NULL, &cushim_gen_structs[20] },
+    { "accessDescs", "const CUmemAccessDesc *", CUSHIM_KIND_POINTER, CUSHIM_KIND_STRUCT, 0, 88, 8, 0, NULL, &cushim_gen_structs[19] },
     { "accessDescCount", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 96, 8, 0, NULL, NULL },
     { "bytesize", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 104, 8, 0, NULL, NULL },
     { "dptr", "CUdeviceptr", CUSHIM_KIND_DEVPTR, CUSHIM_KIND_UNKNOWN, 0, 112, 8, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_17[] = { /* CUDA_LAUNCH_PARAMS */
+static const cushim_field_info cushim_gen_sf_22[] = { /* CUDA_LAUNCH_PARAMS */
     { "function", "CUfunction", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "gridDimX", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, NULL, NULL },
     { "gridDimY", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 12, 4, 0, NULL, NULL },
@@ -1693,70 +1750,70 @@ static const cushim_field_info cushim_gen_sf_17[] = { /* CUDA_LAUNCH_PARAMS */
     { "hStream", "CUstream", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 40, 8, 0, NULL, NULL },
     { "kernelParams", "void **", CUSHIM_KIND_POINTER, CUSHIM_KIND_POINTER, 0, 48, 8, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_18[] = { /* dim3 */
+static const cushim_field_info cushim_gen_sf_23[] = { /* dim3 */
     { "x", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
     { "y", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
     { "z", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_19[] = { /* cudaMemcpy3DParms */
+static const cushim_field_info cushim_gen_sf_24[] = { /* cudaMemcpy3DParms */
     { "srcArray", "cudaArray_t", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
-    { "srcPos", "struct cudaPos", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 24, 0, NULL, &cushim_gen_structs[23] },
-    { "srcPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 32, 32, 0, NULL, &cushim_gen_structs[21] },
+    { "srcPos", "struct cudaPos", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 24, 0, NULL, &cushim_gen_structs[28] },
+    { "srcPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 32, 32, 0, NULL, &cushim_gen_structs[26] },
     { "dstArray", "cudaArray_t", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 64, 8, 0, NULL, NULL },
-    { "dstPos", "struct cudaPos", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 72, 24, 0, NULL, &cushim_gen_structs[23] },
-    { "dstPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 96, 32, 0, NULL, &cushim_gen_structs[21] },
-    { "extent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 128, 24, 0, NULL, &cushim_gen_structs[22] },
+    { "dstPos", "struct cudaPos", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 72, 24, 0, NULL, &cushim_gen_structs[28] },
+    { "dstPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 96, 32, 0, NULL, &cushim_gen_structs[26] },
+    { "extent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 128, 24, 0, NULL, &cushim_gen_structs[27] },
     { "kind", "enum cudaMemcpyKind", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 152, 4, 0, &cushim_gen_enums[116], NULL },
 };
-static const cushim_field_info cushim_gen_sf_20[] = { /* cudaMemcpy3DPeerParms */
+static const cushim_field_info cushim_gen_sf_25[] = { /* cudaMemcpy3DPeerParms */
     { "srcArray", "cudaArray_t", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
-    { "srcPos", "struct cudaPos", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 24, 0, NULL, &cushim_gen_structs[23] },
-    { "srcPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 32, 32, 0, NULL, &cushim_gen_structs[21] },
+    { "srcPos", "struct cudaPos", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 24, 0, NULL, &cushim_gen_structs[28] },
+    { "srcPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 32, 32, 0, NULL, &cushim_gen_structs[26] },
     { "srcDevice", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 64, 4, 0, NULL, NULL },
     { "dstArray", "cudaArray_t", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 72, 8, 0, NULL, NULL },
-    { "dstPos", "struct cudaPos", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 80, 24, 0, NULL, &cushim_gen_structs[23] },
-    { "dstPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 104, 32, 0, NULL, &cushim_gen_structs[21] },
+    { "dstPos", "struct cudaPos", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 80, 24, 0, NULL, &cushim_gen_structs[28] },
+    { "dstPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 104, 32, 0, NULL, &cushim_gen_structs[26] },
     { "dstDevice", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 136, 4, 0, NULL, NULL },
-    { "extent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 144, 24, 0, NULL, &cushim_gen_structs[22] },
+    { "extent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 144, 24, 0, NULL, &cushim_gen_structs[27] },
 };
-static const cushim_field_info cushim_gen_sf_21[] = { /* cudaPitchedPtr */
+static const cushim_field_info cushim_gen_sf_26[] = { /* cudaPitchedPtr */
     { "ptr", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "pitch", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
     { "xsize", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
     { "ysize", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_22[] = { /* cudaExtent */
+static const cushim_field_info cushim_gen_sf_27[] = { /* cudaExtent */
     { "width", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "height", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
     { "depth", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_23[] = { /* cudaPos */
+static const cushim_field_info cushim_gen_sf_28[] = { /* cudaPos */
     { "x", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "y", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
     { "z", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_24[] = { /* cudaLaunchConfig_t */
-    { "gridDim", "dim3", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 12, 0, NULL, &cushim_gen_structs[18] },
-    { "blockDim", "dim3", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 12, 12, 0, NULL, &cushim_gen_structs[18] },
+static const cushim_field_info cushim_gen_sf_29[] = { /* cudaLaunchConfig_t */
+    { "gridDim", "dim3", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 12, 0, NULL, &cushim_gen_structs[23] },
+    { "blockDim", "dim3", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 12, 12, 0, NULL, &cushim_gen_structs[23] },
     { "dynamicSmemBytes", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, NULL },
     { "stream", "cudaStream_t", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 32, 8, 0, NULL, NULL },
-    { "attrs", "cudaLaunchAttribute *", CUSHIM_KIND_POINTER, CUSHIM_KIND_STRUCT, 0, 40, 8, 0, NULL, &cushim_gen_structs[25] },
+    { "attrs", "cudaLaunchAttribute *", CUSHIM_KIND_POINTER, CUSHIM_KIND_STRUCT, 0, 40, 8, 0, NULL, &cushim_gen_structs[30] },
     { "numAttrs", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 48, 4, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_25[] = { /* cudaLaunchAttribute */
+static const cushim_field_info cushim_gen_sf_30[] = { /* cudaLaunchAttribute */
     { "id", "cudaLaunchAttributeID", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[173], NULL },
     { "pad", "char[4]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 4, NULL, NULL },
     { "val", "cudaLaunchAttributeValue", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 64, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_26[] = { /* cudaKernelNodeParams */
+static const cushim_field_info cushim_gen_sf_31[] = { /* cudaKernelNodeParams */
     { "func", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
-    { "gridDim", "dim3", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 12, 0, NULL, &cushim_gen_structs[18] },
-    { "blockDim", "dim3", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 20, 12, 0, NULL, &cushim_gen_structs[18] },
+    { "gridDim", "dim3", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 12, 0, NULL, &cushim_gen_structs[23] },
+    { "blockDim", "dim3", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 20, 12, 0, NULL, &cushim_gen_structs[23] },
     { "sharedMemBytes", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 32, 4, 0, NULL, NULL },
     { "kernelParams", "void **", CUSHIM_KIND_POINTER, CUSHIM_KIND_POINTER, 0, 40, 8, 0, NULL, NULL },
     { "extra", "void **", CUSHIM_KIND_POINTER, CUSHIM_KIND_POINTER, 0, 48, 8, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_27[] = { /* cudaMemsetParams */
+static const cushim_field_info cushim_gen_sf_32[] = { /* cudaMemsetParams */
     { "dst", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "pitch", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
     { "value", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 4, 0, NULL, NULL },
@@ -1764,40 +1821,40 @@ static const cushim_field_info cushim_gen_sf_27[] = { /* cudaMemsetParams */
     { "width", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, NULL },
     { "height", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 32, 8, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_28[] = { /* cudaMemAllocNodeParams */
-    { "poolProps", "struct cudaMemPoolProps", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 88, 0, NULL, &cushim_gen_structs[29] },
+static const cushim_field_info cushim_gen_sf_33[] = { /* cudaMemAllocNodeParams */
+    { "poolProps", "struct cudaMemPoolProps", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 88, 0, NULL, &cushim_gen_structs[34] },
     { "accessDescs", "const struct cudaMemAccessDesc *", CUSHIM_KIND_POINTER, CUSHIM_KIND_STRUCT, 0, 88, 8, 0, NULL, NULL },
     { "accessDescCount", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 96, 8, 0, NULL, NULL },
     { "bytesize", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 104, 8, 0, NULL, NULL },
     { "dptr", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 112, 8, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_29[] = { /* cudaMemPoolProps */
+static const cushim_field_info cushim_gen_sf_34[] = { /* cudaMemPoolProps */
     { "allocType", "enum cudaMemAllocationType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[146], NULL },
     { "handleTypes", "enum cudaMemAllocationHandleType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, &cushim_gen_enums[147], NULL },
-    { "location", "struct cudaMemLocation", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, &cushim_gen_structs[30] },
+    { "location", "struct cudaMemLocation", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, &cushim_gen_structs[35] },
     { "win32SecurityAttributes", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
     { "maxSize", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, NULL },
     { "usage", "unsigned short", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 32, 2, 0, NULL, NULL },
     { "reserved", "unsigned char[54]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 34, 54, 54, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_30[] = { /* cudaMemLocation */
+static const cushim_field_info cushim_gen_sf_35[] = { /* cudaMemLocation */
     { "type", "enum cudaMemLocationType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[144], NULL },
     { "id", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_31[] = { /* cudaChannelFormatDesc */
+static const cushim_field_info cushim_gen_sf_36[] = { /* cudaChannelFormatDesc */
     { "x", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
     { "y", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
     { "z", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, NULL, NULL },
     { "w", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 12, 4, 0, NULL, NULL },
     { "f", "enum cudaChannelFormatKind", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 16, 4, 0, &cushim_gen_enums[114], NULL },
 };
-static const cushim_field_info cushim_gen_sf_32[] = { /* cudaPointerAttributes */
+static const cushim_field_info cushim_gen_sf_37[] = { /* cudaPointerAttributes */
     { "type", "enum cudaMemoryType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[115], NULL },
     { "device", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
     { "devicePointer", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
     { "hostPointer", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_33[] = { /* cudaFuncAttributes */
+static const cushim_field_info cushim_gen_sf_38[] = { /* cudaFuncAttributes */
     { "sharedSizeBytes", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "constSizeBytes", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
     { "localSizeBytes", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
@@ -1816,43 +1873,48 @@ static const cushim_field_info cushim_gen_sf_33[] = { /* cudaFuncAttributes */
     { "nonPortableClusterSizeAllowed", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 72, 4, 0, NULL, NULL },
     { "reserved", "int[16]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 76, 64, 16, NULL, NULL },
 };
-const cushim_struct_info cushim_gen_structs[34] = {
+const cushim_struct_info cushim_gen_structs[39] = {
     { "CUDA_MEMCPY2D", 128, 16, cushim_gen_sf_0 },
     { "CUDA_MEMCPY3D", 200, 25, cushim_gen_sf_1 },
     { "CUDA_MEMCPY3D_PEER", 200, 25, cushim_gen_sf_2 },
     { "CUDA_ARRAY_DESCRIPTOR", 24, 4, cushim_gen_sf_3 },
     { "CUDA_ARRAY3D_DESCRIPTOR", 40, 6, cushim_gen_sf_4 },
-    { "CUlaunchAttribute", 72, 3, cushim_gen_sf_5 },
-    { "CUlaunchConfig", 56, 10, cushim_gen_sf_6 },
-    { "CUDA_KERNEL_NODE_PARAMS", 72, 12, cushim_gen_sf_7 },
-    { "CUDA_KERNEL_NODE_PARAMS_v2", 72, 12, cushim_gen_sf_8 },
-    { "CUDA_MEMSET_NODE_PARAMS", 40, 6, cushim_gen_sf_9 },
-    { "CUDA_MEMCPY_NODE_PARAMS", 216, 4, cushim_gen_sf_10 },
-    { "CUDA_HOST_NODE_PARAMS", 16, 2, cushim_gen_sf_11 },
-    { "CUmemAllocationProp", 32, 5, cushim_gen_sf_12 },
-    { "CUmemLocation", 8, 2, cushim_gen_sf_13 },
-    { "CUmemAccessDesc", 12, 2, cushim_gen_sf_14 },
-    { "CUmemPoolProps", 88, 7, cushim_gen_sf_15 },
-    { "CUDA_MEM_ALLOC_NODE_PARAMS", 120, 5, cushim_gen_sf_16 },
-    { "CUDA_LAUNCH_PARAMS", 56, 10, cushim_gen_sf_17 },
-    { "dim3", 12, 3, cushim_gen_sf_18 },
-    { "cudaMemcpy3DParms", 160, 8, cushim_gen_sf_19 },
-    { "cudaMemcpy3DPeerParms", 168, 9, cushim_gen_sf_20 },
-    { "cudaPitchedPtr", 32, 4, cushim_gen_sf_21 },
-    { "cudaExtent", 24, 3, cushim_gen_sf_22 },
-    { "cudaPos", 24, 3, cushim_gen_sf_23 },
-    { "cudaLaunchConfig_t", 56, 6, cushim_gen_sf_24 },
-    { "cudaLaunchAttribute", 72, 3, cushim_gen_sf_25 },
-    { "cudaKernelNodeParams", 56, 6, cushim_gen_sf_26 },
-    { "cudaMemsetParams", 40, 6, cushim_gen_sf_27 },
-    { "cudaMemAllocNodeParams", 120, 5, cushim_gen_sf_28 },
-    { "cudaMemPoolProps", 88, 7, cushim_gen_sf_29 },
-    { "cudaMemLocation", 8, 2, cushim_gen_sf_30 },
-    { "cudaChannelFormatDesc", 20, 5, cushim_gen_sf_31 },
-    { "cudaPointerAttributes", 24, 4, cushim_gen_sf_32 },
-    { "cudaFuncAttributes", 144, 17, cushim_gen_sf_33 },
+    { "CUDA_MEMCPY2D_v1", 96, 16, cushim_gen_sf_5 },
+    { "CUDA_MEMCPY3D_v1", 144, 25, cushim_gen_sf_6 },
+    { "CUDA_ARRAY_DESCRIPTOR_v1", 16, 4, cushim_gen_sf_7 },
+    { "CUDA_ARRAY3D_DESCRIPTOR_v1", 24, 6, cushim_gen_sf_8 },
+    { "CUDA_KERNEL_NODE_PARAMS_v1", 56, 10, cushim_gen_sf_9 },
+    { "CUlaunchAttribute", 72, 3, cushim_gen_sf_10 },
+    { "CUlaunchConfig", 56, 10, cushim_gen_sf_11 },
+    { "CUDA_KERNEL_NODE_PARAMS", 72, 12, cushim_gen_sf_12 },
+    { "CUDA_KERNEL_NODE_PARAMS_v2", 72, 12, cushim_gen_sf_12 },
+    { "CUDA_MEMSET_NODE_PARAMS", 40, 6, cushim_gen_sf_14 },
+    { "CUDA_MEMCPY_NODE_PARAMS", 216, 4, cushim_gen_sf_15 },
+    { "CUDA_HOST_NODE_PARAMS", 16, 2, cushim_gen_sf_16 },
+    { "CUmemAllocationProp", 32, 5, cushim_gen_sf_17 },
+    { "CUmemLocation", 8, 2, cushim_gen_sf_18 },
+    { "CUmemAccessDesc", 12, 2, cushim_gen_sf_19 },
+    { "CUmemPoolProps", 88, 7, cushim_gen_sf_20 },
+    { "CUDA_MEM_ALLOC_NODE_PARAMS", 120, 5, cushim_gen_sf_21 },
+    { "CUDA_LAUNCH_PARAMS", 56, 10, cushim_gen_sf_22 },
+    { "dim3", 12, 3, cushim_gen_sf_23 },
+    { "cudaMemcpy3DParms", 160, 8, cushim_gen_sf_24 },
+    { "cudaMemcpy3DPeerParms", 168, 9, cushim_gen_sf_25 },
+    { "cudaPitchedPtr", 32, 4, cushim_gen_sf_26 },
+    { "cudaExtent", 24, 3, cushim_gen_sf_27 },
+    { "cudaPos", 24, 3, cushim_gen_sf_28 },
+    { "cudaLaunchConfig_t", 56, 6, cushim_gen_sf_29 },
+    { "cudaLaunchAttribute", 72, 3, cushim_gen_sf_30 },
+    { "cudaKernelNodeParams", 56, 6, cushim_gen_sf_31 },
+    { "cudaMemsetParams", 40, 6, cushim_gen_sf_32 },
+    { "cudaMemAllocNodeParams", 120, 5, cushim_gen_sf_33 },
+    { "cudaMemPoolProps", 88, 7, cushim_gen_sf_34 },
+    { "cudaMemLocation", 8, 2, cushim_gen_sf_35 },
+    { "cudaChannelFormatDesc", 20, 5, cushim_gen_sf_36 },
+    { "cudaPointerAttributes", 24, 4, cushim_gen_sf_37 },
+    { "cudaFuncAttributes", 144, 17, cushim_gen_sf_38 },
 };
-const uint32_t cushim_gen_struct_count = 34;
+const uint32_t cushim_gen_struct_count = 39;
 
 static const cushim_param_info cushim_gen_p_cuGetErrorString[] = {
     { "error", "CUresult", "enum cudaError_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cuGetErrorString, error), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[56], NULL },
@@ -2604,7 +2666,7 @@ static const cushim_param_info cushim_gen_p_cuMemAddressFree[] = {
 static const cushim_param_info cushim_gen_p_cuMemCreate[] = {
     { "handle", "CUmemGenericAllocationHandle *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemCreate, handle), -1, CUSHIM_E_(cuMemCreate, handle), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "size", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemCreate, size), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "prop", "const CUmemAllocationProp *", "const struct CUmemAllocationProp_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemCreate, prop), -1, CUSHIM_E_(cuMemCreate, prop), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[12] },
+    { "prop", "const CUmemAllocationProp *", "const struct CUmemAllocationProp_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemCreate, prop), -1, CUSHIM_E_(cuMemCreate, prop), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[17] },
     { "flags", "unsigned long long", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemCreate, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemRelease[] = {
@@ -2629,12 +2691,12 @@ static const cushim_param_info cushim_gen_p_cuMemUnmap[] = {
 static const cushim_param_info cushim_gen_p_cuMemSetAccess[] = {
     { "ptr", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemSetAccess, ptr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "size", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemSetAccess, size), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "desc", "const CUmemAccessDesc *", "const struct CUmemAccessDesc_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemSetAccess, desc), 3, CUSHIM_E_(cuMemSetAccess, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[14] },
+    { "desc", "const CUmemAccessDesc *", "const struct CUmemAccessDesc_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemSetAccess, desc), 3, CUSHIM_E_(cuMemSetAccess, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[19] },
     { "count", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemSetAccess, count), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemGetAccess[] = {
     { "flags", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemGetAccess, flags), -1, CUSHIM_E_(cuMemGetAccess, flags), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
-    { "location", "const CUmemLocation *", "const struct CUmemLocation_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemGetAccess, location), -1, CUSHIM_E_(cuMemGetAccess, location), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[13] },
+    { "location", "const CUmemLocation *", "const struct CUmemLocation_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemGetAccess, location), -1, CUSHIM_E_(cuMemGetAccess, location), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[18] },
     { "ptr", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemGetAccess, ptr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemExportToShareableHandle[] = {
@@ -2650,11 +2712,11 @@ static const cushim_param_info cushim_gen_p_cuMemImportFromShareableHandle[] = {
 };
 static const cushim_param_info cushim_gen_p_cuMemGetAllocationGranularity[] = {
     { "granularity", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemGetAllocationGranularity, granularity), -1, CUSHIM_E_(cuMemGetAllocationGranularity, granularity), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
-    { "prop", "const CUmemAllocationProp *", "const struct CUmemAllocationProp_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemGetAllocationGranularity, prop), -1, CUSHIM_E_(cuMemGetAllocationGranularity, prop), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[12] },
+    { "prop", "const CUmemAllocationProp *", "const struct CUmemAllocationProp_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemGetAllocationGranularity, prop), -1, CUSHIM_E_(cuMemGetAllocationGranularity, prop), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[17] },
     { "option", "CUmemAllocationGranularity_flags", "enum CUmemAllocationGranularity_flags_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cuMemGetAllocationGranularity, option), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[72], NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemGetAllocationPropertiesFromHandle[] = {
-    { "prop", "CUmemAllocationProp *", "struct CUmemAllocationProp_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemGetAllocationPropertiesFromHandle, prop), -1, CUSHIM_E_(cuMemGetAllocationPropertiesFromHandle, prop), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[12] },
+    { "prop", "CUmemAllocationProp *", "struct CUmemAllocationProp_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemGetAllocationPropertiesFromHandle, prop), -1, CUSHIM_E_(cuMemGetAllocationPropertiesFromHandle, prop), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[17] },
     { "handle", "CUmemGenericAllocationHandle", "unsigned long long", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemGetAllocationPropertiesFromHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemRetainAllocationHandle[] = {
@@ -2686,17 +2748,17 @@ static const cushim_param_info cushim_gen_p_cuMemPoolGetAttribute[] = {
 };
 static const cushim_param_info cushim_gen_p_cuMemPoolSetAccess[] = {
     { "pool", "CUmemoryPool", "struct CUmemPoolHandle_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPoolSetAccess, pool), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "map", "const CUmemAccessDesc *", "const struct CUmemAccessDesc_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPoolSetAccess, map), 2, CUSHIM_E_(cuMemPoolSetAccess, map), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[14] },
+    { "map", "const CUmemAccessDesc *", "const struct CUmemAccessDesc_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPoolSetAccess, map), 2, CUSHIM_E_(cuMemPoolSetAccess, map), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[19] },
     { "count", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPoolSetAccess, count), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemPoolGetAccess[] = {
     { "flags", "CUmemAccess_flags *", "enum CUmemAccess_flags_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemPoolGetAccess, flags), -1, CUSHIM_E_(cuMemPoolGetAccess, flags), 0, CUSHIM_KIND_ENUM, 0, 0, &cushim_gen_enums[69], NULL },
     { "memPool", "CUmemoryPool", "struct CUmemPoolHandle_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPoolGetAccess, memPool), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "location", "CUmemLocation *", "struct CUmemLocation_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPoolGetAccess, location), -1, CUSHIM_E_(cuMemPoolGetAccess, location), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[13] },
+    { "location", "CUmemLocation *", "struct CUmemLocation_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPoolGetAccess, location), -1, CUSHIM_E_(cuMemPoolGetAccess, location), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[18] },
 };
 static const cushim_param_info cushim_gen_p_cuMemPoolCreate[] = {
     { "pool", "CUmemoryPool *", "struct CUmemPoolHandle_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemPoolCreate, pool), -1, CUSHIM_E_(cuMemPoolCreate, pool), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "poolProps", "const CUmemPoolProps *", "const struct CUmemPoolProps_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPoolCreate, poolProps), -1, CUSHIM_E_(cuMemPoolCreate, poolProps), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[15] },
+    { "poolProps", "const CUmemPoolProps *", "const struct CUmemPoolProps_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPoolCreate, poolProps), -1, CUSHIM_E_(cuMemPoolCreate, poolProps), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[20] },
 };
 static const cushim_param_info cushim_gen_p_cuMemPoolDestroy[] = {
     { "pool", "CUmemoryPool", "struct CUmemPoolHandle_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPoolDestroy, pool), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -2770,7 +2832,7 @@ static const cushim_param_info cushim_gen_p_cuPointerGetAttribute[] = {
 static const cushim_param_info cushim_gen_p_cuMemPrefetchAsync_v2_ptsz[] = {
     { "devPtr", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPrefetchAsync_v2_ptsz, devPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "count", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPrefetchAsync_v2_ptsz, count), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "location", "CUmemLocation", "struct CUmemLocation_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPrefetchAsync_v2_ptsz, location), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[13] },
+    { "location", "CUmemLocation", "struct CUmemLocation_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPrefetchAsync_v2_ptsz, location), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[18] },
     { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPrefetchAsync_v2_ptsz, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPrefetchAsync_v2_ptsz, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
@@ -2778,7 +2840,7 @@ static const cushim_param_info cushim_gen_p_cuMemAdvise_v2[] = {
     { "devPtr", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemAdvise_v2, devPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "count", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemAdvise_v2, count), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "advice", "CUmem_advise", "enum CUmem_advise_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cuMemAdvise_v2, advice), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[28], NULL },
-    { "location", "CUmemLocation", "struct CUmemLocation_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cuMemAdvise_v2, location), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[13] },
+    { "location", "CUmemLocation", "struct CUmemLocation_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cuMemAdvise_v2, location), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[18] },
 };
 static const cushim_param_info cushim_gen_p_cuMemRangeGetAttribute[] = {
     { "data", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemRangeGetAttribute, data), 1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -3061,7 +3123,7 @@ static const cushim_param_info cushim_gen_p_cuLaunchKernel_ptsz[] = {
     { "extra", "void **", "void **", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuLaunchKernel_ptsz, extra), -1, CUSHIM_E_(cuLaunchKernel_ptsz, extra), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuLaunchKernelEx_ptsz[] = {
-    { "config", "const CUlaunchConfig *", "const struct CUlaunchConfig_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuLaunchKernelEx_ptsz, config), -1, CUSHIM_E_(cuLaunchKernelEx_ptsz, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[6] },
+    { "config", "const CUlaunchConfig *", "const struct CUlaunchConfig_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuLaunchKernelEx_ptsz, config), -1, CUSHIM_E_(cuLaunchKernelEx_ptsz, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[11] },
     { "f", "CUfunction", "struct CUfunc_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuLaunchKernelEx_ptsz, f), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "kernelParams", "void **", "void **", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuLaunchKernelEx_ptsz, kernelParams), -1, CUSHIM_E_(cuLaunchKernelEx_ptsz, kernelParams), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
     { "extra", "void **", "void **", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuLaunchKernelEx_ptsz, extra), -1, CUSHIM_E_(cuLaunchKernelEx_ptsz, extra), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
@@ -3079,7 +3141,7 @@ static const cushim_param_info cushim_gen_p_cuLaunchCooperativeKernel_ptsz[] = {
     { "kernelParams", "void **", "void **", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuLaunchCooperativeKernel_ptsz, kernelParams), -1, CUSHIM_E_(cuLaunchCooperativeKernel_ptsz, kernelParams), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuLaunchCooperativeKernelMultiDevice[] = {
-    { "launchParamsList", "CUDA_LAUNCH_PARAMS *", "struct CUDA_LAUNCH_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuLaunchCooperativeKernelMultiDevice, launchParamsList), 1, CUSHIM_E_(cuLaunchCooperativeKernelMultiDevice, launchParamsList), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[17] },
+    { "launchParamsList", "CUDA_LAUNCH_PARAMS *", "struct CUDA_LAUNCH_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuLaunchCooperativeKernelMultiDevice, launchParamsList), 1, CUSHIM_E_(cuLaunchCooperativeKernelMultiDevice, launchParamsList), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[22] },
     { "numDevices", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuLaunchCooperativeKernelMultiDevice, numDevices), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuLaunchCooperativeKernelMultiDevice, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
@@ -3150,15 +3212,15 @@ static const cushim_param_info cushim_gen_p_cuGraphAddKernelNode_v2[] = {
     { "hGraph", "CUgraph", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddKernelNode_v2, hGraph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dependencies", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddKernelNode_v2, dependencies), 3, CUSHIM_E_(cuGraphAddKernelNode_v2, dependencies), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddKernelNode_v2, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "nodeParams", "const CUDA_KERNEL_NODE_PARAMS *", "const struct CUDA_KERNEL_NODE_PARAMS_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddKernelNode_v2, nodeParams), -1, CUSHIM_E_(cuGraphAddKernelNode_v2, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[7] },
+    { "nodeParams", "const CUDA_KERNEL_NODE_PARAMS *", "const struct CUDA_KERNEL_NODE_PARAMS_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddKernelNode_v2, nodeParams), -1, CUSHIM_E_(cuGraphAddKernelNode_v2, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[12] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphKernelNodeGetParams_v2[] = {
     { "hNode", "CUgraphNode", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphKernelNodeGetParams_v2, hNode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "nodeParams", "CUDA_KERNEL_NODE_PARAMS *", "struct CUDA_KERNEL_NODE_PARAMS_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphKernelNodeGetParams_v2, nodeParams), -1, CUSHIM_E_(cuGraphKernelNodeGetParams_v2, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[7] },
+    { "nodeParams", "CUDA_KERNEL_NODE_PARAMS *", "struct CUDA_KERNEL_NODE_PARAMS_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphKernelNodeGetParams_v2, nodeParams), -1, CUSHIM_E_(cuGraphKernelNodeGetParams_v2, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[12] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphKernelNodeSetParams_v2[] = {
     { "hNode", "CUgraphNode", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphKernelNodeSetParams_v2, hNode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "nodeParams", "const CUDA_KERNEL_NODE_PARAMS *", "const struct CUDA_KERNEL_NODE_PARAMS_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphKernelNodeSetParams_v2, nodeParams), -1, CUSHIM_E_(cuGraphKernelNodeSetParams_v2, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[7] },
+    { "nodeParams", "const CUDA_KERNEL_NODE_PARAMS *", "const struct CUDA_KERNEL_NODE_PARAMS_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphKernelNodeSetParams_v2, nodeParams), -1, CUSHIM_E_(cuGraphKernelNodeSetParams_v2, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[12] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphAddMemcpyNode[] = {
     { "phGraphNode", "CUgraphNode *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphAddMemcpyNode, phGraphNode), -1, CUSHIM_E_(cuGraphAddMemcpyNode, phGraphNode), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
@@ -3181,31 +3243,31 @@ static const cushim_param_info cushim_gen_p_cuGraphAddMemsetNode[] = {
     { "hGraph", "CUgraph", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddMemsetNode, hGraph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dependencies", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddMemsetNode, dependencies), 3, CUSHIM_E_(cuGraphAddMemsetNode, dependencies), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddMemsetNode, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "memsetParams", "const CUDA_MEMSET_NODE_PARAMS *", "const struct CUDA_MEMSET_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddMemsetNode, memsetParams), -1, CUSHIM_E_(cuGraphAddMemsetNode, memsetParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[9] },
+    { "memsetParams", "const CUDA_MEMSET_NODE_PARAMS *", "const struct CUDA_MEMSET_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddMemsetNode, memsetParams), -1, CUSHIM_E_(cuGraphAddMemsetNode, memsetParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[14] },
     { "ctx", "CUcontext", "struct CUctx_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddMemsetNode, ctx), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuGraphMemsetNodeGetParams[] = {
     { "hNode", "CUgraphNode", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphMemsetNodeGetParams, hNode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "nodeParams", "CUDA_MEMSET_NODE_PARAMS *", "struct CUDA_MEMSET_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphMemsetNodeGetParams, nodeParams), -1, CUSHIM_E_(cuGraphMemsetNodeGetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[9] },
+    { "nodeParams", "CUDA_MEMSET_NODE_PARAMS *", "struct CUDA_MEMSET_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphMemsetNodeGetParams, nodeParams), -1, CUSHIM_E_(cuGraphMemsetNodeGetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[14] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphMemsetNodeSetParams[] = {
     { "hNode", "CUgraphNode", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphMemsetNodeSetParams, hNode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "nodeParams", "const CUDA_MEMSET_NODE_PARAMS *", "const struct CUDA_MEMSET_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphMemsetNodeSetParams, nodeParams), -1, CUSHIM_E_(cuGraphMemsetNodeSetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[9] },
+    { "nodeParams", "const CUDA_MEMSET_NODE_PARAMS *", "const struct CUDA_MEMSET_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphMemsetNodeSetParams, nodeParams), -1, CUSHIM_E_(cuGraphMemsetNodeSetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[14] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphAddHostNode[] = {
     { "phGraphNode", "CUgraphNode *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphAddHostNode, phGraphNode), -1, CUSHIM_E_(cuGraphAddHostNode, phGraphNode), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "hGraph", "CUgraph", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddHostNode, hGraph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dependencies", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddHostNode, dependencies), 3, CUSHIM_E_(cuGraphAddHostNode, dependencies), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddHostNode, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "nodeParams", "const CUDA_HOST_NODE_PARAMS *", "const struct CUDA_HOST_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddHostNode, nodeParams), -1, CUSHIM_E_(cuGraphAddHostNode, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[11] },
+    { "nodeParams", "const CUDA_HOST_NODE_PARAMS *", "const struct CUDA_HOST_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddHostNode, nodeParams), -1, CUSHIM_E_(cuGraphAddHostNode, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[16] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphHostNodeGetParams[] = {
     { "hNode", "CUgraphNode", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphHostNodeGetParams, hNode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "nodeParams", "CUDA_HOST_NODE_PARAMS *", "struct CUDA_HOST_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphHostNodeGetParams, nodeParams), -1, CUSHIM_E_(cuGraphHostNodeGetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[11] },
+    { "nodeParams", "CUDA_HOST_NODE_PARAMS *", "struct CUDA_HOST_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphHostNodeGetParams, nodeParams), -1, CUSHIM_E_(cuGraphHostNodeGetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[16] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphHostNodeSetParams[] = {
     { "hNode", "CUgraphNode", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphHostNodeSetParams, hNode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "nodeParams", "const CUDA_HOST_NODE_PARAMS *", "const struct CUDA_HOST_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphHostNodeSetParams, nodeParams), -1, CUSHIM_E_(cuGraphHostNodeSetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[11] },
+    { "nodeParams", "const CUDA_HOST_NODE_PARAMS *", "const struct CUDA_HOST_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphHostNodeSetParams, nodeParams), -1, CUSHIM_E_(cuGraphHostNodeSetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[16] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphAddChildGraphNode[] = {
     { "phGraphNode", "CUgraphNode *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphAddChildGraphNode, phGraphNode), -1, CUSHIM_E_(cuGraphAddChildGraphNode, phGraphNode), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
@@ -3309,11 +3371,11 @@ static const cushim_param_info cushim_gen_p_cuGraphAddMemAllocNode[] = {
     { "hGraph", "CUgraph", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddMemAllocNode, hGraph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dependencies", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddMemAllocNode, dependencies), 3, CUSHIM_E_(cuGraphAddMemAllocNode, dependencies), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddMemAllocNode, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "nodeParams", "CUDA_MEM_ALLOC_NODE_PARAMS *", "struct CUDA_MEM_ALLOC_NODE_PARAMS_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cuGraphAddMemAllocNode, nodeParams), -1, CUSHIM_E_(cuGraphAddMemAllocNode, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[16] },
+    { "nodeParams", "CUDA_MEM_ALLOC_NODE_PARAMS *", "struct CUDA_MEM_ALLOC_NODE_PARAMS_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cuGraphAddMemAllocNode, nodeParams), -1, CUSHIM_E_(cuGraphAddMemAllocNode, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[21] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphMemAllocNodeGetParams[] = {
     { "hNode", "CUgraphNode", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphMemAllocNodeGetParams, hNode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "params_out", "CUDA_MEM_ALLOC_NODE_PARAMS *", "struct CUDA_MEM_ALLOC_NODE_PARAMS_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphMemAllocNodeGetParams, params_out), -1, CUSHIM_E_(cuGraphMemAllocNodeGetParams, params_out), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[16] },
+    { "params_out", "CUDA_MEM_ALLOC_NODE_PARAMS *", "struct CUDA_MEM_ALLOC_NODE_PARAMS_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphMemAllocNodeGetParams, params_out), -1, CUSHIM_E_(cuGraphMemAllocNodeGetParams, params_out), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[21] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphAddMemFreeNode[] = {
     { "phGraphNode", "CUgraphNode *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphAddMemFreeNode, phGraphNode), -1, CUSHIM_E_(cuGraphAddMemFreeNode, phGraphNode), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
@@ -3415,7 +3477,7 @@ static const cushim_param_info cushim_gen_p_cuGraphExecGetFlags[] = {
 static const cushim_param_info cushim_gen_p_cuGraphExecKernelNodeSetParams_v2[] = {
     { "hGraphExec", "CUgraphExec", "struct CUgraphExec_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecKernelNodeSetParams_v2, hGraphExec), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hNode", "CUgraphNode", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecKernelNodeSetParams_v2, hNode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "nodeParams", "const CUDA_KERNEL_NODE_PARAMS *", "const struct CUDA_KERNEL_NODE_PARAMS_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecKernelNodeSetParams_v2, nodeParams), -1, CUSHIM_E_(cuGraphExecKernelNodeSetParams_v2, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[7] },
+    { "nodeParams", "const CUDA_KERNEL_NODE_PARAMS *", "const struct CUDA_KERNEL_NODE_PARAMS_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecKernelNodeSetParams_v2, nodeParams), -1, CUSHIM_E_(cuGraphExecKernelNodeSetParams_v2, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[12] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphExecMemcpyNodeSetParams[] = {
     { "hGraphExec", "CUgraphExec", "struct CUgraphExec_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecMemcpyNodeSetParams, hGraphExec), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -3426,13 +3488,13 @@ static const cushim_param_info cushim_gen_p_cuGraphExecMemcpyNodeSetParams[] = {
 static const cushim_param_info cushim_gen_p_cuGraphExecMemsetNodeSetParams[] = {
     { "hGraphExec", "CUgraphExec", "struct CUgraphExec_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecMemsetNodeSetParams, hGraphExec), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hNode", "CUgraphNode", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecMemsetNodeSetParams, hNode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "memsetParams", "const CUDA_MEMSET_NODE_PARAMS *", "const struct CUDA_MEMSET_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecMemsetNodeSetParams, memsetParams), -1, CUSHIM_E_(cuGraphExecMemsetNodeSetParams, memsetParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[9] },
+    { "memsetParams", "const CUDA_MEMSET_NODE_PARAMS *", "const struct CUDA_MEMSET_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecMemsetNodeSetParams, memsetParams), -1, CUSHIM_E_(cuGraphExecMemsetNodeSetParams, memsetParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[14] },
     { "ctx", "CUcontext", "struct CUctx_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecMemsetNodeSetParams, ctx), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuGraphExecHostNodeSetParams[] = {
     { "hGraphExec", "CUgraphExec", "struct CUgraphExec_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecHostNodeSetParams, hGraphExec), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hNode", "CUgraphNode", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecHostNodeSetParams, hNode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "nodeParams", "const CUDA_HOST_NODE_PARAMS *", "const struct CUDA_HOST_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecHostNodeSetParams, nodeParams), -1, CUSHIM_E_(cuGraphExecHostNodeSetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[11] },
+    { "nodeParams", "const CUDA_HOST_NODE_PARAMS *", "const struct CUDA_HOST_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecHostNodeSetParams, nodeParams), -1, CUSHIM_E_(cuGraphExecHostNodeSetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[16] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphExecChildGraphNodeSetParams[] = {
     { "hGraphExec", "CUgraphExec", "struct CUgraphExec_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecChildGraphNodeSetParams, hGraphExec), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -3596,12 +3658,12 @@ static const cushim_param_info cushim_gen_p_cuOccupancyAvailableDynamicSMemPerBl
 static const cushim_param_info cushim_gen_p_cuOccupancyMaxPotentialClusterSize[] = {
     { "clusterSize", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuOccupancyMaxPotentialClusterSize, clusterSize), -1, CUSHIM_E_(cuOccupancyMaxPotentialClusterSize, clusterSize), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
     { "func", "CUfunction", "struct CUfunc_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuOccupancyMaxPotentialClusterSize, func), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "config", "const CUlaunchConfig *", "const struct CUlaunchConfig_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuOccupancyMaxPotentialClusterSize, config), -1, CUSHIM_E_(cuOccupancyMaxPotentialClusterSize, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[6] },
+    { "config", "const CUlaunchConfig *", "const struct CUlaunchConfig_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuOccupancyMaxPotentialClusterSize, config), -1, CUSHIM_E_(cuOccupancyMaxPotentialClusterSize, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[11] },
 };
 static const cushim_param_info cushim_gen_p_cuOccupancyMaxActiveClusters[] = {
     { "numClusters", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuOccupancyMaxActiveClusters, numClusters), -1, CUSHIM_E_(cuOccupancyMaxActiveClusters, numClusters), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
     { "func", "CUfunction", "struct CUfunc_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuOccupancyMaxActiveClusters, func), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "config", "const CUlaunchConfig *", "const struct CUlaunchConfig_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuOccupancyMaxActiveClusters, config), -1, CUSHIM_E_(cuOccupancyMaxActiveClusters, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[6] },
+    { "config", "const CUlaunchConfig *", "const struct CUlaunchConfig_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuOccupancyMaxActiveClusters, config), -1, CUSHIM_E_(cuOccupancyMaxActiveClusters, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[11] },
 };
 static const cushim_param_info cushim_gen_p_cuTexRefSetArray[] = {
     { "hTexRef", "CUtexref", "struct CUtexref_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuTexRefSetArray, hTexRef), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -3686,7 +3748,7 @@ static const cushim_param_info cushim_gen_p_cuTexRefGetFilterMode[] = {
     { "hTexRef", "CUtexref", "struct CUtexref_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuTexRefGetFilterMode, hTexRef), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuTexRefGetFormat[] = {
-    { "pFormat", "CUarray_format *", "enum CUarray_format_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuTexRefGetFormat, pFormat), -1, CUSHIM_E_(cuTexRefGetFormat, pFormat), 0, CUSHIM_KIND_ENUM, 0, 0, &cushim_gen_enums[17], NULL },
+    { "pFormat", "CUarray_format *", "enum CUarray_format_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuTexRefGetFormat, pFormat), 1, CUSHIM_E_(cuTexRefGetFormat, pFormat), 0, CUSHIM_KIND_ENUM, 1, 0, &cushim_gen_enums[17], NULL },
     { "pNumChannels", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuTexRefGetFormat, pNumChannels), -1, CUSHIM_E_(cuTexRefGetFormat, pNumChannels), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
     { "hTexRef", "CUtexref", "struct CUtexref_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuTexRefGetFormat, hTexRef), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
@@ -4137,13 +4199,13 @@ static const cushim_param_info cushim_gen_p_cuMemcpyAtoHAsync[] = {
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoHAsync, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpy2D[] = {
-    { "pCopy", "const CUDA_MEMCPY2D_v1 *", "const struct CUDA_MEMCPY2D_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpy2D, pCopy), -1, CUSHIM_E_(cuMemcpy2D, pCopy), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pCopy", "const CUDA_MEMCPY2D_v1 *", "const struct CUDA_MEMCPY2D_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpy2D, pCopy), -1, CUSHIM_E_(cuMemcpy2D, pCopy), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[5] },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpy2DUnaligned[] = {
-    { "pCopy", "const CUDA_MEMCPY2D_v1 *", "const struct CUDA_MEMCPY2D_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpy2DUnaligned, pCopy), -1, CUSHIM_E_(cuMemcpy2DUnaligned, pCopy), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pCopy", "const CUDA_MEMCPY2D_v1 *", "const struct CUDA_MEMCPY2D_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpy2DUnaligned, pCopy), -1, CUSHIM_E_(cuMemcpy2DUnaligned, pCopy), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[5] },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpy3D[] = {
-    { "pCopy", "const CUDA_MEMCPY3D_v1 *", "const struct CUDA_MEMCPY3D_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpy3D, pCopy), -1, CUSHIM_E_(cuMemcpy3D, pCopy), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pCopy", "const CUDA_MEMCPY3D_v1 *", "const struct CUDA_MEMCPY3D_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpy3D, pCopy), -1, CUSHIM_E_(cuMemcpy3D, pCopy), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[6] },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyHtoDAsync[] = {
     { "dstDevice", "CUdeviceptr_v1", "unsigned int", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync, dstDevice), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -4164,11 +4226,11 @@ static const cushim_param_info cushim_gen_p_cuMemcpyDtoDAsync[] = {
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoDAsync, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpy2DAsync[] = {
-    { "pCopy", "const CUDA_MEMCPY2D_v1 *", "const struct CUDA_MEMCPY2D_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpy2DAsync, pCopy), -1, CUSHIM_E_(cuMemcpy2DAsync, pCopy), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pCopy", "const CUDA_MEMCPY2D_v1 *", "const struct CUDA_MEMCPY2D_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpy2DAsync, pCopy), -1, CUSHIM_E_(cuMemcpy2DAsync, pCopy), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[5] },
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpy2DAsync, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpy3DAsync[] = {
-    { "pCopy", "const CUDA_MEMCPY3D_v1 *", "const struct CUDA_MEMCPY3D_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpy3DAsync, pCopy), -1, CUSHIM_E_(cuMemcpy3DAsync, pCopy), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pCopy", "const CUDA_MEMCPY3D_v1 *", "const struct CUDA_MEMCPY3D_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpy3DAsync, pCopy), -1, CUSHIM_E_(cuMemcpy3DAsync, pCopy), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[6] },
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpy3DAsync, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemsetD8[] = {
@@ -4209,18 +4271,18 @@ static const cushim_param_info cushim_gen_p_cuMemsetD2D32[] = {
 };
 static const cushim_param_info cushim_gen_p_cuArrayCreate[] = {
     { "pHandle", "CUarray *", "struct CUarray_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuArrayCreate, pHandle), -1, CUSHIM_E_(cuArrayCreate, pHandle), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "pAllocateArray", "const CUDA_ARRAY_DESCRIPTOR_v1 *", "const struct CUDA_ARRAY_DESCRIPTOR_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuArrayCreate, pAllocateArray), -1, CUSHIM_E_(cuArrayCreate, pAllocateArray), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pAllocateArray", "const CUDA_ARRAY_DESCRIPTOR_v1 *", "const struct CUDA_ARRAY_DESCRIPTOR_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuArrayCreate, pAllocateArray), -1, CUSHIM_E_(cuArrayCreate, pAllocateArray), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[7] },
 };
 static const cushim_param_info cushim_gen_p_cuArrayGetDescriptor[] = {
-    { "pArrayDescriptor", "CUDA_ARRAY_DESCRIPTOR_v1 *", "struct CUDA_ARRAY_DESCRIPTOR_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuArrayGetDescriptor, pArrayDescriptor), -1, CUSHIM_E_(cuArrayGetDescriptor, pArrayDescriptor), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pArrayDescriptor", "CUDA_ARRAY_DESCRIPTOR_v1 *", "struct CUDA_ARRAY_DESCRIPTOR_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuArrayGetDescriptor, pArrayDescriptor), -1, CUSHIM_E_(cuArrayGetDescriptor, pArrayDescriptor), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[7] },
     { "hArray", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuArrayGetDescriptor, hArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuArray3DCreate[] = {
     { "pHandle", "CUarray *", "struct CUarray_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuArray3DCreate, pHandle), -1, CUSHIM_E_(cuArray3DCreate, pHandle), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "pAllocateArray", "const CUDA_ARRAY3D_DESCRIPTOR_v1 *", "const struct CUDA_ARRAY3D_DESCRIPTOR_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuArray3DCreate, pAllocateArray), -1, CUSHIM_E_(cuArray3DCreate, pAllocateArray), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pAllocateArray", "const CUDA_ARRAY3D_DESCRIPTOR_v1 *", "const struct CUDA_ARRAY3D_DESCRIPTOR_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuArray3DCreate, pAllocateArray), -1, CUSHIM_E_(cuArray3DCreate, pAllocateArray), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[8] },
 };
 static const cushim_param_info cushim_gen_p_cuArray3DGetDescriptor[] = {
-    { "pArrayDescriptor", "CUDA_ARRAY3D_DESCRIPTOR_v1 *", "struct CUDA_ARRAY3D_DESCRIPTOR_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuArray3DGetDescriptor, pArrayDescriptor), -1, CUSHIM_E_(cuArray3DGetDescriptor, pArrayDescriptor), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pArrayDescriptor", "CUDA_ARRAY3D_DESCRIPTOR_v1 *", "struct CUDA_ARRAY3D_DESCRIPTOR_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuArray3DGetDescriptor, pArrayDescriptor), -1, CUSHIM_E_(cuArray3DGetDescriptor, pArrayDescriptor), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[8] },
     { "hArray", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuArray3DGetDescriptor, hArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuTexRefSetAddress[] = {
@@ -4231,7 +4293,7 @@ static const cushim_param_info cushim_gen_p_cuTexRefSetAddress[] = {
 };
 static const cushim_param_info cushim_gen_p_cuTexRefSetAddress2D[] = {
     { "hTexRef", "CUtexref", "struct CUtexref_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuTexRefSetAddress2D, hTexRef), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "desc", "const CUDA_ARRAY_DESCRIPTOR_v1 *", "const struct CUDA_ARRAY_DESCRIPTOR_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuTexRefSetAddress2D, desc), -1, CUSHIM_E_(cuTexRefSetAddress2D, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "desc", "const CUDA_ARRAY_DESCRIPTOR_v1 *", "const struct CUDA_ARRAY_DESCRIPTOR_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuTexRefSetAddress2D, desc), -1, CUSHIM_E_(cuTexRefSetAddress2D, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[7] },
     { "dptr", "CUdeviceptr_v1", "unsigned int", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuTexRefSetAddress2D, dptr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "Pitch", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuTexRefSetAddress2D, Pitch), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
@@ -4591,7 +4653,7 @@ static const cushim_param_info cushim_gen_p_cuLaunchKernel[] = {
     { "extra", "void **", "void **", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuLaunchKernel, extra), -1, CUSHIM_E_(cuLaunchKernel, extra), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuLaunchKernelEx[] = {
-    { "config", "const CUlaunchConfig *", "const struct CUlaunchConfig_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuLaunchKernelEx, config), -1, CUSHIM_E_(cuLaunchKernelEx, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[6] },
+    { "config", "const CUlaunchConfig *", "const struct CUlaunchConfig_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuLaunchKernelEx, config), -1, CUSHIM_E_(cuLaunchKernelEx, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[11] },
     { "f", "CUfunction", "struct CUfunc_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuLaunchKernelEx, f), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "kernelParams", "void **", "void **", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuLaunchKernelEx, kernelParams), -1, CUSHIM_E_(cuLaunchKernelEx, kernelParams), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
     { "extra", "void **", "void **", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuLaunchKernelEx, extra), -1, CUSHIM_E_(cuLaunchKernelEx, extra), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
@@ -4716,7 +4778,7 @@ static const cushim_param_info cushim_gen_p_cuMemPrefetchAsync_ptsz[] = {
 static const cushim_param_info cushim_gen_p_cuMemPrefetchAsync_v2[] = {
     { "devPtr", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPrefetchAsync_v2, devPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "count", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPrefetchAsync_v2, count), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "location", "CUmemLocation", "struct CUmemLocation_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPrefetchAsync_v2, location), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[13] },
+    { "location", "CUmemLocation", "struct CUmemLocation_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPrefetchAsync_v2, location), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[18] },
     { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPrefetchAsync_v2, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemPrefetchAsync_v2, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
@@ -4816,20 +4878,20 @@ static const cushim_param_info cushim_gen_p_cuGraphAddKernelNode[] = {
     { "hGraph", "CUgraph", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddKernelNode, hGraph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dependencies", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddKernelNode, dependencies), 3, CUSHIM_E_(cuGraphAddKernelNode, dependencies), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddKernelNode, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "nodeParams", "const CUDA_KERNEL_NODE_PARAMS_v1 *", "const struct CUDA_KERNEL_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddKernelNode, nodeParams), -1, CUSHIM_E_(cuGraphAddKernelNode, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "nodeParams", "const CUDA_KERNEL_NODE_PARAMS_v1 *", "const struct CUDA_KERNEL_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddKernelNode, nodeParams), -1, CUSHIM_E_(cuGraphAddKernelNode, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[9] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphKernelNodeGetParams[] = {
     { "hNode", "CUgraphNode", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphKernelNodeGetParams, hNode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "nodeParams", "CUDA_KERNEL_NODE_PARAMS_v1 *", "struct CUDA_KERNEL_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphKernelNodeGetParams, nodeParams), -1, CUSHIM_E_(cuGraphKernelNodeGetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "nodeParams", "CUDA_KERNEL_NODE_PARAMS_v1 *", "struct CUDA_KERNEL_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphKernelNodeGetParams, nodeParams), -1, CUSHIM_E_(cuGraphKernelNodeGetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[9] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphKernelNodeSetParams[] = {
     { "hNode", "CUgraphNode", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphKernelNodeSetParams, hNode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "nodeParams", "const CUDA_KERNEL_NODE_PARAMS_v1 *", "const struct CUDA_KERNEL_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphKernelNodeSetParams, nodeParams), -1, CUSHIM_E_(cuGraphKernelNodeSetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "nodeParams", "const CUDA_KERNEL_NODE_PARAMS_v1 *", "const struct CUDA_KERNEL_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphKernelNodeSetParams, nodeParams), -1, CUSHIM_E_(cuGraphKernelNodeSetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[9] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphExecKernelNodeSetParams[] = {
     { "hGraphExec", "CUgraphExec", "struct CUgraphExec_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecKernelNodeSetParams, hGraphExec), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hNode", "CUgraphNode", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecKernelNodeSetParams, hNode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "nodeParams", "const CUDA_KERNEL_NODE_PARAMS_v1 *", "const struct CUDA_KERNEL_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecKernelNodeSetParams, nodeParams), -1, CUSHIM_E_(cuGraphExecKernelNodeSetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "nodeParams", "const CUDA_KERNEL_NODE_PARAMS_v1 *", "const struct CUDA_KERNEL_NODE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecKernelNodeSetParams, nodeParams), -1, CUSHIM_E_(cuGraphExecKernelNodeSetParams, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[9] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphInstantiateWithParams[] = {
     { "phGraphExec", "CUgraphExec *", "struct CUgraphExec_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphInstantiateWithParams, phGraphExec), -1, CUSHIM_E_(cuGraphInstantiateWithParams, phGraphExec), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
@@ -5179,7 +5241,7 @@ static const cushim_param_info cushim_gen_p_cudaDeviceGetLimit[] = {
 };
 static const cushim_param_info cushim_gen_p_cudaDeviceGetTexture1DLinearMaxWidth[] = {
     { "maxWidthInElements", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaDeviceGetTexture1DLinearMaxWidth, maxWidthInElements), -1, CUSHIM_E_(cudaDeviceGetTexture1DLinearMaxWidth, maxWidthInElements), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
-    { "fmtDesc", "const struct cudaChannelFormatDesc *", "const struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaDeviceGetTexture1DLinearMaxWidth, fmtDesc), -1, CUSHIM_E_(cudaDeviceGetTexture1DLinearMaxWidth, fmtDesc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[31] },
+    { "fmtDesc", "const struct cudaChannelFormatDesc *", "const struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaDeviceGetTexture1DLinearMaxWidth, fmtDesc), -1, CUSHIM_E_(cudaDeviceGetTexture1DLinearMaxWidth, fmtDesc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[36] },
     { "device", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaDeviceGetTexture1DLinearMaxWidth, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaDeviceGetCacheConfig[] = {
@@ -5477,21 +5539,21 @@ static const cushim_param_info cushim_gen_p_cudaDestroyExternalSemaphore[] = {
 };
 static const cushim_param_info cushim_gen_p_cudaLaunchKernel_ptsz[] = {
     { "func", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel_ptsz, func), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "gridDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel_ptsz, gridDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[18] },
-    { "blockDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel_ptsz, blockDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[18] },
+    { "gridDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel_ptsz, gridDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[23] },
+    { "blockDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel_ptsz, blockDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[23] },
     { "args", "void **", "void **", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel_ptsz, args), -1, CUSHIM_E_(cudaLaunchKernel_ptsz, args), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
     { "sharedMem", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel_ptsz, sharedMem), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel_ptsz, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaLaunchKernelExC_ptsz[] = {
-    { "config", "const cudaLaunchConfig_t *", "const struct cudaLaunchConfig_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernelExC_ptsz, config), -1, CUSHIM_E_(cudaLaunchKernelExC_ptsz, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[24] },
+    { "config", "const cudaLaunchConfig_t *", "const struct cudaLaunchConfig_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernelExC_ptsz, config), -1, CUSHIM_E_(cudaLaunchKernelExC_ptsz, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[29] },
     { "func", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernelExC_ptsz, func), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "args", "void **", "void **", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernelExC_ptsz, args), -1, CUSHIM_E_(cudaLaunchKernelExC_ptsz, args), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaLaunchCooperativeKernel_ptsz[] = {
     { "func", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel_ptsz, func), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "gridDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel_ptsz, gridDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[18] },
-    { "blockDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel_ptsz, blockDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[18] },
+    { "gridDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel_ptsz, gridDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[23] },
+    { "blockDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel_ptsz, blockDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[23] },
     { "args", "void **", "void **", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel_ptsz, args), -1, CUSHIM_E_(cudaLaunchCooperativeKernel_ptsz, args), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
     { "sharedMem", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel_ptsz, sharedMem), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel_ptsz, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -5501,7 +5563,7 @@ static const cushim_param_info cushim_gen_p_cudaFuncSetCacheConfig[] = {
     { "cacheConfig", "enum cudaFuncCache", "enum cudaFuncCache", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cudaFuncSetCacheConfig, cacheConfig), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[131], NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaFuncGetAttributes[] = {
-    { "attr", "struct cudaFuncAttributes *", "struct cudaFuncAttributes *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaFuncGetAttributes, attr), -1, CUSHIM_E_(cudaFuncGetAttributes, attr), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[33] },
+    { "attr", "struct cudaFuncAttributes *", "struct cudaFuncAttributes *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaFuncGetAttributes, attr), -1, CUSHIM_E_(cudaFuncGetAttributes, attr), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[38] },
     { "func", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaFuncGetAttributes, func), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaFuncSetAttribute[] = {
@@ -5550,12 +5612,12 @@ static const cushim_param_info cushim_gen_p_cudaOccupancyMaxActiveBlocksPerMulti
 static const cushim_param_info cushim_gen_p_cudaOccupancyMaxPotentialClusterSize[] = {
     { "clusterSize", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaOccupancyMaxPotentialClusterSize, clusterSize), -1, CUSHIM_E_(cudaOccupancyMaxPotentialClusterSize, clusterSize), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
     { "func", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaOccupancyMaxPotentialClusterSize, func), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "launchConfig", "const cudaLaunchConfig_t *", "const struct cudaLaunchConfig_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaOccupancyMaxPotentialClusterSize, launchConfig), -1, CUSHIM_E_(cudaOccupancyMaxPotentialClusterSize, launchConfig), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[24] },
+    { "launchConfig", "const cudaLaunchConfig_t *", "const struct cudaLaunchConfig_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaOccupancyMaxPotentialClusterSize, launchConfig), -1, CUSHIM_E_(cudaOccupancyMaxPotentialClusterSize, launchConfig), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[29] },
 };
 static const cushim_param_info cushim_gen_p_cudaOccupancyMaxActiveClusters[] = {
     { "numClusters", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaOccupancyMaxActiveClusters, numClusters), -1, CUSHIM_E_(cudaOccupancyMaxActiveClusters, numClusters), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
     { "func", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaOccupancyMaxActiveClusters, func), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "launchConfig", "const cudaLaunchConfig_t *", "const struct cudaLaunchConfig_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaOccupancyMaxActiveClusters, launchConfig), -1, CUSHIM_E_(cudaOccupancyMaxActiveClusters, launchConfig), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[24] },
+    { "launchConfig", "const cudaLaunchConfig_t *", "const struct cudaLaunchConfig_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaOccupancyMaxActiveClusters, launchConfig), -1, CUSHIM_E_(cudaOccupancyMaxActiveClusters, launchConfig), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[29] },
 };
 static const cushim_param_info cushim_gen_p_cudaMallocManaged[] = {
     { "devPtr", "void **", "void **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMallocManaged, devPtr), -1, CUSHIM_E_(cudaMallocManaged, devPtr), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
@@ -5578,7 +5640,7 @@ static const cushim_param_info cushim_gen_p_cudaMallocPitch[] = {
 };
 static const cushim_param_info cushim_gen_p_cudaMallocArray[] = {
     { "array", "cudaArray_t *", "struct cudaArray **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMallocArray, array), -1, CUSHIM_E_(cudaMallocArray, array), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "desc", "const struct cudaChannelFormatDesc *", "const struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMallocArray, desc), -1, CUSHIM_E_(cudaMallocArray, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[31] },
+    { "desc", "const struct cudaChannelFormatDesc *", "const struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMallocArray, desc), -1, CUSHIM_E_(cudaMallocArray, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[36] },
     { "width", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMallocArray, width), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "height", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMallocArray, height), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMallocArray, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -5618,19 +5680,19 @@ static const cushim_param_info cushim_gen_p_cudaHostGetFlags[] = {
     { "pHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaHostGetFlags, pHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaMalloc3D[] = {
-    { "pitchedDevPtr", "struct cudaPitchedPtr *", "struct cudaPitchedPtr *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMalloc3D, pitchedDevPtr), -1, CUSHIM_E_(cudaMalloc3D, pitchedDevPtr), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[21] },
-    { "extent", "struct cudaExtent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMalloc3D, extent), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[22] },
+    { "pitchedDevPtr", "struct cudaPitchedPtr *", "struct cudaPitchedPtr *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMalloc3D, pitchedDevPtr), -1, CUSHIM_E_(cudaMalloc3D, pitchedDevPtr), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[26] },
+    { "extent", "struct cudaExtent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMalloc3D, extent), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[27] },
 };
 static const cushim_param_info cushim_gen_p_cudaMalloc3DArray[] = {
     { "array", "cudaArray_t *", "struct cudaArray **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMalloc3DArray, array), -1, CUSHIM_E_(cudaMalloc3DArray, array), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "desc", "const struct cudaChannelFormatDesc *", "const struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMalloc3DArray, desc), -1, CUSHIM_E_(cudaMalloc3DArray, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[31] },
-    { "extent", "struct cudaExtent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMalloc3DArray, extent), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[22] },
+    { "desc", "const struct cudaChannelFormatDesc *", "const struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMalloc3DArray, desc), -1, CUSHIM_E_(cudaMalloc3DArray, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[36] },
+    { "extent", "struct cudaExtent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMalloc3DArray, extent), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[27] },
     { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMalloc3DArray, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaMallocMipmappedArray[] = {
     { "mipmappedArray", "cudaMipmappedArray_t *", "struct cudaMipmappedArray **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMallocMipmappedArray, mipmappedArray), -1, CUSHIM_E_(cudaMallocMipmappedArray, mipmappedArray), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "desc", "const struct cudaChannelFormatDesc *", "const struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMallocMipmappedArray, desc), -1, CUSHIM_E_(cudaMallocMipmappedArray, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[31] },
-    { "extent", "struct cudaExtent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMallocMipmappedArray, extent), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[22] },
+    { "desc", "const struct cudaChannelFormatDesc *", "const struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMallocMipmappedArray, desc), -1, CUSHIM_E_(cudaMallocMipmappedArray, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[36] },
+    { "extent", "struct cudaExtent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMallocMipmappedArray, extent), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[27] },
     { "numLevels", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMallocMipmappedArray, numLevels), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMallocMipmappedArray, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
@@ -5640,17 +5702,17 @@ static const cushim_param_info cushim_gen_p_cudaGetMipmappedArrayLevel[] = {
     { "level", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaGetMipmappedArrayLevel, level), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpy3D_ptds[] = {
-    { "p", "const struct cudaMemcpy3DParms *", "const struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3D_ptds, p), -1, CUSHIM_E_(cudaMemcpy3D_ptds, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[19] },
+    { "p", "const struct cudaMemcpy3DParms *", "const struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3D_ptds, p), -1, CUSHIM_E_(cudaMemcpy3D_ptds, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[24] },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpy3DPeer_ptds[] = {
-    { "p", "const struct cudaMemcpy3DPeerParms *", "const struct cudaMemcpy3DPeerParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DPeer_ptds, p), -1, CUSHIM_E_(cudaMemcpy3DPeer_ptds, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[20] },
+    { "p", "const struct cudaMemcpy3DPeerParms *", "const struct cudaMemcpy3DPeerParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DPeer_ptds, p), -1, CUSHIM_E_(cudaMemcpy3DPeer_ptds, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[25] },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpy3DAsync_ptsz[] = {
-    { "p", "const struct cudaMemcpy3DParms *", "const struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DAsync_ptsz, p), -1, CUSHIM_E_(cudaMemcpy3DAsync_ptsz, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[19] },
+    { "p", "const struct cudaMemcpy3DParms *", "const struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DAsync_ptsz, p), -1, CUSHIM_E_(cudaMemcpy3DAsync_ptsz, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[24] },
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DAsync_ptsz, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpy3DPeerAsync_ptsz[] = {
-    { "p", "const struct cudaMemcpy3DPeerParms *", "const struct cudaMemcpy3DPeerParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DPeerAsync_ptsz, p), -1, CUSHIM_E_(cudaMemcpy3DPeerAsync_ptsz, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[20] },
+    { "p", "const struct cudaMemcpy3DPeerParms *", "const struct cudaMemcpy3DPeerParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DPeerAsync_ptsz, p), -1, CUSHIM_E_(cudaMemcpy3DPeerAsync_ptsz, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[25] },
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DPeerAsync_ptsz, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaMemGetInfo[] = {
@@ -5658,8 +5720,8 @@ static const cushim_param_info cushim_gen_p_cudaMemGetInfo[] = {
     { "total", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMemGetInfo, total), -1, CUSHIM_E_(cudaMemGetInfo, total), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaArrayGetInfo[] = {
-    { "desc", "struct cudaChannelFormatDesc *", "struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaArrayGetInfo, desc), -1, CUSHIM_E_(cudaArrayGetInfo, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[31] },
-    { "extent", "struct cudaExtent *", "struct cudaExtent *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaArrayGetInfo, extent), -1, CUSHIM_E_(cudaArrayGetInfo, extent), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[22] },
+    { "desc", "struct cudaChannelFormatDesc *", "struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaArrayGetInfo, desc), -1, CUSHIM_E_(cudaArrayGetInfo, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[36] },
+    { "extent", "struct cudaExtent *", "struct cudaExtent *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaArrayGetInfo, extent), -1, CUSHIM_E_(cudaArrayGetInfo, extent), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[27] },
     { "flags", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaArrayGetInfo, flags), -1, CUSHIM_E_(cudaArrayGetInfo, flags), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
     { "array", "cudaArray_t", "struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaArrayGetInfo, array), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
@@ -5847,9 +5909,9 @@ static const cushim_param_info cushim_gen_p_cudaMemset2D_ptds[] = {
     { "height", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset2D_ptds, height), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaMemset3D_ptds[] = {
-    { "pitchedDevPtr", "struct cudaPitchedPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3D_ptds, pitchedDevPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[21] },
+    { "pitchedDevPtr", "struct cudaPitchedPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3D_ptds, pitchedDevPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[26] },
     { "value", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3D_ptds, value), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "extent", "struct cudaExtent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3D_ptds, extent), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[22] },
+    { "extent", "struct cudaExtent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3D_ptds, extent), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[27] },
 };
 static const cushim_param_info cushim_gen_p_cudaMemsetAsync_ptsz[] = {
     { "devPtr", "void *", "void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemsetAsync_ptsz, devPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -5866,9 +5928,9 @@ static const cushim_param_info cushim_gen_p_cudaMemset2DAsync_ptsz[] = {
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset2DAsync_ptsz, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaMemset3DAsync_ptsz[] = {
-    { "pitchedDevPtr", "struct cudaPitchedPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3DAsync_ptsz, pitchedDevPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[21] },
+    { "pitchedDevPtr", "struct cudaPitchedPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3DAsync_ptsz, pitchedDevPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[26] },
     { "value", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3DAsync_ptsz, value), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "extent", "struct cudaExtent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3DAsync_ptsz, extent), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[22] },
+    { "extent", "struct cudaExtent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3DAsync_ptsz, extent), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[27] },
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3DAsync_ptsz, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaGetSymbolAddress[] = {
@@ -5981,11 +6043,11 @@ static const cushim_param_info cushim_gen_p_cudaMemPoolSetAccess[] = {
 static const cushim_param_info cushim_gen_p_cudaMemPoolGetAccess[] = {
     { "flags", "enum cudaMemAccessFlags *", "enum cudaMemAccessFlags *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMemPoolGetAccess, flags), -1, CUSHIM_E_(cudaMemPoolGetAccess, flags), 0, CUSHIM_KIND_ENUM, 0, 0, &cushim_gen_enums[145], NULL },
     { "memPool", "cudaMemPool_t", "struct CUmemPoolHandle_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemPoolGetAccess, memPool), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "location", "struct cudaMemLocation *", "struct cudaMemLocation *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemPoolGetAccess, location), -1, CUSHIM_E_(cudaMemPoolGetAccess, location), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[30] },
+    { "location", "struct cudaMemLocation *", "struct cudaMemLocation *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemPoolGetAccess, location), -1, CUSHIM_E_(cudaMemPoolGetAccess, location), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[35] },
 };
 static const cushim_param_info cushim_gen_p_cudaMemPoolCreate[] = {
     { "memPool", "cudaMemPool_t *", "struct CUmemPoolHandle_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMemPoolCreate, memPool), -1, CUSHIM_E_(cudaMemPoolCreate, memPool), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "poolProps", "const struct cudaMemPoolProps *", "const struct cudaMemPoolProps *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemPoolCreate, poolProps), -1, CUSHIM_E_(cudaMemPoolCreate, poolProps), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[29] },
+    { "poolProps", "const struct cudaMemPoolProps *", "const struct cudaMemPoolProps *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemPoolCreate, poolProps), -1, CUSHIM_E_(cudaMemPoolCreate, poolProps), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[34] },
 };
 static const cushim_param_info cushim_gen_p_cudaMemPoolDestroy[] = {
     { "memPool", "cudaMemPool_t", "struct CUmemPoolHandle_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemPoolDestroy, memPool), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -6018,7 +6080,7 @@ static const cushim_param_info cushim_gen_p_cudaMemPoolImportPointer[] = {
     { "exportData", "struct cudaMemPoolPtrExportData *", "struct cudaMemPoolPtrExportData *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemPoolImportPointer, exportData), -1, CUSHIM_E_(cudaMemPoolImportPointer, exportData), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaPointerGetAttributes[] = {
-    { "attributes", "struct cudaPointerAttributes *", "struct cudaPointerAttributes *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaPointerGetAttributes, attributes), -1, CUSHIM_E_(cudaPointerGetAttributes, attributes), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[32] },
+    { "attributes", "struct cudaPointerAttributes *", "struct cudaPointerAttributes *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaPointerGetAttributes, attributes), -1, CUSHIM_E_(cudaPointerGetAttributes, attributes), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[37] },
     { "ptr", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaPointerGetAttributes, ptr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaDeviceCanAccessPeer[] = {
@@ -6066,7 +6128,7 @@ static const cushim_param_info cushim_gen_p_cudaGraphicsResourceGetMappedMipmapp
     { "resource", "cudaGraphicsResource_t", "struct cudaGraphicsResource *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphicsResourceGetMappedMipmappedArray, resource), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaGetChannelDesc[] = {
-    { "desc", "struct cudaChannelFormatDesc *", "struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGetChannelDesc, desc), -1, CUSHIM_E_(cudaGetChannelDesc, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[31] },
+    { "desc", "struct cudaChannelFormatDesc *", "struct cudaChannelFormatDesc *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGetChannelDesc, desc), -1, CUSHIM_E_(cudaGetChannelDesc, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[36] },
     { "array", "cudaArray_const_t", "const struct cudaArray *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGetChannelDesc, array), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaCreateChannelDesc[] = {
@@ -6123,15 +6185,15 @@ static const cushim_param_info cushim_gen_p_cudaGraphAddKernelNode[] = {
     { "graph", "cudaGraph_t", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddKernelNode, graph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "pDependencies", "const cudaGraphNode_t *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddKernelNode, pDependencies), 3, CUSHIM_E_(cudaGraphAddKernelNode, pDependencies), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddKernelNode, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pNodeParams", "const struct cudaKernelNodeParams *", "const struct cudaKernelNodeParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddKernelNode, pNodeParams), -1, CUSHIM_E_(cudaGraphAddKernelNode, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[26] },
+    { "pNodeParams", "const struct cudaKernelNodeParams *", "const struct cudaKernelNodeParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddKernelNode, pNodeParams), -1, CUSHIM_E_(cudaGraphAddKernelNode, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[31] },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphKernelNodeGetParams[] = {
     { "node", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphKernelNodeGetParams, node), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pNodeParams", "struct cudaKernelNodeParams *", "struct cudaKernelNodeParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphKernelNodeGetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphKernelNodeGetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[26] },
+    { "pNodeParams", "struct cudaKernelNodeParams *", "struct cudaKernelNodeParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphKernelNodeGetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphKernelNodeGetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[31] },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphKernelNodeSetParams[] = {
     { "node", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphKernelNodeSetParams, node), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pNodeParams", "const struct cudaKernelNodeParams *", "const struct cudaKernelNodeParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphKernelNodeSetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphKernelNodeSetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[26] },
+    { "pNodeParams", "const struct cudaKernelNodeParams *", "const struct cudaKernelNodeParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphKernelNodeSetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphKernelNodeSetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[31] },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphKernelNodeCopyAttributes[] = {
     { "hSrc", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphKernelNodeCopyAttributes, hSrc), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -6152,7 +6214,7 @@ static const cushim_param_info cushim_gen_p_cudaGraphAddMemcpyNode[] = {
     { "graph", "cudaGraph_t", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddMemcpyNode, graph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "pDependencies", "const cudaGraphNode_t *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddMemcpyNode, pDependencies), 3, CUSHIM_E_(cudaGraphAddMemcpyNode, pDependencies), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddMemcpyNode, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pCopyParams", "const struct cudaMemcpy3DParms *", "const struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddMemcpyNode, pCopyParams), -1, CUSHIM_E_(cudaGraphAddMemcpyNode, pCopyParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[19] },
+    { "pCopyParams", "const struct cudaMemcpy3DParms *", "const struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddMemcpyNode, pCopyParams), -1, CUSHIM_E_(cudaGraphAddMemcpyNode, pCopyParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[24] },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphAddMemcpyNodeToSymbol[] = {
     { "pGraphNode", "cudaGraphNode_t *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphAddMemcpyNodeToSymbol, pGraphNode), -1, CUSHIM_E_(cudaGraphAddMemcpyNodeToSymbol, pGraphNode), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
@@ -6188,11 +6250,11 @@ static const cushim_param_info cushim_gen_p_cudaGraphAddMemcpyNode1D[] = {
 };
 static const cushim_param_info cushim_gen_p_cudaGraphMemcpyNodeGetParams[] = {
     { "node", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphMemcpyNodeGetParams, node), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pNodeParams", "struct cudaMemcpy3DParms *", "struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphMemcpyNodeGetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphMemcpyNodeGetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[19] },
+    { "pNodeParams", "struct cudaMemcpy3DParms *", "struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphMemcpyNodeGetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphMemcpyNodeGetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[24] },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphMemcpyNodeSetParams[] = {
     { "node", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphMemcpyNodeSetParams, node), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pNodeParams", "const struct cudaMemcpy3DParms *", "const struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphMemcpyNodeSetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphMemcpyNodeSetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[19] },
+    { "pNodeParams", "const struct cudaMemcpy3DParms *", "const struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphMemcpyNodeSetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphMemcpyNodeSetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[24] },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphMemcpyNodeSetParamsToSymbol[] = {
     { "node", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphMemcpyNodeSetParamsToSymbol, node), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -6222,15 +6284,15 @@ static const cushim_param_info cushim_gen_p_cudaGraphAddMemsetNode[] = {
     { "graph", "cudaGraph_t", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddMemsetNode, graph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "pDependencies", "const cudaGraphNode_t *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddMemsetNode, pDependencies), 3, CUSHIM_E_(cudaGraphAddMemsetNode, pDependencies), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddMemsetNode, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pMemsetParams", "const struct cudaMemsetParams *", "const struct cudaMemsetParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddMemsetNode, pMemsetParams), -1, CUSHIM_E_(cudaGraphAddMemsetNode, pMemsetParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[27] },
+    { "pMemsetParams", "const struct cudaMemsetParams *", "const struct cudaMemsetParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddMemsetNode, pMemsetParams), -1, CUSHIM_E_(cudaGraphAddMemsetNode, pMemsetParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[32] },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphMemsetNodeGetParams[] = {
     { "node", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphMemsetNodeGetParams, node), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pNodeParams", "struct cudaMemsetParams *", "struct cudaMemsetParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphMemsetNodeGetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphMemsetNodeGetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[27] },
+    { "pNodeParams", "struct cudaMemsetParams *", "struct cudaMemsetParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphMemsetNodeGetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphMemsetNodeGetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[32] },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphMemsetNodeSetParams[] = {
     { "node", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphMemsetNodeSetParams, node), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pNodeParams", "const struct cudaMemsetParams *", "const struct cudaMemsetParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphMemsetNodeSetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphMemsetNodeSetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[27] },
+    { "pNodeParams", "const struct cudaMemsetParams *", "const struct cudaMemsetParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphMemsetNodeSetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphMemsetNodeSetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[32] },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphAddHostNode[] = {
     { "pGraphNode", "cudaGraphNode_t *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphAddHostNode, pGraphNode), -1, CUSHIM_E_(cudaGraphAddHostNode, pGraphNode), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
@@ -6329,11 +6391,11 @@ static const cushim_param_info cushim_gen_p_cudaGraphAddMemAllocNode[] = {
     { "graph", "cudaGraph_t", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddMemAllocNode, graph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "pDependencies", "const cudaGraphNode_t *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddMemAllocNode, pDependencies), 3, CUSHIM_E_(cudaGraphAddMemAllocNode, pDependencies), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddMemAllocNode, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "nodeParams", "struct cudaMemAllocNodeParams *", "struct cudaMemAllocNodeParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cudaGraphAddMemAllocNode, nodeParams), -1, CUSHIM_E_(cudaGraphAddMemAllocNode, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[28] },
+    { "nodeParams", "struct cudaMemAllocNodeParams *", "struct cudaMemAllocNodeParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cudaGraphAddMemAllocNode, nodeParams), -1, CUSHIM_E_(cudaGraphAddMemAllocNode, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[33] },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphMemAllocNodeGetParams[] = {
     { "node", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphMemAllocNodeGetParams, node), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "params_out", "struct cudaMemAllocNodeParams *", "struct cudaMemAllocNodeParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphMemAllocNodeGetParams, params_out), -1, CUSHIM_E_(cudaGraphMemAllocNodeGetParams, params_out), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[28] },
+    { "params_out", "struct cudaMemAllocNodeParams *", "struct cudaMemAllocNodeParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphMemAllocNodeGetParams, params_out), -1, CUSHIM_E_(cudaGraphMemAllocNodeGetParams, params_out), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[33] },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphAddMemFreeNode[] = {
     { "pGraphNode", "cudaGraphNode_t *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphAddMemFreeNode, pGraphNode), -1, CUSHIM_E_(cudaGraphAddMemFreeNode, pGraphNode), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
@@ -6379,7 +6441,7 @@ static const cushim_param_info cushim_gen_p_cudaGraphGetNodes[] = {
 };
 static const cushim_param_info cushim_gen_p_cudaGraphGetRootNodes[] = {
     { "graph", "cudaGraph_t", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphGetRootNodes, graph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pRootNodes", "cudaGraphNode_t *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphGetRootNodes, pRootNodes), -1, CUSHIM_E_(cudaGraphGetRootNodes, pRootNodes), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+    { "pRootNodes", "cudaGraphNode_t *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphGetRootNodes, pRootNodes), 2, CUSHIM_E_(cudaGraphGetRootNodes, pRootNodes), 0, CUSHIM_KIND_HANDLE, 1, 0, NULL, NULL },
     { "pNumRootNodes", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cudaGraphGetRootNodes, pNumRootNodes), -1, CUSHIM_E_(cudaGraphGetRootNodes, pNumRootNodes), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphGetEdges[] = {
@@ -6390,12 +6452,12 @@ static const cushim_param_info cushim_gen_p_cudaGraphGetEdges[] = {
 };
 static const cushim_param_info cushim_gen_p_cudaGraphNodeGetDependencies[] = {
     { "node", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphNodeGetDependencies, node), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pDependencies", "cudaGraphNode_t *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphNodeGetDependencies, pDependencies), -1, CUSHIM_E_(cudaGraphNodeGetDependencies, pDependencies), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+    { "pDependencies", "cudaGraphNode_t *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphNodeGetDependencies, pDependencies), 2, CUSHIM_E_(cudaGraphNodeGetDependencies, pDependencies), 0, CUSHIM_KIND_HANDLE, 1, 0, NULL, NULL },
     { "pNumDependencies", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cudaGraphNodeGetDependencies, pNumDependencies), -1, CUSHIM_E_(cudaGraphNodeGetDependencies, pNumDependencies), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphNodeGetDependentNodes[] = {
     { "node", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphNodeGetDependentNodes, node), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pDependentNodes", "cudaGraphNode_t *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphNodeGetDependentNodes, pDependentNodes), -1, CUSHIM_E_(cudaGraphNodeGetDependentNodes, pDependentNodes), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+    { "pDependentNodes", "cudaGraphNode_t *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphNodeGetDependentNodes, pDependentNodes), 2, CUSHIM_E_(cudaGraphNodeGetDependentNodes, pDependentNodes), 0, CUSHIM_KIND_HANDLE, 1, 0, NULL, NULL },
     { "pNumDependentNodes", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cudaGraphNodeGetDependentNodes, pNumDependentNodes), -1, CUSHIM_E_(cudaGraphNodeGetDependentNodes, pNumDependentNodes), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphAddDependencies[] = {
@@ -6435,12 +6497,12 @@ static const cushim_param_info cushim_gen_p_cudaGraphExecGetFlags[] = {
 static const cushim_param_info cushim_gen_p_cudaGraphExecKernelNodeSetParams[] = {
     { "hGraphExec", "cudaGraphExec_t", "struct CUgraphExec_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphExecKernelNodeSetParams, hGraphExec), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "node", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphExecKernelNodeSetParams, node), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pNodeParams", "const struct cudaKernelNodeParams *", "const struct cudaKernelNodeParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphExecKernelNodeSetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphExecKernelNodeSetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[26] },
+    { "pNodeParams", "const struct cudaKernelNodeParams *", "const struct cudaKernelNodeParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphExecKernelNodeSetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphExecKernelNodeSetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[31] },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphExecMemcpyNodeSetParams[] = {
     { "hGraphExec", "cudaGraphExec_t", "struct CUgraphExec_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphExecMemcpyNodeSetParams, hGraphExec), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "node", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphExecMemcpyNodeSetParams, node), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pNodeParams", "const struct cudaMemcpy3DParms *", "const struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphExecMemcpyNodeSetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphExecMemcpyNodeSetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[19] },
+    { "pNodeParams", "const struct cudaMemcpy3DParms *", "const struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphExecMemcpyNodeSetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphExecMemcpyNodeSetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[24] },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphExecMemcpyNodeSetParamsToSymbol[] = {
     { "hGraphExec", "cudaGraphExec_t", "struct CUgraphExec_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphExecMemcpyNodeSetParamsToSymbol, hGraphExec), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -6471,7 +6533,7 @@ static const cushim_param_info cushim_gen_p_cudaGraphExecMemcpyNodeSetParams1D[]
 static const cushim_param_info cushim_gen_p_cudaGraphExecMemsetNodeSetParams[] = {
     { "hGraphExec", "cudaGraphExec_t", "struct CUgraphExec_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphExecMemsetNodeSetParams, hGraphExec), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "node", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphExecMemsetNodeSetParams, node), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pNodeParams", "const struct cudaMemsetParams *", "const struct cudaMemsetParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphExecMemsetNodeSetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphExecMemsetNodeSetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[27] },
+    { "pNodeParams", "const struct cudaMemsetParams *", "const struct cudaMemsetParams *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphExecMemsetNodeSetParams, pNodeParams), -1, CUSHIM_E_(cudaGraphExecMemsetNodeSetParams, pNodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[32] },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphExecHostNodeSetParams[] = {
     { "hGraphExec", "cudaGraphExec_t", "struct CUgraphExec_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphExecHostNodeSetParams, hGraphExec), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -6757,10 +6819,10 @@ static const cushim_param_info cushim_gen_p_cudaMemcpy2DArrayToArray[] = {
     { "kind", "enum cudaMemcpyKind", "enum cudaMemcpyKind", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DArrayToArray, kind), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[116], NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpy3D[] = {
-    { "p", "const struct cudaMemcpy3DParms *", "const struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3D, p), -1, CUSHIM_E_(cudaMemcpy3D, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[19] },
+    { "p", "const struct cudaMemcpy3DParms *", "const struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3D, p), -1, CUSHIM_E_(cudaMemcpy3D, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[24] },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpy3DPeer[] = {
-    { "p", "const struct cudaMemcpy3DPeerParms *", "const struct cudaMemcpy3DPeerParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DPeer, p), -1, CUSHIM_E_(cudaMemcpy3DPeer, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[20] },
+    { "p", "const struct cudaMemcpy3DPeerParms *", "const struct cudaMemcpy3DPeerParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DPeer, p), -1, CUSHIM_E_(cudaMemcpy3DPeer, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[25] },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpyBatchAsync[] = {
     { "dsts", "void **", "void **", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpyBatchAsync, dsts), 3, CUSHIM_E_(cudaMemcpyBatchAsync, dsts), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
@@ -6793,9 +6855,9 @@ static const cushim_param_info cushim_gen_p_cudaMemset2D[] = {
     { "height", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset2D, height), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaMemset3D[] = {
-    { "pitchedDevPtr", "struct cudaPitchedPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3D, pitchedDevPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[21] },
+    { "pitchedDevPtr", "struct cudaPitchedPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3D, pitchedDevPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[26] },
     { "value", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3D, value), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "extent", "struct cudaExtent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3D, extent), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[22] },
+    { "extent", "struct cudaExtent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3D, extent), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[27] },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpyAsync[] = {
     { "dst", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaMemcpyAsync, dst), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -6871,11 +6933,11 @@ static const cushim_param_info cushim_gen_p_cudaMemcpy2DFromArrayAsync[] = {
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy2DFromArrayAsync, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpy3DAsync[] = {
-    { "p", "const struct cudaMemcpy3DParms *", "const struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DAsync, p), -1, CUSHIM_E_(cudaMemcpy3DAsync, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[19] },
+    { "p", "const struct cudaMemcpy3DParms *", "const struct cudaMemcpy3DParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DAsync, p), -1, CUSHIM_E_(cudaMemcpy3DAsync, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[24] },
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DAsync, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaMemcpy3DPeerAsync[] = {
-    { "p", "const struct cudaMemcpy3DPeerParms *", "const struct cudaMemcpy3DPeerParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DPeerAsync, p), -1, CUSHIM_E_(cudaMemcpy3DPeerAsync, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[20] },
+    { "p", "const struct cudaMemcpy3DPeerParms *", "const struct cudaMemcpy3DPeerParms *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DPeerAsync, p), -1, CUSHIM_E_(cudaMemcpy3DPeerAsync, p), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[25] },
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemcpy3DPeerAsync, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaMemsetAsync[] = {
@@ -6893,9 +6955,9 @@ static const cushim_param_info cushim_gen_p_cudaMemset2DAsync[] = {
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset2DAsync, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaMemset3DAsync[] = {
-    { "pitchedDevPtr", "struct cudaPitchedPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3DAsync, pitchedDevPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[21] },
+    { "pitchedDevPtr", "struct cudaPitchedPtr", "struct cudaPitchedPtr", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3DAsync, pitchedDevPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[26] },
     { "value", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3DAsync, value), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "extent", "struct cudaExtent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3DAsync, extent), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[22] },
+    { "extent", "struct cudaExtent", "struct cudaExtent", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3DAsync, extent), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[27] },
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemset3DAsync, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaStreamQuery[] = {
@@ -6948,21 +7010,21 @@ static const cushim_param_info cushim_gen_p_cudaStreamSynchronize[] = {
 };
 static const cushim_param_info cushim_gen_p_cudaLaunchKernel[] = {
     { "func", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel, func), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "gridDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel, gridDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[18] },
-    { "blockDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel, blockDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[18] },
+    { "gridDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel, gridDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[23] },
+    { "blockDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel, blockDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[23] },
     { "args", "void **", "void **", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel, args), -1, CUSHIM_E_(cudaLaunchKernel, args), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
     { "sharedMem", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel, sharedMem), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernel, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaLaunchKernelExC[] = {
-    { "config", "const cudaLaunchConfig_t *", "const struct cudaLaunchConfig_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernelExC, config), -1, CUSHIM_E_(cudaLaunchKernelExC, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[24] },
+    { "config", "const cudaLaunchConfig_t *", "const struct cudaLaunchConfig_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernelExC, config), -1, CUSHIM_E_(cudaLaunchKernelExC, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[29] },
     { "func", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernelExC, func), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "args", "void **", "void **", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchKernelExC, args), -1, CUSHIM_E_(cudaLaunchKernelExC, args), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaLaunchCooperativeKernel[] = {
     { "func", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel, func), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "gridDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel, gridDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[18] },
-    { "blockDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel, blockDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[18] },
+    { "gridDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel, gridDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[23] },
+    { "blockDim", "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel, blockDim), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[23] },
     { "args", "void **", "void **", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel, args), -1, CUSHIM_E_(cudaLaunchCooperativeKernel, args), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
     { "sharedMem", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel, sharedMem), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaLaunchCooperativeKernel, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -7273,7 +7335,7 @@ static const cushim_param_info cushim_gen_p_cudaSetDoubleForHost[] = {
 static const cushim_param_info cushim_gen_p_cudaMemPrefetchAsync_v2_ptsz[] = {
     { "devPtr", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemPrefetchAsync_v2_ptsz, devPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "count", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemPrefetchAsync_v2_ptsz, count), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "location", "struct cudaMemLocation", "struct cudaMemLocation", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemPrefetchAsync_v2_ptsz, location), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[30] },
+    { "location", "struct cudaMemLocation", "struct cudaMemLocation", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemPrefetchAsync_v2_ptsz, location), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[35] },
     { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemPrefetchAsync_v2_ptsz, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemPrefetchAsync_v2_ptsz, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
@@ -7281,7 +7343,7 @@ static const cushim_param_info cushim_gen_p_cudaMemAdvise_v2[] = {
     { "devPtr", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemAdvise_v2, devPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "count", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemAdvise_v2, count), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "advice", "enum cudaMemoryAdvise", "enum cudaMemoryAdvise", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemAdvise_v2, advice), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[136], NULL },
-    { "location", "struct cudaMemLocation", "struct cudaMemLocation", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemAdvise_v2, location), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[30] },
+    { "location", "struct cudaMemLocation", "struct cudaMemLocation", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemAdvise_v2, location), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[35] },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphGetEdges_v2[] = {
     { "graph", "cudaGraph_t", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphGetEdges_v2, graph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -7293,13 +7355,13 @@ static const cushim_param_info cushim_gen_p_cudaGraphGetEdges_v2[] = {
 static const cushim_param_info cushim_gen_p_cudaGraphNodeGetDependencies_v2[] = {
     { "node", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphNodeGetDependencies_v2, node), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "pDependencies", "cudaGraphNode_t *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphNodeGetDependencies_v2, pDependencies), -1, CUSHIM_E_(cudaGraphNodeGetDependencies_v2, pDependencies), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "edgeData", "cudaGraphEdgeData *", "struct cudaGraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphNodeGetDependencies_v2, edgeData), -1, CUSHIM_E_(cudaGraphNodeGetDependencies_v2, edgeData), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "edgeData", "cudaGraphEdgeData *", "struct cudaGraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphNodeGetDependencies_v2, edgeData), 3, CUSHIM_E_(cudaGraphNodeGetDependencies_v2, edgeData), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, NULL },
     { "pNumDependencies", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cudaGraphNodeGetDependencies_v2, pNumDependencies), -1, CUSHIM_E_(cudaGraphNodeGetDependencies_v2, pNumDependencies), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphNodeGetDependentNodes_v2[] = {
     { "node", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphNodeGetDependentNodes_v2, node), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "pDependentNodes", "cudaGraphNode_t *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphNodeGetDependentNodes_v2, pDependentNodes), -1, CUSHIM_E_(cudaGraphNodeGetDependentNodes_v2, pDependentNodes), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "edgeData", "cudaGraphEdgeData *", "struct cudaGraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphNodeGetDependentNodes_v2, edgeData), -1, CUSHIM_E_(cudaGraphNodeGetDependentNodes_v2, edgeData), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "edgeData", "cudaGraphEdgeData *", "struct cudaGraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphNodeGetDependentNodes_v2, edgeData), 3, CUSHIM_E_(cudaGraphNodeGetDependentNodes_v2, edgeData), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, NULL },
     { "pNumDependentNodes", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cudaGraphNodeGetDependentNodes_v2, pNumDependentNodes), -1, CUSHIM_E_(cudaGraphNodeGetDependentNodes_v2, pNumDependentNodes), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphAddDependencies_v2[] = {
@@ -7327,7 +7389,7 @@ static const cushim_param_info cushim_gen_p_cudaGraphAddNode_v2[] = {
 static const cushim_param_info cushim_gen_p_cudaMemPrefetchAsync_v2[] = {
     { "devPtr", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemPrefetchAsync_v2, devPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "count", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemPrefetchAsync_v2, count), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "location", "struct cudaMemLocation", "struct cudaMemLocation", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemPrefetchAsync_v2, location), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[30] },
+    { "location", "struct cudaMemLocation", "struct cudaMemLocation", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemPrefetchAsync_v2, location), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[35] },
     { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemPrefetchAsync_v2, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaMemPrefetchAsync_v2, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
@@ -9421,8 +9483,8 @@ const uint16_t cushim_gen_enum_const_at[1760][2] = { /* enum, value index */
 };
 
 /* listed structs by name: host struct_by_name */
-const uint16_t cushim_gen_struct_by_name[34] = {
-    4, 3, 11, 7, 8, 17, 0, 1, 2, 10, 9, 16, 5, 6, 14, 12,
-    13, 15, 31, 22, 33, 26, 25, 24, 28, 30, 29, 19, 20, 27, 21, 32,
-    23, 18,
+const uint16_t cushim_gen_struct_by_name[39] = {
+    4, 8, 3, 7, 16, 12, 9, 13, 22, 0, 5, 1, 2, 6, 15, 14,
+    21, 10, 11, 19, 17, 18, 20, 36, 27, 38, 31, 30, 29, 33, 35, 34,
+    24, 25, 32, 26, 37, 28, 23,
 };
