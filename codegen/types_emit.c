@@ -605,9 +605,15 @@ void te_emit_check(ut_buf *b, const cg_model *m)
 }
 
 /* ---- --report ---- */
+/* A plural name, less the plural words that name one value (flags, bytes, ...). */
 static int te_plural(const char *n)
 {
+    static const char *single[] = {"flags", "Flags", "bytes", "Bytes", "Properties", "Requirements", "Props",
+                                   "Status", "status", "Params", "params", "Attributes", "Milliseconds", "Access"};
     size_t l = strlen(n);
+    for (size_t i = 0; i < sizeof single / sizeof single[0]; i++)
+        if (ut_ends(n, single[i]))
+            return 0;
     return l > 2 && n[l - 1] == 's' && n[l - 2] != 's';
 }
 
@@ -624,9 +630,10 @@ void te_report(const cg_model *m)
             int arrayish;
             if (p->count_indirect)
                 nind++;
-            if (p->kind != KIND_POINTER || !p->elem_known || p->count_param >= 0 || p->fixed_count)
+            if (p->kind != KIND_POINTER || !p->elem_known || p->count_param >= 0 || p->fixed_count ||
+                te_is_count_name(p->name))
                 continue;
-            arrayish = te_plural(p->name) || (d && (strstr(d, "array") || strstr(d, "Array") || strstr(d, "list")));
+            arrayish = te_plural(p->name) || (d && (strstr(d, "array of") || strstr(d, "Array of") || strstr(d, "list of")));
             if (!arrayish)
                 continue;
             nunk++;

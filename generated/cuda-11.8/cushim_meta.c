@@ -4002,13 +4002,13 @@ static const cushim_param_info cushim_gen_p_cuGraphNodeGetDependentNodes[] = {
 };
 static const cushim_param_info cushim_gen_p_cuGraphAddDependencies[] = {
     { "hGraph", "CUgraph", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddDependencies, hGraph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "from", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddDependencies, from), -1, CUSHIM_E_(cuGraphAddDependencies, from), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+    { "from", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddDependencies, from), 3, CUSHIM_E_(cuGraphAddDependencies, from), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "to", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddDependencies, to), 3, CUSHIM_E_(cuGraphAddDependencies, to), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddDependencies, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuGraphRemoveDependencies[] = {
     { "hGraph", "CUgraph", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphRemoveDependencies, hGraph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "from", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphRemoveDependencies, from), -1, CUSHIM_E_(cuGraphRemoveDependencies, from), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+    { "from", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphRemoveDependencies, from), 3, CUSHIM_E_(cuGraphRemoveDependencies, from), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "to", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphRemoveDependencies, to), 3, CUSHIM_E_(cuGraphRemoveDependencies, to), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphRemoveDependencies, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
@@ -5430,13 +5430,13 @@ static const cushim_param_info cushim_gen_p_cudaGraphNodeGetDependentNodes[] = {
 };
 static const cushim_param_info cushim_gen_p_cudaGraphAddDependencies[] = {
     { "graph", "cudaGraph_t", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddDependencies, graph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "from", "const cudaGraphNode_t *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddDependencies, from), -1, CUSHIM_E_(cudaGraphAddDependencies, from), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+    { "from", "const cudaGraphNode_t *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddDependencies, from), 3, CUSHIM_E_(cudaGraphAddDependencies, from), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "to", "const cudaGraphNode_t *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddDependencies, to), 3, CUSHIM_E_(cudaGraphAddDependencies, to), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddDependencies, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphRemoveDependencies[] = {
     { "graph", "cudaGraph_t", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphRemoveDependencies, graph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "from", "const cudaGraphNode_t *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphRemoveDependencies, from), -1, CUSHIM_E_(cudaGraphRemoveDependencies, from), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+    { "from", "const cudaGraphNode_t *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphRemoveDependencies, from), 3, CUSHIM_E_(cudaGraphRemoveDependencies, from), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "to", "const cudaGraphNode_t *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphRemoveDependencies, to), 3, CUSHIM_E_(cudaGraphRemoveDependencies, to), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphRemoveDependencies, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };

@@ -3565,27 +3565,27 @@ static const cushim_param_info cushim_gen_p_cuGraphGetEdges_v2[] = {
 };
 static const cushim_param_info cushim_gen_p_cuGraphNodeGetDependencies_v2[] = {
     { "hNode", "CUgraphNode", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphNodeGetDependencies_v2, hNode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "dependencies", "CUgraphNode *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphNodeGetDependencies_v2, dependencies), -1, CUSHIM_E_(cuGraphNodeGetDependencies_v2, dependencies), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+    { "dependencies", "CUgraphNode *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphNodeGetDependencies_v2, dependencies), 3, CUSHIM_E_(cuGraphNodeGetDependencies_v2, dependencies), 0, CUSHIM_KIND_HANDLE, 1, 0, NULL, NULL },
     { "edgeData", "CUgraphEdgeData *", "struct CUgraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphNodeGetDependencies_v2, edgeData), 3, CUSHIM_E_(cuGraphNodeGetDependencies_v2, edgeData), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, NULL },
     { "numDependencies", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cuGraphNodeGetDependencies_v2, numDependencies), -1, CUSHIM_E_(cuGraphNodeGetDependencies_v2, numDependencies), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuGraphNodeGetDependentNodes_v2[] = {
     { "hNode", "CUgraphNode", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphNodeGetDependentNodes_v2, hNode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "dependentNodes", "CUgraphNode *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphNodeGetDependentNodes_v2, dependentNodes), -1, CUSHIM_E_(cuGraphNodeGetDependentNodes_v2, dependentNodes), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+    { "dependentNodes", "CUgraphNode *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphNodeGetDependentNodes_v2, dependentNodes), 3, CUSHIM_E_(cuGraphNodeGetDependentNodes_v2, dependentNodes), 0, CUSHIM_KIND_HANDLE, 1, 0, NULL, NULL },
     { "edgeData", "CUgraphEdgeData *", "struct CUgraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphNodeGetDependentNodes_v2, edgeData), 3, CUSHIM_E_(cuGraphNodeGetDependentNodes_v2, edgeData), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, NULL },
     { "numDependentNodes", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cuGraphNodeGetDependentNodes_v2, numDependentNodes), -1, CUSHIM_E_(cuGraphNodeGetDependentNodes_v2, numDependentNodes), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuGraphAddDependencies_v2[] = {
     { "hGraph", "CUgraph", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddDependencies_v2, hGraph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "from", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddDependencies_v2, from), -1, CUSHIM_E_(cuGraphAddDependencies_v2, from), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "to", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddDependencies_v2, to), -1, CUSHIM_E_(cuGraphAddDependencies_v2, to), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+    { "from", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddDependencies_v2, from), 4, CUSHIM_E_(cuGraphAddDependencies_v2, from), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+    { "to", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddDependencies_v2, to), 4, CUSHIM_E_(cuGraphAddDependencies_v2, to), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "edgeData", "const CUgraphEdgeData *", "const struct CUgraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddDependencies_v2, edgeData), 4, CUSHIM_E_(cuGraphAddDependencies_v2, edgeData), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddDependencies_v2, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuGraphRemoveDependencies_v2[] = {
     { "hGraph", "CUgraph", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphRemoveDependencies_v2, hGraph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "from", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphRemoveDependencies_v2, from), -1, CUSHIM_E_(cuGraphRemoveDependencies_v2, from), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "to", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphRemoveDependencies_v2, to), -1, CUSHIM_E_(cuGraphRemoveDependencies_v2, to), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+    { "from", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphRemoveDependencies_v2, from), 4, CUSHIM_E_(cuGraphRemoveDependencies_v2, from), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+    { "to", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphRemoveDependencies_v2, to), 4, CUSHIM_E_(cuGraphRemoveDependencies_v2, to), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "edgeData", "const CUgraphEdgeData *", "const struct CUgraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphRemoveDependencies_v2, edgeData), 4, CUSHIM_E_(cuGraphRemoveDependencies_v2, edgeData), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphRemoveDependencies_v2, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
@@ -5116,13 +5116,13 @@ static const cushim_param_info cushim_gen_p_cuGraphNodeGetDependentNodes[] = {
 };
 static const cushim_param_info cushim_gen_p_cuGraphAddDependencies[] = {
     { "hGraph", "CUgraph", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddDependencies, hGraph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "from", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddDependencies, from), -1, CUSHIM_E_(cuGraphAddDependencies, from), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+    { "from", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddDependencies, from), 3, CUSHIM_E_(cuGraphAddDependencies, from), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "to", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddDependencies, to), 3, CUSHIM_E_(cuGraphAddDependencies, to), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddDependencies, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuGraphRemoveDependencies[] = {
     { "hGraph", "CUgraph", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphRemoveDependencies, hGraph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "from", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphRemoveDependencies, from), -1, CUSHIM_E_(cuGraphRemoveDependencies, from), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+    { "from", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphRemoveDependencies, from), 3, CUSHIM_E_(cuGraphRemoveDependencies, from), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "to", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphRemoveDependencies, to), 3, CUSHIM_E_(cuGraphRemoveDependencies, to), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphRemoveDependencies, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
@@ -6721,27 +6721,27 @@ static const cushim_param_info cushim_gen_p_cudaGraphGetEdges[] = {
 };
 static const cushim_param_info cushim_gen_p_cudaGraphNodeGetDependencies[] = {
     { "node", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphNodeGetDependencies, node), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pDependencies", "cudaGraphNode_t *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphNodeGetDependencies, pDependencies), -1, CUSHIM_E_(cudaGraphNodeGetDependencies, pDependencies), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+    { "pDependencies", "cudaGraphNode_t *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphNodeGetDependencies, pDependencies), 3, CUSHIM_E_(cudaGraphNodeGetDependencies, pDependencies), 0, CUSHIM_KIND_HANDLE, 1, 0, NULL, NULL },
     { "edgeData", "cudaGraphEdgeData *", "struct cudaGraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphNodeGetDependencies, edgeData), 3, CUSHIM_E_(cudaGraphNodeGetDependencies, edgeData), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, NULL },
     { "pNumDependencies", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cudaGraphNodeGetDependencies, pNumDependencies), -1, CUSHIM_E_(cudaGraphNodeGetDependencies, pNumDependencies), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphNodeGetDependentNodes[] = {
     { "node", "cudaGraphNode_t", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphNodeGetDependentNodes, node), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "pDependentNodes", "cudaGraphNode_t *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphNodeGetDependentNodes, pDependentNodes), -1, CUSHIM_E_(cudaGraphNodeGetDependentNodes, pDependentNodes), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+    { "pDependentNodes", "cudaGraphNode_t *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphNodeGetDependentNodes, pDependentNodes), 3, CUSHIM_E_(cudaGraphNodeGetDependentNodes, pDependentNodes), 0, CUSHIM_KIND_HANDLE, 1, 0, NULL, NULL },
     { "edgeData", "cudaGraphEdgeData *", "struct cudaGraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGraphNodeGetDependentNodes, edgeData), 3, CUSHIM_E_(cudaGraphNodeGetDependentNodes, edgeData), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, NULL },
     { "pNumDependentNodes", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cudaGraphNodeGetDependentNodes, pNumDependentNodes), -1, CUSHIM_E_(cudaGraphNodeGetDependentNodes, pNumDependentNodes), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphAddDependencies[] = {
     { "graph", "cudaGraph_t", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddDependencies, graph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "from", "const cudaGraphNode_t *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddDependencies, from), -1, CUSHIM_E_(cudaGraphAddDependencies, from), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "to", "const cudaGraphNode_t *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddDependencies, to), -1, CUSHIM_E_(cudaGraphAddDependencies, to), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+    { "from", "const cudaGraphNode_t *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddDependencies, from), 4, CUSHIM_E_(cudaGraphAddDependencies, from), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+    { "to", "const cudaGraphNode_t *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddDependencies, to), 4, CUSHIM_E_(cudaGraphAddDependencies, to), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "edgeData", "const cudaGraphEdgeData *", "const struct cudaGraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddDependencies, edgeData), 4, CUSHIM_E_(cudaGraphAddDependencies, edgeData), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphAddDependencies, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaGraphRemoveDependencies[] = {
     { "graph", "cudaGraph_t", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphRemoveDependencies, graph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "from", "const cudaGraphNode_t *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphRemoveDependencies, from), -1, CUSHIM_E_(cudaGraphRemoveDependencies, from), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "to", "const cudaGraphNode_t *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphRemoveDependencies, to), -1, CUSHIM_E_(cudaGraphRemoveDependencies, to), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+    { "from", "const cudaGraphNode_t *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphRemoveDependencies, from), 4, CUSHIM_E_(cudaGraphRemoveDependencies, from), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+    { "to", "const cudaGraphNode_t *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphRemoveDependencies, to), 4, CUSHIM_E_(cudaGraphRemoveDependencies, to), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "edgeData", "const cudaGraphEdgeData *", "const struct cudaGraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphRemoveDependencies, edgeData), 4, CUSHIM_E_(cudaGraphRemoveDependencies, edgeData), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphRemoveDependencies, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
