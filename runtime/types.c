@@ -35,10 +35,13 @@ const cushim_enum_info *types_enum_by_name(const char *type_name)
     return i < 0 ? NULL : &cushim_gen_enums[cushim_gen_enum_name_index[i]];
 }
 
-/* The first name in header order: aliases (CU_DEVICE_ATTRIBUTE_...) follow the original. */
+/* The first name in header order: aliases (CU_DEVICE_ATTRIBUTE_...) follow the original.
+   'e' must be one of this shim's tables (anything else, e.g. another copy's, gives NULL). */
 const char *types_enum_value_name(const cushim_enum_info *e, int64_t value)
 {
-    if (e == NULL || e->values == NULL)
+    uintptr_t a = (uintptr_t)e, lo = (uintptr_t)cushim_gen_enums;
+    if (e == NULL || a < lo || a >= (uintptr_t)(cushim_gen_enums + cushim_gen_enum_count) ||
+        (a - lo) % sizeof *e != 0 || e->values == NULL)
         return NULL;
     for (uint32_t i = 0; i < e->nvalues; i++)
         if (e->values[i].value == value)

@@ -39,6 +39,10 @@ static void test_enum_tables(void **state)
     assert_ptr_equal(host->enum_by_name("cudaError_enum"), e);
     assert_null(host->enum_value_name(e, 123456789));
     assert_null(host->enum_value_name(NULL, 0));
+    {
+        cushim_enum_info copy = *e; /* not one of the host's tables */
+        assert_null(host->enum_value_name(&copy, 2));
+    }
 
     /* a runtime enum without typedef: 'enum X', reachable as X too */
     e = host->enum_by_name("cudaMemcpyKind");
