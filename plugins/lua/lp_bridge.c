@@ -28,7 +28,17 @@ typedef struct lp_pdesc {
     uint8_t conv, size;     /* the parameter's own value                         */
     uint8_t deref;          /* an output pointer read/written through            */
     uint8_t pconv, psize;   /* the pointee's conversion                          */
+    const cushim_enum_info *etype;     /* values shown by name (type metadata)   */
+    const cushim_struct_info *stype;   /* a struct by value, or pointed to      */
+    uint8_t sptr;                      /* stype is pointed to (read-only)        */
 } lp_pdesc;
+
+/* Does the host's parameter metadata carry the type fields (enum_type, struct_type)? */
+static int lp_has_types(void)
+{
+    return lp_eng.host->sizeof_param_info >=
+           offsetof(cushim_param_info, struct_type) + sizeof(((cushim_param_info *)0)->struct_type);
+}
 
 static _Atomic(lp_pdesc *) *lp_descs;   /* per API id, built on first use */
 
@@ -80,6 +90,17 @@ static void lp_desc_one(const cushim_param_info *p, lp_pdesc *d)
     }
     if (d->size == 0)
         d->conv = LC_NONE;
+    if (lp_has_types()) {
+        d->etype = p->enum_type;
+        if (p->struct_type != NULL && p->kind == CUSHIM_KIND_STRUCT) {
+            d->stype = p->struct_type;
+        } else if (p->struct_type != NULL && p->pointee == CUSHIM_KIND_STRUCT && p->size == sizeof(void *)) {
+            d->stype = p->struct_type;
+            d->sptr = 1;
+        }
+        if (d->stype != NULL)
+            return;   /* read as a struct view */
+    }
     /* An output pointer to one scalar, pointer or string: read through. */
     if ((p->dir == CUSHIM_DIR_OUT || p->dir == CUSHIM_DIR_INOUT) && p->size == sizeof(void *) && len > 1 &&
         ct[len - 1] == '*') {
@@ -216,6 +237,13 @@ static int lp_const_value(lua_State *L, const char *name, lua_Integer *out)
         *out = code;
         return 1;
     }
+    if (CUSHIM_HOST_HAS(lp_eng.host, enum_constant)) {
+        int64_t v;
+        if (lp_eng.host->enum_constant(name, &v, NULL) == CUSHIM_OK) {
+            *out = (lua_Integer)v;
+            return 1;
+        }
+    }
     return 0;
 }
 
@@ -328,12 +356,35 @@ static int lp_param_index(const cushim_api_info *info, const char *key)
     return -1;
 }
 
+static void lp_push_sview(lua_State *L, lp_proxy *px, unsigned char *base, const cushim_struct_info *si,
+                          int writable);
+
+/* An integer value of an enum type: its name when it has one. */
+static void lp_push_enum(lua_State *L, const cushim_enum_info *e)
+{
+    lua_Integer v = lua_tointegerx(L, -1, NULL);
+    const char *n = e != NULL ? lp_eng.host->enum_value_name(e, (int64_t)v) : NULL;
+    if (n != NULL) {
+        lua_pop(L, 1);
+        lua_pushstring(L, n);
+    }
+}
+
 /* Reads parameter i of 'params' (through an output pointer where the
-   descriptor says so). */
-static void lp_push_param(lua_State *L, const cushim_api_info *info, const lp_pdesc *d, void *params, int i)
+   descriptor says so; a struct as a view). */
+static void lp_push_param(lua_State *L, lp_proxy *px, const cushim_api_info *info, const lp_pdesc *d, void *params,
+                          int i)
 {
     const cushim_param_info *p = lp_eng.host->api_param(info, (uint32_t)i);
     const char *at = (const char *)params + p->offset;
+    if (d[i].stype != NULL) {
+        unsigned char *base = d[i].sptr ? *(unsigned char *const *)at : (unsigned char *)at;
+        if (base == NULL)
+            lua_pushnil(L);
+        else
+            lp_push_sview(L, px, base, d[i].stype, !d[i].sptr && !px->after);
+        return;
+    }
     if (d[i].deref) {
         const void *ptr = *(void *const *)at;
         if (ptr == NULL) {
@@ -349,10 +400,14 @@ static void lp_push_param(lua_State *L, const cushim_api_info *info, const lp_pd
             lua_pushlstring(L, ptr, n > 0 ? strnlen(ptr, (size_t)n) : 0);
         } else {
             lp_push_mem(L, ptr, d[i].pconv, d[i].psize);
+            if (d[i].etype != NULL && lua_isinteger(L, -1))
+                lp_push_enum(L, d[i].etype);
         }
         return;
     }
     lp_push_mem(L, at, d[i].conv, d[i].size);
+    if (d[i].etype != NULL && lua_isinteger(L, -1))
+        lp_push_enum(L, d[i].etype);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -441,6 +496,121 @@ static int lp_f_api(lua_State *L)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Struct views: call.config.gridDimX, call.gridDim.x (type metadata)       */
+/* ------------------------------------------------------------------------ */
+#define LP_SVIEW_MT "cushim.struct"
+
+typedef struct lp_sview {
+    lp_proxy *px;               /* valid while px->call is the call it was made for */
+    uint64_t seq;
+    unsigned char *base;
+    const cushim_struct_info *si;
+    int writable;
+} lp_sview;
+
+static void lp_push_sview(lua_State *L, lp_proxy *px, unsigned char *base, const cushim_struct_info *si, int writable)
+{
+    lp_sview *v = lua_newuserdatauv(L, sizeof *v, 0);
+    v->px = px;
+    v->seq = px->call->seq;
+    v->base = base;
+    v->si = si;
+    v->writable = writable;
+    luaL_setmetatable(L, LP_SVIEW_MT);
+}
+
+static lp_sview *lp_sview_live(lua_State *L)
+{
+    lp_sview *v = lua_touserdata(L, 1);
+    if (v == NULL || v->px->call == NULL || v->px->call->seq != v->seq)
+        luaL_error(L, "a struct view is valid only while the hook of its call runs");
+    return v;
+}
+
+static const cushim_field_info *lp_field(const cushim_struct_info *si, const char *name)
+{
+    for (uint32_t i = 0; name != NULL && i < si->nfields; i++)
+        if (!strcmp(si->fields[i].name, name))
+            return &si->fields[i];
+    return NULL;
+}
+
+static uint8_t lp_field_conv(const cushim_field_info *f, uint32_t size)
+{
+    switch (f->kind) {
+    case CUSHIM_KIND_SCALAR:
+        return lp_conv_of_type(f->type, strlen(f->type));
+    case CUSHIM_KIND_ENUM:
+        return LC_INT;
+    case CUSHIM_KIND_STRING:
+        return LC_STRING;
+    case CUSHIM_KIND_HANDLE:
+    case CUSHIM_KIND_POINTER:
+    case CUSHIM_KIND_DEVPTR:
+    case CUSHIM_KIND_CALLBACK:
+        return size <= 8 ? LC_UINT : LC_NONE;
+    default:
+        return LC_NONE;
+    }
+}
+
+static int lp_sview_index(lua_State *L)
+{
+    lp_sview *v = lp_sview_live(L);
+    const cushim_field_info *f = lp_field(v->si, lua_tostring(L, 2));
+    uint32_t esize;
+    uint8_t conv;
+    if (f == NULL)
+        return 0;
+    if (f->kind == CUSHIM_KIND_STRUCT && f->struct_type != NULL && f->array_len == 0) {
+        lp_push_sview(L, v->px, v->base + f->offset, f->struct_type, v->writable);
+        return 1;
+    }
+    esize = f->array_len ? f->size / f->array_len : f->size;
+    conv = lp_field_conv(f, esize);
+    if (conv == LC_NONE || (conv != LC_STRING && esize != 1 && esize != 2 && esize != 4 && esize != 8))
+        return 0;
+    if (f->array_len) {   /* a copy of the elements */
+        lua_createtable(L, (int)f->array_len, 0);
+        for (uint32_t i = 0; i < f->array_len; i++) {
+            lp_push_mem(L, v->base + f->offset + i * esize, conv, (uint8_t)esize);
+            lua_rawseti(L, -2, (lua_Integer)i + 1);
+        }
+        return 1;
+    }
+    lp_push_mem(L, v->base + f->offset, conv, (uint8_t)esize);
+    if (f->kind == CUSHIM_KIND_ENUM && f->enum_type != NULL && lua_isinteger(L, -1))
+        lp_push_enum(L, f->enum_type);
+    return 1;
+}
+
+static int lp_sview_newindex(lua_State *L)
+{
+    lp_sview *v = lp_sview_live(L);
+    const char *name = luaL_checkstring(L, 2);
+    const cushim_field_info *f = lp_field(v->si, name);
+    uint8_t conv;
+    if (f == NULL)
+        return luaL_error(L, "%s has no field '%s'", v->si->name, name);
+    if (!v->writable)
+        return luaL_error(L, "%s.%s: only a struct passed by value can be changed, before the call", v->si->name,
+                          name);
+    conv = lp_field_conv(f, f->size);
+    if (f->array_len || (conv != LC_INT && conv != LC_UINT && conv != LC_FLOAT && conv != LC_DOUBLE))
+        return luaL_error(L, "%s.%s cannot be written from Lua", v->si->name, name);
+    if (lp_store_mem(L, 3, v->base + f->offset, conv, (uint8_t)f->size) != 0)
+        return luaL_error(L, "%s.%s: %s", v->si->name, name, lua_tostring(L, -1));
+    return 0;
+}
+
+static int lp_sview_tostring(lua_State *L)
+{
+    lp_sview *v = lua_touserdata(L, 1);
+    lua_pushfstring(L, "%s (struct view)", v->si->name);
+    return 1;
+}
+
+/* ------------------------------------------------------------------------ */
 /* The call object                                                          */
 /* ------------------------------------------------------------------------ */
 static lp_proxy *lp_proxy_live(lua_State *L)
@@ -496,7 +666,7 @@ static int lp_call_index(lua_State *L)
         const lp_pdesc *d = lp_desc(info);
         if (d == NULL)
             return luaL_error(L, "out of memory");
-        lp_push_param(L, info, d, c->params, i);
+        lp_push_param(L, p, info, d, c->params, i);
         return 1;
     }
     switch (key[0]) {
@@ -589,6 +759,8 @@ static int lp_call_newindex(lua_State *L)
         char *at = (char *)c->params + pi->offset;
         if (d == NULL)
             return luaL_error(L, "out of memory");
+        if (d[i].stype != NULL)
+            return luaL_error(L, "%s.%s is a struct: write its fields (call.%s.FIELD = v)", info->name, key, key);
         if (d[i].deref) {
             void *ptr = *(void **)at;
             if (d[i].pconv == LC_STRING || d[i].pconv == LC_CHARBUF)
@@ -1055,6 +1227,16 @@ void lp_bridge_open(lua_State *L, lp_thread *t)
     lua_pushcfunction(L, lp_call_tostring);
     lua_setfield(L, -2, "__tostring");
     lua_pushstring(L, LP_CALL_MT);
+    lua_setfield(L, -2, "__metatable");
+    lua_pop(L, 1);
+    luaL_newmetatable(L, LP_SVIEW_MT);
+    lua_pushcfunction(L, lp_sview_index);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, lp_sview_newindex);
+    lua_setfield(L, -2, "__newindex");
+    lua_pushcfunction(L, lp_sview_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pushstring(L, LP_SVIEW_MT);
     lua_setfield(L, -2, "__metatable");
     lua_pop(L, 1);
 

@@ -11,6 +11,8 @@
  *     stream FLAGS      cuStreamCreate(FLAGS) then cuStreamGetFlags: "stream R FLAGS-SEEN"
  *     launch NAME N     a module's function NAME launched N times: "launch R1 ... RN"
  *     drv               cuDriverGetVersion: "drv R VERSION"
+ *     attr A            cuDeviceGetAttribute(A, device 0): "attr R VALUE"
+ *     launchex NAME GX  cuLaunchKernelEx of NAME with gridDimX GX, 32 threads: "launchex R"
  *     count             cuDeviceGetCount: "count R COUNT"
  *     ctx N             N x cuCtxGetCurrent: "ctx R" (the first failure, else 0)
  *     threads T N       T threads, N x (cuCtxGetCurrent, cuMemAlloc 64) each: "threads F" (failed calls)
@@ -276,6 +278,24 @@ int main(int argc, char **argv)
             int v = 0;
             CUresult r = cuDriverGetVersion(&v);
             printf("drv %d %d\n", (int)r, v);
+        } else if (!strcmp(s, "attr") && a1) {
+            int v = -1;
+            CUresult r = cuDeviceGetAttribute(&v, (CUdevice_attribute)atoi(a1), 0);
+            printf("attr %d %d\n", (int)r, v);
+            i++;
+        } else if (!strcmp(s, "launchex") && a2) {
+            static const char image[] = "fake image";
+            CUmodule mod = NULL;
+            CUfunction f = NULL;
+            CUlaunchConfig cfg = {.gridDimX = (unsigned)atoi(a2), .gridDimY = 1, .gridDimZ = 1, .blockDimX = 32,
+                                  .blockDimY = 1, .blockDimZ = 1};
+            CUresult r = cuModuleLoadData(&mod, image);
+            if (r == CUDA_SUCCESS)
+                r = cuModuleGetFunction(&f, mod, a1);
+            if (r == CUDA_SUCCESS)
+                r = cuLaunchKernelEx(&cfg, f, NULL, NULL);
+            printf("launchex %d\n", (int)r);
+            i += 2;
         } else if (!strcmp(s, "count")) {
             int c = 0;
             CUresult r = cuDeviceGetCount(&c);

@@ -94,6 +94,17 @@ api)
     done
     noerr "failed"
     ;;
+types)
+    run "$td/types.lua" "" init attr 1 attr 10 launchex kernC 7; ok
+    err "const 1 1 false"
+    err "attrib CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK"
+    line "attr 0 32"                       # the policy asked for the warp size instead
+    err "attrib CU_DEVICE_ATTRIBUTE_WARP_SIZE"
+    line "launchex 0"
+    err "config 7 1 32 0 CUlaunchConfig (struct view)"
+    err "config readonly true"
+    err "config unknown true"
+    ;;
 sandbox)
     run "$td/sandbox.lua" "" init; ok
     for c in os io debug require bytecode text print; do err "sandbox $c ok"; done
