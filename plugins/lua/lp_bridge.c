@@ -40,7 +40,7 @@ static int lp_has_types(void)
            offsetof(cushim_param_info, struct_type) + sizeof(((cushim_param_info *)0)->struct_type);
 }
 
-static _Atomic(lp_pdesc *) *lp_descs;   /* per API id, built on first use */
+static _Atomic(lp_pdesc *) *lp_descs;   /* per API id (lp_bridge_init), each built on first use */
 
 static int lp_starts(const char *s, const char *p)
 {
@@ -132,18 +132,16 @@ static void lp_desc_one(const cushim_param_info *p, lp_pdesc *d)
     }
 }
 
+int lp_bridge_init(void)
+{
+    lp_descs = calloc(lp_eng.id_limit + 1, sizeof *lp_descs);
+    return lp_descs != NULL ? 0 : -1;
+}
+
 static const lp_pdesc *lp_desc(const cushim_api_info *info)
 {
     const cushim_host *h = lp_eng.host;
     lp_pdesc *d, *expect = NULL;
-    if (lp_descs == NULL) {
-        _Atomic(lp_pdesc *) *arr = calloc(lp_eng.id_limit + 1, sizeof *arr);
-        _Atomic(lp_pdesc *) *none = NULL;
-        if (arr == NULL)
-            return NULL;
-        if (!__atomic_compare_exchange_n(&lp_descs, &none, arr, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-            free(arr);
-    }
     if (info->id >= lp_eng.id_limit)
         return NULL;
     d = atomic_load_explicit(&lp_descs[info->id], memory_order_acquire);

@@ -150,6 +150,7 @@ int lp_state_run(lp_thread *t, cushim_call *call, int after, uint64_t *slot) LP_
 void lp_state_run_exit(lp_thread *t) LP_HIDDEN;
 
 /* lp_bridge.c */
+int lp_bridge_init(void) LP_HIDDEN;                         /* at init, one thread */
 void lp_bridge_open(lua_State *L, lp_thread *t) LP_HIDDEN;   /* inside a protected call */
 void lp_proxy_new(lua_State *L, lp_thread *t, int depth) LP_HIDDEN; /* sets t->proxy[depth] and its ref */
 extern char lp_skip_key LP_HIDDEN;                            /* cushim.skip's first value */

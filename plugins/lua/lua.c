@@ -556,7 +556,7 @@ static int lp_init(const cushim_host *h, cushim_plugin *self)
     lp_eng.host = h;
     lp_eng.self = self;
     lp_eng.id_limit = h->api_id_limit();
-    if (lp_read_options(err, sizeof err) != 0) {
+    if (lp_read_options(err, sizeof err) != 0 || lp_bridge_init() != 0) {
         h->log(self, CUSHIM_LOG_ERROR, "%s", err);
         return -1;
     }

@@ -14,6 +14,7 @@
  *     attr A            cuDeviceGetAttribute(A, device 0): "attr R VALUE"
  *     launchex NAME GX  cuLaunchKernelEx of NAME with gridDimX GX, 32 threads: "launchex R"
  *     count             cuDeviceGetCount: "count R COUNT"
+ *     fork              fork(); the child makes one cuCtxSynchronize ("child R") and exits; then "fork STATUS"
  *     ctx N             N x cuCtxGetCurrent: "ctx R" (the first failure, else 0)
  *     threads T N       T threads, N x (cuCtxGetCurrent, cuMemAlloc 64) each: "threads F" (failed calls)
  *     reload FILE K T MS  hot reload under load: T threads call cuCtxGetCurrent until the end; K times,
@@ -36,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifdef E2E_EMBED_LUA
@@ -296,6 +298,17 @@ int main(int argc, char **argv)
                 r = cuLaunchKernelEx(&cfg, f, NULL, NULL);
             printf("launchex %d\n", (int)r);
             i += 2;
+        } else if (!strcmp(s, "fork")) {
+            int st = -1;
+            pid_t pid = fork();
+            if (pid == 0) {
+                printf("child %d\n", (int)cuCtxSynchronize());
+                fflush(stdout);
+                _exit(0);
+            }
+            if (pid > 0)
+                waitpid(pid, &st, 0);
+            printf("fork %d\n", st);
         } else if (!strcmp(s, "count")) {
             int c = 0;
             CUresult r = cuDeviceGetCount(&c);

@@ -52,6 +52,11 @@ deny)
     fake_count cuCtxSynchronize 0
     fake_count cuMemAlloc_v2 1
     err "lua: cuCtxSynchronize denied by $ex/deny.lua"
+    # a forked child keeps the policy
+    run "$ex/deny.lua" "opt=apis=cuCtxSynchronize" init fork sync 1; ok
+    line "child 800"
+    line "fork 0"
+    line "sync 800"
     ;;
 slow)
     run "$ex/slow.lua" "opt=slow_ms=0,opt=select=cuCtxSynchronize" init sync 2 alloc 1 64; ok
