@@ -19,7 +19,7 @@ SHIM="$BUILD/runtime/libcushim.so"
 PLUGIN="$BUILD/plugins/lua.so"
 ROUNDS=${ROUNDS:-7}
 ITERS=${ITERS:-200000}
-SITERS=${SITERS:-200000}
+SITERS=${SITERS:-1000000}
 for f in "$BENCH" "$SHIM" "$PLUGIN"; do [ -e "$f" ] || { echo "missing $f" >&2; exit 1; }; done
 [ "${BENCH_REAL:-0}" = 1 ] || export LD_LIBRARY_PATH="$BUILD/tests/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 LUA="$PLUGIN:script=$HERE/policy.lua,reload=false"

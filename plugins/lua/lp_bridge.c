@@ -361,7 +361,9 @@ static void lp_push_sview(lua_State *L, lp_proxy *px, unsigned char *base, const
 static void lp_push_enum(lua_State *L, const cushim_enum_info *e)
 {
     lua_Integer v = lua_tointegerx(L, -1, NULL);
-    const char *n = e != NULL ? lp_eng.host->enum_value_name(e, (int64_t)v) : NULL;
+    const char *n = e != NULL && CUSHIM_HOST_HAS(lp_eng.host, enum_value_name)
+                        ? lp_eng.host->enum_value_name(e, (int64_t)v)
+                        : NULL;
     if (n != NULL) {
         lua_pop(L, 1);
         lua_pushstring(L, n);

@@ -189,7 +189,7 @@ static int lp_setup(lua_State *L)
         LUA_OK)
         return lua_error(L);
     t->loading = 1;
-    lua_sethook(L, lp_budget_hook, LUA_MASKCOUNT, (int)(lp_eng.o.budget < 100000000 ? lp_eng.o.budget * 10 : lp_eng.o.budget));
+    lua_sethook(L, lp_budget_hook, LUA_MASKCOUNT, (int)(lp_eng.o.budget * 10));
     lua_call(L, 0, 0);
     lua_sethook(L, NULL, 0, 0);
     t->loading = 0;
@@ -457,7 +457,7 @@ void lp_state_run_exit(lp_thread *t)
     lua_State *L = t->L;
     lua_settop(L, 0);
     t->exiting = 1;
-    lua_sethook(L, lp_budget_hook, LUA_MASKCOUNT, (int)(lp_eng.o.budget < 100000000 ? lp_eng.o.budget * 10 : lp_eng.o.budget));
+    lua_sethook(L, lp_budget_hook, LUA_MASKCOUNT, (int)(lp_eng.o.budget * 10));
     lua_pushcfunction(L, lp_traceback);
     lua_pushcfunction(L, lp_run_exit_cfn);
     lua_pushlightuserdata(L, t);

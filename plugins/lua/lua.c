@@ -522,9 +522,9 @@ static int lp_read_options(char *err, size_t errlen)
     o->reload = h->opt_bool(self, "reload");
     o->reload_ms = h->opt_int(self, "reload_ms");
     o->error_rate = h->opt_int(self, "error_rate");
-    if (o->budget < 1000 || o->mem < (256u << 10) || o->reload_ms < 1 || o->reload_ms > 60000 ||
-        o->error_rate < 0) {
-        snprintf(err, errlen, "budget must be >= 1000, mem >= 256K, reload_ms 1..60000, error_rate >= 0");
+    if (o->budget < 1000 || o->budget > 100000000 || o->mem < (256u << 10) || o->reload_ms < 1 ||
+        o->reload_ms > 60000 || o->error_rate < 0) {
+        snprintf(err, errlen, "budget must be 1000..100000000, mem >= 256K, reload_ms 1..60000, error_rate >= 0");
         return -1;
     }
     o->nopts = h->opt_count(self, "opt");

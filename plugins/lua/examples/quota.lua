@@ -1,6 +1,7 @@
 -- quota.lua - a device-memory quota for the whole process, all threads together:
 --   cushim run --lua=quota.lua:limit=8GiB -- python3 train.py
 -- An allocation that would pass 'limit' fails with CUDA_ERROR_OUT_OF_MEMORY, as a full GPU would.
+-- (cuMemAlloc/cuMemFree, which cudaMalloc/cudaFree use; pools, managed and VMM memory are not counted.)
 local limit = cushim.parse_bytes(cushim.options.limit or "8GiB")
 local shared = cushim.shared
 
