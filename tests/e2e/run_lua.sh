@@ -174,15 +174,19 @@ threads)
 cushim.before.cuCtxGetCurrent = function(call) cushim.shared.add("ctx") end
 cushim.after.cuMemAlloc = function(call)
   if call.result == "CUDA_SUCCESS" then cushim.shared.add("bytes", call.bytesize) end
-  call.state.x = call.dptr
+  local key = "p:" .. call.dptr
+  cushim.shared.set(key, call.bytesize)                     -- the key/value table from every thread
+  if cushim.shared.get(key) == call.bytesize then cushim.shared.add("kv") end
+  cushim.shared.set("last", "thread " .. call.tid)
 end
 cushim.at_exit(function()
-  cushim.report("ctx", cushim.shared.counter("ctx"), "bytes", cushim.shared.counter("bytes"))
+  cushim.report("ctx", cushim.shared.counter("ctx"), "bytes", cushim.shared.counter("bytes"),
+                "kv", cushim.shared.counter("kv"), cushim.shared.get("last"):match("^thread %d+$") ~= nil)
 end)
 POL
     run "$out.d/count.lua" "" init threads 8 200; ok
     line "threads 0"
-    err "ctx 1601 bytes 102400"            # 8 x 200 + the step's own call; 1600 x 64 bytes
+    err "ctx 1601 bytes 102400 kv 1600 true"   # 8 x 200 + the step's own call; 1600 x 64 bytes
     ;;
 reload)
     rounds=$1  # $2: 'rss' to check RSS growth too
