@@ -1,0 +1,17 @@
+# smlimit end to end (run_smlimit.sh): the plugin loaded through CUSHIM_PLUGINS by the preloaded shim,
+# against the fake driver with simulated kernel durations (FAKE_CUDA_KERNEL_US). Included at the end of
+# tests/e2e/CMakeLists.txt (its e2e_test() and E2E_* settings).
+if(NOT TARGET smlimit)
+  return()
+endif()
+
+add_executable(e2e_smlimit e2e_smlimit.c)
+target_include_directories(e2e_smlimit PRIVATE "${CUSHIM_CUDA_INCLUDE}")
+target_compile_options(e2e_smlimit PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-declarations)
+target_link_libraries(e2e_smlimit PRIVATE cushim_fake_cuda pthread)
+
+foreach(_c native limit env unlimited threads)
+  e2e_test(smlimit_${_c} COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_smlimit.sh" ${_c}
+    $<TARGET_FILE:e2e_smlimit> $<TARGET_FILE:smlimit>)
+endforeach()
+set_property(TEST smlimit_threads smlimit_limit APPEND PROPERTY LABELS concurrency)
