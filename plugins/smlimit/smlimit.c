@@ -675,8 +675,15 @@ static int sml_init_plugin(const cushim_host *host, cushim_plugin *self)
         d->limit = d->share = d->limited ? pct[i] / 100.0 : 1.0;
     }
     if (st->shared) {
-        char name[64];
-        snprintf(name, sizeof name, "/cushim-smlimit-%u", (unsigned)geteuid());
+        char name[128];
+        const char *group = host->opt_string(self, "group");
+        if (group != NULL && *group && strspn(group, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(group)) {
+            host->log(self, CUSHIM_LOG_ERROR, "group '%s': use [a-z0-9_-] only", group);
+            free(st);
+            return -1;
+        }
+        snprintf(name, sizeof name, "/cushim-smlimit-%u%s%.64s", (unsigned)geteuid(), group && *group ? "-" : "",
+                 group ? group : "");
         if ((st->region = sml_shm_open(name, err, sizeof err)) == NULL)
             host->log(self, CUSHIM_LOG_WARN, "no sharing between processes: %s", err);
     }
@@ -689,10 +696,15 @@ static int sml_init_plugin(const cushim_host *host, cushim_plugin *self)
             free(st);
         return -1;
     }
-    for (int i = 0; i < SML_MAX_DEV; i++)
-        if (st->dev[i].limited)
-            host->log(self, CUSHIM_LOG_INFO, "device %d: %.4g%% of its time, window %llu ms%s", i, pct[i],
-                      (unsigned long long)(st->window_ns / 1000000), st->work_conserving ? ", work conserving" : "");
+    if (host->log_enabled(CUSHIM_LOG_INFO)) {
+        char line[SML_MAX_DEV * 16] = "";
+        size_t len = 0;
+        for (int i = 0; i < SML_MAX_DEV && len < sizeof line; i++)
+            if (st->dev[i].limited)
+                len += (size_t)snprintf(line + len, sizeof line - len, "%s%d:%.4g%%", len ? " " : "", i, pct[i]);
+        host->log(self, CUSHIM_LOG_INFO, "limits (device:percent) %s; window %llu ms%s", line,
+                  (unsigned long long)(st->window_ns / 1000000), st->work_conserving ? ", work conserving" : "");
+    }
     return 0;
 }
 
@@ -714,11 +726,11 @@ static void sml_flush(cushim_plugin *self)
         if (st->report)
             sml_host->log(self, CUSHIM_LOG_WARN,
                           "device %d: limit %.4g%%: busy %.3f ms of %.3f ms (%.1f%%), %llu launches admitted, "
-                          "%llu waits, %.3f ms waited",
+                          "%llu waits, %.3f ms waited, share in force %.4g%%",
                           i, d->limit * 100, d->lim.busy_ns / 1e6, (now - d->t_start) / 1e6,
                           now > d->t_start ? 100.0 * (double)d->lim.busy_ns / (double)(now - d->t_start) : 0.0,
                           (unsigned long long)d->lim.admitted, (unsigned long long)d->lim.delays,
-                          d->waited_ns / 1e6);
+                          d->waited_ns / 1e6, d->share * 100);
         pthread_mutex_unlock(&d->mu);
         if (d->slot != NULL && atomic_load(&d->slot->pid) == st->pid)
             atomic_store(&d->slot->pid, 0);   /* leave the region */
@@ -758,6 +770,7 @@ static const cushim_option sml_options[] = {
     {"poll_us", CUSHIM_OPT_INT, "20", "how often pending launches are checked for completion"},
     {"work_conserving", CUSHIM_OPT_BOOL, "false", "also use the share that partners on the device leave unused"},
     {"shared", CUSHIM_OPT_BOOL, "true", "meet other processes in /dev/shm/cushim-smlimit-<uid> (weights)"},
+    {"group", CUSHIM_OPT_STRING, "", "processes share weights within a group: /dev/shm/cushim-smlimit-<uid>-<group>"},
     {"report", CUSHIM_OPT_BOOL, "false", "log each device's measured busy time and waits at exit"},
     {NULL, 0, NULL, NULL},
 };
