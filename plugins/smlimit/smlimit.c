@@ -67,6 +67,7 @@ typedef struct sml_dev {
     int limited;
     double limit;                       /* the configured share, (0, 1)                */
     double share;                       /* in force (weights, work conserving)         */
+    double share_min;                   /* the lowest in force so far (the report)     */
     sml_limiter lim;
     int started;                        /* the limiter has seen a launch               */
     uint64_t t_start;                   /* first launch                                */
@@ -281,6 +282,8 @@ static void sml_update_share(sml_state *st, int i, uint64_t now)
         sml_set_share(&d->lim, own, now);
         d->share = own;
     }
+    if (own < d->share_min)
+        d->share_min = own;
     pthread_mutex_unlock(&d->mu);
 }
 
@@ -672,7 +675,7 @@ static int sml_init_plugin(const cushim_host *host, cushim_plugin *self)
         sml_dev *d = &st->dev[i];
         pthread_mutex_init(&d->mu, NULL);
         d->limited = pct[i] > 0 && pct[i] < 100;
-        d->limit = d->share = d->limited ? pct[i] / 100.0 : 1.0;
+        d->limit = d->share = d->share_min = d->limited ? pct[i] / 100.0 : 1.0;
     }
     if (st->shared) {
         char name[128];
@@ -726,11 +729,11 @@ static void sml_flush(cushim_plugin *self)
         if (st->report)
             sml_host->log(self, CUSHIM_LOG_WARN,
                           "device %d: limit %.4g%%: busy %.3f ms of %.3f ms (%.1f%%), %llu launches admitted, "
-                          "%llu waits, %.3f ms waited, share in force %.4g%%",
+                          "%llu waits, %.3f ms waited, share in force %.4g%% (lowest %.4g%%)",
                           i, d->limit * 100, d->lim.busy_ns / 1e6, (now - d->t_start) / 1e6,
                           now > d->t_start ? 100.0 * (double)d->lim.busy_ns / (double)(now - d->t_start) : 0.0,
                           (unsigned long long)d->lim.admitted, (unsigned long long)d->lim.delays,
-                          d->waited_ns / 1e6, d->share * 100);
+                          d->waited_ns / 1e6, d->share * 100, d->share_min * 100);
         pthread_mutex_unlock(&d->mu);
         if (d->slot != NULL && atomic_load(&d->slot->pid) == st->pid)
             atomic_store(&d->slot->pid, 0);   /* leave the region */
@@ -757,7 +760,7 @@ static void sml_fork_child(cushim_plugin *self)
         d->slot = NULL;
         d->beat_t = d->beat_busy = 0;
         d->usage = 0;
-        d->share = d->limit;
+        d->share = d->share_min = d->limit;
         d->waited_ns = 0;
         memset(d->s_key, 0, sizeof d->s_key);
     }

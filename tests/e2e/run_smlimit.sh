@@ -8,6 +8,8 @@
 #   unlimited limit=100: no hook is registered (CUSHIM_COUNTS shows no event the plugin would record)
 #   env       CUDA_DEVICE_SM_LIMIT=25 with smlimit loaded without limit=: the same as 'limit'
 #   threads   two threads on two streams at limit=30: share in (0.05, 0.45)
+#   weights   two processes at limit=60 in one group (shared region): limits above 100 in total are
+#             scaled, so each reports that its share in force went down to 50%
 set -u
 case=$1 prog=$2 plugin=$3
 out=${E2E_OUT:-/tmp}/smlimit.$case.$$
@@ -45,6 +47,17 @@ case $case in
   threads)
     CUSHIM_PLUGINS="$plugin:limit=30,shared=0" "$prog" 200 threads >"$out" 2>"$out.err" || fail "exit $?"
     share_in 0.05 0.45 ;;
+  weights)
+    grp=e2e$$
+    CUSHIM_PLUGINS="$plugin:limit=60,group=$grp,report=1" "$prog" 300 >"$out.b" 2>"$out.b.err" &
+    pb=$!
+    CUSHIM_PLUGINS="$plugin:limit=60,group=$grp,report=1" "$prog" 300 >"$out" 2>"$out.err" || fail "exit $?"
+    wait $pb || fail "second process: exit $?"
+    rm -f "/dev/shm/cushim-smlimit-$(id -u)-$grp"
+    for f in "$out.err" "$out.b.err"; do
+      grep -q 'limit 60%: .*(lowest 50%)' "$f" || { cat "$f" >&2; fail "a process did not scale its share to 50%"; }
+    done
+    cat "$out.err" "$out.b.err"; rm -f "$out.b" "$out.b.err" ;;
   *) fail "unknown case" ;;
 esac
 rm -f "$out" "$out.err" "$out.counts"

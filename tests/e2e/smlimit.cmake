@@ -10,8 +10,8 @@ target_include_directories(e2e_smlimit PRIVATE "${CUSHIM_CUDA_INCLUDE}")
 target_compile_options(e2e_smlimit PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-declarations)
 target_link_libraries(e2e_smlimit PRIVATE cushim_fake_cuda pthread)
 
-foreach(_c native limit env unlimited threads)
+foreach(_c native limit env unlimited threads weights)
   e2e_test(smlimit_${_c} COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_smlimit.sh" ${_c}
     $<TARGET_FILE:e2e_smlimit> $<TARGET_FILE:smlimit>)
 endforeach()
-set_property(TEST smlimit_threads smlimit_limit APPEND PROPERTY LABELS concurrency)
+set_property(TEST smlimit_threads smlimit_limit smlimit_weights APPEND PROPERTY LABELS concurrency)
