@@ -52,6 +52,8 @@ typedef CUresult (*sml_event_create_fn)(CUevent *, unsigned int);
 typedef CUresult (*sml_event_record_fn)(CUevent, CUstream);
 typedef CUresult (*sml_event_query_fn)(CUevent);
 typedef CUresult (*sml_event_destroy_fn)(CUevent);
+typedef CUresult (*sml_is_capturing_fn)(CUstream, CUstreamCaptureStatus *);
+typedef CUresult (*sml_capture_mode_fn)(CUstreamCaptureMode *);
 
 typedef struct sml_marker {
     struct sml_marker *next;
@@ -104,6 +106,8 @@ typedef struct sml_state {
     sml_event_record_fn event_record;
     sml_event_query_fn event_query;
     sml_event_destroy_fn event_destroy;
+    sml_is_capturing_fn is_capturing;
+    sml_capture_mode_fn capture_mode;
 } sml_state;
 
 static const cushim_host *sml_host;
@@ -332,7 +336,11 @@ static void *sml_poll_thread(void *arg)
     sml_state *st = arg;
     CUcontext cur = NULL;
     uint64_t next_beat = 0;
+    CUstreamCaptureMode relaxed = CU_STREAM_CAPTURE_MODE_RELAXED;
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);   /* sleep as long as asked, not 50 us more */
+    /* cuEventQuery is an "unsafe" call while another thread captures a graph in
+       global mode: it would invalidate that capture. Relaxed: this thread may. */
+    st->capture_mode(&relaxed);
     pthread_mutex_lock(&st->mq);
     while (!st->stop) {
         sml_marker *list, *keep = NULL, *keep_last = NULL, *done = NULL, *m, *next;
@@ -440,15 +448,22 @@ static int sml_current_device(const sml_state *st)
     return (int)dev;
 }
 
+static CUstream sml_launch_stream(const cushim_call *call);
+
 static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
 {
     sml_state *st = user;
     int i = sml_current_device(st);
     sml_dev *d;
     uint64_t now, wait;
+    CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
     if (i < 0 || !(d = &st->dev[i])->limited)
         return CUSHIM_CONTINUE;
-    (void)call;
+    /* a launch captured into a graph runs nothing now (its replay is a cuGraphLaunch),
+       and an event recorded after it would become part of the graph: leave it alone */
+    if (call->api_id != CUSHIM_API_cuLaunchCooperativeKernelMultiDevice &&
+        (st->is_capturing(sml_launch_stream(call), &cap) != CUDA_SUCCESS || cap != CU_STREAM_CAPTURE_STATUS_NONE))
+        return CUSHIM_CONTINUE;
     for (;;) {
         now = sml_now();
         pthread_mutex_lock(&d->mu);
@@ -583,7 +598,9 @@ static int sml_resolve(sml_state *st)
     return SML_REAL(ctx_get_device, cuCtxGetDevice) && SML_REAL(ctx_get_current, cuCtxGetCurrent) &&
                    SML_REAL(ctx_set_current, cuCtxSetCurrent) && SML_REAL(event_create, cuEventCreate) &&
                    SML_REAL(event_record, cuEventRecord) && SML_REAL(event_query, cuEventQuery) &&
-                   SML_REAL(event_destroy, cuEventDestroy_v2)
+                   SML_REAL(event_destroy, cuEventDestroy_v2) &&
+                   SML_REAL(is_capturing, cuStreamIsCapturing) &&
+                   SML_REAL(capture_mode, cuThreadExchangeStreamCaptureMode)
                ? 0
                : -1;
 #undef SML_REAL
