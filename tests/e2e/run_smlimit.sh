@@ -8,10 +8,12 @@
 #   unlimited limit=100: no hook is registered (CUSHIM_COUNTS shows no event the plugin would record)
 #   env       CUDA_DEVICE_SM_LIMIT=25 with smlimit loaded without limit=: the same as 'limit'
 #   threads   two threads on two streams at limit=30: share in (0.05, 0.45)
+#   launcher  cushim run --sm-limit composes the smlimit spec (per-device lists escaped), HAMi-core's
+#             CUDA_DEVICE_SM_LIMIT alone loads smlimit, and the limit holds through the launcher
 #   weights   two processes at limit=60 in one group (shared region): limits above 100 in total are
 #             scaled, so each reports that its share in force went down to 50%
 set -u
-case=$1 prog=$2 plugin=$3
+case=$1 prog=$2 plugin=$3 launcher=${4:-}
 out=${E2E_OUT:-/tmp}/smlimit.$case.$$
 export FAKE_CUDA_KERNEL_US=2000
 fail() { echo "smlimit e2e '$case': $*" >&2; cat "$out.err" >&2 2>/dev/null; exit 1; }
@@ -58,6 +60,15 @@ case $case in
       grep -q 'limit 60%: .*(lowest 50%)' "$f" || { cat "$f" >&2; fail "a process did not scale its share to 50%"; }
     done
     cat "$out.err" "$out.b.err"; rm -f "$out.b" "$out.b.err" ;;
+  launcher)
+    L() { env -u LD_PRELOAD -u CUSHIM_PLUGINS "$launcher" run --fake "$@"; }
+    v=$(L --sm-limit=0:30,1:50 -- sh -c 'echo "$CUSHIM_PLUGINS"') || fail "launcher exit $?"
+    [ "$v" = 'smlimit:limit=0:30\,1:50' ] || fail "--sm-limit=0:30,1:50 gave CUSHIM_PLUGINS='$v'"
+    v=$(CUDA_DEVICE_SM_LIMIT_1=40 L -- sh -c 'echo "$CUSHIM_PLUGINS"') || fail "launcher exit $?"
+    [ "$v" = smlimit ] || fail "CUDA_DEVICE_SM_LIMIT_1 gave CUSHIM_PLUGINS='$v'"
+    L --sm-limit= -- true 2>/dev/null && fail "--sm-limit= accepted"
+    CUSHIM_LOG=warn L --sm-limit=25 -- "$prog" 200 >"$out" 2>"$out.err" || fail "exit $?"
+    share_in 0.05 0.40 ;;
   *) fail "unknown case" ;;
 esac
 rm -f "$out" "$out.err" "$out.counts"

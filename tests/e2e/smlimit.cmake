@@ -14,4 +14,9 @@ foreach(_c native limit env unlimited threads weights)
   e2e_test(smlimit_${_c} COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_smlimit.sh" ${_c}
     $<TARGET_FILE:e2e_smlimit> $<TARGET_FILE:smlimit>)
 endforeach()
+# The launcher preloads the shim itself (without a sanitizer runtime first, which ASan refuses).
+e2e_test(smlimit_launcher COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_smlimit.sh" launcher
+  $<TARGET_FILE:e2e_smlimit> $<TARGET_FILE:smlimit> "${PROJECT_SOURCE_DIR}/tools/cushim"
+  NO_PRELOAD ENV "CUSHIM_LIB=$<TARGET_FILE:cushim>")
+set_tests_properties(smlimit_launcher PROPERTIES LABELS "e2e;no_asan")
 set_property(TEST smlimit_threads smlimit_limit smlimit_weights APPEND PROPERTY LABELS concurrency)
