@@ -162,3 +162,19 @@ void sml_forget(sml_limiter *l, uint32_t launches)
 {
     l->outstanding = l->outstanding > launches ? l->outstanding - launches : 0;
 }
+
+double sml_weighted_share(double own, const double *w, const double *u, int n, int work_conserving, double slack)
+{
+    double sum = own, unused = 0, share;
+    for (int i = 0; i < n; i++)
+        sum += w[i] > 0 ? w[i] : 0;
+    for (int i = 0; i < n; i++) {
+        double mine = w[i] > 0 ? (sum > 1.0 ? w[i] / sum : w[i]) : 0;
+        if (mine > u[i])
+            unused += mine - u[i];
+    }
+    share = sum > 1.0 ? own / sum : own;
+    if (work_conserving && unused > slack)
+        share += unused - slack;
+    return share > 1.0 ? 1.0 : share;
+}

@@ -68,4 +68,13 @@ void sml_forget(sml_limiter *l, uint32_t launches);
    for the unit test. */
 uint64_t sml_union_add(sml_limiter *l, uint64_t start, uint64_t end);
 
+/*
+ * The share in force for a process with limit 'own' (0, 1] among live
+ * partners on the device with limits 'w[i]' and measured recent usage 'u[i]':
+ * when the limits add up to more than 1 each is scaled by 1 / sum (weights);
+ * with 'work_conserving', the partners' unused shares (scaled share minus
+ * usage, less 'slack' in total) are added. Never above 1.
+ */
+double sml_weighted_share(double own, const double *w, const double *u, int n, int work_conserving, double slack);
+
 #endif /* SML_CORE_H */

@@ -242,7 +242,7 @@ static uint64_t *sml_stream_end(sml_dev *d, CUstream s)
 static void sml_update_share(sml_state *st, int i, uint64_t now)
 {
     sml_dev *d = &st->dev[i];
-    double own = d->limit, sum = d->limit, spare = 0;
+    double own = d->limit;
     uint64_t busy;
     pthread_mutex_lock(&d->mu);
     busy = d->lim.busy_ns;
@@ -257,30 +257,23 @@ static void sml_update_share(sml_state *st, int i, uint64_t now)
         if (d->slot == NULL || atomic_load(&d->slot->pid) != st->pid)
             d->slot = sml_shm_claim(st->region, i, st->pid, st->pid_start, now);
         if (d->slot != NULL) {
+            double w[SML_SHM_SLOTS], u[SML_SHM_SLOTS];
+            int n = 0;
             atomic_store(&d->slot->weight, (uint32_t)(d->limit * 1000));
             atomic_store(&d->slot->usage, (uint32_t)(d->usage * 1000));
             atomic_store(&d->slot->heartbeat, now);
-            double others = 0, others_unused = 0;
             for (int k = 0; k < SML_SHM_SLOTS; k++) {
                 const sml_slot *o = &st->region->slot[i][k];
                 if (o == d->slot || !sml_shm_live(o, now))
                     continue;
-                others += atomic_load(&o->weight) / 1000.0;
-                others_unused += atomic_load(&o->weight) / 1000.0 - atomic_load(&o->usage) / 1000.0;
+                w[n] = atomic_load(&o->weight) / 1000.0;
+                u[n] = atomic_load(&o->usage) / 1000.0;
+                n++;
             }
-            sum += others;
-            if (sum > 1.0) {
-                own = own / sum;
-                others_unused = others_unused / sum;
-            }
-            /* a partner using less than its share (with 5 points of slack) leaves the rest */
-            if (st->work_conserving && others_unused > 0.05)
-                spare = others_unused - 0.05;
+            /* a partner using less than its share, with 5 points of slack, leaves the rest */
+            own = sml_weighted_share(d->limit, w, u, n, st->work_conserving, 0.05);
         }
     }
-    own += spare;
-    if (own > 1.0)
-        own = 1.0;
     pthread_mutex_lock(&d->mu);
     if (own != d->share) {
         sml_set_share(&d->lim, own, now);

@@ -38,7 +38,7 @@ typedef struct sim {
     uint64_t stream_end[2][MAXS];   /* true end of the last kernel per stream        */
     uint64_t obs_end[2][MAXS];      /* observed end of the last measured kernel       */
     uint64_t gpu_end;               /* serialised GPU (two processes): last end       */
-    uint64_t clip;                  /* the shared 'last end' of the plugin's region   */
+    uint64_t last_end[2];           /* each process's last observed end (the region)  */
     int serial;                     /* 1: processes time-share the GPU (no overlap)   */
 } sim;
 
@@ -80,12 +80,12 @@ static void sim_observe(sml_limiter *l, int i, uint64_t now, int clip)
 {
     kern *k = &S.k[i];
     uint64_t start = k->submit > S.obs_end[k->proc][k->stream] ? k->submit : S.obs_end[k->proc][k->stream];
-    if (clip && S.clip > start)
-        start = S.clip;
+    /* as the plugin: no earlier than the last end another process reported */
+    if (clip && S.last_end[1 - k->proc] > start)
+        start = S.last_end[1 - k->proc];
     sml_complete(l, start, now, 1, now);
     S.obs_end[k->proc][k->stream] = now;
-    if (now > S.clip)
-        S.clip = now;
+    S.last_end[k->proc] = now;
     S.seen[i] = 1;
     while (S.observed < S.nk && S.seen[S.observed])
         S.observed++;
@@ -359,6 +359,28 @@ static void test_admission(void **state)
     assert_true(l.share == 1.0);
 }
 
+/* Weights and work conservation between processes on one device. */
+static void test_weighted_share(void **state)
+{
+    (void)state;
+    const double w2[] = {0.70}, busy[] = {0.70}, idle[] = {0.0};
+    const double w3[] = {0.60, 0.60}, u3[] = {0.40, 0.0};
+    /* alone, or limits adding up to at most 100: the limit itself */
+    assert_true(sml_weighted_share(0.30, NULL, NULL, 0, 0, 0.05) == 0.30);
+    assert_true(sml_weighted_share(0.30, w2, busy, 1, 0, 0.05) == 0.30);
+    /* 60 + 60 + 60: scaled to a third each */
+    double s = sml_weighted_share(0.60, w3, u3, 2, 0, 0.05);
+    assert_true(s > 0.333 && s < 0.334);
+    /* work conserving: a busy partner leaves nothing, an idle one its share less the slack */
+    assert_true(sml_weighted_share(0.30, w2, busy, 1, 1, 0.05) == 0.30);
+    s = sml_weighted_share(0.30, w2, idle, 1, 1, 0.05);
+    assert_true(s > 0.949 && s < 0.951);
+    /* never above 1; a partner's nonsense weight counts as none */
+    const double wbad[] = {-3.0}, ubad[] = {0.0};
+    assert_true(sml_weighted_share(0.90, w2, idle, 1, 1, 0.0) == 1.0);
+    assert_true(sml_weighted_share(0.50, wbad, ubad, 1, 1, 0.0) == 0.50);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -368,6 +390,7 @@ int main(void)
         cmocka_unit_test(test_long_kernels),
         cmocka_unit_test(test_bursts_and_idle),
         cmocka_unit_test(test_two_processes),
+        cmocka_unit_test(test_weighted_share),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
