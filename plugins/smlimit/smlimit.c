@@ -3,7 +3,7 @@
  * (docs/plugins/smlimit.md).
  *
  *   CUSHIM_PLUGINS='smlimit:limit=30'            # 30% of every device's time
- *   CUSHIM_PLUGINS='smlimit:limit=0:30,1:50'     # per device
+ *   CUSHIM_PLUGINS='smlimit:limit=0:30\,1:50'     # per device (',' escaped in CUSHIM_PLUGINS)
  *   cushim run --sm-limit=30 -- ./app            # the same through the launcher
  *   CUDA_DEVICE_SM_LIMIT=30 [CUDA_DEVICE_SM_LIMIT_1=50] with smlimit loaded, no limit=
  *
@@ -160,6 +160,8 @@ static int sml_parse_limits(const char *text, double out[SML_MAX_DEV], char *err
             snprintf(err, errlen, "limit '%.*s' is not a percentage in 0..100", (int)(end - p), p);
             return -1;
         }
+        if (*end == '%')
+            end++;
         if (dev < 0)
             all = v;
         else {
@@ -712,10 +714,15 @@ static int sml_init_plugin(const cushim_host *host, cushim_plugin *self)
     if (host->log_enabled(CUSHIM_LOG_INFO)) {
         char line[SML_MAX_DEV * 16] = "";
         size_t len = 0;
-        for (int i = 0; i < SML_MAX_DEV && len < sizeof line; i++)
+        int same = 1;
+        for (int i = 1; i < SML_MAX_DEV; i++)
+            same &= pct[i] == pct[0];
+        if (same)
+            snprintf(line, sizeof line, "%.4g%% on every device", pct[0]);
+        for (int i = 0; i < SML_MAX_DEV && len < sizeof line && !same; i++)
             if (st->dev[i].limited)
                 len += (size_t)snprintf(line + len, sizeof line - len, "%s%d:%.4g%%", len ? " " : "", i, pct[i]);
-        host->log(self, CUSHIM_LOG_INFO, "limits (device:percent) %s; window %llu ms%s", line,
+        host->log(self, CUSHIM_LOG_INFO, "limits (device:percent): %s; window %llu ms%s", line,
                   (unsigned long long)(st->window_ns / 1000000), st->work_conserving ? ", work conserving" : "");
     }
     return 0;
