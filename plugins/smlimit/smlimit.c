@@ -111,6 +111,7 @@ typedef struct sml_state {
 } sml_state;
 
 static const cushim_host *sml_host;
+static atomic_int sml_no_poller_logged;
 
 static uint64_t sml_now(void)
 {
@@ -563,11 +564,6 @@ static void sml_post(cushim_call *call, void *user, uint64_t *slot)
         goto forget;
     }
     pthread_mutex_lock(&st->mq);
-    if (st->tail != NULL)
-        st->tail->next = m;
-    else
-        st->head = m;
-    st->tail = m;
     if (!st->poller_started && !st->stop) {
         pthread_attr_t a;
         pthread_attr_init(&a);
@@ -576,6 +572,21 @@ static void sml_post(cushim_call *call, void *user, uint64_t *slot)
             st->poller_started = 1;
         pthread_attr_destroy(&a);
     }
+    if (!st->poller_started) {
+        /* nobody would ever measure it: keep the event, count the launch as done */
+        m->next = st->free_list;
+        st->free_list = m;
+        st->npending--;
+        pthread_mutex_unlock(&st->mq);
+        if (!atomic_exchange(&sml_no_poller_logged, 1))
+            sml_host->log(st->self, CUSHIM_LOG_ERROR, "cannot start the polling thread: launches are not limited");
+        goto forget;
+    }
+    if (st->tail != NULL)
+        st->tail->next = m;
+    else
+        st->head = m;
+    st->tail = m;
     pthread_cond_broadcast(&st->mq_cond);
     pthread_mutex_unlock(&st->mq);
     return;
