@@ -87,6 +87,7 @@ typedef struct sml_state {
     uint64_t window_ns, poll_ns;
     int work_conserving, report, shared;
     sml_region *region;
+    char region_name[128];              /* opened by the poller at its start (shared=1) */
     int32_t pid;
     uint64_t pid_start;
     /* markers: pending in recording order, and free events (with their context) */
@@ -108,6 +109,7 @@ typedef struct sml_state {
     sml_event_destroy_fn event_destroy;
     sml_is_capturing_fn is_capturing;
     sml_capture_mode_fn capture_mode;
+    atomic_int resolved;                /* 0: not yet, 1: usable, -1: missing functions */
 } sml_state;
 
 static const cushim_host *sml_host;
@@ -337,6 +339,11 @@ static void *sml_poll_thread(void *arg)
     /* cuEventQuery is an "unsafe" call while another thread captures a graph in
        global mode: it would invalidate that capture. Relaxed: this thread may. */
     st->capture_mode(&relaxed);
+    if (st->shared && st->region == NULL) {   /* only a process that launches joins the region */
+        char err[256] = "";
+        if ((st->region = sml_shm_open(st->region_name, err, sizeof err)) == NULL)
+            sml_host->log(st->self, CUSHIM_LOG_WARN, "no sharing between processes: %s", err);
+    }
     pthread_mutex_lock(&st->mq);
     while (!st->stop) {
         sml_marker *list, *keep = NULL, *keep_last = NULL, *done = NULL, *m, *next;
@@ -446,10 +453,35 @@ static int sml_current_device(const sml_state *st)
 
 static CUstream sml_launch_stream(const cushim_call *call);
 
+static int sml_resolve(sml_state *st);
+
+/* The real functions, resolved at the first launch rather than in init: a
+   process that never launches (a shell the environment passes through) must
+   not load the driver for us. 1 when usable. */
+static int sml_ready(sml_state *st)
+{
+    int r = atomic_load_explicit(&st->resolved, memory_order_acquire);
+    if (r != 0)
+        return r > 0;
+    pthread_mutex_lock(&st->mq);
+    if ((r = atomic_load(&st->resolved)) == 0) {
+        r = sml_resolve(st) == 0 ? 1 : -1;
+        atomic_store_explicit(&st->resolved, r, memory_order_release);
+        if (r < 0)
+            sml_host->log(st->self, CUSHIM_LOG_ERROR, "the driver lacks cuCtxGetDevice, cuEventQuery or another "
+                                                      "function smlimit needs: launches are not limited");
+    }
+    pthread_mutex_unlock(&st->mq);
+    return r > 0;
+}
+
 static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
 {
     sml_state *st = user;
-    int i = sml_current_device(st);
+    int i;
+    if (!sml_ready(st))
+        return CUSHIM_CONTINUE;
+    i = sml_current_device(st);
     sml_dev *d;
     uint64_t now, wait;
     CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -684,12 +716,6 @@ static int sml_init_plugin(const cushim_host *host, cushim_plugin *self)
         free(st);
         return -1;
     }
-    if (sml_resolve(st) != 0) {
-        host->log(self, CUSHIM_LOG_ERROR, "the driver lacks cuCtxGetDevice, cuEventQuery or another function "
-                                          "smlimit needs");
-        free(st);
-        return -1;
-    }
     pthread_mutex_init(&st->mq, NULL);
     pthread_cond_init(&st->mq_cond, NULL);
     st->pid = (int32_t)getpid();
@@ -701,17 +727,14 @@ static int sml_init_plugin(const cushim_host *host, cushim_plugin *self)
         d->limit = d->share = d->share_min = d->limited ? pct[i] / 100.0 : 1.0;
     }
     if (st->shared) {
-        char name[128];
         const char *group = host->opt_string(self, "group");
         if (group != NULL && *group && strspn(group, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(group)) {
             host->log(self, CUSHIM_LOG_ERROR, "group '%s': use [a-z0-9_-] only", group);
             free(st);
             return -1;
         }
-        snprintf(name, sizeof name, "/cushim-smlimit-%u%s%.64s", (unsigned)geteuid(), group && *group ? "-" : "",
-                 group ? group : "");
-        if ((st->region = sml_shm_open(name, err, sizeof err)) == NULL)
-            host->log(self, CUSHIM_LOG_WARN, "no sharing between processes: %s", err);
+        snprintf(st->region_name, sizeof st->region_name, "/cushim-smlimit-%u%s%.64s", (unsigned)geteuid(),
+                 group && *group ? "-" : "", group ? group : "");
     }
     host->plugin_set_data(self, st);
     if (sml_register(st) != 0) {
