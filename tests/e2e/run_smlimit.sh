@@ -3,7 +3,7 @@
 # durations. The loop's GPU share comes from the fake's own timeline (not a wall clock the test reads);
 # bounds are generous: a loaded CI machine can only make the share smaller (a starved launcher), while
 # the limiter's failure would give about 1.
-#   native    no plugin: the kernels run back to back (share > 0.8)
+#   native    no plugin: the kernels run back to back (share about 1; > 0.5 allows a stalled launcher)
 #   limit     limit=25: share in (0.05, 0.40); the plugin's report shows waits and its own busy share
 #   unlimited limit=100: no hook is registered (CUSHIM_COUNTS shows no event the plugin would record)
 #   env       CUDA_DEVICE_SM_LIMIT=25 with smlimit loaded without limit=: the same as 'limit'
@@ -31,7 +31,7 @@ report_ok() {
 case $case in
   native)
     CUSHIM_PLUGINS= "$prog" 200 >"$out" 2>"$out.err" || fail "exit $?"
-    share_in 0.8 1.01 ;;
+    share_in 0.5 1.01 ;;
   limit)
     CUSHIM_PLUGINS="$plugin:limit=25,report=1,shared=0" "$prog" 200 >"$out" 2>"$out.err" || fail "exit $?"
     share_in 0.05 0.40; report_ok ;;
@@ -41,7 +41,7 @@ case $case in
   unlimited)
     CUSHIM_COUNTS="$out.counts" CUSHIM_PLUGINS="$plugin:limit=100,report=1" "$prog" 100 >"$out" 2>"$out.err" ||
       fail "exit $?"
-    share_in 0.8 1.01
+    share_in 0.5 1.01
     # the program itself records two events; the plugin, had it hooked, one per launch more
     ev=$(awk -F'\t' '$1 == "cuEventRecord" { print $2 }' "$out.counts")
     [ "${ev:-0}" -eq 2 ] || fail "cuEventRecord called ${ev:-0} times: the plugin hooked launches at limit 100"
