@@ -86,15 +86,17 @@ rewrite)
     grep -qxF "stream 0 0" "$out.out" || fail "without the policy the stream is not blocking"
     ;;
 api)
-    FAKE_CUDA_MEM=65536 run "$td/api.lua" "opt=greeting=hello=world" init alloc 1 64 alloc 1 100 sync 1 count drv; ok
+    FAKE_CUDA_MEM=65536 run "$td/api.lua" "opt=greeting=hello=world" init alloc 1 64 alloc 1 100 sync 1 count drv \
+        cudamalloc 1 64; ok
     line "alloc 0"
     line "alloc 2"                         # bytesize changed by the before hook: the fake refused it
-    fake_count cuMemAlloc_v2 2
+    fake_count cuMemAlloc_v2 3
     line "sync 719"                        # result overridden after the call
     line "count 0 42"                      # an output written by the policy
     line "drv 800 0"                       # skipped with an error given by number
+    line "cudamalloc 0"
     for c in meta consts options generation parse_bytes on_errors state ids modified output readonly \
-             real skip_kind unknown tostring readback late_decl stale; do
+             real skip_kind unknown tostring readback late_decl stale selectors; do
         err "check $c ok"
     done
     noerr "failed"

@@ -26,7 +26,8 @@ end
 cushim.after.cuMemAlloc = function(call)
   local s = call.state
   check("state", s.seen ~= nil and cushim.now() >= s.t0)
-  check("ids", call.seq > 0 and call.tid == cushim.thread_id() and call.depth == 0 and call.after)
+  check("ids", call.seq > 0 and call.tid == cushim.thread_id() and call.depth <= 1 and call.after)
+  if call.depth == 1 then cushim.shared.add("nested") end   -- cudaMalloc's own cuMemAlloc_v2
   if s.seen == 100 then
     check("modified", call.result == "CUDA_ERROR_OUT_OF_MEMORY" and call.code == 2 and not call.skipped)
   else
@@ -56,9 +57,20 @@ end
 cushim.before.cuDriverGetVersion = function(call)
   return cushim.skip(cushim.C.CUDA_ERROR_NOT_PERMITTED)    -- by number
 end
+-- selectors by category, glob and library
+cushim.on{select = "cat:sync&lib:driver", before = function(call) cushim.shared.add("sel.cat") end}
+cushim.on{select = "cuCtxSync*", after = function(call) cushim.shared.add("sel.glob") end}
+cushim.on{select = "lib:runtime", before = function(call)
+  cushim.shared.add("sel.rt")
+  if call.name == "cudaMalloc" then cushim.shared.add("sel.cudamalloc") end
+end}
+
 -- hook tables read back; declaring after load is refused
 check("readback", type(cushim.before.cuMemAlloc) == "function" and cushim.after.cuInit == nil)
 cushim.at_exit(function()
   check("late_decl", not pcall(function() cushim.before.cuInit = print end))
   check("stale", kept ~= nil and not pcall(function() return kept.count end))
+  local c = cushim.shared.counter
+  check("selectors", c("sel.cat") == 1 and c("sel.glob") == 1 and c("sel.cudamalloc") == 1 and c("sel.rt") >= 1
+        and c("nested") == 1, c("sel.cat"), c("sel.glob"), c("sel.cudamalloc"), c("nested"))
 end)
