@@ -3,7 +3,9 @@
  *
  *   lua.c        the plugin: options, generations, the watcher, the C hooks
  *   lp_state.c   one Lua state: sandbox, allocator cap, the script run, hook calls
- *   lp_bridge.c  the 'cushim' module: the call object, parameters, results, metadata
+ *   lp_bridge.c  the 'cushim' module: declarations, skip, clock, log, options, real calls
+ *   lp_call.c    the call object, struct views, metadata tables (lp_bridge.h)
+ *   lp_values.c  C <-> Lua values: parameter descriptors, results, enums, constants
  *   lp_shared.c  state shared by all threads (counters, key/value table)
  *   lp_load.c    liblua 5.4, opened privately (lp_lua.h)
  *

@@ -5,8 +5,10 @@
 #                     identical to native (tests/gpu/torch_train.py)
 #   lua launches      launches.lua counts kernel launches per kernel name over the training run; its total
 #                     must equal the shim's own CUSHIM_COUNTS of cuLaunchKernel*/cuLaunchKernelEx*/
-#                     cuLaunchCooperativeKernel* (the trace plugin was not on main when this was written),
-#                     and the names must come from the driver (cuFuncGetName / cuKernelGetName)
+#                     cuLaunchCooperativeKernel*, and the names must come from the driver (cuFuncGetName /
+#                     cuKernelGetName)
+#   lua launches trace  when the build has the trace plugin: the same run with the trace plugin too; the count
+#                     of every kernel name equals the trace file's (tests/gpu/lua/compare_launches.py)
 #   lua bench cost    bench/lua/run.sh on the real driver: a Lua before+after hook reading one parameter
 #                     costs <= 300 ns more per cuCtxGetCurrent than an empty C hook (same run)
 #   lua bench scale   the Lua-hooked cuCtxGetCurrent from 16 threads reaches >= 8x the 1-thread rate
@@ -62,6 +64,24 @@ check_lua() {
         result "lua launches" FAIL "$generic of $names kernels without a driver-given name"
     else
         result "lua launches" PASS "$total launches of $names kernels = CUSHIM_COUNTS cuLaunch* $shim; top: $(awk -F'\t' '$1 == "launches" && $3 != "total" { print $2 " " substr($3, 1, 50); exit }' "$rep")"
+    fi
+    # the same per kernel name against the trace plugin, when the build has it (same process, both plugins)
+    if [ -f "$BUILD_DIR/plugins/trace.so" ]; then
+        local trf=$DATA/lua-launches-trace.json rep2=$DATA/lua-launches-trace.txt
+        rm -f "$trf" "$rep2"
+        out=$DATA/lua-launches-trace.out err=$LOGS/lua-launches-trace.err
+        tmo 150 env CUSHIM_LIB="$SHIM" bash "$ROOT/tools/cushim" run --trace="$trf" \
+            --trace-filter='cuLaunchKernel,cuLaunchKernelEx,cuLaunchCooperativeKernel' \
+            --lua="$ex/launches.lua:report=$rep2" -- "$PY" "$HERE/torch_train.py" 10 >"$out" 2>"$err"
+        rc=$?
+        line=$(tmo 60 "$PY" "$HERE/lua/compare_launches.py" "$rep2" "$trf" 2>&1 | tail -n 1)
+        if [ $rc -eq 0 ] && [[ "$line" == PASS* ]]; then
+            result "lua launches trace" PASS "${line#PASS }"
+        else
+            result "lua launches trace" FAIL "rc $rc; ${line:-no comparison}; $(tail -n 2 "$err" | tr '\n' ' ' | cut -c1-200)"
+        fi
+    else
+        result "lua launches trace" SKIP "no trace plugin in $BUILD_DIR/plugins (compared with CUSHIM_COUNTS above)"
     fi
     # benchmarks: per-call cost and 16-thread scaling on the real driver
     out=$DATA/lua-bench.md

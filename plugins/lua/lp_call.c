@@ -1,0 +1,447 @@
+/*
+ * lp_call.c - the call object a hook receives, struct views, and the API
+ * metadata tables. The call object is a full userdata per nesting depth per
+ * state, reused for every call (no allocation per call); it points at the
+ * host's call frame only while its hook runs. Parameters are found by their
+ * header names (host->api_param) and converted by lp_values.c.
+ */
+#define _GNU_SOURCE
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lp_bridge.h"
+
+#define LP_CALL_MT "cushim.call"
+
+/* ------------------------------------------------------------------------ */
+/* Metadata tables                                                          */
+/* ------------------------------------------------------------------------ */
+static const char *const lp_kind_names[] = {"unknown", "scalar", "enum", "handle", "pointer",
+                                            "string", "struct", "callback", "devptr"};
+static const char *const lp_dir_names[] = {"unknown", "in", "out", "inout"};
+
+void lp_push_api(lua_State *L, const cushim_api_info *info)
+{
+    int n = 0;
+    lua_getfield(L, LUA_REGISTRYINDEX, "cushim.apis");
+    if (lua_rawgeti(L, -1, info->id) == LUA_TTABLE) {
+        lua_remove(L, -2);
+        return;
+    }
+    lua_pop(L, 1);
+    lua_createtable(L, 0, 12);
+    lua_pushinteger(L, info->id);
+    lua_setfield(L, -2, "id");
+    lua_pushstring(L, info->name);
+    lua_setfield(L, -2, "name");
+    lua_pushstring(L, info->base_name);
+    lua_setfield(L, -2, "base");
+    lua_pushstring(L, info->library == CUSHIM_LIB_RUNTIME ? "runtime" : "driver");
+    lua_setfield(L, -2, "library");
+    lua_pushinteger(L, info->abi_version);
+    lua_setfield(L, -2, "abi_version");
+    lua_pushstring(L, info->return_type);
+    lua_setfield(L, -2, "returns");
+    lua_pushstring(L, info->header);
+    lua_setfield(L, -2, "header");
+    lua_pushinteger(L, info->line);
+    lua_setfield(L, -2, "line");
+    lua_pushboolean(L, info->deprecated);
+    lua_setfield(L, -2, "deprecated");
+    lua_newtable(L);
+#define LP_CAT(word, bit)                                          \
+    if (info->categories & (bit)) {                                \
+        lua_pushstring(L, #word);                                  \
+        lua_rawseti(L, -2, ++n);                                   \
+        lua_pushboolean(L, 1);                                     \
+        lua_setfield(L, -2, #word);                                \
+    }
+    CUSHIM_CATEGORY_LIST(LP_CAT)
+#undef LP_CAT
+    lua_setfield(L, -2, "categories");
+    lua_createtable(L, info->nparams, 0);
+    for (uint32_t i = 0; i < info->nparams; i++) {
+        const cushim_param_info *p = lp_eng.host->api_param(info, i);
+        lua_createtable(L, 0, 5);
+        lua_pushstring(L, p->name);
+        lua_setfield(L, -2, "name");
+        lua_pushstring(L, p->type);
+        lua_setfield(L, -2, "type");
+        lua_pushstring(L, p->kind <= CUSHIM_KIND_DEVPTR ? lp_kind_names[p->kind] : "unknown");
+        lua_setfield(L, -2, "kind");
+        lua_pushstring(L, p->dir <= CUSHIM_DIR_INOUT ? lp_dir_names[p->dir] : "unknown");
+        lua_setfield(L, -2, "dir");
+        lua_pushinteger(L, i + 1);
+        lua_setfield(L, -2, "index");
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "params");
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, info->id);
+    lua_remove(L, -2);
+}
+
+static const cushim_api_info *lp_api_arg(lua_State *L, int idx)
+{
+    if (lua_type(L, idx) == LUA_TNUMBER)
+        return lp_eng.host->api_by_id((uint32_t)luaL_checkinteger(L, idx));
+    return lp_eng.host->api_by_name(luaL_checkstring(L, idx));
+}
+
+/* cushim.api(name or id) -> metadata table or nil */
+int lp_f_api(lua_State *L)
+{
+    const cushim_api_info *info = lp_api_arg(L, 1);
+    if (info == NULL)
+        return 0;
+    lp_push_api(L, info);
+    return 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Struct views: call.config.gridDimX, call.gridDim.x (type metadata)       */
+/* ------------------------------------------------------------------------ */
+#define LP_SVIEW_MT "cushim.struct"
+
+typedef struct lp_sview {
+    lp_proxy *px;               /* valid while px->call is the call it was made for */
+    uint64_t seq;
+    unsigned char *base;
+    const cushim_struct_info *si;
+    int writable;
+} lp_sview;
+
+void lp_push_sview(lua_State *L, lp_proxy *px, unsigned char *base, const cushim_struct_info *si, int writable)
+{
+    lp_sview *v = lua_newuserdatauv(L, sizeof *v, 0);
+    v->px = px;
+    v->seq = px->call->seq;
+    v->base = base;
+    v->si = si;
+    v->writable = writable;
+    luaL_setmetatable(L, LP_SVIEW_MT);
+}
+
+static lp_sview *lp_sview_live(lua_State *L)
+{
+    lp_sview *v = lua_touserdata(L, 1);
+    if (v == NULL || v->px->call == NULL || v->px->call->seq != v->seq)
+        luaL_error(L, "a struct view is valid only while the hook of its call runs");
+    return v;
+}
+
+static const cushim_field_info *lp_field(const cushim_struct_info *si, const char *name)
+{
+    for (uint32_t i = 0; name != NULL && i < si->nfields; i++)
+        if (!strcmp(si->fields[i].name, name))
+            return &si->fields[i];
+    return NULL;
+}
+
+static uint8_t lp_field_conv(const cushim_field_info *f, uint32_t size)
+{
+    switch (f->kind) {
+    case CUSHIM_KIND_SCALAR:
+        return lp_conv_of_type(f->type, strlen(f->type));
+    case CUSHIM_KIND_ENUM:
+        return LC_INT;
+    case CUSHIM_KIND_STRING:
+        return LC_STRING;
+    case CUSHIM_KIND_HANDLE:
+    case CUSHIM_KIND_POINTER:
+    case CUSHIM_KIND_DEVPTR:
+    case CUSHIM_KIND_CALLBACK:
+        return size <= 8 ? LC_UINT : LC_NONE;
+    default:
+        return LC_NONE;
+    }
+}
+
+static int lp_sview_index(lua_State *L)
+{
+    lp_sview *v = lp_sview_live(L);
+    const cushim_field_info *f = lp_field(v->si, lua_tostring(L, 2));
+    uint32_t esize;
+    uint8_t conv;
+    if (f == NULL)
+        return 0;
+    if (f->kind == CUSHIM_KIND_STRUCT && f->struct_type != NULL && f->array_len == 0) {
+        lp_push_sview(L, v->px, v->base + f->offset, f->struct_type, v->writable);
+        return 1;
+    }
+    esize = f->array_len ? f->size / f->array_len : f->size;
+    conv = lp_field_conv(f, esize);
+    if (conv == LC_NONE || (conv != LC_STRING && esize != 1 && esize != 2 && esize != 4 && esize != 8))
+        return 0;
+    if (f->array_len) {   /* a copy of the elements */
+        lua_createtable(L, (int)f->array_len, 0);
+        for (uint32_t i = 0; i < f->array_len; i++) {
+            lp_push_mem(L, v->base + f->offset + i * esize, conv, (uint8_t)esize);
+            lua_rawseti(L, -2, (lua_Integer)i + 1);
+        }
+        return 1;
+    }
+    lp_push_mem(L, v->base + f->offset, conv, (uint8_t)esize);
+    if (f->kind == CUSHIM_KIND_ENUM && f->enum_type != NULL && lua_isinteger(L, -1))
+        lp_push_enum(L, f->enum_type);
+    return 1;
+}
+
+static int lp_sview_newindex(lua_State *L)
+{
+    lp_sview *v = lp_sview_live(L);
+    const char *name = luaL_checkstring(L, 2);
+    const cushim_field_info *f = lp_field(v->si, name);
+    uint8_t conv;
+    if (f == NULL)
+        return luaL_error(L, "%s has no field '%s'", v->si->name, name);
+    if (!v->writable)
+        return luaL_error(L, "%s.%s: only a struct passed by value can be changed, before the call", v->si->name,
+                          name);
+    conv = lp_field_conv(f, f->size);
+    if (f->array_len || (conv != LC_INT && conv != LC_UINT && conv != LC_FLOAT && conv != LC_DOUBLE))
+        return luaL_error(L, "%s.%s cannot be written from Lua", v->si->name, name);
+    if (lp_store_mem(L, 3, v->base + f->offset, conv, (uint8_t)f->size) != 0)
+        return luaL_error(L, "%s.%s: %s", v->si->name, name, lua_tostring(L, -1));
+    return 0;
+}
+
+static int lp_sview_tostring(lua_State *L)
+{
+    lp_sview *v = lua_touserdata(L, 1);
+    lua_pushfstring(L, "%s (struct view)", v->si->name);
+    return 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The call object                                                          */
+/* ------------------------------------------------------------------------ */
+static lp_proxy *lp_proxy_live(lua_State *L)
+{
+    lp_proxy *p = lua_touserdata(L, 1);   /* only our metatable leads here (__metatable hides it) */
+    if (p == NULL || p->call == NULL)
+        luaL_error(L, "a call object is valid only while its hook runs");
+    return p;
+}
+
+/* call:raw(name) -> the parameter's own value (a pointer as an integer) */
+static int lp_call_raw(lua_State *L)
+{
+    lp_proxy *p = lp_proxy_live(L);
+    const cushim_api_info *info = p->call->info;
+    const lp_pdesc *d = lp_desc(info);
+    int i = lp_param_index(info, luaL_checkstring(L, 2));
+    if (i < 0 || d == NULL)
+        return luaL_error(L, "%s has no parameter '%s'", info->name, lua_tostring(L, 2));
+    lp_push_mem(L, (char *)p->call->params + lp_eng.host->api_param(info, (uint32_t)i)->offset,
+                d[i].conv == LC_STRING ? LC_UINT : d[i].conv, d[i].size);
+    return 1;
+}
+
+/* call:set_raw(name, value): write the parameter itself, even an output pointer (before only) */
+static int lp_call_set_raw(lua_State *L)
+{
+    lp_proxy *p = lp_proxy_live(L);
+    const cushim_api_info *info = p->call->info;
+    const lp_pdesc *d = lp_desc(info);
+    int i = lp_param_index(info, luaL_checkstring(L, 2));
+    if (i < 0 || d == NULL)
+        return luaL_error(L, "%s has no parameter '%s'", info->name, lua_tostring(L, 2));
+    if (p->after)
+        return luaL_error(L, "%s: parameters are changed before the call, not after", info->name);
+    if (lp_store_mem(L, 3, (char *)p->call->params + lp_eng.host->api_param(info, (uint32_t)i)->offset,
+                     d[i].conv == LC_STRING ? LC_UINT : d[i].conv, d[i].size) != 0)
+        return luaL_error(L, "%s.%s: %s", info->name, lua_tostring(L, 2), lua_tostring(L, -1));
+    return 0;
+}
+
+static int lp_call_index(lua_State *L)
+{
+    lp_proxy *p = lp_proxy_live(L);
+    cushim_call *c = p->call;
+    const cushim_api_info *info = c->info;
+    const char *key = lua_tostring(L, 2);
+    int i;
+    if (key == NULL)
+        return 0;
+    i = lp_param_index(info, key);
+    if (i >= 0) {
+        const lp_pdesc *d = lp_desc(info);
+        if (d == NULL)
+            return luaL_error(L, "out of memory");
+        lp_push_param(L, p, info, d, c->params, i);
+        return 1;
+    }
+    switch (key[0]) {
+    case 'a':
+        if (!strcmp(key, "api")) {
+            lp_push_api(L, info);
+            return 1;
+        }
+        if (!strcmp(key, "after")) {
+            lua_pushboolean(L, p->after);
+            return 1;
+        }
+        break;
+    case 'c':
+        if (!strcmp(key, "code")) {
+            if (!p->after || info->ret_kind == CUSHIM_RET_OTHER)
+                return 0;
+            lua_pushinteger(L, cushim_call_result(c));
+            return 1;
+        }
+        break;
+    case 'd':
+        if (!strcmp(key, "depth")) {
+            lua_pushinteger(L, c->depth);
+            return 1;
+        }
+        break;
+    case 'n':
+        if (!strcmp(key, "name")) {
+            lua_pushstring(L, info->name);
+            return 1;
+        }
+        break;
+    case 'r':
+        if (!strcmp(key, "result")) {
+            if (!p->after || info->ret_kind == CUSHIM_RET_OTHER)
+                return 0;
+            lp_push_result(L, info->ret_kind, cushim_call_result(c));
+            return 1;
+        }
+        if (!strcmp(key, "raw")) {
+            lua_pushcfunction(L, lp_call_raw);
+            return 1;
+        }
+        break;
+    case 's':
+        if (!strcmp(key, "seq")) {
+            lua_pushinteger(L, (lua_Integer)c->seq);
+            return 1;
+        }
+        if (!strcmp(key, "state")) {
+            if (p->state_ref == LUA_NOREF) {
+                lua_newtable(L);
+                lua_pushvalue(L, -1);
+                p->state_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+                return 1;
+            }
+            lua_rawgeti(L, LUA_REGISTRYINDEX, p->state_ref);
+            return 1;
+        }
+        if (!strcmp(key, "skipped")) {
+            lua_pushboolean(L, (c->flags & CUSHIM_CALL_SKIPPED) != 0);
+            return 1;
+        }
+        if (!strcmp(key, "set_raw")) {
+            lua_pushcfunction(L, lp_call_set_raw);
+            return 1;
+        }
+        break;
+    case 't':
+        if (!strcmp(key, "tid")) {
+            lua_pushinteger(L, (lua_Integer)c->tid);
+            return 1;
+        }
+        break;
+    }
+    return 0;
+}
+
+static int lp_call_newindex(lua_State *L)
+{
+    lp_proxy *p = lp_proxy_live(L);
+    cushim_call *c = p->call;
+    const cushim_api_info *info = c->info;
+    const char *key = luaL_checkstring(L, 2);
+    int i = lp_param_index(info, key);
+    if (i >= 0) {
+        const lp_pdesc *d = lp_desc(info);
+        const cushim_param_info *pi = lp_eng.host->api_param(info, (uint32_t)i);
+        char *at = (char *)c->params + pi->offset;
+        if (d == NULL)
+            return luaL_error(L, "out of memory");
+        if (d[i].stype != NULL)
+            return luaL_error(L, "%s.%s is a struct: write its fields (call.%s.FIELD = v)", info->name, key, key);
+        if (d[i].deref) {
+            void *ptr = *(void **)at;
+            if (d[i].pconv == LC_STRING || d[i].pconv == LC_CHARBUF)
+                return luaL_error(L, "%s.%s: a string output cannot be written", info->name, key);
+            if (ptr == NULL)
+                return luaL_error(L, "%s.%s: the output pointer is NULL", info->name, key);
+            if (lp_store_mem(L, 3, ptr, d[i].pconv, d[i].psize) != 0)
+                return luaL_error(L, "%s.%s: %s", info->name, key, lua_tostring(L, -1));
+            return 0;
+        }
+        if (p->after)
+            return luaL_error(L, "%s.%s: parameters are changed before the call, not after", info->name, key);
+        if (d[i].conv == LC_STRING || d[i].conv == LC_NONE)
+            return luaL_error(L, "%s.%s: a %s parameter cannot be written from Lua", info->name, key,
+                              d[i].conv == LC_STRING ? "string" : "struct");
+        if (lp_store_mem(L, 3, at, d[i].conv, d[i].size) != 0)
+            return luaL_error(L, "%s.%s: %s", info->name, key, lua_tostring(L, -1));
+        return 0;
+    }
+    if (!strcmp(key, "result") || !strcmp(key, "code")) {
+        int32_t code;
+        if (!p->after)
+            return luaL_error(L, "%s: the result is set after the call (use 'return cushim.skip(ERROR)' before)",
+                              info->name);
+        if (lp_result_code(L, 3, info->ret_kind, &code) != 0)
+            return luaL_error(L, "%s.result: %s", info->name, lua_tostring(L, -1));
+        cushim_call_set_result(c, code);
+        return 0;
+    }
+    return luaL_error(L, "%s has no parameter '%s' (call.state is the place for per-call data)", info->name, key);
+}
+
+static int lp_call_tostring(lua_State *L)
+{
+    lp_proxy *p = lua_touserdata(L, 1);
+    if (p == NULL || p->call == NULL)
+        lua_pushstring(L, "cushim.call (finished)");
+    else
+        lua_pushfstring(L, "cushim.call %s #%d", p->call->info->name, (int)p->call->seq);
+    return 1;
+}
+
+void lp_proxy_new(lua_State *L, lp_thread *t, int depth)
+{
+    lp_proxy *p = lua_newuserdatauv(L, sizeof *p, 0);
+    p->call = NULL;
+    p->t = t;
+    p->after = 0;
+    p->state_ref = LUA_NOREF;
+    luaL_setmetatable(L, LP_CALL_MT);
+    t->proxy[depth] = p;
+    t->proxy_ref[depth] = luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+/* The metatables of call objects and struct views (once per state). */
+void lp_call_metatables(lua_State *L)
+{
+    luaL_newmetatable(L, LP_CALL_MT);
+    lua_pushcfunction(L, lp_call_index);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, lp_call_newindex);
+    lua_setfield(L, -2, "__newindex");
+    lua_pushcfunction(L, lp_call_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pushstring(L, LP_CALL_MT);
+    lua_setfield(L, -2, "__metatable");
+    lua_pop(L, 1);
+    luaL_newmetatable(L, LP_SVIEW_MT);
+    lua_pushcfunction(L, lp_sview_index);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, lp_sview_newindex);
+    lua_setfield(L, -2, "__newindex");
+    lua_pushcfunction(L, lp_sview_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pushstring(L, LP_SVIEW_MT);
+    lua_setfield(L, -2, "__metatable");
+    lua_pop(L, 1);
+
+}
