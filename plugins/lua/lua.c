@@ -19,12 +19,14 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "lp_internal.h"
 
@@ -117,14 +119,19 @@ static lp_gen *lp_gen_acquire(void)
 
 static int lp_read_file(const char *path, char **text, size_t *len, uint64_t sig[4], char *err, size_t errlen)
 {
-    struct stat st;
-    FILE *f = fopen(path, "rb");
+    struct stat st = {0};
+    /* O_NONBLOCK: a FIFO or device named by mistake must not block the loading thread */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    FILE *f = NULL;
     char *buf;
     size_t n = 0;
-    if (f == NULL || fstat(fileno(f), &st) != 0) {
-        snprintf(err, errlen, "cannot open the policy %s: %s", path, strerror(errno));
-        if (f)
-            fclose(f);
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (f = fdopen(fd, "rb")) == NULL) {
+        if (fd >= 0 && !S_ISREG(st.st_mode))
+            snprintf(err, errlen, "the policy %s is not a regular file", path);
+        else
+            snprintf(err, errlen, "cannot open the policy %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
         return -1;
     }
     if (st.st_size > (16 << 20)) {
