@@ -5,6 +5,7 @@
  * value conversions in lp_values.c.
  */
 #define _GNU_SOURCE
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,18 @@ static int lp_decl_grow(lp_thread *t)
     return 0;
 }
 
+static char *lp_format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *lp_format(const char *fmt, ...)
+{
+    char *out = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    if (vasprintf(&out, fmt, ap) < 0)
+        out = NULL;
+    va_end(ap);
+    return out;
+}
+
 /* Declares (or, in table form, replaces) a hook. Stack: fn_before or nil at bi,
    fn_after or nil at ai (0: absent). */
 static void lp_declare(lua_State *L, lp_thread *t, const char *sel, int table_form, int bi, int ai)
@@ -61,11 +74,20 @@ static void lp_declare(lua_State *L, lp_thread *t, const char *sel, int table_fo
             }
     if (k == t->ndecl) {
         char *s, *w;
-        luaL_where(L, 2);
+        luaL_where(L, 1);   /* the Lua line that declares the hook */
         if (t->ndecl == t->capdecl && lp_decl_grow(t) != 0)
             luaL_error(L, "out of memory");
         s = strdup(sel);
-        w = strdup(lua_tostring(L, -1));
+        {   /* "policy.lua:12: " -> "/dir/policy.lua:12:" (Lua names the chunk by its base name) */
+            const char *lw = lua_tostring(L, -1), *base = lp_script_base();
+            size_t bn = strlen(base), wn = strlen(lw);
+            while (wn > 0 && lw[wn - 1] == ' ')
+                wn--;
+            if (!strncmp(lw, base, bn) && lw[bn] == ':')
+                w = lp_format("%s%.*s", lp_eng.o.script, (int)(wn - bn), lw + bn);
+            else
+                w = lp_format("%.*s", (int)wn, lw);
+        }
         lua_pop(L, 1);
         if (s == NULL || w == NULL) {
             free(s);

@@ -140,6 +140,17 @@ syntax)
     run "$out.d/missing.lua" "" init; ok
     err "cannot open the policy $out.d/missing.lua"
     line "init 3"
+    # a selector that is not one: file:line of the declaration
+    printf '\ncushim.before["cat:nosuch"] = function(call) end\n' >"$out.d/sel.lua"
+    run "$out.d/sel.lua" "" init; ok
+    err "$out.d/sel.lua:2: bad selector 'cat:nosuch'"
+    line "init 3"
+    # declarations that differ between the first run and a thread's run: that thread's calls fail closed
+    printf 'if cushim.shared.add("runs") == 1 then cushim.before.cuCtxSynchronize = function(c) end end\n' \
+        >"$out.d/decl.lua"
+    run "$out.d/decl.lua" "" init sync 1 alloc 1 64; ok
+    line "sync 999"
+    err "declared other hooks than the first run"
     ;;
 runtime)
     run "$td/errors.lua" "opt=mode=error" init sync 2 alloc 1 64; ok
@@ -166,12 +177,22 @@ budget)
     err "instruction budget of 100000 exceeded"
     run "$td/errors.lua" "opt=mode=loop,budget=100000,fail=open" init sync 1; ok
     line "sync 0"
+    # a top level that runs away: the load fails (10 x budget)
+    printf 'while true do end\n' >"$out.d/spin.lua"
+    run "$out.d/spin.lua" "budget=100000" init; ok
+    err "instruction budget of 100000 exceeded"
+    line "init 3"
     ;;
 memory)
     run "$td/errors.lua" "opt=mode=memory,mem=1MiB,budget=100000000" init sync 2 alloc 1 64; ok
     line "sync 999 999"
     line "alloc 0"
     err "memory cap reached (mem=1048576 bytes)"
+    # a top level that needs more than the cap: the load fails
+    printf 'local t = {} for i = 1, 1e7 do t[i] = i end\n' >"$out.d/big.lua"
+    run "$out.d/big.lua" "mem=1MiB,budget=100000000" init; ok
+    err "the policy needs more than mem=1048576 bytes to load"
+    line "init 3"
     ;;
 threads)
     cat >"$out.d/count.lua" <<'POL'
