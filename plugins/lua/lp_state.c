@@ -378,6 +378,12 @@ static int lp_run_hooks(lua_State *L)
     return 0;
 }
 
+static int lp_unref(lua_State *L)
+{
+    luaL_unref(L, LUA_REGISTRYINDEX, (int)lua_tointegerx(L, 1, NULL));
+    return 0;
+}
+
 int lp_state_run(lp_thread *t, cushim_call *call, int after, uint64_t *slot)
 {
     lua_State *L = t->L;
@@ -433,7 +439,10 @@ int lp_state_run(lp_thread *t, cushim_call *call, int after, uint64_t *slot)
         int ref = r.proxy->state_ref;
         *slot = 1 | ((uint64_t)(ref > 0 ? ref : 0) << 1);
     } else if (r.proxy->state_ref > 0) {
-        luaL_unref(L, LUA_REGISTRYINDEX, r.proxy->state_ref);
+        lua_pushcfunction(L, lp_unref);   /* protected too: nothing of Lua runs unprotected */
+        lua_pushinteger(L, r.proxy->state_ref);
+        lua_pcall(L, 1, 0, 0);
+        lua_settop(L, 0);
     }
     r.proxy->state_ref = LUA_NOREF;
     return rc;
