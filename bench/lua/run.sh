@@ -7,7 +7,7 @@
 #    plugin running bench/lua/policy.lua (a before and an after hook, the after one reading a parameter),
 #    ROUNDS interleaved rounds of each in the same run; the table gives the medians and the difference.
 # 2. Thread scaling: 1, 2, 4, ... max threads calling the Lua-hooked cuCtxGetCurrent; calls per second
-#    and the speedup over one thread.
+#    and the speedup over one thread; the same with the empty C hook (4x the calls) beside it.
 # The driver: the fake one of the build when LD_LIBRARY_PATH does not already give a libcuda.so.1 (on a
 # GPU machine set BENCH_REAL=1 to use the real driver found by the loader).
 set -euo pipefail
@@ -23,6 +23,8 @@ SITERS=${SITERS:-1000000}
 for f in "$BENCH" "$SHIM" "$PLUGIN"; do [ -e "$f" ] || { echo "missing $f" >&2; exit 1; }; done
 [ "${BENCH_REAL:-0}" = 1 ] || export LD_LIBRARY_PATH="$BUILD/tests/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 LUA="$PLUGIN:script=$HERE/policy.lua,reload=false"
+TMPF=$(mktemp)
+trap 'rm -f "$TMPF" "$TMPF".*' EXIT
 c=() l=()
 for r in $(seq "$ROUNDS"); do
   c+=("$(LD_PRELOAD=$SHIM "$BENCH" c percall "$ITERS" 5 | awk '{print $3}')")
@@ -36,9 +38,11 @@ echo "| empty C pre+post | $mc |"
 echo "| Lua before+after, reads one parameter | $ml |"
 echo "| difference (the Lua hook's cost) | $(awk -v a="$ml" -v b="$mc" 'BEGIN{printf "%.1f", a-b}') |"
 echo
-echo "| threads | calls/s (Lua hook) | speedup |"
-echo "| ---: | ---: | ---: |"
-LD_PRELOAD=$SHIM CUSHIM_PLUGINS="$LUA" "$BENCH" none scale "$MAXT" "$SITERS" |
-  awk '{printf "| %s | %s | %s |\n", $4, $6, $8}'
+# the empty C hook's scaling beside it: what the host's hooked path alone allows on this machine
+LD_PRELOAD=$SHIM CUSHIM_PLUGINS="$LUA" "$BENCH" none scale "$MAXT" "$SITERS" >"$TMPF.lua"
+LD_PRELOAD=$SHIM "$BENCH" c scale "$MAXT" "$((SITERS * 4))" >"$TMPF.c"
+echo "| threads | calls/s (Lua hook) | speedup | calls/s (empty C hook) | speedup |"
+echo "| ---: | ---: | ---: | ---: | ---: |"
+paste -d' ' "$TMPF.lua" "$TMPF.c" | awk '{printf "| %s | %s | %s | %s | %s |\n", $4, $6, $8, $14, $16}'
 echo
 echo "cores: $(nproc); $(uname -m); driver: ${BENCH_REAL:+real}${BENCH_REAL:-fake}"
