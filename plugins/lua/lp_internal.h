@@ -157,6 +157,7 @@ void lp_bridge_open(lua_State *L, lp_thread *t) LP_HIDDEN;   /* inside a protect
 void lp_proxy_new(lua_State *L, lp_thread *t, int depth) LP_HIDDEN; /* sets t->proxy[depth] and its ref */
 extern char lp_skip_key LP_HIDDEN;                            /* cushim.skip's first value */
 int lp_result_code(lua_State *L, int idx, uint32_t ret_kind, int32_t *code) LP_HIDDEN;
+int lp_code_of(lua_State *L, int idx, uint32_t ret_kind, int32_t *code, char *err, size_t errlen) LP_HIDDEN;
 const char *lp_result_name(uint32_t kind, int32_t code) LP_HIDDEN;
 
 /* lp_shared.c */

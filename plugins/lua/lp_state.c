@@ -378,6 +378,22 @@ static int lp_run_hooks(lua_State *L)
     return 0;
 }
 
+/* How many functions the policy has for this API's stage; 'ref' the last one. */
+static int lp_stage_functions(const lp_thread *t, uint32_t id, int after, int *ref)
+{
+    const lp_gen *g = t->gen;
+    int n = 0;
+    for (uint32_t i = 0; i < g->count[id]; i++) {
+        uint32_t k = g->list[g->first[id] + i];
+        int f = after ? t->fn_after[k] : t->fn_before[k];
+        if (f != LUA_NOREF) {
+            n++;
+            *ref = f;
+        }
+    }
+    return n;
+}
+
 static int lp_unref(lua_State *L)
 {
     luaL_unref(L, LUA_REGISTRYINDEX, (int)lua_tointegerx(L, 1, NULL));
@@ -389,7 +405,8 @@ int lp_state_run(lp_thread *t, cushim_call *call, int after, uint64_t *slot)
     lua_State *L = t->L;
     lp_run r = {.t = t, .call = call, .after = after};
     uint32_t d;
-    int st, rc = CUSHIM_CONTINUE;
+    int st, rc = CUSHIM_CONTINUE, nfn, ref = LUA_NOREF;
+    char skiperr[512];
     if (!after) {
         d = t->pending++;
         *slot = 1;
@@ -405,15 +422,36 @@ int lp_state_run(lp_thread *t, cushim_call *call, int after, uint64_t *slot)
     /* the per-call table's registry ref travels in the slot: 1 | ref << 1 (0: none) */
     r.proxy->state_ref = after && (*slot >> 1) != 0 ? (int)(*slot >> 1) : LUA_NOREF;
     lua_settop(L, 0);
-    lua_sethook(L, lp_budget_hook, LUA_MASKCOUNT, (int)lp_eng.o.budget);
-    lua_pushcfunction(L, lp_traceback);
-    lua_pushcfunction(L, lp_run_hooks);
-    lua_pushlightuserdata(L, &r);
-    st = lua_pcall(L, 1, 0, 1);
-    lua_sethook(L, NULL, 0, 0);
+    nfn = lp_stage_functions(t, call->api_id, after, &ref);
+    if (nfn == 0) {               /* nothing of the policy for this stage */
+        st = LUA_OK;
+    } else if (nfn == 1) {        /* one function: called directly, no C trampoline */
+        lua_sethook(L, lp_budget_hook, LUA_MASKCOUNT, (int)lp_eng.o.budget);
+        lua_pushcfunction(L, lp_traceback);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, r.proxy_ref);
+        st = lua_pcall(L, 1, after ? 0 : 2, 1);
+        lua_sethook(L, NULL, 0, 0);
+        if (st == LUA_OK && !after && lua_touserdata(L, -2) == (void *)&lp_skip_key) {
+            char why[480];
+            if (lp_code_of(L, -1, call->info->ret_kind, &r.code, why, sizeof why) == 0) {
+                r.skip = 1;
+            } else {
+                snprintf(skiperr, sizeof skiperr, "cushim.skip: %s", why);
+                st = -1;          /* reported below like a hook error */
+            }
+        }
+    } else {
+        lua_sethook(L, lp_budget_hook, LUA_MASKCOUNT, (int)lp_eng.o.budget);
+        lua_pushcfunction(L, lp_traceback);
+        lua_pushcfunction(L, lp_run_hooks);
+        lua_pushlightuserdata(L, &r);
+        st = lua_pcall(L, 1, 0, 1);
+        lua_sethook(L, NULL, 0, 0);
+    }
     r.proxy->call = NULL;
     if (st != LUA_OK) {
-        const char *msg = lua_tostring(L, -1);
+        const char *msg = st == -1 ? skiperr : lua_tostring(L, -1);
         const cushim_api_info *info = call->info;
         if (st == LUA_ERRMEM || t->mem.over) {
             lp_log_error("%s %s hook of %s: memory cap reached (mem=%llu bytes)", lp_eng.o.script,

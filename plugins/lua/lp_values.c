@@ -173,39 +173,51 @@ void lp_push_result(lua_State *L, uint32_t kind, int32_t code)
 
 /* An error code from a name or number at 'idx', for an API returning 'ret_kind'.
    0; or -1 with a message pushed. */
-int lp_result_code(lua_State *L, int idx, uint32_t ret_kind, int32_t *code)
+/* The same without touching Lua's memory (usable outside a protected call):
+   0, or -1 with the reason in 'err'. */
+int lp_code_of(lua_State *L, int idx, uint32_t ret_kind, int32_t *code, char *err, size_t errlen)
 {
     uint32_t kind = 0;
+    const char *name;
     if (ret_kind != CUSHIM_RET_CURESULT && ret_kind != CUSHIM_RET_CUDAERROR) {
-        lua_pushstring(L, "this API returns no error code");
+        snprintf(err, errlen, "this API returns no error code");
         return -1;
     }
     if (lua_type(L, idx) == LUA_TNUMBER) {
         int isint = 0;
         lua_Integer v = lua_tointegerx(L, idx, &isint);
         if (!isint || v < INT32_MIN || v > INT32_MAX) {
-            lua_pushstring(L, "an error code is an integer");
+            snprintf(err, errlen, "an error code is an integer");
             return -1;
         }
         *code = (int32_t)v;
         return 0;
     }
     if (lua_type(L, idx) != LUA_TSTRING) {
-        lua_pushfstring(L, "an error code is a name or a number, not a %s", luaL_typename(L, idx));
+        snprintf(err, errlen, "an error code is a name or a number, not a %s", lua_typename(L, lua_type(L, idx)));
         return -1;
     }
-    const char *name = lua_tostring(L, idx);
+    name = lua_tostring(L, idx);   /* a string already: no conversion, no allocation */
     if (lp_eng.host->result_by_name(name, &kind, code) != CUSHIM_OK) {
-        lua_pushfstring(L, "unknown error name '%s'", name);
+        snprintf(err, errlen, "unknown error name '%.200s'", name);
         return -1;
     }
     if (kind != ret_kind) {
-        lua_pushfstring(L, "'%s' is a %s error; this API returns a %s", name,
-                        kind == CUSHIM_RET_CURESULT ? "driver (CUresult)" : "runtime (cudaError_t)",
-                        ret_kind == CUSHIM_RET_CURESULT ? "CUresult" : "cudaError_t");
+        snprintf(err, errlen, "'%.200s' is a %s error; this API returns a %s", name,
+                 kind == CUSHIM_RET_CURESULT ? "driver (CUresult)" : "runtime (cudaError_t)",
+                 ret_kind == CUSHIM_RET_CURESULT ? "CUresult" : "cudaError_t");
         return -1;
     }
     return 0;
+}
+
+int lp_result_code(lua_State *L, int idx, uint32_t ret_kind, int32_t *code)
+{
+    char err[512];
+    if (lp_code_of(L, idx, ret_kind, code, err, sizeof err) == 0)
+        return 0;
+    lua_pushstring(L, err);
+    return -1;
 }
 
 /* A named constant: an error code (any library), else nil. */
