@@ -1,7 +1,8 @@
 /*
  * lp_internal.h - the Lua policy engine's modules and their shared types.
  *
- *   lua.c        the plugin: options, generations, the watcher, the C hooks
+ *   lua.c        the plugin: options, init/flush/fork, the C hooks
+ *   lp_gen.c     generations (load, index, publish, references) and the file watcher
  *   lp_state.c   one Lua state: sandbox, allocator cap, the script run, hook calls
  *   lp_bridge.c  the 'cushim' module: declarations, skip, clock, log, options, real calls
  *   lp_call.c    the call object, struct views, metadata tables (lp_bridge.h)
@@ -136,7 +137,17 @@ extern lp_engine lp_eng LP_HIDDEN;
 
 /* lua.c */
 void lp_log_error(const char *fmt, ...) LP_HIDDEN __attribute__((format(printf, 1, 2)));
+int lp_pre(cushim_call *call, void *user, uint64_t *slot) LP_HIDDEN;     /* the hooks */
+void lp_post(cushim_call *call, void *user, uint64_t *slot) LP_HIDDEN;
+
+/* lp_gen.c */
 void lp_gen_release(lp_gen *g) LP_HIDDEN;
+lp_gen *lp_gen_acquire(void) LP_HIDDEN;          /* the current one, referenced; or NULL */
+lp_gen *lp_gen_load(char *err, size_t errlen) LP_HIDDEN;   /* read, compile, validate */
+int lp_publish(lp_gen *g) LP_HIDDEN;             /* make it current (its reference becomes current's) */
+void lp_reload(void) LP_HIDDEN;
+void lp_watch_start(void) LP_HIDDEN;
+void lp_watch_stop(void) LP_HIDDEN;
 
 /* lp_state.c */
 lp_thread *lp_thread_new(void) LP_HIDDEN;
