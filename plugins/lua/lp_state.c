@@ -422,6 +422,7 @@ int lp_state_run(lp_thread *t, cushim_call *call, int after, uint64_t *slot)
     /* the per-call table's registry ref travels in the slot: 1 | ref << 1 (0: none) */
     r.proxy->state_ref = after && (*slot >> 1) != 0 ? (int)(*slot >> 1) : LUA_NOREF;
     lua_settop(L, 0);
+    t->mem.over = 0;
     nfn = lp_stage_functions(t, call->api_id, after, &ref);
     if (nfn == 0) {               /* nothing of the policy for this stage */
         st = LUA_OK;
@@ -474,8 +475,8 @@ int lp_state_run(lp_thread *t, cushim_call *call, int after, uint64_t *slot)
     }
     lua_settop(L, 0);
     if (!after) {
-        int ref = r.proxy->state_ref;
-        *slot = 1 | ((uint64_t)(ref > 0 ? ref : 0) << 1);
+        int sref = r.proxy->state_ref;
+        *slot = 1 | ((uint64_t)(sref > 0 ? sref : 0) << 1);
     } else if (r.proxy->state_ref > 0) {
         lua_pushcfunction(L, lp_unref);   /* protected too: nothing of Lua runs unprotected */
         lua_pushinteger(L, r.proxy->state_ref);
