@@ -1,0 +1,853 @@
+/*
+ * trace.c - the trace plugin: every selected CUDA call with its arguments,
+ * output values and result, written as a Chrome trace-event JSON file that
+ * Perfetto opens, plus Nsight Systems' cuda_api_sum table at exit
+ * (docs/plugins/trace.md).
+ *
+ *   CUSHIM_PLUGINS='trace:file=t.json,filter=cat:alloc+launch'   (or cushim run --trace=t.json)
+ *
+ * One pre+post hook group on the selected APIs (calls not selected are not
+ * hooked: they cost what a call with no hook costs). The pre hook copies the
+ * raw params struct and the bytes behind input pointers the metadata
+ * describes (strings, structs by pointer, counted arrays) into the thread's
+ * buffer (tr_buf.h); the post hook stores the exit time, the result and the
+ * bytes behind output pointers. No text is formatted on the calling thread:
+ * the writer thread (tr_writer.c) renders. Built on the public SDK only.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "trace.h"
+
+#define TR_CHUNK (256u * 1024u)
+#define TR_BLOB_MAX 4096u     /* bytes kept per pointer parameter */
+#define TR_NAME_CACHE 32u     /* per-thread kernel-name cache entries */
+
+const cushim_host *tr_host;
+tr_state *tr_st;
+
+#define TR_CAP_STRING 1
+#define TR_CAP_ARRAY 2
+
+typedef struct tr_cap {
+    uint16_t param;
+    uint8_t mode;               /* TR_CAP_*                                       */
+    uint8_t count_indirect;     /* the count is behind the count parameter        */
+    int16_t count_param;        /* -1: 'fixed' elements                            */
+    uint16_t off, size;         /* the pointer in the params struct               */
+    uint16_t coff, csize;       /* the count parameter                             */
+    uint32_t elem_size;
+    uint32_t fixed;
+    uint32_t cpointee;          /* size of a count held behind a pointer           */
+} tr_cap;
+
+#define TR_LAUNCH_FUNC 1        /* a CUfunction parameter                          */
+#define TR_LAUNCH_KERNEL 2      /* a CUkernel parameter                            */
+#define TR_LAUNCH_STUB 3        /* a runtime host stub (const void *func)          */
+
+struct tr_plan {
+    uint8_t launch;
+    uint8_t corr;               /* push an external correlation id (GPU tracing)  */
+    uint16_t fparam_off;
+    uint16_t nin, nout;
+    tr_cap caps[];
+};
+
+typedef struct tr_name_entry {
+    const void *key;
+    uint64_t gen;
+    const char *name;
+} tr_name_entry;
+
+/* ---- kernel names: interned strings, a global map, a per-thread cache ---- */
+
+typedef struct tr_intern {
+    struct tr_intern *next;
+    char s[];
+} tr_intern;
+
+static pthread_mutex_t tr_names_lock = PTHREAD_MUTEX_INITIALIZER;
+static tr_intern *tr_interned;
+static tr_name_entry *tr_names;           /* open addressing, under tr_names_lock */
+static uint32_t tr_names_cap, tr_names_n;
+static _Atomic uint64_t tr_names_gen = 1;  /* bumped when modules are unloaded     */
+
+static const char *tr_intern_str(const char *s)
+{
+    size_t n = strlen(s);
+    tr_intern *i;
+    for (i = tr_interned; i != NULL; i = i->next)
+        if (strcmp(i->s, s) == 0)
+            return i->s;
+    if ((i = malloc(sizeof *i + n + 1)) == NULL)
+        return NULL;
+    memcpy(i->s, s, n + 1);
+    i->next = tr_interned;
+    tr_interned = i;
+    return i->s;
+}
+
+static uint32_t ptr_hash(const void *p)
+{
+    uint64_t x = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
+    return (uint32_t)(x >> 32);
+}
+
+/* Global map lookup/insert under the lock. */
+static const char *names_get(const void *key, uint64_t gen, int *found)
+{
+    *found = 0;
+    if (tr_names_cap == 0)
+        return NULL;
+    for (uint32_t h = ptr_hash(key) & (tr_names_cap - 1);; h = (h + 1) & (tr_names_cap - 1)) {
+        if (tr_names[h].key == NULL)
+            return NULL;
+        if (tr_names[h].key == key) {
+            if (tr_names[h].gen != gen)
+                return NULL;
+            *found = 1;
+            return tr_names[h].name;
+        }
+    }
+}
+
+static void names_put(const void *key, uint64_t gen, const char *name)
+{
+    uint32_t h;
+    if ((tr_names_n + 1) * 2 > tr_names_cap) {
+        uint32_t cap = tr_names_cap ? tr_names_cap * 2 : 256;
+        tr_name_entry *n = calloc(cap, sizeof *n);
+        if (n == NULL)
+            return;
+        for (uint32_t i = 0; i < tr_names_cap; i++)
+            if (tr_names[i].key != NULL && tr_names[i].gen == gen) {
+                for (h = ptr_hash(tr_names[i].key) & (cap - 1); n[h].key; h = (h + 1) & (cap - 1))
+                    ;
+                n[h] = tr_names[i];
+            }
+        free(tr_names);
+        tr_names = n;
+        tr_names_cap = cap;
+        tr_names_n = 0;
+        for (uint32_t i = 0; i < cap; i++)
+            tr_names_n += n[i].key != NULL;
+    }
+    for (h = ptr_hash(key) & (tr_names_cap - 1); tr_names[h].key && tr_names[h].key != key;
+         h = (h + 1) & (tr_names_cap - 1))
+        ;
+    if (tr_names[h].key == NULL)
+        tr_names_n++;
+    tr_names[h].key = key;
+    tr_names[h].gen = gen;
+    tr_names[h].name = name;
+}
+
+typedef int (*tr_getname_fn)(const char **name, const void *f);
+typedef int (*tr_getfunc_fn)(void **f, const void *stub);
+
+/* The real driver's name of a function (never through hooks). */
+static const char *kernel_name_query(tr_state *st, int launch, const void *key)
+{
+    const char *name = NULL;
+    const void *f = key;
+    if (launch == TR_LAUNCH_STUB) {
+        tr_getfunc_fn gf = st->api_getfuncbysymbol ? (tr_getfunc_fn)tr_host->real(st->api_getfuncbysymbol) : NULL;
+        void *fn = NULL;
+        if (gf == NULL || gf(&fn, key) != 0 || fn == NULL)
+            return NULL;
+        f = fn;
+    }
+    if (launch != TR_LAUNCH_KERNEL && st->api_funcgetname) {
+        tr_getname_fn g = (tr_getname_fn)tr_host->real(st->api_funcgetname);
+        if (g != NULL && g(&name, f) == 0 && name != NULL)
+            return name;
+    }
+    if (st->api_kernelgetname) {
+        tr_getname_fn g = (tr_getname_fn)tr_host->real(st->api_kernelgetname);
+        name = NULL;
+        if (g != NULL && g(&name, f) == 0 && name != NULL)
+            return name;
+    }
+    return NULL;
+}
+
+static const char *kernel_name(tr_state *st, tr_tbuf *tb, int launch, const void *key)
+{
+    tr_name_entry *cache = tb->prod;
+    uint64_t gen = atomic_load_explicit(&tr_names_gen, memory_order_acquire);
+    uint32_t slot = ptr_hash(key) & (TR_NAME_CACHE - 1);
+    const char *name;
+    int found;
+    if (key == NULL)
+        return NULL;
+    if (cache == NULL && (cache = tb->prod = calloc(TR_NAME_CACHE, sizeof *cache)) == NULL)
+        return NULL;
+    if (cache[slot].key == key && cache[slot].gen == gen)
+        return cache[slot].name;
+    pthread_mutex_lock(&tr_names_lock);
+    name = names_get(key, gen, &found);
+    pthread_mutex_unlock(&tr_names_lock);
+    if (!found) {
+        const char *q = kernel_name_query(st, launch, key);
+        pthread_mutex_lock(&tr_names_lock);
+        name = q ? tr_intern_str(q) : NULL;
+        names_put(key, gen, name);
+        pthread_mutex_unlock(&tr_names_lock);
+    }
+    cache[slot].key = key;
+    cache[slot].gen = gen;
+    cache[slot].name = name;
+    return name;
+}
+
+static void tr_unload_post(cushim_call *call, void *user, uint64_t *slot)
+{
+    (void)call, (void)user, (void)slot;
+    atomic_fetch_add_explicit(&tr_names_gen, 1, memory_order_release);
+}
+
+/* ---- per-thread buffers ---- */
+
+static void tr_thread_end(void *p)
+{
+    tr_tbuf *tb = p;
+    free(tb->prod);
+    tb->prod = NULL;
+    tr_buf_detach(tb);
+}
+
+tr_tbuf *tr_thread_buf(void)
+{
+    tr_tbuf *tb = tr_host->tls_get(tr_st->tls_key);
+    if (tb != NULL)
+        return tb;
+    if ((tb = tr_buf_attach(&tr_st->bufs, tr_host->thread_id())) == NULL)
+        return NULL;
+    if (tr_host->tls_set(tr_st->tls_key, tb) != CUSHIM_OK) {
+        tr_buf_detach(tb);
+        return NULL;
+    }
+    return tb;
+}
+
+/* ---- capture ---- */
+
+static uint64_t rd_uint(const void *p, uint32_t size)
+{
+    uint64_t v = 0;
+    uint32_t u32;
+    uint16_t u16;
+    uint8_t u8;
+    switch (size) {
+    case 1: memcpy(&u8, p, 1); return u8;
+    case 2: memcpy(&u16, p, 2); return u16;
+    case 4: memcpy(&u32, p, 4); return u32;
+    case 8: memcpy(&v, p, 8); return v;
+    default: return 0;
+    }
+}
+
+static uint64_t cap_count(const tr_cap *c, const unsigned char *pv)
+{
+    uint64_t v;
+    if (c->count_param < 0)
+        return c->fixed ? c->fixed : 1;
+    v = rd_uint(pv + c->coff, c->csize);
+    if (c->count_indirect) {
+        if (v == 0)
+            return 0;
+        v = rd_uint((const void *)(uintptr_t)v, c->cpointee);
+    }
+    if (c->csize == 4 && (v >> 31))   /* a negative int count */
+        return 0;
+    return v;
+}
+
+/* Bytes the capture keeps; 0: none (NULL pointer, nothing to read). */
+static uint32_t cap_size(const tr_cap *c, const unsigned char *pv, uint64_t *count, int *trunc)
+{
+    const void *ptr = (const void *)(uintptr_t)rd_uint(pv + c->off, c->size);
+    uint64_t bytes;
+    *trunc = 0;
+    if (ptr == NULL)
+        return 0;
+    if (c->mode == TR_CAP_STRING) {
+        size_t n = strnlen(ptr, TR_STR_MAX + 1);
+        *count = n;
+        if (n > TR_STR_MAX) {
+            *trunc = 1;
+            n = TR_STR_MAX;
+        }
+        return (uint32_t)n;
+    }
+    *count = cap_count(c, pv);
+    bytes = *count * c->elem_size;
+    if (*count > TR_BLOB_MAX || bytes > TR_BLOB_MAX) {
+        *trunc = 1;
+        bytes = (TR_BLOB_MAX / c->elem_size) * c->elem_size;
+    }
+    return (uint32_t)bytes;
+}
+
+static unsigned char *cap_write(const tr_cap *c, const unsigned char *pv, unsigned char *out, uint32_t n,
+                                uint64_t count, int trunc)
+{
+    tr_blob b = {.param = c->param, .flags = trunc ? TR_BLOB_TRUNC : 0, .len = n, .count = count};
+    memcpy(out, &b, sizeof b);
+    memcpy(out + sizeof b, (const void *)(uintptr_t)rd_uint(pv + c->off, c->size), n);
+    if (tr_pad8(n) > n)
+        memset(out + sizeof b + n, 0, tr_pad8(n) - n);
+    return out + sizeof b + tr_pad8(n);
+}
+
+/* ---- hooks ---- */
+
+static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
+{
+    tr_state *st = user;
+    const tr_plan *pl = call->api_id < st->id_limit ? st->plans[call->api_id] : NULL;
+    const cushim_api_info *info = call->info;
+    const unsigned char *pv = call->params;
+    tr_tbuf *tb;
+    uint32_t len, psz;
+    uint32_t sizes[16];
+    uint64_t counts[16];
+    int truncs[16];
+    unsigned char *p;
+    tr_rec r;
+    *slot = 0;
+    if (pl == NULL || info == NULL || tr_quiet || (tb = tr_thread_buf()) == NULL)
+        return CUSHIM_CONTINUE;
+    psz = tr_pad8(info->params_size);
+    len = (uint32_t)sizeof r + psz;
+    for (uint32_t i = 0; i < pl->nin && i < 16; i++) {
+        sizes[i] = cap_size(&pl->caps[i], pv, &counts[i], &truncs[i]);
+        if (sizes[i] || counts[i])
+            len += (uint32_t)sizeof(tr_blob) + tr_pad8(sizes[i]);
+    }
+    p = tr_buf_reserve(&st->bufs, tb, len, (tb->open + 1) * TR_EXIT_MIN);
+    if (p == NULL) {
+        atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);
+        return CUSHIM_CONTINUE;
+    }
+    memset(&r, 0, sizeof r);
+    r.len = len;
+    r.type = TR_REC_ENTER;
+    r.api_id = call->api_id;
+    r.depth = call->depth;
+    r.seq = call->seq;
+    r.parent = call->parent ? call->parent->seq : 0;
+    r.t = call->t_enter_ns ? call->t_enter_ns : tr_host->now_ns();
+    if (pl->launch && st->kernel_names) {
+        const void *key = (const void *)(uintptr_t)rd_uint(pv + pl->fparam_off, sizeof(void *));
+        r.aux = (uint64_t)(uintptr_t)kernel_name(st, tb, pl->launch, key);
+    }
+    memcpy(p, &r, sizeof r);
+    memcpy(p + sizeof r, pv, info->params_size);
+    if (psz > info->params_size)
+        memset(p + sizeof r + info->params_size, 0, psz - info->params_size);
+    {
+        unsigned char *o = p + sizeof r + psz;
+        for (uint32_t i = 0; i < pl->nin && i < 16; i++)
+            if (sizes[i] || counts[i])
+                o = cap_write(&pl->caps[i], pv, o, sizes[i], counts[i], truncs[i]);
+    }
+    tr_buf_commit(tb, len);
+    tb->open++;
+    *slot = 1;
+    if (pl->corr)
+        tr_cupti_push(call->seq);
+    return CUSHIM_CONTINUE;
+}
+
+static void tr_post(cushim_call *call, void *user, uint64_t *slot)
+{
+    tr_state *st = user;
+    const tr_plan *pl;
+    const cushim_api_info *info = call->info;
+    const unsigned char *pv = call->params;
+    tr_tbuf *tb;
+    uint32_t len = sizeof(tr_rec), sizes[16];
+    uint64_t counts[16];
+    int truncs[16], ok = 0;
+    unsigned char *p;
+    tr_rec r;
+    if (*slot == 0)
+        return;
+    pl = st->plans[call->api_id];
+    if (pl->corr)
+        tr_cupti_pop();
+    if ((tb = tr_host->tls_get(st->tls_key)) == NULL)
+        return;
+    memset(&r, 0, sizeof r);
+    r.t = tr_host->now_ns();
+    if (tb->open > 0)
+        tb->open--;
+    r.type = TR_REC_EXIT;
+    r.api_id = call->api_id;
+    r.depth = call->depth;
+    r.seq = call->seq;
+    r.flags = (call->flags & CUSHIM_CALL_SKIPPED) ? TR_F_SKIPPED : 0;
+    memcpy(&r.aux, call->retval, info->ret_size < 8 ? info->ret_size : 8);
+    if (info->ret_kind == CUSHIM_RET_CURESULT || info->ret_kind == CUSHIM_RET_CUDAERROR)
+        ok = cushim_call_result(call) == 0;
+    for (uint32_t i = 0; ok && i < pl->nout && i < 16; i++) {
+        sizes[i] = cap_size(&pl->caps[pl->nin + i], pv, &counts[i], &truncs[i]);
+        if (sizes[i] || counts[i])
+            len += (uint32_t)sizeof(tr_blob) + tr_pad8(sizes[i]);
+    }
+    p = tr_buf_reserve(&st->bufs, tb, len, tb->open * TR_EXIT_MIN);
+    if (p == NULL) {
+        /* the room every open call's exit was promised */
+        atomic_fetch_add_explicit(&st->bufs.trimmed, len > sizeof r, memory_order_relaxed);
+        len = sizeof r;
+        ok = 0;
+        if ((p = tr_buf_reserve_here(tb, len)) == NULL) {
+            atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);
+            return;
+        }
+    }
+    r.len = len;
+    memcpy(p, &r, sizeof r);
+    {
+        unsigned char *o = p + sizeof r;
+        for (uint32_t i = 0; ok && i < pl->nout && i < 16; i++)
+            if (sizes[i] || counts[i])
+                o = cap_write(&pl->caps[pl->nin + i], pv, o, sizes[i], counts[i], truncs[i]);
+    }
+    tr_buf_commit(tb, len);
+}
+
+void tr_record(uint16_t type, uint64_t seq, uint64_t parent, uint64_t t, const void *extra, uint32_t extra_len,
+               const char *text, uint32_t text_len)
+{
+    tr_tbuf *tb;
+    tr_rec r;
+    uint32_t len;
+    unsigned char *p;
+    if (tr_st == NULL || (tb = tr_thread_buf()) == NULL)
+        return;
+    if (text_len > TR_STR_MAX)
+        text_len = TR_STR_MAX;
+    len = (uint32_t)sizeof r + tr_pad8(extra_len) + (text ? (uint32_t)sizeof(tr_blob) + tr_pad8(text_len + 1) : 0);
+    if ((p = tr_buf_reserve(&tr_st->bufs, tb, len, tb->open * TR_EXIT_MIN)) == NULL) {
+        atomic_fetch_add_explicit(&tr_st->bufs.dropped, 1, memory_order_relaxed);
+        return;
+    }
+    memset(&r, 0, sizeof r);
+    r.len = len;
+    r.type = type;
+    r.seq = seq;
+    r.parent = parent;
+    r.t = t;
+    memset(p, 0, len);
+    memcpy(p, &r, sizeof r);
+    if (extra_len)
+        memcpy(p + sizeof r, extra, extra_len);
+    if (text) {
+        tr_blob b = {.param = 0, .flags = 0, .len = text_len + 1, .count = text_len};
+        unsigned char *o = p + sizeof r + tr_pad8(extra_len);
+        memcpy(o, &b, sizeof b);
+        memcpy(o + sizeof b, text, text_len);
+    }
+    tr_buf_commit(tb, len);
+}
+
+/* ---- plans: what each selected API captures, from the metadata ---- */
+
+static int typed_params(void)
+{
+    return tr_host->sizeof_param_info >= offsetof(cushim_param_info, struct_type) + sizeof(void *);
+}
+
+static int cap_for(const cushim_api_info *info, uint32_t i, int out, tr_cap *c)
+{
+    const cushim_param_info *p = tr_host->api_param(info, i);
+    int typed = typed_params();
+    memset(c, 0, sizeof *c);
+    if (p == NULL || p->offset + p->size > info->params_size || p->size != sizeof(void *))
+        return 0;
+    c->param = (uint16_t)i;
+    c->off = p->offset;
+    c->size = p->size;
+    c->count_param = -1;
+    if (!out && p->kind == CUSHIM_KIND_STRING && p->dir == CUSHIM_DIR_IN) {
+        c->mode = TR_CAP_STRING;
+        return 1;
+    }
+    if (p->kind != CUSHIM_KIND_POINTER)
+        return 0;
+    c->mode = TR_CAP_ARRAY;
+    c->elem_size = p->elem_size;
+    if (typed && p->struct_type != NULL && c->elem_size == 0)
+        c->elem_size = p->struct_type->size;
+    if (c->elem_size == 0)
+        return 0;
+    if (p->count_param >= 0 && (uint32_t)p->count_param < info->nparams) {
+        const cushim_param_info *cp = tr_host->api_param(info, (uint32_t)p->count_param);
+        if (cp == NULL || cp->offset + cp->size > info->params_size)
+            return 0;
+        c->count_param = p->count_param;
+        c->coff = cp->offset;
+        c->csize = cp->size;
+        c->count_indirect = typed ? p->count_indirect : 0;
+        if (c->count_indirect) {
+            if (cp->size != sizeof(void *) || cp->elem_size == 0 || cp->elem_size > 8)
+                return 0;
+            c->cpointee = cp->elem_size;
+        }
+    } else {
+        c->fixed = p->fixed_count;
+    }
+    if (out)
+        return p->dir == CUSHIM_DIR_OUT || p->dir == CUSHIM_DIR_INOUT;
+    /* inputs: a struct the metadata describes, or a counted/fixed array */
+    if (p->dir != CUSHIM_DIR_IN)
+        return 0;
+    return (typed && p->struct_type != NULL) || c->count_param >= 0 || c->fixed > 0;
+}
+
+static int launch_kind(const cushim_api_info *info, uint16_t *off)
+{
+    if (!(info->categories & CUSHIM_CAT_LAUNCH))
+        return 0;
+    for (uint32_t i = 0; i < info->nparams; i++) {
+        const cushim_param_info *p = tr_host->api_param(info, i);
+        const char *ct = p ? p->canonical_type : NULL;
+        if (ct == NULL || p->size != sizeof(void *))
+            continue;
+        *off = p->offset;
+        if (strcmp(ct, "struct CUfunc_st *") == 0)
+            return TR_LAUNCH_FUNC;
+        if (strcmp(ct, "struct CUkern_st *") == 0)
+            return TR_LAUNCH_KERNEL;
+        if (info->library == CUSHIM_LIB_RUNTIME && strcmp(p->name, "func") == 0 && strcmp(ct, "const void *") == 0)
+            return TR_LAUNCH_STUB;
+    }
+    return 0;
+}
+
+static tr_plan *plan_make(tr_state *st, const cushim_api_info *info)
+{
+    tr_cap tmp[32];
+    uint32_t nin = 0, nout = 0;
+    tr_plan *pl;
+    for (uint32_t i = 0; i < info->nparams && nin < 16; i++)
+        if (cap_for(info, i, 0, &tmp[nin]))
+            nin++;
+    for (uint32_t i = 0; i < info->nparams && nout < 16; i++)
+        if (cap_for(info, i, 1, &tmp[16 + nout]))
+            nout++;
+    if ((pl = calloc(1, sizeof *pl + (nin + nout) * sizeof(tr_cap))) == NULL)
+        return NULL;
+    memcpy(pl->caps, tmp, nin * sizeof(tr_cap));
+    memcpy(pl->caps + nin, tmp + 16, nout * sizeof(tr_cap));
+    pl->nin = (uint16_t)nin;
+    pl->nout = (uint16_t)nout;
+    pl->launch = (uint8_t)launch_kind(info, &pl->fparam_off);
+    pl->corr = st->gpu && (info->categories & (CUSHIM_CAT_LAUNCH | CUSHIM_CAT_COPY | CUSHIM_CAT_SET));
+    return pl;
+}
+
+static uint32_t api_id_of(const char *name)
+{
+    const cushim_api_info *i = tr_host->api_by_name(name);
+    return i ? i->id : 0;
+}
+
+/* ---- signals: finish the file before the process dies of one ---- */
+
+static const int tr_sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+#define TR_NSIGS (sizeof tr_sigs / sizeof tr_sigs[0])
+static struct sigaction tr_old[TR_NSIGS];
+static _Atomic int tr_sig_done;
+
+static int sig_index(int sig)
+{
+    for (unsigned i = 0; i < TR_NSIGS; i++)
+        if (tr_sigs[i] == sig)
+            return (int)i;
+    return -1;
+}
+
+static void tr_finish_for_signal(void)
+{
+    int expect = 0;
+    if (tr_st != NULL && atomic_compare_exchange_strong(&tr_sig_done, &expect, 1))
+        tw_finish_async(&tr_st->w, 3000);
+}
+
+static void tr_on_signal(int sig, siginfo_t *si, void *uc)
+{
+    int i = sig_index(sig), saved = errno;
+    struct sigaction *old;
+    int sync = sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL || sig == SIGABRT;
+    if (i < 0)
+        return;
+    old = &tr_old[i];
+    if (sync)   /* the process is about to die: write the file first */
+        tr_finish_for_signal();
+    if (old->sa_flags & SA_SIGINFO) {
+        if (old->sa_sigaction != NULL) {
+            errno = saved;
+            old->sa_sigaction(sig, si, uc);
+            return;
+        }
+    } else if (old->sa_handler == SIG_IGN) {
+        return;
+    } else if (old->sa_handler != SIG_DFL) {
+        errno = saved;
+        old->sa_handler(sig);
+        return;
+    }
+    /* the default action: end the file, then die of the signal as we would have */
+    tr_finish_for_signal();
+    sigaction(sig, old, NULL);
+    if (!sync || sig == SIGABRT)
+        raise(sig);
+    errno = saved;
+    /* a fault returns to the faulting instruction, which now kills the process */
+}
+
+static void tr_install_signals(void)
+{
+    for (unsigned i = 0; i < TR_NSIGS; i++) {
+        struct sigaction sa;
+        if (sigaction(tr_sigs[i], NULL, &tr_old[i]) != 0)
+            continue;
+        if (!(tr_old[i].sa_flags & SA_SIGINFO) && tr_old[i].sa_handler == SIG_IGN)
+            continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = tr_on_signal;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART | (tr_old[i].sa_flags & SA_ONSTACK);
+        sigfillset(&sa.sa_mask);
+        sigaction(tr_sigs[i], &sa, NULL);
+    }
+}
+
+/* ---- lifecycle ---- */
+
+/* "trace.json" -> "trace.<pid>.json"; "" -> "cushim-<pid>.json" */
+static char *tr_path(const char *given, int pid, int child)
+{
+    char *out;
+    const char *ext;
+    size_t n;
+    if (given == NULL || given[0] == '\0') {
+        if (asprintf(&out, "cushim-%d.json", pid) < 0)
+            return NULL;
+        return out;
+    }
+    if (!child)
+        return strdup(given);
+    n = strlen(given);
+    ext = n > 8 && strcmp(given + n - 8, ".json.gz") == 0 ? given + n - 8
+          : n > 5 && strcmp(given + n - 5, ".json") == 0 ? given + n - 5
+          : given + n;
+    if (asprintf(&out, "%.*s.%d%s", (int)(ext - given), given, pid, ext) < 0)
+        return NULL;
+    return out;
+}
+
+static int tr_register(tr_state *st, const char *filter)
+{
+    cushim_hook_spec spec;
+    uint32_t *ids = malloc((size_t)st->id_limit * sizeof *ids);
+    char err[256] = "";
+    int n;
+    if (ids == NULL)
+        return -1;
+    n = tr_host->api_select(filter, ids, st->id_limit, err, sizeof err);
+    if (n <= 0) {
+        tr_host->log(st->self, CUSHIM_LOG_ERROR, "filter '%s' %s%s", filter,
+                     n == 0 || n == CUSHIM_ENOMATCH ? "matches no API of this build" : "is malformed: ", err);
+        free(ids);
+        return -1;
+    }
+    for (int k = 0; k < n && (uint32_t)k < st->id_limit; k++) {
+        const cushim_api_info *info = tr_host->api_by_id(ids[k]);
+        if (info != NULL && ids[k] < st->id_limit && st->plans[ids[k]] == NULL &&
+            (st->plans[ids[k]] = plan_make(st, info)) == NULL) {
+            free(ids);
+            return -1;
+        }
+    }
+    free(ids);
+    memset(&spec, 0, sizeof spec);
+    spec.size = sizeof spec;
+    spec.flags = CUSHIM_HOOK_TIME;
+    spec.select = filter;
+    spec.priority = -1000;   /* first in, last out: the timing encloses other plugins' hooks */
+    spec.pre = tr_pre;
+    spec.post = tr_post;
+    spec.user = st;
+    if (tr_host->hooks_add(st->self, &spec, &st->group) != CUSHIM_OK) {
+        tr_host->log(st->self, CUSHIM_LOG_ERROR, "cannot hook the filter's APIs");
+        return -1;
+    }
+    if (st->kernel_names) {
+        memset(&spec, 0, sizeof spec);
+        spec.size = sizeof spec;
+        spec.select = "base:cuModuleUnload,base:cuLibraryUnload,base:cudaLibraryUnload";
+        spec.post = tr_unload_post;
+        spec.user = st;
+        if (tr_host->hooks_add(st->self, &spec, &st->unload_group) != CUSHIM_OK)
+            st->unload_group = 0;
+    }
+    return 0;
+}
+
+static void tr_free_state(tr_state *st)
+{
+    if (st == NULL)
+        return;
+    for (uint32_t i = 0; st->plans && i < st->id_limit; i++)
+        free(st->plans[i]);
+    free(st->plans);
+    free(st->w.path);
+    free(st->w.summary_path);
+    free(st);
+}
+
+static int tr_init(const cushim_host *host, cushim_plugin *self)
+{
+    tr_state *st;
+    const char *file, *filter, *sfile;
+    if (CUSHIM_ABI_MAJOR_OF(host->abi_version) != CUSHIM_ABI_MAJOR || !CUSHIM_HOST_HAS(host, plugin_data))
+        return -1;
+    tr_host = host;
+    if ((st = calloc(1, sizeof *st)) == NULL)
+        return -1;
+    st->self = self;
+    st->id_limit = host->api_id_limit();
+    st->plans = calloc(st->id_limit, sizeof *st->plans);
+    file = host->opt_string(self, "file");
+    filter = host->opt_string(self, "filter");
+    sfile = host->opt_string(self, "summary_file");
+    st->kernel_names = host->opt_bool(self, "kernel_names");
+    st->gpu = host->opt_bool(self, "gpu");
+    tr_bufs_init(&st->bufs, TR_CHUNK, host->opt_bytes(self, "buffer"));
+    st->w.bufs = &st->bufs;
+    st->w.meta.api_param = host->api_param;
+    st->w.meta.result_name = host->result_name;
+    st->w.meta.sizeof_param_info = host->sizeof_param_info;
+    st->w.meta.enum_value_name = NULL;
+    if (CUSHIM_HOST_HAS(host, enum_value_name))
+        st->w.meta.enum_value_name = host->enum_value_name;
+    st->w.api_by_id = host->api_by_id;
+    st->w.flow_categories = CUSHIM_CAT_LAUNCH | CUSHIM_CAT_COPY | CUSHIM_CAT_SET;
+    st->w.summary = host->opt_bool(self, "summary");
+    st->w.pid = (int)getpid();
+    st->w.fd = -1;
+    st->w.path = tr_path(file, st->w.pid, 0);
+    st->w.summary_path = sfile && sfile[0] ? strdup(sfile) : NULL;
+    st->api_funcgetname = api_id_of("cuFuncGetName");
+    st->api_kernelgetname = api_id_of("cuKernelGetName");
+    st->api_getfuncbysymbol = api_id_of("cudaGetFuncBySymbol");
+    if (st->plans == NULL || st->w.path == NULL || host->tls_create(self, tr_thread_end, &st->tls_key) != CUSHIM_OK) {
+        host->log(self, CUSHIM_LOG_ERROR, "out of memory");
+        tr_free_state(st);
+        return -1;
+    }
+    if (tw_open(&st->w) != 0) {
+        host->log(self, CUSHIM_LOG_ERROR, "cannot write the trace file '%s': %s", st->w.path, strerror(errno));
+        tr_free_state(st);
+        return -1;
+    }
+    tr_st = st;
+    if (st->gpu) {
+        char err[512] = "";
+        const char *cupti = host->opt_string(self, "cupti");
+        if (tr_cupti_start(st, cupti, err, sizeof err) != 0) {
+            host->log(self, CUSHIM_LOG_WARN, "GPU tracing is off: %s; the CUDA calls are still traced", err);
+            snprintf(st->w.note, sizeof st->w.note, "GPU tracing off: %s", err);
+            st->gpu = 0;
+        } else {
+            st->w.gpu = 1;
+        }
+    }
+    if (tr_register(st, filter && filter[0] ? filter : "all") != 0) {
+        tr_st = NULL;
+        if (st->group)
+            host->hooks_remove(self, st->group);
+        return -1;   /* the writer never started; the state stays (a hook may have seen it) */
+    }
+    if (tw_start(&st->w) != 0)
+        host->log(self, CUSHIM_LOG_WARN, "no writer thread: the trace is written at exit");
+    if (host->opt_bool(self, "signals"))
+        tr_install_signals();
+    host->plugin_set_data(self, st);
+    host->log(self, CUSHIM_LOG_INFO, "tracing '%s' to %s", filter && filter[0] ? filter : "all", st->w.path);
+    return 0;
+}
+
+static void tr_flush(cushim_plugin *self)
+{
+    tr_state *st = tr_host ? tr_host->plugin_data(self) : NULL;
+    if (st == NULL)
+        return;
+    if (st->gpu)
+        tr_cupti_flush();
+    tw_finish(&st->w);
+}
+
+static void tr_fork_child(cushim_plugin *self)
+{
+    tr_state *st = tr_host ? tr_host->plugin_data(self) : NULL;
+    tr_tbuf *keep;
+    const char *file;
+    if (st == NULL)
+        return;
+    keep = tr_host->tls_get(st->tls_key);
+    tw_fork_child(&st->w, keep);
+    if (keep != NULL)
+        keep->tid = tr_host->thread_id();
+    pthread_mutex_init(&tr_names_lock, NULL);
+    atomic_store(&tr_sig_done, 0);
+    st->w.pid = (int)getpid();
+    file = tr_host->opt_string(self, "file");
+    free(st->w.path);
+    st->w.path = tr_path(file, st->w.pid, 1);
+    if (st->w.path == NULL || tw_open(&st->w) != 0) {
+        tr_host->log(self, CUSHIM_LOG_WARN, "forked child %d: cannot write its trace file", st->w.pid);
+        atomic_store(&st->w.finished, 1);
+        return;
+    }
+    if (tw_start(&st->w) != 0)
+        tr_host->log(self, CUSHIM_LOG_WARN, "forked child: no writer thread: the trace is written at exit");
+}
+
+static const cushim_option tr_options[] = {
+    {"file", CUSHIM_OPT_STRING, "", "the trace file (default cushim-<pid>.json; .json.gz: gzip); a forked child "
+                                    "writes FILE with its pid before .json"},
+    {"filter", CUSHIM_OPT_STRING, "all", "the APIs recorded (a selector: names, base names, globs, cat:, lib:)"},
+    {"buffer", CUSHIM_OPT_BYTES, "64MiB", "memory for records not yet written; beyond it events are dropped "
+                                          "and counted"},
+    {"summary", CUSHIM_OPT_BOOL, "true", "print the cuda_api_sum table at exit"},
+    {"summary_file", CUSHIM_OPT_STRING, "", "append the table to this file instead of stderr"},
+    {"kernel_names", CUSHIM_OPT_BOOL, "true", "name the kernel of each launch (the driver's cuFuncGetName)"},
+    {"gpu", CUSHIM_OPT_BOOL, "false", "GPU kernels, copies and sets through CUPTI, linked to their launches"},
+    {"cupti", CUSHIM_OPT_STRING, "", "the libcupti.so to load (default: $CUDA_HOME, /usr/local/cuda)"},
+    {"signals", CUSHIM_OPT_BOOL, "true", "finish the file when a fatal signal ends the process"},
+    {NULL, 0, NULL, NULL},
+};
+
+static const cushim_plugin_def tr_def = {
+    .size = sizeof(cushim_plugin_def),
+    .abi_version = CUSHIM_ABI_VERSION,
+    .name = "trace",
+    .version = "0.1.0",
+    .description = "every CUDA call with its arguments in a Perfetto/Chrome trace, and Nsight's API summary",
+    .options = tr_options,
+    .init = tr_init,
+    .flush = tr_flush,
+    .fork_child = tr_fork_child,
+};
+
+CUSHIM_PLUGIN(tr_def)
