@@ -1,0 +1,121 @@
+/*
+ * e2e_trace.c - driver-API workloads for the trace plugin's end-to-end tests
+ * (run_trace.sh), against the fake driver:
+ *   threads N      N threads, each: alloc, memset, free, 10 times
+ *   fork           calls, fork; the child makes its own calls and exits; the parent goes on
+ *   sigterm        calls, then kills itself with SIGTERM (default action)
+ *   thread_exit    a second thread makes calls and calls exit(0) while main waits
+ *   nvtx           NVTX push/pop around calls, a start/end range, a mark
+ */
+#include <cuda.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#ifdef E2E_HAVE_NVTX
+#include <nvtx3/nvToolsExt.h>
+#endif
+
+static CUcontext ctx;
+
+static void setup(void)
+{
+    CUdevice d;
+    if (cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&d, 0) != CUDA_SUCCESS ||
+        cuDevicePrimaryCtxRetain(&ctx, d) != CUDA_SUCCESS || cuCtxSetCurrent(ctx) != CUDA_SUCCESS) {
+        fprintf(stderr, "e2e_trace: setup failed\n");
+        exit(1);
+    }
+}
+
+static void work(int n)
+{
+    cuCtxSetCurrent(ctx);
+    for (int i = 0; i < n; i++) {
+        CUdeviceptr p;
+        if (cuMemAlloc(&p, 4096) == CUDA_SUCCESS) {
+            cuMemsetD8(p, 0, 4096);
+            cuMemFree(p);
+        }
+    }
+}
+
+static void *thread_work(void *arg)
+{
+    (void)arg;
+    work(10);
+    return NULL;
+}
+
+static void *thread_exit_main(void *arg)
+{
+    (void)arg;
+    work(3);
+    exit(0);
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    setup();
+    if (!strcmp(mode, "threads")) {
+        int n = argc > 2 ? atoi(argv[2]) : 4;
+        pthread_t t[64];
+        if (n < 1 || n > 64)
+            return 2;
+        for (int i = 0; i < n; i++)
+            pthread_create(&t[i], NULL, thread_work, NULL);
+        for (int i = 0; i < n; i++)
+            pthread_join(t[i], NULL);
+        return 0;
+    }
+    if (!strcmp(mode, "fork")) {
+        int st = 0;
+        pid_t pid;
+        work(2);
+        fflush(NULL);
+        pid = fork();
+        if (pid == 0) {
+            work(5);
+            printf("child %d\n", (int)getpid());
+            fflush(stdout);
+            exit(0);
+        }
+        waitpid(pid, &st, 0);
+        work(1);
+        return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+    }
+    if (!strcmp(mode, "sigterm")) {
+        work(4);
+        kill(getpid(), SIGTERM);
+        pause();
+        return 3;
+    }
+    if (!strcmp(mode, "thread_exit")) {
+        pthread_t t;
+        work(1);
+        pthread_create(&t, NULL, thread_exit_main, NULL);
+        for (;;)
+            pause();
+    }
+#ifdef E2E_HAVE_NVTX
+    if (!strcmp(mode, "nvtx")) {
+        nvtxRangeId_t id;
+        nvtxRangePushA("outer");
+        work(1);
+        nvtxRangePushA("inner");
+        work(1);
+        nvtxRangePop();
+        nvtxRangePop();
+        id = nvtxRangeStartA("async range");
+        nvtxMarkA("a mark");
+        nvtxRangeEnd(id);
+        return 0;
+    }
+#endif
+    fprintf(stderr, "usage: e2e_trace threads N | fork | sigterm | thread_exit | nvtx\n");
+    return 2;
+}

@@ -1,0 +1,140 @@
+#!/bin/sh
+# run_trace.sh CASE PLUGIN PROGRAM VECADD STATS
+# The trace plugin loaded by the preloaded shim through CUSHIM_PLUGINS, against the fake driver (ctest sets
+# LD_PRELOAD and LD_LIBRARY_PATH). PROGRAM is e2e_trace (workloads by mode), STATS the cushim-stats helper.
+# Every trace is loaded with Python's json module (a trace that does not parse fails the case).
+set -u
+case_=$1 plugin=$2 prog=$3 vecadd=$4 stats=$5
+dir=${E2E_OUT:-${TMPDIR:-/tmp}}/trace.$case_
+rm -rf "$dir"
+mkdir -p "$dir" || exit 1
+cd "$dir" || exit 1
+
+fail() {
+    echo "FAIL [$case_]: $*"
+    for f in out err; do
+        [ -f "$f" ] && sed "s/^/  $f: /" "$f" | head -60
+    done
+    exit 1
+}
+
+# check.py FILE EXPR...: loads FILE (.json or .json.gz), evaluates each Python expression over
+# d (the document), ev (its events), X (the complete events of CUDA calls); fails on the first false one.
+cat > check.py <<'PY'
+import gzip, json, sys
+path = sys.argv[1]
+d = json.load(gzip.open(path, 'rt') if path.endswith('.gz') else open(path))
+ev = d['traceEvents']
+X = [e for e in ev if e.get('ph') == 'X' and e.get('cat') in ('cuda_driver', 'cuda_runtime')]
+def count(name): return sum(1 for e in X if e['name'] == name)
+for expr in sys.argv[2:]:
+    if not eval(expr):
+        print('check failed:', expr)
+        sys.exit(1)
+PY
+check() { python3 check.py "$@" || fail "check of $1"; }
+run() {   # run OPTIONS PROGRAM ARGS...: exit status in $rc
+    opts=$1
+    shift
+    CUSHIM_PLUGINS="$plugin:$opts" CUSHIM_COUNTS="$dir/counts.tsv" "$@" >out 2>err
+    rc=$?
+}
+# the table at exit (stderr) equals cushim stats FILE
+same_table() {
+    "$stats" "$1" >stats.out 2>stats.err || fail "cushim-stats $1 failed: $(cat stats.err)"
+    sed -n '/^CUDA API Summary/,/^$/p;/^CUDA API Summary/,/^cushim trace:/p' err | grep '^ ' > t.exit
+    grep '^ ' stats.out > t.stats
+    [ -s t.exit ] || fail "no table on stderr"
+    cmp -s t.exit t.stats || fail "cushim stats differs from the table at exit: $(diff t.exit t.stats | head)"
+}
+
+case $case_ in
+vecadd)
+    run "file=$dir/t.json" "$vecadd" 4096
+    [ "$rc" = 0 ] || fail "vecadd exited with $rc"
+    check t.json "len(X) > 20" \
+        "[e['args'].get('kernel') for e in X if e['name'] == 'cuLaunchKernel'] == ['vecadd']" \
+        "all(e['args']['result'] == 'CUDA_SUCCESS' for e in X)" \
+        "[e['args']['name'] for e in X if e['name'] == 'cuModuleGetFunction'] == ['vecadd']" \
+        "[e['args']['name'] for e in X if e['name'] == 'cuDeviceGetName'][0].startswith('cushim fake')" \
+        "[e['args']['bytesize'] for e in X if e['name'] == 'cuMemAlloc_v2'] == [16384] * 3" \
+        "all(e['args']['dptr'] not in (None, 0) for e in X if e['name'] == 'cuMemAlloc_v2')" \
+        "d['otherData']['dropped_events'] == 0" \
+        "any(e['ph'] == 'M' and e['name'] == 'thread_name' for e in ev)"
+    # per API, the events equal the shim's own counts
+    python3 - "$dir/counts.tsv" <<'PY' || fail "event counts differ from CUSHIM_COUNTS"
+import json, sys
+X = [e for e in json.load(open('t.json'))['traceEvents'] if e.get('ph') == 'X' and e.get('cat', '').startswith('cuda_')]
+got = {}
+for e in X: got[e['name']] = got.get(e['name'], 0) + 1
+want = {}
+for line in open(sys.argv[1]):
+    f = line.rstrip('\n').split('\t')
+    if len(f) == 2 and f[1].isdigit() and int(f[1]) > 0: want[f[0]] = int(f[1])
+if got != want:
+    print('trace:', sorted(got.items())); print('counts:', sorted(want.items())); sys.exit(1)
+PY
+    same_table t.json
+    grep -q "cushim trace: $(check t.json 'True'; python3 -c "import json;print(json.load(open('t.json'))['otherData']['events'])") calls written to $dir/t.json" err \
+        || fail "no summary line naming the file"
+    ;;
+gz)
+    run "file=$dir/t.json.gz" "$vecadd" 1024
+    [ "$rc" = 0 ] || fail "vecadd exited with $rc"
+    [ "$(od -An -tx1 -N2 t.json.gz | tr -d ' ')" = 1f8b ] || fail "not gzip data"
+    check t.json.gz "count('cuLaunchKernel') == 1"
+    same_table t.json.gz
+    ;;
+filter)
+    run "file=$dir/t.json,filter=cat:alloc" "$vecadd" 1024
+    [ "$rc" = 0 ] || fail "vecadd exited with $rc"
+    check t.json "sorted(set(e['name'] for e in X)) == ['cuMemAlloc_v2']" "count('cuMemAlloc_v2') == 3"
+    run "file=$dir/bad.json,filter=cat:nosuch" "$vecadd" 1024
+    [ "$rc" != 0 ] || fail "a malformed filter was accepted"
+    grep -q "filter 'cat:nosuch'" err || fail "no message naming the bad filter"
+    ;;
+threads)
+    run "file=$dir/t.json" "$prog" threads 4
+    [ "$rc" = 0 ] || fail "exited with $rc"
+    check t.json "count('cuMemAlloc_v2') == 40" "count('cuMemsetD8_v2') == 40" \
+        "len(set(e['tid'] for e in X if e['name'] == 'cuMemAlloc_v2')) == 4" \
+        "all(sum(1 for e in X if e['tid'] == t) == 31 for t in set(e['tid'] for e in X if e['name'] == 'cuMemFree_v2'))"
+    ;;
+fork)
+    run "file=$dir/t.json" "$prog" fork
+    [ "$rc" = 0 ] || fail "exited with $rc"
+    child=$(sed -n 's/^child //p' out)
+    [ -n "$child" ] || fail "no child pid"
+    [ -f "t.$child.json" ] || fail "the child wrote no t.$child.json: $(ls)"
+    check t.json "count('cuMemAlloc_v2') == 3" "d['otherData']['pid'] != $child"
+    check "t.$child.json" "count('cuMemAlloc_v2') == 5" "d['otherData']['pid'] == $child" \
+        "all(e['pid'] == $child for e in ev)"
+    ;;
+sigterm)
+    run "file=$dir/t.json" "$prog" sigterm
+    [ "$rc" = 143 ] || fail "expected death by SIGTERM (143), got $rc"
+    check t.json "count('cuMemAlloc_v2') == 4"
+    ;;
+thread_exit)
+    run "file=$dir/t.json" "$prog" thread_exit
+    [ "$rc" = 0 ] || fail "exited with $rc"
+    check t.json "count('cuMemAlloc_v2') == 4" "len(set(e['tid'] for e in X)) == 2"
+    ;;
+nvtx)
+    NVTX_INJECTION64_PATH=$plugin run "file=$dir/t.json" "$prog" nvtx
+    [ "$rc" = 0 ] || fail "exited with $rc"
+    if grep -q usage err; then echo "built without NVTX headers"; exit 77; fi
+    check t.json "[(e['ph'], e['name']) for e in ev if e.get('cat') == 'nvtx'] == [('B', 'outer'), ('B', 'inner'), ('E', ''), ('E', ''), ('b', 'async range'), ('i', 'a mark'), ('e', '')]" \
+        "count('cuMemAlloc_v2') == 2"
+    ;;
+nocupti)
+    run "file=$dir/t.json,gpu=1,cupti=/nonexistent/libcupti.so" "$vecadd" 1024
+    [ "$rc" = 0 ] || fail "vecadd exited with $rc"
+    grep -q "GPU tracing is off" err || fail "no message that GPU tracing is off"
+    check t.json "count('cuLaunchKernel') == 1" "'GPU tracing off' in d['otherData']['note']"
+    ;;
+*)
+    fail "unknown case"
+    ;;
+esac
+echo "PASS [$case_]"

@@ -1,0 +1,20 @@
+# trace end to end (run_trace.sh): the trace plugin loaded through CUSHIM_PLUGINS by the preloaded shim,
+# against the fake driver. Included at the end of tests/e2e/CMakeLists.txt.
+if(NOT TARGET trace)
+  return()
+endif()
+
+add_executable(e2e_trace e2e_trace.c)
+target_include_directories(e2e_trace PRIVATE "${CUSHIM_CUDA_INCLUDE}")
+target_compile_options(e2e_trace PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-declarations)
+target_link_libraries(e2e_trace PRIVATE cushim_fake_cuda pthread ${CMAKE_DL_LIBS})
+if(EXISTS "${CUSHIM_CUDA_INCLUDE}/nvtx3/nvToolsExt.h")
+  target_compile_definitions(e2e_trace PRIVATE E2E_HAVE_NVTX)
+endif()
+
+set(_tr sh "${CMAKE_CURRENT_SOURCE_DIR}/run_trace.sh")
+set(_tr_args "$<TARGET_FILE:trace>" "$<TARGET_FILE:e2e_trace>" "$<TARGET_FILE:vecadd>" "$<TARGET_FILE:cushim-stats>")
+foreach(_c vecadd gz filter threads fork sigterm thread_exit nvtx nocupti)
+  e2e_test(trace_${_c} COMMAND ${_tr} ${_c} ${_tr_args})
+endforeach()
+set_property(TEST trace_threads APPEND PROPERTY LABELS concurrency)
