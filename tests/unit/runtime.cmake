@@ -19,12 +19,13 @@ rt_unit(rt_exports_test)
 rt_unit(rt_select_test)
 rt_unit(rt_sdk_test)
 rt_unit(rt_sdk_reclaim_test)
+rt_unit(rt_types_test)
 set_tests_properties(rt_sdk_reclaim_test PROPERTIES LABELS concurrency TIMEOUT 300
   ENVIRONMENT "CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1")
 set_tests_properties(rt_sdk_test PROPERTIES ENVIRONMENT
   "CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1;CUSHIM_LOG=debug;CUSHIM_LOG_FILE=${CMAKE_CURRENT_BINARY_DIR}/rt_sdk_test.log")
 set_tests_properties(rt_select_test PROPERTIES ENVIRONMENT "CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1")
-set_tests_properties(rt_hooks_test rt_depth_test rt_stress_test rt_procaddr_test rt_exports_test
+set_tests_properties(rt_hooks_test rt_depth_test rt_stress_test rt_procaddr_test rt_exports_test rt_types_test
   PROPERTIES ENVIRONMENT "CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1")
 set_tests_properties(rt_counts_test PROPERTIES
   ENVIRONMENT "CUSHIM_COUNTS=${CMAKE_CURRENT_BINARY_DIR}/rt_counts_test.tsv")

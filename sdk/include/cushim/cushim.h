@@ -346,7 +346,8 @@ struct cushim_host {
        ("enum CUmemorytype_enum"); NULL if the headers have none. */
     const cushim_enum_info *(*enum_by_name)(const char *type_name);
     /* "CU_MEMORYTYPE_DEVICE" for (CUmemorytype, 2); NULL when not a named value
-       (the first name in header order when several share the value). */
+       (the first name in header order when several share the value), or when 'e'
+       is not one of the host's tables. */
     const char *(*enum_value_name)(const cushim_enum_info *e, int64_t value);
     /* Any enumerator of the headers by name ("cudaMemcpyHostToDevice"): its value
        and (if 'type' is not NULL) its enum. CUSHIM_OK, or CUSHIM_ENOMATCH. */
