@@ -187,10 +187,18 @@ static int type_is_unsigned(const char *t)
                          strncmp(t, "cuuint", 6) == 0 || strcmp(t, "_Bool") == 0 || strcmp(t, "bool") == 0);
 }
 
+/* "char", "const char", "char[16]" */
 static int type_is_char(const char *t)
 {
+    size_t n;
     t = skip_const(t);
-    return t != NULL && (strcmp(t, "char") == 0 || strcmp(t, "signed char") == 0 || strcmp(t, "unsigned char") == 0);
+    if (t == NULL)
+        return 0;
+    n = strcspn(t, "[");
+    while (n > 0 && t[n - 1] == ' ')
+        n--;
+    return (n == 4 && strncmp(t, "char", 4) == 0) || (n == 11 && strncmp(t, "signed char", 11) == 0) ||
+           (n == 13 && strncmp(t, "unsigned char", 13) == 0);
 }
 
 static void r_hex(tr_sb *sb, uint64_t v)
@@ -376,8 +384,11 @@ static void r_blob(tr_sb *sb, const tr_meta *m, const cushim_param_info *p, cons
     int array;
     pointee_of(m, p, &pt);
     if (type_is_char(pt.ctype) || p->kind == CUSHIM_KIND_STRING) {
-        tr_sb_json_str(sb, (const char *)d, strnlen((const char *)d, b->len),
-                       (b->flags & TR_BLOB_TRUNC) ? b->len - 1 : TR_STR_MAX);
+        size_t n = strnlen((const char *)d, b->len);
+        if (n == b->len && (b->flags & TR_BLOB_TRUNC))   /* cut short: say so */
+            tr_sb_json_str(sb, (const char *)d, n + 1, n);
+        else
+            tr_sb_json_str(sb, (const char *)d, n, TR_STR_MAX);
         return;
     }
     esz = p->elem_size;
