@@ -6,8 +6,11 @@
  *   sigterm        calls, then kills itself with SIGTERM (default action)
  *   thread_exit    a second thread makes calls and calls exit(0) while main waits
  *   nvtx           NVTX push/pop around calls, a start/end range, a mark
+ *   runtime        runtime calls (the driver calls the fake cudart makes nest under them):
+ *                  cudaMalloc, cudaMemcpy, cudaLaunchKernel, and a driver attribute query (an enum)
  */
 #include <cuda.h>
+#include <cuda_runtime_api.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -43,6 +46,23 @@ static void work(int n)
     }
 }
 
+static void kernel_stub(void) {}
+
+static int runtime_mode(void)
+{
+    static unsigned char host[256];
+    void *d = NULL;
+    void *args[] = {&d};
+    int v = 0;
+    if (cudaMalloc(&d, sizeof host) != cudaSuccess ||
+        cudaMemcpy(d, host, sizeof host, cudaMemcpyHostToDevice) != cudaSuccess ||
+        cudaLaunchKernel((const void *)kernel_stub, (dim3){8, 1, 1}, (dim3){128, 1, 1}, args, 0, NULL) != cudaSuccess ||
+        cudaDeviceSynchronize() != cudaSuccess || cudaFree(d) != cudaSuccess ||
+        cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0) != CUDA_SUCCESS)
+        return 1;
+    return 0;
+}
+
 static void *thread_work(void *arg)
 {
     (void)arg;
@@ -61,6 +81,8 @@ int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
     setup();
+    if (!strcmp(mode, "runtime"))
+        return runtime_mode();
     if (!strcmp(mode, "threads")) {
         int n = argc > 2 ? atoi(argv[2]) : 4;
         pthread_t t[64];
@@ -116,6 +138,6 @@ int main(int argc, char **argv)
         return 0;
     }
 #endif
-    fprintf(stderr, "usage: e2e_trace threads N | fork | sigterm | thread_exit | nvtx\n");
+    fprintf(stderr, "usage: e2e_trace threads N | fork | sigterm | thread_exit | nvtx | runtime\n");
     return 2;
 }

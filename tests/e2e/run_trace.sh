@@ -78,6 +78,27 @@ PY
     grep -q "cushim trace: $(check t.json 'True'; python3 -c "import json;print(json.load(open('t.json'))['otherData']['events'])") calls written to $dir/t.json" err \
         || fail "no summary line naming the file"
     ;;
+runtime)
+    run "file=$dir/t.json" "$prog" runtime
+    [ "$rc" = 0 ] || fail "exited with $rc"
+    check t.json "[e['args']['gridDim'] for e in X if e['name'] == 'cudaLaunchKernel'] == [{'x': 8, 'y': 1, 'z': 1}]" \
+        "[e['args']['kind'] for e in X if e['name'] == 'cudaMemcpy'] == ['cudaMemcpyHostToDevice']" \
+        "[e['args']['attrib'] for e in X if e['name'] == 'cuDeviceGetAttribute'] == ['CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT']" \
+        "[e['args']['result'] for e in X if e['name'] == 'cudaMalloc'] == ['cudaSuccess']"
+    # the driver launch nests under the runtime one (depth, parent, and in time), both name the kernel
+    python3 - <<'PY' || fail "nesting"
+import json, sys
+X = [e for e in json.load(open('t.json'))['traceEvents'] if e.get('ph') == 'X']
+ns = lambda v: round(v * 1000)
+rt = [e for e in X if e['name'] == 'cudaLaunchKernel'][0]
+drv = [e for e in X if e['name'].startswith('cuLaunchKernel') and e['args'].get('parent') == rt['args']['seq']]
+assert len(drv) == 1, drv
+d = drv[0]
+assert d['args']['depth'] == 1 and rt['args']['depth'] == 0 and d['tid'] == rt['tid']
+assert ns(rt['ts']) <= ns(d['ts']) and ns(d['ts']) + ns(d['dur']) <= ns(rt['ts']) + ns(rt['dur'])
+assert d['args']['kernel'].startswith('kernel_') and rt['args']['kernel'] == d['args']['kernel'], (rt, d)
+PY
+    ;;
 gz)
     run "file=$dir/t.json.gz" "$vecadd" 1024
     [ "$rc" = 0 ] || fail "vecadd exited with $rc"
