@@ -5,6 +5,9 @@
 # Every trace is loaded with Python's json module (a trace that does not parse fails the case).
 set -u
 case_=$1 plugin=$2 prog=$3 vecadd=$4 stats=$5
+# the shim (and a sanitizer runtime before it) for the traced program only, not for sh, python3 and the tools
+preload=${LD_PRELOAD-}
+unset LD_PRELOAD
 dir=${E2E_OUT:-${TMPDIR:-/tmp}}/trace.$case_
 rm -rf "$dir"
 mkdir -p "$dir" || exit 1
@@ -36,7 +39,7 @@ check() { python3 check.py "$@" || fail "check of $1"; }
 run() {   # run OPTIONS PROGRAM ARGS...: exit status in $rc
     opts=$1
     shift
-    CUSHIM_PLUGINS="$plugin:$opts" CUSHIM_COUNTS="$dir/counts.tsv" "$@" >out 2>err
+    env LD_PRELOAD="$preload" CUSHIM_PLUGINS="$plugin:$opts" CUSHIM_COUNTS="$dir/counts.tsv" "$@" >out 2>err
     rc=$?
 }
 # the table at exit (stderr) equals cushim stats FILE

