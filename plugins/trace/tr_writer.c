@@ -367,7 +367,7 @@ static void on_record(void *ctx, tr_tbuf *tb, const void *p, uint32_t len)
     tr_writer *w = ctx;
     const tr_rec *r = p;
     tw_thr *t = tb->wstate;
-    (void)len;
+    w->rec_bytes += len;
     if (t == NULL) {
         if ((t = calloc(1, sizeof *t)) == NULL)
             return;
@@ -436,8 +436,16 @@ static void thr_close(tr_writer *w, tw_thr *t)
     }
 }
 
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 void tw_drain_all(tr_writer *w)
 {
+    uint64_t t0 = mono_ns(), seen = w->rec_bytes;
     for (tr_tbuf *tb = atomic_load_explicit(&w->bufs->head, memory_order_acquire); tb != NULL; tb = tb->next_tb) {
         int s = atomic_load_explicit(&tb->state, memory_order_acquire);
         if (s != TR_TB_ACTIVE && s != TR_TB_EXITED)
@@ -451,6 +459,8 @@ void tw_drain_all(tr_writer *w)
             tr_buf_release(w->bufs, tb);
         }
     }
+    if (w->rec_bytes != seen)   /* idle passes are not work */
+        w->busy_ns += mono_ns() - t0;
 }
 
 /* ---- the end of the file and the summary ---- */
@@ -504,7 +514,9 @@ static void write_summary(tr_writer *w)
 
 static void finish_locked(tr_writer *w)
 {
+    uint64_t t0;
     tw_drain_all(w);
+    t0 = mono_ns();
     for (tr_tbuf *tb = atomic_load(&w->bufs->head); tb != NULL; tb = tb->next_tb)
         if (tb->wstate != NULL) {
             thr_close(w, tb->wstate);
@@ -513,6 +525,8 @@ static void finish_locked(tr_writer *w)
                  "\"events\":%llu,\"dropped_events\":%llu,\"trimmed_outputs\":%llu,\"gpu_dropped\":%llu",
                  w->pid, (unsigned long long)w->events, (unsigned long long)atomic_load(&w->bufs->dropped),
                  (unsigned long long)atomic_load(&w->bufs->trimmed), (unsigned long long)atomic_load(&w->gpu_dropped));
+    tr_sb_printf(&w->sb, ",\"record_bytes\":%llu,\"writer_busy_ns\":%llu", (unsigned long long)w->rec_bytes,
+                 (unsigned long long)(w->busy_ns + mono_ns() - t0));
     if (w->note[0]) {
         tr_sb_puts(&w->sb, ",\"note\":");
         tr_sb_json_str(&w->sb, w->note, strlen(w->note), sizeof w->note);
@@ -521,6 +535,7 @@ static void finish_locked(tr_writer *w)
     out_put(w, w->sb.p ? w->sb.p : "", w->sb.len);
     w->sb.len = 0;
     out_flush(w);
+    w->busy_ns += mono_ns() - t0;
     if (w->gz != NULL) {
         if (gzclose((gzFile)w->gz) != Z_OK)
             w->io_error = 1;

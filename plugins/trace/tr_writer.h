@@ -53,6 +53,8 @@ typedef struct tr_writer {
     int started;
     _Atomic int stop, finish_req, finished;
     uint64_t t_last;                 /* the latest time seen (ends unfinished calls)                   */
+    uint64_t rec_bytes;              /* record bytes drained (the buffers' cost per event)             */
+    uint64_t busy_ns;                /* time spent draining and rendering (throughput)                 */
 } tr_writer;
 
 /* Opens the file and writes the header. 0, or -1 with errno. */
