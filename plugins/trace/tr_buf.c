@@ -71,6 +71,7 @@ tr_tbuf *tr_buf_attach(tr_bufs *b, uint64_t tid)
     tb->open = 0;
     tb->tid = tid;
     tb->prod = NULL;
+    tb->quiet = 0;
     atomic_store_explicit(&tb->rd, NULL, memory_order_relaxed);
     atomic_store_explicit(&tb->state, TR_TB_ACTIVE, memory_order_release);
     return tb;
@@ -81,7 +82,7 @@ void tr_buf_detach(tr_tbuf *tb)
     atomic_store_explicit(&tb->state, TR_TB_EXITED, memory_order_release);
 }
 
-void *tr_buf_reserve(tr_bufs *b, tr_tbuf *tb, uint32_t len, uint32_t keep)
+void *tr_buf_reserve_slow(tr_bufs *b, tr_tbuf *tb, uint32_t len, uint32_t keep)
 {
     tr_chunk *c = tb->cur, *nc;
     uint64_t need = (uint64_t)len + keep, cap = b->chunk_size, sz;
@@ -122,12 +123,6 @@ void *tr_buf_reserve_here(tr_tbuf *tb, uint32_t len)
     if (c == NULL || (uint64_t)tb->wr + len > c->cap)
         return NULL;
     return c->data + tb->wr;
-}
-
-void tr_buf_commit(tr_tbuf *tb, uint32_t len)
-{
-    tb->wr += len;
-    atomic_store_explicit(&tb->cur->committed, tb->wr, memory_order_release);
 }
 
 uint64_t tr_buf_drain(tr_bufs *b, tr_tbuf *tb, tr_buf_record_fn fn, void *ctx)

@@ -44,6 +44,7 @@ typedef struct tr_tbuf {
     uint32_t open;                  /* enter records whose exit is still to come       */
     uint64_t tid;
     void *prod;                     /* the plugin's per-thread data (kernel-name cache) */
+    int quiet;                      /* the tracer's own thread (CUPTI's): nothing recorded */
     /* shared */
     _Atomic int state;              /* TR_TB_*                                         */
     tr_chunk *_Atomic rd;           /* the writer's next chunk: the first one, set once */
@@ -76,11 +77,22 @@ void tr_buf_detach(tr_tbuf *tb);
 
 /* Room for 'len' bytes (a multiple of 8) leaving 'keep' bytes behind it in the
    same chunk; NULL when that needs a chunk beyond the limit. */
-void *tr_buf_reserve(tr_bufs *b, tr_tbuf *tb, uint32_t len, uint32_t keep);
+void *tr_buf_reserve_slow(tr_bufs *b, tr_tbuf *tb, uint32_t len, uint32_t keep);
+static inline void *tr_buf_reserve(tr_bufs *b, tr_tbuf *tb, uint32_t len, uint32_t keep)
+{
+    tr_chunk *c = tb->cur;
+    if (c != NULL && (uint64_t)tb->wr + len + keep <= c->cap)
+        return c->data + tb->wr;
+    return tr_buf_reserve_slow(b, tb, len, keep);
+}
 /* Room for 'len' bytes in the current chunk only (the space 'keep' saved). */
 void *tr_buf_reserve_here(tr_tbuf *tb, uint32_t len);
 /* Publishes the 'len' bytes reserved last. */
-void tr_buf_commit(tr_tbuf *tb, uint32_t len);
+static inline void tr_buf_commit(tr_tbuf *tb, uint32_t len)
+{
+    tb->wr += len;
+    atomic_store_explicit(&tb->cur->committed, tb->wr, memory_order_release);
+}
 
 /* Writer: calls 'fn' for each published, unconsumed record of 'tb' in order
    (a record starts with its uint32_t length), frees chunks left behind, and

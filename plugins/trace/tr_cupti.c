@@ -19,8 +19,6 @@
 
 #include "trace.h"
 
-_Thread_local int tr_quiet;
-
 #if defined(TR_HAVE_CUPTI)
 #include <cupti_activity.h>
 
@@ -73,7 +71,7 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
     CUpti_Activity *r = NULL;
     size_t dropped = 0;
     (void)size;
-    tr_quiet = 1;
+    tr_thread_quiet(1);
     while (valid > 0 && cu.next(buffer, valid, &r) == CUPTI_SUCCESS) {
         tr_gpu g;
         memset(&g, 0, sizeof g);
@@ -172,7 +170,7 @@ int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "the CUPTI loaded lacks the activity API's functions");
         return -1;
     }
-    tr_quiet = 1;
+    tr_thread_quiet(1);
     cu.offset = 0;
     if (tscb == NULL || tscb(ts_ours) != CUPTI_SUCCESS) {
         uint64_t c = 0;
@@ -184,11 +182,11 @@ int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
         cu.enable(CUPTI_ACTIVITY_KIND_MEMCPY) != CUPTI_SUCCESS ||
         cu.enable(CUPTI_ACTIVITY_KIND_MEMSET) != CUPTI_SUCCESS ||
         cu.enable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) != CUPTI_SUCCESS) {
-        tr_quiet = 0;
+        tr_thread_quiet(0);
         snprintf(err, errlen, "CUPTI refused to enable activity records (another profiler attached?)");
         return -1;
     }
-    tr_quiet = 0;
+    tr_thread_quiet(0);
     cu.on = 1;
     return 0;
 }
@@ -196,9 +194,9 @@ int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
 void tr_cupti_flush(void)
 {
     if (cu.on) {
-        tr_quiet = 1;
+        tr_thread_quiet(1);
         cu.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-        tr_quiet = 0;
+        tr_thread_quiet(0);
     }
 }
 

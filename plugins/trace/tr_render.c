@@ -24,14 +24,12 @@ void tr_sb_free(tr_sb *sb)
     sb->len = sb->cap = 0;
 }
 
-static int sb_grow(tr_sb *sb, size_t more)
+static int sb_grow_slow(tr_sb *sb, size_t more)
 {
     size_t want;
     char *np;
     if (sb->oom)
         return -1;
-    if (sb->len + more + 1 <= sb->cap)
-        return 0;
     want = sb->cap ? sb->cap : 256;
     while (want < sb->len + more + 1)
         want *= 2;
@@ -42,6 +40,13 @@ static int sb_grow(tr_sb *sb, size_t more)
     sb->p = np;
     sb->cap = want;
     return 0;
+}
+
+static inline int sb_grow(tr_sb *sb, size_t more)
+{
+    if (sb->len + more + 1 <= sb->cap)
+        return 0;
+    return sb_grow_slow(sb, more);
 }
 
 void tr_sb_putn(tr_sb *sb, const char *s, size_t n)
@@ -80,18 +85,71 @@ void tr_sb_printf(tr_sb *sb, const char *fmt, ...)
     sb->len += (size_t)n;
 }
 
+void tr_sb_u64(tr_sb *sb, uint64_t v)
+{
+    char b[24];
+    int i = (int)sizeof b;
+    do
+        b[--i] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    tr_sb_putn(sb, b + i, sizeof b - (size_t)i);
+}
+
+void tr_sb_i64(tr_sb *sb, int64_t v)
+{
+    if (v < 0) {
+        tr_sb_putn(sb, "-", 1);
+        tr_sb_u64(sb, (uint64_t)0 - (uint64_t)v);
+    } else {
+        tr_sb_u64(sb, (uint64_t)v);
+    }
+}
+
+void tr_sb_hexq(tr_sb *sb, uint64_t v)
+{
+    static const char digits[] = "0123456789abcdef";
+    char b[24];
+    int i = (int)sizeof b;
+    b[--i] = '"';
+    do
+        b[--i] = digits[v & 15];
+    while ((v >>= 4) != 0);
+    b[--i] = 'x';
+    b[--i] = '0';
+    b[--i] = '"';
+    tr_sb_putn(sb, b + i, sizeof b - (size_t)i);
+}
+
+static void sb_uescape(tr_sb *sb, unsigned c)
+{
+    static const char digits[] = "0123456789abcdef";
+    char e[6] = {'\\', 'u', '0', '0', digits[(c >> 4) & 15], digits[c & 15]};
+    tr_sb_putn(sb, e, 6);
+}
+
 void tr_sb_json_str(tr_sb *sb, const char *s, size_t n, size_t max)
 {
-    size_t i, lim = n < max ? n : max;
+    size_t i = 0, run, lim = n < max ? n : max;
     tr_sb_putn(sb, "\"", 1);
-    for (i = 0; i < lim; i++) {
+    while (i < lim) {
+        /* the longest run of characters that need no escape, in one copy */
+        for (run = i; run < lim; run++) {
+            unsigned char c = (unsigned char)s[run];
+            if (c < 0x20 || c == '"' || c == '\\' || c >= 0x7f)
+                break;
+        }
+        if (run > i) {
+            tr_sb_putn(sb, s + i, run - i);
+            i = run;
+            continue;
+        }
         unsigned char c = (unsigned char)s[i];
         if (c == '"' || c == '\\') {
             char e[2] = {'\\', (char)c};
             tr_sb_putn(sb, e, 2);
         } else if (c < 0x20 || c == 0x7f) {
-            tr_sb_printf(sb, "\\u%04x", c);
-        } else if (c >= 0x80) {
+            sb_uescape(sb, c);
+        } else {
             /* keep valid UTF-8 sequences, escape stray bytes */
             size_t k = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : c >= 0xc0 ? 1 : 0, j;
             int ok = k > 0 && c < 0xf8 && i + k < lim;
@@ -101,12 +159,10 @@ void tr_sb_json_str(tr_sb *sb, const char *s, size_t n, size_t max)
                 tr_sb_putn(sb, s + i, k + 1);
                 i += k;
             } else {
-                tr_sb_printf(sb, "\\u%04x", c);
+                sb_uescape(sb, c);
             }
-        } else {
-            char ch = (char)c;
-            tr_sb_putn(sb, &ch, 1);
         }
+        i++;
     }
     if (n > max)
         tr_sb_puts(sb, "...");
@@ -115,7 +171,9 @@ void tr_sb_json_str(tr_sb *sb, const char *s, size_t n, size_t max)
 
 void tr_sb_us(tr_sb *sb, uint64_t ns)
 {
-    tr_sb_printf(sb, "%llu.%03u", (unsigned long long)(ns / 1000), (unsigned)(ns % 1000));
+    char f[4] = {'.', (char)('0' + ns % 1000 / 100), (char)('0' + ns % 100 / 10), (char)('0' + ns % 10)};
+    tr_sb_u64(sb, ns / 1000);
+    tr_sb_putn(sb, f, 4);
 }
 
 /* ---- metadata access ---- */
@@ -203,7 +261,7 @@ static int type_is_char(const char *t)
 
 static void r_hex(tr_sb *sb, uint64_t v)
 {
-    tr_sb_printf(sb, "\"0x%llx\"", (unsigned long long)v);
+    tr_sb_hexq(sb, v);
 }
 
 static void r_bytes(tr_sb *sb, const unsigned char *p, uint32_t n)
@@ -234,9 +292,9 @@ static void r_number(tr_sb *sb, const unsigned char *p, uint32_t size, const cha
     } else if (size > 8) {
         r_bytes(sb, p, size);
     } else if (type_is_unsigned(ctype)) {
-        tr_sb_printf(sb, "%llu", (unsigned long long)rd_u(p, size));
+        tr_sb_u64(sb, rd_u(p, size));
     } else {
-        tr_sb_printf(sb, "%lld", (long long)rd_s(p, size));
+        tr_sb_i64(sb, rd_s(p, size));
     }
 }
 
@@ -247,7 +305,7 @@ static void r_enum(tr_sb *sb, const tr_meta *m, const unsigned char *p, uint32_t
     if (name != NULL)
         tr_sb_json_str(sb, name, strlen(name), TR_STR_MAX);
     else
-        tr_sb_printf(sb, "%lld", (long long)v);
+        tr_sb_i64(sb, v);
 }
 
 static void r_callback(tr_sb *sb, uint64_t v)
@@ -471,7 +529,7 @@ void tr_render_args(tr_sb *sb, const tr_meta *m, const cushim_api_info *info, co
         if (rn != NULL)
             tr_sb_json_str(sb, rn, strlen(rn), TR_STR_MAX);
         else
-            tr_sb_printf(sb, "%d", (int)(int32_t)exit->aux);
+            tr_sb_i64(sb, (int32_t)exit->aux);
     } else if (info->ret_size == 0) {
         tr_sb_puts(sb, "null");
     } else {

@@ -29,6 +29,10 @@ void tr_sb_printf(tr_sb *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+void tr_sb_u64(tr_sb *sb, uint64_t v);
+void tr_sb_i64(tr_sb *sb, int64_t v);
+/* "0x..." with the quotes */
+void tr_sb_hexq(tr_sb *sb, uint64_t v);
 /* A JSON string literal of at most 'max' bytes of 's' (then "..."). */
 void tr_sb_json_str(tr_sb *sb, const char *s, size_t n, size_t max);
 /* ns as microseconds with 3 decimals: exact. */

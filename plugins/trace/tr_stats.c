@@ -51,47 +51,60 @@ static int st_rehash(tr_stats *st)
     return 0;
 }
 
-int tr_stats_add(tr_stats *st, const char *name, uint64_t ns)
+int64_t tr_stats_find(tr_stats *st, const char *name)
 {
     uint32_t h;
-    tr_series *s = NULL;
+    tr_series *s;
     if (st->oom)
         return -1;
     if ((st->n + 1) * 2 > st->icap && st_rehash(st) != 0)
         goto oom;
     for (h = st_hash(name) & (st->icap - 1); st->index[h]; h = (h + 1) & (st->icap - 1))
-        if (strcmp(st->s[st->index[h] - 1].name, name) == 0) {
-            s = &st->s[st->index[h] - 1];
-            break;
-        }
-    if (s == NULL) {
-        if (st->n == st->cap) {
-            uint32_t cap = st->cap ? st->cap * 2 : 64;
-            tr_series *ns_ = realloc(st->s, cap * sizeof *ns_);
-            if (ns_ == NULL)
-                goto oom;
-            st->s = ns_;
-            st->cap = cap;
-        }
-        s = &st->s[st->n];
-        memset(s, 0, sizeof *s);
-        if ((s->name = strdup(name)) == NULL)
+        if (strcmp(st->s[st->index[h] - 1].name, name) == 0)
+            return st->index[h] - 1;
+    if (st->n == st->cap) {
+        uint32_t cap = st->cap ? st->cap * 2 : 64;
+        tr_series *ns_ = realloc(st->s, cap * sizeof *ns_);
+        if (ns_ == NULL)
             goto oom;
-        st->index[h] = ++st->n;
+        st->s = ns_;
+        st->cap = cap;
     }
+    s = &st->s[st->n];
+    memset(s, 0, sizeof *s);
+    if ((s->name = strdup(name)) == NULL)
+        goto oom;
+    st->index[h] = ++st->n;
+    return st->n - 1;
+oom:
+    st->oom = 1;
+    return -1;
+}
+
+int tr_stats_add_at(tr_stats *st, uint32_t index, uint64_t ns)
+{
+    tr_series *s;
+    if (index >= st->n)
+        return -1;
+    s = &st->s[index];
     if (s->n == s->cap) {
         uint64_t cap = s->cap ? s->cap * 2 : 16;
         uint64_t *nv = realloc(s->v, cap * sizeof *nv);
-        if (nv == NULL)
-            goto oom;
+        if (nv == NULL) {
+            st->oom = 1;
+            return -1;
+        }
         s->v = nv;
         s->cap = cap;
     }
     s->v[s->n++] = ns;
     return 0;
-oom:
-    st->oom = 1;
-    return -1;
+}
+
+int tr_stats_add(tr_stats *st, const char *name, uint64_t ns)
+{
+    int64_t i = tr_stats_find(st, name);
+    return i < 0 ? -1 : tr_stats_add_at(st, (uint32_t)i, ns);
 }
 
 static int cmp_u64(const void *a, const void *b)

@@ -34,6 +34,9 @@ void tr_stats_init(tr_stats *st);
 void tr_stats_free(tr_stats *st);
 /* Adds one duration (ns) to the series 'name'. -1 when out of memory. */
 int tr_stats_add(tr_stats *st, const char *name, uint64_t ns);
+/* The series 'name' (created if new): its index for tr_stats_add_at; -1 when out of memory. */
+int64_t tr_stats_find(tr_stats *st, const char *name);
+int tr_stats_add_at(tr_stats *st, uint32_t index, uint64_t ns);
 /* Rows sorted by total time (descending, then name); the series are sorted
    in place. Returns the count; *rows is malloc'd (NULL when empty). */
 uint32_t tr_stats_rows(tr_stats *st, tr_stat_row **rows);

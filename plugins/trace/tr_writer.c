@@ -174,6 +174,9 @@ int tw_open(tr_writer *w)
     w->events = w->bytes = 0;
     tr_stats_init(&w->api);
     tr_stats_init(&w->kern);
+    free(w->api_series);
+    w->api_series = NULL;
+    w->api_series_cap = 0;
     out_put(w, "{\"traceEvents\":[", 16);
     tr_sb_printf(&w->sb, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"pid %d "
                  "(cushim trace)\"}}", w->pid, w->pid);
@@ -211,6 +214,29 @@ static void thread_named(tr_writer *w, tw_thr *t)
     emit(w);
 }
 
+/* The summary series of an API, found by name once and then by id. */
+static void api_stat(tr_writer *w, const cushim_api_info *info, uint64_t ns)
+{
+    if (info->id >= w->api_series_cap) {
+        uint32_t cap = w->api_series_cap ? w->api_series_cap : 1024;
+        uint32_t *n;
+        while (cap <= info->id)
+            cap *= 2;
+        if ((n = realloc(w->api_series, cap * sizeof *n)) == NULL)
+            return;
+        memset(n + w->api_series_cap, 0, (cap - w->api_series_cap) * sizeof *n);
+        w->api_series = n;
+        w->api_series_cap = cap;
+    }
+    if (w->api_series[info->id] == 0) {
+        int64_t i = tr_stats_find(&w->api, info->name);
+        if (i < 0)
+            return;
+        w->api_series[info->id] = (uint32_t)i + 1;
+    }
+    tr_stats_add_at(&w->api, w->api_series[info->id] - 1, ns);
+}
+
 static void render_call(tr_writer *w, tw_thr *t, const tr_rec *en, const tr_rec *ex)
 {
     const cushim_api_info *info = w->api_by_id(en->api_id);
@@ -218,21 +244,32 @@ static void render_call(tr_writer *w, tw_thr *t, const tr_rec *en, const tr_rec 
     if (info == NULL)
         return;
     thread_named(w, t);
-    tr_sb_printf(&w->sb, "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":%d,\"tid\":%llu,\"ts\":",
-                 ex == NULL ? "cuda_api_unfinished" : info->library == CUSHIM_LIB_RUNTIME ? "cuda_runtime" : "cuda_driver",
-                 info->name, w->pid, (unsigned long long)t->tid);
+    tr_sb_puts(&w->sb, ex == NULL ? "{\"ph\":\"X\",\"cat\":\"cuda_api_unfinished\",\"name\":\""
+                       : info->library == CUSHIM_LIB_RUNTIME ? "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\""
+                                                             : "{\"ph\":\"X\",\"cat\":\"cuda_driver\",\"name\":\"");
+    tr_sb_puts(&w->sb, info->name);
+    tr_sb_puts(&w->sb, "\",\"pid\":");
+    tr_sb_u64(&w->sb, (uint64_t)w->pid);
+    tr_sb_puts(&w->sb, ",\"tid\":");
+    tr_sb_u64(&w->sb, t->tid);
+    tr_sb_puts(&w->sb, ",\"ts\":");
     tr_sb_us(&w->sb, en->t);
     tr_sb_puts(&w->sb, ",\"dur\":");
     tr_sb_us(&w->sb, t_end - en->t);
-    tr_sb_printf(&w->sb, ",\"args\":{\"seq\":%llu,\"depth\":%u", (unsigned long long)en->seq, en->depth);
-    if (en->parent)
-        tr_sb_printf(&w->sb, ",\"parent\":%llu", (unsigned long long)en->parent);
+    tr_sb_puts(&w->sb, ",\"args\":{\"seq\":");
+    tr_sb_u64(&w->sb, en->seq);
+    tr_sb_puts(&w->sb, ",\"depth\":");
+    tr_sb_u64(&w->sb, en->depth);
+    if (en->parent) {
+        tr_sb_puts(&w->sb, ",\"parent\":");
+        tr_sb_u64(&w->sb, en->parent);
+    }
     tr_render_args(&w->sb, &w->meta, info, en, ex);
     tr_sb_puts(&w->sb, "}}");
     emit(w);
     if (ex != NULL) {
         w->events++;
-        tr_stats_add(&w->api, info->name, ex->t - en->t);
+        api_stat(w, info, ex->t - en->t);
     }
     if (w->gpu && (info->categories & w->flow_categories)) {
         tr_sb_printf(&w->sb, "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":%llu,\"pid\":%d,\"tid\":%llu,\"ts\":",
@@ -632,6 +669,8 @@ void tw_free(tr_writer *w)
     map_free(&w->corr);
     map_free(&w->gpu_tracks);
     tr_sb_free(&w->sb);
+    free(w->api_series);
+    w->api_series = NULL;
     free(w->obuf);
     w->obuf = NULL;
 }

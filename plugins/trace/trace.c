@@ -236,6 +236,13 @@ tr_tbuf *tr_thread_buf(void)
     return tb;
 }
 
+void tr_thread_quiet(int quiet)
+{
+    tr_tbuf *tb = tr_st ? tr_thread_buf() : NULL;
+    if (tb != NULL)
+        tb->quiet = quiet;
+}
+
 /* ---- capture ---- */
 
 static uint64_t rd_uint(const void *p, uint32_t size)
@@ -322,7 +329,7 @@ static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
     unsigned char *p;
     tr_rec r;
     *slot = 0;
-    if (pl == NULL || info == NULL || tr_quiet || (tb = tr_thread_buf()) == NULL)
+    if (pl == NULL || info == NULL || (tb = tr_thread_buf()) == NULL || tb->quiet)
         return CUSHIM_CONTINUE;
     psz = tr_pad8(info->params_size);
     len = (uint32_t)sizeof r + psz;
@@ -360,7 +367,7 @@ static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
     }
     tr_buf_commit(tb, len);
     tb->open++;
-    *slot = 1;
+    *slot = (uint64_t)(uintptr_t)tb;   /* the post hook's buffer: no second TLS lookup */
     if (pl->corr)
         tr_cupti_push(call->seq);
     return CUSHIM_CONTINUE;
@@ -383,8 +390,7 @@ static void tr_post(cushim_call *call, void *user, uint64_t *slot)
     pl = st->plans[call->api_id];
     if (pl->corr)
         tr_cupti_pop();
-    if ((tb = tr_host->tls_get(st->tls_key)) == NULL)
-        return;
+    tb = (tr_tbuf *)(uintptr_t)*slot;
     memset(&r, 0, sizeof r);
     r.t = tr_host->now_ns();
     if (tb->open > 0)

@@ -31,8 +31,8 @@ typedef struct tr_state {
 
 extern const cushim_host *tr_host;
 extern tr_state *tr_st;
-/* Set on threads whose CUDA calls are the tracer's own (CUPTI's): never recorded. */
-extern _Thread_local int tr_quiet;
+/* The calling thread's CUDA calls are the tracer's own (CUPTI's): never recorded (1), or again (0). */
+void tr_thread_quiet(int quiet);
 
 /* The calling thread's buffer (created on first use); NULL when out of memory or finished. */
 tr_tbuf *tr_thread_buf(void);
