@@ -10,8 +10,8 @@
 #   (c) shim+hook    one empty pre and one empty post hook (the slow path)
 #   (d) shim+hook+time  the same hooks added with CUSHIM_HOOK_TIME (call->t_enter_ns filled)
 #   (e) trace        the trace plugin recording every call (build/plugins/trace.so; file in a temp dir):
-#                    instructions of the calling thread only (callgrind --separate-threads); the writer
-#                    thread's instructions per event are reported below the table
+#                    instructions of the calling thread inside main() (callgrind --separate-threads
+#                    --toggle-collect=main); the rendering's instructions per event are reported below
 # Instructions per call: valgrind --tool=callgrind, difference between runs of
 # N1 and N2 iterations (start-up cancels). Time per call: median of RUNS means.
 # Init: extra instructions of a whole run with one call (shim start-up plus lazy
@@ -45,14 +45,16 @@ run() {
   esac
 }
 
-ir() {   # ir <mode> <iters>: total instructions of one run (trace: of the calling thread)
+ir() {   # ir <mode> <iters>: total instructions of one run (trace: of the calling thread inside main())
   local out="$TMP/cg.$1.$2"
   if [ "$1" = trace ]; then
-    run "$1" valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$out" "$BENCH" "$DRV" "$2" 1 \
-      >/dev/null 2>&1
+    # the calling thread while in main(): the recording (the exit flush runs after main returns)
+    run "$1" valgrind --tool=callgrind --separate-threads=yes --toggle-collect=main --callgrind-out-file="$out" \
+      "$BENCH" "$DRV" "$2" 1 >/dev/null 2>&1
     awk '/^(summary|totals):/ {print $2; exit}' "$out-01"
-    # the other threads (the writer): their total, for the writer's cost per event
-    cat "$out"-0[2-9] 2>/dev/null | awk '/^(summary|totals):/ {s += $2} END {print s + 0}' >"$out.writer"
+    # every thread, the whole run: recording + rendering + writing, for the writer's cost per event
+    run "$1" valgrind --tool=callgrind --callgrind-out-file="$out.all" "$BENCH" "$DRV" "$2" 1 >/dev/null 2>&1
+    awk '/^(summary|totals):/ {print $2; exit}' "$out.all" >"$out.writer"
     return
   fi
   run "$1" valgrind --tool=callgrind --callgrind-out-file="$out" "$BENCH" "$DRV" "$2" 1 >/dev/null 2>&1
@@ -104,7 +106,7 @@ echo "| /bin/true wall time, median of 101 (ns) | $true_plain | $true_shim | $((
 echo
 if [ -e "$TRACE" ]; then
   wa=$(cat "$TMP/cg.trace.$N1.writer"); wb=$(cat "$TMP/cg.trace.$N2.writer")
-  echo "Trace writer thread: $(awk -v a="$wa" -v b="$wb" -v n1="$N1" -v n2="$N2" 'BEGIN {printf "%.0f", (b - a) / (n2 - n1)}') instructions per event (render + write)."
+  echo "Trace, every thread over the whole run: $(awk -v a="$wa" -v b="$wb" -v n1="$N1" -v n2="$N2" -v r="${IPC[trace]}" 'BEGIN {printf "%.0f", (b - a) / (n2 - n1) - r}') instructions per event besides the recording (rendering and writing, on the writer thread or in the exit flush)."
   env LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$TRACE:file=$TMP/tp.json,summary=0,buffer=2GiB" "$BENCH" "$DRV" 1000000 1 >/dev/null 2>&1
   python3 - "$TMP/tp.json" <<'PY'
 import json, os, sys

@@ -170,7 +170,6 @@ int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "the CUPTI loaded lacks the activity API's functions");
         return -1;
     }
-    tr_thread_quiet(1);
     cu.offset = 0;
     if (tscb == NULL || tscb(ts_ours) != CUPTI_SUCCESS) {
         uint64_t c = 0;
@@ -182,11 +181,9 @@ int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
         cu.enable(CUPTI_ACTIVITY_KIND_MEMCPY) != CUPTI_SUCCESS ||
         cu.enable(CUPTI_ACTIVITY_KIND_MEMSET) != CUPTI_SUCCESS ||
         cu.enable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) != CUPTI_SUCCESS) {
-        tr_thread_quiet(0);
         snprintf(err, errlen, "CUPTI refused to enable activity records (another profiler attached?)");
         return -1;
     }
-    tr_thread_quiet(0);
     cu.on = 1;
     return 0;
 }

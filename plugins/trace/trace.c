@@ -222,11 +222,50 @@ static void tr_thread_end(void *p)
     tr_buf_detach(tb);
 }
 
+static pthread_mutex_t tr_output_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The file, the writer thread and CUPTI start with the first recorded call of the process (so a process
+   that makes no CUDA call, like a shell between the launcher and the program, leaves no file). 1: ready. */
+static int tr_output_ready(tr_state *st)
+{
+    int s = atomic_load_explicit(&st->output, memory_order_acquire);
+    if (s != 0)
+        return s == 1;
+    pthread_mutex_lock(&tr_output_lock);
+    s = atomic_load_explicit(&st->output, memory_order_relaxed);
+    if (s == 0) {
+        if (tw_open(&st->w) != 0) {
+            tr_host->log(st->self, CUSHIM_LOG_ERROR, "cannot write the trace file '%s': %s; this process is not "
+                         "traced", st->w.path, strerror(errno));
+            s = 2;
+        } else {
+            if (st->gpu) {
+                char err[512] = "";
+                if (tr_cupti_start(st, st->cupti_path, err, sizeof err) != 0) {
+                    tr_host->log(st->self, CUSHIM_LOG_WARN, "GPU tracing is off: %s; the CUDA calls are still traced",
+                                 err);
+                    snprintf(st->w.note, sizeof st->w.note, "GPU tracing off: %s", err);
+                } else {
+                    st->w.gpu = 1;
+                }
+            }
+            if (tw_start(&st->w) != 0)
+                tr_host->log(st->self, CUSHIM_LOG_WARN, "no writer thread: the trace is written at exit");
+            s = 1;
+        }
+        atomic_store_explicit(&st->output, s, memory_order_release);
+    }
+    pthread_mutex_unlock(&tr_output_lock);
+    return s == 1;
+}
+
 tr_tbuf *tr_thread_buf(void)
 {
     tr_tbuf *tb = tr_host->tls_get(tr_st->tls_key);
     if (tb != NULL)
         return tb;
+    if (!tr_output_ready(tr_st))
+        return NULL;
     if ((tb = tr_buf_attach(&tr_st->bufs, tr_host->thread_id())) == NULL)
         return NULL;
     if (tr_host->tls_set(tr_st->tls_key, tb) != CUSHIM_OK) {
@@ -585,7 +624,7 @@ static int sig_index(int sig)
 static void tr_finish_for_signal(void)
 {
     int expect = 0;
-    if (tr_st != NULL && atomic_compare_exchange_strong(&tr_sig_done, &expect, 1))
+    if (tr_st != NULL && atomic_load(&tr_st->output) == 1 && atomic_compare_exchange_strong(&tr_sig_done, &expect, 1))
         tw_finish_async(&tr_st->w, 3000);
 }
 
@@ -639,14 +678,19 @@ static void tr_install_signals(void)
 
 /* ---- lifecycle ---- */
 
-/* "trace.json" -> "trace.<pid>.json"; "" -> "cushim-<pid>.json" */
+/* "" -> "cushim-<pid>.json"; "%p" anywhere -> the pid; a forked child's "trace.json" -> "trace.<pid>.json" */
 static char *tr_path(const char *given, int pid, int child)
 {
-    char *out;
+    char *out, *pp;
     const char *ext;
     size_t n;
     if (given == NULL || given[0] == '\0') {
         if (asprintf(&out, "cushim-%d.json", pid) < 0)
+            return NULL;
+        return out;
+    }
+    if ((pp = strstr(given, "%p")) != NULL) {
+        if (asprintf(&out, "%.*s%d%s", (int)(pp - given), given, pid, pp + 2) < 0)
             return NULL;
         return out;
     }
@@ -718,6 +762,7 @@ static void tr_free_state(tr_state *st)
     free(st->plans);
     free(st->w.path);
     free(st->w.summary_path);
+    free(st->cupti_path);
     free(st);
 }
 
@@ -761,31 +806,15 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
         tr_free_state(st);
         return -1;
     }
-    if (tw_open(&st->w) != 0) {
-        host->log(self, CUSHIM_LOG_ERROR, "cannot write the trace file '%s': %s", st->w.path, strerror(errno));
-        tr_free_state(st);
-        return -1;
-    }
+    st->cupti_path = host->opt_string(self, "cupti") ? strdup(host->opt_string(self, "cupti")) : NULL;
+    atomic_init(&st->output, 0);
     tr_st = st;
-    if (st->gpu) {
-        char err[512] = "";
-        const char *cupti = host->opt_string(self, "cupti");
-        if (tr_cupti_start(st, cupti, err, sizeof err) != 0) {
-            host->log(self, CUSHIM_LOG_WARN, "GPU tracing is off: %s; the CUDA calls are still traced", err);
-            snprintf(st->w.note, sizeof st->w.note, "GPU tracing off: %s", err);
-            st->gpu = 0;
-        } else {
-            st->w.gpu = 1;
-        }
-    }
     if (tr_register(st, filter && filter[0] ? filter : "all") != 0) {
         tr_st = NULL;
         if (st->group)
             host->hooks_remove(self, st->group);
-        return -1;   /* the writer never started; the state stays (a hook may have seen it) */
+        return -1;   /* nothing was started; the state stays (a hook may have seen it) */
     }
-    if (tw_start(&st->w) != 0)
-        host->log(self, CUSHIM_LOG_WARN, "no writer thread: the trace is written at exit");
     if (host->opt_bool(self, "signals"))
         tr_install_signals();
     host->plugin_set_data(self, st);
@@ -796,10 +825,9 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
 static void tr_flush(cushim_plugin *self)
 {
     tr_state *st = tr_host ? tr_host->plugin_data(self) : NULL;
-    if (st == NULL)
-        return;
-    if (st->gpu)
-        tr_cupti_flush();
+    if (st == NULL || atomic_load(&st->output) != 1)
+        return;   /* no call was recorded: no file */
+    tr_cupti_flush();
     tw_finish(&st->w);
 }
 
@@ -810,28 +838,27 @@ static void tr_fork_child(cushim_plugin *self)
     const char *file;
     if (st == NULL)
         return;
+    /* the calling thread starts afresh: its next call opens the child's own file and starts its writer */
     keep = tr_host->tls_get(st->tls_key);
-    tw_fork_child(&st->w, keep);
-    if (keep != NULL)
-        keep->tid = tr_host->thread_id();
+    if (keep != NULL) {
+        free(keep->prod);
+        keep->prod = NULL;
+        tr_host->tls_set(st->tls_key, NULL);
+    }
+    tw_fork_child(&st->w, NULL);
     pthread_mutex_init(&tr_names_lock, NULL);
+    pthread_mutex_init(&tr_output_lock, NULL);
     atomic_store(&tr_sig_done, 0);
     st->w.pid = (int)getpid();
     file = tr_host->opt_string(self, "file");
     free(st->w.path);
     st->w.path = tr_path(file, st->w.pid, 1);
-    if (st->w.path == NULL || tw_open(&st->w) != 0) {
-        tr_host->log(self, CUSHIM_LOG_WARN, "forked child %d: cannot write its trace file", st->w.pid);
-        atomic_store(&st->w.finished, 1);
-        return;
-    }
-    if (tw_start(&st->w) != 0)
-        tr_host->log(self, CUSHIM_LOG_WARN, "forked child: no writer thread: the trace is written at exit");
+    atomic_store(&st->output, st->w.path != NULL ? 0 : 2);
 }
 
 static const cushim_option tr_options[] = {
-    {"file", CUSHIM_OPT_STRING, "", "the trace file (default cushim-<pid>.json; .json.gz: gzip); a forked child "
-                                    "writes FILE with its pid before .json"},
+    {"file", CUSHIM_OPT_STRING, "", "the trace file (default cushim-<pid>.json; .json.gz: gzip; %p: the pid); a "
+                                    "forked child writes FILE with its pid before .json"},
     {"filter", CUSHIM_OPT_STRING, "all", "the APIs recorded (a selector: names, base names, globs, cat:, lib:)"},
     {"buffer", CUSHIM_OPT_BYTES, "64MiB", "memory for records not yet written; beyond it events are dropped "
                                           "and counted"},

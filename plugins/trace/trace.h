@@ -25,7 +25,9 @@ typedef struct tr_state {
     uint64_t group, unload_group;
     uint32_t api_funcgetname, api_kernelgetname, api_getfuncbysymbol;
     int kernel_names;
-    int gpu;
+    int gpu;                      /* GPU tracing asked for                                */
+    char *cupti_path;
+    _Atomic int output;           /* 0: no file yet (made at the first recorded call), 1: open, 2: failed */
     _Atomic uint64_t nvtx_ids;
 } tr_state;
 

@@ -151,6 +151,20 @@ nvtx)
     check t.json "[(e['ph'], e['name']) for e in ev if e.get('cat') == 'nvtx'] == [('B', 'outer'), ('B', 'inner'), ('E', ''), ('E', ''), ('b', 'async range'), ('i', 'a mark'), ('e', '')]" \
         "count('cuMemAlloc_v2') == 2"
     ;;
+nocalls)
+    # a process that makes no CUDA call (a shell between the launcher and the program) leaves no file
+    env LD_PRELOAD="$preload" ASAN_OPTIONS=detect_leaks=0 CUSHIM_PLUGINS="$plugin:file=$dir/t.json" \
+        sh -c 'exit 0' >out 2>err || fail "sh failed"
+    [ ! -e t.json ] || fail "a process without CUDA calls wrote a trace"
+    ! grep -q 'cuda_api_sum' err || fail "a process without CUDA calls printed a table"
+    # %p in the name: the pid
+    run "file=$dir/t.%p.json,summary=false" "$vecadd" 1024
+    [ "$rc" = 0 ] || fail "vecadd exited with $rc"
+    set -- t.[0-9]*.json
+    [ -f "$1" ] || fail "no t.<pid>.json: $(ls)"
+    check "$1" "count('cuLaunchKernel') == 1" "d['otherData']['pid'] == int('$1'.split('.')[1])"
+    ! grep -q 'cuda_api_sum' err || fail "summary=false printed a table"
+    ;;
 nocupti)
     run "file=$dir/t.json,gpu=1,cupti=/nonexistent/libcupti.so" "$vecadd" 1024
     [ "$rc" = 0 ] || fail "vecadd exited with $rc"
