@@ -772,6 +772,11 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
     const char *file, *filter, *sfile;
     if (CUSHIM_ABI_MAJOR_OF(host->abi_version) != CUSHIM_ABI_MAJOR || !CUSHIM_HOST_HAS(host, plugin_data))
         return -1;
+    if (tr_st != NULL) {
+        host->log(self, CUSHIM_LOG_ERROR, "the trace plugin is loaded once per process (it is already tracing to %s)",
+                  tr_st->w.path);
+        return -1;
+    }
     tr_host = host;
     if ((st = calloc(1, sizeof *st)) == NULL)
         return -1;

@@ -6,6 +6,7 @@
  *   sigterm        calls, then kills itself with SIGTERM (default action)
  *   thread_exit    a second thread makes calls and calls exit(0) while main waits
  *   nvtx           NVTX push/pop around calls, a start/end range, a mark
+ *   many N         N cuCtxGetCurrent calls on the main thread
  *   runtime        runtime calls (the driver calls the fake cudart makes nest under them):
  *                  cudaMalloc, cudaMemcpy, cudaLaunchKernel, and a driver attribute query (an enum)
  */
@@ -83,6 +84,13 @@ int main(int argc, char **argv)
     setup();
     if (!strcmp(mode, "runtime"))
         return runtime_mode();
+    if (!strcmp(mode, "many")) {
+        long n = argc > 2 ? atol(argv[2]) : 1000;
+        CUcontext c;
+        for (long i = 0; i < n; i++)
+            cuCtxGetCurrent(&c);
+        return 0;
+    }
     if (!strcmp(mode, "threads")) {
         int n = argc > 2 ? atoi(argv[2]) : 4;
         pthread_t t[64];
@@ -138,6 +146,6 @@ int main(int argc, char **argv)
         return 0;
     }
 #endif
-    fprintf(stderr, "usage: e2e_trace threads N | fork | sigterm | thread_exit | nvtx | runtime\n");
+    fprintf(stderr, "usage: e2e_trace threads N | many N | fork | sigterm | thread_exit | nvtx | runtime\n");
     return 2;
 }

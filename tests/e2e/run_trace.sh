@@ -151,6 +151,19 @@ nvtx)
     check t.json "[(e['ph'], e['name']) for e in ev if e.get('cat') == 'nvtx'] == [('B', 'outer'), ('B', 'inner'), ('E', ''), ('E', ''), ('b', 'async range'), ('i', 'a mark'), ('e', '')]" \
         "count('cuMemAlloc_v2') == 2"
     ;;
+drops)
+    # a buffer smaller than one chunk: every call is dropped, and counted in the file and the summary
+    run "file=$dir/t.json,buffer=4K" "$prog" threads 2
+    [ "$rc" = 0 ] || fail "exited with $rc"
+    n=$(awk -F'\t' '$2 ~ /^[0-9]+$/ { s += $2 } END { print s + 0 }' counts.tsv)
+    check t.json "len(X) == 0" "d['otherData']['dropped_events'] == $n"
+    grep -q "0 calls written to $dir/t.json; $n dropped" err || fail "the summary does not count $n dropped calls"
+    # two chunks for 30000 calls while the writer drains: written + dropped = calls, whatever the split
+    run "file=$dir/t2.json,buffer=600K" "$prog" many 30000
+    [ "$rc" = 0 ] || fail "exited with $rc"
+    n=$(awk -F'\t' '$2 ~ /^[0-9]+$/ { s += $2 } END { print s + 0 }' counts.tsv)
+    check t2.json "len(X) + d['otherData']['dropped_events'] == $n" "d['otherData']['events'] == len(X)"
+    ;;
 nocalls)
     # a process that makes no CUDA call (a shell between the launcher and the program) leaves no file
     env LD_PRELOAD="$preload" ASAN_OPTIONS=detect_leaks=0 CUSHIM_PLUGINS="$plugin:file=$dir/t.json" \

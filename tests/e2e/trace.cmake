@@ -14,7 +14,7 @@ endif()
 
 set(_tr sh "${CMAKE_CURRENT_SOURCE_DIR}/run_trace.sh")
 set(_tr_args "$<TARGET_FILE:trace>" "$<TARGET_FILE:e2e_trace>" "$<TARGET_FILE:vecadd>" "$<TARGET_FILE:cushim-stats>")
-foreach(_c vecadd runtime gz filter threads sigterm nvtx nocupti nocalls)
+foreach(_c vecadd runtime gz filter threads sigterm nvtx nocupti nocalls drops)
   e2e_test(trace_${_c} COMMAND ${_tr} ${_c} ${_tr_args})
 endforeach()
 # The forked child starts its own writer thread, which TSan does not support after a multi-threaded fork
@@ -26,3 +26,4 @@ endif()
 # thread after the plugin's writer thread was joined; ASan's other checks stay on.
 e2e_test(trace_thread_exit COMMAND ${_tr} thread_exit ${_tr_args} ENV ASAN_OPTIONS=detect_leaks=0)
 set_property(TEST trace_threads APPEND PROPERTY LABELS concurrency)
+set_property(TEST trace_drops APPEND PROPERTY LABELS concurrency)
