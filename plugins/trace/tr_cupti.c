@@ -21,6 +21,7 @@
 
 #if defined(TR_HAVE_CUPTI)
 #include <cupti_activity.h>
+#include <cupti_version.h>
 
 typedef CUptiResult (*f_enable)(CUpti_ActivityKind);
 typedef CUptiResult (*f_register)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc);
@@ -31,6 +32,7 @@ typedef CUptiResult (*f_pop)(CUpti_ExternalCorrelationKind, uint64_t *);
 typedef CUptiResult (*f_ts_cb)(CUpti_TimestampCallbackFunc);
 typedef CUptiResult (*f_ts)(uint64_t *);
 typedef CUptiResult (*f_dropped)(CUcontext, uint32_t, size_t *);
+typedef CUptiResult (*f_version)(uint32_t *);
 
 static struct {
     void *lib;
@@ -169,6 +171,18 @@ int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
     if (!cu.enable || !cu.reg || !cu.next || !cu.flush || !cu.push || !cu.pop) {
         snprintf(err, errlen, "the CUPTI loaded lacks the activity API's functions");
         return -1;
+    }
+    {
+        /* the activity records are read with this build's struct layouts (CUpti_ActivityKernel10...): a CUPTI
+           of an older CUDA major release writes older ones */
+        f_version ver = (f_version)dlsym(cu.lib, "cuptiGetVersion");
+        uint32_t v = 0;
+        if (ver == NULL || ver(&v) != CUPTI_SUCCESS || v / 10000 < CUPTI_API_VERSION / 10000) {
+            snprintf(err, errlen, "the CUPTI loaded has API version %u, this build reads the records of CUDA %u "
+                     "(API version %u): give cupti=PATH of that toolkit", v, (unsigned)CUPTI_API_VERSION / 10000,
+                     (unsigned)CUPTI_API_VERSION);
+            return -1;
+        }
     }
     cu.offset = 0;
     if (tscb == NULL || tscb(ts_ours) != CUPTI_SUCCESS) {
