@@ -4,8 +4,10 @@
  * libcupti.so from the toolkit), each linked to the call that launched it.
  *
  * The pre hook of a launch, copy or set API pushes our seq as an external
- * correlation id; CUPTI then reports (its correlation id -> our seq) records,
- * which the writer uses to draw a flow from the call to the GPU event. CUPTI
+ * correlation id; CUPTI then reports (its correlation id -> our seq) records
+ * before the activity records of API calls (so the RUNTIME and DRIVER kinds are
+ * enabled too, their records skipped), which the writer uses to draw a flow
+ * from the call to the GPU event. CUPTI
  * timestamps come from our clock (cuptiActivityRegisterTimestampCallback)
  * where CUPTI offers that, else are shifted by the offset measured at start.
  * CUPTI's own thread (the buffer callbacks) is marked quiet: CUDA calls it
@@ -194,7 +196,10 @@ int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
         cu.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS ||
         cu.enable(CUPTI_ACTIVITY_KIND_MEMCPY) != CUPTI_SUCCESS ||
         cu.enable(CUPTI_ACTIVITY_KIND_MEMSET) != CUPTI_SUCCESS ||
-        cu.enable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) != CUPTI_SUCCESS) {
+        cu.enable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) != CUPTI_SUCCESS ||
+        /* external correlation records precede API activity records only: CUPTI must record the API calls
+           too (their records are skipped here), as PyTorch's profiler does */
+        cu.enable(CUPTI_ACTIVITY_KIND_RUNTIME) != CUPTI_SUCCESS || cu.enable(CUPTI_ACTIVITY_KIND_DRIVER) != CUPTI_SUCCESS) {
         snprintf(err, errlen, "CUPTI refused to enable activity records (another profiler attached?)");
         return -1;
     }

@@ -342,7 +342,38 @@ static const char *copy_kind_name(uint32_t k)
     return k < sizeof names / sizeof names[0] ? names[k] : "unknown";
 }
 
-static void on_gpu(tr_writer *w, const tr_rec *r)
+static void on_gpu(tr_writer *w, const tr_rec *r, int last_chance);
+
+/* A GPU record whose correlation record has not come yet (CUPTI fills buffers per context and stream, so
+   the API's record and its kernel's may complete in either order): kept until the end. */
+static int gpu_defer(tr_writer *w, const tr_rec *r)
+{
+    tr_rec *c;
+    if (w->gpu_npending == w->gpu_cap_pending) {
+        uint32_t cap = w->gpu_cap_pending ? w->gpu_cap_pending * 2 : 256;
+        tr_rec **n = realloc(w->gpu_pending, cap * sizeof *n);
+        if (n == NULL)
+            return -1;
+        w->gpu_pending = n;
+        w->gpu_cap_pending = cap;
+    }
+    if ((c = malloc(r->len)) == NULL)
+        return -1;
+    memcpy(c, r, r->len);
+    w->gpu_pending[w->gpu_npending++] = c;
+    return 0;
+}
+
+static void gpu_flush_pending(tr_writer *w)
+{
+    for (uint32_t i = 0; i < w->gpu_npending; i++) {
+        on_gpu(w, w->gpu_pending[i], 1);
+        free(w->gpu_pending[i]);
+    }
+    w->gpu_npending = 0;
+}
+
+static void on_gpu(tr_writer *w, const tr_rec *r, int last_chance)
 {
     const tr_gpu *g = (const tr_gpu *)(r + 1);
     uint64_t ext = 0, tid = TW_GPU_TID_BASE + ((uint64_t)g->device << 20) + g->stream, named;
@@ -362,7 +393,8 @@ static void on_gpu(tr_writer *w, const tr_rec *r)
                      "\"GPU %u stream %u\"}}", w->pid, (unsigned long long)tid, g->device, g->stream);
         emit(w);
     }
-    map_get(&w->corr, g->correlation, &ext);
+    if (!map_get(&w->corr, g->correlation, &ext) && !last_chance && gpu_defer(w, r) == 0)
+        return;
     if (g->kind == TR_GPU_KERNEL) {
         snprintf(label, sizeof label, "kernel");
         tr_sb_puts(&w->sb, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":");
@@ -441,7 +473,7 @@ static void on_record(void *ctx, tr_tbuf *tb, const void *p, uint32_t len)
         on_nvtx(w, t, r);
         break;
     case TR_REC_GPU:
-        on_gpu(w, r);
+        on_gpu(w, r, 0);
         break;
     case TR_REC_CORR:
         map_put(&w->corr, r->seq, r->parent);
@@ -553,6 +585,7 @@ static void finish_locked(tr_writer *w)
 {
     uint64_t t0;
     tw_drain_all(w);
+    gpu_flush_pending(w);
     t0 = mono_ns();
     for (tr_tbuf *tb = atomic_load(&w->bufs->head); tb != NULL; tb = tb->next_tb)
         if (tb->wstate != NULL) {
@@ -644,6 +677,9 @@ void tw_fork_child(tr_writer *w, tr_tbuf *keep)
         tb->wstate = NULL;
     }
     tr_bufs_fork_child(w->bufs, keep);
+    for (uint32_t i = 0; i < w->gpu_npending; i++)
+        free(w->gpu_pending[i]);
+    w->gpu_npending = 0;
     /* the parent's file is the parent's: never flushed or closed from here */
     if (w->fd >= 0)
         close(w->fd);
@@ -669,6 +705,11 @@ void tw_free(tr_writer *w)
     map_free(&w->corr);
     map_free(&w->gpu_tracks);
     tr_sb_free(&w->sb);
+    for (uint32_t i = 0; i < w->gpu_npending; i++)
+        free(w->gpu_pending[i]);
+    free(w->gpu_pending);
+    w->gpu_pending = NULL;
+    w->gpu_npending = w->gpu_cap_pending = 0;
     free(w->api_series);
     w->api_series = NULL;
     free(w->obuf);

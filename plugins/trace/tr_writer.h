@@ -53,6 +53,8 @@ typedef struct tr_writer {
     int started;
     _Atomic int stop, finish_req, finished;
     uint64_t t_last;                 /* the latest time seen (ends unfinished calls)                   */
+    tr_rec **gpu_pending;            /* GPU records whose correlation record had not come yet           */
+    uint32_t gpu_npending, gpu_cap_pending;
     uint32_t *api_series;            /* by API id: its series in 'api' + 1, 0 if none yet               */
     uint32_t api_series_cap;
     uint64_t rec_bytes;              /* record bytes drained (the buffers' cost per event)             */
