@@ -1,10 +1,10 @@
 #!/bin/sh
-# run_trace.sh CASE PLUGIN PROGRAM VECADD STATS
+# run_trace.sh CASE PLUGIN PROGRAM VECADD STATS [FAKE_CUPTI]
 # The trace plugin loaded by the preloaded shim through CUSHIM_PLUGINS, against the fake driver (ctest sets
 # LD_PRELOAD and LD_LIBRARY_PATH). PROGRAM is e2e_trace (workloads by mode), STATS the cushim-stats helper.
 # Every trace is loaded with Python's json module (a trace that does not parse fails the case).
 set -u
-case_=$1 plugin=$2 prog=$3 vecadd=$4 stats=$5
+case_=$1 plugin=$2 prog=$3 vecadd=$4 stats=$5 fakecupti=${6:-}
 # the shim (and a sanitizer runtime before it) for the traced program only, not for sh, python3 and the tools
 preload=${LD_PRELOAD-}
 unset LD_PRELOAD
@@ -45,7 +45,7 @@ run() {   # run OPTIONS PROGRAM ARGS...: exit status in $rc
 # the table at exit (stderr) equals cushim stats FILE
 same_table() {
     "$stats" "$1" >stats.out 2>stats.err || fail "cushim-stats $1 failed: $(cat stats.err)"
-    sed -n '/^CUDA API Summary/,/^$/p;/^CUDA API Summary/,/^cushim trace:/p' err | grep '^ ' > t.exit
+    grep '^ ' err > t.exit
     grep '^ ' stats.out > t.stats
     [ -s t.exit ] || fail "no table on stderr"
     cmp -s t.exit t.stats || fail "cushim stats differs from the table at exit: $(diff t.exit t.stats | head)"
@@ -177,6 +177,24 @@ nocalls)
     [ -f "$1" ] || fail "no t.<pid>.json: $(ls)"
     check "$1" "count('cuLaunchKernel') == 1" "d['otherData']['pid'] == int('$1'.split('.')[1])"
     ! grep -q 'cuda_api_sum' err || fail "summary=false printed a table"
+    ;;
+gpu)
+    # --trace-gpu's plumbing with a stand-in CUPTI: one made-up kernel per launch/copy/set call, its
+    # correlation record after it; kernels on a GPU track, linked by flows; the kernel table
+    [ -n "$fakecupti" ] || { echo "no CUPTI headers at build time"; exit 77; }
+    run "file=$dir/t.json,gpu=1,cupti=$fakecupti" "$vecadd" 1024
+    [ "$rc" = 0 ] || fail "vecadd exited with $rc"
+    check t.json "len([e for e in ev if e.get('cat') == 'kernel']) == sum(1 for e in X if e['name'] in ('cuLaunchKernel', 'cuMemcpyHtoDAsync_v2', 'cuMemcpyHtoD_v2', 'cuMemcpyDtoH_v2'))" \
+        "all(k['args']['external id'] in set(e['args']['seq'] for e in X) for k in ev if k.get('cat') == 'kernel')" \
+        "sorted(e['id'] for e in ev if e['ph'] == 'f') == sorted(k['args']['external id'] for k in ev if k.get('cat') == 'kernel')" \
+        "set(e['id'] for e in ev if e['ph'] == 'f') <= set(e['id'] for e in ev if e['ph'] == 's')" \
+        "[e['name'] for e in ev if e.get('cat') == 'memcpy'] == ['Memcpy HtoD']" \
+        "any(e['ph'] == 'M' and e['args']['name'] == 'GPU 0 stream 7' for e in ev)" \
+        "all(k['tid'] == [e for e in ev if e['ph'] == 'M' and e['args'].get('name') == 'GPU 0 stream 7'][0]['tid'] for k in ev if k.get('cat') == 'kernel')"
+    grep -q 'CUDA GPU Kernel Summary (cuda_gpu_kern_sum)' err || fail "no kernel table at exit"
+    grep -q ' fake_kernel_a$' err || fail "the kernel table lacks fake_kernel_a"
+    same_table t.json
+    grep -q 'CUDA GPU Kernel Summary' stats.out || fail "cushim stats printed no kernel table"
     ;;
 nocupti)
     run "file=$dir/t.json,gpu=1,cupti=/nonexistent/libcupti.so" "$vecadd" 1024

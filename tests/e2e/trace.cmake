@@ -12,9 +12,21 @@ if(EXISTS "${CUSHIM_CUDA_INCLUDE}/nvtx3/nvToolsExt.h")
   target_compile_definitions(e2e_trace PRIVATE E2E_HAVE_NVTX)
 endif()
 
+# A stand-in libcupti (the record layouts of the toolkit's headers) for the --trace-gpu plumbing.
+set(_tr_cupti "")
+if(EXISTS "${CUSHIM_CUDA_INCLUDE}/cupti_activity.h")
+  add_library(trace_fake_cupti SHARED fake_cupti.c)
+  target_include_directories(trace_fake_cupti SYSTEM PRIVATE "${CUSHIM_CUDA_INCLUDE}")
+  target_compile_options(trace_fake_cupti PRIVATE ${CUSHIM_WARN_FLAGS})
+  set_target_properties(trace_fake_cupti PROPERTIES C_VISIBILITY_PRESET hidden)
+  target_link_libraries(trace_fake_cupti PRIVATE pthread)
+  set(_tr_cupti "$<TARGET_FILE:trace_fake_cupti>")
+endif()
+
 set(_tr sh "${CMAKE_CURRENT_SOURCE_DIR}/run_trace.sh")
-set(_tr_args "$<TARGET_FILE:trace>" "$<TARGET_FILE:e2e_trace>" "$<TARGET_FILE:vecadd>" "$<TARGET_FILE:cushim-stats>")
-foreach(_c vecadd runtime gz filter threads sigterm nvtx nocupti nocalls drops)
+set(_tr_args "$<TARGET_FILE:trace>" "$<TARGET_FILE:e2e_trace>" "$<TARGET_FILE:vecadd>" "$<TARGET_FILE:cushim-stats>"
+    "${_tr_cupti}")
+foreach(_c vecadd runtime gz filter threads sigterm nvtx nocupti nocalls drops gpu)
   e2e_test(trace_${_c} COMMAND ${_tr} ${_c} ${_tr_args})
 endforeach()
 # The forked child starts its own writer thread, which TSan does not support after a multi-threaded fork
