@@ -104,6 +104,37 @@ static int NVTX_API tr_pop(void)
     return --tr_nvtx_level;
 }
 
+/* Domains (NVTX's CORE2 module): the same records, the domain not kept. */
+static void NVTX_API tr_dmark(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
+{
+    (void)d;
+    tr_mark_ex(a);
+}
+
+static nvtxRangeId_t NVTX_API tr_dstart(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
+{
+    (void)d;
+    return tr_start_ex(a);
+}
+
+static void NVTX_API tr_dend(nvtxDomainHandle_t d, nvtxRangeId_t id)
+{
+    (void)d;
+    tr_end(id);
+}
+
+static int NVTX_API tr_dpush(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
+{
+    (void)d;
+    return tr_push_ex(a);
+}
+
+static int NVTX_API tr_dpop(nvtxDomainHandle_t d)
+{
+    (void)d;
+    return tr_pop();
+}
+
 CUSHIM_PLUGIN_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table);
 CUSHIM_PLUGIN_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table)
 {
@@ -123,6 +154,15 @@ CUSHIM_PLUGIN_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_t
     SET(NVTX_CBID_CORE_RangePushEx, tr_push_ex);
     SET(NVTX_CBID_CORE_RangePushA, tr_push_a);
     SET(NVTX_CBID_CORE_RangePop, tr_pop);
+    t = NULL;
+    n = 0;
+    if (cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &t, &n) && t != NULL) {
+        SET(NVTX_CBID_CORE2_DomainMarkEx, tr_dmark);
+        SET(NVTX_CBID_CORE2_DomainRangeStartEx, tr_dstart);
+        SET(NVTX_CBID_CORE2_DomainRangeEnd, tr_dend);
+        SET(NVTX_CBID_CORE2_DomainRangePushEx, tr_dpush);
+        SET(NVTX_CBID_CORE2_DomainRangePop, tr_dpop);
+    }
 #undef SET
     return 1;
 }

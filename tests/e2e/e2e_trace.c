@@ -143,6 +143,17 @@ int main(int argc, char **argv)
         id = nvtxRangeStartA("async range");
         nvtxMarkA("a mark");
         nvtxRangeEnd(id);
+        {
+            nvtxDomainHandle_t dom = nvtxDomainCreateA("e2e");
+            nvtxEventAttributes_t a;
+            memset(&a, 0, sizeof a);
+            a.version = NVTX_VERSION;
+            a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+            a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+            a.message.ascii = "domain range";
+            nvtxDomainRangePushEx(dom, &a);
+            nvtxDomainRangePop(dom);
+        }
         return 0;
     }
 #endif
