@@ -25,7 +25,7 @@
 
 #include "trace.h"
 
-#define TR_CHUNK (256u * 1024u)
+#define TR_CHUNK (64u * 1024u)    /* per thread at a time: 64 MiB serve 1024 recording threads */
 #define TR_BLOB_MAX 4096u     /* bytes kept per pointer parameter */
 #define TR_NAME_CACHE 32u     /* per-thread kernel-name cache entries */
 
@@ -789,6 +789,9 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
     st->kernel_names = host->opt_bool(self, "kernel_names");
     st->gpu = host->opt_bool(self, "gpu");
     tr_bufs_init(&st->bufs, TR_CHUNK, host->opt_bytes(self, "buffer"));
+    if (st->bufs.limit < 4ull * TR_CHUNK)
+        host->log(self, CUSHIM_LOG_WARN, "buffer=%llu bytes holds fewer than 4 chunks of %u bytes: most calls will be "
+                  "dropped", (unsigned long long)st->bufs.limit, TR_CHUNK);
     st->w.bufs = &st->bufs;
     st->w.meta.api_param = host->api_param;
     st->w.meta.result_name = host->result_name;

@@ -158,8 +158,9 @@ drops)
     n=$(awk -F'\t' '$2 ~ /^[0-9]+$/ { s += $2 } END { print s + 0 }' counts.tsv)
     check t.json "len(X) == 0" "d['otherData']['dropped_events'] == $n"
     grep -q "0 calls written to $dir/t.json; $n dropped" err || fail "the summary does not count $n dropped calls"
-    # two chunks for 30000 calls while the writer drains: written + dropped = calls, whatever the split
-    run "file=$dir/t2.json,buffer=600K" "$prog" many 30000
+    grep -q "buffer=4096 bytes holds fewer than 4 chunks" err || fail "no warning about the small buffer"
+    # a few chunks for 30000 calls while the writer drains: written + dropped = calls, whatever the split
+    run "file=$dir/t2.json,buffer=150K" "$prog" many 30000
     [ "$rc" = 0 ] || fail "exited with $rc"
     n=$(awk -F'\t' '$2 ~ /^[0-9]+$/ { s += $2 } END { print s + 0 }' counts.tsv)
     check t2.json "len(X) + d['otherData']['dropped_events'] == $n" "d['otherData']['events'] == len(X)"
