@@ -452,11 +452,15 @@ static void r_blob(tr_sb *sb, const tr_meta *m, const cushim_param_info *p, cons
     esz = p->elem_size;
     if (esz == 0 && pt.s != NULL)
         esz = pt.s->size;
+    array = p->count_param >= 0 || p->fixed_count > 0 || b->count != 1;
+    if (array && b->count == 0) {
+        tr_sb_puts(sb, "[]");
+        return;
+    }
     if (esz == 0 || esz > b->len) {
         r_bytes(sb, d, b->len);
         return;
     }
-    array = p->count_param >= 0 || p->fixed_count > 0 || b->count != 1;
     if (!array) {
         r_value(sb, m, d, esz, pt.kind, pt.ctype, pt.e, pt.s, 0);
         return;

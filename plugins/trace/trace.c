@@ -315,12 +315,14 @@ static uint64_t cap_count(const tr_cap *c, const unsigned char *pv)
     return v;
 }
 
-/* Bytes the capture keeps; 0: none (NULL pointer, nothing to read). */
-static uint32_t cap_size(const tr_cap *c, const unsigned char *pv, uint64_t *count, int *trunc)
+/* 1 when the capture makes a blob (the pointer is not NULL): 'size' bytes kept of 'count' elements. */
+static int cap_size(const tr_cap *c, const unsigned char *pv, uint32_t *size, uint64_t *count, int *trunc)
 {
     const void *ptr = (const void *)(uintptr_t)rd_uint(pv + c->off, c->size);
     uint64_t bytes;
     *trunc = 0;
+    *count = 0;
+    *size = 0;
     if (ptr == NULL)
         return 0;
     if (c->mode == TR_CAP_STRING) {
@@ -330,7 +332,8 @@ static uint32_t cap_size(const tr_cap *c, const unsigned char *pv, uint64_t *cou
             *trunc = 1;
             n = TR_STR_MAX;
         }
-        return (uint32_t)n;
+        *size = (uint32_t)n;
+        return 1;
     }
     *count = cap_count(c, pv);
     bytes = *count * c->elem_size;
@@ -338,7 +341,8 @@ static uint32_t cap_size(const tr_cap *c, const unsigned char *pv, uint64_t *cou
         *trunc = 1;
         bytes = (TR_BLOB_MAX / c->elem_size) * c->elem_size;
     }
-    return (uint32_t)bytes;
+    *size = (uint32_t)bytes;
+    return 1;
 }
 
 static unsigned char *cap_write(const tr_cap *c, const unsigned char *pv, unsigned char *out, uint32_t n,
@@ -346,7 +350,8 @@ static unsigned char *cap_write(const tr_cap *c, const unsigned char *pv, unsign
 {
     tr_blob b = {.param = c->param, .flags = trunc ? TR_BLOB_TRUNC : 0, .len = n, .count = count};
     memcpy(out, &b, sizeof b);
-    memcpy(out + sizeof b, (const void *)(uintptr_t)rd_uint(pv + c->off, c->size), n);
+    if (n > 0)
+        memcpy(out + sizeof b, (const void *)(uintptr_t)rd_uint(pv + c->off, c->size), n);
     if (tr_pad8(n) > n)
         memset(out + sizeof b + n, 0, tr_pad8(n) - n);
     return out + sizeof b + tr_pad8(n);
@@ -364,7 +369,7 @@ static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
     uint32_t len, psz;
     uint32_t sizes[16];
     uint64_t counts[16];
-    int truncs[16];
+    int truncs[16], has[16];
     unsigned char *p;
     tr_rec r;
     *slot = 0;
@@ -373,8 +378,8 @@ static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
     psz = tr_pad8(info->params_size);
     len = (uint32_t)sizeof r + psz;
     for (uint32_t i = 0; i < pl->nin && i < 16; i++) {
-        sizes[i] = cap_size(&pl->caps[i], pv, &counts[i], &truncs[i]);
-        if (sizes[i] || counts[i])
+        has[i] = cap_size(&pl->caps[i], pv, &sizes[i], &counts[i], &truncs[i]);
+        if (has[i])
             len += (uint32_t)sizeof(tr_blob) + tr_pad8(sizes[i]);
     }
     p = tr_buf_reserve(&st->bufs, tb, len, (tb->open + 1) * TR_EXIT_MIN);
@@ -401,7 +406,7 @@ static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
     {
         unsigned char *o = p + sizeof r + psz;
         for (uint32_t i = 0; i < pl->nin && i < 16; i++)
-            if (sizes[i] || counts[i])
+            if (has[i])
                 o = cap_write(&pl->caps[i], pv, o, sizes[i], counts[i], truncs[i]);
     }
     tr_buf_commit(tb, len);
@@ -421,7 +426,7 @@ static void tr_post(cushim_call *call, void *user, uint64_t *slot)
     tr_tbuf *tb;
     uint32_t len = sizeof(tr_rec), sizes[16];
     uint64_t counts[16];
-    int truncs[16], ok = 0;
+    int truncs[16], has[16], ok = 0;
     unsigned char *p;
     tr_rec r;
     if (*slot == 0)
@@ -443,8 +448,8 @@ static void tr_post(cushim_call *call, void *user, uint64_t *slot)
     if (info->ret_kind == CUSHIM_RET_CURESULT || info->ret_kind == CUSHIM_RET_CUDAERROR)
         ok = cushim_call_result(call) == 0;
     for (uint32_t i = 0; ok && i < pl->nout && i < 16; i++) {
-        sizes[i] = cap_size(&pl->caps[pl->nin + i], pv, &counts[i], &truncs[i]);
-        if (sizes[i] || counts[i])
+        has[i] = cap_size(&pl->caps[pl->nin + i], pv, &sizes[i], &counts[i], &truncs[i]);
+        if (has[i])
             len += (uint32_t)sizeof(tr_blob) + tr_pad8(sizes[i]);
     }
     p = tr_buf_reserve(&st->bufs, tb, len, tb->open * TR_EXIT_MIN);
@@ -463,7 +468,7 @@ static void tr_post(cushim_call *call, void *user, uint64_t *slot)
     {
         unsigned char *o = p + sizeof r;
         for (uint32_t i = 0; ok && i < pl->nout && i < 16; i++)
-            if (sizes[i] || counts[i])
+            if (has[i])
                 o = cap_write(&pl->caps[pl->nin + i], pv, o, sizes[i], counts[i], truncs[i]);
     }
     tr_buf_commit(tb, len);

@@ -233,6 +233,28 @@ static void truncation(void **state)
     free(s);
 }
 
+/* an empty string, and an output array the call filled with no element */
+static void empty_values(void **state)
+{
+    desc_ d;
+    uint64_t out = 0;
+    void *arr[1];
+    size_t cnt = 0;
+    params_ p = sample(&d, &out, arr, &cnt);
+    rb en, ex;
+    char *s;
+    (void)state;
+    p.s = "";
+    rb_start(&en, TR_REC_ENTER, &p);
+    rb_blob(&en, 4, "", 0, 0, 0);
+    rb_start(&ex, TR_REC_EXIT, NULL);
+    rb_blob(&ex, 8, arr, 0, 0, 0);
+    s = render(&en, &ex);
+    assert_non_null(strstr(s, "\"s\":\"\","));
+    assert_non_null(strstr(s, "\"arr\":[],"));
+    free(s);
+}
+
 static void json_strings(void **state)
 {
     tr_sb sb = {0};
@@ -340,7 +362,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_kind),    cmocka_unit_test(failed_and_unfinished),
-        cmocka_unit_test(truncation),    cmocka_unit_test(json_strings),
+        cmocka_unit_test(truncation),    cmocka_unit_test(empty_values),
+        cmocka_unit_test(json_strings),
         cmocka_unit_test(stats_maths),   cmocka_unit_test(stats_table),
         cmocka_unit_test(buffer_bound),
     };
