@@ -7,6 +7,8 @@
  *   thread_exit    a second thread makes calls and calls exit(0) while main waits
  *   nvtx           NVTX push/pop around calls, a start/end range, a mark
  *   many N         N cuCtxGetCurrent calls on the main thread
+ *   structs        a struct by pointer (cuMemcpy2D's CUDA_MEMCPY2D; the fake answers NOT_SUPPORTED, the input is
+ *                  still recorded), two outputs (cuMemGetInfo), a callback (cuLaunchHostFunc)
  *   runtime        runtime calls (the driver calls the fake cudart makes nest under them):
  *                  cudaMalloc, cudaMemcpy, cudaLaunchKernel, and a driver attribute query (an enum)
  */
@@ -64,6 +66,36 @@ static int runtime_mode(void)
     return 0;
 }
 
+static void host_fn(void *p)
+{
+    (void)p;
+}
+
+static int structs_mode(void)
+{
+    static unsigned char host[64 * 4];
+    CUDA_MEMCPY2D m;
+    CUdeviceptr d;
+    size_t fr = 0, total = 0;
+    memset(&m, 0, sizeof m);
+    if (cuMemAlloc(&d, sizeof host) != CUDA_SUCCESS)
+        return 1;
+    m.srcMemoryType = CU_MEMORYTYPE_HOST;
+    m.srcHost = host;
+    m.srcPitch = 64;
+    m.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    m.dstDevice = d;
+    m.dstPitch = 64;
+    m.WidthInBytes = 64;
+    m.Height = 4;
+    (void)cuMemcpy2D(&m);   /* NOT_SUPPORTED on the fake driver */
+    if (cuMemGetInfo(&fr, &total) != CUDA_SUCCESS || cuLaunchHostFunc(NULL, host_fn, NULL) != CUDA_SUCCESS ||
+        cuCtxSynchronize() != CUDA_SUCCESS)
+        return 1;
+    printf("meminfo %zu %zu\n", fr, total);
+    return cuMemFree(d) == CUDA_SUCCESS ? 0 : 1;
+}
+
 static void *thread_work(void *arg)
 {
     (void)arg;
@@ -84,6 +116,8 @@ int main(int argc, char **argv)
     setup();
     if (!strcmp(mode, "runtime"))
         return runtime_mode();
+    if (!strcmp(mode, "structs"))
+        return structs_mode();
     if (!strcmp(mode, "many")) {
         long n = argc > 2 ? atol(argv[2]) : 1000;
         CUcontext c;
@@ -157,6 +191,6 @@ int main(int argc, char **argv)
         return 0;
     }
 #endif
-    fprintf(stderr, "usage: e2e_trace threads N | many N | fork | sigterm | thread_exit | nvtx | runtime\n");
+    fprintf(stderr, "usage: e2e_trace threads N | many N | structs | fork | sigterm | thread_exit | nvtx | runtime\n");
     return 2;
 }

@@ -102,6 +102,16 @@ assert ns(rt['ts']) <= ns(d['ts']) and ns(d['ts']) + ns(d['dur']) <= ns(rt['ts']
 assert d['args']['kernel'].startswith('kernel_') and rt['args']['kernel'] == d['args']['kernel'], (rt, d)
 PY
     ;;
+structs)
+    run "file=$dir/t.json" "$prog" structs
+    [ "$rc" = 0 ] || fail "exited with $rc"
+    set -- $(sed -n 's/^meminfo //p' out)
+    check t.json "[e['args']['result'] for e in X if e['name'] == 'cuMemcpy2D_v2'] == ['CUDA_ERROR_NOT_SUPPORTED']" \
+        "[(c['srcMemoryType'], c['dstMemoryType'], c['WidthInBytes'], c['Height'], c['srcPitch']) for c in (e['args']['pCopy'] for e in X if e['name'] == 'cuMemcpy2D_v2')] == [('CU_MEMORYTYPE_HOST', 'CU_MEMORYTYPE_DEVICE', 64, 4, 64)]" \
+        "[e['args']['pCopy']['dstDevice'] for e in X if e['name'] == 'cuMemcpy2D_v2'] == [e['args']['dptr'] for e in X if e['name'] == 'cuMemAlloc_v2']" \
+        "[(e['args']['free'], e['args']['total']) for e in X if e['name'] == 'cuMemGetInfo_v2'] == [($1, $2)]" \
+        "[e['args']['fn'].startswith('0x') and e['args']['hStream'] == '0x0' for e in X if e['name'] == 'cuLaunchHostFunc'] == [True]"
+    ;;
 gz)
     run "file=$dir/t.json.gz" "$vecadd" 1024
     [ "$rc" = 0 ] || fail "vecadd exited with $rc"
