@@ -659,10 +659,11 @@ static void tr_on_signal(int sig, siginfo_t *si, void *uc)
     /* the default action: end the file, then die of the signal as we would have */
     tr_finish_for_signal();
     sigaction(sig, old, NULL);
-    if (!sync || sig == SIGABRT)
+    /* sent (kill, raise: si_code <= 0) or not a fault: again, now with the old disposition; a real fault
+       returns to the faulting instruction, which faults again and kills the process */
+    if (!sync || sig == SIGABRT || si == NULL || si->si_code <= 0)
         raise(sig);
     errno = saved;
-    /* a fault returns to the faulting instruction, which now kills the process */
 }
 
 static void tr_install_signals(void)

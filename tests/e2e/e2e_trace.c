@@ -4,6 +4,8 @@
  *   threads N      N threads, each: alloc, memset, free, 10 times
  *   fork           calls, fork; the child makes its own calls and exits; the parent goes on
  *   sigterm        calls, then kills itself with SIGTERM (default action)
+ *   segv, segv_raise, abort
+ *                  calls, then a NULL store (SIGSEGV), raise(SIGSEGV), or abort() (SIGABRT)
  *   thread_exit    a second thread makes calls and calls exit(0) while main waits
  *   nvtx           NVTX push/pop around calls, a start/end range, a mark
  *   many N         N cuCtxGetCurrent calls on the main thread
@@ -158,6 +160,21 @@ int main(int argc, char **argv)
         pause();
         return 3;
     }
+    if (!strcmp(mode, "segv")) {
+        work(4);
+        volatile int *volatile nowhere = NULL;
+        *nowhere = 1;
+        return 3;
+    }
+    if (!strcmp(mode, "segv_raise")) {
+        work(4);
+        raise(SIGSEGV);
+        return 3;
+    }
+    if (!strcmp(mode, "abort")) {
+        work(4);
+        abort();
+    }
     if (!strcmp(mode, "thread_exit")) {
         pthread_t t;
         work(1);
@@ -191,6 +208,6 @@ int main(int argc, char **argv)
         return 0;
     }
 #endif
-    fprintf(stderr, "usage: e2e_trace threads N | many N | structs | fork | sigterm | thread_exit | nvtx | runtime\n");
+    fprintf(stderr, "usage: e2e_trace threads N | many N | structs | fork | sigterm | segv | segv_raise | abort | thread_exit | nvtx | runtime\n");
     return 2;
 }

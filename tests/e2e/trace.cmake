@@ -26,13 +26,17 @@ endif()
 set(_tr sh "${CMAKE_CURRENT_SOURCE_DIR}/run_trace.sh")
 set(_tr_args "$<TARGET_FILE:trace>" "$<TARGET_FILE:e2e_trace>" "$<TARGET_FILE:vecadd>" "$<TARGET_FILE:cushim-stats>"
     "${_tr_cupti}")
-foreach(_c vecadd runtime structs gz filter threads sigterm nvtx nocupti nocalls drops gpu)
+foreach(_c vecadd runtime structs gz filter threads sigterm segv_raise abort nvtx nocupti nocalls drops gpu)
   e2e_test(trace_${_c} COMMAND ${_tr} ${_c} ${_tr_args})
 endforeach()
 # The forked child starts its own writer thread, which TSan does not support after a multi-threaded fork
 # (it dies, or with die_after_fork=0 reports a "dup thread"): the fork case runs in the other builds.
 if(NOT CUSHIM_SANITIZE STREQUAL "thread")
   e2e_test(trace_fork COMMAND ${_tr} fork ${_tr_args})
+endif()
+# A real fault: UBSan (with ASan) reports a NULL store and exits before any signal.
+if(NOT CUSHIM_SANITIZE STREQUAL "address")
+  e2e_test(trace_segv COMMAND ${_tr} segv ${_tr_args})
 endif()
 # LeakSanitizer's end-of-process scan crashes ("Tracer caught signal 11") when exit() comes from a second
 # thread after the plugin's writer thread was joined; ASan's other checks stay on.
