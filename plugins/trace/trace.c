@@ -24,193 +24,12 @@
 #include <unistd.h>
 
 #include "trace.h"
+#include "tr_plan.h"
 
 #define TR_CHUNK (64u * 1024u)    /* per thread at a time: 64 MiB serve 1024 recording threads */
-#define TR_BLOB_MAX 4096u     /* bytes kept per pointer parameter */
-#define TR_NAME_CACHE 32u     /* per-thread kernel-name cache entries */
 
 const cushim_host *tr_host;
 tr_state *tr_st;
-
-#define TR_CAP_STRING 1
-#define TR_CAP_ARRAY 2
-
-typedef struct tr_cap {
-    uint16_t param;
-    uint8_t mode;               /* TR_CAP_*                                       */
-    uint8_t count_indirect;     /* the count is behind the count parameter        */
-    int16_t count_param;        /* -1: 'fixed' elements                            */
-    uint16_t off, size;         /* the pointer in the params struct               */
-    uint16_t coff, csize;       /* the count parameter                             */
-    uint32_t elem_size;
-    uint32_t fixed;
-    uint32_t cpointee;          /* size of a count held behind a pointer           */
-} tr_cap;
-
-#define TR_LAUNCH_FUNC 1        /* a CUfunction parameter                          */
-#define TR_LAUNCH_KERNEL 2      /* a CUkernel parameter                            */
-#define TR_LAUNCH_STUB 3        /* a runtime host stub (const void *func)          */
-
-struct tr_plan {
-    uint8_t launch;
-    uint8_t corr;               /* push an external correlation id (GPU tracing)  */
-    uint16_t fparam_off;
-    uint16_t nin, nout;
-    tr_cap caps[];
-};
-
-typedef struct tr_name_entry {
-    const void *key;
-    uint64_t gen;
-    const char *name;
-} tr_name_entry;
-
-/* ---- kernel names: interned strings, a global map, a per-thread cache ---- */
-
-typedef struct tr_intern {
-    struct tr_intern *next;
-    char s[];
-} tr_intern;
-
-static pthread_mutex_t tr_names_lock = PTHREAD_MUTEX_INITIALIZER;
-static tr_intern *tr_interned;
-static tr_name_entry *tr_names;           /* open addressing, under tr_names_lock */
-static uint32_t tr_names_cap, tr_names_n;
-static _Atomic uint64_t tr_names_gen = 1;  /* bumped when modules are unloaded     */
-
-static const char *tr_intern_str(const char *s)
-{
-    size_t n = strlen(s);
-    tr_intern *i;
-    for (i = tr_interned; i != NULL; i = i->next)
-        if (strcmp(i->s, s) == 0)
-            return i->s;
-    if ((i = malloc(sizeof *i + n + 1)) == NULL)
-        return NULL;
-    memcpy(i->s, s, n + 1);
-    i->next = tr_interned;
-    tr_interned = i;
-    return i->s;
-}
-
-static uint32_t ptr_hash(const void *p)
-{
-    uint64_t x = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
-    return (uint32_t)(x >> 32);
-}
-
-/* Global map lookup/insert under the lock. */
-static const char *names_get(const void *key, uint64_t gen, int *found)
-{
-    *found = 0;
-    if (tr_names_cap == 0)
-        return NULL;
-    for (uint32_t h = ptr_hash(key) & (tr_names_cap - 1);; h = (h + 1) & (tr_names_cap - 1)) {
-        if (tr_names[h].key == NULL)
-            return NULL;
-        if (tr_names[h].key == key) {
-            if (tr_names[h].gen != gen)
-                return NULL;
-            *found = 1;
-            return tr_names[h].name;
-        }
-    }
-}
-
-static void names_put(const void *key, uint64_t gen, const char *name)
-{
-    uint32_t h;
-    if ((tr_names_n + 1) * 2 > tr_names_cap) {
-        uint32_t cap = tr_names_cap ? tr_names_cap * 2 : 256;
-        tr_name_entry *n = calloc(cap, sizeof *n);
-        if (n == NULL)
-            return;
-        for (uint32_t i = 0; i < tr_names_cap; i++)
-            if (tr_names[i].key != NULL && tr_names[i].gen == gen) {
-                for (h = ptr_hash(tr_names[i].key) & (cap - 1); n[h].key; h = (h + 1) & (cap - 1))
-                    ;
-                n[h] = tr_names[i];
-            }
-        free(tr_names);
-        tr_names = n;
-        tr_names_cap = cap;
-        tr_names_n = 0;
-        for (uint32_t i = 0; i < cap; i++)
-            tr_names_n += n[i].key != NULL;
-    }
-    for (h = ptr_hash(key) & (tr_names_cap - 1); tr_names[h].key && tr_names[h].key != key;
-         h = (h + 1) & (tr_names_cap - 1))
-        ;
-    if (tr_names[h].key == NULL)
-        tr_names_n++;
-    tr_names[h].key = key;
-    tr_names[h].gen = gen;
-    tr_names[h].name = name;
-}
-
-typedef int (*tr_getname_fn)(const char **name, const void *f);
-typedef int (*tr_getfunc_fn)(void **f, const void *stub);
-
-/* The real driver's name of a function (never through hooks). */
-static const char *kernel_name_query(tr_state *st, int launch, const void *key)
-{
-    const char *name = NULL;
-    const void *f = key;
-    if (launch == TR_LAUNCH_STUB) {
-        tr_getfunc_fn gf = st->api_getfuncbysymbol ? (tr_getfunc_fn)tr_host->real(st->api_getfuncbysymbol) : NULL;
-        void *fn = NULL;
-        if (gf == NULL || gf(&fn, key) != 0 || fn == NULL)
-            return NULL;
-        f = fn;
-    }
-    if (launch != TR_LAUNCH_KERNEL && st->api_funcgetname) {
-        tr_getname_fn g = (tr_getname_fn)tr_host->real(st->api_funcgetname);
-        if (g != NULL && g(&name, f) == 0 && name != NULL)
-            return name;
-    }
-    if (st->api_kernelgetname) {
-        tr_getname_fn g = (tr_getname_fn)tr_host->real(st->api_kernelgetname);
-        name = NULL;
-        if (g != NULL && g(&name, f) == 0 && name != NULL)
-            return name;
-    }
-    return NULL;
-}
-
-static const char *kernel_name(tr_state *st, tr_tbuf *tb, int launch, const void *key)
-{
-    tr_name_entry *cache = tb->prod;
-    uint64_t gen = atomic_load_explicit(&tr_names_gen, memory_order_acquire);
-    uint32_t slot = ptr_hash(key) & (TR_NAME_CACHE - 1);
-    const char *name;
-    int found;
-    if (key == NULL)
-        return NULL;
-    if (cache == NULL && (cache = tb->prod = calloc(TR_NAME_CACHE, sizeof *cache)) == NULL)
-        return NULL;
-    if (cache[slot].key == key && cache[slot].gen == gen)
-        return cache[slot].name;
-    pthread_mutex_lock(&tr_names_lock);
-    name = names_get(key, gen, &found);
-    pthread_mutex_unlock(&tr_names_lock);
-    if (!found) {
-        const char *q = kernel_name_query(st, launch, key);
-        pthread_mutex_lock(&tr_names_lock);
-        name = q ? tr_intern_str(q) : NULL;
-        names_put(key, gen, name);
-        pthread_mutex_unlock(&tr_names_lock);
-    }
-    cache[slot].key = key;
-    cache[slot].gen = gen;
-    cache[slot].name = name;
-    return name;
-}
-
-static void tr_unload_post(cushim_call *call, void *user, uint64_t *slot)
-{
-    (void)call, (void)user, (void)slot;
-    atomic_fetch_add_explicit(&tr_names_gen, 1, memory_order_release);
-}
 
 /* ---- per-thread buffers ---- */
 
@@ -282,81 +101,6 @@ void tr_thread_quiet(int quiet)
         tb->quiet = quiet;
 }
 
-/* ---- capture ---- */
-
-static uint64_t rd_uint(const void *p, uint32_t size)
-{
-    uint64_t v = 0;
-    uint32_t u32;
-    uint16_t u16;
-    uint8_t u8;
-    switch (size) {
-    case 1: memcpy(&u8, p, 1); return u8;
-    case 2: memcpy(&u16, p, 2); return u16;
-    case 4: memcpy(&u32, p, 4); return u32;
-    case 8: memcpy(&v, p, 8); return v;
-    default: return 0;
-    }
-}
-
-static uint64_t cap_count(const tr_cap *c, const unsigned char *pv)
-{
-    uint64_t v;
-    if (c->count_param < 0)
-        return c->fixed ? c->fixed : 1;
-    v = rd_uint(pv + c->coff, c->csize);
-    if (c->count_indirect) {
-        if (v == 0)
-            return 0;
-        v = rd_uint((const void *)(uintptr_t)v, c->cpointee);
-    }
-    if (c->csize == 4 && (v >> 31))   /* a negative int count */
-        return 0;
-    return v;
-}
-
-/* 1 when the capture makes a blob (the pointer is not NULL): 'size' bytes kept of 'count' elements. */
-static int cap_size(const tr_cap *c, const unsigned char *pv, uint32_t *size, uint64_t *count, int *trunc)
-{
-    const void *ptr = (const void *)(uintptr_t)rd_uint(pv + c->off, c->size);
-    uint64_t bytes;
-    *trunc = 0;
-    *count = 0;
-    *size = 0;
-    if (ptr == NULL)
-        return 0;
-    if (c->mode == TR_CAP_STRING) {
-        size_t n = strnlen(ptr, TR_STR_MAX + 1);
-        *count = n;
-        if (n > TR_STR_MAX) {
-            *trunc = 1;
-            n = TR_STR_MAX;
-        }
-        *size = (uint32_t)n;
-        return 1;
-    }
-    *count = cap_count(c, pv);
-    bytes = *count * c->elem_size;
-    if (*count > TR_BLOB_MAX || bytes > TR_BLOB_MAX) {
-        *trunc = 1;
-        bytes = (TR_BLOB_MAX / c->elem_size) * c->elem_size;
-    }
-    *size = (uint32_t)bytes;
-    return 1;
-}
-
-static unsigned char *cap_write(const tr_cap *c, const unsigned char *pv, unsigned char *out, uint32_t n,
-                                uint64_t count, int trunc)
-{
-    tr_blob b = {.param = c->param, .flags = trunc ? TR_BLOB_TRUNC : 0, .len = n, .count = count};
-    memcpy(out, &b, sizeof b);
-    if (n > 0)
-        memcpy(out + sizeof b, (const void *)(uintptr_t)rd_uint(pv + c->off, c->size), n);
-    if (tr_pad8(n) > n)
-        memset(out + sizeof b + n, 0, tr_pad8(n) - n);
-    return out + sizeof b + tr_pad8(n);
-}
-
 /* ---- hooks ---- */
 
 static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
@@ -378,7 +122,7 @@ static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
     psz = tr_pad8(info->params_size);
     len = (uint32_t)sizeof r + psz;
     for (uint32_t i = 0; i < pl->nin && i < 16; i++) {
-        has[i] = cap_size(&pl->caps[i], pv, &sizes[i], &counts[i], &truncs[i]);
+        has[i] = tr_cap_size(&pl->caps[i], pv, &sizes[i], &counts[i], &truncs[i]);
         if (has[i])
             len += (uint32_t)sizeof(tr_blob) + tr_pad8(sizes[i]);
     }
@@ -396,8 +140,8 @@ static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
     r.parent = call->parent ? call->parent->seq : 0;
     r.t = call->t_enter_ns ? call->t_enter_ns : tr_host->now_ns();
     if (pl->launch && st->kernel_names) {
-        const void *key = (const void *)(uintptr_t)rd_uint(pv + pl->fparam_off, sizeof(void *));
-        r.aux = (uint64_t)(uintptr_t)kernel_name(st, tb, pl->launch, key);
+        const void *key = (const void *)(uintptr_t)tr_rd_uint(pv + pl->fparam_off, sizeof(void *));
+        r.aux = (uint64_t)(uintptr_t)tr_kernel_name(st, tb, pl->launch, key);
     }
     memcpy(p, &r, sizeof r);
     memcpy(p + sizeof r, pv, info->params_size);
@@ -407,7 +151,7 @@ static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
         unsigned char *o = p + sizeof r + psz;
         for (uint32_t i = 0; i < pl->nin && i < 16; i++)
             if (has[i])
-                o = cap_write(&pl->caps[i], pv, o, sizes[i], counts[i], truncs[i]);
+                o = tr_cap_write(&pl->caps[i], pv, o, sizes[i], counts[i], truncs[i]);
     }
     tr_buf_commit(tb, len);
     tb->open++;
@@ -448,7 +192,7 @@ static void tr_post(cushim_call *call, void *user, uint64_t *slot)
     if (info->ret_kind == CUSHIM_RET_CURESULT || info->ret_kind == CUSHIM_RET_CUDAERROR)
         ok = cushim_call_result(call) == 0;
     for (uint32_t i = 0; ok && i < pl->nout && i < 16; i++) {
-        has[i] = cap_size(&pl->caps[pl->nin + i], pv, &sizes[i], &counts[i], &truncs[i]);
+        has[i] = tr_cap_size(&pl->caps[pl->nin + i], pv, &sizes[i], &counts[i], &truncs[i]);
         if (has[i])
             len += (uint32_t)sizeof(tr_blob) + tr_pad8(sizes[i]);
     }
@@ -469,7 +213,7 @@ static void tr_post(cushim_call *call, void *user, uint64_t *slot)
         unsigned char *o = p + sizeof r;
         for (uint32_t i = 0; ok && i < pl->nout && i < 16; i++)
             if (has[i])
-                o = cap_write(&pl->caps[pl->nin + i], pv, o, sizes[i], counts[i], truncs[i]);
+                o = tr_cap_write(&pl->caps[pl->nin + i], pv, o, sizes[i], counts[i], truncs[i]);
     }
     tr_buf_commit(tb, len);
 }
@@ -507,179 +251,6 @@ void tr_record(uint16_t type, uint64_t seq, uint64_t parent, uint64_t t, const v
         memcpy(o + sizeof b, text, text_len);
     }
     tr_buf_commit(tb, len);
-}
-
-/* ---- plans: what each selected API captures, from the metadata ---- */
-
-static int typed_params(void)
-{
-    return tr_host->sizeof_param_info >= offsetof(cushim_param_info, struct_type) + sizeof(void *);
-}
-
-static int cap_for(const cushim_api_info *info, uint32_t i, int out, tr_cap *c)
-{
-    const cushim_param_info *p = tr_host->api_param(info, i);
-    int typed = typed_params();
-    memset(c, 0, sizeof *c);
-    if (p == NULL || p->offset + p->size > info->params_size || p->size != sizeof(void *))
-        return 0;
-    c->param = (uint16_t)i;
-    c->off = p->offset;
-    c->size = p->size;
-    c->count_param = -1;
-    if (!out && p->kind == CUSHIM_KIND_STRING && p->dir == CUSHIM_DIR_IN) {
-        c->mode = TR_CAP_STRING;
-        return 1;
-    }
-    if (p->kind != CUSHIM_KIND_POINTER)
-        return 0;
-    c->mode = TR_CAP_ARRAY;
-    c->elem_size = p->elem_size;
-    if (typed && p->struct_type != NULL && c->elem_size == 0)
-        c->elem_size = p->struct_type->size;
-    if (c->elem_size == 0)
-        return 0;
-    if (p->count_param >= 0 && (uint32_t)p->count_param < info->nparams) {
-        const cushim_param_info *cp = tr_host->api_param(info, (uint32_t)p->count_param);
-        if (cp == NULL || cp->offset + cp->size > info->params_size)
-            return 0;
-        c->count_param = p->count_param;
-        c->coff = cp->offset;
-        c->csize = cp->size;
-        c->count_indirect = typed ? p->count_indirect : 0;
-        if (c->count_indirect) {
-            if (cp->size != sizeof(void *) || cp->elem_size == 0 || cp->elem_size > 8)
-                return 0;
-            c->cpointee = cp->elem_size;
-        }
-    } else {
-        c->fixed = p->fixed_count;
-    }
-    if (out)
-        return p->dir == CUSHIM_DIR_OUT || p->dir == CUSHIM_DIR_INOUT;
-    /* inputs: a struct the metadata describes, or a counted/fixed array */
-    if (p->dir != CUSHIM_DIR_IN)
-        return 0;
-    return (typed && p->struct_type != NULL) || c->count_param >= 0 || c->fixed > 0;
-}
-
-static int launch_kind(const cushim_api_info *info, uint16_t *off)
-{
-    if (!(info->categories & CUSHIM_CAT_LAUNCH))
-        return 0;
-    for (uint32_t i = 0; i < info->nparams; i++) {
-        const cushim_param_info *p = tr_host->api_param(info, i);
-        const char *ct = p ? p->canonical_type : NULL;
-        if (ct == NULL || p->size != sizeof(void *))
-            continue;
-        *off = p->offset;
-        if (strcmp(ct, "struct CUfunc_st *") == 0)
-            return TR_LAUNCH_FUNC;
-        if (strcmp(ct, "struct CUkern_st *") == 0)
-            return TR_LAUNCH_KERNEL;
-        if (info->library == CUSHIM_LIB_RUNTIME && strcmp(p->name, "func") == 0 && strcmp(ct, "const void *") == 0)
-            return TR_LAUNCH_STUB;
-    }
-    return 0;
-}
-
-static tr_plan *plan_make(tr_state *st, const cushim_api_info *info)
-{
-    tr_cap tmp[32];
-    uint32_t nin = 0, nout = 0;
-    tr_plan *pl;
-    for (uint32_t i = 0; i < info->nparams && nin < 16; i++)
-        if (cap_for(info, i, 0, &tmp[nin]))
-            nin++;
-    for (uint32_t i = 0; i < info->nparams && nout < 16; i++)
-        if (cap_for(info, i, 1, &tmp[16 + nout]))
-            nout++;
-    if ((pl = calloc(1, sizeof *pl + (nin + nout) * sizeof(tr_cap))) == NULL)
-        return NULL;
-    memcpy(pl->caps, tmp, nin * sizeof(tr_cap));
-    memcpy(pl->caps + nin, tmp + 16, nout * sizeof(tr_cap));
-    pl->nin = (uint16_t)nin;
-    pl->nout = (uint16_t)nout;
-    pl->launch = (uint8_t)launch_kind(info, &pl->fparam_off);
-    pl->corr = st->gpu && (info->categories & (CUSHIM_CAT_LAUNCH | CUSHIM_CAT_COPY | CUSHIM_CAT_SET));
-    return pl;
-}
-
-static uint32_t api_id_of(const char *name)
-{
-    const cushim_api_info *i = tr_host->api_by_name(name);
-    return i ? i->id : 0;
-}
-
-/* ---- signals: finish the file before the process dies of one ---- */
-
-static const int tr_sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-#define TR_NSIGS (sizeof tr_sigs / sizeof tr_sigs[0])
-static struct sigaction tr_old[TR_NSIGS];
-static _Atomic int tr_sig_done;
-
-static int sig_index(int sig)
-{
-    for (unsigned i = 0; i < TR_NSIGS; i++)
-        if (tr_sigs[i] == sig)
-            return (int)i;
-    return -1;
-}
-
-static void tr_finish_for_signal(void)
-{
-    int expect = 0;
-    if (tr_st != NULL && atomic_load(&tr_st->output) == 1 && atomic_compare_exchange_strong(&tr_sig_done, &expect, 1))
-        tw_finish_async(&tr_st->w, 3000);
-}
-
-static void tr_on_signal(int sig, siginfo_t *si, void *uc)
-{
-    int i = sig_index(sig), saved = errno;
-    struct sigaction *old;
-    int sync = sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL || sig == SIGABRT;
-    if (i < 0)
-        return;
-    old = &tr_old[i];
-    if (sync)   /* the process is about to die: write the file first */
-        tr_finish_for_signal();
-    if (old->sa_flags & SA_SIGINFO) {
-        if (old->sa_sigaction != NULL) {
-            errno = saved;
-            old->sa_sigaction(sig, si, uc);
-            return;
-        }
-    } else if (old->sa_handler == SIG_IGN) {
-        return;
-    } else if (old->sa_handler != SIG_DFL) {
-        errno = saved;
-        old->sa_handler(sig);
-        return;
-    }
-    /* the default action: end the file, then die of the signal as we would have */
-    tr_finish_for_signal();
-    sigaction(sig, old, NULL);
-    /* sent (kill, raise: si_code <= 0) or not a fault: again, now with the old disposition; a real fault
-       returns to the faulting instruction, which faults again and kills the process */
-    if (!sync || sig == SIGABRT || si == NULL || si->si_code <= 0)
-        raise(sig);
-    errno = saved;
-}
-
-static void tr_install_signals(void)
-{
-    for (unsigned i = 0; i < TR_NSIGS; i++) {
-        struct sigaction sa;
-        if (sigaction(tr_sigs[i], NULL, &tr_old[i]) != 0)
-            continue;
-        if (!(tr_old[i].sa_flags & SA_SIGINFO) && tr_old[i].sa_handler == SIG_IGN)
-            continue;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_sigaction = tr_on_signal;
-        sa.sa_flags = SA_SIGINFO | SA_RESTART | (tr_old[i].sa_flags & SA_ONSTACK);
-        sigfillset(&sa.sa_mask);
-        sigaction(tr_sigs[i], &sa, NULL);
-    }
 }
 
 /* ---- lifecycle ---- */
@@ -729,7 +300,7 @@ static int tr_register(tr_state *st, const char *filter)
     for (int k = 0; k < n && (uint32_t)k < st->id_limit; k++) {
         const cushim_api_info *info = tr_host->api_by_id(ids[k]);
         if (info != NULL && ids[k] < st->id_limit && st->plans[ids[k]] == NULL &&
-            (st->plans[ids[k]] = plan_make(st, info)) == NULL) {
+            (st->plans[ids[k]] = tr_plan_make(st, info)) == NULL) {
             free(ids);
             return -1;
         }
@@ -751,7 +322,7 @@ static int tr_register(tr_state *st, const char *filter)
         memset(&spec, 0, sizeof spec);
         spec.size = sizeof spec;
         spec.select = "base:cuModuleUnload,base:cuLibraryUnload,base:cudaLibraryUnload";
-        spec.post = tr_unload_post;
+        spec.post = tr_kernel_names_unloaded;
         spec.user = st;
         if (tr_host->hooks_add(st->self, &spec, &st->unload_group) != CUSHIM_OK)
             st->unload_group = 0;
@@ -812,9 +383,9 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
     st->w.fd = -1;
     st->w.path = tr_path(file, st->w.pid, 0);
     st->w.summary_path = sfile && sfile[0] ? strdup(sfile) : NULL;
-    st->api_funcgetname = api_id_of("cuFuncGetName");
-    st->api_kernelgetname = api_id_of("cuKernelGetName");
-    st->api_getfuncbysymbol = api_id_of("cudaGetFuncBySymbol");
+    st->api_funcgetname = tr_api_id_of("cuFuncGetName");
+    st->api_kernelgetname = tr_api_id_of("cuKernelGetName");
+    st->api_getfuncbysymbol = tr_api_id_of("cudaGetFuncBySymbol");
     if (st->plans == NULL || st->w.path == NULL || host->tls_create(self, tr_thread_end, &st->tls_key) != CUSHIM_OK) {
         host->log(self, CUSHIM_LOG_ERROR, "out of memory");
         tr_free_state(st);
@@ -830,7 +401,7 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
         return -1;   /* nothing was started; the state stays (a hook may have seen it) */
     }
     if (host->opt_bool(self, "signals"))
-        tr_install_signals();
+        tr_signals_install();
     host->plugin_set_data(self, st);
     host->log(self, CUSHIM_LOG_INFO, "tracing '%s' to %s", filter && filter[0] ? filter : "all", st->w.path);
     return 0;
@@ -860,9 +431,9 @@ static void tr_fork_child(cushim_plugin *self)
         tr_host->tls_set(st->tls_key, NULL);
     }
     tw_fork_child(&st->w, NULL);
-    pthread_mutex_init(&tr_names_lock, NULL);
+    tr_kernel_names_fork_child();
+    tr_signals_fork_child();
     pthread_mutex_init(&tr_output_lock, NULL);
-    atomic_store(&tr_sig_done, 0);
     st->w.pid = (int)getpid();
     file = tr_host->opt_string(self, "file");
     free(st->w.path);

@@ -43,6 +43,21 @@ tr_tbuf *tr_thread_buf(void);
 void tr_record(uint16_t type, uint64_t seq, uint64_t parent, uint64_t t, const void *extra, uint32_t extra_len,
                const char *text, uint32_t text_len);
 
+/* Launch kinds of a plan: which parameter names the kernel. */
+#define TR_LAUNCH_FUNC 1        /* a CUfunction parameter                 */
+#define TR_LAUNCH_KERNEL 2      /* a CUkernel parameter                   */
+#define TR_LAUNCH_STUB 3        /* a runtime host stub (const void *func) */
+
+/* Kernel names (tr_kname.c): the interned name of the function 'key', or NULL. */
+const char *tr_kernel_name(tr_state *st, tr_tbuf *tb, int launch, const void *key);
+/* A post hook on module/library unloads: every cached name is asked again. */
+void tr_kernel_names_unloaded(cushim_call *call, void *user, uint64_t *slot);
+void tr_kernel_names_fork_child(void);
+
+/* Signals (tr_signal.c) */
+void tr_signals_install(void);
+void tr_signals_fork_child(void);
+
 /* NVTX injection (tr_nvtx.c): started by the launcher's NVTX_INJECTION64_PATH. */
 /* CUPTI (tr_cupti.c) */
 int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen);
