@@ -20,78 +20,9 @@
 
 #include "tr_rec.h"
 #include "tr_writer.h"
+#include "tr_writer_int.h"
 
 #define TW_OBUF (256u * 1024u)
-#define TW_GPU_TID_BASE 0x40000000ull   /* GPU stream tracks: above any kernel thread id */
-
-typedef struct tw_thr {
-    uint64_t tid;
-    int named;
-    tr_rec **stack;
-    uint32_t depth, cap;
-} tw_thr;
-
-/* ---- map ---- */
-
-static uint64_t *map_slot(tw_map *m, uint64_t k)
-{
-    uint64_t h = (k * 0x9e3779b97f4a7c15ull) & (m->cap - 1);
-    while (m->k[h] != 0 && m->k[h] != k)
-        h = (h + 1) & (m->cap - 1);
-    return &m->k[h];
-}
-
-static int map_put(tw_map *m, uint64_t k, uint64_t v)
-{
-    uint64_t *s;
-    if (k == 0)
-        return -1;
-    if ((m->n + 1) * 2 > m->cap) {
-        tw_map nm = {0};
-        nm.cap = m->cap ? m->cap * 2 : 1024;
-        nm.k = calloc(nm.cap, sizeof *nm.k);
-        nm.v = calloc(nm.cap, sizeof *nm.v);
-        if (nm.k == NULL || nm.v == NULL) {
-            free(nm.k);
-            free(nm.v);
-            return -1;
-        }
-        for (uint64_t i = 0; i < m->cap; i++)
-            if (m->k[i]) {
-                uint64_t *ns = map_slot(&nm, m->k[i]);
-                *ns = m->k[i];
-                nm.v[ns - nm.k] = m->v[i];
-                nm.n++;
-            }
-        free(m->k);
-        free(m->v);
-        *m = nm;
-    }
-    s = map_slot(m, k);
-    if (*s == 0)
-        m->n++;
-    *s = k;
-    m->v[s - m->k] = v;
-    return 0;
-}
-
-static int map_get(const tw_map *m, uint64_t k, uint64_t *v)
-{
-    if (m->cap == 0 || k == 0)
-        return 0;
-    uint64_t *s = map_slot((tw_map *)m, k);
-    if (*s == 0)
-        return 0;
-    *v = m->v[s - m->k];
-    return 1;
-}
-
-static void map_free(tw_map *m)
-{
-    free(m->k);
-    free(m->v);
-    memset(m, 0, sizeof *m);
-}
 
 /* ---- output ---- */
 
@@ -135,7 +66,7 @@ static void out_put(tr_writer *w, const char *s, size_t n)
 }
 
 /* The event in w->sb, then the buffer reset. */
-static void emit(tr_writer *w)
+void tw_emit(tr_writer *w)
 {
     if (!w->sb.oom && w->sb.len > 0) {
         out_put(w, w->first ? "\n" : ",\n", w->first ? 1 : 2);
@@ -180,7 +111,7 @@ int tw_open(tr_writer *w)
     out_put(w, "{\"traceEvents\":[", 16);
     tr_sb_printf(&w->sb, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"pid %d "
                  "(cushim trace)\"}}", w->pid, w->pid);
-    emit(w);
+    tw_emit(w);
     atomic_store(&w->stop, 0);
     atomic_store(&w->finish_req, 0);
     atomic_store(&w->finished, 0);
@@ -189,7 +120,7 @@ int tw_open(tr_writer *w)
 
 /* ---- records ---- */
 
-static void thread_named(tr_writer *w, tw_thr *t)
+void tw_thread_named(tr_writer *w, tw_thr *t)
 {
     char path[64], name[64] = "";
     int fd;
@@ -211,7 +142,7 @@ static void thread_named(tr_writer *w, tw_thr *t)
                  (unsigned long long)t->tid);
     tr_sb_json_str(&w->sb, name, strlen(name), 64);
     tr_sb_puts(&w->sb, "}}");
-    emit(w);
+    tw_emit(w);
 }
 
 /* The summary series of an API, found by name once and then by id. */
@@ -243,7 +174,7 @@ static void render_call(tr_writer *w, tw_thr *t, const tr_rec *en, const tr_rec 
     uint64_t t_end = ex ? ex->t : (w->t_last > en->t ? w->t_last : en->t);
     if (info == NULL)
         return;
-    thread_named(w, t);
+    tw_thread_named(w, t);
     tr_sb_puts(&w->sb, ex == NULL ? "{\"ph\":\"X\",\"cat\":\"cuda_api_unfinished\",\"name\":\""
                        : info->library == CUSHIM_LIB_RUNTIME ? "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\""
                                                              : "{\"ph\":\"X\",\"cat\":\"cuda_driver\",\"name\":\"");
@@ -266,7 +197,7 @@ static void render_call(tr_writer *w, tw_thr *t, const tr_rec *en, const tr_rec 
     }
     tr_render_args(&w->sb, &w->meta, info, en, ex);
     tr_sb_puts(&w->sb, "}}");
-    emit(w);
+    tw_emit(w);
     if (ex != NULL) {
         w->events++;
         api_stat(w, info, ex->t - en->t);
@@ -276,7 +207,7 @@ static void render_call(tr_writer *w, tw_thr *t, const tr_rec *en, const tr_rec 
                      (unsigned long long)en->seq, w->pid, (unsigned long long)t->tid);
         tr_sb_us(&w->sb, en->t);
         tr_sb_puts(&w->sb, "}");
-        emit(w);
+        tw_emit(w);
     }
 }
 
@@ -303,132 +234,6 @@ static void on_exit_rec(tr_writer *w, tw_thr *t, const tr_rec *ex)
     }
     render_call(w, t, en, ex);
     free(en);
-}
-
-static const char *rec_text(const tr_rec *r, uint32_t *n)
-{
-    const tr_blob *b = tr_rec_blob(r, sizeof(tr_rec), 0);
-    if (b == NULL) {
-        *n = 0;
-        return "";
-    }
-    *n = (uint32_t)strnlen((const char *)(b + 1), b->len);
-    return (const char *)(b + 1);
-}
-
-static void on_nvtx(tr_writer *w, tw_thr *t, const tr_rec *r)
-{
-    uint32_t n;
-    const char *msg = rec_text(r, &n);
-    static const char *const ph[] = {"B", "E", "b", "e", "i"};
-    thread_named(w, t);
-    tr_sb_printf(&w->sb, "{\"ph\":\"%s\",\"cat\":\"nvtx\",\"name\":", ph[r->type - TR_REC_NVTX_PUSH]);
-    tr_sb_json_str(&w->sb, msg, n, TR_STR_MAX);
-    tr_sb_printf(&w->sb, ",\"pid\":%d,\"tid\":%llu,\"ts\":", w->pid, (unsigned long long)t->tid);
-    tr_sb_us(&w->sb, r->t);
-    if (r->type == TR_REC_NVTX_START || r->type == TR_REC_NVTX_END)
-        tr_sb_printf(&w->sb, ",\"id\":%llu", (unsigned long long)r->seq);
-    if (r->type == TR_REC_NVTX_MARK)
-        tr_sb_puts(&w->sb, ",\"s\":\"t\"");
-    tr_sb_puts(&w->sb, "}");
-    emit(w);
-}
-
-static const char *copy_kind_name(uint32_t k)
-{
-    /* CUpti_ActivityMemcpyKind */
-    static const char *const names[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA",
-                                        "DtoD", "HtoH", "PtoP"};
-    return k < sizeof names / sizeof names[0] ? names[k] : "unknown";
-}
-
-static void on_gpu(tr_writer *w, const tr_rec *r, int last_chance);
-
-/* A GPU record whose correlation record has not come yet (CUPTI fills buffers per context and stream, so
-   the API's record and its kernel's may complete in either order): kept until the end. */
-static int gpu_defer(tr_writer *w, const tr_rec *r)
-{
-    tr_rec *c;
-    if (w->gpu_npending == w->gpu_cap_pending) {
-        uint32_t cap = w->gpu_cap_pending ? w->gpu_cap_pending * 2 : 256;
-        tr_rec **n = realloc(w->gpu_pending, cap * sizeof *n);
-        if (n == NULL)
-            return -1;
-        w->gpu_pending = n;
-        w->gpu_cap_pending = cap;
-    }
-    if ((c = malloc(r->len)) == NULL)
-        return -1;
-    memcpy(c, r, r->len);
-    w->gpu_pending[w->gpu_npending++] = c;
-    return 0;
-}
-
-static void gpu_flush_pending(tr_writer *w)
-{
-    for (uint32_t i = 0; i < w->gpu_npending; i++) {
-        on_gpu(w, w->gpu_pending[i], 1);
-        free(w->gpu_pending[i]);
-    }
-    w->gpu_npending = 0;
-}
-
-static void on_gpu(tr_writer *w, const tr_rec *r, int last_chance)
-{
-    const tr_gpu *g = (const tr_gpu *)(r + 1);
-    uint64_t ext = 0, tid = TW_GPU_TID_BASE + ((uint64_t)g->device << 20) + g->stream, named;
-    uint32_t n;
-    const char *kname = "";
-    const tr_blob *b = tr_rec_blob(r, sizeof(tr_rec) + sizeof(tr_gpu), 0);
-    char label[96];
-    if (b != NULL) {
-        kname = (const char *)(b + 1);
-        n = (uint32_t)strnlen(kname, b->len);
-    } else {
-        n = 0;
-    }
-    if (!map_get(&w->gpu_tracks, tid, &named)) {
-        map_put(&w->gpu_tracks, tid, 1);
-        tr_sb_printf(&w->sb, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%llu,\"args\":{\"name\":"
-                     "\"GPU %u stream %u\"}}", w->pid, (unsigned long long)tid, g->device, g->stream);
-        emit(w);
-    }
-    if (!map_get(&w->corr, g->correlation, &ext) && !last_chance && gpu_defer(w, r) == 0)
-        return;
-    if (g->kind == TR_GPU_KERNEL) {
-        snprintf(label, sizeof label, "kernel");
-        tr_sb_puts(&w->sb, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":");
-        tr_sb_json_str(&w->sb, kname, n, 1024);
-    } else {
-        snprintf(label, sizeof label, "%s %s", g->kind == TR_GPU_MEMCPY ? "Memcpy" : "Memset",
-                 g->kind == TR_GPU_MEMCPY ? copy_kind_name(g->copy_kind) : "");
-        tr_sb_printf(&w->sb, "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", g->kind == TR_GPU_MEMCPY ? "memcpy" : "memset");
-        tr_sb_json_str(&w->sb, label, strlen(label), 64);
-    }
-    tr_sb_printf(&w->sb, ",\"pid\":%d,\"tid\":%llu,\"ts\":", w->pid, (unsigned long long)tid);
-    tr_sb_us(&w->sb, g->start);
-    tr_sb_puts(&w->sb, ",\"dur\":");
-    tr_sb_us(&w->sb, g->end > g->start ? g->end - g->start : 0);
-    tr_sb_printf(&w->sb, ",\"args\":{\"device\":%u,\"stream\":%u,\"correlation\":%u", g->device, g->stream,
-                 g->correlation);
-    if (ext)
-        tr_sb_printf(&w->sb, ",\"external id\":%llu", (unsigned long long)ext);
-    if (g->kind == TR_GPU_KERNEL)
-        tr_sb_printf(&w->sb, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]", g->grid[0], g->grid[1], g->grid[2],
-                     g->block[0], g->block[1], g->block[2]);
-    else
-        tr_sb_printf(&w->sb, ",\"bytes\":%llu", (unsigned long long)g->bytes);
-    tr_sb_puts(&w->sb, "}}");
-    emit(w);
-    if (g->kind == TR_GPU_KERNEL)
-        tr_stats_add(&w->kern, n ? kname : "?", g->end > g->start ? g->end - g->start : 0);
-    if (ext) {
-        tr_sb_printf(&w->sb, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":%llu,\"pid\":%d,"
-                     "\"tid\":%llu,\"ts\":", (unsigned long long)ext, w->pid, (unsigned long long)tid);
-        tr_sb_us(&w->sb, g->start);
-        tr_sb_puts(&w->sb, "}");
-        emit(w);
-    }
 }
 
 static void on_record(void *ctx, tr_tbuf *tb, const void *p, uint32_t len)
@@ -470,13 +275,13 @@ static void on_record(void *ctx, tr_tbuf *tb, const void *p, uint32_t len)
     case TR_REC_NVTX_START:
     case TR_REC_NVTX_END:
     case TR_REC_NVTX_MARK:
-        on_nvtx(w, t, r);
+        tw_on_nvtx(w, t, r);
         break;
     case TR_REC_GPU:
-        on_gpu(w, r, 0);
+        tw_on_gpu(w, r, 0);
         break;
     case TR_REC_CORR:
-        map_put(&w->corr, r->seq, r->parent);
+        tw_map_put(&w->corr, r->seq, r->parent);
         break;
     default:
         break;
@@ -585,7 +390,7 @@ static void finish_locked(tr_writer *w)
 {
     uint64_t t0;
     tw_drain_all(w);
-    gpu_flush_pending(w);
+    tw_gpu_flush_pending(w);
     t0 = mono_ns();
     for (tr_tbuf *tb = atomic_load(&w->bufs->head); tb != NULL; tb = tb->next_tb)
         if (tb->wstate != NULL) {
@@ -689,8 +494,8 @@ void tw_fork_child(tr_writer *w, tr_tbuf *keep)
     w->started = 0;
     tr_stats_free(&w->api);
     tr_stats_free(&w->kern);
-    map_free(&w->corr);
-    map_free(&w->gpu_tracks);
+    tw_map_free(&w->corr);
+    tw_map_free(&w->gpu_tracks);
     w->t_last = 0;
 }
 
@@ -702,8 +507,8 @@ void tw_free(tr_writer *w)
     }
     tr_stats_free(&w->api);
     tr_stats_free(&w->kern);
-    map_free(&w->corr);
-    map_free(&w->gpu_tracks);
+    tw_map_free(&w->corr);
+    tw_map_free(&w->gpu_tracks);
     tr_sb_free(&w->sb);
     for (uint32_t i = 0; i < w->gpu_npending; i++)
         free(w->gpu_pending[i]);
