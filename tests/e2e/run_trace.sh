@@ -215,6 +215,26 @@ gpu)
     same_table t.json
     grep -q 'CUDA GPU Kernel Summary' stats.out || fail "cushim stats printed no kernel table"
     ;;
+launcher)
+    # cushim run --trace: the shipped plugin by name, NVTX_INJECTION64_PATH set to it, a relative file name;
+    # cushim stats FILE; --trace-filter
+    launcher=${CUSHIM_LAUNCHER:?}
+    env LD_PRELOAD= "$launcher" run --fake --trace=t.json -- "$prog" nvtx >out 2>err
+    rc=$?
+    [ "$rc" = 0 ] || fail "cushim run --trace exited with $rc"
+    check t.json "[(e['ph'], e['name']) for e in ev if e.get('cat') == 'nvtx'][:2] == [('B', 'outer'), ('B', 'inner')]" \
+        "count('cuMemAlloc_v2') == 2"
+    "$launcher" stats t.json >stats.out 2>&1 || fail "cushim stats failed: $(cat stats.out)"
+    grep '^ ' err > t.exit
+    grep '^ ' stats.out > t.stats
+    cmp -s t.exit t.stats || fail "cushim stats differs from the table at exit"
+    env LD_PRELOAD= "$launcher" run --fake --trace=t2.json.gz --trace-filter='cat:alloc' -- "$prog" threads 2 >out 2>err \
+        || fail "cushim run --trace-filter failed"
+    check t2.json.gz "sorted(set(e['name'] for e in X)) == ['cuMemAlloc_v2']"
+    "$launcher" stats nosuch.json >/dev/null 2>&1 && fail "cushim stats of a missing file succeeded"
+    printf '{"a":1}' > bad.json
+    "$launcher" stats bad.json >/dev/null 2>&1 && fail "cushim stats of a file without traceEvents succeeded"
+    ;;
 nocupti)
     run "file=$dir/t.json,gpu=1,cupti=/nonexistent/libcupti.so" "$vecadd" 1024
     [ "$rc" = 0 ] || fail "vecadd exited with $rc"

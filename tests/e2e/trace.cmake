@@ -43,3 +43,7 @@ endif()
 e2e_test(trace_thread_exit COMMAND ${_tr} thread_exit ${_tr_args} ENV ASAN_OPTIONS=detect_leaks=0)
 set_property(TEST trace_threads APPEND PROPERTY LABELS concurrency)
 set_property(TEST trace_drops APPEND PROPERTY LABELS concurrency)
+# The launcher preloads the shim itself (without a sanitizer runtime first, which ASan refuses).
+e2e_test(trace_launcher COMMAND ${_tr} launcher ${_tr_args} NO_PRELOAD
+  ENV "CUSHIM_LIB=$<TARGET_FILE:cushim>" "CUSHIM_LAUNCHER=${PROJECT_SOURCE_DIR}/tools/cushim")
+set_tests_properties(trace_launcher PROPERTIES LABELS "e2e;no_asan")
