@@ -133,7 +133,7 @@ static unsigned long long us_to_ns(const char *s, const char *e)
 
 static int event(js *j, tr_stats *api, tr_stats *kern)
 {
-    char key[32], ph[8] = "", cat[48] = "", name[1024] = "";
+    char key[32], ph[8] = "", cat[48] = "", name[8192] = "";
     unsigned long long dur = 0;
     int has_dur = 0;
     ws(j);

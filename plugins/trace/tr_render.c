@@ -521,7 +521,7 @@ void tr_render_args(tr_sb *sb, const tr_meta *m, const cushim_api_info *info, co
     if (enter->aux != 0) {
         const char *k = (const char *)(uintptr_t)enter->aux;
         tr_sb_puts(sb, ",\"kernel\":");
-        tr_sb_json_str(sb, k, strlen(k), TR_STR_MAX);
+        tr_sb_json_str(sb, k, strlen(k), TR_NAME_MAX);
     }
     if (exit == NULL) {
         tr_sb_puts(sb, ",\"unfinished\":true");

@@ -48,6 +48,8 @@ typedef struct tr_meta {
 
 /* Longest string kept from a call (bytes), and array elements rendered. */
 #define TR_STR_MAX 256u
+/* Kernel names (C++ mangled names run long; the kernel table groups by them). */
+#define TR_NAME_MAX 4096u
 #define TR_ARRAY_MAX 64u
 
 /* Does the host's parameter metadata carry the type-metadata fields? */

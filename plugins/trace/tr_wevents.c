@@ -165,7 +165,7 @@ void tw_on_gpu(tr_writer *w, const tr_rec *r, int last_chance)
     if (g->kind == TR_GPU_KERNEL) {
         snprintf(label, sizeof label, "kernel");
         tr_sb_puts(&w->sb, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":");
-        tr_sb_json_str(&w->sb, kname, n, 1024);
+        tr_sb_json_str(&w->sb, kname, n, TR_NAME_MAX);
     } else {
         snprintf(label, sizeof label, "%s %s", g->kind == TR_GPU_MEMCPY ? "Memcpy" : "Memset",
                  g->kind == TR_GPU_MEMCPY ? copy_kind_name(g->copy_kind) : "");

@@ -227,8 +227,8 @@ void tr_record(uint16_t type, uint64_t seq, uint64_t parent, uint64_t t, const v
     unsigned char *p;
     if (tr_st == NULL || (tb = tr_thread_buf()) == NULL)
         return;
-    if (text_len > TR_STR_MAX)
-        text_len = TR_STR_MAX;
+    if (text_len > TR_NAME_MAX)   /* NVTX messages render bounded, kernel names whole */
+        text_len = TR_NAME_MAX;
     len = (uint32_t)sizeof r + tr_pad8(extra_len) + (text ? (uint32_t)sizeof(tr_blob) + tr_pad8(text_len + 1) : 0);
     if ((p = tr_buf_reserve(&tr_st->bufs, tb, len, tb->open * TR_EXIT_MIN)) == NULL) {
         atomic_fetch_add_explicit(&tr_st->bufs.dropped, 1, memory_order_relaxed);
