@@ -425,10 +425,12 @@ static void tr_fork_child(cushim_plugin *self)
         return;
     /* the calling thread starts afresh: its next call opens the child's own file and starts its writer */
     keep = tr_host->tls_get(st->tls_key);
-    if (keep != NULL) {
-        free(keep->prod);
-        keep->prod = NULL;
+    if (keep != NULL)
         tr_host->tls_set(st->tls_key, NULL);
+    /* the parent's threads are gone here: their kernel-name caches too */
+    for (tr_tbuf *tb = atomic_load(&st->bufs.head); tb != NULL; tb = tb->next_tb) {
+        free(tb->prod);
+        tb->prod = NULL;
     }
     tw_fork_child(&st->w, NULL);
     tr_kernel_names_fork_child();
