@@ -105,6 +105,7 @@ PY
 structs)
     run "file=$dir/t.json" "$prog" structs
     [ "$rc" = 0 ] || fail "exited with $rc"
+    # shellcheck disable=SC2046 # two numbers
     set -- $(sed -n 's/^meminfo //p' out)
     check t.json "[e['args']['result'] for e in X if e['name'] == 'cuMemcpy2D_v2'] == ['CUDA_ERROR_NOT_SUPPORTED']" \
         "[(c['srcMemoryType'], c['dstMemoryType'], c['WidthInBytes'], c['Height'], c['srcPitch']) for c in (e['args']['pCopy'] for e in X if e['name'] == 'cuMemcpy2D_v2')] == [('CU_MEMORYTYPE_HOST', 'CU_MEMORYTYPE_DEVICE', 64, 4, 64)]" \

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # trace: the trace plugin (cushim run --trace) on real programs and the real driver.
 #   trace torch            the PyTorch training loop traced: the JSON loads (Python), the program's output equals
 #                          the native run's
@@ -90,8 +91,8 @@ check_trace() {
     fi
     # 4. overhead of a training step (reported, not asserted): interleaved runs, medians
     local -a nat=() tr=() trg=()
-    local r v
-    for r in 1 2; do
+    local v
+    for _ in 1 2; do
         v=$(tmo 60 "$PY" "$T/trace_gpu.py" bench 200 2>/dev/null | awk '/^median_step_ns/ {print $2}')
         nat+=("${v:-0}")
         v=$(tmo 60 env "${env_l[@]}" "$L" run --trace="$p.bench.json" -- "$PY" "$T/trace_gpu.py" bench 200 \
