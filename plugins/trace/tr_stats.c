@@ -200,11 +200,12 @@ void tr_stats_print(FILE *f, const tr_stat_row *rows, uint32_t n, const char *co
         w[c] = strlen(hdr[c]);
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 1) {
+            /* one blank before the first column, two between columns, as nsys prints */
             for (int c = 0; c < NCOL; c++)
-                fprintf(f, c == NCOL - 1 ? " %-*s" : " %*s", (int)w[c], hdr[c]);
+                fprintf(f, c == NCOL - 1 ? "  %-*s" : c ? "  %*s" : " %*s", (int)w[c], hdr[c]);
             fputc('\n', f);
             for (int c = 0; c < NCOL; c++) {
-                fputc(' ', f);
+                fputs(c ? "  " : " ", f);
                 for (size_t k = 0; k < w[c]; k++)
                     fputc('-', f);
             }
@@ -229,8 +230,8 @@ void tr_stats_print(FILE *f, const tr_stat_row *rows, uint32_t n, const char *co
                 continue;
             }
             for (int c = 0; c < NCOL - 1; c++)
-                fprintf(f, " %*s", (int)w[c], cell[c]);
-            fprintf(f, " %s\n", r->name);
+                fprintf(f, c ? "  %*s" : " %*s", (int)w[c], cell[c]);
+            fprintf(f, "  %s\n", r->name);
         }
     }
 }

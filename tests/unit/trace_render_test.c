@@ -309,9 +309,9 @@ static void stats_table(void **state)
     tr_stats_print(f, &r, 1, "Num Calls");
     fclose(f);
     assert_string_equal(text,
-        " Time (%) Total Time (ns) Num Calls  Avg (ns)  Med (ns) Min (ns)  Max (ns) StdDev (ns) Name         \n"
-        " -------- --------------- --------- --------- --------- -------- --------- ----------- -------------\n"
-        "    100.0       1,234,567         3 411,522.3 233,567.0    1,000 1,000,000     1,234.6 cuMemAlloc_v2\n");
+        " Time (%)  Total Time (ns)  Num Calls   Avg (ns)   Med (ns)  Min (ns)   Max (ns)  StdDev (ns)  Name         \n"
+        " --------  ---------------  ---------  ---------  ---------  --------  ---------  -----------  -------------\n"
+        "    100.0        1,234,567          3  411,522.3  233,567.0     1,000  1,000,000      1,234.6  cuMemAlloc_v2\n");
     free(text);
 }
 
