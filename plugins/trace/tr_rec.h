@@ -30,6 +30,7 @@
 
 /* tr_rec.flags */
 #define TR_F_SKIPPED 1u   /* EXIT: a pre hook skipped the real call */
+#define TR_F_TRIMMED 2u   /* EXIT: stored without its output bytes (buffer full) */
 
 typedef struct tr_rec {
     uint32_t len;         /* the whole record                                     */

@@ -476,8 +476,14 @@ static void r_blob(tr_sb *sb, const tr_meta *m, const cushim_param_info *p, cons
     tr_sb_puts(sb, "]");
 }
 
+/* What became of the call, for output pointers without their bytes. */
+#define TR_CALL_RUNNING 0
+#define TR_CALL_OK 1
+#define TR_CALL_FAILED 2
+#define TR_CALL_TRIMMED 3
+
 static void r_param(tr_sb *sb, const tr_meta *m, const cushim_param_info *p, const unsigned char *pv,
-                    const tr_blob *in, const tr_blob *out, int done)
+                    const tr_blob *in, const tr_blob *out, int state)
 {
     const cushim_enum_info *e = tr_meta_typed(m) ? p->enum_type : NULL;
     const cushim_struct_info *s = tr_meta_typed(m) ? p->struct_type : NULL;
@@ -489,8 +495,11 @@ static void r_param(tr_sb *sb, const tr_meta *m, const cushim_param_info *p, con
             r_blob(sb, m, p, in);
         else if (v == 0)
             tr_sb_puts(sb, "null");
-        else if ((p->dir == CUSHIM_DIR_OUT || p->dir == CUSHIM_DIR_INOUT) && done)
-            tr_sb_printf(sb, "\"0x%llx (not written)\"", (unsigned long long)v);
+        else if ((p->dir == CUSHIM_DIR_OUT || p->dir == CUSHIM_DIR_INOUT) && state == TR_CALL_FAILED)
+            tr_sb_printf(sb, "\"0x%llx (not written: the call failed)\"", (unsigned long long)v);
+        else if ((p->dir == CUSHIM_DIR_OUT || p->dir == CUSHIM_DIR_INOUT) && state == TR_CALL_TRIMMED &&
+                 p->elem_size > 0)
+            tr_sb_printf(sb, "\"0x%llx (output not kept: buffer full)\"", (unsigned long long)v);
         else
             r_hex(sb, v);
         return;
@@ -503,9 +512,11 @@ void tr_render_args(tr_sb *sb, const tr_meta *m, const cushim_api_info *info, co
 {
     const unsigned char *pv = (const unsigned char *)(enter + 1);
     uint32_t fixed = tr_enter_fixed(info);
-    int ok = 0;
+    int ok = exit != NULL, state = TR_CALL_RUNNING;
     if (exit != NULL && (info->ret_kind == CUSHIM_RET_CURESULT || info->ret_kind == CUSHIM_RET_CUDAERROR))
-        ok = (int32_t)exit->aux == 0;
+        ok = (int32_t)exit->aux == 0;   /* other return types: no error to tell, the outputs count */
+    if (exit != NULL)
+        state = (exit->flags & TR_F_TRIMMED) ? TR_CALL_TRIMMED : ok ? TR_CALL_OK : TR_CALL_FAILED;
     for (uint32_t i = 0; i < info->nparams; i++) {
         const cushim_param_info *p = m->api_param(info, i);
         const char *name;
@@ -516,7 +527,7 @@ void tr_render_args(tr_sb *sb, const tr_meta *m, const cushim_api_info *info, co
         tr_sb_json_str(sb, name, strlen(name), 64);
         tr_sb_puts(sb, ":");
         r_param(sb, m, p, pv, tr_rec_blob(enter, fixed, i), ok ? tr_rec_blob(exit, sizeof(tr_rec), i) : NULL,
-                exit != NULL);
+                state);
     }
     if (enter->aux != 0) {
         const char *k = (const char *)(uintptr_t)enter->aux;

@@ -170,7 +170,7 @@ static void tr_post(cushim_call *call, void *user, uint64_t *slot)
     tr_tbuf *tb;
     uint32_t len = sizeof(tr_rec), sizes[16];
     uint64_t counts[16];
-    int truncs[16], has[16], ok = 0;
+    int truncs[16], has[16], ok = 1;
     unsigned char *p;
     tr_rec r;
     if (*slot == 0)
@@ -199,7 +199,10 @@ static void tr_post(cushim_call *call, void *user, uint64_t *slot)
     p = tr_buf_reserve(&st->bufs, tb, len, tb->open * TR_EXIT_MIN);
     if (p == NULL) {
         /* the room every open call's exit was promised */
-        atomic_fetch_add_explicit(&st->bufs.trimmed, len > sizeof r, memory_order_relaxed);
+        if (len > sizeof r) {
+            atomic_fetch_add_explicit(&st->bufs.trimmed, 1, memory_order_relaxed);
+            r.flags |= TR_F_TRIMMED;
+        }
         len = sizeof r;
         ok = 0;
         if ((p = tr_buf_reserve_here(tb, len)) == NULL) {

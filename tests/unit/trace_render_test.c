@@ -200,7 +200,7 @@ static void failed_and_unfinished(void **state)
     assert_non_null(strstr(s, "\"e\":9,"));
     assert_non_null(strstr(s, "\"s\":null,"));
     assert_non_null(strstr(s, "\"sp\":null,"));
-    assert_non_null(strstr(s, "(not written)"));
+    assert_non_null(strstr(s, "(not written: the call failed)"));
     assert_non_null(strstr(s, "\"result\":\"CUDA_ERROR_INVALID_VALUE\""));
     free(s);
     s = render(&en, NULL);
