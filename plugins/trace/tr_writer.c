@@ -426,16 +426,25 @@ static void finish_locked(tr_writer *w)
     atomic_store_explicit(&w->finished, 1, memory_order_release);
 }
 
+/* Polls: 1 ms after a pass that found records, backing off to 20 ms while idle (a signal's request to
+   finish waits at most that long). */
 static void *tw_main(void *arg)
 {
     tr_writer *w = arg;
-    struct timespec ts = {0, 5 * 1000 * 1000};
+    long idle_ms = 2;
     while (!atomic_load_explicit(&w->stop, memory_order_acquire)) {
+        uint64_t before = w->rec_bytes;
+        struct timespec ts = {0, 0};
         if (atomic_load_explicit(&w->finish_req, memory_order_acquire)) {
             finish_locked(w);
             return NULL;
         }
         tw_drain_all(w);
+        if (w->rec_bytes != before)
+            idle_ms = 1;
+        else if (idle_ms < 20)
+            idle_ms *= 2;
+        ts.tv_nsec = (idle_ms > 20 ? 20 : idle_ms) * 1000 * 1000;
         nanosleep(&ts, NULL);
     }
     return NULL;
