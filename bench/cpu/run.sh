@@ -9,6 +9,9 @@
 #   (b) shim         LD_PRELOAD=libcushim.so, no hook (the fast path)
 #   (c) shim+hook    one empty pre and one empty post hook (the slow path)
 #   (d) shim+hook+time  the same hooks added with CUSHIM_HOOK_TIME (call->t_enter_ns filled)
+#   (e) trace        the trace plugin recording every call (build/plugins/trace.so; file in a temp dir):
+#                    instructions of the calling thread inside main() (callgrind --separate-threads
+#                    --toggle-collect=main); the rendering's instructions per event are reported below
 # Instructions per call: valgrind --tool=callgrind, difference between runs of
 # N1 and N2 iterations (start-up cancels). Time per call: median of RUNS means.
 # Init: extra instructions of a whole run with one call (shim start-up plus lazy
@@ -38,17 +41,31 @@ run() {
     shim) env LD_PRELOAD="$SHIM" "$@" ;;
     hook) env LD_PRELOAD="$SHIM" "$@" hook ;;
     hooktime) env LD_PRELOAD="$SHIM" "$@" hooktime ;;
+    trace) env LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$TRACE:file=$TMP/trace.json,summary=0,buffer=2GiB" "$@" ;;
   esac
 }
 
-ir() {   # ir <mode> <iters>: total instructions of one run
+ir() {   # ir <mode> <iters>: total instructions of one run (trace: of the calling thread inside main())
   local out="$TMP/cg.$1.$2"
+  if [ "$1" = trace ]; then
+    # the calling thread while in main(): the recording (the exit flush runs after main returns)
+    run "$1" valgrind --tool=callgrind --separate-threads=yes --toggle-collect=main --callgrind-out-file="$out" \
+      "$BENCH" "$DRV" "$2" 1 >/dev/null 2>&1
+    awk '/^(summary|totals):/ {print $2; exit}' "$out-01"
+    # every thread, the whole run: recording + rendering + writing, for the writer's cost per event
+    run "$1" valgrind --tool=callgrind --callgrind-out-file="$out.all" "$BENCH" "$DRV" "$2" 1 >/dev/null 2>&1
+    awk '/^(summary|totals):/ {print $2; exit}' "$out.all" >"$out.writer"
+    return
+  fi
   run "$1" valgrind --tool=callgrind --callgrind-out-file="$out" "$BENCH" "$DRV" "$2" 1 >/dev/null 2>&1
   awk '/^(summary|totals):/ {print $2; exit}' "$out"
 }
 
+TRACE="$BUILD/plugins/trace.so"
+MODES="direct shim hook hooktime"
+[ -e "$TRACE" ] && MODES="$MODES trace"
 declare -A IPC NS FIRST
-for m in direct shim hook hooktime; do
+for m in $MODES; do
   a=$(ir $m "$N1"); b=$(ir $m "$N2")
   IPC[$m]=$(awk -v a="$a" -v b="$b" -v n1="$N1" -v n2="$N2" 'BEGIN {printf "%.2f", (b - a) / (n2 - n1)}')
   out=$(run $m "$BENCH" "$DRV" "$ITERS" "$RUNS")
@@ -72,10 +89,11 @@ echo "driver: \`$DRV\` (cuDriverGetVersion); $(uname -m), $(grep -m1 'model name
 echo
 echo "| path | instructions / call | Δ vs direct | median ns / call | Δ ns | first call (ns) |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: |"
-for m in direct shim hook hooktime; do
+for m in $MODES; do
   label=$m; [ $m = direct ] && label="(a) direct"; [ $m = shim ] && label="(b) shim, no hook"
   [ $m = hook ] && label="(c) shim, empty pre+post hook"
   [ $m = hooktime ] && label="(d) shim, the same with CUSHIM_HOOK_TIME"
+  [ $m = trace ] && label="(e) trace plugin recording every call (calling thread)"
   di=$(awk -v x="${IPC[$m]}" -v y="${IPC[direct]}" 'BEGIN {printf "%+.2f", x - y}')
   dn=$(awk -v x="${NS[$m]}" -v y="${NS[direct]}" 'BEGIN {printf "%+.2f", x - y}')
   echo "| $label | ${IPC[$m]} | $di | ${NS[$m]} | $dn | ${FIRST[$m]} |"
@@ -86,5 +104,20 @@ echo "| --- | ---: | ---: | ---: |"
 echo "| instructions, whole run with one call | $init_direct | $init_shim | $((init_shim - init_direct)) |"
 echo "| /bin/true wall time, median of 101 (ns) | $true_plain | $true_shim | $((true_shim - true_plain)) |"
 echo
+if [ -e "$TRACE" ]; then
+  wa=$(cat "$TMP/cg.trace.$N1.writer"); wb=$(cat "$TMP/cg.trace.$N2.writer")
+  echo "Trace, every thread over the whole run: $(awk -v a="$wa" -v b="$wb" -v n1="$N1" -v n2="$N2" -v r="${IPC[trace]}" 'BEGIN {printf "%.0f", (b - a) / (n2 - n1) - r}') instructions per event besides the recording (rendering and writing, on the writer thread or in the exit flush)."
+  env LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$TRACE:file=$TMP/tp.json,summary=0,buffer=2GiB" "$BENCH" "$DRV" 1000000 1 >/dev/null 2>&1
+  python3 - "$TMP/tp.json" <<'PY'
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+o = d['otherData']
+size = os.path.getsize(sys.argv[1])
+print("Trace of 1,000,000 cuDriverGetVersion calls: %.1f record bytes per event in the buffers, %.1f file bytes per "
+      "event, writer throughput %.0f events/s (events / writer busy time), %d dropped." % (
+      o['record_bytes'] / o['events'], size / o['events'], o['events'] / (o['writer_busy_ns'] / 1e9), o['dropped_events']))
+PY
+  echo
+fi
 echo "Instructions per call include the benchmark loop and the driver's own function; N1=$N1, N2=$N2."
 echo "Time: median of $RUNS runs of $ITERS calls each."

@@ -14,7 +14,9 @@
 #                          base-shim and base-shim+hooks, interleaved with the others
 # Configurations: native; shim (LD_PRELOAD, no hook); shim+hooks (an empty pre and
 # post hook on every driver API); cupti (native, with an empty CUPTI callback on the
-# whole driver API domain). Prints a markdown table: median and min-max per config.
+# whole driver API domain); trace (the trace plugin recording every call with its arguments, writing
+# to /dev/null; a tenth of the cuCtxGetCurrent calls, so that the exit flush stays short; only when
+# BUILD_DIR/plugins/trace.so exists). Prints a markdown table: median and min-max per config.
 set -u
 unset LD_PRELOAD CUSHIM_COUNTS CUDA_INJECTION64_PATH
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -58,6 +60,8 @@ fi
 RAW=$OUT/bench-raw.txt
 : >"$RAW"
 CONFIGS=(native shim shim+hooks cupti)
+TRACE_SO=$BUILD_DIR/plugins/trace.so
+[ -f "$TRACE_SO" ] && CONFIGS+=(trace)
 BASE_SHIM="" BASE_BIN=$WORK/launch_bench_base
 if [ -n "${BENCH_BASELINE:-}" ]; then
     BASE_SHIM=$BENCH_BASELINE/runtime/libcushim.so
@@ -75,6 +79,8 @@ run_one() {
     shim) $t env BENCH_LABEL=shim LD_PRELOAD="$SHIM" "$BIN" "$LAUNCHES" "$CALLS" ;;
     shim+hooks) $t env BENCH_LABEL=shim+hooks BENCH_HOOKS=1 LD_PRELOAD="$SHIM" "$BIN" "$LAUNCHES" "$CALLS" ;;
     cupti) $t env BENCH_LABEL=cupti BENCH_CUPTI=1 "$BIN" "$LAUNCHES" "$CALLS" ;;
+    trace) $t env BENCH_LABEL=trace LD_PRELOAD="$SHIM" \
+        CUSHIM_PLUGINS="$TRACE_SO:file=/dev/null,summary=0,buffer=4GiB" "$BIN" "$LAUNCHES" "$((CALLS / 10))" ;;
     base-shim) $t env BENCH_LABEL=base-shim LD_PRELOAD="$BASE_SHIM" "$BASE_BIN" "$LAUNCHES" "$CALLS" ;;
     base-shim+hooks) $t env BENCH_LABEL=base-shim+hooks BENCH_HOOKS=1 LD_PRELOAD="$BASE_SHIM" "$BASE_BIN" \
         "$LAUNCHES" "$CALLS" ;;
@@ -95,7 +101,7 @@ done
 python3 - "$RAW" "$ROUNDS" "$LAUNCHES" "$CALLS" >"$OUT/bench.md" <<'EOF'
 import re, statistics, sys
 raw, rounds, launches, calls = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
-order = ["native", "shim", "shim+hooks", "cupti", "base-shim", "base-shim+hooks"]
+order = ["native", "shim", "shim+hooks", "cupti", "trace", "base-shim", "base-shim+hooks"]
 data = {c: {"launches_per_s": [], "issue_ns": [], "ctxgetcurrent_ns": []} for c in order}
 failed = {c: 0 for c in order}
 for line in open(raw):
@@ -133,7 +139,7 @@ base = data["native"]
 for c in order:
     d = data[c]
     n = len(d["launches_per_s"])
-    if n == 0 and c.startswith("base-"):
+    if n == 0 and (c.startswith("base-") or c == "trace"):
         continue
     delta = "n/a"
     if n and base["issue_ns"]:

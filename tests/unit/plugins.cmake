@@ -31,3 +31,20 @@ target_include_directories(sml_limits_test PRIVATE "${_sml_dir}")
 target_link_libraries(sml_limits_test PRIVATE PkgConfig::CMOCKA)
 target_compile_options(sml_limits_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME sml_limits COMMAND sml_limits_test)
+
+# trace: its renderer, summary maths and buffers alone (trace_render), and the buffers under
+# concurrent producers and a writer (trace_buf_threads).
+set(_tr_dir "${PROJECT_SOURCE_DIR}/plugins/trace")
+add_executable(trace_render_test trace_render_test.c "${_tr_dir}/tr_render.c" "${_tr_dir}/tr_stats.c"
+               "${_tr_dir}/tr_buf.c")
+target_include_directories(trace_render_test PRIVATE "${_tr_dir}" "${PROJECT_SOURCE_DIR}/sdk/include")
+target_link_libraries(trace_render_test PRIVATE PkgConfig::CMOCKA m ${CMAKE_DL_LIBS})
+target_compile_options(trace_render_test PRIVATE ${CUSHIM_WARN_FLAGS})
+add_test(NAME trace_render COMMAND trace_render_test)
+
+add_executable(trace_buf_threads_test trace_buf_threads_test.c "${_tr_dir}/tr_buf.c")
+target_include_directories(trace_buf_threads_test PRIVATE "${_tr_dir}")
+target_link_libraries(trace_buf_threads_test PRIVATE Threads::Threads)
+target_compile_options(trace_buf_threads_test PRIVATE ${CUSHIM_WARN_FLAGS})
+add_test(NAME trace_buf_threads COMMAND trace_buf_threads_test)
+set_tests_properties(trace_buf_threads PROPERTIES LABELS concurrency)

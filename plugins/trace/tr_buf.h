@@ -1,0 +1,109 @@
+/*
+ * tr_buf.h - the trace plugin's recording buffers: one chain of chunks per
+ * thread, written by that thread alone and read by the writer alone.
+ *
+ * A producer appends whole records to its current chunk and publishes each
+ * with a release store of the chunk's 'committed' offset; when a record does
+ * not fit, it links a new chunk behind the old one ('next', release) and goes
+ * on there. The writer follows each thread's chain from 'rd', consumes up to
+ * 'committed' and frees a chunk once its successor exists (the producer never
+ * touches a chunk again after linking the next). No lock on either side.
+ *
+ * Memory is bounded: chunks count against 'limit' bytes; a record that needs a
+ * new chunk beyond it is dropped and counted. So that every recorded call can
+ * still be closed, an enter record leaves room in its chunk for the minimal
+ * exit records of every call open on the thread (tr_buf_reserve's 'keep').
+ * Host-free: the unit tests drive it alone.
+ */
+#ifndef TR_BUF_H
+#define TR_BUF_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct tr_chunk {
+    struct tr_chunk *_Atomic next;  /* set by the producer after its last commit here */
+    _Atomic uint32_t committed;     /* bytes of whole records, published (release)    */
+    uint32_t cap;                   /* bytes of data[]                                 */
+    uint32_t consumed;              /* writer only                                     */
+    uint32_t pad_;
+    _Alignas(8) unsigned char data[];
+} tr_chunk;
+
+/* States of a thread buffer in the registry. */
+#define TR_TB_ACTIVE 0   /* its thread records into it                      */
+#define TR_TB_EXITED 1   /* its thread ended: the writer drains and frees it */
+#define TR_TB_FREE 2     /* drained: a new thread may claim it               */
+#define TR_TB_CLAIMING 3 /* being set up by a new thread                     */
+
+typedef struct tr_tbuf {
+    /* producer side (its thread only) */
+    tr_chunk *cur;
+    uint32_t wr;                    /* write offset in cur                             */
+    uint32_t open;                  /* enter records whose exit is still to come       */
+    uint64_t tid;
+    void *prod;                     /* the plugin's per-thread data (kernel-name cache) */
+    int quiet;                      /* the tracer's own thread (CUPTI's): nothing recorded */
+    /* shared */
+    _Atomic int state;              /* TR_TB_*                                         */
+    tr_chunk *_Atomic rd;           /* the writer's next chunk: the first one, set once */
+    struct tr_tbuf *next_tb;        /* registry link, immutable once published          */
+    /* writer side */
+    void *wstate;                   /* the writer's per-thread state                    */
+} tr_tbuf;
+
+typedef struct tr_bufs {
+    uint32_t chunk_size;
+    uint64_t limit;                 /* bytes of chunks at most                         */
+    _Atomic uint64_t used;
+    _Atomic uint64_t dropped;       /* records not stored (whole events lost)          */
+    _Atomic uint64_t trimmed;       /* exit records stored without their output bytes  */
+    _Atomic uint64_t chunks;        /* chunks allocated, ever                          */
+    tr_tbuf *_Atomic head;          /* registry: pushed by producers, never unlinked    */
+} tr_bufs;
+
+/* The smallest exit record, which 'keep' is counted in. */
+#define TR_EXIT_MIN 48u
+
+void tr_bufs_init(tr_bufs *b, uint32_t chunk_size, uint64_t limit);
+/* Frees every chunk and thread buffer: only when no producer or writer runs. */
+void tr_bufs_destroy(tr_bufs *b);
+
+/* The calling thread's new buffer: a freed one reclaimed, else a new one. NULL: no memory. */
+tr_tbuf *tr_buf_attach(tr_bufs *b, uint64_t tid);
+/* Its thread ends: the writer drains it, then it may be reclaimed. */
+void tr_buf_detach(tr_tbuf *tb);
+
+/* Room for 'len' bytes (a multiple of 8) leaving 'keep' bytes behind it in the
+   same chunk; NULL when that needs a chunk beyond the limit. */
+void *tr_buf_reserve_slow(tr_bufs *b, tr_tbuf *tb, uint32_t len, uint32_t keep);
+static inline void *tr_buf_reserve(tr_bufs *b, tr_tbuf *tb, uint32_t len, uint32_t keep)
+{
+    tr_chunk *c = tb->cur;
+    if (c != NULL && (uint64_t)tb->wr + len + keep <= c->cap)
+        return c->data + tb->wr;
+    return tr_buf_reserve_slow(b, tb, len, keep);
+}
+/* Room for 'len' bytes in the current chunk only (the space 'keep' saved). */
+void *tr_buf_reserve_here(tr_tbuf *tb, uint32_t len);
+/* Publishes the 'len' bytes reserved last. */
+static inline void tr_buf_commit(tr_tbuf *tb, uint32_t len)
+{
+    tb->wr += len;
+    atomic_store_explicit(&tb->cur->committed, tb->wr, memory_order_release);
+}
+
+/* Writer: calls 'fn' for each published, unconsumed record of 'tb' in order
+   (a record starts with its uint32_t length), frees chunks left behind, and
+   returns the number of records seen. */
+typedef void (*tr_buf_record_fn)(void *ctx, tr_tbuf *tb, const void *rec, uint32_t len);
+uint64_t tr_buf_drain(tr_bufs *b, tr_tbuf *tb, tr_buf_record_fn fn, void *ctx);
+/* Writer, once the thread has exited and everything is drained: back to the pool. */
+void tr_buf_release(tr_bufs *b, tr_tbuf *tb);
+
+/* Child of fork: the calling thread's buffer survives emptied (NULL: none),
+   every other thread's is released, the counters restart. Single-threaded. */
+void tr_bufs_fork_child(tr_bufs *b, tr_tbuf *keep);
+
+#endif /* TR_BUF_H */

@@ -1,0 +1,243 @@
+/*
+ * tr_cupti.c - GPU activity for the trace plugin (option gpu=1): kernels,
+ * copies and sets from CUPTI's activity API, loaded at run time (dlopen of
+ * libcupti.so from the toolkit), each linked to the call that launched it.
+ *
+ * The pre hook of a launch, copy or set API pushes our seq as an external
+ * correlation id; CUPTI then reports (its correlation id -> our seq) records
+ * before the activity records of API calls (so the RUNTIME and DRIVER kinds are
+ * enabled too, their records skipped), which the writer uses to draw a flow
+ * from the call to the GPU event. CUPTI
+ * timestamps come from our clock (cuptiActivityRegisterTimestampCallback)
+ * where CUPTI offers that, else are shifted by the offset measured at start.
+ * CUPTI's own thread (the buffer callbacks) is marked quiet: CUDA calls it
+ * makes are never recorded as the application's.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace.h"
+
+#if defined(TR_HAVE_CUPTI)
+#include <cupti_activity.h>
+#include <cupti_version.h>
+
+typedef CUptiResult (*f_enable)(CUpti_ActivityKind);
+typedef CUptiResult (*f_register)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc);
+typedef CUptiResult (*f_next)(uint8_t *, size_t, CUpti_Activity **);
+typedef CUptiResult (*f_flush)(uint32_t);
+typedef CUptiResult (*f_push)(CUpti_ExternalCorrelationKind, uint64_t);
+typedef CUptiResult (*f_pop)(CUpti_ExternalCorrelationKind, uint64_t *);
+typedef CUptiResult (*f_ts_cb)(CUpti_TimestampCallbackFunc);
+typedef CUptiResult (*f_ts)(uint64_t *);
+typedef CUptiResult (*f_dropped)(CUcontext, uint32_t, size_t *);
+typedef CUptiResult (*f_version)(uint32_t *);
+
+static struct {
+    void *lib;
+    f_enable enable;
+    f_register reg;
+    f_next next;
+    f_flush flush;
+    f_push push;
+    f_pop pop;
+    f_dropped dropped;
+    int64_t offset;   /* add to a CUPTI timestamp to get ours */
+    int on;
+} cu;
+
+#define TR_CUPTI_BUF (4u * 1024u * 1024u)
+
+static uint64_t CUPTIAPI ts_ours(void)
+{
+    return tr_host->now_ns();
+}
+
+static void CUPTIAPI buf_request(uint8_t **buffer, size_t *size, size_t *max)
+{
+    *buffer = aligned_alloc(8, TR_CUPTI_BUF);
+    *size = *buffer ? TR_CUPTI_BUF : 0;
+    *max = 0;
+}
+
+static void gpu_rec(tr_gpu *g, const char *name)
+{
+    g->start = (uint64_t)((int64_t)g->start + cu.offset);
+    g->end = (uint64_t)((int64_t)g->end + cu.offset);
+    tr_record(TR_REC_GPU, 0, 0, g->start, g, sizeof *g, name ? name : "", name ? (uint32_t)strlen(name) : 0);
+}
+
+static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
+{
+    CUpti_Activity *r = NULL;
+    size_t dropped = 0;
+    (void)size;
+    tr_thread_quiet(1);
+    while (valid > 0 && cu.next(buffer, valid, &r) == CUPTI_SUCCESS) {
+        tr_gpu g;
+        memset(&g, 0, sizeof g);
+        switch (r->kind) {
+        case CUPTI_ACTIVITY_KIND_KERNEL:
+        case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+            const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)r;
+            g.kind = TR_GPU_KERNEL;
+            g.start = k->start;
+            g.end = k->end;
+            g.device = k->deviceId;
+            g.stream = k->streamId;
+            g.correlation = k->correlationId;
+            g.grid[0] = (uint32_t)k->gridX, g.grid[1] = (uint32_t)k->gridY, g.grid[2] = (uint32_t)k->gridZ;
+            g.block[0] = (uint32_t)k->blockX, g.block[1] = (uint32_t)k->blockY, g.block[2] = (uint32_t)k->blockZ;
+            gpu_rec(&g, k->name);
+            break;
+        }
+        case CUPTI_ACTIVITY_KIND_MEMCPY: {
+            const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)r;
+            g.kind = TR_GPU_MEMCPY;
+            g.start = m->start;
+            g.end = m->end;
+            g.bytes = m->bytes;
+            g.copy_kind = m->copyKind;
+            g.device = m->deviceId;
+            g.stream = m->streamId;
+            g.correlation = m->correlationId;
+            gpu_rec(&g, NULL);
+            break;
+        }
+        case CUPTI_ACTIVITY_KIND_MEMSET: {
+            const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)r;
+            g.kind = TR_GPU_MEMSET;
+            g.start = m->start;
+            g.end = m->end;
+            g.bytes = m->bytes;
+            g.device = m->deviceId;
+            g.stream = m->streamId;
+            g.correlation = m->correlationId;
+            gpu_rec(&g, NULL);
+            break;
+        }
+        case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+            const CUpti_ActivityExternalCorrelation *e = (const CUpti_ActivityExternalCorrelation *)r;
+            if (e->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)
+                tr_record(TR_REC_CORR, e->correlationId, e->externalId, 0, NULL, 0, NULL, 0);
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    if (cu.dropped != NULL && cu.dropped(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped > 0 && tr_st)
+        atomic_fetch_add(&tr_st->w.gpu_dropped, dropped);
+    free(buffer);
+}
+
+int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
+{
+    char buf[1024];
+    const char *home = tr_host->env_path("CUDA_HOME");
+    const char *tries[4];
+    int nt = 0;
+    f_ts_cb tscb;
+    f_ts ts;
+    (void)st;
+    if (path != NULL && path[0])
+        tries[nt++] = path;
+    else {
+        if (home != NULL && home[0]) {
+            snprintf(buf, sizeof buf, "%s/lib64/libcupti.so", home);
+            tries[nt++] = buf;
+        }
+        tries[nt++] = "/usr/local/cuda/lib64/libcupti.so";
+        tries[nt++] = "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so";
+        tries[nt++] = "libcupti.so";
+    }
+    for (int i = 0; i < nt && cu.lib == NULL; i++)
+        cu.lib = dlopen(tries[i], RTLD_NOW | RTLD_LOCAL);
+    if (cu.lib == NULL) {
+        snprintf(err, errlen, "cannot load CUPTI (%s%s): %s; give cupti=PATH or set CUDA_HOME", tries[0],
+                 nt > 1 ? " and the toolkit's defaults" : "", dlerror());
+        return -1;
+    }
+    cu.enable = (f_enable)dlsym(cu.lib, "cuptiActivityEnable");
+    cu.reg = (f_register)dlsym(cu.lib, "cuptiActivityRegisterCallbacks");
+    cu.next = (f_next)dlsym(cu.lib, "cuptiActivityGetNextRecord");
+    cu.flush = (f_flush)dlsym(cu.lib, "cuptiActivityFlushAll");
+    cu.push = (f_push)dlsym(cu.lib, "cuptiActivityPushExternalCorrelationId");
+    cu.pop = (f_pop)dlsym(cu.lib, "cuptiActivityPopExternalCorrelationId");
+    cu.dropped = (f_dropped)dlsym(cu.lib, "cuptiActivityGetNumDroppedRecords");
+    tscb = (f_ts_cb)dlsym(cu.lib, "cuptiActivityRegisterTimestampCallback");
+    ts = (f_ts)dlsym(cu.lib, "cuptiGetTimestamp");
+    if (!cu.enable || !cu.reg || !cu.next || !cu.flush || !cu.push || !cu.pop) {
+        snprintf(err, errlen, "the CUPTI loaded lacks the activity API's functions");
+        return -1;
+    }
+    {
+        /* the activity records are read with this build's struct layouts (CUpti_ActivityKernel10...): a CUPTI
+           of an older CUDA major release writes older ones */
+        f_version ver = (f_version)dlsym(cu.lib, "cuptiGetVersion");
+        uint32_t v = 0;
+        if (ver == NULL || ver(&v) != CUPTI_SUCCESS || v / 10000 < CUPTI_API_VERSION / 10000) {
+            snprintf(err, errlen, "the CUPTI loaded has API version %u, this build reads the records of CUDA %u "
+                     "(API version %u): give cupti=PATH of that toolkit", v, (unsigned)CUPTI_API_VERSION / 10000,
+                     (unsigned)CUPTI_API_VERSION);
+            return -1;
+        }
+    }
+    cu.offset = 0;
+    if (tscb == NULL || tscb(ts_ours) != CUPTI_SUCCESS) {
+        uint64_t c = 0;
+        if (ts != NULL && ts(&c) == CUPTI_SUCCESS)
+            cu.offset = (int64_t)tr_host->now_ns() - (int64_t)c;
+    }
+    if (cu.reg(buf_request, buf_complete) != CUPTI_SUCCESS ||
+        cu.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS ||
+        cu.enable(CUPTI_ACTIVITY_KIND_MEMCPY) != CUPTI_SUCCESS ||
+        cu.enable(CUPTI_ACTIVITY_KIND_MEMSET) != CUPTI_SUCCESS ||
+        cu.enable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) != CUPTI_SUCCESS ||
+        /* external correlation records precede API activity records only: CUPTI must record the API calls
+           too (their records are skipped here), as PyTorch's profiler does */
+        cu.enable(CUPTI_ACTIVITY_KIND_RUNTIME) != CUPTI_SUCCESS || cu.enable(CUPTI_ACTIVITY_KIND_DRIVER) != CUPTI_SUCCESS) {
+        snprintf(err, errlen, "CUPTI refused to enable activity records (another profiler attached?)");
+        return -1;
+    }
+    cu.on = 1;
+    return 0;
+}
+
+void tr_cupti_flush(void)
+{
+    if (cu.on) {
+        tr_thread_quiet(1);
+        cu.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        tr_thread_quiet(0);
+    }
+}
+
+void tr_cupti_push(uint64_t seq)
+{
+    if (cu.on)
+        cu.push(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, seq);
+}
+
+void tr_cupti_pop(void)
+{
+    uint64_t last;
+    if (cu.on)
+        cu.pop(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+}
+
+#else /* !TR_HAVE_CUPTI */
+
+int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
+{
+    (void)st, (void)path;
+    snprintf(err, errlen, "this build has no CUPTI headers (cupti_activity.h was not found at build time)");
+    return -1;
+}
+void tr_cupti_flush(void) {}
+void tr_cupti_push(uint64_t seq) { (void)seq; }
+void tr_cupti_pop(void) {}
+#endif

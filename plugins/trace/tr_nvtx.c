@@ -1,0 +1,169 @@
+/*
+ * tr_nvtx.c - the trace plugin as an NVTX injection library: with
+ * NVTX_INJECTION64_PATH naming this .so (cushim run --trace sets it), the NVTX
+ * library the application uses (PyTorch's included) calls
+ * InitializeInjectionNvtx2 on its first NVTX call; we take over the core
+ * range and mark entry points and record them on the calling thread.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+#include "trace.h"
+
+#if defined(TR_HAVE_NVTX)
+#define NVTX_NO_IMPL
+#include <nvtx3/nvToolsExt.h>
+
+static _Thread_local int tr_nvtx_level;
+
+static void nvtx_rec(uint16_t type, uint64_t id, const char *msg)
+{
+    tr_record(type, id, 0, tr_host ? tr_host->now_ns() : 0, NULL, 0, msg ? msg : "",
+              msg ? (uint32_t)strlen(msg) : 0);
+}
+
+/* The message of an attribute struct, as ASCII text in 'buf'. */
+static const char *attr_msg(const nvtxEventAttributes_t *a, char *buf, size_t cap)
+{
+    if (a == NULL)
+        return "";
+    if (a->messageType == NVTX_MESSAGE_TYPE_ASCII && a->message.ascii != NULL)
+        return a->message.ascii;
+    if (a->messageType == NVTX_MESSAGE_TYPE_UNICODE && a->message.unicode != NULL) {
+        size_t i = 0;
+        for (const wchar_t *w = a->message.unicode; *w && i + 1 < cap; w++)
+            buf[i++] = (*w > 0 && *w < 0x80) ? (char)*w : '?';
+        buf[i] = '\0';
+        return buf;
+    }
+    return "";
+}
+
+static void NVTX_API tr_mark_ex(const nvtxEventAttributes_t *a)
+{
+    char b[256];
+    if (tr_st)
+        nvtx_rec(TR_REC_NVTX_MARK, 0, attr_msg(a, b, sizeof b));
+}
+
+static void NVTX_API tr_mark_a(const char *m)
+{
+    if (tr_st)
+        nvtx_rec(TR_REC_NVTX_MARK, 0, m);
+}
+
+static nvtxRangeId_t NVTX_API tr_start_ex(const nvtxEventAttributes_t *a)
+{
+    char b[256];
+    uint64_t id;
+    if (tr_st == NULL)
+        return 0;
+    id = atomic_fetch_add(&tr_st->nvtx_ids, 1) + 1;
+    nvtx_rec(TR_REC_NVTX_START, id, attr_msg(a, b, sizeof b));
+    return id;
+}
+
+static nvtxRangeId_t NVTX_API tr_start_a(const char *m)
+{
+    uint64_t id;
+    if (tr_st == NULL)
+        return 0;
+    id = atomic_fetch_add(&tr_st->nvtx_ids, 1) + 1;
+    nvtx_rec(TR_REC_NVTX_START, id, m);
+    return id;
+}
+
+static void NVTX_API tr_end(nvtxRangeId_t id)
+{
+    if (tr_st)
+        nvtx_rec(TR_REC_NVTX_END, id, "");
+}
+
+static int NVTX_API tr_push_ex(const nvtxEventAttributes_t *a)
+{
+    char b[256];
+    if (tr_st)
+        nvtx_rec(TR_REC_NVTX_PUSH, 0, attr_msg(a, b, sizeof b));
+    return tr_nvtx_level++;
+}
+
+static int NVTX_API tr_push_a(const char *m)
+{
+    if (tr_st)
+        nvtx_rec(TR_REC_NVTX_PUSH, 0, m);
+    return tr_nvtx_level++;
+}
+
+static int NVTX_API tr_pop(void)
+{
+    if (tr_nvtx_level == 0)
+        return -1;
+    if (tr_st)
+        nvtx_rec(TR_REC_NVTX_POP, 0, "");
+    return --tr_nvtx_level;
+}
+
+/* Domains (NVTX's CORE2 module): the same records, the domain not kept. */
+static void NVTX_API tr_dmark(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
+{
+    (void)d;
+    tr_mark_ex(a);
+}
+
+static nvtxRangeId_t NVTX_API tr_dstart(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
+{
+    (void)d;
+    return tr_start_ex(a);
+}
+
+static void NVTX_API tr_dend(nvtxDomainHandle_t d, nvtxRangeId_t id)
+{
+    (void)d;
+    tr_end(id);
+}
+
+static int NVTX_API tr_dpush(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
+{
+    (void)d;
+    return tr_push_ex(a);
+}
+
+static int NVTX_API tr_dpop(nvtxDomainHandle_t d)
+{
+    (void)d;
+    return tr_pop();
+}
+
+CUSHIM_PLUGIN_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table);
+CUSHIM_PLUGIN_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table)
+{
+    const NvtxExportTableCallbacks *cb;
+    NvtxFunctionTable t = NULL;
+    unsigned int n = 0;
+    if (get_table == NULL || (cb = get_table(NVTX_ETID_CALLBACKS)) == NULL || cb->GetModuleFunctionTable == NULL ||
+        !cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &t, &n) || t == NULL)
+        return 0;
+#define SET(id, fn) \
+    if ((unsigned)(id) < n && t[id] != NULL) *t[id] = (NvtxFunctionPointer)(fn)
+    SET(NVTX_CBID_CORE_MarkEx, tr_mark_ex);
+    SET(NVTX_CBID_CORE_MarkA, tr_mark_a);
+    SET(NVTX_CBID_CORE_RangeStartEx, tr_start_ex);
+    SET(NVTX_CBID_CORE_RangeStartA, tr_start_a);
+    SET(NVTX_CBID_CORE_RangeEnd, tr_end);
+    SET(NVTX_CBID_CORE_RangePushEx, tr_push_ex);
+    SET(NVTX_CBID_CORE_RangePushA, tr_push_a);
+    SET(NVTX_CBID_CORE_RangePop, tr_pop);
+    t = NULL;
+    n = 0;
+    if (cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &t, &n) && t != NULL) {
+        SET(NVTX_CBID_CORE2_DomainMarkEx, tr_dmark);
+        SET(NVTX_CBID_CORE2_DomainRangeStartEx, tr_dstart);
+        SET(NVTX_CBID_CORE2_DomainRangeEnd, tr_dend);
+        SET(NVTX_CBID_CORE2_DomainRangePushEx, tr_dpush);
+        SET(NVTX_CBID_CORE2_DomainRangePop, tr_dpop);
+    }
+#undef SET
+    return 1;
+}
+#endif /* TR_HAVE_NVTX */

@@ -1,0 +1,112 @@
+/*
+ * tr_plan.c - per API, from the metadata alone: which input pointers are read
+ * before the call (a string, a struct the metadata lists, an array whose count
+ * another parameter or the overlay gives), which output pointers after it (the
+ * element, or the array whose count another parameter holds, directly or behind
+ * a pointer), and which parameter names the kernel of a launch.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tr_plan.h"
+
+static int typed_params(void)
+{
+    return tr_host->sizeof_param_info >= offsetof(cushim_param_info, struct_type) + sizeof(void *);
+}
+
+static int tr_cap_for(const cushim_api_info *info, uint32_t i, int out, tr_cap *c)
+{
+    const cushim_param_info *p = tr_host->api_param(info, i);
+    int typed = typed_params();
+    memset(c, 0, sizeof *c);
+    if (p == NULL || p->offset + p->size > info->params_size || p->size != sizeof(void *))
+        return 0;
+    c->param = (uint16_t)i;
+    c->off = p->offset;
+    c->size = p->size;
+    c->count_param = -1;
+    if (!out && p->kind == CUSHIM_KIND_STRING && p->dir == CUSHIM_DIR_IN) {
+        c->mode = TR_CAP_STRING;
+        return 1;
+    }
+    if (p->kind != CUSHIM_KIND_POINTER)
+        return 0;
+    c->mode = TR_CAP_ARRAY;
+    c->elem_size = p->elem_size;
+    if (typed && p->struct_type != NULL && c->elem_size == 0)
+        c->elem_size = p->struct_type->size;
+    if (c->elem_size == 0)
+        return 0;
+    if (p->count_param >= 0 && (uint32_t)p->count_param < info->nparams) {
+        const cushim_param_info *cp = tr_host->api_param(info, (uint32_t)p->count_param);
+        if (cp == NULL || cp->offset + cp->size > info->params_size)
+            return 0;
+        c->count_param = p->count_param;
+        c->coff = cp->offset;
+        c->csize = cp->size;
+        c->count_indirect = typed ? p->count_indirect : 0;
+        if (c->count_indirect) {
+            if (cp->size != sizeof(void *) || cp->elem_size == 0 || cp->elem_size > 8)
+                return 0;
+            c->cpointee = cp->elem_size;
+        }
+    } else {
+        c->fixed = p->fixed_count;
+    }
+    if (out)
+        return p->dir == CUSHIM_DIR_OUT || p->dir == CUSHIM_DIR_INOUT;
+    /* inputs: a struct the metadata describes, or a counted/fixed array */
+    if (p->dir != CUSHIM_DIR_IN)
+        return 0;
+    return (typed && p->struct_type != NULL) || c->count_param >= 0 || c->fixed > 0;
+}
+
+static int launch_kind(const cushim_api_info *info, uint16_t *off)
+{
+    if (!(info->categories & CUSHIM_CAT_LAUNCH))
+        return 0;
+    for (uint32_t i = 0; i < info->nparams; i++) {
+        const cushim_param_info *p = tr_host->api_param(info, i);
+        const char *ct = p ? p->canonical_type : NULL;
+        if (ct == NULL || p->size != sizeof(void *))
+            continue;
+        *off = p->offset;
+        if (strcmp(ct, "struct CUfunc_st *") == 0)
+            return TR_LAUNCH_FUNC;
+        if (strcmp(ct, "struct CUkern_st *") == 0)
+            return TR_LAUNCH_KERNEL;
+        if (info->library == CUSHIM_LIB_RUNTIME && strcmp(p->name, "func") == 0 && strcmp(ct, "const void *") == 0)
+            return TR_LAUNCH_STUB;
+    }
+    return 0;
+}
+
+tr_plan *tr_plan_make(tr_state *st, const cushim_api_info *info)
+{
+    tr_cap tmp[32];
+    uint32_t nin = 0, nout = 0;
+    tr_plan *pl;
+    for (uint32_t i = 0; i < info->nparams && nin < 16; i++)
+        if (tr_cap_for(info, i, 0, &tmp[nin]))
+            nin++;
+    for (uint32_t i = 0; i < info->nparams && nout < 16; i++)
+        if (tr_cap_for(info, i, 1, &tmp[16 + nout]))
+            nout++;
+    if ((pl = calloc(1, sizeof *pl + (nin + nout) * sizeof(tr_cap))) == NULL)
+        return NULL;
+    memcpy(pl->caps, tmp, nin * sizeof(tr_cap));
+    memcpy(pl->caps + nin, tmp + 16, nout * sizeof(tr_cap));
+    pl->nin = (uint16_t)nin;
+    pl->nout = (uint16_t)nout;
+    pl->launch = (uint8_t)launch_kind(info, &pl->fparam_off);
+    pl->corr = st->gpu && (info->categories & (CUSHIM_CAT_LAUNCH | CUSHIM_CAT_COPY | CUSHIM_CAT_SET));
+    return pl;
+}
+
+uint32_t tr_api_id_of(const char *name)
+{
+    const cushim_api_info *i = tr_host->api_by_name(name);
+    return i ? i->id : 0;
+}
+

@@ -1,0 +1,118 @@
+/*
+ * tr_plan.h - what the trace plugin captures of each selected API, decided once
+ * at start from the generated metadata (tr_plan.c), and the capture itself,
+ * inlined into the hooks: the bytes behind input pointers before the call
+ * (strings, listed structs, counted arrays) and behind output pointers after it.
+ */
+#ifndef TR_PLAN_H
+#define TR_PLAN_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "trace.h"
+
+#define TR_BLOB_MAX 4096u     /* bytes kept per pointer parameter */
+
+#define TR_CAP_STRING 1
+#define TR_CAP_ARRAY 2
+
+typedef struct tr_cap {
+    uint16_t param;
+    uint8_t mode;               /* TR_CAP_*                                       */
+    uint8_t count_indirect;     /* the count is behind the count parameter        */
+    int16_t count_param;        /* -1: 'fixed' elements                            */
+    uint16_t off, size;         /* the pointer in the params struct               */
+    uint16_t coff, csize;       /* the count parameter                             */
+    uint32_t elem_size;
+    uint32_t fixed;
+    uint32_t cpointee;          /* size of a count held behind a pointer           */
+} tr_cap;
+
+struct tr_plan {
+    uint8_t launch;
+    uint8_t corr;               /* push an external correlation id (GPU tracing)  */
+    uint16_t fparam_off;
+    uint16_t nin, nout;
+    tr_cap caps[];
+};
+
+static inline uint64_t tr_rd_uint(const void *p, uint32_t size)
+{
+    uint64_t v = 0;
+    uint32_t u32;
+    uint16_t u16;
+    uint8_t u8;
+    switch (size) {
+    case 1: memcpy(&u8, p, 1); return u8;
+    case 2: memcpy(&u16, p, 2); return u16;
+    case 4: memcpy(&u32, p, 4); return u32;
+    case 8: memcpy(&v, p, 8); return v;
+    default: return 0;
+    }
+}
+
+static inline uint64_t tr_cap_count(const tr_cap *c, const unsigned char *pv)
+{
+    uint64_t v;
+    if (c->count_param < 0)
+        return c->fixed ? c->fixed : 1;
+    v = tr_rd_uint(pv + c->coff, c->csize);
+    if (c->count_indirect) {
+        if (v == 0)
+            return 0;
+        v = tr_rd_uint((const void *)(uintptr_t)v, c->cpointee);
+    }
+    if (c->csize == 4 && (v >> 31))   /* a negative int count */
+        return 0;
+    return v;
+}
+
+/* 1 when the capture makes a blob (the pointer is not NULL): 'size' bytes kept of 'count' elements. */
+static inline int tr_cap_size(const tr_cap *c, const unsigned char *pv, uint32_t *size, uint64_t *count, int *trunc)
+{
+    const void *ptr = (const void *)(uintptr_t)tr_rd_uint(pv + c->off, c->size);
+    uint64_t bytes;
+    *trunc = 0;
+    *count = 0;
+    *size = 0;
+    if (ptr == NULL)
+        return 0;
+    if (c->mode == TR_CAP_STRING) {
+        size_t n = strnlen(ptr, TR_STR_MAX + 1);
+        *count = n;
+        if (n > TR_STR_MAX) {
+            *trunc = 1;
+            n = TR_STR_MAX;
+        }
+        *size = (uint32_t)n;
+        return 1;
+    }
+    *count = tr_cap_count(c, pv);
+    bytes = *count * c->elem_size;
+    if (*count > TR_BLOB_MAX || bytes > TR_BLOB_MAX) {
+        *trunc = 1;
+        bytes = (TR_BLOB_MAX / c->elem_size) * c->elem_size;
+    }
+    *size = (uint32_t)bytes;
+    return 1;
+}
+
+static inline unsigned char *tr_cap_write(const tr_cap *c, const unsigned char *pv, unsigned char *out, uint32_t n,
+                                uint64_t count, int trunc)
+{
+    tr_blob b = {.param = c->param, .flags = trunc ? TR_BLOB_TRUNC : 0, .len = n, .count = count};
+    memcpy(out, &b, sizeof b);
+    if (n > 0)
+        memcpy(out + sizeof b, (const void *)(uintptr_t)tr_rd_uint(pv + c->off, c->size), n);
+    if (tr_pad8(n) > n)
+        memset(out + sizeof b + n, 0, tr_pad8(n) - n);
+    return out + sizeof b + tr_pad8(n);
+}
+
+/* The plan of an API (NULL when out of memory). */
+tr_plan *tr_plan_make(tr_state *st, const cushim_api_info *info);
+/* An API's id by exported name, 0 if this build has none. */
+uint32_t tr_api_id_of(const char *name);
+
+#endif /* TR_PLAN_H */

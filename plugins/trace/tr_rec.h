@@ -1,0 +1,78 @@
+/*
+ * tr_rec.h - the records the trace plugin's hooks store and its writer reads.
+ *
+ * Every record starts with 'tr_rec' (48 bytes) and is a multiple of 8 bytes.
+ *   ENTER  tr_rec, the API's raw params struct (info->params_size, padded to 8),
+ *          then blobs: bytes behind input pointers (strings, structs by pointer,
+ *          counted arrays).
+ *   EXIT   tr_rec (aux = the first 8 bytes of the return value), then blobs:
+ *          bytes behind output pointers, read after a successful call.
+ *   NVTX_* tr_rec (api_id = 0, seq = range id for start/end), a blob with the
+ *          message (param = 0).
+ *   GPU    tr_rec with a tr_gpu after it, then the kernel's name as a blob.
+ *   CORR   a CUPTI correlation id (seq) mapped to an external one (parent).
+ * A blob is a tr_blob followed by its bytes, padded to 8.
+ */
+#ifndef TR_REC_H
+#define TR_REC_H
+
+#include <stdint.h>
+
+#define TR_REC_ENTER 1
+#define TR_REC_EXIT 2
+#define TR_REC_NVTX_PUSH 3
+#define TR_REC_NVTX_POP 4
+#define TR_REC_NVTX_START 5
+#define TR_REC_NVTX_END 6
+#define TR_REC_NVTX_MARK 7
+#define TR_REC_GPU 8
+#define TR_REC_CORR 9
+
+/* tr_rec.flags */
+#define TR_F_SKIPPED 1u   /* EXIT: a pre hook skipped the real call */
+#define TR_F_TRIMMED 2u   /* EXIT: stored without its output bytes (buffer full) */
+
+typedef struct tr_rec {
+    uint32_t len;         /* the whole record                                     */
+    uint16_t type;        /* TR_REC_*                                              */
+    uint16_t flags;
+    uint32_t api_id;
+    uint32_t depth;       /* enclosing hooked calls on the thread                  */
+    uint64_t seq;         /* the call's seq (correlation id)                       */
+    uint64_t parent;      /* ENTER: the enclosing call's seq, 0 if none            */
+    uint64_t t;           /* ns, host->now_ns clock: entry, exit, or the event's   */
+    uint64_t aux;         /* ENTER: interned kernel name (const char *) or 0;
+                             EXIT: the return value's first 8 bytes               */
+} tr_rec;
+
+#define TR_BLOB_TRUNC 1u  /* fewer bytes than the parameter describes were kept   */
+
+typedef struct tr_blob {
+    uint16_t param;       /* parameter index                                      */
+    uint16_t flags;       /* TR_BLOB_*                                             */
+    uint32_t len;         /* bytes kept (the padding not counted)                  */
+    uint64_t count;       /* elements the parameter describes (before truncation)  */
+} tr_blob;
+
+#define TR_GPU_KERNEL 1
+#define TR_GPU_MEMCPY 2
+#define TR_GPU_MEMSET 3
+
+typedef struct tr_gpu {
+    uint64_t start, end;  /* ns, host clock                                        */
+    uint64_t bytes;       /* copies and sets                                       */
+    uint32_t kind;        /* TR_GPU_*                                              */
+    uint32_t device;
+    uint32_t stream;
+    uint32_t correlation; /* CUPTI's                                               */
+    uint32_t copy_kind;   /* CUpti_ActivityMemcpyKind                              */
+    uint32_t grid[3], block[3];
+    uint32_t pad_;
+} tr_gpu;
+
+static inline uint32_t tr_pad8(uint64_t n)
+{
+    return (uint32_t)((n + 7u) & ~(uint64_t)7u);
+}
+
+#endif /* TR_REC_H */

@@ -1,0 +1,68 @@
+/*
+ * tr_render.h - turns recorded calls into JSON text, from the generated
+ * metadata alone (no API is known by hand). Runs on the writer thread only.
+ * Host-free: metadata arrives through 'tr_meta', which the unit tests fill
+ * with hand-made tables.
+ */
+#ifndef TR_RENDER_H
+#define TR_RENDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cushim/cushim.h>
+
+#include "tr_rec.h"
+
+/* A growable text buffer. On allocation failure it stops growing and 'oom' is set. */
+typedef struct tr_sb {
+    char *p;
+    size_t len, cap;
+    int oom;
+} tr_sb;
+
+void tr_sb_free(tr_sb *sb);
+void tr_sb_putn(tr_sb *sb, const char *s, size_t n);
+void tr_sb_puts(tr_sb *sb, const char *s);
+void tr_sb_printf(tr_sb *sb, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void tr_sb_u64(tr_sb *sb, uint64_t v);
+void tr_sb_i64(tr_sb *sb, int64_t v);
+/* "0x..." with the quotes */
+void tr_sb_hexq(tr_sb *sb, uint64_t v);
+/* A JSON string literal of at most 'max' bytes of 's' (then "..."). */
+void tr_sb_json_str(tr_sb *sb, const char *s, size_t n, size_t max);
+/* ns as microseconds with 3 decimals: exact. */
+void tr_sb_us(tr_sb *sb, uint64_t ns);
+
+typedef struct tr_meta {
+    const cushim_param_info *(*api_param)(const cushim_api_info *api, uint32_t index);
+    const char *(*result_name)(uint32_t ret_kind, int32_t code);
+    /* NULL when the host has no type metadata */
+    const char *(*enum_value_name)(const cushim_enum_info *e, int64_t value);
+    uint32_t sizeof_param_info;   /* the host's: fields beyond it are absent */
+} tr_meta;
+
+/* Longest string kept from a call (bytes), and array elements rendered. */
+#define TR_STR_MAX 256u
+/* Kernel names (C++ mangled names run long; the kernel table groups by them). */
+#define TR_NAME_MAX 4096u
+#define TR_ARRAY_MAX 64u
+
+/* Does the host's parameter metadata carry the type-metadata fields? */
+int tr_meta_typed(const tr_meta *m);
+
+/* The "args" object of one call: ',"name":value' per parameter, the kernel
+   name, the result. 'exit' may be NULL (a call still running at the end). */
+void tr_render_args(tr_sb *sb, const tr_meta *m, const cushim_api_info *info, const tr_rec *enter,
+                    const tr_rec *exit);
+
+/* Blobs of a record: the one of parameter 'param', NULL if none. */
+const tr_blob *tr_rec_blob(const tr_rec *r, uint32_t fixed, uint32_t param);
+/* Where an ENTER record's blobs start (after the params struct). */
+uint32_t tr_enter_fixed(const cushim_api_info *info);
+
+#endif /* TR_RENDER_H */

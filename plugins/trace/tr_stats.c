@@ -1,0 +1,237 @@
+/*
+ * tr_stats.c - summary tables (tr_stats.h). Medians are exact (each series
+ * is kept and sorted); the standard deviation is the sample one, as Nsight
+ * Systems reports it. Numbers print with thousands separators like 'nsys stats'.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tr_stats.h"
+
+void tr_stats_init(tr_stats *st)
+{
+    memset(st, 0, sizeof *st);
+}
+
+void tr_stats_free(tr_stats *st)
+{
+    for (uint32_t i = 0; i < st->n; i++) {
+        free(st->s[i].name);
+        free(st->s[i].v);
+    }
+    free(st->s);
+    free(st->index);
+    memset(st, 0, sizeof *st);
+}
+
+static uint32_t st_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    while (*s)
+        h = (h ^ (unsigned char)*s++) * 16777619u;
+    return h;
+}
+
+static int st_rehash(tr_stats *st)
+{
+    uint32_t cap = st->icap ? st->icap * 2 : 256;
+    uint32_t *ix = calloc(cap, sizeof *ix);
+    if (ix == NULL)
+        return -1;
+    for (uint32_t i = 0; i < st->n; i++) {
+        uint32_t h = st_hash(st->s[i].name) & (cap - 1);
+        while (ix[h])
+            h = (h + 1) & (cap - 1);
+        ix[h] = i + 1;
+    }
+    free(st->index);
+    st->index = ix;
+    st->icap = cap;
+    return 0;
+}
+
+int64_t tr_stats_find(tr_stats *st, const char *name)
+{
+    uint32_t h;
+    tr_series *s;
+    if (st->oom)
+        return -1;
+    if ((st->n + 1) * 2 > st->icap && st_rehash(st) != 0)
+        goto oom;
+    for (h = st_hash(name) & (st->icap - 1); st->index[h]; h = (h + 1) & (st->icap - 1))
+        if (strcmp(st->s[st->index[h] - 1].name, name) == 0)
+            return st->index[h] - 1;
+    if (st->n == st->cap) {
+        uint32_t cap = st->cap ? st->cap * 2 : 64;
+        tr_series *ns_ = realloc(st->s, cap * sizeof *ns_);
+        if (ns_ == NULL)
+            goto oom;
+        st->s = ns_;
+        st->cap = cap;
+    }
+    s = &st->s[st->n];
+    memset(s, 0, sizeof *s);
+    if ((s->name = strdup(name)) == NULL)
+        goto oom;
+    st->index[h] = ++st->n;
+    return st->n - 1;
+oom:
+    st->oom = 1;
+    return -1;
+}
+
+int tr_stats_add_at(tr_stats *st, uint32_t index, uint64_t ns)
+{
+    tr_series *s;
+    if (index >= st->n)
+        return -1;
+    s = &st->s[index];
+    if (s->n == s->cap) {
+        uint64_t cap = s->cap ? s->cap * 2 : 16;
+        uint64_t *nv = realloc(s->v, cap * sizeof *nv);
+        if (nv == NULL) {
+            st->oom = 1;
+            return -1;
+        }
+        s->v = nv;
+        s->cap = cap;
+    }
+    s->v[s->n++] = ns;
+    return 0;
+}
+
+int tr_stats_add(tr_stats *st, const char *name, uint64_t ns)
+{
+    int64_t i = tr_stats_find(st, name);
+    return i < 0 ? -1 : tr_stats_add_at(st, (uint32_t)i, ns);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+    const tr_stat_row *x = a, *y = b;
+    if (x->total != y->total)
+        return x->total > y->total ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+uint32_t tr_stats_rows(tr_stats *st, tr_stat_row **rows)
+{
+    uint64_t all = 0;
+    uint32_t k = 0;
+    tr_stat_row *r;
+    *rows = NULL;
+    if (st->n == 0 || (r = calloc(st->n, sizeof *r)) == NULL)
+        return 0;
+    for (uint32_t i = 0; i < st->n; i++) {
+        tr_series *s = &st->s[i];
+        uint64_t total = 0;
+        double mean, ss = 0;
+        if (s->n == 0)
+            continue;
+        qsort(s->v, s->n, sizeof *s->v, cmp_u64);
+        for (uint64_t j = 0; j < s->n; j++)
+            total += s->v[j];
+        mean = (double)total / (double)s->n;
+        for (uint64_t j = 0; j < s->n; j++)
+            ss += ((double)s->v[j] - mean) * ((double)s->v[j] - mean);
+        r[k].name = s->name;
+        r[k].total = total;
+        r[k].n = s->n;
+        r[k].min = s->v[0];
+        r[k].max = s->v[s->n - 1];
+        r[k].avg = mean;
+        r[k].med = s->n % 2 ? (double)s->v[s->n / 2] : ((double)s->v[s->n / 2 - 1] + (double)s->v[s->n / 2]) / 2;
+        r[k].stddev = s->n > 1 ? sqrt(ss / (double)(s->n - 1)) : 0;
+        all += total;
+        k++;
+    }
+    for (uint32_t i = 0; i < k; i++)
+        r[i].pct = all ? 100.0 * (double)r[i].total / (double)all : 0;
+    qsort(r, k, sizeof *r, cmp_row);
+    *rows = r;
+    return k;
+}
+
+/* "1,234,567" and "1,234,567.8" */
+static void fmt_grouped(char *out, size_t cap, const char *digits)
+{
+    const char *dot = strchr(digits, '.');
+    size_t ilen = dot ? (size_t)(dot - digits) : strlen(digits), o = 0;
+    for (size_t i = 0; i < ilen && o + 2 < cap; i++) {
+        out[o++] = digits[i];
+        if (digits[i] != '-' && (ilen - i - 1) % 3 == 0 && i + 1 < ilen)
+            out[o++] = ',';
+    }
+    for (const char *p = dot; p && *p && o + 1 < cap; p++)
+        out[o++] = *p;
+    out[o] = '\0';
+}
+
+static void fmt_u(char *out, size_t cap, uint64_t v)
+{
+    char d[32];
+    snprintf(d, sizeof d, "%llu", (unsigned long long)v);
+    fmt_grouped(out, cap, d);
+}
+
+static void fmt_d(char *out, size_t cap, double v)
+{
+    char d[64];
+    snprintf(d, sizeof d, "%.1f", v);
+    fmt_grouped(out, cap, d);
+}
+
+#define NCOL 9
+
+void tr_stats_print(FILE *f, const tr_stat_row *rows, uint32_t n, const char *count_header)
+{
+    const char *hdr[NCOL] = {"Time (%)", "Total Time (ns)", count_header, "Avg (ns)", "Med (ns)",
+                             "Min (ns)", "Max (ns)", "StdDev (ns)", "Name"};
+    size_t w[NCOL];
+    char cell[NCOL][48];
+    for (int c = 0; c < NCOL; c++)
+        w[c] = strlen(hdr[c]);
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            /* one blank before the first column, two between columns, as nsys prints */
+            for (int c = 0; c < NCOL; c++)
+                fprintf(f, c == NCOL - 1 ? "  %-*s" : c ? "  %*s" : " %*s", (int)w[c], hdr[c]);
+            fputc('\n', f);
+            for (int c = 0; c < NCOL; c++) {
+                fputs(c ? "  " : " ", f);
+                for (size_t k = 0; k < w[c]; k++)
+                    fputc('-', f);
+            }
+            fputc('\n', f);
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            const tr_stat_row *r = &rows[i];
+            snprintf(cell[0], sizeof cell[0], "%.1f", r->pct);
+            fmt_u(cell[1], sizeof cell[1], r->total);
+            fmt_u(cell[2], sizeof cell[2], r->n);
+            fmt_d(cell[3], sizeof cell[3], r->avg);
+            fmt_d(cell[4], sizeof cell[4], r->med);
+            fmt_u(cell[5], sizeof cell[5], r->min);
+            fmt_u(cell[6], sizeof cell[6], r->max);
+            fmt_d(cell[7], sizeof cell[7], r->stddev);
+            if (pass == 0) {
+                for (int c = 0; c < NCOL - 1; c++)
+                    if (strlen(cell[c]) > w[c])
+                        w[c] = strlen(cell[c]);
+                if (strlen(r->name) > w[NCOL - 1])
+                    w[NCOL - 1] = strlen(r->name);
+                continue;
+            }
+            for (int c = 0; c < NCOL - 1; c++)
+                fprintf(f, c ? "  %*s" : " %*s", (int)w[c], cell[c]);
+            fprintf(f, "  %s\n", r->name);
+        }
+    }
+}

@@ -1,0 +1,200 @@
+/*
+ * tr_wevents.c - the writer's NVTX and GPU events, and its small id map: NVTX
+ * push/pop as B/E on the thread, start/end as async b/e, marks as instants;
+ * GPU kernels, copies and sets as X events on a track per device and stream,
+ * linked to the launching call by ac2g flow events (s at the call, f at the GPU
+ * event) through the CUPTI correlation id -> our seq map.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tr_rec.h"
+#include "tr_writer_int.h"
+
+static uint64_t *map_slot(tw_map *m, uint64_t k)
+{
+    uint64_t h = (k * 0x9e3779b97f4a7c15ull) & (m->cap - 1);
+    while (m->k[h] != 0 && m->k[h] != k)
+        h = (h + 1) & (m->cap - 1);
+    return &m->k[h];
+}
+
+int tw_map_put(tw_map *m, uint64_t k, uint64_t v)
+{
+    uint64_t *s;
+    if (k == 0)
+        return -1;
+    if ((m->n + 1) * 2 > m->cap) {
+        tw_map nm = {0};
+        nm.cap = m->cap ? m->cap * 2 : 1024;
+        nm.k = calloc(nm.cap, sizeof *nm.k);
+        nm.v = calloc(nm.cap, sizeof *nm.v);
+        if (nm.k == NULL || nm.v == NULL) {
+            free(nm.k);
+            free(nm.v);
+            return -1;
+        }
+        for (uint64_t i = 0; i < m->cap; i++)
+            if (m->k[i]) {
+                uint64_t *ns = map_slot(&nm, m->k[i]);
+                *ns = m->k[i];
+                nm.v[ns - nm.k] = m->v[i];
+                nm.n++;
+            }
+        free(m->k);
+        free(m->v);
+        *m = nm;
+    }
+    s = map_slot(m, k);
+    if (*s == 0)
+        m->n++;
+    *s = k;
+    m->v[s - m->k] = v;
+    return 0;
+}
+
+int tw_map_get(const tw_map *m, uint64_t k, uint64_t *v)
+{
+    if (m->cap == 0 || k == 0)
+        return 0;
+    uint64_t *s = map_slot((tw_map *)m, k);
+    if (*s == 0)
+        return 0;
+    *v = m->v[s - m->k];
+    return 1;
+}
+
+void tw_map_free(tw_map *m)
+{
+    free(m->k);
+    free(m->v);
+    memset(m, 0, sizeof *m);
+}
+
+static const char *rec_text(const tr_rec *r, uint32_t *n)
+{
+    const tr_blob *b = tr_rec_blob(r, sizeof(tr_rec), 0);
+    if (b == NULL) {
+        *n = 0;
+        return "";
+    }
+    *n = (uint32_t)strnlen((const char *)(b + 1), b->len);
+    return (const char *)(b + 1);
+}
+
+void tw_on_nvtx(tr_writer *w, tw_thr *t, const tr_rec *r)
+{
+    uint32_t n;
+    const char *msg = rec_text(r, &n);
+    static const char *const ph[] = {"B", "E", "b", "e", "i"};
+    tw_thread_named(w, t);
+    tr_sb_printf(&w->sb, "{\"ph\":\"%s\",\"cat\":\"nvtx\",\"name\":", ph[r->type - TR_REC_NVTX_PUSH]);
+    tr_sb_json_str(&w->sb, msg, n, TR_STR_MAX);
+    tr_sb_printf(&w->sb, ",\"pid\":%d,\"tid\":%llu,\"ts\":", w->pid, (unsigned long long)t->tid);
+    tr_sb_us(&w->sb, r->t);
+    if (r->type == TR_REC_NVTX_START || r->type == TR_REC_NVTX_END)
+        tr_sb_printf(&w->sb, ",\"id\":%llu", (unsigned long long)r->seq);
+    if (r->type == TR_REC_NVTX_MARK)
+        tr_sb_puts(&w->sb, ",\"s\":\"t\"");
+    tr_sb_puts(&w->sb, "}");
+    tw_emit(w);
+}
+
+static const char *copy_kind_name(uint32_t k)
+{
+    /* CUpti_ActivityMemcpyKind */
+    static const char *const names[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA",
+                                        "DtoD", "HtoH", "PtoP"};
+    return k < sizeof names / sizeof names[0] ? names[k] : "unknown";
+}
+
+
+/* A GPU record whose correlation record has not come yet (CUPTI fills buffers per context and stream, so
+   the API's record and its kernel's may complete in either order): kept until the end. */
+static int gpu_defer(tr_writer *w, const tr_rec *r)
+{
+    tr_rec *c;
+    if (w->gpu_npending == w->gpu_cap_pending) {
+        uint32_t cap = w->gpu_cap_pending ? w->gpu_cap_pending * 2 : 256;
+        tr_rec **n = realloc(w->gpu_pending, cap * sizeof *n);
+        if (n == NULL)
+            return -1;
+        w->gpu_pending = n;
+        w->gpu_cap_pending = cap;
+    }
+    if ((c = malloc(r->len)) == NULL)
+        return -1;
+    memcpy(c, r, r->len);
+    w->gpu_pending[w->gpu_npending++] = c;
+    return 0;
+}
+
+void tw_gpu_flush_pending(tr_writer *w)
+{
+    for (uint32_t i = 0; i < w->gpu_npending; i++) {
+        tw_on_gpu(w, w->gpu_pending[i], 1);
+        free(w->gpu_pending[i]);
+    }
+    w->gpu_npending = 0;
+}
+
+void tw_on_gpu(tr_writer *w, const tr_rec *r, int last_chance)
+{
+    const tr_gpu *g = (const tr_gpu *)(r + 1);
+    uint64_t ext = 0, tid = TW_GPU_TID_BASE + ((uint64_t)g->device << 20) + g->stream, named;
+    uint32_t n;
+    const char *kname = "";
+    const tr_blob *b = tr_rec_blob(r, sizeof(tr_rec) + sizeof(tr_gpu), 0);
+    char label[96];
+    if (b != NULL) {
+        kname = (const char *)(b + 1);
+        n = (uint32_t)strnlen(kname, b->len);
+    } else {
+        n = 0;
+    }
+    if (!tw_map_get(&w->gpu_tracks, tid, &named)) {
+        tw_map_put(&w->gpu_tracks, tid, 1);
+        tr_sb_printf(&w->sb, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%llu,\"args\":{\"name\":"
+                     "\"GPU %u stream %u\"}}", w->pid, (unsigned long long)tid, g->device, g->stream);
+        tw_emit(w);
+    }
+    if (!tw_map_get(&w->corr, g->correlation, &ext) && !last_chance && gpu_defer(w, r) == 0)
+        return;
+    if (g->kind == TR_GPU_KERNEL) {
+        snprintf(label, sizeof label, "kernel");
+        tr_sb_puts(&w->sb, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":");
+        tr_sb_json_str(&w->sb, kname, n, TR_NAME_MAX);
+    } else {
+        snprintf(label, sizeof label, "%s %s", g->kind == TR_GPU_MEMCPY ? "Memcpy" : "Memset",
+                 g->kind == TR_GPU_MEMCPY ? copy_kind_name(g->copy_kind) : "");
+        tr_sb_printf(&w->sb, "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", g->kind == TR_GPU_MEMCPY ? "memcpy" : "memset");
+        tr_sb_json_str(&w->sb, label, strlen(label), 64);
+    }
+    tr_sb_printf(&w->sb, ",\"pid\":%d,\"tid\":%llu,\"ts\":", w->pid, (unsigned long long)tid);
+    tr_sb_us(&w->sb, g->start);
+    tr_sb_puts(&w->sb, ",\"dur\":");
+    tr_sb_us(&w->sb, g->end > g->start ? g->end - g->start : 0);
+    tr_sb_printf(&w->sb, ",\"args\":{\"device\":%u,\"stream\":%u,\"correlation\":%u", g->device, g->stream,
+                 g->correlation);
+    if (ext)
+        tr_sb_printf(&w->sb, ",\"external id\":%llu", (unsigned long long)ext);
+    if (g->kind == TR_GPU_KERNEL)
+        tr_sb_printf(&w->sb, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]", g->grid[0], g->grid[1], g->grid[2],
+                     g->block[0], g->block[1], g->block[2]);
+    else
+        tr_sb_printf(&w->sb, ",\"bytes\":%llu", (unsigned long long)g->bytes);
+    tr_sb_puts(&w->sb, "}}");
+    tw_emit(w);
+    if (g->kind == TR_GPU_KERNEL)
+        tr_stats_add(&w->kern, n ? kname : "?", g->end > g->start ? g->end - g->start : 0);
+    if (ext) {
+        tr_sb_printf(&w->sb, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":%llu,\"pid\":%d,"
+                     "\"tid\":%llu,\"ts\":", (unsigned long long)ext, w->pid, (unsigned long long)tid);
+        tr_sb_us(&w->sb, g->start);
+        tr_sb_puts(&w->sb, "}");
+        tw_emit(w);
+    }
+}
+

@@ -1,0 +1,531 @@
+/*
+ * tr_writer.c - the background writer (tr_writer.h): per-thread stacks of
+ * open calls, Chrome trace-event JSON, the summary series.
+ *
+ * File layout: {"traceEvents":[ EVENT,\n ... ],"displayTimeUnit":"ns",
+ * "otherData":{...}} with the counts (events, dropped) at the end, written
+ * last. Times are microseconds with three decimals: exact nanoseconds, so a
+ * call nested in another (a driver call inside a runtime call) lies within it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "tr_rec.h"
+#include "tr_writer.h"
+#include "tr_writer_int.h"
+
+#define TW_OBUF (256u * 1024u)
+
+/* ---- output ---- */
+
+static void out_flush(tr_writer *w)
+{
+    size_t off = 0;
+    if (w->olen == 0)
+        return;
+    if (w->gz != NULL) {
+        if (gzwrite((gzFile)w->gz, w->obuf, (unsigned)w->olen) != (int)w->olen)
+            w->io_error = 1;
+    } else {
+        while (off < w->olen && w->fd >= 0) {
+            ssize_t n = write(w->fd, w->obuf + off, w->olen - off);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0) {
+                w->io_error = 1;
+                break;
+            }
+            off += (size_t)n;
+        }
+    }
+    w->bytes += w->olen;
+    w->olen = 0;
+}
+
+static void out_put(tr_writer *w, const char *s, size_t n)
+{
+    if (w->obuf == NULL)
+        return;
+    while (n > 0) {
+        size_t room = TW_OBUF - w->olen, k = n < room ? n : room;
+        memcpy(w->obuf + w->olen, s, k);
+        w->olen += k;
+        s += k;
+        n -= k;
+        if (w->olen == TW_OBUF)
+            out_flush(w);
+    }
+}
+
+/* The event in w->sb, then the buffer reset. */
+void tw_emit(tr_writer *w)
+{
+    if (!w->sb.oom && w->sb.len > 0) {
+        out_put(w, w->first ? "\n" : ",\n", w->first ? 1 : 2);
+        out_put(w, w->sb.p, w->sb.len);
+        w->first = 0;
+    }
+    w->sb.len = 0;
+    w->sb.oom = 0;
+    if (w->sb.p)
+        w->sb.p[0] = '\0';
+}
+
+int tw_open(tr_writer *w)
+{
+    size_t n = strlen(w->path);
+    w->fd = open(w->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (w->fd < 0)
+        return -1;
+    w->gz = NULL;
+    if (n > 3 && strcmp(w->path + n - 3, ".gz") == 0) {
+        int fd2 = dup(w->fd);
+        if (fd2 < 0 || (w->gz = gzdopen(fd2, "wb6")) == NULL) {
+            if (fd2 >= 0)
+                close(fd2);
+            close(w->fd);
+            w->fd = -1;
+            errno = ENOMEM;
+            return -1;
+        }
+    }
+    if (w->obuf == NULL && (w->obuf = malloc(TW_OBUF)) == NULL)
+        return -1;
+    w->olen = 0;
+    w->first = 1;
+    w->io_error = 0;
+    w->events = w->bytes = 0;
+    tr_stats_init(&w->api);
+    tr_stats_init(&w->kern);
+    free(w->api_series);
+    w->api_series = NULL;
+    w->api_series_cap = 0;
+    out_put(w, "{\"traceEvents\":[", 16);
+    tr_sb_printf(&w->sb, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"pid %d "
+                 "(cushim trace)\"}}", w->pid, w->pid);
+    tw_emit(w);
+    atomic_store(&w->stop, 0);
+    atomic_store(&w->finish_req, 0);
+    atomic_store(&w->finished, 0);
+    return 0;
+}
+
+/* ---- records ---- */
+
+void tw_thread_named(tr_writer *w, tw_thr *t)
+{
+    char path[64], name[64] = "";
+    int fd;
+    if (t->named)
+        return;
+    t->named = 1;
+    snprintf(path, sizeof path, "/proc/self/task/%llu/comm", (unsigned long long)t->tid);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+        ssize_t k = read(fd, name, sizeof name - 1);
+        close(fd);
+        if (k > 0) {
+            name[k] = '\0';
+            name[strcspn(name, "\n")] = '\0';
+        }
+    }
+    if (name[0] == '\0')
+        snprintf(name, sizeof name, "thread %llu", (unsigned long long)t->tid);
+    tr_sb_printf(&w->sb, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%llu,\"args\":{\"name\":", w->pid,
+                 (unsigned long long)t->tid);
+    tr_sb_json_str(&w->sb, name, strlen(name), 64);
+    tr_sb_puts(&w->sb, "}}");
+    tw_emit(w);
+}
+
+/* The summary series of an API, found by name once and then by id. */
+static void api_stat(tr_writer *w, const cushim_api_info *info, uint64_t ns)
+{
+    if (info->id >= w->api_series_cap) {
+        uint32_t cap = w->api_series_cap ? w->api_series_cap : 1024;
+        uint32_t *n;
+        while (cap <= info->id)
+            cap *= 2;
+        if ((n = realloc(w->api_series, cap * sizeof *n)) == NULL)
+            return;
+        memset(n + w->api_series_cap, 0, (cap - w->api_series_cap) * sizeof *n);
+        w->api_series = n;
+        w->api_series_cap = cap;
+    }
+    if (w->api_series[info->id] == 0) {
+        int64_t i = tr_stats_find(&w->api, info->name);
+        if (i < 0)
+            return;
+        w->api_series[info->id] = (uint32_t)i + 1;
+    }
+    tr_stats_add_at(&w->api, w->api_series[info->id] - 1, ns);
+}
+
+static void render_call(tr_writer *w, tw_thr *t, const tr_rec *en, const tr_rec *ex)
+{
+    const cushim_api_info *info = w->api_by_id(en->api_id);
+    uint64_t t_end = ex ? ex->t : (w->t_last > en->t ? w->t_last : en->t);
+    if (info == NULL)
+        return;
+    tw_thread_named(w, t);
+    tr_sb_puts(&w->sb, ex == NULL ? "{\"ph\":\"X\",\"cat\":\"cuda_api_unfinished\",\"name\":\""
+                       : info->library == CUSHIM_LIB_RUNTIME ? "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\""
+                                                             : "{\"ph\":\"X\",\"cat\":\"cuda_driver\",\"name\":\"");
+    tr_sb_puts(&w->sb, info->name);
+    tr_sb_puts(&w->sb, "\",\"pid\":");
+    tr_sb_u64(&w->sb, (uint64_t)w->pid);
+    tr_sb_puts(&w->sb, ",\"tid\":");
+    tr_sb_u64(&w->sb, t->tid);
+    tr_sb_puts(&w->sb, ",\"ts\":");
+    tr_sb_us(&w->sb, en->t);
+    tr_sb_puts(&w->sb, ",\"dur\":");
+    tr_sb_us(&w->sb, t_end - en->t);
+    tr_sb_puts(&w->sb, ",\"args\":{\"seq\":");
+    tr_sb_u64(&w->sb, en->seq);
+    tr_sb_puts(&w->sb, ",\"depth\":");
+    tr_sb_u64(&w->sb, en->depth);
+    if (en->parent) {
+        tr_sb_puts(&w->sb, ",\"parent\":");
+        tr_sb_u64(&w->sb, en->parent);
+    }
+    tr_render_args(&w->sb, &w->meta, info, en, ex);
+    tr_sb_puts(&w->sb, "}}");
+    tw_emit(w);
+    if (ex != NULL) {
+        w->events++;
+        api_stat(w, info, ex->t - en->t);
+    }
+    if (w->gpu && (info->categories & w->flow_categories)) {
+        tr_sb_printf(&w->sb, "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":%llu,\"pid\":%d,\"tid\":%llu,\"ts\":",
+                     (unsigned long long)en->seq, w->pid, (unsigned long long)t->tid);
+        tr_sb_us(&w->sb, en->t);
+        tr_sb_puts(&w->sb, "}");
+        tw_emit(w);
+    }
+}
+
+static void on_exit_rec(tr_writer *w, tw_thr *t, const tr_rec *ex)
+{
+    uint32_t i = t->depth;
+    while (i > 0 && t->stack[i - 1]->seq != ex->seq)
+        i--;
+    if (i == 0)
+        return;   /* its enter was dropped, or recorded before a fork */
+    /* calls above it never got their exit: close them as unfinished */
+    while (t->depth > i) {
+        tr_rec *o = t->stack[--t->depth];
+        render_call(w, t, o, NULL);
+        free(o);
+    }
+    tr_rec *en = t->stack[--t->depth];
+    /* a runtime launch learns its kernel's name from the driver launch inside it */
+    if (en->aux != 0 && t->depth > 0 && t->stack[t->depth - 1]->aux == 0 &&
+        t->stack[t->depth - 1]->seq == en->parent) {
+        const cushim_api_info *pi = w->api_by_id(t->stack[t->depth - 1]->api_id);
+        if (pi != NULL && (pi->categories & CUSHIM_CAT_LAUNCH))
+            t->stack[t->depth - 1]->aux = en->aux;
+    }
+    render_call(w, t, en, ex);
+    free(en);
+}
+
+static void on_record(void *ctx, tr_tbuf *tb, const void *p, uint32_t len)
+{
+    tr_writer *w = ctx;
+    const tr_rec *r = p;
+    tw_thr *t = tb->wstate;
+    w->rec_bytes += len;
+    if (t == NULL) {
+        if ((t = calloc(1, sizeof *t)) == NULL)
+            return;
+        t->tid = tb->tid;
+        tb->wstate = t;
+    }
+    if (r->t > w->t_last && r->type != TR_REC_GPU)
+        w->t_last = r->t;
+    switch (r->type) {
+    case TR_REC_ENTER: {
+        tr_rec *c;
+        if (t->depth == t->cap) {
+            uint32_t cap = t->cap ? t->cap * 2 : 8;
+            tr_rec **ns = realloc(t->stack, cap * sizeof *ns);
+            if (ns == NULL)
+                return;
+            t->stack = ns;
+            t->cap = cap;
+        }
+        if ((c = malloc(r->len)) == NULL)
+            return;
+        memcpy(c, r, r->len);
+        t->stack[t->depth++] = c;
+        break;
+    }
+    case TR_REC_EXIT:
+        on_exit_rec(w, t, r);
+        break;
+    case TR_REC_NVTX_PUSH:
+    case TR_REC_NVTX_POP:
+    case TR_REC_NVTX_START:
+    case TR_REC_NVTX_END:
+    case TR_REC_NVTX_MARK:
+        tw_on_nvtx(w, t, r);
+        break;
+    case TR_REC_GPU:
+        tw_on_gpu(w, r, 0);
+        break;
+    case TR_REC_CORR:
+        tw_map_put(&w->corr, r->seq, r->parent);
+        break;
+    default:
+        break;
+    }
+}
+
+static void thr_free(tw_thr *t)
+{
+    if (t == NULL)
+        return;
+    for (uint32_t i = 0; i < t->depth; i++)
+        free(t->stack[i]);
+    free(t->stack);
+    free(t);
+}
+
+/* Calls still open on a thread: written as unfinished. */
+static void thr_close(tr_writer *w, tw_thr *t)
+{
+    if (t == NULL)
+        return;
+    while (t->depth > 0) {
+        tr_rec *o = t->stack[--t->depth];
+        render_call(w, t, o, NULL);
+        free(o);
+    }
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void tw_drain_all(tr_writer *w)
+{
+    uint64_t t0 = mono_ns(), seen = w->rec_bytes;
+    for (tr_tbuf *tb = atomic_load_explicit(&w->bufs->head, memory_order_acquire); tb != NULL; tb = tb->next_tb) {
+        int s = atomic_load_explicit(&tb->state, memory_order_acquire);
+        if (s != TR_TB_ACTIVE && s != TR_TB_EXITED)
+            continue;
+        tr_buf_drain(w->bufs, tb, on_record, w);
+        if (s == TR_TB_EXITED) {
+            tr_buf_drain(w->bufs, tb, on_record, w);
+            thr_close(w, tb->wstate);
+            thr_free(tb->wstate);
+            tb->wstate = NULL;
+            tr_buf_release(w->bufs, tb);
+        }
+    }
+    if (w->rec_bytes != seen)   /* idle passes are not work */
+        w->busy_ns += mono_ns() - t0;
+}
+
+/* ---- the end of the file and the summary ---- */
+
+static void write_summary(tr_writer *w)
+{
+    char *text = NULL;
+    size_t tlen = 0;
+    FILE *f = open_memstream(&text, &tlen);
+    tr_stat_row *rows = NULL;
+    uint32_t n;
+    if (f == NULL)
+        return;
+    n = tr_stats_rows(&w->api, &rows);
+    fprintf(f, "\nCUDA API Summary (cuda_api_sum):\n\n");
+    tr_stats_print(f, rows, n, "Num Calls");
+    free(rows);
+    n = tr_stats_rows(&w->kern, &rows);
+    if (n > 0) {
+        fprintf(f, "\nCUDA GPU Kernel Summary (cuda_gpu_kern_sum):\n\n");
+        tr_stats_print(f, rows, n, "Instances");
+    }
+    free(rows);
+    fprintf(f, "\ncushim trace: %llu calls written to %s%s", (unsigned long long)w->events, w->path,
+            w->io_error ? " (WRITE ERROR: the file is incomplete)" : "");
+    fprintf(f, "; %llu dropped (buffer full)\n",
+            (unsigned long long)atomic_load(&w->bufs->dropped));
+    if (w->note[0])
+        fprintf(f, "cushim trace: %s\n", w->note);
+    fprintf(f, "cushim trace: open it at https://ui.perfetto.dev (Open trace file) or chrome://tracing\n");
+    fclose(f);
+    if (text != NULL) {
+        int fd = 2, own = 0;
+        if (w->summary_path != NULL && (fd = open(w->summary_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) >= 0)
+            own = 1;
+        else
+            fd = 2;
+        for (size_t off = 0; off < tlen;) {
+            ssize_t k = write(fd, text + off, tlen - off);
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k <= 0)
+                break;
+            off += (size_t)k;
+        }
+        if (own)
+            close(fd);
+        free(text);
+    }
+}
+
+static void finish_locked(tr_writer *w)
+{
+    uint64_t t0;
+    tw_drain_all(w);
+    tw_gpu_flush_pending(w);
+    t0 = mono_ns();
+    for (tr_tbuf *tb = atomic_load(&w->bufs->head); tb != NULL; tb = tb->next_tb)
+        if (tb->wstate != NULL) {
+            thr_close(w, tb->wstate);
+        }
+    tr_sb_printf(&w->sb, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"tool\":\"cushim trace\",\"pid\":%d,"
+                 "\"events\":%llu,\"dropped_events\":%llu,\"trimmed_outputs\":%llu,\"gpu_dropped\":%llu",
+                 w->pid, (unsigned long long)w->events, (unsigned long long)atomic_load(&w->bufs->dropped),
+                 (unsigned long long)atomic_load(&w->bufs->trimmed), (unsigned long long)atomic_load(&w->gpu_dropped));
+    tr_sb_printf(&w->sb, ",\"record_bytes\":%llu,\"writer_busy_ns\":%llu", (unsigned long long)w->rec_bytes,
+                 (unsigned long long)(w->busy_ns + mono_ns() - t0));
+    if (w->note[0]) {
+        tr_sb_puts(&w->sb, ",\"note\":");
+        tr_sb_json_str(&w->sb, w->note, strlen(w->note), sizeof w->note);
+    }
+    tr_sb_puts(&w->sb, "}}\n");
+    out_put(w, w->sb.p ? w->sb.p : "", w->sb.len);
+    w->sb.len = 0;
+    out_flush(w);
+    w->busy_ns += mono_ns() - t0;
+    if (w->gz != NULL) {
+        if (gzclose((gzFile)w->gz) != Z_OK)
+            w->io_error = 1;
+        w->gz = NULL;
+    }
+    if (w->fd >= 0) {
+        if (close(w->fd) != 0)
+            w->io_error = 1;
+        w->fd = -1;
+    }
+    if (w->summary)
+        write_summary(w);
+    atomic_store_explicit(&w->finished, 1, memory_order_release);
+}
+
+/* Polls: 1 ms after a pass that found records, backing off to 20 ms while idle (a signal's request to
+   finish waits at most that long). */
+static void *tw_main(void *arg)
+{
+    tr_writer *w = arg;
+    long idle_ms = 2;
+    while (!atomic_load_explicit(&w->stop, memory_order_acquire)) {
+        uint64_t before = w->rec_bytes;
+        struct timespec ts = {0, 0};
+        if (atomic_load_explicit(&w->finish_req, memory_order_acquire)) {
+            finish_locked(w);
+            return NULL;
+        }
+        tw_drain_all(w);
+        if (w->rec_bytes != before)
+            idle_ms = 1;
+        else if (idle_ms < 20)
+            idle_ms *= 2;
+        ts.tv_nsec = (idle_ms > 20 ? 20 : idle_ms) * 1000 * 1000;
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+int tw_start(tr_writer *w)
+{
+    sigset_t all, old;
+    int rc;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    rc = pthread_create(&w->th, NULL, tw_main, w);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    w->started = rc == 0;
+    return rc;
+}
+
+void tw_finish(tr_writer *w)
+{
+    if (w->started) {
+        atomic_store(&w->stop, 1);
+        pthread_join(w->th, NULL);
+        w->started = 0;
+    }
+    if (!atomic_load(&w->finished))
+        finish_locked(w);
+}
+
+int tw_finish_async(tr_writer *w, unsigned ms)
+{
+    struct timespec ts = {0, 1000 * 1000};
+    if (!w->started)
+        return atomic_load(&w->finished) ? 0 : -1;
+    atomic_store_explicit(&w->finish_req, 1, memory_order_release);
+    for (unsigned i = 0; i < ms && !atomic_load_explicit(&w->finished, memory_order_acquire); i++)
+        nanosleep(&ts, NULL);
+    return atomic_load(&w->finished) ? 0 : -1;
+}
+
+void tw_fork_child(tr_writer *w, tr_tbuf *keep)
+{
+    for (tr_tbuf *tb = atomic_load(&w->bufs->head); tb != NULL; tb = tb->next_tb) {
+        thr_free(tb->wstate);
+        tb->wstate = NULL;
+    }
+    tr_bufs_fork_child(w->bufs, keep);
+    for (uint32_t i = 0; i < w->gpu_npending; i++)
+        free(w->gpu_pending[i]);
+    w->gpu_npending = 0;
+    /* the parent's file is the parent's: never flushed or closed from here */
+    if (w->fd >= 0)
+        close(w->fd);
+    w->fd = -1;
+    w->gz = NULL;   /* its memory stays with the parent's image; zlib would write on close */
+    w->olen = 0;
+    w->started = 0;
+    tr_stats_free(&w->api);
+    tr_stats_free(&w->kern);
+    tw_map_free(&w->corr);
+    tw_map_free(&w->gpu_tracks);
+    w->t_last = 0;
+}
+
+void tw_free(tr_writer *w)
+{
+    for (tr_tbuf *tb = atomic_load(&w->bufs->head); tb != NULL; tb = tb->next_tb) {
+        thr_free(tb->wstate);
+        tb->wstate = NULL;
+    }
+    tr_stats_free(&w->api);
+    tr_stats_free(&w->kern);
+    tw_map_free(&w->corr);
+    tw_map_free(&w->gpu_tracks);
+    tr_sb_free(&w->sb);
+    for (uint32_t i = 0; i < w->gpu_npending; i++)
+        free(w->gpu_pending[i]);
+    free(w->gpu_pending);
+    w->gpu_pending = NULL;
+    w->gpu_npending = w->gpu_cap_pending = 0;
+    free(w->api_series);
+    w->api_series = NULL;
+    free(w->obuf);
+    w->obuf = NULL;
+}

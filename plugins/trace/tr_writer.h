@@ -1,0 +1,79 @@
+/*
+ * tr_writer.h - the trace plugin's background writer: drains the per-thread
+ * buffers, pairs each call's enter and exit records, renders Chrome trace-event
+ * JSON (plain or gzip) and keeps the summary series. One writer per process;
+ * its thread blocks every signal. All rendering and I/O happen here, never on
+ * an application thread.
+ */
+#ifndef TR_WRITER_H
+#define TR_WRITER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <cushim/cushim.h>
+
+#include "tr_buf.h"
+#include "tr_render.h"
+#include "tr_stats.h"
+
+typedef struct tw_map {      /* uint64 -> uint64, open addressing, key 0 = empty */
+    uint64_t *k, *v;
+    uint64_t cap, n;
+} tw_map;
+
+typedef struct tr_writer {
+    /* set up by the plugin */
+    tr_bufs *bufs;
+    tr_meta meta;
+    const cushim_api_info *(*api_by_id)(uint32_t api_id);
+    uint32_t flow_categories;        /* calls of these categories get a flow start (with GPU tracing) */
+    int gpu;                         /* GPU tracing asked for                                          */
+    char *path;                      /* output file                                                    */
+    char *summary_path;              /* NULL: stderr                                                   */
+    int summary;                     /* print the table at the end                                     */
+    int pid;
+    _Atomic uint64_t gpu_dropped;    /* GPU activity records CUPTI dropped                              */
+    char note[256];                  /* a line for the file's metadata (e.g. why GPU tracing is off)     */
+
+    /* the writer's own */
+    int fd;
+    void *gz;                        /* gzFile when the path ends in .gz                               */
+    char *obuf;
+    size_t olen;
+    int io_error;
+    uint64_t events, bytes;
+    int first;
+    tr_sb sb;
+    tr_stats api, kern;
+    tw_map corr;                     /* CUPTI correlation id -> our seq                                */
+    tw_map gpu_tracks;               /* GPU track tids already named                                   */
+    pthread_t th;
+    int started;
+    _Atomic int stop, finish_req, finished;
+    uint64_t t_last;                 /* the latest time seen (ends unfinished calls)                   */
+    tr_rec **gpu_pending;            /* GPU records whose correlation record had not come yet           */
+    uint32_t gpu_npending, gpu_cap_pending;
+    uint32_t *api_series;            /* by API id: its series in 'api' + 1, 0 if none yet               */
+    uint32_t api_series_cap;
+    uint64_t rec_bytes;              /* record bytes drained (the buffers' cost per event)             */
+    uint64_t busy_ns;                /* time spent draining and rendering (throughput)                 */
+} tr_writer;
+
+/* Opens the file and writes the header. 0, or -1 with errno. */
+int tw_open(tr_writer *w);
+/* Starts the background thread (0 or an errno). */
+int tw_start(tr_writer *w);
+/* Stops the thread, drains, writes the end of the file, the summary. Idempotent. */
+void tw_finish(tr_writer *w);
+/* From a signal handler: asks the thread to finish and waits up to 'ms'. */
+int tw_finish_async(tr_writer *w, unsigned ms);
+/* One pass over every thread's buffer (the writer thread, or when it is stopped). */
+void tw_drain_all(tr_writer *w);
+/* Child of fork: forget the parent's file and state (single-threaded). */
+void tw_fork_child(tr_writer *w, tr_tbuf *keep);
+/* Frees what the writer holds (after tw_finish). */
+void tw_free(tr_writer *w);
+
+#endif /* TR_WRITER_H */

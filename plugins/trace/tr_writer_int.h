@@ -1,0 +1,33 @@
+/*
+ * tr_writer_int.h - what the writer's files share (tr_writer.c: draining, calls,
+ * the file and the summary; tr_wevents.c: NVTX and GPU events). Writer thread only.
+ */
+#ifndef TR_WRITER_INT_H
+#define TR_WRITER_INT_H
+
+#include "tr_writer.h"
+
+#define TW_GPU_TID_BASE 0x40000000ull   /* GPU stream tracks: above any kernel thread id */
+
+typedef struct tw_thr {
+    uint64_t tid;
+    int named;
+    tr_rec **stack;
+    uint32_t depth, cap;
+} tw_thr;
+
+/* The event in w->sb to the file (with its separator); w->sb emptied. */
+void tw_emit(tr_writer *w);
+/* The thread's thread_name event, once. */
+void tw_thread_named(tr_writer *w, tw_thr *t);
+
+int tw_map_put(tw_map *m, uint64_t k, uint64_t v);
+int tw_map_get(const tw_map *m, uint64_t k, uint64_t *v);
+void tw_map_free(tw_map *m);
+
+void tw_on_nvtx(tr_writer *w, tw_thr *t, const tr_rec *r);
+/* A GPU record; without its correlation record yet it waits, unless 'last_chance'. */
+void tw_on_gpu(tr_writer *w, const tr_rec *r, int last_chance);
+void tw_gpu_flush_pending(tr_writer *w);
+
+#endif /* TR_WRITER_INT_H */

@@ -1,0 +1,476 @@
+/*
+ * trace.c - the trace plugin: every selected CUDA call with its arguments,
+ * output values and result, written as a Chrome trace-event JSON file that
+ * Perfetto opens, plus Nsight Systems' cuda_api_sum table at exit
+ * (docs/plugins/trace.md).
+ *
+ *   CUSHIM_PLUGINS='trace:file=t.json,filter=cat:alloc+launch'   (or cushim run --trace=t.json)
+ *
+ * One pre+post hook group on the selected APIs (calls not selected are not
+ * hooked: they cost what a call with no hook costs). The pre hook copies the
+ * raw params struct and the bytes behind input pointers the metadata
+ * describes (strings, structs by pointer, counted arrays) into the thread's
+ * buffer (tr_buf.h); the post hook stores the exit time, the result and the
+ * bytes behind output pointers. No text is formatted on the calling thread:
+ * the writer thread (tr_writer.c) renders. Built on the public SDK only.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "trace.h"
+#include "tr_plan.h"
+
+#define TR_CHUNK (64u * 1024u)    /* per thread at a time: 64 MiB serve 1024 recording threads */
+
+const cushim_host *tr_host;
+tr_state *tr_st;
+
+/* ---- per-thread buffers ---- */
+
+static void tr_thread_end(void *p)
+{
+    tr_tbuf *tb = p;
+    free(tb->prod);
+    tb->prod = NULL;
+    tr_buf_detach(tb);
+}
+
+static pthread_mutex_t tr_output_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The file, the writer thread and CUPTI start with the first recorded call of the process (so a process
+   that makes no CUDA call, like a shell between the launcher and the program, leaves no file). 1: ready. */
+static int tr_output_ready(tr_state *st)
+{
+    int s = atomic_load_explicit(&st->output, memory_order_acquire);
+    if (s != 0)
+        return s == 1;
+    pthread_mutex_lock(&tr_output_lock);
+    s = atomic_load_explicit(&st->output, memory_order_relaxed);
+    if (s == 0) {
+        if (tw_open(&st->w) != 0) {
+            tr_host->log(st->self, CUSHIM_LOG_ERROR, "cannot write the trace file '%s': %s; this process is not "
+                         "traced", st->w.path, strerror(errno));
+            s = 2;
+        } else {
+            if (st->gpu) {
+                char err[512] = "";
+                if (tr_cupti_start(st, st->cupti_path, err, sizeof err) != 0) {
+                    tr_host->log(st->self, CUSHIM_LOG_WARN, "GPU tracing is off: %s; the CUDA calls are still traced",
+                                 err);
+                    snprintf(st->w.note, sizeof st->w.note, "GPU tracing off: %s", err);
+                } else {
+                    st->w.gpu = 1;
+                }
+            }
+            if (tw_start(&st->w) != 0)
+                tr_host->log(st->self, CUSHIM_LOG_WARN, "no writer thread: the trace is written at exit");
+            s = 1;
+        }
+        atomic_store_explicit(&st->output, s, memory_order_release);
+    }
+    pthread_mutex_unlock(&tr_output_lock);
+    return s == 1;
+}
+
+tr_tbuf *tr_thread_buf(void)
+{
+    tr_tbuf *tb = tr_host->tls_get(tr_st->tls_key);
+    if (tb != NULL)
+        return tb;
+    if (!tr_output_ready(tr_st))
+        return NULL;
+    if ((tb = tr_buf_attach(&tr_st->bufs, tr_host->thread_id())) == NULL)
+        return NULL;
+    if (tr_host->tls_set(tr_st->tls_key, tb) != CUSHIM_OK) {
+        tr_buf_detach(tb);
+        return NULL;
+    }
+    return tb;
+}
+
+void tr_thread_quiet(int quiet)
+{
+    tr_tbuf *tb = tr_st ? tr_thread_buf() : NULL;
+    if (tb != NULL)
+        tb->quiet = quiet;
+}
+
+/* ---- hooks ---- */
+
+static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
+{
+    tr_state *st = user;
+    const tr_plan *pl = call->api_id < st->id_limit ? st->plans[call->api_id] : NULL;
+    const cushim_api_info *info = call->info;
+    const unsigned char *pv = call->params;
+    tr_tbuf *tb;
+    uint32_t len, psz;
+    uint32_t sizes[16];
+    uint64_t counts[16];
+    int truncs[16], has[16];
+    unsigned char *p;
+    tr_rec r;
+    *slot = 0;
+    if (pl == NULL || info == NULL || (tb = tr_thread_buf()) == NULL || tb->quiet)
+        return CUSHIM_CONTINUE;
+    psz = tr_pad8(info->params_size);
+    len = (uint32_t)sizeof r + psz;
+    for (uint32_t i = 0; i < pl->nin && i < 16; i++) {
+        has[i] = tr_cap_size(&pl->caps[i], pv, &sizes[i], &counts[i], &truncs[i]);
+        if (has[i])
+            len += (uint32_t)sizeof(tr_blob) + tr_pad8(sizes[i]);
+    }
+    p = tr_buf_reserve(&st->bufs, tb, len, (tb->open + 1) * TR_EXIT_MIN);
+    if (p == NULL) {
+        atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);
+        return CUSHIM_CONTINUE;
+    }
+    memset(&r, 0, sizeof r);
+    r.len = len;
+    r.type = TR_REC_ENTER;
+    r.api_id = call->api_id;
+    r.depth = call->depth;
+    r.seq = call->seq;
+    r.parent = call->parent ? call->parent->seq : 0;
+    r.t = call->t_enter_ns ? call->t_enter_ns : tr_host->now_ns();
+    if (pl->launch && st->kernel_names) {
+        const void *key = (const void *)(uintptr_t)tr_rd_uint(pv + pl->fparam_off, sizeof(void *));
+        r.aux = (uint64_t)(uintptr_t)tr_kernel_name(st, tb, pl->launch, key);
+    }
+    memcpy(p, &r, sizeof r);
+    memcpy(p + sizeof r, pv, info->params_size);
+    if (psz > info->params_size)
+        memset(p + sizeof r + info->params_size, 0, psz - info->params_size);
+    {
+        unsigned char *o = p + sizeof r + psz;
+        for (uint32_t i = 0; i < pl->nin && i < 16; i++)
+            if (has[i])
+                o = tr_cap_write(&pl->caps[i], pv, o, sizes[i], counts[i], truncs[i]);
+    }
+    tr_buf_commit(tb, len);
+    tb->open++;
+    *slot = (uint64_t)(uintptr_t)tb;   /* the post hook's buffer: no second TLS lookup */
+    if (pl->corr)
+        tr_cupti_push(call->seq);
+    return CUSHIM_CONTINUE;
+}
+
+static void tr_post(cushim_call *call, void *user, uint64_t *slot)
+{
+    tr_state *st = user;
+    const tr_plan *pl;
+    const cushim_api_info *info = call->info;
+    const unsigned char *pv = call->params;
+    tr_tbuf *tb;
+    uint32_t len = sizeof(tr_rec), sizes[16];
+    uint64_t counts[16];
+    int truncs[16], has[16], ok = 1;
+    unsigned char *p;
+    tr_rec r;
+    if (*slot == 0)
+        return;
+    pl = st->plans[call->api_id];
+    if (pl->corr)
+        tr_cupti_pop();
+    tb = (tr_tbuf *)(uintptr_t)*slot;
+    memset(&r, 0, sizeof r);
+    r.t = tr_host->now_ns();
+    if (tb->open > 0)
+        tb->open--;
+    r.type = TR_REC_EXIT;
+    r.api_id = call->api_id;
+    r.depth = call->depth;
+    r.seq = call->seq;
+    r.flags = (call->flags & CUSHIM_CALL_SKIPPED) ? TR_F_SKIPPED : 0;
+    memcpy(&r.aux, call->retval, info->ret_size < 8 ? info->ret_size : 8);
+    if (info->ret_kind == CUSHIM_RET_CURESULT || info->ret_kind == CUSHIM_RET_CUDAERROR)
+        ok = cushim_call_result(call) == 0;
+    for (uint32_t i = 0; ok && i < pl->nout && i < 16; i++) {
+        has[i] = tr_cap_size(&pl->caps[pl->nin + i], pv, &sizes[i], &counts[i], &truncs[i]);
+        if (has[i])
+            len += (uint32_t)sizeof(tr_blob) + tr_pad8(sizes[i]);
+    }
+    p = tr_buf_reserve(&st->bufs, tb, len, tb->open * TR_EXIT_MIN);
+    if (p == NULL) {
+        /* the room every open call's exit was promised */
+        if (len > sizeof r) {
+            atomic_fetch_add_explicit(&st->bufs.trimmed, 1, memory_order_relaxed);
+            r.flags |= TR_F_TRIMMED;
+        }
+        len = sizeof r;
+        ok = 0;
+        if ((p = tr_buf_reserve_here(tb, len)) == NULL) {
+            atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);
+            return;
+        }
+    }
+    r.len = len;
+    memcpy(p, &r, sizeof r);
+    {
+        unsigned char *o = p + sizeof r;
+        for (uint32_t i = 0; ok && i < pl->nout && i < 16; i++)
+            if (has[i])
+                o = tr_cap_write(&pl->caps[pl->nin + i], pv, o, sizes[i], counts[i], truncs[i]);
+    }
+    tr_buf_commit(tb, len);
+}
+
+void tr_record(uint16_t type, uint64_t seq, uint64_t parent, uint64_t t, const void *extra, uint32_t extra_len,
+               const char *text, uint32_t text_len)
+{
+    tr_tbuf *tb;
+    tr_rec r;
+    uint32_t len;
+    unsigned char *p;
+    if (tr_st == NULL || (tb = tr_thread_buf()) == NULL)
+        return;
+    if (text_len > TR_NAME_MAX)   /* NVTX messages render bounded, kernel names whole */
+        text_len = TR_NAME_MAX;
+    len = (uint32_t)sizeof r + tr_pad8(extra_len) + (text ? (uint32_t)sizeof(tr_blob) + tr_pad8(text_len + 1) : 0);
+    if ((p = tr_buf_reserve(&tr_st->bufs, tb, len, tb->open * TR_EXIT_MIN)) == NULL) {
+        atomic_fetch_add_explicit(&tr_st->bufs.dropped, 1, memory_order_relaxed);
+        return;
+    }
+    memset(&r, 0, sizeof r);
+    r.len = len;
+    r.type = type;
+    r.seq = seq;
+    r.parent = parent;
+    r.t = t;
+    memset(p, 0, len);
+    memcpy(p, &r, sizeof r);
+    if (extra_len)
+        memcpy(p + sizeof r, extra, extra_len);
+    if (text) {
+        tr_blob b = {.param = 0, .flags = 0, .len = text_len + 1, .count = text_len};
+        unsigned char *o = p + sizeof r + tr_pad8(extra_len);
+        memcpy(o, &b, sizeof b);
+        memcpy(o + sizeof b, text, text_len);
+    }
+    tr_buf_commit(tb, len);
+}
+
+/* ---- lifecycle ---- */
+
+/* "" -> "cushim-<pid>.json"; "%p" anywhere -> the pid; a forked child's "trace.json" -> "trace.<pid>.json" */
+static char *tr_path(const char *given, int pid, int child)
+{
+    char *out, *pp;
+    const char *ext;
+    size_t n;
+    if (given == NULL || given[0] == '\0') {
+        if (asprintf(&out, "cushim-%d.json", pid) < 0)
+            return NULL;
+        return out;
+    }
+    if ((pp = strstr(given, "%p")) != NULL) {
+        if (asprintf(&out, "%.*s%d%s", (int)(pp - given), given, pid, pp + 2) < 0)
+            return NULL;
+        return out;
+    }
+    if (!child)
+        return strdup(given);
+    n = strlen(given);
+    ext = n > 8 && strcmp(given + n - 8, ".json.gz") == 0 ? given + n - 8
+          : n > 5 && strcmp(given + n - 5, ".json") == 0 ? given + n - 5
+          : given + n;
+    if (asprintf(&out, "%.*s.%d%s", (int)(ext - given), given, pid, ext) < 0)
+        return NULL;
+    return out;
+}
+
+static int tr_register(tr_state *st, const char *filter)
+{
+    cushim_hook_spec spec;
+    uint32_t *ids = malloc((size_t)st->id_limit * sizeof *ids);
+    char err[256] = "";
+    int n;
+    if (ids == NULL)
+        return -1;
+    n = tr_host->api_select(filter, ids, st->id_limit, err, sizeof err);
+    if (n <= 0) {
+        tr_host->log(st->self, CUSHIM_LOG_ERROR, "filter '%s' %s%s", filter,
+                     n == 0 || n == CUSHIM_ENOMATCH ? "matches no API of this build" : "is malformed: ", err);
+        free(ids);
+        return -1;
+    }
+    for (int k = 0; k < n && (uint32_t)k < st->id_limit; k++) {
+        const cushim_api_info *info = tr_host->api_by_id(ids[k]);
+        if (info != NULL && ids[k] < st->id_limit && st->plans[ids[k]] == NULL &&
+            (st->plans[ids[k]] = tr_plan_make(st, info)) == NULL) {
+            free(ids);
+            return -1;
+        }
+    }
+    free(ids);
+    memset(&spec, 0, sizeof spec);
+    spec.size = sizeof spec;
+    spec.flags = CUSHIM_HOOK_TIME;
+    spec.select = filter;
+    spec.priority = -1000;   /* first in, last out: the timing encloses other plugins' hooks */
+    spec.pre = tr_pre;
+    spec.post = tr_post;
+    spec.user = st;
+    if (tr_host->hooks_add(st->self, &spec, &st->group) != CUSHIM_OK) {
+        tr_host->log(st->self, CUSHIM_LOG_ERROR, "cannot hook the filter's APIs");
+        return -1;
+    }
+    if (st->kernel_names) {
+        memset(&spec, 0, sizeof spec);
+        spec.size = sizeof spec;
+        spec.select = "base:cuModuleUnload,base:cuLibraryUnload,base:cudaLibraryUnload";
+        spec.post = tr_kernel_names_unloaded;
+        spec.user = st;
+        if (tr_host->hooks_add(st->self, &spec, &st->unload_group) != CUSHIM_OK)
+            st->unload_group = 0;
+    }
+    return 0;
+}
+
+static void tr_free_state(tr_state *st)
+{
+    if (st == NULL)
+        return;
+    for (uint32_t i = 0; st->plans && i < st->id_limit; i++)
+        free(st->plans[i]);
+    free(st->plans);
+    free(st->w.path);
+    free(st->w.summary_path);
+    free(st->cupti_path);
+    free(st);
+}
+
+static int tr_init(const cushim_host *host, cushim_plugin *self)
+{
+    tr_state *st;
+    const char *file, *filter, *sfile;
+    if (CUSHIM_ABI_MAJOR_OF(host->abi_version) != CUSHIM_ABI_MAJOR || !CUSHIM_HOST_HAS(host, plugin_data))
+        return -1;
+    if (tr_st != NULL) {
+        host->log(self, CUSHIM_LOG_ERROR, "the trace plugin is loaded once per process (it is already tracing to %s)",
+                  tr_st->w.path);
+        return -1;
+    }
+    tr_host = host;
+    if ((st = calloc(1, sizeof *st)) == NULL)
+        return -1;
+    st->self = self;
+    st->id_limit = host->api_id_limit();
+    st->plans = calloc(st->id_limit, sizeof *st->plans);
+    file = host->opt_string(self, "file");
+    filter = host->opt_string(self, "filter");
+    sfile = host->opt_string(self, "summary_file");
+    st->kernel_names = host->opt_bool(self, "kernel_names");
+    st->gpu = host->opt_bool(self, "gpu");
+    tr_bufs_init(&st->bufs, TR_CHUNK, host->opt_bytes(self, "buffer"));
+    if (st->bufs.limit < 4ull * TR_CHUNK)
+        host->log(self, CUSHIM_LOG_WARN, "buffer=%llu bytes holds fewer than 4 chunks of %u bytes: most calls will be "
+                  "dropped", (unsigned long long)st->bufs.limit, TR_CHUNK);
+    st->w.bufs = &st->bufs;
+    st->w.meta.api_param = host->api_param;
+    st->w.meta.result_name = host->result_name;
+    st->w.meta.sizeof_param_info = host->sizeof_param_info;
+    st->w.meta.enum_value_name = NULL;
+    if (CUSHIM_HOST_HAS(host, enum_value_name))
+        st->w.meta.enum_value_name = host->enum_value_name;
+    st->w.api_by_id = host->api_by_id;
+    st->w.flow_categories = CUSHIM_CAT_LAUNCH | CUSHIM_CAT_COPY | CUSHIM_CAT_SET;
+    st->w.summary = host->opt_bool(self, "summary");
+    st->w.pid = (int)getpid();
+    st->w.fd = -1;
+    st->w.path = tr_path(file, st->w.pid, 0);
+    st->w.summary_path = sfile && sfile[0] ? strdup(sfile) : NULL;
+    st->api_funcgetname = tr_api_id_of("cuFuncGetName");
+    st->api_kernelgetname = tr_api_id_of("cuKernelGetName");
+    st->api_getfuncbysymbol = tr_api_id_of("cudaGetFuncBySymbol");
+    if (st->plans == NULL || st->w.path == NULL || host->tls_create(self, tr_thread_end, &st->tls_key) != CUSHIM_OK) {
+        host->log(self, CUSHIM_LOG_ERROR, "out of memory");
+        tr_free_state(st);
+        return -1;
+    }
+    st->cupti_path = host->opt_string(self, "cupti") ? strdup(host->opt_string(self, "cupti")) : NULL;
+    atomic_init(&st->output, 0);
+    tr_st = st;
+    if (tr_register(st, filter && filter[0] ? filter : "all") != 0) {
+        tr_st = NULL;
+        if (st->group)
+            host->hooks_remove(self, st->group);
+        return -1;   /* nothing was started; the state stays (a hook may have seen it) */
+    }
+    if (host->opt_bool(self, "signals"))
+        tr_signals_install();
+    host->plugin_set_data(self, st);
+    host->log(self, CUSHIM_LOG_INFO, "tracing '%s' to %s", filter && filter[0] ? filter : "all", st->w.path);
+    return 0;
+}
+
+static void tr_flush(cushim_plugin *self)
+{
+    tr_state *st = tr_host ? tr_host->plugin_data(self) : NULL;
+    if (st == NULL || atomic_load(&st->output) != 1)
+        return;   /* no call was recorded: no file */
+    tr_cupti_flush();
+    tw_finish(&st->w);
+}
+
+static void tr_fork_child(cushim_plugin *self)
+{
+    tr_state *st = tr_host ? tr_host->plugin_data(self) : NULL;
+    tr_tbuf *keep;
+    const char *file;
+    if (st == NULL)
+        return;
+    /* the calling thread starts afresh: its next call opens the child's own file and starts its writer */
+    keep = tr_host->tls_get(st->tls_key);
+    if (keep != NULL)
+        tr_host->tls_set(st->tls_key, NULL);
+    /* the parent's threads are gone here: their kernel-name caches too */
+    for (tr_tbuf *tb = atomic_load(&st->bufs.head); tb != NULL; tb = tb->next_tb) {
+        free(tb->prod);
+        tb->prod = NULL;
+    }
+    tw_fork_child(&st->w, NULL);
+    tr_kernel_names_fork_child();
+    tr_signals_fork_child();
+    pthread_mutex_init(&tr_output_lock, NULL);
+    st->w.pid = (int)getpid();
+    file = tr_host->opt_string(self, "file");
+    free(st->w.path);
+    st->w.path = tr_path(file, st->w.pid, 1);
+    atomic_store(&st->output, st->w.path != NULL ? 0 : 2);
+}
+
+static const cushim_option tr_options[] = {
+    {"file", CUSHIM_OPT_STRING, "", "the trace file (default cushim-<pid>.json; .json.gz: gzip; %p: the pid); a "
+                                    "forked child writes FILE with its pid before .json"},
+    {"filter", CUSHIM_OPT_STRING, "all", "the APIs recorded (a selector: names, base names, globs, cat:, lib:)"},
+    {"buffer", CUSHIM_OPT_BYTES, "64MiB", "memory for records not yet written; beyond it events are dropped "
+                                          "and counted"},
+    {"summary", CUSHIM_OPT_BOOL, "true", "print the cuda_api_sum table at exit"},
+    {"summary_file", CUSHIM_OPT_STRING, "", "append the table to this file instead of stderr"},
+    {"kernel_names", CUSHIM_OPT_BOOL, "true", "name the kernel of each launch (the driver's cuFuncGetName)"},
+    {"gpu", CUSHIM_OPT_BOOL, "false", "GPU kernels, copies and sets through CUPTI, linked to their launches"},
+    {"cupti", CUSHIM_OPT_STRING, "", "the libcupti.so to load (default: $CUDA_HOME, /usr/local/cuda)"},
+    {"signals", CUSHIM_OPT_BOOL, "true", "finish the file when a fatal signal ends the process"},
+    {NULL, 0, NULL, NULL},
+};
+
+static const cushim_plugin_def tr_def = {
+    .size = sizeof(cushim_plugin_def),
+    .abi_version = CUSHIM_ABI_VERSION,
+    .name = "trace",
+    .version = "0.1.0",
+    .description = "every CUDA call with its arguments in a Perfetto/Chrome trace, and Nsight's API summary",
+    .options = tr_options,
+    .init = tr_init,
+    .flush = tr_flush,
+    .fork_child = tr_fork_child,
+};
+
+CUSHIM_PLUGIN(tr_def)

@@ -1,0 +1,68 @@
+/*
+ * trace.h - what the trace plugin's parts share: the state, and the record
+ * entry points the NVTX and CUPTI parts use (trace.c).
+ */
+#ifndef TRACE_H
+#define TRACE_H
+
+#include <stdint.h>
+
+#include <cushim/cushim.h>
+
+#include "tr_buf.h"
+#include "tr_rec.h"
+#include "tr_writer.h"
+
+typedef struct tr_plan tr_plan;
+
+typedef struct tr_state {
+    cushim_plugin *self;
+    uint32_t id_limit;
+    tr_plan **plans;              /* by API id: what to capture; NULL = not selected */
+    uint32_t tls_key;
+    tr_bufs bufs;
+    tr_writer w;
+    uint64_t group, unload_group;
+    uint32_t api_funcgetname, api_kernelgetname, api_getfuncbysymbol;
+    int kernel_names;
+    int gpu;                      /* GPU tracing asked for                                */
+    char *cupti_path;
+    _Atomic int output;           /* 0: no file yet (made at the first recorded call), 1: open, 2: failed */
+    _Atomic uint64_t nvtx_ids;
+} tr_state;
+
+extern const cushim_host *tr_host;
+extern tr_state *tr_st;
+/* The calling thread's CUDA calls are the tracer's own (CUPTI's): never recorded (1), or again (0). */
+void tr_thread_quiet(int quiet);
+
+/* The calling thread's buffer (created on first use); NULL when out of memory or finished. */
+tr_tbuf *tr_thread_buf(void);
+/* One standalone record (NVTX, GPU activity, correlation): 'extra' bytes after the
+   header, then 'text' (may be NULL) as blob 0. Dropped and counted when there is no room. */
+void tr_record(uint16_t type, uint64_t seq, uint64_t parent, uint64_t t, const void *extra, uint32_t extra_len,
+               const char *text, uint32_t text_len);
+
+/* Launch kinds of a plan: which parameter names the kernel. */
+#define TR_LAUNCH_FUNC 1        /* a CUfunction parameter                 */
+#define TR_LAUNCH_KERNEL 2      /* a CUkernel parameter                   */
+#define TR_LAUNCH_STUB 3        /* a runtime host stub (const void *func) */
+
+/* Kernel names (tr_kname.c): the interned name of the function 'key', or NULL. */
+const char *tr_kernel_name(tr_state *st, tr_tbuf *tb, int launch, const void *key);
+/* A post hook on module/library unloads: every cached name is asked again. */
+void tr_kernel_names_unloaded(cushim_call *call, void *user, uint64_t *slot);
+void tr_kernel_names_fork_child(void);
+
+/* Signals (tr_signal.c) */
+void tr_signals_install(void);
+void tr_signals_fork_child(void);
+
+/* NVTX injection (tr_nvtx.c): started by the launcher's NVTX_INJECTION64_PATH. */
+/* CUPTI (tr_cupti.c) */
+int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen);
+void tr_cupti_flush(void);
+void tr_cupti_push(uint64_t seq);
+void tr_cupti_pop(void);
+
+#endif /* TRACE_H */

@@ -1,0 +1,213 @@
+/*
+ * e2e_trace.c - driver-API workloads for the trace plugin's end-to-end tests
+ * (run_trace.sh), against the fake driver:
+ *   threads N      N threads, each: alloc, memset, free, 10 times
+ *   fork           calls, fork; the child makes its own calls and exits; the parent goes on
+ *   sigterm        calls, then kills itself with SIGTERM (default action)
+ *   segv, segv_raise, abort
+ *                  calls, then a NULL store (SIGSEGV), raise(SIGSEGV), or abort() (SIGABRT)
+ *   thread_exit    a second thread makes calls and calls exit(0) while main waits
+ *   nvtx           NVTX push/pop around calls, a start/end range, a mark
+ *   many N         N cuCtxGetCurrent calls on the main thread
+ *   structs        a struct by pointer (cuMemcpy2D's CUDA_MEMCPY2D; the fake answers NOT_SUPPORTED, the input is
+ *                  still recorded), two outputs (cuMemGetInfo), a callback (cuLaunchHostFunc)
+ *   runtime        runtime calls (the driver calls the fake cudart makes nest under them):
+ *                  cudaMalloc, cudaMemcpy, cudaLaunchKernel, and a driver attribute query (an enum)
+ */
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#ifdef E2E_HAVE_NVTX
+#include <nvtx3/nvToolsExt.h>
+#endif
+
+static CUcontext ctx;
+
+static void setup(void)
+{
+    CUdevice d;
+    if (cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&d, 0) != CUDA_SUCCESS ||
+        cuDevicePrimaryCtxRetain(&ctx, d) != CUDA_SUCCESS || cuCtxSetCurrent(ctx) != CUDA_SUCCESS) {
+        fprintf(stderr, "e2e_trace: setup failed\n");
+        exit(1);
+    }
+}
+
+static void work(int n)
+{
+    cuCtxSetCurrent(ctx);
+    for (int i = 0; i < n; i++) {
+        CUdeviceptr p;
+        if (cuMemAlloc(&p, 4096) == CUDA_SUCCESS) {
+            cuMemsetD8(p, 0, 4096);
+            cuMemFree(p);
+        }
+    }
+}
+
+static void kernel_stub(void) {}
+
+static int runtime_mode(void)
+{
+    static unsigned char host[256];
+    void *d = NULL;
+    void *args[] = {&d};
+    int v = 0;
+    if (cudaMalloc(&d, sizeof host) != cudaSuccess ||
+        cudaMemcpy(d, host, sizeof host, cudaMemcpyHostToDevice) != cudaSuccess ||
+        cudaLaunchKernel((const void *)kernel_stub, (dim3){8, 1, 1}, (dim3){128, 1, 1}, args, 0, NULL) != cudaSuccess ||
+        cudaDeviceSynchronize() != cudaSuccess || cudaFree(d) != cudaSuccess ||
+        cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0) != CUDA_SUCCESS)
+        return 1;
+    return 0;
+}
+
+static void host_fn(void *p)
+{
+    (void)p;
+}
+
+static int structs_mode(void)
+{
+    static unsigned char host[64 * 4];
+    CUDA_MEMCPY2D m;
+    CUdeviceptr d;
+    size_t fr = 0, total = 0;
+    memset(&m, 0, sizeof m);
+    if (cuMemAlloc(&d, sizeof host) != CUDA_SUCCESS)
+        return 1;
+    m.srcMemoryType = CU_MEMORYTYPE_HOST;
+    m.srcHost = host;
+    m.srcPitch = 64;
+    m.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    m.dstDevice = d;
+    m.dstPitch = 64;
+    m.WidthInBytes = 64;
+    m.Height = 4;
+    (void)cuMemcpy2D(&m);   /* NOT_SUPPORTED on the fake driver */
+    if (cuMemGetInfo(&fr, &total) != CUDA_SUCCESS || cuLaunchHostFunc(NULL, host_fn, NULL) != CUDA_SUCCESS ||
+        cuCtxSynchronize() != CUDA_SUCCESS)
+        return 1;
+    printf("meminfo %zu %zu\n", fr, total);
+    return cuMemFree(d) == CUDA_SUCCESS ? 0 : 1;
+}
+
+static void *thread_work(void *arg)
+{
+    (void)arg;
+    work(10);
+    return NULL;
+}
+
+static void *thread_exit_main(void *arg)
+{
+    (void)arg;
+    work(3);
+    exit(0);
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    setup();
+    if (!strcmp(mode, "runtime"))
+        return runtime_mode();
+    if (!strcmp(mode, "structs"))
+        return structs_mode();
+    if (!strcmp(mode, "many")) {
+        long n = argc > 2 ? atol(argv[2]) : 1000;
+        CUcontext c;
+        for (long i = 0; i < n; i++)
+            cuCtxGetCurrent(&c);
+        return 0;
+    }
+    if (!strcmp(mode, "threads")) {
+        int n = argc > 2 ? atoi(argv[2]) : 4;
+        pthread_t t[64];
+        if (n < 1 || n > 64)
+            return 2;
+        for (int i = 0; i < n; i++)
+            pthread_create(&t[i], NULL, thread_work, NULL);
+        for (int i = 0; i < n; i++)
+            pthread_join(t[i], NULL);
+        return 0;
+    }
+    if (!strcmp(mode, "fork")) {
+        int st = 0;
+        pid_t pid;
+        work(2);
+        fflush(NULL);
+        pid = fork();
+        if (pid == 0) {
+            work(5);
+            printf("child %d\n", (int)getpid());
+            fflush(stdout);
+            exit(0);
+        }
+        waitpid(pid, &st, 0);
+        work(1);
+        return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+    }
+    if (!strcmp(mode, "sigterm")) {
+        work(4);
+        kill(getpid(), SIGTERM);
+        pause();
+        return 3;
+    }
+    if (!strcmp(mode, "segv")) {
+        work(4);
+        volatile int *volatile nowhere = NULL;
+        *nowhere = 1;
+        return 3;
+    }
+    if (!strcmp(mode, "segv_raise")) {
+        work(4);
+        raise(SIGSEGV);
+        return 3;
+    }
+    if (!strcmp(mode, "abort")) {
+        work(4);
+        abort();
+    }
+    if (!strcmp(mode, "thread_exit")) {
+        pthread_t t;
+        work(1);
+        pthread_create(&t, NULL, thread_exit_main, NULL);
+        for (;;)
+            pause();
+    }
+#ifdef E2E_HAVE_NVTX
+    if (!strcmp(mode, "nvtx")) {
+        nvtxRangeId_t id;
+        nvtxRangePushA("outer");
+        work(1);
+        nvtxRangePushA("inner");
+        work(1);
+        nvtxRangePop();
+        nvtxRangePop();
+        id = nvtxRangeStartA("async range");
+        nvtxMarkA("a mark");
+        nvtxRangeEnd(id);
+        {
+            nvtxDomainHandle_t dom = nvtxDomainCreateA("e2e");
+            nvtxEventAttributes_t a;
+            memset(&a, 0, sizeof a);
+            a.version = NVTX_VERSION;
+            a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+            a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+            a.message.ascii = "domain range";
+            nvtxDomainRangePushEx(dom, &a);
+            nvtxDomainRangePop(dom);
+        }
+        return 0;
+    }
+#endif
+    fprintf(stderr, "usage: e2e_trace threads N | many N | structs | fork | sigterm | segv | segv_raise | abort | thread_exit | nvtx | runtime\n");
+    return 2;
+}

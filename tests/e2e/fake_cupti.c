@@ -1,0 +1,155 @@
+/*
+ * fake_cupti.c - a stand-in libcupti for the trace plugin's CPU test of --trace-gpu (trace_gpu in
+ * run_trace.sh): the activity API functions the plugin uses, with the record layouts of the toolkit's
+ * cupti_activity.h. It cannot see GPU work, so it makes some up: every external correlation id pushed
+ * (the plugin's pre hook of a launch, copy or set) becomes, at cuptiActivityFlushAll, one kernel record
+ * ("fake_kernel_<n>", on stream 7) and its external correlation record, the kernels first (the order the
+ * plugin must tolerate), plus one memcpy record that no call is correlated with.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cupti_activity.h>
+#include <cupti_version.h>
+
+#define FC_MAX 4096
+#define FC_EXPORT __attribute__((visibility("default")))
+
+static pthread_mutex_t fc_lock = PTHREAD_MUTEX_INITIALIZER;
+static CUpti_BuffersCallbackRequestFunc fc_request;
+static CUpti_BuffersCallbackCompleteFunc fc_complete;
+static CUpti_TimestampCallbackFunc fc_ts;
+static uint64_t fc_ids[FC_MAX];
+static uint32_t fc_n;
+static char fc_names[FC_MAX][32];
+
+FC_EXPORT CUptiResult cuptiGetVersion(uint32_t *v)
+{
+    *v = CUPTI_API_VERSION;
+    return CUPTI_SUCCESS;
+}
+
+FC_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
+                                                     CUpti_BuffersCallbackCompleteFunc done)
+{
+    fc_request = req;
+    fc_complete = done;
+    return CUPTI_SUCCESS;
+}
+
+FC_EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f)
+{
+    fc_ts = f;
+    return CUPTI_SUCCESS;
+}
+
+FC_EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
+{
+    (void)kind;
+    return CUPTI_SUCCESS;
+}
+
+FC_EXPORT CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind, uint64_t id)
+{
+    if (kind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&fc_lock);
+    if (fc_n < FC_MAX)
+        fc_ids[fc_n++] = id;
+    pthread_mutex_unlock(&fc_lock);
+    return CUPTI_SUCCESS;
+}
+
+FC_EXPORT CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind kind, uint64_t *last)
+{
+    (void)kind;
+    *last = 0;
+    return CUPTI_SUCCESS;
+}
+
+FC_EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t stream, size_t *dropped)
+{
+    (void)ctx, (void)stream;
+    *dropped = 0;
+    return CUPTI_SUCCESS;
+}
+
+static size_t fc_size(const CUpti_Activity *r)
+{
+    switch (r->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(CUpti_ActivityKernel10);
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return sizeof(CUpti_ActivityExternalCorrelation);
+    default: return 0;
+    }
+}
+
+FC_EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid, CUpti_Activity **rec)
+{
+    uint8_t *p = *rec == NULL ? buffer : (uint8_t *)*rec + fc_size(*rec);
+    if (p + sizeof(CUpti_Activity) > buffer + valid || fc_size((CUpti_Activity *)p) == 0)
+        return CUPTI_ERROR_MAX_LIMIT_REACHED;
+    *rec = (CUpti_Activity *)p;
+    return CUPTI_SUCCESS;
+}
+
+FC_EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
+{
+    uint8_t *buf = NULL;
+    size_t size = 0, max = 0, off = 0;
+    uint64_t t = fc_ts ? fc_ts() : 1000000;
+    (void)flag;
+    if (fc_request == NULL || fc_complete == NULL)
+        return CUPTI_ERROR_NOT_INITIALIZED;
+    pthread_mutex_lock(&fc_lock);
+    fc_request(&buf, &size, &max);
+    if (buf == NULL) {
+        pthread_mutex_unlock(&fc_lock);
+        return CUPTI_ERROR_OUT_OF_MEMORY;
+    }
+    for (uint32_t i = 0; i < fc_n && off + sizeof(CUpti_ActivityKernel10) <= size; i++) {
+        CUpti_ActivityKernel10 k;
+        memset(&k, 0, sizeof k);
+        k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+        k.start = t + i * 1000;
+        k.end = k.start + 500;
+        k.deviceId = 0;
+        k.streamId = 7;
+        k.correlationId = i + 1;
+        k.gridX = (int32_t)i + 1, k.gridY = 1, k.gridZ = 1, k.blockX = 128, k.blockY = 1, k.blockZ = 1;
+        memcpy(fc_names[i], "fake_kernel_", 12);
+        fc_names[i][12] = (char)('a' + i % 2);   /* two kernel names */
+        k.name = fc_names[i];
+        memcpy(buf + off, &k, sizeof k);
+        off += sizeof k;
+    }
+    if (off + sizeof(CUpti_ActivityMemcpy6) <= size) {
+        CUpti_ActivityMemcpy6 m;
+        memset(&m, 0, sizeof m);
+        m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+        m.copyKind = 1;   /* HtoD */
+        m.bytes = 4096;
+        m.start = t;
+        m.end = t + 100;
+        m.streamId = 7;
+        m.correlationId = 999999;   /* no call carries it */
+        memcpy(buf + off, &m, sizeof m);
+        off += sizeof m;
+    }
+    for (uint32_t i = 0; i < fc_n && off + sizeof(CUpti_ActivityExternalCorrelation) <= size; i++) {
+        CUpti_ActivityExternalCorrelation e;
+        memset(&e, 0, sizeof e);
+        e.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+        e.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+        e.externalId = fc_ids[i];
+        e.correlationId = i + 1;
+        memcpy(buf + off, &e, sizeof e);
+        off += sizeof e;
+    }
+    fc_n = 0;
+    pthread_mutex_unlock(&fc_lock);
+    fc_complete(NULL, 0, buf, size, off);
+    return CUPTI_SUCCESS;
+}

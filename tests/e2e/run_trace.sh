@@ -1,0 +1,249 @@
+#!/bin/sh
+# run_trace.sh CASE PLUGIN PROGRAM VECADD STATS [FAKE_CUPTI]
+# The trace plugin loaded by the preloaded shim through CUSHIM_PLUGINS, against the fake driver (ctest sets
+# LD_PRELOAD and LD_LIBRARY_PATH). PROGRAM is e2e_trace (workloads by mode), STATS the cushim-stats helper.
+# Every trace is loaded with Python's json module (a trace that does not parse fails the case).
+set -u
+case_=$1 plugin=$2 prog=$3 vecadd=$4 stats=$5 fakecupti=${6:-}
+# the shim (and a sanitizer runtime before it) for the traced program only, not for sh, python3 and the tools
+preload=${LD_PRELOAD-}
+unset LD_PRELOAD
+dir=${E2E_OUT:-${TMPDIR:-/tmp}}/trace.$case_
+rm -rf "$dir"
+mkdir -p "$dir" || exit 1
+cd "$dir" || exit 1
+
+fail() {
+    echo "FAIL [$case_]: $*"
+    for f in out err; do
+        [ -f "$f" ] && sed "s/^/  $f: /" "$f" | head -60
+    done
+    exit 1
+}
+
+# check.py FILE EXPR...: loads FILE (.json or .json.gz), evaluates each Python expression over
+# d (the document), ev (its events), X (the complete events of CUDA calls); fails on the first false one.
+cat > check.py <<'PY'
+import gzip, json, sys
+path = sys.argv[1]
+d = json.load(gzip.open(path, 'rt') if path.endswith('.gz') else open(path))
+ev = d['traceEvents']
+X = [e for e in ev if e.get('ph') == 'X' and e.get('cat') in ('cuda_driver', 'cuda_runtime')]
+def count(name): return sum(1 for e in X if e['name'] == name)
+for expr in sys.argv[2:]:
+    if not eval(expr):
+        print('check failed:', expr)
+        sys.exit(1)
+PY
+check() { python3 check.py "$@" || fail "check of $1"; }
+run() {   # run OPTIONS PROGRAM ARGS...: exit status in $rc
+    opts=$1
+    shift
+    env LD_PRELOAD="$preload" CUSHIM_PLUGINS="$plugin:$opts" CUSHIM_COUNTS="$dir/counts.tsv" "$@" >out 2>err
+    rc=$?
+}
+# the table at exit (stderr) equals cushim stats FILE
+same_table() {
+    "$stats" "$1" >stats.out 2>stats.err || fail "cushim-stats $1 failed: $(cat stats.err)"
+    grep '^ ' err > t.exit
+    grep '^ ' stats.out > t.stats
+    [ -s t.exit ] || fail "no table on stderr"
+    cmp -s t.exit t.stats || fail "cushim stats differs from the table at exit: $(diff t.exit t.stats | head)"
+}
+
+case $case_ in
+vecadd)
+    run "file=$dir/t.json" "$vecadd" 4096
+    [ "$rc" = 0 ] || fail "vecadd exited with $rc"
+    check t.json "len(X) > 20" \
+        "[e['args'].get('kernel') for e in X if e['name'] == 'cuLaunchKernel'] == ['vecadd']" \
+        "all(e['args']['result'] == 'CUDA_SUCCESS' for e in X)" \
+        "[e['args']['name'] for e in X if e['name'] == 'cuModuleGetFunction'] == ['vecadd']" \
+        "[e['args']['name'] for e in X if e['name'] == 'cuDeviceGetName'][0].startswith('cushim fake')" \
+        "[e['args']['bytesize'] for e in X if e['name'] == 'cuMemAlloc_v2'] == [16384] * 3" \
+        "all(e['args']['dptr'] not in (None, 0) for e in X if e['name'] == 'cuMemAlloc_v2')" \
+        "d['otherData']['dropped_events'] == 0" \
+        "any(e['ph'] == 'M' and e['name'] == 'thread_name' for e in ev)"
+    # per API, the events equal the shim's own counts
+    python3 - "$dir/counts.tsv" <<'PY' || fail "event counts differ from CUSHIM_COUNTS"
+import json, sys
+X = [e for e in json.load(open('t.json'))['traceEvents'] if e.get('ph') == 'X' and e.get('cat', '').startswith('cuda_')]
+got = {}
+for e in X: got[e['name']] = got.get(e['name'], 0) + 1
+want = {}
+for line in open(sys.argv[1]):
+    f = line.rstrip('\n').split('\t')
+    if len(f) == 2 and f[1].isdigit() and int(f[1]) > 0: want[f[0]] = int(f[1])
+if got != want:
+    print('trace:', sorted(got.items())); print('counts:', sorted(want.items())); sys.exit(1)
+PY
+    same_table t.json
+    grep -q "cushim trace: $(check t.json 'True'; python3 -c "import json;print(json.load(open('t.json'))['otherData']['events'])") calls written to $dir/t.json" err \
+        || fail "no summary line naming the file"
+    ;;
+runtime)
+    run "file=$dir/t.json" "$prog" runtime
+    [ "$rc" = 0 ] || fail "exited with $rc"
+    check t.json "[e['args']['gridDim'] for e in X if e['name'] == 'cudaLaunchKernel'] == [{'x': 8, 'y': 1, 'z': 1}]" \
+        "[e['args']['kind'] for e in X if e['name'] == 'cudaMemcpy'] == ['cudaMemcpyHostToDevice']" \
+        "[e['args']['attrib'] for e in X if e['name'] == 'cuDeviceGetAttribute'] == ['CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT']" \
+        "[e['args']['result'] for e in X if e['name'] == 'cudaMalloc'] == ['cudaSuccess']"
+    # the driver launch nests under the runtime one (depth, parent, and in time), both name the kernel
+    python3 - <<'PY' || fail "nesting"
+import json, sys
+X = [e for e in json.load(open('t.json'))['traceEvents'] if e.get('ph') == 'X']
+ns = lambda v: round(v * 1000)
+rt = [e for e in X if e['name'] == 'cudaLaunchKernel'][0]
+drv = [e for e in X if e['name'].startswith('cuLaunchKernel') and e['args'].get('parent') == rt['args']['seq']]
+assert len(drv) == 1, drv
+d = drv[0]
+assert d['args']['depth'] == 1 and rt['args']['depth'] == 0 and d['tid'] == rt['tid']
+assert ns(rt['ts']) <= ns(d['ts']) and ns(d['ts']) + ns(d['dur']) <= ns(rt['ts']) + ns(rt['dur'])
+assert d['args']['kernel'].startswith('kernel_') and rt['args']['kernel'] == d['args']['kernel'], (rt, d)
+PY
+    ;;
+structs)
+    run "file=$dir/t.json" "$prog" structs
+    [ "$rc" = 0 ] || fail "exited with $rc"
+    # shellcheck disable=SC2046 # two numbers
+    set -- $(sed -n 's/^meminfo //p' out)
+    check t.json "[e['args']['result'] for e in X if e['name'] == 'cuMemcpy2D_v2'] == ['CUDA_ERROR_NOT_SUPPORTED']" \
+        "[(c['srcMemoryType'], c['dstMemoryType'], c['WidthInBytes'], c['Height'], c['srcPitch']) for c in (e['args']['pCopy'] for e in X if e['name'] == 'cuMemcpy2D_v2')] == [('CU_MEMORYTYPE_HOST', 'CU_MEMORYTYPE_DEVICE', 64, 4, 64)]" \
+        "[e['args']['pCopy']['dstDevice'] for e in X if e['name'] == 'cuMemcpy2D_v2'] == [e['args']['dptr'] for e in X if e['name'] == 'cuMemAlloc_v2']" \
+        "[(e['args']['free'], e['args']['total']) for e in X if e['name'] == 'cuMemGetInfo_v2'] == [($1, $2)]" \
+        "[e['args']['fn'].startswith('0x') and e['args']['hStream'] == '0x0' for e in X if e['name'] == 'cuLaunchHostFunc'] == [True]"
+    ;;
+gz)
+    run "file=$dir/t.json.gz" "$vecadd" 1024
+    [ "$rc" = 0 ] || fail "vecadd exited with $rc"
+    [ "$(od -An -tx1 -N2 t.json.gz | tr -d ' ')" = 1f8b ] || fail "not gzip data"
+    check t.json.gz "count('cuLaunchKernel') == 1"
+    same_table t.json.gz
+    ;;
+filter)
+    run "file=$dir/t.json,filter=cat:alloc" "$vecadd" 1024
+    [ "$rc" = 0 ] || fail "vecadd exited with $rc"
+    check t.json "sorted(set(e['name'] for e in X)) == ['cuMemAlloc_v2']" "count('cuMemAlloc_v2') == 3"
+    run "file=$dir/bad.json,filter=cat:nosuch" "$vecadd" 1024
+    [ "$rc" != 0 ] || fail "a malformed filter was accepted"
+    grep -q "filter 'cat:nosuch'" err || fail "no message naming the bad filter"
+    ;;
+threads)
+    run "file=$dir/t.json" "$prog" threads 4
+    [ "$rc" = 0 ] || fail "exited with $rc"
+    check t.json "count('cuMemAlloc_v2') == 40" "count('cuMemsetD8_v2') == 40" \
+        "len(set(e['tid'] for e in X if e['name'] == 'cuMemAlloc_v2')) == 4" \
+        "all(sum(1 for e in X if e['tid'] == t) == 31 for t in set(e['tid'] for e in X if e['name'] == 'cuMemFree_v2'))"
+    ;;
+fork)
+    run "file=$dir/t.json" "$prog" fork
+    [ "$rc" = 0 ] || fail "exited with $rc"
+    child=$(sed -n 's/^child //p' out)
+    [ -n "$child" ] || fail "no child pid"
+    [ -f "t.$child.json" ] || fail "the child wrote no t.$child.json: $(ls)"
+    check t.json "count('cuMemAlloc_v2') == 3" "d['otherData']['pid'] != $child"
+    check "t.$child.json" "count('cuMemAlloc_v2') == 5" "d['otherData']['pid'] == $child" \
+        "all(e['pid'] == $child for e in ev)"
+    ;;
+sigterm)
+    run "file=$dir/t.json" "$prog" sigterm
+    [ "$rc" = 143 ] || fail "expected death by SIGTERM (143), got $rc"
+    check t.json "count('cuMemAlloc_v2') == 4"
+    ;;
+segv|segv_raise|abort)
+    # a fault and abort(): the file is finished before the process dies of the signal (under ASan, its
+    # own SIGSEGV report follows ours and exits with 1)
+    run "file=$dir/t.json" "$prog" "$case_"
+    # 3: the program went on after the signal
+    [ "$rc" != 0 ] && [ "$rc" != 3 ] || fail "expected a death by the signal, got exit status $rc"
+    check t.json "count('cuMemAlloc_v2') == 4"
+    ;;
+thread_exit)
+    run "file=$dir/t.json" "$prog" thread_exit
+    [ "$rc" = 0 ] || fail "exited with $rc"
+    check t.json "count('cuMemAlloc_v2') == 4" "len(set(e['tid'] for e in X)) == 2"
+    ;;
+nvtx)
+    NVTX_INJECTION64_PATH=$plugin run "file=$dir/t.json" "$prog" nvtx
+    [ "$rc" = 0 ] || fail "exited with $rc"
+    if grep -q usage err; then echo "built without NVTX headers"; exit 77; fi
+    check t.json "[(e['ph'], e['name']) for e in ev if e.get('cat') == 'nvtx'] == [('B', 'outer'), ('B', 'inner'), ('E', ''), ('E', ''), ('b', 'async range'), ('i', 'a mark'), ('e', ''), ('B', 'domain range'), ('E', '')]" \
+        "count('cuMemAlloc_v2') == 2"
+    ;;
+drops)
+    # a buffer smaller than one chunk: every call is dropped, and counted in the file and the summary
+    run "file=$dir/t.json,buffer=4K" "$prog" threads 2
+    [ "$rc" = 0 ] || fail "exited with $rc"
+    n=$(awk -F'\t' '$2 ~ /^[0-9]+$/ { s += $2 } END { print s + 0 }' counts.tsv)
+    check t.json "len(X) == 0" "d['otherData']['dropped_events'] == $n"
+    grep -q "0 calls written to $dir/t.json; $n dropped" err || fail "the summary does not count $n dropped calls"
+    grep -q "buffer=4096 bytes holds fewer than 4 chunks" err || fail "no warning about the small buffer"
+    # a few chunks for 30000 calls while the writer drains: written + dropped = calls, whatever the split
+    run "file=$dir/t2.json,buffer=150K" "$prog" many 30000
+    [ "$rc" = 0 ] || fail "exited with $rc"
+    n=$(awk -F'\t' '$2 ~ /^[0-9]+$/ { s += $2 } END { print s + 0 }' counts.tsv)
+    check t2.json "len(X) + d['otherData']['dropped_events'] == $n" "d['otherData']['events'] == len(X)"
+    ;;
+nocalls)
+    # a process that makes no CUDA call (a shell between the launcher and the program) leaves no file
+    env LD_PRELOAD="$preload" ASAN_OPTIONS=detect_leaks=0 CUSHIM_PLUGINS="$plugin:file=$dir/t.json" \
+        sh -c 'exit 0' >out 2>err || fail "sh failed"
+    [ ! -e t.json ] || fail "a process without CUDA calls wrote a trace"
+    ! grep -q 'cuda_api_sum' err || fail "a process without CUDA calls printed a table"
+    # %p in the name: the pid
+    run "file=$dir/t.%p.json,summary=false" "$vecadd" 1024
+    [ "$rc" = 0 ] || fail "vecadd exited with $rc"
+    set -- t.[0-9]*.json
+    [ -f "$1" ] || fail "no t.<pid>.json: $(ls)"
+    check "$1" "count('cuLaunchKernel') == 1" "d['otherData']['pid'] == int('$1'.split('.')[1])"
+    ! grep -q 'cuda_api_sum' err || fail "summary=false printed a table"
+    ;;
+gpu)
+    # --trace-gpu's plumbing with a stand-in CUPTI: one made-up kernel per launch/copy/set call, its
+    # correlation record after it; kernels on a GPU track, linked by flows; the kernel table
+    [ -n "$fakecupti" ] || { echo "no CUPTI headers at build time"; exit 77; }
+    run "file=$dir/t.json,gpu=1,cupti=$fakecupti" "$vecadd" 1024
+    [ "$rc" = 0 ] || fail "vecadd exited with $rc"
+    check t.json "len([e for e in ev if e.get('cat') == 'kernel']) == sum(1 for e in X if e['name'] in ('cuLaunchKernel', 'cuMemcpyHtoDAsync_v2', 'cuMemcpyHtoD_v2', 'cuMemcpyDtoH_v2'))" \
+        "all(k['args']['external id'] in set(e['args']['seq'] for e in X) for k in ev if k.get('cat') == 'kernel')" \
+        "sorted(e['id'] for e in ev if e['ph'] == 'f') == sorted(k['args']['external id'] for k in ev if k.get('cat') == 'kernel')" \
+        "set(e['id'] for e in ev if e['ph'] == 'f') <= set(e['id'] for e in ev if e['ph'] == 's')" \
+        "[e['name'] for e in ev if e.get('cat') == 'memcpy'] == ['Memcpy HtoD']" \
+        "any(e['ph'] == 'M' and e['args']['name'] == 'GPU 0 stream 7' for e in ev)" \
+        "all(k['tid'] == [e for e in ev if e['ph'] == 'M' and e['args'].get('name') == 'GPU 0 stream 7'][0]['tid'] for k in ev if k.get('cat') == 'kernel')"
+    grep -q 'CUDA GPU Kernel Summary (cuda_gpu_kern_sum)' err || fail "no kernel table at exit"
+    grep -q ' fake_kernel_a$' err || fail "the kernel table lacks fake_kernel_a"
+    same_table t.json
+    grep -q 'CUDA GPU Kernel Summary' stats.out || fail "cushim stats printed no kernel table"
+    ;;
+launcher)
+    # cushim run --trace: the shipped plugin by name, NVTX_INJECTION64_PATH set to it, a relative file name;
+    # cushim stats FILE; --trace-filter
+    launcher=${CUSHIM_LAUNCHER:?}
+    env LD_PRELOAD= "$launcher" run --fake --trace=t.json -- "$prog" nvtx >out 2>err
+    rc=$?
+    [ "$rc" = 0 ] || fail "cushim run --trace exited with $rc"
+    check t.json "[(e['ph'], e['name']) for e in ev if e.get('cat') == 'nvtx'][:2] == [('B', 'outer'), ('B', 'inner')]" \
+        "count('cuMemAlloc_v2') == 2"
+    "$launcher" stats t.json >stats.out 2>&1 || fail "cushim stats failed: $(cat stats.out)"
+    grep '^ ' err > t.exit
+    grep '^ ' stats.out > t.stats
+    cmp -s t.exit t.stats || fail "cushim stats differs from the table at exit"
+    env LD_PRELOAD= "$launcher" run --fake --trace=t2.json.gz --trace-filter='cat:alloc' -- "$prog" threads 2 >out 2>err \
+        || fail "cushim run --trace-filter failed"
+    check t2.json.gz "sorted(set(e['name'] for e in X)) == ['cuMemAlloc_v2']"
+    "$launcher" stats nosuch.json >/dev/null 2>&1 && fail "cushim stats of a missing file succeeded"
+    printf '{"a":1}' > bad.json
+    "$launcher" stats bad.json >/dev/null 2>&1 && fail "cushim stats of a file without traceEvents succeeded"
+    ;;
+nocupti)
+    run "file=$dir/t.json,gpu=1,cupti=/nonexistent/libcupti.so" "$vecadd" 1024
+    [ "$rc" = 0 ] || fail "vecadd exited with $rc"
+    grep -q "GPU tracing is off" err || fail "no message that GPU tracing is off"
+    check t.json "count('cuLaunchKernel') == 1" "'GPU tracing off' in d['otherData']['note']"
+    ;;
+*)
+    fail "unknown case"
+    ;;
+esac
+echo "PASS [$case_]"

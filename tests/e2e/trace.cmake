@@ -1,0 +1,49 @@
+# trace end to end (run_trace.sh): the trace plugin loaded through CUSHIM_PLUGINS by the preloaded shim,
+# against the fake driver. Included at the end of tests/e2e/CMakeLists.txt.
+if(NOT TARGET trace)
+  return()
+endif()
+
+add_executable(e2e_trace e2e_trace.c)
+target_include_directories(e2e_trace PRIVATE "${CUSHIM_CUDA_INCLUDE}")
+target_compile_options(e2e_trace PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-declarations)
+target_link_libraries(e2e_trace PRIVATE cushim_fake_cuda cushim_fake_cudart pthread ${CMAKE_DL_LIBS})
+if(EXISTS "${CUSHIM_CUDA_INCLUDE}/nvtx3/nvToolsExt.h")
+  target_compile_definitions(e2e_trace PRIVATE E2E_HAVE_NVTX)
+endif()
+
+# A stand-in libcupti (the record layouts of the toolkit's headers) for the --trace-gpu plumbing.
+set(_tr_cupti "")
+if(EXISTS "${CUSHIM_CUDA_INCLUDE}/cupti_activity.h")
+  add_library(trace_fake_cupti SHARED fake_cupti.c)
+  target_include_directories(trace_fake_cupti SYSTEM PRIVATE "${CUSHIM_CUDA_INCLUDE}")
+  target_compile_options(trace_fake_cupti PRIVATE ${CUSHIM_WARN_FLAGS})
+  set_target_properties(trace_fake_cupti PROPERTIES C_VISIBILITY_PRESET hidden)
+  target_link_libraries(trace_fake_cupti PRIVATE pthread)
+  set(_tr_cupti "$<TARGET_FILE:trace_fake_cupti>")
+endif()
+
+set(_tr sh "${CMAKE_CURRENT_SOURCE_DIR}/run_trace.sh")
+set(_tr_args "$<TARGET_FILE:trace>" "$<TARGET_FILE:e2e_trace>" "$<TARGET_FILE:vecadd>" "$<TARGET_FILE:cushim-stats>"
+    "${_tr_cupti}")
+foreach(_c vecadd runtime structs gz filter threads sigterm segv_raise abort nvtx nocupti nocalls drops gpu)
+  e2e_test(trace_${_c} COMMAND ${_tr} ${_c} ${_tr_args})
+endforeach()
+# The forked child starts its own writer thread, which TSan does not support after a multi-threaded fork
+# (it dies, or with die_after_fork=0 reports a "dup thread"): the fork case runs in the other builds.
+if(NOT CUSHIM_SANITIZE STREQUAL "thread")
+  e2e_test(trace_fork COMMAND ${_tr} fork ${_tr_args})
+endif()
+# A real fault: UBSan (with ASan) reports a NULL store and exits before any signal.
+if(NOT CUSHIM_SANITIZE STREQUAL "address")
+  e2e_test(trace_segv COMMAND ${_tr} segv ${_tr_args})
+endif()
+# LeakSanitizer's end-of-process scan crashes ("Tracer caught signal 11") when exit() comes from a second
+# thread after the plugin's writer thread was joined; ASan's other checks stay on.
+e2e_test(trace_thread_exit COMMAND ${_tr} thread_exit ${_tr_args} ENV ASAN_OPTIONS=detect_leaks=0)
+set_property(TEST trace_threads APPEND PROPERTY LABELS concurrency)
+set_property(TEST trace_drops APPEND PROPERTY LABELS concurrency)
+# The launcher preloads the shim itself (without a sanitizer runtime first, which ASan refuses).
+e2e_test(trace_launcher COMMAND ${_tr} launcher ${_tr_args} NO_PRELOAD
+  ENV "CUSHIM_LIB=$<TARGET_FILE:cushim>" "CUSHIM_LAUNCHER=${PROJECT_SOURCE_DIR}/tools/cushim")
+set_tests_properties(trace_launcher PROPERTIES LABELS "e2e;no_asan")

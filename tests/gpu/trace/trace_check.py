@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""trace_check.py - checks of a trace file written by the trace plugin, for tests/gpu/checks/trace.sh.
+Each prints 'PASS|FAIL NAME detail' lines and exits 1 if any failed.
+
+  trace_check.py api TRACE COUNTS            loads TRACE (.json/.json.gz); per API, its complete events equal
+                                             the shim's CUSHIM_COUNTS (COUNTS and COUNTS.<pid> summed over
+                                             the traces TRACE and TRACE's forked children are not merged:
+                                             only COUNTS itself is compared); every driver launch names its kernel
+  trace_check.py tsv TRACE OUT               writes the per-API event counts of TRACE as 'api<TAB>count' (the
+                                             CUSHIM_COUNTS format compare_counts.py reads)
+  trace_check.py gpu TRACE WITNESS           the kernels launched inside the NVTX range 'measured' appear once
+                                             each, linked (external id -> the launching call, flow start and
+                                             end), and their number equals WITNESS's (the profiler's count);
+                                             the NVTX ranges 'step N' are on the launching thread
+"""
+import gzip
+import json
+import sys
+
+
+def load(path):
+    f = gzip.open(path, "rt") if path.endswith(".gz") else open(path)
+    return json.load(f)
+
+
+def calls(d):
+    return [e for e in d["traceEvents"] if e.get("ph") == "X" and e.get("cat") in ("cuda_driver", "cuda_runtime")]
+
+
+def counts_of(d):
+    """Calls per API, those still running when the file was finished included (the shim counts a call
+    when it starts)."""
+    c = {}
+    for e in d["traceEvents"]:
+        if e.get("ph") == "X" and e.get("cat") in ("cuda_driver", "cuda_runtime", "cuda_api_unfinished"):
+            c[e["name"]] = c.get(e["name"], 0) + 1
+    return c
+
+
+results = []
+
+
+def report(ok, name, detail):
+    results.append(ok)
+    print("%s %s %s" % ("PASS" if ok else "FAIL", name, detail))
+
+
+def check_api(trace, counts):
+    d = load(trace)
+    got = counts_of(d)
+    want = {}
+    for line in open(counts):
+        f = line.rstrip("\n").split("\t")
+        if len(f) == 2 and f[1].isdigit() and int(f[1]) > 0:
+            want[f[0]] = want.get(f[0], 0) + int(f[1])
+    diff = sorted(set(got) | set(want))
+    bad = [(n, got.get(n, 0), want.get(n, 0)) for n in diff if got.get(n, 0) != want.get(n, 0)]
+    dropped = d.get("otherData", {}).get("dropped_events", -1)
+    report(not bad and dropped == 0, "counts-shim",
+           "%d events, %d APIs, dropped %s; differences (api, trace, shim): %s" % (
+               sum(got.values()), len(got), dropped, bad[:5]))
+    launches = [e for e in calls(d) if e["name"].startswith(("cuLaunchKernel", "cuLaunchCooperativeKernel"))]
+    named = [e for e in launches if e["args"].get("kernel")]
+    report(len(launches) > 0 and len(named) == len(launches), "kernel-names",
+           "%d of %d driver launches name their kernel, e.g. %s" % (
+               len(named), len(launches), named[0]["args"]["kernel"][:60] if named else "-"))
+
+
+def write_tsv(trace, out):
+    with open(out, "w") as f:
+        for n, c in sorted(counts_of(load(trace)).items()):
+            f.write("%s\t%d\n" % (n, c))
+
+
+def check_gpu(trace, witness):
+    d = load(trace)
+    ev = d["traceEvents"]
+    api = {e["args"]["seq"]: e for e in calls(d)}
+    nvtx = [e for e in ev if e.get("cat") == "nvtx"]
+    begin = [e for e in nvtx if e["ph"] == "B" and e["name"] == "measured"]
+    if not begin:
+        report(False, "nvtx", "no NVTX range 'measured' in the trace (NVTX injection not active?)")
+        return
+    tid = begin[0]["tid"]
+    # the matching 'E' of 'measured' on that thread: the last pop at depth 0
+    depth, t0, t1 = 0, begin[0]["ts"], None
+    for e in sorted((e for e in nvtx if e["tid"] == tid and e["ph"] in "BE"), key=lambda e: e["ts"]):
+        if e["ts"] < t0:
+            continue
+        depth += 1 if e["ph"] == "B" else -1
+        if depth == 0:
+            t1 = e["ts"]
+            break
+    steps = [e for e in nvtx if e["ph"] == "B" and e["name"].startswith("step ") and e["tid"] == tid]
+    report(t1 is not None and len(steps) > 0, "nvtx", "range 'measured' %s, %d 'step N' ranges on thread %s" % (
+        "closed" if t1 is not None else "NOT closed", len(steps), tid))
+    if t1 is None:
+        return
+    kernels = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel"]
+    linked = [k for k in kernels if k["args"].get("external id") in api]
+    inside = [k for k in linked if t0 <= api[k["args"]["external id"]]["ts"] <= t1]
+    flows_s = {e["id"] for e in ev if e.get("ph") == "s"}
+    flows_f = [e["id"] for e in ev if e.get("ph") == "f"]
+    corr = [k["args"]["correlation"] for k in kernels]
+    report(len(corr) == len(set(corr)), "gpu-once", "%d kernel events, correlation ids unique" % len(kernels))
+    report(len(linked) == len(kernels) and all(i in flows_s for i in flows_f), "gpu-linked",
+           "%d of %d kernels linked to a call; %d flow ends, all with a start" % (
+               len(linked), len(kernels), len(flows_f)))
+    want = int(open(witness).read().split()[0])
+    report(len(inside) == want, "gpu-witness", "%d kernels launched inside 'measured', the profiler saw %d" % (
+        len(inside), want))
+
+
+def main():
+    mode = sys.argv[1]
+    if mode == "api":
+        check_api(sys.argv[2], sys.argv[3])
+    elif mode == "tsv":
+        write_tsv(sys.argv[2], sys.argv[3])
+        return 0
+    elif mode == "gpu":
+        check_gpu(sys.argv[2], sys.argv[3])
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return 0 if results and all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""trace_gpu.py - a small deterministic PyTorch workload for the trace plugin's GPU check.
+
+USAGE:
+  trace_gpu.py run STEPS             warm-up steps, then STEPS steps inside the NVTX range 'measured'
+                                     (torch.cuda.nvtx.range_push), each step in its own range 'step N'
+  trace_gpu.py witness STEPS OUT     the same steps under the PyTorch profiler (CUPTI activity, no shim):
+                                     writes the number of GPU kernels of the measured steps to OUT
+  trace_gpu.py bench STEPS           prints 'median_step_ns N' over STEPS synchronised steps after warm-up
+
+The warm-up runs the same step twice first (cuBLAS handles, allocator), so that the measured steps
+launch the same kernels in every run.
+"""
+import os
+import statistics
+import sys
+import time
+
+os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+
+import torch  # noqa: E402
+
+
+def setup():
+    torch.manual_seed(0)
+    torch.use_deterministic_algorithms(True)
+    torch.backends.cudnn.benchmark = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    dev = torch.device("cuda")
+    model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 8)).to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-2)
+    x = torch.randn(256, 64, device=dev)
+    y = torch.randn(256, 8, device=dev)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    for _ in range(2):
+        step()
+    torch.cuda.synchronize()
+    return step
+
+
+def main():
+    mode = sys.argv[1]
+    steps = int(sys.argv[2])
+    step = setup()
+    if mode == "run":
+        torch.cuda.nvtx.range_push("measured")
+        for i in range(steps):
+            torch.cuda.nvtx.range_push("step %d" % i)
+            step()
+            torch.cuda.nvtx.range_pop()
+        torch.cuda.synchronize()
+        torch.cuda.nvtx.range_pop()
+        print("run: %d steps" % steps)
+    elif mode == "witness":
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(steps):
+                step()
+            torch.cuda.synchronize()
+        kernels = [e for e in prof.events()
+                   if e.device_type == torch.autograd.DeviceType.CUDA
+                   and not e.name.startswith(("Memcpy", "Memset"))]
+        with open(sys.argv[3], "w") as f:
+            f.write("%d\n" % len(kernels))
+        print("witness: %d kernels" % len(kernels))
+    elif mode == "bench":
+        times = []
+        for _ in range(steps):
+            t0 = time.perf_counter_ns()
+            step()
+            torch.cuda.synchronize()
+            times.append(time.perf_counter_ns() - t0)
+        print("median_step_ns %d" % statistics.median(times))
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,371 @@
+/*
+ * trace_render_test.c - the trace plugin's host-free parts, alone: the
+ * renderer on hand-made call records covering every parameter kind (scalar,
+ * enum, handle, device pointer, string, struct by value, struct by pointer,
+ * output pointer, counted array with its count behind a pointer, callback),
+ * the summary maths (median, sample standard deviation, percentages, the
+ * table's layout), and the buffers' bound and drop accounting.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tr_buf.h"
+#include "tr_render.h"
+#include "tr_stats.h"
+
+/* ---- a hand-made API: one parameter of every kind ---- */
+
+typedef struct dim3_ { uint32_t x, y, z; } dim3_;
+typedef struct desc_ { int32_t kind; uint32_t width; char label[8]; } desc_;
+typedef struct params_ {
+    int32_t n;
+    int32_t e;
+    void *h;
+    uint64_t dp;
+    const char *s;
+    dim3_ dim;
+    const desc_ *sp;
+    uint64_t *out;
+    void **arr;
+    size_t *cnt;
+    void (*cb)(void);
+} params_;
+
+static const cushim_enum_value kind_values[] = {{"MY_A", 1}, {"MY_B", 2}};
+static const cushim_enum_info kind_enum = {"mykind", 4, 2, kind_values};
+static const cushim_field_info dim_fields[] = {
+    {"x", "unsigned int", CUSHIM_KIND_SCALAR, 0, 0, 0, 4, 0, NULL, NULL},
+    {"y", "unsigned int", CUSHIM_KIND_SCALAR, 0, 0, 4, 4, 0, NULL, NULL},
+    {"z", "unsigned int", CUSHIM_KIND_SCALAR, 0, 0, 8, 4, 0, NULL, NULL},
+};
+static const cushim_struct_info dim_struct = {"dim3", 12, 3, dim_fields};
+static const cushim_field_info desc_fields[] = {
+    {"kind", "mykind", CUSHIM_KIND_ENUM, 0, 0, offsetof(desc_, kind), 4, 0, &kind_enum, NULL},
+    {"width", "unsigned int", CUSHIM_KIND_SCALAR, 0, 0, offsetof(desc_, width), 4, 0, NULL, NULL},
+    {"label", "char[8]", CUSHIM_KIND_SCALAR, 0, 0, offsetof(desc_, label), 8, 8, NULL, NULL},
+};
+static const cushim_struct_info desc_struct = {"desc", sizeof(desc_), 3, desc_fields};
+
+#define P(name, type, ctype, kind, dir, cnt, esz, pointee, ind, en, st) \
+    {#name, type, ctype, kind, dir, offsetof(params_, name), sizeof(((params_ *)0)->name), cnt, esz, 0, pointee, ind, 0, en, st}
+static const cushim_param_info api_params[] = {
+    P(n, "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, -1, 0, 0, 0, NULL, NULL),
+    P(e, "mykind", "enum mykind_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, -1, 0, 0, 0, &kind_enum, NULL),
+    P(h, "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, -1, 0, 0, 0, NULL, NULL),
+    P(dp, "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, -1, 0, 0, 0, NULL, NULL),
+    P(s, "const char *", "const char *", CUSHIM_KIND_STRING, CUSHIM_DIR_IN, -1, 0, 0, 0, NULL, NULL),
+    P(dim, "dim3", "struct dim3", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, -1, 0, 0, 0, NULL, &dim_struct),
+    P(sp, "const desc *", "const struct desc_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, -1, sizeof(desc_),
+      CUSHIM_KIND_STRUCT, 0, NULL, &desc_struct),
+    P(out, "CUdeviceptr *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, -1, 8,
+      CUSHIM_KIND_DEVPTR, 0, NULL, NULL),
+    P(arr, "CUgraphNode *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, 9, 8,
+      CUSHIM_KIND_HANDLE, 1, NULL, NULL),
+    P(cnt, "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, -1, 8, CUSHIM_KIND_SCALAR, 0,
+      NULL, NULL),
+    P(cb, "CUhostFn", "void (*)(void *)", CUSHIM_KIND_CALLBACK, CUSHIM_DIR_IN, -1, 0, 0, 0, NULL, NULL),
+};
+static const cushim_api_info api = {
+    .id = 7, .name = "cuTest", .base_name = "cuTest", .library = CUSHIM_LIB_DRIVER,
+    .ret_kind = CUSHIM_RET_CURESULT, .params_size = sizeof(params_), .ret_size = 4,
+    .nparams = sizeof api_params / sizeof api_params[0], .params = api_params,
+};
+
+static const cushim_param_info *t_param(const cushim_api_info *a, uint32_t i)
+{
+    return i < a->nparams ? &a->params[i] : NULL;
+}
+static const char *t_result(uint32_t kind, int32_t code)
+{
+    return kind == CUSHIM_RET_CURESULT && code == 0 ? "CUDA_SUCCESS" : kind == CUSHIM_RET_CURESULT && code == 1 ? "CUDA_ERROR_INVALID_VALUE" : NULL;
+}
+static const char *t_enum(const cushim_enum_info *e, int64_t v)
+{
+    for (uint32_t i = 0; i < e->nvalues; i++)
+        if (e->values[i].value == v)
+            return e->values[i].name;
+    return NULL;
+}
+static const tr_meta meta = {t_param, t_result, t_enum, sizeof(cushim_param_info)};
+
+/* a record under construction */
+typedef struct rb {
+    _Alignas(8) unsigned char b[4096];
+    uint32_t len;
+} rb;
+
+static void rb_blob(rb *r, uint16_t param, const void *d, uint32_t n, uint64_t count, uint16_t flags)
+{
+    tr_blob bl = {.param = param, .flags = flags, .len = n, .count = count};
+    memcpy(r->b + r->len, &bl, sizeof bl);
+    memcpy(r->b + r->len + sizeof bl, d, n);
+    r->len += (uint32_t)sizeof bl + tr_pad8(n);
+    ((tr_rec *)r->b)->len = r->len;
+}
+
+static void rb_start(rb *r, uint16_t type, const params_ *p)
+{
+    tr_rec h = {.type = type, .api_id = 7, .seq = 1};
+    memset(r, 0, sizeof *r);
+    memcpy(r->b, &h, sizeof h);
+    r->len = sizeof h;
+    if (p != NULL) {
+        memcpy(r->b + r->len, p, sizeof *p);
+        r->len += tr_pad8(sizeof *p);
+    }
+    ((tr_rec *)r->b)->len = r->len;
+}
+
+static char *render(const rb *en, const rb *ex)
+{
+    tr_sb sb = {0};
+    tr_render_args(&sb, &meta, &api, (const tr_rec *)en->b, ex ? (const tr_rec *)ex->b : NULL);
+    return sb.p;
+}
+
+static params_ sample(desc_ *d, uint64_t *out, void **arr, size_t *cnt)
+{
+    params_ p;
+    memset(&p, 0, sizeof p);
+    memset(d, 0, sizeof *d);
+    d->kind = 1;
+    d->width = 640;
+    memcpy(d->label, "lbl", 4);
+    p.n = -5;
+    p.e = 2;
+    p.h = (void *)0xabc;
+    p.dp = 0x7f0000001000ull;
+    p.s = "hello \"w\"";
+    p.dim = (dim3_){4, 2, 1};
+    p.sp = d;
+    p.out = out;
+    p.arr = arr;
+    p.cnt = cnt;
+    p.cb = (void (*)(void))(uintptr_t)0x1234;
+    return p;
+}
+
+static void every_kind(void **state)
+{
+    desc_ d;
+    uint64_t out = 0xdead000;
+    void *arr[3] = {(void *)1, (void *)2, (void *)3};
+    size_t cnt = 3;
+    params_ p = sample(&d, &out, arr, &cnt);
+    rb en, ex;
+    char *s;
+    (void)state;
+    rb_start(&en, TR_REC_ENTER, &p);
+    rb_blob(&en, 4, p.s, (uint32_t)strlen(p.s), strlen(p.s), 0);
+    rb_blob(&en, 6, &d, sizeof d, 1, 0);
+    ((tr_rec *)en.b)->aux = (uint64_t)(uintptr_t)"vk";
+    rb_start(&ex, TR_REC_EXIT, NULL);
+    rb_blob(&ex, 7, &out, 8, 1, 0);
+    rb_blob(&ex, 8, arr, sizeof arr, 3, 0);
+    rb_blob(&ex, 9, &cnt, 8, 1, 0);
+    s = render(&en, &ex);
+    assert_string_equal(s, ",\"n\":-5,\"e\":\"MY_B\",\"h\":\"0xabc\",\"dp\":\"0x7f0000001000\",\"s\":\"hello \\\"w\\\"\","
+                           "\"dim\":{\"x\":4,\"y\":2,\"z\":1},\"sp\":{\"kind\":\"MY_A\",\"width\":640,\"label\":\"lbl\"},"
+                           "\"out\":\"0xdead000\",\"arr\":[\"0x1\",\"0x2\",\"0x3\"],\"cnt\":3,\"cb\":\"0x1234\","
+                           "\"kernel\":\"vk\",\"result\":\"CUDA_SUCCESS\"");
+    free(s);
+}
+
+/* a failed call: outputs were not written; a running call: no result */
+static void failed_and_unfinished(void **state)
+{
+    desc_ d;
+    uint64_t out = 0;
+    void *arr[1];
+    size_t cnt = 0;
+    params_ p = sample(&d, &out, arr, &cnt);
+    rb en, ex;
+    char *s;
+    (void)state;
+    p.s = NULL;
+    p.sp = NULL;
+    p.e = 9;   /* no name: the number */
+    rb_start(&en, TR_REC_ENTER, &p);
+    rb_start(&ex, TR_REC_EXIT, NULL);
+    ((tr_rec *)ex.b)->aux = 1;
+    rb_blob(&ex, 7, &out, 8, 1, 0);   /* ignored: the call failed */
+    s = render(&en, &ex);
+    assert_non_null(strstr(s, "\"e\":9,"));
+    assert_non_null(strstr(s, "\"s\":null,"));
+    assert_non_null(strstr(s, "\"sp\":null,"));
+    assert_non_null(strstr(s, "(not written: the call failed)"));
+    assert_non_null(strstr(s, "\"result\":\"CUDA_ERROR_INVALID_VALUE\""));
+    free(s);
+    s = render(&en, NULL);
+    assert_non_null(strstr(s, "\"unfinished\":true"));
+    assert_null(strstr(s, "result"));
+    free(s);
+}
+
+/* bounded strings and arrays say so */
+static void truncation(void **state)
+{
+    desc_ d;
+    uint64_t out = 0;
+    void *arr[1];
+    size_t cnt = 0;
+    params_ p = sample(&d, &out, arr, &cnt);
+    rb en, ex;
+    uint64_t many[70];
+    char *s;
+    (void)state;
+    for (int i = 0; i < 70; i++)
+        many[i] = (uint64_t)i;
+    rb_start(&en, TR_REC_ENTER, &p);
+    rb_blob(&en, 4, "abc\x01\xff", 5, 900, TR_BLOB_TRUNC);
+    rb_start(&ex, TR_REC_EXIT, NULL);
+    rb_blob(&ex, 8, many, sizeof many, 5000, TR_BLOB_TRUNC);
+    s = render(&en, &ex);
+    assert_non_null(strstr(s, "\"s\":\"abc\\u0001\\u00ff...\""));
+    assert_non_null(strstr(s, ",\"0x3f\",\"... 5000 in all\"]"));
+    free(s);
+}
+
+/* an empty string, and an output array the call filled with no element */
+static void empty_values(void **state)
+{
+    desc_ d;
+    uint64_t out = 0;
+    void *arr[1];
+    size_t cnt = 0;
+    params_ p = sample(&d, &out, arr, &cnt);
+    rb en, ex;
+    char *s;
+    (void)state;
+    p.s = "";
+    rb_start(&en, TR_REC_ENTER, &p);
+    rb_blob(&en, 4, "", 0, 0, 0);
+    rb_start(&ex, TR_REC_EXIT, NULL);
+    rb_blob(&ex, 8, arr, 0, 0, 0);
+    s = render(&en, &ex);
+    assert_non_null(strstr(s, "\"s\":\"\","));
+    assert_non_null(strstr(s, "\"arr\":[],"));
+    free(s);
+}
+
+static void json_strings(void **state)
+{
+    tr_sb sb = {0};
+    (void)state;
+    tr_sb_json_str(&sb, "\xc3\xa9\n\\", 4, 100);   /* valid UTF-8 kept */
+    assert_string_equal(sb.p, "\"\xc3\xa9\\u000a\\\\\"");
+    sb.len = 0;
+    tr_sb_us(&sb, 1234567);
+    assert_string_equal(sb.p, "1234.567");
+    tr_sb_free(&sb);
+}
+
+/* ---- summary maths ---- */
+
+static void stats_maths(void **state)
+{
+    tr_stats st;
+    tr_stat_row *rows;
+    uint32_t n;
+    (void)state;
+    tr_stats_init(&st);
+    for (uint64_t v = 4; v >= 1; v--)
+        tr_stats_add(&st, "a", v);
+    tr_stats_add(&st, "b", 30);
+    tr_stats_add(&st, "b", 10);
+    tr_stats_add(&st, "b", 20);
+    tr_stats_add(&st, "c", 7);
+    n = tr_stats_rows(&st, &rows);
+    assert_int_equal(n, 3);
+    assert_string_equal(rows[0].name, "b");   /* by total time */
+    assert_int_equal(rows[0].total, 60);
+    assert_true(rows[0].med == 20.0 && rows[0].avg == 20.0 && rows[0].stddev == 10.0);
+    assert_string_equal(rows[1].name, "a");
+    assert_true(rows[1].med == 2.5);               /* even count: the mean of the middle two */
+    assert_true(rows[1].stddev > 1.2909 && rows[1].stddev < 1.2910);   /* sample: sqrt(5/3) */
+    assert_int_equal(rows[1].min, 1);
+    assert_int_equal(rows[1].max, 4);
+    assert_true(rows[2].stddev == 0.0);            /* one value */
+    assert_true(rows[0].pct > 77.92 && rows[0].pct < 77.93);   /* 60 of 77 */
+    free(rows);
+    tr_stats_free(&st);
+}
+
+static void stats_table(void **state)
+{
+    tr_stat_row r = {.name = "cuMemAlloc_v2", .total = 1234567, .n = 3, .min = 1000, .max = 1000000,
+                     .pct = 100, .avg = 411522.333, .med = 233567, .stddev = 1234.56};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    (void)state;
+    tr_stats_print(f, &r, 1, "Num Calls");
+    fclose(f);
+    assert_string_equal(text,
+        " Time (%)  Total Time (ns)  Num Calls   Avg (ns)   Med (ns)  Min (ns)   Max (ns)  StdDev (ns)  Name         \n"
+        " --------  ---------------  ---------  ---------  ---------  --------  ---------  -----------  -------------\n"
+        "    100.0        1,234,567          3  411,522.3  233,567.0     1,000  1,000,000      1,234.6  cuMemAlloc_v2\n");
+    free(text);
+}
+
+/* ---- buffers ---- */
+
+static void count_rec(void *ctx, tr_tbuf *tb, const void *rec, uint32_t len)
+{
+    (void)tb, (void)rec;
+    *(uint64_t *)ctx += len;
+}
+
+static void buffer_bound(void **state)
+{
+    tr_bufs b;
+    tr_tbuf *tb;
+    uint64_t stored = 0, seen = 0, dropped = 0;
+    (void)state;
+    tr_bufs_init(&b, 1024, 3 * (1024 + sizeof(tr_chunk)));
+    tb = tr_buf_attach(&b, 42);
+    assert_non_null(tb);
+    for (int i = 0; i < 200; i++) {
+        unsigned char *p = tr_buf_reserve(&b, tb, 64, 2 * TR_EXIT_MIN);
+        uint32_t len = 64;
+        if (p == NULL) {
+            dropped++;
+            /* the room kept for exits is still there */
+            assert_non_null(tr_buf_reserve_here(tb, TR_EXIT_MIN));
+            continue;
+        }
+        memcpy(p, &len, 4);
+        tr_buf_commit(tb, 64);
+        stored += 64;
+    }
+    assert_true(dropped > 0);
+    assert_true(atomic_load(&b.used) <= b.limit);
+    tr_buf_drain(&b, tb, count_rec, &seen);
+    assert_int_equal(seen, stored);
+    /* drained chunks were freed: there is room again */
+    assert_non_null(tr_buf_reserve(&b, tb, 64, 0));
+    tr_buf_detach(tb);
+    tr_buf_drain(&b, tb, count_rec, &seen);
+    tr_buf_release(&b, tb);
+    assert_ptr_equal(tr_buf_attach(&b, 43), tb);   /* reclaimed */
+    tr_bufs_destroy(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_kind),    cmocka_unit_test(failed_and_unfinished),
+        cmocka_unit_test(truncation),    cmocka_unit_test(empty_values),
+        cmocka_unit_test(json_strings),
+        cmocka_unit_test(stats_maths),   cmocka_unit_test(stats_table),
+        cmocka_unit_test(buffer_bound),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
