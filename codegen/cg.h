@@ -12,6 +12,7 @@
  *   ids.c      id_   the stable id registry (codegen/api_ids.tsv)
  *   emit.c     em_   the generated tree
  *   report.c   rp_   coverage report against the shipped libraries
+ *   roles.c    rl_   allocation roles ('role' overlay entries)
  * Every function that can fail returns 0 or a negative CG_E* code after
  * printing what failed.
  */
@@ -86,6 +87,8 @@ typedef struct cg_param {
     int doc_dir;       /* marker [in]/[out]/[in,out], DIR_UNKNOWN if none  */
 } cg_param;
 
+typedef struct cg_role cg_role;   /* roles.c */
+
 typedef struct cg_api {
     char *name;
     char *base;
@@ -103,6 +106,7 @@ typedef struct cg_api {
     cg_param *params;
     unsigned id;
     int order;         /* header appearance order */
+    cg_role *role;     /* allocation role (roles.c), NULL if none */
 } cg_api;
 
 typedef struct cg_pfn {
@@ -177,6 +181,14 @@ int id_commit(void);
 int em_write_tree(const cg_model *m, const char *dir);
 int em_verify(const cg_model *m, const char *dir);
 int em_generate(const cg_model *m, const char *out);
+
+/* ---- roles.c ---- */
+int rl_parse(const char *path, char **tok, int n, unsigned line);
+int rl_apply(cg_model *m);
+void rl_emit(ut_buf *b, const cg_model *m);
+int rl_check(const cg_model *m);
+void rl_free(void);
+void rl_free_role(cg_role *r);
 
 /* ---- report.c ---- */
 int rp_report(const cg_model *m, const char *cuda_root);

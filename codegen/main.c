@@ -99,6 +99,8 @@ int main(int argc, char **argv)
         md_classify(&m);
         md_categories(&m);
         rc = ov_apply(&ov, &m);
+        if (!rc)
+            rc = rl_apply(&m);
     }
     if (!rc) {
         md_count_unclassified(&m, list);
@@ -143,6 +145,7 @@ int main(int argc, char **argv)
                 out ? "generated" : verify ? "verified" : "parsed", ut_now() - t0);
     }
     ov_free(&ov);
+    rl_free();
     md_free(&m);
     free(rootbuf);
     return rc == CG_OK ? 0 : 1;

@@ -356,6 +356,7 @@ const cushim_host hs_host = {
     .plugin_set_data = hs_plugin_set_data,
     .plugin_data = hs_plugin_data,
     .plugin_register = hs_plugin_register,
+    .alloc_role = rt_alloc_role,
 };
 
 CUSHIM_EXPORT const cushim_host *cushim_host_get(uint32_t abi_version)

@@ -52,6 +52,7 @@ extern const int16_t cushim_gen_index_of_id[CUSHIM_API_ID_LIMIT];
 int api_index_by_name(const char *name);          /* index into cushim_gen_apis or -1 */
 const cushim_api_info *api_info(uint32_t id);      /* NULL if absent */
 const cushim_api_info *api_by_name(const char *name);   /* exported name; NULL if absent */
+const cushim_alloc_role *rt_alloc_role(uint32_t api_id); /* roles.c; NULL if none */
 uint32_t cushim_api_id_limit(void);                /* exported: copies of the shim recognise each other */
 
 /* ---- once (once.c) ---- */

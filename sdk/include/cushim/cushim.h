@@ -339,6 +339,10 @@ struct cushim_host {
        Runs init now. CUSHIM_OK, or an error with a reason in 'err'. */
     int (*plugin_register)(const cushim_plugin_def *def, const char *options, cushim_plugin **self,
                            char *err, size_t errlen);
+
+    /* ---- memlimit: allocation roles (check CUSHIM_HOST_HAS(host, alloc_role)) ---- */
+    /* The allocation role of an API (cushim_meta.h), NULL if it has none. */
+    const cushim_alloc_role *(*alloc_role)(uint32_t api_id);
 };
 
 /*
