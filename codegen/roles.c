@@ -23,11 +23,11 @@
 static const char *const rl_actions[] = {"none", "alloc", "release", "import", "unimport", "retain", NULL};
 static const char *const rl_mems[] = {"-", "device", "host", "managed", "array", NULL};
 static const char *const rl_sizes[] = {"-",      "param",  "product", "array",     "array3d", "mipmap",
-                                       "extent", "pitch3d", "chan2d", "chan3d",    "chanmip", "node",
+                                       "extent", "pitch3d", "chan2d", "chan3d",    "chanmip", "node",    "pitch",
                                        NULL};
 static const char *const rl_devs[] = {"-", "ctx", "param", "prop", "pool", "node", "ptr", NULL};
 /* how many parameters each size rule names, ':'-separated ('product' uses '*') */
-static const int rl_size_args[] = {0, 1, 2, 1, 1, 2, 1, 2, 3, 2, 3, 1};
+static const int rl_size_args[] = {0, 1, 2, 1, 1, 2, 1, 2, 3, 2, 3, 1, 3};
 
 typedef struct rl_entry {
     unsigned line;

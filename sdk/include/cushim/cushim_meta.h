@@ -151,7 +151,7 @@ typedef enum cushim_role_mem {
 typedef enum cushim_role_size {
     CUSHIM_SIZE_NONE = 0,
     CUSHIM_SIZE_PARAM = 1,    /* the value of s0                                        */
-    CUSHIM_SIZE_PRODUCT = 2,  /* s0 * s1 (cuMemAllocPitch: *pPitch * Height)              */
+    CUSHIM_SIZE_PRODUCT = 2,  /* s0 * s1                                                  */
     CUSHIM_SIZE_ARRAY = 3,    /* s0: const CUDA_ARRAY_DESCRIPTOR *                       */
     CUSHIM_SIZE_ARRAY3D = 4,  /* s0: const CUDA_ARRAY3D_DESCRIPTOR *                     */
     CUSHIM_SIZE_MIPMAP = 5,   /* s0: const CUDA_ARRAY3D_DESCRIPTOR *, s1: level count     */
@@ -160,7 +160,9 @@ typedef enum cushim_role_size {
     CUSHIM_SIZE_CHAN2D = 8,   /* s0: const struct cudaChannelFormatDesc *, s1 width, s2 height */
     CUSHIM_SIZE_CHAN3D = 9,   /* s0: channel format, s1: struct cudaExtent (elements)     */
     CUSHIM_SIZE_CHANMIP = 10, /* s0: channel format, s1: struct cudaExtent, s2: levels    */
-    CUSHIM_SIZE_NODE = 11     /* s0: CUDA_MEM_ALLOC_NODE_PARAMS * / cudaMemAllocNodeParams * (bytesize) */
+    CUSHIM_SIZE_NODE = 11,    /* s0: CUDA_MEM_ALLOC_NODE_PARAMS * / cudaMemAllocNodeParams * (bytesize) */
+    CUSHIM_SIZE_PITCH = 12    /* s0: size_t * pitch (out), s1: width in bytes, s2: height: *s0 * s2
+                                 after the call, s1 * s2 before it (the pitch is at least the width) */
 } cushim_role_size;
 
 /* Which device the memory is on. */
