@@ -21,12 +21,12 @@ typedef struct em_file {
 } em_file;
 
 enum { EM_IDS, EM_PARAMS, EM_HEADERS, EM_DRV, EM_RT, EM_META, EM_PA, EM_RESULTS, EM_APIS_TSV, EM_PA_TSV,
-       EM_ROLES, EM_NFILES };
+       EM_TYPES_CHECK, EM_ROLES, EM_NFILES };
 
 static const char *em_names[EM_NFILES] = {
     "cushim_api_ids.h", "cushim_params.h", "cushim_cuda_headers.h", "cushim_driver_apis.inc",
     "cushim_runtime_apis.inc", "cushim_meta.c", "cushim_procaddr.inc", "cushim_results.inc", "apis.tsv",
-    "procaddr.tsv", "cushim_alloc_roles.inc",
+    "procaddr.tsv", "cushim_types_check.h", "cushim_alloc_roles.inc",
 };
 
 static void em_banner(ut_buf *b, const cg_model *m, int hash)
@@ -197,6 +197,7 @@ static void em_meta(ut_buf *b, const cg_model *m)
                "#include \"cushim/cushim_meta.h\"\n\n");
     ut_puts(b, "#define CUSHIM_F_(api, f) offsetof(cushim_params_##api, f), sizeof(((cushim_params_##api *)0)->f)\n");
     ut_puts(b, "#define CUSHIM_E_(api, f) sizeof(*((cushim_params_##api *)0)->f)\n\n");
+    te_emit_types(b, m);
     for (int i = 0; i < m->napis; i++) {
         const cg_api *a = &m->apis[i];
         if (!a->nparams)
@@ -216,7 +217,9 @@ static void em_meta(ut_buf *b, const cg_model *m)
                 ut_bprintf(b, "CUSHIM_E_(%s, %s)", a->name, p->name);
             else
                 ut_puts(b, "0");
-            ut_bprintf(b, ", %u },\n", p->fixed_count);
+            ut_bprintf(b, ", %u", p->fixed_count);
+            te_emit_param_tail(b, m, p);
+            ut_puts(b, " },\n");
         }
         ut_puts(b, "};\n");
     }
@@ -267,6 +270,7 @@ static void em_meta(ut_buf *b, const cg_model *m)
         }
     }
     ut_puts(b, "\n};\n");
+    te_emit_lookup(b, m);
 }
 
 static void em_procaddr(ut_buf *inc, ut_buf *tsv, const cg_model *m)
@@ -335,6 +339,8 @@ static void em_build(em_file *f, const cg_model *m)
     em_procaddr(&f[EM_PA].b, &f[EM_PA_TSV].b, m);
     em_results(&f[EM_RESULTS].b, m);
     em_apis_tsv(&f[EM_APIS_TSV].b, m);
+    em_banner(&f[EM_TYPES_CHECK].b, m, 0);
+    te_emit_check(&f[EM_TYPES_CHECK].b, m);
     em_banner(&f[EM_ROLES].b, m, 0);
     rl_emit(&f[EM_ROLES].b, m);
 }

@@ -91,12 +91,14 @@ int main(int argc, char **argv)
     if (!rc) {
         po.include_dir = inc;
         po.verbose = !quiet;
+        po.overlay = &ov;
         rc = ps_parse(&m, &po);
     }
     if (!rc)
         rc = md_variants(&m);
     if (!rc) {
         md_classify(&m);
+        te_indirect_counts(&m);
         md_categories(&m);
         rc = ov_apply(&ov, &m);
         if (!rc)
@@ -128,6 +130,8 @@ int main(int argc, char **argv)
             root = rootbuf;
         }
         rc = rp_report(&m, root);
+        if (!rc)
+            te_report(&m);
     }
     if (!rc && !quiet) {
         int nd = 0, nr = 0;

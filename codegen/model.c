@@ -401,6 +401,8 @@ void md_free(cg_model *m)
             free(p->fnty);
             free(p->fnty_def);
             free(p->doc);
+            free(p->enum_usr);
+            free(p->record_usr);
         }
         free(a->params);
         free(a->name);
@@ -419,6 +421,7 @@ void md_free(cg_model *m)
     for (int i = 0; i < m->nresults; i++)
         free(m->results[i].name);
     free(m->results);
+    te_free(m);
     free(m->apis);
     free(m->pfns);
     free(md_hash);

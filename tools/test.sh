@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
 jobs=$(nproc 2>/dev/null || echo 2)
-pkgs="cmake gcc g++ make pkg-config binutils libclang-dev libcmocka-dev liblua5.4-dev lua5.4
+pkgs="cmake gcc g++ make pkg-config binutils libclang-dev libcmocka-dev liblua5.4-dev lua5.4 zlib1g-dev
       libgl-dev libegl-dev libvdpau-dev python3 python3-pip valgrind libclang-16-dev clang"
 
 step() { printf '\n=== %s ===\n' "$*"; }

@@ -1,11 +1,14 @@
 /*
  * ml_size.c - sizes, devices and results of allocating calls, from the
  * generated allocation roles (ml_size.h). The descriptor layouts (array
- * descriptors, allocation properties, graph node parameters, extents) are the
- * CUDA headers' own types, included through the generated params header.
+ * descriptors, allocation properties, graph node parameters) are read through
+ * the generated struct metadata (the layout of the exact variant each API
+ * takes, _v1 included), falling back to the CUDA headers' own types (through
+ * the generated params header) where the host lists no such struct.
  */
 #include "ml_size.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "cushim_params.h"
@@ -31,6 +34,60 @@ uint64_t ml_arg(const cushim_host *h, const cushim_call *c, int i)
 static const void *ml_argp(const cushim_host *h, const cushim_call *c, int i)
 {
     return (const void *)(uintptr_t)ml_arg(h, c, i);
+}
+
+/*
+ * A field of the struct parameter i points to (or holds by value), by a path
+ * such as "Width" or "poolProps.location.id", through the generated struct
+ * metadata (param->struct_type, field offsets and sizes): the layout of the
+ * very variant the API takes (CUDA_ARRAY_DESCRIPTOR_v1 for the legacy
+ * cuArrayCreate, 32-bit fields). 0 when found (value zero-extended), -1 when
+ * the host has no metadata for it: the callers then use the header types.
+ */
+static int ml_field(const cushim_host *h, const cushim_call *c, int i, const char *path, uint64_t *out)
+{
+    const cushim_param_info *p = ml_p(h, c, i);
+    const cushim_struct_info *st;
+    const char *base;
+    uint32_t off = 0;
+    if (p == NULL || h->sizeof_param_info < offsetof(cushim_param_info, struct_type) + sizeof(void *) ||
+        (st = p->struct_type) == NULL)
+        return -1;
+    if (p->kind == CUSHIM_KIND_STRUCT)
+        base = (const char *)c->params + p->offset;   /* by value */
+    else if ((base = (const char *)(uintptr_t)ml_arg(h, c, i)) == NULL)
+        return -1;
+    while (st != NULL) {
+        const char *dot = strchr(path, '.');
+        size_t n = dot ? (size_t)(dot - path) : strlen(path);
+        const cushim_field_info *f = NULL;
+        for (uint32_t k = 0; k < st->nfields; k++)
+            if (strlen(st->fields[k].name) == n && !strncmp(st->fields[k].name, path, n)) {
+                f = &st->fields[k];
+                break;
+            }
+        if (f == NULL)
+            return -1;
+        off += f->offset;
+        if (dot == NULL) {
+            uint64_t v = 0;
+            if (f->size > sizeof v || f->array_len)
+                return -1;
+            memcpy(&v, base + off, f->size);
+            *out = v;
+            return 0;
+        }
+        st = f->struct_type;
+        path = dot + 1;
+    }
+    return -1;
+}
+
+/* ml_field, or 'fallback' (the build's header layout) when the metadata has none. */
+static uint64_t ml_fld(const cushim_host *h, const cushim_call *c, int i, const char *path, uint64_t fallback)
+{
+    uint64_t v;
+    return ml_field(h, c, i, path, &v) == 0 ? v : fallback;
 }
 
 uint64_t ml_arg_deref(const cushim_host *h, const cushim_call *c, int i)
@@ -121,20 +178,27 @@ uint64_t ml_role_size(const cushim_host *h, const cushim_call *c, const cushim_a
         return ml_mul(ml_arg(h, c, s[0]), ml_arg(h, c, s[1]));
     case CUSHIM_SIZE_PITCH:
         return ml_mul(after ? ml_arg_deref(h, c, s[0]) : ml_arg(h, c, s[1]), ml_max1(ml_arg(h, c, s[2])));
-    case CUSHIM_SIZE_ARRAY: {
-        const CUDA_ARRAY_DESCRIPTOR *d = ml_argp(h, c, s[0]);
-        if (d == NULL)
-            return 0;
-        return ml_mul(ml_mul(d->Width, ml_max1(d->Height)), ml_mul(d->NumChannels, ml_format_bytes(d->Format)));
-    }
+    case CUSHIM_SIZE_ARRAY:
     case CUSHIM_SIZE_ARRAY3D:
     case CUSHIM_SIZE_MIPMAP: {
-        const CUDA_ARRAY3D_DESCRIPTOR *d = ml_argp(h, c, s[0]);
-        uint64_t elem, levels = r->size_rule == CUSHIM_SIZE_MIPMAP ? ml_arg(h, c, s[1]) : 1;
-        if (d == NULL)
+        /* Width, Height, Depth, NumChannels, Format: metadata first (the variant's own layout) */
+        static const char *const names[5] = {"Width", "Height", "Depth", "NumChannels", "Format"};
+        uint64_t v[5] = {0, 0, 0, 0, 0}, levels = r->size_rule == CUSHIM_SIZE_MIPMAP ? ml_arg(h, c, s[1]) : 1;
+        int meta = 1;
+        if (ml_argp(h, c, s[0]) == NULL)
             return 0;
-        elem = ml_mul(ml_max1(d->NumChannels), ml_format_bytes(d->Format));
-        return ml_levels(d->Width, d->Height, d->Depth, levels, elem, d->Height != 0, d->Depth != 0);
+        for (int k = 0; k < 5 && meta; k++)
+            if (!(k == 2 && r->size_rule == CUSHIM_SIZE_ARRAY))
+                meta = ml_field(h, c, s[0], names[k], &v[k]) == 0;
+        if (!meta && r->size_rule == CUSHIM_SIZE_ARRAY) {
+            const CUDA_ARRAY_DESCRIPTOR *d = ml_argp(h, c, s[0]);
+            v[0] = d->Width, v[1] = d->Height, v[2] = 0, v[3] = d->NumChannels, v[4] = (uint64_t)d->Format;
+        } else if (!meta) {
+            const CUDA_ARRAY3D_DESCRIPTOR *d = ml_argp(h, c, s[0]);
+            v[0] = d->Width, v[1] = d->Height, v[2] = d->Depth, v[3] = d->NumChannels, v[4] = (uint64_t)d->Format;
+        }
+        return ml_levels(v[0], v[1], v[2], levels, ml_mul(ml_max1(v[3]), ml_format_bytes((unsigned)v[4])), v[1] != 0,
+                         v[2] != 0);
     }
     case CUSHIM_SIZE_EXTENT: {
         struct cudaExtent e = ml_extent(h, c, s[0]);
@@ -157,12 +221,14 @@ uint64_t ml_role_size(const cushim_host *h, const cushim_call *c, const cushim_a
                          e.depth != 0);
     }
     case CUSHIM_SIZE_NODE:
+        if (ml_argp(h, c, s[0]) == NULL)
+            return 0;
         if (c->info != NULL && c->info->library == CUSHIM_LIB_RUNTIME) {
             const struct cudaMemAllocNodeParams *n = ml_argp(h, c, s[0]);
-            return n ? n->bytesize : 0;
+            return ml_fld(h, c, s[0], "bytesize", n->bytesize);
         } else {
             const CUDA_MEM_ALLOC_NODE_PARAMS *n = ml_argp(h, c, s[0]);
-            return n ? n->bytesize : 0;
+            return ml_fld(h, c, s[0], "bytesize", n->bytesize);
         }
     default:
         return 0;
@@ -172,24 +238,20 @@ uint64_t ml_role_size(const cushim_host *h, const cushim_call *c, const cushim_a
 int ml_role_prop_device(const cushim_host *h, const cushim_call *c, const cushim_alloc_role *r)
 {
     int type, id;
+    if (ml_argp(h, c, r->dev_arg) == NULL)
+        return -1;
     if (r->dev_rule == CUSHIM_DEV_PROP) {
         const CUmemAllocationProp *p = ml_argp(h, c, r->dev_arg);
-        if (p == NULL)
-            return -1;
-        type = (int)p->location.type;
-        id = p->location.id;
+        type = (int)ml_fld(h, c, r->dev_arg, "location.type", (uint64_t)p->location.type);
+        id = (int)ml_fld(h, c, r->dev_arg, "location.id", (uint64_t)(uint32_t)p->location.id);
     } else if (c->info != NULL && c->info->library == CUSHIM_LIB_RUNTIME) {
         const struct cudaMemAllocNodeParams *n = ml_argp(h, c, r->dev_arg);
-        if (n == NULL)
-            return -1;
-        type = (int)n->poolProps.location.type;
-        id = n->poolProps.location.id;
+        type = (int)ml_fld(h, c, r->dev_arg, "poolProps.location.type", (uint64_t)n->poolProps.location.type);
+        id = (int)ml_fld(h, c, r->dev_arg, "poolProps.location.id", (uint64_t)(uint32_t)n->poolProps.location.id);
     } else {
         const CUDA_MEM_ALLOC_NODE_PARAMS *n = ml_argp(h, c, r->dev_arg);
-        if (n == NULL)
-            return -1;
-        type = (int)n->poolProps.location.type;
-        id = n->poolProps.location.id;
+        type = (int)ml_fld(h, c, r->dev_arg, "poolProps.location.type", (uint64_t)n->poolProps.location.type);
+        id = (int)ml_fld(h, c, r->dev_arg, "poolProps.location.id", (uint64_t)(uint32_t)n->poolProps.location.id);
     }
     /* CU_MEM_LOCATION_TYPE_DEVICE and cudaMemLocationTypeDevice are both 1 */
     if (type == (int)CU_MEM_LOCATION_TYPE_DEVICE)
@@ -200,12 +262,14 @@ int ml_role_prop_device(const cushim_host *h, const cushim_call *c, const cushim
 uint64_t ml_role_out(const cushim_host *h, const cushim_call *c, const cushim_alloc_role *r)
 {
     if (r->size_rule == CUSHIM_SIZE_NODE && r->action == CUSHIM_ROLE_ALLOC) {
+        if (ml_argp(h, c, r->out_arg) == NULL)
+            return 0;
         if (c->info != NULL && c->info->library == CUSHIM_LIB_RUNTIME) {
             const struct cudaMemAllocNodeParams *n = ml_argp(h, c, r->out_arg);
-            return n ? (uint64_t)(uintptr_t)n->dptr : 0;
+            return ml_fld(h, c, r->out_arg, "dptr", (uint64_t)(uintptr_t)n->dptr);
         } else {
             const CUDA_MEM_ALLOC_NODE_PARAMS *n = ml_argp(h, c, r->out_arg);
-            return n ? (uint64_t)n->dptr : 0;
+            return ml_fld(h, c, r->out_arg, "dptr", (uint64_t)n->dptr);
         }
     }
     if (r->size_rule == CUSHIM_SIZE_PITCH3D) {

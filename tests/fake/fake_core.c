@@ -526,6 +526,7 @@ CUresult cuCtxSynchronize(void)
     FK_REQUIRE_INIT();
     if (!fk_ctx_valid(fk_current_ctx()))
         return CUDA_ERROR_INVALID_CONTEXT;
+    fk_wait_until_ms(fk_all_done_ms());
     fk_hostfn_drain(NULL);
     return CUDA_SUCCESS;
 }
@@ -538,6 +539,7 @@ CUresult cuCtxSynchronize_v2(CUcontext ctx)
         ctx = fk_current_ctx();
     if (!fk_ctx_valid(ctx))
         return CUDA_ERROR_INVALID_CONTEXT;
+    fk_wait_until_ms(fk_all_done_ms());
     fk_hostfn_drain(NULL);
     return CUDA_SUCCESS;
 }

@@ -49,13 +49,15 @@ struct CUstream_st {
     CUcontext ctx;
     unsigned int flags;
     int priority;
+    double busy_until_ms;  /* simulated kernels (FAKE_CUDA_KERNEL_US) run until then */
 };
 
 struct CUevent_st {
     uint32_t magic;
     unsigned int flags;
     int recorded;
-    double ms;             /* time of the last record, in milliseconds */
+    double ms;             /* time of the last record, in milliseconds; with simulated
+                              kernel durations, when the work before it is done */
 };
 
 struct CUfunc_st {
@@ -101,6 +103,16 @@ FK_HIDDEN double fk_now_ms(void);
    object keeps a dead magic word so later use is reported, and every object stays reachable from a
    global list, so LeakSanitizer has nothing to say about them. */
 FK_HIDDEN void *fk_obj_alloc(size_t size);
+
+/* Simulated kernel durations (fake_stream.c): with FAKE_CUDA_KERNEL_US=N each
+   launch occupies its stream for N microseconds after the work before it; events
+   recorded after it complete then, and synchronisation waits for it. Unset: work
+   completes at once, as before. */
+FK_HIDDEN void fk_kernel_enqueue(CUstream s);
+/* When the work queued on 's' so far is done (ms of fk_now_ms), 0 if idle. */
+FK_HIDDEN double fk_stream_done_ms(CUstream s);
+FK_HIDDEN double fk_all_done_ms(void);      /* the same over every stream */
+FK_HIDDEN void fk_wait_until_ms(double t);
 
 /* Memory (fake_mem.c). */
 FK_HIDDEN void fk_mem_forget_all(void);   /* after fork in the child: nothing */

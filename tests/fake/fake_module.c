@@ -234,6 +234,7 @@ static CUresult fk_launch(CUfunction f, unsigned int gx, unsigned int gy, unsign
     memcpy(fk_last_launch, f->name, sizeof fk_last_launch);
     pthread_mutex_unlock(&fk_lock);
     atomic_fetch_add(&fk_launches, 1);
+    fk_kernel_enqueue(s);
     return CUDA_SUCCESS;
 }
 

@@ -7,7 +7,16 @@
  * host functions on a thread of its own; synchronising a stream (or the
  * context) waits until the functions queued on it have run. Events record a
  * host timestamp, so cuEventElapsedTime measures real elapsed time.
+ *
+ * With FAKE_CUDA_KERNEL_US=N (tests of the compute-time limiter), each kernel
+ * launch occupies its stream for N microseconds of wall time after the work
+ * queued before it: an event recorded after it completes then (cuEventQuery
+ * says CUDA_ERROR_NOT_READY until then, cuEventElapsedTime measures the
+ * simulated times), and cuEventSynchronize, cuStreamSynchronize and
+ * cuCtxSynchronize wait for it. The legacy and per-thread default streams
+ * share one queue. Nothing runs: only time passes.
  */
+#include <time.h>
 #include <stdlib.h>
 
 #include "fake_internal.h"
@@ -26,6 +35,71 @@ CUresult fk_stream_check(CUstream s)
     if (fk_special_stream(s))
         return fk_ctx_valid(fk_current_ctx()) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
     return s->magic == FK_MAGIC_STREAM ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* ---- simulated kernel durations ---------------------------------------- */
+
+static double fk_default_busy_until;       /* the legacy/per-thread default stream, under fk_lock */
+static double fk_all_busy_until;           /* the latest end on any stream, under fk_lock         */
+
+static double fk_kernel_ms(void)
+{
+    static _Atomic double ms = -1;
+    double v = atomic_load(&ms);
+    if (v < 0) {
+        const char *e = getenv("FAKE_CUDA_KERNEL_US");
+        v = e != NULL && *e ? strtod(e, NULL) / 1000.0 : 0.0;
+        if (!(v >= 0))
+            v = 0;
+        atomic_store(&ms, v);
+    }
+    return v;
+}
+
+static double *fk_busy_slot(CUstream s)
+{
+    return fk_special_stream(s) ? &fk_default_busy_until : &s->busy_until_ms;
+}
+
+void fk_kernel_enqueue(CUstream s)
+{
+    double dur = fk_kernel_ms();
+    if (dur <= 0)
+        return;
+    double now = fk_now_ms();
+    pthread_mutex_lock(&fk_lock);
+    double *b = fk_busy_slot(s);
+    *b = (*b > now ? *b : now) + dur;
+    if (*b > fk_all_busy_until)
+        fk_all_busy_until = *b;
+    pthread_mutex_unlock(&fk_lock);
+}
+
+static _Thread_local int fk_all_streams;
+
+double fk_all_done_ms(void)
+{
+    fk_all_streams = 1;
+    double t = fk_stream_done_ms(NULL);
+    fk_all_streams = 0;
+    return t;
+}
+
+double fk_stream_done_ms(CUstream s)
+{
+    pthread_mutex_lock(&fk_lock);
+    double t = s == NULL && fk_all_streams ? fk_all_busy_until : *fk_busy_slot(s);
+    pthread_mutex_unlock(&fk_lock);
+    return t;
+}
+
+void fk_wait_until_ms(double t)
+{
+    for (double now = fk_now_ms(); now < t; now = fk_now_ms()) {
+        double left = t - now;
+        struct timespec ts = {.tv_sec = (time_t)(left / 1000), .tv_nsec = (long)((left - 1000.0 * (double)(time_t)(left / 1000)) * 1e6)};
+        nanosleep(&ts, NULL);
+    }
 }
 
 static CUresult fk_stream_create(CUstream *ph, unsigned int flags, int priority)
@@ -74,8 +148,10 @@ CUresult cuStreamDestroy_v2(CUstream hStream)
 static CUresult fk_stream_sync(CUstream s)
 {
     CUresult r = fk_stream_check(s);
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS) {
+        fk_wait_until_ms(fk_stream_done_ms(s));
         fk_hostfn_drain(fk_special_stream(s) ? NULL : s);
+    }
     return r;
 }
 
@@ -174,8 +250,9 @@ static CUresult fk_event_record(CUevent e, CUstream s)
         return r;
     double now = fk_now_ms();
     pthread_mutex_lock(&fk_lock);
+    double done = *fk_busy_slot(s);
     e->recorded = 1;
-    e->ms = now;
+    e->ms = done > now ? done : now;
     pthread_mutex_unlock(&fk_lock);
     return CUDA_SUCCESS;
 }
@@ -206,16 +283,31 @@ CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned 
     return fk_event_record(hEvent, hStream);
 }
 
+/* When a recorded event completes (0: never recorded, complete). */
+static double fk_event_done_ms(CUevent e)
+{
+    pthread_mutex_lock(&fk_lock);
+    double t = e->recorded ? e->ms : 0;
+    pthread_mutex_unlock(&fk_lock);
+    return t;
+}
+
 CUresult cuEventQuery(CUevent hEvent)
 {
     FAKE_ENTER(cuEventQuery);
-    return fk_event_check(hEvent);
+    CUresult r = fk_event_check(hEvent);
+    if (r == CUDA_SUCCESS && fk_event_done_ms(hEvent) > fk_now_ms())
+        r = CUDA_ERROR_NOT_READY;
+    return r;
 }
 
 CUresult cuEventSynchronize(CUevent hEvent)
 {
     FAKE_ENTER(cuEventSynchronize);
-    return fk_event_check(hEvent);
+    CUresult r = fk_event_check(hEvent);
+    if (r == CUDA_SUCCESS)
+        fk_wait_until_ms(fk_event_done_ms(hEvent));
+    return r;
 }
 
 CUresult cuEventDestroy_v2(CUevent hEvent)
@@ -376,6 +468,8 @@ static CUresult fk_stream_query(CUstream s)
     pthread_mutex_lock(&fk_hq_lock);
     int busy = fk_hq_pending(fk_special_stream(s) ? NULL : s);
     pthread_mutex_unlock(&fk_hq_lock);
+    if (fk_stream_done_ms(s) > fk_now_ms())
+        busy = 1;
     return busy ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
 }
 
@@ -399,4 +493,43 @@ static void fk_hq_child(void)
 __attribute__((constructor)) static void fk_stream_init(void)
 {
     pthread_atfork(fk_hq_prepare, fk_hq_parent, fk_hq_child);
+}
+
+/* ---- stream capture: the fake never captures --------------------------- */
+
+static _Thread_local CUstreamCaptureMode fk_capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+
+static CUresult fk_stream_is_capturing(CUstream s, CUstreamCaptureStatus *status)
+{
+    CUresult r = fk_stream_check(s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (status == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    *status = CU_STREAM_CAPTURE_STATUS_NONE;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)
+{
+    FAKE_ENTER(cuStreamIsCapturing);
+    return fk_stream_is_capturing(hStream, captureStatus);
+}
+
+CUresult cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus)
+{
+    FAKE_ENTER(cuStreamIsCapturing_ptsz);
+    return fk_stream_is_capturing(hStream, captureStatus);
+}
+
+CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+    FAKE_ENTER(cuThreadExchangeStreamCaptureMode);
+    FK_REQUIRE_INIT();
+    if (mode == NULL || (unsigned)*mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUstreamCaptureMode old = fk_capture_mode;
+    fk_capture_mode = *mode;
+    *mode = old;
+    return CUDA_SUCCESS;
 }

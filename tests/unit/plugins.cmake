@@ -17,3 +17,17 @@ target_link_libraries(fi_plugin_test PRIVATE PkgConfig::CMOCKA Threads::Threads)
 target_compile_options(fi_plugin_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME fi_plugin COMMAND fi_plugin_test)
 set_tests_properties(fi_plugin PROPERTIES LABELS concurrency)
+
+# smlimit: the admission logic alone (plugins/smlimit/core.c) under a simulated clock and GPU.
+set(_sml_dir "${PROJECT_SOURCE_DIR}/plugins/smlimit")
+add_executable(sml_core_test sml_core_test.c "${_sml_dir}/core.c")
+target_include_directories(sml_core_test PRIVATE "${_sml_dir}")
+target_link_libraries(sml_core_test PRIVATE PkgConfig::CMOCKA)
+target_compile_options(sml_core_test PRIVATE ${CUSHIM_WARN_FLAGS})
+add_test(NAME sml_core COMMAND sml_core_test)
+# ... and the reading of its limits (the option and HAMi-core's variables).
+add_executable(sml_limits_test sml_limits_test.c "${_sml_dir}/limitspec.c")
+target_include_directories(sml_limits_test PRIVATE "${_sml_dir}")
+target_link_libraries(sml_limits_test PRIVATE PkgConfig::CMOCKA)
+target_compile_options(sml_limits_test PRIVATE ${CUSHIM_WARN_FLAGS})
+add_test(NAME sml_limits COMMAND sml_limits_test)

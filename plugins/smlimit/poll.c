@@ -1,0 +1,237 @@
+/*
+ * poll.c - smlimit's measuring side: one thread per process queries the events
+ * recorded after launches, in recording order (a later event on a stream is not
+ * queried while an earlier one is pending), and reports each finished launch to
+ * its device's limiter as the interval from max(its submit time, the previous
+ * finish seen on its stream, the last finish another process reported on the
+ * device) to the time the poll saw it finish. Every SML_BEAT_NS it also
+ * publishes this process's usage in the shared region and sets each device's
+ * share from the partners' weights (core.c: sml_weighted_share).
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#include "smlimit.h"
+
+/* ---- the stream table (under the device lock) ---------------------------- */
+
+static uint32_t sml_stream_hash(CUstream s)
+{
+    uint64_t x = (uint64_t)(uintptr_t)s;
+    x ^= x >> 17;
+    x *= 0x9e3779b97f4a7c15ull;
+    return (uint32_t)(x >> 40) % SML_STREAMS;
+}
+
+static uint64_t *sml_stream_end(sml_dev *d, CUstream s)
+{
+    uint32_t h = sml_stream_hash(s);
+    if (d->s_key[h] != s) {   /* a collision forgets the other stream's end: it only loses a clip */
+        d->s_key[h] = s;
+        d->s_end[h] = 0;
+    }
+    return &d->s_end[h];
+}
+
+/* ---- shares between processes ------------------------------------------- */
+
+static void sml_update_share(sml_state *st, int i, uint64_t now)
+{
+    sml_dev *d = &st->dev[i];
+    double own = d->limit;
+    uint64_t busy;
+    pthread_mutex_lock(&d->mu);
+    busy = d->lim.busy_ns;
+    pthread_mutex_unlock(&d->mu);
+    if (d->beat_t != 0 && now > d->beat_t) {
+        double u = (double)(busy - d->beat_busy) / (double)(now - d->beat_t);
+        d->usage = d->usage + 0.5 * (u - d->usage);
+    }
+    d->beat_busy = busy;
+    d->beat_t = now;
+    if (st->region != NULL) {
+        if (d->slot == NULL || atomic_load(&d->slot->pid) != st->pid)
+            d->slot = sml_shm_claim(st->region, i, st->pid, st->pid_start, now);
+        if (d->slot != NULL) {
+            double w[SML_SHM_SLOTS], u[SML_SHM_SLOTS];
+            int n = 0;
+            atomic_store(&d->slot->weight, (uint32_t)(d->limit * 1000));
+            atomic_store(&d->slot->usage, (uint32_t)(d->usage * 1000));
+            atomic_store(&d->slot->heartbeat, now);
+            for (int k = 0; k < SML_SHM_SLOTS; k++) {
+                const sml_slot *o = &st->region->slot[i][k];
+                if (o == d->slot || !sml_shm_live(o, now))
+                    continue;
+                w[n] = atomic_load(&o->weight) / 1000.0;
+                u[n] = atomic_load(&o->usage) / 1000.0;
+                n++;
+            }
+            /* a partner using less than its share, with 5 points of slack, leaves the rest */
+            own = sml_weighted_share(d->limit, w, u, n, st->work_conserving, 0.05);
+        }
+    }
+    pthread_mutex_lock(&d->mu);
+    if (own != d->share) {
+        sml_set_share(&d->lim, own, now);
+        d->share = own;
+    }
+    if (own < d->share_min)
+        d->share_min = own;
+    pthread_mutex_unlock(&d->mu);
+}
+
+/* Ends of other processes' work on device i: the clip for a start. */
+static uint64_t sml_others_end(const sml_state *st, int i)
+{
+    uint64_t m = 0;
+    if (st->region == NULL || st->dev[i].slot == NULL)
+        return 0;
+    for (int k = 0; k < SML_SHM_SLOTS; k++) {
+        const sml_slot *o = &st->region->slot[i][k];
+        uint64_t e;
+        if (o == st->dev[i].slot || atomic_load(&o->pid) == 0)
+            continue;
+        if ((e = atomic_load(&o->last_end)) > m)
+            m = e;
+    }
+    return m;
+}
+
+/* ---- the poller ------------------------------------------------------------ */
+
+static void sml_finish(sml_state *st, sml_marker *m, uint64_t now, uint64_t clip, int measured)
+{
+    sml_dev *d = &st->dev[m->dev];
+    pthread_mutex_lock(&d->mu);
+    if (measured) {
+        uint64_t *prev = sml_stream_end(d, m->stream);
+        uint64_t start = m->submit;
+        if (*prev > start)
+            start = *prev;
+        if (clip > start)
+            start = clip;
+        sml_complete(&d->lim, start, now, 1, now);
+        *prev = now;
+    } else {
+        sml_forget(&d->lim, 1);
+    }
+    pthread_mutex_unlock(&d->mu);
+    if (measured && d->slot != NULL)
+        atomic_store(&d->slot->last_end, now);
+}
+
+void *sml_poll_thread(void *arg)
+{
+    sml_state *st = arg;
+    CUcontext cur = NULL;
+    uint64_t next_beat = 0;
+    CUstreamCaptureMode relaxed = CU_STREAM_CAPTURE_MODE_RELAXED;
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);   /* sleep as long as asked, not 50 us more */
+    /* cuEventQuery is an "unsafe" call while another thread captures a graph in
+       global mode: it would invalidate that capture. Relaxed: this thread may. */
+    st->capture_mode(&relaxed);
+    if (st->shared && st->region == NULL) {   /* only a process that launches joins the region */
+        char err[256] = "";
+        if ((st->region = sml_shm_open(st->region_name, err, sizeof err)) == NULL)
+            sml_host->log(st->self, CUSHIM_LOG_WARN, "no sharing between processes: %s", err);
+    }
+    pthread_mutex_lock(&st->mq);
+    while (!st->stop) {
+        sml_marker *list, *keep = NULL, *keep_last = NULL, *done = NULL, *m, *next;
+        CUstream blocked[32];
+        int nblocked = 0;
+        uint64_t now = sml_now(), clip[SML_MAX_DEV];
+        if (now >= next_beat) {
+            pthread_mutex_unlock(&st->mq);
+            for (int i = 0; i < SML_MAX_DEV; i++)
+                if (st->dev[i].limited && st->dev[i].started)
+                    sml_update_share(st, i, now);
+            next_beat = now + SML_BEAT_NS;
+            pthread_mutex_lock(&st->mq);
+        }
+        if (st->head == NULL) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 50000000;
+            if (ts.tv_nsec >= 1000000000) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000;
+            }
+            pthread_cond_timedwait(&st->mq_cond, &st->mq, &ts);
+            continue;
+        }
+        list = st->head;
+        st->head = st->tail = NULL;
+        pthread_mutex_unlock(&st->mq);
+
+        for (int i = 0; i < SML_MAX_DEV; i++)
+            clip[i] = st->dev[i].limited ? sml_others_end(st, i) : 0;
+        for (m = list; m != NULL; m = next) {
+            int skip = 0;
+            CUresult r;
+            next = m->next;
+            for (int b = 0; b < nblocked && !skip; b++)
+                skip = blocked[b] == m->stream;   /* in order on a stream: a later one is not done either */
+            if (!skip) {
+                r = CUDA_SUCCESS;
+                if (m->ctx != cur)
+                    r = st->ctx_set_current(m->ctx);
+                if (r == CUDA_SUCCESS) {
+                    cur = m->ctx;
+                    r = st->event_query(m->ev);
+                }
+                if (r == CUDA_ERROR_NOT_READY) {
+                    if (nblocked < (int)(sizeof blocked / sizeof blocked[0]))
+                        blocked[nblocked++] = m->stream;
+                    skip = 1;
+                } else {
+                    uint64_t t = sml_now();
+                    sml_finish(st, m, t, clip[m->dev], r == CUDA_SUCCESS);
+                    if (r != CUDA_SUCCESS) {   /* its context is gone: so is the event */
+                        m->ev = NULL;
+                        cur = NULL;
+                    }
+                    m->next = done;
+                    done = m;
+                    continue;
+                }
+            }
+            m->next = NULL;
+            if (keep_last != NULL)
+                keep_last->next = m;
+            else
+                keep = m;
+            keep_last = m;
+        }
+
+        pthread_mutex_lock(&st->mq);
+        if (keep != NULL) {   /* still pending, before the ones recorded meanwhile */
+            if (st->head == NULL)
+                st->tail = keep_last;
+            keep_last->next = st->head;
+            st->head = keep;
+        }
+        for (m = done; m != NULL; m = next) {
+            next = m->next;
+            st->npending--;
+            if (m->ev == NULL) {
+                free(m);
+                continue;
+            }
+            m->next = st->free_list;
+            st->free_list = m;
+        }
+        pthread_cond_broadcast(&st->mq_cond);
+        if (st->head != NULL) {
+            pthread_mutex_unlock(&st->mq);
+            sml_sleep_ns(st->poll_ns);
+            pthread_mutex_lock(&st->mq);
+        }
+    }
+    pthread_mutex_unlock(&st->mq);
+    return NULL;
+}

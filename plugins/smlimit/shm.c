@@ -1,0 +1,125 @@
+/*
+ * shm.c - the smlimit shared region (shm.h): mapping, slot claims, liveness.
+ */
+#define _GNU_SOURCE
+#include "shm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+sml_region *sml_shm_open(const char *name, char *err, size_t errlen)
+{
+    struct stat st;
+    sml_region *r;
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        snprintf(err, errlen, "shm_open(%s): %s", name, strerror(errno));
+        return NULL;
+    }
+    if (fstat(fd, &st) != 0 || (st.st_size != 0 && st.st_size != (off_t)sizeof(sml_region))) {
+        snprintf(err, errlen, "%s has %lld bytes, not the %zu of this layout (another version?)", name,
+                 (long long)st.st_size, sizeof(sml_region));
+        close(fd);
+        return NULL;
+    }
+    if (st.st_uid != geteuid()) {
+        snprintf(err, errlen, "%s belongs to uid %u, not to us", name, (unsigned)st.st_uid);
+        close(fd);
+        return NULL;
+    }
+    /* two processes may both extend it: the size is the same, the contents zero */
+    if (st.st_size == 0 && ftruncate(fd, (off_t)sizeof(sml_region)) != 0) {
+        snprintf(err, errlen, "ftruncate(%s): %s", name, strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    r = mmap(NULL, sizeof(sml_region), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (r == MAP_FAILED) {
+        snprintf(err, errlen, "mmap(%s): %s", name, strerror(errno));
+        return NULL;
+    }
+    uint32_t zero = 0;
+    if (!atomic_compare_exchange_strong(&r->magic, &zero, SML_SHM_MAGIC) && zero != SML_SHM_MAGIC) {
+        snprintf(err, errlen, "%s has magic %#x, not %#x", name, zero, SML_SHM_MAGIC);
+        munmap(r, sizeof(sml_region));
+        return NULL;
+    }
+    return r;
+}
+
+uint64_t sml_proc_start(int32_t pid)
+{
+    char path[64], buf[1024];
+    unsigned long long ticks = 0;
+    ssize_t n;
+    const char *p;
+    int fd;
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return 0;
+    n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    if ((p = strrchr(buf, ')')) == NULL)   /* the command name may hold blanks and ')' */
+        return 0;
+    for (int field = 2; field < 22; p++) {
+        if (*p == '\0')
+            return 0;
+        if (*p == ' ')
+            field++;
+    }
+    while (*p >= '0' && *p <= '9')
+        ticks = ticks * 10 + (unsigned long long)(*p++ - '0');
+    return ticks;
+}
+
+static int sml_dead(const sml_slot *s, int32_t pid)
+{
+    uint64_t start;
+    if (pid <= 0)
+        return 1;
+    if (kill(pid, 0) != 0 && errno == ESRCH)
+        return 1;
+    start = atomic_load(&s->start);
+    return start != 0 && sml_proc_start(pid) != start;   /* the pid was reused */
+}
+
+int sml_shm_live(const sml_slot *s, uint64_t now)
+{
+    int32_t pid = atomic_load(&s->pid);
+    uint64_t hb = atomic_load(&s->heartbeat);
+    return pid > 0 && hb + SML_STALE_NS > now && !sml_dead(s, pid);
+}
+
+sml_slot *sml_shm_claim(sml_region *r, int dev, int32_t pid, uint64_t start, uint64_t now)
+{
+    if (dev < 0 || dev >= SML_SHM_DEVICES)
+        return NULL;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < SML_SHM_SLOTS; i++) {
+            sml_slot *s = &r->slot[dev][i];
+            int32_t old = atomic_load(&s->pid);
+            if (old == pid && atomic_load(&s->start) == start)
+                return s;   /* ours already (a re-claim) */
+            /* first pass: free slots; second: those of dead or silent processes */
+            if (pass == 0 ? old != 0 : (old == 0 || sml_shm_live(s, now)))
+                continue;
+            if (!atomic_compare_exchange_strong(&s->pid, &old, pid))
+                continue;
+            atomic_store(&s->start, start);
+            atomic_store(&s->usage, 0);
+            atomic_store(&s->last_end, 0);
+            atomic_store(&s->heartbeat, now);
+            return s;
+        }
+    return NULL;
+}

@@ -1,0 +1,457 @@
+/*
+ * smlimit.c - the smlimit plugin: hold a process to a share of each GPU's time
+ * (docs/plugins/smlimit.md).
+ *
+ *   CUSHIM_PLUGINS='smlimit:limit=30'            # 30% of every device's time
+ *   CUSHIM_PLUGINS='smlimit:limit=0:30\,1:50'     # per device (',' escaped in CUSHIM_PLUGINS)
+ *   cushim run --sm-limit=30 -- ./app            # the same through the launcher
+ *   CUDA_DEVICE_SM_LIMIT=30 [CUDA_DEVICE_SM_LIMIT_1=50] with smlimit loaded, no limit=
+ *
+ * A pre hook on every driver launch path (cuLaunchKernel(Ex), cooperative and
+ * multi-device launches, cuGraphLaunch, the legacy cuLaunch*; runtime and
+ * library launches reach these) asks the device's limiter (core.c) whether the
+ * process is within its budget of measured GPU time and, if not, sleeps the
+ * launching thread until it is. A post hook records an event (timing disabled)
+ * after each launch on its stream; one polling thread queries the events in
+ * order and reports each finished launch as the interval from max(its submit
+ * time, the previous finish on its stream, the last finish of another process
+ * on the device) to the time the poll saw it finish. The limiter counts the
+ * union of those intervals. Several processes on a device meet in a shared
+ * region (shm.c): limits above 100 in total are scaled down in proportion
+ * (weights), and with work_conserving=1 a process also uses the share its
+ * partners leave unused. A limit of 100, or none, registers no hook at all.
+ * Built on the public SDK headers (and the generated params structs) only.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cushim_api_ids.h"     /* generated; installed as <cushim/cushim_api_ids.h> */
+#include "cushim_params.h"      /* generated; installed as <cushim/cushim_params.h> */
+#include "limitspec.h"
+#include "smlimit.h"
+
+_Static_assert(SML_LIMIT_DEVICES == SML_MAX_DEV, "limitspec.h and shm.h disagree on the device count");
+
+const cushim_host *sml_host;
+static atomic_int sml_no_poller_logged;
+
+uint64_t sml_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void sml_sleep_ns(uint64_t ns)
+{
+    struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull), .tv_nsec = (long)(ns % 1000000000ull)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* ---- hooks ---------------------------------------------------------------- */
+
+static int sml_current_device(const sml_state *st)
+{
+    CUdevice dev;
+    if (st->ctx_get_device(&dev) != CUDA_SUCCESS || dev < 0 || dev >= SML_MAX_DEV)
+        return -1;
+    return (int)dev;
+}
+
+static CUstream sml_launch_stream(const cushim_call *call);
+
+static int sml_resolve(sml_state *st);
+
+/* The real functions, resolved at the first launch rather than in init: a
+   process that never launches (a shell the environment passes through) must
+   not load the driver for us. 1 when usable. */
+static int sml_ready(sml_state *st)
+{
+    int r = atomic_load_explicit(&st->resolved, memory_order_acquire);
+    if (r != 0)
+        return r > 0;
+    pthread_mutex_lock(&st->mq);
+    if ((r = atomic_load(&st->resolved)) == 0) {
+        r = sml_resolve(st) == 0 ? 1 : -1;
+        atomic_store_explicit(&st->resolved, r, memory_order_release);
+        if (r < 0)
+            sml_host->log(st->self, CUSHIM_LOG_ERROR, "the driver lacks cuCtxGetDevice, cuEventQuery or another "
+                                                      "function smlimit needs: launches are not limited");
+    }
+    pthread_mutex_unlock(&st->mq);
+    return r > 0;
+}
+
+static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
+{
+    sml_state *st = user;
+    int i;
+    if (!sml_ready(st))
+        return CUSHIM_CONTINUE;
+    i = sml_current_device(st);
+    sml_dev *d;
+    uint64_t now, wait;
+    CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (i < 0 || !(d = &st->dev[i])->limited)
+        return CUSHIM_CONTINUE;
+    /* a launch captured into a graph runs nothing now (its replay is a cuGraphLaunch),
+       and an event recorded after it would become part of the graph: leave it alone */
+    if (call->api_id != CUSHIM_API_cuLaunchCooperativeKernelMultiDevice &&
+        (st->is_capturing(sml_launch_stream(call), &cap) != CUDA_SUCCESS || cap != CU_STREAM_CAPTURE_STATUS_NONE))
+        return CUSHIM_CONTINUE;
+    for (;;) {
+        now = sml_now();
+        pthread_mutex_lock(&d->mu);
+        if (!d->started) {
+            d->started = 1;
+            d->t_start = now;
+            sml_init(&d->lim, d->share, st->window_ns, now);
+        }
+        wait = sml_admit(&d->lim, now);
+        if (wait > 0)
+            d->waited_ns += wait;
+        pthread_mutex_unlock(&d->mu);
+        if (wait == 0)
+            break;
+        sml_sleep_ns(wait);
+    }
+    *slot = now;
+    return CUSHIM_CONTINUE;
+}
+
+/* The stream a launch went to, as a handle valid for the legacy cuEventRecord. */
+static CUstream sml_launch_stream(const cushim_call *call)
+{
+    CUstream s = NULL;
+    const void *p = call->params;
+    switch (call->api_id) {
+    case CUSHIM_API_cuLaunchKernel:
+    case CUSHIM_API_cuLaunchKernel_ptsz:
+        s = ((const cushim_params_cuLaunchKernel *)p)->hStream;
+        break;
+    case CUSHIM_API_cuLaunchKernelEx:
+    case CUSHIM_API_cuLaunchKernelEx_ptsz: {
+        const CUlaunchConfig *c = ((const cushim_params_cuLaunchKernelEx *)p)->config;
+        s = c != NULL ? c->hStream : NULL;
+        break;
+    }
+    case CUSHIM_API_cuLaunchCooperativeKernel:
+    case CUSHIM_API_cuLaunchCooperativeKernel_ptsz:
+        s = ((const cushim_params_cuLaunchCooperativeKernel *)p)->hStream;
+        break;
+    case CUSHIM_API_cuGraphLaunch:
+    case CUSHIM_API_cuGraphLaunch_ptsz:
+        s = ((const cushim_params_cuGraphLaunch *)p)->hStream;
+        break;
+    case CUSHIM_API_cuLaunchGridAsync:
+        s = ((const cushim_params_cuLaunchGridAsync *)p)->hStream;
+        break;
+    default:   /* cuLaunch, cuLaunchGrid: the legacy stream */
+        break;
+    }
+    if (s == NULL && call->info != NULL && call->info->per_thread != CUSHIM_PT_NONE)
+        s = CU_STREAM_PER_THREAD;
+    return s;
+}
+
+static void sml_post(cushim_call *call, void *user, uint64_t *slot)
+{
+    sml_state *st = user;
+    int i;
+    sml_dev *d;
+    sml_marker *m = NULL, **pp;
+    CUcontext ctx = NULL;
+    CUstream s;
+    if (*slot == 0 || (i = sml_current_device(st)) < 0)
+        return;
+    d = &st->dev[i];
+    if (cushim_call_result(call) != CUDA_SUCCESS || call->api_id == CUSHIM_API_cuLaunchCooperativeKernelMultiDevice ||
+        st->ctx_get_current(&ctx) != CUDA_SUCCESS || ctx == NULL)
+        goto forget;   /* multi-device launches span several contexts: admitted, not measured */
+    s = sml_launch_stream(call);
+    pthread_mutex_lock(&st->mq);
+    while (st->npending >= SML_MAX_PENDING && !st->stop)
+        pthread_cond_wait(&st->mq_cond, &st->mq);
+    for (pp = &st->free_list; *pp != NULL; pp = &(*pp)->next)
+        if ((*pp)->ctx == ctx) {
+            m = *pp;
+            *pp = m->next;
+            break;
+        }
+    st->npending++;
+    pthread_mutex_unlock(&st->mq);
+    if (m == NULL) {
+        if ((m = calloc(1, sizeof *m)) == NULL || st->event_create(&m->ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
+            free(m);
+            pthread_mutex_lock(&st->mq);
+            st->npending--;
+            pthread_mutex_unlock(&st->mq);
+            goto forget;
+        }
+        m->ctx = ctx;
+    }
+    m->stream = s;
+    m->dev = i;
+    m->submit = *slot;
+    m->next = NULL;
+    if (st->event_record(m->ev, s) != CUDA_SUCCESS) {
+        st->event_destroy(m->ev);
+        free(m);
+        pthread_mutex_lock(&st->mq);
+        st->npending--;
+        pthread_mutex_unlock(&st->mq);
+        goto forget;
+    }
+    pthread_mutex_lock(&st->mq);
+    if (!st->poller_started && !st->stop) {
+        pthread_attr_t a;
+        pthread_attr_init(&a);
+        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+        if (pthread_create(&st->poller, &a, sml_poll_thread, st) == 0)
+            st->poller_started = 1;
+        pthread_attr_destroy(&a);
+    }
+    if (!st->poller_started) {
+        /* nobody would ever measure it: keep the event, count the launch as done */
+        m->next = st->free_list;
+        st->free_list = m;
+        st->npending--;
+        pthread_mutex_unlock(&st->mq);
+        if (!atomic_exchange(&sml_no_poller_logged, 1))
+            sml_host->log(st->self, CUSHIM_LOG_ERROR, "cannot start the polling thread: launches are not limited");
+        goto forget;
+    }
+    if (st->tail != NULL)
+        st->tail->next = m;
+    else
+        st->head = m;
+    st->tail = m;
+    pthread_cond_broadcast(&st->mq_cond);
+    pthread_mutex_unlock(&st->mq);
+    return;
+forget:
+    pthread_mutex_lock(&d->mu);
+    sml_forget(&d->lim, 1);
+    pthread_mutex_unlock(&d->mu);
+}
+
+/* ---- lifecycle --------------------------------------------------------------- */
+
+static int sml_resolve(sml_state *st)
+{
+#define SML_REAL(field, api) (st->field = (__typeof__(st->field))sml_host->real(CUSHIM_API_##api)) != NULL
+    return SML_REAL(ctx_get_device, cuCtxGetDevice) && SML_REAL(ctx_get_current, cuCtxGetCurrent) &&
+                   SML_REAL(ctx_set_current, cuCtxSetCurrent) && SML_REAL(event_create, cuEventCreate) &&
+                   SML_REAL(event_record, cuEventRecord) && SML_REAL(event_query, cuEventQuery) &&
+                   SML_REAL(event_destroy, cuEventDestroy_v2) &&
+                   SML_REAL(is_capturing, cuStreamIsCapturing) &&
+                   SML_REAL(capture_mode, cuThreadExchangeStreamCaptureMode)
+               ? 0
+               : -1;
+#undef SML_REAL
+}
+
+/* Every driver launch path: the driver's launch category less host functions
+   (which use no GPU time). */
+static int sml_register(sml_state *st)
+{
+    uint32_t ids[64];
+    char err[200] = "";
+    int n = sml_host->api_select("cat:launch&lib:driver", ids, 64, err, sizeof err);
+    if (n <= 0 || n > 64) {
+        sml_host->log(st->self, CUSHIM_LOG_ERROR, "cannot select the launch APIs (%d): %s", n, err);
+        return -1;
+    }
+    for (int k = 0; k < n; k++) {
+        const cushim_api_info *info = sml_host->api_by_id(ids[k]);
+        cushim_hook_spec spec;
+        if (info == NULL || strcmp(info->base_name, "cuLaunchHostFunc") == 0)
+            continue;
+        if (st->ngroups == sizeof st->groups / sizeof st->groups[0])
+            return -1;
+        memset(&spec, 0, sizeof spec);
+        spec.size = sizeof spec;
+        spec.api_id = ids[k];
+        spec.priority = 500;   /* after tracers and quota checks at 0: a refused call never waits */
+        spec.pre = sml_pre;
+        spec.post = sml_post;
+        spec.user = st;
+        if (sml_host->hooks_add(st->self, &spec, &st->groups[st->ngroups]) != CUSHIM_OK) {
+            sml_host->log(st->self, CUSHIM_LOG_ERROR, "cannot hook %s", info->name);
+            return -1;
+        }
+        st->ngroups++;
+    }
+    return 0;
+}
+
+static int sml_init_plugin(const cushim_host *host, cushim_plugin *self)
+{
+    char err[256] = "";
+    double pct[SML_MAX_DEV];
+    int any = 0;
+    sml_state *st;
+    sml_host = host;
+    if (host->opt_given(self, "limit")) {
+        if (sml_parse_limits(host->opt_string(self, "limit"), pct, err, sizeof err) != 0) {
+            host->log(self, CUSHIM_LOG_ERROR, "limit: %s", err);
+            return -1;
+        }
+    } else if (sml_env_limits(host->env, pct, err, sizeof err) != 0) {
+        host->log(self, CUSHIM_LOG_ERROR, "%s", err);
+        return -1;
+    }
+    for (int i = 0; i < SML_MAX_DEV; i++)
+        any |= pct[i] > 0 && pct[i] < 100;
+    if (!any) {
+        host->log(self, CUSHIM_LOG_INFO, "no limit below 100%%: no hook registered");
+        return 0;
+    }
+    if ((st = calloc(1, sizeof *st)) == NULL) {
+        host->log(self, CUSHIM_LOG_ERROR, "out of memory");
+        return -1;
+    }
+    st->self = self;
+    st->window_ns = (uint64_t)host->opt_int(self, "window_ms") * 1000000ull;
+    st->poll_ns = (uint64_t)host->opt_int(self, "poll_us") * 1000ull;
+    st->work_conserving = host->opt_bool(self, "work_conserving");
+    st->report = host->opt_bool(self, "report");
+    st->shared = host->opt_bool(self, "shared");
+    if (st->window_ns < 1000000ull || st->window_ns > 10000000000ull || st->poll_ns < 1000 ||
+        st->poll_ns > 10000000ull) {
+        host->log(self, CUSHIM_LOG_ERROR, "window_ms must be in 1..10000 and poll_us in 1..10000");
+        free(st);
+        return -1;
+    }
+    pthread_mutex_init(&st->mq, NULL);
+    pthread_cond_init(&st->mq_cond, NULL);
+    st->pid = (int32_t)getpid();
+    st->pid_start = sml_proc_start(st->pid);
+    for (int i = 0; i < SML_MAX_DEV; i++) {
+        sml_dev *d = &st->dev[i];
+        pthread_mutex_init(&d->mu, NULL);
+        d->limited = pct[i] > 0 && pct[i] < 100;
+        d->limit = d->share = d->share_min = d->limited ? pct[i] / 100.0 : 1.0;
+    }
+    if (st->shared) {
+        const char *group = host->opt_string(self, "group");
+        if (group != NULL && *group && strspn(group, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(group)) {
+            host->log(self, CUSHIM_LOG_ERROR, "group '%s': use [a-z0-9_-] only", group);
+            free(st);
+            return -1;
+        }
+        snprintf(st->region_name, sizeof st->region_name, "/cushim-smlimit-%u%s%.64s", (unsigned)geteuid(),
+                 group && *group ? "-" : "", group ? group : "");
+    }
+    host->plugin_set_data(self, st);
+    if (sml_register(st) != 0) {
+        for (uint32_t g = 0; g < st->ngroups; g++)
+            host->hooks_remove(self, st->groups[g]);
+        host->plugin_set_data(self, NULL);
+        if (host->hooks_sync() == CUSHIM_OK)
+            free(st);
+        return -1;
+    }
+    if (host->log_enabled(CUSHIM_LOG_INFO)) {
+        char line[SML_MAX_DEV * 16] = "";
+        size_t len = 0;
+        int same = 1;
+        for (int i = 1; i < SML_MAX_DEV; i++)
+            same &= pct[i] == pct[0];
+        if (same)
+            snprintf(line, sizeof line, "%.4g%% on every device", pct[0]);
+        for (int i = 0; i < SML_MAX_DEV && len < sizeof line && !same; i++)
+            if (st->dev[i].limited)
+                len += (size_t)snprintf(line + len, sizeof line - len, "%s%d:%.4g%%", len ? " " : "", i, pct[i]);
+        host->log(self, CUSHIM_LOG_INFO, "limits (device:percent): %s; window %llu ms%s", line,
+                  (unsigned long long)(st->window_ns / 1000000), st->work_conserving ? ", work conserving" : "");
+    }
+    return 0;
+}
+
+static void sml_flush(cushim_plugin *self)
+{
+    sml_state *st = sml_host ? sml_host->plugin_data(self) : NULL;
+    uint64_t now = sml_now();
+    if (st == NULL)
+        return;
+    pthread_mutex_lock(&st->mq);
+    st->stop = 1;
+    pthread_cond_broadcast(&st->mq_cond);
+    pthread_mutex_unlock(&st->mq);
+    for (int i = 0; i < SML_MAX_DEV; i++) {
+        sml_dev *d = &st->dev[i];
+        if (!d->limited || !d->started)
+            continue;
+        pthread_mutex_lock(&d->mu);
+        if (st->report)
+            sml_host->log(self, CUSHIM_LOG_WARN,
+                          "device %d: limit %.4g%%: busy %.3f ms of %.3f ms (%.1f%%), %llu launches admitted, "
+                          "%llu waits, %.3f ms waited, share in force %.4g%% (lowest %.4g%%)",
+                          i, d->limit * 100, d->lim.busy_ns / 1e6, (now - d->t_start) / 1e6,
+                          now > d->t_start ? 100.0 * (double)d->lim.busy_ns / (double)(now - d->t_start) : 0.0,
+                          (unsigned long long)d->lim.admitted, (unsigned long long)d->lim.delays,
+                          d->waited_ns / 1e6, d->share * 100, d->share_min * 100);
+        pthread_mutex_unlock(&d->mu);
+        if (d->slot != NULL && atomic_load(&d->slot->pid) == st->pid)
+            atomic_store(&d->slot->pid, 0);   /* leave the region */
+    }
+}
+
+/* The child has no poller and none of the parent's CUDA state: start afresh. */
+static void sml_fork_child(cushim_plugin *self)
+{
+    sml_state *st = sml_host ? sml_host->plugin_data(self) : NULL;
+    if (st == NULL)
+        return;
+    pthread_mutex_init(&st->mq, NULL);
+    pthread_cond_init(&st->mq_cond, NULL);
+    st->head = st->tail = st->free_list = NULL;   /* the parent's events mean nothing here: dropped */
+    st->npending = 0;
+    st->poller_started = 0;
+    st->pid = (int32_t)getpid();
+    st->pid_start = sml_proc_start(st->pid);
+    for (int i = 0; i < SML_MAX_DEV; i++) {
+        sml_dev *d = &st->dev[i];
+        pthread_mutex_init(&d->mu, NULL);
+        d->started = 0;
+        d->slot = NULL;
+        d->beat_t = d->beat_busy = 0;
+        d->usage = 0;
+        d->share = d->share_min = d->limit;
+        d->waited_ns = 0;
+        memset(d->s_key, 0, sizeof d->s_key);
+    }
+}
+
+static const cushim_option sml_options[] = {
+    {"limit", CUSHIM_OPT_STRING, NULL,
+     "percent of each device's time: 30, or per device 0:30,1:50; default CUDA_DEVICE_SM_LIMIT[_<i>]; 100: none"},
+    {"window_ms", CUSHIM_OPT_INT, "100", "burst bound: an idle process saves up at most limit x window of GPU time"},
+    {"poll_us", CUSHIM_OPT_INT, "20", "how often pending launches are checked for completion"},
+    {"work_conserving", CUSHIM_OPT_BOOL, "false", "also use the share that partners on the device leave unused"},
+    {"shared", CUSHIM_OPT_BOOL, "true", "meet other processes in /dev/shm/cushim-smlimit-<uid> (weights)"},
+    {"group", CUSHIM_OPT_STRING, "", "processes share weights within a group: /dev/shm/cushim-smlimit-<uid>-<group>"},
+    {"report", CUSHIM_OPT_BOOL, "false", "log each device's measured busy time and waits at exit"},
+    {NULL, 0, NULL, NULL},
+};
+
+static const cushim_plugin_def sml_def = {
+    .size = sizeof(cushim_plugin_def),
+    .abi_version = CUSHIM_ABI_VERSION,
+    .name = "smlimit",
+    .version = "0.1.0",
+    .description = "hold a process to a share of each GPU's time, measured with events",
+    .options = sml_options,
+    .init = sml_init_plugin,
+    .flush = sml_flush,
+    .fork_child = sml_fork_child,
+};
+
+CUSHIM_PLUGIN(sml_def)

@@ -1,0 +1,101 @@
+/*
+ * smlimit.h - what the files of the smlimit plugin share (not a public header):
+ * the per-device state, the pending launch markers, the real driver functions.
+ * smlimit.c: options, hooks, lifecycle; poll.c: the polling thread that measures
+ * finished launches and keeps the shares between processes; limitspec.c: reading
+ * the limits; core.c: the admission logic; shm.c: the shared region.
+ */
+#ifndef SML_SMLIMIT_H
+#define SML_SMLIMIT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <cushim/cushim.h>
+
+#include "cushim_cuda_headers.h"  /* generated; installed as <cushim/cushim_cuda_headers.h> */
+#include "core.h"
+#include "shm.h"
+
+#define SML_MAX_DEV SML_SHM_DEVICES
+#define SML_STREAMS 64                  /* last finish per stream, per device (hashed) */
+#define SML_MAX_PENDING 16384           /* markers in flight; a launch waits beyond    */
+#define SML_BEAT_NS 50000000ull         /* shared-region heartbeat and share update    */
+
+typedef CUresult (*sml_ctx_get_device_fn)(CUdevice *);
+typedef CUresult (*sml_ctx_get_current_fn)(CUcontext *);
+typedef CUresult (*sml_ctx_set_current_fn)(CUcontext);
+typedef CUresult (*sml_event_create_fn)(CUevent *, unsigned int);
+typedef CUresult (*sml_event_record_fn)(CUevent, CUstream);
+typedef CUresult (*sml_event_query_fn)(CUevent);
+typedef CUresult (*sml_event_destroy_fn)(CUevent);
+typedef CUresult (*sml_is_capturing_fn)(CUstream, CUstreamCaptureStatus *);
+typedef CUresult (*sml_capture_mode_fn)(CUstreamCaptureMode *);
+
+typedef struct sml_marker {
+    struct sml_marker *next;
+    CUevent ev;
+    CUcontext ctx;
+    CUstream stream;
+    int dev;
+    uint64_t submit;
+} sml_marker;
+
+typedef struct sml_dev {
+    pthread_mutex_t mu;                 /* the limiter and the stream table; never held across CUDA */
+    int limited;
+    double limit;                       /* the configured share, (0, 1)                */
+    double share;                       /* in force (weights, work conserving)         */
+    double share_min;                   /* the lowest in force so far (the report)     */
+    sml_limiter lim;
+    int started;                        /* the limiter has seen a launch               */
+    uint64_t t_start;                   /* first launch                                */
+    CUstream s_key[SML_STREAMS];
+    uint64_t s_end[SML_STREAMS];
+    sml_slot *slot;                     /* ours in the shared region, or NULL          */
+    uint64_t beat_busy, beat_t;         /* usage between heartbeats                    */
+    double usage;                       /* recent busy share                           */
+    uint64_t waited_ns;                 /* time launching threads slept                */
+} sml_dev;
+
+typedef struct sml_state {
+    cushim_plugin *self;
+    sml_dev dev[SML_MAX_DEV];
+    uint64_t window_ns, poll_ns;
+    int work_conserving, report, shared;
+    sml_region *region;
+    char region_name[128];              /* opened by the poller at its start (shared=1) */
+    int32_t pid;
+    uint64_t pid_start;
+    /* markers: pending in recording order, and free events (with their context) */
+    pthread_mutex_t mq;
+    pthread_cond_t mq_cond;
+    sml_marker *head, *tail, *free_list;
+    uint32_t npending;
+    int poller_started, stop;
+    pthread_t poller;
+    uint64_t groups[32];
+    uint32_t ngroups;
+    /* real functions */
+    sml_ctx_get_device_fn ctx_get_device;
+    sml_ctx_get_current_fn ctx_get_current;
+    sml_ctx_set_current_fn ctx_set_current;
+    sml_event_create_fn event_create;
+    sml_event_record_fn event_record;
+    sml_event_query_fn event_query;
+    sml_event_destroy_fn event_destroy;
+    sml_is_capturing_fn is_capturing;
+    sml_capture_mode_fn capture_mode;
+    atomic_int resolved;                /* 0: not yet, 1: usable, -1: missing functions */
+} sml_state;
+
+/* One host serves the process; flush and fork_child get only 'self'. */
+extern const cushim_host *sml_host;
+
+uint64_t sml_now(void);                 /* CLOCK_MONOTONIC, ns */
+void sml_sleep_ns(uint64_t ns);
+/* The polling thread (poll.c): started by the first launch's post hook. */
+void *sml_poll_thread(void *arg);
+
+#endif /* SML_SMLIMIT_H */

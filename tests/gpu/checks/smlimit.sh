@@ -1,0 +1,155 @@
+# smlimit.sh - GPU check of the compute-time limiter (plugins/smlimit, docs/plugins/smlimit.md).
+# Sourced by tests/gpu/run.sh; `bash tests/gpu/run.sh build-gpu smlimit` runs it.
+#
+# Each measurement is one process running tests/gpu/smlimit/matmul_loop.py (or the cooperative sample)
+# for SML_WARM s unmeasured, then SML_SECS s measured. Configurations are run interleaved, SML_ROUNDS
+# rounds, and compared by their medians:
+#   matmul-25/50/75, train-25/50/75   achieved share of the native rate within +-5 points of the target
+#   matmul-100, matmul-noarg          limit=100 and the plugin loaded with no limit: within 1% of native
+#   pair-30-70                        two matmul loops at 30 and 70 at once: rate ratio within 10% of 30:70
+#   graph-50                          a CUDA-graph replay loop at 50: within +-5 points
+#   coop-50                           cudaLaunchCooperativeKernel loop at 50: within +-5 points
+#   hami-25/50 (information only)     HAMi-core's libvgpu.so at CUDA_DEVICE_SM_LIMIT=25/50, when
+#                                     tests/gpu/hami_stack.sh built it in this run ($WORK/hami/libvgpu.so)
+# About 5 minutes of GPU time with the defaults (SML_SECS=3, SML_WARM=1, SML_ROUNDS=3).
+
+SML_SECS=${SML_SECS:-3}
+SML_WARM=${SML_WARM:-1}
+SML_ROUNDS=${SML_ROUNDS:-3}
+
+# sml_run KIND CONFIG: one measurement; prints the rate or nothing. KIND = matmul|graph|train|coop,
+# CONFIG = native | noarg | a limit in percent | hami-N
+sml_run() {
+    local kind=$1 cfg=$2 plugin=$BUILD_DIR/plugins/smlimit.so
+    local -a env=() cmd
+    if [ "$kind" = coop ]; then
+        cmd=("$SML_BIN/coop" "$SML_SECS" "$SML_WARM" 1000)
+    else
+        cmd=("$PY" "$HERE/smlimit/matmul_loop.py" "$kind" --seconds "$SML_SECS" --warmup "$SML_WARM")
+    fi
+    case $cfg in
+        native) ;;
+        noarg) env=(LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$plugin") ;;
+        hami-*) env=(LD_PRELOAD="$SML_HAMI" CUDA_REDIRECT="$SML_HAMI" CUDA_DEVICE_SM_LIMIT="${cfg#hami-}"
+                     CUDA_DEVICE_MEMORY_SHARED_CACHE="$WORK/smlimit-hami.$RANDOM.cache") ;;
+        *) env=(LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$plugin:limit=$cfg,shared=0") ;;
+    esac
+    env "${env[@]}" timeout -k 5 $((SML_SECS + SML_WARM + 60)) "${cmd[@]}" 2>>"$LOGS/smlimit.err" |
+        sed -n 's/^rate //p' | tail -n 1
+}
+
+# sml_median FILE
+sml_median() {
+    sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2];
+                         else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# sml_measure KIND CONFIG...: SML_ROUNDS interleaved rounds into $SML_D/KIND.CONFIG
+sml_measure() {
+    local kind=$1 r c v
+    shift
+    for r in $(seq 1 "$SML_ROUNDS"); do
+        for c in "$@"; do
+            [ "$(time_left)" -gt $((SML_SECS + SML_WARM + 20)) ] || return 0
+            v=$(sml_run "$kind" "$c")
+            [ -n "$v" ] && echo "$v" >>"$SML_D/$kind.$c"
+            echo "smlimit: $kind $c round $r: ${v:-no result}" >>"$LOGS/smlimit.txt"
+        done
+    done
+}
+
+# sml_share_result KIND LIMIT [TOLERANCE=5]: achieved share of native vs the target
+sml_share_result() {
+    local kind=$1 lim=$2 tol=${3:-5} nat got
+    nat=$(sml_median "$SML_D/$kind.native" 2>/dev/null)
+    got=$(sml_median "$SML_D/$kind.$lim" 2>/dev/null)
+    if [ -z "$nat" ] || [ -z "$got" ]; then
+        result "smlimit $kind-$lim" FAIL "no measurement (native '${nat}', limited '${got}'; see $LOGS/smlimit.err)"
+        return
+    fi
+    awk -v n="$nat" -v g="$got" -v l="$lim" -v t="$tol" 'BEGIN { s = 100 * g / n; d = s - l; if (d < 0) d = -d;
+        printf "%s achieved %.1f%% of native (target %s+-%s; medians %.2f / %.2f)\n", (d <= t ? "PASS" : "FAIL"), s, l, t, g, n }' |
+        { read -r st rest; result "smlimit $kind-$lim" "$st" "$rest"; }
+}
+
+# sml_native_result KIND CONFIG: within 1% of native
+sml_native_result() {
+    local kind=$1 c=$2 nat got
+    nat=$(sml_median "$SML_D/$kind.native" 2>/dev/null)
+    got=$(sml_median "$SML_D/$kind.$c" 2>/dev/null)
+    if [ -z "$nat" ] || [ -z "$got" ]; then
+        result "smlimit $kind-$c" FAIL "no measurement"
+        return
+    fi
+    awk -v n="$nat" -v g="$got" 'BEGIN { r = 100 * g / n; printf "%s %.2f%% of native (target >= 99%%; medians %.2f / %.2f)\n", (r >= 99 ? "PASS" : "FAIL"), r, g, n }' |
+        { read -r st rest; result "smlimit $kind-$c" "$st" "$rest"; }
+}
+
+check_smlimit() {
+    local plugin=$BUILD_DIR/plugins/smlimit.so
+    SML_D=$WORK/smlimit
+    SML_BIN=$WORK/smlimit-bin
+    rm -rf "$SML_D"
+    mkdir -p "$SML_D" "$SML_BIN"
+    if [ ! -f "$plugin" ]; then
+        result "smlimit" FAIL "$plugin not built (tools/build-gpu-bundle.sh)"
+        return
+    fi
+    if ! "$PY" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+        result "smlimit" SKIP "no PyTorch with CUDA"
+        return
+    fi
+    # 1. matmul: native, the three limits, limit 100 and no limit, interleaved
+    sml_measure matmul native 25 50 75 100 noarg
+    for l in 25 50 75; do sml_share_result matmul $l; done
+    sml_native_result matmul 100
+    sml_native_result matmul noarg
+    # 2. training loop
+    sml_measure train native 25 50 75
+    for l in 25 50 75; do sml_share_result train $l; done
+    # 3. two processes at 30 and 70 on one GPU, in a fresh group (shared region)
+    local grp="gpucheck$$" a b
+    rm -f "/dev/shm/cushim-smlimit-$(id -u)-$grp"
+    env LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$plugin:limit=30,group=$grp,report=1" timeout -k 5 90 \
+        "$PY" "$HERE/smlimit/matmul_loop.py" matmul --seconds $((SML_SECS * 2)) --warmup 2 >"$SML_D/pair.a" 2>>"$LOGS/smlimit.err" &
+    local pa=$!
+    env LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$plugin:limit=70,group=$grp,report=1" timeout -k 5 90 \
+        "$PY" "$HERE/smlimit/matmul_loop.py" matmul --seconds $((SML_SECS * 2)) --warmup 2 >"$SML_D/pair.b" 2>>"$LOGS/smlimit.err"
+    wait $pa
+    rm -f "/dev/shm/cushim-smlimit-$(id -u)-$grp"
+    a=$(sed -n 's/^rate //p' "$SML_D/pair.a"); b=$(sed -n 's/^rate //p' "$SML_D/pair.b")
+    if [ -z "$a" ] || [ -z "$b" ]; then
+        result "smlimit pair-30-70" FAIL "no measurement (a '$a', b '$b')"
+    else
+        awk -v a="$a" -v b="$b" 'BEGIN { r = a / b; w = 30 / 70; d = (r - w) / w; if (d < 0) d = -d;
+            printf "%s ratio %.3f (target %.3f+-10%%; %.2f and %.2f TFLOP/s)\n", (d <= 0.10 ? "PASS" : "FAIL"), r, w, a, b }' |
+            { read -r st rest; result "smlimit pair-30-70" "$st" "$rest"; }
+    fi
+    # 4. CUDA graph replay
+    sml_measure graph native 50
+    sml_share_result graph 50
+    # 5. cooperative launches (built here with nvcc)
+    local nvcc=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
+    command -v "$nvcc" >/dev/null 2>&1 || nvcc=nvcc
+    if "$nvcc" -arch="${GPU_ARCH:-sm_90}" -O2 -o "$SML_BIN/coop" "$HERE/smlimit/coop.cu" >"$LOGS/smlimit-coop-build.log" 2>&1; then
+        sml_measure coop native 50
+        sml_share_result coop 50
+    else
+        result "smlimit coop-50" FAIL "nvcc failed: $(tail -n 3 "$LOGS/smlimit-coop-build.log" | tr '\n' ' ' | cut -c1-200)"
+    fi
+    # 6. HAMi-core at the same settings, for docs/isolation.md (information: no PASS/FAIL on HAMi)
+    SML_HAMI=$WORK/hami/libvgpu.so
+    if [ -f "$SML_HAMI" ]; then
+        local h
+        SML_ROUNDS=1 sml_measure matmul hami-25 hami-50
+        for h in 25 50; do
+            local nat got
+            nat=$(sml_median "$SML_D/matmul.native"); got=$(sml_median "$SML_D/matmul.hami-$h" 2>/dev/null)
+            result "smlimit hami-$h" SKIP "information: HAMi-core CUDA_DEVICE_SM_LIMIT=$h gives ${got:-no result} TFLOP/s vs native $nat"
+        done
+    else
+        result "smlimit hami" SKIP "HAMi-core not built in this run (check 'hami' builds it)"
+    fi
+}
+
+gpu_check smlimit check_smlimit
