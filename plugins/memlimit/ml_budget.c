@@ -6,6 +6,7 @@
 #include "ml_budget.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -305,6 +306,9 @@ int ml_budget_charge(ml_budget *b, int dev, uint64_t n, uint64_t limit)
             }
         }
     }
+#ifdef ML_BUDGET_RACE_WINDOW
+    sched_yield();   /* the unit test widens the window between the check and the add */
+#endif
     mine = atomic_fetch_add_explicit(&s->used[dev], n, memory_order_acq_rel) + n;
     if (limit && b->fd >= 0) {
         /* another process may have charged meanwhile: the sum decides, never both */
