@@ -20,6 +20,7 @@
  * counted again. Built on the public SDK headers and the generated headers.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,35 @@ typedef struct ml_state {
 static const cushim_host *ml_host;
 static ml_state ml_st;
 
+/* The budget is opened at the first allocation or query, not at init: a process
+   under the shim that never allocates (a shell, env, anything in a pod whose
+   /etc/ld.so.preload names the shim) never opens the region nor takes a slot. */
+static pthread_mutex_t ml_open_mu = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int ml_opened;          /* 0 not yet, 1 open, -1 could not even map a private one */
+static char ml_region_path[256];       /* "" for a budget of this process */
+
+static ml_budget *ml_bud(void)
+{
+    int st = atomic_load_explicit(&ml_opened, memory_order_acquire);
+    if (st == 0) {
+        char err[512];
+        pthread_mutex_lock(&ml_open_mu);
+        st = atomic_load_explicit(&ml_opened, memory_order_relaxed);
+        if (st == 0) {
+            if (ml_budget_open(&ml_st.budget, ml_region_path[0] ? ml_region_path : NULL, err, sizeof err) != 0)
+                ml_host->log(ml_st.self, ml_st.budget.r ? CUSHIM_LOG_WARN : CUSHIM_LOG_ERROR, "%s%s", err,
+                             ml_st.budget.r ? ": this process keeps a budget of its own" : "");
+            if (ml_st.budget.r != NULL)
+                for (int d = 0; d < ML_MAX_DEVICES; d++)
+                    atomic_store(&ml_st.budget.r->limit[d], ml_limit_of(&ml_st.lim, d));
+            st = ml_st.budget.r != NULL ? 1 : -1;
+            atomic_store_explicit(&ml_opened, st, memory_order_release);
+        }
+        pthread_mutex_unlock(&ml_open_mu);
+    }
+    return st == 1 ? &ml_st.budget : NULL;
+}
+
 static int ml_opt_given_nonempty(const char *s)
 {
     return s != NULL && *s != '\0';
@@ -81,6 +111,12 @@ static uint64_t ml_pack(int what, int cat, int dev, uint64_t bytes)
     if (bytes > ML_S_BYTES_MASK)
         bytes = ML_S_BYTES_MASK;
     return ML_S_ON | ((uint64_t)what << 56) | ((uint64_t)(cat & 0xf) << 52) | ((uint64_t)(dev & 0xf) << 48) | bytes;
+}
+
+static uint64_t ml_used(int dev)
+{
+    ml_budget *b = ml_bud();
+    return b != NULL ? ml_budget_used(b, dev) : 0;
 }
 
 /* The current device of the calling thread, as the library of 'call' sees it; -1 if none. */
@@ -111,7 +147,8 @@ static int ml_nested(const cushim_call *call)
 
 static ml_slot *ml_myslot(void)
 {
-    return ml_st.budget.slot >= 0 ? &ml_st.budget.r->slots[ml_st.budget.slot] : NULL;
+    ml_budget *b = ml_bud();
+    return b != NULL && b->slot >= 0 ? &b->r->slots[b->slot] : NULL;
 }
 
 static void ml_sub_clamped(_Atomic uint64_t *v, uint64_t n)
@@ -221,7 +258,7 @@ static int ml_alloc_pre(cushim_call *call, const cushim_alloc_role *r, uint64_t 
         if (ml_host->log_enabled(CUSHIM_LOG_INFO))
             ml_host->log(ml_st.self, CUSHIM_LOG_INFO, "%s: %llu bytes on device %d refused: %llu of %llu in use",
                          call->info ? call->info->name : "?", (unsigned long long)bytes, dev,
-                         (unsigned long long)ml_budget_used(&ml_st.budget, dev),
+                         (unsigned long long)ml_used(dev),
                          (unsigned long long)ml_limit_of(&ml_st.lim, dev));
         return cushim_call_skip(call, oom);
     }
@@ -386,7 +423,7 @@ static void ml_report(int dev, uint64_t *free_b, uint64_t *total)
     uint64_t lim = ml_limit_of(&ml_st.lim, dev), used, left;
     if (lim == 0)
         return;
-    used = ml_budget_used(&ml_st.budget, dev);
+    used = ml_used(dev);
     left = used < lim ? lim - used : 0;
     if (total != NULL && *total > lim)
         *total = lim;
@@ -442,7 +479,7 @@ static void ml_query_post(cushim_call *call, void *user, uint64_t *slot)
         if (m == NULL || ml_st.nvml_index((void *)(uintptr_t)ml_arg(ml_host, call, 0), &idx) != 0 ||
             (dev = ml_nvml_ordinal(idx)) < 0 || (lim = ml_limit_of(&ml_st.lim, dev)) == 0)
             return;
-        used = ml_budget_used(&ml_st.budget, dev);
+        used = ml_used(dev);
         if (id == ml_st.id_nvml_mem) {
             m[0] = m[0] < lim ? m[0] : lim;                  /* total */
             m[2] = used;                                     /* used  */
@@ -527,15 +564,9 @@ static int ml_init(const cushim_host *host, cushim_plugin *self)
         host->log(self, CUSHIM_LOG_ERROR, "budget=%.200s: a name of [A-Za-z0-9_.-] or an absolute path", budget);
         return -1;
     }
-    if (ml_budget_open(&ml_st.budget, path[0] ? path : NULL, err, sizeof err) != 0) {
-        if (ml_st.budget.r == NULL) {
-            host->log(self, CUSHIM_LOG_ERROR, "%s", err);
-            return -1;
-        }
-        host->log(self, CUSHIM_LOG_WARN, "%s: this process keeps a budget of its own", err);
-    }
-    for (int d = 0; d < ML_MAX_DEVICES; d++)
-        atomic_store(&ml_st.budget.r->limit[d], ml_limit_of(&ml_st.lim, d));
+    snprintf(ml_region_path, sizeof ml_region_path, "%s", path);
+    atomic_store(&ml_opened, 0);
+    ml_st.budget.slot = -1;
 
     if (host->result_by_name("CUDA_ERROR_OUT_OF_MEMORY", &kind, &ml_st.oom_driver) != CUSHIM_OK)
         ml_st.oom_driver = 2;
@@ -606,7 +637,7 @@ static int ml_init(const cushim_host *host, cushim_plugin *self)
                 o += (size_t)snprintf(lims + o, sizeof lims - o, " %d=%llu", d, (unsigned long long)ml_st.lim.dev[d]);
         host->log(self, CUSHIM_LOG_INFO, "limits (bytes, 0 none): %s%s; budget %s; managed memory %s", lims,
                   got_hami ? " (from HAMi's CUDA_DEVICE_MEMORY_LIMIT*)" : "",
-                  ml_st.budget.path[0] ? ml_st.budget.path : "of this process",
+                  ml_region_path[0] ? ml_region_path : "of this process",
                   ml_st.charge_managed ? "charged" : "counted, not charged");
     }
     return 0;
@@ -615,7 +646,11 @@ static int ml_init(const cushim_host *host, cushim_plugin *self)
 static void ml_flush(cushim_plugin *self)
 {
     (void)self;
-    ml_budget_close(&ml_st.budget);
+    pthread_mutex_lock(&ml_open_mu);
+    if (atomic_load(&ml_opened) == 1)
+        ml_budget_close(&ml_st.budget);
+    atomic_store(&ml_opened, -1);   /* nothing is charged any more: hooks no longer run */
+    pthread_mutex_unlock(&ml_open_mu);
 }
 
 static void ml_fork_child(cushim_plugin *self)
@@ -624,9 +659,13 @@ static void ml_fork_child(cushim_plugin *self)
     /* the parent's allocations are not the child's; another thread may have held the mutex */
     free(ml_st.table.cells);
     ml_table_init(&ml_st.table);
-    if (ml_budget_reopen_child(&ml_st.budget) != 0 && ml_host != NULL)
+    pthread_mutex_init(&ml_open_mu, NULL);
+    if (atomic_load(&ml_opened) == 1 && ml_budget_reopen_child(&ml_st.budget) != 0 && ml_host != NULL) {
         ml_host->log(ml_st.self, CUSHIM_LOG_WARN, "child %d: no slot in the shared budget: a budget of its own",
                      (int)getpid());
+        if (ml_st.budget.r == NULL)
+            atomic_store(&ml_opened, -1);
+    }
 }
 
 static const cushim_option ml_options[] = {

@@ -297,6 +297,13 @@ int ml_budget_charge(ml_budget *b, int dev, uint64_t n, uint64_t limit)
     if (dev < 0 || dev >= ML_MAX_DEVICES || b->slot < 0)
         return 0;   /* outside what we track: not limited */
     s = &b->r->slots[b->slot];
+    {
+        uint32_t dm = atomic_load_explicit(&b->r->devmax, memory_order_relaxed);
+        while (dm < (uint32_t)dev + 1 &&
+               !atomic_compare_exchange_weak_explicit(&b->r->devmax, &dm, (uint32_t)dev + 1, memory_order_relaxed,
+                                                      memory_order_relaxed))
+            ;
+    }
     if (limit) {
         uint64_t u = ml_budget_used(b, dev);
         if (u > limit || n > limit - u) {

@@ -42,7 +42,8 @@ typedef struct ml_slot {
 
 typedef struct ml_region {
     _Atomic uint64_t magic;
-    uint32_t version, nslots, ndev, reserved;
+    uint32_t version, nslots, ndev;
+    _Atomic uint32_t devmax;                 /* one past the highest device ever charged */
     _Atomic uint64_t limit[ML_MAX_DEVICES];  /* the last configured limits, for display */
     _Atomic uint32_t hiwater;                /* slots [0, hiwater) were ever used        */
     uint32_t pad;

@@ -43,6 +43,7 @@ int main(int argc, char **argv)
     char path[256], err[512], comm[17];
     ml_budget b;
     uint32_t hw;
+    int ndev;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--prometheus"))
             prom = 1;
@@ -72,6 +73,11 @@ int main(int argc, char **argv)
         return 1;
     }
     hw = atomic_load(&b.r->hiwater);
+    ndev = (int)atomic_load(&b.r->devmax);
+    if (ndev < 1)
+        ndev = 1;
+    if (ndev > ML_MAX_DEVICES)
+        ndev = ML_MAX_DEVICES;
     if (prom) {
         printf("# HELP cushim_memlimit_used_bytes Device memory charged by a process to a cushim memlimit budget.\n"
                "# TYPE cushim_memlimit_used_bytes gauge\n");
@@ -89,10 +95,8 @@ int main(int argc, char **argv)
         alive = ml_budget_slot_alive(&b, (int)i);
         memcpy(comm, s->comm, 16);
         comm[16] = '\0';
-        for (int d = 0; d < ML_MAX_DEVICES; d++) {
+        for (int d = 0; d < ndev; d++) {
             uint64_t u = atomic_load(&s->used[d]), pk = atomic_load(&s->peak[d]), m = atomic_load(&s->managed[d]);
-            if (u == 0 && pk == 0 && m == 0 && d != 0)
-                continue;
             if (prom) {
                 printf("cushim_memlimit_used_bytes{budget=\"");
                 prom_label(path);
@@ -110,16 +114,14 @@ int main(int argc, char **argv)
     if (prom) {
         printf("# HELP cushim_memlimit_limit_bytes The quota of a cushim memlimit budget per device (0: none).\n"
                "# TYPE cushim_memlimit_limit_bytes gauge\n");
-        for (int d = 0; d < ML_MAX_DEVICES; d++) {
+        for (int d = 0; d < ndev; d++) {
             uint64_t l = atomic_load(&b.r->limit[d]);
-            if (l == 0 && d != 0)
-                continue;
             printf("cushim_memlimit_limit_bytes{budget=\"");
             prom_label(path);
             printf("\",device=\"%d\"} %llu\n", d, (unsigned long long)l);
         }
     } else {
-        for (int d = 0; d < ML_MAX_DEVICES; d++) {
+        for (int d = 0; d < ndev; d++) {
             uint64_t l = atomic_load(&b.r->limit[d]);
             if (l)
                 printf("device %d: %llu of %llu bytes charged\n", d, (unsigned long long)ml_budget_used(&b, d),

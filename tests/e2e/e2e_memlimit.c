@@ -11,6 +11,7 @@
  *   e2e_memlimit churn N THREADS    N async alloc/free pairs over THREADS threads: nothing leaks
  *                                   and nothing underflows (usage 0 after, and every byte usable)
  *   e2e_memlimit underflow          releases of unknown, double-freed and foreign pointers
+ *   e2e_memlimit hold LIMIT BYTES   allocate BYTES on device 0, print "held", sleep until killed
  *   e2e_memlimit hami LIMIT         queries report LIMIT with no CUSHIM_PLUGINS (HAMi variables)
  *   e2e_memlimit killloop REGION LIMIT WORKERS KILLS
  *                                   WORKERS forked processes allocate and free on one shared budget;
@@ -509,6 +510,13 @@ int main(int argc, char **argv)
         churn(strtol(argv[3], NULL, 10), atoi(argv[4]));
     } else if (!strcmp(argv[1], "underflow") && argc == 3) {
         underflow();
+    } else if (!strcmp(argv[1], "hold") && argc == 4) {
+        CUdeviceptr p = 0;
+        CHECK(cuMemAlloc(&p, (size_t)strtoull(argv[3], NULL, 0)) == CUDA_SUCCESS, "hold: cuMemAlloc");
+        printf("held\n");
+        fflush(stdout);
+        for (;;)
+            pause();
     } else if (!strcmp(argv[1], "hami") && argc == 3) {
         size_t t = 0;
         CHECK(quota_used(0) == 0, "hami: use");

@@ -38,3 +38,6 @@ e2e_test(memlimit_hami COMMAND ${_ml} hami 3221225472
 e2e_test(memlimit_killloop COMMAND ${_ml} killloop "${E2E_OUT}/memlimit-killloop.region" 3145728 16 1000
   ENV ${_ml_env} "CUSHIM_PLUGINS=${_ml_plugin}:limit=3MiB,budget=${E2E_OUT}/memlimit-killloop.region")
 set_property(TEST memlimit_killloop APPEND PROPERTY LABELS concurrency)
+# 'cushim usage' (table and Prometheus) on a shared budget with a live, then a killed, holder.
+e2e_test(memlimit_usage COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_memlimit_usage.sh" ${_ml} ${_ml_plugin}
+  "${PROJECT_SOURCE_DIR}/tools/cushim" ENV "CUSHIM_LIB=$<TARGET_FILE:cushim>")
