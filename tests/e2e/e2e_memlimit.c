@@ -455,6 +455,8 @@ static void killloop(const char *region, int workers, int kills)
     size_t bound = limit + (size_t)workers * 5 * 64 * 1024;
     if (workers > 64)
         workers = 64;
+    /* the plugin opens the budget at the first allocation or query: make it (main removed any old one) */
+    (void)quota_used(0);
     if (ml_budget_attach(&b, region, err, sizeof err) != 0) {
         CHECK(0, "attach %s: %s", region, err);
         return;
@@ -501,6 +503,8 @@ int main(int argc, char **argv)
         return 2;
     if (argc > 2)
         limit = (size_t)strtoull(argv[2], NULL, 0);
+    if (!strcmp(argv[1], "killloop") && argc == 6)
+        unlink(argv[2]);   /* a fresh region: before the first CUDA call, which would open it */
     init();
     if (!strcmp(argv[1], "table") && argc == 3) {
         table_driver();
