@@ -59,9 +59,7 @@ typedef struct ml_state {
     int32_t oom_driver, oom_runtime;
     uint8_t *handle_ref;          /* per API id: the released/produced value is a VMM handle */
     uint32_t id_limit;
-    ml_cuCtxGetDevice_fn ctx_dev;
-    ml_cudaGetDevice_fn rt_dev;
-    ml_nvmlDeviceGetIndex_fn nvml_index;
+    uint32_t id_ctx_dev, id_rt_dev, id_nvml_index;   /* real functions, resolved at first use */
     int vis_map[ML_MAX_DEVICES];  /* CUDA_VISIBLE_DEVICES: host index of ordinal i */
     int vis_n;                    /* 0 identity, -1 not numeric                   */
     uint32_t id_getinfo, id_getinfo_v2, id_totalmem, id_totalmem_v2, id_rt_getinfo, id_rt_props,
@@ -119,18 +117,32 @@ static uint64_t ml_used(int dev)
     return b != NULL ? ml_budget_used(b, dev) : 0;
 }
 
+/* A real function, resolved at its first use (never in init: a process that never calls CUDA, which
+   loads the plugin under /etc/ld.so.preload, must not load the driver because of us). */
+static void *ml_real(uint32_t id, _Atomic(void *) *cache)
+{
+    void *f = atomic_load_explicit(cache, memory_order_acquire);
+    if (f == NULL && id != UINT32_MAX && (f = ml_host->real(id)) != NULL)
+        atomic_store_explicit(cache, f, memory_order_release);
+    return f;
+}
+
+static _Atomic(void *) ml_ctx_dev_fn, ml_rt_dev_fn, ml_nvml_index_fn;
+
 /* The current device of the calling thread, as the library of 'call' sees it; -1 if none. */
 static int ml_current_device(const cushim_call *call)
 {
-    if (call->info != NULL && call->info->library == CUSHIM_LIB_RUNTIME && ml_st.rt_dev != NULL) {
+    if (call->info != NULL && call->info->library == CUSHIM_LIB_RUNTIME) {
+        ml_cudaGetDevice_fn f = (ml_cudaGetDevice_fn)ml_real(ml_st.id_rt_dev, &ml_rt_dev_fn);
         int d = -1;
-        return ml_st.rt_dev(&d) == cudaSuccess ? d : -1;
+        if (f != NULL)
+            return f(&d) == cudaSuccess ? d : -1;
     }
-    if (ml_st.ctx_dev != NULL) {
+    {
+        ml_cuCtxGetDevice_fn f = (ml_cuCtxGetDevice_fn)ml_real(ml_st.id_ctx_dev, &ml_ctx_dev_fn);
         CUdevice d = -1;
-        return ml_st.ctx_dev(&d) == CUDA_SUCCESS ? (int)d : -1;
+        return f != NULL && f(&d) == CUDA_SUCCESS ? (int)d : -1;
     }
-    return -1;
 }
 
 /* Inside another call that has an allocation role (cudaMalloc -> cuMemAlloc)? */
@@ -253,6 +265,14 @@ static int ml_alloc_pre(cushim_call *call, const cushim_alloc_role *r, uint64_t 
     if (dev < 0 || dev >= ML_MAX_DEVICES)
         return CUSHIM_CONTINUE;   /* no context (the call will fail) or beyond what we track */
     bytes = ml_role_size(ml_host, call, r, 0);
+    if (bytes > ML_S_BYTES_MASK) {
+        /* 256 TiB or more: no device has it. Past a quota: refused; else the driver says no, uncharged
+           (the slot could not carry the amount back to the post hook) */
+        if (cat == ML_CAT_HOST || ml_limit_of(&ml_st.lim, dev) == 0)
+            return CUSHIM_CONTINUE;
+        return cushim_call_skip(call, call->info && call->info->ret_kind == CUSHIM_RET_CUDAERROR ? ml_st.oom_runtime
+                                                                                                 : ml_st.oom_driver);
+    }
     if (ml_take(cat, dev, bytes) != 0) {
         int32_t oom = call->info && call->info->ret_kind == CUSHIM_RET_CUDAERROR ? ml_st.oom_runtime : ml_st.oom_driver;
         if (ml_host->log_enabled(CUSHIM_LOG_INFO))
@@ -469,14 +489,16 @@ static void ml_query_post(cushim_call *call, void *user, uint64_t *slot)
         t = p->totalGlobalMem;
         ml_report((int)ml_arg(ml_host, call, 1), NULL, &t);
         p->totalGlobalMem = (size_t)t;
-    } else if ((id == ml_st.id_nvml_mem || id == ml_st.id_nvml_mem_v2) && ml_st.nvml_index != NULL) {
+    } else if ((id == ml_st.id_nvml_mem || id == ml_st.id_nvml_mem_v2) &&
+               ml_real(ml_st.id_nvml_index, &ml_nvml_index_fn) != NULL) {
+        ml_nvmlDeviceGetIndex_fn nvml_index = (ml_nvmlDeviceGetIndex_fn)ml_real(ml_st.id_nvml_index, &ml_nvml_index_fn);
         /* nvmlMemory_t {total, free, used}; nvmlMemory_v2_t {version, total, reserved, free, used}
            (nvml.h, documented layouts; NVML's return type is an int, 0 = NVML_SUCCESS) */
         unsigned idx = 0;
         int dev;
         unsigned long long *m = (unsigned long long *)(uintptr_t)ml_arg(ml_host, call, 1);
         uint64_t lim, used;
-        if (m == NULL || ml_st.nvml_index((void *)(uintptr_t)ml_arg(ml_host, call, 0), &idx) != 0 ||
+        if (m == NULL || nvml_index((void *)(uintptr_t)ml_arg(ml_host, call, 0), &idx) != 0 ||
             (dev = ml_nvml_ordinal(idx)) < 0 || (lim = ml_limit_of(&ml_st.lim, dev)) == 0)
             return;
         used = ml_used(dev);
@@ -572,9 +594,9 @@ static int ml_init(const cushim_host *host, cushim_plugin *self)
         ml_st.oom_driver = 2;
     if (host->result_by_name("cudaErrorMemoryAllocation", &kind, &ml_st.oom_runtime) != CUSHIM_OK)
         ml_st.oom_runtime = 2;
-    ml_st.ctx_dev = (ml_cuCtxGetDevice_fn)host->real(ml_id("cuCtxGetDevice"));
-    ml_st.rt_dev = (ml_cudaGetDevice_fn)host->real(ml_id("cudaGetDevice"));
-    ml_st.nvml_index = (ml_nvmlDeviceGetIndex_fn)host->real(ml_id("nvmlDeviceGetIndex"));
+    ml_st.id_ctx_dev = ml_id("cuCtxGetDevice");
+    ml_st.id_rt_dev = ml_id("cudaGetDevice");
+    ml_st.id_nvml_index = ml_id("nvmlDeviceGetIndex");
 
     /* every API with a role that moves memory, as one selector "id:N,id:M,..." */
     ml_st.id_limit = host->api_id_limit();

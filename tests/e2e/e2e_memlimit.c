@@ -413,6 +413,10 @@ static void underflow(void)
     CHECK(cuMemFreeAsync(12345, NULL) != CUDA_SUCCESS, "unknown cuMemFreeAsync accepted by the fake?");
     CHECK(cudaFree((void *)(uintptr_t)0xdead0000) != cudaSuccess, "unknown cudaFree accepted by the fake?");
     CHECK(quota_used(0) == 0, "quota use %zu after bad releases (underflow shows as a huge number)", quota_used(0));
+    /* absurd sizes: refused past the quota, never charged, nothing leaks */
+    CHECK(cuMemAlloc(&q, (size_t)1 << 62) == CUDA_ERROR_OUT_OF_MEMORY, "2^62 bytes");
+    CHECK(cuMemAlloc(&q, SIZE_MAX) == CUDA_ERROR_OUT_OF_MEMORY, "SIZE_MAX bytes");
+    CHECK(quota_used(0) == 0, "quota use %zu after absurd sizes", quota_used(0));
     CHECK(cuMemAlloc(&q, limit) == CUDA_SUCCESS, "the whole quota after bad releases");
     CHECK(cuMemAlloc(&p, 1) == CUDA_ERROR_OUT_OF_MEMORY, "one byte past the quota after bad releases");
     cuMemFree(q);
