@@ -47,3 +47,10 @@ set_property(TEST memlimit_killloop APPEND PROPERTY LABELS concurrency)
 # 'cushim usage' (table and Prometheus) on a shared budget with a live, then a killed, holder.
 e2e_test(memlimit_usage COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_memlimit_usage.sh" ${_ml} ${_ml_plugin}
   "${PROJECT_SOURCE_DIR}/tools/cushim" ENV "CUSHIM_LIB=$<TARGET_FILE:cushim>")
+# HAMi's variable beside CUSHIM_PLUGINS naming memlimit (by path): loaded once, not twice (twice would
+# charge every allocation twice and fail the table).
+e2e_test(memlimit_table_hami_dup COMMAND ${_ml} table 1073741824
+  ENV ${_ml_env} "CUDA_DEVICE_MEMORY_LIMIT=1g" "CUSHIM_PLUGINS=${_ml_plugin}:limit=1GiB")
+# CUSHIM_HAMI=0: the variables alone load nothing (the quota check must then fail).
+e2e_test(memlimit_hami_off COMMAND ${_ml} hami 3221225472
+  ENV ${_ml_env} "CUDA_DEVICE_MEMORY_LIMIT=3g" "CUSHIM_HAMI=0" WILL_FAIL)
