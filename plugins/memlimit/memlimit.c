@@ -553,6 +553,14 @@ static int ml_init(const cushim_host *host, cushim_plugin *self)
     size_t len = 0, cap = 0;
     uint32_t kind;
     int got_hami = 0;
+    static _Atomic int active;
+    /* One instance per process: the plugin's state is its own (a second CUSHIM_PLUGINS entry naming it
+       would otherwise charge every allocation twice). */
+    if (atomic_exchange(&active, 1) != 0) {
+        host->log(self, CUSHIM_LOG_WARN, "memlimit is already active in this process: this instance (and its "
+                  "options) does nothing");
+        return 0;
+    }
     ml_host = host;
     memset(&ml_st, 0, sizeof ml_st);
     ml_st.self = self;
