@@ -133,10 +133,15 @@ static int ml_map(ml_budget *b, const char *path, int create, char *err, size_t 
         snprintf(err, errlen, "cannot open budget region '%s': %s", path, strerror(errno));
         return -1;
     }
-    if (create)
-        (void)fchmod(fd, 0666);   /* shared by every user of the budget, like HAMi's cache */
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         snprintf(err, errlen, "budget region '%s' is not a regular file", path);
+        close(fd);
+        return -1;
+    }
+    /* Created 0666 less the umask. Whoever can write the region can deny its users memory: a region another
+       user owns (planted in /dev/shm before us) is not used, except by root. */
+    if (create && st.st_uid != geteuid() && geteuid() != 0) {
+        snprintf(err, errlen, "budget region '%s' belongs to uid %u, not to this user", path, (unsigned)st.st_uid);
         close(fd);
         return -1;
     }
