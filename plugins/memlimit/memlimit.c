@@ -229,11 +229,7 @@ static int ml_cat_of(uint8_t mem)
 static int ml_pool_device(uint64_t pool)
 {
     ml_rec r;
-    if (ml_table_take(&ml_st.table, ML_NS_POOL, pool, &r)) {
-        ml_table_put(&ml_st.table, &r, NULL);
-        return r.dev;
-    }
-    return -1;
+    return ml_table_get(&ml_st.table, ML_NS_POOL, pool, &r) ? r.dev : -1;
 }
 
 static int ml_alloc_pre(cushim_call *call, const cushim_alloc_role *r, uint64_t *slot)

@@ -104,6 +104,22 @@ out:
     return rc;
 }
 
+int ml_table_get(ml_table *t, uint8_t ns, uint64_t key, ml_rec *out)
+{
+    int found = 0;
+    size_t i;
+    if (key == 0)
+        return 0;
+    pthread_mutex_lock(&t->mu);
+    if (t->cap) {
+        i = ml_find(t, ns, key, &found);
+        if (found)
+            *out = t->cells[i];
+    }
+    pthread_mutex_unlock(&t->mu);
+    return found;
+}
+
 int ml_table_take(ml_table *t, uint8_t ns, uint64_t key, ml_rec *out)
 {
     int found = 0;

@@ -33,6 +33,8 @@ void ml_table_free(ml_table *t);
 /* Insert or replace; 'old' (may be NULL) receives a replaced record (key 0 if
    none). -1 when out of memory (the record is then not kept). */
 int ml_table_put(ml_table *t, const ml_rec *r, ml_rec *old);
+/* Copy the record of (ns, key) into 'out' without removing it: 1 found, 0 not. */
+int ml_table_get(ml_table *t, uint8_t ns, uint64_t key, ml_rec *out);
 /* Remove and return the record of (ns, key): 1 found, 0 not. */
 int ml_table_take(ml_table *t, uint8_t ns, uint64_t key, ml_rec *out);
 /* If (ns, key) is present with refs > 1, drop one reference and return 1;
