@@ -21,6 +21,7 @@
  */
 #define _GNU_SOURCE
 #include <cuda.h>
+#include <dlfcn.h>
 #include <cuda_runtime_api.h>
 #include <pthread.h>
 #include <signal.h>
@@ -245,6 +246,20 @@ static void table_driver(void)
         expect_charged("cuArrayCreate", s, 0, 1);
         CHECK(cuArrayDestroy(a) == CUDA_SUCCESS, "cuArrayDestroy");
         expect_same("cuArrayDestroy", s);
+        /* the legacy export takes the 32-bit CUDA_ARRAY_DESCRIPTOR_v1: read through the struct metadata */
+        {
+            struct { unsigned int Width, Height; CUarray_format Format; unsigned int NumChannels; } v1 = {
+                768, 300, CU_AD_FORMAT_UNSIGNED_INT16, 4};
+            CUresult (*legacy)(CUarray *, const void *);
+            *(void **)&legacy = dlsym(RTLD_DEFAULT, "cuArrayCreate");
+            CHECK(legacy != NULL, "no legacy cuArrayCreate");
+            if (legacy != NULL) {
+                CHECK(legacy(&a, &v1) == CUDA_SUCCESS, "legacy cuArrayCreate");
+                expect_charged("legacy cuArrayCreate (CUDA_ARRAY_DESCRIPTOR_v1)", s, 0, 1);
+                CHECK(cuArrayDestroy(a) == CUDA_SUCCESS, "cuArrayDestroy legacy");
+                expect_same("cuArrayDestroy legacy", s);
+            }
+        }
         memset(&d3, 0, sizeof d3);
         d3.Width = 256;
         d3.Height = 128;

@@ -273,6 +273,15 @@ CUresult cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *d)
     return fk_array(pHandle, d->Width, d->Height, 0, d->Format, d->NumChannels, 1);
 }
 
+/* The legacy export: 32-bit fields (CUDA_ARRAY_DESCRIPTOR_v1). */
+CUresult cuArrayCreate(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR_v1 *d)
+{
+    FAKE_ENTER(cuArrayCreate);
+    if (d == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    return fk_array(pHandle, d->Width, d->Height, 0, d->Format, d->NumChannels, 1);
+}
+
 CUresult cuArray3DCreate_v2(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *d)
 {
     FAKE_ENTER(cuArray3DCreate_v2);
