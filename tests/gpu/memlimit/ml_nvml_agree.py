@@ -46,7 +46,7 @@ ok(cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev), "retain")
 ok(cu.cuCtxSetCurrent(ctx), "set")
 base = nvml_used()
 if base is None:
-    print("skip nvidia-smi lists no process %d (another PID namespace?)" % os.getpid())
+    print("skip nvidia-smi is missing or lists no process %d (another PID namespace?)" % os.getpid())
     sys.exit(0)
 ptrs = []
 for _ in range(2):
