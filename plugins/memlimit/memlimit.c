@@ -420,7 +420,13 @@ static void ml_pool_post(cushim_call *call, void *user, uint64_t *slot)
     rec.refs = 1;
     rec.cat = ML_CAT_NONE;
     rec.key = ml_arg_deref(ml_host, call, 0);
-    if (strstr(n, "PoolCreate") != NULL) {
+    if (strstr(n, "MemGetMemPool") != NULL || strstr(n, "MemGetDefaultMemPool") != NULL) {
+        /* (pool *, CUmemLocation / cudaMemLocation *, type): the pool of a location (CUDA 13) */
+        const CUmemLocation *l = (const CUmemLocation *)(uintptr_t)ml_arg(ml_host, call, 1);
+        if (l == NULL || l->type != CU_MEM_LOCATION_TYPE_DEVICE)
+            return;
+        rec.dev = (int16_t)l->id;
+    } else if (strstr(n, "PoolCreate") != NULL) {
         /* CUmemPoolProps / cudaMemPoolProps: location.type 1 is a device */
         const CUmemPoolProps *p = (const CUmemPoolProps *)(uintptr_t)ml_arg(ml_host, call, 1);
         if (p == NULL || p->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
@@ -639,6 +645,8 @@ static int ml_init(const cushim_host *host, cushim_plugin *self)
     free(sel);
     ml_add("cuMemPoolCreate,cudaMemPoolCreate,cuDeviceGetDefaultMemPool,cuDeviceGetMemPool,"
            "cudaDeviceGetDefaultMemPool,cudaDeviceGetMemPool", NULL, ml_pool_post, 1);
+    ml_add("cuMemGetMemPool,cuMemGetDefaultMemPool,cudaMemGetMemPool,cudaMemGetDefaultMemPool", NULL, ml_pool_post,
+           1);   /* CUDA 13.0 and later */
 
     ml_st.id_getinfo = ml_id("cuMemGetInfo");
     ml_st.id_getinfo_v2 = ml_id("cuMemGetInfo_v2");
