@@ -679,7 +679,8 @@ static int ml_init(const cushim_host *host, cushim_plugin *self)
 
 static void ml_flush(cushim_plugin *self)
 {
-    (void)self;
+    if (self != ml_st.self)
+        return;   /* a second instance, which does nothing */
     pthread_mutex_lock(&ml_open_mu);
     if (atomic_load(&ml_opened) == 1)
         ml_budget_close(&ml_st.budget);
@@ -689,7 +690,8 @@ static void ml_flush(cushim_plugin *self)
 
 static void ml_fork_child(cushim_plugin *self)
 {
-    (void)self;
+    if (self != ml_st.self)
+        return;
     /* the parent's allocations are not the child's; another thread may have held the mutex */
     free(ml_st.table.cells);
     ml_table_init(&ml_st.table);
