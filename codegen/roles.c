@@ -231,18 +231,21 @@ static const char *rl_upper(const char *w, int col)
 /* CUSHIM_ALLOC_ROLE(API, ACTION, MEM, SIZE_RULE, DEV_RULE, S0, S1, S2, DEV, OUT, REF, REASON) */
 void rl_emit(ut_buf *b, const cg_model *m)
 {
-    ut_puts(b, "/* CUSHIM_ALLOC_ROLE(API, ACTION, MEM, SIZE_RULE, DEV_RULE, SIZE_ARG0, SIZE_ARG1, SIZE_ARG2, DEV_ARG,\n"
-               "                    OUT_ARG, REF_ARG, REASON): one per API with an allocation role (overlay 'role'\n"
-               "   entries), in id order; arguments are parameter indexes, -1 for none. Define it before including. */\n");
+    static const char *const head =
+        "/* CUSHIM_ALLOC_ROLE(API, ACTION, MEM, SIZE_RULE, DEV_RULE, SIZE_ARG0, SIZE_ARG1, SIZE_ARG2, DEV_ARG,\n"
+        "                    OUT_ARG, REF_ARG, REASON): one per API with an allocation role (overlay 'role'\n"
+        "   entries), in id order; arguments are parameter indexes, -1 for none. Define it before including. */\n";
+    ut_puts(b, head);
     for (int i = 0; i < m->napis; i++) {
         const cg_api *a = &m->apis[i];
         const cg_role *r = a->role;
         if (!r)
             continue;
-        ut_bprintf(b, "CUSHIM_ALLOC_ROLE(%s, CUSHIM_ROLE_%s, CUSHIM_MEM_%s, CUSHIM_SIZE_%s, CUSHIM_DEV_%s, %d, %d, %d, %d, "
-                   "%d, %d, ", a->name, rl_upper(rl_actions[r->action], 0), rl_upper(rl_mems[r->mem], 1),
-                   rl_upper(rl_sizes[r->size_rule], 2), rl_upper(rl_devs[r->dev_rule], 3), r->size_arg[0], r->size_arg[1],
-                   r->size_arg[2], r->dev_arg, r->out_arg, r->ref_arg);
+        ut_bprintf(b, "CUSHIM_ALLOC_ROLE(%s, CUSHIM_ROLE_%s, ", a->name, rl_upper(rl_actions[r->action], 0));
+        ut_bprintf(b, "CUSHIM_MEM_%s, CUSHIM_SIZE_%s, ", rl_upper(rl_mems[r->mem], 1), rl_upper(rl_sizes[r->size_rule], 2));
+        ut_bprintf(b, "CUSHIM_DEV_%s, ", rl_upper(rl_devs[r->dev_rule], 3));
+        ut_bprintf(b, "%d, %d, %d, %d, %d, %d, ", r->size_arg[0], r->size_arg[1], r->size_arg[2], r->dev_arg,
+                   r->out_arg, r->ref_arg);
         if (r->reason) {
             ut_puts(b, "\"");
             for (const char *s = r->reason; *s; s++)
