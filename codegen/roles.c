@@ -242,7 +242,8 @@ void rl_emit(ut_buf *b, const cg_model *m)
         if (!r)
             continue;
         ut_bprintf(b, "CUSHIM_ALLOC_ROLE(%s, CUSHIM_ROLE_%s, ", a->name, rl_upper(rl_actions[r->action], 0));
-        ut_bprintf(b, "CUSHIM_MEM_%s, CUSHIM_SIZE_%s, ", rl_upper(rl_mems[r->mem], 1), rl_upper(rl_sizes[r->size_rule], 2));
+        ut_bprintf(b, "CUSHIM_MEM_%s, ", rl_upper(rl_mems[r->mem], 1));
+        ut_bprintf(b, "CUSHIM_SIZE_%s, ", rl_upper(rl_sizes[r->size_rule], 2));
         ut_bprintf(b, "CUSHIM_DEV_%s, ", rl_upper(rl_devs[r->dev_rule], 3));
         ut_bprintf(b, "%d, %d, %d, %d, %d, %d, ", r->size_arg[0], r->size_arg[1], r->size_arg[2], r->dev_arg,
                    r->out_arg, r->ref_arg);
