@@ -14,7 +14,7 @@
 #   memlimit nvidia-smi   memory.total under the shim is the quota (SKIP where this build does not
 #                         interpose NVML)
 #   memlimit bench        cuMemAlloc/cuMemFree pairs, shim alone vs shim + quota, interleaved: at most
-#                         100 ns more per pair (medians)
+#                         100 ns more per pair (medians of 7 interleaved rounds of 50 000 pairs)
 #   memlimit hami-*       information only: the same framework cases under HAMi-core's libvgpu.so when
 #                         tests/gpu/hami_stack.sh built it in this run ($WORK/hami/libvgpu.so)
 # memlimit2 (two GPUs; SKIP with one):
@@ -120,14 +120,15 @@ check_memlimit() {
     fi
     # 4. benchmark: shim alone vs shim + quota, interleaved rounds
     local cuda=${CUDA_HOME:-/usr/local/cuda} r v
-    if tmo 60 "${CC:-gcc}" -O2 -I"$cuda/include" "$HERE/memlimit/ml_bench.c" -o "$BIN/ml_bench" \
+    if tmo 60 "${CC:-gcc}" -O2 -I"$cuda/include" "$ROOT/bench/gpu/memlimit_bench.c" -o "$BIN/ml_bench" \
             -L"$cuda/lib64/stubs" -lcuda >"$LOGS/memlimit-bench.build" 2>&1; then
         : >"$ML_D/bench.shim"; : >"$ML_D/bench.quota"; : >"$ML_D/bench.native"
-        for r in 1 2 3 4 5; do
-            v=$(tmo 30 "$BIN/ml_bench" 20000 | sed -n 's/^pair_ns //p'); [ -n "$v" ] && echo "$v" >>"$ML_D/bench.native"
-            v=$(tmo 30 env LD_PRELOAD="$SHIM" "$BIN/ml_bench" 20000 | sed -n 's/^pair_ns //p')
+        for r in 1 2 3 4 5 6 7; do
+            v=$(tmo 30 "$BIN/ml_bench" 50000 | sed -n 's/^pair_ns //p')
+            [ -n "$v" ] && echo "$v" >>"$ML_D/bench.native"
+            v=$(tmo 30 env LD_PRELOAD="$SHIM" "$BIN/ml_bench" 50000 | sed -n 's/^pair_ns //p')
             [ -n "$v" ] && echo "$v" >>"$ML_D/bench.shim"
-            v=$(tmo 30 env LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$plugin:limit=64GiB" "$BIN/ml_bench" 20000 |
+            v=$(tmo 30 env LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$plugin:limit=64GiB" "$BIN/ml_bench" 50000 |
                 sed -n 's/^pair_ns //p')
             [ -n "$v" ] && echo "$v" >>"$ML_D/bench.quota"
         done

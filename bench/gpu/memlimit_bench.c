@@ -1,8 +1,8 @@
 /*
- * ml_bench.c - cost of the quota on the allocation path: N cuMemAlloc/cuMemFree pairs (256 KiB) on
+ * memlimit_bench.c - cost of the quota on the allocation path: N cuMemAlloc/cuMemFree pairs (256 KiB) on
  * the real driver, timed; run by tests/gpu/checks/memlimit.sh with the shim alone and with the shim +
  * memlimit (a quota well above what the loop uses), interleaved, and compared by their medians.
- *   ml_bench N     prints 'pair_ns <nanoseconds per alloc+free pair>'
+ *   memlimit_bench N   prints 'pair_ns <nanoseconds per alloc+free pair>'
  */
 #include <cuda.h>
 #include <stdio.h>
