@@ -164,18 +164,18 @@ static int ml_map(ml_budget *b, const char *path, int create, char *err, size_t 
         return -1;
     }
     b->r = p;
-    /* Every field of the header is a constant of version 1: whoever comes first
-       writes the magic; all write the same constants. */
-    if (!atomic_compare_exchange_strong(&b->r->magic, &expect, ML_BUDGET_MAGIC) && expect != ML_BUDGET_MAGIC) {
+    /* Whoever comes first writes the magic and the header's constants (read by the usage tool only). */
+    if (atomic_compare_exchange_strong(&b->r->magic, &expect, ML_BUDGET_MAGIC)) {
+        b->r->version = 1;
+        b->r->nslots = ML_BUDGET_SLOTS;
+        b->r->ndev = ML_MAX_DEVICES;
+    } else if (expect != ML_BUDGET_MAGIC) {
         snprintf(err, errlen, "'%s' is not a cushim budget region", path);
         munmap(p, sizeof(ml_region));
         close(fd);
         b->r = NULL;
         return -1;
     }
-    b->r->version = 1;
-    b->r->nslots = ML_BUDGET_SLOTS;
-    b->r->ndev = ML_MAX_DEVICES;
     b->fd = fd;
     snprintf(b->path, sizeof b->path, "%s", path);
     return 0;
