@@ -466,7 +466,7 @@ static void killloop(const char *region, int workers, int kills)
     char err[256];
     unsigned seed = 12345;
     CUdeviceptr p = 0;
-    int over = 0;
+    int over = 0, held = 0;
     /* The sampled sum may include allocations in flight (charged, then backed out when over) and is
        read slot by slot, not as one snapshot: bounded by the limit plus what the workers can hold
        or have in flight (4 live + 1 of at most 64 KiB each). A leak of a killed worker's charge
@@ -489,6 +489,9 @@ static void killloop(const char *region, int workers, int kills)
         nanosleep(&ts, NULL);
         if (ml_budget_used(&b, 0) > bound)
             over++;
+        for (uint32_t j = 0; j < atomic_load(&b.r->hiwater) && j < ML_BUDGET_SLOTS; j++)
+            if (atomic_load(&b.r->slots[j].pid) == (uint64_t)pids[i] && atomic_load(&b.r->slots[j].used[0]) != 0)
+                held++;   /* killed holding charges: only reclaim can give them back */
         kill(pids[i], SIGKILL);
         waitpid(pids[i], NULL, 0);
         if ((pids[i] = fork()) == 0)
@@ -499,6 +502,9 @@ static void killloop(const char *region, int workers, int kills)
         waitpid(pids[i], NULL, 0);
     }
     CHECK(over == 0, "the shared budget was over its limit %d times", over);
+    CHECK(held >= kills / 10, "only %d of %d kills hit a worker holding charges: the reclaim path was not exercised",
+          held, kills);
+    printf("killloop: %d of %d kills hit a worker holding charges\n", held, kills);
     /* every worker is dead: this process (which holds a slot of its own) can have the whole budget */
     CHECK(cuMemAlloc(&p, limit) == CUDA_SUCCESS, "the whole budget after %d kills", kills);
     CHECK(ml_budget_used(&b, 0) == limit, "region says %llu in use, expected only ours (%zu)",
