@@ -149,7 +149,9 @@ check_memlimit() {
         result "memlimit bench" FAIL "build: $(tail -n 2 "$LOGS/memlimit-bench.build" | tr '\n' ' ' | cut -c1-200)"
     fi
     # 5. HAMi-core on the same cases, for docs/isolation.md (information only)
+    # (HAMi-core enforces only when loaded from its fixed path, where hami_stack.sh installs it when it can)
     ML_HAMI=$WORK/hami/libvgpu.so
+    [ -f /usr/local/vgpu/libvgpu.so ] && ML_HAMI=/usr/local/vgpu/libvgpu.so
     if [ -f "$ML_HAMI" ]; then
         for c in torch-default:torch torch-async:torch cupy:cupy; do
             ml_fw "${c%%:*}" "${c#*:}" hami
