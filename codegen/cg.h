@@ -13,6 +13,7 @@
  *   emit.c     em_   the generated tree
  *   report.c   rp_   coverage report against the shipped libraries
  *   types_emit.c te_  type metadata: enum tables, struct fields, pointees
+ *   roles.c    rl_   allocation roles ('role' overlay entries)
  * Every function that can fail returns 0 or a negative CG_E* code after
  * printing what failed.
  */
@@ -91,6 +92,8 @@ typedef struct cg_param {
     int count_indirect; /* count_param points to the count               */
 } cg_param;
 
+typedef struct cg_role cg_role;   /* roles.c */
+
 typedef struct cg_api {
     char *name;
     char *base;
@@ -108,6 +111,7 @@ typedef struct cg_api {
     cg_param *params;
     unsigned id;
     int order;         /* header appearance order */
+    cg_role *role;     /* allocation role (roles.c), NULL if none */
 } cg_api;
 
 typedef struct cg_pfn {
@@ -197,6 +201,13 @@ void te_emit_types(ut_buf *b, const cg_model *m);            /* before the param
 void te_emit_param_tail(ut_buf *b, const cg_model *m, const cg_param *p);
 void te_emit_lookup(ut_buf *b, const cg_model *m);           /* after the API table */
 void te_emit_check(ut_buf *b, const cg_model *m);            /* cushim_types_check.h */
+/* ---- roles.c ---- */
+int rl_parse(const char *path, char **tok, int n, unsigned line);
+int rl_apply(cg_model *m);
+void rl_emit(ut_buf *b, const cg_model *m);
+int rl_check(const cg_model *m);
+void rl_free(void);
+void rl_free_role(cg_role *r);
 
 /* ---- report.c ---- */
 int rp_report(const cg_model *m, const char *cuda_root);

@@ -21,12 +21,12 @@ typedef struct em_file {
 } em_file;
 
 enum { EM_IDS, EM_PARAMS, EM_HEADERS, EM_DRV, EM_RT, EM_META, EM_PA, EM_RESULTS, EM_APIS_TSV, EM_PA_TSV,
-       EM_TYPES_CHECK, EM_NFILES };
+       EM_TYPES_CHECK, EM_ROLES, EM_NFILES };
 
 static const char *em_names[EM_NFILES] = {
     "cushim_api_ids.h", "cushim_params.h", "cushim_cuda_headers.h", "cushim_driver_apis.inc",
     "cushim_runtime_apis.inc", "cushim_meta.c", "cushim_procaddr.inc", "cushim_results.inc", "apis.tsv",
-    "procaddr.tsv", "cushim_types_check.h",
+    "procaddr.tsv", "cushim_types_check.h", "cushim_alloc_roles.inc",
 };
 
 static void em_banner(ut_buf *b, const cg_model *m, int hash)
@@ -341,6 +341,8 @@ static void em_build(em_file *f, const cg_model *m)
     em_apis_tsv(&f[EM_APIS_TSV].b, m);
     em_banner(&f[EM_TYPES_CHECK].b, m, 0);
     te_emit_check(&f[EM_TYPES_CHECK].b, m);
+    em_banner(&f[EM_ROLES].b, m, 0);
+    rl_emit(&f[EM_ROLES].b, m);
 }
 
 static void em_free(em_file *f)

@@ -101,6 +101,8 @@ int main(int argc, char **argv)
         te_indirect_counts(&m);
         md_categories(&m);
         rc = ov_apply(&ov, &m);
+        if (!rc)
+            rc = rl_apply(&m);
     }
     if (!rc) {
         md_count_unclassified(&m, list);
@@ -147,6 +149,7 @@ int main(int argc, char **argv)
                 out ? "generated" : verify ? "verified" : "parsed", ut_now() - t0);
     }
     ov_free(&ov);
+    rl_free();
     md_free(&m);
     free(rootbuf);
     return rc == CG_OK ? 0 : 1;

@@ -409,6 +409,7 @@ void md_free(cg_model *m)
         free(a->base);
         free(a->ret_type);
         free(a->header);
+        rl_free_role(a->role);
     }
     for (int i = 0; i < m->npfns; i++) {
         free(m->pfns[i].base);

@@ -10,6 +10,7 @@
  * 'count=*<param>': the count is behind the pointer <param> (count_indirect).
  * 'struct' lists a struct type whose fields the metadata describes
  * (types_emit.c); a listed type missing from headers in its range is an error.
+ *   role  <function> <action> ...   (allocation roles: roles.c)
  * <function> and <parameter> are fnmatch(3) globs. Entries apply in file
  * order, later ones win; a category written '-name' removes that category.
  * 'dir=' applies to data pointers only (values always go in): a glob entry
@@ -51,13 +52,13 @@ static int ov_fail(const ov_overlay *ov, unsigned line, const char *what, const 
 
 static int ov_parse_line(ov_overlay *ov, char *s, unsigned line)
 {
-    char *tok[16];
+    char *tok[32];
     int n = 0;
     ov_entry e;
     char *save = NULL, *t;
     memset(&e, 0, sizeof e);
     e.line = line;
-    for (t = strtok_r(s, " \t\r", &save); t && n < 16; t = strtok_r(NULL, " \t\r", &save))
+    for (t = strtok_r(s, " \t\r", &save); t && n < 32; t = strtok_r(NULL, " \t\r", &save))
         tok[n++] = t;
     if (n == 0)
         return CG_OK;
@@ -143,8 +144,10 @@ static int ov_parse_line(ov_overlay *ov, char *s, unsigned line)
             else
                 return ov_fail(ov, line, "unknown setting", tok[i]);
         }
+    } else if (!strcmp(tok[0], "role")) {
+        return rl_parse(ov->path, tok, n, line);
     } else {
-        return ov_fail(ov, line, "unknown entry type (want 'param', 'cat' or 'struct')", tok[0]);
+        return ov_fail(ov, line, "unknown entry type (want 'param', 'cat', 'struct' or 'role')", tok[0]);
     }
     if (ov->n == ov->cap) {
         ov->cap = ov->cap ? 2 * ov->cap : 64;

@@ -118,6 +118,7 @@ int rp_report(const cg_model *m, const char *root)
                        m->pfns[i].per_thread == PT_PTDS ? "_ptds" : m->pfns[i].per_thread == PT_PTSZ ? "_ptsz" : "",
                        m->pfns[i].file, m->pfns[i].line, m->pfns[i].exported);
         printf("parameters unclassified (kind or direction unknown): %d\n", m->unclassified);
+        rc = rl_check(m);
     }
     for (int i = 0; i < drv.n; i++)
         free(drv.s[i]);

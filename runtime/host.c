@@ -384,6 +384,8 @@ const cushim_host hs_host = {
     .struct_by_name = hs_struct_by_name,
     /* lua */
     .call_real = rt_call_real,
+
+    .alloc_role = rt_alloc_role,
 };
 
 CUSHIM_EXPORT const cushim_host *cushim_host_get(uint32_t abi_version)

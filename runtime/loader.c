@@ -195,15 +195,68 @@ void ldr_load_list(const char *list, _Atomic uint32_t *taken)
     }
 }
 
+/* Does the CUSHIM_PLUGINS text name the plugin 'name' (as NAME or a path ending in /NAME.so)? */
+static int ldr_names(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)) != NULL; p += n) {
+        char before = p == list ? ';' : p[-1];
+        const char *after = p + n;
+        if (!strncmp(after, ".so", 3))
+            after += 3;
+        if ((before == ';' || before == '\n' || before == ' ' || before == '?' || before == '/') &&
+            (*after == '\0' || *after == ':' || *after == ';' || *after == '\n' || *after == ' '))
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * HAMi-core's environment (CUDA_DEVICE_MEMORY_LIMIT, CUDA_DEVICE_MEMORY_LIMIT_<i>,
+ * set by HAMi's Kubernetes device plugin) enforces quotas with no other
+ * configuration: when one is set and CUSHIM_PLUGINS does not name memlimit, the
+ * shipped memlimit plugin is loaded (required: a quota that cannot be enforced
+ * fails closed), found beside the shim wherever it is installed, so the shim can
+ * stand in /etc/ld.so.preload where libvgpu.so stood. The plugin reads the
+ * variables itself. CUSHIM_HAMI=0 turns this off. docs/plugins/memlimit.md.
+ */
+static _Atomic uint32_t ldr_auto_taken;
+
+static void ldr_load_hami(const char *plugins)
+{
+    const char *off = getenv("CUSHIM_HAMI");
+    int set = 0;
+    char name[48];
+    if (off != NULL && !strcmp(off, "0"))
+        return;
+    for (int i = -1; i < 16 && !set; i++) {
+        const char *v;
+        if (i < 0)
+            snprintf(name, sizeof name, "CUDA_DEVICE_MEMORY_LIMIT");
+        else
+            snprintf(name, sizeof name, "CUDA_DEVICE_MEMORY_LIMIT_%d", i);
+        v = getenv(name);
+        set = v != NULL && *v != '\0';
+    }
+    if (!set || (plugins != NULL && ldr_names(plugins, "memlimit")))
+        return;
+    log_info("%s is set: loading the memlimit plugin (HAMi-core's variables; CUSHIM_HAMI=0 turns this off)", name);
+    char list[] = "memlimit";
+    ldr_load_list(list, &ldr_auto_taken);
+}
+
 void ldr_load_env(void)
 {
     /* NULL in secure-execution mode (setuid, setgid, capabilities), with one
        line saying so: no code is loaded by the environment's word there. */
     const char *env = cfg_env_path("CUSHIM_PLUGINS");
-    if (env == NULL || env[strspn(env, " \t\n;")] == '\0')
-        return;
     if (cfg_get()->disable) {
-        log_info("CUSHIM_PLUGINS is ignored: CUSHIM_DISABLE=1");
+        if (env != NULL && env[strspn(env, " \t\n;")] != '\0')
+            log_info("CUSHIM_PLUGINS is ignored: CUSHIM_DISABLE=1");
+        return;
+    }
+    if (env == NULL || env[strspn(env, " \t\n;")] == '\0') {
+        ldr_load_hami(NULL);
         return;
     }
     char *copy = strdup(env);   /* another thread's setenv must not move it under us */
@@ -211,6 +264,7 @@ void ldr_load_env(void)
         pl_report_failure(NULL, "CUSHIM_PLUGINS", 0, 1, "out of memory reading the variable");
         return;
     }
+    ldr_load_hami(copy);
     ldr_load_list(copy, &ldr_specs_taken);
     free(copy);
 }

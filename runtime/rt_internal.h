@@ -70,6 +70,7 @@ const cushim_struct_info *types_struct_by_name(const char *type_name);
 int api_index_by_name(const char *name);          /* index into cushim_gen_apis or -1 */
 const cushim_api_info *api_info(uint32_t id);      /* NULL if absent */
 const cushim_api_info *api_by_name(const char *name);   /* exported name; NULL if absent */
+const cushim_alloc_role *rt_alloc_role(uint32_t api_id); /* roles.c; NULL if none */
 uint32_t cushim_api_id_limit(void);                /* exported: copies of the shim recognise each other */
 
 /* ---- once (once.c) ---- */

@@ -17,6 +17,12 @@ for f in lib/libcushim.so lib/cushim/dropin/libcuda.so.1 lib/cushim/fake/libcuda
          lib/cmake/cushim/cushimConfig.cmake lib/cmake/cushim/cushimConfigVersion.cmake; do
   [ -e "$p/$f" ] || { echo "install_check: $f missing from the installed tree" >&2; exit 1; }
 done
+# memlimit's usage helper, found by the installed launcher ('cushim usage').
+if [ -f "$build/plugins/memlimit.so" ]; then
+  [ -x "$p/libexec/cushim/cushim-usage" ] || { echo "install_check: libexec/cushim/cushim-usage missing" >&2; exit 1; }
+  "$p/bin/cushim" usage "$t/no-such-budget" 2>&1 | grep -q 'cannot open budget region' \
+    || { echo "install_check: the installed 'cushim usage' did not reach its helper" >&2; exit 1; }
+fi
 # Every plugin the build ships is installed where the shim looks for a NAME.
 nplugins=0
 for so in "$build"/plugins/*.so; do

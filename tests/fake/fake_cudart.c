@@ -865,3 +865,24 @@ cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr,
     FRT_ENTER(cudaGetDriverEntryPointByVersion);
     return frt_ret(frt_entry_point(symbol, funcPtr, (int)cudaVersion, flags, driverStatus));
 }
+
+/* ---- for fake_cudart_alloc.c (the other allocation paths) ---------------- */
+FRT_HIDDEN cudaError_t frt_ext_context(void)
+{
+    return frt_context();
+}
+
+FRT_HIDDEN void *frt_ext_resolve(const char *name)
+{
+    return frt_driver() == cudaSuccess ? frt_resolve(name, CU_GET_PROC_ADDRESS_DEFAULT) : NULL;
+}
+
+FRT_HIDDEN cudaError_t frt_ext_ret(CUresult r)
+{
+    return frt_ret(frt_error(r));
+}
+
+FRT_HIDDEN int frt_ext_device(void)
+{
+    return frt_device;
+}

@@ -116,5 +116,7 @@ FK_HIDDEN void fk_wait_until_ms(double t);
 
 /* Memory (fake_mem.c). */
 FK_HIDDEN void fk_mem_forget_all(void);   /* after fork in the child: nothing */
+FK_HIDDEN CUresult fk_mem_alloc_on(void **out, size_t size, int dev);   /* dev -1: current context's */
+FK_HIDDEN CUresult fk_mem_free_dev(uintptr_t p);
 
 #endif /* FAKE_INTERNAL_H */

@@ -390,3 +390,40 @@ FK_EXPORT size_t fake_cuda_last_alloc_size(void)
     pthread_mutex_unlock(&fk_lock);
     return n;
 }
+
+/* ---- for fake_alloc2.c (pitch, pools, VMM, arrays, graph nodes) --------- */
+
+/* Device memory on device 'dev' (-1: the current context's), checked and tracked
+   like cuMemAlloc's. */
+CUresult fk_mem_alloc_on(void **out, size_t size, int dev)
+{
+    FK_REQUIRE_INIT();
+    if (out == NULL || size == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (dev < 0) {
+        CUcontext ctx = fk_current_ctx();
+        if (!fk_ctx_valid(ctx))
+            return CUDA_ERROR_INVALID_CONTEXT;
+        dev = ctx->device;
+    }
+    if (dev >= fk_device_count())
+        return CUDA_ERROR_INVALID_DEVICE;
+    pthread_mutex_lock(&fk_lock);
+    CUresult r = CUDA_SUCCESS;
+    void *p = NULL;
+    if (size > fk_device_total_mem() - fk_used[dev])
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    else if ((p = calloc(1, size)) == NULL)
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    else if ((r = fk_track(p, size, FK_MEM_DEVICE, dev)) != CUDA_SUCCESS)
+        free(p);
+    pthread_mutex_unlock(&fk_lock);
+    if (r == CUDA_SUCCESS)
+        *out = p;
+    return r;
+}
+
+CUresult fk_mem_free_dev(uintptr_t p)
+{
+    return fk_free(p, 0);
+}

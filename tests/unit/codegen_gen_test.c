@@ -154,6 +154,14 @@ static void test_parse_names_and_variants(void **state)
     assert_contains(drv, "CUSHIM_API(2, cuMemAlloc_v2, CUresult, CUSHIM_RET_CURESULT, (CUdeviceptr *dptr, size_t bytesize), (dptr, bytesize), (p->dptr, p->bytesize))\n");
     assert_contains(drv, " cuMemcpyHtoD_v2_ptds, ");
     assert_contains(drv, " cuMemAlloc, CUresult, CUSHIM_RET_CURESULT, (unsigned int *dptr, unsigned int bytesize)");
+    /* the overlay's 'role' entry, on both ABI variants, parameters by index */
+    {
+        char *roles = out_file(f, "cushim_alloc_roles.inc");
+        assert_contains(roles, "CUSHIM_ALLOC_ROLE(cuMemAlloc_v2, CUSHIM_ROLE_ALLOC, CUSHIM_MEM_DEVICE, CUSHIM_SIZE_PARAM, "
+                               "CUSHIM_DEV_CTX, 1, -1, -1, -1, 0, -1, NULL)\n");
+        assert_contains(roles, "CUSHIM_ALLOC_ROLE(cuMemAlloc, CUSHIM_ROLE_ALLOC,");
+        free(roles);
+    }
     /* zero parameters, unnamed parameter, struct return, raw function pointer, array */
     assert_contains(drv, "CUSHIM_API(7, cuNoParams, CUresult, CUSHIM_RET_CURESULT, (void), (), ())\n");
     assert_contains(drv, "CUSHIM_API(8, cuName, const char *, CUSHIM_RET_OTHER, (int arg0), (arg0), (p->arg0))\n");
@@ -394,6 +402,15 @@ static void test_report(void **state)
     assert_contains(rep, "  uncovered __cudaRegisterFatBinary: compiler registration hook");
     assert_contains(rep, "  extra cudaMemcpy_ptds: declared in cuda_runtime_api.h, not exported by the library\n");
     assert_contains(rep, "parameters unclassified (kind or direction unknown): 2\n");
+    assert_contains(rep, "allocation roles: 2 APIs, 0 in allocating categories without one\n");
+    free(rep);
+    /* an API in category alloc with no 'role' entry fails the report, naming it */
+    assert_int_equal(sh("grep -v '^role' '%s' > '%s/norole.overlay'", CG_HEADERS "/basic.overlay", f->dir), 0);
+    snprintf(args, sizeof args, "--overlay '%s/norole.overlay' --report --cuda-root '%s/root'", f->dir, f->dir);
+    assert_int_not_equal(gen(f, args), 0);
+    snprintf(args, sizeof args, "%s.stdout", f->err);
+    rep = slurp(args);
+    assert_contains(rep, "  no allocation role: cuMemAlloc_v2 (category alloc, free, vmm or pool)");
     free(rep);
     /* a missing library is an error */
     snprintf(args, sizeof args, "%s --report --cuda-root '%s/nowhere'", OVERLAY, f->dir);

@@ -48,3 +48,14 @@ target_link_libraries(trace_buf_threads_test PRIVATE Threads::Threads)
 target_compile_options(trace_buf_threads_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME trace_buf_threads COMMAND trace_buf_threads_test)
 set_tests_properties(trace_buf_threads PROPERTIES LABELS concurrency)
+
+# memlimit: its host-free parts (limits and HAMi's variables, the budget region, the pointer table).
+set(_ml_dir "${PROJECT_SOURCE_DIR}/plugins/memlimit")
+add_executable(ml_unit_test ml_unit_test.c "${_ml_dir}/ml_limits.c" "${_ml_dir}/ml_budget.c" "${_ml_dir}/ml_table.c")
+target_include_directories(ml_unit_test PRIVATE "${_ml_dir}")
+target_link_libraries(ml_unit_test PRIVATE PkgConfig::CMOCKA Threads::Threads)
+target_compile_options(ml_unit_test PRIVATE ${CUSHIM_WARN_FLAGS})
+# A yield between the budget's check and its add: racing threads interleave there, so the test bites.
+target_compile_definitions(ml_unit_test PRIVATE ML_BUDGET_RACE_WINDOW)
+add_test(NAME ml_unit COMMAND ml_unit_test)
+set_tests_properties(ml_unit PROPERTIES LABELS concurrency)

@@ -364,6 +364,10 @@ struct cushim_host {
        the caller is inside a hook. Any thread. CUSHIM_OK; CUSHIM_EINVAL for an
        unknown id or NULL pointers; CUSHIM_ENOENT if the library lacks it. */
     int (*call_real)(uint32_t api_id, void *params, void *retval);
+
+    /* ---- memlimit: allocation roles (check CUSHIM_HOST_HAS(host, alloc_role)) ---- */
+    /* The allocation role of an API (cushim_meta.h), NULL if it has none. */
+    const cushim_alloc_role *(*alloc_role)(uint32_t api_id);
 };
 
 /*

@@ -170,6 +170,76 @@ typedef struct cushim_struct_info {
     uint32_t nfields;
     const cushim_field_info *fields;
 } cushim_struct_info;
+/* ---- memlimit: allocation roles (host->alloc_role) ------------------------
+ * For every API that creates or releases memory (and every API in category
+ * alloc, free, vmm or pool: those that move no memory carry ROLE_NONE and a
+ * reason), from the overlay's 'role' entries (docs/generator.md). Parameter
+ * indexes are into the API's parameters (host->api_param), -1 when unused.
+ * Read by field; 'size' says which fields exist (CUSHIM_HAS). */
+typedef enum cushim_role_action {
+    CUSHIM_ROLE_NONE = 0,     /* moves no memory; 'reason' says why            */
+    CUSHIM_ROLE_ALLOC = 1,    /* creates memory: out_arg receives it           */
+    CUSHIM_ROLE_RELEASE = 2,  /* releases what ref_arg names                   */
+    CUSHIM_ROLE_IMPORT = 3,   /* maps memory created elsewhere (IPC, shareable
+                                 handles, pool pointers): not new memory       */
+    CUSHIM_ROLE_UNIMPORT = 4, /* undoes an import (ref_arg)                    */
+    CUSHIM_ROLE_RETAIN = 5    /* one more reference to an existing allocation
+                                 (out_arg); released like the original         */
+} cushim_role_action;
+
+typedef enum cushim_role_mem {
+    CUSHIM_MEM_NONE = 0,
+    CUSHIM_MEM_DEVICE = 1,    /* device memory (linear, pools, VMM, graph nodes) */
+    CUSHIM_MEM_HOST = 2,      /* page-locked host memory                      */
+    CUSHIM_MEM_MANAGED = 3,   /* managed (unified) memory                     */
+    CUSHIM_MEM_ARRAY = 4      /* CUDA arrays and mipmapped arrays (device)     */
+} cushim_role_mem;
+
+/* How the size is computed from the arguments s0, s1, s2 (size_arg[]). A
+   pointer argument is read after a successful call (an output such as a pitch). */
+typedef enum cushim_role_size {
+    CUSHIM_SIZE_NONE = 0,
+    CUSHIM_SIZE_PARAM = 1,    /* the value of s0                                        */
+    CUSHIM_SIZE_PRODUCT = 2,  /* s0 * s1                                                  */
+    CUSHIM_SIZE_ARRAY = 3,    /* s0: const CUDA_ARRAY_DESCRIPTOR *                       */
+    CUSHIM_SIZE_ARRAY3D = 4,  /* s0: const CUDA_ARRAY3D_DESCRIPTOR *                     */
+    CUSHIM_SIZE_MIPMAP = 5,   /* s0: const CUDA_ARRAY3D_DESCRIPTOR *, s1: level count     */
+    CUSHIM_SIZE_EXTENT = 6,   /* s0: struct cudaExtent (width in bytes * height * depth)  */
+    CUSHIM_SIZE_PITCH3D = 7,  /* s0: struct cudaPitchedPtr * (out), s1: struct cudaExtent */
+    CUSHIM_SIZE_CHAN2D = 8,   /* s0: const struct cudaChannelFormatDesc *, s1 width, s2 height */
+    CUSHIM_SIZE_CHAN3D = 9,   /* s0: channel format, s1: struct cudaExtent (elements)     */
+    CUSHIM_SIZE_CHANMIP = 10, /* s0: channel format, s1: struct cudaExtent, s2: levels    */
+    CUSHIM_SIZE_NODE = 11,    /* s0: CUDA_MEM_ALLOC_NODE_PARAMS * / cudaMemAllocNodeParams * (bytesize) */
+    CUSHIM_SIZE_PITCH = 12    /* s0: size_t * pitch (out), s1: width in bytes, s2: height: *s0 * s2
+                                 after the call, s1 * s2 before it (the pitch is at least the width) */
+} cushim_role_size;
+
+/* Which device the memory is on. */
+typedef enum cushim_role_dev {
+    CUSHIM_DEV_NONE = 0,
+    CUSHIM_DEV_CTX = 1,       /* the calling thread's current context (runtime: device) */
+    CUSHIM_DEV_PARAM = 2,     /* dev_arg holds a device ordinal                          */
+    CUSHIM_DEV_PROP = 3,      /* dev_arg: const CUmemAllocationProp * (location.id)      */
+    CUSHIM_DEV_POOL = 4,      /* dev_arg: a memory pool; the pool's device              */
+    CUSHIM_DEV_NODE = 5,      /* dev_arg: node parameters (poolProps.location.id)        */
+    CUSHIM_DEV_PTR = 6        /* the device of the pointer released                      */
+} cushim_role_dev;
+
+typedef struct cushim_alloc_role {
+    uint32_t size;            /* sizeof(cushim_alloc_role) of the host                   */
+    uint32_t api_id;
+    uint8_t action;           /* cushim_role_action */
+    uint8_t mem;              /* cushim_role_mem    */
+    uint8_t size_rule;        /* cushim_role_size   */
+    uint8_t dev_rule;         /* cushim_role_dev    */
+    int8_t size_arg[3];
+    int8_t dev_arg;
+    int8_t out_arg;           /* ALLOC, IMPORT, RETAIN: where the pointer/handle is stored
+                                 (SIZE_NODE: the node parameters' dptr field)             */
+    int8_t ref_arg;           /* RELEASE, UNIMPORT: the value naming what is released     */
+    const char *reason;       /* ROLE_NONE: why this API moves no memory; else NULL      */
+} cushim_alloc_role;
+/* ---- end memlimit ---- */
 
 #ifdef __cplusplus
 }

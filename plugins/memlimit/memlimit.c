@@ -1,0 +1,730 @@
+/*
+ * memlimit.c - the memlimit plugin: GPU memory quotas on every allocation
+ * path, memory queries that report the quota, budgets shared by processes
+ * (docs/plugins/memlimit.md).
+ *
+ *   cushim run --mem-limit=8GiB -- ./app
+ *   CUSHIM_PLUGINS='memlimit:limit=0:8GiB\,1:4GiB,budget=tenant-a' ./app
+ *   CUDA_DEVICE_MEMORY_LIMIT=4G ./app     (HAMi-core's variables: the shim
+ *                                          loads memlimit by itself)
+ *
+ * Which APIs allocate and release, and how to read their device, size and
+ * result, comes from the generated allocation roles (host->alloc_role), not
+ * from a list here. One pre/post hook pair serves them all: the pre hook
+ * charges the budget before the real call (past the quota the call is skipped
+ * with the library's out-of-memory error), the post hook records the pointer
+ * or handle, or gives the charge back when the call failed. A release takes
+ * its record out before the call (so a concurrent allocation reusing the
+ * address cannot be confused with it) and credits it when the call succeeded.
+ * A call made inside another allocating call (cudaMalloc's cuMemAlloc) is not
+ * counted again. Built on the public SDK headers and the generated headers.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cushim/cushim.h>
+
+#include "ml_budget.h"
+#include "ml_limits.h"
+#include "ml_size.h"
+#include "ml_table.h"
+
+#include "cushim_params.h"
+
+/* Pre/post slot: what the pre hook did, for the post hook.
+   bit 63 set; bits 56-59 what; 52-55 category; 48-51 device; 0-47 bytes. */
+#define ML_S_ON (1ull << 63)
+#define ML_S_BYTES_MASK ((1ull << 48) - 1)
+enum { ML_DO_CHARGED = 1, ML_DO_TAKEN = 2, ML_DO_REFDROP = 3, ML_DO_RECORD = 4 };
+
+#define ML_NS_ADDR 0
+#define ML_NS_HANDLE 1
+#define ML_NS_POOL 2
+
+typedef CUresult (*ml_cuCtxGetDevice_fn)(CUdevice *);
+typedef cudaError_t (*ml_cudaGetDevice_fn)(int *);
+typedef int (*ml_nvmlDeviceGetIndex_fn)(void *, unsigned int *);
+
+typedef struct ml_state {
+    cushim_plugin *self;
+    ml_limits lim;
+    ml_budget budget;
+    ml_table table;
+    int charge_managed;
+    int32_t oom_driver, oom_runtime;
+    uint8_t *handle_ref;          /* per API id: the released/produced value is a VMM handle */
+    uint32_t id_limit;
+    uint32_t id_ctx_dev, id_rt_dev, id_nvml_index;   /* real functions, resolved at first use */
+    int vis_map[ML_MAX_DEVICES];  /* CUDA_VISIBLE_DEVICES: host index of ordinal i */
+    int vis_n;                    /* 0 identity, -1 not numeric                   */
+    uint32_t id_getinfo, id_getinfo_v2, id_totalmem, id_totalmem_v2, id_rt_getinfo, id_rt_props,
+        id_rt_props_v2, id_nvml_mem, id_nvml_mem_v2;
+    _Atomic uint64_t untracked_releases;
+} ml_state;
+
+static const cushim_host *ml_host;
+static ml_state ml_st;
+
+/* The budget is opened at the first allocation or query, not at init: a process
+   under the shim that never allocates (a shell, env, anything in a pod whose
+   /etc/ld.so.preload names the shim) never opens the region nor takes a slot. */
+static pthread_mutex_t ml_open_mu = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int ml_opened;          /* 0 not yet, 1 open, -1 could not even map a private one */
+static char ml_region_path[256];       /* "" for a budget of this process */
+
+static ml_budget *ml_bud(void)
+{
+    int st = atomic_load_explicit(&ml_opened, memory_order_acquire);
+    if (st == 0) {
+        char err[512];
+        pthread_mutex_lock(&ml_open_mu);
+        st = atomic_load_explicit(&ml_opened, memory_order_relaxed);
+        if (st == 0) {
+            if (ml_budget_open(&ml_st.budget, ml_region_path[0] ? ml_region_path : NULL, err, sizeof err) != 0)
+                ml_host->log(ml_st.self, ml_st.budget.r ? CUSHIM_LOG_WARN : CUSHIM_LOG_ERROR, "%s%s", err,
+                             ml_st.budget.r ? ": this process keeps a budget of its own" : "");
+            if (ml_st.budget.r != NULL)
+                for (int d = 0; d < ML_MAX_DEVICES; d++)
+                    atomic_store(&ml_st.budget.r->limit[d], ml_limit_of(&ml_st.lim, d));
+            st = ml_st.budget.r != NULL ? 1 : -1;
+            atomic_store_explicit(&ml_opened, st, memory_order_release);
+        }
+        pthread_mutex_unlock(&ml_open_mu);
+    }
+    return st == 1 ? &ml_st.budget : NULL;
+}
+
+static int ml_opt_given_nonempty(const char *s)
+{
+    return s != NULL && *s != '\0';
+}
+
+static uint64_t ml_pack(int what, int cat, int dev, uint64_t bytes)
+{
+    if (bytes > ML_S_BYTES_MASK)
+        bytes = ML_S_BYTES_MASK;
+    return ML_S_ON | ((uint64_t)what << 56) | ((uint64_t)(cat & 0xf) << 52) | ((uint64_t)(dev & 0xf) << 48) | bytes;
+}
+
+static uint64_t ml_used(int dev)
+{
+    ml_budget *b = ml_bud();
+    return b != NULL ? ml_budget_used(b, dev) : 0;
+}
+
+/* A real function, resolved at its first use (never in init: a process that never calls CUDA, which
+   loads the plugin under /etc/ld.so.preload, must not load the driver because of us). */
+static void *ml_real(uint32_t id, _Atomic(void *) *cache)
+{
+    void *f = atomic_load_explicit(cache, memory_order_acquire);
+    if (f == NULL && id != UINT32_MAX && (f = ml_host->real(id)) != NULL)
+        atomic_store_explicit(cache, f, memory_order_release);
+    return f;
+}
+
+static _Atomic(void *) ml_ctx_dev_fn, ml_rt_dev_fn, ml_nvml_index_fn;
+
+/* The current device of the calling thread, as the library of 'call' sees it; -1 if none. */
+static int ml_current_device(const cushim_call *call)
+{
+    if (call->info != NULL && call->info->library == CUSHIM_LIB_RUNTIME) {
+        ml_cudaGetDevice_fn f = (ml_cudaGetDevice_fn)ml_real(ml_st.id_rt_dev, &ml_rt_dev_fn);
+        int d = -1;
+        if (f != NULL)
+            return f(&d) == cudaSuccess ? d : -1;
+    }
+    {
+        ml_cuCtxGetDevice_fn f = (ml_cuCtxGetDevice_fn)ml_real(ml_st.id_ctx_dev, &ml_ctx_dev_fn);
+        CUdevice d = -1;
+        return f != NULL && f(&d) == CUDA_SUCCESS ? (int)d : -1;
+    }
+}
+
+/* Inside another call that has an allocation role (cudaMalloc -> cuMemAlloc)? */
+static int ml_nested(const cushim_call *call)
+{
+    const cushim_call *p = CUSHIM_HAS(call, cushim_call, parent) ? call->parent : NULL;
+    for (; p != NULL; p = CUSHIM_HAS(p, cushim_call, parent) ? p->parent : NULL) {
+        const cushim_alloc_role *r = ml_host->alloc_role(p->api_id);
+        if (r != NULL && r->action != CUSHIM_ROLE_NONE)
+            return 1;
+    }
+    return 0;
+}
+
+static ml_slot *ml_myslot(void)
+{
+    ml_budget *b = ml_bud();
+    return b != NULL && b->slot >= 0 ? &b->r->slots[b->slot] : NULL;
+}
+
+static void ml_sub_clamped(_Atomic uint64_t *v, uint64_t n)
+{
+    uint64_t cur = atomic_load_explicit(v, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(v, &cur, cur > n ? cur - n : 0, memory_order_relaxed,
+                                                  memory_order_relaxed))
+        ;
+}
+
+/* Charge or count 'bytes' of category 'cat' on 'dev'. -1: over the quota. */
+static int ml_take(int cat, int dev, uint64_t bytes)
+{
+    ml_slot *s = ml_myslot();
+    if (s == NULL)
+        return 0;
+    switch (cat) {
+    case ML_CAT_HOST:
+        atomic_fetch_add_explicit(&s->host, bytes, memory_order_relaxed);
+        return 0;
+    case ML_CAT_MANAGED:
+        if (dev >= 0 && dev < ML_MAX_DEVICES)
+            atomic_fetch_add_explicit(&s->managed[dev], bytes, memory_order_relaxed);
+        if (!ml_st.charge_managed)
+            return 0;
+        if (ml_budget_charge(&ml_st.budget, dev, bytes, ml_limit_of(&ml_st.lim, dev)) != 0) {
+            if (dev >= 0 && dev < ML_MAX_DEVICES)
+                ml_sub_clamped(&s->managed[dev], bytes);
+            return -1;
+        }
+        return 0;
+    default:
+        return ml_budget_charge(&ml_st.budget, dev, bytes, ml_limit_of(&ml_st.lim, dev));
+    }
+}
+
+static void ml_give(int cat, int dev, uint64_t bytes)
+{
+    ml_slot *s = ml_myslot();
+    if (s == NULL || cat == (ML_CAT_NONE & 0xf))
+        return;
+    switch (cat) {
+    case ML_CAT_HOST:
+        ml_sub_clamped(&s->host, bytes);
+        return;
+    case ML_CAT_MANAGED:
+        if (dev >= 0 && dev < ML_MAX_DEVICES)
+            ml_sub_clamped(&s->managed[dev], bytes);
+        if (ml_st.charge_managed)
+            ml_budget_credit(&ml_st.budget, dev, bytes);
+        return;
+    default:
+        ml_budget_credit(&ml_st.budget, dev, bytes);
+    }
+}
+
+static int ml_cat_of(uint8_t mem)
+{
+    switch (mem) {
+    case CUSHIM_MEM_HOST: return ML_CAT_HOST;
+    case CUSHIM_MEM_MANAGED: return ML_CAT_MANAGED;
+    default: return ML_CAT_DEVICE;
+    }
+}
+
+static int ml_pool_device(uint64_t pool)
+{
+    ml_rec r;
+    return ml_table_get(&ml_st.table, ML_NS_POOL, pool, &r) ? r.dev : -1;
+}
+
+static int ml_alloc_pre(cushim_call *call, const cushim_alloc_role *r, uint64_t *slot)
+{
+    int cat = ml_cat_of(r->mem), dev = -1;
+    uint64_t bytes;
+    switch (r->dev_rule) {
+    case CUSHIM_DEV_PARAM:
+        dev = (int)ml_arg(ml_host, call, r->dev_arg);
+        break;
+    case CUSHIM_DEV_PROP:
+    case CUSHIM_DEV_NODE:
+        dev = ml_role_prop_device(ml_host, call, r);
+        if (dev == -2) {
+            cat = ML_CAT_HOST;
+            dev = 0;
+        }
+        break;
+    case CUSHIM_DEV_POOL:
+        dev = ml_pool_device(ml_arg(ml_host, call, r->dev_arg));
+        if (dev < 0)
+            dev = ml_current_device(call);
+        break;
+    default:
+        dev = ml_current_device(call);
+    }
+    if (cat == ML_CAT_HOST)
+        dev = dev < 0 ? 0 : dev;
+    if (dev < 0 || dev >= ML_MAX_DEVICES)
+        return CUSHIM_CONTINUE;   /* no context (the call will fail) or beyond what we track */
+    bytes = ml_role_size(ml_host, call, r, 0);
+    if (bytes > ML_S_BYTES_MASK) {
+        /* 256 TiB or more: no device has it. Past a quota: refused; else the driver says no, uncharged
+           (the slot could not carry the amount back to the post hook) */
+        if (cat == ML_CAT_HOST || ml_limit_of(&ml_st.lim, dev) == 0)
+            return CUSHIM_CONTINUE;
+        return cushim_call_skip(call, call->info && call->info->ret_kind == CUSHIM_RET_CUDAERROR ? ml_st.oom_runtime
+                                                                                                 : ml_st.oom_driver);
+    }
+    if (ml_take(cat, dev, bytes) != 0) {
+        int32_t oom = call->info && call->info->ret_kind == CUSHIM_RET_CUDAERROR ? ml_st.oom_runtime : ml_st.oom_driver;
+        if (ml_host->log_enabled(CUSHIM_LOG_INFO))
+            ml_host->log(ml_st.self, CUSHIM_LOG_INFO, "%s: %llu bytes on device %d refused: %llu of %llu in use",
+                         call->info ? call->info->name : "?", (unsigned long long)bytes, dev,
+                         (unsigned long long)ml_used(dev),
+                         (unsigned long long)ml_limit_of(&ml_st.lim, dev));
+        return cushim_call_skip(call, oom);
+    }
+    *slot = ml_pack(ML_DO_CHARGED, cat, dev, bytes);
+    return CUSHIM_CONTINUE;
+}
+
+static void ml_alloc_post(cushim_call *call, const cushim_alloc_role *r, uint64_t slot)
+{
+    int cat = (int)((slot >> 52) & 0xf), dev = (int)((slot >> 48) & 0xf);
+    uint64_t bytes = slot & ML_S_BYTES_MASK, final;
+    ml_rec rec, old;
+    if (cushim_call_result(call) != 0) {
+        ml_give(cat, dev, bytes);
+        return;
+    }
+    final = ml_role_size(ml_host, call, r, 1);
+    if (final > bytes) {
+        /* the pitch rounded up: charged unconditionally, the call has succeeded */
+        uint64_t extra = final - bytes;
+        if (cat == ML_CAT_DEVICE || (cat == ML_CAT_MANAGED && ml_st.charge_managed))
+            ml_budget_charge(&ml_st.budget, dev, extra, 0);
+        else
+            ml_take(cat, dev, extra);
+        bytes = final;
+    }
+    memset(&rec, 0, sizeof rec);
+    rec.key = ml_role_out(ml_host, call, r);
+    rec.bytes = bytes;
+    rec.refs = 1;
+    rec.ns = call->api_id < ml_st.id_limit && ml_st.handle_ref[call->api_id] ? ML_NS_HANDLE : ML_NS_ADDR;
+    rec.cat = (uint8_t)cat;
+    rec.dev = (int16_t)dev;
+    if (rec.key == 0 || ml_table_put(&ml_st.table, &rec, &old) != 0) {
+        /* nothing to find it by later: do not keep it charged */
+        ml_give(cat, dev, bytes);
+        return;
+    }
+    if (old.key != 0 && old.cat != ML_CAT_NONE)
+        ml_give(old.cat, old.dev, old.bytes);   /* an address we missed the release of */
+}
+
+static int ml_pre(cushim_call *call, void *user, uint64_t *slot)
+{
+    const cushim_alloc_role *r = ml_host->alloc_role(call->api_id);
+    (void)user;
+    *slot = 0;
+    if (r == NULL || ml_nested(call))
+        return CUSHIM_CONTINUE;
+    switch (r->action) {
+    case CUSHIM_ROLE_ALLOC:
+        return ml_alloc_pre(call, r, slot);
+    case CUSHIM_ROLE_RELEASE:
+    case CUSHIM_ROLE_UNIMPORT: {
+        ml_rec rec;
+        uint8_t ns = call->api_id < ml_st.id_limit && ml_st.handle_ref[call->api_id] ? ML_NS_HANDLE : ML_NS_ADDR;
+        int got = ml_table_release(&ml_st.table, ns, ml_arg(ml_host, call, r->ref_arg), &rec);
+        if (got == 1)
+            *slot = ml_pack(ML_DO_REFDROP, 0, 0, 0);
+        else if (got == 2)
+            *slot = ml_pack(ML_DO_TAKEN, rec.cat == ML_CAT_NONE ? 0xf : rec.cat, rec.dev, rec.bytes);
+        else
+            atomic_fetch_add_explicit(&ml_st.untracked_releases, 1, memory_order_relaxed);
+        return CUSHIM_CONTINUE;
+    }
+    case CUSHIM_ROLE_IMPORT:
+    case CUSHIM_ROLE_RETAIN:
+        *slot = ml_pack(ML_DO_RECORD, 0, 0, 0);
+        return CUSHIM_CONTINUE;
+    default:
+        return CUSHIM_CONTINUE;
+    }
+}
+
+static void ml_post(cushim_call *call, void *user, uint64_t *slot)
+{
+    const cushim_alloc_role *r;
+    uint64_t s = *slot;
+    int ok = cushim_call_result(call) == 0;
+    uint8_t ns = call->api_id < ml_st.id_limit && ml_st.handle_ref[call->api_id] ? ML_NS_HANDLE : ML_NS_ADDR;
+    (void)user;
+    if (!(s & ML_S_ON) || (r = ml_host->alloc_role(call->api_id)) == NULL)
+        return;
+    switch ((int)((s >> 56) & 0xf)) {
+    case ML_DO_CHARGED:
+        ml_alloc_post(call, r, s);
+        return;
+    case ML_DO_REFDROP:
+        if (!ok)
+            ml_table_retain(&ml_st.table, ns, ml_arg(ml_host, call, r->ref_arg), +1);
+        return;
+    case ML_DO_TAKEN: {
+        int cat = (int)((s >> 52) & 0xf), dev = (int)((s >> 48) & 0xf);
+        uint64_t bytes = s & ML_S_BYTES_MASK;
+        if (ok) {
+            ml_give(cat, dev, bytes);
+        } else {
+            ml_rec rec;
+            memset(&rec, 0, sizeof rec);
+            rec.key = ml_arg(ml_host, call, r->ref_arg);
+            rec.bytes = bytes;
+            rec.refs = 1;
+            rec.ns = ns;
+            rec.cat = cat == 0xf ? ML_CAT_NONE : (uint8_t)cat;
+            rec.dev = (int16_t)dev;
+            if (ml_table_put(&ml_st.table, &rec, NULL) != 0)
+                ml_give(cat, dev, bytes);
+        }
+        return;
+    }
+    case ML_DO_RECORD:
+        if (!ok)
+            return;
+        if (r->action == CUSHIM_ROLE_RETAIN) {
+            ml_table_retain(&ml_st.table, ns, ml_role_out(ml_host, call, r), +1);
+        } else {
+            ml_rec rec, old;
+            memset(&rec, 0, sizeof rec);
+            rec.key = ml_role_out(ml_host, call, r);
+            rec.refs = 1;
+            rec.ns = ns;
+            rec.cat = ML_CAT_NONE;   /* imported: charged to its exporter, never here */
+            if (ml_table_put(&ml_st.table, &rec, &old) == 0 && old.key != 0 && old.cat != ML_CAT_NONE)
+                ml_give(old.cat, old.dev, old.bytes);
+        }
+        return;
+    default:
+        return;
+    }
+}
+
+/* ---- pools: which device a pool allocates on (DEV_POOL) ---- */
+static void ml_pool_post(cushim_call *call, void *user, uint64_t *slot)
+{
+    const char *n = call->info ? call->info->name : "";
+    ml_rec rec;
+    (void)user;
+    (void)slot;
+    if (cushim_call_result(call) != 0)
+        return;
+    memset(&rec, 0, sizeof rec);
+    rec.ns = ML_NS_POOL;
+    rec.refs = 1;
+    rec.cat = ML_CAT_NONE;
+    rec.key = ml_arg_deref(ml_host, call, 0);
+    if (strstr(n, "MemGetMemPool") != NULL || strstr(n, "MemGetDefaultMemPool") != NULL) {
+        /* (pool *, CUmemLocation / cudaMemLocation *, type): the pool of a location (CUDA 13) */
+        const CUmemLocation *l = (const CUmemLocation *)(uintptr_t)ml_arg(ml_host, call, 1);
+        if (l == NULL || l->type != CU_MEM_LOCATION_TYPE_DEVICE)
+            return;
+        rec.dev = (int16_t)l->id;
+    } else if (strstr(n, "PoolCreate") != NULL) {
+        /* CUmemPoolProps / cudaMemPoolProps: location.type 1 is a device */
+        const CUmemPoolProps *p = (const CUmemPoolProps *)(uintptr_t)ml_arg(ml_host, call, 1);
+        if (p == NULL || p->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+            return;
+        rec.dev = (int16_t)p->location.id;
+    } else {
+        rec.dev = (int16_t)ml_arg(ml_host, call, 1);   /* (pool *, device) */
+    }
+    if (rec.dev >= 0 && rec.dev < ML_MAX_DEVICES)
+        ml_table_put(&ml_st.table, &rec, NULL);
+}
+
+/* ---- queries report the quota ---- */
+static void ml_report(int dev, uint64_t *free_b, uint64_t *total)
+{
+    uint64_t lim = ml_limit_of(&ml_st.lim, dev), used, left;
+    if (lim == 0)
+        return;
+    used = ml_used(dev);
+    left = used < lim ? lim - used : 0;
+    if (total != NULL && *total > lim)
+        *total = lim;
+    if (free_b != NULL && *free_b > left)
+        *free_b = left;
+}
+
+/* NVML index -> CUDA ordinal by CUDA_VISIBLE_DEVICES; -1 if not visible/unknown. */
+static int ml_nvml_ordinal(unsigned idx)
+{
+    if (ml_st.vis_n == 0)
+        return (int)idx;
+    for (int i = 0; i < ml_st.vis_n; i++)
+        if (ml_st.vis_map[i] == (int)idx)
+            return i;
+    return -1;
+}
+
+static void ml_query_post(cushim_call *call, void *user, uint64_t *slot)
+{
+    uint32_t id = call->api_id;
+    (void)user;
+    (void)slot;
+    if (cushim_call_result(call) != 0)
+        return;
+    if (id == ml_st.id_getinfo || id == ml_st.id_getinfo_v2 || id == ml_st.id_rt_getinfo) {
+        int dev = ml_current_device(call);
+        uint64_t f = ml_arg_deref(ml_host, call, 0), t = ml_arg_deref(ml_host, call, 1);
+        if (dev < 0)
+            return;
+        ml_report(dev, &f, &t);
+        ml_arg_store(ml_host, call, 0, f);
+        ml_arg_store(ml_host, call, 1, t);
+    } else if (id == ml_st.id_totalmem || id == ml_st.id_totalmem_v2) {
+        uint64_t t = ml_arg_deref(ml_host, call, 0);
+        ml_report((int)ml_arg(ml_host, call, 1), NULL, &t);
+        ml_arg_store(ml_host, call, 0, t);
+    } else if (id == ml_st.id_rt_props || id == ml_st.id_rt_props_v2) {
+        struct cudaDeviceProp *p = (struct cudaDeviceProp *)(uintptr_t)ml_arg(ml_host, call, 0);
+        uint64_t t;
+        if (p == NULL)
+            return;
+        t = p->totalGlobalMem;
+        ml_report((int)ml_arg(ml_host, call, 1), NULL, &t);
+        p->totalGlobalMem = (size_t)t;
+    } else if ((id == ml_st.id_nvml_mem || id == ml_st.id_nvml_mem_v2) &&
+               ml_real(ml_st.id_nvml_index, &ml_nvml_index_fn) != NULL) {
+        ml_nvmlDeviceGetIndex_fn nvml_index = (ml_nvmlDeviceGetIndex_fn)ml_real(ml_st.id_nvml_index, &ml_nvml_index_fn);
+        /* nvmlMemory_t {total, free, used}; nvmlMemory_v2_t {version, total, reserved, free, used}
+           (nvml.h, documented layouts; NVML's return type is an int, 0 = NVML_SUCCESS) */
+        unsigned idx = 0;
+        int dev;
+        unsigned long long *m = (unsigned long long *)(uintptr_t)ml_arg(ml_host, call, 1);
+        uint64_t lim, used;
+        if (m == NULL || nvml_index((void *)(uintptr_t)ml_arg(ml_host, call, 0), &idx) != 0 ||
+            (dev = ml_nvml_ordinal(idx)) < 0 || (lim = ml_limit_of(&ml_st.lim, dev)) == 0)
+            return;
+        used = ml_used(dev);
+        if (id == ml_st.id_nvml_mem) {
+            m[0] = m[0] < lim ? m[0] : lim;                  /* total */
+            m[2] = used;                                     /* used  */
+            m[1] = m[0] > used ? m[0] - used : 0;            /* free  */
+        } else {
+            m[1] = m[1] < lim ? m[1] : lim;                  /* total (m[0] holds the version) */
+            m[4] = used;                                     /* used                           */
+            m[3] = m[1] > used + m[2] ? m[1] - used - m[2] : 0; /* free, less 'reserved'        */
+        }
+    }
+}
+
+/* ---- configuration ---- */
+static const char *ml_env(const char *name)
+{
+    return ml_host->env(name);
+}
+
+static uint32_t ml_id(const char *name)
+{
+    const cushim_api_info *a = ml_host->api_by_name(name);
+    return a ? a->id : UINT32_MAX;
+}
+
+static int ml_add(const char *sel, cushim_pre_fn pre, cushim_post_fn post, int quiet_nomatch)
+{
+    cushim_hook_spec spec;
+    uint64_t group;
+    int rc;
+    memset(&spec, 0, sizeof spec);
+    spec.size = sizeof spec;
+    spec.select = sel;
+    spec.pre = pre;
+    spec.post = post;
+    spec.priority = -100;   /* before faultinject (1000) and the default 0: a refused call is never counted twice */
+    rc = ml_host->hooks_add(ml_st.self, &spec, &group);
+    if (rc == CUSHIM_ENOMATCH && quiet_nomatch)
+        return 0;
+    if (rc != CUSHIM_OK)
+        ml_host->log(ml_st.self, CUSHIM_LOG_ERROR, "cannot hook '%.200s': error %d", sel, rc);
+    return rc == CUSHIM_OK ? 0 : -1;
+}
+
+static int ml_init(const cushim_host *host, cushim_plugin *self)
+{
+    char err[512], path[256];
+    const char *spec, *budget, *managed;
+    char *sel = NULL;
+    size_t len = 0, cap = 0;
+    uint32_t kind;
+    int got_hami = 0;
+    static _Atomic int active;
+    /* One instance per process: the plugin's state is its own (a second CUSHIM_PLUGINS entry naming it
+       would otherwise charge every allocation twice). */
+    if (atomic_exchange(&active, 1) != 0) {
+        host->log(self, CUSHIM_LOG_WARN, "memlimit is already active in this process: this instance (and its "
+                  "options) does nothing");
+        return 0;
+    }
+    ml_host = host;
+    memset(&ml_st, 0, sizeof ml_st);
+    ml_st.self = self;
+    if (!CUSHIM_HOST_HAS(host, alloc_role) || host->alloc_role == NULL) {
+        host->log(self, CUSHIM_LOG_ERROR, "this shim has no allocation roles (SDK older than memlimit needs)");
+        return -1;
+    }
+    ml_table_init(&ml_st.table);
+    spec = host->opt_string(self, "limit");
+    if (ml_opt_given_nonempty(spec)) {
+        if (ml_parse_spec(spec, &ml_st.lim, err, sizeof err) != 0) {
+            host->log(self, CUSHIM_LOG_ERROR, "limit=%.200s: %s", spec, err);
+            return -1;
+        }
+    } else if (host->opt_bool(self, "hami")) {
+        got_hami = ml_from_hami_env(ml_env, &ml_st.lim);
+    }
+    managed = host->opt_string(self, "managed");
+    if (managed != NULL && strcmp(managed, "charge") && strcmp(managed, "count")) {
+        host->log(self, CUSHIM_LOG_ERROR, "managed=%.100s: want 'charge' or 'count'", managed);
+        return -1;
+    }
+    ml_st.charge_managed = managed == NULL || !strcmp(managed, "charge");
+    ml_st.vis_n = ml_visible_devices(host->env("CUDA_VISIBLE_DEVICES"), ml_st.vis_map, ML_MAX_DEVICES);
+
+    budget = host->opt_string(self, "budget");
+    if (!ml_opt_given_nonempty(budget) && host->opt_bool(self, "hami"))
+        budget = host->env_path("CUDA_DEVICE_MEMORY_SHARED_CACHE");   /* NULL in secure mode */
+    path[0] = '\0';
+    if (ml_opt_given_nonempty(budget) && ml_budget_path(budget, path, sizeof path) != 0) {
+        host->log(self, CUSHIM_LOG_ERROR, "budget=%.200s: a name of [A-Za-z0-9_.-] or an absolute path", budget);
+        return -1;
+    }
+    snprintf(ml_region_path, sizeof ml_region_path, "%s", path);
+    atomic_store(&ml_opened, 0);
+    ml_st.budget.slot = -1;
+
+    if (host->result_by_name("CUDA_ERROR_OUT_OF_MEMORY", &kind, &ml_st.oom_driver) != CUSHIM_OK)
+        ml_st.oom_driver = 2;
+    if (host->result_by_name("cudaErrorMemoryAllocation", &kind, &ml_st.oom_runtime) != CUSHIM_OK)
+        ml_st.oom_runtime = 2;
+    ml_st.id_ctx_dev = ml_id("cuCtxGetDevice");
+    ml_st.id_rt_dev = ml_id("cudaGetDevice");
+    ml_st.id_nvml_index = ml_id("nvmlDeviceGetIndex");
+
+    /* every API with a role that moves memory, as one selector "id:N,id:M,..." */
+    ml_st.id_limit = host->api_id_limit();
+    ml_st.handle_ref = calloc(ml_st.id_limit ? ml_st.id_limit : 1, 1);
+    if (ml_st.handle_ref == NULL)
+        return -1;
+    for (uint32_t i = 0; i < host->api_count(); i++) {
+        const cushim_api_info *a = host->api_at(i);
+        const cushim_alloc_role *r = host->alloc_role(a->id);
+        char item[32];
+        int n;
+        if (r == NULL || r->action == CUSHIM_ROLE_NONE)
+            continue;
+        ml_st.handle_ref[a->id] = (uint8_t)ml_arg_is_handle(host, a, r->action == CUSHIM_ROLE_RELEASE ||
+                                                                             r->action == CUSHIM_ROLE_UNIMPORT
+                                                                         ? r->ref_arg
+                                                                         : r->out_arg);
+        if (a->id < ml_st.id_limit && r->size_rule == CUSHIM_SIZE_NODE)
+            ml_st.handle_ref[a->id] = 0;
+        n = snprintf(item, sizeof item, "%sid:%u", len ? "," : "", a->id);
+        if (len + (size_t)n + 1 > cap) {
+            char *s2 = realloc(sel, cap = cap * 2 + 256);
+            if (s2 == NULL) {
+                free(sel);
+                return -1;
+            }
+            sel = s2;
+        }
+        memcpy(sel + len, item, (size_t)n + 1);
+        len += (size_t)n;
+    }
+    if (sel == NULL || ml_add(sel, ml_pre, ml_post, 0) != 0) {
+        free(sel);
+        return -1;
+    }
+    free(sel);
+    ml_add("cuMemPoolCreate,cudaMemPoolCreate,cuDeviceGetDefaultMemPool,cuDeviceGetMemPool,"
+           "cudaDeviceGetDefaultMemPool,cudaDeviceGetMemPool", NULL, ml_pool_post, 1);
+    ml_add("cuMemGetMemPool,cuMemGetDefaultMemPool,cudaMemGetMemPool,cudaMemGetDefaultMemPool", NULL, ml_pool_post,
+           1);   /* CUDA 13.0 and later */
+
+    ml_st.id_getinfo = ml_id("cuMemGetInfo");
+    ml_st.id_getinfo_v2 = ml_id("cuMemGetInfo_v2");
+    ml_st.id_totalmem = ml_id("cuDeviceTotalMem");
+    ml_st.id_totalmem_v2 = ml_id("cuDeviceTotalMem_v2");
+    ml_st.id_rt_getinfo = ml_id("cudaMemGetInfo");
+    ml_st.id_rt_props = ml_id("cudaGetDeviceProperties");
+    ml_st.id_rt_props_v2 = ml_id("cudaGetDeviceProperties_v2");
+    ml_st.id_nvml_mem = ml_id("nvmlDeviceGetMemoryInfo");
+    ml_st.id_nvml_mem_v2 = ml_id("nvmlDeviceGetMemoryInfo_v2");
+    if (ml_add("name:cuMemGetInfo,name:cuMemGetInfo_v2,name:cuDeviceTotalMem,name:cuDeviceTotalMem_v2,"
+               "name:cudaMemGetInfo,base:cudaGetDeviceProperties", NULL, ml_query_post, 1) != 0)
+        return -1;
+    /* NVML, where this build interposes it; quietly nothing where it does not */
+    ml_add("name:nvmlDeviceGetMemoryInfo,name:nvmlDeviceGetMemoryInfo_v2", NULL, ml_query_post, 1);
+
+    if (host->log_enabled(CUSHIM_LOG_INFO)) {
+        char lims[256];
+        size_t o = (size_t)snprintf(lims, sizeof lims, "all=%llu", (unsigned long long)ml_st.lim.all);
+        for (int d = 0; d < ML_MAX_DEVICES && o < sizeof lims; d++)
+            if (ml_st.lim.dev[d])
+                o += (size_t)snprintf(lims + o, sizeof lims - o, " %d=%llu", d, (unsigned long long)ml_st.lim.dev[d]);
+        host->log(self, CUSHIM_LOG_INFO, "limits (bytes, 0 none): %s%s; budget %s; managed memory %s", lims,
+                  got_hami ? " (from HAMi's CUDA_DEVICE_MEMORY_LIMIT*)" : "",
+                  ml_region_path[0] ? ml_region_path : "of this process",
+                  ml_st.charge_managed ? "charged" : "counted, not charged");
+    }
+    return 0;
+}
+
+static void ml_flush(cushim_plugin *self)
+{
+    if (self != ml_st.self)
+        return;   /* a second instance, which does nothing */
+    pthread_mutex_lock(&ml_open_mu);
+    if (atomic_load(&ml_opened) == 1)
+        ml_budget_close(&ml_st.budget);
+    atomic_store(&ml_opened, -1);   /* nothing is charged any more: hooks no longer run */
+    pthread_mutex_unlock(&ml_open_mu);
+}
+
+static void ml_fork_child(cushim_plugin *self)
+{
+    if (self != ml_st.self)
+        return;
+    /* the parent's allocations are not the child's; another thread may have held the mutex */
+    free(ml_st.table.cells);
+    ml_table_init(&ml_st.table);
+    pthread_mutex_init(&ml_open_mu, NULL);
+    if (atomic_load(&ml_opened) == 1 && ml_budget_reopen_child(&ml_st.budget) != 0 && ml_host != NULL) {
+        ml_host->log(ml_st.self, CUSHIM_LOG_WARN, "child %d: no slot in the shared budget: a budget of its own",
+                     (int)getpid());
+        if (ml_st.budget.r == NULL)
+            atomic_store(&ml_opened, -1);
+    }
+}
+
+static const cushim_option ml_options[] = {
+    {"limit", CUSHIM_OPT_STRING, NULL,
+     "quota: 8GiB for every device, or per CUDA ordinal 0:8GiB,1:4GiB (*:N for the rest)"},
+    {"budget", CUSHIM_OPT_STRING, NULL,
+     "share the quota with every process naming this budget (/dev/shm/cushim-budget-NAME, or an absolute path)"},
+    {"managed", CUSHIM_OPT_STRING, "charge", "managed memory: 'charge' it to the current device, or only 'count' it"},
+    {"hami", CUSHIM_OPT_BOOL, "true",
+     "read HAMi-core's CUDA_DEVICE_MEMORY_LIMIT[_<i>] and CUDA_DEVICE_MEMORY_SHARED_CACHE"},
+    {NULL, 0, NULL, NULL},
+};
+
+static const cushim_plugin_def ml_def = {
+    .size = sizeof(cushim_plugin_def),
+    .abi_version = CUSHIM_ABI_VERSION,
+    .name = "memlimit",
+    .version = "0.1.0",
+    .description = "GPU memory quotas on every allocation path, queries that report them, budgets shared by processes",
+    .options = ml_options,
+    .init = ml_init,
+    .flush = ml_flush,
+    .fork_child = ml_fork_child,
+};
+
+CUSHIM_PLUGIN(ml_def)

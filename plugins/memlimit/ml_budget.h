@@ -1,0 +1,83 @@
+/*
+ * ml_budget.h - memlimit's budget: per-process usage slots in a region that
+ * processes sharing a budget map from one file (/dev/shm/cushim-budget-NAME or
+ * HAMi's CUDA_DEVICE_MEMORY_SHARED_CACHE path); a private anonymous mapping
+ * otherwise. Host-free (the usage tool and the unit tests link it alone).
+ *
+ * No lock is ever waited for. Each process owns one slot and is its only
+ * writer; a charge adds to the own slot and then checks the sum of all slots
+ * against the limit (backing out when over), so two processes racing for the
+ * last bytes may both fail but never both succeed past the limit. Liveness is
+ * an open-file-description record lock (F_OFD_SETLK) on one byte per slot,
+ * taken when the slot is claimed and dropped by the kernel when the process
+ * dies however it dies: anyone can then find the slot dead (its lock is free),
+ * zero it and give it back, idempotently. Nothing waits on these locks.
+ */
+#ifndef ML_BUDGET_H
+#define ML_BUDGET_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ml_limits.h"
+
+#define ML_BUDGET_MAGIC 0x31746764626d6c63ull /* "clmbdgt1" */
+#define ML_BUDGET_SLOTS 1024
+#define ML_LOCK_BASE (1 << 24)                /* lock byte of slot i: ML_LOCK_BASE + i */
+
+enum { ML_CAT_DEVICE = 0, ML_CAT_MANAGED = 1, ML_CAT_HOST = 2, ML_NCATS = 3 };
+
+typedef struct ml_slot {
+    _Atomic uint64_t pid;                    /* owner, 0: free                          */
+    _Atomic uint64_t start;                  /* owner's start time (clock ticks), for display */
+    _Atomic uint64_t used[ML_MAX_DEVICES];   /* charged device bytes (incl. arrays, and managed
+                                                when managed memory is charged)        */
+    _Atomic uint64_t managed[ML_MAX_DEVICES];/* managed bytes (shown, charged or not)   */
+    _Atomic uint64_t host;                   /* page-locked host bytes (shown)          */
+    _Atomic uint64_t peak[ML_MAX_DEVICES];
+    _Atomic uint64_t denied;                 /* allocations refused                     */
+    char comm[16];
+} ml_slot;
+
+typedef struct ml_region {
+    _Atomic uint64_t magic;
+    uint32_t version, nslots, ndev;
+    _Atomic uint32_t devmax;                 /* one past the highest device ever charged */
+    _Atomic uint64_t limit[ML_MAX_DEVICES];  /* the last configured limits, for display */
+    _Atomic uint32_t hiwater;                /* slots [0, hiwater) were ever used        */
+    uint32_t pad;
+    ml_slot slots[ML_BUDGET_SLOTS];
+} ml_region;
+
+typedef struct ml_budget {
+    ml_region *r;
+    int fd;                  /* -1 for a private budget */
+    int slot;                /* ours, -1 none           */
+    char path[256];
+} ml_budget;
+
+/* Open (creating) the region at 'path' (NULL: private) and claim a slot.
+   0, or -1 with a reason in err (then b is a usable private budget). */
+int ml_budget_open(ml_budget *b, const char *path, char *err, size_t errlen);
+/* Open read-only-ish for the usage tool (no slot claimed). */
+int ml_budget_attach(ml_budget *b, const char *path, char *err, size_t errlen);
+void ml_budget_close(ml_budget *b);
+/* After fork(), in the child: a slot of its own (the parent's stays the parent's). */
+int ml_budget_reopen_child(ml_budget *b);
+
+/* Charge 'n' bytes on device 'dev' against 'limit' (0: none). 0 or -1 (over). */
+int ml_budget_charge(ml_budget *b, int dev, uint64_t n, uint64_t limit);
+/* Give back n bytes (never below zero). */
+void ml_budget_credit(ml_budget *b, int dev, uint64_t n);
+/* Sum over all live slots of device 'dev'. */
+uint64_t ml_budget_used(const ml_budget *b, int dev);
+/* Zero and free slots whose owners died; returns how many. */
+int ml_budget_reclaim(ml_budget *b);
+/* 1 if slot i's owner is alive (its lock is held), 0 if not. */
+int ml_budget_slot_alive(const ml_budget *b, int i);
+/* The region path of budget NAME ("/dev/shm/cushim-budget-NAME"); a NAME
+   starting with '/' is a path. -1 for a bad name. */
+int ml_budget_path(const char *name, char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,187 @@
+/*
+ * ml_limits.c - byte sizes, limit lists and HAMi-core's environment
+ * (ml_limits.h). HAMi's meanings are re-implemented from its documented
+ * behaviour: see docs/plugins/memlimit.md for the table.
+ */
+#include "ml_limits.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int ml_parse_bytes(const char *s, uint64_t *out)
+{
+    char *end = NULL;
+    double mant;
+    uint64_t mult = 1;
+    if (s == NULL)
+        return -1;
+    while (isspace((unsigned char)*s))
+        s++;
+    if (*s == '\0' || *s == '-' || *s == '+')
+        return -1;
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        unsigned long long v;
+        errno = 0;
+        v = strtoull(s, &end, 16);
+        if (errno || end == s + 2)
+            return -1;
+        while (isspace((unsigned char)*end))
+            end++;
+        if (*end)
+            return -1;
+        *out = v;
+        return 0;
+    }
+    errno = 0;
+    mant = strtod(s, &end);
+    if (errno || end == s || mant < 0)
+        return -1;
+    switch (toupper((unsigned char)*end)) {
+    case 'K': mult = 1ull << 10; end++; break;
+    case 'M': mult = 1ull << 20; end++; break;
+    case 'G': mult = 1ull << 30; end++; break;
+    case 'T': mult = 1ull << 40; end++; break;
+    case 'B': break;
+    case '\0': break;
+    default: return -1;
+    }
+    if (mult > 1 && (*end == 'i' || *end == 'I'))
+        end++;
+    if (*end == 'B' || *end == 'b')
+        end++;
+    while (isspace((unsigned char)*end))
+        end++;
+    if (*end)
+        return -1;
+    if (mant * (double)mult >= 18446744073709549568.0)
+        return -1;
+    *out = (uint64_t)(mant * (double)mult);
+    return 0;
+}
+
+int ml_parse_spec(const char *s, ml_limits *l, char *err, size_t errlen)
+{
+    char buf[512];
+    char *save = NULL, *t;
+    if (s == NULL || strlen(s) >= sizeof buf) {
+        snprintf(err, errlen, "limit list missing or longer than %zu characters", sizeof buf - 1);
+        return -1;
+    }
+    strcpy(buf, s);
+    for (t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(t, ':');
+        uint64_t v;
+        if (colon == NULL) {
+            if (ml_parse_bytes(t, &v) != 0) {
+                snprintf(err, errlen, "bad size '%s' (like 8GiB, 512MiB, 4096)", t);
+                return -1;
+            }
+            l->all = v;
+        } else {
+            char *dend = NULL;
+            long d;
+            *colon = '\0';
+            if (ml_parse_bytes(colon + 1, &v) != 0) {
+                snprintf(err, errlen, "bad size '%s' for device '%s' (like 0:8GiB)", colon + 1, t);
+                return -1;
+            }
+            while (isspace((unsigned char)*t))
+                t++;
+            if (!strcmp(t, "*")) {
+                l->all = v;
+            } else {
+                errno = 0;
+                d = strtol(t, &dend, 10);
+                if (errno || dend == t || *dend || d < 0 || d >= ML_MAX_DEVICES) {
+                    snprintf(err, errlen, "bad device '%s': a CUDA ordinal 0..%d or '*'", t, ML_MAX_DEVICES - 1);
+                    return -1;
+                }
+                l->dev[d] = v;
+            }
+        }
+        l->any = 1;
+    }
+    return 0;
+}
+
+uint64_t ml_hami_value(const char *s)
+{
+    size_t len;
+    uint64_t scalar = 1;
+    unsigned long long res;
+    char *end = NULL;
+    if (s == NULL || (len = strlen(s)) == 0)
+        return 0;
+    switch (s[len - 1]) {
+    case 'G': case 'g': scalar = 1ull << 30; break;
+    case 'M': case 'm': scalar = 1ull << 20; break;
+    case 'K': case 'k': scalar = 1ull << 10; break;
+    default: break;
+    }
+    errno = 0;
+    res = strtoull(s, &end, 0);
+    if (errno || end == s || *s == '-')
+        return 0;
+    /* HAMi reads the leading number and ignores the rest; so do we, but a rest
+       other than the one suffix letter is refused here (it would be a typo). */
+    if (end != s + len - (scalar > 1 ? 1 : 0))
+        return 0;
+    if (res != 0 && res * scalar / scalar != res)
+        return 0;
+    return res * scalar;
+}
+
+int ml_from_hami_env(const char *(*get)(const char *), ml_limits *l)
+{
+    int any = 0;
+    uint64_t v = ml_hami_value(get("CUDA_DEVICE_MEMORY_LIMIT"));
+    if (v) {
+        l->all = v;
+        any = 1;
+    }
+    for (int i = 0; i < ML_MAX_DEVICES; i++) {
+        char name[48];
+        snprintf(name, sizeof name, "CUDA_DEVICE_MEMORY_LIMIT_%d", i);
+        v = ml_hami_value(get(name));
+        if (v) {
+            l->dev[i] = v;
+            any = 1;
+        }
+    }
+    if (any)
+        l->any = 1;
+    return any;
+}
+
+int ml_visible_devices(const char *s, int *map, int cap)
+{
+    int n = 0;
+    if (s == NULL)
+        return 0;
+    while (isspace((unsigned char)*s))
+        s++;
+    if (*s == '\0')
+        return 0;
+    while (*s) {
+        char *end = NULL;
+        long v;
+        errno = 0;
+        v = strtol(s, &end, 10);
+        if (errno || end == s || v < 0 || v > 1 << 20)
+            return -1;
+        if (n < cap)
+            map[n] = (int)v;
+        n++;
+        s = end;
+        while (isspace((unsigned char)*s))
+            s++;
+        if (*s == ',')
+            s++;
+        else if (*s)
+            return -1;
+    }
+    return n < cap ? n : cap;
+}

@@ -1,0 +1,56 @@
+# memlimit end to end (e2e_memlimit.c): the plugin loaded by the preloaded shim against the fake driver
+# and runtime (2 devices). Included at the end of tests/e2e/CMakeLists.txt.
+if(NOT TARGET memlimit)
+  return()
+endif()
+set(_ml_dir "${PROJECT_SOURCE_DIR}/plugins/memlimit")
+add_executable(e2e_memlimit e2e_memlimit.c "${_ml_dir}/ml_budget.c" "${_ml_dir}/ml_limits.c")
+target_include_directories(e2e_memlimit PRIVATE "${CUSHIM_CUDA_INCLUDE}" "${_ml_dir}"
+  "${PROJECT_SOURCE_DIR}/tests/fake")
+target_compile_options(e2e_memlimit PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-declarations)
+target_link_libraries(e2e_memlimit PRIVATE cushim_fake_cuda cushim_fake_cudart pthread)
+
+set(_ml $<TARGET_FILE:e2e_memlimit>)
+set(_ml_plugin $<TARGET_FILE:memlimit>)
+set(_ml_env "FAKE_CUDA_DEVICES=2" "CUSHIM_LOG=warn")
+# 1 GiB quota on every device: every role's path charged by what the fake allocated, credited on release.
+e2e_test(memlimit_table COMMAND ${_ml} table 1073741824
+  ENV ${_ml_env} "CUSHIM_PLUGINS=${_ml_plugin}:limit=1GiB")
+# Per-device list: device 1's quota only (device 0 unlimited would fail the table's total check, so the
+# table runs on a list naming both).
+e2e_test(memlimit_table_list COMMAND ${_ml} table 536870912
+  ENV ${_ml_env} "CUSHIM_PLUGINS=${_ml_plugin}:limit=0:512MiB\\,1:512MiB")
+e2e_test(memlimit_underflow COMMAND ${_ml} underflow 268435456
+  ENV ${_ml_env} "CUSHIM_PLUGINS=${_ml_plugin}:limit=256MiB")
+# 1 000 000 async alloc/free pairs over 4 threads (200 000 under a sanitizer: same paths, CI time).
+if(CUSHIM_SANITIZE)
+  set(_ml_churn 200000)
+else()
+  set(_ml_churn 1000000)
+endif()
+e2e_test(memlimit_churn COMMAND ${_ml} churn 268435456 ${_ml_churn} 4
+  ENV ${_ml_env} "CUSHIM_PLUGINS=${_ml_plugin}:limit=256MiB")
+set_property(TEST memlimit_churn APPEND PROPERTY LABELS concurrency)
+# HAMi-core's variables alone: the shim loads memlimit by itself (runtime/loader.c).
+e2e_test(memlimit_hami COMMAND ${_ml} hami 3221225472
+  ENV ${_ml_env} "CUDA_DEVICE_MEMORY_LIMIT=3g" "CUDA_DEVICE_MEMORY_LIMIT_1=3G")
+# 16 forked workers on one shared budget, 1000 SIGKILLs at random instants (under a sanitizer, whose
+# fork copies a large shadow: 8 workers, 100 kills).
+if(CUSHIM_SANITIZE)
+  set(_ml_kill 8 100)
+else()
+  set(_ml_kill 16 1000)
+endif()
+e2e_test(memlimit_killloop COMMAND ${_ml} killloop "${E2E_OUT}/memlimit-killloop.region" 3145728 ${_ml_kill}
+  ENV ${_ml_env} "CUSHIM_PLUGINS=${_ml_plugin}:limit=3MiB,budget=${E2E_OUT}/memlimit-killloop.region")
+set_property(TEST memlimit_killloop APPEND PROPERTY LABELS concurrency)
+# 'cushim usage' (table and Prometheus) on a shared budget with a live, then a killed, holder.
+e2e_test(memlimit_usage COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_memlimit_usage.sh" ${_ml} ${_ml_plugin}
+  "${PROJECT_SOURCE_DIR}/tools/cushim" ENV "CUSHIM_LIB=$<TARGET_FILE:cushim>")
+# HAMi's variable beside CUSHIM_PLUGINS naming memlimit (by path): loaded once, not twice (twice would
+# charge every allocation twice and fail the table).
+e2e_test(memlimit_table_hami_dup COMMAND ${_ml} table 1073741824
+  ENV ${_ml_env} "CUDA_DEVICE_MEMORY_LIMIT=1g" "CUSHIM_PLUGINS=${_ml_plugin}:limit=1GiB")
+# CUSHIM_HAMI=0: the variables alone load nothing (the quota check must then fail).
+e2e_test(memlimit_hami_off COMMAND ${_ml} hami 3221225472
+  ENV ${_ml_env} "CUDA_DEVICE_MEMORY_LIMIT=3g" "CUSHIM_HAMI=0" WILL_FAIL)

@@ -1,0 +1,346 @@
+/*
+ * fake_alloc2.c - the fake driver's other allocation paths, for the quota
+ * plugin's tests: pitched memory, memory pools (cuMemAllocFromPoolAsync,
+ * default pools), VMM (cuMemCreate on the device its properties name,
+ * cuMemRelease, retain, shareable-handle import), arrays and mipmapped arrays
+ * (sized from their descriptors), graph memory nodes and IPC handles. All
+ * device memory goes through fake_mem.c, so FAKE_CUDA_MEM bounds it and
+ * fake_cuda_bytes_allocated() tells what is live.
+ *
+ * VMM handles are the memory's address with the top bit set (never equal to
+ * a device pointer); imported handles and IPC mappings have a range of their
+ * own and hold no memory.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_internal.h"
+
+#define FK_VMM_BIT (1ull << 63)
+#define FK_IMPORT_BITS (3ull << 61)
+
+struct CUmemPoolHandle_st {
+    uint32_t magic;
+    int device;
+};
+
+#define FK_MAGIC_POOL 0x706f6f6cu
+
+static struct CUmemPoolHandle_st fk_default_pools[FK_MAX_DEVICES];
+/* Extra references taken by cuMemRetainAllocationHandle (under fk_lock): a release frees at the last. */
+static struct { uint64_t h; int refs; } fk_retained[64];
+
+/* Drop one extra reference of 'h' if it has one: 1, else 0. */
+static int fk_unretain(uint64_t h)
+{
+    int done = 0;
+    pthread_mutex_lock(&fk_lock);
+    for (int i = 0; i < 64 && !done; i++)
+        if (fk_retained[i].h == h && fk_retained[i].refs > 0) {
+            if (--fk_retained[i].refs == 0)
+                fk_retained[i].h = 0;
+            done = 1;
+        }
+    pthread_mutex_unlock(&fk_lock);
+    return done;
+}
+static _Atomic uint64_t fk_import_seq;
+
+CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height,
+                            unsigned int ElementSizeBytes)
+{
+    FAKE_ENTER(cuMemAllocPitch_v2);
+    void *p = NULL;
+    size_t pitch;
+    if (dptr == NULL || pPitch == NULL || WidthInBytes == 0 || Height == 0 ||
+        (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16))
+        return CUDA_ERROR_INVALID_VALUE;
+    pitch = (WidthInBytes + 511) / 512 * 512;
+    CUresult r = fk_mem_alloc_on(&p, pitch * Height, -1);
+    if (r == CUDA_SUCCESS) {
+        *dptr = (CUdeviceptr)(uintptr_t)p;
+        *pPitch = pitch;
+    }
+    return r;
+}
+
+/* ---- pools --------------------------------------------------------------- */
+CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)
+{
+    FAKE_ENTER(cuDeviceGetDefaultMemPool);
+    FK_REQUIRE_INIT();
+    if (pool_out == NULL || dev < 0 || dev >= fk_device_count())
+        return CUDA_ERROR_INVALID_VALUE;
+    fk_default_pools[dev].magic = FK_MAGIC_POOL;
+    fk_default_pools[dev].device = dev;
+    *pool_out = &fk_default_pools[dev];
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps)
+{
+    FAKE_ENTER(cuMemPoolCreate);
+    FK_REQUIRE_INIT();
+    if (pool == NULL || poolProps == NULL || poolProps->location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+        poolProps->location.id < 0 || poolProps->location.id >= fk_device_count())
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUmemPoolHandle_st *p = fk_obj_alloc(sizeof *p);
+    if (p == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    p->magic = FK_MAGIC_POOL;
+    p->device = poolProps->location.id;
+    *pool = p;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemPoolDestroy(CUmemoryPool pool)
+{
+    FAKE_ENTER(cuMemPoolDestroy);
+    if (pool == NULL || pool->magic != FK_MAGIC_POOL)
+        return CUDA_ERROR_INVALID_VALUE;
+    pool->magic = 0;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
+{
+    FAKE_ENTER(cuMemPoolTrimTo);
+    (void)minBytesToKeep;
+    return pool != NULL && pool->magic == FK_MAGIC_POOL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult fk_from_pool(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream s)
+{
+    void *p = NULL;
+    CUresult r;
+    if (dptr == NULL || pool == NULL || pool->magic != FK_MAGIC_POOL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((r = fk_stream_check(s)) != CUDA_SUCCESS)
+        return r;
+    r = fk_mem_alloc_on(&p, bytesize, pool->device);
+    if (r == CUDA_SUCCESS)
+        *dptr = (CUdeviceptr)(uintptr_t)p;
+    return r;
+}
+
+CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)
+{
+    FAKE_ENTER(cuMemAllocFromPoolAsync);
+    return fk_from_pool(dptr, bytesize, pool, hStream);
+}
+
+CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)
+{
+    FAKE_ENTER(cuMemAllocFromPoolAsync_ptsz);
+    return fk_from_pool(dptr, bytesize, pool, hStream);
+}
+
+/* ---- VMM ------------------------------------------------------------------ */
+CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop,
+                     unsigned long long flags)
+{
+    FAKE_ENTER(cuMemCreate);
+    void *p = NULL;
+    (void)flags;
+    if (handle == NULL || prop == NULL || prop->type != CU_MEM_ALLOCATION_TYPE_PINNED ||
+        prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE || size == 0 || size % (2u << 20))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (prop->location.id < 0 || prop->location.id >= fk_device_count())
+        return CUDA_ERROR_INVALID_DEVICE;
+    CUresult r = fk_mem_alloc_on(&p, size, prop->location.id);
+    if (r == CUDA_SUCCESS)
+        *handle = (CUmemGenericAllocationHandle)(uintptr_t)p | FK_VMM_BIT;
+    return r;
+}
+
+CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
+{
+    FAKE_ENTER(cuMemRelease);
+    if ((handle & FK_IMPORT_BITS) == FK_IMPORT_BITS)
+        return CUDA_SUCCESS;   /* an imported handle holds no memory of ours */
+    if (!(handle & FK_VMM_BIT))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (fk_unretain(handle))
+        return CUDA_SUCCESS;
+    return fk_mem_free_dev((uintptr_t)(handle & ~FK_VMM_BIT));
+}
+
+/* The fake maps nothing: 'addr' is taken to be the memory of a handle (handle without its top bit). */
+CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
+{
+    FAKE_ENTER(cuMemRetainAllocationHandle);
+    if (handle == NULL || addr == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t h = (CUmemGenericAllocationHandle)(uintptr_t)addr | FK_VMM_BIT;
+    int i, free_i = -1;
+    pthread_mutex_lock(&fk_lock);
+    for (i = 0; i < 64; i++) {
+        if (fk_retained[i].h == h)
+            break;
+        if (fk_retained[i].h == 0 && free_i < 0)
+            free_i = i;
+    }
+    if (i == 64)
+        i = free_i;
+    if (i >= 0) {
+        fk_retained[i].h = h;
+        fk_retained[i].refs++;
+    }
+    pthread_mutex_unlock(&fk_lock);
+    if (i < 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *handle = h;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *osHandle,
+                                        CUmemAllocationHandleType shHandleType)
+{
+    FAKE_ENTER(cuMemImportFromShareableHandle);
+    (void)osHandle;
+    (void)shHandleType;
+    if (handle == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    *handle = FK_IMPORT_BITS | (atomic_fetch_add(&fk_import_seq, 1) + 1);
+    return CUDA_SUCCESS;
+}
+
+/* ---- IPC: a mapping is a small block of its own, holding no device memory ---- */
+CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr)
+{
+    FAKE_ENTER(cuIpcGetMemHandle);
+    if (pHandle == NULL || dptr == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(pHandle, 0, sizeof *pHandle);
+    memcpy(pHandle->reserved, &dptr, sizeof dptr);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags)
+{
+    FAKE_ENTER(cuIpcOpenMemHandle_v2);
+    (void)handle;
+    (void)Flags;
+    if (pdptr == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    void *m = malloc(64);
+    if (m == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *pdptr = (CUdeviceptr)(uintptr_t)m;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
+{
+    FAKE_ENTER(cuIpcCloseMemHandle);
+    if (dptr == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    free((void *)(uintptr_t)dptr);
+    return CUDA_SUCCESS;
+}
+
+/* ---- arrays: the memory the descriptor asks for, one element per channel byte size ---- */
+static size_t fk_fmt_bytes(CUarray_format f)
+{
+    switch ((int)f) {
+    case 0x01: case 0x08: return 1;
+    case 0x02: case 0x09: case 0x10: return 2;
+    default: return 4;
+    }
+}
+
+static CUresult fk_array(CUarray *out, size_t w, size_t h, size_t d, CUarray_format f, unsigned ch, unsigned levels)
+{
+    size_t bytes = 0;
+    void *p = NULL;
+    if (out == NULL || w == 0 || ch == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned l = 0; l < (levels ? levels : 1); l++) {
+        size_t lw = w >> l ? w >> l : 1, lh = h ? (h >> l ? h >> l : 1) : 1, ld = d ? (d >> l ? d >> l : 1) : 1;
+        bytes += lw * lh * ld * ch * fk_fmt_bytes(f);
+    }
+    CUresult r = fk_mem_alloc_on(&p, bytes, -1);
+    if (r == CUDA_SUCCESS)
+        *out = (CUarray)p;
+    return r;
+}
+
+CUresult cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *d)
+{
+    FAKE_ENTER(cuArrayCreate_v2);
+    if (d == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    return fk_array(pHandle, d->Width, d->Height, 0, d->Format, d->NumChannels, 1);
+}
+
+/* The legacy export: 32-bit fields (CUDA_ARRAY_DESCRIPTOR_v1). */
+CUresult cuArrayCreate(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR_v1 *d)
+{
+    FAKE_ENTER(cuArrayCreate);
+    if (d == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    return fk_array(pHandle, d->Width, d->Height, 0, d->Format, d->NumChannels, 1);
+}
+
+CUresult cuArray3DCreate_v2(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *d)
+{
+    FAKE_ENTER(cuArray3DCreate_v2);
+    if (d == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    return fk_array(pHandle, d->Width, d->Height, d->Depth, d->Format, d->NumChannels, 1);
+}
+
+CUresult cuArrayDestroy(CUarray hArray)
+{
+    FAKE_ENTER(cuArrayDestroy);
+    return fk_mem_free_dev((uintptr_t)hArray);
+}
+
+CUresult cuMipmappedArrayCreate(CUmipmappedArray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *d, unsigned int levels)
+{
+    FAKE_ENTER(cuMipmappedArrayCreate);
+    if (d == NULL || levels == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    return fk_array((CUarray *)pHandle, d->Width, d->Height, d->Depth, d->Format, d->NumChannels, levels);
+}
+
+CUresult cuMipmappedArrayDestroy(CUmipmappedArray h)
+{
+    FAKE_ENTER(cuMipmappedArrayDestroy);
+    return fk_mem_free_dev((uintptr_t)h);
+}
+
+/* ---- graph memory nodes: allocated when the node is added (the fake runs no graphs) ---- */
+CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+                                size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams)
+{
+    FAKE_ENTER(cuGraphAddMemAllocNode);
+    void *p = NULL;
+    (void)hGraph;
+    (void)dependencies;
+    (void)numDependencies;
+    if (phGraphNode == NULL || nodeParams == NULL ||
+        nodeParams->poolProps.location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fk_mem_alloc_on(&p, nodeParams->bytesize, nodeParams->poolProps.location.id);
+    if (r != CUDA_SUCCESS)
+        return r;
+    nodeParams->dptr = (CUdeviceptr)(uintptr_t)p;
+    *phGraphNode = fk_obj_alloc(16);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+                               size_t numDependencies, CUdeviceptr dptr)
+{
+    FAKE_ENTER(cuGraphAddMemFreeNode);
+    (void)hGraph;
+    (void)dependencies;
+    (void)numDependencies;
+    if (phGraphNode == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fk_mem_free_dev((uintptr_t)dptr);
+    if (r == CUDA_SUCCESS)
+        *phGraphNode = fk_obj_alloc(16);
+    return r;
+}

@@ -1,0 +1,213 @@
+/*
+ * fake_cudart_alloc.c - the fake runtime's other allocation paths (pitched and
+ * 3D memory, arrays, mipmapped arrays, pools, page-locked host memory, IPC) and
+ * cudaGetDeviceProperties, each made of the driver calls the real runtime
+ * makes, reached through cuGetProcAddress like the rest of the fake runtime.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_cudart_internal.h"
+
+#define FRT_HIDDEN __attribute__((visibility("hidden")))
+FRT_HIDDEN cudaError_t frt_ext_context(void);
+FRT_HIDDEN void *frt_ext_resolve(const char *name);
+FRT_HIDDEN cudaError_t frt_ext_ret(CUresult r);
+FRT_HIDDEN int frt_ext_device(void);
+
+#define FRA_CTX()                                  \
+    do {                                           \
+        cudaError_t e_ = frt_ext_context();        \
+        if (e_ != cudaSuccess)                     \
+            return e_;                             \
+    } while (0)
+/* The driver function 'name' as a pointer of type 'type', or fail with cudaErrorInsufficientDriver. */
+#define FRA_FN(type, var, name)                                  \
+    type var = (type)frt_ext_resolve(name);                      \
+    if (var == NULL)                                             \
+        return cudaErrorInsufficientDriver
+
+static size_t fra_chan_bytes(const struct cudaChannelFormatDesc *d)
+{
+    int bits = d->x + d->y + d->z + d->w;
+    return bits > 0 ? (size_t)(bits + 7) / 8 : 4;
+}
+
+/* The driver array format and channels for a channel description (whole bytes per channel). */
+static void fra_format(const struct cudaChannelFormatDesc *d, CUarray_format *f, unsigned *ch)
+{
+    size_t b = fra_chan_bytes(d);
+    unsigned n = (d->x > 0) + (d->y > 0) + (d->z > 0) + (d->w > 0);
+    *ch = n ? n : 1;
+    b /= *ch;
+    *f = b == 1 ? CU_AD_FORMAT_UNSIGNED_INT8 : b == 2 ? CU_AD_FORMAT_UNSIGNED_INT16 : CU_AD_FORMAT_UNSIGNED_INT32;
+}
+
+cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
+{
+    FRT_ENTER(cudaMallocPitch);
+    FRA_FN(__typeof__(&cuMemAllocPitch_v2), fn, "cuMemAllocPitch");
+    CUdeviceptr p = 0;
+    if (devPtr == NULL || pitch == NULL)
+        return cudaErrorInvalidValue;
+    FRA_CTX();
+    CUresult r = fn(&p, pitch, width, height, 4);
+    *devPtr = r == CUDA_SUCCESS ? (void *)(uintptr_t)p : NULL;
+    return frt_ext_ret(r);
+}
+
+cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent extent)
+{
+    FRT_ENTER(cudaMalloc3D);
+    FRA_FN(__typeof__(&cuMemAllocPitch_v2), fn, "cuMemAllocPitch");
+    CUdeviceptr p = 0;
+    size_t pitch = 0, rows = (extent.height ? extent.height : 1) * (extent.depth ? extent.depth : 1);
+    if (pitchedDevPtr == NULL)
+        return cudaErrorInvalidValue;
+    FRA_CTX();
+    CUresult r = fn(&p, &pitch, extent.width, rows, 4);
+    if (r == CUDA_SUCCESS)
+        *pitchedDevPtr = make_cudaPitchedPtr((void *)(uintptr_t)p, pitch, extent.width, extent.height);
+    return frt_ext_ret(r);
+}
+
+cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, size_t width,
+                            size_t height, unsigned int flags)
+{
+    FRT_ENTER(cudaMallocArray);
+    FRA_FN(__typeof__(&cuArrayCreate_v2), fn, "cuArrayCreate");
+    CUDA_ARRAY_DESCRIPTOR d;
+    (void)flags;
+    if (array == NULL || desc == NULL)
+        return cudaErrorInvalidValue;
+    FRA_CTX();
+    memset(&d, 0, sizeof d);
+    d.Width = width;
+    d.Height = height;
+    fra_format(desc, &d.Format, &d.NumChannels);
+    return frt_ext_ret(fn((CUarray *)array, &d));
+}
+
+cudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent,
+                              unsigned int flags)
+{
+    FRT_ENTER(cudaMalloc3DArray);
+    FRA_FN(__typeof__(&cuArray3DCreate_v2), fn, "cuArray3DCreate");
+    CUDA_ARRAY3D_DESCRIPTOR d;
+    if (array == NULL || desc == NULL)
+        return cudaErrorInvalidValue;
+    FRA_CTX();
+    memset(&d, 0, sizeof d);
+    d.Width = extent.width;
+    d.Height = extent.height;
+    d.Depth = extent.depth;
+    d.Flags = flags;
+    fra_format(desc, &d.Format, &d.NumChannels);
+    return frt_ext_ret(fn((CUarray *)array, &d));
+}
+
+cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedArray, const struct cudaChannelFormatDesc *desc,
+                                     struct cudaExtent extent, unsigned int numLevels, unsigned int flags)
+{
+    FRT_ENTER(cudaMallocMipmappedArray);
+    FRA_FN(__typeof__(&cuMipmappedArrayCreate), fn, "cuMipmappedArrayCreate");
+    CUDA_ARRAY3D_DESCRIPTOR d;
+    if (mipmappedArray == NULL || desc == NULL)
+        return cudaErrorInvalidValue;
+    FRA_CTX();
+    memset(&d, 0, sizeof d);
+    d.Width = extent.width;
+    d.Height = extent.height;
+    d.Depth = extent.depth;
+    d.Flags = flags;
+    fra_format(desc, &d.Format, &d.NumChannels);
+    return frt_ext_ret(fn((CUmipmappedArray *)mipmappedArray, &d, numLevels));
+}
+
+cudaError_t cudaFreeArray(cudaArray_t array)
+{
+    FRT_ENTER(cudaFreeArray);
+    FRA_FN(__typeof__(&cuArrayDestroy), fn, "cuArrayDestroy");
+    if (array == NULL)
+        return cudaSuccess;
+    return frt_ext_ret(fn((CUarray)array));
+}
+
+cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t m)
+{
+    FRT_ENTER(cudaFreeMipmappedArray);
+    FRA_FN(__typeof__(&cuMipmappedArrayDestroy), fn, "cuMipmappedArrayDestroy");
+    if (m == NULL)
+        return cudaSuccess;
+    return frt_ext_ret(fn((CUmipmappedArray)m));
+}
+
+cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
+{
+    FRT_ENTER(cudaHostAlloc);
+    FRA_FN(__typeof__(&cuMemHostAlloc), fn, "cuMemHostAlloc");
+    if (pHost == NULL)
+        return cudaErrorInvalidValue;
+    FRA_CTX();
+    return frt_ext_ret(fn(pHost, size, flags));
+}
+
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device)
+{
+    FRT_ENTER(cudaDeviceGetDefaultMemPool);
+    FRA_FN(__typeof__(&cuDeviceGetDefaultMemPool), fn, "cuDeviceGetDefaultMemPool");
+    return frt_ext_ret(fn((CUmemoryPool *)memPool, device));
+}
+
+cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream)
+{
+    FRT_ENTER(cudaMallocFromPoolAsync);
+    FRA_FN(__typeof__(&cuMemAllocFromPoolAsync), fn, "cuMemAllocFromPoolAsync");
+    CUdeviceptr p = 0;
+    if (ptr == NULL)
+        return cudaErrorInvalidValue;
+    FRA_CTX();
+    CUresult r = fn(&p, size, (CUmemoryPool)memPool, (CUstream)stream);
+    *ptr = r == CUDA_SUCCESS ? (void *)(uintptr_t)p : NULL;
+    return frt_ext_ret(r);
+}
+
+cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags)
+{
+    FRT_ENTER(cudaIpcOpenMemHandle);
+    FRA_FN(__typeof__(&cuIpcOpenMemHandle_v2), fn, "cuIpcOpenMemHandle");
+    CUipcMemHandle h;
+    CUdeviceptr p = 0;
+    if (devPtr == NULL)
+        return cudaErrorInvalidValue;
+    FRA_CTX();
+    memcpy(&h, &handle, sizeof h);
+    CUresult r = fn(&p, h, flags);
+    *devPtr = r == CUDA_SUCCESS ? (void *)(uintptr_t)p : NULL;
+    return frt_ext_ret(r);
+}
+
+cudaError_t cudaIpcCloseMemHandle(void *devPtr)
+{
+    FRT_ENTER(cudaIpcCloseMemHandle);
+    FRA_FN(__typeof__(&cuIpcCloseMemHandle), fn, "cuIpcCloseMemHandle");
+    return frt_ext_ret(fn((CUdeviceptr)(uintptr_t)devPtr));
+}
+
+cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
+{
+    FRT_ENTER(cudaGetDeviceProperties);
+    FRA_FN(__typeof__(&cuDeviceTotalMem_v2), total, "cuDeviceTotalMem");
+    FRA_FN(__typeof__(&cuDeviceGetName), name, "cuDeviceGetName");
+    size_t t = 0;
+    CUresult r;
+    if (prop == NULL)
+        return cudaErrorInvalidValue;
+    memset(prop, 0, sizeof *prop);
+    r = name(prop->name, (int)sizeof prop->name, device);
+    if (r == CUDA_SUCCESS)
+        r = total(&t, device);
+    prop->totalGlobalMem = t;
+    prop->major = 9;
+    return frt_ext_ret(r);
+}

@@ -1,0 +1,329 @@
+/*
+ * ml_unit_test.c - memlimit's host-free parts (plugins/memlimit): byte sizes and
+ * limit lists, HAMi-core's environment with HAMi's meanings, CUDA_VISIBLE_DEVICES,
+ * budget names; the budget region: threads each holding a slot of one shared
+ * region race for the last bytes and the granted total never passes the limit,
+ * credits never go below zero, a SIGKILLed owner's slot is reclaimed, a file that
+ * is not a region is never touched; the pointer table through a million puts and
+ * takes.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <pthread.h>
+#include <sched.h>
+
+#include "ml_budget.h"
+#include "ml_limits.h"
+#include "ml_table.h"
+
+static void test_bytes(void **state)
+{
+    uint64_t v;
+    (void)state;
+    assert_int_equal(ml_parse_bytes("4096", &v), 0);
+    assert_int_equal(v, 4096);
+    assert_int_equal(ml_parse_bytes("8GiB", &v), 0);
+    assert_int_equal(v, 8ull << 30);
+    assert_int_equal(ml_parse_bytes("512M", &v), 0);
+    assert_int_equal(v, 512ull << 20);
+    assert_int_equal(ml_parse_bytes("1.5G", &v), 0);
+    assert_int_equal(v, 3ull << 29);
+    assert_int_equal(ml_parse_bytes("8gb", &v), 0);
+    assert_int_equal(v, 8ull << 30);
+    assert_int_equal(ml_parse_bytes("0x1000", &v), 0);
+    assert_int_equal(v, 4096);
+    assert_int_equal(ml_parse_bytes("", &v), -1);
+    assert_int_equal(ml_parse_bytes("-1G", &v), -1);
+    assert_int_equal(ml_parse_bytes("8XB", &v), -1);
+    assert_int_equal(ml_parse_bytes("99999999999T", &v), -1);
+}
+
+static void test_spec(void **state)
+{
+    ml_limits l;
+    char err[256];
+    (void)state;
+    memset(&l, 0, sizeof l);
+    assert_int_equal(ml_parse_spec("8GiB", &l, err, sizeof err), 0);
+    assert_int_equal(ml_limit_of(&l, 0), 8ull << 30);
+    assert_int_equal(ml_limit_of(&l, 5), 8ull << 30);
+    memset(&l, 0, sizeof l);
+    assert_int_equal(ml_parse_spec("0:8GiB,1:4GiB", &l, err, sizeof err), 0);
+    assert_int_equal(ml_limit_of(&l, 0), 8ull << 30);
+    assert_int_equal(ml_limit_of(&l, 1), 4ull << 30);
+    assert_int_equal(ml_limit_of(&l, 2), 0);
+    memset(&l, 0, sizeof l);
+    assert_int_equal(ml_parse_spec("1:1G,*:2G", &l, err, sizeof err), 0);
+    assert_int_equal(ml_limit_of(&l, 1), 1ull << 30);
+    assert_int_equal(ml_limit_of(&l, 3), 2ull << 30);
+    assert_int_equal(ml_parse_spec("x:1G", &l, err, sizeof err), -1);
+    assert_non_null(strstr(err, "bad device 'x'"));
+    assert_int_equal(ml_parse_spec("16:1G", &l, err, sizeof err), -1);
+    assert_int_equal(ml_parse_spec("0:lots", &l, err, sizeof err), -1);
+    assert_non_null(strstr(err, "bad size 'lots'"));
+}
+
+static const char *fake_env[16][2];
+static const char *get(const char *name)
+{
+    for (int i = 0; i < 16 && fake_env[i][0]; i++)
+        if (!strcmp(fake_env[i][0], name))
+            return fake_env[i][1];
+    return NULL;
+}
+
+static void test_hami_values(void **state)
+{
+    (void)state;
+    /* HAMi: digits (strtoul base 0) with one optional suffix letter G/M/K, either case */
+    assert_int_equal(ml_hami_value("4G"), 4ull << 30);
+    assert_int_equal(ml_hami_value("4g"), 4ull << 30);
+    assert_int_equal(ml_hami_value("3000m"), 3000ull << 20);
+    assert_int_equal(ml_hami_value("1024k"), 1ull << 20);
+    assert_int_equal(ml_hami_value("1048576"), 1ull << 20);
+    assert_int_equal(ml_hami_value("0x100000"), 1ull << 20);
+    assert_int_equal(ml_hami_value("0"), 0);   /* 0: no limit */
+    assert_int_equal(ml_hami_value(""), 0);
+    assert_int_equal(ml_hami_value(NULL), 0);
+    assert_int_equal(ml_hami_value("4GiB"), 0);   /* not HAMi syntax: refused, not read as 4 bytes */
+    assert_int_equal(ml_hami_value("-4G"), 0);
+    assert_int_equal(ml_hami_value("99999999999999999999G"), 0);
+}
+
+static void test_hami_env(void **state)
+{
+    ml_limits l;
+    (void)state;
+    memset(&l, 0, sizeof l);
+    memset(fake_env, 0, sizeof fake_env);
+    assert_int_equal(ml_from_hami_env(get, &l), 0);
+    assert_int_equal(l.any, 0);
+    fake_env[0][0] = "CUDA_DEVICE_MEMORY_LIMIT";
+    fake_env[0][1] = "2G";
+    fake_env[1][0] = "CUDA_DEVICE_MEMORY_LIMIT_1";
+    fake_env[1][1] = "1g";
+    fake_env[2][0] = "CUDA_DEVICE_MEMORY_LIMIT_3";
+    fake_env[2][1] = "0";   /* 0 per device: falls back to the general limit, as in HAMi */
+    assert_int_equal(ml_from_hami_env(get, &l), 1);
+    assert_int_equal(ml_limit_of(&l, 0), 2ull << 30);
+    assert_int_equal(ml_limit_of(&l, 1), 1ull << 30);
+    assert_int_equal(ml_limit_of(&l, 3), 2ull << 30);
+    memset(&l, 0, sizeof l);
+    memset(fake_env, 0, sizeof fake_env);
+    fake_env[0][0] = "CUDA_DEVICE_MEMORY_LIMIT_0";
+    fake_env[0][1] = "512m";
+    assert_int_equal(ml_from_hami_env(get, &l), 1);
+    assert_int_equal(ml_limit_of(&l, 0), 512ull << 20);
+    assert_int_equal(ml_limit_of(&l, 1), 0);
+}
+
+static void test_visible(void **state)
+{
+    int map[16];
+    (void)state;
+    assert_int_equal(ml_visible_devices(NULL, map, 16), 0);
+    assert_int_equal(ml_visible_devices("", map, 16), 0);
+    assert_int_equal(ml_visible_devices("2,0", map, 16), 2);
+    assert_int_equal(map[0], 2);
+    assert_int_equal(map[1], 0);
+    assert_int_equal(ml_visible_devices(" 3 , 1 ", map, 16), 2);
+    assert_int_equal(map[0], 3);
+    assert_int_equal(ml_visible_devices("GPU-1234-abcd", map, 16), -1);
+}
+
+static void test_budget_names(void **state)
+{
+    char p[256];
+    (void)state;
+    assert_int_equal(ml_budget_path("tenant-a", p, sizeof p), 0);
+    assert_string_equal(p, "/dev/shm/cushim-budget-tenant-a");
+    assert_int_equal(ml_budget_path("/tmp/x.cache", p, sizeof p), 0);
+    assert_string_equal(p, "/tmp/x.cache");
+    assert_int_equal(ml_budget_path("../etc", p, sizeof p), -1);
+    assert_int_equal(ml_budget_path("a/b", p, sizeof p), -1);
+    assert_int_equal(ml_budget_path("", p, sizeof p), -1);
+}
+
+static char region[256];
+
+static void fresh_region(void)
+{
+    snprintf(region, sizeof region, "%s/ml_unit.%d.region", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             (int)getpid());
+    unlink(region);
+}
+
+#define RACE_LIMIT (1u << 20)
+static _Atomic uint64_t granted;
+static _Atomic int over;
+
+static void *racer(void *arg)
+{
+    ml_budget b;
+    char err[256];
+    unsigned seed = (unsigned)(uintptr_t)arg;
+    (void)arg;
+    if (ml_budget_open(&b, region, err, sizeof err) != 0) {
+        atomic_fetch_add(&over, 1000);
+        return NULL;
+    }
+    for (int i = 0; i < 20000; i++) {
+        uint64_t n = 1 + rand_r(&seed) % (RACE_LIMIT / 4);
+        if (ml_budget_charge(&b, 0, n, RACE_LIMIT) == 0) {
+            /* counted only between the grant and the credit: never above the limit */
+            if (atomic_fetch_add(&granted, n) + n > RACE_LIMIT)
+                atomic_fetch_add(&over, 1);
+            sched_yield();   /* hold it a moment: grants overlap */
+            atomic_fetch_sub(&granted, n);
+            ml_budget_credit(&b, 0, n);
+        }
+    }
+    ml_budget_close(&b);
+    return NULL;
+}
+
+static void test_budget_race(void **state)
+{
+    pthread_t t[8];
+    ml_budget b;
+    char err[256];
+    (void)state;
+    fresh_region();
+    for (int i = 0; i < 8; i++)
+        pthread_create(&t[i], NULL, racer, (void *)(uintptr_t)(i + 1));
+    for (int i = 0; i < 8; i++)
+        pthread_join(t[i], NULL);
+    assert_int_equal(atomic_load(&over), 0);
+    assert_int_equal(ml_budget_open(&b, region, err, sizeof err), 0);
+    assert_int_equal(ml_budget_used(&b, 0), 0);
+    /* the whole limit is there, and one byte more is not */
+    assert_int_equal(ml_budget_charge(&b, 0, RACE_LIMIT, RACE_LIMIT), 0);
+    assert_int_equal(ml_budget_charge(&b, 0, 1, RACE_LIMIT), -1);
+    /* credits never take a slot below zero */
+    ml_budget_credit(&b, 0, 2 * (uint64_t)RACE_LIMIT);
+    assert_int_equal(ml_budget_used(&b, 0), 0);
+    ml_budget_close(&b);
+    unlink(region);
+}
+
+static void test_budget_dead_owner(void **state)
+{
+    ml_budget b;
+    char err[256];
+    int fds[2];
+    pid_t pid;
+    char c;
+    (void)state;
+    fresh_region();
+    assert_int_equal(pipe(fds), 0);
+    pid = fork();
+    if (pid == 0) {
+        ml_budget cb;
+        if (ml_budget_open(&cb, region, err, sizeof err) != 0 || ml_budget_charge(&cb, 0, 1000, 1000) != 0)
+            _exit(1);
+        (void)!write(fds[1], "x", 1);
+        pause();   /* killed holding its charge and its slot */
+        _exit(0);
+    }
+    assert_int_equal(read(fds[0], &c, 1), 1);
+    assert_int_equal(ml_budget_open(&b, region, err, sizeof err), 0);
+    assert_int_equal(ml_budget_used(&b, 0), 1000);
+    assert_int_equal(ml_budget_charge(&b, 0, 1, 1000), -1);   /* the owner is alive: the budget is full */
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    /* the dead owner's lock is gone: its charge is reclaimed when room is needed */
+    assert_int_equal(ml_budget_charge(&b, 0, 1000, 1000), 0);
+    assert_int_equal(ml_budget_used(&b, 0), 1000);
+    for (uint32_t i = 0; i < atomic_load(&b.r->hiwater); i++)
+        if ((int)i != b.slot)
+            assert_int_equal(atomic_load(&b.r->slots[i].pid), 0);
+    ml_budget_close(&b);
+    close(fds[0]);
+    close(fds[1]);
+    unlink(region);
+}
+
+static void test_budget_foreign_file(void **state)
+{
+    ml_budget b;
+    char err[256], buf[64];
+    FILE *f;
+    (void)state;
+    fresh_region();
+    f = fopen(region, "w");
+    assert_non_null(f);
+    fputs("HAMi-core's own cache, not ours", f);
+    fclose(f);
+    assert_int_equal(ml_budget_open(&b, region, err, sizeof err), -1);   /* refused; a private budget */
+    assert_non_null(strstr(err, "not a cushim budget region"));
+    assert_non_null(b.r);
+    assert_int_equal(ml_budget_charge(&b, 0, 10, 100), 0);
+    ml_budget_close(&b);
+    f = fopen(region, "r");
+    assert_non_null(fgets(buf, sizeof buf, f));
+    fclose(f);
+    assert_string_equal(buf, "HAMi-core's own cache, not ours");   /* untouched */
+    unlink(region);
+}
+
+static void test_table(void **state)
+{
+    ml_table t;
+    ml_rec r, out;
+    (void)state;
+    ml_table_init(&t);
+    memset(&r, 0, sizeof r);
+    for (uint64_t i = 1; i <= 1000000; i++) {
+        r.key = 0x7f0000000000ull + (i % 977) * 4096 + (i & 1) * 64;
+        r.bytes = i;
+        r.refs = 1;
+        assert_int_equal(ml_table_put(&t, &r, NULL), 0);
+        if (i % 3 != 0)
+            assert_int_equal(ml_table_take(&t, 0, r.key, &out), 1);
+    }
+    /* whatever is left is found, each exactly once, and the table empties */
+    while (ml_table_count(&t) > 0) {
+        size_t before = ml_table_count(&t);
+        for (size_t i = 0; i < t.cap; i++)
+            if (t.cells[i].key) {
+                assert_int_equal(ml_table_take(&t, t.cells[i].ns, t.cells[i].key, &out), 1);
+                break;
+            }
+        assert_int_equal(ml_table_count(&t), before - 1);
+    }
+    /* namespaces: a VMM handle and a pointer with the same value are two records */
+    r.key = 42;
+    r.ns = 0;
+    ml_table_put(&t, &r, NULL);
+    r.ns = 1;
+    r.refs = 2;
+    ml_table_put(&t, &r, NULL);
+    assert_int_equal(ml_table_release(&t, 1, 42, &out), 1);   /* one reference dropped */
+    assert_int_equal(ml_table_release(&t, 1, 42, &out), 2);   /* the last: removed */
+    assert_int_equal(ml_table_release(&t, 1, 42, &out), 0);
+    assert_int_equal(ml_table_take(&t, 0, 42, &out), 1);
+    ml_table_free(&t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bytes),         cmocka_unit_test(test_spec),
+        cmocka_unit_test(test_hami_values),   cmocka_unit_test(test_hami_env),
+        cmocka_unit_test(test_visible),       cmocka_unit_test(test_budget_names),
+        cmocka_unit_test(test_budget_race),   cmocka_unit_test(test_budget_dead_owner),
+        cmocka_unit_test(test_budget_foreign_file), cmocka_unit_test(test_table),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
