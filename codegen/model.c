@@ -95,7 +95,8 @@ static char *md_strip_suffixes(const char *name, int library, int *pt)
         *pt = PT_PTSZ;
         b[n -= 5] = 0;
     }
-    if (library == LIB_DRIVER) {
+    (void)library;   /* both libraries version their exports as <base>_v<N> */
+    {
         i = n;
         while (i > 0 && isdigit((unsigned char)b[i - 1]))
             i--;

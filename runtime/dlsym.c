@@ -253,6 +253,10 @@ void *dl_decide(void *handle, const char *name, const char *version, void *calle
         *fwd = glibc;
         return NULL;
     }
+    /* The drop-in is libcuda only: its runtime wrappers are linked in but hidden, and
+       libcudart's own functions are handed out untouched (forwarded). */
+    if (cushim_gen_apis[idx].library != CUSHIM_LIB_DRIVER && rl_is_dropin())
+        return NULL;
     uint32_t id = cushim_gen_apis[idx].id;
     rt_init();
     *fwd = NULL;
