@@ -20,13 +20,12 @@ typedef struct em_file {
     ut_buf b;
 } em_file;
 
-enum { EM_IDS, EM_PARAMS, EM_HEADERS, EM_DRV, EM_RT, EM_META, EM_PA, EM_RESULTS, EM_APIS_TSV, EM_PA_TSV,
-       EM_NFILES };
+enum { EM_IDS, EM_PARAMS, EM_HEADERS, EM_META, EM_PA, EM_RESULTS, EM_APIS_TSV, EM_PA_TSV, EM_LIBS,
+       EM_FIXED, EM_NFILES = EM_FIXED + CG_MAX_LIBS };   /* then one X-macro list per library */
 
-static const char *em_names[EM_NFILES] = {
-    "cushim_api_ids.h", "cushim_params.h", "cushim_cuda_headers.h", "cushim_driver_apis.inc",
-    "cushim_runtime_apis.inc", "cushim_meta.c", "cushim_procaddr.inc", "cushim_results.inc", "apis.tsv",
-    "procaddr.tsv",
+static const char *em_names[EM_FIXED] = {
+    "cushim_api_ids.h", "cushim_params.h", "cushim_cuda_headers.h", "cushim_meta.c", "cushim_procaddr.inc",
+    "cushim_results.inc", "apis.tsv", "procaddr.tsv", "cushim_libs.inc",
 };
 
 static void em_banner(ut_buf *b, const cg_model *m, int hash)
@@ -79,7 +78,15 @@ static void em_headers(ut_buf *b, const cg_model *m)
 {
     em_banner(b, m, 0);
     ut_puts(b, "#ifndef CUSHIM_GEN_CUDA_HEADERS_H\n#define CUSHIM_GEN_CUDA_HEADERS_H\n\n");
-    ut_puts(b, "#ifndef __CUDA_API_VERSION_INTERNAL\n#define __CUDA_API_VERSION_INTERNAL\n#endif\n\n");
+    for (int l = 0; l < m->nlibs; l++)
+        for (int i = 0; i < m->libs[l].ndefines; i++) {
+            const char *d = m->libs[l].defines[i], *eq = strchr(d, '=');
+            if (!ld_define_first(m, l, i))
+                continue;
+            ut_bprintf(b, "#ifndef %.*s\n", eq ? (int)(eq - d) : (int)strlen(d), d);
+            ps_put_define(b, d);
+            ut_puts(b, "#endif\n\n");
+        }
     for (int i = 0; i < m->nheaders; i++) {
         if (ps_prereq(m->headers[i]))
             ut_bprintf(b, "#include <%s> /* %s uses it without including it */\n", ps_prereq(m->headers[i]),
@@ -121,9 +128,11 @@ static void em_params(ut_buf *b, const cg_model *m)
     ut_puts(b, "\n#endif\n");
 }
 
+static const cg_model *em_model;
+
 static const char *em_retkind(int k)
 {
-    return k == RET_CURESULT ? "CUSHIM_RET_CURESULT" : k == RET_CUDAERROR ? "CUSHIM_RET_CUDAERROR" : "CUSHIM_RET_OTHER";
+    return ld_retkind_name(em_model, k);
 }
 
 static void em_xmacro(ut_buf *b, const cg_model *m, int lib)
@@ -225,7 +234,7 @@ static void em_meta(ut_buf *b, const cg_model *m)
         const cg_api *a = &m->apis[i];
         ut_bprintf(b, "    { %u, \"%s\", \"%s\", %u, %s, %s, %s, %d, ", a->id, a->name, a->base, a->abi_version,
                    a->per_thread == PT_PTDS ? "CUSHIM_PT_PTDS" : a->per_thread == PT_PTSZ ? "CUSHIM_PT_PTSZ" : "CUSHIM_PT_NONE",
-                   a->library == LIB_DRIVER ? "CUSHIM_LIB_DRIVER" : "CUSHIM_LIB_RUNTIME", em_retkind(a->ret_kind),
+                   ld_by_value(m, a->library)->sdk, em_retkind(a->ret_kind),
                    a->deprecated);
         em_cats(b, a->cats);
         ut_puts(b, ", ");
@@ -286,19 +295,52 @@ static void em_procaddr(ut_buf *inc, ut_buf *tsv, const cg_model *m)
     }
 }
 
-/* Driver names first, then runtime names, each in header order: the order
- * does not depend on where the TU happened to include driver_types.h. */
+/* Library by library (the driver's CUresult names first, then the runtime's
+ * cudaError_t names), each in header order: the order does not depend on
+ * where the TU happened to include driver_types.h. */
 static void em_results(ut_buf *b, const cg_model *m)
 {
-    static const int kinds[] = {RET_CURESULT, RET_CUDAERROR};
+    int first = 1;
     em_banner(b, m, 0);
-    ut_puts(b, "/* CUSHIM_RESULT(RETKIND, VALUE, NAME): every enumerator of CUresult (enum cudaError_enum), then of\n"
-               "   cudaError_t (enum cudaError), in header order; define CUSHIM_RESULT before including. */\n");
-    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
-        for (int i = 0; i < m->nresults; i++)
-            if (m->results[i].kind == kinds[k])
-                ut_bprintf(b, "CUSHIM_RESULT(%s, %lld, \"%s\")\n", em_retkind(kinds[k]), m->results[i].value,
-                           m->results[i].name);
+    ut_puts(b, "/* CUSHIM_RESULT(RETKIND, VALUE, NAME): every enumerator of ");
+    for (int l = 0; l < m->nlibs; l++)
+        if (m->libs[l].status_enum) {
+            ut_bprintf(b, "%s%s (enum %s)", first ? "" : ", then of\n   ", m->libs[l].status_type,
+                       m->libs[l].status_enum);
+            first = 0;
+        }
+    ut_puts(b, ", in header order; define CUSHIM_RESULT before including. */\n");
+    for (int l = 0; l < m->nlibs; l++)
+        for (int i = 0; m->libs[l].ret_kind && i < m->nresults; i++)
+            if (m->results[i].kind == m->libs[l].ret_kind)
+                ut_bprintf(b, "CUSHIM_RESULT(%s, %lld, \"%s\")\n", em_retkind(m->libs[l].ret_kind),
+                           m->results[i].value, m->results[i].name);
+}
+
+/* What the runtime compiles in from the descriptors. */
+static void em_libs(ut_buf *b, const cg_model *m)
+{
+    em_banner(b, m, 0);
+    ut_puts(b, "/* CUSHIM_LIBRARY(LIB, NAME, RETKIND, SUCCESS, FAIL, FAIL_INIT, SONAMES, PREFIXES, ENTRY): one line per\n"
+               "   library of this tree, from codegen/libs/<NAME>.lib; define CUSHIM_LIBRARY before including.\n"
+               "   SONAMES and PREFIXES are string lists ending in NULL; ENTRY is its own entry-point lookup or NULL;\n"
+               "   a library without a status type has RETKIND CUSHIM_RET_OTHER and 0 for its values. */\n");
+    for (int l = 0; l < m->nlibs; l++) {
+        const cg_lib *x = &m->libs[l];
+        ut_bprintf(b, "CUSHIM_LIBRARY(%s, \"%s\", %s, %s, %s, %s, (", x->sdk, x->name,
+                   x->ret_kind ? x->ret_kind_name : "CUSHIM_RET_OTHER", x->success ? x->success : "0",
+                   x->fail ? x->fail : "0", x->fail_init ? x->fail_init : "0");
+        for (int i = 0; i < x->nsonames; i++)
+            ut_bprintf(b, "\"%s\", ", x->sonames[i]);
+        ut_puts(b, "NULL), (");
+        for (int i = 0; i < x->nprefixes; i++)
+            ut_bprintf(b, "\"%s\", ", x->prefixes[i]);
+        ut_puts(b, "NULL), ");
+        if (x->entry)
+            ut_bprintf(b, "\"%s\")\n", x->entry);
+        else
+            ut_puts(b, "NULL)\n");
+    }
 }
 
 static void em_apis_tsv(ut_buf *b, const cg_model *m)
@@ -310,7 +352,7 @@ static void em_apis_tsv(ut_buf *b, const cg_model *m)
         int first = 1;
         ut_bprintf(b, "%u\t%s\t%s\t%u\t%s\t%s\t%s\t", a->id, a->name, a->base, a->abi_version,
                    a->per_thread == PT_PTDS ? "ptds" : a->per_thread == PT_PTSZ ? "ptsz" : "none",
-                   a->library == LIB_DRIVER ? "driver" : "runtime", a->header);
+                   ld_by_value(m, a->library)->name, a->header);
         for (int c = 0; md_cat_name(c); c++)
             if (a->cats & (1u << c)) {
                 ut_bprintf(b, "%s%s", first ? "" : ",", md_cat_name(c));
@@ -322,25 +364,30 @@ static void em_apis_tsv(ut_buf *b, const cg_model *m)
 
 static void em_build(em_file *f, const cg_model *m)
 {
+    em_model = m;
     for (int i = 0; i < EM_NFILES; i++) {
-        f[i].name = em_names[i];
+        f[i].name = i < EM_FIXED ? ut_strdup(em_names[i])
+                  : i - EM_FIXED < m->nlibs ? ut_printf("cushim_%s_apis.inc", m->libs[i - EM_FIXED].name) : NULL;
         memset(&f[i].b, 0, sizeof f[i].b);
     }
     em_ids(&f[EM_IDS].b, m);
     em_params(&f[EM_PARAMS].b, m);
     em_headers(&f[EM_HEADERS].b, m);
-    em_xmacro(&f[EM_DRV].b, m, LIB_DRIVER);
-    em_xmacro(&f[EM_RT].b, m, LIB_RUNTIME);
+    for (int l = 0; l < m->nlibs; l++)
+        em_xmacro(&f[EM_FIXED + l].b, m, m->libs[l].value);
     em_meta(&f[EM_META].b, m);
     em_procaddr(&f[EM_PA].b, &f[EM_PA_TSV].b, m);
     em_results(&f[EM_RESULTS].b, m);
     em_apis_tsv(&f[EM_APIS_TSV].b, m);
+    em_libs(&f[EM_LIBS].b, m);
 }
 
 static void em_free(em_file *f)
 {
-    for (int i = 0; i < EM_NFILES; i++)
+    for (int i = 0; i < EM_NFILES; i++) {
+        free((char *)f[i].name);
         ut_buf_free(&f[i].b);
+    }
 }
 
 int em_generate(const cg_model *m, const char *out)
@@ -362,6 +409,8 @@ int em_generate(const cg_model *m, const char *out)
     }
     em_build(f, m);
     for (int i = 0; i < EM_NFILES && !rc; i++) {
+        if (!f[i].name)
+            continue;
         char *p = ut_printf("%s/%s", tmp, f[i].name);
         rc = ut_write_file(p, f[i].b.s, f[i].b.len);
         free(p);
@@ -418,6 +467,8 @@ int em_verify(const cg_model *m, const char *dir)
     }
     em_build(f, m);
     for (int i = 0; i < EM_NFILES; i++) {
+        if (!f[i].name)
+            continue;
         char *p = ut_printf("%s/%s", dir, f[i].name), *text = NULL;
         size_t len = 0;
         if (!ut_is_file(p)) {
@@ -435,7 +486,6 @@ int em_verify(const cg_model *m, const char *dir)
         free(text);
         free(p);
     }
-    em_free(f);
     {
         /* files that the generator would not write */
         DIR *d = opendir(dir);
@@ -443,7 +493,7 @@ int em_verify(const cg_model *m, const char *dir)
         while (d && (e = readdir(d)) != NULL) {
             int known = e->d_name[0] == '.';
             for (int i = 0; i < EM_NFILES && !known; i++)
-                known = !strcmp(e->d_name, em_names[i]);
+                known = f[i].name && !strcmp(e->d_name, f[i].name);
             if (!known) {
                 fprintf(stderr, "  extra: %s/%s (not generated)\n", dir, e->d_name);
                 ndiff++;
@@ -452,6 +502,7 @@ int em_verify(const cg_model *m, const char *dir)
         if (d)
             closedir(d);
     }
+    em_free(f);
     if (ndiff) {
         ut_error("%s is not what cushim-gen %s generates from these headers (%d file(s) differ); "
                  "regenerate and commit",

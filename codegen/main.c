@@ -7,7 +7,9 @@
  *   cushim-gen --cuda-include DIR --verify DIR     compare, exit 1 on any difference
  *   cushim-gen --cuda-include DIR --report [--cuda-root DIR]
  * Options: --overlay FILE (default codegen/overlay.txt), --ids FILE (default
- * codegen/api_ids.tsv), --cuda-root DIR (for --report), --list-unclassified,
+ * codegen/api_ids.tsv), --libs NAME,NAME... (the library descriptors, in
+ * include and id order; default driver,runtime), --libs-dir DIR (default
+ * codegen/libs), --cuda-root DIR (for --report), --list-unclassified,
  * --list-params (every parameter, its direction and where it came from), --quiet.
  */
 #include "cg.h"
@@ -23,10 +25,12 @@
 static void usage(FILE *f)
 {
     fputs("usage: cushim-gen --cuda-include DIR (--out DIR | --verify DIR | --report)\n"
-          "                  [--overlay FILE] [--ids FILE] [--cuda-root DIR] [--list-unclassified] [--list-params] [--quiet]\n"
+          "                  [--overlay FILE] [--ids FILE] [--libs NAME,...] [--libs-dir DIR] [--cuda-root DIR]\n"
+          "                  [--list-unclassified] [--list-params] [--quiet]\n"
           "  --out DIR      write the generated tree into DIR (replaced atomically)\n"
           "  --verify DIR   regenerate in memory and compare with DIR; exit 1 on any difference\n"
-          "  --report       coverage against <cuda-root>/lib64/stubs/libcuda.so and lib64/libcudart.so\n"
+          "  --report       coverage against each library's shipped .so (descriptor 'report' lines)\n"
+          "  --libs         library descriptors <libs-dir>/<NAME>.lib, in order (default driver,runtime)\n"
           "  --cuda-root    CUDA root for --report (default: the parent of --cuda-include)\n",
           f);
 }
@@ -35,6 +39,7 @@ int main(int argc, char **argv)
 {
     const char *inc = NULL, *out = NULL, *verify = NULL, *root = NULL;
     const char *overlay = CUSHIM_GEN_DIR "/overlay.txt", *ids = CUSHIM_GEN_DIR "/api_ids.tsv";
+    const char *libs = "driver,runtime", *libs_dir = CUSHIM_GEN_DIR "/libs";
     int report = 0, list = 0, quiet = 0, rc;
     cg_model m;
     ov_overlay ov;
@@ -57,6 +62,10 @@ int main(int argc, char **argv)
             dst = &ids;
         else if (!strcmp(a, "--cuda-root"))
             dst = &root;
+        else if (!strcmp(a, "--libs"))
+            dst = &libs;
+        else if (!strcmp(a, "--libs-dir"))
+            dst = &libs_dir;
         else if (!strcmp(a, "--report"))
             report = 1;
         else if (!strcmp(a, "--list-unclassified"))
@@ -88,6 +97,16 @@ int main(int argc, char **argv)
 
     memset(&m, 0, sizeof m);
     rc = ov_load(&ov, overlay);
+    {
+        char *list = ut_strdup(libs), *save = NULL;
+        for (char *t = strtok_r(list, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save))
+            rc = ld_load(&m, libs_dir, t);
+        if (!rc && m.nlibs == 0) {
+            ut_error("--libs names no library");
+            rc = CG_EINPUT;
+        }
+        free(list);
+    }
     if (!rc) {
         po.include_dir = inc;
         po.verbose = !quiet;
@@ -128,9 +147,13 @@ int main(int argc, char **argv)
         rc = rp_report(&m, root);
     }
     if (!rc && !quiet) {
-        int nd = 0, nr = 0;
-        for (int i = 0; i < m.napis; i++)
-            m.apis[i].library == LIB_DRIVER ? nd++ : nr++;
+        ut_buf per = {0};
+        for (int l = 0; l < m.nlibs; l++) {
+            int n = 0;
+            for (int i = 0; i < m.napis; i++)
+                n += m.apis[i].library == m.libs[l].value;
+            ut_bprintf(&per, "%s%d %s", l ? ", " : "", n, m.libs[l].name);
+        }
         for (int i = 0; i < m.npfns; i++)
             if (!m.pfns[i].present)
                 ut_note("variant typedef PFN_%s_v%u%s (%s:%u) names '%s', which the headers do not declare; "
@@ -138,9 +161,10 @@ int main(int argc, char **argv)
                         m.pfns[i].base, m.pfns[i].version,
                         m.pfns[i].per_thread == PT_PTDS ? "_ptds" : m.pfns[i].per_thread == PT_PTSZ ? "_ptsz" : "",
                         m.pfns[i].file, m.pfns[i].line, m.pfns[i].exported);
-        ut_note("CUDA %u: %d APIs (%d driver, %d runtime), %d variant typedefs, %d parameters unclassified; %s in %.2f s",
-                m.cuda_version, m.napis, nd, nr, m.npfns, m.unclassified,
+        ut_note("CUDA %u: %d APIs (%s), %d variant typedefs, %d parameters unclassified; %s in %.2f s",
+                m.cuda_version, m.napis, per.s, m.npfns, m.unclassified,
                 out ? "generated" : verify ? "verified" : "parsed", ut_now() - t0);
+        ut_buf_free(&per);
     }
     ov_free(&ov);
     md_free(&m);

@@ -244,7 +244,7 @@ void *dl_decide(void *handle, const char *name, const char *version, void *calle
         *fwd = NULL;
         return NULL;
     }
-    if (name == NULL || name[0] != 'c' || name[1] != 'u')
+    if (!lb_name_may_be_ours(name))   /* the descriptors' name prefixes */
         return NULL;
     int idx = api_index_by_name(name);
     if (idx < 0 || cfg_get()->disable)

@@ -54,6 +54,24 @@ const cushim_api_info *api_info(uint32_t id);      /* NULL if absent */
 const cushim_api_info *api_by_name(const char *name);   /* exported name; NULL if absent */
 uint32_t cushim_api_id_limit(void);                /* exported: copies of the shim recognise each other */
 
+/* ---- the interposed libraries (libs.c, from cushim_libs.inc) ---- */
+#define LB_MAX_NAMES 8
+typedef struct lb_library {
+    int value;                                /* cushim_library */
+    const char *name;                         /* "driver": selectors lib:NAME */
+    int ret_kind;                             /* cushim_ret_kind of its status type */
+    long long success, fail, fail_init;       /* fail: real function missing; fail_init: failed closed */
+    const char *sonames[LB_MAX_NAMES];        /* NULL-terminated */
+    const char *prefixes[LB_MAX_NAMES];       /* NULL-terminated */
+    const char *entry;                        /* its own entry-point lookup, or NULL */
+} lb_library;
+extern const lb_library lb_libraries[];
+extern const unsigned lb_nlibraries;
+const lb_library *lb_by_value(int value);
+const lb_library *lb_by_ret_kind(int kind);
+long long lb_fail_value(int ret_kind, int mode);
+int lb_name_may_be_ours(const char *name);
+
 /* ---- once (once.c) ---- */
 /* Like pthread_once, but a call on the thread running the routine (a signal
    handler, a plugin's init calling CUDA) returns 0 at once instead of waiting
