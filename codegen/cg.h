@@ -143,7 +143,9 @@ typedef struct cg_lib {
     int ntypedefs;
     char *defines[LD_MAX];      /* macros of the parse (and cushim_cuda_headers.h) */
     int ndefines;
-    int legacy_pass;            /* a second parse without the defines */
+    int legacy_pass;            /* a second parse without the defines ... */
+    char *legacy_defines[LD_MAX];   /* ... but with these */
+    int nlegacy_defines;
     char *prefixes[LD_MAX];
     int nprefixes;
     char *status_type, *status_enum;   /* "CUresult", "cudaError_enum" */
@@ -151,6 +153,9 @@ typedef struct cg_lib {
     int ret_kind;
     char *success, *fail, *fail_init;
     char *entry;                /* the library's own entry-point lookup */
+    char *overlay;              /* its own overlay file, relative to the descriptor */
+    int separate;               /* own cushim_<name>_params.h (headers outside cushim_cuda_headers.h) */
+    int opt_in;                 /* interposed only when CUSHIM_LIBS names it */
     char *version_macro, *version_header;
     int strip_v, strip_64, pt_suffixes;
     struct { char *path, *extra_note; } reports[LD_MAX];
@@ -182,6 +187,7 @@ int ld_index(const cg_model *m, int value);
 const char *ld_retkind_name(const cg_model *m, int kind);
 void ld_free(cg_lib *l);
 int ld_define_first(const cg_model *m, int l, int i);
+int ld_check_results(const cg_model *m);
 
 /* ---- typedefs.c ---- */
 int pfn_scan_file(cg_model *m, const char *path);
@@ -189,6 +195,8 @@ int pfn_scan_file(cg_model *m, const char *path);
 /* ---- parse.c ---- */
 typedef struct ps_options {
     const char *include_dir;
+    const char *extra_include[4];   /* --include: headers of libraries outside the toolkit */
+    int nextra;
     int verbose;
 } ps_options;
 int ps_parse(cg_model *m, const ps_options *o);

@@ -83,6 +83,8 @@ static int ld_line(cg_lib *l, char **tok, int n, const char *path, unsigned line
         return ld_once(&l->fail, tok[1], path, line, k);
     if (!strcmp(k, "fail-init") && n == 2)
         return ld_once(&l->fail_init, tok[1], path, line, k);
+    if (!strcmp(k, "overlay") && n == 2)
+        return ld_once(&l->overlay, tok[1], path, line, k);
     if (!strcmp(k, "entry") && n == 2)
         return ld_once(&l->entry, tok[1], path, line, k);
     if (!strcmp(k, "version") && n == 3) {
@@ -90,9 +92,19 @@ static int ld_line(cg_lib *l, char **tok, int n, const char *path, unsigned line
             return rc;
         return ld_once(&l->version_header, tok[2], path, line, k);
     }
-    if (!strcmp(k, "legacy-pass") && n == 1) {
-        l->legacy_pass = 1;
+    if (!strcmp(k, "opt-in") && n == 1) {
+        l->opt_in = 1;
         return CG_OK;
+    }
+    if (!strcmp(k, "separate") && n == 1) {
+        l->separate = 1;
+        return CG_OK;
+    }
+    if (!strcmp(k, "legacy-pass")) {
+        l->legacy_pass = 1;
+        for (int i = 1; i < n && !rc; i++)
+            rc = ld_add(l->legacy_defines, &l->nlegacy_defines, LD_MAX, tok[i], path, line);
+        return rc;
     }
     if (!strcmp(k, "versioned") && n >= 2) {
         for (int i = 1; i < n; i++) {
@@ -274,6 +286,7 @@ void ld_free(cg_lib *l)
     free(l->fail);
     free(l->fail_init);
     free(l->entry);
+    free(l->overlay);
     free(l->version_macro);
     free(l->version_header);
     for (int i = 0; i < l->nsonames; i++)
@@ -282,6 +295,8 @@ void ld_free(cg_lib *l)
         free(l->prefixes[i]);
     for (int i = 0; i < l->ndefines; i++)
         free(l->defines[i]);
+    for (int i = 0; i < l->nlegacy_defines; i++)
+        free(l->legacy_defines[i]);
     for (int i = 0; i < l->ntypedefs; i++)
         free(l->typedefs[i]);
     for (int i = 0; i < l->nheaders; i++) {
@@ -308,4 +323,23 @@ int ld_define_first(const cg_model *m, int l, int i)
             if (!strcmp(m->libs[a].defines[b], m->libs[l].defines[i]))
                 return 0;
     return 1;
+}
+
+/* Every library's success/fail/fail-init names an enumerator of its status enum. */
+int ld_check_results(const cg_model *m)
+{
+    for (int l = 0; l < m->nlibs; l++) {
+        const cg_lib *x = &m->libs[l];
+        const char *names[3] = {x->success, x->fail, x->fail_init};
+        for (int k = 0; k < 3 && x->ret_kind; k++) {
+            int found = 0;
+            for (int i = 0; i < m->nresults && !found; i++)
+                found = m->results[i].kind == x->ret_kind && !strcmp(m->results[i].name, names[k]);
+            if (!found) {
+                ut_error("library '%s': '%s' is not an enumerator of %s", x->name, names[k], x->status_type);
+                return CG_EINPUT;
+            }
+        }
+    }
+    return CG_OK;
 }

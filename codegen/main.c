@@ -31,6 +31,7 @@ static void usage(FILE *f)
           "  --verify DIR   regenerate in memory and compare with DIR; exit 1 on any difference\n"
           "  --report       coverage against each library's shipped .so (descriptor 'report' lines)\n"
           "  --libs         library descriptors <libs-dir>/<NAME>.lib, in order (default driver,runtime)\n"
+          "  --include DIR  another header folder (a library outside the toolkit: nvml.h)\n"
           "  --cuda-root    CUDA root for --report (default: the parent of --cuda-include)\n",
           f);
 }
@@ -47,6 +48,7 @@ int main(int argc, char **argv)
     double t0 = ut_now();
     char *rootbuf = NULL;
 
+    memset(&po, 0, sizeof po);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char **dst = NULL;
@@ -66,6 +68,13 @@ int main(int argc, char **argv)
             dst = &libs;
         else if (!strcmp(a, "--libs-dir"))
             dst = &libs_dir;
+        else if (!strcmp(a, "--include")) {
+            if (po.nextra >= 4 || i + 1 >= argc) {
+                ut_error("--include needs a folder (at most 4)");
+                return 2;
+            }
+            po.extra_include[po.nextra++] = argv[++i];
+        }
         else if (!strcmp(a, "--report"))
             report = 1;
         else if (!strcmp(a, "--list-unclassified"))
@@ -113,11 +122,24 @@ int main(int argc, char **argv)
         rc = ps_parse(&m, &po);
     }
     if (!rc)
+        rc = ld_check_results(&m);
+    if (!rc)
         rc = md_variants(&m);
     if (!rc) {
         md_classify(&m);
         md_categories(&m);
         rc = ov_apply(&ov, &m);
+        /* then each library's own overlay (descriptor 'overlay') */
+        for (int l = 0; !rc && l < m.nlibs; l++)
+            if (m.libs[l].overlay) {
+                ov_overlay lov;
+                char *p = ut_printf("%s/%s", libs_dir, m.libs[l].overlay);
+                rc = ov_load(&lov, p);
+                if (!rc)
+                    rc = ov_apply(&lov, &m);
+                ov_free(&lov);
+                free(p);
+            }
     }
     if (!rc) {
         md_count_unclassified(&m, list);

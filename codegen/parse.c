@@ -294,17 +294,23 @@ static int ps_diagnostics(CXTranslationUnit tu)
     return errors ? CG_EPARSE : CG_OK;
 }
 
-static int ps_run(CXIndex idx, ps_ctx *x, const char *inc, const char *src)
+static int ps_run(CXIndex idx, ps_ctx *x, const ps_options *o, const char *src)
 {
-    char *iflag = ut_printf("-I%s", inc);
-    const char *args[] = {"-x", "c", "-std=gnu11", iflag, "-Wno-everything"};
+    const char *inc = o->include_dir;
+    char *iflag = ut_printf("-I%s", inc), *xflags[4] = {0};
+    const char *args[9] = {"-x", "c", "-std=gnu11", iflag, "-Wno-everything"};
+    int nargs = 5;
+    for (int i = 0; i < o->nextra && i < 4; i++)
+        args[nargs++] = xflags[i] = ut_printf("-I%s", o->extra_include[i]);
     struct CXUnsavedFile uf = {"/cushim-gen/parse.c", src, (unsigned long)strlen(src)};
     CXTranslationUnit tu = NULL;
     enum CXErrorCode ec;
     int rc;
-    ec = clang_parseTranslationUnit2(idx, uf.Filename, args, (int)(sizeof args / sizeof args[0]), &uf, 1,
+    ec = clang_parseTranslationUnit2(idx, uf.Filename, args, nargs, &uf, 1,
                                      CXTranslationUnit_SkipFunctionBodies, &tu);
     free(iflag);
+    for (int i = 0; i < 4; i++)
+        free(xflags[i]);
     if (ec != CXError_Success || !tu) {
         ut_error("libclang could not parse the headers in '%s' (error %d)", inc, (int)ec);
         return CG_EPARSE;
@@ -384,6 +390,10 @@ int ps_parse(cg_model *m, const ps_options *o)
         for (int i = 0; i < m->libs[l].nheaders; i++) {
             const cg_lib_header *h = &m->libs[l].headers[i];
             char *p = ut_printf("%s/%s", o->include_dir, h->name);
+            for (int k = 0; k < o->nextra && !ut_is_file(p); k++) {
+                free(p);
+                p = ut_printf("%s/%s", o->extra_include[k], h->name);
+            }
             if (ut_is_file(p)) {
                 m->header_lib[m->nheaders] = l;
                 m->headers[m->nheaders++] = ut_strdup(h->name);
@@ -427,7 +437,11 @@ int ps_parse(cg_model *m, const ps_options *o)
             ut_bprintf(&src1, "#include <%s>\n", ps_prereq(m->headers[i]));
         ut_bprintf(&src1, "#include <%s>\n", m->headers[i]);
     }
-    /* pass 2: the headers of libraries with a legacy pass, without macros */
+    /* pass 2: the headers of libraries with a legacy pass, without their
+       macros but with their legacy ones */
+    for (int l = 0; l < m->nlibs; l++)
+        for (int i = 0; m->libs[l].legacy_pass && i < m->libs[l].nlegacy_defines; i++)
+            ps_put_define(&src2, m->libs[l].legacy_defines[i]);
     for (int i = 0; i < m->nheaders; i++)
         if (m->libs[m->header_lib[i]].legacy_pass) {
             if (ps_prereq(m->headers[i]))
@@ -436,7 +450,7 @@ int ps_parse(cg_model *m, const ps_options *o)
         }
 
     idx = clang_createIndex(0, 0);
-    rc = ps_run(idx, &x, o->include_dir, src1.s);
+    rc = ps_run(idx, &x, o, src1.s);
     for (int l = 0; !rc && l < m->nlibs; l++)
         if (m->libs[l].status_enum && !(x.enums_seen & (1 << l))) {
             ut_error("no definition of 'enum %s' (%s) in the headers of '%s'", m->libs[l].status_enum,
@@ -445,7 +459,7 @@ int ps_parse(cg_model *m, const ps_options *o)
         }
     if (!rc && src2.s) {
         x.pass = 2;
-        rc = ps_run(idx, &x, o->include_dir, src2.s);
+        rc = ps_run(idx, &x, o, src2.s);
     }
     clang_disposeIndex(idx);
     ut_buf_free(&src1);

@@ -4,15 +4,17 @@
  * its sonames, name prefixes, entry-point lookup and the values a wrapper
  * returns when it cannot call the real function.
  */
-#include "cushim_cuda_headers.h"
+#include <stdlib.h>
+#include <string.h>
+
 #include "rt_internal.h"
 
 #define LB_STRIP_(...) __VA_ARGS__
 #define LB_STRIP(list) LB_STRIP_ list
-#define CUSHIM_LIBRARY(LIB, NAME, RETKIND, SUCCESS, FAIL, FAIL_INIT, SONAMES, PREFIXES, ENTRY)       \
-    { .value = (LIB), .name = (NAME), .ret_kind = (RETKIND), .success = (long long)(SUCCESS),         \
-      .fail = (long long)(FAIL), .fail_init = (long long)(FAIL_INIT),                                \
-      .sonames = { LB_STRIP(SONAMES) }, .prefixes = { LB_STRIP(PREFIXES) }, .entry = (ENTRY) },
+#define CUSHIM_LIBRARY(LIB, NAME, RETKIND, SUCCESS, FAIL, FAIL_INIT, SONAMES, PREFIXES, ENTRY, DEFAULT)  \
+    { .value = (LIB), .name = (NAME), .ret_kind = (RETKIND), .success = (SUCCESS),                     \
+      .fail = (FAIL), .fail_init = (FAIL_INIT), .sonames = { LB_STRIP(SONAMES) },                      \
+      .prefixes = { LB_STRIP(PREFIXES) }, .entry = (ENTRY), .by_default = (DEFAULT) },
 const lb_library lb_libraries[] = {
 #include "cushim_libs.inc"
 };
@@ -58,4 +60,53 @@ int lb_name_may_be_ours(const char *name)
                 return 1;
         }
     return 0;
+}
+
+/*
+ * CUSHIM_LIBS=name,name,...: the libraries interposed (default: those whose
+ * descriptor does not say 'opt-in': driver, runtime, NVML). Calls of the
+ * others pass through untouched: not counted, not hooked, and dlsym hands out
+ * the library's own functions. Read once; an unknown name is reported and
+ * skipped. Bit N of the mask is cushim_library value N.
+ */
+static _Atomic uint32_t lb_mask;   /* 0: not read yet; bit 0 set once read */
+
+static uint32_t lb_parse(const char *v)
+{
+    uint32_t m = 1;
+    if (v == NULL) {
+        for (unsigned i = 0; i < lb_nlibraries; i++)
+            if (lb_libraries[i].by_default && lb_libraries[i].value < 32)
+                m |= 1u << lb_libraries[i].value;
+        return m;
+    }
+    while (*v != '\0') {
+        size_t n = strcspn(v, ", ");
+        int found = 0;
+        for (unsigned i = 0; i < lb_nlibraries && n > 0; i++)
+            if (strlen(lb_libraries[i].name) == n && strncmp(lb_libraries[i].name, v, n) == 0 &&
+                lb_libraries[i].value < 32) {
+                m |= 1u << lb_libraries[i].value;
+                found = 1;
+            }
+        if (!found && n > 0)
+            log_warn("CUSHIM_LIBS: no library '%.*s' in this build (it knows: driver, runtime and the "
+                     "libraries of codegen/libs); ignored", (int)(n > 64 ? 64 : n), v);
+        v += n;
+        while (*v == ',' || *v == ' ')
+            v++;
+    }
+    return m;
+}
+
+int lb_chosen(int value)
+{
+    uint32_t m = atomic_load_explicit(&lb_mask, memory_order_acquire);
+    if (RT_UNLIKELY(m == 0)) {
+        m = lb_parse(getenv("CUSHIM_LIBS"));
+        uint32_t expected = 0;
+        if (!atomic_compare_exchange_strong(&lb_mask, &expected, m))
+            m = expected;
+    }
+    return value >= 0 && value < 32 && (m & (1u << value)) != 0;
 }

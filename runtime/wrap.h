@@ -38,6 +38,7 @@
 #define RT_FAIL_STATUS(KIND, RET, v, mode) ((v) = (RET)lb_fail_value((KIND), (mode)))
 #define RT_FAIL_CUSHIM_RET_CURESULT(RET, v, mode) RT_FAIL_STATUS(CUSHIM_RET_CURESULT, RET, v, mode)
 #define RT_FAIL_CUSHIM_RET_CUDAERROR(RET, v, mode) RT_FAIL_STATUS(CUSHIM_RET_CUDAERROR, RET, v, mode)
+#define RT_FAIL_CUSHIM_RET_NVMLRETURN(RET, v, mode) RT_FAIL_STATUS(CUSHIM_RET_NVMLRETURN, RET, v, mode)
 #define RT_FAIL_CUSHIM_RET_OTHER(RET, v, mode) ((void)(mode), memset(&(v), 0, sizeof(v)))
 
 #define CUSHIM_API(ID, NAME, RET, RETKIND, PROTO, ARGS, UNPACK)                                   \

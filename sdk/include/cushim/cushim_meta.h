@@ -41,7 +41,9 @@ typedef enum cushim_param_dir {
 
 typedef enum cushim_library {
     CUSHIM_LIB_DRIVER = 1,   /* libcuda.so.1    */
-    CUSHIM_LIB_RUNTIME = 2   /* libcudart.so.N  */
+    CUSHIM_LIB_RUNTIME = 2,  /* libcudart.so.N  */
+    /* universal shim: libraries from codegen/libs/<name>.lib (values appended, never reused) */
+    CUSHIM_LIB_NVML = 3      /* libnvidia-ml.so.1 */
 } cushim_library;
 
 typedef enum cushim_per_thread {
@@ -54,7 +56,9 @@ typedef enum cushim_per_thread {
 typedef enum cushim_ret_kind {
     CUSHIM_RET_CURESULT = 1,  /* CUresult                       */
     CUSHIM_RET_CUDAERROR = 2, /* cudaError_t                    */
-    CUSHIM_RET_OTHER = 3      /* anything else (const char *, a struct, ...) */
+    CUSHIM_RET_OTHER = 3,     /* anything else (const char *, a struct, ...) */
+    /* universal shim: one kind per library status type (values appended, never reused) */
+    CUSHIM_RET_NVMLRETURN = 4 /* nvmlReturn_t                   */
 } cushim_ret_kind;
 
 /* Categories (bit set), from the overlay and naming rules. */
