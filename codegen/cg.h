@@ -13,6 +13,7 @@
  *   emit.c     em_   the generated tree
  *   report.c   rp_   coverage report against the shipped libraries
  *   libdesc.c  ld_   library descriptors (codegen/libs/<name>.lib)
+ *   types_emit.c te_  type metadata: enum tables, struct fields, pointees
  * Every function that can fail returns 0 or a negative CG_E* code after
  * printing what failed.
  */
@@ -84,6 +85,10 @@ typedef struct cg_param {
     unsigned fixed_count;
     char *doc;         /* description from the doc comment, or NULL       */
     int doc_dir;       /* marker [in]/[out]/[in,out], DIR_UNKNOWN if none  */
+    /* type metadata (types_emit.c) */
+    char *enum_usr;    /* USR of the enum of the value or pointee, or NULL */
+    char *record_usr;  /* USR of the struct of the value or pointee, or NULL */
+    int count_indirect; /* count_param points to the count               */
 } cg_param;
 
 typedef struct cg_api {
@@ -178,6 +183,7 @@ typedef struct cg_model {
     int unclassified;          /* params with kind or dir unknown */
     cg_result *results;        /* header order within each kind */
     int nresults, cresults;
+    struct te_types *types;    /* type metadata (types_emit.c) */
 } cg_model;
 
 /* ---- libdesc.c ---- */
@@ -193,11 +199,13 @@ int ld_check_results(const cg_model *m);
 int pfn_scan_file(cg_model *m, const char *path);
 
 /* ---- parse.c ---- */
+typedef struct ov_overlay ov_overlay;
 typedef struct ps_options {
     const char *include_dir;
     const char *extra_include[4];   /* --include: headers of libraries outside the toolkit */
     int nextra;
     int verbose;
+    const ov_overlay *overlay;  /* its 'struct' entries: the structs described */
 } ps_options;
 int ps_parse(cg_model *m, const ps_options *o);
 const char *ps_prereq(const char *header);
@@ -205,14 +213,17 @@ void ps_put_define(ut_buf *b, const char *define);
 
 /* ---- overlay.c ---- */
 typedef struct ov_entry ov_entry;
-typedef struct ov_overlay {
+struct ov_overlay {
     ov_entry *e;
     int n, cap;
     char *path;
-} ov_overlay;
+};
 int ov_load(ov_overlay *ov, const char *path);
 int ov_apply(const ov_overlay *ov, cg_model *m);
 void ov_free(ov_overlay *ov);
+/* The i-th 'struct' entry's type name if it applies to 'cuda_version', else NULL; n = count. */
+int ov_struct_count(const ov_overlay *ov);
+const char *ov_struct_at(const ov_overlay *ov, int i, unsigned cuda_version, unsigned *line);
 
 /* ---- model.c ---- */
 int md_add_api(cg_model *m, cg_api *a);
@@ -234,6 +245,15 @@ int id_commit(void);
 int em_write_tree(const cg_model *m, const char *dir);
 int em_verify(const cg_model *m, const char *dir);
 int em_generate(const cg_model *m, const char *out);
+
+/* ---- types_emit.c ---- */
+void te_indirect_counts(cg_model *m);
+void te_report(const cg_model *m);
+void te_free(cg_model *m);
+void te_emit_types(ut_buf *b, const cg_model *m);            /* before the parameter arrays */
+void te_emit_param_tail(ut_buf *b, const cg_model *m, const cg_param *p);
+void te_emit_lookup(ut_buf *b, const cg_model *m);           /* after the API table */
+void te_emit_check(ut_buf *b, const cg_model *m);            /* cushim_types_check.h */
 
 /* ---- report.c ---- */
 int rp_report(const cg_model *m, const char *cuda_root);

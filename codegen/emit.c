@@ -21,13 +21,13 @@ typedef struct em_file {
 } em_file;
 
 enum { EM_IDS, EM_PARAMS, EM_HEADERS, EM_META, EM_PA, EM_RESULTS, EM_APIS_TSV, EM_PA_TSV, EM_LIBS,
-       EM_ALL_APIS, EM_SEP_APIS, EM_ALL_PARAMS, EM_FIXED, EM_NFILES = EM_FIXED + 2 * CG_MAX_LIBS };
+       EM_ALL_APIS, EM_SEP_APIS, EM_ALL_PARAMS, EM_TYPES_CHECK, EM_FIXED, EM_NFILES = EM_FIXED + 2 * CG_MAX_LIBS };
 /* then one X-macro list per library, then the params header of each 'separate' library */
 
 static const char *em_names[EM_FIXED] = {
     "cushim_api_ids.h", "cushim_params.h", "cushim_cuda_headers.h", "cushim_meta.c", "cushim_procaddr.inc",
     "cushim_results.inc", "apis.tsv", "procaddr.tsv", "cushim_libs.inc", "cushim_apis.inc",
-    "cushim_separate_apis.inc", "cushim_all_params.h",
+    "cushim_separate_apis.inc", "cushim_all_params.h", "cushim_types_check.h",
 };
 
 static void em_banner(ut_buf *b, const cg_model *m, int hash)
@@ -244,6 +244,7 @@ static void em_meta(ut_buf *b, const cg_model *m)
     ut_puts(b, "#include \"cushim_api_ids.h\"\n#include \"cushim/cushim_meta.h\"\n\n");
     ut_puts(b, "#define CUSHIM_F_(api, f) offsetof(cushim_params_##api, f), sizeof(((cushim_params_##api *)0)->f)\n");
     ut_puts(b, "#define CUSHIM_E_(api, f) sizeof(*((cushim_params_##api *)0)->f)\n\n");
+    te_emit_types(b, m);
     for (int i = 0; i < m->napis; i++) {
         const cg_api *a = &m->apis[i];
         if (!a->nparams)
@@ -263,7 +264,9 @@ static void em_meta(ut_buf *b, const cg_model *m)
                 ut_bprintf(b, "CUSHIM_E_(%s, %s)", a->name, p->name);
             else
                 ut_puts(b, "0");
-            ut_bprintf(b, ", %u },\n", p->fixed_count);
+            ut_bprintf(b, ", %u", p->fixed_count);
+            te_emit_param_tail(b, m, p);
+            ut_puts(b, " },\n");
         }
         ut_puts(b, "};\n");
     }
@@ -314,6 +317,7 @@ static void em_meta(ut_buf *b, const cg_model *m)
         }
     }
     ut_puts(b, "\n};\n");
+    te_emit_lookup(b, m);
 }
 
 static void em_procaddr(ut_buf *inc, ut_buf *tsv, const cg_model *m)
@@ -463,6 +467,8 @@ static void em_build(em_file *f, const cg_model *m)
     em_apis_tsv(&f[EM_APIS_TSV].b, m);
     em_libs(&f[EM_LIBS].b, m);
     em_all(&f[EM_ALL_APIS].b, &f[EM_SEP_APIS].b, &f[EM_ALL_PARAMS].b, m);
+    em_banner(&f[EM_TYPES_CHECK].b, m, 0);
+    te_emit_check(&f[EM_TYPES_CHECK].b, m);
 }
 
 static void em_free(em_file *f)

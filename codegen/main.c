@@ -119,6 +119,7 @@ int main(int argc, char **argv)
     if (!rc) {
         po.include_dir = inc;
         po.verbose = !quiet;
+        po.overlay = &ov;
         rc = ps_parse(&m, &po);
     }
     if (!rc)
@@ -127,6 +128,7 @@ int main(int argc, char **argv)
         rc = md_variants(&m);
     if (!rc) {
         md_classify(&m);
+        te_indirect_counts(&m);
         md_categories(&m);
         rc = ov_apply(&ov, &m);
         /* then each library's own overlay (descriptor 'overlay') */
@@ -167,6 +169,8 @@ int main(int argc, char **argv)
             root = rootbuf;
         }
         rc = rp_report(&m, root);
+        if (!rc)
+            te_report(&m);
     }
     if (!rc && !quiet) {
         ut_buf per = {0};

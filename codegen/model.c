@@ -406,6 +406,8 @@ void md_free(cg_model *m)
             free(p->fnty);
             free(p->fnty_def);
             free(p->doc);
+            free(p->enum_usr);
+            free(p->record_usr);
         }
         free(a->params);
         free(a->name);
@@ -425,6 +427,7 @@ void md_free(cg_model *m)
     free(m->results);
     for (int i = 0; i < m->nlibs; i++)
         ld_free(&m->libs[i]);
+    te_free(m);
     free(m->apis);
     free(m->pfns);
     free(md_hash);

@@ -6,6 +6,10 @@
  *         [kind=scalar|enum|handle|pointer|string|struct|callback|devptr]
  *         [since=<CUDA_VERSION>] [until=<CUDA_VERSION>]
  *   cat   <function> <category>[,<category>...] [since=...] [until=...]
+ *   struct <TypeName> [since=...] [until=...]
+ * 'count=*<param>': the count is behind the pointer <param> (count_indirect).
+ * 'struct' lists a struct type whose fields the metadata describes
+ * (types_emit.c); a listed type missing from headers in its range is an error.
  * <function> and <parameter> are fnmatch(3) globs. Entries apply in file
  * order, later ones win; a category written '-name' removes that category.
  * 'dir=' applies to data pointers only (values always go in): a glob entry
@@ -22,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OV_PARAM = 1, OV_CAT = 2 };
+enum { OV_PARAM = 1, OV_CAT = 2, OV_STRUCT = 3 };
 
 struct ov_entry {
     int type;
@@ -30,6 +34,7 @@ struct ov_entry {
     char *fn, *param;
     int dir, kind;
     char *count_param;
+    int count_indirect;
     unsigned fixed_count;
     unsigned cats_add, cats_del;
     unsigned since, until;
@@ -83,7 +88,8 @@ static int ov_parse_line(ov_overlay *ov, char *s, unsigned line)
                     if (*end || !e.fixed_count)
                         return ov_fail(ov, line, "bad fixed count", v);
                 } else {
-                    e.count_param = ut_strdup(v);
+                    e.count_indirect = v[0] == '*';
+                    e.count_param = ut_strdup(v + e.count_indirect);
                 }
             } else if (!strcmp(tok[i], "kind")) {
                 e.kind = -1;
@@ -99,6 +105,19 @@ static int ov_parse_line(ov_overlay *ov, char *s, unsigned line)
             } else {
                 return ov_fail(ov, line, "unknown setting", tok[i]);
             }
+        }
+    } else if (!strcmp(tok[0], "struct")) {
+        if (n < 2)
+            return ov_fail(ov, line, "'struct' needs a type name, got", tok[0]);
+        e.type = OV_STRUCT;
+        e.fn = ut_strdup(tok[1]);
+        for (int i = 2; i < n; i++) {
+            if (!strncmp(tok[i], "since=", 6))
+                e.since = (unsigned)strtoul(tok[i] + 6, NULL, 10);
+            else if (!strncmp(tok[i], "until=", 6))
+                e.until = (unsigned)strtoul(tok[i] + 6, NULL, 10);
+            else
+                return ov_fail(ov, line, "unknown setting", tok[i]);
         }
     } else if (!strcmp(tok[0], "cat")) {
         char *save2 = NULL;
@@ -125,7 +144,7 @@ static int ov_parse_line(ov_overlay *ov, char *s, unsigned line)
                 return ov_fail(ov, line, "unknown setting", tok[i]);
         }
     } else {
-        return ov_fail(ov, line, "unknown entry type (want 'param' or 'cat')", tok[0]);
+        return ov_fail(ov, line, "unknown entry type (want 'param', 'cat' or 'struct')", tok[0]);
     }
     if (ov->n == ov->cap) {
         ov->cap = ov->cap ? 2 * ov->cap : 64;
@@ -185,6 +204,8 @@ int ov_apply(const ov_overlay *ov, cg_model *m)
         int fmatch = 0, pmatch = 0;
         if ((e->since && m->cuda_version < e->since) || (e->until && m->cuda_version >= e->until))
             continue;
+        if (e->type == OV_STRUCT)
+            continue; /* read by te_structs while parsing */
         for (int i = 0; i < m->napis; i++) {
             cg_api *a = &m->apis[i];
             if (fnmatch(e->fn, a->name, 0) != 0)
@@ -215,6 +236,7 @@ int ov_apply(const ov_overlay *ov, cg_model *m)
                 if (e->fixed_count) {
                     p->fixed_count = e->fixed_count;
                     p->count_param = -1;
+                    p->count_indirect = 0;
                 }
                 if (e->count_param) {
                     int c = ov_find_param(a, e->count_param);
@@ -224,6 +246,7 @@ int ov_apply(const ov_overlay *ov, cg_model *m)
                         return CG_EOVERLAY;
                     }
                     p->count_param = c;
+                    p->count_indirect = e->count_indirect;
                     p->fixed_count = 0;
                 }
             }
@@ -240,6 +263,24 @@ int ov_apply(const ov_overlay *ov, cg_model *m)
         }
     }
     return CG_OK;
+}
+
+int ov_struct_count(const ov_overlay *ov)
+{
+    return ov ? ov->n : 0;
+}
+
+const char *ov_struct_at(const ov_overlay *ov, int i, unsigned v, unsigned *line)
+{
+    const ov_entry *e;
+    if (!ov || i < 0 || i >= ov->n)
+        return NULL;
+    e = &ov->e[i];
+    if (e->type != OV_STRUCT || (e->since && v < e->since) || (e->until && v >= e->until))
+        return NULL;
+    if (line)
+        *line = e->line;
+    return e->fn;
 }
 
 void ov_free(ov_overlay *ov)

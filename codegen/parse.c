@@ -45,6 +45,7 @@ typedef struct ps_ctx {
     int rc;
     int enums_seen;    /* 1 << library index: its status enum was read */
     int enum_kind;     /* the ret kind of the one being read */
+    const ps_options *o;
 } ps_ctx;
 
 /* Index of the library whose descriptor lists 'base', -1 if none. */
@@ -195,6 +196,7 @@ static void ps_function(ps_ctx *x, CXCursor c)
         p->canon = ty_unqual(ty_spell_canon(pt));
         p->kind = ty_kind(pt);
         ty_pointer_facts(pt, p);
+        te_param(p, pt);
     }
     scom = clang_Cursor_getRawCommentText(c);
     if (clang_getCString(scom)) {
@@ -257,6 +259,9 @@ static enum CXChildVisitResult ps_visit(CXCursor c, CXCursor parent, CXClientDat
 {
     ps_ctx *x = data;
     (void)parent;
+    if (x->pass == 1 && (c.kind == CXCursor_EnumDecl || c.kind == CXCursor_TypedefDecl ||
+                         c.kind == CXCursor_StructDecl || c.kind == CXCursor_UnionDecl))
+        te_visit(x->m, c, x->o->include_dir);
     if (c.kind == CXCursor_FunctionDecl)
         ps_function(x, c);
     else if (c.kind == CXCursor_EnumDecl)
@@ -319,6 +324,8 @@ static int ps_run(CXIndex idx, ps_ctx *x, const ps_options *o, const char *src)
     if (!rc) {
         clang_visitChildren(clang_getTranslationUnitCursor(tu), ps_visit, x);
         rc = x->rc;
+        if (!rc && x->pass == 1)
+            rc = te_structs(x->m, x->o); /* while the unit's types are alive */
     }
     clang_disposeTranslationUnit(tu);
     return rc;
@@ -378,7 +385,7 @@ int ps_parse(cg_model *m, const ps_options *o)
 {
     ut_buf src1 = {0}, src2 = {0};
     CXIndex idx;
-    ps_ctx x = {m, 1, 0, 0, 0, 0};
+    ps_ctx x = {m, 1, 0, 0, 0, 0, o};
     int rc;
 
     ps_model = m;

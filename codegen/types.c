@@ -59,7 +59,7 @@ static const char *ty_builtin(enum CXTypeKind k)
 /* Whether a tag declaration is anonymous ('enum {' rather than 'enum X').
  * Read from the tokens, not from the spelling: libclang 16 spells an
  * anonymous tag with the name of its typedef, libclang 14 does not. */
-static int ty_tag_anonymous(CXCursor d)
+int ty_tag_anonymous(CXCursor d)
 {
     static struct {
         unsigned hash;
@@ -305,6 +305,25 @@ char *ty_fn_typedef(CXType t, const char *name)
     return r;
 }
 
+/* Any typedef on the way to the canonical type named '<prefix>*'. */
+static int ty_is_named(CXType t, const char *prefix)
+{
+    for (int guard = 0; guard < 16; guard++) {
+        t = ty_strip(t);
+        if (t.kind != CXType_Typedef)
+            return 0;
+        {
+            CXString s = clang_getTypedefName(t);
+            int yes = ut_starts(clang_getCString(s), prefix);
+            clang_disposeString(s);
+            if (yes)
+                return 1;
+        }
+        t = clang_getTypedefDeclUnderlyingType(clang_getTypeDeclaration(t));
+    }
+    return 0;
+}
+
 /* Any typedef on the way to the canonical type named 'CUdeviceptr*'. */
 static int ty_is_devptr(CXType t)
 {
@@ -341,6 +360,9 @@ int ty_kind(CXType t)
     CXType c = clang_getCanonicalType(t);
     if (ty_is_devptr(t) && c.kind != CXType_Pointer)
         return KIND_DEVPTR;
+    /* an integer naming a driver object (the VMM allocation handle) */
+    if (ty_is_named(t, "CUmemGenericAllocationHandle") && c.kind != CXType_Pointer)
+        return KIND_HANDLE;
     switch (c.kind) {
     case CXType_Enum:
         return KIND_ENUM;

@@ -311,6 +311,27 @@ static int hs_plugin_register(const cushim_plugin_def *def, const char *options,
     return pl_register(def, options, self, err, errlen);
 }
 
+/* Type metadata (types.c). */
+static const cushim_enum_info *hs_enum_by_name(const char *type_name)
+{
+    return types_enum_by_name(type_name);
+}
+
+static const char *hs_enum_value_name(const cushim_enum_info *e, int64_t value)
+{
+    return types_enum_value_name(e, value);
+}
+
+static int hs_enum_constant(const char *constant_name, int64_t *value, const cushim_enum_info **type)
+{
+    return types_enum_constant(constant_name, value, type);
+}
+
+static const cushim_struct_info *hs_struct_by_name(const char *type_name)
+{
+    return types_struct_by_name(type_name);
+}
+
 const cushim_host hs_host = {
     .size = sizeof(cushim_host),
     .abi_version = CUSHIM_ABI_VERSION,
@@ -356,6 +377,11 @@ const cushim_host hs_host = {
     .plugin_set_data = hs_plugin_set_data,
     .plugin_data = hs_plugin_data,
     .plugin_register = hs_plugin_register,
+    /* type metadata */
+    .enum_by_name = hs_enum_by_name,
+    .enum_value_name = hs_enum_value_name,
+    .enum_constant = hs_enum_constant,
+    .struct_by_name = hs_struct_by_name,
 };
 
 CUSHIM_EXPORT const cushim_host *cushim_host_get(uint32_t abi_version)

@@ -47,6 +47,24 @@ extern const cushim_api_info cushim_gen_apis[];
 extern const uint32_t cushim_gen_api_count;
 extern const uint16_t cushim_gen_by_name[];
 extern const int16_t cushim_gen_index_of_id[CUSHIM_API_ID_LIMIT];
+/* type metadata (types.c) */
+extern const cushim_enum_info cushim_gen_enums[];
+extern const uint32_t cushim_gen_enum_count;
+extern const cushim_struct_info cushim_gen_structs[];
+extern const uint32_t cushim_gen_struct_count;
+extern const uint32_t cushim_gen_enum_name_count;
+extern const char *const cushim_gen_enum_names[];
+extern const uint16_t cushim_gen_enum_name_index[];
+extern const uint32_t cushim_gen_enum_const_count;
+extern const char *const cushim_gen_enum_const_names[];
+extern const uint16_t cushim_gen_enum_const_at[][2];
+extern const uint16_t cushim_gen_struct_by_name[];
+
+/* types.c */
+const cushim_enum_info *types_enum_by_name(const char *type_name);
+const char *types_enum_value_name(const cushim_enum_info *e, int64_t value);
+int types_enum_constant(const char *constant_name, int64_t *value, const cushim_enum_info **type);
+const cushim_struct_info *types_struct_by_name(const char *type_name);
 
 /* api.c */
 int api_index_by_name(const char *name);          /* index into cushim_gen_apis or -1 */

@@ -202,18 +202,33 @@ static void test_procaddr_mapping(void **state)
 static void test_directions_and_overlay(void **state)
 {
     fx *f = *state;
-    char *meta, *err;
+    char *meta, *err, *chk;
     run_ok(f);
     meta = out_file(f, "cushim_meta.c");
     /* doc 'Returned' + pointer to a device address: out */
     assert_contains(meta, "{ \"dptr\", \"CUdeviceptr *\", \"unsigned long long *\", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, "
-                          "CUSHIM_F_(cuMemAlloc_v2, dptr), -1, CUSHIM_E_(cuMemAlloc_v2, dptr), 0 },");
+                          "CUSHIM_F_(cuMemAlloc_v2, dptr), -1, CUSHIM_E_(cuMemAlloc_v2, dptr), 0, CUSHIM_KIND_DEVPTR, 0, 0, NULL, NULL },");
     /* const pointee: in; CUdeviceptr value: devptr */
     assert_contains(meta, "{ \"srcHost\", \"const void *\", \"const void *\", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN,");
     assert_contains(meta, "{ \"dstDevice\", \"CUdeviceptr\", \"unsigned long long\", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN,");
     /* doc markers [out] and [in,out]; overlay fixed count */
     assert_contains(meta, "{ \"desc\", \"CUDA_DESC *\", \"struct CUdesc_st *\", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT,");
-    assert_contains(meta, "{ \"buf\", \"void *\", \"void *\", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cuGetDesc, buf), -1, 0, 4 },");
+    assert_contains(meta, "{ \"buf\", \"void *\", \"void *\", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cuGetDesc, buf), -1, 0, 4, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },");
+    /* type metadata: enum tables in header order, the overlay's 'struct CUDA_DESC', a
+       pointer parameter to a listed struct, pointee kinds */
+    assert_contains(meta, "{\"CUDA_SUCCESS\", 0}, {\"CUDA_ERROR_INVALID_VALUE\", 1},\n    {\"CUDA_ERROR_OUT_OF_MEMORY\", 2},");
+    assert_contains(meta, "{ \"CUresult\", 4, 6, cushim_gen_ev_0 },");
+    assert_contains(meta, "static const cushim_field_info cushim_gen_sf_0[] = { /* CUDA_DESC */\n"
+                          "    { \"w\", \"int\", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },\n"
+                          "    { \"h\", \"int\", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },\n};");
+    assert_contains(meta, "{ \"CUDA_DESC\", 8, 2, cushim_gen_sf_0 },");
+    assert_contains(meta, "CUSHIM_F_(cuGetDesc, desc), -1, CUSHIM_E_(cuGetDesc, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, "
+                          "&cushim_gen_structs[0] },");
+    assert_contains(meta, "CUSHIM_F_(cuGetHandles, streams), 1, CUSHIM_E_(cuGetHandles, streams), 0, CUSHIM_KIND_HANDLE, 0, 0,");
+    /* the sorted lookup tables: names, enumerators */
+    assert_contains(meta, "const char *const cushim_gen_enum_const_names[");
+    chk = out_file(f, "cushim_types_check.h");
+    assert_contains(chk, "CUSHIM_STRUCT_CHECK(CUDA_DESC, CUDA_DESC, 8)\nCUSHIM_FIELD_CHECK(CUDA_DESC, CUDA_DESC, w, 0, 4)\n");
     /* handles, callbacks, overlay direction, inferred element count */
     assert_contains(meta, "{ \"hStream\", \"CUstream\", \"struct CUstream_st *\", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN,");
     assert_contains(meta, "{ \"fn\", \"CUhostFn\", \"void (*)(void *)\", CUSHIM_KIND_CALLBACK, CUSHIM_DIR_IN,");
@@ -227,6 +242,7 @@ static void test_directions_and_overlay(void **state)
     assert_contains(err, "2 parameters unclassified");
     free(meta);
     free(err);
+    free(chk);
 }
 
 static void test_emitters_exact(void **state)
@@ -451,6 +467,8 @@ static void test_error_bad_overlay(void **state)
         {"frobnicate cuInit\n", "unknown entry type"},
         {"param cuInit Flags colour=red\n", "unknown setting 'colour'"},
         {"param cuInit Flags dir=out\n", "dir= on 'Flags' of cuInit, which is passed by value (unsigned int)"},
+        {"struct CUnoSuchStruct\n", "overlay:1: struct 'CUnoSuchStruct' is not a complete struct or union type"},
+        {"param cuGetDesc buf count=*nosuch\n", "count parameter 'nosuch' does not exist in cuGetDesc"},
     };
     snprintf(ov, sizeof ov, "%s/bad.overlay", f->dir);
     snprintf(extra, sizeof extra, "--overlay '%s'", ov);

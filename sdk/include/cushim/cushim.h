@@ -339,6 +339,21 @@ struct cushim_host {
        Runs init now. CUSHIM_OK, or an error with a reason in 'err'. */
     int (*plugin_register)(const cushim_plugin_def *def, const char *options, cushim_plugin **self,
                            char *err, size_t errlen);
+
+    /* ---- type metadata (docs/plugin-sdk.md "Type metadata") ----
+       Check host->size before use: older hosts end before these slots. */
+    /* An enum by its typedef name ("CUmemorytype", "cudaMemcpyKind") or tag
+       ("enum CUmemorytype_enum"); NULL if the headers have none. */
+    const cushim_enum_info *(*enum_by_name)(const char *type_name);
+    /* "CU_MEMORYTYPE_DEVICE" for (CUmemorytype, 2); NULL when not a named value
+       (the first name in header order when several share the value), or when 'e'
+       is not one of the host's tables. */
+    const char *(*enum_value_name)(const cushim_enum_info *e, int64_t value);
+    /* Any enumerator of the headers by name ("cudaMemcpyHostToDevice"): its value
+       and (if 'type' is not NULL) its enum. CUSHIM_OK, or CUSHIM_ENOMATCH. */
+    int (*enum_constant)(const char *constant_name, int64_t *value, const cushim_enum_info **type);
+    /* A struct the overlay lists, by typedef name ("CUDA_MEMCPY2D", "dim3"); NULL if not listed. */
+    const cushim_struct_info *(*struct_by_name)(const char *type_name);
 };
 
 /*

@@ -90,6 +90,9 @@ typedef enum cushim_ret_kind {
     X(device, CUSHIM_CAT_DEVICE) X(init, CUSHIM_CAT_INIT) X(interop, CUSHIM_CAT_INTEROP)     \
     X(query, CUSHIM_CAT_QUERY) X(pool, CUSHIM_CAT_POOL)
 
+struct cushim_enum_info;   /* type metadata, below */
+struct cushim_struct_info;
+
 typedef struct cushim_param_info {
     const char *name;           /* as in the header (argN when unnamed)     */
     const char *type;           /* type as written                          */
@@ -104,6 +107,15 @@ typedef struct cushim_param_info {
                                    or void                                  */
     uint32_t fixed_count;       /* fixed element count from the overlay, 0 if
                                    none                                     */
+    /* ---- type metadata ---- */
+    uint8_t pointee;            /* for a pointer: kind of what it points to
+                                   (cushim_param_kind), else 0              */
+    uint8_t count_indirect;     /* 1: count_param is a pointer to the count
+                                   (e.g. size_t *numNodes), read *it        */
+    uint16_t reserved2;
+    const struct cushim_enum_info *enum_type;     /* ENUM, or enum pointee   */
+    const struct cushim_struct_info *struct_type; /* STRUCT or struct pointee,
+                                   listed structs only (docs/generator.md)  */
 } cushim_param_info;
 
 typedef struct cushim_api_info {
@@ -124,6 +136,44 @@ typedef struct cushim_api_info {
     uint16_t nparams;
     const cushim_param_info *params;
 } cushim_api_info;
+
+/* ---- type metadata ----
+ * Every enum of the parsed headers and the struct types the overlay lists
+ * ('struct <TypeName>', docs/generator.md), emitted into cushim_meta.c.
+ * Reach them through host->enum_by_name / struct_by_name, or from a
+ * parameter's enum_type / struct_type. */
+typedef struct cushim_enum_value {
+    const char *name;           /* "CU_MEMORYTYPE_DEVICE"                   */
+    int64_t value;
+} cushim_enum_value;
+
+typedef struct cushim_enum_info {
+    const char *name;           /* typedef name, e.g. "CUmemorytype" (else "enum X") */
+    uint32_t size;              /* sizeof the enum type                     */
+    uint32_t nvalues;
+    const cushim_enum_value *values;   /* header order                      */
+} cushim_enum_info;
+
+struct cushim_struct_info;
+
+typedef struct cushim_field_info {
+    const char *name;           /* field name ("" for an anonymous member)   */
+    const char *type;           /* type as written (arrays as 'T[N]')       */
+    uint8_t kind;               /* cushim_param_kind                        */
+    uint8_t pointee;            /* for POINTER fields: kind of the pointee, else 0 */
+    uint16_t reserved;
+    uint32_t offset, size;      /* bytes                                    */
+    uint32_t array_len;         /* fixed array length, 0 if not an array    */
+    const cushim_enum_info *enum_type;             /* ENUM (or enum pointee) */
+    const struct cushim_struct_info *struct_type;  /* STRUCT (or struct pointee), listed structs only */
+} cushim_field_info;
+
+typedef struct cushim_struct_info {
+    const char *name;           /* typedef name, e.g. "CUDA_MEMCPY2D"       */
+    uint32_t size;
+    uint32_t nfields;
+    const cushim_field_info *fields;
+} cushim_struct_info;
 
 #ifdef __cplusplus
 }
