@@ -172,6 +172,8 @@ typedef struct cg_lib {
 typedef struct cg_model {
     cg_lib libs[CG_MAX_LIBS];  /* in the order given: include and id order */
     int nlibs;
+    char *voids[64];           /* void functions left out (parse.c) */
+    int nvoids;
     cg_api *apis;      /* sorted by id after md_finish */
     int napis, capis;
     cg_pfn *pfns;      /* sorted: base, legacy first, version */
@@ -194,6 +196,7 @@ const char *ld_retkind_name(const cg_model *m, int kind);
 void ld_free(cg_lib *l);
 int ld_define_first(const cg_model *m, int l, int i);
 int ld_check_results(const cg_model *m);
+int ld_status_shared(const cg_model *m, int l);
 
 /* ---- typedefs.c ---- */
 int pfn_scan_file(cg_model *m, const char *path);

@@ -346,14 +346,17 @@ static void em_results(ut_buf *b, const cg_model *m)
     em_banner(b, m, 0);
     ut_puts(b, "/* CUSHIM_RESULT(RETKIND, VALUE, NAME): every enumerator of ");
     for (int l = 0; l < m->nlibs; l++)
-        if (m->libs[l].status_enum) {
-            ut_bprintf(b, "%s%s (enum %s)", first ? "" : ", then of\n   ", m->libs[l].status_type,
-                       m->libs[l].status_enum);
+        if (m->libs[l].status_type && !ld_status_shared(m, l)) {
+            if (m->libs[l].status_enum)
+                ut_bprintf(b, "%s%s (enum %s)", first ? "" : ", then of\n   ", m->libs[l].status_type,
+                           m->libs[l].status_enum);
+            else
+                ut_bprintf(b, "%s%s", first ? "" : ", then of\n   ", m->libs[l].status_type);
             first = 0;
         }
     ut_puts(b, ", in header order; define CUSHIM_RESULT before including. */\n");
     for (int l = 0; l < m->nlibs; l++)
-        for (int i = 0; m->libs[l].ret_kind && i < m->nresults; i++)
+        for (int i = 0; m->libs[l].ret_kind && !ld_status_shared(m, l) && i < m->nresults; i++)
             if (m->results[i].kind == m->libs[l].ret_kind)
                 ut_bprintf(b, "CUSHIM_RESULT(%s, %lld, \"%s\")\n", em_retkind(m->libs[l].ret_kind),
                            m->results[i].value, m->results[i].name);

@@ -75,6 +75,8 @@ static int ld_line(cg_lib *l, char **tok, int n, const char *path, unsigned line
     if (!strcmp(k, "status") && n == 3) {
         if ((rc = ld_once(&l->status_type, tok[1], path, line, k)) != CG_OK)
             return rc;
+        if (!strcmp(tok[2], "-"))   /* 'typedef enum { ... } TYPE;': no tag */
+            return CG_OK;
         return ld_once(&l->status_enum, tok[2], path, line, k);
     }
     if (!strcmp(k, "success") && n == 2)
@@ -238,7 +240,9 @@ int ld_load(cg_model *m, const char *dir, const char *name)
         rc = CG_EINPUT;
     }
     for (int i = 0; !rc && i < m->nlibs; i++)
-        if (m->libs[i].value == l->value || (l->ret_kind && m->libs[i].ret_kind == l->ret_kind)) {
+        if (m->libs[i].value == l->value ||
+            (l->ret_kind && m->libs[i].ret_kind == l->ret_kind &&
+             (!m->libs[i].status_type || strcmp(m->libs[i].status_type, l->status_type)))) {
             ut_error("%s: sdk or retkind value already used by library '%s'", path, m->libs[i].name);
             rc = CG_EINPUT;
         }
@@ -342,4 +346,15 @@ int ld_check_results(const cg_model *m)
         }
     }
     return CG_OK;
+}
+
+/* Library 'l' shares its status type with an earlier library (cuBLASLt's
+   cublasStatus_t is cuBLAS's): one ret kind, whose names that library lists. */
+int ld_status_shared(const cg_model *m, int l)
+{
+    for (int i = 0; i < l; i++)
+        if (m->libs[i].status_type && m->libs[l].status_type &&
+            !strcmp(m->libs[i].status_type, m->libs[l].status_type))
+            return 1;
+    return 0;
 }

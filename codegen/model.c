@@ -427,6 +427,8 @@ void md_free(cg_model *m)
     free(m->results);
     for (int i = 0; i < m->nlibs; i++)
         ld_free(&m->libs[i]);
+    for (int i = 0; i < m->nvoids; i++)
+        free(m->voids[i]);
     te_free(m);
     free(m->apis);
     free(m->pfns);

@@ -172,6 +172,16 @@ static void ps_function(ps_ctx *x, CXCursor c)
     a.ret_type = ty_unqual(ty_spell(rt));
     a.ret_kind = ps_ret_kind(rt, a.ret_type);
     a.ret_void = clang_getCanonicalType(rt).kind == CXType_Void;
+    if (a.ret_void && x->m->libs[lib].value > 2) {
+        /* The wrapper body (runtime/wrap.h) needs a return value; the CUDA headers have no void
+           function, NCCL and cuBLAS three (ncclResetDebugInit, cublasXerbla): listed by --report. */
+        if (x->m->nvoids < (int)(sizeof x->m->voids / sizeof x->m->voids[0]))
+            x->m->voids[x->m->nvoids++] = ut_strdup(a.name);
+        free(a.name);
+        free(a.header);
+        free(a.ret_type);
+        return;
+    }
     n = clang_Cursor_getNumArguments(c);
     if (n < 0)
         n = 0;
@@ -255,10 +265,36 @@ static void ps_result_enum(ps_ctx *x, CXCursor c)
     clang_visitChildren(c, ps_enumerator, x);
 }
 
+/* 'typedef enum { ... } ncclResult_t;': a status type whose enum has no tag
+   (descriptor 'status TYPE -'): its enumerators, found through the typedef. */
+static void ps_result_typedef(ps_ctx *x, CXCursor c)
+{
+    CXString s;
+    int lib = -1;
+    if (x->pass != 1)
+        return;
+    s = clang_getCursorSpelling(c);
+    for (int i = 0; i < x->m->nlibs && lib < 0; i++)
+        if (!x->m->libs[i].status_enum && x->m->libs[i].status_type &&
+            !strcmp(clang_getCString(s), x->m->libs[i].status_type))
+            lib = i;
+    clang_disposeString(s);
+    if (lib < 0 || (x->enums_seen & (1 << lib)))
+        return;
+    CXCursor d = clang_getTypeDeclaration(clang_getCanonicalType(clang_getTypedefDeclUnderlyingType(c)));
+    if (d.kind != CXCursor_EnumDecl)
+        return;
+    x->enums_seen |= 1 << lib;
+    x->enum_kind = x->m->libs[lib].ret_kind;
+    clang_visitChildren(d, ps_enumerator, x);
+}
+
 static enum CXChildVisitResult ps_visit(CXCursor c, CXCursor parent, CXClientData data)
 {
     ps_ctx *x = data;
     (void)parent;
+    if (c.kind == CXCursor_TypedefDecl)
+        ps_result_typedef(x, c);
     if (x->pass == 1 && (c.kind == CXCursor_EnumDecl || c.kind == CXCursor_TypedefDecl ||
                          c.kind == CXCursor_StructDecl || c.kind == CXCursor_UnionDecl))
         te_visit(x->m, c, x->o->include_dir);
@@ -459,9 +495,11 @@ int ps_parse(cg_model *m, const ps_options *o)
     idx = clang_createIndex(0, 0);
     rc = ps_run(idx, &x, o, src1.s);
     for (int l = 0; !rc && l < m->nlibs; l++)
-        if (m->libs[l].status_enum && !(x.enums_seen & (1 << l))) {
-            ut_error("no definition of 'enum %s' (%s) in the headers of '%s'", m->libs[l].status_enum,
-                     m->libs[l].status_type, o->include_dir);
+        if (m->libs[l].status_type && !(x.enums_seen & (1 << l)) &&
+            !ld_status_shared(m, l)) {
+            ut_error("no definition of 'enum %s' (%s) in the headers of '%s'",
+                     m->libs[l].status_enum ? m->libs[l].status_enum : "<no tag>", m->libs[l].status_type,
+                     o->include_dir);
             rc = CG_EINPUT;
         }
     if (!rc && src2.s) {

@@ -102,8 +102,14 @@ static void rp_one(const cg_model *m, const rp_list *ex, const cg_lib *l, const 
             printf("  uncovered %s: %s\n", ex->s[i], why);
             continue;
         }
-        if (!a || a->library != l->value)
-            printf("  uncovered %s: not declared by the parsed headers\n", ex->s[i]);
+        if (!a || a->library != l->value) {
+            int v = 0;
+            for (int k = 0; k < m->nvoids && !v; k++)
+                v = !strcmp(m->voids[k], ex->s[i]);
+            printf("  uncovered %s: %s\n", ex->s[i],
+                   v ? "returns void: not interposed (the wrapper body needs a return value)"
+                     : "not declared by the parsed headers");
+        }
     }
     for (int i = 0; i < m->napis; i++) {
         const cg_api *a = &m->apis[i];
@@ -126,16 +132,26 @@ int rp_report(const cg_model *m, const char *root)
         if (!x->nreports)
             continue;
         for (k = 0; k < x->nreports; k++) {
+            const char *rel = x->reports[k].path + (x->reports[k].path[0] == '?');
             free(path);
-            path = ut_printf("%s/%s", root, x->reports[k].path);
+            path = ut_printf("%s/%s", root, rel);
             if (ut_is_file(path))
                 break;
         }
-        if (k == x->nreports)
+        if (k == x->nreports) {
             k = 0;
+            if (x->reports[0].path[0] == '?') {   /* optional: a library the toolkit does not ship */
+                printf("%s: %s is not under %s: not checked (give --cuda-root a tree that has it)\n", x->name,
+                       x->reports[0].path + 1, root);
+                free(path);
+                continue;
+            }
+            free(path);
+            path = ut_printf("%s/%s", root, x->reports[0].path);
+        }
         rc = rp_exports(path, &ex);
         if (!rc) {
-            char *what = ut_printf("%s (%s)", x->name, x->reports[k].path);
+            char *what = ut_printf("%s (%s)", x->name, x->reports[k].path + (x->reports[k].path[0] == '?'));
             rp_one(m, &ex, x, what, x->reports[k].extra_note);
             free(what);
         }

@@ -4,5 +4,8 @@
 
 #include "cushim_params.h"
 #include "cushim_nvml_params.h"
+#include "cushim_nccl_params.h"
+#include "cushim_cublas_params.h"
+#include "cushim_cublaslt_params.h"
 
 #endif

@@ -72,8 +72,11 @@ static void test_atoms(void **state)
     assert_int_equal(sel("cuMemAlloc[_]v2"), 1);
     assert_int_equal(sel("lib:driver"), count_where(is_driver));
     assert_int_equal(sel("lib:runtime"), count_where(is_runtime));
-    assert_int_equal(sel("lib:driver") + sel("lib:runtime") + sel("lib:nvml"), (int)cushim_gen_api_count);
-    assert_true(sel("lib:nvml") > 100);   /* universal shim: NVML is a library of the 13.0 tree */
+    assert_int_equal(sel("lib:driver") + sel("lib:runtime") + sel("lib:nvml") + sel("lib:nccl") + sel("lib:cublas") +
+                         sel("lib:cublaslt"),
+                     (int)cushim_gen_api_count);
+    assert_true(sel("lib:nvml") > 100);   /* universal shim: libraries of the 13.0 tree */
+    assert_true(sel("lib:nccl") > 10 && sel("lib:cublas") > 100 && sel("lib:cublaslt") > 10);
     assert_int_equal(sel("cat:alloc+free"), count_where(is_alloc_or_free));
     assert_true(count_where(is_alloc_or_free) > 10);
 }
