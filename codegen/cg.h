@@ -12,6 +12,7 @@
  *   ids.c      id_   the stable id registry (codegen/api_ids.tsv)
  *   emit.c     em_   the generated tree
  *   report.c   rp_   coverage report against the shipped libraries
+ *   libdesc.c  ld_   library descriptors (codegen/libs/<name>.lib)
  *   types_emit.c te_  type metadata: enum tables, struct fields, pointees
  *   roles.c    rl_   allocation roles ('role' overlay entries)
  * Every function that can fail returns 0 or a negative CG_E* code after
@@ -63,12 +64,11 @@ int ut_ends(const char *s, const char *suffix);
 double ut_now(void);
 
 /* ---- model types ---- */
-enum { LIB_DRIVER = 1, LIB_RUNTIME = 2 };
 enum { PT_NONE = 0, PT_PTDS = 1, PT_PTSZ = 2 };
 enum { KIND_UNKNOWN = 0, KIND_SCALAR, KIND_ENUM, KIND_HANDLE, KIND_POINTER, KIND_STRING,
        KIND_STRUCT, KIND_CALLBACK, KIND_DEVPTR };
 enum { DIR_UNKNOWN = 0, DIR_IN = 1, DIR_OUT = 2, DIR_INOUT = 3 };
-enum { RET_CURESULT = 1, RET_CUDAERROR = 2, RET_OTHER = 3 };
+enum { RET_OTHER = 3 };   /* CUSHIM_RET_OTHER; a library's status kind comes from its descriptor */
 enum { SRC_NONE = 0, SRC_TYPE, SRC_DOC, SRC_OVERLAY };
 
 typedef struct cg_param {
@@ -128,22 +128,79 @@ typedef struct cg_pfn {
 typedef struct cg_result {
     char *name;
     long long value;
-    int kind;          /* RET_CURESULT or RET_CUDAERROR */
+    int kind;          /* the ret kind of its library's status type */
 } cg_result;
 
+/* ---- library descriptors (libdesc.c; docs/generator.md) ---- */
+#define LD_MAX 16
+#define CG_MAX_LIBS 8
+typedef struct cg_lib_header {
+    char *name;
+    int required;
+    char *prereq;      /* a system header it uses but does not include */
+} cg_lib_header;
+
+typedef struct cg_lib {
+    char *name;                 /* "driver": apis.tsv, selectors, file names */
+    char *sdk;                  /* "CUSHIM_LIB_DRIVER" ...                   */
+    int value;                  /* ... and its value                         */
+    char *sonames[LD_MAX];
+    int nsonames;
+    cg_lib_header headers[LD_MAX];   /* in include order */
+    int nheaders;
+    char *typedefs[LD_MAX];     /* PFN_<base>_v<N> headers (entry lookups) */
+    int ntypedefs;
+    char *defines[LD_MAX];      /* macros of the parse (and cushim_cuda_headers.h) */
+    int ndefines;
+    int legacy_pass;            /* a second parse without the defines ... */
+    char *legacy_defines[LD_MAX];   /* ... but with these */
+    int nlegacy_defines;
+    char *prefixes[LD_MAX];
+    int nprefixes;
+    char *status_type, *status_enum;   /* "CUresult", "cudaError_enum" */
+    char *ret_kind_name;        /* "CUSHIM_RET_CURESULT" */
+    int ret_kind;
+    char *success, *fail, *fail_init;
+    char *entry;                /* the library's own entry-point lookup */
+    char *overlay;              /* its own overlay file, relative to the descriptor */
+    int separate;               /* own cushim_<name>_params.h (headers outside cushim_cuda_headers.h) */
+    int opt_in;                 /* interposed only when CUSHIM_LIBS names it */
+    char *version_macro, *version_header;
+    int strip_v, strip_64, pt_suffixes;
+    struct { char *path, *extra_note; } reports[LD_MAX];
+    int nreports;
+    struct { char *prefix, *reason; } skips[LD_MAX];
+    int nskips;
+} cg_lib;
+
 typedef struct cg_model {
+    cg_lib libs[CG_MAX_LIBS];  /* in the order given: include and id order */
+    int nlibs;
+    char *voids[64];           /* void functions left out (parse.c) */
+    int nvoids;
     cg_api *apis;      /* sorted by id after md_finish */
     int napis, capis;
     cg_pfn *pfns;      /* sorted: base, legacy first, version */
     int npfns, cpfns;
     unsigned cuda_version;     /* CUDA_VERSION of cuda.h */
-    char *headers[16];         /* headers present, in include order */
+    char *headers[CG_MAX_LIBS * LD_MAX];   /* headers present, in include order */
+    int header_lib[CG_MAX_LIBS * LD_MAX];  /* ... and the index of their library */
     int nheaders;
     int unclassified;          /* params with kind or dir unknown */
     cg_result *results;        /* header order within each kind */
     int nresults, cresults;
     struct te_types *types;    /* type metadata (types_emit.c) */
 } cg_model;
+
+/* ---- libdesc.c ---- */
+int ld_load(cg_model *m, const char *dir, const char *name);
+const cg_lib *ld_by_value(const cg_model *m, int value);
+int ld_index(const cg_model *m, int value);
+const char *ld_retkind_name(const cg_model *m, int kind);
+void ld_free(cg_lib *l);
+int ld_define_first(const cg_model *m, int l, int i);
+int ld_check_results(const cg_model *m);
+int ld_status_shared(const cg_model *m, int l);
 
 /* ---- typedefs.c ---- */
 int pfn_scan_file(cg_model *m, const char *path);
@@ -152,11 +209,14 @@ int pfn_scan_file(cg_model *m, const char *path);
 typedef struct ov_overlay ov_overlay;
 typedef struct ps_options {
     const char *include_dir;
+    const char *extra_include[4];   /* --include: headers of libraries outside the toolkit */
+    int nextra;
     int verbose;
     const ov_overlay *overlay;  /* its 'struct' entries: the structs described */
 } ps_options;
 int ps_parse(cg_model *m, const ps_options *o);
 const char *ps_prereq(const char *header);
+void ps_put_define(ut_buf *b, const char *define);
 
 /* ---- overlay.c ---- */
 typedef struct ov_entry ov_entry;

@@ -20,13 +20,14 @@ typedef struct em_file {
     ut_buf b;
 } em_file;
 
-enum { EM_IDS, EM_PARAMS, EM_HEADERS, EM_DRV, EM_RT, EM_META, EM_PA, EM_RESULTS, EM_APIS_TSV, EM_PA_TSV,
-       EM_TYPES_CHECK, EM_ROLES, EM_NFILES };
+enum { EM_IDS, EM_PARAMS, EM_HEADERS, EM_META, EM_PA, EM_RESULTS, EM_APIS_TSV, EM_PA_TSV, EM_LIBS,
+       EM_ALL_APIS, EM_SEP_APIS, EM_ALL_PARAMS, EM_TYPES_CHECK, EM_ROLES, EM_FIXED, EM_NFILES = EM_FIXED + 2 * CG_MAX_LIBS };
+/* then one X-macro list per library, then the params header of each 'separate' library */
 
-static const char *em_names[EM_NFILES] = {
-    "cushim_api_ids.h", "cushim_params.h", "cushim_cuda_headers.h", "cushim_driver_apis.inc",
-    "cushim_runtime_apis.inc", "cushim_meta.c", "cushim_procaddr.inc", "cushim_results.inc", "apis.tsv",
-    "procaddr.tsv", "cushim_types_check.h", "cushim_alloc_roles.inc",
+static const char *em_names[EM_FIXED] = {
+    "cushim_api_ids.h", "cushim_params.h", "cushim_cuda_headers.h", "cushim_meta.c", "cushim_procaddr.inc",
+    "cushim_results.inc", "apis.tsv", "procaddr.tsv", "cushim_libs.inc", "cushim_apis.inc",
+    "cushim_separate_apis.inc", "cushim_all_params.h", "cushim_types_check.h", "cushim_alloc_roles.inc",
 };
 
 static void em_banner(ut_buf *b, const cg_model *m, int hash)
@@ -75,28 +76,67 @@ static void em_ids(ut_buf *b, const cg_model *m)
     ut_bprintf(b, "#define CUSHIM_API_ID_LIMIT %u\n\n#endif\n", max + 1);
 }
 
-static void em_headers(ut_buf *b, const cg_model *m)
+/* Is library value 'lib' one with its own params header (descriptor 'separate')? */
+static int em_separate(const cg_model *m, int lib)
 {
-    em_banner(b, m, 0);
-    ut_puts(b, "#ifndef CUSHIM_GEN_CUDA_HEADERS_H\n#define CUSHIM_GEN_CUDA_HEADERS_H\n\n");
-    ut_puts(b, "#ifndef __CUDA_API_VERSION_INTERNAL\n#define __CUDA_API_VERSION_INTERNAL\n#endif\n\n");
+    const cg_lib *l = ld_by_value(m, lib);
+    return l && l->separate;
+}
+
+/* The macros and #includes of library index 'only' (-1: of every library
+   that is not 'separate'). */
+static void em_includes(ut_buf *b, const cg_model *m, int only)
+{
+    for (int l = 0; l < m->nlibs; l++)
+        for (int i = 0; i < m->libs[l].ndefines; i++) {
+            const char *d = m->libs[l].defines[i], *eq = strchr(d, '=');
+            if (only >= 0 ? l != only : m->libs[l].separate)
+                continue;
+            if (only < 0 && !ld_define_first(m, l, i))
+                continue;
+            ut_bprintf(b, "#ifndef %.*s\n", eq ? (int)(eq - d) : (int)strlen(d), d);
+            ps_put_define(b, d);
+            ut_puts(b, "#endif\n\n");
+        }
     for (int i = 0; i < m->nheaders; i++) {
+        int l = m->header_lib[i];
+        if (only >= 0 ? l != only : m->libs[l].separate)
+            continue;
         if (ps_prereq(m->headers[i]))
             ut_bprintf(b, "#include <%s> /* %s uses it without including it */\n", ps_prereq(m->headers[i]),
                        m->headers[i]);
         ut_bprintf(b, "#include <%s>\n", m->headers[i]);
     }
+}
+
+static void em_headers(ut_buf *b, const cg_model *m)
+{
+    em_banner(b, m, 0);
+    ut_puts(b, "#ifndef CUSHIM_GEN_CUDA_HEADERS_H\n#define CUSHIM_GEN_CUDA_HEADERS_H\n\n");
+    em_includes(b, m, -1);
     ut_puts(b, "\n#endif\n");
 }
 
-static void em_params(ut_buf *b, const cg_model *m)
+/* The params structs of library index 'only' (-1: of every library that is
+   not 'separate': cushim_params.h). */
+static void em_params(ut_buf *b, const cg_model *m, int only)
 {
+    int want = only >= 0 ? m->libs[only].value : 0;
     em_banner(b, m, 0);
-    ut_puts(b, "#ifndef CUSHIM_GEN_PARAMS_H\n#define CUSHIM_GEN_PARAMS_H\n\n#include \"cushim_cuda_headers.h\"\n\n");
+    if (only < 0) {
+        ut_puts(b, "#ifndef CUSHIM_GEN_PARAMS_H\n#define CUSHIM_GEN_PARAMS_H\n\n#include \"cushim_cuda_headers.h\"\n\n");
+    } else {
+        ut_bprintf(b, "#ifndef CUSHIM_GEN_%s_PARAMS_H\n#define CUSHIM_GEN_%s_PARAMS_H\n\n", m->libs[only].sdk,
+                   m->libs[only].sdk);
+        em_includes(b, m, only);
+        ut_puts(b, "\n");
+    }
     {
         int any = 0;
         for (int i = 0; i < m->napis; i++) {
             const cg_api *a = &m->apis[i];
+            if (only >= 0 ? a->library != want : em_separate(m, a->library))
+                continue;
             for (int j = 0; j < a->nparams; j++)
                 if (a->params[j].fnty) {
                     ut_bprintf(b, "typedef %s;\n", a->params[j].fnty_def);
@@ -108,6 +148,8 @@ static void em_params(ut_buf *b, const cg_model *m)
     }
     for (int i = 0; i < m->napis; i++) {
         const cg_api *a = &m->apis[i];
+        if (only >= 0 ? a->library != want : em_separate(m, a->library))
+            continue;
         ut_bprintf(b, "typedef struct cushim_params_%s {\n", a->name);
         if (a->nparams == 0)
             ut_puts(b, "    char cushim_unused_;\n");
@@ -121,9 +163,11 @@ static void em_params(ut_buf *b, const cg_model *m)
     ut_puts(b, "\n#endif\n");
 }
 
+static const cg_model *em_model;
+
 static const char *em_retkind(int k)
 {
-    return k == RET_CURESULT ? "CUSHIM_RET_CURESULT" : k == RET_CUDAERROR ? "CUSHIM_RET_CUDAERROR" : "CUSHIM_RET_OTHER";
+    return ld_retkind_name(em_model, k);
 }
 
 static void em_xmacro(ut_buf *b, const cg_model *m, int lib)
@@ -193,8 +237,11 @@ static void em_meta(ut_buf *b, const cg_model *m)
     uint16_t *by_name;
     unsigned max = 0;
     em_banner(b, m, 0);
-    ut_puts(b, "#include <stddef.h>\n#include <stdint.h>\n\n#include \"cushim_params.h\"\n#include \"cushim_api_ids.h\"\n"
-               "#include \"cushim/cushim_meta.h\"\n\n");
+    ut_puts(b, "#include <stddef.h>\n#include <stdint.h>\n\n#include \"cushim_params.h\"\n");
+    for (int l = 0; l < m->nlibs; l++)
+        if (m->libs[l].separate)
+            ut_bprintf(b, "#include \"cushim_%s_params.h\"\n", m->libs[l].name);
+    ut_puts(b, "#include \"cushim_api_ids.h\"\n#include \"cushim/cushim_meta.h\"\n\n");
     ut_puts(b, "#define CUSHIM_F_(api, f) offsetof(cushim_params_##api, f), sizeof(((cushim_params_##api *)0)->f)\n");
     ut_puts(b, "#define CUSHIM_E_(api, f) sizeof(*((cushim_params_##api *)0)->f)\n\n");
     te_emit_types(b, m);
@@ -228,7 +275,7 @@ static void em_meta(ut_buf *b, const cg_model *m)
         const cg_api *a = &m->apis[i];
         ut_bprintf(b, "    { %u, \"%s\", \"%s\", %u, %s, %s, %s, %d, ", a->id, a->name, a->base, a->abi_version,
                    a->per_thread == PT_PTDS ? "CUSHIM_PT_PTDS" : a->per_thread == PT_PTSZ ? "CUSHIM_PT_PTSZ" : "CUSHIM_PT_NONE",
-                   a->library == LIB_DRIVER ? "CUSHIM_LIB_DRIVER" : "CUSHIM_LIB_RUNTIME", em_retkind(a->ret_kind),
+                   ld_by_value(m, a->library)->sdk, em_retkind(a->ret_kind),
                    a->deprecated);
         em_cats(b, a->cats);
         ut_puts(b, ", ");
@@ -290,19 +337,93 @@ static void em_procaddr(ut_buf *inc, ut_buf *tsv, const cg_model *m)
     }
 }
 
-/* Driver names first, then runtime names, each in header order: the order
- * does not depend on where the TU happened to include driver_types.h. */
+/* Library by library (the driver's CUresult names first, then the runtime's
+ * cudaError_t names), each in header order: the order does not depend on
+ * where the TU happened to include driver_types.h. */
 static void em_results(ut_buf *b, const cg_model *m)
 {
-    static const int kinds[] = {RET_CURESULT, RET_CUDAERROR};
+    int first = 1;
     em_banner(b, m, 0);
-    ut_puts(b, "/* CUSHIM_RESULT(RETKIND, VALUE, NAME): every enumerator of CUresult (enum cudaError_enum), then of\n"
-               "   cudaError_t (enum cudaError), in header order; define CUSHIM_RESULT before including. */\n");
-    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
-        for (int i = 0; i < m->nresults; i++)
-            if (m->results[i].kind == kinds[k])
-                ut_bprintf(b, "CUSHIM_RESULT(%s, %lld, \"%s\")\n", em_retkind(kinds[k]), m->results[i].value,
-                           m->results[i].name);
+    ut_puts(b, "/* CUSHIM_RESULT(RETKIND, VALUE, NAME): every enumerator of ");
+    for (int l = 0; l < m->nlibs; l++)
+        if (m->libs[l].status_type && !ld_status_shared(m, l)) {
+            if (m->libs[l].status_enum)
+                ut_bprintf(b, "%s%s (enum %s)", first ? "" : ", then of\n   ", m->libs[l].status_type,
+                           m->libs[l].status_enum);
+            else
+                ut_bprintf(b, "%s%s", first ? "" : ", then of\n   ", m->libs[l].status_type);
+            first = 0;
+        }
+    ut_puts(b, ", in header order; define CUSHIM_RESULT before including. */\n");
+    for (int l = 0; l < m->nlibs; l++)
+        for (int i = 0; m->libs[l].ret_kind && !ld_status_shared(m, l) && i < m->nresults; i++)
+            if (m->results[i].kind == m->libs[l].ret_kind)
+                ut_bprintf(b, "CUSHIM_RESULT(%s, %lld, \"%s\")\n", em_retkind(m->libs[l].ret_kind),
+                           m->results[i].value, m->results[i].name);
+}
+
+/* 'VALUE /" "* NAME *" "/, ': the value of a status enumerator (checked by md_check_libs). */
+static void em_result_value(ut_buf *b, const cg_model *m, const cg_lib *x, const char *name)
+{
+    long long v = 0;
+    for (int i = 0; name && i < m->nresults; i++)
+        if (m->results[i].kind == x->ret_kind && !strcmp(m->results[i].name, name)) {
+            v = m->results[i].value;
+            break;
+        }
+    ut_bprintf(b, "%lld /* %s */, ", v, name ? name : "none");
+}
+
+/* Every library's X-macro list (or only the 'separate' ones), and every params header. */
+static void em_all(ut_buf *apis, ut_buf *sep, ut_buf *params, const cg_model *m)
+{
+    em_banner(apis, m, 0);
+    ut_puts(apis, "/* Every library's X-macro list, in library order (no include guard: include it once per\n"
+                  "   CUSHIM_API definition). */\n");
+    em_banner(sep, m, 0);
+    ut_puts(sep, "/* The X-macro lists of the libraries with their own params header (descriptor 'separate'). */\n");
+    em_banner(params, m, 0);
+    ut_puts(params, "#ifndef CUSHIM_GEN_ALL_PARAMS_H\n#define CUSHIM_GEN_ALL_PARAMS_H\n\n#include \"cushim_params.h\"\n");
+    for (int l = 0; l < m->nlibs; l++) {
+        ut_bprintf(apis, "#include \"cushim_%s_apis.inc\"\n", m->libs[l].name);
+        if (m->libs[l].separate) {
+            ut_bprintf(sep, "#include \"cushim_%s_apis.inc\"\n", m->libs[l].name);
+            ut_bprintf(params, "#include \"cushim_%s_params.h\"\n", m->libs[l].name);
+        }
+    }
+    ut_puts(params, "\n#endif\n");
+}
+
+/* What the runtime compiles in from the descriptors (numbers only: no header needed). */
+static void em_libs(ut_buf *b, const cg_model *m)
+{
+    em_banner(b, m, 0);
+    ut_puts(b, "/* CUSHIM_LIBRARY(LIB, NAME, RETKIND, SUCCESS, FAIL, FAIL_INIT, SONAMES, PREFIXES, ENTRY, DEFAULT): one line per\n"
+               "   library of this tree, from codegen/libs/<NAME>.lib; define CUSHIM_LIBRARY before including. The values\n"
+               "   are numbers (the enumerator in a comment): the file needs no library header.\n"
+               "   SONAMES and PREFIXES are string lists ending in NULL; ENTRY is its own entry-point lookup or NULL;\n"
+               "   DEFAULT is 1 when it is interposed unless CUSHIM_LIBS says otherwise (0: descriptor 'opt-in');\n"
+               "   a library without a status type has RETKIND CUSHIM_RET_OTHER and 0 for its values. */\n");
+    for (int l = 0; l < m->nlibs; l++) {
+        const cg_lib *x = &m->libs[l];
+        ut_bprintf(b, "CUSHIM_LIBRARY(%s, \"%s\", %s, ", x->sdk, x->name,
+                   x->ret_kind ? x->ret_kind_name : "CUSHIM_RET_OTHER");
+        em_result_value(b, m, x, x->success);
+        em_result_value(b, m, x, x->fail);
+        em_result_value(b, m, x, x->fail_init);
+        ut_puts(b, "(");
+        for (int i = 0; i < x->nsonames; i++)
+            ut_bprintf(b, "\"%s\", ", x->sonames[i]);
+        ut_puts(b, "NULL), (");
+        for (int i = 0; i < x->nprefixes; i++)
+            ut_bprintf(b, "\"%s\", ", x->prefixes[i]);
+        ut_puts(b, "NULL), ");
+        if (x->entry)
+            ut_bprintf(b, "\"%s\", ", x->entry);
+        else
+            ut_puts(b, "NULL, ");
+        ut_bprintf(b, "%d)\n", !x->opt_in);
+    }
 }
 
 static void em_apis_tsv(ut_buf *b, const cg_model *m)
@@ -314,7 +435,7 @@ static void em_apis_tsv(ut_buf *b, const cg_model *m)
         int first = 1;
         ut_bprintf(b, "%u\t%s\t%s\t%u\t%s\t%s\t%s\t", a->id, a->name, a->base, a->abi_version,
                    a->per_thread == PT_PTDS ? "ptds" : a->per_thread == PT_PTSZ ? "ptsz" : "none",
-                   a->library == LIB_DRIVER ? "driver" : "runtime", a->header);
+                   ld_by_value(m, a->library)->name, a->header);
         for (int c = 0; md_cat_name(c); c++)
             if (a->cats & (1u << c)) {
                 ut_bprintf(b, "%s%s", first ? "" : ",", md_cat_name(c));
@@ -326,19 +447,29 @@ static void em_apis_tsv(ut_buf *b, const cg_model *m)
 
 static void em_build(em_file *f, const cg_model *m)
 {
+    em_model = m;
     for (int i = 0; i < EM_NFILES; i++) {
-        f[i].name = em_names[i];
+        f[i].name = i < EM_FIXED ? ut_strdup(em_names[i])
+                  : i - EM_FIXED < m->nlibs ? ut_printf("cushim_%s_apis.inc", m->libs[i - EM_FIXED].name)
+                  : i - EM_FIXED - CG_MAX_LIBS < m->nlibs && i - EM_FIXED - CG_MAX_LIBS >= 0 &&
+                            m->libs[i - EM_FIXED - CG_MAX_LIBS].separate
+                        ? ut_printf("cushim_%s_params.h", m->libs[i - EM_FIXED - CG_MAX_LIBS].name) : NULL;
         memset(&f[i].b, 0, sizeof f[i].b);
     }
     em_ids(&f[EM_IDS].b, m);
-    em_params(&f[EM_PARAMS].b, m);
+    em_params(&f[EM_PARAMS].b, m, -1);
+    for (int l = 0; l < m->nlibs; l++)
+        if (m->libs[l].separate)
+            em_params(&f[EM_FIXED + CG_MAX_LIBS + l].b, m, l);
     em_headers(&f[EM_HEADERS].b, m);
-    em_xmacro(&f[EM_DRV].b, m, LIB_DRIVER);
-    em_xmacro(&f[EM_RT].b, m, LIB_RUNTIME);
+    for (int l = 0; l < m->nlibs; l++)
+        em_xmacro(&f[EM_FIXED + l].b, m, m->libs[l].value);
     em_meta(&f[EM_META].b, m);
     em_procaddr(&f[EM_PA].b, &f[EM_PA_TSV].b, m);
     em_results(&f[EM_RESULTS].b, m);
     em_apis_tsv(&f[EM_APIS_TSV].b, m);
+    em_libs(&f[EM_LIBS].b, m);
+    em_all(&f[EM_ALL_APIS].b, &f[EM_SEP_APIS].b, &f[EM_ALL_PARAMS].b, m);
     em_banner(&f[EM_TYPES_CHECK].b, m, 0);
     te_emit_check(&f[EM_TYPES_CHECK].b, m);
     em_banner(&f[EM_ROLES].b, m, 0);
@@ -347,8 +478,10 @@ static void em_build(em_file *f, const cg_model *m)
 
 static void em_free(em_file *f)
 {
-    for (int i = 0; i < EM_NFILES; i++)
+    for (int i = 0; i < EM_NFILES; i++) {
+        free((char *)f[i].name);
         ut_buf_free(&f[i].b);
+    }
 }
 
 int em_generate(const cg_model *m, const char *out)
@@ -370,6 +503,8 @@ int em_generate(const cg_model *m, const char *out)
     }
     em_build(f, m);
     for (int i = 0; i < EM_NFILES && !rc; i++) {
+        if (!f[i].name)
+            continue;
         char *p = ut_printf("%s/%s", tmp, f[i].name);
         rc = ut_write_file(p, f[i].b.s, f[i].b.len);
         free(p);
@@ -426,6 +561,8 @@ int em_verify(const cg_model *m, const char *dir)
     }
     em_build(f, m);
     for (int i = 0; i < EM_NFILES; i++) {
+        if (!f[i].name)
+            continue;
         char *p = ut_printf("%s/%s", dir, f[i].name), *text = NULL;
         size_t len = 0;
         if (!ut_is_file(p)) {
@@ -443,7 +580,6 @@ int em_verify(const cg_model *m, const char *dir)
         free(text);
         free(p);
     }
-    em_free(f);
     {
         /* files that the generator would not write */
         DIR *d = opendir(dir);
@@ -451,7 +587,7 @@ int em_verify(const cg_model *m, const char *dir)
         while (d && (e = readdir(d)) != NULL) {
             int known = e->d_name[0] == '.';
             for (int i = 0; i < EM_NFILES && !known; i++)
-                known = !strcmp(e->d_name, em_names[i]);
+                known = f[i].name && !strcmp(e->d_name, f[i].name);
             if (!known) {
                 fprintf(stderr, "  extra: %s/%s (not generated)\n", dir, e->d_name);
                 ndiff++;
@@ -460,6 +596,7 @@ int em_verify(const cg_model *m, const char *dir)
         if (d)
             closedir(d);
     }
+    em_free(f);
     if (ndiff) {
         ut_error("%s is not what cushim-gen %s generates from these headers (%d file(s) differ); "
                  "regenerate and commit",

@@ -7,7 +7,9 @@
  *   cushim-gen --cuda-include DIR --verify DIR     compare, exit 1 on any difference
  *   cushim-gen --cuda-include DIR --report [--cuda-root DIR]
  * Options: --overlay FILE (default codegen/overlay.txt), --ids FILE (default
- * codegen/api_ids.tsv), --cuda-root DIR (for --report), --list-unclassified,
+ * codegen/api_ids.tsv), --libs NAME,NAME... (the library descriptors, in
+ * include and id order; default driver,runtime), --libs-dir DIR (default
+ * codegen/libs), --cuda-root DIR (for --report), --list-unclassified,
  * --list-params (every parameter, its direction and where it came from), --quiet.
  */
 #include "cg.h"
@@ -23,10 +25,13 @@
 static void usage(FILE *f)
 {
     fputs("usage: cushim-gen --cuda-include DIR (--out DIR | --verify DIR | --report)\n"
-          "                  [--overlay FILE] [--ids FILE] [--cuda-root DIR] [--list-unclassified] [--list-params] [--quiet]\n"
+          "                  [--overlay FILE] [--ids FILE] [--libs NAME,...] [--libs-dir DIR] [--cuda-root DIR]\n"
+          "                  [--list-unclassified] [--list-params] [--quiet]\n"
           "  --out DIR      write the generated tree into DIR (replaced atomically)\n"
           "  --verify DIR   regenerate in memory and compare with DIR; exit 1 on any difference\n"
-          "  --report       coverage against <cuda-root>/lib64/stubs/libcuda.so and lib64/libcudart.so\n"
+          "  --report       coverage against each library's shipped .so (descriptor 'report' lines)\n"
+          "  --libs         library descriptors <libs-dir>/<NAME>.lib, in order (default driver,runtime)\n"
+          "  --include DIR  another header folder (a library outside the toolkit: nvml.h)\n"
           "  --cuda-root    CUDA root for --report (default: the parent of --cuda-include)\n",
           f);
 }
@@ -35,6 +40,7 @@ int main(int argc, char **argv)
 {
     const char *inc = NULL, *out = NULL, *verify = NULL, *root = NULL;
     const char *overlay = CUSHIM_GEN_DIR "/overlay.txt", *ids = CUSHIM_GEN_DIR "/api_ids.tsv";
+    const char *libs = "driver,runtime", *libs_dir = CUSHIM_GEN_DIR "/libs";
     int report = 0, list = 0, quiet = 0, rc;
     cg_model m;
     ov_overlay ov;
@@ -42,6 +48,7 @@ int main(int argc, char **argv)
     double t0 = ut_now();
     char *rootbuf = NULL;
 
+    memset(&po, 0, sizeof po);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char **dst = NULL;
@@ -57,6 +64,17 @@ int main(int argc, char **argv)
             dst = &ids;
         else if (!strcmp(a, "--cuda-root"))
             dst = &root;
+        else if (!strcmp(a, "--libs"))
+            dst = &libs;
+        else if (!strcmp(a, "--libs-dir"))
+            dst = &libs_dir;
+        else if (!strcmp(a, "--include")) {
+            if (po.nextra >= 4 || i + 1 >= argc) {
+                ut_error("--include needs a folder (at most 4)");
+                return 2;
+            }
+            po.extra_include[po.nextra++] = argv[++i];
+        }
         else if (!strcmp(a, "--report"))
             report = 1;
         else if (!strcmp(a, "--list-unclassified"))
@@ -88,6 +106,16 @@ int main(int argc, char **argv)
 
     memset(&m, 0, sizeof m);
     rc = ov_load(&ov, overlay);
+    {
+        char *list = ut_strdup(libs), *save = NULL;
+        for (char *t = strtok_r(list, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save))
+            rc = ld_load(&m, libs_dir, t);
+        if (!rc && m.nlibs == 0) {
+            ut_error("--libs names no library");
+            rc = CG_EINPUT;
+        }
+        free(list);
+    }
     if (!rc) {
         po.include_dir = inc;
         po.verbose = !quiet;
@@ -95,12 +123,25 @@ int main(int argc, char **argv)
         rc = ps_parse(&m, &po);
     }
     if (!rc)
+        rc = ld_check_results(&m);
+    if (!rc)
         rc = md_variants(&m);
     if (!rc) {
         md_classify(&m);
         te_indirect_counts(&m);
         md_categories(&m);
         rc = ov_apply(&ov, &m);
+        /* then each library's own overlay (descriptor 'overlay') */
+        for (int l = 0; !rc && l < m.nlibs; l++)
+            if (m.libs[l].overlay) {
+                ov_overlay lov;
+                char *p = ut_printf("%s/%s", libs_dir, m.libs[l].overlay);
+                rc = ov_load(&lov, p);
+                if (!rc)
+                    rc = ov_apply(&lov, &m);
+                ov_free(&lov);
+                free(p);
+            }
         if (!rc)
             rc = rl_apply(&m);
     }
@@ -134,9 +175,13 @@ int main(int argc, char **argv)
             te_report(&m);
     }
     if (!rc && !quiet) {
-        int nd = 0, nr = 0;
-        for (int i = 0; i < m.napis; i++)
-            m.apis[i].library == LIB_DRIVER ? nd++ : nr++;
+        ut_buf per = {0};
+        for (int l = 0; l < m.nlibs; l++) {
+            int n = 0;
+            for (int i = 0; i < m.napis; i++)
+                n += m.apis[i].library == m.libs[l].value;
+            ut_bprintf(&per, "%s%d %s", l ? ", " : "", n, m.libs[l].name);
+        }
         for (int i = 0; i < m.npfns; i++)
             if (!m.pfns[i].present)
                 ut_note("variant typedef PFN_%s_v%u%s (%s:%u) names '%s', which the headers do not declare; "
@@ -144,9 +189,10 @@ int main(int argc, char **argv)
                         m.pfns[i].base, m.pfns[i].version,
                         m.pfns[i].per_thread == PT_PTDS ? "_ptds" : m.pfns[i].per_thread == PT_PTSZ ? "_ptsz" : "",
                         m.pfns[i].file, m.pfns[i].line, m.pfns[i].exported);
-        ut_note("CUDA %u: %d APIs (%d driver, %d runtime), %d variant typedefs, %d parameters unclassified; %s in %.2f s",
-                m.cuda_version, m.napis, nd, nr, m.npfns, m.unclassified,
+        ut_note("CUDA %u: %d APIs (%s), %d variant typedefs, %d parameters unclassified; %s in %.2f s",
+                m.cuda_version, m.napis, per.s, m.npfns, m.unclassified,
                 out ? "generated" : verify ? "verified" : "parsed", ut_now() - t0);
+        ut_buf_free(&per);
     }
     ov_free(&ov);
     rl_free();

@@ -83,24 +83,29 @@ static int md_pfn_cmp(const void *a, const void *b)
     return x->per_thread - y->per_thread;
 }
 
-static char *md_strip_suffixes(const char *name, int library, int *pt)
+/* The base name: the export without its library's versioned-name suffixes
+   (descriptor 'versioned'): _ptds/_ptsz, then _64, then _v<N>
+   (cublasSgemm_v2_64 -> cublasSgemm). */
+static char *md_strip_suffixes(const char *name, const cg_lib *l, int *pt)
 {
     char *b = ut_strdup(name);
     size_t n = strlen(b), i;
     *pt = PT_NONE;
-    if (ut_ends(b, "_ptds")) {
+    if (l && (l->pt_suffixes & (1 << PT_PTDS)) && ut_ends(b, "_ptds")) {
         *pt = PT_PTDS;
         b[n -= 5] = 0;
-    } else if (ut_ends(b, "_ptsz")) {
+    } else if (l && (l->pt_suffixes & (1 << PT_PTSZ)) && ut_ends(b, "_ptsz")) {
         *pt = PT_PTSZ;
         b[n -= 5] = 0;
     }
-    if (library == LIB_DRIVER) {
+    if (l && l->strip_64 && n > 3 && ut_ends(b, "_64"))
+        b[n -= 3] = 0;
+    if (l && l->strip_v) {
         i = n;
         while (i > 0 && isdigit((unsigned char)b[i - 1]))
             i--;
         if (i < n && i >= 3 && b[i - 1] == 'v' && b[i - 2] == '_')
-            b[i - 2] = 0;
+            b[n = i - 2] = 0;
     }
     return b;
 }
@@ -135,7 +140,7 @@ int md_variants(cg_model *m)
     for (i = 0; i < m->napis; i++) {
         cg_api *a = &m->apis[i];
         int pt;
-        a->base = md_strip_suffixes(a->name, a->library, &pt);
+        a->base = md_strip_suffixes(a->name, ld_by_value(m, a->library), &pt);
         a->per_thread = pt;
         a->abi_version = 0;
     }
@@ -143,8 +148,8 @@ int md_variants(cg_model *m)
         cg_pfn *p = &m->pfns[i];
         cg_api *a = md_find(m, p->exported);
         p->present = a != NULL;
-        if (!a || a->library != LIB_DRIVER)
-            continue;
+        if (!a || !ld_by_value(m, a->library) || !ld_by_value(m, a->library)->ntypedefs)
+            continue;   /* variant typedefs name only their own library's exports */
         if (a->abi_version == 0 || p->version < a->abi_version) {
             free(a->base);
             a->base = ut_strdup(p->base);
@@ -421,6 +426,10 @@ void md_free(cg_model *m)
     for (int i = 0; i < m->nresults; i++)
         free(m->results[i].name);
     free(m->results);
+    for (int i = 0; i < m->nlibs; i++)
+        ld_free(&m->libs[i]);
+    for (int i = 0; i < m->nvoids; i++)
+        free(m->voids[i]);
     te_free(m);
     free(m->apis);
     free(m->pfns);

@@ -14,7 +14,7 @@
  * <function> and <parameter> are fnmatch(3) globs. Entries apply in file
  * order, later ones win; a category written '-name' removes that category.
  * 'dir=' applies to data pointers only (values always go in): a glob entry
- * skips value parameters, an entry naming one exactly is an error.
+ * skips value parameters and const pointees, an entry naming one exactly is an error.
  * An entry whose function glob matches no API, or whose parameter glob
  * matches no parameter of the matched APIs, is an error, unless the headers
  * are outside its since= (inclusive) .. until= (exclusive) CUDA_VERSION
@@ -230,6 +230,8 @@ int ov_apply(const ov_overlay *ov, cg_model *m)
                                  p->name, a->name, p->type);
                         return CG_EOVERLAY;
                     }
+                } else if (e->dir && p->pointee_const && (ov_is_glob(e->fn) || ov_is_glob(e->param))) {
+                    /* a const pointee goes in: a glob leaves it so (cublas* x: axpy's const x) */
                 } else if (e->dir) {
                     p->dir = e->dir;
                     p->dir_src = SRC_OVERLAY;

@@ -2,17 +2,20 @@
  * parse.c - read the function declarations of the CUDA headers with
  * libclang.
  *
- * Two translation units:
- *  1. the driver and runtime headers exactly as generated/.../
- *     cushim_cuda_headers.h includes them (__CUDA_API_VERSION_INTERNAL
- *     defined): cuda.h then declares every exported ABI variant under its
- *     exported name, and cuda_runtime_api.h its _ptds/_ptsz exports;
- *  2. the runtime headers without any define: the legacy runtime names.
+ * The headers, macros and status types come from the library descriptors
+ * (libdesc.c). Two translation units:
+ *  1. every library's headers exactly as generated/.../
+ *     cushim_cuda_headers.h includes them (the descriptors' macros defined:
+ *     with __CUDA_API_VERSION_INTERNAL cuda.h declares every exported ABI
+ *     variant under its exported name, cuda_runtime_api.h its _ptds/_ptsz
+ *     exports);
+ *  2. the headers of libraries with 'legacy-pass', without any define: the
+ *     legacy runtime names.
  * Static and inline functions and definitions are skipped (the runtime has
  * static inline helpers that reuse export names). Any diagnostic of
  * severity error is fatal. The first unit also yields the enumerators of
- * CUresult (enum cudaError_enum) and cudaError_t (enum cudaError), the
- * result names of cushim_results.inc.
+ * each library's status enum (CUresult: enum cudaError_enum, cudaError_t:
+ * enum cudaError), the result names of cushim_results.inc.
  */
 #include "cg.h"
 #include "cg_clang.h"
@@ -22,55 +25,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* In include order; the first three are required. */
-static const struct {
-    const char *name;
-    int library;
-    int required;
-    const char *prereq; /* a system header it uses but does not include */
-} ps_headers[] = {
-    {"cuda.h", LIB_DRIVER, 1, NULL},
-    {"cudaProfiler.h", LIB_DRIVER, 0, NULL},
-    {"cudaGL.h", LIB_DRIVER, 0, NULL},
-    {"cudaEGL.h", LIB_DRIVER, 0, NULL},
-    {"cudaVDPAU.h", LIB_DRIVER, 0, "vdpau/vdpau.h"},
-    {"cuda_runtime_api.h", LIB_RUNTIME, 1, NULL},
-    {"cuda_profiler_api.h", LIB_RUNTIME, 0, NULL},
-    {"cuda_gl_interop.h", LIB_RUNTIME, 0, NULL},
-    {"cuda_egl_interop.h", LIB_RUNTIME, 0, NULL},
-    {"cuda_vdpau_interop.h", LIB_RUNTIME, 0, NULL},
-};
-#define PS_NHEADERS (int)(sizeof ps_headers / sizeof ps_headers[0])
+/* The headers, parse macros and status types come from the library
+   descriptors (m->libs, libdesc.c). */
+static const cg_model *ps_model;
 
 const char *ps_prereq(const char *header)
 {
-    for (int i = 0; i < PS_NHEADERS; i++)
-        if (!strcmp(ps_headers[i].name, header))
-            return ps_headers[i].prereq;
+    for (int i = 0; ps_model && i < ps_model->nlibs; i++)
+        for (int j = 0; j < ps_model->libs[i].nheaders; j++)
+            if (!strcmp(ps_model->libs[i].headers[j].name, header))
+                return ps_model->libs[i].headers[j].prereq;
     return NULL;
 }
-
-static const char *ps_typedef_headers[] = {
-    "cudaTypedefs.h", "cudaProfilerTypedefs.h", "cudaGLTypedefs.h", "cudaEGLTypedefs.h",
-    "cudaVDPAUTypedefs.h",
-};
 
 typedef struct ps_ctx {
     cg_model *m;
     int pass;          /* 1: driver+runtime (internal), 2: runtime legacy */
     int order;
     int rc;
-    int enums_seen;    /* 1 << RET_CURESULT, 1 << RET_CUDAERROR: result enums read */
-    int enum_kind;     /* the one being read */
+    int enums_seen;    /* 1 << library index: its status enum was read */
+    int enum_kind;     /* the ret kind of the one being read */
     const ps_options *o;
 } ps_ctx;
 
+/* Index of the library whose descriptor lists 'base', -1 if none. */
 static int ps_header_library(const char *base)
 {
-    for (int i = 0; i < PS_NHEADERS; i++)
-        if (!strcmp(ps_headers[i].name, base))
-            return ps_headers[i].library;
-    return 0;
+    for (int i = 0; i < ps_model->nlibs; i++)
+        for (int j = 0; j < ps_model->libs[i].nheaders; j++)
+            if (!strcmp(ps_model->libs[i].headers[j].name, base))
+                return i;
+    return -1;
 }
 
 /* '\param[in] name desc' and '\param name - desc' lines of a doc comment. */
@@ -122,19 +107,21 @@ static void ps_doc(const char *c, cg_api *a)
     }
 }
 
+/* The ret kind of a library whose status type this is (by name, else by
+   the canonical 'enum <tag>'), RET_OTHER if none. */
 static int ps_ret_kind(CXType t, const char *spelled)
 {
     char *c;
     int k = RET_OTHER;
-    if (!strcmp(spelled, "CUresult"))
-        return RET_CURESULT;
-    if (!strcmp(spelled, "cudaError_t"))
-        return RET_CUDAERROR;
+    for (int i = 0; i < ps_model->nlibs; i++)
+        if (ps_model->libs[i].status_type && !strcmp(spelled, ps_model->libs[i].status_type))
+            return ps_model->libs[i].ret_kind;
     c = ty_spell_canon(t);
-    if (!strcmp(c, "enum cudaError_enum"))
-        k = RET_CURESULT;
-    else if (!strcmp(c, "enum cudaError"))
-        k = RET_CUDAERROR;
+    for (int i = 0; i < ps_model->nlibs && k == RET_OTHER; i++) {
+        const cg_lib *l = &ps_model->libs[i];
+        if (l->status_enum && ut_starts(c, "enum ") && !strcmp(c + 5, l->status_enum))
+            k = l->ret_kind;
+    }
     free(c);
     return k;
 }
@@ -158,7 +145,7 @@ static void ps_function(ps_ctx *x, CXCursor c)
     sfile = clang_getFileName(file);
     base = ut_basename(clang_getCString(sfile));
     lib = ps_header_library(base);
-    if (!lib || (x->pass == 2 && lib != LIB_RUNTIME)) {
+    if (lib < 0 || (x->pass == 2 && !x->m->libs[lib].legacy_pass)) {
         clang_disposeString(sfile);
         return;
     }
@@ -172,10 +159,11 @@ static void ps_function(ps_ctx *x, CXCursor c)
     a.name = ut_strdup(clang_getCString(sname));
     a.header = ut_strdup(base);
     a.line = line;
-    a.library = lib;
-    /* id order: driver, then legacy runtime names, then the runtime
-     * names only the internal configuration declares (_ptds/_ptsz) */
-    a.order = (x->pass == 2 ? 1000000 : lib == LIB_RUNTIME ? 2000000 : 0) + x->order++;
+    a.library = x->m->libs[lib].value;
+    /* id order: library by library; within a library with a legacy pass,
+     * its legacy names, then the names only the defines declare
+     * (the runtime's _ptds/_ptsz) */
+    a.order = lib * 4000000 + (x->m->libs[lib].legacy_pass && x->pass == 1 ? 2000000 : 0) + x->order++;
     clang_disposeString(sname);
     clang_disposeString(sfile);
 
@@ -184,6 +172,16 @@ static void ps_function(ps_ctx *x, CXCursor c)
     a.ret_type = ty_unqual(ty_spell(rt));
     a.ret_kind = ps_ret_kind(rt, a.ret_type);
     a.ret_void = clang_getCanonicalType(rt).kind == CXType_Void;
+    if (a.ret_void && x->m->libs[lib].value > 2) {
+        /* The wrapper body (runtime/wrap.h) needs a return value; the CUDA headers have no void
+           function, NCCL and cuBLAS three (ncclResetDebugInit, cublasXerbla): listed by --report. */
+        if (x->m->nvoids < (int)(sizeof x->m->voids / sizeof x->m->voids[0]))
+            x->m->voids[x->m->nvoids++] = ut_strdup(a.name);
+        free(a.name);
+        free(a.header);
+        free(a.ret_type);
+        return;
+    }
     n = clang_Cursor_getNumArguments(c);
     if (n < 0)
         n = 0;
@@ -245,32 +243,58 @@ static enum CXChildVisitResult ps_enumerator(CXCursor c, CXCursor parent, CXClie
     return CXChildVisit_Continue;
 }
 
-/* The definition of enum cudaError_enum (CUresult) or enum cudaError
- * (cudaError_t), wherever it lies: cudaError is in driver_types.h, which
- * is not one of the API headers. Only the first definition counts. */
+/* The definition of a library's status enum (CUresult: enum cudaError_enum,
+ * cudaError_t: enum cudaError), wherever it lies: cudaError is in
+ * driver_types.h, which is not one of the API headers. Only the first
+ * definition counts. */
 static void ps_result_enum(ps_ctx *x, CXCursor c)
 {
     CXString s;
-    int kind = 0;
+    int lib = -1;
     if (x->pass != 1 || !clang_isCursorDefinition(c))
         return;
     s = clang_getCursorSpelling(c);
-    if (!strcmp(clang_getCString(s), "cudaError_enum"))
-        kind = RET_CURESULT;
-    else if (!strcmp(clang_getCString(s), "cudaError"))
-        kind = RET_CUDAERROR;
+    for (int i = 0; i < x->m->nlibs && lib < 0; i++)
+        if (x->m->libs[i].status_enum && !strcmp(clang_getCString(s), x->m->libs[i].status_enum))
+            lib = i;
     clang_disposeString(s);
-    if (!kind || (x->enums_seen & (1 << kind)))
+    if (lib < 0 || (x->enums_seen & (1 << lib)))
         return;
-    x->enums_seen |= 1 << kind;
-    x->enum_kind = kind;
+    x->enums_seen |= 1 << lib;
+    x->enum_kind = x->m->libs[lib].ret_kind;
     clang_visitChildren(c, ps_enumerator, x);
+}
+
+/* 'typedef enum { ... } ncclResult_t;': a status type whose enum has no tag
+   (descriptor 'status TYPE -'): its enumerators, found through the typedef. */
+static void ps_result_typedef(ps_ctx *x, CXCursor c)
+{
+    CXString s;
+    int lib = -1;
+    if (x->pass != 1)
+        return;
+    s = clang_getCursorSpelling(c);
+    for (int i = 0; i < x->m->nlibs && lib < 0; i++)
+        if (!x->m->libs[i].status_enum && x->m->libs[i].status_type &&
+            !strcmp(clang_getCString(s), x->m->libs[i].status_type))
+            lib = i;
+    clang_disposeString(s);
+    if (lib < 0 || (x->enums_seen & (1 << lib)))
+        return;
+    CXCursor d = clang_getTypeDeclaration(clang_getCanonicalType(clang_getTypedefDeclUnderlyingType(c)));
+    if (d.kind != CXCursor_EnumDecl)
+        return;
+    x->enums_seen |= 1 << lib;
+    x->enum_kind = x->m->libs[lib].ret_kind;
+    clang_visitChildren(d, ps_enumerator, x);
 }
 
 static enum CXChildVisitResult ps_visit(CXCursor c, CXCursor parent, CXClientData data)
 {
     ps_ctx *x = data;
     (void)parent;
+    if (c.kind == CXCursor_TypedefDecl)
+        ps_result_typedef(x, c);
     if (x->pass == 1 && (c.kind == CXCursor_EnumDecl || c.kind == CXCursor_TypedefDecl ||
                          c.kind == CXCursor_StructDecl || c.kind == CXCursor_UnionDecl))
         te_visit(x->m, c, x->o->include_dir);
@@ -311,17 +335,23 @@ static int ps_diagnostics(CXTranslationUnit tu)
     return errors ? CG_EPARSE : CG_OK;
 }
 
-static int ps_run(CXIndex idx, ps_ctx *x, const char *inc, const char *src)
+static int ps_run(CXIndex idx, ps_ctx *x, const ps_options *o, const char *src)
 {
-    char *iflag = ut_printf("-I%s", inc);
-    const char *args[] = {"-x", "c", "-std=gnu11", iflag, "-Wno-everything"};
+    const char *inc = o->include_dir;
+    char *iflag = ut_printf("-I%s", inc), *xflags[4] = {0};
+    const char *args[9] = {"-x", "c", "-std=gnu11", iflag, "-Wno-everything"};
+    int nargs = 5;
+    for (int i = 0; i < o->nextra && i < 4; i++)
+        args[nargs++] = xflags[i] = ut_printf("-I%s", o->extra_include[i]);
     struct CXUnsavedFile uf = {"/cushim-gen/parse.c", src, (unsigned long)strlen(src)};
     CXTranslationUnit tu = NULL;
     enum CXErrorCode ec;
     int rc;
-    ec = clang_parseTranslationUnit2(idx, uf.Filename, args, (int)(sizeof args / sizeof args[0]), &uf, 1,
+    ec = clang_parseTranslationUnit2(idx, uf.Filename, args, nargs, &uf, 1,
                                      CXTranslationUnit_SkipFunctionBodies, &tu);
     free(iflag);
+    for (int i = 0; i < 4; i++)
+        free(xflags[i]);
     if (ec != CXError_Success || !tu) {
         ut_error("libclang could not parse the headers in '%s' (error %d)", inc, (int)ec);
         return CG_EPARSE;
@@ -337,29 +367,54 @@ static int ps_run(CXIndex idx, ps_ctx *x, const char *inc, const char *src)
     return rc;
 }
 
-static int ps_cuda_version(const char *inc, unsigned *ver)
+/* '#define <macro> <N>' of the first library that names a version macro
+   (the driver: CUDA_VERSION in cuda.h): the version of the tree. */
+static int ps_version(const cg_model *m, const char *inc, unsigned *ver)
 {
-    char *path = ut_printf("%s/cuda.h", inc), *text = NULL, *s;
-    int rc = ut_read_file(path, &text, NULL);
+    const cg_lib *l = NULL;
+    char *path, *text = NULL, *s, *pat;
+    int rc;
+    for (int i = 0; i < m->nlibs && !l; i++)
+        if (m->libs[i].version_macro)
+            l = &m->libs[i];
+    if (!l) {
+        ut_error("no library descriptor names a 'version' macro");
+        return CG_EINPUT;
+    }
+    path = ut_printf("%s/%s", inc, l->version_header);
+    pat = ut_printf("#define %s", l->version_macro);
+    rc = ut_read_file(path, &text, NULL);
     if (rc) {
         free(path);
+        free(pat);
         return rc;
     }
     rc = CG_EINPUT;
-    for (s = text; (s = strstr(s, "#define CUDA_VERSION")) != NULL; s++) {
-        char *e;
-        unsigned long v = strtoul(s + 20, &e, 10);
-        if (e != s + 20 && v > 0) {
-            *ver = (unsigned)v;
+    for (s = text; (s = strstr(s, pat)) != NULL; s++) {
+        char *e, *v = s + strlen(pat);
+        unsigned long n = strtoul(v, &e, 10);
+        if (e != v && (*v == ' ' || *v == '\t') && n > 0) {
+            *ver = (unsigned)n;
             rc = CG_OK;
             break;
         }
     }
     if (rc)
-        ut_error("%s: no '#define CUDA_VERSION <N>' found", path);
+        ut_error("%s: no '%s <N>' found", path, pat);
     free(text);
     free(path);
+    free(pat);
     return rc;
+}
+
+/* '#define NAME' or, for NAME=VALUE, '#define NAME VALUE'. */
+void ps_put_define(ut_buf *b, const char *d)
+{
+    const char *eq = strchr(d, '=');
+    if (eq)
+        ut_bprintf(b, "#define %.*s %s\n", (int)(eq - d), d, eq + 1);
+    else
+        ut_bprintf(b, "#define %s\n", d);
 }
 
 int ps_parse(cg_model *m, const ps_options *o)
@@ -369,68 +424,87 @@ int ps_parse(cg_model *m, const ps_options *o)
     ps_ctx x = {m, 1, 0, 0, 0, 0, o};
     int rc;
 
+    ps_model = m;
     if (!ut_is_dir(o->include_dir)) {
         ut_error("include folder '%s' does not exist (give --cuda-include <CUDA>/include)", o->include_dir);
         return CG_EINPUT;
     }
-    for (int i = 0; i < PS_NHEADERS; i++) {
-        char *p = ut_printf("%s/%s", o->include_dir, ps_headers[i].name);
-        if (ut_is_file(p)) {
-            m->headers[m->nheaders++] = ut_strdup(ps_headers[i].name);
-        } else if (ps_headers[i].required) {
-            ut_error("required header '%s' is missing", p);
+    for (int l = 0; l < m->nlibs; l++)
+        for (int i = 0; i < m->libs[l].nheaders; i++) {
+            const cg_lib_header *h = &m->libs[l].headers[i];
+            char *p = ut_printf("%s/%s", o->include_dir, h->name);
+            for (int k = 0; k < o->nextra && !ut_is_file(p); k++) {
+                free(p);
+                p = ut_printf("%s/%s", o->extra_include[k], h->name);
+            }
+            if (ut_is_file(p)) {
+                m->header_lib[m->nheaders] = l;
+                m->headers[m->nheaders++] = ut_strdup(h->name);
+            } else if (h->required) {
+                ut_error("required header '%s' is missing (library '%s')", p, m->libs[l].name);
+                free(p);
+                return CG_EINPUT;
+            }
             free(p);
-            return CG_EINPUT;
         }
-        free(p);
-    }
-    {
-        char *p = ut_printf("%s/cudaTypedefs.h", o->include_dir);
-        int ok = ut_is_file(p);
-        if (!ok)
-            ut_error("required header '%s' is missing", p);
-        free(p);
-        if (!ok)
-            return CG_EINPUT;
-    }
-    rc = ps_cuda_version(o->include_dir, &m->cuda_version);
+    for (int l = 0; l < m->nlibs; l++)
+        for (int i = 0; i < m->libs[l].ntypedefs; i++) {
+            char *p = ut_printf("%s/%s", o->include_dir, m->libs[l].typedefs[i]);
+            if (i == 0 && !ut_is_file(p)) {   /* the first is required: it holds the variant rule */
+                ut_error("required header '%s' is missing", p);
+                free(p);
+                return CG_EINPUT;
+            }
+            free(p);
+        }
+    rc = ps_version(m, o->include_dir, &m->cuda_version);
     if (rc)
         return rc;
-    for (size_t i = 0; i < sizeof ps_typedef_headers / sizeof ps_typedef_headers[0]; i++) {
-        char *p = ut_printf("%s/%s", o->include_dir, ps_typedef_headers[i]);
-        if (ut_is_file(p))
-            rc = pfn_scan_file(m, p);
-        free(p);
-        if (rc)
-            return rc;
-    }
+    for (int l = 0; l < m->nlibs; l++)
+        for (int i = 0; i < m->libs[l].ntypedefs; i++) {
+            char *p = ut_printf("%s/%s", o->include_dir, m->libs[l].typedefs[i]);
+            if (ut_is_file(p))
+                rc = pfn_scan_file(m, p);
+            free(p);
+            if (rc)
+                return rc;
+        }
 
-    ut_puts(&src1, "#define __CUDA_API_VERSION_INTERNAL\n");
+    /* pass 1: every library's headers under every library's macros */
+    for (int l = 0; l < m->nlibs; l++)
+        for (int i = 0; i < m->libs[l].ndefines; i++)
+            if (ld_define_first(m, l, i))
+                ps_put_define(&src1, m->libs[l].defines[i]);
     for (int i = 0; i < m->nheaders; i++) {
         if (ps_prereq(m->headers[i]))
             ut_bprintf(&src1, "#include <%s>\n", ps_prereq(m->headers[i]));
         ut_bprintf(&src1, "#include <%s>\n", m->headers[i]);
     }
+    /* pass 2: the headers of libraries with a legacy pass, without their
+       macros but with their legacy ones */
+    for (int l = 0; l < m->nlibs; l++)
+        for (int i = 0; m->libs[l].legacy_pass && i < m->libs[l].nlegacy_defines; i++)
+            ps_put_define(&src2, m->libs[l].legacy_defines[i]);
     for (int i = 0; i < m->nheaders; i++)
-        if (ps_header_library(m->headers[i]) == LIB_RUNTIME) {
+        if (m->libs[m->header_lib[i]].legacy_pass) {
             if (ps_prereq(m->headers[i]))
                 ut_bprintf(&src2, "#include <%s>\n", ps_prereq(m->headers[i]));
             ut_bprintf(&src2, "#include <%s>\n", m->headers[i]);
         }
 
     idx = clang_createIndex(0, 0);
-    rc = ps_run(idx, &x, o->include_dir, src1.s);
-    if (!rc && !(x.enums_seen & (1 << RET_CURESULT))) {
-        ut_error("no definition of 'enum cudaError_enum' (CUresult) in the headers of '%s'", o->include_dir);
-        rc = CG_EINPUT;
-    }
-    if (!rc && !(x.enums_seen & (1 << RET_CUDAERROR))) {
-        ut_error("no definition of 'enum cudaError' (cudaError_t) in the headers of '%s'", o->include_dir);
-        rc = CG_EINPUT;
-    }
-    if (!rc) {
+    rc = ps_run(idx, &x, o, src1.s);
+    for (int l = 0; !rc && l < m->nlibs; l++)
+        if (m->libs[l].status_type && !(x.enums_seen & (1 << l)) &&
+            !ld_status_shared(m, l)) {
+            ut_error("no definition of 'enum %s' (%s) in the headers of '%s'",
+                     m->libs[l].status_enum ? m->libs[l].status_enum : "<no tag>", m->libs[l].status_type,
+                     o->include_dir);
+            rc = CG_EINPUT;
+        }
+    if (!rc && src2.s) {
         x.pass = 2;
-        rc = ps_run(idx, &x, o->include_dir, src2.s);
+        rc = ps_run(idx, &x, o, src2.s);
     }
     clang_disposeIndex(idx);
     ut_buf_free(&src1);

@@ -1,8 +1,8 @@
 /*
  * report.c - coverage of the generated API list against the libraries a
- * CUDA toolkit ships: every dynamic export of lib64/stubs/libcuda.so and
- * lib64/libcudart.so (read with 'nm -D') is either in the model or listed
- * with the reason it is not.
+ * CUDA toolkit ships: every dynamic export of each library's 'report' file
+ * (descriptor; e.g. lib64/stubs/libcuda.so, lib64/libcudart.so; read with
+ * 'nm -D') is either in the model or listed with the reason it is not.
  */
 #define _GNU_SOURCE
 #include "cg.h"
@@ -65,51 +65,102 @@ static int rp_has(const rp_list *l, const char *name)
     return bsearch(&name, l->s, (size_t)l->n, sizeof *l->s, rp_cmp) != NULL;
 }
 
-static void rp_one(const cg_model *m, const rp_list *ex, int lib, const char *what)
+static const char *rp_skip(const cg_lib *l, const char *name)
+{
+    for (int i = 0; i < l->nskips; i++)
+        if (ut_starts(name, l->skips[i].prefix))
+            return l->skips[i].reason;
+    return NULL;
+}
+
+static void rp_one(const cg_model *m, const rp_list *ex, const cg_lib *l, const char *what, const char *extra)
 {
     int covered = 0, total = 0, hooks = 0;
     for (int i = 0; i < ex->n; i++) {
         const cg_api *a = md_find(m, ex->s[i]);
-        if (lib == LIB_RUNTIME && ut_starts(ex->s[i], "__cuda")) {
+        if (rp_skip(l, ex->s[i])) {
             hooks++;
             continue;
         }
         total++;
-        if (a && a->library == lib)
+        if (a && a->library == l->value)
             covered++;
     }
     printf("%s: %d exports, %d in the model (%.1f%%)", what, ex->n, covered, total ? 100.0 * covered / total : 100.0);
-    if (hooks)
-        printf("; %d __cuda* compiler registration hooks left out by design", hooks);
+    if (hooks) {   /* one kind of skip per library: its words before any '(' name it */
+        const char *r = l->skips[0].reason, *par = strchr(r, '(');
+        int n = par ? (int)(par - r) : (int)strlen(r);
+        while (n > 0 && r[n - 1] == ' ')
+            n--;
+        printf("; %d %s* %.*ss left out by design", hooks, l->skips[0].prefix, n, r);
+    }
     printf("\n");
     for (int i = 0; i < ex->n; i++) {
         const cg_api *a = md_find(m, ex->s[i]);
-        if (lib == LIB_RUNTIME && ut_starts(ex->s[i], "__cuda")) {
-            printf("  uncovered %s: compiler registration hook (emitted by nvcc, not a public API)\n", ex->s[i]);
+        const char *why = rp_skip(l, ex->s[i]);
+        if (why) {
+            printf("  uncovered %s: %s\n", ex->s[i], why);
             continue;
         }
-        if (!a || a->library != lib)
-            printf("  uncovered %s: not declared by the parsed headers\n", ex->s[i]);
+        if (!a || a->library != l->value) {
+            int v = 0;
+            for (int k = 0; k < m->nvoids && !v; k++)
+                v = !strcmp(m->voids[k], ex->s[i]);
+            printf("  uncovered %s: %s\n", ex->s[i],
+                   v ? "returns void: not interposed (the wrapper body needs a return value)"
+                     : "not declared by the parsed headers");
+        }
     }
     for (int i = 0; i < m->napis; i++) {
         const cg_api *a = &m->apis[i];
-        if (a->library == lib && !rp_has(ex, a->name))
+        if (a->library == l->value && !rp_has(ex, a->name))
             printf("  extra %s: declared in %s, not exported by %s\n", a->name, a->header,
-                   lib == LIB_DRIVER ? "the stub (the real driver exports the interop entry points)" : "the library");
+                   extra ? extra : "the library");
     }
 }
 
+/* Every library's 'report' files (relative to the CUDA root; the first one
+   found of each library is read). */
 int rp_report(const cg_model *m, const char *root)
 {
-    rp_list drv = {0}, rt = {0};
-    char *p1 = ut_printf("%s/lib64/stubs/libcuda.so", root);
-    char *p2 = ut_printf("%s/lib64/libcudart.so", root);
-    int rc = rp_exports(p1, &drv);
-    if (!rc)
-        rc = rp_exports(p2, &rt);
+    int rc = CG_OK;
+    for (int l = 0; l < m->nlibs && !rc; l++) {
+        const cg_lib *x = &m->libs[l];
+        rp_list ex = {0};
+        char *path = NULL;
+        int k;
+        if (!x->nreports)
+            continue;
+        for (k = 0; k < x->nreports; k++) {
+            const char *rel = x->reports[k].path + (x->reports[k].path[0] == '?');
+            free(path);
+            path = ut_printf("%s/%s", root, rel);
+            if (ut_is_file(path))
+                break;
+        }
+        if (k == x->nreports) {
+            k = 0;
+            if (x->reports[0].path[0] == '?') {   /* optional: a library the toolkit does not ship */
+                printf("%s: %s is not under %s: not checked (give --cuda-root a tree that has it)\n", x->name,
+                       x->reports[0].path + 1, root);
+                free(path);
+                continue;
+            }
+            free(path);
+            path = ut_printf("%s/%s", root, x->reports[0].path);
+        }
+        rc = rp_exports(path, &ex);
+        if (!rc) {
+            char *what = ut_printf("%s (%s)", x->name, x->reports[k].path + (x->reports[k].path[0] == '?'));
+            rp_one(m, &ex, x, what, x->reports[k].extra_note);
+            free(what);
+        }
+        for (int i = 0; i < ex.n; i++)
+            free(ex.s[i]);
+        free(ex.s);
+        free(path);
+    }
     if (!rc) {
-        rp_one(m, &drv, LIB_DRIVER, "driver (lib64/stubs/libcuda.so)");
-        rp_one(m, &rt, LIB_RUNTIME, "runtime (lib64/libcudart.so)");
         for (int i = 0; i < m->npfns; i++)
             if (!m->pfns[i].present)
                 printf("  pfn %s %s_v%u%s (%s:%u) -> %s: no such export in the parsed headers; left out of the "
@@ -120,13 +171,5 @@ int rp_report(const cg_model *m, const char *root)
         printf("parameters unclassified (kind or direction unknown): %d\n", m->unclassified);
         rc = rl_check(m);
     }
-    for (int i = 0; i < drv.n; i++)
-        free(drv.s[i]);
-    for (int i = 0; i < rt.n; i++)
-        free(rt.s[i]);
-    free(drv.s);
-    free(rt.s);
-    free(p1);
-    free(p2);
     return rc;
 }

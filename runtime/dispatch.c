@@ -109,12 +109,17 @@ void *rt_lib_real(uint32_t id)
         return NULL;
     if (info->library == CUSHIM_LIB_DRIVER) {
         r = rl_driver_real(info->name);
-    } else {
+    } else if (info->library == CUSHIM_LIB_RUNTIME) {
         r = rl_runtime_real(info->name);
         rt_check_foreign(id, r);
+    } else {
+        const lb_library *lib = lb_by_value(info->library);
+        r = lib != NULL ? rl_library_real(lib, info->name) : NULL;
     }
     if (r == NULL)
         return NULL;
+    if (!lb_chosen(info->library))   /* not interposed (CUSHIM_LIBS): forwarded untouched */
+        atomic_store(&rt_foreign[id], 1);
     void *expected = NULL;
     if (!atomic_compare_exchange_strong(&rt_lib[id], &expected, r))
         r = expected;
@@ -173,6 +178,9 @@ void rt_record_real(uint32_t id, void *lib_fn)
         return;
     rt_init();
     rt_check_foreign(id, lib_fn);
+    const cushim_api_info *info = api_info(id);
+    if (info != NULL && !lb_chosen(info->library))   /* not interposed (CUSHIM_LIBS) */
+        atomic_store(&rt_foreign[id], 1);
     void *expected = NULL;
     atomic_compare_exchange_strong(&rt_lib[id], &expected, lib_fn);
     rt_publish(id);

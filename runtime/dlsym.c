@@ -244,7 +244,7 @@ void *dl_decide(void *handle, const char *name, const char *version, void *calle
         *fwd = NULL;
         return NULL;
     }
-    if (name == NULL || name[0] != 'c' || name[1] != 'u')
+    if (!lb_name_may_be_ours(name))   /* the descriptors' name prefixes */
         return NULL;
     int idx = api_index_by_name(name);
     if (idx < 0 || cfg_get()->disable)
@@ -253,6 +253,11 @@ void *dl_decide(void *handle, const char *name, const char *version, void *calle
         *fwd = glibc;
         return NULL;
     }
+    /* The drop-in is libcuda only: its runtime wrappers are linked in but hidden, and
+       libcudart's own functions are handed out untouched (forwarded). */
+    if ((cushim_gen_apis[idx].library != CUSHIM_LIB_DRIVER && rl_is_dropin()) ||
+        !lb_chosen(cushim_gen_apis[idx].library))   /* not interposed (CUSHIM_LIBS) */
+        return NULL;
     uint32_t id = cushim_gen_apis[idx].id;
     rt_init();
     *fwd = NULL;
@@ -288,7 +293,8 @@ static void *dl_map(uint32_t id, const char *name, void *r, void *caller, int ne
     case RL_SELF:
         return r;
     case RL_DRIVER:
-    case RL_RUNTIME: {
+    case RL_RUNTIME:
+    case RL_LIBRARY: {
         /* An interposer preloaded before us defines the name, but the look-up went to the
            library itself (a handle): the caller gets that layer's function, which leads to us
            (its real comes from us) - unless the caller defines the name: then it is that

@@ -204,6 +204,8 @@ int rl_is_dropin(void)
     return s == 2;
 }
 
+static int rl_lib_matches(const lb_library *lib, const char *path);
+
 int rl_classify(const void *addr)
 {
     if (addr == NULL)
@@ -221,6 +223,10 @@ int rl_classify(const void *addr)
         return RL_RUNTIME;
     if (strncmp(b, "libcuda.so", 10) == 0)
         return RL_DRIVER;
+    for (unsigned i = 0; i < lb_nlibraries; i++)
+        if (lb_libraries[i].value != CUSHIM_LIB_DRIVER && lb_libraries[i].value != CUSHIM_LIB_RUNTIME &&
+            rl_lib_matches(&lb_libraries[i], name))
+            return RL_LIBRARY;
     return RL_OTHER;
 }
 
@@ -538,6 +544,60 @@ void *rl_runtime_real(const char *name)
     struct rl_cudart_q q;
     q.path[0] = '\0';
     dl_iterate_phdr(rl_cudart_cb, &q);
+    if (q.path[0] == '\0')
+        return NULL;
+    void *h = dlopen(q.path, RTLD_NOW | RTLD_NOLOAD);
+    if (h == NULL)
+        return NULL;
+    r = rl_dlsym(h, name);
+    dlclose(h);   /* NOLOAD took a reference; rl_pin keeps the library loaded */
+    if (r != NULL && rl_classify(r) == RL_SELF)
+        r = NULL;
+    rl_pin(r);
+    return r;
+}
+
+/* A loaded object whose file name begins with one of 'lib's sonames. */
+struct rl_lib_q {
+    const lb_library *lib;
+    char path[PATH_MAX];
+};
+
+static int rl_lib_matches(const lb_library *lib, const char *path)
+{
+    const char *b = rl_basename(path);
+    for (const char *const *s = lib->sonames; *s != NULL; s++)
+        if (strncmp(b, *s, strlen(*s)) == 0)
+            return 1;
+    return 0;
+}
+
+static int rl_lib_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    struct rl_lib_q *q = data;
+    (void)size;
+    if (info->dlpi_name == NULL || !rl_lib_matches(q->lib, info->dlpi_name) ||
+        strlen(info->dlpi_name) >= sizeof q->path)
+        return 0;
+    strcpy(q->path, info->dlpi_name);
+    return 1;
+}
+
+/* The real 'name' of a library other than the driver and runtime (NVML, ...):
+   the next definition after the shim, else the first loaded copy of the
+   library. Never loads it: a program that never loads NVML gets NULL (the
+   wrapper answers the descriptor's 'fail' value) and pays nothing. */
+void *rl_library_real(const lb_library *lib, const char *name)
+{
+    void *r = rl_dlsym_next(name);
+    if (r != NULL && rl_classify(r) != RL_SELF) {
+        rl_pin(r);
+        return r;
+    }
+    struct rl_lib_q q;
+    q.lib = lib;
+    q.path[0] = '\0';
+    dl_iterate_phdr(rl_lib_cb, &q);
     if (q.path[0] == '\0')
         return NULL;
     void *h = dlopen(q.path, RTLD_NOW | RTLD_NOLOAD);

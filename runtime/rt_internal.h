@@ -73,6 +73,26 @@ const cushim_api_info *api_by_name(const char *name);   /* exported name; NULL i
 const cushim_alloc_role *rt_alloc_role(uint32_t api_id); /* roles.c; NULL if none */
 uint32_t cushim_api_id_limit(void);                /* exported: copies of the shim recognise each other */
 
+/* ---- the interposed libraries (libs.c, from cushim_libs.inc) ---- */
+#define LB_MAX_NAMES 8
+typedef struct lb_library {
+    int value;                                /* cushim_library */
+    const char *name;                         /* "driver": selectors lib:NAME */
+    int ret_kind;                             /* cushim_ret_kind of its status type */
+    long long success, fail, fail_init;       /* fail: real function missing; fail_init: failed closed */
+    const char *sonames[LB_MAX_NAMES];        /* NULL-terminated */
+    const char *prefixes[LB_MAX_NAMES];       /* NULL-terminated */
+    const char *entry;                        /* its own entry-point lookup, or NULL */
+    int by_default;                           /* interposed unless CUSHIM_LIBS says otherwise */
+} lb_library;
+extern const lb_library lb_libraries[];
+extern const unsigned lb_nlibraries;
+const lb_library *lb_by_value(int value);
+const lb_library *lb_by_ret_kind(int kind);
+long long lb_fail_value(int ret_kind, int mode);
+int lb_name_may_be_ours(const char *name);
+int lb_chosen(int value);   /* CUSHIM_LIBS (default: every library not 'opt-in') */
+
 /* ---- once (once.c) ---- */
 /* Like pthread_once, but a call on the thread running the routine (a signal
    handler, a plugin's init calling CUDA) returns 0 at once instead of waiting
@@ -523,7 +543,8 @@ int elf_object_defines_at(const void *addr, const char *name);   /* the object c
 int elf_version_matches(const void *addr, const char *name, const char *version);   /* as glibc's dlvsym */
 
 /* ---- real libraries (reallib.c) ---- */
-enum { RL_NONE = 0, RL_SELF = 1, RL_DRIVER = 2, RL_RUNTIME = 3, RL_OTHER = 4 };
+enum { RL_NONE = 0, RL_SELF = 1, RL_DRIVER = 2, RL_RUNTIME = 3, RL_OTHER = 4,
+       RL_LIBRARY = 5 /* another interposed library (NVML, ...: libs.c) */ };
 rl_dlsym_fn rl_real_dlsym(void);
 rl_dlvsym_fn rl_real_dlvsym(void);
 void *rl_dlsym(void *handle, const char *name);   /* glibc's, caller = the shim */
@@ -541,6 +562,7 @@ int rl_object_of(const void *addr, uintptr_t *base, const char **name);
 uintptr_t rl_self_base(void);
 void *rl_self_handle(void);                       /* our link_map = our dlopen handle */
 int rl_is_dropin(void);
+void *rl_library_real(const lb_library *lib, const char *name);   /* never loads it */
 
 /* ---- cuGetProcAddress family (getproc.c) ---- */
 void *gp_handler_for(uint32_t id);          /* hand-written "real", or NULL */

@@ -121,12 +121,13 @@ static int sel_atom_parse(sel_atom *a, char *s, char *err, size_t errlen)
             }
         } else if (strcmp(s, "lib") == 0) {
             a->kind = SEL_LIB;
-            if (strcmp(v, "driver") == 0)
-                a->num = CUSHIM_LIB_DRIVER;
-            else if (strcmp(v, "runtime") == 0)
-                a->num = CUSHIM_LIB_RUNTIME;
-            else
-                return rt_seterr(err, errlen, "'lib:%s': driver or runtime", v);
+            a->num = 0;
+            for (unsigned k = 0; k < lb_nlibraries && a->num == 0; k++)   /* the descriptors' names */
+                if (strcmp(v, lb_libraries[k].name) == 0)
+                    a->num = (uint32_t)lb_libraries[k].value;
+            if (a->num == 0)
+                return rt_seterr(err, errlen, "'lib:%s': no such library in this build (driver, runtime, nvml, ...)",
+                                 v);
         } else {
             return rt_seterr(err, errlen, "unknown selector word '%s:' (id name base glob cat lib)", s);
         }

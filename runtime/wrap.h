@@ -32,11 +32,15 @@
 #define RT_STRIP(args) RT_STRIP_ args
 
 /* The value returned when no real function is called: the real function does
-   not exist (RT_MODE_FAIL), or the shim failed closed (RT_MODE_FAIL_INIT). */
-#define RT_FAIL_CUSHIM_RET_CURESULT(RET, v, mode) \
-    ((v) = (RET)((mode) == RT_MODE_FAIL_INIT ? CUDA_ERROR_NOT_INITIALIZED : CUDA_ERROR_NOT_FOUND))
-#define RT_FAIL_CUSHIM_RET_CUDAERROR(RET, v, mode) \
-    ((v) = (RET)((mode) == RT_MODE_FAIL_INIT ? cudaErrorInitializationError : cudaErrorSymbolNotFound))
+   not exist (RT_MODE_FAIL), or the shim failed closed (RT_MODE_FAIL_INIT). The
+   values are the library's descriptor's 'fail' and 'fail-init' (libs.c); one
+   line per status kind of cushim_ret_kind. */
+#define RT_FAIL_STATUS(KIND, RET, v, mode) ((v) = (RET)lb_fail_value((KIND), (mode)))
+#define RT_FAIL_CUSHIM_RET_CURESULT(RET, v, mode) RT_FAIL_STATUS(CUSHIM_RET_CURESULT, RET, v, mode)
+#define RT_FAIL_CUSHIM_RET_CUDAERROR(RET, v, mode) RT_FAIL_STATUS(CUSHIM_RET_CUDAERROR, RET, v, mode)
+#define RT_FAIL_CUSHIM_RET_NVMLRETURN(RET, v, mode) RT_FAIL_STATUS(CUSHIM_RET_NVMLRETURN, RET, v, mode)
+#define RT_FAIL_CUSHIM_RET_NCCLRESULT(RET, v, mode) RT_FAIL_STATUS(CUSHIM_RET_NCCLRESULT, RET, v, mode)
+#define RT_FAIL_CUSHIM_RET_CUBLASSTATUS(RET, v, mode) RT_FAIL_STATUS(CUSHIM_RET_CUBLASSTATUS, RET, v, mode)
 #define RT_FAIL_CUSHIM_RET_OTHER(RET, v, mode) ((void)(mode), memset(&(v), 0, sizeof(v)))
 
 #define CUSHIM_API(ID, NAME, RET, RETKIND, PROTO, ARGS, UNPACK)                                   \

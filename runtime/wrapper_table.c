@@ -3,31 +3,27 @@
  * dlsym and cuGetProcAddress hand out instead of the real function), of its
  * slow path, and the fast-path target rt_fast (initially the slow path).
  */
-#include "cushim_params.h"
+#include "cushim_all_params.h"
 #include "rt_internal.h"
 
 #define CUSHIM_API(ID, NAME, RET, RETKIND, PROTO, ARGS, UNPACK) RET NAME PROTO; RET rt_slow_##NAME PROTO;
-#include "cushim_driver_apis.inc"
-#include "cushim_runtime_apis.inc"
+#include "cushim_apis.inc"
 #undef CUSHIM_API
 
 void *const rt_wrapper_of[CUSHIM_API_ID_LIMIT] = {
 #define CUSHIM_API(ID, NAME, RET, RETKIND, PROTO, ARGS, UNPACK) [ID] = (void *)NAME,
-#include "cushim_driver_apis.inc"
-#include "cushim_runtime_apis.inc"
+#include "cushim_apis.inc"
 #undef CUSHIM_API
 };
 
 void *const rt_slow_of[CUSHIM_API_ID_LIMIT] = {
 #define CUSHIM_API(ID, NAME, RET, RETKIND, PROTO, ARGS, UNPACK) [ID] = (void *)rt_slow_##NAME,
-#include "cushim_driver_apis.inc"
-#include "cushim_runtime_apis.inc"
+#include "cushim_apis.inc"
 #undef CUSHIM_API
 };
 
 _Atomic(void *) rt_fast[CUSHIM_API_ID_LIMIT] = {
 #define CUSHIM_API(ID, NAME, RET, RETKIND, PROTO, ARGS, UNPACK) [ID] = (void *)rt_slow_##NAME,
-#include "cushim_driver_apis.inc"
-#include "cushim_runtime_apis.inc"
+#include "cushim_apis.inc"
 #undef CUSHIM_API
 };

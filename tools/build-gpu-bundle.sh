@@ -6,6 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
+# nvml.h (the 13.0 tree interposes NVML; the toolkit lacks it): pinned wheel, fetched once.
+[ -f build/cuda-headers/nvml-13.0/include/nvml.h ] || bash tools/fetch-cuda-headers.sh build/cuda-headers
 cmake -S . -B build-gpu -DCUSHIM_BUILD_CODEGEN=OFF -DCUSHIM_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build-gpu -j "$(nproc)"
 rm -rf build-gpu/prefix

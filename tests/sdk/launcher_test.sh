@@ -48,6 +48,8 @@ bad_usage run run --fault= -- true
 bad_usage run run --plugin= -- true
 bad_usage run run '--plugin=a;b' -- true
 bad_usage run run --fake
+bad_usage run run --libs= -- true
+bad_usage run run --libs=driver,opencl -- true
 bad_usage apis apis -x
 bad_usage apis apis 'cu*' 'cuda*'
 bad_usage version version extra
@@ -86,6 +88,10 @@ else fail "--counts=rel.tsv: rc $rc, $(ls "$t/cwd"), $(head -c 300 "$t/rel.err")
 [ "$(cat "$t/env.out")" = "-|$t/cwd/sub/l|$t/cwd/../x/libcuda.so.1|off" ] \
   && ok "--counts=- passed as '-', relative --log-file/--real-libcuda made absolute" \
   || fail "environment: got '$(cat "$t/env.out")'"
+# --libs becomes CUSHIM_LIBS (universal shim)
+"$cushim" run --libs=driver,runtime,nccl -- sh -c 'printf "%s\n" "$CUSHIM_LIBS"' >"$t/libs.out" 2>/dev/null
+[ "$(cat "$t/libs.out")" = "driver,runtime,nccl" ] && ok "--libs=driver,runtime,nccl sets CUSHIM_LIBS" \
+  || fail "--libs: got '$(cat "$t/libs.out")'"
 # ... and '-' reaches the program's stderr (the runtime reads it as the stderr the process started with).
 "$cushim" run --fake --counts=- -- "$vecadd" 1000 >"$t/dash.out" 2>"$t/dash.err"
 rc=$?

@@ -64,11 +64,12 @@ static int sh(const char *fmt, ...)
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
-/* Runs cushim-gen with 'args' on f->inc; stderr goes to f->err. */
+/* Runs cushim-gen with 'args' on f->inc and the synthetic headers' own library
+   descriptors (headers/libs); stderr goes to f->err. */
 static int gen(fx *f, const char *args)
 {
-    return sh("'%s' --cuda-include '%s' --ids '%s' %s 2>'%s' >>'%s.stdout'", CG_EXE, f->inc, f->ids, args,
-              f->err, f->err);
+    return sh("'%s' --cuda-include '%s' --ids '%s' --libs-dir '%s/libs' %s 2>'%s' >>'%s.stdout'", CG_EXE, f->inc,
+              f->ids, CG_HEADERS, args, f->err, f->err);
 }
 
 static int setup(void **state)

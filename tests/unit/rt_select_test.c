@@ -39,6 +39,7 @@ static int count_where(int (*pred)(const cushim_api_info *))
 }
 
 static int is_driver(const cushim_api_info *a) { return a->library == CUSHIM_LIB_DRIVER; }
+static int is_runtime(const cushim_api_info *a) { return a->library == CUSHIM_LIB_RUNTIME; }
 static int is_alloc_or_free(const cushim_api_info *a) { return (a->categories & (CUSHIM_CAT_ALLOC | CUSHIM_CAT_FREE)) != 0; }
 static int is_driver_alloc(const cushim_api_info *a) { return is_driver(a) && (a->categories & CUSHIM_CAT_ALLOC); }
 static int is_cumem(const cushim_api_info *a) { return fnmatch("cuMem*", a->name, 0) == 0; }
@@ -70,7 +71,12 @@ static void test_atoms(void **state)
     assert_int_equal(sel("cuMemAlloc?v2"), 1);
     assert_int_equal(sel("cuMemAlloc[_]v2"), 1);
     assert_int_equal(sel("lib:driver"), count_where(is_driver));
-    assert_int_equal(sel("lib:runtime"), (int)cushim_gen_api_count - count_where(is_driver));
+    assert_int_equal(sel("lib:runtime"), count_where(is_runtime));
+    assert_int_equal(sel("lib:driver") + sel("lib:runtime") + sel("lib:nvml") + sel("lib:nccl") + sel("lib:cublas") +
+                         sel("lib:cublaslt"),
+                     (int)cushim_gen_api_count);
+    assert_true(sel("lib:nvml") > 100);   /* universal shim: libraries of the 13.0 tree */
+    assert_true(sel("lib:nccl") > 10 && sel("lib:cublas") > 100 && sel("lib:cublaslt") > 10);
     assert_int_equal(sel("cat:alloc+free"), count_where(is_alloc_or_free));
     assert_true(count_where(is_alloc_or_free) > 10);
 }

@@ -140,6 +140,11 @@ add_dependencies(rt_dropin_linked_test rt_stub_cuda)
 add_test(NAME rt_dropin_linked_test COMMAND rt_dropin_linked_test)
 set_tests_properties(rt_dropin_linked_test PROPERTIES ENVIRONMENT
   "LD_LIBRARY_PATH=${CMAKE_BINARY_DIR}/dropin:${CMAKE_CURRENT_BINARY_DIR}/rt_stub")
+if(TARGET cushim_fake_cudart)   # the runtime's names on a libcudart handle stay libcudart's
+  add_dependencies(rt_dropin_linked_test cushim_fake_cudart)
+  set_property(TEST rt_dropin_linked_test APPEND PROPERTY ENVIRONMENT
+    "RT_DROPIN_CUDART=$<TARGET_FILE:cushim_fake_cudart>")
+endif()
 
 # A libcudart of another major version: runtime calls forwarded untouched, driver calls still seen.
 if(TARGET cushim_fake_cudart)

@@ -41,7 +41,12 @@ typedef enum cushim_param_dir {
 
 typedef enum cushim_library {
     CUSHIM_LIB_DRIVER = 1,   /* libcuda.so.1    */
-    CUSHIM_LIB_RUNTIME = 2   /* libcudart.so.N  */
+    CUSHIM_LIB_RUNTIME = 2,  /* libcudart.so.N  */
+    /* universal shim: libraries from codegen/libs/<name>.lib (values appended, never reused) */
+    CUSHIM_LIB_NVML = 3,     /* libnvidia-ml.so.1 */
+    CUSHIM_LIB_NCCL = 4,     /* libnccl.so.2    (opt-in: CUSHIM_LIBS) */
+    CUSHIM_LIB_CUBLAS = 5,   /* libcublas.so.N  (opt-in) */
+    CUSHIM_LIB_CUBLASLT = 6  /* libcublasLt.so.N (opt-in) */
 } cushim_library;
 
 typedef enum cushim_per_thread {
@@ -54,7 +59,11 @@ typedef enum cushim_per_thread {
 typedef enum cushim_ret_kind {
     CUSHIM_RET_CURESULT = 1,  /* CUresult                       */
     CUSHIM_RET_CUDAERROR = 2, /* cudaError_t                    */
-    CUSHIM_RET_OTHER = 3      /* anything else (const char *, a struct, ...) */
+    CUSHIM_RET_OTHER = 3,     /* anything else (const char *, a struct, ...) */
+    /* universal shim: one kind per library status type (values appended, never reused) */
+    CUSHIM_RET_NVMLRETURN = 4, /* nvmlReturn_t                  */
+    CUSHIM_RET_NCCLRESULT = 5, /* ncclResult_t                  */
+    CUSHIM_RET_CUBLASSTATUS = 6 /* cublasStatus_t (cuBLAS and cuBLASLt) */
 } cushim_ret_kind;
 
 /* Categories (bit set), from the overlay and naming rules. */
