@@ -8,6 +8,8 @@
 #                    network; the folder is git-ignored, so carry it: run ... carry=[".hami", ...])
 #   HAMI_WORK=dir    build and run outputs (default ${TMPDIR:-/tmp}/cushim-hami)
 #   CUPTI_COUNTER=path  libcupti_counter.so (run.sh passes the one it built; else built here by build.sh)
+#   HAMI_BUILD_ONLY=1  step 1 only (run.sh's check 'hamibuild': HAMi-core for smlimit's and memlimit's
+#                    side-by-side figures without the stacking runs)
 #   PYTHON=python3, CUDA_HOME=/usr/local/cuda, HAMI_LIMIT=4g, HAMI_STEPS=20, HAMI_TIMEOUT=150 (s per run)
 #   CALIB=file       CUPTI self-call calibration (run.sh's, from check a), optional
 #   HAMI_NVML_INCLUDE=dir, HAMI_NVML_LIB=file   nvml.h / libnvidia-ml when not found (see 1.); nvml.h may
@@ -210,6 +212,7 @@ check_counts() {   # check_counts ORDER(hami-first|shim-first)
 
 main() {
     build_hami || return
+    [ "${HAMI_BUILD_ONLY:-0}" = 1 ] && return   # libvgpu.so for the plugins' comparisons only
     if [ -z "${CUPTI_COUNTER:-}" ]; then
         bash "$HERE/build.sh" "$HW/bin" >"$HW/gpu-build.log" 2>&1
         CUPTI_COUNTER=$HW/bin/libcupti_counter.so

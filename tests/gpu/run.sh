@@ -28,6 +28,7 @@
 #   bench  bench/gpu/run.sh (launch rate, cuCtxGetCurrent) if time allows
 #   hami   the shim stacked with HAMi-core (built from .hami/, see tests/gpu/hami_stack.sh): its 4 GiB
 #          quota holds and the shim sees every call, in both LD_PRELOAD orders
+#   hamibuild  only build HAMi-core's libvgpu.so (for smlimit's and memlimit's side-by-side figures)
 # The summary table is printed last, then 'N passed, N failed, N skipped'. Exit 0 when
 # nothing failed.
 set -u
@@ -443,9 +444,9 @@ check_sdk_example() {
 
 # hami: tests/gpu/hami_stack.sh's PASS/FAIL/SKIP lines become results 'hami <check>'
 check_hami() {
-    local cupti=""
+    local cupti="" only=${1:-0}
     [ ${#CUPTI_ENV[@]} -gt 0 ] && cupti=$BIN/libcupti_counter.so
-    CUPTI_COUNTER=$cupti CALIB=$CALIB PYTHON=$PY HAMI_WORK="$WORK/hami" tmo 600 bash "$HERE/hami_stack.sh" "$BUILD_DIR" \
+    HAMI_BUILD_ONLY=$only CUPTI_COUNTER=$cupti CALIB=$CALIB PYTHON=$PY HAMI_WORK="$WORK/hami" tmo 600 bash "$HERE/hami_stack.sh" "$BUILD_DIR" \
         >"$LOGS/hami.txt" 2>"$LOGS/hami.err"
     local rc=$? st name detail
     while IFS=$'\t' read -r st name detail; do
@@ -484,7 +485,11 @@ want d && ( check_py cupy cupy_check.py 120 )
 want d && ( check_py jax jax_check.py 150 )
 want sdk && ( check_sdk_oom )
 want sdk && ( check_sdk_example )
-want hami && ( check_hami )
+if want hami; then
+    ( check_hami )
+elif want hamibuild; then
+    ( check_hami 1 )
+fi
 for c in "${GPU_EXTRA[@]}"; do
     want "${c%%:*}" && ( "${c#*:}" )
 done

@@ -25,7 +25,7 @@ sml_run() {
     if [ "$kind" = coop ]; then
         cmd=("$SML_BIN/coop" "$SML_SECS" "$SML_WARM" 1000)
     else
-        cmd=("$PY" "$HERE/smlimit/matmul_loop.py" "$kind" --seconds "$SML_SECS" --warmup "$SML_WARM")
+        cmd=("$PY" "$HERE/smlimit/matmul_loop.py" "$kind" --seconds "$SML_SECS" --warmup "$SML_WARM" --clocks)
     fi
     case $cfg in
         native) ;;
@@ -34,8 +34,10 @@ sml_run() {
                      CUDA_DEVICE_MEMORY_SHARED_CACHE="$WORK/smlimit-hami.$RANDOM.cache") ;;
         *) env=(LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$plugin:limit=$cfg,shared=0") ;;
     esac
-    env "${env[@]}" timeout -k 5 $((SML_SECS + SML_WARM + 60)) "${cmd[@]}" 2>>"$LOGS/smlimit.err" |
-        sed -n 's/^rate //p' | tail -n 1
+    env "${env[@]}" timeout -k 5 $((SML_SECS + SML_WARM + 60)) "${cmd[@]}" 2>>"$LOGS/smlimit.err" >"$SML_D/last.out"
+    # the SM clock and power of the measured part, next to the rate (docs/isolation.md reads them)
+    sed -n 's/^clocks /'"$kind $cfg"' /p' "$SML_D/last.out" >>"$SML_D/clocks.txt"
+    sed -n 's/^rate //p' "$SML_D/last.out" | tail -n 1
 }
 
 # sml_median FILE
@@ -111,12 +113,13 @@ check_smlimit() {
     local grp="gpucheck$$" a b
     rm -f "/dev/shm/cushim-smlimit-$(id -u)-$grp"
     env LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$plugin:limit=30,group=$grp,report=1" timeout -k 5 90 \
-        "$PY" "$HERE/smlimit/matmul_loop.py" matmul --seconds $((SML_SECS * 2)) --warmup 2 >"$SML_D/pair.a" 2>>"$LOGS/smlimit.err" &
+        "$PY" "$HERE/smlimit/matmul_loop.py" matmul --seconds $((SML_SECS * 2)) --warmup 2 --clocks >"$SML_D/pair.a" 2>>"$LOGS/smlimit.err" &
     local pa=$!
     env LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$plugin:limit=70,group=$grp,report=1" timeout -k 5 90 \
         "$PY" "$HERE/smlimit/matmul_loop.py" matmul --seconds $((SML_SECS * 2)) --warmup 2 >"$SML_D/pair.b" 2>>"$LOGS/smlimit.err"
     wait $pa
     rm -f "/dev/shm/cushim-smlimit-$(id -u)-$grp"
+    sed -n 's/^clocks /pair a+b /p' "$SML_D/pair.b" >>"$SML_D/clocks.txt"
     a=$(sed -n 's/^rate //p' "$SML_D/pair.a"); b=$(sed -n 's/^rate //p' "$SML_D/pair.b")
     if [ -z "$a" ] || [ -z "$b" ]; then
         result "smlimit pair-30-70" FAIL "no measurement (a '$a', b '$b')"
@@ -148,8 +151,10 @@ check_smlimit() {
             result "smlimit hami-$h" SKIP "information: HAMi-core CUDA_DEVICE_SM_LIMIT=$h gives ${got:-no result} TFLOP/s vs native $nat"
         done
     else
-        result "smlimit hami" SKIP "HAMi-core not built in this run (check 'hami' builds it)"
+        result "smlimit hami" SKIP "HAMi-core not built in this run (check 'hami' or 'hamibuild' builds it)"
     fi
+    cp "$SML_D/clocks.txt" "$LOGS/smlimit-clocks.txt" 2>/dev/null
+    cp "$SML_D"/pair.a "$SML_D"/pair.b "$LOGS/" 2>/dev/null
 }
 
 gpu_check smlimit check_smlimit

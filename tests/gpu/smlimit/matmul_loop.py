@@ -7,11 +7,69 @@ MODE  matmul  a bf16 N x N matmul loop; prints 'rate <TFLOP/s>'
       train   a bf16 MLP training step loop (forward, backward, AdamW); 'rate <steps/s>'
 The loop runs W seconds unmeasured (the limiter's initial credit is spent there), then S seconds
 measured: the rate is the work finished between two synchronisations divided by the host time between
-them. Exit 2 when no GPU is there.
+them. With --clocks, a thread samples device 0's SM clock, power draw and
+clock-event reasons through NVML (ctypes, libnvidia-ml.so.1) every 20 ms of the measured part and prints
+'clocks sm_mhz <median> <min> <max> power_w <median> reasons 0x<or of all samples> samples <n>': the
+limiter holds a share of GPU *time*; these tell whether the GPU ran faster per busy second when throttled.
+Exit 2 when no GPU is there.
 """
 import argparse
+import ctypes
+import statistics
 import sys
+import threading
 import time
+
+
+class Clocks:
+    """NVML samples of device 0 in a thread; nothing when NVML cannot be loaded."""
+
+    def __init__(self):
+        self.nvml = None
+        self.samples = []
+        self.reasons = 0
+        self.stop = threading.Event()
+        try:
+            nv = ctypes.CDLL("libnvidia-ml.so.1")
+            if nv.nvmlInit_v2() != 0:
+                return
+            self.dev = ctypes.c_void_p()
+            if nv.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(self.dev)) != 0:
+                return
+            self.nvml = nv
+        except OSError:
+            pass
+
+    def _run(self):
+        nv = self.nvml
+        clk, mw, why = ctypes.c_uint(), ctypes.c_uint(), ctypes.c_ulonglong()
+        while not self.stop.wait(0.02):
+            if nv.nvmlDeviceGetClockInfo(self.dev, 1, ctypes.byref(clk)) != 0:   # NVML_CLOCK_SM
+                continue
+            if nv.nvmlDeviceGetPowerUsage(self.dev, ctypes.byref(mw)) != 0:
+                continue
+            if nv.nvmlDeviceGetCurrentClocksEventReasons(self.dev, ctypes.byref(why)) == 0:
+                self.reasons |= why.value
+            self.samples.append((clk.value, mw.value / 1000.0))
+
+    def start(self):
+        if self.nvml is not None:
+            self.t = threading.Thread(target=self._run, daemon=True)
+            self.t.start()
+
+    def report(self):
+        if self.nvml is None:
+            print("clocks none (NVML not loaded)")
+            return
+        self.stop.set()
+        self.t.join()
+        if not self.samples:
+            print("clocks none (no sample)")
+            return
+        mhz = [c for c, _ in self.samples]
+        w = [p for _, p in self.samples]
+        print("clocks sm_mhz %d %d %d power_w %.0f reasons 0x%x samples %d" % (
+            statistics.median(mhz), min(mhz), max(mhz), statistics.median(w), self.reasons, len(mhz)), flush=True)
 
 import torch
 
@@ -22,6 +80,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=4.0)
     ap.add_argument("--warmup", type=float, default=1.0)
     ap.add_argument("--size", type=int, default=8192)
+    ap.add_argument("--clocks", action="store_true")
     a = ap.parse_args()
     if not torch.cuda.is_available():
         print("no GPU", file=sys.stderr)
@@ -87,8 +146,13 @@ def main():
         return steps, time.perf_counter() - t0
 
     run_for(a.warmup)
+    clocks = Clocks() if a.clocks else None
+    if clocks:
+        clocks.start()
     steps, dt = run_for(a.seconds)
     print("rate %.3f" % (steps * work / dt), flush=True)
+    if clocks:
+        clocks.report()
     return 0
 
 

@@ -1,12 +1,18 @@
 /*
  * typemeta_layouts.c - the listed structs' layouts by offsetof() on this machine's
- * CUDA headers, included as the shim's generated tree includes them (the internal
- * configuration declares the _v1 structs); typemeta_check.c compares them with the
- * shim's tables.
+ * CUDA headers, in the shim's internal configuration (it declares the _v1 structs);
+ * typemeta_check.c compares them with the shim's tables. Only cuda.h and
+ * cuda_runtime_api.h: every listed struct is declared there, and the graphics interop
+ * headers the generated tree also includes need GL/EGL/VDPAU headers a GPU server
+ * often lacks.
  */
 #include <stddef.h>
 
-#include "cushim_cuda_headers.h"
+#ifndef __CUDA_API_VERSION_INTERNAL
+#define __CUDA_API_VERSION_INTERNAL
+#endif
+#include <cuda.h>
+#include <cuda_runtime_api.h>
 #include "typemeta_layouts.h"
 
 #define CUSHIM_STRUCT_CHECK(NAME, CTYPE, SIZE) {#NAME, NULL, 0, sizeof(CTYPE)},
