@@ -6,8 +6,11 @@
  * The pre hook of a launch, copy or set API pushes our seq as an external
  * correlation id; CUPTI then reports (its correlation id -> our seq) records
  * before the activity records of API calls (so the RUNTIME and DRIVER kinds are
- * enabled too, their records skipped), which the writer uses to draw a flow
- * from the call to the GPU event. CUPTI
+ * enabled too), which the writer uses to draw a flow from the call to the GPU
+ * event. A kernel launched through the runtime carries the runtime call's
+ * correlation id, while our id sits on the driver call inside it (the shim may see
+ * only that one): tr_nest.c links the two from the API records' threads and
+ * times, and a second (runtime id -> our seq) record is written. CUPTI
  * timestamps come from our clock (cuptiActivityRegisterTimestampCallback)
  * where CUPTI offers that, else are shifted by the offset measured at start.
  * CUPTI's own thread (the buffer callbacks) is marked quiet: CUDA calls it
@@ -15,11 +18,13 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "trace.h"
+#include "tr_nest.h"
 
 #if defined(TR_HAVE_CUPTI)
 #include <cupti_activity.h>
@@ -50,6 +55,9 @@ static struct {
 } cu;
 
 #define TR_CUPTI_BUF (4u * 1024u * 1024u)
+
+static tr_nest nest;   /* buffers may complete on CUPTI's thread and in a flush at once */
+static pthread_mutex_t nest_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static uint64_t CUPTIAPI ts_ours(void)
 {
@@ -121,8 +129,29 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
         }
         case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
             const CUpti_ActivityExternalCorrelation *e = (const CUpti_ActivityExternalCorrelation *)r;
-            if (e->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)
+            if (e->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) {
                 tr_record(TR_REC_CORR, e->correlationId, e->externalId, 0, NULL, 0, NULL, 0);
+                pthread_mutex_lock(&nest_mu);
+                tr_nest_ext(&nest, e->correlationId, e->externalId);
+                pthread_mutex_unlock(&nest_mu);
+            }
+            break;
+        }
+        case CUPTI_ACTIVITY_KIND_DRIVER: {
+            const CUpti_ActivityAPI *a = (const CUpti_ActivityAPI *)r;
+            pthread_mutex_lock(&nest_mu);
+            tr_nest_driver(&nest, a->threadId, a->correlationId, a->start, a->end);
+            pthread_mutex_unlock(&nest_mu);
+            break;
+        }
+        case CUPTI_ACTIVITY_KIND_RUNTIME: {
+            const CUpti_ActivityAPI *a = (const CUpti_ActivityAPI *)r;
+            uint64_t ext;
+            pthread_mutex_lock(&nest_mu);
+            ext = tr_nest_runtime(&nest, a->threadId, a->correlationId, a->start, a->end);
+            pthread_mutex_unlock(&nest_mu);
+            if (ext != 0)
+                tr_record(TR_REC_CORR, a->correlationId, ext, 0, NULL, 0, NULL, 0);
             break;
         }
         default:

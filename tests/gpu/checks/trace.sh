@@ -48,7 +48,8 @@ check_trace() {
             "$PY" "$T/trace_check.py" tsv "$p.alone.json" "$p.alone.tcounts"
         "$PY" "$HERE/compare_counts.py" --shim "$p.torch.tcounts" --cupti "$p.torch.cupti" \
             --shim-alone "$p.alone.tcounts" --apis "$APIS" --label trace-torch --calib "$CALIB" \
-            --require-prefix cuLaunchKernel >"$LOGS/trace.cupti.txt" 2>&1
+            --require-prefix cuLaunchKernel --plugin-own cuFuncGetName --plugin-own cuKernelGetName \
+            >"$LOGS/trace.cupti.txt" 2>&1
         local crc=$?
         line=$(grep '^RESULT' "$LOGS/trace.cupti.txt" | tail -n 1)
         line=${line#RESULT PASS }
