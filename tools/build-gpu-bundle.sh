@@ -17,7 +17,8 @@ cmake -S sdk/examples/c-plugin -B build-gpu/sdk-examples/c-plugin -DCMAKE_BUILD_
 cmake --build build-gpu/sdk-examples/c-plugin -j "$(nproc)"
 # The lua plugin opens liblua5.4.so.0 at run time; the GPU machine has no Lua: a copy next to the plugin,
 # where the plugin looks when the system has none.
-lualib=$(ldconfig -p 2>/dev/null | awk '/liblua5\.4\.so\.0 .*x86-64/ { print $NF; exit }')
+# (awk reads all of ldconfig's output: an early exit would SIGPIPE it and fail this script under pipefail)
+lualib=$(ldconfig -p 2>/dev/null | awk '/liblua5\.4\.so\.0 .*x86-64/ && !f { print $NF; f = 1 }')
 if [ -n "$lualib" ] && [ -f build-gpu/plugins/lua.so ]; then
   cp -L "$lualib" build-gpu/plugins/liblua5.4.so.0
 fi
