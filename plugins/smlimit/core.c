@@ -178,3 +178,17 @@ double sml_weighted_share(double own, const double *w, const double *u, int n, i
         share += unused - slack;
     return share > 1.0 ? 1.0 : share;
 }
+
+double sml_clock_share(double share, double ref_mhz, double mhz)
+{
+    double f, out;
+    if (!(ref_mhz > 0) || !(mhz > 0))
+        return share;
+    f = ref_mhz / mhz;
+    if (f < 0.25)
+        f = 0.25;
+    if (f > 4.0)
+        f = 4.0;
+    out = share * f;
+    return out > 1.0 ? 1.0 : out;
+}

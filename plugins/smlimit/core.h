@@ -77,4 +77,14 @@ uint64_t sml_union_add(sml_limiter *l, uint64_t start, uint64_t end);
  */
 double sml_weighted_share(double own, const double *w, const double *u, int n, int work_conserving, double slack);
 
+/*
+ * The time share that holds a share of *throughput* (option clock_ref_mhz): a
+ * GPU that is busy only part of the time runs at higher clocks than one that is
+ * kept busy (power headroom), so the same time share does more work. 'share' is
+ * scaled by ref_mhz / mhz, the clock the GPU runs at under full load over the
+ * clock seen while this process's work runs; the factor is kept within
+ * [1/4, 4] and the result within (0, 1]. mhz or ref_mhz 0: 'share' unchanged.
+ */
+double sml_clock_share(double share, double ref_mhz, double mhz);
+
 #endif /* SML_CORE_H */

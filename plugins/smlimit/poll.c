@@ -74,6 +74,8 @@ static void sml_update_share(sml_state *st, int i, uint64_t now)
             own = sml_weighted_share(d->limit, w, u, n, st->work_conserving, 0.05);
         }
     }
+    if (st->clock_ref_mhz > 0)   /* a share of throughput: less time while the GPU runs faster */
+        own = sml_clock_share(own, st->clock_ref_mhz, d->clk_mhz);
     pthread_mutex_lock(&d->mu);
     if (own != d->share) {
         sml_set_share(&d->lim, own, now);
@@ -170,6 +172,15 @@ void *sml_poll_thread(void *arg)
 
         for (int i = 0; i < SML_MAX_DEV; i++)
             clip[i] = st->dev[i].limited ? sml_others_end(st, i) : 0;
+        if (st->clock_ref_mhz > 0) {   /* the clock our pending work runs at */
+            for (m = list; m != NULL; m = m->next) {
+                sml_dev *d = &st->dev[m->dev];
+                if (d->limited && now >= d->clk_next) {
+                    d->clk_next = now + SML_CLOCK_EVERY_NS;
+                    sml_clock_sample(st, m->dev);
+                }
+            }
+        }
         for (m = list; m != NULL; m = next) {
             int skip = 0;
             CUresult r;

@@ -241,6 +241,16 @@ forget:
     pthread_mutex_unlock(&d->mu);
 }
 
+/* ", SM clock 1815 MHz (ref 1455)" for the report, or "" */
+static const char *sml_clock_note(const sml_state *st, const sml_dev *d)
+{
+    static __thread char note[64];
+    if (st->clock_ref_mhz <= 0)
+        return "";
+    snprintf(note, sizeof note, ", SM clock %.0f MHz (ref %.0f)", d->clk_mhz, st->clock_ref_mhz);
+    return note;
+}
+
 /* ---- lifecycle --------------------------------------------------------------- */
 
 static int sml_resolve(sml_state *st)
@@ -251,7 +261,8 @@ static int sml_resolve(sml_state *st)
                    SML_REAL(event_record, cuEventRecord) && SML_REAL(event_query, cuEventQuery) &&
                    SML_REAL(event_destroy, cuEventDestroy_v2) &&
                    SML_REAL(is_capturing, cuStreamIsCapturing) &&
-                   SML_REAL(capture_mode, cuThreadExchangeStreamCaptureMode)
+                   SML_REAL(capture_mode, cuThreadExchangeStreamCaptureMode) &&
+                   (SML_REAL(pci_bus_id, cuDeviceGetPCIBusId) || 1)   /* optional: clock_ref_mhz */
                ? 0
                : -1;
 #undef SML_REAL
@@ -323,6 +334,13 @@ static int sml_init_plugin(const cushim_host *host, cushim_plugin *self)
     st->work_conserving = host->opt_bool(self, "work_conserving");
     st->report = host->opt_bool(self, "report");
     st->shared = host->opt_bool(self, "shared");
+    st->clock_ref_mhz = (double)host->opt_int(self, "clock_ref_mhz");
+    if (st->clock_ref_mhz < 0 || st->clock_ref_mhz > 10000) {
+        host->log(self, CUSHIM_LOG_ERROR, "clock_ref_mhz=%g: give 0 (time shares) or the GPU's SM clock under full "
+                  "load in MHz, at most 10000", st->clock_ref_mhz);
+        free(st);
+        return -1;
+    }
     if (st->window_ns < 1000000ull || st->window_ns > 10000000000ull || st->poll_ns < 1000 ||
         st->poll_ns > 10000000ull) {
         host->log(self, CUSHIM_LOG_ERROR, "window_ms must be in 1..10000 and poll_us in 1..10000");
@@ -393,11 +411,11 @@ static void sml_flush(cushim_plugin *self)
         if (st->report)
             sml_host->log(self, CUSHIM_LOG_WARN,
                           "device %d: limit %.4g%%: busy %.3f ms of %.3f ms (%.1f%%), %llu launches admitted, "
-                          "%llu waits, %.3f ms waited, share in force %.4g%% (lowest %.4g%%)",
+                          "%llu waits, %.3f ms waited, share in force %.4g%% (lowest %.4g%%)%s",
                           i, d->limit * 100, d->lim.busy_ns / 1e6, (now - d->t_start) / 1e6,
                           now > d->t_start ? 100.0 * (double)d->lim.busy_ns / (double)(now - d->t_start) : 0.0,
                           (unsigned long long)d->lim.admitted, (unsigned long long)d->lim.delays,
-                          d->waited_ns / 1e6, d->share * 100, d->share_min * 100);
+                          d->waited_ns / 1e6, d->share * 100, d->share_min * 100, sml_clock_note(st, d));
         pthread_mutex_unlock(&d->mu);
         if (d->slot != NULL && atomic_load(&d->slot->pid) == st->pid)
             atomic_store(&d->slot->pid, 0);   /* leave the region */
@@ -426,8 +444,11 @@ static void sml_fork_child(cushim_plugin *self)
         d->usage = 0;
         d->share = d->share_min = d->limit;
         d->waited_ns = 0;
+        d->clk_mhz = 0;
+        d->clk_next = 0;
         memset(d->s_key, 0, sizeof d->s_key);
     }
+    sml_clock_fork_child();
 }
 
 static const cushim_option sml_options[] = {
@@ -439,6 +460,9 @@ static const cushim_option sml_options[] = {
     {"shared", CUSHIM_OPT_BOOL, "true", "meet other processes in /dev/shm/cushim-smlimit-<uid> (weights)"},
     {"group", CUSHIM_OPT_STRING, "", "processes share weights within a group: /dev/shm/cushim-smlimit-<uid>-<group>"},
     {"report", CUSHIM_OPT_BOOL, "false", "log each device's measured busy time and waits at exit"},
+    {"clock_ref_mhz", CUSHIM_OPT_INT, "0",
+     "hold a share of throughput, not time: the GPU's SM clock under full load (MHz); the time share is scaled "
+     "by it over the clock the work runs at (NVML). 0: time shares"},
     {NULL, 0, NULL, NULL},
 };
 

@@ -57,6 +57,8 @@ typedef struct sml_dev {
     uint64_t beat_busy, beat_t;         /* usage between heartbeats                    */
     double usage;                       /* recent busy share                           */
     uint64_t waited_ns;                 /* time launching threads slept                */
+    double clk_mhz;                     /* SM clock while our work runs (clock.c); 0: none */
+    uint64_t clk_next;                  /* next clock sample (poller)                  */
 } sml_dev;
 
 typedef struct sml_state {
@@ -64,6 +66,7 @@ typedef struct sml_state {
     sml_dev dev[SML_MAX_DEV];
     uint64_t window_ns, poll_ns;
     int work_conserving, report, shared;
+    double clock_ref_mhz;               /* 0: time shares; else throughput shares (clock.c) */
     sml_region *region;
     char region_name[128];              /* opened by the poller at its start (shared=1) */
     int32_t pid;
@@ -87,8 +90,14 @@ typedef struct sml_state {
     sml_event_destroy_fn event_destroy;
     sml_is_capturing_fn is_capturing;
     sml_capture_mode_fn capture_mode;
+    CUresult (*pci_bus_id)(char *, int, CUdevice);   /* optional: clock_ref_mhz's NVML match */
     atomic_int resolved;                /* 0: not yet, 1: usable, -1: missing functions */
 } sml_state;
+
+/* clock.c: sample device i's SM clock into dev[i].clk_mhz (poller thread); reset after fork */
+void sml_clock_sample(sml_state *st, int i);
+void sml_clock_fork_child(void);
+#define SML_CLOCK_EVERY_NS 2000000ull   /* clock samples while work is pending, at most every 2 ms */
 
 /* One host serves the process; flush and fork_child get only 'self'. */
 extern const cushim_host *sml_host;

@@ -10,6 +10,9 @@
 #   threads   two threads on two streams at limit=30: share in (0.05, 0.45)
 #   launcher  cushim run --sm-limit composes the smlimit spec (per-device lists escaped), HAMi-core's
 #             CUDA_DEVICE_SM_LIMIT alone loads smlimit, and the limit holds through the launcher
+#   clockref  clock_ref_mhz=1455 where NVML gives no SM clock (no libnvidia-ml, or the fake's without
+#             nvmlDeviceGetClockInfo): one warning, and the time share holds (as 'limit'); the report names
+#             the reference; clock_ref_mhz=20000 is refused with its own error
 #   weights   two processes at limit=60 in one group (shared region): limits above 100 in total are
 #             scaled, so each reports that its share in force went down to 50%
 set -u
@@ -46,6 +49,15 @@ case $case in
     ev=$(awk -F'\t' '$1 == "cuEventRecord" { print $2 }' "$out.counts")
     [ "${ev:-0}" -eq 2 ] || fail "cuEventRecord called ${ev:-0} times: the plugin hooked launches at limit 100"
     ! grep -q 'smlimit: device' "$out.err" || fail "a report at limit 100" ;;
+  clockref)
+    CUSHIM_PLUGINS="$plugin:limit=25,report=1,shared=0,clock_ref_mhz=1455" "$prog" 200 >"$out" 2>"$out.err" ||
+      fail "exit $?"
+    share_in 0.05 0.40; report_ok
+    n=$(grep -c 'smlimit: clock_ref_mhz: .*time share' "$out.err")
+    [ "$n" -eq 1 ] || fail "$n clock_ref_mhz warnings (want 1: NVML gives no clock here)"
+    grep -q 'SM clock 0 MHz (ref 1455)' "$out.err" || fail "the report does not name the reference clock"
+    CUSHIM_PLUGINS="$plugin:limit=25,clock_ref_mhz=20000" "$prog" 10 >"$out" 2>"$out.err"
+    grep -q 'clock_ref_mhz=20000: give 0' "$out.err" || fail "clock_ref_mhz=20000 not refused" ;;
   threads)
     CUSHIM_PLUGINS="$plugin:limit=30,shared=0" "$prog" 200 threads >"$out" 2>"$out.err" || fail "exit $?"
     share_in 0.05 0.45 ;;

@@ -22,7 +22,7 @@ set_tests_properties(fi_plugin PROPERTIES LABELS concurrency)
 set(_sml_dir "${PROJECT_SOURCE_DIR}/plugins/smlimit")
 add_executable(sml_core_test sml_core_test.c "${_sml_dir}/core.c")
 target_include_directories(sml_core_test PRIVATE "${_sml_dir}")
-target_link_libraries(sml_core_test PRIVATE PkgConfig::CMOCKA)
+target_link_libraries(sml_core_test PRIVATE PkgConfig::CMOCKA m)
 target_compile_options(sml_core_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME sml_core COMMAND sml_core_test)
 # ... and the reading of its limits (the option and HAMi-core's variables).

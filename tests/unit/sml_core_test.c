@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -360,6 +361,28 @@ static void test_admission(void **state)
 }
 
 /* Weights and work conservation between processes on one device. */
+/* clock_ref_mhz: the time share scaled by the full-load clock over the clock the work runs at */
+static void test_clock_share(void **state)
+{
+    (void)state;
+    assert_true(sml_clock_share(0.5, 0, 1800) == 0.5);       /* off */
+    assert_true(sml_clock_share(0.5, 1455, 0) == 0.5);       /* no sample yet */
+    assert_true(fabs(sml_clock_share(0.5, 1455, 1815) - 0.5 * 1455.0 / 1815.0) < 1e-12);
+    assert_true(fabs(sml_clock_share(0.25, 1500, 1000) - 0.375) < 1e-12);   /* slower than full load: more time */
+    assert_true(sml_clock_share(0.9, 2000, 1000) == 1.0);    /* never above 1 */
+    assert_true(fabs(sml_clock_share(0.5, 100, 2000) - 0.125) < 1e-12);     /* factor at least 1/4 */
+    assert_true(fabs(sml_clock_share(0.1, 2000, 100) - 0.4) < 1e-12);       /* factor at most 4 */
+    /* a fixed point: a GPU whose clock rises as its time share falls still gets share x ref / clock */
+    {
+        double share = 0.5, t = share;
+        for (int k = 0; k < 50; k++) {
+            double mhz = 1455 + (1980 - 1455) * (1 - t);   /* a made-up clock curve */
+            t = sml_clock_share(share, 1455, mhz);
+        }
+        assert_true(fabs(t * (1455 + (1980 - 1455) * (1 - t)) / 1455 - share) < 1e-6);
+    }
+}
+
 static void test_weighted_share(void **state)
 {
     (void)state;
@@ -391,6 +414,7 @@ int main(void)
         cmocka_unit_test(test_bursts_and_idle),
         cmocka_unit_test(test_two_processes),
         cmocka_unit_test(test_weighted_share),
+        cmocka_unit_test(test_clock_share),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

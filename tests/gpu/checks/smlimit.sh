@@ -4,7 +4,12 @@
 # Each measurement is one process running tests/gpu/smlimit/matmul_loop.py (or the cooperative sample)
 # for SML_WARM s unmeasured, then SML_SECS s measured. Configurations are run interleaved, SML_ROUNDS
 # rounds, and compared by their medians:
-#   matmul-25/50/75, train-25/50/75   achieved share of the native rate within +-5 points of the target
+#   matmul-25c/50c/75c, train-25c/50c/75c   the same with clock_ref_mhz = the native runs' SM clock: a share
+#                                     of throughput (docs/plugins/smlimit.md, "Time or throughput")
+#   matmul-25/50/75, train-25/50/75   time shares (no clock_ref_mhz): the achieved share of the native
+#                                     rate, within +-5 points of the target where the GPU's clock does
+#                                     not rise when it idles part of the time
+# SML_SET=clock runs only the clock_ref_mhz part, SML_SET=time only the rest.
 #   matmul-100, matmul-noarg          limit=100 and the plugin loaded with no limit: within 1% of native
 #   pair-30-70                        two matmul loops at 30 and 70 at once: rate ratio within 10% of 30:70
 #   graph-50                          a CUDA-graph replay loop at 50: within +-5 points
@@ -32,12 +37,20 @@ sml_run() {
         noarg) env=(LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$plugin") ;;
         hami-*) env=(LD_PRELOAD="$SML_HAMI" CUDA_REDIRECT="$SML_HAMI" CUDA_DEVICE_SM_LIMIT="${cfg#hami-}"
                      CUDA_DEVICE_MEMORY_SHARED_CACHE="$WORK/smlimit-hami.$RANDOM.cache") ;;
+        *c) env=(LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$plugin:limit=${cfg%c},shared=0,clock_ref_mhz=$(sml_ref "$kind")") ;;
         *) env=(LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$plugin:limit=$cfg,shared=0") ;;
     esac
     env "${env[@]}" timeout -k 5 $((SML_SECS + SML_WARM + 60)) "${cmd[@]}" 2>>"$LOGS/smlimit.err" >"$SML_D/last.out"
     # the SM clock and power of the measured part, next to the rate (docs/isolation.md reads them)
     sed -n 's/^clocks /'"$kind $cfg"' /p' "$SML_D/last.out" >>"$SML_D/clocks.txt"
     sed -n 's/^rate //p' "$SML_D/last.out" | tail -n 1
+}
+
+# sml_ref KIND: the SM clock (MHz) of KIND's native runs so far (their median): clock_ref_mhz for the
+# NNc configurations (the GPU's clock under this load at full speed)
+sml_ref() {
+    awk -v k="$1" '$1 == k && $2 == "native" { print $4 }' "$SML_D/clocks.txt" 2>/dev/null | sort -n |
+        awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else print v[int((NR + 1) / 2)] }'
 }
 
 # sml_median FILE
@@ -69,7 +82,7 @@ sml_share_result() {
         result "smlimit $kind-$lim" FAIL "no measurement (native '${nat}', limited '${got}'; see $LOGS/smlimit.err)"
         return
     fi
-    awk -v n="$nat" -v g="$got" -v l="$lim" -v t="$tol" 'BEGIN { s = 100 * g / n; d = s - l; if (d < 0) d = -d;
+    awk -v n="$nat" -v g="$got" -v l="${lim%c}" -v t="$tol" 'BEGIN { s = 100 * g / n; d = s - l; if (d < 0) d = -d;
         printf "%s achieved %.1f%% of native (target %s+-%s; medians %.2f / %.2f)\n", (d <= t ? "PASS" : "FAIL"), s, l, t, g, n }' |
         { read -r st rest; result "smlimit $kind-$lim" "$st" "$rest"; }
 }
@@ -100,6 +113,16 @@ check_smlimit() {
     if ! "$PY" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
         result "smlimit" SKIP "no PyTorch with CUDA"
         return
+    fi
+    # 0. throughput shares (clock_ref_mhz = the native runs' SM clock): SML_SET=clock runs only these
+    if [ "${SML_SET:-all}" != time ]; then
+        sml_measure matmul native 25c 50c 75c
+        sml_measure train native 25c 50c 75c
+        for l in 25 50 75; do sml_share_result matmul ${l}c; sml_share_result train ${l}c; done
+        if [ "${SML_SET:-all}" = clock ]; then
+            cp "$SML_D/clocks.txt" "$LOGS/smlimit-clocks.txt" 2>/dev/null
+            return
+        fi
     fi
     # 1. matmul: native, the three limits, limit 100 and no limit, interleaved
     sml_measure matmul native 25 50 75 100 noarg
