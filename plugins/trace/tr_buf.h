@@ -43,6 +43,7 @@ typedef struct tr_tbuf {
     uint32_t wr;                    /* write offset in cur                             */
     uint32_t open;                  /* enter records whose exit is still to come       */
     uint64_t tid;
+    uint64_t alt_tid;               /* pthread_self(): CUPTI may name threads by it     */
     void *prod;                     /* the plugin's per-thread data (kernel-name cache) */
     int quiet;                      /* the tracer's own thread (CUPTI's): nothing recorded */
     /* shared */

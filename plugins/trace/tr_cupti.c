@@ -8,9 +8,10 @@
  * before the activity records of API calls (so the RUNTIME and DRIVER kinds are
  * enabled too), which the writer uses to draw a flow from the call to the GPU
  * event. A kernel launched through the runtime carries the runtime call's
- * correlation id, while our id sits on the driver call inside it (the shim may see
- * only that one): tr_nest.c links the two from the API records' threads and
- * times, and a second (runtime id -> our seq) record is written. CUPTI
+ * correlation id, and CUPTI records nothing for the driver call inside it, which
+ * is where our id was pushed when the shim sees only that one: the runtime
+ * records of launch, copy and set APIs go to the writer (TR_REC_RTAPI), which
+ * links them to our calls by thread and time (tr_link.h). CUPTI
  * timestamps come from our clock (cuptiActivityRegisterTimestampCallback)
  * where CUPTI offers that, else are shifted by the offset measured at start.
  * CUPTI's own thread (the buffer callbacks) is marked quiet: CUDA calls it
@@ -18,13 +19,12 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "trace.h"
-#include "tr_nest.h"
 
 #if defined(TR_HAVE_CUPTI)
 #include <cupti_activity.h>
@@ -56,8 +56,27 @@ static struct {
 
 #define TR_CUPTI_BUF (4u * 1024u * 1024u)
 
-static tr_nest nest;   /* buffers may complete on CUPTI's thread and in a flush at once */
-static pthread_mutex_t nest_mu = PTHREAD_MUTEX_INITIALIZER;
+typedef CUptiResult (*f_cbname)(CUpti_CallbackDomain, CUpti_CallbackId, const char **);
+static f_cbname cb_name;
+/* by runtime cbid: 0 not looked at yet, 1 a launch/copy/set API, 2 another; written by whichever thread
+   completes a buffer first (the same value each time) */
+static _Atomic unsigned char rt_kind[4096];
+
+/* A runtime API that may put work on the GPU: its record is worth linking. */
+static int rt_launches(uint32_t cbid)
+{
+    unsigned char k = cbid < 4096 ? atomic_load_explicit(&rt_kind[cbid], memory_order_relaxed) : 0;
+    const char *name = NULL;
+    if (k != 0)
+        return k == 1;
+    if (cb_name == NULL || cb_name(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) != CUPTI_SUCCESS || name == NULL)
+        k = 1;   /* unknown: forwarded (the writer only links what matches a call) */
+    else
+        k = strstr(name, "Launch") || strstr(name, "Memcpy") || strstr(name, "Memset") ? 1 : 2;
+    if (cbid < 4096)
+        atomic_store_explicit(&rt_kind[cbid], k, memory_order_relaxed);
+    return k == 1;
+}
 
 static uint64_t CUPTIAPI ts_ours(void)
 {
@@ -129,29 +148,16 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
         }
         case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
             const CUpti_ActivityExternalCorrelation *e = (const CUpti_ActivityExternalCorrelation *)r;
-            if (e->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) {
+            if (e->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)
                 tr_record(TR_REC_CORR, e->correlationId, e->externalId, 0, NULL, 0, NULL, 0);
-                pthread_mutex_lock(&nest_mu);
-                tr_nest_ext(&nest, e->correlationId, e->externalId);
-                pthread_mutex_unlock(&nest_mu);
-            }
-            break;
-        }
-        case CUPTI_ACTIVITY_KIND_DRIVER: {
-            const CUpti_ActivityAPI *a = (const CUpti_ActivityAPI *)r;
-            pthread_mutex_lock(&nest_mu);
-            tr_nest_driver(&nest, a->threadId, a->correlationId, a->start, a->end);
-            pthread_mutex_unlock(&nest_mu);
             break;
         }
         case CUPTI_ACTIVITY_KIND_RUNTIME: {
             const CUpti_ActivityAPI *a = (const CUpti_ActivityAPI *)r;
-            uint64_t ext;
-            pthread_mutex_lock(&nest_mu);
-            ext = tr_nest_runtime(&nest, a->threadId, a->correlationId, a->start, a->end);
-            pthread_mutex_unlock(&nest_mu);
-            if (ext != 0)
-                tr_record(TR_REC_CORR, a->correlationId, ext, 0, NULL, 0, NULL, 0);
+            uint64_t end = (uint64_t)((int64_t)a->end + cu.offset);
+            if (rt_launches(a->cbid))
+                tr_record(TR_REC_RTAPI, a->correlationId, a->threadId, (uint64_t)((int64_t)a->start + cu.offset),
+                          &end, sizeof end, NULL, 0);
             break;
         }
         default:
@@ -199,6 +205,7 @@ int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
     cu.dropped = (f_dropped)dlsym(cu.lib, "cuptiActivityGetNumDroppedRecords");
     tscb = (f_ts_cb)dlsym(cu.lib, "cuptiActivityRegisterTimestampCallback");
     ts = (f_ts)dlsym(cu.lib, "cuptiGetTimestamp");
+    cb_name = (f_cbname)dlsym(cu.lib, "cuptiGetCallbackName");
     if (!cu.enable || !cu.reg || !cu.next || !cu.flush || !cu.push || !cu.pop) {
         snprintf(err, errlen, "the CUPTI loaded lacks the activity API's functions");
         return -1;

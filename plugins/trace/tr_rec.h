@@ -27,6 +27,8 @@
 #define TR_REC_NVTX_MARK 7
 #define TR_REC_GPU 8
 #define TR_REC_CORR 9
+#define TR_REC_RTAPI 10   /* CUPTI's runtime API record: seq = its correlation id, parent = its thread,
+                             t = start; extra: uint64_t end (tr_link.h) */
 
 /* tr_rec.flags */
 #define TR_F_SKIPPED 1u   /* EXIT: a pre hook skipped the real call */

@@ -203,6 +203,7 @@ static void render_call(tr_writer *w, tw_thr *t, const tr_rec *en, const tr_rec 
         api_stat(w, info, ex->t - en->t);
     }
     if (w->gpu && (info->categories & w->flow_categories)) {
+        tr_link_call(&w->link, (uint32_t)t->tid, (uint32_t)t->alt_tid, en->t, en->seq);
         tr_sb_printf(&w->sb, "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":%llu,\"pid\":%d,\"tid\":%llu,\"ts\":",
                      (unsigned long long)en->seq, w->pid, (unsigned long long)t->tid);
         tr_sb_us(&w->sb, en->t);
@@ -246,6 +247,7 @@ static void on_record(void *ctx, tr_tbuf *tb, const void *p, uint32_t len)
         if ((t = calloc(1, sizeof *t)) == NULL)
             return;
         t->tid = tb->tid;
+        t->alt_tid = tb->alt_tid;
         tb->wstate = t;
     }
     if (r->t > w->t_last && r->type != TR_REC_GPU)
@@ -283,6 +285,17 @@ static void on_record(void *ctx, tr_tbuf *tb, const void *p, uint32_t len)
     case TR_REC_CORR:
         tw_map_put(&w->corr, r->seq, r->parent);
         break;
+    case TR_REC_RTAPI: {
+        uint64_t end = 0, seq;
+        if (r->len >= sizeof *r + sizeof end)
+            memcpy(&end, r + 1, sizeof end);
+        seq = tr_link_find(&w->link, (uint32_t)r->parent, r->t, end);
+        if (seq != 0)
+            tw_map_put(&w->corr, r->seq, seq);
+        else
+            tr_link_defer(&w->link, (uint32_t)r->seq, (uint32_t)r->parent, r->t, end);
+        break;
+    }
     default:
         break;
     }
@@ -390,6 +403,12 @@ static void finish_locked(tr_writer *w)
 {
     uint64_t t0;
     tw_drain_all(w);
+    for (uint32_t i = 0; i < w->link.npend; i++) {   /* runtime records that came before their calls */
+        const tl_pend *p = &w->link.pend[i];
+        uint64_t seq = tr_link_find(&w->link, p->tid, p->start, p->end);
+        if (seq != 0)
+            tw_map_put(&w->corr, p->corr, seq);
+    }
     tw_gpu_flush_pending(w);
     t0 = mono_ns();
     for (tr_tbuf *tb = atomic_load(&w->bufs->head); tb != NULL; tb = tb->next_tb)
@@ -504,6 +523,7 @@ void tw_fork_child(tr_writer *w, tr_tbuf *keep)
     tr_stats_free(&w->api);
     tr_stats_free(&w->kern);
     tw_map_free(&w->corr);
+    tr_link_free(&w->link);
     tw_map_free(&w->gpu_tracks);
     w->t_last = 0;
 }
@@ -517,6 +537,7 @@ void tw_free(tr_writer *w)
     tr_stats_free(&w->api);
     tr_stats_free(&w->kern);
     tw_map_free(&w->corr);
+    tr_link_free(&w->link);
     tw_map_free(&w->gpu_tracks);
     tr_sb_free(&w->sb);
     for (uint32_t i = 0; i < w->gpu_npending; i++)

@@ -15,6 +15,7 @@
 #include <cushim/cushim.h>
 
 #include "tr_buf.h"
+#include "tr_link.h"
 #include "tr_render.h"
 #include "tr_stats.h"
 
@@ -48,6 +49,7 @@ typedef struct tr_writer {
     tr_sb sb;
     tr_stats api, kern;
     tw_map corr;                     /* CUPTI correlation id -> our seq                                */
+    tr_link link;                    /* launch calls by thread and time, for runtime-launched kernels  */
     tw_map gpu_tracks;               /* GPU track tids already named                                   */
     pthread_t th;
     int started;

@@ -10,7 +10,7 @@
 #define TW_GPU_TID_BASE 0x40000000ull   /* GPU stream tracks: above any kernel thread id */
 
 typedef struct tw_thr {
-    uint64_t tid;
+    uint64_t tid, alt_tid;
     int named;
     tr_rec **stack;
     uint32_t depth, cap;

@@ -87,6 +87,7 @@ tr_tbuf *tr_thread_buf(void)
         return NULL;
     if ((tb = tr_buf_attach(&tr_st->bufs, tr_host->thread_id())) == NULL)
         return NULL;
+    tb->alt_tid = (uint64_t)pthread_self();
     if (tr_host->tls_set(tr_st->tls_key, tb) != CUSHIM_OK) {
         tr_buf_detach(tb);
         return NULL;

@@ -49,12 +49,12 @@ target_compile_options(trace_buf_threads_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME trace_buf_threads COMMAND trace_buf_threads_test)
 set_tests_properties(trace_buf_threads PROPERTIES LABELS concurrency)
 
-# trace: a runtime call's CUPTI record linked to the driver call the shim saw inside it (tr_nest.c).
-add_executable(trace_nest_test trace_nest_test.c "${_tr_dir}/tr_nest.c")
-target_include_directories(trace_nest_test PRIVATE "${_tr_dir}")
-target_link_libraries(trace_nest_test PRIVATE PkgConfig::CMOCKA)
-target_compile_options(trace_nest_test PRIVATE ${CUSHIM_WARN_FLAGS})
-add_test(NAME trace_nest COMMAND trace_nest_test)
+# trace: a runtime call's CUPTI record linked to the traced call inside it (tr_link.c).
+add_executable(trace_link_test trace_link_test.c "${_tr_dir}/tr_link.c")
+target_include_directories(trace_link_test PRIVATE "${_tr_dir}")
+target_link_libraries(trace_link_test PRIVATE PkgConfig::CMOCKA)
+target_compile_options(trace_link_test PRIVATE ${CUSHIM_WARN_FLAGS})
+add_test(NAME trace_link COMMAND trace_link_test)
 
 # memlimit: its host-free parts (limits and HAMi's variables, the budget region, the pointer table).
 set(_ml_dir "${PROJECT_SOURCE_DIR}/plugins/memlimit")
