@@ -13,7 +13,38 @@
 #                          with --trace-gpu: kernels on GPU tracks, each once, each linked to its launching call
 #                          by a flow; as many kernels launched inside the NVTX range as the PyTorch profiler
 #                          (CUPTI activity, a run without the shim) sees for the same steps
+#   (check 'tracegpu': the gpu-once / gpu-linked / gpu-witness part alone)
 #   trace overhead         median step time: native, --trace, --trace --trace-gpu, interleaved runs (reported)
+# 3. GPU activity and NVTX, against the PyTorch profiler as witness (a separate run: one CUPTI client each);
+# also alone as check 'tracegpu'
+trace_gpu_part() {
+    local L=$ROOT/tools/cushim T=$HERE/trace p=$DATA/trace rc st name detail
+    local -a env_l=(CUSHIM_BUILD_DIR="$BUILD_DIR")
+    tmo 120 "$PY" "$T/trace_gpu.py" witness 5 "$p.witness" >/dev/null 2>"$LOGS/trace.witness.err"
+    tmo 150 env "${env_l[@]}" "$L" run --trace="$p.gpu.json" --trace-gpu -- "$PY" "$T/trace_gpu.py" run 5 \
+        >/dev/null 2>"$LOGS/trace.gpu.err"
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        result "trace gpu" FAIL "rc $rc: $(tail -n 3 "$LOGS/trace.gpu.err" | tr '\n' ' ' | cut -c1-200)"
+    elif [ ! -s "$p.witness" ]; then
+        result "trace gpu" FAIL "the profiler witness failed: $(tail -n 2 "$LOGS/trace.witness.err" | tr '\n' ' ' | cut -c1-200)"
+    else
+        "$PY" "$T/trace_check.py" gpu "$p.gpu.json" "$p.witness" >"$LOGS/trace.gpu.txt" 2>&1
+        while read -r st name detail; do
+            case $st in PASS|FAIL) result "trace $name" "$st" "$detail" ;; esac
+        done <"$LOGS/trace.gpu.txt"
+        grep -q '^PASS\|^FAIL' "$LOGS/trace.gpu.txt" ||
+            result "trace gpu" FAIL "trace_check.py: $(tail -n 2 "$LOGS/trace.gpu.txt" | tr '\n' ' ' | cut -c1-200)"
+    fi
+}
+
+check_trace_gpu() {
+    want trace && return   # 'trace' runs this part too
+    if [ ! -f "$BUILD_DIR/plugins/trace.so" ]; then result "trace" FAIL "no $BUILD_DIR/plugins/trace.so"; return; fi
+    rm -f "$DATA"/trace.gpu.json "$DATA"/trace.witness
+    trace_gpu_part
+}
+
 check_trace() {
     local L=$ROOT/tools/cushim T=$HERE/trace p=$DATA/trace rc line st name detail
     local -a env_l=(CUSHIM_BUILD_DIR="$BUILD_DIR")
@@ -73,23 +104,7 @@ check_trace() {
     else
         result "trace static" FAIL "app_static not built"
     fi
-    # 3. GPU activity and NVTX, against the PyTorch profiler as witness (a separate run: one CUPTI client each)
-    tmo 120 "$PY" "$T/trace_gpu.py" witness 5 "$p.witness" >/dev/null 2>"$LOGS/trace.witness.err"
-    tmo 150 env "${env_l[@]}" "$L" run --trace="$p.gpu.json" --trace-gpu -- "$PY" "$T/trace_gpu.py" run 5 \
-        >/dev/null 2>"$LOGS/trace.gpu.err"
-    rc=$?
-    if [ $rc -ne 0 ]; then
-        result "trace gpu" FAIL "rc $rc: $(tail -n 3 "$LOGS/trace.gpu.err" | tr '\n' ' ' | cut -c1-200)"
-    elif [ ! -s "$p.witness" ]; then
-        result "trace gpu" FAIL "the profiler witness failed: $(tail -n 2 "$LOGS/trace.witness.err" | tr '\n' ' ' | cut -c1-200)"
-    else
-        "$PY" "$T/trace_check.py" gpu "$p.gpu.json" "$p.witness" >"$LOGS/trace.gpu.txt" 2>&1
-        while read -r st name detail; do
-            case $st in PASS|FAIL) result "trace $name" "$st" "$detail" ;; esac
-        done <"$LOGS/trace.gpu.txt"
-        grep -q '^PASS\|^FAIL' "$LOGS/trace.gpu.txt" ||
-            result "trace gpu" FAIL "trace_check.py: $(tail -n 2 "$LOGS/trace.gpu.txt" | tr '\n' ' ' | cut -c1-200)"
-    fi
+    trace_gpu_part
     # 4. overhead of a training step (reported, not asserted): interleaved runs, medians
     local -a nat=() tr=() trg=()
     local v
@@ -116,3 +131,4 @@ PY
     result "trace overhead" PASS "$detail"
 }
 gpu_check trace check_trace
+gpu_check tracegpu check_trace_gpu
