@@ -47,7 +47,7 @@ extern "C" {
 #endif
 
 #define CUSHIM_ABI_MAJOR 0
-#define CUSHIM_ABI_MINOR 2
+#define CUSHIM_ABI_MINOR 3
 #define CUSHIM_ABI_VERSION ((uint32_t)((CUSHIM_ABI_MAJOR << 16) | CUSHIM_ABI_MINOR))
 #define CUSHIM_ABI_MAJOR_OF(v) ((uint32_t)(v) >> 16)
 #define CUSHIM_ABI_MINOR_OF(v) ((uint32_t)(v) & 0xffffu)
@@ -257,7 +257,7 @@ struct cushim_host {
     uint32_t cuda_version;          /* CUDA headers the host was generated from (13000) */
 
     /* ---- ABI 0.2 ---- */
-    /* "cushim 0.2.0, CUDA 13.0 headers, SDK ABI 0.2" */
+    /* e.g. "cushim 0.1.0, CUDA 13.0 headers, SDK ABI 0.3" */
     const char *(*version)(void);
 
     /* Metadata. APIs are enumerated by index 0..api_count()-1 (in id order). */
@@ -355,6 +355,7 @@ struct cushim_host {
     /* A struct the overlay lists, by typedef name ("CUDA_MEMCPY2D", "dim3"); NULL if not listed. */
     const cushim_struct_info *(*struct_by_name)(const char *type_name);
 
+    /* ---- ABI 0.3 ---- */
     /* ---- lua: calling any real function without its prototype ---- */
     /* Calls the real function of 'api_id' (what real(api_id) returns) with the
        arguments in 'params', a cushim_params_<name> laid out as the metadata
