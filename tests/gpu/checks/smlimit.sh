@@ -9,7 +9,9 @@
 #   matmul-25/50/75, train-25/50/75   time shares (no clock_ref_mhz): the achieved share of the native
 #                                     rate, within +-5 points of the target where the GPU's clock does
 #                                     not rise when it idles part of the time
-# SML_SET=clock runs only the clock_ref_mhz part, SML_SET=time only the rest.
+#   graph-50c                         the CUDA-graph replay loop, the same way
+# SML_SET=clock runs only the clock_ref_mhz part (SML_KINDS="matmul train graph" picks its loads),
+# SML_SET=time only the rest.
 #   matmul-100, matmul-noarg          limit=100 and the plugin loaded with no limit: within 1% of native
 #   pair-30-70                        two matmul loops at 30 and 70 at once: rate ratio within 10% of 30:70
 #   graph-50                          a CUDA-graph replay loop at 50: within +-5 points
@@ -116,9 +118,14 @@ check_smlimit() {
     fi
     # 0. throughput shares (clock_ref_mhz = the native runs' SM clock): SML_SET=clock runs only these
     if [ "${SML_SET:-all}" != time ]; then
-        sml_measure matmul native 25c 50c 75c
-        sml_measure train native 25c 50c 75c
-        for l in 25 50 75; do sml_share_result matmul ${l}c; sml_share_result train ${l}c; done
+        local k
+        for k in ${SML_KINDS:-matmul train graph}; do
+            case $k in
+                graph) sml_measure graph native 50c; sml_share_result graph 50c ;;
+                matmul|train) sml_measure "$k" native 25c 50c 75c
+                              for l in 25 50 75; do sml_share_result "$k" ${l}c; done ;;
+            esac
+        done
         if [ "${SML_SET:-all}" = clock ]; then
             cp "$SML_D/clocks.txt" "$LOGS/smlimit-clocks.txt" 2>/dev/null
             return
