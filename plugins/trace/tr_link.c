@@ -27,6 +27,11 @@ int tr_link_call(tr_link *l, uint32_t tid, uint32_t alt, uint64_t t, uint64_t se
         th->tid = tid;
         th->alt = alt;
     }
+    if (th->n >= TR_LINK_KEEP) {   /* bounded: the older half goes */
+        uint32_t keep = TR_LINK_KEEP / 2;
+        memmove(th->v, th->v + (th->n - keep), keep * sizeof *th->v);
+        th->n = keep;
+    }
     if (th->n == th->cap) {
         uint32_t cap = th->cap ? th->cap * 2 : 64;
         tl_ent *n = realloc(th->v, cap * sizeof *n);
@@ -69,6 +74,11 @@ uint64_t tr_link_find(const tr_link *l, uint32_t tid, uint64_t start, uint64_t e
 
 int tr_link_defer(tr_link *l, uint32_t corr, uint32_t tid, uint64_t start, uint64_t end)
 {
+    if (l->npend >= TR_LINK_KEEP) {   /* bounded like the calls: the older half goes */
+        uint32_t keep = TR_LINK_KEEP / 2;
+        memmove(l->pend, l->pend + (l->npend - keep), keep * sizeof *l->pend);
+        l->npend = keep;
+    }
     if (l->npend == l->cap_pend) {
         uint32_t cap = l->cap_pend ? l->cap_pend * 2 : 64;
         tl_pend *n = realloc(l->pend, cap * sizeof *n);

@@ -12,11 +12,19 @@
  * call with its thread and entry time: the runtime record takes the first such
  * call of its thread that entered inside it. CUPTI's thread id is compared with
  * both the OS thread id and pthread_self() (32 bits), whichever it uses.
+ * Memory is bounded: a thread keeps its last TR_LINK_KEEP calls (16 bytes each),
+ * and at most TR_LINK_KEEP runtime records wait for a late call; past that the
+ * older half is dropped (CUPTI delivers a runtime record within a
+ * buffer's worth of calls, 4 MiB, far fewer than that).
  */
 #ifndef TR_LINK_H
 #define TR_LINK_H
 
 #include <stdint.h>
+
+#ifndef TR_LINK_KEEP
+#define TR_LINK_KEEP (1u << 20)
+#endif
 
 typedef struct tl_ent {
     uint64_t t, seq;

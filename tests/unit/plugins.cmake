@@ -53,6 +53,7 @@ set_tests_properties(trace_buf_threads PROPERTIES LABELS concurrency)
 add_executable(trace_link_test trace_link_test.c "${_tr_dir}/tr_link.c")
 target_include_directories(trace_link_test PRIVATE "${_tr_dir}")
 target_link_libraries(trace_link_test PRIVATE PkgConfig::CMOCKA)
+target_compile_definitions(trace_link_test PRIVATE TR_LINK_KEEP=16384u)
 target_compile_options(trace_link_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME trace_link COMMAND trace_link_test)
 

@@ -6,7 +6,7 @@
 
 #include <cmocka.h>
 
-#include "tr_link.h"
+#include "tr_link.h"   /* built with TR_LINK_KEEP=16384 (plugins.cmake), so that the bound is reached */
 
 /* cudaLaunchKernel on thread 7 over [100, 200]; our cuLaunchKernel entered at 150 */
 static void test_call_inside_runtime_record(void **state)
@@ -62,8 +62,26 @@ static void test_defer_keeps_records(void **state)
     assert_int_equal(l.pend[999].start, 9990);
     tr_link_call(&l, 7, 0, 9992, 42);   /* its call came later: the finish retries the record */
     assert_int_equal(tr_link_find(&l, l.pend[999].tid, l.pend[999].start, l.pend[999].end), 42);
+    for (uint32_t i = 0; i < 100000; i++)   /* records that never match: bounded */
+        assert_int_equal(tr_link_defer(&l, i, 9, i, i), 0);
+    assert_true(l.npend <= TR_LINK_KEEP);
+    assert_int_equal(l.pend[l.npend - 1].corr, 99999);
     tr_link_free(&l);
     assert_int_equal(l.npend, 0);
+}
+
+/* a thread's table stays bounded; the newest calls are still found, the oldest are gone */
+static void test_bounded(void **state)
+{
+    tr_link l = {0};
+    (void)state;
+    for (uint64_t i = 0; i < 100000; i++)
+        assert_int_equal(tr_link_call(&l, 3, 0, i * 10, i + 1), 0);
+    assert_true(l.thr[0].n <= TR_LINK_KEEP);
+    assert_true(l.thr[0].cap <= TR_LINK_KEEP * 2);
+    assert_int_equal(tr_link_find(&l, 3, 999990, 999999), 100000);
+    assert_int_equal(tr_link_find(&l, 3, 0, 9), 0);
+    tr_link_free(&l);
 }
 
 int main(void)
@@ -73,6 +91,7 @@ int main(void)
         cmocka_unit_test(test_other_thread_or_time),
         cmocka_unit_test(test_many_calls_two_threads),
         cmocka_unit_test(test_defer_keeps_records),
+        cmocka_unit_test(test_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
