@@ -88,6 +88,10 @@ else fail "--counts=rel.tsv: rc $rc, $(ls "$t/cwd"), $(head -c 300 "$t/rel.err")
 [ "$(cat "$t/env.out")" = "-|$t/cwd/sub/l|$t/cwd/../x/libcuda.so.1|off" ] \
   && ok "--counts=- passed as '-', relative --log-file/--real-libcuda made absolute" \
   || fail "environment: got '$(cat "$t/env.out")'"
+# the names --libs knows come from the build's apis.tsv (a library added by a descriptor needs no launcher change)
+"$cushim" run --libs=driver,opencl -- true 2>"$t/libs.err" >/dev/null
+grep -q "'opencl' is not one of cublas, cublaslt, driver, nccl, nvml, runtime" "$t/libs.err" \
+  && ok "--libs lists the build's libraries" || fail "--libs error: $(cat "$t/libs.err")"
 # --libs becomes CUSHIM_LIBS (universal shim)
 "$cushim" run --libs=driver,runtime,nccl -- sh -c 'printf "%s\n" "$CUSHIM_LIBS"' >"$t/libs.out" 2>/dev/null
 [ "$(cat "$t/libs.out")" = "driver,runtime,nccl" ] && ok "--libs=driver,runtime,nccl sets CUSHIM_LIBS" \
