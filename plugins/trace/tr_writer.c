@@ -287,6 +287,8 @@ static void on_record(void *ctx, tr_tbuf *tb, const void *p, uint32_t len)
         break;
     case TR_REC_RTAPI: {
         uint64_t end = 0, seq;
+        if (tw_map_get(&w->corr, r->seq, &seq))
+            break;   /* the shim saw this runtime call itself: its external id (which CUPTI writes first) stands */
         if (r->len >= sizeof *r + sizeof end)
             memcpy(&end, r + 1, sizeof end);
         seq = tr_link_find(&w->link, (uint32_t)r->parent, r->t, end);
@@ -405,7 +407,10 @@ static void finish_locked(tr_writer *w)
     tw_drain_all(w);
     for (uint32_t i = 0; i < w->link.npend; i++) {   /* runtime records that came before their calls */
         const tl_pend *p = &w->link.pend[i];
-        uint64_t seq = tr_link_find(&w->link, p->tid, p->start, p->end);
+        uint64_t seq;
+        if (tw_map_get(&w->corr, p->corr, &seq))
+            continue;
+        seq = tr_link_find(&w->link, p->tid, p->start, p->end);
         if (seq != 0)
             tw_map_put(&w->corr, p->corr, seq);
     }
