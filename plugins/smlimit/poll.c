@@ -172,19 +172,15 @@ void *sml_poll_thread(void *arg)
 
         for (int i = 0; i < SML_MAX_DEV; i++)
             clip[i] = st->dev[i].limited ? sml_others_end(st, i) : 0;
-        if (st->clock_ref_mhz > 0) {   /* the clock our pending work runs at */
-            for (m = list; m != NULL; m = m->next) {
-                sml_dev *d = &st->dev[m->dev];
-                if (d->limited && now >= d->clk_next) {
-                    d->clk_next = now + SML_CLOCK_EVERY_NS;
-                    sml_clock_sample(st, m->dev);
-                }
-            }
-        }
         for (m = list; m != NULL; m = next) {
             int skip = 0;
             CUresult r;
+            sml_dev *md = &st->dev[m->dev];
             next = m->next;
+            if (st->clock_ref_mhz > 0 && md->limited && now >= md->clk_next) {   /* the clock our work runs at */
+                md->clk_next = now + SML_CLOCK_EVERY_NS;
+                sml_clock_sample(st, m->dev);
+            }
             for (int b = 0; b < nblocked && !skip; b++)
                 skip = blocked[b] == m->stream;   /* in order on a stream: a later one is not done either */
             if (!skip) {

@@ -90,10 +90,16 @@ static void CUPTIAPI buf_request(uint8_t **buffer, size_t *size, size_t *max)
     *max = 0;
 }
 
+/* a CUPTI timestamp on our clock */
+static uint64_t ts_shift(uint64_t t)
+{
+    return (uint64_t)((int64_t)t + cu.offset);
+}
+
 static void gpu_rec(tr_gpu *g, const char *name)
 {
-    g->start = (uint64_t)((int64_t)g->start + cu.offset);
-    g->end = (uint64_t)((int64_t)g->end + cu.offset);
+    g->start = ts_shift(g->start);
+    g->end = ts_shift(g->end);
     tr_record(TR_REC_GPU, 0, 0, g->start, g, sizeof *g, name ? name : "", name ? (uint32_t)strlen(name) : 0);
 }
 
@@ -154,10 +160,9 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
         }
         case CUPTI_ACTIVITY_KIND_RUNTIME: {
             const CUpti_ActivityAPI *a = (const CUpti_ActivityAPI *)r;
-            uint64_t end = (uint64_t)((int64_t)a->end + cu.offset);
+            uint64_t end = ts_shift(a->end);
             if (rt_launches(a->cbid))
-                tr_record(TR_REC_RTAPI, a->correlationId, a->threadId, (uint64_t)((int64_t)a->start + cu.offset),
-                          &end, sizeof end, NULL, 0);
+                tr_record(TR_REC_RTAPI, a->correlationId, a->threadId, ts_shift(a->start), &end, sizeof end, NULL, 0);
             break;
         }
         default:
