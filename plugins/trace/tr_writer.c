@@ -377,6 +377,15 @@ static void write_summary(tr_writer *w)
             w->io_error ? " (WRITE ERROR: the file is incomplete)" : "");
     fprintf(f, "; %llu dropped (buffer full)\n",
             (unsigned long long)atomic_load(&w->bufs->dropped));
+    if (w->events > 0) {
+        /* the cost figures of issue 11: the buffers' bytes and the file's bytes per call (GPU, NVTX and
+           correlation records included in the first), and the writer's rate over its busy time */
+        double busy_s = (double)w->busy_ns * 1e-9;
+        fprintf(f, "cushim trace: %.1f record bytes and %.1f file bytes per call; writer %.3f M calls/s "
+                "(%.1f ms busy)\n", (double)w->rec_bytes / (double)w->events,
+                (double)w->bytes / (double)w->events, busy_s > 0 ? (double)w->events / busy_s * 1e-6 : 0.0,
+                busy_s * 1e3);
+    }
     if (w->note[0])
         fprintf(f, "cushim trace: %s\n", w->note);
     fprintf(f, "cushim trace: open it at https://ui.perfetto.dev (Open trace file) or chrome://tracing\n");

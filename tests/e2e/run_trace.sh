@@ -80,6 +80,19 @@ PY
     same_table t.json
     grep -q "cushim trace: $(check t.json 'True'; python3 -c "import json;print(json.load(open('t.json'))['otherData']['events'])") calls written to $dir/t.json" err \
         || fail "no summary line naming the file"
+    # the cost line: record bytes per call as otherData's record_bytes / events, file bytes as the file's size
+    python3 - <<'PY' || fail "the summary's bytes-per-call line"
+import json, os, re, sys
+d = json.load(open('t.json'))['otherData']
+m = re.search(r'^cushim trace: ([0-9.]+) record bytes and ([0-9.]+) file bytes per call; writer ([0-9.]+) M calls/s '
+              r'\(([0-9.]+) ms busy\)$', open('err').read(), re.M)
+if not m:
+    sys.exit('no cost line')
+rec, fil = float(m.group(1)), float(m.group(2))
+want_rec, want_fil = d['record_bytes'] / d['events'], os.path.getsize('t.json') / d['events']
+if abs(rec - want_rec) > 0.06 or abs(fil - want_fil) > 0.06 or rec < 48:
+    sys.exit('line %s; want record %.2f file %.2f' % (m.group(0), want_rec, want_fil))
+PY
     ;;
 runtime)
     run "file=$dir/t.json" "$prog" runtime

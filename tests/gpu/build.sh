@@ -10,6 +10,7 @@
 #   app_static app_shared     app_driver.cu with static / shared cudart, -lcuda
 #   procaddr_check            cuGetProcAddress_v2 recorder
 #   libcupti_counter.so       CUPTI injection library (CUDA_INJECTION64_PATH)
+#   libcupti_activity.so      CUPTI activity tracing alone (injection; the check 'tracebench')
 # Each target's compiler output goes to OUTDIR/build-<target>.log. Exit status: the
 # number of targets that failed.
 set -u
@@ -68,9 +69,12 @@ if [ -n "${CUPTI_INCLUDE:-}" ] && [ -n "${CUPTI_LIB:-}" ]; then
     step libcupti_counter.so "$CC" -std=gnu11 -O2 -Wall -Wextra -shared -fPIC -fvisibility=hidden \
         -I"$CUPTI_INCLUDE" -I"$CUDA/include" -o "$OUTDIR/libcupti_counter.so" "$HERE/cupti_counter.c" \
         "$CUPTI_LIB" -Wl,-rpath,"$CUPTI_LIBDIR"
+    step libcupti_activity.so "$CC" -std=gnu11 -O2 -Wall -Wextra -shared -fPIC -fvisibility=hidden \
+        -I"$CUPTI_INCLUDE" -I"$CUDA/include" -o "$OUTDIR/libcupti_activity.so" "$HERE/trace/cupti_activity.c" \
+        "$CUPTI_LIB" -Wl,-rpath,"$CUPTI_LIBDIR"
     echo "CUPTI: include $CUPTI_INCLUDE, library $CUPTI_LIB"
 else
-    echo "FAILED to build libcupti_counter.so: cupti.h or libcupti.so not found under $CUDA" \
+    echo "FAILED to build libcupti_counter.so and libcupti_activity.so: cupti.h or libcupti.so not found under $CUDA" \
          "(set CUPTI_INCLUDE and CUPTI_LIB)"
     failed=$((failed + 1))
 fi

@@ -14,7 +14,13 @@
 #                          by a flow; as many kernels launched inside the NVTX range as the PyTorch profiler
 #                          (CUPTI activity, a run without the shim) sees for the same steps
 #   (check 'tracegpu': the gpu-once / gpu-linked / gpu-witness part alone)
-#   trace overhead         median step time: native, --trace, --trace --trace-gpu, interleaved runs (reported)
+#   trace overhead         median step time: native, --trace, --trace --trace-gpu, 2 interleaved rounds (reported;
+#                          skipped when 'tracebench' is selected too, e.g. by 'all')
+#   (check 'tracebench': the overhead figures of issue 11: TRACE_BENCH_ROUNDS (5) rounds of native, --trace,
+#    --trace --trace-gpu, CUPTI activity tracing alone (tests/gpu/trace/cupti_activity.c) and `nsys profile`
+#    when nsys is found (TRACE_BENCH_NSYS=path|none), each a fresh process of TRACE_BENCH_STEPS (500) steps,
+#    order rotated per round; medians, min..max, paired per-round percentages and the verdicts, reported as
+#    PASS ("target met"/"target missed" in the text; tests/gpu/trace/tracebench.py))
 # 3. GPU activity and NVTX, against the PyTorch profiler as witness (a separate run: one CUPTI client each);
 # also alone as check 'tracegpu'
 trace_gpu_part() {
@@ -105,30 +111,102 @@ check_trace() {
         result "trace static" FAIL "app_static not built"
     fi
     trace_gpu_part
-    # 4. overhead of a training step (reported, not asserted): interleaved runs, medians
-    local -a nat=() tr=() trg=()
-    local v
-    for _ in 1 2; do
-        v=$(tmo 60 "$PY" "$T/trace_gpu.py" bench 200 2>/dev/null | awk '/^median_step_ns/ {print $2}')
-        nat+=("${v:-0}")
-        v=$(tmo 60 env "${env_l[@]}" "$L" run --trace="$p.bench.json" -- "$PY" "$T/trace_gpu.py" bench 200 \
-            2>/dev/null | awk '/^median_step_ns/ {print $2}')
-        tr+=("${v:-0}")
-        v=$(tmo 60 env "${env_l[@]}" "$L" run --trace="$p.benchg.json" --trace-gpu -- "$PY" "$T/trace_gpu.py" bench 200 \
-            2>/dev/null | awk '/^median_step_ns/ {print $2}')
-        trg+=("${v:-0}")
+    # 4. overhead of a training step (reported, not asserted); the full comparison is the check 'tracebench'
+    want tracebench || trace_bench "trace overhead" 2 0
+}
+
+# tb_nsys: the nsys to compare with (TRACE_BENCH_NSYS=path, or =none for none), else nothing
+tb_nsys() {
+    local c
+    case ${TRACE_BENCH_NSYS:-} in
+    none) return 1 ;;
+    ?*) [ -x "$TRACE_BENCH_NSYS" ] && echo "$TRACE_BENCH_NSYS"; return ;;
+    esac
+    c=$(command -v nsys 2>/dev/null) && { echo "$c"; return; }
+    for c in "${CUDA_HOME:-/usr/local/cuda}/bin/nsys" /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems*/bin/nsys \
+             /opt/nvidia/nsight-systems*/*/bin/nsys /usr/local/cuda*/nsight-systems-*/bin/nsys; do
+        [ -x "$c" ] && { echo "$c"; return; }
     done
-    detail=$("$PY" - "${nat[*]}" "${tr[*]}" "${trg[*]}" <<'PY'
-import statistics, sys
-n, t, g = ([int(x) for x in a.split()] for a in sys.argv[1:4])
-m = lambda v: statistics.median(v) if v and min(v) > 0 else 0
-mn, mt, mg = m(n), m(t), m(g)
-pct = lambda x: "%+.1f%%" % (100.0 * (x - mn) / mn) if mn and x else "n/a"
-print("median step: native %d ns, --trace %d ns (%s), --trace-gpu %d ns (%s); runs %s / %s / %s" % (
-    mn, mt, pct(mt), mg, pct(mg), n, t, g))
-PY
-)
-    result "trace overhead" PASS "$detail"
+    return 1
+}
+
+# tb_run CONFIG ROUND STEPS DIR: one process of the step benchmark (tests/gpu/trace/trace_gpu.py bench) in
+# CONFIG; prints 'MEDIAN_NS<TAB>NOTES' (MEDIAN_NS empty when the run failed); stderr to $LOGS/tracebench.CONFIG.err
+tb_run() {
+    local cfg=$1 r=$2 steps=$3 d=$4 L=$ROOT/tools/cushim B=$HERE/trace/trace_gpu.py out err v note=""
+    local -a env_l=(CUSHIM_BUILD_DIR="$BUILD_DIR")
+    out=$d/$cfg.$r.out err=$d/$cfg.$r.err
+    case $cfg in
+    native) tmo 120 "$PY" "$B" bench "$steps" ;;
+    trace) tmo 120 env "${env_l[@]}" "$L" run --trace="$d/t.json" -- "$PY" "$B" bench "$steps" ;;
+    trace-gpu) tmo 120 env "${env_l[@]}" "$L" run --trace="$d/t.json" --trace-gpu -- "$PY" "$B" bench "$steps" ;;
+    cupti-act) tmo 120 env CUDA_INJECTION64_PATH="$BIN/libcupti_activity.so" CUPTI_ACTIVITY_OUT="$d/cupti.$r" \
+        "$PY" "$B" bench "$steps" ;;
+    nsys) tmo 180 "$TB_NSYS" profile --trace=cuda,nvtx --sample=none --cpuctxsw=none --force-overwrite=true \
+        --output="$d/nsys.$r" "$PY" "$B" bench "$steps" ;;
+    esac >"$out" 2>"$err"
+    v=$(awk '/^median_step_ns/ { print $2 }' "$out" | tail -n 1)
+    case $cfg in
+    trace|trace-gpu)   # the plugin's cost line (plugins/trace/tr_writer.c)
+        note=$(sed -n 's/^cushim trace: \([0-9.]*\) record bytes and \([0-9.]*\) file bytes per call; writer \([0-9.]*\) M calls.*/rec=\1;file=\2;rate=\3/p' "$err" | tail -n 1)
+        rm -f "$d/t.json" ;;
+    cupti-act) note="kernel=$(awk '$1 == "kernel" { print $2 }' "$d/cupti.$r" 2>/dev/null)" ;;
+    nsys) rm -f "$d/nsys.$r".* ;;
+    esac
+    { echo "== $cfg round $r: rc/median '${v}'"; tail -n 40 "$err"; } >>"$LOGS/tracebench.$cfg.err"
+    printf '%s\t%s\n' "$v" "$note"
+}
+
+# trace_bench NAME ROUNDS COMPARE: the step time of the PyTorch loop natively, with --trace and with --trace
+# --trace-gpu (and with COMPARE=1 under nsys profile when found, and with CUPTI activity tracing alone), each
+# round every configuration once in a fresh process, the order rotated per round; stops early when the next
+# round would not fit the suite's time left. Reports result NAME PASS with the figures (tracebench.py).
+trace_bench() {
+    local name=$1 rounds=$2 compare=$3 steps=${TRACE_BENCH_STEPS:-500} d=$WORK/tracebench tsv=$LOGS/tracebench.tsv
+    local -a cfgs=(native trace trace-gpu)
+    local r k n t0 took=0 cut="" line
+    rm -rf "$d"
+    mkdir -p "$d"
+    : >"$tsv"
+    rm -f "$LOGS"/tracebench.*.err
+    TB_NSYS=""
+    if [ "$compare" = 1 ]; then
+        if [ -f "$BIN/libcupti_activity.so" ]; then cfgs+=(cupti-act)
+        else cut="no libcupti_activity.so (build.log); "; fi
+        TB_NSYS=$(tb_nsys) && cfgs+=(nsys)
+        echo "nsys: ${TB_NSYS:-none found}" >"$LOGS/tracebench.nsys.txt"
+        [ -n "$TB_NSYS" ] && "$TB_NSYS" --version >>"$LOGS/tracebench.nsys.txt" 2>&1
+    fi
+    n=${#cfgs[@]}
+    for ((r = 0; r < rounds; r++)); do
+        if [ "$r" -gt 0 ] && [ "$(time_left)" -lt $((took + 20)) ]; then
+            cut="${cut}stopped after $r of $rounds rounds (suite time budget); "
+            break
+        fi
+        t0=$(date +%s)
+        for ((k = 0; k < n; k++)); do
+            local cfg=${cfgs[$(((k + r) % n))]}
+            printf '%d\t%s\t%s\n' "$r" "$cfg" "$(tb_run "$cfg" "$r" "$steps" "$d")" >>"$tsv"
+        done
+        took=$(($(date +%s) - t0))
+    done
+    "$PY" "$HERE/trace/tracebench.py" "$tsv" --md "$LOGS/tracebench.md" >"$LOGS/tracebench.txt" 2>&1
+    local prc=$?
+    line=$(grep -m1 '^DETAIL ' "$LOGS/tracebench.txt")
+    line=${line#DETAIL }
+    if [ $prc -eq 0 ] && [ -n "$line" ]; then
+        result "$name" PASS "$cut$steps steps/process, ${took}s a round; $line"
+    else
+        result "$name" FAIL "$cut${line:-tracebench.py rc $prc: $(tail -n 2 "$LOGS/tracebench.txt" | tr '\n' ' ' | cut -c1-200)} (logs/tracebench.*.err)"
+    fi
+    rm -rf "$d"
+}
+
+# tracebench: the overhead figures of issue 11 alone, TRACE_BENCH_ROUNDS (5) rounds
+check_trace_bench() {
+    if [ ! -f "$BUILD_DIR/plugins/trace.so" ]; then result "tracebench" FAIL "no $BUILD_DIR/plugins/trace.so"; return; fi
+    trace_bench "tracebench" "${TRACE_BENCH_ROUNDS:-5}" 1
 }
 gpu_check trace check_trace
 gpu_check tracegpu check_trace_gpu
+gpu_check tracebench check_trace_bench

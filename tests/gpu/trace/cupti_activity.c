@@ -1,0 +1,96 @@
+/*
+ * cupti_activity.c - CUPTI activity tracing alone: the comparison of the GPU
+ * check 'tracebench' (tests/gpu/checks/trace.sh) when Nsight Systems is not
+ * installed. An injection library (CUDA_INJECTION64_PATH) that enables the
+ * activity kinds the trace plugin's --trace-gpu enables (tr_cupti.c: concurrent
+ * kernels, memcpy, memset, runtime and driver API, external correlation) with
+ * 4 MiB buffers like it, and does the least a tracer can do with the records:
+ * it counts them per kind. No shim involved.
+ *
+ * USAGE:
+ *   CUDA_INJECTION64_PATH=/path/libcupti_activity.so [CUPTI_ACTIVITY_OUT=FILE] PROGRAM...
+ * At exit (atexit, registered at injection) it flushes CUPTI's buffers and
+ * writes 'kernel N', 'memcpy N', 'memset N', 'runtime N', 'driver N',
+ * 'other N', 'dropped N' lines to FILE (when given): the proof that it
+ * recorded the program's GPU work.
+ */
+#include <cupti.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define CA_EXPORT __attribute__((visibility("default")))
+#define CA_BUF (4u * 1024u * 1024u)
+
+enum { CA_KERNEL, CA_MEMCPY, CA_MEMSET, CA_RUNTIME, CA_DRIVER, CA_OTHER, CA_DROPPED, CA_N };
+static const char *const ca_names[CA_N] = { "kernel", "memcpy", "memset", "runtime", "driver", "other", "dropped" };
+static uint64_t ca_count[CA_N];
+static int ca_on;
+
+static void CUPTIAPI ca_request(uint8_t **buffer, size_t *size, size_t *max)
+{
+    *buffer = aligned_alloc(8, CA_BUF);
+    *size = *buffer ? CA_BUF : 0;
+    *max = 0;
+}
+
+static void CUPTIAPI ca_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
+{
+    CUpti_Activity *r = NULL;
+    size_t dropped = 0;
+    (void)size;
+    while (valid > 0 && cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS) {
+        int k;
+        switch (r->kind) {
+        case CUPTI_ACTIVITY_KIND_KERNEL:
+        case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: k = CA_KERNEL; break;
+        case CUPTI_ACTIVITY_KIND_MEMCPY: k = CA_MEMCPY; break;
+        case CUPTI_ACTIVITY_KIND_MEMSET: k = CA_MEMSET; break;
+        case CUPTI_ACTIVITY_KIND_RUNTIME: k = CA_RUNTIME; break;
+        case CUPTI_ACTIVITY_KIND_DRIVER: k = CA_DRIVER; break;
+        default: k = CA_OTHER; break;
+        }
+        __atomic_fetch_add(&ca_count[k], 1, __ATOMIC_RELAXED);
+    }
+    if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped > 0)
+        __atomic_fetch_add(&ca_count[CA_DROPPED], dropped, __ATOMIC_RELAXED);
+    free(buffer);
+}
+
+static void ca_exit(void)
+{
+    const char *out = getenv("CUPTI_ACTIVITY_OUT");
+    if (!ca_on)
+        return;
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (out != NULL && out[0]) {
+        FILE *f = fopen(out, "w");
+        if (f == NULL) {
+            perror("cupti_activity: CUPTI_ACTIVITY_OUT");
+            return;
+        }
+        for (int i = 0; i < CA_N; i++)
+            fprintf(f, "%s %llu\n", ca_names[i], (unsigned long long)__atomic_load_n(&ca_count[i], __ATOMIC_RELAXED));
+        fclose(f);
+    }
+}
+
+CA_EXPORT int InitializeInjection(void)
+{
+    static const CUpti_ActivityKind kinds[] = {
+        CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
+        CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
+    };
+    CUptiResult r = cuptiActivityRegisterCallbacks(ca_request, ca_complete);
+    for (size_t i = 0; r == CUPTI_SUCCESS && i < sizeof kinds / sizeof kinds[0]; i++)
+        r = cuptiActivityEnable(kinds[i]);
+    if (r != CUPTI_SUCCESS) {
+        const char *s = NULL;
+        cuptiGetResultString(r, &s);
+        fprintf(stderr, "cupti_activity: enabling activity records failed: %s\n", s ? s : "?");
+        return 0;
+    }
+    ca_on = 1;
+    atexit(ca_exit);
+    return 1;
+}
