@@ -143,7 +143,7 @@ tb_run() {
     cupti-act) tmo 120 env CUDA_INJECTION64_PATH="$BIN/libcupti_activity.so" CUPTI_ACTIVITY_OUT="$d/cupti.$r" \
         "$PY" "$B" bench "$steps" ;;
     nsys) tmo 180 "$TB_NSYS" profile --trace=cuda,nvtx --sample=none --cpuctxsw=none --force-overwrite=true \
-        --output="$d/nsys.$r" "$PY" "$B" bench "$steps" ;;
+        --output="$d/rep.$r" "$PY" "$B" bench "$steps" ;;
     esac >"$out" 2>"$err"
     v=$(awk '/^median_step_ns/ { print $2 }' "$out" | tail -n 1)
     case $cfg in
@@ -151,7 +151,7 @@ tb_run() {
         note=$(sed -n 's/^cushim trace: \([0-9.]*\) record bytes and \([0-9.]*\) file bytes per call; writer \([0-9.]*\) M calls.*/rec=\1;file=\2;rate=\3/p' "$err" | tail -n 1)
         rm -f "$d/t.json" ;;
     cupti-act) note="kernel=$(awk '$1 == "kernel" { print $2 }' "$d/cupti.$r" 2>/dev/null)" ;;
-    nsys) rm -f "$d/nsys.$r".* ;;
+    nsys) rm -f "$d/rep.$r".* ;;
     esac
     { echo "== $cfg round $r: rc/median '${v}'"; tail -n 40 "$err"; } >>"$LOGS/tracebench.$cfg.err"
     printf '%s\t%s\n' "$v" "$note"

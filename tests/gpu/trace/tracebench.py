@@ -115,7 +115,7 @@ def main():
     elif runs.get("cupti-act"):
         comp = "cupti-act"
     if "nsys" in tried and comp != "nsys":
-        detail.append("nsys ran in %d of %d rounds: compared with CUPTI activity alone instead" % (
+        detail.append("nsys ran in %d of %d rounds (logs/tracebench.nsys.err): compared with CUPTI activity alone instead" % (
             len(runs.get("nsys", {})), tried["nsys"]))
     elif "nsys" not in tried and "cupti-act" in tried:
         detail.append("no nsys found: compared with CUPTI activity alone")
