@@ -17,14 +17,14 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 gcc -O2 -o "$TMP/bench_libs" "$ROOT/bench/gpu/bench_libs.c" -ldl
 N1=${N1:-100000} N2=${N2:-200000}
-irefs() {   # irefs N [preload]: the program's total instructions for 7 rounds of N calls
+irefs() {   # irefs N [preload]: the program's total instructions for 7 rounds of N calls and one of warm-up
     env LD_LIBRARY_PATH="$FAKE" ${2:+LD_PRELOAD="$2"} CUSHIM_LOG=error valgrind --tool=callgrind \
         --callgrind-out-file="$TMP/cg" "$TMP/bench_libs" nvml "$1" 2>&1 >/dev/null |
         sed -n 's/.*I *refs: *//p' | tr -d ,
 }
 d1=$(irefs "$N1") d2=$(irefs "$N2") s1=$(irefs "$N1" "$SHIM") s2=$(irefs "$N2" "$SHIM")
 awk -v d1="$d1" -v d2="$d2" -v s1="$s1" -v s2="$s2" -v n1="$N1" -v n2="$N2" 'BEGIN {
-    d = (d2 - d1) / (7 * (n2 - n1)); s = (s2 - s1) / (7 * (n2 - n1));
+    d = (d2 - d1) / (8 * (n2 - n1)); s = (s2 - s1) / (8 * (n2 - n1));
     print "| path (fake NVML, nvmlDeviceGetCount_v2) | instructions / call |"
     print "| --- | ---: |"
     printf "| direct | %.2f |\n| through the shim, no hook | %.2f |\n| difference | **%+.2f** |\n", d, s, s - d }'
