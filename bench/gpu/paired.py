@@ -13,8 +13,8 @@ import sys
 
 
 def rounds_of(path):
-    rows = [dict(kv.split("=", 1) for kv in line.split())
-            for line in open(path) if line.startswith("label=")]
+    rows = [dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
+            for line in open(path) if line.startswith("label=") and "FAILED" not in line]
     labels = []
     for r in rows:
         if r["label"] in labels:
