@@ -138,8 +138,9 @@ ub_pin() {
 }
 
 check_universal_bench() {
-    local exe=$BIN/bench_libs lib r d s ip out rc tsv=$LOGS/universal-bench.tsv line prc
+    local exe=$BIN/bench_libs lib r w d s ip out rc tsv=$LOGS/universal-bench.tsv line prc
     local rounds=${UNIV_BENCH_ROUNDS:-11} blocks=${UNIV_BENCH_BLOCKS:-21}
+    # shellcheck disable=SC2054 # commas inside one element (a list of libraries)
     local -a pin env_s=(LD_PRELOAD="$SHIM" CUSHIM_LIBS=driver,runtime,nvml,cublas BENCH_LIBS_INPROC="$blocks")
     if ! tmo 60 "${CC:-gcc}" -std=gnu11 -O2 -Wall -o "$exe" "$ROOT/bench/gpu/bench_libs.c" -ldl >"$LOGS/universal-bench.build" 2>&1; then
         result "universal bench" FAIL "build: $(tail -n 2 "$LOGS/universal-bench.build" | tr '\n' ' ')"; return
