@@ -215,6 +215,9 @@ if data["trace"]["issue_ns"] and data["cupti"]["issue_ns"] and base["issue_ns"]:
                   statistics.median(e.get("writer_mcalls_s", [0]))))
         verdicts.append("%.0f record B/call, writer %.2f M calls/s" % (
             statistics.median(e.get("rec_bytes", [0])), statistics.median(e.get("writer_mcalls_s", [0]))))
+if not verdicts:
+    verdicts.append("no trace-vs-cupti figure (trace or cupti missing or failed: %d trace, %d cupti runs)" % (
+        len(data["trace"]["issue_ns"]), len(data["cupti"]["issue_ns"])))
 with open(verdict_file, "w") as f:
     f.write("; ".join(verdicts) + "\n")
 EOF
