@@ -112,8 +112,8 @@ def main():
     comp = None
     if "nsys" in tried and len(runs.get("nsys", {})) == tried["nsys"]:
         comp = "nsys"
-    elif runs.get("cupti-act"):
-        comp = "cupti-act"
+    elif runs.get("cupti-act") and note_median(notes, "cupti-act", "kernel"):
+        comp = "cupti-act"   # only when its injection recorded the kernels
     if "nsys" in tried and comp != "nsys":
         detail.append("nsys ran in %d of %d rounds (logs/tracebench.nsys.err): compared with CUPTI activity alone instead" % (
             len(runs.get("nsys", {})), tried["nsys"]))
@@ -132,15 +132,18 @@ def main():
                 LABEL[comp], pct(statistics.median(c) - 1) if c else "n/a", LABEL[comp], m, min(q), max(q),
                 ("target met (no slower than %s)" if m <= 1.0 else "target missed (slower than %s)") % LABEL[comp]))
     elif "trace-gpu" in tried and ("cupti-act" in tried or "nsys" in tried):
-        detail.append("--trace-gpu: no comparison (runs failed)")
+        detail.append("--trace-gpu: no comparison (its runs failed or recorded nothing)")
     for c in ("trace", "trace-gpu"):
         rec, fil, rate = (note_median(notes, c, k) for k in ("rec", "file", "rate"))
         if rec is not None:
             detail.append("%s: %.0f record B and %.0f file B per call, writer %.2f M calls/s" % (
                 LABEL[c], rec, fil or 0, rate or 0))
     k = note_median(notes, "cupti-act", "kernel")
-    if k is not None:
+    if k:
         detail.append("CUPTI activity alone recorded %d kernels per run (median)" % k)
+    elif runs.get("cupti-act"):
+        detail.append("CUPTI activity alone recorded no kernel (its counts file is missing or 0: the injection did "
+                      "not take; its figure is no comparison)")
     failed = ["%s %d/%d" % (c, tried[c] - len(runs.get(c, {})), tried[c]) for c in configs
               if len(runs.get(c, {})) < tried[c]]
     if failed:

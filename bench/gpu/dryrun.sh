@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# bench/gpu/dryrun.sh - the GPU benchmarks' plumbing without a GPU: the checks 'tracebench' and 'universal bench'
+# (tests/gpu/checks/trace.sh, universal.sh) and bench/gpu/run.sh, run against the test suite's fake libraries
+# with stand-ins for what needs a GPU: a 'python' whose trace_gpu.py runs the fake vecadd (under the shim and the
+# trace plugin when the launcher put them there) and prints an invented step time, a launch_bench that prints
+# invented figures, an nsys that runs its command. The figures mean nothing; what is checked is that every
+# configuration runs, the trace plugin's cost line is parsed, the tables and verdict lines come out, and each
+# result is PASS. The ctest 'gpubench_dryrun' runs it.
+#
+# USAGE: bench/gpu/dryrun.sh BUILD_DIR   (needs BUILD_DIR/runtime/libcushim.so, plugins/trace.so, examples/vecadd,
+#                                         tests/fake; gcc for bench_libs.c; python3)
+set -u
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD_DIR=$(cd "${1:?usage: dryrun.sh BUILD_DIR}" && pwd)
+HERE=$ROOT/tests/gpu
+SHIM=$BUILD_DIR/runtime/libcushim.so
+FAKE=$BUILD_DIR/tests/fake
+for f in "$SHIM" "$BUILD_DIR/plugins/trace.so" "$BUILD_DIR/examples/vecadd" "$FAKE/libnvidia-ml.so.1" "$FAKE/libcublas.so.13"; do
+    [ -e "$f" ] || { echo "dryrun: $f missing" >&2; exit 2; }
+done
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/cushim-dryrun.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+LOGS=$WORK/logs DATA=$WORK/data BIN=$WORK/bin S=$WORK/standin
+mkdir -p "$LOGS" "$DATA" "$BIN" "$S"
+export LD_LIBRARY_PATH=$FAKE${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+unset LD_PRELOAD
+
+cat >"$S/python" <<EOF
+#!/bin/bash
+case \${1:-} in
+*/trace_gpu.py)
+    "$BUILD_DIR/examples/vecadd" 1024 >/dev/null || exit 1
+    [ -n "\${CUPTI_ACTIVITY_OUT:-}" ] && printf 'kernel 1\nmemcpy 3\n' >"\$CUPTI_ACTIVITY_OUT"
+    echo "median_step_ns \$((1400000 + RANDOM))" ;;
+*) exec python3 "\$@" ;;
+esac
+EOF
+cat >"$S/nsys" <<'EOF'
+#!/bin/bash
+[ "${1:-}" = --version ] && { echo "stand-in nsys"; exit 0; }
+shift
+while [[ ${1:-} == --* ]]; do shift; done
+exec "$@"
+EOF
+cat >"$S/launch_bench" <<EOF
+#!/bin/bash
+case \$BENCH_LABEL in
+native) c=8.7 ;; shim) c=10.7 ;; shim+hooks) c=30.9 ;; cupti) c=128.2 ;; trace) c=60.0 ;; *) c=1 ;;
+esac
+[ "\$BENCH_LABEL" = trace ] && { "$BUILD_DIR/examples/vecadd" 1024 >/dev/null || exit 1; }
+i=\$((3500 + RANDOM % 500))
+echo "label=\$BENCH_LABEL launches_per_s=\$((1000000000 / i)) issue_ns=\$i ctxgetcurrent_ns=\$c hooks=0 cupti=0"
+EOF
+chmod +x "$S/python" "$S/nsys" "$S/launch_bench"
+: >"$BIN/libcupti_activity.so"   # present: the stand-in python writes its counts
+
+# what tests/gpu/run.sh gives a check
+PY=$S/python
+CHECKS=" tracebench universal "
+want() { case $CHECKS in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+DEADLINE=$(($(date +%s) + 300))
+time_left() { echo $((DEADLINE - $(date +%s))); }
+tmo() { local s=$1; shift; timeout -k 5 "$s" "$@"; }
+RESULTS=$WORK/results.tsv
+result() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" | tee -a "$RESULTS"; }
+gpu_check() { :; }
+# shellcheck source=../../tests/gpu/checks/trace.sh
+. "$HERE/checks/trace.sh"
+# shellcheck source=../../tests/gpu/checks/universal.sh
+. "$HERE/checks/universal.sh"
+
+fail=0
+expect() {   # expect CHECK REGEX...: CHECK's result is PASS and its detail matches every REGEX
+    local name=$1 line
+    shift
+    line=$(awk -F'\t' -v n="$name" '$1 == n' "$RESULTS" | tail -n 1)
+    case $line in
+    *$'\t'PASS$'\t'*) ;;
+    *) echo "dryrun: FAIL: $name is not PASS: ${line:-no result}"; fail=1; return ;;
+    esac
+    for re in "$@"; do
+        grep -qE -- "$re" <<<"$line" || { echo "dryrun: FAIL: $name: no '$re' in: $line"; fail=1; }
+    done
+}
+
+TRACE_BENCH_ROUNDS=2 TRACE_BENCH_STEPS=5 TRACE_BENCH_NSYS=$S/nsys check_trace_bench
+expect tracebench '2 rounds' '--trace [+-][0-9.]+% paired.*target (met|missed)' \
+    'trace-gpu / nsys profile per round.*target (met|missed)' 'record B and [0-9]+ file B per call, writer' \
+    'CUPTI activity alone recorded 1 kernels'
+UNIV_BENCH_ROUNDS=2 UNIV_BENCH_BLOCKS=3 BENCH_LIBS_CUBLAS_FN=cublasGetVersion_v2 check_universal_bench
+expect "universal bench" 'cublas: same process: .*target (met|missed); processes: .*target (met|missed)' \
+    'nvml: same process: .*target (met|missed); processes: .*target (met|missed)'
+
+if OUT=$WORK/out BENCH_WORK=$WORK/bench BENCH_BIN=$S/launch_bench BENCH_ROUNDS=2 \
+        bash "$ROOT/bench/gpu/run.sh" "$BUILD_DIR" >"$LOGS/bench.out" 2>&1; then
+    result bench PASS "$(cat "$WORK/bench/verdict.txt")"
+else
+    result bench FAIL "bench/gpu/run.sh: $(tail -n 3 "$LOGS/bench.out" | tr '\n' ' ')"
+fi
+expect bench 'cuCtxGetCurrent trace \+[0-9.]+ vs cupti \+[0-9.]+ ns \(target (met|missed)\)' \
+    'cuLaunchKernel trace [+-][0-9.]+ vs cupti [+-][0-9.]+ ns' '[0-9]+ record B/call, writer [0-9.]+ M calls/s'
+grep -q '^| trace | 2 |' "$WORK/out/bench.md" || { echo "dryrun: FAIL: no trace row in bench.md"; fail=1; }
+
+if [ $fail -ne 0 ]; then
+    for f in "$LOGS"/*; do echo "== $f"; tail -n 20 "$f"; done
+    exit 1
+fi
+echo "dryrun: PASS (tracebench, universal bench, bench)"
