@@ -16,7 +16,8 @@
 #                          process the wrapper against the real function (read from the library's ELF .dynsym) in
 #                          UNIV_BENCH_BLOCKS (21) alternating block pairs; medians and min..max of the differences,
 #                          "target met"/"target missed" (issue 7: within 2 ns) in the text; PASS with the figures
-#                          (FAIL only when no figure came, or the shim did not interpose)
+#                          (FAIL only when no figure came, or the shim did not interpose); alone as check
+#                          'univbench' (about 1.5 minutes)
 UNI=$HERE/universal
 
 # uni_names FILE: the device names of an nvidia-smi -q output
@@ -190,6 +191,7 @@ run_universal() {
     check_universal_nvml_torch
     check_universal_cublas
     check_universal_nccl
-    check_universal_bench
+    want univbench || check_universal_bench   # 'univbench' runs it (alone, or after these with 'all')
 }
 gpu_check universal run_universal
+gpu_check univbench check_universal_bench
