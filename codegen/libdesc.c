@@ -123,6 +123,13 @@ static int ld_line(cg_lib *l, char **tok, int n, const char *path, unsigned line
         }
         return CG_OK;
     }
+    if (!strcmp(k, "symbol-version") && n == 2) {
+        /* Read by the runtime's build (runtime/CMakeLists.txt), not by the generator:
+           checked here so that a typo fails where descriptors are read. */
+        if (strstr(tok[1], "{major}") == NULL)
+            return ld_fail(path, line, "'symbol-version' needs {major} in its node name, got", tok[1]);
+        return CG_OK;
+    }
     if (!strcmp(k, "soname")) {
         for (int i = 1; i < n && !rc; i++)
             rc = ld_add(l->sonames, &l->nsonames, LD_MAX, tok[i], path, line);

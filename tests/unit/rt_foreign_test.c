@@ -5,8 +5,8 @@
  * Runtime signatures changed between releases (CUDA 13 reshaped several), so
  * the shim must forward such a library's runtime calls untouched and never
  * run hooks on them, while the driver calls that library makes stay seen.
- * The fake runtime is copied as 'libcudart.so.12' (RT_FOREIGN_CUDART) to play
- * the foreign library.
+ * The fake runtime built as libcudart.so.12 (soname and symbol versions,
+ * RT_FOREIGN_CUDART) plays the foreign library.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -34,6 +34,8 @@ static int count_pre(cushim_call *call, void *user, uint64_t *slot)
 
 typedef int (*malloc_fn)(void **, size_t);
 typedef int (*free_fn)(void *);
+int cudaMalloc(void **devPtr, size_t size);   /* this program's own wrappers (the runtime objects) */
+int cudaFree(void *devPtr);
 
 static void test_foreign_runtime_passes_through(void **state)
 {
@@ -56,12 +58,14 @@ static void test_foreign_runtime_passes_through(void **state)
     assert_non_null(m);
     assert_non_null(f);
 
-    /* The handed-out pointer is the shim's wrapper... */
+    /* The handed-out pointer is the foreign copy's own function: never a wrapper built
+       from this build's prototypes... */
     Dl_info di;
     assert_true(dladdr((void *)m, &di) != 0);
-    assert_non_null(strstr(di.dli_fname, "libcushim"));
+    assert_null(strstr(di.dli_fname, "cushim"));
+    assert_non_null(strstr(di.dli_fname, "libcudart.so.12"));
 
-    /* ...which forwards to the foreign library without running hooks. */
+    /* ...so its calls run no hooks. */
     for (int i = 0; i < 3; i++) {
         void *p = NULL;
         assert_int_equal(m(&p, 256), 0);
@@ -72,6 +76,17 @@ static void test_foreign_runtime_passes_through(void **state)
     assert_int_equal(pre_calls[CUSHIM_API_cudaFree], 0);
     /* The driver calls it made through cuGetProcAddress are still seen. */
     assert_int_equal(pre_calls[CUSHIM_API_cuMemAlloc_v2], 3);
+
+    /* A caller bound to the wrapper itself (an unversioned reference: this program's own
+       cudaMalloc) while only the foreign copy is loaded: forwarded to it untouched. */
+    for (int i = 0; i < 2; i++) {
+        void *p = NULL;
+        assert_int_equal(cudaMalloc(&p, 256), 0);
+        assert_non_null(p);
+        assert_int_equal(cudaFree(p), 0);
+    }
+    assert_int_equal(pre_calls[CUSHIM_API_cudaMalloc], 0);
+    assert_int_equal(pre_calls[CUSHIM_API_cuMemAlloc_v2], 5);
 
     assert_int_equal(host->hooks_remove(p, g), CUSHIM_OK);
 }
