@@ -149,11 +149,23 @@ void rt_fast_update(uint32_t id)
         uint8_t foreign = atomic_load(&rt_foreign[id]);
         int failed = atomic_load(&rt_failed_closed);
         int direct = real != NULL && (ch == NULL || foreign) && (!failed || gp_handler_for(id) != NULL);
-        atomic_store(&rt_fast[id], direct ? real : rt_slow_of[id]);
+        atomic_store(&rt_fast[id], direct ? real : real == NULL ? rt_first_of[id] : rt_slow_of[id]);
         if (real == atomic_load(&rt_slots[id].real) && ch == atomic_load(&rt_slots[id].chain) &&
             foreign == atomic_load(&rt_foreign[id]) && failed == atomic_load(&rt_failed_closed))
             return;
     }
+}
+
+/* The first call of API 'id' (first_entry.c, registers saved): resolve its real
+   function; the call then jumps to the real function when the fast path would,
+   else to the slow path (which also answers when there is no real function). */
+void *rt_first_target(uint32_t id)
+{
+    if (id >= CUSHIM_API_ID_LIMIT)
+        return NULL;   /* never: the entries are generated with their own ids */
+    rt_resolve(id);
+    void *t = atomic_load(&rt_fast[id]);
+    return t == rt_first_of[id] || t == NULL ? rt_slow_of[id] : t;
 }
 
 void rt_fast_update_all(void)

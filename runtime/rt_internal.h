@@ -297,8 +297,10 @@ extern rt_slot rt_slots[CUSHIM_API_ID_LIMIT];
 /* wrapper_table.c */
 extern void *const rt_wrapper_of[CUSHIM_API_ID_LIMIT];   /* our exported wrapper       */
 extern void *const rt_slow_of[CUSHIM_API_ID_LIMIT];      /* its slow path              */
+extern void *const rt_first_of[CUSHIM_API_ID_LIMIT];     /* its first entry (first_entry.c) */
+void *rt_first_target(uint32_t id);   /* where a first call goes: the real function or the slow path */
 /* What the wrapper tail-calls: slot.real when resolved, the slot has no chain
-   and the shim has not failed closed; else rt_slow_of[id]. Recomputed
+   and the shim has not failed closed; rt_first_of[id] while the real is unknown; else rt_slow_of[id]. Recomputed
    lock-free by rt_fast_update after any of its inputs changed. */
 extern _Atomic(void *) rt_fast[CUSHIM_API_ID_LIMIT];
 void rt_fast_update(uint32_t id);

@@ -6,6 +6,8 @@
  *
  *   NAME        exported; tail-calls rt_fast[ID]: the real function when it
  *               is resolved and the slot has no chain (no hook, no counter),
+ *               rt_first_NAME before the real function is known (first_entry.c:
+ *               resolves it, then jumps on with the registers untouched),
  *               else rt_slow_NAME (one load, one indirect jmp).
  *   rt_slow_NAME  hidden, noinline, cold: the params struct is built, then
  *               rt_enter decides (resolve once, count, fail closed, straight
@@ -66,6 +68,20 @@
     CUSHIM_EXPORT RET NAME PROTO                                                                  \
     {                                                                                             \
         return ((RET(*) PROTO)atomic_load_explicit(&rt_fast[ID], memory_order_relaxed))ARGS;     \
-    }
+    }                                                                                             \
+    RT_FIRST_ENTRY(ID, NAME)
+
+/* rt_first_NAME: rt_fast[ID] until the real function is known; first_entry.c says why. */
+#define RT_FIRST_ENTRY(ID, NAME)                                                                  \
+    __asm__("    .text\n"                                                                         \
+            "    .p2align 3\n"                                                                    \
+            "    .globl rt_first_" #NAME "\n"                                                     \
+            "    .hidden rt_first_" #NAME "\n"                                                    \
+            "    .type rt_first_" #NAME ", @function\n"                                           \
+            "rt_first_" #NAME ":\n"                                                               \
+            "    endbr64\n"                                                                       \
+            "    movl $" #ID ", %r11d\n"                                                          \
+            "    jmp rt_first_common\n"                                                           \
+            "    .size rt_first_" #NAME ", .-rt_first_" #NAME "\n");
 
 #endif /* RT_WRAP_H */

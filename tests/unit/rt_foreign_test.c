@@ -91,9 +91,46 @@ static void test_foreign_runtime_passes_through(void **state)
     assert_int_equal(host->hooks_remove(p, g), CUSHIM_OK);
 }
 
+typedef int (*six_fn)(long, long, long, long, long, long);
+typedef int (*shape_fn)(long *);
+int cudaProfilerStart(void);   /* the shim's wrapper, this build's prototype */
+
+/*
+ * Runs first: the foreign copy's first call comes through the shim's wrapper
+ * (this program's reference is bound to it) and finds the copy. The fake 12's
+ * cudaProfilerStart takes six arguments (tests/fake/fake_cudart12_shape.c);
+ * they must arrive as passed: the call is forwarded by a jump with the
+ * registers untouched (first_entry.c), never re-made through the 13 prototype.
+ */
+static void test_first_call_keeps_foreign_shape(void **state)
+{
+    (void)state;
+    void *h = dlopen(RT_FOREIGN_CUDART, RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(h);
+    shape_fn shape = (shape_fn)dlsym(h, "fake_cudart12_shape");
+    assert_non_null(shape);
+    six_fn wrapper = (six_fn)(void *)cudaProfilerStart;
+    Dl_info di;
+    assert_true(dladdr((void *)wrapper, &di) != 0);
+    assert_non_null(strstr(di.dli_fname, "libcushim"));
+    for (int round = 1; round <= 2; round++) {   /* the first call, then the fast path */
+        assert_int_equal(wrapper(11 * round, 22, 33, 44, 55, 66), 0);
+        long got[6];
+        assert_int_equal(shape(got), round);
+        assert_int_equal(got[0], 11 * round);
+        assert_int_equal(got[1], 22);
+        assert_int_equal(got[2], 33);
+        assert_int_equal(got[3], 44);
+        assert_int_equal(got[4], 55);
+        assert_int_equal(got[5], 66);
+    }
+    dlclose(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_first_call_keeps_foreign_shape),
         cmocka_unit_test(test_foreign_runtime_passes_through),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
