@@ -123,6 +123,16 @@ static int ld_line(cg_lib *l, char **tok, int n, const char *path, unsigned line
         }
         return CG_OK;
     }
+    if (!strcmp(k, "symbol-version") && n == 2) {
+        /* Read by the runtime's build (runtime/CMakeLists.txt), not by the generator:
+           checked here so that a typo fails where descriptors are read. */
+        for (const char *c = tok[1]; *c != '\0'; c++)
+            if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                  *c == '.' || *c == '_' || *c == '{' || *c == '}'))
+                return ld_fail(path, line, "'symbol-version' takes a node name such as libcudart.so.{major}, got",
+                               tok[1]);
+        return CG_OK;
+    }
     if (!strcmp(k, "soname")) {
         for (int i = 1; i < n && !rc; i++)
             rc = ld_add(l->sonames, &l->nsonames, LD_MAX, tok[i], path, line);

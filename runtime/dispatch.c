@@ -32,11 +32,13 @@
 rt_slot rt_slots[CUSHIM_API_ID_LIMIT];
 static _Atomic(void *) rt_lib[CUSHIM_API_ID_LIMIT];       /* the library's function */
 static _Atomic uint8_t rt_missing_logged[CUSHIM_API_ID_LIMIT];
-/* Runtime functions of a libcudart whose major version differs from the headers
-   this shim was generated from: their signatures may differ (CUDA 13 changed
-   some), so they are forwarded untouched and never hooked or counted. */
+/* Functions of a copy of a library whose major version differs from the headers
+   this shim was generated from (the copy's soname is not the library's version
+   node, lb_symver): their signatures may differ (CUDA 13 changed some), so they
+   are forwarded untouched and never hooked or counted. Also the functions of a
+   library CUSHIM_LIBS leaves out. */
 static _Atomic uint8_t rt_foreign[CUSHIM_API_ID_LIMIT];
-static _Atomic int rt_foreign_seen;
+static _Atomic int rt_foreign_seen[32];   /* per library value */
 static int rt_disabled;
 static _Atomic int rt_failed_closed;
 static _Atomic int rt_fail_logged;
@@ -64,34 +66,35 @@ void rt_hooks_off(void)
 }
 
 static void rt_publish(uint32_t id);
-static void rt_foreign_all(void);
+static void rt_foreign_all(const lb_library *lib);
 
-/* Called with each runtime function found, before it is published. */
+/* Called with each library function found, before it is published. */
 static void rt_check_foreign(uint32_t id, void *fn)
 {
     const cushim_api_info *info = api_info(id);
-    if (fn == NULL || info == NULL || info->library != CUSHIM_LIB_RUNTIME)
+    if (fn == NULL || info == NULL || info->library == CUSHIM_LIB_DRIVER)
         return;
-    int major = rl_runtime_major(fn);
-    if (major != 0 && major != CUSHIM_GEN_CUDA_VERSION / 1000) {
-        atomic_store(&rt_foreign[id], 1);
-        if (atomic_exchange(&rt_foreign_seen, 1) == 0)   /* once; rt_foreign_all comes back here */
-            rt_foreign_all();
-        rt_fast_update(id);
-    }
+    const lb_library *lib = lb_by_value(info->library);
+    if (lib == NULL || lb_symver(lib->value) == NULL || rl_is_our_copy(lib, fn))
+        return;
+    atomic_store(&rt_foreign[id], 1);
+    if (lib->value >= 0 && lib->value < 32 && atomic_exchange(&rt_foreign_seen[lib->value], 1) == 0)
+        rt_foreign_all(lib);   /* once; rt_foreign_all comes back here */
+    rt_fast_update(id);
 }
 
-/* A foreign libcudart was found: resolve every runtime function now, so each is
-   forwarded by the fast path's plain jump from its first call on (only the call
-   that found it went through this build's prototype). */
-static void rt_foreign_all(void)
+/* Only a copy of another major of 'lib' is loaded: resolve every function of the library now, so
+   each is forwarded by the fast path's plain jump from its first call on (only the call that found
+   it went through this build's prototype). */
+static void rt_foreign_all(const lb_library *lib)
 {
-    log_warn("the loaded libcudart is not from CUDA %s, whose headers this shim was built from: runtime API "
-             "calls pass through unobserved (driver calls are still seen). Build cushim with "
-             "-DCUSHIM_CUDA_VERSION=<that release> to observe them.", CUSHIM_GEN_CUDA_VERSION_STRING);
+    log_warn("the loaded %s library is not %s, whose headers this shim was built from (CUDA %s): its calls "
+             "pass through unobserved (driver calls are still seen). Build cushim with "
+             "-DCUSHIM_CUDA_VERSION=<that release> to observe them.", lib->name, lb_symver(lib->value),
+             CUSHIM_GEN_CUDA_VERSION_STRING);
     for (uint32_t i = 0; i < cushim_gen_api_count; i++) {
         const cushim_api_info *a = &cushim_gen_apis[i];
-        if (a->library != CUSHIM_LIB_RUNTIME)
+        if ((int)a->library != lib->value)
             continue;
         atomic_store(&rt_foreign[a->id], 1);
         if (rt_lib_real(a->id) != NULL)
@@ -109,12 +112,10 @@ void *rt_lib_real(uint32_t id)
         return NULL;
     if (info->library == CUSHIM_LIB_DRIVER) {
         r = rl_driver_real(info->name);
-    } else if (info->library == CUSHIM_LIB_RUNTIME) {
-        r = rl_runtime_real(info->name);
-        rt_check_foreign(id, r);
     } else {
         const lb_library *lib = lb_by_value(info->library);
         r = lib != NULL ? rl_library_real(lib, info->name) : NULL;
+        rt_check_foreign(id, r);
     }
     if (r == NULL)
         return NULL;
@@ -148,11 +149,23 @@ void rt_fast_update(uint32_t id)
         uint8_t foreign = atomic_load(&rt_foreign[id]);
         int failed = atomic_load(&rt_failed_closed);
         int direct = real != NULL && (ch == NULL || foreign) && (!failed || gp_handler_for(id) != NULL);
-        atomic_store(&rt_fast[id], direct ? real : rt_slow_of[id]);
+        atomic_store(&rt_fast[id], direct ? real : real == NULL ? rt_first_of[id] : rt_slow_of[id]);
         if (real == atomic_load(&rt_slots[id].real) && ch == atomic_load(&rt_slots[id].chain) &&
             foreign == atomic_load(&rt_foreign[id]) && failed == atomic_load(&rt_failed_closed))
             return;
     }
+}
+
+/* The first call of API 'id' (first_entry.c, registers saved): resolve its real
+   function; the call then jumps to the real function when the fast path would,
+   else to the slow path (which also answers when there is no real function). */
+void *rt_first_target(uint32_t id)
+{
+    if (id >= CUSHIM_API_ID_LIMIT)
+        return NULL;   /* never: the entries are generated with their own ids */
+    rt_resolve(id);
+    void *t = atomic_load(&rt_fast[id]);
+    return t == rt_first_of[id] || t == NULL ? rt_slow_of[id] : t;
 }
 
 void rt_fast_update_all(void)

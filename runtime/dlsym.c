@@ -286,15 +286,30 @@ static int dl_caller_defines(void *caller, const char *name)
     return caller != NULL && elf_object_defines_at(caller, name);
 }
 
+static int dl_same_object(const void *a, const void *b)
+{
+    uintptr_t ba, bb;
+    const char *na, *nb;
+    return rl_object_of(a, &ba, &na) && rl_object_of(b, &bb, &nb) && ba == bb;
+}
+
 /* The real answer 'r' for API 'id' -> what the caller gets ('next': an RTLD_NEXT look-up). */
 static void *dl_map(uint32_t id, const char *name, void *r, void *caller, int next)
 {
-    switch (rl_classify(r)) {
+    int cls = rl_classify(r);
+    switch (cls) {
     case RL_SELF:
         return r;
     case RL_DRIVER:
     case RL_RUNTIME:
     case RL_LIBRARY: {
+        const cushim_api_info *info = api_info(id);
+        const lb_library *lib = info != NULL ? lb_by_value(info->library) : NULL;
+        if (cls != RL_DRIVER && lib != NULL) {
+            rl_scan_copies(lib);
+            if (!rl_is_our_copy(lib, r))
+                return r;   /* a copy of another major: its own function, untouched (never our prototype) */
+        }
         /* An interposer preloaded before us defines the name, but the look-up went to the
            library itself (a handle): the caller gets that layer's function, which leads to us
            (its real comes from us) - unless the caller defines the name: then it is that
@@ -310,6 +325,8 @@ static void *dl_map(uint32_t id, const char *name, void *r, void *caller, int ne
         }
         if (real != r && dl_caller_is_inner_layer(caller, name))
             return r;
+        if (cls != RL_DRIVER && real != NULL && real != r && rl_classify(real) == cls && !dl_same_object(real, r))
+            return r;   /* another copy of the same major (two NCCL builds): its own function, untouched */
         return real != NULL ? rt_wrapper_of[id] : r;
     }
     default: {

@@ -382,3 +382,40 @@ const char *elf_object_symbol(uintptr_t base, uint32_t k, void **addr)
     }
     return NULL;
 }
+
+/* The DT_SONAME of the object containing 'addr' (its file's base name when it has
+   none), copied to out; 0 when no loaded object contains addr. */
+int elf_object_soname(const void *addr, char *out, size_t cap)
+{
+    struct elf_obj_q q = { 0, (uintptr_t)addr, NULL, 0, 0 };
+    if (addr == NULL || cap == 0)
+        return 0;
+    dl_iterate_phdr(elf_obj_cb, &q);
+    if (!q.found)
+        return 0;
+    const char *strtab = NULL;
+    size_t soname = 0;
+    int has = 0;
+    for (const ElfW(Dyn) *d = q.dyn; d != NULL && d->d_tag != DT_NULL; d++) {
+        if (d->d_tag == DT_STRTAB)
+            strtab = (const char *)elf_ptr(q.found_base, d->d_un.d_ptr);
+        else if (d->d_tag == DT_SONAME)
+            soname = d->d_un.d_val, has = 1;
+    }
+    const char *s = NULL;
+    if (has && strtab != NULL) {
+        s = strtab + soname;
+    } else {
+        uintptr_t base;
+        const char *name;
+        if (!rl_object_of(addr, &base, &name))
+            return 0;
+        s = elf_basename(name);
+    }
+    size_t n = strlen(s);
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(out, s, n);
+    out[n] = '\0';
+    return 1;
+}

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cushim_symver.h"
 #include "rt_internal.h"
 
 #define LB_STRIP_(...) __VA_ARGS__
@@ -34,6 +35,18 @@ const lb_library *lb_by_ret_kind(int kind)
     for (unsigned i = 0; i < lb_nlibraries; i++)
         if (lb_libraries[i].ret_kind == kind && kind != CUSHIM_RET_OTHER)
             return &lb_libraries[i];
+    return NULL;
+}
+
+/* The version node of the library's exports in this build (its real library's soname for this
+   tree's major, e.g. "libcudart.so.13"), or NULL for a library without symbol versions. */
+const char *lb_symver(int value)
+{
+#define LB_SYMVER(LIB, NODE)                                                                      \
+    if (value == (LIB))                                                                           \
+        return NODE;
+    CUSHIM_SYMVER_LIST(LB_SYMVER)
+#undef LB_SYMVER
     return NULL;
 }
 

@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <link.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -518,51 +519,119 @@ void *rl_driver_real(const char *name)
     return r;
 }
 
-struct rl_cudart_q {
-    char path[PATH_MAX];
-};
-
-static int rl_cudart_cb(struct dl_phdr_info *info, size_t size, void *data)
+/*
+ * Copies of one library (docs/runtime.md, "Several loaded copies of one library").
+ *
+ * A library whose exports carry a version node (lb_symver: libcudart.so.13,
+ * libcublas.so.13) is forwarded to the copy whose soname is that node: "our"
+ * copy. A copy of another major is never a wrapper's real function while ours
+ * is loaded: its callers' references (cudaMalloc@libcudart.so.12) bind past
+ * the shim, dlsym on its handle hands out its own functions. A library
+ * without versions (NVML, NCCL) has no such distinction: its first copy found
+ * is ours. Several copies loaded at once are reported once per library.
+ */
+int rl_is_our_copy(const lb_library *lib, const void *fn)
 {
-    struct rl_cudart_q *q = data;
-    (void)size;
-    if (info->dlpi_name == NULL || strncmp(rl_basename(info->dlpi_name), "libcudart.so", 12) != 0)
-        return 0;
-    if (strlen(info->dlpi_name) >= sizeof q->path)
-        return 0;
-    strcpy(q->path, info->dlpi_name);
+    const char *node = lib ? lb_symver(lib->value) : NULL;
+    char so[256];
+    if (node == NULL || !elf_object_soname(fn, so, sizeof so) || strcmp(so, node) == 0)
+        return 1;
+    for (const char *const *s = lib->sonames; *s != NULL; s++) {
+        size_t n = strlen(*s);
+        /* Another major: the library's soname followed by ".N"; a soname without a major
+           (libcudart.so) cannot tell, and an object that is no copy of the library (another
+           interposer, the next layer) is not "another major" either. */
+        if (strncmp(so, *s, n) == 0 && so[n] == '.' && so[n + 1] >= '0' && so[n + 1] <= '9')
+            return 0;
+    }
     return 1;
 }
 
-void *rl_runtime_real(const char *name)
+#define RL_COPIES_MAX 8
+struct rl_copies_q {
+    const lb_library *lib;
+    int n;
+    uintptr_t base[RL_COPIES_MAX];
+    char name[RL_COPIES_MAX][160];
+};
+
+static int rl_copies_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
-    void *r = rl_dlsym_next(name);
-    if (r != NULL && rl_classify(r) != RL_SELF) {
-        rl_pin(r);
-        return r;
+    struct rl_copies_q *q = data;
+    (void)size;
+    if (info->dlpi_name == NULL || info->dlpi_name[0] == '\0' || info->dlpi_addr == rl_self_base() ||
+        !rl_lib_matches(q->lib, info->dlpi_name) || q->n >= RL_COPIES_MAX)
+        return 0;
+    q->base[q->n] = info->dlpi_addr;
+    snprintf(q->name[q->n], sizeof q->name[q->n], "%s", info->dlpi_name);
+    q->n++;
+    return 0;
+}
+
+/* The first loaded function of one of the library's exports in the object at 'base': an address inside it. */
+static const void *rl_addr_in(uintptr_t base)
+{
+    void *addr = NULL;
+    return elf_object_symbol(base, 0, &addr) != NULL ? addr : NULL;
+}
+
+static _Atomic unsigned long long rl_copies_adds[32];   /* dlpi_adds at the last scan + 1, per library */
+static _Atomic int rl_copies_warned[32];
+
+/* Look at the loaded copies of 'lib' again when objects were loaded since the last look; warn once
+   when there are several. Cheap when nothing was loaded (one dl_iterate_phdr step). */
+void rl_scan_copies(const lb_library *lib)
+{
+    if (lib == NULL || lib->value < 0 || lib->value >= 32 || lib->value == CUSHIM_LIB_DRIVER)
+        return;
+    unsigned long long adds = rl_loaded_adds() + 1;
+    if (atomic_exchange(&rl_copies_adds[lib->value], adds) == adds)
+        return;
+    struct rl_copies_q q;
+    memset(&q, 0, sizeof q);
+    q.lib = lib;
+    dl_iterate_phdr(rl_copies_cb, &q);
+    if (q.n < 2 || atomic_exchange(&rl_copies_warned[lib->value], 1))
+        return;
+    char list[1024];
+    size_t used = 0;
+    list[0] = '\0';
+    for (int i = 0; i < q.n && used < sizeof list; i++) {
+        char so[128] = "?";
+        const void *a = rl_addr_in(q.base[i]);
+        if (a != NULL)
+            elf_object_soname(a, so, sizeof so);
+        int ours = a != NULL && rl_is_our_copy(lib, a);
+        int w = snprintf(list + used, sizeof list - used, "%s%s (soname %s%s)", i ? ", " : "", q.name[i], so,
+                         lb_symver(lib->value) == NULL ? "" : ours ? ", this build's major" : ", another major");
+        if (w < 0)
+            break;
+        used += (size_t)w;
     }
-    struct rl_cudart_q q;
-    q.path[0] = '\0';
-    dl_iterate_phdr(rl_cudart_cb, &q);
-    if (q.path[0] == '\0')
+    if (lb_symver(lib->value) != NULL)
+        log_warn("%d copies of the %s library are loaded: %s. Each keeps its own callers: calls of the copy of "
+                 "this build's major (%s) are interposed; a caller linked against another major binds to its "
+                 "own copy past the shim, and dlsym on that copy's handle hands out its own functions "
+                 "(neither is observed)", q.n, lib->name, list, lb_symver(lib->value));
+    else
+        log_warn("%d copies of the %s library are loaded: %s. The shim forwards the calls it interposes to the "
+                 "first copy found; dlsym on another copy's handle hands out that copy's own functions (not "
+                 "observed), but a call the dynamic linker bound to the shim's export reaches the first copy "
+                 "(docs/runtime.md, \"Several loaded copies of one library\")", q.n, lib->name, list);
+}
+
+/* noinline + not a tail call: glibc must see a return address inside the shim. */
+__attribute__((noinline)) static void *rl_dlvsym_next(const char *name, const char *version)
+{
+    rl_dlvsym_fn f = rl_real_dlvsym();
+    if (f == NULL)
         return NULL;
-    void *h = dlopen(q.path, RTLD_NOW | RTLD_NOLOAD);
-    if (h == NULL)
-        return NULL;
-    r = rl_dlsym(h, name);
-    dlclose(h);   /* NOLOAD took a reference; rl_pin keeps the library loaded */
-    if (r != NULL && rl_classify(r) == RL_SELF)
-        r = NULL;
-    rl_pin(r);
+    void *r = f(RTLD_NEXT, name, version);
+    __asm__ volatile("" : : "r"(r) : "memory");
     return r;
 }
 
 /* A loaded object whose file name begins with one of 'lib's sonames. */
-struct rl_lib_q {
-    const lb_library *lib;
-    char path[PATH_MAX];
-};
-
 static int rl_lib_matches(const lb_library *lib, const char *path)
 {
     const char *b = rl_basename(path);
@@ -572,53 +641,78 @@ static int rl_lib_matches(const lb_library *lib, const char *path)
     return 0;
 }
 
-static int rl_lib_cb(struct dl_phdr_info *info, size_t size, void *data)
+/* 'name' in the loaded copy at 'path': through a NOLOAD handle (one reference, dropped again;
+   rl_pin keeps what we use). Never ours. */
+static void *rl_sym_in(const char *path, const char *name)
 {
-    struct rl_lib_q *q = data;
-    (void)size;
-    if (info->dlpi_name == NULL || !rl_lib_matches(q->lib, info->dlpi_name) ||
-        strlen(info->dlpi_name) >= sizeof q->path)
-        return 0;
-    strcpy(q->path, info->dlpi_name);
-    return 1;
-}
-
-/* The real 'name' of a library other than the driver and runtime (NVML, ...):
-   the next definition after the shim, else the first loaded copy of the
-   library. Never loads it: a program that never loads NVML gets NULL (the
-   wrapper answers the descriptor's 'fail' value) and pays nothing. */
-void *rl_library_real(const lb_library *lib, const char *name)
-{
-    void *r = rl_dlsym_next(name);
-    if (r != NULL && rl_classify(r) != RL_SELF) {
-        rl_pin(r);
-        return r;
-    }
-    struct rl_lib_q q;
-    q.lib = lib;
-    q.path[0] = '\0';
-    dl_iterate_phdr(rl_lib_cb, &q);
-    if (q.path[0] == '\0')
-        return NULL;
-    void *h = dlopen(q.path, RTLD_NOW | RTLD_NOLOAD);
+    void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
     if (h == NULL)
         return NULL;
-    r = rl_dlsym(h, name);
-    dlclose(h);   /* NOLOAD took a reference; rl_pin keeps the library loaded */
-    if (r != NULL && rl_classify(r) == RL_SELF)
-        r = NULL;
+    void *r = rl_dlsym(h, name);
+    dlclose(h);
+    return r != NULL && rl_classify(r) == RL_SELF ? NULL : r;
+}
+
+/*
+ * The real 'name' of a library other than the driver (the runtime, NVML, ...):
+ *   1. for a library with a version node, the definition of that version after
+ *      the shim (dlvsym RTLD_NEXT), when it is in our copy;
+ *   2. the next definition after the shim: another interposer's (the next
+ *      layer), or a copy of the library - ours, else kept as a last resort;
+ *   3. our copy among the loaded objects (one loaded RTLD_LOCAL);
+ *   4. the copy kept in 2, else the first loaded copy (another major: the
+ *      caller then passes through untouched, dispatch.c rt_check_foreign).
+ * Never loads the library: a program that never loads NVML gets NULL (the
+ * wrapper answers the descriptor's 'fail' value) and pays nothing. Pinned.
+ */
+void *rl_library_real(const lb_library *lib, const char *name)
+{
+    const char *node = lb_symver(lib->value);
+    rl_scan_copies(lib);
+    void *r = NULL, *other = NULL;
+    if (node != NULL) {
+        r = rl_dlvsym_next(name, node);
+        if (r != NULL && (rl_classify(r) == RL_SELF || !rl_is_our_copy(lib, r)))
+            r = NULL;
+    }
+    if (r == NULL) {
+        r = rl_dlsym_next(name);
+        if (r != NULL && rl_classify(r) == RL_SELF)
+            r = NULL;
+        if (r != NULL && node != NULL && !rl_is_our_copy(lib, r))
+            other = r, r = NULL;
+    }
+    if (r == NULL) {
+        struct rl_copies_q q;
+        memset(&q, 0, sizeof q);
+        q.lib = lib;
+        dl_iterate_phdr(rl_copies_cb, &q);
+        for (int i = 0; i < q.n && r == NULL; i++) {
+            void *f = rl_sym_in(q.name[i], name);
+            if (f == NULL)
+                continue;
+            if (rl_is_our_copy(lib, f))
+                r = f;
+            else if (other == NULL)
+                other = f;
+        }
+    }
+    if (r == NULL)
+        r = other;
     rl_pin(r);
     return r;
 }
 
+void *rl_runtime_real(const char *name)
+{
+    const lb_library *lib = lb_by_value(CUSHIM_LIB_RUNTIME);
+    return lib != NULL ? rl_library_real(lib, name) : NULL;
+}
+
 int rl_runtime_major(const void *fn)
 {
-    uintptr_t base;
-    const char *name;
-    if (!rl_object_of(fn, &base, &name))
+    char so[256];
+    if (!elf_object_soname(fn, so, sizeof so) || strncmp(so, "libcudart.so.", 13) != 0)
         return 0;
-    const char *b = rl_basename(name);
-    if (strncmp(b, "libcudart.so.", 13) != 0)
-        return 0;
-    return atoi(b + 13);
+    return atoi(so + 13);
 }

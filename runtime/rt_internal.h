@@ -91,6 +91,7 @@ const lb_library *lb_by_value(int value);
 const lb_library *lb_by_ret_kind(int kind);
 long long lb_fail_value(int ret_kind, int mode);
 int lb_name_may_be_ours(const char *name);
+const char *lb_symver(int value);   /* "libcudart.so.13": its exports' version node, or NULL */
 int lb_chosen(int value);   /* CUSHIM_LIBS (default: every library not 'opt-in') */
 
 /* ---- once (once.c) ---- */
@@ -296,8 +297,10 @@ extern rt_slot rt_slots[CUSHIM_API_ID_LIMIT];
 /* wrapper_table.c */
 extern void *const rt_wrapper_of[CUSHIM_API_ID_LIMIT];   /* our exported wrapper       */
 extern void *const rt_slow_of[CUSHIM_API_ID_LIMIT];      /* its slow path              */
+extern void *const rt_first_of[CUSHIM_API_ID_LIMIT];     /* its first entry (first_entry.c) */
+void *rt_first_target(uint32_t id);   /* where a first call goes: the real function or the slow path */
 /* What the wrapper tail-calls: slot.real when resolved, the slot has no chain
-   and the shim has not failed closed; else rt_slow_of[id]. Recomputed
+   and the shim has not failed closed; rt_first_of[id] while the real is unknown; else rt_slow_of[id]. Recomputed
    lock-free by rt_fast_update after any of its inputs changed. */
 extern _Atomic(void *) rt_fast[CUSHIM_API_ID_LIMIT];
 void rt_fast_update(uint32_t id);
@@ -541,6 +544,7 @@ void *elf_chain_next(const char *name);     /* next "dlsym"/"dlvsym" after us (a
 int elf_object_defines(uintptr_t base, const char *name);        /* the object loaded at base */
 int elf_object_defines_at(const void *addr, const char *name);   /* the object containing addr */
 int elf_version_matches(const void *addr, const char *name, const char *version);   /* as glibc's dlvsym */
+int elf_object_soname(const void *addr, char *out, size_t cap);   /* DT_SONAME, else file base name */
 
 /* ---- real libraries (reallib.c) ---- */
 enum { RL_NONE = 0, RL_SELF = 1, RL_DRIVER = 2, RL_RUNTIME = 3, RL_OTHER = 4,
@@ -562,7 +566,9 @@ int rl_object_of(const void *addr, uintptr_t *base, const char **name);
 uintptr_t rl_self_base(void);
 void *rl_self_handle(void);                       /* our link_map = our dlopen handle */
 int rl_is_dropin(void);
-void *rl_library_real(const lb_library *lib, const char *name);   /* never loads it */
+void *rl_library_real(const lb_library *lib, const char *name);   /* never loads it; prefers our copy */
+int rl_is_our_copy(const lb_library *lib, const void *fn);   /* fn's copy is this build's major (lb_symver) */
+void rl_scan_copies(const lb_library *lib);       /* warn once when several copies are loaded */
 
 /* ---- cuGetProcAddress family (getproc.c) ---- */
 void *gp_handler_for(uint32_t id);          /* hand-written "real", or NULL */

@@ -6,6 +6,8 @@
  *
  *   NAME        exported; tail-calls rt_fast[ID]: the real function when it
  *               is resolved and the slot has no chain (no hook, no counter),
+ *               rt_first_NAME before the real function is known (first_entry.c:
+ *               resolves it, then jumps on with the registers untouched),
  *               else rt_slow_NAME (one load, one indirect jmp).
  *   rt_slow_NAME  hidden, noinline, cold: the params struct is built, then
  *               rt_enter decides (resolve once, count, fail closed, straight
@@ -43,6 +45,12 @@
 #define RT_FAIL_CUSHIM_RET_CUBLASSTATUS(RET, v, mode) RT_FAIL_STATUS(CUSHIM_RET_CUBLASSTATUS, RET, v, mode)
 #define RT_FAIL_CUSHIM_RET_OTHER(RET, v, mode) ((void)(mode), memset(&(v), 0, sizeof(v)))
 
+/* The export is one load and one jump whatever the build: sanitizer instrumentation
+   (ASan's shadow check, UBSan's pointer-overflow check, TSan's atomic-load call) would use argument registers that
+   this build's prototype does not know about, and a caller of a copy of another
+   major may pass arguments in them (first_entry.c). */
+#define RT_NO_SANITIZE __attribute__((no_sanitize("address", "thread", "undefined")))
+
 #define CUSHIM_API(ID, NAME, RET, RETKIND, PROTO, ARGS, UNPACK)                                   \
     __attribute__((noinline, cold)) RET rt_slow_##NAME PROTO                                      \
     {                                                                                             \
@@ -63,9 +71,23 @@
         rt_post(&rt_f_);                                                                          \
         return rt_ret_;                                                                           \
     }                                                                                             \
-    CUSHIM_EXPORT RET NAME PROTO                                                                  \
+    CUSHIM_EXPORT RT_NO_SANITIZE RET NAME PROTO                                                   \
     {                                                                                             \
         return ((RET(*) PROTO)atomic_load_explicit(&rt_fast[ID], memory_order_relaxed))ARGS;     \
-    }
+    }                                                                                             \
+    RT_FIRST_ENTRY(ID, NAME)
+
+/* rt_first_NAME: rt_fast[ID] until the real function is known; first_entry.c says why. */
+#define RT_FIRST_ENTRY(ID, NAME)                                                                  \
+    __asm__("    .text\n"                                                                         \
+            "    .p2align 3\n"                                                                    \
+            "    .globl rt_first_" #NAME "\n"                                                     \
+            "    .hidden rt_first_" #NAME "\n"                                                    \
+            "    .type rt_first_" #NAME ", @function\n"                                           \
+            "rt_first_" #NAME ":\n"                                                               \
+            "    endbr64\n"                                                                       \
+            "    movl $" #ID ", %r11d\n"                                                          \
+            "    jmp rt_first_common\n"                                                           \
+            "    .size rt_first_" #NAME ", .-rt_first_" #NAME "\n");
 
 #endif /* RT_WRAP_H */

@@ -1,12 +1,14 @@
 /*
  * wrapper_table.c - per API id: the address of our exported wrapper (what
  * dlsym and cuGetProcAddress hand out instead of the real function), of its
- * slow path, and the fast-path target rt_fast (initially the slow path).
+ * slow path, of its first entry (first_entry.c), and the fast-path target
+ * rt_fast (initially the first entry).
  */
 #include "cushim_all_params.h"
 #include "rt_internal.h"
 
-#define CUSHIM_API(ID, NAME, RET, RETKIND, PROTO, ARGS, UNPACK) RET NAME PROTO; RET rt_slow_##NAME PROTO;
+#define CUSHIM_API(ID, NAME, RET, RETKIND, PROTO, ARGS, UNPACK) RET NAME PROTO; RET rt_slow_##NAME PROTO; \
+    void rt_first_##NAME(void);
 #include "cushim_apis.inc"
 #undef CUSHIM_API
 
@@ -22,8 +24,14 @@ void *const rt_slow_of[CUSHIM_API_ID_LIMIT] = {
 #undef CUSHIM_API
 };
 
+void *const rt_first_of[CUSHIM_API_ID_LIMIT] = {
+#define CUSHIM_API(ID, NAME, RET, RETKIND, PROTO, ARGS, UNPACK) [ID] = (void *)rt_first_##NAME,
+#include "cushim_apis.inc"
+#undef CUSHIM_API
+};
+
 _Atomic(void *) rt_fast[CUSHIM_API_ID_LIMIT] = {
-#define CUSHIM_API(ID, NAME, RET, RETKIND, PROTO, ARGS, UNPACK) [ID] = (void *)rt_slow_##NAME,
+#define CUSHIM_API(ID, NAME, RET, RETKIND, PROTO, ARGS, UNPACK) [ID] = (void *)rt_first_##NAME,
 #include "cushim_apis.inc"
 #undef CUSHIM_API
 };

@@ -23,6 +23,11 @@
 
 #define FRT_HIDDEN __attribute__((visibility("hidden")))
 #define FRT_RUNTIME_VERSION 13000
+/* What cudaRuntimeGetVersion answers: 12090 for the copy built as libcudart.so.12 (tests of several
+   loaded copies, tests/fake/CMakeLists.txt), which tells the copies apart. */
+#ifndef FRT_REPORTED_VERSION
+#define FRT_REPORTED_VERSION FRT_RUNTIME_VERSION
+#endif
 #define FRT_MAX_DEVICES 8
 
 #define FRT_PFN(name) __typeof__(&name)
@@ -315,7 +320,7 @@ cudaError_t cudaRuntimeGetVersion(int *runtimeVersion)
     FRT_ENTER(cudaRuntimeGetVersion);
     if (runtimeVersion == NULL)
         return frt_ret(cudaErrorInvalidValue);
-    *runtimeVersion = FRT_RUNTIME_VERSION;
+    *runtimeVersion = FRT_REPORTED_VERSION;
     return cudaSuccess;
 }
 

@@ -4,8 +4,10 @@
  * name, dlsym, dlvsym, cushim_host_get (the SDK) or cushim_api_id_limit (how
  * copies of the shim recognise each other); every generated API name is
  * exported (the drop-in: every driver API, and no runtime API); both SDK
- * names are. API names and cushim_* are unversioned, as in the real
- * libraries. libcushim.so exports dlsym and dlvsym as <name>@GLIBC_2.2.5 and
+ * names are. API names are versioned as in the real libraries: those of a
+ * library with a version node (lb_symver, descriptor key symbol-version) as
+ * its default version (cudaMalloc@@libcudart.so.13), the others and cushim_*
+ * unversioned. libcushim.so exports dlsym and dlvsym as <name>@GLIBC_2.2.5 and
  * <name>@@GLIBC_2.34 (and the two version node symbols); the drop-in exports
  * them unversioned. Both are NODELETE. Every dlsym/dlvsym entry starts with
  * endbr64 (indirect branch tracking).
@@ -33,6 +35,17 @@ static int versioned_entry(const char *name)
     return -1;
 }
 
+/* A version node of an interposed library's exports ("libcudart.so.13"). */
+static int is_node(const char *name)
+{
+    for (unsigned i = 0; i < lb_nlibraries; i++) {
+        const char *n = lb_symver(lb_libraries[i].value);
+        if (n != NULL && strcmp(n, name) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 static void check_nodelete(const char *lib)
 {
     char cmd[4200];
@@ -56,7 +69,7 @@ static void check_exports(const char *lib, int driver_only)
     assert_non_null(p);
     uint8_t *seen = calloc(cushim_gen_api_count, 1);
     char line[1024];
-    int bad = 0, n = 0, versions = 0, nodes = 0, sdk = 0;
+    int bad = 0, n = 0, versions = 0, nodes = 0, sdk = 0, nodes_lib = 0;
     while (fgets(line, sizeof line, p) != NULL) {
         char addr[64], type[8], name[512];
         if (sscanf(line, "%63s %7s %511s", addr, type, name) != 3)
@@ -71,11 +84,23 @@ static void check_exports(const char *lib, int driver_only)
             nodes++;
             continue;
         }
+        /* A library with a version node (lb_symver: libcudart.so.13): its node symbol (type A), and
+           each of its APIs exported as the node's default version (cudaMalloc@@libcudart.so.13). */
+        if (!driver_only && strcmp(type, "A") == 0 && is_node(name)) {
+            nodes_lib++;
+            continue;
+        }
         char *at = strchr(name, '@');
-        if (at != NULL) {
-            print_error("%s: versioned export %s\n", lib, name);
-            bad++;
+        const char *ver = at != NULL ? at + (at[1] == '@' ? 2 : 1) : NULL;
+        int is_default = at != NULL && at[1] == '@';
+        if (at != NULL)
             *at = '\0';
+        int vidx = api_index_by_name(name);
+        const char *want = vidx >= 0 && !driver_only ? lb_symver(cushim_gen_apis[vidx].library) : NULL;
+        if (want != NULL ? (ver == NULL || !is_default || strcmp(ver, want) != 0) : ver != NULL) {
+            print_error("%s: export %s%s%s, expected %s%s\n", lib, name, ver ? (is_default ? "@@" : "@") : "",
+                        ver ? ver : "", want ? "@@" : "unversioned", want ? want : "");
+            bad++;
         }
         if (!driver_only && (strcmp(name, "dlsym") == 0 || strcmp(name, "dlvsym") == 0)) {
             print_error("%s: unversioned %s (an interposer's dlvsym(RTLD_NEXT, \"dlsym\", \"GLIBC_2.2.5\") "
@@ -112,6 +137,13 @@ static void check_exports(const char *lib, int driver_only)
     if (!driver_only && (versions != 0xf || nodes != 2)) {
         print_error("%s: dlsym/dlvsym @GLIBC_2.2.5 and @@GLIBC_2.34 not all exported (mask %x, nodes %d)\n",
                     lib, (unsigned)versions, nodes);
+        bad++;
+    }
+    int want_nodes = 0;
+    for (unsigned i = 0; i < lb_nlibraries && !driver_only; i++)
+        want_nodes += lb_symver(lb_libraries[i].value) != NULL;
+    if (nodes_lib != want_nodes) {
+        print_error("%s: %d library version nodes exported, expected %d\n", lib, nodes_lib, want_nodes);
         bad++;
     }
     check_nodelete(lib);

@@ -147,20 +147,14 @@ if(TARGET cushim_fake_cudart)   # the runtime's names on a libcudart handle stay
 endif()
 
 # A libcudart of another major version: runtime calls forwarded untouched, driver calls still seen.
-if(TARGET cushim_fake_cudart)
-  set(RT_FOREIGN_DIR "${CMAKE_CURRENT_BINARY_DIR}/foreign")
-  add_custom_command(OUTPUT "${RT_FOREIGN_DIR}/libcudart.so.12"
-    COMMAND ${CMAKE_COMMAND} -E make_directory "${RT_FOREIGN_DIR}"
-    COMMAND ${CMAKE_COMMAND} -E copy "$<TARGET_FILE:cushim_fake_cudart>" "${RT_FOREIGN_DIR}/libcudart.so.12"
-    DEPENDS cushim_fake_cudart)
-  add_custom_target(rt_foreign_cudart DEPENDS "${RT_FOREIGN_DIR}/libcudart.so.12")
+if(TARGET cushim_fake_cudart12)
   add_executable(rt_foreign_test "${RT_TEST_DIR}/rt_foreign_test.c")
   target_compile_options(rt_foreign_test PRIVATE ${RT_TEST_FLAGS})
   target_include_directories(rt_foreign_test PRIVATE "${CUSHIM_GENERATED_DIR}" "${PROJECT_SOURCE_DIR}/sdk/include")
-  target_compile_definitions(rt_foreign_test PRIVATE RT_FOREIGN_CUDART="${RT_FOREIGN_DIR}/libcudart.so.12")
+  target_compile_definitions(rt_foreign_test PRIVATE RT_FOREIGN_CUDART="$<TARGET_FILE:cushim_fake_cudart12>")
   target_link_options(rt_foreign_test PRIVATE -Wl,--no-as-needed)
   target_link_libraries(rt_foreign_test PRIVATE cushim PkgConfig::CMOCKA ${CMAKE_DL_LIBS})
-  add_dependencies(rt_foreign_test rt_foreign_cudart cushim_fake_cuda)
+  add_dependencies(rt_foreign_test cushim_fake_cudart12 cushim_fake_cuda)
   add_test(NAME rt_foreign_test COMMAND rt_foreign_test)
   set_tests_properties(rt_foreign_test PROPERTIES ENVIRONMENT
     "LD_LIBRARY_PATH=$<TARGET_FILE_DIR:cushim_fake_cuda>")
