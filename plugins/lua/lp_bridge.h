@@ -16,6 +16,7 @@ typedef struct lp_pdesc {
     const cushim_enum_info *etype;     /* values shown by name (type metadata)   */
     const cushim_struct_info *stype;   /* a struct by value, or pointed to      */
     uint8_t sptr;                      /* stype is pointed to (read-only)        */
+    uint32_t offset;                   /* in the call's parameter block          */
 } lp_pdesc;
 
 /* lp_values.c */

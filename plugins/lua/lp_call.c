@@ -216,6 +216,91 @@ static int lp_sview_tostring(lua_State *L)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Parameter names as strings of one state                                  */
+/* ------------------------------------------------------------------------ */
+/* Lua interns its short strings: within one state, every string with the
+   text of a parameter name (the constant "bytesize" of call.bytesize, or one
+   made at run time) is the one object, as long as that object lives. So
+   once per API per state the names are pushed (and kept alive as the user
+   values of this record's userdata) and their addresses recorded: the call
+   object's __index and __newindex then find a parameter by comparing the
+   key's address with these, no string compared. A name Lua does not intern
+   (longer than its short-string limit) makes 'interned' 0, and a key that
+   matches no address is then looked up by text too. */
+typedef struct lp_pnames {
+    const lp_pdesc *d;          /* the API's conversion descriptors               */
+    uint32_t n;
+    int interned;               /* every name's text has only this one object     */
+    const char *key[];          /* per parameter: the name's address, NULL if none */
+} lp_pnames;
+
+void lp_pnames_free(lp_thread *t)
+{
+    free(t->pnames);   /* the records are Lua's, freed with the state */
+    t->pnames = NULL;
+}
+
+/* Inside a protected call (a Lua error is caught by its pcall). NULL: no record
+   (out of memory): the caller looks the name up by text. */
+static lp_pnames *lp_pnames_of(lua_State *L, lp_thread *t, const cushim_api_info *info)
+{
+    const lp_gen *g = t->gen;
+    uint32_t slot;
+    lp_pnames *pn;
+    const lp_pdesc *d;
+    if (g == NULL || info->id >= g->id_limit || (slot = g->dense[info->id]) == 0)
+        return NULL;
+    if (t->pnames == NULL && (t->pnames = calloc(g->nhooked, sizeof *t->pnames)) == NULL)
+        return NULL;
+    if ((pn = t->pnames[slot - 1]) != NULL)
+        return pn;
+    if ((d = lp_desc(info)) == NULL)
+        return NULL;
+    pn = lua_newuserdatauv(L, sizeof *pn + sizeof(const char *) * info->nparams, (int)info->nparams);
+    pn->d = d;
+    pn->n = info->nparams;
+    pn->interned = 1;
+    for (uint32_t i = 0; i < info->nparams; i++) {
+        const cushim_param_info *p = lp_eng.host->api_param(info, i);
+        size_t len = p != NULL && p->name != NULL ? strlen(p->name) : 0;
+        const char *a, *b;
+        pn->key[i] = NULL;
+        if (len == 0)
+            continue;
+        a = lua_pushlstring(L, p->name, len);
+        b = lua_pushlstring(L, p->name, len);   /* the same object only if interned */
+        if (a != b)
+            pn->interned = 0;
+        lua_pop(L, 1);
+        lua_setiuservalue(L, -2, (int)i + 1);
+        pn->key[i] = a;
+    }
+    (void)luaL_ref(L, LUA_REGISTRYINDEX);   /* kept until the state closes */
+    t->pnames[slot - 1] = pn;
+    return pn;
+}
+
+/* The parameter named by the string 'key' (stack index 2), or -1; *d its API's descriptors. */
+static int lp_param_of(lua_State *L, lp_proxy *p, const char *key, const lp_pdesc **d)
+{
+    const cushim_api_info *info = p->call->info;
+    lp_pnames *pn = lp_pnames_of(L, p->t, info);
+    int i;
+    if (pn != NULL) {
+        *d = pn->d;
+        for (uint32_t k = 0; k < pn->n; k++)
+            if (pn->key[k] == key)
+                return (int)k;
+        if (pn->interned)
+            return -1;
+    }
+    i = lp_param_index(info, key);
+    if (i >= 0 && (*d = lp_desc(info)) == NULL)
+        luaL_error(L, "out of memory");
+    return i;
+}
+
+/* ------------------------------------------------------------------------ */
 /* The call object                                                          */
 /* ------------------------------------------------------------------------ */
 static lp_proxy *lp_proxy_live(lua_State *L)
@@ -263,14 +348,12 @@ static int lp_call_index(lua_State *L)
     cushim_call *c = p->call;
     const cushim_api_info *info = c->info;
     const char *key = lua_tostring(L, 2);
+    const lp_pdesc *d = NULL;
     int i;
     if (key == NULL)
         return 0;
-    i = lp_param_index(info, key);
+    i = lp_param_of(L, p, key, &d);
     if (i >= 0) {
-        const lp_pdesc *d = lp_desc(info);
-        if (d == NULL)
-            return luaL_error(L, "out of memory");
         lp_push_param(L, p, info, d, c->params, i);
         return 1;
     }
@@ -357,13 +440,10 @@ static int lp_call_newindex(lua_State *L)
     cushim_call *c = p->call;
     const cushim_api_info *info = c->info;
     const char *key = luaL_checkstring(L, 2);
-    int i = lp_param_index(info, key);
+    const lp_pdesc *d = NULL;
+    int i = lp_param_of(L, p, key, &d);
     if (i >= 0) {
-        const lp_pdesc *d = lp_desc(info);
-        const cushim_param_info *pi = lp_eng.host->api_param(info, (uint32_t)i);
-        char *at = (char *)c->params + pi->offset;
-        if (d == NULL)
-            return luaL_error(L, "out of memory");
+        char *at = (char *)c->params + d[i].offset;
         if (d[i].stype != NULL)
             return luaL_error(L, "%s.%s is a struct: write its fields (call.%s.FIELD = v)", info->name, key, key);
         if (d[i].deref) {

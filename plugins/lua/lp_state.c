@@ -193,7 +193,22 @@ static int lp_setup(lua_State *L)
     lua_call(L, 0, 0);
     lua_sethook(L, NULL, 0, 0);
     t->loading = 0;
-    return 0;
+    /* the fixed stack above the message handler (LP_SLOT_*), returned to lp_state_build */
+    lua_settop(L, 0);
+    luaL_checkstack(L, LP_MAX_DEPTH + 2 * (int)t->ndecl + LUA_MINSTACK, "too many hooks for one Lua state");
+    for (int d = 0; d < LP_MAX_DEPTH; d++)
+        lua_rawgeti(L, LUA_REGISTRYINDEX, t->proxy_ref[d]);
+    for (uint32_t k = 0; k < t->ndecl; k++) {
+        if (t->fn_before[k] != LUA_NOREF)
+            lua_rawgeti(L, LUA_REGISTRYINDEX, t->fn_before[k]);
+        else
+            lua_pushnil(L);
+        if (t->fn_after[k] != LUA_NOREF)
+            lua_rawgeti(L, LUA_REGISTRYINDEX, t->fn_after[k]);
+        else
+            lua_pushnil(L);
+    }
+    return lua_gettop(L);
 }
 
 /* Every thread's record is on one list: found at exit, and reachable for leak checkers (the host keeps
@@ -240,6 +255,8 @@ static void lp_state_drop(lp_thread *t)
     free(t->fn_before);
     free(t->fn_after);
     t->fn_before = t->fn_after = NULL;
+    lp_pnames_free(t);
+    t->top = 0;
     lp_decl_free(t);
     for (int d = 0; d < LP_MAX_DEPTH; d++) {
         t->proxy_ref[d] = LUA_NOREF;
@@ -309,10 +326,10 @@ int lp_state_build(lp_thread *t, lp_gen *g, int validating, char *err, size_t er
     atomic_fetch_add_explicit(&lp_eng.live_states, 1, memory_order_relaxed);
     t->L = L;
     lua_atpanic(L, lp_panic);
-    lua_pushcfunction(L, lp_traceback);
+    lua_pushcfunction(L, lp_traceback);   /* LP_SLOT_TRACEBACK, for good */
     lua_pushcfunction(L, lp_setup);
     lua_pushlightuserdata(L, t);
-    st = lua_pcall(L, 1, 0, 1);
+    st = lua_pcall(L, 1, LUA_MULTRET, LP_SLOT_TRACEBACK);
     t->loading = 0;
     if (st != LUA_OK) {
         const char *msg = lua_tostring(L, -1);
@@ -324,7 +341,13 @@ int lp_state_build(lp_thread *t, lp_gen *g, int validating, char *err, size_t er
         lp_state_drop(t);   /* t->gen stays: the caller's reference */
         return -1;
     }
-    lua_settop(L, 0);
+    t->top = lua_gettop(L);   /* the message handler and what lp_setup returned */
+    if (!lua_checkstack(L, LUA_MINSTACK)) {   /* room above it for the hook calls' pushes */
+        snprintf(err, errlen, "%s: the policy needs more than mem=%llu bytes to load", lp_eng.o.script,
+                 (unsigned long long)t->mem.cap);
+        lp_state_drop(t);
+        return -1;
+    }
     if (!validating) {
         if (!lp_same_decls(t, g)) {
             snprintf(err, errlen, "%s: this thread's run declared other hooks than the first run (declarations "
@@ -350,6 +373,7 @@ typedef struct lp_run {
     int32_t code;
 } lp_run;
 
+/* A stage with several functions: called in order by this C function, inside one protected call. */
 static int lp_run_hooks(lua_State *L)
 {
     lp_run *r = lua_touserdata(L, 1);
@@ -378,34 +402,23 @@ static int lp_run_hooks(lua_State *L)
     return 0;
 }
 
-/* How many functions the policy has for this API's stage; 'ref' the last one. */
-static int lp_stage_functions(const lp_thread *t, uint32_t id, int after, int *ref)
-{
-    const lp_gen *g = t->gen;
-    int n = 0;
-    for (uint32_t i = 0; i < g->count[id]; i++) {
-        uint32_t k = g->list[g->first[id] + i];
-        int f = after ? t->fn_after[k] : t->fn_before[k];
-        if (f != LUA_NOREF) {
-            n++;
-            *ref = f;
-        }
-    }
-    return n;
-}
-
 static int lp_unref(lua_State *L)
 {
     luaL_unref(L, LUA_REGISTRYINDEX, (int)lua_tointegerx(L, 1, NULL));
     return 0;
 }
 
+/* The hot path: per stage one lua_sethook (the budget counts from here; the hook stays set, as
+   no Lua code runs outside a protected call of ours), and one lua_pcall straight into the policy's
+   function when the stage has one (the usual case), with the function and the call object pushed
+   from the fixed stack and the message handler at its bottom: nothing allocated, no table read. */
 int lp_state_run(lp_thread *t, cushim_call *call, int after, uint64_t *slot)
 {
     lua_State *L = t->L;
+    const lp_gen *g = t->gen;
     lp_run r = {.t = t, .call = call, .after = after};
-    uint32_t d;
-    int st, rc = CUSHIM_CONTINUE, nfn, ref = LUA_NOREF;
+    uint32_t d, id = call->api_id, fn;
+    int st = LUA_OK, rc = CUSHIM_CONTINUE;
     char skiperr[512];
     if (!after) {
         d = t->pending++;
@@ -413,42 +426,44 @@ int lp_state_run(lp_thread *t, cushim_call *call, int after, uint64_t *slot)
     } else {
         d = --t->pending;
     }
-    if (d >= LP_MAX_DEPTH || L == NULL)
+    if (d >= LP_MAX_DEPTH || L == NULL || g == NULL || id >= g->id_limit)
         return CUSHIM_CONTINUE;
     r.proxy = t->proxy[d];
-    r.proxy_ref = t->proxy_ref[d];
     r.proxy->call = call;
     r.proxy->after = after;
     /* the per-call table's registry ref travels in the slot: 1 | ref << 1 (0: none) */
     r.proxy->state_ref = after && (*slot >> 1) != 0 ? (int)(*slot >> 1) : LUA_NOREF;
-    lua_settop(L, 0);
     t->mem.over = 0;
-    nfn = lp_stage_functions(t, call->api_id, after, &ref);
-    if (nfn == 0) {               /* nothing of the policy for this stage */
-        st = LUA_OK;
-    } else if (nfn == 1) {        /* one function: called directly, no C trampoline */
+    fn = g->one[after][id];
+    if (fn == 0) {
+        /* nothing of the policy for this stage */
+    } else if (fn != LP_SEVERAL) {   /* one function: called directly, no C trampoline */
         lua_sethook(L, lp_budget_hook, LUA_MASKCOUNT, (int)lp_eng.o.budget);
-        lua_pushcfunction(L, lp_traceback);
-        lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
-        lua_rawgeti(L, LUA_REGISTRYINDEX, r.proxy_ref);
-        st = lua_pcall(L, 1, after ? 0 : 2, 1);
-        lua_sethook(L, NULL, 0, 0);
-        if (st == LUA_OK && !after && lua_touserdata(L, -2) == (void *)&lp_skip_key) {
-            char why[480];
-            if (lp_code_of(L, -1, call->info->ret_kind, &r.code, why, sizeof why) == 0) {
-                r.skip = 1;
-            } else {
-                snprintf(skiperr, sizeof skiperr, "cushim.skip: %s", why);
-                st = -1;          /* reported below like a hook error */
+        lua_pushvalue(L, LP_SLOT_FN(fn - 1, after));
+        lua_pushvalue(L, LP_SLOT_PROXY(d));
+        st = lua_pcall(L, 1, after ? 0 : LUA_MULTRET, LP_SLOT_TRACEBACK);
+        if (st == LUA_OK && !after && lua_gettop(L) > t->top) {   /* it returned something */
+            if (lua_touserdata(L, t->top + 1) == (void *)&lp_skip_key) {
+                char why[480];
+                if (lua_gettop(L) < t->top + 2 && lua_checkstack(L, 1))
+                    lua_pushnil(L);   /* cushim.skip() always gives two values: an odd return */
+                if (lua_gettop(L) >= t->top + 2 &&
+                    lp_code_of(L, t->top + 2, call->info->ret_kind, &r.code, why, sizeof why) == 0) {
+                    r.skip = 1;
+                } else {
+                    snprintf(skiperr, sizeof skiperr, "cushim.skip: %s",
+                             lua_gettop(L) >= t->top + 2 ? why : "no error code");
+                    st = -1;      /* reported below like a hook error */
+                }
             }
+            lua_settop(L, t->top);
         }
     } else {
+        r.proxy_ref = t->proxy_ref[d];
         lua_sethook(L, lp_budget_hook, LUA_MASKCOUNT, (int)lp_eng.o.budget);
-        lua_pushcfunction(L, lp_traceback);
         lua_pushcfunction(L, lp_run_hooks);
         lua_pushlightuserdata(L, &r);
-        st = lua_pcall(L, 1, 0, 1);
-        lua_sethook(L, NULL, 0, 0);
+        st = lua_pcall(L, 1, 0, LP_SLOT_TRACEBACK);
     }
     r.proxy->call = NULL;
     if (st != LUA_OK) {
@@ -458,7 +473,7 @@ int lp_state_run(lp_thread *t, cushim_call *call, int after, uint64_t *slot)
             lp_log_error("%s %s hook of %s: memory cap reached (mem=%llu bytes)", lp_eng.o.script,
                          after ? "after" : "before", info->name, (unsigned long long)t->mem.cap);
             t->mem.over = 0;
-            lua_settop(L, 0);
+            lua_settop(L, t->top);
             lua_gc(L, LUA_GCCOLLECT, 0);
         } else {
             lp_log_error("%s hook of %s failed (fail=%s): %s", after ? "after" : "before", info->name,
@@ -470,10 +485,10 @@ int lp_state_run(lp_thread *t, cushim_call *call, int after, uint64_t *slot)
             else
                 cushim_call_set_result(call, info->ret_kind == CUSHIM_RET_CUDAERROR ? lp_eng.fail_rt : lp_eng.fail_cu);
         }
+        lua_settop(L, t->top);
     } else if (r.skip) {
         rc = cushim_call_skip(call, r.code);
     }
-    lua_settop(L, 0);
     if (!after) {
         int sref = r.proxy->state_ref;
         *slot = 1 | ((uint64_t)(sref > 0 ? sref : 0) << 1);
@@ -481,7 +496,7 @@ int lp_state_run(lp_thread *t, cushim_call *call, int after, uint64_t *slot)
         lua_pushcfunction(L, lp_unref);   /* protected too: nothing of Lua runs unprotected */
         lua_pushinteger(L, r.proxy->state_ref);
         lua_pcall(L, 1, 0, 0);
-        lua_settop(L, 0);
+        lua_settop(L, t->top);
     }
     r.proxy->state_ref = LUA_NOREF;
     return rc;
@@ -503,15 +518,14 @@ static int lp_run_exit_cfn(lua_State *L)
 void lp_state_run_exit(lp_thread *t)
 {
     lua_State *L = t->L;
-    lua_settop(L, 0);
+    lua_settop(L, t->top);
     t->exiting = 1;
     lua_sethook(L, lp_budget_hook, LUA_MASKCOUNT, (int)(lp_eng.o.budget * 10));
-    lua_pushcfunction(L, lp_traceback);
     lua_pushcfunction(L, lp_run_exit_cfn);
     lua_pushlightuserdata(L, t);
-    if (lua_pcall(L, 1, 0, 1) != LUA_OK)
+    if (lua_pcall(L, 1, 0, LP_SLOT_TRACEBACK) != LUA_OK)
         lp_log_error("at_exit function failed: %s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "?");
     lua_sethook(L, NULL, 0, 0);
-    lua_settop(L, 0);
+    lua_settop(L, t->top);
     t->exiting = 0;
 }

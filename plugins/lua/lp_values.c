@@ -55,6 +55,7 @@ static void lp_desc_one(const cushim_param_info *p, lp_pdesc *d)
     const char *ct = p->canonical_type ? p->canonical_type : p->type;
     size_t len = strlen(ct);
     memset(d, 0, sizeof *d);
+    d->offset = p->offset;
     d->size = (uint8_t)(p->size <= 8 ? p->size : 0);
     switch (p->kind) {
     case CUSHIM_KIND_STRING:
@@ -367,8 +368,7 @@ void lp_push_enum(lua_State *L, const cushim_enum_info *e)
 void lp_push_param(lua_State *L, lp_proxy *px, const cushim_api_info *info, const lp_pdesc *d, void *params,
                           int i)
 {
-    const cushim_param_info *p = lp_eng.host->api_param(info, (uint32_t)i);
-    const char *at = (const char *)params + p->offset;
+    const char *at = (const char *)params + d[i].offset;
     if (d[i].stype != NULL) {
         unsigned char *base = d[i].sptr ? *(unsigned char *const *)at : (unsigned char *)at;
         if (base == NULL)
@@ -383,6 +383,7 @@ void lp_push_param(lua_State *L, lp_proxy *px, const cushim_api_info *info, cons
             lua_pushnil(L);
         } else if (d[i].pconv == LC_CHARBUF) {
             lua_Integer n = 0;
+            const cushim_param_info *p = lp_eng.host->api_param(info, (uint32_t)i);
             const cushim_param_info *c = lp_eng.host->api_param(info, (uint32_t)p->count_param);
             if (c != NULL && d[p->count_param].conv != LC_NONE && d[p->count_param].size <= 8) {
                 lp_push_mem(L, (const char *)params + c->offset, d[p->count_param].conv, d[p->count_param].size);
