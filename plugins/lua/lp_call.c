@@ -228,6 +228,7 @@ static int lp_sview_tostring(lua_State *L)
    (longer than its short-string limit) makes 'interned' 0, and a key that
    matches no address is then looked up by text too. */
 typedef struct lp_pnames {
+    const cushim_api_info *info;
     const lp_pdesc *d;          /* the API's conversion descriptors               */
     uint32_t n;
     int interned;               /* every name's text has only this one object     */
@@ -257,6 +258,7 @@ static lp_pnames *lp_pnames_of(lua_State *L, lp_thread *t, const cushim_api_info
     if ((d = lp_desc(info)) == NULL)
         return NULL;
     pn = lua_newuserdatauv(L, sizeof *pn + sizeof(const char *) * info->nparams, (int)info->nparams);
+    pn->info = info;
     pn->d = d;
     pn->n = info->nparams;
     pn->interned = 1;
@@ -287,6 +289,7 @@ static int lp_param_of(lua_State *L, lp_proxy *p, const char *key, const lp_pdes
     lp_pnames *pn = lp_pnames_of(L, p->t, info);
     int i;
     if (pn != NULL) {
+        p->pn = pn;
         *d = pn->d;
         for (uint32_t k = 0; k < pn->n; k++)
             if (pn->key[k] == key)
@@ -342,14 +345,35 @@ static int lp_call_set_raw(lua_State *L)
     return 0;
 }
 
+static int lp_call_index_slow(lua_State *L, lp_proxy *p, const char *key);
+
+/* call.NAME: the hot path reads a parameter of the API whose names this call object matched last
+   (lp_pnames), everything else goes to lp_call_index_slow. */
 static int lp_call_index(lua_State *L)
 {
-    lp_proxy *p = lp_proxy_live(L);
-    cushim_call *c = p->call;
-    const cushim_api_info *info = c->info;
+    lp_proxy *p = lua_touserdata(L, 1);   /* only our metatable leads here (__metatable hides it) */
     const char *key = lua_tostring(L, 2);
+    const lp_pnames *pn;
+    if (p != NULL && p->call != NULL && key != NULL && (pn = p->pn) != NULL && pn->info == p->call->info) {
+        for (uint32_t k = 0; k < pn->n; k++)
+            if (pn->key[k] == key) {
+                lp_push_param(L, p, pn->info, pn->d, p->call->params, (int)k);
+                return 1;
+            }
+    }
+    return lp_call_index_slow(L, p, key);
+}
+
+static __attribute__((noinline)) int lp_call_index_slow(lua_State *L, lp_proxy *p, const char *key)
+{
+    cushim_call *c;
+    const cushim_api_info *info;
     const lp_pdesc *d = NULL;
     int i;
+    if (p == NULL || p->call == NULL)
+        return luaL_error(L, "a call object is valid only while its hook runs");
+    c = p->call;
+    info = c->info;
     if (key == NULL)
         return 0;
     i = lp_param_of(L, p, key, &d);
@@ -495,6 +519,7 @@ void lp_proxy_new(lua_State *L, lp_thread *t, int depth)
     p->t = t;
     p->after = 0;
     p->state_ref = LUA_NOREF;
+    p->pn = NULL;
     luaL_setmetatable(L, LP_CALL_MT);
     t->proxy[depth] = p;
     t->proxy_ref[depth] = luaL_ref(L, LUA_REGISTRYINDEX);

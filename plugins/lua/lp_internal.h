@@ -100,6 +100,7 @@ typedef struct lp_proxy {
     struct lp_thread *t;
     int after;                  /* 0 in before hooks, 1 in after hooks           */
     int state_ref;              /* per-call table (LUA_NOREF until used)         */
+    struct lp_pnames *pn;       /* the parameter names of the API it last served  */
 } lp_proxy;
 
 typedef struct lp_thread {

@@ -408,98 +408,136 @@ static int lp_unref(lua_State *L)
     return 0;
 }
 
-/* The hot path: per stage one lua_sethook (the budget counts from here; the hook stays set, as
-   no Lua code runs outside a protected call of ours), and one lua_pcall straight into the policy's
-   function when the stage has one (the usual case), with the function and the call object pushed
-   from the fixed stack and the message handler at its bottom: nothing allocated, no table read. */
+/* Drops the per-call table of px (call.state), protected like everything of Lua. */
+static void lp_state_unref(lp_thread *t, lp_proxy *px)
+{
+    lua_State *L = t->L;
+    lua_pushcfunction(L, lp_unref);
+    lua_pushinteger(L, px->state_ref);
+    lua_pcall(L, 1, 0, 0);
+    lua_settop(L, t->top);
+    px->state_ref = LUA_NOREF;
+}
+
+/* A stage that failed (st: the lua_pcall status, or -1 with the reason in 'why'): logged
+   (rate-limited), and the call fails or proceeds as fail= says. */
+static __attribute__((noinline)) int lp_stage_failed(lp_thread *t, lp_proxy *px, cushim_call *call, int after,
+                                                     int st, const char *why)
+{
+    lua_State *L = t->L;
+    const cushim_api_info *info = call->info;
+    const char *msg = st == -1 ? why : lua_tostring(L, -1);
+    int rc = CUSHIM_CONTINUE;
+    if (st == LUA_ERRMEM || t->mem.over) {
+        lp_log_error("%s %s hook of %s: memory cap reached (mem=%llu bytes)", lp_eng.o.script,
+                     after ? "after" : "before", info->name, (unsigned long long)t->mem.cap);
+        t->mem.over = 0;
+        lua_settop(L, t->top);
+        lua_gc(L, LUA_GCCOLLECT, 0);
+    } else {
+        lp_log_error("%s hook of %s failed (fail=%s): %s", after ? "after" : "before", info->name,
+                     lp_eng.o.fail_open ? "open" : "closed", msg ? msg : "?");
+    }
+    if (!lp_eng.o.fail_open && info->ret_kind != CUSHIM_RET_OTHER) {
+        int32_t code = info->ret_kind == CUSHIM_RET_CUDAERROR ? lp_eng.fail_rt : lp_eng.fail_cu;
+        if (!after)
+            rc = cushim_call_skip(call, code);
+        else
+            cushim_call_set_result(call, code);
+    }
+    lua_settop(L, t->top);
+    if (after && px->state_ref != LUA_NOREF)
+        lp_state_unref(t, px);
+    return rc;
+}
+
+/* A before stage whose function returned values (above t->top): 'return cushim.skip(ERR)'. */
+static __attribute__((noinline)) int lp_stage_returned(lp_thread *t, lp_proxy *px, cushim_call *call)
+{
+    lua_State *L = t->L;
+    int32_t code;
+    char why[480], msg[512];
+    if (lua_touserdata(L, t->top + 1) != (void *)&lp_skip_key) {
+        lua_settop(L, t->top);   /* other values mean nothing */
+        return CUSHIM_CONTINUE;
+    }
+    if (lua_gettop(L) < t->top + 2 && lua_checkstack(L, 1))
+        lua_pushnil(L);          /* cushim.skip gives two values; (cushim.skip(e)) one */
+    if (lua_gettop(L) >= t->top + 2 && lp_code_of(L, t->top + 2, call->info->ret_kind, &code, why, sizeof why) == 0) {
+        lua_settop(L, t->top);
+        return cushim_call_skip(call, code);
+    }
+    snprintf(msg, sizeof msg, "cushim.skip: %s", lua_gettop(L) >= t->top + 2 ? why : "no error code");
+    return lp_stage_failed(t, px, call, 0, -1, msg);
+}
+
+/* A stage with several functions: lp_run_hooks calls them inside one protected call. */
+static __attribute__((noinline)) int lp_stage_several(lp_thread *t, lp_proxy *px, cushim_call *call, int after,
+                                                      uint32_t d)
+{
+    lua_State *L = t->L;
+    lp_run r = {.t = t, .call = call, .proxy = px, .proxy_ref = t->proxy_ref[d], .after = after};
+    int st;
+    lua_sethook(L, lp_budget_hook, LUA_MASKCOUNT, (int)lp_eng.o.budget);
+    lua_pushcfunction(L, lp_run_hooks);
+    lua_pushlightuserdata(L, &r);
+    st = lua_pcall(L, 1, 0, LP_SLOT_TRACEBACK);
+    px->call = NULL;
+    if (st != LUA_OK)
+        return lp_stage_failed(t, px, call, after, st, NULL);
+    if (after && px->state_ref != LUA_NOREF)
+        lp_state_unref(t, px);
+    return r.skip ? cushim_call_skip(call, r.code) : CUSHIM_CONTINUE;
+}
+
+/* One stage of a hooked call: the hot path. Per stage one lua_sethook (the budget counts from
+   here; the hook stays set, as no Lua code runs outside a protected call of ours) and one
+   lua_pcall straight into the policy's function when the stage has one (the usual case), with
+   the function and the call object pushed from the fixed stack and the message handler at its
+   bottom: nothing allocated, no table read. The call object at depth d keeps its call.state
+   table's ref from the before stage to the after stage (a call abandoned between them, which
+   only the host's depth-0 reset in lp_pre detects, leaves it to the state's collector). */
 int lp_state_run(lp_thread *t, cushim_call *call, int after, uint64_t *slot)
 {
     lua_State *L = t->L;
     const lp_gen *g = t->gen;
-    lp_run r = {.t = t, .call = call, .after = after};
     uint32_t d, id = call->api_id, fn;
-    int st = LUA_OK, rc = CUSHIM_CONTINUE;
-    char skiperr[512];
+    lp_proxy *px;
+    int st;
     if (!after) {
         d = t->pending++;
-        *slot = 1;
+        *slot = (uint64_t)(uintptr_t)t;
     } else {
         d = --t->pending;
     }
-    if (d >= LP_MAX_DEPTH || L == NULL || g == NULL || id >= g->id_limit)
+    if (d >= LP_MAX_DEPTH || L == NULL || id >= g->id_limit)
         return CUSHIM_CONTINUE;
-    r.proxy = t->proxy[d];
-    r.proxy->call = call;
-    r.proxy->after = after;
-    /* the per-call table's registry ref travels in the slot: 1 | ref << 1 (0: none) */
-    r.proxy->state_ref = after && (*slot >> 1) != 0 ? (int)(*slot >> 1) : LUA_NOREF;
-    t->mem.over = 0;
+    px = t->proxy[d];
+    if (!after)
+        px->state_ref = LUA_NOREF;
     fn = g->one[after][id];
-    if (fn == 0) {
-        /* nothing of the policy for this stage */
-    } else if (fn != LP_SEVERAL) {   /* one function: called directly, no C trampoline */
-        lua_sethook(L, lp_budget_hook, LUA_MASKCOUNT, (int)lp_eng.o.budget);
-        lua_pushvalue(L, LP_SLOT_FN(fn - 1, after));
-        lua_pushvalue(L, LP_SLOT_PROXY(d));
-        st = lua_pcall(L, 1, after ? 0 : LUA_MULTRET, LP_SLOT_TRACEBACK);
-        if (st == LUA_OK && !after && lua_gettop(L) > t->top) {   /* it returned something */
-            if (lua_touserdata(L, t->top + 1) == (void *)&lp_skip_key) {
-                char why[480];
-                if (lua_gettop(L) < t->top + 2 && lua_checkstack(L, 1))
-                    lua_pushnil(L);   /* cushim.skip() always gives two values: an odd return */
-                if (lua_gettop(L) >= t->top + 2 &&
-                    lp_code_of(L, t->top + 2, call->info->ret_kind, &r.code, why, sizeof why) == 0) {
-                    r.skip = 1;
-                } else {
-                    snprintf(skiperr, sizeof skiperr, "cushim.skip: %s",
-                             lua_gettop(L) >= t->top + 2 ? why : "no error code");
-                    st = -1;      /* reported below like a hook error */
-                }
-            }
-            lua_settop(L, t->top);
-        }
-    } else {
-        r.proxy_ref = t->proxy_ref[d];
-        lua_sethook(L, lp_budget_hook, LUA_MASKCOUNT, (int)lp_eng.o.budget);
-        lua_pushcfunction(L, lp_run_hooks);
-        lua_pushlightuserdata(L, &r);
-        st = lua_pcall(L, 1, 0, LP_SLOT_TRACEBACK);
+    if (fn == 0) {               /* nothing of the policy for this stage */
+        if (after && px->state_ref != LUA_NOREF)
+            lp_state_unref(t, px);
+        return CUSHIM_CONTINUE;
     }
-    r.proxy->call = NULL;
-    if (st != LUA_OK) {
-        const char *msg = st == -1 ? skiperr : lua_tostring(L, -1);
-        const cushim_api_info *info = call->info;
-        if (st == LUA_ERRMEM || t->mem.over) {
-            lp_log_error("%s %s hook of %s: memory cap reached (mem=%llu bytes)", lp_eng.o.script,
-                         after ? "after" : "before", info->name, (unsigned long long)t->mem.cap);
-            t->mem.over = 0;
-            lua_settop(L, t->top);
-            lua_gc(L, LUA_GCCOLLECT, 0);
-        } else {
-            lp_log_error("%s hook of %s failed (fail=%s): %s", after ? "after" : "before", info->name,
-                         lp_eng.o.fail_open ? "open" : "closed", msg ? msg : "?");
-        }
-        if (!lp_eng.o.fail_open && info->ret_kind != CUSHIM_RET_OTHER) {
-            if (!after)
-                rc = cushim_call_skip(call, info->ret_kind == CUSHIM_RET_CUDAERROR ? lp_eng.fail_rt : lp_eng.fail_cu);
-            else
-                cushim_call_set_result(call, info->ret_kind == CUSHIM_RET_CUDAERROR ? lp_eng.fail_rt : lp_eng.fail_cu);
-        }
-        lua_settop(L, t->top);
-    } else if (r.skip) {
-        rc = cushim_call_skip(call, r.code);
-    }
-    if (!after) {
-        int sref = r.proxy->state_ref;
-        *slot = 1 | ((uint64_t)(sref > 0 ? sref : 0) << 1);
-    } else if (r.proxy->state_ref > 0) {
-        lua_pushcfunction(L, lp_unref);   /* protected too: nothing of Lua runs unprotected */
-        lua_pushinteger(L, r.proxy->state_ref);
-        lua_pcall(L, 1, 0, 0);
-        lua_settop(L, t->top);
-    }
-    r.proxy->state_ref = LUA_NOREF;
-    return rc;
+    px->call = call;
+    px->after = after;
+    t->mem.over = 0;
+    if (fn == LP_SEVERAL)
+        return lp_stage_several(t, px, call, after, d);
+    lua_sethook(L, lp_budget_hook, LUA_MASKCOUNT, (int)lp_eng.o.budget);
+    lua_pushvalue(L, LP_SLOT_FN(fn - 1, after));
+    lua_pushvalue(L, LP_SLOT_PROXY(d));
+    st = lua_pcall(L, 1, after ? 0 : LUA_MULTRET, LP_SLOT_TRACEBACK);
+    px->call = NULL;
+    if (st != LUA_OK)
+        return lp_stage_failed(t, px, call, after, st, NULL);
+    if (!after)
+        return lua_gettop(L) == t->top ? CUSHIM_CONTINUE : lp_stage_returned(t, px, call);
+    if (px->state_ref != LUA_NOREF)
+        lp_state_unref(t, px);
+    return CUSHIM_CONTINUE;
 }
 
 static int lp_run_exit_cfn(lua_State *L)

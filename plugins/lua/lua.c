@@ -157,8 +157,8 @@ void lp_post(cushim_call *call, void *user, uint64_t *slot)
     (void)user;
     if (*slot == 0)
         return;
-    t = lp_eng.host->tls_get(lp_eng.tls_key);
-    if (t == NULL || t->L == NULL || t->pending == 0)
+    t = (lp_thread *)(uintptr_t)*slot;   /* lp_state_run's: this thread's, alive until it exits */
+    if (t->L == NULL || t->pending == 0)
         return;
     lp_state_run(t, call, 1, slot);
 }
