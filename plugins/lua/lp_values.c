@@ -363,10 +363,9 @@ void lp_push_enum(lua_State *L, const cushim_enum_info *e)
     }
 }
 
-/* Reads parameter i of 'params' (through an output pointer where the
-   descriptor says so; a struct as a view). */
-void lp_push_param(lua_State *L, lp_proxy *px, const cushim_api_info *info, const lp_pdesc *d, void *params,
-                          int i)
+/* The uncommon kinds: a struct view, a char buffer sized by another parameter, an enum by name. */
+static __attribute__((noinline)) void lp_push_param_other(lua_State *L, lp_proxy *px, const cushim_api_info *info,
+                                                          const lp_pdesc *d, void *params, int i)
 {
     const char *at = (const char *)params + d[i].offset;
     if (d[i].stype != NULL) {
@@ -401,4 +400,28 @@ void lp_push_param(lua_State *L, lp_proxy *px, const cushim_api_info *info, cons
     lp_push_mem(L, at, d[i].conv, d[i].size);
     if (d[i].etype != NULL && lua_isinteger(L, -1))
         lp_push_enum(L, d[i].etype);
+}
+
+/* Reads parameter i of 'params' (through an output pointer where the
+   descriptor says so; a struct as a view). */
+void lp_push_param(lua_State *L, lp_proxy *px, const cushim_api_info *info, const lp_pdesc *d, void *params,
+                   int i)
+{
+    const lp_pdesc *e = &d[i];
+    const char *at = (const char *)params + e->offset;
+    if (e->stype == NULL && e->etype == NULL) {   /* the usual: a number, or one read through a pointer */
+        if (!e->deref) {
+            lp_push_mem(L, at, e->conv, e->size);
+            return;
+        }
+        if (e->pconv != LC_CHARBUF) {
+            const void *ptr = *(void *const *)at;
+            if (ptr != NULL)
+                lp_push_mem(L, ptr, e->pconv, e->psize);
+            else
+                lua_pushnil(L);
+            return;
+        }
+    }
+    lp_push_param_other(L, px, info, d, params, i);
 }

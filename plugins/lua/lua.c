@@ -84,17 +84,20 @@ static void lp_tls_free(void *p)
     lp_thread_free(p);
 }
 
-static lp_thread *lp_thread_get(void)
+static __attribute__((noinline)) lp_thread *lp_thread_first(void)
 {
-    lp_thread *t = lp_eng.host->tls_get(lp_eng.tls_key);
-    if (t == NULL) {
-        t = lp_thread_new();
-        if (t != NULL && lp_eng.host->tls_set(lp_eng.tls_key, t) != CUSHIM_OK) {
-            lp_thread_free(t);
-            t = NULL;
-        }
+    lp_thread *t = lp_thread_new();
+    if (t != NULL && lp_eng.host->tls_set(lp_eng.tls_key, t) != CUSHIM_OK) {
+        lp_thread_free(t);
+        t = NULL;
     }
     return t;
+}
+
+static inline lp_thread *lp_thread_get(void)
+{
+    lp_thread *t = lp_eng.host->tls_get(lp_eng.tls_key);
+    return t != NULL ? t : lp_thread_first();
 }
 
 static int32_t lp_fail_code(const cushim_call *call)

@@ -5,5 +5,7 @@ cushim.before.cuCtxSynchronize = function(call)
   elseif mode == "loop" then while true do end
   elseif mode == "memory" then local t = {} for i = 1, 1e9 do t[i] = {i} end
   elseif mode == "badskip" then return cushim.skip("cudaErrorMemoryAllocation")   -- wrong library
+  elseif mode == "skip1" then return (cushim.skip("CUDA_ERROR_INVALID_VALUE"))    -- the code cut off
+  elseif mode == "values" then return 1, "two", {}                               -- not a skip: ignored
   end
 end
