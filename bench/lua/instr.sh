@@ -5,7 +5,8 @@
 # USAGE: bench/lua/instr.sh [build dir]            (default ./build)
 #   env: N1, N2 (the two call counts, default 2000 and 12000), LUALIB (a liblua5.4.so.0 to load instead of
 #   the system's: one built with symbols lets callgrind_annotate name Lua's own functions),
-#   KEEP=DIR (keep the callgrind profiles of the N2 runs in DIR, for callgrind_annotate).
+#   KEEP=DIR (keep the callgrind profiles of the N2 runs in DIR, for callgrind_annotate),
+#   PLUGIN (another build's lua.so, e.g. of an older commit, with this build's shim and program).
 #
 # The benchmark program (cushim_bench_lua percall) is run under callgrind twice per mode, with N1 and N2
 # calls; the difference of the total instruction counts divided by N2 - N1 is the cost of one call, with
@@ -18,7 +19,7 @@ BUILD=$(cd "${1:-build}" && pwd)
 HERE=$(cd "$(dirname "$0")" && pwd)
 BENCH="$BUILD/bench/lua/cushim_bench_lua"
 SHIM="$BUILD/runtime/libcushim.so"
-PLUGIN="$BUILD/plugins/lua.so"
+PLUGIN=${PLUGIN:-$BUILD/plugins/lua.so}
 N1=${N1:-2000}
 N2=${N2:-12000}
 command -v valgrind >/dev/null || { echo "instr.sh: valgrind is not installed" >&2; exit 1; }
@@ -54,4 +55,4 @@ echo "| empty C pre+post hook | $c |"
 echo "| Lua before+after, reads one parameter | $lua |"
 echo "| Lua minus C (the Lua hook's own work) | $((lua - c)) |"
 echo
-echo "liblua: ${LUALIB:-liblua5.4.so.0 of the system}; $(valgrind --version); $(uname -m)"
+echo "plugin: $PLUGIN; liblua: ${LUALIB:-liblua5.4.so.0 of the system}; $(valgrind --version); $(uname -m)"
