@@ -1,9 +1,9 @@
 /*
  * lp_internal.h - the Lua policy engine's modules and their shared types.
  *
- *   lua.c        the plugin: options, init/flush/fork, the C hooks
+ *   lua.c        the plugin: options, init/flush/fork, threads' records
  *   lp_gen.c     generations (load, index, publish, references) and the file watcher
- *   lp_state.c   one Lua state: sandbox, allocator cap, the script run, hook calls
+ *   lp_state.c   one Lua state: sandbox, allocator cap, the script run; the C hooks
  *   lp_bridge.c  the 'cushim' module: declarations, skip, clock, log, options, real calls
  *   lp_call.c    the call object, struct views, metadata tables (lp_bridge.h)
  *   lp_values.c  C <-> Lua values: parameter descriptors, results, enums, constants
@@ -154,8 +154,9 @@ extern lp_engine lp_eng LP_HIDDEN;
 
 /* lua.c */
 void lp_log_error(const char *fmt, ...) LP_HIDDEN __attribute__((format(printf, 1, 2)));
-int lp_pre(cushim_call *call, void *user, uint64_t *slot) LP_HIDDEN;     /* the hooks */
-void lp_post(cushim_call *call, void *user, uint64_t *slot) LP_HIDDEN;
+extern _Atomic int lp_restart_watcher LP_HIDDEN;   /* after fork: start the watcher again */
+lp_thread *lp_thread_first(void) LP_HIDDEN;        /* a new thread's record, or NULL */
+void lp_thread_switch(lp_thread *t) LP_HIDDEN;     /* to the current generation */
 
 /* lp_gen.c */
 void lp_gen_release(lp_gen *g) LP_HIDDEN;
@@ -175,8 +176,8 @@ const char *lp_script_base(void) LP_HIDDEN;   /* the policy file's name without 
    0, or -1 with the error text in 'err'. */
 int lp_state_build(lp_thread *t, lp_gen *g, int validating, char *err, size_t errlen) LP_HIDDEN;
 void lp_state_close(lp_thread *t) LP_HIDDEN;
-/* Runs the hooks of 'call' for one stage; returns CUSHIM_CONTINUE or CUSHIM_SKIP. */
-int lp_state_run(lp_thread *t, cushim_call *call, int after, uint64_t *slot) LP_HIDDEN;
+int lp_pre(cushim_call *call, void *user, uint64_t *slot) LP_HIDDEN;     /* the hooks */
+void lp_post(cushim_call *call, void *user, uint64_t *slot) LP_HIDDEN;
 void lp_state_run_exit(lp_thread *t) LP_HIDDEN;
 
 /* lp_call.c */

@@ -495,9 +495,10 @@ static __attribute__((noinline)) int lp_stage_several(lp_thread *t, lp_proxy *px
    lua_pcall straight into the policy's function when the stage has one (the usual case), with
    the function and the call object pushed from the fixed stack and the message handler at its
    bottom: nothing allocated, no table read. The call object at depth d keeps its call.state
-   table's ref from the before stage to the after stage (a call abandoned between them, which
-   only the host's depth-0 reset in lp_pre detects, leaves it to the state's collector). */
-int lp_state_run(lp_thread *t, cushim_call *call, int after, uint64_t *slot)
+   table's ref from the before stage to the after stage (one left by a call abandoned between
+   them, which only the host's depth-0 reset in lp_pre detects, is dropped by the next before
+   stage at that depth). */
+static inline __attribute__((always_inline)) int lp_state_run(lp_thread *t, cushim_call *call, int after, uint64_t *slot)
 {
     lua_State *L = t->L;
     const lp_gen *g = t->gen;
@@ -513,8 +514,8 @@ int lp_state_run(lp_thread *t, cushim_call *call, int after, uint64_t *slot)
     if (d >= LP_MAX_DEPTH || L == NULL || id >= g->id_limit)
         return CUSHIM_CONTINUE;
     px = t->proxy[d];
-    if (!after)
-        px->state_ref = LUA_NOREF;
+    if (!after && px->state_ref != LUA_NOREF)
+        lp_state_unref(t, px);   /* of a call abandoned between its stages */
     fn = g->one[after][id];
     if (fn == 0) {               /* nothing of the policy for this stage */
         if (after && px->state_ref != LUA_NOREF)
@@ -539,6 +540,55 @@ int lp_state_run(lp_thread *t, cushim_call *call, int after, uint64_t *slot)
         lp_state_unref(t, px);
     return CUSHIM_CONTINUE;
 }
+
+/* The plugin's hooks: its pre and post functions for every API of the generations' groups. */
+int lp_pre(cushim_call *call, void *user, uint64_t *slot)
+{
+    lp_thread *t;
+    lp_gen *cur, *g;
+    (void)user;
+    if (atomic_load_explicit(&lp_restart_watcher, memory_order_relaxed) &&
+        atomic_exchange(&lp_restart_watcher, 0))
+        lp_watch_start();
+    t = lp_eng.host->tls_get(lp_eng.tls_key);
+    if (t == NULL && (t = lp_thread_first()) == NULL)
+        return CUSHIM_CONTINUE;
+    if (t->loading)
+        return CUSHIM_CONTINUE;
+    if (call->seq == t->last_seq)   /* another generation's group ran this call */
+        return CUSHIM_CONTINUE;
+    if (call->depth == 0)
+        t->pending = 0;             /* nothing of ours is in progress on this thread */
+    cur = atomic_load_explicit(&lp_eng.current, memory_order_acquire);
+    if (cur == NULL)
+        return CUSHIM_CONTINUE;
+    if (t->gen != cur && t->pending == 0)
+        lp_thread_switch(t);
+    g = t->gen;
+    if (g == NULL || call->api_id >= g->id_limit || g->count[call->api_id] == 0)
+        return CUSHIM_CONTINUE;
+    t->last_seq = call->seq;
+    if (t->broken) {
+        if (lp_eng.o.fail_open || call->info->ret_kind == CUSHIM_RET_OTHER)
+            return CUSHIM_CONTINUE;
+        return cushim_call_skip(call, call->info->ret_kind == CUSHIM_RET_CUDAERROR ? lp_eng.fail_rt
+                                                                                 : lp_eng.fail_cu);
+    }
+    return lp_state_run(t, call, 0, slot);
+}
+
+void lp_post(cushim_call *call, void *user, uint64_t *slot)
+{
+    lp_thread *t;
+    (void)user;
+    if (*slot == 0)
+        return;
+    t = (lp_thread *)(uintptr_t)*slot;   /* lp_state_run's: this thread's, alive until it exits */
+    if (t->L == NULL || t->pending == 0)
+        return;
+    lp_state_run(t, call, 1, slot);
+}
+
 
 static int lp_run_exit_cfn(lua_State *L)
 {
