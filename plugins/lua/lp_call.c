@@ -357,7 +357,7 @@ static int lp_call_index(lua_State *L)
     if (p != NULL && p->call != NULL && key != NULL && (pn = p->pn) != NULL && pn->info == p->call->info) {
         for (uint32_t k = 0; k < pn->n; k++)
             if (pn->key[k] == key) {
-                lp_push_param(L, p, pn->info, pn->d, p->call->params, (int)k);
+                lp_push_param_inl(L, p, pn->info, pn->d, p->call->params, (int)k);
                 return 1;
             }
     }
