@@ -41,7 +41,8 @@ done
 med() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 spread() { printf '%s\n' "$@" | sort -g | awk 'NR==1{lo=$1} {hi=$1} END {print lo "-" hi}'; }
 mc=$(med "${c[@]}") ml=$(med "${l[@]}")
-echo "| hook on cuCtxGetCurrent | median ns/call ($ROUNDS interleaved rounds, each the median of 5 x $ITERS) | rounds' min-max |"
+echo "| hook on cuCtxGetCurrent | median ns/call ($ROUNDS interleaved rounds, each the median of 5 x $ITERS)" \
+     "| rounds' min-max |"
 echo "| --- | ---: | ---: |"
 echo "| empty C pre+post | $mc | $(spread "${c[@]}") |"
 echo "| Lua before+after, reads one parameter | $ml | $(spread "${l[@]}") |"

@@ -498,7 +498,8 @@ static __attribute__((noinline)) int lp_stage_several(lp_thread *t, lp_proxy *px
    table's ref from the before stage to the after stage (one left by a call abandoned between
    them, which only the host's depth-0 reset in lp_pre detects, is dropped by the next before
    stage at that depth). */
-static inline __attribute__((always_inline)) int lp_state_run(lp_thread *t, cushim_call *call, int after, uint64_t *slot)
+static inline __attribute__((always_inline)) int lp_state_run(lp_thread *t, cushim_call *call, int after,
+                                                              uint64_t *slot)
 {
     lua_State *L = t->L;
     const lp_gen *g = t->gen;
@@ -588,7 +589,6 @@ void lp_post(cushim_call *call, void *user, uint64_t *slot)
         return;
     lp_state_run(t, call, 1, slot);
 }
-
 
 static int lp_run_exit_cfn(lua_State *L)
 {
