@@ -195,6 +195,13 @@ budget)
     err "instruction budget of 100000 exceeded"
     run "$td/errors.lua" "opt=mode=loop,budget=100000,fail=open" init sync 1; ok
     line "sync 0"
+    # the budget is per hook call: stages of ~60% each never add up
+    run "$td/errors.lua" "opt=mode=heavy,budget=100000" init sync 3; ok
+    line "sync 0 0 0"
+    noerr "budget"
+    run "$td/errors.lua" "opt=mode=heavy,budget=30000" init sync 1; ok
+    line "sync 999"                        # while one stage alone is over a smaller budget
+    err "instruction budget of 30000 exceeded"
     # a top level that runs away: the load fails (10 x budget)
     printf 'while true do end\n' >"$out.d/spin.lua"
     run "$out.d/spin.lua" "budget=100000" init; ok
