@@ -6,7 +6,8 @@
 #   env: N1, N2 (the two call counts, default 2000 and 12000), LUALIB (a liblua5.4.so.0 to load instead of
 #   the system's: one built with symbols lets callgrind_annotate name Lua's own functions),
 #   KEEP=DIR (keep the callgrind profiles of the N2 runs in DIR, for callgrind_annotate),
-#   PLUGIN (another build's lua.so, e.g. of an older commit, with this build's shim and program).
+#   PLUGIN (another build's lua.so, e.g. of an older commit, with this build's shim and program),
+#   POLICY (another policy on cuCtxGetCurrent instead of bench/lua/policy.lua).
 #
 # The benchmark program (cushim_bench_lua percall) is run under callgrind twice per mode, with N1 and N2
 # calls; the difference of the total instruction counts divided by N2 - N1 is the cost of one call, with
@@ -26,7 +27,8 @@ command -v valgrind >/dev/null || { echo "instr.sh: valgrind is not installed" >
 for f in "$BENCH" "$SHIM" "$PLUGIN"; do [ -e "$f" ] || { echo "missing $f" >&2; exit 1; }; done
 [ "$N2" -gt "$N1" ] || { echo "instr.sh: N2 must be larger than N1" >&2; exit 2; }
 export LD_LIBRARY_PATH="$BUILD/tests/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-LUA="$PLUGIN:script=$HERE/policy.lua,reload=false${LUALIB:+,lualib=$LUALIB}"
+POLICY=$(cd "$(dirname "${POLICY:-$HERE/policy.lua}")" && pwd)/$(basename "${POLICY:-policy.lua}")
+LUA="$PLUGIN:script=$POLICY,reload=false${LUALIB:+,lualib=$LUALIB}"
 
 # count MODE N [plugins]: the total instructions of one run
 count() {
@@ -52,7 +54,7 @@ echo "| cuCtxGetCurrent, one thread | instructions per call (callgrind, ($N2 - $
 echo "| --- | ---: |"
 echo "| no hook | $none |"
 echo "| empty C pre+post hook | $c |"
-echo "| Lua before+after, reads one parameter | $lua |"
+echo "| Lua ($(basename "$POLICY")) | $lua |"
 echo "| Lua minus C (the Lua hook's own work) | $((lua - c)) |"
 echo
-echo "plugin: $PLUGIN; liblua: ${LUALIB:-liblua5.4.so.0 of the system}; $(valgrind --version); $(uname -m)"
+echo "policy: $POLICY; plugin: $PLUGIN; liblua: ${LUALIB:-liblua5.4.so.0 of the system}; $(valgrind --version); $(uname -m)"

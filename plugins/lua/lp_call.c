@@ -345,7 +345,7 @@ static int lp_call_set_raw(lua_State *L)
     return 0;
 }
 
-static int lp_call_index_slow(lua_State *L, lp_proxy *p, const char *key);
+static int lp_call_index_slow(lua_State *L, lp_proxy *p, const char *key, int not_param);
 
 /* call.NAME: the hot path reads a parameter of the API whose names this call object matched last
    (lp_pnames), everything else goes to lp_call_index_slow. */
@@ -360,11 +360,13 @@ static int lp_call_index(lua_State *L)
                 lp_push_param_inl(L, p, pn->info, pn->d, p->call->params, (int)k);
                 return 1;
             }
+        return lp_call_index_slow(L, p, key, pn->interned);   /* call.result, call.state, ... */
     }
-    return lp_call_index_slow(L, p, key);
+    return lp_call_index_slow(L, p, key, 0);
 }
 
-static __attribute__((noinline)) int lp_call_index_slow(lua_State *L, lp_proxy *p, const char *key)
+/* 'not_param': the key is known to name no parameter. */
+static __attribute__((noinline)) int lp_call_index_slow(lua_State *L, lp_proxy *p, const char *key, int not_param)
 {
     cushim_call *c;
     const cushim_api_info *info;
@@ -376,7 +378,7 @@ static __attribute__((noinline)) int lp_call_index_slow(lua_State *L, lp_proxy *
     info = c->info;
     if (key == NULL)
         return 0;
-    i = lp_param_of(L, p, key, &d);
+    i = not_param ? -1 : lp_param_of(L, p, key, &d);
     if (i >= 0) {
         lp_push_param(L, p, info, d, c->params, i);
         return 1;
