@@ -74,6 +74,8 @@ static void lp_declare(lua_State *L, lp_thread *t, const char *sel, int table_fo
             }
     if (k == t->ndecl) {
         char *s, *w;
+        if (t->ndecl >= LP_MAX_HOOKS)
+            luaL_error(L, "more than %d hook declarations", LP_MAX_HOOKS);
         luaL_where(L, 1);   /* the Lua line that declares the hook */
         if (t->ndecl == t->capdecl && lp_decl_grow(t) != 0)
             luaL_error(L, "out of memory");

@@ -16,6 +16,7 @@ typedef struct lp_pdesc {
     const cushim_enum_info *etype;     /* values shown by name (type metadata)   */
     const cushim_struct_info *stype;   /* a struct by value, or pointed to      */
     uint8_t sptr;                      /* stype is pointed to (read-only)        */
+    uint32_t offset;                   /* in the call's parameter block          */
 } lp_pdesc;
 
 /* lp_values.c */
@@ -30,6 +31,33 @@ int lp_param_index(const cushim_api_info *info, const char *key) LP_HIDDEN;
 void lp_push_enum(lua_State *L, const cushim_enum_info *e) LP_HIDDEN;
 void lp_push_param(lua_State *L, lp_proxy *px, const cushim_api_info *info, const lp_pdesc *d, void *params,
                    int i) LP_HIDDEN;
+
+/* Reads parameter i: the common kinds (a number, or one read through an output pointer) here,
+   the others (struct views, enums by name, character buffers) by lp_push_param. */
+static inline void lp_push_param_inl(lua_State *L, lp_proxy *px, const cushim_api_info *info, const lp_pdesc *d,
+                                     void *params, int i)
+{
+    const lp_pdesc *e = &d[i];
+    const char *at = (const char *)params + e->offset;
+    uint8_t conv = e->conv, size = e->size;
+    if (e->stype != NULL || e->etype != NULL || (e->deref && e->pconv == LC_CHARBUF)) {
+        lp_push_param(L, px, info, d, params, i);
+        return;
+    }
+    if (e->deref) {
+        at = *(const char *const *)at;
+        if (at == NULL) {
+            lua_pushnil(L);
+            return;
+        }
+        conv = e->pconv;
+        size = e->psize;
+    }
+    if (size == 8 && (conv == LC_INT || conv == LC_UINT))
+        lua_pushinteger(L, (lua_Integer) * (const int64_t *)at);
+    else
+        lp_push_mem(L, at, conv, size);
+}
 
 /* lp_call.c */
 void lp_push_sview(lua_State *L, lp_proxy *px, unsigned char *base, const cushim_struct_info *si,

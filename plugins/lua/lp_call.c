@@ -216,6 +216,94 @@ static int lp_sview_tostring(lua_State *L)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Parameter names as strings of one state                                  */
+/* ------------------------------------------------------------------------ */
+/* Lua interns its short strings: within one state, every string with the
+   text of a parameter name (the constant "bytesize" of call.bytesize, or one
+   made at run time) is the one object, as long as that object lives. So
+   once per API per state the names are pushed (and kept alive as the user
+   values of this record's userdata) and their addresses recorded: the call
+   object's __index and __newindex then find a parameter by comparing the
+   key's address with these, no string compared. A name Lua does not intern
+   (longer than its short-string limit) makes 'interned' 0, and a key that
+   matches no address is then looked up by text too. */
+typedef struct lp_pnames {
+    const cushim_api_info *info;
+    const lp_pdesc *d;          /* the API's conversion descriptors               */
+    uint32_t n;
+    int interned;               /* every name's text has only this one object     */
+    const char *key[];          /* per parameter: the name's address, NULL if none */
+} lp_pnames;
+
+void lp_pnames_free(lp_thread *t)
+{
+    free(t->pnames);   /* the records are Lua's, freed with the state */
+    t->pnames = NULL;
+}
+
+/* Inside a protected call (a Lua error is caught by its pcall). NULL: no record
+   (out of memory): the caller looks the name up by text. */
+static lp_pnames *lp_pnames_of(lua_State *L, lp_thread *t, const cushim_api_info *info)
+{
+    const lp_gen *g = t->gen;
+    uint32_t slot;
+    lp_pnames *pn;
+    const lp_pdesc *d;
+    if (g == NULL || info->id >= g->id_limit || (slot = g->dense[info->id]) == 0)
+        return NULL;
+    if (t->pnames == NULL && (t->pnames = calloc(g->nhooked, sizeof *t->pnames)) == NULL)
+        return NULL;
+    if ((pn = t->pnames[slot - 1]) != NULL)
+        return pn;
+    if ((d = lp_desc(info)) == NULL)
+        return NULL;
+    pn = lua_newuserdatauv(L, sizeof *pn + sizeof(const char *) * info->nparams, (int)info->nparams);
+    pn->info = info;
+    pn->d = d;
+    pn->n = info->nparams;
+    pn->interned = 1;
+    for (uint32_t i = 0; i < info->nparams; i++) {
+        const cushim_param_info *p = lp_eng.host->api_param(info, i);
+        size_t len = p != NULL && p->name != NULL ? strlen(p->name) : 0;
+        const char *a, *b;
+        pn->key[i] = NULL;
+        if (len == 0)
+            continue;
+        a = lua_pushlstring(L, p->name, len);
+        b = lua_pushlstring(L, p->name, len);   /* the same object only if interned */
+        if (a != b)
+            pn->interned = 0;
+        lua_pop(L, 1);
+        lua_setiuservalue(L, -2, (int)i + 1);
+        pn->key[i] = a;
+    }
+    (void)luaL_ref(L, LUA_REGISTRYINDEX);   /* kept until the state closes */
+    t->pnames[slot - 1] = pn;
+    return pn;
+}
+
+/* The parameter named by the string 'key' (stack index 2), or -1; *d its API's descriptors. */
+static int lp_param_of(lua_State *L, lp_proxy *p, const char *key, const lp_pdesc **d)
+{
+    const cushim_api_info *info = p->call->info;
+    lp_pnames *pn = lp_pnames_of(L, p->t, info);
+    int i;
+    if (pn != NULL) {
+        p->pn = pn;
+        *d = pn->d;
+        for (uint32_t k = 0; k < pn->n; k++)
+            if (pn->key[k] == key)
+                return (int)k;
+        if (pn->interned)
+            return -1;
+    }
+    i = lp_param_index(info, key);
+    if (i >= 0 && (*d = lp_desc(info)) == NULL)
+        luaL_error(L, "out of memory");
+    return i;
+}
+
+/* ------------------------------------------------------------------------ */
 /* The call object                                                          */
 /* ------------------------------------------------------------------------ */
 static lp_proxy *lp_proxy_live(lua_State *L)
@@ -257,20 +345,41 @@ static int lp_call_set_raw(lua_State *L)
     return 0;
 }
 
+static int lp_call_index_slow(lua_State *L, lp_proxy *p, const char *key, int not_param);
+
+/* call.NAME: the hot path reads a parameter of the API whose names this call object matched last
+   (lp_pnames), everything else goes to lp_call_index_slow. */
 static int lp_call_index(lua_State *L)
 {
-    lp_proxy *p = lp_proxy_live(L);
-    cushim_call *c = p->call;
-    const cushim_api_info *info = c->info;
+    lp_proxy *p = lua_touserdata(L, 1);   /* only our metatable leads here (__metatable hides it) */
     const char *key = lua_tostring(L, 2);
+    const lp_pnames *pn;
+    if (p != NULL && p->call != NULL && key != NULL && (pn = p->pn) != NULL && pn->info == p->call->info) {
+        for (uint32_t k = 0; k < pn->n; k++)
+            if (pn->key[k] == key) {
+                lp_push_param_inl(L, p, pn->info, pn->d, p->call->params, (int)k);
+                return 1;
+            }
+        return lp_call_index_slow(L, p, key, pn->interned);   /* call.result, call.state, ... */
+    }
+    return lp_call_index_slow(L, p, key, 0);
+}
+
+/* 'not_param': the key is known to name no parameter. */
+static __attribute__((noinline)) int lp_call_index_slow(lua_State *L, lp_proxy *p, const char *key, int not_param)
+{
+    cushim_call *c;
+    const cushim_api_info *info;
+    const lp_pdesc *d = NULL;
     int i;
+    if (p == NULL || p->call == NULL)
+        return luaL_error(L, "a call object is valid only while its hook runs");
+    c = p->call;
+    info = c->info;
     if (key == NULL)
         return 0;
-    i = lp_param_index(info, key);
+    i = not_param ? -1 : lp_param_of(L, p, key, &d);
     if (i >= 0) {
-        const lp_pdesc *d = lp_desc(info);
-        if (d == NULL)
-            return luaL_error(L, "out of memory");
         lp_push_param(L, p, info, d, c->params, i);
         return 1;
     }
@@ -357,13 +466,10 @@ static int lp_call_newindex(lua_State *L)
     cushim_call *c = p->call;
     const cushim_api_info *info = c->info;
     const char *key = luaL_checkstring(L, 2);
-    int i = lp_param_index(info, key);
+    const lp_pdesc *d = NULL;
+    int i = lp_param_of(L, p, key, &d);
     if (i >= 0) {
-        const lp_pdesc *d = lp_desc(info);
-        const cushim_param_info *pi = lp_eng.host->api_param(info, (uint32_t)i);
-        char *at = (char *)c->params + pi->offset;
-        if (d == NULL)
-            return luaL_error(L, "out of memory");
+        char *at = (char *)c->params + d[i].offset;
         if (d[i].stype != NULL)
             return luaL_error(L, "%s.%s is a struct: write its fields (call.%s.FIELD = v)", info->name, key, key);
         if (d[i].deref) {
@@ -415,6 +521,7 @@ void lp_proxy_new(lua_State *L, lp_thread *t, int depth)
     p->t = t;
     p->after = 0;
     p->state_ref = LUA_NOREF;
+    p->pn = NULL;
     luaL_setmetatable(L, LP_CALL_MT);
     t->proxy[depth] = p;
     t->proxy_ref[depth] = luaL_ref(L, LUA_REGISTRYINDEX);

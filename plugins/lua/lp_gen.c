@@ -35,6 +35,9 @@ static void lp_gen_free(lp_gen *g)
     free(g->first);
     free(g->count);
     free(g->list);
+    free(g->one[0]);
+    free(g->one[1]);
+    free(g->dense);
     free(g->select_all);
     free(g->source);
     free(g);
@@ -171,6 +174,26 @@ static int lp_gen_index(lp_gen *g, char *err, size_t errlen)
         }
     }
     free(ids);
+    /* what a stage runs, decided once here rather than on every call */
+    g->one[0] = calloc(lim ? lim : 1, sizeof *g->one[0]);
+    g->one[1] = calloc(lim ? lim : 1, sizeof *g->one[1]);
+    g->dense = calloc(lim ? lim : 1, sizeof *g->dense);
+    if (g->one[0] == NULL || g->one[1] == NULL || g->dense == NULL) {
+        snprintf(err, errlen, "out of memory indexing the policy's hooks");
+        return -1;
+    }
+    for (uint32_t id = 0; id < lim; id++) {
+        if (g->count[id] == 0)
+            continue;
+        g->dense[id] = ++g->nhooked;
+        for (uint32_t i = 0; i < g->count[id]; i++) {
+            uint32_t k = g->list[g->first[id] + i];
+            if (g->hooks[k].before)
+                g->one[0][id] = g->one[0][id] == 0 ? k + 1 : LP_SEVERAL;
+            if (g->hooks[k].after)
+                g->one[1][id] = g->one[1][id] == 0 ? k + 1 : LP_SEVERAL;
+        }
+    }
     return 0;
 nomem:
     free(ids);

@@ -1,9 +1,9 @@
 /*
  * lp_internal.h - the Lua policy engine's modules and their shared types.
  *
- *   lua.c        the plugin: options, init/flush/fork, the C hooks
+ *   lua.c        the plugin: options, init/flush/fork, threads' records
  *   lp_gen.c     generations (load, index, publish, references) and the file watcher
- *   lp_state.c   one Lua state: sandbox, allocator cap, the script run, hook calls
+ *   lp_state.c   one Lua state: sandbox, allocator cap, the script run; the C hooks
  *   lp_bridge.c  the 'cushim' module: declarations, skip, clock, log, options, real calls
  *   lp_call.c    the call object, struct views, metadata tables (lp_bridge.h)
  *   lp_values.c  C <-> Lua values: parameter descriptors, results, enums, constants
@@ -30,6 +30,15 @@
 
 #define LP_HIDDEN __attribute__((visibility("hidden")))
 #define LP_MAX_DEPTH 8          /* nested hooked calls on one thread with a call object each */
+#define LP_MAX_HOOKS 65535      /* hook declarations per policy (indices are 16 bits)        */
+#define LP_SEVERAL UINT32_MAX   /* lp_gen.one: more than one function for the stage          */
+
+/* The fixed bottom of each running state's stack (lp_state_build), below every hook call:
+   the message handler of every protected call, the call objects, then each hook's functions
+   (nil where it has none): a hook call pushes its function and call object with lua_pushvalue. */
+#define LP_SLOT_TRACEBACK 1
+#define LP_SLOT_PROXY(d) (2 + (int)(d))
+#define LP_SLOT_FN(k, after) (2 + LP_MAX_DEPTH + 2 * (int)(k) + (int)(after))
 
 /* allow= words */
 #define LP_ALLOW_OS 1u
@@ -70,6 +79,10 @@ typedef struct lp_gen {
     uint32_t *first;            /* per API id: index into 'list' ...             */
     uint16_t *count;            /* ... and how many hooks apply                  */
     uint16_t *list;             /* hook indices, in declaration order            */
+    uint32_t *one[2];           /* per API id and stage (0 before, 1 after): 0 no function,
+                                   k + 1 only hook k's, LP_SEVERAL more than one     */
+    uint32_t *dense;            /* per API id: 1.. for each hooked API, 0 others   */
+    uint32_t nhooked;           /* hooked APIs (the largest 'dense')               */
     char *select_all;           /* union of the selectors (host hook group)      */
     uint64_t group;
     int registered;
@@ -87,6 +100,7 @@ typedef struct lp_proxy {
     struct lp_thread *t;
     int after;                  /* 0 in before hooks, 1 in after hooks           */
     int state_ref;              /* per-call table (LUA_NOREF until used)         */
+    struct lp_pnames *pn;       /* the parameter names of the API it last served  */
 } lp_proxy;
 
 typedef struct lp_thread {
@@ -107,6 +121,9 @@ typedef struct lp_thread {
     lp_hookdef *decl;
     uint32_t ndecl, capdecl;
     int exiting;                /* at_exit functions are running                 */
+    int top;                    /* the height of the fixed stack (LP_SLOT_*)     */
+    struct lp_pnames **pnames;  /* per gen->dense index: parameter names as this
+                                   state's strings (lp_call.c), built on first use */
 } lp_thread;
 
 /* The engine (one per process: the plugin's name is unique). */
@@ -137,8 +154,9 @@ extern lp_engine lp_eng LP_HIDDEN;
 
 /* lua.c */
 void lp_log_error(const char *fmt, ...) LP_HIDDEN __attribute__((format(printf, 1, 2)));
-int lp_pre(cushim_call *call, void *user, uint64_t *slot) LP_HIDDEN;     /* the hooks */
-void lp_post(cushim_call *call, void *user, uint64_t *slot) LP_HIDDEN;
+extern _Atomic int lp_restart_watcher LP_HIDDEN;   /* after fork: start the watcher again */
+lp_thread *lp_thread_first(void) LP_HIDDEN;        /* a new thread's record, or NULL */
+void lp_thread_switch(lp_thread *t) LP_HIDDEN;     /* to the current generation */
 
 /* lp_gen.c */
 void lp_gen_release(lp_gen *g) LP_HIDDEN;
@@ -158,9 +176,12 @@ const char *lp_script_base(void) LP_HIDDEN;   /* the policy file's name without 
    0, or -1 with the error text in 'err'. */
 int lp_state_build(lp_thread *t, lp_gen *g, int validating, char *err, size_t errlen) LP_HIDDEN;
 void lp_state_close(lp_thread *t) LP_HIDDEN;
-/* Runs the hooks of 'call' for one stage; returns CUSHIM_CONTINUE or CUSHIM_SKIP. */
-int lp_state_run(lp_thread *t, cushim_call *call, int after, uint64_t *slot) LP_HIDDEN;
+int lp_pre(cushim_call *call, void *user, uint64_t *slot) LP_HIDDEN;     /* the hooks */
+void lp_post(cushim_call *call, void *user, uint64_t *slot) LP_HIDDEN;
 void lp_state_run_exit(lp_thread *t) LP_HIDDEN;
+
+/* lp_call.c */
+void lp_pnames_free(lp_thread *t) LP_HIDDEN;   /* with the state: the parameter-name cache */
 
 /* lp_bridge.c */
 int lp_bridge_init(void) LP_HIDDEN;                         /* at init, one thread */

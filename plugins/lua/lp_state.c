@@ -193,7 +193,22 @@ static int lp_setup(lua_State *L)
     lua_call(L, 0, 0);
     lua_sethook(L, NULL, 0, 0);
     t->loading = 0;
-    return 0;
+    /* the fixed stack above the message handler (LP_SLOT_*), returned to lp_state_build */
+    lua_settop(L, 0);
+    luaL_checkstack(L, LP_MAX_DEPTH + 2 * (int)t->ndecl + LUA_MINSTACK, "too many hooks for one Lua state");
+    for (int d = 0; d < LP_MAX_DEPTH; d++)
+        lua_rawgeti(L, LUA_REGISTRYINDEX, t->proxy_ref[d]);
+    for (uint32_t k = 0; k < t->ndecl; k++) {
+        if (t->fn_before[k] != LUA_NOREF)
+            lua_rawgeti(L, LUA_REGISTRYINDEX, t->fn_before[k]);
+        else
+            lua_pushnil(L);
+        if (t->fn_after[k] != LUA_NOREF)
+            lua_rawgeti(L, LUA_REGISTRYINDEX, t->fn_after[k]);
+        else
+            lua_pushnil(L);
+    }
+    return lua_gettop(L);
 }
 
 /* Every thread's record is on one list: found at exit, and reachable for leak checkers (the host keeps
@@ -240,6 +255,8 @@ static void lp_state_drop(lp_thread *t)
     free(t->fn_before);
     free(t->fn_after);
     t->fn_before = t->fn_after = NULL;
+    lp_pnames_free(t);
+    t->top = 0;
     lp_decl_free(t);
     for (int d = 0; d < LP_MAX_DEPTH; d++) {
         t->proxy_ref[d] = LUA_NOREF;
@@ -309,10 +326,10 @@ int lp_state_build(lp_thread *t, lp_gen *g, int validating, char *err, size_t er
     atomic_fetch_add_explicit(&lp_eng.live_states, 1, memory_order_relaxed);
     t->L = L;
     lua_atpanic(L, lp_panic);
-    lua_pushcfunction(L, lp_traceback);
+    lua_pushcfunction(L, lp_traceback);   /* LP_SLOT_TRACEBACK, for good */
     lua_pushcfunction(L, lp_setup);
     lua_pushlightuserdata(L, t);
-    st = lua_pcall(L, 1, 0, 1);
+    st = lua_pcall(L, 1, LUA_MULTRET, LP_SLOT_TRACEBACK);
     t->loading = 0;
     if (st != LUA_OK) {
         const char *msg = lua_tostring(L, -1);
@@ -324,7 +341,13 @@ int lp_state_build(lp_thread *t, lp_gen *g, int validating, char *err, size_t er
         lp_state_drop(t);   /* t->gen stays: the caller's reference */
         return -1;
     }
-    lua_settop(L, 0);
+    t->top = lua_gettop(L);   /* the message handler and what lp_setup returned */
+    if (!lua_checkstack(L, LUA_MINSTACK)) {   /* room above it for the hook calls' pushes */
+        snprintf(err, errlen, "%s: the policy needs more than mem=%llu bytes to load", lp_eng.o.script,
+                 (unsigned long long)t->mem.cap);
+        lp_state_drop(t);
+        return -1;
+    }
     if (!validating) {
         if (!lp_same_decls(t, g)) {
             snprintf(err, errlen, "%s: this thread's run declared other hooks than the first run (declarations "
@@ -350,6 +373,7 @@ typedef struct lp_run {
     int32_t code;
 } lp_run;
 
+/* A stage with several functions: called in order by this C function, inside one protected call. */
 static int lp_run_hooks(lua_State *L)
 {
     lp_run *r = lua_touserdata(L, 1);
@@ -378,113 +402,192 @@ static int lp_run_hooks(lua_State *L)
     return 0;
 }
 
-/* How many functions the policy has for this API's stage; 'ref' the last one. */
-static int lp_stage_functions(const lp_thread *t, uint32_t id, int after, int *ref)
-{
-    const lp_gen *g = t->gen;
-    int n = 0;
-    for (uint32_t i = 0; i < g->count[id]; i++) {
-        uint32_t k = g->list[g->first[id] + i];
-        int f = after ? t->fn_after[k] : t->fn_before[k];
-        if (f != LUA_NOREF) {
-            n++;
-            *ref = f;
-        }
-    }
-    return n;
-}
-
 static int lp_unref(lua_State *L)
 {
     luaL_unref(L, LUA_REGISTRYINDEX, (int)lua_tointegerx(L, 1, NULL));
     return 0;
 }
 
-int lp_state_run(lp_thread *t, cushim_call *call, int after, uint64_t *slot)
+/* Drops the per-call table of px (call.state), protected like everything of Lua. */
+static void lp_state_unref(lp_thread *t, lp_proxy *px)
 {
     lua_State *L = t->L;
-    lp_run r = {.t = t, .call = call, .after = after};
-    uint32_t d;
-    int st, rc = CUSHIM_CONTINUE, nfn, ref = LUA_NOREF;
-    char skiperr[512];
+    lua_pushcfunction(L, lp_unref);
+    lua_pushinteger(L, px->state_ref);
+    lua_pcall(L, 1, 0, 0);
+    lua_settop(L, t->top);
+    px->state_ref = LUA_NOREF;
+}
+
+/* A stage that failed (st: the lua_pcall status, or -1 with the reason in 'why'): logged
+   (rate-limited), and the call fails or proceeds as fail= says. */
+static __attribute__((noinline)) int lp_stage_failed(lp_thread *t, lp_proxy *px, cushim_call *call, int after,
+                                                     int st, const char *why)
+{
+    lua_State *L = t->L;
+    const cushim_api_info *info = call->info;
+    const char *msg = st == -1 ? why : lua_tostring(L, -1);
+    int rc = CUSHIM_CONTINUE;
+    if (st == LUA_ERRMEM || t->mem.over) {
+        lp_log_error("%s %s hook of %s: memory cap reached (mem=%llu bytes)", lp_eng.o.script,
+                     after ? "after" : "before", info->name, (unsigned long long)t->mem.cap);
+        t->mem.over = 0;
+        lua_settop(L, t->top);
+        lua_gc(L, LUA_GCCOLLECT, 0);
+    } else {
+        lp_log_error("%s hook of %s failed (fail=%s): %s", after ? "after" : "before", info->name,
+                     lp_eng.o.fail_open ? "open" : "closed", msg ? msg : "?");
+    }
+    if (!lp_eng.o.fail_open && info->ret_kind != CUSHIM_RET_OTHER) {
+        int32_t code = info->ret_kind == CUSHIM_RET_CUDAERROR ? lp_eng.fail_rt : lp_eng.fail_cu;
+        if (!after)
+            rc = cushim_call_skip(call, code);
+        else
+            cushim_call_set_result(call, code);
+    }
+    lua_settop(L, t->top);
+    if (after && px->state_ref != LUA_NOREF)
+        lp_state_unref(t, px);
+    return rc;
+}
+
+/* A before stage whose function returned values (above t->top): 'return cushim.skip(ERR)'. */
+static __attribute__((noinline)) int lp_stage_returned(lp_thread *t, lp_proxy *px, cushim_call *call)
+{
+    lua_State *L = t->L;
+    int32_t code;
+    char why[480], msg[512];
+    if (lua_touserdata(L, t->top + 1) != (void *)&lp_skip_key) {
+        lua_settop(L, t->top);   /* other values mean nothing */
+        return CUSHIM_CONTINUE;
+    }
+    if (lua_gettop(L) < t->top + 2 && lua_checkstack(L, 1))
+        lua_pushnil(L);          /* cushim.skip gives two values; (cushim.skip(e)) one */
+    if (lua_gettop(L) >= t->top + 2 && lp_code_of(L, t->top + 2, call->info->ret_kind, &code, why, sizeof why) == 0) {
+        lua_settop(L, t->top);
+        return cushim_call_skip(call, code);
+    }
+    snprintf(msg, sizeof msg, "cushim.skip: %s", lua_gettop(L) >= t->top + 2 ? why : "no error code");
+    return lp_stage_failed(t, px, call, 0, -1, msg);
+}
+
+/* A stage with several functions: lp_run_hooks calls them inside one protected call. */
+static __attribute__((noinline)) int lp_stage_several(lp_thread *t, lp_proxy *px, cushim_call *call, int after,
+                                                      uint32_t d)
+{
+    lua_State *L = t->L;
+    lp_run r = {.t = t, .call = call, .proxy = px, .proxy_ref = t->proxy_ref[d], .after = after};
+    int st;
+    lua_sethook(L, lp_budget_hook, LUA_MASKCOUNT, (int)lp_eng.o.budget);
+    lua_pushcfunction(L, lp_run_hooks);
+    lua_pushlightuserdata(L, &r);
+    st = lua_pcall(L, 1, 0, LP_SLOT_TRACEBACK);
+    px->call = NULL;
+    if (st != LUA_OK)
+        return lp_stage_failed(t, px, call, after, st, NULL);
+    if (after && px->state_ref != LUA_NOREF)
+        lp_state_unref(t, px);
+    return r.skip ? cushim_call_skip(call, r.code) : CUSHIM_CONTINUE;
+}
+
+/* One stage of a hooked call: the hot path. Per stage one lua_sethook (the budget counts from
+   here; the hook stays set, as no Lua code runs outside a protected call of ours) and one
+   lua_pcall straight into the policy's function when the stage has one (the usual case), with
+   the function and the call object pushed from the fixed stack and the message handler at its
+   bottom: nothing allocated, no table read. The call object at depth d keeps its call.state
+   table's ref from the before stage to the after stage (one left by a call abandoned between
+   them, which only the host's depth-0 reset in lp_pre detects, is dropped by the next before
+   stage at that depth). */
+static inline __attribute__((always_inline)) int lp_state_run(lp_thread *t, cushim_call *call, int after,
+                                                              uint64_t *slot)
+{
+    lua_State *L = t->L;
+    const lp_gen *g = t->gen;
+    uint32_t d, id = call->api_id, fn;
+    lp_proxy *px;
+    int st;
     if (!after) {
         d = t->pending++;
-        *slot = 1;
+        *slot = (uint64_t)(uintptr_t)t;
     } else {
         d = --t->pending;
     }
-    if (d >= LP_MAX_DEPTH || L == NULL)
+    if (d >= LP_MAX_DEPTH || L == NULL || id >= g->id_limit)
         return CUSHIM_CONTINUE;
-    r.proxy = t->proxy[d];
-    r.proxy_ref = t->proxy_ref[d];
-    r.proxy->call = call;
-    r.proxy->after = after;
-    /* the per-call table's registry ref travels in the slot: 1 | ref << 1 (0: none) */
-    r.proxy->state_ref = after && (*slot >> 1) != 0 ? (int)(*slot >> 1) : LUA_NOREF;
-    lua_settop(L, 0);
+    px = t->proxy[d];
+    if (!after && px->state_ref != LUA_NOREF)
+        lp_state_unref(t, px);   /* of a call abandoned between its stages */
+    fn = g->one[after][id];
+    if (fn == 0) {               /* nothing of the policy for this stage */
+        if (after && px->state_ref != LUA_NOREF)
+            lp_state_unref(t, px);
+        return CUSHIM_CONTINUE;
+    }
+    px->call = call;
+    px->after = after;
     t->mem.over = 0;
-    nfn = lp_stage_functions(t, call->api_id, after, &ref);
-    if (nfn == 0) {               /* nothing of the policy for this stage */
-        st = LUA_OK;
-    } else if (nfn == 1) {        /* one function: called directly, no C trampoline */
-        lua_sethook(L, lp_budget_hook, LUA_MASKCOUNT, (int)lp_eng.o.budget);
-        lua_pushcfunction(L, lp_traceback);
-        lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
-        lua_rawgeti(L, LUA_REGISTRYINDEX, r.proxy_ref);
-        st = lua_pcall(L, 1, after ? 0 : 2, 1);
-        lua_sethook(L, NULL, 0, 0);
-        if (st == LUA_OK && !after && lua_touserdata(L, -2) == (void *)&lp_skip_key) {
-            char why[480];
-            if (lp_code_of(L, -1, call->info->ret_kind, &r.code, why, sizeof why) == 0) {
-                r.skip = 1;
-            } else {
-                snprintf(skiperr, sizeof skiperr, "cushim.skip: %s", why);
-                st = -1;          /* reported below like a hook error */
-            }
-        }
-    } else {
-        lua_sethook(L, lp_budget_hook, LUA_MASKCOUNT, (int)lp_eng.o.budget);
-        lua_pushcfunction(L, lp_traceback);
-        lua_pushcfunction(L, lp_run_hooks);
-        lua_pushlightuserdata(L, &r);
-        st = lua_pcall(L, 1, 0, 1);
-        lua_sethook(L, NULL, 0, 0);
+    if (fn == LP_SEVERAL)
+        return lp_stage_several(t, px, call, after, d);
+    lua_sethook(L, lp_budget_hook, LUA_MASKCOUNT, (int)lp_eng.o.budget);
+    lua_pushvalue(L, LP_SLOT_FN(fn - 1, after));
+    lua_pushvalue(L, LP_SLOT_PROXY(d));
+    st = lua_pcall(L, 1, after ? 0 : LUA_MULTRET, LP_SLOT_TRACEBACK);
+    px->call = NULL;
+    if (st != LUA_OK)
+        return lp_stage_failed(t, px, call, after, st, NULL);
+    if (!after)
+        return lua_gettop(L) == t->top ? CUSHIM_CONTINUE : lp_stage_returned(t, px, call);
+    if (px->state_ref != LUA_NOREF)
+        lp_state_unref(t, px);
+    return CUSHIM_CONTINUE;
+}
+
+/* The plugin's hooks: its pre and post functions for every API of the generations' groups. */
+int lp_pre(cushim_call *call, void *user, uint64_t *slot)
+{
+    lp_thread *t;
+    lp_gen *cur, *g;
+    (void)user;
+    if (atomic_load_explicit(&lp_restart_watcher, memory_order_relaxed) &&
+        atomic_exchange(&lp_restart_watcher, 0))
+        lp_watch_start();
+    t = lp_eng.host->tls_get(lp_eng.tls_key);
+    if (t == NULL && (t = lp_thread_first()) == NULL)
+        return CUSHIM_CONTINUE;
+    if (t->loading)
+        return CUSHIM_CONTINUE;
+    if (call->seq == t->last_seq)   /* another generation's group ran this call */
+        return CUSHIM_CONTINUE;
+    if (call->depth == 0)
+        t->pending = 0;             /* nothing of ours is in progress on this thread */
+    cur = atomic_load_explicit(&lp_eng.current, memory_order_acquire);
+    if (cur == NULL)
+        return CUSHIM_CONTINUE;
+    if (t->gen != cur && t->pending == 0)
+        lp_thread_switch(t);
+    g = t->gen;
+    if (g == NULL || call->api_id >= g->id_limit || g->count[call->api_id] == 0)
+        return CUSHIM_CONTINUE;
+    t->last_seq = call->seq;
+    if (t->broken) {
+        if (lp_eng.o.fail_open || call->info->ret_kind == CUSHIM_RET_OTHER)
+            return CUSHIM_CONTINUE;
+        return cushim_call_skip(call, call->info->ret_kind == CUSHIM_RET_CUDAERROR ? lp_eng.fail_rt
+                                                                                 : lp_eng.fail_cu);
     }
-    r.proxy->call = NULL;
-    if (st != LUA_OK) {
-        const char *msg = st == -1 ? skiperr : lua_tostring(L, -1);
-        const cushim_api_info *info = call->info;
-        if (st == LUA_ERRMEM || t->mem.over) {
-            lp_log_error("%s %s hook of %s: memory cap reached (mem=%llu bytes)", lp_eng.o.script,
-                         after ? "after" : "before", info->name, (unsigned long long)t->mem.cap);
-            t->mem.over = 0;
-            lua_settop(L, 0);
-            lua_gc(L, LUA_GCCOLLECT, 0);
-        } else {
-            lp_log_error("%s hook of %s failed (fail=%s): %s", after ? "after" : "before", info->name,
-                         lp_eng.o.fail_open ? "open" : "closed", msg ? msg : "?");
-        }
-        if (!lp_eng.o.fail_open && info->ret_kind != CUSHIM_RET_OTHER) {
-            if (!after)
-                rc = cushim_call_skip(call, info->ret_kind == CUSHIM_RET_CUDAERROR ? lp_eng.fail_rt : lp_eng.fail_cu);
-            else
-                cushim_call_set_result(call, info->ret_kind == CUSHIM_RET_CUDAERROR ? lp_eng.fail_rt : lp_eng.fail_cu);
-        }
-    } else if (r.skip) {
-        rc = cushim_call_skip(call, r.code);
-    }
-    lua_settop(L, 0);
-    if (!after) {
-        int sref = r.proxy->state_ref;
-        *slot = 1 | ((uint64_t)(sref > 0 ? sref : 0) << 1);
-    } else if (r.proxy->state_ref > 0) {
-        lua_pushcfunction(L, lp_unref);   /* protected too: nothing of Lua runs unprotected */
-        lua_pushinteger(L, r.proxy->state_ref);
-        lua_pcall(L, 1, 0, 0);
-        lua_settop(L, 0);
-    }
-    r.proxy->state_ref = LUA_NOREF;
-    return rc;
+    return lp_state_run(t, call, 0, slot);
+}
+
+void lp_post(cushim_call *call, void *user, uint64_t *slot)
+{
+    lp_thread *t;
+    (void)user;
+    if (*slot == 0)
+        return;
+    t = (lp_thread *)(uintptr_t)*slot;   /* lp_state_run's: this thread's, alive until it exits */
+    if (t->L == NULL || t->pending == 0)
+        return;
+    lp_state_run(t, call, 1, slot);
 }
 
 static int lp_run_exit_cfn(lua_State *L)
@@ -503,15 +606,14 @@ static int lp_run_exit_cfn(lua_State *L)
 void lp_state_run_exit(lp_thread *t)
 {
     lua_State *L = t->L;
-    lua_settop(L, 0);
+    lua_settop(L, t->top);
     t->exiting = 1;
     lua_sethook(L, lp_budget_hook, LUA_MASKCOUNT, (int)(lp_eng.o.budget * 10));
-    lua_pushcfunction(L, lp_traceback);
     lua_pushcfunction(L, lp_run_exit_cfn);
     lua_pushlightuserdata(L, t);
-    if (lua_pcall(L, 1, 0, 1) != LUA_OK)
+    if (lua_pcall(L, 1, 0, LP_SLOT_TRACEBACK) != LUA_OK)
         lp_log_error("at_exit function failed: %s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "?");
     lua_sethook(L, NULL, 0, 0);
-    lua_settop(L, 0);
+    lua_settop(L, t->top);
     t->exiting = 0;
 }

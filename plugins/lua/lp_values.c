@@ -55,6 +55,7 @@ static void lp_desc_one(const cushim_param_info *p, lp_pdesc *d)
     const char *ct = p->canonical_type ? p->canonical_type : p->type;
     size_t len = strlen(ct);
     memset(d, 0, sizeof *d);
+    d->offset = p->offset;
     d->size = (uint8_t)(p->size <= 8 ? p->size : 0);
     switch (p->kind) {
     case CUSHIM_KIND_STRING:
@@ -362,13 +363,11 @@ void lp_push_enum(lua_State *L, const cushim_enum_info *e)
     }
 }
 
-/* Reads parameter i of 'params' (through an output pointer where the
-   descriptor says so; a struct as a view). */
-void lp_push_param(lua_State *L, lp_proxy *px, const cushim_api_info *info, const lp_pdesc *d, void *params,
-                          int i)
+/* The uncommon kinds: a struct view, a char buffer sized by another parameter, an enum by name. */
+static __attribute__((noinline)) void lp_push_param_other(lua_State *L, lp_proxy *px, const cushim_api_info *info,
+                                                          const lp_pdesc *d, void *params, int i)
 {
-    const cushim_param_info *p = lp_eng.host->api_param(info, (uint32_t)i);
-    const char *at = (const char *)params + p->offset;
+    const char *at = (const char *)params + d[i].offset;
     if (d[i].stype != NULL) {
         unsigned char *base = d[i].sptr ? *(unsigned char *const *)at : (unsigned char *)at;
         if (base == NULL)
@@ -383,6 +382,7 @@ void lp_push_param(lua_State *L, lp_proxy *px, const cushim_api_info *info, cons
             lua_pushnil(L);
         } else if (d[i].pconv == LC_CHARBUF) {
             lua_Integer n = 0;
+            const cushim_param_info *p = lp_eng.host->api_param(info, (uint32_t)i);
             const cushim_param_info *c = lp_eng.host->api_param(info, (uint32_t)p->count_param);
             if (c != NULL && d[p->count_param].conv != LC_NONE && d[p->count_param].size <= 8) {
                 lp_push_mem(L, (const char *)params + c->offset, d[p->count_param].conv, d[p->count_param].size);
@@ -400,4 +400,28 @@ void lp_push_param(lua_State *L, lp_proxy *px, const cushim_api_info *info, cons
     lp_push_mem(L, at, d[i].conv, d[i].size);
     if (d[i].etype != NULL && lua_isinteger(L, -1))
         lp_push_enum(L, d[i].etype);
+}
+
+/* Reads parameter i of 'params' (through an output pointer where the
+   descriptor says so; a struct as a view). */
+void lp_push_param(lua_State *L, lp_proxy *px, const cushim_api_info *info, const lp_pdesc *d, void *params,
+                   int i)
+{
+    const lp_pdesc *e = &d[i];
+    const char *at = (const char *)params + e->offset;
+    if (e->stype == NULL && e->etype == NULL) {   /* the usual: a number, or one read through a pointer */
+        if (!e->deref) {
+            lp_push_mem(L, at, e->conv, e->size);
+            return;
+        }
+        if (e->pconv != LC_CHARBUF) {
+            const void *ptr = *(void *const *)at;
+            if (ptr != NULL)
+                lp_push_mem(L, ptr, e->pconv, e->psize);
+            else
+                lua_pushnil(L);
+            return;
+        }
+    }
+    lp_push_param_other(L, px, info, d, params, i);
 }

@@ -36,7 +36,7 @@ lp_engine lp_eng = {
     .stop_cond = PTHREAD_COND_INITIALIZER,
 };
 
-static _Atomic int lp_restart_watcher;
+_Atomic int lp_restart_watcher;
 
 static const cushim_option lp_options[] = {
     {"script", CUSHIM_OPT_STRING | CUSHIM_OPT_REQUIRED, NULL, "the policy file (Lua 5.4)"},
@@ -77,34 +77,33 @@ void lp_log_error(const char *fmt, ...)
 }
 
 /* ------------------------------------------------------------------------ */
-/* The hooks                                                                */
+/* Threads (the hooks themselves, lp_pre and lp_post, are in lp_state.c)    */
 /* ------------------------------------------------------------------------ */
 static void lp_tls_free(void *p)
 {
     lp_thread_free(p);
 }
 
-static lp_thread *lp_thread_get(void)
+/* This thread's first hooked call: its record, kept in the host's per-thread storage. */
+lp_thread *lp_thread_first(void)
 {
-    lp_thread *t = lp_eng.host->tls_get(lp_eng.tls_key);
-    if (t == NULL) {
-        t = lp_thread_new();
-        if (t != NULL && lp_eng.host->tls_set(lp_eng.tls_key, t) != CUSHIM_OK) {
-            lp_thread_free(t);
-            t = NULL;
-        }
+    lp_thread *t = lp_thread_new();
+    if (t != NULL && lp_eng.host->tls_set(lp_eng.tls_key, t) != CUSHIM_OK) {
+        lp_thread_free(t);
+        t = NULL;
     }
     return t;
 }
 
-static int32_t lp_fail_code(const cushim_call *call)
+static inline lp_thread *lp_thread_get(void)
 {
-    return call->info->ret_kind == CUSHIM_RET_CUDAERROR ? lp_eng.fail_rt : lp_eng.fail_cu;
+    lp_thread *t = lp_eng.host->tls_get(lp_eng.tls_key);
+    return t != NULL ? t : lp_thread_first();
 }
 
 /* Moves t to the current generation (no hooked call of ours in progress on
    this thread). */
-static void lp_thread_switch(lp_thread *t)
+void lp_thread_switch(lp_thread *t)
 {
     char err[2048];
     lp_gen *g;
@@ -117,50 +116,6 @@ static void lp_thread_switch(lp_thread *t)
         lp_log_error("generation %llu: cannot build this thread's Lua state: %s", (unsigned long long)g->number,
                      err);
     }
-}
-
-int lp_pre(cushim_call *call, void *user, uint64_t *slot)
-{
-    lp_thread *t;
-    lp_gen *cur, *g;
-    (void)user;
-    if (atomic_load_explicit(&lp_restart_watcher, memory_order_relaxed) &&
-        atomic_exchange(&lp_restart_watcher, 0))
-        lp_watch_start();
-    t = lp_thread_get();
-    if (t == NULL || t->loading)
-        return CUSHIM_CONTINUE;
-    if (call->seq == t->last_seq)   /* another generation's group ran this call */
-        return CUSHIM_CONTINUE;
-    if (call->depth == 0)
-        t->pending = 0;             /* nothing of ours is in progress on this thread */
-    cur = atomic_load_explicit(&lp_eng.current, memory_order_acquire);
-    if (cur == NULL)
-        return CUSHIM_CONTINUE;
-    if (t->gen != cur && t->pending == 0)
-        lp_thread_switch(t);
-    g = t->gen;
-    if (g == NULL || call->api_id >= g->id_limit || g->count[call->api_id] == 0)
-        return CUSHIM_CONTINUE;
-    t->last_seq = call->seq;
-    if (t->broken) {
-        if (lp_eng.o.fail_open || call->info->ret_kind == CUSHIM_RET_OTHER)
-            return CUSHIM_CONTINUE;
-        return cushim_call_skip(call, lp_fail_code(call));
-    }
-    return lp_state_run(t, call, 0, slot);
-}
-
-void lp_post(cushim_call *call, void *user, uint64_t *slot)
-{
-    lp_thread *t;
-    (void)user;
-    if (*slot == 0)
-        return;
-    t = lp_eng.host->tls_get(lp_eng.tls_key);
-    if (t == NULL || t->L == NULL || t->pending == 0)
-        return;
-    lp_state_run(t, call, 1, slot);
 }
 
 /* ------------------------------------------------------------------------ */

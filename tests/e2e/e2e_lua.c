@@ -143,6 +143,7 @@ static void step_threads(int t, int n)
 static atomic_int rl_stop;
 static atomic_int rl_want;          /* the round every worker must see             */
 static atomic_int rl_seen[64];      /* the version each worker saw last            */
+static atomic_int rl_bad;           /* a worker's hooked cuCtxGetCurrent failed     */
 
 static void *rl_worker(void *arg)
 {
@@ -151,7 +152,8 @@ static void *rl_worker(void *arg)
     while (!atomic_load(&rl_stop)) {
         CUcontext c;
         int v = 0;
-        cuCtxGetCurrent(&c);
+        if (cuCtxGetCurrent(&c) != CUDA_SUCCESS || c != thr_ctx)
+            atomic_store(&rl_bad, 1);
         cuDriverGetVersion(&v);
         atomic_store(&rl_seen[me], v);
         usleep(50);   /* leave the 2 CI cores to the watcher and the other threads */
@@ -218,9 +220,16 @@ static void step_reload(const char *file, int rounds, int t, int ms)
             }
         }
         snprintf(text, sizeof text,
-                 "-- round %d\n"
-                 "cushim.after.cuDriverGetVersion = function(c) c.driverVersion = %d end\n"
+                 "-- round %d: parameters read by name in each new state, checked against real calls\n"
+                 "cushim.after.cuDriverGetVersion = function(c)\n"
+                 "  local r, v = cushim.real.cuDriverGetVersion()\n"
+                 "  c.driverVersion = c.driverVersion == v and %d or -1\n"
+                 "end\n"
                  "cushim.before.cuCtxGetCurrent = function(c) local x = c.pctx end\n"
+                 "cushim.after.cuCtxGetCurrent = function(c)\n"
+                 "  local r, ctx = cushim.real.cuCtxGetCurrent()\n"
+                 "  if c.pctx ~= ctx or c.driverVersion ~= nil then error('pctx') end\n"
+                 "end\n"
                  "cushim.after.cuDeviceGetCount = function(c)\n"
                  "  local s = cushim.stats(); c.count = s.states * 1000 + s.generations\n"
                  "end\n", k, k);
@@ -247,6 +256,10 @@ static void step_reload(const char *file, int rounds, int t, int ms)
     for (int i = 0; i < t; i++)
         pthread_join(th[i], NULL);
     t = 0;
+    if (atomic_load(&rl_bad)) {
+        printf("reload FAIL a worker's hooked cuCtxGetCurrent failed or gave another context\n");
+        return;
+    }
     rss_b = rl_rss_kb();
     cuDeviceGetCount(&count);
     if (count != 1001) {

@@ -103,6 +103,18 @@ api)
     done
     noerr "failed"
     ;;
+params)
+    run "$td/params.lua" "" init alloc 2 64 free cudamalloc 1 128 attr 10 alloc 1 64; ok
+    line "alloc 0 0"
+    line "free 0 0"
+    line "cudamalloc 0"
+    line "attr 0 33"                       # the after hook's write through the output pointer
+    for c in alloc.size alloc.runtime_name alloc.others alloc.meta1 alloc.meta2 alloc.out free.ptr \
+             free.others rt.size rt.nested attr.before attr.after; do
+        err "check $c ok"
+    done
+    noerr "failed"
+    ;;
 types)
     run "$td/types.lua" "" init attr 1 attr 10 launchex kernC 7; ok
     err "const 1 1 false"
@@ -169,6 +181,12 @@ runtime)
     run "$td/errors.lua" "opt=mode=badskip" init sync 1; ok
     line "sync 999"
     err "is a runtime (cudaError_t) error; this API returns a CUresult"
+    run "$td/errors.lua" "opt=mode=skip1" init sync 1; ok
+    line "sync 999"
+    err "cushim.skip: an error code is a name or a number, not a nil"
+    run "$td/errors.lua" "opt=mode=values" init sync 2; ok
+    line "sync 0 0"
+    noerr "failed"
     ;;
 budget)
     run "$td/errors.lua" "opt=mode=loop,budget=100000" init sync 2 alloc 1 64; ok
@@ -177,6 +195,13 @@ budget)
     err "instruction budget of 100000 exceeded"
     run "$td/errors.lua" "opt=mode=loop,budget=100000,fail=open" init sync 1; ok
     line "sync 0"
+    # the budget is per hook call: stages of ~60% each never add up
+    run "$td/errors.lua" "opt=mode=heavy,budget=100000" init sync 3; ok
+    line "sync 0 0 0"
+    noerr "budget"
+    run "$td/errors.lua" "opt=mode=heavy,budget=30000" init sync 1; ok
+    line "sync 999"                        # while one stage alone is over a smaller budget
+    err "instruction budget of 30000 exceeded"
     # a top level that runs away: the load fails (10 x budget)
     printf 'while true do end\n' >"$out.d/spin.lua"
     run "$out.d/spin.lua" "budget=100000" init; ok
