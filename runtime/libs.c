@@ -58,6 +58,17 @@ long long lb_fail_value(int ret_kind, int mode)
     return mode == RT_MODE_FAIL_INIT ? l->fail_init : l->fail;
 }
 
+/* The fail value of status kind 'ret_kind' for 'mode' into a return value of
+   'size' bytes (the low bytes of the value: x86-64 is little-endian; a status
+   type is an enum, 4 bytes); zeros for a kind that is no library's status. */
+void lb_fail_write(int ret_kind, int mode, void *out, size_t size)
+{
+    long long v = lb_fail_value(ret_kind, mode);
+    memset(out, 0, size);
+    if (lb_by_ret_kind(ret_kind) != NULL)
+        memcpy(out, &v, size < sizeof v ? size : sizeof v);
+}
+
 /* Could 'name' belong to an interposed library (one of their name prefixes)?
    Runs in dlsym before anything is known: no libc call. */
 int lb_name_may_be_ours(const char *name)

@@ -90,6 +90,7 @@ extern const unsigned lb_nlibraries;
 const lb_library *lb_by_value(int value);
 const lb_library *lb_by_ret_kind(int kind);
 long long lb_fail_value(int ret_kind, int mode);
+void lb_fail_write(int ret_kind, int mode, void *out, size_t size);   /* wrap.h's RT_FAIL */
 int lb_name_may_be_ours(const char *name);
 const char *lb_symver(int value);   /* "libcudart.so.13": its exports' version node, or NULL */
 int lb_chosen(int value);   /* CUSHIM_LIBS (default: every library not 'opt-in') */

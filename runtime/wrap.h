@@ -35,15 +35,11 @@
 
 /* The value returned when no real function is called: the real function does
    not exist (RT_MODE_FAIL), or the shim failed closed (RT_MODE_FAIL_INIT). The
-   values are the library's descriptor's 'fail' and 'fail-init' (libs.c); one
-   line per status kind of cushim_ret_kind. */
-#define RT_FAIL_STATUS(KIND, RET, v, mode) ((v) = (RET)lb_fail_value((KIND), (mode)))
-#define RT_FAIL_CUSHIM_RET_CURESULT(RET, v, mode) RT_FAIL_STATUS(CUSHIM_RET_CURESULT, RET, v, mode)
-#define RT_FAIL_CUSHIM_RET_CUDAERROR(RET, v, mode) RT_FAIL_STATUS(CUSHIM_RET_CUDAERROR, RET, v, mode)
-#define RT_FAIL_CUSHIM_RET_NVMLRETURN(RET, v, mode) RT_FAIL_STATUS(CUSHIM_RET_NVMLRETURN, RET, v, mode)
-#define RT_FAIL_CUSHIM_RET_NCCLRESULT(RET, v, mode) RT_FAIL_STATUS(CUSHIM_RET_NCCLRESULT, RET, v, mode)
-#define RT_FAIL_CUSHIM_RET_CUBLASSTATUS(RET, v, mode) RT_FAIL_STATUS(CUSHIM_RET_CUBLASSTATUS, RET, v, mode)
-#define RT_FAIL_CUSHIM_RET_OTHER(RET, v, mode) ((void)(mode), memset(&(v), 0, sizeof(v)))
+   values are the library's descriptor's 'fail' and 'fail-init' (libs.c), written
+   in the return value's own size; a return type that is no status (RETKIND
+   CUSHIM_RET_OTHER) gets zeros. Generic over the status kinds: a new library
+   needs no line here. */
+#define RT_FAIL(RETKIND, v, mode) lb_fail_write((RETKIND), (mode), &(v), sizeof(v))
 
 /* The export is one load and one jump whatever the build: sanitizer instrumentation
    (ASan's shadow check, UBSan's pointer-overflow check, TSan's atomic-load call) would use argument registers that
@@ -65,7 +61,7 @@
             (void)p;                                                                              \
             rt_ret_ = ((RET(*) PROTO)rt_f_.call.real)UNPACK;                                      \
         } else if (rt_mode_ != RT_MODE_SKIPPED) {                                                 \
-            RT_FAIL_##RETKIND(RET, rt_ret_, rt_mode_);                                            \
+            RT_FAIL(RETKIND, rt_ret_, rt_mode_);                                                  \
             return rt_ret_;                                                                       \
         }                                                                                         \
         rt_post(&rt_f_);                                                                          \

@@ -17,6 +17,10 @@
 int cuInit(unsigned int flags);
 int cuDriverGetVersion(int *v);
 int cudaDeviceSynchronize(void);
+/* The other libraries' wrappers (in the trees that interpose them): weak, so the test builds on any tree. */
+int nvmlInit_v2(void) __attribute__((weak));
+int ncclGetVersion(int *version) __attribute__((weak));
+int cublasCreate_v2(void **handle) __attribute__((weak));
 
 static int system_has_libcuda(void)
 {
@@ -62,6 +66,19 @@ static void test_probe(void **state)
     assert_int_equal(cuDriverGetVersion(&v), 500);
     assert_int_equal(v, -1);
     assert_int_equal(cudaDeviceSynchronize(), 500);         /* cudaErrorSymbolNotFound */
+    /* Each library's descriptor 'fail' value when its library is not loaded (runtime/wrap.h RT_FAIL). */
+    if (nvmlInit_v2 != NULL)
+        assert_int_equal(nvmlInit_v2(), 13);                /* NVML_ERROR_FUNCTION_NOT_FOUND */
+    if (ncclGetVersion != NULL) {
+        int nv = -1;
+        assert_int_equal(ncclGetVersion(&nv), 2);           /* ncclSystemError */
+        assert_int_equal(nv, -1);
+    }
+    if (cublasCreate_v2 != NULL) {
+        void *h = (void *)&v;
+        assert_int_equal(cublasCreate_v2(&h), 15);          /* CUBLAS_STATUS_NOT_SUPPORTED */
+        assert_ptr_equal(h, (void *)&v);
+    }
     assert_null(dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD));
 }
 
