@@ -17,6 +17,7 @@
 #   trace overhead         median step time: native, --trace, --trace --trace-gpu, 2 interleaved rounds (reported;
 #                          skipped when 'tracebench' is selected too, e.g. by 'all')
 #   (check 'tracebench': the overhead figures of issue 11: TRACE_BENCH_ROUNDS (5) rounds of native, --trace,
+#    [TRACE_BENCH_EXTRA="shim hooks": the shim alone, the shim with empty-ish hooks on every API (callcount.so)]
 #    --trace --trace-gpu, CUPTI activity tracing alone (tests/gpu/trace/cupti_activity.c) and `nsys profile`
 #    when nsys is found (TRACE_BENCH_NSYS=path|none), each a fresh process of TRACE_BENCH_STEPS (500) steps,
 #    order rotated per round; medians, min..max, paired per-round percentages and the verdicts, reported as
@@ -142,6 +143,10 @@ tb_run() {
     trace-gpu) tmo 120 env "${env_l[@]}" "$L" run --trace="$d/t.json" --trace-gpu -- "$PY" "$B" bench "$steps" ;;
     cupti-act) tmo 120 env CUDA_INJECTION64_PATH="$BIN/libcupti_activity.so" CUPTI_ACTIVITY_OUT="$d/cupti.$r" \
         "$PY" "$B" bench "$steps" ;;
+    shim) tmo 120 env LD_PRELOAD="$SHIM" "$PY" "$B" bench "$steps" ;;
+    hooks) tmo 120 env LD_PRELOAD="$SHIM" \
+        CUSHIM_PLUGINS="$BUILD_DIR/sdk-examples/c-plugin/callcount.so:select=all,top=3,output=$d/callcount.$r" \
+        "$PY" "$B" bench "$steps" ;;
     nsys) tmo 180 "$TB_NSYS" profile --trace=cuda,nvtx --sample=none --cpuctxsw=none --force-overwrite=true \
         --output="$d/rep.$r" "$PY" "$B" bench "$steps" ;;
     esac >"$out" 2>"$err"
@@ -164,6 +169,10 @@ tb_run() {
 trace_bench() {
     local name=$1 rounds=$2 compare=$3 steps=${TRACE_BENCH_STEPS:-500} d=$WORK/tracebench tsv=$LOGS/tracebench.tsv
     local -a cfgs=(native trace trace-gpu)
+    # TRACE_BENCH_EXTRA="shim hooks": also the shim alone and the shim with the SDK example plugin counting
+    # every call (a pre hook on every API): where a step's overhead comes from
+    # shellcheck disable=SC2206
+    cfgs+=(${TRACE_BENCH_EXTRA:-})
     local r k n t0 took=0 cut="" line
     rm -rf "$d"
     mkdir -p "$d"
