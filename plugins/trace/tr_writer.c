@@ -459,6 +459,36 @@ static void finish_locked(tr_writer *w)
     atomic_store_explicit(&w->finished, 1, memory_order_release);
 }
 
+/*
+ * A fork() never lands in the middle of a writer pass: the pass holds tw_pass_lock and the fork's
+ * prepare handler takes it, so the child is not born with a lock the writer held (an allocator's,
+ * the file's) and nobody left to release it - glibc's malloc copes with that, other allocators do
+ * not (ASan's deadlocked the forked child's exit, e2e trace_fork). The writer thread blocks every
+ * signal, so no handler on it can fork while it holds the lock.
+ */
+static pthread_mutex_t tw_pass_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t tw_atfork_once = PTHREAD_ONCE_INIT;
+
+static void tw_fork_prepare(void)
+{
+    pthread_mutex_lock(&tw_pass_lock);
+}
+
+static void tw_fork_parent(void)
+{
+    pthread_mutex_unlock(&tw_pass_lock);
+}
+
+static void tw_fork_child_unlock(void)
+{
+    pthread_mutex_unlock(&tw_pass_lock);   /* taken by this thread in prepare */
+}
+
+static void tw_atfork_install(void)
+{
+    pthread_atfork(tw_fork_prepare, tw_fork_parent, tw_fork_child_unlock);
+}
+
 /* Polls: 1 ms after a pass that found records, backing off to 20 ms while idle (a signal's request to
    finish waits at most that long). */
 static void *tw_main(void *arg)
@@ -468,11 +498,14 @@ static void *tw_main(void *arg)
     while (!atomic_load_explicit(&w->stop, memory_order_acquire)) {
         uint64_t before = w->rec_bytes;
         struct timespec ts = {0, 0};
+        pthread_mutex_lock(&tw_pass_lock);
         if (atomic_load_explicit(&w->finish_req, memory_order_acquire)) {
             finish_locked(w);
+            pthread_mutex_unlock(&tw_pass_lock);
             return NULL;
         }
         tw_drain_all(w);
+        pthread_mutex_unlock(&tw_pass_lock);
         if (w->rec_bytes != before)
             idle_ms = 1;
         else if (idle_ms < 20)
@@ -487,6 +520,7 @@ int tw_start(tr_writer *w)
 {
     sigset_t all, old;
     int rc;
+    pthread_once(&tw_atfork_once, tw_atfork_install);
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     rc = pthread_create(&w->th, NULL, tw_main, w);
