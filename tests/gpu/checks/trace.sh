@@ -135,19 +135,26 @@ tb_nsys() {
 # CONFIG; prints 'MEDIAN_NS<TAB>NOTES' (MEDIAN_NS empty when the run failed); stderr to $LOGS/tracebench.CONFIG.err
 tb_run() {
     local cfg=$1 r=$2 steps=$3 d=$4 L=$ROOT/tools/cushim B=$HERE/trace/trace_gpu.py out err v note=""
-    local -a env_l=(CUSHIM_BUILD_DIR="$BUILD_DIR")
+    local -a env_l=(CUSHIM_BUILD_DIR="$BUILD_DIR") pin=()
+    # TRACE_BENCH_PIN=CPUS (default 2-9 where taskset exists; "none" for no pinning): every process of every
+    # configuration on the same cores, so that where the scheduler puts a process is not part of the figures
+    case ${TRACE_BENCH_PIN:-2-9} in
+    none) ;;
+    *) command -v taskset >/dev/null 2>&1 && taskset -c "${TRACE_BENCH_PIN:-2-9}" true 2>/dev/null &&
+        pin=(taskset -c "${TRACE_BENCH_PIN:-2-9}") ;;
+    esac
     out=$d/$cfg.$r.out err=$d/$cfg.$r.err
     case $cfg in
-    native) tmo 120 "$PY" "$B" bench "$steps" ;;
-    trace) tmo 120 env "${env_l[@]}" "$L" run --trace="$d/t.json" -- "$PY" "$B" bench "$steps" ;;
-    trace-gpu) tmo 120 env "${env_l[@]}" "$L" run --trace="$d/t.json" --trace-gpu -- "$PY" "$B" bench "$steps" ;;
-    cupti-act) tmo 120 env CUDA_INJECTION64_PATH="$BIN/libcupti_activity.so" CUPTI_ACTIVITY_OUT="$d/cupti.$r" \
+    native) tmo 120 "${pin[@]}" "$PY" "$B" bench "$steps" ;;
+    trace) tmo 120 "${pin[@]}" env "${env_l[@]}" "$L" run --trace="$d/t.json" -- "$PY" "$B" bench "$steps" ;;
+    trace-gpu) tmo 120 "${pin[@]}" env "${env_l[@]}" "$L" run --trace="$d/t.json" --trace-gpu -- "$PY" "$B" bench "$steps" ;;
+    cupti-act) tmo 120 "${pin[@]}" env CUDA_INJECTION64_PATH="$BIN/libcupti_activity.so" CUPTI_ACTIVITY_OUT="$d/cupti.$r" \
         "$PY" "$B" bench "$steps" ;;
-    shim) tmo 120 env LD_PRELOAD="$SHIM" "$PY" "$B" bench "$steps" ;;
-    hooks) tmo 120 env LD_PRELOAD="$SHIM" \
+    shim) tmo 120 "${pin[@]}" env LD_PRELOAD="$SHIM" "$PY" "$B" bench "$steps" ;;
+    hooks) tmo 120 "${pin[@]}" env LD_PRELOAD="$SHIM" \
         CUSHIM_PLUGINS="$BUILD_DIR/sdk-examples/c-plugin/callcount.so:select=all,top=3,output=$d/callcount.$r" \
         "$PY" "$B" bench "$steps" ;;
-    nsys) tmo 180 "$TB_NSYS" profile --trace=cuda,nvtx --sample=none --cpuctxsw=none --force-overwrite=true \
+    nsys) tmo 180 "${pin[@]}" "$TB_NSYS" profile --trace=cuda,nvtx --sample=none --cpuctxsw=none --force-overwrite=true \
         --output="$d/rep.$r" "$PY" "$B" bench "$steps" ;;
     esac >"$out" 2>"$err"
     v=$(awk '/^median_step_ns/ { print $2 }' "$out" | tail -n 1)
