@@ -22,4 +22,29 @@ lualib=$(ldconfig -p 2>/dev/null | awk '/liblua5\.4\.so\.0 .*x86-64/ && !f { pri
 if [ -n "$lualib" ] && [ -f build-gpu/plugins/lua.so ]; then
   cp -L "$lualib" build-gpu/plugins/liblua5.4.so.0
 fi
+# A CUDA 12 runtime for the 'copies' check (two majors of libcudart in one process): the pinned PyPI wheel's
+# libcudart.so.12, fetched once into build/cu12-wheel (the GPU machine has no registry); skipped offline.
+cu12=nvidia-cuda-runtime-cu12==12.9.79
+if [ ! -f build/cu12-wheel/lib/libcudart.so.12 ]; then
+  rm -rf build/cu12-wheel && mkdir -p build/cu12-wheel
+  if timeout 120 python3 -m pip download --quiet --no-deps --only-binary=:all: --platform manylinux2014_x86_64 \
+       --python-version 3.11 "$cu12" -d build/cu12-wheel >/dev/null 2>&1; then
+    python3 - build/cu12-wheel <<'PY' || true
+import glob, os, sys, zipfile
+d = sys.argv[1]
+for whl in glob.glob(os.path.join(d, "*.whl")):
+    with zipfile.ZipFile(whl) as z:
+        for n in z.namelist():
+            if os.path.basename(n).startswith("libcudart.so.12"):
+                os.makedirs(os.path.join(d, "lib"), exist_ok=True)
+                with open(os.path.join(d, "lib", "libcudart.so.12"), "wb") as f:
+                    f.write(z.read(n))
+PY
+  fi
+fi
+if [ -f build/cu12-wheel/lib/libcudart.so.12 ]; then
+  mkdir -p build-gpu/cu12 && cp build/cu12-wheel/lib/libcudart.so.12 build-gpu/cu12/
+else
+  echo "build-gpu-bundle: no $cu12 wheel (offline?): the GPU check 'copies' will look for a CUDA 12 runtime there" >&2
+fi
 du -sh build-gpu

@@ -1,15 +1,18 @@
 # copies: two majors of the CUDA runtime in one process on the real GPU (docs/runtime.md, "Several loaded
 # copies of one library"). tests/gpu/copies: copies_main is linked against the toolkit's libcudart.so.13 and
-# opens (RTLD_LOCAL) a library linked against a libcudart.so.12 found on the machine (a pip wheel's; SKIP when
-# there is none). Natively and under the shim: each copy answers with its own version, a device round trip
+# opens (RTLD_LOCAL) a library linked against a libcudart.so.12: COPIES_CUDART12, else the one
+# tools/build-gpu-bundle.sh put in build-gpu/cu12 (the pinned PyPI wheel nvidia-cuda-runtime-cu12 12.9.79), else
+# one found on the machine (SKIP when there is none). Natively and under the shim: each copy answers with its own version, a device round trip
 # through the 12 copy is correct, the 12 library's reference is bound to its own copy, dlsym on the 12 copy's
 # handle reaches it. Under the shim, the counts file holds only the program's own runtime calls
 # (cudaRuntimeGetVersion 2, cudaMalloc 1: the 12 copy's callers bind past the shim) and the warning naming both
 # copies is logged once.
 check_copies() {
     local cuda=${CUDA_HOME:-/usr/local/cuda} src=$HERE/copies rt12 dir12 rc n
-    rt12=$(tmo 60 find / -xdev \( -path /proc -o -path /sys \) -prune -o -name 'libcudart.so.12*' -type f -print \
-        2>/dev/null | head -n 1)
+    rt12=${COPIES_CUDART12:-}
+    [ -z "$rt12" ] && [ -f "$BUILD_DIR/cu12/libcudart.so.12" ] && rt12=$BUILD_DIR/cu12/libcudart.so.12
+    [ -z "$rt12" ] && rt12=$(tmo 60 find / -xdev \( -path /proc -o -path /sys \) -prune -o -name 'libcudart.so.12*' \
+        -type f -print 2>/dev/null | head -n 1)
     if [ -z "$rt12" ]; then result "copies" SKIP "no libcudart.so.12 on this machine"; return; fi
     dir12=$(dirname "$rt12")
     if ! tmo 90 "${CC:-gcc}" -shared -fPIC -O1 -I"$cuda/include" "$src/copies_lib.c" -o "$BIN/libcopies12.so" \
