@@ -89,7 +89,7 @@ static int cap_is_scalar(const tr_cap *c)
            (c->elem_size == 1 || c->elem_size == 2 || c->elem_size == 4 || c->elem_size == 8);
 }
 
-void tr_plan_fast(tr_plan *pl, const cushim_api_info *info)
+void tr_plan_fast(tr_plan *pl, const cushim_api_info *info, int kernel_names)
 {
     pl->params_size = info->params_size;
     pl->enter_len = (uint32_t)sizeof(tr_rec) + tr_pad8(info->params_size);
@@ -104,6 +104,8 @@ void tr_plan_fast(tr_plan *pl, const cushim_api_info *info)
             pl->exit_max += (uint32_t)sizeof(tr_blob) + 8u;
         }
     }
+    pl->pre_fast = pl->nin == 0 && !pl->corr && !(pl->launch && kernel_names);
+    pl->post_fast = !pl->corr && pl->ret_size == 4 && pl->outs_scalar && pl->nout <= 1;
 }
 
 tr_plan *tr_plan_make(tr_state *st, const cushim_api_info *info)
@@ -125,7 +127,7 @@ tr_plan *tr_plan_make(tr_state *st, const cushim_api_info *info)
     pl->nout = (uint16_t)nout;
     pl->launch = (uint8_t)launch_kind(info, &pl->fparam_off);
     pl->corr = st->gpu && (info->categories & (CUSHIM_CAT_LAUNCH | CUSHIM_CAT_COPY | CUSHIM_CAT_SET));
-    tr_plan_fast(pl, info);
+    tr_plan_fast(pl, info, st->kernel_names);
     return pl;
 }
 

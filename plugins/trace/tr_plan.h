@@ -44,7 +44,10 @@ struct tr_plan {
     uint8_t ret_size;           /* bytes of the return value kept in aux (<= 8)    */
     uint8_t ret_result;         /* CUresult/cudaError_t: outputs only after success */
     uint8_t outs_scalar;        /* every output capture is a scalar                 */
-    uint8_t pad_;
+    uint8_t pre_fast;           /* no input capture, no kernel name, no correlation id */
+    uint8_t post_fast;          /* a 4-byte result, at most one output, a scalar; no
+                                   correlation id                                   */
+    uint8_t pad_[3];
     tr_cap caps[];
 };
 
@@ -183,7 +186,7 @@ static inline void tr_copy_params(unsigned char *dst, const unsigned char *src, 
 /* The plan of an API (NULL when out of memory). */
 tr_plan *tr_plan_make(tr_state *st, const cushim_api_info *info);
 /* The fast-path fields of a plan whose captures are set (tr_plan_make calls it). */
-void tr_plan_fast(tr_plan *pl, const cushim_api_info *info);
+void tr_plan_fast(tr_plan *pl, const cushim_api_info *info, int kernel_names);
 /* An API's id by exported name, 0 if this build has none. */
 uint32_t tr_api_id_of(const char *name);
 

@@ -193,6 +193,26 @@ static __attribute__((noinline)) int tr_pre_caps(tr_state *st, const tr_plan *pl
     return CUSHIM_CONTINUE;
 }
 
+/* An API without input captures whose enter may need a kernel name or a correlation id. */
+static __attribute__((noinline)) int tr_pre_plain(tr_state *st, const tr_plan *pl, cushim_call *call, tr_tbuf *tb,
+                                                  uint64_t *slot)
+{
+    unsigned char *p = tr_buf_reserve(&st->bufs, tb, pl->enter_len, (tb->open + 1) * TR_EXIT_MIN);
+    if (p == NULL) {
+        atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);
+        return CUSHIM_CONTINUE;
+    }
+    tr_put_enter(p, call, pl->enter_len, call->t_enter_ns ? call->t_enter_ns : tr_host->now_ns(),
+                 tr_enter_aux(st, pl, tb, call->params));
+    tr_copy_params(p + sizeof(tr_rec), call->params, pl->params_size);
+    tr_buf_commit(tb, pl->enter_len);
+    tb->open++;
+    *slot = (uint64_t)(uintptr_t)tb;
+    if (pl->corr)
+        tr_cupti_push(call->seq);
+    return CUSHIM_CONTINUE;
+}
+
 static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
 {
     tr_state *st = user;
@@ -207,21 +227,18 @@ static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
         return CUSHIM_CONTINUE;
     if (tb->quiet)
         return CUSHIM_CONTINUE;
-    if (pl->nin != 0)
-        return tr_pre_caps(st, pl, call, tb, slot);
+    if (!pl->pre_fast)
+        return pl->nin != 0 ? tr_pre_caps(st, pl, call, tb, slot) : tr_pre_plain(st, pl, call, tb, slot);
     p = tr_buf_reserve(&st->bufs, tb, pl->enter_len, (tb->open + 1) * TR_EXIT_MIN);
     if (p == NULL) {
         atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);
         return CUSHIM_CONTINUE;
     }
-    tr_put_enter(p, call, pl->enter_len, call->t_enter_ns ? call->t_enter_ns : tr_host->now_ns(),
-                 tr_enter_aux(st, pl, tb, call->params));
+    tr_put_enter(p, call, pl->enter_len, call->t_enter_ns ? call->t_enter_ns : tr_host->now_ns(), 0);
     tr_copy_params(p + sizeof(tr_rec), call->params, pl->params_size);
     tr_buf_commit(tb, pl->enter_len);
     tb->open++;
     *slot = (uint64_t)(uintptr_t)tb;   /* the post hook's buffer: no second TLS lookup */
-    if (pl->corr)
-        tr_cupti_push(call->seq);
     return CUSHIM_CONTINUE;
 }
 
@@ -263,27 +280,17 @@ static __attribute__((noinline)) void tr_post_caps(tr_state *st, const tr_plan *
     tr_buf_commit(tb, len);
 }
 
-static void tr_post(cushim_call *call, void *user, uint64_t *slot)
+/* Every exit the fast path below does not take: the return value of any size, outputs in a loop. */
+static __attribute__((noinline)) void tr_post_any(tr_state *st, const tr_plan *pl, cushim_call *call, tr_tbuf *tb,
+                                                  uint64_t t)
 {
-    tr_state *st = user;
-    tr_tbuf *tb = (tr_tbuf *)(uintptr_t)*slot;
-    const tr_plan *pl;
-    uint64_t t, aux;
-    uint16_t flags;
+    uint64_t aux;
+    uint16_t flags = (call->flags & CUSHIM_CALL_SKIPPED) ? TR_F_SKIPPED : 0;
     int ok;
     unsigned char *p;
-    if (tb == NULL)
-        return;
-    pl = st->plans[call->api_id];
     if (pl->corr)
         tr_cupti_pop();
-    t = tr_host->now_ns();
-    if (tb->open > 0)
-        tb->open--;
-    flags = (call->flags & CUSHIM_CALL_SKIPPED) ? TR_F_SKIPPED : 0;
-    if (pl->ret_size == 4) {   /* CUresult, cudaError_t */
-        aux = tr_scalar_word(call->retval, 4);
-    } else if (pl->ret_size == 1 || pl->ret_size == 2 || pl->ret_size == 8) {
+    if (pl->ret_size == 1 || pl->ret_size == 2 || pl->ret_size == 4 || pl->ret_size == 8) {
         aux = tr_scalar_word(call->retval, pl->ret_size);
     } else {
         aux = 0;
@@ -303,6 +310,33 @@ static void tr_post(cushim_call *call, void *user, uint64_t *slot)
         }
     }
     tr_post_caps(st, pl, call, tb, t, flags, aux, ok);
+}
+
+static void tr_post(cushim_call *call, void *user, uint64_t *slot)
+{
+    tr_state *st = user;
+    tr_tbuf *tb = (tr_tbuf *)(uintptr_t)*slot;
+    const tr_plan *pl;
+    uint64_t t, aux;
+    unsigned char *p, *o;
+    int ok;
+    if (tb == NULL)
+        return;
+    t = tr_host->now_ns();   /* first: the exit time, and little is live across the call */
+    pl = st->plans[call->api_id];
+    if (tb->open > 0)
+        tb->open--;
+    if (!pl->post_fast || (p = tr_buf_reserve(&st->bufs, tb, pl->exit_max, tb->open * TR_EXIT_MIN)) == NULL) {
+        tr_post_any(st, pl, call, tb, t);
+        return;
+    }
+    aux = tr_scalar_word(call->retval, 4);
+    ok = !pl->ret_result || cushim_call_result(call) == 0;
+    o = p + sizeof(tr_rec);
+    if (ok && pl->nout != 0)
+        o = tr_cap_scalar(&pl->caps[pl->nin], call->params, o);
+    tr_put_exit(p, call, (uint32_t)(o - p), (call->flags & CUSHIM_CALL_SKIPPED) ? TR_F_SKIPPED : 0, t, aux);
+    tr_buf_commit(tb, (uint32_t)(o - p));
 }
 
 void tr_record(uint16_t type, uint64_t seq, uint64_t parent, uint64_t t, const void *extra, uint32_t extra_len,
