@@ -183,6 +183,37 @@ static inline void tr_copy_params(unsigned char *dst, const unsigned char *src, 
         memset(dst + n, 0, tr_pad8(n) - n);
 }
 
+/* The ENTER and EXIT headers at 'p' (8-aligned in a chunk, sizeof(tr_rec) bytes), stored field by field in
+   place (tr_rec has no padding: every byte is written); EXIT's parent is 0. */
+static inline void tr_put_enter(unsigned char *p, const cushim_call *call, uint32_t len, uint64_t t, uint64_t aux)
+{
+    tr_rec *r = (tr_rec *)(void *)p;
+    r->len = len;
+    r->type = TR_REC_ENTER;
+    r->flags = 0;
+    r->api_id = call->api_id;
+    r->depth = call->depth;
+    r->seq = call->seq;
+    r->parent = call->parent ? call->parent->seq : 0;
+    r->t = t;
+    r->aux = aux;
+}
+
+static inline void tr_put_exit(unsigned char *p, const cushim_call *call, uint32_t len, uint16_t flags, uint64_t t,
+                               uint64_t aux)
+{
+    tr_rec *r = (tr_rec *)(void *)p;
+    r->len = len;
+    r->type = TR_REC_EXIT;
+    r->flags = flags;
+    r->api_id = call->api_id;
+    r->depth = call->depth;
+    r->seq = call->seq;
+    r->parent = 0;
+    r->t = t;
+    r->aux = aux;
+}
+
 /* The plan of an API (NULL when out of memory). */
 tr_plan *tr_plan_make(tr_state *st, const cushim_api_info *info);
 /* The fast-path fields of a plan whose captures are set (tr_plan_make calls it). */

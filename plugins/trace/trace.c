@@ -120,36 +120,6 @@ void tr_thread_quiet(int quiet)
  * rest takes the general path below, which writes the same bytes.
  */
 
-/* The ENTER header at 'p' (8-aligned in a chunk, sizeof(tr_rec) bytes): field stores, every byte written. */
-static inline void tr_put_enter(unsigned char *p, const cushim_call *call, uint32_t len, uint64_t t, uint64_t aux)
-{
-    tr_rec *r = (tr_rec *)(void *)p;
-    r->len = len;
-    r->type = TR_REC_ENTER;
-    r->flags = 0;
-    r->api_id = call->api_id;
-    r->depth = call->depth;
-    r->seq = call->seq;
-    r->parent = call->parent ? call->parent->seq : 0;
-    r->t = t;
-    r->aux = aux;
-}
-
-static inline void tr_put_exit(unsigned char *p, const cushim_call *call, uint32_t len, uint16_t flags, uint64_t t,
-                               uint64_t aux)
-{
-    tr_rec *r = (tr_rec *)(void *)p;
-    r->len = len;
-    r->type = TR_REC_EXIT;
-    r->flags = flags;
-    r->api_id = call->api_id;
-    r->depth = call->depth;
-    r->seq = call->seq;
-    r->parent = 0;
-    r->t = t;
-    r->aux = aux;
-}
-
 static inline uint64_t tr_enter_aux(tr_state *st, const tr_plan *pl, tr_tbuf *tb, const unsigned char *pv)
 {
     if (pl->launch && st->kernel_names) {
