@@ -446,8 +446,9 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
         return -1;
     }
     tr_host = host;
-    if ((st = calloc(1, sizeof *st)) == NULL)
+    if ((st = aligned_alloc(TR_CACHELINE, sizeof *st)) == NULL)   /* sizeof is a multiple of the line */
         return -1;
+    memset(st, 0, sizeof *st);
     st->self = self;
     st->id_limit = host->api_id_limit();
     st->plans = calloc(st->id_limit, sizeof *st->plans);
