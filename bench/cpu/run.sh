@@ -64,13 +64,14 @@ ir() {   # ir <mode> <iters>: total instructions of one run (trace: of the calli
 TRACE="$BUILD/plugins/trace.so"
 MODES="direct shim hook hooktime"
 [ -e "$TRACE" ] && MODES="$MODES trace"
-declare -A IPC NS FIRST
+declare -A IPC NS FIRST CPU
 for m in $MODES; do
   a=$(ir $m "$N1"); b=$(ir $m "$N2")
   IPC[$m]=$(awk -v a="$a" -v b="$b" -v n1="$N1" -v n2="$N2" 'BEGIN {printf "%.2f", (b - a) / (n2 - n1)}')
   out=$(run $m "$BENCH" "$DRV" "$ITERS" "$RUNS")
   NS[$m]=$(awk '$1 == "median_ns_per_call" {print $2}' <<<"$out")
   FIRST[$m]=$(awk '$1 == "first_call_ns" {print $2}' <<<"$out")
+  CPU[$m]=$(awk '$1 == "median_thread_cpu_ns_per_call" {print $2}' <<<"$out")
 done
 init_direct=$(ir direct 1); init_shim=$(ir shim 1)
 
@@ -105,6 +106,7 @@ echo "| instructions, whole run with one call | $init_direct | $init_shim | $((i
 echo "| /bin/true wall time, median of 101 (ns) | $true_plain | $true_shim | $((true_shim - true_plain)) |"
 echo
 if [ -e "$TRACE" ]; then
+  echo "Calling thread's CPU time per call (CLOCK_THREAD_CPUTIME_ID, median of the same runs; the writer thread taking its core does not count): (d) ${CPU[hooktime]} ns, (e) ${CPU[trace]} ns."
   wa=$(cat "$TMP/cg.trace.$N1.writer"); wb=$(cat "$TMP/cg.trace.$N2.writer")
   echo "Trace, every thread over the whole run: $(awk -v a="$wa" -v b="$wb" -v n1="$N1" -v n2="$N2" -v r="${IPC[trace]}" 'BEGIN {printf "%.0f", (b - a) / (n2 - n1) - r}') instructions per event besides the recording (rendering and writing, on the writer thread or in the exit flush)."
   env LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$TRACE:file=$TMP/tp.json,summary=0,buffer=2GiB" "$BENCH" "$DRV" 1000000 1 >/dev/null 2>&1

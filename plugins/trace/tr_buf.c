@@ -56,8 +56,9 @@ tr_tbuf *tr_buf_attach(tr_bufs *b, uint64_t tid)
     }
     if (tb == NULL) {
         tr_tbuf *head;
-        if ((tb = calloc(1, sizeof *tb)) == NULL)
+        if ((tb = aligned_alloc(TR_CACHELINE, sizeof *tb)) == NULL)   /* sizeof is a multiple of the line */
             return NULL;
+        memset(tb, 0, sizeof *tb);
         atomic_init(&tb->state, TR_TB_CLAIMING);
         atomic_init(&tb->rd, NULL);
         head = atomic_load_explicit(&b->head, memory_order_relaxed);
@@ -97,7 +98,7 @@ void *tr_buf_reserve_slow(tr_bufs *b, tr_tbuf *tb, uint32_t len, uint32_t keep)
         atomic_fetch_sub_explicit(&b->used, sz, memory_order_relaxed);
         return NULL;
     }
-    if ((nc = malloc(sz)) == NULL) {
+    if ((nc = aligned_alloc(TR_CACHELINE, (sz + TR_CACHELINE - 1) & ~(uint64_t)(TR_CACHELINE - 1))) == NULL) {
         atomic_fetch_sub_explicit(&b->used, sz, memory_order_relaxed);
         return NULL;
     }
@@ -105,7 +106,6 @@ void *tr_buf_reserve_slow(tr_bufs *b, tr_tbuf *tb, uint32_t len, uint32_t keep)
     atomic_init(&nc->committed, 0);
     nc->cap = (uint32_t)cap;
     nc->consumed = 0;
-    nc->pad_ = 0;
     atomic_fetch_add_explicit(&b->chunks, 1, memory_order_relaxed);
     /* the old chunk's records are all committed: hand it over */
     if (c != NULL)
@@ -134,18 +134,20 @@ uint64_t tr_buf_drain(tr_bufs *b, tr_tbuf *tb, tr_buf_record_fn fn, void *ctx)
         tr_chunk *nx = atomic_load_explicit(&c->next, memory_order_acquire);
         if (nx != NULL)   /* linked after the last commit: 'committed' is final now */
             end = atomic_load_explicit(&c->committed, memory_order_acquire);
-        while (c->consumed + 8 <= end) {
-            const unsigned char *rec = c->data + c->consumed;
+        uint32_t at = c->consumed;   /* stored once: the chunk's header line stays quiet */
+        while (at + 8 <= end) {
+            const unsigned char *rec = c->data + at;
             uint32_t len;
             memcpy(&len, rec, sizeof len);
-            if (len < 8 || len > end - c->consumed) {   /* never written so: stop reading this chunk */
-                c->consumed = end;
+            if (len < 8 || len > end - at) {   /* never written so: stop reading this chunk */
+                at = end;
                 break;
             }
             fn(ctx, tb, rec, len);
-            c->consumed += len;
+            at += len;
             n++;
         }
+        c->consumed = at;
         if (nx == NULL)
             break;
         atomic_store_explicit(&tb->rd, nx, memory_order_relaxed);

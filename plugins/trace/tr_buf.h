@@ -22,13 +22,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The producer's 'committed' and the writer's 'consumed' sit on different
+   cache lines, and the records start on a third: the writer's progress never
+   invalidates the line the producer publishes on (and the writer updates
+   'consumed' once per drain, not per record). */
+#define TR_CACHELINE 64
+
 typedef struct tr_chunk {
     struct tr_chunk *_Atomic next;  /* set by the producer after its last commit here */
     _Atomic uint32_t committed;     /* bytes of whole records, published (release)    */
     uint32_t cap;                   /* bytes of data[]                                 */
-    uint32_t consumed;              /* writer only                                     */
-    uint32_t pad_;
-    _Alignas(8) unsigned char data[];
+    _Alignas(TR_CACHELINE) uint32_t consumed;   /* writer only                        */
+    _Alignas(TR_CACHELINE) unsigned char data[];
 } tr_chunk;
 
 /* States of a thread buffer in the registry. */
@@ -38,7 +43,7 @@ typedef struct tr_chunk {
 #define TR_TB_CLAIMING 3 /* being set up by a new thread                     */
 
 typedef struct tr_tbuf {
-    /* producer side (its thread only) */
+    /* producer side (its thread only; the writer reads tid, alt_tid once per thread) */
     tr_chunk *cur;
     uint32_t wr;                    /* write offset in cur                             */
     uint32_t open;                  /* enter records whose exit is still to come       */
@@ -46,8 +51,8 @@ typedef struct tr_tbuf {
     uint64_t alt_tid;               /* pthread_self(): CUPTI may name threads by it     */
     void *prod;                     /* the plugin's per-thread data (kernel-name cache) */
     int quiet;                      /* the tracer's own thread (CUPTI's): nothing recorded */
-    /* shared */
-    _Atomic int state;              /* TR_TB_*                                         */
+    /* shared, and the writer's: on their own cache line, away from the producer's stores */
+    _Alignas(TR_CACHELINE) _Atomic int state;   /* TR_TB_*                              */
     tr_chunk *_Atomic rd;           /* the writer's next chunk: the first one, set once */
     struct tr_tbuf *next_tb;        /* registry link, immutable once published          */
     /* writer side */

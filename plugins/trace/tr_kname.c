@@ -14,7 +14,7 @@
 
 #include "trace.h"
 
-#define TR_NAME_CACHE 32u     /* per-thread cache entries */
+#define TR_NAME_CACHE 256u    /* per-thread cache entries (a training step launches a few hundred kernels) */
 
 typedef struct tr_name_entry {
     const void *key;

@@ -82,6 +82,32 @@ static int launch_kind(const cushim_api_info *info, uint16_t *off)
     return 0;
 }
 
+/* A capture of one element of 1, 2, 4 or 8 bytes: its blob has a fixed size. */
+static int cap_is_scalar(const tr_cap *c)
+{
+    return c->mode == TR_CAP_ARRAY && c->count_param < 0 && c->fixed <= 1 &&
+           (c->elem_size == 1 || c->elem_size == 2 || c->elem_size == 4 || c->elem_size == 8);
+}
+
+void tr_plan_fast(tr_plan *pl, const cushim_api_info *info, int kernel_names)
+{
+    pl->params_size = info->params_size;
+    pl->enter_len = (uint32_t)sizeof(tr_rec) + tr_pad8(info->params_size);
+    pl->ret_size = (uint8_t)(info->ret_size < 8 ? info->ret_size : 8);
+    pl->ret_result = info->ret_kind == CUSHIM_RET_CURESULT || info->ret_kind == CUSHIM_RET_CUDAERROR;
+    pl->outs_scalar = 1;
+    pl->exit_max = (uint32_t)sizeof(tr_rec);
+    for (uint32_t i = 0; i < (uint32_t)pl->nin + pl->nout; i++) {
+        pl->caps[i].scalar = (uint32_t)cap_is_scalar(&pl->caps[i]);
+        if (i >= pl->nin) {
+            pl->outs_scalar &= (uint8_t)pl->caps[i].scalar;
+            pl->exit_max += (uint32_t)sizeof(tr_blob) + 8u;
+        }
+    }
+    pl->pre_fast = pl->nin == 0 && !pl->corr && !(pl->launch && kernel_names);
+    pl->post_fast = !pl->corr && pl->ret_size == 4 && pl->outs_scalar && pl->nout <= 1;
+}
+
 tr_plan *tr_plan_make(tr_state *st, const cushim_api_info *info)
 {
     tr_cap tmp[32];
@@ -101,6 +127,7 @@ tr_plan *tr_plan_make(tr_state *st, const cushim_api_info *info)
     pl->nout = (uint16_t)nout;
     pl->launch = (uint8_t)launch_kind(info, &pl->fparam_off);
     pl->corr = st->gpu && (info->categories & (CUSHIM_CAT_LAUNCH | CUSHIM_CAT_COPY | CUSHIM_CAT_SET));
+    tr_plan_fast(pl, info, st->kernel_names);
     return pl;
 }
 

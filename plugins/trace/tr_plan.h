@@ -27,6 +27,8 @@ typedef struct tr_cap {
     uint32_t elem_size;
     uint32_t fixed;
     uint32_t cpointee;          /* size of a count held behind a pointer           */
+    uint32_t scalar;            /* one element of 1, 2, 4 or 8 bytes (no count, never
+                                   truncated): tr_cap_scalar writes it inline           */
 } tr_cap;
 
 struct tr_plan {
@@ -34,6 +36,18 @@ struct tr_plan {
     uint8_t corr;               /* push an external correlation id (GPU tracing)  */
     uint16_t fparam_off;
     uint16_t nin, nout;
+    /* the hooks' fast path, from the metadata once (trace.c) */
+    uint32_t params_size;       /* info->params_size                               */
+    uint32_t enter_len;         /* sizeof(tr_rec) + params_size padded to 8        */
+    uint32_t exit_max;          /* sizeof(tr_rec) + every output blob, when all outputs
+                                   are scalars (outs_scalar)                        */
+    uint8_t ret_size;           /* bytes of the return value kept in aux (<= 8)    */
+    uint8_t ret_result;         /* CUresult/cudaError_t: outputs only after success */
+    uint8_t outs_scalar;        /* every output capture is a scalar                 */
+    uint8_t pre_fast;           /* no input capture, no kernel name, no correlation id */
+    uint8_t post_fast;          /* a 4-byte result, at most one output, a scalar; no
+                                   correlation id                                   */
+    uint8_t pad_[3];
     tr_cap caps[];
 };
 
@@ -110,8 +124,100 @@ static inline unsigned char *tr_cap_write(const tr_cap *c, const unsigned char *
     return out + sizeof b + tr_pad8(n);
 }
 
+/* The bytes of a scalar at 'src' ('n' of 1, 2, 4, 8) in the first bytes of a zeroed word: what
+   tr_cap_write stores for a one-element capture, without a call to memcpy or memset. */
+static inline uint64_t tr_scalar_word(const void *src, uint32_t n)
+{
+    uint64_t w = 0;
+    switch (n) {
+    case 1: memcpy(&w, src, 1); break;
+    case 2: memcpy(&w, src, 2); break;
+    case 4: memcpy(&w, src, 4); break;
+    case 8: memcpy(&w, src, 8); break;
+    default: break;
+    }
+    return w;
+}
+
+/* A scalar capture (c->scalar): the blob tr_cap_write would write, byte for byte, or nothing
+   when the pointer is NULL. Returns the end. */
+static inline unsigned char *tr_cap_scalar(const tr_cap *c, const unsigned char *pv, unsigned char *out)
+{
+    const void *ptr;   /* captures are of pointer-sized parameters (tr_plan.c) */
+    tr_blob b = {.param = c->param, .flags = 0, .len = c->elem_size, .count = 1};
+    uint64_t w;
+    memcpy(&ptr, pv + c->off, sizeof ptr);
+    if (ptr == NULL)
+        return out;
+    w = tr_scalar_word(ptr, c->elem_size);
+    memcpy(out, &b, sizeof b);
+    memcpy(out + sizeof b, &w, sizeof w);
+    return out + sizeof b + sizeof w;
+}
+
+/* 'n' bytes of a params struct into a record, zero-padded to 8: word moves for the usual
+   sizes (a multiple of 8 up to 96 bytes), memcpy otherwise. */
+static inline void tr_copy_params(unsigned char *dst, const unsigned char *src, uint32_t n)
+{
+    uint64_t w;
+    if ((n & 7u) == 0 && n <= 96) {
+        switch (n >> 3) {   /* each case falls through to the next word down */
+        case 12: memcpy(&w, src + 88, 8); memcpy(dst + 88, &w, 8); /* fall through */
+        case 11: memcpy(&w, src + 80, 8); memcpy(dst + 80, &w, 8); /* fall through */
+        case 10: memcpy(&w, src + 72, 8); memcpy(dst + 72, &w, 8); /* fall through */
+        case 9: memcpy(&w, src + 64, 8); memcpy(dst + 64, &w, 8); /* fall through */
+        case 8: memcpy(&w, src + 56, 8); memcpy(dst + 56, &w, 8); /* fall through */
+        case 7: memcpy(&w, src + 48, 8); memcpy(dst + 48, &w, 8); /* fall through */
+        case 6: memcpy(&w, src + 40, 8); memcpy(dst + 40, &w, 8); /* fall through */
+        case 5: memcpy(&w, src + 32, 8); memcpy(dst + 32, &w, 8); /* fall through */
+        case 4: memcpy(&w, src + 24, 8); memcpy(dst + 24, &w, 8); /* fall through */
+        case 3: memcpy(&w, src + 16, 8); memcpy(dst + 16, &w, 8); /* fall through */
+        case 2: memcpy(&w, src + 8, 8); memcpy(dst + 8, &w, 8); /* fall through */
+        case 1: memcpy(&w, src, 8); memcpy(dst, &w, 8); /* fall through */
+        default: break;
+        }
+        return;
+    }
+    memcpy(dst, src, n);
+    if (tr_pad8(n) > n)
+        memset(dst + n, 0, tr_pad8(n) - n);
+}
+
+/* The ENTER and EXIT headers at 'p' (8-aligned in a chunk, sizeof(tr_rec) bytes), stored field by field in
+   place (tr_rec has no padding: every byte is written); EXIT's parent is 0. */
+static inline void tr_put_enter(unsigned char *p, const cushim_call *call, uint32_t len, uint64_t t, uint64_t aux)
+{
+    tr_rec *r = (tr_rec *)(void *)p;
+    r->len = len;
+    r->type = TR_REC_ENTER;
+    r->flags = 0;
+    r->api_id = call->api_id;
+    r->depth = call->depth;
+    r->seq = call->seq;
+    r->parent = call->parent ? call->parent->seq : 0;
+    r->t = t;
+    r->aux = aux;
+}
+
+static inline void tr_put_exit(unsigned char *p, const cushim_call *call, uint32_t len, uint16_t flags, uint64_t t,
+                               uint64_t aux)
+{
+    tr_rec *r = (tr_rec *)(void *)p;
+    r->len = len;
+    r->type = TR_REC_EXIT;
+    r->flags = flags;
+    r->api_id = call->api_id;
+    r->depth = call->depth;
+    r->seq = call->seq;
+    r->parent = 0;
+    r->t = t;
+    r->aux = aux;
+}
+
 /* The plan of an API (NULL when out of memory). */
 tr_plan *tr_plan_make(tr_state *st, const cushim_api_info *info);
+/* The fast-path fields of a plan whose captures are set (tr_plan_make calls it). */
+void tr_plan_fast(tr_plan *pl, const cushim_api_info *info, int kernel_names);
 /* An API's id by exported name, 0 if this build has none. */
 uint32_t tr_api_id_of(const char *name);
 

@@ -33,9 +33,15 @@ tr_state *tr_st;
 
 /* ---- per-thread buffers ---- */
 
+/* The calling thread's buffer, cached from the host's TLS slot (whose destructor ends it): one TLS
+   access instead of a call into the host per recorded call. Set and cleared on its own thread only. */
+static __thread tr_tbuf *tr_tb_cached;
+
 static void tr_thread_end(void *p)
 {
     tr_tbuf *tb = p;
+    if (tr_tb_cached == tb)   /* the destructor runs on the exiting thread */
+        tr_tb_cached = NULL;
     free(tb->prod);
     tb->prod = NULL;
     tr_buf_detach(tb);
@@ -80,9 +86,11 @@ static int tr_output_ready(tr_state *st)
 
 tr_tbuf *tr_thread_buf(void)
 {
-    tr_tbuf *tb = tr_host->tls_get(tr_st->tls_key);
+    tr_tbuf *tb = tr_tb_cached;
     if (tb != NULL)
         return tb;
+    if ((tb = tr_host->tls_get(tr_st->tls_key)) != NULL)
+        return tr_tb_cached = tb;
     if (!tr_output_ready(tr_st))
         return NULL;
     if ((tb = tr_buf_attach(&tr_st->bufs, tr_host->thread_id())) == NULL)
@@ -92,7 +100,7 @@ tr_tbuf *tr_thread_buf(void)
         tr_buf_detach(tb);
         return NULL;
     }
-    return tb;
+    return tr_tb_cached = tb;
 }
 
 void tr_thread_quiet(int quiet)
@@ -102,26 +110,35 @@ void tr_thread_quiet(int quiet)
         tb->quiet = quiet;
 }
 
-/* ---- hooks ---- */
+/* ---- hooks ----
+ *
+ * The fast path (every API without input captures, and exits whose outputs are
+ * all scalars) writes each record straight into the thread's chunk: one
+ * reservation, plain stores, one release store to publish (tr_buf_commit), no
+ * call to memcpy/memset, no clock read at entry (CUSHIM_HOOK_TIME's
+ * t_enter_ns), the thread's buffer carried from pre to post in the slot. The
+ * rest takes the general path below, which writes the same bytes.
+ */
 
-static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
+static inline uint64_t tr_enter_aux(tr_state *st, const tr_plan *pl, tr_tbuf *tb, const unsigned char *pv)
 {
-    tr_state *st = user;
-    const tr_plan *pl = call->api_id < st->id_limit ? st->plans[call->api_id] : NULL;
-    const cushim_api_info *info = call->info;
+    if (pl->launch && st->kernel_names) {
+        const void *key = (const void *)(uintptr_t)tr_rd_uint(pv + pl->fparam_off, sizeof(void *));
+        return (uint64_t)(uintptr_t)tr_kernel_name(st, tb, pl->launch, key);
+    }
+    return 0;
+}
+
+/* An API with input captures (strings, structs by pointer, counted arrays). */
+static __attribute__((noinline)) int tr_pre_caps(tr_state *st, const tr_plan *pl, cushim_call *call, tr_tbuf *tb,
+                                                 uint64_t *slot)
+{
     const unsigned char *pv = call->params;
-    tr_tbuf *tb;
-    uint32_t len, psz;
+    uint32_t len = pl->enter_len;
     uint32_t sizes[16];
     uint64_t counts[16];
     int truncs[16], has[16];
-    unsigned char *p;
-    tr_rec r;
-    *slot = 0;
-    if (pl == NULL || info == NULL || (tb = tr_thread_buf()) == NULL || tb->quiet)
-        return CUSHIM_CONTINUE;
-    psz = tr_pad8(info->params_size);
-    len = (uint32_t)sizeof r + psz;
+    unsigned char *p, *o;
     for (uint32_t i = 0; i < pl->nin && i < 16; i++) {
         has[i] = tr_cap_size(&pl->caps[i], pv, &sizes[i], &counts[i], &truncs[i]);
         if (has[i])
@@ -132,66 +149,78 @@ static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
         atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);
         return CUSHIM_CONTINUE;
     }
-    memset(&r, 0, sizeof r);
-    r.len = len;
-    r.type = TR_REC_ENTER;
-    r.api_id = call->api_id;
-    r.depth = call->depth;
-    r.seq = call->seq;
-    r.parent = call->parent ? call->parent->seq : 0;
-    r.t = call->t_enter_ns ? call->t_enter_ns : tr_host->now_ns();
-    if (pl->launch && st->kernel_names) {
-        const void *key = (const void *)(uintptr_t)tr_rd_uint(pv + pl->fparam_off, sizeof(void *));
-        r.aux = (uint64_t)(uintptr_t)tr_kernel_name(st, tb, pl->launch, key);
-    }
-    memcpy(p, &r, sizeof r);
-    memcpy(p + sizeof r, pv, info->params_size);
-    if (psz > info->params_size)
-        memset(p + sizeof r + info->params_size, 0, psz - info->params_size);
-    {
-        unsigned char *o = p + sizeof r + psz;
-        for (uint32_t i = 0; i < pl->nin && i < 16; i++)
-            if (has[i])
-                o = tr_cap_write(&pl->caps[i], pv, o, sizes[i], counts[i], truncs[i]);
-    }
+    tr_put_enter(p, call, len, call->t_enter_ns ? call->t_enter_ns : tr_host->now_ns(), tr_enter_aux(st, pl, tb, pv));
+    tr_copy_params(p + sizeof(tr_rec), pv, pl->params_size);
+    o = p + pl->enter_len;
+    for (uint32_t i = 0; i < pl->nin && i < 16; i++)
+        if (has[i])
+            o = tr_cap_write(&pl->caps[i], pv, o, sizes[i], counts[i], truncs[i]);
     tr_buf_commit(tb, len);
     tb->open++;
-    *slot = (uint64_t)(uintptr_t)tb;   /* the post hook's buffer: no second TLS lookup */
+    *slot = (uint64_t)(uintptr_t)tb;
     if (pl->corr)
         tr_cupti_push(call->seq);
     return CUSHIM_CONTINUE;
 }
 
-static void tr_post(cushim_call *call, void *user, uint64_t *slot)
+/* An API without input captures whose enter may need a kernel name or a correlation id. */
+static __attribute__((noinline)) int tr_pre_plain(tr_state *st, const tr_plan *pl, cushim_call *call, tr_tbuf *tb,
+                                                  uint64_t *slot)
+{
+    unsigned char *p = tr_buf_reserve(&st->bufs, tb, pl->enter_len, (tb->open + 1) * TR_EXIT_MIN);
+    if (p == NULL) {
+        atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);
+        return CUSHIM_CONTINUE;
+    }
+    tr_put_enter(p, call, pl->enter_len, call->t_enter_ns ? call->t_enter_ns : tr_host->now_ns(),
+                 tr_enter_aux(st, pl, tb, call->params));
+    tr_copy_params(p + sizeof(tr_rec), call->params, pl->params_size);
+    tr_buf_commit(tb, pl->enter_len);
+    tb->open++;
+    *slot = (uint64_t)(uintptr_t)tb;
+    if (pl->corr)
+        tr_cupti_push(call->seq);
+    return CUSHIM_CONTINUE;
+}
+
+static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
 {
     tr_state *st = user;
-    const tr_plan *pl;
-    const cushim_api_info *info = call->info;
-    const unsigned char *pv = call->params;
+    uint32_t id = call->api_id;
+    const tr_plan *pl = id < st->id_limit ? st->plans[id] : NULL;
     tr_tbuf *tb;
+    unsigned char *p;
+    *slot = 0;
+    if (pl == NULL)
+        return CUSHIM_CONTINUE;
+    if ((tb = tr_tb_cached) == NULL && (tb = tr_thread_buf()) == NULL)
+        return CUSHIM_CONTINUE;
+    if (tb->quiet)
+        return CUSHIM_CONTINUE;
+    if (!pl->pre_fast)
+        return pl->nin != 0 ? tr_pre_caps(st, pl, call, tb, slot) : tr_pre_plain(st, pl, call, tb, slot);
+    p = tr_buf_reserve(&st->bufs, tb, pl->enter_len, (tb->open + 1) * TR_EXIT_MIN);
+    if (p == NULL) {
+        atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);
+        return CUSHIM_CONTINUE;
+    }
+    tr_put_enter(p, call, pl->enter_len, call->t_enter_ns ? call->t_enter_ns : tr_host->now_ns(), 0);
+    tr_copy_params(p + sizeof(tr_rec), call->params, pl->params_size);
+    tr_buf_commit(tb, pl->enter_len);
+    tb->open++;
+    *slot = (uint64_t)(uintptr_t)tb;   /* the post hook's buffer: no second TLS lookup */
+    return CUSHIM_CONTINUE;
+}
+
+/* An exit with array outputs, or one the chunk has no room for (the general path). */
+static __attribute__((noinline)) void tr_post_caps(tr_state *st, const tr_plan *pl, cushim_call *call, tr_tbuf *tb,
+                                                   uint64_t t, uint16_t flags, uint64_t aux, int ok)
+{
+    const unsigned char *pv = call->params;
     uint32_t len = sizeof(tr_rec), sizes[16];
     uint64_t counts[16];
-    int truncs[16], has[16], ok = 1;
+    int truncs[16], has[16];
     unsigned char *p;
-    tr_rec r;
-    if (*slot == 0)
-        return;
-    pl = st->plans[call->api_id];
-    if (pl->corr)
-        tr_cupti_pop();
-    tb = (tr_tbuf *)(uintptr_t)*slot;
-    memset(&r, 0, sizeof r);
-    r.t = tr_host->now_ns();
-    if (tb->open > 0)
-        tb->open--;
-    r.type = TR_REC_EXIT;
-    r.api_id = call->api_id;
-    r.depth = call->depth;
-    r.seq = call->seq;
-    r.flags = (call->flags & CUSHIM_CALL_SKIPPED) ? TR_F_SKIPPED : 0;
-    memcpy(&r.aux, call->retval, info->ret_size < 8 ? info->ret_size : 8);
-    if (info->ret_kind == CUSHIM_RET_CURESULT || info->ret_kind == CUSHIM_RET_CUDAERROR)
-        ok = cushim_call_result(call) == 0;
     for (uint32_t i = 0; ok && i < pl->nout && i < 16; i++) {
         has[i] = tr_cap_size(&pl->caps[pl->nin + i], pv, &sizes[i], &counts[i], &truncs[i]);
         if (has[i])
@@ -200,26 +229,84 @@ static void tr_post(cushim_call *call, void *user, uint64_t *slot)
     p = tr_buf_reserve(&st->bufs, tb, len, tb->open * TR_EXIT_MIN);
     if (p == NULL) {
         /* the room every open call's exit was promised */
-        if (len > sizeof r) {
+        if (len > sizeof(tr_rec)) {
             atomic_fetch_add_explicit(&st->bufs.trimmed, 1, memory_order_relaxed);
-            r.flags |= TR_F_TRIMMED;
+            flags |= TR_F_TRIMMED;
         }
-        len = sizeof r;
+        len = sizeof(tr_rec);
         ok = 0;
         if ((p = tr_buf_reserve_here(tb, len)) == NULL) {
             atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);
             return;
         }
     }
-    r.len = len;
-    memcpy(p, &r, sizeof r);
+    tr_put_exit(p, call, len, flags, t, aux);
     {
-        unsigned char *o = p + sizeof r;
+        unsigned char *o = p + sizeof(tr_rec);
         for (uint32_t i = 0; ok && i < pl->nout && i < 16; i++)
             if (has[i])
                 o = tr_cap_write(&pl->caps[pl->nin + i], pv, o, sizes[i], counts[i], truncs[i]);
     }
     tr_buf_commit(tb, len);
+}
+
+/* Every exit the fast path below does not take: the return value of any size, outputs in a loop. */
+static __attribute__((noinline)) void tr_post_any(tr_state *st, const tr_plan *pl, cushim_call *call, tr_tbuf *tb,
+                                                  uint64_t t)
+{
+    uint64_t aux;
+    uint16_t flags = (call->flags & CUSHIM_CALL_SKIPPED) ? TR_F_SKIPPED : 0;
+    int ok;
+    unsigned char *p;
+    if (pl->corr)
+        tr_cupti_pop();
+    if (pl->ret_size == 1 || pl->ret_size == 2 || pl->ret_size == 4 || pl->ret_size == 8) {
+        aux = tr_scalar_word(call->retval, pl->ret_size);
+    } else {
+        aux = 0;
+        memcpy(&aux, call->retval, pl->ret_size);
+    }
+    ok = !pl->ret_result || cushim_call_result(call) == 0;
+    if (pl->outs_scalar || !ok) {
+        uint32_t max = ok ? pl->exit_max : (uint32_t)sizeof(tr_rec);
+        p = tr_buf_reserve(&st->bufs, tb, max, tb->open * TR_EXIT_MIN);
+        if (p != NULL) {
+            unsigned char *o = p + sizeof(tr_rec);
+            for (uint32_t i = 0; ok && i < pl->nout; i++)
+                o = tr_cap_scalar(&pl->caps[pl->nin + i], call->params, o);
+            tr_put_exit(p, call, (uint32_t)(o - p), flags, t, aux);
+            tr_buf_commit(tb, (uint32_t)(o - p));
+            return;
+        }
+    }
+    tr_post_caps(st, pl, call, tb, t, flags, aux, ok);
+}
+
+static void tr_post(cushim_call *call, void *user, uint64_t *slot)
+{
+    tr_state *st = user;
+    tr_tbuf *tb = (tr_tbuf *)(uintptr_t)*slot;
+    const tr_plan *pl;
+    uint64_t t, aux;
+    unsigned char *p, *o;
+    int ok;
+    if (tb == NULL)
+        return;
+    t = tr_host->now_ns();   /* first: the exit time, and little is live across the call */
+    pl = st->plans[call->api_id];
+    if (tb->open > 0)
+        tb->open--;
+    if (!pl->post_fast || (p = tr_buf_reserve(&st->bufs, tb, pl->exit_max, tb->open * TR_EXIT_MIN)) == NULL) {
+        tr_post_any(st, pl, call, tb, t);
+        return;
+    }
+    aux = tr_scalar_word(call->retval, 4);
+    ok = !pl->ret_result || cushim_call_result(call) == 0;
+    o = p + sizeof(tr_rec);
+    if (ok && pl->nout != 0)
+        o = tr_cap_scalar(&pl->caps[pl->nin], call->params, o);
+    tr_put_exit(p, call, (uint32_t)(o - p), (call->flags & CUSHIM_CALL_SKIPPED) ? TR_F_SKIPPED : 0, t, aux);
+    tr_buf_commit(tb, (uint32_t)(o - p));
 }
 
 void tr_record(uint16_t type, uint64_t seq, uint64_t parent, uint64_t t, const void *extra, uint32_t extra_len,
@@ -359,8 +446,9 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
         return -1;
     }
     tr_host = host;
-    if ((st = calloc(1, sizeof *st)) == NULL)
+    if ((st = aligned_alloc(TR_CACHELINE, sizeof *st)) == NULL)   /* sizeof is a multiple of the line */
         return -1;
+    memset(st, 0, sizeof *st);
     st->self = self;
     st->id_limit = host->api_id_limit();
     st->plans = calloc(st->id_limit, sizeof *st->plans);
@@ -431,6 +519,7 @@ static void tr_fork_child(cushim_plugin *self)
     keep = tr_host->tls_get(st->tls_key);
     if (keep != NULL)
         tr_host->tls_set(st->tls_key, NULL);
+    tr_tb_cached = NULL;   /* fork_child runs on the forking thread, the child's only one */
     /* the parent's threads are gone here: their kernel-name caches too */
     for (tr_tbuf *tb = atomic_load(&st->bufs.head); tb != NULL; tb = tb->next_tb) {
         free(tb->prod);

@@ -15,14 +15,16 @@
 
 typedef struct tr_plan tr_plan;
 
+/* Allocated on a cache-line boundary (tr_init): the first line holds what every hook reads and nobody writes
+   after start; the buffers' counters and the writer, which the writer thread updates, have lines of their own. */
 typedef struct tr_state {
     cushim_plugin *self;
     uint32_t id_limit;
     tr_plan **plans;              /* by API id: what to capture; NULL = not selected */
     uint32_t tls_key;
-    tr_bufs bufs;
-    tr_writer w;
-    uint64_t group, unload_group;
+    _Alignas(TR_CACHELINE) tr_bufs bufs;
+    _Alignas(TR_CACHELINE) tr_writer w;
+    _Alignas(TR_CACHELINE) uint64_t group, unload_group;
     uint32_t api_funcgetname, api_kernelgetname, api_getfuncbysymbol;
     int kernel_names;
     int gpu;                      /* GPU tracing asked for                                */

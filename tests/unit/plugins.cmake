@@ -49,6 +49,13 @@ target_compile_options(trace_buf_threads_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME trace_buf_threads COMMAND trace_buf_threads_test)
 set_tests_properties(trace_buf_threads PROPERTIES LABELS concurrency)
 
+# trace: the recording fast path (tr_plan.h, tr_plan_fast) against the general path it replaces.
+add_executable(trace_fast_test trace_fast_test.c "${_tr_dir}/tr_plan.c")
+target_include_directories(trace_fast_test PRIVATE "${_tr_dir}" "${PROJECT_SOURCE_DIR}/sdk/include")
+target_link_libraries(trace_fast_test PRIVATE PkgConfig::CMOCKA)
+target_compile_options(trace_fast_test PRIVATE ${CUSHIM_WARN_FLAGS})
+add_test(NAME trace_fast COMMAND trace_fast_test)
+
 # trace: a runtime call's CUPTI record linked to the traced call inside it (tr_link.c).
 add_executable(trace_link_test trace_link_test.c "${_tr_dir}/tr_link.c")
 target_include_directories(trace_link_test PRIVATE "${_tr_dir}")

@@ -1,0 +1,254 @@
+/*
+ * trace_fast_test.c - the trace plugin's recording fast path (tr_plan.h,
+ * tr_plan_fast in tr_plan.c) against the general path it replaces: a scalar
+ * output capture writes the blob tr_cap_size + tr_cap_write write, byte for
+ * byte; the params copy equals memcpy plus zero padding for every size; the
+ * in-place ENTER/EXIT headers equal the zeroed struct filled field by field;
+ * a plan's fast-path flags follow its captures; and the chunk and thread
+ * buffer layouts keep the producer's and the writer's fields on separate
+ * cache lines.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tr_plan.h"
+
+/* tr_plan.c's other functions read the host; these tests call only tr_plan_fast. */
+const cushim_host *tr_host;
+tr_state *tr_st;
+
+static tr_cap scalar_cap(uint16_t param, uint16_t off, uint32_t elem, uint32_t fixed)
+{
+    tr_cap c;
+    memset(&c, 0, sizeof c);
+    c.param = param;
+    c.mode = TR_CAP_ARRAY;
+    c.count_param = -1;
+    c.off = off;
+    c.size = sizeof(void *);
+    c.elem_size = elem;
+    c.fixed = fixed;
+    return c;
+}
+
+/* The blob of a one-element output: the fast writer and the general one agree on every byte and length. */
+static void scalar_blob_equals_general(void **state)
+{
+    static const uint32_t elems[] = {1, 2, 4, 8};
+    unsigned char value[8] = {0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88};
+    (void)state;
+    for (unsigned e = 0; e < 4; e++)
+        for (uint32_t fixed = 0; fixed <= 1; fixed++)
+            for (int null = 0; null <= 1; null++) {
+                void *params[3] = {(void *)0x1234, null ? NULL : (void *)value, (void *)0x5678};
+                tr_cap c = scalar_cap(5, sizeof(void *), elems[e], fixed);
+                unsigned char a[64], b[64];
+                uint32_t size;
+                uint64_t count;
+                int trunc, has;
+                unsigned char *ea = a, *eb;
+                memset(a, 0xAA, sizeof a);
+                memset(b, 0xAA, sizeof b);
+                has = tr_cap_size(&c, (const unsigned char *)params, &size, &count, &trunc);
+                if (has)
+                    ea = tr_cap_write(&c, (const unsigned char *)params, a, size, count, trunc);
+                eb = tr_cap_scalar(&c, (const unsigned char *)params, b);
+                assert_int_equal(has, !null);
+                assert_int_equal(ea - a, eb - b);
+                assert_int_equal(eb - b, null ? 0 : (int)(sizeof(tr_blob) + 8));
+                assert_memory_equal(a, b, sizeof a);
+            }
+}
+
+/* Params structs of every size up to 130 bytes: the bytes, zero padding to 8, nothing written beyond. */
+static void params_copy_equals_memcpy(void **state)
+{
+    unsigned char src[136], dst[160];
+    (void)state;
+    for (unsigned i = 0; i < sizeof src; i++)
+        src[i] = (unsigned char)(i * 7 + 3);
+    for (uint32_t n = 0; n <= 130; n++) {
+        memset(dst, 0xAA, sizeof dst);
+        tr_copy_params(dst, src, n);
+        assert_memory_equal(dst, src, n);
+        for (uint32_t i = n; i < tr_pad8(n); i++)
+            assert_int_equal(dst[i], 0);
+        for (uint32_t i = tr_pad8(n); i < sizeof dst; i++)
+            assert_int_equal(dst[i], 0xAA);
+    }
+}
+
+static void scalar_word_keeps_first_bytes(void **state)
+{
+    unsigned char v[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    (void)state;
+    for (uint32_t n = 1; n <= 8; n *= 2) {
+        uint64_t w = tr_scalar_word(v, n);
+        unsigned char out[8];
+        memcpy(out, &w, 8);
+        assert_memory_equal(out, v, n);
+        for (uint32_t i = n; i < 8; i++)
+            assert_int_equal(out[i], 0);
+    }
+}
+
+/* The headers written in place over stale bytes equal the zeroed struct with its fields set. */
+static void headers_written_whole(void **state)
+{
+    cushim_call parent, call;
+    unsigned char buf[sizeof(tr_rec)];
+    tr_rec want;
+    (void)state;
+    memset(&parent, 0, sizeof parent);
+    memset(&call, 0, sizeof call);
+    parent.seq = 77;
+    call.api_id = 1234;
+    call.depth = 1;
+    call.seq = 78;
+    call.parent = &parent;
+
+    memset(buf, 0xAA, sizeof buf);
+    tr_put_enter(buf, &call, 200, 5555, 0xabcdef);
+    memset(&want, 0, sizeof want);
+    want.len = 200;
+    want.type = TR_REC_ENTER;
+    want.api_id = 1234;
+    want.depth = 1;
+    want.seq = 78;
+    want.parent = 77;
+    want.t = 5555;
+    want.aux = 0xabcdef;
+    assert_memory_equal(buf, &want, sizeof want);
+
+    call.parent = NULL;
+    memset(buf, 0xAA, sizeof buf);
+    tr_put_enter(buf, &call, 200, 5555, 0);
+    want.parent = 0;
+    want.aux = 0;
+    assert_memory_equal(buf, &want, sizeof want);
+
+    call.parent = &parent;
+    memset(buf, 0xAA, sizeof buf);
+    tr_put_exit(buf, &call, 72, TR_F_SKIPPED, 6666, 2);
+    memset(&want, 0, sizeof want);
+    want.len = 72;
+    want.type = TR_REC_EXIT;
+    want.flags = TR_F_SKIPPED;
+    want.api_id = 1234;
+    want.depth = 1;
+    want.seq = 78;
+    want.t = 6666;
+    want.aux = 2;
+    assert_memory_equal(buf, &want, sizeof want);
+}
+
+static tr_plan *plan_with(uint16_t nin, uint16_t nout, const tr_cap *caps)
+{
+    tr_plan *pl = calloc(1, sizeof *pl + (size_t)(nin + nout) * sizeof(tr_cap));
+    assert_non_null(pl);
+    pl->nin = nin;
+    pl->nout = nout;
+    if (nin + nout > 0)
+        memcpy(pl->caps, caps, (size_t)(nin + nout) * sizeof(tr_cap));
+    return pl;
+}
+
+/* Which APIs take the fast paths, and the sizes the fast paths reserve. */
+static void plan_flags(void **state)
+{
+    cushim_api_info info;
+    tr_cap one = scalar_cap(0, 0, 8, 0), two = scalar_cap(1, 8, 4, 1), arr = scalar_cap(1, 8, 8, 0);
+    tr_cap caps[2];
+    tr_plan *pl;
+    (void)state;
+    arr.count_param = 0;   /* a counted array: not a scalar */
+    memset(&info, 0, sizeof info);
+    info.params_size = 12;
+    info.ret_size = 4;
+    info.ret_kind = CUSHIM_RET_CURESULT;
+
+    /* cuCtxGetCurrent's shape: one scalar output */
+    pl = plan_with(0, 1, &one);
+    tr_plan_fast(pl, &info, 1);
+    assert_int_equal(pl->enter_len, sizeof(tr_rec) + 16);
+    assert_int_equal(pl->exit_max, sizeof(tr_rec) + sizeof(tr_blob) + 8);
+    assert_true(pl->pre_fast);
+    assert_true(pl->post_fast);
+    assert_true(pl->ret_result);
+    assert_true(pl->caps[0].scalar);
+    free(pl);
+
+    /* two scalar outputs: the general exit (its loop), still without array capture */
+    caps[0] = one;
+    caps[1] = two;
+    pl = plan_with(0, 2, caps);
+    tr_plan_fast(pl, &info, 1);
+    assert_true(pl->outs_scalar);
+    assert_false(pl->post_fast);
+    free(pl);
+
+    /* an array output; an input capture */
+    caps[0] = arr;
+    pl = plan_with(0, 1, caps);
+    tr_plan_fast(pl, &info, 1);
+    assert_false(pl->caps[0].scalar);
+    assert_false(pl->outs_scalar);
+    assert_false(pl->post_fast);
+    free(pl);
+    pl = plan_with(1, 0, &one);
+    tr_plan_fast(pl, &info, 1);
+    assert_false(pl->pre_fast);
+    assert_true(pl->post_fast);
+    free(pl);
+
+    /* a launch asks its kernel's name at entry when kernel names are on; a correlation id turns both off */
+    pl = plan_with(0, 0, NULL);
+    pl->launch = TR_LAUNCH_FUNC;
+    tr_plan_fast(pl, &info, 1);
+    assert_false(pl->pre_fast);
+    tr_plan_fast(pl, &info, 0);
+    assert_true(pl->pre_fast);
+    pl->corr = 1;
+    tr_plan_fast(pl, &info, 0);
+    assert_false(pl->pre_fast);
+    assert_false(pl->post_fast);
+    free(pl);
+
+    /* a return value other than 4 bytes, and a status that is no CUDA result */
+    info.ret_size = 8;
+    info.ret_kind = CUSHIM_RET_OTHER;
+    pl = plan_with(0, 0, NULL);
+    tr_plan_fast(pl, &info, 1);
+    assert_false(pl->post_fast);
+    assert_false(pl->ret_result);
+    assert_int_equal(pl->ret_size, 8);
+    free(pl);
+}
+
+/* The producer's publishing store and the writer's progress never share a line. */
+static void layouts_split_lines(void **state)
+{
+    (void)state;
+    assert_true(offsetof(tr_chunk, consumed) / TR_CACHELINE != offsetof(tr_chunk, committed) / TR_CACHELINE);
+    assert_int_equal(offsetof(tr_chunk, data) % TR_CACHELINE, 0);
+    assert_true(offsetof(tr_chunk, data) > offsetof(tr_chunk, consumed));
+    assert_true(offsetof(tr_tbuf, state) / TR_CACHELINE != offsetof(tr_tbuf, open) / TR_CACHELINE);
+    assert_true(offsetof(tr_tbuf, wstate) / TR_CACHELINE != offsetof(tr_tbuf, wr) / TR_CACHELINE);
+    assert_int_equal(sizeof(tr_tbuf) % TR_CACHELINE, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(scalar_blob_equals_general), cmocka_unit_test(params_copy_equals_memcpy),
+        cmocka_unit_test(scalar_word_keeps_first_bytes), cmocka_unit_test(headers_written_whole),
+        cmocka_unit_test(plan_flags), cmocka_unit_test(layouts_split_lines),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
