@@ -11,6 +11,8 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "trace.h"
@@ -87,4 +89,63 @@ void tr_signals_install(void)
 void tr_signals_fork_child(void)
 {
     atomic_store(&tr_sig_done, 0);
+}
+
+/* ---- toggle=SIG: pause and resume recording (a capture range) ---- */
+
+static int tr_toggle_sig;
+
+static void tr_on_toggle(int sig)
+{
+    (void)sig;
+    if (tr_st != NULL)
+        atomic_fetch_xor_explicit(&tr_st->paused, 1, memory_order_relaxed);
+}
+
+/* "USR1", "SIGUSR2", "RTMIN+3", "SIGRTMIN", a number: the signal, 0 when not one of those. */
+static int tr_toggle_parse(const char *n)
+{
+    char *end;
+    long v;
+    if (strncmp(n, "SIG", 3) == 0)
+        n += 3;
+    if (strcmp(n, "USR1") == 0)
+        return SIGUSR1;
+    if (strcmp(n, "USR2") == 0)
+        return SIGUSR2;
+    if (strncmp(n, "RTMIN", 5) == 0) {
+        v = n[5] == '\0' ? 0 : n[5] == '+' ? strtol(n + 6, &end, 10) : -1;
+        if (n[5] == '+' && (*end != '\0' || end == n + 6))
+            return 0;
+        return v >= 0 && SIGRTMIN + v <= SIGRTMAX ? SIGRTMIN + (int)v : 0;
+    }
+    v = strtol(n, &end, 10);
+    return *n != '\0' && *end == '\0' && (v == SIGUSR1 || v == SIGUSR2 || (v >= SIGRTMIN && v <= SIGRTMAX)) ? (int)v : 0;
+}
+
+int tr_toggle_install(const char *name, char *why, size_t cap)
+{
+    struct sigaction sa, old;
+    int sig = tr_toggle_parse(name);
+    if (sig == 0) {
+        snprintf(why, cap, "not USR1, USR2 or RTMIN+N");
+        return -1;
+    }
+    if (tr_toggle_sig == sig)
+        return 0;
+    if (sigaction(sig, NULL, &old) != 0 || (!(old.sa_flags & SA_SIGINFO) && old.sa_handler != SIG_DFL) ||
+        ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction != NULL)) {
+        snprintf(why, cap, "the program already handles or ignores that signal");
+        return -1;
+    }
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = tr_on_toggle;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(sig, &sa, NULL) != 0) {
+        snprintf(why, cap, "sigaction: %s", strerror(errno));
+        return -1;
+    }
+    tr_toggle_sig = sig;
+    return 0;
 }

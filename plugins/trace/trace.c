@@ -191,7 +191,7 @@ static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
     tr_tbuf *tb;
     unsigned char *p;
     *slot = 0;
-    if (pl == NULL)
+    if (pl == NULL || atomic_load_explicit(&st->paused, memory_order_relaxed))
         return CUSHIM_CONTINUE;
     if ((tb = tr_tb_cached) == NULL && (tb = tr_thread_buf()) == NULL)
         return CUSHIM_CONTINUE;
@@ -494,6 +494,13 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
     }
     if (host->opt_bool(self, "signals"))
         tr_signals_install();
+    atomic_store(&st->paused, host->opt_bool(self, "paused") ? 1 : 0);
+    {
+        const char *tg = host->opt_string(self, "toggle");
+        char why[160] = "";
+        if (tg != NULL && tg[0] != '\0' && tr_toggle_install(tg, why, sizeof why) != 0)
+            host->log(self, CUSHIM_LOG_WARN, "toggle=%s: %s; recording is not toggled", tg, why);
+    }
     host->plugin_set_data(self, st);
     host->log(self, CUSHIM_LOG_INFO, "tracing '%s' to %s", filter && filter[0] ? filter : "all", st->w.path);
     return 0;
@@ -548,6 +555,9 @@ static const cushim_option tr_options[] = {
     {"gpu", CUSHIM_OPT_BOOL, "false", "GPU kernels, copies and sets through CUPTI, linked to their launches"},
     {"cupti", CUSHIM_OPT_STRING, "", "the libcupti.so to load (default: $CUDA_HOME, /usr/local/cuda)"},
     {"signals", CUSHIM_OPT_BOOL, "true", "finish the file when a fatal signal ends the process"},
+    {"paused", CUSHIM_OPT_BOOL, "false", "start with recording paused (see toggle)"},
+    {"toggle", CUSHIM_OPT_STRING, "", "a signal (USR1, USR2, RTMIN+N) whose every delivery pauses or resumes "
+                                      "recording calls (a capture range: kill -USR2 <pid>)"},
     {NULL, 0, NULL, NULL},
 };
 

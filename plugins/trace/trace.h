@@ -31,6 +31,7 @@ typedef struct tr_state {
     char *cupti_path;
     _Atomic int output;           /* 0: no file yet (made at the first recorded call), 1: open, 2: failed */
     _Atomic uint64_t nvtx_ids;
+    _Atomic int paused;           /* 1: calls are not recorded (options paused, toggle) */
 } tr_state;
 
 extern const cushim_host *tr_host;
@@ -58,6 +59,8 @@ void tr_kernel_names_fork_child(void);
 
 /* Signals (tr_signal.c) */
 void tr_signals_install(void);
+/* toggle=SIG: each delivery of SIG pauses or resumes recording. 0, or -1 with 'why' set. */
+int tr_toggle_install(const char *name, char *why, size_t cap);
 void tr_signals_fork_child(void);
 
 /* NVTX injection (tr_nvtx.c): started by the launcher's NVTX_INJECTION64_PATH. */

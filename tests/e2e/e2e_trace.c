@@ -154,6 +154,14 @@ int main(int argc, char **argv)
         work(1);
         return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
     }
+    if (!strcmp(mode, "toggle")) {   /* 2 calls, SIGUSR2, 3 calls, SIGUSR2, 4 calls (trace option toggle=USR2) */
+        work(2);
+        raise(SIGUSR2);
+        work(3);
+        raise(SIGUSR2);
+        work(4);
+        return 0;
+    }
     if (!strcmp(mode, "sigterm")) {
         work(4);
         kill(getpid(), SIGTERM);

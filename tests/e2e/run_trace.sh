@@ -158,6 +158,21 @@ fork)
     check "t.$child.json" "count('cuMemAlloc_v2') == 5" "d['otherData']['pid'] == $child" \
         "all(e['pid'] == $child for e in ev)"
     ;;
+toggle)
+    # toggle=USR2: the 3 allocations between the two signals are not recorded, the 2 before and the 4 after are
+    run "file=$dir/t.json,toggle=USR2" "$prog" toggle
+    [ "$rc" = 0 ] || fail "exited with $rc: $(tail -n 3 err)"
+    check t.json "count('cuMemAlloc_v2') == 6" "count('cuMemFree_v2') == 6"
+    # paused=1: the reverse (only the 3 between the signals)
+    run "file=$dir/t2.json,toggle=SIGUSR2,paused=1" "$prog" toggle
+    [ "$rc" = 0 ] || fail "paused: exited with $rc: $(tail -n 3 err)"
+    check t2.json "count('cuMemAlloc_v2') == 3"
+    # a signal that is not USR1/USR2/RTMIN+N: a warning, and everything recorded
+    run "file=$dir/t3.json,toggle=TERM" "$prog" many 5
+    [ "$rc" = 0 ] || fail "toggle=TERM: exited with $rc"
+    grep -q "toggle=TERM: not USR1, USR2 or RTMIN+N" err || fail "no warning for toggle=TERM: $(cat err)"
+    check t3.json "count('cuCtxGetCurrent') == 5"
+    ;;
 sigterm)
     run "file=$dir/t.json" "$prog" sigterm
     [ "$rc" = 143 ] || fail "expected death by SIGTERM (143), got $rc"

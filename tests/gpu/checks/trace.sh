@@ -223,6 +223,33 @@ check_trace_bench() {
     if [ ! -f "$BUILD_DIR/plugins/trace.so" ]; then result "tracebench" FAIL "no $BUILD_DIR/plugins/trace.so"; return; fi
     trace_bench "tracebench" "${TRACE_BENCH_ROUNDS:-5}" 1
 }
+# traceab: the recording's cost on the PyTorch step inside one process (trace_gpu.py abbench under
+# --trace-toggle=USR2: ABBA blocks recording / paused; the paused blocks still pay the shim's hook dispatch,
+# which the 'hooks' configuration of tracebench and bench/gpu's shim+hooks measure). TRACE_AB_RUNS (3)
+# processes of TRACE_AB_BLOCKS (24) blocks of TRACE_AB_STEPS (50) steps; reported, never asserted.
+check_trace_ab() {
+    local L=$ROOT/tools/cushim B=$HERE/trace/trace_gpu.py d=$WORK/traceab r v all=""
+    local -a env_l=(CUSHIM_BUILD_DIR="$BUILD_DIR")
+    if [ ! -f "$BUILD_DIR/plugins/trace.so" ]; then result "traceab" FAIL "no $BUILD_DIR/plugins/trace.so"; return; fi
+    mkdir -p "$d"
+    for ((r = 0; r < ${TRACE_AB_RUNS:-3}; r++)); do
+        tmo 150 env "${env_l[@]}" "$L" run --trace="$d/t.json" --trace-toggle=USR2 -- \
+            "$PY" "$B" abbench "${TRACE_AB_BLOCKS:-24}" "${TRACE_AB_STEPS:-50}" >"$LOGS/traceab.$r.out" \
+            2>"$LOGS/traceab.$r.err"
+        v=$(awk '/^ab_ratio/ {print $2}' "$LOGS/traceab.$r.out")
+        all+="${v:-fail} "
+        rm -f "$d/t.json"
+    done
+    local med
+    med=$(printf '%s\n' $all | grep -v fail | sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]}')
+    if [ -z "$med" ]; then
+        result "traceab" FAIL "no run gave a ratio: $(tail -n 2 "$LOGS/traceab.0.err" | tr '\n' ' ' | cut -c1-200)"
+        return
+    fi
+    result "traceab" PASS "recording / paused step time in one process, median of runs: $med (runs: $all); \
+$(awk '/^ab_on_ns|^ab_off_ns/ {printf "%s %s ", $1, $2}' "$LOGS/traceab.0.out")(run 0)"
+}
 gpu_check trace check_trace
 gpu_check tracegpu check_trace_gpu
 gpu_check tracebench check_trace_bench
+gpu_check traceab check_trace_ab

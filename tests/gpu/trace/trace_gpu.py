@@ -7,6 +7,11 @@ USAGE:
   trace_gpu.py witness STEPS OUT     the same steps under the PyTorch profiler (CUPTI activity, no shim):
                                      writes the number of GPU kernels of the measured steps to OUT
   trace_gpu.py bench STEPS           prints 'median_step_ns N' over STEPS synchronised steps after warm-up
+  trace_gpu.py abbench BLOCKS STEPS  under 'cushim run --trace --trace-toggle=USR2': BLOCKS blocks of STEPS steps,
+                                     recording and paused in the order ABBA... (the process sends itself
+                                     SIGUSR2 to switch); prints each block's median step and 'ab_ratio R': the
+                                     median over pairs of (recording block / neighbouring paused block) - the
+                                     recording's cost in one process, free of process-to-process noise
 
 The warm-up runs the same step twice first (cuBLAS handles, allocator), so that the measured steps
 launch the same kernels in every run.
@@ -78,6 +83,30 @@ def main():
             torch.cuda.synchronize()
             times.append(time.perf_counter_ns() - t0)
         print("median_step_ns %d" % statistics.median(times))
+    elif mode == "abbench":
+        import signal
+        blocks, per = steps, int(sys.argv[3])
+        recording = True          # the trace plugin starts recording (no --trace-paused)
+        on, off, ratios = [], [], []
+        for b in range(blocks):
+            want = (b % 4) in (0, 3)   # ABBA: on, off, off, on, on, off, off, on ...
+            if want != recording:
+                os.kill(os.getpid(), signal.SIGUSR2)
+                recording = want
+            times = []
+            for _ in range(per):
+                t0 = time.perf_counter_ns()
+                step()
+                torch.cuda.synchronize()
+                times.append(time.perf_counter_ns() - t0)
+            m = statistics.median(times)
+            (on if recording else off).append(m)
+            print("block %d %s %d" % (b, "recording" if recording else "paused", m))
+        for a, b in zip(on, off):
+            ratios.append(a / b)
+        print("ab_on_ns %d" % statistics.median(on))
+        print("ab_off_ns %d" % statistics.median(off))
+        print("ab_ratio %.4f %.4f %.4f" % (statistics.median(ratios), min(ratios), max(ratios)))
     else:
         print(__doc__, file=sys.stderr)
         return 2
