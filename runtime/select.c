@@ -3,7 +3,8 @@
  *
  *   SELECTOR := TERM { ',' TERM }        union
  *   TERM     := ATOM { '&' ATOM }        intersection
- *   ATOM     := all | id:N | name:NAME | base:NAME | glob:PATTERN
+ *   ATOM     := '!' ATOM                  every API the atom does not match
+ *             | all | id:N | name:NAME | base:NAME | glob:PATTERN
  *             | cat:CAT{+CAT} | lib:driver|runtime | PATTERN (has * ? or [) | NAME
  *
  * (the grammar of cushim.h). A bare NAME is base:NAME when some API has that
@@ -27,6 +28,7 @@ enum { SEL_ALL, SEL_ID, SEL_NAME, SEL_BASE, SEL_GLOB, SEL_CAT, SEL_LIB };
 typedef struct sel_atom {
     int kind;
     int term_end;          /* last atom of its term */
+    int neg;               /* '!': the APIs it does not match */
     uint32_t num;          /* id, category mask, library */
     const char *text;      /* name, base or pattern (inside the compiled copy) */
 } sel_atom;
@@ -76,6 +78,11 @@ static int sel_is_base(const char *name)
 static int sel_atom_parse(sel_atom *a, char *s, char *err, size_t errlen)
 {
     s = sel_trim(s);
+    a->neg = 0;
+    while (*s == '!') {   /* '!!x' is x */
+        a->neg ^= 1;
+        s = sel_trim(s + 1);
+    }
     if (*s == '\0')
         return rt_seterr(err, errlen, "empty term");
     if (strcmp(s, "all") == 0) {
@@ -216,7 +223,7 @@ static int sel_eval(const sel_prog *p, const cushim_api_info *api)
 {
     int term = 1;
     for (uint32_t i = 0; i < p->n; i++) {
-        term = term && sel_atom_match(&p->atoms[i], api);
+        term = term && (sel_atom_match(&p->atoms[i], api) ^ p->atoms[i].neg);
         if (p->atoms[i].term_end) {
             if (term)
                 return 1;

@@ -90,6 +90,16 @@ static void test_terms(void **state)
     assert_true(has(n, CUSHIM_API_cuInit) && has(n, CUSHIM_API_cuDriverGetVersion) && has(n, 89));
     /* Union of overlapping terms counts each API once. */
     assert_int_equal(sel("cuMemAlloc,cuMemAlloc_v2,base:cuMemAlloc"), 2);
+    /* '!' negates an atom: everything but the driver's allocations; a union with a negation. */
+    assert_int_equal(sel("all&!lib:driver"), (int)cushim_gen_api_count - count_where(is_driver));
+    assert_int_equal(sel("lib:driver&!cat:alloc"), count_where(is_driver) - count_where(is_driver_alloc));
+    n = sel("! cuInit & lib:driver & ! base:cuMemAlloc");
+    assert_int_equal(n, count_where(is_driver) - 3);   /* cuInit, cuMemAlloc, cuMemAlloc_v2 */
+    assert_false(has(n, CUSHIM_API_cuInit) || has(n, CUSHIM_API_cuMemAlloc_v2));
+    assert_true(has(n, CUSHIM_API_cuDriverGetVersion));
+    assert_int_equal(sel("!!cuInit"), 1);
+    assert_int_equal(sel("!all"), 0);
+    assert_int_equal(rt_host()->api_match("lib:runtime,!lib:runtime", CUSHIM_API_cuInit), 1);
     /* An empty intersection is valid and matches nothing. */
     assert_int_equal(sel("lib:runtime&cuInit"), 0);
     /* The count may exceed the cap; only 'cap' ids are written. */
@@ -115,7 +125,7 @@ static void test_errors(void **state)
     (void)state;
     const char *bad[] = { "", ",", "cuInit,", "&cuInit", "cuInit&", "id:", "id:x", "id:-1", "name:", "name:a-b",
                           "base:1x", "cat:", "cat:alloc+", "cat:nope", "lib:gpu", "foo:bar", "not a name",
-                          "cu Init" };
+                          "cu Init", "!", "cuInit&!", "!!" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char err[256] = "";
         int r = rt_host()->api_select(bad[i], ids, CUSHIM_API_ID_LIMIT, err, sizeof err);

@@ -158,7 +158,9 @@ static inline int cushim_call_skip(cushim_call *c, int32_t result)
  *
  *   SELECTOR := TERM { ',' TERM }           union of the terms
  *   TERM     := ATOM { '&' ATOM }           intersection of the atoms
- *   ATOM     := 'all'
+ *   ATOM     := '!' ATOM                    every API the atom does not match
+ *                                           (all&!cudaGetDevice; since ABI 0.3)
+ *             | 'all'
  *             | 'id:' N                     one API id
  *             | 'name:' NAME                one exported name (cuMemAlloc_v2)
  *             | 'base:' NAME                every ABI variant of a base name:
