@@ -84,8 +84,8 @@ static void rt_check_foreign(uint32_t id, void *fn)
 }
 
 /* Only a copy of another major of 'lib' is loaded: resolve every function of the library now, so
-   each is forwarded by the fast path's plain jump from its first call on (only the call that found
-   it went through this build's prototype). */
+   each is forwarded by the fast path's plain jump from its first call on (the call that found it
+   goes on from its first entry, first_entry.c, with its registers untouched too). */
 static void rt_foreign_all(const lb_library *lib)
 {
     log_warn("the loaded %s library is not %s, whose headers this shim was built from (CUDA %s): its calls "
