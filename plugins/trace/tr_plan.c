@@ -96,7 +96,7 @@ void tr_plan_fast(tr_plan *pl, const cushim_api_info *info, int kernel_names)
     pl->ret_size = (uint8_t)(info->ret_size < 8 ? info->ret_size : 8);
     pl->ret_result = info->ret_kind == CUSHIM_RET_CURESULT || info->ret_kind == CUSHIM_RET_CUDAERROR;
     pl->outs_scalar = 1;
-    pl->exit_max = (uint32_t)sizeof(tr_rec);
+    pl->exit_max = (uint32_t)sizeof(tr_exit);
     for (uint32_t i = 0; i < (uint32_t)pl->nin + pl->nout; i++) {
         pl->caps[i].scalar = (uint32_t)cap_is_scalar(&pl->caps[i]);
         if (i >= pl->nin) {

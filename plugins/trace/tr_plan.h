@@ -39,7 +39,7 @@ struct tr_plan {
     /* the hooks' fast path, from the metadata once (trace.c) */
     uint32_t params_size;       /* info->params_size                               */
     uint32_t enter_len;         /* sizeof(tr_rec) + params_size padded to 8        */
-    uint32_t exit_max;          /* sizeof(tr_rec) + every output blob, when all outputs
+    uint32_t exit_max;          /* sizeof(tr_exit) + every output blob, when all outputs
                                    are scalars (outs_scalar)                        */
     uint8_t ret_size;           /* bytes of the return value kept in aux (<= 8)    */
     uint8_t ret_result;         /* CUresult/cudaError_t: outputs only after success */
@@ -183,8 +183,8 @@ static inline void tr_copy_params(unsigned char *dst, const unsigned char *src, 
         memset(dst + n, 0, tr_pad8(n) - n);
 }
 
-/* The ENTER and EXIT headers at 'p' (8-aligned in a chunk, sizeof(tr_rec) bytes), stored field by field in
-   place (tr_rec has no padding: every byte is written); EXIT's parent is 0. */
+/* The ENTER and EXIT headers at 'p' (8-aligned in a chunk; sizeof(tr_rec) and sizeof(tr_exit) bytes), stored
+   field by field in place (neither has padding: every byte is written). */
 static inline void tr_put_enter(unsigned char *p, const cushim_call *call, uint32_t len, uint64_t t, uint64_t aux)
 {
     tr_rec *r = (tr_rec *)(void *)p;
@@ -202,14 +202,11 @@ static inline void tr_put_enter(unsigned char *p, const cushim_call *call, uint3
 static inline void tr_put_exit(unsigned char *p, const cushim_call *call, uint32_t len, uint16_t flags, uint64_t t,
                                uint64_t aux)
 {
-    tr_rec *r = (tr_rec *)(void *)p;
+    tr_exit *r = (tr_exit *)(void *)p;
     r->len = len;
     r->type = TR_REC_EXIT;
     r->flags = flags;
-    r->api_id = call->api_id;
-    r->depth = call->depth;
     r->seq = call->seq;
-    r->parent = 0;
     r->t = t;
     r->aux = aux;
 }

@@ -188,11 +188,12 @@ uint32_t tr_enter_fixed(const cushim_api_info *info)
     return (uint32_t)sizeof(tr_rec) + tr_pad8(info->params_size);
 }
 
-const tr_blob *tr_rec_blob(const tr_rec *r, uint32_t fixed, uint32_t param)
+const tr_blob *tr_rec_blob(const void *r, uint32_t fixed, uint32_t param)
 {
-    const unsigned char *base = (const unsigned char *)r;
-    uint32_t off = fixed;
-    while (off + sizeof(tr_blob) <= r->len) {
+    const unsigned char *base = r;
+    uint32_t off = fixed, len;
+    memcpy(&len, base, sizeof len);   /* every record starts with its length */
+    while (off + sizeof(tr_blob) <= len) {
         const tr_blob *b = (const tr_blob *)(base + off);
         if (b->param == param)
             return b;
@@ -508,7 +509,7 @@ static void r_param(tr_sb *sb, const tr_meta *m, const cushim_param_info *p, con
 }
 
 void tr_render_args(tr_sb *sb, const tr_meta *m, const cushim_api_info *info, const tr_rec *enter,
-                    const tr_rec *exit)
+                    const tr_exit *exit)
 {
     const unsigned char *pv = (const unsigned char *)(enter + 1);
     uint32_t fixed = tr_enter_fixed(info);
@@ -526,7 +527,7 @@ void tr_render_args(tr_sb *sb, const tr_meta *m, const cushim_api_info *info, co
         tr_sb_puts(sb, ",");
         tr_sb_json_str(sb, name, strlen(name), 64);
         tr_sb_puts(sb, ":");
-        r_param(sb, m, p, pv, tr_rec_blob(enter, fixed, i), ok ? tr_rec_blob(exit, sizeof(tr_rec), i) : NULL,
+        r_param(sb, m, p, pv, tr_rec_blob(enter, fixed, i), ok ? tr_rec_blob(exit, sizeof(tr_exit), i) : NULL,
                 state);
     }
     if (enter->aux != 0) {

@@ -107,26 +107,32 @@ static void rb_blob(rb *r, uint16_t param, const void *d, uint32_t n, uint64_t c
     memcpy(r->b + r->len, &bl, sizeof bl);
     memcpy(r->b + r->len + sizeof bl, d, n);
     r->len += (uint32_t)sizeof bl + tr_pad8(n);
-    ((tr_rec *)r->b)->len = r->len;
+    memcpy(r->b, &r->len, sizeof r->len);   /* every record starts with its length */
 }
 
 static void rb_start(rb *r, uint16_t type, const params_ *p)
 {
-    tr_rec h = {.type = type, .api_id = 7, .seq = 1};
     memset(r, 0, sizeof *r);
-    memcpy(r->b, &h, sizeof h);
-    r->len = sizeof h;
+    if (type == TR_REC_EXIT) {   /* the compact header: the api, depth and parent are the ENTER's */
+        tr_exit h = {.type = type, .seq = 1};
+        memcpy(r->b, &h, sizeof h);
+        r->len = sizeof h;
+    } else {
+        tr_rec h = {.type = type, .api_id = 7, .seq = 1};
+        memcpy(r->b, &h, sizeof h);
+        r->len = sizeof h;
+    }
     if (p != NULL) {
         memcpy(r->b + r->len, p, sizeof *p);
         r->len += tr_pad8(sizeof *p);
     }
-    ((tr_rec *)r->b)->len = r->len;
+    memcpy(r->b, &r->len, sizeof r->len);
 }
 
 static char *render(const rb *en, const rb *ex)
 {
     tr_sb sb = {0};
-    tr_render_args(&sb, &meta, &api, (const tr_rec *)en->b, ex ? (const tr_rec *)ex->b : NULL);
+    tr_render_args(&sb, &meta, &api, (const tr_rec *)en->b, ex ? (const tr_exit *)ex->b : NULL);
     return sb.p;
 }
 
@@ -194,7 +200,7 @@ static void failed_and_unfinished(void **state)
     p.e = 9;   /* no name: the number */
     rb_start(&en, TR_REC_ENTER, &p);
     rb_start(&ex, TR_REC_EXIT, NULL);
-    ((tr_rec *)ex.b)->aux = 1;
+    ((tr_exit *)ex.b)->aux = 1;
     rb_blob(&ex, 7, &out, 8, 1, 0);   /* ignored: the call failed */
     s = render(&en, &ex);
     assert_non_null(strstr(s, "\"e\":9,"));
