@@ -27,8 +27,10 @@ typedef struct tr_cap {
     uint32_t elem_size;
     uint32_t fixed;
     uint32_t cpointee;          /* size of a count held behind a pointer           */
-    uint32_t scalar;            /* one element of 1, 2, 4 or 8 bytes (no count, never
+    uint16_t scalar;            /* one element of 1, 2, 4 or 8 bytes (no count, never
                                    truncated): tr_cap_scalar writes it inline           */
+    uint16_t inl;               /* a scalar output: the EXIT flags (TR_F_INLINE_OF) of
+                                   tr_cap_inline; 0: the parameter index is over 255    */
 } tr_cap;
 
 struct tr_plan {
@@ -45,9 +47,10 @@ struct tr_plan {
     uint8_t ret_result;         /* CUresult/cudaError_t: outputs only after success */
     uint8_t outs_scalar;        /* every output capture is a scalar                 */
     uint8_t pre_fast;           /* no input capture, no kernel name, no correlation id */
-    uint8_t post_fast;          /* a 4-byte result, at most one output, a scalar; no
-                                   correlation id                                   */
-    uint8_t pad_[3];
+    uint8_t post_fast;          /* a 4-byte result, at most one output, a scalar with
+                                   'inl' (written inline); no correlation id        */
+    uint8_t out_inline;         /* exactly one output, a scalar with 'inl'          */
+    uint8_t pad_[2];
     tr_cap caps[];
 };
 
@@ -153,6 +156,22 @@ static inline unsigned char *tr_cap_scalar(const tr_cap *c, const unsigned char 
     memcpy(out, &b, sizeof b);
     memcpy(out + sizeof b, &w, sizeof w);
     return out + sizeof b + sizeof w;
+}
+
+/* A scalar output capture with c->inl, an EXIT's only output: its word right after the header, without the
+   blob header (the EXIT's flags get c->inl), or nothing when the pointer is NULL. Returns the end. */
+static inline unsigned char *tr_cap_inline(const tr_cap *c, const unsigned char *pv, unsigned char *out,
+                                           uint16_t *flags)
+{
+    const void *ptr;
+    uint64_t w;
+    memcpy(&ptr, pv + c->off, sizeof ptr);
+    if (ptr == NULL)
+        return out;
+    w = tr_scalar_word(ptr, c->elem_size);
+    memcpy(out, &w, sizeof w);
+    *flags |= c->inl;
+    return out + sizeof w;
 }
 
 /* 'n' bytes of a params struct into a record, zero-padded to 8: word moves for the usual

@@ -9,6 +9,9 @@
  *   EXIT   tr_exit (32 bytes: what the ENTER it pairs with by seq does not
  *          already say; aux = the first 8 bytes of the return value), then
  *          blobs: bytes behind output pointers, read after a successful call.
+ *          With TR_F_INLINE, instead: the call's one output, a single element
+ *          of 1, 2, 4 or 8 bytes, as one 8-byte word without its tr_blob (the
+ *          flags say which parameter and how many bytes: tr_exit_inline).
  *   NVTX_* tr_rec (api_id = 0, seq = range id for start/end), a blob with the
  *          message (param = 0).
  *   GPU    tr_rec with a tr_gpu after it, then the kernel's name as a blob.
@@ -35,6 +38,10 @@
 /* tr_exit.flags */
 #define TR_F_SKIPPED 1u   /* EXIT: a pre hook skipped the real call */
 #define TR_F_TRIMMED 2u   /* EXIT: stored without its output bytes (buffer full) */
+#define TR_F_INLINE 4u    /* EXIT: one output word after the header, no blob; bits 4-5: log2 of the bytes
+                             kept, bits 8-15: the parameter index (TR_F_INLINE_OF) */
+#define TR_F_INLINE_OF(param, elem_log2) \
+    ((uint16_t)(TR_F_INLINE | ((uint32_t)(elem_log2) << 4) | ((uint32_t)(param) << 8)))
 
 typedef struct tr_rec {
     uint32_t len;         /* the whole record                                     */

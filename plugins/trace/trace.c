@@ -272,8 +272,11 @@ static __attribute__((noinline)) void tr_post_any(tr_state *st, const tr_plan *p
         p = tr_buf_reserve(&st->bufs, tb, max, tb->open * TR_EXIT_MIN);
         if (p != NULL) {
             unsigned char *o = p + sizeof(tr_exit);
-            for (uint32_t i = 0; ok && i < pl->nout; i++)
-                o = tr_cap_scalar(&pl->caps[pl->nin + i], call->params, o);
+            if (ok && pl->out_inline)   /* the fast path's record */
+                o = tr_cap_inline(&pl->caps[pl->nin], call->params, o, &flags);
+            else
+                for (uint32_t i = 0; ok && i < pl->nout; i++)
+                    o = tr_cap_scalar(&pl->caps[pl->nin + i], call->params, o);
             tr_put_exit(p, call, (uint32_t)(o - p), flags, t, aux);
             tr_buf_commit(tb, (uint32_t)(o - p));
             return;
@@ -289,6 +292,7 @@ static void tr_post(cushim_call *call, void *user, uint64_t *slot)
     const tr_plan *pl;
     uint64_t t, aux;
     unsigned char *p, *o;
+    uint16_t flags;
     int ok;
     if (tb == NULL)
         return;
@@ -303,9 +307,10 @@ static void tr_post(cushim_call *call, void *user, uint64_t *slot)
     aux = tr_scalar_word(call->retval, 4);
     ok = !pl->ret_result || cushim_call_result(call) == 0;
     o = p + sizeof(tr_exit);
-    if (ok && pl->nout != 0)
-        o = tr_cap_scalar(&pl->caps[pl->nin], call->params, o);
-    tr_put_exit(p, call, (uint32_t)(o - p), (call->flags & CUSHIM_CALL_SKIPPED) ? TR_F_SKIPPED : 0, t, aux);
+    flags = (call->flags & CUSHIM_CALL_SKIPPED) ? TR_F_SKIPPED : 0;
+    if (ok && pl->nout != 0)   /* post_fast: the one output is inline */
+        o = tr_cap_inline(&pl->caps[pl->nin], call->params, o, &flags);
+    tr_put_exit(p, call, (uint32_t)(o - p), flags, t, aux);
     tr_buf_commit(tb, (uint32_t)(o - p));
 }
 

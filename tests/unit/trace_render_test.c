@@ -215,6 +215,47 @@ static void failed_and_unfinished(void **state)
     free(s);
 }
 
+/* an EXIT's only output inline (TR_F_INLINE: the word without its blob) renders as the blob would; the
+   other flags still count; a flag without its word renders as no output kept */
+static void inline_output_renders_as_blob(void **state)
+{
+    desc_ d;
+    uint64_t out = 0xdead000;
+    void *arr[1];
+    size_t cnt = 0;
+    params_ p = sample(&d, &out, arr, &cnt);
+    rb en, ex, exi;
+    char *s, *si;
+    uint16_t fl = TR_F_INLINE_OF(7, 3);
+    (void)state;
+    rb_start(&en, TR_REC_ENTER, &p);
+    rb_start(&ex, TR_REC_EXIT, NULL);
+    rb_blob(&ex, 7, &out, 8, 1, 0);
+    rb_start(&exi, TR_REC_EXIT, NULL);
+    memcpy(exi.b + exi.len, &out, 8);
+    exi.len += 8;
+    memcpy(exi.b, &exi.len, sizeof exi.len);
+    memcpy(exi.b + offsetof(tr_exit, flags), &fl, sizeof fl);
+    assert_int_equal(exi.len, sizeof(tr_exit) + 8);
+    s = render(&en, &ex);
+    si = render(&en, &exi);
+    assert_non_null(strstr(s, "\"out\":\"0xdead000\""));
+    assert_string_equal(s, si);
+    free(si);
+    fl |= TR_F_SKIPPED;
+    memcpy(exi.b + offsetof(tr_exit, flags), &fl, sizeof fl);
+    si = render(&en, &exi);
+    assert_non_null(strstr(si, "\"out\":\"0xdead000\""));
+    assert_non_null(strstr(si, "\"skipped\":true"));
+    free(si);
+    exi.len = sizeof(tr_exit);   /* the flag, no word */
+    memcpy(exi.b, &exi.len, sizeof exi.len);
+    si = render(&en, &exi);
+    assert_null(strstr(si, "0xdead000"));
+    free(si);
+    free(s);
+}
+
 /* bounded strings and arrays say so */
 static void truncation(void **state)
 {
@@ -369,6 +410,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_kind),    cmocka_unit_test(failed_and_unfinished),
         cmocka_unit_test(truncation),    cmocka_unit_test(empty_values),
+        cmocka_unit_test(inline_output_renders_as_blob),
         cmocka_unit_test(json_strings),
         cmocka_unit_test(stats_maths),   cmocka_unit_test(stats_table),
         cmocka_unit_test(buffer_bound),
