@@ -11,7 +11,7 @@
  *          blobs: bytes behind output pointers, read after a successful call.
  *          With TR_F_INLINE, instead: the call's one output, a single element
  *          of 1, 2, 4 or 8 bytes, as one 8-byte word without its tr_blob (the
- *          flags say which parameter and how many bytes: tr_exit_inline).
+ *          flags say which parameter and how many bytes; tr_render.h tr_exit_blob).
  *   NVTX_* tr_rec (api_id = 0, seq = range id for start/end), a blob with the
  *          message (param = 0).
  *   GPU    tr_rec with a tr_gpu after it, then the kernel's name as a blob.
