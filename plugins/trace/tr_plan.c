@@ -112,6 +112,8 @@ void tr_plan_fast(tr_plan *pl, const cushim_api_info *info, int kernel_names)
     }
     pl->pre_fast = pl->nin == 0 && !pl->corr && !(pl->launch && kernel_names);
     pl->out_inline = pl->nout == 1 && pl->caps[pl->nin].inl != 0;
+    if (pl->out_inline)
+        pl->exit_max = (uint32_t)sizeof(tr_exit) + 8u;   /* the word, no blob header */
     pl->post_fast = !pl->corr && pl->ret_size == 4 && (pl->nout == 0 || pl->out_inline);
 }
 

@@ -42,7 +42,7 @@ struct tr_plan {
     uint32_t params_size;       /* info->params_size                               */
     uint32_t enter_len;         /* sizeof(tr_rec) + params_size padded to 8        */
     uint32_t exit_max;          /* sizeof(tr_exit) + every output blob, when all outputs
-                                   are scalars (outs_scalar)                        */
+                                   are scalars (outs_scalar); + 8 with out_inline    */
     uint8_t ret_size;           /* bytes of the return value kept in aux (<= 8)    */
     uint8_t ret_result;         /* CUresult/cudaError_t: outputs only after success */
     uint8_t outs_scalar;        /* every output capture is a scalar                 */

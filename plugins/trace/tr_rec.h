@@ -52,8 +52,7 @@ typedef struct tr_rec {
     uint64_t seq;         /* the call's seq (correlation id)                       */
     uint64_t parent;      /* ENTER: the enclosing call's seq, 0 if none            */
     uint64_t t;           /* ns, host->now_ns clock: entry, exit, or the event's   */
-    uint64_t aux;         /* ENTER: interned kernel name (const char *) or 0;
-                             EXIT: the return value's first 8 bytes               */
+    uint64_t aux;         /* ENTER: interned kernel name (const char *) or 0      */
 } tr_rec;
 
 /* An EXIT record's header: the api, depth and parent are its ENTER's (same seq, same thread). */

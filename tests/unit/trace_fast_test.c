@@ -228,7 +228,7 @@ static void plan_flags(void **state)
     pl = plan_with(0, 1, &one);
     tr_plan_fast(pl, &info, 1);
     assert_int_equal(pl->enter_len, sizeof(tr_rec) + 16);
-    assert_int_equal(pl->exit_max, sizeof(tr_exit) + sizeof(tr_blob) + 8);
+    assert_int_equal(pl->exit_max, sizeof(tr_exit) + 8);   /* inline: no blob header */
     assert_true(pl->pre_fast);
     assert_true(pl->post_fast);
     assert_true(pl->ret_result);
@@ -255,6 +255,7 @@ static void plan_flags(void **state)
     tr_plan_fast(pl, &info, 1);
     assert_true(pl->outs_scalar);
     assert_false(pl->out_inline);
+    assert_int_equal(pl->exit_max, sizeof(tr_exit) + 2 * (sizeof(tr_blob) + 8));
     assert_false(pl->post_fast);
     free(pl);
 
