@@ -70,7 +70,7 @@ typedef struct tr_bufs {
 } tr_bufs;
 
 /* The smallest exit record, which 'keep' is counted in. */
-#define TR_EXIT_MIN 48u
+#define TR_EXIT_MIN 32u   /* sizeof(tr_exit) */
 
 void tr_bufs_init(tr_bufs *b, uint32_t chunk_size, uint64_t limit);
 /* Frees every chunk and thread buffer: only when no producer or writer runs. */

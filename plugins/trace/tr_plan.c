@@ -96,16 +96,25 @@ void tr_plan_fast(tr_plan *pl, const cushim_api_info *info, int kernel_names)
     pl->ret_size = (uint8_t)(info->ret_size < 8 ? info->ret_size : 8);
     pl->ret_result = info->ret_kind == CUSHIM_RET_CURESULT || info->ret_kind == CUSHIM_RET_CUDAERROR;
     pl->outs_scalar = 1;
-    pl->exit_max = (uint32_t)sizeof(tr_rec);
+    pl->exit_max = (uint32_t)sizeof(tr_exit);
     for (uint32_t i = 0; i < (uint32_t)pl->nin + pl->nout; i++) {
-        pl->caps[i].scalar = (uint32_t)cap_is_scalar(&pl->caps[i]);
+        pl->caps[i].scalar = (uint16_t)cap_is_scalar(&pl->caps[i]);
+        pl->caps[i].inl = 0;
+        if (i >= pl->nin && pl->caps[i].scalar && pl->caps[i].param < 256)
+            pl->caps[i].inl = TR_F_INLINE_OF(pl->caps[i].param, pl->caps[i].elem_size == 1   ? 0
+                                                                 : pl->caps[i].elem_size == 2 ? 1
+                                                                 : pl->caps[i].elem_size == 4 ? 2
+                                                                                              : 3);
         if (i >= pl->nin) {
             pl->outs_scalar &= (uint8_t)pl->caps[i].scalar;
             pl->exit_max += (uint32_t)sizeof(tr_blob) + 8u;
         }
     }
     pl->pre_fast = pl->nin == 0 && !pl->corr && !(pl->launch && kernel_names);
-    pl->post_fast = !pl->corr && pl->ret_size == 4 && pl->outs_scalar && pl->nout <= 1;
+    pl->out_inline = pl->nout == 1 && pl->caps[pl->nin].inl != 0;
+    if (pl->out_inline)
+        pl->exit_max = (uint32_t)sizeof(tr_exit) + 8u;   /* the word, no blob header */
+    pl->post_fast = !pl->corr && pl->ret_size == 4 && (pl->nout == 0 || pl->out_inline);
 }
 
 tr_plan *tr_plan_make(tr_state *st, const cushim_api_info *info)

@@ -27,8 +27,10 @@ typedef struct tr_cap {
     uint32_t elem_size;
     uint32_t fixed;
     uint32_t cpointee;          /* size of a count held behind a pointer           */
-    uint32_t scalar;            /* one element of 1, 2, 4 or 8 bytes (no count, never
+    uint16_t scalar;            /* one element of 1, 2, 4 or 8 bytes (no count, never
                                    truncated): tr_cap_scalar writes it inline           */
+    uint16_t inl;               /* a scalar output: the EXIT flags (TR_F_INLINE_OF) of
+                                   tr_cap_inline; 0: the parameter index is over 255    */
 } tr_cap;
 
 struct tr_plan {
@@ -39,15 +41,16 @@ struct tr_plan {
     /* the hooks' fast path, from the metadata once (trace.c) */
     uint32_t params_size;       /* info->params_size                               */
     uint32_t enter_len;         /* sizeof(tr_rec) + params_size padded to 8        */
-    uint32_t exit_max;          /* sizeof(tr_rec) + every output blob, when all outputs
-                                   are scalars (outs_scalar)                        */
+    uint32_t exit_max;          /* sizeof(tr_exit) + every output blob, when all outputs
+                                   are scalars (outs_scalar); + 8 with out_inline    */
     uint8_t ret_size;           /* bytes of the return value kept in aux (<= 8)    */
     uint8_t ret_result;         /* CUresult/cudaError_t: outputs only after success */
     uint8_t outs_scalar;        /* every output capture is a scalar                 */
     uint8_t pre_fast;           /* no input capture, no kernel name, no correlation id */
-    uint8_t post_fast;          /* a 4-byte result, at most one output, a scalar; no
-                                   correlation id                                   */
-    uint8_t pad_[3];
+    uint8_t post_fast;          /* a 4-byte result, at most one output, a scalar with
+                                   'inl' (written inline); no correlation id        */
+    uint8_t out_inline;         /* exactly one output, a scalar with 'inl'          */
+    uint8_t pad_[2];
     tr_cap caps[];
 };
 
@@ -155,6 +158,22 @@ static inline unsigned char *tr_cap_scalar(const tr_cap *c, const unsigned char 
     return out + sizeof b + sizeof w;
 }
 
+/* A scalar output capture with c->inl, an EXIT's only output: its word right after the header, without the
+   blob header (the EXIT's flags get c->inl), or nothing when the pointer is NULL. Returns the end. */
+static inline unsigned char *tr_cap_inline(const tr_cap *c, const unsigned char *pv, unsigned char *out,
+                                           uint16_t *flags)
+{
+    const void *ptr;
+    uint64_t w;
+    memcpy(&ptr, pv + c->off, sizeof ptr);
+    if (ptr == NULL)
+        return out;
+    w = tr_scalar_word(ptr, c->elem_size);
+    memcpy(out, &w, sizeof w);
+    *flags |= c->inl;
+    return out + sizeof w;
+}
+
 /* 'n' bytes of a params struct into a record, zero-padded to 8: word moves for the usual
    sizes (a multiple of 8 up to 96 bytes), memcpy otherwise. */
 static inline void tr_copy_params(unsigned char *dst, const unsigned char *src, uint32_t n)
@@ -183,8 +202,8 @@ static inline void tr_copy_params(unsigned char *dst, const unsigned char *src, 
         memset(dst + n, 0, tr_pad8(n) - n);
 }
 
-/* The ENTER and EXIT headers at 'p' (8-aligned in a chunk, sizeof(tr_rec) bytes), stored field by field in
-   place (tr_rec has no padding: every byte is written); EXIT's parent is 0. */
+/* The ENTER and EXIT headers at 'p' (8-aligned in a chunk; sizeof(tr_rec) and sizeof(tr_exit) bytes), stored
+   field by field in place (neither has padding: every byte is written). */
 static inline void tr_put_enter(unsigned char *p, const cushim_call *call, uint32_t len, uint64_t t, uint64_t aux)
 {
     tr_rec *r = (tr_rec *)(void *)p;
@@ -202,14 +221,11 @@ static inline void tr_put_enter(unsigned char *p, const cushim_call *call, uint3
 static inline void tr_put_exit(unsigned char *p, const cushim_call *call, uint32_t len, uint16_t flags, uint64_t t,
                                uint64_t aux)
 {
-    tr_rec *r = (tr_rec *)(void *)p;
+    tr_exit *r = (tr_exit *)(void *)p;
     r->len = len;
     r->type = TR_REC_EXIT;
     r->flags = flags;
-    r->api_id = call->api_id;
-    r->depth = call->depth;
     r->seq = call->seq;
-    r->parent = 0;
     r->t = t;
     r->aux = aux;
 }

@@ -1,12 +1,17 @@
 /*
  * tr_rec.h - the records the trace plugin's hooks store and its writer reads.
  *
- * Every record starts with 'tr_rec' (48 bytes) and is a multiple of 8 bytes.
+ * Every record but EXIT starts with 'tr_rec' (48 bytes); every record is a
+ * multiple of 8 bytes and starts with its uint32_t len and uint16_t type.
  *   ENTER  tr_rec, the API's raw params struct (info->params_size, padded to 8),
  *          then blobs: bytes behind input pointers (strings, structs by pointer,
  *          counted arrays).
- *   EXIT   tr_rec (aux = the first 8 bytes of the return value), then blobs:
- *          bytes behind output pointers, read after a successful call.
+ *   EXIT   tr_exit (32 bytes: what the ENTER it pairs with by seq does not
+ *          already say; aux = the first 8 bytes of the return value), then
+ *          blobs: bytes behind output pointers, read after a successful call.
+ *          With TR_F_INLINE, instead: the call's one output, a single element
+ *          of 1, 2, 4 or 8 bytes, as one 8-byte word without its tr_blob (the
+ *          flags say which parameter and how many bytes; tr_render.h tr_exit_blob).
  *   NVTX_* tr_rec (api_id = 0, seq = range id for start/end), a blob with the
  *          message (param = 0).
  *   GPU    tr_rec with a tr_gpu after it, then the kernel's name as a blob.
@@ -30,9 +35,13 @@
 #define TR_REC_RTAPI 10   /* CUPTI's runtime API record: seq = its correlation id, parent = its thread,
                              t = start; extra: uint64_t end (tr_link.h) */
 
-/* tr_rec.flags */
+/* tr_exit.flags */
 #define TR_F_SKIPPED 1u   /* EXIT: a pre hook skipped the real call */
 #define TR_F_TRIMMED 2u   /* EXIT: stored without its output bytes (buffer full) */
+#define TR_F_INLINE 4u    /* EXIT: one output word after the header, no blob; bits 4-5: log2 of the bytes
+                             kept, bits 8-15: the parameter index (TR_F_INLINE_OF) */
+#define TR_F_INLINE_OF(param, elem_log2) \
+    ((uint16_t)(TR_F_INLINE | ((uint32_t)(elem_log2) << 4) | ((uint32_t)(param) << 8)))
 
 typedef struct tr_rec {
     uint32_t len;         /* the whole record                                     */
@@ -43,9 +52,20 @@ typedef struct tr_rec {
     uint64_t seq;         /* the call's seq (correlation id)                       */
     uint64_t parent;      /* ENTER: the enclosing call's seq, 0 if none            */
     uint64_t t;           /* ns, host->now_ns clock: entry, exit, or the event's   */
-    uint64_t aux;         /* ENTER: interned kernel name (const char *) or 0;
-                             EXIT: the return value's first 8 bytes               */
+    uint64_t aux;         /* ENTER: interned kernel name (const char *) or 0      */
 } tr_rec;
+
+/* An EXIT record's header: the api, depth and parent are its ENTER's (same seq, same thread). */
+typedef struct tr_exit {
+    uint32_t len;         /* the whole record                                     */
+    uint16_t type;        /* TR_REC_EXIT                                           */
+    uint16_t flags;       /* TR_F_*                                                */
+    uint64_t seq;         /* the call's seq: its ENTER's                           */
+    uint64_t t;           /* ns, host->now_ns clock: exit                          */
+    uint64_t aux;         /* the return value's first 8 bytes                      */
+} tr_exit;
+
+_Static_assert(sizeof(tr_rec) == 48 && sizeof(tr_exit) == 32, "record headers: no padding, multiples of 8");
 
 #define TR_BLOB_TRUNC 1u  /* fewer bytes than the parameter describes were kept   */
 

@@ -188,11 +188,12 @@ uint32_t tr_enter_fixed(const cushim_api_info *info)
     return (uint32_t)sizeof(tr_rec) + tr_pad8(info->params_size);
 }
 
-const tr_blob *tr_rec_blob(const tr_rec *r, uint32_t fixed, uint32_t param)
+const tr_blob *tr_rec_blob(const void *r, uint32_t fixed, uint32_t param)
 {
-    const unsigned char *base = (const unsigned char *)r;
-    uint32_t off = fixed;
-    while (off + sizeof(tr_blob) <= r->len) {
+    const unsigned char *base = r;
+    uint32_t off = fixed, len;
+    memcpy(&len, base, sizeof len);   /* every record starts with its length */
+    while (off + sizeof(tr_blob) <= len) {
         const tr_blob *b = (const tr_blob *)(base + off);
         if (b->param == param)
             return b;
@@ -507,9 +508,24 @@ static void r_param(tr_sb *sb, const tr_meta *m, const cushim_param_info *p, con
     r_value(sb, m, pv + p->offset, p->size, p->kind, p->canonical_type, e, s, 0);
 }
 
-void tr_render_args(tr_sb *sb, const tr_meta *m, const cushim_api_info *info, const tr_rec *enter,
-                    const tr_rec *exit)
+const tr_blob *tr_exit_blob(const tr_exit *exit, uint32_t param, tr_exit_inline *one)
 {
+    if (!(exit->flags & TR_F_INLINE))
+        return tr_rec_blob(exit, sizeof *exit, param);
+    if (param != (uint32_t)(exit->flags >> 8) || exit->len < sizeof *exit + sizeof one->word)
+        return NULL;
+    one->blob.param = (uint16_t)param;
+    one->blob.flags = 0;
+    one->blob.len = 1u << ((exit->flags >> 4) & 3u);
+    one->blob.count = 1;
+    memcpy(&one->word, exit + 1, sizeof one->word);
+    return &one->blob;
+}
+
+void tr_render_args(tr_sb *sb, const tr_meta *m, const cushim_api_info *info, const tr_rec *enter,
+                    const tr_exit *exit)
+{
+    tr_exit_inline one;
     const unsigned char *pv = (const unsigned char *)(enter + 1);
     uint32_t fixed = tr_enter_fixed(info);
     int ok = exit != NULL, state = TR_CALL_RUNNING;
@@ -526,7 +542,7 @@ void tr_render_args(tr_sb *sb, const tr_meta *m, const cushim_api_info *info, co
         tr_sb_puts(sb, ",");
         tr_sb_json_str(sb, name, strlen(name), 64);
         tr_sb_puts(sb, ":");
-        r_param(sb, m, p, pv, tr_rec_blob(enter, fixed, i), ok ? tr_rec_blob(exit, sizeof(tr_rec), i) : NULL,
+        r_param(sb, m, p, pv, tr_rec_blob(enter, fixed, i), ok ? tr_exit_blob(exit, i, &one) : NULL,
                 state);
     }
     if (enter->aux != 0) {

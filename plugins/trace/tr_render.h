@@ -58,10 +58,17 @@ int tr_meta_typed(const tr_meta *m);
 /* The "args" object of one call: ',"name":value' per parameter, the kernel
    name, the result. 'exit' may be NULL (a call still running at the end). */
 void tr_render_args(tr_sb *sb, const tr_meta *m, const cushim_api_info *info, const tr_rec *enter,
-                    const tr_rec *exit);
+                    const tr_exit *exit);
 
 /* Blobs of a record: the one of parameter 'param', NULL if none. */
-const tr_blob *tr_rec_blob(const tr_rec *r, uint32_t fixed, uint32_t param);
+const tr_blob *tr_rec_blob(const void *r, uint32_t fixed, uint32_t param);
+/* An EXIT's output blob of parameter 'param', NULL if none; an inline output (TR_F_INLINE) is rebuilt as the
+   blob it stands for in 'one'. */
+typedef struct tr_exit_inline {
+    tr_blob blob;
+    uint64_t word;   /* the blob's bytes: right after it, as r_param reads them */
+} tr_exit_inline;
+const tr_blob *tr_exit_blob(const tr_exit *exit, uint32_t param, tr_exit_inline *one);
 /* Where an ENTER record's blobs start (after the params struct). */
 uint32_t tr_enter_fixed(const cushim_api_info *info);
 

@@ -168,7 +168,7 @@ static void api_stat(tr_writer *w, const cushim_api_info *info, uint64_t ns)
     tr_stats_add_at(&w->api, w->api_series[info->id] - 1, ns);
 }
 
-static void render_call(tr_writer *w, tw_thr *t, const tr_rec *en, const tr_rec *ex)
+static void render_call(tr_writer *w, tw_thr *t, const tr_rec *en, const tr_exit *ex)
 {
     const cushim_api_info *info = w->api_by_id(en->api_id);
     uint64_t t_end = ex ? ex->t : (w->t_last > en->t ? w->t_last : en->t);
@@ -212,7 +212,8 @@ static void render_call(tr_writer *w, tw_thr *t, const tr_rec *en, const tr_rec 
     }
 }
 
-static void on_exit_rec(tr_writer *w, tw_thr *t, const tr_rec *ex)
+/* An EXIT pairs with the ENTER of its seq on the thread's stack: the api, depth and parent are the ENTER's. */
+static void on_exit_rec(tr_writer *w, tw_thr *t, const tr_exit *ex)
 {
     uint32_t i = t->depth;
     while (i > 0 && t->stack[i - 1]->seq != ex->seq)
@@ -250,6 +251,13 @@ static void on_record(void *ctx, tr_tbuf *tb, const void *p, uint32_t len)
         t->alt_tid = tb->alt_tid;
         tb->wstate = t;
     }
+    if (r->type == TR_REC_EXIT) {   /* a tr_exit, not a tr_rec */
+        const tr_exit *ex = p;
+        if (ex->t > w->t_last)
+            w->t_last = ex->t;
+        on_exit_rec(w, t, ex);
+        return;
+    }
     if (r->t > w->t_last && r->type != TR_REC_GPU)
         w->t_last = r->t;
     switch (r->type) {
@@ -269,9 +277,6 @@ static void on_record(void *ctx, tr_tbuf *tb, const void *p, uint32_t len)
         t->stack[t->depth++] = c;
         break;
     }
-    case TR_REC_EXIT:
-        on_exit_rec(w, t, r);
-        break;
     case TR_REC_NVTX_PUSH:
     case TR_REC_NVTX_POP:
     case TR_REC_NVTX_START:

@@ -217,7 +217,7 @@ static __attribute__((noinline)) void tr_post_caps(tr_state *st, const tr_plan *
                                                    uint64_t t, uint16_t flags, uint64_t aux, int ok)
 {
     const unsigned char *pv = call->params;
-    uint32_t len = sizeof(tr_rec), sizes[16];
+    uint32_t len = sizeof(tr_exit), sizes[16];
     uint64_t counts[16];
     int truncs[16], has[16];
     unsigned char *p;
@@ -229,11 +229,11 @@ static __attribute__((noinline)) void tr_post_caps(tr_state *st, const tr_plan *
     p = tr_buf_reserve(&st->bufs, tb, len, tb->open * TR_EXIT_MIN);
     if (p == NULL) {
         /* the room every open call's exit was promised */
-        if (len > sizeof(tr_rec)) {
+        if (len > sizeof(tr_exit)) {
             atomic_fetch_add_explicit(&st->bufs.trimmed, 1, memory_order_relaxed);
             flags |= TR_F_TRIMMED;
         }
-        len = sizeof(tr_rec);
+        len = sizeof(tr_exit);
         ok = 0;
         if ((p = tr_buf_reserve_here(tb, len)) == NULL) {
             atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);
@@ -242,7 +242,7 @@ static __attribute__((noinline)) void tr_post_caps(tr_state *st, const tr_plan *
     }
     tr_put_exit(p, call, len, flags, t, aux);
     {
-        unsigned char *o = p + sizeof(tr_rec);
+        unsigned char *o = p + sizeof(tr_exit);
         for (uint32_t i = 0; ok && i < pl->nout && i < 16; i++)
             if (has[i])
                 o = tr_cap_write(&pl->caps[pl->nin + i], pv, o, sizes[i], counts[i], truncs[i]);
@@ -268,12 +268,15 @@ static __attribute__((noinline)) void tr_post_any(tr_state *st, const tr_plan *p
     }
     ok = !pl->ret_result || cushim_call_result(call) == 0;
     if (pl->outs_scalar || !ok) {
-        uint32_t max = ok ? pl->exit_max : (uint32_t)sizeof(tr_rec);
+        uint32_t max = ok ? pl->exit_max : (uint32_t)sizeof(tr_exit);
         p = tr_buf_reserve(&st->bufs, tb, max, tb->open * TR_EXIT_MIN);
         if (p != NULL) {
-            unsigned char *o = p + sizeof(tr_rec);
-            for (uint32_t i = 0; ok && i < pl->nout; i++)
-                o = tr_cap_scalar(&pl->caps[pl->nin + i], call->params, o);
+            unsigned char *o = p + sizeof(tr_exit);
+            if (ok && pl->out_inline)   /* the fast path's record */
+                o = tr_cap_inline(&pl->caps[pl->nin], call->params, o, &flags);
+            else
+                for (uint32_t i = 0; ok && i < pl->nout; i++)
+                    o = tr_cap_scalar(&pl->caps[pl->nin + i], call->params, o);
             tr_put_exit(p, call, (uint32_t)(o - p), flags, t, aux);
             tr_buf_commit(tb, (uint32_t)(o - p));
             return;
@@ -289,6 +292,7 @@ static void tr_post(cushim_call *call, void *user, uint64_t *slot)
     const tr_plan *pl;
     uint64_t t, aux;
     unsigned char *p, *o;
+    uint16_t flags;
     int ok;
     if (tb == NULL)
         return;
@@ -302,10 +306,11 @@ static void tr_post(cushim_call *call, void *user, uint64_t *slot)
     }
     aux = tr_scalar_word(call->retval, 4);
     ok = !pl->ret_result || cushim_call_result(call) == 0;
-    o = p + sizeof(tr_rec);
-    if (ok && pl->nout != 0)
-        o = tr_cap_scalar(&pl->caps[pl->nin], call->params, o);
-    tr_put_exit(p, call, (uint32_t)(o - p), (call->flags & CUSHIM_CALL_SKIPPED) ? TR_F_SKIPPED : 0, t, aux);
+    o = p + sizeof(tr_exit);
+    flags = (call->flags & CUSHIM_CALL_SKIPPED) ? TR_F_SKIPPED : 0;
+    if (ok && pl->nout != 0)   /* post_fast: the one output is inline */
+        o = tr_cap_inline(&pl->caps[pl->nin], call->params, o, &flags);
+    tr_put_exit(p, call, (uint32_t)(o - p), flags, t, aux);
     tr_buf_commit(tb, (uint32_t)(o - p));
 }
 

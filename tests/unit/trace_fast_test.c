@@ -2,8 +2,10 @@
  * trace_fast_test.c - the trace plugin's recording fast path (tr_plan.h,
  * tr_plan_fast in tr_plan.c) against the general path it replaces: a scalar
  * output capture writes the blob tr_cap_size + tr_cap_write write, byte for
- * byte; the params copy equals memcpy plus zero padding for every size; the
- * in-place ENTER/EXIT headers equal the zeroed struct filled field by field;
+ * byte, and its inline form (an EXIT's only output, TR_F_INLINE) is that
+ * blob's word with the flags naming the parameter and size; the params copy
+ * equals memcpy plus zero padding for every size; the in-place ENTER/EXIT
+ * headers equal the zeroed struct filled field by field;
  * a plan's fast-path flags follow its captures; and the chunk and thread
  * buffer layouts keep the producer's and the writer's fields on separate
  * cache lines.
@@ -66,6 +68,53 @@ static void scalar_blob_equals_general(void **state)
             }
 }
 
+/* The inline output: the blob's 8 data bytes, nothing else; the flags name the parameter and the size (the
+   renderer's tr_exit_blob rebuilds the blob from them: trace_render's inline_output_renders_as_blob). */
+static void inline_word_equals_blob_data(void **state)
+{
+    static const uint32_t elems[] = {1, 2, 4, 8};
+    unsigned char value[8] = {0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88};
+    (void)state;
+    for (unsigned e = 0; e < 4; e++)
+        for (int null = 0; null <= 1; null++) {
+            void *params[3] = {(void *)0x1234, null ? NULL : (void *)value, (void *)0x5678};
+            tr_cap c = scalar_cap(200, sizeof(void *), elems[e], 0);
+            tr_plan *pl = calloc(1, sizeof *pl + sizeof c);
+            unsigned char a[64], b[64], *ea, *eb;
+            uint16_t flags = TR_F_SKIPPED;
+            cushim_api_info info;
+            tr_blob bl;
+            assert_non_null(pl);
+            memset(&info, 0, sizeof info);
+            info.ret_size = 4;
+            info.ret_kind = CUSHIM_RET_CURESULT;
+            pl->nout = 1;
+            pl->caps[0] = c;
+            tr_plan_fast(pl, &info, 1);
+            assert_true(pl->out_inline);
+            assert_true(pl->post_fast);
+            assert_int_equal(pl->caps[0].inl, TR_F_INLINE | (e << 4) | (200u << 8));
+            memset(a, 0xAA, sizeof a);
+            memset(b, 0xAA, sizeof b);
+            ea = tr_cap_scalar(&pl->caps[0], (const unsigned char *)params, a);
+            eb = tr_cap_inline(&pl->caps[0], (const unsigned char *)params, b, &flags);
+            assert_int_equal(eb - b, null ? 0 : 8);
+            assert_int_equal(flags, null ? TR_F_SKIPPED : (TR_F_SKIPPED | pl->caps[0].inl));
+            for (unsigned i = (unsigned)(eb - b); i < sizeof b; i++)
+                assert_int_equal(b[i], 0xAA);
+            if (!null) {
+                assert_int_equal(ea - a, sizeof(tr_blob) + 8);
+                memcpy(&bl, a, sizeof bl);
+                assert_int_equal(bl.param, 200);
+                assert_int_equal(bl.len, 1u << ((flags >> 4) & 3u));
+                assert_int_equal(bl.count, 1);
+                assert_int_equal(bl.flags, 0);
+                assert_memory_equal(a + sizeof(tr_blob), b, 8);
+            }
+            free(pl);
+        }
+}
+
 /* Params structs of every size up to 130 bytes: the bytes, zero padding to 8, nothing written beyond. */
 static void params_copy_equals_memcpy(void **state)
 {
@@ -104,6 +153,7 @@ static void headers_written_whole(void **state)
     cushim_call parent, call;
     unsigned char buf[sizeof(tr_rec)];
     tr_rec want;
+    tr_exit wantx;
     (void)state;
     memset(&parent, 0, sizeof parent);
     memset(&call, 0, sizeof call);
@@ -133,19 +183,20 @@ static void headers_written_whole(void **state)
     want.aux = 0;
     assert_memory_equal(buf, &want, sizeof want);
 
+    /* EXIT: the compact header, and not a byte past it */
     call.parent = &parent;
     memset(buf, 0xAA, sizeof buf);
     tr_put_exit(buf, &call, 72, TR_F_SKIPPED, 6666, 2);
-    memset(&want, 0, sizeof want);
-    want.len = 72;
-    want.type = TR_REC_EXIT;
-    want.flags = TR_F_SKIPPED;
-    want.api_id = 1234;
-    want.depth = 1;
-    want.seq = 78;
-    want.t = 6666;
-    want.aux = 2;
-    assert_memory_equal(buf, &want, sizeof want);
+    memset(&wantx, 0, sizeof wantx);
+    wantx.len = 72;
+    wantx.type = TR_REC_EXIT;
+    wantx.flags = TR_F_SKIPPED;
+    wantx.seq = 78;
+    wantx.t = 6666;
+    wantx.aux = 2;
+    assert_memory_equal(buf, &wantx, sizeof wantx);
+    for (size_t i = sizeof wantx; i < sizeof buf; i++)
+        assert_int_equal(buf[i], 0xAA);
 }
 
 static tr_plan *plan_with(uint16_t nin, uint16_t nout, const tr_cap *caps)
@@ -177,11 +228,24 @@ static void plan_flags(void **state)
     pl = plan_with(0, 1, &one);
     tr_plan_fast(pl, &info, 1);
     assert_int_equal(pl->enter_len, sizeof(tr_rec) + 16);
-    assert_int_equal(pl->exit_max, sizeof(tr_rec) + sizeof(tr_blob) + 8);
+    assert_int_equal(pl->exit_max, sizeof(tr_exit) + 8);   /* inline: no blob header */
     assert_true(pl->pre_fast);
     assert_true(pl->post_fast);
     assert_true(pl->ret_result);
     assert_true(pl->caps[0].scalar);
+    assert_true(pl->out_inline);
+    assert_int_equal(pl->caps[0].inl, TR_F_INLINE_OF(0, 3));
+    free(pl);
+
+    /* the one scalar output of a parameter past 255: no inline form, so the general exit with its blob */
+    caps[0] = one;
+    caps[0].param = 300;
+    pl = plan_with(0, 1, caps);
+    tr_plan_fast(pl, &info, 1);
+    assert_true(pl->caps[0].scalar);
+    assert_int_equal(pl->caps[0].inl, 0);
+    assert_false(pl->out_inline);
+    assert_false(pl->post_fast);
     free(pl);
 
     /* two scalar outputs: the general exit (its loop), still without array capture */
@@ -190,6 +254,8 @@ static void plan_flags(void **state)
     pl = plan_with(0, 2, caps);
     tr_plan_fast(pl, &info, 1);
     assert_true(pl->outs_scalar);
+    assert_false(pl->out_inline);
+    assert_int_equal(pl->exit_max, sizeof(tr_exit) + 2 * (sizeof(tr_blob) + 8));
     assert_false(pl->post_fast);
     free(pl);
 
@@ -246,7 +312,8 @@ static void layouts_split_lines(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(scalar_blob_equals_general), cmocka_unit_test(params_copy_equals_memcpy),
+        cmocka_unit_test(scalar_blob_equals_general), cmocka_unit_test(inline_word_equals_blob_data),
+        cmocka_unit_test(params_copy_equals_memcpy),
         cmocka_unit_test(scalar_word_keeps_first_bytes), cmocka_unit_test(headers_written_whole),
         cmocka_unit_test(plan_flags), cmocka_unit_test(layouts_split_lines),
     };

@@ -107,26 +107,32 @@ static void rb_blob(rb *r, uint16_t param, const void *d, uint32_t n, uint64_t c
     memcpy(r->b + r->len, &bl, sizeof bl);
     memcpy(r->b + r->len + sizeof bl, d, n);
     r->len += (uint32_t)sizeof bl + tr_pad8(n);
-    ((tr_rec *)r->b)->len = r->len;
+    memcpy(r->b, &r->len, sizeof r->len);   /* every record starts with its length */
 }
 
 static void rb_start(rb *r, uint16_t type, const params_ *p)
 {
-    tr_rec h = {.type = type, .api_id = 7, .seq = 1};
     memset(r, 0, sizeof *r);
-    memcpy(r->b, &h, sizeof h);
-    r->len = sizeof h;
+    if (type == TR_REC_EXIT) {   /* the compact header: the api, depth and parent are the ENTER's */
+        tr_exit h = {.type = type, .seq = 1};
+        memcpy(r->b, &h, sizeof h);
+        r->len = sizeof h;
+    } else {
+        tr_rec h = {.type = type, .api_id = 7, .seq = 1};
+        memcpy(r->b, &h, sizeof h);
+        r->len = sizeof h;
+    }
     if (p != NULL) {
         memcpy(r->b + r->len, p, sizeof *p);
         r->len += tr_pad8(sizeof *p);
     }
-    ((tr_rec *)r->b)->len = r->len;
+    memcpy(r->b, &r->len, sizeof r->len);
 }
 
 static char *render(const rb *en, const rb *ex)
 {
     tr_sb sb = {0};
-    tr_render_args(&sb, &meta, &api, (const tr_rec *)en->b, ex ? (const tr_rec *)ex->b : NULL);
+    tr_render_args(&sb, &meta, &api, (const tr_rec *)en->b, ex ? (const tr_exit *)ex->b : NULL);
     return sb.p;
 }
 
@@ -194,7 +200,7 @@ static void failed_and_unfinished(void **state)
     p.e = 9;   /* no name: the number */
     rb_start(&en, TR_REC_ENTER, &p);
     rb_start(&ex, TR_REC_EXIT, NULL);
-    ((tr_rec *)ex.b)->aux = 1;
+    ((tr_exit *)ex.b)->aux = 1;
     rb_blob(&ex, 7, &out, 8, 1, 0);   /* ignored: the call failed */
     s = render(&en, &ex);
     assert_non_null(strstr(s, "\"e\":9,"));
@@ -206,6 +212,47 @@ static void failed_and_unfinished(void **state)
     s = render(&en, NULL);
     assert_non_null(strstr(s, "\"unfinished\":true"));
     assert_null(strstr(s, "result"));
+    free(s);
+}
+
+/* an EXIT's only output inline (TR_F_INLINE: the word without its blob) renders as the blob would; the
+   other flags still count; a flag without its word renders as no output kept */
+static void inline_output_renders_as_blob(void **state)
+{
+    desc_ d;
+    uint64_t out = 0xdead000;
+    void *arr[1];
+    size_t cnt = 0;
+    params_ p = sample(&d, &out, arr, &cnt);
+    rb en, ex, exi;
+    char *s, *si;
+    uint16_t fl = TR_F_INLINE_OF(7, 3);
+    (void)state;
+    rb_start(&en, TR_REC_ENTER, &p);
+    rb_start(&ex, TR_REC_EXIT, NULL);
+    rb_blob(&ex, 7, &out, 8, 1, 0);
+    rb_start(&exi, TR_REC_EXIT, NULL);
+    memcpy(exi.b + exi.len, &out, 8);
+    exi.len += 8;
+    memcpy(exi.b, &exi.len, sizeof exi.len);
+    memcpy(exi.b + offsetof(tr_exit, flags), &fl, sizeof fl);
+    assert_int_equal(exi.len, sizeof(tr_exit) + 8);
+    s = render(&en, &ex);
+    si = render(&en, &exi);
+    assert_non_null(strstr(s, "\"out\":\"0xdead000\""));
+    assert_string_equal(s, si);
+    free(si);
+    fl |= TR_F_SKIPPED;
+    memcpy(exi.b + offsetof(tr_exit, flags), &fl, sizeof fl);
+    si = render(&en, &exi);
+    assert_non_null(strstr(si, "\"out\":\"0xdead000\""));
+    assert_non_null(strstr(si, "\"skipped\":true"));
+    free(si);
+    exi.len = sizeof(tr_exit);   /* the flag, no word */
+    memcpy(exi.b, &exi.len, sizeof exi.len);
+    si = render(&en, &exi);
+    assert_null(strstr(si, "0xdead000"));
+    free(si);
     free(s);
 }
 
@@ -363,6 +410,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_kind),    cmocka_unit_test(failed_and_unfinished),
         cmocka_unit_test(truncation),    cmocka_unit_test(empty_values),
+        cmocka_unit_test(inline_output_renders_as_blob),
         cmocka_unit_test(json_strings),
         cmocka_unit_test(stats_maths),   cmocka_unit_test(stats_table),
         cmocka_unit_test(buffer_bound),
