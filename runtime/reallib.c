@@ -702,17 +702,3 @@ void *rl_library_real(const lb_library *lib, const char *name)
     rl_pin(r);
     return r;
 }
-
-void *rl_runtime_real(const char *name)
-{
-    const lb_library *lib = lb_by_value(CUSHIM_LIB_RUNTIME);
-    return lib != NULL ? rl_library_real(lib, name) : NULL;
-}
-
-int rl_runtime_major(const void *fn)
-{
-    char so[256];
-    if (!elf_object_soname(fn, so, sizeof so) || strncmp(so, "libcudart.so.", 13) != 0)
-        return 0;
-    return atoi(so + 13);
-}

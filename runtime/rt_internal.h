@@ -559,9 +559,6 @@ void *rl_next_layer(const char *name);            /* another interposer's 'name'
 void *rl_prev_layer(const char *name);            /* a preloaded interposer's 'name' before us, or NULL */
 void *rl_driver_real(const char *name);           /* the next layer's, else the driver's; pinned */
 void rl_pin(const void *fn);                      /* keep fn's object loaded for good */
-void *rl_runtime_real(const char *name);
-/* N of the libcudart.so.N defining 'fn', 0 when it is not such a library. */
-int rl_runtime_major(const void *fn);
 int rl_classify(const void *addr);
 int rl_object_of(const void *addr, uintptr_t *base, const char **name);
 uintptr_t rl_self_base(void);
