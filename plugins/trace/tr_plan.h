@@ -142,17 +142,26 @@ static inline uint64_t tr_scalar_word(const void *src, uint32_t n)
     return w;
 }
 
+/* The element a scalar capture's pointer parameter points to, as one word in *w; 0 when the
+   pointer is NULL (nothing is captured then). */
+static inline int tr_cap_word(const tr_cap *c, const unsigned char *pv, uint64_t *w)
+{
+    const void *ptr;   /* captures are of pointer-sized parameters (tr_plan.c) */
+    memcpy(&ptr, pv + c->off, sizeof ptr);
+    if (ptr == NULL)
+        return 0;
+    *w = tr_scalar_word(ptr, c->elem_size);
+    return 1;
+}
+
 /* A scalar capture (c->scalar): the blob tr_cap_write would write, byte for byte, or nothing
    when the pointer is NULL. Returns the end. */
 static inline unsigned char *tr_cap_scalar(const tr_cap *c, const unsigned char *pv, unsigned char *out)
 {
-    const void *ptr;   /* captures are of pointer-sized parameters (tr_plan.c) */
     tr_blob b = {.param = c->param, .flags = 0, .len = c->elem_size, .count = 1};
     uint64_t w;
-    memcpy(&ptr, pv + c->off, sizeof ptr);
-    if (ptr == NULL)
+    if (!tr_cap_word(c, pv, &w))
         return out;
-    w = tr_scalar_word(ptr, c->elem_size);
     memcpy(out, &b, sizeof b);
     memcpy(out + sizeof b, &w, sizeof w);
     return out + sizeof b + sizeof w;
@@ -163,12 +172,9 @@ static inline unsigned char *tr_cap_scalar(const tr_cap *c, const unsigned char 
 static inline unsigned char *tr_cap_inline(const tr_cap *c, const unsigned char *pv, unsigned char *out,
                                            uint16_t *flags)
 {
-    const void *ptr;
     uint64_t w;
-    memcpy(&ptr, pv + c->off, sizeof ptr);
-    if (ptr == NULL)
+    if (!tr_cap_word(c, pv, &w))
         return out;
-    w = tr_scalar_word(ptr, c->elem_size);
     memcpy(out, &w, sizeof w);
     *flags |= c->inl;
     return out + sizeof w;
