@@ -3,16 +3,30 @@
  * copies and sets from CUPTI's activity API, loaded at run time (dlopen of
  * libcupti.so from the toolkit), each linked to the call that launched it.
  *
- * The pre hook of a launch, copy or set API pushes our seq as an external
- * correlation id; CUPTI then reports (its correlation id -> our seq) records
+ * Linking, preferred way ("callbacks"): a CUPTI callback subscriber enabled
+ * only on the driver and runtime functions that put work on the GPU (names
+ * with Launch, Memcpy or Memset). The pre hook of a traced launch, copy or set
+ * call pushes our seq on a per-thread stack (popped by its post hook); CUPTI's
+ * entry callback of the same call, made inside the real function, reads the
+ * call's CUPTI correlation id - the one its kernel, copy or set activity record
+ * carries - and stores (that id -> our seq) as a CORR record. A runtime call
+ * the shim does not see (a runtime that binds its own symbols, as PyTorch's
+ * does) gives its kernel the runtime call's id: its entry callback keeps the id
+ * pending on the thread, and the first traced driver call inside it takes it.
+ * CUPTI then records only GPU work: no activity record per API call.
+ *
+ * Fallback ("activity"), when CUPTI has another subscriber (Nsight Systems, a
+ * profiler in the application): the pre hook pushes our seq as an external
+ * correlation id; CUPTI reports (its correlation id -> our seq) records
  * before the activity records of API calls (so the RUNTIME and DRIVER kinds are
  * enabled too), which the writer uses to draw a flow from the call to the GPU
  * event. A kernel launched through the runtime carries the runtime call's
  * correlation id, and CUPTI records nothing for the driver call inside it, which
  * is where our id was pushed when the shim sees only that one: the runtime
  * records of launch, copy and set APIs go to the writer (TR_REC_RTAPI), which
- * links them to our calls by thread and time (tr_link.h). CUPTI
- * timestamps come from our clock (cuptiActivityRegisterTimestampCallback)
+ * links them to our calls by thread and time (tr_link.h).
+ *
+ * CUPTI timestamps come from our clock (cuptiActivityRegisterTimestampCallback)
  * where CUPTI offers that, else are shifted by the offset measured at start.
  * CUPTI's own thread (the buffer callbacks) is marked quiet: CUDA calls it
  * makes are never recorded as the application's.
@@ -28,6 +42,9 @@
 
 #if defined(TR_HAVE_CUPTI)
 #include <cupti_activity.h>
+#include <cupti_callbacks.h>
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
 #include <cupti_version.h>
 
 typedef CUptiResult (*f_enable)(CUpti_ActivityKind);
@@ -40,6 +57,9 @@ typedef CUptiResult (*f_ts_cb)(CUpti_TimestampCallbackFunc);
 typedef CUptiResult (*f_ts)(uint64_t *);
 typedef CUptiResult (*f_dropped)(CUcontext, uint32_t, size_t *);
 typedef CUptiResult (*f_version)(uint32_t *);
+typedef CUptiResult (*f_subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+typedef CUptiResult (*f_unsubscribe)(CUpti_SubscriberHandle);
+typedef CUptiResult (*f_enable_cb)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain, CUpti_CallbackId);
 
 static struct {
     void *lib;
@@ -52,7 +72,16 @@ static struct {
     f_dropped dropped;
     int64_t offset;   /* add to a CUPTI timestamp to get ours */
     int on;
+    int callbacks;    /* linked through callbacks (else external correlation ids) */
 } cu;
+
+/* The traced launch, copy and set calls open on this thread, innermost last (callback mode; deeper than
+   TR_CORR_DEPTH: counted, the innermost kept ones stand for them), and the CUPTI correlation id of a
+   runtime call the shim does not see, waiting for the first traced driver call inside it. */
+#define TR_CORR_DEPTH 8
+static __thread uint64_t corr_stack[TR_CORR_DEPTH];
+static __thread uint32_t corr_n;
+static __thread uint32_t corr_rt_pending;
 
 #define TR_CUPTI_BUF (4u * 1024u * 1024u)
 
@@ -174,6 +203,81 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
     free(buffer);
 }
 
+/* CUPTI's entry (and, enabled with it, exit) callback of a launch, copy or set function: its correlation id
+   belongs to the traced call open on this thread (see the top of the file). Runs on the calling thread,
+   inside the real function. */
+static void CUPTIAPI corr_cb(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const void *data)
+{
+    const CUpti_CallbackData *d = data;
+    uint64_t cur;
+    (void)ud, (void)cbid;
+    if ((dom != CUPTI_CB_DOMAIN_DRIVER_API && dom != CUPTI_CB_DOMAIN_RUNTIME_API) || d == NULL)
+        return;
+    if (d->callbackSite != CUPTI_API_ENTER) {
+        if (dom == CUPTI_CB_DOMAIN_RUNTIME_API)
+            corr_rt_pending = 0;   /* its driver calls are over */
+        return;
+    }
+    cur = corr_n == 0 ? 0 : corr_stack[(corr_n < TR_CORR_DEPTH ? corr_n : TR_CORR_DEPTH) - 1];
+    if (dom == CUPTI_CB_DOMAIN_RUNTIME_API) {
+        if (cur != 0)   /* the shim saw this runtime call: its pre hook pushed it just now */
+            tr_record(TR_REC_CORR, d->correlationId, cur, 0, NULL, 0, NULL, 0);
+        else
+            corr_rt_pending = d->correlationId;
+        return;
+    }
+    if (cur == 0)
+        return;   /* a driver call the trace does not record */
+    tr_record(TR_REC_CORR, d->correlationId, cur, 0, NULL, 0, NULL, 0);
+    if (corr_rt_pending != 0) {
+        tr_record(TR_REC_CORR, corr_rt_pending, cur, 0, NULL, 0, NULL, 0);
+        corr_rt_pending = 0;
+    }
+}
+
+/* A function that may put work on the GPU, by its CUPTI name. */
+static int puts_gpu_work(const char *name)
+{
+    return strstr(name, "Launch") || strstr(name, "Memcpy") || strstr(name, "Memset");
+}
+
+/* Callback mode: a subscriber on the launch, copy and set functions of both API domains. 0, or -1 when CUPTI
+   will not have us (another subscriber: Nsight Systems, a profiler in the application) and the external
+   correlation ids must do. */
+static int corr_callbacks_start(void)
+{
+    f_subscribe sub = (f_subscribe)dlsym(cu.lib, "cuptiSubscribe");
+    f_unsubscribe unsub = (f_unsubscribe)dlsym(cu.lib, "cuptiUnsubscribe");
+    f_enable_cb en = (f_enable_cb)dlsym(cu.lib, "cuptiEnableCallback");
+    static const struct {
+        CUpti_CallbackDomain dom;
+        uint32_t n;
+    } doms[2] = {{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE},
+                 {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE}};
+    CUpti_SubscriberHandle h = NULL;
+    uint32_t enabled = 0;
+    if (sub == NULL || en == NULL || cb_name == NULL || sub(&h, corr_cb, NULL) != CUPTI_SUCCESS)
+        return -1;
+    for (int k = 0; k < 2; k++)
+        for (uint32_t cbid = 1; cbid < doms[k].n; cbid++) {
+            const char *name = NULL;
+            if (cb_name(doms[k].dom, cbid, &name) != CUPTI_SUCCESS || name == NULL || !puts_gpu_work(name))
+                continue;
+            if (en(1, h, doms[k].dom, cbid) != CUPTI_SUCCESS) {
+                if (unsub != NULL)
+                    unsub(h);
+                return -1;
+            }
+            enabled++;
+        }
+    if (enabled == 0) {
+        if (unsub != NULL)
+            unsub(h);
+        return -1;
+    }
+    return 0;
+}
+
 int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
 {
     char buf[1024];
@@ -182,7 +286,6 @@ int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
     int nt = 0;
     f_ts_cb tscb;
     f_ts ts;
-    (void)st;
     if (path != NULL && path[0])
         tries[nt++] = path;
     else {
@@ -236,14 +339,23 @@ int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
     if (cu.reg(buf_request, buf_complete) != CUPTI_SUCCESS ||
         cu.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS ||
         cu.enable(CUPTI_ACTIVITY_KIND_MEMCPY) != CUPTI_SUCCESS ||
-        cu.enable(CUPTI_ACTIVITY_KIND_MEMSET) != CUPTI_SUCCESS ||
-        cu.enable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) != CUPTI_SUCCESS ||
-        /* external correlation records precede API activity records only: CUPTI must record the API calls
-           too (their records are skipped here), as PyTorch's profiler does */
-        cu.enable(CUPTI_ACTIVITY_KIND_RUNTIME) != CUPTI_SUCCESS || cu.enable(CUPTI_ACTIVITY_KIND_DRIVER) != CUPTI_SUCCESS) {
+        cu.enable(CUPTI_ACTIVITY_KIND_MEMSET) != CUPTI_SUCCESS) {
         snprintf(err, errlen, "CUPTI refused to enable activity records (another profiler attached?)");
         return -1;
     }
+    cu.callbacks = corr_callbacks_start() == 0;
+    if (!cu.callbacks &&
+        (cu.enable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) != CUPTI_SUCCESS ||
+         /* external correlation records precede API activity records only: CUPTI must record the API calls
+            too (their records are skipped here), as PyTorch's profiler does */
+         cu.enable(CUPTI_ACTIVITY_KIND_RUNTIME) != CUPTI_SUCCESS || cu.enable(CUPTI_ACTIVITY_KIND_DRIVER) != CUPTI_SUCCESS)) {
+        snprintf(err, errlen, "CUPTI refused to enable activity records (another profiler attached?)");
+        return -1;
+    }
+    st->w.gpu_corr = cu.callbacks ? "callbacks" : "activity";
+    if (!cu.callbacks)
+        tr_host->log(st->self, CUSHIM_LOG_INFO, "CUPTI has another callback subscriber: GPU work is linked to calls "
+                     "through CUPTI's API activity records (every call recorded a second time: slower)");
     cu.on = 1;
     return 0;
 }
@@ -259,15 +371,24 @@ void tr_cupti_flush(void)
 
 void tr_cupti_push(uint64_t seq)
 {
-    if (cu.on)
+    if (cu.callbacks) {
+        if (corr_n < TR_CORR_DEPTH)
+            corr_stack[corr_n] = seq;
+        corr_n++;
+    } else if (cu.on) {
         cu.push(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, seq);
+    }
 }
 
 void tr_cupti_pop(void)
 {
     uint64_t last;
-    if (cu.on)
+    if (cu.callbacks) {
+        if (corr_n > 0)
+            corr_n--;
+    } else if (cu.on) {
         cu.pop(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+    }
 }
 
 #else /* !TR_HAVE_CUPTI */

@@ -440,6 +440,8 @@ static void finish_locked(tr_writer *w)
                  (unsigned long long)atomic_load(&w->bufs->trimmed), (unsigned long long)atomic_load(&w->gpu_dropped));
     tr_sb_printf(&w->sb, ",\"record_bytes\":%llu,\"writer_busy_ns\":%llu", (unsigned long long)w->rec_bytes,
                  (unsigned long long)(w->busy_ns + mono_ns() - t0));
+    if (w->gpu_corr != NULL)
+        tr_sb_printf(&w->sb, ",\"gpu_correlation\":\"%s\"", w->gpu_corr);
     if (w->note[0]) {
         tr_sb_puts(&w->sb, ",\"note\":");
         tr_sb_json_str(&w->sb, w->note, strlen(w->note), sizeof w->note);

@@ -31,6 +31,7 @@ typedef struct tr_writer {
     const cushim_api_info *(*api_by_id)(uint32_t api_id);
     uint32_t flow_categories;        /* calls of these categories get a flow start (with GPU tracing) */
     int gpu;                         /* GPU tracing asked for                                          */
+    const char *gpu_corr;            /* how GPU work is linked to calls ("callbacks", "activity"), or NULL */
     char *path;                      /* output file                                                    */
     char *summary_path;              /* NULL: stderr                                                   */
     int summary;                     /* print the table at the end                                     */

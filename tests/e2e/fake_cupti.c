@@ -1,17 +1,25 @@
 /*
  * fake_cupti.c - a stand-in libcupti for the trace plugin's CPU test of --trace-gpu (trace_gpu in
- * run_trace.sh): the activity API functions the plugin uses, with the record layouts of the toolkit's
- * cupti_activity.h. It cannot see GPU work, so it makes some up: every external correlation id pushed
- * (the plugin's pre hook of a launch, copy or set) becomes, at cuptiActivityFlushAll, one kernel record
- * ("fake_kernel_<n>", on stream 7) and its external correlation record, the kernels first (the order the
- * plugin must tolerate), plus one memcpy record that no call is correlated with.
+ * run_trace.sh): the activity and callback API functions the plugin uses, with the record layouts of the
+ * toolkit's cupti_activity.h. It cannot see GPU work, so it makes some up.
+ *   Callback mode (the plugin's first choice): cuptiSubscribe registers with the fake driver's entry hook
+ *   (fake_cuda_set_api_callback, tests/fake/fake_stubs.c); every call of a driver function the subscriber
+ *   enabled gets an entry and an exit callback with a new correlation id, and becomes, at
+ *   cuptiActivityFlushAll, one kernel record with that id.
+ *   With FAKE_CUPTI_BUSY=1, cuptiSubscribe answers that another subscriber exists (as under Nsight Systems):
+ *   every external correlation id pushed (the plugin's pre hook of a launch, copy or set) becomes one kernel
+ *   record and its external correlation record, the kernels first (the order the plugin must tolerate).
+ * Kernels are "fake_kernel_a"/"fake_kernel_b" on stream 7; one memcpy record no call is correlated with.
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cupti_activity.h>
+#include <cupti_callbacks.h>
+#include <cupti_driver_cbid.h>
 #include <cupti_version.h>
 
 #define FC_MAX 4096
@@ -24,6 +32,97 @@ static CUpti_TimestampCallbackFunc fc_ts;
 static uint64_t fc_ids[FC_MAX];
 static uint32_t fc_n;
 static char fc_names[FC_MAX][32];
+static int fc_callbacks;   /* the ids in fc_ids are CUPTI correlation ids from callbacks */
+static uint32_t fc_next_corr = 100;
+
+/* The driver functions this stand-in knows callback ids of (the rest: CUPTI_ERROR_INVALID_PARAMETER). */
+static const struct {
+    CUpti_CallbackId cbid;
+    const char *name;
+} fc_cbids[] = {
+    {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel"},
+    {CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2, "cuMemcpyHtoD_v2"},
+    {CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2, "cuMemcpyDtoH_v2"},
+    {CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2, "cuMemcpyHtoDAsync_v2"},
+    {CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, "cuMemAlloc_v2"},
+    {CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent, "cuCtxGetCurrent"},
+};
+#define FC_NCBIDS (sizeof fc_cbids / sizeof fc_cbids[0])
+static CUpti_CallbackFunc fc_cb;
+static void *fc_cb_user;
+static int fc_enabled[FC_NCBIDS];
+
+FC_EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain dom, uint32_t cbid, const char **name)
+{
+    for (size_t i = 0; dom == CUPTI_CB_DOMAIN_DRIVER_API && i < FC_NCBIDS; i++)
+        if (fc_cbids[i].cbid == cbid) {
+            *name = fc_cbids[i].name;
+            return CUPTI_SUCCESS;
+        }
+    return CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+FC_EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle h, CUpti_CallbackDomain dom,
+                                          CUpti_CallbackId cbid)
+{
+    (void)h;
+    for (size_t i = 0; dom == CUPTI_CB_DOMAIN_DRIVER_API && i < FC_NCBIDS; i++)
+        if (fc_cbids[i].cbid == cbid) {
+            fc_enabled[i] = enable != 0;
+            return CUPTI_SUCCESS;
+        }
+    return CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+/* The fake driver's entry hook: CUPTI's callbacks of an enabled function, a correlation id for its work. */
+static void fc_api_enter(const char *name)
+{
+    for (size_t i = 0; i < FC_NCBIDS; i++) {
+        CUpti_CallbackData d;
+        if (!fc_enabled[i] || strcmp(fc_cbids[i].name, name) != 0)
+            continue;
+        memset(&d, 0, sizeof d);
+        d.functionName = name;
+        pthread_mutex_lock(&fc_lock);
+        d.correlationId = fc_next_corr++;
+        if (fc_n < FC_MAX)
+            fc_ids[fc_n++] = d.correlationId;
+        pthread_mutex_unlock(&fc_lock);
+        d.callbackSite = CUPTI_API_ENTER;
+        fc_cb(fc_cb_user, CUPTI_CB_DOMAIN_DRIVER_API, fc_cbids[i].cbid, &d);
+        d.callbackSite = CUPTI_API_EXIT;
+        fc_cb(fc_cb_user, CUPTI_CB_DOMAIN_DRIVER_API, fc_cbids[i].cbid, &d);
+    }
+}
+
+FC_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *h, CUpti_CallbackFunc cb, void *user)
+{
+    const char *busy = getenv("FAKE_CUPTI_BUSY");
+    void (*set)(void (*)(const char *));
+    if (busy != NULL && busy[0] == '1')
+        return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    *(void **)(void *)&set = dlsym(RTLD_DEFAULT, "fake_cuda_set_api_callback");
+    if (set == NULL)
+        return CUPTI_ERROR_NOT_INITIALIZED;
+    fc_cb = cb;
+    fc_cb_user = user;
+    fc_callbacks = 1;
+    *h = (CUpti_SubscriberHandle)(void *)&fc_cb;
+    set(fc_api_enter);
+    return CUPTI_SUCCESS;
+}
+
+FC_EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle h)
+{
+    void (*set)(void (*)(const char *));
+    (void)h;
+    *(void **)(void *)&set = dlsym(RTLD_DEFAULT, "fake_cuda_set_api_callback");
+    if (set != NULL)
+        set(NULL);
+    fc_callbacks = 0;
+    memset(fc_enabled, 0, sizeof fc_enabled);
+    return CUPTI_SUCCESS;
+}
 
 FC_EXPORT CUptiResult cuptiGetVersion(uint32_t *v)
 {
@@ -53,7 +152,7 @@ FC_EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
 
 FC_EXPORT CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind, uint64_t id)
 {
-    if (kind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)
+    if (kind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0 || fc_callbacks)   /* callback mode never pushes */
         return CUPTI_ERROR_INVALID_PARAMETER;
     pthread_mutex_lock(&fc_lock);
     if (fc_n < FC_MAX)
@@ -117,7 +216,7 @@ FC_EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
         k.end = k.start + 500;
         k.deviceId = 0;
         k.streamId = 7;
-        k.correlationId = i + 1;
+        k.correlationId = fc_callbacks ? (uint32_t)fc_ids[i] : i + 1;
         k.gridX = (int32_t)i + 1, k.gridY = 1, k.gridZ = 1, k.blockX = 128, k.blockY = 1, k.blockZ = 1;
         memcpy(fc_names[i], "fake_kernel_", 12);
         fc_names[i][12] = (char)('a' + i % 2);   /* two kernel names */
@@ -138,7 +237,7 @@ FC_EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
         memcpy(buf + off, &m, sizeof m);
         off += sizeof m;
     }
-    for (uint32_t i = 0; i < fc_n && off + sizeof(CUpti_ActivityExternalCorrelation) <= size; i++) {
+    for (uint32_t i = 0; !fc_callbacks && i < fc_n && off + sizeof(CUpti_ActivityExternalCorrelation) <= size; i++) {
         CUpti_ActivityExternalCorrelation e;
         memset(&e, 0, sizeof e);
         e.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;

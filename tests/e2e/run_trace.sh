@@ -226,10 +226,14 @@ nocalls)
     check "$1" "count('cuLaunchKernel') == 1" "d['otherData']['pid'] == int('$1'.split('.')[1])"
     ! grep -q 'cuda_api_sum' err || fail "summary=false printed a table"
     ;;
-gpu)
-    # --trace-gpu's plumbing with a stand-in CUPTI: one made-up kernel per launch/copy/set call, its
-    # correlation record after it; kernels on a GPU track, linked by flows; the kernel table
+gpu|gpu_activity)
+    # --trace-gpu's plumbing with a stand-in CUPTI: one made-up kernel per launch/copy/set call; kernels on a
+    # GPU track, linked by flows; the kernel table. gpu: linked through CUPTI callbacks on the launch, copy and
+    # set functions only (a kernel per enabled call: enabling another function would add kernels);
+    # gpu_activity: another subscriber holds CUPTI's callbacks, linked through external correlation records
+    # (written after the kernels, the order the plugin must tolerate)
     [ -n "$fakecupti" ] || { echo "no CUPTI headers at build time"; exit 77; }
+    if [ "$case_" = gpu ]; then gpucorr=callbacks; else gpucorr=activity; export FAKE_CUPTI_BUSY=1; fi
     run "file=$dir/t.json,gpu=1,cupti=$fakecupti" "$vecadd" 1024
     [ "$rc" = 0 ] || fail "vecadd exited with $rc"
     check t.json "len([e for e in ev if e.get('cat') == 'kernel']) == sum(1 for e in X if e['name'] in ('cuLaunchKernel', 'cuMemcpyHtoDAsync_v2', 'cuMemcpyHtoD_v2', 'cuMemcpyDtoH_v2'))" \
@@ -239,6 +243,7 @@ gpu)
         "[e['name'] for e in ev if e.get('cat') == 'memcpy'] == ['Memcpy HtoD']" \
         "any(e['ph'] == 'M' and e['args']['name'] == 'GPU 0 stream 7' for e in ev)" \
         "all(k['tid'] == [e for e in ev if e['ph'] == 'M' and e['args'].get('name') == 'GPU 0 stream 7'][0]['tid'] for k in ev if k.get('cat') == 'kernel')"
+    check t.json "d['otherData']['gpu_correlation'] == '$gpucorr'"
     grep -q 'CUDA GPU Kernel Summary (cuda_gpu_kern_sum)' err || fail "no kernel table at exit"
     grep -q ' fake_kernel_a$' err || fail "the kernel table lacks fake_kernel_a"
     same_table t.json

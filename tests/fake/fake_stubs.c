@@ -17,10 +17,24 @@
 
 static atomic_uint_fast64_t fk_calls[CUSHIM_API_ID_LIMIT];
 
+/* A stand-in profiler's entry callback (tests/e2e/fake_cupti.c, as CUPTI's driver callbacks): called with the
+   export's name at the entry of every call. */
+typedef void (*fk_api_cb_fn)(const char *name);
+static _Atomic(fk_api_cb_fn) fk_api_cb;
+static const char *fk_export_name(uint32_t id);
+
 void fk_count(uint32_t id)
 {
+    fk_api_cb_fn cb;
     if (id < CUSHIM_API_ID_LIMIT)
         atomic_fetch_add_explicit(&fk_calls[id], 1, memory_order_relaxed);
+    if ((cb = atomic_load_explicit(&fk_api_cb, memory_order_acquire)) != NULL)
+        cb(fk_export_name(id));
+}
+
+FK_EXPORT void fake_cuda_set_api_callback(fk_api_cb_fn cb)
+{
+    atomic_store_explicit(&fk_api_cb, cb, memory_order_release);
 }
 
 void fk_counts_reset(void)
@@ -69,6 +83,14 @@ FK_HIDDEN void *fk_export_addr(uint32_t id)
         if (fk_exports[i].id == id)
             return fk_exports[i].addr;
     return NULL;
+}
+
+static const char *fk_export_name(uint32_t id)
+{
+    for (size_t i = 0; i < FK_NEXPORTS; i++)
+        if (fk_exports[i].id == id)
+            return fk_exports[i].name;
+    return "";
 }
 
 static const struct fk_export *fk_export_by_name(const char *name)
