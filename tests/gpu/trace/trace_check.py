@@ -104,8 +104,8 @@ def check_gpu(trace, witness):
     corr = [k["args"]["correlation"] for k in kernels]
     report(len(corr) == len(set(corr)), "gpu-once", "%d kernel events, correlation ids unique" % len(kernels))
     report(len(linked) == len(kernels) and all(i in flows_s for i in flows_f), "gpu-linked",
-           "%d of %d kernels linked to a call; %d flow ends, all with a start" % (
-               len(linked), len(kernels), len(flows_f)))
+           "%d of %d kernels linked to a call; %d flow ends, all with a start (linked through CUPTI %s)" % (
+               len(linked), len(kernels), len(flows_f), d.get("otherData", {}).get("gpu_correlation", "?")))
     want = int(open(witness).read().split()[0])
     report(len(inside) == want, "gpu-witness", "%d kernels launched inside 'measured', the profiler saw %d" % (
         len(inside), want))
