@@ -45,9 +45,9 @@ EOF
 cat >"$S/launch_bench" <<EOF
 #!/bin/bash
 case \$BENCH_LABEL in
-native) c=8.7 ;; shim) c=10.7 ;; shim+hooks) c=30.9 ;; cupti) c=128.2 ;; trace) c=60.0 ;; *) c=1 ;;
+native) c=8.7 ;; shim) c=10.7 ;; shim+hooks) c=30.9 ;; cupti) c=128.2 ;; trace) c=60.0 ;; trace-base) c=90.0 ;; *) c=1 ;;
 esac
-[ "\$BENCH_LABEL" = trace ] && { "$BUILD_DIR/examples/vecadd" 1024 >/dev/null || exit 1; }
+[ "\${BENCH_LABEL#trace}" != "\$BENCH_LABEL" ] && { "$BUILD_DIR/examples/vecadd" 1024 >/dev/null || exit 1; }
 i=\$((3500 + RANDOM % 500))
 echo "label=\$BENCH_LABEL launches_per_s=\$((1000000000 / i)) issue_ns=\$i ctxgetcurrent_ns=\$c hooks=0 cupti=0"
 EOF
@@ -92,7 +92,7 @@ expect "universal bench" 'cublas: same process: .*target (met|missed); processes
     'nvml: same process: .*target (met|missed); processes: .*target (met|missed)'
 
 if OUT=$WORK/out BENCH_WORK=$WORK/bench BENCH_BIN=$S/launch_bench BENCH_ROUNDS=2 \
-        bash "$ROOT/bench/gpu/run.sh" "$BUILD_DIR" >"$LOGS/bench.out" 2>&1; then
+        BENCH_TRACE_BASE="$BUILD_DIR/plugins/trace.so" bash "$ROOT/bench/gpu/run.sh" "$BUILD_DIR" >"$LOGS/bench.out" 2>&1; then
     result bench PASS "$(cat "$WORK/bench/verdict.txt")"
 else
     result bench FAIL "bench/gpu/run.sh: $(tail -n 3 "$LOGS/bench.out" | tr '\n' ' ')"
@@ -100,6 +100,9 @@ fi
 expect bench 'cuCtxGetCurrent trace \+[0-9.]+ vs cupti \+[0-9.]+ ns \(target (met|missed)\)' \
     'cuLaunchKernel trace [+-][0-9.]+ vs cupti [+-][0-9.]+ ns' '[0-9]+ record B/call, writer [0-9.]+ M calls/s'
 grep -q '^| trace | 2 |' "$WORK/out/bench.md" || { echo "dryrun: FAIL: no trace row in bench.md"; fail=1; }
+grep -q '^| trace-base | 2 |' "$WORK/out/bench.md" || { echo "dryrun: FAIL: no trace-base row in bench.md"; fail=1; }
+grep -q '^- cuCtxGetCurrent: trace +[0-9.]*, trace-base +[0-9.]* ns; trace - trace-base per round -30.00' "$WORK/out/bench.md" ||
+    { echo "dryrun: FAIL: no trace vs trace-base line in bench.md"; fail=1; }
 
 if [ $fail -ne 0 ]; then
     for f in "$LOGS"/*; do echo "== $f"; tail -n 20 "$f"; done

@@ -14,6 +14,8 @@
 #   BENCH_BASELINE=dir     an older build to compare with in the same run: dir/runtime/libcushim.so
 #                          and dir/launch_bench.c (that build's benchmark source); adds the configs
 #                          base-shim and base-shim+hooks, interleaved with the others
+#   BENCH_TRACE_BASE=file  an older build's trace.so (run with this build's shim): adds the config
+#                          trace-base, interleaved with the others, and its figures next to trace's
 # Configurations: native; shim (LD_PRELOAD, no hook); shim+hooks (an empty pre and
 # post hook on every driver API); cupti (native, with an empty CUPTI callback on the
 # whole driver API domain); trace (the trace plugin recording every call with its arguments, writing
@@ -67,6 +69,10 @@ RAW=$OUT/bench-raw.txt
 CONFIGS=(native shim shim+hooks cupti)
 TRACE_SO=$BUILD_DIR/plugins/trace.so
 [ -f "$TRACE_SO" ] && CONFIGS+=(trace)
+if [ -n "${BENCH_TRACE_BASE:-}" ]; then
+    [ -f "$BENCH_TRACE_BASE" ] || { echo "bench: BENCH_TRACE_BASE=$BENCH_TRACE_BASE not found" >&2; exit 1; }
+    CONFIGS+=(trace-base)
+fi
 BASE_SHIM="" BASE_BIN=$WORK/launch_bench_base
 if [ -n "${BENCH_BASELINE:-}" ]; then
     BASE_SHIM=$BENCH_BASELINE/runtime/libcushim.so
@@ -87,6 +93,9 @@ run_one() {
     trace) $t env BENCH_LABEL=trace LD_PRELOAD="$SHIM" \
         CUSHIM_PLUGINS="$TRACE_SO:file=/dev/null,summary_file=$WORK/trace-summary.txt,buffer=4GiB" "$BIN" \
         "$LAUNCHES" "$((CALLS / 10))" ;;
+    trace-base) $t env BENCH_LABEL=trace-base LD_PRELOAD="$SHIM" \
+        CUSHIM_PLUGINS="$BENCH_TRACE_BASE:file=/dev/null,summary_file=$WORK/trace-summary.txt,buffer=4GiB" "$BIN" \
+        "$LAUNCHES" "$((CALLS / 10))" ;;
     base-shim) $t env BENCH_LABEL=base-shim LD_PRELOAD="$BASE_SHIM" "$BASE_BIN" "$LAUNCHES" "$CALLS" ;;
     base-shim+hooks) $t env BENCH_LABEL=base-shim+hooks BENCH_HOOKS=1 LD_PRELOAD="$BASE_SHIM" "$BASE_BIN" \
         "$LAUNCHES" "$CALLS" ;;
@@ -105,8 +114,8 @@ for ((r = 0; r < ROUNDS; r++)); do
         rm -f "$WORK/trace-summary.txt"
         if line=$(run_one "$cfg" 2>>"$WORK/stderr.txt") && [ -n "$line" ]; then
             # the trace plugin's cost line (plugins/trace/tr_writer.c): bytes per recorded call, writer rate
-            [ "$cfg" = trace ] && line="$line $(sed -n 's/^cushim trace: \([0-9.]*\) record bytes and \([0-9.]*\) file bytes per call; writer \([0-9.]*\) M calls.*/rec_bytes=\1 file_bytes=\2 writer_mcalls_s=\3/p' \
-                "$WORK/trace-summary.txt" 2>/dev/null | tail -n 1)"
+            case $cfg in trace|trace-base) line="$line $(sed -n 's/^cushim trace: \([0-9.]*\) record bytes and \([0-9.]*\) file bytes per call; writer \([0-9.]*\) M calls.*/rec_bytes=\1 file_bytes=\2 writer_mcalls_s=\3/p' \
+                "$WORK/trace-summary.txt" 2>/dev/null | tail -n 1)" ;; esac
             echo "$line round=$r" >>"$RAW"
         else
             echo "bench: round $r config $cfg failed (see $WORK/stderr.txt)" >&2
@@ -124,7 +133,7 @@ python3 - "$RAW" "$done_rounds" "$LAUNCHES" "$CALLS" "$(($(date +%s) - start))" 
 import re, statistics, sys
 raw, rounds, launches, calls, secs, verdict_file = sys.argv[1:7]
 verdicts = []
-order = ["native", "shim", "shim+hooks", "cupti", "trace", "base-shim", "base-shim+hooks"]
+order = ["native", "shim", "shim+hooks", "cupti", "trace", "trace-base", "base-shim", "base-shim+hooks"]
 data = {c: {"launches_per_s": [], "issue_ns": [], "ctxgetcurrent_ns": []} for c in order}
 failed = {c: 0 for c in order}
 by_round = {}   # round -> config -> {issue_ns, ctxgetcurrent_ns}
@@ -170,7 +179,7 @@ base = data["native"]
 for c in order:
     d = data[c]
     n = len(d["launches_per_s"])
-    if n == 0 and (c.startswith("base-") or c == "trace"):
+    if n == 0 and (c.startswith("base-") or c.startswith("trace")):
         continue
     delta = "n/a"
     if n and base["issue_ns"]:
@@ -206,13 +215,30 @@ if data["trace"]["issue_ns"] and data["cupti"]["issue_ns"] and base["issue_ns"]:
         verdict = ("target met" if t <= c / 2 else "target missed") if c > 0 else "n/a (cupti added nothing)"
         print("| %s | %+.2f | %+.2f | %.2f | %s | %s |" % (name, t, c, ratio, pr, verdict))
         verdicts.append("%s trace %+.1f vs cupti %+.1f ns (%s)" % (name.split()[0], t, c, verdict))
+    if data["trace-base"]["issue_ns"]:
+        print()
+        print("The older trace.so (BENCH_TRACE_BASE, config trace-base) in the same rounds: added ns per call over "
+              "native, and trace's minus trace-base's paired per round (median, min-max):")
+        print()
+        for key, name in (("ctxgetcurrent_ns", "cuCtxGetCurrent"), ("issue_ns", "cuLaunchKernel")):
+            nb = statistics.median(base[key])
+            diffs = [r["trace"][key] - r["trace-base"][key] for r in by_round.values()
+                     if all(x in r and key in r[x] for x in ("trace", "trace-base"))]
+            print("- %s: trace %+.2f, trace-base %+.2f ns; trace - trace-base per round %s" % (
+                name, statistics.median(data["trace"][key]) - nb, statistics.median(data["trace-base"][key]) - nb,
+                "%+.2f (%+.2f..%+.2f), %d rounds" % (statistics.median(diffs), min(diffs), max(diffs), len(diffs))
+                if diffs else "n/a"))
+    for c in ("trace", "trace-base"):
+        e = extra.get(c, {})
+        if not e:
+            continue
+        print()
+        print("%s's own figures (its at-exit cost line, median over the runs): %.1f record bytes and "
+              "%.1f file bytes per recorded call; writer %.2f M calls/s of busy time." % (
+                  c, statistics.median(e.get("rec_bytes", [0])), statistics.median(e.get("file_bytes", [0])),
+                  statistics.median(e.get("writer_mcalls_s", [0]))))
     e = extra.get("trace", {})
     if e:
-        print()
-        print("Trace plugin's own figures (its at-exit cost line, median over the trace runs): %.1f record bytes and "
-              "%.1f file bytes per recorded call; writer %.2f M calls/s of busy time." % (
-                  statistics.median(e.get("rec_bytes", [0])), statistics.median(e.get("file_bytes", [0])),
-                  statistics.median(e.get("writer_mcalls_s", [0]))))
         verdicts.append("%.0f record B/call, writer %.2f M calls/s" % (
             statistics.median(e.get("rec_bytes", [0])), statistics.median(e.get("writer_mcalls_s", [0]))))
 if not verdicts:
