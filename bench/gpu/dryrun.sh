@@ -49,7 +49,7 @@ native) c=8.7 ;; shim) c=10.7 ;; shim+hooks) c=30.9 ;; cupti) c=128.2 ;; trace) 
 esac
 [ "\${BENCH_LABEL#trace}" != "\$BENCH_LABEL" ] && { "$BUILD_DIR/examples/vecadd" 1024 >/dev/null || exit 1; }
 i=\$((3500 + RANDOM % 500))
-echo "label=\$BENCH_LABEL launches_per_s=\$((1000000000 / i)) issue_ns=\$i ctxgetcurrent_ns=\$c hooks=0 cupti=0"
+echo "label=\$BENCH_LABEL launches_per_s=\$((1000000000 / i)) issue_ns=\$i burst_ns=\$((i / 2)) ctxgetcurrent_ns=\$c hooks=0 cupti=0"
 EOF
 chmod +x "$S/python" "$S/nsys" "$S/launch_bench"
 : >"$BIN/libcupti_activity.so"   # present: the stand-in python writes its counts
