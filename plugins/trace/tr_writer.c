@@ -510,6 +510,9 @@ static void *tw_main(void *arg)
             return NULL;
         }
         tw_drain_all(w);
+        /* chunks for the recording threads, pre-faulted here rather than on them (tr_buf.c, the pool);
+           tr_buf_drain also refills between chunks while a long pass drains */
+        tr_bufs_refill(w->bufs);
         pthread_mutex_unlock(&tw_pass_lock);
         if (w->rec_bytes != before)
             idle_ms = 1;
