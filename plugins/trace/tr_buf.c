@@ -10,7 +10,8 @@
  *   - in a thread's chain (counted in 'used'),
  *   - ready: on pool_ready, its pages present (recycled by the writer or
  *     pre-faulted by tr_bufs_refill), counted in 'used',
- *   - cold: on pool_cold, its pages released (or never touched), not counted,
+ *   - cold: on pool_cold, its pages released but the first (which holds the
+ *     list's link), or never touched; not counted,
  *   - not carved yet: the rest of the newest slab.
  * 'used' is therefore every chunk byte held, in use or ready: the 'buffer'
  * limit keeps its meaning. At most 'pool_cap' bytes stay ready (default
@@ -76,7 +77,10 @@ void tr_bufs_init(tr_bufs *b, uint32_t chunk_size, uint64_t limit)
     atomic_init(&b->head, NULL);
     pthread_mutex_init(&b->pool_lock, NULL);
     stride = (sizeof(tr_chunk) + (uint64_t)b->chunk_size + pg - 1) & ~(uint64_t)(pg - 1);
-    b->pool_stride = stride > UINT32_MAX / 2 ? 0 : (uint32_t)stride;   /* 0: no pool, every chunk malloc'ed */
+    /* 0: no pool, every chunk malloc'ed; a pooled chunk has 2 pages at least (one stays when released) */
+    if (stride < 2 * pg)
+        stride = 2 * pg;
+    b->pool_stride = stride > UINT32_MAX / 2 ? 0 : (uint32_t)stride;
     b->pool_slab = limit >= 16ull * 1024u * 1024u && stride <= TR_SLAB_HUGE / 4 ? TR_SLAB_HUGE : b->pool_stride;
     b->pool_cap = limit / 8 > TR_POOL_CAP_MIN ? limit / 8 : TR_POOL_CAP_MIN;
     b->pool_ready = b->pool_cold = NULL;
@@ -210,8 +214,9 @@ static void pool_put(tr_bufs *b, tr_chunk *c)
     int release = (uint64_t)atomic_load_explicit(&b->pool_nready, memory_order_relaxed) * b->pool_stride +
                   b->pool_stride > b->pool_cap;
     if (release) {
-        madvise(c, b->pool_stride, MADV_DONTNEED);   /* page aligned, its own pages only */
-        atomic_fetch_sub_explicit(&b->used, chunk_bytes(c), memory_order_relaxed);
+        atomic_fetch_sub_explicit(&b->used, chunk_bytes(c), memory_order_relaxed);   /* before its header goes */
+        /* its own pages only (page aligned), but the first: the cold list's link lives there */
+        madvise((unsigned char *)c + tr_page(), b->pool_stride - tr_page(), MADV_DONTNEED);
         atomic_fetch_add_explicit(&b->pool_released, 1, memory_order_relaxed);
     }
     pthread_mutex_lock(&b->pool_lock);
