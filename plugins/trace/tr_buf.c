@@ -38,13 +38,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tr_buf.h"
 
 #define TR_SLAB_HUGE (2u * 1024u * 1024u)
-#define TR_POOL_MIN_READY 4u     /* ready chunks kept by a refill at least (within limit and cap) */
+#define TR_POOL_MIN_READY 16u    /* ready chunks kept by a refill at least (within limit and cap) */
 #define TR_POOL_CAP_MIN (8ull * 1024u * 1024u)
+#define TR_POOL_HORIZON_NS 2000000u   /* a refill provides for this long: the writer's 1 ms sleep, twice */
 
 struct tr_slab {
     struct tr_slab *next;        /* immutable once published */
@@ -86,6 +88,8 @@ void tr_bufs_init(tr_bufs *b, uint32_t chunk_size, uint64_t limit)
     b->pool_ready = b->pool_cold = NULL;
     atomic_init(&b->pool_nready, 0);
     atomic_init(&b->pool_taken, 0);
+    b->pool_target = 0;
+    b->pool_last_ns = 0;
     atomic_init(&b->pool_slabs, NULL);
     atomic_init(&b->pool_hits, 0);
     atomic_init(&b->pool_misses, 0);
@@ -244,16 +248,30 @@ static void chunk_put(tr_bufs *b, tr_chunk *c)
 
 void tr_bufs_refill(tr_bufs *b)
 {
-    uint64_t sz = sizeof(tr_chunk) + b->chunk_size, target, cap_n;
+    uint64_t sz = sizeof(tr_chunk) + b->chunk_size, target, cap_n, now, dt;
     uint32_t taken = atomic_exchange_explicit(&b->pool_taken, 0, memory_order_relaxed), ready, n = 0;
     tr_chunk *list = NULL, *c;
+    struct timespec ts;
     if (b->pool_stride == 0)
         return;
-    /* at least what producers took since the last refill, twice over: the next interval may be busier */
-    target = (uint64_t)taken * 2 > TR_POOL_MIN_READY ? (uint64_t)taken * 2 : TR_POOL_MIN_READY;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    dt = b->pool_last_ns != 0 && now > b->pool_last_ns ? now - b->pool_last_ns : TR_POOL_HORIZON_NS;
+    b->pool_last_ns = now;
+    /* what producers take in TR_POOL_HORIZON_NS at the rate since the last refill, and twice what
+       they took at least (the next interval may be longer: the writer sleeps between passes), never
+       dropping by more than 1/8 a refill: a burst's rate is remembered for a while */
+    target = (uint64_t)taken * 2;
+    if (dt < TR_POOL_HORIZON_NS / 2 && target < (uint64_t)taken * TR_POOL_HORIZON_NS / dt)
+        target = (uint64_t)taken * TR_POOL_HORIZON_NS / dt;
+    if (target < b->pool_target - b->pool_target / 8)
+        target = b->pool_target - b->pool_target / 8;
+    if (target < TR_POOL_MIN_READY)
+        target = TR_POOL_MIN_READY;
     cap_n = b->pool_cap / b->pool_stride;
     if (target > cap_n)
         target = cap_n;
+    b->pool_target = (uint32_t)target;
     ready = atomic_load_explicit(&b->pool_nready, memory_order_relaxed);
     if (ready >= target)
         return;
@@ -489,6 +507,8 @@ void tr_bufs_fork_child(tr_bufs *b, tr_tbuf *keep)
     }
     atomic_store(&b->pool_nready, 0);
     atomic_store(&b->pool_taken, 0);
+    b->pool_target = 0;
+    b->pool_last_ns = 0;
     atomic_store(&b->used, 0);
     atomic_store(&b->dropped, 0);
     atomic_store(&b->trimmed, 0);

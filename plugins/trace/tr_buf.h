@@ -86,6 +86,8 @@ typedef struct tr_bufs {
     tr_chunk *pool_cold;            /* released (MADV_DONTNEED), not counted in 'used'  */
     _Atomic uint32_t pool_nready;
     _Atomic uint32_t pool_taken;    /* chunks producers took since the last refill      */
+    uint32_t pool_target;           /* ready chunks the last refill aimed at (writer)   */
+    uint64_t pool_last_ns;          /* when the last refill ran (writer)                */
     struct tr_slab *_Atomic pool_slabs;
     _Atomic uint64_t pool_hits;     /* slow paths that took a ready chunk               */
     _Atomic uint64_t pool_misses;   /* slow paths that carved (faulted) one themselves  */
@@ -98,8 +100,10 @@ typedef struct tr_bufs {
 void tr_bufs_init(tr_bufs *b, uint32_t chunk_size, uint64_t limit);
 /* Frees every chunk and thread buffer, unmaps the slabs: only when no producer or writer runs. */
 void tr_bufs_destroy(tr_bufs *b);
-/* Writer: tops the pool's ready chunks up (pre-faulted), to at least what
-   producers took since the last refill, within 'limit' and 'pool_cap'. */
+/* Writer: tops the pool's ready chunks up (pre-faulted): to what producers
+   take in 2 ms at the rate since the last refill (twice what they took at
+   least), or the last target less 1/8, or 16 chunks, whichever is most,
+   within 'limit' and 'pool_cap'. */
 void tr_bufs_refill(tr_bufs *b);
 
 /* The calling thread's new buffer: a freed one reclaimed, else a new one. NULL: no memory. */

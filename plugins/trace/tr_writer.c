@@ -390,6 +390,12 @@ static void write_summary(tr_writer *w)
                 "(%.1f ms busy)\n", (double)w->rec_bytes / (double)w->events,
                 (double)w->bytes / (double)w->events, busy_s > 0 ? (double)w->events / busy_s * 1e-6 : 0.0,
                 busy_s * 1e3);
+        /* the chunk pool (tr_buf.c): a chunk a recording thread had to make itself cost it page faults */
+        fprintf(f, "cushim trace: chunks: %llu made, %llu taken ready by recording threads, %llu made by them, "
+                "%llu released idle\n", (unsigned long long)atomic_load(&w->bufs->chunks),
+                (unsigned long long)atomic_load(&w->bufs->pool_hits),
+                (unsigned long long)atomic_load(&w->bufs->pool_misses),
+                (unsigned long long)atomic_load(&w->bufs->pool_released));
     }
     if (w->note[0])
         fprintf(f, "cushim trace: %s\n", w->note);

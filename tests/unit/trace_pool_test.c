@@ -82,6 +82,7 @@ static void test_drained_chunks_reused(void **state)
     uint64_t n = 0;
     (void)state;
     tr_bufs_init(&b, CHUNK, 1ull << 30);
+    b.pool_cap = 16 * (uint64_t)b.pool_stride;   /* refills (inside the drains) keep 16 ready at most */
     tr_tbuf *tb = tr_buf_attach(&b, 1);
     assert_non_null(tb);
     for (int round = 0; round < 200; round++) {
@@ -94,7 +95,7 @@ static void test_drained_chunks_reused(void **state)
     tr_buf_release(&b, tb);
     assert_int_equal(s.bad, 0);
     assert_int_equal(s.next, n);
-    assert_true(atomic_load(&b.chunks) <= 8);            /* 200 without the pool */
+    assert_true(atomic_load(&b.chunks) <= 18);           /* 200 without the pool */
     assert_true(atomic_load(&b.pool_hits) >= 190);
     /* everything drained and released: what 'used' still counts is the ready chunks */
     assert_int_equal(atomic_load(&b.used), (uint64_t)atomic_load(&b.pool_nready) * SZ);
@@ -185,27 +186,32 @@ static void test_idle_cap_releases(void **state)
 static void test_refill_feeds_slow_path(void **state)
 {
     tr_bufs b;
-    uint64_t n = 0;
+    uint64_t n = 0, pg = (uint64_t)sysconf(_SC_PAGESIZE);
     (void)state;
     tr_bufs_init(&b, CHUNK, 1ull << 30);
     tr_bufs_refill(&b);
-    assert_int_equal(atomic_load(&b.pool_nready), 4);
+    assert_int_equal(atomic_load(&b.pool_nready), 16);
     for (tr_chunk *c = b.pool_ready; c != NULL; c = atomic_load(&c->next))
-        assert_int_equal(resident(c, (size_t)SZ), (SZ + (uint64_t)sysconf(_SC_PAGESIZE) - 1) / (uint64_t)sysconf(_SC_PAGESIZE));
+        assert_int_equal(resident(c, (size_t)SZ), (SZ + pg - 1) / pg);
     tr_tbuf *tb = tr_buf_attach(&b, 1);
     tr_chunk *first = b.pool_ready;
     assert_true(put(&b, tb, n++));
     assert_ptr_equal(tb->cur, first);
     assert_int_equal(atomic_load(&b.pool_hits), 1);
     assert_int_equal(atomic_load(&b.pool_misses), 0);
-    /* ten chunks with no refill: four ready ones, then six the producer carves itself */
-    while (chain_len(tb) < 10)
+    /* twenty chunks with no refill: the sixteen ready ones, then four the producer carves itself */
+    while (chain_len(tb) < 20)
         assert_true(put(&b, tb, n++));
-    assert_int_equal(atomic_load(&b.pool_hits), 4);
-    assert_int_equal(atomic_load(&b.pool_misses), 6);
+    assert_int_equal(atomic_load(&b.pool_hits), 16);
+    assert_int_equal(atomic_load(&b.pool_misses), 4);
+    b.pool_last_ns = 0;   /* as if the last refill were long ago: no rate, twice what was taken */
     tr_bufs_refill(&b);
-    assert_int_equal(atomic_load(&b.pool_nready), 20);   /* twice the ten taken */
-    assert_int_equal(atomic_load(&b.used), 30 * SZ);
+    assert_int_equal(atomic_load(&b.pool_nready), 40);
+    assert_int_equal(atomic_load(&b.used), 60 * SZ);
+    /* nothing taken since: the target decays by 1/8 a refill, the ready chunks stay */
+    tr_bufs_refill(&b);
+    assert_int_equal(b.pool_target, 35);
+    assert_int_equal(atomic_load(&b.pool_nready), 40);
     tr_bufs_destroy(&b);
 }
 
