@@ -3,8 +3,8 @@
  * writer (tr_buf.h says how they are shared), and the chunk pool behind them.
  *
  * The pool. Standard-size chunks (cap == chunk_size) are carved from slabs,
- * anonymous mappings of 2 MiB (2 MiB aligned, MADV_HUGEPAGE) when the limit is
- * 16 MiB or more, else of one chunk each; a chunk starts on a page and owns
+ * anonymous mappings of 2 MiB when the limit is 16 MiB or more, else of one
+ * chunk each; a chunk starts on a page and owns
  * 'pool_stride' bytes (its header and data rounded up to pages), so that its
  * pages can be released alone. A chunk is, at any time, exactly one of:
  *   - in a thread's chain (counted in 'used'),
@@ -17,8 +17,9 @@
  * limit keeps its meaning. At most 'pool_cap' bytes stay ready (default
  * max(8 MiB, limit / 8)); a drained chunk beyond that is released
  * (MADV_DONTNEED) and goes cold. Slabs are unmapped by tr_bufs_destroy only.
- * Resident memory can exceed 'used' by the newest slab's uncarved part when
- * the kernel backs it with a huge page (2 MiB at most).
+ * Resident memory beyond 'used': the first page of each cold chunk (4 KiB of
+ * a 68 KiB stride), and with transparent huge pages 'always', whatever the
+ * kernel backs a slab with (2 MiB at most beyond the carved part).
  *
  * Locking: one mutex (pool_lock) over the lists and the slabs' carving. A
  * producer takes it once per chunk (every ~680 recorded calls of 96 bytes
@@ -43,7 +44,7 @@
 
 #include "tr_buf.h"
 
-#define TR_SLAB_HUGE (2u * 1024u * 1024u)
+#define TR_SLAB_BYTES (2u * 1024u * 1024u)
 #define TR_POOL_MIN_READY 16u    /* ready chunks kept by a refill at least (within limit and cap) */
 #define TR_POOL_CAP_MIN (8ull * 1024u * 1024u)
 #define TR_POOL_HORIZON_NS 2000000u   /* a refill provides for this long: the writer's 1 ms sleep, twice */
@@ -83,7 +84,7 @@ void tr_bufs_init(tr_bufs *b, uint32_t chunk_size, uint64_t limit)
     if (stride < 2 * pg)
         stride = 2 * pg;
     b->pool_stride = stride > UINT32_MAX / 2 ? 0 : (uint32_t)stride;
-    b->pool_slab = limit >= 16ull * 1024u * 1024u && stride <= TR_SLAB_HUGE / 4 ? TR_SLAB_HUGE : b->pool_stride;
+    b->pool_slab = limit >= 16ull * 1024u * 1024u && stride <= TR_SLAB_BYTES / 4 ? TR_SLAB_BYTES : b->pool_stride;
     b->pool_cap = limit / 8 > TR_POOL_CAP_MIN ? limit / 8 : TR_POOL_CAP_MIN;
     b->pool_ready = b->pool_cold = NULL;
     atomic_init(&b->pool_nready, 0);
@@ -106,30 +107,22 @@ static int chunk_pooled(const tr_bufs *b, const tr_chunk *c)
     return b->pool_stride != 0 && c->cap == b->chunk_size;
 }
 
-/* A new slab, 'size' aligned when it is a huge page's size. Under pool_lock. */
+/* A new slab. Under pool_lock. No MADV_HUGEPAGE: tried (2 MiB aligned slabs), it cut the faults a
+   recording thread still takes on a chunk it carves itself (16 per chunk to ~1 per slab), but with
+   this kernel's THP defrag setting ('madvise': direct compaction on a fault in an advised range) that
+   thread then blocked for milliseconds now and then: half the runs of the benchmark took 4x the wall
+   time for the same CPU time (docs/benchmarks.md, "Chunk pool"). */
 static struct tr_slab *slab_new(tr_bufs *b)
 {
     struct tr_slab *s = malloc(sizeof *s);
-    size_t size = b->pool_slab, map = size == TR_SLAB_HUGE ? 2 * size : size;
+    size_t size = b->pool_slab;
     unsigned char *p;
     if (s == NULL)
         return NULL;
-    p = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
         free(s);
         return NULL;
-    }
-    if (map != size) {   /* keep the 2 MiB aligned part, so that it can be one huge page */
-        uintptr_t a = ((uintptr_t)p + size - 1) & ~(uintptr_t)(size - 1);
-        size_t head = a - (uintptr_t)p;
-        if (head > 0)
-            munmap(p, head);
-        if (map - head - size > 0)
-            munmap((unsigned char *)a + size, map - head - size);
-        p = (unsigned char *)a;
-#ifdef MADV_HUGEPAGE
-        madvise(p, size, MADV_HUGEPAGE);   /* fewer faults and TLB misses; advice only */
-#endif
     }
     s->base = p;
     s->size = size;
