@@ -27,9 +27,9 @@
  * is ~0.05 ns per call, and the lock's happens-before edge is what hands a
  * chunk the writer read to the producer that writes it next (a lock-free
  * stack would need ABA protection for no measurable gain). Nobody holds it
- * across page population or releasing pages (those system calls run
- * outside); only mapping a new slab (one mmap, no population) happens under
- * it. The producer never waits for the writer otherwise: with no chunk ready
+ * across a system call: populating and releasing pages run outside, and the
+ * writer maps the next slab ahead (pool_spare) outside it too; only a
+ * producer or refill that finds no spare maps one under it. The producer never waits for the writer otherwise: with no chunk ready
  * it carves one itself and faults its pages in, as a malloc'ed chunk did.
  */
 #ifndef _GNU_SOURCE
@@ -66,6 +66,19 @@ static size_t tr_page(void)
     return pg;
 }
 
+/* Adaptive: spins a little before sleeping, as every critical section under it is a few stores
+   (a producer that slept on it would pay a context switch for a lock held for nanoseconds). */
+static void pool_lock_init(tr_bufs *b)
+{
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+#ifdef PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP   /* glibc: the type is an enum, its initialiser a macro */
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
+#endif
+    pthread_mutex_init(&b->pool_lock, &a);
+    pthread_mutexattr_destroy(&a);
+}
+
 void tr_bufs_init(tr_bufs *b, uint32_t chunk_size, uint64_t limit)
 {
     size_t pg = tr_page();
@@ -78,7 +91,7 @@ void tr_bufs_init(tr_bufs *b, uint32_t chunk_size, uint64_t limit)
     atomic_init(&b->trimmed, 0);
     atomic_init(&b->chunks, 0);
     atomic_init(&b->head, NULL);
-    pthread_mutex_init(&b->pool_lock, NULL);
+    pool_lock_init(b);
     stride = (sizeof(tr_chunk) + (uint64_t)b->chunk_size + pg - 1) & ~(uint64_t)(pg - 1);
     /* 0: no pool, every chunk malloc'ed; a pooled chunk has 2 pages at least (one stays when released) */
     if (stride < 2 * pg)
@@ -87,6 +100,7 @@ void tr_bufs_init(tr_bufs *b, uint32_t chunk_size, uint64_t limit)
     b->pool_slab = limit >= 16ull * 1024u * 1024u && stride <= TR_SLAB_BYTES / 4 ? TR_SLAB_BYTES : b->pool_stride;
     b->pool_cap = limit / 8 > TR_POOL_CAP_MIN ? limit / 8 : TR_POOL_CAP_MIN;
     b->pool_ready = b->pool_cold = NULL;
+    b->pool_spare = NULL;
     atomic_init(&b->pool_nready, 0);
     atomic_init(&b->pool_taken, 0);
     b->pool_target = 0;
@@ -107,26 +121,44 @@ static int chunk_pooled(const tr_bufs *b, const tr_chunk *c)
     return b->pool_stride != 0 && c->cap == b->chunk_size;
 }
 
-/* A new slab. Under pool_lock. No MADV_HUGEPAGE: tried (2 MiB aligned slabs), it cut the faults a
-   recording thread still takes on a chunk it carves itself (16 per chunk to ~1 per slab), but with
+/* A new slab, not yet published. No MADV_HUGEPAGE: tried (2 MiB aligned slabs), it cut the faults
+   a recording thread still takes on a chunk it carves itself (16 per chunk to ~1 per slab), but with
    this kernel's THP defrag setting ('madvise': direct compaction on a fault in an advised range) that
    thread then blocked for milliseconds now and then: half the runs of the benchmark took 4x the wall
    time for the same CPU time (docs/benchmarks.md, "Chunk pool"). */
-static struct tr_slab *slab_new(tr_bufs *b)
+static struct tr_slab *slab_map(tr_bufs *b)
 {
     struct tr_slab *s = malloc(sizeof *s);
-    size_t size = b->pool_slab;
     unsigned char *p;
     if (s == NULL)
         return NULL;
-    p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    p = mmap(NULL, b->pool_slab, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
         free(s);
         return NULL;
     }
     s->base = p;
-    s->size = size;
+    s->size = b->pool_slab;
     s->carved = 0;
+    s->next = NULL;
+    return s;
+}
+
+static void slab_unmap(struct tr_slab *s)
+{
+    munmap(s->base, s->size);
+    free(s);
+}
+
+/* The next slab to carve: the writer's spare (mapped outside the lock by tr_bufs_refill), else a new
+   mapping here. Under pool_lock. */
+static struct tr_slab *slab_new(tr_bufs *b)
+{
+    struct tr_slab *s = b->pool_spare;
+    if (s != NULL)
+        b->pool_spare = NULL;
+    else if ((s = slab_map(b)) == NULL)
+        return NULL;
     s->next = atomic_load_explicit(&b->pool_slabs, memory_order_relaxed);
     /* published whole: a fork child walking the list sees every slab complete */
     atomic_store_explicit(&b->pool_slabs, s, memory_order_release);
@@ -244,7 +276,9 @@ void tr_bufs_refill(tr_bufs *b)
     uint64_t sz = sizeof(tr_chunk) + b->chunk_size, target, cap_n, now, dt;
     uint32_t taken = atomic_exchange_explicit(&b->pool_taken, 0, memory_order_relaxed), ready, n = 0;
     tr_chunk *list = NULL, *c;
+    struct tr_slab *ns;
     struct timespec ts;
+    int spare;
     if (b->pool_stride == 0)
         return;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -268,6 +302,21 @@ void tr_bufs_refill(tr_bufs *b)
     ready = atomic_load_explicit(&b->pool_nready, memory_order_relaxed);
     if (ready >= target)
         return;
+    /* a spare slab, mapped outside the lock, so that neither this refill nor a producer maps one
+       while holding it */
+    pthread_mutex_lock(&b->pool_lock);
+    spare = b->pool_spare == NULL;
+    pthread_mutex_unlock(&b->pool_lock);
+    if (spare && (ns = slab_map(b)) != NULL) {
+        pthread_mutex_lock(&b->pool_lock);
+        if (b->pool_spare == NULL) {
+            b->pool_spare = ns;
+            ns = NULL;
+        }
+        pthread_mutex_unlock(&b->pool_lock);
+        if (ns != NULL)
+            slab_unmap(ns);
+    }
     pthread_mutex_lock(&b->pool_lock);
     for (uint64_t want = target - ready; n < want; n++) {
         if (atomic_fetch_add_explicit(&b->used, sz, memory_order_relaxed) + sz > b->limit ||
@@ -337,11 +386,13 @@ void tr_bufs_destroy(tr_bufs *b)
     atomic_store(&b->head, NULL);
     while (s != NULL) {
         struct tr_slab *nx = s->next;
-        munmap(s->base, s->size);
-        free(s);
+        slab_unmap(s);
         s = nx;
     }
     atomic_store(&b->pool_slabs, NULL);
+    if (b->pool_spare != NULL)
+        slab_unmap(b->pool_spare);
+    b->pool_spare = NULL;
     b->pool_ready = b->pool_cold = NULL;
     atomic_store(&b->pool_nready, 0);
     atomic_store(&b->used, 0);
@@ -486,7 +537,7 @@ void tr_bufs_fork_child(tr_bufs *b, tr_tbuf *keep)
             atomic_store(&tb->state, TR_TB_FREE);
         }
     }
-    pthread_mutex_init(&b->pool_lock, NULL);
+    pool_lock_init(b);   /* the spare slab, set or not under the lock, is whole either way */
     b->pool_ready = b->pool_cold = NULL;
     for (struct tr_slab *s = atomic_load(&b->pool_slabs); s != NULL; s = s->next) {
         if (s->carved > s->size)

@@ -89,6 +89,7 @@ typedef struct tr_bufs {
     uint32_t pool_target;           /* ready chunks the last refill aimed at (writer)   */
     uint64_t pool_last_ns;          /* when the last refill ran (writer)                */
     struct tr_slab *_Atomic pool_slabs;
+    struct tr_slab *pool_spare;     /* mapped by the writer ahead of need, not carved yet */
     _Atomic uint64_t pool_hits;     /* slow paths that took a ready chunk               */
     _Atomic uint64_t pool_misses;   /* slow paths that carved (faulted) one themselves  */
     _Atomic uint64_t pool_released; /* ready chunks released beyond pool_cap            */
