@@ -48,6 +48,7 @@
 #define TR_POOL_MIN_READY 16u    /* ready chunks kept by a refill at least (within limit and cap) */
 #define TR_POOL_CAP_MIN (8ull * 1024u * 1024u)
 #define TR_POOL_HORIZON_NS 2000000u   /* a refill provides for this long: the writer's 1 ms sleep, twice */
+#define TR_POOL_MIN_DT_NS 100000u
 
 struct tr_slab {
     struct tr_slab *next;        /* immutable once published */
@@ -103,6 +104,7 @@ void tr_bufs_init(tr_bufs *b, uint32_t chunk_size, uint64_t limit)
     b->pool_spare = NULL;
     atomic_init(&b->pool_nready, 0);
     atomic_init(&b->pool_taken, 0);
+    atomic_init(&b->pool_closed, 0);
     b->pool_target = 0;
     b->pool_last_ns = 0;
     atomic_init(&b->pool_slabs, NULL);
@@ -279,18 +281,19 @@ void tr_bufs_refill(tr_bufs *b)
     struct tr_slab *ns;
     struct timespec ts;
     int spare;
-    if (b->pool_stride == 0)
+    if (b->pool_stride == 0 || atomic_load_explicit(&b->pool_closed, memory_order_relaxed))
         return;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     dt = b->pool_last_ns != 0 && now > b->pool_last_ns ? now - b->pool_last_ns : TR_POOL_HORIZON_NS;
     b->pool_last_ns = now;
-    /* what producers take in TR_POOL_HORIZON_NS at the rate since the last refill, and twice what
-       they took at least (the next interval may be longer: the writer sleeps between passes), never
-       dropping by more than 1/8 a refill: a burst's rate is remembered for a while */
-    target = (uint64_t)taken * 2;
-    if (dt < TR_POOL_HORIZON_NS / 2 && target < (uint64_t)taken * TR_POOL_HORIZON_NS / dt)
-        target = (uint64_t)taken * TR_POOL_HORIZON_NS / dt;
+    /* what producers take in TR_POOL_HORIZON_NS at their rate since the last refill (the interval
+       counted as 100 us at least: a refill right after another says little), never dropping by more
+       than 1/8 a refill: a burst's rate is remembered for a while. Not 'what they took': after the
+       writer was starved for a second, that is a second's worth. */
+    if (dt < TR_POOL_MIN_DT_NS)
+        dt = TR_POOL_MIN_DT_NS;
+    target = ((uint64_t)taken * TR_POOL_HORIZON_NS + dt - 1) / dt;
     if (target < b->pool_target - b->pool_target / 8)
         target = b->pool_target - b->pool_target / 8;
     if (target < TR_POOL_MIN_READY)
@@ -551,6 +554,7 @@ void tr_bufs_fork_child(tr_bufs *b, tr_tbuf *keep)
     }
     atomic_store(&b->pool_nready, 0);
     atomic_store(&b->pool_taken, 0);
+    atomic_store(&b->pool_closed, 0);
     b->pool_target = 0;
     b->pool_last_ns = 0;
     atomic_store(&b->used, 0);

@@ -88,6 +88,7 @@ typedef struct tr_bufs {
     _Atomic uint32_t pool_taken;    /* chunks producers took since the last refill      */
     uint32_t pool_target;           /* ready chunks the last refill aimed at (writer)   */
     uint64_t pool_last_ns;          /* when the last refill ran (writer)                */
+    _Atomic int pool_closed;        /* the writer finishes: no more refills             */
     struct tr_slab *_Atomic pool_slabs;
     struct tr_slab *pool_spare;     /* mapped by the writer ahead of need, not carved yet */
     _Atomic uint64_t pool_hits;     /* slow paths that took a ready chunk               */
@@ -102,9 +103,9 @@ void tr_bufs_init(tr_bufs *b, uint32_t chunk_size, uint64_t limit);
 /* Frees every chunk and thread buffer, unmaps the slabs: only when no producer or writer runs. */
 void tr_bufs_destroy(tr_bufs *b);
 /* Writer: tops the pool's ready chunks up (pre-faulted): to what producers
-   take in 2 ms at the rate since the last refill (twice what they took at
-   least), or the last target less 1/8, or 16 chunks, whichever is most,
-   within 'limit' and 'pool_cap'. */
+   take in 2 ms at their rate since the last refill, or the last target less
+   1/8, or 16 chunks, whichever is most, within 'limit' and 'pool_cap'.
+   Nothing once 'pool_closed' is set (the writer's last drain, at exit). */
 void tr_bufs_refill(tr_bufs *b);
 
 /* The calling thread's new buffer: a freed one reclaimed, else a new one. NULL: no memory. */

@@ -424,6 +424,7 @@ static void write_summary(tr_writer *w)
 static void finish_locked(tr_writer *w)
 {
     uint64_t t0;
+    atomic_store(&w->bufs->pool_closed, 1);   /* the last drain: no chunk pre-faulted for nobody */
     tw_drain_all(w);
     for (uint32_t i = 0; i < w->link.npend; i++) {   /* runtime records that came before their calls */
         const tl_pend *p = &w->link.pend[i];

@@ -204,14 +204,21 @@ static void test_refill_feeds_slow_path(void **state)
         assert_true(put(&b, tb, n++));
     assert_int_equal(atomic_load(&b.pool_hits), 16);
     assert_int_equal(atomic_load(&b.pool_misses), 4);
-    b.pool_last_ns = 0;   /* as if the last refill were long ago: no rate, twice what was taken */
+    b.pool_last_ns = 0;   /* as if the last refill were 2 ms ago: the twenty taken are the target */
     tr_bufs_refill(&b);
-    assert_int_equal(atomic_load(&b.pool_nready), 40);
-    assert_int_equal(atomic_load(&b.used), 60 * SZ);
+    assert_int_equal(atomic_load(&b.pool_nready), 20);
+    assert_int_equal(atomic_load(&b.used), 40 * SZ);
     /* nothing taken since: the target decays by 1/8 a refill, the ready chunks stay */
     tr_bufs_refill(&b);
-    assert_int_equal(b.pool_target, 35);
-    assert_int_equal(atomic_load(&b.pool_nready), 40);
+    assert_int_equal(b.pool_target, 18);
+    assert_int_equal(atomic_load(&b.pool_nready), 20);
+    /* closed (the writer's last drain): nothing more */
+    atomic_store(&b.pool_closed, 1);
+    while (chain_len(tb) < 60)
+        assert_true(put(&b, tb, n++));
+    b.pool_last_ns = 0;
+    tr_bufs_refill(&b);
+    assert_int_equal(atomic_load(&b.pool_nready), 0);
     tr_bufs_destroy(&b);
 }
 
