@@ -4,9 +4,9 @@
  *
  * The pool. Standard-size chunks (cap == chunk_size) are carved from slabs,
  * anonymous mappings of 2 MiB when the limit is 16 MiB or more, else of one
- * chunk each; a chunk starts on a page and owns
- * 'pool_stride' bytes (its header and data rounded up to pages), so that its
- * pages can be released alone. A chunk is, at any time, exactly one of:
+ * chunk each; a chunk starts on a page and owns 'pool_stride' bytes (its
+ * header and data: tr_bufs_init rounds chunk_size up to fill whole pages), so
+ * that its pages can be released alone. A chunk is, at any time, exactly one of:
  *   - in a thread's chain (counted in 'used'),
  *   - ready: on pool_ready, its pages present (recycled by the writer or
  *     pre-faulted by tr_bufs_refill), counted in 'used',
@@ -85,7 +85,13 @@ void tr_bufs_init(tr_bufs *b, uint32_t chunk_size, uint64_t limit)
     size_t pg = tr_page();
     uint64_t stride;
     memset(b, 0, sizeof *b);
-    b->chunk_size = (chunk_size + 7u) & ~7u;
+    /* rounded up so that a chunk's header and data fill whole pages (a 64 KiB chunk: 17 pages, 69,504
+       bytes of records): its last page is not faulted in for 128 bytes */
+    stride = (sizeof(tr_chunk) + (uint64_t)((chunk_size + 7u) & ~7u) + pg - 1) & ~(uint64_t)(pg - 1);
+    if (stride < 2 * pg)   /* a pooled chunk has 2 pages at least (one stays when released) */
+        stride = 2 * pg;
+    b->chunk_size = stride - sizeof(tr_chunk) > UINT32_MAX / 2 ? (chunk_size + 7u) & ~7u
+                                                              : (uint32_t)(stride - sizeof(tr_chunk));
     b->limit = limit;
     atomic_init(&b->used, 0);
     atomic_init(&b->dropped, 0);
@@ -93,10 +99,7 @@ void tr_bufs_init(tr_bufs *b, uint32_t chunk_size, uint64_t limit)
     atomic_init(&b->chunks, 0);
     atomic_init(&b->head, NULL);
     pool_lock_init(b);
-    stride = (sizeof(tr_chunk) + (uint64_t)b->chunk_size + pg - 1) & ~(uint64_t)(pg - 1);
-    /* 0: no pool, every chunk malloc'ed; a pooled chunk has 2 pages at least (one stays when released) */
-    if (stride < 2 * pg)
-        stride = 2 * pg;
+    /* 0: no pool, every chunk malloc'ed */
     b->pool_stride = stride > UINT32_MAX / 2 ? 0 : (uint32_t)stride;
     b->pool_slab = limit >= 16ull * 1024u * 1024u && stride <= TR_SLAB_BYTES / 4 ? TR_SLAB_BYTES : b->pool_stride;
     b->pool_cap = limit / 8 > TR_POOL_CAP_MIN ? limit / 8 : TR_POOL_CAP_MIN;
@@ -121,6 +124,23 @@ static uint64_t chunk_bytes(const tr_chunk *c)
 static int chunk_pooled(const tr_bufs *b, const tr_chunk *c)
 {
     return b->pool_stride != 0 && c->cap == b->chunk_size;
+}
+
+/* Writes every page of [p, p + len) in, off the calling thread's critical path. */
+static void pages_populate(void *p, size_t len)
+{
+    static _Atomic int no_populate;   /* MADV_POPULATE_WRITE unknown to this kernel (before 5.14) */
+    size_t pg = tr_page();
+#ifdef MADV_POPULATE_WRITE
+    if (!atomic_load_explicit(&no_populate, memory_order_relaxed)) {
+        if (madvise(p, len, MADV_POPULATE_WRITE) == 0)
+            return;
+        if (errno == EINVAL)
+            atomic_store_explicit(&no_populate, 1, memory_order_relaxed);
+    }
+#endif
+    for (size_t off = 0; off < len; off += pg)
+        ((volatile unsigned char *)p)[off] = 0;
 }
 
 /* A new slab, not yet published. No MADV_HUGEPAGE: tried (2 MiB aligned slabs), it cut the faults
@@ -194,23 +214,6 @@ static void chunk_reset(tr_chunk *c, uint32_t cap)
     c->consumed = 0;
 }
 
-/* Writes every page of [p, p + len) in, off the calling thread's critical path. */
-static void pages_populate(void *p, size_t len)
-{
-    static _Atomic int no_populate;   /* MADV_POPULATE_WRITE unknown to this kernel (before 5.14) */
-    size_t pg = tr_page();
-#ifdef MADV_POPULATE_WRITE
-    if (!atomic_load_explicit(&no_populate, memory_order_relaxed)) {
-        if (madvise(p, len, MADV_POPULATE_WRITE) == 0)
-            return;
-        if (errno == EINVAL)
-            atomic_store_explicit(&no_populate, 1, memory_order_relaxed);
-    }
-#endif
-    for (size_t off = 0; off < len; off += pg)
-        ((volatile unsigned char *)p)[off] = 0;
-}
-
 /* Producer: a standard-size chunk, ready if one is, else a fresh one within the limit. */
 static tr_chunk *pool_get(tr_bufs *b)
 {
@@ -231,6 +234,9 @@ static tr_chunk *pool_get(tr_bufs *b)
             atomic_fetch_sub_explicit(&b->used, sz, memory_order_relaxed);
             return NULL;
         }
+        /* its pages in one system call rather than a fault per page: ~12 ns a recorded call less on
+           one core, where the writer never gets to refill (docs/benchmarks.md, "Chunk pool") */
+        pages_populate(c, (size_t)sz);
         atomic_fetch_add_explicit(&b->pool_misses, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&b->chunks, 1, memory_order_relaxed);
     }

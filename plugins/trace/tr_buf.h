@@ -70,7 +70,8 @@ typedef struct tr_tbuf {
 } tr_tbuf;
 
 typedef struct tr_bufs {
-    uint32_t chunk_size;
+    uint32_t chunk_size;            /* bytes of records a chunk holds: the size asked, rounded up so that
+                                       a chunk (header and data) fills whole pages                */
     uint64_t limit;                 /* bytes of chunks at most                         */
     _Atomic uint64_t used;
     _Atomic uint64_t dropped;       /* records not stored (whole events lost)          */

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tr_buf.h"
 
@@ -105,7 +106,7 @@ static int run(uint64_t limit, uint64_t pool_cap)
     pthread_join(w, NULL);
     for (int i = 1; i <= NPROD; i++)
         total += seen[i];
-    if (atomic_load(&bufs.used) != (uint64_t)atomic_load(&bufs.pool_nready) * (4096 + sizeof(tr_chunk))) {
+    if (atomic_load(&bufs.used) != (uint64_t)atomic_load(&bufs.pool_nready) * (bufs.chunk_size + sizeof(tr_chunk))) {
         printf("FAIL: limit %llu: %llu bytes used with everything drained, %u chunks ready\n",
                (unsigned long long)limit, (unsigned long long)atomic_load(&bufs.used),
                (unsigned)atomic_load(&bufs.pool_nready));
@@ -126,11 +127,12 @@ static int run(uint64_t limit, uint64_t pool_cap)
 int main(void)
 {
     /* ample memory: nothing dropped (64 idle chunks at most: the refills' rate-based target stays small) */
-    if (run(1ull << 30, 64 * 8192) || atomic_load(&dropped) != 0)
+    uint64_t chunk = 2 * (uint64_t)sysconf(_SC_PAGESIZE);   /* 4096 bytes asked: a chunk of two pages */
+    if (run(1ull << 30, 64 * chunk) || atomic_load(&dropped) != 0)
         return 1;
     /* an idle cap of two chunks: drained chunks released and taken again while producers run */
-    if (run(1ull << 30, 2 * 8192) || atomic_load(&dropped) != 0)
+    if (run(1ull << 30, 2 * chunk) || atomic_load(&dropped) != 0)
         return 1;
     /* two chunks for four producers: drops, still accounted for */
-    return run(2 * (4096 + sizeof(tr_chunk)), 0);
+    return run(2 * chunk, 0);
 }

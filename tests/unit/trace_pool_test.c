@@ -20,7 +20,9 @@
 
 #include "tr_buf.h"
 
-#define CHUNK 4096u
+/* two pages a chunk, header included: tr_bufs_init keeps this size as it is */
+static uint32_t chunk_data;
+#define CHUNK chunk_data
 #define REC 64u
 #define SZ ((uint64_t)sizeof(tr_chunk) + CHUNK)        /* bytes a chunk counts in 'used'  */
 #define PER_CHUNK ((CHUNK - TR_EXIT_MIN) / REC)          /* records a chunk takes            */
@@ -82,6 +84,8 @@ static void test_drained_chunks_reused(void **state)
     uint64_t n = 0;
     (void)state;
     tr_bufs_init(&b, CHUNK, 1ull << 30);
+    assert_int_equal(b.chunk_size, CHUNK);
+    assert_int_equal(b.pool_stride, SZ);
     b.pool_cap = 16 * (uint64_t)b.pool_stride;   /* refills (inside the drains) keep 16 ready at most */
     tr_tbuf *tb = tr_buf_attach(&b, 1);
     assert_non_null(tb);
@@ -316,6 +320,7 @@ static void test_fork_child(void **state)
 
 int main(void)
 {
+    chunk_data = 2 * (uint32_t)sysconf(_SC_PAGESIZE) - (uint32_t)sizeof(tr_chunk);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_drained_chunks_reused),
         cmocka_unit_test(test_limit_counts_pooled),
