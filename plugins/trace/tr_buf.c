@@ -59,12 +59,14 @@ struct tr_slab {
 
 static size_t tr_page(void)
 {
-    static size_t pg;
-    if (pg == 0) {
-        long v = sysconf(_SC_PAGESIZE);
-        pg = v > 0 ? (size_t)v : 4096u;
+    static _Atomic size_t pg;   /* any thread may be first: the same value either way */
+    size_t v = atomic_load_explicit(&pg, memory_order_relaxed);
+    if (v == 0) {
+        long r = sysconf(_SC_PAGESIZE);
+        v = r > 0 ? (size_t)r : 4096u;
+        atomic_store_explicit(&pg, v, memory_order_relaxed);
     }
-    return pg;
+    return v;
 }
 
 /* Adaptive: spins a little before sleeping, as every critical section under it is a few stores
