@@ -250,15 +250,26 @@ static tr_chunk *pool_get(tr_bufs *b)
 /* Writer: a drained chunk back to the pool: ready (warm) up to pool_cap, else released (cold). */
 static void pool_put(tr_bufs *b, tr_chunk *c)
 {
-    int release = (uint64_t)atomic_load_explicit(&b->pool_nready, memory_order_relaxed) * b->pool_stride +
-                  b->pool_stride > b->pool_cap;
+    int closed = atomic_load_explicit(&b->pool_closed, memory_order_relaxed);
+    /* beyond the idle cap: released, except in the last drain (the process ends: no system calls for that) */
+    int release = !closed && (uint64_t)atomic_load_explicit(&b->pool_nready, memory_order_relaxed) *
+                                 b->pool_stride + b->pool_stride > b->pool_cap;
     if (release) {
         atomic_fetch_sub_explicit(&b->used, chunk_bytes(c), memory_order_relaxed);   /* before its header goes */
         /* its own pages only (page aligned), but the first: the cold list's link lives there */
         madvise((unsigned char *)c + tr_page(), b->pool_stride - tr_page(), MADV_DONTNEED);
         atomic_fetch_add_explicit(&b->pool_released, 1, memory_order_relaxed);
     }
-    pthread_mutex_lock(&b->pool_lock);
+    if (closed) {
+        /* the last drain, maybe for a crash signal on a thread that holds the lock in pool_get: never
+           wait for it; a chunk left out stays in its slab, unused */
+        if (pthread_mutex_trylock(&b->pool_lock) != 0) {
+            atomic_fetch_sub_explicit(&b->used, chunk_bytes(c), memory_order_relaxed);
+            return;
+        }
+    } else {
+        pthread_mutex_lock(&b->pool_lock);
+    }
     if (release) {
         atomic_store_explicit(&c->next, b->pool_cold, memory_order_relaxed);
         b->pool_cold = c;

@@ -54,6 +54,7 @@ target_include_directories(trace_pool_test PRIVATE "${_tr_dir}")
 target_link_libraries(trace_pool_test PRIVATE PkgConfig::CMOCKA Threads::Threads)
 target_compile_options(trace_pool_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME trace_pool COMMAND trace_pool_test)
+set_tests_properties(trace_pool PROPERTIES LABELS concurrency TIMEOUT 60)   # a drain that waits for the lock hangs
 
 # trace: the recording fast path (tr_plan.h, tr_plan_fast) against the general path it replaces.
 add_executable(trace_fast_test trace_fast_test.c "${_tr_dir}/tr_plan.c")
