@@ -21,16 +21,19 @@
  * a 68 KiB stride), and with transparent huge pages 'always', whatever the
  * kernel backs a slab with (2 MiB at most beyond the carved part).
  *
- * Locking: one mutex (pool_lock) over the lists and the slabs' carving. A
- * producer takes it once per chunk (every ~680 recorded calls of 96 bytes
- * in 64 KiB), for a few pointer moves: an uncontended lock and unlock there
- * is ~0.05 ns per call, and the lock's happens-before edge is what hands a
- * chunk the writer read to the producer that writes it next (a lock-free
+ * Locking: one mutex (pool_lock, adaptive) over the lists and the slabs'
+ * carving. A producer takes it once per chunk (every ~720 recorded calls of
+ * 96 bytes), for a few pointer moves: an uncontended lock and unlock there is
+ * well under 0.1 ns per call, and the lock's happens-before edge is what hands
+ * a chunk the writer read to the producer that writes it next (a lock-free
  * stack would need ABA protection for no measurable gain). Nobody holds it
  * across a system call: populating and releasing pages run outside, and the
  * writer maps the next slab ahead (pool_spare) outside it too; only a
- * producer or refill that finds no spare maps one under it. The producer never waits for the writer otherwise: with no chunk ready
- * it carves one itself and faults its pages in, as a malloc'ed chunk did.
+ * producer or refill that finds no spare maps one under it. The producer
+ * never waits for the writer otherwise: with no chunk ready it carves one
+ * itself and populates it (one madvise), as it used to malloc one. The
+ * writer's last drain (pool_closed, at exit or for a crash signal) only ever
+ * trylocks: the thread that crashed may hold the lock.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE   /* MADV_* */
