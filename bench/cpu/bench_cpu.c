@@ -11,13 +11,17 @@
  * reads the clock for call->t_enter_ns); 'posttime' registers the post hook alone, with
  * CUSHIM_HOOK_TIME (what a post-only recorder costs the core). Prints the latency of the first call (lazy resolution
  * included), the median over 'runs' of the mean ns per call, and the same in the calling thread's CPU
- * time (CLOCK_THREAD_CPUTIME_ID: without the time other threads, a trace writer, took its core).
+ * time (CLOCK_THREAD_CPUTIME_ID: without the time other threads, a trace writer, took its core), and
+ * the calling thread's minor page faults per million calls over all runs (getrusage RUSAGE_THREAD: a
+ * recorder writing into memory no one touched before pays them there) and voluntary context switches
+ * per million calls (the thread blocked: a lock, the kernel's memory locks).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <string.h>
 #include <time.h>
 
@@ -105,6 +109,8 @@ int main(int argc, char **argv)
     double first = now_ns() - t0;
     double *per = calloc((size_t)(runs > 0 ? runs : 1), sizeof *per);
     double *cpu = calloc((size_t)(runs > 0 ? runs : 1), sizeof *cpu);
+    struct rusage ru0, ru1;
+    getrusage(RUSAGE_THREAD, &ru0);
     for (long r = 0; r < runs; r++) {
         double t = now_ns(), c = thread_cpu_ns();
         for (long i = 0; i < iters; i++)
@@ -112,11 +118,16 @@ int main(int argc, char **argv)
         per[r] = (now_ns() - t) / (double)(iters > 0 ? iters : 1);
         cpu[r] = (thread_cpu_ns() - c) / (double)(iters > 0 ? iters : 1);
     }
+    getrusage(RUSAGE_THREAD, &ru1);
     qsort(per, (size_t)runs, sizeof *per, cmp_double);
     qsort(cpu, (size_t)runs, sizeof *cpu, cmp_double);
     printf("first_call_ns\t%.0f\n", first);
     printf("median_ns_per_call\t%.3f\n", runs > 0 ? per[runs / 2] : 0.0);
     printf("median_thread_cpu_ns_per_call\t%.3f\n", runs > 0 ? cpu[runs / 2] : 0.0);
+    printf("thread_minflt_per_mcall\t%.1f\n",
+           iters > 0 && runs > 0 ? (double)(ru1.ru_minflt - ru0.ru_minflt) * 1e6 / ((double)iters * (double)runs) : 0.0);
+    printf("thread_waits_per_mcall\t%.1f\n",   /* voluntary context switches: the thread blocked */
+           iters > 0 && runs > 0 ? (double)(ru1.ru_nvcsw - ru0.ru_nvcsw) * 1e6 / ((double)iters * (double)runs) : 0.0);
     free(per);
     free(cpu);
     return 0;

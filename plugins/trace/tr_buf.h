@@ -6,10 +6,19 @@
  * with a release store of the chunk's 'committed' offset; when a record does
  * not fit, it links a new chunk behind the old one ('next', release) and goes
  * on there. The writer follows each thread's chain from 'rd', consumes up to
- * 'committed' and frees a chunk once its successor exists (the producer never
- * touches a chunk again after linking the next). No lock on either side.
+ * 'committed' and gives a chunk back once its successor exists (the producer never
+ * touches a chunk again after linking the next). No lock on either side per
+ * record; the pool below takes a mutex once per chunk.
  *
- * Memory is bounded: chunks count against 'limit' bytes; a record that needs a
+ * Chunks of the standard size come from a pool (tr_bufs' pool_* fields): the
+ * writer gives drained chunks back to it (warm memory, no page faults when they
+ * are used again) and, between drain passes, tr_bufs_refill keeps some ready
+ * chunks pre-faulted (carved from mmap'ed slabs, MADV_POPULATE_WRITE) so that
+ * a producer's slow path takes a ready chunk instead of faulting fresh memory
+ * in on the calling thread. With none ready, the producer carves one itself.
+ * Records larger than a chunk get a chunk of their own from malloc.
+ *
+ * Memory is bounded: chunks count against 'limit' bytes, pooled ones too; a record that needs a
  * new chunk beyond it is dropped and counted. So that every recorded call can
  * still be closed, an enter record leaves room in its chunk for the minimal
  * exit records of every call open on the thread (tr_buf_reserve's 'keep').
@@ -18,6 +27,7 @@
 #ifndef TR_BUF_H
 #define TR_BUF_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -60,21 +70,44 @@ typedef struct tr_tbuf {
 } tr_tbuf;
 
 typedef struct tr_bufs {
-    uint32_t chunk_size;
+    uint32_t chunk_size;            /* bytes of records a chunk holds: the size asked, rounded up so that
+                                       a chunk (header and data) fills whole pages                */
     uint64_t limit;                 /* bytes of chunks at most                         */
     _Atomic uint64_t used;
     _Atomic uint64_t dropped;       /* records not stored (whole events lost)          */
     _Atomic uint64_t trimmed;       /* exit records stored without their output bytes  */
     _Atomic uint64_t chunks;        /* chunks allocated, ever                          */
     tr_tbuf *_Atomic head;          /* registry: pushed by producers, never unlinked    */
+    /* the chunk pool (standard-size chunks; tr_buf.c says how it is shared) */
+    pthread_mutex_t pool_lock;
+    uint32_t pool_stride;           /* bytes between slab chunks: a page multiple       */
+    uint32_t pool_slab;             /* bytes of one slab mapping                        */
+    uint64_t pool_cap;              /* bytes of ready chunks kept idle at most          */
+    tr_chunk *pool_ready;           /* drained or pre-faulted, counted in 'used'        */
+    tr_chunk *pool_cold;            /* released (MADV_DONTNEED), not counted in 'used'  */
+    _Atomic uint32_t pool_nready;
+    _Atomic uint32_t pool_taken;    /* chunks producers took since the last refill      */
+    uint32_t pool_target;           /* ready chunks the last refill aimed at (writer)   */
+    uint64_t pool_last_ns;          /* when the last refill ran (writer)                */
+    _Atomic int pool_closed;        /* the writer finishes: no more refills             */
+    struct tr_slab *_Atomic pool_slabs;
+    struct tr_slab *pool_spare;     /* mapped by the writer ahead of need, not carved yet */
+    _Atomic uint64_t pool_hits;     /* slow paths that took a ready chunk               */
+    _Atomic uint64_t pool_misses;   /* slow paths that carved (faulted) one themselves  */
+    _Atomic uint64_t pool_released; /* ready chunks released beyond pool_cap            */
 } tr_bufs;
 
 /* The smallest exit record, which 'keep' is counted in. */
 #define TR_EXIT_MIN 32u   /* sizeof(tr_exit) */
 
 void tr_bufs_init(tr_bufs *b, uint32_t chunk_size, uint64_t limit);
-/* Frees every chunk and thread buffer: only when no producer or writer runs. */
+/* Frees every chunk and thread buffer, unmaps the slabs: only when no producer or writer runs. */
 void tr_bufs_destroy(tr_bufs *b);
+/* Writer: tops the pool's ready chunks up (pre-faulted): to what producers
+   take in 2 ms at their rate since the last refill, or the last target less
+   1/8, or 16 chunks, whichever is most, within 'limit' and 'pool_cap'.
+   Nothing once 'pool_closed' is set (the writer's last drain, at exit). */
+void tr_bufs_refill(tr_bufs *b);
 
 /* The calling thread's new buffer: a freed one reclaimed, else a new one. NULL: no memory. */
 tr_tbuf *tr_buf_attach(tr_bufs *b, uint64_t tid);
@@ -101,15 +134,16 @@ static inline void tr_buf_commit(tr_tbuf *tb, uint32_t len)
 }
 
 /* Writer: calls 'fn' for each published, unconsumed record of 'tb' in order
-   (a record starts with its uint32_t length), frees chunks left behind, and
-   returns the number of records seen. */
+   (a record starts with its uint32_t length), gives chunks left behind back to
+   the pool (refilling it as it goes), and returns the number of records seen. */
 typedef void (*tr_buf_record_fn)(void *ctx, tr_tbuf *tb, const void *rec, uint32_t len);
 uint64_t tr_buf_drain(tr_bufs *b, tr_tbuf *tb, tr_buf_record_fn fn, void *ctx);
 /* Writer, once the thread has exited and everything is drained: back to the pool. */
 void tr_buf_release(tr_bufs *b, tr_tbuf *tb);
 
 /* Child of fork: the calling thread's buffer survives emptied (NULL: none),
-   every other thread's is released, the counters restart. Single-threaded. */
+   every other thread's is released, the counters restart, the pool starts
+   over on the same slabs. Single-threaded. */
 void tr_bufs_fork_child(tr_bufs *b, tr_tbuf *keep);
 
 #endif /* TR_BUF_H */

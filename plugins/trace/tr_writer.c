@@ -390,6 +390,12 @@ static void write_summary(tr_writer *w)
                 "(%.1f ms busy)\n", (double)w->rec_bytes / (double)w->events,
                 (double)w->bytes / (double)w->events, busy_s > 0 ? (double)w->events / busy_s * 1e-6 : 0.0,
                 busy_s * 1e3);
+        /* the chunk pool (tr_buf.c): a chunk a recording thread had to make itself cost it page faults */
+        fprintf(f, "cushim trace: chunks: %llu made, %llu taken ready by recording threads, %llu made by them, "
+                "%llu released idle\n", (unsigned long long)atomic_load(&w->bufs->chunks),
+                (unsigned long long)atomic_load(&w->bufs->pool_hits),
+                (unsigned long long)atomic_load(&w->bufs->pool_misses),
+                (unsigned long long)atomic_load(&w->bufs->pool_released));
     }
     if (w->note[0])
         fprintf(f, "cushim trace: %s\n", w->note);
@@ -418,6 +424,7 @@ static void write_summary(tr_writer *w)
 static void finish_locked(tr_writer *w)
 {
     uint64_t t0;
+    atomic_store(&w->bufs->pool_closed, 1);   /* the last drain: no chunk pre-faulted for nobody */
     tw_drain_all(w);
     for (uint32_t i = 0; i < w->link.npend; i++) {   /* runtime records that came before their calls */
         const tl_pend *p = &w->link.pend[i];
@@ -512,6 +519,9 @@ static void *tw_main(void *arg)
             return NULL;
         }
         tw_drain_all(w);
+        /* chunks for the recording threads, pre-faulted here rather than on them (tr_buf.c, the pool);
+           tr_buf_drain also refills between chunks while a long pass drains */
+        tr_bufs_refill(w->bufs);
         pthread_mutex_unlock(&tw_pass_lock);
         if (w->rec_bytes != before)
             idle_ms = 1;

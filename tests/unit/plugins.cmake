@@ -48,6 +48,13 @@ target_link_libraries(trace_buf_threads_test PRIVATE Threads::Threads)
 target_compile_options(trace_buf_threads_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME trace_buf_threads COMMAND trace_buf_threads_test)
 set_tests_properties(trace_buf_threads PROPERTIES LABELS concurrency)
+# ... and their chunk pool (recycling, the limit, the idle cap, refill, fork).
+add_executable(trace_pool_test trace_pool_test.c "${_tr_dir}/tr_buf.c")
+target_include_directories(trace_pool_test PRIVATE "${_tr_dir}")
+target_link_libraries(trace_pool_test PRIVATE PkgConfig::CMOCKA Threads::Threads)
+target_compile_options(trace_pool_test PRIVATE ${CUSHIM_WARN_FLAGS})
+add_test(NAME trace_pool COMMAND trace_pool_test)
+set_tests_properties(trace_pool PROPERTIES LABELS concurrency TIMEOUT 60)   # a drain that waits for the lock hangs
 
 # trace: the recording fast path (tr_plan.h, tr_plan_fast) against the general path it replaces.
 add_executable(trace_fast_test trace_fast_test.c "${_tr_dir}/tr_plan.c")

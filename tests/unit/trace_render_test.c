@@ -376,10 +376,11 @@ static void buffer_bound(void **state)
     tr_tbuf *tb;
     uint64_t stored = 0, seen = 0, dropped = 0;
     (void)state;
-    tr_bufs_init(&b, 1024, 3 * (1024 + sizeof(tr_chunk)));
+    tr_bufs_init(&b, 1024, 0);
+    b.limit = 3 * (b.chunk_size + sizeof(tr_chunk));   /* three chunks (the size asked, rounded up to pages) */
     tb = tr_buf_attach(&b, 42);
     assert_non_null(tb);
-    for (int i = 0; i < 200; i++) {
+    for (int i = 0; i < 600; i++) {   /* more than three chunks of records */
         unsigned char *p = tr_buf_reserve(&b, tb, 64, 2 * TR_EXIT_MIN);
         uint32_t len = 64;
         if (p == NULL) {
