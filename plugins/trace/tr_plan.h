@@ -50,7 +50,10 @@ struct tr_plan {
     uint8_t post_fast;          /* a 4-byte result, at most one output, a scalar with
                                    'inl' (written inline); no correlation id        */
     uint8_t out_inline;         /* exactly one output, a scalar with 'inl'          */
-    uint8_t pad_[2];
+    uint8_t call;               /* pre_fast && post_fast: one CALL record at exit, no ENTER/EXIT */
+    uint8_t pad_[1];
+    uint32_t call_max;          /* the longest CALL record: tr_call, params, the inline word, the
+                                   long exit time                                  */
     tr_cap caps[];
 };
 
@@ -234,6 +237,23 @@ static inline void tr_put_exit(unsigned char *p, const cushim_call *call, uint32
     r->seq = call->seq;
     r->t = t;
     r->aux = aux;
+}
+
+/* A CALL record's header at 'p' (8-aligned; every byte written): the entry half from the call frame. */
+static inline void tr_put_call(unsigned char *p, const cushim_call *call, uint32_t len, uint16_t flags, uint64_t t,
+                               uint32_t dur, uint32_t result)
+{
+    tr_call *r = (tr_call *)(void *)p;
+    r->len = len;
+    r->type = TR_REC_CALL;
+    r->flags = flags;
+    r->api_id = call->api_id;
+    r->depth = call->depth;
+    r->seq = call->seq;
+    r->parent = call->parent ? call->parent->seq : 0;
+    r->t = t;
+    r->dur = dur;
+    r->result = result;
 }
 
 /* The plan of an API (NULL when out of memory). */
