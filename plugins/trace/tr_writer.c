@@ -437,27 +437,35 @@ static void render_open(tr_writer *w, tw_thr *t, const tr_open_copy *o)
     if (info == NULL)
         return;
     render_head(w, t, info, 0, o->seq, o->depth, o->parent, o->t, w->t_last > o->t ? w->t_last : o->t);
-    tr_sb_puts(&w->sb, ",\"args_unrecorded\":true,\"unfinished\":true}}");
+    /* an API without parameters lost nothing: the event is the one its ENTER would have made */
+    tr_sb_puts(&w->sb, info->nparams ? ",\"args_unrecorded\":true,\"unfinished\":true}}" : ",\"unfinished\":true}}");
     tw_emit(w);
 }
 
-/* Calls still open on a thread, written as unfinished, innermost first: those on the writer's stack (their
-   ENTER records) and, with 'tb', the fast-path calls on its open-call stack (only when the file is finished
-   or the thread has ended: otherwise they are still running), merged by seq. */
-static void thr_close(tr_writer *w, tw_thr *t, tr_tbuf *tb)
+/* The fast-path calls in flight on the thread of 'tb' (its open-call stack) into t->open, when the file is
+   finished or the thread has ended (otherwise they are still running); their entry times count as seen, as
+   their ENTER records' did. */
+static void thr_read_open(tr_writer *w, tw_thr *t, tr_tbuf *tb)
 {
-    tr_open_copy open[TR_OPEN_MAX];
-    uint32_t nopen = 0;
     uint64_t beyond = 0;
     if (t == NULL)
         return;
-    if (tb != NULL) {
-        nopen = tw_open_read(w, tb, open, &beyond);
-        w->open_beyond += beyond;
-    }
-    while (t->depth > 0 || nopen > 0) {
-        if (nopen > 0 && (t->depth == 0 || open[nopen - 1].seq > t->stack[t->depth - 1]->seq)) {
-            render_open(w, t, &open[--nopen]);
+    t->nopen = tw_open_read(w, tb, t->open, &beyond);
+    w->open_beyond += beyond;
+    for (uint32_t i = 0; i < t->nopen; i++)
+        if (t->open[i].t > w->t_last)
+            w->t_last = t->open[i].t;
+}
+
+/* Calls still open on a thread, written as unfinished, innermost first: those on the writer's stack (their
+   ENTER records) and the fast-path calls thr_read_open found, merged by seq. */
+static void thr_close(tr_writer *w, tw_thr *t)
+{
+    if (t == NULL)
+        return;
+    while (t->depth > 0 || t->nopen > 0) {
+        if (t->nopen > 0 && (t->depth == 0 || t->open[t->nopen - 1].seq > t->stack[t->depth - 1]->seq)) {
+            render_open(w, t, &t->open[--t->nopen]);
         } else {
             tr_rec *o = t->stack[--t->depth];
             render_call(w, t, o, NULL);
@@ -484,8 +492,8 @@ void tw_drain_all(tr_writer *w)
         if (s == TR_TB_EXITED) {
             tr_buf_drain(w->bufs, tb, on_record, w);
             if (atomic_load_explicit(&tb->nopen, memory_order_relaxed) != 0)
-                thr_of(tb);
-            thr_close(w, tb->wstate, tb);
+                thr_read_open(w, thr_of(tb), tb);
+            thr_close(w, tb->wstate);
             atomic_store_explicit(&tb->nopen, 0, memory_order_relaxed);
             thr_free(tb->wstate);
             tb->wstate = NULL;
@@ -569,14 +577,15 @@ static void finish_locked(tr_writer *w)
     }
     tw_gpu_flush_pending(w);
     t0 = mono_ns();
+    /* every thread's calls in flight first (their entry times end the unfinished calls), then written */
     for (tr_tbuf *tb = atomic_load(&w->bufs->head); tb != NULL; tb = tb->next_tb) {
         int s = atomic_load_explicit(&tb->state, memory_order_acquire);
-        int live = s == TR_TB_ACTIVE || s == TR_TB_EXITED;
-        if (live && atomic_load_explicit(&tb->nopen, memory_order_acquire) != 0)
-            thr_of(tb);   /* a thread whose first call is still running has no state yet */
-        if (tb->wstate != NULL)
-            thr_close(w, tb->wstate, live ? tb : NULL);
+        if ((s == TR_TB_ACTIVE || s == TR_TB_EXITED) && atomic_load_explicit(&tb->nopen, memory_order_acquire) != 0)
+            thr_read_open(w, thr_of(tb), tb);   /* thr_of: a thread whose first call still runs has no state yet */
     }
+    for (tr_tbuf *tb = atomic_load(&w->bufs->head); tb != NULL; tb = tb->next_tb)
+        if (tb->wstate != NULL)
+            thr_close(w, tb->wstate);
     tr_sb_printf(&w->sb, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"tool\":\"cushim trace\",\"pid\":%d,"
                  "\"events\":%llu,\"dropped_events\":%llu,\"trimmed_outputs\":%llu,\"gpu_dropped\":%llu",
                  w->pid, (unsigned long long)w->events, (unsigned long long)atomic_load(&w->bufs->dropped),

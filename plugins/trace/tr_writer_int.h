@@ -9,12 +9,6 @@
 
 #define TW_GPU_TID_BASE 0x40000000ull   /* GPU stream tracks: above any kernel thread id */
 
-typedef struct tw_thr {
-    uint64_t tid, alt_tid;
-    int named;
-    tr_rec **stack;
-    uint32_t depth, cap;
-} tw_thr;
 
 /* The EXIT a CALL record stands for, with its inline output word. */
 typedef struct tw_call_exit {
@@ -33,6 +27,15 @@ typedef struct tr_open_copy {
 /* The thread's fast-path calls in flight that look whole, innermost last (at most TR_OPEN_MAX); *beyond: those
    only counted. */
 uint32_t tw_open_read(tr_writer *w, tr_tbuf *tb, tr_open_copy *out, uint64_t *beyond);
+
+typedef struct tw_thr {
+    uint64_t tid, alt_tid;
+    int named;
+    tr_rec **stack;
+    uint32_t depth, cap;
+    uint32_t nopen;                  /* the thread's fast-path calls in flight at the end (thr_read_open) */
+    tr_open_copy open[TR_OPEN_MAX];
+} tw_thr;
 
 /* The event in w->sb to the file (with its separator); w->sb emptied. */
 void tw_emit(tr_writer *w);
