@@ -199,17 +199,7 @@ static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
     if (tb->quiet)
         return CUSHIM_CONTINUE;
     if (pl->call) {   /* one CALL record at exit: here only the call on the thread's open-call stack */
-        uint32_t n = atomic_load_explicit(&tb->nopen, memory_order_relaxed);
-        if (n < TR_OPEN_MAX) {
-            tr_open *o = &tb->opens[n];
-            atomic_store_explicit(&o->seq, call->seq, memory_order_relaxed);
-            atomic_store_explicit(&o->parent, call->parent ? call->parent->seq : 0, memory_order_relaxed);
-            atomic_store_explicit(&o->t, call->t_enter_ns ? call->t_enter_ns : tr_host->now_ns(),
-                                  memory_order_relaxed);
-            atomic_store_explicit(&o->id_depth, (uint64_t)call->api_id | (uint64_t)call->depth << 32,
-                                  memory_order_relaxed);
-        }
-        atomic_store_explicit(&tb->nopen, n + 1, memory_order_release);   /* the entry first (tr_writer.c) */
+        tr_open_push(tb, call, call->t_enter_ns ? call->t_enter_ns : tr_host->now_ns());
         *slot = (uint64_t)(uintptr_t)tb;
         return CUSHIM_CONTINUE;
     }
@@ -301,55 +291,18 @@ static __attribute__((noinline)) void tr_post_any(tr_state *st, const tr_plan *p
     tr_post_caps(st, pl, call, tb, t, flags, aux, ok);
 }
 
-/* The open-call stack's depth once the call of 'seq' is off it, + 1, when its entry is not on top: the call's
-   entry found lower (calls above it never returned to their post hook: dropped), or 'n' when the call was
-   only counted (over TR_OPEN_MAX) or is not on the stack (n unchanged then: the call is written, nothing is
-   popped, see tr_post_call); 0 when nothing is open on this buffer (a forked child's post hook of a call its
-   parent entered: not written, as its ENTER would not have been). */
-static __attribute__((noinline)) uint32_t tr_open_find(tr_tbuf *tb, uint64_t seq, uint32_t n)
-{
-    for (uint32_t i = n < TR_OPEN_MAX ? n : TR_OPEN_MAX; i > 0; i--)
-        if (atomic_load_explicit(&tb->opens[i - 1].seq, memory_order_relaxed) == seq)
-            return i;
-    return n > TR_OPEN_MAX ? n : n == 0 ? 0 : n + 1;
-}
-
 /* A fast-path call's exit: the whole call as one CALL record (tr_rec.h). */
 static inline void tr_post_call(tr_state *st, const tr_plan *pl, cushim_call *call, tr_tbuf *tb, uint64_t t)
 {
-    uint32_t n = atomic_load_explicit(&tb->nopen, memory_order_relaxed), result, len;
-    uint64_t t0 = call->t_enter_ns, d;
-    uint16_t flags;
-    unsigned char *p, *o;
-    if (n == 0 || n > TR_OPEN_MAX || atomic_load_explicit(&tb->opens[n - 1].seq, memory_order_relaxed) != call->seq) {
-        if ((n = tr_open_find(tb, call->seq, n)) == 0)
-            return;
-    }
-    if (t0 == 0)   /* no timed hook: the stack's entry time */
-        t0 = n <= TR_OPEN_MAX ? atomic_load_explicit(&tb->opens[n - 1].t, memory_order_relaxed) : t;
-    /* off the stack before the record is published: a finishing writer that drained the record then reads
-       the stack without it (no call both written and unfinished) */
-    atomic_store_explicit(&tb->nopen, n - 1, memory_order_relaxed);
+    uint64_t t0;
+    unsigned char *p;
+    if (!tr_open_pop(tb, call, t, &t0))
+        return;
     if ((p = tr_buf_reserve(&st->bufs, tb, pl->call_max, tb->open * TR_EXIT_MIN)) == NULL) {
         atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);
         return;
     }
-    memcpy(&result, call->retval, sizeof result);
-    flags = (call->flags & CUSHIM_CALL_SKIPPED) ? TR_F_SKIPPED : 0;
-    tr_copy_params(p + sizeof(tr_call), call->params, pl->params_size);
-    o = p + sizeof(tr_call) + (pl->enter_len - sizeof(tr_rec));
-    if (pl->nout != 0 && (!pl->ret_result || (int32_t)result == 0))   /* the one output, inline */
-        o = tr_cap_inline(&pl->caps[pl->nin], call->params, o, &flags);
-    d = t - t0;
-    if (d >= UINT32_MAX) {   /* over 4.29 s (or a clock that went back): the exit time itself */
-        flags |= TR_F_LONG;
-        memcpy(o, &t, sizeof t);
-        o += sizeof t;
-        d = UINT32_MAX;
-    }
-    len = (uint32_t)(o - p);
-    tr_put_call(p, call, len, flags, t0, (uint32_t)d, result);
-    tr_buf_commit(tb, len);
+    tr_buf_commit(tb, tr_call_write(p, pl, call, t0, t));
 }
 
 static void tr_post(cushim_call *call, void *user, uint64_t *slot)
