@@ -184,16 +184,13 @@ static __attribute__((noinline)) int tr_pre_plain(tr_state *st, const tr_plan *p
     return CUSHIM_CONTINUE;
 }
 
-static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
+/* Every pre hook but a CALL's push on a thread that has its buffer: the thread's first call, the two-record
+   calls' ENTER. Apart, so that the push below needs no saved registers. */
+static __attribute__((noinline)) int tr_pre_enter(tr_state *st, const tr_plan *pl, cushim_call *call,
+                                                  uint64_t *slot)
 {
-    tr_state *st = user;
-    uint32_t id = call->api_id;
-    const tr_plan *pl = id < st->id_limit ? st->plans[id] : NULL;
     tr_tbuf *tb;
     unsigned char *p;
-    *slot = 0;
-    if (pl == NULL || atomic_load_explicit(&st->paused, memory_order_relaxed))
-        return CUSHIM_CONTINUE;
     if ((tb = tr_tb_cached) == NULL && (tb = tr_thread_buf()) == NULL)
         return CUSHIM_CONTINUE;
     if (tb->quiet)
@@ -214,6 +211,23 @@ static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
     tr_copy_params(p + sizeof(tr_rec), call->params, pl->params_size);
     tr_buf_commit(tb, pl->enter_len);
     tb->open++;
+    *slot = (uint64_t)(uintptr_t)tb;   /* the post hook's buffer: no second TLS lookup */
+    return CUSHIM_CONTINUE;
+}
+
+static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
+{
+    tr_state *st = user;
+    uint32_t id = call->api_id;
+    const tr_plan *pl = id < st->id_limit ? st->plans[id] : NULL;
+    tr_tbuf *tb;
+    *slot = 0;
+    if (pl == NULL || atomic_load_explicit(&st->paused, memory_order_relaxed))
+        return CUSHIM_CONTINUE;
+    tb = tr_tb_cached;
+    if (!pl->call || tb == NULL || tb->quiet || call->t_enter_ns == 0)
+        return tr_pre_enter(st, pl, call, slot);
+    tr_open_push(tb, call, call->t_enter_ns);   /* a CALL record at exit; nothing in the buffer now */
     *slot = (uint64_t)(uintptr_t)tb;   /* the post hook's buffer: no second TLS lookup */
     return CUSHIM_CONTINUE;
 }
@@ -291,10 +305,12 @@ static __attribute__((noinline)) void tr_post_any(tr_state *st, const tr_plan *p
     tr_post_caps(st, pl, call, tb, t, flags, aux, ok);
 }
 
-/* A fast-path call's exit: the whole call as one CALL record (tr_rec.h). */
-static inline void tr_post_call(tr_state *st, const tr_plan *pl, cushim_call *call, tr_tbuf *tb, uint64_t t)
+/* A fast-path call's exit, the general case: its entry not on top of the open-call stack, no entry time in the
+   frame, or a chunk to be linked. */
+static __attribute__((noinline)) void tr_post_call_slow(tr_state *st, const tr_plan *pl, cushim_call *call,
+                                                        tr_tbuf *tb, uint64_t t)
 {
-    uint64_t t0;
+    uint64_t t0 = 0;
     unsigned char *p;
     if (!tr_open_pop(tb, call, t, &t0))
         return;
@@ -305,23 +321,30 @@ static inline void tr_post_call(tr_state *st, const tr_plan *pl, cushim_call *ca
     tr_buf_commit(tb, tr_call_write(p, pl, call, t0, t));
 }
 
-static void tr_post(cushim_call *call, void *user, uint64_t *slot)
+/* A fast-path call's exit: the whole call as one CALL record (tr_rec.h). The usual case inline, with no call
+   but tail calls (no registers to save). */
+static inline void tr_post_call(tr_state *st, const tr_plan *pl, cushim_call *call, tr_tbuf *tb, uint64_t t)
 {
-    tr_state *st = user;
-    tr_tbuf *tb = (tr_tbuf *)(uintptr_t)*slot;
-    const tr_plan *pl;
-    uint64_t t, aux;
+    uint32_t n = atomic_load_explicit(&tb->nopen, memory_order_relaxed);
+    tr_chunk *c = tb->cur;
+    if (n - 1u >= TR_OPEN_MAX || atomic_load_explicit(&tb->opens[n - 1].seq, memory_order_relaxed) != call->seq ||
+        call->t_enter_ns == 0 || c == NULL || (uint64_t)tb->wr + pl->call_max + tb->open * TR_EXIT_MIN > c->cap) {
+        tr_post_call_slow(st, pl, call, tb, t);
+        return;
+    }
+    /* off the stack before the record is published (tr_open_pop) */
+    atomic_store_explicit(&tb->nopen, n - 1, memory_order_relaxed);
+    tr_buf_commit(tb, tr_call_write(c->data + tb->wr, pl, call, call->t_enter_ns, t));
+}
+
+/* The exit of a two-record call: its EXIT record. */
+static __attribute__((noinline)) void tr_post_exit(tr_state *st, const tr_plan *pl, cushim_call *call, tr_tbuf *tb,
+                                                   uint64_t t)
+{
+    uint64_t aux;
     unsigned char *p, *o;
     uint16_t flags;
     int ok;
-    if (tb == NULL)
-        return;
-    t = tr_host->now_ns();   /* first: the exit time, and little is live across the call */
-    pl = st->plans[call->api_id];
-    if (pl->call) {
-        tr_post_call(st, pl, call, tb, t);
-        return;
-    }
     if (tb->open > 0)
         tb->open--;
     if (!pl->post_fast || (p = tr_buf_reserve(&st->bufs, tb, pl->exit_max, tb->open * TR_EXIT_MIN)) == NULL) {
@@ -336,6 +359,22 @@ static void tr_post(cushim_call *call, void *user, uint64_t *slot)
         o = tr_cap_inline(&pl->caps[pl->nin], call->params, o, &flags);
     tr_put_exit(p, call, (uint32_t)(o - p), flags, t, aux);
     tr_buf_commit(tb, (uint32_t)(o - p));
+}
+
+static void tr_post(cushim_call *call, void *user, uint64_t *slot)
+{
+    tr_state *st = user;
+    tr_tbuf *tb = (tr_tbuf *)(uintptr_t)*slot;
+    const tr_plan *pl;
+    uint64_t t;
+    if (tb == NULL)
+        return;
+    t = tr_host->now_ns();   /* first: the exit time, and little is live across the call */
+    pl = st->plans[call->api_id];
+    if (pl->call)
+        tr_post_call(st, pl, call, tb, t);
+    else
+        tr_post_exit(st, pl, call, tb, t);
 }
 
 void tr_record(uint16_t type, uint64_t seq, uint64_t parent, uint64_t t, const void *extra, uint32_t extra_len,
