@@ -66,6 +66,7 @@ target_include_directories(trace_call_test PRIVATE "${_tr_dir}" "${PROJECT_SOURC
 target_link_libraries(trace_call_test PRIVATE PkgConfig::CMOCKA ZLIB::ZLIB Threads::Threads m)
 target_compile_options(trace_call_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME trace_call COMMAND trace_call_test)
+set_tests_properties(trace_call PROPERTIES LABELS concurrency)
 
 # trace: a runtime call's CUPTI record linked to the traced call inside it (tr_link.c).
 add_executable(trace_link_test trace_link_test.c "${_tr_dir}/tr_link.c")

@@ -9,10 +9,13 @@
  * (tr_plan.h) past its 16 entries, popped in order and out of order; and the
  * calls still on it when the file is finished, written as unfinished (innermost
  * first, merged with the writer's stack of ENTER records, those past 16 counted
- * in otherData), with entries that do not look whole skipped.
+ * in otherData), with entries that do not look whole skipped, also while
+ * their thread pushes and pops (concurrency: TSan).
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -497,12 +500,73 @@ static void open_read_validates(void **state)
     rig_free(&r);
 }
 
+/* The writer reading a running thread's stack (a flush at exit, a fatal signal) while it pushes and pops: no
+   crash, no data race (TSan: the stack's words are atomics), and only entries that look whole come back. */
+static atomic_int op_stop, op_done;
+
+static void *op_producer(void *arg)
+{
+    tr_tbuf *tb = arg;
+    frame f[24];
+    uint64_t seq = 1, t0;
+    for (int round = 0; !atomic_load(&op_stop) && round < 200000; round++) {
+        int depth = 1 + round % 21;
+        for (int i = 0; i < depth; i++) {
+            frame_init(&f[i], i % 2 ? API_NONE : API_GET, seq, seq * 10, i ? &f[i - 1] : NULL);
+            seq++;
+            tr_open_push(tb, &f[i].c, f[i].c.t_enter_ns);
+        }
+        for (int i = depth - 1; i >= 0; i--)
+            if (!tr_open_pop(tb, &f[i].c, 0, &t0)) {
+                atomic_store(&op_done, 1);
+                return (void *)1;
+            }
+    }
+    atomic_store(&op_done, 1);
+    return NULL;
+}
+
+static void open_read_while_running(void **state)
+{
+    rig r;
+    tr_writer w;
+    tr_open_copy out[TR_OPEN_MAX];
+    pthread_t th;
+    void *bad = NULL;
+    uint64_t beyond, seen = 0;
+    (void)state;
+    rig_init(&r, 1);
+    memset(&w, 0, sizeof w);
+    w.api_by_id = t_api;
+    atomic_store(&op_stop, 0);
+    atomic_store(&op_done, 0);
+    assert_int_equal(pthread_create(&th, NULL, op_producer, r.tb), 0);
+    while (seen < 200000 && !atomic_load(&op_done)) {   /* until enough entries were read, or the producer ended */
+        uint32_t n = tw_open_read(&w, r.tb, out, &beyond);
+        assert_true(n <= TR_OPEN_MAX);
+        for (uint32_t i = 0; i < n; i++) {
+            assert_true(out[i].api_id == API_GET || out[i].api_id == API_NONE);
+            assert_true(out[i].seq != 0 && out[i].t != 0);
+            assert_true(out[i].depth < 21);
+            if (i > 0)
+                assert_true(out[i].seq > out[i - 1].seq);
+        }
+        seen += n;
+    }
+    atomic_store(&op_stop, 1);
+    assert_int_equal(pthread_join(th, &bad), 0);
+    assert_null(bad);   /* every pop found its call */
+    assert_int_equal(atomic_load(&r.tb->nopen), 0);
+    assert_true(seen > 0);
+    rig_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(call_renders_as_pair),     cmocka_unit_test(call_record_bytes),
         cmocka_unit_test(open_stack_overflow),      cmocka_unit_test(unfinished_from_open_stack),
-        cmocka_unit_test(open_read_validates),
+        cmocka_unit_test(open_read_validates),      cmocka_unit_test(open_read_while_running),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
