@@ -11,8 +11,11 @@
  * raw params struct and the bytes behind input pointers the metadata
  * describes (strings, structs by pointer, counted arrays) into the thread's
  * buffer (tr_buf.h); the post hook stores the exit time, the result and the
- * bytes behind output pointers. No text is formatted on the calling thread:
- * the writer thread (tr_writer.c) renders. Built on the public SDK only.
+ * bytes behind output pointers. An API on the fast path of both hooks gets one
+ * record instead, at exit (TR_REC_CALL): its pre hook only pushes the call on
+ * the thread's open-call stack, from which the end of the file writes calls
+ * still running. No text is formatted on the calling thread: the writer
+ * thread (tr_writer.c) renders. Built on the public SDK only.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -118,7 +121,10 @@ void tr_thread_quiet(int quiet)
  * reservation, plain stores, one release store to publish (tr_buf_commit), no
  * call to memcpy/memset, no clock read at entry (CUSHIM_HOOK_TIME's
  * t_enter_ns), the thread's buffer carried from pre to post in the slot. The
- * rest takes the general path below, which writes the same bytes.
+ * rest takes the general path below, which writes the same bytes. When both
+ * hooks of an API are on the fast path (pl->call), the entry is not written:
+ * tr_open_push at entry, one CALL record at exit (tr_plan.h tr_call_write),
+ * the two rendered by the writer as the ENTER/EXIT pair would be.
  */
 
 static inline uint64_t tr_enter_aux(tr_state *st, const tr_plan *pl, tr_tbuf *tb, const unsigned char *pv)
