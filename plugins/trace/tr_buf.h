@@ -52,6 +52,17 @@ typedef struct tr_chunk {
 #define TR_TB_FREE 2     /* drained: a new thread may claim it               */
 #define TR_TB_CLAIMING 3 /* being set up by a new thread                     */
 
+/* A fast-path call in flight on a thread (the trace plugin's CALL records): what the writer needs to show it
+   as unfinished when the file is finished before it returns. Written by its thread alone; the writer reads
+   the entries below 'nopen' only when finishing, racily (it validates what it reads). */
+#define TR_OPEN_MAX 16
+typedef struct tr_open {
+    _Atomic uint64_t seq;
+    _Atomic uint64_t parent;
+    _Atomic uint64_t t;             /* entry, ns                                       */
+    _Atomic uint64_t id_depth;      /* api id (low 32 bits), depth (high 32)            */
+} tr_open;
+
 typedef struct tr_tbuf {
     /* producer side (its thread only; the writer reads tid, alt_tid once per thread) */
     tr_chunk *cur;
@@ -61,6 +72,10 @@ typedef struct tr_tbuf {
     uint64_t alt_tid;               /* pthread_self(): CUPTI may name threads by it     */
     void *prod;                     /* the plugin's per-thread data (kernel-name cache) */
     int quiet;                      /* the tracer's own thread (CUPTI's): nothing recorded */
+    /* fast-path calls in flight, innermost last: entries beyond TR_OPEN_MAX are only counted (set up by
+       the plugin, not by tr_buf_attach) */
+    _Atomic uint32_t nopen;
+    tr_open opens[TR_OPEN_MAX];
     /* shared, and the writer's: on their own cache line, away from the producer's stores */
     _Alignas(TR_CACHELINE) _Atomic int state;   /* TR_TB_*                              */
     tr_chunk *_Atomic rd;           /* the writer's next chunk: the first one, set once */

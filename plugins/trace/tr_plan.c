@@ -115,6 +115,8 @@ void tr_plan_fast(tr_plan *pl, const cushim_api_info *info, int kernel_names)
     if (pl->out_inline)
         pl->exit_max = (uint32_t)sizeof(tr_exit) + 8u;   /* the word, no blob header */
     pl->post_fast = !pl->corr && pl->ret_size == 4 && (pl->nout == 0 || pl->out_inline);
+    pl->call = pl->pre_fast && pl->post_fast;
+    pl->call_max = (uint32_t)sizeof(tr_call) + tr_pad8(info->params_size) + (pl->out_inline ? 8u : 0u) + 8u;
 }
 
 tr_plan *tr_plan_make(tr_state *st, const cushim_api_info *info)
@@ -146,3 +148,14 @@ uint32_t tr_api_id_of(const char *name)
     return i ? i->id : 0;
 }
 
+
+/* Found lower: the calls above it never came back to their post hook (their entries are dropped). Not found:
+   'n' when the call was only counted (over TR_OPEN_MAX: one off the count), n + 1 when the stack does not hold
+   it at all (written, nothing popped), 0 when nothing is open. */
+uint32_t tr_open_find(const tr_tbuf *tb, uint64_t seq, uint32_t n)
+{
+    for (uint32_t i = n < TR_OPEN_MAX ? n : TR_OPEN_MAX; i > 0; i--)
+        if (atomic_load_explicit(&tb->opens[i - 1].seq, memory_order_relaxed) == seq)
+            return i;
+    return n > TR_OPEN_MAX ? n : n == 0 ? 0 : n + 1;
+}

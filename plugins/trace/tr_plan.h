@@ -50,7 +50,10 @@ struct tr_plan {
     uint8_t post_fast;          /* a 4-byte result, at most one output, a scalar with
                                    'inl' (written inline); no correlation id        */
     uint8_t out_inline;         /* exactly one output, a scalar with 'inl'          */
-    uint8_t pad_[2];
+    uint8_t call;               /* pre_fast && post_fast: one CALL record at exit, no ENTER/EXIT */
+    uint8_t pad_[1];
+    uint32_t call_max;          /* the longest CALL record: tr_call, params, the inline word, the
+                                   long exit time                                  */
     tr_cap caps[];
 };
 
@@ -234,6 +237,84 @@ static inline void tr_put_exit(unsigned char *p, const cushim_call *call, uint32
     r->seq = call->seq;
     r->t = t;
     r->aux = aux;
+}
+
+/* A CALL record's header at 'p' (8-aligned; every byte written): the entry half from the call frame. */
+static inline void tr_put_call(unsigned char *p, const cushim_call *call, uint32_t len, uint16_t flags, uint64_t t,
+                               uint32_t dur, uint32_t result)
+{
+    tr_call *r = (tr_call *)(void *)p;
+    r->len = len;
+    r->type = TR_REC_CALL;
+    r->flags = flags;
+    r->api_id = call->api_id;
+    r->depth = call->depth;
+    r->seq = call->seq;
+    r->parent = call->parent ? call->parent->seq : 0;
+    r->t = t;
+    r->dur = dur;
+    r->result = result;
+}
+
+/* ---- CALL records: the open-call stack (tr_buf.h) and the record ---- */
+
+/* The pre hook of a fast-path call: the call on its thread's open-call stack (beyond TR_OPEN_MAX only counted). */
+static inline void tr_open_push(tr_tbuf *tb, const cushim_call *call, uint64_t t)
+{
+    uint32_t n = atomic_load_explicit(&tb->nopen, memory_order_relaxed);
+    if (n < TR_OPEN_MAX) {
+        tr_open *o = &tb->opens[n];
+        atomic_store_explicit(&o->seq, call->seq, memory_order_relaxed);
+        atomic_store_explicit(&o->parent, call->parent ? call->parent->seq : 0, memory_order_relaxed);
+        atomic_store_explicit(&o->t, t, memory_order_relaxed);
+        atomic_store_explicit(&o->id_depth, (uint64_t)call->api_id | (uint64_t)call->depth << 32,
+                              memory_order_relaxed);
+    }
+    atomic_store_explicit(&tb->nopen, n + 1, memory_order_release);   /* after the entry: tw_open_read */
+}
+
+/* The stack's depth + 1 once the call of 'seq' is off it, when its entry is not on top (tr_plan.c). */
+uint32_t tr_open_find(const tr_tbuf *tb, uint64_t seq, uint32_t n);
+
+/* The post hook of a fast-path call: takes it off the stack; 0 when it is not to be written (nothing is open
+   on this buffer: the post hook, in a forked child, of a call its parent entered), else 1 with its entry time
+   in *t0 (the frame's; the stack's when the frame has none; 't' as a last resort). Before the record is
+   published, so that a finishing writer that has drained the record never sees the call open too. */
+static inline int tr_open_pop(tr_tbuf *tb, const cushim_call *call, uint64_t t, uint64_t *t0)
+{
+    uint32_t n = atomic_load_explicit(&tb->nopen, memory_order_relaxed);
+    if (n == 0 || n > TR_OPEN_MAX || atomic_load_explicit(&tb->opens[n - 1].seq, memory_order_relaxed) != call->seq)
+        if ((n = tr_open_find(tb, call->seq, n)) == 0)
+            return 0;
+    *t0 = call->t_enter_ns;
+    if (*t0 == 0)
+        *t0 = n <= TR_OPEN_MAX ? atomic_load_explicit(&tb->opens[n - 1].t, memory_order_relaxed) : t;
+    atomic_store_explicit(&tb->nopen, n - 1, memory_order_relaxed);
+    return 1;
+}
+
+/* A fast-path call's CALL record at 'p' (room for pl->call_max bytes), entered at 't0' and returned at 't':
+   what its ENTER and EXIT would hold. Returns its length. */
+static inline uint32_t tr_call_write(unsigned char *p, const tr_plan *pl, const cushim_call *call, uint64_t t0,
+                                     uint64_t t)
+{
+    uint32_t result, len;
+    uint64_t d = t - t0;
+    uint16_t flags = (call->flags & CUSHIM_CALL_SKIPPED) ? TR_F_SKIPPED : 0;
+    unsigned char *o = p + sizeof(tr_call) + (pl->enter_len - sizeof(tr_rec));
+    memcpy(&result, call->retval, sizeof result);
+    tr_copy_params(p + sizeof(tr_call), call->params, pl->params_size);
+    if (pl->nout != 0 && (!pl->ret_result || (int32_t)result == 0))   /* the one output, inline */
+        o = tr_cap_inline(&pl->caps[pl->nin], call->params, o, &flags);
+    if (d >= UINT32_MAX) {   /* over 4.29 s (or a clock that went back): the exit time itself */
+        flags |= TR_F_LONG;
+        memcpy(o, &t, sizeof t);
+        o += sizeof t;
+        d = UINT32_MAX;
+    }
+    len = (uint32_t)(o - p);
+    tr_put_call(p, call, len, flags, t0, (uint32_t)d, result);
+    return len;
 }
 
 /* The plan of an API (NULL when out of memory). */

@@ -1,7 +1,7 @@
 /*
  * tr_rec.h - the records the trace plugin's hooks store and its writer reads.
  *
- * Every record but EXIT starts with 'tr_rec' (48 bytes); every record is a
+ * Every record but EXIT and CALL starts with 'tr_rec' (48 bytes); every record is a
  * multiple of 8 bytes and starts with its uint32_t len and uint16_t type.
  *   ENTER  tr_rec, the API's raw params struct (info->params_size, padded to 8),
  *          then blobs: bytes behind input pointers (strings, structs by pointer,
@@ -12,6 +12,11 @@
  *          With TR_F_INLINE, instead: the call's one output, a single element
  *          of 1, 2, 4 or 8 bytes, as one 8-byte word without its tr_blob (the
  *          flags say which parameter and how many bytes; tr_render.h tr_exit_blob).
+ *   CALL   a whole call of a fast-path API (tr_plan.h: pre_fast && post_fast), written
+ *          at its exit instead of an ENTER/EXIT pair: tr_call (48 bytes), the raw
+ *          params struct (padded to 8), with TR_F_INLINE the one output word, with
+ *          TR_F_LONG the exit time (8 bytes, last). The writer renders it as the
+ *          pair it replaces, byte for byte.
  *   NVTX_* tr_rec (api_id = 0, seq = range id for start/end), a blob with the
  *          message (param = 0).
  *   GPU    tr_rec with a tr_gpu after it, then the kernel's name as a blob.
@@ -34,12 +39,15 @@
 #define TR_REC_CORR 9
 #define TR_REC_RTAPI 10   /* CUPTI's runtime API record: seq = its correlation id, parent = its thread,
                              t = start; extra: uint64_t end (tr_link.h) */
+#define TR_REC_CALL 11    /* tr_call: one fast-path call, entry and exit */
 
 /* tr_exit.flags */
 #define TR_F_SKIPPED 1u   /* EXIT: a pre hook skipped the real call */
 #define TR_F_TRIMMED 2u   /* EXIT: stored without its output bytes (buffer full) */
 #define TR_F_INLINE 4u    /* EXIT: one output word after the header, no blob; bits 4-5: log2 of the bytes
                              kept, bits 8-15: the parameter index (TR_F_INLINE_OF) */
+#define TR_F_LONG 8u      /* CALL: the duration does not fit tr_call.dur: the exit time is the record's last
+                             8 bytes */
 #define TR_F_INLINE_OF(param, elem_log2) \
     ((uint16_t)(TR_F_INLINE | ((uint32_t)(elem_log2) << 4) | ((uint32_t)(param) << 8)))
 
@@ -65,6 +73,21 @@ typedef struct tr_exit {
     uint64_t aux;         /* the return value's first 8 bytes                      */
 } tr_exit;
 
+/* A CALL record's header: what the ENTER and the EXIT of the call held, once. */
+typedef struct tr_call {
+    uint32_t len;         /* the whole record                                     */
+    uint16_t type;        /* TR_REC_CALL                                           */
+    uint16_t flags;       /* TR_F_SKIPPED, TR_F_INLINE (as in an EXIT), TR_F_LONG  */
+    uint32_t api_id;
+    uint32_t depth;
+    uint64_t seq;
+    uint64_t parent;      /* the enclosing call's seq, 0 if none                   */
+    uint64_t t;           /* ns: entry                                             */
+    uint32_t dur;         /* ns: exit - entry (TR_F_LONG: see there)               */
+    uint32_t result;      /* the 4-byte return value (an EXIT's aux, zero-extended) */
+} tr_call;
+
+_Static_assert(sizeof(tr_call) == 48, "the CALL header: no padding");
 _Static_assert(sizeof(tr_rec) == 48 && sizeof(tr_exit) == 32, "record headers: no padding, multiples of 8");
 
 #define TR_BLOB_TRUNC 1u  /* fewer bytes than the parameter describes were kept   */

@@ -103,6 +103,7 @@ int tw_open(tr_writer *w)
     w->first = 1;
     w->io_error = 0;
     w->events = w->bytes = 0;
+    w->open_beyond = 0;
     tr_stats_init(&w->api);
     tr_stats_init(&w->kern);
     free(w->api_series);
@@ -168,14 +169,12 @@ static void api_stat(tr_writer *w, const cushim_api_info *info, uint64_t ns)
     tr_stats_add_at(&w->api, w->api_series[info->id] - 1, ns);
 }
 
-static void render_call(tr_writer *w, tw_thr *t, const tr_rec *en, const tr_exit *ex)
+/* An event's text up to its args' seq, depth and parent. */
+static void render_head(tr_writer *w, tw_thr *t, const cushim_api_info *info, int finished, uint64_t seq,
+                        uint32_t depth, uint64_t parent, uint64_t t0, uint64_t t_end)
 {
-    const cushim_api_info *info = w->api_by_id(en->api_id);
-    uint64_t t_end = ex ? ex->t : (w->t_last > en->t ? w->t_last : en->t);
-    if (info == NULL)
-        return;
     tw_thread_named(w, t);
-    tr_sb_puts(&w->sb, ex == NULL ? "{\"ph\":\"X\",\"cat\":\"cuda_api_unfinished\",\"name\":\""
+    tr_sb_puts(&w->sb, !finished ? "{\"ph\":\"X\",\"cat\":\"cuda_api_unfinished\",\"name\":\""
                        : info->library == CUSHIM_LIB_RUNTIME ? "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\""
                                                              : "{\"ph\":\"X\",\"cat\":\"cuda_driver\",\"name\":\"");
     tr_sb_puts(&w->sb, info->name);
@@ -184,17 +183,26 @@ static void render_call(tr_writer *w, tw_thr *t, const tr_rec *en, const tr_exit
     tr_sb_puts(&w->sb, ",\"tid\":");
     tr_sb_u64(&w->sb, t->tid);
     tr_sb_puts(&w->sb, ",\"ts\":");
-    tr_sb_us(&w->sb, en->t);
+    tr_sb_us(&w->sb, t0);
     tr_sb_puts(&w->sb, ",\"dur\":");
-    tr_sb_us(&w->sb, t_end - en->t);
+    tr_sb_us(&w->sb, t_end - t0);
     tr_sb_puts(&w->sb, ",\"args\":{\"seq\":");
-    tr_sb_u64(&w->sb, en->seq);
+    tr_sb_u64(&w->sb, seq);
     tr_sb_puts(&w->sb, ",\"depth\":");
-    tr_sb_u64(&w->sb, en->depth);
-    if (en->parent) {
+    tr_sb_u64(&w->sb, depth);
+    if (parent) {
         tr_sb_puts(&w->sb, ",\"parent\":");
-        tr_sb_u64(&w->sb, en->parent);
+        tr_sb_u64(&w->sb, parent);
     }
+}
+
+static void render_call(tr_writer *w, tw_thr *t, const tr_rec *en, const tr_exit *ex)
+{
+    const cushim_api_info *info = w->api_by_id(en->api_id);
+    uint64_t t_end = ex ? ex->t : (w->t_last > en->t ? w->t_last : en->t);
+    if (info == NULL)
+        return;
+    render_head(w, t, info, ex != NULL, en->seq, en->depth, en->parent, en->t, t_end);
     tr_render_args(&w->sb, &w->meta, info, en, ex);
     tr_sb_puts(&w->sb, "}}");
     tw_emit(w);
@@ -238,18 +246,95 @@ static void on_exit_rec(tr_writer *w, tw_thr *t, const tr_exit *ex)
     free(en);
 }
 
+/* Calls on the writer's stack entered after the call of 'seq' (seqs grow on a thread) and never closed: as
+   an EXIT closes the calls above its ENTER, unfinished. */
+static void close_above(tr_writer *w, tw_thr *t, uint64_t seq)
+{
+    while (t->depth > 0 && t->stack[t->depth - 1]->seq > seq) {
+        tr_rec *o = t->stack[--t->depth];
+        render_call(w, t, o, NULL);
+        free(o);
+    }
+}
+
+/* The ENTER and EXIT a CALL record stands for (tr_rec.h), in 'w->call_buf' and 'ex': 0, or -1 when the
+   record is malformed or there is no memory. */
+int tw_call_split(tr_writer *w, const tr_call *c, tw_call_exit *ex)
+{
+    uint32_t tail = ((c->flags & TR_F_INLINE) ? 8u : 0u) + ((c->flags & TR_F_LONG) ? 8u : 0u), plen;
+    const unsigned char *body = (const unsigned char *)(c + 1);
+    tr_rec *en;
+    if (c->len < sizeof *c + tail || ((c->len - sizeof *c - tail) & 7u))
+        return -1;
+    plen = c->len - (uint32_t)sizeof *c - tail;
+    if (sizeof(tr_rec) + plen > w->call_cap) {
+        size_t cap = sizeof(tr_rec) + plen + 256;
+        void *nb = realloc(w->call_buf, cap);
+        if (nb == NULL)
+            return -1;
+        w->call_buf = nb;
+        w->call_cap = cap;
+    }
+    en = w->call_buf;
+    en->len = (uint32_t)sizeof *en + plen;
+    en->type = TR_REC_ENTER;
+    en->flags = 0;
+    en->api_id = c->api_id;
+    en->depth = c->depth;
+    en->seq = c->seq;
+    en->parent = c->parent;
+    en->t = c->t;
+    en->aux = 0;
+    memcpy(en + 1, body, plen);
+    memset(ex, 0, sizeof *ex);
+    ex->h.len = (uint32_t)sizeof ex->h + ((c->flags & TR_F_INLINE) ? 8u : 0u);
+    ex->h.type = TR_REC_EXIT;
+    ex->h.flags = (uint16_t)(c->flags & ~TR_F_LONG);
+    ex->h.seq = c->seq;
+    ex->h.aux = c->result;
+    if (c->flags & TR_F_INLINE)
+        memcpy(&ex->word, body + plen, sizeof ex->word);
+    if (c->flags & TR_F_LONG)
+        memcpy(&ex->h.t, body + plen + ((c->flags & TR_F_INLINE) ? 8u : 0u), sizeof ex->h.t);
+    else
+        ex->h.t = c->t + c->dur;
+    return 0;
+}
+
+static void on_call_rec(tr_writer *w, tw_thr *t, const tr_call *c)
+{
+    tw_call_exit ex;
+    if (tw_call_split(w, c, &ex) != 0)
+        return;
+    if (ex.h.t > w->t_last)
+        w->t_last = ex.h.t;
+    close_above(w, t, c->seq);
+    render_call(w, t, w->call_buf, &ex.h);
+}
+
+static tw_thr *thr_of(tr_tbuf *tb)
+{
+    tw_thr *t = tb->wstate;
+    if (t == NULL && (t = calloc(1, sizeof *t)) != NULL) {
+        t->tid = tb->tid;
+        t->alt_tid = tb->alt_tid;
+        tb->wstate = t;
+    }
+    return t;
+}
+
 static void on_record(void *ctx, tr_tbuf *tb, const void *p, uint32_t len)
 {
     tr_writer *w = ctx;
     const tr_rec *r = p;
-    tw_thr *t = tb->wstate;
+    tw_thr *t;
     w->rec_bytes += len;
-    if (t == NULL) {
-        if ((t = calloc(1, sizeof *t)) == NULL)
-            return;
-        t->tid = tb->tid;
-        t->alt_tid = tb->alt_tid;
-        tb->wstate = t;
+    if ((t = thr_of(tb)) == NULL)
+        return;
+    if (r->type == TR_REC_CALL) {
+        if (len >= sizeof(tr_call))
+            on_call_rec(w, t, p);
+        return;
     }
     if (r->type == TR_REC_EXIT) {   /* a tr_exit, not a tr_rec */
         const tr_exit *ex = p;
@@ -318,15 +403,74 @@ static void thr_free(tw_thr *t)
     free(t);
 }
 
-/* Calls still open on a thread: written as unfinished. */
+/* The fast-path calls in flight on a thread (its open-call stack, tr_buf.h) as read now: those whose entry
+   looks whole (a known api, a seq, a time), innermost last, into 'out'. Racy when the thread runs on: it may
+   push and pop meanwhile, so an entry can be stale or half written; it is checked, never trusted. */
+uint32_t tw_open_read(tr_writer *w, tr_tbuf *tb, tr_open_copy *out, uint64_t *beyond)
+{
+    uint32_t n = atomic_load_explicit(&tb->nopen, memory_order_acquire), k = 0;
+    uint64_t prev = 0;
+    *beyond = n > TR_OPEN_MAX ? n - TR_OPEN_MAX : 0;
+    if (n > TR_OPEN_MAX)
+        n = TR_OPEN_MAX;
+    for (uint32_t i = 0; i < n; i++) {
+        tr_open_copy o;
+        uint64_t id_depth;
+        o.seq = atomic_load_explicit(&tb->opens[i].seq, memory_order_relaxed);
+        o.parent = atomic_load_explicit(&tb->opens[i].parent, memory_order_relaxed);
+        o.t = atomic_load_explicit(&tb->opens[i].t, memory_order_relaxed);
+        id_depth = atomic_load_explicit(&tb->opens[i].id_depth, memory_order_relaxed);
+        o.api_id = (uint32_t)id_depth;
+        o.depth = (uint32_t)(id_depth >> 32);
+        if (o.seq == 0 || o.seq <= prev || o.t == 0 || w->api_by_id(o.api_id) == NULL)
+            continue;
+        prev = o.seq;
+        out[k++] = o;
+    }
+    return k;
+}
+
+/* An unfinished fast-path call: its name, times, seq, depth and parent; its arguments were never recorded. */
+static void render_open(tr_writer *w, tw_thr *t, const tr_open_copy *o)
+{
+    const cushim_api_info *info = w->api_by_id(o->api_id);
+    if (info == NULL)
+        return;
+    render_head(w, t, info, 0, o->seq, o->depth, o->parent, o->t, w->t_last > o->t ? w->t_last : o->t);
+    /* an API without parameters lost nothing: the event is the one its ENTER would have made */
+    tr_sb_puts(&w->sb, info->nparams ? ",\"args_unrecorded\":true,\"unfinished\":true}}" : ",\"unfinished\":true}}");
+    tw_emit(w);
+}
+
+/* The fast-path calls in flight on the thread of 'tb' (its open-call stack) into t->open, when the file is
+   finished or the thread has ended (otherwise they are still running); their entry times count as seen, as
+   their ENTER records' did. */
+static void thr_read_open(tr_writer *w, tw_thr *t, tr_tbuf *tb)
+{
+    uint64_t beyond = 0;
+    if (t == NULL)
+        return;
+    t->nopen = tw_open_read(w, tb, t->open, &beyond);
+    w->open_beyond += beyond;
+    for (uint32_t i = 0; i < t->nopen; i++)
+        if (t->open[i].t > w->t_last)
+            w->t_last = t->open[i].t;
+}
+
+/* Calls still open on a thread, written as unfinished, innermost first: those on the writer's stack (their
+   ENTER records) and the fast-path calls thr_read_open found, merged by seq. */
 static void thr_close(tr_writer *w, tw_thr *t)
 {
     if (t == NULL)
         return;
-    while (t->depth > 0) {
-        tr_rec *o = t->stack[--t->depth];
-        render_call(w, t, o, NULL);
-        free(o);
+    while (t->depth > 0 || t->nopen > 0) {
+        if (t->nopen > 0 && (t->depth == 0 || t->open[t->nopen - 1].seq > t->stack[t->depth - 1]->seq)) {
+            render_open(w, t, &t->open[--t->nopen]);
+        } else {
+            tr_rec *o = t->stack[--t->depth];
+            render_call(w, t, o, NULL);
+            free(o);
+        }
     }
 }
 
@@ -347,7 +491,10 @@ void tw_drain_all(tr_writer *w)
         tr_buf_drain(w->bufs, tb, on_record, w);
         if (s == TR_TB_EXITED) {
             tr_buf_drain(w->bufs, tb, on_record, w);
+            if (atomic_load_explicit(&tb->nopen, memory_order_relaxed) != 0)
+                thr_read_open(w, thr_of(tb), tb);
             thr_close(w, tb->wstate);
+            atomic_store_explicit(&tb->nopen, 0, memory_order_relaxed);
             thr_free(tb->wstate);
             tb->wstate = NULL;
             tr_buf_release(w->bufs, tb);
@@ -437,14 +584,21 @@ static void finish_locked(tr_writer *w)
     }
     tw_gpu_flush_pending(w);
     t0 = mono_ns();
+    /* every thread's calls in flight first (their entry times end the unfinished calls), then written */
+    for (tr_tbuf *tb = atomic_load(&w->bufs->head); tb != NULL; tb = tb->next_tb) {
+        int s = atomic_load_explicit(&tb->state, memory_order_acquire);
+        if ((s == TR_TB_ACTIVE || s == TR_TB_EXITED) && atomic_load_explicit(&tb->nopen, memory_order_acquire) != 0)
+            thr_read_open(w, thr_of(tb), tb);   /* thr_of: a thread whose first call still runs has no state yet */
+    }
     for (tr_tbuf *tb = atomic_load(&w->bufs->head); tb != NULL; tb = tb->next_tb)
-        if (tb->wstate != NULL) {
+        if (tb->wstate != NULL)
             thr_close(w, tb->wstate);
-        }
     tr_sb_printf(&w->sb, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"tool\":\"cushim trace\",\"pid\":%d,"
                  "\"events\":%llu,\"dropped_events\":%llu,\"trimmed_outputs\":%llu,\"gpu_dropped\":%llu",
                  w->pid, (unsigned long long)w->events, (unsigned long long)atomic_load(&w->bufs->dropped),
                  (unsigned long long)atomic_load(&w->bufs->trimmed), (unsigned long long)atomic_load(&w->gpu_dropped));
+    if (w->open_beyond)   /* unfinished fast-path calls deeper than the open-call stack: not written */
+        tr_sb_printf(&w->sb, ",\"unfinished_unwritten\":%llu", (unsigned long long)w->open_beyond);
     tr_sb_printf(&w->sb, ",\"record_bytes\":%llu,\"writer_busy_ns\":%llu", (unsigned long long)w->rec_bytes,
                  (unsigned long long)(w->busy_ns + mono_ns() - t0));
     if (w->gpu_corr != NULL)
@@ -612,6 +766,9 @@ void tw_free(tr_writer *w)
     w->gpu_npending = w->gpu_cap_pending = 0;
     free(w->api_series);
     w->api_series = NULL;
+    free(w->call_buf);
+    w->call_buf = NULL;
+    w->call_cap = 0;
     free(w->obuf);
     w->obuf = NULL;
 }

@@ -62,6 +62,9 @@ typedef struct tr_writer {
     uint32_t api_series_cap;
     uint64_t rec_bytes;              /* record bytes drained (the buffers' cost per event)             */
     uint64_t busy_ns;                /* time spent draining and rendering (throughput)                 */
+    void *call_buf;                  /* a CALL record's ENTER, rebuilt for the renderer (tw_call_split) */
+    size_t call_cap;
+    uint64_t open_beyond;            /* unfinished fast-path calls deeper than TR_OPEN_MAX: not written  */
 } tr_writer;
 
 /* Opens the file and writes the header. 0, or -1 with errno. */

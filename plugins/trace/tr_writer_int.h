@@ -9,11 +9,32 @@
 
 #define TW_GPU_TID_BASE 0x40000000ull   /* GPU stream tracks: above any kernel thread id */
 
+
+/* The EXIT a CALL record stands for, with its inline output word. */
+typedef struct tw_call_exit {
+    tr_exit h;
+    uint64_t word;
+} tw_call_exit;
+/* A CALL record as the ENTER (in w->call_buf, valid until the next call) and the EXIT it replaces: 0, or -1
+   (malformed, no memory). */
+int tw_call_split(tr_writer *w, const tr_call *c, tw_call_exit *ex);
+
+/* An entry of a thread's open-call stack, as read by the writer. */
+typedef struct tr_open_copy {
+    uint64_t seq, parent, t;
+    uint32_t api_id, depth;
+} tr_open_copy;
+/* The thread's fast-path calls in flight that look whole, innermost last (at most TR_OPEN_MAX); *beyond: those
+   only counted. */
+uint32_t tw_open_read(tr_writer *w, tr_tbuf *tb, tr_open_copy *out, uint64_t *beyond);
+
 typedef struct tw_thr {
     uint64_t tid, alt_tid;
     int named;
     tr_rec **stack;
     uint32_t depth, cap;
+    uint32_t nopen;                  /* the thread's fast-path calls in flight at the end (thr_read_open) */
+    tr_open_copy open[TR_OPEN_MAX];
 } tw_thr;
 
 /* The event in w->sb to the file (with its separator); w->sb emptied. */

@@ -11,8 +11,11 @@
  * raw params struct and the bytes behind input pointers the metadata
  * describes (strings, structs by pointer, counted arrays) into the thread's
  * buffer (tr_buf.h); the post hook stores the exit time, the result and the
- * bytes behind output pointers. No text is formatted on the calling thread:
- * the writer thread (tr_writer.c) renders. Built on the public SDK only.
+ * bytes behind output pointers. An API on the fast path of both hooks gets one
+ * record instead, at exit (TR_REC_CALL): its pre hook only pushes the call on
+ * the thread's open-call stack, from which the end of the file writes calls
+ * still running. No text is formatted on the calling thread: the writer
+ * thread (tr_writer.c) renders. Built on the public SDK only.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -96,6 +99,7 @@ tr_tbuf *tr_thread_buf(void)
     if ((tb = tr_buf_attach(&tr_st->bufs, tr_host->thread_id())) == NULL)
         return NULL;
     tb->alt_tid = (uint64_t)pthread_self();
+    atomic_store_explicit(&tb->nopen, 0, memory_order_relaxed);   /* tr_buf_attach leaves it to us */
     if (tr_host->tls_set(tr_st->tls_key, tb) != CUSHIM_OK) {
         tr_buf_detach(tb);
         return NULL;
@@ -117,7 +121,10 @@ void tr_thread_quiet(int quiet)
  * reservation, plain stores, one release store to publish (tr_buf_commit), no
  * call to memcpy/memset, no clock read at entry (CUSHIM_HOOK_TIME's
  * t_enter_ns), the thread's buffer carried from pre to post in the slot. The
- * rest takes the general path below, which writes the same bytes.
+ * rest takes the general path below, which writes the same bytes. When both
+ * hooks of an API are on the fast path (pl->call), the entry is not written:
+ * tr_open_push at entry, one CALL record at exit (tr_plan.h tr_call_write),
+ * the two rendered by the writer as the ENTER/EXIT pair would be.
  */
 
 static inline uint64_t tr_enter_aux(tr_state *st, const tr_plan *pl, tr_tbuf *tb, const unsigned char *pv)
@@ -183,20 +190,22 @@ static __attribute__((noinline)) int tr_pre_plain(tr_state *st, const tr_plan *p
     return CUSHIM_CONTINUE;
 }
 
-static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
+/* Every pre hook but a CALL's push on a thread that has its buffer: the thread's first call, the two-record
+   calls' ENTER. Apart, so that the push below needs no saved registers. */
+static __attribute__((noinline)) int tr_pre_enter(tr_state *st, const tr_plan *pl, cushim_call *call,
+                                                  uint64_t *slot)
 {
-    tr_state *st = user;
-    uint32_t id = call->api_id;
-    const tr_plan *pl = id < st->id_limit ? st->plans[id] : NULL;
     tr_tbuf *tb;
     unsigned char *p;
-    *slot = 0;
-    if (pl == NULL || atomic_load_explicit(&st->paused, memory_order_relaxed))
-        return CUSHIM_CONTINUE;
     if ((tb = tr_tb_cached) == NULL && (tb = tr_thread_buf()) == NULL)
         return CUSHIM_CONTINUE;
     if (tb->quiet)
         return CUSHIM_CONTINUE;
+    if (pl->call) {   /* one CALL record at exit: here only the call on the thread's open-call stack */
+        tr_open_push(tb, call, call->t_enter_ns ? call->t_enter_ns : tr_host->now_ns());
+        *slot = (uint64_t)(uintptr_t)tb;
+        return CUSHIM_CONTINUE;
+    }
     if (!pl->pre_fast)
         return pl->nin != 0 ? tr_pre_caps(st, pl, call, tb, slot) : tr_pre_plain(st, pl, call, tb, slot);
     p = tr_buf_reserve(&st->bufs, tb, pl->enter_len, (tb->open + 1) * TR_EXIT_MIN);
@@ -208,6 +217,23 @@ static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
     tr_copy_params(p + sizeof(tr_rec), call->params, pl->params_size);
     tr_buf_commit(tb, pl->enter_len);
     tb->open++;
+    *slot = (uint64_t)(uintptr_t)tb;   /* the post hook's buffer: no second TLS lookup */
+    return CUSHIM_CONTINUE;
+}
+
+static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
+{
+    tr_state *st = user;
+    uint32_t id = call->api_id;
+    const tr_plan *pl = id < st->id_limit ? st->plans[id] : NULL;
+    tr_tbuf *tb;
+    *slot = 0;
+    if (pl == NULL || atomic_load_explicit(&st->paused, memory_order_relaxed))
+        return CUSHIM_CONTINUE;
+    tb = tr_tb_cached;
+    if (!pl->call || tb == NULL || tb->quiet || call->t_enter_ns == 0)
+        return tr_pre_enter(st, pl, call, slot);
+    tr_open_push(tb, call, call->t_enter_ns);   /* a CALL record at exit; nothing in the buffer now */
     *slot = (uint64_t)(uintptr_t)tb;   /* the post hook's buffer: no second TLS lookup */
     return CUSHIM_CONTINUE;
 }
@@ -285,19 +311,46 @@ static __attribute__((noinline)) void tr_post_any(tr_state *st, const tr_plan *p
     tr_post_caps(st, pl, call, tb, t, flags, aux, ok);
 }
 
-static void tr_post(cushim_call *call, void *user, uint64_t *slot)
+/* A fast-path call's exit, the general case: its entry not on top of the open-call stack, no entry time in the
+   frame, or a chunk to be linked. */
+static __attribute__((noinline)) void tr_post_call_slow(tr_state *st, const tr_plan *pl, cushim_call *call,
+                                                        tr_tbuf *tb, uint64_t t)
 {
-    tr_state *st = user;
-    tr_tbuf *tb = (tr_tbuf *)(uintptr_t)*slot;
-    const tr_plan *pl;
-    uint64_t t, aux;
+    uint64_t t0 = 0;
+    unsigned char *p;
+    if (!tr_open_pop(tb, call, t, &t0))
+        return;
+    if ((p = tr_buf_reserve(&st->bufs, tb, pl->call_max, tb->open * TR_EXIT_MIN)) == NULL) {
+        atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);
+        return;
+    }
+    tr_buf_commit(tb, tr_call_write(p, pl, call, t0, t));
+}
+
+/* A fast-path call's exit: the whole call as one CALL record (tr_rec.h). The usual case inline, with no call
+   but tail calls (no registers to save). */
+static inline void tr_post_call(tr_state *st, const tr_plan *pl, cushim_call *call, tr_tbuf *tb, uint64_t t)
+{
+    uint32_t n = atomic_load_explicit(&tb->nopen, memory_order_relaxed);
+    tr_chunk *c = tb->cur;
+    if (n - 1u >= TR_OPEN_MAX || atomic_load_explicit(&tb->opens[n - 1].seq, memory_order_relaxed) != call->seq ||
+        call->t_enter_ns == 0 || c == NULL || (uint64_t)tb->wr + pl->call_max + tb->open * TR_EXIT_MIN > c->cap) {
+        tr_post_call_slow(st, pl, call, tb, t);
+        return;
+    }
+    /* off the stack before the record is published (tr_open_pop) */
+    atomic_store_explicit(&tb->nopen, n - 1, memory_order_relaxed);
+    tr_buf_commit(tb, tr_call_write(c->data + tb->wr, pl, call, call->t_enter_ns, t));
+}
+
+/* The exit of a two-record call: its EXIT record. */
+static __attribute__((noinline)) void tr_post_exit(tr_state *st, const tr_plan *pl, cushim_call *call, tr_tbuf *tb,
+                                                   uint64_t t)
+{
+    uint64_t aux;
     unsigned char *p, *o;
     uint16_t flags;
     int ok;
-    if (tb == NULL)
-        return;
-    t = tr_host->now_ns();   /* first: the exit time, and little is live across the call */
-    pl = st->plans[call->api_id];
     if (tb->open > 0)
         tb->open--;
     if (!pl->post_fast || (p = tr_buf_reserve(&st->bufs, tb, pl->exit_max, tb->open * TR_EXIT_MIN)) == NULL) {
@@ -312,6 +365,22 @@ static void tr_post(cushim_call *call, void *user, uint64_t *slot)
         o = tr_cap_inline(&pl->caps[pl->nin], call->params, o, &flags);
     tr_put_exit(p, call, (uint32_t)(o - p), flags, t, aux);
     tr_buf_commit(tb, (uint32_t)(o - p));
+}
+
+static void tr_post(cushim_call *call, void *user, uint64_t *slot)
+{
+    tr_state *st = user;
+    tr_tbuf *tb = (tr_tbuf *)(uintptr_t)*slot;
+    const tr_plan *pl;
+    uint64_t t;
+    if (tb == NULL)
+        return;
+    t = tr_host->now_ns();   /* first: the exit time, and little is live across the call */
+    pl = st->plans[call->api_id];
+    if (pl->call)
+        tr_post_call(st, pl, call, tb, t);
+    else
+        tr_post_exit(st, pl, call, tb, t);
 }
 
 void tr_record(uint16_t type, uint64_t seq, uint64_t parent, uint64_t t, const void *extra, uint32_t extra_len,
@@ -536,6 +605,7 @@ static void tr_fork_child(cushim_plugin *self)
     for (tr_tbuf *tb = atomic_load(&st->bufs.head); tb != NULL; tb = tb->next_tb) {
         free(tb->prod);
         tb->prod = NULL;
+        atomic_store_explicit(&tb->nopen, 0, memory_order_relaxed);   /* their calls ended with them */
     }
     tw_fork_child(&st->w, NULL);
     tr_kernel_names_fork_child();

@@ -7,6 +7,10 @@
  *   segv, segv_raise, abort
  *                  calls, then a NULL store (SIGSEGV), raise(SIGSEGV), or abort() (SIGABRT)
  *   thread_exit    a second thread makes calls and calls exit(0) while main waits
+ *   inflight exit|abort
+ *                  main is inside cudaStreamSynchronize (and the cuStreamSynchronize the fake cudart makes in
+ *                  it) waiting for a host function, which (on the fake's callback thread) waits until main
+ *                  sleeps there, then calls exit(0) or abort(): two fast-path calls in flight at the flush
  *   nvtx           NVTX push/pop around calls, a start/end range, a mark
  *   many N         N cuCtxGetCurrent calls on the main thread
  *   structs        a struct by pointer (cuMemcpy2D's CUDA_MEMCPY2D; the fake answers NOT_SUPPORTED, the input is
@@ -21,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #ifdef E2E_HAVE_NVTX
@@ -112,6 +117,34 @@ static void *thread_exit_main(void *arg)
     exit(0);
 }
 
+static pid_t inflight_tid;
+static const char *inflight_how;
+
+/* On the fake's callback thread: once main sleeps (in the fake's wait for this function, inside the two
+   synchronize calls), ends the process. Up to ~10 s for main to get there. */
+static void inflight_fn(void *arg)
+{
+    char path[64], buf[256];
+    (void)arg;
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)inflight_tid);
+    for (int i = 0; i < 10000; i++) {
+        FILE *f = fopen(path, "r");
+        size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        const char *rp;
+        if (f)
+            fclose(f);
+        buf[n] = '\0';
+        rp = strrchr(buf, ')');   /* "pid (comm) S ..." */
+        if (rp != NULL && rp[1] == ' ' && rp[2] == 'S')
+            break;
+        usleep(1000);
+    }
+    usleep(20000);   /* settled in the wait */
+    if (!strcmp(inflight_how, "abort"))
+        abort();
+    exit(0);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -190,6 +223,15 @@ int main(int argc, char **argv)
         for (;;)
             pause();
     }
+    if (!strcmp(mode, "inflight")) {
+        inflight_tid = (pid_t)syscall(SYS_gettid);
+        inflight_how = argc > 2 ? argv[2] : "exit";
+        work(1);
+        if (cuLaunchHostFunc(NULL, inflight_fn, NULL) != CUDA_SUCCESS)
+            return 1;
+        cudaStreamSynchronize(NULL);
+        return 3;   /* not reached: the host function ends the process */
+    }
 #ifdef E2E_HAVE_NVTX
     if (!strcmp(mode, "nvtx")) {
         nvtxRangeId_t id;
@@ -216,6 +258,6 @@ int main(int argc, char **argv)
         return 0;
     }
 #endif
-    fprintf(stderr, "usage: e2e_trace threads N | many N | structs | fork | sigterm | segv | segv_raise | abort | thread_exit | nvtx | runtime\n");
+    fprintf(stderr, "usage: e2e_trace threads N | many N | structs | fork | sigterm | segv | segv_raise | abort | thread_exit | inflight exit|abort | nvtx | runtime\n");
     return 2;
 }

@@ -191,6 +191,24 @@ thread_exit)
     [ "$rc" = 0 ] || fail "exited with $rc"
     check t.json "count('cuMemAlloc_v2') == 4" "len(set(e['tid'] for e in X)) == 2"
     ;;
+inflight_exit|inflight_abort)
+    # exit() and abort() while main is inside cudaStreamSynchronize and the cuStreamSynchronize in it (fast-path
+    # calls: one record at exit, none yet): both written as unfinished from the thread's open-call stack,
+    # innermost first, nested, their arguments marked unrecorded
+    how=${case_#inflight_}
+    run "file=$dir/t.json" "$prog" inflight "$how"
+    if [ "$how" = exit ]; then
+        [ "$rc" = 0 ] || fail "exited with $rc"
+    else
+        [ "$rc" != 0 ] && [ "$rc" != 3 ] || fail "expected a death by SIGABRT, got exit status $rc"
+    fi
+    check t.json "count('cuMemAlloc_v2') == 1" \
+        "[e['name'] for e in ev if e.get('cat') == 'cuda_api_unfinished'] == ['cuStreamSynchronize', 'cudaStreamSynchronize']" \
+        "[(e['args']['depth'], e['args'].get('args_unrecorded'), e['args'].get('unfinished')) for e in ev if e.get('cat') == 'cuda_api_unfinished'] == [(1, True, True), (0, True, True)]" \
+        "[e for e in ev if e['name'] == 'cuStreamSynchronize'][0]['args']['parent'] == [e for e in ev if e['name'] == 'cudaStreamSynchronize'][0]['args']['seq']" \
+        "[round((e['ts'] + e['dur']) * 1000) for e in ev if e['name'] == 'cudaStreamSynchronize'][0] >= [round(e['ts'] * 1000) for e in ev if e['name'] == 'cuStreamSynchronize'][0]" \
+        "not any(e['name'].endswith('StreamSynchronize') for e in X)"
+    ;;
 nvtx)
     NVTX_INJECTION64_PATH=$plugin run "file=$dir/t.json" "$prog" nvtx
     [ "$rc" = 0 ] || fail "exited with $rc"

@@ -63,6 +63,18 @@ target_link_libraries(trace_fast_test PRIVATE PkgConfig::CMOCKA)
 target_compile_options(trace_fast_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME trace_fast COMMAND trace_fast_test)
 
+# trace: CALL records (one per fast-path call) through the real writer against the ENTER/EXIT pairs they
+# replace, the open-call stack and the unfinished calls written from it.
+find_package(ZLIB REQUIRED)
+add_executable(trace_call_test trace_call_test.c "${_tr_dir}/tr_plan.c" "${_tr_dir}/tr_writer.c"
+  "${_tr_dir}/tr_wevents.c" "${_tr_dir}/tr_render.c" "${_tr_dir}/tr_stats.c" "${_tr_dir}/tr_link.c"
+  "${_tr_dir}/tr_buf.c")
+target_include_directories(trace_call_test PRIVATE "${_tr_dir}" "${PROJECT_SOURCE_DIR}/sdk/include")
+target_link_libraries(trace_call_test PRIVATE PkgConfig::CMOCKA ZLIB::ZLIB Threads::Threads m)
+target_compile_options(trace_call_test PRIVATE ${CUSHIM_WARN_FLAGS})
+add_test(NAME trace_call COMMAND trace_call_test)
+set_tests_properties(trace_call PROPERTIES LABELS concurrency)
+
 # trace: a runtime call's CUPTI record linked to the traced call inside it (tr_link.c).
 add_executable(trace_link_test trace_link_test.c "${_tr_dir}/tr_link.c")
 target_include_directories(trace_link_test PRIVATE "${_tr_dir}")

@@ -6,7 +6,8 @@
  * blob's word with the flags naming the parameter and size; the params copy
  * equals memcpy plus zero padding for every size; the in-place ENTER/EXIT
  * headers equal the zeroed struct filled field by field;
- * a plan's fast-path flags follow its captures; and the chunk and thread
+ * a plan's fast-path flags follow its captures (and which APIs get one CALL
+ * record per call: trace_call tests those records); and the chunk and thread
  * buffer layouts keep the producer's and the writer's fields on separate
  * cache lines.
  */
@@ -235,6 +236,8 @@ static void plan_flags(void **state)
     assert_true(pl->caps[0].scalar);
     assert_true(pl->out_inline);
     assert_int_equal(pl->caps[0].inl, TR_F_INLINE_OF(0, 3));
+    assert_true(pl->call);   /* one CALL record at exit: header, params, the word, room for a long exit time */
+    assert_int_equal(pl->call_max, sizeof(tr_call) + 16 + 8 + 8);
     free(pl);
 
     /* the one scalar output of a parameter past 255: no inline form, so the general exit with its blob */
@@ -246,6 +249,7 @@ static void plan_flags(void **state)
     assert_int_equal(pl->caps[0].inl, 0);
     assert_false(pl->out_inline);
     assert_false(pl->post_fast);
+    assert_false(pl->call);
     free(pl);
 
     /* two scalar outputs: the general exit (its loop), still without array capture */
@@ -271,6 +275,7 @@ static void plan_flags(void **state)
     tr_plan_fast(pl, &info, 1);
     assert_false(pl->pre_fast);
     assert_true(pl->post_fast);
+    assert_false(pl->call);   /* an input capture: the ENTER and EXIT records */
     free(pl);
 
     /* a launch asks its kernel's name at entry when kernel names are on; a correlation id turns both off */
@@ -278,12 +283,16 @@ static void plan_flags(void **state)
     pl->launch = TR_LAUNCH_FUNC;
     tr_plan_fast(pl, &info, 1);
     assert_false(pl->pre_fast);
+    assert_false(pl->call);
     tr_plan_fast(pl, &info, 0);
     assert_true(pl->pre_fast);
+    assert_true(pl->call);
+    assert_int_equal(pl->call_max, sizeof(tr_call) + 16 + 8);   /* no output: no word */
     pl->corr = 1;
     tr_plan_fast(pl, &info, 0);
     assert_false(pl->pre_fast);
     assert_false(pl->post_fast);
+    assert_false(pl->call);
     free(pl);
 
     /* a return value other than 4 bytes, and a status that is no CUDA result */

@@ -1,0 +1,572 @@
+/*
+ * trace_call_test.c - the trace plugin's CALL records (one record per fast-path
+ * call, written at exit) against the ENTER/EXIT pairs they replace, through the
+ * real writer (tr_writer.c) into real files: the same calls recorded both ways
+ * render the same traceEvents bytes (success with an inline output, failure, a
+ * NULL output pointer, a skipped call, a call over 4.29 s, a call without
+ * parameters nested in a runtime call, a fast call inside a two-record call, a
+ * two-record call left open inside a fast call); the per-thread open-call stack
+ * (tr_plan.h) past its 16 entries, popped in order and out of order; and the
+ * calls still on it when the file is finished, written as unfinished (innermost
+ * first, merged with the writer's stack of ENTER records, those past 16 counted
+ * in otherData), with entries that do not look whole skipped, also while
+ * their thread pushes and pops (concurrency: TSan).
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tr_plan.h"
+#include "tr_writer_int.h"
+
+/* tr_plan.c's other functions read the host; these tests call only tr_plan_fast and tr_open_find. */
+const cushim_host *tr_host;
+tr_state *tr_st;
+
+/* ---- hand-made APIs ---- */
+
+typedef struct get_params { uint64_t *out; int32_t flags; int32_t pad_; } get_params;
+typedef struct dev_params { int32_t dev; } dev_params;
+
+#define P(st, name, type, kind, dir, esz, pointee) \
+    {#name, type, type, kind, dir, offsetof(st, name), sizeof(((st *)0)->name), -1, esz, 0, pointee, 0, 0, NULL, NULL}
+static const cushim_param_info get_pi[] = {
+    P(get_params, out, "CUdeviceptr *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, 8, CUSHIM_KIND_DEVPTR),
+    P(get_params, flags, "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, 0, 0),
+};
+static const cushim_param_info dev_pi[] = {
+    P(dev_params, dev, "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, 0, 0),
+};
+#define API_GET 5
+#define API_NONE 6
+#define API_DEV 7
+static const cushim_api_info apis[] = {
+    {.id = API_GET, .name = "cuGetThing", .base_name = "cuGetThing", .library = CUSHIM_LIB_DRIVER,
+     .ret_kind = CUSHIM_RET_CURESULT, .params_size = sizeof(get_params), .ret_size = 4, .nparams = 2,
+     .params = get_pi},
+    {.id = API_NONE, .name = "cuNoArgs", .base_name = "cuNoArgs", .library = CUSHIM_LIB_DRIVER,
+     .ret_kind = CUSHIM_RET_CURESULT, .params_size = 0, .ret_size = 4, .nparams = 0, .params = NULL},
+    {.id = API_DEV, .name = "cudaSetThing", .base_name = "cudaSetThing", .library = CUSHIM_LIB_RUNTIME,
+     .ret_kind = CUSHIM_RET_CUDAERROR, .params_size = sizeof(dev_params), .ret_size = 4, .nparams = 1,
+     .params = dev_pi},
+};
+
+static const cushim_api_info *t_api(uint32_t id)
+{
+    for (unsigned i = 0; i < sizeof apis / sizeof apis[0]; i++)
+        if (apis[i].id == id)
+            return &apis[i];
+    return NULL;
+}
+static const cushim_param_info *t_param(const cushim_api_info *a, uint32_t i)
+{
+    return i < a->nparams ? &a->params[i] : NULL;
+}
+static const char *t_result(uint32_t kind, int32_t code)
+{
+    (void)kind;
+    return code == 0 ? "SUCCESS" : code == 1 ? "ERROR_INVALID_VALUE" : NULL;
+}
+
+/* The plans trace.c would make: cuGetThing's one output a scalar capture (inline). */
+static tr_plan *plan_of(uint32_t id)
+{
+    const cushim_api_info *info = t_api(id);
+    tr_plan *pl = calloc(1, sizeof *pl + sizeof(tr_cap));
+    assert_non_null(pl);
+    if (id == API_GET) {
+        tr_cap *c = &pl->caps[0];
+        c->param = 0;
+        c->mode = TR_CAP_ARRAY;
+        c->count_param = -1;
+        c->off = offsetof(get_params, out);
+        c->size = sizeof(void *);
+        c->elem_size = 8;
+        pl->nout = 1;
+    }
+    tr_plan_fast(pl, info, 0);
+    assert_true(pl->call);
+    return pl;
+}
+
+/* ---- recording, both ways ---- */
+
+typedef struct rig {
+    tr_bufs bufs;
+    tr_tbuf *tb;
+    tr_plan *plans[8];
+    int calls;   /* 1: fast calls as CALL records, 0: as ENTER/EXIT pairs (the plugin before) */
+} rig;
+
+static void rig_init(rig *r, int calls)
+{
+    memset(r, 0, sizeof *r);
+    tr_bufs_init(&r->bufs, 64 * 1024, 1u << 24);
+    r->tb = tr_buf_attach(&r->bufs, 4242);
+    assert_non_null(r->tb);
+    atomic_store(&r->tb->nopen, 0);
+    r->plans[API_GET] = plan_of(API_GET);
+    r->plans[API_NONE] = plan_of(API_NONE);
+    r->plans[API_DEV] = plan_of(API_DEV);
+    r->calls = calls;
+}
+
+static void rig_free(rig *r)
+{
+    for (unsigned i = 0; i < 8; i++)
+        free(r->plans[i]);
+    tr_bufs_destroy(&r->bufs);
+}
+
+/* An ENTER as trace.c's fast pre hook writes it (also the two-record calls' here). */
+static void put_enter(rig *r, const cushim_call *c)
+{
+    const tr_plan *pl = r->plans[c->api_id];
+    unsigned char *p = tr_buf_reserve(&r->bufs, r->tb, pl->enter_len, (r->tb->open + 1) * TR_EXIT_MIN);
+    assert_non_null(p);
+    tr_put_enter(p, c, pl->enter_len, c->t_enter_ns, 0);
+    tr_copy_params(p + sizeof(tr_rec), c->params, pl->params_size);
+    tr_buf_commit(r->tb, pl->enter_len);
+    r->tb->open++;
+}
+
+/* An EXIT as trace.c's fast post hook writes it. */
+static void put_exit(rig *r, const cushim_call *c, uint64_t t)
+{
+    const tr_plan *pl = r->plans[c->api_id];
+    unsigned char *p, *o;
+    uint16_t flags = (c->flags & CUSHIM_CALL_SKIPPED) ? TR_F_SKIPPED : 0;
+    uint64_t aux = tr_scalar_word(c->retval, 4);
+    r->tb->open--;
+    p = tr_buf_reserve(&r->bufs, r->tb, pl->exit_max, r->tb->open * TR_EXIT_MIN);
+    assert_non_null(p);
+    o = p + sizeof(tr_exit);
+    if (cushim_call_result(c) == 0 && pl->nout != 0)
+        o = tr_cap_inline(&pl->caps[pl->nin], c->params, o, &flags);
+    tr_put_exit(p, c, (uint32_t)(o - p), flags, t, aux);
+    tr_buf_commit(r->tb, (uint32_t)(o - p));
+}
+
+static void call_pre(rig *r, const cushim_call *c)
+{
+    if (r->calls)
+        tr_open_push(r->tb, c, c->t_enter_ns);
+    else
+        put_enter(r, c);
+}
+
+/* The CALL record as trace.c's tr_post_call writes it. */
+static void call_post(rig *r, const cushim_call *c, uint64_t t)
+{
+    const tr_plan *pl = r->plans[c->api_id];
+    uint64_t t0 = 0;
+    unsigned char *p;
+    if (!r->calls) {
+        put_exit(r, c, t);
+        return;
+    }
+    assert_true(tr_open_pop(r->tb, c, t, &t0));
+    assert_int_equal(t0, c->t_enter_ns);
+    p = tr_buf_reserve(&r->bufs, r->tb, pl->call_max, r->tb->open * TR_EXIT_MIN);
+    assert_non_null(p);
+    tr_buf_commit(r->tb, tr_call_write(p, pl, c, t0, t));
+}
+
+typedef struct frame {
+    cushim_call c;
+    union { get_params g; dev_params d; } p;
+    int32_t ret;
+} frame;
+
+static void frame_init(frame *f, uint32_t api, uint64_t seq, uint64_t t0, const frame *parent)
+{
+    memset(f, 0, sizeof *f);
+    f->c.api_id = api;
+    f->c.info = t_api(api);
+    f->c.params = &f->p;
+    f->c.retval = &f->ret;
+    f->c.seq = seq;
+    f->c.t_enter_ns = t0;
+    f->c.parent = parent ? &parent->c : NULL;
+    f->c.depth = parent ? parent->c.depth + 1 : 0;
+}
+
+static char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    char *b;
+    long len;
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    b = calloc(1, (size_t)len + 1);
+    assert_non_null(b);
+    assert_int_equal(fread(b, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    *n = (size_t)len;
+    return b;
+}
+
+/* Drains the rig's buffer into a file through the writer and finishes it; returns the file's text. */
+static char *write_file(rig *r, const char *tag)
+{
+    tr_writer w;
+    char path[256];
+    size_t n;
+    char *text;
+    memset(&w, 0, sizeof w);
+    snprintf(path, sizeof path, "%s/trace_call_test.%d.%s.json", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             (int)getpid(), tag);
+    w.bufs = &r->bufs;
+    w.meta.api_param = t_param;
+    w.meta.result_name = t_result;
+    w.meta.sizeof_param_info = sizeof(cushim_param_info);
+    w.api_by_id = t_api;
+    w.flow_categories = CUSHIM_CAT_LAUNCH | CUSHIM_CAT_COPY | CUSHIM_CAT_SET;
+    w.pid = 77;
+    w.fd = -1;
+    w.path = path;
+    assert_int_equal(tw_open(&w), 0);
+    tw_drain_all(&w);
+    tw_finish(&w);
+    tw_free(&w);
+    text = slurp(path, &n);
+    unlink(path);
+    return text;
+}
+
+/* The same calls, recorded one way or the other. */
+static void workload(rig *r)
+{
+    static uint64_t thing = 0xabcdef12345ull;
+    frame a, b, c;
+    /* success: the output inline */
+    frame_init(&a, API_GET, 1, 1000, NULL);
+    a.p.g.out = &thing;
+    a.p.g.flags = 3;
+    call_pre(r, &a.c);
+    call_post(r, &a.c, 1500);
+    /* failure: the output not written */
+    frame_init(&a, API_GET, 2, 2000, NULL);
+    a.p.g.out = &thing;
+    a.ret = 1;
+    call_pre(r, &a.c);
+    call_post(r, &a.c, 2250);
+    /* a NULL output pointer; an unknown result code */
+    frame_init(&a, API_GET, 3, 3000, NULL);
+    a.ret = 999;
+    call_pre(r, &a.c);
+    call_post(r, &a.c, 3001);
+    /* skipped by another plugin's pre hook */
+    frame_init(&a, API_GET, 4, 4000, NULL);
+    a.p.g.out = &thing;
+    a.c.flags = CUSHIM_CALL_SKIPPED;
+    call_pre(r, &a.c);
+    call_post(r, &a.c, 4100);
+    /* over 2^32 ns */
+    frame_init(&a, API_GET, 5, 5000000000ull, NULL);
+    a.p.g.out = &thing;
+    call_pre(r, &a.c);
+    call_post(r, &a.c, 5000000000ull + 7000000000ull);
+    /* a runtime call and a call without parameters inside it */
+    frame_init(&a, API_DEV, 10, 10000, NULL);
+    a.p.d.dev = 2;
+    frame_init(&b, API_NONE, 11, 10100, &a);
+    call_pre(r, &a.c);
+    call_pre(r, &b.c);
+    call_post(r, &b.c, 10200);
+    call_post(r, &a.c, 10300);
+    /* a fast call inside a two-record call (an ENTER/EXIT pair either way) */
+    frame_init(&a, API_GET, 20, 20000, NULL);
+    a.p.g.out = &thing;
+    frame_init(&b, API_DEV, 21, 20100, &a);
+    put_enter(r, &a.c);
+    call_pre(r, &b.c);
+    call_post(r, &b.c, 20200);
+    put_exit(r, &a.c, 20300);
+    /* a two-record call whose exit never came, inside a fast call: closed as unfinished by the fast call's end */
+    frame_init(&a, API_DEV, 30, 30000, NULL);
+    frame_init(&c, API_GET, 31, 30100, &a);
+    call_pre(r, &a.c);
+    put_enter(r, &c.c);
+    r->tb->open--;   /* its exit is lost */
+    call_post(r, &a.c, 30500);
+}
+
+static void call_renders_as_pair(void **state)
+{
+    rig pair, call;
+    char *a, *b, *ea, *eb;
+    (void)state;
+    rig_init(&pair, 0);
+    rig_init(&call, 1);
+    workload(&pair);
+    workload(&call);
+    a = write_file(&pair, "pair");
+    b = write_file(&call, "call");
+    ea = strstr(a, "\n],\"displayTimeUnit\"");
+    eb = strstr(b, "\n],\"displayTimeUnit\"");
+    assert_non_null(ea);
+    assert_non_null(eb);
+    *ea = *eb = '\0';
+    /* what the workload is meant to cover is there (so that equal outputs are not equally empty) */
+    assert_non_null(strstr(a, "\"out\":\"0xabcdef12345\""));
+    assert_non_null(strstr(a, "(not written: the call failed)"));
+    assert_non_null(strstr(a, "\"result\":999"));
+    assert_non_null(strstr(a, "\"skipped\":true"));
+    assert_non_null(strstr(a, "\"dur\":7000000.000"));
+    assert_non_null(strstr(a, "\"cat\":\"cuda_runtime\",\"name\":\"cudaSetThing\""));
+    assert_non_null(strstr(a, "\"name\":\"cuNoArgs\""));
+    assert_non_null(strstr(a, "\"parent\":10,"));
+    assert_non_null(strstr(a, "\"cat\":\"cuda_api_unfinished\",\"name\":\"cuGetThing\""));
+    assert_string_equal(a, b);
+    /* and fewer record bytes */
+    {
+        unsigned long long ra = 0, rb = 0;
+        const char *pa = strstr(ea + 1, "\"record_bytes\":"), *pb = strstr(eb + 1, "\"record_bytes\":");
+        assert_non_null(pa);
+        assert_non_null(pb);
+        assert_int_equal(sscanf(pa, "\"record_bytes\":%llu", &ra), 1);
+        assert_int_equal(sscanf(pb, "\"record_bytes\":%llu", &rb), 1);
+        assert_true(rb < ra);
+    }
+    free(a);
+    free(b);
+    rig_free(&pair);
+    rig_free(&call);
+}
+
+/* A cuCtxGetCurrent-like call (8-byte params, one 8-byte output) is one 64-byte record. */
+static void call_record_bytes(void **state)
+{
+    static uint64_t thing = 7;
+    rig r;
+    frame a;
+    unsigned char *p;
+    uint32_t len;
+    tr_call h;
+    (void)state;
+    rig_init(&r, 1);
+    frame_init(&a, API_GET, 1, 1000, NULL);
+    a.p.g.out = &thing;
+    p = tr_buf_reserve(&r.bufs, r.tb, r.plans[API_GET]->call_max, 0);
+    assert_non_null(p);
+    len = tr_call_write(p, r.plans[API_GET], &a.c, 1000, 1234);
+    assert_int_equal(len, sizeof(tr_call) + sizeof(get_params) + 8);
+    memcpy(&h, p, sizeof h);
+    assert_int_equal(h.type, TR_REC_CALL);
+    assert_int_equal(h.dur, 234);
+    assert_int_equal(h.flags, r.plans[API_GET]->caps[0].inl);
+    /* 16 bytes of params here; cuCtxGetCurrent's are 8: 48 + 8 + 8 */
+    assert_int_equal(sizeof(tr_call) + 8 + 8, 64);
+    rig_free(&r);
+}
+
+/* Past TR_OPEN_MAX the calls are only counted; popped in order, every entry's call comes back; a pop lower
+   down drops the entries above; a pop on an empty stack writes nothing. */
+static void open_stack_overflow(void **state)
+{
+    rig r;
+    frame f[24];
+    uint64_t t0 = 0;
+    (void)state;
+    rig_init(&r, 1);
+    for (int i = 0; i < 24; i++) {
+        frame_init(&f[i], API_GET, 100 + (uint64_t)i, 1000 + (uint64_t)i, i ? &f[i - 1] : NULL);
+        tr_open_push(r.tb, &f[i].c, f[i].c.t_enter_ns);
+        assert_int_equal(atomic_load(&r.tb->nopen), (uint32_t)i + 1);
+    }
+    for (int i = 0; i < TR_OPEN_MAX; i++) {
+        assert_int_equal(atomic_load(&r.tb->opens[i].seq), 100 + (uint64_t)i);
+        assert_int_equal(atomic_load(&r.tb->opens[i].id_depth), API_GET | (uint64_t)i << 32);
+    }
+    for (int i = 23; i >= 0; i--) {
+        t0 = 0;
+        f[i].c.t_enter_ns = i == 3 ? 0 : f[i].c.t_enter_ns;   /* no frame time: the stack's */
+        assert_true(tr_open_pop(r.tb, &f[i].c, 99999, &t0));
+        assert_int_equal(t0, 1000 + (uint64_t)i);
+        assert_int_equal(atomic_load(&r.tb->nopen), (uint32_t)i);
+        if (i < TR_OPEN_MAX)   /* the entries below untouched */
+            for (int k = 0; k < i; k++)
+                assert_int_equal(atomic_load(&r.tb->opens[k].seq), 100 + (uint64_t)k);
+    }
+    assert_false(tr_open_pop(r.tb, &f[0].c, 99999, &t0));   /* nothing open: not written */
+    /* out of order: the second call's post comes while two calls above it are still on the stack */
+    for (int i = 0; i < 4; i++)
+        tr_open_push(r.tb, &f[i].c, 1000 + (uint64_t)i);
+    assert_true(tr_open_pop(r.tb, &f[1].c, 99999, &t0));
+    assert_int_equal(atomic_load(&r.tb->nopen), 1);
+    assert_true(tr_open_pop(r.tb, &f[0].c, 99999, &t0));
+    assert_int_equal(atomic_load(&r.tb->nopen), 0);
+    rig_free(&r);
+}
+
+static int count_of(const char *s, const char *what)
+{
+    int n = 0;
+    for (const char *p = strstr(s, what); p != NULL; p = strstr(p + 1, what))
+        n++;
+    return n;
+}
+
+/* Calls in flight when the file is finished: the open stack's (innermost first, without args), merged with a
+   two-record call's ENTER on the writer's stack by seq; those past 16 counted in otherData. */
+static void unfinished_from_open_stack(void **state)
+{
+    rig r;
+    frame f[22];
+    char *text;
+    const char *p;
+    uint64_t seqs[32];
+    int n = 0;
+    (void)state;
+    rig_init(&r, 1);
+    frame_init(&f[0], API_GET, 100, 5000, NULL);
+    tr_open_push(r.tb, &f[0].c, 5000);
+    frame_init(&f[1], API_GET, 101, 5100, &f[0]);   /* a two-record call */
+    f[1].p.g.flags = 9;
+    put_enter(&r, &f[1].c);
+    for (int i = 2; i < 22; i++) {   /* 20 more fast calls: 15 fit the stack, 5 are only counted */
+        frame_init(&f[i], i % 2 ? API_NONE : API_GET, 100 + (uint64_t)i, 5000 + 100 * (uint64_t)i, &f[i - 1]);
+        tr_open_push(r.tb, &f[i].c, f[i].c.t_enter_ns);
+    }
+    assert_int_equal(atomic_load(&r.tb->nopen), 21);
+    text = write_file(&r, "open");
+    for (p = strstr(text, "cuda_api_unfinished"); p != NULL; p = strstr(p + 1, "cuda_api_unfinished")) {
+        unsigned long long s = 0;
+        const char *q = strstr(p, "\"seq\":");
+        assert_non_null(q);
+        assert_int_equal(sscanf(q, "\"seq\":%llu", &s), 1);
+        assert_true(n < 32);
+        seqs[n++] = s;
+    }
+    assert_int_equal(n, 17);
+    for (int i = 0; i < 15; i++)
+        assert_int_equal(seqs[i], 116 - (uint64_t)i);
+    assert_int_equal(seqs[15], 101);
+    assert_int_equal(seqs[16], 100);
+    /* the fast calls with parameters say their args are unrecorded; the ENTER's call has them */
+    assert_int_equal(count_of(text, "\"args_unrecorded\":true"), 9);   /* seq 100, 102, 104, ..., 116 */
+    assert_non_null(strstr(text, "\"seq\":101,\"depth\":1,\"parent\":100,\"out\":null,\"flags\":9,\"unfinished\":true"));
+    assert_non_null(strstr(text, "\"seq\":100,\"depth\":0,\"args_unrecorded\":true,\"unfinished\":true}}"));
+    assert_non_null(strstr(text, "\"name\":\"cuNoArgs\",\"pid\":77,\"tid\":4242,\"ts\":6.500,\"dur\":0.100,"
+                                 "\"args\":{\"seq\":115,\"depth\":15,\"parent\":114,\"unfinished\":true}}"));
+    assert_non_null(strstr(text, "\"unfinished_unwritten\":5"));
+    /* unfinished calls end at the latest time seen: the innermost written call's entry */
+    assert_non_null(strstr(text, "\"ts\":5.000,\"dur\":1.600,\"args\":{\"seq\":100,"));
+    assert_int_equal(count_of(text, "\"ph\":\"X\""), 17);
+    free(text);
+    rig_free(&r);
+}
+
+/* Entries that do not look whole (a thread caught mid-push, stale words) are skipped, never trusted. */
+static void open_read_validates(void **state)
+{
+    rig r;
+    tr_writer w;
+    tr_open_copy out[TR_OPEN_MAX];
+    uint64_t beyond = 0;
+    static const struct { uint64_t seq, t, id; } e[] = {
+        {5, 100, API_GET}, {6, 110, 999}, {7, 0, API_GET}, {0, 120, API_GET}, {4, 130, API_GET}, {9, 140, API_DEV},
+    };
+    (void)state;
+    rig_init(&r, 1);
+    memset(&w, 0, sizeof w);
+    w.api_by_id = t_api;
+    for (unsigned i = 0; i < sizeof e / sizeof e[0]; i++) {
+        atomic_store(&r.tb->opens[i].seq, e[i].seq);
+        atomic_store(&r.tb->opens[i].t, e[i].t);
+        atomic_store(&r.tb->opens[i].id_depth, e[i].id);
+    }
+    atomic_store(&r.tb->nopen, 6);
+    assert_int_equal(tw_open_read(&w, r.tb, out, &beyond), 2);   /* unknown api, no time, no seq, seq going back */
+    assert_int_equal(out[0].seq, 5);
+    assert_int_equal(out[1].seq, 9);
+    assert_int_equal(out[1].api_id, API_DEV);
+    assert_int_equal(beyond, 0);
+    atomic_store(&r.tb->nopen, 1000);   /* a count past the stack: only its 16 entries are read */
+    assert_int_equal(tw_open_read(&w, r.tb, out, &beyond), 2);
+    assert_int_equal(beyond, 1000 - TR_OPEN_MAX);
+    rig_free(&r);
+}
+
+/* The writer reading a running thread's stack (a flush at exit, a fatal signal) while it pushes and pops: no
+   crash, no data race (TSan: the stack's words are atomics), and only entries that look whole come back. */
+static atomic_int op_stop, op_done;
+
+static void *op_producer(void *arg)
+{
+    tr_tbuf *tb = arg;
+    frame f[24];
+    uint64_t seq = 1, t0;
+    for (int round = 0; !atomic_load(&op_stop) && round < 200000; round++) {
+        int depth = 1 + round % 21;
+        for (int i = 0; i < depth; i++) {
+            frame_init(&f[i], i % 2 ? API_NONE : API_GET, seq, seq * 10, i ? &f[i - 1] : NULL);
+            seq++;
+            tr_open_push(tb, &f[i].c, f[i].c.t_enter_ns);
+        }
+        for (int i = depth - 1; i >= 0; i--)
+            if (!tr_open_pop(tb, &f[i].c, 0, &t0)) {
+                atomic_store(&op_done, 1);
+                return (void *)1;
+            }
+    }
+    atomic_store(&op_done, 1);
+    return NULL;
+}
+
+static void open_read_while_running(void **state)
+{
+    rig r;
+    tr_writer w;
+    tr_open_copy out[TR_OPEN_MAX];
+    pthread_t th;
+    void *bad = NULL;
+    uint64_t beyond, seen = 0;
+    (void)state;
+    rig_init(&r, 1);
+    memset(&w, 0, sizeof w);
+    w.api_by_id = t_api;
+    atomic_store(&op_stop, 0);
+    atomic_store(&op_done, 0);
+    assert_int_equal(pthread_create(&th, NULL, op_producer, r.tb), 0);
+    while (seen < 200000 && !atomic_load(&op_done)) {   /* until enough entries were read, or the producer ended */
+        uint32_t n = tw_open_read(&w, r.tb, out, &beyond);
+        assert_true(n <= TR_OPEN_MAX);
+        for (uint32_t i = 0; i < n; i++) {
+            assert_true(out[i].api_id == API_GET || out[i].api_id == API_NONE);
+            assert_true(out[i].seq != 0 && out[i].t != 0);
+            assert_true(out[i].depth < 21);
+            if (i > 0)
+                assert_true(out[i].seq > out[i - 1].seq);
+        }
+        seen += n;
+    }
+    atomic_store(&op_stop, 1);
+    assert_int_equal(pthread_join(th, &bad), 0);
+    assert_null(bad);   /* every pop found its call */
+    assert_int_equal(atomic_load(&r.tb->nopen), 0);
+    assert_true(seen > 0);
+    rig_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(call_renders_as_pair),     cmocka_unit_test(call_record_bytes),
+        cmocka_unit_test(open_stack_overflow),      cmocka_unit_test(unfinished_from_open_stack),
+        cmocka_unit_test(open_read_validates),      cmocka_unit_test(open_read_while_running),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
