@@ -15,6 +15,11 @@
  * the calling thread's minor page faults per million calls over all runs (getrusage RUSAGE_THREAD: a
  * recorder writing into memory no one touched before pays them there) and voluntary context switches
  * per million calls (the thread blocked: a lock, the kernel's memory locks).
+ *
+ * BENCH_COLD_KB=N: before each call, write one byte in each 64-byte line of an N KiB buffer (an application's
+ * work between its CUDA calls, evicting the shim's and the plugins' lines from the near caches), and time
+ * each call alone with the TSC (lfence; rdtsc around it). Prints median_cold_ns_per_call: the median over
+ * 'runs' of the mean TSC time of one call, converted with the TSC rate measured against CLOCK_MONOTONIC.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -57,6 +62,23 @@ static double thread_cpu_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static inline uint64_t tsc(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("lfence; rdtsc; lfence" : "=a"(lo), "=d"(hi)::"memory");
+    return ((uint64_t)hi << 32) | lo;
+}
+
+/* TSC ticks per ns, against CLOCK_MONOTONIC over ~50 ms. */
+static double tsc_per_ns(void)
+{
+    double t0 = now_ns();
+    uint64_t c0 = tsc();
+    while (now_ns() - t0 < 50e6)
+        ;
+    return (double)(tsc() - c0) / (now_ns() - t0);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -119,6 +141,32 @@ int main(int argc, char **argv)
         cpu[r] = (thread_cpu_ns() - c) / (double)(iters > 0 ? iters : 1);
     }
     getrusage(RUSAGE_THREAD, &ru1);
+    {
+        const char *ck = getenv("BENCH_COLD_KB");
+        long kb = ck ? atol(ck) : 0;
+        if (kb > 0 && runs > 0) {
+            size_t n = (size_t)kb * 1024;
+            volatile unsigned char *buf = calloc(n, 1);
+            double *cold = calloc((size_t)runs, sizeof *cold), rate = tsc_per_ns();
+            if (buf == NULL || cold == NULL)
+                return 1;
+            for (long r = 0; r < runs; r++) {
+                uint64_t acc = 0;
+                for (long i = 0; i < iters; i++) {
+                    for (size_t k = 0; k < n; k += 64)
+                        buf[k]++;
+                    uint64_t c0 = tsc();
+                    f(&v);
+                    acc += tsc() - c0;
+                }
+                cold[r] = (double)acc / rate / (double)(iters > 0 ? iters : 1);
+            }
+            qsort(cold, (size_t)runs, sizeof *cold, cmp_double);
+            printf("cold_kb\t%ld\nmedian_cold_ns_per_call\t%.3f\n", kb, cold[runs / 2]);
+            free((void *)buf);
+            free(cold);
+        }
+    }
     qsort(per, (size_t)runs, sizeof *per, cmp_double);
     qsort(cpu, (size_t)runs, sizeof *cpu, cmp_double);
     printf("first_call_ns\t%.0f\n", first);

@@ -481,12 +481,12 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-void tw_drain_all(tr_writer *w)
+static void tw_drain(tr_writer *w, int exited_only)
 {
     uint64_t t0 = mono_ns(), seen = w->rec_bytes;
     for (tr_tbuf *tb = atomic_load_explicit(&w->bufs->head, memory_order_acquire); tb != NULL; tb = tb->next_tb) {
         int s = atomic_load_explicit(&tb->state, memory_order_acquire);
-        if (s != TR_TB_ACTIVE && s != TR_TB_EXITED)
+        if (s != TR_TB_EXITED && (s != TR_TB_ACTIVE || exited_only))
             continue;
         tr_buf_drain(w->bufs, tb, on_record, w);
         if (s == TR_TB_EXITED) {
@@ -502,6 +502,16 @@ void tw_drain_all(tr_writer *w)
     }
     if (w->rec_bytes != seen)   /* idle passes are not work */
         w->busy_ns += mono_ns() - t0;
+}
+
+void tw_drain_all(tr_writer *w)
+{
+    tw_drain(w, 0);
+}
+
+void tw_drain_exited(tr_writer *w)
+{
+    tw_drain(w, 1);
 }
 
 /* ---- the end of the file and the summary ---- */
@@ -570,7 +580,7 @@ static void write_summary(tr_writer *w)
 
 static void finish_locked(tr_writer *w)
 {
-    uint64_t t0;
+    uint64_t t0, before_end = w->events;
     atomic_store(&w->bufs->pool_closed, 1);   /* the last drain: no chunk pre-faulted for nobody */
     tw_drain_all(w);
     for (uint32_t i = 0; i < w->link.npend; i++) {   /* runtime records that came before their calls */
@@ -601,6 +611,8 @@ static void finish_locked(tr_writer *w)
         tr_sb_printf(&w->sb, ",\"unfinished_unwritten\":%llu", (unsigned long long)w->open_beyond);
     tr_sb_printf(&w->sb, ",\"record_bytes\":%llu,\"writer_busy_ns\":%llu", (unsigned long long)w->rec_bytes,
                  (unsigned long long)(w->busy_ns + mono_ns() - t0));
+    tr_sb_printf(&w->sb, ",\"render\":\"%s\",\"events_before_end\":%llu", w->defer ? "exit" : "background",
+                 (unsigned long long)before_end);
     if (w->gpu_corr != NULL)
         tr_sb_printf(&w->sb, ",\"gpu_correlation\":\"%s\"", w->gpu_corr);
     if (w->note[0]) {
@@ -672,12 +684,17 @@ static void *tw_main(void *arg)
             pthread_mutex_unlock(&tw_pass_lock);
             return NULL;
         }
-        tw_drain_all(w);
+        /* render=exit: the program's threads run without the writer rendering beside them (it would share
+           their cores, or their cores' siblings) until the end, or until half the buffer limit is in use */
+        if (!w->defer || atomic_load_explicit(&w->bufs->used, memory_order_relaxed) > w->bufs->limit / 2)
+            tw_drain_all(w);
+        else
+            tw_drain_exited(w);
         /* chunks for the recording threads, pre-faulted here rather than on them (tr_buf.c, the pool);
            tr_buf_drain also refills between chunks while a long pass drains */
         tr_bufs_refill(w->bufs);
         pthread_mutex_unlock(&tw_pass_lock);
-        if (w->rec_bytes != before)
+        if (w->rec_bytes != before || w->defer)   /* deferred: keep refilling the pool at the same pace */
             idle_ms = 1;
         else if (idle_ms < 20)
             idle_ms *= 2;

@@ -35,6 +35,8 @@ typedef struct tr_writer {
     char *path;                      /* output file                                                    */
     char *summary_path;              /* NULL: stderr                                                   */
     int summary;                     /* print the table at the end                                     */
+    int defer;                       /* render=exit: while the program runs, draining waits for the end
+                                        (or for half of the buffer limit in use)                         */
     int pid;
     _Atomic uint64_t gpu_dropped;    /* GPU activity records CUPTI dropped                              */
     char note[256];                  /* a line for the file's metadata (e.g. why GPU tracing is off)     */
@@ -77,6 +79,8 @@ void tw_finish(tr_writer *w);
 int tw_finish_async(tr_writer *w, unsigned ms);
 /* One pass over every thread's buffer (the writer thread, or when it is stopped). */
 void tw_drain_all(tr_writer *w);
+/* The same for the buffers of threads that ended only (render=exit: their buffers are reused). */
+void tw_drain_exited(tr_writer *w);
 /* Child of fork: forget the parent's file and state (single-threaded). */
 void tw_fork_child(tr_writer *w, tr_tbuf *keep);
 /* Frees what the writer holds (after tw_finish). */

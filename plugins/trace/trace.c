@@ -545,6 +545,13 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
     st->w.api_by_id = host->api_by_id;
     st->w.flow_categories = CUSHIM_CAT_LAUNCH | CUSHIM_CAT_COPY | CUSHIM_CAT_SET;
     st->w.summary = host->opt_bool(self, "summary");
+    {
+        const char *rd = host->opt_string(self, "render");
+        if (rd != NULL && strcmp(rd, "exit") == 0)
+            st->w.defer = 1;
+        else if (rd != NULL && rd[0] != '\0' && strcmp(rd, "background") != 0)
+            host->log(self, CUSHIM_LOG_WARN, "render=%s: not 'background' or 'exit'; rendering in the background", rd);
+    }
     st->w.pid = (int)getpid();
     st->w.fd = -1;
     st->w.path = tr_path(file, st->w.pid, 0);
@@ -624,6 +631,9 @@ static const cushim_option tr_options[] = {
     {"filter", CUSHIM_OPT_STRING, "all", "the APIs recorded (a selector: names, base names, globs, cat:, lib:)"},
     {"buffer", CUSHIM_OPT_BYTES, "64MiB", "memory for records not yet written; beyond it events are dropped "
                                           "and counted"},
+    {"render", CUSHIM_OPT_STRING, "background", "when records become JSON: 'background' (a writer thread, while "
+                                                "the program runs) or 'exit' (at exit, fork or a fatal signal, or "
+                                                "once half of 'buffer' is in use: the least disturbance)"},
     {"summary", CUSHIM_OPT_BOOL, "true", "print the cuda_api_sum table at exit"},
     {"summary_file", CUSHIM_OPT_STRING, "", "append the table to this file instead of stderr"},
     {"kernel_names", CUSHIM_OPT_BOOL, "true", "name the kernel of each launch (the driver's cuFuncGetName)"},

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -158,6 +159,23 @@ int main(int argc, char **argv)
         CUcontext c;
         for (long i = 0; i < n; i++)
             cuCtxGetCurrent(&c);
+        return 0;
+    }
+    if (!strcmp(mode, "many_wait")) {   /* N calls, then up to 10 s until FILE holds MINBYTES (0: 100 ms) */
+        long n = argc > 2 ? atol(argv[2]) : 1000;
+        long min = argc > 4 ? atol(argv[4]) : 0;
+        CUcontext c;
+        struct stat sb;
+        for (long i = 0; i < n; i++)
+            cuCtxGetCurrent(&c);
+        for (int k = 0; k < (min > 0 ? 1000 : 10); k++) {
+            if (min > 0 && argc > 3 && stat(argv[3], &sb) == 0 && sb.st_size >= min) {
+                printf("grew\n");
+                return 0;
+            }
+            usleep(10000);
+        }
+        printf("still\n");
         return 0;
     }
     if (!strcmp(mode, "threads")) {

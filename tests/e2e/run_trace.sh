@@ -230,6 +230,23 @@ drops)
     n=$(awk -F'\t' '$2 ~ /^[0-9]+$/ { s += $2 } END { print s + 0 }' counts.tsv)
     check t2.json "len(X) + d['otherData']['dropped_events'] == $n" "d['otherData']['events'] == len(X)"
     ;;
+defer)
+    # render=exit: nothing is rendered while the program runs (it waits 100 ms after its calls: time a
+    # background writer would have used), everything at exit; the launcher's --trace-defer sets it
+    run "file=$dir/t.json,render=exit" "$prog" many_wait 20000
+    [ "$rc" = 0 ] || fail "exited with $rc"
+    check t.json "count('cuCtxGetCurrent') == 20000" "d['otherData']['render'] == 'exit'" \
+        "d['otherData']['events_before_end'] == 0" "d['otherData']['dropped_events'] == 0"
+    # past half of a small buffer the writer drains while the program runs: the file grows before exit
+    run "file=$dir/t2.json,render=exit,buffer=1MiB" "$prog" many_wait 100000 "$dir/t2.json" 200000
+    [ "$rc" = 0 ] || fail "exited with $rc"
+    grep -q '^grew$' out || fail "the file did not grow while the program ran with half the buffer in use"
+    n=$(awk -F'\t' '$2 ~ /^[0-9]+$/ { s += $2 } END { print s + 0 }' counts.tsv)
+    check t2.json "d['otherData']['events_before_end'] > 0" "len(X) + d['otherData']['dropped_events'] == $n"
+    # the default renders in the background
+    run "file=$dir/t3.json" "$prog" many 10
+    check t3.json "d['otherData']['render'] == 'background'"
+    ;;
 nocalls)
     # a process that makes no CUDA call (a shell between the launcher and the program) leaves no file
     env LD_PRELOAD="$preload" ASAN_OPTIONS=detect_leaks=0 CUSHIM_PLUGINS="$plugin:file=$dir/t.json" \
@@ -283,6 +300,12 @@ launcher)
     env LD_PRELOAD= "$launcher" run --fake --trace=t2.json.gz --trace-filter='cat:alloc' -- "$prog" threads 2 >out 2>err \
         || fail "cushim run --trace-filter failed"
     check t2.json.gz "sorted(set(e['name'] for e in X)) == ['cuMemAlloc_v2']"
+    env LD_PRELOAD= "$launcher" run --fake --trace=t3.json --trace-defer --trace-buffer=8MiB -- "$prog" many 100 \
+        >out 2>err || fail "cushim run --trace-defer failed"
+    check t3.json "d['otherData']['render'] == 'exit'" "count('cuCtxGetCurrent') == 100"
+    env LD_PRELOAD= "$launcher" run --fake --trace=t4.json --trace-buffer=4K -- "$prog" many 100 >out 2>err \
+        || fail "cushim run --trace-buffer=4K failed"
+    check t4.json "len(X) == 0" "d['otherData']['dropped_events'] >= 100"
     "$launcher" stats nosuch.json >/dev/null 2>&1 && fail "cushim stats of a missing file succeeded"
     printf '{"a":1}' > bad.json
     "$launcher" stats bad.json >/dev/null 2>&1 && fail "cushim stats of a file without traceEvents succeeded"

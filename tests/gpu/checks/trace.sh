@@ -227,13 +227,15 @@ check_trace_bench() {
 # --trace-toggle=USR2: ABBA blocks recording / paused; the paused blocks still pay the shim's hook dispatch,
 # which the 'hooks' configuration of tracebench and bench/gpu's shim+hooks measure). TRACE_AB_RUNS (3)
 # processes of TRACE_AB_BLOCKS (24) blocks of TRACE_AB_STEPS (50) steps; reported, never asserted.
+# TRACE_AB_ARGS: more launcher options (e.g. "--trace-defer --trace-buffer=2GiB").
 check_trace_ab() {
     local L=$ROOT/tools/cushim B=$HERE/trace/trace_gpu.py d=$WORK/traceab r v all=""
     local -a env_l=(CUSHIM_BUILD_DIR="$BUILD_DIR")
     if [ ! -f "$BUILD_DIR/plugins/trace.so" ]; then result "traceab" FAIL "no $BUILD_DIR/plugins/trace.so"; return; fi
     mkdir -p "$d"
     for ((r = 0; r < ${TRACE_AB_RUNS:-3}; r++)); do
-        tmo 150 env "${env_l[@]}" "$L" run --trace="$d/t.json" --trace-toggle=USR2 -- \
+        # shellcheck disable=SC2086  # TRACE_AB_ARGS: more launcher options, word-split on purpose
+        tmo 150 env "${env_l[@]}" "$L" run --trace="$d/t.json" --trace-toggle=USR2 ${TRACE_AB_ARGS:-} -- \
             "$PY" "$B" abbench "${TRACE_AB_BLOCKS:-24}" "${TRACE_AB_STEPS:-50}" >"$LOGS/traceab.$r.out" \
             2>"$LOGS/traceab.$r.err"
         v=$(awk '/^ab_ratio/ {print $2}' "$LOGS/traceab.$r.out")
@@ -246,7 +248,7 @@ check_trace_ab() {
         result "traceab" FAIL "no run gave a ratio: $(tail -n 2 "$LOGS/traceab.0.err" | tr '\n' ' ' | cut -c1-200)"
         return
     fi
-    result "traceab" PASS "recording / paused step time in one process, median of runs: $med (runs: $all); \
+    result "traceab" PASS "recording / paused step time in one process${TRACE_AB_ARGS:+ ($TRACE_AB_ARGS)}, median of runs: $med (runs: $all); \
 $(awk '/^ab_on_ns|^ab_off_ns/ {printf "%s %s ", $1, $2}' "$LOGS/traceab.0.out")(run 0)"
 }
 gpu_check trace check_trace
