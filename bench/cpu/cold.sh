@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# bench/cpu/cold.sh - the CPU cost of one interposed call with hot and with cold caches, per configuration,
+# interleaved: direct, shim (no hook), hooktime (an empty timed pre+post hook), trace (the trace plugin
+# recording every call) and, given a second trace.so, trace-base.
+#
+# USAGE: bash bench/cpu/cold.sh [BUILD_DIR [BASE_TRACE_SO]]
+#   COLD="0 256"   KiB written between calls (0: the hot loop, calls timed together; N: calls timed alone
+#                  after writing one byte per line of an N KiB buffer - an application's work between its
+#                  CUDA calls; bench_cpu.c BENCH_COLD_KB)
+#   ROUNDS=3 ITERS=20000 RUNS=5
+# Prints, per COLD, the median over rounds of each configuration's ns per call and its difference to direct.
+set -euo pipefail
+BUILD=$(cd "${1:-build}" && pwd)
+BASE=${2:-}
+BENCH=$BUILD/bench/cpu/cushim_bench_cpu
+SHIM=$BUILD/runtime/libcushim.so
+DRV=$BUILD/tests/fake/libcuda.so.1
+[ -e "$DRV" ] || DRV=$BUILD/bench/cpu/standin/libcuda.so.1
+TRACE=$BUILD/plugins/trace.so
+for f in "$BENCH" "$SHIM" "$DRV" "$TRACE"; do [ -e "$f" ] || { echo "cold.sh: missing $f" >&2; exit 1; }; done
+ROUNDS=${ROUNDS:-3} ITERS=${ITERS:-20000} RUNS=${RUNS:-5}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+export CUSHIM_LOG=error
+configs=(direct shim hooktime trace)
+[ -n "$BASE" ] && configs+=(trace-base)
+one() {   # one CONFIG COLD: prints ns per call
+  local cfg=$1 cold=$2 key=median_ns_per_call
+  local -a e=(env)
+  [ "$cold" -gt 0 ] && { e+=(BENCH_COLD_KB="$cold"); key=median_cold_ns_per_call; }
+  case $cfg in
+    direct) ;;
+    shim|hooktime) e+=(LD_PRELOAD="$SHIM") ;;
+    trace) e+=(LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$TRACE:file=$TMP/t.json,summary=0,buffer=1GiB") ;;
+    trace-base) e+=(LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$BASE:file=$TMP/t.json,summary=0,buffer=1GiB") ;;
+  esac
+  local extra=()
+  [ "$cfg" = hooktime ] && extra=(hooktime)
+  "${e[@]}" "$BENCH" "$DRV" "$ITERS" "$RUNS" "${extra[@]}" | awk -v k="$key" '$1 == k { print $2 }'
+}
+for cold in ${COLD:-0 256}; do
+  : >"$TMP/r.$cold"
+  for ((r = 0; r < ROUNDS; r++)); do
+    for ((k = 0; k < ${#configs[@]}; k++)); do
+      cfg=${configs[$(((k + r) % ${#configs[@]}))]}
+      echo "$cfg $(one "$cfg" "$cold")" >>"$TMP/r.$cold"
+    done
+  done
+  python3 - "$TMP/r.$cold" "$cold" "${configs[@]}" <<'PY'
+import statistics, sys
+f, cold, configs = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+v = {}
+for line in open(f):
+    c, x = line.split()[:2]
+    v.setdefault(c, []).append(float(x))
+d = statistics.median(v["direct"])
+print("cold %d KiB (%s): ns per call, median of %d rounds (min-max), and minus direct" % (
+    cold, "calls timed alone after the buffer writes" if cold else "the hot loop", len(v["direct"])))
+for c in configs:
+    m = statistics.median(v[c])
+    print("  %-10s %8.2f (%.2f-%.2f)  %+8.2f" % (c, m, min(v[c]), max(v[c]), m - d))
+PY
+done
