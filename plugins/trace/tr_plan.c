@@ -116,6 +116,7 @@ void tr_plan_fast(tr_plan *pl, const cushim_api_info *info, int kernel_names)
         pl->exit_max = (uint32_t)sizeof(tr_exit) + 8u;   /* the word, no blob header */
     pl->post_fast = !pl->corr && pl->ret_size == 4 && (pl->nout == 0 || pl->out_inline);
     pl->call = pl->pre_fast && pl->post_fast;
+    pl->post_only = pl->call && (info->categories & CUSHIM_CAT_QUERY) && !(info->categories & CUSHIM_CAT_SYNC);
     pl->call_max = (uint32_t)sizeof(tr_call) + tr_pad8(info->params_size) + (pl->out_inline ? 8u : 0u) + 8u;
 }
 

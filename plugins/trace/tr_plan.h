@@ -51,7 +51,8 @@ struct tr_plan {
                                    'inl' (written inline); no correlation id        */
     uint8_t out_inline;         /* exactly one output, a scalar with 'inl'          */
     uint8_t call;               /* pre_fast && post_fast: one CALL record at exit, no ENTER/EXIT */
-    uint8_t pad_[1];
+    uint8_t post_only;          /* call, and a read-only query that does not wait (category query, not
+                                   sync): hooked at exit alone, never on the open-call stack (trace.c)  */
     uint32_t call_max;          /* the longest CALL record: tr_call, params, the inline word, the
                                    long exit time                                  */
     tr_cap caps[];

@@ -383,6 +383,36 @@ static void tr_post(cushim_call *call, void *user, uint64_t *slot)
         tr_post_exit(st, pl, call, tb, t);
 }
 
+/* The exit of a read-only query on the fast path (pl->post_only), hooked without a pre hook: one CALL record
+   from the call frame alone (its seq, parent, depth and entry time; CUSHIM_HOOK_TIME). Such a call is never
+   on the open-call stack: one in flight when the file is finished is not written (a query does not wait). */
+static void tr_post_query(cushim_call *call, void *user, uint64_t *slot)
+{
+    tr_state *st = user;
+    tr_tbuf *tb = tr_tb_cached;
+    const tr_plan *pl;
+    tr_chunk *c;
+    unsigned char *p;
+    uint64_t t;
+    (void)slot;
+    if (atomic_load_explicit(&st->paused, memory_order_relaxed))
+        return;
+    if (tb == NULL && (tb = tr_thread_buf()) == NULL)
+        return;
+    if (tb->quiet || call->t_enter_ns == 0)
+        return;
+    t = tr_host->now_ns();
+    pl = st->plans[call->api_id];
+    c = tb->cur;
+    if (c != NULL && (uint64_t)tb->wr + pl->call_max + tb->open * TR_EXIT_MIN <= c->cap) {
+        p = c->data + tb->wr;
+    } else if ((p = tr_buf_reserve_slow(&st->bufs, tb, pl->call_max, tb->open * TR_EXIT_MIN)) == NULL) {
+        atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);
+        return;
+    }
+    tr_buf_commit(tb, tr_call_write(p, pl, call, call->t_enter_ns, t));
+}
+
 void tr_record(uint16_t type, uint64_t seq, uint64_t parent, uint64_t t, const void *extra, uint32_t extra_len,
                const char *text, uint32_t text_len)
 {
@@ -471,17 +501,51 @@ static int tr_register(tr_state *st, const char *filter)
         }
     }
     free(ids);
-    memset(&spec, 0, sizeof spec);
-    spec.size = sizeof spec;
-    spec.flags = CUSHIM_HOOK_TIME;
-    spec.select = filter;
-    spec.priority = -1000;   /* first in, last out: the timing encloses other plugins' hooks */
-    spec.pre = tr_pre;
-    spec.post = tr_post;
-    spec.user = st;
-    if (tr_host->hooks_add(st->self, &spec, &st->group) != CUSHIM_OK) {
-        tr_host->log(st->self, CUSHIM_LOG_ERROR, "cannot hook the filter's APIs");
-        return -1;
+    /* two groups: pre + post on most APIs; the exit alone on read-only queries on the fast path (tr_post_query:
+       no pre hook to call, nothing on the open-call stack), each as a list of ids */
+    {
+        char *sel[2] = {NULL, NULL};
+        size_t len[2] = {0, 0};
+        for (uint32_t id = 0; id < st->id_limit; id++) {
+            const tr_plan *pl = st->plans[id];
+            char one[24];
+            int k, n;
+            char *g;
+            if (pl == NULL)
+                continue;
+            k = pl->post_only ? 1 : 0;
+            n = snprintf(one, sizeof one, "%sid:%u", len[k] ? "," : "", id);
+            if ((g = realloc(sel[k], len[k] + (size_t)n + 1)) == NULL) {
+                free(sel[0]);
+                free(sel[1]);
+                tr_host->log(st->self, CUSHIM_LOG_ERROR, "out of memory");
+                return -1;
+            }
+            memcpy(g + len[k], one, (size_t)n + 1);
+            sel[k] = g;
+            len[k] += (size_t)n;
+        }
+        for (int k = 0; k < 2; k++) {
+            int rc;
+            if (sel[k] == NULL)
+                continue;
+            memset(&spec, 0, sizeof spec);
+            spec.size = sizeof spec;
+            spec.flags = CUSHIM_HOOK_TIME;
+            spec.select = sel[k];
+            spec.priority = -1000;   /* first in, last out: the timing encloses other plugins' hooks */
+            spec.pre = k == 0 ? tr_pre : NULL;
+            spec.post = k == 0 ? tr_post : tr_post_query;
+            spec.user = st;
+            rc = tr_host->hooks_add(st->self, &spec, k == 0 ? &st->group : &st->query_group);
+            free(sel[k]);
+            sel[k] = NULL;
+            if (rc != CUSHIM_OK) {
+                free(sel[1]);
+                tr_host->log(st->self, CUSHIM_LOG_ERROR, "cannot hook the filter's APIs");
+                return -1;
+            }
+        }
     }
     if (st->kernel_names) {
         memset(&spec, 0, sizeof spec);
@@ -571,6 +635,8 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
         tr_st = NULL;
         if (st->group)
             host->hooks_remove(self, st->group);
+        if (st->query_group)
+            host->hooks_remove(self, st->query_group);
         return -1;   /* nothing was started; the state stays (a hook may have seen it) */
     }
     if (host->opt_bool(self, "signals"))

@@ -24,7 +24,7 @@ typedef struct tr_state {
     uint32_t tls_key;
     _Alignas(TR_CACHELINE) tr_bufs bufs;
     _Alignas(TR_CACHELINE) tr_writer w;
-    _Alignas(TR_CACHELINE) uint64_t group, unload_group;
+    _Alignas(TR_CACHELINE) uint64_t group, query_group, unload_group;
     uint32_t api_funcgetname, api_kernelgetname, api_getfuncbysymbol;
     int kernel_names;
     int gpu;                      /* GPU tracing asked for                                */
