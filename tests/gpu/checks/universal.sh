@@ -195,3 +195,4 @@ run_universal() {
 }
 gpu_check universal run_universal
 gpu_check univbench check_universal_bench
+gpu_check univnccl check_universal_nccl   # the two-rank NCCL part alone (the nvidia-h200-x2 kind)
