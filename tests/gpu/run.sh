@@ -124,10 +124,14 @@ for d in sorted(md.distributions(), key=lambda d: d.metadata["Name"].lower()):
     local gpu
     gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1)
     [ -n "$gpu" ] || missing="$missing GPU(nvidia-smi)"
+    # membarrier(2) (x86_64 syscall 324): without it every hooked call fences (runtime/epoch.c ep_fence), which
+    # the hook benchmarks then include; MEMBARRIER_CMD_QUERY answers the supported commands' mask
+    local mb
+    mb=$("$PY" -c 'import ctypes; r = ctypes.CDLL(None, use_errno=True).syscall(324, 0, 0, 0); print("membarrier private expedited" if r > 0 and r & 8 else "NO membarrier private expedited (hooked calls fence)")' 2>/dev/null)
     if [ -n "$missing" ]; then
         result env FAIL "missing:$missing; GPU: ${gpu:-none}"
     else
-        result env PASS "GPU: ${gpu:-?}; real driver $REAL_LIBCUDA"
+        result env PASS "GPU: ${gpu:-?}; real driver $REAL_LIBCUDA; ${mb:-membarrier unknown}"
     fi
 }
 
