@@ -699,7 +699,7 @@ static const cushim_option tr_options[] = {
                                           "and counted"},
     {"render", CUSHIM_OPT_STRING, "background", "when records become JSON: 'background' (a writer thread, while "
                                                 "the program runs) or 'exit' (at exit, fork or a fatal signal, or "
-                                                "once half of 'buffer' is in use: the least disturbance)"},
+                                                "once half of 'buffer' is in use: the writer off the cores)"},
     {"summary", CUSHIM_OPT_BOOL, "true", "print the cuda_api_sum table at exit"},
     {"summary_file", CUSHIM_OPT_STRING, "", "append the table to this file instead of stderr"},
     {"kernel_names", CUSHIM_OPT_BOOL, "true", "name the kernel of each launch (the driver's cuFuncGetName)"},
