@@ -37,6 +37,7 @@ typedef struct sel_prog {
     char *buf;
     uint32_t n;
     sel_atom *atoms;
+    uint8_t *idset;        /* terms that are one 'id:N' alone, as a bitmap (a list of ids in linear time) */
 } sel_prog;
 
 /* The category words, from cushim_meta.h's one list. */
@@ -156,6 +157,7 @@ static void sel_free(sel_prog *p)
 {
     free(p->buf);
     free(p->atoms);
+    free(p->idset);
 }
 
 static int sel_compile(sel_prog *p, const char *selector, char *err, size_t errlen)
@@ -164,8 +166,8 @@ static int sel_compile(sel_prog *p, const char *selector, char *err, size_t errl
     if (selector == NULL)
         return rt_seterr(err, errlen, "no selector");
     size_t len = strlen(selector);
-    if (len > 65536)
-        return rt_seterr(err, errlen, "selector longer than 64 KiB");
+    if (len > 1048576)
+        return rt_seterr(err, errlen, "selector longer than 1 MiB");
     uint32_t max = 1;
     for (const char *c = selector; *c; c++)
         max += *c == ',' || *c == '&';
@@ -194,6 +196,15 @@ static int sel_compile(sel_prog *p, const char *selector, char *err, size_t errl
             }
             if (atom_next == NULL) {
                 a->term_end = 1;
+                /* a term of one 'id:N': a bit, not an atom every API is compared with */
+                if (atom == term && a->kind == SEL_ID && !a->neg && a->num < CUSHIM_API_ID_LIMIT) {
+                    if (p->idset == NULL && (p->idset = calloc((CUSHIM_API_ID_LIMIT + 7) / 8, 1)) == NULL) {
+                        sel_free(p);
+                        return CUSHIM_ENOMEM;
+                    }
+                    p->idset[a->num / 8] |= (uint8_t)(1u << (a->num % 8));
+                    p->n--;
+                }
                 break;
             }
             atom = atom_next;
@@ -222,6 +233,8 @@ static int sel_atom_match(const sel_atom *a, const cushim_api_info *api)
 static int sel_eval(const sel_prog *p, const cushim_api_info *api)
 {
     int term = 1;
+    if (p->idset != NULL && api->id < CUSHIM_API_ID_LIMIT && (p->idset[api->id / 8] >> (api->id % 8) & 1u))
+        return 1;
     for (uint32_t i = 0; i < p->n; i++) {
         term = term && (sel_atom_match(&p->atoms[i], api) ^ p->atoms[i].neg);
         if (p->atoms[i].term_end) {

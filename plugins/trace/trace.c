@@ -477,6 +477,24 @@ static char *tr_path(const char *given, int pid, int child)
     return out;
 }
 
+/* ",id:N" (or "id:N" first) into 'out' (24 bytes): its length. Without printf: one per selected API at start. */
+static int tr_id_atom(char *out, int comma, uint32_t id)
+{
+    char digits[10];
+    int nd = 0, n = 0;
+    do
+        digits[nd++] = (char)('0' + id % 10);
+    while ((id /= 10) != 0);
+    if (comma)
+        out[n++] = ',';
+    memcpy(out + n, "id:", 3);
+    n += 3;
+    while (nd > 0)
+        out[n++] = digits[--nd];
+    out[n] = '\0';
+    return n;
+}
+
 static int tr_register(tr_state *st, const char *filter)
 {
     cushim_hook_spec spec;
@@ -514,7 +532,7 @@ static int tr_register(tr_state *st, const char *filter)
             if (pl == NULL)
                 continue;
             k = pl->post_only ? 1 : 0;
-            n = snprintf(one, sizeof one, "%sid:%u", len[k] ? "," : "", id);
+            n = tr_id_atom(one, len[k] != 0, id);
             if ((g = realloc(sel[k], len[k] + (size_t)n + 1)) == NULL) {
                 free(sel[0]);
                 free(sel[1]);

@@ -38,6 +38,14 @@ static int count_where(int (*pred)(const cushim_api_info *))
     return n;
 }
 
+static int api_lib_of(uint32_t id)
+{
+    for (uint32_t i = 0; i < cushim_gen_api_count; i++)
+        if (cushim_gen_apis[i].id == id)
+            return (int)cushim_gen_apis[i].library;
+    return -1;
+}
+
 static int is_driver(const cushim_api_info *a) { return a->library == CUSHIM_LIB_DRIVER; }
 static int is_runtime(const cushim_api_info *a) { return a->library == CUSHIM_LIB_RUNTIME; }
 static int is_alloc_or_free(const cushim_api_info *a) { return (a->categories & (CUSHIM_CAT_ALLOC | CUSHIM_CAT_FREE)) != 0; }
@@ -109,6 +117,39 @@ static void test_terms(void **state)
     assert_int_equal(rt_host()->api_select("all", NULL, 0, NULL, 0), (int)cushim_gen_api_count);
 }
 
+/* A long list of ids (the trace plugin registers its hook groups so): every API selected once, in linear
+   time; id atoms inside an intersection or negated keep their meaning. */
+static void test_id_lists(void **state)
+{
+    (void)state;
+    size_t cap = (size_t)cushim_gen_api_count * 16 + 64, len = 0;
+    char *s = malloc(cap);
+    uint32_t want = 0;
+    assert_non_null(s);
+    for (uint32_t i = 0; i < cushim_gen_api_count; i++) {
+        uint32_t id = cushim_gen_apis[i].id;
+        if (id % 3 != 0)
+            continue;
+        len += (size_t)snprintf(s + len, cap - len, "%sid:%u", len ? "," : "", id);
+        want++;
+    }
+    int n = sel(s);
+    assert_int_equal(n, (int)want);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(ids[i] % 3, 0);
+    /* the same list and a term that is not a lone id: the union */
+    len += (size_t)snprintf(s + len, cap - len, ",cuInit");
+    n = sel(s);
+    assert_int_equal(n, (int)want + (CUSHIM_API_cuInit % 3 != 0));
+    assert_true(has(n, CUSHIM_API_cuInit));
+    free(s);
+    /* not a lone positive id: stays an atom */
+    assert_int_equal(sel("all&!id:89"), (int)cushim_gen_api_count - 1);
+    assert_int_equal(sel("id:89&lib:runtime"), api_lib_of(89) == CUSHIM_LIB_RUNTIME);
+    assert_int_equal(sel("!id:89"), (int)cushim_gen_api_count - 1);
+    assert_int_equal(sel("id:89,id:89"), 1);
+}
+
 static void test_match(void **state)
 {
     (void)state;
@@ -148,6 +189,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_atoms),
         cmocka_unit_test(test_terms),
+        cmocka_unit_test(test_id_lists),
         cmocka_unit_test(test_match),
         cmocka_unit_test(test_errors),
     };
