@@ -24,7 +24,7 @@ void tr_sb_free(tr_sb *sb)
     sb->len = sb->cap = 0;
 }
 
-static int sb_grow_slow(tr_sb *sb, size_t more)
+int tr_sb_grow_slow(tr_sb *sb, size_t more)
 {
     size_t want;
     char *np;
@@ -46,21 +46,7 @@ static inline int sb_grow(tr_sb *sb, size_t more)
 {
     if (sb->len + more + 1 <= sb->cap)
         return 0;
-    return sb_grow_slow(sb, more);
-}
-
-void tr_sb_putn(tr_sb *sb, const char *s, size_t n)
-{
-    if (sb_grow(sb, n) != 0)
-        return;
-    memcpy(sb->p + sb->len, s, n);
-    sb->len += n;
-    sb->p[sb->len] = '\0';
-}
-
-void tr_sb_puts(tr_sb *sb, const char *s)
-{
-    tr_sb_putn(sb, s, strlen(s));
+    return tr_sb_grow_slow(sb, more);
 }
 
 void tr_sb_printf(tr_sb *sb, const char *fmt, ...)

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cushim/cushim.h>
 
@@ -22,8 +23,22 @@ typedef struct tr_sb {
 } tr_sb;
 
 void tr_sb_free(tr_sb *sb);
-void tr_sb_putn(tr_sb *sb, const char *s, size_t n);
-void tr_sb_puts(tr_sb *sb, const char *s);
+/* Room for 'more' bytes and the terminator: 0, or -1 (out of memory: the buffer stays as it was, 'oom' set). */
+int tr_sb_grow_slow(tr_sb *sb, size_t more);
+/* Inline: the writer appends a few bytes at a time, most of them string literals whose length the compiler
+   knows (no strlen, no memcpy call). */
+static inline void tr_sb_putn(tr_sb *sb, const char *s, size_t n)
+{
+    if (sb->len + n + 1 > sb->cap && tr_sb_grow_slow(sb, n) != 0)
+        return;
+    memcpy(sb->p + sb->len, s, n);
+    sb->len += n;
+    sb->p[sb->len] = '\0';
+}
+static inline void tr_sb_puts(tr_sb *sb, const char *s)
+{
+    tr_sb_putn(sb, s, strlen(s));
+}
 void tr_sb_printf(tr_sb *sb, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
