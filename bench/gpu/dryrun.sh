@@ -49,7 +49,12 @@ native) c=8.7 ;; shim) c=10.7 ;; shim+hooks) c=30.9 ;; cupti) c=128.2 ;; trace) 
 esac
 [ "\${BENCH_LABEL#trace}" != "\$BENCH_LABEL" ] && { "$BUILD_DIR/examples/vecadd" 1024 >/dev/null || exit 1; }
 i=\$((3500 + RANDOM % 500))
-echo "label=\$BENCH_LABEL launches_per_s=\$((1000000000 / i)) issue_ns=\$i burst_ns=\$((i / 2)) ctxgetcurrent_ns=\$c hooks=0 cupti=0"
+ab=""
+if [ -n "\${BENCH_AB:-}" ]; then
+    case \$BENCH_LABEL in ab-hooks) ab=" ab_pairs=4 ab_ctx_ns=20.0 ab_burst_ns=30.0" ;; ab-cupti) ab=" ab_pairs=4 ab_ctx_ns=90.0 ab_burst_ns=200.0" ;;
+    ab-trace) ab=" ab_pairs=4 ab_ctx_ns=30.0 ab_burst_ns=60.0" ;; esac
+fi
+echo "label=\$BENCH_LABEL launches_per_s=\$((1000000000 / i)) issue_ns=\$i burst_ns=\$((i / 2)) ctxgetcurrent_ns=\$c hooks=0 cupti=0\$ab"
 EOF
 chmod +x "$S/python" "$S/nsys" "$S/launch_bench"
 : >"$BIN/libcupti_activity.so"   # present: the stand-in python writes its counts
@@ -92,7 +97,7 @@ expect "universal bench" 'cublas: same process: .*target (met|missed); processes
     'nvml: same process: .*target (met|missed); processes: .*target (met|missed)'
 
 if OUT=$WORK/out BENCH_WORK=$WORK/bench BENCH_BIN=$S/launch_bench BENCH_ROUNDS=2 \
-        BENCH_TRACE_BASE="$BUILD_DIR/plugins/trace.so" bash "$ROOT/bench/gpu/run.sh" "$BUILD_DIR" >"$LOGS/bench.out" 2>&1; then
+        BENCH_TRACE_BASE="$BUILD_DIR/plugins/trace.so" BENCH_AB=4 bash "$ROOT/bench/gpu/run.sh" "$BUILD_DIR" >"$LOGS/bench.out" 2>&1; then
     result bench PASS "$(cat "$WORK/bench/verdict.txt")"
 else
     result bench FAIL "bench/gpu/run.sh: $(tail -n 3 "$LOGS/bench.out" | tr '\n' ' ')"
@@ -101,6 +106,10 @@ expect bench 'cuCtxGetCurrent trace \+[0-9.]+ vs cupti \+[0-9.]+ ns \(target (me
     'cuLaunchKernel trace [+-][0-9.]+ vs cupti [+-][0-9.]+ ns' '[0-9]+ record B/call, writer [0-9.]+ M calls/s'
 grep -q '^| trace | 2 |' "$WORK/out/bench.md" || { echo "dryrun: FAIL: no trace row in bench.md"; fail=1; }
 grep -q '^| trace-base | 2 |' "$WORK/out/bench.md" || { echo "dryrun: FAIL: no trace-base row in bench.md"; fail=1; }
+grep -q '^cuCtxGetCurrent, in one process: trace (recording + timed hooks) +50.00 ns vs cupti +90.00 ns: 0.56 - target missed' \
+    "$WORK/out/bench.md" || { echo "dryrun: FAIL: no in-process verdict in bench.md"; fail=1; }
+grep -q '^| ab-trace: .* | 2 | +30.00 (+30.00..+30.00) | +60.00 (+60.00..+60.00) |' "$WORK/out/bench.md" ||
+    { echo "dryrun: FAIL: no ab-trace row in bench.md"; fail=1; }
 grep -q '^- cuCtxGetCurrent: trace +[0-9.]*, trace-base +[0-9.]* ns; trace - trace-base per round -30.00' "$WORK/out/bench.md" ||
     { echo "dryrun: FAIL: no trace vs trace-base line in bench.md"; fail=1; }
 

@@ -8,6 +8,18 @@
  *                        up with dlsym(RTLD_DEFAULT, ...))
  *   BENCH_CUPTI=1        subscribe an empty CUPTI callback to the whole driver API
  *                        domain (libcupti from BENCH_CUPTI_LIB, else libcupti.so.13)
+ *   BENCH_HOOKS_TIME=1   the BENCH_HOOKS group with CUSHIM_HOOK_TIME (the core reads
+ *                        the clock at entry, as the trace plugin's hooks make it do)
+ *   BENCH_AB=N           then, in the same process, N blocks in ABBA order with the
+ *                        configuration's addition on and off: the empty hooks added and
+ *                        removed (BENCH_HOOKS), the CUPTI domain enabled and disabled
+ *                        (BENCH_CUPTI), or recording toggled with SIGUSR2 (BENCH_AB_SIGNAL=1:
+ *                        the trace plugin with toggle=USR2). Each block: BENCH_AB_CALLS
+ *                        (200000) cuCtxGetCurrent calls and BENCH_AB_BURSTS (8) bursts of
+ *                        256 launches, timed alone. Adds to the line: ab_pairs, and the
+ *                        medians over the on/off pairs of the on block minus the off block
+ *                        (ab_ctx_ns, ab_burst_ns per call) - the addition's cost measured
+ *                        inside one process, free of the processes' spread
  *
  * Measures the empty-kernel cuLaunchKernel rate (launches/s over LAUNCHES launches
  * on one stream, from the first launch to cuStreamSynchronize, plus the host issue
@@ -21,6 +33,7 @@
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <dlfcn.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +84,29 @@ static void lb_post(cushim_call *call, void *user, uint64_t *slot)
 
 /* Registers lb_pre/lb_post on every driver API (one group, "lib:driver");
    returns how many APIs, or -1. */
+static const cushim_host *lb_host;
+static cushim_plugin *lb_self;
+static uint64_t lb_group;
+
+/* The empty hook group on every driver API: on (added) or off (removed). 0, or -1. */
+static int lb_hooks_set(int on)
+{
+    const char *t = getenv("BENCH_HOOKS_TIME");
+    cushim_hook_spec spec = { .size = sizeof spec, .select = "lib:driver", .pre = lb_pre, .post = lb_post,
+                              .flags = t && atoi(t) ? CUSHIM_HOOK_TIME : 0 };
+    int r;
+    if (!on) {
+        r = lb_group ? lb_host->hooks_remove(lb_self, lb_group) : CUSHIM_OK;
+        lb_group = 0;
+        return r == CUSHIM_OK ? 0 : -1;
+    }
+    if ((r = lb_host->hooks_add(lb_self, &spec, &lb_group)) != CUSHIM_OK) {
+        fprintf(stderr, "launch_bench: adding the hooks failed: %d\n", r);
+        return -1;
+    }
+    return 0;
+}
+
 static int lb_add_hooks(void)
 {
     cushim_host_get_fn get = (cushim_host_get_fn)dlsym(RTLD_DEFAULT, CUSHIM_HOST_GET_NAME);
@@ -81,16 +117,15 @@ static int lb_add_hooks(void)
     }
     static const cushim_plugin_def def = { .size = sizeof def, .abi_version = CUSHIM_ABI_VERSION,
                                            .name = "launch-bench" };
-    cushim_plugin *self = NULL;
     char err[256] = "";
-    cushim_hook_spec spec = { .size = sizeof spec, .select = "lib:driver", .pre = lb_pre, .post = lb_post };
-    uint64_t group;
     int r;
-    if ((r = host->plugin_register(&def, NULL, &self, err, sizeof err)) != CUSHIM_OK ||
-        (r = host->hooks_add(self, &spec, &group)) != CUSHIM_OK) {
-        fprintf(stderr, "launch_bench: registering the hooks failed: %d %s\n", r, err);
+    lb_host = host;
+    if ((r = host->plugin_register(&def, NULL, &lb_self, err, sizeof err)) != CUSHIM_OK) {
+        fprintf(stderr, "launch_bench: registering the plugin failed: %d %s\n", r, err);
         return -1;
     }
+    if (lb_hooks_set(1) != 0)
+        return -1;
     return host->api_select("lib:driver", NULL, 0, NULL, 0);
 }
 
@@ -105,6 +140,10 @@ static void lb_cupti_empty(void *user, int domain, uint32_t cbid, const void *da
     (void)data;
 }
 
+typedef int (*enable_fn)(uint32_t, void *, int);
+static enable_fn lb_cupti_enable;   /* for BENCH_AB: the domain on and off */
+static void *lb_cupti_sub;
+
 static int lb_enable_cupti(void)
 {
     const char *lib = getenv("BENCH_CUPTI_LIB");
@@ -116,7 +155,6 @@ static int lb_enable_cupti(void)
         return -1;
     }
     typedef int (*subscribe_fn)(void **, lb_cupti_cb, void *);
-    typedef int (*enable_fn)(uint32_t, void *, int);
     subscribe_fn subscribe = (subscribe_fn)dlsym(h, "cuptiSubscribe");
     enable_fn enable = (enable_fn)dlsym(h, "cuptiEnableDomain");
     void *sub = NULL;
@@ -131,10 +169,95 @@ static int lb_enable_cupti(void)
         fprintf(stderr, "launch_bench: CUPTI subscribe/enable failed: %d\n", r);
         return -1;
     }
+    lb_cupti_enable = enable;
+    lb_cupti_sub = sub;
     return 0;
 }
 
 #define LB_BURST 256   /* launches per timed burst: well under a stream's queue of pending launches */
+
+static int lb_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double lb_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, lb_cmp);
+    return n == 0 ? 0.0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* BENCH_AB's switch: 1 = the configuration's addition on. 0, or -1. */
+static int lb_ab_set(int on, int kind)
+{
+    switch (kind) {
+    case 1: return lb_hooks_set(on);
+    case 2: return lb_cupti_enable(on ? 1u : 0u, lb_cupti_sub, 1 /* CUPTI_CB_DOMAIN_DRIVER_API */) == 0 ? 0 : -1;
+    case 3: return raise(SIGUSR2) == 0 ? 0 : -1;   /* the trace plugin's toggle: every delivery flips */
+    default: return -1;
+    }
+}
+
+/* One block: ns per cuCtxGetCurrent over 'calls', ns per launch over 'bursts' bursts of LB_BURST. 0, or -1. */
+static int lb_block(CUfunction fn, CUstream stream, long calls, int bursts, double *ctx_ns, double *burst_ns)
+{
+    CUcontext cur;
+    double t0 = lb_now(), acc = 0;
+    long errors = 0;
+    for (long i = 0; i < calls; i++)
+        errors += cuCtxGetCurrent(&cur) != CUDA_SUCCESS;
+    *ctx_ns = (lb_now() - t0) * 1e9 / (double)calls;
+    for (int b = 0; b < bursts; b++) {
+        double b0 = lb_now();
+        for (int i = 0; i < LB_BURST; i++)
+            errors += cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL) != CUDA_SUCCESS;
+        acc += lb_now() - b0;
+        if (cuStreamSynchronize(stream) != CUDA_SUCCESS)
+            errors++;
+    }
+    *burst_ns = acc * 1e9 / ((double)bursts * LB_BURST);
+    return errors ? -1 : 0;
+}
+
+/* BENCH_AB: 'blocks' blocks, on/off in ABBA order (on first, the state the process started in); prints
+   ab_pairs, ab_ctx_ns and ab_burst_ns (medians over the pairs of on minus off). 0, or -1. */
+static int lb_ab(CUfunction fn, CUstream stream, int blocks, int kind)
+{
+    const char *c = getenv("BENCH_AB_CALLS"), *b = getenv("BENCH_AB_BURSTS");
+    long calls = c && atol(c) > 0 ? atol(c) : 200000;
+    int bursts = b && atoi(b) > 0 ? atoi(b) : 8, on = 1, pairs = 0;
+    double *dctx = calloc((size_t)blocks, sizeof *dctx), *dlaunch = calloc((size_t)blocks, sizeof *dlaunch);
+    double prev_ctx = 0, prev_burst = 0;
+    if (dctx == NULL || dlaunch == NULL)
+        return -1;
+    for (int k = 0; k < blocks; k++) {
+        double x, y;
+        /* ABBA: on off off on on off ... - the state changes before blocks 1, 3, 5, ... */
+        if (k % 2 == 1) {
+            on = !on;
+            if (lb_ab_set(on, kind) != 0) {
+                fprintf(stderr, "launch_bench: BENCH_AB could not switch %s\n", on ? "on" : "off");
+                return -1;
+            }
+        }
+        if (lb_block(fn, stream, calls, bursts, &x, &y) != 0) {
+            fprintf(stderr, "launch_bench: a BENCH_AB block failed\n");
+            return -1;
+        }
+        if (k % 2 == 1) {   /* a pair: this block and the one before, in opposite states */
+            dctx[pairs] = on ? x - prev_ctx : prev_ctx - x;
+            dlaunch[pairs] = on ? y - prev_burst : prev_burst - y;
+            pairs++;
+        }
+        prev_ctx = x;
+        prev_burst = y;
+    }
+    printf(" ab_pairs=%d ab_ctx_ns=%.2f ab_burst_ns=%.1f", pairs, lb_median(dctx, pairs), lb_median(dlaunch, pairs));
+    free(dctx);
+    free(dlaunch);
+    return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -212,9 +335,22 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    printf("label=%s launches_per_s=%.0f issue_ns=%.1f burst_ns=%.1f ctxgetcurrent_ns=%.2f hooks=%d cupti=%d\n",
+    printf("label=%s launches_per_s=%.0f issue_ns=%.1f burst_ns=%.1f ctxgetcurrent_ns=%.2f hooks=%d cupti=%d",
            label ? label : "unnamed", (double)launches / (t2 - t0), (t1 - t0) * 1e9 / (double)launches,
            burst_s * 1e9 / (double)burst_n, (t4 - t3) * 1e9 / (double)calls, hooks, cupti_env && atoi(cupti_env) ? 1 : 0);
+    {
+        const char *ab = getenv("BENCH_AB"), *sig = getenv("BENCH_AB_SIGNAL");
+        int kind = sig && atoi(sig) ? 3 : cupti_env && atoi(cupti_env) ? 2 : hooks > 0 ? 1 : 0;
+        if (ab && atoi(ab) > 1) {
+            if (kind == 0) {
+                fprintf(stderr, "launch_bench: BENCH_AB needs BENCH_HOOKS, BENCH_CUPTI or BENCH_AB_SIGNAL\n");
+                return 1;
+            }
+            if (lb_ab(fn, stream, atoi(ab) & ~1, kind) != 0)
+                return 1;
+        }
+    }
+    printf("\n");
     cuStreamDestroy(stream);
     cuModuleUnload(mod);
     cuDevicePrimaryCtxRelease(dev);

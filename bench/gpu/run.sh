@@ -16,6 +16,12 @@
 #                          base-shim and base-shim+hooks, interleaved with the others
 #   BENCH_TRACE_BASE=file  an older build's trace.so (run with this build's shim): adds the config
 #                          trace-base, interleaved with the others, and its figures next to trace's
+#   BENCH_AB=N             adds three configurations measured inside one process (launch_bench's BENCH_AB:
+#                          N blocks, the addition on and off in ABBA order): ab-hooks (empty timed hooks
+#                          added and removed), ab-cupti (the empty CUPTI callback's domain enabled and
+#                          disabled), ab-trace (the trace plugin's recording toggled with SIGUSR2; its paused
+#                          blocks still pay the hooks' dispatch, so trace's cost is ab-trace + ab-hooks);
+#                          their table and issue 11's verdict from them follow the others
 # Configurations: native; shim (LD_PRELOAD, no hook); shim+hooks (an empty pre and
 # post hook on every driver API); cupti (native, with an empty CUPTI callback on the
 # whole driver API domain); trace (the trace plugin recording every call with its arguments, writing
@@ -71,6 +77,11 @@ RAW=$OUT/bench-raw.txt
 CONFIGS=(native shim shim+hooks cupti)
 TRACE_SO=$BUILD_DIR/plugins/trace.so
 [ -f "$TRACE_SO" ] && CONFIGS+=(trace)
+AB=${BENCH_AB:-}
+if [ -n "$AB" ]; then
+    CONFIGS+=(ab-hooks ab-cupti)
+    [ -f "$TRACE_SO" ] && CONFIGS+=(ab-trace)
+fi
 if [ -n "${BENCH_TRACE_BASE:-}" ]; then
     [ -f "$BENCH_TRACE_BASE" ] || { echo "bench: BENCH_TRACE_BASE=$BENCH_TRACE_BASE not found" >&2; exit 1; }
     CONFIGS+=(trace-base)
@@ -97,6 +108,12 @@ run_one() {
         "$LAUNCHES" "$((CALLS / 10))" ;;
     trace-base) $t env BENCH_LABEL=trace-base LD_PRELOAD="$SHIM" \
         CUSHIM_PLUGINS="$BENCH_TRACE_BASE:file=/dev/null,summary_file=$WORK/trace-summary.txt,buffer=4GiB" "$BIN" \
+        "$LAUNCHES" "$((CALLS / 10))" ;;
+    ab-hooks) $t env BENCH_LABEL=ab-hooks BENCH_HOOKS=1 BENCH_HOOKS_TIME=1 BENCH_AB="$AB" LD_PRELOAD="$SHIM" \
+        "$BIN" "$LAUNCHES" "$((CALLS / 10))" ;;
+    ab-cupti) $t env BENCH_LABEL=ab-cupti BENCH_CUPTI=1 BENCH_AB="$AB" "$BIN" "$LAUNCHES" "$((CALLS / 10))" ;;
+    ab-trace) $t env BENCH_LABEL=ab-trace BENCH_AB="$AB" BENCH_AB_SIGNAL=1 LD_PRELOAD="$SHIM" \
+        CUSHIM_PLUGINS="$TRACE_SO:file=/dev/null,summary=0,buffer=4GiB,toggle=USR2" "$BIN" \
         "$LAUNCHES" "$((CALLS / 10))" ;;
     base-shim) $t env BENCH_LABEL=base-shim LD_PRELOAD="$BASE_SHIM" "$BASE_BIN" "$LAUNCHES" "$CALLS" ;;
     base-shim+hooks) $t env BENCH_LABEL=base-shim+hooks BENCH_HOOKS=1 LD_PRELOAD="$BASE_SHIM" "$BASE_BIN" \
@@ -140,9 +157,18 @@ data = {c: {"launches_per_s": [], "issue_ns": [], "burst_ns": [], "ctxgetcurrent
 failed = {c: 0 for c in order}
 by_round = {}   # round -> config -> {issue_ns, ctxgetcurrent_ns}
 extra = {}      # config -> key -> [values] (the trace plugin's cost figures)
+ab = {}         # ab-* config -> ab_ctx_ns / ab_burst_ns -> [per process: median of its on-off pairs]
+ab_failed = {}
 for line in open(raw):
     kv = dict(re.findall(r"(\w[\w+]*)=(\S+)", line))
     c = kv.get("label")
+    if c in ("ab-hooks", "ab-cupti", "ab-trace"):
+        if "FAILED" in line:
+            ab_failed[c] = ab_failed.get(c, 0) + 1
+        elif "ab_ctx_ns" in kv:
+            for k in ("ab_ctx_ns", "ab_burst_ns"):
+                ab.setdefault(c, {}).setdefault(k, []).append(float(kv[k]))
+        continue
     if c not in data:
         continue
     if "FAILED" in line:
@@ -254,6 +280,32 @@ if data["trace"]["issue_ns"] and data["cupti"]["issue_ns"] and base["issue_ns"]:
     if e:
         verdicts.append("%.0f record B/call, writer %.2f M calls/s" % (
             statistics.median(e.get("rec_bytes", [0])), statistics.median(e.get("writer_mcalls_s", [0]))))
+if ab:
+    print()
+    print("Inside one process (BENCH_AB: blocks with the addition on and off in ABBA order; per process the median "
+          "of its on-minus-off pairs; here the median over processes, min-max):")
+    print()
+    print("| addition | processes | cuCtxGetCurrent: on - off ns | cuLaunchKernel (bursts of 256): on - off ns |")
+    print("| --- | --- | --- | --- |")
+    for c, what in (("ab-hooks", "empty timed pre+post hooks on every driver API"),
+                    ("ab-cupti", "an empty CUPTI callback on the driver domain"),
+                    ("ab-trace", "the trace plugin recording (vs paused: the hooks stay)")):
+        v = ab.get(c, {})
+        n = len(v.get("ab_ctx_ns", []))
+        def mm(k):
+            x = v.get(k, [])
+            return "%+.2f (%+.2f..%+.2f)" % (statistics.median(x), min(x), max(x)) if x else "n/a"
+        print("| %s: %s | %d%s | %s | %s |" % (c, what, n, (" (+%d failed)" % ab_failed[c]) if ab_failed.get(c) else "",
+                                          mm("ab_ctx_ns"), mm("ab_burst_ns")))
+    if all(ab.get(c, {}).get("ab_ctx_ns") for c in ("ab-hooks", "ab-cupti", "ab-trace")):
+        for key, name in (("ab_ctx_ns", "cuCtxGetCurrent"), ("ab_burst_ns", "cuLaunchKernel")):
+            t = statistics.median(ab["ab-trace"][key]) + statistics.median(ab["ab-hooks"][key])
+            cu = statistics.median(ab["ab-cupti"][key])
+            verdict = ("target met" if t <= cu / 2 else "target missed") if cu > 0 else "n/a (cupti added nothing)"
+            print()
+            print("%s, in one process: trace (recording + timed hooks) %+.2f ns vs cupti %+.2f ns: %.2f - %s" % (
+                name, t, cu, t / cu if cu > 0 else float("nan"), verdict))
+            verdicts.append("in-process %s trace %+.1f vs cupti %+.1f ns (%s)" % (name, t, cu, verdict))
 if not verdicts:
     verdicts.append("no trace-vs-cupti figure (trace or cupti missing or failed: %d trace, %d cupti runs)" % (
         len(data["trace"]["issue_ns"]), len(data["cupti"]["issue_ns"])))

@@ -7,3 +7,13 @@ if(NOT TARGET trace OR NOT TARGET cushim_fake_nvml OR NOT TARGET cushim_fake_cub
 endif()
 e2e_test(gpubench_dryrun COMMAND bash "${PROJECT_SOURCE_DIR}/bench/gpu/dryrun.sh" "${PROJECT_BINARY_DIR}" NO_PRELOAD)
 set_tests_properties(gpubench_dryrun PROPERTIES LABELS "e2e;no_asan")
+
+# bench/gpu/launch_bench.c's in-process A/B (BENCH_AB) against the fake driver: the empty hooks added and
+# removed between blocks, the trace plugin's recording toggled with SIGUSR2; run_gpubench_ab.sh checks the
+# result line and that the toggled trace holds the calls of the recording blocks only (not timings).
+add_executable(gpubench_launch_fake "${PROJECT_SOURCE_DIR}/bench/gpu/launch_bench.c")
+target_include_directories(gpubench_launch_fake PRIVATE "${CUSHIM_CUDA_INCLUDE}" "${PROJECT_SOURCE_DIR}/sdk/include")
+target_compile_options(gpubench_launch_fake PRIVATE ${CUSHIM_WARN_FLAGS})
+target_link_libraries(gpubench_launch_fake PRIVATE cushim_fake_cuda ${CMAKE_DL_LIBS})
+e2e_test(gpubench_ab COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_gpubench_ab.sh" $<TARGET_FILE:gpubench_launch_fake>
+  "${E2E_PRELOAD}" $<TARGET_FILE:trace> "${E2E_OUT}" NO_PRELOAD)
