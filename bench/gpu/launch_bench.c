@@ -16,7 +16,9 @@
  *                        (BENCH_CUPTI), or recording toggled with SIGUSR2 (BENCH_AB_SIGNAL=1:
  *                        the trace plugin with toggle=USR2). Each block: BENCH_AB_CALLS
  *                        (200000) cuCtxGetCurrent calls and BENCH_AB_BURSTS (8) bursts of
- *                        256 launches, timed alone. Adds to the line: ab_pairs, and the
+ *                        256 launches, timed alone; BENCH_AB_GAP_MS (0) of sleep before each
+ *                        block, so that work the previous block left to other threads (the
+ *                        trace writer rendering its records) is done. Adds to the line: ab_pairs, and the
  *                        medians over the on/off pairs of the on block minus the off block
  *                        (ab_ctx_ns, ab_burst_ns per call) - the addition's cost measured
  *                        inside one process, free of the processes' spread
@@ -224,8 +226,8 @@ static int lb_block(CUfunction fn, CUstream stream, long calls, int bursts, doub
    ab_pairs, ab_ctx_ns and ab_burst_ns (medians over the pairs of on minus off). 0, or -1. */
 static int lb_ab(CUfunction fn, CUstream stream, int blocks, int kind)
 {
-    const char *c = getenv("BENCH_AB_CALLS"), *b = getenv("BENCH_AB_BURSTS");
-    long calls = c && atol(c) > 0 ? atol(c) : 200000;
+    const char *c = getenv("BENCH_AB_CALLS"), *b = getenv("BENCH_AB_BURSTS"), *g = getenv("BENCH_AB_GAP_MS");
+    long calls = c && atol(c) > 0 ? atol(c) : 200000, gap_ms = g && atol(g) > 0 ? atol(g) : 0;
     int bursts = b && atoi(b) > 0 ? atoi(b) : 8, on = 1, pairs = 0;
     double *dctx = calloc((size_t)blocks, sizeof *dctx), *dlaunch = calloc((size_t)blocks, sizeof *dlaunch);
     double prev_ctx = 0, prev_burst = 0;
@@ -240,6 +242,10 @@ static int lb_ab(CUfunction fn, CUstream stream, int blocks, int kind)
                 fprintf(stderr, "launch_bench: BENCH_AB could not switch %s\n", on ? "on" : "off");
                 return -1;
             }
+        }
+        if (gap_ms > 0) {
+            struct timespec ts = {gap_ms / 1000, (gap_ms % 1000) * 1000000L};
+            nanosleep(&ts, NULL);
         }
         if (lb_block(fn, stream, calls, bursts, &x, &y) != 0) {
             fprintf(stderr, "launch_bench: a BENCH_AB block failed\n");

@@ -20,7 +20,9 @@
 #                          N blocks, the addition on and off in ABBA order): ab-hooks (empty timed hooks
 #                          added and removed), ab-cupti (the empty CUPTI callback's domain enabled and
 #                          disabled), ab-trace (the trace plugin's recording toggled with SIGUSR2; its paused
-#                          blocks still pay the hooks' dispatch, so trace's cost is ab-trace + ab-hooks);
+#                          blocks still pay the hooks' dispatch, so trace's cost is ab-trace + ab-hooks;
+#                          BENCH_AB_GAP_MS (150) of sleep before each of its blocks lets the writer finish
+#                          rendering the previous block's records first);
 #                          their table and issue 11's verdict from them follow the others
 # Configurations: native; shim (LD_PRELOAD, no hook); shim+hooks (an empty pre and
 # post hook on every driver API); cupti (native, with an empty CUPTI callback on the
@@ -112,7 +114,8 @@ run_one() {
     ab-hooks) $t env BENCH_LABEL=ab-hooks BENCH_HOOKS=1 BENCH_HOOKS_TIME=1 BENCH_AB="$AB" LD_PRELOAD="$SHIM" \
         "$BIN" "$LAUNCHES" "$((CALLS / 10))" ;;
     ab-cupti) $t env BENCH_LABEL=ab-cupti BENCH_CUPTI=1 BENCH_AB="$AB" "$BIN" "$LAUNCHES" "$((CALLS / 10))" ;;
-    ab-trace) $t env BENCH_LABEL=ab-trace BENCH_AB="$AB" BENCH_AB_SIGNAL=1 LD_PRELOAD="$SHIM" \
+    ab-trace) $t env BENCH_LABEL=ab-trace BENCH_AB="$AB" BENCH_AB_SIGNAL=1 BENCH_AB_GAP_MS="${BENCH_AB_GAP_MS:-150}" \
+        LD_PRELOAD="$SHIM" \
         CUSHIM_PLUGINS="$TRACE_SO:file=/dev/null,summary=0,buffer=4GiB,toggle=USR2" "$BIN" \
         "$LAUNCHES" "$((CALLS / 10))" ;;
     base-shim) $t env BENCH_LABEL=base-shim LD_PRELOAD="$BASE_SHIM" "$BASE_BIN" "$LAUNCHES" "$CALLS" ;;

@@ -14,7 +14,8 @@ env BENCH_LABEL=ab-hooks BENCH_HOOKS=1 BENCH_HOOKS_TIME=1 BENCH_AB=6 BENCH_AB_CA
 grep -Eq '^label=ab-hooks .* hooks=[1-9][0-9]* .* ab_pairs=3 ab_ctx_ns=-?[0-9.]+ ab_burst_ns=-?[0-9.]+$' hooks.out ||
     fail "hooks line: $(cat hooks.out)"
 # 2. the trace toggled: blocks on, off, off, on, on, off - 3 recording blocks of 1000 cuCtxGetCurrent
-env BENCH_LABEL=ab-trace BENCH_AB=6 BENCH_AB_SIGNAL=1 BENCH_AB_CALLS=1000 BENCH_AB_BURSTS=2 LD_PRELOAD="$shim" \
+env BENCH_LABEL=ab-trace BENCH_AB=6 BENCH_AB_SIGNAL=1 BENCH_AB_CALLS=1000 BENCH_AB_BURSTS=2 BENCH_AB_GAP_MS=5 \
+    LD_PRELOAD="$shim" \
     CUSHIM_PLUGINS="$trace:file=$out/t.json,summary=0,toggle=USR2" "$bench" 512 1000 >trace.out 2>trace.err ||
     fail "trace run: $(cat trace.err)"
 grep -q ' ab_pairs=3 ' trace.out || fail "trace line: $(cat trace.out)"
