@@ -201,25 +201,33 @@ static int lb_ab_set(int on, int kind)
     }
 }
 
-/* One block: ns per cuCtxGetCurrent over 'calls', ns per launch over 'bursts' bursts of LB_BURST. 0, or -1. */
-static int lb_block(CUfunction fn, CUstream stream, long calls, int bursts, double *ctx_ns, double *burst_ns)
+/* 'bursts' bursts of LB_BURST empty launches, each timed alone and followed by a synchronize: ns per launch of
+   the host's issue cost, without queue-full waits. 0, or -1 when a launch or synchronize failed. */
+static int lb_bursts(CUfunction fn, CUstream stream, long bursts, double *burst_ns)
 {
-    CUcontext cur;
-    double t0 = lb_now(), acc = 0;
+    double acc = 0;
     long errors = 0;
-    for (long i = 0; i < calls; i++)
-        errors += cuCtxGetCurrent(&cur) != CUDA_SUCCESS;
-    *ctx_ns = (lb_now() - t0) * 1e9 / (double)calls;
-    for (int b = 0; b < bursts; b++) {
+    for (long b = 0; b < bursts; b++) {
         double b0 = lb_now();
         for (int i = 0; i < LB_BURST; i++)
             errors += cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL) != CUDA_SUCCESS;
         acc += lb_now() - b0;
-        if (cuStreamSynchronize(stream) != CUDA_SUCCESS)
-            errors++;
+        errors += cuStreamSynchronize(stream) != CUDA_SUCCESS;
     }
-    *burst_ns = acc * 1e9 / ((double)bursts * LB_BURST);
+    *burst_ns = bursts > 0 ? acc * 1e9 / ((double)bursts * LB_BURST) : 0.0;
     return errors ? -1 : 0;
+}
+
+/* One block: ns per cuCtxGetCurrent over 'calls', ns per launch over 'bursts' bursts of LB_BURST. 0, or -1. */
+static int lb_block(CUfunction fn, CUstream stream, long calls, int bursts, double *ctx_ns, double *burst_ns)
+{
+    CUcontext cur;
+    double t0 = lb_now();
+    long errors = 0;
+    for (long i = 0; i < calls; i++)
+        errors += cuCtxGetCurrent(&cur) != CUDA_SUCCESS;
+    *ctx_ns = (lb_now() - t0) * 1e9 / (double)calls;
+    return errors || lb_bursts(fn, stream, bursts, burst_ns) != 0 ? -1 : 0;
 }
 
 /* BENCH_AB: 'blocks' blocks, on/off in ABBA order (on first, the state the process started in); prints
@@ -314,18 +322,9 @@ int main(int argc, char **argv)
     /* The same launches in bursts of LB_BURST, each timed alone and followed by a synchronize: the host's issue
        cost of a launch without the queue-full waits of the loop above (whose time per launch is the GPU's
        rate once the stream's queue is full). */
-    double burst_s = 0;
-    long burst_n = 0;
-    for (long done = 0; done < launches; done += LB_BURST) {
-        double b0 = lb_now();
-        for (int i = 0; i < LB_BURST; i++)
-            errors += cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL) != CUDA_SUCCESS;
-        burst_s += lb_now() - b0;
-        burst_n += LB_BURST;
-        LB_CHECK(cuStreamSynchronize(stream));
-    }
-    if (errors) {
-        fprintf(stderr, "launch_bench: %ld burst launches failed\n", errors);
+    double burst_ns = 0;
+    if (lb_bursts(fn, stream, (launches + LB_BURST - 1) / LB_BURST, &burst_ns) != 0) {
+        fprintf(stderr, "launch_bench: a burst of launches failed\n");
         return 1;
     }
 
@@ -343,7 +342,7 @@ int main(int argc, char **argv)
 
     printf("label=%s launches_per_s=%.0f issue_ns=%.1f burst_ns=%.1f ctxgetcurrent_ns=%.2f hooks=%d cupti=%d",
            label ? label : "unnamed", (double)launches / (t2 - t0), (t1 - t0) * 1e9 / (double)launches,
-           burst_s * 1e9 / (double)burst_n, (t4 - t3) * 1e9 / (double)calls, hooks, cupti_env && atoi(cupti_env) ? 1 : 0);
+           burst_ns, (t4 - t3) * 1e9 / (double)calls, hooks, cupti_env && atoi(cupti_env) ? 1 : 0);
     {
         const char *ab = getenv("BENCH_AB"), *sig = getenv("BENCH_AB_SIGNAL");
         int kind = sig && atoi(sig) ? 3 : cupti_env && atoi(cupti_env) ? 2 : hooks > 0 ? 1 : 0;

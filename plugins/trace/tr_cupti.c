@@ -91,6 +91,12 @@ static f_cbname cb_name;
    completes a buffer first (the same value each time) */
 static _Atomic unsigned char rt_kind[4096];
 
+/* A function that may put work on the GPU, by its CUPTI name. */
+static int puts_gpu_work(const char *name)
+{
+    return strstr(name, "Launch") || strstr(name, "Memcpy") || strstr(name, "Memset");
+}
+
 /* A runtime API that may put work on the GPU: its record is worth linking. */
 static int rt_launches(uint32_t cbid)
 {
@@ -101,7 +107,7 @@ static int rt_launches(uint32_t cbid)
     if (cb_name == NULL || cb_name(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) != CUPTI_SUCCESS || name == NULL)
         k = 1;   /* unknown: forwarded (the writer only links what matches a call) */
     else
-        k = strstr(name, "Launch") || strstr(name, "Memcpy") || strstr(name, "Memset") ? 1 : 2;
+        k = puts_gpu_work(name) ? 1 : 2;
     if (cbid < 4096)
         atomic_store_explicit(&rt_kind[cbid], k, memory_order_relaxed);
     return k == 1;
@@ -233,12 +239,6 @@ static void CUPTIAPI corr_cb(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackI
         tr_record(TR_REC_CORR, corr_rt_pending, cur, 0, NULL, 0, NULL, 0);
         corr_rt_pending = 0;
     }
-}
-
-/* A function that may put work on the GPU, by its CUPTI name. */
-static int puts_gpu_work(const char *name)
-{
-    return strstr(name, "Launch") || strstr(name, "Memcpy") || strstr(name, "Memset");
 }
 
 /* Callback mode: a subscriber on the launch, copy and set functions of both API domains. 0, or -1 when CUPTI

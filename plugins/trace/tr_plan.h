@@ -241,8 +241,9 @@ static inline void tr_put_exit(unsigned char *p, const cushim_call *call, uint32
 }
 
 /* A CALL record's header at 'p' (8-aligned; every byte written): the entry half from the call frame. */
-static inline __attribute__((always_inline)) void tr_put_call(unsigned char *p, const cushim_call *call, uint32_t len, uint16_t flags, uint64_t t,
-                               uint32_t dur, uint32_t result)
+static inline __attribute__((always_inline)) void tr_put_call(unsigned char *p, const cushim_call *call, uint32_t len,
+                                                              uint16_t flags, uint64_t t, uint32_t dur,
+                                                              uint32_t result)
 {
     tr_call *r = (tr_call *)(void *)p;
     r->len = len;
@@ -296,8 +297,8 @@ static inline int tr_open_pop(tr_tbuf *tb, const cushim_call *call, uint64_t t, 
 
 /* A fast-path call's CALL record at 'p' (room for pl->call_max bytes), entered at 't0' and returned at 't':
    what its ENTER and EXIT would hold. Returns its length. */
-static inline __attribute__((always_inline)) uint32_t tr_call_write(unsigned char *p, const tr_plan *pl, const cushim_call *call, uint64_t t0,
-                                     uint64_t t)
+static inline __attribute__((always_inline)) uint32_t tr_call_write(unsigned char *p, const tr_plan *pl,
+                                                                   const cushim_call *call, uint64_t t0, uint64_t t)
 {
     uint32_t result, len;
     uint64_t d = t - t0;

@@ -391,7 +391,6 @@ static void tr_post_query(cushim_call *call, void *user, uint64_t *slot)
     tr_state *st = user;
     tr_tbuf *tb = tr_tb_cached;
     const tr_plan *pl;
-    tr_chunk *c;
     unsigned char *p;
     uint64_t t;
     (void)slot;
@@ -403,10 +402,7 @@ static void tr_post_query(cushim_call *call, void *user, uint64_t *slot)
         return;
     t = tr_host->now_ns();
     pl = st->plans[call->api_id];
-    c = tb->cur;
-    if (c != NULL && (uint64_t)tb->wr + pl->call_max + tb->open * TR_EXIT_MIN <= c->cap) {
-        p = c->data + tb->wr;
-    } else if ((p = tr_buf_reserve_slow(&st->bufs, tb, pl->call_max, tb->open * TR_EXIT_MIN)) == NULL) {
+    if ((p = tr_buf_reserve(&st->bufs, tb, pl->call_max, tb->open * TR_EXIT_MIN)) == NULL) {
         atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);
         return;
     }
