@@ -383,20 +383,21 @@ int rt_enter(rt_frame *f, uint32_t id, void *params, void *retval)
         *(uint32_t *)retval = 0;
     else
         memset(retval, 0, info->ret_size);
-    f->call = (cushim_call){
-        .size = sizeof(cushim_call),
-        .api_id = id,
-        .info = info,
-        .params = params,
-        .retval = retval,
-        .real = real,
-        .flags = 0,
-        .depth = top != NULL ? top->call.depth + 1 : 0,
-        .parent = top != NULL ? &top->call : NULL,
-        .seq = th_seq(r),
-        .tid = atomic_load_explicit(&r->tid, memory_order_relaxed),
-        .t_enter_ns = (ch->flags & CUSHIM_HOOK_TIME) ? clk_now_ns() : 0,
-    };
+    /* field by field: a compound literal of this size is built on the stack and copied (twice the stores) */
+    cushim_call *c = &f->call;
+    c->size = sizeof(cushim_call);
+    c->api_id = id;
+    c->info = info;
+    c->params = params;
+    c->retval = retval;
+    c->real = real;
+    c->flags = 0;
+    c->depth = top != NULL ? top->call.depth + 1 : 0;
+    c->parent = top != NULL ? &top->call : NULL;
+    c->seq = th_seq(r);
+    c->tid = atomic_load_explicit(&r->tid, memory_order_relaxed);
+    c->t_enter_ns = (ch->flags & CUSHIM_HOOK_TIME) ? clk_now_ns() : 0;
+    c->t_exit_ns = 0;
     f->saved_top = top;
     f->chain = ch;
     f->rec = r;
@@ -408,6 +409,14 @@ int rt_enter(rt_frame *f, uint32_t id, void *params, void *retval)
 
     int mode = RT_MODE_HOOKED;
     uint32_t n = ch->n;
+    if (!(ch->flags & HK_HAS_PRE)) {   /* post hooks alone: nothing to run before the call */
+        for (uint32_t i = 0; i < n; i++) {   /* n is 1 or 2: not a call to memset */
+            f->slots[i] = 0;
+            __asm__ volatile("" ::: "memory");
+        }
+        f->npre = n;
+        return mode;
+    }
     if (rt_cb_begin(f, r)) {
         for (uint32_t i = 0; i < n; i++) {
             const hk_entry *e = &ch->e[i];
@@ -428,8 +437,10 @@ void rt_post(rt_frame *f)
 {
     th_rec *r = f->rec;
     if (f->npre != 0) {
+        const hk_chain *ch = f->chain;
+        if (ch->flags & CUSHIM_HOOK_EXIT_TIME)   /* first: the real function has just returned */
+            f->call.t_exit_ns = clk_now_ns();
         if (rt_cb_begin(f, r)) {
-            const hk_chain *ch = f->chain;
             for (uint32_t i = f->npre; i-- > 0;) {
                 const hk_entry *e = &ch->e[i];
                 if (e->post != NULL)

@@ -133,6 +133,12 @@ static void hk_publish(const uint32_t *ids, hk_chain *const *fresh, const hk_cha
 {
     for (uint32_t i = 0; i < n; i++) {
         old[i] = atomic_load_explicit(&rt_slots[ids[i]].chain, memory_order_relaxed);
+        if (fresh[i] != NULL) {   /* a chain of post hooks alone skips the pre step (rt_enter) */
+            fresh[i]->flags &= ~HK_HAS_PRE;
+            for (uint32_t k = 0; k < fresh[i]->n; k++)
+                if (fresh[i]->e[k].pre != NULL)
+                    fresh[i]->flags |= HK_HAS_PRE;
+        }
         const hk_chain *next = fresh[i];
         if (next == NULL && cnt_enabled)
             next = &hk_count_only;
@@ -168,8 +174,8 @@ static int hk_may_register(const cushim_plugin *owner)
 
 int hk_add(cushim_plugin *owner, const cushim_hook_spec *spec, uint64_t *group)
 {
-    if (!pl_valid(owner) || spec == NULL || spec->size < HK_SPEC_MIN || (spec->flags & ~CUSHIM_HOOK_TIME) != 0 ||
-        (spec->pre == NULL && spec->post == NULL))
+    if (!pl_valid(owner) || spec == NULL || spec->size < HK_SPEC_MIN ||
+        (spec->flags & ~(CUSHIM_HOOK_TIME | CUSHIM_HOOK_EXIT_TIME)) != 0 || (spec->pre == NULL && spec->post == NULL))
         return CUSHIM_EINVAL;
     rt_init();
     uint32_t *ids = malloc(CUSHIM_API_ID_LIMIT * sizeof *ids);

@@ -232,10 +232,11 @@ typedef struct hk_chain {
     struct hk_chain *retired_next;   /* limbo link                          */
     uint64_t retired_epoch;          /* free once no reader is older         */
     uint32_t n;                      /* number of hooks                      */
-    uint32_t flags;                  /* union of the entries' CUSHIM_HOOK_*   */
+    uint32_t flags;                  /* union of the entries' CUSHIM_HOOK_*, and HK_HAS_PRE */
     hk_entry e[];
 } hk_chain;
 
+#define HK_HAS_PRE 0x80000000u       /* chain flag: some entry has a pre hook (hk_publish sets it) */
 extern const hk_chain hk_count_only;   /* counter on, no hook; shared, never freed */
 void hk_install_counting(void);        /* every API gets at least the counting chain */
 void hk_reset_after_fork(void);        /* fork child */

@@ -8,6 +8,8 @@
 #                  after writing one byte per line of an N KiB buffer - an application's work between its
 #                  CUDA calls; bench_cpu.c BENCH_COLD_KB)
 #   ROUNDS=3 ITERS=20000 RUNS=5
+#   CONFIGS="direct shim hooktime trace"   also: hook (empty pre+post, untimed), posttime (an empty timed post
+#                  hook alone: what a post-only recorder costs the core); direct must stay in the list
 # Prints, per COLD, the median over rounds of each configuration's ns per call and its difference to direct.
 set -euo pipefail
 BUILD=$(cd "${1:-build}" && pwd)
@@ -22,20 +24,28 @@ ROUNDS=${ROUNDS:-3} ITERS=${ITERS:-20000} RUNS=${RUNS:-5}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 export CUSHIM_LOG=error
-configs=(direct shim hooktime trace)
+read -r -a configs <<<"${CONFIGS:-direct shim hooktime trace}"
 [ -n "$BASE" ] && configs+=(trace-base)
+# EXTRA="NAME=TRACE_SO ...": more builds of the trace plugin, each a configuration of its own (bench/cpu/ablate.sh)
+declare -A extra_so=()
+for x in ${EXTRA:-}; do
+  extra_so[${x%%=*}]=${x#*=}
+  configs+=("${x%%=*}")
+  [ -e "${x#*=}" ] || { echo "cold.sh: missing ${x#*=}" >&2; exit 1; }
+done
 one() {   # one CONFIG COLD: prints ns per call
   local cfg=$1 cold=$2 key=median_ns_per_call
   local -a e=(env)
   [ "$cold" -gt 0 ] && { e+=(BENCH_COLD_KB="$cold"); key=median_cold_ns_per_call; }
   case $cfg in
     direct) ;;
-    shim|hooktime) e+=(LD_PRELOAD="$SHIM") ;;
+    shim|hook|hooktime|posttime) e+=(LD_PRELOAD="$SHIM") ;;
     trace) e+=(LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$TRACE:file=$TMP/t.json,summary=0,buffer=1GiB") ;;
     trace-base) e+=(LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$BASE:file=$TMP/t.json,summary=0,buffer=1GiB") ;;
+    *) e+=(LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="${extra_so[$cfg]}:file=$TMP/t.json,summary=0,buffer=1GiB") ;;
   esac
   local extra=()
-  [ "$cfg" = hooktime ] && extra=(hooktime)
+  case $cfg in hook|hooktime|posttime) extra=("$cfg") ;; esac
   "${e[@]}" "$BENCH" "$DRV" "$ITERS" "$RUNS" "${extra[@]}" | awk -v k="$key" '$1 == k { print $2 }'
 }
 for cold in ${COLD:-0 256}; do

@@ -27,6 +27,12 @@
 #include <unistd.h>
 
 #include "trace.h"
+
+/* bench/cpu/ablate.sh builds copies of the plugin with TR_ABLATE=1 or 2 (a part of recording left out, to
+   measure what each part costs); a normal build has 0 */
+#ifndef TR_ABLATE
+#define TR_ABLATE 0
+#endif
 #include "tr_plan.h"
 
 #define TR_CHUNK (64u * 1024u)    /* per thread at a time: 64 MiB serve 1024 recording threads */
@@ -375,7 +381,7 @@ static void tr_post(cushim_call *call, void *user, uint64_t *slot)
     uint64_t t;
     if (tb == NULL)
         return;
-    t = tr_host->now_ns();   /* first: the exit time, and little is live across the call */
+    t = call->t_exit_ns ? call->t_exit_ns : tr_host->now_ns();   /* the core's (CUSHIM_HOOK_EXIT_TIME) */
     pl = st->plans[call->api_id];
     if (pl->call)
         tr_post_call(st, pl, call, tb, t);
@@ -394,13 +400,21 @@ static void tr_post_query(cushim_call *call, void *user, uint64_t *slot)
     unsigned char *p;
     uint64_t t;
     (void)slot;
+#if TR_ABLATE == 1   /* bench/cpu/ablate.sh "hookonly": the hook runs and returns */
+    if (st != NULL)
+        return;
+#endif
     if (atomic_load_explicit(&st->paused, memory_order_relaxed))
         return;
     if (tb == NULL && (tb = tr_thread_buf()) == NULL)
         return;
     if (tb->quiet || call->t_enter_ns == 0)
         return;
-    t = tr_host->now_ns();
+    t = call->t_exit_ns;   /* the core read it as the call returned (CUSHIM_HOOK_EXIT_TIME) */
+#if TR_ABLATE == 2   /* "nowrite": nothing written */
+    if (t != 0)
+        return;
+#endif
     pl = st->plans[call->api_id];
     if ((p = tr_buf_reserve(&st->bufs, tb, pl->call_max, tb->open * TR_EXIT_MIN)) == NULL) {
         atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);
@@ -545,7 +559,7 @@ static int tr_register(tr_state *st, const char *filter)
                 continue;
             memset(&spec, 0, sizeof spec);
             spec.size = sizeof spec;
-            spec.flags = CUSHIM_HOOK_TIME;
+            spec.flags = CUSHIM_HOOK_TIME | CUSHIM_HOOK_EXIT_TIME;   /* both clock reads in the core, inline */
             spec.select = sel[k];
             spec.priority = -1000;   /* first in, last out: the timing encloses other plugins' hooks */
             spec.pre = k == 0 ? tr_pre : NULL;

@@ -332,6 +332,92 @@ static void test_frame_fields(void **state)
     assert_int_equal(host->hooks_remove(plug, g1), CUSHIM_OK);
 }
 
+/* Post hooks alone (no pre hook in the chain: rt_enter skips the pre step) and CUSHIM_HOOK_EXIT_TIME: the post
+   hook sees a zero slot, the entry and exit times in order (t_exit_ns 0 unless asked for), and a chain that gains
+   or loses a pre hook switches between the two ways. */
+static cushim_call post_seen[4];
+static uint64_t post_slot_seen[4];
+static int npost;
+static void post_record(cushim_call *c, void *user, uint64_t *slot)
+{
+    (void)user;
+    assert_true(npost < 4);
+    post_slot_seen[npost] = *slot;
+    post_seen[npost++] = *c;
+    *slot = 99;   /* not seen by the next call */
+}
+
+static int pre_exit_calls;
+static int pre_exit(cushim_call *c, void *user, uint64_t *slot)
+{
+    (void)user;
+    pre_exit_calls++;
+    assert_int_equal(c->t_exit_ns, 0);   /* the exit time is for post hooks */
+    *slot = 7;
+    return CUSHIM_CONTINUE;
+}
+
+static void test_post_only_and_exit_time(void **state)
+{
+    (void)state;
+    uint64_t g1, g2, g3;
+    int v;
+    cushim_hook_spec spec = { .size = sizeof spec, .flags = CUSHIM_HOOK_TIME | CUSHIM_HOOK_EXIT_TIME,
+                              .api_id = CUSHIM_API_cuDriverGetVersion, .post = post_record };
+    assert_int_equal(host->hooks_add(plug, &spec, &g1), CUSHIM_OK);
+    assert_false(atomic_load(&rt_slots[CUSHIM_API_cuDriverGetVersion].chain)->flags & HK_HAS_PRE);
+    reset();
+    npost = 0;
+    uint64_t before = host->now_ns();
+    assert_int_equal(cuDriverGetVersion(&v), CUDA_SUCCESS);
+    assert_int_equal(cuDriverGetVersion(&v), CUDA_SUCCESS);
+    uint64_t after = host->now_ns();
+    assert_int_equal(real_calls, 2);
+    assert_int_equal(npost, 2);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(post_slot_seen[i], 0);
+        assert_true(before <= post_seen[i].t_enter_ns && post_seen[i].t_enter_ns <= post_seen[i].t_exit_ns &&
+                    post_seen[i].t_exit_ns <= after);
+        assert_int_equal(post_seen[i].depth, 0);
+    }
+    assert_true(post_seen[0].t_exit_ns <= post_seen[1].t_enter_ns);
+    assert_null(host->current_call());   /* the frame was popped */
+
+    /* A pre hook joins (untimed): both run, the post hook's slot is still its own (0). */
+    assert_int_equal(rt_hook(plug, CUSHIM_API_cuDriverGetVersion, 5, pre_exit, NULL, NULL, &g2), CUSHIM_OK);
+    assert_true(atomic_load(&rt_slots[CUSHIM_API_cuDriverGetVersion].chain)->flags & HK_HAS_PRE);
+    npost = 0;
+    pre_exit_calls = 0;
+    assert_int_equal(cuDriverGetVersion(&v), CUDA_SUCCESS);
+    assert_int_equal(pre_exit_calls, 1);
+    assert_int_equal(npost, 1);
+    assert_int_equal(post_slot_seen[0], 0);
+    assert_int_not_equal(post_seen[0].t_exit_ns, 0);
+
+    /* It leaves: post hooks alone again. */
+    assert_int_equal(host->hooks_remove(plug, g2), CUSHIM_OK);
+    assert_false(atomic_load(&rt_slots[CUSHIM_API_cuDriverGetVersion].chain)->flags & HK_HAS_PRE);
+    npost = 0;
+    assert_int_equal(cuDriverGetVersion(&v), CUDA_SUCCESS);
+    assert_int_equal(npost, 1);
+    assert_int_equal(pre_exit_calls, 1);
+
+    /* Without CUSHIM_HOOK_EXIT_TIME in the chain, t_exit_ns stays 0 (no second clock read). */
+    assert_int_equal(host->hooks_remove(plug, g1), CUSHIM_OK);
+    spec.flags = CUSHIM_HOOK_TIME;
+    assert_int_equal(host->hooks_add(plug, &spec, &g3), CUSHIM_OK);
+    npost = 0;
+    assert_int_equal(cuDriverGetVersion(&v), CUDA_SUCCESS);
+    assert_int_equal(npost, 1);
+    assert_int_not_equal(post_seen[0].t_enter_ns, 0);
+    assert_int_equal(post_seen[0].t_exit_ns, 0);
+    assert_int_equal(host->hooks_remove(plug, g3), CUSHIM_OK);
+
+    /* Unknown flag bits are refused. */
+    spec.flags = 4;
+    assert_int_equal(host->hooks_add(plug, &spec, &g3), CUSHIM_EINVAL);
+}
+
 /* Results of every return kind: CUresult, cudaError_t, a pointer (RET_OTHER). */
 static int pre_results(cushim_call *c, void *user, uint64_t *slot)
 {
@@ -406,7 +492,7 @@ static void test_metadata(void **state)
     assert_int_equal(host->size, sizeof(cushim_host));
     assert_int_equal(host->abi_version, CUSHIM_ABI_VERSION);
     assert_int_equal(host->cuda_version, CUSHIM_GEN_CUDA_VERSION);
-    assert_non_null(strstr(host->version(), "SDK ABI 0.3"));
+    assert_non_null(strstr(host->version(), "SDK ABI 0.4"));
     assert_null(cushim_host_get((1u << 16) | 0));                     /* another major */
     assert_null(cushim_host_get(CUSHIM_ABI_VERSION + 1));             /* a newer minor */
     assert_ptr_equal(cushim_host_get((uint32_t)CUSHIM_ABI_MAJOR << 16), host);   /* an older minor */
@@ -436,6 +522,7 @@ int main(void)
         cmocka_unit_test(test_errors_and_limit),
         cmocka_unit_test(test_groups_and_selectors),
         cmocka_unit_test(test_frame_fields),
+        cmocka_unit_test(test_post_only_and_exit_time),
         cmocka_unit_test(test_result_kinds),
         cmocka_unit_test(test_metadata),
         cmocka_unit_test(test_missing_real),

@@ -79,11 +79,11 @@ static void test_definition_checks(void **state)
     d[1] = mkdef("major", NULL);
     d[1].abi_version = 1u << 16;
     assert_int_equal(reg(&d[1], NULL, err, NULL), CUSHIM_EINVAL);
-    assert_non_null(strstr(err, "was built for SDK ABI 1.0, this shim provides 0.3"));
+    assert_non_null(strstr(err, "was built for SDK ABI 1.0, this shim provides 0.4"));
     d[2] = mkdef("newer", NULL);
     d[2].abi_version = CUSHIM_ABI_VERSION + 1;
     assert_int_equal(reg(&d[2], NULL, err, NULL), CUSHIM_EINVAL);
-    assert_non_null(strstr(err, "SDK ABI 0.4, this shim provides 0.3"));
+    assert_non_null(strstr(err, "SDK ABI 0.5, this shim provides 0.4"));
     d[3] = mkdef("older", NULL);
     d[3].abi_version = (uint32_t)CUSHIM_ABI_MAJOR << 16 | 1;   /* ABI 0.1: loads */
     cushim_plugin *p;

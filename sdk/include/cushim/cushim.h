@@ -47,7 +47,7 @@ extern "C" {
 #endif
 
 #define CUSHIM_ABI_MAJOR 0
-#define CUSHIM_ABI_MINOR 3
+#define CUSHIM_ABI_MINOR 4
 #define CUSHIM_ABI_VERSION ((uint32_t)((CUSHIM_ABI_MAJOR << 16) | CUSHIM_ABI_MINOR))
 #define CUSHIM_ABI_MAJOR_OF(v) ((uint32_t)(v) >> 16)
 #define CUSHIM_ABI_MINOR_OF(v) ((uint32_t)(v) & 0xffffu)
@@ -108,6 +108,11 @@ typedef struct cushim_call {
     uint64_t tid;                   /* the calling thread's kernel thread id           */
     uint64_t t_enter_ns;            /* host->now_ns() at entry when a hook on this API
                                        was added with CUSHIM_HOOK_TIME, else 0         */
+    /* ABI 0.4 */
+    uint64_t t_exit_ns;             /* post hooks: host->now_ns() read once as the real
+                                       function returned (or, skipped, before the post
+                                       hooks) when a hook on this API was added with
+                                       CUSHIM_HOOK_EXIT_TIME, else 0; 0 in pre hooks   */
 } cushim_call;
 
 #define CUSHIM_CALL_SKIPPED 1u      /* a pre hook skipped the real call               */
@@ -176,7 +181,8 @@ static inline int cushim_call_skip(cushim_call *c, int32_t result)
  * White space around terms is ignored. A selector naming nothing of this build
  * (an API of a newer CUDA) gives CUSHIM_ENOMATCH; a malformed one CUSHIM_EINVAL.
  */
-#define CUSHIM_HOOK_TIME 1u /* fill call->t_enter_ns (reading the clock costs ~9 ns a call) */
+#define CUSHIM_HOOK_TIME 1u      /* fill call->t_enter_ns (a clock read costs ~9-22 ns a call) */
+#define CUSHIM_HOOK_EXIT_TIME 2u /* ABI 0.4: fill call->t_exit_ns for the post hooks (one more read) */
 
 typedef struct cushim_hook_spec {
     uint32_t size;            /* sizeof(cushim_hook_spec)                              */

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# bench/cpu/ablate.sh - what each part of recording a call costs on this CPU: builds copies of the trace
+# plugin with one part left out (plugins/trace/trace.c TR_ABLATE: 1 hookonly = the query hook runs and returns
+# before it looks at its thread's buffer, 2 nowrite = everything but reserving and writing the record) and
+# runs bench/cpu/cold.sh with them beside the shim without hooks, with empty hooks (untimed, timed, a timed
+# post hook alone) and the real plugin, interleaved.
+#
+# USAGE: bash bench/cpu/ablate.sh [BUILD_DIR]     (BUILD_DIR holds a Release build: tools/build-gpu-bundle.sh)
+#   BUILD_ONLY=1: build the copies and stop (on the development machine, before a device run carries them)
+#   ROUNDS, ITERS, RUNS, COLD as for cold.sh (default COLD=0: the hot loop)
+# The copies go to BUILD_DIR/ablate/<name>/plugins/trace.so.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${1:-build-gpu}
+names=(hookonly nowrite)
+extra=""
+for i in 0 1; do
+  d=$BUILD/ablate/${names[$i]}
+  if [ ! -e "$d/plugins/trace.so" ] || [ "${BUILD_ONLY:-0}" = 1 ]; then
+    cmake -S . -B "$d" -DCUSHIM_BUILD_CODEGEN=OFF -DCUSHIM_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release \
+          -DCMAKE_C_FLAGS="-DTR_ABLATE=$((i + 1))" >/dev/null
+    cmake --build "$d" --target trace -j "$(nproc)" >/dev/null
+  fi
+  extra+="${names[$i]}=$PWD/$d/plugins/trace.so "
+done
+[ "${BUILD_ONLY:-0}" = 1 ] && exit 0
+EXTRA="$extra" CONFIGS="${CONFIGS:-direct shim hook hooktime posttime trace}" COLD=${COLD:-0} bash bench/cpu/cold.sh "$BUILD"
