@@ -49,6 +49,12 @@ native) c=8.7 ;; shim) c=10.7 ;; shim+hooks) c=30.9 ;; cupti) c=128.2 ;; trace) 
 esac
 [ "\${BENCH_LABEL#trace}" != "\$BENCH_LABEL" ] && { "$BUILD_DIR/examples/vecadd" 1024 >/dev/null || exit 1; }
 i=\$((3500 + RANDOM % 500))
+# as the real one: BENCH_AB without a switch is refused (a configuration must not inherit it)
+case \$BENCH_LABEL in
+ab-*) ;;
+*) [ -n "\${BENCH_AB:-}" ] && { echo "launch_bench: BENCH_AB needs BENCH_HOOKS, BENCH_CUPTI or BENCH_AB_SIGNAL" >&2; exit 1; } ;;
+esac
+[ "\$BENCH_LABEL" = ab-hooks ] && [ "\${BENCH_HOOKS_TIME:-}" != 2 ] && { echo "ab-hooks: not the trace plugin's hooks" >&2; exit 1; }
 ab=""
 if [ -n "\${BENCH_AB:-}" ]; then
     case \$BENCH_LABEL in ab-hooks) ab=" ab_pairs=4 ab_ctx_ns=20.0 ab_burst_ns=30.0" ;; ab-cupti) ab=" ab_pairs=4 ab_ctx_ns=90.0 ab_burst_ns=200.0" ;;

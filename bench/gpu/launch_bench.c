@@ -9,7 +9,10 @@
  *   BENCH_CUPTI=1        subscribe an empty CUPTI callback to the whole driver API
  *                        domain (libcupti from BENCH_CUPTI_LIB, else libcupti.so.13)
  *   BENCH_HOOKS_TIME=1   the BENCH_HOOKS group with CUSHIM_HOOK_TIME (the core reads
- *                        the clock at entry, as the trace plugin's hooks make it do)
+ *                        the clock at entry); 2: the hooks the trace plugin registers, empty:
+ *                        CUSHIM_HOOK_TIME and CUSHIM_HOOK_EXIT_TIME (both clock reads), and
+ *                        on cuCtxGetCurrent (a read-only query: the plugin hooks its exit
+ *                        alone) the post hook alone
  *   BENCH_AB=N           then, in the same process, N blocks in ABBA order with the
  *                        configuration's addition on and off: the empty hooks added and
  *                        removed (BENCH_HOOKS), the CUPTI domain enabled and disabled
@@ -88,19 +91,34 @@ static void lb_post(cushim_call *call, void *user, uint64_t *slot)
    returns how many APIs, or -1. */
 static const cushim_host *lb_host;
 static cushim_plugin *lb_self;
-static uint64_t lb_group;
+static uint64_t lb_group, lb_query_group;
 
-/* The empty hook group on every driver API: on (added) or off (removed). 0, or -1. */
+/* The empty hook groups on every driver API: on (added) or off (removed). 0, or -1. */
 static int lb_hooks_set(int on)
 {
     const char *t = getenv("BENCH_HOOKS_TIME");
+    int timed = t ? atoi(t) : 0;
     cushim_hook_spec spec = { .size = sizeof spec, .select = "lib:driver", .pre = lb_pre, .post = lb_post,
-                              .flags = t && atoi(t) ? CUSHIM_HOOK_TIME : 0 };
+                              .flags = timed == 1 ? CUSHIM_HOOK_TIME : 0 };
     int r;
     if (!on) {
         r = lb_group ? lb_host->hooks_remove(lb_self, lb_group) : CUSHIM_OK;
-        lb_group = 0;
+        if (lb_query_group && lb_host->hooks_remove(lb_self, lb_query_group) != CUSHIM_OK)
+            r = -1;
+        lb_group = lb_query_group = 0;
         return r == CUSHIM_OK ? 0 : -1;
+    }
+    if (timed == 2) {   /* the trace plugin's shape */
+        cushim_hook_spec q = spec;
+        spec.select = "lib:driver & !name:cuCtxGetCurrent";
+        spec.flags = CUSHIM_HOOK_TIME | CUSHIM_HOOK_EXIT_TIME;
+        q.select = "name:cuCtxGetCurrent";
+        q.pre = NULL;
+        q.flags = spec.flags;
+        if ((r = lb_host->hooks_add(lb_self, &q, &lb_query_group)) != CUSHIM_OK) {
+            fprintf(stderr, "launch_bench: adding the query hook failed: %d\n", r);
+            return -1;
+        }
     }
     if ((r = lb_host->hooks_add(lb_self, &spec, &lb_group)) != CUSHIM_OK) {
         fprintf(stderr, "launch_bench: adding the hooks failed: %d\n", r);

@@ -17,8 +17,9 @@
 #   BENCH_TRACE_BASE=file  an older build's trace.so (run with this build's shim): adds the config
 #                          trace-base, interleaved with the others, and its figures next to trace's
 #   BENCH_AB=N             adds three configurations measured inside one process (launch_bench's BENCH_AB:
-#                          N blocks, the addition on and off in ABBA order): ab-hooks (empty timed hooks
-#                          added and removed), ab-cupti (the empty CUPTI callback's domain enabled and
+#                          N blocks, the addition on and off in ABBA order): ab-hooks (the trace plugin's
+#                          hooks, empty - both clock reads, cuCtxGetCurrent's exit alone - added and
+#                          removed), ab-cupti (the empty CUPTI callback's domain enabled and
 #                          disabled), ab-trace (the trace plugin's recording toggled with SIGUSR2; its paused
 #                          blocks still pay the hooks' dispatch, so trace's cost is ab-trace + ab-hooks;
 #                          BENCH_AB_GAP_MS (150) of sleep before each of its blocks lets the writer finish
@@ -80,6 +81,7 @@ CONFIGS=(native shim shim+hooks cupti)
 TRACE_SO=$BUILD_DIR/plugins/trace.so
 [ -f "$TRACE_SO" ] && CONFIGS+=(trace)
 AB=${BENCH_AB:-}
+unset BENCH_AB BENCH_AB_SIGNAL   # each configuration sets its own (launch_bench reads them)
 if [ -n "$AB" ]; then
     CONFIGS+=(ab-hooks ab-cupti)
     [ -f "$TRACE_SO" ] && CONFIGS+=(ab-trace)
@@ -111,7 +113,7 @@ run_one() {
     trace-base) $t env BENCH_LABEL=trace-base LD_PRELOAD="$SHIM" \
         CUSHIM_PLUGINS="$BENCH_TRACE_BASE:file=/dev/null,summary_file=$WORK/trace-summary.txt,buffer=4GiB" "$BIN" \
         "$LAUNCHES" "$((CALLS / 10))" ;;
-    ab-hooks) $t env BENCH_LABEL=ab-hooks BENCH_HOOKS=1 BENCH_HOOKS_TIME=1 BENCH_AB="$AB" LD_PRELOAD="$SHIM" \
+    ab-hooks) $t env BENCH_LABEL=ab-hooks BENCH_HOOKS=1 BENCH_HOOKS_TIME=2 BENCH_AB="$AB" LD_PRELOAD="$SHIM" \
         "$BIN" "$LAUNCHES" "$((CALLS / 10))" ;;
     ab-cupti) $t env BENCH_LABEL=ab-cupti BENCH_CUPTI=1 BENCH_AB="$AB" "$BIN" "$LAUNCHES" "$((CALLS / 10))" ;;
     ab-trace) $t env BENCH_LABEL=ab-trace BENCH_AB="$AB" BENCH_AB_SIGNAL=1 BENCH_AB_GAP_MS="${BENCH_AB_GAP_MS:-150}" \
@@ -290,7 +292,7 @@ if ab:
     print()
     print("| addition | processes | cuCtxGetCurrent: on - off ns | cuLaunchKernel (bursts of 256): on - off ns |")
     print("| --- | --- | --- | --- |")
-    for c, what in (("ab-hooks", "empty timed pre+post hooks on every driver API"),
+    for c, what in (("ab-hooks", "the trace plugin's hooks, empty (both clock reads; cuCtxGetCurrent's exit alone)"),
                     ("ab-cupti", "an empty CUPTI callback on the driver domain"),
                     ("ab-trace", "the trace plugin recording (vs paused: the hooks stay)")):
         v = ab.get(c, {})

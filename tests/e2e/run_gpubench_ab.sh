@@ -13,6 +13,11 @@ env BENCH_LABEL=ab-hooks BENCH_HOOKS=1 BENCH_HOOKS_TIME=1 BENCH_AB=6 BENCH_AB_CA
     LD_PRELOAD="$shim" "$bench" 512 1000 >hooks.out 2>hooks.err || fail "hooks run: $(cat hooks.err)"
 grep -Eq '^label=ab-hooks .* hooks=[1-9][0-9]* .* ab_pairs=3 ab_ctx_ns=-?[0-9.]+ ab_burst_ns=-?[0-9.]+$' hooks.out ||
     fail "hooks line: $(cat hooks.out)"
+# 1b. the trace plugin's shape of hooks (both clock reads; cuCtxGetCurrent's exit alone), as bench/gpu/run.sh's ab-hooks
+env BENCH_LABEL=ab-hooks BENCH_HOOKS=1 BENCH_HOOKS_TIME=2 BENCH_AB=2 BENCH_AB_CALLS=1000 BENCH_AB_BURSTS=2 \
+    LD_PRELOAD="$shim" "$bench" 512 1000 >hooks2.out 2>hooks2.err || fail "hooks (trace's shape) run: $(cat hooks2.err)"
+grep -Eq '^label=ab-hooks .* ab_pairs=1 ab_ctx_ns=-?[0-9.]+ ab_burst_ns=-?[0-9.]+$' hooks2.out ||
+    fail "hooks (trace's shape) line: $(cat hooks2.out)"
 # 2. the trace toggled: blocks on, off, off, on, on, off - 3 recording blocks of 1000 cuCtxGetCurrent
 env BENCH_LABEL=ab-trace BENCH_AB=6 BENCH_AB_SIGNAL=1 BENCH_AB_CALLS=1000 BENCH_AB_BURSTS=2 BENCH_AB_GAP_MS=5 \
     LD_PRELOAD="$shim" \
