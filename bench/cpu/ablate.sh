@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/cpu/ablate.sh - what each part of recording a call costs on this CPU: builds copies of the trace
-# plugin with one part left out (plugins/trace/trace.c TR_ABLATE: 1 hookonly = the query hook runs and returns
-# before it looks at its thread's buffer, 2 nowrite = everything but reserving and writing the record) and
+# plugin with one part left out (plugins/trace/trace.c TR_ABLATE, in the hook of read-only queries such as
+# the benchmark's cuDriverGetVersion: 1 hookonly = it runs and returns at once, 2 clockonly = it reads the exit
+# clock and writes nothing, 3 noclock = it writes the record without reading the exit clock) and
 # runs bench/cpu/cold.sh with them beside the shim without hooks, with empty hooks (untimed, timed, a timed
 # post hook alone) and the real plugin, interleaved.
 #
@@ -12,9 +13,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${1:-build-gpu}
-names=(hookonly nowrite)
+names=(hookonly clockonly noclock)
 extra=""
-for i in 0 1; do
+for i in 0 1 2; do
   d=$BUILD/ablate/${names[$i]}
   if [ ! -e "$d/plugins/trace.so" ] || [ "${BUILD_ONLY:-0}" = 1 ]; then
     cmake -S . -B "$d" -DCUSHIM_BUILD_CODEGEN=OFF -DCUSHIM_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release \

@@ -9,7 +9,7 @@
  * empty pre and one empty post hook on it first (through the host table of the
  * shim's exported cushim_host_get); 'hooktime' adds CUSHIM_HOOK_TIME (the host
  * reads the clock for call->t_enter_ns); 'posttime' registers the post hook alone, with
- * CUSHIM_HOOK_TIME and CUSHIM_HOOK_EXIT_TIME (what a post-only recorder costs the core: both clock reads). Prints the latency of the first call (lazy resolution
+ * CUSHIM_HOOK_TIME (what a post-only recorder, the trace plugin on a query, costs the core). Prints the latency of the first call (lazy resolution
  * included), the median over 'runs' of the mean ns per call, and the same in the calling thread's CPU
  * time (CLOCK_THREAD_CPUTIME_ID: without the time other threads, a trace writer, took its core), and
  * the calling thread's minor page faults per million calls over all runs (getrusage RUSAGE_THREAD: a
@@ -115,9 +115,7 @@ int main(int argc, char **argv)
         const cushim_api_info *api = host ? host->api_by_name("cuDriverGetVersion") : NULL;
         cushim_hook_spec spec = { .size = sizeof spec, .api_id = api ? api->id : 0,
                                   .pre = strcmp(argv[4], "posttime") == 0 ? NULL : empty_pre, .post = empty_post,
-                                  .flags = strcmp(argv[4], "hook") == 0       ? 0
-                                           : strcmp(argv[4], "posttime") == 0 ? CUSHIM_HOOK_TIME | CUSHIM_HOOK_EXIT_TIME
-                                                                               : CUSHIM_HOOK_TIME };
+                                  .flags = strcmp(argv[4], "hook") != 0 ? CUSHIM_HOOK_TIME : 0 };
         if (api == NULL || host->plugin_register(&def, NULL, &self, NULL, 0) != CUSHIM_OK ||
             host->hooks_add(self, &spec, &group) != CUSHIM_OK) {
             fprintf(stderr, "hook: the shim is not preloaded\n");

@@ -10,9 +10,8 @@
  *                        domain (libcupti from BENCH_CUPTI_LIB, else libcupti.so.13)
  *   BENCH_HOOKS_TIME=1   the BENCH_HOOKS group with CUSHIM_HOOK_TIME (the core reads
  *                        the clock at entry); 2: the hooks the trace plugin registers, empty:
- *                        CUSHIM_HOOK_TIME and CUSHIM_HOOK_EXIT_TIME (both clock reads), and
- *                        on cuCtxGetCurrent (a read-only query: the plugin hooks its exit
- *                        alone) the post hook alone
+ *                        the same, but on cuCtxGetCurrent (a read-only query: the plugin
+ *                        hooks its exit alone) the post hook alone
  *   BENCH_AB=N           then, in the same process, N blocks in ABBA order with the
  *                        configuration's addition on and off: the empty hooks added and
  *                        removed (BENCH_HOOKS), the CUPTI domain enabled and disabled
@@ -99,7 +98,7 @@ static int lb_hooks_set(int on)
     const char *t = getenv("BENCH_HOOKS_TIME");
     int timed = t ? atoi(t) : 0;
     cushim_hook_spec spec = { .size = sizeof spec, .select = "lib:driver", .pre = lb_pre, .post = lb_post,
-                              .flags = timed == 1 ? CUSHIM_HOOK_TIME : 0 };
+                              .flags = timed ? CUSHIM_HOOK_TIME : 0 };
     int r;
     if (!on) {
         r = lb_group ? lb_host->hooks_remove(lb_self, lb_group) : CUSHIM_OK;
@@ -111,7 +110,6 @@ static int lb_hooks_set(int on)
     if (timed == 2) {   /* the trace plugin's shape */
         cushim_hook_spec q = spec;
         spec.select = "lib:driver & !name:cuCtxGetCurrent";
-        spec.flags = CUSHIM_HOOK_TIME | CUSHIM_HOOK_EXIT_TIME;
         q.select = "name:cuCtxGetCurrent";
         q.pre = NULL;
         q.flags = spec.flags;

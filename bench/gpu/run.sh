@@ -18,7 +18,7 @@
 #                          trace-base, interleaved with the others, and its figures next to trace's
 #   BENCH_AB=N             adds three configurations measured inside one process (launch_bench's BENCH_AB:
 #                          N blocks, the addition on and off in ABBA order): ab-hooks (the trace plugin's
-#                          hooks, empty - both clock reads, cuCtxGetCurrent's exit alone - added and
+#                          hooks, empty - timed at entry, cuCtxGetCurrent's exit alone - added and
 #                          removed), ab-cupti (the empty CUPTI callback's domain enabled and
 #                          disabled), ab-trace (the trace plugin's recording toggled with SIGUSR2; its paused
 #                          blocks still pay the hooks' dispatch, so trace's cost is ab-trace + ab-hooks;
@@ -292,7 +292,7 @@ if ab:
     print()
     print("| addition | processes | cuCtxGetCurrent: on - off ns | cuLaunchKernel (bursts of 256): on - off ns |")
     print("| --- | --- | --- | --- |")
-    for c, what in (("ab-hooks", "the trace plugin's hooks, empty (both clock reads; cuCtxGetCurrent's exit alone)"),
+    for c, what in (("ab-hooks", "the trace plugin's hooks, empty (timed at entry; cuCtxGetCurrent's exit alone)"),
                     ("ab-cupti", "an empty CUPTI callback on the driver domain"),
                     ("ab-trace", "the trace plugin recording (vs paused: the hooks stay)")):
         v = ab.get(c, {})
