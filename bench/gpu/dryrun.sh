@@ -119,6 +119,22 @@ grep -q '^| ab-trace: .* | 2 | +30.00 (+30.00..+30.00) | +60.00 (+60.00..+60.00)
 grep -q '^- cuCtxGetCurrent: trace +[0-9.]*, trace-base +[0-9.]* ns; trace - trace-base per round -30.00' "$WORK/out/bench.md" ||
     { echo "dryrun: FAIL: no trace vs trace-base line in bench.md"; fail=1; }
 
+# the in-process configurations alone (BENCH_CONFIGS): they run, the others do not, the in-process verdict comes out
+if OUT=$WORK/out-ab BENCH_WORK=$WORK/bench-ab BENCH_BIN=$S/launch_bench BENCH_ROUNDS=2 BENCH_AB=4 \
+        BENCH_CONFIGS="ab-hooks ab-cupti ab-trace" bash "$ROOT/bench/gpu/run.sh" "$BUILD_DIR" >"$LOGS/bench-ab.out" 2>&1 &&
+        grep -q '^cuCtxGetCurrent, in one process: trace (recording + timed hooks) +50.00 ns vs cupti +90.00 ns' \
+            "$WORK/out-ab/bench.md" && ! grep -q '^label=native' "$WORK/bench-ab/bench-raw.txt" 2>/dev/null &&
+        ! grep -q '^label=native' "$WORK/out-ab/bench-raw.txt" 2>/dev/null; then
+    echo "dryrun: bench (BENCH_CONFIGS, in-process alone) PASS"
+else
+    echo "dryrun: FAIL: bench with BENCH_CONFIGS (see $LOGS/bench-ab.out)"; fail=1
+fi
+if env OUT=$WORK/out-bad BENCH_WORK=$WORK/bench-bad BENCH_BIN=$S/launch_bench BENCH_ROUNDS=1 BENCH_CONFIGS=nosuch \
+        bash "$ROOT/bench/gpu/run.sh" "$BUILD_DIR" >"$LOGS/bench-bad.out" 2>&1 ||
+        ! grep -q 'names no configuration' "$LOGS/bench-bad.out"; then
+    echo "dryrun: FAIL: BENCH_CONFIGS=nosuch was not refused"; fail=1
+fi
+
 if [ $fail -ne 0 ]; then
     for f in "$LOGS"/*; do echo "== $f"; tail -n 20 "$f"; done
     exit 1

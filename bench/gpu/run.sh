@@ -14,6 +14,8 @@
 #   BENCH_BASELINE=dir     an older build to compare with in the same run: dir/runtime/libcushim.so
 #                          and dir/launch_bench.c (that build's benchmark source); adds the configs
 #                          base-shim and base-shim+hooks, interleaved with the others
+#   BENCH_CONFIGS="a b"    run only these configurations (e.g. "ab-hooks ab-cupti ab-trace" with BENCH_AB;
+#                          BENCH_AB_CALLS, BENCH_AB_BURSTS pass through to launch_bench)
 #   BENCH_TRACE_BASE=file  an older build's trace.so (run with this build's shim): adds the config
 #                          trace-base, interleaved with the others, and its figures next to trace's
 #   BENCH_AB=N             adds three configurations measured inside one process (launch_bench's BENCH_AB:
@@ -99,6 +101,14 @@ if [ -n "${BENCH_BASELINE:-}" ]; then
         exit 1
     fi
     CONFIGS+=(base-shim base-shim+hooks)
+fi
+if [ -n "${BENCH_CONFIGS:-}" ]; then   # a subset, e.g. the in-process ones alone
+    keep=()
+    for c in "${CONFIGS[@]}"; do
+        case " $BENCH_CONFIGS " in *" $c "*) keep+=("$c") ;; esac
+    done
+    [ ${#keep[@]} -gt 0 ] || { echo "bench: BENCH_CONFIGS=$BENCH_CONFIGS names no configuration of this run" >&2; exit 1; }
+    CONFIGS=("${keep[@]}")
 fi
 run_one() {
     local cfg=$1 t="timeout -k 5 60"
