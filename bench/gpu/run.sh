@@ -224,8 +224,8 @@ base = data["native"]
 for c in order:
     d = data[c]
     n = len(d["launches_per_s"])
-    if n == 0 and (c.startswith("base-") or c.startswith("trace")):
-        continue
+    if n == 0 and (c.startswith("base-") or c.startswith("trace") or not failed[c]):
+        continue   # not in this run (BENCH_CONFIGS, no trace.so, no baseline)
     delta = "n/a"
     if n and base["issue_ns"]:
         bd = "%+.1f" % (statistics.median(d["burst_ns"]) - statistics.median(base["burst_ns"])) \
