@@ -1,6 +1,8 @@
 /*
- * rt_stress_test.c - 32 threads call a hooked and an unhooked API while
- * another thread adds and removes hooks on both; every count must be exact.
+ * rt_stress_test.c - 32 threads call two hooked APIs while another thread adds
+ * and removes hooks on both; every count must be exact. cuCtxGetCurrent's
+ * permanent hook is a post hook alone (with both clock reads), so its chain
+ * switches between post hooks alone (the pre step skipped) and pre + post.
  * Meant to run under ThreadSanitizer too (CUSHIM_SANITIZE=thread).
  */
 #include <pthread.h>
@@ -19,7 +21,7 @@
 #endif
 
 static _Atomic uint64_t real_version, real_ctx;
-static _Atomic uint64_t perm_pre, perm_post, churn_pre, churn_post;
+static _Atomic uint64_t perm_pre, perm_post, churn_pre, churn_post, ctx_post, ctx_post_bad;
 static _Atomic int stop;
 static cushim_plugin *plug;
 
@@ -52,6 +54,16 @@ static void perm_post_fn(cushim_call *c, void *u, uint64_t *slot)
     (void)u;
     if (*slot == 0x5eed)
         atomic_fetch_add_explicit(&perm_post, 1, memory_order_relaxed);
+}
+
+/* post hook alone: its slot is zero, both times are there and in order */
+static void ctx_post_fn(cushim_call *c, void *u, uint64_t *slot)
+{
+    (void)u;
+    if (*slot != 0 || c->t_enter_ns == 0 || c->t_exit_ns < c->t_enter_ns)
+        atomic_fetch_add_explicit(&ctx_post_bad, 1, memory_order_relaxed);
+    *slot = 1;
+    atomic_fetch_add_explicit(&ctx_post, 1, memory_order_relaxed);
 }
 
 static int churn_pre_fn(cushim_call *c, void *u, uint64_t *slot)
@@ -111,6 +123,10 @@ static void test_stress(void **state)
     plug = rt_test_plugin("stress-test");
     uint64_t hp;
     assert_int_equal(rt_hook(plug, CUSHIM_API_cuDriverGetVersion, 0, perm_pre_fn, perm_post_fn, NULL, &hp), CUSHIM_OK);
+    uint64_t hq;
+    cushim_hook_spec q = { .size = sizeof q, .api_id = CUSHIM_API_cuCtxGetCurrent, .post = ctx_post_fn,
+                           .flags = CUSHIM_HOOK_TIME | CUSHIM_HOOK_EXIT_TIME, .priority = 5 };
+    assert_int_equal(rt_host()->hooks_add(plug, &q, &hq), CUSHIM_OK);
 
     pthread_t th[NTHREADS], ch;
     assert_int_equal(pthread_create(&ch, NULL, churner, NULL), 0);
@@ -132,7 +148,10 @@ static void test_stress(void **state)
     assert_int_equal(atomic_load(&perm_pre), total);
     assert_int_equal(atomic_load(&perm_post), total);
     assert_int_equal(atomic_load(&churn_pre), atomic_load(&churn_post));
+    assert_int_equal(atomic_load(&ctx_post), total);
+    assert_int_equal(atomic_load(&ctx_post_bad), 0);
     assert_int_equal(rt_host()->hooks_remove(plug, hp), CUSHIM_OK);
+    assert_int_equal(rt_host()->hooks_remove(plug, hq), CUSHIM_OK);
     assert_null(atomic_load(&rt_slots[CUSHIM_API_cuDriverGetVersion].chain));
     assert_null(atomic_load(&rt_slots[CUSHIM_API_cuCtxGetCurrent].chain));
 }
