@@ -265,7 +265,7 @@ struct cushim_host {
     uint32_t cuda_version;          /* CUDA headers the host was generated from (13000) */
 
     /* ---- ABI 0.2 ---- */
-    /* e.g. "cushim 0.1.0, CUDA 13.0 headers, SDK ABI 0.3" */
+    /* e.g. "cushim 0.1.0, CUDA 13.0 headers, SDK ABI 0.4" */
     const char *(*version)(void);
 
     /* Metadata. APIs are enumerated by index 0..api_count()-1 (in id order). */
