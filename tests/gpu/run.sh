@@ -128,10 +128,14 @@ for d in sorted(md.distributions(), key=lambda d: d.metadata["Name"].lower()):
     # the hook benchmarks then include; MEMBARRIER_CMD_QUERY answers the supported commands' mask
     local mb
     mb=$("$PY" -c 'import ctypes; r = ctypes.CDLL(None, use_errno=True).syscall(324, 0, 0, 0); print("membarrier private expedited" if r > 0 and r & 8 else "NO membarrier private expedited (hooked calls fence)")' 2>/dev/null)
+    # what one TSC read costs on the machine lent (it differs between machines of one kind: 14-23 ns seen; a
+    # recorded call reads it twice): bench/cpu/hostprobe.c, when the bundle built it
+    local tsc="" probe=$BUILD_DIR/bench/cpu/cushim_hostprobe
+    [ -x "$probe" ] && tsc=$(timeout 60 "$probe" 200000 2>/dev/null | awk '$1 == "rdtsc" { print "; rdtsc " $2 " ns" }')
     if [ -n "$missing" ]; then
         result env FAIL "missing:$missing; GPU: ${gpu:-none}"
     else
-        result env PASS "GPU: ${gpu:-?}; real driver $REAL_LIBCUDA; ${mb:-membarrier unknown}"
+        result env PASS "GPU: ${gpu:-?}; real driver $REAL_LIBCUDA; ${mb:-membarrier unknown}$tsc"
     fi
 }
 
