@@ -115,9 +115,15 @@ void tr_plan_fast(tr_plan *pl, const cushim_api_info *info, int kernel_names)
     if (pl->out_inline)
         pl->exit_max = (uint32_t)sizeof(tr_exit) + 8u;   /* the word, no blob header */
     pl->post_fast = !pl->corr && pl->ret_size == 4 && (pl->nout == 0 || pl->out_inline);
-    pl->call = pl->pre_fast && pl->post_fast;
-    pl->post_only = pl->call && (info->categories & CUSHIM_CAT_QUERY) && !(info->categories & CUSHIM_CAT_SYNC);
-    pl->call_max = (uint32_t)sizeof(tr_call) + tr_pad8(info->params_size) + (pl->out_inline ? 8u : 0u) + 8u;
+    pl->call = pl->pre_fast && pl->post_fast ? TR_CALL_PLAIN : 0;
+    /* a launch whose ENTER would only add the kernel's name: one CALL record too, the name in it (GPU tracing
+       keeps the ENTER: its pre hook pushes the correlation id) */
+    if (pl->launch && kernel_names && pl->nin == 0 && !pl->corr && pl->post_fast)
+        pl->call = TR_CALL_KNAME;
+    pl->post_only = pl->call == TR_CALL_PLAIN && (info->categories & CUSHIM_CAT_QUERY) &&
+                    !(info->categories & CUSHIM_CAT_SYNC);
+    pl->call_max = (uint32_t)sizeof(tr_call) + tr_pad8(info->params_size) + (pl->out_inline ? 8u : 0u) +
+                   (pl->call == TR_CALL_KNAME ? 8u : 0u) + 8u;
 }
 
 tr_plan *tr_plan_make(tr_state *st, const cushim_api_info *info)
@@ -159,4 +165,25 @@ uint32_t tr_open_find(const tr_tbuf *tb, uint64_t seq, uint32_t n)
         if (atomic_load_explicit(&tb->opens[i - 1].seq, memory_order_relaxed) == seq)
             return i;
     return n > TR_OPEN_MAX ? n : n == 0 ? 0 : n + 1;
+}
+
+/* A runtime launch learns its kernel's name from the driver launch inside it: as the writer gives an ENTER on
+   its stack the name of the launch whose EXIT closes above it, the entry of the enclosing call on the open-call
+   stack gets 'name' when it is a TR_CALL_KNAME launch without one. At the inner launch's entry, before its
+   push (its name is known there, whichever record it makes). */
+void tr_open_kname_up(tr_tbuf *tb, const cushim_call *call, uint64_t name, tr_plan *const *plans, uint32_t nplans)
+{
+    uint32_t n = atomic_load_explicit(&tb->nopen, memory_order_relaxed), id;
+    const tr_plan *ppl;
+    tr_open *o;
+    if (call->parent == NULL || n - 1u >= TR_OPEN_MAX)
+        return;
+    o = &tb->opens[n - 1];
+    if (atomic_load_explicit(&o->seq, memory_order_relaxed) != call->parent->seq ||
+        atomic_load_explicit(&o->kname, memory_order_relaxed) != 0)
+        return;
+    id = (uint32_t)atomic_load_explicit(&o->id_depth, memory_order_relaxed);
+    ppl = id < nplans ? plans[id] : NULL;
+    if (ppl != NULL && ppl->call == TR_CALL_KNAME)
+        atomic_store_explicit(&o->kname, name, memory_order_relaxed);
 }

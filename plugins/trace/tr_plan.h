@@ -33,6 +33,9 @@ typedef struct tr_cap {
                                    tr_cap_inline; 0: the parameter index is over 255    */
 } tr_cap;
 
+#define TR_CALL_PLAIN 1
+#define TR_CALL_KNAME 2
+
 struct tr_plan {
     uint8_t launch;
     uint8_t corr;               /* push an external correlation id (GPU tracing)  */
@@ -46,15 +49,18 @@ struct tr_plan {
     uint8_t ret_size;           /* bytes of the return value kept in aux (<= 8)    */
     uint8_t ret_result;         /* CUresult/cudaError_t: outputs only after success */
     uint8_t outs_scalar;        /* every output capture is a scalar                 */
-    uint8_t pre_fast;           /* no input capture, no kernel name, no correlation id */
+    uint8_t pre_fast;           /* an ENTER without input capture, kernel name or correlation id */
     uint8_t post_fast;          /* a 4-byte result, at most one output, a scalar with
                                    'inl' (written inline); no correlation id        */
     uint8_t out_inline;         /* exactly one output, a scalar with 'inl'          */
-    uint8_t call;               /* pre_fast && post_fast: one CALL record at exit, no ENTER/EXIT */
+    uint8_t call;               /* one CALL record at exit, no ENTER/EXIT: TR_CALL_PLAIN (pre_fast &&
+                                   post_fast) or TR_CALL_KNAME (a launch with kernel names, no input capture,
+                                   post_fast, no correlation id: the name looked up at entry, kept on the
+                                   open-call stack, written in the record), else 0 */
     uint8_t post_only;          /* call, and a read-only query that does not wait (category query, not
                                    sync): hooked at exit alone, never on the open-call stack (trace.c)  */
     uint32_t call_max;          /* the longest CALL record: tr_call, params, the inline word, the
-                                   long exit time                                  */
+                                   kernel name (TR_CALL_KNAME), the long exit time */
     tr_cap caps[];
 };
 
@@ -260,8 +266,9 @@ static inline __attribute__((always_inline)) void tr_put_call(unsigned char *p, 
 
 /* ---- CALL records: the open-call stack (tr_buf.h) and the record ---- */
 
-/* The pre hook of a fast-path call: the call on its thread's open-call stack (beyond TR_OPEN_MAX only counted). */
-static inline void tr_open_push(tr_tbuf *tb, const cushim_call *call, uint64_t t)
+/* The pre hook of a fast-path call: the call on its thread's open-call stack (beyond TR_OPEN_MAX only counted),
+   with its kernel's name (a TR_CALL_KNAME launch; else 0). */
+static inline void tr_open_push(tr_tbuf *tb, const cushim_call *call, uint64_t t, uint64_t kname)
 {
     uint32_t n = atomic_load_explicit(&tb->nopen, memory_order_relaxed);
     if (n < TR_OPEN_MAX) {
@@ -271,18 +278,24 @@ static inline void tr_open_push(tr_tbuf *tb, const cushim_call *call, uint64_t t
         atomic_store_explicit(&o->t, t, memory_order_relaxed);
         atomic_store_explicit(&o->id_depth, (uint64_t)call->api_id | (uint64_t)call->depth << 32,
                               memory_order_relaxed);
+        atomic_store_explicit(&o->kname, kname, memory_order_relaxed);
     }
     atomic_store_explicit(&tb->nopen, n + 1, memory_order_release);   /* after the entry: tw_open_read */
 }
+
+/* A launch named 'name' entered inside a TR_CALL_KNAME launch on the open-call stack that has no name: the
+   enclosing one gets it ('plans': the plans by api id, 'nplans' of them; tr_plan.c). */
+void tr_open_kname_up(tr_tbuf *tb, const cushim_call *call, uint64_t name, tr_plan *const *plans, uint32_t nplans);
 
 /* The stack's depth + 1 once the call of 'seq' is off it, when its entry is not on top (tr_plan.c). */
 uint32_t tr_open_find(const tr_tbuf *tb, uint64_t seq, uint32_t n);
 
 /* The post hook of a fast-path call: takes it off the stack; 0 when it is not to be written (nothing is open
    on this buffer: the post hook, in a forked child, of a call its parent entered), else 1 with its entry time
-   in *t0 (the frame's; the stack's when the frame has none; 't' as a last resort). Before the record is
+   in *t0 (the frame's; the stack's when the frame has none; 't' as a last resort) and its entry's kernel name
+   in *kname (0 when its entry is not on the stack: only counted, or never pushed). Before the record is
    published, so that a finishing writer that has drained the record never sees the call open too. */
-static inline int tr_open_pop(tr_tbuf *tb, const cushim_call *call, uint64_t t, uint64_t *t0)
+static inline int tr_open_pop(tr_tbuf *tb, const cushim_call *call, uint64_t t, uint64_t *t0, uint64_t *kname)
 {
     uint32_t n = atomic_load_explicit(&tb->nopen, memory_order_relaxed);
     if (n == 0 || n > TR_OPEN_MAX || atomic_load_explicit(&tb->opens[n - 1].seq, memory_order_relaxed) != call->seq)
@@ -291,14 +304,19 @@ static inline int tr_open_pop(tr_tbuf *tb, const cushim_call *call, uint64_t t, 
     *t0 = call->t_enter_ns;
     if (*t0 == 0)
         *t0 = n <= TR_OPEN_MAX ? atomic_load_explicit(&tb->opens[n - 1].t, memory_order_relaxed) : t;
+    *kname = n <= TR_OPEN_MAX && atomic_load_explicit(&tb->opens[n - 1].seq, memory_order_relaxed) == call->seq
+                 ? atomic_load_explicit(&tb->opens[n - 1].kname, memory_order_relaxed)
+                 : 0;
     atomic_store_explicit(&tb->nopen, n - 1, memory_order_relaxed);
     return 1;
 }
 
 /* A fast-path call's CALL record at 'p' (room for pl->call_max bytes), entered at 't0' and returned at 't':
-   what its ENTER and EXIT would hold. Returns its length. */
+   what its ENTER and EXIT would hold ('kname': a TR_CALL_KNAME launch's kernel name, from its open-call stack
+   entry). Returns its length. */
 static inline __attribute__((always_inline)) uint32_t tr_call_write(unsigned char *p, const tr_plan *pl,
-                                                                   const cushim_call *call, uint64_t t0, uint64_t t)
+                                                                   const cushim_call *call, uint64_t t0, uint64_t t,
+                                                                   uint64_t kname)
 {
     uint32_t result, len;
     uint64_t d = t - t0;
@@ -308,6 +326,11 @@ static inline __attribute__((always_inline)) uint32_t tr_call_write(unsigned cha
     tr_copy_params(p + sizeof(tr_call), call->params, pl->params_size);
     if (pl->nout != 0 && (!pl->ret_result || (int32_t)result == 0))   /* the one output, inline */
         o = tr_cap_inline(&pl->caps[pl->nin], call->params, o, &flags);
+    if (pl->call == TR_CALL_KNAME) {   /* the launch's kernel name: the ENTER's aux */
+        flags |= TR_F_KNAME;
+        memcpy(o, &kname, sizeof kname);
+        o += sizeof kname;
+    }
     if (d >= UINT32_MAX) {   /* over 4.29 s (or a clock that went back): the exit time itself */
         flags |= TR_F_LONG;
         memcpy(o, &t, sizeof t);

@@ -12,11 +12,13 @@
  *          With TR_F_INLINE, instead: the call's one output, a single element
  *          of 1, 2, 4 or 8 bytes, as one 8-byte word without its tr_blob (the
  *          flags say which parameter and how many bytes; tr_render.h tr_exit_blob).
- *   CALL   a whole call of a fast-path API (tr_plan.h: pre_fast && post_fast), written
+ *   CALL   a whole call of a fast-path API (tr_plan.h: pl->call), written
  *          at its exit instead of an ENTER/EXIT pair: tr_call (48 bytes), the raw
  *          params struct (padded to 8), with TR_F_INLINE the one output word, with
- *          TR_F_LONG the exit time (8 bytes, last). The writer renders it as the
- *          pair it replaces, byte for byte.
+ *          TR_F_KNAME the kernel's interned name (8 bytes: what the ENTER's aux would
+ *          hold; 0 when it has none; a launch without GPU tracing), with TR_F_LONG
+ *          the exit time (8 bytes, last). In that order. The writer renders it as
+ *          the pair it replaces, byte for byte.
  *   NVTX_* tr_rec (api_id = 0, seq = range id for start/end), a blob with the
  *          message (param = 0).
  *   GPU    tr_rec with a tr_gpu after it, then the kernel's name as a blob.
@@ -48,6 +50,8 @@
                              kept, bits 8-15: the parameter index (TR_F_INLINE_OF) */
 #define TR_F_LONG 8u      /* CALL: the duration does not fit tr_call.dur: the exit time is the record's last
                              8 bytes */
+#define TR_F_KNAME 64u     /* CALL: a launch's kernel name (const char *, interned; 0: none) after the params
+                             and the inline word, before the long exit time */
 #define TR_F_INLINE_OF(param, elem_log2) \
     ((uint16_t)(TR_F_INLINE | ((uint32_t)(elem_log2) << 4) | ((uint32_t)(param) << 8)))
 
@@ -77,7 +81,7 @@ typedef struct tr_exit {
 typedef struct tr_call {
     uint32_t len;         /* the whole record                                     */
     uint16_t type;        /* TR_REC_CALL                                           */
-    uint16_t flags;       /* TR_F_SKIPPED, TR_F_INLINE (as in an EXIT), TR_F_LONG  */
+    uint16_t flags;       /* TR_F_SKIPPED, TR_F_INLINE (as in an EXIT), TR_F_LONG, TR_F_KNAME */
     uint32_t api_id;
     uint32_t depth;
     uint64_t seq;

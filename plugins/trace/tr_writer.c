@@ -220,6 +220,19 @@ static void render_call(tr_writer *w, tw_thr *t, const tr_rec *en, const tr_exit
     }
 }
 
+/* A runtime launch learns its kernel's name from the driver launch inside it, 'en' (an ENTER off the stack, or
+   a CALL record's): the enclosing ENTER on the stack. (An enclosing launch on the plugin's open-call stack
+   learns it there: tr_plan.c tr_open_kname_up.) */
+static void learn_kernel(tr_writer *w, tw_thr *t, const tr_rec *en)
+{
+    if (en->aux != 0 && t->depth > 0 && t->stack[t->depth - 1]->aux == 0 &&
+        t->stack[t->depth - 1]->seq == en->parent) {
+        const cushim_api_info *pi = w->api_by_id(t->stack[t->depth - 1]->api_id);
+        if (pi != NULL && (pi->categories & CUSHIM_CAT_LAUNCH))
+            t->stack[t->depth - 1]->aux = en->aux;
+    }
+}
+
 /* An EXIT pairs with the ENTER of its seq on the thread's stack: the api, depth and parent are the ENTER's. */
 static void on_exit_rec(tr_writer *w, tw_thr *t, const tr_exit *ex)
 {
@@ -235,13 +248,7 @@ static void on_exit_rec(tr_writer *w, tw_thr *t, const tr_exit *ex)
         free(o);
     }
     tr_rec *en = t->stack[--t->depth];
-    /* a runtime launch learns its kernel's name from the driver launch inside it */
-    if (en->aux != 0 && t->depth > 0 && t->stack[t->depth - 1]->aux == 0 &&
-        t->stack[t->depth - 1]->seq == en->parent) {
-        const cushim_api_info *pi = w->api_by_id(t->stack[t->depth - 1]->api_id);
-        if (pi != NULL && (pi->categories & CUSHIM_CAT_LAUNCH))
-            t->stack[t->depth - 1]->aux = en->aux;
-    }
+    learn_kernel(w, t, en);
     render_call(w, t, en, ex);
     free(en);
 }
@@ -261,7 +268,8 @@ static void close_above(tr_writer *w, tw_thr *t, uint64_t seq)
    record is malformed or there is no memory. */
 int tw_call_split(tr_writer *w, const tr_call *c, tw_call_exit *ex)
 {
-    uint32_t tail = ((c->flags & TR_F_INLINE) ? 8u : 0u) + ((c->flags & TR_F_LONG) ? 8u : 0u), plen;
+    uint32_t tail = ((c->flags & TR_F_INLINE) ? 8u : 0u) + ((c->flags & TR_F_KNAME) ? 8u : 0u) +
+                    ((c->flags & TR_F_LONG) ? 8u : 0u), plen;
     const unsigned char *body = (const unsigned char *)(c + 1);
     tr_rec *en;
     if (c->len < sizeof *c + tail || ((c->len - sizeof *c - tail) & 7u))
@@ -285,17 +293,19 @@ int tw_call_split(tr_writer *w, const tr_call *c, tw_call_exit *ex)
     en->parent = c->parent;
     en->t = c->t;
     en->aux = 0;
+    if (c->flags & TR_F_KNAME)   /* after the inline word */
+        memcpy(&en->aux, body + plen + ((c->flags & TR_F_INLINE) ? 8u : 0u), sizeof en->aux);
     memcpy(en + 1, body, plen);
     memset(ex, 0, sizeof *ex);
     ex->h.len = (uint32_t)sizeof ex->h + ((c->flags & TR_F_INLINE) ? 8u : 0u);
     ex->h.type = TR_REC_EXIT;
-    ex->h.flags = (uint16_t)(c->flags & ~TR_F_LONG);
+    ex->h.flags = (uint16_t)(c->flags & ~(TR_F_LONG | TR_F_KNAME));
     ex->h.seq = c->seq;
     ex->h.aux = c->result;
     if (c->flags & TR_F_INLINE)
         memcpy(&ex->word, body + plen, sizeof ex->word);
     if (c->flags & TR_F_LONG)
-        memcpy(&ex->h.t, body + plen + ((c->flags & TR_F_INLINE) ? 8u : 0u), sizeof ex->h.t);
+        memcpy(&ex->h.t, body + plen + tail - 8u, sizeof ex->h.t);   /* the last word */
     else
         ex->h.t = c->t + c->dur;
     return 0;
@@ -309,6 +319,7 @@ static void on_call_rec(tr_writer *w, tw_thr *t, const tr_call *c)
     if (ex.h.t > w->t_last)
         w->t_last = ex.h.t;
     close_above(w, t, c->seq);
+    learn_kernel(w, t, w->call_buf);
     render_call(w, t, w->call_buf, &ex.h);
 }
 
@@ -420,6 +431,7 @@ uint32_t tw_open_read(tr_writer *w, tr_tbuf *tb, tr_open_copy *out, uint64_t *be
         o.parent = atomic_load_explicit(&tb->opens[i].parent, memory_order_relaxed);
         o.t = atomic_load_explicit(&tb->opens[i].t, memory_order_relaxed);
         id_depth = atomic_load_explicit(&tb->opens[i].id_depth, memory_order_relaxed);
+        o.kname = atomic_load_explicit(&tb->opens[i].kname, memory_order_relaxed);
         o.api_id = (uint32_t)id_depth;
         o.depth = (uint32_t)(id_depth >> 32);
         if (o.seq == 0 || o.seq <= prev || o.t == 0 || w->api_by_id(o.api_id) == NULL)
@@ -430,7 +442,8 @@ uint32_t tw_open_read(tr_writer *w, tr_tbuf *tb, tr_open_copy *out, uint64_t *be
     return k;
 }
 
-/* An unfinished fast-path call: its name, times, seq, depth and parent; its arguments were never recorded. */
+/* An unfinished fast-path call: its name, times, seq, depth and parent, a launch's kernel; its arguments were
+   never recorded. */
 static void render_open(tr_writer *w, tw_thr *t, const tr_open_copy *o)
 {
     const cushim_api_info *info = w->api_by_id(o->api_id);
@@ -438,7 +451,14 @@ static void render_open(tr_writer *w, tw_thr *t, const tr_open_copy *o)
         return;
     render_head(w, t, info, 0, o->seq, o->depth, o->parent, o->t, w->t_last > o->t ? w->t_last : o->t);
     /* an API without parameters lost nothing: the event is the one its ENTER would have made */
-    tr_sb_puts(&w->sb, info->nparams ? ",\"args_unrecorded\":true,\"unfinished\":true}}" : ",\"unfinished\":true}}");
+    if (info->nparams)
+        tr_sb_puts(&w->sb, ",\"args_unrecorded\":true");
+    if (o->kname != 0) {   /* a launch's kernel, where its ENTER's args would have it */
+        const char *k = (const char *)(uintptr_t)o->kname;
+        tr_sb_puts(&w->sb, ",\"kernel\":");
+        tr_sb_json_str(&w->sb, k, strlen(k), TR_NAME_MAX);
+    }
+    tr_sb_puts(&w->sb, ",\"unfinished\":true}}");
     tw_emit(w);
 }
 

@@ -22,6 +22,7 @@ int tw_call_split(tr_writer *w, const tr_call *c, tw_call_exit *ex);
 /* An entry of a thread's open-call stack, as read by the writer. */
 typedef struct tr_open_copy {
     uint64_t seq, parent, t;
+    uint64_t kname;                  /* a launch's kernel name (interned), or 0 */
     uint32_t api_id, depth;
 } tr_open_copy;
 /* The thread's fast-path calls in flight that look whole, innermost last (at most TR_OPEN_MAX); *beyond: those

@@ -133,11 +133,22 @@ void tr_thread_quiet(int quiet)
  * the two rendered by the writer as the ENTER/EXIT pair would be.
  */
 
-static inline uint64_t tr_enter_aux(tr_state *st, const tr_plan *pl, tr_tbuf *tb, const unsigned char *pv)
+/* A launch's kernel name (pl->launch with kernel names on), or 0. */
+static inline uint64_t tr_launch_name(tr_state *st, const tr_plan *pl, tr_tbuf *tb, const cushim_call *call)
+{
+    const void *key = (const void *)(uintptr_t)tr_rd_uint((const unsigned char *)call->params + pl->fparam_off,
+                                                          sizeof(void *));
+    return (uint64_t)(uintptr_t)tr_kernel_name(st, tb, pl->launch, key);
+}
+
+/* At a call's entry: a launch's kernel name (an ENTER's aux, a TR_CALL_KNAME record's word), or 0. */
+static inline uint64_t tr_enter_aux(tr_state *st, const tr_plan *pl, tr_tbuf *tb, const cushim_call *call)
 {
     if (pl->launch && st->kernel_names) {
-        const void *key = (const void *)(uintptr_t)tr_rd_uint(pv + pl->fparam_off, sizeof(void *));
-        return (uint64_t)(uintptr_t)tr_kernel_name(st, tb, pl->launch, key);
+        uint64_t name = tr_launch_name(st, pl, tb, call);
+        if (name != 0 && call->parent != NULL)
+            tr_open_kname_up(tb, call, name, st->plans, st->id_limit);
+        return name;
     }
     return 0;
 }
@@ -162,7 +173,7 @@ static __attribute__((noinline)) int tr_pre_caps(tr_state *st, const tr_plan *pl
         atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);
         return CUSHIM_CONTINUE;
     }
-    tr_put_enter(p, call, len, call->t_enter_ns ? call->t_enter_ns : tr_host->now_ns(), tr_enter_aux(st, pl, tb, pv));
+    tr_put_enter(p, call, len, call->t_enter_ns ? call->t_enter_ns : tr_host->now_ns(), tr_enter_aux(st, pl, tb, call));
     tr_copy_params(p + sizeof(tr_rec), pv, pl->params_size);
     o = p + pl->enter_len;
     for (uint32_t i = 0; i < pl->nin && i < 16; i++)
@@ -186,7 +197,7 @@ static __attribute__((noinline)) int tr_pre_plain(tr_state *st, const tr_plan *p
         return CUSHIM_CONTINUE;
     }
     tr_put_enter(p, call, pl->enter_len, call->t_enter_ns ? call->t_enter_ns : tr_host->now_ns(),
-                 tr_enter_aux(st, pl, tb, call->params));
+                 tr_enter_aux(st, pl, tb, call));
     tr_copy_params(p + sizeof(tr_rec), call->params, pl->params_size);
     tr_buf_commit(tb, pl->enter_len);
     tb->open++;
@@ -197,7 +208,7 @@ static __attribute__((noinline)) int tr_pre_plain(tr_state *st, const tr_plan *p
 }
 
 /* Every pre hook but a CALL's push on a thread that has its buffer: the thread's first call, the two-record
-   calls' ENTER. Apart, so that the push below needs no saved registers. */
+   calls' ENTER, a launch's push with its kernel name. Apart, so that the push below needs no saved registers. */
 static __attribute__((noinline)) int tr_pre_enter(tr_state *st, const tr_plan *pl, cushim_call *call,
                                                   uint64_t *slot)
 {
@@ -208,7 +219,8 @@ static __attribute__((noinline)) int tr_pre_enter(tr_state *st, const tr_plan *p
     if (tb->quiet)
         return CUSHIM_CONTINUE;
     if (pl->call) {   /* one CALL record at exit: here only the call on the thread's open-call stack */
-        tr_open_push(tb, call, call->t_enter_ns ? call->t_enter_ns : tr_host->now_ns());
+        uint64_t kname = pl->call == TR_CALL_KNAME ? tr_enter_aux(st, pl, tb, call) : 0;
+        tr_open_push(tb, call, call->t_enter_ns ? call->t_enter_ns : tr_host->now_ns(), kname);
         *slot = (uint64_t)(uintptr_t)tb;
         return CUSHIM_CONTINUE;
     }
@@ -237,9 +249,9 @@ static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
     if (pl == NULL || atomic_load_explicit(&st->paused, memory_order_relaxed))
         return CUSHIM_CONTINUE;
     tb = tr_tb_cached;
-    if (!pl->call || tb == NULL || tb->quiet || call->t_enter_ns == 0)
+    if (pl->call != TR_CALL_PLAIN || tb == NULL || tb->quiet || call->t_enter_ns == 0)
         return tr_pre_enter(st, pl, call, slot);
-    tr_open_push(tb, call, call->t_enter_ns);   /* a CALL record at exit; nothing in the buffer now */
+    tr_open_push(tb, call, call->t_enter_ns, 0);   /* a CALL record at exit; nothing in the buffer now */
     *slot = (uint64_t)(uintptr_t)tb;   /* the post hook's buffer: no second TLS lookup */
     return CUSHIM_CONTINUE;
 }
@@ -322,15 +334,18 @@ static __attribute__((noinline)) void tr_post_any(tr_state *st, const tr_plan *p
 static __attribute__((noinline)) void tr_post_call_slow(tr_state *st, const tr_plan *pl, cushim_call *call,
                                                         tr_tbuf *tb, uint64_t t)
 {
-    uint64_t t0 = 0;
+    uint64_t t0 = 0, kname = 0;
     unsigned char *p;
-    if (!tr_open_pop(tb, call, t, &t0))
+    if (!tr_open_pop(tb, call, t, &t0, &kname))
         return;
+    if (pl->call == TR_CALL_KNAME && kname == 0)   /* its entry only counted (over TR_OPEN_MAX), or no name: asked again (the
+                                                      thread's cache) */
+        kname = tr_launch_name(st, pl, tb, call);
     if ((p = tr_buf_reserve(&st->bufs, tb, pl->call_max, tb->open * TR_EXIT_MIN)) == NULL) {
         atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);
         return;
     }
-    tr_buf_commit(tb, tr_call_write(p, pl, call, t0, t));
+    tr_buf_commit(tb, tr_call_write(p, pl, call, t0, t, kname));
 }
 
 /* A fast-path call's exit: the whole call as one CALL record (tr_rec.h). The usual case inline, with no call
@@ -346,7 +361,10 @@ static inline void tr_post_call(tr_state *st, const tr_plan *pl, cushim_call *ca
     }
     /* off the stack before the record is published (tr_open_pop) */
     atomic_store_explicit(&tb->nopen, n - 1, memory_order_relaxed);
-    tr_buf_commit(tb, tr_call_write(c->data + tb->wr, pl, call, call->t_enter_ns, t));
+    tr_buf_commit(tb, tr_call_write(c->data + tb->wr, pl, call, call->t_enter_ns, t,
+                                    pl->call == TR_CALL_KNAME
+                                        ? atomic_load_explicit(&tb->opens[n - 1].kname, memory_order_relaxed)
+                                        : 0));
 }
 
 /* The exit of a two-record call: its EXIT record. */
@@ -424,7 +442,7 @@ static void tr_post_query(cushim_call *call, void *user, uint64_t *slot)
         atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);
         return;
     }
-    tr_buf_commit(tb, tr_call_write(p, pl, call, call->t_enter_ns, t));
+    tr_buf_commit(tb, tr_call_write(p, pl, call, call->t_enter_ns, t, 0));
 }
 
 void tr_record(uint16_t type, uint64_t seq, uint64_t parent, uint64_t t, const void *extra, uint32_t extra_len,

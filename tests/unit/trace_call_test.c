@@ -159,7 +159,7 @@ static void put_exit(rig *r, const cushim_call *c, uint64_t t)
 static void call_pre(rig *r, const cushim_call *c)
 {
     if (r->calls)
-        tr_open_push(r->tb, c, c->t_enter_ns);
+        tr_open_push(r->tb, c, c->t_enter_ns, 0);
     else
         put_enter(r, c);
 }
@@ -174,11 +174,11 @@ static void call_post(rig *r, const cushim_call *c, uint64_t t)
         put_exit(r, c, t);
         return;
     }
-    assert_true(tr_open_pop(r->tb, c, t, &t0));
+    assert_true(tr_open_pop(r->tb, c, t, &t0, &kn));
     assert_int_equal(t0, c->t_enter_ns);
     p = tr_buf_reserve(&r->bufs, r->tb, pl->call_max, r->tb->open * TR_EXIT_MIN);
     assert_non_null(p);
-    tr_buf_commit(r->tb, tr_call_write(p, pl, c, t0, t));
+    tr_buf_commit(r->tb, tr_call_write(p, pl, c, t0, t, kn));
 }
 
 typedef struct frame {
@@ -361,7 +361,7 @@ static void call_record_bytes(void **state)
     a.p.g.out = &thing;
     p = tr_buf_reserve(&r.bufs, r.tb, r.plans[API_GET]->call_max, 0);
     assert_non_null(p);
-    len = tr_call_write(p, r.plans[API_GET], &a.c, 1000, 1234);
+    len = tr_call_write(p, r.plans[API_GET], &a.c, 1000, 1234, 0);
     assert_int_equal(len, sizeof(tr_call) + sizeof(get_params) + 8);
     memcpy(&h, p, sizeof h);
     assert_int_equal(h.type, TR_REC_CALL);
@@ -383,7 +383,7 @@ static void open_stack_overflow(void **state)
     rig_init(&r, 1);
     for (int i = 0; i < 24; i++) {
         frame_init(&f[i], API_GET, 100 + (uint64_t)i, 1000 + (uint64_t)i, i ? &f[i - 1] : NULL);
-        tr_open_push(r.tb, &f[i].c, f[i].c.t_enter_ns);
+        tr_open_push(r.tb, &f[i].c, f[i].c.t_enter_ns, 0);
         assert_int_equal(atomic_load(&r.tb->nopen), (uint32_t)i + 1);
     }
     for (int i = 0; i < TR_OPEN_MAX; i++) {
@@ -393,20 +393,20 @@ static void open_stack_overflow(void **state)
     for (int i = 23; i >= 0; i--) {
         t0 = 0;
         f[i].c.t_enter_ns = i == 3 ? 0 : f[i].c.t_enter_ns;   /* no frame time: the stack's */
-        assert_true(tr_open_pop(r.tb, &f[i].c, 99999, &t0));
+        assert_true(tr_open_pop(r.tb, &f[i].c, 99999, &t0, &kn));
         assert_int_equal(t0, 1000 + (uint64_t)i);
         assert_int_equal(atomic_load(&r.tb->nopen), (uint32_t)i);
         if (i < TR_OPEN_MAX)   /* the entries below untouched */
             for (int k = 0; k < i; k++)
                 assert_int_equal(atomic_load(&r.tb->opens[k].seq), 100 + (uint64_t)k);
     }
-    assert_false(tr_open_pop(r.tb, &f[0].c, 99999, &t0));   /* nothing open: not written */
+    assert_false(tr_open_pop(r.tb, &f[0].c, 99999, &t0, &kn));   /* nothing open: not written */
     /* out of order: the second call's post comes while two calls above it are still on the stack */
     for (int i = 0; i < 4; i++)
-        tr_open_push(r.tb, &f[i].c, 1000 + (uint64_t)i);
-    assert_true(tr_open_pop(r.tb, &f[1].c, 99999, &t0));
+        tr_open_push(r.tb, &f[i].c, 1000 + (uint64_t)i, 0);
+    assert_true(tr_open_pop(r.tb, &f[1].c, 99999, &t0, &kn));
     assert_int_equal(atomic_load(&r.tb->nopen), 1);
-    assert_true(tr_open_pop(r.tb, &f[0].c, 99999, &t0));
+    assert_true(tr_open_pop(r.tb, &f[0].c, 99999, &t0, &kn));
     assert_int_equal(atomic_load(&r.tb->nopen), 0);
     rig_free(&r);
 }
@@ -432,13 +432,13 @@ static void unfinished_from_open_stack(void **state)
     (void)state;
     rig_init(&r, 1);
     frame_init(&f[0], API_GET, 100, 5000, NULL);
-    tr_open_push(r.tb, &f[0].c, 5000);
+    tr_open_push(r.tb, &f[0].c, 5000, 0);
     frame_init(&f[1], API_GET, 101, 5100, &f[0]);   /* a two-record call */
     f[1].p.g.flags = 9;
     put_enter(&r, &f[1].c);
     for (int i = 2; i < 22; i++) {   /* 20 more fast calls: 15 fit the stack, 5 are only counted */
         frame_init(&f[i], i % 2 ? API_NONE : API_GET, 100 + (uint64_t)i, 5000 + 100 * (uint64_t)i, &f[i - 1]);
-        tr_open_push(r.tb, &f[i].c, f[i].c.t_enter_ns);
+        tr_open_push(r.tb, &f[i].c, f[i].c.t_enter_ns, 0);
     }
     assert_int_equal(atomic_load(&r.tb->nopen), 21);
     text = write_file(&r, "open");
@@ -514,10 +514,10 @@ static void *op_producer(void *arg)
         for (int i = 0; i < depth; i++) {
             frame_init(&f[i], i % 2 ? API_NONE : API_GET, seq, seq * 10, i ? &f[i - 1] : NULL);
             seq++;
-            tr_open_push(tb, &f[i].c, f[i].c.t_enter_ns);
+            tr_open_push(tb, &f[i].c, f[i].c.t_enter_ns, 0);
         }
         for (int i = depth - 1; i >= 0; i--)
-            if (!tr_open_pop(tb, &f[i].c, 0, &t0)) {
+            if (!tr_open_pop(tb, &f[i].c, 0, &t0, &kn)) {
                 atomic_store(&op_done, 1);
                 return (void *)1;
             }
