@@ -10,7 +10,11 @@
  * calls still on it when the file is finished, written as unfinished (innermost
  * first, merged with the writer's stack of ENTER records, those past 16 counted
  * in otherData), with entries that do not look whole skipped, also while
- * their thread pushes and pops (concurrency: TSan).
+ * their thread pushes and pops (concurrency: TSan). Launches with kernel names
+ * (TR_CALL_KNAME: the name in the CALL record and on the open-call stack)
+ * render as the ENTER/EXIT pairs with the name in the ENTER did (named, failed,
+ * skipped, unnamed, over 4.29 s, a runtime launch named by the driver launch
+ * inside it, as a CALL record or as an ENTER); unfinished ones with their name.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -36,6 +40,8 @@ tr_state *tr_st;
 
 typedef struct get_params { uint64_t *out; int32_t flags; int32_t pad_; } get_params;
 typedef struct dev_params { int32_t dev; } dev_params;
+/* a launch: the function's handle (here the kernel's name itself, so that the rig's name lookup is the key) */
+typedef struct launch_params { const char *f; int32_t n; int32_t pad_; } launch_params;
 
 #define P(st, name, type, kind, dir, esz, pointee) \
     {#name, type, type, kind, dir, offsetof(st, name), sizeof(((st *)0)->name), -1, esz, 0, pointee, 0, 0, NULL, NULL}
@@ -46,9 +52,15 @@ static const cushim_param_info get_pi[] = {
 static const cushim_param_info dev_pi[] = {
     P(dev_params, dev, "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, 0, 0),
 };
+static const cushim_param_info launch_pi[] = {
+    P(launch_params, f, "struct CUfunc_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, 0, 0),
+    P(launch_params, n, "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, 0, 0),
+};
 #define API_GET 5
 #define API_NONE 6
 #define API_DEV 7
+#define API_LAUNCH 3     /* a driver launch */
+#define API_RTLAUNCH 4   /* a runtime launch */
 static const cushim_api_info apis[] = {
     {.id = API_GET, .name = "cuGetThing", .base_name = "cuGetThing", .library = CUSHIM_LIB_DRIVER,
      .ret_kind = CUSHIM_RET_CURESULT, .params_size = sizeof(get_params), .ret_size = 4, .nparams = 2,
@@ -58,6 +70,12 @@ static const cushim_api_info apis[] = {
     {.id = API_DEV, .name = "cudaSetThing", .base_name = "cudaSetThing", .library = CUSHIM_LIB_RUNTIME,
      .ret_kind = CUSHIM_RET_CUDAERROR, .params_size = sizeof(dev_params), .ret_size = 4, .nparams = 1,
      .params = dev_pi},
+    {.id = API_LAUNCH, .name = "cuLaunchThing", .base_name = "cuLaunchThing", .library = CUSHIM_LIB_DRIVER,
+     .categories = CUSHIM_CAT_LAUNCH, .ret_kind = CUSHIM_RET_CURESULT, .params_size = sizeof(launch_params),
+     .ret_size = 4, .nparams = 2, .params = launch_pi},
+    {.id = API_RTLAUNCH, .name = "cudaLaunchThing", .base_name = "cudaLaunchThing", .library = CUSHIM_LIB_RUNTIME,
+     .categories = CUSHIM_CAT_LAUNCH, .ret_kind = CUSHIM_RET_CUDAERROR, .params_size = sizeof(launch_params),
+     .ret_size = 4, .nparams = 2, .params = launch_pi},
 };
 
 static const cushim_api_info *t_api(uint32_t id)
@@ -93,6 +111,13 @@ static tr_plan *plan_of(uint32_t id)
         c->elem_size = 8;
         pl->nout = 1;
     }
+    if (id == API_LAUNCH || id == API_RTLAUNCH) {   /* kernel names on: the name in the CALL record */
+        pl->launch = id == API_LAUNCH ? TR_LAUNCH_FUNC : TR_LAUNCH_STUB;
+        pl->fparam_off = offsetof(launch_params, f);
+        tr_plan_fast(pl, info, 1);
+        assert_int_equal(pl->call, TR_CALL_KNAME);
+        return pl;
+    }
     tr_plan_fast(pl, info, 0);
     assert_true(pl->call);
     return pl;
@@ -117,6 +142,8 @@ static void rig_init(rig *r, int calls)
     r->plans[API_GET] = plan_of(API_GET);
     r->plans[API_NONE] = plan_of(API_NONE);
     r->plans[API_DEV] = plan_of(API_DEV);
+    r->plans[API_LAUNCH] = plan_of(API_LAUNCH);
+    r->plans[API_RTLAUNCH] = plan_of(API_RTLAUNCH);
     r->calls = calls;
 }
 
@@ -127,13 +154,26 @@ static void rig_free(rig *r)
     tr_bufs_destroy(&r->bufs);
 }
 
-/* An ENTER as trace.c's fast pre hook writes it (also the two-record calls' here). */
+/* A launch's kernel name as trace.c's tr_enter_aux finds it: here the function's handle is the name. */
+static uint64_t launch_name(const rig *r, const cushim_call *c)
+{
+    const tr_plan *pl = r->plans[c->api_id];
+    if (!pl->launch)
+        return 0;
+    return tr_rd_uint((const unsigned char *)c->params + pl->fparam_off, sizeof(void *));
+}
+
+/* An ENTER as trace.c's pre hooks write it (also the two-record calls' here): a launch's with its kernel name
+   (tr_pre_plain, the plugin before). */
 static void put_enter(rig *r, const cushim_call *c)
 {
     const tr_plan *pl = r->plans[c->api_id];
     unsigned char *p = tr_buf_reserve(&r->bufs, r->tb, pl->enter_len, (r->tb->open + 1) * TR_EXIT_MIN);
+    uint64_t name = launch_name(r, c);
     assert_non_null(p);
-    tr_put_enter(p, c, pl->enter_len, c->t_enter_ns, 0);
+    if (name != 0 && c->parent != NULL)   /* tr_enter_aux */
+        tr_open_kname_up(r->tb, c, name, r->plans, 8);
+    tr_put_enter(p, c, pl->enter_len, c->t_enter_ns, name);
     tr_copy_params(p + sizeof(tr_rec), c->params, pl->params_size);
     tr_buf_commit(r->tb, pl->enter_len);
     r->tb->open++;
@@ -156,19 +196,25 @@ static void put_exit(rig *r, const cushim_call *c, uint64_t t)
     tr_buf_commit(r->tb, (uint32_t)(o - p));
 }
 
+/* A fast call's pre hook (trace.c tr_pre, tr_pre_enter): a launch's with its kernel name looked up, given to
+   the enclosing launch on the open-call stack when that has none (tr_enter_aux). */
 static void call_pre(rig *r, const cushim_call *c)
 {
-    if (r->calls)
-        tr_open_push(r->tb, c, c->t_enter_ns, 0);
-    else
+    uint64_t name = launch_name(r, c);
+    if (!r->calls) {
         put_enter(r, c);
+        return;
+    }
+    if (name != 0 && c->parent != NULL)
+        tr_open_kname_up(r->tb, c, name, r->plans, 8);
+    tr_open_push(r->tb, c, c->t_enter_ns, name);
 }
 
 /* The CALL record as trace.c's tr_post_call writes it. */
 static void call_post(rig *r, const cushim_call *c, uint64_t t)
 {
     const tr_plan *pl = r->plans[c->api_id];
-    uint64_t t0 = 0;
+    uint64_t t0 = 0, kn = 0;
     unsigned char *p;
     if (!r->calls) {
         put_exit(r, c, t);
@@ -183,7 +229,7 @@ static void call_post(rig *r, const cushim_call *c, uint64_t t)
 
 typedef struct frame {
     cushim_call c;
-    union { get_params g; dev_params d; } p;
+    union { get_params g; dev_params d; launch_params l; } p;
     int32_t ret;
 } frame;
 
@@ -346,6 +392,156 @@ static void call_renders_as_pair(void **state)
     rig_free(&call);
 }
 
+/* Launches, recorded one way or the other: the kernel's name in the CALL record against the ENTER's aux. */
+static int count_of(const char *s, const char *what);
+
+static void launch_workload(rig *r)
+{
+    static const char k_vecadd[] = "vecadd", k_inner[] = "inner \"quoted\" kernel", k_long[] = "long_k";
+    frame a, b;
+    /* a driver launch with its kernel's name */
+    frame_init(&a, API_LAUNCH, 1, 1000, NULL);
+    a.p.l.f = k_vecadd;
+    a.p.l.n = 3;
+    call_pre(r, &a.c);
+    call_post(r, &a.c, 1500);
+    /* failed */
+    frame_init(&a, API_LAUNCH, 2, 2000, NULL);
+    a.p.l.f = k_vecadd;
+    a.ret = 1;
+    call_pre(r, &a.c);
+    call_post(r, &a.c, 2250);
+    /* skipped by another plugin's pre hook */
+    frame_init(&a, API_LAUNCH, 3, 3000, NULL);
+    a.p.l.f = k_vecadd;
+    a.c.flags = CUSHIM_CALL_SKIPPED;
+    call_pre(r, &a.c);
+    call_post(r, &a.c, 3100);
+    /* no name (the lookup found none) */
+    frame_init(&a, API_LAUNCH, 4, 4000, NULL);
+    a.p.l.n = 4;
+    call_pre(r, &a.c);
+    call_post(r, &a.c, 4100);
+    /* over 2^32 ns: the name's word, then the exit time's */
+    frame_init(&a, API_LAUNCH, 5, 5000000000ull, NULL);
+    a.p.l.f = k_long;
+    call_pre(r, &a.c);
+    call_post(r, &a.c, 5000000000ull + 7000000000ull);
+    /* a runtime launch without a name of its own: the driver launch inside it names it */
+    frame_init(&a, API_RTLAUNCH, 10, 10000, NULL);
+    frame_init(&b, API_LAUNCH, 11, 10100, &a);
+    b.p.l.f = k_inner;
+    call_pre(r, &a.c);
+    call_pre(r, &b.c);
+    call_post(r, &b.c, 10200);
+    call_post(r, &a.c, 10300);
+    /* one with its own name keeps it */
+    frame_init(&a, API_RTLAUNCH, 20, 20000, NULL);
+    a.p.l.f = k_vecadd;
+    frame_init(&b, API_LAUNCH, 21, 20100, &a);
+    b.p.l.f = k_inner;
+    call_pre(r, &a.c);
+    call_pre(r, &b.c);
+    call_post(r, &b.c, 20200);
+    call_post(r, &a.c, 20300);
+    /* an unnamed runtime launch with two records either way (as with an input capture), a launch inside it: the
+       writer names the ENTER on its stack from the inner one's CALL record */
+    frame_init(&a, API_RTLAUNCH, 30, 30000, NULL);
+    frame_init(&b, API_LAUNCH, 31, 30100, &a);
+    b.p.l.f = k_inner;
+    put_enter(r, &a.c);
+    call_pre(r, &b.c);
+    call_post(r, &b.c, 30200);
+    put_exit(r, &a.c, 30300);
+}
+
+static void launch_renders_as_pair(void **state)
+{
+    rig pair, call;
+    char *a, *b, *ea, *eb;
+    (void)state;
+    rig_init(&pair, 0);
+    rig_init(&call, 1);
+    launch_workload(&pair);
+    launch_workload(&call);
+    a = write_file(&pair, "lpair");
+    b = write_file(&call, "lcall");
+    ea = strstr(a, "\n],\"displayTimeUnit\"");
+    eb = strstr(b, "\n],\"displayTimeUnit\"");
+    assert_non_null(ea);
+    assert_non_null(eb);
+    *ea = *eb = '\0';
+    /* what the workload is meant to cover is there */
+    assert_int_equal(count_of(a, "\"ph\":\"X\""), 11);
+    assert_non_null(strstr(a, "\"n\":3,\"kernel\":\"vecadd\",\"result\":\"SUCCESS\"}}"));
+    assert_non_null(strstr(a, "\"kernel\":\"vecadd\",\"result\":\"ERROR_INVALID_VALUE\"}}"));
+    assert_non_null(strstr(a, "\"kernel\":\"vecadd\",\"result\":\"SUCCESS\",\"skipped\":true}}"));
+    assert_non_null(strstr(a, "\"n\":4,\"result\":\"SUCCESS\"}}"));
+    assert_non_null(strstr(a, "\"dur\":7000000.000"));
+    assert_non_null(strstr(a, "\"kernel\":\"long_k\""));
+    assert_int_equal(count_of(a, "\"kernel\":\"inner \\\"quoted\\\" kernel\""), 5);   /* 11, 10, 21, 31, 30 */
+    assert_non_null(strstr(a, "\"name\":\"cudaLaunchThing\",\"pid\":77,\"tid\":4242,\"ts\":10.000,\"dur\":0.300,"
+                              "\"args\":{\"seq\":10,\"depth\":0,\"f\":\"0x0\",\"n\":0,\"kernel\":\"inner "));
+    assert_non_null(strstr(a, "\"seq\":20,\"depth\":0,\"f\":\"0x"));
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    rig_free(&pair);
+    rig_free(&call);
+}
+
+/* A launch's CALL record: the name's word after the params; flags TR_F_KNAME. */
+static void launch_record_bytes(void **state)
+{
+    static const char k[] = "k";
+    rig r;
+    frame a;
+    unsigned char *p;
+    uint64_t w;
+    tr_call h;
+    (void)state;
+    rig_init(&r, 1);
+    frame_init(&a, API_LAUNCH, 1, 1000, NULL);
+    a.p.l.f = k;
+    p = tr_buf_reserve(&r.bufs, r.tb, r.plans[API_LAUNCH]->call_max, 0);
+    assert_non_null(p);
+    assert_int_equal(r.plans[API_LAUNCH]->call_max, sizeof(tr_call) + sizeof(launch_params) + 8 + 8);
+    assert_int_equal(tr_call_write(p, r.plans[API_LAUNCH], &a.c, 1000, 1234, (uint64_t)(uintptr_t)k),
+                     sizeof(tr_call) + sizeof(launch_params) + 8);
+    memcpy(&h, p, sizeof h);
+    assert_int_equal(h.flags, TR_F_KNAME);
+    memcpy(&w, p + sizeof h + sizeof(launch_params), sizeof w);
+    assert_ptr_equal((const char *)(uintptr_t)w, k);
+    rig_free(&r);
+}
+
+/* Launches in flight when the file is finished: written from the open-call stack with their kernel's name (the
+   runtime launch's learnt from the driver launch inside it). */
+static void unfinished_launch_named(void **state)
+{
+    static const char k[] = "pending_k";
+    rig r;
+    frame a, b;
+    char *text;
+    (void)state;
+    rig_init(&r, 1);
+    frame_init(&a, API_RTLAUNCH, 40, 5000, NULL);
+    frame_init(&b, API_LAUNCH, 41, 5100, &a);
+    b.p.l.f = k;
+    call_pre(&r, &a.c);
+    call_pre(&r, &b.c);
+    text = write_file(&r, "lopen");
+    assert_non_null(strstr(text, "{\"ph\":\"X\",\"cat\":\"cuda_api_unfinished\",\"name\":\"cuLaunchThing\",\"pid\":77,"
+                                 "\"tid\":4242,\"ts\":5.100,\"dur\":0.000,\"args\":{\"seq\":41,\"depth\":1,\"parent\":40,"
+                                 "\"args_unrecorded\":true,\"kernel\":\"pending_k\",\"unfinished\":true}}"));
+    assert_non_null(strstr(text, "\"name\":\"cudaLaunchThing\",\"pid\":77,\"tid\":4242,\"ts\":5.000,\"dur\":0.100,"
+                                 "\"args\":{\"seq\":40,\"depth\":0,\"args_unrecorded\":true,\"kernel\":\"pending_k\","
+                                 "\"unfinished\":true}}"));
+    assert_int_equal(count_of(text, "\"ph\":\"X\""), 2);
+    free(text);
+    rig_free(&r);
+}
+
 /* A cuCtxGetCurrent-like call (8-byte params, one 8-byte output) is one 64-byte record. */
 static void call_record_bytes(void **state)
 {
@@ -378,7 +574,7 @@ static void open_stack_overflow(void **state)
 {
     rig r;
     frame f[24];
-    uint64_t t0 = 0;
+    uint64_t t0 = 0, kn = 0;
     (void)state;
     rig_init(&r, 1);
     for (int i = 0; i < 24; i++) {
@@ -508,7 +704,7 @@ static void *op_producer(void *arg)
 {
     tr_tbuf *tb = arg;
     frame f[24];
-    uint64_t seq = 1, t0;
+    uint64_t seq = 1, t0, kn;
     for (int round = 0; !atomic_load(&op_stop) && round < 200000; round++) {
         int depth = 1 + round % 21;
         for (int i = 0; i < depth; i++) {
@@ -567,6 +763,8 @@ int main(void)
         cmocka_unit_test(call_renders_as_pair),     cmocka_unit_test(call_record_bytes),
         cmocka_unit_test(open_stack_overflow),      cmocka_unit_test(unfinished_from_open_stack),
         cmocka_unit_test(open_read_validates),      cmocka_unit_test(open_read_while_running),
+        cmocka_unit_test(launch_renders_as_pair),   cmocka_unit_test(launch_record_bytes),
+        cmocka_unit_test(unfinished_launch_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -278,20 +278,31 @@ static void plan_flags(void **state)
     assert_false(pl->call);   /* an input capture: the ENTER and EXIT records */
     free(pl);
 
-    /* a launch asks its kernel's name at entry when kernel names are on; a correlation id turns both off */
+    /* a launch asks its kernel's name at entry when kernel names are on: one CALL record with the name (its
+       word before the long exit time's); a correlation id (GPU tracing) turns the CALL record off */
     pl = plan_with(0, 0, NULL);
     pl->launch = TR_LAUNCH_FUNC;
     tr_plan_fast(pl, &info, 1);
     assert_false(pl->pre_fast);
-    assert_false(pl->call);
+    assert_int_equal(pl->call, TR_CALL_KNAME);
+    assert_false(pl->post_only);
+    assert_int_equal(pl->call_max, sizeof(tr_call) + 16 + 8 + 8);
     tr_plan_fast(pl, &info, 0);
     assert_true(pl->pre_fast);
-    assert_true(pl->call);
+    assert_int_equal(pl->call, TR_CALL_PLAIN);
     assert_int_equal(pl->call_max, sizeof(tr_call) + 16 + 8);   /* no output: no word */
     pl->corr = 1;
     tr_plan_fast(pl, &info, 0);
     assert_false(pl->pre_fast);
     assert_false(pl->post_fast);
+    assert_false(pl->call);
+    tr_plan_fast(pl, &info, 1);
+    assert_false(pl->call);
+    free(pl);
+    /* a launch with an input capture: its ENTER holds the name */
+    pl = plan_with(1, 0, &one);
+    pl->launch = TR_LAUNCH_FUNC;
+    tr_plan_fast(pl, &info, 1);
     assert_false(pl->call);
     free(pl);
 
