@@ -14,14 +14,6 @@
 
 #include "trace.h"
 
-#define TR_NAME_CACHE 256u    /* per-thread cache entries (a training step launches a few hundred kernels) */
-
-typedef struct tr_name_entry {
-    const void *key;
-    uint64_t gen;
-    const char *name;
-} tr_name_entry;
-
 /* ---- kernel names: interned strings, a global map, a per-thread cache ---- */
 
 typedef struct tr_intern {
@@ -33,7 +25,7 @@ static pthread_mutex_t tr_names_lock = PTHREAD_MUTEX_INITIALIZER;
 static tr_intern *tr_interned;
 static tr_name_entry *tr_names;           /* open addressing, under tr_names_lock */
 static uint32_t tr_names_cap, tr_names_n;
-static _Atomic uint64_t tr_names_gen = 1;  /* bumped when modules are unloaded     */
+_Atomic uint64_t tr_names_gen = 1;         /* bumped when modules are unloaded     */
 
 static const char *tr_intern_str(const char *s)
 {
@@ -50,11 +42,7 @@ static const char *tr_intern_str(const char *s)
     return i->s;
 }
 
-static uint32_t ptr_hash(const void *p)
-{
-    uint64_t x = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
-    return (uint32_t)(x >> 32);
-}
+#define ptr_hash tr_ptr_hash
 
 /* Global map lookup/insert under the lock. */
 static const char *names_get(const void *key, uint64_t gen, int *found)
@@ -134,7 +122,7 @@ static const char *kernel_name_query(tr_state *st, int launch, const void *key)
     return NULL;
 }
 
-const char *tr_kernel_name(tr_state *st, tr_tbuf *tb, int launch, const void *key)
+const char *tr_kernel_name_slow(tr_state *st, tr_tbuf *tb, int launch, const void *key)
 {
     tr_name_entry *cache = tb->prod;
     uint64_t gen = atomic_load_explicit(&tr_names_gen, memory_order_acquire);

@@ -313,7 +313,7 @@ static inline int tr_open_pop(tr_tbuf *tb, const cushim_call *call, uint64_t t, 
 
 /* A fast-path call's CALL record at 'p' (room for pl->call_max bytes), entered at 't0' and returned at 't':
    what its ENTER and EXIT would hold ('kname': a TR_CALL_KNAME launch's kernel name, from its open-call stack
-   entry). Returns its length. */
+   entry; 0: none, no word). Returns its length. */
 static inline __attribute__((always_inline)) uint32_t tr_call_write(unsigned char *p, const tr_plan *pl,
                                                                    const cushim_call *call, uint64_t t0, uint64_t t,
                                                                    uint64_t kname)
@@ -326,7 +326,7 @@ static inline __attribute__((always_inline)) uint32_t tr_call_write(unsigned cha
     tr_copy_params(p + sizeof(tr_call), call->params, pl->params_size);
     if (pl->nout != 0 && (!pl->ret_result || (int32_t)result == 0))   /* the one output, inline */
         o = tr_cap_inline(&pl->caps[pl->nin], call->params, o, &flags);
-    if (pl->call == TR_CALL_KNAME) {   /* the launch's kernel name: the ENTER's aux */
+    if (kname != 0) {   /* a launch's kernel name: the ENTER's aux (0: none; an aux of 0 says nothing) */
         flags |= TR_F_KNAME;
         memcpy(o, &kname, sizeof kname);
         o += sizeof kname;

@@ -16,7 +16,7 @@
  *          at its exit instead of an ENTER/EXIT pair: tr_call (48 bytes), the raw
  *          params struct (padded to 8), with TR_F_INLINE the one output word, with
  *          TR_F_KNAME the kernel's interned name (8 bytes: what the ENTER's aux would
- *          hold; 0 when it has none; a launch without GPU tracing), with TR_F_LONG
+ *          hold; a launch without GPU tracing whose kernel is named), with TR_F_LONG
  *          the exit time (8 bytes, last). In that order. The writer renders it as
  *          the pair it replaces, byte for byte.
  *   NVTX_* tr_rec (api_id = 0, seq = range id for start/end), a blob with the
@@ -50,8 +50,8 @@
                              kept, bits 8-15: the parameter index (TR_F_INLINE_OF) */
 #define TR_F_LONG 8u      /* CALL: the duration does not fit tr_call.dur: the exit time is the record's last
                              8 bytes */
-#define TR_F_KNAME 64u     /* CALL: a launch's kernel name (const char *, interned; 0: none) after the params
-                             and the inline word, before the long exit time */
+#define TR_F_KNAME 64u     /* CALL: a launch's kernel name (const char *, interned) after the params and the
+                             inline word, before the long exit time (without it: no name) */
 #define TR_F_INLINE_OF(param, elem_log2) \
     ((uint16_t)(TR_F_INLINE | ((uint32_t)(elem_log2) << 4) | ((uint32_t)(param) << 8)))
 

@@ -239,6 +239,20 @@ static __attribute__((noinline)) int tr_pre_enter(tr_state *st, const tr_plan *p
     return CUSHIM_CONTINUE;
 }
 
+/* A TR_CALL_KNAME launch's pre hook on a thread that has its buffer: its kernel's name looked up (a hit in the
+   thread's cache but for a function's first launch), given to an enclosing launch without one, kept with the
+   call on the open-call stack for its CALL record (or for the unfinished event). */
+static __attribute__((noinline)) int tr_pre_launch(tr_state *st, const tr_plan *pl, cushim_call *call, tr_tbuf *tb,
+                                                   uint64_t *slot)
+{
+    uint64_t name = tr_launch_name(st, pl, tb, call);
+    if (name != 0 && call->parent != NULL)
+        tr_open_kname_up(tb, call, name, st->plans, st->id_limit);
+    tr_open_push(tb, call, call->t_enter_ns, name);
+    *slot = (uint64_t)(uintptr_t)tb;
+    return CUSHIM_CONTINUE;
+}
+
 static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
 {
     tr_state *st = user;
@@ -249,8 +263,11 @@ static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
     if (pl == NULL || atomic_load_explicit(&st->paused, memory_order_relaxed))
         return CUSHIM_CONTINUE;
     tb = tr_tb_cached;
-    if (pl->call != TR_CALL_PLAIN || tb == NULL || tb->quiet || call->t_enter_ns == 0)
+    if (pl->call != TR_CALL_PLAIN || tb == NULL || tb->quiet || call->t_enter_ns == 0) {
+        if (pl->call == TR_CALL_KNAME && tb != NULL && !tb->quiet && call->t_enter_ns != 0)
+            return tr_pre_launch(st, pl, call, tb, slot);
         return tr_pre_enter(st, pl, call, slot);
+    }
     tr_open_push(tb, call, call->t_enter_ns, 0);   /* a CALL record at exit; nothing in the buffer now */
     *slot = (uint64_t)(uintptr_t)tb;   /* the post hook's buffer: no second TLS lookup */
     return CUSHIM_CONTINUE;
@@ -349,8 +366,10 @@ static __attribute__((noinline)) void tr_post_call_slow(tr_state *st, const tr_p
 }
 
 /* A fast-path call's exit: the whole call as one CALL record (tr_rec.h). The usual case inline, with no call
-   but tail calls (no registers to save). */
-static inline void tr_post_call(tr_state *st, const tr_plan *pl, cushim_call *call, tr_tbuf *tb, uint64_t t)
+   but tail calls (no registers to save); 'launch' (a constant: one copy for TR_CALL_KNAME launches, one for the
+   rest, which then neither load nor test a name) with the kernel's name from the open-call stack. */
+static inline __attribute__((always_inline)) void tr_post_call(tr_state *st, const tr_plan *pl, cushim_call *call,
+                                                               tr_tbuf *tb, uint64_t t, int launch)
 {
     uint32_t n = atomic_load_explicit(&tb->nopen, memory_order_relaxed);
     tr_chunk *c = tb->cur;
@@ -362,9 +381,7 @@ static inline void tr_post_call(tr_state *st, const tr_plan *pl, cushim_call *ca
     /* off the stack before the record is published (tr_open_pop) */
     atomic_store_explicit(&tb->nopen, n - 1, memory_order_relaxed);
     tr_buf_commit(tb, tr_call_write(c->data + tb->wr, pl, call, call->t_enter_ns, t,
-                                    pl->call == TR_CALL_KNAME
-                                        ? atomic_load_explicit(&tb->opens[n - 1].kname, memory_order_relaxed)
-                                        : 0));
+                                    launch ? atomic_load_explicit(&tb->opens[n - 1].kname, memory_order_relaxed) : 0));
 }
 
 /* The exit of a two-record call: its EXIT record. */
@@ -401,8 +418,10 @@ static void tr_post(cushim_call *call, void *user, uint64_t *slot)
         return;
     t = call->t_exit_ns ? call->t_exit_ns : tr_host->now_ns();   /* CUSHIM_HOOK_EXIT_TIME of another hook */
     pl = st->plans[call->api_id];
-    if (pl->call)
-        tr_post_call(st, pl, call, tb, t);
+    if (pl->call == TR_CALL_PLAIN)
+        tr_post_call(st, pl, call, tb, t, 0);
+    else if (pl->call == TR_CALL_KNAME)
+        tr_post_call(st, pl, call, tb, t, 1);
     else
         tr_post_exit(st, pl, call, tb, t);
 }

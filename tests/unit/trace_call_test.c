@@ -490,7 +490,7 @@ static void launch_renders_as_pair(void **state)
     rig_free(&call);
 }
 
-/* A launch's CALL record: the name's word after the params; flags TR_F_KNAME. */
+/* A launch's CALL record: the name's word after the params, flag TR_F_KNAME; neither without a name. */
 static void launch_record_bytes(void **state)
 {
     static const char k[] = "k";
@@ -512,6 +512,10 @@ static void launch_record_bytes(void **state)
     assert_int_equal(h.flags, TR_F_KNAME);
     memcpy(&w, p + sizeof h + sizeof(launch_params), sizeof w);
     assert_ptr_equal((const char *)(uintptr_t)w, k);
+    /* no name: no word, no flag (an ENTER's aux of 0 says nothing either) */
+    assert_int_equal(tr_call_write(p, r.plans[API_LAUNCH], &a.c, 1000, 1234, 0), sizeof(tr_call) + sizeof(launch_params));
+    memcpy(&h, p, sizeof h);
+    assert_int_equal(h.flags, 0);
     rig_free(&r);
 }
 
