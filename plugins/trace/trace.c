@@ -355,8 +355,8 @@ static __attribute__((noinline)) void tr_post_call_slow(tr_state *st, const tr_p
     unsigned char *p;
     if (!tr_open_pop(tb, call, t, &t0, &kname))
         return;
-    if (pl->call == TR_CALL_KNAME && kname == 0)   /* its entry only counted (over TR_OPEN_MAX), or no name: asked again (the
-                                                      thread's cache) */
+    /* a launch whose entry was only counted (over TR_OPEN_MAX), or has no name: asked again (the thread's cache) */
+    if (pl->call == TR_CALL_KNAME && kname == 0)
         kname = tr_launch_name(st, pl, tb, call);
     if ((p = tr_buf_reserve(&st->bufs, tb, pl->call_max, tb->open * TR_EXIT_MIN)) == NULL) {
         atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);

@@ -513,7 +513,8 @@ static void launch_record_bytes(void **state)
     memcpy(&w, p + sizeof h + sizeof(launch_params), sizeof w);
     assert_ptr_equal((const char *)(uintptr_t)w, k);
     /* no name: no word, no flag (an ENTER's aux of 0 says nothing either) */
-    assert_int_equal(tr_call_write(p, r.plans[API_LAUNCH], &a.c, 1000, 1234, 0), sizeof(tr_call) + sizeof(launch_params));
+    assert_int_equal(tr_call_write(p, r.plans[API_LAUNCH], &a.c, 1000, 1234, 0),
+                     sizeof(tr_call) + sizeof(launch_params));
     memcpy(&h, p, sizeof h);
     assert_int_equal(h.flags, 0);
     rig_free(&r);
@@ -535,9 +536,10 @@ static void unfinished_launch_named(void **state)
     call_pre(&r, &a.c);
     call_pre(&r, &b.c);
     text = write_file(&r, "lopen");
-    assert_non_null(strstr(text, "{\"ph\":\"X\",\"cat\":\"cuda_api_unfinished\",\"name\":\"cuLaunchThing\",\"pid\":77,"
-                                 "\"tid\":4242,\"ts\":5.100,\"dur\":0.000,\"args\":{\"seq\":41,\"depth\":1,\"parent\":40,"
-                                 "\"args_unrecorded\":true,\"kernel\":\"pending_k\",\"unfinished\":true}}"));
+    assert_non_null(strstr(text, "{\"ph\":\"X\",\"cat\":\"cuda_api_unfinished\",\"name\":\"cuLaunchThing\","
+                                 "\"pid\":77,\"tid\":4242,\"ts\":5.100,\"dur\":0.000,\"args\":{\"seq\":41,"
+                                 "\"depth\":1,\"parent\":40,\"args_unrecorded\":true,\"kernel\":\"pending_k\","
+                                 "\"unfinished\":true}}"));
     assert_non_null(strstr(text, "\"name\":\"cudaLaunchThing\",\"pid\":77,\"tid\":4242,\"ts\":5.000,\"dur\":0.100,"
                                  "\"args\":{\"seq\":40,\"depth\":0,\"args_unrecorded\":true,\"kernel\":\"pending_k\","
                                  "\"unfinished\":true}}"));
