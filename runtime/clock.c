@@ -10,13 +10,16 @@
  * the anchor and multiplier are renewed every ~1 s, so the result tracks
  * CLOCK_MONOTONIC (NTP slewing included) to within the drift of one second.
  * A renewal never goes backwards: the new anchor is the later of the clock's
- * reading and the extrapolation. Otherwise, and for the first 2 ms while the
+ * reading and the extrapolation. Otherwise, and for the first 20 ms while the
  * multiplier is measured, it is clock_gettime. The TSC is checked on the
- * clock's first use, not at start-up.
+ * clock's first use, not at start-up. Anchors are (TSC, clock) pairs read
+ * together (clk_pair); a multiplier is only measured from pairs whose
+ * uncertainty is under 100 ppm of the interval between them.
  *
- * Readers take a seqlock snapshot and never wait: a reader that finds the
- * anchor being renewed (a signal handler interrupting the renewal, too) falls
- * back to clock_gettime.
+ * Readers take a seqlock snapshot: a reader that finds the anchor being
+ * renewed waits a few microseconds at most for the new one (clk_after_renewal),
+ * then falls back to clock_gettime (a signal handler interrupting the renewal
+ * on its own thread, too: it never waits for it).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -55,41 +58,107 @@ static int clk_tsc_usable(void)
 }
 
 static _Atomic int clk_checked;
+uint64_t clk_renew_ns = 1000000000ull;     /* the anchor's lifetime (unit tests shorten it) */
+#define CLK_CALIBRATE_NS 20000000ull       /* the first multiplier is measured over at least 20 ms */
+
+/* A (TSC, CLOCK_MONOTONIC) pair: the TSC read just before and just after the clock, the narrowest of four
+   tries kept, the TSC taken halfway. A thread preempted between the two reads would pair a TSC with a much
+   later time (a calibration under load once measured a multiplier tens of per cent off: the extrapolated
+   clock ran ahead, and went back by tens of ms when readers fell back to clock_gettime). *width: the
+   bracket in ticks, the pair's uncertainty. */
+static void clk_pair(uint64_t *tsc, uint64_t *ns, uint64_t *width)
+{
+    *width = UINT64_MAX;
+    for (int i = 0; i < 4; i++) {
+        uint64_t a = clk_rdtsc(), n = clk_mono(), b = clk_rdtsc();
+        if (b >= a && b - a < *width) {
+            *width = b - a;
+            *tsc = a + (b - a) / 2;
+            *ns = n;
+        }
+    }
+    if (*width == UINT64_MAX) {   /* the TSC went back between reads (never on an invariant TSC) */
+        *tsc = clk_rdtsc();
+        *ns = clk_mono();
+    }
+}
 
 /* On first use (not at start-up: most processes never ask for the time). */
 void clk_init(void)
 {
     if (atomic_exchange(&clk_checked, 1) || !clk_tsc_usable())
         return;
-    atomic_store(&clk.tsc0, clk_rdtsc());
-    atomic_store(&clk.ns0, clk_mono());
+    uint64_t t, n, w;
+    clk_pair(&t, &n, &w);
+    atomic_store(&clk.tsc0, t);
+    atomic_store(&clk.ns0, n);
+    atomic_store(&clk.width0, w);
     atomic_store(&clk.mode, 1);
 }
 
-/* Slow path: clock_gettime, and renew the anchor if due and nobody else is. */
+/* A reader that met a renewal in progress (the seqlock odd): a renewal takes a few hundred ns (the pair's four
+   clock reads), so wait up to ~200 pauses (a few us at most) for it and read with the new anchor - falling back to
+   clock_gettime at once would give a time behind what the extrapolation gave a moment before by the drift since
+   the last renewal. Bounded: a signal handler interrupting the renewal on its own thread must not wait for it;
+   it, and a reader whose renewer was preempted, get clock_gettime. */
+static uint64_t clk_after_renewal(uint64_t now)
+{
+    for (int i = 0; i < 200; i++) {
+        uint32_t s = atomic_load_explicit(&clk.seq, memory_order_acquire);
+        if (!(s & 1)) {
+            uint64_t d = clk_rdtsc() - atomic_load_explicit(&clk.tsc0, memory_order_relaxed);
+            if (d < atomic_load_explicit(&clk.period, memory_order_relaxed)) {
+                uint64_t mult = atomic_load_explicit(&clk.mult, memory_order_relaxed);
+                uint64_t ns = atomic_load_explicit(&clk.ns0, memory_order_relaxed) +
+                              (uint64_t)(((unsigned __int128)d * mult) >> 32);
+                RT_FENCE_ACQUIRE();
+                if (atomic_load_explicit(&clk.seq, memory_order_relaxed) == s)
+                    return ns;
+            }
+            break;
+        }
+        __builtin_ia32_pause();
+    }
+    return now;
+}
+
+/* Slow path: clock_gettime, and renew the anchor if due and nobody else is. The caller's 'tsc' only said it
+   is due; the new anchor is a fresh pair. The multiplier is measured only when the two pairs' uncertainties
+   are under 1/10,000 of the interval between them (100 ppm): else, while calibrating, calibration starts over
+   from the new pair; later, the anchor moves and the multiplier stays. */
 uint64_t clk_renew(uint64_t tsc)
 {
+    (void)tsc;
     if (RT_UNLIKELY(!atomic_load_explicit(&clk_checked, memory_order_relaxed)))
         clk_init();
-    uint64_t ns = clk_mono();
+    uint64_t now = clk_mono();
     int mode = atomic_load(&clk.mode);
     uint32_t s = atomic_load(&clk.seq);
-    if (mode == 0 || (s & 1) || !atomic_compare_exchange_strong(&clk.seq, &s, s + 1))
-        return ns;
-    uint64_t t0 = atomic_load(&clk.tsc0), n0 = atomic_load(&clk.ns0);
-    if (tsc > t0 && ns > n0 && (mode == 2 || ns - n0 >= 2000000)) {
-        uint64_t anchor = ns;
+    if (mode == 0 || (mode == 1 && now - atomic_load(&clk.ns0) < CLK_CALIBRATE_NS))
+        return now;   /* no TSC, or calibrating */
+    if ((s & 1) || !atomic_compare_exchange_strong(&clk.seq, &s, s + 1))
+        return mode == 2 ? clk_after_renewal(now) : now;   /* another thread renews */
+    uint64_t t, ns, w;
+    clk_pair(&t, &ns, &w);
+    uint64_t t0 = atomic_load(&clk.tsc0), n0 = atomic_load(&clk.ns0), w0 = atomic_load(&clk.width0);
+    if (t > t0 && ns > n0 && (mode == 2 || ns - n0 >= CLK_CALIBRATE_NS)) {
+        int clean = w != UINT64_MAX && w0 != UINT64_MAX && (unsigned __int128)(w + w0) * 10000u <= t - t0;
+        uint64_t anchor = ns, mult = atomic_load(&clk.mult);
         if (mode == 2) {   /* never behind what readers were given */
-            uint64_t ext = n0 + (uint64_t)(((unsigned __int128)(tsc - t0) * atomic_load(&clk.mult)) >> 32);
+            uint64_t ext = n0 + (uint64_t)(((unsigned __int128)(t - t0) * mult) >> 32);
             if (ext > anchor)
                 anchor = ext;
         }
-        uint64_t mult = (uint64_t)(((unsigned __int128)(ns - n0) << 32) / (tsc - t0));
-        atomic_store(&clk.mult, mult);
-        atomic_store(&clk.period, (uint64_t)(((unsigned __int128)1000000000ull << 32) / (mult ? mult : 1)));
-        atomic_store(&clk.tsc0, tsc);
+        if (clean)   /* against the old anchor: a clock run ahead measures slower and converges */
+            mult = (uint64_t)(((unsigned __int128)(ns - n0) << 32) / (t - t0));
+        if (mode == 2 || clean) {
+            atomic_store(&clk.mult, mult);
+            atomic_store(&clk.period, (uint64_t)(((unsigned __int128)clk_renew_ns << 32) / (mult ? mult : 1)));
+            atomic_store(&clk.mode, 2);
+        }
+        atomic_store(&clk.tsc0, t);
         atomic_store(&clk.ns0, anchor);
-        atomic_store(&clk.mode, 2);
+        atomic_store(&clk.width0, w);
         ns = anchor;
     }
     atomic_store(&clk.seq, s + 2);

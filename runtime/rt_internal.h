@@ -356,8 +356,10 @@ typedef struct clk_state_t {
     _Atomic uint64_t tsc0, ns0;  /* anchor */
     _Atomic uint64_t mult;       /* ns per tick << 32 */
     _Atomic uint64_t period;     /* ticks between renewals; 0 unless mode 2 */
+    _Atomic uint64_t width0;     /* the anchor's uncertainty: ticks between the TSC reads around its time */
 } __attribute__((aligned(64))) clk_state_t;
 extern clk_state_t clk;
+extern uint64_t clk_renew_ns;   /* the anchor's lifetime, 1 s (a unit test shortens it) */
 void clk_init(void);
 uint64_t clk_renew(uint64_t tsc);   /* clock_gettime, renewing the anchor when due */
 static inline uint64_t clk_rdtsc(void)

@@ -56,11 +56,12 @@ static void perm_post_fn(cushim_call *c, void *u, uint64_t *slot)
         atomic_fetch_add_explicit(&perm_post, 1, memory_order_relaxed);
 }
 
-/* post hook alone: its slot is zero, both times are there and in order */
+/* post hook alone: its slot is zero, both times are there and in order (the clock's bound, rt_clock_test: never
+   back by more than 100 us; it went back by tens of ms under this load before its anchors were bracketed pairs) */
 static void ctx_post_fn(cushim_call *c, void *u, uint64_t *slot)
 {
     (void)u;
-    if (*slot != 0 || c->t_enter_ns == 0 || c->t_exit_ns < c->t_enter_ns)
+    if (*slot != 0 || c->t_enter_ns == 0 || c->t_exit_ns + 100000u < c->t_enter_ns)
         atomic_fetch_add_explicit(&ctx_post_bad, 1, memory_order_relaxed);
     *slot = 1;
     atomic_fetch_add_explicit(&ctx_post, 1, memory_order_relaxed);

@@ -13,6 +13,7 @@ endfunction()
 rt_unit(rt_hooks_test)
 rt_unit(rt_depth_test)
 rt_unit(rt_stress_test)
+rt_unit(rt_clock_test)
 rt_unit(rt_procaddr_test)
 rt_unit(rt_counts_test)
 rt_unit(rt_exports_test)
@@ -162,6 +163,7 @@ endif()
 
 # Multi-threaded tests run again under TSan in CI (tools/test.sh: ctest -L concurrency).
 set_tests_properties(rt_stress_test PROPERTIES LABELS concurrency)
+set_tests_properties(rt_clock_test PROPERTIES LABELS concurrency)
 set_property(TEST rt_sdk_test APPEND PROPERTY LABELS concurrency)   # hooks_sync against a running hook
 
 # Two copies of the drop-in on the library path (an installed one and a build tree's): each must
