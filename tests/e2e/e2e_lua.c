@@ -21,7 +21,8 @@
  *                       FILE is replaced by a policy that makes cuDriverGetVersion report the round
  *                       number, and the program waits until every thread's next call sees it (at most
  *                       20 s a round); halfway a broken edit is written and must never apply (checked
- *                       MS*20 ms later). Then the threads end and cuDeviceGetCount (reported by the
+ *                       once the watcher has tried it: the policies report cushim.stats().failed_reloads
+ *                       through cuCtxGetApiVersion). Then the threads end and cuDeviceGetCount (reported by the
  *                       policy as live states * 1000 + live generations) must be 1001: everything of
  *                       the old generations freed. Prints "reload OK rounds K rss_kb A B" (RSS after
  *                       K/10 rounds and at the end) or "reload FAIL ...".
@@ -210,9 +211,18 @@ static void step_reload(const char *file, int rounds, int t, int ms)
         double t0 = rl_now();
         int all;
         if (k == rounds / 2) {
-            struct timespec ts = {0, (long)ms * 20 * 1000000L};
+            /* until the watcher has tried it (failed_reloads, through the policy's cuCtxGetApiVersion hook): a
+               fixed sleep let the next good edit overwrite it unseen when the watcher was slow (TSan) */
+            struct timespec ts = {0, (long)ms * 1000000L};
+            unsigned int failed = 0;
             rl_write(file, "cushim.after.cuDriverGetVersion = function(c)\n  c.driverVersion = = 1\nend\n");
-            nanosleep(&ts, NULL);
+            do {
+                nanosleep(&ts, NULL);
+                if (rl_now() - t0 > 20) {
+                    printf("reload FAIL the broken edit was not tried within 20 s\n");
+                    goto out;
+                }
+            } while (cuCtxGetApiVersion(thr_ctx, &failed) != CUDA_SUCCESS || failed == 0);
             cuDriverGetVersion(&v);
             if (v != k - 1) {
                 printf("reload FAIL the broken edit changed the policy: version %d, expected %d\n", v, k - 1);
@@ -232,7 +242,9 @@ static void step_reload(const char *file, int rounds, int t, int ms)
                  "end\n"
                  "cushim.after.cuDeviceGetCount = function(c)\n"
                  "  local s = cushim.stats(); c.count = s.states * 1000 + s.generations\n"
-                 "end\n", k, k);
+                 "end\n"
+                 "cushim.after.cuCtxGetApiVersion = function(c) c.version = cushim.stats().failed_reloads end\n",
+                 k, k);
         if (rl_write(file, text) != 0) {
             printf("reload FAIL cannot write %s\n", file);
             goto out;
