@@ -6,10 +6,11 @@
  *
  * Prints the CPU model, whether membarrier(2) private expedited is available (without it every hooked call
  * fences: runtime/epoch.c), and for each primitive the median over 15 runs of the mean ns per operation in a
- * loop of 'iterations' (default 2,000,000), minus the empty loop: rdtsc alone and in a dependent chain
- * (what the shim's clock does), rdtscp, mfence, a locked add, CLOCK_MONOTONIC through the vDSO, and a
- * the shim's own TSC clock (the same instructions as runtime/rt_internal.h clk_now_ns), and ~40 ALU instructions
- * alone and with a clock read whose result is stored (a clock read inside other work). Numbers on a loaded machine are noisy; compare medians.
+ * loop of 'iterations' (default 2,000,000), minus the empty loop: rdtsc alone and in a dependent chain,
+ * rdtscp, mfence, a locked add, CLOCK_MONOTONIC through the vDSO, the shim's own TSC clock (the same
+ * instructions as runtime/rt_internal.h clk_now_ns), and ~40 ALU instructions alone and with a clock read
+ * whose result is stored (a clock read inside other work: does it overlap?). Numbers on a loaded machine
+ * are noisy; compare medians. The GPU suite's env line reports its rdtsc row.
  */
 #define _GNU_SOURCE
 #include <stdatomic.h>
