@@ -349,22 +349,34 @@ static void workload(rig *r)
     call_post(r, &a.c, 30500);
 }
 
+/* 'workload' recorded as ENTER/EXIT pairs (rig 'pair') and as CALL records (rig 'call'), each written to a file
+   ('tag' "pair" and "call" after 'prefix'): *a and *b their text cut before "displayTimeUnit" (the traceEvents),
+   *ea and *eb where it was cut (the rest of each file follows). */
+static void record_both(rig *pair, rig *call, void (*workload_fn)(rig *), const char *prefix, char **a, char **b,
+                        char **ea, char **eb)
+{
+    char tag[32];
+    rig_init(pair, 0);
+    rig_init(call, 1);
+    workload_fn(pair);
+    workload_fn(call);
+    snprintf(tag, sizeof tag, "%spair", prefix);
+    *a = write_file(pair, tag);
+    snprintf(tag, sizeof tag, "%scall", prefix);
+    *b = write_file(call, tag);
+    *ea = strstr(*a, "\n],\"displayTimeUnit\"");
+    *eb = strstr(*b, "\n],\"displayTimeUnit\"");
+    assert_non_null(*ea);
+    assert_non_null(*eb);
+    **ea = **eb = '\0';
+}
+
 static void call_renders_as_pair(void **state)
 {
     rig pair, call;
     char *a, *b, *ea, *eb;
     (void)state;
-    rig_init(&pair, 0);
-    rig_init(&call, 1);
-    workload(&pair);
-    workload(&call);
-    a = write_file(&pair, "pair");
-    b = write_file(&call, "call");
-    ea = strstr(a, "\n],\"displayTimeUnit\"");
-    eb = strstr(b, "\n],\"displayTimeUnit\"");
-    assert_non_null(ea);
-    assert_non_null(eb);
-    *ea = *eb = '\0';
+    record_both(&pair, &call, workload, "", &a, &b, &ea, &eb);
     /* what the workload is meant to cover is there (so that equal outputs are not equally empty) */
     assert_non_null(strstr(a, "\"out\":\"0xabcdef12345\""));
     assert_non_null(strstr(a, "(not written: the call failed)"));
@@ -460,17 +472,7 @@ static void launch_renders_as_pair(void **state)
     rig pair, call;
     char *a, *b, *ea, *eb;
     (void)state;
-    rig_init(&pair, 0);
-    rig_init(&call, 1);
-    launch_workload(&pair);
-    launch_workload(&call);
-    a = write_file(&pair, "lpair");
-    b = write_file(&call, "lcall");
-    ea = strstr(a, "\n],\"displayTimeUnit\"");
-    eb = strstr(b, "\n],\"displayTimeUnit\"");
-    assert_non_null(ea);
-    assert_non_null(eb);
-    *ea = *eb = '\0';
+    record_both(&pair, &call, launch_workload, "l", &a, &b, &ea, &eb);
     /* what the workload is meant to cover is there */
     assert_int_equal(count_of(a, "\"ph\":\"X\""), 11);
     assert_non_null(strstr(a, "\"n\":3,\"kernel\":\"vecadd\",\"result\":\"SUCCESS\"}}"));
