@@ -105,30 +105,20 @@ static uint64_t clk_after_renewal(uint64_t now)
 {
     for (int i = 0; i < 200; i++) {
         uint32_t s = atomic_load_explicit(&clk.seq, memory_order_acquire);
-        if (!(s & 1)) {
-            uint64_t d = clk_rdtsc() - atomic_load_explicit(&clk.tsc0, memory_order_relaxed);
-            if (d < atomic_load_explicit(&clk.period, memory_order_relaxed)) {
-                uint64_t mult = atomic_load_explicit(&clk.mult, memory_order_relaxed);
-                uint64_t ns = atomic_load_explicit(&clk.ns0, memory_order_relaxed) +
-                              (uint64_t)(((unsigned __int128)d * mult) >> 32);
-                RT_FENCE_ACQUIRE();
-                if (atomic_load_explicit(&clk.seq, memory_order_relaxed) == s)
-                    return ns;
-            }
-            break;
-        }
+        uint64_t ns;
+        if (!(s & 1))
+            return clk_extrapolate(s, clk_rdtsc(), &ns) ? ns : now;
         __builtin_ia32_pause();
     }
     return now;
 }
 
-/* Slow path: clock_gettime, and renew the anchor if due and nobody else is. The caller's 'tsc' only said it
-   is due; the new anchor is a fresh pair. The multiplier is measured only when the two pairs' uncertainties
+/* Slow path: clock_gettime, and renew the anchor if due and nobody else is. The new anchor is a fresh pair
+   (not the TSC the caller read before it got here). The multiplier is measured only when the two pairs' uncertainties
    are under 1/10,000 of the interval between them (100 ppm): else, while calibrating, calibration starts over
    from the new pair; later, the anchor moves and the multiplier stays. */
-uint64_t clk_renew(uint64_t tsc)
+uint64_t clk_renew(void)
 {
-    (void)tsc;
     if (RT_UNLIKELY(!atomic_load_explicit(&clk_checked, memory_order_relaxed)))
         clk_init();
     uint64_t now = clk_mono();

@@ -361,27 +361,37 @@ typedef struct clk_state_t {
 extern clk_state_t clk;
 extern uint64_t clk_renew_ns;   /* the anchor's lifetime, 1 s (a unit test shortens it) */
 void clk_init(void);
-uint64_t clk_renew(uint64_t tsc);   /* clock_gettime, renewing the anchor when due */
+uint64_t clk_renew(void);   /* clock_gettime, renewing the anchor when due */
 static inline uint64_t clk_rdtsc(void)
 {
     uint32_t lo, hi;
     __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
     return ((uint64_t)hi << 32) | lo;
 }
-/* CLOCK_MONOTONIC ns from the TSC (a seqlock snapshot of the anchor; never waits). */
+/* The anchor snapshot taken with seqlock value 's' extrapolated to 'tsc': 1 and *ns when 's' was even, the
+   snapshot held (the value unchanged after it) and the anchor is still valid at 'tsc'; else 0. */
+static inline int clk_extrapolate(uint32_t s, uint64_t tsc, uint64_t *ns)
+{
+    uint64_t d = tsc - atomic_load_explicit(&clk.tsc0, memory_order_relaxed);
+    if (RT_LIKELY(d < atomic_load_explicit(&clk.period, memory_order_relaxed) && !(s & 1))) {
+        uint64_t v = atomic_load_explicit(&clk.ns0, memory_order_relaxed) +
+                     (uint64_t)(((unsigned __int128)d * atomic_load_explicit(&clk.mult, memory_order_relaxed)) >> 32);
+        RT_FENCE_ACQUIRE();
+        if (RT_LIKELY(atomic_load_explicit(&clk.seq, memory_order_relaxed) == s)) {
+            *ns = v;
+            return 1;
+        }
+    }
+    return 0;
+}
+/* CLOCK_MONOTONIC ns from the TSC (a seqlock snapshot of the anchor; clk_renew when it is being renewed or due). */
 static inline uint64_t clk_now_ns(void)
 {
     uint32_t s = atomic_load_explicit(&clk.seq, memory_order_acquire);
-    uint64_t tsc = clk_rdtsc();
-    uint64_t d = tsc - atomic_load_explicit(&clk.tsc0, memory_order_relaxed);
-    if (RT_LIKELY(d < atomic_load_explicit(&clk.period, memory_order_relaxed) && !(s & 1))) {
-        uint64_t ns = atomic_load_explicit(&clk.ns0, memory_order_relaxed) +
-                      (uint64_t)(((unsigned __int128)d * atomic_load_explicit(&clk.mult, memory_order_relaxed)) >> 32);
-        RT_FENCE_ACQUIRE();
-        if (RT_LIKELY(atomic_load_explicit(&clk.seq, memory_order_relaxed) == s))
-            return ns;
-    }
-    return clk_renew(tsc);
+    uint64_t ns;
+    if (RT_LIKELY(clk_extrapolate(s, clk_rdtsc(), &ns)))
+        return ns;
+    return clk_renew();
 }
 
 /* ---- selectors (select.c) ---- */
