@@ -3,6 +3,7 @@
  *
  *   cushim-info version
  *   cushim-info plugins [--dir DIR]... [NAME-OR-PATH...]
+ *   cushim-info select SHIM SELECTOR
  *
  * 'version' prints what this build of the shim was made from: the project version,
  * the CUDA headers of the generated tree and the SDK ABI of sdk/include/cushim/cushim.h,
@@ -11,8 +12,16 @@
  * is looked up as DIR/NAME.so), calls its entry point and prints the definition:
  * version, description, and the declared options with their types, defaults and help.
  * It never loads the shim and never calls init: a plugin definition is static data.
+ * 'select' checks a selector before the launcher starts a program with it (cushim run
+ * --trace-filter): the shim the program will run with is dlopened, with every CUSHIM_
+ * variable cleared first (its initialisation loads no plugin and writes no file; the
+ * real libraries stay unopened), and its own selector engine (host->api_select) says
+ * how many APIs the selector matches, or what is wrong with it. Exit status 0 (the
+ * count printed), 1 (the reason on stderr), 3 when that shim cannot answer (not
+ * loadable, another SDK major): the launcher then leaves the check to the plugin.
  * Exit status: 0, 1 when a plugin could not be described, 2 on a usage error.
  */
+#define _GNU_SOURCE   /* setenv, unsetenv */
 #include <dirent.h>
 #include <dlfcn.h>
 #include <stdio.h>
@@ -31,7 +40,8 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: cushim-info version\n"
-               "       cushim-info plugins [--dir DIR]... [NAME-OR-PATH...]\n");
+               "       cushim-info plugins [--dir DIR]... [NAME-OR-PATH...]\n"
+               "       cushim-info select SHIM SELECTOR\n");
 }
 
 static int print_version(void)
@@ -216,12 +226,55 @@ static int plugins(int argc, char **argv)
     return status;
 }
 
+extern char **environ;
+
+static int select_check(const char *shim, const char *selector)
+{
+    /* unset while walking environ would skip the entry after each removal: restart after one */
+    for (int again = 1; again;) {
+        again = 0;
+        for (char **e = environ; e != NULL && *e != NULL; e++) {
+            const char *eq = strchr(*e, '=');
+            if (strncmp(*e, "CUSHIM_", 7) == 0 && eq != NULL && (size_t)(eq - *e) < 128) {
+                char name[128];
+                memcpy(name, *e, (size_t)(eq - *e));
+                name[eq - *e] = '\0';
+                unsetenv(name);
+                again = 1;
+                break;
+            }
+        }
+    }
+    setenv("CUSHIM_LOG", "off", 1);
+    void *h = dlopen(shim, RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL) {
+        fprintf(stderr, "cushim-info: cannot load the shim: %s\n", dlerror());
+        return 3;
+    }
+    cushim_host_get_fn get = (cushim_host_get_fn)(uintptr_t)dlsym(h, CUSHIM_HOST_GET_NAME);
+    const cushim_host *host = get != NULL ? get((uint32_t)CUSHIM_ABI_MAJOR << 16) : NULL;
+    if (host == NULL || !CUSHIM_HOST_HAS(host, api_select) || host->api_select == NULL) {
+        fprintf(stderr, "cushim-info: %s serves no selector engine of SDK ABI %u.x\n", shim, (unsigned)CUSHIM_ABI_MAJOR);
+        return 3;
+    }
+    char err[512] = "";
+    int n = host->api_select(selector, NULL, 0, err, sizeof err);
+    if (n > 0) {
+        printf("%d\n", n);
+        return 0;
+    }
+    fprintf(stderr, "%s\n", err[0] != '\0' ? err : "the selector matches no API of this build");
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "version") == 0 && argc == 2)
         return print_version();
     if (argc >= 2 && strcmp(argv[1], "plugins") == 0)
         return plugins(argc - 2, argv + 2);
+    if (argc == 4 && strcmp(argv[1], "select") == 0)
+        return select_check(argv[2], argv[3]);
     usage(stderr);
     return 2;
 }

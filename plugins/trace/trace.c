@@ -556,8 +556,13 @@ static int tr_register(tr_state *st, const char *filter)
         return -1;
     n = tr_host->api_select(filter, ids, st->id_limit, err, sizeof err);
     if (n <= 0) {
-        tr_host->log(st->self, CUSHIM_LOG_ERROR, "filter '%s' %s%s", filter,
-                     n == 0 || n == CUSHIM_ENOMATCH ? "matches no API of this build" : "is malformed: ", err);
+        /* the selector engine's message names the selector: "'X' matches no API of this build (...)" or
+           "'X': what is wrong"; an older shim may leave it empty */
+        if (n == 0 || n == CUSHIM_ENOMATCH)
+            tr_host->log(st->self, CUSHIM_LOG_ERROR, "filter %s", err[0] != '\0' ? err : "matches no API of this build");
+        else
+            tr_host->log(st->self, CUSHIM_LOG_ERROR, "filter '%s' is malformed%s%s", filter, err[0] != '\0' ? ": " : "",
+                         err);
         free(ids);
         return -1;
     }

@@ -139,7 +139,12 @@ filter)
     check t.json "sorted(set(e['name'] for e in X)) == ['cuMemAlloc_v2']" "count('cuMemAlloc_v2') == 3"
     run "file=$dir/bad.json,filter=cat:nosuch" "$vecadd" 1024
     [ "$rc" != 0 ] || fail "a malformed filter was accepted"
-    grep -q "filter 'cat:nosuch'" err || fail "no message naming the bad filter"
+    grep -q "filter 'cat:nosuch' is malformed: " err || fail "no message naming the bad filter"
+    # valid, but naming no API: said once, with the headers it was matched against
+    run "file=$dir/none.json,filter=cuNoSuchApi*" "$vecadd" 1024
+    [ "$rc" != 0 ] || fail "a filter matching nothing was accepted"
+    grep -q "filter 'cuNoSuchApi\*' matches no API of this build (CUDA " err || fail "no message for a filter matching nothing"
+    [ "$(grep -o "matches no API" err | wc -l)" = 1 ] || fail "the no-match message is not said exactly once: $(cat err)"
     ;;
 threads)
     run "file=$dir/t.json" "$prog" threads 4
@@ -300,6 +305,16 @@ launcher)
     env LD_PRELOAD= "$launcher" run --fake --trace=t2.json.gz --trace-filter='cat:alloc' -- "$prog" threads 2 >out 2>err \
         || fail "cushim run --trace-filter failed"
     check t2.json.gz "sorted(set(e['name'] for e in X)) == ['cuMemAlloc_v2']"
+    # a filter that is malformed or matches nothing: refused before the program starts (status 2, the reason)
+    for f in 'cat:nosuch' 'cuNoSuchApi*'; do
+        rm -f started
+        env LD_PRELOAD= "$launcher" run --fake --trace=t5.json --trace-filter="$f" -- sh -c 'touch started' >out 2>err
+        rc=$?
+        [ "$rc" = 2 ] || fail "--trace-filter='$f': status $rc, not 2"
+        [ ! -e started ] || fail "--trace-filter='$f': the program ran"
+        grep -q -- "--trace-filter: .*nosuch" err || grep -q -- "--trace-filter: 'cuNoSuchApi\*' matches no API" err \
+            || fail "--trace-filter='$f': no reason given: $(cat err)"
+    done
     env LD_PRELOAD= "$launcher" run --fake --trace=t3.json --trace-defer --trace-buffer=8MiB -- "$prog" many 100 \
         >out 2>err || fail "cushim run --trace-defer failed"
     check t3.json "d['otherData']['render'] == 'exit'" "count('cuCtxGetCurrent') == 100"
