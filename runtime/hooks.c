@@ -38,7 +38,7 @@ static _Atomic uint64_t hk_live;        /* allocated chains */
 
 const hk_chain hk_count_only = { .n = 0 };
 
-/* The smallest hook_spec this host reads: ABI 0.2's. */
+/* The smallest hook_spec this host reads: 1.0's (a spec of a later minor may be larger). */
 #define HK_SPEC_MIN (offsetof(cushim_hook_spec, user) + sizeof(void *))
 
 void hk_lock(void)

@@ -1,5 +1,5 @@
 /*
- * host.c - the host table (struct cushim_host, SDK ABI 0.3): the one way
+ * host.c - the host table (struct cushim_host of the SDK ABI): the one way
  * plugins, and programs configuring the shim in-process, reach it.
  *
  * One static const instance, handed to every plugin's init and returned by

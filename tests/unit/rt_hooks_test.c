@@ -492,10 +492,11 @@ static void test_metadata(void **state)
     assert_int_equal(host->size, sizeof(cushim_host));
     assert_int_equal(host->abi_version, CUSHIM_ABI_VERSION);
     assert_int_equal(host->cuda_version, CUSHIM_GEN_CUDA_VERSION);
-    assert_non_null(strstr(host->version(), "SDK ABI 0.4"));
-    assert_null(cushim_host_get((1u << 16) | 0));                     /* another major */
+    assert_non_null(strstr(host->version(), "SDK ABI 1.0"));
+    assert_null(cushim_host_get((uint32_t)(CUSHIM_ABI_MAJOR + 1) << 16));   /* another major */
+    assert_null(cushim_host_get(4u));                                   /* 0.4, the last before 1.0 */
     assert_null(cushim_host_get(CUSHIM_ABI_VERSION + 1));             /* a newer minor */
-    assert_ptr_equal(cushim_host_get((uint32_t)CUSHIM_ABI_MAJOR << 16), host);   /* an older minor */
+    assert_ptr_equal(cushim_host_get((uint32_t)CUSHIM_ABI_MAJOR << 16), host);   /* minor 0 of this major */
 }
 
 /* No cudart is loaded in this process: runtime calls fail with the documented values. */

@@ -69,8 +69,8 @@ static void test_failure_reasons(void **state)
                 opt);
     load_expect("?" P("noentry"), "exports no cushim_plugin_entry() (not a cushim plugin?)", opt);
     load_expect("?" P("small"), "plugin definition too small (24 bytes; at least", opt);
-    load_expect("?" P("major"), "plugin 'probe-major': was built for SDK ABI 1.0, this shim provides 0.4", opt);
-    load_expect("?" P("newer"), "plugin 'probe-newer': was built for SDK ABI 0.5, this shim provides 0.4", opt);
+    load_expect("?" P("major"), "plugin 'probe-major': was built for SDK ABI 2.0, this shim provides 1.0", opt);
+    load_expect("?" P("newer"), "plugin 'probe-newer': was built for SDK ABI 1.1, this shim provides 1.0", opt);
     load_expect("?" P("good") ":bogus=1", "plugin 'probe-good': unknown option \"bogus\" (out, select, count", opt);
     load_expect("?" P("good") ":count=ten", "plugin 'probe-good': option 'count' = \"ten\" is not a valid int", opt);
     load_expect("?" P("good") ":on=2", "option 'on' = \"2\" is not a valid bool", opt);
@@ -89,7 +89,7 @@ static void test_failure_reasons(void **state)
 static void test_loads(void **state)
 {
     (void)state;
-    /* An older minor loads; white space, empty specs and newlines are fine. */
+    /* Minor 0 of the shim's major loads; white space, empty specs and newlines are fine. */
     load_expect(" ;\n  " P("older") " ; ;\n", "plugin 'probe-older' 1.0 loaded from " P("older"), NULL);
     const hk_chain *ch = atomic_load(&rt_slots[CUSHIM_API_cuInit].chain);
     assert_non_null(ch);
@@ -198,10 +198,10 @@ static int fail_closed_child(void)
         fn != rt_wrapper_of[CUSHIM_API_cuDriverGetVersion])
         return 5;
     const char *added = rt_test_log_text() + before;
-    if (occurrences(added, "plugin 'probe-major': was built for SDK ABI 1.0, this shim provides 0.4; failing "
+    if (occurrences(added, "plugin 'probe-major': was built for SDK ABI 2.0, this shim provides 1.0; failing "
                            "closed: every CUDA call returns an initialisation error") != 1 ||
         occurrences(added, "cuDriverGetVersion refused: every CUDA call returns an initialisation error, as "
-                           "plugin 'probe-major': was built for SDK ABI 1.0, this shim provides 0.4") != 1 ||
+                           "plugin 'probe-major': was built for SDK ABI 2.0, this shim provides 1.0") != 1 ||
         occurrences(added, "refused") != 1)
         return 6;
     return 0;
@@ -250,7 +250,7 @@ static void test_fail_closed_log_off(void **state)
     assert_int_equal(waitpid(pid, &st, 0), pid);
     assert_true(WIFEXITED(st));
     assert_int_equal(WEXITSTATUS(st), 0);
-    assert_int_equal(occurrences(buf, "plugin 'probe-major': was built for SDK ABI 1.0"), 2);
+    assert_int_equal(occurrences(buf, "plugin 'probe-major': was built for SDK ABI 2.0"), 2);
     assert_int_equal(occurrences(buf, "] error: "), 2);
     assert_int_equal(occurrences(buf, "cushim["), 2);   /* nothing else at 'off' */
 }

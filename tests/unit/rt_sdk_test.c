@@ -77,15 +77,18 @@ static void test_definition_checks(void **state)
     assert_int_equal(reg(&d[0], NULL, err, NULL), CUSHIM_EINVAL);
     assert_non_null(strstr(err, "too small"));
     d[1] = mkdef("major", NULL);
-    d[1].abi_version = 1u << 16;
+    d[1].abi_version = 2u << 16;
     assert_int_equal(reg(&d[1], NULL, err, NULL), CUSHIM_EINVAL);
-    assert_non_null(strstr(err, "was built for SDK ABI 1.0, this shim provides 0.4"));
+    assert_non_null(strstr(err, "was built for SDK ABI 2.0, this shim provides 1.0"));
     d[2] = mkdef("newer", NULL);
     d[2].abi_version = CUSHIM_ABI_VERSION + 1;
     assert_int_equal(reg(&d[2], NULL, err, NULL), CUSHIM_EINVAL);
-    assert_non_null(strstr(err, "SDK ABI 0.5, this shim provides 0.4"));
+    assert_non_null(strstr(err, "SDK ABI 1.1, this shim provides 1.0"));
+    d[1].abi_version = 4u;   /* 0.4, the last before 1.0 (the same layout): another major, refused */
+    assert_int_equal(reg(&d[1], NULL, err, NULL), CUSHIM_EINVAL);
+    assert_non_null(strstr(err, "was built for SDK ABI 0.4, this shim provides 1.0"));
     d[3] = mkdef("older", NULL);
-    d[3].abi_version = (uint32_t)CUSHIM_ABI_MAJOR << 16 | 1;   /* ABI 0.1: loads */
+    d[3].abi_version = (uint32_t)CUSHIM_ABI_MAJOR << 16;   /* 1.0: a plugin of any minor of this major loads */
     cushim_plugin *p;
     assert_int_equal(reg(&d[3], NULL, err, &p), CUSHIM_OK);
     assert_string_equal(host->plugin_name(p), "older");
@@ -96,7 +99,7 @@ static void test_definition_checks(void **state)
     assert_int_equal(reg(&d[5], NULL, err, NULL), CUSHIM_EINVAL);
     assert_non_null(strstr(err, "already loaded"));
     /* Failures are logged at warn with the plugin's name and the reason. */
-    assert_non_null(strstr(rt_test_log_text(), "plugin 'major': was built for SDK ABI 1.0"));
+    assert_non_null(strstr(rt_test_log_text(), "plugin 'major': was built for SDK ABI 2.0"));
 }
 
 static void test_option_errors(void **state)

@@ -14,7 +14,8 @@
  * reaches it only through that table, so one binary works whether the shim was
  * preloaded (libcushim.so) or loaded as the drop-in libcuda.so.1 (RTLD_LOCAL).
  *
- * ABI rules (append-only, like sqlite3_api_routines):
+ * ABI rules (append-only, like sqlite3_api_routines; since 1.0 every released
+ * version is pinned by a test, tests/sdk/abi/MAJOR.MINOR.c):
  *   - CUSHIM_ABI_VERSION is (MAJOR << 16) | MINOR. A minor release only appends:
  *     new slots at the end of 'cushim_host', new fields at the end of structs,
  *     new enum values, new selector words. Nothing moves or changes meaning.
@@ -46,8 +47,8 @@
 extern "C" {
 #endif
 
-#define CUSHIM_ABI_MAJOR 0
-#define CUSHIM_ABI_MINOR 4
+#define CUSHIM_ABI_MAJOR 1
+#define CUSHIM_ABI_MINOR 0
 #define CUSHIM_ABI_VERSION ((uint32_t)((CUSHIM_ABI_MAJOR << 16) | CUSHIM_ABI_MINOR))
 #define CUSHIM_ABI_MAJOR_OF(v) ((uint32_t)(v) >> 16)
 #define CUSHIM_ABI_MINOR_OF(v) ((uint32_t)(v) & 0xffffu)
@@ -108,7 +109,6 @@ typedef struct cushim_call {
     uint64_t tid;                   /* the calling thread's kernel thread id           */
     uint64_t t_enter_ns;            /* host->now_ns() at entry when a hook on this API
                                        was added with CUSHIM_HOOK_TIME, else 0         */
-    /* ABI 0.4 */
     uint64_t t_exit_ns;             /* post hooks: host->now_ns() read once as the real
                                        function returned (or, skipped, before the post
                                        hooks) when a hook on this API was added with
@@ -164,7 +164,7 @@ static inline int cushim_call_skip(cushim_call *c, int32_t result)
  *   SELECTOR := TERM { ',' TERM }           union of the terms
  *   TERM     := ATOM { '&' ATOM }           intersection of the atoms
  *   ATOM     := '!' ATOM                    every API the atom does not match
- *                                           (all&!cudaGetDevice; since ABI 0.3)
+ *                                           (all&!cudaGetDevice)
  *             | 'all'
  *             | 'id:' N                     one API id
  *             | 'name:' NAME                one exported name (cuMemAlloc_v2)
@@ -182,7 +182,7 @@ static inline int cushim_call_skip(cushim_call *c, int32_t result)
  * (an API of a newer CUDA) gives CUSHIM_ENOMATCH; a malformed one CUSHIM_EINVAL.
  */
 #define CUSHIM_HOOK_TIME 1u      /* fill call->t_enter_ns (a clock read costs ~9-22 ns a call) */
-#define CUSHIM_HOOK_EXIT_TIME 2u /* ABI 0.4: fill call->t_exit_ns for the post hooks (one more read) */
+#define CUSHIM_HOOK_EXIT_TIME 2u /* fill call->t_exit_ns for the post hooks (one more read) */
 
 typedef struct cushim_hook_spec {
     uint32_t size;            /* sizeof(cushim_hook_spec)                              */
@@ -254,7 +254,9 @@ typedef const cushim_plugin_def *(*cushim_plugin_entry_fn)(void);
     }
 
 /* ------------------------------------------------------------------------ */
-/* The host's function table. Append-only: never reorder.                   */
+/* The host's function table. Append-only: never reorder. Slots appended
+   after 1.0 are marked with the version that added them: check
+   CUSHIM_HOST_HAS(host, slot) before calling one of those.                 */
 /* ------------------------------------------------------------------------ */
 struct cushim_host {
     uint32_t size;                  /* sizeof(cushim_host) of the host                 */
@@ -264,8 +266,7 @@ struct cushim_host {
     uint32_t sizeof_param_info;     /* stride of the host's parameter arrays           */
     uint32_t cuda_version;          /* CUDA headers the host was generated from (13000) */
 
-    /* ---- ABI 0.2 ---- */
-    /* e.g. "cushim 0.1.0, CUDA 13.0 headers, SDK ABI 0.4" */
+    /* e.g. "cushim 0.1.0, CUDA 13.0 headers, SDK ABI 1.0" */
     const char *(*version)(void);
 
     /* Metadata. APIs are enumerated by index 0..api_count()-1 (in id order). */
@@ -348,8 +349,7 @@ struct cushim_host {
     int (*plugin_register)(const cushim_plugin_def *def, const char *options, cushim_plugin **self,
                            char *err, size_t errlen);
 
-    /* ---- type metadata (docs/plugin-sdk.md "Type metadata") ----
-       Check host->size before use: older hosts end before these slots. */
+    /* ---- type metadata (docs/plugin-sdk.md "Type metadata") ---- */
     /* An enum by its typedef name ("CUmemorytype", "cudaMemcpyKind") or tag
        ("enum CUmemorytype_enum"); NULL if the headers have none. */
     const cushim_enum_info *(*enum_by_name)(const char *type_name);
@@ -363,8 +363,7 @@ struct cushim_host {
     /* A struct the overlay lists, by typedef name ("CUDA_MEMCPY2D", "dim3"); NULL if not listed. */
     const cushim_struct_info *(*struct_by_name)(const char *type_name);
 
-    /* ---- ABI 0.3 ---- */
-    /* ---- lua: calling any real function without its prototype ---- */
+    /* ---- calling any real function without its prototype (the lua plugin) ---- */
     /* Calls the real function of 'api_id' (what real(api_id) returns) with the
        arguments in 'params', a cushim_params_<name> laid out as the metadata
        says (info->params_size bytes, offsets in api_param), and stores its
@@ -374,7 +373,7 @@ struct cushim_host {
        unknown id or NULL pointers; CUSHIM_ENOENT if the library lacks it. */
     int (*call_real)(uint32_t api_id, void *params, void *retval);
 
-    /* ---- memlimit: allocation roles (check CUSHIM_HOST_HAS(host, alloc_role)) ---- */
+    /* ---- allocation roles (the memlimit plugin) ---- */
     /* The allocation role of an API (cushim_meta.h), NULL if it has none. */
     const cushim_alloc_role *(*alloc_role)(uint32_t api_id);
 };
