@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -23,31 +24,105 @@
 #include "tr_writer_int.h"
 
 #define TW_OBUF (256u * 1024u)
+#define TW_ZBUF (64u * 1024u)
 
 /* ---- output ---- */
 
-static void out_flush(tr_writer *w)
+/* Is w->fd still the trace file? The program may close every descriptor (a daemon's start-up does) and open
+   a file of its own that gets the same number: nothing may then be written to it or closed. The file is
+   recognised by its device and inode, checked before every write (one fstat per 256 KiB of JSON) and before
+   the close. 'reopen': when it is not, open the path again (without truncating; never creating it), check
+   that it is the same file, and go on at our offset; a file that was removed or replaced ends the trace there
+   (fd_lost). Left: a close and a reuse of the number between the check and the write that follows it. */
+static int tw_fd_ours(tr_writer *w, int reopen)
+{
+    struct stat st;
+    int fd;
+    if (w->fd >= 0 && fstat(w->fd, &st) == 0 && st.st_dev == w->fd_dev && st.st_ino == w->fd_ino)
+        return 1;
+    w->fd = -1;   /* not ours any more: the number is the program's */
+    if (!reopen || w->fd_lost || w->fd_path == NULL)
+        return 0;
+    fd = open(w->fd_path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_dev != w->fd_dev || st.st_ino != w->fd_ino ||
+        lseek(fd, w->fd_off, SEEK_SET) != w->fd_off) {
+        if (fd >= 0)
+            close(fd);
+        w->fd_lost = 1;
+        return 0;
+    }
+    w->fd = fd;
+    w->fd_reopened++;
+    return 1;
+}
+
+static void out_raw(tr_writer *w, const unsigned char *p, size_t n)
 {
     size_t off = 0;
+    if (n == 0 || w->io_error)
+        return;
+    if (!tw_fd_ours(w, 1)) {
+        w->io_error = 1;
+        return;
+    }
+    while (off < n) {
+        ssize_t k = write(w->fd, p + off, n - off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            w->io_error = 1;
+            break;
+        }
+        off += (size_t)k;
+        w->fd_off += k;
+    }
+}
+
+/* Compresses what is in 'in' (gzip: deflate with its header and trailer), 'end' the last call. */
+static void out_deflate(tr_writer *w, const char *in, size_t n, int end)
+{
+    z_stream *z = w->z;
+    z->next_in = (Bytef *)(uintptr_t)in;
+    z->avail_in = (uInt)n;
+    for (;;) {
+        int rc;
+        z->next_out = w->zbuf;
+        z->avail_out = TW_ZBUF;
+        rc = deflate(z, end ? Z_FINISH : Z_NO_FLUSH);
+        if (rc == Z_STREAM_ERROR) {
+            w->io_error = 1;
+            return;
+        }
+        out_raw(w, w->zbuf, TW_ZBUF - z->avail_out);
+        if (end ? rc == Z_STREAM_END : (z->avail_in == 0 && z->avail_out != 0))
+            return;
+    }
+}
+
+static void out_flush(tr_writer *w)
+{
     if (w->olen == 0)
         return;
-    if (w->gz != NULL) {
-        if (gzwrite((gzFile)w->gz, w->obuf, (unsigned)w->olen) != (int)w->olen)
-            w->io_error = 1;
-    } else {
-        while (off < w->olen && w->fd >= 0) {
-            ssize_t n = write(w->fd, w->obuf + off, w->olen - off);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0) {
-                w->io_error = 1;
-                break;
-            }
-            off += (size_t)n;
-        }
-    }
+    if (w->z != NULL)
+        out_deflate(w, w->obuf, w->olen, 0);
+    else
+        out_raw(w, (const unsigned char *)w->obuf, w->olen);
     w->bytes += w->olen;
     w->olen = 0;
+}
+
+/* The file's end: the gzip trailer, then the descriptor closed if it is still ours. */
+static void out_close(tr_writer *w)
+{
+    if (w->z != NULL) {
+        out_deflate(w, "", 0, 1);
+        deflateEnd(w->z);
+        free(w->z);
+        w->z = NULL;
+    }
+    if (tw_fd_ours(w, 0) && close(w->fd) != 0)
+        w->io_error = 1;
+    w->fd = -1;
 }
 
 static void out_put(tr_writer *w, const char *s, size_t n)
@@ -82,23 +157,47 @@ void tw_emit(tr_writer *w)
 int tw_open(tr_writer *w)
 {
     size_t n = strlen(w->path);
-    w->fd = open(w->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    struct stat st;
+    int e;
+    w->fd = open(w->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
     if (w->fd < 0)
         return -1;
-    w->gz = NULL;
-    if (n > 3 && strcmp(w->path + n - 3, ".gz") == 0) {
-        int fd2 = dup(w->fd);
-        if (fd2 < 0 || (w->gz = gzdopen(fd2, "wb6")) == NULL) {
-            if (fd2 >= 0)
-                close(fd2);
-            close(w->fd);
-            w->fd = -1;
-            errno = ENOMEM;
-            return -1;
-        }
+    if (fstat(w->fd, &st) != 0)
+        goto fail;
+    w->fd_dev = st.st_dev;
+    w->fd_ino = st.st_ino;
+    w->fd_off = 0;
+    w->fd_reopened = 0;
+    w->fd_lost = 0;
+    free(w->fd_path);
+    w->fd_path = NULL;
+    if (w->path[0] == '/') {
+        w->fd_path = strdup(w->path);
+    } else {   /* the program may change directory */
+        char *cwd = getcwd(NULL, 0);
+        if (cwd != NULL && (w->fd_path = malloc(strlen(cwd) + n + 2)) != NULL)
+            sprintf(w->fd_path, "%s/%s", cwd, w->path);
+        free(cwd);
     }
-    if (w->obuf == NULL && (w->obuf = malloc(TW_OBUF)) == NULL)
-        return -1;
+    w->z = NULL;
+    if (n > 3 && strcmp(w->path + n - 3, ".gz") == 0) {
+        z_stream *z = calloc(1, sizeof *z);
+        if (z == NULL || (w->zbuf == NULL && (w->zbuf = malloc(TW_ZBUF)) == NULL)) {
+            free(z);
+            errno = ENOMEM;
+            goto fail;
+        }
+        if (deflateInit2(z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {   /* 16: gzip */
+            free(z);
+            errno = ENOMEM;
+            goto fail;
+        }
+        w->z = z;
+    }
+    if (w->obuf == NULL && (w->obuf = malloc(TW_OBUF)) == NULL) {
+        errno = ENOMEM;
+        goto fail;
+    }
     w->olen = 0;
     w->first = 1;
     w->io_error = 0;
@@ -117,6 +216,12 @@ int tw_open(tr_writer *w)
     atomic_store(&w->finish_req, 0);
     atomic_store(&w->finished, 0);
     return 0;
+fail:
+    e = errno;
+    close(w->fd);
+    w->fd = -1;
+    errno = e;
+    return -1;
 }
 
 /* ---- records ---- */
@@ -556,7 +661,13 @@ static void write_summary(tr_writer *w)
     }
     free(rows);
     fprintf(f, "\ncushim trace: %llu calls written to %s%s", (unsigned long long)w->events, w->path,
-            w->io_error ? " (WRITE ERROR: the file is incomplete)" : "");
+            w->fd_lost   ? " (WRITE ERROR: the program closed the file, which was then removed or replaced: it is "
+                           "incomplete)"
+            : w->io_error ? " (WRITE ERROR: the file is incomplete)"
+                          : "");
+    if (w->fd_reopened != 0)
+        fprintf(f, "; the program closed the file's descriptor: reopened %u time%s", w->fd_reopened,
+                w->fd_reopened == 1 ? "" : "s");
     fprintf(f, "; %llu dropped (buffer full)\n",
             (unsigned long long)atomic_load(&w->bufs->dropped));
     if (w->events > 0) {
@@ -644,16 +755,7 @@ static void finish_locked(tr_writer *w)
     w->sb.len = 0;
     out_flush(w);
     w->busy_ns += mono_ns() - t0;
-    if (w->gz != NULL) {
-        if (gzclose((gzFile)w->gz) != Z_OK)
-            w->io_error = 1;
-        w->gz = NULL;
-    }
-    if (w->fd >= 0) {
-        if (close(w->fd) != 0)
-            w->io_error = 1;
-        w->fd = -1;
-    }
+    out_close(w);
     if (w->summary)
         write_summary(w);
     atomic_store_explicit(&w->finished, 1, memory_order_release);
@@ -769,11 +871,16 @@ void tw_fork_child(tr_writer *w, tr_tbuf *keep)
     for (uint32_t i = 0; i < w->gpu_npending; i++)
         free(w->gpu_pending[i]);
     w->gpu_npending = 0;
-    /* the parent's file is the parent's: never flushed or closed from here */
-    if (w->fd >= 0)
+    /* the parent's file is the parent's: never flushed or closed from here (and a number that is no longer
+       ours is the program's) */
+    if (tw_fd_ours(w, 0))
         close(w->fd);
     w->fd = -1;
-    w->gz = NULL;   /* its memory stays with the parent's image; zlib would write on close */
+    if (w->z != NULL) {   /* this copy's memory; deflateEnd writes nothing */
+        deflateEnd(w->z);
+        free(w->z);
+        w->z = NULL;
+    }
     w->olen = 0;
     w->started = 0;
     tr_stats_free(&w->api);
@@ -808,4 +915,13 @@ void tw_free(tr_writer *w)
     w->call_cap = 0;
     free(w->obuf);
     w->obuf = NULL;
+    free(w->zbuf);
+    w->zbuf = NULL;
+    free(w->fd_path);
+    w->fd_path = NULL;
+    if (w->z != NULL) {
+        deflateEnd(w->z);
+        free(w->z);
+        w->z = NULL;
+    }
 }

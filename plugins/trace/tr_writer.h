@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <cushim/cushim.h>
 
@@ -42,8 +43,15 @@ typedef struct tr_writer {
     char note[256];                  /* a line for the file's metadata (e.g. why GPU tracing is off)     */
 
     /* the writer's own */
-    int fd;
-    void *gz;                        /* gzFile when the path ends in .gz                               */
+    int fd;                          /* -1: none (not open, or lost: see fd_lost)                      */
+    dev_t fd_dev;                    /* what 'fd' must still be before each write, close or reopen:   */
+    ino_t fd_ino;                    /* the program may close it and get the number for a file of its own */
+    off_t fd_off;                    /* bytes written to the file                                       */
+    char *fd_path;                   /* the file, absolute, to reopen when the program closed 'fd'      */
+    uint32_t fd_reopened;            /* times it was reopened                                           */
+    int fd_lost;                     /* closed by the program and not reopenable: the file ends there   */
+    void *z;                         /* z_stream (gzip) when the path ends in .gz                       */
+    unsigned char *zbuf;
     char *obuf;
     size_t olen;
     int io_error;

@@ -13,6 +13,9 @@
  *                  sleeps there, then calls exit(0) or abort(): two fast-path calls in flight at the flush
  *   nvtx           NVTX push/pop around calls, a start/end range, a mark
  *   many N         N cuCtxGetCurrent calls on the main thread
+ *   closefds N VICTIM [RM]
+ *                  N calls, every descriptor above 2 closed, VICTIM opened on the freed number, RM removed, N
+ *                  calls: the trace file is the writer's and VICTIM the program's
  *   structs        a struct by pointer (cuMemcpy2D's CUDA_MEMCPY2D; the fake answers NOT_SUPPORTED, the input is
  *                  still recorded), two outputs (cuMemGetInfo), a callback (cuLaunchHostFunc)
  *   runtime        runtime calls (the driver calls the fake cudart makes nest under them):
@@ -20,6 +23,7 @@
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -160,6 +164,32 @@ int main(int argc, char **argv)
         for (long i = 0; i < n; i++)
             cuCtxGetCurrent(&c);
         return 0;
+    }
+    if (!strcmp(mode, "closefds")) {
+        /* N calls; then, as a daemon starting up, every descriptor above 2 closed (the trace file's too) and
+           VICTIM opened (it gets the lowest free number: the trace file's); RM (if given) removed; N calls; a
+           line into VICTIM before and after them */
+        long n = argc > 2 ? atol(argv[2]) : 1000;
+        const char *victim = argc > 3 ? argv[3] : "victim.txt", *rm = argc > 4 ? argv[4] : NULL;
+        static const char line[] = "the program's own line\n";
+        CUcontext c;
+        int vf;
+        for (long i = 0; i < n; i++)
+            cuCtxGetCurrent(&c);
+        usleep(200000);   /* the writer has written its first part */
+        for (int fd = 3; fd < 4096; fd++)
+            close(fd);
+        if (rm != NULL && unlink(rm) != 0)
+            return 3;
+        if ((vf = open(victim, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0 ||
+            write(vf, line, sizeof line - 1) != (ssize_t)(sizeof line - 1))
+            return 4;
+        for (long i = 0; i < n; i++)
+            cuCtxGetCurrent(&c);
+        usleep(200000);
+        if (write(vf, line, sizeof line - 1) != (ssize_t)(sizeof line - 1))
+            return 5;
+        return close(vf) == 0 ? 0 : 6;
     }
     if (!strcmp(mode, "many_wait")) {   /* N calls, then up to 10 s until FILE holds MINBYTES (0: 100 ms) */
         long n = argc > 2 ? atol(argv[2]) : 1000;

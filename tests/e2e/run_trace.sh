@@ -146,6 +146,28 @@ filter)
     grep -q "filter 'cuNoSuchApi\*' matches no API of this build (CUDA " err || fail "no message for a filter matching nothing"
     [ "$(grep -o "matches no API" err | wc -l)" = 1 ] || fail "the no-match message is not said exactly once: $(cat err)"
     ;;
+closefds)
+    # the program closes every descriptor (the trace file's too) and opens a file that gets its number: not a
+    # byte of the trace goes there; the trace file is reopened and complete
+    run "file=$dir/t.json" "$prog" closefds 5000 victim.txt
+    [ "$rc" = 0 ] || fail "exited with $rc"
+    [ "$(cat victim.txt)" = "the program's own line
+the program's own line" ] || fail "the program's file holds more than its two lines: $(head -c 300 victim.txt)"
+    check t.json "count('cuCtxGetCurrent') == 10000"
+    grep -q "reopened 1 time" err || fail "no word of the reopened file"
+    # the same in gzip; then with the trace file removed after the close: it cannot be reopened, the program's
+    # file stays untouched, and the summary says the trace is incomplete
+    run "file=$dir/t.json.gz" "$prog" closefds 5000 victim.txt
+    [ "$rc" = 0 ] || fail "gzip: exited with $rc"
+    [ "$(wc -l < victim.txt)" = 2 ] || fail "gzip: the program's file holds more than its two lines"
+    check t.json.gz "count('cuCtxGetCurrent') == 10000"
+    run "file=$dir/gone.json" "$prog" closefds 5000 victim.txt "$dir/gone.json"
+    [ "$rc" = 0 ] || fail "removed: exited with $rc"
+    [ "$(wc -l < victim.txt)" = 2 ] || fail "removed: the program's file holds more than its two lines"
+    [ ! -e gone.json ] || fail "the removed trace file came back"
+    grep -q "WRITE ERROR: the program closed the file, which was then removed or replaced" err \
+        || fail "removed: no word of the incomplete trace"
+    ;;
 threads)
     run "file=$dir/t.json" "$prog" threads 4
     [ "$rc" = 0 ] || fail "exited with $rc"
