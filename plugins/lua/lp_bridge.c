@@ -239,10 +239,10 @@ static int lp_f_report(lua_State *L)
     size_t len;
     const char *s;
     lp_join_args(L, 1);
+    lua_pushliteral(L, "\n");
+    lua_concat(L, 2);
     s = lua_tolstring(L, -1, &len);
-    fwrite(s, 1, len, lp_eng.report);
-    fputc('\n', lp_eng.report);
-    fflush(lp_eng.report);
+    lp_report_write(s, len);
     return 0;
 }
 

@@ -147,13 +147,14 @@ typedef struct lp_engine {
     pthread_mutex_t stop_lock;
     pthread_cond_t stop_cond;
     uint64_t file_sig[4];       /* dev, ino, size, mtime ns of the loaded file   */
-    FILE *report;               /* print() and cushim.report                     */
 } lp_engine;
 
 extern lp_engine lp_eng LP_HIDDEN;
 
 /* lua.c */
 void lp_log_error(const char *fmt, ...) LP_HIDDEN __attribute__((format(printf, 1, 2)));
+/* print() and cushim.report: 'n' bytes (whole lines) to report= (default stderr), any thread */
+void lp_report_write(const char *s, size_t n) LP_HIDDEN;
 extern _Atomic int lp_restart_watcher LP_HIDDEN;   /* after fork: start the watcher again */
 lp_thread *lp_thread_first(void) LP_HIDDEN;        /* a new thread's record, or NULL */
 void lp_thread_switch(lp_thread *t) LP_HIDDEN;     /* to the current generation */

@@ -99,8 +99,7 @@ static int lp_print(lua_State *L)
     {
         size_t l;
         const char *s = lua_tolstring(L, -1, &l);
-        fwrite(s, 1, l, lp_eng.report);
-        fflush(lp_eng.report);
+        lp_report_write(s, l);
     }
     return 0;
 }

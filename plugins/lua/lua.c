@@ -20,6 +20,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,6 +196,58 @@ static int lp_read_options(char *err, size_t errlen)
     return 0;
 }
 
+/* report=FILE. The program may close every descriptor (a daemon's start-up) and open a file of its own that
+   gets the report's number: before each line the descriptor is checked against the report file's device and
+   inode, and when it is not the file any more the file is opened again by its absolute path (appending, as at
+   start); nothing is written to, or closed on, a number that became the program's. Without report=, fd 2. */
+static pthread_mutex_t lp_report_mu = PTHREAD_MUTEX_INITIALIZER;
+static int lp_report_fd = 2;
+static dev_t lp_report_dev;
+static ino_t lp_report_ino;
+static char *lp_report_path;   /* NULL: stderr */
+static int lp_report_warned;
+
+static int lp_report_open(void)
+{
+    struct stat st;
+    int fd = open(lp_report_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) != 0) {
+        close(fd);
+        return -1;
+    }
+    lp_report_fd = fd;
+    lp_report_dev = st.st_dev;
+    lp_report_ino = st.st_ino;
+    return 0;
+}
+
+void lp_report_write(const char *s, size_t n)
+{
+    struct stat st;
+    size_t off = 0;
+    pthread_mutex_lock(&lp_report_mu);
+    if (lp_report_path != NULL && (lp_report_fd < 0 || fstat(lp_report_fd, &st) != 0 ||
+                                   st.st_dev != lp_report_dev || st.st_ino != lp_report_ino)) {
+        lp_report_fd = -1;   /* the number is the program's now */
+        if (lp_report_open() != 0 && !lp_report_warned) {
+            lp_report_warned = 1;
+            lp_eng.host->log(lp_eng.self, CUSHIM_LOG_WARN, "report=%s: the program closed its descriptor and it "
+                             "cannot be opened again (%s): report lines are lost", lp_report_path, strerror(errno));
+        }
+    }
+    while (lp_report_fd >= 0 && off < n) {
+        ssize_t k = write(lp_report_fd, s + off, n - off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        off += (size_t)k;
+    }
+    pthread_mutex_unlock(&lp_report_mu);
+}
+
 static int lp_init(const cushim_host *h, cushim_plugin *self)
 {
     char err[2048] = "out of memory";
@@ -220,15 +273,19 @@ static int lp_init(const cushim_host *h, cushim_plugin *self)
     }
     h->log(self, CUSHIM_LOG_DEBUG, "Lua from %s (%s)", lp_eng.lib.path, lp_eng.lib.isolation);
     report = h->opt_string(self, "report");
-    lp_eng.report = stderr;
     if (report != NULL && report[0] != '\0' && !h->secure()) {
-        FILE *f = fopen(report, "a");
-        if (f == NULL) {
-            h->log(self, CUSHIM_LOG_ERROR, "report=%s: %s", report, strerror(errno));
+        char *cwd = report[0] == '/' ? NULL : getcwd(NULL, 0);   /* the program may change directory */
+        free(lp_report_path);
+        if ((lp_report_path = malloc((cwd != NULL ? strlen(cwd) + 1 : 0) + strlen(report) + 1)) != NULL)
+            sprintf(lp_report_path, "%s%s%s", cwd != NULL ? cwd : "", cwd != NULL ? "/" : "", report);
+        free(cwd);
+        if (lp_report_path == NULL || lp_report_open() != 0) {
+            h->log(self, CUSHIM_LOG_ERROR, "report=%s: %s", report, lp_report_path == NULL ? "out of memory" :
+                   strerror(errno));
+            free(lp_report_path);
+            lp_report_path = NULL;
             return -1;
         }
-        setvbuf(f, NULL, _IOLBF, 0);
-        lp_eng.report = f;
     }
     if (h->tls_create(self, lp_tls_free, &lp_eng.tls_key) != CUSHIM_OK) {
         h->log(self, CUSHIM_LOG_ERROR, "no per-thread storage left in the host");
@@ -268,8 +325,6 @@ static void lp_flush(cushim_plugin *self)
     if (atomic_load(&lp_eng.errors) > 0)
         lp_eng.host->log(lp_eng.self, CUSHIM_LOG_WARN, "%lld hook errors (%lld logged)",
                          (long long)atomic_load(&lp_eng.errors), (long long)atomic_load(&lp_eng.errors_logged));
-    if (lp_eng.report != NULL)
-        fflush(lp_eng.report);
 }
 
 static void lp_fork_child(cushim_plugin *self)
@@ -277,6 +332,7 @@ static void lp_fork_child(cushim_plugin *self)
     (void)self;
     pthread_mutex_init(&lp_eng.gen_lock, NULL);
     pthread_mutex_init(&lp_eng.stop_lock, NULL);
+    pthread_mutex_init(&lp_report_mu, NULL);   /* another thread may have held it at the fork */
     pthread_cond_init(&lp_eng.stop_cond, NULL);
     lp_shared_fork_child();
     lp_threads_fork_child();

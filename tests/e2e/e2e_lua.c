@@ -26,12 +26,15 @@
  *                       policy as live states * 1000 + live generations) must be 1001: everything of
  *                       the old generations freed. Prints "reload OK rounds K rss_kb A B" (RSS after
  *                       K/10 rounds and at the end) or "reload FAIL ...".
+ *     closefds FILE     every descriptor above 2 closed (a daemon's start-up), FILE opened (on the lowest free
+ *                       number) and "mine" written to it, kept open: "closefds FD"
  *     lua CODE          (e2e_lua_embed* only) runs CODE in the program's own Lua: "lua RESULT"
  * Exit status 0, 2 on bad usage.
  */
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -375,6 +378,13 @@ int main(int argc, char **argv)
                     first = (int)r;
             }
             printf("ctx %d\n", first);
+            i++;
+        } else if (!strcmp(s, "closefds") && a1) {
+            int fd;
+            for (fd = 3; fd < 4096; fd++)
+                close(fd);
+            fd = open(a1, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            printf("closefds %d\n", fd >= 0 && write(fd, "mine\n", 5) == 5 ? fd : -1);
             i++;
         } else if (!strcmp(s, "threads") && a2) {
             step_threads(atoi(a1), atoi(a2));

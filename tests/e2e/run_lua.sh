@@ -219,6 +219,20 @@ memory)
     err "the policy needs more than mem=1048576 bytes to load"
     line "init 3"
     ;;
+closefds)
+    # report=FILE: the program closes every descriptor and opens a file of its own on the report's number:
+    # the report lines go on into FILE (reopened), never into the program's file
+    cat >"$out.d/rep.lua" <<'POL'
+cushim.after.cuDriverGetVersion = function(call) print("drv", call.result) end
+cushim.at_exit(function() cushim.report("bye") end)
+POL
+    run "$out.d/rep.lua" "report=$out.d/report.txt" drv closefds "$out.d/victim.txt" drv; ok
+    line "closefds 3"
+    [ "$(cat "$out.d/victim.txt")" = mine ] || fail "the program's file holds more than its line: $(head -c 200 "$out.d/victim.txt")"
+    [ "$(cat "$out.d/report.txt")" = "drv	CUDA_SUCCESS
+drv	CUDA_SUCCESS
+bye" ] || fail "the report file: $(head -c 300 "$out.d/report.txt")"
+    ;;
 threads)
     cat >"$out.d/count.lua" <<'POL'
 cushim.before.cuCtxGetCurrent = function(call) cushim.shared.add("ctx") end
