@@ -91,9 +91,42 @@ static void ml_own_slot(ml_budget *b, int i)
     b->slot = i;
 }
 
+/* The descriptor for lock operations on the region's file, or -1. The program may close every descriptor
+   (a daemon's start-up) and open files of its own on the same numbers: our slot stays locked (the mapping
+   holds the open file description, which holds the lock), but no lock operation and no close may go to a
+   number that is now the program's. So b->fd is checked (device, inode) before each use, and when it is not
+   the region's file any more the file is opened again by path for the operations on other slots' locks (a
+   second description: it sees our own slot's lock as another's, which is what liveness needs); -1 when it
+   cannot be (the caller then treats other slots as alive). 'reopen' 0: check only. */
+static int ml_fd(ml_budget *b, int reopen)
+{
+    struct stat st;
+    int fd = atomic_load(&b->fd), nfd, none = -1;
+    if (!b->shared)
+        return -1;
+    if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == b->dev && st.st_ino == b->ino)
+        return fd;
+    if (fd >= 0)   /* the number is the program's now (unless another thread replaced it meanwhile) */
+        atomic_compare_exchange_strong(&b->fd, &fd, -1);
+    if (!reopen)
+        return -1;
+    nfd = open(b->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    if (nfd < 0)
+        return -1;
+    if (fstat(nfd, &st) != 0 || st.st_dev != b->dev || st.st_ino != b->ino) {
+        close(nfd);
+        return -1;
+    }
+    if (!atomic_compare_exchange_strong(&b->fd, &none, nfd)) {   /* another thread reopened it first */
+        close(nfd);
+        return none;
+    }
+    return nfd;
+}
+
 static int ml_claim(ml_budget *b)
 {
-    if (b->fd < 0) {
+    if (!b->shared) {
         ml_own_slot(b, 0);
         return 0;
     }
@@ -113,6 +146,7 @@ static int ml_private(ml_budget *b)
     if (p == MAP_FAILED)
         return -1;
     b->r = p;
+    b->shared = 0;
     b->fd = -1;
     b->path[0] = '\0';
     b->r->magic = ML_BUDGET_MAGIC;
@@ -176,7 +210,10 @@ static int ml_map(ml_budget *b, const char *path, int create, char *err, size_t 
         b->r = NULL;
         return -1;
     }
+    b->shared = 1;
     b->fd = fd;
+    b->dev = st.st_dev;
+    b->ino = st.st_ino;
     snprintf(b->path, sizeof b->path, "%s", path);
     return 0;
 }
@@ -208,15 +245,18 @@ int ml_budget_attach(ml_budget *b, const char *path, char *err, size_t errlen)
 
 void ml_budget_close(ml_budget *b)
 {
-    if (b->r && b->slot >= 0 && b->fd >= 0) {
+    int fd = ml_fd(b, 0);
+    if (b->r && b->slot >= 0 && b->shared) {
         ml_zero_slot(&b->r->slots[b->slot]);
-        ml_lock_op(b->fd, F_OFD_SETLK, F_UNLCK, b->slot);
+        if (fd >= 0)
+            ml_lock_op(fd, F_OFD_SETLK, F_UNLCK, b->slot);   /* else the unmapping below drops it */
     }
     if (b->r)
         munmap(b->r, sizeof(ml_region));
-    if (b->fd >= 0)
-        close(b->fd);
+    if (fd >= 0)
+        close(fd);
     b->r = NULL;
+    b->shared = 0;
     b->fd = -1;
     b->slot = -1;
 }
@@ -225,7 +265,7 @@ int ml_budget_reopen_child(ml_budget *b)
 {
     char err[256];
     char path[256];
-    if (b->fd < 0) {
+    if (!b->shared) {
         /* a private mapping is copied with the process: start from zero? No: the
            child inherits the parent's allocations' bookkeeping only in name (CUDA
            is not usable across fork), so it starts clean. */
@@ -234,37 +274,42 @@ int ml_budget_reopen_child(ml_budget *b)
         return 0;
     }
     snprintf(path, sizeof path, "%s", b->path);
-    /* our copy of the parent's descriptor shares its lock: drop our reference only */
+    /* our copy of the parent's descriptor shares its lock: drop our reference only (and only if the number
+       is still the region's) */
     munmap(b->r, sizeof(ml_region));
-    close(b->fd);
+    if (ml_fd(b, 0) >= 0)
+        close(b->fd);
     b->r = NULL;
     b->fd = -1;
     b->slot = -1;
     return ml_budget_open(b, path, err, sizeof err);
 }
 
-int ml_budget_slot_alive(const ml_budget *b, int i)
+int ml_budget_slot_alive(ml_budget *b, int i)
 {
     struct flock fl;
-    if (b->fd < 0)
+    int fd;
+    if (!b->shared)
         return i == b->slot;
     if (i == b->slot)
         return 1;
+    if ((fd = ml_fd(b, 1)) < 0)
+        return 1;   /* unknown: count it */
     memset(&fl, 0, sizeof fl);
     fl.l_type = F_WRLCK;
     fl.l_whence = SEEK_SET;
     fl.l_start = ML_LOCK_BASE + i;
     fl.l_len = 1;
-    if (fcntl(b->fd, F_OFD_GETLK, &fl) != 0)
+    if (fcntl(fd, F_OFD_GETLK, &fl) != 0)
         return 1;   /* unknown: count it */
     return fl.l_type != F_UNLCK;
 }
 
 int ml_budget_reclaim(ml_budget *b)
 {
-    int n = 0;
+    int n = 0, fd;
     uint32_t hw;
-    if (b->fd < 0)
+    if ((fd = ml_fd(b, 1)) < 0)
         return 0;
     hw = atomic_load(&b->r->hiwater);
     for (uint32_t i = 0; i < hw && i < ML_BUDGET_SLOTS; i++) {
@@ -275,9 +320,9 @@ int ml_budget_reclaim(ml_budget *b)
         if (!busy || (int)i == b->slot)
             continue;
         /* holding the dead owner's lock byte makes us its only writer for a moment */
-        if (ml_lock_op(b->fd, F_OFD_SETLK, F_WRLCK, (int)i) == 0) {
+        if (ml_lock_op(fd, F_OFD_SETLK, F_WRLCK, (int)i) == 0) {
             ml_zero_slot(s);
-            ml_lock_op(b->fd, F_OFD_SETLK, F_UNLCK, (int)i);
+            ml_lock_op(fd, F_OFD_SETLK, F_UNLCK, (int)i);
             n++;
         }
     }
@@ -322,7 +367,7 @@ int ml_budget_charge(ml_budget *b, int dev, uint64_t n, uint64_t limit)
     sched_yield();   /* the unit test widens the window between the check and the add */
 #endif
     mine = atomic_fetch_add_explicit(&s->used[dev], n, memory_order_acq_rel) + n;
-    if (limit && b->fd >= 0) {
+    if (limit && b->shared) {
         /* another process may have charged meanwhile: the sum decides, never both */
         uint64_t u = ml_budget_used(b, dev);
         if (u > limit) {

@@ -52,7 +52,11 @@ typedef struct ml_region {
 
 typedef struct ml_budget {
     ml_region *r;
-    int fd;                  /* -1 for a private budget */
+    int shared;              /* the region is a file (else a private mapping)                    */
+    _Atomic int fd;          /* the file's descriptor for lock operations; -1: none (private, or
+                                closed by the program and not reopenable: see ml_budget.c ml_fd)  */
+    dev_t dev;               /* the file, to recognise 'fd' before each use                      */
+    ino_t ino;
     int slot;                /* ours, -1 none           */
     char path[256];
 } ml_budget;
@@ -75,7 +79,7 @@ uint64_t ml_budget_used(const ml_budget *b, int dev);
 /* Zero and free slots whose owners died; returns how many. */
 int ml_budget_reclaim(ml_budget *b);
 /* 1 if slot i's owner is alive (its lock is held), 0 if not. */
-int ml_budget_slot_alive(const ml_budget *b, int i);
+int ml_budget_slot_alive(ml_budget *b, int i);
 /* The region path of budget NAME ("/dev/shm/cushim-budget-NAME"); a NAME
    starting with '/' is a path. -1 for a bad name. */
 int ml_budget_path(const char *name, char *out, size_t outlen);

@@ -4,10 +4,12 @@
  * budget names; the budget region: threads each holding a slot of one shared
  * region race for the last bytes and the granted total never passes the limit,
  * credits never go below zero, a SIGKILLed owner's slot is reclaimed, a file that
- * is not a region is never touched; the pointer table through a million puts and
- * takes.
+ * is not a region is never touched, a program closing the region's descriptor and
+ * reusing its number is never touched either; the pointer table through a million
+ * puts and takes.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -254,6 +256,83 @@ static void test_budget_dead_owner(void **state)
     unlink(region);
 }
 
+/* The program closes every descriptor (a daemon's start-up) and gets the region's number for a file of its own:
+   our slot stays locked (the mapping holds the lock), no lock operation and no close goes to the program's file,
+   and reclaiming a dead owner's slot still works (the region is reopened by path). */
+static void test_budget_program_closes_fd(void **state)
+{
+    ml_budget b;
+    char err[256], victim[sizeof region + 8];
+    int fds[2], num, v, st;
+    pid_t pid;
+    char c;
+    struct flock fl;
+    (void)state;
+    fresh_region();
+    assert_int_equal(pipe(fds), 0);
+    pid = fork();
+    if (pid == 0) {   /* a dead owner-to-be, holding the whole limit */
+        ml_budget cb;
+        if (ml_budget_open(&cb, region, err, sizeof err) != 0 || ml_budget_charge(&cb, 0, 1000, 1000) != 0)
+            _exit(1);
+        (void)!write(fds[1], "x", 1);
+        pause();
+        _exit(0);
+    }
+    assert_int_equal(read(fds[0], &c, 1), 1);
+    assert_int_equal(ml_budget_open(&b, region, err, sizeof err), 0);
+    num = b.fd;
+    /* the program: closes it, and its own file lands on the number */
+    snprintf(victim, sizeof victim, "%s.victim", region);
+    assert_int_equal(close(num), 0);
+    v = open(victim, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    assert_true(v >= 0);
+    if (v != num) {
+        assert_int_equal(dup2(v, num), num);
+        close(v);
+    }
+    /* another process still sees our slot alive */
+    pid_t q = fork();
+    if (q == 0) {
+        ml_budget cb;
+        if (ml_budget_attach(&cb, region, err, sizeof err) != 0)
+            _exit(2);
+        _exit(ml_budget_slot_alive(&cb, b.slot) ? 0 : 1);
+    }
+    assert_int_equal(waitpid(q, &st, 0), q);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    /* the dead owner's slot is reclaimed through a reopened descriptor */
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    assert_int_equal(ml_budget_charge(&b, 0, 1000, 1000), 0);
+    assert_true(b.fd != num);
+    /* nothing locked on the program's file, and its descriptor survives our close */
+    q = fork();
+    if (q == 0) {   /* OFD locks are per description: a new one sees every other's */
+        int o = open(victim, O_RDWR);
+        for (int i = 0; i < 4; i++) {
+            memset(&fl, 0, sizeof fl);
+            fl.l_type = F_WRLCK;
+            fl.l_whence = SEEK_SET;
+            fl.l_start = ML_LOCK_BASE + i;
+            fl.l_len = 1;
+            if (o < 0 || fcntl(o, F_OFD_GETLK, &fl) != 0 || fl.l_type != F_UNLCK)
+                _exit(1);
+        }
+        _exit(0);
+    }
+    assert_int_equal(waitpid(q, &st, 0), q);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    ml_budget_close(&b);
+    assert_true(fcntl(num, F_GETFD) >= 0);   /* still the program's */
+    assert_int_equal(write(num, "ok", 2), 2);
+    close(num);
+    close(fds[0]);
+    close(fds[1]);
+    unlink(victim);
+    unlink(region);
+}
+
 static void test_budget_foreign_file(void **state)
 {
     ml_budget b;
@@ -323,7 +402,8 @@ int main(void)
         cmocka_unit_test(test_hami_values),   cmocka_unit_test(test_hami_env),
         cmocka_unit_test(test_visible),       cmocka_unit_test(test_budget_names),
         cmocka_unit_test(test_budget_race),   cmocka_unit_test(test_budget_dead_owner),
-        cmocka_unit_test(test_budget_foreign_file), cmocka_unit_test(test_table),
+        cmocka_unit_test(test_budget_foreign_file), cmocka_unit_test(test_budget_program_closes_fd),
+        cmocka_unit_test(test_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
