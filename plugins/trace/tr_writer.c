@@ -43,9 +43,9 @@ static int tw_fd_ours(tr_writer *w, int reopen)
     w->fd = -1;   /* not ours any more: the number is the program's */
     if (!reopen || w->fd_lost || w->fd_path == NULL)
         return 0;
-    fd = open(w->fd_path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+    fd = open(w->fd_path, O_WRONLY | O_CLOEXEC | O_NOCTTY);   /* the same file or nothing: the check below */
     if (fd < 0 || fstat(fd, &st) != 0 || st.st_dev != w->fd_dev || st.st_ino != w->fd_ino ||
-        lseek(fd, w->fd_off, SEEK_SET) != w->fd_off) {
+        (S_ISREG(st.st_mode) && lseek(fd, w->fd_off, SEEK_SET) != w->fd_off)) {   /* a pipe has no offset */
         if (fd >= 0)
             close(fd);
         w->fd_lost = 1;

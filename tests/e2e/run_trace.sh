@@ -161,6 +161,12 @@ the program's own line" ] || fail "the program's file holds more than its two li
     [ "$rc" = 0 ] || fail "gzip: exited with $rc"
     [ "$(wc -l < victim.txt)" = 2 ] || fail "gzip: the program's file holds more than its two lines"
     check t.json.gz "count('cuCtxGetCurrent') == 10000"
+    # a pipe (no offset to go on at): /dev/stdout into cat
+    env LD_PRELOAD="$preload" CUSHIM_PLUGINS="$plugin:file=/dev/stdout" "$prog" closefds 5000 victim.txt 2>err \
+        | cat > piped.json || fail "the pipe case failed"
+    [ "$(wc -l < victim.txt)" = 2 ] || fail "pipe: the program's file holds more than its two lines"
+    check piped.json "count('cuCtxGetCurrent') == 10000"
+    grep -q "reopened 1 time" err || fail "pipe: no word of the reopened pipe: $(cat err)"
     run "file=$dir/gone.json" "$prog" closefds 5000 victim.txt "$dir/gone.json"
     [ "$rc" = 0 ] || fail "removed: exited with $rc"
     [ "$(wc -l < victim.txt)" = 2 ] || fail "removed: the program's file holds more than its two lines"
