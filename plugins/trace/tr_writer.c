@@ -159,10 +159,12 @@ int tw_open(tr_writer *w)
     size_t n = strlen(w->path);
     struct stat st;
     int e;
-    w->fd = open(w->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+    /* O_NONBLOCK: a FIFO without a reader would hold the program's thread (the first recorded call opens the
+       file) until one comes; it fails at once instead (ENXIO). Writes block again, on the writer thread. */
+    w->fd = open(w->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0644);
     if (w->fd < 0)
         return -1;
-    if (fstat(w->fd, &st) != 0)
+    if (fstat(w->fd, &st) != 0 || fcntl(w->fd, F_SETFL, fcntl(w->fd, F_GETFL) & ~O_NONBLOCK) != 0)
         goto fail;
     w->fd_dev = st.st_dev;
     w->fd_ino = st.st_ino;

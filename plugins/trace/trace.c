@@ -69,8 +69,10 @@ static int tr_output_ready(tr_state *st)
     s = atomic_load_explicit(&st->output, memory_order_relaxed);
     if (s == 0) {
         if (tw_open(&st->w) != 0) {
+            int e = errno;
             tr_host->log(st->self, CUSHIM_LOG_ERROR, "cannot write the trace file '%s': %s; this process is not "
-                         "traced", st->w.path, strerror(errno));
+                         "traced", st->w.path, e == ENXIO ? "a FIFO with no reader (start the reader first)"
+                                                          : strerror(e));
             s = 2;
         } else {
             if (st->gpu) {

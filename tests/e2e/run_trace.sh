@@ -174,6 +174,19 @@ the program's own line" ] || fail "the program's file holds more than its two li
     grep -q "WRITE ERROR: the program closed the file, which was then removed or replaced" err \
         || fail "removed: no word of the incomplete trace"
     ;;
+fifo)
+    # a FIFO as the trace file: without a reader the program is not held (not traced, said so); with one, the
+    # trace streams through it
+    mkfifo ff || fail "mkfifo"
+    run "file=$dir/ff" timeout 20 "$vecadd" 1024
+    [ "$rc" = 0 ] || fail "no reader: vecadd exited with $rc (124: held at the FIFO)"
+    grep -q "a FIFO with no reader" err || fail "no reader: not said: $(cat err)"
+    cat ff > fifo.json &
+    run "file=$dir/ff" timeout 20 "$vecadd" 1024
+    wait
+    [ "$rc" = 0 ] || fail "with a reader: vecadd exited with $rc"
+    check fifo.json "count('cuLaunchKernel') == 1"
+    ;;
 threads)
     run "file=$dir/t.json" "$prog" threads 4
     [ "$rc" = 0 ] || fail "exited with $rc"
