@@ -10,6 +10,13 @@
  * array; an API call is a "ph":"X" event of category cuda_driver or
  * cuda_runtime, a kernel one of category kernel; "dur" is microseconds with
  * up to three decimals, read exactly as nanoseconds.
+ *
+ * A file that ends early - its process was killed by SIGKILL (the OOM killer)
+ * or left through _exit, which no handler sees, or it is still being written -
+ * is summarised from its complete events, with a warning. 'cushim stats --close
+ * FILE OUT' writes a copy that ends properly (its complete events, then the
+ * closing brackets and "otherData":{"truncated":true}), which JSON readers and
+ * the Perfetto UI open; OUT ending in .gz is compressed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,7 +193,8 @@ static int event(js *j, tr_stats *api, tr_stats *kern)
     return 0;
 }
 
-static char *slurp(const char *path, size_t *n)
+/* The file's text (gunzipped); *cut set when a compressed file ends early (what came before it is kept). */
+static char *slurp(const char *path, size_t *n, int *cut)
 {
     gzFile f = gzopen(path, "rb");
     size_t cap = 1 << 20, len = 0;
@@ -211,7 +219,8 @@ static char *slurp(const char *path, size_t *n)
             cap *= 2;
         }
     }
-    if (k < 0) {
+    *cut = k < 0;
+    if (k < 0 && len == 0) {
         free(buf);
         gzclose(f);
         return NULL;
@@ -221,21 +230,54 @@ static char *slurp(const char *path, size_t *n)
     return buf;
 }
 
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* --close: text[0, good) (up to the last complete event) and the end of the file. */
+static int write_closed(const char *out, const char *text, size_t good)
+{
+    static const char tail[] = "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"truncated\":true}}\n";
+    int ok;
+    if (ends_with(out, ".gz")) {
+        gzFile g = gzopen(out, "wb6");
+        if (g == NULL)
+            return -1;
+        ok = (good == 0 || gzwrite(g, text, (unsigned)good) == (int)good) &&
+             gzwrite(g, tail, sizeof tail - 1) == (int)(sizeof tail - 1);
+        return gzclose(g) == Z_OK && ok ? 0 : -1;
+    }
+    FILE *f = fopen(out, "wb");
+    if (f == NULL)
+        return -1;
+    ok = fwrite(text, 1, good, f) == good && fwrite(tail, 1, sizeof tail - 1, f) == sizeof tail - 1;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
-    size_t n = 0;
+    size_t n = 0, good = 0, events = 0;
     char *text, key[32];
+    const char *path, *close_to = NULL;
     js j;
     tr_stats api, kern;
     tr_stat_row *rows;
     uint32_t nr;
-    int found = 0;
-    if (argc != 2 || argv[1][0] == '-') {
-        fprintf(stderr, "usage: cushim stats FILE   (a trace written by cushim run --trace; .json or .json.gz)\n");
+    int found = 0, closed = 0, cut = 0, early;
+    if (argc == 4 && !strcmp(argv[1], "--close")) {
+        path = argv[2];
+        close_to = argv[3];
+    } else if (argc == 2 && argv[1][0] != '-') {
+        path = argv[1];
+    } else {
+        fprintf(stderr, "usage: cushim stats FILE             (a trace written by cushim run --trace; .json or .json.gz)\n"
+                        "       cushim stats --close FILE OUT (a copy of a trace that ends early, ending properly)\n");
         return argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? 0 : 2;
     }
-    if ((text = slurp(argv[1], &n)) == NULL) {
-        perror(argv[1]);
+    if ((text = slurp(path, &n, &cut)) == NULL) {
+        perror(path);
         return 1;
     }
     tr_stats_init(&api);
@@ -259,16 +301,23 @@ int main(int argc, char **argv)
             if (!strcmp(key, "traceEvents") && j.p < j.end && *j.p == '[') {
                 found = 1;
                 j.p++;
+                good = (size_t)(j.p - text);
                 ws(&j);
                 while (j.p < j.end && *j.p != ']' && !j.err) {
                     event(&j, &api, &kern);
+                    if (!j.err) {
+                        good = (size_t)(j.p - text);
+                        events++;
+                    }
                     ws(&j);
                     if (j.p < j.end && *j.p == ',')
                         j.p++;
                     ws(&j);
                 }
-                if (j.p < j.end)
+                if (j.p < j.end) {
                     j.p++;
+                    closed = 1;
+                }
             } else if (skip(&j, 1) != 0) {
                 break;
             }
@@ -277,14 +326,36 @@ int main(int argc, char **argv)
                 j.p++;
         }
     }
-    if (!found || j.err) {
-        fprintf(stderr, "cushim stats: %s: %s\n", argv[1],
+    /* ended early: the events array never closed, the text ran out inside it (or the gzip stream did) */
+    early = found && !closed && (j.p >= j.end || cut);
+    if (!found || (j.err && !early)) {
+        fprintf(stderr, "cushim stats: %s: %s\n", path,
                 !found ? "no \"traceEvents\" array: not a trace-event JSON file" : "malformed JSON");
         free(text);
         tr_stats_free(&api);
         tr_stats_free(&kern);
         return 1;
     }
+    if (close_to != NULL) {
+        int rc = 0;
+        if (!early && !cut) {
+            fprintf(stderr, "cushim stats: %s ends properly: nothing to close\n", path);
+            rc = 1;
+        } else if (write_closed(close_to, text, good) != 0) {
+            perror(close_to);
+            rc = 1;
+        } else {
+            fprintf(stderr, "cushim stats: %s: the %zu complete events of %s, closed\n", close_to, events, path);
+        }
+        free(text);
+        tr_stats_free(&api);
+        tr_stats_free(&kern);
+        return rc;
+    }
+    if (early)
+        fprintf(stderr, "cushim stats: %s ends early (its process was killed, or is still writing it): the tables "
+                "below are of its %zu complete events; 'cushim stats --close %s OUT' writes a copy that ends "
+                "properly\n", path, events, path);
     nr = tr_stats_rows(&api, &rows);
     printf("\nCUDA API Summary (cuda_api_sum):\n\n");
     tr_stats_print(stdout, rows, nr, "Num Calls");

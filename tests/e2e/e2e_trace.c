@@ -191,7 +191,8 @@ int main(int argc, char **argv)
             return 5;
         return close(vf) == 0 ? 0 : 6;
     }
-    if (!strcmp(mode, "many_wait")) {   /* N calls, then up to 10 s until FILE holds MINBYTES (0: 100 ms) */
+    if (!strcmp(mode, "many_wait")) {   /* N calls, then up to 10 s until FILE holds MINBYTES (0: 100 ms); then
+                                           'kill': SIGKILL */
         long n = argc > 2 ? atol(argv[2]) : 1000;
         long min = argc > 4 ? atol(argv[4]) : 0;
         CUcontext c;
@@ -201,6 +202,9 @@ int main(int argc, char **argv)
         for (int k = 0; k < (min > 0 ? 1000 : 10); k++) {
             if (min > 0 && argc > 3 && stat(argv[3], &sb) == 0 && sb.st_size >= min) {
                 printf("grew\n");
+                fflush(stdout);
+                if (argc > 5 && !strcmp(argv[5], "kill"))   /* what no handler sees (the OOM killer) */
+                    raise(SIGKILL);
                 return 0;
             }
             usleep(10000);

@@ -362,6 +362,18 @@ launcher)
     env LD_PRELOAD= "$launcher" run --fake --trace=t4.json --trace-buffer=4K -- "$prog" many 100 >out 2>err \
         || fail "cushim run --trace-buffer=4K failed"
     check t4.json "len(X) == 0" "d['otherData']['dropped_events'] >= 100"
+    # a process killed by SIGKILL leaves a file without its end: stats summarises its complete events, --close
+    # writes a copy that ends properly (what JSON readers and Perfetto open); a complete file has nothing to close
+    env LD_PRELOAD= "$launcher" run --fake --trace=k.json -- "$prog" many_wait 50000 k.json 300000 kill >out 2>err
+    [ "$(cat out)" = grew ] || fail "the killed case did not run: $(cat out)"
+    ! python3 -c "import json,sys; json.load(open(sys.argv[1]))" k.json 2>/dev/null || fail "the killed trace ends properly?"
+    "$launcher" stats k.json >stats.out 2>stats.err || fail "cushim stats of a killed trace failed: $(cat stats.err)"
+    grep -q "k.json ends early" stats.err || fail "no word that the file ends early"
+    grep -q ' cuCtxGetCurrent$' stats.out || fail "no table from the complete events"
+    "$launcher" stats --close k.json k2.json.gz 2>stats.err || fail "--close failed: $(cat stats.err)"
+    n=$(sed -n 's/.*: the \([0-9]*\) complete events of .*/\1/p' stats.err)
+    check k2.json.gz "d['otherData'] == {'truncated': True}" "len(ev) == $n" "count('cuCtxGetCurrent') > 1000"
+    "$launcher" stats --close t.json t5.json 2>/dev/null && fail "--close of a complete trace succeeded"
     "$launcher" stats nosuch.json >/dev/null 2>&1 && fail "cushim stats of a missing file succeeded"
     printf '{"a":1}' > bad.json
     "$launcher" stats bad.json >/dev/null 2>&1 && fail "cushim stats of a file without traceEvents succeeded"
