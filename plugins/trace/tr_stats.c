@@ -1,7 +1,8 @@
 /*
  * tr_stats.c - summary tables (tr_stats.h). Medians are exact (each series
- * is kept and sorted); the standard deviation is the sample one, as Nsight
- * Systems reports it. Numbers print with thousands separators like 'nsys stats'.
+ * is kept and sorted) within a memory budget, from a histogram beyond it; the
+ * standard deviation is the sample one, as Nsight Systems reports it. Numbers
+ * print with thousands separators like 'nsys stats'.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -12,6 +13,12 @@
 void tr_stats_init(tr_stats *st)
 {
     memset(st, 0, sizeof *st);
+    st->exact_left = TR_STATS_EXACT;
+}
+
+void tr_stats_set_exact(tr_stats *st, uint64_t values)
+{
+    st->exact_left = values;
 }
 
 void tr_stats_free(tr_stats *st)
@@ -19,6 +26,7 @@ void tr_stats_free(tr_stats *st)
     for (uint32_t i = 0; i < st->n; i++) {
         free(st->s[i].name);
         free(st->s[i].v);
+        free(st->s[i].hist);
     }
     free(st->s);
     free(st->index);
@@ -81,24 +89,108 @@ oom:
     return -1;
 }
 
+/* Log-linear buckets: values below 2^TR_HIST_SUB each their own; above, 2^TR_HIST_SUB a power of two. */
+static uint32_t hist_bucket(uint64_t x)
+{
+    int e, shift;
+    if (x < (1u << TR_HIST_SUB))
+        return (uint32_t)x;
+    e = 63 - __builtin_clzll(x);
+    shift = e - TR_HIST_SUB;
+    return ((uint32_t)(shift + 1) << TR_HIST_SUB) + (uint32_t)((x >> shift) & ((1u << TR_HIST_SUB) - 1));
+}
+
+/* A bucket's values: [lo, lo + width). */
+static void hist_range(uint32_t b, uint64_t *lo, uint64_t *width)
+{
+    int shift;
+    if (b < (1u << TR_HIST_SUB)) {
+        *lo = b;
+        *width = 1;
+        return;
+    }
+    shift = (int)(b >> TR_HIST_SUB) - 1;
+    *lo = ((uint64_t)(1u << TR_HIST_SUB) + (b & ((1u << TR_HIST_SUB) - 1))) << shift;
+    *width = (uint64_t)1 << shift;
+}
+
+static void hist_add(tr_series *s, uint64_t ns)
+{
+    double d = (double)ns - s->mean;
+    s->hist[hist_bucket(ns)]++;
+    s->n++;
+    s->total += ns;
+    s->min = ns < s->min ? ns : s->min;
+    s->max = ns > s->max ? ns : s->max;
+    s->mean += d / (double)s->n;
+    s->m2 += d * ((double)ns - s->mean);
+}
+
+/* Exact -> histogram: its values go into buckets, its memory back to the budget. */
+static int to_hist(tr_stats *st, tr_series *s)
+{
+    uint64_t n = s->n;
+    if ((s->hist = calloc(TR_HIST_BUCKETS, sizeof *s->hist)) == NULL)
+        return -1;
+    s->n = 0;
+    s->total = 0;
+    s->min = UINT64_MAX;
+    s->max = 0;
+    s->mean = s->m2 = 0;
+    for (uint64_t j = 0; j < n; j++)
+        hist_add(s, s->v[j]);
+    free(s->v);
+    s->v = NULL;
+    st->exact_left += s->cap;
+    s->cap = 0;
+    st->napprox++;
+    return 0;
+}
+
 int tr_stats_add_at(tr_stats *st, uint32_t index, uint64_t ns)
 {
     tr_series *s;
     if (index >= st->n)
         return -1;
     s = &st->s[index];
-    if (s->n == s->cap) {
+    if (s->hist == NULL && s->n == s->cap) {
         uint64_t cap = s->cap ? s->cap * 2 : 16;
-        uint64_t *nv = realloc(s->v, cap * sizeof *nv);
-        if (nv == NULL) {
+        uint64_t *nv;
+        if (cap - s->cap > st->exact_left) {   /* past the budget: this series becomes a histogram */
+            if (to_hist(st, s) != 0) {
+                st->oom = 1;
+                return -1;
+            }
+        } else if ((nv = realloc(s->v, cap * sizeof *nv)) == NULL) {
             st->oom = 1;
             return -1;
+        } else {
+            st->exact_left -= cap - s->cap;
+            s->v = nv;
+            s->cap = cap;
         }
-        s->v = nv;
-        s->cap = cap;
     }
-    s->v[s->n++] = ns;
+    if (s->hist != NULL)
+        hist_add(s, ns);
+    else
+        s->v[s->n++] = ns;
     return 0;
+}
+
+/* The value of rank 'k' (0-based) in the histogram: its bucket's middle, within [min, max]. */
+static double hist_rank(const tr_series *s, uint64_t k)
+{
+    uint64_t seen = 0, lo, width;
+    double v;
+    for (uint32_t b = 0; b < TR_HIST_BUCKETS; b++) {
+        seen += s->hist[b];
+        if (seen > k) {
+            hist_range(b, &lo, &width);
+            v = (double)lo + (double)(width - 1) / 2;
+            return v < (double)s->min ? (double)s->min : v > (double)s->max ? (double)s->max : v;
+        }
+    }
+    return (double)s->max;
 }
 
 int tr_stats_add(tr_stats *st, const char *name, uint64_t ns)
@@ -135,6 +227,20 @@ uint32_t tr_stats_rows(tr_stats *st, tr_stat_row **rows)
         double mean, ss = 0;
         if (s->n == 0)
             continue;
+        if (s->hist != NULL) {
+            r[k].name = s->name;
+            r[k].total = s->total;
+            r[k].n = s->n;
+            r[k].min = s->min;
+            r[k].max = s->max;
+            r[k].avg = (double)s->total / (double)s->n;
+            r[k].med = s->n % 2 ? hist_rank(s, s->n / 2) : (hist_rank(s, s->n / 2 - 1) + hist_rank(s, s->n / 2)) / 2;
+            r[k].stddev = s->n > 1 ? sqrt(s->m2 / (double)(s->n - 1)) : 0;
+            r[k].approx = 1;
+            all += s->total;
+            k++;
+            continue;
+        }
         qsort(s->v, s->n, sizeof *s->v, cmp_u64);
         for (uint64_t j = 0; j < s->n; j++)
             total += s->v[j];
@@ -232,6 +338,25 @@ void tr_stats_print(FILE *f, const tr_stat_row *rows, uint32_t n, const char *co
             for (int c = 0; c < NCOL - 1; c++)
                 fprintf(f, c ? "  %*s" : " %*s", (int)w[c], cell[c]);
             fprintf(f, "  %s\n", r->name);
+        }
+    }
+    {
+        uint32_t na = 0;
+        for (uint32_t i = 0; i < n; i++)
+            na += rows[i].approx != 0;
+        if (na > 0) {
+            fprintf(f, "\nMed (ns) from a histogram, within 0.4%% (more durations than the memory kept for exact "
+                       "medians, trace option summary_exact; the trace file has every one):");
+            for (uint32_t i = 0, shown = 0; i < n; i++) {
+                if (!rows[i].approx)
+                    continue;
+                if (shown++ == 8) {
+                    fprintf(f, " and %u more", na - 8);
+                    break;
+                }
+                fprintf(f, " %s", rows[i].name);
+            }
+            fputc('\n', f);
         }
     }
 }

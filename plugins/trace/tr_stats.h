@@ -10,10 +10,21 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* Memory is bounded: every duration is kept (exact medians) until the series of one table hold
+   TR_STATS_EXACT values between them; a series that must grow past that becomes a histogram
+   (TR_HIST_BUCKETS log-linear buckets, 128 a power of two: a median within 0.4% of the exact one, the
+   bucket's middle; total, min, max, mean exact, the standard deviation by Welford's method). */
+#define TR_STATS_EXACT (4u << 20)   /* values (8 bytes each): 32 MiB a table */
+#define TR_HIST_SUB 7               /* 2^7 buckets a power of two */
+#define TR_HIST_BUCKETS ((64 - TR_HIST_SUB + 1) << TR_HIST_SUB)
+
 typedef struct tr_series {
     char *name;
-    uint64_t *v;
+    uint64_t *v;       /* exact mode: the values */
     uint64_t n, cap;
+    uint64_t *hist;    /* histogram mode (v freed): counts by bucket */
+    uint64_t total, min, max;
+    double mean, m2;   /* histogram mode: Welford's running mean and sum of squared deviations */
 } tr_series;
 
 typedef struct tr_stats {
@@ -22,15 +33,20 @@ typedef struct tr_stats {
     uint32_t *index;   /* open addressing over s[], 'icap' slots, value+1 */
     uint32_t icap;
     int oom;
+    uint64_t exact_left;   /* values the exact series may still grow by (TR_STATS_EXACT at init) */
+    uint32_t napprox;      /* series in histogram mode */
 } tr_stats;
 
 typedef struct tr_stat_row {
     const char *name;
     uint64_t total, n, min, max;
     double pct, avg, med, stddev;   /* stddev: sample (n - 1), 0 for one value */
+    int approx;                     /* med from the histogram */
 } tr_stat_row;
 
 void tr_stats_init(tr_stats *st);
+/* The exact budget (values), for tests; call before the first add. */
+void tr_stats_set_exact(tr_stats *st, uint64_t values);
 void tr_stats_free(tr_stats *st);
 /* Adds one duration (ns) to the series 'name'. -1 when out of memory. */
 int tr_stats_add(tr_stats *st, const char *name, uint64_t ns);
@@ -40,7 +56,8 @@ int tr_stats_add_at(tr_stats *st, uint32_t index, uint64_t ns);
 /* Rows sorted by total time (descending, then name); the series are sorted
    in place. Returns the count; *rows is malloc'd (NULL when empty). */
 uint32_t tr_stats_rows(tr_stats *st, tr_stat_row **rows);
-/* The table: 'count_header' is "Num Calls" or "Instances". */
+/* The table: 'count_header' is "Num Calls" or "Instances". Rows whose median is approximate are
+   listed after it. */
 void tr_stats_print(FILE *f, const tr_stat_row *rows, uint32_t n, const char *count_header);
 
 #endif /* TR_STATS_H */

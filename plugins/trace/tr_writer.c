@@ -207,6 +207,10 @@ int tw_open(tr_writer *w)
     w->open_beyond = 0;
     tr_stats_init(&w->api);
     tr_stats_init(&w->kern);
+    if (w->summary_exact != 0) {
+        tr_stats_set_exact(&w->api, w->summary_exact);
+        tr_stats_set_exact(&w->kern, w->summary_exact);
+    }
     free(w->api_series);
     w->api_series = NULL;
     w->api_series_cap = 0;
@@ -746,6 +750,9 @@ static void finish_locked(tr_writer *w)
                  (unsigned long long)(w->busy_ns + mono_ns() - t0));
     tr_sb_printf(&w->sb, ",\"render\":\"%s\",\"events_before_end\":%llu", w->defer ? "exit" : "background",
                  (unsigned long long)before_end);
+    /* for cushim stats: the same budget gives the same table */
+    tr_sb_printf(&w->sb, ",\"summary_exact_values\":%llu",
+                 (unsigned long long)(w->summary_exact ? w->summary_exact : TR_STATS_EXACT));
     if (w->gpu_corr != NULL)
         tr_sb_printf(&w->sb, ",\"gpu_correlation\":\"%s\"", w->gpu_corr);
     if (w->note[0]) {

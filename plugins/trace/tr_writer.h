@@ -36,6 +36,7 @@ typedef struct tr_writer {
     char *path;                      /* output file                                                    */
     char *summary_path;              /* NULL: stderr                                                   */
     int summary;                     /* print the table at the end                                     */
+    uint64_t summary_exact;          /* durations kept for exact medians, each table (0: TR_STATS_EXACT)  */
     int defer;                       /* render=exit: while the program runs, draining waits for the end
                                         (or for half of the buffer limit in use)                         */
     int pid;

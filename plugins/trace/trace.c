@@ -687,6 +687,9 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
     st->w.api_by_id = host->api_by_id;
     st->w.flow_categories = CUSHIM_CAT_LAUNCH | CUSHIM_CAT_COPY | CUSHIM_CAT_SET;
     st->w.summary = host->opt_bool(self, "summary");
+    st->w.summary_exact = host->opt_bytes(self, "summary_exact") / 8;
+    if (st->w.summary_exact == 0)
+        st->w.summary_exact = 1;
     {
         const char *rd = host->opt_string(self, "render");
         if (rd != NULL && strcmp(rd, "exit") == 0)
@@ -780,6 +783,9 @@ static const cushim_option tr_options[] = {
                                                 "once half of 'buffer' is in use: the writer off the cores)"},
     {"summary", CUSHIM_OPT_BOOL, "true", "print the cuda_api_sum table at exit"},
     {"summary_file", CUSHIM_OPT_STRING, "", "append the table to this file instead of stderr"},
+    {"summary_exact", CUSHIM_OPT_BYTES, "32MiB", "memory for the durations behind exact medians in the table (each "
+                                                   "of the call and kernel tables, 8 bytes a call); beyond it an "
+                                                   "API's median comes from a histogram, within 0.4%"},
     {"kernel_names", CUSHIM_OPT_BOOL, "true", "name the kernel of each launch (the driver's cuFuncGetName)"},
     {"gpu", CUSHIM_OPT_BOOL, "false", "GPU kernels, copies and sets through CUPTI, linked to their launches"},
     {"cupti", CUSHIM_OPT_STRING, "", "the libcupti.so to load (default: $CUDA_HOME, /usr/local/cuda)"},

@@ -174,6 +174,16 @@ the program's own line" ] || fail "the program's file holds more than its two li
     grep -q "WRITE ERROR: the program closed the file, which was then removed or replaced" err \
         || fail "removed: no word of the incomplete trace"
     ;;
+bounded)
+    # the table's memory is bounded (summary_exact): past it the median comes from a histogram, the table says
+    # so, and cushim stats prints the same table from the file (the budget is in its otherData)
+    run "file=$dir/t.json,summary_exact=1KiB" "$prog" many 5000
+    [ "$rc" = 0 ] || fail "exited with $rc"
+    grep -q "^Med (ns) from a histogram, within 0.4% .*: cuCtxGetCurrent$" err || fail "no word of the histogram median"
+    check t.json "d['otherData']['summary_exact_values'] == 128" "count('cuCtxGetCurrent') == 5000"
+    same_table t.json
+    grep -q "^Med (ns) from a histogram" stats.out || fail "cushim stats: no word of the histogram median"
+    ;;
 fifo)
     # a FIFO as the trace file: without a reader the program is not held (not traced, said so); with one, the
     # trace streams through it

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -345,6 +346,68 @@ static void stats_maths(void **state)
     tr_stats_free(&st);
 }
 
+/* Past the exact budget a series becomes a histogram: memory stays bounded, total/min/max/avg stay exact, the
+   median is within 0.4%, the standard deviation matches; the other series stay exact; the table says which. */
+static void stats_bounded(void **state)
+{
+    tr_stats st;
+    tr_stat_row *rows;
+    uint32_t n;
+    double exact_sd = 0, mean = 0;
+    uint64_t total = 0;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f;
+    (void)state;
+    tr_stats_init(&st);
+    tr_stats_set_exact(&st, 64);
+    for (uint64_t i = 0; i < 100001; i++) {   /* 1000 + (i * 7919 mod 100001) ns, in a scrambled order */
+        uint64_t v = 1000 + (i * 7919) % 100001;
+        total += v;
+        assert_int_equal(tr_stats_add(&st, "big", v), 0);
+    }
+    for (uint64_t v = 1; v <= 5; v++)
+        tr_stats_add(&st, "small", v * 10);
+    tr_stats_add(&st, "huge", UINT64_MAX / 4);   /* the top buckets */
+    assert_int_equal(st.napprox, 1);
+    assert_null(st.s[0].v);                     /* its values went into buckets */
+    assert_non_null(st.s[0].hist);
+    assert_true(st.exact_left <= 64);
+    mean = (double)total / 100001.0;
+    for (uint64_t i = 0; i < 100001; i++) {
+        double d = (double)(1000 + (i * 7919) % 100001) - mean;
+        exact_sd += d * d;
+    }
+    exact_sd = sqrt(exact_sd / 100000.0);
+    n = tr_stats_rows(&st, &rows);
+    assert_int_equal(n, 3);
+    for (uint32_t i = 0; i < n; i++) {
+        if (strcmp(rows[i].name, "big") == 0) {
+            assert_true(rows[i].approx);
+            assert_int_equal(rows[i].n, 100001);
+            assert_int_equal(rows[i].total, total);
+            assert_int_equal(rows[i].min, 1000);
+            assert_int_equal(rows[i].max, 101000);
+            assert_true(fabs(rows[i].med - 51000.0) <= 51000.0 * 0.004);   /* the exact median: 51000 */
+            assert_true(fabs(rows[i].stddev - exact_sd) <= exact_sd * 1e-9);
+        } else if (strcmp(rows[i].name, "small") == 0) {
+            assert_false(rows[i].approx);
+            assert_true(rows[i].med == 30.0);
+        } else {
+            assert_string_equal(rows[i].name, "huge");
+            assert_int_equal(rows[i].max, UINT64_MAX / 4);
+        }
+    }
+    f = open_memstream(&text, &len);
+    tr_stats_print(f, rows, n, "Num Calls");
+    fclose(f);
+    assert_non_null(strstr(text, "Med (ns) from a histogram, within 0.4%"));
+    assert_non_null(strstr(text, "the trace file has every one): big\n"));
+    free(text);
+    free(rows);
+    tr_stats_free(&st);
+}
+
 static void stats_table(void **state)
 {
     tr_stat_row r = {.name = "cuMemAlloc_v2", .total = 1234567, .n = 3, .min = 1000, .max = 1000000,
@@ -413,7 +476,7 @@ int main(void)
         cmocka_unit_test(truncation),    cmocka_unit_test(empty_values),
         cmocka_unit_test(inline_output_renders_as_blob),
         cmocka_unit_test(json_strings),
-        cmocka_unit_test(stats_maths),   cmocka_unit_test(stats_table),
+        cmocka_unit_test(stats_maths),   cmocka_unit_test(stats_bounded), cmocka_unit_test(stats_table),
         cmocka_unit_test(buffer_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
