@@ -13,12 +13,12 @@
 void tr_stats_init(tr_stats *st)
 {
     memset(st, 0, sizeof *st);
-    st->exact_left = TR_STATS_EXACT;
+    st->exact_budget = TR_STATS_EXACT;
 }
 
 void tr_stats_set_exact(tr_stats *st, uint64_t values)
 {
-    st->exact_left = values;
+    st->exact_budget = values;
 }
 
 void tr_stats_free(tr_stats *st)
@@ -141,7 +141,7 @@ static int to_hist(tr_stats *st, tr_series *s)
         hist_add(s, s->v[j]);
     free(s->v);
     s->v = NULL;
-    st->exact_left += s->cap;
+    st->exact_used -= s->cap;
     s->cap = 0;
     st->napprox++;
     return 0;
@@ -156,16 +156,30 @@ int tr_stats_add_at(tr_stats *st, uint32_t index, uint64_t ns)
     if (s->hist == NULL && s->n == s->cap) {
         uint64_t cap = s->cap ? s->cap * 2 : 16;
         uint64_t *nv;
-        if (cap - s->cap > st->exact_left) {   /* past the budget: this series becomes a histogram */
-            if (to_hist(st, s) != 0) {
+        /* Past the budget, the largest exact series become histograms first (it frees the most, and a small
+           series is cheaper kept than bucketed: a histogram is TR_HIST_BUCKETS counts); a series smaller than
+           a histogram grows on */
+        while (st->exact_used + (cap - s->cap) > st->exact_budget) {
+            tr_series *big = NULL;
+            for (uint32_t i = 0; i < st->n; i++)
+                if (st->s[i].hist == NULL && (big == NULL || st->s[i].cap > big->cap))
+                    big = &st->s[i];
+            if (big == NULL || big->cap < TR_HIST_BUCKETS)
+                break;
+            if (to_hist(st, big) != 0) {
                 st->oom = 1;
                 return -1;
             }
+            if (big == s)
+                break;
+        }
+        if (s->hist != NULL) {
+            /* became a histogram above */
         } else if ((nv = realloc(s->v, cap * sizeof *nv)) == NULL) {
             st->oom = 1;
             return -1;
         } else {
-            st->exact_left -= cap - s->cap;
+            st->exact_used += cap - s->cap;
             s->v = nv;
             s->cap = cap;
         }

@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 /* Memory is bounded: every duration is kept (exact medians) until the series of one table hold
-   TR_STATS_EXACT values between them; a series that must grow past that becomes a histogram
+   TR_STATS_EXACT values between them; past that, the largest series become histograms
    (TR_HIST_BUCKETS log-linear buckets, 128 a power of two: a median within 0.4% of the exact one, the
    bucket's middle; total, min, max, mean exact, the standard deviation by Welford's method). */
 #define TR_STATS_EXACT (4u << 20)   /* values (8 bytes each): 32 MiB a table */
@@ -33,7 +33,8 @@ typedef struct tr_stats {
     uint32_t *index;   /* open addressing over s[], 'icap' slots, value+1 */
     uint32_t icap;
     int oom;
-    uint64_t exact_left;   /* values the exact series may still grow by (TR_STATS_EXACT at init) */
+    uint64_t exact_budget; /* values the exact series may hold between them (TR_STATS_EXACT at init) */
+    uint64_t exact_used;   /* values they have room for (a series smaller than a histogram may pass it) */
     uint32_t napprox;      /* series in histogram mode */
 } tr_stats;
 
