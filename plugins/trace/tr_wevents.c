@@ -55,6 +55,21 @@ int tw_map_put(tw_map *m, uint64_t k, uint64_t v)
     return 0;
 }
 
+int tw_corr_put(tr_writer *w, uint64_t k, uint64_t v)
+{
+    if (w->corr.n >= TW_CORR_KEEP) {   /* a new generation; the one before it is forgotten */
+        tw_map_free(&w->corr_old);
+        w->corr_old = w->corr;
+        memset(&w->corr, 0, sizeof w->corr);
+    }
+    return tw_map_put(&w->corr, k, v);
+}
+
+int tw_corr_get(const tr_writer *w, uint64_t k, uint64_t *v)
+{
+    return tw_map_get(&w->corr, k, v) || tw_map_get(&w->corr_old, k, v);
+}
+
 int tw_map_get(const tw_map *m, uint64_t k, uint64_t *v)
 {
     if (m->cap == 0 || k == 0)
@@ -112,10 +127,18 @@ static const char *copy_kind_name(uint32_t k)
 
 
 /* A GPU record whose correlation record has not come yet (CUPTI fills buffers per context and stream, so
-   the API's record and its kernel's may complete in either order): kept until the end. */
+   the API's record and its kernel's may complete in either order): kept until the end, or until
+   TW_GPU_PENDING_MAX wait: then the oldest is written as it is (unlinked unless its id came meanwhile). */
 static int gpu_defer(tr_writer *w, const tr_rec *r)
 {
     tr_rec *c;
+    if (w->gpu_npending >= TW_GPU_PENDING_MAX) {
+        tr_rec *old = w->gpu_pending[0];
+        memmove(w->gpu_pending, w->gpu_pending + 1, (w->gpu_npending - 1) * sizeof *w->gpu_pending);
+        w->gpu_npending--;
+        tw_on_gpu(w, old, 1);
+        free(old);
+    }
     if (w->gpu_npending == w->gpu_cap_pending) {
         uint32_t cap = w->gpu_cap_pending ? w->gpu_cap_pending * 2 : 256;
         tr_rec **n = realloc(w->gpu_pending, cap * sizeof *n);
@@ -160,7 +183,7 @@ void tw_on_gpu(tr_writer *w, const tr_rec *r, int last_chance)
                      "\"GPU %u stream %u\"}}", w->pid, (unsigned long long)tid, g->device, g->stream);
         tw_emit(w);
     }
-    if (!tw_map_get(&w->corr, g->correlation, &ext) && !last_chance && gpu_defer(w, r) == 0)
+    if (!tw_corr_get(w, g->correlation, &ext) && !last_chance && gpu_defer(w, r) == 0)
         return;
     if (g->kind == TR_GPU_KERNEL) {
         snprintf(label, sizeof label, "kernel");

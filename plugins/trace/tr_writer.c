@@ -495,17 +495,17 @@ static void on_record(void *ctx, tr_tbuf *tb, const void *p, uint32_t len)
         tw_on_gpu(w, r, 0);
         break;
     case TR_REC_CORR:
-        tw_map_put(&w->corr, r->seq, r->parent);
+        tw_corr_put(w, r->seq, r->parent);
         break;
     case TR_REC_RTAPI: {
         uint64_t end = 0, seq;
-        if (tw_map_get(&w->corr, r->seq, &seq))
+        if (tw_corr_get(w, r->seq, &seq))
             break;   /* the shim saw this runtime call itself: its external id (which CUPTI writes first) stands */
         if (r->len >= sizeof *r + sizeof end)
             memcpy(&end, r + 1, sizeof end);
         seq = tr_link_find(&w->link, (uint32_t)r->parent, r->t, end);
         if (seq != 0)
-            tw_map_put(&w->corr, r->seq, seq);
+            tw_corr_put(w, r->seq, seq);
         else
             tr_link_defer(&w->link, (uint32_t)r->seq, (uint32_t)r->parent, r->t, end);
         break;
@@ -723,11 +723,11 @@ static void finish_locked(tr_writer *w)
     for (uint32_t i = 0; i < w->link.npend; i++) {   /* runtime records that came before their calls */
         const tl_pend *p = &w->link.pend[i];
         uint64_t seq;
-        if (tw_map_get(&w->corr, p->corr, &seq))
+        if (tw_corr_get(w, p->corr, &seq))
             continue;
         seq = tr_link_find(&w->link, p->tid, p->start, p->end);
         if (seq != 0)
-            tw_map_put(&w->corr, p->corr, seq);
+            tw_corr_put(w, p->corr, seq);
     }
     tw_gpu_flush_pending(w);
     t0 = mono_ns();
@@ -895,6 +895,7 @@ void tw_fork_child(tr_writer *w, tr_tbuf *keep)
     tr_stats_free(&w->api);
     tr_stats_free(&w->kern);
     tw_map_free(&w->corr);
+    tw_map_free(&w->corr_old);
     tr_link_free(&w->link);
     tw_map_free(&w->gpu_tracks);
     w->t_last = 0;
@@ -909,6 +910,7 @@ void tw_free(tr_writer *w)
     tr_stats_free(&w->api);
     tr_stats_free(&w->kern);
     tw_map_free(&w->corr);
+    tw_map_free(&w->corr_old);
     tr_link_free(&w->link);
     tw_map_free(&w->gpu_tracks);
     tr_sb_free(&w->sb);

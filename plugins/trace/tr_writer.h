@@ -60,7 +60,8 @@ typedef struct tr_writer {
     int first;
     tr_sb sb;
     tr_stats api, kern;
-    tw_map corr;                     /* CUPTI correlation id -> our seq                                */
+    tw_map corr, corr_old;           /* CUPTI correlation id -> our seq: the latest TW_CORR_KEEP and the
+                                        generation before (tw_corr_put); older ones are forgotten         */
     tr_link link;                    /* launch calls by thread and time, for runtime-launched kernels  */
     tw_map gpu_tracks;               /* GPU track tids already named                                   */
     pthread_t th;

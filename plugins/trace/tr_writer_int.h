@@ -46,6 +46,14 @@ void tw_thread_named(tr_writer *w, tw_thr *t);
 int tw_map_put(tw_map *m, uint64_t k, uint64_t v);
 int tw_map_get(const tw_map *m, uint64_t k, uint64_t *v);
 void tw_map_free(tw_map *m);
+/* The correlation map, bounded: TW_CORR_KEEP ids a generation, two generations kept (~2 x 16 MiB at most). A
+   GPU record comes within a CUPTI buffer or two of its call (tens of thousands of records), so an id this old
+   has had all its records; a GPU record without its id is still written, unlinked. */
+#define TW_CORR_KEEP (1u << 19)
+/* GPU records waiting for their correlation record: beyond this many the oldest is written unlinked. */
+#define TW_GPU_PENDING_MAX (1u << 16)
+int tw_corr_put(tr_writer *w, uint64_t k, uint64_t v);
+int tw_corr_get(const tr_writer *w, uint64_t k, uint64_t *v);
 
 void tw_on_nvtx(tr_writer *w, tw_thr *t, const tr_rec *r);
 /* A GPU record; without its correlation record yet it waits, unless 'last_chance'. */

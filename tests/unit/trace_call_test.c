@@ -708,6 +708,28 @@ static void open_read_validates(void **state)
    crash, no data race (TSan: the stack's words are atomics), and only entries that look whole come back. */
 static atomic_int op_stop, op_done;
 
+/* The CUPTI correlation map is bounded: two generations of TW_CORR_KEEP ids; the older are forgotten. */
+static void corr_bounded(void **state)
+{
+    tr_writer *w = calloc(1, sizeof *w);
+    uint64_t v = 0;
+    (void)state;
+    assert_non_null(w);
+    for (uint64_t k = 1; k <= TW_CORR_KEEP + 100; k++)
+        assert_int_equal(tw_corr_put(w, k, k * 2), 0);
+    assert_true(tw_corr_get(w, 1, &v) && v == 2);                        /* in the generation before */
+    assert_true(tw_corr_get(w, TW_CORR_KEEP + 100, &v) && v == 2 * (TW_CORR_KEEP + 100));
+    assert_int_equal(w->corr.n, 100);
+    for (uint64_t k = TW_CORR_KEEP + 101; k <= 2 * (uint64_t)TW_CORR_KEEP + 200; k++)
+        assert_int_equal(tw_corr_put(w, k, k * 2), 0);
+    assert_false(tw_corr_get(w, 1, &v));                                 /* two generations ago: forgotten */
+    assert_true(tw_corr_get(w, TW_CORR_KEEP + 150, &v) && v == 2 * (TW_CORR_KEEP + 150));
+    assert_true(w->corr.cap <= 2 * (uint64_t)TW_CORR_KEEP && w->corr_old.cap <= 2 * (uint64_t)TW_CORR_KEEP);
+    tw_map_free(&w->corr);
+    tw_map_free(&w->corr_old);
+    free(w);
+}
+
 static void *op_producer(void *arg)
 {
     tr_tbuf *tb = arg;
@@ -772,7 +794,7 @@ int main(void)
         cmocka_unit_test(open_stack_overflow),      cmocka_unit_test(unfinished_from_open_stack),
         cmocka_unit_test(open_read_validates),      cmocka_unit_test(open_read_while_running),
         cmocka_unit_test(launch_renders_as_pair),   cmocka_unit_test(launch_record_bytes),
-        cmocka_unit_test(unfinished_launch_named),
+        cmocka_unit_test(unfinished_launch_named),  cmocka_unit_test(corr_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
