@@ -11,6 +11,10 @@
  * cuda_runtime, a kernel one of category kernel; "dur" is microseconds with
  * up to three decimals, read exactly as nanoseconds.
  *
+ * The plugin's files (one event a line) are streamed: memory stays small
+ * whatever the file's size (a long run's trace is tens of GB); a file of
+ * another layout is read whole.
+ *
  * A file that ends early - its process was killed by SIGKILL (the OOM killer)
  * or left through _exit, which no handler sees, or it is still being written -
  * is summarised from its complete events, with a warning. 'cushim stats --close
@@ -236,66 +240,231 @@ static int ends_with(const char *s, const char *suffix)
     return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-/* --close: text[0, good) (up to the last complete event) and the end of the file. */
-static int write_closed(const char *out, const char *text, size_t good)
+/* What a pass over the file found. */
+typedef struct scan {
+    size_t events;        /* complete events */
+    int found, closed;    /* the traceEvents array was seen, and its end */
+    int cut;              /* the (compressed) data ended early */
+    int bad;              /* malformed (not merely cut short) */
+    long bad_line;
+} scan;
+
+/* ---- the output of --close: complete events, then the end of the file ---- */
+
+typedef struct closer {
+    FILE *f;
+    gzFile g;
+    int err;
+} closer;
+
+static int cl_open(closer *c, const char *out)
 {
-    static const char tail[] = "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"truncated\":true}}\n";
-    int ok;
-    if (ends_with(out, ".gz")) {
-        gzFile g = gzopen(out, "wb6");
-        if (g == NULL)
-            return -1;
-        ok = (good == 0 || gzwrite(g, text, (unsigned)good) == (int)good) &&
-             gzwrite(g, tail, sizeof tail - 1) == (int)(sizeof tail - 1);
-        return gzclose(g) == Z_OK && ok ? 0 : -1;
-    }
-    FILE *f = fopen(out, "wb");
-    if (f == NULL)
-        return -1;
-    ok = fwrite(text, 1, good, f) == good && fwrite(tail, 1, sizeof tail - 1, f) == sizeof tail - 1;
-    return fclose(f) == 0 && ok ? 0 : -1;
+    memset(c, 0, sizeof *c);
+    if (ends_with(out, ".gz"))
+        c->g = gzopen(out, "wb6");
+    else
+        c->f = fopen(out, "wb");
+    return c->f != NULL || c->g != NULL ? 0 : -1;
 }
 
-int main(int argc, char **argv)
+static void cl_put(closer *c, const char *s, size_t n)
 {
-    size_t n = 0, good = 0, events = 0;
-    char *text, key[32];
-    const char *path, *close_to = NULL;
-    js j;
-    tr_stats api, kern;
-    tr_stat_row *rows;
-    uint32_t nr;
-    int found = 0, closed = 0, cut = 0, early;
-    if (argc == 4 && !strcmp(argv[1], "--close")) {
-        path = argv[2];
-        close_to = argv[3];
-    } else if (argc == 2 && argv[1][0] != '-') {
-        path = argv[1];
-    } else {
-        fprintf(stderr, "usage: cushim stats FILE             (a trace written by cushim run --trace; .json or .json.gz)\n"
-                        "       cushim stats --close FILE OUT (a copy of a trace that ends early, ending properly)\n");
-        return argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? 0 : 2;
-    }
-    if ((text = slurp(path, &n, &cut)) == NULL) {
-        perror(path);
-        return 1;
-    }
-    tr_stats_init(&api);
-    tr_stats_init(&kern);
-    {   /* the plugin's budget for exact medians (otherData, at the end): the same table as at exit */
-        static const char key_[] = "\"summary_exact_values\":";
-        const char *from = n > 65536 ? text + n - 65536 : text, *hit = NULL;
-        for (const char *q = from; q + sizeof key_ - 1 <= text + n; q++)
-            if (*q == '"' && memcmp(q, key_, sizeof key_ - 1) == 0)
-                hit = q + sizeof key_ - 1;
-        if (hit != NULL) {
-            unsigned long long v = strtoull(hit, NULL, 10);
-            if (v > 0) {
-                tr_stats_set_exact(&api, v);
-                tr_stats_set_exact(&kern, v);
+    if (n == 0)
+        return;
+    if (c->g != NULL ? gzwrite(c->g, s, (unsigned)n) != (int)n : fwrite(s, 1, n, c->f) != n)
+        c->err = 1;
+}
+
+static int cl_end(closer *c)
+{
+    static const char tail[] = "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"truncated\":true}}\n";
+    cl_put(c, tail, sizeof tail - 1);
+    if (c->g != NULL ? gzclose(c->g) != Z_OK : fclose(c->f) != 0)
+        c->err = 1;
+    return c->err ? -1 : 0;
+}
+
+/* ---- the plugin's own layout, streamed: memory stays small whatever the file's size ---- */
+
+/* Lines of a (possibly compressed) file. */
+typedef struct lines {
+    gzFile f;
+    char *buf;
+    size_t cap, len, pos;
+    int eof, err;
+} lines;
+
+/* The next line, without its '\n': 1; 2 for a last line without one (the file was cut); 0 at the end. The
+   line is valid until the next call. */
+static int ln_next(lines *r, char **line, size_t *n)
+{
+    for (;;) {
+        char *nl = memchr(r->buf + r->pos, '\n', r->len - r->pos);
+        int k;
+        if (nl != NULL) {
+            *line = r->buf + r->pos;
+            *n = (size_t)(nl - *line);
+            r->pos = (size_t)(nl - r->buf) + 1;
+            return 1;
+        }
+        if (r->eof) {
+            if (r->pos < r->len) {
+                *line = r->buf + r->pos;
+                *n = r->len - r->pos;
+                r->pos = r->len;
+                return 2;
             }
+            return 0;
+        }
+        memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+        r->len -= r->pos;
+        r->pos = 0;
+        if (r->len == r->cap) {
+            char *nb = realloc(r->buf, r->cap * 2);
+            if (nb == NULL) {
+                r->err = r->eof = 1;
+                continue;
+            }
+            r->buf = nb;
+            r->cap *= 2;
+        }
+        k = gzread(r->f, r->buf + r->len, (unsigned)(r->cap - r->len));
+        if (k <= 0) {
+            r->err = k < 0;
+            r->eof = 1;
+        } else {
+            r->len += (size_t)k;
         }
     }
+}
+
+/* The exact-median budget the plugin wrote in otherData (the file's last 64 KiB), 0 if none. */
+static unsigned long long tail_budget(const char *path)
+{
+    static const char key_[] = "\"summary_exact_values\":";
+    char *tail = malloc(65536 * 2);
+    size_t tn = 0;
+    unsigned long long v = 0;
+    gzFile f;
+    int k;
+    if (tail == NULL || (f = gzopen(path, "rb")) == NULL) {
+        free(tail);
+        return 0;
+    }
+    if (gzdirect(f)) {   /* a plain file: its end alone */
+        FILE *pf = fopen(path, "rb");
+        gzclose(f);
+        if (pf != NULL) {
+            if (fseek(pf, -65536, SEEK_END) != 0)
+                rewind(pf);
+            tn = fread(tail, 1, 65536, pf);
+            fclose(pf);
+        }
+    } else {             /* compressed: through it all, keeping the last 64 KiB */
+        while ((k = gzread(f, tail + tn, (unsigned)(65536 * 2 - tn))) > 0) {
+            tn += (size_t)k;
+            if (tn > 65536) {
+                memmove(tail, tail + tn - 65536, 65536);
+                tn = 65536;
+            }
+        }
+        gzclose(f);
+    }
+    for (size_t i = 0; i + sizeof key_ - 1 <= tn; i++)
+        if (memcmp(tail + i, key_, sizeof key_ - 1) == 0)
+            v = strtoull(tail + i + sizeof key_ - 1, NULL, 10);
+    free(tail);
+    return v;
+}
+
+/* 1: the plugin's layout ('{"traceEvents":[' alone on the first line, then one event a line), read; 0: some
+   other layout (the caller reads it whole); -1: not readable. */
+static int stream_file(const char *path, closer *cl, tr_stats *api, tr_stats *kern, scan *sc)
+{
+    lines r = {0};
+    char *line, *prev = NULL;
+    size_t n, prev_n = 0, prev_cap = 0;
+    long no = 0;
+    int rc;
+    if ((r.f = gzopen(path, "rb")) == NULL)
+        return -1;
+    r.cap = 1 << 20;
+    if ((r.buf = malloc(r.cap)) == NULL) {
+        gzclose(r.f);
+        return -1;
+    }
+    rc = ln_next(&r, &line, &n);
+    no++;
+    while (rc != 0 && n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\r'))
+        n--;
+    if (rc != 1 || n != 16 || memcmp(line, "{\"traceEvents\":[", 16) != 0) {
+        free(r.buf);
+        gzclose(r.f);
+        return 0;
+    }
+    sc->found = 1;
+    if (cl != NULL)
+        cl_put(cl, "{\"traceEvents\":[\n", 17);
+    while ((rc = ln_next(&r, &line, &n)) != 0) {
+        js j;
+        no++;
+        if (n > 0 && line[0] == ']') {
+            sc->closed = 1;
+            break;
+        }
+        if (rc == 1 && n > 0 && line[n - 1] == ',')
+            n--;
+        if (n == 0)
+            continue;
+        j.p = line;
+        j.end = line + n;
+        j.err = 0;
+        event(&j, api, kern);
+        ws(&j);
+        if (j.err || j.p != j.end) {
+            if (rc == 2)   /* the last line, cut short */
+                break;
+            sc->bad = 1;
+            sc->bad_line = no;
+            break;
+        }
+        sc->events++;
+        if (cl != NULL) {   /* each complete event is written when the next one is known: the last has no comma */
+            if (prev_n > 0) {
+                cl_put(cl, prev, prev_n);
+                cl_put(cl, ",\n", 2);
+            }
+            if (n > prev_cap) {
+                char *np = realloc(prev, n);
+                if (np == NULL) {
+                    cl->err = 1;
+                    break;
+                }
+                prev = np;
+                prev_cap = n;
+            }
+            memcpy(prev, line, n);
+            prev_n = n;
+        }
+    }
+    if (cl != NULL && prev_n > 0)
+        cl_put(cl, prev, prev_n);
+    sc->cut = r.err;
+    free(prev);
+    free(r.buf);
+    gzclose(r.f);
+    return 1;
+}
+
+/* ---- any other layout: the whole file, parsed in memory ---- */
+
+static int whole_file(const char *path, closer *cl, tr_stats *api, tr_stats *kern, scan *sc)
+{
+    size_t n = 0, good = 0;
+    char *text, key[32];
+    js j;
+    if ((text = slurp(path, &n, &sc->cut)) == NULL)
+        return -1;
     j.p = text;
     j.end = text + n;
     j.err = 0;
@@ -313,15 +482,15 @@ int main(int argc, char **argv)
                 break;
             ws(&j);
             if (!strcmp(key, "traceEvents") && j.p < j.end && *j.p == '[') {
-                found = 1;
+                sc->found = 1;
                 j.p++;
                 good = (size_t)(j.p - text);
                 ws(&j);
                 while (j.p < j.end && *j.p != ']' && !j.err) {
-                    event(&j, &api, &kern);
+                    event(&j, api, kern);
                     if (!j.err) {
                         good = (size_t)(j.p - text);
-                        events++;
+                        sc->events++;
                     }
                     ws(&j);
                     if (j.p < j.end && *j.p == ',')
@@ -330,7 +499,7 @@ int main(int argc, char **argv)
                 }
                 if (j.p < j.end) {
                     j.p++;
-                    closed = 1;
+                    sc->closed = 1;
                 }
             } else if (skip(&j, 1) != 0) {
                 break;
@@ -340,36 +509,110 @@ int main(int argc, char **argv)
                 j.p++;
         }
     }
-    /* ended early: the events array never closed, the text ran out inside it (or the gzip stream did) */
-    early = found && !closed && (j.p >= j.end || cut);
-    if (!found || (j.err && !early)) {
-        fprintf(stderr, "cushim stats: %s: %s\n", path,
-                !found ? "no \"traceEvents\" array: not a trace-event JSON file" : "malformed JSON");
-        free(text);
+    /* an error that is not the text running out inside the array is malformed */
+    if (j.err && !(sc->found && !sc->closed && (j.p >= j.end || sc->cut)))
+        sc->bad = 1;
+    if (cl != NULL)
+        cl_put(cl, text, good);
+    free(text);
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    const char *path, *close_to = NULL;
+    tr_stats api, kern;
+    tr_stat_row *rows;
+    uint32_t nr;
+    closer cl;
+    scan sc = {0};
+    unsigned long long budget;
+    int rc, early;
+    if (argc == 4 && !strcmp(argv[1], "--close")) {
+        path = argv[2];
+        close_to = argv[3];
+    } else if (argc == 2 && argv[1][0] != '-') {
+        path = argv[1];
+    } else {
+        fprintf(stderr, "usage: cushim stats FILE             (a trace written by cushim run --trace; .json or .json.gz)\n"
+                        "       cushim stats --close FILE OUT (a copy of a trace that ends early, ending properly)\n");
+        return argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? 0 : 2;
+    }
+    tr_stats_init(&api);
+    tr_stats_init(&kern);
+    /* the plugin's budget for exact medians (otherData, at the end): the same table as at exit */
+    if ((budget = tail_budget(path)) > 0) {
+        tr_stats_set_exact(&api, budget);
+        tr_stats_set_exact(&kern, budget);
+    }
+    if (close_to != NULL && cl_open(&cl, close_to) != 0) {
+        perror(close_to);
+        return 1;
+    }
+    rc = stream_file(path, close_to ? &cl : NULL, &api, &kern, &sc);
+    if (rc == 0) {   /* not the plugin's layout: read whole; the tables start again */
+        tr_stats_free(&api);
+        tr_stats_free(&kern);
+        tr_stats_init(&api);
+        tr_stats_init(&kern);
+        if (budget > 0) {
+            tr_stats_set_exact(&api, budget);
+            tr_stats_set_exact(&kern, budget);
+        }
+        if (close_to != NULL) {
+            cl_end(&cl);
+            if (cl_open(&cl, close_to) != 0) {
+                perror(close_to);
+                return 1;
+            }
+        }
+        memset(&sc, 0, sizeof sc);
+        rc = whole_file(path, close_to ? &cl : NULL, &api, &kern, &sc);
+    }
+    if (rc < 0) {
+        perror(path);
+        if (close_to != NULL) {
+            cl_end(&cl);
+            remove(close_to);
+        }
+        return 1;
+    }
+    /* ended early: the events array never closed (the text ran out inside it, or the gzip stream did) */
+    early = sc.found && !sc.closed && !sc.bad;
+    if (!sc.found || sc.bad) {
+        if (!sc.found)
+            fprintf(stderr, "cushim stats: %s: no \"traceEvents\" array: not a trace-event JSON file\n", path);
+        else if (sc.bad_line > 0)
+            fprintf(stderr, "cushim stats: %s: malformed JSON (line %ld)\n", path, sc.bad_line);
+        else
+            fprintf(stderr, "cushim stats: %s: malformed JSON\n", path);
+        if (close_to != NULL) {
+            cl_end(&cl);
+            remove(close_to);
+        }
         tr_stats_free(&api);
         tr_stats_free(&kern);
         return 1;
     }
     if (close_to != NULL) {
-        int rc = 0;
-        if (!early && !cut) {
+        int bad = cl_end(&cl) != 0;
+        if (!early) {
             fprintf(stderr, "cushim stats: %s ends properly: nothing to close\n", path);
-            rc = 1;
-        } else if (write_closed(close_to, text, good) != 0) {
+            remove(close_to);
+            bad = 1;
+        } else if (bad) {
             perror(close_to);
-            rc = 1;
         } else {
-            fprintf(stderr, "cushim stats: %s: the %zu complete events of %s, closed\n", close_to, events, path);
+            fprintf(stderr, "cushim stats: %s: the %zu complete events of %s, closed\n", close_to, sc.events, path);
         }
-        free(text);
         tr_stats_free(&api);
         tr_stats_free(&kern);
-        return rc;
+        return bad;
     }
     if (early)
         fprintf(stderr, "cushim stats: %s ends early (its process was killed, or is still writing it): the tables "
                 "below are of its %zu complete events; 'cushim stats --close %s OUT' writes a copy that ends "
-                "properly\n", path, events, path);
+                "properly\n", path, sc.events, path);
     nr = tr_stats_rows(&api, &rows);
     printf("\nCUDA API Summary (cuda_api_sum):\n\n");
     tr_stats_print(stdout, rows, nr, "Num Calls");
@@ -380,7 +623,6 @@ int main(int argc, char **argv)
         tr_stats_print(stdout, rows, nr, "Instances");
     }
     free(rows);
-    free(text);
     tr_stats_free(&api);
     tr_stats_free(&kern);
     return 0;

@@ -384,6 +384,11 @@ launcher)
     n=$(sed -n 's/.*: the \([0-9]*\) complete events of .*/\1/p' stats.err)
     check k2.json.gz "d['otherData'] == {'truncated': True}" "len(ev) == $n" "count('cuCtxGetCurrent') > 1000"
     "$launcher" stats --close t.json t5.json 2>/dev/null && fail "--close of a complete trace succeeded"
+    # another writer's layout (all on one line) is read whole, with the same table
+    python3 -c "import json,sys; json.dump(json.load(open(sys.argv[1])), open(sys.argv[2], 'w'))" t.json t1line.json
+    "$launcher" stats t1line.json > stats1.out 2>&1 || fail "cushim stats of a one-line trace failed: $(cat stats1.out)"
+    "$launcher" stats t.json > stats0.out 2>&1
+    cmp -s stats0.out stats1.out || fail "a one-line trace gives another table: $(diff stats0.out stats1.out | head)"
     "$launcher" stats nosuch.json >/dev/null 2>&1 && fail "cushim stats of a missing file succeeded"
     printf '{"a":1}' > bad.json
     "$launcher" stats bad.json >/dev/null 2>&1 && fail "cushim stats of a file without traceEvents succeeded"
