@@ -29,6 +29,18 @@
 
 #include "tr_stats.h"
 
+/* The fuzz harness (tests/fuzz/fuzz_stats.c) builds this file with CUSHIM_STATS_NO_MAIN: it calls
+   cushim_stats_main on its inputs with the messages off. */
+#ifdef CUSHIM_STATS_NO_MAIN
+int cushim_stats_main(int argc, char **argv);
+int cushim_stats_quiet;
+#define ST_ERR(...) (cushim_stats_quiet ? 0 : fprintf(stderr, __VA_ARGS__))
+#define ST_PERROR(s) (cushim_stats_quiet ? (void)0 : perror(s))
+#else
+#define ST_ERR(...) fprintf(stderr, __VA_ARGS__)
+#define ST_PERROR(s) perror(s)
+#endif
+
 typedef struct js {
     const char *p, *end;
     int err;
@@ -112,10 +124,12 @@ static int skip(js *j, int depth)
     case '"': return str(j, NULL, 0);
     case '{': return skip_container(j, '}', depth);
     case '[': return skip_container(j, ']', depth);
-    default:
-        while (j->p < j->end && strchr(",}] \n\r\t", *j->p) == NULL)
+    default: {   /* a number, true, false, null: up to a delimiter; nothing at all is malformed (a stray '}') */
+        const char *from = j->p;
+        while (j->p < j->end && *j->p != '\0' && strchr(",}] \n\r\t", *j->p) == NULL)
             j->p++;
-        return 0;
+        return j->p == from ? (j->err = 1, -1) : 0;
+    }
     }
 }
 
@@ -201,7 +215,7 @@ static int event(js *j, tr_stats *api, tr_stats *kern)
 static char *slurp(const char *path, size_t *n, int *cut)
 {
     gzFile f = gzopen(path, "rb");
-    size_t cap = 1 << 20, len = 0;
+    size_t cap = 1 << 16, len = 0;
     char *buf;
     int k;
     if (f == NULL)
@@ -388,7 +402,7 @@ static int stream_file(const char *path, closer *cl, tr_stats *api, tr_stats *ke
     int rc;
     if ((r.f = gzopen(path, "rb")) == NULL)
         return -1;
-    r.cap = 1 << 20;
+    r.cap = 1 << 16;
     if ((r.buf = malloc(r.cap)) == NULL) {
         gzclose(r.f);
         return -1;
@@ -518,7 +532,11 @@ static int whole_file(const char *path, closer *cl, tr_stats *api, tr_stats *ker
     return 1;
 }
 
+#ifdef CUSHIM_STATS_NO_MAIN
+int cushim_stats_main(int argc, char **argv)
+#else
 int main(int argc, char **argv)
+#endif
 {
     const char *path, *close_to = NULL;
     tr_stats api, kern;
@@ -534,7 +552,7 @@ int main(int argc, char **argv)
     } else if (argc == 2 && argv[1][0] != '-') {
         path = argv[1];
     } else {
-        fprintf(stderr, "usage: cushim stats FILE             (a trace written by cushim run --trace; .json or .json.gz)\n"
+        ST_ERR("usage: cushim stats FILE             (a trace written by cushim run --trace; .json or .json.gz)\n"
                         "       cushim stats --close FILE OUT (a copy of a trace that ends early, ending properly)\n");
         return argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? 0 : 2;
     }
@@ -546,7 +564,7 @@ int main(int argc, char **argv)
         tr_stats_set_exact(&kern, budget);
     }
     if (close_to != NULL && cl_open(&cl, close_to) != 0) {
-        perror(close_to);
+        ST_PERROR(close_to);
         return 1;
     }
     rc = stream_file(path, close_to ? &cl : NULL, &api, &kern, &sc);
@@ -562,7 +580,7 @@ int main(int argc, char **argv)
         if (close_to != NULL) {
             cl_end(&cl);
             if (cl_open(&cl, close_to) != 0) {
-                perror(close_to);
+                ST_PERROR(close_to);
                 return 1;
             }
         }
@@ -570,7 +588,7 @@ int main(int argc, char **argv)
         rc = whole_file(path, close_to ? &cl : NULL, &api, &kern, &sc);
     }
     if (rc < 0) {
-        perror(path);
+        ST_PERROR(path);
         if (close_to != NULL) {
             cl_end(&cl);
             remove(close_to);
@@ -581,11 +599,11 @@ int main(int argc, char **argv)
     early = sc.found && !sc.closed && !sc.bad;
     if (!sc.found || sc.bad) {
         if (!sc.found)
-            fprintf(stderr, "cushim stats: %s: no \"traceEvents\" array: not a trace-event JSON file\n", path);
+            ST_ERR("cushim stats: %s: no \"traceEvents\" array: not a trace-event JSON file\n", path);
         else if (sc.bad_line > 0)
-            fprintf(stderr, "cushim stats: %s: malformed JSON (line %ld)\n", path, sc.bad_line);
+            ST_ERR("cushim stats: %s: malformed JSON (line %ld)\n", path, sc.bad_line);
         else
-            fprintf(stderr, "cushim stats: %s: malformed JSON\n", path);
+            ST_ERR("cushim stats: %s: malformed JSON\n", path);
         if (close_to != NULL) {
             cl_end(&cl);
             remove(close_to);
@@ -597,20 +615,20 @@ int main(int argc, char **argv)
     if (close_to != NULL) {
         int bad = cl_end(&cl) != 0;
         if (!early) {
-            fprintf(stderr, "cushim stats: %s ends properly: nothing to close\n", path);
+            ST_ERR("cushim stats: %s ends properly: nothing to close\n", path);
             remove(close_to);
             bad = 1;
         } else if (bad) {
-            perror(close_to);
+            ST_PERROR(close_to);
         } else {
-            fprintf(stderr, "cushim stats: %s: the %zu complete events of %s, closed\n", close_to, sc.events, path);
+            ST_ERR("cushim stats: %s: the %zu complete events of %s, closed\n", close_to, sc.events, path);
         }
         tr_stats_free(&api);
         tr_stats_free(&kern);
         return bad;
     }
     if (early)
-        fprintf(stderr, "cushim stats: %s ends early (its process was killed, or is still writing it): the tables "
+        ST_ERR("cushim stats: %s ends early (its process was killed, or is still writing it): the tables "
                 "below are of its %zu complete events; 'cushim stats --close %s OUT' writes a copy that ends "
                 "properly\n", path, sc.events, path);
     nr = tr_stats_rows(&api, &rows);

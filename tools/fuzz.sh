@@ -29,6 +29,7 @@ HARNESSES=(
   "cfg tests/fuzz/fuzz_cfg.c runtime/config.c runtime/log.c runtime/peer.c runtime/once.c"
   "opts tests/fuzz/fuzz_opts.c runtime/options.c runtime/config.c runtime/log.c runtime/peer.c runtime/once.c"
   "firule tests/fuzz/fuzz_firule.c plugins/faultinject/rules.c"
+  "stats tests/fuzz/fuzz_stats.c tools/cushim-stats.c plugins/trace/tr_stats.c -DCUSHIM_STATS_NO_MAIN -lz -lm"
 )
 
 seconds=${FUZZ_SECONDS:-30}
@@ -51,7 +52,7 @@ fi
 
 cflags=(-g -O1 -std=gnu11 -Wall -Wextra -Werror -Wno-deprecated-declarations
         -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-        -Iruntime -Isdk/include -Isdk/include/cushim -Itests/fuzz -Iplugins/faultinject
+        -Iruntime -Isdk/include -Isdk/include/cushim -Itests/fuzz -Iplugins/faultinject -Iplugins/trace
         "-Igenerated/cuda-$cuda_version" "-I$cuda_root/include")
 
 want=("$@")

@@ -390,6 +390,9 @@ launcher)
     "$launcher" stats t.json > stats0.out 2>&1
     cmp -s stats0.out stats1.out || fail "a one-line trace gives another table: $(diff stats0.out stats1.out | head)"
     "$launcher" stats nosuch.json >/dev/null 2>&1 && fail "cushim stats of a missing file succeeded"
+    printf '{"traceEvents":[}' > stray.json   # fuzz_stats found this one looping forever
+    timeout 20 "$launcher" stats stray.json >/dev/null 2>&1
+    [ $? = 1 ] || fail "cushim stats of a stray '}' did not fail cleanly"
     printf '{"a":1}' > bad.json
     "$launcher" stats bad.json >/dev/null 2>&1 && fail "cushim stats of a file without traceEvents succeeded"
     ;;
