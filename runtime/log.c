@@ -14,19 +14,32 @@
 
 static const char *const log_names[] = { "debug", "info", "warn", "error" };
 
-/* "cushim[pid] level: " + text + '\n', cut to one buffer; errno preserved. */
+/* "cushim[pid] level: " + text + '\n', cut to one buffer; errno preserved. A control byte of the text (a
+   newline in a value a plugin quotes, from the environment or an option) is written as \xNN: one message is
+   one line, and nothing can forge another. */
 static void log_write(int fd, int level, const char *text, size_t tlen)
 {
+    static const char hex[] = "0123456789abcdef";
     int saved = errno;
     char buf[1024];
     int n = snprintf(buf, sizeof buf, "cushim[%d] %s: ", (int)getpid(), log_names[level]);
     if (n < 0)
         n = 0;
     size_t len = (size_t)n;
-    if (tlen > sizeof buf - 1 - len)
-        tlen = sizeof buf - 1 - len;
-    memcpy(buf + len, text, tlen);
-    len += tlen;
+    for (size_t i = 0; i < tlen; i++) {
+        unsigned char c = (unsigned char)text[i];
+        int ctl = (c < 0x20 && c != '\t') || c == 0x7f;
+        if (len + (ctl ? 4 : 1) > sizeof buf - 1)
+            break;
+        if (!ctl) {
+            buf[len++] = (char)c;
+        } else {
+            buf[len++] = '\\';
+            buf[len++] = 'x';
+            buf[len++] = hex[c >> 4];
+            buf[len++] = hex[c & 15];
+        }
+    }
     buf[len++] = '\n';
     ssize_t w = write(fd, buf, len);
     (void)w;

@@ -29,6 +29,7 @@ HARNESSES=(
   "cfg tests/fuzz/fuzz_cfg.c runtime/config.c runtime/log.c runtime/peer.c runtime/once.c"
   "opts tests/fuzz/fuzz_opts.c runtime/options.c runtime/config.c runtime/log.c runtime/peer.c runtime/once.c"
   "firule tests/fuzz/fuzz_firule.c plugins/faultinject/rules.c"
+  "limits tests/fuzz/fuzz_limits.c plugins/memlimit/ml_limits.c plugins/smlimit/limitspec.c"
   "stats tests/fuzz/fuzz_stats.c tools/cushim-stats.c plugins/trace/tr_stats.c -DCUSHIM_STATS_NO_MAIN -lz -lm"
 )
 
@@ -52,7 +53,7 @@ fi
 
 cflags=(-g -O1 -std=gnu11 -Wall -Wextra -Werror -Wno-deprecated-declarations
         -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-        -Iruntime -Isdk/include -Isdk/include/cushim -Itests/fuzz -Iplugins/faultinject -Iplugins/trace
+        -Iruntime -Isdk/include -Isdk/include/cushim -Itests/fuzz -Iplugins/faultinject -Iplugins/trace -Iplugins/memlimit -Iplugins/smlimit
         "-Igenerated/cuda-$cuda_version" "-I$cuda_root/include")
 
 want=("$@")

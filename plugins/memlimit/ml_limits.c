@@ -15,7 +15,8 @@ int ml_parse_bytes(const char *s, uint64_t *out)
 {
     char *end = NULL;
     double mant;
-    uint64_t mult = 1;
+    uint64_t mult = 1, exact_v = 0;
+    int exact = 0;
     if (s == NULL)
         return -1;
     while (isspace((unsigned char)*s))
@@ -35,10 +36,26 @@ int ml_parse_bytes(const char *s, uint64_t *out)
         *out = v;
         return 0;
     }
-    errno = 0;
-    mant = strtod(s, &end);
-    if (errno || end == s || mant < 0)
-        return -1;
+    {   /* whole numbers exactly (a double holds 53 bits); fractions and exponents through strtod */
+        const char *d = s;
+        while (*d >= '0' && *d <= '9')
+            d++;
+        if (d == s || *d == '.' || *d == 'e' || *d == 'E') {
+            errno = 0;
+            mant = strtod(s, &end);
+            if (errno || end == s || mant < 0)
+                return -1;
+        } else {
+            unsigned long long whole;
+            errno = 0;
+            whole = strtoull(s, &end, 10);
+            if (errno)
+                return -1;
+            exact = 1;
+            exact_v = whole;
+            mant = (double)whole;
+        }
+    }
     switch (toupper((unsigned char)*end)) {
     case 'K': mult = 1ull << 10; end++; break;
     case 'M': mult = 1ull << 20; end++; break;
@@ -56,6 +73,12 @@ int ml_parse_bytes(const char *s, uint64_t *out)
         end++;
     if (*end)
         return -1;
+    if (exact) {
+        if (exact_v > UINT64_MAX / mult)
+            return -1;
+        *out = exact_v * mult;
+        return 0;
+    }
     if (mant * (double)mult >= 18446744073709549568.0)
         return -1;
     *out = (uint64_t)(mant * (double)mult);

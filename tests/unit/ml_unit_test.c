@@ -49,6 +49,15 @@ static void test_bytes(void **state)
     assert_int_equal(ml_parse_bytes("-1G", &v), -1);
     assert_int_equal(ml_parse_bytes("8XB", &v), -1);
     assert_int_equal(ml_parse_bytes("99999999999T", &v), -1);
+    /* whole numbers exactly, past a double's 53 bits (fuzz_limits: the decimal form of a parsed size reads back) */
+    assert_int_equal(ml_parse_bytes("9007199254740993", &v), 0);
+    assert_int_equal(v, 9007199254740993ull);
+    assert_int_equal(ml_parse_bytes("18446744073709551615", &v), 0);
+    assert_int_equal(v, UINT64_MAX);
+    assert_int_equal(ml_parse_bytes("18446744073709551616", &v), -1);
+    assert_int_equal(ml_parse_bytes("16777216T", &v), -1);   /* 2^64 */
+    assert_int_equal(ml_parse_bytes("16777215TiB", &v), 0);
+    assert_int_equal(v, 16777215ull << 40);
 }
 
 static void test_spec(void **state)

@@ -320,6 +320,12 @@ static void test_misc_slots(void **state)
     char want[128];
     snprintf(want, sizeof want, "cushim[%d] warn: misc-test: hello 5", (int)getpid());
     assert_non_null(strstr(rt_test_log_text(), want));
+    /* a value a plugin quotes raw (an option, the environment) cannot forge a second line: control bytes are
+       written as \xNN, a tab stays */
+    host->log(p, CUSHIM_LOG_WARN, "value '%s'", "a\nfake: line\r\x1b[1m\tend");
+    snprintf(want, sizeof want, "cushim[%d] warn: misc-test: value 'a\\x0afake: line\\x0d\\x1b[1m\tend'\n",
+             (int)getpid());
+    assert_non_null(strstr(rt_test_log_text(), want));
     assert_int_equal(host->log_enabled(CUSHIM_LOG_DEBUG), 1);   /* CUSHIM_LOG=debug */
     assert_int_equal(host->log_enabled(9), 0);
     setenv("RT_SDK_TEST_VAR", "/some/where", 1);

@@ -1,0 +1,78 @@
+/*
+ * fuzz_limits.c - libFuzzer harness for the quota plugins' configuration text: memlimit's byte
+ * sizes, limit lists, HAMi-core's values and CUDA_VISIBLE_DEVICES (plugins/memlimit/ml_limits.c),
+ * smlimit's percentage lists and HAMi-core's variables (plugins/smlimit/limitspec.c). The same
+ * bytes go to each parser, and as the value of every environment variable the HAMi readers ask
+ * for. Checked for every input: statuses are 0/-1 (or a count within bounds), a failure leaves a
+ * reason (the log writes its control bytes as \xNN: runtime/log.c), parsed limits are in range,
+ * and a parsed byte size reads back the same from its decimal form.
+ */
+#include <inttypes.h>
+
+#include "fuzz_common.h"
+#include "limitspec.h"
+#include "ml_limits.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const char *fz_value;
+
+static const char *fz_getenv(const char *name)
+{
+    (void)name;
+    return fz_value;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *s = fuzz_cstr(data, size);
+    char err[256];
+    uint64_t v;
+    ml_limits l;
+    double pct[SML_LIMIT_DEVICES];
+    int map[16], rc;
+
+    if (ml_parse_bytes(s, &v) == 0) {
+        char back[32];
+        uint64_t w;
+        snprintf(back, sizeof back, "%" PRIu64, v);
+        FUZZ_CHECK(ml_parse_bytes(back, &w) == 0 && w == v);
+    }
+    memset(&l, 0, sizeof l);
+    err[0] = '\0';
+    rc = ml_parse_spec(s, &l, err, sizeof err);
+    FUZZ_CHECK(rc == 0 || rc == -1);
+    if (rc != 0) {
+        FUZZ_CHECK(err[0] != '\0' && memchr(err, '\0', sizeof err) != NULL);
+    }
+    (void)ml_hami_value(s);
+    rc = ml_visible_devices(s, map, 16);
+    FUZZ_CHECK(rc >= -1 && rc <= 16);
+    for (int i = 0; i < rc; i++)
+        FUZZ_CHECK(map[i] >= 0);
+    fz_value = s;
+    memset(&l, 0, sizeof l);
+    rc = ml_from_hami_env(fz_getenv, &l);
+    FUZZ_CHECK(rc == 0 || rc == 1);
+
+    err[0] = '\0';
+    rc = sml_parse_limits(s, pct, err, sizeof err);
+    FUZZ_CHECK(rc == 0 || rc == -1);
+    if (rc == 0) {
+        for (int i = 0; i < SML_LIMIT_DEVICES; i++)
+            FUZZ_CHECK(pct[i] >= 0 && pct[i] <= 100);
+    } else {
+        FUZZ_CHECK(err[0] != '\0' && memchr(err, '\0', sizeof err) != NULL);
+    }
+    err[0] = '\0';
+    rc = sml_env_limits(fz_getenv, pct, err, sizeof err);
+    FUZZ_CHECK(rc == 0 || rc == -1);
+    if (rc == 0) {
+        for (int i = 0; i < SML_LIMIT_DEVICES; i++)
+            FUZZ_CHECK(pct[i] >= 0 && pct[i] <= 100);
+    } else {
+        FUZZ_CHECK(err[0] != '\0' && memchr(err, '\0', sizeof err) != NULL);
+    }
+    free(s);
+    return 0;
+}
