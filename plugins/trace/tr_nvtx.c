@@ -23,6 +23,44 @@ static void nvtx_rec(uint16_t type, uint64_t id, const char *msg)
               msg ? (uint32_t)strlen(msg) : 0);
 }
 
+/* A wide string as ASCII text in 'buf' ('?' for what is not ASCII). */
+static const char *wide_ascii(const wchar_t *w, char *buf, size_t cap)
+{
+    size_t i = 0;
+    for (; w != NULL && *w && i + 1 < cap; w++)
+        buf[i++] = (*w > 0 && *w < 0x80) ? (char)*w : '?';
+    buf[i] = '\0';
+    return buf;
+}
+
+/* Registered strings (nvtxDomainRegisterString{A,W}, e.g. a library's range names, registered once): the
+   handle is a copy of the text, kept to the end of the process; at most TR_NVTX_STRINGS of them, then a
+   registration returns no handle and its ranges have no name. */
+#define TR_NVTX_STRINGS 65536
+static char *tr_nvtx_strings[TR_NVTX_STRINGS];   /* reachable, for the leak checkers */
+static _Atomic unsigned tr_nvtx_nstrings;
+
+static nvtxStringHandle_t reg_copy(const char *s)
+{
+    unsigned i;
+    if (s == NULL || (i = atomic_fetch_add(&tr_nvtx_nstrings, 1)) >= TR_NVTX_STRINGS)
+        return NULL;
+    return (nvtxStringHandle_t)(tr_nvtx_strings[i] = strdup(s));
+}
+
+static nvtxStringHandle_t NVTX_API tr_reg_a(nvtxDomainHandle_t d, const char *s)
+{
+    (void)d;
+    return reg_copy(s);
+}
+
+static nvtxStringHandle_t NVTX_API tr_reg_w(nvtxDomainHandle_t d, const wchar_t *s)
+{
+    char b[256];
+    (void)d;
+    return s != NULL ? reg_copy(wide_ascii(s, b, sizeof b)) : NULL;
+}
+
 /* The message of an attribute struct, as ASCII text in 'buf'. */
 static const char *attr_msg(const nvtxEventAttributes_t *a, char *buf, size_t cap)
 {
@@ -30,13 +68,10 @@ static const char *attr_msg(const nvtxEventAttributes_t *a, char *buf, size_t ca
         return "";
     if (a->messageType == NVTX_MESSAGE_TYPE_ASCII && a->message.ascii != NULL)
         return a->message.ascii;
-    if (a->messageType == NVTX_MESSAGE_TYPE_UNICODE && a->message.unicode != NULL) {
-        size_t i = 0;
-        for (const wchar_t *w = a->message.unicode; *w && i + 1 < cap; w++)
-            buf[i++] = (*w > 0 && *w < 0x80) ? (char)*w : '?';
-        buf[i] = '\0';
-        return buf;
-    }
+    if (a->messageType == NVTX_MESSAGE_TYPE_UNICODE && a->message.unicode != NULL)
+        return wide_ascii(a->message.unicode, buf, cap);
+    if (a->messageType == NVTX_MESSAGE_TYPE_REGISTERED && a->message.registered != NULL)
+        return (const char *)a->message.registered;
     return "";
 }
 
@@ -51,6 +86,12 @@ static void NVTX_API tr_mark_a(const char *m)
 {
     if (tr_st)
         nvtx_rec(TR_REC_NVTX_MARK, 0, m);
+}
+
+static void NVTX_API tr_mark_w(const wchar_t *m)
+{
+    char b[256];
+    tr_mark_a(wide_ascii(m, b, sizeof b));
 }
 
 static nvtxRangeId_t NVTX_API tr_start_ex(const nvtxEventAttributes_t *a)
@@ -74,6 +115,12 @@ static nvtxRangeId_t NVTX_API tr_start_a(const char *m)
     return id;
 }
 
+static nvtxRangeId_t NVTX_API tr_start_w(const wchar_t *m)
+{
+    char b[256];
+    return tr_start_a(wide_ascii(m, b, sizeof b));
+}
+
 static void NVTX_API tr_end(nvtxRangeId_t id)
 {
     if (tr_st)
@@ -93,6 +140,12 @@ static int NVTX_API tr_push_a(const char *m)
     if (tr_st)
         nvtx_rec(TR_REC_NVTX_PUSH, 0, m);
     return tr_nvtx_level++;
+}
+
+static int NVTX_API tr_push_w(const wchar_t *m)
+{
+    char b[256];
+    return tr_push_a(wide_ascii(m, b, sizeof b));
 }
 
 static int NVTX_API tr_pop(void)
@@ -148,6 +201,9 @@ CUSHIM_PLUGIN_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_t
     if ((unsigned)(id) < n && t[id] != NULL) *t[id] = (NvtxFunctionPointer)(fn)
     SET(NVTX_CBID_CORE_MarkEx, tr_mark_ex);
     SET(NVTX_CBID_CORE_MarkA, tr_mark_a);
+    SET(NVTX_CBID_CORE_MarkW, tr_mark_w);
+    SET(NVTX_CBID_CORE_RangeStartW, tr_start_w);
+    SET(NVTX_CBID_CORE_RangePushW, tr_push_w);
     SET(NVTX_CBID_CORE_RangeStartEx, tr_start_ex);
     SET(NVTX_CBID_CORE_RangeStartA, tr_start_a);
     SET(NVTX_CBID_CORE_RangeEnd, tr_end);
@@ -162,6 +218,8 @@ CUSHIM_PLUGIN_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_t
         SET(NVTX_CBID_CORE2_DomainRangeEnd, tr_dend);
         SET(NVTX_CBID_CORE2_DomainRangePushEx, tr_dpush);
         SET(NVTX_CBID_CORE2_DomainRangePop, tr_dpop);
+        SET(NVTX_CBID_CORE2_DomainRegisterStringA, tr_reg_a);
+        SET(NVTX_CBID_CORE2_DomainRegisterStringW, tr_reg_w);
     }
 #undef SET
     return 1;

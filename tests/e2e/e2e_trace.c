@@ -306,6 +306,13 @@ int main(int argc, char **argv)
             a.message.ascii = "domain range";
             nvtxDomainRangePushEx(dom, &a);
             nvtxDomainRangePop(dom);
+            /* a registered string (libraries name their ranges once) and the wide-character calls */
+            a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+            a.message.registered = nvtxDomainRegisterStringA(dom, "registered range");
+            nvtxDomainRangePushEx(dom, &a);
+            nvtxDomainRangePop(dom);
+            nvtxRangePushW(L"wide range");
+            nvtxRangePop();
         }
         return 0;
     }

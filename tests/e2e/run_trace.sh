@@ -269,7 +269,7 @@ nvtx)
     NVTX_INJECTION64_PATH=$plugin run "file=$dir/t.json" "$prog" nvtx
     [ "$rc" = 0 ] || fail "exited with $rc"
     if grep -q usage err; then echo "built without NVTX headers"; exit 77; fi
-    check t.json "[(e['ph'], e['name']) for e in ev if e.get('cat') == 'nvtx'] == [('B', 'outer'), ('B', 'inner'), ('E', ''), ('E', ''), ('b', 'async range'), ('i', 'a mark'), ('e', ''), ('B', 'domain range'), ('E', '')]" \
+    check t.json "[(e['ph'], e['name']) for e in ev if e.get('cat') == 'nvtx'] == [('B', 'outer'), ('B', 'inner'), ('E', ''), ('E', ''), ('b', 'async range'), ('i', 'a mark'), ('e', ''), ('B', 'domain range'), ('E', ''), ('B', 'registered range'), ('E', ''), ('B', 'wide range'), ('E', '')]" \
         "count('cuMemAlloc_v2') == 2"
     ;;
 drops)
