@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include "tr_stats.h"
@@ -562,6 +563,16 @@ int main(int argc, char **argv)
     if ((budget = tail_budget(path)) > 0) {
         tr_stats_set_exact(&api, budget);
         tr_stats_set_exact(&kern, budget);
+    }
+    if (close_to != NULL) {   /* OUT must not be FILE: opening it for writing would empty the trace first */
+        struct stat a, b;
+        if (strcmp(path, close_to) == 0 ||
+            (stat(path, &a) == 0 && stat(close_to, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)) {
+            ST_ERR("cushim stats: --close: OUT is the trace itself (%s); give another file\n", close_to);
+            tr_stats_free(&api);
+            tr_stats_free(&kern);
+            return 2;
+        }
     }
     if (close_to != NULL && cl_open(&cl, close_to) != 0) {
         ST_PERROR(close_to);

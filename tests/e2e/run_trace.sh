@@ -384,6 +384,9 @@ launcher)
     n=$(sed -n 's/.*: the \([0-9]*\) complete events of .*/\1/p' stats.err)
     check k2.json.gz "d['otherData'] == {'truncated': True}" "len(ev) == $n" "count('cuCtxGetCurrent') > 1000"
     "$launcher" stats --close t.json t5.json 2>/dev/null && fail "--close of a complete trace succeeded"
+    cp k.json k3.json
+    "$launcher" stats --close k3.json ./k3.json 2>/dev/null
+    [ $? = 2 ] && cmp -s k.json k3.json || fail "--close onto the trace itself was not refused, or changed it"
     # another writer's layout (all on one line) is read whole, with the same table
     python3 -c "import json,sys; json.dump(json.load(open(sys.argv[1])), open(sys.argv[2], 'w'))" t.json t1line.json
     "$launcher" stats t1line.json > stats1.out 2>&1 || fail "cushim stats of a one-line trace failed: $(cat stats1.out)"
