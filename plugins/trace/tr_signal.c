@@ -9,6 +9,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -98,8 +100,10 @@ static int tr_toggle_sig;
 static void tr_on_toggle(int sig)
 {
     (void)sig;
-    if (tr_st != NULL)
+    if (tr_st != NULL) {
         atomic_fetch_xor_explicit(&tr_st->paused, 1, memory_order_relaxed);
+        tr_unhook_wake();
+    }
 }
 
 /* "USR1", "SIGUSR2", "RTMIN+3", "SIGRTMIN", a number: the signal, 0 when not one of those. */
@@ -148,4 +152,75 @@ int tr_toggle_install(const char *name, char *why, size_t cap)
     }
     tr_toggle_sig = sig;
     return 0;
+}
+
+/* ---- unhook=1: the call hooks removed while paused ----
+   Adding and removing hooks takes the host's locks and memory: not in a signal handler. The toggle handler posts
+   a semaphore (async-signal-safe); this thread, its signals blocked, makes the hooks follow 'paused'. A pause
+   takes effect at once (the hooks check 'paused'); the hooks come back a moment after a resume. */
+
+static sem_t tr_unhook_sem;
+static _Atomic int tr_unhook_on, tr_unhook_quit;
+
+void tr_unhook_wake(void)
+{
+    if (atomic_load_explicit(&tr_unhook_on, memory_order_acquire))
+        sem_post(&tr_unhook_sem);
+}
+
+static void *tr_unhook_main(void *arg)
+{
+    tr_state *st = arg;
+    int warned = 0;
+    for (;;) {
+        while (sem_wait(&tr_unhook_sem) != 0 && errno == EINTR)
+            ;
+        if (atomic_load(&tr_unhook_quit))
+            return NULL;
+        if (atomic_load(&st->paused)) {
+            if (atomic_load(&st->hooked)) {
+                tr_hooks_remove(st);
+                atomic_fetch_add(&st->unhooked, 1);
+            }
+        } else if (!atomic_load(&st->hooked) && tr_hooks_add(st) != 0 && !warned) {
+            warned = 1;
+            tr_host->log(st->self, CUSHIM_LOG_WARN, "unhook: the hooks could not be added again; calls are not "
+                         "recorded");
+        }
+    }
+}
+
+int tr_unhook_start(tr_state *st)
+{
+    sigset_t all, old;
+    pthread_t th;
+    int rc;
+    if (sem_init(&tr_unhook_sem, 0, 0) != 0)
+        return -1;
+    atomic_store(&tr_unhook_quit, 0);
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    rc = pthread_create(&th, NULL, tr_unhook_main, st);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        return -1;
+    pthread_detach(th);
+    atomic_store_explicit(&tr_unhook_on, 1, memory_order_release);
+    sem_post(&tr_unhook_sem);   /* the hooks follow 'paused' as it is now (a fork's child: as the parent left it) */
+    return 0;
+}
+
+void tr_unhook_fork_child(tr_state *st)
+{
+    /* the thread did not survive the fork: another one for the child */
+    if (atomic_exchange(&tr_unhook_on, 0))
+        tr_unhook_start(st);
+}
+
+void tr_unhook_stop(void)
+{
+    if (atomic_exchange(&tr_unhook_on, 0)) {
+        atomic_store(&tr_unhook_quit, 1);
+        sem_post(&tr_unhook_sem);
+    }
 }

@@ -671,6 +671,9 @@ static void write_summary(tr_writer *w)
                            "incomplete)"
             : w->io_error ? " (WRITE ERROR: the file is incomplete)"
                           : "");
+    if (w->unhooked != NULL && atomic_load(w->unhooked) != 0)
+        fprintf(f, "; hooks removed %llu time%s while paused (unhook)", (unsigned long long)atomic_load(w->unhooked),
+                atomic_load(w->unhooked) == 1 ? "" : "s");
     if (w->fd_reopened != 0)
         fprintf(f, "; the program closed the file's descriptor: reopened %u time%s", w->fd_reopened,
                 w->fd_reopened == 1 ? "" : "s");

@@ -548,6 +548,42 @@ static int tr_id_atom(char *out, int comma, uint32_t id)
     return n;
 }
 
+int tr_hooks_add(tr_state *st)
+{
+    cushim_hook_spec spec;
+    for (int k = 0; k < 2; k++) {
+        uint64_t *g = k == 0 ? &st->group : &st->query_group;
+        if (st->sel[k] == NULL)
+            continue;
+        memset(&spec, 0, sizeof spec);
+        spec.size = sizeof spec;
+        /* the entry time from the core; the exit time read here, only while recording (a paused plugin
+           costs one clock read a call, not two), unless another hook on the API asked the core for it */
+        spec.flags = CUSHIM_HOOK_TIME;
+        spec.select = st->sel[k];
+        spec.priority = -1000;   /* first in, last out: the timing encloses other plugins' hooks */
+        spec.pre = k == 0 ? tr_pre : NULL;
+        spec.post = k == 0 ? tr_post : tr_post_query;
+        spec.user = st;
+        if (tr_host->hooks_add(st->self, &spec, g) != CUSHIM_OK) {
+            tr_hooks_remove(st);
+            return -1;
+        }
+    }
+    atomic_store(&st->hooked, 1);
+    return 0;
+}
+
+void tr_hooks_remove(tr_state *st)
+{
+    if (st->group)
+        tr_host->hooks_remove(st->self, st->group);
+    if (st->query_group)
+        tr_host->hooks_remove(st->self, st->query_group);
+    st->group = st->query_group = 0;
+    atomic_store(&st->hooked, 0);
+}
+
 static int tr_register(tr_state *st, const char *filter)
 {
     cushim_hook_spec spec;
@@ -601,28 +637,11 @@ static int tr_register(tr_state *st, const char *filter)
             sel[k] = g;
             len[k] += (size_t)n;
         }
-        for (int k = 0; k < 2; k++) {
-            int rc;
-            if (sel[k] == NULL)
-                continue;
-            memset(&spec, 0, sizeof spec);
-            spec.size = sizeof spec;
-            /* the entry time from the core; the exit time read here, only while recording (a paused plugin
-               costs one clock read a call, not two), unless another hook on the API asked the core for it */
-            spec.flags = CUSHIM_HOOK_TIME;
-            spec.select = sel[k];
-            spec.priority = -1000;   /* first in, last out: the timing encloses other plugins' hooks */
-            spec.pre = k == 0 ? tr_pre : NULL;
-            spec.post = k == 0 ? tr_post : tr_post_query;
-            spec.user = st;
-            rc = tr_host->hooks_add(st->self, &spec, k == 0 ? &st->group : &st->query_group);
-            free(sel[k]);
-            sel[k] = NULL;
-            if (rc != CUSHIM_OK) {
-                free(sel[1]);
-                tr_host->log(st->self, CUSHIM_LOG_ERROR, "cannot hook the filter's APIs");
-                return -1;
-            }
+        st->sel[0] = sel[0];
+        st->sel[1] = sel[1];
+        if (tr_hooks_add(st) != 0) {
+            tr_host->log(st->self, CUSHIM_LOG_ERROR, "cannot hook the filter's APIs");
+            return -1;
         }
     }
     if (st->kernel_names) {
@@ -647,6 +666,8 @@ static void tr_free_state(tr_state *st)
     free(st->w.path);
     free(st->w.summary_path);
     free(st->cupti_path);
+    free(st->sel[0]);
+    free(st->sel[1]);
     free(st);
 }
 
@@ -726,8 +747,24 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
     {
         const char *tg = host->opt_string(self, "toggle");
         char why[160] = "";
-        if (tg != NULL && tg[0] != '\0' && tr_toggle_install(tg, why, sizeof why) != 0)
-            host->log(self, CUSHIM_LOG_WARN, "toggle=%s: %s; recording is not toggled", tg, why);
+        int toggled = 0;
+        if (tg != NULL && tg[0] != '\0') {
+            if (tr_toggle_install(tg, why, sizeof why) != 0)
+                host->log(self, CUSHIM_LOG_WARN, "toggle=%s: %s; recording is not toggled", tg, why);
+            else
+                toggled = 1;
+        }
+        st->unhook = host->opt_bool(self, "unhook");
+        st->w.unhooked = &st->unhooked;
+        if (st->unhook && atomic_load(&st->paused)) {   /* paused from the start: no hook from the first call */
+            tr_hooks_remove(st);
+            atomic_fetch_add(&st->unhooked, 1);
+        }
+        if (st->unhook && toggled && tr_unhook_start(st) != 0) {
+            host->log(self, CUSHIM_LOG_WARN, "unhook: no thread to follow the toggle; paused calls keep their hooks");
+            if (!atomic_load(&st->hooked) && tr_hooks_add(st) != 0)
+                host->log(self, CUSHIM_LOG_WARN, "unhook: the hooks could not be added again");
+        }
     }
     host->plugin_set_data(self, st);
     host->log(self, CUSHIM_LOG_INFO, "tracing '%s' to %s", filter && filter[0] ? filter : "all", st->w.path);
@@ -737,6 +774,7 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
 static void tr_flush(cushim_plugin *self)
 {
     tr_state *st = tr_host ? tr_host->plugin_data(self) : NULL;
+    tr_unhook_stop();
     if (st == NULL || atomic_load(&st->output) != 1)
         return;   /* no call was recorded: no file */
     tr_cupti_flush();
@@ -764,6 +802,7 @@ static void tr_fork_child(cushim_plugin *self)
     tw_fork_child(&st->w, NULL);
     tr_kernel_names_fork_child();
     tr_signals_fork_child();
+    tr_unhook_fork_child(st);
     pthread_mutex_init(&tr_output_lock, NULL);
     st->w.pid = (int)getpid();
     file = tr_host->opt_string(self, "file");
@@ -786,6 +825,9 @@ static const cushim_option tr_options[] = {
     {"summary_exact", CUSHIM_OPT_BYTES, "32MiB", "memory for the durations behind exact medians in the table (each "
                                                    "of the call and kernel tables, 8 bytes a call); beyond it an "
                                                    "API's median comes from a histogram, within 0.4%"},
+    {"unhook", CUSHIM_OPT_BOOL, "false", "while paused (paused, toggle), remove the call hooks: a paused call costs "
+                                         "what a call with no hook costs; recording resumes a moment after the "
+                                         "toggle signal (a thread adds the hooks again), not at it"},
     {"kernel_names", CUSHIM_OPT_BOOL, "true", "name the kernel of each launch (the driver's cuFuncGetName)"},
     {"gpu", CUSHIM_OPT_BOOL, "false", "GPU kernels, copies and sets through CUPTI, linked to their launches"},
     {"cupti", CUSHIM_OPT_STRING, "", "the libcupti.so to load (default: $CUDA_HOME, /usr/local/cuda)"},

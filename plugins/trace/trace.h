@@ -32,7 +32,22 @@ typedef struct tr_state {
     _Atomic int output;           /* 0: no file yet (made at the first recorded call), 1: open, 2: failed */
     _Atomic uint64_t nvtx_ids;
     _Atomic int paused;           /* 1: calls are not recorded (options paused, toggle) */
+    /* unhook=1: while paused the call hooks are removed (a paused call costs nothing), by a watcher thread that
+       the toggle signal wakes (tr_unhook.c); the two groups' selectors are kept to add them again */
+    int unhook;
+    char *sel[2];
+    _Atomic int hooked;
+    _Atomic uint64_t unhooked;    /* times the hooks were removed */
 } tr_state;
+
+/* The two call-hook groups (tr_register's selectors in st->sel): added, removed. 0 or -1. */
+int tr_hooks_add(tr_state *st);
+void tr_hooks_remove(tr_state *st);
+/* unhook=1 (trace.c): the watcher thread, its wake-up from the toggle handler (async-signal-safe), fork, exit. */
+int tr_unhook_start(tr_state *st);
+void tr_unhook_wake(void);
+void tr_unhook_fork_child(tr_state *st);
+void tr_unhook_stop(void);
 
 extern const cushim_host *tr_host;
 extern tr_state *tr_st;

@@ -239,11 +239,17 @@ int main(int argc, char **argv)
         work(1);
         return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
     }
-    if (!strcmp(mode, "toggle")) {   /* 2 calls, SIGUSR2, 3 calls, SIGUSR2, 4 calls (trace option toggle=USR2) */
+    if (!strcmp(mode, "toggle")) {   /* 2 calls, SIGUSR2, 3 calls, SIGUSR2, 4 calls (trace option toggle=USR2);
+                                        'toggle wait': 200 ms after each signal (unhook=1 follows it on a thread) */
+        int wait = argc > 2 && !strcmp(argv[2], "wait");
         work(2);
         raise(SIGUSR2);
+        if (wait)
+            usleep(200000);
         work(3);
         raise(SIGUSR2);
+        if (wait)
+            usleep(200000);
         work(4);
         return 0;
     }

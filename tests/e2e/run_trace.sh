@@ -223,6 +223,15 @@ toggle)
     run "file=$dir/t2.json,toggle=SIGUSR2,paused=1" "$prog" toggle
     [ "$rc" = 0 ] || fail "paused: exited with $rc: $(tail -n 3 err)"
     check t2.json "count('cuMemAlloc_v2') == 3"
+    # unhook=1: the same counts (once the hooks have followed the signal), the hooks removed once while paused
+    run "file=$dir/t4.json,toggle=USR2,unhook=1" "$prog" toggle wait
+    [ "$rc" = 0 ] || fail "unhook: exited with $rc: $(tail -n 3 err)"
+    check t4.json "count('cuMemAlloc_v2') == 6" "count('cuMemFree_v2') == 6"
+    grep -q "hooks removed 1 time while paused (unhook)" err || fail "unhook: the hooks were not removed: $(cat err)"
+    run "file=$dir/t5.json,toggle=USR2,paused=1,unhook=1" "$prog" toggle wait
+    [ "$rc" = 0 ] || fail "unhook, paused: exited with $rc: $(tail -n 3 err)"
+    check t5.json "count('cuMemAlloc_v2') == 3"
+    grep -q "hooks removed 2 times while paused (unhook)" err || fail "unhook, paused: not removed twice: $(cat err)"
     # a signal that is not USR1/USR2/RTMIN+N: a warning, and everything recorded
     run "file=$dir/t3.json,toggle=TERM" "$prog" many 5
     [ "$rc" = 0 ] || fail "toggle=TERM: exited with $rc"
