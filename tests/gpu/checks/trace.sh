@@ -227,7 +227,8 @@ check_trace_bench() {
 # --trace-toggle=USR2: ABBA blocks recording / paused; the paused blocks still pay the shim's hook dispatch,
 # which the 'hooks' configuration of tracebench and bench/gpu's shim+hooks measure). TRACE_AB_RUNS (3)
 # processes of TRACE_AB_BLOCKS (24) blocks of TRACE_AB_STEPS (50) steps; reported, never asserted.
-# TRACE_AB_ARGS: more launcher options (e.g. "--trace-defer --trace-buffer=2GiB").
+# TRACE_AB_ARGS: more launcher options (e.g. "--trace-defer --trace-buffer=2GiB"); "--trace-unhook" makes the
+# paused blocks drop the hooks: the ratio is then the whole cost of --trace against the shim with no plugin.
 check_trace_ab() {
     local L=$ROOT/tools/cushim B=$HERE/trace/trace_gpu.py d=$WORK/traceab r v all=""
     local -a env_l=(CUSHIM_BUILD_DIR="$BUILD_DIR")
