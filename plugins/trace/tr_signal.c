@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "trace.h"
 
@@ -160,7 +161,7 @@ int tr_toggle_install(const char *name, char *why, size_t cap)
    takes effect at once (the hooks check 'paused'); the hooks come back a moment after a resume. */
 
 static sem_t tr_unhook_sem;
-static _Atomic int tr_unhook_on, tr_unhook_quit;
+static _Atomic int tr_unhook_on, tr_unhook_quit, tr_unhook_running;
 
 void tr_unhook_wake(void)
 {
@@ -172,6 +173,7 @@ static void *tr_unhook_main(void *arg)
 {
     tr_state *st = arg;
     int warned = 0;
+    atomic_store_explicit(&tr_unhook_running, 1, memory_order_release);
     for (;;) {
         while (sem_wait(&tr_unhook_sem) != 0 && errno == EINTR)
             ;
@@ -198,6 +200,7 @@ int tr_unhook_start(tr_state *st)
     if (sem_init(&tr_unhook_sem, 0, 0) != 0)
         return -1;
     atomic_store(&tr_unhook_quit, 0);
+    atomic_store(&tr_unhook_running, 0);
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     rc = pthread_create(&th, NULL, tr_unhook_main, st);
@@ -205,6 +208,11 @@ int tr_unhook_start(tr_state *st)
     if (rc != 0)
         return -1;
     pthread_detach(th);
+    /* as the writer (tw_start): no fork while the thread's runtime start-up may hold an allocator's lock */
+    for (int i = 0; i < 2000 && !atomic_load_explicit(&tr_unhook_running, memory_order_acquire); i++) {
+        struct timespec ts = {0, 50 * 1000};
+        nanosleep(&ts, NULL);
+    }
     atomic_store_explicit(&tr_unhook_on, 1, memory_order_release);
     sem_post(&tr_unhook_sem);   /* the hooks follow 'paused' as it is now (a fork's child: as the parent left it) */
     return 0;

@@ -809,6 +809,7 @@ static void *tw_main(void *arg)
 {
     tr_writer *w = arg;
     long idle_ms = 2;
+    atomic_store_explicit(&w->running, 1, memory_order_release);
     while (!atomic_load_explicit(&w->stop, memory_order_acquire)) {
         uint64_t before = w->rec_bytes;
         struct timespec ts = {0, 0};
@@ -845,9 +846,18 @@ int tw_start(tr_writer *w)
     pthread_once(&tw_atfork_once, tw_atfork_install);
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
+    atomic_store(&w->running, 0);
     rc = pthread_create(&w->th, NULL, tw_main, w);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     w->started = rc == 0;
+    /* Until the thread reaches its loop, its runtime's start-up (a sanitizer's allocator, which takes locks no
+       fork handler releases) may be running: a fork then would leave the child a held lock and its own writer
+       blocked on it for ever (ASan, e2e trace_fork, ~1 run in 50). Wait for it, once, at most 100 ms; from
+       its loop on, the pass lock keeps forks out of its work. */
+    for (int i = 0; rc == 0 && i < 2000 && !atomic_load_explicit(&w->running, memory_order_acquire); i++) {
+        struct timespec ts = {0, 50 * 1000};
+        nanosleep(&ts, NULL);
+    }
     return rc;
 }
 

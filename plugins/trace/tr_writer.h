@@ -67,6 +67,7 @@ typedef struct tr_writer {
     tw_map gpu_tracks;               /* GPU track tids already named                                   */
     pthread_t th;
     int started;
+    _Atomic int running;             /* the thread has reached its loop (tw_start waits for it)           */
     _Atomic int stop, finish_req, finished;
     uint64_t t_last;                 /* the latest time seen (ends unfinished calls)                   */
     tr_rec **gpu_pending;            /* GPU records whose correlation record had not come yet           */
