@@ -23,6 +23,24 @@ static const char *fz_getenv(const char *name)
     return fz_value;
 }
 
+/* A failure's reason: set, and terminated within its buffer. */
+static void check_reason(const char *err, size_t cap)
+{
+    FUZZ_CHECK(err[0] != '\0' && memchr(err, '\0', cap) != NULL);
+}
+
+/* smlimit's readers: 0 with every percentage in [0, 100], or -1 with a reason. */
+static void check_pct(int rc, const double *pct, const char *err, size_t cap)
+{
+    FUZZ_CHECK(rc == 0 || rc == -1);
+    if (rc != 0) {
+        check_reason(err, cap);
+        return;
+    }
+    for (int i = 0; i < SML_LIMIT_DEVICES; i++)
+        FUZZ_CHECK(pct[i] >= 0 && pct[i] <= 100);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *s = fuzz_cstr(data, size);
@@ -42,9 +60,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     err[0] = '\0';
     rc = ml_parse_spec(s, &l, err, sizeof err);
     FUZZ_CHECK(rc == 0 || rc == -1);
-    if (rc != 0) {
-        FUZZ_CHECK(err[0] != '\0' && memchr(err, '\0', sizeof err) != NULL);
-    }
+    if (rc != 0)
+        check_reason(err, sizeof err);
     (void)ml_hami_value(s);
     rc = ml_visible_devices(s, map, 16);
     FUZZ_CHECK(rc >= -1 && rc <= 16);
@@ -56,23 +73,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(rc == 0 || rc == 1);
 
     err[0] = '\0';
-    rc = sml_parse_limits(s, pct, err, sizeof err);
-    FUZZ_CHECK(rc == 0 || rc == -1);
-    if (rc == 0) {
-        for (int i = 0; i < SML_LIMIT_DEVICES; i++)
-            FUZZ_CHECK(pct[i] >= 0 && pct[i] <= 100);
-    } else {
-        FUZZ_CHECK(err[0] != '\0' && memchr(err, '\0', sizeof err) != NULL);
-    }
+    check_pct(sml_parse_limits(s, pct, err, sizeof err), pct, err, sizeof err);
     err[0] = '\0';
-    rc = sml_env_limits(fz_getenv, pct, err, sizeof err);
-    FUZZ_CHECK(rc == 0 || rc == -1);
-    if (rc == 0) {
-        for (int i = 0; i < SML_LIMIT_DEVICES; i++)
-            FUZZ_CHECK(pct[i] >= 0 && pct[i] <= 100);
-    } else {
-        FUZZ_CHECK(err[0] != '\0' && memchr(err, '\0', sizeof err) != NULL);
-    }
+    check_pct(sml_env_limits(fz_getenv, pct, err, sizeof err), pct, err, sizeof err);
     free(s);
     return 0;
 }
