@@ -393,7 +393,8 @@ static unsigned long long tail_budget(const char *path)
 }
 
 /* 1: the plugin's layout ('{"traceEvents":[' alone on the first line, then one event a line), read; 0: some
-   other layout (the caller reads it whole); -1: not readable. */
+   other layout, known from the first line, with nothing counted, written or set in 'sc' (the caller reads it
+   whole); -1: not readable. */
 static int stream_file(const char *path, closer *cl, tr_stats *api, tr_stats *kern, scan *sc)
 {
     lines r = {0};
@@ -579,25 +580,8 @@ int main(int argc, char **argv)
         return 1;
     }
     rc = stream_file(path, close_to ? &cl : NULL, &api, &kern, &sc);
-    if (rc == 0) {   /* not the plugin's layout: read whole; the tables start again */
-        tr_stats_free(&api);
-        tr_stats_free(&kern);
-        tr_stats_init(&api);
-        tr_stats_init(&kern);
-        if (budget > 0) {
-            tr_stats_set_exact(&api, budget);
-            tr_stats_set_exact(&kern, budget);
-        }
-        if (close_to != NULL) {
-            cl_end(&cl);
-            if (cl_open(&cl, close_to) != 0) {
-                ST_PERROR(close_to);
-                return 1;
-            }
-        }
-        memset(&sc, 0, sizeof sc);
+    if (rc == 0)   /* not the plugin's layout (decided on the first line, before anything was added or written) */
         rc = whole_file(path, close_to ? &cl : NULL, &api, &kern, &sc);
-    }
     if (rc < 0) {
         ST_PERROR(path);
         if (close_to != NULL) {
