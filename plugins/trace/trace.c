@@ -144,15 +144,19 @@ static inline uint64_t tr_launch_name(tr_state *st, const tr_plan *pl, tr_tbuf *
 }
 
 /* At a call's entry: a launch's kernel name (an ENTER's aux, a TR_CALL_KNAME record's word), or 0. */
+/* A launch's kernel name, also given to an enclosing launch that has none (a runtime launch named by the
+   driver launch inside it). */
+static inline uint64_t tr_launch_name_up(tr_state *st, const tr_plan *pl, tr_tbuf *tb, const cushim_call *call)
+{
+    uint64_t name = tr_launch_name(st, pl, tb, call);
+    if (name != 0 && call->parent != NULL)
+        tr_open_kname_up(tb, call, name, st->plans, st->id_limit);
+    return name;
+}
+
 static inline uint64_t tr_enter_aux(tr_state *st, const tr_plan *pl, tr_tbuf *tb, const cushim_call *call)
 {
-    if (pl->launch && st->kernel_names) {
-        uint64_t name = tr_launch_name(st, pl, tb, call);
-        if (name != 0 && call->parent != NULL)
-            tr_open_kname_up(tb, call, name, st->plans, st->id_limit);
-        return name;
-    }
-    return 0;
+    return pl->launch && st->kernel_names ? tr_launch_name_up(st, pl, tb, call) : 0;
 }
 
 /* An API with input captures (strings, structs by pointer, counted arrays). */
@@ -247,10 +251,7 @@ static __attribute__((noinline)) int tr_pre_enter(tr_state *st, const tr_plan *p
 static __attribute__((noinline)) int tr_pre_launch(tr_state *st, const tr_plan *pl, cushim_call *call, tr_tbuf *tb,
                                                    uint64_t *slot)
 {
-    uint64_t name = tr_launch_name(st, pl, tb, call);
-    if (name != 0 && call->parent != NULL)
-        tr_open_kname_up(tb, call, name, st->plans, st->id_limit);
-    tr_open_push(tb, call, call->t_enter_ns, name);
+    tr_open_push(tb, call, call->t_enter_ns, tr_launch_name_up(st, pl, tb, call));
     *slot = (uint64_t)(uintptr_t)tb;
     return CUSHIM_CONTINUE;
 }
@@ -735,10 +736,7 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
     tr_st = st;
     if (tr_register(st, filter && filter[0] ? filter : "all") != 0) {
         tr_st = NULL;
-        if (st->group)
-            host->hooks_remove(self, st->group);
-        if (st->query_group)
-            host->hooks_remove(self, st->query_group);
+        tr_hooks_remove(st);
         return -1;   /* nothing was started; the state stays (a hook may have seen it) */
     }
     if (host->opt_bool(self, "signals"))
