@@ -49,7 +49,7 @@
 
 #include "rt_internal.h"
 
-int cnt_enabled;
+int cnt_enabled RT_HOT;
 static _Atomic uint64_t cnt_calls[CUSHIM_API_ID_LIMIT];
 static int cnt_kind;                  /* CNT_KIND_* of the configured path        */
 static int cnt_fd = -1;               /* FD: the descriptor; FILE: <path>, locked  */

@@ -29,21 +29,19 @@
 
 #include "rt_internal.h"
 
-rt_slot rt_slots[CUSHIM_API_ID_LIMIT];
 static _Atomic(void *) rt_lib[CUSHIM_API_ID_LIMIT];       /* the library's function */
 static _Atomic uint8_t rt_missing_logged[CUSHIM_API_ID_LIMIT];
-/* Functions of a copy of a library whose major version differs from the headers
+/* rt_slots[id].foreign: functions of a copy of a library whose major version differs from the headers
    this shim was generated from (the copy's soname is not the library's version
    node, lb_symver): their signatures may differ (CUDA 13 changed some), so they
    are forwarded untouched and never hooked or counted. Also the functions of a
    library CUSHIM_LIBS leaves out. */
-static _Atomic uint8_t rt_foreign[CUSHIM_API_ID_LIMIT];
 static _Atomic int rt_foreign_seen[32];   /* per library value */
-static int rt_disabled;
-static _Atomic int rt_failed_closed;
+static int rt_disabled RT_HOT;
+static _Atomic int rt_failed_closed RT_HOT;
 static _Atomic int rt_fail_logged;
 static char rt_fail_why[768];
-static _Atomic int rt_off;                  /* exit: no hook callback starts any more */
+static _Atomic int rt_off RT_HOT;           /* exit: no hook callback starts any more */
 
 void rt_set_disabled(int disabled)
 {
@@ -77,7 +75,7 @@ static void rt_check_foreign(uint32_t id, void *fn)
     const lb_library *lib = lb_by_value(info->library);
     if (lib == NULL || lb_symver(lib->value) == NULL || rl_is_our_copy(lib, fn))
         return;
-    atomic_store(&rt_foreign[id], 1);
+    atomic_store(&rt_slots[id].foreign, 1);
     if (lib->value >= 0 && lib->value < 32 && atomic_exchange(&rt_foreign_seen[lib->value], 1) == 0)
         rt_foreign_all(lib);   /* once; rt_foreign_all comes back here */
     rt_fast_update(id);
@@ -96,7 +94,7 @@ static void rt_foreign_all(const lb_library *lib)
         const cushim_api_info *a = &cushim_gen_apis[i];
         if ((int)a->library != lib->value)
             continue;
-        atomic_store(&rt_foreign[a->id], 1);
+        atomic_store(&rt_slots[a->id].foreign, 1);
         if (rt_lib_real(a->id) != NULL)
             rt_publish(a->id);
     }
@@ -120,7 +118,7 @@ void *rt_lib_real(uint32_t id)
     if (r == NULL)
         return NULL;
     if (!lb_chosen(info->library))   /* not interposed (CUSHIM_LIBS): forwarded untouched */
-        atomic_store(&rt_foreign[id], 1);
+        atomic_store(&rt_slots[id].foreign, 1);
     void *expected = NULL;
     if (!atomic_compare_exchange_strong(&rt_lib[id], &expected, r))
         r = expected;
@@ -128,13 +126,13 @@ void *rt_lib_real(uint32_t id)
 }
 
 /*
- * rt_fast[id] = F(real, chain, foreign, failed), recomputed lock-free by every
+ * rt_slots[id].fast = F(real, chain, foreign, failed), recomputed lock-free by every
  * writer after it changed an input (each input store is seq_cst, and so are
- * the loads and the store below). Claim: once the writers are done, rt_fast[id]
- * is F of the final inputs. Take the last store S to rt_fast[id]; its updater U
+ * the loads and the store below). Claim: once the writers are done, .fast
+ * is F of the final inputs. Take the last store S to .fast; its updater U
  * left the loop, so its re-read R after S saw the inputs it computed from.
  * Any writer's final input store X precedes that writer's own update, whose
- * store to rt_fast[id] precedes or is S, which precedes R in the single total
+ * store to .fast precedes or is S, which precedes R in the single total
  * order of seq_cst operations; so R saw X (or a later value, whose writer would
  * store after S: impossible). Hence U computed from the final inputs. Values
  * that changed and changed back in between do not matter: F depends on values
@@ -146,12 +144,12 @@ void rt_fast_update(uint32_t id)
     for (;;) {
         void *real = atomic_load(&rt_slots[id].real);
         const hk_chain *ch = atomic_load(&rt_slots[id].chain);
-        uint8_t foreign = atomic_load(&rt_foreign[id]);
+        uint8_t foreign = atomic_load(&rt_slots[id].foreign);
         int failed = atomic_load(&rt_failed_closed);
         int direct = real != NULL && (ch == NULL || foreign) && (!failed || gp_handler_for(id) != NULL);
-        atomic_store(&rt_fast[id], direct ? real : real == NULL ? rt_first_of[id] : rt_slow_of[id]);
+        atomic_store(&rt_slots[id].fast, direct ? real : real == NULL ? rt_first_of[id] : rt_slow_of[id]);
         if (real == atomic_load(&rt_slots[id].real) && ch == atomic_load(&rt_slots[id].chain) &&
-            foreign == atomic_load(&rt_foreign[id]) && failed == atomic_load(&rt_failed_closed))
+            foreign == atomic_load(&rt_slots[id].foreign) && failed == atomic_load(&rt_failed_closed))
             return;
     }
 }
@@ -164,7 +162,7 @@ void *rt_first_target(uint32_t id)
     if (id >= CUSHIM_API_ID_LIMIT)
         return NULL;   /* never: the entries are generated with their own ids */
     rt_resolve(id);
-    void *t = atomic_load(&rt_fast[id]);
+    void *t = atomic_load(&rt_slots[id].fast);
     return t == rt_first_of[id] || t == NULL ? rt_slow_of[id] : t;
 }
 
@@ -179,7 +177,7 @@ static void rt_publish(uint32_t id)
     void *lib = atomic_load_explicit(&rt_lib[id], memory_order_acquire);
     if (lib == NULL)
         return;
-    void *h = atomic_load(&rt_foreign[id]) ? NULL : gp_handler_for(id);
+    void *h = atomic_load(&rt_slots[id].foreign) ? NULL : gp_handler_for(id);
     void *expected = NULL;
     if (atomic_compare_exchange_strong(&rt_slots[id].real, &expected, h ? h : lib))
         rt_fast_update(id);
@@ -193,7 +191,7 @@ void rt_record_real(uint32_t id, void *lib_fn)
     rt_check_foreign(id, lib_fn);
     const cushim_api_info *info = api_info(id);
     if (info != NULL && !lb_chosen(info->library))   /* not interposed (CUSHIM_LIBS) */
-        atomic_store(&rt_foreign[id], 1);
+        atomic_store(&rt_slots[id].foreign, 1);
     void *expected = NULL;
     atomic_compare_exchange_strong(&rt_lib[id], &expected, lib_fn);
     rt_publish(id);
@@ -333,7 +331,7 @@ static int rt_enter_slow(rt_frame *f, uint32_t id)
     }
     void *real = rt_resolve(id);
     f->call.real = real;
-    if (atomic_load_explicit(&rt_foreign[id], memory_order_relaxed))
+    if (atomic_load_explicit(&rt_slots[id].foreign, memory_order_relaxed))
         return real != NULL ? RT_MODE_DIRECT : RT_MODE_FAIL;
     if (cnt_enabled)
         cnt_add(id);
@@ -353,7 +351,7 @@ int rt_enter(rt_frame *f, uint32_t id, void *params, void *retval)
     f->active = 0;
     void *real = atomic_load_explicit(&rt_slots[id].real, memory_order_acquire);
     f->call.real = real;
-    if (RT_UNLIKELY(!lc_ready() || real == NULL || atomic_load_explicit(&rt_foreign[id], memory_order_relaxed) ||
+    if (RT_UNLIKELY(!lc_ready() || real == NULL || atomic_load_explicit(&rt_slots[id].foreign, memory_order_relaxed) ||
                     atomic_load_explicit(&rt_failed_closed, memory_order_relaxed))) {
         int mode = rt_enter_slow(f, id);
         if (mode >= 0)
@@ -378,11 +376,8 @@ int rt_enter(rt_frame *f, uint32_t id, void *params, void *retval)
         ep_exit(r);
         return RT_MODE_DIRECT;
     }
-    const cushim_api_info *info = &cushim_gen_apis[cushim_gen_index_of_id[id]];
-    if (info->ret_size == 4)
-        *(uint32_t *)retval = 0;
-    else
-        memset(retval, 0, info->ret_size);
+    int16_t index1 = rt_slots[id].index1;   /* the return value is zeroed by the slow path (wrap.h) */
+    const cushim_api_info *info = RT_LIKELY(index1 > 0) ? &cushim_gen_apis[index1 - 1] : api_info(id);
     /* field by field: a compound literal of this size is built on the stack and copied (twice the stores) */
     cushim_call *c = &f->call;
     c->size = sizeof(cushim_call);

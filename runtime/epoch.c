@@ -29,11 +29,11 @@
 
 #include "rt_internal.h"
 
-_Atomic uint64_t ep_epoch = 1;
+_Atomic uint64_t ep_epoch RT_HOT = 1;
 #if defined(__SANITIZE_THREAD__)
 _Atomic int rt_fence_dummy;
 #endif
-int ep_fence;
+int ep_fence RT_HOT;
 static int ep_inited;
 static _Atomic int ep_no_free;
 

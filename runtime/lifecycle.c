@@ -43,7 +43,7 @@
 extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
 
 static rt_once_t lc_once = RT_ONCE_INIT;
-_Atomic int lc_is_ready;
+_Atomic int lc_is_ready RT_HOT;
 static _Atomic int lc_step;           /* initialisation steps done (fork resumes after them) */
 static _Atomic int lc_final_done;
 static _Atomic int lc_flushed;
@@ -122,6 +122,7 @@ static void lc_do_init(void)
 {
     const rt_config *c = cfg_get();
     if (lc_begin_step(1)) {
+        rt_slots_index();
         rt_set_disabled(c->disable);
         rt_longjmp_probe();
         th_key_init();

@@ -25,7 +25,7 @@
 
 #include "rt_internal.h"
 
-int uw_mode;        /* UW_NONE, UW_GLIBC or UW_INLINE */
+int uw_mode RT_HOT;      /* UW_NONE, UW_GLIBC or UW_INLINE */
 long uw_off;        /* offset of the list head from the thread pointer (UW_INLINE) */
 
 #define UW_SCAN 1536   /* struct pthread is > 2 KiB on every glibc with nptl */

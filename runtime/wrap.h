@@ -4,12 +4,13 @@
  * Included by wrappers_driver.c / wrappers_runtime.c before the generated
  * .inc files. Per API:
  *
- *   NAME        exported; tail-calls rt_fast[ID]: the real function when it
+ *   NAME        exported; tail-calls rt_slots[ID].fast: the real function when it
  *               is resolved and the slot has no chain (no hook, no counter),
  *               rt_first_NAME before the real function is known (first_entry.c:
  *               resolves it, then jumps on with the registers untouched),
  *               else rt_slow_NAME (one load, one indirect jmp).
- *   rt_slow_NAME  hidden, noinline, cold: the params struct is built, then
+ *   rt_slow_NAME  hidden, noinline, next to NAME (one page for a hooked call's
+ *               two: bench/cpu/footprint.sh): the params struct is built, then
  *               rt_enter decides (resolve once, count, fail closed, straight
  *               through when no hook applies) and for a hooked call fills the
  *               call frame and runs the pre hooks; the real function is called
@@ -48,9 +49,10 @@
 #define RT_NO_SANITIZE __attribute__((no_sanitize("address", "thread", "undefined")))
 
 #define CUSHIM_API(ID, NAME, RET, RETKIND, PROTO, ARGS, UNPACK)                                   \
-    __attribute__((noinline, cold)) RET rt_slow_##NAME PROTO                                      \
+    __attribute__((noinline)) RET rt_slow_##NAME PROTO                                            \
     {                                                                                             \
         RET rt_ret_;                                                                              \
+        memset(&rt_ret_, 0, sizeof rt_ret_); /* what post hooks see of a skipped call */          \
         cushim_params_##NAME rt_p_ = { RT_STRIP(ARGS) };                                          \
         rt_frame rt_f_ __attribute__((cleanup(rt_frame_cleanup)));                                \
         int rt_mode_ = rt_enter(&rt_f_, ID, &rt_p_, &rt_ret_);                                    \
@@ -69,11 +71,11 @@
     }                                                                                             \
     CUSHIM_EXPORT RT_NO_SANITIZE RET NAME PROTO                                                   \
     {                                                                                             \
-        return ((RET(*) PROTO)atomic_load_explicit(&rt_fast[ID], memory_order_relaxed))ARGS;     \
+        return ((RET(*) PROTO)atomic_load_explicit(&rt_slots[ID].fast, memory_order_relaxed))ARGS; \
     }                                                                                             \
     RT_FIRST_ENTRY(ID, NAME)
 
-/* rt_first_NAME: rt_fast[ID] until the real function is known; first_entry.c says why. */
+/* rt_first_NAME: rt_slots[ID].fast until the real function is known; first_entry.c says why. */
 #define RT_FIRST_ENTRY(ID, NAME)                                                                  \
     __asm__("    .text\n"                                                                         \
             "    .p2align 3\n"                                                                    \

@@ -20,6 +20,9 @@
  * work between its CUDA calls, evicting the shim's and the plugins' lines from the near caches), and time
  * each call alone with the TSC (lfence; rdtsc around it). Prints median_cold_ns_per_call: the median over
  * 'runs' of the mean TSC time of one call, converted with the TSC rate measured against CLOCK_MONOTONIC.
+ * BENCH_COLD_STRIDE=B: one byte every B bytes of the buffer instead of every 64 (4160: one line in each page,
+ * a different cache set each time - a program whose work between calls walks many pages evicts the TLB
+ * entries of the shim's and the plugins' pages too).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -142,8 +145,10 @@ int main(int argc, char **argv)
     }
     getrusage(RUSAGE_THREAD, &ru1);
     {
-        const char *ck = getenv("BENCH_COLD_KB");
-        long kb = ck ? atol(ck) : 0;
+        const char *ck = getenv("BENCH_COLD_KB"), *cs = getenv("BENCH_COLD_STRIDE");
+        long kb = ck ? atol(ck) : 0, stride = cs ? atol(cs) : 64;
+        if (stride < 1)
+            stride = 64;
         if (kb > 0 && runs > 0) {
             size_t n = (size_t)kb * 1024;
             volatile unsigned char *buf = calloc(n, 1);
@@ -153,7 +158,7 @@ int main(int argc, char **argv)
             for (long r = 0; r < runs; r++) {
                 uint64_t acc = 0;
                 for (long i = 0; i < iters; i++) {
-                    for (size_t k = 0; k < n; k += 64)
+                    for (size_t k = 0; k < n; k += (size_t)stride)
                         buf[k]++;
                     uint64_t c0 = tsc();
                     f(&v);

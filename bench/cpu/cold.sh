@@ -9,7 +9,11 @@
 #                  CUDA calls; bench_cpu.c BENCH_COLD_KB)
 #   ROUNDS=3 ITERS=20000 RUNS=5
 #   CONFIGS="direct shim hooktime trace"   also: hook (empty pre+post, untimed), posttime (an empty timed post
-#                  hook alone: what a post-only recorder costs the core); direct must stay in the list
+#                  hook alone: what a post-only recorder costs the core), paused (the trace plugin hooked but
+#                  paused); direct must stay in the list
+#   BASE_DIR=DIR   another build (DIR/runtime/libcushim.so, DIR/plugins/trace.so): each configuration but
+#                  direct runs with it too, as CONFIG@base, interleaved with the others
+#   BENCH_COLD_STRIDE=B   passed on (bench_cpu.c): 4160 touches one line per page (the TLB too)
 # Prints, per COLD, the median over rounds of each configuration's ns per call and its difference to direct.
 set -euo pipefail
 BUILD=$(cd "${1:-build}" && pwd)
@@ -26,6 +30,10 @@ trap 'rm -rf "$TMP"' EXIT
 export CUSHIM_LOG=error
 read -r -a configs <<<"${CONFIGS:-direct shim hooktime trace}"
 [ -n "$BASE" ] && configs+=(trace-base)
+if [ -n "${BASE_DIR:-}" ]; then
+  BASE_DIR=$(cd "$BASE_DIR" && pwd)
+  for c in "${configs[@]}"; do [ "$c" = direct ] || configs+=("$c@base"); done
+fi
 # EXTRA="NAME=TRACE_SO ...": more builds of the trace plugin, each a configuration of its own (bench/cpu/ablate.sh)
 declare -A extra_so=()
 for x in ${EXTRA:-}; do
@@ -34,13 +42,15 @@ for x in ${EXTRA:-}; do
   [ -e "${x#*=}" ] || { echo "cold.sh: missing ${x#*=}" >&2; exit 1; }
 done
 one() {   # one CONFIG COLD: prints ns per call
-  local cfg=$1 cold=$2 key=median_ns_per_call
+  local cfg=$1 cold=$2 key=median_ns_per_call SHIM=$SHIM TRACE=$TRACE
   local -a e=(env)
-  [ "$cold" -gt 0 ] && { e+=(BENCH_COLD_KB="$cold"); key=median_cold_ns_per_call; }
+  case $cfg in *@base) cfg=${cfg%@base} SHIM=$BASE_DIR/runtime/libcushim.so TRACE=$BASE_DIR/plugins/trace.so ;; esac
+  [ "$cold" -gt 0 ] && { e+=(BENCH_COLD_KB="$cold" BENCH_COLD_STRIDE="${BENCH_COLD_STRIDE:-64}"); key=median_cold_ns_per_call; }
   case $cfg in
     direct) ;;
     shim|hook|hooktime|posttime) e+=(LD_PRELOAD="$SHIM") ;;
     trace) e+=(LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$TRACE:file=$TMP/t.json,summary=0,buffer=1GiB") ;;
+    paused) e+=(LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$TRACE:file=$TMP/t.json,summary=0,paused=1") ;;
     trace-base) e+=(LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$BASE:file=$TMP/t.json,summary=0,buffer=1GiB") ;;
     *) e+=(LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="${extra_so[$cfg]}:file=$TMP/t.json,summary=0,buffer=1GiB") ;;
   esac

@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +92,9 @@ int main(int argc, char **argv)
     fprintf(stderr, "fp_marks %lx %lx\n", (unsigned long)(uintptr_t)&fp_mark_begin,
             (unsigned long)(uintptr_t)&fp_mark_end);
     fprintf(stderr, "fp_stack %lx\n", (unsigned long)(uintptr_t)__builtin_frame_address(0));
+    void *probe = malloc(64);   /* where the main arena's heap is */
+    fprintf(stderr, "fp_tcb %lx\nfp_heap %lx\n", (unsigned long)pthread_self(), (unsigned long)(uintptr_t)probe);
+    free(probe);
     for (int m = 0; m < marked; m++) {
         for (int i = 0; i < 50; i++)
             FP_CALL();

@@ -42,13 +42,17 @@ for api in ${APIS:-cuCtxGetCurrent cuCtxSynchronize}; do
     python3 - "$TMP/lk" "$TMP/err" "$api" "$cfg" "${FP_DETAIL:-0}" <<'PY'
 import collections, statistics, subprocess, sys
 lk, err, api, cfg, detail = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5] == "1"
-segs, marks, stack = [], None, 0
+segs, marks, stack, tcb, heap = [], None, 0, 0, 0
 for line in open(err):
     w = line.split()
     if w and w[0] == "fp_marks":
         marks = (int(w[1], 16), int(w[2], 16))
     elif w and w[0] == "fp_stack":
         stack = int(w[1], 16)
+    elif w and w[0] == "fp_tcb":
+        tcb = int(w[1], 16)
+    elif w and w[0] == "fp_heap":
+        heap = int(w[1], 16)
     elif w and w[0] == "fp_seg":
         segs.append((int(w[1], 16), int(w[2], 16), w[3], w[4]))
 if marks is None:
@@ -59,7 +63,11 @@ def where(a):
             return name.rsplit("/", 1)[-1]
     if stack - (1 << 20) <= a < stack + 4096:
         return "stack"
-    return "anon"   # heap, other threads' stacks, TLS blocks, mmap'd buffers
+    if tcb - 16384 <= a < tcb + 4096:
+        return "tls"    # the static TLS blocks below the thread's descriptor, and the descriptor
+    if abs(a - heap) < (64 << 20):
+        return "heap"   # the main arena
+    return "anon"   # other mappings: malloc's mmap'd blocks, other threads' stacks, the trace's chunks
 calls, cur = [], None
 for line in open(lk):
     if line.startswith("I"):
@@ -91,8 +99,11 @@ print("%-16s %-10s instr %5d  code lines %3d pages %2d  data lines %3d pages %2d
 if detail:
     for kind in ("i", "s"):
         per = collections.Counter(where(l << 6) for l in m[kind])
+        pg = collections.Counter(where(p << 12) for p in {l >> 6 for l in m[kind]})
         print("    %s lines: %s" % ("code" if kind == "i" else "data",
                                     ", ".join("%s %d" % (k, v) for k, v in per.most_common())))
+        print("    %s pages: %s" % ("code" if kind == "i" else "data",
+                                    ", ".join("%s %d" % (k, v) for k, v in pg.most_common())))
     # the code lines' functions, per object (addr2line on the file offset of each line)
     byobj = collections.defaultdict(list)
     for l in sorted(m["i"]):

@@ -96,7 +96,7 @@ static void test_no_hook(void **state)
     assert_int_equal(real_calls, 1);
     assert_null(atomic_load(&rt_slots[CUSHIM_API_cuDriverGetVersion].chain));
     /* No hook, resolved: the fast path jumps to the real function. */
-    assert_ptr_equal(atomic_load(&rt_fast[CUSHIM_API_cuDriverGetVersion]), (void *)fake_get_version);
+    assert_ptr_equal(atomic_load(&rt_slots[CUSHIM_API_cuDriverGetVersion].fast), (void *)fake_get_version);
 }
 
 static void test_priority_order(void **state)
@@ -108,7 +108,7 @@ static void test_priority_order(void **state)
     assert_int_equal(rt_hook(plug, CUSHIM_API_cuDriverGetVersion, 10, pre_tag, post_tag, (void *)&a, &h[0]), CUSHIM_OK);
     assert_int_equal(rt_hook(plug, CUSHIM_API_cuDriverGetVersion, -5, pre_tag, post_tag, (void *)&b, &h[1]), CUSHIM_OK);
     assert_int_equal(rt_hook(plug, CUSHIM_API_cuDriverGetVersion, 10, pre_tag, post_tag, (void *)&c, &h[2]), CUSHIM_OK);
-    assert_ptr_equal(atomic_load(&rt_fast[CUSHIM_API_cuDriverGetVersion]), rt_slow_of[CUSHIM_API_cuDriverGetVersion]);
+    assert_ptr_equal(atomic_load(&rt_slots[CUSHIM_API_cuDriverGetVersion].fast), rt_slow_of[CUSHIM_API_cuDriverGetVersion]);
     int v = 0;
     assert_int_equal(cuDriverGetVersion(&v), CUDA_SUCCESS);
     assert_string_equal(trace, "bacCAB");
@@ -121,7 +121,7 @@ static void test_priority_order(void **state)
     assert_int_equal(cuDriverGetVersion(&v), CUDA_SUCCESS);
     assert_string_equal(trace, "");
     assert_int_equal(real_calls, 1);
-    assert_ptr_equal(atomic_load(&rt_fast[CUSHIM_API_cuDriverGetVersion]), (void *)fake_get_version);
+    assert_ptr_equal(atomic_load(&rt_slots[CUSHIM_API_cuDriverGetVersion].fast), (void *)fake_get_version);
 }
 
 static int pre_skip(cushim_call *c, void *user, uint64_t *slot)
