@@ -6,7 +6,10 @@
  * selector matches, as one group owned by a plugin. Writers serialise on one
  * mutex, build every new chain first (so a failure on the last API leaves
  * nothing behind), then publish each with a store and recompute the API's
- * fast-path target. Readers (hooked calls on any thread) load the chain once
+ * fast-path target. APIs that held the same chain get the same new chain (a
+ * chain is shared by every API hooked alike, counted in 'refs': a call path
+ * that reads one line for all of them, bench/cpu/footprint.sh); a chain is
+ * retired when the last slot holding it lets it go. Readers (hooked calls on any thread) load the chain once
  * per call inside an epoch section and use that snapshot for pre and post
  * hooks. Replaced chains wait in a limbo list until no reader can hold them
  * (epoch.c) and are then freed, at the next add or remove or hooks_sync:
@@ -116,12 +119,10 @@ static void hk_reclaim(void)
     }
 }
 
-/* Under hk_mu: the chains in 'old' were replaced; they wait for epoch 'e'. */
+/* Under hk_mu: the chains in 'old' are held by no slot any more; they wait for epoch 'e'. */
 static void hk_retire(const hk_chain *const *old, uint32_t n, uint64_t e)
 {
     for (uint32_t i = 0; i < n; i++) {
-        if (!hk_owned(old[i]))
-            continue;
         hk_chain *c = (hk_chain *)old[i];
         c->retired_epoch = e;
         c->retired_next = hk_limbo;
@@ -130,25 +131,74 @@ static void hk_retire(const hk_chain *const *old, uint32_t n, uint64_t e)
     }
 }
 
-/* Under hk_mu: publish fresh[i] for ids[i], retire the old chains, reclaim. */
+/* Under hk_mu: publish fresh[i] for ids[i] (a chain may stand for several ids), retire the old chains that
+   no slot holds any more (at most n: 'old' has room), reclaim. */
 static void hk_publish(const uint32_t *ids, hk_chain *const *fresh, const hk_chain **old, uint32_t n)
 {
-    for (uint32_t i = 0; i < n; i++) {
-        old[i] = atomic_load_explicit(&rt_slots[ids[i]].chain, memory_order_relaxed);
-        if (fresh[i] != NULL) {   /* a chain of post hooks alone skips the pre step (rt_enter) */
+    uint32_t nold = 0;
+    /* all flags first: a chain standing for several ids is read by calls from its first store on */
+    for (uint32_t i = 0; i < n; i++)
+        if (fresh[i] != NULL && fresh[i]->refs == 0) {   /* post hooks alone skip the pre step (rt_enter) */
             fresh[i]->flags &= ~HK_HAS_PRE;
             for (uint32_t k = 0; k < fresh[i]->n; k++)
                 if (fresh[i]->e[k].pre != NULL)
                     fresh[i]->flags |= HK_HAS_PRE;
         }
+    for (uint32_t i = 0; i < n; i++) {
+        hk_chain *prev = (hk_chain *)atomic_load_explicit(&rt_slots[ids[i]].chain, memory_order_relaxed);
+        if (fresh[i] != NULL)
+            fresh[i]->refs++;
         const hk_chain *next = fresh[i];
         if (next == NULL && cnt_enabled)
             next = &hk_count_only;
         atomic_store(&rt_slots[ids[i]].chain, next);
         rt_fast_update(ids[i]);
+        if (hk_owned(prev) && --prev->refs == 0)
+            old[nold++] = prev;
     }
-    hk_retire(old, n, ep_advance());
+    hk_retire(old, nold, ep_advance());
     hk_reclaim();
+}
+
+/* The chains one change builds, one per distinct chain it replaces: the key is the chain an API holds now
+   (NULL for none, or the counter's, which hold no hook alike), the value what replaces it. */
+typedef struct hk_memo {
+    const hk_chain **key;
+    hk_chain **val;
+    uint32_t n;
+} hk_memo;
+
+static int hk_memo_init(hk_memo *m, uint32_t cap)
+{
+    m->key = calloc(cap ? cap : 1, sizeof *m->key);
+    m->val = calloc(cap ? cap : 1, sizeof *m->val);
+    m->n = 0;
+    return m->key != NULL && m->val != NULL ? 0 : -1;
+}
+
+static const hk_chain *hk_memo_key(const hk_chain *cur)
+{
+    return cur != NULL && cur->n != 0 ? cur : NULL;
+}
+
+/* The index of 'key' in the memo, or -1. Linear: a change meets few distinct chains (one per plugin hooking
+   alike); at worst every API's own (2169 of them: a few million comparisons, once per change). */
+static int64_t hk_memo_find(const hk_memo *m, const hk_chain *key)
+{
+    for (uint32_t j = 0; j < m->n; j++)
+        if (m->key[j] == key)
+            return j;
+    return -1;
+}
+
+/* Frees the chains built and not published, and the memo. */
+static void hk_memo_free(hk_memo *m)
+{
+    for (uint32_t j = 0; j < m->n; j++)
+        if (m->val[j] != NULL)
+            hk_free(m->val[j]);
+    free(m->key);
+    free(m->val);
 }
 
 void hk_install_counting(void)
@@ -201,14 +251,17 @@ int hk_add(cushim_plugin *owner, const cushim_hook_spec *spec, uint64_t *group)
         free(ids);
         return CUSHIM_EINVAL;
     }
+    hk_memo memo;
+    int memo_ok = hk_memo_init(&memo, n) == 0;
     fresh = calloc(n, sizeof *fresh);
     old = calloc(n, sizeof *old);
     g = malloc(sizeof *g + n * sizeof g->ids[0]);
-    if (fresh == NULL || old == NULL || g == NULL) {
+    if (fresh == NULL || old == NULL || g == NULL || !memo_ok) {
         free(ids);
         free(fresh);
         free(old);
         free(g);
+        hk_memo_free(&memo);
         return CUSHIM_ENOMEM;
     }
 
@@ -224,7 +277,12 @@ int hk_add(cushim_plugin *owner, const cushim_hook_spec *spec, uint64_t *group)
         .priority = spec->priority, .flags = spec->flags, .group = gid,
     };
     for (uint32_t i = 0; i < n; i++) {
-        const hk_chain *cur = atomic_load_explicit(&rt_slots[ids[i]].chain, memory_order_relaxed);
+        const hk_chain *cur = hk_memo_key(atomic_load_explicit(&rt_slots[ids[i]].chain, memory_order_relaxed));
+        int64_t j = hk_memo_find(&memo, cur);
+        if (j >= 0) {   /* held the same chain as an earlier API: gets the same new one */
+            fresh[i] = memo.val[j];
+            continue;
+        }
         uint32_t cn = cur ? cur->n : 0;
         if (cn >= CUSHIM_MAX_HOOKS) {
             rc = CUSHIM_ELIMIT;
@@ -235,6 +293,8 @@ int hk_add(cushim_plugin *owner, const cushim_hook_spec *spec, uint64_t *group)
             rc = CUSHIM_ENOMEM;
             goto out;
         }
+        memo.key[memo.n] = cur;
+        memo.val[memo.n++] = c;
         fresh[i] = c;
         uint32_t at = 0;
         while (at < cn && cur->e[at].priority <= spec->priority)   /* equal priority keeps order */
@@ -255,14 +315,12 @@ int hk_add(cushim_plugin *owner, const cushim_hook_spec *spec, uint64_t *group)
     hk_groups = g;
     g = NULL;
     hk_publish(ids, fresh, old, n);
-    memset(fresh, 0, n * sizeof *fresh);   /* published */
+    memo.n = 0;   /* published */
     if (group != NULL)
         *group = gid;
 out:
     hk_unlock();
-    for (uint32_t i = 0; i < n; i++)
-        if (fresh[i] != NULL)
-            hk_free(fresh[i]);
+    hk_memo_free(&memo);
     free(fresh);
     free(old);
     free(g);
@@ -276,36 +334,41 @@ static int hk_remove_locked(hk_group *g)
 {
     hk_chain **fresh = calloc(g->n, sizeof *fresh);
     const hk_chain **old = calloc(g->n, sizeof *old);
+    hk_memo memo;
     int rc = CUSHIM_OK;
-    if (fresh == NULL || old == NULL) {
+    if (hk_memo_init(&memo, g->n) != 0 || fresh == NULL || old == NULL) {
         rc = CUSHIM_ENOMEM;
         goto out;
     }
     for (uint32_t i = 0; i < g->n; i++) {
-        const hk_chain *cur = atomic_load_explicit(&rt_slots[g->ids[i]].chain, memory_order_relaxed);
+        const hk_chain *cur = hk_memo_key(atomic_load_explicit(&rt_slots[g->ids[i]].chain, memory_order_relaxed));
+        int64_t j = hk_memo_find(&memo, cur);
+        if (j >= 0) {
+            fresh[i] = memo.val[j];
+            continue;
+        }
         uint32_t cn = cur ? cur->n : 0, keep = 0;
         for (uint32_t k = 0; k < cn; k++)
             keep += cur->e[k].group != g->id;
+        memo.key[memo.n] = cur;
+        memo.val[memo.n++] = NULL;
         if (keep == 0)
             continue;   /* fresh[i] NULL: no hook left */
-        if ((fresh[i] = hk_alloc(keep)) == NULL) {
+        if ((fresh[i] = memo.val[memo.n - 1] = hk_alloc(keep)) == NULL) {
             rc = CUSHIM_ENOMEM;
             goto out;
         }
-        uint32_t j = 0;
+        uint32_t at = 0;
         for (uint32_t k = 0; k < cn; k++)
             if (cur->e[k].group != g->id) {
-                fresh[i]->e[j++] = cur->e[k];
+                fresh[i]->e[at++] = cur->e[k];
                 fresh[i]->flags |= cur->e[k].flags;
             }
     }
     hk_publish(g->ids, fresh, old, g->n);
-    memset(fresh, 0, g->n * sizeof *fresh);
+    memo.n = 0;   /* published */
 out:
-    if (fresh != NULL)
-        for (uint32_t i = 0; i < g->n; i++)
-            if (fresh[i] != NULL)
-                hk_free(fresh[i]);
+    hk_memo_free(&memo);
     free(fresh);
     free(old);
     return rc;

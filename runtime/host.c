@@ -137,7 +137,7 @@ static uint64_t hs_thread_id(void)
     return th_tid();
 }
 
-static uint64_t hs_now_ns(void)
+RT_HOT_FN static uint64_t hs_now_ns(void)   /* on every recorded call of the trace plugin: with the call path (rt_internal.h) */
 {
     return clk_now_ns();
 }

@@ -236,9 +236,14 @@ typedef struct hk_entry {
     uint64_t group;
 } hk_entry;
 
-/* Immutable once published; freed after a grace period (epoch.c). */
+/* Immutable once published (but 'refs'); freed after a grace period (epoch.c). Shared by every API whose
+   hooks are the same (hooks.c): one line for all the APIs a plugin hooks alike. 24 bytes of header: a chain
+   of one hook is one cache line (hk_alloc aligns it). */
 typedef struct hk_chain {
-    struct hk_chain *retired_next;   /* limbo link                          */
+    union {
+        uint64_t refs;               /* live: the slots that hold it (under the hook mutex) */
+        struct hk_chain *retired_next;   /* retired (refs 0): limbo link     */
+    };
     uint64_t retired_epoch;          /* free once no reader is older         */
     uint32_t n;                      /* number of hooks                      */
     uint32_t flags;                  /* union of the entries' CUSHIM_HOOK_*, and HK_HAS_PRE */

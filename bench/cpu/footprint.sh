@@ -10,6 +10,7 @@
 #   plugin recording every call), paused (the trace plugin hooked but paused: the core's dispatch and entry clock,
 #   the plugin's hooks returning at once), trace=PATH (another trace.so); default: shim trace
 #   APIS="cuCtxGetCurrent cuCtxSynchronize"   MARKED=9 (marked calls per run; the median is reported)
+#   FP_DRIVER=PATH: the fake driver to call (a Release build has none: build/tests/fake/libcuda.so.1)
 #   FP_DETAIL=1: the lines per object (code and data) of the median call, and the code lines' functions
 #   (addr2line) of the last configuration
 set -euo pipefail
@@ -19,7 +20,7 @@ configs=("$@")
 [ ${#configs[@]} -gt 0 ] || configs=(shim trace)
 FP=$BUILD/bench/cpu/cushim_footprint
 SHIM=$BUILD/runtime/libcushim.so
-DRV=$BUILD/tests/fake/libcuda.so.1
+DRV=${FP_DRIVER:-$BUILD/tests/fake/libcuda.so.1}
 [ -e "$DRV" ] || DRV=$BUILD/bench/cpu/standin/libcuda.so.1
 for f in "$FP" "$SHIM" "$DRV"; do [ -e "$f" ] || { echo "footprint.sh: missing $f" >&2; exit 1; }; done
 command -v valgrind >/dev/null || { echo "footprint.sh: needs valgrind" >&2; exit 1; }

@@ -1,7 +1,7 @@
 /*
  * rt_hooks_test.c - hook chains through the host table: order by priority,
  * skip, result override, parameter modification, per-hook slots, groups over
- * several APIs (all-or-nothing), removal, limits and error codes, the call
+ * several APIs (all-or-nothing) sharing one chain, removal, limits and error codes, the call
  * frame's fields, results of every return kind, and the error value when no
  * real function exists.
  */
@@ -284,6 +284,60 @@ static void test_groups_and_selectors(void **state)
     assert_int_equal(rt_hook_sel(plug, "", 0, pre_count, NULL, NULL, &g), CUSHIM_EINVAL);
 }
 
+/* APIs hooked alike share one chain (hooks.c): one line for all of them on the call path. A change to some of
+   them gives those a chain of their own and leaves the rest on the shared one; removal brings them back together;
+   nothing leaks (the live chain count returns to where it was, and ASan runs this test). */
+static void test_chains_shared(void **state)
+{
+    (void)state;
+    const uint32_t a = CUSHIM_API_cuDriverGetVersion, b = CUSHIM_API_cuCtxGetCurrent;
+    uint64_t g1, g2, live0, live, limbo;
+    assert_int_equal(host->hooks_sync(), CUSHIM_OK);
+    hk_stats(&live0, &limbo);
+    group_pre_calls = 0;
+    assert_int_equal(rt_hook_sel(plug, "cuDriverGetVersion,cuCtxGetCurrent", 0, pre_count, NULL, NULL, &g1),
+                     CUSHIM_OK);
+    const hk_chain *ca = atomic_load(&rt_slots[a].chain), *cb = atomic_load(&rt_slots[b].chain);
+    assert_non_null(ca);
+    assert_ptr_equal(ca, cb);
+    assert_int_equal(ca->n, 1);
+    assert_int_equal(ca->refs, 2);
+    assert_int_equal(((uintptr_t)ca) % 64, 0);   /* line-aligned */
+    hk_stats(&live, &limbo);
+    assert_int_equal(live, live0 + 1);
+
+    /* a second hook on one of them: that one moves to a chain of two, the other keeps the shared one */
+    assert_int_equal(rt_hook_sel(plug, "cuCtxGetCurrent", 5, pre_count, NULL, NULL, &g2), CUSHIM_OK);
+    assert_ptr_equal(atomic_load(&rt_slots[a].chain), ca);
+    cb = atomic_load(&rt_slots[b].chain);
+    assert_ptr_not_equal(cb, ca);
+    assert_int_equal(cb->n, 2);
+    assert_int_equal(ca->refs, 1);
+    int v;
+    CUcontext ctx;
+    cuDriverGetVersion(&v);
+    cuCtxGetCurrent(&ctx);
+    assert_int_equal(group_pre_calls, 3);
+
+    /* removed again: the two end on equal chains (built separately: they held different ones) */
+    assert_int_equal(host->hooks_remove(plug, g2), CUSHIM_OK);
+    cb = atomic_load(&rt_slots[b].chain);
+    assert_int_equal(cb->n, 1);
+    assert_ptr_equal(cb->e[0].pre, ca->e[0].pre);
+    cuDriverGetVersion(&v);
+    cuCtxGetCurrent(&ctx);
+    assert_int_equal(group_pre_calls, 5);
+
+    /* the whole group's removal: both slots empty, every chain freed once no reader can hold it */
+    assert_int_equal(host->hooks_remove(plug, g1), CUSHIM_OK);
+    assert_null(atomic_load(&rt_slots[a].chain));
+    assert_null(atomic_load(&rt_slots[b].chain));
+    assert_int_equal(host->hooks_sync(), CUSHIM_OK);
+    hk_stats(&live, &limbo);
+    assert_int_equal(live, live0);
+    assert_int_equal(limbo, 0);
+}
+
 static const cushim_call *seen[4];
 static cushim_call seen_copy[4];
 static int nseen;
@@ -522,6 +576,7 @@ int main(void)
         cmocka_unit_test(test_override_and_params),
         cmocka_unit_test(test_errors_and_limit),
         cmocka_unit_test(test_groups_and_selectors),
+        cmocka_unit_test(test_chains_shared),
         cmocka_unit_test(test_frame_fields),
         cmocka_unit_test(test_post_only_and_exit_time),
         cmocka_unit_test(test_result_kinds),
