@@ -229,28 +229,51 @@ check_trace_bench() {
 # processes of TRACE_AB_BLOCKS (24) blocks of TRACE_AB_STEPS (50) steps; reported, never asserted.
 # TRACE_AB_ARGS: more launcher options (e.g. "--trace-defer --trace-buffer=2GiB"); "--trace-unhook" makes the
 # paused blocks drop the hooks: the ratio is then the whole cost of --trace against the shim with no plugin.
+# TRACE_AB_BASE=DIR (DIR/runtime/libcushim.so, DIR/plugins/trace.so: another build, e.g. the last commit's):
+# each round runs that build's process too, in alternating order, and its median ratio is reported beside.
 check_trace_ab() {
-    local L=$ROOT/tools/cushim B=$HERE/trace/trace_gpu.py d=$WORK/traceab r v all=""
-    local -a env_l=(CUSHIM_BUILD_DIR="$BUILD_DIR")
+    local L=$ROOT/tools/cushim B=$HERE/trace/trace_gpu.py d=$WORK/traceab r v k all="" base_all="" which
+    local -a env_l=(CUSHIM_BUILD_DIR="$BUILD_DIR") env_b order
     if [ ! -f "$BUILD_DIR/plugins/trace.so" ]; then result "traceab" FAIL "no $BUILD_DIR/plugins/trace.so"; return; fi
+    if [ -n "${TRACE_AB_BASE:-}" ]; then
+        if [ ! -f "$TRACE_AB_BASE/runtime/libcushim.so" ] || [ ! -f "$TRACE_AB_BASE/plugins/trace.so" ]; then
+            result "traceab" FAIL "TRACE_AB_BASE=$TRACE_AB_BASE has no runtime/libcushim.so and plugins/trace.so"
+            return
+        fi
+        env_b=(CUSHIM_BUILD_DIR="$BUILD_DIR" CUSHIM_LIB="$(cd "$TRACE_AB_BASE" && pwd)/runtime/libcushim.so")
+    fi
     mkdir -p "$d"
     for ((r = 0; r < ${TRACE_AB_RUNS:-3}; r++)); do
-        # shellcheck disable=SC2086  # TRACE_AB_ARGS: more launcher options, word-split on purpose
-        tmo 150 env "${env_l[@]}" "$L" run --trace="$d/t.json" --trace-toggle=USR2 ${TRACE_AB_ARGS:-} -- \
-            "$PY" "$B" abbench "${TRACE_AB_BLOCKS:-24}" "${TRACE_AB_STEPS:-50}" >"$LOGS/traceab.$r.out" \
-            2>"$LOGS/traceab.$r.err"
-        v=$(awk '/^ab_ratio/ {print $2}' "$LOGS/traceab.$r.out")
-        all+="${v:-fail} "
-        rm -f "$d/t.json"
+        order=(new)
+        [ -n "${TRACE_AB_BASE:-}" ] && { if ((r % 2)); then order=(base new); else order=(new base); fi; }
+        for which in "${order[@]}"; do
+            k=$r; [ "$which" = base ] && k=base.$r
+            # shellcheck disable=SC2086  # TRACE_AB_ARGS: more launcher options, word-split on purpose
+            if [ "$which" = base ]; then
+                tmo 150 env "${env_b[@]}" "$L" run --trace="$d/t.json" --trace-toggle=USR2 ${TRACE_AB_ARGS:-} -- \
+                    "$PY" "$B" abbench "${TRACE_AB_BLOCKS:-24}" "${TRACE_AB_STEPS:-50}" >"$LOGS/traceab.$k.out" \
+                    2>"$LOGS/traceab.$k.err"
+            else
+                tmo 150 env "${env_l[@]}" "$L" run --trace="$d/t.json" --trace-toggle=USR2 ${TRACE_AB_ARGS:-} -- \
+                    "$PY" "$B" abbench "${TRACE_AB_BLOCKS:-24}" "${TRACE_AB_STEPS:-50}" >"$LOGS/traceab.$k.out" \
+                    2>"$LOGS/traceab.$k.err"
+            fi
+            v=$(awk '/^ab_ratio/ {print $2}' "$LOGS/traceab.$k.out")
+            if [ "$which" = base ]; then base_all+="${v:-fail} "; else all+="${v:-fail} "; fi
+            rm -f "$d/t.json"
+        done
     done
-    local med
+    local med base_med=""
     med=$(printf '%s\n' $all | grep -v fail | sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]}')
+    [ -n "${TRACE_AB_BASE:-}" ] &&
+        base_med=$(printf '%s\n' $base_all | grep -v fail | sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]}')
     if [ -z "$med" ]; then
         result "traceab" FAIL "no run gave a ratio: $(tail -n 2 "$LOGS/traceab.0.err" | tr '\n' ' ' | cut -c1-200)"
         return
     fi
     result "traceab" PASS "recording / paused step time in one process${TRACE_AB_ARGS:+ ($TRACE_AB_ARGS)}, median of runs: $med (runs: $all); \
-$(awk '/^ab_on_ns|^ab_off_ns/ {printf "%s %s ", $1, $2}' "$LOGS/traceab.0.out")(run 0)"
+$(awk '/^ab_on_ns|^ab_off_ns/ {printf "%s %s ", $1, $2}' "$LOGS/traceab.0.out")(run 0)\
+${TRACE_AB_BASE:+; base build $TRACE_AB_BASE, same rounds interleaved: ${base_med:-no ratio} (runs: $base_all)}"
 }
 gpu_check trace check_trace
 gpu_check tracegpu check_trace_gpu
