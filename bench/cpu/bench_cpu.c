@@ -20,6 +20,7 @@
  * work between its CUDA calls, evicting the shim's and the plugins' lines from the near caches), and time
  * each call alone with the TSC (lfence; rdtsc around it). Prints median_cold_ns_per_call: the median over
  * 'runs' of the mean TSC time of one call, converted with the TSC rate measured against CLOCK_MONOTONIC.
+ * Before timing, calls for BENCH_WARMUP_MS (50) ms untimed: the shim's clock is calibrated by then.
  * BENCH_COLD_STRIDE=B: one byte every B bytes of the buffer instead of every 64 (4160: one line in each page,
  * a different cache set each time - a program whose work between calls walks many pages evicts the TLB
  * entries of the shim's and the plugins' pages too).
@@ -132,6 +133,16 @@ int main(int argc, char **argv)
         return 1;
     }
     double first = now_ns() - t0;
+    /* Warm-up, untimed, for BENCH_WARMUP_MS (50) ms: the shim's clock runs on clock_gettime for its first 20 ms of
+       use while it measures the TSC's rate (runtime/clock.c), and a run shorter than that would time a timed hook
+       with the slow clock (the figures of cold.sh before 2026-12-01 did: 20,000 calls a run) */
+    {
+        const char *w = getenv("BENCH_WARMUP_MS");
+        double until = now_ns() + (w ? atof(w) : 50.0) * 1e6;
+        while (now_ns() < until)
+            for (int i = 0; i < 1000; i++)
+                f(&v);
+    }
     double *per = calloc((size_t)(runs > 0 ? runs : 1), sizeof *per);
     double *cpu = calloc((size_t)(runs > 0 ? runs : 1), sizeof *cpu);
     struct rusage ru0, ru1;
