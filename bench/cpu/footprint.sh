@@ -10,6 +10,8 @@
 #   plugin recording every call), paused (the trace plugin hooked but paused: the core's dispatch and entry clock,
 #   the plugin's hooks returning at once), trace=PATH (another trace.so); default: shim trace
 #   APIS="cuCtxGetCurrent cuCtxSynchronize"   MARKED=9 (marked calls per run; the median is reported)
+#   BASE_DIR=DIR: another build (DIR/runtime/libcushim.so, DIR/plugins/trace.so): each configuration but direct
+#   is measured with it too, as CONFIG@base
 #   FP_DRIVER=PATH: the fake driver to call (a Release build has none: build/tests/fake/libcuda.so.1)
 #   FP_DETAIL=1: the lines per object (code and data) of the median call, and the code lines' functions
 #   (addr2line) of the last configuration
@@ -24,23 +26,28 @@ DRV=${FP_DRIVER:-$BUILD/tests/fake/libcuda.so.1}
 [ -e "$DRV" ] || DRV=$BUILD/bench/cpu/standin/libcuda.so.1
 for f in "$FP" "$SHIM" "$DRV"; do [ -e "$f" ] || { echo "footprint.sh: missing $f" >&2; exit 1; }; done
 command -v valgrind >/dev/null || { echo "footprint.sh: needs valgrind" >&2; exit 1; }
+if [ -n "${BASE_DIR:-}" ]; then
+  BASE_DIR=$(cd "$BASE_DIR" && pwd)
+  for c in "${configs[@]}"; do [ "$c" = direct ] || configs+=("$c@base"); done
+fi
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 export CUSHIM_LOG=error
 for api in ${APIS:-cuCtxGetCurrent cuCtxSynchronize}; do
-  for cfg in "${configs[@]}"; do
-    e=(env)
+  for name in "${configs[@]}"; do
+    e=(env) cfg=$name SHIM_=$SHIM TRACE_=$BUILD/plugins/trace.so
+    case $cfg in *@base) cfg=${cfg%@base} SHIM_=$BASE_DIR/runtime/libcushim.so TRACE_=$BASE_DIR/plugins/trace.so ;; esac
     case $cfg in
       direct) ;;
-      shim) e+=(LD_PRELOAD="$SHIM") ;;
-      trace) e+=(LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$BUILD/plugins/trace.so:file=$TMP/t.json,summary=0") ;;
-      paused) e+=(LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$BUILD/plugins/trace.so:file=$TMP/t.json,summary=0,paused=1") ;;
-      trace=*) e+=(LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="${cfg#trace=}:file=$TMP/t.json,summary=0") ;;
+      shim) e+=(LD_PRELOAD="$SHIM_") ;;
+      trace) e+=(LD_PRELOAD="$SHIM_" CUSHIM_PLUGINS="$TRACE_:file=$TMP/t.json,summary=0") ;;
+      paused) e+=(LD_PRELOAD="$SHIM_" CUSHIM_PLUGINS="$TRACE_:file=$TMP/t.json,summary=0,paused=1") ;;
+      trace=*) e+=(LD_PRELOAD="$SHIM_" CUSHIM_PLUGINS="${cfg#trace=}:file=$TMP/t.json,summary=0") ;;
       *) echo "footprint.sh: unknown configuration $cfg" >&2; exit 2 ;;
     esac
     "${e[@]}" valgrind --tool=lackey --trace-mem=yes --log-file="$TMP/lk" "$FP" "$DRV" "$api" "${MARKED:-9}" \
-      2>"$TMP/err" >/dev/null || { echo "footprint.sh: $cfg $api failed:" >&2; tail -5 "$TMP/err" >&2; exit 1; }
-    python3 - "$TMP/lk" "$TMP/err" "$api" "$cfg" "${FP_DETAIL:-0}" <<'PY'
+      2>"$TMP/err" >/dev/null || { echo "footprint.sh: $name $api failed:" >&2; tail -5 "$TMP/err" >&2; exit 1; }
+    python3 - "$TMP/lk" "$TMP/err" "$api" "$name" "${FP_DETAIL:-0}" <<'PY'
 import collections, statistics, subprocess, sys
 lk, err, api, cfg, detail = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5] == "1"
 segs, marks, stack, tcb, heap = [], None, 0, 0, 0
