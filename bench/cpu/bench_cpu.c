@@ -20,6 +20,8 @@
  * work between its CUDA calls, evicting the shim's and the plugins' lines from the near caches), and time
  * each call alone with the TSC (lfence; rdtsc around it). Prints median_cold_ns_per_call: the median over
  * 'runs' of the mean TSC time of one call, converted with the TSC rate measured against CLOCK_MONOTONIC.
+ * BENCH_COLD_BRANCHES=N: before each call (with or without BENCH_COLD_KB), N steps of an interpreter of 256
+ * handlers jumping to each other at random (branchy() above): the branch predictors' state evicted, little memory.
  * Before timing, calls for BENCH_WARMUP_MS (50) ms untimed: the shim's clock is calibrated by then.
  * BENCH_COLD_STRIDE=B: one byte every B bytes of the buffer instead of every 64 (4160: one line in each page,
  * a different cache set each time - a program whose work between calls walks many pages evicts the TLB
@@ -51,6 +53,36 @@ static void empty_post(cushim_call *call, void *user, uint64_t *slot)
     (void)call;
     (void)user;
     (void)slot;
+}
+
+/* BENCH_COLD_BRANCHES: 'steps' jumps through an interpreter of 256 handlers, each with its own indirect jump
+   to a pseudo-random next handler and a data-dependent conditional branch: a program's own work between its CUDA
+   calls (Python's eval loop) as the branch predictors see it, touching almost no memory. */
+#define BR_H(n)                                                          \
+    h##n : x = x * 6364136223846793005ull + 1442695040888963407ull + n; \
+    if ((x >> 40) & 1)                                                   \
+        acc += x >> 50;                                                  \
+    if (--steps <= 0)                                                    \
+        goto done;                                                       \
+    goto *tbl[(x >> 33) & 255];
+#define BR_H4(n) BR_H(n##0) BR_H(n##1) BR_H(n##2) BR_H(n##3)
+#define BR_H16(n) BR_H4(n##0) BR_H4(n##1) BR_H4(n##2) BR_H4(n##3)
+#define BR_L(n) &&h##n,
+#define BR_L4(n) BR_L(n##0) BR_L(n##1) BR_L(n##2) BR_L(n##3)
+#define BR_L16(n) BR_L4(n##0) BR_L4(n##1) BR_L4(n##2) BR_L4(n##3)
+static __attribute__((noinline)) uint64_t branchy(long steps, uint64_t x)
+{
+    static const void *const tbl[256] = { BR_L16(10) BR_L16(11) BR_L16(12) BR_L16(13) BR_L16(20) BR_L16(21)
+                                          BR_L16(22) BR_L16(23) BR_L16(30) BR_L16(31) BR_L16(32) BR_L16(33)
+                                          BR_L16(40) BR_L16(41) BR_L16(42) BR_L16(43) };
+    uint64_t acc = 0;
+    if (steps <= 0)
+        return 0;
+    goto *tbl[x & 255];
+    BR_H16(10) BR_H16(11) BR_H16(12) BR_H16(13) BR_H16(20) BR_H16(21) BR_H16(22) BR_H16(23)
+    BR_H16(30) BR_H16(31) BR_H16(32) BR_H16(33) BR_H16(40) BR_H16(41) BR_H16(42) BR_H16(43)
+done:
+    return acc + x;
 }
 
 static double now_ns(void)
@@ -156,13 +188,15 @@ int main(int argc, char **argv)
     }
     getrusage(RUSAGE_THREAD, &ru1);
     {
-        const char *ck = getenv("BENCH_COLD_KB"), *cs = getenv("BENCH_COLD_STRIDE");
-        long kb = ck ? atol(ck) : 0, stride = cs ? atol(cs) : 64;
+        const char *ck = getenv("BENCH_COLD_KB"), *cs = getenv("BENCH_COLD_STRIDE"),
+                   *cb = getenv("BENCH_COLD_BRANCHES");
+        long kb = ck ? atol(ck) : 0, stride = cs ? atol(cs) : 64, br = cb ? atol(cb) : 0;
+        static uint64_t br_sink;
         if (stride < 1)
             stride = 64;
-        if (kb > 0 && runs > 0) {
+        if ((kb > 0 || br > 0) && runs > 0) {
             size_t n = (size_t)kb * 1024;
-            volatile unsigned char *buf = calloc(n, 1);
+            volatile unsigned char *buf = calloc(n ? n : 1, 1);
             double *cold = calloc((size_t)runs, sizeof *cold), rate = tsc_per_ns();
             if (buf == NULL || cold == NULL)
                 return 1;
@@ -171,6 +205,7 @@ int main(int argc, char **argv)
                 for (long i = 0; i < iters; i++) {
                     for (size_t k = 0; k < n; k += (size_t)stride)
                         buf[k]++;
+                    br_sink += branchy(br, br_sink + (uint64_t)i);
                     uint64_t c0 = tsc();
                     f(&v);
                     acc += tsc() - c0;
@@ -178,7 +213,7 @@ int main(int argc, char **argv)
                 cold[r] = (double)acc / rate / (double)(iters > 0 ? iters : 1);
             }
             qsort(cold, (size_t)runs, sizeof *cold, cmp_double);
-            printf("cold_kb\t%ld\nmedian_cold_ns_per_call\t%.3f\n", kb, cold[runs / 2]);
+            printf("cold_kb\t%ld\ncold_branches\t%ld\nmedian_cold_ns_per_call\t%.3f\n", kb, br, cold[runs / 2]);
             free((void *)buf);
             free(cold);
         }

@@ -14,6 +14,7 @@
 #   BASE_DIR=DIR   another build (DIR/runtime/libcushim.so, DIR/plugins/trace.so): each configuration but
 #                  direct runs with it too, as CONFIG@base, interleaved with the others
 #   BENCH_COLD_STRIDE=B   passed on (bench_cpu.c): 4160 touches one line per page (the TLB too)
+#   BENCH_COLD_BRANCHES=N passed on with COLD > 0 (bench_cpu.c): N steps of a branchy interpreter before each call
 # Prints, per COLD, the median over rounds of each configuration's ns per call and its difference to direct.
 set -euo pipefail
 BUILD=$(cd "${1:-build}" && pwd)
@@ -45,7 +46,7 @@ one() {   # one CONFIG COLD: prints ns per call
   local cfg=$1 cold=$2 key=median_ns_per_call SHIM=$SHIM TRACE=$TRACE
   local -a e=(env)
   case $cfg in *@base) cfg=${cfg%@base} SHIM=$BASE_DIR/runtime/libcushim.so TRACE=$BASE_DIR/plugins/trace.so ;; esac
-  [ "$cold" -gt 0 ] && { e+=(BENCH_COLD_KB="$cold" BENCH_COLD_STRIDE="${BENCH_COLD_STRIDE:-64}"); key=median_cold_ns_per_call; }
+  [ "$cold" -gt 0 ] && { e+=(BENCH_COLD_KB="$cold" BENCH_COLD_STRIDE="${BENCH_COLD_STRIDE:-64}" BENCH_COLD_BRANCHES="${BENCH_COLD_BRANCHES:-0}"); key=median_cold_ns_per_call; }
   case $cfg in
     direct) ;;
     shim|hook|hooktime|posttime) e+=(LD_PRELOAD="$SHIM") ;;
