@@ -272,15 +272,10 @@ static __attribute__((noinline, cold)) rt_frame *rt_top_below(th_rec *r, rt_fram
 static inline rt_frame *rt_live_top(th_rec *r, const void *here)
 {
     rt_frame *top = r != NULL ? r->top : NULL;
-    /* one test for both usual cases (no frame: 0 - 1 wraps above everything; a live enclosing frame: above) */
-    if (RT_LIKELY((uintptr_t)top - 1 >= (uintptr_t)here))
+    if (RT_LIKELY(top == NULL || (uintptr_t)top > (uintptr_t)here))
         return top;
     return rt_top_below(r, top);
 }
-
-/* Stands for "no enclosing frame" where the call path reads one without a branch: not in a hook, depth
-   UINT32_MAX (+ 1 = 0). */
-static const rt_frame rt_no_frame = { .call = { .depth = UINT32_MAX } };
 
 /* glibc, from a longjmp past the frame: the call is over. */
 static void rt_abandon(void *arg)
@@ -366,15 +361,11 @@ int rt_enter(rt_frame *f, uint32_t id, void *params, void *retval)
         cnt_add(id);
     }
     const hk_chain *ch = atomic_load_explicit(&rt_slots[id].chain, memory_order_relaxed);
-    /* expected hooked (the slow path is reached for hooks, or for the counter alone): the hooked path falls
-       through, so that a call whose branches the program's own work left unpredicted takes few jumps */
-    if (RT_UNLIKELY(ch == NULL || ch == &hk_count_only || rt_disabled ||
-                    atomic_load_explicit(&rt_off, memory_order_relaxed)))
+    if (ch == NULL || ch == &hk_count_only || rt_disabled || atomic_load_explicit(&rt_off, memory_order_relaxed))
         return RT_MODE_DIRECT;
     th_rec *r = rt_tls.rec;
     rt_frame *top = rt_live_top(r, f);
-    const rt_frame *encl = top != NULL ? top : &rt_no_frame;   /* a conditional move, not a jump */
-    if (RT_UNLIKELY(encl->in_hook))
+    if (top != NULL && top->in_hook)
         return RT_MODE_DIRECT;   /* made by a hook */
     if (RT_UNLIKELY(r == NULL) && (r = th_rec_get()) == NULL)
         return RT_MODE_DIRECT;   /* no memory for a thread record: no hooks */
@@ -396,11 +387,11 @@ int rt_enter(rt_frame *f, uint32_t id, void *params, void *retval)
     c->retval = retval;
     c->real = real;
     c->flags = 0;
-    c->depth = encl->call.depth + 1;
+    c->depth = top != NULL ? top->call.depth + 1 : 0;
     c->parent = top != NULL ? &top->call : NULL;
     c->seq = th_seq(r);
     c->tid = atomic_load_explicit(&r->tid, memory_order_relaxed);
-    c->t_enter_ns = RT_LIKELY(ch->flags & CUSHIM_HOOK_TIME) ? clk_now_ns() : 0;
+    c->t_enter_ns = (ch->flags & CUSHIM_HOOK_TIME) ? clk_now_ns() : 0;
     c->t_exit_ns = 0;
     f->saved_top = top;
     f->chain = ch;
@@ -440,9 +431,9 @@ int rt_enter(rt_frame *f, uint32_t id, void *params, void *retval)
 void rt_post(rt_frame *f)
 {
     th_rec *r = f->rec;
-    if (RT_LIKELY(f->npre != 0)) {
+    if (f->npre != 0) {
         const hk_chain *ch = f->chain;
-        if (RT_LIKELY(ch->flags & CUSHIM_HOOK_EXIT_TIME))   /* first: the real function has just returned */
+        if (ch->flags & CUSHIM_HOOK_EXIT_TIME)   /* first: the real function has just returned */
             f->call.t_exit_ns = clk_now_ns();
         if (rt_cb_begin(f, r)) {
             for (uint32_t i = f->npre; i-- > 0;) {

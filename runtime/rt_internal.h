@@ -202,21 +202,15 @@ static inline void ep_add_(uint64_t *p, int64_t d)
     __asm__ volatile("addq %1, %0" : "+m"(*p) : "er"(d) : "memory");
 #endif
 }
-/* Enter: one more level, or (outermost) the current epoch with level 1, chosen without a jump (both cases are
-   common: a driver call inside a runtime call is nested). A load and a store rather than one add: a signal
-   handler that runs between them makes its own calls in pairs, which leave the record as they found it (nested),
-   or at level 0 with a newer epoch that our store replaces by an older one - which only makes writers wait
-   longer. */
 static inline void ep_enter(th_rec *r)
 {
     uint64_t c = __atomic_load_n(&r->ctr, __ATOMIC_RELAXED);
-    uint64_t e = atomic_load_explicit(&ep_epoch, memory_order_acquire);
-    uint64_t next = (c & EP_NEST_MASK) ? c + 1 : (e << EP_NEST_BITS) | 1;
-#if defined(__SANITIZE_THREAD__)
-    __atomic_store_n(&r->ctr, next, __ATOMIC_RELEASE);
-#else
-    __atomic_store_n(&r->ctr, next, __ATOMIC_RELAXED);
-#endif
+    if (c & EP_NEST_MASK) {
+        ep_add_(&r->ctr, 1);
+    } else {
+        uint64_t e = atomic_load_explicit(&ep_epoch, memory_order_acquire);
+        __atomic_store_n(&r->ctr, (e << EP_NEST_BITS) | 1, __ATOMIC_RELAXED);
+    }
     if (RT_UNLIKELY(ep_fence))
         RT_FENCE_SEQ_CST();
     else

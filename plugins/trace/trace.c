@@ -419,7 +419,7 @@ static void tr_post(cushim_call *call, void *user, uint64_t *slot)
     uint64_t t;
     if (tb == NULL)
         return;
-    t = __builtin_expect(call->t_exit_ns != 0, 1) ? call->t_exit_ns : tr_host->now_ns();   /* CUSHIM_HOOK_EXIT_TIME */
+    t = call->t_exit_ns ? call->t_exit_ns : tr_host->now_ns();   /* CUSHIM_HOOK_EXIT_TIME of another hook */
     pl = st->plans[call->api_id];
     if (pl->call == TR_CALL_PLAIN)
         tr_post_call(st, pl, call, tb, t, 0);
@@ -453,7 +453,7 @@ static void tr_post_query(cushim_call *call, void *user, uint64_t *slot)
 #if TR_ABLATE == 3   /* bench/cpu/ablate.sh "noclock": no exit clock read (every duration 1 ns) */
     t = call->t_enter_ns + 1;
 #else
-    t = __builtin_expect(call->t_exit_ns != 0, 1) ? call->t_exit_ns : tr_host->now_ns();   /* CUSHIM_HOOK_EXIT_TIME */
+    t = call->t_exit_ns ? call->t_exit_ns : tr_host->now_ns();   /* CUSHIM_HOOK_EXIT_TIME of another hook */
 #endif
 #if TR_ABLATE == 2   /* "clockonly": the exit clock read, nothing written */
     if (t != 0)
@@ -558,12 +558,9 @@ int tr_hooks_add(tr_state *st)
             continue;
         memset(&spec, 0, sizeof spec);
         spec.size = sizeof spec;
-        /* both times from the core, read inline as the real function is entered and as it returns: the exit
-           time read here was an indirect call through the host table and the host's function, and in a program
-           whose own work between its CUDA calls leaves the branch predictors cold each indirect call is a
-           mispredicted jump (docs/benchmarks.md "Cold branch predictors"). A paused plugin that keeps its hooks
-           pays both clock reads; 'unhook' removes them while paused */
-        spec.flags = CUSHIM_HOOK_TIME | CUSHIM_HOOK_EXIT_TIME;
+        /* the entry time from the core; the exit time read here, only while recording (a paused plugin
+           costs one clock read a call, not two), unless another hook on the API asked the core for it */
+        spec.flags = CUSHIM_HOOK_TIME;
         spec.select = st->sel[k];
         spec.priority = -1000;   /* first in, last out: the timing encloses other plugins' hooks */
         spec.pre = k == 0 ? tr_pre : NULL;
