@@ -326,7 +326,8 @@ static int lp_f_parse_bytes(lua_State *L)
     } else if (*end) {
         end++;
     }
-    if (*end != '\0' || end == s || v < 0)
+    /* NaN and sizes past 2^63 are no lua_Integer (their conversion is undefined) */
+    if (*end != '\0' || end == s || !(v >= 0) || !(v * mult < 9223372036854775808.0))
         return luaL_error(L, "parse_bytes: '%s' is not a size like 4096, 512K, 8MiB, 8GiB", s);
     lua_pushinteger(L, (lua_Integer)(v * mult));
     return 1;

@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,9 +42,13 @@ int ml_parse_bytes(const char *s, uint64_t *out)
         while (*d >= '0' && *d <= '9')
             d++;
         if (d == s || *d == '.' || *d == 'e' || *d == 'E') {
+            /* a decimal number only: strtod also reads "nan", "inf" and hexadecimal floats (fuzz_limits: "NAN"
+               reached the conversion to an integer, undefined for a NaN) */
+            if (!(isdigit((unsigned char)*s) || (*s == '.' && isdigit((unsigned char)s[1]))))
+                return -1;
             errno = 0;
             mant = strtod(s, &end);
-            if (errno || end == s || mant < 0)
+            if (errno || end == s || !(mant >= 0) || !isfinite(mant))
                 return -1;
         } else {
             unsigned long long whole;

@@ -29,7 +29,7 @@ int sml_parse_limits(const char *text, double out[SML_LIMIT_DEVICES], char *err,
         if (end == p)
             goto bad;
         if (*end == ':') {
-            if (v < 0 || v >= SML_LIMIT_DEVICES || v != (double)(long)v) {
+            if (!(v >= 0 && v < SML_LIMIT_DEVICES) || v != (double)(long)v) {   /* NaN fails the first test */
                 snprintf(err, errlen, "device '%.*s' is not a number in 0..%d", (int)(end - p), p, SML_LIMIT_DEVICES - 1);
                 return -1;
             }

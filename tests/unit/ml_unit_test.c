@@ -58,6 +58,16 @@ static void test_bytes(void **state)
     assert_int_equal(ml_parse_bytes("16777216T", &v), -1);   /* 2^64 */
     assert_int_equal(ml_parse_bytes("16777215TiB", &v), 0);
     assert_int_equal(v, 16777215ull << 40);
+    /* strtod's other spellings are no sizes (fuzz_limits: "NAN" was converted to an integer: undefined) */
+    assert_int_equal(ml_parse_bytes("NAN", &v), -1);
+    assert_int_equal(ml_parse_bytes("nan(1)G", &v), -1);
+    assert_int_equal(ml_parse_bytes("inf", &v), -1);
+    assert_int_equal(ml_parse_bytes("Infinity", &v), -1);
+    assert_int_equal(ml_parse_bytes(".5G", &v), 0);
+    assert_int_equal(v, 1ull << 29);
+    assert_int_equal(ml_parse_bytes("1e3", &v), 0);
+    assert_int_equal(v, 1000);
+    assert_int_equal(ml_parse_bytes(".", &v), -1);
 }
 
 static void test_spec(void **state)

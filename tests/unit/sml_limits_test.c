@@ -61,6 +61,8 @@ static void test_option(void **state)
     parse_bad("nan", "not a percentage");
     parse_bad("16:30", "0..15");
     parse_bad("1.5:30", "0..15");
+    parse_bad("nan:30", "0..15");   /* was converted to an integer first: undefined for a NaN */
+    parse_bad("inf:30", "0..15");
 }
 
 static const char *env_table[8][2];

@@ -14,7 +14,8 @@ check("consts", cushim.C.CUDA_ERROR_OUT_OF_MEMORY == 2 and cushim.error("cudaErr
 check("options", cushim.options.greeting == "hello=world" and cushim.options.missing == nil)
 check("generation", cushim.generation == 1 and cushim.script:match("api%.lua$"))
 check("parse_bytes", cushim.parse_bytes("8GiB") == 8 * 2^30 and cushim.parse_bytes("512K") == 524288
-      and cushim.parse_bytes("4096") == 4096)
+      and cushim.parse_bytes("4096") == 4096 and not pcall(cushim.parse_bytes, "nan")
+      and not pcall(cushim.parse_bytes, "1e300") and not pcall(cushim.parse_bytes, "8388608T"))
 check("on_errors", not pcall(cushim.on, {select = "cuInit"}) and not pcall(cushim.on, {before = print}))
 
 -- parameters: a before hook changes bytesize, the driver sees it (FAKE_CUDA_MEM is small)
