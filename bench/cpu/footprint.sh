@@ -112,20 +112,17 @@ if detail:
                                     ", ".join("%s %d" % (k, v) for k, v in per.most_common())))
         print("    %s pages: %s" % ("code" if kind == "i" else "data",
                                     ", ".join("%s %d" % (k, v) for k, v in pg.most_common())))
-    # the code lines' functions, per object (addr2line on the file offset of each line)
-    byobj = collections.defaultdict(list)
-    for l in sorted(m["i"]):
-        a = l << 6
-        for lo, hi, kind, name in segs:
-            if lo <= a < hi and name != "main":
-                byobj[name].append(a)
-    # the data lines' symbols, per object (nm: the symbols that overlap each line)
-    dbyobj = collections.defaultdict(list)
-    for l in sorted(m["d"]):
-        a = l << 6
-        for lo, hi, kind, name in segs:
-            if lo <= a < hi and name != "main":
-                dbyobj[name].append(a)
+    def by_object(lines):   # line addresses per loaded object (the program itself left out)
+        out = collections.defaultdict(list)
+        for l in sorted(lines):
+            a = l << 6
+            for lo, hi, kind, name in segs:
+                if lo <= a < hi and name != "main":
+                    out[name].append(a)
+        return out
+    # the code lines' functions (addr2line on the file offset of each line), the data lines' symbols (nm: the
+    # symbols that overlap each line), per object
+    byobj, dbyobj = by_object(m["i"]), by_object(m["d"])
     for name, addrs in dbyobj.items():
         base = min(lo for lo, hi, k, n in segs if n == name)
         syms = []
