@@ -21,7 +21,7 @@
  * each call alone with the TSC (lfence; rdtsc around it). Prints median_cold_ns_per_call: the median over
  * 'runs' of the mean TSC time of one call, converted with the TSC rate measured against CLOCK_MONOTONIC.
  * BENCH_COLD_BRANCHES=N: before each call (with or without BENCH_COLD_KB), N steps of an interpreter of 256
- * handlers jumping to each other at random (branchy() above): the branch predictors' state evicted, little memory.
+ * handlers jumping to each other at random (branchy() below): the branch predictors' state evicted, little memory.
  * Before timing, calls for BENCH_WARMUP_MS (50) ms untimed: the shim's clock is calibrated by then.
  * BENCH_COLD_STRIDE=B: one byte every B bytes of the buffer instead of every 64 (4160: one line in each page,
  * a different cache set each time - a program whose work between calls walks many pages evicts the TLB

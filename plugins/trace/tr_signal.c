@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "trace.h"
 
@@ -208,11 +207,7 @@ int tr_unhook_start(tr_state *st)
     if (rc != 0)
         return -1;
     pthread_detach(th);
-    /* as the writer (tw_start): no fork while the thread's runtime start-up may hold an allocator's lock */
-    for (int i = 0; i < 2000 && !atomic_load_explicit(&tr_unhook_running, memory_order_acquire); i++) {
-        struct timespec ts = {0, 50 * 1000};
-        nanosleep(&ts, NULL);
-    }
+    tw_wait_started(&tr_unhook_running);   /* as the writer's: no fork during the thread's runtime start-up */
     atomic_store_explicit(&tr_unhook_on, 1, memory_order_release);
     sem_post(&tr_unhook_sem);   /* the hooks follow 'paused' as it is now (a fork's child: as the parent left it) */
     return 0;

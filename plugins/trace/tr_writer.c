@@ -854,11 +854,17 @@ int tw_start(tr_writer *w)
        fork handler releases) may be running: a fork then would leave the child a held lock and its own writer
        blocked on it for ever (ASan, e2e trace_fork, ~1 run in 50). Wait for it, once, at most 100 ms; from
        its loop on, the pass lock keeps forks out of its work. */
-    for (int i = 0; rc == 0 && i < 2000 && !atomic_load_explicit(&w->running, memory_order_acquire); i++) {
+    if (rc == 0)
+        tw_wait_started(&w->running);
+    return rc;
+}
+
+void tw_wait_started(_Atomic int *flag)
+{
+    for (int i = 0; i < 2000 && !atomic_load_explicit(flag, memory_order_acquire); i++) {
         struct timespec ts = {0, 50 * 1000};
         nanosleep(&ts, NULL);
     }
-    return rc;
 }
 
 void tw_finish(tr_writer *w)

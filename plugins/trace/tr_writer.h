@@ -85,6 +85,9 @@ typedef struct tr_writer {
 int tw_open(tr_writer *w);
 /* Starts the background thread (0 or an errno). */
 int tw_start(tr_writer *w);
+/* Waits, at most 100 ms, for a thread just created to set *flag on reaching its loop: until then its runtime's
+   start-up may hold locks that a fork would leave held in the child (tw_start says more). */
+void tw_wait_started(_Atomic int *flag);
 /* Stops the thread, drains, writes the end of the file, the summary. Idempotent. */
 void tw_finish(tr_writer *w);
 /* From a signal handler: asks the thread to finish and waits up to 'ms'. */

@@ -143,7 +143,6 @@ static inline uint64_t tr_launch_name(tr_state *st, const tr_plan *pl, tr_tbuf *
     return (uint64_t)(uintptr_t)tr_kernel_name(st, tb, pl->launch, key);
 }
 
-/* At a call's entry: a launch's kernel name (an ENTER's aux, a TR_CALL_KNAME record's word), or 0. */
 /* A launch's kernel name, also given to an enclosing launch that has none (a runtime launch named by the
    driver launch inside it). */
 static inline uint64_t tr_launch_name_up(tr_state *st, const tr_plan *pl, tr_tbuf *tb, const cushim_call *call)
@@ -154,6 +153,7 @@ static inline uint64_t tr_launch_name_up(tr_state *st, const tr_plan *pl, tr_tbu
     return name;
 }
 
+/* At a call's entry: a launch's kernel name (an ENTER's aux, a TR_CALL_KNAME record's word), or 0. */
 static inline uint64_t tr_enter_aux(tr_state *st, const tr_plan *pl, tr_tbuf *tb, const cushim_call *call)
 {
     return pl->launch && st->kernel_names ? tr_launch_name_up(st, pl, tb, call) : 0;
