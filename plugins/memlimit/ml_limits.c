@@ -7,7 +7,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +47,7 @@ int ml_parse_bytes(const char *s, uint64_t *out)
                 return -1;
             errno = 0;
             mant = strtod(s, &end);
-            if (errno || end == s || !(mant >= 0) || !isfinite(mant))
+            if (errno || end == s)   /* ERANGE: too large for a double */
                 return -1;
         } else {
             unsigned long long whole;
