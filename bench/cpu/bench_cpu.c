@@ -1,7 +1,7 @@
 /*
  * bench_cpu.c - CPU cost of one interposed driver call (bench/cpu/run.sh runs it).
  *
- * USAGE: cushim_bench_cpu <path of libcuda.so.1> <iterations> <runs> [hook|hooktime|posttime]
+ * USAGE: cushim_bench_cpu <path of libcuda.so.1> <iterations> <runs> [hook|hooktime|posttime|floor]
  *
  * Opens the driver by path and calls cuDriverGetVersion through the pointer
  * dlsym returns: the driver's own function when run plainly, the shim's
@@ -9,8 +9,9 @@
  * empty pre and one empty post hook on it first (through the host table of the
  * shim's exported cushim_host_get); 'hooktime' adds CUSHIM_HOOK_TIME (the host
  * reads the clock for call->t_enter_ns); 'posttime' registers the post hook alone, with
- * CUSHIM_HOOK_TIME (what a post-only recorder, the trace plugin on a query, costs the core). Prints the latency of the first call (lazy resolution
- * included), the median over 'runs' of the mean ns per call, and the same in the calling thread's CPU
+ * CUSHIM_HOOK_TIME (what a post-only recorder, the trace plugin on a query, costs the core); 'floor'
+ * calls the driver through floor_call() below, without any shim (the least any recorder could cost).
+ * Prints the latency of the first call (lazy resolution included), the median over 'runs' of the mean ns per call, and the same in the calling thread's CPU
  * time (CLOCK_THREAD_CPUTIME_ID: without the time other threads, a trace writer, took its core), and
  * the calling thread's minor page faults per million calls over all runs (getrusage RUSAGE_THREAD: a
  * recorder writing into memory no one touched before pays them there) and voluntary context switches
@@ -23,6 +24,8 @@
  * BENCH_COLD_BRANCHES=N: before each call (with or without BENCH_COLD_KB), N steps of an interpreter of 256
  * handlers jumping to each other at random (branchy() below): the branch predictors' state evicted, little memory.
  * Before timing, calls for BENCH_WARMUP_MS (50) ms untimed: the shim's clock is calibrated by then.
+ * BENCH_COLD_CODE=N: before each call, run N KiB of straight-line code (cold_code() below): the instruction
+ * caches evicted, not the data caches nor the branch predictors.
  * BENCH_COLD_STRIDE=B: one byte every B bytes of the buffer instead of every 64 (4160: one line in each page,
  * a different cache set each time - a program whose work between calls walks many pages evicts the TLB
  * entries of the shim's and the plugins' pages too).
@@ -30,6 +33,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -85,6 +89,68 @@ done:
     return acc + x;
 }
 
+/* BENCH_COLD_CODE: 'kb' KiB of straight-line machine code (x86-64: 4-byte 'add $1, %eax', then 'ret'), run
+   before each call: a program's own code between its CUDA calls as the instruction caches see it (Python's eval
+   loop and a framework's dispatcher run hundreds of KiB of code between two calls), evicting the shim's and the
+   plugins' code lines from the first-level instruction cache and the decoded-instruction cache, with no branch
+   but the call and its return. NULL where the architecture is not x86-64 or the mapping fails. */
+static uint64_t (*cold_code(long kb))(void)
+{
+#if defined(__x86_64__)
+    size_t n = (size_t)kb * 1024, i;
+    unsigned char *p;
+    if (kb <= 0)
+        return NULL;
+    p = mmap(NULL, n + 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    p[0] = 0x31, p[1] = 0xc0;   /* xor %eax, %eax */
+    for (i = 2; i + 4 <= n; i += 4)
+        p[i] = 0x83, p[i + 1] = 0xc0, p[i + 2] = 0x01, p[i + 3] = 0x90;   /* add $1, %eax; nop */
+    p[i] = 0xc3;   /* ret */
+    if (mprotect(p, n + 16, PROT_READ | PROT_EXEC) != 0)
+        return NULL;
+    return (uint64_t(*)(void))(void *)p;
+#else
+    (void)kb;
+    return NULL;
+#endif
+}
+
+/* 'floor': the least a recorder of every call could cost, as a bound for any design - two TSC reads and one
+   64-byte record (the id, a sequence number, the entry time, the duration, the result and the output) into a
+   ring, published with a release store, around the driver's function called directly: no dispatch, no nesting,
+   no thread-buffer lookup, no parameter plan, in this program's own code. */
+static get_version_fn floor_real;
+static unsigned char floor_ring[1 << 20] __attribute__((aligned(64)));
+static uint64_t floor_wr, floor_seq;
+static uint64_t floor_committed;
+
+static inline uint64_t floor_clock(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    return ((((uint64_t)hi << 32) | lo) * 0x66666666ull) >> 32;   /* a multiply, as a TSC-to-ns clock does */
+}
+
+static __attribute__((noinline)) int floor_call(int *v)
+{
+    uint64_t t0 = floor_clock();
+    int r = floor_real(v);
+    uint64_t t1 = floor_clock();
+    struct {
+        uint32_t len, api;
+        uint64_t seq, parent, t;
+        uint32_t dur, result;
+        uint64_t params, out, pad;
+    } rec = { 64, 1, ++floor_seq, 0, t0, (uint32_t)(t1 - t0), (uint32_t)r, (uint64_t)(uintptr_t)v, (uint64_t)*v, 0 };
+    _Static_assert(sizeof rec == 64, "one line");
+    memcpy(floor_ring + (floor_wr & (sizeof floor_ring - 1)), &rec, sizeof rec);
+    floor_wr += sizeof rec;
+    __atomic_store_n(&floor_committed, floor_wr, __ATOMIC_RELEASE);
+    return r;
+}
+
 static double now_ns(void)
 {
     struct timespec ts;
@@ -126,7 +192,7 @@ static int cmp_double(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: %s <libcuda.so.1 path> <iterations> <runs> [hook|hooktime|posttime]\n", argv[0]);
+        fprintf(stderr, "usage: %s <libcuda.so.1 path> <iterations> <runs> [hook|hooktime|posttime|floor]\n", argv[0]);
         return 2;
     }
     long iters = atol(argv[2]), runs = atol(argv[3]);
@@ -157,6 +223,10 @@ int main(int argc, char **argv)
             fprintf(stderr, "hook: the shim is not preloaded\n");
             return 1;
         }
+    }
+    if (argc > 4 && strcmp(argv[4], "floor") == 0) {
+        floor_real = f;
+        f = floor_call;
     }
     int v = 0;
     double t0 = now_ns();
@@ -189,12 +259,17 @@ int main(int argc, char **argv)
     getrusage(RUSAGE_THREAD, &ru1);
     {
         const char *ck = getenv("BENCH_COLD_KB"), *cs = getenv("BENCH_COLD_STRIDE"),
-                   *cb = getenv("BENCH_COLD_BRANCHES");
-        long kb = ck ? atol(ck) : 0, stride = cs ? atol(cs) : 64, br = cb ? atol(cb) : 0;
+                   *cb = getenv("BENCH_COLD_BRANCHES"), *cc = getenv("BENCH_COLD_CODE");
+        long kb = ck ? atol(ck) : 0, stride = cs ? atol(cs) : 64, br = cb ? atol(cb) : 0, code_kb = cc ? atol(cc) : 0;
+        uint64_t (*code)(void) = cold_code(code_kb);
         static uint64_t br_sink;
         if (stride < 1)
             stride = 64;
-        if ((kb > 0 || br > 0) && runs > 0) {
+        if (code_kb > 0 && code == NULL) {
+            fprintf(stderr, "BENCH_COLD_CODE: no executable mapping here (x86-64 only)\n");
+            return 1;
+        }
+        if ((kb > 0 || br > 0 || code != NULL) && runs > 0) {
             size_t n = (size_t)kb * 1024;
             volatile unsigned char *buf = calloc(n ? n : 1, 1);
             double *cold = calloc((size_t)runs, sizeof *cold), rate = tsc_per_ns();
@@ -206,6 +281,8 @@ int main(int argc, char **argv)
                     for (size_t k = 0; k < n; k += (size_t)stride)
                         buf[k]++;
                     br_sink += branchy(br, br_sink + (uint64_t)i);
+                    if (code != NULL)
+                        br_sink += code();
                     uint64_t c0 = tsc();
                     f(&v);
                     acc += tsc() - c0;
@@ -213,7 +290,8 @@ int main(int argc, char **argv)
                 cold[r] = (double)acc / rate / (double)(iters > 0 ? iters : 1);
             }
             qsort(cold, (size_t)runs, sizeof *cold, cmp_double);
-            printf("cold_kb\t%ld\ncold_branches\t%ld\nmedian_cold_ns_per_call\t%.3f\n", kb, br, cold[runs / 2]);
+            printf("cold_kb\t%ld\ncold_branches\t%ld\ncold_code_kb\t%ld\nmedian_cold_ns_per_call\t%.3f\n", kb, br,
+                   code_kb, cold[runs / 2]);
             free((void *)buf);
             free(cold);
         }

@@ -15,6 +15,7 @@
 #                  direct runs with it too, as CONFIG@base, interleaved with the others
 #   BENCH_COLD_STRIDE=B   passed on (bench_cpu.c): 4160 touches one line per page (the TLB too)
 #   BENCH_COLD_BRANCHES=N passed on with COLD > 0 (bench_cpu.c): N steps of a branchy interpreter before each call
+#   BENCH_COLD_CODE=N     passed on with COLD > 0 (bench_cpu.c): N KiB of straight-line code run before each call
 # Prints, per COLD, the median over rounds of each configuration's ns per call and its difference to direct.
 set -euo pipefail
 BUILD=$(cd "${1:-build}" && pwd)
@@ -46,9 +47,9 @@ one() {   # one CONFIG COLD: prints ns per call
   local cfg=$1 cold=$2 key=median_ns_per_call SHIM=$SHIM TRACE=$TRACE
   local -a e=(env)
   case $cfg in *@base) cfg=${cfg%@base} SHIM=$BASE_DIR/runtime/libcushim.so TRACE=$BASE_DIR/plugins/trace.so ;; esac
-  [ "$cold" -gt 0 ] && { e+=(BENCH_COLD_KB="$cold" BENCH_COLD_STRIDE="${BENCH_COLD_STRIDE:-64}" BENCH_COLD_BRANCHES="${BENCH_COLD_BRANCHES:-0}"); key=median_cold_ns_per_call; }
+  [ "$cold" -gt 0 ] && { e+=(BENCH_COLD_KB="$cold" BENCH_COLD_STRIDE="${BENCH_COLD_STRIDE:-64}" BENCH_COLD_BRANCHES="${BENCH_COLD_BRANCHES:-0}" BENCH_COLD_CODE="${BENCH_COLD_CODE:-0}"); key=median_cold_ns_per_call; }
   case $cfg in
-    direct) ;;
+    direct|floor) ;;
     shim|hook|hooktime|posttime) e+=(LD_PRELOAD="$SHIM") ;;
     trace) e+=(LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$TRACE:file=$TMP/t.json,summary=0,buffer=1GiB") ;;
     paused) e+=(LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$TRACE:file=$TMP/t.json,summary=0,paused=1") ;;
@@ -56,7 +57,7 @@ one() {   # one CONFIG COLD: prints ns per call
     *) e+=(LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="${extra_so[$cfg]}:file=$TMP/t.json,summary=0,buffer=1GiB") ;;
   esac
   local extra=()
-  case $cfg in hook|hooktime|posttime) extra=("$cfg") ;; esac
+  case $cfg in hook|hooktime|posttime|floor) extra=("$cfg") ;; esac
   "${e[@]}" "$BENCH" "$DRV" "$ITERS" "$RUNS" "${extra[@]}" | awk -v k="$key" '$1 == k { print $2 }'
 }
 for cold in ${COLD:-0 256}; do

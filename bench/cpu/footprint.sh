@@ -14,7 +14,8 @@
 #   is measured with it too, as CONFIG@base
 #   FP_DRIVER=PATH: the fake driver to call (a Release build has none: build/tests/fake/libcuda.so.1)
 #   FP_DETAIL=1: the lines per object (code and data) of the median call, and the code lines' functions
-#   (addr2line) of the last configuration
+#   (addr2line) of the last configuration; FP_DETAIL=2: also each code line's offset in its object and the
+#   function at its start (how the path is laid out)
 set -euo pipefail
 BUILD=$(cd "${1:-build}" && pwd)
 shift || true
@@ -49,7 +50,7 @@ for api in ${APIS:-cuCtxGetCurrent cuCtxSynchronize}; do
       2>"$TMP/err" >/dev/null || { echo "footprint.sh: $name $api failed:" >&2; tail -5 "$TMP/err" >&2; exit 1; }
     python3 - "$TMP/lk" "$TMP/err" "$api" "$name" "${FP_DETAIL:-0}" <<'PY'
 import collections, statistics, subprocess, sys
-lk, err, api, cfg, detail = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5] == "1"
+lk, err, api, cfg, detail = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5] or 0)
 segs, marks, stack, tcb, heap = [], None, 0, 0, 0
 for line in open(err):
     w = line.split()
@@ -148,6 +149,8 @@ if detail:
             continue
         fns = collections.Counter(f for f in out if f)
         print("    %s: %s" % (name.rsplit("/", 1)[-1], ", ".join("%s %d" % (k, v) for k, v in fns.most_common())))
+        if detail > 1:   # FP_DETAIL=2: each code line, its offset in the object and the function at its start
+            print("      " + " ".join("%x:%s" % (a - base, f) for a, f in sorted(zip(addrs, out))))
 PY
   done
 done

@@ -1,0 +1,24 @@
+#!/bin/sh
+# bench_smoke.sh SOURCE_DIR BUILD_DIR - runs bench/cpu/cold.sh with a few calls per configuration, hot and cold
+# (data, code and branches between calls), and checks that every configuration printed a positive figure: the
+# benchmark's plumbing works (the shim preloaded, the hooks registered, the trace plugin recording, the floor's
+# own recorder). The figures themselves are not judged: timing is never a test assertion here.
+set -u
+src=$1 build=$2
+out=$(BENCH_WARMUP_MS=1 ROUNDS=1 ITERS=200 RUNS=1 COLD="0 1" BENCH_COLD_CODE=4 BENCH_COLD_BRANCHES=20 \
+      CONFIGS="direct floor shim hook hooktime posttime paused trace" bash "$src/bench/cpu/cold.sh" "$build" 2>&1)
+rc=$?
+printf '%s\n' "$out"
+[ $rc -eq 0 ] || { echo "bench_smoke: cold.sh failed ($rc)"; exit 1; }
+for cold in 0 1; do
+    for c in direct floor shim hook hooktime posttime paused trace; do
+        # the line of configuration $c in the table of COLD=$cold: its median must be a number above 0
+        v=$(printf '%s\n' "$out" | awk -v c="$c" -v k="cold $cold KiB" '
+            index($0, k) == 1 { t = 1; next } /^cold / { t = 0 } t && $1 == c { print $2; exit }')
+        if ! printf '%s\n' "$v" | awk '/^[0-9]+(\.[0-9]+)?$/ && $1 + 0 > 0 { ok = 1 } END { exit !ok }'; then
+            echo "bench_smoke: no figure for '$c' at COLD=$cold (got '$v')"
+            exit 1
+        fi
+    done
+done
+echo "bench_smoke: every configuration measured"
