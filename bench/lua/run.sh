@@ -38,7 +38,7 @@ for r in $(seq "$ROUNDS"); do
   [ -z "$PLUGIN_B" ] ||
     b+=("$(LD_PRELOAD=$SHIM CUSHIM_PLUGINS="$LUA_B" "$BENCH" none percall "$ITERS" 5 | awk '{print $3}')")
 done
-med() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+med() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else if (NR) print (a[NR/2]+a[NR/2+1])/2}'; }
 spread() { printf '%s\n' "$@" | sort -g | awk 'NR==1{lo=$1} {hi=$1} END {print lo "-" hi}'; }
 mc=$(med "${c[@]}") ml=$(med "${l[@]}")
 echo "| hook on cuCtxGetCurrent | median ns/call ($ROUNDS interleaved rounds, each the median of 5 x $ITERS)" \

@@ -28,8 +28,8 @@
 
 #include "trace.h"
 
-/* bench/cpu/ablate.sh builds copies of the plugin with TR_ABLATE=1..3 (a part of recording left out, to
-   measure what each part costs); a normal build has 0 */
+/* bench/cpu/ablate.sh builds copies of the plugin with TR_ABLATE=1..4 (a part of recording left out, or 4 KiB
+   of code added, to measure what each part and each code line costs); a normal build has 0 */
 #ifndef TR_ABLATE
 #define TR_ABLATE 0
 #endif
@@ -450,6 +450,11 @@ static void tr_post_query(cushim_call *call, void *user, uint64_t *slot)
         return;
     if (tb->quiet || call->t_enter_ns == 0)
         return;
+#if TR_ABLATE == 4   /* "pad64": 4 KiB of 8-byte no-ops run by every recorded query - 64 more code lines a call
+                        (and 512 instructions): what a line of code costs a call, hot (cold.sh) and inside a
+                        program (tests/gpu traceab with TRACE_AB_BASE) */
+    __asm__ volatile(".rept 512\n\t.byte 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00\n\t.endr" ::: "memory");
+#endif
 #if TR_ABLATE == 3   /* bench/cpu/ablate.sh "noclock": no exit clock read (every duration 1 ns) */
     t = call->t_enter_ns + 1;
 #else

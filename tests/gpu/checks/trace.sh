@@ -231,6 +231,10 @@ check_trace_bench() {
 # paused blocks drop the hooks: the ratio is then the whole cost of --trace against the shim with no plugin.
 # TRACE_AB_BASE=DIR (DIR/runtime/libcushim.so, DIR/plugins/trace.so: another build, e.g. the last commit's):
 # each round runs that build's process too, in alternating order, and its median ratio is reported beside.
+# The median of the numbers on stdin (of an even count: the mean of the two middle ones); nothing for none.
+ab_median() {
+    sort -g | awk '{a[NR] = $1} END {if (NR % 2) print a[(NR + 1) / 2]; else if (NR) printf "%.4f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2}'
+}
 check_trace_ab() {
     local L=$ROOT/tools/cushim B=$HERE/trace/trace_gpu.py d=$WORK/traceab r v k all="" base_all="" which
     local -a env_l=(CUSHIM_BUILD_DIR="$BUILD_DIR") env_b order
@@ -264,9 +268,9 @@ check_trace_ab() {
         done
     done
     local med base_med=""
-    med=$(printf '%s\n' $all | grep -v fail | sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]}')
+    med=$(printf '%s\n' $all | grep -v fail | ab_median)
     [ -n "${TRACE_AB_BASE:-}" ] &&
-        base_med=$(printf '%s\n' $base_all | grep -v fail | sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]}')
+        base_med=$(printf '%s\n' $base_all | grep -v fail | ab_median)
     if [ -z "$med" ]; then
         result "traceab" FAIL "no run gave a ratio: $(tail -n 2 "$LOGS/traceab.0.err" | tr '\n' ' ' | cut -c1-200)"
         return
