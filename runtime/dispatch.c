@@ -269,10 +269,15 @@ static __attribute__((noinline, cold)) rt_frame *rt_top_below(th_rec *r, rt_fram
     return NULL;
 }
 
+/* What rt_enter reads of the enclosing frame when there is none. */
+static const rt_frame rt_no_frame = { .call = { .depth = UINT32_MAX } };
+
 static inline rt_frame *rt_live_top(th_rec *r, const void *here)
 {
     rt_frame *top = r != NULL ? r->top : NULL;
-    if (RT_LIKELY(top == NULL || (uintptr_t)top > (uintptr_t)here))
+    /* none, or above 'here': one unsigned comparison (NULL - 1 is the largest address), no branch to lay out
+       for the outermost call */
+    if (RT_LIKELY((uintptr_t)top - 1u >= (uintptr_t)here))
         return top;
     return rt_top_below(r, top);
 }
@@ -319,8 +324,10 @@ static inline void rt_cb_end(rt_frame *f, th_rec *r)
     f->in_hook = 0;
 }
 
-/* Not the fast lane: initialisation still running, unresolved, foreign, failed. */
-static int rt_enter_slow(rt_frame *f, uint32_t id)
+/* Not the fast lane: initialisation still running, unresolved, foreign, failed. Out of line and cold, so that
+   rt_enter's checks run straight into the hooked call's code (one code line fewer a hooked call: every line a
+   call runs costs it ~2-3 ns inside a real program, docs/benchmarks.md "The floor of any recorder"). */
+static __attribute__((noinline, cold)) int rt_enter_slow(rt_frame *f, uint32_t id)
 {
     if (!lc_ready() && !rt_init()) {
         /* Made during initialisation on the initialising thread (a plugin's
@@ -357,7 +364,7 @@ int rt_enter(rt_frame *f, uint32_t id, void *params, void *retval)
         if (mode >= 0)
             return mode;
         real = f->call.real;
-    } else if (cnt_enabled) {
+    } else if (RT_UNLIKELY(cnt_enabled)) {
         cnt_add(id);
     }
     const hk_chain *ch = atomic_load_explicit(&rt_slots[id].chain, memory_order_relaxed);
@@ -365,7 +372,10 @@ int rt_enter(rt_frame *f, uint32_t id, void *params, void *retval)
         return RT_MODE_DIRECT;
     th_rec *r = rt_tls.rec;
     rt_frame *top = rt_live_top(r, f);
-    if (top != NULL && top->in_hook)
+    /* the enclosing frame, or a stand-in for none (depth -1, in no hook): its fields are read without a branch
+       on NULL, so that neither the outermost nor a nested call runs a code line of its own */
+    const rt_frame *up = top != NULL ? top : &rt_no_frame;
+    if (up->in_hook)
         return RT_MODE_DIRECT;   /* made by a hook */
     if (RT_UNLIKELY(r == NULL) && (r = th_rec_get()) == NULL)
         return RT_MODE_DIRECT;   /* no memory for a thread record: no hooks */
@@ -387,11 +397,11 @@ int rt_enter(rt_frame *f, uint32_t id, void *params, void *retval)
     c->retval = retval;
     c->real = real;
     c->flags = 0;
-    c->depth = top != NULL ? top->call.depth + 1 : 0;
+    c->depth = up->call.depth + 1;   /* the stand-in's UINT32_MAX + 1: 0 */
     c->parent = top != NULL ? &top->call : NULL;
     c->seq = th_seq(r);
     c->tid = atomic_load_explicit(&r->tid, memory_order_relaxed);
-    c->t_enter_ns = (ch->flags & CUSHIM_HOOK_TIME) ? clk_now_ns() : 0;
+    c->t_enter_ns = RT_LIKELY(ch->flags & CUSHIM_HOOK_TIME) ? clk_now_ns() : 0;   /* in line: the recorders' case */
     c->t_exit_ns = 0;
     f->saved_top = top;
     f->chain = ch;

@@ -36,8 +36,9 @@
    pages a call touches. The linker gathers the section from every object (an orphan section of its own). */
 #define RT_HOT __attribute__((section(".cushim_hot")))
 /* The functions every hooked call runs, for the same reason: GCC puts them in .text.hot, which the linker
-   gathers at the start of .text. */
-#define RT_HOT_FN __attribute__((hot))
+   gathers at the start of .text; each starts a cache line, so that it runs in as few lines as its code needs
+   (a line costs a call ~2-3 ns in a real program: docs/benchmarks.md "The floor of any recorder"). */
+#define RT_HOT_FN __attribute__((hot, aligned(64)))
 
 /* Fences. ThreadSanitizer does not model atomic_thread_fence (GCC rejects it
    with -fsanitize=thread): there a seq_cst read-modify-write of a dummy stands
@@ -205,12 +206,13 @@ static inline void ep_add_(uint64_t *p, int64_t d)
 static inline void ep_enter(th_rec *r)
 {
     uint64_t c = __atomic_load_n(&r->ctr, __ATOMIC_RELAXED);
-    if (c & EP_NEST_MASK) {
-        ep_add_(&r->ctr, 1);
-    } else {
-        uint64_t e = atomic_load_explicit(&ep_epoch, memory_order_acquire);
-        __atomic_store_n(&r->ctr, (e << EP_NEST_BITS) | 1, __ATOMIC_RELAXED);
-    }
+    uint64_t e = atomic_load_explicit(&ep_epoch, memory_order_acquire);
+    /* Outermost (no level held: the epoch now, level 1) or nested (one level more): chosen without a branch, so
+       that neither case runs a code line of its own (an outermost and a nested call alternate in cudart's
+       queries). A signal handler between the load and the store enters and leaves as many levels (a handler
+       that jumps out has its levels dropped by the frames' cleanups): the value stored is still right. */
+    uint64_t n = (c & EP_NEST_MASK) ? c + 1 : (e << EP_NEST_BITS) | 1;
+    __atomic_store_n(&r->ctr, n, __ATOMIC_RELAXED);
     if (RT_UNLIKELY(ep_fence))
         RT_FENCE_SEQ_CST();
     else

@@ -10,7 +10,9 @@
  *               resolves it, then jumps on with the registers untouched),
  *               else rt_slow_NAME (one load, one indirect jmp).
  *   rt_slow_NAME  hidden, noinline, next to NAME (one page for a hooked call's
- *               two: bench/cpu/footprint.sh): the params struct is built, then
+ *               two: bench/cpu/footprint.sh), reached only when a hook, a counter or
+ *               something unusual applies (its hooked case runs straight down:
+ *               fewer code lines, docs/benchmarks.md): the params struct is built, then
  *               rt_enter decides (resolve once, count, fail closed, straight
  *               through when no hook applies) and for a hooked call fills the
  *               call frame and runs the pre hooks; the real function is called
@@ -56,12 +58,12 @@
         cushim_params_##NAME rt_p_ = { RT_STRIP(ARGS) };                                          \
         rt_frame rt_f_ __attribute__((cleanup(rt_frame_cleanup)));                                \
         int rt_mode_ = rt_enter(&rt_f_, ID, &rt_p_, &rt_ret_);                                    \
-        if (RT_LIKELY(rt_mode_ == RT_MODE_DIRECT))                                                \
-            return ((RET(*) PROTO)rt_f_.call.real)ARGS;                                           \
-        if (rt_mode_ == RT_MODE_HOOKED) {                                                         \
+        if (RT_LIKELY(rt_mode_ == RT_MODE_HOOKED)) { /* the usual case here: straight down */     \
             cushim_params_##NAME *p = &rt_p_;                                                     \
             (void)p;                                                                              \
             rt_ret_ = ((RET(*) PROTO)rt_f_.call.real)UNPACK;                                      \
+        } else if (rt_mode_ == RT_MODE_DIRECT) {                                                  \
+            return ((RET(*) PROTO)rt_f_.call.real)ARGS;                                           \
         } else if (rt_mode_ != RT_MODE_SKIPPED) {                                                 \
             RT_FAIL(RETKIND, rt_ret_, rt_mode_);                                                  \
             return rt_ret_;                                                                       \

@@ -10,6 +10,13 @@
 
 #include "tr_plan.h"
 
+void tr_copy_params_odd(unsigned char *dst, const unsigned char *src, uint32_t n)
+{
+    memcpy(dst, src, n);
+    if (tr_pad8(n) > n)
+        memset(dst + n, 0, tr_pad8(n) - n);
+}
+
 static int typed_params(void)
 {
     return tr_host->sizeof_param_info >= offsetof(cushim_param_info, struct_type) + sizeof(void *);

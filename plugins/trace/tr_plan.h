@@ -141,15 +141,28 @@ static inline unsigned char *tr_cap_write(const tr_cap *c, const unsigned char *
    tr_cap_write stores for a one-element capture, without a call to memcpy or memset. */
 static inline uint64_t tr_scalar_word(const void *src, uint32_t n)
 {
-    uint64_t w = 0;
-    switch (n) {
-    case 1: memcpy(&w, src, 1); break;
-    case 2: memcpy(&w, src, 2); break;
-    case 4: memcpy(&w, src, 4); break;
-    case 8: memcpy(&w, src, 8); break;
-    default: break;
+    /* the usual sizes first (an int or an enum, a handle or a size): tests in line, not a table */
+    uint32_t u32;
+    uint16_t u16;
+    uint8_t u8;
+    uint64_t w;
+    if (__builtin_expect(n == 4, 1)) {
+        memcpy(&u32, src, 4);
+        return u32;
     }
-    return w;
+    if (n == 8) {
+        memcpy(&w, src, 8);
+        return w;
+    }
+    if (n == 2) {
+        memcpy(&u16, src, 2);
+        return u16;
+    }
+    if (n == 1) {
+        memcpy(&u8, src, 1);
+        return u8;
+    }
+    return 0;
 }
 
 /* The element a scalar capture's pointer parameter points to, as one word in *w; 0 when the
@@ -190,32 +203,24 @@ static inline unsigned char *tr_cap_inline(const tr_cap *c, const unsigned char 
     return out + sizeof w;
 }
 
-/* 'n' bytes of a params struct into a record, zero-padded to 8: word moves for the usual
-   sizes (a multiple of 8 up to 96 bytes), memcpy otherwise. */
+/* A params struct of a size that is no multiple of 8 (integers alone: cuInit's, cudaSetDevice's; a struct
+   that holds a pointer is padded to 8), zero-padded: out of line (tr_plan.c). */
+void tr_copy_params_odd(unsigned char *dst, const unsigned char *src, uint32_t n);
+
+/* 'n' bytes of a params struct into a record, zero-padded to 8: a loop of word moves (one code line for every
+   size: a jump table of unrolled moves ran three lines of its own, and a line costs a recorded call ~2-3 ns in
+   a real program - docs/benchmarks.md "The floor of any recorder"). */
 static inline void tr_copy_params(unsigned char *dst, const unsigned char *src, uint32_t n)
 {
-    uint64_t w;
-    if ((n & 7u) == 0 && n <= 96) {
-        switch (n >> 3) {   /* each case falls through to the next word down */
-        case 12: memcpy(&w, src + 88, 8); memcpy(dst + 88, &w, 8); /* fall through */
-        case 11: memcpy(&w, src + 80, 8); memcpy(dst + 80, &w, 8); /* fall through */
-        case 10: memcpy(&w, src + 72, 8); memcpy(dst + 72, &w, 8); /* fall through */
-        case 9: memcpy(&w, src + 64, 8); memcpy(dst + 64, &w, 8); /* fall through */
-        case 8: memcpy(&w, src + 56, 8); memcpy(dst + 56, &w, 8); /* fall through */
-        case 7: memcpy(&w, src + 48, 8); memcpy(dst + 48, &w, 8); /* fall through */
-        case 6: memcpy(&w, src + 40, 8); memcpy(dst + 40, &w, 8); /* fall through */
-        case 5: memcpy(&w, src + 32, 8); memcpy(dst + 32, &w, 8); /* fall through */
-        case 4: memcpy(&w, src + 24, 8); memcpy(dst + 24, &w, 8); /* fall through */
-        case 3: memcpy(&w, src + 16, 8); memcpy(dst + 16, &w, 8); /* fall through */
-        case 2: memcpy(&w, src + 8, 8); memcpy(dst + 8, &w, 8); /* fall through */
-        case 1: memcpy(&w, src, 8); memcpy(dst, &w, 8); /* fall through */
-        default: break;
-        }
+    if (__builtin_expect((n & 7u) != 0, 0)) {
+        tr_copy_params_odd(dst, src, n);
         return;
     }
-    memcpy(dst, src, n);
-    if (tr_pad8(n) > n)
-        memset(dst + n, 0, tr_pad8(n) - n);
+    for (uint32_t i = 0; i < n; i += 8) {
+        uint64_t w;
+        memcpy(&w, src + i, 8);
+        memcpy(dst + i, &w, 8);
+    }
 }
 
 /* The ENTER and EXIT headers at 'p' (8-aligned in a chunk; sizeof(tr_rec) and sizeof(tr_exit) bytes), stored
@@ -324,7 +329,7 @@ static inline __attribute__((always_inline)) uint32_t tr_call_write(unsigned cha
     unsigned char *o = p + sizeof(tr_call) + (pl->enter_len - sizeof(tr_rec));
     memcpy(&result, call->retval, sizeof result);
     tr_copy_params(p + sizeof(tr_call), call->params, pl->params_size);
-    if (pl->nout != 0 && (!pl->ret_result || (int32_t)result == 0))   /* the one output, inline */
+    if (__builtin_expect(pl->nout != 0 && (!pl->ret_result || (int32_t)result == 0), 1))   /* the one output, inline */
         o = tr_cap_inline(&pl->caps[pl->nin], call->params, o, &flags);
     if (kname != 0) {   /* a launch's kernel name: the ENTER's aux (0: none; an aux of 0 says nothing) */
         flags |= TR_F_KNAME;
