@@ -269,9 +269,6 @@ static __attribute__((noinline, cold)) rt_frame *rt_top_below(th_rec *r, rt_fram
     return NULL;
 }
 
-/* What rt_enter reads of the enclosing frame when there is none. */
-static const rt_frame rt_no_frame = { .call = { .depth = UINT32_MAX } };
-
 static inline rt_frame *rt_live_top(th_rec *r, const void *here)
 {
     rt_frame *top = r != NULL ? r->top : NULL;
@@ -372,11 +369,12 @@ int rt_enter(rt_frame *f, uint32_t id, void *params, void *retval)
         return RT_MODE_DIRECT;
     th_rec *r = rt_tls.rec;
     rt_frame *top = rt_live_top(r, f);
-    /* the enclosing frame, or a stand-in for none (depth -1, in no hook): its fields are read without a branch
-       on NULL, so that neither the outermost nor a nested call runs a code line of its own */
-    const rt_frame *up = top != NULL ? top : &rt_no_frame;
-    if (up->in_hook)
-        return RT_MODE_DIRECT;   /* made by a hook */
+    uint32_t depth = 0;
+    if (top != NULL) {   /* no stand-in frame for none: it would be a data line and page of its own */
+        if (top->in_hook)
+            return RT_MODE_DIRECT;   /* made by a hook */
+        depth = top->call.depth + 1;
+    }
     if (RT_UNLIKELY(r == NULL) && (r = th_rec_get()) == NULL)
         return RT_MODE_DIRECT;   /* no memory for a thread record: no hooks */
 
@@ -397,7 +395,7 @@ int rt_enter(rt_frame *f, uint32_t id, void *params, void *retval)
     c->retval = retval;
     c->real = real;
     c->flags = 0;
-    c->depth = up->call.depth + 1;   /* the stand-in's UINT32_MAX + 1: 0 */
+    c->depth = depth;
     c->parent = top != NULL ? &top->call : NULL;
     c->seq = th_seq(r);
     c->tid = atomic_load_explicit(&r->tid, memory_order_relaxed);
