@@ -2,7 +2,8 @@
 # bench_smoke.sh SOURCE_DIR BUILD_DIR - runs bench/cpu/cold.sh with a few calls per configuration, hot and cold
 # (data, code and branches between calls), and checks that every configuration printed a positive figure: the
 # benchmark's plumbing works (the shim preloaded, the hooks registered, the trace plugin recording, the floor's
-# own recorder). The figures themselves are not judged: timing is never a test assertion here.
+# own recorder), and bench/cpu/lines.sh counts the call path's code. The figures themselves are not judged:
+# timing is never a test assertion here.
 set -u
 src=$1 build=$2
 out=$(BENCH_WARMUP_MS=1 ROUNDS=1 ITERS=200 RUNS=1 COLD="0 1" BENCH_COLD_CODE=4 BENCH_COLD_BRANCHES=20 \
@@ -21,4 +22,16 @@ for cold in 0 1; do
         fi
     done
 done
-echo "bench_smoke: every configuration measured"
+echo "bench_smoke: every configuration of cold.sh measured"
+# bench/cpu/lines.sh (valgrind): the code a recorded call runs, counted; it must find the shim's and the
+# plugin's functions on the call path
+if command -v valgrind >/dev/null; then
+    out=$(CALLS=2000 bash "$src/bench/cpu/lines.sh" "$build" trace 2>&1)
+    printf '%s\n' "$out"
+    for fn in rt_enter rt_post tr_post_query; do
+        printf '%s\n' "$out" | grep -q "^    $fn .*lines *[1-9]" || { echo "bench_smoke: lines.sh did not count $fn"; exit 1; }
+    done
+    echo "bench_smoke: lines.sh counted the call path"
+else
+    echo "bench_smoke: no valgrind here, lines.sh not run"
+fi
