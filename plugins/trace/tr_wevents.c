@@ -126,41 +126,61 @@ static const char *copy_kind_name(uint32_t k)
 }
 
 
+/* The i-th oldest deferred GPU record's slot. */
+static tr_rec **gpu_slot(tr_writer *w, uint32_t i)
+{
+    return &w->gpu_pending[(w->gpu_head + i) & (w->gpu_cap_pending - 1)];
+}
+
 /* A GPU record whose correlation record has not come yet (CUPTI fills buffers per context and stream, so
    the API's record and its kernel's may complete in either order): kept until the end, or until
-   TW_GPU_PENDING_MAX wait: then the oldest is written as it is (unlinked unless its id came meanwhile). */
+   TW_GPU_PENDING_MAX wait: then the oldest is written as it is (unlinked unless its id came meanwhile) - taken
+   from the ring's head, so that a writer past the bound pays no move of the other 65,535 a record. */
 static int gpu_defer(tr_writer *w, const tr_rec *r)
 {
     tr_rec *c;
+    _Static_assert((TW_GPU_PENDING_MAX & (TW_GPU_PENDING_MAX - 1)) == 0, "the ring's bound: a power of 2");
     if (w->gpu_npending >= TW_GPU_PENDING_MAX) {
-        tr_rec *old = w->gpu_pending[0];
-        memmove(w->gpu_pending, w->gpu_pending + 1, (w->gpu_npending - 1) * sizeof *w->gpu_pending);
+        tr_rec *old = *gpu_slot(w, 0);
+        w->gpu_head = (w->gpu_head + 1) & (w->gpu_cap_pending - 1);
         w->gpu_npending--;
-        tw_on_gpu(w, old, 1);
+        tw_on_gpu(w, old, 1);   /* last chance: written, never deferred again */
         free(old);
     }
-    if (w->gpu_npending == w->gpu_cap_pending) {
+    if (w->gpu_npending == w->gpu_cap_pending) {   /* full: twice the slots, the ring unwrapped */
         uint32_t cap = w->gpu_cap_pending ? w->gpu_cap_pending * 2 : 256;
         tr_rec **n = realloc(w->gpu_pending, cap * sizeof *n);
         if (n == NULL)
             return -1;
+        /* the slots before the head follow the old end (all gpu_cap_pending slots are in use) */
+        memcpy(n + w->gpu_cap_pending, n, w->gpu_head * sizeof *n);
         w->gpu_pending = n;
         w->gpu_cap_pending = cap;
     }
     if ((c = malloc(r->len)) == NULL)
         return -1;
     memcpy(c, r, r->len);
-    w->gpu_pending[w->gpu_npending++] = c;
+    *gpu_slot(w, w->gpu_npending) = c;
+    w->gpu_npending++;
     return 0;
 }
 
 void tw_gpu_flush_pending(tr_writer *w)
 {
     for (uint32_t i = 0; i < w->gpu_npending; i++) {
-        tw_on_gpu(w, w->gpu_pending[i], 1);
-        free(w->gpu_pending[i]);
+        tw_on_gpu(w, *gpu_slot(w, i), 1);
+        free(*gpu_slot(w, i));
     }
     w->gpu_npending = 0;
+    w->gpu_head = 0;
+}
+
+void tw_gpu_drop_pending(tr_writer *w)
+{
+    for (uint32_t i = 0; i < w->gpu_npending; i++)
+        free(*gpu_slot(w, i));
+    w->gpu_npending = 0;
+    w->gpu_head = 0;
 }
 
 void tw_on_gpu(tr_writer *w, const tr_rec *r, int last_chance)

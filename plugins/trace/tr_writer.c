@@ -896,9 +896,7 @@ void tw_fork_child(tr_writer *w, tr_tbuf *keep)
         tb->wstate = NULL;
     }
     tr_bufs_fork_child(w->bufs, keep);
-    for (uint32_t i = 0; i < w->gpu_npending; i++)
-        free(w->gpu_pending[i]);
-    w->gpu_npending = 0;
+    tw_gpu_drop_pending(w);
     /* the parent's file is the parent's: never flushed or closed from here (and a number that is no longer
        ours is the program's) */
     if (tw_fd_ours(w, 0))
@@ -933,11 +931,10 @@ void tw_free(tr_writer *w)
     tr_link_free(&w->link);
     tw_map_free(&w->gpu_tracks);
     tr_sb_free(&w->sb);
-    for (uint32_t i = 0; i < w->gpu_npending; i++)
-        free(w->gpu_pending[i]);
+    tw_gpu_drop_pending(w);
     free(w->gpu_pending);
     w->gpu_pending = NULL;
-    w->gpu_npending = w->gpu_cap_pending = 0;
+    w->gpu_cap_pending = 0;
     free(w->api_series);
     w->api_series = NULL;
     free(w->call_buf);

@@ -70,8 +70,9 @@ typedef struct tr_writer {
     _Atomic int running;             /* the thread has reached its loop (tw_start waits for it)           */
     _Atomic int stop, finish_req, finished;
     uint64_t t_last;                 /* the latest time seen (ends unfinished calls)                   */
-    tr_rec **gpu_pending;            /* GPU records whose correlation record had not come yet           */
-    uint32_t gpu_npending, gpu_cap_pending;
+    tr_rec **gpu_pending;            /* GPU records whose correlation record had not come yet: a ring of
+                                        gpu_cap_pending slots (a power of 2), the oldest at gpu_head     */
+    uint32_t gpu_npending, gpu_cap_pending, gpu_head;
     uint32_t *api_series;            /* by API id: its series in 'api' + 1, 0 if none yet               */
     uint32_t api_series_cap;
     uint64_t rec_bytes;              /* record bytes drained (the buffers' cost per event)             */

@@ -59,5 +59,6 @@ void tw_on_nvtx(tr_writer *w, tw_thr *t, const tr_rec *r);
 /* A GPU record; without its correlation record yet it waits, unless 'last_chance'. */
 void tw_on_gpu(tr_writer *w, const tr_rec *r, int last_chance);
 void tw_gpu_flush_pending(tr_writer *w);
+void tw_gpu_drop_pending(tr_writer *w);   /* freed unwritten (a fork's child, the end) */
 
 #endif /* TR_WRITER_INT_H */

@@ -14,7 +14,8 @@
  * (TR_CALL_KNAME: the name in the CALL record and on the open-call stack)
  * render as the ENTER/EXIT pairs with the name in the ENTER did (named, failed,
  * skipped, unnamed, over 4.29 s, a runtime launch named by the driver launch
- * inside it, as a CALL record or as an ENTER); unfinished ones with their name.
+ * inside it, as a CALL record or as an ENTER); unfinished ones with their name. GPU records waiting for
+ * their correlation: a bounded ring, each written once, oldest first.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -787,6 +788,72 @@ static void open_read_while_running(void **state)
     rig_free(&r);
 }
 
+/* GPU records whose correlation never came wait in a ring of TW_GPU_PENDING_MAX: past it the oldest is written at
+   once (unlinked), the rest at the end; every one is written once, oldest first, and the ring grows and wraps
+   on the way (each record used to move the other 65,535 waiting ones). */
+static void gpu_pending_ring(void **state)
+{
+    rig r;
+    tr_writer w;
+    char path[256];
+    size_t n;
+    char *text, *at, want[64];
+    const uint32_t total = TW_GPU_PENDING_MAX + 1000;
+    (void)state;
+    rig_init(&r, 1);
+    memset(&w, 0, sizeof w);
+    snprintf(path, sizeof path, "%s/trace_call_test.%d.gpu.json", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             (int)getpid());
+    w.bufs = &r.bufs;
+    w.meta.api_param = t_param;
+    w.meta.result_name = t_result;
+    w.meta.sizeof_param_info = sizeof(cushim_param_info);
+    w.api_by_id = t_api;
+    w.pid = 77;
+    w.fd = -1;
+    w.path = path;
+    assert_int_equal(tw_open(&w), 0);
+    for (uint32_t i = 0; i < total; i++) {
+        struct {
+            tr_rec h;
+            tr_gpu g;
+            tr_blob b;
+            char name[16];
+        } rec;
+        memset(&rec, 0, sizeof rec);
+        rec.h.len = sizeof rec;
+        rec.h.type = TR_REC_GPU;
+        rec.h.t = 1000 + i;
+        rec.g.start = 1000 + i;
+        rec.g.end = 1001 + i;
+        rec.g.kind = TR_GPU_KERNEL;
+        rec.g.correlation = i + 1;   /* no correlation record for any: each waits */
+        rec.b.len = (uint32_t)snprintf(rec.name, sizeof rec.name, "k%u", i);
+        rec.b.count = rec.b.len;
+        tw_on_gpu(&w, &rec.h, 0);
+        assert_int_equal(w.gpu_npending, i < TW_GPU_PENDING_MAX ? i + 1 : TW_GPU_PENDING_MAX);
+    }
+    assert_int_equal(w.gpu_cap_pending, TW_GPU_PENDING_MAX);
+    assert_int_equal(w.gpu_head, 1000);   /* 1000 written from the head: the ring wrapped */
+    tw_finish(&w);                         /* the waiting ones, oldest first */
+    assert_int_equal(w.gpu_npending, 0);
+    tw_free(&w);
+    text = slurp(path, &n);
+    unlink(path);
+    at = text;
+    for (uint32_t i = 0; i < total; i++) {   /* each once, in order */
+        snprintf(want, sizeof want, "\"name\":\"k%u\"", i);
+        at = strstr(at, want);
+        assert_non_null(at);
+        at += strlen(want);
+    }
+    snprintf(want, sizeof want, "\"name\":\"k%u\"", 0u);
+    at = strstr(text, want);
+    assert_null(strstr(at + strlen(want), want));   /* the first written once */
+    free(text);
+    rig_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -795,6 +862,7 @@ int main(void)
         cmocka_unit_test(open_read_validates),      cmocka_unit_test(open_read_while_running),
         cmocka_unit_test(launch_renders_as_pair),   cmocka_unit_test(launch_record_bytes),
         cmocka_unit_test(unfinished_launch_named),  cmocka_unit_test(corr_bounded),
+        cmocka_unit_test(gpu_pending_ring),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
