@@ -29,7 +29,10 @@ if command -v valgrind >/dev/null; then
     out=$(CALLS=2000 bash "$src/bench/cpu/lines.sh" "$build" trace 2>&1)
     printf '%s\n' "$out"
     for fn in rt_enter rt_post tr_post_query; do
-        printf '%s\n' "$out" | grep -q "^    $fn .*lines *[1-9]" || { echo "bench_smoke: lines.sh did not count $fn"; exit 1; }
+        if ! printf '%s\n' "$out" | grep -q "^    $fn .*lines *[1-9]"; then
+            echo "bench_smoke: lines.sh did not count $fn"
+            exit 1
+        fi
     done
     echo "bench_smoke: lines.sh counted the call path"
 else

@@ -11,7 +11,8 @@
  * reads the clock for call->t_enter_ns); 'posttime' registers the post hook alone, with
  * CUSHIM_HOOK_TIME (what a post-only recorder, the trace plugin on a query, costs the core); 'floor'
  * calls the driver through floor_call() below, without any shim (the least any recorder could cost).
- * Prints the latency of the first call (lazy resolution included), the median over 'runs' of the mean ns per call, and the same in the calling thread's CPU
+ * Prints the latency of the first call (lazy resolution included), the median over 'runs' of the mean ns
+ * per call, and the same in the calling thread's CPU
  * time (CLOCK_THREAD_CPUTIME_ID: without the time other threads, a trace writer, took its core), and
  * the calling thread's minor page faults per million calls over all runs (getrusage RUSAGE_THREAD: a
  * recorder writing into memory no one touched before pays them there) and voluntary context switches
@@ -33,9 +34,9 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdint.h>
-#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <string.h>
 #include <time.h>
@@ -108,8 +109,10 @@ static uint64_t (*cold_code(long kb))(void)
     for (i = 2; i + 4 <= n; i += 4)
         p[i] = 0x83, p[i + 1] = 0xc0, p[i + 2] = 0x01, p[i + 3] = 0x90;   /* add $1, %eax; nop */
     p[i] = 0xc3;   /* ret */
-    if (mprotect(p, n + 16, PROT_READ | PROT_EXEC) != 0)
+    if (mprotect(p, n + 16, PROT_READ | PROT_EXEC) != 0) {
+        munmap(p, n + 16);
         return NULL;
+    }
     return (uint64_t(*)(void))(void *)p;
 #else
     (void)kb;
