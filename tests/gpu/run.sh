@@ -74,6 +74,12 @@ result() {
     printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$SUMMARY"
     printf '[%5ds] %-24s %-4s %s\n' "$SECONDS" "$1" "$2" "$3"
 }
+# median: the median of the numbers on stdin, one a line (of an even count: the mean of the two middle ones);
+# an empty line for none. For the checks in tests/gpu/checks/*.sh.
+median() {
+    sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2];
+                   else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
 # time_left: seconds until the suite's deadline
 time_left() { echo $((DEADLINE - $(date +%s))); }
 # tmo SECONDS CMD...: a command under a timeout (killed 5 s after TERM), never past the

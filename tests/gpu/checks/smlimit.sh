@@ -57,8 +57,7 @@ sml_ref() {
 
 # sml_median FILE
 sml_median() {
-    sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2];
-                         else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+    median <"$1"
 }
 
 # sml_measure KIND CONFIG...: SML_ROUNDS interleaved rounds into $SML_D/KIND.CONFIG

@@ -231,13 +231,9 @@ check_trace_bench() {
 # paused blocks drop the hooks: the ratio is then the whole cost of --trace against the shim with no plugin.
 # TRACE_AB_BASE=DIR (DIR/runtime/libcushim.so, DIR/plugins/trace.so: another build, e.g. the last commit's):
 # each round runs that build's process too, in alternating order, and its median ratio is reported beside.
-# The median of the numbers on stdin (of an even count: the mean of the two middle ones); nothing for none.
-ab_median() {
-    sort -g | awk '{a[NR] = $1} END {if (NR % 2) print a[(NR + 1) / 2]; else if (NR) printf "%.4f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2}'
-}
 check_trace_ab() {
     local L=$ROOT/tools/cushim B=$HERE/trace/trace_gpu.py d=$WORK/traceab r v k all="" base_all="" which
-    local -a env_l=(CUSHIM_BUILD_DIR="$BUILD_DIR") env_b order
+    local -a env_l=(CUSHIM_BUILD_DIR="$BUILD_DIR") env_b env_r order
     if [ ! -f "$BUILD_DIR/plugins/trace.so" ]; then result "traceab" FAIL "no $BUILD_DIR/plugins/trace.so"; return; fi
     if [ -n "${TRACE_AB_BASE:-}" ]; then
         if [ ! -f "$TRACE_AB_BASE/runtime/libcushim.so" ] || [ ! -f "$TRACE_AB_BASE/plugins/trace.so" ]; then
@@ -251,26 +247,21 @@ check_trace_ab() {
         order=(new)
         [ -n "${TRACE_AB_BASE:-}" ] && { if ((r % 2)); then order=(base new); else order=(new base); fi; }
         for which in "${order[@]}"; do
-            k=$r; [ "$which" = base ] && k=base.$r
+            k=$r env_r=("${env_l[@]}")
+            [ "$which" = base ] && k=base.$r env_r=("${env_b[@]}")
             # shellcheck disable=SC2086  # TRACE_AB_ARGS: more launcher options, word-split on purpose
-            if [ "$which" = base ]; then
-                tmo 150 env "${env_b[@]}" "$L" run --trace="$d/t.json" --trace-toggle=USR2 ${TRACE_AB_ARGS:-} -- \
-                    "$PY" "$B" abbench "${TRACE_AB_BLOCKS:-24}" "${TRACE_AB_STEPS:-50}" >"$LOGS/traceab.$k.out" \
-                    2>"$LOGS/traceab.$k.err"
-            else
-                tmo 150 env "${env_l[@]}" "$L" run --trace="$d/t.json" --trace-toggle=USR2 ${TRACE_AB_ARGS:-} -- \
-                    "$PY" "$B" abbench "${TRACE_AB_BLOCKS:-24}" "${TRACE_AB_STEPS:-50}" >"$LOGS/traceab.$k.out" \
-                    2>"$LOGS/traceab.$k.err"
-            fi
+            tmo 150 env "${env_r[@]}" "$L" run --trace="$d/t.json" --trace-toggle=USR2 ${TRACE_AB_ARGS:-} -- \
+                "$PY" "$B" abbench "${TRACE_AB_BLOCKS:-24}" "${TRACE_AB_STEPS:-50}" >"$LOGS/traceab.$k.out" \
+                2>"$LOGS/traceab.$k.err"
             v=$(awk '/^ab_ratio/ {print $2}' "$LOGS/traceab.$k.out")
             if [ "$which" = base ]; then base_all+="${v:-fail} "; else all+="${v:-fail} "; fi
             rm -f "$d/t.json"
         done
     done
     local med base_med=""
-    med=$(printf '%s\n' $all | grep -v fail | ab_median)
+    med=$(printf '%s\n' $all | grep -v fail | median)
     [ -n "${TRACE_AB_BASE:-}" ] &&
-        base_med=$(printf '%s\n' $base_all | grep -v fail | ab_median)
+        base_med=$(printf '%s\n' $base_all | grep -v fail | median)
     if [ -z "$med" ]; then
         result "traceab" FAIL "no run gave a ratio: $(tail -n 2 "$LOGS/traceab.0.err" | tr '\n' ' ' | cut -c1-200)"
         return
