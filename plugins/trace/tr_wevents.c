@@ -167,12 +167,9 @@ static int gpu_defer(tr_writer *w, const tr_rec *r)
 
 void tw_gpu_flush_pending(tr_writer *w)
 {
-    for (uint32_t i = 0; i < w->gpu_npending; i++) {
-        tw_on_gpu(w, *gpu_slot(w, i), 1);
-        free(*gpu_slot(w, i));
-    }
-    w->gpu_npending = 0;
-    w->gpu_head = 0;
+    for (uint32_t i = 0; i < w->gpu_npending; i++)
+        tw_on_gpu(w, *gpu_slot(w, i), 1);   /* last chance: written, never deferred again */
+    tw_gpu_drop_pending(w);
 }
 
 void tw_gpu_drop_pending(tr_writer *w)
