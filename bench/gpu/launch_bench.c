@@ -24,6 +24,15 @@
  *                        medians over the on/off pairs of the on block minus the off block
  *                        (ab_ctx_ns, ab_burst_ns per call) - the addition's cost measured
  *                        inside one process, free of the processes' spread
+ *   BENCH_AB_VS=1        with BENCH_CUPTI=1 and the trace plugin preloaded with toggle=USR2, unhook and
+ *                        paused: BENCH_AB's blocks (rounded down to cycles of six, at least one) in cycles
+ *                        none, trace, CUPTI, CUPTI, trace, none (a palindrome: a linear drift cancels) -
+ *                        trace recording (its hooks in) against the empty CUPTI callback in the same process,
+ *                        each against the blocks with neither. Adds ab_vs_cycles, the medians over cycles of
+ *                        the trace's and CUPTI's added ns per call (ab_vs_trace_ctx_ns, ab_vs_cupti_ctx_ns,
+ *                        ab_vs_trace_burst_ns, ab_vs_cupti_burst_ns) and this process's ratios of those medians
+ *                        (ab_vs_ratio_ctx, ab_vs_ratio_burst): paired, so a process that runs slower or
+ *                        faster (its core, its neighbours) moves both sides together
  *
  * Measures the empty-kernel cuLaunchKernel rate (launches/s over LAUNCHES launches
  * on one stream, from the first launch to cuStreamSynchronize, plus the host issue
@@ -289,6 +298,71 @@ static int lb_ab(CUfunction fn, CUstream stream, int blocks, int kind)
     return 0;
 }
 
+/* BENCH_AB_VS: the trace plugin against the CUPTI callback in one process (the header says how). 0, or -1. */
+static int lb_ab_vs(CUfunction fn, CUstream stream, int blocks)
+{
+    static const char cycle[6] = {'O', 'T', 'C', 'C', 'T', 'O'};
+    const char *c = getenv("BENCH_AB_CALLS"), *b = getenv("BENCH_AB_BURSTS"), *g = getenv("BENCH_AB_GAP_MS");
+    long calls = c && atol(c) > 0 ? atol(c) : 200000, gap_ms = g && atol(g) > 0 ? atol(g) : 0;
+    int bursts = b && atoi(b) > 0 ? atoi(b) : 8, cycles = blocks / 6 > 0 ? blocks / 6 : 1;
+    int trace_on = 0, cupti_on = 0, rc = -1;   /* the plugin starts paused; the domain is switched off below */
+    double *v = calloc((size_t)cycles * 4, sizeof *v);
+    double *tctx = v, *cctx = v + cycles, *tburst = v + 2 * cycles, *cburst = v + 3 * cycles;
+    if (v == NULL || lb_cupti_enable(0u, lb_cupti_sub, 1 /* CUPTI_CB_DOMAIN_DRIVER_API */) != 0)
+        goto out;
+    for (int k = 0; k < cycles; k++) {
+        double sum[3][2] = {{0}};   /* none, trace, CUPTI: ctx ns, burst ns, over the cycle's two blocks of each */
+        for (int j = 0; j < 6; j++) {
+            int want_t = cycle[j] == 'T', want_c = cycle[j] == 'C', which = want_t ? 1 : want_c ? 2 : 0;
+            double x, y;
+            if (cupti_on && !want_c) {
+                if (lb_cupti_enable(0u, lb_cupti_sub, 1) != 0)
+                    goto out;
+                cupti_on = 0;
+            }
+            if (trace_on != want_t) {
+                if (raise(SIGUSR2) != 0)   /* the trace plugin's toggle: every delivery flips */
+                    goto out;
+                trace_on = want_t;
+            }
+            if (want_c && !cupti_on) {
+                if (lb_cupti_enable(1u, lb_cupti_sub, 1) != 0)
+                    goto out;
+                cupti_on = 1;
+            }
+            if (gap_ms > 0) {   /* the writer's rendering and the plugin's re-hooking settle */
+                struct timespec ts = {gap_ms / 1000, (gap_ms % 1000) * 1000000L};
+                nanosleep(&ts, NULL);
+            }
+            if (lb_block(fn, stream, calls, bursts, &x, &y) != 0) {
+                fprintf(stderr, "launch_bench: a BENCH_AB_VS block failed\n");
+                goto out;
+            }
+            sum[which][0] += x;
+            sum[which][1] += y;
+        }
+        tctx[k] = (sum[1][0] - sum[0][0]) / 2;
+        cctx[k] = (sum[2][0] - sum[0][0]) / 2;
+        tburst[k] = (sum[1][1] - sum[0][1]) / 2;
+        cburst[k] = (sum[2][1] - sum[0][1]) / 2;
+    }
+    {
+        double t1 = lb_median(tctx, cycles), c1 = lb_median(cctx, cycles);
+        double t2 = lb_median(tburst, cycles), c2 = lb_median(cburst, cycles);
+        printf(" ab_vs_cycles=%d ab_vs_trace_ctx_ns=%.2f ab_vs_cupti_ctx_ns=%.2f ab_vs_trace_burst_ns=%.1f"
+               " ab_vs_cupti_burst_ns=%.1f ab_vs_ratio_ctx=%.3f ab_vs_ratio_burst=%.3f",
+               cycles, t1, c1, t2, c2, c1 > 0 ? t1 / c1 : -1.0, c2 > 0 ? t2 / c2 : -1.0);
+    }
+    rc = 0;
+out:
+    if (trace_on)
+        raise(SIGUSR2);
+    if (cupti_on)
+        lb_cupti_enable(0u, lb_cupti_sub, 1);
+    free(v);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     long launches = argc > 1 ? atol(argv[1]) : 200000;
@@ -360,9 +434,16 @@ int main(int argc, char **argv)
            label ? label : "unnamed", (double)launches / (t2 - t0), (t1 - t0) * 1e9 / (double)launches,
            burst_ns, (t4 - t3) * 1e9 / (double)calls, hooks, cupti_env && atoi(cupti_env) ? 1 : 0);
     {
-        const char *ab = getenv("BENCH_AB"), *sig = getenv("BENCH_AB_SIGNAL");
+        const char *ab = getenv("BENCH_AB"), *sig = getenv("BENCH_AB_SIGNAL"), *vs = getenv("BENCH_AB_VS");
         int kind = sig && atoi(sig) ? 3 : cupti_env && atoi(cupti_env) ? 2 : hooks > 0 ? 1 : 0;
-        if (ab && atoi(ab) > 1) {
+        if (ab && atoi(ab) > 1 && vs && atoi(vs)) {
+            if (!(cupti_env && atoi(cupti_env))) {
+                fprintf(stderr, "launch_bench: BENCH_AB_VS needs BENCH_CUPTI=1 (and the trace plugin, toggle=USR2)\n");
+                return 1;
+            }
+            if (lb_ab_vs(fn, stream, atoi(ab)) != 0)
+                return 1;
+        } else if (ab && atoi(ab) > 1) {
             if (kind == 0) {
                 fprintf(stderr, "launch_bench: BENCH_AB needs BENCH_HOOKS, BENCH_CUPTI or BENCH_AB_SIGNAL\n");
                 return 1;

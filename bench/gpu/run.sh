@@ -18,15 +18,19 @@
 #                          BENCH_AB_CALLS, BENCH_AB_BURSTS pass through to launch_bench)
 #   BENCH_TRACE_BASE=file  an older build's trace.so (run with this build's shim): adds the config
 #                          trace-base, interleaved with the others, and its figures next to trace's
-#   BENCH_AB=N             adds three configurations measured inside one process (launch_bench's BENCH_AB:
+#   BENCH_AB=N             adds four configurations measured inside one process (launch_bench's BENCH_AB:
 #                          N blocks, the addition on and off in ABBA order): ab-hooks (the trace plugin's
 #                          hooks, empty - timed at entry, cuCtxGetCurrent's exit alone - added and
 #                          removed), ab-cupti (the empty CUPTI callback's domain enabled and
 #                          disabled), ab-trace (the trace plugin's recording toggled with SIGUSR2; its paused
 #                          blocks still pay the hooks' dispatch, so trace's cost is ab-trace + ab-hooks;
 #                          BENCH_AB_GAP_MS (150) of sleep before each of its blocks lets the writer finish
-#                          rendering the previous block's records first);
-#                          their table and issue 11's verdict from them follow the others
+#                          rendering the previous block's records first), and ab-vs (the two compared in
+#                          one process: the trace plugin - unhooked while paused - and the empty CUPTI
+#                          callback take turns with blocks of neither, in cycles none, trace, CUPTI, CUPTI,
+#                          trace, none: the ratio trace / CUPTI per process, paired, so that a process on a
+#                          slower or faster core moves both sides together; launch_bench's BENCH_AB_VS);
+#                          their tables and issue 11's verdicts from them follow the others
 # Configurations: native; shim (LD_PRELOAD, no hook); shim+hooks (an empty pre and
 # post hook on every driver API); cupti (native, with an empty CUPTI callback on the
 # whole driver API domain); trace (the trace plugin recording every call with its arguments, writing
@@ -86,7 +90,7 @@ AB=${BENCH_AB:-}
 unset BENCH_AB BENCH_AB_SIGNAL   # each configuration sets its own (launch_bench reads them)
 if [ -n "$AB" ]; then
     CONFIGS+=(ab-hooks ab-cupti)
-    [ -f "$TRACE_SO" ] && CONFIGS+=(ab-trace)
+    [ -f "$TRACE_SO" ] && CONFIGS+=(ab-trace ab-vs)
 fi
 if [ -n "${BENCH_TRACE_BASE:-}" ]; then
     [ -f "$BENCH_TRACE_BASE" ] || { echo "bench: BENCH_TRACE_BASE=$BENCH_TRACE_BASE not found" >&2; exit 1; }
@@ -129,6 +133,10 @@ run_one() {
     ab-trace) $t env BENCH_LABEL=ab-trace BENCH_AB="$AB" BENCH_AB_SIGNAL=1 BENCH_AB_GAP_MS="${BENCH_AB_GAP_MS:-150}" \
         LD_PRELOAD="$SHIM" \
         CUSHIM_PLUGINS="$TRACE_SO:file=/dev/null,summary=0,buffer=4GiB,toggle=USR2" "$BIN" \
+        "$LAUNCHES" "$((CALLS / 10))" ;;
+    ab-vs) $t env BENCH_LABEL=ab-vs BENCH_CUPTI=1 BENCH_AB="$AB" BENCH_AB_VS=1 BENCH_AB_GAP_MS="${BENCH_AB_GAP_MS:-150}" \
+        LD_PRELOAD="$SHIM" \
+        CUSHIM_PLUGINS="$TRACE_SO:file=/dev/null,summary=0,buffer=4GiB,toggle=USR2,unhook=1,paused=1" "$BIN" \
         "$LAUNCHES" "$((CALLS / 10))" ;;
     base-shim) $t env BENCH_LABEL=base-shim LD_PRELOAD="$BASE_SHIM" "$BASE_BIN" "$LAUNCHES" "$CALLS" ;;
     base-shim+hooks) $t env BENCH_LABEL=base-shim+hooks BENCH_HOOKS=1 LD_PRELOAD="$BASE_SHIM" "$BASE_BIN" \
@@ -174,9 +182,18 @@ by_round = {}   # round -> config -> {issue_ns, ctxgetcurrent_ns}
 extra = {}      # config -> key -> [values] (the trace plugin's cost figures)
 ab = {}         # ab-* config -> ab_ctx_ns / ab_burst_ns -> [per process: median of its on-off pairs]
 ab_failed = {}
+vs = {}         # ab-vs: ab_vs_* -> [per process]
+vs_failed = 0
 for line in open(raw):
     kv = dict(re.findall(r"(\w[\w+]*)=(\S+)", line))
     c = kv.get("label")
+    if c == "ab-vs":
+        if "FAILED" in line:
+            vs_failed += 1
+        for k, x in kv.items():
+            if k.startswith("ab_vs_") and k != "ab_vs_cycles":
+                vs.setdefault(k, []).append(float(x))
+        continue
     if c in ("ab-hooks", "ab-cupti", "ab-trace"):
         if "FAILED" in line:
             ab_failed[c] = ab_failed.get(c, 0) + 1
@@ -321,6 +338,31 @@ if ab:
             print("%s, in one process: trace (recording + timed hooks) %+.2f ns vs cupti %+.2f ns: %.2f - %s" % (
                 name, t, cu, t / cu if cu > 0 else float("nan"), verdict))
             verdicts.append("in-process %s trace %+.1f vs cupti %+.1f ns (%s)" % (name, t, cu, verdict))
+if vs.get("ab_vs_ratio_ctx"):
+    print()
+    print("Paired in one process (ab-vs: the trace plugin - unhooked while paused - and the empty CUPTI callback "
+          "take turns with blocks of neither, in cycles none, trace, CUPTI, CUPTI, trace, none; per process the "
+          "median over its cycles; here the median over processes, min-max):")
+    print()
+    print("| per call | processes | trace: added ns | CUPTI: added ns | trace / CUPTI (per process) |")
+    print("| --- | --- | --- | --- | --- |")
+    for name, k in (("cuCtxGetCurrent", "ctx"), ("cuLaunchKernel (bursts of 256)", "burst")):
+        def mm(key, fmt):
+            # a ratio is -1 where CUPTI added nothing measurable in that process: left out (noise, not a ratio)
+            x = [y for y in vs.get(key, []) if not key.startswith("ab_vs_ratio_") or y >= 0]
+            return (fmt + " (" + fmt + ".." + fmt + ")") % (statistics.median(x), min(x), max(x)) if x else "n/a"
+        print("| %s | %d%s | %s | %s | %s |" % (name, len(vs.get("ab_vs_ratio_" + k, [])),
+              (" (+%d failed)" % vs_failed) if vs_failed else "", mm("ab_vs_trace_%s_ns" % k, "%+.2f"),
+              mm("ab_vs_cupti_%s_ns" % k, "%+.2f"), mm("ab_vs_ratio_" + k, "%.3f")))
+    for name, k in (("cuCtxGetCurrent", "ctx"), ("cuLaunchKernel", "burst")):
+        r = [x for x in vs.get("ab_vs_ratio_" + k, []) if x >= 0]
+        if r:
+            m = statistics.median(r)
+            verdict = "target met" if m <= 0.5 else "target missed"
+            print()
+            print("%s, paired in one process: trace / CUPTI median %.3f over %d processes (%.3f..%.3f) - %s" % (
+                name, m, len(r), min(r), max(r), verdict))
+            verdicts.append("paired %s trace/cupti %.2f (%s)" % (name, m, verdict))
 if not verdicts:
     verdicts.append("no trace-vs-cupti figure (trace or cupti missing or failed: %d trace, %d cupti runs)" % (
         len(data["trace"]["issue_ns"]), len(data["cupti"]["issue_ns"])))

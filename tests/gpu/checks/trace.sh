@@ -229,6 +229,8 @@ check_trace_bench() {
 # processes of TRACE_AB_BLOCKS (24) blocks of TRACE_AB_STEPS (50) steps; reported, never asserted.
 # TRACE_AB_ARGS: more launcher options (e.g. "--trace-defer --trace-buffer=2GiB"); "--trace-unhook" makes the
 # paused blocks drop the hooks: the ratio is then the whole cost of --trace against the shim with no plugin.
+# TRACE_AB_MODEL=mlp|transformer (trace_gpu.py's TRACE_GPU_MODEL): the launch-bound MLP step (default) or a
+# GPU-bound transformer step.
 # TRACE_AB_BASE=DIR (DIR/runtime/libcushim.so, DIR/plugins/trace.so: another build, e.g. the last commit's):
 # each round runs that build's process too, in alternating order, and its median ratio is reported beside.
 check_trace_ab() {
@@ -250,7 +252,7 @@ check_trace_ab() {
             k=$r env_r=("${env_l[@]}")
             [ "$which" = base ] && k=base.$r env_r=("${env_b[@]}")
             # shellcheck disable=SC2086  # TRACE_AB_ARGS: more launcher options, word-split on purpose
-            tmo 150 env "${env_r[@]}" "$L" run --trace="$d/t.json" --trace-toggle=USR2 ${TRACE_AB_ARGS:-} -- \
+            tmo 150 env "${env_r[@]}" TRACE_GPU_MODEL="${TRACE_AB_MODEL:-mlp}" "$L" run --trace="$d/t.json" --trace-toggle=USR2 ${TRACE_AB_ARGS:-} -- \
                 "$PY" "$B" abbench "${TRACE_AB_BLOCKS:-24}" "${TRACE_AB_STEPS:-50}" >"$LOGS/traceab.$k.out" \
                 2>"$LOGS/traceab.$k.err"
             v=$(awk '/^ab_ratio/ {print $2}' "$LOGS/traceab.$k.out")
@@ -266,7 +268,7 @@ check_trace_ab() {
         result "traceab" FAIL "no run gave a ratio: $(tail -n 2 "$LOGS/traceab.0.err" | tr '\n' ' ' | cut -c1-200)"
         return
     fi
-    result "traceab" PASS "recording / paused step time in one process${TRACE_AB_ARGS:+ ($TRACE_AB_ARGS)}, median of runs: $med (runs: $all); \
+    result "traceab" PASS "recording / paused step time in one process (model ${TRACE_AB_MODEL:-mlp})${TRACE_AB_ARGS:+ ($TRACE_AB_ARGS)}, median of runs: $med (runs: $all); \
 $(awk '/^ab_on_ns|^ab_off_ns/ {printf "%s %s ", $1, $2}' "$LOGS/traceab.0.out")(run 0)\
 ${TRACE_AB_BASE:+; base build $TRACE_AB_BASE, same rounds interleaved: ${base_med:-no ratio} (runs: $base_all)}"
 }
