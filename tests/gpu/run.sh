@@ -13,7 +13,7 @@
 #   CUSHIM_REAL_LIBCUDA=path   the real driver (found from a native process otherwise)
 #   CUDA_HOME, GPU_ARCH, CUPTI_INCLUDE, CUPTI_LIB: see tests/gpu/build.sh
 #   CHECKS="a b ..."   which checks to run when none is named (space or comma separated); all of them
-#                      take about 12 minutes: give GPU_SUITE_BUDGET=900 with hami
+#                      take over 15 minutes (more with hami): name them over several runs, each with its GPU_SUITE_BUDGET
 #
 # Checks (each independent, each command under a timeout; docs/gpu.md says what each proves):
 #   a  app_driver (static cudart): native, shim, shim+CUPTI counter (counts compared)
