@@ -31,7 +31,8 @@
 #          quota holds and the shim sees every call, in both LD_PRELOAD orders
 #   hamibuild  only build HAMi-core's libvgpu.so (for smlimit's and memlimit's side-by-side figures)
 # The summary table is printed last, then 'N passed, N failed, N skipped'. Exit 0 when
-# nothing failed.
+# nothing failed and every check ran to the end; 1 when one failed; 2 when none failed but the time budget
+# (GPU_SUITE_BUDGET) cut some short (they count as skipped).
 set -u
 unset LD_PRELOAD CUSHIM_COUNTS CUDA_INJECTION64_PATH CUPTI_COUNTER_OUT
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -69,12 +70,13 @@ trap 'result interrupted FAIL "suite interrupted after ${SECONDS}s"; finish; exi
 export CUBLAS_WORKSPACE_CONFIG=:4096:8 XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1
 export PYTHONDONTWRITEBYTECODE=1 TF_CPP_MIN_LOG_LEVEL=2
 
-# result CHECK PASS|FAIL|SKIP DETAIL. A FAIL once the suite's time budget has refused a command is reported as
-# SKIP (the check did not run to the end: no verdict either way), with the reason in front of its detail.
+# result CHECK PASS|FAIL|SKIP DETAIL. A FAIL reported once the suite's time budget has cut a command short or
+# left none for it (budget_out) is reported as SKIP: the check did not run to the end, so no verdict either way;
+# its detail keeps what it found so far behind the reason. The suite then exits 2 (finish).
 result() {
     local st=$2 detail=$3
     if [ "$st" = FAIL ] && [ "$1" != interrupted ] && [ -e "$WORK/.out-of-time" ]; then
-        st=SKIP detail="not run to the end: GPU_SUITE_BUDGET=${BUDGET}s ran out (raise it or name fewer checks); $detail"
+        st=SKIP detail="not run to the end: GPU_SUITE_BUDGET=${BUDGET}s ran out (raise it or name fewer checks); as far as it ran: $detail"
     fi
     set -- "$1" "$st" "$detail"
     printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$SUMMARY"
@@ -88,6 +90,9 @@ median() {
 }
 # time_left: seconds until the suite's deadline
 time_left() { echo $((DEADLINE - $(date +%s))); }
+# budget_out: the budget cut a command short or left none for it (a file: this often runs in a subshell, $(...));
+# for checks that stop themselves before the deadline instead of running a command through tmo
+budget_out() { : >"$WORK/.out-of-time"; }
 # tmo SECONDS CMD...: a command under a timeout (killed 5 s after TERM), never past the
 # deadline; exits 124 at once when no time is left
 tmo() {
@@ -96,14 +101,14 @@ tmo() {
     left=$(($(time_left) - 5))
     if [ "$left" -lt 5 ]; then
         echo "run.sh: no time left for: $*" >&2
-        : >"$WORK/.out-of-time"   # a file: tmo often runs in a subshell ($(...)); result() reads it
+        budget_out
         return 124
     fi
     local cut=0 rc=0
     [ "$s" -gt "$left" ] && s=$left cut=1
     timeout -k 5 "$s" "$@" || rc=$?
     # cut short by the deadline, not by its own timeout: the budget ran out
-    if [ "$cut" = 1 ] && { [ "$rc" = 124 ] || [ "$rc" = 137 ]; }; then : >"$WORK/.out-of-time"; fi
+    if [ "$cut" = 1 ] && { [ "$rc" = 124 ] || [ "$rc" = 137 ]; }; then budget_out; fi
     return "$rc"
 }
 # shim_count FILE NAME: the shim's count for NAME summed over FILE and FILE.<pid>
@@ -568,7 +573,8 @@ finish() {
     } >"$OUT/summary.txt"
     [ -f "$OUT/bench.md" ] && { echo; cat "$OUT/bench.md"; }
     cat "$OUT/summary.txt"
-    [ "$fail" -eq 0 ]
+    [ "$fail" -eq 0 ] || return 1
+    [ ! -e "$WORK/.out-of-time" ] || return 2   # nothing failed, but not everything ran
 }
 
 finish

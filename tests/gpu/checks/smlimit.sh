@@ -66,7 +66,7 @@ sml_measure() {
     shift
     for r in $(seq 1 "$SML_ROUNDS"); do
         for c in "$@"; do
-            [ "$(time_left)" -gt $((SML_SECS + SML_WARM + 20)) ] || return 0
+            [ "$(time_left)" -gt $((SML_SECS + SML_WARM + 20)) ] || { budget_out; return 0; }
             v=$(sml_run "$kind" "$c")
             [ -n "$v" ] && echo "$v" >>"$SML_D/$kind.$c"
             echo "smlimit: $kind $c round $r: ${v:-no result}" >>"$LOGS/smlimit.txt"
