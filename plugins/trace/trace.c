@@ -460,7 +460,7 @@ static __attribute__((aligned(64))) void tr_post_query(cushim_call *call, void *
 #if TR_ABLATE == 3   /* bench/cpu/ablate.sh "noclock": no exit clock read (every duration 1 ns) */
     t = call->t_enter_ns + 1;
 #else
-    t = call->t_exit_ns;   /* CUSHIM_HOOK_EXIT_TIME of another hook; usually 0 */
+    t = call->t_exit_ns;   /* CUSHIM_HOOK_EXIT_TIME: the core's (exit_by_core) or another hook's; else 0 */
     if (__builtin_expect(t == 0, 1))
         t = tr_host->now_ns();
 #endif
@@ -567,9 +567,9 @@ int tr_hooks_add(tr_state *st)
             continue;
         memset(&spec, 0, sizeof spec);
         spec.size = sizeof spec;
-        /* the entry time from the core; the exit time read here, only while recording (a paused plugin
-           costs one clock read a call, not two), unless another hook on the API asked the core for it */
-        spec.flags = CUSHIM_HOOK_TIME;
+        /* the entry time from the core; the exit time too when nothing pays it while paused (exit_by_core),
+           else read by the post hooks, only while recording, unless another hook on the API asked the core */
+        spec.flags = CUSHIM_HOOK_TIME | (st->exit_by_core ? CUSHIM_HOOK_EXIT_TIME : 0u);
         spec.select = st->sel[k];
         spec.priority = -1000;   /* first in, last out: the timing encloses other plugins' hooks */
         spec.pre = k == 0 ? tr_pre : NULL;
@@ -743,6 +743,11 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
     st->cupti_path = host->opt_string(self, "cupti") ? strdup(host->opt_string(self, "cupti")) : NULL;
     atomic_init(&st->output, 0);
     tr_st = st;
+    {
+        const char *tg = host->opt_string(self, "toggle");
+        st->exit_by_core = host->opt_bool(self, "unhook") ||
+                           (!host->opt_bool(self, "paused") && (tg == NULL || tg[0] == '\0'));
+    }
     if (tr_register(st, filter && filter[0] ? filter : "all") != 0) {
         tr_st = NULL;
         tr_hooks_remove(st);

@@ -35,6 +35,11 @@ typedef struct tr_state {
     /* unhook=1: while paused the call hooks are removed (a paused call costs nothing), by a watcher thread that
        the toggle signal wakes (tr_unhook.c); the two groups' selectors are kept to add them again */
     int unhook;
+    /* 1: the core reads the exit clock (CUSHIM_HOOK_EXIT_TIME), in line in its post path, instead of the hooks
+       calling host->now_ns(): when a paused plugin has no hooks to pay it (unhook) or is never paused (neither
+       paused nor toggle given). A plugin that may be paused with its hooks in reads it itself, only while
+       recording: one clock read a paused call, not two. */
+    int exit_by_core;
     char *sel[2];
     _Atomic int hooked;
     _Atomic uint64_t unhooked;    /* times the hooks were removed */
