@@ -25,14 +25,17 @@
  *                        (ab_ctx_ns, ab_burst_ns per call) - the addition's cost measured
  *                        inside one process, free of the processes' spread
  *   BENCH_AB_VS=1        with BENCH_CUPTI=1 and the trace plugin preloaded with toggle=USR2, unhook and
- *                        paused: BENCH_AB's blocks (rounded down to cycles of six, at least one) in cycles
- *                        none, trace, CUPTI, CUPTI, trace, none (a palindrome: a linear drift cancels) -
- *                        trace recording (its hooks in) against the empty CUPTI callback in the same process,
- *                        each against the blocks with neither. Adds ab_vs_cycles, the medians over cycles of
- *                        the trace's and CUPTI's added ns per call (ab_vs_trace_ctx_ns, ab_vs_cupti_ctx_ns,
- *                        ab_vs_trace_burst_ns, ab_vs_cupti_burst_ns) and this process's ratios of those medians
- *                        (ab_vs_ratio_ctx, ab_vs_ratio_burst): paired, so a process that runs slower or
- *                        faster (its core, its neighbours) moves both sides together
+ *                        paused: BENCH_AB's blocks (rounded down to cycles of eight, at least one) in cycles
+ *                        none, trace, CUPTI, floor, floor, CUPTI, trace, none (a palindrome: a linear drift
+ *                        cancels) - trace recording (its hooks in), the empty CUPTI callback and the floor of
+ *                        any recorder (this program's own two TSC reads and one 64-byte record in a ring
+ *                        around each call, as bench/cpu's 'floor', through the shim with no hook) in the same
+ *                        process, each against the blocks with none of them. Adds ab_vs_cycles, the medians
+ *                        over cycles of the added ns per call (ab_vs_{trace,cupti,floor}_{ctx_ns,burst_ns}) and
+ *                        this process's ratios of those medians: trace / CUPTI (ab_vs_ratio_ctx,
+ *                        ab_vs_ratio_burst), floor / CUPTI (ab_vs_floor_ratio_ctx, ab_vs_floor_ratio_burst):
+ *                        paired, so a process that runs slower or faster (its core, its neighbours) moves
+ *                        every side together
  *
  * Measures the empty-kernel cuLaunchKernel rate (launches/s over LAUNCHES launches
  * on one stream, from the first launch to cuStreamSynchronize, plus the host issue
@@ -243,16 +246,83 @@ static int lb_bursts(CUfunction fn, CUstream stream, long bursts, double *burst_
     return errors ? -1 : 0;
 }
 
-/* One block: ns per cuCtxGetCurrent over 'calls', ns per launch over 'bursts' bursts of LB_BURST. 0, or -1. */
-static int lb_block(CUfunction fn, CUstream stream, long calls, int bursts, double *ctx_ns, double *burst_ns)
+/* The floor of any recorder of every call (BENCH_AB_VS): two TSC reads - a multiply each, as a TSC-to-ns clock
+   does - and one 64-byte record (the id, a sequence number, the entry time, the duration, the result, an output)
+   into a ring that stays in the caches, published with a release store; nothing else (bench/cpu/bench_cpu.c's
+   'floor'). */
+static unsigned char lb_floor_ring[1 << 20] __attribute__((aligned(64)));
+static uint64_t lb_floor_wr, lb_floor_seq, lb_floor_committed;
+
+static inline uint64_t lb_floor_clock(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    return ((((uint64_t)hi << 32) | lo) * 0x66666666ull) >> 32;
+}
+
+static void lb_floor_record(uint32_t api, uint64_t t0, uint64_t t1, int r, uint64_t out)
+{
+    struct {
+        uint32_t len, api;
+        uint64_t seq, parent, t;
+        uint32_t dur, result;
+        uint64_t params, out, pad;
+    } rec = {64, api, ++lb_floor_seq, 0, t0, (uint32_t)(t1 - t0), (uint32_t)r, 0, out, 0};
+    _Static_assert(sizeof rec == 64, "one line");
+    memcpy(lb_floor_ring + (lb_floor_wr & (sizeof lb_floor_ring - 1)), &rec, sizeof rec);
+    lb_floor_wr += sizeof rec;
+    __atomic_store_n(&lb_floor_committed, lb_floor_wr, __ATOMIC_RELEASE);
+}
+
+static __attribute__((noinline)) CUresult lb_floor_ctx(CUcontext *cur)
+{
+    uint64_t t0 = lb_floor_clock();
+    CUresult r = cuCtxGetCurrent(cur);
+    uint64_t t1 = lb_floor_clock();
+    lb_floor_record(1, t0, t1, (int)r, (uint64_t)(uintptr_t)*cur);
+    return r;
+}
+
+static __attribute__((noinline)) CUresult lb_floor_launch(CUfunction fn, CUstream stream)
+{
+    uint64_t t0 = lb_floor_clock();
+    CUresult r = cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL);
+    uint64_t t1 = lb_floor_clock();
+    lb_floor_record(2, t0, t1, (int)r, (uint64_t)(uintptr_t)fn);
+    return r;
+}
+
+/* One block: ns per cuCtxGetCurrent over 'calls', ns per launch over 'bursts' bursts of LB_BURST; each call
+   through the floor recorder when 'floor'. 0, or -1. */
+static int lb_block_as(CUfunction fn, CUstream stream, long calls, int bursts, int floor, double *ctx_ns,
+                       double *burst_ns)
 {
     CUcontext cur;
-    double t0 = lb_now();
+    double t0 = lb_now(), acc = 0;
     long errors = 0;
+    if (!floor) {
+        for (long i = 0; i < calls; i++)
+            errors += cuCtxGetCurrent(&cur) != CUDA_SUCCESS;
+        *ctx_ns = (lb_now() - t0) * 1e9 / (double)calls;
+        return errors || lb_bursts(fn, stream, bursts, burst_ns) != 0 ? -1 : 0;
+    }
     for (long i = 0; i < calls; i++)
-        errors += cuCtxGetCurrent(&cur) != CUDA_SUCCESS;
+        errors += lb_floor_ctx(&cur) != CUDA_SUCCESS;
     *ctx_ns = (lb_now() - t0) * 1e9 / (double)calls;
-    return errors || lb_bursts(fn, stream, bursts, burst_ns) != 0 ? -1 : 0;
+    for (long b = 0; b < bursts; b++) {   /* lb_bursts, each launch through the floor */
+        double b0 = lb_now();
+        for (int i = 0; i < LB_BURST; i++)
+            errors += lb_floor_launch(fn, stream) != CUDA_SUCCESS;
+        acc += lb_now() - b0;
+        errors += cuStreamSynchronize(stream) != CUDA_SUCCESS;
+    }
+    *burst_ns = bursts > 0 ? acc * 1e9 / ((double)bursts * LB_BURST) : 0.0;
+    return errors ? -1 : 0;
+}
+
+static int lb_block(CUfunction fn, CUstream stream, long calls, int bursts, double *ctx_ns, double *burst_ns)
+{
+    return lb_block_as(fn, stream, calls, bursts, 0, ctx_ns, burst_ns);
 }
 
 /* BENCH_AB: 'blocks' blocks, on/off in ABBA order (on first, the state the process started in); prints
@@ -301,19 +371,23 @@ static int lb_ab(CUfunction fn, CUstream stream, int blocks, int kind)
 /* BENCH_AB_VS: the trace plugin against the CUPTI callback in one process (the header says how). 0, or -1. */
 static int lb_ab_vs(CUfunction fn, CUstream stream, int blocks)
 {
-    static const char cycle[6] = {'O', 'T', 'C', 'C', 'T', 'O'};
+    static const char cycle[8] = {'O', 'T', 'C', 'F', 'F', 'C', 'T', 'O'};
     const char *c = getenv("BENCH_AB_CALLS"), *b = getenv("BENCH_AB_BURSTS"), *g = getenv("BENCH_AB_GAP_MS");
     long calls = c && atol(c) > 0 ? atol(c) : 200000, gap_ms = g && atol(g) > 0 ? atol(g) : 0;
-    int bursts = b && atoi(b) > 0 ? atoi(b) : 8, cycles = blocks / 6 > 0 ? blocks / 6 : 1;
+    int bursts = b && atoi(b) > 0 ? atoi(b) : 8, cycles = blocks / 8 > 0 ? blocks / 8 : 1;
     int trace_on = 0, cupti_on = 0, rc = -1;   /* the plugin starts paused; the domain is switched off below */
-    double *v = calloc((size_t)cycles * 4, sizeof *v);
-    double *tctx = v, *cctx = v + cycles, *tburst = v + 2 * cycles, *cburst = v + 3 * cycles;
+    double *v = calloc((size_t)cycles * 6, sizeof *v);
+    /* per cycle: added ns per call of trace, CUPTI, floor on cuCtxGetCurrent, then on a launch */
+    double *add[2][3];
+    for (int i = 0; i < 6; i++)
+        add[i / 3][i % 3] = v + i * cycles;
     if (v == NULL || lb_cupti_enable(0u, lb_cupti_sub, 1 /* CUPTI_CB_DOMAIN_DRIVER_API */) != 0)
         goto out;
     for (int k = 0; k < cycles; k++) {
-        double sum[3][2] = {{0}};   /* none, trace, CUPTI: ctx ns, burst ns, over the cycle's two blocks of each */
-        for (int j = 0; j < 6; j++) {
-            int want_t = cycle[j] == 'T', want_c = cycle[j] == 'C', which = want_t ? 1 : want_c ? 2 : 0;
+        double sum[4][2] = {{0}};   /* none, trace, CUPTI, floor: ctx ns, burst ns, over the cycle's two blocks */
+        for (int j = 0; j < 8; j++) {
+            int want_t = cycle[j] == 'T', want_c = cycle[j] == 'C', want_f = cycle[j] == 'F';
+            int which = want_t ? 1 : want_c ? 2 : want_f ? 3 : 0;
             double x, y;
             if (cupti_on && !want_c) {
                 if (lb_cupti_enable(0u, lb_cupti_sub, 1) != 0)
@@ -334,24 +408,28 @@ static int lb_ab_vs(CUfunction fn, CUstream stream, int blocks)
                 struct timespec ts = {gap_ms / 1000, (gap_ms % 1000) * 1000000L};
                 nanosleep(&ts, NULL);
             }
-            if (lb_block(fn, stream, calls, bursts, &x, &y) != 0) {
+            if (lb_block_as(fn, stream, calls, bursts, want_f, &x, &y) != 0) {
                 fprintf(stderr, "launch_bench: a BENCH_AB_VS block failed\n");
                 goto out;
             }
             sum[which][0] += x;
             sum[which][1] += y;
         }
-        tctx[k] = (sum[1][0] - sum[0][0]) / 2;
-        cctx[k] = (sum[2][0] - sum[0][0]) / 2;
-        tburst[k] = (sum[1][1] - sum[0][1]) / 2;
-        cburst[k] = (sum[2][1] - sum[0][1]) / 2;
+        for (int m = 0; m < 2; m++)
+            for (int w = 0; w < 3; w++)
+                add[m][w][k] = (sum[w + 1][m] - sum[0][m]) / 2;
     }
     {
-        double t1 = lb_median(tctx, cycles), c1 = lb_median(cctx, cycles);
-        double t2 = lb_median(tburst, cycles), c2 = lb_median(cburst, cycles);
-        printf(" ab_vs_cycles=%d ab_vs_trace_ctx_ns=%.2f ab_vs_cupti_ctx_ns=%.2f ab_vs_trace_burst_ns=%.1f"
-               " ab_vs_cupti_burst_ns=%.1f ab_vs_ratio_ctx=%.3f ab_vs_ratio_burst=%.3f",
-               cycles, t1, c1, t2, c2, c1 > 0 ? t1 / c1 : -1.0, c2 > 0 ? t2 / c2 : -1.0);
+        double med[2][3];   /* trace, CUPTI, floor x ctx, burst */
+        for (int m = 0; m < 2; m++)
+            for (int w = 0; w < 3; w++)
+                med[m][w] = lb_median(add[m][w], cycles);
+        printf(" ab_vs_cycles=%d ab_vs_trace_ctx_ns=%.2f ab_vs_cupti_ctx_ns=%.2f ab_vs_floor_ctx_ns=%.2f"
+               " ab_vs_trace_burst_ns=%.1f ab_vs_cupti_burst_ns=%.1f ab_vs_floor_burst_ns=%.1f"
+               " ab_vs_ratio_ctx=%.3f ab_vs_ratio_burst=%.3f ab_vs_floor_ratio_ctx=%.3f ab_vs_floor_ratio_burst=%.3f",
+               cycles, med[0][0], med[0][1], med[0][2], med[1][0], med[1][1], med[1][2],
+               med[0][1] > 0 ? med[0][0] / med[0][1] : -1.0, med[1][1] > 0 ? med[1][0] / med[1][1] : -1.0,
+               med[0][1] > 0 ? med[0][2] / med[0][1] : -1.0, med[1][1] > 0 ? med[1][2] / med[1][1] : -1.0);
     }
     rc = 0;
 out:

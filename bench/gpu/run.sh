@@ -25,11 +25,13 @@
 #                          disabled), ab-trace (the trace plugin's recording toggled with SIGUSR2; its paused
 #                          blocks still pay the hooks' dispatch, so trace's cost is ab-trace + ab-hooks;
 #                          BENCH_AB_GAP_MS (150) of sleep before each of its blocks lets the writer finish
-#                          rendering the previous block's records first), and ab-vs (the two compared in
-#                          one process: the trace plugin - unhooked while paused - and the empty CUPTI
-#                          callback take turns with blocks of neither, in cycles none, trace, CUPTI, CUPTI,
-#                          trace, none: the ratio trace / CUPTI per process, paired, so that a process on a
-#                          slower or faster core moves both sides together; launch_bench's BENCH_AB_VS);
+#                          rendering the previous block's records first), and ab-vs (compared in one
+#                          process: the trace plugin - unhooked while paused -, the empty CUPTI callback and
+#                          the floor of any recorder - two TSC reads and one 64-byte store around each call,
+#                          no hook - take turns with blocks of none of them, in cycles none, trace, CUPTI,
+#                          floor, floor, CUPTI, trace, none: the ratios trace / CUPTI and floor / CUPTI per
+#                          process, paired, so that a process on a slower or faster core moves every side
+#                          together; launch_bench's BENCH_AB_VS; BENCH_AB of 8 or more, a cycle each 8);
 #                          their tables and issue 11's verdicts from them follow the others
 # Configurations: native; shim (LD_PRELOAD, no hook); shim+hooks (an empty pre and
 # post hook on every driver API); cupti (native, with an empty CUPTI callback on the
@@ -340,29 +342,34 @@ if ab:
             verdicts.append("in-process %s trace %+.1f vs cupti %+.1f ns (%s)" % (name, t, cu, verdict))
 if vs.get("ab_vs_ratio_ctx"):
     print()
-    print("Paired in one process (ab-vs: the trace plugin - unhooked while paused - and the empty CUPTI callback "
-          "take turns with blocks of neither, in cycles none, trace, CUPTI, CUPTI, trace, none; per process the "
-          "median over its cycles; here the median over processes, min-max):")
+    print("Paired in one process (ab-vs: the trace plugin - unhooked while paused -, the empty CUPTI callback and "
+          "the floor of any recorder - two TSC reads and one 64-byte store around each call, no hook - take turns "
+          "with blocks of none of them, in cycles none, trace, CUPTI, floor, floor, CUPTI, trace, none; per "
+          "process the median over its cycles; here the median over processes, min-max):")
     print()
-    print("| per call | processes | trace: added ns | CUPTI: added ns | trace / CUPTI (per process) |")
-    print("| --- | --- | --- | --- | --- |")
+    print("| per call | processes | trace: added ns | CUPTI: added ns | floor: added ns | trace / CUPTI | floor / CUPTI |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     for name, k in (("cuCtxGetCurrent", "ctx"), ("cuLaunchKernel (bursts of 256)", "burst")):
         def mm(key, fmt):
             # a ratio is -1 where CUPTI added nothing measurable in that process: left out (noise, not a ratio)
-            x = [y for y in vs.get(key, []) if not key.startswith("ab_vs_ratio_") or y >= 0]
+            x = [y for y in vs.get(key, []) if "_ratio_" not in key or y >= 0]
             return (fmt + " (" + fmt + ".." + fmt + ")") % (statistics.median(x), min(x), max(x)) if x else "n/a"
-        print("| %s | %d%s | %s | %s | %s |" % (name, len(vs.get("ab_vs_ratio_" + k, [])),
+        print("| %s | %d%s | %s | %s | %s | %s | %s |" % (name, len(vs.get("ab_vs_ratio_" + k, [])),
               (" (+%d failed)" % vs_failed) if vs_failed else "", mm("ab_vs_trace_%s_ns" % k, "%+.2f"),
-              mm("ab_vs_cupti_%s_ns" % k, "%+.2f"), mm("ab_vs_ratio_" + k, "%.3f")))
+              mm("ab_vs_cupti_%s_ns" % k, "%+.2f"), mm("ab_vs_floor_%s_ns" % k, "%+.2f"),
+              mm("ab_vs_ratio_" + k, "%.3f"), mm("ab_vs_floor_ratio_" + k, "%.3f")))
     for name, k in (("cuCtxGetCurrent", "ctx"), ("cuLaunchKernel", "burst")):
         r = [x for x in vs.get("ab_vs_ratio_" + k, []) if x >= 0]
         if r:
             m = statistics.median(r)
             verdict = "target met" if m <= 0.5 else "target missed"
             print()
-            print("%s, paired in one process: trace / CUPTI median %.3f over %d processes (%.3f..%.3f) - %s" % (
-                name, m, len(r), min(r), max(r), verdict))
-            verdicts.append("paired %s trace/cupti %.2f (%s)" % (name, m, verdict))
+            fl = [x for x in vs.get("ab_vs_floor_ratio_" + k, []) if x >= 0]
+            print("%s, paired in one process: trace / CUPTI median %.3f over %d processes (%.3f..%.3f) - %s%s" % (
+                name, m, len(r), min(r), max(r), verdict,
+                "; the floor of any recorder / CUPTI %.3f" % statistics.median(fl) if fl else ""))
+            verdicts.append("paired %s trace/cupti %.2f (%s)%s" % (name, m, verdict,
+                            ", floor/cupti %.2f" % statistics.median(fl) if fl else ""))
 if not verdicts:
     verdicts.append("no trace-vs-cupti figure (trace or cupti missing or failed: %d trace, %d cupti runs)" % (
         len(data["trace"]["issue_ns"]), len(data["cupti"]["issue_ns"])))

@@ -10,6 +10,7 @@
  *   every external correlation id pushed (the plugin's pre hook of a launch, copy or set) becomes one kernel
  *   record and its external correlation record, the kernels first (the order the plugin must tolerate).
  * Kernels are "fake_kernel_a"/"fake_kernel_b" on stream 7; one memcpy record no call is correlated with.
+ * cuptiEnableDomain (the GPU benchmark's plumbing test, run_gpubench_ab.sh) enables every function it knows.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -72,6 +73,17 @@ FC_EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandl
             return CUPTI_SUCCESS;
         }
     return CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+/* Every function of the domain this stand-in knows (bench/gpu/launch_bench.c's BENCH_CUPTI: the whole driver API). */
+FC_EXPORT CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle h, CUpti_CallbackDomain dom)
+{
+    (void)h;
+    if (dom != CUPTI_CB_DOMAIN_DRIVER_API)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    for (size_t i = 0; i < FC_NCBIDS; i++)
+        fc_enabled[i] = enable != 0;
+    return CUPTI_SUCCESS;
 }
 
 /* The fake driver's entry hook: CUPTI's callbacks of an enabled function, a correlation id for its work. */

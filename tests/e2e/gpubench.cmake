@@ -15,5 +15,10 @@ add_executable(gpubench_launch_fake "${PROJECT_SOURCE_DIR}/bench/gpu/launch_benc
 target_include_directories(gpubench_launch_fake PRIVATE "${CUSHIM_CUDA_INCLUDE}" "${PROJECT_SOURCE_DIR}/sdk/include")
 target_compile_options(gpubench_launch_fake PRIVATE ${CUSHIM_WARN_FLAGS})
 target_link_libraries(gpubench_launch_fake PRIVATE cushim_fake_cuda ${CMAKE_DL_LIBS})
+# With the stand-in libcupti (trace.cmake), also BENCH_AB_VS: the trace, CUPTI's callback and the floor in turns.
+set(_gb_cupti "")
+if(TARGET trace_fake_cupti)
+  set(_gb_cupti "$<TARGET_FILE:trace_fake_cupti>")
+endif()
 e2e_test(gpubench_ab COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_gpubench_ab.sh" $<TARGET_FILE:gpubench_launch_fake>
-  "${E2E_PRELOAD}" $<TARGET_FILE:trace> "${E2E_OUT}" NO_PRELOAD)
+  "${E2E_PRELOAD}" $<TARGET_FILE:trace> "${E2E_OUT}" "${_gb_cupti}" NO_PRELOAD)

@@ -1,10 +1,12 @@
 #!/bin/sh
-# run_gpubench_ab.sh BENCH SHIM TRACE_SO OUT: launch_bench's BENCH_AB inside one process, on the fake driver
-# (tests/e2e/gpubench.cmake). Checks the plumbing, never the timings: a result line with its pairs, every
-# block switched (hooks removed and added again; the trace's recording toggled: the trace holds the calls of
-# the recording blocks and not those of the paused ones), and a refusal without anything to switch.
+# run_gpubench_ab.sh BENCH SHIM TRACE_SO OUT [FAKE_CUPTI]: launch_bench's BENCH_AB inside one process, on the
+# fake driver (tests/e2e/gpubench.cmake). Checks the plumbing, never the timings: a result line with its pairs,
+# every block switched (hooks removed and added again; the trace's recording toggled: the trace holds the calls
+# of the recording blocks and not those of the paused ones), a refusal without anything to switch, and with the
+# stand-in libcupti BENCH_AB_VS (trace, CUPTI and the floor in turns: the trace holds its blocks' calls alone,
+# CUPTI's callback ran).
 set -u
-bench=$1 shim=$2 trace=$3 out=$4/gpubench_ab
+bench=$1 shim=$2 trace=$3 out=$4/gpubench_ab cupti=${5:-}
 rm -rf "$out" && mkdir -p "$out" && cd "$out" || exit 1
 fail() { echo "gpubench_ab: FAIL: $*"; exit 1; }
 export CUSHIM_LOG=error
@@ -36,4 +38,29 @@ PY
 # 3. nothing to switch: refused
 if env BENCH_LABEL=bad BENCH_AB=4 "$bench" 512 1000 >bad.out 2>bad.err; then fail "BENCH_AB without a switch ran"; fi
 grep -q 'BENCH_AB needs' bad.err || fail "no reason given: $(cat bad.err)"
+# 4. BENCH_AB_VS: 2 cycles of 8 blocks (none, trace, CUPTI, floor, floor, CUPTI, trace, none) of 1000 calls; the
+#    trace starts paused with its hooks out (unhook) and records the 4 trace blocks alone
+if [ -n "$cupti" ]; then
+    env BENCH_LABEL=ab-vs BENCH_CUPTI=1 BENCH_CUPTI_LIB="$cupti" BENCH_AB=16 BENCH_AB_VS=1 BENCH_AB_CALLS=1000 \
+        BENCH_AB_BURSTS=2 BENCH_AB_GAP_MS=50 LD_PRELOAD="$shim" \
+        CUSHIM_PLUGINS="$trace:file=$out/vs.json,summary=0,toggle=USR2,unhook=1,paused=1" "$bench" 512 1000 \
+        >vs.out 2>vs.err || fail "ab-vs run: $(cat vs.err)"
+    grep -Eq '^label=ab-vs .* cupti=1 ab_vs_cycles=2 ab_vs_trace_ctx_ns=-?[0-9.]+ ab_vs_cupti_ctx_ns=-?[0-9.]+ ab_vs_floor_ctx_ns=-?[0-9.]+ .* ab_vs_floor_ratio_burst=-?[0-9.]+$' vs.out ||
+        fail "ab-vs line: $(cat vs.out)"
+    python3 - "$out/vs.json" <<'PY' || fail "the ab-vs trace's counts"
+import json, sys
+d = json.load(open(sys.argv[1]))
+X = [e for e in d["traceEvents"] if e.get("ph") == "X"]
+n = sum(1 for e in X if e["name"] == "cuCtxGetCurrent")
+k = sum(1 for e in X if e["name"] == "cuLaunchKernel")
+if (n, k) != (4 * 1000, 4 * 2 * 256):
+    sys.exit("cuCtxGetCurrent %d, cuLaunchKernel %d; want 4000, 2048 (the trace blocks alone)" % (n, k))
+PY
+    # with BENCH_AB_VS but no CUPTI: refused
+    if env BENCH_LABEL=ab-vs BENCH_AB=8 BENCH_AB_VS=1 BENCH_AB_SIGNAL=1 LD_PRELOAD="$shim" \
+        CUSHIM_PLUGINS="$trace:file=$out/vs2.json,summary=0,toggle=USR2" "$bench" 512 1000 >vs2.out 2>vs2.err; then
+        fail "BENCH_AB_VS without BENCH_CUPTI ran"
+    fi
+    grep -q 'BENCH_AB_VS needs BENCH_CUPTI' vs2.err || fail "no reason given: $(cat vs2.err)"
+fi
 echo "gpubench_ab: PASS"
