@@ -368,7 +368,7 @@ static int lb_ab(CUfunction fn, CUstream stream, int blocks, int kind)
     return 0;
 }
 
-/* BENCH_AB_VS: the trace plugin against the CUPTI callback in one process (the header says how). 0, or -1. */
+/* BENCH_AB_VS: the trace plugin, the CUPTI callback and the floor in one process (the header says how). 0, or -1. */
 static int lb_ab_vs(CUfunction fn, CUstream stream, int blocks)
 {
     static const char cycle[8] = {'O', 'T', 'C', 'F', 'F', 'C', 'T', 'O'};
@@ -379,10 +379,10 @@ static int lb_ab_vs(CUfunction fn, CUstream stream, int blocks)
     double *v = calloc((size_t)cycles * 6, sizeof *v);
     /* per cycle: added ns per call of trace, CUPTI, floor on cuCtxGetCurrent, then on a launch */
     double *add[2][3];
-    for (int i = 0; i < 6; i++)
-        add[i / 3][i % 3] = v + i * cycles;
     if (v == NULL || lb_cupti_enable(0u, lb_cupti_sub, 1 /* CUPTI_CB_DOMAIN_DRIVER_API */) != 0)
         goto out;
+    for (int i = 0; i < 6; i++)
+        add[i / 3][i % 3] = v + i * cycles;
     for (int k = 0; k < cycles; k++) {
         double sum[4][2] = {{0}};   /* none, trace, CUPTI, floor: ctx ns, burst ns, over the cycle's two blocks */
         for (int j = 0; j < 8; j++) {
