@@ -571,7 +571,7 @@ int tr_hooks_add(tr_state *st)
            else read by the post hooks, only while recording, unless another hook on the API asked the core */
         spec.flags = CUSHIM_HOOK_TIME | (st->exit_by_core ? CUSHIM_HOOK_EXIT_TIME : 0u);
         spec.select = st->sel[k];
-        spec.priority = -1000;   /* first in, last out: the timing encloses other plugins' hooks */
+        spec.priority = -1000;   /* first in, last out: the recording encloses other plugins' hooks */
         spec.pre = k == 0 ? tr_pre : NULL;
         spec.post = k == 0 ? tr_post : tr_post_query;
         spec.user = st;
