@@ -3,7 +3,8 @@
 # plugin with one part left out (plugins/trace/trace.c TR_ABLATE, in the hook of read-only queries such as
 # the benchmark's cuDriverGetVersion: 1 hookonly = it runs and returns at once, 2 clockonly = it reads the exit
 # clock and writes nothing, 3 noclock = it writes the record without reading the exit clock, 4 pad64 = it runs
-# 4 KiB of no-ops first: 64 more code lines a call, what a line costs) and
+# 4 KiB of no-ops first: 64 more code lines a call, what a line costs; 2 and 3 have the hook read the exit clock
+# itself, as the plugin did before the core read it for an unpaused plugin - trace.c exit_by_core) and
 # runs bench/cpu/cold.sh with them beside the shim without hooks, with empty hooks (untimed, timed, a timed
 # post hook alone) and the real plugin, interleaved.
 #

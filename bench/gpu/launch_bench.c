@@ -33,9 +33,10 @@
  *                        process, each against the blocks with none of them. Adds ab_vs_cycles, the medians
  *                        over cycles of the added ns per call (ab_vs_{trace,cupti,floor}_{ctx_ns,burst_ns}) and
  *                        this process's ratios of those medians: trace / CUPTI (ab_vs_ratio_ctx,
- *                        ab_vs_ratio_burst), floor / CUPTI (ab_vs_floor_ratio_ctx, ab_vs_floor_ratio_burst):
- *                        paired, so a process that runs slower or faster (its core, its neighbours) moves
- *                        every side together
+ *                        ab_vs_ratio_burst), floor / CUPTI (ab_vs_floor_ratio_ctx, ab_vs_floor_ratio_burst;
+ *                        nan where CUPTI added nothing measurable). The plugin must start paused:
+ *                        the cycle's first block has neither. Paired, so a process that runs slower or faster
+ *                        (its core, its neighbours) moves every side together
  *
  * Measures the empty-kernel cuLaunchKernel rate (launches/s over LAUNCHES launches
  * on one stream, from the first launch to cuStreamSynchronize, plus the host issue
@@ -49,6 +50,7 @@
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <dlfcn.h>
+#include <math.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -379,8 +381,10 @@ static int lb_ab_vs(CUfunction fn, CUstream stream, int blocks)
     double *v = calloc((size_t)cycles * 6, sizeof *v);
     /* per cycle: added ns per call of trace, CUPTI, floor on cuCtxGetCurrent, then on a launch */
     double *add[2][3];
-    if (v == NULL || lb_cupti_enable(0u, lb_cupti_sub, 1 /* CUPTI_CB_DOMAIN_DRIVER_API */) != 0)
+    if (v == NULL || lb_cupti_enable(0u, lb_cupti_sub, 1 /* CUPTI_CB_DOMAIN_DRIVER_API */) != 0) {
+        fprintf(stderr, "launch_bench: BENCH_AB_VS: no memory, or the CUPTI domain could not be disabled\n");
         goto out;
+    }
     for (int i = 0; i < 6; i++)
         add[i / 3][i % 3] = v + i * cycles;
     for (int k = 0; k < cycles; k++) {
@@ -390,18 +394,24 @@ static int lb_ab_vs(CUfunction fn, CUstream stream, int blocks)
             int which = want_t ? 1 : want_c ? 2 : want_f ? 3 : 0;
             double x, y;
             if (cupti_on && !want_c) {
-                if (lb_cupti_enable(0u, lb_cupti_sub, 1) != 0)
+                if (lb_cupti_enable(0u, lb_cupti_sub, 1) != 0) {
+                    fprintf(stderr, "launch_bench: BENCH_AB_VS could not disable the CUPTI domain\n");
                     goto out;
+                }
                 cupti_on = 0;
             }
             if (trace_on != want_t) {
-                if (raise(SIGUSR2) != 0)   /* the trace plugin's toggle: every delivery flips */
+                if (raise(SIGUSR2) != 0) {   /* the trace plugin's toggle: every delivery flips */
+                    fprintf(stderr, "launch_bench: BENCH_AB_VS could not raise SIGUSR2\n");
                     goto out;
+                }
                 trace_on = want_t;
             }
             if (want_c && !cupti_on) {
-                if (lb_cupti_enable(1u, lb_cupti_sub, 1) != 0)
+                if (lb_cupti_enable(1u, lb_cupti_sub, 1) != 0) {
+                    fprintf(stderr, "launch_bench: BENCH_AB_VS could not enable the CUPTI domain\n");
                     goto out;
+                }
                 cupti_on = 1;
             }
             if (gap_ms > 0) {   /* the writer's rendering and the plugin's re-hooking settle */
@@ -428,8 +438,9 @@ static int lb_ab_vs(CUfunction fn, CUstream stream, int blocks)
                " ab_vs_trace_burst_ns=%.1f ab_vs_cupti_burst_ns=%.1f ab_vs_floor_burst_ns=%.1f"
                " ab_vs_ratio_ctx=%.3f ab_vs_ratio_burst=%.3f ab_vs_floor_ratio_ctx=%.3f ab_vs_floor_ratio_burst=%.3f",
                cycles, med[0][0], med[0][1], med[0][2], med[1][0], med[1][1], med[1][2],
-               med[0][1] > 0 ? med[0][0] / med[0][1] : -1.0, med[1][1] > 0 ? med[1][0] / med[1][1] : -1.0,
-               med[0][1] > 0 ? med[0][2] / med[0][1] : -1.0, med[1][1] > 0 ? med[1][2] / med[1][1] : -1.0);
+               /* nan where CUPTI added nothing measurable: no ratio */
+               med[0][1] > 0 ? med[0][0] / med[0][1] : NAN, med[1][1] > 0 ? med[1][0] / med[1][1] : NAN,
+               med[0][1] > 0 ? med[0][2] / med[0][1] : NAN, med[1][1] > 0 ? med[1][2] / med[1][1] : NAN);
     }
     rc = 0;
 out:

@@ -351,20 +351,20 @@ if vs.get("ab_vs_ratio_ctx"):
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for name, k in (("cuCtxGetCurrent", "ctx"), ("cuLaunchKernel (bursts of 256)", "burst")):
         def mm(key, fmt):
-            # a ratio is -1 where CUPTI added nothing measurable in that process: left out (noise, not a ratio)
-            x = [y for y in vs.get(key, []) if "_ratio_" not in key or y >= 0]
+            # a ratio is nan where CUPTI added nothing measurable in that process: left out (no ratio)
+            x = [y for y in vs.get(key, []) if y == y]
             return (fmt + " (" + fmt + ".." + fmt + ")") % (statistics.median(x), min(x), max(x)) if x else "n/a"
         print("| %s | %d%s | %s | %s | %s | %s | %s |" % (name, len(vs.get("ab_vs_ratio_" + k, [])),
               (" (+%d failed)" % vs_failed) if vs_failed else "", mm("ab_vs_trace_%s_ns" % k, "%+.2f"),
               mm("ab_vs_cupti_%s_ns" % k, "%+.2f"), mm("ab_vs_floor_%s_ns" % k, "%+.2f"),
               mm("ab_vs_ratio_" + k, "%.3f"), mm("ab_vs_floor_ratio_" + k, "%.3f")))
     for name, k in (("cuCtxGetCurrent", "ctx"), ("cuLaunchKernel", "burst")):
-        r = [x for x in vs.get("ab_vs_ratio_" + k, []) if x >= 0]
+        r = [x for x in vs.get("ab_vs_ratio_" + k, []) if x == x]
         if r:
             m = statistics.median(r)
             verdict = "target met" if m <= 0.5 else "target missed"
             print()
-            fl = [x for x in vs.get("ab_vs_floor_ratio_" + k, []) if x >= 0]
+            fl = [x for x in vs.get("ab_vs_floor_ratio_" + k, []) if x == x]
             print("%s, paired in one process: trace / CUPTI median %.3f over %d processes (%.3f..%.3f) - %s%s" % (
                 name, m, len(r), min(r), max(r), verdict,
                 "; the floor of any recorder / CUPTI %.3f" % statistics.median(fl) if fl else ""))

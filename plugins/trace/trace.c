@@ -460,8 +460,8 @@ static __attribute__((aligned(64))) void tr_post_query(cushim_call *call, void *
 #if TR_ABLATE == 3   /* bench/cpu/ablate.sh "noclock": no exit clock read (every duration 1 ns) */
     t = call->t_enter_ns + 1;
 #else
-    t = call->t_exit_ns;   /* CUSHIM_HOOK_EXIT_TIME: the core's (exit_by_core) or another hook's; else 0 */
-    if (__builtin_expect(t == 0, 1))
+    t = call->t_exit_ns;   /* CUSHIM_HOOK_EXIT_TIME: the core's (exit_by_core: the default) or another hook's */
+    if (__builtin_expect(t == 0, 0))
         t = tr_host->now_ns();
 #endif
 #if TR_ABLATE == 2   /* "clockonly": the exit clock read, nothing written */
@@ -747,6 +747,9 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
         const char *tg = host->opt_string(self, "toggle");
         st->exit_by_core = host->opt_bool(self, "unhook") ||
                            (!host->opt_bool(self, "paused") && (tg == NULL || tg[0] == '\0'));
+#if TR_ABLATE == 2 || TR_ABLATE == 3   /* bench/cpu/ablate.sh's clockonly, noclock: the hook's own exit clock */
+        st->exit_by_core = 0;
+#endif
     }
     if (tr_register(st, filter && filter[0] ? filter : "all") != 0) {
         tr_st = NULL;
@@ -774,7 +777,10 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
         }
         if (st->unhook && toggled && tr_unhook_start(st) != 0) {
             host->log(self, CUSHIM_LOG_WARN, "unhook: no thread to follow the toggle; paused calls keep their hooks");
-            if (!atomic_load(&st->hooked) && tr_hooks_add(st) != 0)
+            /* hooks that stay while paused read the exit clock themselves (one read a paused call, not two) */
+            st->exit_by_core = 0;
+            tr_hooks_remove(st);
+            if (tr_hooks_add(st) != 0)
                 host->log(self, CUSHIM_LOG_WARN, "unhook: the hooks could not be added again");
         }
     }

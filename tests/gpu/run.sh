@@ -70,12 +70,13 @@ trap 'result interrupted FAIL "suite interrupted after ${SECONDS}s"; finish; exi
 export CUBLAS_WORKSPACE_CONFIG=:4096:8 XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1
 export PYTHONDONTWRITEBYTECODE=1 TF_CPP_MIN_LOG_LEVEL=2
 
-# result CHECK PASS|FAIL|SKIP DETAIL. A FAIL reported once the suite's time budget has cut a command short or
-# left none for it (budget_out) is reported as SKIP: the check did not run to the end, so no verdict either way;
-# its detail keeps what it found so far behind the reason. The suite then exits 2 (finish).
+# result CHECK PASS|FAIL|SKIP DETAIL. A FAIL from a check that the suite's time budget cut short (one of its
+# commands refused or stopped by the deadline: budget_out) is reported as SKIP - it did not run to the end, so
+# no verdict either way - with the reason in front of what it found. Only that check's results: each check
+# starts with the mark cleared (run_check). The suite then exits 2 unless something failed (finish).
 result() {
     local st=$2 detail=$3
-    if [ "$st" = FAIL ] && [ "$1" != interrupted ] && [ -e "$WORK/.out-of-time" ]; then
+    if [ "$st" = FAIL ] && [ "$1" != interrupted ] && [ -e "$WORK/.cut" ]; then
         st=SKIP detail="not run to the end: GPU_SUITE_BUDGET=${BUDGET}s ran out (raise it or name fewer checks); as far as it ran: $detail"
     fi
     set -- "$1" "$st" "$detail"
@@ -90,9 +91,43 @@ median() {
 }
 # time_left: seconds until the suite's deadline
 time_left() { echo $((DEADLINE - $(date +%s))); }
-# budget_out: the budget cut a command short or left none for it (a file: this often runs in a subshell, $(...));
-# for checks that stop themselves before the deadline instead of running a command through tmo
-budget_out() { : >"$WORK/.out-of-time"; }
+# budget_out: the budget cut the running check short (a command refused or stopped at the deadline; called by
+# tmo, and by checks that stop themselves for lack of time). Files, as this often runs in a subshell ($(...)):
+# .cut for the check (result), .out-of-time for the suite (finish)
+budget_out() { : >"$WORK/.cut"; : >"$WORK/.out-of-time"; }
+# finish: the summary table and logs; the exit status (defined here: the TERM/INT trap calls it)
+finish() {
+    trap - EXIT TERM INT
+    cp "$SUMMARY" "$BIN"/build-*.log "$LOGS/" 2>/dev/null
+    [ -d "$WORK/bench" ] && cp -r "$WORK/bench" "$LOGS/bench" 2>/dev/null
+    rm -f "$LOGS/bench/launch_bench"
+    tar -czf "$OUT/gpu-logs.tar.gz" -C "$WORK" logs data
+    local pass fail skip
+    pass=$(awk -F'\t' '$2 == "PASS"' "$SUMMARY" | wc -l)
+    fail=$(awk -F'\t' '$2 == "FAIL"' "$SUMMARY" | wc -l)
+    skip=$(awk -F'\t' '$2 == "SKIP"' "$SUMMARY" | wc -l)
+    {
+        echo
+        echo "cushim GPU suite ($(date -u '+%Y-%m-%d %H:%M UTC'), ${SECONDS}s; logs in $OUT/gpu-logs.tar.gz)"
+        echo
+        echo "| check | result | detail |"
+        echo "| --- | --- | --- |"
+        awk -F'\t' '{ gsub(/\|/, "/", $3); printf "| %s | %s | %s |\n", $1, $2, $3 }' "$SUMMARY"
+        echo
+        echo "$pass passed, $fail failed, $skip skipped"
+        [ -e "$WORK/.out-of-time" ] &&
+            echo "the time budget (GPU_SUITE_BUDGET=${BUDGET}s) ran out: checks were cut short or not run ($(grep -c 'GPU_SUITE_BUDGET=.*ran out' "$SUMMARY") results read SKIP for it)"
+    } >"$OUT/summary.txt"
+    [ -f "$OUT/bench.md" ] && { echo; cat "$OUT/bench.md"; }
+    cat "$OUT/summary.txt"
+    [ "$fail" -eq 0 ] || return 1
+    [ ! -e "$WORK/.out-of-time" ] || return 2   # nothing failed, but not everything ran
+}
+# run_check FUNCTION ARGS...: one check, in a subshell, its budget mark cleared first
+run_check() {
+    rm -f "$WORK/.cut"
+    ( "$@" )
+}
 # tmo SECONDS CMD...: a command under a timeout (killed 5 s after TERM), never past the
 # deadline; exits 124 at once when no time is left
 tmo() {
@@ -104,11 +139,15 @@ tmo() {
         budget_out
         return 124
     fi
-    local cut=0 rc=0
+    local cut=0 rc=0 t0
     [ "$s" -gt "$left" ] && s=$left cut=1
+    t0=$(date +%s)
     timeout -k 5 "$s" "$@" || rc=$?
-    # cut short by the deadline, not by its own timeout: the budget ran out
-    if [ "$cut" = 1 ] && { [ "$rc" = 124 ] || [ "$rc" = 137 ]; }; then budget_out; fi
+    # stopped by the deadline, not by its own timeout: the budget ran out (a 124 or 137 before the deadline -
+    # an OOM kill, the command's own exit status - is the command's)
+    if [ "$cut" = 1 ] && { [ "$rc" = 124 ] || [ "$rc" = 137 ]; } && [ $(($(date +%s) - t0)) -ge "$s" ]; then
+        budget_out
+    fi
     return "$rc"
 }
 # shim_count FILE NAME: the shim's count for NAME summed over FILE and FILE.<pid>
@@ -500,29 +539,29 @@ for f in "$HERE"/checks/*.sh; do
 done
 
 # ---------------------------------------------------------------- run them
-want g && ( check_vecadd )
+want g && run_check check_vecadd
 # b's calibration of CUPTI's own calls comes from a's static run
-{ want a || want b || want c || want d; } && ( check_app "a static" app_static )
-want b && ( check_app "b shared" app_shared )
-want e && ( check_procaddr )
-want f && ( check_dropin app )
+{ want a || want b || want c || want d; } && run_check check_app "a static" app_static
+want b && run_check check_app "b shared" app_shared
+want e && run_check check_procaddr
+want f && run_check check_dropin app
 if want c; then
-    ( check_torch )
+    run_check check_torch
 elif want f; then   # f torch compares with c's native output
     tmo 150 "$PY" "$HERE/torch_train.py" 40 >"$DATA/torch.native.out" 2>"$LOGS/torch.native.err"
 fi
-want f && ( check_dropin torch )
-want d && ( check_py cupy cupy_check.py 120 )
-want d && ( check_py jax jax_check.py 150 )
-want sdk && ( check_sdk_oom )
-want sdk && ( check_sdk_example )
+want f && run_check check_dropin torch
+want d && run_check check_py cupy cupy_check.py 120
+want d && run_check check_py jax jax_check.py 150
+want sdk && run_check check_sdk_oom
+want sdk && run_check check_sdk_example
 if want hami; then
-    ( check_hami )
+    run_check check_hami
 elif want hamibuild; then
-    ( check_hami 1 )
+    run_check check_hami 1
 fi
 for c in "${GPU_EXTRA[@]}"; do
-    want "${c%%:*}" && ( "${c#*:}" )
+    want "${c%%:*}" && run_check "${c#*:}"
 done
 
 if ! want bench; then
@@ -530,8 +569,10 @@ if ! want bench; then
 elif [ "${SKIP_BENCH:-0}" = 1 ]; then
     result bench SKIP "SKIP_BENCH=1"
 elif [ "$(time_left)" -lt 60 ]; then
-    result bench SKIP "no time left (${SECONDS}s used of ${BUDGET}s)"
+    budget_out
+    result bench SKIP "not run: GPU_SUITE_BUDGET=${BUDGET}s ran out (${SECONDS}s used)"
 else
+    rm -f "$WORK/.cut"
     # about 10 s per round (5 processes: native shim shim+hooks cupti trace); keep 15 s for the summary;
     # bench/gpu/run.sh also stops starting rounds after BENCH_MAX_S (240) s
     rounds=${BENCH_ROUNDS:-15}
@@ -549,32 +590,5 @@ else
 fi
 
 # ---------------------------------------------------------------- logs and summary
-finish() {
-    trap - EXIT TERM INT
-    cp "$SUMMARY" "$BIN"/build-*.log "$LOGS/" 2>/dev/null
-    [ -d "$WORK/bench" ] && cp -r "$WORK/bench" "$LOGS/bench" 2>/dev/null
-    rm -f "$LOGS/bench/launch_bench"
-    tar -czf "$OUT/gpu-logs.tar.gz" -C "$WORK" logs data
-    local pass fail skip
-    pass=$(awk -F'\t' '$2 == "PASS"' "$SUMMARY" | wc -l)
-    fail=$(awk -F'\t' '$2 == "FAIL"' "$SUMMARY" | wc -l)
-    skip=$(awk -F'\t' '$2 == "SKIP"' "$SUMMARY" | wc -l)
-    {
-        echo
-        echo "cushim GPU suite ($(date -u '+%Y-%m-%d %H:%M UTC'), ${SECONDS}s; logs in $OUT/gpu-logs.tar.gz)"
-        echo
-        echo "| check | result | detail |"
-        echo "| --- | --- | --- |"
-        awk -F'\t' '{ gsub(/\|/, "/", $3); printf "| %s | %s | %s |\n", $1, $2, $3 }' "$SUMMARY"
-        echo
-        echo "$pass passed, $fail failed, $skip skipped"
-        [ -e "$WORK/.out-of-time" ] &&
-            echo "the time budget (GPU_SUITE_BUDGET=${BUDGET}s) ran out: $(grep -c 'not run to the end' "$SUMMARY") checks were cut short and count as skipped"
-    } >"$OUT/summary.txt"
-    [ -f "$OUT/bench.md" ] && { echo; cat "$OUT/bench.md"; }
-    cat "$OUT/summary.txt"
-    [ "$fail" -eq 0 ] || return 1
-    [ ! -e "$WORK/.out-of-time" ] || return 2   # nothing failed, but not everything ran
-}
 
 finish
