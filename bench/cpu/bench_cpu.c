@@ -42,6 +42,7 @@
 #include <time.h>
 
 #include "cushim/cushim.h"
+#include "floor.h"
 
 typedef int (*get_version_fn)(int *);
 
@@ -120,37 +121,16 @@ static uint64_t (*cold_code(long kb))(void)
 #endif
 }
 
-/* 'floor': the least a recorder of every call could cost, as a bound for any design - two TSC reads and one
-   64-byte record (the id, a sequence number, the entry time, the duration, the result and the output) into a
-   ring, published with a release store, around the driver's function called directly: no dispatch, no nesting,
-   no thread-buffer lookup, no parameter plan, in this program's own code. */
+/* 'floor': the least a recorder of every call could cost (bench/floor.h), around the driver's function called
+   directly, in this program's own code. */
 static get_version_fn floor_real;
-static unsigned char floor_ring[1 << 20] __attribute__((aligned(64)));
-static uint64_t floor_wr, floor_seq;
-static uint64_t floor_committed;
-
-static inline uint64_t floor_clock(void)
-{
-    uint32_t lo, hi;
-    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-    return ((((uint64_t)hi << 32) | lo) * 0x66666666ull) >> 32;   /* a multiply, as a TSC-to-ns clock does */
-}
 
 static __attribute__((noinline)) int floor_call(int *v)
 {
-    uint64_t t0 = floor_clock();
+    uint64_t t0 = bf_clock();
     int r = floor_real(v);
-    uint64_t t1 = floor_clock();
-    struct {
-        uint32_t len, api;
-        uint64_t seq, parent, t;
-        uint32_t dur, result;
-        uint64_t params, out, pad;
-    } rec = { 64, 1, ++floor_seq, 0, t0, (uint32_t)(t1 - t0), (uint32_t)r, (uint64_t)(uintptr_t)v, (uint64_t)*v, 0 };
-    _Static_assert(sizeof rec == 64, "one line");
-    memcpy(floor_ring + (floor_wr & (sizeof floor_ring - 1)), &rec, sizeof rec);
-    floor_wr += sizeof rec;
-    __atomic_store_n(&floor_committed, floor_wr, __ATOMIC_RELEASE);
+    uint64_t t1 = bf_clock();
+    bf_record(1, t0, t1, (uint32_t)r, (uint64_t)(uintptr_t)v, (uint64_t)*v);
     return r;
 }
 

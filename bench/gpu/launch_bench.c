@@ -59,6 +59,7 @@
 #include <time.h>
 
 #include "cushim/cushim.h"
+#include "floor.h"
 
 static const char lb_ptx[] =
     ".version 8.0\n"
@@ -231,67 +232,42 @@ static int lb_ab_set(int on, int kind)
     }
 }
 
+/* The floor of any recorder of every call (BENCH_AB_VS; bench/floor.h) around the real driver's functions. */
+static __attribute__((noinline)) CUresult lb_floor_ctx(CUcontext *cur)
+{
+    uint64_t t0 = bf_clock();
+    CUresult r = cuCtxGetCurrent(cur);
+    uint64_t t1 = bf_clock();
+    bf_record(1, t0, t1, (uint32_t)r, (uint64_t)(uintptr_t)cur, (uint64_t)(uintptr_t)*cur);
+    return r;
+}
+
+static __attribute__((noinline)) CUresult lb_floor_launch(CUfunction fn, CUstream stream)
+{
+    uint64_t t0 = bf_clock();
+    CUresult r = cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL);
+    uint64_t t1 = bf_clock();
+    bf_record(2, t0, t1, (uint32_t)r, (uint64_t)(uintptr_t)fn, (uint64_t)(uintptr_t)stream);
+    return r;
+}
+
 /* 'bursts' bursts of LB_BURST empty launches, each timed alone and followed by a synchronize: ns per launch of
-   the host's issue cost, without queue-full waits. 0, or -1 when a launch or synchronize failed. */
-static int lb_bursts(CUfunction fn, CUstream stream, long bursts, double *burst_ns)
+   the host's issue cost, without queue-full waits; each launch through the floor recorder when 'floor'. 0, or -1
+   when a launch or synchronize failed. */
+static int lb_bursts(CUfunction fn, CUstream stream, long bursts, int floor, double *burst_ns)
 {
     double acc = 0;
     long errors = 0;
     for (long b = 0; b < bursts; b++) {
         double b0 = lb_now();
         for (int i = 0; i < LB_BURST; i++)
-            errors += cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL) != CUDA_SUCCESS;
+            errors += (floor ? lb_floor_launch(fn, stream)
+                             : cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL)) != CUDA_SUCCESS;
         acc += lb_now() - b0;
         errors += cuStreamSynchronize(stream) != CUDA_SUCCESS;
     }
     *burst_ns = bursts > 0 ? acc * 1e9 / ((double)bursts * LB_BURST) : 0.0;
     return errors ? -1 : 0;
-}
-
-/* The floor of any recorder of every call (BENCH_AB_VS): two TSC reads - a multiply each, as a TSC-to-ns clock
-   does - and one 64-byte record (the id, a sequence number, the entry time, the duration, the result, an output)
-   into a ring that stays in the caches, published with a release store; nothing else (bench/cpu/bench_cpu.c's
-   'floor'). */
-static unsigned char lb_floor_ring[1 << 20] __attribute__((aligned(64)));
-static uint64_t lb_floor_wr, lb_floor_seq, lb_floor_committed;
-
-static inline uint64_t lb_floor_clock(void)
-{
-    uint32_t lo, hi;
-    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-    return ((((uint64_t)hi << 32) | lo) * 0x66666666ull) >> 32;
-}
-
-static void lb_floor_record(uint32_t api, uint64_t t0, uint64_t t1, int r, uint64_t out)
-{
-    struct {
-        uint32_t len, api;
-        uint64_t seq, parent, t;
-        uint32_t dur, result;
-        uint64_t params, out, pad;
-    } rec = {64, api, ++lb_floor_seq, 0, t0, (uint32_t)(t1 - t0), (uint32_t)r, 0, out, 0};
-    _Static_assert(sizeof rec == 64, "one line");
-    memcpy(lb_floor_ring + (lb_floor_wr & (sizeof lb_floor_ring - 1)), &rec, sizeof rec);
-    lb_floor_wr += sizeof rec;
-    __atomic_store_n(&lb_floor_committed, lb_floor_wr, __ATOMIC_RELEASE);
-}
-
-static __attribute__((noinline)) CUresult lb_floor_ctx(CUcontext *cur)
-{
-    uint64_t t0 = lb_floor_clock();
-    CUresult r = cuCtxGetCurrent(cur);
-    uint64_t t1 = lb_floor_clock();
-    lb_floor_record(1, t0, t1, (int)r, (uint64_t)(uintptr_t)*cur);
-    return r;
-}
-
-static __attribute__((noinline)) CUresult lb_floor_launch(CUfunction fn, CUstream stream)
-{
-    uint64_t t0 = lb_floor_clock();
-    CUresult r = cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL);
-    uint64_t t1 = lb_floor_clock();
-    lb_floor_record(2, t0, t1, (int)r, (uint64_t)(uintptr_t)fn);
-    return r;
 }
 
 /* One block: ns per cuCtxGetCurrent over 'calls', ns per launch over 'bursts' bursts of LB_BURST; each call
@@ -300,26 +276,17 @@ static int lb_block_as(CUfunction fn, CUstream stream, long calls, int bursts, i
                        double *burst_ns)
 {
     CUcontext cur;
-    double t0 = lb_now(), acc = 0;
+    double t0 = lb_now();
     long errors = 0;
-    if (!floor) {
+    if (floor) {
+        for (long i = 0; i < calls; i++)
+            errors += lb_floor_ctx(&cur) != CUDA_SUCCESS;
+    } else {
         for (long i = 0; i < calls; i++)
             errors += cuCtxGetCurrent(&cur) != CUDA_SUCCESS;
-        *ctx_ns = (lb_now() - t0) * 1e9 / (double)calls;
-        return errors || lb_bursts(fn, stream, bursts, burst_ns) != 0 ? -1 : 0;
     }
-    for (long i = 0; i < calls; i++)
-        errors += lb_floor_ctx(&cur) != CUDA_SUCCESS;
     *ctx_ns = (lb_now() - t0) * 1e9 / (double)calls;
-    for (long b = 0; b < bursts; b++) {   /* lb_bursts, each launch through the floor */
-        double b0 = lb_now();
-        for (int i = 0; i < LB_BURST; i++)
-            errors += lb_floor_launch(fn, stream) != CUDA_SUCCESS;
-        acc += lb_now() - b0;
-        errors += cuStreamSynchronize(stream) != CUDA_SUCCESS;
-    }
-    *burst_ns = bursts > 0 ? acc * 1e9 / ((double)bursts * LB_BURST) : 0.0;
-    return errors ? -1 : 0;
+    return errors || lb_bursts(fn, stream, bursts, floor, burst_ns) != 0 ? -1 : 0;
 }
 
 static int lb_block(CUfunction fn, CUstream stream, long calls, int bursts, double *ctx_ns, double *burst_ns)
@@ -502,7 +469,7 @@ int main(int argc, char **argv)
        cost of a launch without the queue-full waits of the loop above (whose time per launch is the GPU's
        rate once the stream's queue is full). */
     double burst_ns = 0;
-    if (lb_bursts(fn, stream, (launches + LB_BURST - 1) / LB_BURST, &burst_ns) != 0) {
+    if (lb_bursts(fn, stream, (launches + LB_BURST - 1) / LB_BURST, 0, &burst_ns) != 0) {
         fprintf(stderr, "launch_bench: a burst of launches failed\n");
         return 1;
     }

@@ -76,7 +76,7 @@ export BENCH_CUPTI_LIB=${BENCH_CUPTI_LIB:-libcupti.so.13}
 LINKDIRS="-L$CUDA/lib64 -L$CUDA/lib64/stubs"
 if [ -n "${BENCH_BIN:-}" ]; then
     BIN=$BENCH_BIN   # a prebuilt launch_bench (or a stand-in for dry runs)
-elif ! gcc -std=gnu11 -O2 -Wall -Wextra -I"$CUDA/include" -I"$ROOT/sdk/include" \
+elif ! gcc -std=gnu11 -O2 -Wall -Wextra -I"$CUDA/include" -I"$ROOT/sdk/include" -I"$ROOT/bench" \
         -o "$BIN" "$ROOT/bench/gpu/launch_bench.c" $LINKDIRS -lcuda -ldl >"$WORK/build.log" 2>&1; then
     echo "bench: build failed:" >&2
     cat "$WORK/build.log" >&2
@@ -101,7 +101,7 @@ fi
 BASE_SHIM="" BASE_BIN=$WORK/launch_bench_base
 if [ -n "${BENCH_BASELINE:-}" ]; then
     BASE_SHIM=$BENCH_BASELINE/runtime/libcushim.so
-    if [ ! -f "$BASE_SHIM" ] || ! gcc -std=gnu11 -O2 -Wall -I"$CUDA/include" -I"$BENCH_BASELINE/sdk/include" \
+    if [ ! -f "$BASE_SHIM" ] || ! gcc -std=gnu11 -O2 -Wall -I"$CUDA/include" -I"$BENCH_BASELINE/sdk/include" -I"$ROOT/bench" \
             -o "$BASE_BIN" "$BENCH_BASELINE/launch_bench.c" $LINKDIRS -lcuda -ldl >"$WORK/build-base.log" 2>&1; then
         echo "bench: baseline $BENCH_BASELINE unusable (see $WORK/build-base.log)" >&2
         exit 1

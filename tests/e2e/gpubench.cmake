@@ -12,7 +12,7 @@ set_tests_properties(gpubench_dryrun PROPERTIES LABELS "e2e;no_asan")
 # removed between blocks, the trace plugin's recording toggled with SIGUSR2; run_gpubench_ab.sh checks the
 # result line and that the toggled trace holds the calls of the recording blocks only (not timings).
 add_executable(gpubench_launch_fake "${PROJECT_SOURCE_DIR}/bench/gpu/launch_bench.c")
-target_include_directories(gpubench_launch_fake PRIVATE "${CUSHIM_CUDA_INCLUDE}" "${PROJECT_SOURCE_DIR}/sdk/include")
+target_include_directories(gpubench_launch_fake PRIVATE "${CUSHIM_CUDA_INCLUDE}" "${PROJECT_SOURCE_DIR}/sdk/include" "${PROJECT_SOURCE_DIR}/bench")
 target_compile_options(gpubench_launch_fake PRIVATE ${CUSHIM_WARN_FLAGS})
 target_link_libraries(gpubench_launch_fake PRIVATE cushim_fake_cuda ${CMAKE_DL_LIBS})
 # With the stand-in libcupti (trace.cmake), also BENCH_AB_VS: the trace, CUPTI's callback and the floor in turns.
