@@ -564,15 +564,18 @@ for c in "${GPU_EXTRA[@]}"; do
     want "${c%%:*}" && run_check "${c#*:}"
 done
 
-if ! want bench; then
-    :
-elif [ "${SKIP_BENCH:-0}" = 1 ]; then
-    result bench SKIP "SKIP_BENCH=1"
-elif [ "$(time_left)" -lt 60 ]; then
-    budget_out
-    result bench SKIP "not run: GPU_SUITE_BUDGET=${BUDGET}s ran out (${SECONDS}s used)"
-else
-    rm -f "$WORK/.cut"
+# bench: bench/gpu/run.sh with the rounds that fit in the time left
+check_bench() {
+    local rounds fit
+    if [ "${SKIP_BENCH:-0}" = 1 ]; then
+        result bench SKIP "SKIP_BENCH=1"
+        return
+    fi
+    if [ "$(time_left)" -lt 60 ]; then
+        budget_out
+        result bench SKIP "not run: GPU_SUITE_BUDGET=${BUDGET}s ran out (${SECONDS}s used)"
+        return
+    fi
     # about 10 s per round (5 processes: native shim shim+hooks cupti trace); keep 15 s for the summary;
     # bench/gpu/run.sh also stops starting rounds after BENCH_MAX_S (240) s
     rounds=${BENCH_ROUNDS:-15}
@@ -587,7 +590,8 @@ else
     else
         result bench FAIL "see logs/bench.log $(grep -m 2 'failed' "$LOGS/bench.log" | tr '\n' ' ' | cut -c1-200)"
     fi
-fi
+}
+want bench && run_check check_bench
 
 # ---------------------------------------------------------------- logs and summary
 
