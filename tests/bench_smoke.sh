@@ -6,13 +6,14 @@
 # timing is never a test assertion here.
 set -u
 src=$1 build=$2
-out=$(BENCH_WARMUP_MS=1 ROUNDS=1 ITERS=200 RUNS=1 COLD="0 1" BENCH_COLD_CODE=4 BENCH_COLD_BRANCHES=20 \
-      CONFIGS="direct floor shim hook hooktime posttime paused trace" bash "$src/bench/cpu/cold.sh" "$build" 2>&1)
+configs="direct floor floor-ring floor-reader shim hook hooktime posttime paused trace trace-exit"
+out=$(BENCH_WARMUP_MS=1 ROUNDS=1 ITERS=200 RUNS=1 COLD="0 1" BENCH_COLD_CODE=4 BENCH_COLD_BRANCHES=20 FLOOR_RING_MB=4 \
+      CONFIGS="$configs" bash "$src/bench/cpu/cold.sh" "$build" 2>&1)
 rc=$?
 printf '%s\n' "$out"
 [ $rc -eq 0 ] || { echo "bench_smoke: cold.sh failed ($rc)"; exit 1; }
 for cold in 0 1; do
-    for c in direct floor shim hook hooktime posttime paused trace; do
+    for c in $configs; do
         # the line of configuration $c in the table of COLD=$cold: its median must be a number above 0
         v=$(printf '%s\n' "$out" | awk -v c="$c" -v k="cold $cold KiB" '
             index($0, k) == 1 { t = 1; next } /^cold / { t = 0 } t && $1 == c { print $2; exit }')
@@ -23,6 +24,13 @@ for cold in 0 1; do
     done
 done
 echo "bench_smoke: every configuration of cold.sh measured"
+# the floor's ring must be a power of two: refused with a message, not a ring with holes
+drv=$build/tests/fake/libcuda.so.1
+if [ -e "$drv" ]; then
+    msg=$(BENCH_WARMUP_MS=1 BENCH_FLOOR_RING_MB=3 "$build/bench/cpu/cushim_bench_cpu" "$drv" 10 1 floor 2>&1) &&
+        { echo "bench_smoke: BENCH_FLOOR_RING_MB=3 was accepted"; exit 1; }
+    printf '%s\n' "$msg" | grep -q "not a power of two" || { echo "bench_smoke: BENCH_FLOOR_RING_MB=3: '$msg'"; exit 1; }
+fi
 # bench/cpu/lines.sh (valgrind): the code a recorded call runs, counted; it must find the shim's and the
 # plugin's functions on the call path
 if command -v valgrind >/dev/null; then

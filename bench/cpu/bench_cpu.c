@@ -208,6 +208,8 @@ int main(int argc, char **argv)
         }
     }
     if (argc > 4 && strcmp(argv[4], "floor") == 0) {
+        if (bf_init() != 0)
+            return 1;
         floor_real = f;
         f = floor_call;
     }

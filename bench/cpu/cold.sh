@@ -10,7 +10,10 @@
 #   ROUNDS=3 ITERS=20000 RUNS=5
 #   CONFIGS="direct shim hooktime trace"   also: hook (empty pre+post, untimed), posttime (an empty timed post
 #                  hook alone: what a post-only recorder costs the core), paused (the trace plugin hooked but
-#                  paused); direct must stay in the list
+#                  paused), floor (bench/floor.h: two TSC reads and one 64-byte store, no shim), floor-ring (the
+#                  same into a 512 MiB ring, FLOOR_RING_MB: streamed to memory), floor-reader (that ring read by a second thread
+#                  in passes 1 ms apart, as the trace's writer), trace-exit (the trace plugin with render=exit: no
+#                  writer beside the calls); direct must stay in the list
 #   BASE_DIR=DIR   another build (DIR/runtime/libcushim.so, DIR/plugins/trace.so): each configuration but
 #                  direct runs with it too, as CONFIG@base, interleaved with the others
 #   BENCH_COLD_STRIDE=B   passed on (bench_cpu.c): 4160 touches one line per page (the TLB too)
@@ -50,6 +53,9 @@ one() {   # one CONFIG COLD: prints ns per call
   [ "$cold" -gt 0 ] && { e+=(BENCH_COLD_KB="$cold" BENCH_COLD_STRIDE="${BENCH_COLD_STRIDE:-64}" BENCH_COLD_BRANCHES="${BENCH_COLD_BRANCHES:-0}" BENCH_COLD_CODE="${BENCH_COLD_CODE:-0}"); key=median_cold_ns_per_call; }
   case $cfg in
     direct|floor) ;;
+    floor-ring) e+=(BENCH_FLOOR_RING_MB="${FLOOR_RING_MB:-512}") ;;
+    floor-reader) e+=(BENCH_FLOOR_RING_MB="${FLOOR_RING_MB:-512}" BENCH_FLOOR_READER=1) ;;
+    trace-exit) e+=(LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$TRACE:file=$TMP/t.json,summary=0,buffer=1GiB,render=exit") ;;
     shim|hook|hooktime|posttime) e+=(LD_PRELOAD="$SHIM") ;;
     trace) e+=(LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$TRACE:file=$TMP/t.json,summary=0,buffer=1GiB") ;;
     paused) e+=(LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$TRACE:file=$TMP/t.json,summary=0,paused=1") ;;
@@ -57,7 +63,7 @@ one() {   # one CONFIG COLD: prints ns per call
     *) e+=(LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="${extra_so[$cfg]}:file=$TMP/t.json,summary=0,buffer=1GiB") ;;
   esac
   local extra=()
-  case $cfg in hook|hooktime|posttime|floor) extra=("$cfg") ;; esac
+  case $cfg in hook|hooktime|posttime|floor) extra=("$cfg") ;; floor-*) extra=(floor) ;; esac
   "${e[@]}" "$BENCH" "$DRV" "$ITERS" "$RUNS" "${extra[@]}" | awk -v k="$key" '$1 == k { print $2 }'
 }
 for cold in ${COLD:-0 256}; do

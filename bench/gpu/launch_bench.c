@@ -497,7 +497,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "launch_bench: BENCH_AB_VS needs BENCH_CUPTI=1 (and the trace plugin, toggle=USR2)\n");
                 return 1;
             }
-            if (lb_ab_vs(fn, stream, atoi(ab)) != 0)
+            if (bf_init() != 0 || lb_ab_vs(fn, stream, atoi(ab)) != 0)
                 return 1;
         } else if (ab && atoi(ab) > 1) {
             if (kind == 0) {

@@ -32,7 +32,9 @@
 #                          floor, floor, CUPTI, trace, none: the ratios trace / CUPTI and floor / CUPTI per
 #                          process, paired, so that a process on a slower or faster core moves every side
 #                          together; launch_bench's BENCH_AB_VS; BENCH_AB of 8 or more, a cycle each 8);
-#                          their tables and issue 11's verdicts from them follow the others
+#                          their tables and issue 11's verdicts from them follow the others;
+#                          BENCH_FLOOR_RING_MB=512 BENCH_FLOOR_READER=1 (bench/floor.h) make the floor a
+#                          recorder whose records leave the caches and are read by a second thread
 # Configurations: native; shim (LD_PRELOAD, no hook); shim+hooks (an empty pre and
 # post hook on every driver API); cupti (native, with an empty CUPTI callback on the
 # whole driver API domain); trace (the trace plugin recording every call with its arguments, writing
