@@ -56,13 +56,34 @@ static int tw_fd_ours(tr_writer *w, int reopen)
     return 1;
 }
 
+/* The file cannot be written on (err: the errno, 0 when the file was lost, tw_fd_ours): the trace ends there.
+   Said once, when it happens (w->on_error: the plugin's log), and again in the summary or, without one, in a
+   line at the end - a file cut short is never left unannounced. */
+static void tw_io_fail(tr_writer *w, int err)
+{
+    char msg[512];
+    if (w->io_error)
+        return;
+    w->io_error = 1;
+    w->io_errno = err;
+    if (w->on_error == NULL)
+        return;
+    if (w->fd_lost)
+        snprintf(msg, sizeof msg, "the program closed the trace file '%s', which was then removed or replaced: "
+                 "the trace ends after %lld bytes", w->path ? w->path : "", (long long)w->fd_off);
+    else
+        snprintf(msg, sizeof msg, "writing the trace file '%s': %s; the trace ends after %lld bytes (the summary "
+                 "still counts every call)", w->path ? w->path : "", strerror(err), (long long)w->fd_off);
+    w->on_error(w->on_error_ctx, msg);
+}
+
 static void out_raw(tr_writer *w, const unsigned char *p, size_t n)
 {
     size_t off = 0;
     if (n == 0 || w->io_error)
         return;
     if (!tw_fd_ours(w, 1)) {
-        w->io_error = 1;
+        tw_io_fail(w, 0);
         return;
     }
     while (off < n) {
@@ -70,7 +91,7 @@ static void out_raw(tr_writer *w, const unsigned char *p, size_t n)
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0) {
-            w->io_error = 1;
+            tw_io_fail(w, k == 0 ? ENOSPC : errno);   /* a write of 0 bytes to a regular file: out of space */
             break;
         }
         off += (size_t)k;
@@ -90,7 +111,7 @@ static void out_deflate(tr_writer *w, const char *in, size_t n, int end)
         z->avail_out = TW_ZBUF;
         rc = deflate(z, end ? Z_FINISH : Z_NO_FLUSH);
         if (rc == Z_STREAM_ERROR) {
-            w->io_error = 1;
+            tw_io_fail(w, EIO);
             return;
         }
         out_raw(w, w->zbuf, TW_ZBUF - z->avail_out);
@@ -120,8 +141,8 @@ static void out_close(tr_writer *w)
         free(w->z);
         w->z = NULL;
     }
-    if (tw_fd_ours(w, 0) && close(w->fd) != 0)
-        w->io_error = 1;
+    if (tw_fd_ours(w, 0) && close(w->fd) != 0 && errno != EINTR)   /* NFS reports a lost write at close */
+        tw_io_fail(w, errno);
     w->fd = -1;
 }
 
@@ -203,6 +224,7 @@ int tw_open(tr_writer *w)
     w->olen = 0;
     w->first = 1;
     w->io_error = 0;
+    w->io_errno = 0;
     w->events = w->bytes = 0;
     w->open_beyond = 0;
     tr_stats_init(&w->api);
@@ -666,11 +688,15 @@ static void write_summary(tr_writer *w)
         tr_stats_print(f, rows, n, "Instances");
     }
     free(rows);
-    fprintf(f, "\ncushim trace: %llu calls written to %s%s", (unsigned long long)w->events, w->path,
-            w->fd_lost   ? " (WRITE ERROR: the program closed the file, which was then removed or replaced: it is "
-                           "incomplete)"
-            : w->io_error ? " (WRITE ERROR: the file is incomplete)"
-                          : "");
+    if (w->fd_lost)
+        fprintf(f, "\ncushim trace: %llu calls recorded; %s is incomplete (WRITE ERROR: the program closed the file, "
+                   "which was then removed or replaced)", (unsigned long long)w->events, w->path);
+    else if (w->io_error)
+        fprintf(f, "\ncushim trace: %llu calls recorded; %s is incomplete (WRITE ERROR: %s after %lld bytes)",
+                (unsigned long long)w->events, w->path,
+                w->io_errno ? strerror(w->io_errno) : "the file could not be written", (long long)w->fd_off);
+    else
+        fprintf(f, "\ncushim trace: %llu calls written to %s", (unsigned long long)w->events, w->path);
     if (w->unhooked != NULL && atomic_load(w->unhooked) != 0)
         fprintf(f, "; hooks removed %llu time%s while paused (unhook)", (unsigned long long)atomic_load(w->unhooked),
                 atomic_load(w->unhooked) == 1 ? "" : "s");
@@ -696,7 +722,8 @@ static void write_summary(tr_writer *w)
     }
     if (w->note[0])
         fprintf(f, "cushim trace: %s\n", w->note);
-    fprintf(f, "cushim trace: open it at https://ui.perfetto.dev (Open trace file) or chrome://tracing\n");
+    if (!w->io_error && !w->fd_lost)   /* a file cut short is no JSON document: nothing to open */
+        fprintf(f, "cushim trace: open it at https://ui.perfetto.dev (Open trace file) or chrome://tracing\n");
     fclose(f);
     if (text != NULL) {
         int fd = 2, own = 0;

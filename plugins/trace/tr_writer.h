@@ -43,6 +43,10 @@ typedef struct tr_writer {
     int pid;
     _Atomic uint64_t gpu_dropped;    /* GPU activity records CUPTI dropped                              */
     char note[256];                  /* a line for the file's metadata (e.g. why GPU tracing is off)     */
+    /* said once, on the writer's thread, when the file cannot be written on (NULL: nothing said then; the
+       summary says it at the end) */
+    void (*on_error)(void *ctx, const char *msg);
+    void *on_error_ctx;
 
     /* the writer's own */
     int fd;                          /* -1: none (not open, or lost: see fd_lost)                      */
@@ -56,7 +60,8 @@ typedef struct tr_writer {
     unsigned char *zbuf;
     char *obuf;
     size_t olen;
-    int io_error;
+    int io_error;                    /* the file could not be written on: it ends there (tw_io_fail)     */
+    int io_errno;                    /* why (0: the file was lost, fd_lost)                             */
     uint64_t events, bytes;
     int first;
     tr_sb sb;

@@ -513,6 +513,13 @@ void tr_record(uint16_t type, uint64_t seq, uint64_t parent, uint64_t t, const v
 
 /* ---- lifecycle ---- */
 
+/* The writer could not write the file (a full disk, a lost file): said when it happens, on the writer's thread. */
+static void tr_on_write_error(void *ctx, const char *msg)
+{
+    const tr_state *st = ctx;
+    tr_host->log(st->self, CUSHIM_LOG_ERROR, "%s", msg);
+}
+
 /* "" -> "cushim-<pid>.json"; "%p" anywhere -> the pid; a forked child's "trace.json" -> "trace.<pid>.json" */
 static char *tr_path(const char *given, int pid, int child)
 {
@@ -730,6 +737,8 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
     }
     st->w.pid = (int)getpid();
     st->w.fd = -1;
+    st->w.on_error = tr_on_write_error;
+    st->w.on_error_ctx = st;
     st->w.path = tr_path(file, st->w.pid, 0);
     st->w.summary_path = sfile && sfile[0] ? strdup(sfile) : NULL;
     st->api_funcgetname = tr_api_id_of("cuFuncGetName");

@@ -184,6 +184,24 @@ bounded)
     same_table t.json
     grep -q "^Med (ns) from a histogram" stats.out || fail "cushim stats: no word of the histogram median"
     ;;
+full)
+    # a file that cannot take the trace (/dev/full: every write fails with ENOSPC): the program runs on, the
+    # error is said when it happens (with the summary off too) and the summary says the file is incomplete,
+    # without pointing at Perfetto
+    [ -w /dev/full ] || fail "no /dev/full here"
+    run "file=/dev/full,summary=0" "$vecadd" 1024
+    [ "$rc" = 0 ] || fail "summary=0: vecadd exited with $rc"
+    grep -q "trace: writing the trace file '/dev/full': No space left on device; the trace ends after 0 bytes" err ||
+        fail "summary=0: the write error was not said: $(cat err)"
+    run "file=/dev/full" "$vecadd" 1024
+    [ "$rc" = 0 ] || fail "vecadd exited with $rc"
+    [ "$(grep -c "No space left on device" err)" = 2 ] || fail "not said twice (when, and in the summary)"
+    grep -q "calls recorded; /dev/full is incomplete (WRITE ERROR: No space left on device after 0 bytes)" err ||
+        fail "the summary does not say the file is incomplete"
+    grep -q "calls written to" err && fail "the summary says the calls were written"
+    grep -q "ui.perfetto.dev" err && fail "the summary points at Perfetto for a file cut short"
+    grep -q "^ .*cuLaunchKernel$" err || fail "the table does not count the calls"
+    ;;
 fifo)
     # a FIFO as the trace file: without a reader the program is not held (not traced, said so); with one, the
     # trace streams through it
