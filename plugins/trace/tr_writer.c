@@ -727,10 +727,18 @@ static void write_summary(tr_writer *w)
     fclose(f);
     if (text != NULL) {
         int fd = 2, own = 0;
-        if (w->summary_path != NULL && (fd = open(w->summary_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) >= 0)
+        if (w->summary_path != NULL && (fd = open(w->summary_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) >= 0) {
             own = 1;
-        else
+        } else {
             fd = 2;
+            if (w->summary_path != NULL) {   /* said, and the table comes here instead of nowhere */
+                char line[600];
+                int n = snprintf(line, sizeof line, "cushim trace: cannot open the summary file '%s': %s; the "
+                                 "table follows here\n", w->summary_path, strerror(errno));
+                if (n > 0 && write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1) < 0)
+                    n = 0;
+            }
+        }
         for (size_t off = 0; off < tlen;) {
             ssize_t k = write(fd, text + off, tlen - off);
             if (k < 0 && errno == EINTR)

@@ -201,6 +201,12 @@ full)
     grep -q "calls written to" err && fail "the summary says the calls were written"
     grep -q "ui.perfetto.dev" err && fail "the summary points at Perfetto for a file cut short"
     grep -q "^ .*cuLaunchKernel$" err || fail "the table does not count the calls"
+    # a summary file that cannot be opened: said, and the table comes on stderr instead
+    run "file=$dir/t.json,summary_file=$dir/no/such/dir/s.txt" "$vecadd" 1024
+    [ "$rc" = 0 ] || fail "summary_file: vecadd exited with $rc"
+    grep -q "cannot open the summary file '$dir/no/such/dir/s.txt': No such file or directory; the table follows here" err ||
+        fail "summary_file: not said"
+    grep -q "^ .*cuLaunchKernel$" err || fail "summary_file: the table is not on stderr"
     ;;
 fifo)
     # a FIFO as the trace file: without a reader the program is not held (not traced, said so); with one, the
