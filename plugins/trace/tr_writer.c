@@ -56,9 +56,9 @@ static int tw_fd_ours(tr_writer *w, int reopen)
     return 1;
 }
 
-/* The file cannot be written on (err: the errno, 0 when the file was lost, tw_fd_ours): the trace ends there.
-   Said once, when it happens (w->on_error: the plugin's log), and again in the summary or, without one, in a
-   line at the end - a file cut short is never left unannounced. */
+/* The file cannot be written on (err: the errno; 0 when the descriptor is no longer the file's, tw_fd_ours): the
+   trace ends there. Said once, when it happens (w->on_error: the plugin's log, so also with summary=0), and again
+   in the summary - a file cut short is never left unannounced. */
 static void tw_io_fail(tr_writer *w, int err)
 {
     char msg[512];
@@ -71,6 +71,9 @@ static void tw_io_fail(tr_writer *w, int err)
     if (w->fd_lost)
         snprintf(msg, sizeof msg, "the program closed the trace file '%s', which was then removed or replaced: "
                  "the trace ends after %lld bytes", w->path ? w->path : "", (long long)w->fd_off);
+    else if (err == 0)
+        snprintf(msg, sizeof msg, "the program closed the trace file '%s' and it cannot be reopened: the trace "
+                 "ends after %lld bytes", w->path ? w->path : "", (long long)w->fd_off);
     else
         snprintf(msg, sizeof msg, "writing the trace file '%s': %s; the trace ends after %lld bytes (the summary "
                  "still counts every call)", w->path ? w->path : "", strerror(err), (long long)w->fd_off);
@@ -694,7 +697,8 @@ static void write_summary(tr_writer *w)
     else if (w->io_error)
         fprintf(f, "\ncushim trace: %llu calls recorded; %s is incomplete (WRITE ERROR: %s after %lld bytes)",
                 (unsigned long long)w->events, w->path,
-                w->io_errno ? strerror(w->io_errno) : "the file could not be written", (long long)w->fd_off);
+                w->io_errno ? strerror(w->io_errno) : "the program closed it and it cannot be reopened",
+                (long long)w->fd_off);
     else
         fprintf(f, "\ncushim trace: %llu calls written to %s", (unsigned long long)w->events, w->path);
     if (w->unhooked != NULL && atomic_load(w->unhooked) != 0)
