@@ -201,6 +201,12 @@ full)
     grep -q "calls written to" err && fail "the summary says the calls were written"
     grep -q "ui.perfetto.dev" err && fail "the summary points at Perfetto for a file cut short"
     grep -q "^ .*cuLaunchKernel$" err || fail "the table does not count the calls"
+    # the same through gzip (the writer's own deflate): a .json.gz name that is /dev/full
+    ln -s /dev/full full.json.gz || fail "ln"
+    run "file=$dir/full.json.gz,summary=0" "$vecadd" 1024
+    [ "$rc" = 0 ] || fail "gz: vecadd exited with $rc"
+    grep -q "trace: writing the trace file '$dir/full.json.gz': No space left on device" err ||
+        fail "gz: the write error was not said: $(cat err)"
     # a summary file that cannot be opened: said, and the table comes on stderr instead
     run "file=$dir/t.json,summary_file=$dir/no/such/dir/s.txt" "$vecadd" 1024
     [ "$rc" = 0 ] || fail "summary_file: vecadd exited with $rc"
