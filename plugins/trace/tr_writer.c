@@ -679,8 +679,18 @@ static void write_summary(tr_writer *w)
     FILE *f = open_memstream(&text, &tlen);
     tr_stat_row *rows = NULL;
     uint32_t n;
+    int fd = 2, own = 0;   /* own: opened here (it may be number 2 when the program closed its stderr) */
     if (f == NULL)
         return;
+    if (w->summary_path != NULL) {
+        if ((fd = open(w->summary_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) >= 0) {
+            own = 1;
+        } else {   /* said, and the table comes on stderr instead of nowhere */
+            fprintf(f, "cushim trace: cannot open the summary file '%s': %s; the table follows here\n",
+                    w->summary_path, strerror(errno));
+            fd = 2;
+        }
+    }
     n = tr_stats_rows(&w->api, &rows);
     fprintf(f, "\nCUDA API Summary (cuda_api_sum):\n\n");
     tr_stats_print(f, rows, n, "Num Calls");
@@ -730,19 +740,6 @@ static void write_summary(tr_writer *w)
         fprintf(f, "cushim trace: open it at https://ui.perfetto.dev (Open trace file) or chrome://tracing\n");
     fclose(f);
     if (text != NULL) {
-        int fd = 2, own = 0;
-        if (w->summary_path != NULL && (fd = open(w->summary_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) >= 0) {
-            own = 1;
-        } else {
-            fd = 2;
-            if (w->summary_path != NULL) {   /* said, and the table comes here instead of nowhere */
-                char line[600];
-                int n = snprintf(line, sizeof line, "cushim trace: cannot open the summary file '%s': %s; the "
-                                 "table follows here\n", w->summary_path, strerror(errno));
-                if (n > 0 && write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1) < 0)
-                    n = 0;
-            }
-        }
         for (size_t off = 0; off < tlen;) {
             ssize_t k = write(fd, text + off, tlen - off);
             if (k < 0 && errno == EINTR)
@@ -751,10 +748,10 @@ static void write_summary(tr_writer *w)
                 break;
             off += (size_t)k;
         }
-        if (own)
-            close(fd);
         free(text);
     }
+    if (own)
+        close(fd);
 }
 
 static void finish_locked(tr_writer *w)
