@@ -17,7 +17,7 @@ verdict() {
     printf '%s\n' "$4" >"$tmp/d/$1.$2"
     cp "$5" "$tmp/d/clocks.txt"
     bash -c '
-        median() { sort -g | awk "{ v[NR] = \$1 } END { if (NR == 0) print \"\"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }"; }
+        eval "$(sed -n "/^median() {/,/^}/p" "$2/tests/gpu/run.sh")"   # the suite'"'"'s own median
         result() { printf "%s|%s|%s\n" "$1" "$2" "$3"; }
         gpu_check() { :; }
         LOGS=$1
