@@ -1,6 +1,6 @@
 """matmul_loop.py - steady GPU loads for the smlimit GPU check (tests/gpu/checks/smlimit.sh).
 
-    python3 matmul_loop.py MODE [--seconds S] [--warmup W] [--size N]
+    python3 matmul_loop.py MODE [--seconds S] [--warmup W] [--size N] [--clocks] [--start-at T] [--linger L]
 
 MODE  matmul  a bf16 N x N matmul loop; prints 'rate <TFLOP/s>'
       graph   the same matmuls captured in a CUDA graph (10 per graph) and replayed; 'rate <TFLOP/s>'
@@ -11,6 +11,11 @@ them. With --clocks, a thread samples device 0's SM clock, power draw and
 clock-event reasons through NVML (ctypes, libnvidia-ml.so.1) every 20 ms of the measured part and prints
 'clocks sm_mhz <median> <min> <max> power_w <median> reasons 0x<or of all samples> samples <n>': the
 limiter holds a share of GPU *time*; these tell whether the GPU ran faster per busy second when throttled.
+--start-at T (seconds since the epoch) keeps the load running unmeasured after the warmup until the wall
+clock reaches T, and --linger L keeps it running L seconds after the measured part: two processes started
+together measure the same window while both load the GPU (the smlimit check's 30/70 pair; without these, one
+process's window could run past the other's exit, alone on the GPU). A process whose warmup ends after T
+prints 'late <seconds>' and measures from there.
 Exit 2 when no GPU is there.
 """
 import argparse
@@ -81,6 +86,8 @@ def main():
     ap.add_argument("--warmup", type=float, default=1.0)
     ap.add_argument("--size", type=int, default=8192)
     ap.add_argument("--clocks", action="store_true")
+    ap.add_argument("--start-at", type=float, default=0.0)
+    ap.add_argument("--linger", type=float, default=0.0)
     a = ap.parse_args()
     if not torch.cuda.is_available():
         print("no GPU", file=sys.stderr)
@@ -146,6 +153,12 @@ def main():
         return steps, time.perf_counter() - t0
 
     run_for(a.warmup)
+    if a.start_at > 0:
+        wait = a.start_at - time.time()
+        if wait < 0:
+            print("late %.3f" % -wait, flush=True)
+        else:
+            run_for(wait)
     clocks = Clocks() if a.clocks else None
     if clocks:
         clocks.start()
@@ -153,6 +166,8 @@ def main():
     print("rate %.3f" % (steps * work / dt), flush=True)
     if clocks:
         clocks.report()
+    if a.linger > 0:
+        run_for(a.linger)
     return 0
 
 
