@@ -158,6 +158,14 @@ uint64_t sml_complete(sml_limiter *l, uint64_t start, uint64_t end, uint32_t lau
     return add;
 }
 
+void sml_unadmit(sml_limiter *l)
+{
+    if (l->outstanding > 0)
+        l->outstanding--;
+    if (l->admitted > 0)
+        l->admitted--;
+}
+
 void sml_forget(sml_limiter *l, uint32_t launches)
 {
     l->outstanding = l->outstanding > launches ? l->outstanding - launches : 0;

@@ -62,6 +62,9 @@ uint64_t sml_admit(sml_limiter *l, uint64_t now);
    Adds the part of [start, end] not already counted to the busy time and takes
    it from the tokens. Returns the ns added. start > end counts nothing. */
 uint64_t sml_complete(sml_limiter *l, uint64_t start, uint64_t end, uint32_t launches, uint64_t now);
+/* Take back the launch sml_admit just admitted (it may not start yet: another
+   process has the GPU's turn); tokens and the learned time stay. */
+void sml_unadmit(sml_limiter *l);
 /* 'launches' admitted launches will never be measured (the launch failed). */
 void sml_forget(sml_limiter *l, uint32_t launches);
 /* Union length of [start, end] with the intervals kept, inserting it. Exposed

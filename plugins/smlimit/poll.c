@@ -54,8 +54,22 @@ static void sml_update_share(sml_state *st, int i, uint64_t now)
     d->beat_busy = busy;
     d->beat_t = now;
     if (st->region != NULL) {
-        if (d->slot == NULL || atomic_load(&d->slot->pid) != st->pid)
+        if (d->slot == NULL || atomic_load(&d->slot->pid) != st->pid) {
             d->slot = sml_shm_claim(st->region, i, st->pid, st->pid_start, now);
+            if (st->turns) {   /* the launching threads read these under the lock */
+                pthread_mutex_lock(&d->mu);
+                if (d->turn_slot != NULL && d->turn_slot != d->slot)
+                    sml_shm_turn_give(d->turn_region, i, d->turn_slot);
+                d->turn_region = d->slot != NULL ? st->region : NULL;
+                d->turn_slot = d->slot;
+                /* joined in the middle of a burst (the first one, before the region was
+                   open): ours if nobody has the turn, as if it had been taken at its start */
+                if (d->turn_slot != NULL && d->lim.outstanding > 0 &&
+                    sml_shm_turn_take(d->turn_region, i, d->turn_slot, 0))
+                    d->turn_since = now;
+                pthread_mutex_unlock(&d->mu);
+            }
+        }
         if (d->slot != NULL) {
             double w[SML_SHM_SLOTS], u[SML_SHM_SLOTS];
             int n = 0;
@@ -121,6 +135,7 @@ static void sml_finish(sml_state *st, sml_marker *m, uint64_t now, uint64_t clip
     } else {
         sml_forget(&d->lim, 1);
     }
+    sml_turn_idle(d, m->dev);
     pthread_mutex_unlock(&d->mu);
     if (measured && d->slot != NULL)
         atomic_store(&d->slot->last_end, now);

@@ -5,6 +5,7 @@
 #include "shm.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -122,4 +123,69 @@ sml_slot *sml_shm_claim(sml_region *r, int dev, int32_t pid, uint64_t start, uin
             return s;
         }
     return NULL;
+}
+
+static uint32_t sml_slot_id(sml_region *r, int dev, const sml_slot *mine)
+{
+    ptrdiff_t k = mine - &r->slot[dev][0];
+    return k >= 0 && k < SML_SHM_SLOTS ? (uint32_t)k + 1 : 0;
+}
+
+uint32_t sml_shm_turn_holder(sml_region *r, int dev)
+{
+    if (dev < 0 || dev >= SML_SHM_DEVICES)
+        return 0;
+    uint32_t h = atomic_load(&r->turn[dev]);
+    return h <= SML_SHM_SLOTS ? h : 0;   /* nonsense written by someone: nobody's */
+}
+
+int sml_shm_turn_take(sml_region *r, int dev, const sml_slot *mine, uint32_t dead)
+{
+    uint32_t me, cur;
+    if (dev < 0 || dev >= SML_SHM_DEVICES || (me = sml_slot_id(r, dev, mine)) == 0)
+        return 0;
+    cur = atomic_load(&r->turn[dev]);
+    if (cur != me && ((cur != 0 && cur <= SML_SHM_SLOTS && cur != dead) ||
+                      !atomic_compare_exchange_strong(&r->turn[dev], &cur, me)))
+        return 0;
+    sml_shm_turn_wait_clear(r, dev, mine);
+    return 1;
+}
+
+void sml_shm_turn_wait_mark(sml_region *r, int dev, const sml_slot *mine)
+{
+    uint32_t me, none = 0;
+    if (dev < 0 || dev >= SML_SHM_DEVICES || (me = sml_slot_id(r, dev, mine)) == 0)
+        return;
+    atomic_compare_exchange_strong(&r->turn_next[dev], &none, me);
+}
+
+void sml_shm_turn_wait_clear(sml_region *r, int dev, const sml_slot *mine)
+{
+    uint32_t me;
+    if (dev < 0 || dev >= SML_SHM_DEVICES || (me = sml_slot_id(r, dev, mine)) == 0)
+        return;
+    atomic_compare_exchange_strong(&r->turn_next[dev], &me, 0);
+}
+
+void sml_shm_turn_give(sml_region *r, int dev, const sml_slot *mine)
+{
+    uint32_t me, next;
+    if (dev < 0 || dev >= SML_SHM_DEVICES || (me = sml_slot_id(r, dev, mine)) == 0)
+        return;
+    next = atomic_load(&r->turn_next[dev]);
+    if (next == me || next > SML_SHM_SLOTS)
+        next = 0;
+    /* to the waiting process (it clears turn_next when it sees the turn is its own;
+       one that is gone by then is passed over by the next process that waits) */
+    atomic_compare_exchange_strong(&r->turn[dev], &me, next);
+}
+
+int sml_shm_turn_waited_for(sml_region *r, int dev, const sml_slot *mine)
+{
+    uint32_t me, next;
+    if (dev < 0 || dev >= SML_SHM_DEVICES || (me = sml_slot_id(r, dev, mine)) == 0)
+        return 0;
+    next = atomic_load(&r->turn_next[dev]);
+    return next != 0 && next != me && next <= SML_SHM_SLOTS;
 }

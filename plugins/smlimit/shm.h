@@ -17,7 +17,7 @@
 #define SML_SHM_DEVICES 16
 #define SML_SHM_SLOTS 32
 #define SML_STALE_NS 2000000000ull   /* 2 s without a heartbeat: not sharing any more */
-#define SML_SHM_MAGIC 0x314c4d53u    /* "SML1": the layout below                     */
+#define SML_SHM_MAGIC 0x324c4d53u    /* "SML2": the layout below (SML1 had no turns) */
 
 typedef struct sml_slot {
     _Atomic int32_t pid;             /* 0: free                                       */
@@ -32,6 +32,14 @@ typedef struct sml_region {
     _Atomic uint32_t magic;
     uint32_t size;
     sml_slot slot[SML_SHM_DEVICES][SML_SHM_SLOTS];
+    /* option turns: per device, the slot (index + 1) whose process has the GPU's
+       turn, 0 when none: taken when a process starts a burst with nothing pending,
+       given back when its work is done (smlimit.c, "Turns") */
+    _Atomic uint32_t turn[SML_SHM_DEVICES];
+    /* a process waiting for the turn (slot index + 1, 0 = none): the holder hands
+       the turn to it when it gives the turn back, so that a holder with more work
+       cannot take it again at once */
+    _Atomic uint32_t turn_next[SML_SHM_DEVICES];
 } sml_region;
 
 /* Map the region named 'name' ("/cushim-smlimit-<uid>"); NULL with a reason in 'err'. */
@@ -42,5 +50,17 @@ uint64_t sml_proc_start(int32_t pid);
 sml_slot *sml_shm_claim(sml_region *r, int dev, int32_t pid, uint64_t start, uint64_t now);
 /* Is slot 's' (not ours) a live, recent partner? */
 int sml_shm_live(const sml_slot *s, uint64_t now);
+/* Device 'dev's turn: its holder (slot index + 1, 0 = none). 'mine' is our slot. */
+uint32_t sml_shm_turn_holder(sml_region *r, int dev);
+/* Take the turn if it is free, ours already, or held by 'dead' (a holder found not
+   live, 0 = none): 1 when ours. */
+int sml_shm_turn_take(sml_region *r, int dev, const sml_slot *mine, uint32_t dead);
+/* Give the turn back if ours: to the process waiting for it, if one is. */
+void sml_shm_turn_give(sml_region *r, int dev, const sml_slot *mine);
+/* Say that we wait for the turn (when nobody else is waiting yet), or no longer. */
+void sml_shm_turn_wait_mark(sml_region *r, int dev, const sml_slot *mine);
+void sml_shm_turn_wait_clear(sml_region *r, int dev, const sml_slot *mine);
+/* Is another process waiting for the turn? */
+int sml_shm_turn_waited_for(sml_region *r, int dev, const sml_slot *mine);
 
 #endif /* SML_SHM_H */

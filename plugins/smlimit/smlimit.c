@@ -88,6 +88,68 @@ static int sml_ready(sml_state *st)
     return r > 0;
 }
 
+/* ---- turns ---------------------------------------------------------------------
+ * Without MPS the GPU runs one process's context at a time and, while several
+ * have work, switches between them every time slice (~2 ms on an H200), each
+ * switch leaving it idle for ~170 us (docs/isolation.md, the GPU check's probe).
+ * That idle time lands in the measured interval of the process switched to, the
+ * same amount for every process, so the smaller share loses more of its part
+ * (30/70 got 0.37 for 0.43), and the switching costs every process throughput.
+ * With turns=1 a process that starts a burst with nothing pending on the device
+ * first takes the device's turn in the shared region and gives it back when its
+ * work there is done: bursts of the processes follow one another instead of
+ * overlapping (sml_pre: a launch admitted with nothing of ours pending takes the
+ * turn, or is taken back and asks again). A burst waits for the turn at most
+ * turn_wait_ms (then it launches anyway: a holder that never goes idle, or work
+ * that waits for the waiting process, cannot stall it longer); a holder that is
+ * gone is passed over. The
+ * price is latency: a burst may wait for the other's burst (the limiter bounds
+ * a burst to about half a window of GPU time; a holder that has had the turn for
+ * half a window while another process waits admits nothing more until its work
+ * is done, and the turn passes on).
+ */
+void sml_turn_idle(sml_dev *d, int i)
+{
+    if (d->turn_slot != NULL && d->lim.outstanding == 0) {
+        sml_shm_turn_give(d->turn_region, i, d->turn_slot);
+        d->turn_since = 0;
+    }
+}
+
+/* A burst found another process's turn: 1 when the launch should ask again (after
+   a short sleep), 0 when it has waited turn_wait_ms and launches without the turn.
+   The first time, a holder that is gone is passed over ('dead'). */
+static int sml_turn_blocked(sml_state *st, int i, sml_dev *d, uint64_t *t0, uint32_t *dead)
+{
+    uint64_t now = sml_now();
+    sml_region *r;
+    uint32_t holder;
+    if (*t0 == 0) {
+        *t0 = now;
+        pthread_mutex_lock(&d->mu);
+        r = d->turn_region;
+        pthread_mutex_unlock(&d->mu);
+        holder = r != NULL ? sml_shm_turn_holder(r, i) : 0;
+        if (holder != 0 && !sml_shm_live(&r->slot[i][holder - 1], now)) {
+            *dead = holder;
+            return 1;
+        }
+        pthread_mutex_lock(&d->mu);
+        if (d->turn_region != NULL)   /* the holder hands the turn to us when it is done */
+            sml_shm_turn_wait_mark(d->turn_region, i, d->turn_slot);
+        pthread_mutex_unlock(&d->mu);
+    } else if (now - *t0 >= st->turn_wait_ns) {
+        pthread_mutex_lock(&d->mu);
+        d->turn_gave_up++;
+        if (d->turn_region != NULL)
+            sml_shm_turn_wait_clear(d->turn_region, i, d->turn_slot);
+        pthread_mutex_unlock(&d->mu);
+        return 0;
+    }
+    sml_sleep_ns(SML_TURN_POLL_NS);
+    return 1;
+}
+
 static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
 {
     sml_state *st = user;
@@ -96,7 +158,8 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
         return CUSHIM_CONTINUE;
     i = sml_current_device(st);
     sml_dev *d;
-    uint64_t now, wait;
+    uint64_t now, wait, turn_t0 = 0;   /* when this launch began to wait for the turn; MAX: gave up */
+    uint32_t dead = 0;
     CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
     if (i < 0 || !(d = &st->dev[i])->limited)
         return CUSHIM_CONTINUE;
@@ -106,6 +169,7 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
         (st->is_capturing(sml_launch_stream(call), &cap) != CUDA_SUCCESS || cap != CU_STREAM_CAPTURE_STATUS_NONE))
         return CUSHIM_CONTINUE;
     for (;;) {
+        int burst, other_turn = 0;
         now = sml_now();
         pthread_mutex_lock(&d->mu);
         if (!d->started) {
@@ -113,10 +177,45 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
             d->t_start = now;
             sml_init(&d->lim, d->share, st->window_ns, now);
         }
+        burst = d->lim.outstanding == 0;   /* nothing of ours pending: this launch starts a burst */
+        if (!burst && d->turn_since != 0 && turn_t0 != UINT64_MAX && now - d->turn_since >= st->window_ns / 2 &&
+            sml_shm_turn_waited_for(d->turn_region, i, d->turn_slot)) {
+            /* our turn has lasted half a window and another process waits: nothing more
+               until our work is done (the turn then passes to it) */
+            if (d->turn_since != UINT64_MAX) {
+                d->turn_yields++;
+                d->turn_since = UINT64_MAX;   /* counted once; still not 0: ours until given */
+            }
+            pthread_mutex_unlock(&d->mu);
+            sml_sleep_ns(SML_TURN_POLL_NS);
+            continue;
+        }
         wait = sml_admit(&d->lim, now);
-        if (wait > 0)
+        if (wait > 0) {
             d->waited_ns += wait;
+        } else if (burst && turn_t0 != UINT64_MAX && d->turn_region != NULL) {
+            if (sml_shm_turn_take(d->turn_region, i, d->turn_slot, dead)) {
+                d->turn_since = now;
+                if (turn_t0 != 0) {
+                    d->turn_waits++;
+                    d->turn_wait_ns += now - turn_t0;
+                }
+            } else {
+                sml_unadmit(&d->lim);   /* another process's turn: not yet */
+                other_turn = 1;
+            }
+        }
         pthread_mutex_unlock(&d->mu);
+        if (other_turn) {
+            if (!sml_turn_blocked(st, i, d, &turn_t0, &dead)) {
+                pthread_mutex_lock(&d->mu);
+                d->turn_waits++;
+                d->turn_wait_ns += sml_now() - turn_t0;
+                pthread_mutex_unlock(&d->mu);
+                turn_t0 = UINT64_MAX;   /* waited long enough: launch without the turn */
+            }
+            continue;
+        }
         if (wait == 0)
             break;
         sml_sleep_ns(wait);
@@ -238,6 +337,7 @@ static void sml_post(cushim_call *call, void *user, uint64_t *slot)
 forget:
     pthread_mutex_lock(&d->mu);
     sml_forget(&d->lim, 1);
+    sml_turn_idle(d, i);
     pthread_mutex_unlock(&d->mu);
 }
 
@@ -248,6 +348,18 @@ static const char *sml_clock_note(const sml_state *st, const sml_dev *d)
     if (st->clock_ref_mhz <= 0)
         return "";
     snprintf(note, sizeof note, ", SM clock %.0f MHz (ref %.0f)", d->clk_mhz, st->clock_ref_mhz);
+    return note;
+}
+
+/* ", turns: 12 waits (3.1 ms), 0 gave up, 2 yielded" for the report, or "" */
+static const char *sml_turn_note(const sml_state *st, const sml_dev *d)
+{
+    static __thread char note[96];
+    if (!st->turns)
+        return "";
+    snprintf(note, sizeof note, ", turns: %llu waits (%.3f ms), %llu gave up, %llu yielded",
+             (unsigned long long)d->turn_waits, d->turn_wait_ns / 1e6, (unsigned long long)d->turn_gave_up,
+             (unsigned long long)d->turn_yields);
     return note;
 }
 
@@ -334,6 +446,12 @@ static int sml_init_plugin(const cushim_host *host, cushim_plugin *self)
     st->work_conserving = host->opt_bool(self, "work_conserving");
     st->report = host->opt_bool(self, "report");
     st->shared = host->opt_bool(self, "shared");
+    st->turns = host->opt_bool(self, "turns");
+    if (st->turns && !st->shared) {
+        host->log(self, CUSHIM_LOG_WARN, "turns=1 needs shared=1 (the turn is kept in the shared region): no turns");
+        st->turns = 0;
+    }
+    st->turn_wait_ns = (uint64_t)host->opt_int(self, "turn_wait_ms") * 1000000ull;
     st->clock_ref_mhz = (double)host->opt_int(self, "clock_ref_mhz");
     if (st->clock_ref_mhz < 0 || st->clock_ref_mhz > 10000) {
         host->log(self, CUSHIM_LOG_ERROR, "clock_ref_mhz=%g: give 0 (time shares) or the GPU's SM clock under full "
@@ -342,8 +460,8 @@ static int sml_init_plugin(const cushim_host *host, cushim_plugin *self)
         return -1;
     }
     if (st->window_ns < 1000000ull || st->window_ns > 10000000000ull || st->poll_ns < 1000 ||
-        st->poll_ns > 10000000ull) {
-        host->log(self, CUSHIM_LOG_ERROR, "window_ms must be in 1..10000 and poll_us in 1..10000");
+        st->poll_ns > 10000000ull || st->turn_wait_ns < 1000000ull || st->turn_wait_ns > 10000000000ull) {
+        host->log(self, CUSHIM_LOG_ERROR, "window_ms, poll_us and turn_wait_ms must be in 1..10000");
         free(st);
         return -1;
     }
@@ -411,11 +529,14 @@ static void sml_flush(cushim_plugin *self)
         if (st->report)
             sml_host->log(self, CUSHIM_LOG_WARN,
                           "device %d: limit %.4g%%: busy %.3f ms of %.3f ms (%.1f%%), %llu launches admitted, "
-                          "%llu waits, %.3f ms waited, share in force %.4g%% (lowest %.4g%%)%s",
+                          "%llu waits, %.3f ms waited, share in force %.4g%% (lowest %.4g%%)%s%s",
                           i, d->limit * 100, d->lim.busy_ns / 1e6, (now - d->t_start) / 1e6,
                           now > d->t_start ? 100.0 * (double)d->lim.busy_ns / (double)(now - d->t_start) : 0.0,
                           (unsigned long long)d->lim.admitted, (unsigned long long)d->lim.delays,
-                          d->waited_ns / 1e6, d->share * 100, d->share_min * 100, sml_clock_note(st, d));
+                          d->waited_ns / 1e6, d->share * 100, d->share_min * 100, sml_clock_note(st, d),
+                          sml_turn_note(st, d));
+        if (d->turn_slot != NULL)   /* leaving: the turn to whoever waits */
+            sml_shm_turn_give(d->turn_region, i, d->turn_slot);
         pthread_mutex_unlock(&d->mu);
         if (d->slot != NULL && atomic_load(&d->slot->pid) == st->pid)
             atomic_store(&d->slot->pid, 0);   /* leave the region */
@@ -446,6 +567,9 @@ static void sml_fork_child(cushim_plugin *self)
         d->waited_ns = 0;
         d->clk_mhz = 0;
         d->clk_next = 0;
+        d->turn_region = NULL;   /* the parent's turn stays the parent's */
+        d->turn_slot = NULL;
+        d->turn_waits = d->turn_wait_ns = d->turn_gave_up = d->turn_since = d->turn_yields = 0;
         memset(d->s_key, 0, sizeof d->s_key);
     }
     sml_clock_fork_child();
@@ -459,6 +583,10 @@ static const cushim_option sml_options[] = {
     {"work_conserving", CUSHIM_OPT_BOOL, "false", "also use the share that partners on the device leave unused"},
     {"shared", CUSHIM_OPT_BOOL, "true", "meet other processes in /dev/shm/cushim-smlimit-<uid> (weights)"},
     {"group", CUSHIM_OPT_STRING, "", "processes share weights within a group: /dev/shm/cushim-smlimit-<uid>-<group>"},
+    {"turns", CUSHIM_OPT_BOOL, "false",
+     "processes sharing a device take turns: a burst waits for another process's burst to end instead of "
+     "time-slicing with it (exact shares, fewer context switches; more latency)"},
+    {"turn_wait_ms", CUSHIM_OPT_INT, "100", "the longest a burst waits for the turn before it launches anyway"},
     {"report", CUSHIM_OPT_BOOL, "false", "log each device's measured busy time and waits at exit"},
     {"clock_ref_mhz", CUSHIM_OPT_INT, "0",
      "hold a share of throughput, not time: the GPU's SM clock under full load (MHz); the time share is scaled "

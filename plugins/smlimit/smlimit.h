@@ -22,6 +22,7 @@
 #define SML_STREAMS 64                  /* last finish per stream, per device (hashed) */
 #define SML_MAX_PENDING 16384           /* markers in flight; a launch waits beyond    */
 #define SML_BEAT_NS 50000000ull         /* shared-region heartbeat and share update    */
+#define SML_TURN_POLL_NS 50000ull       /* a burst waiting for the turn looks this often */
 
 typedef CUresult (*sml_ctx_get_device_fn)(CUdevice *);
 typedef CUresult (*sml_ctx_get_current_fn)(CUcontext *);
@@ -59,13 +60,21 @@ typedef struct sml_dev {
     uint64_t waited_ns;                 /* time launching threads slept                */
     double clk_mhz;                     /* SM clock while our work runs (clock.c); 0: none */
     uint64_t clk_next;                  /* next clock sample (poller)                  */
+    /* option turns (smlimit.c, sml_turn_wait): the region and our slot, set by the
+       poller under mu once it has joined; the waits for the turn */
+    sml_region *turn_region;
+    const sml_slot *turn_slot;
+    uint64_t turn_waits, turn_wait_ns, turn_gave_up;
+    uint64_t turn_since;                /* when we took the turn; 0: not ours          */
+    uint64_t turn_yields;               /* bursts cut short for a waiting process      */
 } sml_dev;
 
 typedef struct sml_state {
     cushim_plugin *self;
     sml_dev dev[SML_MAX_DEV];
     uint64_t window_ns, poll_ns;
-    int work_conserving, report, shared;
+    int work_conserving, report, shared, turns;
+    uint64_t turn_wait_ns;              /* the longest a burst waits for the turn       */
     double clock_ref_mhz;               /* 0: time shares; else throughput shares (clock.c) */
     sml_region *region;
     char region_name[128];              /* opened by the poller at its start (shared=1) */
@@ -104,6 +113,8 @@ extern const cushim_host *sml_host;
 
 uint64_t sml_now(void);                 /* CLOCK_MONOTONIC, ns */
 void sml_sleep_ns(uint64_t ns);
+/* Give device i's turn back when nothing of ours is pending there (d->mu held). */
+void sml_turn_idle(sml_dev *d, int i);
 /* The polling thread (poll.c): started by the first launch's post hook. */
 void *sml_poll_thread(void *arg);
 

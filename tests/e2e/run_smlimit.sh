@@ -15,6 +15,12 @@
 #             the reference; clock_ref_mhz=20000 is refused with its own error
 #   weights   two processes at limit=60 in one group (shared region): limits above 100 in total are
 #             scaled, so each reports that its share in force went down to 50%
+#   turns     two processes at limit=49 in one group on one simulated GPU (FAKE_CUDA_SHARED_GPU), with
+#             and without turns=1: each held to its share; with turns at least one waited for the turn and
+#             the time both had kernels pending on the GPU (the fake's log, FAKE_CUDA_KERNEL_LOG) is under a
+#             third of what it is without
+#   turndead  a process killed (SIGKILL) while it has the turn: the next process's bursts pass over it
+#             (waited well under its turn_wait_ms of 5 s, none gave up)
 set -u
 case=$1 prog=$2 plugin=$3 launcher=${4:-}
 out=${E2E_OUT:-/tmp}/smlimit.$case.$$
@@ -72,6 +78,74 @@ case $case in
       grep -q 'limit 60%: .*(lowest 50%)' "$f" || { cat "$f" >&2; fail "a process did not scale its share to 50%"; }
     done
     cat "$out.err" "$out.b.err"; rm -f "$out.b" "$out.b.err" ;;
+  turns)
+    # two processes on one simulated GPU (FAKE_CUDA_SHARED_GPU: their kernels run one after another, in
+    # launch order); the fake logs each kernel's submit, start and end (FAKE_CUDA_KERNEL_LOG). contended A B:
+    # the time both had kernels pending (submitted, not ended: the union of [submit, end] per process),
+    # over the shorter of the two pending times
+    contended() {
+      for f in "$1" "$2"; do   # one process's pending periods: the union of its [submit, end]
+        sort -n -k1,1 "$f" | awk '{ if (NR > 1 && $1 <= e) { if ($3 > e) e = $3 } else { if (NR > 1) print s, e; s = $1; e = $3 } }
+          END { if (NR) print s, e }'
+        echo "--"
+      done | awk 'BEGIN { f = 0 } $1 == "--" { f++; next } { ps[f, ++n[f]] = $1; pe[f, n[f]] = $2; t[f] += $2 - $1 }
+        END { for (i = 1; i <= n[0]; i++) for (j = 1; j <= n[1]; j++) {
+                lo = ps[0, i] > ps[1, j] ? ps[0, i] : ps[1, j]; hi = pe[0, i] < pe[1, j] ? pe[0, i] : pe[1, j]
+                if (hi > lo) o += hi - lo }
+              m = t[0] < t[1] ? t[0] : t[1]; printf "%.3f\n", (m > 0 ? o / m : 1) }'
+    }
+    for t in 0 1; do
+      grp=e2et$t$$
+      rm -f "$out.k$t.a" "$out.k$t.b"
+      export FAKE_CUDA_SHARED_GPU="/cushim-e2e-gpu-$t-$$"
+      FAKE_CUDA_KERNEL_LOG="$out.k$t.b" CUSHIM_PLUGINS="$plugin:limit=49,group=$grp,turns=$t,turn_wait_ms=2000,report=1" "$prog" 200 \
+        >"$out.b" 2>"$out.b.err" &
+      pb=$!
+      FAKE_CUDA_KERNEL_LOG="$out.k$t.a" CUSHIM_PLUGINS="$plugin:limit=49,group=$grp,turns=$t,turn_wait_ms=2000,report=1" "$prog" 200 \
+        >"$out" 2>"$out.err" || fail "turns=$t: exit $?"
+      wait $pb || fail "turns=$t: second process: exit $?"
+      rm -f "/dev/shm/cushim-smlimit-$(id -u)-$grp" "/dev/shm${FAKE_CUDA_SHARED_GPU}"
+      unset FAKE_CUDA_SHARED_GPU
+      [ "$(wc -l <"$out.k$t.a")" -eq 200 ] && [ "$(wc -l <"$out.k$t.b")" -eq 200 ] ||
+        fail "turns=$t: the fake logged $(wc -l <"$out.k$t.a") and $(wc -l <"$out.k$t.b") kernels, not 200 each"
+      c=$(contended "$out.k$t.a" "$out.k$t.b")
+      eval "c$t=$c"
+      echo "turns=$t: both had kernels pending $c of the time (of the shorter one's pending time)"
+      cat "$out.err" "$out.b.err"
+      for f in "$out.err" "$out.b.err"; do   # each held to its share (49% +- 10 points of what it measured)
+        grep -q 'limit 49%: busy .* (\(39\|4[0-9]\|5[0-9]\)\.[0-9]%)' "$f" || fail "turns=$t: a process's busy share is off"
+      done
+      if [ $t = 1 ]; then
+        w=$(cat "$out.err" "$out.b.err" | sed -n 's/.*turns: \([0-9]*\) waits.*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
+        [ "$w" -gt 0 ] || fail "turns=1: no process waited for the turn"
+      else
+        ! grep -q 'turns:' "$out.err" || fail "turns=0: a turns note in the report"
+      fi
+      rm -f "$out.k$t.a" "$out.k$t.b" "$out.b" "$out.b.err"
+    done
+    # taking turns, one process's work waits on the host while the other's is pending on the GPU
+    awk -v c="$c0" 'BEGIN { exit !(c > 0.3) }' || fail "without turns both pending only $c0: the check cannot tell"
+    awk -v a="$c1" -v b="$c0" 'BEGIN { exit !(a < b / 3) }' || fail "with turns both pending $c1, without $c0 (want under a third)"
+    # turns without the shared region: said, and off
+    CUSHIM_PLUGINS="$plugin:limit=45,shared=0,turns=1,report=1" "$prog" 5 >"$out" 2>"$out.err" || fail "shared=0: exit $?"
+    grep -q 'turns=1 needs shared=1' "$out.err" || fail "turns=1 with shared=0: no warning"
+    ! grep -q 'turns:' "$out.err" || fail "turns=1 with shared=0: turns in the report" ;;
+  turndead)
+    # a process killed while it has the turn (always busy: its launches never leave it idle): the next one
+    # passes over it at once, not after its turn_wait_ms of 5 s
+    grp=e2ed$$
+    CUSHIM_PLUGINS="$plugin:limit=99,group=$grp,turns=1" "$prog" 5000 >/dev/null 2>&1 &
+    pk=$!
+    sleep 1
+    kill -9 $pk; wait $pk 2>/dev/null
+    CUSHIM_PLUGINS="$plugin:limit=50,group=$grp,turns=1,turn_wait_ms=5000,report=1" "$prog" 200 >"$out" 2>"$out.err" ||
+      fail "exit $?"
+    rm -f "/dev/shm/cushim-smlimit-$(id -u)-$grp"
+    cat "$out.err"
+    grep -q 'turns: [1-9][0-9]* waits ([0-9.]* ms), 0 gave up' "$out.err" ||
+      fail "no wait for the dead process's turn, or it gave up waiting"
+    ms=$(sed -n 's/.*turns: [0-9]* waits (\([0-9.]*\) ms).*/\1/p' "$out.err")
+    awk -v m="$ms" 'BEGIN { exit !(m < 1000) }' || fail "waited $ms ms for a dead process's turn" ;;
   launcher)
     L() { env -u LD_PRELOAD -u CUSHIM_PLUGINS "$launcher" run --fake "$@"; }
     v=$(L --sm-limit=0:30,1:50 -- sh -c 'echo "$CUSHIM_PLUGINS"') || fail "launcher exit $?"

@@ -14,10 +14,22 @@
  * says CUDA_ERROR_NOT_READY until then, cuEventElapsedTime measures the
  * simulated times), and cuEventSynchronize, cuStreamSynchronize and
  * cuCtxSynchronize wait for it. The legacy and per-thread default streams
- * share one queue. Nothing runs: only time passes.
+ * share one queue. Nothing runs: only time passes. FAKE_CUDA_KERNEL_LOG=FILE
+ * appends each simulated kernel's "submit start end" (CLOCK_MONOTONIC ms) to FILE, so a
+ * test can see how the kernels of several processes lie on one timeline.
+ * FAKE_CUDA_SHARED_GPU=NAME makes the processes that set it share one simulated
+ * GPU (a POSIX shared memory object NAME holding when it is next free): a kernel
+ * starts no earlier than the last one any of them launched ends, as kernels of
+ * processes that time-share a GPU cannot run at once (in launch order here,
+ * where a real GPU switches between them every time slice).
  */
-#include <time.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <sys/mman.h>
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "fake_internal.h"
 
@@ -61,18 +73,73 @@ static double *fk_busy_slot(CUstream s)
     return fk_special_stream(s) ? &fk_default_busy_until : &s->busy_until_ms;
 }
 
+/* FAKE_CUDA_SHARED_GPU: the shared "free from" time in us (CLOCK_MONOTONIC), or NULL */
+static _Atomic uint64_t *fk_shared_gpu(void)
+{
+    static _Atomic(_Atomic uint64_t *) gpu;
+    static atomic_int tried;
+    const char *name;
+    int fd;
+    void *p;
+    if (atomic_load(&tried))
+        return atomic_load(&gpu);
+    atomic_store(&tried, 1);
+    if ((name = getenv("FAKE_CUDA_SHARED_GPU")) == NULL || *name != '/')
+        return NULL;
+    if ((fd = shm_open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+        return NULL;
+    if (ftruncate(fd, 64) != 0) {   /* zero-filled; the same size for every process */
+        close(fd);
+        return NULL;
+    }
+    p = mmap(NULL, 64, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED)
+        return NULL;
+    atomic_store(&gpu, (_Atomic uint64_t *)p);
+    return (_Atomic uint64_t *)p;
+}
+
+static void fk_kernel_log(double submit, double start, double end)
+{
+    const char *path = getenv("FAKE_CUDA_KERNEL_LOG");
+    char line[96];
+    int fd, n;
+    if (path == NULL || *path == '\0')
+        return;
+    if ((fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600)) < 0)
+        return;
+    n = snprintf(line, sizeof line, "%.3f %.3f %.3f\n", submit, start, end);
+    if (n > 0 && write(fd, line, (size_t)n) != n) {
+        /* a test's log: a short write shows as a malformed line there */
+    }
+    close(fd);
+}
+
 void fk_kernel_enqueue(CUstream s)
 {
     double dur = fk_kernel_ms();
+    double start, end;
     if (dur <= 0)
         return;
     double now = fk_now_ms();
+    _Atomic uint64_t *gpu = fk_shared_gpu();
     pthread_mutex_lock(&fk_lock);
     double *b = fk_busy_slot(s);
-    *b = (*b > now ? *b : now) + dur;
+    start = *b > now ? *b : now;
+    if (gpu != NULL) {   /* after every kernel launched on the shared GPU so far */
+        uint64_t cur = atomic_load(gpu), want;
+        do {
+            if ((double)cur / 1e3 > start)
+                start = (double)cur / 1e3;
+            want = (uint64_t)((start + dur) * 1e3);
+        } while (!atomic_compare_exchange_weak(gpu, &cur, want));
+    }
+    end = *b = start + dur;
     if (*b > fk_all_busy_until)
         fk_all_busy_until = *b;
     pthread_mutex_unlock(&fk_lock);
+    fk_kernel_log(now, start, end);
 }
 
 static _Thread_local int fk_all_streams;

@@ -305,6 +305,161 @@ static void test_two_processes(void **state)
     }
 }
 
+/* ---- two processes on a time-sliced GPU ------------------------------------
+   Without MPS a GPU runs one process's context at a time. Measured on an H200
+   (tests/gpu/smlimit/slice_probe.cu, docs/isolation.md): while two processes have
+   work the GPU switches between them every ~2.08 ms, preempting a running kernel;
+   new work from an idle process preempts the running one at once when its slice
+   is over; and each switch leaves the GPU idle ~150 us (a light kernel; more when
+   much state is saved). Simulated in 1 us ticks: a context runs until its queue is
+   empty or its slice is over, a kernel progresses only while its context runs,
+   kernel lengths vary by +-10%. Each process measures as the plugin does (poll.c):
+   a launch over [max(submit, its previous finish seen, the other's last finish
+   seen), finish + poll]. With 'turns' (the option turns=1, smlimit.c), a process
+   that starts a burst with nothing pending takes the turn first, waiting for the
+   other's burst to end (at most 100 ms), and gives it back when idle. The truth
+   is each process's GPU time over [1 s, 4 s). */
+
+#define TS_MAXK 8192
+
+typedef struct ts_kern {
+    uint64_t submit, end, left;
+} ts_kern;
+
+typedef struct ts_proc {
+    sml_limiter l;
+    ts_kern k[TS_MAXK];             /* a ring: the counters below run on             */
+    uint32_t n, head, obs;          /* submitted, first unfinished, first unobserved */
+    uint64_t next, prev_seen, run;
+} ts_proc;
+
+static ts_proc TS[2];
+
+/* GPU time of process 0 over process 1's, at limits s0 and s1 */
+static double ts_ratio(double s0, double s1, uint64_t dur, uint64_t slice, uint64_t sw, uint64_t poll, int turns)
+{
+    const uint64_t end = 4000 * MS, m0 = 1000 * MS;
+    int cur = -1, holder = -1;
+    uint64_t wait_since[2] = {0, 0};
+    uint64_t slice_end = 0, idle_until = 0, rng = 42;
+    memset(TS, 0, sizeof TS);
+    sml_init(&TS[0].l, s0, 100 * MS, 0);
+    sml_init(&TS[1].l, s1, 100 * MS, 0);
+    TS[1].next = 300 * US;   /* not in lockstep */
+    for (uint64_t t = 0; t < end; t += US) {
+        for (int p = 0; p < 2; p++) {   /* each process's poller */
+            ts_proc *q = &TS[p];
+            while (q->obs < q->head && q->k[q->obs % TS_MAXK].end + poll <= t) {
+                ts_kern *k = &q->k[q->obs++ % TS_MAXK];
+                uint64_t seen = k->end + poll, st = k->submit > q->prev_seen ? k->submit : q->prev_seen;
+                if (TS[1 - p].prev_seen > st)
+                    st = TS[1 - p].prev_seen;
+                sml_complete(&q->l, st, seen, 1, seen);
+                q->prev_seen = seen;
+                if (q->obs == q->n && holder == p)
+                    holder = -1;   /* idle: the turn is given back */
+            }
+        }
+        for (int p = 0; p < 2; p++) {   /* each application thread */
+            ts_proc *q = &TS[p];
+            uint64_t d;
+            if (q->next > t)
+                continue;
+            if (turns && q->obs == q->n && holder != p) {   /* a burst starts: take the turn */
+                if (holder >= 0) {
+                    if (!wait_since[p])
+                        wait_since[p] = t;
+                    if (t - wait_since[p] < 100 * MS) {
+                        q->next = t + 50 * US;
+                        continue;
+                    }
+                } else {
+                    holder = p;
+                }
+                wait_since[p] = 0;
+            }
+            if ((d = sml_admit(&q->l, t)) > 0) {
+                q->next = t + d;
+                continue;
+            }
+            assert_true(q->n - q->obs < TS_MAXK);
+            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+            q->k[q->n++ % TS_MAXK] = (ts_kern){.submit = t,
+                                               .left = dur - dur / 10 + (rng >> 33) % (dur / 5 / US + 1) * US};
+            q->next = t + 5 * US;
+        }
+        /* the GPU: switch when the running context is out of work or its slice is over */
+        int other = cur < 0 ? 0 : 1 - cur;
+        int cur_has = cur >= 0 && TS[cur].head < TS[cur].n, other_has = TS[other].head < TS[other].n;
+        if (cur < 0 && !other_has && TS[1].head < TS[1].n)
+            other = 1, other_has = 1;
+        if (other_has && (!cur_has || t >= slice_end)) {
+            if (cur >= 0 && cur != other)
+                idle_until = t + sw;
+            cur = other;
+            slice_end = t + sw + slice;
+            cur_has = 1;
+        }
+        if (cur_has && t >= idle_until) {
+            ts_proc *q = &TS[cur];
+            ts_kern *k = &q->k[q->head % TS_MAXK];
+            if (t >= m0)
+                q->run += US;
+            if ((k->left -= US) == 0) {
+                k->end = t + US;
+                q->head++;
+            }
+        }
+    }
+    if (getenv("SML_DEBUG"))
+        fprintf(stderr, "slice %llu us, switch %llu us, kernel %llu us%s: GPU time %.4f / %.4f, counted %.4f / %.4f\n",
+                (unsigned long long)(slice / US), (unsigned long long)(sw / US), (unsigned long long)(dur / US),
+                turns ? ", turns" : "",
+                TS[0].run / 3e9, TS[1].run / 3e9, TS[0].l.busy_ns / 4e9, TS[1].l.busy_ns / 4e9);
+    return (double)TS[0].run / (double)TS[1].run;
+}
+
+/* 30/70 on a time-sliced GPU: the GPU time in that ratio within 10% for kernels
+   shorter than, near and longer than the slice; with the H200's slice and a
+   150 us switch, for kernels of 50 us to 8 ms. The switch's idle time lands in
+   the interval of the process switched to, the same amount for both: the
+   smaller share loses more of its part (at 300 us and 8 ms kernels the ratio is
+   0.36; the GPU check read 0.367 for bf16 matmuls, docs/isolation.md). */
+static void test_two_processes_timesliced(void **state)
+{
+    (void)state;
+    static const uint64_t slices[] = {1000 * US, 2000 * US, 4000 * US};
+    static const uint64_t durs[] = {200 * US, 1700 * US, 5000 * US};
+    static const uint64_t h200[] = {50 * US, 200 * US, 800 * US, 1650 * US, 3000 * US, 8000 * US};
+    const double want = 30.0 / 70.0;
+    for (size_t i = 0; i < sizeof slices / sizeof slices[0] + 1; i++)
+        for (size_t j = 0; j < (i < 3 ? 3 : 6); j++) {
+            uint64_t sl = i < 3 ? slices[i] : 2080 * US, du = i < 3 ? durs[j] : h200[j], sw = i < 3 ? 0 : 150 * US;
+            double got = ts_ratio(0.30, 0.70, du, sl, sw, 20 * US, 0);
+            if (got < want * 0.9 || got > want * 1.1) {
+                print_error("slice %llu us, switch %llu us, kernel %llu us: ratio %.3f, want %.3f\n",
+                            (unsigned long long)(sl / US), (unsigned long long)(sw / US),
+                            (unsigned long long)(du / US), got, want);
+                fail();
+            }
+        }
+    /* the switch's idle time costs the smaller share more: a ratio below the target */
+    assert_true(ts_ratio(0.30, 0.70, 8000 * US, 2080 * US, 300 * US, 20 * US, 0) < want * 0.9);
+    /* with turns the bursts do not overlap: within 5% even at 300 us a switch, and the GPU
+       loses less to switching (both processes together get more) */
+    for (size_t j = 0; j < sizeof h200 / sizeof h200[0]; j++) {
+        double got = ts_ratio(0.30, 0.70, h200[j], 2080 * US, 300 * US, 20 * US, 1);
+        double both = (double)(TS[0].run + TS[1].run);
+        if (got < want * 0.95 || got > want * 1.05) {
+            print_error("turns, kernel %llu us: ratio %.3f, want %.3f\n", (unsigned long long)(h200[j] / US), got,
+                        want);
+            fail();
+        }
+        ts_ratio(0.30, 0.70, h200[j], 2080 * US, 300 * US, 20 * US, 0);
+        assert_true(both > (double)(TS[0].run + TS[1].run));
+    }
+}
+
 /* The union of overlapping intervals, in any order, and the bounded set. */
 static void test_union(void **state)
 {
@@ -413,6 +568,7 @@ int main(void)
         cmocka_unit_test(test_long_kernels),
         cmocka_unit_test(test_bursts_and_idle),
         cmocka_unit_test(test_two_processes),
+        cmocka_unit_test(test_two_processes_timesliced),
         cmocka_unit_test(test_weighted_share),
         cmocka_unit_test(test_clock_share),
     };

@@ -13,11 +13,14 @@
 #                                     sml_share_result)
 #   graph-50c                         the CUDA-graph replay loop, the same way
 # SML_SET=clock runs only the clock_ref_mhz part (SML_KINDS="matmul train graph" picks its loads),
-# SML_SET=time only the rest (SML_PARTS="matmul train pair graph coop hami" picks its parts).
+# SML_SET=time only the rest (SML_PARTS="matmul train pair graph coop probe hami" picks its parts).
 #   matmul-100, matmul-noarg          limit=100 and the plugin loaded with no limit: within 1% of native
 #   pair-30-70                        two matmul loops at 30 and 70 at once: rate ratio within 10% of 30:70
+#   pair-30-70-turns                  the same with turns=1 (the processes' bursts take turns)
 #   graph-50                          a CUDA-graph replay loop at 50: within +-5 points
 #   coop-50                           cudaLaunchCooperativeKernel loop at 50: within +-5 points
+#   probe (information only)          how the GPU time-shares between two processes: slice length, idle
+#                                     time a context switch (tests/gpu/smlimit/slice_probe.cu)
 #   hami-25/50 (information only)     HAMi-core's libvgpu.so at CUDA_DEVICE_SM_LIMIT=25/50, when
 #                                     tests/gpu/hami_stack.sh built it in this run ($WORK/hami/libvgpu.so)
 # About 5 minutes of GPU time with the defaults (SML_SECS=3, SML_WARM=1, SML_ROUNDS=3).
@@ -59,7 +62,7 @@ sml_ref() {
 
 # sml_part NAME: whether SML_PARTS (default: all of them) names this part of the time-share set
 sml_part() {
-    case " ${SML_PARTS:-matmul train pair graph coop hami} " in *" $1 "*) return 0 ;; esac
+    case " ${SML_PARTS:-matmul train pair graph coop probe hami} " in *" $1 "*) return 0 ;; esac
     return 1
 }
 
@@ -170,45 +173,49 @@ check_smlimit() {
         sml_measure train native 25 50 75
         for l in 25 50 75; do sml_share_result train $l; done
     fi
-    # 3. two processes at 30 and 70 on one GPU, in a fresh group (shared region); not started past the budget.
-    # Both measure the same wall-clock window (--start-at, after their warmups) and keep loading the GPU 2 s
-    # after it (--linger): unaligned windows let one process's tail run alone, where work conservation gives
-    # it the whole GPU (runs 70-71 read 0.365 so while the plugin's own busy shares were 28.4 : 65.5).
-    if sml_part pair; then
-        local grp="gpucheck$$" a b late t0 busy
+    # 3. two processes at 30 and 70 on one GPU, in a fresh group (shared region), as they are (pair-30-70)
+    # and taking turns (pair-30-70-turns, the option turns=1); not started past the budget
+    # (SML_PAIR_VARIANTS="plain turns" picks). Both measure the same wall-clock window (--start-at, after
+    # their warmups) and keep loading the GPU 2 s after it (--linger), so neither runs alone in it.
+    local pv
+    for pv in ${SML_PAIR_VARIANTS:-plain turns}; do
+        sml_part pair || break
+        local grp="gpucheck$$$pv" a b late t0 busy name=pair-30-70 opts=""
+        [ "$pv" = turns ] && { name=pair-30-70-turns; opts=",turns=1"; }
         if [ "$(time_left)" -le $((SML_SECS * 2 + 50)) ]; then
             budget_out
-            result "smlimit pair-30-70" FAIL "not run (the suite's time budget)"
-        else
-            rm -f "/dev/shm/cushim-smlimit-$(id -u)-$grp"
-            t0=$(awk -v n="$(date +%s)" -v w="$SML_WARM" 'BEGIN { printf "%d", n + 25 + w }')
-            env LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$plugin:limit=30,group=$grp,report=1" timeout -k 5 120 \
-                "$PY" "$HERE/smlimit/matmul_loop.py" matmul --seconds $((SML_SECS * 2)) --warmup "$SML_WARM" \
-                --start-at "$t0" --linger 2 --clocks >"$SML_D/pair.a" 2>"$SML_D/pair.a.err" &
-            local pa=$!
-            env LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$plugin:limit=70,group=$grp,report=1" timeout -k 5 120 \
-                "$PY" "$HERE/smlimit/matmul_loop.py" matmul --seconds $((SML_SECS * 2)) --warmup "$SML_WARM" \
-                --start-at "$t0" --linger 2 >"$SML_D/pair.b" 2>"$SML_D/pair.b.err"
-            wait $pa
-            cat "$SML_D/pair.a.err" "$SML_D/pair.b.err" >>"$LOGS/smlimit.err"
-            rm -f "/dev/shm/cushim-smlimit-$(id -u)-$grp"
-            sed -n 's/^clocks /pair a+b /p' "$SML_D/pair.a" >>"$SML_D/clocks.txt"
-            a=$(sed -n 's/^rate //p' "$SML_D/pair.a"); b=$(sed -n 's/^rate //p' "$SML_D/pair.b")
-            late=$(cat "$SML_D/pair.a" "$SML_D/pair.b" | sed -n 's/^late //p' | tr '\n' ' ')
-            # the plugin's own account of each process's GPU time (report=1), for the record
-            busy=$(cat "$SML_D/pair.a.err" "$SML_D/pair.b.err" | sed -n 's/.*smlimit: device 0: limit \([0-9]*\)%: busy .*(\([0-9.]*%\)).*/\1:\2/p' | tr '\n' ' ')
-            if [ -z "$a" ] || [ -z "$b" ]; then
-                result "smlimit pair-30-70" FAIL "no measurement (a '$a', b '$b')"
-            elif [ -n "$late" ]; then
-                result "smlimit pair-30-70" FAIL "the windows did not align: a warmup ended after the start time (late by $late s)"
-            else
-                awk -v a="$a" -v b="$b" -v busy="$busy" 'BEGIN { r = a / b; w = 30 / 70; d = (r - w) / w; if (d < 0) d = -d;
-                    printf "%s ratio %.3f (target %.3f+-10%%; %.2f and %.2f TFLOP/s over one window; busy by the plugin: %s)\n",
-                        (d <= 0.10 ? "PASS" : "FAIL"), r, w, a, b, (busy == "" ? "not reported" : busy) }' |
-                    { read -r st rest; result "smlimit pair-30-70" "$st" "$rest"; }
-            fi
+            result "smlimit $name" FAIL "not run (the suite's time budget)"
+            continue
         fi
-    fi
+        rm -f "/dev/shm/cushim-smlimit-$(id -u)-$grp"
+        t0=$(awk -v n="$(date +%s)" -v w="$SML_WARM" 'BEGIN { printf "%d", n + 25 + w }')
+        env LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$plugin:limit=30,group=$grp,report=1$opts" timeout -k 5 120 \
+            "$PY" "$HERE/smlimit/matmul_loop.py" matmul --seconds $((SML_SECS * 2)) --warmup "$SML_WARM" \
+            --start-at "$t0" --linger 2 --clocks >"$SML_D/$name.a" 2>"$SML_D/$name.a.err" &
+        local pa=$!
+        env LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$plugin:limit=70,group=$grp,report=1$opts" timeout -k 5 120 \
+            "$PY" "$HERE/smlimit/matmul_loop.py" matmul --seconds $((SML_SECS * 2)) --warmup "$SML_WARM" \
+            --start-at "$t0" --linger 2 >"$SML_D/$name.b" 2>"$SML_D/$name.b.err"
+        wait $pa
+        cat "$SML_D/$name.a.err" "$SML_D/$name.b.err" >>"$LOGS/smlimit.err"
+        rm -f "/dev/shm/cushim-smlimit-$(id -u)-$grp"
+        sed -n 's/^clocks /'"$name"' a+b /p' "$SML_D/$name.a" >>"$SML_D/clocks.txt"
+        a=$(sed -n 's/^rate //p' "$SML_D/$name.a"); b=$(sed -n 's/^rate //p' "$SML_D/$name.b")
+        late=$(cat "$SML_D/$name.a" "$SML_D/$name.b" | sed -n 's/^late //p' | tr '\n' ' ')
+        # the plugin's own account of each process's GPU time (report=1), for the record
+        busy=$(cat "$SML_D/$name.a.err" "$SML_D/$name.b.err" | sed -n 's/.*smlimit: device 0: limit \([0-9]*\)%: busy .*(\([0-9.]*%\)).*/\1:\2/p' | tr '\n' ' ')
+        if [ -z "$a" ] || [ -z "$b" ]; then
+            result "smlimit $name" FAIL "no measurement (a '$a', b '$b')"
+        elif [ -n "$late" ]; then
+            result "smlimit $name" FAIL "the windows did not align: a warmup ended after the start time (late by $late s)"
+        else
+            awk -v a="$a" -v b="$b" -v busy="$busy" 'BEGIN { r = a / b; w = 30 / 70; d = (r - w) / w; if (d < 0) d = -d;
+                printf "%s ratio %.3f (target %.3f+-10%%; %.2f and %.2f TFLOP/s over one window, together %.2f; busy by the plugin: %s)\n",
+                    (d <= 0.10 ? "PASS" : "FAIL"), r, w, a, b, a + b, (busy == "" ? "not reported" : busy) }' |
+                { read -r st rest; result "smlimit $name" "$st" "$rest"; }
+        fi
+        cp "$SML_D/$name.a" "$SML_D/$name.b" "$LOGS/" 2>/dev/null
+    done
     # 4. CUDA graph replay
     if sml_part graph; then
         sml_measure graph native 50
@@ -225,7 +232,37 @@ check_smlimit() {
             result "smlimit coop-50" FAIL "nvcc failed: $(tail -n 3 "$LOGS/smlimit-coop-build.log" | tr '\n' ' ' | cut -c1-200)"
         fi
     fi
-    # 6. HAMi-core at the same settings, for docs/isolation.md (information: no PASS/FAIL on HAMi)
+    # 6. how the GPU time-shares between processes (information, docs/isolation.md): two spinning
+    #    processes (slice_probe.cu: gaps in one's run = the other's slice + two context switches), and one
+    #    next to a native bf16 matmul loop (the switch cost with a heavy kernel's state)
+    if sml_part probe; then
+        local nvcc2=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc pd=$SML_D/probe
+        command -v "$nvcc2" >/dev/null 2>&1 || nvcc2=nvcc
+        mkdir -p "$pd"
+        if [ "$(time_left)" -le 60 ]; then
+            budget_out
+            result "smlimit probe" FAIL "not run (the suite's time budget)"
+        elif "$nvcc2" -arch="${GPU_ARCH:-sm_90}" -O2 -o "$SML_BIN/slice_probe" "$HERE/smlimit/slice_probe.cu" >"$LOGS/smlimit-probe-build.log" 2>&1; then
+            "$SML_BIN/slice_probe" 3000 20 >"$pd/a" 2>&1 &
+            local pp=$!
+            "$SML_BIN/slice_probe" 3000 20 >"$pd/b" 2>&1
+            wait $pp
+            "$PY" "$HERE/smlimit/matmul_loop.py" matmul --seconds 6 --warmup 1 >"$pd/m" 2>&1 &
+            pp=$!
+            sleep 4
+            "$SML_BIN/slice_probe" 2000 20 >"$pd/c" 2>&1
+            wait $pp
+            { echo "== two spinning processes"; cat "$pd/a" "$pd/b"; echo "== one next to the matmul loop"; cat "$pd/c" "$pd/m"; } >"$LOGS/smlimit-probe.txt"
+            awk 'FNR == 1 { f++ } $1 == "gaps" { g[f] = $7 } $1 == "runs" { r[f] = $7 }
+                 END { if (g[1] == "" || r[2] == "" || g[3] == "") { print "FAIL no gaps measured (see smlimit-probe.txt)"; exit }
+                       printf "SKIP information: slices of %.2f ms between two busy processes, %.0f us idle a switch (light kernels); next to a bf16 matmul loop: out for %.2f ms a time (%.0f us a switch)\n",
+                           r[2] / 1000, (g[1] - r[2]) / 2, g[3] / 1000, (g[3] - r[2]) / 2 }' "$pd/a" "$pd/b" "$pd/c" |
+                { read -r st rest; result "smlimit probe" "$st" "$rest"; }
+        else
+            result "smlimit probe" FAIL "nvcc failed: $(tail -n 3 "$LOGS/smlimit-probe-build.log" | tr '\n' ' ' | cut -c1-200)"
+        fi
+    fi
+    # 7. HAMi-core at the same settings, for docs/isolation.md (information: no PASS/FAIL on HAMi)
     if sml_part hami; then
         SML_HAMI=$WORK/hami/libvgpu.so
         if [ -f "$SML_HAMI" ]; then
@@ -241,7 +278,6 @@ check_smlimit() {
         fi
     fi
     cp "$SML_D/clocks.txt" "$LOGS/smlimit-clocks.txt" 2>/dev/null
-    cp "$SML_D"/pair.a "$SML_D"/pair.b "$LOGS/" 2>/dev/null
 }
 
 gpu_check smlimit check_smlimit
