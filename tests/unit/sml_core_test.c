@@ -498,7 +498,14 @@ static void test_admission(void **state)
         assert_int_equal(sml_admit(&l, 1000 + 1 * MS), 0);
     d = sml_admit(&l, 1000 + 1 * MS);
     assert_true(d > 0 && d <= 10 * MS);
+    /* a launch taken back (another process's turn) is neither outstanding nor counted */
+    uint64_t out = l.outstanding, adm = l.admitted;
+    sml_unadmit(&l);
+    assert_int_equal(l.outstanding, out - 1);
+    assert_int_equal(l.admitted, adm - 1);
     sml_forget(&l, 10);
+    assert_int_equal(l.outstanding, 0);
+    sml_unadmit(&l);   /* never below zero */
     assert_int_equal(l.outstanding, 0);
     /* the clock going back accrues nothing and breaks nothing */
     int64_t before = l.tokens;
