@@ -42,7 +42,7 @@ typedef struct sml_region {
     _Atomic uint32_t turn_next[SML_SHM_DEVICES];
 } sml_region;
 
-/* Map the region named 'name' ("/cushim-smlimit-<uid>"); NULL with a reason in 'err'. */
+/* Map the region named 'name' ("/cushim-smlimit2-<uid>"); NULL with a reason in 'err'. */
 sml_region *sml_shm_open(const char *name, char *err, size_t errlen);
 /* This process's start time, 0 if unknown. */
 uint64_t sml_proc_start(int32_t pid);

@@ -19,6 +19,7 @@
 #             and without turns=1: each held to its share; with turns at least one waited for the turn and
 #             the time both had kernels pending on the GPU (the fake's log, FAKE_CUDA_KERNEL_LOG) is under a
 #             third of what it is without
+#   region    a region file of another size under the region's name: one warning, limited alone
 #   turndead  a process killed (SIGKILL) while it has the turn: the next process's bursts pass over it
 #             (waited well under its turn_wait_ms of 5 s, none gave up)
 set -u
@@ -73,7 +74,7 @@ case $case in
     pb=$!
     CUSHIM_PLUGINS="$plugin:limit=60,group=$grp,report=1" "$prog" 300 >"$out" 2>"$out.err" || fail "exit $?"
     wait $pb || fail "second process: exit $?"
-    rm -f "/dev/shm/cushim-smlimit-$(id -u)-$grp"
+    rm -f "/dev/shm/cushim-smlimit2-$(id -u)-$grp"
     for f in "$out.err" "$out.b.err"; do
       grep -q 'limit 60%: .*(lowest 50%)' "$f" || { cat "$f" >&2; fail "a process did not scale its share to 50%"; }
     done
@@ -104,7 +105,7 @@ case $case in
       FAKE_CUDA_KERNEL_LOG="$out.k$t.a" CUSHIM_PLUGINS="$plugin:limit=49,group=$grp,turns=$t,turn_wait_ms=2000,report=1" "$prog" 200 \
         >"$out" 2>"$out.err" || fail "turns=$t: exit $?"
       wait $pb || fail "turns=$t: second process: exit $?"
-      rm -f "/dev/shm/cushim-smlimit-$(id -u)-$grp" "/dev/shm${FAKE_CUDA_SHARED_GPU}"
+      rm -f "/dev/shm/cushim-smlimit2-$(id -u)-$grp" "/dev/shm${FAKE_CUDA_SHARED_GPU}"
       unset FAKE_CUDA_SHARED_GPU
       [ "$(wc -l <"$out.k$t.a")" -eq 200 ] && [ "$(wc -l <"$out.k$t.b")" -eq 200 ] ||
         fail "turns=$t: the fake logged $(wc -l <"$out.k$t.a") and $(wc -l <"$out.k$t.b") kernels, not 200 each"
@@ -140,12 +141,22 @@ case $case in
     kill -9 $pk; wait $pk 2>/dev/null
     CUSHIM_PLUGINS="$plugin:limit=50,group=$grp,turns=1,turn_wait_ms=5000,report=1" "$prog" 200 >"$out" 2>"$out.err" ||
       fail "exit $?"
-    rm -f "/dev/shm/cushim-smlimit-$(id -u)-$grp"
+    rm -f "/dev/shm/cushim-smlimit2-$(id -u)-$grp"
     cat "$out.err"
     grep -q 'turns: [1-9][0-9]* waits ([0-9.]* ms), 0 gave up' "$out.err" ||
       fail "no wait for the dead process's turn, or it gave up waiting"
     ms=$(sed -n 's/.*turns: [0-9]* waits (\([0-9.]*\) ms).*/\1/p' "$out.err")
     awk -v m="$ms" 'BEGIN { exit !(m < 1000) }' || fail "waited $ms ms for a dead process's turn" ;;
+  region)
+    # a region of the right name but another layout (a foreign or older writer): refused with the reason,
+    # the process still limited alone
+    grp=e2er$$
+    head -c 100 /dev/zero >"/dev/shm/cushim-smlimit2-$(id -u)-$grp"
+    CUSHIM_PLUGINS="$plugin:limit=25,group=$grp,report=1" "$prog" 200 >"$out" 2>"$out.err" || fail "exit $?"
+    rm -f "/dev/shm/cushim-smlimit2-$(id -u)-$grp"
+    grep -q "no sharing between processes: .*has 100 bytes, not the [0-9]* of this layout" "$out.err" ||
+      fail "no warning about the foreign region"
+    share_in 0.05 0.40; report_ok ;;
   launcher)
     L() { env -u LD_PRELOAD -u CUSHIM_PLUGINS "$launcher" run --fake "$@"; }
     v=$(L --sm-limit=0:30,1:50 -- sh -c 'echo "$CUSHIM_PLUGINS"') || fail "launcher exit $?"
