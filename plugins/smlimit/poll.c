@@ -62,6 +62,7 @@ static void sml_update_share(sml_state *st, int i, uint64_t now)
                     sml_shm_turn_give(d->turn_region, i, d->turn_slot);
                 d->turn_region = d->slot != NULL ? st->region : NULL;
                 d->turn_slot = d->slot;
+                d->turn_since = 0;   /* a turn of the old slot is given back above */
                 /* joined in the middle of a burst (the first one, before the region was
                    open): ours if nobody has the turn, as if it had been taken at its start */
                 if (d->turn_slot != NULL && d->lim.outstanding > 0 &&

@@ -178,8 +178,8 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
             sml_init(&d->lim, d->share, st->window_ns, now);
         }
         burst = d->lim.outstanding == 0;   /* nothing of ours pending: this launch starts a burst */
-        if (!burst && d->turn_since != 0 && turn_t0 != UINT64_MAX && now - d->turn_since >= st->window_ns / 2 &&
-            sml_shm_turn_waited_for(d->turn_region, i, d->turn_slot)) {
+        if (!burst && d->turn_since != 0 && d->turn_region != NULL && turn_t0 != UINT64_MAX &&
+            now - d->turn_since >= st->window_ns / 2 && sml_shm_turn_waited_for(d->turn_region, i, d->turn_slot)) {
             /* our turn has lasted half a window and another process waits: nothing more
                until our work is done (the turn then passes to it) */
             if (d->turn_since != UINT64_MAX) {
