@@ -149,6 +149,10 @@ int sml_shm_turn_take(sml_region *r, int dev, const sml_slot *mine, uint32_t dea
                       !atomic_compare_exchange_strong(&r->turn[dev], &cur, me)))
         return 0;
     sml_shm_turn_wait_clear(r, dev, mine);
+    if (dead != 0) {   /* a gone process is nobody's next either */
+        uint32_t d = dead;
+        atomic_compare_exchange_strong(&r->turn_next[dev], &d, 0);
+    }
     return 1;
 }
 

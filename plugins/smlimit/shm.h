@@ -50,7 +50,7 @@ uint64_t sml_proc_start(int32_t pid);
 sml_slot *sml_shm_claim(sml_region *r, int dev, int32_t pid, uint64_t start, uint64_t now);
 /* Is slot 's' (not ours) a live, recent partner? */
 int sml_shm_live(const sml_slot *s, uint64_t now);
-/* Device 'dev's turn: its holder (slot index + 1, 0 = none). 'mine' is our slot. */
+/* Device 'dev's turn: its holder (slot index + 1, 0 = none). In the functions below 'mine' is our slot. */
 uint32_t sml_shm_turn_holder(sml_region *r, int dev);
 /* Take the turn if it is free, ours already, or held by 'dead' (a holder found not
    live, 0 = none): 1 when ours. */

@@ -25,6 +25,12 @@ target_include_directories(sml_core_test PRIVATE "${_sml_dir}")
 target_link_libraries(sml_core_test PRIVATE PkgConfig::CMOCKA m)
 target_compile_options(sml_core_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME sml_core COMMAND sml_core_test)
+# The shared region's turn (shm.c): take, give, hand-off, gone holders and waiters, nonsense.
+add_executable(sml_shm_test sml_shm_test.c "${_sml_dir}/shm.c")
+target_include_directories(sml_shm_test PRIVATE "${_sml_dir}")
+target_link_libraries(sml_shm_test PRIVATE PkgConfig::CMOCKA rt)
+target_compile_options(sml_shm_test PRIVATE ${CUSHIM_WARN_FLAGS})
+add_test(NAME sml_shm COMMAND sml_shm_test)
 # ... and the reading of its limits (the option and HAMi-core's variables).
 add_executable(sml_limits_test sml_limits_test.c "${_sml_dir}/limitspec.c")
 target_include_directories(sml_limits_test PRIVATE "${_sml_dir}")

@@ -1,0 +1,114 @@
+/*
+ * sml_shm_test.c - the smlimit shared region's turn (plugins/smlimit/shm.c):
+ * taking, giving back, handing to the process in line, passing over a holder or
+ * a waiter that is gone, and nonsense in the region. The region is a plain
+ * zeroed struct here; "gone" is a pid that has exited (a reaped child).
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "shm.h"
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int32_t dead_pid(void)
+{
+    pid_t p = fork();
+    if (p == 0)
+        _exit(0);
+    assert_true(p > 0);
+    assert_int_equal(waitpid(p, NULL, 0), p);
+    return (int32_t)p;
+}
+
+static void test_turns(void **state)
+{
+    (void)state;
+    sml_region *r = calloc(1, sizeof *r);
+    assert_non_null(r);
+    uint64_t now = now_ns();
+    int32_t me = (int32_t)getpid();
+    /* three "processes": a and b live (this process's pid, told apart by slot), c gone */
+    sml_slot *a = sml_shm_claim(r, 0, me, sml_proc_start(me), now);
+    sml_slot *b = &r->slot[0][5], *c = &r->slot[0][9];
+    assert_ptr_equal(a, &r->slot[0][0]);
+    atomic_store(&b->pid, me);
+    atomic_store(&b->heartbeat, now);
+    atomic_store(&c->pid, dead_pid());
+    atomic_store(&c->heartbeat, now);
+
+    /* free: a takes it; b cannot; a again: still its own */
+    assert_int_equal(sml_shm_turn_holder(r, 0), 0);
+    assert_true(sml_shm_turn_take(r, 0, a, 0));
+    assert_int_equal(sml_shm_turn_holder(r, 0), 1);
+    assert_false(sml_shm_turn_take(r, 0, b, 0));
+    assert_true(sml_shm_turn_take(r, 0, a, 0));
+    /* b waits in line: a sees it, and hands the turn to b when it gives it back */
+    assert_false(sml_shm_turn_waited_for(r, 0, a));
+    sml_shm_turn_wait_mark(r, 0, b);
+    assert_true(sml_shm_turn_waited_for(r, 0, a));
+    assert_false(sml_shm_turn_waited_for(r, 0, b));   /* not for itself */
+    sml_shm_turn_give(r, 0, a);
+    assert_int_equal(sml_shm_turn_holder(r, 0), 6);
+    assert_false(sml_shm_turn_take(r, 0, a, 0));      /* a cannot take it back at once */
+    assert_true(sml_shm_turn_take(r, 0, b, 0));       /* b finds it its own; no longer in line */
+    assert_false(sml_shm_turn_waited_for(r, 0, a));
+    /* giving back what is not ours changes nothing; b gives it back to nobody */
+    sml_shm_turn_give(r, 0, a);
+    assert_int_equal(sml_shm_turn_holder(r, 0), 6);
+    sml_shm_turn_give(r, 0, b);
+    assert_int_equal(sml_shm_turn_holder(r, 0), 0);
+
+    /* a holder that is gone: not live, and passed over when named as dead */
+    atomic_store(&r->turn[0], 10);   /* c's */
+    assert_false(sml_shm_live(c, now));
+    assert_false(sml_shm_turn_take(r, 0, a, 0));
+    assert_true(sml_shm_turn_take(r, 0, a, 10));
+    assert_int_equal(sml_shm_turn_holder(r, 0), 1);
+    /* a waiter that is gone: handed the turn, then passed over, and out of line */
+    sml_shm_turn_wait_mark(r, 0, c);
+    sml_shm_turn_give(r, 0, a);
+    assert_int_equal(sml_shm_turn_holder(r, 0), 10);
+    assert_true(sml_shm_turn_take(r, 0, b, 10));
+    assert_false(sml_shm_turn_waited_for(r, 0, b));
+    sml_shm_turn_give(r, 0, b);
+    assert_int_equal(sml_shm_turn_holder(r, 0), 0);
+
+    /* nonsense in the region: nobody's, and taken over */
+    atomic_store(&r->turn[0], 1000);
+    assert_int_equal(sml_shm_turn_holder(r, 0), 0);
+    assert_true(sml_shm_turn_take(r, 0, a, 0));
+    atomic_store(&r->turn_next[0], 77);
+    assert_false(sml_shm_turn_waited_for(r, 0, a));
+    sml_shm_turn_give(r, 0, a);
+    assert_int_equal(sml_shm_turn_holder(r, 0), 0);
+    /* a slot that is not in the device's row, and devices out of range, hold nothing */
+    assert_false(sml_shm_turn_take(r, 1, a, 0));
+    assert_false(sml_shm_turn_take(r, -1, a, 0));
+    assert_false(sml_shm_turn_take(r, SML_SHM_DEVICES, a, 0));
+    assert_int_equal(sml_shm_turn_holder(r, SML_SHM_DEVICES), 0);
+    free(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_turns),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
