@@ -137,14 +137,15 @@ uint64_t sml_union_add(sml_limiter *l, uint64_t start, uint64_t end)
     return (end - start) - covered;
 }
 
-uint64_t sml_complete(sml_limiter *l, uint64_t start, uint64_t end, uint32_t launches, uint64_t now)
+static uint64_t sml_complete_as(sml_limiter *l, uint64_t start, uint64_t end, uint32_t launches, uint64_t now,
+                                int learn, uint64_t learn_ns)
 {
     uint64_t add = sml_union_add(l, start, end);
     sml_accrue(l, now);
-    if (launches > 0 && end > start) {
+    if (learn && launches > 0 && (end > start || learn_ns > 0)) {
         /* the launch's cost in union terms: kernels overlapping on several
            streams cost the budget once, so they must be estimated so too */
-        double sample = (double)add / (double)launches;
+        double sample = (double)(learn_ns > 0 ? learn_ns : add) / (double)launches;
         l->est_ns = l->est_ns <= 0.0 ? sample : l->est_ns + SML_EST_WEIGHT * (sample - l->est_ns);
         if (l->est_ns < 1.0)
             l->est_ns = 1.0;
@@ -156,6 +157,21 @@ uint64_t sml_complete(sml_limiter *l, uint64_t start, uint64_t end, uint32_t lau
     else
         l->tokens -= (int64_t)add;
     return add;
+}
+
+uint64_t sml_complete(sml_limiter *l, uint64_t start, uint64_t end, uint32_t launches, uint64_t now)
+{
+    return sml_complete_as(l, start, end, launches, now, 1, 0);
+}
+
+uint64_t sml_complete_clipped(sml_limiter *l, uint64_t own_start, uint64_t start, uint64_t end, uint32_t launches,
+                              uint64_t now)
+{
+    if (start <= own_start)   /* not moved */
+        return sml_complete_as(l, start, end, launches, now, 1, 0);
+    if (l->est_ns > 0.0)
+        return sml_complete_as(l, start, end, launches, now, 0, 0);
+    return sml_complete_as(l, start, end, launches, now, 1, end > own_start ? end - own_start : 0);
 }
 
 void sml_unadmit(sml_limiter *l)

@@ -62,6 +62,14 @@ uint64_t sml_admit(sml_limiter *l, uint64_t now);
    Adds the part of [start, end] not already counted to the busy time and takes
    it from the tokens. Returns the ns added. start > end counts nothing. */
 uint64_t sml_complete(sml_limiter *l, uint64_t start, uint64_t end, uint32_t launches, uint64_t now);
+/* The same for an interval whose start was moved from 'own_start' (its submit time
+   or the previous finish on its stream) to 'start' by another process's finish
+   (poll.c): such an interval says little about what a launch costs (two pollers'
+   clocks may leave it nearly empty), so it does not teach the learned time per
+   launch, unless nothing has: then the unmoved interval does. An empty learned
+   time would let a whole program's launches queue at once. */
+uint64_t sml_complete_clipped(sml_limiter *l, uint64_t own_start, uint64_t start, uint64_t end, uint32_t launches,
+                              uint64_t now);
 /* Take back the launch sml_admit just admitted (it may not start yet: another
    process has the GPU's turn); tokens and the learned time stay. */
 void sml_unadmit(sml_limiter *l);

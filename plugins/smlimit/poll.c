@@ -126,12 +126,11 @@ static void sml_finish(sml_state *st, sml_marker *m, uint64_t now, uint64_t clip
     pthread_mutex_lock(&d->mu);
     if (measured) {
         uint64_t *prev = sml_stream_end(d, m->stream);
-        uint64_t start = m->submit;
-        if (*prev > start)
-            start = *prev;
-        if (clip > start)
-            start = clip;
-        sml_complete(&d->lim, start, now, 1, now);
+        uint64_t own = m->submit, start;
+        if (*prev > own)
+            own = *prev;
+        start = clip > own ? clip : own;
+        sml_complete_clipped(&d->lim, own, start, now, 1, now);
         *prev = now;
     } else {
         sml_forget(&d->lim, 1);

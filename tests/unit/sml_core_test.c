@@ -80,11 +80,12 @@ static int sim_next_obs(void)
 static void sim_observe(sml_limiter *l, int i, uint64_t now, int clip)
 {
     kern *k = &S.k[i];
-    uint64_t start = k->submit > S.obs_end[k->proc][k->stream] ? k->submit : S.obs_end[k->proc][k->stream];
+    uint64_t own = k->submit > S.obs_end[k->proc][k->stream] ? k->submit : S.obs_end[k->proc][k->stream];
+    uint64_t start = own;
     /* as the plugin: no earlier than the last end another process reported */
     if (clip && S.last_end[1 - k->proc] > start)
         start = S.last_end[1 - k->proc];
-    sml_complete(l, start, now, 1, now);
+    sml_complete_clipped(l, own, start, now, 1, now);
     S.obs_end[k->proc][k->stream] = now;
     S.last_end[k->proc] = now;
     S.seen[i] = 1;
@@ -351,10 +352,9 @@ static double ts_ratio(double s0, double s1, uint64_t dur, uint64_t slice, uint6
             ts_proc *q = &TS[p];
             while (q->obs < q->head && q->k[q->obs % TS_MAXK].end + poll <= t) {
                 ts_kern *k = &q->k[q->obs++ % TS_MAXK];
-                uint64_t seen = k->end + poll, st = k->submit > q->prev_seen ? k->submit : q->prev_seen;
-                if (TS[1 - p].prev_seen > st)
-                    st = TS[1 - p].prev_seen;
-                sml_complete(&q->l, st, seen, 1, seen);
+                uint64_t seen = k->end + poll, own = k->submit > q->prev_seen ? k->submit : q->prev_seen;
+                uint64_t st = TS[1 - p].prev_seen > own ? TS[1 - p].prev_seen : own;
+                sml_complete_clipped(&q->l, own, st, seen, 1, seen);
                 q->prev_seen = seen;
                 if (q->obs == q->n && holder == p)
                     holder = -1;   /* idle: the turn is given back */
