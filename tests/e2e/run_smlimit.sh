@@ -20,6 +20,8 @@
 #             the time both had kernels pending on the GPU (the fake's log, FAKE_CUDA_KERNEL_LOG) is under a
 #             third of what it is without
 #   region    a region file of another size under the region's name: one warning, limited alone
+#   turns3    three processes at 30 with turns on one simulated GPU: each held to its share, every pair of
+#             them both pending under 20% of the time (the first bursts, before they meet, overlap)
 #   turndead  a process killed (SIGKILL) while it has the turn: the next process's bursts pass over it
 #             (waited well under its turn_wait_ms of 5 s, none gave up)
 set -u
@@ -37,6 +39,21 @@ report_ok() {
   grep -q 'smlimit: device 0: limit 25%: busy .* waits' "$out.err" || fail "no report line"
   w=$(sed -n 's/.*admitted, \([0-9]*\) waits.*/\1/p' "$out.err")
   [ "${w:-0}" -gt 0 ] || fail "the limiter never made a launch wait"
+}
+# contended A B (turns, turns3): with the processes on one simulated GPU (FAKE_CUDA_SHARED_GPU: their kernels
+# run one after another, in launch order) and each kernel's submit, start and end logged (FAKE_CUDA_KERNEL_LOG):
+# the time both had kernels pending (submitted, not ended: the union of [submit, end] per process),
+# over the shorter of the two pending times
+contended() {
+  for f in "$1" "$2"; do   # one process's pending periods: the union of its [submit, end]
+    sort -n -k1,1 "$f" | awk '{ if (NR > 1 && $1 <= e) { if ($3 > e) e = $3 } else { if (NR > 1) print s, e; s = $1; e = $3 } }
+      END { if (NR) print s, e }'
+    echo "--"
+  done | awk 'BEGIN { f = 0 } $1 == "--" { f++; next } { ps[f, ++n[f]] = $1; pe[f, n[f]] = $2; t[f] += $2 - $1 }
+    END { for (i = 1; i <= n[0]; i++) for (j = 1; j <= n[1]; j++) {
+            lo = ps[0, i] > ps[1, j] ? ps[0, i] : ps[1, j]; hi = pe[0, i] < pe[1, j] ? pe[0, i] : pe[1, j]
+            if (hi > lo) o += hi - lo }
+          m = t[0] < t[1] ? t[0] : t[1]; printf "%.3f\n", (m > 0 ? o / m : 1) }'
 }
 case $case in
   native)
@@ -80,21 +97,6 @@ case $case in
     done
     cat "$out.err" "$out.b.err"; rm -f "$out.b" "$out.b.err" ;;
   turns)
-    # two processes on one simulated GPU (FAKE_CUDA_SHARED_GPU: their kernels run one after another, in
-    # launch order); the fake logs each kernel's submit, start and end (FAKE_CUDA_KERNEL_LOG). contended A B:
-    # the time both had kernels pending (submitted, not ended: the union of [submit, end] per process),
-    # over the shorter of the two pending times
-    contended() {
-      for f in "$1" "$2"; do   # one process's pending periods: the union of its [submit, end]
-        sort -n -k1,1 "$f" | awk '{ if (NR > 1 && $1 <= e) { if ($3 > e) e = $3 } else { if (NR > 1) print s, e; s = $1; e = $3 } }
-          END { if (NR) print s, e }'
-        echo "--"
-      done | awk 'BEGIN { f = 0 } $1 == "--" { f++; next } { ps[f, ++n[f]] = $1; pe[f, n[f]] = $2; t[f] += $2 - $1 }
-        END { for (i = 1; i <= n[0]; i++) for (j = 1; j <= n[1]; j++) {
-                lo = ps[0, i] > ps[1, j] ? ps[0, i] : ps[1, j]; hi = pe[0, i] < pe[1, j] ? pe[0, i] : pe[1, j]
-                if (hi > lo) o += hi - lo }
-              m = t[0] < t[1] ? t[0] : t[1]; printf "%.3f\n", (m > 0 ? o / m : 1) }'
-    }
     for t in 0 1; do
       grp=e2et$t$$
       rm -f "$out.k$t.a" "$out.k$t.b"
@@ -131,6 +133,32 @@ case $case in
     CUSHIM_PLUGINS="$plugin:limit=45,shared=0,turns=1,report=1" "$prog" 5 >"$out" 2>"$out.err" || fail "shared=0: exit $?"
     grep -q 'turns=1 needs shared=1' "$out.err" || fail "turns=1 with shared=0: no warning"
     ! grep -q 'turns:' "$out.err" || fail "turns=1 with shared=0: turns in the report" ;;
+  turns3)
+    # three processes at 30 each taking turns on one simulated GPU: one waits in line, the others look again;
+    # all finish, each held to its share, and the time two or more had kernels pending stays small
+    grp=e2e3$$
+    export FAKE_CUDA_SHARED_GPU="/cushim-e2e-gpu3-$$"
+    for n in 1 2; do
+      FAKE_CUDA_KERNEL_LOG="$out.k$n" CUSHIM_PLUGINS="$plugin:limit=30,group=$grp,turns=1,turn_wait_ms=2000,report=1" \
+        "$prog" 300 >"$out.$n" 2>"$out.$n.err" &
+      eval "p$n=\$!"
+    done
+    FAKE_CUDA_KERNEL_LOG="$out.k0" CUSHIM_PLUGINS="$plugin:limit=30,group=$grp,turns=1,turn_wait_ms=2000,report=1" \
+      "$prog" 300 >"$out" 2>"$out.err" || fail "exit $?"
+    wait $p1 || fail "second process: exit $?"
+    wait $p2 || fail "third process: exit $?"
+    rm -f "/dev/shm/cushim-smlimit2-$(id -u)-$grp" "/dev/shm${FAKE_CUDA_SHARED_GPU}"
+    unset FAKE_CUDA_SHARED_GPU
+    cat "$out.err" "$out.1.err" "$out.2.err"
+    for f in "$out.err" "$out.1.err" "$out.2.err"; do
+      grep -q 'limit 30%: busy .* (\(2[0-9]\|3[0-9]\|40\)\.[0-9]%).*turns: ' "$f" || fail "a process's busy share is off"
+    done
+    c=$(contended "$out.k0" "$out.k1"); c2=$(contended "$out.k0" "$out.k2"); c3=$(contended "$out.k1" "$out.k2")
+    echo "pairs both pending: $c $c2 $c3"
+    for v in $c $c2 $c3; do
+      awk -v c="$v" 'BEGIN { exit !(c < 0.2) }' || fail "two processes both pending $v of the time with turns"
+    done
+    rm -f "$out.k0" "$out.k1" "$out.k2" "$out.1" "$out.2" "$out.1.err" "$out.2.err" ;;
   turndead)
     # a process killed while it has the turn (always busy: its launches never leave it idle): the next one
     # passes over it at once, not after its turn_wait_ms of 5 s
