@@ -193,6 +193,8 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
         wait = sml_admit(&d->lim, now);
         if (wait > 0) {
             d->waited_ns += wait;
+            if (burst)   /* handed the turn while out of budget: nothing of ours runs, pass it on */
+                sml_turn_idle(d, i);
         } else if (burst && turn_t0 != UINT64_MAX && d->turn_region != NULL) {
             if (sml_shm_turn_take(d->turn_region, i, d->turn_slot, dead)) {
                 d->turn_since = now;
