@@ -194,6 +194,13 @@ case $case in
     v=$(CUDA_DEVICE_SM_LIMIT_1=40 L -- sh -c 'echo "$CUSHIM_PLUGINS"') || fail "launcher exit $?"
     [ "$v" = smlimit ] || fail "CUDA_DEVICE_SM_LIMIT_1 gave CUSHIM_PLUGINS='$v'"
     L --sm-limit= -- true 2>/dev/null && fail "--sm-limit= accepted"
+    # --sm-turns: the plugin's turns=1, with --sm-limit or HAMi's variable; alone it is an error
+    v=$(L --sm-limit=0:30,1:50 --sm-turns -- sh -c 'echo "$CUSHIM_PLUGINS"') || fail "launcher exit $?"
+    [ "$v" = 'smlimit:limit=0:30\,1:50,turns=1' ] || fail "--sm-limit=0:30,1:50 --sm-turns gave CUSHIM_PLUGINS='$v'"
+    v=$(CUDA_DEVICE_SM_LIMIT=40 L --sm-turns -- sh -c 'echo "$CUSHIM_PLUGINS"') || fail "launcher exit $?"
+    [ "$v" = 'smlimit:turns=1' ] || fail "CUDA_DEVICE_SM_LIMIT --sm-turns gave CUSHIM_PLUGINS='$v'"
+    L --sm-turns -- true 2>"$out.err" && fail "--sm-turns without a limit accepted"
+    grep -q -- '--sm-turns needs --sm-limit' "$out.err" || fail "--sm-turns alone: no reason given"
     CUSHIM_LOG=warn L --sm-limit=25 -- "$prog" 200 >"$out" 2>"$out.err" || fail "exit $?"
     share_in 0.05 0.40 ;;
   *) fail "unknown case" ;;
