@@ -102,11 +102,10 @@ static int sml_ready(sml_state *st)
  * turn, or is taken back and asks again). A burst waits for the turn at most
  * turn_wait_ms (then it launches anyway: a holder that never goes idle, or work
  * that waits for the waiting process, cannot stall it longer); a holder that is
- * gone is passed over. The
- * price is latency: a burst may wait for the other's burst (the limiter bounds
- * a burst to about half a window of GPU time; a holder that has had the turn for
- * half a window while another process waits admits nothing more until its work
- * is done, and the turn passes on).
+ * gone is passed over. The price is latency: a burst may wait for the other's
+ * burst (the limiter bounds a burst to about half a window of GPU time; a holder
+ * that has had the turn for half a window while another process waits admits
+ * nothing more until its work is done, and the turn passes on).
  */
 void sml_turn_idle(sml_dev *d, int i)
 {
@@ -116,33 +115,31 @@ void sml_turn_idle(sml_dev *d, int i)
     }
 }
 
-/* A burst found another process's turn: 1 when the launch should ask again (after
-   a short sleep), 0 when it has waited turn_wait_ms and launches without the turn.
-   The first time, a holder that is gone is passed over ('dead'). */
-static int sml_turn_blocked(sml_state *st, int i, sml_dev *d, uint64_t *t0, uint32_t *dead)
+/* A burst found another process's turn in region 'r': 1 when the launch should ask
+   again (after a short sleep), 0 when it has waited turn_wait_ms and launches without
+   the turn (counted as a wait that gave up). The first time, a holder that is gone is
+   passed over ('dead'); else we get in line. */
+static int sml_turn_blocked(sml_state *st, int i, sml_dev *d, sml_region *r, uint64_t *t0, uint32_t *dead)
 {
     uint64_t now = sml_now();
-    sml_region *r;
-    uint32_t holder;
     if (*t0 == 0) {
+        uint32_t holder = sml_shm_turn_holder(r, i);
         *t0 = now;
-        pthread_mutex_lock(&d->mu);
-        r = d->turn_region;
-        pthread_mutex_unlock(&d->mu);
-        holder = r != NULL ? sml_shm_turn_holder(r, i) : 0;
         if (holder != 0 && !sml_shm_live(&r->slot[i][holder - 1], now)) {
             *dead = holder;
             return 1;
         }
         pthread_mutex_lock(&d->mu);
-        if (d->turn_region != NULL)   /* the holder hands the turn to us when it is done */
-            sml_shm_turn_wait_mark(d->turn_region, i, d->turn_slot);
+        if (d->turn_slot != NULL)   /* the holder hands the turn to us when it is done */
+            sml_shm_turn_wait_mark(r, i, d->turn_slot);
         pthread_mutex_unlock(&d->mu);
     } else if (now - *t0 >= st->turn_wait_ns) {
         pthread_mutex_lock(&d->mu);
+        d->turn_waits++;
+        d->turn_wait_ns += now - *t0;
         d->turn_gave_up++;
-        if (d->turn_region != NULL)
-            sml_shm_turn_wait_clear(d->turn_region, i, d->turn_slot);
+        if (d->turn_slot != NULL)
+            sml_shm_turn_wait_clear(r, i, d->turn_slot);
         pthread_mutex_unlock(&d->mu);
         return 0;
     }
@@ -170,6 +167,7 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
         return CUSHIM_CONTINUE;
     for (;;) {
         int burst, other_turn = 0;
+        sml_region *turn_r = NULL;
         now = sml_now();
         pthread_mutex_lock(&d->mu);
         if (!d->started) {
@@ -205,17 +203,13 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
             } else {
                 sml_unadmit(&d->lim);   /* another process's turn: not yet */
                 other_turn = 1;
+                turn_r = d->turn_region;
             }
         }
         pthread_mutex_unlock(&d->mu);
         if (other_turn) {
-            if (!sml_turn_blocked(st, i, d, &turn_t0, &dead)) {
-                pthread_mutex_lock(&d->mu);
-                d->turn_waits++;
-                d->turn_wait_ns += sml_now() - turn_t0;
-                pthread_mutex_unlock(&d->mu);
+            if (!sml_turn_blocked(st, i, d, turn_r, &turn_t0, &dead))
                 turn_t0 = UINT64_MAX;   /* waited long enough: launch without the turn */
-            }
             continue;
         }
         if (wait == 0)

@@ -60,8 +60,8 @@ typedef struct sml_dev {
     uint64_t waited_ns;                 /* time launching threads slept                */
     double clk_mhz;                     /* SM clock while our work runs (clock.c); 0: none */
     uint64_t clk_next;                  /* next clock sample (poller)                  */
-    /* option turns (smlimit.c, sml_turn_wait): the region and our slot, set by the
-       poller under mu once it has joined; the waits for the turn */
+    /* option turns (smlimit.c, "turns"): the region and our slot, set by the poller
+       under mu once it has joined; the waits for the turn */
     sml_region *turn_region;
     const sml_slot *turn_slot;
     uint64_t turn_waits, turn_wait_ns, turn_gave_up;
