@@ -73,31 +73,31 @@ static double *fk_busy_slot(CUstream s)
     return fk_special_stream(s) ? &fk_default_busy_until : &s->busy_until_ms;
 }
 
-/* FAKE_CUDA_SHARED_GPU: the shared "free from" time in us (CLOCK_MONOTONIC), or NULL */
-static _Atomic uint64_t *fk_shared_gpu(void)
+/* FAKE_CUDA_SHARED_GPU: the shared "free from" time in us (CLOCK_MONOTONIC), mapped once, or NULL */
+static _Atomic uint64_t *fk_gpu;
+static pthread_once_t fk_gpu_once = PTHREAD_ONCE_INIT;
+
+static void fk_gpu_map(void)
 {
-    static _Atomic(_Atomic uint64_t *) gpu;
-    static atomic_int tried;
-    const char *name;
+    const char *name = getenv("FAKE_CUDA_SHARED_GPU");
     int fd;
     void *p;
-    if (atomic_load(&tried))
-        return atomic_load(&gpu);
-    atomic_store(&tried, 1);
-    if ((name = getenv("FAKE_CUDA_SHARED_GPU")) == NULL || *name != '/')
-        return NULL;
-    if ((fd = shm_open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
-        return NULL;
+    if (name == NULL || *name != '/' || (fd = shm_open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+        return;
     if (ftruncate(fd, 64) != 0) {   /* zero-filled; the same size for every process */
         close(fd);
-        return NULL;
+        return;
     }
     p = mmap(NULL, 64, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
-    if (p == MAP_FAILED)
-        return NULL;
-    atomic_store(&gpu, (_Atomic uint64_t *)p);
-    return (_Atomic uint64_t *)p;
+    if (p != MAP_FAILED)
+        fk_gpu = (_Atomic uint64_t *)p;
+}
+
+static _Atomic uint64_t *fk_shared_gpu(void)
+{
+    pthread_once(&fk_gpu_once, fk_gpu_map);
+    return fk_gpu;
 }
 
 static void fk_kernel_log(double submit, double start, double end)
