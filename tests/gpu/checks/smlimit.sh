@@ -60,6 +60,13 @@ sml_ref() {
         awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else print v[int((NR + 1) / 2)] }'
 }
 
+# sml_nvcc: the toolkit's nvcc ($CUDA_HOME, else /usr/local/cuda), else the one on PATH
+sml_nvcc() {
+    local n=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
+    command -v "$n" >/dev/null 2>&1 || n=nvcc
+    echo "$n"
+}
+
 # sml_part NAME: whether SML_PARTS (default: all of them) names this part of the time-share set
 sml_part() {
     case " ${SML_PARTS:-matmul train pair graph coop probe hami} " in *" $1 "*) return 0 ;; esac
@@ -223,9 +230,7 @@ check_smlimit() {
     fi
     # 5. cooperative launches (built here with nvcc)
     if sml_part coop; then
-        local nvcc=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
-        command -v "$nvcc" >/dev/null 2>&1 || nvcc=nvcc
-        if "$nvcc" -arch="${GPU_ARCH:-sm_90}" -O2 -o "$SML_BIN/coop" "$HERE/smlimit/coop.cu" >"$LOGS/smlimit-coop-build.log" 2>&1; then
+        if "$(sml_nvcc)" -arch="${GPU_ARCH:-sm_90}" -O2 -o "$SML_BIN/coop" "$HERE/smlimit/coop.cu" >"$LOGS/smlimit-coop-build.log" 2>&1; then
             sml_measure coop native 50
             sml_share_result coop 50
         else
@@ -236,13 +241,12 @@ check_smlimit() {
     #    processes (slice_probe.cu: gaps in one's run = the other's slice + two context switches), and one
     #    next to a native bf16 matmul loop (the switch cost with a heavy kernel's state)
     if sml_part probe; then
-        local nvcc2=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc pd=$SML_D/probe
-        command -v "$nvcc2" >/dev/null 2>&1 || nvcc2=nvcc
+        local pd=$SML_D/probe
         mkdir -p "$pd"
         if [ "$(time_left)" -le 60 ]; then
             budget_out
             result "smlimit probe" FAIL "not run (the suite's time budget)"
-        elif "$nvcc2" -arch="${GPU_ARCH:-sm_90}" -O2 -o "$SML_BIN/slice_probe" "$HERE/smlimit/slice_probe.cu" >"$LOGS/smlimit-probe-build.log" 2>&1; then
+        elif "$(sml_nvcc)" -arch="${GPU_ARCH:-sm_90}" -O2 -o "$SML_BIN/slice_probe" "$HERE/smlimit/slice_probe.cu" >"$LOGS/smlimit-probe-build.log" 2>&1; then
             "$SML_BIN/slice_probe" 3000 20 >"$pd/a" 2>&1 &
             local pp=$!
             "$SML_BIN/slice_probe" 3000 20 >"$pd/b" 2>&1
