@@ -37,6 +37,11 @@
  *                        nan where CUPTI added nothing measurable). The plugin must start paused:
  *                        the cycle's first block has neither. Paired, so a process that runs slower or faster
  *                        (its core, its neighbours) moves every side together
+ *   BENCH_GATE=1         each timed burst of launches waits on the GPU behind a gate: a one-thread kernel
+ *                        launched first (untimed) spins on a flag in mapped host memory until the burst is
+ *                        timed, so the GPU runs nothing while the burst is issued and the burst's time is the
+ *                        host's alone (without it the empty kernels run while later ones are issued, and the
+ *                        driver's bookkeeping of finished work lands in the burst at random: +-200 ns)
  *
  * Measures the empty-kernel cuLaunchKernel rate (launches/s over LAUNCHES launches
  * on one stream, from the first launch to cuStreamSynchronize, plus the host issue
@@ -68,7 +73,27 @@ static const char lb_ptx[] =
     ".visible .entry lb_empty()\n"
     "{\n"
     "\tret;\n"
+    "}\n"
+    /* BENCH_GATE: spins until *flag >= want (a volatile load from mapped host memory each turn) */
+    ".visible .entry lb_gate(.param .u64 flag, .param .u32 want)\n"
+    "{\n"
+    "\t.reg .u64 %rd<2>;\n"
+    "\t.reg .u32 %r<3>;\n"
+    "\t.reg .pred %p<2>;\n"
+    "\tld.param.u64 %rd1, [flag];\n"
+    "\tld.param.u32 %r2, [want];\n"
+    "LB_SPIN:\n"
+    "\tld.volatile.global.u32 %r1, [%rd1];\n"
+    "\tsetp.lt.u32 %p1, %r1, %r2;\n"
+    "\t@%p1 bra LB_SPIN;\n"
+    "\tret;\n"
     "}\n";
+
+/* BENCH_GATE: the gate kernel, its flag (host and device addresses) and the last value written. */
+static CUfunction lb_gate_fn;
+static volatile uint32_t *lb_gate_flag;
+static CUdeviceptr lb_gate_dflag;
+static uint32_t lb_gate_gen;
 
 #define LB_CHECK(call)                                                                   \
     do {                                                                                 \
@@ -259,11 +284,20 @@ static int lb_bursts(CUfunction fn, CUstream stream, long bursts, int floor, dou
     double acc = 0;
     long errors = 0;
     for (long b = 0; b < bursts; b++) {
+        if (lb_gate_fn != NULL) {   /* BENCH_GATE: the GPU waits behind the gate until the burst is timed */
+            uint32_t want = lb_gate_gen + 1;
+            void *args[] = {&lb_gate_dflag, &want};
+            if (cuLaunchKernel(lb_gate_fn, 1, 1, 1, 1, 1, 1, 0, stream, args, NULL) != CUDA_SUCCESS)
+                return -1;
+        }
         double b0 = lb_now();
         for (int i = 0; i < LB_BURST; i++)
             errors += (floor ? lb_floor_launch(fn, stream)
                              : cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL)) != CUDA_SUCCESS;
         acc += lb_now() - b0;
+        if (lb_gate_fn != NULL) {   /* open the gate (also after a failed launch: the synchronize would hang) */
+            __atomic_store_n(lb_gate_flag, ++lb_gate_gen, __ATOMIC_SEQ_CST);
+        }
         errors += cuStreamSynchronize(stream) != CUDA_SUCCESS;
     }
     *burst_ns = bursts > 0 ? acc * 1e9 / ((double)bursts * LB_BURST) : 0.0;
@@ -448,6 +482,17 @@ int main(int argc, char **argv)
     LB_CHECK(cuModuleLoadData(&mod, lb_ptx));
     LB_CHECK(cuModuleGetFunction(&fn, mod, "lb_empty"));
     LB_CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    {
+        const char *g = getenv("BENCH_GATE");
+        if (g && atoi(g)) {
+            void *host = NULL;
+            LB_CHECK(cuModuleGetFunction(&lb_gate_fn, mod, "lb_gate"));
+            LB_CHECK(cuMemHostAlloc(&host, sizeof(uint32_t), CU_MEMHOSTALLOC_DEVICEMAP));
+            LB_CHECK(cuMemHostGetDevicePointer(&lb_gate_dflag, host, 0));
+            lb_gate_flag = host;
+            *lb_gate_flag = 0;
+        }
+    }
 
     for (int i = 0; i < 2000; i++)
         LB_CHECK(cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL));
@@ -486,9 +531,10 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    printf("label=%s launches_per_s=%.0f issue_ns=%.1f burst_ns=%.1f ctxgetcurrent_ns=%.2f hooks=%d cupti=%d",
+    printf("label=%s launches_per_s=%.0f issue_ns=%.1f burst_ns=%.1f ctxgetcurrent_ns=%.2f hooks=%d cupti=%d gate=%d",
            label ? label : "unnamed", (double)launches / (t2 - t0), (t1 - t0) * 1e9 / (double)launches,
-           burst_ns, (t4 - t3) * 1e9 / (double)calls, hooks, cupti_env && atoi(cupti_env) ? 1 : 0);
+           burst_ns, (t4 - t3) * 1e9 / (double)calls, hooks, cupti_env && atoi(cupti_env) ? 1 : 0,
+           lb_gate_fn != NULL);
     {
         const char *ab = getenv("BENCH_AB"), *sig = getenv("BENCH_AB_SIGNAL"), *vs = getenv("BENCH_AB_VS");
         int kind = sig && atoi(sig) ? 3 : cupti_env && atoi(cupti_env) ? 2 : hooks > 0 ? 1 : 0;

@@ -34,7 +34,9 @@
 #                          together; launch_bench's BENCH_AB_VS; BENCH_AB of 8 or more, a cycle each 8);
 #                          their tables and issue 11's verdicts from them follow the others;
 #                          BENCH_FLOOR_RING_MB=512 BENCH_FLOOR_READER=1 (bench/floor.h) make the floor a
-#                          recorder whose records leave the caches and are read by a second thread
+#                          recorder whose records leave the caches and are read by a second thread;
+#                          BENCH_GATE=1 times each burst of launches while the GPU waits behind a gate
+#                          kernel (launch_bench.c), so the GPU's progress does not land in the host's time
 # Configurations: native; shim (LD_PRELOAD, no hook); shim+hooks (an empty pre and
 # post hook on every driver API); cupti (native, with an empty CUPTI callback on the
 # whole driver API domain); trace (the trace plugin recording every call with its arguments, writing
@@ -188,12 +190,14 @@ ab = {}         # ab-* config -> ab_ctx_ns / ab_burst_ns -> [per process: median
 ab_failed = {}
 vs = {}         # ab-vs: ab_vs_* -> [per process]
 vs_failed = 0
+vs_gated = []   # ab-vs: per process, whether its bursts waited behind a gate (BENCH_GATE=1)
 for line in open(raw):
     kv = dict(re.findall(r"(\w[\w+]*)=(\S+)", line))
     c = kv.get("label")
     if c == "ab-vs":
         if "FAILED" in line:
             vs_failed += 1
+        vs_gated.append(kv.get("gate") == "1")
         for k, x in kv.items():
             if k.startswith("ab_vs_") and k != "ab_vs_cycles":
                 vs.setdefault(k, []).append(float(x))
@@ -351,7 +355,8 @@ if vs.get("ab_vs_ratio_ctx"):
     print()
     print("| per call | processes | trace: added ns | CUPTI: added ns | floor: added ns | trace / CUPTI | floor / CUPTI |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
-    for name, k in (("cuCtxGetCurrent", "ctx"), ("cuLaunchKernel (bursts of 256)", "burst")):
+    gate = " behind a gate" if vs_gated and all(vs_gated) else " (some behind a gate)" if any(vs_gated) else ""
+    for name, k in (("cuCtxGetCurrent", "ctx"), ("cuLaunchKernel (bursts of 256%s)" % gate, "burst")):
         def mm(key, fmt):
             # a ratio is nan where CUPTI added nothing measurable in that process: left out (no ratio)
             x = [y for y in vs.get(key, []) if y == y]
@@ -360,7 +365,7 @@ if vs.get("ab_vs_ratio_ctx"):
               (" (+%d failed)" % vs_failed) if vs_failed else "", mm("ab_vs_trace_%s_ns" % k, "%+.2f"),
               mm("ab_vs_cupti_%s_ns" % k, "%+.2f"), mm("ab_vs_floor_%s_ns" % k, "%+.2f"),
               mm("ab_vs_ratio_" + k, "%.3f"), mm("ab_vs_floor_ratio_" + k, "%.3f")))
-    for name, k in (("cuCtxGetCurrent", "ctx"), ("cuLaunchKernel", "burst")):
+    for name, k in (("cuCtxGetCurrent", "ctx"), ("cuLaunchKernel" + gate, "burst")):
         r = [x for x in vs.get("ab_vs_ratio_" + k, []) if x == x]
         if r:
             m = statistics.median(r)
