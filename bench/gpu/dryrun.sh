@@ -61,7 +61,7 @@ if [ -n "\${BENCH_AB:-}" ]; then
     ab-trace) ab=" ab_pairs=4 ab_ctx_ns=30.0 ab_burst_ns=60.0" ;;
     ab-vs) [ "\${BENCH_AB_VS:-}" = 1 ] && [ "\${BENCH_CUPTI:-}" = 1 ] || { echo "ab-vs: BENCH_AB_VS, BENCH_CUPTI" >&2; exit 1; }
            case \${CUSHIM_PLUGINS:-} in *toggle=USR2*unhook=1*paused=1*) ;; *) echo "ab-vs: plugin options" >&2; exit 1 ;; esac
-           ab=" ab_vs_cycles=1 ab_vs_trace_ctx_ns=40.00 ab_vs_cupti_ctx_ns=100.00 ab_vs_floor_ctx_ns=30.00 ab_vs_trace_burst_ns=90.0 ab_vs_cupti_burst_ns=150.0 ab_vs_floor_burst_ns=45.0 ab_vs_ratio_ctx=0.400 ab_vs_ratio_burst=0.600 ab_vs_floor_ratio_ctx=0.300 ab_vs_floor_ratio_burst=0.300" ;; esac
+           ab=" ab_vs_cycles=1 ab_vs_trace_ctx_ns=40.00 ab_vs_cupti_ctx_ns=100.00 ab_vs_floor_ctx_ns=30.00 ab_vs_trace_burst_ns=90.0 ab_vs_cupti_burst_ns=150.0 ab_vs_floor_burst_ns=45.0 ab_vs_ratio_ctx=0.400 ab_vs_ratio_burst=0.600 ab_vs_floor_ratio_ctx=0.300 ab_vs_floor_ratio_burst=0.300 ab_vs_trace_lmed_ns=60.0 ab_vs_cupti_lmed_ns=140.0 ab_vs_floor_lmed_ns=40.0 ab_vs_ratio_lmed=0.429 ab_vs_floor_ratio_lmed=0.286" ;; esac
 fi
 echo "label=\$BENCH_LABEL launches_per_s=\$((1000000000 / i)) issue_ns=\$i burst_ns=\$((i / 2)) ctxgetcurrent_ns=\$c hooks=0 cupti=0\$ab"
 EOF
@@ -130,7 +130,11 @@ if OUT=$WORK/out-ab BENCH_WORK=$WORK/bench-ab BENCH_BIN=$S/launch_bench BENCH_RO
         grep -q '^cuCtxGetCurrent, paired in one process: trace / CUPTI median 0.400 over 2 processes (0.400..0.400) - target met; the floor of any recorder / CUPTI 0.300' \
             "$WORK/out-ab/bench.md" &&
         grep -q '^cuLaunchKernel, paired in one process: trace / CUPTI median 0.600 over 2 processes .* - target missed' \
-            "$WORK/out-ab/bench.md" && ! grep -q '^label=native' "$WORK/bench-ab/bench-raw.txt" 2>/dev/null &&
+            "$WORK/out-ab/bench.md" &&
+        grep -q '^cuLaunchKernel, the median launch, paired in one process: trace / CUPTI median 0.429 over 2 processes .* - target met; the floor of any recorder / CUPTI 0.286' \
+            "$WORK/out-ab/bench.md" &&
+        grep -q '^| cuLaunchKernel (the median launch) | 2 | +60.00' "$WORK/out-ab/bench.md" &&
+        ! grep -q '^label=native' "$WORK/bench-ab/bench-raw.txt" 2>/dev/null &&
         ! grep -q '^label=native' "$WORK/out-ab/bench-raw.txt" 2>/dev/null; then
     echo "dryrun: bench (BENCH_CONFIGS, in-process alone) PASS"
 else

@@ -31,9 +31,11 @@
  *                        any recorder (this program's own two TSC reads and one 64-byte record in a ring
  *                        around each call, as bench/cpu's 'floor', through the shim with no hook) in the same
  *                        process, each against the blocks with none of them. Adds ab_vs_cycles, the medians
- *                        over cycles of the added ns per call (ab_vs_{trace,cupti,floor}_{ctx_ns,burst_ns}) and
+ *                        over cycles of the added ns per call (ab_vs_{trace,cupti,floor}_{ctx_ns,burst_ns};
+ *                        _lmed_ns: the median launch of as many bursts again, each launch timed alone) and
  *                        this process's ratios of those medians: trace / CUPTI (ab_vs_ratio_ctx,
- *                        ab_vs_ratio_burst), floor / CUPTI (ab_vs_floor_ratio_ctx, ab_vs_floor_ratio_burst;
+ *                        ab_vs_ratio_burst, ab_vs_ratio_lmed), floor / CUPTI (ab_vs_floor_ratio_ctx,
+ *                        ab_vs_floor_ratio_burst, ab_vs_floor_ratio_lmed;
  *                        nan where CUPTI added nothing measurable). The plugin must start paused:
  *                        the cycle's first block has neither. Paired, so a process that runs slower or faster
  *                        (its core, its neighbours) moves every side together
@@ -304,6 +306,65 @@ static int lb_bursts(CUfunction fn, CUstream stream, long bursts, int floor, dou
     return errors ? -1 : 0;
 }
 
+/* TSC ticks per ns (lb_tsc_calibrate), for the per-launch times of lb_bursts_each. */
+static double lb_tsc_per_ns;
+
+static void lb_tsc_calibrate(void)
+{
+    struct timespec ts = {0, 50 * 1000000L};
+    double t0 = lb_now();
+    uint64_t c0 = bf_clock();
+    nanosleep(&ts, NULL);
+    uint64_t c1 = bf_clock();
+    double t1 = lb_now();
+    lb_tsc_per_ns = (double)(c1 - c0) / ((t1 - t0) * 1e9);
+}
+
+static int lb_cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* 'bursts' more bursts of LB_BURST launches (after the gate, when BENCH_GATE), each launch timed alone with the
+   TSC: the median launch's ns (the typical launch, where a burst's mean also carries the driver's occasional
+   slow launch, which moves a block's mean by +-10%). 0, or -1. */
+static int lb_bursts_each(CUfunction fn, CUstream stream, long bursts, int floor, double *med_ns)
+{
+    static uint32_t *ticks;
+    static long cap;
+    long n = 0, errors = 0;
+    if (cap < bursts * LB_BURST) {
+        free(ticks);
+        cap = bursts * LB_BURST;
+        if ((ticks = malloc((size_t)cap * sizeof *ticks)) == NULL) {
+            cap = 0;
+            return -1;
+        }
+    }
+    for (long b = 0; b < bursts; b++) {
+        if (lb_gate_fn != NULL) {
+            uint32_t want = lb_gate_gen + 1;
+            void *args[] = {&lb_gate_dflag, &want};
+            if (cuLaunchKernel(lb_gate_fn, 1, 1, 1, 1, 1, 1, 0, stream, args, NULL) != CUDA_SUCCESS)
+                return -1;
+        }
+        for (int i = 0; i < LB_BURST; i++) {
+            uint64_t c0 = bf_clock();
+            errors += (floor ? lb_floor_launch(fn, stream)
+                             : cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL)) != CUDA_SUCCESS;
+            uint64_t d = bf_clock() - c0;
+            ticks[n++] = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
+        }
+        if (lb_gate_fn != NULL)
+            __atomic_store_n(lb_gate_flag, ++lb_gate_gen, __ATOMIC_SEQ_CST);
+        errors += cuStreamSynchronize(stream) != CUDA_SUCCESS;
+    }
+    qsort(ticks, (size_t)n, sizeof *ticks, lb_cmp_u32);
+    *med_ns = n > 0 && lb_tsc_per_ns > 0 ? (double)ticks[n / 2] / lb_tsc_per_ns : 0.0;
+    return errors ? -1 : 0;
+}
+
 /* One block: ns per cuCtxGetCurrent over 'calls', ns per launch over 'bursts' bursts of LB_BURST; each call
    through the floor recorder when 'floor'. 0, or -1. */
 static int lb_block_as(CUfunction fn, CUstream stream, long calls, int bursts, int floor, double *ctx_ns,
@@ -379,21 +440,24 @@ static int lb_ab_vs(CUfunction fn, CUstream stream, int blocks)
     long calls = c && atol(c) > 0 ? atol(c) : 200000, gap_ms = g && atol(g) > 0 ? atol(g) : 0;
     int bursts = b && atoi(b) > 0 ? atoi(b) : 8, cycles = blocks / 8 > 0 ? blocks / 8 : 1;
     int trace_on = 0, cupti_on = 0, rc = -1;   /* the plugin starts paused; the domain is switched off below */
-    double *v = calloc((size_t)cycles * 6, sizeof *v);
-    /* per cycle: added ns per call of trace, CUPTI, floor on cuCtxGetCurrent, then on a launch */
-    double *add[2][3];
+    double *v = calloc((size_t)cycles * 9, sizeof *v);
+    /* per cycle: added ns per call of trace, CUPTI, floor on cuCtxGetCurrent, on a launch (a burst's mean), on the
+       median launch */
+    double *add[3][3];
     if (v == NULL || lb_cupti_enable(0u, lb_cupti_sub, 1 /* CUPTI_CB_DOMAIN_DRIVER_API */) != 0) {
         fprintf(stderr, "launch_bench: BENCH_AB_VS: no memory, or the CUPTI domain could not be disabled\n");
         goto out;
     }
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 9; i++)
         add[i / 3][i % 3] = v + i * cycles;
+    lb_tsc_calibrate();
     for (int k = 0; k < cycles; k++) {
-        double sum[4][2] = {{0}};   /* none, trace, CUPTI, floor: ctx ns, burst ns, over the cycle's two blocks */
+        double sum[4][3] = {{0}};   /* none, trace, CUPTI, floor: ctx ns, burst ns, median launch ns, over the
+                                       cycle's two blocks */
         for (int j = 0; j < 8; j++) {
             int want_t = cycle[j] == 'T', want_c = cycle[j] == 'C', want_f = cycle[j] == 'F';
             int which = want_t ? 1 : want_c ? 2 : want_f ? 3 : 0;
-            double x, y;
+            double x, y, z;
             if (cupti_on && !want_c) {
                 if (lb_cupti_enable(0u, lb_cupti_sub, 1) != 0) {
                     fprintf(stderr, "launch_bench: BENCH_AB_VS could not disable the CUPTI domain\n");
@@ -419,20 +483,22 @@ static int lb_ab_vs(CUfunction fn, CUstream stream, int blocks)
                 struct timespec ts = {gap_ms / 1000, (gap_ms % 1000) * 1000000L};
                 nanosleep(&ts, NULL);
             }
-            if (lb_block_as(fn, stream, calls, bursts, want_f, &x, &y) != 0) {
+            if (lb_block_as(fn, stream, calls, bursts, want_f, &x, &y) != 0 ||
+                lb_bursts_each(fn, stream, bursts, want_f, &z) != 0) {
                 fprintf(stderr, "launch_bench: a BENCH_AB_VS block failed\n");
                 goto out;
             }
             sum[which][0] += x;
             sum[which][1] += y;
+            sum[which][2] += z;
         }
-        for (int m = 0; m < 2; m++)
+        for (int m = 0; m < 3; m++)
             for (int w = 0; w < 3; w++)
                 add[m][w][k] = (sum[w + 1][m] - sum[0][m]) / 2;
     }
     {
-        double med[2][3];   /* trace, CUPTI, floor x ctx, burst */
-        for (int m = 0; m < 2; m++)
+        double med[3][3];   /* trace, CUPTI, floor x ctx, burst, median launch */
+        for (int m = 0; m < 3; m++)
             for (int w = 0; w < 3; w++)
                 med[m][w] = lb_median(add[m][w], cycles);
         printf(" ab_vs_cycles=%d ab_vs_trace_ctx_ns=%.2f ab_vs_cupti_ctx_ns=%.2f ab_vs_floor_ctx_ns=%.2f"
@@ -442,6 +508,9 @@ static int lb_ab_vs(CUfunction fn, CUstream stream, int blocks)
                /* nan where CUPTI added nothing measurable: no ratio */
                med[0][1] > 0 ? med[0][0] / med[0][1] : NAN, med[1][1] > 0 ? med[1][0] / med[1][1] : NAN,
                med[0][1] > 0 ? med[0][2] / med[0][1] : NAN, med[1][1] > 0 ? med[1][2] / med[1][1] : NAN);
+        printf(" ab_vs_trace_lmed_ns=%.1f ab_vs_cupti_lmed_ns=%.1f ab_vs_floor_lmed_ns=%.1f ab_vs_ratio_lmed=%.3f"
+               " ab_vs_floor_ratio_lmed=%.3f", med[2][0], med[2][1], med[2][2],
+               med[2][1] > 0 ? med[2][0] / med[2][1] : NAN, med[2][1] > 0 ? med[2][2] / med[2][1] : NAN);
     }
     rc = 0;
 out:

@@ -35,6 +35,8 @@
 #                          their tables and issue 11's verdicts from them follow the others;
 #                          BENCH_FLOOR_RING_MB=512 BENCH_FLOOR_READER=1 (bench/floor.h) make the floor a
 #                          recorder whose records leave the caches and are read by a second thread;
+#                          ab-vs also times each launch of as many bursts again and compares the median
+#                          launch (a burst's mean carries the driver's occasional slow launch);
 #                          BENCH_GATE=1 times each burst of launches while the GPU waits behind a gate
 #                          kernel (launch_bench.c), so the GPU's progress does not land in the host's time
 # Configurations: native; shim (LD_PRELOAD, no hook); shim+hooks (an empty pre and
@@ -356,7 +358,10 @@ if vs.get("ab_vs_ratio_ctx"):
     print("| per call | processes | trace: added ns | CUPTI: added ns | floor: added ns | trace / CUPTI | floor / CUPTI |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     gate = " behind a gate" if vs_gated and all(vs_gated) else " (some behind a gate)" if any(vs_gated) else ""
-    for name, k in (("cuCtxGetCurrent", "ctx"), ("cuLaunchKernel (bursts of 256%s)" % gate, "burst")):
+    rows = [("cuCtxGetCurrent", "ctx"), ("cuLaunchKernel (bursts of 256%s)" % gate, "burst")]
+    if vs.get("ab_vs_ratio_lmed"):
+        rows.append(("cuLaunchKernel (the median launch%s)" % gate, "lmed"))
+    for name, k in rows:
         def mm(key, fmt):
             # a ratio is nan where CUPTI added nothing measurable in that process: left out (no ratio)
             x = [y for y in vs.get(key, []) if y == y]
@@ -365,7 +370,8 @@ if vs.get("ab_vs_ratio_ctx"):
               (" (+%d failed)" % vs_failed) if vs_failed else "", mm("ab_vs_trace_%s_ns" % k, "%+.2f"),
               mm("ab_vs_cupti_%s_ns" % k, "%+.2f"), mm("ab_vs_floor_%s_ns" % k, "%+.2f"),
               mm("ab_vs_ratio_" + k, "%.3f"), mm("ab_vs_floor_ratio_" + k, "%.3f")))
-    for name, k in (("cuCtxGetCurrent", "ctx"), ("cuLaunchKernel" + gate, "burst")):
+    for name, k in (("cuCtxGetCurrent", "ctx"), ("cuLaunchKernel" + gate, "burst"),
+                    ("cuLaunchKernel, the median launch" + gate, "lmed")):
         r = [x for x in vs.get("ab_vs_ratio_" + k, []) if x == x]
         if r:
             m = statistics.median(r)
