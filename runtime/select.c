@@ -79,7 +79,7 @@ static int sel_is_base(const char *name)
 static int sel_atom_parse(sel_atom *a, char *s, char *err, size_t errlen)
 {
     s = sel_trim(s);
-    a->neg = 0;
+    memset(a, 0, sizeof *a);   /* the slot of a term of one 'id:N' is used again, term_end and all */
     while (*s == '!') {   /* '!!x' is x */
         a->neg ^= 1;
         s = sel_trim(s + 1);

@@ -25,12 +25,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The selector harness links the generated metadata and the library table: the configured build tree's
+# cushim_symver.h and the fetched nvml.h (tools/test.sh builds build/ first; FUZZ_BUILD names another).
+fuzz_build=${FUZZ_BUILD:-build}
 HARNESSES=(
   "cfg tests/fuzz/fuzz_cfg.c runtime/config.c runtime/log.c runtime/peer.c runtime/once.c"
   "opts tests/fuzz/fuzz_opts.c runtime/options.c runtime/config.c runtime/log.c runtime/peer.c runtime/once.c"
   "firule tests/fuzz/fuzz_firule.c plugins/faultinject/rules.c"
   "limits tests/fuzz/fuzz_limits.c plugins/memlimit/ml_limits.c plugins/smlimit/limitspec.c"
   "stats tests/fuzz/fuzz_stats.c tools/cushim-stats.c plugins/trace/tr_stats.c -DCUSHIM_STATS_NO_MAIN -lz -lm"
+  "select tests/fuzz/fuzz_select.c runtime/select.c runtime/api.c runtime/libs.c runtime/log.c runtime/config.c runtime/peer.c runtime/once.c generated/cuda-${CUSHIM_CUDA_VERSION:-13.0}/cushim_meta.c -I$fuzz_build/runtime -I$fuzz_build/cuda-headers/nvml-13.0/include"
 )
 
 seconds=${FUZZ_SECONDS:-30}

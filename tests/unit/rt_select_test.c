@@ -148,6 +148,12 @@ static void test_id_lists(void **state)
     assert_int_equal(sel("id:89&lib:runtime"), api_lib_of(89) == CUSHIM_LIB_RUNTIME);
     assert_int_equal(sel("!id:89"), (int)cushim_gen_api_count - 1);
     assert_int_equal(sel("id:89,id:89"), 1);
+    /* a lone id before an intersection: the intersection's first atom takes the lone id's slot, and is not
+       a term of its own (it was: 'id:1,id:2&name:cuInit' selected API 2 too; found by tests/fuzz/fuzz_select.c) */
+    assert_int_equal(sel("id:89,id:90&name:cuInit"), 1 + (CUSHIM_API_cuInit == 90));
+    assert_false(has(sel("id:89,id:90&name:cuInit"), 90) && CUSHIM_API_cuInit != 90);
+    assert_int_equal(sel("id:89,!id:90&!all"), 1);
+    assert_int_equal(sel("id:89,!id:90&!all"), sel("!id:90&!all,id:89"));
 }
 
 static void test_match(void **state)
