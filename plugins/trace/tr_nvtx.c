@@ -23,12 +23,27 @@ static void nvtx_rec(uint16_t type, uint64_t id, const char *msg)
               msg ? (uint32_t)strlen(msg) : 0);
 }
 
-/* A wide string as ASCII text in 'buf' ('?' for what is not ASCII). */
-static const char *wide_ascii(const wchar_t *w, char *buf, size_t cap)
+/* A wide string (UTF-32 on Linux) as UTF-8 text in 'buf', cut before the character that does not fit; '?' for
+   what is no Unicode scalar value (a surrogate, past U+10FFFF). */
+static const char *wide_utf8(const wchar_t *w, char *buf, size_t cap)
 {
     size_t i = 0;
-    for (; w != NULL && *w && i + 1 < cap; w++)
-        buf[i++] = (*w > 0 && *w < 0x80) ? (char)*w : '?';
+    for (; w != NULL && *w; w++) {
+        uint32_t c = (uint32_t)*w;
+        size_t k = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+        if (c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+            c = '?', k = 1;
+        if (i + k >= cap)
+            break;
+        if (k == 1) {
+            buf[i++] = (char)c;
+            continue;
+        }
+        buf[i] = (char)(k == 2 ? 0xc0 | c >> 6 : k == 3 ? 0xe0 | c >> 12 : 0xf0 | c >> 18);
+        for (size_t j = k - 1; j > 0; j--, c >>= 6)
+            buf[i + j] = (char)(0x80 | (c & 0x3f));
+        i += k;
+    }
     buf[i] = '\0';
     return buf;
 }
@@ -58,10 +73,10 @@ static nvtxStringHandle_t NVTX_API tr_reg_w(nvtxDomainHandle_t d, const wchar_t 
 {
     char b[256];
     (void)d;
-    return s != NULL ? reg_copy(wide_ascii(s, b, sizeof b)) : NULL;
+    return s != NULL ? reg_copy(wide_utf8(s, b, sizeof b)) : NULL;
 }
 
-/* The message of an attribute struct, as ASCII text in 'buf'. */
+/* The message of an attribute struct, as text (a wide one as UTF-8 in 'buf'). */
 static const char *attr_msg(const nvtxEventAttributes_t *a, char *buf, size_t cap)
 {
     if (a == NULL)
@@ -69,7 +84,7 @@ static const char *attr_msg(const nvtxEventAttributes_t *a, char *buf, size_t ca
     if (a->messageType == NVTX_MESSAGE_TYPE_ASCII && a->message.ascii != NULL)
         return a->message.ascii;
     if (a->messageType == NVTX_MESSAGE_TYPE_UNICODE && a->message.unicode != NULL)
-        return wide_ascii(a->message.unicode, buf, cap);
+        return wide_utf8(a->message.unicode, buf, cap);
     if (a->messageType == NVTX_MESSAGE_TYPE_REGISTERED && a->message.registered != NULL)
         return (const char *)a->message.registered;
     return "";
@@ -91,7 +106,7 @@ static void NVTX_API tr_mark_a(const char *m)
 static void NVTX_API tr_mark_w(const wchar_t *m)
 {
     char b[256];
-    tr_mark_a(wide_ascii(m, b, sizeof b));
+    tr_mark_a(wide_utf8(m, b, sizeof b));
 }
 
 static nvtxRangeId_t NVTX_API tr_start_ex(const nvtxEventAttributes_t *a)
@@ -118,7 +133,7 @@ static nvtxRangeId_t NVTX_API tr_start_a(const char *m)
 static nvtxRangeId_t NVTX_API tr_start_w(const wchar_t *m)
 {
     char b[256];
-    return tr_start_a(wide_ascii(m, b, sizeof b));
+    return tr_start_a(wide_utf8(m, b, sizeof b));
 }
 
 static void NVTX_API tr_end(nvtxRangeId_t id)
@@ -145,7 +160,7 @@ static int NVTX_API tr_push_a(const char *m)
 static int NVTX_API tr_push_w(const wchar_t *m)
 {
     char b[256];
-    return tr_push_a(wide_ascii(m, b, sizeof b));
+    return tr_push_a(wide_utf8(m, b, sizeof b));
 }
 
 static int NVTX_API tr_pop(void)

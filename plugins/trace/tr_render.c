@@ -136,9 +136,14 @@ void tr_sb_json_str(tr_sb *sb, const char *s, size_t n, size_t max)
         } else if (c < 0x20 || c == 0x7f) {
             sb_uescape(sb, c);
         } else {
-            /* keep valid UTF-8 sequences, escape stray bytes */
-            size_t k = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : c >= 0xc0 ? 1 : 0, j;
-            int ok = k > 0 && c < 0xf8 && i + k < lim;
+            /* keep well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF - a
+               strict reader such as Python's rejects the file otherwise), escape every other byte alone */
+            size_t k = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : c >= 0xc2 ? 1 : 0, j;
+            int ok = k > 0 && c <= 0xf4 && i + k < lim;
+            if (ok && k > 1) {   /* the second byte's narrower range after E0, ED, F0, F4 */
+                unsigned char c1 = (unsigned char)s[i + 1];
+                ok = c == 0xe0 ? c1 >= 0xa0 : c == 0xed ? c1 < 0xa0 : c == 0xf0 ? c1 >= 0x90 : c == 0xf4 ? c1 < 0x90 : 1;
+            }
             for (j = 1; ok && j <= k; j++)
                 ok = ((unsigned char)s[i + j] & 0xc0) == 0x80;
             if (ok) {

@@ -319,6 +319,12 @@ int main(int argc, char **argv)
             nvtxDomainRangePop(dom);
             nvtxRangePushW(L"wide range");
             nvtxRangePop();
+            {   /* beyond ASCII: UTF-8 in the file; a surrogate is no character: '?' */
+                wchar_t w[] = L"wide \u00e9\u4e2d\U0001F600 ?x";
+                w[9] = (wchar_t)0xd800;
+                nvtxRangePushW(w);
+                nvtxRangePop();
+            }
         }
         return 0;
     }

@@ -26,7 +26,8 @@ fail() {
 cat > check.py <<'PY'
 import gzip, json, sys
 path = sys.argv[1]
-d = json.load(gzip.open(path, 'rt') if path.endswith('.gz') else open(path))
+# strict UTF-8 whatever the locale: a file a strict reader cannot load fails here
+d = json.load(gzip.open(path, 'rt', encoding='utf-8') if path.endswith('.gz') else open(path, encoding='utf-8'))
 ev = d['traceEvents']
 X = [e for e in ev if e.get('ph') == 'X' and e.get('cat') in ('cuda_driver', 'cuda_runtime')]
 def count(name): return sum(1 for e in X if e['name'] == name)
@@ -322,7 +323,7 @@ nvtx)
     NVTX_INJECTION64_PATH=$plugin run "file=$dir/t.json" "$prog" nvtx
     [ "$rc" = 0 ] || fail "exited with $rc"
     if grep -q usage err; then echo "built without NVTX headers"; exit 77; fi
-    check t.json "[(e['ph'], e['name']) for e in ev if e.get('cat') == 'nvtx'] == [('B', 'outer'), ('B', 'inner'), ('E', ''), ('E', ''), ('b', 'async range'), ('i', 'a mark'), ('e', ''), ('B', 'domain range'), ('E', ''), ('B', 'registered range'), ('E', ''), ('B', 'wide range'), ('E', '')]" \
+    check t.json "[(e['ph'], e['name']) for e in ev if e.get('cat') == 'nvtx'] == [('B', 'outer'), ('B', 'inner'), ('E', ''), ('E', ''), ('b', 'async range'), ('i', 'a mark'), ('e', ''), ('B', 'domain range'), ('E', ''), ('B', 'registered range'), ('E', ''), ('B', 'wide range'), ('E', ''), ('B', 'wide \u00e9\u4e2d\U0001f600 ?x'), ('E', '')]" \
         "count('cuMemAlloc_v2') == 2"
     ;;
 drops)

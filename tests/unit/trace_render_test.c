@@ -309,6 +309,11 @@ static void json_strings(void **state)
     (void)state;
     tr_sb_json_str(&sb, "\xc3\xa9\n\\", 4, 100);   /* valid UTF-8 kept */
     assert_string_equal(sb.p, "\"\xc3\xa9\\u000a\\\\\"");
+    /* ill-formed UTF-8 byte by byte: overlong, surrogate, past U+10FFFF, F5; well-formed 4- and 3-byte kept */
+    sb.len = 0;
+    tr_sb_json_str(&sb, "\xc0\x80|\xed\xa0\x80|\xf4\x90\x80\x80|\xf5|\xf0\x9f\x98\x80|\xe0\xa0\x80", 22, 100);
+    assert_string_equal(sb.p, "\"\\u00c0\\u0080|\\u00ed\\u00a0\\u0080|\\u00f4\\u0090\\u0080\\u0080|\\u00f5|"
+                              "\xf0\x9f\x98\x80|\xe0\xa0\x80\"");
     sb.len = 0;
     tr_sb_us(&sb, 1234567);
     assert_string_equal(sb.p, "1234.567");
