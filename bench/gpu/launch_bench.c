@@ -97,6 +97,24 @@ static volatile uint32_t *lb_gate_flag;
 static CUdeviceptr lb_gate_dflag;
 static uint32_t lb_gate_gen;
 
+/* BENCH_GATE: before a burst, the gate kernel on 'stream' (the GPU waits there until lb_gate_open); nothing
+   without BENCH_GATE. 0, or -1 when the launch failed. */
+static int lb_gate_close(CUstream stream)
+{
+    uint32_t want = lb_gate_gen + 1;
+    void *args[] = {&lb_gate_dflag, &want};
+    if (lb_gate_fn == NULL)
+        return 0;
+    return cuLaunchKernel(lb_gate_fn, 1, 1, 1, 1, 1, 1, 0, stream, args, NULL) == CUDA_SUCCESS ? 0 : -1;
+}
+
+/* After the burst is timed: the gate kernel returns. */
+static void lb_gate_open(void)
+{
+    if (lb_gate_fn != NULL)
+        __atomic_store_n(lb_gate_flag, ++lb_gate_gen, __ATOMIC_SEQ_CST);
+}
+
 #define LB_CHECK(call)                                                                   \
     do {                                                                                 \
         CUresult lb_r = (call);                                                          \
@@ -286,20 +304,14 @@ static int lb_bursts(CUfunction fn, CUstream stream, long bursts, int floor, dou
     double acc = 0;
     long errors = 0;
     for (long b = 0; b < bursts; b++) {
-        if (lb_gate_fn != NULL) {   /* BENCH_GATE: the GPU waits behind the gate until the burst is timed */
-            uint32_t want = lb_gate_gen + 1;
-            void *args[] = {&lb_gate_dflag, &want};
-            if (cuLaunchKernel(lb_gate_fn, 1, 1, 1, 1, 1, 1, 0, stream, args, NULL) != CUDA_SUCCESS)
-                return -1;
-        }
+        if (lb_gate_close(stream) != 0)
+            return -1;
         double b0 = lb_now();
         for (int i = 0; i < LB_BURST; i++)
             errors += (floor ? lb_floor_launch(fn, stream)
                              : cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL)) != CUDA_SUCCESS;
         acc += lb_now() - b0;
-        if (lb_gate_fn != NULL) {   /* open the gate (also after a failed launch: the synchronize would hang) */
-            __atomic_store_n(lb_gate_flag, ++lb_gate_gen, __ATOMIC_SEQ_CST);
-        }
+        lb_gate_open();   /* also after a failed launch: the synchronize would hang */
         errors += cuStreamSynchronize(stream) != CUDA_SUCCESS;
     }
     *burst_ns = bursts > 0 ? acc * 1e9 / ((double)bursts * LB_BURST) : 0.0;
@@ -343,12 +355,8 @@ static int lb_bursts_each(CUfunction fn, CUstream stream, long bursts, int floor
         }
     }
     for (long b = 0; b < bursts; b++) {
-        if (lb_gate_fn != NULL) {
-            uint32_t want = lb_gate_gen + 1;
-            void *args[] = {&lb_gate_dflag, &want};
-            if (cuLaunchKernel(lb_gate_fn, 1, 1, 1, 1, 1, 1, 0, stream, args, NULL) != CUDA_SUCCESS)
-                return -1;
-        }
+        if (lb_gate_close(stream) != 0)
+            return -1;
         for (int i = 0; i < LB_BURST; i++) {
             uint64_t c0 = bf_clock();
             errors += (floor ? lb_floor_launch(fn, stream)
@@ -356,8 +364,7 @@ static int lb_bursts_each(CUfunction fn, CUstream stream, long bursts, int floor
             uint64_t d = bf_clock() - c0;
             ticks[n++] = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
         }
-        if (lb_gate_fn != NULL)
-            __atomic_store_n(lb_gate_flag, ++lb_gate_gen, __ATOMIC_SEQ_CST);
+        lb_gate_open();
         errors += cuStreamSynchronize(stream) != CUDA_SUCCESS;
     }
     qsort(ticks, (size_t)n, sizeof *ticks, lb_cmp_u32);

@@ -37,14 +37,15 @@ PY
 # 3. nothing to switch: refused
 if env BENCH_LABEL=bad BENCH_AB=4 "$bench" 512 1000 >bad.out 2>bad.err; then fail "BENCH_AB without a switch ran"; fi
 grep -q 'BENCH_AB needs' bad.err || fail "no reason given: $(cat bad.err)"
-# 4. BENCH_AB_VS: 2 cycles of 8 blocks (none, trace, CUPTI, floor, floor, CUPTI, trace, none) of 1000 calls; the
-#    trace starts paused with its hooks out (unhook) and records the 4 trace blocks alone
+# 4. BENCH_AB_VS: 2 cycles of 8 blocks (none, trace, CUPTI, floor, floor, CUPTI, trace, none) of 1000 calls, 2
+#    bursts timed whole and 2 with each launch timed, every burst behind the gate kernel (BENCH_GATE); the trace
+#    starts paused with its hooks out (unhook) and records the 4 trace blocks alone
 if [ -n "$cupti" ]; then
     env BENCH_LABEL=ab-vs BENCH_CUPTI=1 BENCH_CUPTI_LIB="$cupti" BENCH_AB=16 BENCH_AB_VS=1 BENCH_AB_CALLS=1000 \
-        BENCH_AB_BURSTS=2 BENCH_AB_GAP_MS=50 LD_PRELOAD="$shim" \
+        BENCH_AB_BURSTS=2 BENCH_AB_GAP_MS=50 BENCH_GATE=1 LD_PRELOAD="$shim" \
         CUSHIM_PLUGINS="$trace:file=$out/vs.json,summary=0,toggle=USR2,unhook=1,paused=1" "$bench" 512 1000 \
         >vs.out 2>vs.err || fail "ab-vs run: $(cat vs.err)"
-    grep -Eq '^label=ab-vs .* cupti=1 ab_vs_cycles=2 ab_vs_trace_ctx_ns=-?[0-9.]+ ab_vs_cupti_ctx_ns=-?[0-9.]+ ab_vs_floor_ctx_ns=-?[0-9.]+ .* ab_vs_floor_ratio_burst=(-?[0-9.]+|-?nan)$' vs.out ||
+    grep -Eq '^label=ab-vs .* cupti=1 gate=1 ab_vs_cycles=2 ab_vs_trace_ctx_ns=-?[0-9.]+ ab_vs_cupti_ctx_ns=-?[0-9.]+ ab_vs_floor_ctx_ns=-?[0-9.]+ .* ab_vs_floor_ratio_burst=(-?[0-9.]+|-?nan) ab_vs_trace_lmed_ns=-?[0-9.]+ .* ab_vs_floor_ratio_lmed=(-?[0-9.]+|-?nan)$' vs.out ||
         fail "ab-vs line: $(cat vs.out)"
     python3 - "$out/vs.json" <<'PY' || fail "the ab-vs trace's counts"
 import json, sys
@@ -52,8 +53,9 @@ d = json.load(open(sys.argv[1]))
 X = [e for e in d["traceEvents"] if e.get("ph") == "X"]
 n = sum(1 for e in X if e["name"] == "cuCtxGetCurrent")
 k = sum(1 for e in X if e["name"] == "cuLaunchKernel")
-if (n, k) != (4 * 1000, 4 * 2 * 256):
-    sys.exit("cuCtxGetCurrent %d, cuLaunchKernel %d; want 4000, 2048 (the trace blocks alone)" % (n, k))
+# 4 trace blocks of 4 bursts of 256 launches, each burst after one launch of the gate kernel
+if (n, k) != (4 * 1000, 4 * 4 * (256 + 1)):
+    sys.exit("cuCtxGetCurrent %d, cuLaunchKernel %d; want 4000, 4112 (the trace blocks alone)" % (n, k))
 PY
     # with BENCH_AB_VS but no CUPTI: refused
     if env BENCH_LABEL=ab-vs BENCH_AB=8 BENCH_AB_VS=1 BENCH_AB_SIGNAL=1 LD_PRELOAD="$shim" \

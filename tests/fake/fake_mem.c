@@ -145,6 +145,24 @@ CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
     return fk_alloc(pp, bytesize, FK_MEM_HOST);
 }
 
+/* Unified addressing, as on every 64-bit platform CUDA supports: the device address of page-locked host memory
+   is its host address. Memory this fake did not allocate as host memory: CUDA_ERROR_INVALID_VALUE. */
+CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
+{
+    FAKE_ENTER(cuMemHostGetDevicePointer_v2);
+    FK_REQUIRE_INIT();
+    if (pdptr == NULL || Flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&fk_lock);
+    long i = fk_find((uintptr_t)p, 1);
+    int host = i >= 0 && fk_allocs[i].kind == FK_MEM_HOST;
+    pthread_mutex_unlock(&fk_lock);
+    if (!host)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pdptr = (CUdeviceptr)(uintptr_t)p;
+    return CUDA_SUCCESS;
+}
+
 CUresult cuMemFreeHost(void *p)
 {
     FAKE_ENTER(cuMemFreeHost);
