@@ -95,6 +95,9 @@ int main(int argc, char **argv)
         alive = ml_budget_slot_alive(&b, (int)i);
         memcpy(comm, s->comm, 16);
         comm[16] = '\0';
+        for (char *c = comm; *c; c++)   /* a process names itself: no control byte reaches the terminal */
+            if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                *c = '?';
         for (int d = 0; d < ndev; d++) {
             uint64_t u = atomic_load(&s->used[d]), pk = atomic_load(&s->peak[d]), m = atomic_load(&s->managed[d]);
             if (prom) {

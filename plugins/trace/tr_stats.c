@@ -294,6 +294,14 @@ static void fmt_grouped(char *out, size_t cap, const char *digits)
     out[o] = '\0';
 }
 
+/* A row's name: a kernel's comes from the program (or from a trace file 'cushim stats' reads), so a control
+   byte is written as '?' and never reaches a terminal. */
+static void put_name(FILE *f, const char *s)
+{
+    for (; *s; s++)
+        fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+}
+
 static void fmt_u(char *out, size_t cap, uint64_t v)
 {
     char d[32];
@@ -351,7 +359,9 @@ void tr_stats_print(FILE *f, const tr_stat_row *rows, uint32_t n, const char *co
             }
             for (int c = 0; c < NCOL - 1; c++)
                 fprintf(f, c ? "  %*s" : " %*s", (int)w[c], cell[c]);
-            fprintf(f, "  %s\n", r->name);
+            fputs("  ", f);
+            put_name(f, r->name);
+            fputc('\n', f);
         }
     }
     {
@@ -368,7 +378,8 @@ void tr_stats_print(FILE *f, const tr_stat_row *rows, uint32_t n, const char *co
                     fprintf(f, " and %u more", na - 8);
                     break;
                 }
-                fprintf(f, " %s", rows[i].name);
+                fputc(' ', f);
+                put_name(f, rows[i].name);
             }
             fputc('\n', f);
         }

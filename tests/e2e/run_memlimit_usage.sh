@@ -8,30 +8,33 @@ set -u
 prog=$1 plugin=$2 launcher=$3
 out=${E2E_OUT:-${TMPDIR:-/tmp}}/memlimit-usage
 region=$out.region
-rm -f "$out".* "$region"
+rm -rf "$out".* "$region"
 fail() { echo "FAIL: $*"; for f in "$out".table "$out".prom "$out".hold; do [ -f "$f" ] && sed "s|^|  $f: |" "$f"; done; exit 1; }
 export CUSHIM_PLUGINS="$plugin:limit=16MiB,budget=$region" FAKE_CUDA_DEVICES=2
-"$prog" hold 16777216 3145728 >"$out.hold" 2>&1 &
+# started through a link whose name (the process's command) has a quote and a tab: the table shows the tab as
+# '?' (no control byte reaches a terminal), the Prometheus text escapes the quote
+mkdir -p "$out.d" && tab=$(printf '\t') && ln -sf "$prog" "$out.d/e2e_\"q${tab}z" || fail "link"
+"$out.d/e2e_\"q${tab}z" hold 16777216 3145728 >"$out.hold" 2>&1 &
 pid=$!
 i=0
 while ! grep -q held "$out.hold" 2>/dev/null; do
     i=$((i + 1)); [ $i -lt 500 ] || fail "the holder did not start"; sleep 0.02
 done
 env -u LD_PRELOAD "$launcher" usage "$region" >"$out.table" 2>&1 || fail "cushim usage failed"
-grep -Eq "^[0-9]+ +$pid +e2e_memlimit +alive +0 +3145728 " "$out.table" || fail "no live row for $pid with 3145728 bytes"
+grep -Eq "^[0-9]+ +$pid +e2e_\"q\\?z +alive +0 +3145728 " "$out.table" || fail "no live row for $pid with 3145728 bytes"
 grep -q "^device 0: 3145728 of 16777216 bytes charged" "$out.table" || fail "no device total"
 env -u LD_PRELOAD "$launcher" usage --prometheus "$region" >"$out.prom" 2>&1 || fail "cushim usage --prometheus failed"
-grep -q "^cushim_memlimit_used_bytes{budget=\"$region\",pid=\"$pid\",command=\"e2e_memlimit\",device=\"0\",alive=\"1\"} 3145728$" \
+grep -q "^cushim_memlimit_used_bytes{budget=\"$region\",pid=\"$pid\",command=\"e2e_\\\\\"q?z\",device=\"0\",alive=\"1\"} 3145728$" \
     "$out.prom" || fail "no Prometheus sample for $pid"
 grep -q '^# TYPE cushim_memlimit_used_bytes gauge$' "$out.prom" || fail "no TYPE line"
 kill -KILL $pid
 wait $pid 2>/dev/null
 env -u LD_PRELOAD "$launcher" usage "$region" >"$out.table" 2>&1
-grep -Eq "^[0-9]+ +$pid +e2e_memlimit +dead +0 +3145728 " "$out.table" || fail "the killed holder is not shown dead"
+grep -Eq "^[0-9]+ +$pid +e2e_\"q\\?z +dead +0 +3145728 " "$out.table" || fail "the killed holder is not shown dead"
 # the whole budget for the next process: the dead holder's 3 MiB are reclaimed
 "$prog" underflow 16777216 >"$out.hold" 2>&1 || fail "the next process could not have the whole budget"
 env -u LD_PRELOAD "$launcher" usage "$region" >"$out.table" 2>&1
 ! grep -q " $pid " "$out.table" || fail "the dead slot is still listed after reclaim"
 grep -q "^device 0: 0 of 16777216 bytes charged" "$out.table" || fail "usage not back to 0"
-rm -f "$out".* "$region"
+rm -rf "$out".* "$region"
 echo PASS

@@ -444,6 +444,14 @@ static void stats_table(void **state)
         " --------  ---------------  ---------  ---------  ---------  --------  ---------  -----------  -------------\n"
         "    100.0        1,234,567          3  411,522.3  233,567.0     1,000  1,000,000      1,234.6  cuMemAlloc_v2\n");
     free(text);
+    /* a kernel's name with control bytes (from the program, or a trace file): '?' for each, same width */
+    r.name = "k\x1b[2J\x07x";
+    f = open_memstream(&text, &len);
+    tr_stats_print(f, &r, 1, "Num Calls");
+    fclose(f);
+    assert_non_null(strstr(text, "  k?[2J?x\n"));
+    assert_null(strchr(text, '\x1b'));
+    free(text);
 }
 
 /* ---- buffers ---- */
