@@ -1,5 +1,5 @@
 #!/bin/sh
-# fetch-cuda-headers.sh - fetch the CUDA 12.9 and 11.8 headers that
+# fetch-cuda-headers.sh - fetch the CUDA 13.5, 12.9 and 11.8 headers that
 # 'cushim-gen --verify' and the 'verify-generated' target need.
 #
 # USAGE: tools/fetch-cuda-headers.sh DEST [WHEEL_DIR]
@@ -9,7 +9,10 @@
 #   nvidia-cuda-profiler-api-cu11==11.8.86: cudaProfiler.h and
 #   cuda_profiler_api.h, which the runtime wheels lack), with pip (or takes
 #   them from WHEEL_DIR when it holds them) and unpacks their include
-#   folders into DEST/12.9/include and DEST/11.8/include.
+#   folders into DEST/12.9/include and DEST/11.8/include; and CUDA 13.5's
+#   nvidia-cuda-runtime==13.5.37 and nvidia-cuda-profiler-api==13.5.25 (the
+#   13.x wheels have no -cu13 suffix; their headers are under nvidia/cu13/)
+#   into DEST/13.5/include.
 #   DEST is usually <build dir>/cuda-headers (CUSHIM_EXTRA_HEADERS_DIR).
 #   Also nvml.h of CUDA 13.0's driver branch (580): nvidia-nvml-dev==13.0.87
 #   into DEST/nvml-13.0/include (the 13.0 tree interposes NVML; the toolkit
@@ -61,9 +64,11 @@ fetch() { # fetch VERSION PACKAGE PIN WHEEL_SUBDIR
     rm -f "$dest/$ver/include/__init__.py"
 }
 
-for ver in 12.9 11.8 nvml-13.0; do
+for ver in 13.5 12.9 11.8 nvml-13.0; do
     rm -rf "$dest/$ver"
 done
+fetch 13.5 nvidia-cuda-runtime 13.5.37 cu13
+fetch 13.5 nvidia-cuda-profiler-api 13.5.25 cu13
 fetch 12.9 nvidia-cuda-runtime-cu12 12.9.79 cuda_runtime
 fetch 12.9 nvidia-cuda-profiler-api-cu12 12.9.79 cuda_profiler_api
 fetch 11.8 nvidia-cuda-runtime-cu11 11.8.89 cuda_runtime
@@ -71,7 +76,7 @@ fetch 11.8 nvidia-cuda-profiler-api-cu11 11.8.86 cuda_profiler_api
 fetch nvml-13.0 nvidia-nvml-dev 13.0.87 cu13
 [ -f "$dest/nvml-13.0/include/nvml.h" ] || { echo "error: $dest/nvml-13.0/include/nvml.h missing after unpacking" >&2; exit 1; }
 echo "NVML (driver 580) headers in $dest/nvml-13.0/include"
-for ver in 12.9 11.8; do
+for ver in 13.5 12.9 11.8; do
     if [ ! -f "$dest/$ver/include/cuda.h" ]; then
         echo "error: $dest/$ver/include/cuda.h missing after unpacking" >&2
         exit 1

@@ -2,7 +2,7 @@
 # test.sh - the whole test suite, as CI runs it (README: "Run the tests").
 #
 # 1. installs the Debian packages it needs (when run as root and one is missing; CUSHIM_NO_INSTALL=1 skips),
-# 2. fetches the pinned CUDA 12.9 and 11.8 headers from PyPI for verify-generated,
+# 2. fetches the pinned CUDA 13.5, 12.9 and 11.8 headers from PyPI for verify-generated,
 # 3. builds everything with -Werror and runs ctest (cmocka units, e2e programs under the preloaded shim),
 # 4. checks that generated/ is exactly what cushim-gen emits (verify-generated), built with libclang 14 and 16,
 # 5. rebuilds the shim, the fakes and the tests with ASan+UBSan and runs them again,
@@ -48,7 +48,7 @@ if [ "${1:-}" = --build-only ]; then
   exit 0
 fi
 
-step "fetching pinned CUDA 12.9 / 11.8 headers from PyPI"
+step "fetching pinned CUDA 13.5 / 12.9 / 11.8 headers from PyPI"
 bash tools/fetch-cuda-headers.sh build/cuda-headers
 
 step "build (Release with -Werror) and ctest"
