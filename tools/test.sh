@@ -5,9 +5,11 @@
 # 2. fetches the pinned CUDA 13.5, 12.9 and 11.8 headers from PyPI for verify-generated,
 # 3. builds everything with -Werror and runs ctest (cmocka units, e2e programs under the preloaded shim),
 # 4. checks that generated/ is exactly what cushim-gen emits (verify-generated), built with libclang 14 and 16,
-# 5. rebuilds the shim, the fakes and the tests with ASan+UBSan and runs them again,
-# 6. rebuilds with TSan and runs the concurrency tests,
-# 7. fuzzes the parsers of configuration values (tools/fuzz.sh, bounded).
+# 5. builds the shim from the newest other release's tree (generated/cuda-13.5) and runs the suite on it
+#    (tools/test-release.sh),
+# 6. rebuilds the shim, the fakes and the tests with ASan+UBSan and runs them again,
+# 7. rebuilds with TSan and runs the concurrency tests,
+# 8. fuzzes the parsers of configuration values (tools/fuzz.sh, 20 s a harness here: FUZZ_SECONDS).
 # With --build-only: steps 1 and 3's build only (the README's first command).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -66,6 +68,9 @@ for v in 14 16; do
   echo "libclang $v: generated/ verified"
 done
 
+step "the shim from generated/cuda-13.5 and its tests (tools/test-release.sh)"
+bash tools/test-release.sh 13.5 build-13.5
+
 step "ASan+UBSan build and tests"
 cmake -S . -B build-asan -DCUSHIM_SANITIZE=address -DCUSHIM_BUILD_CODEGEN=OFF -DCUSHIM_CUDA_ROOT="$cuda_root" >/dev/null
 cmake --build build-asan -j "$jobs"
@@ -76,7 +81,7 @@ cmake -S . -B build-tsan -DCUSHIM_SANITIZE=thread -DCUSHIM_BUILD_CODEGEN=OFF -DC
 cmake --build build-tsan -j "$jobs"
 ctest --test-dir build-tsan --output-on-failure -j "$jobs" -L concurrency
 
-step "fuzzing (tools/fuzz.sh: each parser harness FUZZ_SECONDS, default 30 s)"
-bash tools/fuzz.sh
+step "fuzzing (tools/fuzz.sh: each parser harness FUZZ_SECONDS, 20 s here)"
+FUZZ_SECONDS=${FUZZ_SECONDS:-20} bash tools/fuzz.sh
 
 step "all test stages passed"
