@@ -8,7 +8,7 @@ if(NOT EXISTS "${INC}/cuda.h")
                         "Run: ${FETCH} ${DEST}   (or set CUSHIM_EXTRA_HEADERS_DIR)")
   endif()
 endif()
-if(VER STREQUAL "13.0" AND NOT EXISTS "${NVML}/nvml.h")
+if(NVML AND NOT EXISTS "${NVML}/nvml.h")
   message(FATAL_ERROR "NVML headers not found: ${NVML}/nvml.h is missing.\n"
                       "Run: ${FETCH} ${DEST}   (or set CUSHIM_EXTRA_HEADERS_DIR)")
 endif()

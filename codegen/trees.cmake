@@ -2,8 +2,13 @@
 # beyond the CUDA include folder they need. Included by codegen/CMakeLists.txt (regenerate,
 # verify-generated), tests/unit/codegen.cmake and the top-level build (include path of the runtime).
 # CUSHIM_GEN_ARGS_<X_Y>: extra cushim-gen arguments for generated/cuda-<X.Y>.
-set(CUSHIM_NVML_INCLUDE "${CUSHIM_EXTRA_HEADERS_DIR}/nvml-13.0/include")
-set(CUSHIM_GEN_ARGS_13_0 --libs driver,runtime,nvml,nccl,cublas,cublaslt --include "${CUSHIM_NVML_INCLUDE}")
+# CUSHIM_NVML_INCLUDE_<X_Y>: nvml.h of the tree's release (pinned nvidia-nvml-dev wheels); CUSHIM_NVML_INCLUDE is the
+# 13.0 tree's, and the top-level CMakeLists.txt sets it to the built tree's.
+set(CUSHIM_NVML_INCLUDE_13_0 "${CUSHIM_EXTRA_HEADERS_DIR}/nvml-13.0/include")
+set(CUSHIM_NVML_INCLUDE_13_5 "${CUSHIM_EXTRA_HEADERS_DIR}/nvml-13.5/include")
+set(CUSHIM_NVML_INCLUDE "${CUSHIM_NVML_INCLUDE_13_0}")
+set(CUSHIM_GEN_ARGS_13_0 --libs driver,runtime,nvml,nccl,cublas,cublaslt --include "${CUSHIM_NVML_INCLUDE_13_0}")
 set(CUSHIM_GEN_ARGS_12_9)
 set(CUSHIM_GEN_ARGS_11_8)
-set(CUSHIM_GEN_ARGS_13_5)
+# 13.5: the default set (driver, runtime, NVML); NCCL's and cuBLAS's headers come with the 13.0 toolkit only.
+set(CUSHIM_GEN_ARGS_13_5 --libs driver,runtime,nvml --include "${CUSHIM_NVML_INCLUDE_13_5}")

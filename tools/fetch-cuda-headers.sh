@@ -15,7 +15,8 @@
 #   into DEST/13.5/include.
 #   DEST is usually <build dir>/cuda-headers (CUSHIM_EXTRA_HEADERS_DIR).
 #   Also nvml.h of CUDA 13.0's driver branch (580): nvidia-nvml-dev==13.0.87
-#   into DEST/nvml-13.0/include (the 13.0 tree interposes NVML; the toolkit
+#   into DEST/nvml-13.0/include, and nvidia-nvml-dev==13.5.37 into DEST/nvml-13.5/include
+#   for the 13.5 tree (the 13.0 and 13.5 trees interpose NVML; the toolkit
 #   has no nvml.h: it ships with the driver).
 set -eu
 
@@ -39,14 +40,14 @@ fetch() { # fetch VERSION PACKAGE PIN WHEEL_SUBDIR
         done
     fi
     if [ -z "$file" ]; then
-        mkdir -p "$tmp/dl-$pkg"
+        mkdir -p "$tmp/dl-$pkg-$pin"
         python3 -m pip download --quiet --no-deps --only-binary=:all: \
             --platform manylinux2014_x86_64 --python-version 3 \
-            -d "$tmp/dl-$pkg" "$pkg==$pin" || {
+            -d "$tmp/dl-$pkg-$pin" "$pkg==$pin" || {
             echo "error: pip could not download $pkg==$pin" >&2
             exit 1
         }
-        file=$(ls "$tmp/dl-$pkg"/*.whl | head -n 1)
+        file=$(ls "$tmp/dl-$pkg-$pin"/*.whl | head -n 1)
     fi
     rm -rf "$tmp/x"
     mkdir -p "$tmp/x"
@@ -64,7 +65,7 @@ fetch() { # fetch VERSION PACKAGE PIN WHEEL_SUBDIR
     rm -f "$dest/$ver/include/__init__.py"
 }
 
-for ver in 13.5 12.9 11.8 nvml-13.0; do
+for ver in 13.5 12.9 11.8 nvml-13.0 nvml-13.5; do
     rm -rf "$dest/$ver"
 done
 fetch 13.5 nvidia-cuda-runtime 13.5.37 cu13
@@ -74,8 +75,11 @@ fetch 12.9 nvidia-cuda-profiler-api-cu12 12.9.79 cuda_profiler_api
 fetch 11.8 nvidia-cuda-runtime-cu11 11.8.89 cuda_runtime
 fetch 11.8 nvidia-cuda-profiler-api-cu11 11.8.86 cuda_profiler_api
 fetch nvml-13.0 nvidia-nvml-dev 13.0.87 cu13
-[ -f "$dest/nvml-13.0/include/nvml.h" ] || { echo "error: $dest/nvml-13.0/include/nvml.h missing after unpacking" >&2; exit 1; }
-echo "NVML (driver 580) headers in $dest/nvml-13.0/include"
+fetch nvml-13.5 nvidia-nvml-dev 13.5.37 cu13
+for ver in nvml-13.0 nvml-13.5; do
+    [ -f "$dest/$ver/include/nvml.h" ] || { echo "error: $dest/$ver/include/nvml.h missing after unpacking" >&2; exit 1; }
+done
+echo "NVML headers in $dest/nvml-13.0/include (driver 580) and $dest/nvml-13.5/include"
 for ver in 13.5 12.9 11.8; do
     if [ ! -f "$dest/$ver/include/cuda.h" ]; then
         echo "error: $dest/$ver/include/cuda.h missing after unpacking" >&2

@@ -3,6 +3,7 @@
 #include <stdint.h>
 
 #include "cushim_params.h"
+#include "cushim_nvml_params.h"
 #include "cushim_api_ids.h"
 #include "cushim/cushim_meta.h"
 
@@ -7754,6 +7755,1748 @@ static const cushim_param_info cushim_gen_p_cudaGraphicsVDPAURegisterOutputSurfa
     { "vdpSurface", "VdpOutputSurface", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphicsVDPAURegisterOutputSurface, vdpSurface), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaGraphicsVDPAURegisterOutputSurface, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetCount[] = {
+    { "deviceCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetCount, deviceCount), -1, CUSHIM_E_(nvmlDeviceGetCount, deviceCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetHandleByIndex[] = {
+    { "index", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetHandleByIndex, index), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "device", "nvmlDevice_t *", "struct nvmlDevice_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetHandleByIndex, device), -1, CUSHIM_E_(nvmlDeviceGetHandleByIndex, device), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetHandleByPciBusId[] = {
+    { "pciBusId", "const char *", "const char *", CUSHIM_KIND_STRING, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetHandleByPciBusId, pciBusId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "device", "nvmlDevice_t *", "struct nvmlDevice_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetHandleByPciBusId, device), -1, CUSHIM_E_(nvmlDeviceGetHandleByPciBusId, device), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPciInfo[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPciInfo, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pci", "nvmlPciInfo_t *", "struct nvmlPciInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPciInfo, pci), -1, CUSHIM_E_(nvmlDeviceGetPciInfo, pci), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPciInfo_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPciInfo_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pci", "nvmlPciInfo_t *", "struct nvmlPciInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPciInfo_v2, pci), -1, CUSHIM_E_(nvmlDeviceGetPciInfo_v2, pci), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetNvLinkRemotePciInfo[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkRemotePciInfo, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "link", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkRemotePciInfo, link), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pci", "nvmlPciInfo_t *", "struct nvmlPciInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNvLinkRemotePciInfo, pci), -1, CUSHIM_E_(nvmlDeviceGetNvLinkRemotePciInfo, pci), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGridLicensableFeatures[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGridLicensableFeatures, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pGridLicensableFeatures", "nvmlGridLicensableFeatures_t *", "struct nvmlGridLicensableFeatures_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGridLicensableFeatures, pGridLicensableFeatures), -1, CUSHIM_E_(nvmlDeviceGetGridLicensableFeatures, pGridLicensableFeatures), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGridLicensableFeatures_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGridLicensableFeatures_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pGridLicensableFeatures", "nvmlGridLicensableFeatures_t *", "struct nvmlGridLicensableFeatures_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGridLicensableFeatures_v2, pGridLicensableFeatures), -1, CUSHIM_E_(nvmlDeviceGetGridLicensableFeatures_v2, pGridLicensableFeatures), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGridLicensableFeatures_v3[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGridLicensableFeatures_v3, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pGridLicensableFeatures", "nvmlGridLicensableFeatures_t *", "struct nvmlGridLicensableFeatures_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGridLicensableFeatures_v3, pGridLicensableFeatures), -1, CUSHIM_E_(nvmlDeviceGetGridLicensableFeatures_v3, pGridLicensableFeatures), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceRemoveGpu[] = {
+    { "pciInfo", "nvmlPciInfo_t *", "struct nvmlPciInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceRemoveGpu, pciInfo), -1, CUSHIM_E_(nvmlDeviceRemoveGpu, pciInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlEventSetWait[] = {
+    { "set", "nvmlEventSet_t", "struct nvmlEventSet_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlEventSetWait, set), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "data", "nvmlEventData_t *", "struct nvmlEventData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlEventSetWait, data), -1, CUSHIM_E_(nvmlEventSetWait, data), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "timeoutms", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlEventSetWait, timeoutms), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetAttributes[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetAttributes, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "attributes", "nvmlDeviceAttributes_t *", "struct nvmlDeviceAttributes_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetAttributes, attributes), -1, CUSHIM_E_(nvmlDeviceGetAttributes, attributes), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlComputeInstanceGetInfo[] = {
+    { "computeInstance", "nvmlComputeInstance_t", "struct nvmlComputeInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlComputeInstanceGetInfo, computeInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "info", "nvmlComputeInstanceInfo_t *", "struct nvmlComputeInstanceInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlComputeInstanceGetInfo, info), -1, CUSHIM_E_(nvmlComputeInstanceGetInfo, info), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetComputeRunningProcesses[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses, infoCount), -1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_v1_t *", "struct nvmlProcessInfo_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses, infos), -1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetComputeRunningProcesses_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v2, infoCount), -1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses_v2, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_v2_t *", "struct nvmlProcessInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v2, infos), -1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses_v2, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGraphicsRunningProcesses[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses, infoCount), -1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_v1_t *", "struct nvmlProcessInfo_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses, infos), -1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGraphicsRunningProcesses_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v2, infoCount), -1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses_v2, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_v2_t *", "struct nvmlProcessInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v2, infos), -1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses_v2, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMPSComputeRunningProcesses[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses, infoCount), -1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_v1_t *", "struct nvmlProcessInfo_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses, infos), -1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMPSComputeRunningProcesses_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v2, infoCount), -1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses_v2, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_v2_t *", "struct nvmlProcessInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v2, infos), -1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses_v2, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGpuInstancePossiblePlacements[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstancePossiblePlacements, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profileId", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstancePossiblePlacements, profileId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "placements", "nvmlGpuInstancePlacement_t *", "struct nvmlGpuInstancePlacement_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuInstancePossiblePlacements, placements), 3, CUSHIM_E_(nvmlDeviceGetGpuInstancePossiblePlacements, placements), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, NULL },
+    { "count", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuInstancePossiblePlacements, count), -1, CUSHIM_E_(nvmlDeviceGetGpuInstancePossiblePlacements, count), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetLicenseInfo[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetLicenseInfo, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "licenseInfo", "nvmlVgpuLicenseInfo_t *", "struct nvmlVgpuLicenseInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetLicenseInfo, licenseInfo), -1, CUSHIM_E_(nvmlVgpuInstanceGetLicenseInfo, licenseInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetDriverModel[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetDriverModel, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "current", "nvmlDriverModel_t *", "enum nvmlDriverModel_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetDriverModel, current), -1, CUSHIM_E_(nvmlDeviceGetDriverModel, current), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+    { "pending", "nvmlDriverModel_t *", "enum nvmlDriverModel_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetDriverModel, pending), -1, CUSHIM_E_(nvmlDeviceGetDriverModel, pending), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlInitWithFlags[] = {
+    { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlInitWithFlags, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlErrorString[] = {
+    { "result", "nvmlReturn_t", "enum nvmlReturn_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlErrorString, result), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSystemGetDriverVersion[] = {
+    { "version", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlSystemGetDriverVersion, version), 1, CUSHIM_E_(nvmlSystemGetDriverVersion, version), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "length", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlSystemGetDriverVersion, length), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSystemGetNVMLVersion[] = {
+    { "version", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlSystemGetNVMLVersion, version), 1, CUSHIM_E_(nvmlSystemGetNVMLVersion, version), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "length", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlSystemGetNVMLVersion, length), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSystemGetCudaDriverVersion[] = {
+    { "cudaDriverVersion", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlSystemGetCudaDriverVersion, cudaDriverVersion), -1, CUSHIM_E_(nvmlSystemGetCudaDriverVersion, cudaDriverVersion), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSystemGetCudaDriverVersion_v2[] = {
+    { "cudaDriverVersion", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlSystemGetCudaDriverVersion_v2, cudaDriverVersion), -1, CUSHIM_E_(nvmlSystemGetCudaDriverVersion_v2, cudaDriverVersion), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSystemGetProcessName[] = {
+    { "pid", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlSystemGetProcessName, pid), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "name", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlSystemGetProcessName, name), 2, CUSHIM_E_(nvmlSystemGetProcessName, name), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "length", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlSystemGetProcessName, length), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSystemGetHicVersion[] = {
+    { "hwbcCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlSystemGetHicVersion, hwbcCount), -1, CUSHIM_E_(nvmlSystemGetHicVersion, hwbcCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "hwbcEntries", "nvmlHwbcEntry_t *", "struct nvmlHwbcEntry_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlSystemGetHicVersion, hwbcEntries), -1, CUSHIM_E_(nvmlSystemGetHicVersion, hwbcEntries), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSystemGetTopologyGpuSet[] = {
+    { "cpuNumber", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlSystemGetTopologyGpuSet, cpuNumber), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "count", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlSystemGetTopologyGpuSet, count), -1, CUSHIM_E_(nvmlSystemGetTopologyGpuSet, count), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "deviceArray", "nvmlDevice_t *", "struct nvmlDevice_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlSystemGetTopologyGpuSet, deviceArray), -1, CUSHIM_E_(nvmlSystemGetTopologyGpuSet, deviceArray), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSystemGetDriverBranch[] = {
+    { "branchInfo", "nvmlSystemDriverBranchInfo_t *", "nvmlSystemDriverBranchInfo_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlSystemGetDriverBranch, branchInfo), 1, CUSHIM_E_(nvmlSystemGetDriverBranch, branchInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "length", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlSystemGetDriverBranch, length), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlUnitGetCount[] = {
+    { "unitCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlUnitGetCount, unitCount), -1, CUSHIM_E_(nvmlUnitGetCount, unitCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlUnitGetHandleByIndex[] = {
+    { "index", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlUnitGetHandleByIndex, index), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "unit", "nvmlUnit_t *", "struct nvmlUnit_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlUnitGetHandleByIndex, unit), -1, CUSHIM_E_(nvmlUnitGetHandleByIndex, unit), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlUnitGetUnitInfo[] = {
+    { "unit", "nvmlUnit_t", "struct nvmlUnit_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlUnitGetUnitInfo, unit), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "info", "nvmlUnitInfo_t *", "struct nvmlUnitInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlUnitGetUnitInfo, info), -1, CUSHIM_E_(nvmlUnitGetUnitInfo, info), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlUnitGetLedState[] = {
+    { "unit", "nvmlUnit_t", "struct nvmlUnit_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlUnitGetLedState, unit), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "state", "nvmlLedState_t *", "struct nvmlLedState_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlUnitGetLedState, state), -1, CUSHIM_E_(nvmlUnitGetLedState, state), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlUnitGetPsuInfo[] = {
+    { "unit", "nvmlUnit_t", "struct nvmlUnit_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlUnitGetPsuInfo, unit), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "psu", "nvmlPSUInfo_t *", "struct nvmlPSUInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlUnitGetPsuInfo, psu), -1, CUSHIM_E_(nvmlUnitGetPsuInfo, psu), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlUnitGetTemperature[] = {
+    { "unit", "nvmlUnit_t", "struct nvmlUnit_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlUnitGetTemperature, unit), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "type", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlUnitGetTemperature, type), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "temp", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlUnitGetTemperature, temp), -1, CUSHIM_E_(nvmlUnitGetTemperature, temp), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlUnitGetFanSpeedInfo[] = {
+    { "unit", "nvmlUnit_t", "struct nvmlUnit_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlUnitGetFanSpeedInfo, unit), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "fanSpeeds", "nvmlUnitFanSpeeds_t *", "struct nvmlUnitFanSpeeds_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlUnitGetFanSpeedInfo, fanSpeeds), -1, CUSHIM_E_(nvmlUnitGetFanSpeedInfo, fanSpeeds), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlUnitGetDevices[] = {
+    { "unit", "nvmlUnit_t", "struct nvmlUnit_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlUnitGetDevices, unit), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "deviceCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlUnitGetDevices, deviceCount), -1, CUSHIM_E_(nvmlUnitGetDevices, deviceCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "devices", "nvmlDevice_t *", "struct nvmlDevice_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlUnitGetDevices, devices), -1, CUSHIM_E_(nvmlUnitGetDevices, devices), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetCount_v2[] = {
+    { "deviceCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetCount_v2, deviceCount), -1, CUSHIM_E_(nvmlDeviceGetCount_v2, deviceCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetAttributes_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetAttributes_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "attributes", "nvmlDeviceAttributes_t *", "struct nvmlDeviceAttributes_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetAttributes_v2, attributes), -1, CUSHIM_E_(nvmlDeviceGetAttributes_v2, attributes), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetHandleByIndex_v2[] = {
+    { "index", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetHandleByIndex_v2, index), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "device", "nvmlDevice_t *", "struct nvmlDevice_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetHandleByIndex_v2, device), -1, CUSHIM_E_(nvmlDeviceGetHandleByIndex_v2, device), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetHandleBySerial[] = {
+    { "serial", "const char *", "const char *", CUSHIM_KIND_STRING, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetHandleBySerial, serial), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "device", "nvmlDevice_t *", "struct nvmlDevice_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetHandleBySerial, device), -1, CUSHIM_E_(nvmlDeviceGetHandleBySerial, device), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetHandleByUUID[] = {
+    { "uuid", "const char *", "const char *", CUSHIM_KIND_STRING, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetHandleByUUID, uuid), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "device", "nvmlDevice_t *", "struct nvmlDevice_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetHandleByUUID, device), -1, CUSHIM_E_(nvmlDeviceGetHandleByUUID, device), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetHandleByUUIDV[] = {
+    { "uuid", "const nvmlUUID_t *", "const nvmlUUID_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetHandleByUUIDV, uuid), -1, CUSHIM_E_(nvmlDeviceGetHandleByUUIDV, uuid), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "device", "nvmlDevice_t *", "struct nvmlDevice_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetHandleByUUIDV, device), -1, CUSHIM_E_(nvmlDeviceGetHandleByUUIDV, device), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetHandleByPciBusId_v2[] = {
+    { "pciBusId", "const char *", "const char *", CUSHIM_KIND_STRING, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetHandleByPciBusId_v2, pciBusId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "device", "nvmlDevice_t *", "struct nvmlDevice_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetHandleByPciBusId_v2, device), -1, CUSHIM_E_(nvmlDeviceGetHandleByPciBusId_v2, device), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetName[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetName, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "name", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetName, name), 2, CUSHIM_E_(nvmlDeviceGetName, name), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "length", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetName, length), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetBrand[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetBrand, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "type", "nvmlBrandType_t *", "enum nvmlBrandType_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetBrand, type), -1, CUSHIM_E_(nvmlDeviceGetBrand, type), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetIndex[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetIndex, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "index", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetIndex, index), -1, CUSHIM_E_(nvmlDeviceGetIndex, index), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetSerial[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetSerial, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "serial", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetSerial, serial), 2, CUSHIM_E_(nvmlDeviceGetSerial, serial), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "length", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetSerial, length), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetModuleId[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetModuleId, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "moduleId", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetModuleId, moduleId), -1, CUSHIM_E_(nvmlDeviceGetModuleId, moduleId), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetC2cModeInfoV[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetC2cModeInfoV, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "c2cModeInfo", "nvmlC2cModeInfo_v1_t *", "nvmlC2cModeInfo_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetC2cModeInfoV, c2cModeInfo), -1, CUSHIM_E_(nvmlDeviceGetC2cModeInfoV, c2cModeInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMemoryAffinity[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMemoryAffinity, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "nodeSetSize", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMemoryAffinity, nodeSetSize), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "nodeSet", "unsigned long *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMemoryAffinity, nodeSet), -1, CUSHIM_E_(nvmlDeviceGetMemoryAffinity, nodeSet), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "scope", "nvmlAffinityScope_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMemoryAffinity, scope), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetCpuAffinityWithinScope[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetCpuAffinityWithinScope, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "cpuSetSize", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetCpuAffinityWithinScope, cpuSetSize), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "cpuSet", "unsigned long *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetCpuAffinityWithinScope, cpuSet), -1, CUSHIM_E_(nvmlDeviceGetCpuAffinityWithinScope, cpuSet), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "scope", "nvmlAffinityScope_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetCpuAffinityWithinScope, scope), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetCpuAffinity[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetCpuAffinity, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "cpuSetSize", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetCpuAffinity, cpuSetSize), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "cpuSet", "unsigned long *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetCpuAffinity, cpuSet), -1, CUSHIM_E_(nvmlDeviceGetCpuAffinity, cpuSet), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetCpuAffinity[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetCpuAffinity, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceClearCpuAffinity[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceClearCpuAffinity, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetNumaNodeId[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNumaNodeId, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "node", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNumaNodeId, node), -1, CUSHIM_E_(nvmlDeviceGetNumaNodeId, node), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetAddressingMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetAddressingMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "mode", "nvmlDeviceAddressingMode_t *", "nvmlDeviceAddressingMode_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetAddressingMode, mode), -1, CUSHIM_E_(nvmlDeviceGetAddressingMode, mode), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetRepairStatus[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetRepairStatus, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "repairStatus", "nvmlRepairStatus_t *", "nvmlRepairStatus_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetRepairStatus, repairStatus), -1, CUSHIM_E_(nvmlDeviceGetRepairStatus, repairStatus), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetTopologyCommonAncestor[] = {
+    { "device1", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetTopologyCommonAncestor, device1), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "device2", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetTopologyCommonAncestor, device2), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pathInfo", "nvmlGpuTopologyLevel_t *", "enum nvmlGpuLevel_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetTopologyCommonAncestor, pathInfo), -1, CUSHIM_E_(nvmlDeviceGetTopologyCommonAncestor, pathInfo), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetTopologyNearestGpus[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetTopologyNearestGpus, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "level", "nvmlGpuTopologyLevel_t", "enum nvmlGpuLevel_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetTopologyNearestGpus, level), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "count", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetTopologyNearestGpus, count), -1, CUSHIM_E_(nvmlDeviceGetTopologyNearestGpus, count), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "deviceArray", "nvmlDevice_t *", "struct nvmlDevice_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetTopologyNearestGpus, deviceArray), -1, CUSHIM_E_(nvmlDeviceGetTopologyNearestGpus, deviceArray), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetP2PStatus[] = {
+    { "device1", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetP2PStatus, device1), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "device2", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetP2PStatus, device2), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "p2pIndex", "nvmlGpuP2PCapsIndex_t", "enum nvmlGpuP2PCapsIndex_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetP2PStatus, p2pIndex), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "p2pStatus", "nvmlGpuP2PStatus_t *", "enum nvmlGpuP2PStatus_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetP2PStatus, p2pStatus), -1, CUSHIM_E_(nvmlDeviceGetP2PStatus, p2pStatus), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetUUID[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetUUID, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "uuid", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetUUID, uuid), 2, CUSHIM_E_(nvmlDeviceGetUUID, uuid), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "length", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetUUID, length), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMinorNumber[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMinorNumber, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "minorNumber", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMinorNumber, minorNumber), -1, CUSHIM_E_(nvmlDeviceGetMinorNumber, minorNumber), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetBoardPartNumber[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetBoardPartNumber, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "partNumber", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetBoardPartNumber, partNumber), 2, CUSHIM_E_(nvmlDeviceGetBoardPartNumber, partNumber), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "length", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetBoardPartNumber, length), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetInforomVersion[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetInforomVersion, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "object", "nvmlInforomObject_t", "enum nvmlInforomObject_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetInforomVersion, object), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "version", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetInforomVersion, version), 3, CUSHIM_E_(nvmlDeviceGetInforomVersion, version), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "length", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetInforomVersion, length), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetInforomImageVersion[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetInforomImageVersion, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "version", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetInforomImageVersion, version), 2, CUSHIM_E_(nvmlDeviceGetInforomImageVersion, version), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "length", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetInforomImageVersion, length), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetInforomConfigurationChecksum[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetInforomConfigurationChecksum, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "checksum", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetInforomConfigurationChecksum, checksum), -1, CUSHIM_E_(nvmlDeviceGetInforomConfigurationChecksum, checksum), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceValidateInforom[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceValidateInforom, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetLastBBXFlushTime[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetLastBBXFlushTime, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "timestamp", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetLastBBXFlushTime, timestamp), -1, CUSHIM_E_(nvmlDeviceGetLastBBXFlushTime, timestamp), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "durationUs", "unsigned long *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetLastBBXFlushTime, durationUs), -1, CUSHIM_E_(nvmlDeviceGetLastBBXFlushTime, durationUs), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetDisplayMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetDisplayMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "display", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetDisplayMode, display), -1, CUSHIM_E_(nvmlDeviceGetDisplayMode, display), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetDisplayActive[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetDisplayActive, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "isActive", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetDisplayActive, isActive), -1, CUSHIM_E_(nvmlDeviceGetDisplayActive, isActive), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPersistenceMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPersistenceMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "mode", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPersistenceMode, mode), -1, CUSHIM_E_(nvmlDeviceGetPersistenceMode, mode), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPciInfoExt[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPciInfoExt, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pci", "nvmlPciInfoExt_t *", "nvmlPciInfoExt_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPciInfoExt, pci), -1, CUSHIM_E_(nvmlDeviceGetPciInfoExt, pci), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPciInfo_v3[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPciInfo_v3, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pci", "nvmlPciInfo_t *", "struct nvmlPciInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPciInfo_v3, pci), -1, CUSHIM_E_(nvmlDeviceGetPciInfo_v3, pci), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMaxPcieLinkGeneration[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMaxPcieLinkGeneration, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "maxLinkGen", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMaxPcieLinkGeneration, maxLinkGen), -1, CUSHIM_E_(nvmlDeviceGetMaxPcieLinkGeneration, maxLinkGen), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGpuMaxPcieLinkGeneration[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuMaxPcieLinkGeneration, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "maxLinkGenDevice", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuMaxPcieLinkGeneration, maxLinkGenDevice), -1, CUSHIM_E_(nvmlDeviceGetGpuMaxPcieLinkGeneration, maxLinkGenDevice), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMaxPcieLinkWidth[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMaxPcieLinkWidth, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "maxLinkWidth", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMaxPcieLinkWidth, maxLinkWidth), -1, CUSHIM_E_(nvmlDeviceGetMaxPcieLinkWidth, maxLinkWidth), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetCurrPcieLinkGeneration[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetCurrPcieLinkGeneration, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "currLinkGen", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetCurrPcieLinkGeneration, currLinkGen), -1, CUSHIM_E_(nvmlDeviceGetCurrPcieLinkGeneration, currLinkGen), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetCurrPcieLinkWidth[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetCurrPcieLinkWidth, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "currLinkWidth", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetCurrPcieLinkWidth, currLinkWidth), -1, CUSHIM_E_(nvmlDeviceGetCurrPcieLinkWidth, currLinkWidth), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPcieThroughput[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPcieThroughput, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "counter", "nvmlPcieUtilCounter_t", "enum nvmlPcieUtilCounter_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPcieThroughput, counter), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "value", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPcieThroughput, value), -1, CUSHIM_E_(nvmlDeviceGetPcieThroughput, value), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPcieReplayCounter[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPcieReplayCounter, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "value", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPcieReplayCounter, value), -1, CUSHIM_E_(nvmlDeviceGetPcieReplayCounter, value), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetClockInfo[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetClockInfo, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "type", "nvmlClockType_t", "enum nvmlClockType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetClockInfo, type), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "clock", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetClockInfo, clock), -1, CUSHIM_E_(nvmlDeviceGetClockInfo, clock), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMaxClockInfo[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMaxClockInfo, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "type", "nvmlClockType_t", "enum nvmlClockType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMaxClockInfo, type), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "clock", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMaxClockInfo, clock), -1, CUSHIM_E_(nvmlDeviceGetMaxClockInfo, clock), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGpcClkVfOffset[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpcClkVfOffset, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "offset", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpcClkVfOffset, offset), -1, CUSHIM_E_(nvmlDeviceGetGpcClkVfOffset, offset), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetApplicationsClock[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetApplicationsClock, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "clockType", "nvmlClockType_t", "enum nvmlClockType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetApplicationsClock, clockType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "clockMHz", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetApplicationsClock, clockMHz), -1, CUSHIM_E_(nvmlDeviceGetApplicationsClock, clockMHz), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetDefaultApplicationsClock[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetDefaultApplicationsClock, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "clockType", "nvmlClockType_t", "enum nvmlClockType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetDefaultApplicationsClock, clockType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "clockMHz", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetDefaultApplicationsClock, clockMHz), -1, CUSHIM_E_(nvmlDeviceGetDefaultApplicationsClock, clockMHz), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetClock[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetClock, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "clockType", "nvmlClockType_t", "enum nvmlClockType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetClock, clockType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "clockId", "nvmlClockId_t", "enum nvmlClockId_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetClock, clockId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "clockMHz", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetClock, clockMHz), -1, CUSHIM_E_(nvmlDeviceGetClock, clockMHz), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMaxCustomerBoostClock[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMaxCustomerBoostClock, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "clockType", "nvmlClockType_t", "enum nvmlClockType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMaxCustomerBoostClock, clockType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "clockMHz", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMaxCustomerBoostClock, clockMHz), -1, CUSHIM_E_(nvmlDeviceGetMaxCustomerBoostClock, clockMHz), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetSupportedMemoryClocks[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetSupportedMemoryClocks, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "count", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetSupportedMemoryClocks, count), -1, CUSHIM_E_(nvmlDeviceGetSupportedMemoryClocks, count), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "clocksMHz", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetSupportedMemoryClocks, clocksMHz), -1, CUSHIM_E_(nvmlDeviceGetSupportedMemoryClocks, clocksMHz), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetSupportedGraphicsClocks[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetSupportedGraphicsClocks, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "memoryClockMHz", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetSupportedGraphicsClocks, memoryClockMHz), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "count", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetSupportedGraphicsClocks, count), -1, CUSHIM_E_(nvmlDeviceGetSupportedGraphicsClocks, count), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "clocksMHz", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetSupportedGraphicsClocks, clocksMHz), -1, CUSHIM_E_(nvmlDeviceGetSupportedGraphicsClocks, clocksMHz), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetAutoBoostedClocksEnabled[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetAutoBoostedClocksEnabled, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "isEnabled", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetAutoBoostedClocksEnabled, isEnabled), -1, CUSHIM_E_(nvmlDeviceGetAutoBoostedClocksEnabled, isEnabled), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+    { "defaultIsEnabled", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetAutoBoostedClocksEnabled, defaultIsEnabled), -1, CUSHIM_E_(nvmlDeviceGetAutoBoostedClocksEnabled, defaultIsEnabled), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetFanSpeed[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetFanSpeed, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "speed", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetFanSpeed, speed), -1, CUSHIM_E_(nvmlDeviceGetFanSpeed, speed), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetFanSpeed_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetFanSpeed_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "fan", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetFanSpeed_v2, fan), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "speed", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetFanSpeed_v2, speed), -1, CUSHIM_E_(nvmlDeviceGetFanSpeed_v2, speed), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetFanSpeedRPM[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetFanSpeedRPM, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "fanSpeed", "nvmlFanSpeedInfo_t *", "nvmlFanSpeedInfo_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetFanSpeedRPM, fanSpeed), -1, CUSHIM_E_(nvmlDeviceGetFanSpeedRPM, fanSpeed), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetTargetFanSpeed[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetTargetFanSpeed, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "fan", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetTargetFanSpeed, fan), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "targetSpeed", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetTargetFanSpeed, targetSpeed), -1, CUSHIM_E_(nvmlDeviceGetTargetFanSpeed, targetSpeed), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMinMaxFanSpeed[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMinMaxFanSpeed, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "minSpeed", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMinMaxFanSpeed, minSpeed), -1, CUSHIM_E_(nvmlDeviceGetMinMaxFanSpeed, minSpeed), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "maxSpeed", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMinMaxFanSpeed, maxSpeed), -1, CUSHIM_E_(nvmlDeviceGetMinMaxFanSpeed, maxSpeed), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetFanControlPolicy_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetFanControlPolicy_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "fan", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetFanControlPolicy_v2, fan), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "policy", "nvmlFanControlPolicy_t *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetFanControlPolicy_v2, policy), -1, CUSHIM_E_(nvmlDeviceGetFanControlPolicy_v2, policy), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetNumFans[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNumFans, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "numFans", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNumFans, numFans), -1, CUSHIM_E_(nvmlDeviceGetNumFans, numFans), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetTemperature[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetTemperature, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sensorType", "nvmlTemperatureSensors_t", "enum nvmlTemperatureSensors_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetTemperature, sensorType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "temp", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetTemperature, temp), -1, CUSHIM_E_(nvmlDeviceGetTemperature, temp), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetCoolerInfo[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetCoolerInfo, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "coolerInfo", "nvmlCoolerInfo_t *", "nvmlCoolerInfo_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetCoolerInfo, coolerInfo), -1, CUSHIM_E_(nvmlDeviceGetCoolerInfo, coolerInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetTemperatureV[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetTemperatureV, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "temperature", "nvmlTemperature_t *", "nvmlTemperature_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetTemperatureV, temperature), -1, CUSHIM_E_(nvmlDeviceGetTemperatureV, temperature), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetTemperatureThreshold[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetTemperatureThreshold, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "thresholdType", "nvmlTemperatureThresholds_t", "enum nvmlTemperatureThresholds_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetTemperatureThreshold, thresholdType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "temp", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetTemperatureThreshold, temp), -1, CUSHIM_E_(nvmlDeviceGetTemperatureThreshold, temp), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMarginTemperature[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMarginTemperature, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "marginTempInfo", "nvmlMarginTemperature_t *", "nvmlMarginTemperature_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMarginTemperature, marginTempInfo), -1, CUSHIM_E_(nvmlDeviceGetMarginTemperature, marginTempInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetThermalSettings[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetThermalSettings, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sensorIndex", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetThermalSettings, sensorIndex), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pThermalSettings", "nvmlGpuThermalSettings_t *", "nvmlGpuThermalSettings_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetThermalSettings, pThermalSettings), -1, CUSHIM_E_(nvmlDeviceGetThermalSettings, pThermalSettings), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPerformanceState[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPerformanceState, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pState", "nvmlPstates_t *", "enum nvmlPStates_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPerformanceState, pState), -1, CUSHIM_E_(nvmlDeviceGetPerformanceState, pState), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetCurrentClocksEventReasons[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetCurrentClocksEventReasons, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "clocksEventReasons", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetCurrentClocksEventReasons, clocksEventReasons), -1, CUSHIM_E_(nvmlDeviceGetCurrentClocksEventReasons, clocksEventReasons), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetCurrentClocksThrottleReasons[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetCurrentClocksThrottleReasons, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "clocksThrottleReasons", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetCurrentClocksThrottleReasons, clocksThrottleReasons), -1, CUSHIM_E_(nvmlDeviceGetCurrentClocksThrottleReasons, clocksThrottleReasons), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetSupportedClocksEventReasons[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetSupportedClocksEventReasons, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "supportedClocksEventReasons", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetSupportedClocksEventReasons, supportedClocksEventReasons), -1, CUSHIM_E_(nvmlDeviceGetSupportedClocksEventReasons, supportedClocksEventReasons), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetSupportedClocksThrottleReasons[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetSupportedClocksThrottleReasons, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "supportedClocksThrottleReasons", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetSupportedClocksThrottleReasons, supportedClocksThrottleReasons), -1, CUSHIM_E_(nvmlDeviceGetSupportedClocksThrottleReasons, supportedClocksThrottleReasons), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPowerState[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPowerState, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pState", "nvmlPstates_t *", "enum nvmlPStates_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPowerState, pState), -1, CUSHIM_E_(nvmlDeviceGetPowerState, pState), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetDynamicPstatesInfo[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetDynamicPstatesInfo, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pDynamicPstatesInfo", "nvmlGpuDynamicPstatesInfo_t *", "struct nvmlGpuDynamicPstatesInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetDynamicPstatesInfo, pDynamicPstatesInfo), -1, CUSHIM_E_(nvmlDeviceGetDynamicPstatesInfo, pDynamicPstatesInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMemClkVfOffset[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMemClkVfOffset, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "offset", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMemClkVfOffset, offset), -1, CUSHIM_E_(nvmlDeviceGetMemClkVfOffset, offset), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMinMaxClockOfPState[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMinMaxClockOfPState, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "type", "nvmlClockType_t", "enum nvmlClockType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMinMaxClockOfPState, type), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pstate", "nvmlPstates_t", "enum nvmlPStates_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMinMaxClockOfPState, pstate), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "minClockMHz", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMinMaxClockOfPState, minClockMHz), -1, CUSHIM_E_(nvmlDeviceGetMinMaxClockOfPState, minClockMHz), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "maxClockMHz", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMinMaxClockOfPState, maxClockMHz), -1, CUSHIM_E_(nvmlDeviceGetMinMaxClockOfPState, maxClockMHz), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetSupportedPerformanceStates[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetSupportedPerformanceStates, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pstates", "nvmlPstates_t *", "enum nvmlPStates_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetSupportedPerformanceStates, pstates), -1, CUSHIM_E_(nvmlDeviceGetSupportedPerformanceStates, pstates), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+    { "size", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetSupportedPerformanceStates, size), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGpcClkMinMaxVfOffset[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpcClkMinMaxVfOffset, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "minOffset", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpcClkMinMaxVfOffset, minOffset), -1, CUSHIM_E_(nvmlDeviceGetGpcClkMinMaxVfOffset, minOffset), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "maxOffset", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpcClkMinMaxVfOffset, maxOffset), -1, CUSHIM_E_(nvmlDeviceGetGpcClkMinMaxVfOffset, maxOffset), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMemClkMinMaxVfOffset[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMemClkMinMaxVfOffset, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "minOffset", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMemClkMinMaxVfOffset, minOffset), -1, CUSHIM_E_(nvmlDeviceGetMemClkMinMaxVfOffset, minOffset), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "maxOffset", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMemClkMinMaxVfOffset, maxOffset), -1, CUSHIM_E_(nvmlDeviceGetMemClkMinMaxVfOffset, maxOffset), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetClockOffsets[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetClockOffsets, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "info", "nvmlClockOffset_t *", "nvmlClockOffset_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetClockOffsets, info), -1, CUSHIM_E_(nvmlDeviceGetClockOffsets, info), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetClockOffsets[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetClockOffsets, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "info", "nvmlClockOffset_t *", "nvmlClockOffset_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetClockOffsets, info), -1, CUSHIM_E_(nvmlDeviceSetClockOffsets, info), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPerformanceModes[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPerformanceModes, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "perfModes", "nvmlDevicePerfModes_t *", "nvmlDevicePerfModes_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPerformanceModes, perfModes), -1, CUSHIM_E_(nvmlDeviceGetPerformanceModes, perfModes), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetCurrentClockFreqs[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetCurrentClockFreqs, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "currentClockFreqs", "nvmlDeviceCurrentClockFreqs_t *", "nvmlDeviceCurrentClockFreqs_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetCurrentClockFreqs, currentClockFreqs), -1, CUSHIM_E_(nvmlDeviceGetCurrentClockFreqs, currentClockFreqs), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPowerManagementMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPowerManagementMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "mode", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPowerManagementMode, mode), -1, CUSHIM_E_(nvmlDeviceGetPowerManagementMode, mode), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPowerManagementLimit[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPowerManagementLimit, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "limit", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPowerManagementLimit, limit), -1, CUSHIM_E_(nvmlDeviceGetPowerManagementLimit, limit), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPowerManagementLimitConstraints[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPowerManagementLimitConstraints, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "minLimit", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPowerManagementLimitConstraints, minLimit), -1, CUSHIM_E_(nvmlDeviceGetPowerManagementLimitConstraints, minLimit), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "maxLimit", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPowerManagementLimitConstraints, maxLimit), -1, CUSHIM_E_(nvmlDeviceGetPowerManagementLimitConstraints, maxLimit), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPowerManagementDefaultLimit[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPowerManagementDefaultLimit, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "defaultLimit", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPowerManagementDefaultLimit, defaultLimit), -1, CUSHIM_E_(nvmlDeviceGetPowerManagementDefaultLimit, defaultLimit), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPowerUsage[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPowerUsage, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "power", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPowerUsage, power), -1, CUSHIM_E_(nvmlDeviceGetPowerUsage, power), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPowerMizerMode_v1[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPowerMizerMode_v1, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "powerMizerMode", "nvmlDevicePowerMizerModes_v1_t *", "nvmlDevicePowerMizerModes_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPowerMizerMode_v1, powerMizerMode), -1, CUSHIM_E_(nvmlDeviceGetPowerMizerMode_v1, powerMizerMode), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetPowerMizerMode_v1[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetPowerMizerMode_v1, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "powerMizerMode", "nvmlDevicePowerMizerModes_v1_t *", "nvmlDevicePowerMizerModes_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetPowerMizerMode_v1, powerMizerMode), -1, CUSHIM_E_(nvmlDeviceSetPowerMizerMode_v1, powerMizerMode), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetTotalEnergyConsumption[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetTotalEnergyConsumption, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "energy", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetTotalEnergyConsumption, energy), -1, CUSHIM_E_(nvmlDeviceGetTotalEnergyConsumption, energy), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetEnforcedPowerLimit[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetEnforcedPowerLimit, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "limit", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetEnforcedPowerLimit, limit), -1, CUSHIM_E_(nvmlDeviceGetEnforcedPowerLimit, limit), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGpuOperationMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuOperationMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "current", "nvmlGpuOperationMode_t *", "enum nvmlGom_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuOperationMode, current), -1, CUSHIM_E_(nvmlDeviceGetGpuOperationMode, current), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+    { "pending", "nvmlGpuOperationMode_t *", "enum nvmlGom_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuOperationMode, pending), -1, CUSHIM_E_(nvmlDeviceGetGpuOperationMode, pending), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMemoryInfo[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMemoryInfo, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "memory", "nvmlMemory_t *", "struct nvmlMemory_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMemoryInfo, memory), -1, CUSHIM_E_(nvmlDeviceGetMemoryInfo, memory), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMemoryInfo_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMemoryInfo_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "memory", "nvmlMemory_v2_t *", "struct nvmlMemory_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMemoryInfo_v2, memory), -1, CUSHIM_E_(nvmlDeviceGetMemoryInfo_v2, memory), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetComputeMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetComputeMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "mode", "nvmlComputeMode_t *", "enum nvmlComputeMode_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeMode, mode), -1, CUSHIM_E_(nvmlDeviceGetComputeMode, mode), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetCudaComputeCapability[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetCudaComputeCapability, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "major", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetCudaComputeCapability, major), -1, CUSHIM_E_(nvmlDeviceGetCudaComputeCapability, major), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "minor", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetCudaComputeCapability, minor), -1, CUSHIM_E_(nvmlDeviceGetCudaComputeCapability, minor), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetDramEncryptionMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetDramEncryptionMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "current", "nvmlDramEncryptionInfo_t *", "nvmlDramEncryptionInfo_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetDramEncryptionMode, current), -1, CUSHIM_E_(nvmlDeviceGetDramEncryptionMode, current), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pending", "nvmlDramEncryptionInfo_t *", "nvmlDramEncryptionInfo_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetDramEncryptionMode, pending), -1, CUSHIM_E_(nvmlDeviceGetDramEncryptionMode, pending), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetDramEncryptionMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetDramEncryptionMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "dramEncryption", "const nvmlDramEncryptionInfo_t *", "const nvmlDramEncryptionInfo_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetDramEncryptionMode, dramEncryption), -1, CUSHIM_E_(nvmlDeviceSetDramEncryptionMode, dramEncryption), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetEccMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetEccMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "current", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetEccMode, current), -1, CUSHIM_E_(nvmlDeviceGetEccMode, current), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+    { "pending", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetEccMode, pending), -1, CUSHIM_E_(nvmlDeviceGetEccMode, pending), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetDefaultEccMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetDefaultEccMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "defaultMode", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetDefaultEccMode, defaultMode), -1, CUSHIM_E_(nvmlDeviceGetDefaultEccMode, defaultMode), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetBoardId[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetBoardId, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "boardId", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetBoardId, boardId), -1, CUSHIM_E_(nvmlDeviceGetBoardId, boardId), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMultiGpuBoard[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMultiGpuBoard, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "multiGpuBool", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMultiGpuBoard, multiGpuBool), -1, CUSHIM_E_(nvmlDeviceGetMultiGpuBoard, multiGpuBool), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetTotalEccErrors[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetTotalEccErrors, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "errorType", "nvmlMemoryErrorType_t", "enum nvmlMemoryErrorType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetTotalEccErrors, errorType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "counterType", "nvmlEccCounterType_t", "enum nvmlEccCounterType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetTotalEccErrors, counterType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "eccCounts", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetTotalEccErrors, eccCounts), -1, CUSHIM_E_(nvmlDeviceGetTotalEccErrors, eccCounts), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetDetailedEccErrors[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetDetailedEccErrors, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "errorType", "nvmlMemoryErrorType_t", "enum nvmlMemoryErrorType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetDetailedEccErrors, errorType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "counterType", "nvmlEccCounterType_t", "enum nvmlEccCounterType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetDetailedEccErrors, counterType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "eccCounts", "nvmlEccErrorCounts_t *", "struct nvmlEccErrorCounts_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetDetailedEccErrors, eccCounts), -1, CUSHIM_E_(nvmlDeviceGetDetailedEccErrors, eccCounts), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMemoryErrorCounter[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMemoryErrorCounter, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "errorType", "nvmlMemoryErrorType_t", "enum nvmlMemoryErrorType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMemoryErrorCounter, errorType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "counterType", "nvmlEccCounterType_t", "enum nvmlEccCounterType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMemoryErrorCounter, counterType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "locationType", "nvmlMemoryLocation_t", "enum nvmlMemoryLocation_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMemoryErrorCounter, locationType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "count", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMemoryErrorCounter, count), -1, CUSHIM_E_(nvmlDeviceGetMemoryErrorCounter, count), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetUtilizationRates[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetUtilizationRates, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "utilization", "nvmlUtilization_t *", "struct nvmlUtilization_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetUtilizationRates, utilization), -1, CUSHIM_E_(nvmlDeviceGetUtilizationRates, utilization), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetEncoderUtilization[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetEncoderUtilization, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "utilization", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetEncoderUtilization, utilization), -1, CUSHIM_E_(nvmlDeviceGetEncoderUtilization, utilization), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "samplingPeriodUs", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetEncoderUtilization, samplingPeriodUs), -1, CUSHIM_E_(nvmlDeviceGetEncoderUtilization, samplingPeriodUs), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetEncoderCapacity[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetEncoderCapacity, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "encoderQueryType", "nvmlEncoderType_t", "enum nvmlEncoderQueryType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetEncoderCapacity, encoderQueryType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "encoderCapacity", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetEncoderCapacity, encoderCapacity), -1, CUSHIM_E_(nvmlDeviceGetEncoderCapacity, encoderCapacity), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetEncoderStats[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetEncoderStats, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sessionCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetEncoderStats, sessionCount), -1, CUSHIM_E_(nvmlDeviceGetEncoderStats, sessionCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "averageFps", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetEncoderStats, averageFps), -1, CUSHIM_E_(nvmlDeviceGetEncoderStats, averageFps), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "averageLatency", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetEncoderStats, averageLatency), -1, CUSHIM_E_(nvmlDeviceGetEncoderStats, averageLatency), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetEncoderSessions[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetEncoderSessions, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sessionCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetEncoderSessions, sessionCount), -1, CUSHIM_E_(nvmlDeviceGetEncoderSessions, sessionCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "sessionInfos", "nvmlEncoderSessionInfo_t *", "struct nvmlEncoderSessionInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetEncoderSessions, sessionInfos), -1, CUSHIM_E_(nvmlDeviceGetEncoderSessions, sessionInfos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetDecoderUtilization[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetDecoderUtilization, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "utilization", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetDecoderUtilization, utilization), -1, CUSHIM_E_(nvmlDeviceGetDecoderUtilization, utilization), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "samplingPeriodUs", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetDecoderUtilization, samplingPeriodUs), -1, CUSHIM_E_(nvmlDeviceGetDecoderUtilization, samplingPeriodUs), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetJpgUtilization[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetJpgUtilization, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "utilization", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetJpgUtilization, utilization), -1, CUSHIM_E_(nvmlDeviceGetJpgUtilization, utilization), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "samplingPeriodUs", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetJpgUtilization, samplingPeriodUs), -1, CUSHIM_E_(nvmlDeviceGetJpgUtilization, samplingPeriodUs), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetOfaUtilization[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetOfaUtilization, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "utilization", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetOfaUtilization, utilization), -1, CUSHIM_E_(nvmlDeviceGetOfaUtilization, utilization), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "samplingPeriodUs", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetOfaUtilization, samplingPeriodUs), -1, CUSHIM_E_(nvmlDeviceGetOfaUtilization, samplingPeriodUs), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetFBCStats[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetFBCStats, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "fbcStats", "nvmlFBCStats_t *", "struct nvmlFBCStats_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetFBCStats, fbcStats), -1, CUSHIM_E_(nvmlDeviceGetFBCStats, fbcStats), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetFBCSessions[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetFBCSessions, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sessionCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetFBCSessions, sessionCount), -1, CUSHIM_E_(nvmlDeviceGetFBCSessions, sessionCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "sessionInfo", "nvmlFBCSessionInfo_t *", "struct nvmlFBCSessionInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetFBCSessions, sessionInfo), -1, CUSHIM_E_(nvmlDeviceGetFBCSessions, sessionInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetDriverModel_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetDriverModel_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "current", "nvmlDriverModel_t *", "enum nvmlDriverModel_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetDriverModel_v2, current), -1, CUSHIM_E_(nvmlDeviceGetDriverModel_v2, current), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+    { "pending", "nvmlDriverModel_t *", "enum nvmlDriverModel_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetDriverModel_v2, pending), -1, CUSHIM_E_(nvmlDeviceGetDriverModel_v2, pending), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetVbiosVersion[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetVbiosVersion, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "version", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetVbiosVersion, version), 2, CUSHIM_E_(nvmlDeviceGetVbiosVersion, version), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "length", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetVbiosVersion, length), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetBridgeChipInfo[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetBridgeChipInfo, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "bridgeHierarchy", "nvmlBridgeChipHierarchy_t *", "struct nvmlBridgeChipHierarchy_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetBridgeChipInfo, bridgeHierarchy), -1, CUSHIM_E_(nvmlDeviceGetBridgeChipInfo, bridgeHierarchy), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetComputeRunningProcesses_v3[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v3, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v3, infoCount), -1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses_v3, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_t *", "struct nvmlProcessInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v3, infos), -1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses_v3, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGraphicsRunningProcesses_v3[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v3, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v3, infoCount), -1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses_v3, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_t *", "struct nvmlProcessInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v3, infos), -1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses_v3, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMPSComputeRunningProcesses_v3[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v3, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v3, infoCount), -1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses_v3, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_t *", "struct nvmlProcessInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v3, infos), -1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses_v3, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetRunningProcessDetailList[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetRunningProcessDetailList, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "plist", "nvmlProcessDetailList_t *", "nvmlProcessDetailList_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetRunningProcessDetailList, plist), -1, CUSHIM_E_(nvmlDeviceGetRunningProcessDetailList, plist), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceOnSameBoard[] = {
+    { "device1", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceOnSameBoard, device1), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "device2", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceOnSameBoard, device2), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "onSameBoard", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceOnSameBoard, onSameBoard), -1, CUSHIM_E_(nvmlDeviceOnSameBoard, onSameBoard), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetAPIRestriction[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetAPIRestriction, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "apiType", "nvmlRestrictedAPI_t", "enum nvmlRestrictedAPI_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetAPIRestriction, apiType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "isRestricted", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetAPIRestriction, isRestricted), -1, CUSHIM_E_(nvmlDeviceGetAPIRestriction, isRestricted), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetSamples[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetSamples, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "type", "nvmlSamplingType_t", "enum nvmlSamplingType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetSamples, type), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "lastSeenTimeStamp", "unsigned long long", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetSamples, lastSeenTimeStamp), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sampleValType", "nvmlValueType_t *", "enum nvmlValueType_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetSamples, sampleValType), 4, CUSHIM_E_(nvmlDeviceGetSamples, sampleValType), 0, CUSHIM_KIND_ENUM, 1, 0, NULL, NULL },
+    { "sampleCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetSamples, sampleCount), -1, CUSHIM_E_(nvmlDeviceGetSamples, sampleCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "samples", "nvmlSample_t *", "struct nvmlSample_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetSamples, samples), -1, CUSHIM_E_(nvmlDeviceGetSamples, samples), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetBAR1MemoryInfo[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetBAR1MemoryInfo, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "bar1Memory", "nvmlBAR1Memory_t *", "struct nvmlBAR1Memory_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetBAR1MemoryInfo, bar1Memory), -1, CUSHIM_E_(nvmlDeviceGetBAR1MemoryInfo, bar1Memory), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetViolationStatus[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetViolationStatus, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "perfPolicyType", "nvmlPerfPolicyType_t", "enum nvmlPerfPolicyType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetViolationStatus, perfPolicyType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "violTime", "nvmlViolationTime_t *", "struct nvmlViolationTime_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetViolationStatus, violTime), -1, CUSHIM_E_(nvmlDeviceGetViolationStatus, violTime), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetIrqNum[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetIrqNum, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "irqNum", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetIrqNum, irqNum), -1, CUSHIM_E_(nvmlDeviceGetIrqNum, irqNum), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetNumGpuCores[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNumGpuCores, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "numCores", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNumGpuCores, numCores), -1, CUSHIM_E_(nvmlDeviceGetNumGpuCores, numCores), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPowerSource[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPowerSource, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "powerSource", "nvmlPowerSource_t *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPowerSource, powerSource), -1, CUSHIM_E_(nvmlDeviceGetPowerSource, powerSource), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMemoryBusWidth[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMemoryBusWidth, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "busWidth", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMemoryBusWidth, busWidth), -1, CUSHIM_E_(nvmlDeviceGetMemoryBusWidth, busWidth), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPcieLinkMaxSpeed[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPcieLinkMaxSpeed, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "maxSpeed", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPcieLinkMaxSpeed, maxSpeed), -1, CUSHIM_E_(nvmlDeviceGetPcieLinkMaxSpeed, maxSpeed), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPcieSpeed[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPcieSpeed, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pcieSpeed", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPcieSpeed, pcieSpeed), -1, CUSHIM_E_(nvmlDeviceGetPcieSpeed, pcieSpeed), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetAdaptiveClockInfoStatus[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetAdaptiveClockInfoStatus, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "adaptiveClockStatus", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetAdaptiveClockInfoStatus, adaptiveClockStatus), -1, CUSHIM_E_(nvmlDeviceGetAdaptiveClockInfoStatus, adaptiveClockStatus), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetBusType[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetBusType, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "type", "nvmlBusType_t *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetBusType, type), -1, CUSHIM_E_(nvmlDeviceGetBusType, type), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGpuFabricInfo[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuFabricInfo, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "gpuFabricInfo", "nvmlGpuFabricInfo_t *", "nvmlGpuFabricInfo_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuFabricInfo, gpuFabricInfo), -1, CUSHIM_E_(nvmlDeviceGetGpuFabricInfo, gpuFabricInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGpuFabricInfoV[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuFabricInfoV, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "gpuFabricInfo", "nvmlGpuFabricInfoV_t *", "nvmlGpuFabricInfo_v3_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuFabricInfoV, gpuFabricInfo), -1, CUSHIM_E_(nvmlDeviceGetGpuFabricInfoV, gpuFabricInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSystemGetConfComputeCapabilities[] = {
+    { "capabilities", "nvmlConfComputeSystemCaps_t *", "struct nvmlConfComputeSystemCaps_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlSystemGetConfComputeCapabilities, capabilities), -1, CUSHIM_E_(nvmlSystemGetConfComputeCapabilities, capabilities), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSystemGetConfComputeState[] = {
+    { "state", "nvmlConfComputeSystemState_t *", "struct nvmlConfComputeSystemState_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlSystemGetConfComputeState, state), -1, CUSHIM_E_(nvmlSystemGetConfComputeState, state), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetConfComputeMemSizeInfo[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetConfComputeMemSizeInfo, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "memInfo", "nvmlConfComputeMemSizeInfo_t *", "struct nvmlConfComputeMemSizeInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetConfComputeMemSizeInfo, memInfo), -1, CUSHIM_E_(nvmlDeviceGetConfComputeMemSizeInfo, memInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSystemGetConfComputeGpusReadyState[] = {
+    { "isAcceptingWork", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlSystemGetConfComputeGpusReadyState, isAcceptingWork), -1, CUSHIM_E_(nvmlSystemGetConfComputeGpusReadyState, isAcceptingWork), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetConfComputeProtectedMemoryUsage[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetConfComputeProtectedMemoryUsage, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "memory", "nvmlMemory_t *", "struct nvmlMemory_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetConfComputeProtectedMemoryUsage, memory), -1, CUSHIM_E_(nvmlDeviceGetConfComputeProtectedMemoryUsage, memory), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetConfComputeGpuCertificate[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetConfComputeGpuCertificate, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "gpuCert", "nvmlConfComputeGpuCertificate_t *", "struct nvmlConfComputeGpuCertificate_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetConfComputeGpuCertificate, gpuCert), -1, CUSHIM_E_(nvmlDeviceGetConfComputeGpuCertificate, gpuCert), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetConfComputeGpuAttestationReport[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetConfComputeGpuAttestationReport, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "gpuAtstReport", "nvmlConfComputeGpuAttestationReport_t *", "struct nvmlConfComputeGpuAttestationReport_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetConfComputeGpuAttestationReport, gpuAtstReport), -1, CUSHIM_E_(nvmlDeviceGetConfComputeGpuAttestationReport, gpuAtstReport), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSystemGetConfComputeKeyRotationThresholdInfo[] = {
+    { "pKeyRotationThrInfo", "nvmlConfComputeGetKeyRotationThresholdInfo_t *", "struct nvmlConfComputeGetKeyRotationThresholdInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlSystemGetConfComputeKeyRotationThresholdInfo, pKeyRotationThrInfo), -1, CUSHIM_E_(nvmlSystemGetConfComputeKeyRotationThresholdInfo, pKeyRotationThrInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetConfComputeUnprotectedMemSize[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetConfComputeUnprotectedMemSize, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sizeKiB", "unsigned long long", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetConfComputeUnprotectedMemSize, sizeKiB), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSystemSetConfComputeGpusReadyState[] = {
+    { "isAcceptingWork", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlSystemSetConfComputeGpusReadyState, isAcceptingWork), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSystemSetConfComputeKeyRotationThresholdInfo[] = {
+    { "pKeyRotationThrInfo", "nvmlConfComputeSetKeyRotationThresholdInfo_t *", "struct nvmlConfComputeSetKeyRotationThresholdInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlSystemSetConfComputeKeyRotationThresholdInfo, pKeyRotationThrInfo), -1, CUSHIM_E_(nvmlSystemSetConfComputeKeyRotationThresholdInfo, pKeyRotationThrInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSystemGetConfComputeSettings[] = {
+    { "settings", "nvmlSystemConfComputeSettings_t *", "nvmlSystemConfComputeSettings_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlSystemGetConfComputeSettings, settings), -1, CUSHIM_E_(nvmlSystemGetConfComputeSettings, settings), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGspFirmwareVersion[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGspFirmwareVersion, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "version", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGspFirmwareVersion, version), -1, CUSHIM_E_(nvmlDeviceGetGspFirmwareVersion, version), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGspFirmwareMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGspFirmwareMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "isEnabled", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGspFirmwareMode, isEnabled), -1, CUSHIM_E_(nvmlDeviceGetGspFirmwareMode, isEnabled), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "defaultMode", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGspFirmwareMode, defaultMode), -1, CUSHIM_E_(nvmlDeviceGetGspFirmwareMode, defaultMode), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetSramEccErrorStatus[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetSramEccErrorStatus, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "status", "nvmlEccSramErrorStatus_t *", "nvmlEccSramErrorStatus_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetSramEccErrorStatus, status), -1, CUSHIM_E_(nvmlDeviceGetSramEccErrorStatus, status), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetPowerManagementLimit_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetPowerManagementLimit_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "powerValue", "nvmlPowerValue_v2_t *", "nvmlPowerValue_v2_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetPowerManagementLimit_v2, powerValue), -1, CUSHIM_E_(nvmlDeviceSetPowerManagementLimit_v2, powerValue), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetAccountingMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetAccountingMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "mode", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetAccountingMode, mode), -1, CUSHIM_E_(nvmlDeviceGetAccountingMode, mode), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetAccountingStats[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetAccountingStats, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pid", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetAccountingStats, pid), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "stats", "nvmlAccountingStats_t *", "struct nvmlAccountingStats_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetAccountingStats, stats), -1, CUSHIM_E_(nvmlDeviceGetAccountingStats, stats), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetAccountingPids[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetAccountingPids, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "count", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetAccountingPids, count), -1, CUSHIM_E_(nvmlDeviceGetAccountingPids, count), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "pids", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetAccountingPids, pids), -1, CUSHIM_E_(nvmlDeviceGetAccountingPids, pids), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetAccountingBufferSize[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetAccountingBufferSize, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "bufferSize", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetAccountingBufferSize, bufferSize), -1, CUSHIM_E_(nvmlDeviceGetAccountingBufferSize, bufferSize), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetRetiredPages[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetRetiredPages, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "cause", "nvmlPageRetirementCause_t", "enum nvmlPageRetirementCause_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetRetiredPages, cause), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pageCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetRetiredPages, pageCount), -1, CUSHIM_E_(nvmlDeviceGetRetiredPages, pageCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "addresses", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetRetiredPages, addresses), -1, CUSHIM_E_(nvmlDeviceGetRetiredPages, addresses), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetRetiredPages_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetRetiredPages_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "cause", "nvmlPageRetirementCause_t", "enum nvmlPageRetirementCause_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetRetiredPages_v2, cause), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pageCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetRetiredPages_v2, pageCount), -1, CUSHIM_E_(nvmlDeviceGetRetiredPages_v2, pageCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "addresses", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetRetiredPages_v2, addresses), -1, CUSHIM_E_(nvmlDeviceGetRetiredPages_v2, addresses), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "timestamps", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetRetiredPages_v2, timestamps), -1, CUSHIM_E_(nvmlDeviceGetRetiredPages_v2, timestamps), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetRetiredPagesPendingStatus[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetRetiredPagesPendingStatus, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "isPending", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetRetiredPagesPendingStatus, isPending), -1, CUSHIM_E_(nvmlDeviceGetRetiredPagesPendingStatus, isPending), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetRemappedRows[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetRemappedRows, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "corrRows", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetRemappedRows, corrRows), -1, CUSHIM_E_(nvmlDeviceGetRemappedRows, corrRows), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "uncRows", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetRemappedRows, uncRows), -1, CUSHIM_E_(nvmlDeviceGetRemappedRows, uncRows), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "isPending", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetRemappedRows, isPending), -1, CUSHIM_E_(nvmlDeviceGetRemappedRows, isPending), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "failureOccurred", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetRemappedRows, failureOccurred), -1, CUSHIM_E_(nvmlDeviceGetRemappedRows, failureOccurred), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetRowRemapperHistogram[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetRowRemapperHistogram, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "values", "nvmlRowRemapperHistogramValues_t *", "struct nvmlRowRemapperHistogramValues_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetRowRemapperHistogram, values), -1, CUSHIM_E_(nvmlDeviceGetRowRemapperHistogram, values), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetArchitecture[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetArchitecture, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "arch", "nvmlDeviceArchitecture_t *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetArchitecture, arch), -1, CUSHIM_E_(nvmlDeviceGetArchitecture, arch), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetClkMonStatus[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetClkMonStatus, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "status", "nvmlClkMonStatus_t *", "struct nvmlClkMonStatus_status *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetClkMonStatus, status), -1, CUSHIM_E_(nvmlDeviceGetClkMonStatus, status), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetProcessUtilization[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetProcessUtilization, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "utilization", "nvmlProcessUtilizationSample_t *", "struct nvmlProcessUtilizationSample_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetProcessUtilization, utilization), 2, CUSHIM_E_(nvmlDeviceGetProcessUtilization, utilization), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, NULL },
+    { "processSamplesCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetProcessUtilization, processSamplesCount), -1, CUSHIM_E_(nvmlDeviceGetProcessUtilization, processSamplesCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "lastSeenTimeStamp", "unsigned long long", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetProcessUtilization, lastSeenTimeStamp), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetProcessesUtilizationInfo[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetProcessesUtilizationInfo, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "procesesUtilInfo", "nvmlProcessesUtilizationInfo_t *", "nvmlProcessesUtilizationInfo_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetProcessesUtilizationInfo, procesesUtilInfo), -1, CUSHIM_E_(nvmlDeviceGetProcessesUtilizationInfo, procesesUtilInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPlatformInfo[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPlatformInfo, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "platformInfo", "nvmlPlatformInfo_t *", "nvmlPlatformInfo_v2_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPlatformInfo, platformInfo), -1, CUSHIM_E_(nvmlDeviceGetPlatformInfo, platformInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPdi[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPdi, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pdi", "nvmlPdi_t *", "nvmlPdi_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPdi, pdi), -1, CUSHIM_E_(nvmlDeviceGetPdi, pdi), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetHostname_v1[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetHostname_v1, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "hostname", "nvmlHostname_v1_t *", "nvmlHostname_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetHostname_v1, hostname), -1, CUSHIM_E_(nvmlDeviceSetHostname_v1, hostname), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetHostname_v1[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetHostname_v1, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "hostname", "nvmlHostname_v1_t *", "nvmlHostname_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetHostname_v1, hostname), -1, CUSHIM_E_(nvmlDeviceGetHostname_v1, hostname), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlUnitSetLedState[] = {
+    { "unit", "nvmlUnit_t", "struct nvmlUnit_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlUnitSetLedState, unit), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "color", "nvmlLedColor_t", "enum nvmlLedColor_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlUnitSetLedState, color), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetPersistenceMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetPersistenceMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "mode", "nvmlEnableState_t", "enum nvmlEnableState_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetPersistenceMode, mode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetComputeMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetComputeMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "mode", "nvmlComputeMode_t", "enum nvmlComputeMode_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetComputeMode, mode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetEccMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetEccMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "ecc", "nvmlEnableState_t", "enum nvmlEnableState_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetEccMode, ecc), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceClearEccErrorCounts[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceClearEccErrorCounts, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "counterType", "nvmlEccCounterType_t", "enum nvmlEccCounterType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceClearEccErrorCounts, counterType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetDriverModel[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetDriverModel, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "driverModel", "nvmlDriverModel_t", "enum nvmlDriverModel_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetDriverModel, driverModel), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetDriverModel, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetGpuLockedClocks[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetGpuLockedClocks, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "minGpuClockMHz", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetGpuLockedClocks, minGpuClockMHz), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "maxGpuClockMHz", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetGpuLockedClocks, maxGpuClockMHz), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceResetGpuLockedClocks[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceResetGpuLockedClocks, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetMemoryLockedClocks[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetMemoryLockedClocks, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "minMemClockMHz", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetMemoryLockedClocks, minMemClockMHz), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "maxMemClockMHz", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetMemoryLockedClocks, maxMemClockMHz), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceResetMemoryLockedClocks[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceResetMemoryLockedClocks, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetApplicationsClocks[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetApplicationsClocks, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "memClockMHz", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetApplicationsClocks, memClockMHz), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "graphicsClockMHz", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetApplicationsClocks, graphicsClockMHz), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceResetApplicationsClocks[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceResetApplicationsClocks, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetAutoBoostedClocksEnabled[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetAutoBoostedClocksEnabled, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "enabled", "nvmlEnableState_t", "enum nvmlEnableState_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetAutoBoostedClocksEnabled, enabled), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetDefaultAutoBoostedClocksEnabled[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetDefaultAutoBoostedClocksEnabled, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "enabled", "nvmlEnableState_t", "enum nvmlEnableState_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetDefaultAutoBoostedClocksEnabled, enabled), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetDefaultAutoBoostedClocksEnabled, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetDefaultFanSpeed_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetDefaultFanSpeed_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "fan", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetDefaultFanSpeed_v2, fan), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetFanControlPolicy[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetFanControlPolicy, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "fan", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetFanControlPolicy, fan), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "policy", "nvmlFanControlPolicy_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetFanControlPolicy, policy), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetTemperatureThreshold[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetTemperatureThreshold, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "thresholdType", "nvmlTemperatureThresholds_t", "enum nvmlTemperatureThresholds_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetTemperatureThreshold, thresholdType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "temp", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceSetTemperatureThreshold, temp), -1, CUSHIM_E_(nvmlDeviceSetTemperatureThreshold, temp), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetPowerManagementLimit[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetPowerManagementLimit, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "limit", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetPowerManagementLimit, limit), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetGpuOperationMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetGpuOperationMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "mode", "nvmlGpuOperationMode_t", "enum nvmlGom_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetGpuOperationMode, mode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetAPIRestriction[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetAPIRestriction, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "apiType", "nvmlRestrictedAPI_t", "enum nvmlRestrictedAPI_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetAPIRestriction, apiType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "isRestricted", "nvmlEnableState_t", "enum nvmlEnableState_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetAPIRestriction, isRestricted), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetFanSpeed_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetFanSpeed_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "fan", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetFanSpeed_v2, fan), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "speed", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetFanSpeed_v2, speed), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetGpcClkVfOffset[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetGpcClkVfOffset, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "offset", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetGpcClkVfOffset, offset), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetMemClkVfOffset[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetMemClkVfOffset, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "offset", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetMemClkVfOffset, offset), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetAccountingMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetAccountingMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "mode", "nvmlEnableState_t", "enum nvmlEnableState_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetAccountingMode, mode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceClearAccountingPids[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceClearAccountingPids, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetNvLinkState[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkState, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "link", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkState, link), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "isActive", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNvLinkState, isActive), -1, CUSHIM_E_(nvmlDeviceGetNvLinkState, isActive), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetNvLinkVersion[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkVersion, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "link", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkVersion, link), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "version", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNvLinkVersion, version), -1, CUSHIM_E_(nvmlDeviceGetNvLinkVersion, version), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetNvLinkCapability[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkCapability, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "link", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkCapability, link), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "capability", "nvmlNvLinkCapability_t", "enum nvmlNvLinkCapability_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkCapability, capability), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "capResult", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNvLinkCapability, capResult), -1, CUSHIM_E_(nvmlDeviceGetNvLinkCapability, capResult), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetNvLinkRemotePciInfo_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkRemotePciInfo_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "link", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkRemotePciInfo_v2, link), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pci", "nvmlPciInfo_t *", "struct nvmlPciInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNvLinkRemotePciInfo_v2, pci), -1, CUSHIM_E_(nvmlDeviceGetNvLinkRemotePciInfo_v2, pci), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetNvLinkErrorCounter[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkErrorCounter, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "link", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkErrorCounter, link), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "counter", "nvmlNvLinkErrorCounter_t", "enum nvmlNvLinkErrorCounter_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkErrorCounter, counter), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "counterValue", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNvLinkErrorCounter, counterValue), -1, CUSHIM_E_(nvmlDeviceGetNvLinkErrorCounter, counterValue), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceResetNvLinkErrorCounters[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceResetNvLinkErrorCounters, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "link", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceResetNvLinkErrorCounters, link), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetNvLinkUtilizationControl[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetNvLinkUtilizationControl, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "link", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetNvLinkUtilizationControl, link), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "counter", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetNvLinkUtilizationControl, counter), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "control", "nvmlNvLinkUtilizationControl_t *", "struct nvmlNvLinkUtilizationControl_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetNvLinkUtilizationControl, control), -1, CUSHIM_E_(nvmlDeviceSetNvLinkUtilizationControl, control), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "reset", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetNvLinkUtilizationControl, reset), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetNvLinkUtilizationControl[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkUtilizationControl, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "link", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkUtilizationControl, link), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "counter", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkUtilizationControl, counter), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "control", "nvmlNvLinkUtilizationControl_t *", "struct nvmlNvLinkUtilizationControl_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNvLinkUtilizationControl, control), -1, CUSHIM_E_(nvmlDeviceGetNvLinkUtilizationControl, control), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetNvLinkUtilizationCounter[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkUtilizationCounter, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "link", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkUtilizationCounter, link), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "counter", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkUtilizationCounter, counter), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "rxcounter", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNvLinkUtilizationCounter, rxcounter), -1, CUSHIM_E_(nvmlDeviceGetNvLinkUtilizationCounter, rxcounter), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "txcounter", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNvLinkUtilizationCounter, txcounter), -1, CUSHIM_E_(nvmlDeviceGetNvLinkUtilizationCounter, txcounter), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceFreezeNvLinkUtilizationCounter[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceFreezeNvLinkUtilizationCounter, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "link", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceFreezeNvLinkUtilizationCounter, link), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "counter", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceFreezeNvLinkUtilizationCounter, counter), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "freeze", "nvmlEnableState_t", "enum nvmlEnableState_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceFreezeNvLinkUtilizationCounter, freeze), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceResetNvLinkUtilizationCounter[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceResetNvLinkUtilizationCounter, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "link", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceResetNvLinkUtilizationCounter, link), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "counter", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceResetNvLinkUtilizationCounter, counter), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetNvLinkRemoteDeviceType[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkRemoteDeviceType, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "link", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkRemoteDeviceType, link), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pNvLinkDeviceType", "nvmlIntNvLinkDeviceType_t *", "enum nvmlIntNvLinkDeviceType_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNvLinkRemoteDeviceType, pNvLinkDeviceType), -1, CUSHIM_E_(nvmlDeviceGetNvLinkRemoteDeviceType, pNvLinkDeviceType), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetNvLinkDeviceLowPowerThreshold[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetNvLinkDeviceLowPowerThreshold, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "info", "nvmlNvLinkPowerThres_t *", "struct nvmlNvLinkPowerThres_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetNvLinkDeviceLowPowerThreshold, info), -1, CUSHIM_E_(nvmlDeviceSetNvLinkDeviceLowPowerThreshold, info), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSystemSetNvlinkBwMode[] = {
+    { "nvlinkBwMode", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlSystemSetNvlinkBwMode, nvlinkBwMode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSystemGetNvlinkBwMode[] = {
+    { "nvlinkBwMode", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlSystemGetNvlinkBwMode, nvlinkBwMode), -1, CUSHIM_E_(nvmlSystemGetNvlinkBwMode, nvlinkBwMode), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetNvlinkSupportedBwModes[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvlinkSupportedBwModes, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "supportedBwMode", "nvmlNvlinkSupportedBwModes_t *", "nvmlNvlinkSupportedBwModes_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNvlinkSupportedBwModes, supportedBwMode), -1, CUSHIM_E_(nvmlDeviceGetNvlinkSupportedBwModes, supportedBwMode), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetNvlinkBwMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvlinkBwMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "getBwMode", "nvmlNvlinkGetBwMode_t *", "nvmlNvlinkGetBwMode_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNvlinkBwMode, getBwMode), -1, CUSHIM_E_(nvmlDeviceGetNvlinkBwMode, getBwMode), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetNvlinkBwMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetNvlinkBwMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "setBwMode", "nvmlNvlinkSetBwMode_t *", "nvmlNvlinkSetBwMode_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetNvlinkBwMode, setBwMode), -1, CUSHIM_E_(nvmlDeviceSetNvlinkBwMode, setBwMode), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetNvLinkInfo[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkInfo, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "info", "nvmlNvLinkInfo_t *", "nvmlNvLinkInfo_v2_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNvLinkInfo, info), -1, CUSHIM_E_(nvmlDeviceGetNvLinkInfo, info), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlEventSetCreate[] = {
+    { "set", "nvmlEventSet_t *", "struct nvmlEventSet_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlEventSetCreate, set), -1, CUSHIM_E_(nvmlEventSetCreate, set), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceRegisterEvents[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceRegisterEvents, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "eventTypes", "unsigned long long", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceRegisterEvents, eventTypes), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "set", "nvmlEventSet_t", "struct nvmlEventSet_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceRegisterEvents, set), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetSupportedEventTypes[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetSupportedEventTypes, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "eventTypes", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetSupportedEventTypes, eventTypes), -1, CUSHIM_E_(nvmlDeviceGetSupportedEventTypes, eventTypes), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlEventSetWait_v2[] = {
+    { "set", "nvmlEventSet_t", "struct nvmlEventSet_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlEventSetWait_v2, set), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "data", "nvmlEventData_t *", "struct nvmlEventData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlEventSetWait_v2, data), -1, CUSHIM_E_(nvmlEventSetWait_v2, data), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "timeoutms", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlEventSetWait_v2, timeoutms), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlEventSetFree[] = {
+    { "set", "nvmlEventSet_t", "struct nvmlEventSet_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlEventSetFree, set), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSystemEventSetCreate[] = {
+    { "request", "nvmlSystemEventSetCreateRequest_t *", "nvmlSystemEventSetCreateRequest_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlSystemEventSetCreate, request), -1, CUSHIM_E_(nvmlSystemEventSetCreate, request), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSystemEventSetFree[] = {
+    { "request", "nvmlSystemEventSetFreeRequest_t *", "nvmlSystemEventSetFreeRequest_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlSystemEventSetFree, request), -1, CUSHIM_E_(nvmlSystemEventSetFree, request), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSystemRegisterEvents[] = {
+    { "request", "nvmlSystemRegisterEventRequest_t *", "nvmlSystemRegisterEventRequest_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(nvmlSystemRegisterEvents, request), -1, CUSHIM_E_(nvmlSystemRegisterEvents, request), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSystemEventSetWait[] = {
+    { "request", "nvmlSystemEventSetWaitRequest_t *", "nvmlSystemEventSetWaitRequest_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlSystemEventSetWait, request), -1, CUSHIM_E_(nvmlSystemEventSetWait, request), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceModifyDrainState[] = {
+    { "pciInfo", "nvmlPciInfo_t *", "struct nvmlPciInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceModifyDrainState, pciInfo), -1, CUSHIM_E_(nvmlDeviceModifyDrainState, pciInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "newState", "nvmlEnableState_t", "enum nvmlEnableState_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceModifyDrainState, newState), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceQueryDrainState[] = {
+    { "pciInfo", "nvmlPciInfo_t *", "struct nvmlPciInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceQueryDrainState, pciInfo), -1, CUSHIM_E_(nvmlDeviceQueryDrainState, pciInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "currentState", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceQueryDrainState, currentState), -1, CUSHIM_E_(nvmlDeviceQueryDrainState, currentState), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceRemoveGpu_v2[] = {
+    { "pciInfo", "nvmlPciInfo_t *", "struct nvmlPciInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceRemoveGpu_v2, pciInfo), -1, CUSHIM_E_(nvmlDeviceRemoveGpu_v2, pciInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "gpuState", "nvmlDetachGpuState_t", "enum nvmlDetachGpuState_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceRemoveGpu_v2, gpuState), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "linkState", "nvmlPcieLinkState_t", "enum nvmlPcieLinkState_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceRemoveGpu_v2, linkState), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceDiscoverGpus[] = {
+    { "pciInfo", "nvmlPciInfo_t *", "struct nvmlPciInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceDiscoverGpus, pciInfo), -1, CUSHIM_E_(nvmlDeviceDiscoverGpus, pciInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetFieldValues[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetFieldValues, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "valuesCount", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetFieldValues, valuesCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "values", "nvmlFieldValue_t *", "struct nvmlFieldValue_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetFieldValues, values), -1, CUSHIM_E_(nvmlDeviceGetFieldValues, values), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceClearFieldValues[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceClearFieldValues, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "valuesCount", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceClearFieldValues, valuesCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "values", "nvmlFieldValue_t *", "struct nvmlFieldValue_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceClearFieldValues, values), -1, CUSHIM_E_(nvmlDeviceClearFieldValues, values), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetVirtualizationMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetVirtualizationMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pVirtualMode", "nvmlGpuVirtualizationMode_t *", "enum nvmlGpuVirtualizationMode *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetVirtualizationMode, pVirtualMode), -1, CUSHIM_E_(nvmlDeviceGetVirtualizationMode, pVirtualMode), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetHostVgpuMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetHostVgpuMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pHostVgpuMode", "nvmlHostVgpuMode_t *", "enum nvmlHostVgpuMode_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetHostVgpuMode, pHostVgpuMode), -1, CUSHIM_E_(nvmlDeviceGetHostVgpuMode, pHostVgpuMode), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetVirtualizationMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetVirtualizationMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "virtualMode", "nvmlGpuVirtualizationMode_t", "enum nvmlGpuVirtualizationMode", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetVirtualizationMode, virtualMode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetVgpuHeterogeneousMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetVgpuHeterogeneousMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pHeterogeneousMode", "nvmlVgpuHeterogeneousMode_t *", "nvmlVgpuHeterogeneousMode_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetVgpuHeterogeneousMode, pHeterogeneousMode), -1, CUSHIM_E_(nvmlDeviceGetVgpuHeterogeneousMode, pHeterogeneousMode), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetVgpuHeterogeneousMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetVgpuHeterogeneousMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pHeterogeneousMode", "const nvmlVgpuHeterogeneousMode_t *", "const nvmlVgpuHeterogeneousMode_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetVgpuHeterogeneousMode, pHeterogeneousMode), -1, CUSHIM_E_(nvmlDeviceSetVgpuHeterogeneousMode, pHeterogeneousMode), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetPlacementId[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetPlacementId, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pPlacement", "nvmlVgpuPlacementId_t *", "nvmlVgpuPlacementId_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetPlacementId, pPlacement), -1, CUSHIM_E_(nvmlVgpuInstanceGetPlacementId, pPlacement), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetVgpuTypeSupportedPlacements[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetVgpuTypeSupportedPlacements, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vgpuTypeId", "nvmlVgpuTypeId_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetVgpuTypeSupportedPlacements, vgpuTypeId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pPlacementList", "nvmlVgpuPlacementList_t *", "nvmlVgpuPlacementList_v2_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetVgpuTypeSupportedPlacements, pPlacementList), -1, CUSHIM_E_(nvmlDeviceGetVgpuTypeSupportedPlacements, pPlacementList), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetVgpuTypeCreatablePlacements[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetVgpuTypeCreatablePlacements, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vgpuTypeId", "nvmlVgpuTypeId_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetVgpuTypeCreatablePlacements, vgpuTypeId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pPlacementList", "nvmlVgpuPlacementList_t *", "nvmlVgpuPlacementList_v2_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetVgpuTypeCreatablePlacements, pPlacementList), -1, CUSHIM_E_(nvmlDeviceGetVgpuTypeCreatablePlacements, pPlacementList), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuTypeGetGspHeapSize[] = {
+    { "vgpuTypeId", "nvmlVgpuTypeId_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetGspHeapSize, vgpuTypeId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "gspHeapSize", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetGspHeapSize, gspHeapSize), -1, CUSHIM_E_(nvmlVgpuTypeGetGspHeapSize, gspHeapSize), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuTypeGetFbReservation[] = {
+    { "vgpuTypeId", "nvmlVgpuTypeId_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetFbReservation, vgpuTypeId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "fbReservation", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetFbReservation, fbReservation), -1, CUSHIM_E_(nvmlVgpuTypeGetFbReservation, fbReservation), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetRuntimeStateSize[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetRuntimeStateSize, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pState", "nvmlVgpuRuntimeState_t *", "nvmlVgpuRuntimeState_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetRuntimeStateSize, pState), -1, CUSHIM_E_(nvmlVgpuInstanceGetRuntimeStateSize, pState), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetVgpuCapabilities[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetVgpuCapabilities, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "capability", "nvmlDeviceVgpuCapability_t", "enum nvmlDeviceVgpuCapability_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetVgpuCapabilities, capability), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "state", "nvmlEnableState_t", "enum nvmlEnableState_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetVgpuCapabilities, state), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGridLicensableFeatures_v4[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGridLicensableFeatures_v4, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pGridLicensableFeatures", "nvmlGridLicensableFeatures_t *", "struct nvmlGridLicensableFeatures_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGridLicensableFeatures_v4, pGridLicensableFeatures), -1, CUSHIM_E_(nvmlDeviceGetGridLicensableFeatures_v4, pGridLicensableFeatures), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGetVgpuDriverCapabilities[] = {
+    { "capability", "nvmlVgpuDriverCapability_t", "enum nvmlVgpuDriverCapability_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGetVgpuDriverCapabilities, capability), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "capResult", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGetVgpuDriverCapabilities, capResult), -1, CUSHIM_E_(nvmlGetVgpuDriverCapabilities, capResult), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetVgpuCapabilities[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetVgpuCapabilities, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "capability", "nvmlDeviceVgpuCapability_t", "enum nvmlDeviceVgpuCapability_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetVgpuCapabilities, capability), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "capResult", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetVgpuCapabilities, capResult), -1, CUSHIM_E_(nvmlDeviceGetVgpuCapabilities, capResult), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetSupportedVgpus[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetSupportedVgpus, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vgpuCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetSupportedVgpus, vgpuCount), -1, CUSHIM_E_(nvmlDeviceGetSupportedVgpus, vgpuCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "vgpuTypeIds", "nvmlVgpuTypeId_t *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetSupportedVgpus, vgpuTypeIds), -1, CUSHIM_E_(nvmlDeviceGetSupportedVgpus, vgpuTypeIds), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetCreatableVgpus[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetCreatableVgpus, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vgpuCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetCreatableVgpus, vgpuCount), -1, CUSHIM_E_(nvmlDeviceGetCreatableVgpus, vgpuCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "vgpuTypeIds", "nvmlVgpuTypeId_t *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetCreatableVgpus, vgpuTypeIds), -1, CUSHIM_E_(nvmlDeviceGetCreatableVgpus, vgpuTypeIds), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuTypeGetClass[] = {
+    { "vgpuTypeId", "nvmlVgpuTypeId_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetClass, vgpuTypeId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vgpuTypeClass", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetClass, vgpuTypeClass), -1, CUSHIM_E_(nvmlVgpuTypeGetClass, vgpuTypeClass), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "size", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetClass, size), -1, CUSHIM_E_(nvmlVgpuTypeGetClass, size), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuTypeGetName[] = {
+    { "vgpuTypeId", "nvmlVgpuTypeId_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetName, vgpuTypeId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vgpuTypeName", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetName, vgpuTypeName), -1, CUSHIM_E_(nvmlVgpuTypeGetName, vgpuTypeName), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "size", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetName, size), -1, CUSHIM_E_(nvmlVgpuTypeGetName, size), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuTypeGetGpuInstanceProfileId[] = {
+    { "vgpuTypeId", "nvmlVgpuTypeId_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetGpuInstanceProfileId, vgpuTypeId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "gpuInstanceProfileId", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetGpuInstanceProfileId, gpuInstanceProfileId), -1, CUSHIM_E_(nvmlVgpuTypeGetGpuInstanceProfileId, gpuInstanceProfileId), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuTypeGetDeviceID[] = {
+    { "vgpuTypeId", "nvmlVgpuTypeId_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetDeviceID, vgpuTypeId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "deviceID", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetDeviceID, deviceID), -1, CUSHIM_E_(nvmlVgpuTypeGetDeviceID, deviceID), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "subsystemID", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetDeviceID, subsystemID), -1, CUSHIM_E_(nvmlVgpuTypeGetDeviceID, subsystemID), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuTypeGetFramebufferSize[] = {
+    { "vgpuTypeId", "nvmlVgpuTypeId_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetFramebufferSize, vgpuTypeId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "fbSize", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetFramebufferSize, fbSize), -1, CUSHIM_E_(nvmlVgpuTypeGetFramebufferSize, fbSize), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuTypeGetNumDisplayHeads[] = {
+    { "vgpuTypeId", "nvmlVgpuTypeId_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetNumDisplayHeads, vgpuTypeId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "numDisplayHeads", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetNumDisplayHeads, numDisplayHeads), -1, CUSHIM_E_(nvmlVgpuTypeGetNumDisplayHeads, numDisplayHeads), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuTypeGetResolution[] = {
+    { "vgpuTypeId", "nvmlVgpuTypeId_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetResolution, vgpuTypeId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "displayIndex", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetResolution, displayIndex), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "xdim", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetResolution, xdim), -1, CUSHIM_E_(nvmlVgpuTypeGetResolution, xdim), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "ydim", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetResolution, ydim), -1, CUSHIM_E_(nvmlVgpuTypeGetResolution, ydim), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuTypeGetLicense[] = {
+    { "vgpuTypeId", "nvmlVgpuTypeId_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetLicense, vgpuTypeId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vgpuTypeLicenseString", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetLicense, vgpuTypeLicenseString), -1, CUSHIM_E_(nvmlVgpuTypeGetLicense, vgpuTypeLicenseString), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "size", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetLicense, size), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuTypeGetFrameRateLimit[] = {
+    { "vgpuTypeId", "nvmlVgpuTypeId_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetFrameRateLimit, vgpuTypeId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "frameRateLimit", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetFrameRateLimit, frameRateLimit), -1, CUSHIM_E_(nvmlVgpuTypeGetFrameRateLimit, frameRateLimit), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuTypeGetMaxInstances[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetMaxInstances, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vgpuTypeId", "nvmlVgpuTypeId_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetMaxInstances, vgpuTypeId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vgpuInstanceCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetMaxInstances, vgpuInstanceCount), -1, CUSHIM_E_(nvmlVgpuTypeGetMaxInstances, vgpuInstanceCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuTypeGetMaxInstancesPerVm[] = {
+    { "vgpuTypeId", "nvmlVgpuTypeId_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetMaxInstancesPerVm, vgpuTypeId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vgpuInstanceCountPerVm", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetMaxInstancesPerVm, vgpuInstanceCountPerVm), -1, CUSHIM_E_(nvmlVgpuTypeGetMaxInstancesPerVm, vgpuInstanceCountPerVm), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuTypeGetBAR1Info[] = {
+    { "vgpuTypeId", "nvmlVgpuTypeId_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetBAR1Info, vgpuTypeId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "bar1Info", "nvmlVgpuTypeBar1Info_t *", "nvmlVgpuTypeBar1Info_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetBAR1Info, bar1Info), -1, CUSHIM_E_(nvmlVgpuTypeGetBAR1Info, bar1Info), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetActiveVgpus[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetActiveVgpus, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vgpuCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetActiveVgpus, vgpuCount), -1, CUSHIM_E_(nvmlDeviceGetActiveVgpus, vgpuCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "vgpuInstances", "nvmlVgpuInstance_t *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetActiveVgpus, vgpuInstances), -1, CUSHIM_E_(nvmlDeviceGetActiveVgpus, vgpuInstances), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetVmID[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetVmID, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vmId", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetVmID, vmId), -1, CUSHIM_E_(nvmlVgpuInstanceGetVmID, vmId), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "size", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetVmID, size), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vmIdType", "nvmlVgpuVmIdType_t *", "enum nvmlVgpuVmIdType *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetVmID, vmIdType), -1, CUSHIM_E_(nvmlVgpuInstanceGetVmID, vmIdType), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetUUID[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetUUID, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "uuid", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetUUID, uuid), -1, CUSHIM_E_(nvmlVgpuInstanceGetUUID, uuid), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "size", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetUUID, size), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetVmDriverVersion[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetVmDriverVersion, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "version", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetVmDriverVersion, version), 2, CUSHIM_E_(nvmlVgpuInstanceGetVmDriverVersion, version), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "length", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetVmDriverVersion, length), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetFbUsage[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetFbUsage, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "fbUsage", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetFbUsage, fbUsage), -1, CUSHIM_E_(nvmlVgpuInstanceGetFbUsage, fbUsage), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetLicenseStatus[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetLicenseStatus, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "licensed", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetLicenseStatus, licensed), -1, CUSHIM_E_(nvmlVgpuInstanceGetLicenseStatus, licensed), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetType[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetType, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vgpuTypeId", "nvmlVgpuTypeId_t *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetType, vgpuTypeId), -1, CUSHIM_E_(nvmlVgpuInstanceGetType, vgpuTypeId), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetFrameRateLimit[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetFrameRateLimit, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "frameRateLimit", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetFrameRateLimit, frameRateLimit), -1, CUSHIM_E_(nvmlVgpuInstanceGetFrameRateLimit, frameRateLimit), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetEccMode[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetEccMode, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "eccMode", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetEccMode, eccMode), -1, CUSHIM_E_(nvmlVgpuInstanceGetEccMode, eccMode), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetEncoderCapacity[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetEncoderCapacity, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "encoderCapacity", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetEncoderCapacity, encoderCapacity), -1, CUSHIM_E_(nvmlVgpuInstanceGetEncoderCapacity, encoderCapacity), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceSetEncoderCapacity[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceSetEncoderCapacity, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "encoderCapacity", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceSetEncoderCapacity, encoderCapacity), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetEncoderStats[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetEncoderStats, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sessionCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetEncoderStats, sessionCount), -1, CUSHIM_E_(nvmlVgpuInstanceGetEncoderStats, sessionCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "averageFps", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetEncoderStats, averageFps), -1, CUSHIM_E_(nvmlVgpuInstanceGetEncoderStats, averageFps), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "averageLatency", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetEncoderStats, averageLatency), -1, CUSHIM_E_(nvmlVgpuInstanceGetEncoderStats, averageLatency), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetEncoderSessions[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetEncoderSessions, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sessionCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetEncoderSessions, sessionCount), -1, CUSHIM_E_(nvmlVgpuInstanceGetEncoderSessions, sessionCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "sessionInfo", "nvmlEncoderSessionInfo_t *", "struct nvmlEncoderSessionInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetEncoderSessions, sessionInfo), -1, CUSHIM_E_(nvmlVgpuInstanceGetEncoderSessions, sessionInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetFBCStats[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetFBCStats, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "fbcStats", "nvmlFBCStats_t *", "struct nvmlFBCStats_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetFBCStats, fbcStats), -1, CUSHIM_E_(nvmlVgpuInstanceGetFBCStats, fbcStats), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetFBCSessions[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetFBCSessions, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sessionCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetFBCSessions, sessionCount), -1, CUSHIM_E_(nvmlVgpuInstanceGetFBCSessions, sessionCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "sessionInfo", "nvmlFBCSessionInfo_t *", "struct nvmlFBCSessionInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetFBCSessions, sessionInfo), -1, CUSHIM_E_(nvmlVgpuInstanceGetFBCSessions, sessionInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetGpuInstanceId[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetGpuInstanceId, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "gpuInstanceId", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetGpuInstanceId, gpuInstanceId), -1, CUSHIM_E_(nvmlVgpuInstanceGetGpuInstanceId, gpuInstanceId), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetGpuPciId[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetGpuPciId, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vgpuPciId", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetGpuPciId, vgpuPciId), -1, CUSHIM_E_(nvmlVgpuInstanceGetGpuPciId, vgpuPciId), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "length", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetGpuPciId, length), -1, CUSHIM_E_(nvmlVgpuInstanceGetGpuPciId, length), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuTypeGetCapabilities[] = {
+    { "vgpuTypeId", "nvmlVgpuTypeId_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetCapabilities, vgpuTypeId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "capability", "nvmlVgpuCapability_t", "enum nvmlVgpuCapability_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetCapabilities, capability), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "capResult", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetCapabilities, capResult), -1, CUSHIM_E_(nvmlVgpuTypeGetCapabilities, capResult), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetMdevUUID[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetMdevUUID, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "mdevUuid", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetMdevUUID, mdevUuid), -1, CUSHIM_E_(nvmlVgpuInstanceGetMdevUUID, mdevUuid), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "size", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetMdevUUID, size), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpuInstanceGetCreatableVgpus[] = {
+    { "gpuInstance", "nvmlGpuInstance_t", "struct nvmlGpuInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetCreatableVgpus, gpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pVgpus", "nvmlVgpuTypeIdInfo_t *", "nvmlVgpuTypeIdInfo_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpuInstanceGetCreatableVgpus, pVgpus), -1, CUSHIM_E_(nvmlGpuInstanceGetCreatableVgpus, pVgpus), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuTypeGetMaxInstancesPerGpuInstance[] = {
+    { "pMaxInstance", "nvmlVgpuTypeMaxInstance_t *", "nvmlVgpuTypeMaxInstance_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetMaxInstancesPerGpuInstance, pMaxInstance), -1, CUSHIM_E_(nvmlVgpuTypeGetMaxInstancesPerGpuInstance, pMaxInstance), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpuInstanceGetActiveVgpus[] = {
+    { "gpuInstance", "nvmlGpuInstance_t", "struct nvmlGpuInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetActiveVgpus, gpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pVgpuInstanceInfo", "nvmlActiveVgpuInstanceInfo_t *", "nvmlActiveVgpuInstanceInfo_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpuInstanceGetActiveVgpus, pVgpuInstanceInfo), -1, CUSHIM_E_(nvmlGpuInstanceGetActiveVgpus, pVgpuInstanceInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpuInstanceSetVgpuSchedulerState[] = {
+    { "gpuInstance", "nvmlGpuInstance_t", "struct nvmlGpuInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceSetVgpuSchedulerState, gpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pScheduler", "nvmlVgpuSchedulerState_t *", "nvmlVgpuSchedulerState_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceSetVgpuSchedulerState, pScheduler), -1, CUSHIM_E_(nvmlGpuInstanceSetVgpuSchedulerState, pScheduler), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpuInstanceGetVgpuSchedulerState[] = {
+    { "gpuInstance", "nvmlGpuInstance_t", "struct nvmlGpuInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetVgpuSchedulerState, gpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pSchedulerStateInfo", "nvmlVgpuSchedulerStateInfo_t *", "nvmlVgpuSchedulerStateInfo_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpuInstanceGetVgpuSchedulerState, pSchedulerStateInfo), -1, CUSHIM_E_(nvmlGpuInstanceGetVgpuSchedulerState, pSchedulerStateInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpuInstanceGetVgpuSchedulerLog[] = {
+    { "gpuInstance", "nvmlGpuInstance_t", "struct nvmlGpuInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetVgpuSchedulerLog, gpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pSchedulerLogInfo", "nvmlVgpuSchedulerLogInfo_t *", "nvmlVgpuSchedulerLogInfo_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpuInstanceGetVgpuSchedulerLog, pSchedulerLogInfo), -1, CUSHIM_E_(nvmlGpuInstanceGetVgpuSchedulerLog, pSchedulerLogInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpuInstanceGetVgpuTypeCreatablePlacements[] = {
+    { "gpuInstance", "nvmlGpuInstance_t", "struct nvmlGpuInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetVgpuTypeCreatablePlacements, gpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pCreatablePlacementInfo", "nvmlVgpuCreatablePlacementInfo_t *", "nvmlVgpuCreatablePlacementInfo_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpuInstanceGetVgpuTypeCreatablePlacements, pCreatablePlacementInfo), -1, CUSHIM_E_(nvmlGpuInstanceGetVgpuTypeCreatablePlacements, pCreatablePlacementInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpuInstanceGetVgpuHeterogeneousMode[] = {
+    { "gpuInstance", "nvmlGpuInstance_t", "struct nvmlGpuInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetVgpuHeterogeneousMode, gpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pHeterogeneousMode", "nvmlVgpuHeterogeneousMode_t *", "nvmlVgpuHeterogeneousMode_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpuInstanceGetVgpuHeterogeneousMode, pHeterogeneousMode), -1, CUSHIM_E_(nvmlGpuInstanceGetVgpuHeterogeneousMode, pHeterogeneousMode), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpuInstanceSetVgpuHeterogeneousMode[] = {
+    { "gpuInstance", "nvmlGpuInstance_t", "struct nvmlGpuInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceSetVgpuHeterogeneousMode, gpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pHeterogeneousMode", "const nvmlVgpuHeterogeneousMode_t *", "const nvmlVgpuHeterogeneousMode_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceSetVgpuHeterogeneousMode, pHeterogeneousMode), -1, CUSHIM_E_(nvmlGpuInstanceSetVgpuHeterogeneousMode, pHeterogeneousMode), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetMetadata[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetMetadata, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vgpuMetadata", "nvmlVgpuMetadata_t *", "struct nvmlVgpuMetadata_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetMetadata, vgpuMetadata), -1, CUSHIM_E_(nvmlVgpuInstanceGetMetadata, vgpuMetadata), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "bufferSize", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetMetadata, bufferSize), -1, CUSHIM_E_(nvmlVgpuInstanceGetMetadata, bufferSize), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetVgpuMetadata[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetVgpuMetadata, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pgpuMetadata", "nvmlVgpuPgpuMetadata_t *", "struct nvmlVgpuPgpuMetadata_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetVgpuMetadata, pgpuMetadata), -1, CUSHIM_E_(nvmlDeviceGetVgpuMetadata, pgpuMetadata), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "bufferSize", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetVgpuMetadata, bufferSize), -1, CUSHIM_E_(nvmlDeviceGetVgpuMetadata, bufferSize), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGetVgpuCompatibility[] = {
+    { "vgpuMetadata", "nvmlVgpuMetadata_t *", "struct nvmlVgpuMetadata_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGetVgpuCompatibility, vgpuMetadata), -1, CUSHIM_E_(nvmlGetVgpuCompatibility, vgpuMetadata), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pgpuMetadata", "nvmlVgpuPgpuMetadata_t *", "struct nvmlVgpuPgpuMetadata_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGetVgpuCompatibility, pgpuMetadata), -1, CUSHIM_E_(nvmlGetVgpuCompatibility, pgpuMetadata), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "compatibilityInfo", "nvmlVgpuPgpuCompatibility_t *", "struct nvmlVgpuPgpuCompatibility_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGetVgpuCompatibility, compatibilityInfo), -1, CUSHIM_E_(nvmlGetVgpuCompatibility, compatibilityInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPgpuMetadataString[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPgpuMetadataString, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pgpuMetadata", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPgpuMetadataString, pgpuMetadata), -1, CUSHIM_E_(nvmlDeviceGetPgpuMetadataString, pgpuMetadata), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "bufferSize", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPgpuMetadataString, bufferSize), -1, CUSHIM_E_(nvmlDeviceGetPgpuMetadataString, bufferSize), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetVgpuSchedulerLog[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetVgpuSchedulerLog, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pSchedulerLog", "nvmlVgpuSchedulerLog_t *", "struct nvmlVgpuSchedulerLog_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetVgpuSchedulerLog, pSchedulerLog), -1, CUSHIM_E_(nvmlDeviceGetVgpuSchedulerLog, pSchedulerLog), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetVgpuSchedulerState[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetVgpuSchedulerState, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pSchedulerState", "nvmlVgpuSchedulerGetState_t *", "struct nvmlVgpuSchedulerGetState_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetVgpuSchedulerState, pSchedulerState), -1, CUSHIM_E_(nvmlDeviceGetVgpuSchedulerState, pSchedulerState), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetVgpuSchedulerCapabilities[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetVgpuSchedulerCapabilities, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pCapabilities", "nvmlVgpuSchedulerCapabilities_t *", "struct nvmlVgpuSchedulerCapabilities_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetVgpuSchedulerCapabilities, pCapabilities), -1, CUSHIM_E_(nvmlDeviceGetVgpuSchedulerCapabilities, pCapabilities), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetVgpuSchedulerState[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetVgpuSchedulerState, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pSchedulerState", "nvmlVgpuSchedulerSetState_t *", "struct nvmlVgpuSchedulerSetState_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetVgpuSchedulerState, pSchedulerState), -1, CUSHIM_E_(nvmlDeviceSetVgpuSchedulerState, pSchedulerState), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGetVgpuVersion[] = {
+    { "supported", "nvmlVgpuVersion_t *", "struct nvmlVgpuVersion_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGetVgpuVersion, supported), -1, CUSHIM_E_(nvmlGetVgpuVersion, supported), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "current", "nvmlVgpuVersion_t *", "struct nvmlVgpuVersion_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGetVgpuVersion, current), -1, CUSHIM_E_(nvmlGetVgpuVersion, current), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSetVgpuVersion[] = {
+    { "vgpuVersion", "nvmlVgpuVersion_t *", "struct nvmlVgpuVersion_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlSetVgpuVersion, vgpuVersion), -1, CUSHIM_E_(nvmlSetVgpuVersion, vgpuVersion), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetVgpuUtilization[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetVgpuUtilization, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "lastSeenTimeStamp", "unsigned long long", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetVgpuUtilization, lastSeenTimeStamp), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sampleValType", "nvmlValueType_t *", "enum nvmlValueType_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetVgpuUtilization, sampleValType), 3, CUSHIM_E_(nvmlDeviceGetVgpuUtilization, sampleValType), 0, CUSHIM_KIND_ENUM, 1, 0, NULL, NULL },
+    { "vgpuInstanceSamplesCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetVgpuUtilization, vgpuInstanceSamplesCount), -1, CUSHIM_E_(nvmlDeviceGetVgpuUtilization, vgpuInstanceSamplesCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "utilizationSamples", "nvmlVgpuInstanceUtilizationSample_t *", "struct nvmlVgpuInstanceUtilizationSample_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetVgpuUtilization, utilizationSamples), -1, CUSHIM_E_(nvmlDeviceGetVgpuUtilization, utilizationSamples), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetVgpuInstancesUtilizationInfo[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetVgpuInstancesUtilizationInfo, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vgpuUtilInfo", "nvmlVgpuInstancesUtilizationInfo_t *", "nvmlVgpuInstancesUtilizationInfo_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetVgpuInstancesUtilizationInfo, vgpuUtilInfo), -1, CUSHIM_E_(nvmlDeviceGetVgpuInstancesUtilizationInfo, vgpuUtilInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetVgpuProcessUtilization[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetVgpuProcessUtilization, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "lastSeenTimeStamp", "unsigned long long", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetVgpuProcessUtilization, lastSeenTimeStamp), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vgpuProcessSamplesCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetVgpuProcessUtilization, vgpuProcessSamplesCount), -1, CUSHIM_E_(nvmlDeviceGetVgpuProcessUtilization, vgpuProcessSamplesCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "utilizationSamples", "nvmlVgpuProcessUtilizationSample_t *", "struct nvmlVgpuProcessUtilizationSample_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetVgpuProcessUtilization, utilizationSamples), -1, CUSHIM_E_(nvmlDeviceGetVgpuProcessUtilization, utilizationSamples), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetVgpuProcessesUtilizationInfo[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetVgpuProcessesUtilizationInfo, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vgpuProcUtilInfo", "nvmlVgpuProcessesUtilizationInfo_t *", "nvmlVgpuProcessesUtilizationInfo_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetVgpuProcessesUtilizationInfo, vgpuProcUtilInfo), -1, CUSHIM_E_(nvmlDeviceGetVgpuProcessesUtilizationInfo, vgpuProcUtilInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetAccountingMode[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetAccountingMode, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "mode", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetAccountingMode, mode), -1, CUSHIM_E_(nvmlVgpuInstanceGetAccountingMode, mode), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetAccountingPids[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetAccountingPids, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "count", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetAccountingPids, count), -1, CUSHIM_E_(nvmlVgpuInstanceGetAccountingPids, count), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "pids", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetAccountingPids, pids), -1, CUSHIM_E_(nvmlVgpuInstanceGetAccountingPids, pids), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetAccountingStats[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetAccountingStats, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pid", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetAccountingStats, pid), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "stats", "nvmlAccountingStats_t *", "struct nvmlAccountingStats_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetAccountingStats, stats), -1, CUSHIM_E_(nvmlVgpuInstanceGetAccountingStats, stats), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceClearAccountingPids[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceClearAccountingPids, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetLicenseInfo_v2[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetLicenseInfo_v2, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "licenseInfo", "nvmlVgpuLicenseInfo_t *", "struct nvmlVgpuLicenseInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetLicenseInfo_v2, licenseInfo), -1, CUSHIM_E_(nvmlVgpuInstanceGetLicenseInfo_v2, licenseInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGetExcludedDeviceCount[] = {
+    { "deviceCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGetExcludedDeviceCount, deviceCount), -1, CUSHIM_E_(nvmlGetExcludedDeviceCount, deviceCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGetExcludedDeviceInfoByIndex[] = {
+    { "index", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGetExcludedDeviceInfoByIndex, index), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "info", "nvmlExcludedDeviceInfo_t *", "struct nvmlExcludedDeviceInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGetExcludedDeviceInfoByIndex, info), -1, CUSHIM_E_(nvmlGetExcludedDeviceInfoByIndex, info), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceReadWritePRM_v1[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceReadWritePRM_v1, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "buffer", "nvmlPRMTLV_v1_t *", "nvmlPRMTLV_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(nvmlDeviceReadWritePRM_v1, buffer), -1, CUSHIM_E_(nvmlDeviceReadWritePRM_v1, buffer), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetMigMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetMigMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "mode", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetMigMode, mode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "activationStatus", "nvmlReturn_t *", "enum nvmlReturn_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceSetMigMode, activationStatus), -1, CUSHIM_E_(nvmlDeviceSetMigMode, activationStatus), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMigMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMigMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "currentMode", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMigMode, currentMode), -1, CUSHIM_E_(nvmlDeviceGetMigMode, currentMode), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "pendingMode", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMigMode, pendingMode), -1, CUSHIM_E_(nvmlDeviceGetMigMode, pendingMode), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGpuInstanceProfileInfo[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstanceProfileInfo, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profile", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstanceProfileInfo, profile), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "info", "nvmlGpuInstanceProfileInfo_t *", "struct nvmlGpuInstanceProfileInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuInstanceProfileInfo, info), -1, CUSHIM_E_(nvmlDeviceGetGpuInstanceProfileInfo, info), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGpuInstanceProfileInfoV[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstanceProfileInfoV, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profile", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstanceProfileInfoV, profile), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "info", "nvmlGpuInstanceProfileInfo_v2_t *", "struct nvmlGpuInstanceProfileInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuInstanceProfileInfoV, info), -1, CUSHIM_E_(nvmlDeviceGetGpuInstanceProfileInfoV, info), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGpuInstanceProfileInfoByIdV[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstanceProfileInfoByIdV, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profileId", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstanceProfileInfoByIdV, profileId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "info", "nvmlGpuInstanceProfileInfo_v2_t *", "struct nvmlGpuInstanceProfileInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuInstanceProfileInfoByIdV, info), -1, CUSHIM_E_(nvmlDeviceGetGpuInstanceProfileInfoByIdV, info), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGpuInstancePossiblePlacements_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstancePossiblePlacements_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profileId", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstancePossiblePlacements_v2, profileId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "placements", "nvmlGpuInstancePlacement_t *", "struct nvmlGpuInstancePlacement_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuInstancePossiblePlacements_v2, placements), 3, CUSHIM_E_(nvmlDeviceGetGpuInstancePossiblePlacements_v2, placements), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, NULL },
+    { "count", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuInstancePossiblePlacements_v2, count), -1, CUSHIM_E_(nvmlDeviceGetGpuInstancePossiblePlacements_v2, count), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGpuInstanceRemainingCapacity[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstanceRemainingCapacity, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profileId", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstanceRemainingCapacity, profileId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "count", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuInstanceRemainingCapacity, count), -1, CUSHIM_E_(nvmlDeviceGetGpuInstanceRemainingCapacity, count), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceCreateGpuInstance[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceCreateGpuInstance, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profileId", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceCreateGpuInstance, profileId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "gpuInstance", "nvmlGpuInstance_t *", "struct nvmlGpuInstance_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceCreateGpuInstance, gpuInstance), -1, CUSHIM_E_(nvmlDeviceCreateGpuInstance, gpuInstance), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceCreateGpuInstanceWithPlacement[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceCreateGpuInstanceWithPlacement, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profileId", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceCreateGpuInstanceWithPlacement, profileId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "placement", "const nvmlGpuInstancePlacement_t *", "const struct nvmlGpuInstancePlacement_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceCreateGpuInstanceWithPlacement, placement), -1, CUSHIM_E_(nvmlDeviceCreateGpuInstanceWithPlacement, placement), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "gpuInstance", "nvmlGpuInstance_t *", "struct nvmlGpuInstance_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceCreateGpuInstanceWithPlacement, gpuInstance), -1, CUSHIM_E_(nvmlDeviceCreateGpuInstanceWithPlacement, gpuInstance), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpuInstanceDestroy[] = {
+    { "gpuInstance", "nvmlGpuInstance_t", "struct nvmlGpuInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceDestroy, gpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGpuInstances[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstances, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profileId", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstances, profileId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "gpuInstances", "nvmlGpuInstance_t *", "struct nvmlGpuInstance_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuInstances, gpuInstances), 3, CUSHIM_E_(nvmlDeviceGetGpuInstances, gpuInstances), 0, CUSHIM_KIND_HANDLE, 1, 0, NULL, NULL },
+    { "count", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuInstances, count), -1, CUSHIM_E_(nvmlDeviceGetGpuInstances, count), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGpuInstanceById[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstanceById, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "id", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstanceById, id), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "gpuInstance", "nvmlGpuInstance_t *", "struct nvmlGpuInstance_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuInstanceById, gpuInstance), -1, CUSHIM_E_(nvmlDeviceGetGpuInstanceById, gpuInstance), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpuInstanceGetInfo[] = {
+    { "gpuInstance", "nvmlGpuInstance_t", "struct nvmlGpuInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetInfo, gpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "info", "nvmlGpuInstanceInfo_t *", "struct nvmlGpuInstanceInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpuInstanceGetInfo, info), -1, CUSHIM_E_(nvmlGpuInstanceGetInfo, info), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpuInstanceGetComputeInstanceProfileInfo[] = {
+    { "gpuInstance", "nvmlGpuInstance_t", "struct nvmlGpuInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetComputeInstanceProfileInfo, gpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profile", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetComputeInstanceProfileInfo, profile), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "engProfile", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetComputeInstanceProfileInfo, engProfile), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "info", "nvmlComputeInstanceProfileInfo_t *", "struct nvmlComputeInstanceProfileInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpuInstanceGetComputeInstanceProfileInfo, info), -1, CUSHIM_E_(nvmlGpuInstanceGetComputeInstanceProfileInfo, info), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpuInstanceGetComputeInstanceProfileInfoV[] = {
+    { "gpuInstance", "nvmlGpuInstance_t", "struct nvmlGpuInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetComputeInstanceProfileInfoV, gpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profile", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetComputeInstanceProfileInfoV, profile), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "engProfile", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetComputeInstanceProfileInfoV, engProfile), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "info", "nvmlComputeInstanceProfileInfo_v2_t *", "struct nvmlComputeInstanceProfileInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpuInstanceGetComputeInstanceProfileInfoV, info), -1, CUSHIM_E_(nvmlGpuInstanceGetComputeInstanceProfileInfoV, info), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpuInstanceGetComputeInstanceRemainingCapacity[] = {
+    { "gpuInstance", "nvmlGpuInstance_t", "struct nvmlGpuInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetComputeInstanceRemainingCapacity, gpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profileId", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetComputeInstanceRemainingCapacity, profileId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "count", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpuInstanceGetComputeInstanceRemainingCapacity, count), -1, CUSHIM_E_(nvmlGpuInstanceGetComputeInstanceRemainingCapacity, count), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpuInstanceGetComputeInstancePossiblePlacements[] = {
+    { "gpuInstance", "nvmlGpuInstance_t", "struct nvmlGpuInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetComputeInstancePossiblePlacements, gpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profileId", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetComputeInstancePossiblePlacements, profileId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "placements", "nvmlComputeInstancePlacement_t *", "struct nvmlComputeInstancePlacement_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpuInstanceGetComputeInstancePossiblePlacements, placements), 3, CUSHIM_E_(nvmlGpuInstanceGetComputeInstancePossiblePlacements, placements), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, NULL },
+    { "count", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpuInstanceGetComputeInstancePossiblePlacements, count), -1, CUSHIM_E_(nvmlGpuInstanceGetComputeInstancePossiblePlacements, count), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpuInstanceCreateComputeInstance[] = {
+    { "gpuInstance", "nvmlGpuInstance_t", "struct nvmlGpuInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceCreateComputeInstance, gpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profileId", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceCreateComputeInstance, profileId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "computeInstance", "nvmlComputeInstance_t *", "struct nvmlComputeInstance_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpuInstanceCreateComputeInstance, computeInstance), -1, CUSHIM_E_(nvmlGpuInstanceCreateComputeInstance, computeInstance), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpuInstanceCreateComputeInstanceWithPlacement[] = {
+    { "gpuInstance", "nvmlGpuInstance_t", "struct nvmlGpuInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceCreateComputeInstanceWithPlacement, gpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profileId", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceCreateComputeInstanceWithPlacement, profileId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "placement", "const nvmlComputeInstancePlacement_t *", "const struct nvmlComputeInstancePlacement_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceCreateComputeInstanceWithPlacement, placement), -1, CUSHIM_E_(nvmlGpuInstanceCreateComputeInstanceWithPlacement, placement), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "computeInstance", "nvmlComputeInstance_t *", "struct nvmlComputeInstance_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpuInstanceCreateComputeInstanceWithPlacement, computeInstance), -1, CUSHIM_E_(nvmlGpuInstanceCreateComputeInstanceWithPlacement, computeInstance), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlComputeInstanceDestroy[] = {
+    { "computeInstance", "nvmlComputeInstance_t", "struct nvmlComputeInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlComputeInstanceDestroy, computeInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpuInstanceGetComputeInstances[] = {
+    { "gpuInstance", "nvmlGpuInstance_t", "struct nvmlGpuInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetComputeInstances, gpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profileId", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetComputeInstances, profileId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "computeInstances", "nvmlComputeInstance_t *", "struct nvmlComputeInstance_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpuInstanceGetComputeInstances, computeInstances), 3, CUSHIM_E_(nvmlGpuInstanceGetComputeInstances, computeInstances), 0, CUSHIM_KIND_HANDLE, 1, 0, NULL, NULL },
+    { "count", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpuInstanceGetComputeInstances, count), -1, CUSHIM_E_(nvmlGpuInstanceGetComputeInstances, count), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpuInstanceGetComputeInstanceById[] = {
+    { "gpuInstance", "nvmlGpuInstance_t", "struct nvmlGpuInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetComputeInstanceById, gpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "id", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetComputeInstanceById, id), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "computeInstance", "nvmlComputeInstance_t *", "struct nvmlComputeInstance_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpuInstanceGetComputeInstanceById, computeInstance), -1, CUSHIM_E_(nvmlGpuInstanceGetComputeInstanceById, computeInstance), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlComputeInstanceGetInfo_v2[] = {
+    { "computeInstance", "nvmlComputeInstance_t", "struct nvmlComputeInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlComputeInstanceGetInfo_v2, computeInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "info", "nvmlComputeInstanceInfo_t *", "struct nvmlComputeInstanceInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlComputeInstanceGetInfo_v2, info), -1, CUSHIM_E_(nvmlComputeInstanceGetInfo_v2, info), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceIsMigDeviceHandle[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceIsMigDeviceHandle, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "isMigDevice", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceIsMigDeviceHandle, isMigDevice), -1, CUSHIM_E_(nvmlDeviceIsMigDeviceHandle, isMigDevice), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGpuInstanceId[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstanceId, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "id", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuInstanceId, id), -1, CUSHIM_E_(nvmlDeviceGetGpuInstanceId, id), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetComputeInstanceId[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetComputeInstanceId, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "id", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeInstanceId, id), -1, CUSHIM_E_(nvmlDeviceGetComputeInstanceId, id), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMaxMigDeviceCount[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMaxMigDeviceCount, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "count", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMaxMigDeviceCount, count), -1, CUSHIM_E_(nvmlDeviceGetMaxMigDeviceCount, count), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMigDeviceHandleByIndex[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMigDeviceHandleByIndex, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "index", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMigDeviceHandleByIndex, index), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "migDevice", "nvmlDevice_t *", "struct nvmlDevice_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMigDeviceHandleByIndex, migDevice), -1, CUSHIM_E_(nvmlDeviceGetMigDeviceHandleByIndex, migDevice), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetDeviceHandleFromMigDeviceHandle[] = {
+    { "migDevice", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetDeviceHandleFromMigDeviceHandle, migDevice), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "device", "nvmlDevice_t *", "struct nvmlDevice_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetDeviceHandleFromMigDeviceHandle, device), -1, CUSHIM_E_(nvmlDeviceGetDeviceHandleFromMigDeviceHandle, device), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpmMetricsGet[] = {
+    { "metricsGet", "nvmlGpmMetricsGet_t *", "nvmlGpmMetricsGet_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpmMetricsGet, metricsGet), -1, CUSHIM_E_(nvmlGpmMetricsGet, metricsGet), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpmSampleFree[] = {
+    { "gpmSample", "nvmlGpmSample_t", "struct nvmlGpmSample_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpmSampleFree, gpmSample), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpmSampleAlloc[] = {
+    { "gpmSample", "nvmlGpmSample_t *", "struct nvmlGpmSample_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpmSampleAlloc, gpmSample), -1, CUSHIM_E_(nvmlGpmSampleAlloc, gpmSample), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpmSampleGet[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpmSampleGet, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "gpmSample", "nvmlGpmSample_t", "struct nvmlGpmSample_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpmSampleGet, gpmSample), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpmMigSampleGet[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpmMigSampleGet, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "gpuInstanceId", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpmMigSampleGet, gpuInstanceId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "gpmSample", "nvmlGpmSample_t", "struct nvmlGpmSample_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpmMigSampleGet, gpmSample), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpmQueryDeviceSupport[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpmQueryDeviceSupport, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "gpmSupport", "nvmlGpmSupport_t *", "nvmlGpmSupport_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(nvmlGpmQueryDeviceSupport, gpmSupport), -1, CUSHIM_E_(nvmlGpmQueryDeviceSupport, gpmSupport), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpmQueryIfStreamingEnabled[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpmQueryIfStreamingEnabled, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "state", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpmQueryIfStreamingEnabled, state), -1, CUSHIM_E_(nvmlGpmQueryIfStreamingEnabled, state), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpmSetStreamingEnabled[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpmSetStreamingEnabled, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "state", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpmSetStreamingEnabled, state), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetCapabilities[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetCapabilities, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "caps", "nvmlDeviceCapabilities_t *", "nvmlDeviceCapabilities_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetCapabilities, caps), -1, CUSHIM_E_(nvmlDeviceGetCapabilities, caps), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceWorkloadPowerProfileGetProfilesInfo[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceWorkloadPowerProfileGetProfilesInfo, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profilesInfo", "nvmlWorkloadPowerProfileProfilesInfo_t *", "nvmlWorkloadPowerProfileProfilesInfo_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceWorkloadPowerProfileGetProfilesInfo, profilesInfo), -1, CUSHIM_E_(nvmlDeviceWorkloadPowerProfileGetProfilesInfo, profilesInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceWorkloadPowerProfileGetCurrentProfiles[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceWorkloadPowerProfileGetCurrentProfiles, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "currentProfiles", "nvmlWorkloadPowerProfileCurrentProfiles_t *", "nvmlWorkloadPowerProfileCurrentProfiles_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceWorkloadPowerProfileGetCurrentProfiles, currentProfiles), -1, CUSHIM_E_(nvmlDeviceWorkloadPowerProfileGetCurrentProfiles, currentProfiles), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceWorkloadPowerProfileSetRequestedProfiles[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceWorkloadPowerProfileSetRequestedProfiles, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "requestedProfiles", "nvmlWorkloadPowerProfileRequestedProfiles_t *", "nvmlWorkloadPowerProfileRequestedProfiles_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceWorkloadPowerProfileSetRequestedProfiles, requestedProfiles), -1, CUSHIM_E_(nvmlDeviceWorkloadPowerProfileSetRequestedProfiles, requestedProfiles), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceWorkloadPowerProfileClearRequestedProfiles[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceWorkloadPowerProfileClearRequestedProfiles, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "requestedProfiles", "nvmlWorkloadPowerProfileRequestedProfiles_t *", "nvmlWorkloadPowerProfileRequestedProfiles_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceWorkloadPowerProfileClearRequestedProfiles, requestedProfiles), -1, CUSHIM_E_(nvmlDeviceWorkloadPowerProfileClearRequestedProfiles, requestedProfiles), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDevicePowerSmoothingActivatePresetProfile[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDevicePowerSmoothingActivatePresetProfile, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profile", "nvmlPowerSmoothingProfile_t *", "nvmlPowerSmoothingProfile_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDevicePowerSmoothingActivatePresetProfile, profile), -1, CUSHIM_E_(nvmlDevicePowerSmoothingActivatePresetProfile, profile), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDevicePowerSmoothingUpdatePresetProfileParam[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDevicePowerSmoothingUpdatePresetProfileParam, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profile", "nvmlPowerSmoothingProfile_t *", "nvmlPowerSmoothingProfile_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDevicePowerSmoothingUpdatePresetProfileParam, profile), -1, CUSHIM_E_(nvmlDevicePowerSmoothingUpdatePresetProfileParam, profile), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDevicePowerSmoothingSetState[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDevicePowerSmoothingSetState, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "state", "nvmlPowerSmoothingState_t *", "nvmlPowerSmoothingState_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDevicePowerSmoothingSetState, state), -1, CUSHIM_E_(nvmlDevicePowerSmoothingSetState, state), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "errorCounts", "nvmlEccSramUniqueUncorrectedErrorCounts_t *", "nvmlEccSramUniqueUncorrectedErrorCounts_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts, errorCounts), -1, CUSHIM_E_(nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts, errorCounts), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
 static const cushim_param_info cushim_gen_p_cuKernelGetParamCount[] = {
     { "kernel", "CUkernel", "struct CUkern_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuKernelGetParamCount, kernel), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "paramCount", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuKernelGetParamCount, paramCount), -1, CUSHIM_E_(cuKernelGetParamCount, paramCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
@@ -8183,6 +9926,155 @@ static const cushim_param_info cushim_gen_p_cudaStreamBeginRecaptureToGraph[] = 
     { "mode", "enum cudaStreamCaptureMode", "enum cudaStreamCaptureMode", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cudaStreamBeginRecaptureToGraph, mode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[137], NULL },
     { "graph", "cudaGraph_t", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaStreamBeginRecaptureToGraph, graph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "callbackData", "struct cudaGraphRecaptureCallbackData *", "struct cudaGraphRecaptureCallbackData *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaStreamBeginRecaptureToGraph, callbackData), -1, CUSHIM_E_(cudaStreamBeginRecaptureToGraph, callbackData), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSystemGetCPER_v1[] = {
+    { "cper", "nvmlGetCPER_v1_t *", "nvmlGetCPER_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlSystemGetCPER_v1, cper), -1, CUSHIM_E_(nvmlSystemGetCPER_v1, cper), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetUnrepairableMemoryFlag_v1[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetUnrepairableMemoryFlag_v1, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "unrepairableMemoryStatus", "nvmlUnrepairableMemoryStatus_v1_t *", "nvmlUnrepairableMemoryStatus_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetUnrepairableMemoryFlag_v1, unrepairableMemoryStatus), -1, CUSHIM_E_(nvmlDeviceGetUnrepairableMemoryFlag_v1, unrepairableMemoryStatus), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetBBXTimeData_v1[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetBBXTimeData_v1, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "timeData", "nvmlBBXTimeData_v1_t *", "nvmlBBXTimeData_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetBBXTimeData_v1, timeData), -1, CUSHIM_E_(nvmlDeviceGetBBXTimeData_v1, timeData), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGpuUptime_v1[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuUptime_v1, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "uptime", "nvmlGpuUptime_v1_t *", "nvmlGpuUptime_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuUptime_v1, uptime), -1, CUSHIM_E_(nvmlDeviceGetGpuUptime_v1, uptime), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetAdaptiveTgpMode_v1[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetAdaptiveTgpMode_v1, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "mode", "nvmlEnableState_t", "enum nvmlEnableState_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetAdaptiveTgpMode_v1, mode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetAdaptiveTgpModeInfo_v1[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetAdaptiveTgpModeInfo_v1, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "info", "nvmlAdaptiveTgpModeInfo_v1_t *", "nvmlAdaptiveTgpModeInfo_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetAdaptiveTgpModeInfo_v1, info), -1, CUSHIM_E_(nvmlDeviceGetAdaptiveTgpModeInfo_v1, info), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetMemoryLimits_v1[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetMemoryLimits_v1, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "limits", "nvmlSetMemoryLimits_v1_t *", "nvmlSetMemoryLimits_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetMemoryLimits_v1, limits), -1, CUSHIM_E_(nvmlDeviceSetMemoryLimits_v1, limits), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMemoryLimits_v1[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMemoryLimits_v1, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "limits", "nvmlGetMemoryLimits_v1_t *", "nvmlGetMemoryLimits_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMemoryLimits_v1, limits), -1, CUSHIM_E_(nvmlDeviceGetMemoryLimits_v1, limits), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGpuFabricInfo_v4[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuFabricInfo_v4, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "gpuFabricInfo", "nvmlGpuFabricInfo_v4_t *", "nvmlGpuFabricInfo_v4_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuFabricInfo_v4, gpuFabricInfo), -1, CUSHIM_E_(nvmlDeviceGetGpuFabricInfo_v4, gpuFabricInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSystemGetConfComputeSettings_v2[] = {
+    { "settings", "nvmlSystemConfComputeSettings_v2_t *", "nvmlSystemConfComputeSettings_v2_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlSystemGetConfComputeSettings_v2, settings), -1, CUSHIM_E_(nvmlSystemGetConfComputeSettings_v2, settings), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetAccountingStats_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetAccountingStats_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "stats", "nvmlAccountingStats_v2_t *", "nvmlAccountingStats_v2_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetAccountingStats_v2, stats), -1, CUSHIM_E_(nvmlDeviceGetAccountingStats_v2, stats), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDevicePerfMetricsGetSamples_v1[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDevicePerfMetricsGetSamples_v1, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "samples", "nvmlPerfMetricsSamples_v1_t *", "nvmlPerfMetricsSamples_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDevicePerfMetricsGetSamples_v1, samples), -1, CUSHIM_E_(nvmlDevicePerfMetricsGetSamples_v1, samples), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetNvlinkBwModeAsync_v1[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetNvlinkBwModeAsync_v1, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "setBwModeAsync", "nvmlNvlinkSetBwModeAsync_v1_t *", "nvmlNvlinkSetBwModeAsync_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetNvlinkBwModeAsync_v1, setBwModeAsync), -1, CUSHIM_E_(nvmlDeviceSetNvlinkBwModeAsync_v1, setBwModeAsync), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetNvLinkInfo_v3[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkInfo_v3, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "info", "nvmlNvLinkInfo_v3_t *", "nvmlNvLinkInfo_v3_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNvLinkInfo_v3, info), -1, CUSHIM_E_(nvmlDeviceGetNvLinkInfo_v3, info), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetNvLinkTelemetrySamples_v1[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkTelemetrySamples_v1, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "samples", "nvmlNvlinkTelemetrySamples_v1_t *", "nvmlNvlinkTelemetrySamples_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNvLinkTelemetrySamples_v1, samples), -1, CUSHIM_E_(nvmlDeviceGetNvLinkTelemetrySamples_v1, samples), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetNvlinkRemapTableInfo_v1[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvlinkRemapTableInfo_v1, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "remapTableInfo", "nvmlNvlinkGetRemapTableInfo_v1_t *", "nvmlNvlinkGetRemapTableInfo_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNvlinkRemapTableInfo_v1, remapTableInfo), -1, CUSHIM_E_(nvmlDeviceGetNvlinkRemapTableInfo_v1, remapTableInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetNvlinkNvleReady_v1[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetNvlinkNvleReady_v1, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "setNvleReady", "nvmlNvlinkSetNvleReady_v1_t *", "nvmlNvlinkSetNvleReady_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetNvlinkNvleReady_v1, setNvleReady), -1, CUSHIM_E_(nvmlDeviceSetNvlinkNvleReady_v1, setNvleReady), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceLockNvlinkRemapTable_v1[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceLockNvlinkRemapTable_v1, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "remapTableLockInfo", "nvmlNvlinkLockRemapTable_v1_t *", "nvmlNvlinkLockRemapTable_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(nvmlDeviceLockNvlinkRemapTable_v1, remapTableLockInfo), -1, CUSHIM_E_(nvmlDeviceLockNvlinkRemapTable_v1, remapTableLockInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetupNvlinkNvleEncryptionKey_v1[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetupNvlinkNvleEncryptionKey_v1, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "encryptionKey", "nvmlNvlinkSetupNvleEncryptionKey_v1_t *", "nvmlNvlinkSetupNvleEncryptionKey_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetupNvlinkNvleEncryptionKey_v1, encryptionKey), -1, CUSHIM_E_(nvmlDeviceSetupNvlinkNvleEncryptionKey_v1, encryptionKey), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetNvlinkNvlePrivateInfo_v1[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvlinkNvlePrivateInfo_v1, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "privateInfo", "nvmlNvlinkNvlePrivateInfo_v1_t *", "nvmlNvlinkNvlePrivateInfo_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNvlinkNvlePrivateInfo_v1, privateInfo), -1, CUSHIM_E_(nvmlDeviceGetNvlinkNvlePrivateInfo_v1, privateInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlEventSetRegisterGpuOperationalEvents_v1[] = {
+    { "eventSet", "nvmlEventSet_t", "struct nvmlEventSet_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlEventSetRegisterGpuOperationalEvents_v1, eventSet), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "config", "const nvmlGpuOperationalEventConfig_v1_t *", "const struct nvmlGpuOperationalEventConfig_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlEventSetRegisterGpuOperationalEvents_v1, config), -1, CUSHIM_E_(nvmlEventSetRegisterGpuOperationalEvents_v1, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlEventSetWait_v3[] = {
+    { "set", "nvmlEventSet_t", "struct nvmlEventSet_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlEventSetWait_v3, set), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "params", "nvmlEventSetWait_v3_t *", "nvmlEventSetWait_v3_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlEventSetWait_v3, params), -1, CUSHIM_E_(nvmlEventSetWait_v3, params), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlEventSetGetContextCount_v1[] = {
+    { "set", "nvmlEventSet_t", "struct nvmlEventSet_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlEventSetGetContextCount_v1, set), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "params", "nvmlEventSetGetContextCount_v1_t *", "nvmlEventSetGetContextCount_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlEventSetGetContextCount_v1, params), -1, CUSHIM_E_(nvmlEventSetGetContextCount_v1, params), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlEventSetGetContextInfo_v1[] = {
+    { "set", "nvmlEventSet_t", "struct nvmlEventSet_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlEventSetGetContextInfo_v1, set), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "params", "nvmlEventSetGetContextInfo_v1_t *", "nvmlEventSetGetContextInfo_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlEventSetGetContextInfo_v1, params), -1, CUSHIM_E_(nvmlEventSetGetContextInfo_v1, params), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlEventSetGetContextData_v1[] = {
+    { "set", "nvmlEventSet_t", "struct nvmlEventSet_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlEventSetGetContextData_v1, set), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "params", "nvmlEventSetGetContextData_v1_t *", "nvmlEventSetGetContextData_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlEventSetGetContextData_v1, params), -1, CUSHIM_E_(nvmlEventSetGetContextData_v1, params), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlEventSetGetGpuOperationalEventContextLegacyXid_v1[] = {
+    { "set", "nvmlEventSet_t", "struct nvmlEventSet_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlEventSetGetGpuOperationalEventContextLegacyXid_v1, set), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "params", "nvmlEventSetGetGpuOperationalEventContextLegacyXid_v1_t *", "nvmlEventSetGetGpuOperationalEventContextLegacyXid_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlEventSetGetGpuOperationalEventContextLegacyXid_v1, params), -1, CUSHIM_E_(nvmlEventSetGetGpuOperationalEventContextLegacyXid_v1, params), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceVgpuForceGspUnload[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceVgpuForceGspUnload, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetVgpuSchedulerState_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetVgpuSchedulerState_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pSchedulerStateInfo", "nvmlVgpuSchedulerStateInfo_v2_t *", "nvmlVgpuSchedulerStateInfo_v2_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetVgpuSchedulerState_v2, pSchedulerStateInfo), -1, CUSHIM_E_(nvmlDeviceGetVgpuSchedulerState_v2, pSchedulerStateInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpuInstanceGetVgpuSchedulerState_v2[] = {
+    { "gpuInstance", "nvmlGpuInstance_t", "struct nvmlGpuInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetVgpuSchedulerState_v2, gpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pSchedulerStateInfo", "nvmlVgpuSchedulerStateInfo_v2_t *", "nvmlVgpuSchedulerStateInfo_v2_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpuInstanceGetVgpuSchedulerState_v2, pSchedulerStateInfo), -1, CUSHIM_E_(nvmlGpuInstanceGetVgpuSchedulerState_v2, pSchedulerStateInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetVgpuSchedulerLog_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetVgpuSchedulerLog_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pSchedulerLogInfo", "nvmlVgpuSchedulerLogInfo_v2_t *", "nvmlVgpuSchedulerLogInfo_v2_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetVgpuSchedulerLog_v2, pSchedulerLogInfo), -1, CUSHIM_E_(nvmlDeviceGetVgpuSchedulerLog_v2, pSchedulerLogInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpuInstanceGetVgpuSchedulerLog_v2[] = {
+    { "gpuInstance", "nvmlGpuInstance_t", "struct nvmlGpuInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetVgpuSchedulerLog_v2, gpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pSchedulerLogInfo", "nvmlVgpuSchedulerLogInfo_v2_t *", "nvmlVgpuSchedulerLogInfo_v2_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpuInstanceGetVgpuSchedulerLog_v2, pSchedulerLogInfo), -1, CUSHIM_E_(nvmlGpuInstanceGetVgpuSchedulerLog_v2, pSchedulerLogInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetVgpuSchedulerState_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetVgpuSchedulerState_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pSchedulerState", "nvmlVgpuSchedulerState_v2_t *", "nvmlVgpuSchedulerState_v2_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetVgpuSchedulerState_v2, pSchedulerState), -1, CUSHIM_E_(nvmlDeviceSetVgpuSchedulerState_v2, pSchedulerState), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpuInstanceSetVgpuSchedulerState_v2[] = {
+    { "gpuInstance", "nvmlGpuInstance_t", "struct nvmlGpuInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceSetVgpuSchedulerState_v2, gpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pSchedulerState", "nvmlVgpuSchedulerState_v2_t *", "nvmlVgpuSchedulerState_v2_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceSetVgpuSchedulerState_v2, pSchedulerState), -1, CUSHIM_E_(nvmlGpuInstanceSetVgpuSchedulerState_v2, pSchedulerState), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceReadPRMCounters_v1[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceReadPRMCounters_v1, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "counterList", "nvmlPRMCounterList_v1_t *", "nvmlPRMCounterList_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(nvmlDeviceReadPRMCounters_v1, counterList), -1, CUSHIM_E_(nvmlDeviceReadPRMCounters_v1, counterList), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceWorkloadPowerProfileUpdateProfiles_v1[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceWorkloadPowerProfileUpdateProfiles_v1, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "updateProfiles", "nvmlWorkloadPowerProfileUpdateProfiles_v1_t *", "nvmlWorkloadPowerProfileUpdateProfiles_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceWorkloadPowerProfileUpdateProfiles_v1, updateProfiles), -1, CUSHIM_E_(nvmlDeviceWorkloadPowerProfileUpdateProfiles_v1, updateProfiles), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetRemappedRows_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetRemappedRows_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "info", "nvmlRemappedRowsInfo_v2_t *", "struct nvmlRemappedRowsInfo_v2_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetRemappedRows_v2, info), -1, CUSHIM_E_(nvmlDeviceGetRemappedRows_v2, info), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetRusdSettings_v1[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetRusdSettings_v1, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "settings", "nvmlRusdSettings_v1_t *", "nvmlRusdSettings_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetRusdSettings_v1, settings), -1, CUSHIM_E_(nvmlDeviceSetRusdSettings_v1, settings), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetBankRemapperStatus_v1[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetBankRemapperStatus_v1, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pBankRemapperStatus", "nvmlEccBankRemapperStatus_v1_t *", "nvmlEccBankRemapperStatus_v1_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetBankRemapperStatus_v1, pBankRemapperStatus), -1, CUSHIM_E_(nvmlDeviceGetBankRemapperStatus_v1, pBankRemapperStatus), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
 };
 
 const cushim_api_info cushim_gen_apis[] = {
@@ -9265,6 +11157,404 @@ const cushim_api_info cushim_gen_apis[] = {
     { 1077, "cudaVDPAUSetVDPAUDevice", "cudaVDPAUSetVDPAUDevice", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_INTEROP, "cudaError_t", "cuda_vdpau_interop.h", 118, sizeof(cushim_params_cudaVDPAUSetVDPAUDevice), sizeof(cudaError_t), 3, cushim_gen_p_cudaVDPAUSetVDPAUDevice },
     { 1078, "cudaGraphicsVDPAURegisterVideoSurface", "cudaGraphicsVDPAURegisterVideoSurface", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_INTEROP, "cudaError_t", "cuda_vdpau_interop.h", 155, sizeof(cushim_params_cudaGraphicsVDPAURegisterVideoSurface), sizeof(cudaError_t), 3, cushim_gen_p_cudaGraphicsVDPAURegisterVideoSurface },
     { 1079, "cudaGraphicsVDPAURegisterOutputSurface", "cudaGraphicsVDPAURegisterOutputSurface", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_INTEROP, "cudaError_t", "cuda_vdpau_interop.h", 192, sizeof(cushim_params_cudaGraphicsVDPAURegisterOutputSurface), sizeof(cudaError_t), 3, cushim_gen_p_cudaGraphicsVDPAURegisterOutputSurface },
+    { 1122, "nvmlInit", "nvmlInit", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_INIT, "nvmlReturn_t", "nvml.h", 16180, sizeof(cushim_params_nvmlInit), sizeof(nvmlReturn_t), 0, NULL },
+    { 1123, "nvmlDeviceGetCount", "nvmlDeviceGetCount", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 16181, sizeof(cushim_params_nvmlDeviceGetCount), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlDeviceGetCount },
+    { 1124, "nvmlDeviceGetHandleByIndex", "nvmlDeviceGetHandleByIndex", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 16182, sizeof(cushim_params_nvmlDeviceGetHandleByIndex), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetHandleByIndex },
+    { 1125, "nvmlDeviceGetHandleByPciBusId", "nvmlDeviceGetHandleByPciBusId", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 16183, sizeof(cushim_params_nvmlDeviceGetHandleByPciBusId), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetHandleByPciBusId },
+    { 1126, "nvmlDeviceGetPciInfo", "nvmlDeviceGetPciInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 16184, sizeof(cushim_params_nvmlDeviceGetPciInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPciInfo },
+    { 1127, "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 16185, sizeof(cushim_params_nvmlDeviceGetPciInfo_v2), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPciInfo_v2 },
+    { 1128, "nvmlDeviceGetNvLinkRemotePciInfo", "nvmlDeviceGetNvLinkRemotePciInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 16186, sizeof(cushim_params_nvmlDeviceGetNvLinkRemotePciInfo), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetNvLinkRemotePciInfo },
+    { 1129, "nvmlDeviceGetGridLicensableFeatures", "nvmlDeviceGetGridLicensableFeatures", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 16187, sizeof(cushim_params_nvmlDeviceGetGridLicensableFeatures), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetGridLicensableFeatures },
+    { 1130, "nvmlDeviceGetGridLicensableFeatures_v2", "nvmlDeviceGetGridLicensableFeatures", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 16188, sizeof(cushim_params_nvmlDeviceGetGridLicensableFeatures_v2), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetGridLicensableFeatures_v2 },
+    { 1131, "nvmlDeviceGetGridLicensableFeatures_v3", "nvmlDeviceGetGridLicensableFeatures", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 16189, sizeof(cushim_params_nvmlDeviceGetGridLicensableFeatures_v3), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetGridLicensableFeatures_v3 },
+    { 1132, "nvmlDeviceRemoveGpu", "nvmlDeviceRemoveGpu", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 16190, sizeof(cushim_params_nvmlDeviceRemoveGpu), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlDeviceRemoveGpu },
+    { 1133, "nvmlEventSetWait", "nvmlEventSetWait", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 16191, sizeof(cushim_params_nvmlEventSetWait), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlEventSetWait },
+    { 1134, "nvmlDeviceGetAttributes", "nvmlDeviceGetAttributes", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 16192, sizeof(cushim_params_nvmlDeviceGetAttributes), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetAttributes },
+    { 1135, "nvmlComputeInstanceGetInfo", "nvmlComputeInstanceGetInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 16193, sizeof(cushim_params_nvmlComputeInstanceGetInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlComputeInstanceGetInfo },
+    { 1136, "nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetComputeRunningProcesses", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 16194, sizeof(cushim_params_nvmlDeviceGetComputeRunningProcesses), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetComputeRunningProcesses },
+    { 1137, "nvmlDeviceGetComputeRunningProcesses_v2", "nvmlDeviceGetComputeRunningProcesses", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 16195, sizeof(cushim_params_nvmlDeviceGetComputeRunningProcesses_v2), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetComputeRunningProcesses_v2 },
+    { 1138, "nvmlDeviceGetGraphicsRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_INTEROP | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 16196, sizeof(cushim_params_nvmlDeviceGetGraphicsRunningProcesses), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetGraphicsRunningProcesses },
+    { 1139, "nvmlDeviceGetGraphicsRunningProcesses_v2", "nvmlDeviceGetGraphicsRunningProcesses", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_INTEROP | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 16197, sizeof(cushim_params_nvmlDeviceGetGraphicsRunningProcesses_v2), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetGraphicsRunningProcesses_v2 },
+    { 1140, "nvmlDeviceGetMPSComputeRunningProcesses", "nvmlDeviceGetMPSComputeRunningProcesses", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 16198, sizeof(cushim_params_nvmlDeviceGetMPSComputeRunningProcesses), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetMPSComputeRunningProcesses },
+    { 1141, "nvmlDeviceGetMPSComputeRunningProcesses_v2", "nvmlDeviceGetMPSComputeRunningProcesses", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 16199, sizeof(cushim_params_nvmlDeviceGetMPSComputeRunningProcesses_v2), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetMPSComputeRunningProcesses_v2 },
+    { 1142, "nvmlDeviceGetGpuInstancePossiblePlacements", "nvmlDeviceGetGpuInstancePossiblePlacements", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 16200, sizeof(cushim_params_nvmlDeviceGetGpuInstancePossiblePlacements), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetGpuInstancePossiblePlacements },
+    { 1143, "nvmlVgpuInstanceGetLicenseInfo", "nvmlVgpuInstanceGetLicenseInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 16201, sizeof(cushim_params_nvmlVgpuInstanceGetLicenseInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuInstanceGetLicenseInfo },
+    { 1144, "nvmlDeviceGetDriverModel", "nvmlDeviceGetDriverModel", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 16202, sizeof(cushim_params_nvmlDeviceGetDriverModel), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetDriverModel },
+    { 1145, "nvmlInit_v2", "nvmlInit", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_INIT, "nvmlReturn_t", "nvml.h", 4478, sizeof(cushim_params_nvmlInit_v2), sizeof(nvmlReturn_t), 0, NULL },
+    { 1146, "nvmlInitWithFlags", "nvmlInitWithFlags", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_INIT, "nvmlReturn_t", "nvml.h", 4516, sizeof(cushim_params_nvmlInitWithFlags), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlInitWithFlags },
+    { 1147, "nvmlShutdown", "nvmlShutdown", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 4544, sizeof(cushim_params_nvmlShutdown), sizeof(nvmlReturn_t), 0, NULL },
+    { 1148, "nvmlErrorString", "nvmlErrorString", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_OTHER, 0, 0, "const char *", "nvml.h", 4572, sizeof(cushim_params_nvmlErrorString), sizeof(const char *), 1, cushim_gen_p_nvmlErrorString },
+    { 1149, "nvmlSystemGetDriverVersion", "nvmlSystemGetDriverVersion", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_INIT | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4768, sizeof(cushim_params_nvmlSystemGetDriverVersion), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlSystemGetDriverVersion },
+    { 1150, "nvmlSystemGetNVMLVersion", "nvmlSystemGetNVMLVersion", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_INIT | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4793, sizeof(cushim_params_nvmlSystemGetNVMLVersion), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlSystemGetNVMLVersion },
+    { 1151, "nvmlSystemGetCudaDriverVersion", "nvmlSystemGetCudaDriverVersion", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_INIT | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4809, sizeof(cushim_params_nvmlSystemGetCudaDriverVersion), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlSystemGetCudaDriverVersion },
+    { 1152, "nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_INIT | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4826, sizeof(cushim_params_nvmlSystemGetCudaDriverVersion_v2), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlSystemGetCudaDriverVersion_v2 },
+    { 1153, "nvmlSystemGetProcessName", "nvmlSystemGetProcessName", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4854, sizeof(cushim_params_nvmlSystemGetProcessName), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlSystemGetProcessName },
+    { 1154, "nvmlSystemGetHicVersion", "nvmlSystemGetHicVersion", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_INIT | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4873, sizeof(cushim_params_nvmlSystemGetHicVersion), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlSystemGetHicVersion },
+    { 1155, "nvmlSystemGetTopologyGpuSet", "nvmlSystemGetTopologyGpuSet", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4892, sizeof(cushim_params_nvmlSystemGetTopologyGpuSet), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlSystemGetTopologyGpuSet },
+    { 1156, "nvmlSystemGetDriverBranch", "nvmlSystemGetDriverBranch", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4923, sizeof(cushim_params_nvmlSystemGetDriverBranch), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlSystemGetDriverBranch },
+    { 1157, "nvmlUnitGetCount", "nvmlUnitGetCount", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4981, sizeof(cushim_params_nvmlUnitGetCount), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlUnitGetCount },
+    { 1158, "nvmlUnitGetHandleByIndex", "nvmlUnitGetHandleByIndex", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5002, sizeof(cushim_params_nvmlUnitGetHandleByIndex), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlUnitGetHandleByIndex },
+    { 1159, "nvmlUnitGetUnitInfo", "nvmlUnitGetUnitInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5019, sizeof(cushim_params_nvmlUnitGetUnitInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlUnitGetUnitInfo },
+    { 1160, "nvmlUnitGetLedState", "nvmlUnitGetLedState", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5040, sizeof(cushim_params_nvmlUnitGetLedState), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlUnitGetLedState },
+    { 1161, "nvmlUnitGetPsuInfo", "nvmlUnitGetPsuInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5059, sizeof(cushim_params_nvmlUnitGetPsuInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlUnitGetPsuInfo },
+    { 1162, "nvmlUnitGetTemperature", "nvmlUnitGetTemperature", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5080, sizeof(cushim_params_nvmlUnitGetTemperature), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlUnitGetTemperature },
+    { 1163, "nvmlUnitGetFanSpeedInfo", "nvmlUnitGetFanSpeedInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5099, sizeof(cushim_params_nvmlUnitGetFanSpeedInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlUnitGetFanSpeedInfo },
+    { 1164, "nvmlUnitGetDevices", "nvmlUnitGetDevices", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5120, sizeof(cushim_params_nvmlUnitGetDevices), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlUnitGetDevices },
+    { 1165, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5162, sizeof(cushim_params_nvmlDeviceGetCount_v2), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlDeviceGetCount_v2 },
+    { 1166, "nvmlDeviceGetAttributes_v2", "nvmlDeviceGetAttributes", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5182, sizeof(cushim_params_nvmlDeviceGetAttributes_v2), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetAttributes_v2 },
+    { 1167, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5237, sizeof(cushim_params_nvmlDeviceGetHandleByIndex_v2), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetHandleByIndex_v2 },
+    { 1168, "nvmlDeviceGetHandleBySerial", "nvmlDeviceGetHandleBySerial", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 1, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5271, sizeof(cushim_params_nvmlDeviceGetHandleBySerial), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetHandleBySerial },
+    { 1169, "nvmlDeviceGetHandleByUUID", "nvmlDeviceGetHandleByUUID", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5304, sizeof(cushim_params_nvmlDeviceGetHandleByUUID), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetHandleByUUID },
+    { 1170, "nvmlDeviceGetHandleByUUIDV", "nvmlDeviceGetHandleByUUIDV", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5335, sizeof(cushim_params_nvmlDeviceGetHandleByUUIDV), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetHandleByUUIDV },
+    { 1171, "nvmlDeviceGetHandleByPciBusId_v2", "nvmlDeviceGetHandleByPciBusId", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5379, sizeof(cushim_params_nvmlDeviceGetHandleByPciBusId_v2), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetHandleByPciBusId_v2 },
+    { 1172, "nvmlDeviceGetName", "nvmlDeviceGetName", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5412, sizeof(cushim_params_nvmlDeviceGetName), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetName },
+    { 1173, "nvmlDeviceGetBrand", "nvmlDeviceGetBrand", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5431, sizeof(cushim_params_nvmlDeviceGetBrand), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetBrand },
+    { 1174, "nvmlDeviceGetIndex", "nvmlDeviceGetIndex", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5472, sizeof(cushim_params_nvmlDeviceGetIndex), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetIndex },
+    { 1175, "nvmlDeviceGetSerial", "nvmlDeviceGetSerial", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5496, sizeof(cushim_params_nvmlDeviceGetSerial), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetSerial },
+    { 1176, "nvmlDeviceGetModuleId", "nvmlDeviceGetModuleId", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5513, sizeof(cushim_params_nvmlDeviceGetModuleId), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetModuleId },
+    { 1177, "nvmlDeviceGetC2cModeInfoV", "nvmlDeviceGetC2cModeInfoV", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5528, sizeof(cushim_params_nvmlDeviceGetC2cModeInfoV), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetC2cModeInfoV },
+    { 1178, "nvmlDeviceGetMemoryAffinity", "nvmlDeviceGetMemoryAffinity", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5574, sizeof(cushim_params_nvmlDeviceGetMemoryAffinity), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetMemoryAffinity },
+    { 1179, "nvmlDeviceGetCpuAffinityWithinScope", "nvmlDeviceGetCpuAffinityWithinScope", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5604, sizeof(cushim_params_nvmlDeviceGetCpuAffinityWithinScope), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetCpuAffinityWithinScope },
+    { 1180, "nvmlDeviceGetCpuAffinity", "nvmlDeviceGetCpuAffinity", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5636, sizeof(cushim_params_nvmlDeviceGetCpuAffinity), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetCpuAffinity },
+    { 1181, "nvmlDeviceSetCpuAffinity", "nvmlDeviceSetCpuAffinity", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 5657, sizeof(cushim_params_nvmlDeviceSetCpuAffinity), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlDeviceSetCpuAffinity },
+    { 1182, "nvmlDeviceClearCpuAffinity", "nvmlDeviceClearCpuAffinity", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 5674, sizeof(cushim_params_nvmlDeviceClearCpuAffinity), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlDeviceClearCpuAffinity },
+    { 1183, "nvmlDeviceGetNumaNodeId", "nvmlDeviceGetNumaNodeId", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5696, sizeof(cushim_params_nvmlDeviceGetNumaNodeId), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetNumaNodeId },
+    { 1184, "nvmlDeviceGetAddressingMode", "nvmlDeviceGetAddressingMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5719, sizeof(cushim_params_nvmlDeviceGetAddressingMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetAddressingMode },
+    { 1185, "nvmlDeviceGetRepairStatus", "nvmlDeviceGetRepairStatus", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5737, sizeof(cushim_params_nvmlDeviceGetRepairStatus), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetRepairStatus },
+    { 1186, "nvmlDeviceGetTopologyCommonAncestor", "nvmlDeviceGetTopologyCommonAncestor", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5774, sizeof(cushim_params_nvmlDeviceGetTopologyCommonAncestor), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetTopologyCommonAncestor },
+    { 1187, "nvmlDeviceGetTopologyNearestGpus", "nvmlDeviceGetTopologyNearestGpus", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5794, sizeof(cushim_params_nvmlDeviceGetTopologyNearestGpus), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetTopologyNearestGpus },
+    { 1188, "nvmlDeviceGetP2PStatus", "nvmlDeviceGetP2PStatus", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5817, sizeof(cushim_params_nvmlDeviceGetP2PStatus), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetP2PStatus },
+    { 1189, "nvmlDeviceGetUUID", "nvmlDeviceGetUUID", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5852, sizeof(cushim_params_nvmlDeviceGetUUID), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetUUID },
+    { 1190, "nvmlDeviceGetMinorNumber", "nvmlDeviceGetMinorNumber", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5871, sizeof(cushim_params_nvmlDeviceGetMinorNumber), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetMinorNumber },
+    { 1191, "nvmlDeviceGetBoardPartNumber", "nvmlDeviceGetBoardPartNumber", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5890, sizeof(cushim_params_nvmlDeviceGetBoardPartNumber), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetBoardPartNumber },
+    { 1192, "nvmlDeviceGetInforomVersion", "nvmlDeviceGetInforomVersion", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5920, sizeof(cushim_params_nvmlDeviceGetInforomVersion), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetInforomVersion },
+    { 1193, "nvmlDeviceGetInforomImageVersion", "nvmlDeviceGetInforomImageVersion", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5947, sizeof(cushim_params_nvmlDeviceGetInforomImageVersion), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetInforomImageVersion },
+    { 1194, "nvmlDeviceGetInforomConfigurationChecksum", "nvmlDeviceGetInforomConfigurationChecksum", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5970, sizeof(cushim_params_nvmlDeviceGetInforomConfigurationChecksum), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetInforomConfigurationChecksum },
+    { 1195, "nvmlDeviceValidateInforom", "nvmlDeviceValidateInforom", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 5987, sizeof(cushim_params_nvmlDeviceValidateInforom), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlDeviceValidateInforom },
+    { 1196, "nvmlDeviceGetLastBBXFlushTime", "nvmlDeviceGetLastBBXFlushTime", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6007, sizeof(cushim_params_nvmlDeviceGetLastBBXFlushTime), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetLastBBXFlushTime },
+    { 1197, "nvmlDeviceGetDisplayMode", "nvmlDeviceGetDisplayMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6069, sizeof(cushim_params_nvmlDeviceGetDisplayMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetDisplayMode },
+    { 1198, "nvmlDeviceGetDisplayActive", "nvmlDeviceGetDisplayActive", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6094, sizeof(cushim_params_nvmlDeviceGetDisplayActive), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetDisplayActive },
+    { 1199, "nvmlDeviceGetPersistenceMode", "nvmlDeviceGetPersistenceMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6120, sizeof(cushim_params_nvmlDeviceGetPersistenceMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPersistenceMode },
+    { 1200, "nvmlDeviceGetPciInfoExt", "nvmlDeviceGetPciInfoExt", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6139, sizeof(cushim_params_nvmlDeviceGetPciInfoExt), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPciInfoExt },
+    { 1201, "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6167, sizeof(cushim_params_nvmlDeviceGetPciInfo_v3), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPciInfo_v3 },
+    { 1202, "nvmlDeviceGetMaxPcieLinkGeneration", "nvmlDeviceGetMaxPcieLinkGeneration", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6188, sizeof(cushim_params_nvmlDeviceGetMaxPcieLinkGeneration), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetMaxPcieLinkGeneration },
+    { 1203, "nvmlDeviceGetGpuMaxPcieLinkGeneration", "nvmlDeviceGetGpuMaxPcieLinkGeneration", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6206, sizeof(cushim_params_nvmlDeviceGetGpuMaxPcieLinkGeneration), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetGpuMaxPcieLinkGeneration },
+    { 1204, "nvmlDeviceGetMaxPcieLinkWidth", "nvmlDeviceGetMaxPcieLinkWidth", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6227, sizeof(cushim_params_nvmlDeviceGetMaxPcieLinkWidth), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetMaxPcieLinkWidth },
+    { 1205, "nvmlDeviceGetCurrPcieLinkGeneration", "nvmlDeviceGetCurrPcieLinkGeneration", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6245, sizeof(cushim_params_nvmlDeviceGetCurrPcieLinkGeneration), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetCurrPcieLinkGeneration },
+    { 1206, "nvmlDeviceGetCurrPcieLinkWidth", "nvmlDeviceGetCurrPcieLinkWidth", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6263, sizeof(cushim_params_nvmlDeviceGetCurrPcieLinkWidth), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetCurrPcieLinkWidth },
+    { 1207, "nvmlDeviceGetPcieThroughput", "nvmlDeviceGetPcieThroughput", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6286, sizeof(cushim_params_nvmlDeviceGetPcieThroughput), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetPcieThroughput },
+    { 1208, "nvmlDeviceGetPcieReplayCounter", "nvmlDeviceGetPcieReplayCounter", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6304, sizeof(cushim_params_nvmlDeviceGetPcieReplayCounter), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPcieReplayCounter },
+    { 1209, "nvmlDeviceGetClockInfo", "nvmlDeviceGetClockInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6325, sizeof(cushim_params_nvmlDeviceGetClockInfo), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetClockInfo },
+    { 1210, "nvmlDeviceGetMaxClockInfo", "nvmlDeviceGetMaxClockInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6349, sizeof(cushim_params_nvmlDeviceGetMaxClockInfo), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetMaxClockInfo },
+    { 1211, "nvmlDeviceGetGpcClkVfOffset", "nvmlDeviceGetGpcClkVfOffset", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6363, sizeof(cushim_params_nvmlDeviceGetGpcClkVfOffset), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetGpcClkVfOffset },
+    { 1212, "nvmlDeviceGetApplicationsClock", "nvmlDeviceGetApplicationsClock", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 1, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6368, sizeof(cushim_params_nvmlDeviceGetApplicationsClock), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetApplicationsClock },
+    { 1213, "nvmlDeviceGetDefaultApplicationsClock", "nvmlDeviceGetDefaultApplicationsClock", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 1, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6373, sizeof(cushim_params_nvmlDeviceGetDefaultApplicationsClock), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetDefaultApplicationsClock },
+    { 1214, "nvmlDeviceGetClock", "nvmlDeviceGetClock", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6393, sizeof(cushim_params_nvmlDeviceGetClock), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetClock },
+    { 1215, "nvmlDeviceGetMaxCustomerBoostClock", "nvmlDeviceGetMaxCustomerBoostClock", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6412, sizeof(cushim_params_nvmlDeviceGetMaxCustomerBoostClock), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetMaxCustomerBoostClock },
+    { 1216, "nvmlDeviceGetSupportedMemoryClocks", "nvmlDeviceGetSupportedMemoryClocks", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6436, sizeof(cushim_params_nvmlDeviceGetSupportedMemoryClocks), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetSupportedMemoryClocks },
+    { 1217, "nvmlDeviceGetSupportedGraphicsClocks", "nvmlDeviceGetSupportedGraphicsClocks", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_INTEROP | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6461, sizeof(cushim_params_nvmlDeviceGetSupportedGraphicsClocks), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetSupportedGraphicsClocks },
+    { 1218, "nvmlDeviceGetAutoBoostedClocksEnabled", "nvmlDeviceGetAutoBoostedClocksEnabled", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6489, sizeof(cushim_params_nvmlDeviceGetAutoBoostedClocksEnabled), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetAutoBoostedClocksEnabled },
+    { 1219, "nvmlDeviceGetFanSpeed", "nvmlDeviceGetFanSpeed", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6513, sizeof(cushim_params_nvmlDeviceGetFanSpeed), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetFanSpeed },
+    { 1220, "nvmlDeviceGetFanSpeed_v2", "nvmlDeviceGetFanSpeed", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6538, sizeof(cushim_params_nvmlDeviceGetFanSpeed_v2), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetFanSpeed_v2 },
+    { 1221, "nvmlDeviceGetFanSpeedRPM", "nvmlDeviceGetFanSpeedRPM", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6562, sizeof(cushim_params_nvmlDeviceGetFanSpeedRPM), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetFanSpeedRPM },
+    { 1222, "nvmlDeviceGetTargetFanSpeed", "nvmlDeviceGetTargetFanSpeed", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6590, sizeof(cushim_params_nvmlDeviceGetTargetFanSpeed), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetTargetFanSpeed },
+    { 1223, "nvmlDeviceGetMinMaxFanSpeed", "nvmlDeviceGetMinMaxFanSpeed", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6608, sizeof(cushim_params_nvmlDeviceGetMinMaxFanSpeed), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetMinMaxFanSpeed },
+    { 1224, "nvmlDeviceGetFanControlPolicy_v2", "nvmlDeviceGetFanControlPolicy", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6630, sizeof(cushim_params_nvmlDeviceGetFanControlPolicy_v2), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetFanControlPolicy_v2 },
+    { 1225, "nvmlDeviceGetNumFans", "nvmlDeviceGetNumFans", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6649, sizeof(cushim_params_nvmlDeviceGetNumFans), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetNumFans },
+    { 1226, "nvmlDeviceGetTemperature", "nvmlDeviceGetTemperature", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 1, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6654, sizeof(cushim_params_nvmlDeviceGetTemperature), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetTemperature },
+    { 1227, "nvmlDeviceGetCoolerInfo", "nvmlDeviceGetCoolerInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6678, sizeof(cushim_params_nvmlDeviceGetCoolerInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetCoolerInfo },
+    { 1228, "nvmlDeviceGetTemperatureV", "nvmlDeviceGetTemperatureV", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6716, sizeof(cushim_params_nvmlDeviceGetTemperatureV), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetTemperatureV },
+    { 1229, "nvmlDeviceGetTemperatureThreshold", "nvmlDeviceGetTemperatureThreshold", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6744, sizeof(cushim_params_nvmlDeviceGetTemperatureThreshold), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetTemperatureThreshold },
+    { 1230, "nvmlDeviceGetMarginTemperature", "nvmlDeviceGetMarginTemperature", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6760, sizeof(cushim_params_nvmlDeviceGetMarginTemperature), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetMarginTemperature },
+    { 1231, "nvmlDeviceGetThermalSettings", "nvmlDeviceGetThermalSettings", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6777, sizeof(cushim_params_nvmlDeviceGetThermalSettings), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetThermalSettings },
+    { 1232, "nvmlDeviceGetPerformanceState", "nvmlDeviceGetPerformanceState", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6797, sizeof(cushim_params_nvmlDeviceGetPerformanceState), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPerformanceState },
+    { 1233, "nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksEventReasons", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6821, sizeof(cushim_params_nvmlDeviceGetCurrentClocksEventReasons), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetCurrentClocksEventReasons },
+    { 1234, "nvmlDeviceGetCurrentClocksThrottleReasons", "nvmlDeviceGetCurrentClocksThrottleReasons", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 1, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6826, sizeof(cushim_params_nvmlDeviceGetCurrentClocksThrottleReasons), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetCurrentClocksThrottleReasons },
+    { 1235, "nvmlDeviceGetSupportedClocksEventReasons", "nvmlDeviceGetSupportedClocksEventReasons", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6850, sizeof(cushim_params_nvmlDeviceGetSupportedClocksEventReasons), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetSupportedClocksEventReasons },
+    { 1236, "nvmlDeviceGetSupportedClocksThrottleReasons", "nvmlDeviceGetSupportedClocksThrottleReasons", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 1, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6855, sizeof(cushim_params_nvmlDeviceGetSupportedClocksThrottleReasons), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetSupportedClocksThrottleReasons },
+    { 1237, "nvmlDeviceGetPowerState", "nvmlDeviceGetPowerState", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 1, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6877, sizeof(cushim_params_nvmlDeviceGetPowerState), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPowerState },
+    { 1238, "nvmlDeviceGetDynamicPstatesInfo", "nvmlDeviceGetDynamicPstatesInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6893, sizeof(cushim_params_nvmlDeviceGetDynamicPstatesInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetDynamicPstatesInfo },
+    { 1239, "nvmlDeviceGetMemClkVfOffset", "nvmlDeviceGetMemClkVfOffset", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6907, sizeof(cushim_params_nvmlDeviceGetMemClkVfOffset), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetMemClkVfOffset },
+    { 1240, "nvmlDeviceGetMinMaxClockOfPState", "nvmlDeviceGetMinMaxClockOfPState", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6925, sizeof(cushim_params_nvmlDeviceGetMinMaxClockOfPState), sizeof(nvmlReturn_t), 5, cushim_gen_p_nvmlDeviceGetMinMaxClockOfPState },
+    { 1241, "nvmlDeviceGetSupportedPerformanceStates", "nvmlDeviceGetSupportedPerformanceStates", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6951, sizeof(cushim_params_nvmlDeviceGetSupportedPerformanceStates), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetSupportedPerformanceStates },
+    { 1242, "nvmlDeviceGetGpcClkMinMaxVfOffset", "nvmlDeviceGetGpcClkMinMaxVfOffset", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6967, sizeof(cushim_params_nvmlDeviceGetGpcClkMinMaxVfOffset), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetGpcClkMinMaxVfOffset },
+    { 1243, "nvmlDeviceGetMemClkMinMaxVfOffset", "nvmlDeviceGetMemClkMinMaxVfOffset", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6983, sizeof(cushim_params_nvmlDeviceGetMemClkMinMaxVfOffset), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetMemClkMinMaxVfOffset },
+    { 1244, "nvmlDeviceGetClockOffsets", "nvmlDeviceGetClockOffsets", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7008, sizeof(cushim_params_nvmlDeviceGetClockOffsets), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetClockOffsets },
+    { 1245, "nvmlDeviceSetClockOffsets", "nvmlDeviceSetClockOffsets", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 7030, sizeof(cushim_params_nvmlDeviceSetClockOffsets), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetClockOffsets },
+    { 1246, "nvmlDeviceGetPerformanceModes", "nvmlDeviceGetPerformanceModes", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7088, sizeof(cushim_params_nvmlDeviceGetPerformanceModes), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPerformanceModes },
+    { 1247, "nvmlDeviceGetCurrentClockFreqs", "nvmlDeviceGetCurrentClockFreqs", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7137, sizeof(cushim_params_nvmlDeviceGetCurrentClockFreqs), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetCurrentClockFreqs },
+    { 1248, "nvmlDeviceGetPowerManagementMode", "nvmlDeviceGetPowerManagementMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 1, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7167, sizeof(cushim_params_nvmlDeviceGetPowerManagementMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPowerManagementMode },
+    { 1249, "nvmlDeviceGetPowerManagementLimit", "nvmlDeviceGetPowerManagementLimit", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7191, sizeof(cushim_params_nvmlDeviceGetPowerManagementLimit), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPowerManagementLimit },
+    { 1250, "nvmlDeviceGetPowerManagementLimitConstraints", "nvmlDeviceGetPowerManagementLimitConstraints", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7212, sizeof(cushim_params_nvmlDeviceGetPowerManagementLimitConstraints), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetPowerManagementLimitConstraints },
+    { 1251, "nvmlDeviceGetPowerManagementDefaultLimit", "nvmlDeviceGetPowerManagementDefaultLimit", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7231, sizeof(cushim_params_nvmlDeviceGetPowerManagementDefaultLimit), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPowerManagementDefaultLimit },
+    { 1252, "nvmlDeviceGetPowerUsage", "nvmlDeviceGetPowerUsage", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7258, sizeof(cushim_params_nvmlDeviceGetPowerUsage), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPowerUsage },
+    { 1253, "nvmlDeviceGetPowerMizerMode_v1", "nvmlDeviceGetPowerMizerMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7279, sizeof(cushim_params_nvmlDeviceGetPowerMizerMode_v1), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPowerMizerMode_v1 },
+    { 1254, "nvmlDeviceSetPowerMizerMode_v1", "nvmlDeviceSetPowerMizerMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 7298, sizeof(cushim_params_nvmlDeviceSetPowerMizerMode_v1), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetPowerMizerMode_v1 },
+    { 1255, "nvmlDeviceGetTotalEnergyConsumption", "nvmlDeviceGetTotalEnergyConsumption", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7316, sizeof(cushim_params_nvmlDeviceGetTotalEnergyConsumption), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetTotalEnergyConsumption },
+    { 1256, "nvmlDeviceGetEnforcedPowerLimit", "nvmlDeviceGetEnforcedPowerLimit", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7337, sizeof(cushim_params_nvmlDeviceGetEnforcedPowerLimit), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetEnforcedPowerLimit },
+    { 1257, "nvmlDeviceGetGpuOperationMode", "nvmlDeviceGetGpuOperationMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7413, sizeof(cushim_params_nvmlDeviceGetGpuOperationMode), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetGpuOperationMode },
+    { 1258, "nvmlDeviceGetMemoryInfo", "nvmlDeviceGetMemoryInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7467, sizeof(cushim_params_nvmlDeviceGetMemoryInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetMemoryInfo },
+    { 1259, "nvmlDeviceGetMemoryInfo_v2", "nvmlDeviceGetMemoryInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7517, sizeof(cushim_params_nvmlDeviceGetMemoryInfo_v2), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetMemoryInfo_v2 },
+    { 1260, "nvmlDeviceGetComputeMode", "nvmlDeviceGetComputeMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7595, sizeof(cushim_params_nvmlDeviceGetComputeMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetComputeMode },
+    { 1261, "nvmlDeviceGetCudaComputeCapability", "nvmlDeviceGetCudaComputeCapability", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7627, sizeof(cushim_params_nvmlDeviceGetCudaComputeCapability), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetCudaComputeCapability },
+    { 1262, "nvmlDeviceGetDramEncryptionMode", "nvmlDeviceGetDramEncryptionMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7656, sizeof(cushim_params_nvmlDeviceGetDramEncryptionMode), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetDramEncryptionMode },
+    { 1263, "nvmlDeviceSetDramEncryptionMode", "nvmlDeviceSetDramEncryptionMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 7687, sizeof(cushim_params_nvmlDeviceSetDramEncryptionMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetDramEncryptionMode },
+    { 1264, "nvmlDeviceGetEccMode", "nvmlDeviceGetEccMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7715, sizeof(cushim_params_nvmlDeviceGetEccMode), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetEccMode },
+    { 1265, "nvmlDeviceGetDefaultEccMode", "nvmlDeviceGetDefaultEccMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7739, sizeof(cushim_params_nvmlDeviceGetDefaultEccMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetDefaultEccMode },
+    { 1266, "nvmlDeviceGetBoardId", "nvmlDeviceGetBoardId", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7764, sizeof(cushim_params_nvmlDeviceGetBoardId), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetBoardId },
+    { 1267, "nvmlDeviceGetMultiGpuBoard", "nvmlDeviceGetMultiGpuBoard", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7784, sizeof(cushim_params_nvmlDeviceGetMultiGpuBoard), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetMultiGpuBoard },
+    { 1268, "nvmlDeviceGetTotalEccErrors", "nvmlDeviceGetTotalEccErrors", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7815, sizeof(cushim_params_nvmlDeviceGetTotalEccErrors), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetTotalEccErrors },
+    { 1269, "nvmlDeviceGetDetailedEccErrors", "nvmlDeviceGetDetailedEccErrors", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 1, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7853, sizeof(cushim_params_nvmlDeviceGetDetailedEccErrors), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetDetailedEccErrors },
+    { 1270, "nvmlDeviceGetMemoryErrorCounter", "nvmlDeviceGetMemoryErrorCounter", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7890, sizeof(cushim_params_nvmlDeviceGetMemoryErrorCounter), sizeof(nvmlReturn_t), 5, cushim_gen_p_nvmlDeviceGetMemoryErrorCounter },
+    { 1271, "nvmlDeviceGetUtilizationRates", "nvmlDeviceGetUtilizationRates", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7917, sizeof(cushim_params_nvmlDeviceGetUtilizationRates), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetUtilizationRates },
+    { 1272, "nvmlDeviceGetEncoderUtilization", "nvmlDeviceGetEncoderUtilization", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7938, sizeof(cushim_params_nvmlDeviceGetEncoderUtilization), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetEncoderUtilization },
+    { 1273, "nvmlDeviceGetEncoderCapacity", "nvmlDeviceGetEncoderCapacity", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7958, sizeof(cushim_params_nvmlDeviceGetEncoderCapacity), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetEncoderCapacity },
+    { 1274, "nvmlDeviceGetEncoderStats", "nvmlDeviceGetEncoderStats", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7978, sizeof(cushim_params_nvmlDeviceGetEncoderStats), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetEncoderStats },
+    { 1275, "nvmlDeviceGetEncoderSessions", "nvmlDeviceGetEncoderSessions", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8008, sizeof(cushim_params_nvmlDeviceGetEncoderSessions), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetEncoderSessions },
+    { 1276, "nvmlDeviceGetDecoderUtilization", "nvmlDeviceGetDecoderUtilization", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8029, sizeof(cushim_params_nvmlDeviceGetDecoderUtilization), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetDecoderUtilization },
+    { 1277, "nvmlDeviceGetJpgUtilization", "nvmlDeviceGetJpgUtilization", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8050, sizeof(cushim_params_nvmlDeviceGetJpgUtilization), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetJpgUtilization },
+    { 1278, "nvmlDeviceGetOfaUtilization", "nvmlDeviceGetOfaUtilization", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8071, sizeof(cushim_params_nvmlDeviceGetOfaUtilization), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetOfaUtilization },
+    { 1279, "nvmlDeviceGetFBCStats", "nvmlDeviceGetFBCStats", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8088, sizeof(cushim_params_nvmlDeviceGetFBCStats), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetFBCStats },
+    { 1280, "nvmlDeviceGetFBCSessions", "nvmlDeviceGetFBCSessions", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8119, sizeof(cushim_params_nvmlDeviceGetFBCSessions), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetFBCSessions },
+    { 1281, "nvmlDeviceGetDriverModel_v2", "nvmlDeviceGetDriverModel", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8148, sizeof(cushim_params_nvmlDeviceGetDriverModel_v2), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetDriverModel_v2 },
+    { 1282, "nvmlDeviceGetVbiosVersion", "nvmlDeviceGetVbiosVersion", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8170, sizeof(cushim_params_nvmlDeviceGetVbiosVersion), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetVbiosVersion },
+    { 1283, "nvmlDeviceGetBridgeChipInfo", "nvmlDeviceGetBridgeChipInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8190, sizeof(cushim_params_nvmlDeviceGetBridgeChipInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetBridgeChipInfo },
+    { 1284, "nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8233, sizeof(cushim_params_nvmlDeviceGetComputeRunningProcesses_v3), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetComputeRunningProcesses_v3 },
+    { 1285, "nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetGraphicsRunningProcesses", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_INTEROP | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8276, sizeof(cushim_params_nvmlDeviceGetGraphicsRunningProcesses_v3), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetGraphicsRunningProcesses_v3 },
+    { 1286, "nvmlDeviceGetMPSComputeRunningProcesses_v3", "nvmlDeviceGetMPSComputeRunningProcesses", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8319, sizeof(cushim_params_nvmlDeviceGetMPSComputeRunningProcesses_v3), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetMPSComputeRunningProcesses_v3 },
+    { 1287, "nvmlDeviceGetRunningProcessDetailList", "nvmlDeviceGetRunningProcessDetailList", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8370, sizeof(cushim_params_nvmlDeviceGetRunningProcessDetailList), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetRunningProcessDetailList },
+    { 1288, "nvmlDeviceOnSameBoard", "nvmlDeviceOnSameBoard", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 8390, sizeof(cushim_params_nvmlDeviceOnSameBoard), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceOnSameBoard },
+    { 1289, "nvmlDeviceGetAPIRestriction", "nvmlDeviceGetAPIRestriction", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8416, sizeof(cushim_params_nvmlDeviceGetAPIRestriction), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetAPIRestriction },
+    { 1290, "nvmlDeviceGetSamples", "nvmlDeviceGetSamples", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8460, sizeof(cushim_params_nvmlDeviceGetSamples), sizeof(nvmlReturn_t), 6, cushim_gen_p_nvmlDeviceGetSamples },
+    { 1291, "nvmlDeviceGetBAR1MemoryInfo", "nvmlDeviceGetBAR1MemoryInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8488, sizeof(cushim_params_nvmlDeviceGetBAR1MemoryInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetBAR1MemoryInfo },
+    { 1292, "nvmlDeviceGetViolationStatus", "nvmlDeviceGetViolationStatus", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 1, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8506, sizeof(cushim_params_nvmlDeviceGetViolationStatus), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetViolationStatus },
+    { 1293, "nvmlDeviceGetIrqNum", "nvmlDeviceGetIrqNum", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8522, sizeof(cushim_params_nvmlDeviceGetIrqNum), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetIrqNum },
+    { 1294, "nvmlDeviceGetNumGpuCores", "nvmlDeviceGetNumGpuCores", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8541, sizeof(cushim_params_nvmlDeviceGetNumGpuCores), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetNumGpuCores },
+    { 1295, "nvmlDeviceGetPowerSource", "nvmlDeviceGetPowerSource", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8557, sizeof(cushim_params_nvmlDeviceGetPowerSource), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPowerSource },
+    { 1296, "nvmlDeviceGetMemoryBusWidth", "nvmlDeviceGetMemoryBusWidth", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8573, sizeof(cushim_params_nvmlDeviceGetMemoryBusWidth), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetMemoryBusWidth },
+    { 1297, "nvmlDeviceGetPcieLinkMaxSpeed", "nvmlDeviceGetPcieLinkMaxSpeed", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8589, sizeof(cushim_params_nvmlDeviceGetPcieLinkMaxSpeed), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPcieLinkMaxSpeed },
+    { 1298, "nvmlDeviceGetPcieSpeed", "nvmlDeviceGetPcieSpeed", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8604, sizeof(cushim_params_nvmlDeviceGetPcieSpeed), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPcieSpeed },
+    { 1299, "nvmlDeviceGetAdaptiveClockInfoStatus", "nvmlDeviceGetAdaptiveClockInfoStatus", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8622, sizeof(cushim_params_nvmlDeviceGetAdaptiveClockInfoStatus), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetAdaptiveClockInfoStatus },
+    { 1300, "nvmlDeviceGetBusType", "nvmlDeviceGetBusType", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8636, sizeof(cushim_params_nvmlDeviceGetBusType), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetBusType },
+    { 1301, "nvmlDeviceGetGpuFabricInfo", "nvmlDeviceGetGpuFabricInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 1, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8660, sizeof(cushim_params_nvmlDeviceGetGpuFabricInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetGpuFabricInfo },
+    { 1302, "nvmlDeviceGetGpuFabricInfoV", "nvmlDeviceGetGpuFabricInfoV", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8683, sizeof(cushim_params_nvmlDeviceGetGpuFabricInfoV), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetGpuFabricInfoV },
+    { 1303, "nvmlSystemGetConfComputeCapabilities", "nvmlSystemGetConfComputeCapabilities", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8731, sizeof(cushim_params_nvmlSystemGetConfComputeCapabilities), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlSystemGetConfComputeCapabilities },
+    { 1304, "nvmlSystemGetConfComputeState", "nvmlSystemGetConfComputeState", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8747, sizeof(cushim_params_nvmlSystemGetConfComputeState), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlSystemGetConfComputeState },
+    { 1305, "nvmlDeviceGetConfComputeMemSizeInfo", "nvmlDeviceGetConfComputeMemSizeInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8764, sizeof(cushim_params_nvmlDeviceGetConfComputeMemSizeInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetConfComputeMemSizeInfo },
+    { 1306, "nvmlSystemGetConfComputeGpusReadyState", "nvmlSystemGetConfComputeGpusReadyState", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8782, sizeof(cushim_params_nvmlSystemGetConfComputeGpusReadyState), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlSystemGetConfComputeGpusReadyState },
+    { 1307, "nvmlDeviceGetConfComputeProtectedMemoryUsage", "nvmlDeviceGetConfComputeProtectedMemoryUsage", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8800, sizeof(cushim_params_nvmlDeviceGetConfComputeProtectedMemoryUsage), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetConfComputeProtectedMemoryUsage },
+    { 1308, "nvmlDeviceGetConfComputeGpuCertificate", "nvmlDeviceGetConfComputeGpuCertificate", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8818, sizeof(cushim_params_nvmlDeviceGetConfComputeGpuCertificate), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetConfComputeGpuCertificate },
+    { 1309, "nvmlDeviceGetConfComputeGpuAttestationReport", "nvmlDeviceGetConfComputeGpuAttestationReport", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8837, sizeof(cushim_params_nvmlDeviceGetConfComputeGpuAttestationReport), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetConfComputeGpuAttestationReport },
+    { 1310, "nvmlSystemGetConfComputeKeyRotationThresholdInfo", "nvmlSystemGetConfComputeKeyRotationThresholdInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8854, sizeof(cushim_params_nvmlSystemGetConfComputeKeyRotationThresholdInfo), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlSystemGetConfComputeKeyRotationThresholdInfo },
+    { 1311, "nvmlDeviceSetConfComputeUnprotectedMemSize", "nvmlDeviceSetConfComputeUnprotectedMemSize", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 8872, sizeof(cushim_params_nvmlDeviceSetConfComputeUnprotectedMemSize), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetConfComputeUnprotectedMemSize },
+    { 1312, "nvmlSystemSetConfComputeGpusReadyState", "nvmlSystemSetConfComputeGpusReadyState", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 8889, sizeof(cushim_params_nvmlSystemSetConfComputeGpusReadyState), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlSystemSetConfComputeGpusReadyState },
+    { 1313, "nvmlSystemSetConfComputeKeyRotationThresholdInfo", "nvmlSystemSetConfComputeKeyRotationThresholdInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 8912, sizeof(cushim_params_nvmlSystemSetConfComputeKeyRotationThresholdInfo), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlSystemSetConfComputeKeyRotationThresholdInfo },
+    { 1314, "nvmlSystemGetConfComputeSettings", "nvmlSystemGetConfComputeSettings", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8932, sizeof(cushim_params_nvmlSystemGetConfComputeSettings), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlSystemGetConfComputeSettings },
+    { 1315, "nvmlDeviceGetGspFirmwareVersion", "nvmlDeviceGetGspFirmwareVersion", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8975, sizeof(cushim_params_nvmlDeviceGetGspFirmwareVersion), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetGspFirmwareVersion },
+    { 1316, "nvmlDeviceGetGspFirmwareMode", "nvmlDeviceGetGspFirmwareMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8993, sizeof(cushim_params_nvmlDeviceGetGspFirmwareMode), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetGspFirmwareMode },
+    { 1317, "nvmlDeviceGetSramEccErrorStatus", "nvmlDeviceGetSramEccErrorStatus", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9015, sizeof(cushim_params_nvmlDeviceGetSramEccErrorStatus), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetSramEccErrorStatus },
+    { 1318, "nvmlDeviceSetPowerManagementLimit_v2", "nvmlDeviceSetPowerManagementLimit", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 9050, sizeof(cushim_params_nvmlDeviceSetPowerManagementLimit_v2), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetPowerManagementLimit_v2 },
+    { 1319, "nvmlDeviceGetAccountingMode", "nvmlDeviceGetAccountingMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9085, sizeof(cushim_params_nvmlDeviceGetAccountingMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetAccountingMode },
+    { 1320, "nvmlDeviceGetAccountingStats", "nvmlDeviceGetAccountingStats", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9124, sizeof(cushim_params_nvmlDeviceGetAccountingStats), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetAccountingStats },
+    { 1321, "nvmlDeviceGetAccountingPids", "nvmlDeviceGetAccountingPids", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9156, sizeof(cushim_params_nvmlDeviceGetAccountingPids), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetAccountingPids },
+    { 1322, "nvmlDeviceGetAccountingBufferSize", "nvmlDeviceGetAccountingBufferSize", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9180, sizeof(cushim_params_nvmlDeviceGetAccountingBufferSize), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetAccountingBufferSize },
+    { 1323, "nvmlDeviceGetRetiredPages", "nvmlDeviceGetRetiredPages", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9251, sizeof(cushim_params_nvmlDeviceGetRetiredPages), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetRetiredPages },
+    { 1324, "nvmlDeviceGetRetiredPages_v2", "nvmlDeviceGetRetiredPages", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9283, sizeof(cushim_params_nvmlDeviceGetRetiredPages_v2), sizeof(nvmlReturn_t), 5, cushim_gen_p_nvmlDeviceGetRetiredPages_v2 },
+    { 1325, "nvmlDeviceGetRetiredPagesPendingStatus", "nvmlDeviceGetRetiredPagesPendingStatus", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9302, sizeof(cushim_params_nvmlDeviceGetRetiredPagesPendingStatus), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetRetiredPagesPendingStatus },
+    { 1326, "nvmlDeviceGetRemappedRows", "nvmlDeviceGetRemappedRows", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9329, sizeof(cushim_params_nvmlDeviceGetRemappedRows), sizeof(nvmlReturn_t), 5, cushim_gen_p_nvmlDeviceGetRemappedRows },
+    { 1327, "nvmlDeviceGetRowRemapperHistogram", "nvmlDeviceGetRowRemapperHistogram", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9343, sizeof(cushim_params_nvmlDeviceGetRowRemapperHistogram), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetRowRemapperHistogram },
+    { 1328, "nvmlDeviceGetArchitecture", "nvmlDeviceGetArchitecture", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9357, sizeof(cushim_params_nvmlDeviceGetArchitecture), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetArchitecture },
+    { 1329, "nvmlDeviceGetClkMonStatus", "nvmlDeviceGetClkMonStatus", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9380, sizeof(cushim_params_nvmlDeviceGetClkMonStatus), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetClkMonStatus },
+    { 1330, "nvmlDeviceGetProcessUtilization", "nvmlDeviceGetProcessUtilization", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9423, sizeof(cushim_params_nvmlDeviceGetProcessUtilization), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetProcessUtilization },
+    { 1331, "nvmlDeviceGetProcessesUtilizationInfo", "nvmlDeviceGetProcessesUtilizationInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9470, sizeof(cushim_params_nvmlDeviceGetProcessesUtilizationInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetProcessesUtilizationInfo },
+    { 1332, "nvmlDeviceGetPlatformInfo", "nvmlDeviceGetPlatformInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9490, sizeof(cushim_params_nvmlDeviceGetPlatformInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPlatformInfo },
+    { 1333, "nvmlDeviceGetPdi", "nvmlDeviceGetPdi", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9511, sizeof(cushim_params_nvmlDeviceGetPdi), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPdi },
+    { 1334, "nvmlDeviceSetHostname_v1", "nvmlDeviceSetHostname", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 9538, sizeof(cushim_params_nvmlDeviceSetHostname_v1), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetHostname_v1 },
+    { 1335, "nvmlDeviceGetHostname_v1", "nvmlDeviceGetHostname", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9561, sizeof(cushim_params_nvmlDeviceGetHostname_v1), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetHostname_v1 },
+    { 1336, "nvmlUnitSetLedState", "nvmlUnitSetLedState", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 9615, sizeof(cushim_params_nvmlUnitSetLedState), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlUnitSetLedState },
+    { 1337, "nvmlDeviceSetPersistenceMode", "nvmlDeviceSetPersistenceMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 9663, sizeof(cushim_params_nvmlDeviceSetPersistenceMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetPersistenceMode },
+    { 1338, "nvmlDeviceSetComputeMode", "nvmlDeviceSetComputeMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 9697, sizeof(cushim_params_nvmlDeviceSetComputeMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetComputeMode },
+    { 1339, "nvmlDeviceSetEccMode", "nvmlDeviceSetEccMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 9727, sizeof(cushim_params_nvmlDeviceSetEccMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetEccMode },
+    { 1340, "nvmlDeviceClearEccErrorCounts", "nvmlDeviceClearEccErrorCounts", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 9761, sizeof(cushim_params_nvmlDeviceClearEccErrorCounts), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceClearEccErrorCounts },
+    { 1341, "nvmlDeviceSetDriverModel", "nvmlDeviceSetDriverModel", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 9805, sizeof(cushim_params_nvmlDeviceSetDriverModel), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceSetDriverModel },
+    { 1342, "nvmlDeviceSetGpuLockedClocks", "nvmlDeviceSetGpuLockedClocks", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 9854, sizeof(cushim_params_nvmlDeviceSetGpuLockedClocks), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceSetGpuLockedClocks },
+    { 1343, "nvmlDeviceResetGpuLockedClocks", "nvmlDeviceResetGpuLockedClocks", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 9876, sizeof(cushim_params_nvmlDeviceResetGpuLockedClocks), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlDeviceResetGpuLockedClocks },
+    { 1344, "nvmlDeviceSetMemoryLockedClocks", "nvmlDeviceSetMemoryLockedClocks", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 9906, sizeof(cushim_params_nvmlDeviceSetMemoryLockedClocks), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceSetMemoryLockedClocks },
+    { 1345, "nvmlDeviceResetMemoryLockedClocks", "nvmlDeviceResetMemoryLockedClocks", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 9928, sizeof(cushim_params_nvmlDeviceResetMemoryLockedClocks), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlDeviceResetMemoryLockedClocks },
+    { 1346, "nvmlDeviceSetApplicationsClocks", "nvmlDeviceSetApplicationsClocks", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 1, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 9936, sizeof(cushim_params_nvmlDeviceSetApplicationsClocks), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceSetApplicationsClocks },
+    { 1347, "nvmlDeviceResetApplicationsClocks", "nvmlDeviceResetApplicationsClocks", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 1, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 9944, sizeof(cushim_params_nvmlDeviceResetApplicationsClocks), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlDeviceResetApplicationsClocks },
+    { 1348, "nvmlDeviceSetAutoBoostedClocksEnabled", "nvmlDeviceSetAutoBoostedClocksEnabled", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 9975, sizeof(cushim_params_nvmlDeviceSetAutoBoostedClocksEnabled), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetAutoBoostedClocksEnabled },
+    { 1349, "nvmlDeviceSetDefaultAutoBoostedClocksEnabled", "nvmlDeviceSetDefaultAutoBoostedClocksEnabled", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 10006, sizeof(cushim_params_nvmlDeviceSetDefaultAutoBoostedClocksEnabled), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceSetDefaultAutoBoostedClocksEnabled },
+    { 1350, "nvmlDeviceSetDefaultFanSpeed_v2", "nvmlDeviceSetDefaultFanSpeed", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 10023, sizeof(cushim_params_nvmlDeviceSetDefaultFanSpeed_v2), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetDefaultFanSpeed_v2 },
+    { 1351, "nvmlDeviceSetFanControlPolicy", "nvmlDeviceSetFanControlPolicy", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 10045, sizeof(cushim_params_nvmlDeviceSetFanControlPolicy), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceSetFanControlPolicy },
+    { 1352, "nvmlDeviceSetTemperatureThreshold", "nvmlDeviceSetTemperatureThreshold", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 10066, sizeof(cushim_params_nvmlDeviceSetTemperatureThreshold), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceSetTemperatureThreshold },
+    { 1353, "nvmlDeviceSetPowerManagementLimit", "nvmlDeviceSetPowerManagementLimit", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 10093, sizeof(cushim_params_nvmlDeviceSetPowerManagementLimit), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetPowerManagementLimit },
+    { 1354, "nvmlDeviceSetGpuOperationMode", "nvmlDeviceSetGpuOperationMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 10124, sizeof(cushim_params_nvmlDeviceSetGpuOperationMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetGpuOperationMode },
+    { 1355, "nvmlDeviceSetAPIRestriction", "nvmlDeviceSetAPIRestriction", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 10152, sizeof(cushim_params_nvmlDeviceSetAPIRestriction), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceSetAPIRestriction },
+    { 1356, "nvmlDeviceSetFanSpeed_v2", "nvmlDeviceSetFanSpeed", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 10176, sizeof(cushim_params_nvmlDeviceSetFanSpeed_v2), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceSetFanSpeed_v2 },
+    { 1357, "nvmlDeviceSetGpcClkVfOffset", "nvmlDeviceSetGpcClkVfOffset", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 1, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 10194, sizeof(cushim_params_nvmlDeviceSetGpcClkVfOffset), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetGpcClkVfOffset },
+    { 1358, "nvmlDeviceSetMemClkVfOffset", "nvmlDeviceSetMemClkVfOffset", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 1, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 10212, sizeof(cushim_params_nvmlDeviceSetMemClkVfOffset), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetMemClkVfOffset },
+    { 1359, "nvmlDeviceSetAccountingMode", "nvmlDeviceSetAccountingMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 10252, sizeof(cushim_params_nvmlDeviceSetAccountingMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetAccountingMode },
+    { 1360, "nvmlDeviceClearAccountingPids", "nvmlDeviceClearAccountingPids", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 10274, sizeof(cushim_params_nvmlDeviceClearAccountingPids), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlDeviceClearAccountingPids },
+    { 1361, "nvmlDeviceGetNvLinkState", "nvmlDeviceGetNvLinkState", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 10445, sizeof(cushim_params_nvmlDeviceGetNvLinkState), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetNvLinkState },
+    { 1362, "nvmlDeviceGetNvLinkVersion", "nvmlDeviceGetNvLinkVersion", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 10463, sizeof(cushim_params_nvmlDeviceGetNvLinkVersion), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetNvLinkVersion },
+    { 1363, "nvmlDeviceGetNvLinkCapability", "nvmlDeviceGetNvLinkCapability", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 10484, sizeof(cushim_params_nvmlDeviceGetNvLinkCapability), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetNvLinkCapability },
+    { 1364, "nvmlDeviceGetNvLinkRemotePciInfo_v2", "nvmlDeviceGetNvLinkRemotePciInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 10504, sizeof(cushim_params_nvmlDeviceGetNvLinkRemotePciInfo_v2), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetNvLinkRemotePciInfo_v2 },
+    { 1365, "nvmlDeviceGetNvLinkErrorCounter", "nvmlDeviceGetNvLinkErrorCounter", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 10524, sizeof(cushim_params_nvmlDeviceGetNvLinkErrorCounter), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetNvLinkErrorCounter },
+    { 1366, "nvmlDeviceResetNvLinkErrorCounters", "nvmlDeviceResetNvLinkErrorCounters", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 10543, sizeof(cushim_params_nvmlDeviceResetNvLinkErrorCounters), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceResetNvLinkErrorCounters },
+    { 1367, "nvmlDeviceSetNvLinkUtilizationControl", "nvmlDeviceSetNvLinkUtilizationControl", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 1, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 10567, sizeof(cushim_params_nvmlDeviceSetNvLinkUtilizationControl), sizeof(nvmlReturn_t), 5, cushim_gen_p_nvmlDeviceSetNvLinkUtilizationControl },
+    { 1368, "nvmlDeviceGetNvLinkUtilizationControl", "nvmlDeviceGetNvLinkUtilizationControl", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 1, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 10590, sizeof(cushim_params_nvmlDeviceGetNvLinkUtilizationControl), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetNvLinkUtilizationControl },
+    { 1369, "nvmlDeviceGetNvLinkUtilizationCounter", "nvmlDeviceGetNvLinkUtilizationCounter", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 1, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 10616, sizeof(cushim_params_nvmlDeviceGetNvLinkUtilizationCounter), sizeof(nvmlReturn_t), 5, cushim_gen_p_nvmlDeviceGetNvLinkUtilizationCounter },
+    { 1370, "nvmlDeviceFreezeNvLinkUtilizationCounter", "nvmlDeviceFreezeNvLinkUtilizationCounter", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 1, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 10640, sizeof(cushim_params_nvmlDeviceFreezeNvLinkUtilizationCounter), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceFreezeNvLinkUtilizationCounter },
+    { 1371, "nvmlDeviceResetNvLinkUtilizationCounter", "nvmlDeviceResetNvLinkUtilizationCounter", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 1, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 10662, sizeof(cushim_params_nvmlDeviceResetNvLinkUtilizationCounter), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceResetNvLinkUtilizationCounter },
+    { 1372, "nvmlDeviceGetNvLinkRemoteDeviceType", "nvmlDeviceGetNvLinkRemoteDeviceType", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 10681, sizeof(cushim_params_nvmlDeviceGetNvLinkRemoteDeviceType), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetNvLinkRemoteDeviceType },
+    { 1373, "nvmlDeviceSetNvLinkDeviceLowPowerThreshold", "nvmlDeviceSetNvLinkDeviceLowPowerThreshold", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 10700, sizeof(cushim_params_nvmlDeviceSetNvLinkDeviceLowPowerThreshold), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetNvLinkDeviceLowPowerThreshold },
+    { 1374, "nvmlSystemSetNvlinkBwMode", "nvmlSystemSetNvlinkBwMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 10713, sizeof(cushim_params_nvmlSystemSetNvlinkBwMode), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlSystemSetNvlinkBwMode },
+    { 1375, "nvmlSystemGetNvlinkBwMode", "nvmlSystemGetNvlinkBwMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 10725, sizeof(cushim_params_nvmlSystemGetNvlinkBwMode), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlSystemGetNvlinkBwMode },
+    { 1376, "nvmlDeviceGetNvlinkSupportedBwModes", "nvmlDeviceGetNvlinkSupportedBwModes", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 10741, sizeof(cushim_params_nvmlDeviceGetNvlinkSupportedBwModes), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetNvlinkSupportedBwModes },
+    { 1377, "nvmlDeviceGetNvlinkBwMode", "nvmlDeviceGetNvlinkBwMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 10758, sizeof(cushim_params_nvmlDeviceGetNvlinkBwMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetNvlinkBwMode },
+    { 1378, "nvmlDeviceSetNvlinkBwMode", "nvmlDeviceSetNvlinkBwMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 10776, sizeof(cushim_params_nvmlDeviceSetNvlinkBwMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetNvlinkBwMode },
+    { 1379, "nvmlDeviceGetNvLinkInfo", "nvmlDeviceGetNvLinkInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 10814, sizeof(cushim_params_nvmlDeviceGetNvLinkInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetNvLinkInfo },
+    { 1380, "nvmlEventSetCreate", "nvmlEventSetCreate", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 11074, sizeof(cushim_params_nvmlEventSetCreate), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlEventSetCreate },
+    { 1381, "nvmlDeviceRegisterEvents", "nvmlDeviceRegisterEvents", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 11110, sizeof(cushim_params_nvmlDeviceRegisterEvents), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceRegisterEvents },
+    { 1382, "nvmlDeviceGetSupportedEventTypes", "nvmlDeviceGetSupportedEventTypes", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 11132, sizeof(cushim_params_nvmlDeviceGetSupportedEventTypes), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetSupportedEventTypes },
+    { 1383, "nvmlEventSetWait_v2", "nvmlEventSetWait", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 11171, sizeof(cushim_params_nvmlEventSetWait_v2), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlEventSetWait_v2 },
+    { 1384, "nvmlEventSetFree", "nvmlEventSetFree", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 11402, sizeof(cushim_params_nvmlEventSetFree), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlEventSetFree },
+    { 1385, "nvmlSystemEventSetCreate", "nvmlSystemEventSetCreate", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 11420, sizeof(cushim_params_nvmlSystemEventSetCreate), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlSystemEventSetCreate },
+    { 1386, "nvmlSystemEventSetFree", "nvmlSystemEventSetFree", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 11438, sizeof(cushim_params_nvmlSystemEventSetFree), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlSystemEventSetFree },
+    { 1387, "nvmlSystemRegisterEvents", "nvmlSystemRegisterEvents", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 11466, sizeof(cushim_params_nvmlSystemRegisterEvents), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlSystemRegisterEvents },
+    { 1388, "nvmlSystemEventSetWait", "nvmlSystemEventSetWait", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 11494, sizeof(cushim_params_nvmlSystemEventSetWait), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlSystemEventSetWait },
+    { 1389, "nvmlDeviceModifyDrainState", "nvmlDeviceModifyDrainState", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 11529, sizeof(cushim_params_nvmlDeviceModifyDrainState), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceModifyDrainState },
+    { 1390, "nvmlDeviceQueryDrainState", "nvmlDeviceQueryDrainState", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 11549, sizeof(cushim_params_nvmlDeviceQueryDrainState), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceQueryDrainState },
+    { 1391, "nvmlDeviceRemoveGpu_v2", "nvmlDeviceRemoveGpu", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 11581, sizeof(cushim_params_nvmlDeviceRemoveGpu_v2), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceRemoveGpu_v2 },
+    { 1392, "nvmlDeviceDiscoverGpus", "nvmlDeviceDiscoverGpus", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 11610, sizeof(cushim_params_nvmlDeviceDiscoverGpus), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlDeviceDiscoverGpus },
+    { 1393, "nvmlDeviceGetFieldValues", "nvmlDeviceGetFieldValues", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 11637, sizeof(cushim_params_nvmlDeviceGetFieldValues), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetFieldValues },
+    { 1394, "nvmlDeviceClearFieldValues", "nvmlDeviceClearFieldValues", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 11653, sizeof(cushim_params_nvmlDeviceClearFieldValues), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceClearFieldValues },
+    { 1395, "nvmlDeviceGetVirtualizationMode", "nvmlDeviceGetVirtualizationMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 11679, sizeof(cushim_params_nvmlDeviceGetVirtualizationMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetVirtualizationMode },
+    { 1396, "nvmlDeviceGetHostVgpuMode", "nvmlDeviceGetHostVgpuMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 11697, sizeof(cushim_params_nvmlDeviceGetHostVgpuMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetHostVgpuMode },
+    { 1397, "nvmlDeviceSetVirtualizationMode", "nvmlDeviceSetVirtualizationMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 11715, sizeof(cushim_params_nvmlDeviceSetVirtualizationMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetVirtualizationMode },
+    { 1398, "nvmlDeviceGetVgpuHeterogeneousMode", "nvmlDeviceGetVgpuHeterogeneousMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 11738, sizeof(cushim_params_nvmlDeviceGetVgpuHeterogeneousMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetVgpuHeterogeneousMode },
+    { 1399, "nvmlDeviceSetVgpuHeterogeneousMode", "nvmlDeviceSetVgpuHeterogeneousMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 11767, sizeof(cushim_params_nvmlDeviceSetVgpuHeterogeneousMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetVgpuHeterogeneousMode },
+    { 1400, "nvmlVgpuInstanceGetPlacementId", "nvmlVgpuInstanceGetPlacementId", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 11787, sizeof(cushim_params_nvmlVgpuInstanceGetPlacementId), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuInstanceGetPlacementId },
+    { 1401, "nvmlDeviceGetVgpuTypeSupportedPlacements", "nvmlDeviceGetVgpuTypeSupportedPlacements", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 11817, sizeof(cushim_params_nvmlDeviceGetVgpuTypeSupportedPlacements), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetVgpuTypeSupportedPlacements },
+    { 1402, "nvmlDeviceGetVgpuTypeCreatablePlacements", "nvmlDeviceGetVgpuTypeCreatablePlacements", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 11845, sizeof(cushim_params_nvmlDeviceGetVgpuTypeCreatablePlacements), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetVgpuTypeCreatablePlacements },
+    { 1403, "nvmlVgpuTypeGetGspHeapSize", "nvmlVgpuTypeGetGspHeapSize", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 11858, sizeof(cushim_params_nvmlVgpuTypeGetGspHeapSize), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuTypeGetGspHeapSize },
+    { 1404, "nvmlVgpuTypeGetFbReservation", "nvmlVgpuTypeGetFbReservation", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 11871, sizeof(cushim_params_nvmlVgpuTypeGetFbReservation), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuTypeGetFbReservation },
+    { 1405, "nvmlVgpuInstanceGetRuntimeStateSize", "nvmlVgpuInstanceGetRuntimeStateSize", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 11892, sizeof(cushim_params_nvmlVgpuInstanceGetRuntimeStateSize), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuInstanceGetRuntimeStateSize },
+    { 1406, "nvmlDeviceSetVgpuCapabilities", "nvmlDeviceSetVgpuCapabilities", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 11911, sizeof(cushim_params_nvmlDeviceSetVgpuCapabilities), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceSetVgpuCapabilities },
+    { 1407, "nvmlDeviceGetGridLicensableFeatures_v4", "nvmlDeviceGetGridLicensableFeatures", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 11951, sizeof(cushim_params_nvmlDeviceGetGridLicensableFeatures_v4), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetGridLicensableFeatures_v4 },
+    { 1408, "nvmlGetVgpuDriverCapabilities", "nvmlGetVgpuDriverCapabilities", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 11982, sizeof(cushim_params_nvmlGetVgpuDriverCapabilities), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlGetVgpuDriverCapabilities },
+    { 1409, "nvmlDeviceGetVgpuCapabilities", "nvmlDeviceGetVgpuCapabilities", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12004, sizeof(cushim_params_nvmlDeviceGetVgpuCapabilities), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetVgpuCapabilities },
+    { 1410, "nvmlDeviceGetSupportedVgpus", "nvmlDeviceGetSupportedVgpus", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12029, sizeof(cushim_params_nvmlDeviceGetSupportedVgpus), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetSupportedVgpus },
+    { 1411, "nvmlDeviceGetCreatableVgpus", "nvmlDeviceGetCreatableVgpus", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12058, sizeof(cushim_params_nvmlDeviceGetCreatableVgpus), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetCreatableVgpus },
+    { 1412, "nvmlVgpuTypeGetClass", "nvmlVgpuTypeGetClass", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12076, sizeof(cushim_params_nvmlVgpuTypeGetClass), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlVgpuTypeGetClass },
+    { 1413, "nvmlVgpuTypeGetName", "nvmlVgpuTypeGetName", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12097, sizeof(cushim_params_nvmlVgpuTypeGetName), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlVgpuTypeGetName },
+    { 1414, "nvmlVgpuTypeGetGpuInstanceProfileId", "nvmlVgpuTypeGetGpuInstanceProfileId", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12115, sizeof(cushim_params_nvmlVgpuTypeGetGpuInstanceProfileId), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuTypeGetGpuInstanceProfileId },
+    { 1415, "nvmlVgpuTypeGetDeviceID", "nvmlVgpuTypeGetDeviceID", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12132, sizeof(cushim_params_nvmlVgpuTypeGetDeviceID), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlVgpuTypeGetDeviceID },
+    { 1416, "nvmlVgpuTypeGetFramebufferSize", "nvmlVgpuTypeGetFramebufferSize", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12148, sizeof(cushim_params_nvmlVgpuTypeGetFramebufferSize), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuTypeGetFramebufferSize },
+    { 1417, "nvmlVgpuTypeGetNumDisplayHeads", "nvmlVgpuTypeGetNumDisplayHeads", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12164, sizeof(cushim_params_nvmlVgpuTypeGetNumDisplayHeads), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuTypeGetNumDisplayHeads },
+    { 1418, "nvmlVgpuTypeGetResolution", "nvmlVgpuTypeGetResolution", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12183, sizeof(cushim_params_nvmlVgpuTypeGetResolution), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlVgpuTypeGetResolution },
+    { 1419, "nvmlVgpuTypeGetLicense", "nvmlVgpuTypeGetLicense", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12208, sizeof(cushim_params_nvmlVgpuTypeGetLicense), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlVgpuTypeGetLicense },
+    { 1420, "nvmlVgpuTypeGetFrameRateLimit", "nvmlVgpuTypeGetFrameRateLimit", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12224, sizeof(cushim_params_nvmlVgpuTypeGetFrameRateLimit), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuTypeGetFrameRateLimit },
+    { 1421, "nvmlVgpuTypeGetMaxInstances", "nvmlVgpuTypeGetMaxInstances", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12242, sizeof(cushim_params_nvmlVgpuTypeGetMaxInstances), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlVgpuTypeGetMaxInstances },
+    { 1422, "nvmlVgpuTypeGetMaxInstancesPerVm", "nvmlVgpuTypeGetMaxInstancesPerVm", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12257, sizeof(cushim_params_nvmlVgpuTypeGetMaxInstancesPerVm), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuTypeGetMaxInstancesPerVm },
+    { 1423, "nvmlVgpuTypeGetBAR1Info", "nvmlVgpuTypeGetBAR1Info", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12273, sizeof(cushim_params_nvmlVgpuTypeGetBAR1Info), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuTypeGetBAR1Info },
+    { 1424, "nvmlDeviceGetActiveVgpus", "nvmlDeviceGetActiveVgpus", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12302, sizeof(cushim_params_nvmlDeviceGetActiveVgpus), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetActiveVgpus },
+    { 1425, "nvmlVgpuInstanceGetVmID", "nvmlVgpuInstanceGetVmID", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12327, sizeof(cushim_params_nvmlVgpuInstanceGetVmID), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlVgpuInstanceGetVmID },
+    { 1426, "nvmlVgpuInstanceGetUUID", "nvmlVgpuInstanceGetUUID", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12350, sizeof(cushim_params_nvmlVgpuInstanceGetUUID), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlVgpuInstanceGetUUID },
+    { 1427, "nvmlVgpuInstanceGetVmDriverVersion", "nvmlVgpuInstanceGetVmDriverVersion", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12377, sizeof(cushim_params_nvmlVgpuInstanceGetVmDriverVersion), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlVgpuInstanceGetVmDriverVersion },
+    { 1428, "nvmlVgpuInstanceGetFbUsage", "nvmlVgpuInstanceGetFbUsage", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12396, sizeof(cushim_params_nvmlVgpuInstanceGetFbUsage), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuInstanceGetFbUsage },
+    { 1429, "nvmlVgpuInstanceGetLicenseStatus", "nvmlVgpuInstanceGetLicenseStatus", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 1, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12417, sizeof(cushim_params_nvmlVgpuInstanceGetLicenseStatus), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuInstanceGetLicenseStatus },
+    { 1430, "nvmlVgpuInstanceGetType", "nvmlVgpuInstanceGetType", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12436, sizeof(cushim_params_nvmlVgpuInstanceGetType), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuInstanceGetType },
+    { 1431, "nvmlVgpuInstanceGetFrameRateLimit", "nvmlVgpuInstanceGetFrameRateLimit", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12456, sizeof(cushim_params_nvmlVgpuInstanceGetFrameRateLimit), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuInstanceGetFrameRateLimit },
+    { 1432, "nvmlVgpuInstanceGetEccMode", "nvmlVgpuInstanceGetEccMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12472, sizeof(cushim_params_nvmlVgpuInstanceGetEccMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuInstanceGetEccMode },
+    { 1433, "nvmlVgpuInstanceGetEncoderCapacity", "nvmlVgpuInstanceGetEncoderCapacity", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12489, sizeof(cushim_params_nvmlVgpuInstanceGetEncoderCapacity), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuInstanceGetEncoderCapacity },
+    { 1434, "nvmlVgpuInstanceSetEncoderCapacity", "nvmlVgpuInstanceSetEncoderCapacity", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 12506, sizeof(cushim_params_nvmlVgpuInstanceSetEncoderCapacity), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuInstanceSetEncoderCapacity },
+    { 1435, "nvmlVgpuInstanceGetEncoderStats", "nvmlVgpuInstanceGetEncoderStats", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12526, sizeof(cushim_params_nvmlVgpuInstanceGetEncoderStats), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlVgpuInstanceGetEncoderStats },
+    { 1436, "nvmlVgpuInstanceGetEncoderSessions", "nvmlVgpuInstanceGetEncoderSessions", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12558, sizeof(cushim_params_nvmlVgpuInstanceGetEncoderSessions), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlVgpuInstanceGetEncoderSessions },
+    { 1437, "nvmlVgpuInstanceGetFBCStats", "nvmlVgpuInstanceGetFBCStats", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12575, sizeof(cushim_params_nvmlVgpuInstanceGetFBCStats), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuInstanceGetFBCStats },
+    { 1438, "nvmlVgpuInstanceGetFBCSessions", "nvmlVgpuInstanceGetFBCSessions", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12606, sizeof(cushim_params_nvmlVgpuInstanceGetFBCSessions), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlVgpuInstanceGetFBCSessions },
+    { 1439, "nvmlVgpuInstanceGetGpuInstanceId", "nvmlVgpuInstanceGetGpuInstanceId", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12624, sizeof(cushim_params_nvmlVgpuInstanceGetGpuInstanceId), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuInstanceGetGpuInstanceId },
+    { 1440, "nvmlVgpuInstanceGetGpuPciId", "nvmlVgpuInstanceGetGpuPciId", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12644, sizeof(cushim_params_nvmlVgpuInstanceGetGpuPciId), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlVgpuInstanceGetGpuPciId },
+    { 1441, "nvmlVgpuTypeGetCapabilities", "nvmlVgpuTypeGetCapabilities", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12663, sizeof(cushim_params_nvmlVgpuTypeGetCapabilities), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlVgpuTypeGetCapabilities },
+    { 1442, "nvmlVgpuInstanceGetMdevUUID", "nvmlVgpuInstanceGetMdevUUID", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12688, sizeof(cushim_params_nvmlVgpuInstanceGetMdevUUID), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlVgpuInstanceGetMdevUUID },
+    { 1443, "nvmlGpuInstanceGetCreatableVgpus", "nvmlGpuInstanceGetCreatableVgpus", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12719, sizeof(cushim_params_nvmlGpuInstanceGetCreatableVgpus), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlGpuInstanceGetCreatableVgpus },
+    { 1444, "nvmlVgpuTypeGetMaxInstancesPerGpuInstance", "nvmlVgpuTypeGetMaxInstancesPerGpuInstance", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12734, sizeof(cushim_params_nvmlVgpuTypeGetMaxInstancesPerGpuInstance), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlVgpuTypeGetMaxInstancesPerGpuInstance },
+    { 1445, "nvmlGpuInstanceGetActiveVgpus", "nvmlGpuInstanceGetActiveVgpus", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12765, sizeof(cushim_params_nvmlGpuInstanceGetActiveVgpus), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlGpuInstanceGetActiveVgpus },
+    { 1446, "nvmlGpuInstanceSetVgpuSchedulerState", "nvmlGpuInstanceSetVgpuSchedulerState", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 1, 0, "nvmlReturn_t", "nvml.h", 12792, sizeof(cushim_params_nvmlGpuInstanceSetVgpuSchedulerState), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlGpuInstanceSetVgpuSchedulerState },
+    { 1447, "nvmlGpuInstanceGetVgpuSchedulerState", "nvmlGpuInstanceGetVgpuSchedulerState", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 1, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12814, sizeof(cushim_params_nvmlGpuInstanceGetVgpuSchedulerState), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlGpuInstanceGetVgpuSchedulerState },
+    { 1448, "nvmlGpuInstanceGetVgpuSchedulerLog", "nvmlGpuInstanceGetVgpuSchedulerLog", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 1, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12839, sizeof(cushim_params_nvmlGpuInstanceGetVgpuSchedulerLog), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlGpuInstanceGetVgpuSchedulerLog },
+    { 1449, "nvmlGpuInstanceGetVgpuTypeCreatablePlacements", "nvmlGpuInstanceGetVgpuTypeCreatablePlacements", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12869, sizeof(cushim_params_nvmlGpuInstanceGetVgpuTypeCreatablePlacements), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlGpuInstanceGetVgpuTypeCreatablePlacements },
+    { 1450, "nvmlGpuInstanceGetVgpuHeterogeneousMode", "nvmlGpuInstanceGetVgpuHeterogeneousMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12895, sizeof(cushim_params_nvmlGpuInstanceGetVgpuHeterogeneousMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlGpuInstanceGetVgpuHeterogeneousMode },
+    { 1451, "nvmlGpuInstanceSetVgpuHeterogeneousMode", "nvmlGpuInstanceSetVgpuHeterogeneousMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 12923, sizeof(cushim_params_nvmlGpuInstanceSetVgpuHeterogeneousMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlGpuInstanceSetVgpuHeterogeneousMode },
+    { 1452, "nvmlVgpuInstanceGetMetadata", "nvmlVgpuInstanceGetMetadata", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 13157, sizeof(cushim_params_nvmlVgpuInstanceGetMetadata), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlVgpuInstanceGetMetadata },
+    { 1453, "nvmlDeviceGetVgpuMetadata", "nvmlDeviceGetVgpuMetadata", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 13179, sizeof(cushim_params_nvmlDeviceGetVgpuMetadata), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetVgpuMetadata },
+    { 1454, "nvmlGetVgpuCompatibility", "nvmlGetVgpuCompatibility", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 13203, sizeof(cushim_params_nvmlGetVgpuCompatibility), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlGetVgpuCompatibility },
+    { 1455, "nvmlDeviceGetPgpuMetadataString", "nvmlDeviceGetPgpuMetadataString", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 13223, sizeof(cushim_params_nvmlDeviceGetPgpuMetadataString), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetPgpuMetadataString },
+    { 1456, "nvmlDeviceGetVgpuSchedulerLog", "nvmlDeviceGetVgpuSchedulerLog", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 1, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 13245, sizeof(cushim_params_nvmlDeviceGetVgpuSchedulerLog), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetVgpuSchedulerLog },
+    { 1457, "nvmlDeviceGetVgpuSchedulerState", "nvmlDeviceGetVgpuSchedulerState", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 1, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 13264, sizeof(cushim_params_nvmlDeviceGetVgpuSchedulerState), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetVgpuSchedulerState },
+    { 1458, "nvmlDeviceGetVgpuSchedulerCapabilities", "nvmlDeviceGetVgpuSchedulerCapabilities", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 13314, sizeof(cushim_params_nvmlDeviceGetVgpuSchedulerCapabilities), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetVgpuSchedulerCapabilities },
+    { 1459, "nvmlDeviceSetVgpuSchedulerState", "nvmlDeviceSetVgpuSchedulerState", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 1, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 13291, sizeof(cushim_params_nvmlDeviceSetVgpuSchedulerState), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetVgpuSchedulerState },
+    { 1460, "nvmlGetVgpuVersion", "nvmlGetVgpuVersion", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 13346, sizeof(cushim_params_nvmlGetVgpuVersion), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlGetVgpuVersion },
+    { 1461, "nvmlSetVgpuVersion", "nvmlSetVgpuVersion", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 13373, sizeof(cushim_params_nvmlSetVgpuVersion), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlSetVgpuVersion },
+    { 1462, "nvmlDeviceGetVgpuUtilization", "nvmlDeviceGetVgpuUtilization", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 13429, sizeof(cushim_params_nvmlDeviceGetVgpuUtilization), sizeof(nvmlReturn_t), 5, cushim_gen_p_nvmlDeviceGetVgpuUtilization },
+    { 1463, "nvmlDeviceGetVgpuInstancesUtilizationInfo", "nvmlDeviceGetVgpuInstancesUtilizationInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 13476, sizeof(cushim_params_nvmlDeviceGetVgpuInstancesUtilizationInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetVgpuInstancesUtilizationInfo },
+    { 1464, "nvmlDeviceGetVgpuProcessUtilization", "nvmlDeviceGetVgpuProcessUtilization", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 13522, sizeof(cushim_params_nvmlDeviceGetVgpuProcessUtilization), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetVgpuProcessUtilization },
+    { 1465, "nvmlDeviceGetVgpuProcessesUtilizationInfo", "nvmlDeviceGetVgpuProcessesUtilizationInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 13569, sizeof(cushim_params_nvmlDeviceGetVgpuProcessesUtilizationInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetVgpuProcessesUtilizationInfo },
+    { 1466, "nvmlVgpuInstanceGetAccountingMode", "nvmlVgpuInstanceGetAccountingMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 13588, sizeof(cushim_params_nvmlVgpuInstanceGetAccountingMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuInstanceGetAccountingMode },
+    { 1467, "nvmlVgpuInstanceGetAccountingPids", "nvmlVgpuInstanceGetAccountingPids", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 13619, sizeof(cushim_params_nvmlVgpuInstanceGetAccountingPids), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlVgpuInstanceGetAccountingPids },
+    { 1468, "nvmlVgpuInstanceGetAccountingStats", "nvmlVgpuInstanceGetAccountingStats", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 13654, sizeof(cushim_params_nvmlVgpuInstanceGetAccountingStats), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlVgpuInstanceGetAccountingStats },
+    { 1469, "nvmlVgpuInstanceClearAccountingPids", "nvmlVgpuInstanceClearAccountingPids", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 13676, sizeof(cushim_params_nvmlVgpuInstanceClearAccountingPids), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlVgpuInstanceClearAccountingPids },
+    { 1470, "nvmlVgpuInstanceGetLicenseInfo_v2", "nvmlVgpuInstanceGetLicenseInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 13693, sizeof(cushim_params_nvmlVgpuInstanceGetLicenseInfo_v2), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuInstanceGetLicenseInfo_v2 },
+    { 1471, "nvmlGetExcludedDeviceCount", "nvmlGetExcludedDeviceCount", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 13723, sizeof(cushim_params_nvmlGetExcludedDeviceCount), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlGetExcludedDeviceCount },
+    { 1472, "nvmlGetExcludedDeviceInfoByIndex", "nvmlGetExcludedDeviceInfoByIndex", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 13743, sizeof(cushim_params_nvmlGetExcludedDeviceInfoByIndex), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlGetExcludedDeviceInfoByIndex },
+    { 1473, "nvmlDeviceReadWritePRM_v1", "nvmlDeviceReadWritePRM", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 13791, sizeof(cushim_params_nvmlDeviceReadWritePRM_v1), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceReadWritePRM_v1 },
+    { 1474, "nvmlDeviceSetMigMode", "nvmlDeviceSetMigMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 14199, sizeof(cushim_params_nvmlDeviceSetMigMode), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceSetMigMode },
+    { 1475, "nvmlDeviceGetMigMode", "nvmlDeviceGetMigMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 14222, sizeof(cushim_params_nvmlDeviceGetMigMode), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetMigMode },
+    { 1476, "nvmlDeviceGetGpuInstanceProfileInfo", "nvmlDeviceGetGpuInstanceProfileInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 14246, sizeof(cushim_params_nvmlDeviceGetGpuInstanceProfileInfo), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetGpuInstanceProfileInfo },
+    { 1477, "nvmlDeviceGetGpuInstanceProfileInfoV", "nvmlDeviceGetGpuInstanceProfileInfoV", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 14277, sizeof(cushim_params_nvmlDeviceGetGpuInstanceProfileInfoV), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetGpuInstanceProfileInfoV },
+    { 1478, "nvmlDeviceGetGpuInstanceProfileInfoByIdV", "nvmlDeviceGetGpuInstanceProfileInfoByIdV", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 14308, sizeof(cushim_params_nvmlDeviceGetGpuInstanceProfileInfoByIdV), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetGpuInstanceProfileInfoByIdV },
+    { 1479, "nvmlDeviceGetGpuInstancePossiblePlacements_v2", "nvmlDeviceGetGpuInstancePossiblePlacements", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 14337, sizeof(cushim_params_nvmlDeviceGetGpuInstancePossiblePlacements_v2), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetGpuInstancePossiblePlacements_v2 },
+    { 1480, "nvmlDeviceGetGpuInstanceRemainingCapacity", "nvmlDeviceGetGpuInstanceRemainingCapacity", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 14359, sizeof(cushim_params_nvmlDeviceGetGpuInstanceRemainingCapacity), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetGpuInstanceRemainingCapacity },
+    { 1481, "nvmlDeviceCreateGpuInstance", "nvmlDeviceCreateGpuInstance", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 14384, sizeof(cushim_params_nvmlDeviceCreateGpuInstance), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceCreateGpuInstance },
+    { 1482, "nvmlDeviceCreateGpuInstanceWithPlacement", "nvmlDeviceCreateGpuInstanceWithPlacement", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 14411, sizeof(cushim_params_nvmlDeviceCreateGpuInstanceWithPlacement), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceCreateGpuInstanceWithPlacement },
+    { 1483, "nvmlGpuInstanceDestroy", "nvmlGpuInstanceDestroy", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 14433, sizeof(cushim_params_nvmlGpuInstanceDestroy), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlGpuInstanceDestroy },
+    { 1484, "nvmlDeviceGetGpuInstances", "nvmlDeviceGetGpuInstances", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 14456, sizeof(cushim_params_nvmlDeviceGetGpuInstances), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetGpuInstances },
+    { 1485, "nvmlDeviceGetGpuInstanceById", "nvmlDeviceGetGpuInstanceById", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 14478, sizeof(cushim_params_nvmlDeviceGetGpuInstanceById), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetGpuInstanceById },
+    { 1486, "nvmlGpuInstanceGetInfo", "nvmlGpuInstanceGetInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 14495, sizeof(cushim_params_nvmlGpuInstanceGetInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlGpuInstanceGetInfo },
+    { 1487, "nvmlGpuInstanceGetComputeInstanceProfileInfo", "nvmlGpuInstanceGetComputeInstanceProfileInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 14520, sizeof(cushim_params_nvmlGpuInstanceGetComputeInstanceProfileInfo), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlGpuInstanceGetComputeInstanceProfileInfo },
+    { 1488, "nvmlGpuInstanceGetComputeInstanceProfileInfoV", "nvmlGpuInstanceGetComputeInstanceProfileInfoV", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 14554, sizeof(cushim_params_nvmlGpuInstanceGetComputeInstanceProfileInfoV), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlGpuInstanceGetComputeInstanceProfileInfoV },
+    { 1489, "nvmlGpuInstanceGetComputeInstanceRemainingCapacity", "nvmlGpuInstanceGetComputeInstanceRemainingCapacity", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 14577, sizeof(cushim_params_nvmlGpuInstanceGetComputeInstanceRemainingCapacity), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlGpuInstanceGetComputeInstanceRemainingCapacity },
+    { 1490, "nvmlGpuInstanceGetComputeInstancePossiblePlacements", "nvmlGpuInstanceGetComputeInstancePossiblePlacements", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 14606, sizeof(cushim_params_nvmlGpuInstanceGetComputeInstancePossiblePlacements), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlGpuInstanceGetComputeInstancePossiblePlacements },
+    { 1491, "nvmlGpuInstanceCreateComputeInstance", "nvmlGpuInstanceCreateComputeInstance", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 14636, sizeof(cushim_params_nvmlGpuInstanceCreateComputeInstance), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlGpuInstanceCreateComputeInstance },
+    { 1492, "nvmlGpuInstanceCreateComputeInstanceWithPlacement", "nvmlGpuInstanceCreateComputeInstanceWithPlacement", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 14665, sizeof(cushim_params_nvmlGpuInstanceCreateComputeInstanceWithPlacement), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlGpuInstanceCreateComputeInstanceWithPlacement },
+    { 1493, "nvmlComputeInstanceDestroy", "nvmlComputeInstanceDestroy", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 14686, sizeof(cushim_params_nvmlComputeInstanceDestroy), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlComputeInstanceDestroy },
+    { 1494, "nvmlGpuInstanceGetComputeInstances", "nvmlGpuInstanceGetComputeInstances", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 14711, sizeof(cushim_params_nvmlGpuInstanceGetComputeInstances), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlGpuInstanceGetComputeInstances },
+    { 1495, "nvmlGpuInstanceGetComputeInstanceById", "nvmlGpuInstanceGetComputeInstanceById", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 14733, sizeof(cushim_params_nvmlGpuInstanceGetComputeInstanceById), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlGpuInstanceGetComputeInstanceById },
+    { 1496, "nvmlComputeInstanceGetInfo_v2", "nvmlComputeInstanceGetInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 14751, sizeof(cushim_params_nvmlComputeInstanceGetInfo_v2), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlComputeInstanceGetInfo_v2 },
+    { 1497, "nvmlDeviceIsMigDeviceHandle", "nvmlDeviceIsMigDeviceHandle", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 14773, sizeof(cushim_params_nvmlDeviceIsMigDeviceHandle), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceIsMigDeviceHandle },
+    { 1498, "nvmlDeviceGetGpuInstanceId", "nvmlDeviceGetGpuInstanceId", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 14793, sizeof(cushim_params_nvmlDeviceGetGpuInstanceId), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetGpuInstanceId },
+    { 1499, "nvmlDeviceGetComputeInstanceId", "nvmlDeviceGetComputeInstanceId", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 14814, sizeof(cushim_params_nvmlDeviceGetComputeInstanceId), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetComputeInstanceId },
+    { 1500, "nvmlDeviceGetMaxMigDeviceCount", "nvmlDeviceGetMaxMigDeviceCount", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 14833, sizeof(cushim_params_nvmlDeviceGetMaxMigDeviceCount), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetMaxMigDeviceCount },
+    { 1501, "nvmlDeviceGetMigDeviceHandleByIndex", "nvmlDeviceGetMigDeviceHandleByIndex", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 14859, sizeof(cushim_params_nvmlDeviceGetMigDeviceHandleByIndex), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetMigDeviceHandleByIndex },
+    { 1502, "nvmlDeviceGetDeviceHandleFromMigDeviceHandle", "nvmlDeviceGetDeviceHandleFromMigDeviceHandle", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 14878, sizeof(cushim_params_nvmlDeviceGetDeviceHandleFromMigDeviceHandle), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetDeviceHandleFromMigDeviceHandle },
+    { 1503, "nvmlGpmMetricsGet", "nvmlGpmMetricsGet", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 15434, sizeof(cushim_params_nvmlGpmMetricsGet), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlGpmMetricsGet },
+    { 1504, "nvmlGpmSampleFree", "nvmlGpmSampleFree", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 15448, sizeof(cushim_params_nvmlGpmSampleFree), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlGpmSampleFree },
+    { 1505, "nvmlGpmSampleAlloc", "nvmlGpmSampleAlloc", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 15464, sizeof(cushim_params_nvmlGpmSampleAlloc), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlGpmSampleAlloc },
+    { 1506, "nvmlGpmSampleGet", "nvmlGpmSampleGet", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 15484, sizeof(cushim_params_nvmlGpmSampleGet), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlGpmSampleGet },
+    { 1507, "nvmlGpmMigSampleGet", "nvmlGpmMigSampleGet", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 15505, sizeof(cushim_params_nvmlGpmMigSampleGet), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlGpmMigSampleGet },
+    { 1508, "nvmlGpmQueryDeviceSupport", "nvmlGpmQueryDeviceSupport", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 15522, sizeof(cushim_params_nvmlGpmQueryDeviceSupport), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlGpmQueryDeviceSupport },
+    { 1509, "nvmlGpmQueryIfStreamingEnabled", "nvmlGpmQueryIfStreamingEnabled", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 15541, sizeof(cushim_params_nvmlGpmQueryIfStreamingEnabled), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlGpmQueryIfStreamingEnabled },
+    { 1510, "nvmlGpmSetStreamingEnabled", "nvmlGpmSetStreamingEnabled", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 15559, sizeof(cushim_params_nvmlGpmSetStreamingEnabled), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlGpmSetStreamingEnabled },
+    { 1511, "nvmlDeviceGetCapabilities", "nvmlDeviceGetCapabilities", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 15593, sizeof(cushim_params_nvmlDeviceGetCapabilities), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetCapabilities },
+    { 1512, "nvmlDeviceWorkloadPowerProfileGetProfilesInfo", "nvmlDeviceWorkloadPowerProfileGetProfilesInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 15755, sizeof(cushim_params_nvmlDeviceWorkloadPowerProfileGetProfilesInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceWorkloadPowerProfileGetProfilesInfo },
+    { 1513, "nvmlDeviceWorkloadPowerProfileGetCurrentProfiles", "nvmlDeviceWorkloadPowerProfileGetCurrentProfiles", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 15779, sizeof(cushim_params_nvmlDeviceWorkloadPowerProfileGetCurrentProfiles), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceWorkloadPowerProfileGetCurrentProfiles },
+    { 1514, "nvmlDeviceWorkloadPowerProfileSetRequestedProfiles", "nvmlDeviceWorkloadPowerProfileSetRequestedProfiles", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 1, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 15805, sizeof(cushim_params_nvmlDeviceWorkloadPowerProfileSetRequestedProfiles), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceWorkloadPowerProfileSetRequestedProfiles },
+    { 1515, "nvmlDeviceWorkloadPowerProfileClearRequestedProfiles", "nvmlDeviceWorkloadPowerProfileClearRequestedProfiles", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 1, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 15831, sizeof(cushim_params_nvmlDeviceWorkloadPowerProfileClearRequestedProfiles), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceWorkloadPowerProfileClearRequestedProfiles },
+    { 1516, "nvmlDevicePowerSmoothingActivatePresetProfile", "nvmlDevicePowerSmoothingActivatePresetProfile", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 15947, sizeof(cushim_params_nvmlDevicePowerSmoothingActivatePresetProfile), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDevicePowerSmoothingActivatePresetProfile },
+    { 1517, "nvmlDevicePowerSmoothingUpdatePresetProfileParam", "nvmlDevicePowerSmoothingUpdatePresetProfileParam", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 15975, sizeof(cushim_params_nvmlDevicePowerSmoothingUpdatePresetProfileParam), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDevicePowerSmoothingUpdatePresetProfileParam },
+    { 1518, "nvmlDevicePowerSmoothingSetState", "nvmlDevicePowerSmoothingSetState", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 15995, sizeof(cushim_params_nvmlDevicePowerSmoothingSetState), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDevicePowerSmoothingSetState },
+    { 1519, "nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts", "nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 16038, sizeof(cushim_params_nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts },
     { 2169, "cuKernelGetParamCount", "cuKernelGetParamCount", 13020, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_MODULE | CUSHIM_CAT_QUERY, "CUresult", "cuda.h", 9011, sizeof(cushim_params_cuKernelGetParamCount), sizeof(CUresult), 2, cushim_gen_p_cuKernelGetParamCount },
     { 2170, "cuMemcpyWithAttributesAsync_ptsz", "cuMemcpyWithAttributesAsync", 13020, CUSHIM_PT_PTSZ, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_COPY, "CUresult", "cuda.h", 11774, sizeof(cushim_params_cuMemcpyWithAttributesAsync_ptsz), sizeof(CUresult), 5, cushim_gen_p_cuMemcpyWithAttributesAsync_ptsz },
     { 2171, "cuMemcpy3DWithAttributesAsync_ptsz", "cuMemcpy3DWithAttributesAsync", 13020, CUSHIM_PT_PTSZ, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_COPY, "CUresult", "cuda.h", 11799, sizeof(cushim_params_cuMemcpy3DWithAttributesAsync_ptsz), sizeof(CUresult), 3, cushim_gen_p_cuMemcpy3DWithAttributesAsync_ptsz },
@@ -9349,84 +11639,149 @@ const cushim_api_info cushim_gen_apis[] = {
     { 2250, "cudaStreamGetDevResource", "cudaStreamGetDevResource", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_STREAM | CUSHIM_CAT_QUERY, "cudaError_t", "cuda_runtime_api.h", 15268, sizeof(cushim_params_cudaStreamGetDevResource), sizeof(cudaError_t), 3, cushim_gen_p_cudaStreamGetDevResource },
     { 2251, "cudaLaunchHostFunc_v2", "cudaLaunchHostFunc", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_LAUNCH | CUSHIM_CAT_STREAM, "cudaError_t", "cuda_runtime_api.h", 15282, sizeof(cushim_params_cudaLaunchHostFunc_v2), sizeof(cudaError_t), 4, cushim_gen_p_cudaLaunchHostFunc_v2 },
     { 2252, "cudaStreamBeginRecaptureToGraph", "cudaStreamBeginRecaptureToGraph", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_GRAPH | CUSHIM_CAT_STREAM, "cudaError_t", "cuda_runtime_api.h", 15293, sizeof(cushim_params_cudaStreamBeginRecaptureToGraph), sizeof(cudaError_t), 4, cushim_gen_p_cudaStreamBeginRecaptureToGraph },
+    { 2253, "nvmlSystemGetCPER_v1", "nvmlSystemGetCPER", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4955, sizeof(cushim_params_nvmlSystemGetCPER_v1), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlSystemGetCPER_v1 },
+    { 2254, "nvmlDeviceGetUnrepairableMemoryFlag_v1", "nvmlDeviceGetUnrepairableMemoryFlag", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5755, sizeof(cushim_params_nvmlDeviceGetUnrepairableMemoryFlag_v1), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetUnrepairableMemoryFlag_v1 },
+    { 2255, "nvmlDeviceGetBBXTimeData_v1", "nvmlDeviceGetBBXTimeData", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6026, sizeof(cushim_params_nvmlDeviceGetBBXTimeData_v1), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetBBXTimeData_v1 },
+    { 2256, "nvmlDeviceGetGpuUptime_v1", "nvmlDeviceGetGpuUptime", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6046, sizeof(cushim_params_nvmlDeviceGetGpuUptime_v1), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetGpuUptime_v1 },
+    { 2257, "nvmlDeviceSetAdaptiveTgpMode_v1", "nvmlDeviceSetAdaptiveTgpMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 7364, sizeof(cushim_params_nvmlDeviceSetAdaptiveTgpMode_v1), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetAdaptiveTgpMode_v1 },
+    { 2258, "nvmlDeviceGetAdaptiveTgpModeInfo_v1", "nvmlDeviceGetAdaptiveTgpModeInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7389, sizeof(cushim_params_nvmlDeviceGetAdaptiveTgpModeInfo_v1), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetAdaptiveTgpModeInfo_v1 },
+    { 2259, "nvmlDeviceSetMemoryLimits_v1", "nvmlDeviceSetMemoryLimits", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 7546, sizeof(cushim_params_nvmlDeviceSetMemoryLimits_v1), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetMemoryLimits_v1 },
+    { 2260, "nvmlDeviceGetMemoryLimits_v1", "nvmlDeviceGetMemoryLimits", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7571, sizeof(cushim_params_nvmlDeviceGetMemoryLimits_v1), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetMemoryLimits_v1 },
+    { 2261, "nvmlDeviceGetGpuFabricInfo_v4", "nvmlDeviceGetGpuFabricInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8714, sizeof(cushim_params_nvmlDeviceGetGpuFabricInfo_v4), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetGpuFabricInfo_v4 },
+    { 2262, "nvmlSystemGetConfComputeSettings_v2", "nvmlSystemGetConfComputeSettings", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8958, sizeof(cushim_params_nvmlSystemGetConfComputeSettings_v2), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlSystemGetConfComputeSettings_v2 },
+    { 2263, "nvmlDeviceGetAccountingStats_v2", "nvmlDeviceGetAccountingStats", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9218, sizeof(cushim_params_nvmlDeviceGetAccountingStats_v2), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetAccountingStats_v2 },
+    { 2264, "nvmlDevicePerfMetricsGetSamples_v1", "nvmlDevicePerfMetricsGetSamples", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9575, sizeof(cushim_params_nvmlDevicePerfMetricsGetSamples_v1), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDevicePerfMetricsGetSamples_v1 },
+    { 2265, "nvmlDeviceSetNvlinkBwModeAsync_v1", "nvmlDeviceSetNvlinkBwModeAsync", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 10797, sizeof(cushim_params_nvmlDeviceSetNvlinkBwModeAsync_v1), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetNvlinkBwModeAsync_v1 },
+    { 2266, "nvmlDeviceGetNvLinkInfo_v3", "nvmlDeviceGetNvLinkInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 10830, sizeof(cushim_params_nvmlDeviceGetNvLinkInfo_v3), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetNvLinkInfo_v3 },
+    { 2267, "nvmlDeviceGetNvLinkTelemetrySamples_v1", "nvmlDeviceGetNvLinkTelemetrySamples", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 10889, sizeof(cushim_params_nvmlDeviceGetNvLinkTelemetrySamples_v1), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetNvLinkTelemetrySamples_v1 },
+    { 2268, "nvmlDeviceGetNvlinkRemapTableInfo_v1", "nvmlDeviceGetNvlinkRemapTableInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 10924, sizeof(cushim_params_nvmlDeviceGetNvlinkRemapTableInfo_v1), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetNvlinkRemapTableInfo_v1 },
+    { 2269, "nvmlDeviceSetNvlinkNvleReady_v1", "nvmlDeviceSetNvlinkNvleReady", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 10950, sizeof(cushim_params_nvmlDeviceSetNvlinkNvleReady_v1), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetNvlinkNvleReady_v1 },
+    { 2270, "nvmlDeviceLockNvlinkRemapTable_v1", "nvmlDeviceLockNvlinkRemapTable", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 10978, sizeof(cushim_params_nvmlDeviceLockNvlinkRemapTable_v1), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceLockNvlinkRemapTable_v1 },
+    { 2271, "nvmlDeviceSetupNvlinkNvleEncryptionKey_v1", "nvmlDeviceSetupNvlinkNvleEncryptionKey", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 11027, sizeof(cushim_params_nvmlDeviceSetupNvlinkNvleEncryptionKey_v1), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetupNvlinkNvleEncryptionKey_v1 },
+    { 2272, "nvmlDeviceGetNvlinkNvlePrivateInfo_v1", "nvmlDeviceGetNvlinkNvlePrivateInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 11046, sizeof(cushim_params_nvmlDeviceGetNvlinkNvlePrivateInfo_v1), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetNvlinkNvlePrivateInfo_v1 },
+    { 2273, "nvmlEventSetRegisterGpuOperationalEvents_v1", "nvmlEventSetRegisterGpuOperationalEvents", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 11212, sizeof(cushim_params_nvmlEventSetRegisterGpuOperationalEvents_v1), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlEventSetRegisterGpuOperationalEvents_v1 },
+    { 2274, "nvmlEventSetWait_v3", "nvmlEventSetWait", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 11262, sizeof(cushim_params_nvmlEventSetWait_v3), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlEventSetWait_v3 },
+    { 2275, "nvmlEventSetGetContextCount_v1", "nvmlEventSetGetContextCount", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 11290, sizeof(cushim_params_nvmlEventSetGetContextCount_v1), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlEventSetGetContextCount_v1 },
+    { 2276, "nvmlEventSetGetContextInfo_v1", "nvmlEventSetGetContextInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 11323, sizeof(cushim_params_nvmlEventSetGetContextInfo_v1), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlEventSetGetContextInfo_v1 },
+    { 2277, "nvmlEventSetGetContextData_v1", "nvmlEventSetGetContextData", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 11355, sizeof(cushim_params_nvmlEventSetGetContextData_v1), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlEventSetGetContextData_v1 },
+    { 2278, "nvmlEventSetGetGpuOperationalEventContextLegacyXid_v1", "nvmlEventSetGetGpuOperationalEventContextLegacyXid", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 11385, sizeof(cushim_params_nvmlEventSetGetGpuOperationalEventContextLegacyXid_v1), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlEventSetGetGpuOperationalEventContextLegacyXid_v1 },
+    { 2279, "nvmlDeviceVgpuForceGspUnload", "nvmlDeviceVgpuForceGspUnload", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 11935, sizeof(cushim_params_nvmlDeviceVgpuForceGspUnload), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlDeviceVgpuForceGspUnload },
+    { 2280, "nvmlDeviceGetVgpuSchedulerState_v2", "nvmlDeviceGetVgpuSchedulerState", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12940, sizeof(cushim_params_nvmlDeviceGetVgpuSchedulerState_v2), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetVgpuSchedulerState_v2 },
+    { 2281, "nvmlGpuInstanceGetVgpuSchedulerState_v2", "nvmlGpuInstanceGetVgpuSchedulerState", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12959, sizeof(cushim_params_nvmlGpuInstanceGetVgpuSchedulerState_v2), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlGpuInstanceGetVgpuSchedulerState_v2 },
+    { 2282, "nvmlDeviceGetVgpuSchedulerLog_v2", "nvmlDeviceGetVgpuSchedulerLog", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 12979, sizeof(cushim_params_nvmlDeviceGetVgpuSchedulerLog_v2), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetVgpuSchedulerLog_v2 },
+    { 2283, "nvmlGpuInstanceGetVgpuSchedulerLog_v2", "nvmlGpuInstanceGetVgpuSchedulerLog", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 13001, sizeof(cushim_params_nvmlGpuInstanceGetVgpuSchedulerLog_v2), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlGpuInstanceGetVgpuSchedulerLog_v2 },
+    { 2284, "nvmlDeviceSetVgpuSchedulerState_v2", "nvmlDeviceSetVgpuSchedulerState", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 13023, sizeof(cushim_params_nvmlDeviceSetVgpuSchedulerState_v2), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetVgpuSchedulerState_v2 },
+    { 2285, "nvmlGpuInstanceSetVgpuSchedulerState_v2", "nvmlGpuInstanceSetVgpuSchedulerState", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 13045, sizeof(cushim_params_nvmlGpuInstanceSetVgpuSchedulerState_v2), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlGpuInstanceSetVgpuSchedulerState_v2 },
+    { 2286, "nvmlDeviceReadPRMCounters_v1", "nvmlDeviceReadPRMCounters", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 13889, sizeof(cushim_params_nvmlDeviceReadPRMCounters_v1), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceReadPRMCounters_v1 },
+    { 2287, "nvmlDeviceWorkloadPowerProfileUpdateProfiles_v1", "nvmlDeviceWorkloadPowerProfileUpdateProfiles", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 15856, sizeof(cushim_params_nvmlDeviceWorkloadPowerProfileUpdateProfiles_v1), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceWorkloadPowerProfileUpdateProfiles_v1 },
+    { 2288, "nvmlDeviceGetRemappedRows_v2", "nvmlDeviceGetRemappedRows", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 16062, sizeof(cushim_params_nvmlDeviceGetRemappedRows_v2), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetRemappedRows_v2 },
+    { 2289, "nvmlDeviceSetRusdSettings_v1", "nvmlDeviceSetRusdSettings", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 16083, sizeof(cushim_params_nvmlDeviceSetRusdSettings_v1), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetRusdSettings_v1 },
+    { 2290, "nvmlDeviceGetBankRemapperStatus_v1", "nvmlDeviceGetBankRemapperStatus", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 16129, sizeof(cushim_params_nvmlDeviceGetBankRemapperStatus_v1), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetBankRemapperStatus_v1 },
 };
 
-const uint32_t cushim_gen_api_count = 1163;
+const uint32_t cushim_gen_api_count = 1599;
 
 const uint16_t cushim_gen_by_name[] = {
-    487, 155, 488, 156, 485, 147, 154, 486, 148, 151, 153, 149, 1129, 631, 628, 629,
-    630, 632, 633, 1118, 1117, 420, 421, 1116, 1115, 422, 423, 49, 450, 451, 452, 26,
+    487, 155, 488, 156, 485, 147, 154, 486, 148, 151, 153, 149, 1527, 631, 628, 629,
+    630, 632, 633, 1516, 1515, 420, 421, 1514, 1513, 422, 423, 49, 450, 451, 452, 26,
     493, 27, 50, 409, 408, 427, 43, 41, 31, 429, 32, 33, 46, 34, 36, 40,
     51, 44, 494, 29, 495, 28, 47, 45, 42, 30, 35, 39, 52, 37, 38, 48,
-    243, 247, 432, 1119, 431, 407, 20, 4, 11, 100, 1085, 1086, 5, 16, 428, 17,
-    1084, 314, 12, 8, 15, 6, 13, 411, 410, 101, 19, 10, 502, 7, 313, 24,
+    243, 247, 432, 1517, 431, 407, 20, 4, 11, 100, 1483, 1484, 5, 16, 428, 17,
+    1482, 314, 12, 8, 15, 6, 13, 411, 410, 101, 19, 10, 502, 7, 313, 24,
     499, 22, 500, 25, 21, 501, 23, 98, 315, 14, 449, 9, 99, 3, 659, 656,
     657, 658, 660, 661, 662, 663, 664, 233, 666, 497, 238, 498, 239, 236, 556, 557,
-    235, 234, 237, 241, 242, 1126, 1099, 18, 253, 256, 257, 1104, 258, 259, 260, 254,
+    235, 234, 237, 241, 242, 1524, 1497, 18, 253, 256, 257, 1502, 258, 259, 260, 254,
     266, 255, 276, 267, 652, 640, 649, 639, 641, 653, 654, 651, 647, 650, 643, 642,
     646, 644, 648, 645, 1, 0, 424, 627, 419, 305, 290, 610, 324, 292, 293, 296,
-    299, 302, 287, 599, 278, 309, 311, 281, 284, 612, 355, 1111, 306, 307, 291, 316,
+    299, 302, 287, 599, 278, 309, 311, 281, 284, 612, 355, 1509, 306, 307, 291, 316,
     358, 277, 349, 344, 326, 294, 295, 297, 298, 308, 334, 343, 335, 336, 337, 338,
-    329, 1110, 333, 602, 330, 331, 332, 357, 604, 345, 300, 301, 303, 304, 607, 321,
-    1109, 319, 320, 288, 289, 617, 327, 603, 328, 618, 346, 347, 600, 279, 348, 601,
-    280, 606, 342, 310, 312, 282, 283, 285, 286, 317, 1106, 608, 322, 609, 323, 340,
-    1107, 1113, 1108, 318, 339, 356, 1112, 354, 611, 325, 353, 605, 341, 655, 637, 638,
+    329, 1508, 333, 602, 330, 331, 332, 357, 604, 345, 300, 301, 303, 304, 607, 321,
+    1507, 319, 320, 288, 289, 617, 327, 603, 328, 618, 346, 347, 600, 279, 348, 601,
+    280, 606, 342, 310, 312, 282, 283, 285, 286, 317, 1504, 608, 322, 609, 323, 340,
+    1505, 1511, 1506, 318, 339, 356, 1510, 354, 611, 325, 353, 605, 341, 655, 637, 638,
     561, 417, 665, 414, 492, 415, 444, 416, 413, 562, 418, 412, 670, 669, 425, 426,
     430, 437, 433, 436, 434, 240, 244, 2, 106, 102, 104, 103, 616, 105, 82, 77,
-    78, 85, 1079, 86, 83, 84, 272, 585, 264, 263, 273, 274, 560, 265, 1124, 1105,
+    78, 85, 1477, 86, 83, 84, 272, 585, 264, 263, 273, 274, 560, 265, 1522, 1503,
     558, 559, 262, 261, 75, 79, 73, 74, 80, 76, 81, 70, 71, 72, 446, 64,
-    447, 65, 66, 445, 63, 67, 1090, 1092, 1093, 1089, 1091, 1095, 1097, 1088, 1087, 1096,
-    1098, 1094, 440, 441, 442, 438, 439, 163, 162, 581, 201, 455, 621, 177, 622, 188,
+    447, 65, 66, 445, 63, 67, 1488, 1490, 1491, 1487, 1489, 1493, 1495, 1486, 1485, 1494,
+    1496, 1492, 440, 441, 442, 438, 439, 163, 162, 581, 201, 455, 621, 177, 622, 188,
     459, 92, 97, 456, 89, 88, 626, 161, 164, 584, 204, 583, 203, 171, 457, 620,
-    176, 93, 90, 170, 458, 91, 173, 174, 185, 160, 454, 87, 1100, 186, 94, 460,
+    176, 93, 90, 170, 458, 91, 173, 174, 185, 160, 454, 87, 1498, 186, 94, 460,
     95, 96, 443, 107, 108, 172, 166, 619, 167, 183, 184, 191, 189, 182, 180, 190,
     192, 181, 179, 178, 578, 579, 580, 200, 582, 202, 205, 206, 165, 175, 169, 187,
     168, 527, 471, 477, 519, 130, 472, 514, 120, 513, 119, 473, 478, 520, 131, 534,
-    536, 538, 134, 531, 532, 132, 122, 1122, 1081, 515, 121, 528, 123, 468, 510, 118,
+    536, 538, 134, 531, 532, 132, 122, 1520, 1479, 515, 121, 528, 123, 468, 510, 118,
     465, 507, 115, 467, 470, 512, 129, 509, 117, 533, 535, 537, 133, 464, 506, 114,
     463, 476, 518, 127, 505, 113, 462, 475, 517, 126, 504, 112, 466, 469, 511, 128,
-    508, 116, 461, 474, 516, 125, 503, 111, 529, 530, 124, 110, 1121, 1080, 109, 480,
+    508, 116, 461, 474, 516, 125, 503, 111, 529, 530, 124, 110, 1519, 1478, 109, 480,
     540, 142, 522, 136, 483, 543, 145, 525, 139, 484, 544, 146, 526, 140, 482, 542,
     144, 524, 138, 481, 541, 143, 523, 137, 479, 539, 141, 521, 135, 157, 159, 158,
     152, 150, 61, 59, 60, 453, 62, 58, 69, 68, 53, 54, 55, 56, 57, 194,
-    196, 1083, 195, 1082, 193, 198, 197, 363, 359, 360, 365, 361, 362, 364, 268, 275,
+    196, 1481, 195, 1480, 193, 198, 197, 363, 359, 360, 365, 361, 362, 364, 268, 275,
     270, 269, 271, 199, 208, 207, 634, 635, 636, 586, 245, 552, 218, 553, 226, 567,
-    572, 577, 252, 588, 1127, 1101, 591, 220, 589, 590, 219, 1125, 1103, 613, 230, 209,
-    210, 496, 229, 592, 1128, 1102, 222, 614, 231, 594, 595, 596, 597, 598, 224, 549,
-    215, 550, 216, 1123, 1120, 548, 212, 547, 213, 435, 546, 214, 545, 211, 593, 223,
+    572, 577, 252, 588, 1525, 1499, 591, 220, 589, 590, 219, 1523, 1501, 613, 230, 209,
+    210, 496, 229, 592, 1526, 1500, 222, 614, 231, 594, 595, 596, 597, 598, 224, 549,
+    215, 550, 216, 1521, 1518, 548, 212, 547, 213, 435, 546, 214, 545, 211, 593, 223,
     554, 227, 615, 232, 555, 228, 623, 624, 625, 225, 551, 217, 564, 569, 574, 248,
     566, 571, 576, 249, 563, 568, 573, 250, 565, 570, 575, 251, 400, 401, 402, 394,
-    393, 404, 405, 403, 406, 1114, 395, 396, 397, 399, 398, 391, 392, 491, 382, 379,
+    393, 404, 405, 403, 406, 1512, 395, 396, 397, 399, 398, 391, 392, 491, 382, 379,
     380, 389, 383, 390, 384, 388, 385, 386, 387, 381, 489, 490, 448, 369, 371, 368,
     366, 377, 372, 378, 370, 376, 373, 374, 375, 367, 221, 350, 352, 351, 671, 668,
     667, 587, 246, 791, 793, 792, 795, 706, 863, 869, 864, 720, 748, 752, 870, 865,
-    1146, 1145, 1144, 852, 854, 853, 687, 698, 680, 677, 700, 1143, 1157, 921, 699, 675,
+    1544, 1543, 1542, 852, 854, 853, 687, 698, 680, 677, 700, 1541, 1555, 921, 699, 675,
     702, 703, 705, 704, 681, 690, 678, 676, 920, 688, 672, 679, 922, 674, 701, 691,
     673, 689, 872, 1067, 1064, 1065, 1066, 1068, 1069, 1070, 1071, 1072, 737, 1074, 738, 743,
-    744, 741, 1017, 1018, 740, 739, 742, 1148, 1149, 1150, 1151, 1155, 1152, 1153, 1156, 746,
-    747, 773, 775, 1046, 835, 774, 776, 757, 759, 1131, 760, 758, 756, 762, 1052, 1057,
+    744, 741, 1017, 1018, 740, 739, 742, 1546, 1547, 1548, 1549, 1553, 1550, 1551, 1554, 746,
+    747, 773, 775, 1046, 835, 774, 776, 757, 759, 1529, 760, 758, 756, 762, 1052, 1057,
     1061, 1056, 1060, 1055, 1058, 1062, 1059, 862, 709, 696, 712, 697, 1048, 1049, 968, 967,
     694, 695, 979, 980, 981, 692, 785, 871, 820, 821, 866, 868, 867, 901, 931, 903,
     904, 907, 910, 913, 898, 880, 916, 918, 886, 889, 888, 887, 895, 963, 902, 923,
-    966, 1142, 879, 957, 956, 933, 905, 906, 908, 909, 945, 955, 946, 947, 948, 949,
-    937, 1140, 944, 938, 939, 942, 941, 940, 943, 965, 952, 911, 912, 914, 915, 928,
-    1139, 926, 927, 899, 900, 934, 935, 1033, 936, 883, 884, 881, 885, 882, 1035, 954,
-    917, 919, 890, 891, 894, 893, 892, 896, 897, 924, 1136, 929, 930, 951, 1137, 1141,
-    1138, 925, 950, 964, 962, 932, 961, 1034, 953, 1063, 1054, 1053, 857, 1073, 861, 859,
-    856, 860, 858, 855, 1078, 1077, 1147, 777, 780, 781, 778, 779, 745, 749, 707, 686,
-    682, 684, 683, 685, 978, 1025, 755, 1026, 761, 1161, 1132, 1023, 1024, 754, 753, 977,
+    966, 1540, 879, 957, 956, 933, 905, 906, 908, 909, 945, 955, 946, 947, 948, 949,
+    937, 1538, 944, 938, 939, 942, 941, 940, 943, 965, 952, 911, 912, 914, 915, 928,
+    1537, 926, 927, 899, 900, 934, 935, 1033, 936, 883, 884, 881, 885, 882, 1035, 954,
+    917, 919, 890, 891, 894, 893, 892, 896, 897, 924, 1534, 929, 930, 951, 1535, 1539,
+    1536, 925, 950, 964, 962, 932, 961, 1034, 953, 1063, 1054, 1053, 857, 1073, 861, 859,
+    856, 860, 858, 855, 1078, 1077, 1545, 777, 780, 781, 778, 779, 745, 749, 707, 686,
+    682, 684, 683, 685, 978, 1025, 755, 1026, 761, 1559, 1530, 1023, 1024, 754, 753, 977,
     973, 972, 976, 974, 975, 969, 970, 971, 876, 877, 878, 874, 875, 769, 782, 783,
     772, 1045, 834, 1047, 846, 770, 768, 784, 771, 826, 1030, 825, 1029, 824, 843, 790,
-    1135, 844, 841, 842, 849, 847, 840, 838, 848, 850, 839, 837, 836, 1027, 822, 1028,
+    1533, 844, 841, 842, 849, 847, 840, 838, 848, 850, 839, 837, 836, 1027, 822, 1028,
     823, 827, 828, 845, 982, 985, 991, 802, 1002, 809, 989, 1006, 811, 801, 987, 1004,
-    810, 800, 799, 992, 1007, 788, 995, 808, 993, 1008, 789, 787, 1159, 1134, 786, 990,
+    810, 800, 799, 992, 1007, 788, 995, 808, 993, 1008, 789, 787, 1557, 1532, 786, 990,
     831, 999, 805, 994, 807, 988, 1005, 833, 830, 984, 1001, 813, 804, 798, 806, 986,
-    1003, 832, 829, 983, 1000, 812, 803, 1158, 1133, 797, 996, 997, 1010, 818, 815, 998,
+    1003, 832, 829, 983, 1000, 812, 803, 1556, 1531, 797, 996, 997, 1010, 818, 815, 998,
     1011, 819, 816, 1009, 817, 814, 794, 796, 764, 763, 765, 767, 766, 693, 851, 1050,
-    1051, 873, 708, 711, 710, 1031, 750, 1020, 726, 1021, 729, 1036, 1037, 731, 730, 1162,
-    1130, 1042, 721, 713, 714, 715, 724, 1038, 733, 1043, 722, 1040, 735, 1160, 1154, 1013,
+    1051, 873, 708, 711, 710, 1031, 750, 1020, 726, 1021, 729, 1036, 1037, 731, 730, 1560,
+    1528, 1042, 721, 713, 714, 715, 724, 1038, 733, 1043, 722, 1040, 735, 1558, 1552, 1013,
     719, 1014, 717, 1015, 718, 1016, 716, 1039, 734, 1012, 728, 1044, 723, 1022, 727, 1041,
-    736, 1019, 725, 732, 958, 960, 959, 1075, 1076, 1032, 751,
+    736, 1019, 725, 732, 958, 960, 959, 1075, 1076, 1032, 751, 1450, 1092, 1453, 1317, 1139,
+    1297, 1351, 1438, 1439, 1349, 1327, 1246, 1279, 1276, 1278, 1277, 1571, 1381, 1256, 1566, 1141,
+    1169, 1285, 1091, 1123, 1175, 1248, 1563, 1598, 1223, 1148, 1130, 1240, 1257, 1134, 1468, 1286,
+    1171, 1166, 1201, 1456, 1217, 1093, 1094, 1241, 1266, 1265, 1262, 1264, 1184, 1080, 1122, 1137,
+    1136, 1368, 1218, 1162, 1163, 1204, 1190, 1191, 1233, 1170, 1222, 1226, 1459, 1155, 1154, 1219,
+    1101, 1238, 1195, 1221, 1230, 1232, 1231, 1229, 1213, 1237, 1236, 1181, 1176, 1178, 1177, 1350,
+    1199, 1168, 1258, 1259, 1569, 1442, 1455, 1099, 1436, 1433, 1435, 1434, 1437, 1441, 1160, 1214,
+    1564, 1095, 1096, 1242, 1086, 1087, 1088, 1364, 1273, 1272, 1081, 1124, 1082, 1128, 1125, 1126,
+    1127, 1353, 1292, 1131, 1151, 1150, 1149, 1250, 1234, 1153, 1097, 1098, 1243, 1187, 1167, 1172,
+    1457, 1159, 1161, 1200, 1196, 1135, 1253, 1227, 1215, 1216, 1568, 1458, 1432, 1197, 1180, 1147,
+    1133, 1224, 1129, 1182, 1251, 1140, 1320, 1322, 1336, 1574, 1329, 1085, 1321, 1318, 1575, 1325,
+    1326, 1319, 1334, 1580, 1576, 1333, 1235, 1145, 1083, 1157, 1084, 1158, 1254, 1165, 1255, 1164,
+    1290, 1203, 1189, 1156, 1412, 1289, 1208, 1206, 1207, 1205, 1210, 1252, 1194, 1209, 1287, 1288,
+    1283, 1596, 1142, 1280, 1282, 1281, 1284, 1244, 1247, 1132, 1274, 1476, 1192, 1193, 1339, 1174,
+    1173, 1198, 1367, 1179, 1183, 1186, 1185, 1188, 1143, 1144, 1225, 1212, 1146, 1562, 1228, 1239,
+    1366, 1355, 1420, 1410, 1421, 1422, 1415, 1413, 1590, 1414, 1588, 1359, 1358, 1419, 1249, 1352,
+    1454, 1578, 1346, 1245, 1572, 1473, 1475, 1474, 1347, 1594, 1430, 1338, 1089, 1348, 1304, 1300,
+    1302, 1323, 1328, 1312, 1316, 1565, 1303, 1305, 1202, 1295, 1268, 1138, 1306, 1307, 1220, 1298,
+    1296, 1308, 1313, 1314, 1299, 1311, 1291, 1315, 1567, 1301, 1431, 1330, 1324, 1335, 1573, 1577,
+    1294, 1310, 1275, 1211, 1597, 1309, 1363, 1356, 1416, 1592, 1354, 1579, 1152, 1587, 1472, 1470,
+    1469, 1471, 1595, 1105, 1337, 1341, 1583, 1585, 1584, 1586, 1581, 1090, 1340, 1582, 1428, 1429,
+    1411, 1365, 1417, 1460, 1464, 1465, 1466, 1462, 1461, 1463, 1467, 1448, 1449, 1440, 1402, 1452,
+    1447, 1444, 1445, 1446, 1451, 1400, 1443, 1407, 1405, 1591, 1404, 1589, 1406, 1408, 1403, 1593,
+    1079, 1103, 1102, 1418, 1104, 1342, 1343, 1345, 1561, 1260, 1263, 1267, 1271, 1570, 1261, 1108,
+    1109, 1113, 1106, 1111, 1107, 1332, 1110, 1112, 1344, 1269, 1270, 1331, 1114, 1121, 1120, 1115,
+    1117, 1118, 1119, 1116, 1293, 1426, 1423, 1424, 1425, 1389, 1390, 1393, 1392, 1395, 1394, 1385,
+    1388, 1396, 1397, 1100, 1427, 1386, 1399, 1409, 1357, 1362, 1387, 1383, 1384, 1382, 1391, 1380,
+    1398, 1369, 1372, 1361, 1377, 1373, 1371, 1360, 1376, 1378, 1401, 1379, 1370, 1374, 1375,
 };
 
 const int16_t cushim_gen_index_of_id[CUSHIM_API_ID_LIMIT] = {
@@ -9500,6 +11855,31 @@ const int16_t cushim_gen_index_of_id[CUSHIM_API_ID_LIMIT] = {
     1071, 1072, 1073, 1074, 1075, 1076, 1077, 1078, -1, -1, -1, -1, -1, -1, -1, -1,
     -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
     -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, 1079, 1080, 1081, 1082, 1083, 1084, 1085, 1086, 1087, 1088, 1089, 1090, 1091, 1092,
+    1093, 1094, 1095, 1096, 1097, 1098, 1099, 1100, 1101, 1102, 1103, 1104, 1105, 1106, 1107, 1108,
+    1109, 1110, 1111, 1112, 1113, 1114, 1115, 1116, 1117, 1118, 1119, 1120, 1121, 1122, 1123, 1124,
+    1125, 1126, 1127, 1128, 1129, 1130, 1131, 1132, 1133, 1134, 1135, 1136, 1137, 1138, 1139, 1140,
+    1141, 1142, 1143, 1144, 1145, 1146, 1147, 1148, 1149, 1150, 1151, 1152, 1153, 1154, 1155, 1156,
+    1157, 1158, 1159, 1160, 1161, 1162, 1163, 1164, 1165, 1166, 1167, 1168, 1169, 1170, 1171, 1172,
+    1173, 1174, 1175, 1176, 1177, 1178, 1179, 1180, 1181, 1182, 1183, 1184, 1185, 1186, 1187, 1188,
+    1189, 1190, 1191, 1192, 1193, 1194, 1195, 1196, 1197, 1198, 1199, 1200, 1201, 1202, 1203, 1204,
+    1205, 1206, 1207, 1208, 1209, 1210, 1211, 1212, 1213, 1214, 1215, 1216, 1217, 1218, 1219, 1220,
+    1221, 1222, 1223, 1224, 1225, 1226, 1227, 1228, 1229, 1230, 1231, 1232, 1233, 1234, 1235, 1236,
+    1237, 1238, 1239, 1240, 1241, 1242, 1243, 1244, 1245, 1246, 1247, 1248, 1249, 1250, 1251, 1252,
+    1253, 1254, 1255, 1256, 1257, 1258, 1259, 1260, 1261, 1262, 1263, 1264, 1265, 1266, 1267, 1268,
+    1269, 1270, 1271, 1272, 1273, 1274, 1275, 1276, 1277, 1278, 1279, 1280, 1281, 1282, 1283, 1284,
+    1285, 1286, 1287, 1288, 1289, 1290, 1291, 1292, 1293, 1294, 1295, 1296, 1297, 1298, 1299, 1300,
+    1301, 1302, 1303, 1304, 1305, 1306, 1307, 1308, 1309, 1310, 1311, 1312, 1313, 1314, 1315, 1316,
+    1317, 1318, 1319, 1320, 1321, 1322, 1323, 1324, 1325, 1326, 1327, 1328, 1329, 1330, 1331, 1332,
+    1333, 1334, 1335, 1336, 1337, 1338, 1339, 1340, 1341, 1342, 1343, 1344, 1345, 1346, 1347, 1348,
+    1349, 1350, 1351, 1352, 1353, 1354, 1355, 1356, 1357, 1358, 1359, 1360, 1361, 1362, 1363, 1364,
+    1365, 1366, 1367, 1368, 1369, 1370, 1371, 1372, 1373, 1374, 1375, 1376, 1377, 1378, 1379, 1380,
+    1381, 1382, 1383, 1384, 1385, 1386, 1387, 1388, 1389, 1390, 1391, 1392, 1393, 1394, 1395, 1396,
+    1397, 1398, 1399, 1400, 1401, 1402, 1403, 1404, 1405, 1406, 1407, 1408, 1409, 1410, 1411, 1412,
+    1413, 1414, 1415, 1416, 1417, 1418, 1419, 1420, 1421, 1422, 1423, 1424, 1425, 1426, 1427, 1428,
+    1429, 1430, 1431, 1432, 1433, 1434, 1435, 1436, 1437, 1438, 1439, 1440, 1441, 1442, 1443, 1444,
+    1445, 1446, 1447, 1448, 1449, 1450, 1451, 1452, 1453, 1454, 1455, 1456, 1457, 1458, 1459, 1460,
+    1461, 1462, 1463, 1464, 1465, 1466, 1467, 1468, 1469, 1470, 1471, 1472, 1473, 1474, 1475, 1476,
     -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
     -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
     -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
@@ -9540,37 +11920,15 @@ const int16_t cushim_gen_index_of_id[CUSHIM_API_ID_LIMIT] = {
     -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
     -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
     -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-    -1, -1, -1, -1, -1, -1, -1, -1, -1, 1079, 1080, 1081, 1082, 1083, 1084, 1085,
-    1086, 1087, 1088, 1089, 1090, 1091, 1092, 1093, 1094, 1095, 1096, 1097, 1098, 1099, 1100, 1101,
-    1102, 1103, 1104, 1105, 1106, 1107, 1108, 1109, 1110, 1111, 1112, 1113, 1114, 1115, 1116, 1117,
-    1118, 1119, 1120, 1121, 1122, 1123, 1124, 1125, 1126, 1127, 1128, 1129, 1130, 1131, 1132, 1133,
-    1134, 1135, 1136, 1137, 1138, 1139, 1140, 1141, 1142, 1143, 1144, 1145, 1146, 1147, 1148, 1149,
-    1150, 1151, 1152, 1153, 1154, 1155, 1156, 1157, 1158, 1159, 1160, 1161, 1162,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, 1477, 1478, 1479, 1480, 1481, 1482, 1483,
+    1484, 1485, 1486, 1487, 1488, 1489, 1490, 1491, 1492, 1493, 1494, 1495, 1496, 1497, 1498, 1499,
+    1500, 1501, 1502, 1503, 1504, 1505, 1506, 1507, 1508, 1509, 1510, 1511, 1512, 1513, 1514, 1515,
+    1516, 1517, 1518, 1519, 1520, 1521, 1522, 1523, 1524, 1525, 1526, 1527, 1528, 1529, 1530, 1531,
+    1532, 1533, 1534, 1535, 1536, 1537, 1538, 1539, 1540, 1541, 1542, 1543, 1544, 1545, 1546, 1547,
+    1548, 1549, 1550, 1551, 1552, 1553, 1554, 1555, 1556, 1557, 1558, 1559, 1560, 1561, 1562, 1563,
+    1564, 1565, 1566, 1567, 1568, 1569, 1570, 1571, 1572, 1573, 1574, 1575, 1576, 1577, 1578, 1579,
+    1580, 1581, 1582, 1583, 1584, 1585, 1586, 1587, 1588, 1589, 1590, 1591, 1592, 1593, 1594, 1595,
+    1596, 1597, 1598,
 };
 
 /* enum type names (typedefs, 'enum TAG' and TAG), sorted: host enum_by_name */
