@@ -296,29 +296,7 @@ static __attribute__((noinline)) CUresult lb_floor_launch(CUfunction fn, CUstrea
     return r;
 }
 
-/* 'bursts' bursts of LB_BURST empty launches, each timed alone and followed by a synchronize: ns per launch of
-   the host's issue cost, without queue-full waits; each launch through the floor recorder when 'floor'. 0, or -1
-   when a launch or synchronize failed. */
-static int lb_bursts(CUfunction fn, CUstream stream, long bursts, int floor, double *burst_ns)
-{
-    double acc = 0;
-    long errors = 0;
-    for (long b = 0; b < bursts; b++) {
-        if (lb_gate_close(stream) != 0)
-            return -1;
-        double b0 = lb_now();
-        for (int i = 0; i < LB_BURST; i++)
-            errors += (floor ? lb_floor_launch(fn, stream)
-                             : cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL)) != CUDA_SUCCESS;
-        acc += lb_now() - b0;
-        lb_gate_open();   /* also after a failed launch: the synchronize would hang */
-        errors += cuStreamSynchronize(stream) != CUDA_SUCCESS;
-    }
-    *burst_ns = bursts > 0 ? acc * 1e9 / ((double)bursts * LB_BURST) : 0.0;
-    return errors ? -1 : 0;
-}
-
-/* TSC ticks per ns (lb_tsc_calibrate), for the per-launch times of lb_bursts_each. */
+/* TSC ticks per ns (lb_tsc_calibrate), for the per-launch times of lb_bursts. */
 static double lb_tsc_per_ns;
 
 static void lb_tsc_calibrate(void)
@@ -338,15 +316,19 @@ static int lb_cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* 'bursts' more bursts of LB_BURST launches (after the gate, when BENCH_GATE), each launch timed alone with the
-   TSC: the median launch's ns (the typical launch, where a burst's mean also carries the driver's occasional
-   slow launch, which moves a block's mean by +-10%). 0, or -1. */
-static int lb_bursts_each(CUfunction fn, CUstream stream, long bursts, int floor, double *med_ns)
+/* 'bursts' bursts of LB_BURST empty launches (after the gate, when BENCH_GATE), each followed by a synchronize,
+   so no launch waits for room in the queue; each launch through the floor recorder when 'floor'. With
+   'burst_ns', each burst is timed whole: ns per launch of the host's issue cost. With 'med_ns' instead, each
+   launch is timed alone with the TSC: the median launch's ns (the typical launch, where a burst's mean also
+   carries the driver's occasional slow launch, which moves a block's mean by +-10%). 0, or -1 when a launch or
+   synchronize failed. */
+static int lb_bursts(CUfunction fn, CUstream stream, long bursts, int floor, double *burst_ns, double *med_ns)
 {
     static uint32_t *ticks;
     static long cap;
+    double acc = 0;
     long n = 0, errors = 0;
-    if (cap < bursts * LB_BURST) {
+    if (med_ns != NULL && cap < bursts * LB_BURST) {
         free(ticks);
         cap = bursts * LB_BURST;
         if ((ticks = malloc((size_t)cap * sizeof *ticks)) == NULL) {
@@ -357,18 +339,26 @@ static int lb_bursts_each(CUfunction fn, CUstream stream, long bursts, int floor
     for (long b = 0; b < bursts; b++) {
         if (lb_gate_close(stream) != 0)
             return -1;
+        double b0 = lb_now();
         for (int i = 0; i < LB_BURST; i++) {
-            uint64_t c0 = bf_clock();
+            uint64_t c0 = med_ns != NULL ? bf_clock() : 0;
             errors += (floor ? lb_floor_launch(fn, stream)
                              : cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL)) != CUDA_SUCCESS;
-            uint64_t d = bf_clock() - c0;
-            ticks[n++] = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
+            if (med_ns != NULL) {
+                uint64_t d = bf_clock() - c0;
+                ticks[n++] = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
+            }
         }
-        lb_gate_open();
+        acc += lb_now() - b0;
+        lb_gate_open();   /* also after a failed launch: the synchronize would hang */
         errors += cuStreamSynchronize(stream) != CUDA_SUCCESS;
     }
-    qsort(ticks, (size_t)n, sizeof *ticks, lb_cmp_u32);
-    *med_ns = n > 0 && lb_tsc_per_ns > 0 ? (double)ticks[n / 2] / lb_tsc_per_ns : 0.0;
+    if (burst_ns != NULL)
+        *burst_ns = bursts > 0 ? acc * 1e9 / ((double)bursts * LB_BURST) : 0.0;
+    if (med_ns != NULL) {
+        qsort(ticks, (size_t)n, sizeof *ticks, lb_cmp_u32);
+        *med_ns = n > 0 && lb_tsc_per_ns > 0 ? (double)ticks[n / 2] / lb_tsc_per_ns : 0.0;
+    }
     return errors ? -1 : 0;
 }
 
@@ -388,7 +378,7 @@ static int lb_block_as(CUfunction fn, CUstream stream, long calls, int bursts, i
             errors += cuCtxGetCurrent(&cur) != CUDA_SUCCESS;
     }
     *ctx_ns = (lb_now() - t0) * 1e9 / (double)calls;
-    return errors || lb_bursts(fn, stream, bursts, floor, burst_ns) != 0 ? -1 : 0;
+    return errors || lb_bursts(fn, stream, bursts, floor, burst_ns, NULL) != 0 ? -1 : 0;
 }
 
 static int lb_block(CUfunction fn, CUstream stream, long calls, int bursts, double *ctx_ns, double *burst_ns)
@@ -491,7 +481,7 @@ static int lb_ab_vs(CUfunction fn, CUstream stream, int blocks)
                 nanosleep(&ts, NULL);
             }
             if (lb_block_as(fn, stream, calls, bursts, want_f, &x, &y) != 0 ||
-                lb_bursts_each(fn, stream, bursts, want_f, &z) != 0) {
+                lb_bursts(fn, stream, bursts, want_f, NULL, &z) != 0) {
                 fprintf(stderr, "launch_bench: a BENCH_AB_VS block failed\n");
                 goto out;
             }
@@ -590,7 +580,7 @@ int main(int argc, char **argv)
        cost of a launch without the queue-full waits of the loop above (whose time per launch is the GPU's
        rate once the stream's queue is full). */
     double burst_ns = 0;
-    if (lb_bursts(fn, stream, (launches + LB_BURST - 1) / LB_BURST, 0, &burst_ns) != 0) {
+    if (lb_bursts(fn, stream, (launches + LB_BURST - 1) / LB_BURST, 0, &burst_ns, NULL) != 0) {
         fprintf(stderr, "launch_bench: a burst of launches failed\n");
         return 1;
     }
