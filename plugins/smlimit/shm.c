@@ -125,8 +125,11 @@ sml_slot *sml_shm_claim(sml_region *r, int dev, int32_t pid, uint64_t start, uin
     return NULL;
 }
 
+/* Our slot's number on device 'dev' (index + 1), 0 when 'dev' is out of range or 'mine' is not one of its slots. */
 static uint32_t sml_slot_id(sml_region *r, int dev, const sml_slot *mine)
 {
+    if (dev < 0 || dev >= SML_SHM_DEVICES)
+        return 0;
     ptrdiff_t k = mine - &r->slot[dev][0];
     return k >= 0 && k < SML_SHM_SLOTS ? (uint32_t)k + 1 : 0;
 }
@@ -142,7 +145,7 @@ uint32_t sml_shm_turn_holder(sml_region *r, int dev)
 int sml_shm_turn_take(sml_region *r, int dev, const sml_slot *mine, uint32_t dead)
 {
     uint32_t me, cur;
-    if (dev < 0 || dev >= SML_SHM_DEVICES || (me = sml_slot_id(r, dev, mine)) == 0)
+    if ((me = sml_slot_id(r, dev, mine)) == 0)
         return 0;
     cur = atomic_load(&r->turn[dev]);
     if (cur != me && ((cur != 0 && cur <= SML_SHM_SLOTS && cur != dead) ||
@@ -159,7 +162,7 @@ int sml_shm_turn_take(sml_region *r, int dev, const sml_slot *mine, uint32_t dea
 void sml_shm_turn_wait_mark(sml_region *r, int dev, const sml_slot *mine)
 {
     uint32_t me, none = 0;
-    if (dev < 0 || dev >= SML_SHM_DEVICES || (me = sml_slot_id(r, dev, mine)) == 0)
+    if ((me = sml_slot_id(r, dev, mine)) == 0)
         return;
     atomic_compare_exchange_strong(&r->turn_next[dev], &none, me);
 }
@@ -167,7 +170,7 @@ void sml_shm_turn_wait_mark(sml_region *r, int dev, const sml_slot *mine)
 void sml_shm_turn_wait_clear(sml_region *r, int dev, const sml_slot *mine)
 {
     uint32_t me;
-    if (dev < 0 || dev >= SML_SHM_DEVICES || (me = sml_slot_id(r, dev, mine)) == 0)
+    if ((me = sml_slot_id(r, dev, mine)) == 0)
         return;
     atomic_compare_exchange_strong(&r->turn_next[dev], &me, 0);
 }
@@ -175,7 +178,7 @@ void sml_shm_turn_wait_clear(sml_region *r, int dev, const sml_slot *mine)
 void sml_shm_turn_give(sml_region *r, int dev, const sml_slot *mine)
 {
     uint32_t me, next;
-    if (dev < 0 || dev >= SML_SHM_DEVICES || (me = sml_slot_id(r, dev, mine)) == 0)
+    if ((me = sml_slot_id(r, dev, mine)) == 0)
         return;
     next = atomic_load(&r->turn_next[dev]);
     if (next == me || next > SML_SHM_SLOTS)
@@ -188,7 +191,7 @@ void sml_shm_turn_give(sml_region *r, int dev, const sml_slot *mine)
 int sml_shm_turn_waited_for(sml_region *r, int dev, const sml_slot *mine)
 {
     uint32_t me, next;
-    if (dev < 0 || dev >= SML_SHM_DEVICES || (me = sml_slot_id(r, dev, mine)) == 0)
+    if ((me = sml_slot_id(r, dev, mine)) == 0)
         return 0;
     next = atomic_load(&r->turn_next[dev]);
     return next != 0 && next != me && next <= SML_SHM_SLOTS;
