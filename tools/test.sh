@@ -9,7 +9,7 @@
 #    (tools/test-release.sh),
 # 6. rebuilds the shim, the fakes and the tests with ASan+UBSan and runs them again,
 # 7. rebuilds with TSan and runs the concurrency tests,
-# 8. fuzzes the parsers (tools/fuzz.sh, 15 s a harness here: FUZZ_SECONDS).
+# 8. fuzzes the parsers (tools/fuzz.sh, 10 s a harness here: FUZZ_SECONDS).
 # With --build-only: steps 1 and 3's build only (the README's first command).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -81,7 +81,7 @@ cmake -S . -B build-tsan -DCUSHIM_SANITIZE=thread -DCUSHIM_BUILD_CODEGEN=OFF -DC
 cmake --build build-tsan -j "$jobs"
 ctest --test-dir build-tsan --output-on-failure -j "$jobs" -L concurrency
 
-step "fuzzing (tools/fuzz.sh: each parser harness FUZZ_SECONDS, 15 s here)"
-FUZZ_SECONDS=${FUZZ_SECONDS:-15} bash tools/fuzz.sh
+step "fuzzing (tools/fuzz.sh: each parser harness FUZZ_SECONDS, 10 s here)"
+FUZZ_SECONDS=${FUZZ_SECONDS:-10} bash tools/fuzz.sh
 
 step "all test stages passed"
