@@ -192,7 +192,7 @@ void *e2e_fake_sym(const char *name)
     if (p != NULL)
         return p;
     const char *paths[] = {getenv("E2E_FAKE_LIBCUDA"), getenv("E2E_FAKE_LIBCUDART"), "libcuda.so.1",
-                           "libcudart.so.13"};
+                           E2E_CUDART_SONAME};
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
         if (paths[i] == NULL)
             continue;

@@ -1,7 +1,7 @@
 /*
  * e2e_copies_lib.c - a library linked against one copy of the (fake) runtime,
- * dlopen()ed RTLD_LOCAL by e2e_copies: built twice, against libcudart.so.12
- * (e2e_copies_h12) and libcudart.so.13 (e2e_copies_h13). Its references are
+ * dlopen()ed RTLD_LOCAL by e2e_copies: built twice, against the shim's major
+ * (e2e_copies_hshim) and the other major (e2e_copies_hother). Its references are
  * versioned (cudaRuntimeGetVersion@libcudart.so.N), as a real library's are.
  */
 #include <cuda_runtime_api.h>

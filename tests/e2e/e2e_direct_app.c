@@ -22,7 +22,11 @@ int direct_app_run(void)
     memset(host, 7, sizeof host);
     bad += cuInit(0) != CUDA_SUCCESS;
     bad += cuDeviceGet(&dev, 0) != CUDA_SUCCESS;
+#if CUDA_VERSION >= 13000   /* cuCtxCreate took create params in 13.0 */
     bad += cuCtxCreate(&ctx, NULL, 0, dev) != CUDA_SUCCESS;
+#else
+    bad += cuCtxCreate(&ctx, 0, dev) != CUDA_SUCCESS;
+#endif
     bad += cuMemAlloc(&d, sizeof host) != CUDA_SUCCESS;
     bad += cuMemcpyHtoD(d, host, sizeof host) != CUDA_SUCCESS;
     bad += cuMemcpyDtoH(back, d, sizeof back) != CUDA_SUCCESS;

@@ -4,7 +4,7 @@
  *
  * USAGE: e2e_reload driver|cudart|dropin
  *   driver  dlopen("libcuda.so.1"), cuDriverGetVersion through dlsym, dlclose, again
- *   cudart  dlopen("libcudart.so.13"), cudaRuntimeGetVersion + cudaMalloc/cudaFree, dlclose, again
+ *   cudart  dlopen("libcudart.so.13", the tree's major), cudaRuntimeGetVersion + cudaMalloc/cudaFree, dlclose, again
  *   dropin  as 'driver', where libcuda.so.1 is the drop-in (LD_LIBRARY_PATH)
  *
  * Without the shim (or with a shim that keeps the library loaded) this works: after dlclose the
@@ -101,7 +101,7 @@ static void round_driver(const char *soname, int round, struct obj_q *q)
     int v = 0;
     if (ver != NULL)
         E2E_CU(ver(&v));
-    E2E_CHECK(v == 13000, "round %d: cuDriverGetVersion gave %d", round, v);
+    E2E_CHECK(v == E2E_FAKE_VERSION, "round %d: cuDriverGetVersion gave %d", round, v);
     q->n = 0;
     q->path[0] = '\0';
     dl_iterate_phdr(obj_cb, q);
@@ -111,8 +111,8 @@ static void round_driver(const char *soname, int round, struct obj_q *q)
 
 static void round_cudart(int round, struct obj_q *q)
 {
-    void *h = dlopen("libcudart.so.13", RTLD_NOW | RTLD_LOCAL);
-    E2E_CHECK(h != NULL, "round %d: dlopen(libcudart.so.13): %s", round, dlerror());
+    void *h = dlopen(E2E_CUDART_SONAME, RTLD_NOW | RTLD_LOCAL);
+    E2E_CHECK(h != NULL, "round %d: dlopen(%s): %s", round, E2E_CUDART_SONAME, dlerror());
     if (h == NULL)
         return;
     int_out_fn ver = (int_out_fn)dlsym(h, "cudaRuntimeGetVersion");
@@ -123,7 +123,7 @@ static void round_cudart(int round, struct obj_q *q)
         int v = 0;
         void *d = NULL;
         E2E_CU(ver(&v));
-        E2E_CHECK(v == 13000, "round %d: cudaRuntimeGetVersion gave %d", round, v);
+        E2E_CHECK(v == E2E_FAKE_VERSION, "round %d: cudaRuntimeGetVersion gave %d", round, v);
         E2E_CU(mal(&d, 4096));
         E2E_CU(fr(d));
     }

@@ -531,6 +531,7 @@ CUresult cuCtxSynchronize(void)
     return CUDA_SUCCESS;
 }
 
+#if CUDA_VERSION >= 13000   /* new in 13.0: a fake built from an older release's headers has none */
 CUresult cuCtxSynchronize_v2(CUcontext ctx)
 {
     FAKE_ENTER(cuCtxSynchronize_v2);
@@ -543,6 +544,7 @@ CUresult cuCtxSynchronize_v2(CUcontext ctx)
     fk_hostfn_drain(NULL);
     return CUDA_SUCCESS;
 }
+#endif
 
 /* ---- errors ------------------------------------------------------------ */
 
@@ -564,7 +566,9 @@ static const struct fk_err fk_errs[] = {
     FK_ERR(CUDA_ERROR_PROFILER_ALREADY_STARTED, "profiler already started"),
     FK_ERR(CUDA_ERROR_PROFILER_ALREADY_STOPPED, "profiler already stopped"),
     FK_ERR(CUDA_ERROR_STUB_LIBRARY, "stub library"),
+#if CUDA_VERSION >= 13000
     FK_ERR(CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER, "call requires newer driver"),
+#endif
     FK_ERR(CUDA_ERROR_DEVICE_UNAVAILABLE, "device unavailable"),
     FK_ERR(CUDA_ERROR_NO_DEVICE, "no device"),
     FK_ERR(CUDA_ERROR_INVALID_DEVICE, "invalid device"),

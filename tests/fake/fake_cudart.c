@@ -22,7 +22,7 @@
 #include "fake_cudart_internal.h"
 
 #define FRT_HIDDEN __attribute__((visibility("hidden")))
-#define FRT_RUNTIME_VERSION 13000
+#define FRT_RUNTIME_VERSION (CUDA_VERSION < 13000 ? CUDA_VERSION : 13000)   /* as the fake driver's */
 /* What cudaRuntimeGetVersion answers: 12090 for the copy built as libcudart.so.12 (tests of several
    loaded copies, tests/fake/CMakeLists.txt), which tells the copies apart. */
 #ifndef FRT_REPORTED_VERSION
@@ -42,7 +42,11 @@ static struct {
     FRT_PFN(cuDeviceGet) device_get;
     FRT_PFN(cuDevicePrimaryCtxRetain) primary_retain;
     FRT_PFN(cuCtxSetCurrent) ctx_set_current;
+#if CUDA_VERSION >= 13000
     FRT_PFN(cuCtxSynchronize_v2) ctx_sync;   /* what "cuCtxSynchronize" is at 13000 */
+#else
+    FRT_PFN(cuCtxSynchronize) ctx_sync;
+#endif
     FRT_PFN(cuMemAlloc_v2) mem_alloc;
     FRT_PFN(cuMemFree_v2) mem_free;
     FRT_PFN(cuMemAllocHost_v2) mem_alloc_host;
@@ -361,7 +365,11 @@ cudaError_t cudaDeviceSynchronize(void)
 {
     FRT_ENTER(cudaDeviceSynchronize);
     FRT_CTX();
+#if CUDA_VERSION >= 13000
     return frt_ret(frt_error(frt_drv.ctx_sync(NULL)));
+#else
+    return frt_ret(frt_error(frt_drv.ctx_sync()));
+#endif
 }
 
 cudaError_t cudaGetLastError(void)

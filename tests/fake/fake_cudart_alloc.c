@@ -194,9 +194,8 @@ cudaError_t cudaIpcCloseMemHandle(void *devPtr)
     return frt_ext_ret(fn((CUdeviceptr)(uintptr_t)devPtr));
 }
 
-cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
+static cudaError_t fra_device_properties(struct cudaDeviceProp *prop, int device)
 {
-    FRT_ENTER(cudaGetDeviceProperties);
     FRA_FN(__typeof__(&cuDeviceTotalMem_v2), total, "cuDeviceTotalMem");
     FRA_FN(__typeof__(&cuDeviceGetName), name, "cuDeviceGetName");
     size_t t = 0;
@@ -211,3 +210,17 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
     prop->major = 9;
     return frt_ext_ret(r);
 }
+
+cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
+{
+    FRT_ENTER(cudaGetDeviceProperties);
+    return fra_device_properties(prop, device);
+}
+
+#if CUDART_VERSION < 13000   /* what cuda_runtime_api.h's cudaGetDeviceProperties is before 13.0 */
+cudaError_t cudaGetDeviceProperties_v2(struct cudaDeviceProp *prop, int device)
+{
+    FRT_ENTER(cudaGetDeviceProperties_v2);
+    return fra_device_properties(prop, device);
+}
+#endif

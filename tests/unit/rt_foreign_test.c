@@ -5,8 +5,8 @@
  * Runtime signatures changed between releases (CUDA 13 reshaped several), so
  * the shim must forward such a library's runtime calls untouched and never
  * run hooks on them, while the driver calls that library makes stay seen.
- * The fake runtime built as libcudart.so.12 (soname and symbol versions,
- * RT_FOREIGN_CUDART) plays the foreign library.
+ * The fake runtime built as the other major's (libcudart.so.12 beside a 13.x tree, libcudart.so.13 beside a
+ * 12.x one: soname and symbol versions, RT_FOREIGN_CUDART, RT_FOREIGN_SONAME) plays the foreign library.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -63,7 +63,7 @@ static void test_foreign_runtime_passes_through(void **state)
     Dl_info di;
     assert_true(dladdr((void *)m, &di) != 0);
     assert_null(strstr(di.dli_fname, "cushim"));
-    assert_non_null(strstr(di.dli_fname, "libcudart.so.12"));
+    assert_non_null(strstr(di.dli_fname, RT_FOREIGN_SONAME));
 
     /* ...so its calls run no hooks. */
     for (int i = 0; i < 3; i++) {
@@ -97,17 +97,17 @@ int cudaProfilerStart(void);   /* the shim's wrapper, this build's prototype */
 
 /*
  * Runs first: the foreign copy's first call comes through the shim's wrapper
- * (this program's reference is bound to it) and finds the copy. The fake 12's
- * cudaProfilerStart takes six arguments (tests/fake/fake_cudart12_shape.c);
+ * (this program's reference is bound to it) and finds the copy. The other major's
+ * cudaProfilerStart takes six arguments (tests/fake/fake_cudart_other_shape.c);
  * they must arrive as passed: the call is forwarded by a jump with the
- * registers untouched (first_entry.c), never re-made through the 13 prototype.
+ * registers untouched (first_entry.c), never re-made through this build's prototype.
  */
 static void test_first_call_keeps_foreign_shape(void **state)
 {
     (void)state;
     void *h = dlopen(RT_FOREIGN_CUDART, RTLD_NOW | RTLD_LOCAL);
     assert_non_null(h);
-    shape_fn shape = (shape_fn)dlsym(h, "fake_cudart12_shape");
+    shape_fn shape = (shape_fn)dlsym(h, "fake_cudart_other_shape");
     assert_non_null(shape);
     six_fn wrapper = (six_fn)(void *)cudaProfilerStart;
     Dl_info di;

@@ -194,7 +194,7 @@ static int fail_closed_child(void)
     if (real_called != 0)
         return 4;
     /* cuGetProcAddress still answers (mapped to our wrapper), so programs see the error on call. */
-    if (cuGetProcAddress_v2("cuDriverGetVersion", &fn, 13000, 0, &st) != CUDA_SUCCESS ||
+    if (cuGetProcAddress_v2("cuDriverGetVersion", &fn, 12000, 0, &st) != CUDA_SUCCESS ||
         fn != rt_wrapper_of[CUSHIM_API_cuDriverGetVersion])
         return 5;
     const char *added = rt_test_log_text() + before;

@@ -152,14 +152,15 @@ if(TARGET cushim_fake_cudart)   # the runtime's names on a libcudart handle stay
 endif()
 
 # A libcudart of another major version: runtime calls forwarded untouched, driver calls still seen.
-if(TARGET cushim_fake_cudart12)
+if(TARGET cushim_fake_cudart_other)
   add_executable(rt_foreign_test "${RT_TEST_DIR}/rt_foreign_test.c")
   target_compile_options(rt_foreign_test PRIVATE ${RT_TEST_FLAGS})
   target_include_directories(rt_foreign_test PRIVATE "${CUSHIM_GENERATED_DIR}" "${PROJECT_SOURCE_DIR}/sdk/include")
-  target_compile_definitions(rt_foreign_test PRIVATE RT_FOREIGN_CUDART="$<TARGET_FILE:cushim_fake_cudart12>")
+  target_compile_definitions(rt_foreign_test PRIVATE RT_FOREIGN_CUDART="$<TARGET_FILE:cushim_fake_cudart_other>"
+    RT_FOREIGN_SONAME="libcudart.so.${CUSHIM_FAKE_RT_OTHER}")
   target_link_options(rt_foreign_test PRIVATE -Wl,--no-as-needed)
   target_link_libraries(rt_foreign_test PRIVATE cushim PkgConfig::CMOCKA ${CMAKE_DL_LIBS})
-  add_dependencies(rt_foreign_test cushim_fake_cudart12 cushim_fake_cuda)
+  add_dependencies(rt_foreign_test cushim_fake_cudart_other cushim_fake_cuda)
   add_test(NAME rt_foreign_test COMMAND rt_foreign_test)
   set_tests_properties(rt_foreign_test PROPERTIES ENVIRONMENT
     "LD_LIBRARY_PATH=$<TARGET_FILE_DIR:cushim_fake_cuda>")

@@ -1,6 +1,6 @@
 /*
- * fake_cudart12_shape.c - only in the fake libcudart.so.12: its cudaProfilerStart
- * takes six arguments, a shape the CUDA 13 headers the shim is built from do not
+ * fake_cudart_other_shape.c - only in the fake runtime of the other major: its cudaProfilerStart
+ * takes six arguments, a shape the headers the shim is built from do not
  * have (cudaProfilerStart(void)). A caller bound to the shim's wrapper while only
  * this copy is loaded must reach it with every argument register as it passed
  * them: the shim may never call a copy of another major through its own
@@ -21,7 +21,7 @@ __attribute__((visibility("default"))) int cudaProfilerStart(long a, long b, lon
 }
 
 /* The arguments of the last call (6 longs) and the number of calls. */
-__attribute__((visibility("default"))) int fake_cudart12_shape(long *out)
+__attribute__((visibility("default"))) int fake_cudart_other_shape(long *out)
 {
     for (int i = 0; i < 6; i++)
         out[i] = shape_args[i];
