@@ -47,4 +47,19 @@ if [ -f build/cu12-wheel/lib/libcudart.so.12 ]; then
 else
   echo "build-gpu-bundle: no $cu12 wheel (offline?): the GPU check 'copies' will look for a CUDA 12 runtime there" >&2
 fi
+# The GPU check 'release12': the shim and the trace plugin built from generated/cuda-12.9 (build-gpu/r12.9), and
+# a CUDA 12 program built here against the 12.9 headers and the wheel's libcudart.so.12 (found through
+# $ORIGIN/../cu12 on the GPU machine, which has neither).
+if [ -f build/cu12-wheel/lib/libcudart.so.12 ]; then
+  [ -f build/cuda-headers/12.9/include/cuda.h ] || bash tools/fetch-cuda-headers.sh build/cuda-headers
+  cmake -S . -B build-gpu-12.9 -DCUSHIM_CUDA_VERSION=12.9 -DCUSHIM_CUDA_INCLUDE="$top/build/cuda-headers/12.9/include" \
+        -DCUSHIM_BUILD_CODEGEN=OFF -DCUSHIM_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build-gpu-12.9 -j "$(nproc)" --target cushim trace
+  rm -rf build-gpu/r12.9 && mkdir -p build-gpu/r12.9/runtime build-gpu/r12.9/plugins   # a build tree's layout
+  cp build-gpu-12.9/runtime/libcushim.so build-gpu/r12.9/runtime/
+  cp build-gpu-12.9/plugins/trace.so build-gpu/r12.9/plugins/
+  ${CC:-gcc} -std=gnu11 -O1 -Wall -Wextra -Werror -Wno-deprecated-declarations -Ibuild/cuda-headers/12.9/include \
+    tests/gpu/release12/rt12_main.c -o build-gpu/r12.9/rt12_main build/cu12-wheel/lib/libcudart.so.12 \
+    -Wl,-rpath,'$ORIGIN/../cu12'
+fi
 du -sh build-gpu

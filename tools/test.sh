@@ -5,8 +5,8 @@
 # 2. fetches the pinned CUDA 13.5, 12.9 and 11.8 headers from PyPI for verify-generated,
 # 3. builds everything with -Werror and runs ctest (cmocka units, e2e programs under the preloaded shim),
 # 4. checks that generated/ is exactly what cushim-gen emits (verify-generated), built with libclang 14 and 16,
-# 5. builds the shim from the newest other release's tree (generated/cuda-13.5) and runs the suite on it
-#    (tools/test-release.sh),
+# 5. builds the shim from the newest other release's tree (generated/cuda-13.5) and from the last 12.x
+#    (generated/cuda-12.9) and runs the suite on each against fakes of that release (tools/test-release.sh),
 # 6. rebuilds the shim, the fakes and the tests with ASan+UBSan and runs them again,
 # 7. rebuilds with TSan and runs the concurrency tests,
 # 8. fuzzes the parsers (tools/fuzz.sh, 10 s a harness here: FUZZ_SECONDS).
@@ -68,8 +68,9 @@ for v in 14 16; do
   echo "libclang $v: generated/ verified"
 done
 
-step "the shim from generated/cuda-13.5 and its tests (tools/test-release.sh)"
+step "the shim from generated/cuda-13.5 and from generated/cuda-12.9, and their tests (tools/test-release.sh)"
 bash tools/test-release.sh 13.5 build-13.5
+bash tools/test-release.sh 12.9 build-12.9
 
 step "ASan+UBSan build and tests"
 cmake -S . -B build-asan -DCUSHIM_SANITIZE=address -DCUSHIM_BUILD_CODEGEN=OFF -DCUSHIM_CUDA_ROOT="$cuda_root" >/dev/null
