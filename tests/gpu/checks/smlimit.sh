@@ -67,6 +67,15 @@ sml_nvcc() {
     echo "$n"
 }
 
+# sml_build NAME RESULT: builds tests/gpu/smlimit/NAME.cu into $SML_BIN/NAME (log smlimit-NAME-build.log);
+# on failure reports RESULT as FAIL with the log's end and returns 1
+sml_build() {
+    local log=$LOGS/smlimit-$1-build.log
+    "$(sml_nvcc)" -arch="${GPU_ARCH:-sm_90}" -O2 -o "$SML_BIN/$1" "$HERE/smlimit/$1.cu" >"$log" 2>&1 && return 0
+    result "$2" FAIL "nvcc failed: $(tail -n 3 "$log" | tr '\n' ' ' | cut -c1-200)"
+    return 1
+}
+
 # sml_part NAME: whether SML_PARTS (default: all of them) names this part of the time-share set
 sml_part() {
     case " ${SML_PARTS:-matmul train pair graph coop probe hami} " in *" $1 "*) return 0 ;; esac
@@ -230,11 +239,9 @@ check_smlimit() {
     fi
     # 5. cooperative launches (built here with nvcc)
     if sml_part coop; then
-        if "$(sml_nvcc)" -arch="${GPU_ARCH:-sm_90}" -O2 -o "$SML_BIN/coop" "$HERE/smlimit/coop.cu" >"$LOGS/smlimit-coop-build.log" 2>&1; then
+        if sml_build coop "smlimit coop-50"; then
             sml_measure coop native 50
             sml_share_result coop 50
-        else
-            result "smlimit coop-50" FAIL "nvcc failed: $(tail -n 3 "$LOGS/smlimit-coop-build.log" | tr '\n' ' ' | cut -c1-200)"
         fi
     fi
     # 6. how the GPU time-shares between processes (information, docs/isolation.md): two spinning
@@ -246,7 +253,7 @@ check_smlimit() {
         if [ "$(time_left)" -le 60 ]; then
             budget_out
             result "smlimit probe" FAIL "not run (the suite's time budget)"
-        elif "$(sml_nvcc)" -arch="${GPU_ARCH:-sm_90}" -O2 -o "$SML_BIN/slice_probe" "$HERE/smlimit/slice_probe.cu" >"$LOGS/smlimit-probe-build.log" 2>&1; then
+        elif sml_build slice_probe "smlimit probe"; then
             "$SML_BIN/slice_probe" 3000 20 >"$pd/a" 2>&1 &
             local pp=$!
             "$SML_BIN/slice_probe" 3000 20 >"$pd/b" 2>&1
@@ -266,8 +273,6 @@ check_smlimit() {
                        if (g[3] > r[2]) printf "next to a bf16 matmul loop: out for %.2f ms a time (%.0f us a switch)\n", g[3] / 1000, (g[3] - r[2]) / 2
                        else printf "next to a bf16 matmul loop: not measured (gaps of %.2f ms: the loop was not running then)\n", g[3] / 1000 }' "$pd/a" "$pd/b" "$pd/c" |
                 { read -r st rest; result "smlimit probe" "$st" "$rest"; }
-        else
-            result "smlimit probe" FAIL "nvcc failed: $(tail -n 3 "$LOGS/smlimit-probe-build.log" | tr '\n' ' ' | cut -c1-200)"
         fi
     fi
     # 7. HAMi-core at the same settings, for docs/isolation.md (information: no PASS/FAIL on HAMi)
