@@ -123,14 +123,25 @@ static int ld_line(cg_lib *l, char **tok, int n, const char *path, unsigned line
         }
         return CG_OK;
     }
-    if (!strcmp(k, "symbol-version") && n == 2) {
+    if (!strcmp(k, "symbol-version") && n >= 2) {
         /* Read by the runtime's build (runtime/CMakeLists.txt), not by the generator:
-           checked here so that a typo fails where descriptors are read. */
-        for (const char *c = tok[1]; *c != '\0'; c++)
-            if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-                  *c == '.' || *c == '_' || *c == '{' || *c == '}'))
-                return ld_fail(path, line, "'symbol-version' takes a node name such as libcudart.so.{major}, got",
-                               tok[1]);
+           checked here so that a typo fails where descriptors are read. NODE, then per-major
+           exceptions MAJOR=NODE (CUDA 11's runtime is libcudart.so.11.0). */
+        for (int i = 1; i < n; i++) {
+            const char *c = tok[i];
+            if (i > 1) {
+                while (*c >= '0' && *c <= '9')
+                    c++;
+                if (c == tok[i] || *c++ != '=' || *c == '\0')
+                    return ld_fail(path, line, "'symbol-version' exceptions read MAJOR=NODE (11=libcudart.so.11.0), got",
+                                   tok[i]);
+            }
+            for (; *c != '\0'; c++)
+                if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                      *c == '.' || *c == '_' || *c == '{' || *c == '}'))
+                    return ld_fail(path, line,
+                                   "'symbol-version' takes a node name such as libcudart.so.{major}, got", tok[i]);
+        }
         return CG_OK;
     }
     if (!strcmp(k, "soname")) {

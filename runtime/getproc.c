@@ -182,12 +182,24 @@ static void *gp_map(const char *symbol, void *ptr, int cuda_version, uint64_t fl
     return ptr;
 }
 
+/* The shapes by release (the tree's headers): cuGetProcAddress_v2 and the entry points' status came with 12.0,
+   cudaGetDriverEntryPointByVersion with 12.5; an 11.8 tree has cuGetProcAddress and the three-argument
+   cudaGetDriverEntryPoint(_ptsz) only. */
+#define GP_HAVE_STATUS (CUSHIM_GEN_CUDA_VERSION >= 12000)
+#define GP_HAVE_BY_VERSION (CUSHIM_GEN_CUDA_VERSION >= 12050)
+
 typedef CUresult (*gp_pa_v1)(const char *, void **, int, cuuint64_t);
+#if GP_HAVE_STATUS
 typedef CUresult (*gp_pa_v2)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
 typedef cudaError_t (*gp_ep)(const char *, void **, unsigned long long,
                              enum cudaDriverEntryPointQueryResult *);
+#else
+typedef cudaError_t (*gp_ep)(const char *, void **, unsigned long long);
+#endif
+#if GP_HAVE_BY_VERSION
 typedef cudaError_t (*gp_ep_ver)(const char *, void **, unsigned int, unsigned long long,
                                  enum cudaDriverEntryPointQueryResult *);
+#endif
 
 static CUresult gp_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
 {
@@ -200,6 +212,7 @@ static CUresult gp_cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
     return r;
 }
 
+#if GP_HAVE_STATUS
 static CUresult gp_cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
                                        cuuint64_t flags, CUdriverProcAddressQueryResult *status)
 {
@@ -238,21 +251,41 @@ static CUresult gp_cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaV
         return r;                                                                                 \
     }
 
+#else   /* before 12.0: no status */
+#define GP_ENTRY_POINT(NAME)                                                                      \
+    static cudaError_t gp_##NAME(const char *symbol, void **funcPtr, unsigned long long flags)    \
+    {                                                                                             \
+        gp_ep real = (gp_ep)rt_lib_real(CUSHIM_API_##NAME);                                       \
+        if (real == NULL)                                                                         \
+            return cudaErrorSymbolNotFound;                                                       \
+        cudaError_t r = real(symbol, funcPtr, flags);                                             \
+        if (r == cudaSuccess && funcPtr != NULL)                                                  \
+            *funcPtr = gp_map(symbol, *funcPtr, CUDART_VERSION, flags);                           \
+        return r;                                                                                 \
+    }
+#endif
+
 GP_ENTRY_POINT(cudaGetDriverEntryPoint)
 GP_ENTRY_POINT(cudaGetDriverEntryPoint_ptsz)
+#if GP_HAVE_BY_VERSION
 GP_ENTRY_POINT_VER(cudaGetDriverEntryPointByVersion)
 GP_ENTRY_POINT_VER(cudaGetDriverEntryPointByVersion_ptsz)
+#endif
 
 void *gp_handler_for(uint32_t id)
 {
     switch (id) {
     case CUSHIM_API_cuGetProcAddress: return (void *)gp_cuGetProcAddress;
-    case CUSHIM_API_cuGetProcAddress_v2: return (void *)gp_cuGetProcAddress_v2;
     case CUSHIM_API_cudaGetDriverEntryPoint: return (void *)gp_cudaGetDriverEntryPoint;
     case CUSHIM_API_cudaGetDriverEntryPoint_ptsz: return (void *)gp_cudaGetDriverEntryPoint_ptsz;
+#if GP_HAVE_STATUS
+    case CUSHIM_API_cuGetProcAddress_v2: return (void *)gp_cuGetProcAddress_v2;
+#endif
+#if GP_HAVE_BY_VERSION
     case CUSHIM_API_cudaGetDriverEntryPointByVersion: return (void *)gp_cudaGetDriverEntryPointByVersion;
     case CUSHIM_API_cudaGetDriverEntryPointByVersion_ptsz:
         return (void *)gp_cudaGetDriverEntryPointByVersion_ptsz;
+#endif
     default: return NULL;
     }
 }

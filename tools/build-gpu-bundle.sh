@@ -22,44 +22,54 @@ lualib=$(ldconfig -p 2>/dev/null | awk '/liblua5\.4\.so\.0 .*x86-64/ && !f { pri
 if [ -n "$lualib" ] && [ -f build-gpu/plugins/lua.so ]; then
   cp -L "$lualib" build-gpu/plugins/liblua5.4.so.0
 fi
-# A CUDA 12 runtime for the 'copies' check (two majors of libcudart in one process): the pinned PyPI wheel's
-# libcudart.so.12, fetched once into build/cu12-wheel (the GPU machine has no registry); skipped offline.
-cu12=nvidia-cuda-runtime-cu12==12.9.79
-if [ ! -f build/cu12-wheel/lib/libcudart.so.12 ]; then
-  rm -rf build/cu12-wheel && mkdir -p build/cu12-wheel
-  if timeout 120 python3 -m pip download --quiet --no-deps --only-binary=:all: --platform manylinux2014_x86_64 \
-       --python-version 3.11 "$cu12" -d build/cu12-wheel >/dev/null 2>&1; then
-    python3 - build/cu12-wheel <<'PY' || true
+# Runtimes of earlier majors, the pinned PyPI wheels' (the GPU machine has no registry), fetched once into
+# build/cuMM-wheel and copied to build-gpu/cuMM; skipped offline. libcudart.so.12: the 'copies' check (two majors
+# of libcudart in one process) and 'release12'; libcudart.so.11.0: 'release11'.
+# wheel_runtime MM PIN FILE
+wheel_runtime() {
+  local d=build/cu$1-wheel
+  if [ ! -f "$d/lib/$3" ]; then
+    rm -rf "$d" && mkdir -p "$d"
+    if timeout 120 python3 -m pip download --quiet --no-deps --only-binary=:all: --platform manylinux2014_x86_64 \
+         --python-version 3.11 "$2" -d "$d" >/dev/null 2>&1; then
+      python3 - "$d" "$3" <<'PY' || true
 import glob, os, sys, zipfile
-d = sys.argv[1]
+d, want = sys.argv[1], sys.argv[2]
 for whl in glob.glob(os.path.join(d, "*.whl")):
     with zipfile.ZipFile(whl) as z:
         for n in z.namelist():
-            if os.path.basename(n).startswith("libcudart.so.12"):
+            if os.path.basename(n) == want:
                 os.makedirs(os.path.join(d, "lib"), exist_ok=True)
-                with open(os.path.join(d, "lib", "libcudart.so.12"), "wb") as f:
+                with open(os.path.join(d, "lib", want), "wb") as f:
                     f.write(z.read(n))
 PY
+    fi
   fi
-fi
-if [ -f build/cu12-wheel/lib/libcudart.so.12 ]; then
-  mkdir -p build-gpu/cu12 && cp build/cu12-wheel/lib/libcudart.so.12 build-gpu/cu12/
-else
-  echo "build-gpu-bundle: no $cu12 wheel (offline?): the GPU check 'copies' will look for a CUDA 12 runtime there" >&2
-fi
-# The GPU check 'release12': the shim and the trace plugin built from generated/cuda-12.9 (build-gpu/r12.9), and
-# a CUDA 12 program built here against the 12.9 headers and the wheel's libcudart.so.12 (found through
-# $ORIGIN/../cu12 on the GPU machine, which has neither).
-if [ -f build/cu12-wheel/lib/libcudart.so.12 ]; then
-  [ -f build/cuda-headers/12.9/include/cuda.h ] || bash tools/fetch-cuda-headers.sh build/cuda-headers
-  cmake -S . -B build-gpu-12.9 -DCUSHIM_CUDA_VERSION=12.9 -DCUSHIM_CUDA_INCLUDE="$top/build/cuda-headers/12.9/include" \
+  if [ -f "$d/lib/$3" ]; then
+    mkdir -p "build-gpu/cu$1" && cp "$d/lib/$3" "build-gpu/cu$1/"
+  else
+    echo "build-gpu-bundle: no $2 wheel (offline?): the GPU checks that need it will look for $3 there" >&2
+  fi
+}
+wheel_runtime 12 nvidia-cuda-runtime-cu12==12.9.79 libcudart.so.12
+wheel_runtime 11 nvidia-cuda-runtime-cu11==11.8.89 libcudart.so.11.0
+
+# The GPU checks 'release12' and 'release11': the shim and the trace plugin built from generated/cuda-12.9 and
+# generated/cuda-11.8 (build-gpu/r12.9, build-gpu/r11.8, a build tree's layout), and a program of that release
+# built here against its headers and the wheel's runtime (found through $ORIGIN/../cuMM on the GPU machine, which
+# has neither). release_tree TREE MM RUNTIME
+release_tree() {
+  [ -f "build/cu$2-wheel/lib/$3" ] || return 0
+  [ -f "build/cuda-headers/$1/include/cuda.h" ] || bash tools/fetch-cuda-headers.sh build/cuda-headers
+  cmake -S . -B "build-gpu-$1" -DCUSHIM_CUDA_VERSION="$1" -DCUSHIM_CUDA_INCLUDE="$top/build/cuda-headers/$1/include" \
         -DCUSHIM_BUILD_CODEGEN=OFF -DCUSHIM_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build-gpu-12.9 -j "$(nproc)" --target cushim trace
-  rm -rf build-gpu/r12.9 && mkdir -p build-gpu/r12.9/runtime build-gpu/r12.9/plugins   # a build tree's layout
-  cp build-gpu-12.9/runtime/libcushim.so build-gpu/r12.9/runtime/
-  cp build-gpu-12.9/plugins/trace.so build-gpu/r12.9/plugins/
-  ${CC:-gcc} -std=gnu11 -O1 -Wall -Wextra -Werror -Wno-deprecated-declarations -Ibuild/cuda-headers/12.9/include \
-    tests/gpu/release12/rt12_main.c -o build-gpu/r12.9/rt12_main build/cu12-wheel/lib/libcudart.so.12 \
-    -Wl,-rpath,'$ORIGIN/../cu12'
-fi
+  cmake --build "build-gpu-$1" -j "$(nproc)" --target cushim trace
+  rm -rf "build-gpu/r$1" && mkdir -p "build-gpu/r$1/runtime" "build-gpu/r$1/plugins"
+  cp "build-gpu-$1/runtime/libcushim.so" "build-gpu/r$1/runtime/"
+  cp "build-gpu-$1/plugins/trace.so" "build-gpu/r$1/plugins/"
+  ${CC:-gcc} -std=gnu11 -O1 -Wall -Wextra -Werror -Wno-deprecated-declarations -I"build/cuda-headers/$1/include" \
+    tests/gpu/release/rt_main.c -o "build-gpu/r$1/rt_main" "build/cu$2-wheel/lib/$3" -Wl,-rpath,"\$ORIGIN/../cu$2"
+}
+release_tree 12.9 12 libcudart.so.12
+release_tree 11.8 11 libcudart.so.11.0
 du -sh build-gpu

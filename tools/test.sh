@@ -6,7 +6,8 @@
 # 3. builds everything with -Werror and runs ctest (cmocka units, e2e programs under the preloaded shim),
 # 4. checks that generated/ is exactly what cushim-gen emits (verify-generated), built with libclang 14 and 16,
 # 5. builds the shim from the newest other release's tree (generated/cuda-13.5) and from the last 12.x
-#    (generated/cuda-12.9) and runs the suite on each against fakes of that release (tools/test-release.sh),
+#    (generated/cuda-12.9) and runs the suite on each against fakes of that release (tools/test-release.sh), and
+#    builds it from generated/cuda-11.8,
 # 6. rebuilds the shim, the fakes and the tests with ASan+UBSan and runs them again,
 # 7. rebuilds with TSan and runs the concurrency tests,
 # 8. fuzzes the parsers (tools/fuzz.sh, 10 s a harness here: FUZZ_SECONDS).
@@ -68,9 +69,16 @@ for v in 14 16; do
   echo "libclang $v: generated/ verified"
 done
 
-step "the shim from generated/cuda-13.5 and from generated/cuda-12.9, and their tests (tools/test-release.sh)"
+step "the shim from generated/cuda-13.5 and from generated/cuda-12.9, and their tests (tools/test-release.sh); 11.8 built"
 bash tools/test-release.sh 13.5 build-13.5
 bash tools/test-release.sh 12.9 build-12.9
+# 11.8: the shim and its plugins build (no fakes of CUDA 11's API), and the runtime's exports carry CUDA 11's
+# version node libcudart.so.11.0 (codegen/libs/runtime.lib), which a CUDA 11 program's references name
+cmake -S . -B build-11.8 -DCUSHIM_CUDA_VERSION=11.8 -DCUSHIM_BUILD_TESTS=OFF -DCUSHIM_BUILD_CODEGEN=OFF >/dev/null
+cmake --build build-11.8 -j "$jobs"
+objdump -T build-11.8/runtime/libcushim.so | grep -q ' libcudart\.so\.11\.0 *cudaMalloc$' ||
+  { echo "test.sh: the 11.8 shim's cudaMalloc is not cudaMalloc@@libcudart.so.11.0" >&2; exit 1; }
+echo "11.8: the shim and plugins built; cudaMalloc@@libcudart.so.11.0"
 
 step "ASan+UBSan build and tests"
 cmake -S . -B build-asan -DCUSHIM_SANITIZE=address -DCUSHIM_BUILD_CODEGEN=OFF -DCUSHIM_CUDA_ROOT="$cuda_root" >/dev/null

@@ -507,6 +507,35 @@ static void test_error_bad_overlay(void **state)
     }
 }
 
+/* The descriptor key symbol-version: NODE, then MAJOR=NODE exceptions; a malformed one fails where descriptors
+   are read (the runtime's build reads the key: runtime/CMakeLists.txt). */
+static void test_descriptor_symbol_version(void **state)
+{
+    fx *f = *state;
+    char extra[1024];
+    static const struct {
+        const char *line, *message;
+    } bad[] = {
+        {"symbol-version libcudart.so.{major} 11:libcudart.so.11.0", "exceptions read MAJOR=NODE"},
+        {"symbol-version libcudart.so.{major} =libcudart.so.11.0", "exceptions read MAJOR=NODE"},
+        {"symbol-version libcudart.so.{major} 11=", "exceptions read MAJOR=NODE"},
+        {"symbol-version libcudart.so.{major} 11=lib/cudart", "takes a node name"},
+        {"symbol-version lib cudart", "exceptions read MAJOR=NODE"},
+    };
+    snprintf(extra, sizeof extra, OVERLAY " --libs-dir '%s/libs'", f->dir);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(sh("rm -rf '%s/libs' && cp -R '%s/libs' '%s/' && echo '%s' >>'%s/libs/runtime.lib'", f->dir,
+                            CG_HEADERS, f->dir, bad[i].line, f->dir), 0);
+        expect_failure(f, extra, bad[i].message);
+    }
+    assert_int_equal(sh("rm -rf '%s/libs' && cp -R '%s/libs' '%s/' && echo 'symbol-version libcudart.so.{major} "
+                        "11=libcudart.so.11.0 9=libcudart.so.9.0' >>'%s/libs/runtime.lib'", f->dir, CG_HEADERS, f->dir,
+                        f->dir), 0);
+    char args[1400];
+    snprintf(args, sizeof args, "%s --out '%s'", extra, f->out);
+    assert_int_equal(gen(f, args), 0);
+}
+
 /* Either result enum missing: an error naming it, no output. */
 static void test_error_no_result_enum(void **state)
 {
@@ -538,6 +567,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_results_exact, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deterministic_and_verify, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ids_stable_append_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_descriptor_symbol_version, setup, teardown),
         cmocka_unit_test_setup_teardown(test_report, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_missing_dir, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_missing_header, setup, teardown),

@@ -1,12 +1,13 @@
 /*
- * rt12_main.c - a CUDA 12 program (built against the 12.9 headers, linked against the PyPI wheel's
- * libcudart.so.12) for the GPU check 'release12' (tests/gpu/checks/release12.sh): the shim built from
- * generated/cuda-12.9 must see its runtime calls on the real driver; a shim of the 13.0 tree must not
- * (they bind past it to their own copy, README "One CUDA release per build").
+ * rt_main.c - a program of an earlier CUDA release for the GPU checks 'release12' and 'release11'
+ * (tests/gpu/checks/release.sh): built against the 12.9 (11.8) headers and linked against the PyPI wheel's
+ * libcudart.so.12 (libcudart.so.11.0); the shim built from generated/cuda-12.9 (11.8) must see its runtime
+ * calls on the real driver; a shim of the 13.0 tree must not (they bind past it to their own copy, README
+ * "One CUDA release per build").
  *
- * Runtime calls only through cudart 12, and one kernel: the PTX in argv[1] (nvcc -ptx of scale.cu on the
+ * Runtime calls only through that cudart, and one kernel: the PTX in argv[1] (nvcc -ptx of scale.cu on the
  * GPU machine) loaded and launched through driver functions the program gets from
- * cudaGetDriverEntryPoint, as CUDA 12 programs do. Prints "calls NAME N" for each runtime function it
+ * cudaGetDriverEntryPoint, as programs of those releases do. Prints "calls NAME N" for each runtime function it
  * called (what a counter must find), then "PASS" or "FAIL what".
  */
 #include <stdio.h>
@@ -43,9 +44,14 @@ typedef CUresult (*unload_fn)(CUmodule);
 static void *entry(const char *name)
 {
     void *p = NULL;
+#if CUDART_VERSION >= 12000
     enum cudaDriverEntryPointQueryResult st;
     CHECK(cudaGetDriverEntryPoint(name, &p, cudaEnableDefault, &st));
     if (p == NULL || st != cudaDriverEntryPointSuccess) {
+#else   /* no status before 12.0 */
+    CHECK(cudaGetDriverEntryPoint(name, &p, cudaEnableDefault));
+    if (p == NULL) {
+#endif
         printf("FAIL cudaGetDriverEntryPoint(%s)\n", name);
         failed = 1;
     }
@@ -76,7 +82,7 @@ int main(int argc, char **argv)
     enum { N = 1 << 20 };
     char *ptx = argc == 2 ? read_file(argv[1]) : NULL;
     if (ptx == NULL) {
-        printf("FAIL usage: rt12_main scale.ptx\n");
+        printf("FAIL usage: rt_main scale.ptx\n");
         return 2;
     }
     int rv = 0, dv = 0, n = 0;
@@ -85,8 +91,8 @@ int main(int argc, char **argv)
     CHECK(cudaGetDeviceCount(&n));
     CHECK(cudaSetDevice(0));
     printf("runtime %d driver %d devices %d\n", rv, dv, n);
-    if (rv / 1000 != 12) {
-        printf("FAIL not a CUDA 12 runtime: %d\n", rv);
+    if (rv / 1000 != CUDART_VERSION / 1000) {
+        printf("FAIL not a CUDA %d runtime: %d\n", CUDART_VERSION / 1000, rv);
         failed = 1;
     }
 

@@ -1,0 +1,61 @@
+# shellcheck shell=bash
+# release12, release11: the shim built from an earlier release's tree (generated/cuda-12.9, generated/cuda-11.8) on
+# the real driver, with a program of that release (tests/gpu/release/rt_main.c against that release's headers,
+# linked against the pinned wheel's libcudart.so.12 / libcudart.so.11.0; tools/build-gpu-bundle.sh builds them into
+# BUILD_DIR/r12.9, BUILD_DIR/r11.8 with the runtimes in BUILD_DIR/cu12, BUILD_DIR/cu11). README "One CUDA release
+# per build".
+#   releaseNN native      the program passes alone (its kernel's result checked, a runtime of that major)
+#   releaseNN traced      under `cushim run --trace --counts` with that tree's shim: it passes; every runtime
+#                         function it calls is counted exactly as often as it says it called it; the trace's
+#                         events equal the shim's counts per API and its launch names the kernel
+#                         (trace_check.py api)
+#   releaseNN 13.0-shim   under the 13.0 shim the same program's runtime calls are not seen (they bind past it
+#                         to their own copy, as the README says) while its driver calls are
+# check_release NAME TREE: NAME release12|release11, TREE 12.9|11.8
+check_release() {
+    local name=$1 r=$BUILD_DIR/r$2 cuda=${CUDA_HOME:-/usr/local/cuda} ptx=$BIN/scale.ptx p=$DATA/$1 rc bad
+    local exe=$r/rt_main L=$ROOT/tools/cushim
+    if [ ! -x "$exe" ] || [ ! -f "$r/runtime/libcushim.so" ]; then
+        result "$name" SKIP "no $exe or $2 shim (tools/build-gpu-bundle.sh was offline?)"; return
+    fi
+    if [ ! -s "$ptx" ] && ! tmo 90 "$cuda/bin/nvcc" -ptx -arch=compute_80 "$HERE/release/scale.cu" -o "$ptx" \
+            >"$LOGS/$name.build" 2>&1; then
+        result "$name" FAIL "nvcc -ptx: $(tail -n 2 "$LOGS/$name.build" | tr '\n' ' ' | cut -c1-200)"; return
+    fi
+    tmo 60 "$exe" "$ptx" >"$p.native" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ] && grep -qx PASS "$p.native"; then
+        result "$name native" PASS "$(head -n 1 "$p.native")"
+    else
+        result "$name native" FAIL "rc $rc: $(grep FAIL "$p.native" | head -n 2 | tr '\n' ' ' | cut -c1-200)"
+    fi
+    rm -f "$p.counts" "$p.json"
+    tmo 60 env CUSHIM_LIB="$r/runtime/libcushim.so" "$L" run --trace="$p.json" --counts="$p.counts" -- \
+        "$exe" "$ptx" >"$p.traced" 2>"$LOGS/$name.traced.err"
+    rc=$?
+    # every 'calls NAME N' line of the program against the shim's count of NAME
+    bad=$(awk -F'\t' 'NR == FNR { c[$1] = $2; next } $1 == "calls" { split($0, f, " ");
+            if (c[f[2]] + 0 != f[3] + 0) printf "%s %s/%s ", f[2], c[f[2]] + 0, f[3] }' "$p.counts" "$p.traced" 2>/dev/null)
+    "$PY" "$HERE/trace/trace_check.py" api "$p.json" "$p.counts" >"$LOGS/$name.trace.txt" 2>&1
+    if [ $rc -eq 0 ] && grep -qx PASS "$p.traced" && [ -z "$bad" ] && [ "$(grep -c '^calls ' "$p.traced")" -ge 16 ] &&
+       ! grep -q '^FAIL' "$LOGS/$name.trace.txt" && grep -q '^PASS' "$LOGS/$name.trace.txt"; then
+        result "$name traced" PASS "$(grep -c '^calls ' "$p.traced") runtime functions counted as called; $(grep -h '^PASS' "$LOGS/$name.trace.txt" | cut -d' ' -f2- | cut -c1-110 | tr '\n' ';')"
+    else
+        result "$name traced" FAIL "rc $rc; counted/called: ${bad:-equal}; $(grep -h '^FAIL' "$p.traced" "$LOGS/$name.trace.txt" "$LOGS/$name.traced.err" | head -n 2 | tr '\n' ' ' | cut -c1-200)"
+    fi
+    rm -f "$p.13.counts"
+    tmo 60 env LD_PRELOAD="$SHIM" CUSHIM_COUNTS="$p.13.counts" "$exe" "$ptx" >"$p.13.out" 2>&1
+    rc=$?
+    local rt drv
+    rt=$(awk -F'\t' '$1 ~ /^cuda/ && $2 > 0 { n += $2 } END { print n + 0 }' "$p.13.counts" 2>/dev/null)
+    drv=$(awk -F'\t' '$1 == "cuLaunchKernel" { print $2 + 0 }' "$p.13.counts" 2>/dev/null)
+    if [ $rc -eq 0 ] && grep -qx PASS "$p.13.out" && [ "${rt:-x}" = 0 ] && [ "${drv:-0}" -ge 1 ]; then
+        result "$name 13.0-shim" PASS "runtime calls seen 0 (they bind past a 13 shim), cuLaunchKernel $drv"
+    else
+        result "$name 13.0-shim" FAIL "rc $rc; runtime calls seen ${rt:-none} (want 0), cuLaunchKernel ${drv:-none} (want >= 1)"
+    fi
+}
+check_release12() { check_release release12 12.9; }
+check_release11() { check_release release11 11.8; }
+gpu_check release12 check_release12
+gpu_check release11 check_release11
