@@ -95,6 +95,26 @@ static void names_put(const void *key, uint64_t gen, const char *name)
 
 typedef int (*tr_getname_fn)(const char **name, const void *f);
 typedef int (*tr_getfunc_fn)(void **f, const void *stub);
+typedef int (*tr_getproc_fn)(const char *symbol, void **pfn, int cuda_version, unsigned long long flags);
+
+/* A name query function: the tree's API through host->real, else (an 11.8 or early 12.x tree, whose headers
+   predate it) the real driver's own, asked of its cuGetProcAddress once (cached in *cache; (void *)1: none).
+   Called directly: no hook sees it, as with host->real. */
+static tr_getname_fn name_fn(tr_state *st, uint32_t api, _Atomic(void *) *cache, const char *symbol)
+{
+    if (api != 0)
+        return (tr_getname_fn)tr_host->real(api);
+    void *p = atomic_load_explicit(cache, memory_order_acquire);
+    if (p == NULL) {
+        tr_getproc_fn g = st->api_getprocaddress ? (tr_getproc_fn)tr_host->real(st->api_getprocaddress) : NULL;
+        void *fn = NULL;
+        if (g == NULL || g(symbol, &fn, 12030, 0) != 0)   /* both came with CUDA 12.3 */
+            fn = NULL;
+        p = fn != NULL ? fn : (void *)1;
+        atomic_store_explicit(cache, p, memory_order_release);
+    }
+    return p == (void *)1 ? NULL : (tr_getname_fn)p;
+}
 
 /* The real driver's name of a function (never through hooks). */
 static const char *kernel_name_query(tr_state *st, int launch, const void *key)
@@ -108,17 +128,15 @@ static const char *kernel_name_query(tr_state *st, int launch, const void *key)
             return NULL;
         f = fn;
     }
-    if (launch != TR_LAUNCH_KERNEL && st->api_funcgetname) {
-        tr_getname_fn g = (tr_getname_fn)tr_host->real(st->api_funcgetname);
+    if (launch != TR_LAUNCH_KERNEL) {
+        tr_getname_fn g = name_fn(st, st->api_funcgetname, &st->drv_funcgetname, "cuFuncGetName");
         if (g != NULL && g(&name, f) == 0 && name != NULL)
             return name;
     }
-    if (st->api_kernelgetname) {
-        tr_getname_fn g = (tr_getname_fn)tr_host->real(st->api_kernelgetname);
-        name = NULL;
-        if (g != NULL && g(&name, f) == 0 && name != NULL)
-            return name;
-    }
+    tr_getname_fn g = name_fn(st, st->api_kernelgetname, &st->drv_kernelgetname, "cuKernelGetName");
+    name = NULL;
+    if (g != NULL && g(&name, f) == 0 && name != NULL)
+        return name;
     return NULL;
 }
 

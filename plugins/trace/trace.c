@@ -744,6 +744,7 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
     st->api_funcgetname = tr_api_id_of("cuFuncGetName");
     st->api_kernelgetname = tr_api_id_of("cuKernelGetName");
     st->api_getfuncbysymbol = tr_api_id_of("cudaGetFuncBySymbol");
+    st->api_getprocaddress = tr_api_id_of("cuGetProcAddress");
     if (st->plans == NULL || st->w.path == NULL || host->tls_create(self, tr_thread_end, &st->tls_key) != CUSHIM_OK) {
         host->log(self, CUSHIM_LOG_ERROR, "out of memory");
         tr_free_state(st);

@@ -25,7 +25,10 @@ typedef struct tr_state {
     _Alignas(TR_CACHELINE) tr_bufs bufs;
     _Alignas(TR_CACHELINE) tr_writer w;
     _Alignas(TR_CACHELINE) uint64_t group, query_group, unload_group;
-    uint32_t api_funcgetname, api_kernelgetname, api_getfuncbysymbol;
+    uint32_t api_funcgetname, api_kernelgetname, api_getfuncbysymbol, api_getprocaddress;
+    /* cuFuncGetName / cuKernelGetName from the driver's cuGetProcAddress when the tree has no such API (an 11.8 or
+       early 12.x build on a newer driver): resolved at the first name query (tr_kname.c); 1 = none */
+    _Atomic(void *) drv_funcgetname, drv_kernelgetname;
     int kernel_names;
     int gpu;                      /* GPU tracing asked for                                */
     char *cupti_path;
