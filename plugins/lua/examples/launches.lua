@@ -1,15 +1,18 @@
 -- launches.lua - count kernel launches per kernel name; the report is printed at exit.
 --   cushim run --lua=launches.lua -- python3 train.py
 -- The name comes from the driver (cuFuncGetName, or cuKernelGetName for a CUkernel handle),
--- asked once per function handle and remembered in this thread's Lua state.
+-- asked once per function handle and remembered in this thread's Lua state. A build from headers
+-- older than CUDA 12.3 (generated/cuda-11.8) has neither: the handle's address stands for the name.
 local names = {}
+local function driver_name(query, f)
+  if not cushim.api(query) then return nil end   -- not in this build's headers
+  local r, n = cushim.real[query](f)
+  if r == "CUDA_SUCCESS" then return n end
+end
 local function kernel_name(f)
   local n = names[f]
   if n then return n end
-  local r
-  r, n = cushim.real.cuFuncGetName(f)
-  if r ~= "CUDA_SUCCESS" then r, n = cushim.real.cuKernelGetName(f) end
-  if r ~= "CUDA_SUCCESS" then n = string.format("<function 0x%x>", f) end
+  n = driver_name("cuFuncGetName", f) or driver_name("cuKernelGetName", f) or string.format("<function 0x%x>", f)
   names[f] = n
   return n
 end
