@@ -20,7 +20,8 @@ run() {   # run PLUGINS: vecadd under the old shim, output in $tmp/out, status i
     timeout 60 "$main/examples/vecadd" >"$tmp/out" 2>&1
   rc=$?
 }
-objdump -T "$old/runtime/libcushim.so" | grep -q ' libcudart\.so\.11\.0 *cudaMalloc$' ||
+# (grep -c reads all of objdump's output: grep -q would close the pipe early, a failure under pipefail)
+[ "$(objdump -T "$old/runtime/libcushim.so" | grep -c ' libcudart\.so\.11\.0 *cudaMalloc$')" = 1 ] ||
   fail "cudaMalloc is not exported as cudaMalloc@@libcudart.so.11.0"
 run "$old/plugins/trace.so:file=$tmp/t.json,summary=0"
 [ $rc -eq 0 ] || fail "vecadd traced: rc $rc: $(tail -n 2 "$tmp/out")"
