@@ -110,6 +110,7 @@ void *rt_lib_real(uint32_t id)
         return NULL;
     if (info->library == CUSHIM_LIB_DRIVER) {
         r = rl_driver_real(info->name);
+        rl_scan_copies_versioned();
     } else {
         const lb_library *lib = lb_by_value(info->library);
         r = lib != NULL ? rl_library_real(lib, info->name) : NULL;

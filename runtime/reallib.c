@@ -576,10 +576,12 @@ static const void *rl_addr_in(uintptr_t base)
 }
 
 static _Atomic unsigned long long rl_copies_adds[32];   /* dlpi_adds at the last scan + 1, per library */
-static _Atomic int rl_copies_warned[32];
+static _Atomic int rl_copies_warned[32], rl_foreign_warned[32];
 
 /* Look at the loaded copies of 'lib' again when objects were loaded since the last look; warn once
-   when there are several. Cheap when nothing was loaded (one dl_iterate_phdr step). */
+   when there are several, and once when the only one is of another major than this build's (its callers'
+   calls of the library never reach the shim: nothing else would tell). Cheap when nothing was loaded (one
+   dl_iterate_phdr step). */
 void rl_scan_copies(const lb_library *lib)
 {
     if (lib == NULL || lib->value < 0 || lib->value >= 32 || lib->value == CUSHIM_LIB_DRIVER)
@@ -591,6 +593,17 @@ void rl_scan_copies(const lb_library *lib)
     memset(&q, 0, sizeof q);
     q.lib = lib;
     dl_iterate_phdr(rl_copies_cb, &q);
+    if (q.n == 1 && lb_symver(lib->value) != NULL) {
+        const void *a = rl_addr_in(q.base[0]);
+        char so[128] = "?";
+        if (a != NULL && !rl_is_our_copy(lib, a) && !atomic_exchange(&rl_foreign_warned[lib->value], 1)) {
+            elf_object_soname(a, so, sizeof so);
+            log_warn("%s (soname %s) is the loaded %s library, of another major than this build's (%s): its callers "
+                     "bind to it past the shim, so their %s calls are not observed (the driver calls it makes are). "
+                     "A shim built from that release's tree observes them (README, \"Building for another CUDA "
+                     "release\")", q.name[0], so, lib->name, lb_symver(lib->value), lib->name);
+        }
+    }
     if (q.n < 2 || atomic_exchange(&rl_copies_warned[lib->value], 1))
         return;
     char list[1024];
@@ -618,6 +631,15 @@ void rl_scan_copies(const lb_library *lib)
                  "first copy found; dlsym on another copy's handle hands out that copy's own functions (not "
                  "observed), but a call the dynamic linker bound to the shim's export reaches the first copy "
                  "(docs/runtime.md, \"Several loaded copies of one library\")", q.n, lib->name, list);
+}
+
+/* Every library with a version node (the runtime, cuBLAS...): at each first resolution of a driver function,
+   which a program of another major reaches too (its own runtime copy calls the driver through the shim). */
+void rl_scan_copies_versioned(void)
+{
+    for (unsigned i = 0; i < lb_nlibraries; i++)   /* those interposed (CUSHIM_LIBS): the others are not observed anyway */
+        if (lb_symver(lb_libraries[i].value) != NULL && lb_chosen(lb_libraries[i].value))
+            rl_scan_copies(&lb_libraries[i]);
 }
 
 /* noinline + not a tail call: glibc must see a return address inside the shim. */

@@ -600,6 +600,7 @@ int rl_is_dropin(void);
 void *rl_library_real(const lb_library *lib, const char *name);   /* never loads it; prefers our copy */
 int rl_is_our_copy(const lb_library *lib, const void *fn);   /* fn's copy is this build's major (lb_symver) */
 void rl_scan_copies(const lb_library *lib);       /* warn once when several copies are loaded */
+void rl_scan_copies_versioned(void);               /* rl_scan_copies of each library with a version node */
 
 /* ---- cuGetProcAddress family (getproc.c) ---- */
 void *gp_handler_for(uint32_t id);          /* hand-written "real", or NULL */

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "e2e_common.h"
 
@@ -278,4 +279,20 @@ int e2e_finish(void)
     printf("%s: %s (%s)\n", e2e_program, f ? "FAILED" : "ok", e2e_shim() ? "with shim" : "without shim");
     fflush(stdout);
     return f ? 1 : 0;
+}
+
+int e2e_log_lines(const char *needle)
+{
+    const char *path = getenv("CUSHIM_LOG_FILE");
+    FILE *f = path ? fopen(path, "r") : NULL;
+    char line[4096], me[64];
+    int n = 0;
+    if (f == NULL)
+        return -1;
+    snprintf(me, sizeof me, "cushim[%d] ", (int)getpid());
+    while (fgets(line, sizeof line, f) != NULL)
+        if (strncmp(line, me, strlen(me)) == 0 && strstr(line, needle) != NULL)
+            n++;
+    fclose(f);
+    return n;
 }

@@ -29,6 +29,10 @@
 #define E2E_LIB_DRIVER 1u
 #define E2E_LIB_RUNTIME 2u
 
+/* Lines of this process in the shim's log (CUSHIM_LOG_FILE, appended to by every run) containing 'needle';
+   -1 when there is no such file. */
+int e2e_log_lines(const char *needle);
+
 /* Resolve the shim's host table and register "e2e"; 1 if the shim is present. Call first. */
 int e2e_init(const char *program);
 int e2e_shim(void);

@@ -47,23 +47,6 @@ static int call_version(version_fn f)
     return f != NULL && f(&v) == cudaSuccess ? v : -1;
 }
 
-/* Lines of this process in the shim's log (CUSHIM_LOG_FILE, appended to by every run) containing 'needle'. */
-static int log_lines_with(const char *needle)
-{
-    const char *path = getenv("CUSHIM_LOG_FILE");
-    FILE *f = path ? fopen(path, "r") : NULL;
-    char line[4096], me[64];
-    int n = 0;
-    if (f == NULL)
-        return -1;
-    snprintf(me, sizeof me, "cushim[%d] ", (int)getpid());
-    while (fgets(line, sizeof line, f) != NULL)
-        if (strncmp(line, me, strlen(me)) == 0 && strstr(line, needle) != NULL)
-            n++;
-    fclose(f);
-    return n;
-}
-
 int main(void)
 {
     e2e_init(COPIES_NAME);
@@ -132,7 +115,7 @@ int main(void)
         version_fn fd = (version_fn)dlsym(RTLD_DEFAULT, "cudaRuntimeGetVersion");
         E2E_CHECK(call_version(fd) == mine, "dlsym(RTLD_DEFAULT) reached %d, expected %d", call_version(fd), mine);
         E2E_CHECK(in_shim((void *)fd) == (mine == COPIES_SHIM_VERSION), "dlsym(RTLD_DEFAULT) wrapper: %d", in_shim((void *)fd));
-        int w = log_lines_with("copies of the runtime library are loaded");
+        int w = e2e_log_lines("copies of the runtime library are loaded");
         E2E_CHECK(w == 1 || w == -1, "the shim warned %d times about several copies (expected once)", w);
         E2E_CHECK(w != -1 || getenv("CUSHIM_LOG_FILE") == NULL, "cannot read the shim's log");
     }
