@@ -555,15 +555,33 @@ struct rl_copies_q {
     char name[RL_COPIES_MAX][160];
 };
 
+/* A copy of a loaded object's name (dlpi_name). ld.so writes it when it loads the object and publishes it under
+   its own lock, which ThreadSanitizer does not see (ld.so calls libc's mutex functions directly): read without
+   instrumentation, byte by byte (volatile: never turned into an intercepted strcpy), so that a scan on one
+   thread while another dlopens is not reported as a race. */
+__attribute__((no_sanitize("thread"), noinline)) static void rl_object_name(char *dst, size_t cap, const char *src)
+{
+    size_t i = 0;
+    if (src != NULL)
+        for (char c; i + 1 < cap && (c = ((const volatile char *)src)[i]) != '\0'; i++)
+            dst[i] = c;
+    dst[i] = '\0';
+}
+
 static int rl_copies_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
     struct rl_copies_q *q = data;
+    char name[PATH_MAX];
     (void)size;
-    if (info->dlpi_name == NULL || info->dlpi_name[0] == '\0' || info->dlpi_addr == rl_self_base() ||
-        !rl_lib_matches(q->lib, info->dlpi_name) || q->n >= RL_COPIES_MAX)
+    if (q->n >= RL_COPIES_MAX || info->dlpi_addr == rl_self_base())
+        return 0;
+    rl_object_name(name, sizeof name, info->dlpi_name);
+    if (name[0] == '\0' || !rl_lib_matches(q->lib, name))
         return 0;
     q->base[q->n] = info->dlpi_addr;
-    snprintf(q->name[q->n], sizeof q->name[q->n], "%s", info->dlpi_name);
+    size_t n = strlen(name);   /* a name too long for the report keeps its end (the file name) */
+    const char *from = n < sizeof q->name[q->n] ? name : name + n - (sizeof q->name[q->n] - 1);
+    memcpy(q->name[q->n], from, strlen(from) + 1);
     q->n++;
     return 0;
 }
