@@ -188,18 +188,20 @@ static void *gp_map(const char *symbol, void *ptr, int cuda_version, uint64_t fl
 #define GP_HAVE_STATUS (CUSHIM_GEN_CUDA_VERSION >= 12000)
 #define GP_HAVE_BY_VERSION (CUSHIM_GEN_CUDA_VERSION >= 12050)
 
+/* The entry points' last parameter, and its argument: the status, where the release has it. */
+#if GP_HAVE_STATUS
+#define GP_EP_STATUS , enum cudaDriverEntryPointQueryResult *status
+#define GP_EP_STATUS_ARG , status
+#else
+#define GP_EP_STATUS
+#define GP_EP_STATUS_ARG
+#endif
+
 typedef CUresult (*gp_pa_v1)(const char *, void **, int, cuuint64_t);
 #if GP_HAVE_STATUS
 typedef CUresult (*gp_pa_v2)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
-typedef cudaError_t (*gp_ep)(const char *, void **, unsigned long long,
-                             enum cudaDriverEntryPointQueryResult *);
-#else
-typedef cudaError_t (*gp_ep)(const char *, void **, unsigned long long);
 #endif
-#if GP_HAVE_BY_VERSION
-typedef cudaError_t (*gp_ep_ver)(const char *, void **, unsigned int, unsigned long long,
-                                 enum cudaDriverEntryPointQueryResult *);
-#endif
+typedef cudaError_t (*gp_ep)(const char *, void **, unsigned long long GP_EP_STATUS);
 
 static CUresult gp_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
 {
@@ -224,19 +226,24 @@ static CUresult gp_cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaV
         *pfn = gp_map(symbol, *pfn, cudaVersion, flags);
     return r;
 }
+#endif
 
 #define GP_ENTRY_POINT(NAME)                                                                      \
-    static cudaError_t gp_##NAME(const char *symbol, void **funcPtr, unsigned long long flags,    \
-                                 enum cudaDriverEntryPointQueryResult *status)                    \
+    static cudaError_t gp_##NAME(const char *symbol, void **funcPtr,                              \
+                                 unsigned long long flags GP_EP_STATUS)                           \
     {                                                                                             \
         gp_ep real = (gp_ep)rt_lib_real(CUSHIM_API_##NAME);                                       \
         if (real == NULL)                                                                         \
             return cudaErrorSymbolNotFound;                                                       \
-        cudaError_t r = real(symbol, funcPtr, flags, status);                                     \
+        cudaError_t r = real(symbol, funcPtr, flags GP_EP_STATUS_ARG);                            \
         if (r == cudaSuccess && funcPtr != NULL)                                                  \
             *funcPtr = gp_map(symbol, *funcPtr, CUDART_VERSION, flags);                           \
         return r;                                                                                 \
     }
+
+#if GP_HAVE_BY_VERSION
+typedef cudaError_t (*gp_ep_ver)(const char *, void **, unsigned int, unsigned long long,
+                                 enum cudaDriverEntryPointQueryResult *);
 #define GP_ENTRY_POINT_VER(NAME)                                                                  \
     static cudaError_t gp_##NAME(const char *symbol, void **funcPtr, unsigned int cudaVersion,    \
                                  unsigned long long flags,                                        \
@@ -248,19 +255,6 @@ static CUresult gp_cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaV
         cudaError_t r = real(symbol, funcPtr, cudaVersion, flags, status);                        \
         if (r == cudaSuccess && funcPtr != NULL)                                                  \
             *funcPtr = gp_map(symbol, *funcPtr, (int)cudaVersion, flags);                         \
-        return r;                                                                                 \
-    }
-
-#else   /* before 12.0: no status */
-#define GP_ENTRY_POINT(NAME)                                                                      \
-    static cudaError_t gp_##NAME(const char *symbol, void **funcPtr, unsigned long long flags)    \
-    {                                                                                             \
-        gp_ep real = (gp_ep)rt_lib_real(CUSHIM_API_##NAME);                                       \
-        if (real == NULL)                                                                         \
-            return cudaErrorSymbolNotFound;                                                       \
-        cudaError_t r = real(symbol, funcPtr, flags);                                             \
-        if (r == cudaSuccess && funcPtr != NULL)                                                  \
-            *funcPtr = gp_map(symbol, *funcPtr, CUDART_VERSION, flags);                           \
         return r;                                                                                 \
     }
 #endif

@@ -581,7 +581,7 @@ static int rl_copies_cb(struct dl_phdr_info *info, size_t size, void *data)
     q->base[q->n] = info->dlpi_addr;
     size_t n = strlen(name);   /* a name too long for the report keeps its end (the file name) */
     const char *from = n < sizeof q->name[q->n] ? name : name + n - (sizeof q->name[q->n] - 1);
-    memcpy(q->name[q->n], from, strlen(from) + 1);
+    memcpy(q->name[q->n], from, (size_t)(name + n - from) + 1);
     q->n++;
     return 0;
 }
