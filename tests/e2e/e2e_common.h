@@ -22,9 +22,7 @@
 #include "cushim_params.h"
 #include "cushim_api_ids.h"
 #include "cushim/cushim.h"
-
-/* The version the fake driver and runtime report (tests/fake/fake_internal.h: FK_DRIVER_VERSION). */
-#define E2E_FAKE_VERSION (CUDA_VERSION < 13000 ? CUDA_VERSION : 13000)
+#include "fake_cuda.h"   /* FAKE_CUDA_VERSION */
 
 #define E2E_LIB_DRIVER 1u
 #define E2E_LIB_RUNTIME 2u

@@ -25,6 +25,8 @@
 
 #include "e2e_common.h"
 
+#define COPIES_SHIM_VERSION FAKE_CUDA_VERSION   /* what the copy of the shim's major answers */
+
 typedef int (*int_fn)(void);
 typedef void *(*ptr_fn)(void);
 typedef cudaError_t (*version_fn)(int *);
@@ -51,7 +53,9 @@ int main(void)
 {
     e2e_init(COPIES_NAME);
     e2e_record(E2E_LIB_DRIVER | E2E_LIB_RUNTIME);
-    const int mine = COPIES_MAIN_VERSION, other = COPIES_LIB_VERSION;
+    /* a: linked against the shim's major, b: against the other */
+    const int mine = COPIES_MAIN_IS_OTHER ? COPIES_OTHER_VERSION : COPIES_SHIM_VERSION;
+    const int other = COPIES_MAIN_IS_OTHER ? COPIES_SHIM_VERSION : COPIES_OTHER_VERSION;
     const int shim = e2e_shim();
 
     /* The program's own copy. */

@@ -30,7 +30,7 @@ int main(void)
     int rv = 0, dv = 0, n = 0, dev = -1;
     E2E_CU(cudaRuntimeGetVersion(&rv));
     E2E_CU(cudaDriverGetVersion(&dv));
-    E2E_CHECK(rv == E2E_FAKE_VERSION && dv == E2E_FAKE_VERSION, "runtime %d driver %d", rv, dv);
+    E2E_CHECK(rv == FAKE_CUDA_VERSION && dv == FAKE_CUDA_VERSION, "runtime %d driver %d", rv, dv);
     E2E_CU(cudaGetDeviceCount(&n));
     E2E_CHECK(n == 2, "device count %d", n);
     E2E_CU(cudaSetDevice(1));
@@ -91,11 +91,11 @@ int main(void)
     want = wrapped ? "shim:cuMemAlloc" : "fake:cuMemAlloc";
     E2E_CHECK(strcmp(e2e_classify(p, buf, sizeof buf), want) == 0, "ByVersion(cuMemAlloc, 3000): %s, want %s",
               e2e_classify(p, buf, sizeof buf), want);
-    E2E_CU(cudaGetDriverEntryPointByVersion("cuLaunchKernel", &p, E2E_FAKE_VERSION, cudaEnablePerThreadDefaultStream, &st));
+    E2E_CU(cudaGetDriverEntryPointByVersion("cuLaunchKernel", &p, FAKE_CUDA_VERSION, cudaEnablePerThreadDefaultStream, &st));
     want = wrapped ? "shim:cuLaunchKernel_ptsz" : "fake:cuLaunchKernel_ptsz";
     E2E_CHECK(strcmp(e2e_classify(p, buf, sizeof buf), want) == 0, "ByVersion(cuLaunchKernel, ptds): %s, want %s",
               e2e_classify(p, buf, sizeof buf), want);
-    E2E_CU(cudaGetDriverEntryPointByVersion("cuNoSuchFunction", &p, E2E_FAKE_VERSION, cudaEnableDefault, &st));
+    E2E_CU(cudaGetDriverEntryPointByVersion("cuNoSuchFunction", &p, FAKE_CUDA_VERSION, cudaEnableDefault, &st));
     E2E_CHECK(p == NULL && st == cudaDriverEntryPointSymbolNotFound, "unknown symbol: %p status %d", p, (int)st);
 
     E2E_CU(cudaEventDestroy(a));

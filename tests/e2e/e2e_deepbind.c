@@ -32,14 +32,14 @@ int main(int argc, char **argv)
     int (*procaddr)(int) = (int (*)(int))dlsym(h, "deepbind_procaddr");
     E2E_CHECK(direct && procaddr, "the library's functions");
     if (direct && procaddr) {
-        E2E_CHECK(direct(5) == E2E_FAKE_VERSION, "deepbind_direct");
+        E2E_CHECK(direct(5) == FAKE_CUDA_VERSION, "deepbind_direct");
         E2E_CHECK(procaddr(3) == 2, "deepbind_procaddr");
     }
     /* The program's own call, through dlsym on the driver's handle: always seen with the shim. */
     void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     CUresult (*version)(int *) = cuda ? (CUresult(*)(int *))dlsym(cuda, "cuDriverGetVersion") : NULL;
     int v = 0;
-    E2E_CHECK(version != NULL && version(&v) == CUDA_SUCCESS && v == E2E_FAKE_VERSION, "the program's own call");
+    E2E_CHECK(version != NULL && version(&v) == CUDA_SUCCESS && v == FAKE_CUDA_VERSION, "the program's own call");
     E2E_CHECK(e2e_fake_count("cuDriverGetVersion") == 6 && e2e_fake_count("cuDeviceGetCount") == 3,
               "the fake received %llu cuDriverGetVersion, %llu cuDeviceGetCount",
               (unsigned long long)e2e_fake_count("cuDriverGetVersion"),

@@ -10,9 +10,9 @@
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 
+#include "fake_cuda.h"   /* FAKE_CUDA_VERSION */
+
 #define DB_EXPORT __attribute__((visibility("default")))
-/* The fake driver's version (as e2e_common.h's, which this library does not include). */
-#define E2E_FAKE_VERSION (CUDA_VERSION < 13000 ? CUDA_VERSION : 13000)
 
 /* cuInit once, cuDriverGetVersion n times; the version, or -1. */
 DB_EXPORT int deepbind_direct(int n)
@@ -31,7 +31,7 @@ DB_EXPORT int deepbind_procaddr(int n)
 {
     void *p = NULL;
     CUdriverProcAddressQueryResult st;
-    if (cuGetProcAddress_v2("cuDeviceGetCount", &p, E2E_FAKE_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &st) != CUDA_SUCCESS || !p)
+    if (cuGetProcAddress_v2("cuDeviceGetCount", &p, FAKE_CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &st) != CUDA_SUCCESS || !p)
         return -1;
     int c = -1;
     for (int i = 0; i < n; i++)

@@ -32,7 +32,7 @@ int main(void)
 
     int v = 0, n = 0;
     E2E_CU(cuDriverGetVersion(&v));
-    E2E_CHECK(v == E2E_FAKE_VERSION, "driver version %d", v);
+    E2E_CHECK(v == FAKE_CUDA_VERSION, "driver version %d", v);
     E2E_CALL(CUDA_ERROR_NOT_INITIALIZED, cuDeviceGetCount(&n));
     E2E_CU(cuInit(0));
     E2E_CU(cuDeviceGetCount(&n));

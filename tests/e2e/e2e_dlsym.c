@@ -106,10 +106,10 @@ int main(int argc, char **argv)
     if (init && version && count && count_next) {
         E2E_CU(init(0));
         E2E_CU(version(&v));
-        E2E_CHECK(plugin_driver_version == NULL || plugin_driver_version() == E2E_FAKE_VERSION, "the plugin's call failed");
+        E2E_CHECK(plugin_driver_version == NULL || plugin_driver_version() == FAKE_CUDA_VERSION, "the plugin's call failed");
         E2E_CU(count(&n));
         E2E_CU(count_next(&n));
-        E2E_CHECK(v == E2E_FAKE_VERSION && n == 2, "version %d count %d", v, n);
+        E2E_CHECK(v == FAKE_CUDA_VERSION && n == 2, "version %d count %d", v, n);
         e2e_expect("cuInit", 1);
         e2e_expect("cuDriverGetVersion", plugin_driver_version ? 2 : 1);
         uint64_t extra = 0;

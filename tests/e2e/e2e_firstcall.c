@@ -36,7 +36,7 @@ static void *phase1(void *arg)
         CUdevice d = -1;
         char name[64] = "";
         size_t mem = 0;
-        if (cuInit(0) != CUDA_SUCCESS || cuDriverGetVersion(&v) != CUDA_SUCCESS || v != E2E_FAKE_VERSION ||
+        if (cuInit(0) != CUDA_SUCCESS || cuDriverGetVersion(&v) != CUDA_SUCCESS || v != FAKE_CUDA_VERSION ||
             cuDeviceGetCount(&n) != CUDA_SUCCESS || n < 1 || cuDeviceGet(&d, 0) != CUDA_SUCCESS || d != 0 ||
             cuDeviceGetName(name, (int)sizeof name, d) != CUDA_SUCCESS || name[0] == '\0' ||
             cuDeviceTotalMem_v2(&mem, d) != CUDA_SUCCESS || mem == 0)

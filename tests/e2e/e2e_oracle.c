@@ -91,14 +91,14 @@ int main(int argc, char **argv)
         if (line[0] == '#' ||
             sscanf(line, "%199s %d %d %d %d %d %199s", name, &flags, &vfrom, &vto, &result, &status, sym) != 7)
             continue;   /* comment, header row */
-        int older = driver > 0 && E2E_FAKE_VERSION < driver;   /* the fake is a driver of an earlier release */
+        int older = driver > 0 && FAKE_CUDA_VERSION < driver;   /* the fake is a driver of an earlier release */
         if (older && !tree_has_base(bases, name)) {
             result = CUDA_SUCCESS;
             status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
             strcpy(sym, "-");
         }
         for (int v = vfrom; v <= vto; v += 10) {
-            if (older && v > E2E_FAKE_VERSION) {
+            if (older && v > FAKE_CUDA_VERSION) {
                 result = CUDA_ERROR_INVALID_VALUE;
                 status = -1;
                 strcpy(sym, "-");

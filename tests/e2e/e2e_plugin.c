@@ -48,7 +48,7 @@ static int fail_closed(void)
         E2E_CALL(CUDA_ERROR_NOT_INITIALIZED, alloc(&d, 16));
     void *fn = NULL;
     CUdriverProcAddressQueryResult st;
-    E2E_CU(cuGetProcAddress_v2("cuCtxSynchronize", &fn, E2E_FAKE_VERSION, 0, &st));
+    E2E_CU(cuGetProcAddress_v2("cuCtxSynchronize", &fn, FAKE_CUDA_VERSION, 0, &st));
     E2E_CHECK(fn != NULL, "cuGetProcAddress found nothing");
     if (fn != NULL)
         E2E_CALL(CUDA_ERROR_NOT_INITIALIZED, ((CUresult(*)(void))fn)());

@@ -101,7 +101,7 @@ static void round_driver(const char *soname, int round, struct obj_q *q)
     int v = 0;
     if (ver != NULL)
         E2E_CU(ver(&v));
-    E2E_CHECK(v == E2E_FAKE_VERSION, "round %d: cuDriverGetVersion gave %d", round, v);
+    E2E_CHECK(v == FAKE_CUDA_VERSION, "round %d: cuDriverGetVersion gave %d", round, v);
     q->n = 0;
     q->path[0] = '\0';
     dl_iterate_phdr(obj_cb, q);
@@ -123,7 +123,7 @@ static void round_cudart(int round, struct obj_q *q)
         int v = 0;
         void *d = NULL;
         E2E_CU(ver(&v));
-        E2E_CHECK(v == E2E_FAKE_VERSION, "round %d: cudaRuntimeGetVersion gave %d", round, v);
+        E2E_CHECK(v == FAKE_CUDA_VERSION, "round %d: cudaRuntimeGetVersion gave %d", round, v);
         E2E_CU(mal(&d, 4096));
         E2E_CU(fr(d));
     }

@@ -122,7 +122,7 @@ static void *st_get(const char *mode, void *h, const char *export, const char *b
     *path = P_PROCADDR;
     CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     st_note("cuGetProcAddress_v2", P_DIRECT);
-    E2E_CU(cuGetProcAddress_v2(base, &p, E2E_FAKE_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &st));
+    E2E_CU(cuGetProcAddress_v2(base, &p, FAKE_CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &st));
     E2E_CHECK(p != NULL && st == CU_GET_PROC_ADDRESS_SUCCESS, "cuGetProcAddress_v2(%s): %p status %d", base, p,
               (int)st);
     return p;
@@ -195,7 +195,7 @@ static void st_calls(void)
     E2E_CU(f.init(0)); st_note("cuInit", f.path[0]);
     E2E_CU(f.version(&v)); st_note("cuDriverGetVersion", f.path[1]);
     E2E_CU(f.version(&v)); st_note("cuDriverGetVersion", f.path[1]);
-    E2E_CHECK(v == E2E_FAKE_VERSION, "driver version %d", v);
+    E2E_CHECK(v == FAKE_CUDA_VERSION, "driver version %d", v);
     E2E_CU(f.count(&n)); st_note("cuDeviceGetCount", f.path[2]);
     E2E_CU(f.device_get(&dev, 0)); st_note("cuDeviceGet", f.path[3]);
     E2E_CU(f.retain(&ctx, dev)); st_note("cuDevicePrimaryCtxRetain", f.path[4]);

@@ -60,7 +60,7 @@ e2e_test(e2e_next_local COMMAND ${_compare} fake $<TARGET_FILE:e2e_next_local> N
 
 # --- item 8: a library linking libcuda, loaded RTLD_DEEPBIND: drop-in mode sees its calls, preload mode cannot
 add_library(e2e_deepbind_lib SHARED e2e_deepbind_lib.c)
-target_include_directories(e2e_deepbind_lib PRIVATE "${CUSHIM_CUDA_INCLUDE}")
+target_include_directories(e2e_deepbind_lib PRIVATE "${CUSHIM_CUDA_INCLUDE}" "${PROJECT_SOURCE_DIR}/tests/fake")
 target_compile_options(e2e_deepbind_lib PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-declarations)
 target_link_libraries(e2e_deepbind_lib PRIVATE cushim_fake_cuda ${CMAKE_DL_LIBS})
 e2e_program(e2e_deepbind e2e_deepbind.c)

@@ -163,7 +163,7 @@ CUresult cuDriverGetVersion(int *driverVersion)
     FAKE_ENTER(cuDriverGetVersion);
     if (driverVersion == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    *driverVersion = FK_DRIVER_VERSION;
+    *driverVersion = FAKE_CUDA_VERSION;
     return CUDA_SUCCESS;
 }
 
@@ -703,7 +703,7 @@ static CUresult fk_get_proc(const char *symbol, void **pfn, int cudaVersion, cuu
     if (symbol == NULL || pfn == NULL)
         return CUDA_ERROR_INVALID_VALUE;
     *pfn = NULL;
-    if (cudaVersion > FK_DRIVER_VERSION)
+    if (cudaVersion > FAKE_CUDA_VERSION)
         return CUDA_ERROR_INVALID_VALUE;
     uint32_t id = 0;
     int st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;

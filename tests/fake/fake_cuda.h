@@ -13,6 +13,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The version the fake driver reports (cuDriverGetVersion; the newest its cuGetProcAddress answers for) and the fake
+   runtime reports and asks cuGetProcAddress with: the recorded driver's 13000 for 13.x headers, the release's own
+   before 13.0 (a fake built from 12.9's headers is a 12.9 driver: tools/test-release.sh 12.9). Expands
+   CUDA_VERSION: cuda.h comes first. */
+#define FAKE_CUDA_VERSION (CUDA_VERSION < 13000 ? CUDA_VERSION : 13000)
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -19,10 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fake_cuda.h"
 #include "fake_cudart_internal.h"
 
 #define FRT_HIDDEN __attribute__((visibility("hidden")))
-#define FRT_RUNTIME_VERSION (CUDA_VERSION < 13000 ? CUDA_VERSION : 13000)   /* as the fake driver's */
+#define FRT_RUNTIME_VERSION FAKE_CUDA_VERSION
 /* What cudaRuntimeGetVersion answers: 12090 for the copy built as libcudart.so.12 (tests of several
    loaded copies, tests/fake/CMakeLists.txt), which tells the copies apart. */
 #ifndef FRT_REPORTED_VERSION

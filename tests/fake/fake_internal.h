@@ -23,9 +23,6 @@
 #define FK_HIDDEN __attribute__((visibility("hidden")))
 #define FK_EXPORT __attribute__((visibility("default")))
 
-/* The recorded driver (580, CUDA 13.0) for 13.x trees; a fake built from an older release's headers (tools/
-   test-release.sh 12.9) is a driver of that release, whose cuGetProcAddress answers from that release's table. */
-#define FK_DRIVER_VERSION (CUDA_VERSION < 13000 ? CUDA_VERSION : 13000)
 #define FK_MAX_DEVICES 8
 
 /* Magic words that identify live fake objects behind opaque handles. */
