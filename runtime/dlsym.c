@@ -206,15 +206,22 @@ static void *dl_next_answer(const char *name, void *caller)
  * with an error message (callers that test dlerror() rather than the pointer
  * would otherwise call NULL), a symbol with none. Our own look-ups on the way
  * (a successful dlopen/dlclose clears the message, a failed internal one sets
- * it) say nothing about the answer. A NULL answer gets "<object>: undefined
- * symbol: <name>" from a look-up that must fail: RTLD_NEXT from the shim, or
- * libc's own handle (libc defines no CUDA name; the handle is kept open).
+ * it) say nothing about the answer. A NULL answer gets glibc's own message
+ * for the caller's handle ("<its library>: undefined symbol: <name>") when
+ * that look-up fails too, as it does when the library lacks the name; else
+ * "<object>: undefined symbol: <name>" from a look-up that must fail: RTLD_NEXT
+ * from the shim, or libc's own handle (libc defines no CUDA name; the handle
+ * is kept open).
  */
-__attribute__((noinline)) static void dl_set_missing(const char *name, const char *version)
+__attribute__((noinline)) static void dl_set_missing(void *handle, const char *name, const char *version)
 {
     static _Atomic(void *) libc_h;
     rl_dlvsym_fn fv = version ? rl_real_dlvsym() : NULL;
-    void *r = fv ? fv(RTLD_NEXT, name, version) : rl_dlsym_next(name);
+    void *r;
+    if (handle != RTLD_DEFAULT && handle != RTLD_NEXT &&
+        (fv ? fv(handle, name, version) : rl_dlsym(handle, name)) == NULL)
+        return;   /* the message names the library the caller asked */
+    r = fv ? fv(RTLD_NEXT, name, version) : rl_dlsym_next(name);
     if (r == NULL)
         return;
     void *h = atomic_load_explicit(&libc_h, memory_order_acquire);
@@ -263,7 +270,7 @@ void *dl_decide(void *handle, const char *name, const char *version, void *calle
     *fwd = NULL;
     void *r = dl_answer(handle, name, version, caller, id);
     if (r == NULL)
-        dl_set_missing(name, version);
+        dl_set_missing(handle, name, version);
     else
         (void)dlerror();   /* clear what our own look-ups left */
     return r;

@@ -63,12 +63,19 @@ release_tree() {
   [ -f "build/cuda-headers/$1/include/cuda.h" ] || bash tools/fetch-cuda-headers.sh build/cuda-headers
   cmake -S . -B "build-gpu-$1" -DCUSHIM_CUDA_VERSION="$1" -DCUSHIM_CUDA_INCLUDE="$top/build/cuda-headers/$1/include" \
         -DCUSHIM_BUILD_CODEGEN=OFF -DCUSHIM_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build "build-gpu-$1" -j "$(nproc)" --target cushim trace
+  cmake --build "build-gpu-$1" -j "$(nproc)" --target cushim trace memlimit
   rm -rf "build-gpu/r$1" && mkdir -p "build-gpu/r$1/runtime" "build-gpu/r$1/plugins"
   cp "build-gpu-$1/runtime/libcushim.so" "build-gpu/r$1/runtime/"
-  cp "build-gpu-$1/plugins/trace.so" "build-gpu/r$1/plugins/"
+  cp "build-gpu-$1/plugins/trace.so" "build-gpu-$1/plugins/memlimit.so" "build-gpu/r$1/plugins/"
+  cp "generated/cuda-$1/apis.tsv" "build-gpu/r$1/"
   ${CC:-gcc} -std=gnu11 -O1 -Wall -Wextra -Werror -Wno-deprecated-declarations -I"build/cuda-headers/$1/include" \
     tests/gpu/release/rt_main.c -o "build-gpu/r$1/rt_main" "build/cu$2-wheel/lib/$3" -Wl,-rpath,"\$ORIGIN/../cu$2"
+  # a tree that interposes NVML, cuBLAS and NCCL (12.9): a program of that release using them ('release12 libs')
+  if [ -f "generated/cuda-$1/cushim_nccl_params.h" ]; then
+    ${CC:-gcc} -std=gnu11 -O1 -Wall -Wextra -Werror -Wno-deprecated-declarations -I"build/cuda-headers/$1/include" \
+      -I"build/cuda-headers/nvml-$1/include" tests/gpu/release/libs_main.c -o "build-gpu/r$1/libs_main" \
+      "build/cu$2-wheel/lib/$3" -ldl -Wl,-rpath,"\$ORIGIN/../cu$2"
+  fi
 }
 release_tree 12.9 12 libcudart.so.12
 release_tree 11.8 11 libcudart.so.11.0

@@ -18,6 +18,13 @@
 #   into DEST/nvml-13.0/include, and nvidia-nvml-dev==13.5.37 into DEST/nvml-13.5/include
 #   for the 13.5 tree (the 13.0 and 13.5 trees interpose NVML; the toolkit
 #   has no nvml.h: it ships with the driver).
+#   The 12.9 tree interposes every library the 13.0 tree does: nvml.h of CUDA
+#   12.9 (nvidia-nvml-dev-cu12==12.9.79) into DEST/nvml-12.9/include, and
+#   cuBLAS's and NCCL's headers of a CUDA 12.9 installation
+#   (nvidia-cublas-cu12==12.9.1.4, CUDA 12.9 Update 1's cuBLAS, the release of
+#   the runtime pin; nvidia-nccl-cu12==2.27.7) into DEST/12.9/include.
+#   Only the wheels' include folders are unpacked (the cuBLAS and NCCL wheels
+#   carry ~900 MB of libraries).
 set -eu
 
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
@@ -42,7 +49,7 @@ fetch() { # fetch VERSION PACKAGE PIN WHEEL_SUBDIR
     if [ -z "$file" ]; then
         mkdir -p "$tmp/dl-$pkg-$pin"
         python3 -m pip download --quiet --no-deps --only-binary=:all: \
-            --platform manylinux2014_x86_64 --python-version 3 \
+            --platform manylinux_2_27_x86_64 --platform manylinux2014_x86_64 --python-version 3 \
             -d "$tmp/dl-$pkg-$pin" "$pkg==$pin" || {
             echo "error: pip could not download $pkg==$pin" >&2
             exit 1
@@ -51,7 +58,13 @@ fetch() { # fetch VERSION PACKAGE PIN WHEEL_SUBDIR
     fi
     rm -rf "$tmp/x"
     mkdir -p "$tmp/x"
-    python3 -m zipfile -e "$file" "$tmp/x" || {
+    # the include folder only
+    python3 - "$file" "nvidia/$sub/include/" "$tmp/x" <<'PY' || {
+import sys, zipfile
+whl, prefix, out = sys.argv[1:]
+with zipfile.ZipFile(whl) as z:
+    z.extractall(out, [n for n in z.namelist() if n.startswith(prefix)])
+PY
         echo "error: cannot unpack $file" >&2
         exit 1
     }
@@ -65,21 +78,24 @@ fetch() { # fetch VERSION PACKAGE PIN WHEEL_SUBDIR
     rm -f "$dest/$ver/include/__init__.py"
 }
 
-for ver in 13.5 12.9 11.8 nvml-13.0 nvml-13.5; do
+for ver in 13.5 12.9 11.8 nvml-13.0 nvml-13.5 nvml-12.9; do
     rm -rf "$dest/$ver"
 done
 fetch 13.5 nvidia-cuda-runtime 13.5.37 cu13
 fetch 13.5 nvidia-cuda-profiler-api 13.5.25 cu13
 fetch 12.9 nvidia-cuda-runtime-cu12 12.9.79 cuda_runtime
 fetch 12.9 nvidia-cuda-profiler-api-cu12 12.9.79 cuda_profiler_api
+fetch 12.9 nvidia-cublas-cu12 12.9.1.4 cublas
+fetch 12.9 nvidia-nccl-cu12 2.27.7 nccl
 fetch 11.8 nvidia-cuda-runtime-cu11 11.8.89 cuda_runtime
 fetch 11.8 nvidia-cuda-profiler-api-cu11 11.8.86 cuda_profiler_api
 fetch nvml-13.0 nvidia-nvml-dev 13.0.87 cu13
 fetch nvml-13.5 nvidia-nvml-dev 13.5.37 cu13
-for ver in nvml-13.0 nvml-13.5; do
+fetch nvml-12.9 nvidia-nvml-dev-cu12 12.9.79 nvml_dev
+for ver in nvml-13.0 nvml-13.5 nvml-12.9; do
     [ -f "$dest/$ver/include/nvml.h" ] || { echo "error: $dest/$ver/include/nvml.h missing after unpacking" >&2; exit 1; }
 done
-echo "NVML headers in $dest/nvml-13.0/include (driver 580) and $dest/nvml-13.5/include"
+echo "NVML headers in $dest/nvml-13.0/include (driver 580), $dest/nvml-13.5/include and $dest/nvml-12.9/include"
 for ver in 13.5 12.9 11.8; do
     if [ ! -f "$dest/$ver/include/cuda.h" ]; then
         echo "error: $dest/$ver/include/cuda.h missing after unpacking" >&2

@@ -22,6 +22,8 @@
  *   BENCH_LIBS_CUBLAS_FN=name   the cuBLAS query (default cublasGetPointerMode_v2;
  *     any 'status f(handle, int *)' works, e.g. cublasGetVersion_v2 of the test
  *     suite's fake cuBLAS)
+ *   BENCH_LIBS_CUBLAS_SONAME=soname   the cuBLAS to open (default libcublas.so.13; libcublas.so.12 for a
+ *     CUDA 12 installation or the 12.9 tree's fakes)
  * No CUDA header needed: the few prototypes are declared here.
  */
 #define _GNU_SOURCE
@@ -282,7 +284,8 @@ int main(int argc, char **argv)
             return 2;
         }
     } else {
-        void *h = dlopen("libcublas.so.13", RTLD_NOW);
+        const char *so = getenv("BENCH_LIBS_CUBLAS_SONAME");
+        void *h = dlopen(so && *so ? so : "libcublas.so.13", RTLD_NOW);
         fn_create create = h ? (fn_create)dlsym(h, "cublasCreate_v2") : NULL;
         const char *qn = getenv("BENCH_LIBS_CUBLAS_FN");
         so_base = "libcublas.so";

@@ -15,9 +15,12 @@ BUILD_DIR=$(cd "${1:?usage: dryrun.sh BUILD_DIR}" && pwd)
 HERE=$ROOT/tests/gpu
 SHIM=$BUILD_DIR/runtime/libcushim.so
 FAKE=$BUILD_DIR/tests/fake
-for f in "$SHIM" "$BUILD_DIR/plugins/trace.so" "$BUILD_DIR/examples/vecadd" "$FAKE/libnvidia-ml.so.1" "$FAKE/libcublas.so.13"; do
+# the fake cuBLAS is libcublas.so.<the tree's CUDA major>
+cublas=$(cd "$FAKE" 2>/dev/null && ls libcublas.so.[0-9]* 2>/dev/null | head -n 1)
+for f in "$SHIM" "$BUILD_DIR/plugins/trace.so" "$BUILD_DIR/examples/vecadd" "$FAKE/libnvidia-ml.so.1" "$FAKE/${cublas:-libcublas.so.N}"; do
     [ -e "$f" ] || { echo "dryrun: $f missing" >&2; exit 2; }
 done
+export BENCH_LIBS_CUBLAS_SONAME=$cublas
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/cushim-dryrun.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 LOGS=$WORK/logs DATA=$WORK/data BIN=$WORK/bin S=$WORK/standin

@@ -3,5 +3,9 @@
 #define CUSHIM_GEN_ALL_PARAMS_H
 
 #include "cushim_params.h"
+#include "cushim_nvml_params.h"
+#include "cushim_nccl_params.h"
+#include "cushim_cublas_params.h"
+#include "cushim_cublaslt_params.h"
 
 #endif

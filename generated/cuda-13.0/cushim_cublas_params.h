@@ -2,6 +2,10 @@
 #ifndef CUSHIM_GEN_CUSHIM_LIB_CUBLAS_PARAMS_H
 #define CUSHIM_GEN_CUSHIM_LIB_CUBLAS_PARAMS_H
 
+#ifndef CUBLASAPI
+#define CUBLASAPI
+#endif
+
 #include <cublas_api.h>
 
 typedef struct cushim_params_cublasCreate_v2 {

@@ -21,6 +21,11 @@
 
 #include "e2e_common.h"
 
+/* libcublas.so.<major>, the tree's CUDA major (tests/e2e/CMakeLists.txt) */
+#ifndef E2E_CUBLAS_SONAME
+#error "E2E_CUBLAS_SONAME not defined"
+#endif
+
 static struct {
     ncclResult_t (*version)(int *);
     ncclResult_t (*uid)(ncclUniqueId *);
@@ -44,13 +49,13 @@ static const struct {
     {"libnccl.so.2", "ncclGetVersion", "fake_nccl_count"}, {"libnccl.so.2", "ncclGetUniqueId", "fake_nccl_count"},
     {"libnccl.so.2", "ncclCommInitRank", "fake_nccl_count"}, {"libnccl.so.2", "ncclAllReduce", "fake_nccl_count"},
     {"libnccl.so.2", "ncclCommDestroy", "fake_nccl_count"}, {"libnccl.so.2", "ncclGetErrorString", "fake_nccl_count"},
-    {"libcublas.so.13", "cublasCreate_v2", "fake_cublas_count"},
-    {"libcublas.so.13", "cublasDestroy_v2", "fake_cublas_count"},
-    {"libcublas.so.13", "cublasGetVersion_v2", "fake_cublas_count"},
-    {"libcublas.so.13", "cublasSgemm_v2", "fake_cublas_count"},
-    {"libcublasLt.so.13", "cublasLtCreate", "fake_cublaslt_count"},
-    {"libcublasLt.so.13", "cublasLtDestroy", "fake_cublaslt_count"},
-    {"libcublasLt.so.13", "cublasLtGetVersion", "fake_cublaslt_count"},
+    {E2E_CUBLAS_SONAME, "cublasCreate_v2", "fake_cublas_count"},
+    {E2E_CUBLAS_SONAME, "cublasDestroy_v2", "fake_cublas_count"},
+    {E2E_CUBLAS_SONAME, "cublasGetVersion_v2", "fake_cublas_count"},
+    {E2E_CUBLAS_SONAME, "cublasSgemm_v2", "fake_cublas_count"},
+    {E2E_CUBLASLT_SONAME, "cublasLtCreate", "fake_cublaslt_count"},
+    {E2E_CUBLASLT_SONAME, "cublasLtDestroy", "fake_cublaslt_count"},
+    {E2E_CUBLASLT_SONAME, "cublasLtGetVersion", "fake_cublaslt_count"},
 };
 #define NNAMES (sizeof names / sizeof names[0])
 static atomic_ullong seen[CUSHIM_API_ID_LIMIT];

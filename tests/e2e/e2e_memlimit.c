@@ -13,6 +13,12 @@
  *   e2e_memlimit underflow          releases of unknown, double-freed and foreign pointers
  *   e2e_memlimit hold LIMIT BYTES   allocate BYTES on device 0, print "held", sleep until killed
  *   e2e_memlimit hami LIMIT         queries report LIMIT with no CUSHIM_PLUGINS (HAMi variables)
+ *   e2e_memlimit nvml T0 T1 A       NVML (the fake libnvidia-ml.so.1, through dlopen/dlsym as nvidia-smi
+ *                                   and frameworks reach it): nvmlDeviceGetMemoryInfo and its _v2 report
+ *                                   total T0 and T1 for NVML devices 0 and 1 (the quota of the CUDA
+ *                                   device each is, by CUDA_VISIBLE_DEVICES; the fake's 16 GiB where
+ *                                   none applies); after 256 MiB allocated on CUDA device 0 (NVML
+ *                                   device A) its used and free are the quota's
  *   e2e_memlimit killloop REGION LIMIT WORKERS KILLS
  *                                   WORKERS forked processes allocate and free on one shared budget;
  *                                   the parent SIGKILLs one at a random instant KILLS times and starts
@@ -522,6 +528,64 @@ static void killloop(const char *region, int workers, int kills)
     ml_budget_close(&b);
 }
 
+#ifdef E2E_MEMLIMIT_NVML
+#include <nvml.h>
+
+#define FAKE_NVML_TOTAL ((size_t)16 << 30)   /* tests/fake/fake_nvml.c */
+#define FAKE_NVML_USED ((size_t)1 << 30)
+
+/* NVML device i's memory by both queries: total 'want', and (when the quota applies) used 'used'. */
+static void nvml_expect(void *h, unsigned i, size_t want, size_t used, const char *when)
+{
+    nvmlReturn_t (*byindex)(unsigned, nvmlDevice_t *) =
+        (nvmlReturn_t(*)(unsigned, nvmlDevice_t *))dlsym(h, "nvmlDeviceGetHandleByIndex_v2");
+    nvmlReturn_t (*mem)(nvmlDevice_t, nvmlMemory_t *) =
+        (nvmlReturn_t(*)(nvmlDevice_t, nvmlMemory_t *))dlsym(h, "nvmlDeviceGetMemoryInfo");
+    nvmlReturn_t (*mem2)(nvmlDevice_t, nvmlMemory_v2_t *) =
+        (nvmlReturn_t(*)(nvmlDevice_t, nvmlMemory_v2_t *))dlsym(h, "nvmlDeviceGetMemoryInfo_v2");
+    nvmlDevice_t d;
+    nvmlMemory_t m;
+    nvmlMemory_v2_t m2;
+    int limited = want != FAKE_NVML_TOTAL;
+    size_t u = limited ? used : FAKE_NVML_USED;
+    CHECK(byindex && mem && mem2, "nvml: dlsym");
+    if (!byindex || !mem || !mem2 || byindex(i, &d) != NVML_SUCCESS) {
+        CHECK(0, "nvml: device %u", i);
+        return;
+    }
+    memset(&m, 0, sizeof m);
+    CHECK(mem(d, &m) == NVML_SUCCESS, "nvmlDeviceGetMemoryInfo %u", i);
+    CHECK(m.total == want && m.used == u && m.free == want - u,
+          "%s: NVML device %u: total %llu used %llu free %llu, want %zu, %zu, %zu", when, i, m.total, m.used, m.free,
+          want, u, want - u);
+    memset(&m2, 0, sizeof m2);
+    m2.version = nvmlMemory_v2;
+    CHECK(mem2(d, &m2) == NVML_SUCCESS, "nvmlDeviceGetMemoryInfo_v2 %u", i);
+    CHECK(m2.version == nvmlMemory_v2 && m2.total == want && m2.used == u && m2.free == want - u - m2.reserved,
+          "%s: NVML device %u (_v2): total %llu used %llu free %llu reserved %llu, want %zu, %zu", when, i, m2.total,
+          m2.used, m2.free, m2.reserved, want, u);
+}
+
+static void nvml(size_t t0, size_t t1, unsigned a)
+{
+    void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    nvmlReturn_t (*init)(void) = h ? (nvmlReturn_t(*)(void))dlsym(h, "nvmlInit_v2") : NULL;
+    size_t t[2] = {t0, t1};
+    CUdeviceptr p = 0;
+    CHECK(init != NULL && init() == NVML_SUCCESS, "nvml: dlopen or nvmlInit_v2: %s", dlerror());
+    if (init == NULL)
+        return;
+    for (unsigned i = 0; i < 2; i++)
+        nvml_expect(h, i, t[i], 0, "before");
+    CHECK(cuMemAlloc(&p, 256 * MiB) == CUDA_SUCCESS, "nvml: cuMemAlloc on device 0");
+    for (unsigned i = 0; i < 2; i++)
+        nvml_expect(h, i, t[i], i == a ? 256 * MiB : 0, "256 MiB on CUDA device 0");
+    CHECK(cuMemFree(p) == CUDA_SUCCESS, "nvml: cuMemFree");
+    for (unsigned i = 0; i < 2; i++)
+        nvml_expect(h, i, t[i], 0, "freed");
+}
+#endif
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -550,6 +614,10 @@ int main(int argc, char **argv)
         size_t t = 0;
         CHECK(quota_used(0) == 0, "hami: use");
         CHECK(cuDeviceTotalMem(&t, 0) == CUDA_SUCCESS && t == limit, "cuDeviceTotalMem %zu", t);
+#ifdef E2E_MEMLIMIT_NVML
+    } else if (!strcmp(argv[1], "nvml") && argc == 5) {
+        nvml((size_t)strtoull(argv[2], NULL, 0), (size_t)strtoull(argv[3], NULL, 0), (unsigned)atoi(argv[4]));
+#endif
     } else if (!strcmp(argv[1], "killloop") && argc == 6) {
         limit = (size_t)strtoull(argv[3], NULL, 0);
         killloop(argv[2], atoi(argv[4]), atoi(argv[5]));

@@ -51,6 +51,18 @@ e2e_test(memlimit_usage COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_memlimit_usa
 # charge every allocation twice and fail the table).
 e2e_test(memlimit_table_hami_dup COMMAND ${_ml} table 1073741824
   ENV ${_ml_env} "CUDA_DEVICE_MEMORY_LIMIT=1g" "CUSHIM_PLUGINS=${_ml_plugin}:limit=1GiB")
+# NVML's memory queries report the quota (nvidia-smi's memory.total), mapped from NVML's index to the CUDA ordinal
+# through CUDA_VISIBLE_DEVICES: 1 GiB everywhere; then device 1 alone visible, as CUDA ordinal 0 with its 1 GiB,
+# while NVML device 0 (no CUDA ordinal) keeps the fake's 16 GiB.
+if(TARGET cushim_fake_nvml)
+  target_compile_definitions(e2e_memlimit PRIVATE E2E_MEMLIMIT_NVML)
+  target_include_directories(e2e_memlimit PRIVATE ${CUSHIM_LIB_INCLUDES})
+  add_dependencies(e2e_memlimit cushim_fake_nvml)
+  e2e_test(memlimit_nvml COMMAND ${_ml} nvml 1073741824 1073741824 0
+    ENV ${_ml_env} "CUSHIM_PLUGINS=${_ml_plugin}:limit=1GiB")
+  e2e_test(memlimit_nvml_visible COMMAND ${_ml} nvml 17179869184 1073741824 1
+    ENV ${_ml_env} "CUDA_VISIBLE_DEVICES=1" "CUSHIM_PLUGINS=${_ml_plugin}:limit=0:1GiB\\,1:3GiB")
+endif()
 # CUSHIM_HAMI=0: the variables alone load nothing (the quota check must then fail).
 e2e_test(memlimit_hami_off COMMAND ${_ml} hami 3221225472
   ENV ${_ml_env} "CUDA_DEVICE_MEMORY_LIMIT=3g" "CUSHIM_HAMI=0" WILL_FAIL)

@@ -36,6 +36,9 @@ FL_EXPORT size_t cublasLtGetVersion(void)
     return CUBLAS_VERSION;
 }
 #else
+#ifndef CUBLASAPI   /* CUDA 12's cublas_api.h wants it (cublas_v2.h defines it empty for host code) */
+#define CUBLASAPI
+#endif
 #include <cublas_api.h>
 
 #include "fake_libcount.h"

@@ -31,11 +31,12 @@ static struct nvmlDevice_st fn_devices[FN_MAX_DEVICES];
 static atomic_int fn_inits;   /* nvmlInit minus nvmlShutdown */
 
 enum { FN_INIT, FN_INIT_V2, FN_INIT_FLAGS, FN_SHUTDOWN, FN_COUNT, FN_COUNT_V2, FN_HANDLE_V2, FN_MEM, FN_MEM_V2,
-       FN_PROCS_V3, FN_ERRSTR, FN_DRVVER, FN_N };
+       FN_PROCS_V3, FN_ERRSTR, FN_DRVVER, FN_INDEX, FN_N };
 static const char *const fn_names[FN_N] = {
     "nvmlInit", "nvmlInit_v2", "nvmlInitWithFlags", "nvmlShutdown", "nvmlDeviceGetCount", "nvmlDeviceGetCount_v2",
     "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetMemoryInfo", "nvmlDeviceGetMemoryInfo_v2",
     "nvmlDeviceGetComputeRunningProcesses_v3", "nvmlErrorString", "nvmlSystemGetDriverVersion",
+    "nvmlDeviceGetIndex",
 };
 static atomic_ullong fn_calls[FN_N];
 
@@ -95,6 +96,18 @@ FN_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDev
     if (device == NULL || index >= fn_ndevices())
         return NVML_ERROR_INVALID_ARGUMENT;
     *device = &fn_devices[index];
+    return NVML_SUCCESS;
+}
+
+/* The device's NVML index (memlimit maps it to a CUDA ordinal through CUDA_VISIBLE_DEVICES). */
+FN_EXPORT nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int *index)
+{
+    atomic_fetch_add(&fn_calls[FN_INDEX], 1);
+    if (atomic_load(&fn_inits) == 0)
+        return NVML_ERROR_UNINITIALIZED;
+    if (!fn_valid(device) || index == NULL)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *index = device->index;
     return NVML_SUCCESS;
 }
 

@@ -12,6 +12,13 @@
 #   releaseNN 13.0-shim   under the 13.0 shim the same program's runtime calls are not seen (they bind past it
 #                         to their own copy, as the README says) while its driver calls are, and the shim says
 #                         so once (the runtime "of another major than this build's")
+#   release12 libs        (check release12libs) a CUDA 12 program using NVML, cuBLAS and NCCL
+#                         (tests/gpu/release/libs_main.c) under the 12.9 tree's shim with every library
+#                         interposed and memlimit's quota: passes; NVML's total memory is the quota; each
+#                         library function it calls is counted as often as it says; traced, the trace's events
+#                         equal the shim's counts. cuBLAS and NCCL where the machine has a libcublas.so.12 /
+#                         libnccl.so.2 in a Python package (nvidia-cublas-cu12, nvidia-nccl-cu*), else those
+#                         parts are left out and named.
 # check_release NAME TREE: NAME release12|release11, TREE 12.9|11.8
 check_release() {
     local name=$1 r=$BUILD_DIR/r$2 cuda=${CUDA_HOME:-/usr/local/cuda} ptx=$BIN/scale.ptx p=$DATA/$1 rc bad
@@ -58,6 +65,58 @@ check_release() {
     fi
 }
 check_release12() { check_release release12 12.9; }
+
+# rel_find SONAME: the first such library in the Python packages of $PY and the usual site folders
+rel_find() {
+    local d dirs
+    dirs=$("$PY" -c 'import site, sysconfig; print("\n".join(site.getsitepackages() + [sysconfig.get_paths()["purelib"]]))' 2>/dev/null)
+    for d in $dirs /usr/local/lib/python3*/dist-packages /usr/lib/python3/dist-packages; do
+        [ -d "$d/nvidia" ] || continue
+        find "$d/nvidia" -maxdepth 3 -name "$1" \( -type f -o -type l \) 2>/dev/null | head -n 1 | grep . && return 0
+    done
+    return 1
+}
+
+check_release12libs() {
+    local r=$BUILD_DIR/r12.9 p=$DATA/release12-libs rc bad cb nc q=4 L=$ROOT/tools/cushim
+    local exe=$r/libs_main libs=driver,runtime,nvml,nccl,cublas,cublaslt
+    if [ ! -x "$exe" ] || [ ! -f "$r/plugins/memlimit.so" ]; then
+        result "release12 libs" SKIP "no $exe or the 12.9 tree's memlimit.so (tools/build-gpu-bundle.sh)"; return
+    fi
+    cb=$(rel_find libcublas.so.12) nc=$(rel_find libnccl.so.2)
+    echo "cuBLAS 12: ${cb:-none}; NCCL: ${nc:-none}" >"$LOGS/release12-libs.found"
+    rm -f "$p.counts" "$p.tcounts" "$p.json"
+    tmo 120 env LD_PRELOAD="$r/runtime/libcushim.so" CUSHIM_LIBS=$libs CUSHIM_COUNTS="$p.counts" \
+        CUSHIM_PLUGINS="$r/plugins/memlimit.so:limit=${q}GiB" LIBS_CUBLAS="$cb" LIBS_NCCL="$nc" "$exe" \
+        >"$p.out" 2>"$LOGS/release12-libs.err"
+    rc=$?
+    bad=$(awk -F'\t' 'NR == FNR { c[$1] = $2; next } $1 == "calls" { split($0, f, " ");
+            if (c[f[2]] + 0 != f[3] + 0) printf "%s %s/%s ", f[2], c[f[2]] + 0, f[3] }' "$p.counts" "$p.out" 2>/dev/null)
+    local mib n skips
+    mib=$(awk '$1 == "nvml_total_mib" { print $2 }' "$p.out")
+    n=$(grep -c '^calls ' "$p.out")
+    skips=$(grep '^skip ' "$p.out" | cut -d' ' -f2 | tr '\n' ' ')
+    if [ $rc -eq 0 ] && grep -qx PASS "$p.out" && [ -z "$bad" ] && [ "$mib" = $((q * 1024)) ] && [ "$n" -ge 4 ]; then
+        result "release12 libs" PASS "$n library functions counted as called ($(grep -h '_version ' "$p.out" | tr '\n' ' ')); NVML total ${mib} MiB = the ${q} GiB quota${skips:+; left out (not on this machine): $skips}"
+    else
+        result "release12 libs" FAIL "rc $rc; counted/called: ${bad:-equal}; NVML total ${mib:-none} MiB (want $((q * 1024))); $(grep -h '^FAIL' "$p.out" "$LOGS/release12-libs.err" | head -n 2 | tr '\n' ' ' | cut -c1-200)"
+    fi
+    tmo 120 env CUSHIM_LIB="$r/runtime/libcushim.so" LIBS_CUBLAS="$cb" LIBS_NCCL="$nc" "$L" run --libs=$libs \
+        --trace="$p.json" --counts="$p.tcounts" -- "$exe" >"$p.tout" 2>"$LOGS/release12-libs.traced.err"
+    rc=$?
+    # kernel names are checked where there are launches (cuBLAS's and NCCL's); NVML alone makes none
+    "$PY" "$HERE/trace/trace_check.py" api "$p.json" "$p.tcounts" 2>&1 | grep -v '^FAIL kernel-names 0 of 0 ' \
+        >"$LOGS/release12-libs.trace.txt"
+    local lib_events
+    lib_events=$(awk -F'\t' '$1 ~ /^(nvml|cublas|nccl)/ && $2 > 0 { n += $2 } END { print n + 0 }' "$p.tcounts" 2>/dev/null)
+    if [ $rc -eq 0 ] && grep -qx PASS "$p.tout" && grep -q '^PASS' "$LOGS/release12-libs.trace.txt" &&
+       ! grep -q '^FAIL' "$LOGS/release12-libs.trace.txt" && [ "${lib_events:-0}" -ge 4 ]; then
+        result "release12 libs traced" PASS "$lib_events NVML/cuBLAS/NCCL calls traced; $(grep -h '^PASS' "$LOGS/release12-libs.trace.txt" | cut -d' ' -f2- | cut -c1-110 | tr '\n' ';')"
+    else
+        result "release12 libs traced" FAIL "rc $rc; library calls counted ${lib_events:-none}; $(grep -h '^FAIL' "$p.tout" "$LOGS/release12-libs.trace.txt" "$LOGS/release12-libs.traced.err" | head -n 2 | tr '\n' ' ' | cut -c1-200)"
+    fi
+}
 check_release11() { check_release release11 11.8; }
 gpu_check release12 check_release12
+gpu_check release12libs check_release12libs
 gpu_check release11 check_release11
