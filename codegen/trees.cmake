@@ -7,6 +7,7 @@
 set(CUSHIM_NVML_INCLUDE_13_0 "${CUSHIM_EXTRA_HEADERS_DIR}/nvml-13.0/include")
 set(CUSHIM_NVML_INCLUDE_13_5 "${CUSHIM_EXTRA_HEADERS_DIR}/nvml-13.5/include")
 set(CUSHIM_NVML_INCLUDE_12_9 "${CUSHIM_EXTRA_HEADERS_DIR}/nvml-12.9/include")
+set(CUSHIM_NVML_INCLUDE_11_8 "${CUSHIM_EXTRA_HEADERS_DIR}/nvml-11.8/include")
 set(CUSHIM_NVML_INCLUDE "${CUSHIM_NVML_INCLUDE_13_0}")
 set(CUSHIM_GEN_ARGS_13_0 --libs driver,runtime,nvml,nccl,cublas,cublaslt --include "${CUSHIM_NVML_INCLUDE_13_0}")
 # 12.9 (CUDA 12 programs: most deployed PyTorch, JAX and CuPy wheels): every library of the 13.0 tree, from CUDA 12.9's
@@ -14,6 +15,7 @@ set(CUSHIM_GEN_ARGS_13_0 --libs driver,runtime,nvml,nccl,cublas,cublaslt --inclu
 set(CUSHIM_GEN_ARGS_12_9 --libs driver,runtime,nvml,nccl,cublas,cublaslt --include "${CUSHIM_NVML_INCLUDE_12_9}")
 # The headers beyond cuda.h a tree's libraries need, checked before generating (check-headers.cmake).
 set(CUSHIM_GEN_NEEDS_12_9 cublas_api.h cublasLt.h nccl.h)
-set(CUSHIM_GEN_ARGS_11_8)
+# 11.8: the default set (driver, runtime, NVML: nvml.h of nvidia-nvml-dev-cu11==11.8.86).
+set(CUSHIM_GEN_ARGS_11_8 --libs driver,runtime,nvml --include "${CUSHIM_NVML_INCLUDE_11_8}")
 # 13.5: the default set (driver, runtime, NVML); NCCL's and cuBLAS's headers come with the 13.0 toolkit only.
 set(CUSHIM_GEN_ARGS_13_5 --libs driver,runtime,nvml --include "${CUSHIM_NVML_INCLUDE_13_5}")

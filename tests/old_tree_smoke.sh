@@ -5,7 +5,8 @@
 #   - its runtime exports carry CUDA 11's version node (cudaMalloc@@libcudart.so.11.0);
 #   - the trace plugin records build/examples/vecadd and names its launch 'vecadd' although the 11.8 headers
 #     predate cuFuncGetName (it asks the driver's cuGetProcAddress);
-#   - memlimit refuses an allocation past its limit with the driver's own error;
+#   - memlimit refuses an allocation past its limit with the driver's own error, and NVML's memory queries
+#     (the fake libnvidia-ml.so.1, through dlsym: the 11.8 tree interposes NVML) report its quota;
 #   - the shipped launches.lua runs (its name queries are not in this build: the handle stands for the name).
 # USAGE: bash tests/old_tree_smoke.sh OLD_BUILD MAIN_BUILD
 set -u
@@ -36,6 +37,9 @@ PY
 run "$old/plugins/memlimit.so:limit=1MiB"
 [ $rc -ne 0 ] && grep -q 'CUDA_ERROR_OUT_OF_MEMORY' "$tmp/out" ||
   fail "memlimit limit=1MiB: rc $rc, no out-of-memory error: $(tail -n 2 "$tmp/out")"
+LD_LIBRARY_PATH="$main/tests/fake" LD_PRELOAD="$old/runtime/libcushim.so" FAKE_CUDA_DEVICES=2 CUSHIM_LOG=warn \
+  CUSHIM_PLUGINS="$old/plugins/memlimit.so:limit=1GiB" timeout 60 "$main/tests/e2e/e2e_memlimit" nvml 1073741824 \
+  1073741824 0 >"$tmp/out" 2>&1 || fail "memlimit's quota in NVML: $(grep FAIL "$tmp/out" | head -n 2)"
 run "$old/plugins/lua.so:script=$src/plugins/lua/examples/launches.lua"
 [ $rc -eq 0 ] && grep -q "^launches	1	total" "$tmp/out" && grep -q "^launches	1	<function 0x" "$tmp/out" ||
   fail "launches.lua: rc $rc: $(tail -n 3 "$tmp/out")"

@@ -23,6 +23,8 @@
 #   cuBLAS's and NCCL's headers of a CUDA 12.9 installation
 #   (nvidia-cublas-cu12==12.9.1.4, CUDA 12.9 Update 1's cuBLAS, the release of
 #   the runtime pin; nvidia-nccl-cu12==2.27.7) into DEST/12.9/include.
+#   nvml.h of CUDA 11.8 (nvidia-nvml-dev-cu11==11.8.86) into DEST/nvml-11.8/include
+#   for the 11.8 tree (the driver, the runtime and NVML, the default set).
 #   Only the wheels' include folders are unpacked (the cuBLAS and NCCL wheels
 #   carry ~900 MB of libraries).
 set -eu
@@ -78,7 +80,7 @@ PY
     rm -f "$dest/$ver/include/__init__.py"
 }
 
-for ver in 13.5 12.9 11.8 nvml-13.0 nvml-13.5 nvml-12.9; do
+for ver in 13.5 12.9 11.8 nvml-13.0 nvml-13.5 nvml-12.9 nvml-11.8; do
     rm -rf "$dest/$ver"
 done
 fetch 13.5 nvidia-cuda-runtime 13.5.37 cu13
@@ -92,10 +94,11 @@ fetch 11.8 nvidia-cuda-profiler-api-cu11 11.8.86 cuda_profiler_api
 fetch nvml-13.0 nvidia-nvml-dev 13.0.87 cu13
 fetch nvml-13.5 nvidia-nvml-dev 13.5.37 cu13
 fetch nvml-12.9 nvidia-nvml-dev-cu12 12.9.79 nvml_dev
-for ver in nvml-13.0 nvml-13.5 nvml-12.9; do
+fetch nvml-11.8 nvidia-nvml-dev-cu11 11.8.86 nvml_dev
+for ver in nvml-13.0 nvml-13.5 nvml-12.9 nvml-11.8; do
     [ -f "$dest/$ver/include/nvml.h" ] || { echo "error: $dest/$ver/include/nvml.h missing after unpacking" >&2; exit 1; }
 done
-echo "NVML headers in $dest/nvml-13.0/include (driver 580), $dest/nvml-13.5/include and $dest/nvml-12.9/include"
+echo "NVML headers in $dest/nvml-13.0/include (driver 580), $dest/nvml-13.5/include, $dest/nvml-12.9/include and $dest/nvml-11.8/include"
 for ver in 13.5 12.9 11.8; do
     if [ ! -f "$dest/$ver/include/cuda.h" ]; then
         echo "error: $dest/$ver/include/cuda.h missing after unpacking" >&2

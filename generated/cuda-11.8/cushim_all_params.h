@@ -3,5 +3,6 @@
 #define CUSHIM_GEN_ALL_PARAMS_H
 
 #include "cushim_params.h"
+#include "cushim_nvml_params.h"
 
 #endif

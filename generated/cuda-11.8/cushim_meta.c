@@ -3,6 +3,7 @@
 #include <stdint.h>
 
 #include "cushim_params.h"
+#include "cushim_nvml_params.h"
 #include "cushim_api_ids.h"
 #include "cushim/cushim_meta.h"
 
@@ -6209,6 +6210,1332 @@ static const cushim_param_info cushim_gen_p_cudaProfilerInitialize[] = {
     { "outputFile", "const char *", "const char *", CUSHIM_KIND_STRING, CUSHIM_DIR_IN, CUSHIM_F_(cudaProfilerInitialize, outputFile), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "outputMode", "cudaOutputMode_t", "enum cudaOutputMode", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cudaProfilerInitialize, outputMode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[108], NULL },
 };
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetCount[] = {
+    { "deviceCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetCount, deviceCount), -1, CUSHIM_E_(nvmlDeviceGetCount, deviceCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetHandleByIndex[] = {
+    { "index", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetHandleByIndex, index), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "device", "nvmlDevice_t *", "struct nvmlDevice_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetHandleByIndex, device), -1, CUSHIM_E_(nvmlDeviceGetHandleByIndex, device), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetHandleByPciBusId[] = {
+    { "pciBusId", "const char *", "const char *", CUSHIM_KIND_STRING, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetHandleByPciBusId, pciBusId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "device", "nvmlDevice_t *", "struct nvmlDevice_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetHandleByPciBusId, device), -1, CUSHIM_E_(nvmlDeviceGetHandleByPciBusId, device), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPciInfo[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPciInfo, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pci", "nvmlPciInfo_t *", "struct nvmlPciInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPciInfo, pci), -1, CUSHIM_E_(nvmlDeviceGetPciInfo, pci), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPciInfo_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPciInfo_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pci", "nvmlPciInfo_t *", "struct nvmlPciInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPciInfo_v2, pci), -1, CUSHIM_E_(nvmlDeviceGetPciInfo_v2, pci), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetNvLinkRemotePciInfo[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkRemotePciInfo, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "link", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkRemotePciInfo, link), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pci", "nvmlPciInfo_t *", "struct nvmlPciInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNvLinkRemotePciInfo, pci), -1, CUSHIM_E_(nvmlDeviceGetNvLinkRemotePciInfo, pci), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGridLicensableFeatures[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGridLicensableFeatures, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pGridLicensableFeatures", "nvmlGridLicensableFeatures_t *", "struct nvmlGridLicensableFeatures_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGridLicensableFeatures, pGridLicensableFeatures), -1, CUSHIM_E_(nvmlDeviceGetGridLicensableFeatures, pGridLicensableFeatures), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGridLicensableFeatures_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGridLicensableFeatures_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pGridLicensableFeatures", "nvmlGridLicensableFeatures_t *", "struct nvmlGridLicensableFeatures_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGridLicensableFeatures_v2, pGridLicensableFeatures), -1, CUSHIM_E_(nvmlDeviceGetGridLicensableFeatures_v2, pGridLicensableFeatures), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGridLicensableFeatures_v3[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGridLicensableFeatures_v3, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pGridLicensableFeatures", "nvmlGridLicensableFeatures_t *", "struct nvmlGridLicensableFeatures_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGridLicensableFeatures_v3, pGridLicensableFeatures), -1, CUSHIM_E_(nvmlDeviceGetGridLicensableFeatures_v3, pGridLicensableFeatures), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceRemoveGpu[] = {
+    { "pciInfo", "nvmlPciInfo_t *", "struct nvmlPciInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceRemoveGpu, pciInfo), -1, CUSHIM_E_(nvmlDeviceRemoveGpu, pciInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlEventSetWait[] = {
+    { "set", "nvmlEventSet_t", "struct nvmlEventSet_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlEventSetWait, set), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "data", "nvmlEventData_t *", "struct nvmlEventData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlEventSetWait, data), -1, CUSHIM_E_(nvmlEventSetWait, data), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "timeoutms", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlEventSetWait, timeoutms), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetAttributes[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetAttributes, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "attributes", "nvmlDeviceAttributes_t *", "struct nvmlDeviceAttributes_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetAttributes, attributes), -1, CUSHIM_E_(nvmlDeviceGetAttributes, attributes), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlComputeInstanceGetInfo[] = {
+    { "computeInstance", "nvmlComputeInstance_t", "struct nvmlComputeInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlComputeInstanceGetInfo, computeInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "info", "nvmlComputeInstanceInfo_t *", "struct nvmlComputeInstanceInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlComputeInstanceGetInfo, info), -1, CUSHIM_E_(nvmlComputeInstanceGetInfo, info), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetComputeRunningProcesses[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses, infoCount), -1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_v1_t *", "struct nvmlProcessInfo_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses, infos), -1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetComputeRunningProcesses_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v2, infoCount), -1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses_v2, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_v2_t *", "struct nvmlProcessInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v2, infos), -1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses_v2, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGraphicsRunningProcesses[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses, infoCount), -1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_v1_t *", "struct nvmlProcessInfo_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses, infos), -1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGraphicsRunningProcesses_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v2, infoCount), -1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses_v2, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_v2_t *", "struct nvmlProcessInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v2, infos), -1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses_v2, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMPSComputeRunningProcesses[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses, infoCount), -1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_v1_t *", "struct nvmlProcessInfo_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses, infos), -1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMPSComputeRunningProcesses_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v2, infoCount), -1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses_v2, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_v2_t *", "struct nvmlProcessInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v2, infos), -1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses_v2, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGpuInstancePossiblePlacements[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstancePossiblePlacements, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profileId", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstancePossiblePlacements, profileId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "placements", "nvmlGpuInstancePlacement_t *", "struct nvmlGpuInstancePlacement_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuInstancePossiblePlacements, placements), 3, CUSHIM_E_(nvmlDeviceGetGpuInstancePossiblePlacements, placements), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, NULL },
+    { "count", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuInstancePossiblePlacements, count), -1, CUSHIM_E_(nvmlDeviceGetGpuInstancePossiblePlacements, count), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetLicenseInfo[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetLicenseInfo, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "licenseInfo", "nvmlVgpuLicenseInfo_t *", "struct nvmlVgpuLicenseInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetLicenseInfo, licenseInfo), -1, CUSHIM_E_(nvmlVgpuInstanceGetLicenseInfo, licenseInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetDriverModel[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetDriverModel, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "current", "nvmlDriverModel_t *", "enum nvmlDriverModel_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetDriverModel, current), -1, CUSHIM_E_(nvmlDeviceGetDriverModel, current), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+    { "pending", "nvmlDriverModel_t *", "enum nvmlDriverModel_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetDriverModel, pending), -1, CUSHIM_E_(nvmlDeviceGetDriverModel, pending), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlInitWithFlags[] = {
+    { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlInitWithFlags, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlErrorString[] = {
+    { "result", "nvmlReturn_t", "enum nvmlReturn_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlErrorString, result), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSystemGetDriverVersion[] = {
+    { "version", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlSystemGetDriverVersion, version), 1, CUSHIM_E_(nvmlSystemGetDriverVersion, version), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "length", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlSystemGetDriverVersion, length), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSystemGetNVMLVersion[] = {
+    { "version", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlSystemGetNVMLVersion, version), 1, CUSHIM_E_(nvmlSystemGetNVMLVersion, version), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "length", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlSystemGetNVMLVersion, length), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSystemGetCudaDriverVersion[] = {
+    { "cudaDriverVersion", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlSystemGetCudaDriverVersion, cudaDriverVersion), -1, CUSHIM_E_(nvmlSystemGetCudaDriverVersion, cudaDriverVersion), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSystemGetCudaDriverVersion_v2[] = {
+    { "cudaDriverVersion", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlSystemGetCudaDriverVersion_v2, cudaDriverVersion), -1, CUSHIM_E_(nvmlSystemGetCudaDriverVersion_v2, cudaDriverVersion), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSystemGetProcessName[] = {
+    { "pid", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlSystemGetProcessName, pid), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "name", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlSystemGetProcessName, name), 2, CUSHIM_E_(nvmlSystemGetProcessName, name), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "length", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlSystemGetProcessName, length), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSystemGetHicVersion[] = {
+    { "hwbcCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlSystemGetHicVersion, hwbcCount), -1, CUSHIM_E_(nvmlSystemGetHicVersion, hwbcCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "hwbcEntries", "nvmlHwbcEntry_t *", "struct nvmlHwbcEntry_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlSystemGetHicVersion, hwbcEntries), -1, CUSHIM_E_(nvmlSystemGetHicVersion, hwbcEntries), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSystemGetTopologyGpuSet[] = {
+    { "cpuNumber", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlSystemGetTopologyGpuSet, cpuNumber), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "count", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlSystemGetTopologyGpuSet, count), -1, CUSHIM_E_(nvmlSystemGetTopologyGpuSet, count), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "deviceArray", "nvmlDevice_t *", "struct nvmlDevice_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlSystemGetTopologyGpuSet, deviceArray), -1, CUSHIM_E_(nvmlSystemGetTopologyGpuSet, deviceArray), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlUnitGetCount[] = {
+    { "unitCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlUnitGetCount, unitCount), -1, CUSHIM_E_(nvmlUnitGetCount, unitCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlUnitGetHandleByIndex[] = {
+    { "index", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlUnitGetHandleByIndex, index), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "unit", "nvmlUnit_t *", "struct nvmlUnit_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlUnitGetHandleByIndex, unit), -1, CUSHIM_E_(nvmlUnitGetHandleByIndex, unit), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlUnitGetUnitInfo[] = {
+    { "unit", "nvmlUnit_t", "struct nvmlUnit_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlUnitGetUnitInfo, unit), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "info", "nvmlUnitInfo_t *", "struct nvmlUnitInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlUnitGetUnitInfo, info), -1, CUSHIM_E_(nvmlUnitGetUnitInfo, info), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlUnitGetLedState[] = {
+    { "unit", "nvmlUnit_t", "struct nvmlUnit_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlUnitGetLedState, unit), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "state", "nvmlLedState_t *", "struct nvmlLedState_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlUnitGetLedState, state), -1, CUSHIM_E_(nvmlUnitGetLedState, state), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlUnitGetPsuInfo[] = {
+    { "unit", "nvmlUnit_t", "struct nvmlUnit_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlUnitGetPsuInfo, unit), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "psu", "nvmlPSUInfo_t *", "struct nvmlPSUInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlUnitGetPsuInfo, psu), -1, CUSHIM_E_(nvmlUnitGetPsuInfo, psu), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlUnitGetTemperature[] = {
+    { "unit", "nvmlUnit_t", "struct nvmlUnit_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlUnitGetTemperature, unit), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "type", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlUnitGetTemperature, type), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "temp", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlUnitGetTemperature, temp), -1, CUSHIM_E_(nvmlUnitGetTemperature, temp), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlUnitGetFanSpeedInfo[] = {
+    { "unit", "nvmlUnit_t", "struct nvmlUnit_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlUnitGetFanSpeedInfo, unit), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "fanSpeeds", "nvmlUnitFanSpeeds_t *", "struct nvmlUnitFanSpeeds_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlUnitGetFanSpeedInfo, fanSpeeds), -1, CUSHIM_E_(nvmlUnitGetFanSpeedInfo, fanSpeeds), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlUnitGetDevices[] = {
+    { "unit", "nvmlUnit_t", "struct nvmlUnit_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlUnitGetDevices, unit), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "deviceCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlUnitGetDevices, deviceCount), -1, CUSHIM_E_(nvmlUnitGetDevices, deviceCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "devices", "nvmlDevice_t *", "struct nvmlDevice_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlUnitGetDevices, devices), -1, CUSHIM_E_(nvmlUnitGetDevices, devices), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetCount_v2[] = {
+    { "deviceCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetCount_v2, deviceCount), -1, CUSHIM_E_(nvmlDeviceGetCount_v2, deviceCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetAttributes_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetAttributes_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "attributes", "nvmlDeviceAttributes_t *", "struct nvmlDeviceAttributes_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetAttributes_v2, attributes), -1, CUSHIM_E_(nvmlDeviceGetAttributes_v2, attributes), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetHandleByIndex_v2[] = {
+    { "index", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetHandleByIndex_v2, index), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "device", "nvmlDevice_t *", "struct nvmlDevice_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetHandleByIndex_v2, device), -1, CUSHIM_E_(nvmlDeviceGetHandleByIndex_v2, device), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetHandleBySerial[] = {
+    { "serial", "const char *", "const char *", CUSHIM_KIND_STRING, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetHandleBySerial, serial), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "device", "nvmlDevice_t *", "struct nvmlDevice_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetHandleBySerial, device), -1, CUSHIM_E_(nvmlDeviceGetHandleBySerial, device), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetHandleByUUID[] = {
+    { "uuid", "const char *", "const char *", CUSHIM_KIND_STRING, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetHandleByUUID, uuid), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "device", "nvmlDevice_t *", "struct nvmlDevice_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetHandleByUUID, device), -1, CUSHIM_E_(nvmlDeviceGetHandleByUUID, device), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetHandleByPciBusId_v2[] = {
+    { "pciBusId", "const char *", "const char *", CUSHIM_KIND_STRING, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetHandleByPciBusId_v2, pciBusId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "device", "nvmlDevice_t *", "struct nvmlDevice_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetHandleByPciBusId_v2, device), -1, CUSHIM_E_(nvmlDeviceGetHandleByPciBusId_v2, device), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetName[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetName, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "name", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetName, name), 2, CUSHIM_E_(nvmlDeviceGetName, name), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "length", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetName, length), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetBrand[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetBrand, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "type", "nvmlBrandType_t *", "enum nvmlBrandType_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetBrand, type), -1, CUSHIM_E_(nvmlDeviceGetBrand, type), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetIndex[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetIndex, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "index", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetIndex, index), -1, CUSHIM_E_(nvmlDeviceGetIndex, index), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetSerial[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetSerial, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "serial", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetSerial, serial), 2, CUSHIM_E_(nvmlDeviceGetSerial, serial), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "length", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetSerial, length), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMemoryAffinity[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMemoryAffinity, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "nodeSetSize", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMemoryAffinity, nodeSetSize), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "nodeSet", "unsigned long *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMemoryAffinity, nodeSet), -1, CUSHIM_E_(nvmlDeviceGetMemoryAffinity, nodeSet), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "scope", "nvmlAffinityScope_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMemoryAffinity, scope), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetCpuAffinityWithinScope[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetCpuAffinityWithinScope, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "cpuSetSize", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetCpuAffinityWithinScope, cpuSetSize), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "cpuSet", "unsigned long *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetCpuAffinityWithinScope, cpuSet), -1, CUSHIM_E_(nvmlDeviceGetCpuAffinityWithinScope, cpuSet), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "scope", "nvmlAffinityScope_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetCpuAffinityWithinScope, scope), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetCpuAffinity[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetCpuAffinity, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "cpuSetSize", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetCpuAffinity, cpuSetSize), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "cpuSet", "unsigned long *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetCpuAffinity, cpuSet), -1, CUSHIM_E_(nvmlDeviceGetCpuAffinity, cpuSet), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetCpuAffinity[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetCpuAffinity, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceClearCpuAffinity[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceClearCpuAffinity, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetTopologyCommonAncestor[] = {
+    { "device1", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetTopologyCommonAncestor, device1), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "device2", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetTopologyCommonAncestor, device2), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pathInfo", "nvmlGpuTopologyLevel_t *", "enum nvmlGpuLevel_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetTopologyCommonAncestor, pathInfo), -1, CUSHIM_E_(nvmlDeviceGetTopologyCommonAncestor, pathInfo), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetTopologyNearestGpus[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetTopologyNearestGpus, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "level", "nvmlGpuTopologyLevel_t", "enum nvmlGpuLevel_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetTopologyNearestGpus, level), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "count", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetTopologyNearestGpus, count), -1, CUSHIM_E_(nvmlDeviceGetTopologyNearestGpus, count), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "deviceArray", "nvmlDevice_t *", "struct nvmlDevice_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetTopologyNearestGpus, deviceArray), -1, CUSHIM_E_(nvmlDeviceGetTopologyNearestGpus, deviceArray), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetP2PStatus[] = {
+    { "device1", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetP2PStatus, device1), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "device2", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetP2PStatus, device2), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "p2pIndex", "nvmlGpuP2PCapsIndex_t", "enum nvmlGpuP2PCapsIndex_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetP2PStatus, p2pIndex), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "p2pStatus", "nvmlGpuP2PStatus_t *", "enum nvmlGpuP2PStatus_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetP2PStatus, p2pStatus), -1, CUSHIM_E_(nvmlDeviceGetP2PStatus, p2pStatus), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetUUID[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetUUID, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "uuid", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetUUID, uuid), 2, CUSHIM_E_(nvmlDeviceGetUUID, uuid), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "length", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetUUID, length), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMinorNumber[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMinorNumber, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "minorNumber", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMinorNumber, minorNumber), -1, CUSHIM_E_(nvmlDeviceGetMinorNumber, minorNumber), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetBoardPartNumber[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetBoardPartNumber, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "partNumber", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetBoardPartNumber, partNumber), 2, CUSHIM_E_(nvmlDeviceGetBoardPartNumber, partNumber), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "length", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetBoardPartNumber, length), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetInforomVersion[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetInforomVersion, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "object", "nvmlInforomObject_t", "enum nvmlInforomObject_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetInforomVersion, object), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "version", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetInforomVersion, version), 3, CUSHIM_E_(nvmlDeviceGetInforomVersion, version), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "length", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetInforomVersion, length), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetInforomImageVersion[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetInforomImageVersion, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "version", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetInforomImageVersion, version), 2, CUSHIM_E_(nvmlDeviceGetInforomImageVersion, version), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "length", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetInforomImageVersion, length), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetInforomConfigurationChecksum[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetInforomConfigurationChecksum, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "checksum", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetInforomConfigurationChecksum, checksum), -1, CUSHIM_E_(nvmlDeviceGetInforomConfigurationChecksum, checksum), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceValidateInforom[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceValidateInforom, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetDisplayMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetDisplayMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "display", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetDisplayMode, display), -1, CUSHIM_E_(nvmlDeviceGetDisplayMode, display), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetDisplayActive[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetDisplayActive, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "isActive", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetDisplayActive, isActive), -1, CUSHIM_E_(nvmlDeviceGetDisplayActive, isActive), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPersistenceMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPersistenceMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "mode", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPersistenceMode, mode), -1, CUSHIM_E_(nvmlDeviceGetPersistenceMode, mode), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPciInfo_v3[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPciInfo_v3, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pci", "nvmlPciInfo_t *", "struct nvmlPciInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPciInfo_v3, pci), -1, CUSHIM_E_(nvmlDeviceGetPciInfo_v3, pci), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMaxPcieLinkGeneration[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMaxPcieLinkGeneration, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "maxLinkGen", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMaxPcieLinkGeneration, maxLinkGen), -1, CUSHIM_E_(nvmlDeviceGetMaxPcieLinkGeneration, maxLinkGen), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMaxPcieLinkWidth[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMaxPcieLinkWidth, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "maxLinkWidth", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMaxPcieLinkWidth, maxLinkWidth), -1, CUSHIM_E_(nvmlDeviceGetMaxPcieLinkWidth, maxLinkWidth), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetCurrPcieLinkGeneration[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetCurrPcieLinkGeneration, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "currLinkGen", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetCurrPcieLinkGeneration, currLinkGen), -1, CUSHIM_E_(nvmlDeviceGetCurrPcieLinkGeneration, currLinkGen), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetCurrPcieLinkWidth[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetCurrPcieLinkWidth, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "currLinkWidth", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetCurrPcieLinkWidth, currLinkWidth), -1, CUSHIM_E_(nvmlDeviceGetCurrPcieLinkWidth, currLinkWidth), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPcieThroughput[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPcieThroughput, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "counter", "nvmlPcieUtilCounter_t", "enum nvmlPcieUtilCounter_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPcieThroughput, counter), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "value", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPcieThroughput, value), -1, CUSHIM_E_(nvmlDeviceGetPcieThroughput, value), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPcieReplayCounter[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPcieReplayCounter, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "value", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPcieReplayCounter, value), -1, CUSHIM_E_(nvmlDeviceGetPcieReplayCounter, value), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetClockInfo[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetClockInfo, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "type", "nvmlClockType_t", "enum nvmlClockType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetClockInfo, type), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "clock", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetClockInfo, clock), -1, CUSHIM_E_(nvmlDeviceGetClockInfo, clock), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMaxClockInfo[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMaxClockInfo, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "type", "nvmlClockType_t", "enum nvmlClockType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMaxClockInfo, type), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "clock", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMaxClockInfo, clock), -1, CUSHIM_E_(nvmlDeviceGetMaxClockInfo, clock), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGpcClkVfOffset[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpcClkVfOffset, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "offset", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpcClkVfOffset, offset), -1, CUSHIM_E_(nvmlDeviceGetGpcClkVfOffset, offset), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetApplicationsClock[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetApplicationsClock, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "clockType", "nvmlClockType_t", "enum nvmlClockType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetApplicationsClock, clockType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "clockMHz", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetApplicationsClock, clockMHz), -1, CUSHIM_E_(nvmlDeviceGetApplicationsClock, clockMHz), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetDefaultApplicationsClock[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetDefaultApplicationsClock, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "clockType", "nvmlClockType_t", "enum nvmlClockType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetDefaultApplicationsClock, clockType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "clockMHz", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetDefaultApplicationsClock, clockMHz), -1, CUSHIM_E_(nvmlDeviceGetDefaultApplicationsClock, clockMHz), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetClock[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetClock, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "clockType", "nvmlClockType_t", "enum nvmlClockType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetClock, clockType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "clockId", "nvmlClockId_t", "enum nvmlClockId_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetClock, clockId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "clockMHz", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetClock, clockMHz), -1, CUSHIM_E_(nvmlDeviceGetClock, clockMHz), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMaxCustomerBoostClock[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMaxCustomerBoostClock, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "clockType", "nvmlClockType_t", "enum nvmlClockType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMaxCustomerBoostClock, clockType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "clockMHz", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMaxCustomerBoostClock, clockMHz), -1, CUSHIM_E_(nvmlDeviceGetMaxCustomerBoostClock, clockMHz), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetSupportedMemoryClocks[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetSupportedMemoryClocks, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "count", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetSupportedMemoryClocks, count), -1, CUSHIM_E_(nvmlDeviceGetSupportedMemoryClocks, count), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "clocksMHz", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetSupportedMemoryClocks, clocksMHz), -1, CUSHIM_E_(nvmlDeviceGetSupportedMemoryClocks, clocksMHz), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetSupportedGraphicsClocks[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetSupportedGraphicsClocks, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "memoryClockMHz", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetSupportedGraphicsClocks, memoryClockMHz), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "count", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetSupportedGraphicsClocks, count), -1, CUSHIM_E_(nvmlDeviceGetSupportedGraphicsClocks, count), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "clocksMHz", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetSupportedGraphicsClocks, clocksMHz), -1, CUSHIM_E_(nvmlDeviceGetSupportedGraphicsClocks, clocksMHz), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetAutoBoostedClocksEnabled[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetAutoBoostedClocksEnabled, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "isEnabled", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetAutoBoostedClocksEnabled, isEnabled), -1, CUSHIM_E_(nvmlDeviceGetAutoBoostedClocksEnabled, isEnabled), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+    { "defaultIsEnabled", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetAutoBoostedClocksEnabled, defaultIsEnabled), -1, CUSHIM_E_(nvmlDeviceGetAutoBoostedClocksEnabled, defaultIsEnabled), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetFanSpeed[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetFanSpeed, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "speed", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetFanSpeed, speed), -1, CUSHIM_E_(nvmlDeviceGetFanSpeed, speed), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetFanSpeed_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetFanSpeed_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "fan", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetFanSpeed_v2, fan), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "speed", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetFanSpeed_v2, speed), -1, CUSHIM_E_(nvmlDeviceGetFanSpeed_v2, speed), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetTargetFanSpeed[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetTargetFanSpeed, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "fan", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetTargetFanSpeed, fan), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "targetSpeed", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetTargetFanSpeed, targetSpeed), -1, CUSHIM_E_(nvmlDeviceGetTargetFanSpeed, targetSpeed), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMinMaxFanSpeed[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMinMaxFanSpeed, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "minSpeed", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMinMaxFanSpeed, minSpeed), -1, CUSHIM_E_(nvmlDeviceGetMinMaxFanSpeed, minSpeed), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "maxSpeed", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMinMaxFanSpeed, maxSpeed), -1, CUSHIM_E_(nvmlDeviceGetMinMaxFanSpeed, maxSpeed), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetNumFans[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNumFans, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "numFans", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNumFans, numFans), -1, CUSHIM_E_(nvmlDeviceGetNumFans, numFans), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetTemperature[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetTemperature, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sensorType", "nvmlTemperatureSensors_t", "enum nvmlTemperatureSensors_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetTemperature, sensorType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "temp", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetTemperature, temp), -1, CUSHIM_E_(nvmlDeviceGetTemperature, temp), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetTemperatureThreshold[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetTemperatureThreshold, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "thresholdType", "nvmlTemperatureThresholds_t", "enum nvmlTemperatureThresholds_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetTemperatureThreshold, thresholdType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "temp", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetTemperatureThreshold, temp), -1, CUSHIM_E_(nvmlDeviceGetTemperatureThreshold, temp), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetThermalSettings[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetThermalSettings, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sensorIndex", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetThermalSettings, sensorIndex), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pThermalSettings", "nvmlGpuThermalSettings_t *", "nvmlGpuThermalSettings_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetThermalSettings, pThermalSettings), -1, CUSHIM_E_(nvmlDeviceGetThermalSettings, pThermalSettings), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPerformanceState[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPerformanceState, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pState", "nvmlPstates_t *", "enum nvmlPStates_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPerformanceState, pState), -1, CUSHIM_E_(nvmlDeviceGetPerformanceState, pState), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetCurrentClocksThrottleReasons[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetCurrentClocksThrottleReasons, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "clocksThrottleReasons", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetCurrentClocksThrottleReasons, clocksThrottleReasons), -1, CUSHIM_E_(nvmlDeviceGetCurrentClocksThrottleReasons, clocksThrottleReasons), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetSupportedClocksThrottleReasons[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetSupportedClocksThrottleReasons, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "supportedClocksThrottleReasons", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetSupportedClocksThrottleReasons, supportedClocksThrottleReasons), -1, CUSHIM_E_(nvmlDeviceGetSupportedClocksThrottleReasons, supportedClocksThrottleReasons), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPowerState[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPowerState, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pState", "nvmlPstates_t *", "enum nvmlPStates_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPowerState, pState), -1, CUSHIM_E_(nvmlDeviceGetPowerState, pState), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetDynamicPstatesInfo[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetDynamicPstatesInfo, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pDynamicPstatesInfo", "nvmlGpuDynamicPstatesInfo_t *", "struct nvmlGpuDynamicPstatesInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetDynamicPstatesInfo, pDynamicPstatesInfo), -1, CUSHIM_E_(nvmlDeviceGetDynamicPstatesInfo, pDynamicPstatesInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMemClkVfOffset[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMemClkVfOffset, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "offset", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMemClkVfOffset, offset), -1, CUSHIM_E_(nvmlDeviceGetMemClkVfOffset, offset), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMinMaxClockOfPState[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMinMaxClockOfPState, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "type", "nvmlClockType_t", "enum nvmlClockType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMinMaxClockOfPState, type), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pstate", "nvmlPstates_t", "enum nvmlPStates_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMinMaxClockOfPState, pstate), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "minClockMHz", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMinMaxClockOfPState, minClockMHz), -1, CUSHIM_E_(nvmlDeviceGetMinMaxClockOfPState, minClockMHz), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "maxClockMHz", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMinMaxClockOfPState, maxClockMHz), -1, CUSHIM_E_(nvmlDeviceGetMinMaxClockOfPState, maxClockMHz), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetSupportedPerformanceStates[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetSupportedPerformanceStates, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pstates", "nvmlPstates_t *", "enum nvmlPStates_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetSupportedPerformanceStates, pstates), -1, CUSHIM_E_(nvmlDeviceGetSupportedPerformanceStates, pstates), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+    { "size", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetSupportedPerformanceStates, size), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGpcClkMinMaxVfOffset[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpcClkMinMaxVfOffset, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "minOffset", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpcClkMinMaxVfOffset, minOffset), -1, CUSHIM_E_(nvmlDeviceGetGpcClkMinMaxVfOffset, minOffset), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "maxOffset", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpcClkMinMaxVfOffset, maxOffset), -1, CUSHIM_E_(nvmlDeviceGetGpcClkMinMaxVfOffset, maxOffset), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMemClkMinMaxVfOffset[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMemClkMinMaxVfOffset, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "minOffset", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMemClkMinMaxVfOffset, minOffset), -1, CUSHIM_E_(nvmlDeviceGetMemClkMinMaxVfOffset, minOffset), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "maxOffset", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMemClkMinMaxVfOffset, maxOffset), -1, CUSHIM_E_(nvmlDeviceGetMemClkMinMaxVfOffset, maxOffset), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPowerManagementMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPowerManagementMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "mode", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPowerManagementMode, mode), -1, CUSHIM_E_(nvmlDeviceGetPowerManagementMode, mode), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPowerManagementLimit[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPowerManagementLimit, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "limit", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPowerManagementLimit, limit), -1, CUSHIM_E_(nvmlDeviceGetPowerManagementLimit, limit), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPowerManagementLimitConstraints[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPowerManagementLimitConstraints, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "minLimit", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPowerManagementLimitConstraints, minLimit), -1, CUSHIM_E_(nvmlDeviceGetPowerManagementLimitConstraints, minLimit), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "maxLimit", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPowerManagementLimitConstraints, maxLimit), -1, CUSHIM_E_(nvmlDeviceGetPowerManagementLimitConstraints, maxLimit), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPowerManagementDefaultLimit[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPowerManagementDefaultLimit, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "defaultLimit", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPowerManagementDefaultLimit, defaultLimit), -1, CUSHIM_E_(nvmlDeviceGetPowerManagementDefaultLimit, defaultLimit), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPowerUsage[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPowerUsage, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "power", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPowerUsage, power), -1, CUSHIM_E_(nvmlDeviceGetPowerUsage, power), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetTotalEnergyConsumption[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetTotalEnergyConsumption, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "energy", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetTotalEnergyConsumption, energy), -1, CUSHIM_E_(nvmlDeviceGetTotalEnergyConsumption, energy), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetEnforcedPowerLimit[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetEnforcedPowerLimit, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "limit", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetEnforcedPowerLimit, limit), -1, CUSHIM_E_(nvmlDeviceGetEnforcedPowerLimit, limit), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGpuOperationMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuOperationMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "current", "nvmlGpuOperationMode_t *", "enum nvmlGom_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuOperationMode, current), -1, CUSHIM_E_(nvmlDeviceGetGpuOperationMode, current), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+    { "pending", "nvmlGpuOperationMode_t *", "enum nvmlGom_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuOperationMode, pending), -1, CUSHIM_E_(nvmlDeviceGetGpuOperationMode, pending), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMemoryInfo[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMemoryInfo, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "memory", "nvmlMemory_t *", "struct nvmlMemory_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMemoryInfo, memory), -1, CUSHIM_E_(nvmlDeviceGetMemoryInfo, memory), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMemoryInfo_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMemoryInfo_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "memory", "nvmlMemory_v2_t *", "struct nvmlMemory_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMemoryInfo_v2, memory), -1, CUSHIM_E_(nvmlDeviceGetMemoryInfo_v2, memory), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetComputeMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetComputeMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "mode", "nvmlComputeMode_t *", "enum nvmlComputeMode_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeMode, mode), -1, CUSHIM_E_(nvmlDeviceGetComputeMode, mode), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetCudaComputeCapability[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetCudaComputeCapability, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "major", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetCudaComputeCapability, major), -1, CUSHIM_E_(nvmlDeviceGetCudaComputeCapability, major), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "minor", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetCudaComputeCapability, minor), -1, CUSHIM_E_(nvmlDeviceGetCudaComputeCapability, minor), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetEccMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetEccMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "current", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetEccMode, current), -1, CUSHIM_E_(nvmlDeviceGetEccMode, current), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+    { "pending", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetEccMode, pending), -1, CUSHIM_E_(nvmlDeviceGetEccMode, pending), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetDefaultEccMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetDefaultEccMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "defaultMode", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetDefaultEccMode, defaultMode), -1, CUSHIM_E_(nvmlDeviceGetDefaultEccMode, defaultMode), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetBoardId[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetBoardId, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "boardId", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetBoardId, boardId), -1, CUSHIM_E_(nvmlDeviceGetBoardId, boardId), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMultiGpuBoard[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMultiGpuBoard, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "multiGpuBool", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMultiGpuBoard, multiGpuBool), -1, CUSHIM_E_(nvmlDeviceGetMultiGpuBoard, multiGpuBool), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetTotalEccErrors[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetTotalEccErrors, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "errorType", "nvmlMemoryErrorType_t", "enum nvmlMemoryErrorType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetTotalEccErrors, errorType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "counterType", "nvmlEccCounterType_t", "enum nvmlEccCounterType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetTotalEccErrors, counterType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "eccCounts", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetTotalEccErrors, eccCounts), -1, CUSHIM_E_(nvmlDeviceGetTotalEccErrors, eccCounts), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetDetailedEccErrors[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetDetailedEccErrors, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "errorType", "nvmlMemoryErrorType_t", "enum nvmlMemoryErrorType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetDetailedEccErrors, errorType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "counterType", "nvmlEccCounterType_t", "enum nvmlEccCounterType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetDetailedEccErrors, counterType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "eccCounts", "nvmlEccErrorCounts_t *", "struct nvmlEccErrorCounts_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetDetailedEccErrors, eccCounts), -1, CUSHIM_E_(nvmlDeviceGetDetailedEccErrors, eccCounts), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMemoryErrorCounter[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMemoryErrorCounter, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "errorType", "nvmlMemoryErrorType_t", "enum nvmlMemoryErrorType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMemoryErrorCounter, errorType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "counterType", "nvmlEccCounterType_t", "enum nvmlEccCounterType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMemoryErrorCounter, counterType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "locationType", "nvmlMemoryLocation_t", "enum nvmlMemoryLocation_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMemoryErrorCounter, locationType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "count", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMemoryErrorCounter, count), -1, CUSHIM_E_(nvmlDeviceGetMemoryErrorCounter, count), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetUtilizationRates[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetUtilizationRates, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "utilization", "nvmlUtilization_t *", "struct nvmlUtilization_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetUtilizationRates, utilization), -1, CUSHIM_E_(nvmlDeviceGetUtilizationRates, utilization), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetEncoderUtilization[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetEncoderUtilization, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "utilization", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetEncoderUtilization, utilization), -1, CUSHIM_E_(nvmlDeviceGetEncoderUtilization, utilization), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "samplingPeriodUs", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetEncoderUtilization, samplingPeriodUs), -1, CUSHIM_E_(nvmlDeviceGetEncoderUtilization, samplingPeriodUs), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetEncoderCapacity[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetEncoderCapacity, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "encoderQueryType", "nvmlEncoderType_t", "enum nvmlEncoderQueryType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetEncoderCapacity, encoderQueryType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "encoderCapacity", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetEncoderCapacity, encoderCapacity), -1, CUSHIM_E_(nvmlDeviceGetEncoderCapacity, encoderCapacity), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetEncoderStats[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetEncoderStats, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sessionCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetEncoderStats, sessionCount), -1, CUSHIM_E_(nvmlDeviceGetEncoderStats, sessionCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "averageFps", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetEncoderStats, averageFps), -1, CUSHIM_E_(nvmlDeviceGetEncoderStats, averageFps), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "averageLatency", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetEncoderStats, averageLatency), -1, CUSHIM_E_(nvmlDeviceGetEncoderStats, averageLatency), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetEncoderSessions[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetEncoderSessions, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sessionCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetEncoderSessions, sessionCount), -1, CUSHIM_E_(nvmlDeviceGetEncoderSessions, sessionCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "sessionInfos", "nvmlEncoderSessionInfo_t *", "struct nvmlEncoderSessionInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetEncoderSessions, sessionInfos), -1, CUSHIM_E_(nvmlDeviceGetEncoderSessions, sessionInfos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetDecoderUtilization[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetDecoderUtilization, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "utilization", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetDecoderUtilization, utilization), -1, CUSHIM_E_(nvmlDeviceGetDecoderUtilization, utilization), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "samplingPeriodUs", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetDecoderUtilization, samplingPeriodUs), -1, CUSHIM_E_(nvmlDeviceGetDecoderUtilization, samplingPeriodUs), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetFBCStats[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetFBCStats, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "fbcStats", "nvmlFBCStats_t *", "struct nvmlFBCStats_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetFBCStats, fbcStats), -1, CUSHIM_E_(nvmlDeviceGetFBCStats, fbcStats), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetFBCSessions[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetFBCSessions, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sessionCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetFBCSessions, sessionCount), -1, CUSHIM_E_(nvmlDeviceGetFBCSessions, sessionCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "sessionInfo", "nvmlFBCSessionInfo_t *", "struct nvmlFBCSessionInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetFBCSessions, sessionInfo), -1, CUSHIM_E_(nvmlDeviceGetFBCSessions, sessionInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetVbiosVersion[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetVbiosVersion, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "version", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetVbiosVersion, version), 2, CUSHIM_E_(nvmlDeviceGetVbiosVersion, version), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "length", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetVbiosVersion, length), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetBridgeChipInfo[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetBridgeChipInfo, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "bridgeHierarchy", "nvmlBridgeChipHierarchy_t *", "struct nvmlBridgeChipHierarchy_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetBridgeChipInfo, bridgeHierarchy), -1, CUSHIM_E_(nvmlDeviceGetBridgeChipInfo, bridgeHierarchy), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetComputeRunningProcesses_v3[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v3, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v3, infoCount), -1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses_v3, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_t *", "struct nvmlProcessInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v3, infos), -1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses_v3, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGraphicsRunningProcesses_v3[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v3, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v3, infoCount), -1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses_v3, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_t *", "struct nvmlProcessInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v3, infos), -1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses_v3, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMPSComputeRunningProcesses_v3[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v3, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v3, infoCount), -1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses_v3, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_t *", "struct nvmlProcessInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v3, infos), -1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses_v3, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceOnSameBoard[] = {
+    { "device1", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceOnSameBoard, device1), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "device2", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceOnSameBoard, device2), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "onSameBoard", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceOnSameBoard, onSameBoard), -1, CUSHIM_E_(nvmlDeviceOnSameBoard, onSameBoard), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetAPIRestriction[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetAPIRestriction, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "apiType", "nvmlRestrictedAPI_t", "enum nvmlRestrictedAPI_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetAPIRestriction, apiType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "isRestricted", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetAPIRestriction, isRestricted), -1, CUSHIM_E_(nvmlDeviceGetAPIRestriction, isRestricted), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetSamples[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetSamples, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "type", "nvmlSamplingType_t", "enum nvmlSamplingType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetSamples, type), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "lastSeenTimeStamp", "unsigned long long", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetSamples, lastSeenTimeStamp), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sampleValType", "nvmlValueType_t *", "enum nvmlValueType_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetSamples, sampleValType), 4, CUSHIM_E_(nvmlDeviceGetSamples, sampleValType), 0, CUSHIM_KIND_ENUM, 1, 0, NULL, NULL },
+    { "sampleCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetSamples, sampleCount), -1, CUSHIM_E_(nvmlDeviceGetSamples, sampleCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "samples", "nvmlSample_t *", "struct nvmlSample_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetSamples, samples), -1, CUSHIM_E_(nvmlDeviceGetSamples, samples), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetBAR1MemoryInfo[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetBAR1MemoryInfo, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "bar1Memory", "nvmlBAR1Memory_t *", "struct nvmlBAR1Memory_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetBAR1MemoryInfo, bar1Memory), -1, CUSHIM_E_(nvmlDeviceGetBAR1MemoryInfo, bar1Memory), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetViolationStatus[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetViolationStatus, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "perfPolicyType", "nvmlPerfPolicyType_t", "enum nvmlPerfPolicyType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetViolationStatus, perfPolicyType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "violTime", "nvmlViolationTime_t *", "struct nvmlViolationTime_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetViolationStatus, violTime), -1, CUSHIM_E_(nvmlDeviceGetViolationStatus, violTime), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetIrqNum[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetIrqNum, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "irqNum", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetIrqNum, irqNum), -1, CUSHIM_E_(nvmlDeviceGetIrqNum, irqNum), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetNumGpuCores[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNumGpuCores, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "numCores", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNumGpuCores, numCores), -1, CUSHIM_E_(nvmlDeviceGetNumGpuCores, numCores), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPowerSource[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPowerSource, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "powerSource", "nvmlPowerSource_t *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPowerSource, powerSource), -1, CUSHIM_E_(nvmlDeviceGetPowerSource, powerSource), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMemoryBusWidth[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMemoryBusWidth, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "busWidth", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMemoryBusWidth, busWidth), -1, CUSHIM_E_(nvmlDeviceGetMemoryBusWidth, busWidth), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPcieLinkMaxSpeed[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPcieLinkMaxSpeed, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "maxSpeed", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPcieLinkMaxSpeed, maxSpeed), -1, CUSHIM_E_(nvmlDeviceGetPcieLinkMaxSpeed, maxSpeed), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPcieSpeed[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPcieSpeed, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pcieSpeed", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPcieSpeed, pcieSpeed), -1, CUSHIM_E_(nvmlDeviceGetPcieSpeed, pcieSpeed), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetAdaptiveClockInfoStatus[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetAdaptiveClockInfoStatus, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "adaptiveClockStatus", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetAdaptiveClockInfoStatus, adaptiveClockStatus), -1, CUSHIM_E_(nvmlDeviceGetAdaptiveClockInfoStatus, adaptiveClockStatus), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetBusType[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetBusType, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "type", "nvmlBusType_t *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetBusType, type), -1, CUSHIM_E_(nvmlDeviceGetBusType, type), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGspFirmwareVersion[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGspFirmwareVersion, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "version", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGspFirmwareVersion, version), -1, CUSHIM_E_(nvmlDeviceGetGspFirmwareVersion, version), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGspFirmwareMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGspFirmwareMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "isEnabled", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGspFirmwareMode, isEnabled), -1, CUSHIM_E_(nvmlDeviceGetGspFirmwareMode, isEnabled), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "defaultMode", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGspFirmwareMode, defaultMode), -1, CUSHIM_E_(nvmlDeviceGetGspFirmwareMode, defaultMode), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetAccountingMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetAccountingMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "mode", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetAccountingMode, mode), -1, CUSHIM_E_(nvmlDeviceGetAccountingMode, mode), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetAccountingStats[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetAccountingStats, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pid", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetAccountingStats, pid), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "stats", "nvmlAccountingStats_t *", "struct nvmlAccountingStats_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetAccountingStats, stats), -1, CUSHIM_E_(nvmlDeviceGetAccountingStats, stats), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetAccountingPids[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetAccountingPids, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "count", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetAccountingPids, count), -1, CUSHIM_E_(nvmlDeviceGetAccountingPids, count), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "pids", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetAccountingPids, pids), -1, CUSHIM_E_(nvmlDeviceGetAccountingPids, pids), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetAccountingBufferSize[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetAccountingBufferSize, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "bufferSize", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetAccountingBufferSize, bufferSize), -1, CUSHIM_E_(nvmlDeviceGetAccountingBufferSize, bufferSize), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetRetiredPages[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetRetiredPages, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "cause", "nvmlPageRetirementCause_t", "enum nvmlPageRetirementCause_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetRetiredPages, cause), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pageCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetRetiredPages, pageCount), -1, CUSHIM_E_(nvmlDeviceGetRetiredPages, pageCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "addresses", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetRetiredPages, addresses), -1, CUSHIM_E_(nvmlDeviceGetRetiredPages, addresses), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetRetiredPages_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetRetiredPages_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "cause", "nvmlPageRetirementCause_t", "enum nvmlPageRetirementCause_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetRetiredPages_v2, cause), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pageCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetRetiredPages_v2, pageCount), -1, CUSHIM_E_(nvmlDeviceGetRetiredPages_v2, pageCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "addresses", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetRetiredPages_v2, addresses), -1, CUSHIM_E_(nvmlDeviceGetRetiredPages_v2, addresses), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "timestamps", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetRetiredPages_v2, timestamps), -1, CUSHIM_E_(nvmlDeviceGetRetiredPages_v2, timestamps), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetRetiredPagesPendingStatus[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetRetiredPagesPendingStatus, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "isPending", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetRetiredPagesPendingStatus, isPending), -1, CUSHIM_E_(nvmlDeviceGetRetiredPagesPendingStatus, isPending), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetRemappedRows[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetRemappedRows, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "corrRows", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetRemappedRows, corrRows), -1, CUSHIM_E_(nvmlDeviceGetRemappedRows, corrRows), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "uncRows", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetRemappedRows, uncRows), -1, CUSHIM_E_(nvmlDeviceGetRemappedRows, uncRows), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "isPending", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetRemappedRows, isPending), -1, CUSHIM_E_(nvmlDeviceGetRemappedRows, isPending), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "failureOccurred", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetRemappedRows, failureOccurred), -1, CUSHIM_E_(nvmlDeviceGetRemappedRows, failureOccurred), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetRowRemapperHistogram[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetRowRemapperHistogram, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "values", "nvmlRowRemapperHistogramValues_t *", "struct nvmlRowRemapperHistogramValues_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetRowRemapperHistogram, values), -1, CUSHIM_E_(nvmlDeviceGetRowRemapperHistogram, values), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetArchitecture[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetArchitecture, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "arch", "nvmlDeviceArchitecture_t *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetArchitecture, arch), -1, CUSHIM_E_(nvmlDeviceGetArchitecture, arch), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetClkMonStatus[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetClkMonStatus, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "status", "nvmlClkMonStatus_t *", "struct nvmlClkMonStatus_status *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetClkMonStatus, status), -1, CUSHIM_E_(nvmlDeviceGetClkMonStatus, status), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetProcessUtilization[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetProcessUtilization, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "utilization", "nvmlProcessUtilizationSample_t *", "struct nvmlProcessUtilizationSample_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetProcessUtilization, utilization), 2, CUSHIM_E_(nvmlDeviceGetProcessUtilization, utilization), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, NULL },
+    { "processSamplesCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetProcessUtilization, processSamplesCount), -1, CUSHIM_E_(nvmlDeviceGetProcessUtilization, processSamplesCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "lastSeenTimeStamp", "unsigned long long", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetProcessUtilization, lastSeenTimeStamp), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlUnitSetLedState[] = {
+    { "unit", "nvmlUnit_t", "struct nvmlUnit_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlUnitSetLedState, unit), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "color", "nvmlLedColor_t", "enum nvmlLedColor_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlUnitSetLedState, color), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetPersistenceMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetPersistenceMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "mode", "nvmlEnableState_t", "enum nvmlEnableState_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetPersistenceMode, mode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetComputeMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetComputeMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "mode", "nvmlComputeMode_t", "enum nvmlComputeMode_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetComputeMode, mode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetEccMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetEccMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "ecc", "nvmlEnableState_t", "enum nvmlEnableState_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetEccMode, ecc), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceClearEccErrorCounts[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceClearEccErrorCounts, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "counterType", "nvmlEccCounterType_t", "enum nvmlEccCounterType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceClearEccErrorCounts, counterType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetDriverModel[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetDriverModel, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "driverModel", "nvmlDriverModel_t", "enum nvmlDriverModel_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetDriverModel, driverModel), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetDriverModel, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetGpuLockedClocks[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetGpuLockedClocks, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "minGpuClockMHz", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetGpuLockedClocks, minGpuClockMHz), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "maxGpuClockMHz", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetGpuLockedClocks, maxGpuClockMHz), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceResetGpuLockedClocks[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceResetGpuLockedClocks, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetMemoryLockedClocks[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetMemoryLockedClocks, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "minMemClockMHz", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetMemoryLockedClocks, minMemClockMHz), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "maxMemClockMHz", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetMemoryLockedClocks, maxMemClockMHz), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceResetMemoryLockedClocks[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceResetMemoryLockedClocks, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetApplicationsClocks[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetApplicationsClocks, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "memClockMHz", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetApplicationsClocks, memClockMHz), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "graphicsClockMHz", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetApplicationsClocks, graphicsClockMHz), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceResetApplicationsClocks[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceResetApplicationsClocks, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetAutoBoostedClocksEnabled[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetAutoBoostedClocksEnabled, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "enabled", "nvmlEnableState_t", "enum nvmlEnableState_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetAutoBoostedClocksEnabled, enabled), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetDefaultAutoBoostedClocksEnabled[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetDefaultAutoBoostedClocksEnabled, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "enabled", "nvmlEnableState_t", "enum nvmlEnableState_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetDefaultAutoBoostedClocksEnabled, enabled), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetDefaultAutoBoostedClocksEnabled, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetDefaultFanSpeed_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetDefaultFanSpeed_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "fan", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetDefaultFanSpeed_v2, fan), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetTemperatureThreshold[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetTemperatureThreshold, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "thresholdType", "nvmlTemperatureThresholds_t", "enum nvmlTemperatureThresholds_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetTemperatureThreshold, thresholdType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "temp", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceSetTemperatureThreshold, temp), -1, CUSHIM_E_(nvmlDeviceSetTemperatureThreshold, temp), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetPowerManagementLimit[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetPowerManagementLimit, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "limit", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetPowerManagementLimit, limit), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetGpuOperationMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetGpuOperationMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "mode", "nvmlGpuOperationMode_t", "enum nvmlGom_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetGpuOperationMode, mode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetAPIRestriction[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetAPIRestriction, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "apiType", "nvmlRestrictedAPI_t", "enum nvmlRestrictedAPI_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetAPIRestriction, apiType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "isRestricted", "nvmlEnableState_t", "enum nvmlEnableState_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetAPIRestriction, isRestricted), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetFanSpeed_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetFanSpeed_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "fan", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetFanSpeed_v2, fan), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "speed", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetFanSpeed_v2, speed), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetGpcClkVfOffset[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetGpcClkVfOffset, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "offset", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetGpcClkVfOffset, offset), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetMemClkVfOffset[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetMemClkVfOffset, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "offset", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetMemClkVfOffset, offset), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetAccountingMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetAccountingMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "mode", "nvmlEnableState_t", "enum nvmlEnableState_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetAccountingMode, mode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceClearAccountingPids[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceClearAccountingPids, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetNvLinkState[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkState, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "link", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkState, link), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "isActive", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNvLinkState, isActive), -1, CUSHIM_E_(nvmlDeviceGetNvLinkState, isActive), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetNvLinkVersion[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkVersion, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "link", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkVersion, link), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "version", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNvLinkVersion, version), -1, CUSHIM_E_(nvmlDeviceGetNvLinkVersion, version), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetNvLinkCapability[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkCapability, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "link", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkCapability, link), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "capability", "nvmlNvLinkCapability_t", "enum nvmlNvLinkCapability_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkCapability, capability), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "capResult", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNvLinkCapability, capResult), -1, CUSHIM_E_(nvmlDeviceGetNvLinkCapability, capResult), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetNvLinkRemotePciInfo_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkRemotePciInfo_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "link", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkRemotePciInfo_v2, link), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pci", "nvmlPciInfo_t *", "struct nvmlPciInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNvLinkRemotePciInfo_v2, pci), -1, CUSHIM_E_(nvmlDeviceGetNvLinkRemotePciInfo_v2, pci), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetNvLinkErrorCounter[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkErrorCounter, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "link", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkErrorCounter, link), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "counter", "nvmlNvLinkErrorCounter_t", "enum nvmlNvLinkErrorCounter_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkErrorCounter, counter), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "counterValue", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNvLinkErrorCounter, counterValue), -1, CUSHIM_E_(nvmlDeviceGetNvLinkErrorCounter, counterValue), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceResetNvLinkErrorCounters[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceResetNvLinkErrorCounters, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "link", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceResetNvLinkErrorCounters, link), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetNvLinkUtilizationControl[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetNvLinkUtilizationControl, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "link", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetNvLinkUtilizationControl, link), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "counter", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetNvLinkUtilizationControl, counter), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "control", "nvmlNvLinkUtilizationControl_t *", "struct nvmlNvLinkUtilizationControl_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetNvLinkUtilizationControl, control), -1, CUSHIM_E_(nvmlDeviceSetNvLinkUtilizationControl, control), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "reset", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetNvLinkUtilizationControl, reset), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetNvLinkUtilizationControl[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkUtilizationControl, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "link", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkUtilizationControl, link), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "counter", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkUtilizationControl, counter), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "control", "nvmlNvLinkUtilizationControl_t *", "struct nvmlNvLinkUtilizationControl_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNvLinkUtilizationControl, control), -1, CUSHIM_E_(nvmlDeviceGetNvLinkUtilizationControl, control), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetNvLinkUtilizationCounter[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkUtilizationCounter, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "link", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkUtilizationCounter, link), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "counter", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkUtilizationCounter, counter), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "rxcounter", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNvLinkUtilizationCounter, rxcounter), -1, CUSHIM_E_(nvmlDeviceGetNvLinkUtilizationCounter, rxcounter), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "txcounter", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNvLinkUtilizationCounter, txcounter), -1, CUSHIM_E_(nvmlDeviceGetNvLinkUtilizationCounter, txcounter), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceFreezeNvLinkUtilizationCounter[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceFreezeNvLinkUtilizationCounter, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "link", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceFreezeNvLinkUtilizationCounter, link), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "counter", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceFreezeNvLinkUtilizationCounter, counter), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "freeze", "nvmlEnableState_t", "enum nvmlEnableState_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceFreezeNvLinkUtilizationCounter, freeze), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceResetNvLinkUtilizationCounter[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceResetNvLinkUtilizationCounter, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "link", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceResetNvLinkUtilizationCounter, link), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "counter", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceResetNvLinkUtilizationCounter, counter), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetNvLinkRemoteDeviceType[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkRemoteDeviceType, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "link", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetNvLinkRemoteDeviceType, link), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pNvLinkDeviceType", "nvmlIntNvLinkDeviceType_t *", "enum nvmlIntNvLinkDeviceType_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetNvLinkRemoteDeviceType, pNvLinkDeviceType), -1, CUSHIM_E_(nvmlDeviceGetNvLinkRemoteDeviceType, pNvLinkDeviceType), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlEventSetCreate[] = {
+    { "set", "nvmlEventSet_t *", "struct nvmlEventSet_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlEventSetCreate, set), -1, CUSHIM_E_(nvmlEventSetCreate, set), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceRegisterEvents[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceRegisterEvents, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "eventTypes", "unsigned long long", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceRegisterEvents, eventTypes), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "set", "nvmlEventSet_t", "struct nvmlEventSet_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceRegisterEvents, set), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetSupportedEventTypes[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetSupportedEventTypes, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "eventTypes", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetSupportedEventTypes, eventTypes), -1, CUSHIM_E_(nvmlDeviceGetSupportedEventTypes, eventTypes), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlEventSetWait_v2[] = {
+    { "set", "nvmlEventSet_t", "struct nvmlEventSet_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlEventSetWait_v2, set), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "data", "nvmlEventData_t *", "struct nvmlEventData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlEventSetWait_v2, data), -1, CUSHIM_E_(nvmlEventSetWait_v2, data), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "timeoutms", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlEventSetWait_v2, timeoutms), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlEventSetFree[] = {
+    { "set", "nvmlEventSet_t", "struct nvmlEventSet_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlEventSetFree, set), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceModifyDrainState[] = {
+    { "pciInfo", "nvmlPciInfo_t *", "struct nvmlPciInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceModifyDrainState, pciInfo), -1, CUSHIM_E_(nvmlDeviceModifyDrainState, pciInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "newState", "nvmlEnableState_t", "enum nvmlEnableState_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceModifyDrainState, newState), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceQueryDrainState[] = {
+    { "pciInfo", "nvmlPciInfo_t *", "struct nvmlPciInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceQueryDrainState, pciInfo), -1, CUSHIM_E_(nvmlDeviceQueryDrainState, pciInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "currentState", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceQueryDrainState, currentState), -1, CUSHIM_E_(nvmlDeviceQueryDrainState, currentState), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceRemoveGpu_v2[] = {
+    { "pciInfo", "nvmlPciInfo_t *", "struct nvmlPciInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceRemoveGpu_v2, pciInfo), -1, CUSHIM_E_(nvmlDeviceRemoveGpu_v2, pciInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "gpuState", "nvmlDetachGpuState_t", "enum nvmlDetachGpuState_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceRemoveGpu_v2, gpuState), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "linkState", "nvmlPcieLinkState_t", "enum nvmlPcieLinkState_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceRemoveGpu_v2, linkState), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceDiscoverGpus[] = {
+    { "pciInfo", "nvmlPciInfo_t *", "struct nvmlPciInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceDiscoverGpus, pciInfo), -1, CUSHIM_E_(nvmlDeviceDiscoverGpus, pciInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetFieldValues[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetFieldValues, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "valuesCount", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetFieldValues, valuesCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "values", "nvmlFieldValue_t *", "struct nvmlFieldValue_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetFieldValues, values), -1, CUSHIM_E_(nvmlDeviceGetFieldValues, values), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetVirtualizationMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetVirtualizationMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pVirtualMode", "nvmlGpuVirtualizationMode_t *", "enum nvmlGpuVirtualizationMode *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetVirtualizationMode, pVirtualMode), -1, CUSHIM_E_(nvmlDeviceGetVirtualizationMode, pVirtualMode), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetHostVgpuMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetHostVgpuMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pHostVgpuMode", "nvmlHostVgpuMode_t *", "enum nvmlHostVgpuMode_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetHostVgpuMode, pHostVgpuMode), -1, CUSHIM_E_(nvmlDeviceGetHostVgpuMode, pHostVgpuMode), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetVirtualizationMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetVirtualizationMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "virtualMode", "nvmlGpuVirtualizationMode_t", "enum nvmlGpuVirtualizationMode", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetVirtualizationMode, virtualMode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGridLicensableFeatures_v4[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGridLicensableFeatures_v4, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pGridLicensableFeatures", "nvmlGridLicensableFeatures_t *", "struct nvmlGridLicensableFeatures_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGridLicensableFeatures_v4, pGridLicensableFeatures), -1, CUSHIM_E_(nvmlDeviceGetGridLicensableFeatures_v4, pGridLicensableFeatures), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetSupportedVgpus[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetSupportedVgpus, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vgpuCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetSupportedVgpus, vgpuCount), -1, CUSHIM_E_(nvmlDeviceGetSupportedVgpus, vgpuCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "vgpuTypeIds", "nvmlVgpuTypeId_t *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetSupportedVgpus, vgpuTypeIds), -1, CUSHIM_E_(nvmlDeviceGetSupportedVgpus, vgpuTypeIds), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetCreatableVgpus[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetCreatableVgpus, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vgpuCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetCreatableVgpus, vgpuCount), -1, CUSHIM_E_(nvmlDeviceGetCreatableVgpus, vgpuCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "vgpuTypeIds", "nvmlVgpuTypeId_t *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetCreatableVgpus, vgpuTypeIds), -1, CUSHIM_E_(nvmlDeviceGetCreatableVgpus, vgpuTypeIds), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuTypeGetClass[] = {
+    { "vgpuTypeId", "nvmlVgpuTypeId_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetClass, vgpuTypeId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vgpuTypeClass", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetClass, vgpuTypeClass), -1, CUSHIM_E_(nvmlVgpuTypeGetClass, vgpuTypeClass), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "size", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetClass, size), -1, CUSHIM_E_(nvmlVgpuTypeGetClass, size), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuTypeGetName[] = {
+    { "vgpuTypeId", "nvmlVgpuTypeId_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetName, vgpuTypeId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vgpuTypeName", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetName, vgpuTypeName), -1, CUSHIM_E_(nvmlVgpuTypeGetName, vgpuTypeName), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "size", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetName, size), -1, CUSHIM_E_(nvmlVgpuTypeGetName, size), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuTypeGetGpuInstanceProfileId[] = {
+    { "vgpuTypeId", "nvmlVgpuTypeId_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetGpuInstanceProfileId, vgpuTypeId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "gpuInstanceProfileId", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetGpuInstanceProfileId, gpuInstanceProfileId), -1, CUSHIM_E_(nvmlVgpuTypeGetGpuInstanceProfileId, gpuInstanceProfileId), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuTypeGetDeviceID[] = {
+    { "vgpuTypeId", "nvmlVgpuTypeId_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetDeviceID, vgpuTypeId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "deviceID", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetDeviceID, deviceID), -1, CUSHIM_E_(nvmlVgpuTypeGetDeviceID, deviceID), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "subsystemID", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetDeviceID, subsystemID), -1, CUSHIM_E_(nvmlVgpuTypeGetDeviceID, subsystemID), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuTypeGetFramebufferSize[] = {
+    { "vgpuTypeId", "nvmlVgpuTypeId_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetFramebufferSize, vgpuTypeId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "fbSize", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetFramebufferSize, fbSize), -1, CUSHIM_E_(nvmlVgpuTypeGetFramebufferSize, fbSize), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuTypeGetNumDisplayHeads[] = {
+    { "vgpuTypeId", "nvmlVgpuTypeId_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetNumDisplayHeads, vgpuTypeId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "numDisplayHeads", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetNumDisplayHeads, numDisplayHeads), -1, CUSHIM_E_(nvmlVgpuTypeGetNumDisplayHeads, numDisplayHeads), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuTypeGetResolution[] = {
+    { "vgpuTypeId", "nvmlVgpuTypeId_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetResolution, vgpuTypeId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "displayIndex", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetResolution, displayIndex), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "xdim", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetResolution, xdim), -1, CUSHIM_E_(nvmlVgpuTypeGetResolution, xdim), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "ydim", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetResolution, ydim), -1, CUSHIM_E_(nvmlVgpuTypeGetResolution, ydim), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuTypeGetLicense[] = {
+    { "vgpuTypeId", "nvmlVgpuTypeId_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetLicense, vgpuTypeId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vgpuTypeLicenseString", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetLicense, vgpuTypeLicenseString), -1, CUSHIM_E_(nvmlVgpuTypeGetLicense, vgpuTypeLicenseString), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "size", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetLicense, size), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuTypeGetFrameRateLimit[] = {
+    { "vgpuTypeId", "nvmlVgpuTypeId_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetFrameRateLimit, vgpuTypeId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "frameRateLimit", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetFrameRateLimit, frameRateLimit), -1, CUSHIM_E_(nvmlVgpuTypeGetFrameRateLimit, frameRateLimit), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuTypeGetMaxInstances[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetMaxInstances, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vgpuTypeId", "nvmlVgpuTypeId_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetMaxInstances, vgpuTypeId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vgpuInstanceCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetMaxInstances, vgpuInstanceCount), -1, CUSHIM_E_(nvmlVgpuTypeGetMaxInstances, vgpuInstanceCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuTypeGetMaxInstancesPerVm[] = {
+    { "vgpuTypeId", "nvmlVgpuTypeId_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetMaxInstancesPerVm, vgpuTypeId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vgpuInstanceCountPerVm", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetMaxInstancesPerVm, vgpuInstanceCountPerVm), -1, CUSHIM_E_(nvmlVgpuTypeGetMaxInstancesPerVm, vgpuInstanceCountPerVm), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetActiveVgpus[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetActiveVgpus, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vgpuCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetActiveVgpus, vgpuCount), -1, CUSHIM_E_(nvmlDeviceGetActiveVgpus, vgpuCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "vgpuInstances", "nvmlVgpuInstance_t *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetActiveVgpus, vgpuInstances), -1, CUSHIM_E_(nvmlDeviceGetActiveVgpus, vgpuInstances), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetVmID[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetVmID, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vmId", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetVmID, vmId), -1, CUSHIM_E_(nvmlVgpuInstanceGetVmID, vmId), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "size", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetVmID, size), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vmIdType", "nvmlVgpuVmIdType_t *", "enum nvmlVgpuVmIdType *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetVmID, vmIdType), -1, CUSHIM_E_(nvmlVgpuInstanceGetVmID, vmIdType), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetUUID[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetUUID, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "uuid", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetUUID, uuid), -1, CUSHIM_E_(nvmlVgpuInstanceGetUUID, uuid), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "size", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetUUID, size), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetVmDriverVersion[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetVmDriverVersion, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "version", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetVmDriverVersion, version), 2, CUSHIM_E_(nvmlVgpuInstanceGetVmDriverVersion, version), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "length", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetVmDriverVersion, length), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetFbUsage[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetFbUsage, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "fbUsage", "unsigned long long *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetFbUsage, fbUsage), -1, CUSHIM_E_(nvmlVgpuInstanceGetFbUsage, fbUsage), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetLicenseStatus[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetLicenseStatus, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "licensed", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetLicenseStatus, licensed), -1, CUSHIM_E_(nvmlVgpuInstanceGetLicenseStatus, licensed), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetType[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetType, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vgpuTypeId", "nvmlVgpuTypeId_t *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetType, vgpuTypeId), -1, CUSHIM_E_(nvmlVgpuInstanceGetType, vgpuTypeId), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetFrameRateLimit[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetFrameRateLimit, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "frameRateLimit", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetFrameRateLimit, frameRateLimit), -1, CUSHIM_E_(nvmlVgpuInstanceGetFrameRateLimit, frameRateLimit), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetEccMode[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetEccMode, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "eccMode", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetEccMode, eccMode), -1, CUSHIM_E_(nvmlVgpuInstanceGetEccMode, eccMode), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetEncoderCapacity[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetEncoderCapacity, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "encoderCapacity", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetEncoderCapacity, encoderCapacity), -1, CUSHIM_E_(nvmlVgpuInstanceGetEncoderCapacity, encoderCapacity), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceSetEncoderCapacity[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceSetEncoderCapacity, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "encoderCapacity", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceSetEncoderCapacity, encoderCapacity), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetEncoderStats[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetEncoderStats, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sessionCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetEncoderStats, sessionCount), -1, CUSHIM_E_(nvmlVgpuInstanceGetEncoderStats, sessionCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "averageFps", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetEncoderStats, averageFps), -1, CUSHIM_E_(nvmlVgpuInstanceGetEncoderStats, averageFps), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "averageLatency", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetEncoderStats, averageLatency), -1, CUSHIM_E_(nvmlVgpuInstanceGetEncoderStats, averageLatency), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetEncoderSessions[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetEncoderSessions, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sessionCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetEncoderSessions, sessionCount), -1, CUSHIM_E_(nvmlVgpuInstanceGetEncoderSessions, sessionCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "sessionInfo", "nvmlEncoderSessionInfo_t *", "struct nvmlEncoderSessionInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetEncoderSessions, sessionInfo), -1, CUSHIM_E_(nvmlVgpuInstanceGetEncoderSessions, sessionInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetFBCStats[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetFBCStats, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "fbcStats", "nvmlFBCStats_t *", "struct nvmlFBCStats_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetFBCStats, fbcStats), -1, CUSHIM_E_(nvmlVgpuInstanceGetFBCStats, fbcStats), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetFBCSessions[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetFBCSessions, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sessionCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetFBCSessions, sessionCount), -1, CUSHIM_E_(nvmlVgpuInstanceGetFBCSessions, sessionCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "sessionInfo", "nvmlFBCSessionInfo_t *", "struct nvmlFBCSessionInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetFBCSessions, sessionInfo), -1, CUSHIM_E_(nvmlVgpuInstanceGetFBCSessions, sessionInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetGpuInstanceId[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetGpuInstanceId, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "gpuInstanceId", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetGpuInstanceId, gpuInstanceId), -1, CUSHIM_E_(nvmlVgpuInstanceGetGpuInstanceId, gpuInstanceId), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetGpuPciId[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetGpuPciId, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vgpuPciId", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetGpuPciId, vgpuPciId), -1, CUSHIM_E_(nvmlVgpuInstanceGetGpuPciId, vgpuPciId), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "length", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetGpuPciId, length), -1, CUSHIM_E_(nvmlVgpuInstanceGetGpuPciId, length), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuTypeGetCapabilities[] = {
+    { "vgpuTypeId", "nvmlVgpuTypeId_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetCapabilities, vgpuTypeId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "capability", "nvmlVgpuCapability_t", "enum nvmlVgpuCapability_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuTypeGetCapabilities, capability), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "capResult", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuTypeGetCapabilities, capResult), -1, CUSHIM_E_(nvmlVgpuTypeGetCapabilities, capResult), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetMdevUUID[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetMdevUUID, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "mdevUuid", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetMdevUUID, mdevUuid), -1, CUSHIM_E_(nvmlVgpuInstanceGetMdevUUID, mdevUuid), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "size", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetMdevUUID, size), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetMetadata[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetMetadata, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vgpuMetadata", "nvmlVgpuMetadata_t *", "struct nvmlVgpuMetadata_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetMetadata, vgpuMetadata), -1, CUSHIM_E_(nvmlVgpuInstanceGetMetadata, vgpuMetadata), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "bufferSize", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetMetadata, bufferSize), -1, CUSHIM_E_(nvmlVgpuInstanceGetMetadata, bufferSize), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetVgpuMetadata[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetVgpuMetadata, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pgpuMetadata", "nvmlVgpuPgpuMetadata_t *", "struct nvmlVgpuPgpuMetadata_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetVgpuMetadata, pgpuMetadata), -1, CUSHIM_E_(nvmlDeviceGetVgpuMetadata, pgpuMetadata), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "bufferSize", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetVgpuMetadata, bufferSize), -1, CUSHIM_E_(nvmlDeviceGetVgpuMetadata, bufferSize), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGetVgpuCompatibility[] = {
+    { "vgpuMetadata", "nvmlVgpuMetadata_t *", "struct nvmlVgpuMetadata_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGetVgpuCompatibility, vgpuMetadata), -1, CUSHIM_E_(nvmlGetVgpuCompatibility, vgpuMetadata), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pgpuMetadata", "nvmlVgpuPgpuMetadata_t *", "struct nvmlVgpuPgpuMetadata_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGetVgpuCompatibility, pgpuMetadata), -1, CUSHIM_E_(nvmlGetVgpuCompatibility, pgpuMetadata), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "compatibilityInfo", "nvmlVgpuPgpuCompatibility_t *", "struct nvmlVgpuPgpuCompatibility_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGetVgpuCompatibility, compatibilityInfo), -1, CUSHIM_E_(nvmlGetVgpuCompatibility, compatibilityInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPgpuMetadataString[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPgpuMetadataString, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pgpuMetadata", "char *", "char *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPgpuMetadataString, pgpuMetadata), -1, CUSHIM_E_(nvmlDeviceGetPgpuMetadataString, pgpuMetadata), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "bufferSize", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPgpuMetadataString, bufferSize), -1, CUSHIM_E_(nvmlDeviceGetPgpuMetadataString, bufferSize), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGetVgpuVersion[] = {
+    { "supported", "nvmlVgpuVersion_t *", "struct nvmlVgpuVersion_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGetVgpuVersion, supported), -1, CUSHIM_E_(nvmlGetVgpuVersion, supported), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "current", "nvmlVgpuVersion_t *", "struct nvmlVgpuVersion_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGetVgpuVersion, current), -1, CUSHIM_E_(nvmlGetVgpuVersion, current), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlSetVgpuVersion[] = {
+    { "vgpuVersion", "nvmlVgpuVersion_t *", "struct nvmlVgpuVersion_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlSetVgpuVersion, vgpuVersion), -1, CUSHIM_E_(nvmlSetVgpuVersion, vgpuVersion), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetVgpuUtilization[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetVgpuUtilization, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "lastSeenTimeStamp", "unsigned long long", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetVgpuUtilization, lastSeenTimeStamp), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sampleValType", "nvmlValueType_t *", "enum nvmlValueType_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetVgpuUtilization, sampleValType), 3, CUSHIM_E_(nvmlDeviceGetVgpuUtilization, sampleValType), 0, CUSHIM_KIND_ENUM, 1, 0, NULL, NULL },
+    { "vgpuInstanceSamplesCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetVgpuUtilization, vgpuInstanceSamplesCount), -1, CUSHIM_E_(nvmlDeviceGetVgpuUtilization, vgpuInstanceSamplesCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "utilizationSamples", "nvmlVgpuInstanceUtilizationSample_t *", "struct nvmlVgpuInstanceUtilizationSample_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetVgpuUtilization, utilizationSamples), -1, CUSHIM_E_(nvmlDeviceGetVgpuUtilization, utilizationSamples), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetVgpuProcessUtilization[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetVgpuProcessUtilization, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "lastSeenTimeStamp", "unsigned long long", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetVgpuProcessUtilization, lastSeenTimeStamp), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "vgpuProcessSamplesCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetVgpuProcessUtilization, vgpuProcessSamplesCount), -1, CUSHIM_E_(nvmlDeviceGetVgpuProcessUtilization, vgpuProcessSamplesCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "utilizationSamples", "nvmlVgpuProcessUtilizationSample_t *", "struct nvmlVgpuProcessUtilizationSample_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetVgpuProcessUtilization, utilizationSamples), -1, CUSHIM_E_(nvmlDeviceGetVgpuProcessUtilization, utilizationSamples), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetAccountingMode[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetAccountingMode, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "mode", "nvmlEnableState_t *", "enum nvmlEnableState_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetAccountingMode, mode), -1, CUSHIM_E_(nvmlVgpuInstanceGetAccountingMode, mode), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetAccountingPids[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetAccountingPids, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "count", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetAccountingPids, count), -1, CUSHIM_E_(nvmlVgpuInstanceGetAccountingPids, count), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "pids", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetAccountingPids, pids), -1, CUSHIM_E_(nvmlVgpuInstanceGetAccountingPids, pids), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetAccountingStats[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetAccountingStats, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pid", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetAccountingStats, pid), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "stats", "nvmlAccountingStats_t *", "struct nvmlAccountingStats_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetAccountingStats, stats), -1, CUSHIM_E_(nvmlVgpuInstanceGetAccountingStats, stats), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceClearAccountingPids[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceClearAccountingPids, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlVgpuInstanceGetLicenseInfo_v2[] = {
+    { "vgpuInstance", "nvmlVgpuInstance_t", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlVgpuInstanceGetLicenseInfo_v2, vgpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "licenseInfo", "nvmlVgpuLicenseInfo_t *", "struct nvmlVgpuLicenseInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlVgpuInstanceGetLicenseInfo_v2, licenseInfo), -1, CUSHIM_E_(nvmlVgpuInstanceGetLicenseInfo_v2, licenseInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGetExcludedDeviceCount[] = {
+    { "deviceCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGetExcludedDeviceCount, deviceCount), -1, CUSHIM_E_(nvmlGetExcludedDeviceCount, deviceCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGetExcludedDeviceInfoByIndex[] = {
+    { "index", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGetExcludedDeviceInfoByIndex, index), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "info", "nvmlExcludedDeviceInfo_t *", "struct nvmlExcludedDeviceInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGetExcludedDeviceInfoByIndex, info), -1, CUSHIM_E_(nvmlGetExcludedDeviceInfoByIndex, info), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetMigMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetMigMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "mode", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetMigMode, mode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "activationStatus", "nvmlReturn_t *", "enum nvmlReturn_enum *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceSetMigMode, activationStatus), -1, CUSHIM_E_(nvmlDeviceSetMigMode, activationStatus), 0, CUSHIM_KIND_ENUM, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMigMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMigMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "currentMode", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMigMode, currentMode), -1, CUSHIM_E_(nvmlDeviceGetMigMode, currentMode), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "pendingMode", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMigMode, pendingMode), -1, CUSHIM_E_(nvmlDeviceGetMigMode, pendingMode), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGpuInstanceProfileInfo[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstanceProfileInfo, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profile", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstanceProfileInfo, profile), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "info", "nvmlGpuInstanceProfileInfo_t *", "struct nvmlGpuInstanceProfileInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuInstanceProfileInfo, info), -1, CUSHIM_E_(nvmlDeviceGetGpuInstanceProfileInfo, info), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGpuInstanceProfileInfoV[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstanceProfileInfoV, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profile", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstanceProfileInfoV, profile), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "info", "nvmlGpuInstanceProfileInfo_v2_t *", "struct nvmlGpuInstanceProfileInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuInstanceProfileInfoV, info), -1, CUSHIM_E_(nvmlDeviceGetGpuInstanceProfileInfoV, info), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGpuInstancePossiblePlacements_v2[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstancePossiblePlacements_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profileId", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstancePossiblePlacements_v2, profileId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "placements", "nvmlGpuInstancePlacement_t *", "struct nvmlGpuInstancePlacement_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuInstancePossiblePlacements_v2, placements), 3, CUSHIM_E_(nvmlDeviceGetGpuInstancePossiblePlacements_v2, placements), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, NULL },
+    { "count", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuInstancePossiblePlacements_v2, count), -1, CUSHIM_E_(nvmlDeviceGetGpuInstancePossiblePlacements_v2, count), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGpuInstanceRemainingCapacity[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstanceRemainingCapacity, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profileId", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstanceRemainingCapacity, profileId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "count", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuInstanceRemainingCapacity, count), -1, CUSHIM_E_(nvmlDeviceGetGpuInstanceRemainingCapacity, count), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceCreateGpuInstance[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceCreateGpuInstance, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profileId", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceCreateGpuInstance, profileId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "gpuInstance", "nvmlGpuInstance_t *", "struct nvmlGpuInstance_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceCreateGpuInstance, gpuInstance), -1, CUSHIM_E_(nvmlDeviceCreateGpuInstance, gpuInstance), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceCreateGpuInstanceWithPlacement[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceCreateGpuInstanceWithPlacement, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profileId", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceCreateGpuInstanceWithPlacement, profileId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "placement", "const nvmlGpuInstancePlacement_t *", "const struct nvmlGpuInstancePlacement_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceCreateGpuInstanceWithPlacement, placement), -1, CUSHIM_E_(nvmlDeviceCreateGpuInstanceWithPlacement, placement), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "gpuInstance", "nvmlGpuInstance_t *", "struct nvmlGpuInstance_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceCreateGpuInstanceWithPlacement, gpuInstance), -1, CUSHIM_E_(nvmlDeviceCreateGpuInstanceWithPlacement, gpuInstance), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpuInstanceDestroy[] = {
+    { "gpuInstance", "nvmlGpuInstance_t", "struct nvmlGpuInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceDestroy, gpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGpuInstances[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstances, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profileId", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstances, profileId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "gpuInstances", "nvmlGpuInstance_t *", "struct nvmlGpuInstance_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuInstances, gpuInstances), 3, CUSHIM_E_(nvmlDeviceGetGpuInstances, gpuInstances), 0, CUSHIM_KIND_HANDLE, 1, 0, NULL, NULL },
+    { "count", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuInstances, count), -1, CUSHIM_E_(nvmlDeviceGetGpuInstances, count), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGpuInstanceById[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstanceById, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "id", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstanceById, id), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "gpuInstance", "nvmlGpuInstance_t *", "struct nvmlGpuInstance_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuInstanceById, gpuInstance), -1, CUSHIM_E_(nvmlDeviceGetGpuInstanceById, gpuInstance), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpuInstanceGetInfo[] = {
+    { "gpuInstance", "nvmlGpuInstance_t", "struct nvmlGpuInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetInfo, gpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "info", "nvmlGpuInstanceInfo_t *", "struct nvmlGpuInstanceInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpuInstanceGetInfo, info), -1, CUSHIM_E_(nvmlGpuInstanceGetInfo, info), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpuInstanceGetComputeInstanceProfileInfo[] = {
+    { "gpuInstance", "nvmlGpuInstance_t", "struct nvmlGpuInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetComputeInstanceProfileInfo, gpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profile", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetComputeInstanceProfileInfo, profile), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "engProfile", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetComputeInstanceProfileInfo, engProfile), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "info", "nvmlComputeInstanceProfileInfo_t *", "struct nvmlComputeInstanceProfileInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpuInstanceGetComputeInstanceProfileInfo, info), -1, CUSHIM_E_(nvmlGpuInstanceGetComputeInstanceProfileInfo, info), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpuInstanceGetComputeInstanceProfileInfoV[] = {
+    { "gpuInstance", "nvmlGpuInstance_t", "struct nvmlGpuInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetComputeInstanceProfileInfoV, gpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profile", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetComputeInstanceProfileInfoV, profile), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "engProfile", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetComputeInstanceProfileInfoV, engProfile), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "info", "nvmlComputeInstanceProfileInfo_v2_t *", "struct nvmlComputeInstanceProfileInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpuInstanceGetComputeInstanceProfileInfoV, info), -1, CUSHIM_E_(nvmlGpuInstanceGetComputeInstanceProfileInfoV, info), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpuInstanceGetComputeInstanceRemainingCapacity[] = {
+    { "gpuInstance", "nvmlGpuInstance_t", "struct nvmlGpuInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetComputeInstanceRemainingCapacity, gpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profileId", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetComputeInstanceRemainingCapacity, profileId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "count", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpuInstanceGetComputeInstanceRemainingCapacity, count), -1, CUSHIM_E_(nvmlGpuInstanceGetComputeInstanceRemainingCapacity, count), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpuInstanceCreateComputeInstance[] = {
+    { "gpuInstance", "nvmlGpuInstance_t", "struct nvmlGpuInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceCreateComputeInstance, gpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profileId", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceCreateComputeInstance, profileId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "computeInstance", "nvmlComputeInstance_t *", "struct nvmlComputeInstance_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpuInstanceCreateComputeInstance, computeInstance), -1, CUSHIM_E_(nvmlGpuInstanceCreateComputeInstance, computeInstance), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlComputeInstanceDestroy[] = {
+    { "computeInstance", "nvmlComputeInstance_t", "struct nvmlComputeInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlComputeInstanceDestroy, computeInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpuInstanceGetComputeInstances[] = {
+    { "gpuInstance", "nvmlGpuInstance_t", "struct nvmlGpuInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetComputeInstances, gpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "profileId", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetComputeInstances, profileId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "computeInstances", "nvmlComputeInstance_t *", "struct nvmlComputeInstance_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpuInstanceGetComputeInstances, computeInstances), 3, CUSHIM_E_(nvmlGpuInstanceGetComputeInstances, computeInstances), 0, CUSHIM_KIND_HANDLE, 1, 0, NULL, NULL },
+    { "count", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpuInstanceGetComputeInstances, count), -1, CUSHIM_E_(nvmlGpuInstanceGetComputeInstances, count), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpuInstanceGetComputeInstanceById[] = {
+    { "gpuInstance", "nvmlGpuInstance_t", "struct nvmlGpuInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetComputeInstanceById, gpuInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "id", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpuInstanceGetComputeInstanceById, id), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "computeInstance", "nvmlComputeInstance_t *", "struct nvmlComputeInstance_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpuInstanceGetComputeInstanceById, computeInstance), -1, CUSHIM_E_(nvmlGpuInstanceGetComputeInstanceById, computeInstance), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlComputeInstanceGetInfo_v2[] = {
+    { "computeInstance", "nvmlComputeInstance_t", "struct nvmlComputeInstance_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlComputeInstanceGetInfo_v2, computeInstance), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "info", "nvmlComputeInstanceInfo_t *", "struct nvmlComputeInstanceInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlComputeInstanceGetInfo_v2, info), -1, CUSHIM_E_(nvmlComputeInstanceGetInfo_v2, info), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceIsMigDeviceHandle[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceIsMigDeviceHandle, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "isMigDevice", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceIsMigDeviceHandle, isMigDevice), -1, CUSHIM_E_(nvmlDeviceIsMigDeviceHandle, isMigDevice), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetGpuInstanceId[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstanceId, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "id", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGpuInstanceId, id), -1, CUSHIM_E_(nvmlDeviceGetGpuInstanceId, id), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetComputeInstanceId[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetComputeInstanceId, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "id", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeInstanceId, id), -1, CUSHIM_E_(nvmlDeviceGetComputeInstanceId, id), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMaxMigDeviceCount[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMaxMigDeviceCount, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "count", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMaxMigDeviceCount, count), -1, CUSHIM_E_(nvmlDeviceGetMaxMigDeviceCount, count), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetMigDeviceHandleByIndex[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMigDeviceHandleByIndex, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "index", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMigDeviceHandleByIndex, index), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "migDevice", "nvmlDevice_t *", "struct nvmlDevice_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMigDeviceHandleByIndex, migDevice), -1, CUSHIM_E_(nvmlDeviceGetMigDeviceHandleByIndex, migDevice), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetDeviceHandleFromMigDeviceHandle[] = {
+    { "migDevice", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetDeviceHandleFromMigDeviceHandle, migDevice), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "device", "nvmlDevice_t *", "struct nvmlDevice_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetDeviceHandleFromMigDeviceHandle, device), -1, CUSHIM_E_(nvmlDeviceGetDeviceHandleFromMigDeviceHandle, device), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpmMetricsGet[] = {
+    { "metricsGet", "nvmlGpmMetricsGet_t *", "nvmlGpmMetricsGet_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpmMetricsGet, metricsGet), -1, CUSHIM_E_(nvmlGpmMetricsGet, metricsGet), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpmSampleFree[] = {
+    { "gpmSample", "nvmlGpmSample_t", "struct nvmlGpmSample_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpmSampleFree, gpmSample), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpmSampleAlloc[] = {
+    { "gpmSample", "nvmlGpmSample_t *", "struct nvmlGpmSample_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlGpmSampleAlloc, gpmSample), -1, CUSHIM_E_(nvmlGpmSampleAlloc, gpmSample), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpmSampleGet[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpmSampleGet, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "gpmSample", "nvmlGpmSample_t", "struct nvmlGpmSample_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpmSampleGet, gpmSample), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlGpmQueryDeviceSupport[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlGpmQueryDeviceSupport, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "gpmSupport", "nvmlGpmSupport_t *", "nvmlGpmSupport_t *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(nvmlGpmQueryDeviceSupport, gpmSupport), -1, CUSHIM_E_(nvmlGpmQueryDeviceSupport, gpmSupport), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetPowerMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetPowerMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "powerModeId", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetPowerMode, powerModeId), -1, CUSHIM_E_(nvmlDeviceGetPowerMode, powerModeId), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceGetSupportedPowerModes[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetSupportedPowerModes, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "supportedPowerModes", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetSupportedPowerModes, supportedPowerModes), -1, CUSHIM_E_(nvmlDeviceGetSupportedPowerModes, supportedPowerModes), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+};
+static const cushim_param_info cushim_gen_p_nvmlDeviceSetPowerMode[] = {
+    { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetPowerMode, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "powerModeId", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceSetPowerMode, powerModeId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+};
 
 const cushim_api_info cushim_gen_apis[] = {
     { 1, "cuGetErrorString", "cuGetErrorString", 6000, CUSHIM_PT_NONE, CUSHIM_LIB_DRIVER, CUSHIM_RET_CURESULT, 0, CUSHIM_CAT_QUERY, "CUresult", "cuda.h", 3738, sizeof(cushim_params_cuGetErrorString), sizeof(CUresult), 2, cushim_gen_p_cuGetErrorString },
@@ -7140,9 +8467,304 @@ const cushim_api_info cushim_gen_apis[] = {
     { 1119, "cudaCreateTextureObject_v2", "cudaCreateTextureObject", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, 0, "cudaError_t", "cuda_runtime_api.h", 9599, sizeof(cushim_params_cudaCreateTextureObject_v2), sizeof(cudaError_t), 4, cushim_gen_p_cudaCreateTextureObject_v2 },
     { 1120, "cudaGetTextureObjectTextureDesc_v2", "cudaGetTextureObjectTextureDesc", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 0, CUSHIM_CAT_QUERY, "cudaError_t", "cuda_runtime_api.h", 9679, sizeof(cushim_params_cudaGetTextureObjectTextureDesc_v2), sizeof(cudaError_t), 2, cushim_gen_p_cudaGetTextureObjectTextureDesc_v2 },
     { 1121, "cudaProfilerInitialize", "cudaProfilerInitialize", 0, CUSHIM_PT_NONE, CUSHIM_LIB_RUNTIME, CUSHIM_RET_CUDAERROR, 1, 0, "cudaError_t", "cuda_profiler_api.h", 134, sizeof(cushim_params_cudaProfilerInitialize), sizeof(cudaError_t), 3, cushim_gen_p_cudaProfilerInitialize },
+    { 1122, "nvmlInit", "nvmlInit", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_INIT, "nvmlReturn_t", "nvml.h", 9107, sizeof(cushim_params_nvmlInit), sizeof(nvmlReturn_t), 0, NULL },
+    { 1123, "nvmlDeviceGetCount", "nvmlDeviceGetCount", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9108, sizeof(cushim_params_nvmlDeviceGetCount), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlDeviceGetCount },
+    { 1124, "nvmlDeviceGetHandleByIndex", "nvmlDeviceGetHandleByIndex", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9109, sizeof(cushim_params_nvmlDeviceGetHandleByIndex), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetHandleByIndex },
+    { 1125, "nvmlDeviceGetHandleByPciBusId", "nvmlDeviceGetHandleByPciBusId", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9110, sizeof(cushim_params_nvmlDeviceGetHandleByPciBusId), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetHandleByPciBusId },
+    { 1126, "nvmlDeviceGetPciInfo", "nvmlDeviceGetPciInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9111, sizeof(cushim_params_nvmlDeviceGetPciInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPciInfo },
+    { 1127, "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9112, sizeof(cushim_params_nvmlDeviceGetPciInfo_v2), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPciInfo_v2 },
+    { 1128, "nvmlDeviceGetNvLinkRemotePciInfo", "nvmlDeviceGetNvLinkRemotePciInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9113, sizeof(cushim_params_nvmlDeviceGetNvLinkRemotePciInfo), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetNvLinkRemotePciInfo },
+    { 1129, "nvmlDeviceGetGridLicensableFeatures", "nvmlDeviceGetGridLicensableFeatures", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9114, sizeof(cushim_params_nvmlDeviceGetGridLicensableFeatures), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetGridLicensableFeatures },
+    { 1130, "nvmlDeviceGetGridLicensableFeatures_v2", "nvmlDeviceGetGridLicensableFeatures", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9115, sizeof(cushim_params_nvmlDeviceGetGridLicensableFeatures_v2), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetGridLicensableFeatures_v2 },
+    { 1131, "nvmlDeviceGetGridLicensableFeatures_v3", "nvmlDeviceGetGridLicensableFeatures", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9116, sizeof(cushim_params_nvmlDeviceGetGridLicensableFeatures_v3), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetGridLicensableFeatures_v3 },
+    { 1132, "nvmlDeviceRemoveGpu", "nvmlDeviceRemoveGpu", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 9117, sizeof(cushim_params_nvmlDeviceRemoveGpu), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlDeviceRemoveGpu },
+    { 1133, "nvmlEventSetWait", "nvmlEventSetWait", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 9118, sizeof(cushim_params_nvmlEventSetWait), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlEventSetWait },
+    { 1134, "nvmlDeviceGetAttributes", "nvmlDeviceGetAttributes", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9119, sizeof(cushim_params_nvmlDeviceGetAttributes), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetAttributes },
+    { 1135, "nvmlComputeInstanceGetInfo", "nvmlComputeInstanceGetInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9120, sizeof(cushim_params_nvmlComputeInstanceGetInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlComputeInstanceGetInfo },
+    { 1136, "nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetComputeRunningProcesses", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9121, sizeof(cushim_params_nvmlDeviceGetComputeRunningProcesses), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetComputeRunningProcesses },
+    { 1137, "nvmlDeviceGetComputeRunningProcesses_v2", "nvmlDeviceGetComputeRunningProcesses", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9122, sizeof(cushim_params_nvmlDeviceGetComputeRunningProcesses_v2), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetComputeRunningProcesses_v2 },
+    { 1138, "nvmlDeviceGetGraphicsRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_INTEROP | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9123, sizeof(cushim_params_nvmlDeviceGetGraphicsRunningProcesses), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetGraphicsRunningProcesses },
+    { 1139, "nvmlDeviceGetGraphicsRunningProcesses_v2", "nvmlDeviceGetGraphicsRunningProcesses", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_INTEROP | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9124, sizeof(cushim_params_nvmlDeviceGetGraphicsRunningProcesses_v2), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetGraphicsRunningProcesses_v2 },
+    { 1140, "nvmlDeviceGetMPSComputeRunningProcesses", "nvmlDeviceGetMPSComputeRunningProcesses", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9125, sizeof(cushim_params_nvmlDeviceGetMPSComputeRunningProcesses), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetMPSComputeRunningProcesses },
+    { 1141, "nvmlDeviceGetMPSComputeRunningProcesses_v2", "nvmlDeviceGetMPSComputeRunningProcesses", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9126, sizeof(cushim_params_nvmlDeviceGetMPSComputeRunningProcesses_v2), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetMPSComputeRunningProcesses_v2 },
+    { 1142, "nvmlDeviceGetGpuInstancePossiblePlacements", "nvmlDeviceGetGpuInstancePossiblePlacements", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9127, sizeof(cushim_params_nvmlDeviceGetGpuInstancePossiblePlacements), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetGpuInstancePossiblePlacements },
+    { 1143, "nvmlVgpuInstanceGetLicenseInfo", "nvmlVgpuInstanceGetLicenseInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9128, sizeof(cushim_params_nvmlVgpuInstanceGetLicenseInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuInstanceGetLicenseInfo },
+    { 1144, "nvmlDeviceGetDriverModel", "nvmlDeviceGetDriverModel", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4764, sizeof(cushim_params_nvmlDeviceGetDriverModel), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetDriverModel },
+    { 1145, "nvmlInit_v2", "nvmlInit", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_INIT, "nvmlReturn_t", "nvml.h", 2127, sizeof(cushim_params_nvmlInit_v2), sizeof(nvmlReturn_t), 0, NULL },
+    { 1146, "nvmlInitWithFlags", "nvmlInitWithFlags", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_INIT, "nvmlReturn_t", "nvml.h", 2144, sizeof(cushim_params_nvmlInitWithFlags), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlInitWithFlags },
+    { 1147, "nvmlShutdown", "nvmlShutdown", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 2161, sizeof(cushim_params_nvmlShutdown), sizeof(nvmlReturn_t), 0, NULL },
+    { 1148, "nvmlErrorString", "nvmlErrorString", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_OTHER, 0, 0, "const char *", "nvml.h", 2182, sizeof(cushim_params_nvmlErrorString), sizeof(const char *), 1, cushim_gen_p_nvmlErrorString },
+    { 1149, "nvmlSystemGetDriverVersion", "nvmlSystemGetDriverVersion", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_INIT | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 2269, sizeof(cushim_params_nvmlSystemGetDriverVersion), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlSystemGetDriverVersion },
+    { 1150, "nvmlSystemGetNVMLVersion", "nvmlSystemGetNVMLVersion", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_INIT | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 2287, sizeof(cushim_params_nvmlSystemGetNVMLVersion), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlSystemGetNVMLVersion },
+    { 1151, "nvmlSystemGetCudaDriverVersion", "nvmlSystemGetCudaDriverVersion", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_INIT | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 2303, sizeof(cushim_params_nvmlSystemGetCudaDriverVersion), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlSystemGetCudaDriverVersion },
+    { 1152, "nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_INIT | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 2320, sizeof(cushim_params_nvmlSystemGetCudaDriverVersion_v2), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlSystemGetCudaDriverVersion_v2 },
+    { 1153, "nvmlSystemGetProcessName", "nvmlSystemGetProcessName", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 2348, sizeof(cushim_params_nvmlSystemGetProcessName), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlSystemGetProcessName },
+    { 1154, "nvmlSystemGetHicVersion", "nvmlSystemGetHicVersion", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_INIT | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 2532, sizeof(cushim_params_nvmlSystemGetHicVersion), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlSystemGetHicVersion },
+    { 1155, "nvmlSystemGetTopologyGpuSet", "nvmlSystemGetTopologyGpuSet", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3022, sizeof(cushim_params_nvmlSystemGetTopologyGpuSet), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlSystemGetTopologyGpuSet },
+    { 1157, "nvmlUnitGetCount", "nvmlUnitGetCount", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 2374, sizeof(cushim_params_nvmlUnitGetCount), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlUnitGetCount },
+    { 1158, "nvmlUnitGetHandleByIndex", "nvmlUnitGetHandleByIndex", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 2395, sizeof(cushim_params_nvmlUnitGetHandleByIndex), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlUnitGetHandleByIndex },
+    { 1159, "nvmlUnitGetUnitInfo", "nvmlUnitGetUnitInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 2412, sizeof(cushim_params_nvmlUnitGetUnitInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlUnitGetUnitInfo },
+    { 1160, "nvmlUnitGetLedState", "nvmlUnitGetLedState", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 2433, sizeof(cushim_params_nvmlUnitGetLedState), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlUnitGetLedState },
+    { 1161, "nvmlUnitGetPsuInfo", "nvmlUnitGetPsuInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 2452, sizeof(cushim_params_nvmlUnitGetPsuInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlUnitGetPsuInfo },
+    { 1162, "nvmlUnitGetTemperature", "nvmlUnitGetTemperature", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 2473, sizeof(cushim_params_nvmlUnitGetTemperature), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlUnitGetTemperature },
+    { 1163, "nvmlUnitGetFanSpeedInfo", "nvmlUnitGetFanSpeedInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 2492, sizeof(cushim_params_nvmlUnitGetFanSpeedInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlUnitGetFanSpeedInfo },
+    { 1164, "nvmlUnitGetDevices", "nvmlUnitGetDevices", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 2513, sizeof(cushim_params_nvmlUnitGetDevices), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlUnitGetDevices },
+    { 1165, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 2565, sizeof(cushim_params_nvmlDeviceGetCount_v2), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlDeviceGetCount_v2 },
+    { 1166, "nvmlDeviceGetAttributes_v2", "nvmlDeviceGetAttributes", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 2585, sizeof(cushim_params_nvmlDeviceGetAttributes_v2), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetAttributes_v2 },
+    { 1167, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 2633, sizeof(cushim_params_nvmlDeviceGetHandleByIndex_v2), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetHandleByIndex_v2 },
+    { 1168, "nvmlDeviceGetHandleBySerial", "nvmlDeviceGetHandleBySerial", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 2667, sizeof(cushim_params_nvmlDeviceGetHandleBySerial), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetHandleBySerial },
+    { 1169, "nvmlDeviceGetHandleByUUID", "nvmlDeviceGetHandleByUUID", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 2692, sizeof(cushim_params_nvmlDeviceGetHandleByUUID), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetHandleByUUID },
+    { 1171, "nvmlDeviceGetHandleByPciBusId_v2", "nvmlDeviceGetHandleByPciBusId", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 2722, sizeof(cushim_params_nvmlDeviceGetHandleByPciBusId_v2), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetHandleByPciBusId_v2 },
+    { 1172, "nvmlDeviceGetName", "nvmlDeviceGetName", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 2748, sizeof(cushim_params_nvmlDeviceGetName), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetName },
+    { 1173, "nvmlDeviceGetBrand", "nvmlDeviceGetBrand", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 2767, sizeof(cushim_params_nvmlDeviceGetBrand), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetBrand },
+    { 1174, "nvmlDeviceGetIndex", "nvmlDeviceGetIndex", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 2801, sizeof(cushim_params_nvmlDeviceGetIndex), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetIndex },
+    { 1175, "nvmlDeviceGetSerial", "nvmlDeviceGetSerial", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 2825, sizeof(cushim_params_nvmlDeviceGetSerial), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetSerial },
+    { 1178, "nvmlDeviceGetMemoryAffinity", "nvmlDeviceGetMemoryAffinity", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 2872, sizeof(cushim_params_nvmlDeviceGetMemoryAffinity), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetMemoryAffinity },
+    { 1179, "nvmlDeviceGetCpuAffinityWithinScope", "nvmlDeviceGetCpuAffinityWithinScope", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 2902, sizeof(cushim_params_nvmlDeviceGetCpuAffinityWithinScope), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetCpuAffinityWithinScope },
+    { 1180, "nvmlDeviceGetCpuAffinity", "nvmlDeviceGetCpuAffinity", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 2926, sizeof(cushim_params_nvmlDeviceGetCpuAffinity), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetCpuAffinity },
+    { 1181, "nvmlDeviceSetCpuAffinity", "nvmlDeviceSetCpuAffinity", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 2947, sizeof(cushim_params_nvmlDeviceSetCpuAffinity), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlDeviceSetCpuAffinity },
+    { 1182, "nvmlDeviceClearCpuAffinity", "nvmlDeviceClearCpuAffinity", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 2964, sizeof(cushim_params_nvmlDeviceClearCpuAffinity), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlDeviceClearCpuAffinity },
+    { 1186, "nvmlDeviceGetTopologyCommonAncestor", "nvmlDeviceGetTopologyCommonAncestor", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 2983, sizeof(cushim_params_nvmlDeviceGetTopologyCommonAncestor), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetTopologyCommonAncestor },
+    { 1187, "nvmlDeviceGetTopologyNearestGpus", "nvmlDeviceGetTopologyNearestGpus", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3003, sizeof(cushim_params_nvmlDeviceGetTopologyNearestGpus), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetTopologyNearestGpus },
+    { 1188, "nvmlDeviceGetP2PStatus", "nvmlDeviceGetP2PStatus", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3037, sizeof(cushim_params_nvmlDeviceGetP2PStatus), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetP2PStatus },
+    { 1189, "nvmlDeviceGetUUID", "nvmlDeviceGetUUID", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3065, sizeof(cushim_params_nvmlDeviceGetUUID), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetUUID },
+    { 1190, "nvmlDeviceGetMinorNumber", "nvmlDeviceGetMinorNumber", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3109, sizeof(cushim_params_nvmlDeviceGetMinorNumber), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetMinorNumber },
+    { 1191, "nvmlDeviceGetBoardPartNumber", "nvmlDeviceGetBoardPartNumber", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3128, sizeof(cushim_params_nvmlDeviceGetBoardPartNumber), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetBoardPartNumber },
+    { 1192, "nvmlDeviceGetInforomVersion", "nvmlDeviceGetInforomVersion", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3158, sizeof(cushim_params_nvmlDeviceGetInforomVersion), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetInforomVersion },
+    { 1193, "nvmlDeviceGetInforomImageVersion", "nvmlDeviceGetInforomImageVersion", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3185, sizeof(cushim_params_nvmlDeviceGetInforomImageVersion), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetInforomImageVersion },
+    { 1194, "nvmlDeviceGetInforomConfigurationChecksum", "nvmlDeviceGetInforomConfigurationChecksum", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3208, sizeof(cushim_params_nvmlDeviceGetInforomConfigurationChecksum), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetInforomConfigurationChecksum },
+    { 1195, "nvmlDeviceValidateInforom", "nvmlDeviceValidateInforom", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 3225, sizeof(cushim_params_nvmlDeviceValidateInforom), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlDeviceValidateInforom },
+    { 1197, "nvmlDeviceGetDisplayMode", "nvmlDeviceGetDisplayMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3248, sizeof(cushim_params_nvmlDeviceGetDisplayMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetDisplayMode },
+    { 1198, "nvmlDeviceGetDisplayActive", "nvmlDeviceGetDisplayActive", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3273, sizeof(cushim_params_nvmlDeviceGetDisplayActive), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetDisplayActive },
+    { 1199, "nvmlDeviceGetPersistenceMode", "nvmlDeviceGetPersistenceMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3299, sizeof(cushim_params_nvmlDeviceGetPersistenceMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPersistenceMode },
+    { 1201, "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3318, sizeof(cushim_params_nvmlDeviceGetPciInfo_v3), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPciInfo_v3 },
+    { 1202, "nvmlDeviceGetMaxPcieLinkGeneration", "nvmlDeviceGetMaxPcieLinkGeneration", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3339, sizeof(cushim_params_nvmlDeviceGetMaxPcieLinkGeneration), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetMaxPcieLinkGeneration },
+    { 1204, "nvmlDeviceGetMaxPcieLinkWidth", "nvmlDeviceGetMaxPcieLinkWidth", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3360, sizeof(cushim_params_nvmlDeviceGetMaxPcieLinkWidth), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetMaxPcieLinkWidth },
+    { 1205, "nvmlDeviceGetCurrPcieLinkGeneration", "nvmlDeviceGetCurrPcieLinkGeneration", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3378, sizeof(cushim_params_nvmlDeviceGetCurrPcieLinkGeneration), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetCurrPcieLinkGeneration },
+    { 1206, "nvmlDeviceGetCurrPcieLinkWidth", "nvmlDeviceGetCurrPcieLinkWidth", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3396, sizeof(cushim_params_nvmlDeviceGetCurrPcieLinkWidth), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetCurrPcieLinkWidth },
+    { 1207, "nvmlDeviceGetPcieThroughput", "nvmlDeviceGetPcieThroughput", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3419, sizeof(cushim_params_nvmlDeviceGetPcieThroughput), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetPcieThroughput },
+    { 1208, "nvmlDeviceGetPcieReplayCounter", "nvmlDeviceGetPcieReplayCounter", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3437, sizeof(cushim_params_nvmlDeviceGetPcieReplayCounter), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPcieReplayCounter },
+    { 1209, "nvmlDeviceGetClockInfo", "nvmlDeviceGetClockInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3458, sizeof(cushim_params_nvmlDeviceGetClockInfo), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetClockInfo },
+    { 1210, "nvmlDeviceGetMaxClockInfo", "nvmlDeviceGetMaxClockInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3482, sizeof(cushim_params_nvmlDeviceGetMaxClockInfo), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetMaxClockInfo },
+    { 1211, "nvmlDeviceGetGpcClkVfOffset", "nvmlDeviceGetGpcClkVfOffset", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8760, sizeof(cushim_params_nvmlDeviceGetGpcClkVfOffset), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetGpcClkVfOffset },
+    { 1212, "nvmlDeviceGetApplicationsClock", "nvmlDeviceGetApplicationsClock", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3502, sizeof(cushim_params_nvmlDeviceGetApplicationsClock), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetApplicationsClock },
+    { 1213, "nvmlDeviceGetDefaultApplicationsClock", "nvmlDeviceGetDefaultApplicationsClock", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3524, sizeof(cushim_params_nvmlDeviceGetDefaultApplicationsClock), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetDefaultApplicationsClock },
+    { 1214, "nvmlDeviceGetClock", "nvmlDeviceGetClock", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3571, sizeof(cushim_params_nvmlDeviceGetClock), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetClock },
+    { 1215, "nvmlDeviceGetMaxCustomerBoostClock", "nvmlDeviceGetMaxCustomerBoostClock", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3590, sizeof(cushim_params_nvmlDeviceGetMaxCustomerBoostClock), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetMaxCustomerBoostClock },
+    { 1216, "nvmlDeviceGetSupportedMemoryClocks", "nvmlDeviceGetSupportedMemoryClocks", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3615, sizeof(cushim_params_nvmlDeviceGetSupportedMemoryClocks), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetSupportedMemoryClocks },
+    { 1217, "nvmlDeviceGetSupportedGraphicsClocks", "nvmlDeviceGetSupportedGraphicsClocks", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_INTEROP | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3641, sizeof(cushim_params_nvmlDeviceGetSupportedGraphicsClocks), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetSupportedGraphicsClocks },
+    { 1218, "nvmlDeviceGetAutoBoostedClocksEnabled", "nvmlDeviceGetAutoBoostedClocksEnabled", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3669, sizeof(cushim_params_nvmlDeviceGetAutoBoostedClocksEnabled), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetAutoBoostedClocksEnabled },
+    { 1219, "nvmlDeviceGetFanSpeed", "nvmlDeviceGetFanSpeed", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3756, sizeof(cushim_params_nvmlDeviceGetFanSpeed), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetFanSpeed },
+    { 1220, "nvmlDeviceGetFanSpeed_v2", "nvmlDeviceGetFanSpeed", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3782, sizeof(cushim_params_nvmlDeviceGetFanSpeed_v2), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetFanSpeed_v2 },
+    { 1222, "nvmlDeviceGetTargetFanSpeed", "nvmlDeviceGetTargetFanSpeed", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3810, sizeof(cushim_params_nvmlDeviceGetTargetFanSpeed), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetTargetFanSpeed },
+    { 1223, "nvmlDeviceGetMinMaxFanSpeed", "nvmlDeviceGetMinMaxFanSpeed", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3847, sizeof(cushim_params_nvmlDeviceGetMinMaxFanSpeed), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetMinMaxFanSpeed },
+    { 1225, "nvmlDeviceGetNumFans", "nvmlDeviceGetNumFans", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3866, sizeof(cushim_params_nvmlDeviceGetNumFans), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetNumFans },
+    { 1226, "nvmlDeviceGetTemperature", "nvmlDeviceGetTemperature", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3887, sizeof(cushim_params_nvmlDeviceGetTemperature), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetTemperature },
+    { 1229, "nvmlDeviceGetTemperatureThreshold", "nvmlDeviceGetTemperatureThreshold", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3907, sizeof(cushim_params_nvmlDeviceGetTemperatureThreshold), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetTemperatureThreshold },
+    { 1231, "nvmlDeviceGetThermalSettings", "nvmlDeviceGetThermalSettings", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3944, sizeof(cushim_params_nvmlDeviceGetThermalSettings), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetThermalSettings },
+    { 1232, "nvmlDeviceGetPerformanceState", "nvmlDeviceGetPerformanceState", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3964, sizeof(cushim_params_nvmlDeviceGetPerformanceState), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPerformanceState },
+    { 1234, "nvmlDeviceGetCurrentClocksThrottleReasons", "nvmlDeviceGetCurrentClocksThrottleReasons", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3988, sizeof(cushim_params_nvmlDeviceGetCurrentClocksThrottleReasons), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetCurrentClocksThrottleReasons },
+    { 1236, "nvmlDeviceGetSupportedClocksThrottleReasons", "nvmlDeviceGetSupportedClocksThrottleReasons", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4012, sizeof(cushim_params_nvmlDeviceGetSupportedClocksThrottleReasons), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetSupportedClocksThrottleReasons },
+    { 1237, "nvmlDeviceGetPowerState", "nvmlDeviceGetPowerState", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4034, sizeof(cushim_params_nvmlDeviceGetPowerState), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPowerState },
+    { 1238, "nvmlDeviceGetDynamicPstatesInfo", "nvmlDeviceGetDynamicPstatesInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8722, sizeof(cushim_params_nvmlDeviceGetDynamicPstatesInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetDynamicPstatesInfo },
+    { 1239, "nvmlDeviceGetMemClkVfOffset", "nvmlDeviceGetMemClkVfOffset", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8789, sizeof(cushim_params_nvmlDeviceGetMemClkVfOffset), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetMemClkVfOffset },
+    { 1240, "nvmlDeviceGetMinMaxClockOfPState", "nvmlDeviceGetMinMaxClockOfPState", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8822, sizeof(cushim_params_nvmlDeviceGetMinMaxClockOfPState), sizeof(nvmlReturn_t), 5, cushim_gen_p_nvmlDeviceGetMinMaxClockOfPState },
+    { 1241, "nvmlDeviceGetSupportedPerformanceStates", "nvmlDeviceGetSupportedPerformanceStates", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8848, sizeof(cushim_params_nvmlDeviceGetSupportedPerformanceStates), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetSupportedPerformanceStates },
+    { 1242, "nvmlDeviceGetGpcClkMinMaxVfOffset", "nvmlDeviceGetGpcClkMinMaxVfOffset", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8864, sizeof(cushim_params_nvmlDeviceGetGpcClkMinMaxVfOffset), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetGpcClkMinMaxVfOffset },
+    { 1243, "nvmlDeviceGetMemClkMinMaxVfOffset", "nvmlDeviceGetMemClkMinMaxVfOffset", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8880, sizeof(cushim_params_nvmlDeviceGetMemClkMinMaxVfOffset), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetMemClkMinMaxVfOffset },
+    { 1248, "nvmlDeviceGetPowerManagementMode", "nvmlDeviceGetPowerManagementMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4064, sizeof(cushim_params_nvmlDeviceGetPowerManagementMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPowerManagementMode },
+    { 1249, "nvmlDeviceGetPowerManagementLimit", "nvmlDeviceGetPowerManagementLimit", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4088, sizeof(cushim_params_nvmlDeviceGetPowerManagementLimit), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPowerManagementLimit },
+    { 1250, "nvmlDeviceGetPowerManagementLimitConstraints", "nvmlDeviceGetPowerManagementLimitConstraints", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4109, sizeof(cushim_params_nvmlDeviceGetPowerManagementLimitConstraints), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetPowerManagementLimitConstraints },
+    { 1251, "nvmlDeviceGetPowerManagementDefaultLimit", "nvmlDeviceGetPowerManagementDefaultLimit", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4128, sizeof(cushim_params_nvmlDeviceGetPowerManagementDefaultLimit), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPowerManagementDefaultLimit },
+    { 1252, "nvmlDeviceGetPowerUsage", "nvmlDeviceGetPowerUsage", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4150, sizeof(cushim_params_nvmlDeviceGetPowerUsage), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPowerUsage },
+    { 1255, "nvmlDeviceGetTotalEnergyConsumption", "nvmlDeviceGetTotalEnergyConsumption", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4222, sizeof(cushim_params_nvmlDeviceGetTotalEnergyConsumption), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetTotalEnergyConsumption },
+    { 1256, "nvmlDeviceGetEnforcedPowerLimit", "nvmlDeviceGetEnforcedPowerLimit", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4243, sizeof(cushim_params_nvmlDeviceGetEnforcedPowerLimit), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetEnforcedPowerLimit },
+    { 1257, "nvmlDeviceGetGpuOperationMode", "nvmlDeviceGetGpuOperationMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4267, sizeof(cushim_params_nvmlDeviceGetGpuOperationMode), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetGpuOperationMode },
+    { 1258, "nvmlDeviceGetMemoryInfo", "nvmlDeviceGetMemoryInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4300, sizeof(cushim_params_nvmlDeviceGetMemoryInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetMemoryInfo },
+    { 1259, "nvmlDeviceGetMemoryInfo_v2", "nvmlDeviceGetMemoryInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4301, sizeof(cushim_params_nvmlDeviceGetMemoryInfo_v2), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetMemoryInfo_v2 },
+    { 1260, "nvmlDeviceGetComputeMode", "nvmlDeviceGetComputeMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4323, sizeof(cushim_params_nvmlDeviceGetComputeMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetComputeMode },
+    { 1261, "nvmlDeviceGetCudaComputeCapability", "nvmlDeviceGetCudaComputeCapability", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4347, sizeof(cushim_params_nvmlDeviceGetCudaComputeCapability), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetCudaComputeCapability },
+    { 1264, "nvmlDeviceGetEccMode", "nvmlDeviceGetEccMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4375, sizeof(cushim_params_nvmlDeviceGetEccMode), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetEccMode },
+    { 1265, "nvmlDeviceGetDefaultEccMode", "nvmlDeviceGetDefaultEccMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4399, sizeof(cushim_params_nvmlDeviceGetDefaultEccMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetDefaultEccMode },
+    { 1266, "nvmlDeviceGetBoardId", "nvmlDeviceGetBoardId", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4424, sizeof(cushim_params_nvmlDeviceGetBoardId), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetBoardId },
+    { 1267, "nvmlDeviceGetMultiGpuBoard", "nvmlDeviceGetMultiGpuBoard", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4444, sizeof(cushim_params_nvmlDeviceGetMultiGpuBoard), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetMultiGpuBoard },
+    { 1268, "nvmlDeviceGetTotalEccErrors", "nvmlDeviceGetTotalEccErrors", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4475, sizeof(cushim_params_nvmlDeviceGetTotalEccErrors), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetTotalEccErrors },
+    { 1269, "nvmlDeviceGetDetailedEccErrors", "nvmlDeviceGetDetailedEccErrors", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4513, sizeof(cushim_params_nvmlDeviceGetDetailedEccErrors), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetDetailedEccErrors },
+    { 1270, "nvmlDeviceGetMemoryErrorCounter", "nvmlDeviceGetMemoryErrorCounter", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4550, sizeof(cushim_params_nvmlDeviceGetMemoryErrorCounter), sizeof(nvmlReturn_t), 5, cushim_gen_p_nvmlDeviceGetMemoryErrorCounter },
+    { 1271, "nvmlDeviceGetUtilizationRates", "nvmlDeviceGetUtilizationRates", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4577, sizeof(cushim_params_nvmlDeviceGetUtilizationRates), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetUtilizationRates },
+    { 1272, "nvmlDeviceGetEncoderUtilization", "nvmlDeviceGetEncoderUtilization", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4598, sizeof(cushim_params_nvmlDeviceGetEncoderUtilization), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetEncoderUtilization },
+    { 1273, "nvmlDeviceGetEncoderCapacity", "nvmlDeviceGetEncoderCapacity", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4618, sizeof(cushim_params_nvmlDeviceGetEncoderCapacity), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetEncoderCapacity },
+    { 1274, "nvmlDeviceGetEncoderStats", "nvmlDeviceGetEncoderStats", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4638, sizeof(cushim_params_nvmlDeviceGetEncoderStats), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetEncoderStats },
+    { 1275, "nvmlDeviceGetEncoderSessions", "nvmlDeviceGetEncoderSessions", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4668, sizeof(cushim_params_nvmlDeviceGetEncoderSessions), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetEncoderSessions },
+    { 1276, "nvmlDeviceGetDecoderUtilization", "nvmlDeviceGetDecoderUtilization", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4689, sizeof(cushim_params_nvmlDeviceGetDecoderUtilization), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetDecoderUtilization },
+    { 1279, "nvmlDeviceGetFBCStats", "nvmlDeviceGetFBCStats", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4706, sizeof(cushim_params_nvmlDeviceGetFBCStats), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetFBCStats },
+    { 1280, "nvmlDeviceGetFBCSessions", "nvmlDeviceGetFBCSessions", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4737, sizeof(cushim_params_nvmlDeviceGetFBCSessions), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetFBCSessions },
+    { 1282, "nvmlDeviceGetVbiosVersion", "nvmlDeviceGetVbiosVersion", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4786, sizeof(cushim_params_nvmlDeviceGetVbiosVersion), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetVbiosVersion },
+    { 1283, "nvmlDeviceGetBridgeChipInfo", "nvmlDeviceGetBridgeChipInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4806, sizeof(cushim_params_nvmlDeviceGetBridgeChipInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetBridgeChipInfo },
+    { 1284, "nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4849, sizeof(cushim_params_nvmlDeviceGetComputeRunningProcesses_v3), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetComputeRunningProcesses_v3 },
+    { 1285, "nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetGraphicsRunningProcesses", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_INTEROP | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4892, sizeof(cushim_params_nvmlDeviceGetGraphicsRunningProcesses_v3), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetGraphicsRunningProcesses_v3 },
+    { 1286, "nvmlDeviceGetMPSComputeRunningProcesses_v3", "nvmlDeviceGetMPSComputeRunningProcesses", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4935, sizeof(cushim_params_nvmlDeviceGetMPSComputeRunningProcesses_v3), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetMPSComputeRunningProcesses_v3 },
+    { 1288, "nvmlDeviceOnSameBoard", "nvmlDeviceOnSameBoard", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 4955, sizeof(cushim_params_nvmlDeviceOnSameBoard), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceOnSameBoard },
+    { 1289, "nvmlDeviceGetAPIRestriction", "nvmlDeviceGetAPIRestriction", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4981, sizeof(cushim_params_nvmlDeviceGetAPIRestriction), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetAPIRestriction },
+    { 1290, "nvmlDeviceGetSamples", "nvmlDeviceGetSamples", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5025, sizeof(cushim_params_nvmlDeviceGetSamples), sizeof(nvmlReturn_t), 6, cushim_gen_p_nvmlDeviceGetSamples },
+    { 1291, "nvmlDeviceGetBAR1MemoryInfo", "nvmlDeviceGetBAR1MemoryInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5053, sizeof(cushim_params_nvmlDeviceGetBAR1MemoryInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetBAR1MemoryInfo },
+    { 1292, "nvmlDeviceGetViolationStatus", "nvmlDeviceGetViolationStatus", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5079, sizeof(cushim_params_nvmlDeviceGetViolationStatus), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetViolationStatus },
+    { 1293, "nvmlDeviceGetIrqNum", "nvmlDeviceGetIrqNum", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5095, sizeof(cushim_params_nvmlDeviceGetIrqNum), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetIrqNum },
+    { 1294, "nvmlDeviceGetNumGpuCores", "nvmlDeviceGetNumGpuCores", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5111, sizeof(cushim_params_nvmlDeviceGetNumGpuCores), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetNumGpuCores },
+    { 1295, "nvmlDeviceGetPowerSource", "nvmlDeviceGetPowerSource", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5127, sizeof(cushim_params_nvmlDeviceGetPowerSource), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPowerSource },
+    { 1296, "nvmlDeviceGetMemoryBusWidth", "nvmlDeviceGetMemoryBusWidth", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5143, sizeof(cushim_params_nvmlDeviceGetMemoryBusWidth), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetMemoryBusWidth },
+    { 1297, "nvmlDeviceGetPcieLinkMaxSpeed", "nvmlDeviceGetPcieLinkMaxSpeed", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5159, sizeof(cushim_params_nvmlDeviceGetPcieLinkMaxSpeed), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPcieLinkMaxSpeed },
+    { 1298, "nvmlDeviceGetPcieSpeed", "nvmlDeviceGetPcieSpeed", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5174, sizeof(cushim_params_nvmlDeviceGetPcieSpeed), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPcieSpeed },
+    { 1299, "nvmlDeviceGetAdaptiveClockInfoStatus", "nvmlDeviceGetAdaptiveClockInfoStatus", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5190, sizeof(cushim_params_nvmlDeviceGetAdaptiveClockInfoStatus), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetAdaptiveClockInfoStatus },
+    { 1300, "nvmlDeviceGetBusType", "nvmlDeviceGetBusType", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8706, sizeof(cushim_params_nvmlDeviceGetBusType), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetBusType },
+    { 1315, "nvmlDeviceGetGspFirmwareVersion", "nvmlDeviceGetGspFirmwareVersion", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6714, sizeof(cushim_params_nvmlDeviceGetGspFirmwareVersion), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetGspFirmwareVersion },
+    { 1316, "nvmlDeviceGetGspFirmwareMode", "nvmlDeviceGetGspFirmwareMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6731, sizeof(cushim_params_nvmlDeviceGetGspFirmwareMode), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetGspFirmwareMode },
+    { 1319, "nvmlDeviceGetAccountingMode", "nvmlDeviceGetAccountingMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5218, sizeof(cushim_params_nvmlDeviceGetAccountingMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetAccountingMode },
+    { 1320, "nvmlDeviceGetAccountingStats", "nvmlDeviceGetAccountingStats", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5257, sizeof(cushim_params_nvmlDeviceGetAccountingStats), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetAccountingStats },
+    { 1321, "nvmlDeviceGetAccountingPids", "nvmlDeviceGetAccountingPids", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5289, sizeof(cushim_params_nvmlDeviceGetAccountingPids), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetAccountingPids },
+    { 1322, "nvmlDeviceGetAccountingBufferSize", "nvmlDeviceGetAccountingBufferSize", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5313, sizeof(cushim_params_nvmlDeviceGetAccountingBufferSize), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetAccountingBufferSize },
+    { 1323, "nvmlDeviceGetRetiredPages", "nvmlDeviceGetRetiredPages", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5346, sizeof(cushim_params_nvmlDeviceGetRetiredPages), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetRetiredPages },
+    { 1324, "nvmlDeviceGetRetiredPages_v2", "nvmlDeviceGetRetiredPages", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5378, sizeof(cushim_params_nvmlDeviceGetRetiredPages_v2), sizeof(nvmlReturn_t), 5, cushim_gen_p_nvmlDeviceGetRetiredPages_v2 },
+    { 1325, "nvmlDeviceGetRetiredPagesPendingStatus", "nvmlDeviceGetRetiredPagesPendingStatus", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5397, sizeof(cushim_params_nvmlDeviceGetRetiredPagesPendingStatus), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetRetiredPagesPendingStatus },
+    { 1326, "nvmlDeviceGetRemappedRows", "nvmlDeviceGetRemappedRows", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5424, sizeof(cushim_params_nvmlDeviceGetRemappedRows), sizeof(nvmlReturn_t), 5, cushim_gen_p_nvmlDeviceGetRemappedRows },
+    { 1327, "nvmlDeviceGetRowRemapperHistogram", "nvmlDeviceGetRowRemapperHistogram", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5438, sizeof(cushim_params_nvmlDeviceGetRowRemapperHistogram), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetRowRemapperHistogram },
+    { 1328, "nvmlDeviceGetArchitecture", "nvmlDeviceGetArchitecture", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5452, sizeof(cushim_params_nvmlDeviceGetArchitecture), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetArchitecture },
+    { 1329, "nvmlDeviceGetClkMonStatus", "nvmlDeviceGetClkMonStatus", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 5870, sizeof(cushim_params_nvmlDeviceGetClkMonStatus), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetClkMonStatus },
+    { 1330, "nvmlDeviceGetProcessUtilization", "nvmlDeviceGetProcessUtilization", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6696, sizeof(cushim_params_nvmlDeviceGetProcessUtilization), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetProcessUtilization },
+    { 1336, "nvmlUnitSetLedState", "nvmlUnitSetLedState", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 5492, sizeof(cushim_params_nvmlUnitSetLedState), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlUnitSetLedState },
+    { 1337, "nvmlDeviceSetPersistenceMode", "nvmlDeviceSetPersistenceMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 5540, sizeof(cushim_params_nvmlDeviceSetPersistenceMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetPersistenceMode },
+    { 1338, "nvmlDeviceSetComputeMode", "nvmlDeviceSetComputeMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 5574, sizeof(cushim_params_nvmlDeviceSetComputeMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetComputeMode },
+    { 1339, "nvmlDeviceSetEccMode", "nvmlDeviceSetEccMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 5604, sizeof(cushim_params_nvmlDeviceSetEccMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetEccMode },
+    { 1340, "nvmlDeviceClearEccErrorCounts", "nvmlDeviceClearEccErrorCounts", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 5638, sizeof(cushim_params_nvmlDeviceClearEccErrorCounts), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceClearEccErrorCounts },
+    { 1341, "nvmlDeviceSetDriverModel", "nvmlDeviceSetDriverModel", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 5679, sizeof(cushim_params_nvmlDeviceSetDriverModel), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceSetDriverModel },
+    { 1342, "nvmlDeviceSetGpuLockedClocks", "nvmlDeviceSetGpuLockedClocks", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 5730, sizeof(cushim_params_nvmlDeviceSetGpuLockedClocks), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceSetGpuLockedClocks },
+    { 1343, "nvmlDeviceResetGpuLockedClocks", "nvmlDeviceResetGpuLockedClocks", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 5752, sizeof(cushim_params_nvmlDeviceResetGpuLockedClocks), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlDeviceResetGpuLockedClocks },
+    { 1344, "nvmlDeviceSetMemoryLockedClocks", "nvmlDeviceSetMemoryLockedClocks", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 5784, sizeof(cushim_params_nvmlDeviceSetMemoryLockedClocks), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceSetMemoryLockedClocks },
+    { 1345, "nvmlDeviceResetMemoryLockedClocks", "nvmlDeviceResetMemoryLockedClocks", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 5806, sizeof(cushim_params_nvmlDeviceResetMemoryLockedClocks), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlDeviceResetMemoryLockedClocks },
+    { 1346, "nvmlDeviceSetApplicationsClocks", "nvmlDeviceSetApplicationsClocks", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 5847, sizeof(cushim_params_nvmlDeviceSetApplicationsClocks), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceSetApplicationsClocks },
+    { 1347, "nvmlDeviceResetApplicationsClocks", "nvmlDeviceResetApplicationsClocks", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 3551, sizeof(cushim_params_nvmlDeviceResetApplicationsClocks), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlDeviceResetApplicationsClocks },
+    { 1348, "nvmlDeviceSetAutoBoostedClocksEnabled", "nvmlDeviceSetAutoBoostedClocksEnabled", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 3700, sizeof(cushim_params_nvmlDeviceSetAutoBoostedClocksEnabled), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetAutoBoostedClocksEnabled },
+    { 1349, "nvmlDeviceSetDefaultAutoBoostedClocksEnabled", "nvmlDeviceSetDefaultAutoBoostedClocksEnabled", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 3731, sizeof(cushim_params_nvmlDeviceSetDefaultAutoBoostedClocksEnabled), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceSetDefaultAutoBoostedClocksEnabled },
+    { 1350, "nvmlDeviceSetDefaultFanSpeed_v2", "nvmlDeviceSetDefaultFanSpeed", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 3828, sizeof(cushim_params_nvmlDeviceSetDefaultFanSpeed_v2), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetDefaultFanSpeed_v2 },
+    { 1352, "nvmlDeviceSetTemperatureThreshold", "nvmlDeviceSetTemperatureThreshold", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 3927, sizeof(cushim_params_nvmlDeviceSetTemperatureThreshold), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceSetTemperatureThreshold },
+    { 1353, "nvmlDeviceSetPowerManagementLimit", "nvmlDeviceSetPowerManagementLimit", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 5897, sizeof(cushim_params_nvmlDeviceSetPowerManagementLimit), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetPowerManagementLimit },
+    { 1354, "nvmlDeviceSetGpuOperationMode", "nvmlDeviceSetGpuOperationMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 5928, sizeof(cushim_params_nvmlDeviceSetGpuOperationMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetGpuOperationMode },
+    { 1355, "nvmlDeviceSetAPIRestriction", "nvmlDeviceSetAPIRestriction", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 5956, sizeof(cushim_params_nvmlDeviceSetAPIRestriction), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceSetAPIRestriction },
+    { 1356, "nvmlDeviceSetFanSpeed_v2", "nvmlDeviceSetFanSpeed", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 8746, sizeof(cushim_params_nvmlDeviceSetFanSpeed_v2), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceSetFanSpeed_v2 },
+    { 1357, "nvmlDeviceSetGpcClkVfOffset", "nvmlDeviceSetGpcClkVfOffset", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 8775, sizeof(cushim_params_nvmlDeviceSetGpcClkVfOffset), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetGpcClkVfOffset },
+    { 1358, "nvmlDeviceSetMemClkVfOffset", "nvmlDeviceSetMemClkVfOffset", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 8804, sizeof(cushim_params_nvmlDeviceSetMemClkVfOffset), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetMemClkVfOffset },
+    { 1359, "nvmlDeviceSetAccountingMode", "nvmlDeviceSetAccountingMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 5996, sizeof(cushim_params_nvmlDeviceSetAccountingMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetAccountingMode },
+    { 1360, "nvmlDeviceClearAccountingPids", "nvmlDeviceClearAccountingPids", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 6018, sizeof(cushim_params_nvmlDeviceClearAccountingPids), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlDeviceClearAccountingPids },
+    { 1361, "nvmlDeviceGetNvLinkState", "nvmlDeviceGetNvLinkState", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6047, sizeof(cushim_params_nvmlDeviceGetNvLinkState), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetNvLinkState },
+    { 1362, "nvmlDeviceGetNvLinkVersion", "nvmlDeviceGetNvLinkVersion", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6065, sizeof(cushim_params_nvmlDeviceGetNvLinkVersion), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetNvLinkVersion },
+    { 1363, "nvmlDeviceGetNvLinkCapability", "nvmlDeviceGetNvLinkCapability", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6086, sizeof(cushim_params_nvmlDeviceGetNvLinkCapability), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetNvLinkCapability },
+    { 1364, "nvmlDeviceGetNvLinkRemotePciInfo_v2", "nvmlDeviceGetNvLinkRemotePciInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6106, sizeof(cushim_params_nvmlDeviceGetNvLinkRemotePciInfo_v2), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetNvLinkRemotePciInfo_v2 },
+    { 1365, "nvmlDeviceGetNvLinkErrorCounter", "nvmlDeviceGetNvLinkErrorCounter", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6126, sizeof(cushim_params_nvmlDeviceGetNvLinkErrorCounter), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetNvLinkErrorCounter },
+    { 1366, "nvmlDeviceResetNvLinkErrorCounters", "nvmlDeviceResetNvLinkErrorCounters", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 6145, sizeof(cushim_params_nvmlDeviceResetNvLinkErrorCounters), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceResetNvLinkErrorCounters },
+    { 1367, "nvmlDeviceSetNvLinkUtilizationControl", "nvmlDeviceSetNvLinkUtilizationControl", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 6169, sizeof(cushim_params_nvmlDeviceSetNvLinkUtilizationControl), sizeof(nvmlReturn_t), 5, cushim_gen_p_nvmlDeviceSetNvLinkUtilizationControl },
+    { 1368, "nvmlDeviceGetNvLinkUtilizationControl", "nvmlDeviceGetNvLinkUtilizationControl", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6192, sizeof(cushim_params_nvmlDeviceGetNvLinkUtilizationControl), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetNvLinkUtilizationControl },
+    { 1369, "nvmlDeviceGetNvLinkUtilizationCounter", "nvmlDeviceGetNvLinkUtilizationCounter", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6218, sizeof(cushim_params_nvmlDeviceGetNvLinkUtilizationCounter), sizeof(nvmlReturn_t), 5, cushim_gen_p_nvmlDeviceGetNvLinkUtilizationCounter },
+    { 1370, "nvmlDeviceFreezeNvLinkUtilizationCounter", "nvmlDeviceFreezeNvLinkUtilizationCounter", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 6242, sizeof(cushim_params_nvmlDeviceFreezeNvLinkUtilizationCounter), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceFreezeNvLinkUtilizationCounter },
+    { 1371, "nvmlDeviceResetNvLinkUtilizationCounter", "nvmlDeviceResetNvLinkUtilizationCounter", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 6264, sizeof(cushim_params_nvmlDeviceResetNvLinkUtilizationCounter), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceResetNvLinkUtilizationCounter },
+    { 1372, "nvmlDeviceGetNvLinkRemoteDeviceType", "nvmlDeviceGetNvLinkRemoteDeviceType", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6283, sizeof(cushim_params_nvmlDeviceGetNvLinkRemoteDeviceType), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetNvLinkRemoteDeviceType },
+    { 1380, "nvmlEventSetCreate", "nvmlEventSetCreate", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 6310, sizeof(cushim_params_nvmlEventSetCreate), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlEventSetCreate },
+    { 1381, "nvmlDeviceRegisterEvents", "nvmlDeviceRegisterEvents", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 6348, sizeof(cushim_params_nvmlDeviceRegisterEvents), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceRegisterEvents },
+    { 1382, "nvmlDeviceGetSupportedEventTypes", "nvmlDeviceGetSupportedEventTypes", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6370, sizeof(cushim_params_nvmlDeviceGetSupportedEventTypes), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetSupportedEventTypes },
+    { 1383, "nvmlEventSetWait_v2", "nvmlEventSetWait", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 6409, sizeof(cushim_params_nvmlEventSetWait_v2), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlEventSetWait_v2 },
+    { 1384, "nvmlEventSetFree", "nvmlEventSetFree", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 6425, sizeof(cushim_params_nvmlEventSetFree), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlEventSetFree },
+    { 1389, "nvmlDeviceModifyDrainState", "nvmlDeviceModifyDrainState", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 6460, sizeof(cushim_params_nvmlDeviceModifyDrainState), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceModifyDrainState },
+    { 1390, "nvmlDeviceQueryDrainState", "nvmlDeviceQueryDrainState", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 6480, sizeof(cushim_params_nvmlDeviceQueryDrainState), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceQueryDrainState },
+    { 1391, "nvmlDeviceRemoveGpu_v2", "nvmlDeviceRemoveGpu", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 6512, sizeof(cushim_params_nvmlDeviceRemoveGpu_v2), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceRemoveGpu_v2 },
+    { 1392, "nvmlDeviceDiscoverGpus", "nvmlDeviceDiscoverGpus", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 6541, sizeof(cushim_params_nvmlDeviceDiscoverGpus), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlDeviceDiscoverGpus },
+    { 1393, "nvmlDeviceGetFieldValues", "nvmlDeviceGetFieldValues", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6568, sizeof(cushim_params_nvmlDeviceGetFieldValues), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetFieldValues },
+    { 1395, "nvmlDeviceGetVirtualizationMode", "nvmlDeviceGetVirtualizationMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6602, sizeof(cushim_params_nvmlDeviceGetVirtualizationMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetVirtualizationMode },
+    { 1396, "nvmlDeviceGetHostVgpuMode", "nvmlDeviceGetHostVgpuMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6620, sizeof(cushim_params_nvmlDeviceGetHostVgpuMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetHostVgpuMode },
+    { 1397, "nvmlDeviceSetVirtualizationMode", "nvmlDeviceSetVirtualizationMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 6638, sizeof(cushim_params_nvmlDeviceSetVirtualizationMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetVirtualizationMode },
+    { 1407, "nvmlDeviceGetGridLicensableFeatures_v4", "nvmlDeviceGetGridLicensableFeatures", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6654, sizeof(cushim_params_nvmlDeviceGetGridLicensableFeatures_v4), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetGridLicensableFeatures_v4 },
+    { 1410, "nvmlDeviceGetSupportedVgpus", "nvmlDeviceGetSupportedVgpus", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6766, sizeof(cushim_params_nvmlDeviceGetSupportedVgpus), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetSupportedVgpus },
+    { 1411, "nvmlDeviceGetCreatableVgpus", "nvmlDeviceGetCreatableVgpus", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6795, sizeof(cushim_params_nvmlDeviceGetCreatableVgpus), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetCreatableVgpus },
+    { 1412, "nvmlVgpuTypeGetClass", "nvmlVgpuTypeGetClass", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6813, sizeof(cushim_params_nvmlVgpuTypeGetClass), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlVgpuTypeGetClass },
+    { 1413, "nvmlVgpuTypeGetName", "nvmlVgpuTypeGetName", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6834, sizeof(cushim_params_nvmlVgpuTypeGetName), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlVgpuTypeGetName },
+    { 1414, "nvmlVgpuTypeGetGpuInstanceProfileId", "nvmlVgpuTypeGetGpuInstanceProfileId", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6852, sizeof(cushim_params_nvmlVgpuTypeGetGpuInstanceProfileId), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuTypeGetGpuInstanceProfileId },
+    { 1415, "nvmlVgpuTypeGetDeviceID", "nvmlVgpuTypeGetDeviceID", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6869, sizeof(cushim_params_nvmlVgpuTypeGetDeviceID), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlVgpuTypeGetDeviceID },
+    { 1416, "nvmlVgpuTypeGetFramebufferSize", "nvmlVgpuTypeGetFramebufferSize", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6885, sizeof(cushim_params_nvmlVgpuTypeGetFramebufferSize), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuTypeGetFramebufferSize },
+    { 1417, "nvmlVgpuTypeGetNumDisplayHeads", "nvmlVgpuTypeGetNumDisplayHeads", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6901, sizeof(cushim_params_nvmlVgpuTypeGetNumDisplayHeads), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuTypeGetNumDisplayHeads },
+    { 1418, "nvmlVgpuTypeGetResolution", "nvmlVgpuTypeGetResolution", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6920, sizeof(cushim_params_nvmlVgpuTypeGetResolution), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlVgpuTypeGetResolution },
+    { 1419, "nvmlVgpuTypeGetLicense", "nvmlVgpuTypeGetLicense", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6945, sizeof(cushim_params_nvmlVgpuTypeGetLicense), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlVgpuTypeGetLicense },
+    { 1420, "nvmlVgpuTypeGetFrameRateLimit", "nvmlVgpuTypeGetFrameRateLimit", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6961, sizeof(cushim_params_nvmlVgpuTypeGetFrameRateLimit), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuTypeGetFrameRateLimit },
+    { 1421, "nvmlVgpuTypeGetMaxInstances", "nvmlVgpuTypeGetMaxInstances", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6979, sizeof(cushim_params_nvmlVgpuTypeGetMaxInstances), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlVgpuTypeGetMaxInstances },
+    { 1422, "nvmlVgpuTypeGetMaxInstancesPerVm", "nvmlVgpuTypeGetMaxInstancesPerVm", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 6994, sizeof(cushim_params_nvmlVgpuTypeGetMaxInstancesPerVm), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuTypeGetMaxInstancesPerVm },
+    { 1424, "nvmlDeviceGetActiveVgpus", "nvmlDeviceGetActiveVgpus", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7023, sizeof(cushim_params_nvmlDeviceGetActiveVgpus), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetActiveVgpus },
+    { 1425, "nvmlVgpuInstanceGetVmID", "nvmlVgpuInstanceGetVmID", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7048, sizeof(cushim_params_nvmlVgpuInstanceGetVmID), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlVgpuInstanceGetVmID },
+    { 1426, "nvmlVgpuInstanceGetUUID", "nvmlVgpuInstanceGetUUID", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7071, sizeof(cushim_params_nvmlVgpuInstanceGetUUID), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlVgpuInstanceGetUUID },
+    { 1427, "nvmlVgpuInstanceGetVmDriverVersion", "nvmlVgpuInstanceGetVmDriverVersion", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7098, sizeof(cushim_params_nvmlVgpuInstanceGetVmDriverVersion), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlVgpuInstanceGetVmDriverVersion },
+    { 1428, "nvmlVgpuInstanceGetFbUsage", "nvmlVgpuInstanceGetFbUsage", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7117, sizeof(cushim_params_nvmlVgpuInstanceGetFbUsage), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuInstanceGetFbUsage },
+    { 1429, "nvmlVgpuInstanceGetLicenseStatus", "nvmlVgpuInstanceGetLicenseStatus", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7138, sizeof(cushim_params_nvmlVgpuInstanceGetLicenseStatus), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuInstanceGetLicenseStatus },
+    { 1430, "nvmlVgpuInstanceGetType", "nvmlVgpuInstanceGetType", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7157, sizeof(cushim_params_nvmlVgpuInstanceGetType), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuInstanceGetType },
+    { 1431, "nvmlVgpuInstanceGetFrameRateLimit", "nvmlVgpuInstanceGetFrameRateLimit", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7177, sizeof(cushim_params_nvmlVgpuInstanceGetFrameRateLimit), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuInstanceGetFrameRateLimit },
+    { 1432, "nvmlVgpuInstanceGetEccMode", "nvmlVgpuInstanceGetEccMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7193, sizeof(cushim_params_nvmlVgpuInstanceGetEccMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuInstanceGetEccMode },
+    { 1433, "nvmlVgpuInstanceGetEncoderCapacity", "nvmlVgpuInstanceGetEncoderCapacity", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7210, sizeof(cushim_params_nvmlVgpuInstanceGetEncoderCapacity), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuInstanceGetEncoderCapacity },
+    { 1434, "nvmlVgpuInstanceSetEncoderCapacity", "nvmlVgpuInstanceSetEncoderCapacity", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 7227, sizeof(cushim_params_nvmlVgpuInstanceSetEncoderCapacity), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuInstanceSetEncoderCapacity },
+    { 1435, "nvmlVgpuInstanceGetEncoderStats", "nvmlVgpuInstanceGetEncoderStats", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7247, sizeof(cushim_params_nvmlVgpuInstanceGetEncoderStats), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlVgpuInstanceGetEncoderStats },
+    { 1436, "nvmlVgpuInstanceGetEncoderSessions", "nvmlVgpuInstanceGetEncoderSessions", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7279, sizeof(cushim_params_nvmlVgpuInstanceGetEncoderSessions), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlVgpuInstanceGetEncoderSessions },
+    { 1437, "nvmlVgpuInstanceGetFBCStats", "nvmlVgpuInstanceGetFBCStats", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7296, sizeof(cushim_params_nvmlVgpuInstanceGetFBCStats), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuInstanceGetFBCStats },
+    { 1438, "nvmlVgpuInstanceGetFBCSessions", "nvmlVgpuInstanceGetFBCSessions", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7327, sizeof(cushim_params_nvmlVgpuInstanceGetFBCSessions), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlVgpuInstanceGetFBCSessions },
+    { 1439, "nvmlVgpuInstanceGetGpuInstanceId", "nvmlVgpuInstanceGetGpuInstanceId", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7345, sizeof(cushim_params_nvmlVgpuInstanceGetGpuInstanceId), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuInstanceGetGpuInstanceId },
+    { 1440, "nvmlVgpuInstanceGetGpuPciId", "nvmlVgpuInstanceGetGpuPciId", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7365, sizeof(cushim_params_nvmlVgpuInstanceGetGpuPciId), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlVgpuInstanceGetGpuPciId },
+    { 1441, "nvmlVgpuTypeGetCapabilities", "nvmlVgpuTypeGetCapabilities", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7384, sizeof(cushim_params_nvmlVgpuTypeGetCapabilities), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlVgpuTypeGetCapabilities },
+    { 1442, "nvmlVgpuInstanceGetMdevUUID", "nvmlVgpuInstanceGetMdevUUID", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 3090, sizeof(cushim_params_nvmlVgpuInstanceGetMdevUUID), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlVgpuInstanceGetMdevUUID },
+    { 1452, "nvmlVgpuInstanceGetMetadata", "nvmlVgpuInstanceGetMetadata", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7496, sizeof(cushim_params_nvmlVgpuInstanceGetMetadata), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlVgpuInstanceGetMetadata },
+    { 1453, "nvmlDeviceGetVgpuMetadata", "nvmlDeviceGetVgpuMetadata", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7518, sizeof(cushim_params_nvmlDeviceGetVgpuMetadata), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetVgpuMetadata },
+    { 1454, "nvmlGetVgpuCompatibility", "nvmlGetVgpuCompatibility", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7542, sizeof(cushim_params_nvmlGetVgpuCompatibility), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlGetVgpuCompatibility },
+    { 1455, "nvmlDeviceGetPgpuMetadataString", "nvmlDeviceGetPgpuMetadataString", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7562, sizeof(cushim_params_nvmlDeviceGetPgpuMetadataString), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetPgpuMetadataString },
+    { 1460, "nvmlGetVgpuVersion", "nvmlGetVgpuVersion", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7594, sizeof(cushim_params_nvmlGetVgpuVersion), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlGetVgpuVersion },
+    { 1461, "nvmlSetVgpuVersion", "nvmlSetVgpuVersion", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 7621, sizeof(cushim_params_nvmlSetVgpuVersion), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlSetVgpuVersion },
+    { 1462, "nvmlDeviceGetVgpuUtilization", "nvmlDeviceGetVgpuUtilization", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7677, sizeof(cushim_params_nvmlDeviceGetVgpuUtilization), sizeof(nvmlReturn_t), 5, cushim_gen_p_nvmlDeviceGetVgpuUtilization },
+    { 1464, "nvmlDeviceGetVgpuProcessUtilization", "nvmlDeviceGetVgpuProcessUtilization", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7724, sizeof(cushim_params_nvmlDeviceGetVgpuProcessUtilization), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetVgpuProcessUtilization },
+    { 1466, "nvmlVgpuInstanceGetAccountingMode", "nvmlVgpuInstanceGetAccountingMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7744, sizeof(cushim_params_nvmlVgpuInstanceGetAccountingMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuInstanceGetAccountingMode },
+    { 1467, "nvmlVgpuInstanceGetAccountingPids", "nvmlVgpuInstanceGetAccountingPids", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7775, sizeof(cushim_params_nvmlVgpuInstanceGetAccountingPids), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlVgpuInstanceGetAccountingPids },
+    { 1468, "nvmlVgpuInstanceGetAccountingStats", "nvmlVgpuInstanceGetAccountingStats", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7810, sizeof(cushim_params_nvmlVgpuInstanceGetAccountingStats), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlVgpuInstanceGetAccountingStats },
+    { 1469, "nvmlVgpuInstanceClearAccountingPids", "nvmlVgpuInstanceClearAccountingPids", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 7832, sizeof(cushim_params_nvmlVgpuInstanceClearAccountingPids), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlVgpuInstanceClearAccountingPids },
+    { 1470, "nvmlVgpuInstanceGetLicenseInfo_v2", "nvmlVgpuInstanceGetLicenseInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7849, sizeof(cushim_params_nvmlVgpuInstanceGetLicenseInfo_v2), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlVgpuInstanceGetLicenseInfo_v2 },
+    { 1471, "nvmlGetExcludedDeviceCount", "nvmlGetExcludedDeviceCount", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7879, sizeof(cushim_params_nvmlGetExcludedDeviceCount), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlGetExcludedDeviceCount },
+    { 1472, "nvmlGetExcludedDeviceInfoByIndex", "nvmlGetExcludedDeviceInfoByIndex", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 7899, sizeof(cushim_params_nvmlGetExcludedDeviceInfoByIndex), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlGetExcludedDeviceInfoByIndex },
+    { 1474, "nvmlDeviceSetMigMode", "nvmlDeviceSetMigMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 8112, sizeof(cushim_params_nvmlDeviceSetMigMode), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceSetMigMode },
+    { 1475, "nvmlDeviceGetMigMode", "nvmlDeviceGetMigMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8134, sizeof(cushim_params_nvmlDeviceGetMigMode), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetMigMode },
+    { 1476, "nvmlDeviceGetGpuInstanceProfileInfo", "nvmlDeviceGetGpuInstanceProfileInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8155, sizeof(cushim_params_nvmlDeviceGetGpuInstanceProfileInfo), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetGpuInstanceProfileInfo },
+    { 1477, "nvmlDeviceGetGpuInstanceProfileInfoV", "nvmlDeviceGetGpuInstanceProfileInfoV", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8186, sizeof(cushim_params_nvmlDeviceGetGpuInstanceProfileInfoV), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetGpuInstanceProfileInfoV },
+    { 1479, "nvmlDeviceGetGpuInstancePossiblePlacements_v2", "nvmlDeviceGetGpuInstancePossiblePlacements", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8215, sizeof(cushim_params_nvmlDeviceGetGpuInstancePossiblePlacements_v2), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetGpuInstancePossiblePlacements_v2 },
+    { 1480, "nvmlDeviceGetGpuInstanceRemainingCapacity", "nvmlDeviceGetGpuInstanceRemainingCapacity", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8237, sizeof(cushim_params_nvmlDeviceGetGpuInstanceRemainingCapacity), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetGpuInstanceRemainingCapacity },
+    { 1481, "nvmlDeviceCreateGpuInstance", "nvmlDeviceCreateGpuInstance", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 8262, sizeof(cushim_params_nvmlDeviceCreateGpuInstance), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceCreateGpuInstance },
+    { 1482, "nvmlDeviceCreateGpuInstanceWithPlacement", "nvmlDeviceCreateGpuInstanceWithPlacement", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 8289, sizeof(cushim_params_nvmlDeviceCreateGpuInstanceWithPlacement), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceCreateGpuInstanceWithPlacement },
+    { 1483, "nvmlGpuInstanceDestroy", "nvmlGpuInstanceDestroy", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 8311, sizeof(cushim_params_nvmlGpuInstanceDestroy), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlGpuInstanceDestroy },
+    { 1484, "nvmlDeviceGetGpuInstances", "nvmlDeviceGetGpuInstances", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8334, sizeof(cushim_params_nvmlDeviceGetGpuInstances), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlDeviceGetGpuInstances },
+    { 1485, "nvmlDeviceGetGpuInstanceById", "nvmlDeviceGetGpuInstanceById", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8356, sizeof(cushim_params_nvmlDeviceGetGpuInstanceById), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetGpuInstanceById },
+    { 1486, "nvmlGpuInstanceGetInfo", "nvmlGpuInstanceGetInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8373, sizeof(cushim_params_nvmlGpuInstanceGetInfo), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlGpuInstanceGetInfo },
+    { 1487, "nvmlGpuInstanceGetComputeInstanceProfileInfo", "nvmlGpuInstanceGetComputeInstanceProfileInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8395, sizeof(cushim_params_nvmlGpuInstanceGetComputeInstanceProfileInfo), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlGpuInstanceGetComputeInstanceProfileInfo },
+    { 1488, "nvmlGpuInstanceGetComputeInstanceProfileInfoV", "nvmlGpuInstanceGetComputeInstanceProfileInfoV", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8429, sizeof(cushim_params_nvmlGpuInstanceGetComputeInstanceProfileInfoV), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlGpuInstanceGetComputeInstanceProfileInfoV },
+    { 1489, "nvmlGpuInstanceGetComputeInstanceRemainingCapacity", "nvmlGpuInstanceGetComputeInstanceRemainingCapacity", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8452, sizeof(cushim_params_nvmlGpuInstanceGetComputeInstanceRemainingCapacity), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlGpuInstanceGetComputeInstanceRemainingCapacity },
+    { 1491, "nvmlGpuInstanceCreateComputeInstance", "nvmlGpuInstanceCreateComputeInstance", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 8480, sizeof(cushim_params_nvmlGpuInstanceCreateComputeInstance), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlGpuInstanceCreateComputeInstance },
+    { 1493, "nvmlComputeInstanceDestroy", "nvmlComputeInstanceDestroy", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 8500, sizeof(cushim_params_nvmlComputeInstanceDestroy), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlComputeInstanceDestroy },
+    { 1494, "nvmlGpuInstanceGetComputeInstances", "nvmlGpuInstanceGetComputeInstances", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8525, sizeof(cushim_params_nvmlGpuInstanceGetComputeInstances), sizeof(nvmlReturn_t), 4, cushim_gen_p_nvmlGpuInstanceGetComputeInstances },
+    { 1495, "nvmlGpuInstanceGetComputeInstanceById", "nvmlGpuInstanceGetComputeInstanceById", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8547, sizeof(cushim_params_nvmlGpuInstanceGetComputeInstanceById), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlGpuInstanceGetComputeInstanceById },
+    { 1496, "nvmlComputeInstanceGetInfo_v2", "nvmlComputeInstanceGetInfo", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8565, sizeof(cushim_params_nvmlComputeInstanceGetInfo_v2), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlComputeInstanceGetInfo_v2 },
+    { 1497, "nvmlDeviceIsMigDeviceHandle", "nvmlDeviceIsMigDeviceHandle", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 8587, sizeof(cushim_params_nvmlDeviceIsMigDeviceHandle), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceIsMigDeviceHandle },
+    { 1498, "nvmlDeviceGetGpuInstanceId", "nvmlDeviceGetGpuInstanceId", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8607, sizeof(cushim_params_nvmlDeviceGetGpuInstanceId), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetGpuInstanceId },
+    { 1499, "nvmlDeviceGetComputeInstanceId", "nvmlDeviceGetComputeInstanceId", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8628, sizeof(cushim_params_nvmlDeviceGetComputeInstanceId), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetComputeInstanceId },
+    { 1500, "nvmlDeviceGetMaxMigDeviceCount", "nvmlDeviceGetMaxMigDeviceCount", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8647, sizeof(cushim_params_nvmlDeviceGetMaxMigDeviceCount), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetMaxMigDeviceCount },
+    { 1501, "nvmlDeviceGetMigDeviceHandleByIndex", "nvmlDeviceGetMigDeviceHandleByIndex", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8673, sizeof(cushim_params_nvmlDeviceGetMigDeviceHandleByIndex), sizeof(nvmlReturn_t), 3, cushim_gen_p_nvmlDeviceGetMigDeviceHandleByIndex },
+    { 1502, "nvmlDeviceGetDeviceHandleFromMigDeviceHandle", "nvmlDeviceGetDeviceHandleFromMigDeviceHandle", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 8692, sizeof(cushim_params_nvmlDeviceGetDeviceHandleFromMigDeviceHandle), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetDeviceHandleFromMigDeviceHandle },
+    { 1503, "nvmlGpmMetricsGet", "nvmlGpmMetricsGet", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9038, sizeof(cushim_params_nvmlGpmMetricsGet), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlGpmMetricsGet },
+    { 1504, "nvmlGpmSampleFree", "nvmlGpmSampleFree", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 9052, sizeof(cushim_params_nvmlGpmSampleFree), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlGpmSampleFree },
+    { 1505, "nvmlGpmSampleAlloc", "nvmlGpmSampleAlloc", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 9068, sizeof(cushim_params_nvmlGpmSampleAlloc), sizeof(nvmlReturn_t), 1, cushim_gen_p_nvmlGpmSampleAlloc },
+    { 1506, "nvmlGpmSampleGet", "nvmlGpmSampleGet", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 9084, sizeof(cushim_params_nvmlGpmSampleGet), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlGpmSampleGet },
+    { 1508, "nvmlGpmQueryDeviceSupport", "nvmlGpmQueryDeviceSupport", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, 0, "nvmlReturn_t", "nvml.h", 9097, sizeof(cushim_params_nvmlGpmQueryDeviceSupport), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlGpmQueryDeviceSupport },
+    { 2291, "nvmlDeviceGetPowerMode", "nvmlDeviceGetPowerMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4168, sizeof(cushim_params_nvmlDeviceGetPowerMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetPowerMode },
+    { 2292, "nvmlDeviceGetSupportedPowerModes", "nvmlDeviceGetSupportedPowerModes", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE | CUSHIM_CAT_QUERY, "nvmlReturn_t", "nvml.h", 4186, sizeof(cushim_params_nvmlDeviceGetSupportedPowerModes), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceGetSupportedPowerModes },
+    { 2293, "nvmlDeviceSetPowerMode", "nvmlDeviceSetPowerMode", 0, CUSHIM_PT_NONE, CUSHIM_LIB_NVML, CUSHIM_RET_NVMLRETURN, 0, CUSHIM_CAT_DEVICE, "nvmlReturn_t", "nvml.h", 4204, sizeof(cushim_params_nvmlDeviceSetPowerMode), sizeof(nvmlReturn_t), 2, cushim_gen_p_nvmlDeviceSetPowerMode },
 };
 
-const uint32_t cushim_gen_api_count = 929;
+const uint32_t cushim_gen_api_count = 1224;
 
 const uint16_t cushim_gen_by_name[] = {
     386, 124, 387, 125, 384, 116, 123, 385, 117, 120, 122, 118, 41, 349, 350, 351,
@@ -7203,7 +8825,25 @@ const uint16_t cushim_gen_by_name[] = {
     861, 597, 866, 588, 582, 583, 584, 591, 862, 599, 867, 589, 864, 601, 916, 908,
     844, 586, 845, 585, 863, 600, 843, 595, 868, 590, 851, 594, 865, 602, 848, 592,
     598, 902, 906, 905, 907, 904, 903, 921, 807, 809, 808, 898, 899, 858, 617, 915,
-    910,
+    910, 1206, 942, 1209, 1116, 985, 1097, 1196, 1197, 1137, 1126, 1067, 1084, 1081, 1083, 1082,
+    1156, 1077, 1009, 1090, 941, 972, 1015, 1069, 1048, 991, 978, 1062, 1078, 1091, 1011, 1006,
+    1212, 1044, 943, 944, 1063, 930, 971, 983, 982, 1144, 1045, 1002, 1003, 1025, 1058, 1010,
+    1047, 1051, 1215, 997, 996, 951, 1028, 1046, 1055, 1057, 1056, 1054, 1040, 1060, 1059, 1016,
+    1017, 1138, 1032, 1008, 1200, 1211, 949, 1194, 1192, 1193, 1195, 1199, 1041, 945, 946, 1064,
+    936, 937, 938, 1142, 1080, 1079, 931, 973, 932, 976, 974, 975, 1140, 979, 994, 993,
+    992, 1071, 947, 948, 1065, 1007, 1012, 1213, 1000, 1001, 1033, 1029, 981, 1074, 1052, 1042,
+    1043, 1214, 1191, 1030, 1019, 990, 1049, 977, 1020, 1072, 1119, 1121, 1128, 935, 1120, 1117,
+    1124, 1125, 1118, 988, 933, 934, 999, 1075, 1005, 1076, 1004, 1024, 998, 1178, 1037, 1035,
+    1036, 1034, 1221, 1073, 1027, 1038, 1092, 1088, 1085, 1087, 1086, 1089, 1068, 980, 1026, 1131,
+    1014, 1013, 1031, 1222, 1143, 1018, 1021, 1022, 1023, 986, 987, 1050, 1039, 989, 1053, 1061,
+    1176, 1182, 1181, 1070, 1139, 1210, 1134, 1066, 1135, 1130, 939, 1136, 1104, 1100, 1102, 1122,
+    1127, 1111, 1115, 1103, 1105, 1095, 984, 1106, 1107, 1098, 1096, 1112, 1113, 1099, 1110, 1114,
+    1101, 1190, 1123, 1094, 1109, 1223, 1108, 1141, 995, 955, 1129, 1133, 940, 1132, 1188, 1189,
+    1177, 1179, 1216, 1220, 1218, 1217, 1219, 1205, 1198, 1208, 1202, 1203, 1204, 1207, 1201, 929,
+    953, 952, 1180, 954, 958, 959, 956, 961, 957, 960, 962, 963, 970, 969, 964, 966,
+    967, 968, 965, 1093, 1186, 1183, 1184, 1185, 1164, 1165, 1168, 1167, 1170, 1169, 1160, 1163,
+    1171, 1172, 950, 1187, 1161, 1174, 1175, 1162, 1158, 1159, 1157, 1166, 1173, 1145, 1148, 1153,
+    1149, 1147, 1152, 1154, 1155, 1146, 1150, 1151,
 };
 
 const int16_t cushim_gen_index_of_id[CUSHIM_API_ID_LIMIT] = {
@@ -7277,7 +8917,80 @@ const int16_t cushim_gen_index_of_id[CUSHIM_API_ID_LIMIT] = {
     894, 895, 896, 897, 898, 899, 900, 901, 902, 903, 904, 905, 906, 907, -1, 908,
     -1, -1, -1, 909, 910, 911, 912, 913, -1, -1, -1, -1, -1, -1, -1, -1,
     -1, 914, 915, 916, -1, -1, 917, 918, 919, 920, 921, 922, 923, 924, 925, 926,
-    927, 928,
+    927, 928, 929, 930, 931, 932, 933, 934, 935, 936, 937, 938, 939, 940, 941, 942,
+    943, 944, 945, 946, 947, 948, 949, 950, 951, 952, 953, 954, 955, 956, 957, 958,
+    959, 960, 961, 962, -1, 963, 964, 965, 966, 967, 968, 969, 970, 971, 972, 973,
+    974, 975, -1, 976, 977, 978, 979, 980, -1, -1, 981, 982, 983, 984, 985, -1,
+    -1, -1, 986, 987, 988, 989, 990, 991, 992, 993, 994, 995, -1, 996, 997, 998,
+    -1, 999, 1000, -1, 1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008, 1009, 1010, 1011, 1012,
+    1013, 1014, 1015, 1016, 1017, -1, 1018, 1019, -1, 1020, 1021, -1, -1, 1022, -1, 1023,
+    1024, -1, 1025, -1, 1026, 1027, 1028, 1029, 1030, 1031, 1032, 1033, -1, -1, -1, -1,
+    1034, 1035, 1036, 1037, 1038, -1, -1, 1039, 1040, 1041, 1042, 1043, 1044, 1045, -1, -1,
+    1046, 1047, 1048, 1049, 1050, 1051, 1052, 1053, 1054, 1055, 1056, 1057, 1058, -1, -1, 1059,
+    1060, -1, 1061, 1062, 1063, 1064, 1065, -1, 1066, 1067, 1068, 1069, 1070, 1071, 1072, 1073,
+    1074, 1075, 1076, 1077, 1078, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, 1079, 1080, -1, -1, 1081, 1082, 1083, 1084, 1085, 1086, 1087, 1088, 1089,
+    1090, 1091, 1092, -1, -1, -1, -1, -1, 1093, 1094, 1095, 1096, 1097, 1098, 1099, 1100,
+    1101, 1102, 1103, 1104, 1105, 1106, 1107, -1, 1108, 1109, 1110, 1111, 1112, 1113, 1114, 1115,
+    1116, 1117, 1118, 1119, 1120, 1121, 1122, 1123, 1124, 1125, 1126, 1127, 1128, -1, -1, -1,
+    -1, -1, -1, -1, 1129, 1130, 1131, 1132, 1133, -1, -1, -1, -1, 1134, 1135, 1136,
+    1137, 1138, -1, 1139, 1140, 1141, -1, -1, -1, -1, -1, -1, -1, -1, -1, 1142,
+    -1, -1, 1143, 1144, 1145, 1146, 1147, 1148, 1149, 1150, 1151, 1152, 1153, 1154, 1155, -1,
+    1156, 1157, 1158, 1159, 1160, 1161, 1162, 1163, 1164, 1165, 1166, 1167, 1168, 1169, 1170, 1171,
+    1172, 1173, 1174, -1, -1, -1, -1, -1, -1, -1, -1, -1, 1175, 1176, 1177, 1178,
+    -1, -1, -1, -1, 1179, 1180, 1181, -1, 1182, -1, 1183, 1184, 1185, 1186, 1187, 1188,
+    1189, -1, 1190, 1191, 1192, 1193, -1, 1194, 1195, 1196, 1197, 1198, 1199, 1200, 1201, 1202,
+    1203, 1204, -1, 1205, -1, 1206, 1207, 1208, 1209, 1210, 1211, 1212, 1213, 1214, 1215, 1216,
+    1217, 1218, 1219, -1, 1220, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, 1221, 1222, 1223,
 };
 
 /* enum type names (typedefs, 'enum TAG' and TAG), sorted: host enum_by_name */

@@ -12,6 +12,8 @@
 #   releaseNN 13.0-shim   under the 13.0 shim the same program's runtime calls are not seen (they bind past it
 #                         to their own copy, as the README says) while its driver calls are, and the shim says
 #                         so once (the runtime "of another major than this build's")
+#   releaseNN nvidia-smi  nvidia-smi under that tree's shim and memlimit (4 GiB): memory.total is the quota
+#                         (the 12.9 and 11.8 trees interpose NVML since the thirteenth session)
 #   release12 libs        (check release12libs) a CUDA 12 program using NVML, cuBLAS and NCCL
 #                         (tests/gpu/release/libs_main.c) under the 12.9 tree's shim with every library
 #                         interposed and memlimit's quota: passes; NVML's total memory is the quota; each
@@ -62,6 +64,17 @@ check_release() {
         result "$name 13.0-shim" PASS "runtime calls seen 0 (they bind past a 13 shim), cuLaunchKernel $drv; said once: $(grep -o "is the loaded runtime library, of another major[^:]*" "$p.13.out" | head -n 1)"
     else
         result "$name 13.0-shim" FAIL "rc $rc; runtime calls seen ${rt:-none} (want 0), cuLaunchKernel ${drv:-none} (want >= 1), warnings $warn (want 1)"
+    fi
+    local smi t
+    if ! smi=$(command -v nvidia-smi); then
+        result "$name nvidia-smi" SKIP "no nvidia-smi"
+    elif [ ! -f "$r/plugins/memlimit.so" ] || ! grep -q nvmlDeviceGetMemoryInfo "$r/apis.tsv" 2>/dev/null; then
+        result "$name nvidia-smi" SKIP "the $2 bundle has no memlimit.so or no NVML (tools/build-gpu-bundle.sh)"
+    else
+        t=$(tmo 30 env LD_PRELOAD="$r/runtime/libcushim.so" CUSHIM_PLUGINS="$r/plugins/memlimit.so:limit=4GiB" "$smi" \
+            -i 0 --query-gpu=memory.total --format=csv,noheader,nounits 2>"$LOGS/$name.smi.err" | head -n 1 | tr -d ' ')
+        [ "$t" = 4096 ] && result "$name nvidia-smi" PASS "memory.total $t MiB under the $2 shim and a 4 GiB quota" ||
+            result "$name nvidia-smi" FAIL "memory.total '$t' MiB under the $2 shim, the quota is 4096"
     fi
 }
 check_release12() { check_release release12 12.9; }
