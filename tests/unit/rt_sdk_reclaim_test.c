@@ -20,7 +20,9 @@
 #include "rt_internal.h"
 #include "rt_test_host.h"
 
+#ifndef NTHREADS
 #define NTHREADS 32
+#endif
 #ifndef RECLAIM_ITERS
 #define RECLAIM_ITERS 100000
 #endif
