@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # fuzz.sh - the bounded fuzzing stage: builds each libFuzzer harness in tests/fuzz/ with clang
-# (-fsanitize=fuzzer,address,undefined) and runs it for FUZZ_SECONDS (default 30) each, one after the other.
+# (-fsanitize=fuzzer,address,undefined) and runs it for FUZZ_SECONDS (default 30) each, FUZZ_JOBS (default: the
+# number of cores) harnesses at a time (libFuzzer runs on one core).
 # Fails if a harness does not build, crashes, leaks, hangs (FUZZ_TIMEOUT s for one input, default 10) or
 # trips a FUZZ_CHECK; the input that did it is kept in build-fuzz/artifacts/<name>/ (replay it with
 # `build-fuzz/fuzz_<name> <file>`). Inputs found are kept in build-fuzz/corpus/<name>/ between runs.
@@ -62,30 +63,59 @@ cflags=(-g -O1 -std=gnu11 -Wall -Wextra -Werror -Wno-deprecated-declarations
         "-Igenerated/cuda-$cuda_version" "-I$cuda_root/include")
 
 want=("$@")
+jobs=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
 mkdir -p "$out"
-ran=0
+# fuzz_one NAME SRC...: build and run one harness; its output in $out/fuzz_NAME.{build,log}, status in .status
+fuzz_one() {
+  local name=$1
+  shift
+  local corpus=$out/corpus/$name artifacts=$out/artifacts/$name seeds=()
+  if ! clang "${cflags[@]}" -o "$out/fuzz_$name" "$@" -ldl -lpthread > "$out/fuzz_$name.build" 2>&1; then
+    echo build > "$out/fuzz_$name.status"
+    return
+  fi
+  mkdir -p "$corpus" "$artifacts"
+  [ -d "tests/fuzz/corpus/$name" ] && seeds=("tests/fuzz/corpus/$name")
+  if "$out/fuzz_$name" -max_total_time="$seconds" -timeout="$per_input" -rss_limit_mb=2048 \
+       -print_final_stats=1 -artifact_prefix="$artifacts/" "$corpus" "${seeds[@]}" > "$out/fuzz_$name.log" 2>&1; then
+    echo ok > "$out/fuzz_$name.status"
+  else
+    echo run > "$out/fuzz_$name.status"
+  fi
+}
+names=()
+running=0
 for h in "${HARNESSES[@]}"; do
   read -r -a words <<< "$h"
   name=${words[0]}
-  srcs=("${words[@]:1}")
   if [ ${#want[@]} -gt 0 ] && [[ " ${want[*]} " != *" $name "* ]]; then
     continue
   fi
-  echo "=== fuzz_$name: build"
-  clang "${cflags[@]}" -o "$out/fuzz_$name" "${srcs[@]}" -ldl -lpthread
-  corpus=$out/corpus/$name artifacts=$out/artifacts/$name
-  mkdir -p "$corpus" "$artifacts"
-  seeds=()
-  [ -d "tests/fuzz/corpus/$name" ] && seeds=("tests/fuzz/corpus/$name")
-  echo "=== fuzz_$name: ${seconds}s"
-  if ! "$out/fuzz_$name" -max_total_time="$seconds" -timeout="$per_input" -rss_limit_mb=2048 \
-         -print_final_stats=1 -artifact_prefix="$artifacts/" "$corpus" "${seeds[@]}" > "$out/fuzz_$name.log" 2>&1; then
-    tail -n 40 "$out/fuzz_$name.log"
-    echo "fuzz.sh: fuzz_$name failed; the input is in $artifacts/ (full log: $out/fuzz_$name.log)" >&2
-    exit 1
+  names+=("$name")
+  rm -f "$out/fuzz_$name.status"
+  echo "=== fuzz_$name: build and ${seconds}s"
+  fuzz_one "${words[@]}" &
+  running=$((running + 1))
+  if [ $running -ge "$jobs" ]; then
+    wait -n || true
+    running=$((running - 1))
   fi
-  grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb' "$out/fuzz_$name.log" | sed "s/^/fuzz_$name: /"
-  ran=$((ran + 1))
 done
-[ $ran -gt 0 ] || { echo "fuzz.sh: no harness named: ${want[*]}" >&2; exit 1; }
-echo "fuzz.sh: $ran harness(es) ran ${seconds}s each without a failure"
+wait
+[ ${#names[@]} -gt 0 ] || { echo "fuzz.sh: no harness named: ${want[*]}" >&2; exit 1; }
+failed=0
+for name in "${names[@]}"; do
+  case $(cat "$out/fuzz_$name.status" 2>/dev/null) in
+    ok) grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb' "$out/fuzz_$name.log" | sed "s/^/fuzz_$name: /" ;;
+    build)
+      cat "$out/fuzz_$name.build"
+      echo "fuzz.sh: fuzz_$name did not build" >&2
+      failed=1 ;;
+    *)
+      tail -n 40 "$out/fuzz_$name.log"
+      echo "fuzz.sh: fuzz_$name failed; the input is in $out/artifacts/$name/ (full log: $out/fuzz_$name.log)" >&2
+      failed=1 ;;
+  esac
+done
+[ $failed -eq 0 ] || exit 1
+echo "fuzz.sh: ${#names[@]} harness(es) ran ${seconds}s each without a failure ($jobs at a time)"
