@@ -21,6 +21,14 @@
 #                         equal the shim's counts. cuBLAS and NCCL where the machine has a libcublas.so.12 /
 #                         libnccl.so.2 in a Python package (nvidia-cublas-cu12, nvidia-nccl-cu*), else those
 #                         parts are left out and named.
+# rel_uncounted COUNTS OUT: each 'calls NAME N' line of a program's output OUT whose NAME the shim's COUNTS
+# (CUSHIM_COUNTS) does not hold N times, as "NAME counted/called "; empty when all agree. (Until the thirteenth
+# session the check matched '$1 == "calls"' on tab-separated fields of a space-separated line: it compared nothing.)
+rel_uncounted() {
+    awk -F'\t' 'NR == FNR { c[$1] = $2; next } /^calls / { split($0, f, " ");
+        if (c[f[2]] + 0 != f[3] + 0) printf "%s %s/%s ", f[2], c[f[2]] + 0, f[3] }' "$1" "$2" 2>/dev/null
+}
+
 # check_release NAME TREE: NAME release12|release11, TREE 12.9|11.8
 check_release() {
     local name=$1 r=$BUILD_DIR/r$2 cuda=${CUDA_HOME:-/usr/local/cuda} ptx=$BIN/scale.ptx p=$DATA/$1 rc bad
@@ -43,9 +51,7 @@ check_release() {
     tmo 60 env CUSHIM_LIB="$r/runtime/libcushim.so" "$L" run --trace="$p.json" --counts="$p.counts" -- \
         "$exe" "$ptx" >"$p.traced" 2>"$LOGS/$name.traced.err"
     rc=$?
-    # every 'calls NAME N' line of the program against the shim's count of NAME
-    bad=$(awk -F'\t' 'NR == FNR { c[$1] = $2; next } $1 == "calls" { split($0, f, " ");
-            if (c[f[2]] + 0 != f[3] + 0) printf "%s %s/%s ", f[2], c[f[2]] + 0, f[3] }' "$p.counts" "$p.traced" 2>/dev/null)
+    bad=$(rel_uncounted "$p.counts" "$p.traced")
     "$PY" "$HERE/trace/trace_check.py" api "$p.json" "$p.counts" >"$LOGS/$name.trace.txt" 2>&1
     if [ $rc -eq 0 ] && grep -qx PASS "$p.traced" && [ -z "$bad" ] && [ "$(grep -c '^calls ' "$p.traced")" -ge 16 ] &&
        ! grep -q '^FAIL' "$LOGS/$name.trace.txt" && grep -q '^PASS' "$LOGS/$name.trace.txt"; then
@@ -103,8 +109,7 @@ check_release12libs() {
         CUSHIM_PLUGINS="$r/plugins/memlimit.so:limit=${q}GiB" LIBS_CUBLAS="$cb" LIBS_NCCL="$nc" "$exe" \
         >"$p.out" 2>"$LOGS/release12-libs.err"
     rc=$?
-    bad=$(awk -F'\t' 'NR == FNR { c[$1] = $2; next } $1 == "calls" { split($0, f, " ");
-            if (c[f[2]] + 0 != f[3] + 0) printf "%s %s/%s ", f[2], c[f[2]] + 0, f[3] }' "$p.counts" "$p.out" 2>/dev/null)
+    bad=$(rel_uncounted "$p.counts" "$p.out")
     local mib n skips
     mib=$(awk '$1 == "nvml_total_mib" { print $2 }' "$p.out")
     n=$(grep -c '^calls ' "$p.out")

@@ -52,13 +52,19 @@ static void *sym(void *h, const char *name)
     return p;
 }
 
+static void *lib_open(const char *path)
+{
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL)
+        FAIL("dlopen %s: %s", path, dlerror());
+    return h;
+}
+
 static void nvml(void)
 {
-    void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW);
-    if (h == NULL) {
-        FAIL("dlopen libnvidia-ml.so.1: %s", dlerror());
+    void *h = lib_open("libnvidia-ml.so.1");
+    if (h == NULL)
         return;
-    }
     __typeof__(&nvmlInit_v2) init = SYM(h, nvmlInit_v2);
     __typeof__(&nvmlDeviceGetHandleByIndex_v2) byindex = SYM(h, nvmlDeviceGetHandleByIndex_v2);
     __typeof__(&nvmlDeviceGetMemoryInfo) meminfo = SYM(h, nvmlDeviceGetMemoryInfo);
@@ -80,11 +86,9 @@ static void nvml(void)
 static void cublas(const char *path)
 {
     enum { N = 64 };
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (h == NULL) {
-        FAIL("dlopen %s: %s", path, dlerror());
+    void *h = lib_open(path);
+    if (h == NULL)
         return;
-    }
     __typeof__(&cublasCreate_v2) create = SYM(h, cublasCreate_v2);
     __typeof__(&cublasGetVersion_v2) version = SYM(h, cublasGetVersion_v2);
     __typeof__(&cublasSgemm_v2) sgemm = SYM(h, cublasSgemm_v2);
@@ -133,11 +137,9 @@ static void cublas(const char *path)
 static void nccl(const char *path)
 {
     enum { N = 1024 };
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (h == NULL) {
-        FAIL("dlopen %s: %s", path, dlerror());
+    void *h = lib_open(path);
+    if (h == NULL)
         return;
-    }
     __typeof__(&ncclGetVersion) version = SYM(h, ncclGetVersion);
     __typeof__(&ncclCommInitAll) initall = SYM(h, ncclCommInitAll);
     __typeof__(&ncclAllReduce) allreduce = SYM(h, ncclAllReduce);
