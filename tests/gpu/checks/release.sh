@@ -16,9 +16,9 @@
 #                         (the 12.9 and 11.8 trees interpose NVML since the thirteenth session)
 #   release12 libs        (check release12libs) a CUDA 12 program using NVML, cuBLAS and NCCL
 #                         (tests/gpu/release/libs_main.c) under the 12.9 tree's shim with every library
-#                         interposed and memlimit's quota: passes; NVML's total memory is the quota; each
-#                         library function it calls is counted as often as it says; traced, the trace's events
-#                         equal the shim's counts. cuBLAS and NCCL where the machine has a libcublas.so.12 /
+#                         interposed and memlimit's quota: passes; NVML's total memory is the quota; traced,
+#                         the trace's events equal the shim's counts, and each library function it calls is
+#                         an outermost event of its main thread as often as it says (trace_check.py own). cuBLAS and NCCL where the machine has a libcublas.so.12 /
 #                         libnccl.so.2 in a Python package (nvidia-cublas-cu12, nvidia-nccl-cu*), else those
 #                         parts are left out and named.
 # rel_uncounted COUNTS OUT: each 'calls NAME N' line of a program's output OUT whose NAME the shim's COUNTS
@@ -109,15 +109,16 @@ check_release12libs() {
         CUSHIM_PLUGINS="$r/plugins/memlimit.so:limit=${q}GiB" LIBS_CUBLAS="$cb" LIBS_NCCL="$nc" "$exe" \
         >"$p.out" 2>"$LOGS/release12-libs.err"
     rc=$?
-    bad=$(rel_uncounted "$p.counts" "$p.out")
     local mib n skips
     mib=$(awk '$1 == "nvml_total_mib" { print $2 }' "$p.out")
     n=$(grep -c '^calls ' "$p.out")
     skips=$(grep '^skip ' "$p.out" | cut -d' ' -f2 | tr '\n' ' ')
-    if [ $rc -eq 0 ] && grep -qx PASS "$p.out" && [ -z "$bad" ] && [ "$mib" = $((q * 1024)) ] && [ "$n" -ge 4 ]; then
-        result "release12 libs" PASS "$n library functions counted as called ($(grep -h '_version ' "$p.out" | tr '\n' ' ')); NVML total ${mib} MiB = the ${q} GiB quota${skips:+; left out (not on this machine): $skips}"
+    # (its calls are compared below, in the trace: the shim's counts also hold what the libraries call themselves
+    # through its exports - NCCL's own ncclGetVersion and nvmlInit_v2 - run 92)
+    if [ $rc -eq 0 ] && grep -qx PASS "$p.out" && [ "$mib" = $((q * 1024)) ] && [ "$n" -ge 4 ]; then
+        result "release12 libs" PASS "$n library functions called ($(grep -h '_version ' "$p.out" | tr '\n' ' ')); NVML total ${mib} MiB = the ${q} GiB quota${skips:+; left out (not on this machine): $skips}"
     else
-        result "release12 libs" FAIL "rc $rc; counted/called: ${bad:-equal}; NVML total ${mib:-none} MiB (want $((q * 1024))); $(grep -h '^FAIL' "$p.out" "$LOGS/release12-libs.err" | head -n 2 | tr '\n' ' ' | cut -c1-200)"
+        result "release12 libs" FAIL "rc $rc; NVML total ${mib:-none} MiB (want $((q * 1024))); $(grep -h '^FAIL' "$p.out" "$LOGS/release12-libs.err" | head -n 2 | tr '\n' ' ' | cut -c1-200)"
     fi
     tmo 120 env CUSHIM_LIB="$r/runtime/libcushim.so" LIBS_CUBLAS="$cb" LIBS_NCCL="$nc" "$L" run --libs=$libs \
         --trace="$p.json" --counts="$p.tcounts" -- "$exe" >"$p.tout" 2>"$LOGS/release12-libs.traced.err"
@@ -125,6 +126,7 @@ check_release12libs() {
     # kernel names are checked where there are launches (cuBLAS's and NCCL's); NVML alone makes none
     "$PY" "$HERE/trace/trace_check.py" api "$p.json" "$p.tcounts" 2>&1 | grep -v '^FAIL kernel-names 0 of 0 ' \
         >"$LOGS/release12-libs.trace.txt"
+    "$PY" "$HERE/trace/trace_check.py" own "$p.json" "$p.tout" >>"$LOGS/release12-libs.trace.txt" 2>&1
     local lib_events
     lib_events=$(awk -F'\t' '$1 ~ /^(nvml|cublas|nccl)/ && $2 > 0 { n += $2 } END { print n + 0 }' "$p.tcounts" 2>/dev/null)
     if [ $rc -eq 0 ] && grep -qx PASS "$p.tout" && grep -q '^PASS' "$LOGS/release12-libs.trace.txt" &&

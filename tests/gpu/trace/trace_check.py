@@ -6,6 +6,10 @@ Each prints 'PASS|FAIL NAME detail' lines and exits 1 if any failed.
                                              the shim's CUSHIM_COUNTS (COUNTS and COUNTS.<pid> summed over
                                              the traces TRACE and TRACE's forked children are not merged:
                                              only COUNTS itself is compared); every driver launch names its kernel
+  trace_check.py own TRACE OUT              each 'calls NAME N' line of a program's output OUT: the trace holds N
+                                             outermost (depth 0) NAME events on the program's main thread - its
+                                             own calls, not those the libraries it calls make themselves through
+                                             the shim (NCCL's own ncclGetVersion, its NVML calls)
   trace_check.py tsv TRACE OUT               writes the per-API event counts of TRACE as 'api<TAB>count' (the
                                              CUSHIM_COUNTS format compare_counts.py reads)
   trace_check.py gpu TRACE WITNESS           the kernels launched inside the NVTX range 'measured' appear once
@@ -111,10 +115,28 @@ def check_gpu(trace, witness):
         len(inside), want))
 
 
+def check_own(trace, out):
+    d = load(trace)
+    own = {}
+    for e in d["traceEvents"]:
+        if e.get("ph") == "X" and e.get("tid") == e.get("pid") and e.get("args", {}).get("depth") == 0:
+            own[e["name"]] = own.get(e["name"], 0) + 1
+    want = {}
+    for line in open(out):
+        f = line.split()
+        if len(f) == 3 and f[0] == "calls" and f[2].isdigit():
+            want[f[1]] = want.get(f[1], 0) + int(f[2])
+    bad = [(n, own.get(n, 0), w) for n, w in sorted(want.items()) if own.get(n, 0) != w]
+    report(bool(want) and not bad, "own-calls", "%d functions the program says it called; differences (api, "
+           "outermost main-thread events, called): %s" % (len(want), bad[:5]))
+
+
 def main():
     mode = sys.argv[1]
     if mode == "api":
         check_api(sys.argv[2], sys.argv[3])
+    elif mode == "own":
+        check_own(sys.argv[2], sys.argv[3])
     elif mode == "tsv":
         write_tsv(sys.argv[2], sys.argv[3])
         return 0
