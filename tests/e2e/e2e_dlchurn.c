@@ -16,6 +16,8 @@
  *   lookup x2  dlsym(RTLD_DEFAULT, ...) and dlsym(RTLD_NEXT, ...) of driver names: whatever they answer
  *              (glibc's scope rules decide whether it is NULL) must be callable and give the fake's answer
  * With the shim every function found is the shim's (dladdr: libcushim), without it the library's own.
+ * Against the real libraries (the GPU check 'dlchurn': E2E_DLCHURN_REAL=1) the driver's version expected is
+ * the one its cuDriverGetVersion gives the main thread first, instead of the fake's.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -37,6 +39,7 @@ enum { OWNER_NONE, OWNER_SHIM, OWNER_LIB };
 
 static int rounds = 1000;
 static int shim;
+static int driver_version = FAKE_CUDA_VERSION;
 
 /* Where p lives: the shim, the library whose file name contains 'lib', or elsewhere. */
 static int owner(void *p, const char *lib)
@@ -57,9 +60,9 @@ static int driver_answers(drv_version_fn f, const char *how)
 {
     int v = 0;
     CUresult r = f(&v);
-    E2E_CHECK(r == CUDA_SUCCESS && v == FAKE_CUDA_VERSION, "%s: cuDriverGetVersion = %d, version %d (want %d)",
-              how, (int)r, v, FAKE_CUDA_VERSION);
-    return r == CUDA_SUCCESS && v == FAKE_CUDA_VERSION;
+    E2E_CHECK(r == CUDA_SUCCESS && v == driver_version, "%s: cuDriverGetVersion = %d, version %d (want %d)",
+              how, (int)r, v, driver_version);
+    return r == CUDA_SUCCESS && v == driver_version;
 }
 
 static void *driver_thread(void *arg)
@@ -80,7 +83,7 @@ static void *driver_thread(void *arg)
         if (gpa != NULL) {
             void *p = NULL;
             CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-            CUresult r = gpa("cuDriverGetVersion", &p, FAKE_CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &st);
+            CUresult r = gpa("cuDriverGetVersion", &p, driver_version, CU_GET_PROC_ADDRESS_DEFAULT, &st);
             E2E_CHECK(r == CUDA_SUCCESS && st == CU_GET_PROC_ADDRESS_SUCCESS && owner(p, "libcuda") == want(),
                       "round %d: cuGetProcAddress_v2(cuDriverGetVersion) = %d, status %d, %p in object %d (want %d)",
                       i, (int)r, (int)st, p, owner(p, "libcuda"), want());
@@ -190,6 +193,17 @@ int main(int argc, char **argv)
         rounds = atoi(argv[1]);
     if (rounds <= 0)
         rounds = 1;
+    const char *real = getenv("E2E_DLCHURN_REAL");
+    if (real != NULL && strcmp(real, "1") == 0) {
+        void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+        drv_version_fn f = h ? (drv_version_fn)dlsym(h, "cuDriverGetVersion") : NULL;
+        int v = 0;
+        E2E_CHECK(f != NULL && f(&v) == CUDA_SUCCESS && v >= 11000, "the real driver's version: %d (%s)", v,
+                  h ? "found" : dlerror());
+        driver_version = v;
+        if (h != NULL)
+            dlclose(h);
+    }
     void *(*const fns[])(void *) = {
         driver_thread, driver_thread, runtime_thread, churn_thread, lookup_thread, lookup_thread,
 #ifdef E2E_HAVE_NVML
