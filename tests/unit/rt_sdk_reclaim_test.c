@@ -1,7 +1,7 @@
 /*
  * rt_sdk_reclaim_test.c - memory stays bounded while hooks come and go: a
- * plugin adds and removes a hook group RECLAIM_ITERS times while 32 threads
- * call the hooked APIs. Every change retires two chains; the test samples the
+ * plugin adds and removes a hook group RECLAIM_ITERS times while NTHREADS (32;
+ * 8 under the sanitizers) threads call the hooked APIs. Every change retires two chains; the test samples the
  * number of live chains and of chains waiting in limbo, and asserts that
  * reclamation kept up during the run (peak limbo well below what was
  * retired) and that after hooks_sync nothing is left but the published
