@@ -22,6 +22,15 @@ lualib=$(ldconfig -p 2>/dev/null | awk '/liblua5\.4\.so\.0 .*x86-64/ && !f { pri
 if [ -n "$lualib" ] && [ -f build-gpu/plugins/lua.so ]; then
   cp -L "$lualib" build-gpu/plugins/liblua5.4.so.0
 fi
+# The GPU check 'dlchurn': tests/e2e/e2e_dlchurn.c built here (it includes the generated params header, hence
+# CUDA's GL/EGL/VDPAU interop headers, which the GPU machine lacks) into build-gpu/dlchurn.
+mkdir -p build-gpu/dlchurn
+${CC:-gcc} -shared -fPIC -O1 tests/e2e/e2e_dlchurn_lib.c -o build-gpu/dlchurn/libe2e_dlchurn_lib.so
+cuda_inc=${CUSHIM_CUDA_ROOT:-/usr/local/cuda}/include
+${CC:-gcc} -std=gnu11 -O1 -Wall -Wextra -Werror -Wno-deprecated-declarations -Itests/e2e -Igenerated/cuda-13.0 \
+  -I"$cuda_inc" -Isdk/include -Itests/fake -DE2E_HAVE_NVML -DE2E_CUDART_SONAME='"libcudart.so.13"' \
+  -DE2E_DLCHURN_LIB='"libe2e_dlchurn_lib.so"' tests/e2e/e2e_dlchurn.c tests/e2e/e2e_common.c \
+  -o build-gpu/dlchurn/e2e_dlchurn -ldl -lpthread
 # Runtimes of earlier majors, the pinned PyPI wheels' (the GPU machine has no registry), fetched once into
 # build/cuMM-wheel and copied to build-gpu/cuMM; skipped offline. libcudart.so.12: the 'copies' check (two majors
 # of libcudart in one process) and 'release12'; libcudart.so.11.0: 'release11'.

@@ -11,7 +11,8 @@
  *   runtime    the same with the tree's libcudart and cudaRuntimeGetVersion
  *   nvml       the same with libnvidia-ml.so.1: nvmlInit_v2, nvmlDeviceGetCount_v2, nvmlShutdown
  *              (when the fake NVML is built: E2E_HAVE_NVML)
- *   churn      dlopen/dlclose of a small library of no interest to the shim (E2E_DLCHURN_LIB): the
+ *   churn      dlopen/dlclose of a small library of no interest to the shim (E2E_DLCHURN_LIB, built in; the
+ *              variable of that name overrides it): the
  *              loader's list gains and loses an object, whose name ld.so allocates and frees each time
  *   lookup x2  dlsym(RTLD_DEFAULT, ...) and dlsym(RTLD_NEXT, ...) of driver names: whatever they answer
  *              (glibc's scope rules decide whether it is NULL) must be callable and give the fake's answer
@@ -40,6 +41,7 @@ enum { OWNER_NONE, OWNER_SHIM, OWNER_LIB };
 static int rounds = 1000;
 static int shim;
 static int driver_version = FAKE_CUDA_VERSION;
+static const char *churn_lib = E2E_DLCHURN_LIB;   /* E2E_DLCHURN_LIB in the environment overrides it */
 
 /* Where p lives: the shim, the library whose file name contains 'lib', or elsewhere. */
 static int owner(void *p, const char *lib)
@@ -148,8 +150,8 @@ static void *churn_thread(void *arg)
 {
     (void)arg;
     for (int i = 0; i < 4 * rounds && e2e_failures() == 0; i++) {
-        void *h = dlopen(E2E_DLCHURN_LIB, RTLD_NOW | RTLD_LOCAL);
-        E2E_CHECK(h != NULL, "dlopen(%s): %s", E2E_DLCHURN_LIB, dlerror());
+        void *h = dlopen(churn_lib, RTLD_NOW | RTLD_LOCAL);
+        E2E_CHECK(h != NULL, "dlopen(%s): %s", churn_lib, dlerror());
         if (h == NULL)
             break;
         churn_fn f = (churn_fn)dlsym(h, "e2e_dlchurn_answer");
@@ -157,7 +159,7 @@ static void *churn_thread(void *arg)
         /* a name the shim wraps, asked of a library that has none: NULL, as without the shim */
         E2E_CHECK(dlsym(h, "cuDriverGetVersion") == NULL,
                   "round %d: dlsym(unrelated library, cuDriverGetVersion) found something", i);
-        E2E_CHECK(dlclose(h) == 0, "dlclose(%s): %s", E2E_DLCHURN_LIB, dlerror());
+        E2E_CHECK(dlclose(h) == 0, "dlclose(%s): %s", churn_lib, dlerror());
     }
     return NULL;
 }
@@ -193,6 +195,8 @@ int main(int argc, char **argv)
         rounds = atoi(argv[1]);
     if (rounds <= 0)
         rounds = 1;
+    if (getenv("E2E_DLCHURN_LIB") != NULL)
+        churn_lib = getenv("E2E_DLCHURN_LIB");
     const char *real = getenv("E2E_DLCHURN_REAL");
     if (real != NULL && strcmp(real, "1") == 0) {
         void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
