@@ -57,6 +57,23 @@ static int want(void)
     return shim ? OWNER_SHIM : OWNER_LIB;
 }
 
+/* p, found by WHAT of NAME in round i, lies where it should: in the shim with the shim, else in the library whose
+   file name contains 'lib'; NULL passes only when null_ok. */
+static void expect_owner(void *p, const char *lib, int null_ok, int i, const char *what, const char *name)
+{
+    int o = owner(p, lib);
+    E2E_CHECK((null_ok && p == NULL) || o == want(), "round %d: %s of %s = %p in object %d (want %d)", i, what, name,
+              p, o, want());
+}
+
+/* dlopen(name) with RTLD_LOCAL; a failure is reported */
+static void *open_lib(const char *name)
+{
+    void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    E2E_CHECK(h != NULL, "dlopen(%s): %s", name, dlerror());
+    return h;
+}
+
 /* One call through f of the driver's version query: the fake's answer. */
 static int driver_answers(drv_version_fn f, const char *how)
 {
@@ -71,13 +88,11 @@ static void *driver_thread(void *arg)
 {
     (void)arg;
     for (int i = 0; i < rounds && e2e_failures() == 0; i++) {
-        void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-        E2E_CHECK(h != NULL, "dlopen(libcuda.so.1): %s", dlerror());
+        void *h = open_lib("libcuda.so.1");
         if (h == NULL)
             break;
         drv_version_fn f = (drv_version_fn)dlsym(h, "cuDriverGetVersion");
-        E2E_CHECK(owner((void *)f, "libcuda") == want(), "round %d: dlsym(libcuda, cuDriverGetVersion) = %p, "
-                  "object %d (want %d)", i, (void *)f, owner((void *)f, "libcuda"), want());
+        expect_owner((void *)f, "libcuda", 0, i, "dlsym(libcuda)", "cuDriverGetVersion");
         if (f != NULL)
             driver_answers(f, "dlsym");
         gpa2_fn gpa = (gpa2_fn)dlsym(h, "cuGetProcAddress_v2");
@@ -86,9 +101,9 @@ static void *driver_thread(void *arg)
             void *p = NULL;
             CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
             CUresult r = gpa("cuDriverGetVersion", &p, driver_version, CU_GET_PROC_ADDRESS_DEFAULT, &st);
-            E2E_CHECK(r == CUDA_SUCCESS && st == CU_GET_PROC_ADDRESS_SUCCESS && owner(p, "libcuda") == want(),
-                      "round %d: cuGetProcAddress_v2(cuDriverGetVersion) = %d, status %d, %p in object %d (want %d)",
-                      i, (int)r, (int)st, p, owner(p, "libcuda"), want());
+            E2E_CHECK(r == CUDA_SUCCESS && st == CU_GET_PROC_ADDRESS_SUCCESS,
+                      "round %d: cuGetProcAddress_v2(cuDriverGetVersion) = %d, status %d", i, (int)r, (int)st);
+            expect_owner(p, "libcuda", 0, i, "cuGetProcAddress_v2", "cuDriverGetVersion");
             if (p != NULL)
                 driver_answers((drv_version_fn)p, "cuGetProcAddress_v2");
         }
@@ -101,13 +116,11 @@ static void *runtime_thread(void *arg)
 {
     (void)arg;
     for (int i = 0; i < rounds && e2e_failures() == 0; i++) {
-        void *h = dlopen(E2E_CUDART_SONAME, RTLD_NOW | RTLD_LOCAL);
-        E2E_CHECK(h != NULL, "dlopen(%s): %s", E2E_CUDART_SONAME, dlerror());
+        void *h = open_lib(E2E_CUDART_SONAME);
         if (h == NULL)
             break;
         rt_version_fn f = (rt_version_fn)dlsym(h, "cudaRuntimeGetVersion");
-        E2E_CHECK(owner((void *)f, "libcudart") == want(), "round %d: dlsym(libcudart, cudaRuntimeGetVersion) = %p, "
-                  "object %d (want %d)", i, (void *)f, owner((void *)f, "libcudart"), want());
+        expect_owner((void *)f, "libcudart", 0, i, "dlsym(libcudart)", "cudaRuntimeGetVersion");
         if (f != NULL) {
             int v = 0;
             int r = f(&v);
@@ -123,17 +136,15 @@ static void *nvml_thread(void *arg)
 {
     (void)arg;
     for (int i = 0; i < rounds && e2e_failures() == 0; i++) {
-        void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-        E2E_CHECK(h != NULL, "dlopen(libnvidia-ml.so.1): %s", dlerror());
+        void *h = open_lib("libnvidia-ml.so.1");
         if (h == NULL)
             break;
         nv_void_fn init = (nv_void_fn)dlsym(h, "nvmlInit_v2");
         nv_count_fn count = (nv_count_fn)dlsym(h, "nvmlDeviceGetCount_v2");
         nv_void_fn fini = (nv_void_fn)dlsym(h, "nvmlShutdown");
-        E2E_CHECK(owner((void *)init, "libnvidia-ml") == want() && owner((void *)count, "libnvidia-ml") == want() &&
-                  owner((void *)fini, "libnvidia-ml") == want(),
-                  "round %d: NVML functions in objects %d %d %d (want %d)", i, owner((void *)init, "libnvidia-ml"),
-                  owner((void *)count, "libnvidia-ml"), owner((void *)fini, "libnvidia-ml"), want());
+        expect_owner((void *)init, "libnvidia-ml", 0, i, "dlsym(libnvidia-ml)", "nvmlInit_v2");
+        expect_owner((void *)count, "libnvidia-ml", 0, i, "dlsym(libnvidia-ml)", "nvmlDeviceGetCount_v2");
+        expect_owner((void *)fini, "libnvidia-ml", 0, i, "dlsym(libnvidia-ml)", "nvmlShutdown");
         if (init != NULL && count != NULL && fini != NULL) {
             unsigned int n = 0;
             int r1 = init(), r2 = count(&n), r3 = fini();
@@ -150,8 +161,7 @@ static void *churn_thread(void *arg)
 {
     (void)arg;
     for (int i = 0; i < 4 * rounds && e2e_failures() == 0; i++) {
-        void *h = dlopen(churn_lib, RTLD_NOW | RTLD_LOCAL);
-        E2E_CHECK(h != NULL, "dlopen(%s): %s", churn_lib, dlerror());
+        void *h = open_lib(churn_lib);
         if (h == NULL)
             break;
         churn_fn f = (churn_fn)dlsym(h, "e2e_dlchurn_answer");
@@ -174,10 +184,8 @@ static void *lookup_thread(void *arg)
         void *n = dlsym(RTLD_NEXT, name);
         /* NULL is allowed (libcuda is loaded RTLD_LOCAL here; whether anything is found is glibc's rule,
            e2e_dlsym pins those answers); anything found must be the shim's (or the library's without it) */
-        E2E_CHECK(d == NULL || owner(d, "libcuda") == want(), "round %d: dlsym(RTLD_DEFAULT, %s) = %p in object %d "
-                  "(want %d)", i, name, d, owner(d, "libcuda"), want());
-        E2E_CHECK(n == NULL || owner(n, "libcuda") == want(), "round %d: dlsym(RTLD_NEXT, %s) = %p in object %d "
-                  "(want %d)", i, name, n, owner(n, "libcuda"), want());
+        expect_owner(d, "libcuda", 1, i, "dlsym(RTLD_DEFAULT)", name);
+        expect_owner(n, "libcuda", 1, i, "dlsym(RTLD_NEXT)", name);
         if (i % 4 == 0) {
             if (d != NULL)
                 driver_answers((drv_version_fn)d, "dlsym(RTLD_DEFAULT)");
