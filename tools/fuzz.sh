@@ -7,6 +7,8 @@
 # `build-fuzz/fuzz_<name> <file>`). Inputs found are kept in build-fuzz/corpus/<name>/ between runs.
 #
 #   bash tools/fuzz.sh [NAME...]        all harnesses, or only those named
+#   bash tools/fuzz.sh --standalone     those that need no configured build tree (tools/test.sh runs them while
+#                                       the pinned headers download), --build-tree the others
 #   FUZZ_SECONDS=300 bash tools/fuzz.sh cfg
 #
 # Needs Debian's clang (14 on Debian 12: its libclang-common-14-dev ships libclang_rt.fuzzer); as root it is
@@ -62,6 +64,10 @@ cflags=(-g -O1 -std=gnu11 -Wall -Wextra -Werror -Wno-deprecated-declarations
         -Iruntime -Isdk/include -Isdk/include/cushim -Itests/fuzz -Iplugins/faultinject -Iplugins/trace -Iplugins/memlimit -Iplugins/smlimit
         "-Igenerated/cuda-$cuda_version" "-I$cuda_root/include")
 
+group=""
+case "${1:-}" in
+  --standalone|--build-tree) group=$1; shift ;;
+esac
 want=("$@")
 jobs=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
 mkdir -p "$out"
@@ -91,6 +97,11 @@ for h in "${HARNESSES[@]}"; do
   if [ ${#want[@]} -gt 0 ] && [[ " ${want[*]} " != *" $name "* ]]; then
     continue
   fi
+  case "$group:$h" in
+    "--standalone:"*" -I$fuzz_build/"*) continue ;;
+    --build-tree:*" -I$fuzz_build/"*) ;;
+    --build-tree:*) continue ;;
+  esac
   names+=("$name")
   rm -f "$out/fuzz_$name.status"
   echo "=== fuzz_$name: build and ${seconds}s"
@@ -102,7 +113,7 @@ for h in "${HARNESSES[@]}"; do
   fi
 done
 wait
-[ ${#names[@]} -gt 0 ] || { echo "fuzz.sh: no harness named: ${want[*]}" >&2; exit 1; }
+[ ${#names[@]} -gt 0 ] || { echo "fuzz.sh: no harness named: ${want[*]} ${group}" >&2; exit 1; }
 failed=0
 for name in "${names[@]}"; do
   case $(cat "$out/fuzz_$name.status" 2>/dev/null) in

@@ -2,15 +2,17 @@
 # test.sh - the whole test suite, as CI runs it (README: "Run the tests").
 #
 # 1. installs the Debian packages it needs (when run as root and one is missing; CUSHIM_NO_INSTALL=1 skips),
-# 2. fetches the pinned CUDA 13.5, 12.9 and 11.8 headers from PyPI for verify-generated,
+# 2. fetches the pinned CUDA 13.5, 12.9 and 11.8 headers from PyPI for verify-generated, while the parsers that
+#    need no build tree are fuzzed (step 8's first part: the download waits on the network, not on the cores),
 # 3. builds everything with -Werror and runs ctest (cmocka units, e2e programs under the preloaded shim),
 # 4. checks that generated/ is exactly what cushim-gen emits (verify-generated), built with libclang 14 and 16,
 # 5. builds the shim from the newest other release's tree (generated/cuda-13.5) and from the last 12.x
 #    (generated/cuda-12.9) and runs the suite on each against fakes of that release (tools/test-release.sh), and
 #    builds it from generated/cuda-11.8,
 # 6. rebuilds the shim, the fakes and the tests with ASan+UBSan and runs them again,
-# 7. rebuilds with TSan and runs the concurrency tests,
-# 8. fuzzes the parsers (tools/fuzz.sh, 10 s a harness here: FUZZ_SECONDS).
+# 7. rebuilds what the concurrency tests need with TSan (tools/ctest-targets.py) and runs them,
+# 8. fuzzes the parsers (tools/fuzz.sh, 10 s a harness here: FUZZ_SECONDS): those that need no build tree during
+#    step 2, the rest at the end.
 # With --build-only: steps 1 and 3's build only (the README's first command).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,8 +53,18 @@ if [ "${1:-}" = --build-only ]; then
   exit 0
 fi
 
-step "fetching pinned CUDA 13.5 / 12.9 / 11.8 headers from PyPI"
-bash tools/fetch-cuda-headers.sh build/cuda-headers
+fuzz_seconds=${FUZZ_SECONDS:-10}
+step "fetching pinned CUDA 13.5 / 12.9 / 11.8 headers from PyPI, meanwhile fuzzing the parsers that need no build tree (tools/fuzz.sh --standalone, ${fuzz_seconds} s a harness)"
+mkdir -p build
+bash tools/fetch-cuda-headers.sh build/cuda-headers > build/fetch-cuda-headers.log 2>&1 &
+fetch_pid=$!
+trap 'kill "$fetch_pid" 2>/dev/null || true' EXIT
+FUZZ_SECONDS=$fuzz_seconds bash tools/fuzz.sh --standalone
+fetch_rc=0
+wait "$fetch_pid" || fetch_rc=$?
+trap - EXIT
+cat build/fetch-cuda-headers.log
+[ "$fetch_rc" = 0 ] || { echo "test.sh: tools/fetch-cuda-headers.sh failed (exit $fetch_rc)" >&2; exit 1; }
 
 step "build (Release with -Werror) and ctest"
 cmake -S . -B build -DCUSHIM_CUDA_ROOT="$cuda_root" -DCUSHIM_EXTRA_HEADERS_DIR="$top/build/cuda-headers" >/dev/null
@@ -83,12 +95,18 @@ cmake -S . -B build-asan -DCUSHIM_SANITIZE=address -DCUSHIM_BUILD_CODEGEN=OFF -D
 cmake --build build-asan -j "$jobs"
 ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE no_asan
 
-step "TSan build and concurrency tests"
-cmake -S . -B build-tsan -DCUSHIM_SANITIZE=thread -DCUSHIM_BUILD_CODEGEN=OFF -DCUSHIM_CUDA_ROOT="$cuda_root" >/dev/null
-cmake --build build-tsan -j "$jobs"
+step "TSan build of what the concurrency tests need, and those tests"
+# CMake's file API lists each target's files; tools/ctest-targets.py picks the libraries and the tests' programs
+mkdir -p build-tsan/.cmake/api/v1/query
+touch build-tsan/.cmake/api/v1/query/codemodel-v2
+cmake -S . -B build-tsan -DCUSHIM_SANITIZE=thread -DCUSHIM_BUILD_CODEGEN=OFF -DCUSHIM_CUDA_ROOT="$cuda_root" \
+      -DCUSHIM_SELECTED_TARGETS= >/dev/null
+tsan_targets=$(python3 tools/ctest-targets.py build-tsan concurrency | paste -sd';')
+cmake -S . -B build-tsan -DCUSHIM_SELECTED_TARGETS="$tsan_targets" >/dev/null
+cmake --build build-tsan -j "$jobs" --target selected
 ctest --test-dir build-tsan --output-on-failure -j "$jobs" -L concurrency
 
-step "fuzzing (tools/fuzz.sh: each parser harness FUZZ_SECONDS, 10 s here)"
-FUZZ_SECONDS=${FUZZ_SECONDS:-10} bash tools/fuzz.sh
+step "fuzzing the parsers that need the build tree (tools/fuzz.sh --build-tree, ${fuzz_seconds} s a harness)"
+FUZZ_SECONDS=$fuzz_seconds bash tools/fuzz.sh --build-tree
 
 step "all test stages passed"
