@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -51,6 +52,8 @@ static int tw_fd_ours(tr_writer *w, int reopen)
         w->fd_lost = 1;
         return 0;
     }
+    if (S_ISREG(st.st_mode))
+        (void)flock(fd, LOCK_EX | LOCK_NB);   /* the lock went with the closed descriptor: ours again if free */
     w->fd = fd;
     w->fd_reopened++;
     return 1;
@@ -185,11 +188,22 @@ int tw_open(tr_writer *w)
     int e;
     /* O_NONBLOCK: a FIFO without a reader would hold the program's thread (the first recorded call opens the
        file) until one comes; it fails at once instead (ENXIO). Writes block again, on the writer thread. */
-    w->fd = open(w->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0644);
+    w->fd = open(w->path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0644);
     if (w->fd < 0)
         return -1;
     if (fstat(w->fd, &st) != 0 || fcntl(w->fd, F_SETFL, fcntl(w->fd, F_GETFL) & ~O_NONBLOCK) != 0)
         goto fail;
+    /* A regular file is this process's while it writes it: an exclusive lock on it, held until the descriptor
+       closes (at exit), and truncated only once held. Another process writing the same name at the same time
+       (processes a program starts with exec: torchrun's ranks, a shell's pipeline) holds it: EWOULDBLOCK, and the
+       caller picks another name - truncating it would have cut that process's file, and the two writing it at
+       once would have left neither valid. A file system without locks (ENOLCK, EINVAL) is written as before. */
+    if (S_ISREG(st.st_mode)) {
+        if (flock(w->fd, LOCK_EX | LOCK_NB) != 0 && errno != ENOLCK && errno != EINVAL)
+            goto fail;
+        if (ftruncate(w->fd, 0) != 0)
+            goto fail;
+    }
     w->fd_dev = st.st_dev;
     w->fd_ino = st.st_ino;
     w->fd_off = 0;

@@ -57,6 +57,7 @@ static void tr_thread_end(void *p)
 }
 
 static pthread_mutex_t tr_output_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *tr_path_alt(const char *path, int pid, int k);
 
 /* The file, the writer thread and CUPTI start with the first recorded call of the process (so a process
    that makes no CUDA call, like a shell between the launcher and the program, leaves no file). 1: ready. */
@@ -68,8 +69,27 @@ static int tr_output_ready(tr_state *st)
     pthread_mutex_lock(&tr_output_lock);
     s = atomic_load_explicit(&st->output, memory_order_relaxed);
     if (s == 0) {
-        if (tw_open(&st->w) != 0) {
-            int e = errno;
+        char *given = st->w.path;
+        int e = tw_open(&st->w) != 0 ? errno : 0;
+        /* the name is another live process's (tw_open: a lock): this one writes it with its pid before .json */
+        for (int k = 1; e == EWOULDBLOCK && k <= 8; k++) {
+            char *alt = tr_path_alt(given, st->w.pid, k);
+            if (alt == NULL) {
+                e = ENOMEM;
+                break;
+            }
+            if (st->w.path != given)
+                free(st->w.path);
+            st->w.path = alt;
+            e = tw_open(&st->w) != 0 ? errno : 0;
+        }
+        if (st->w.path != given) {
+            if (e == 0)
+                tr_host->log(st->self, CUSHIM_LOG_WARN, "the trace file '%s' is being written by another process; "
+                             "this one writes '%s'", given, st->w.path);
+            free(given);
+        }
+        if (e != 0) {
             tr_host->log(st->self, CUSHIM_LOG_ERROR, "cannot write the trace file '%s': %s; this process is not "
                          "traced", st->w.path, e == ENXIO ? "a FIFO with no reader (start the reader first)"
                                                           : strerror(e));
@@ -543,6 +563,22 @@ static char *tr_path(const char *given, int pid, int child)
           : n > 5 && strcmp(given + n - 5, ".json") == 0 ? given + n - 5
           : given + n;
     if (asprintf(&out, "%.*s.%d%s", (int)(ext - given), given, pid, ext) < 0)
+        return NULL;
+    return out;
+}
+
+/* The name to write when 'path' is another process's (k = 1: "t.json" -> "t.<pid>.json", as a forked child's; then
+   "t.<pid>-<k>.json": a process of the same pid in another PID namespace writing into the same directory). */
+static char *tr_path_alt(const char *path, int pid, int k)
+{
+    size_t n = strlen(path);
+    const char *ext = n > 8 && strcmp(path + n - 8, ".json.gz") == 0 ? path + n - 8
+                      : n > 5 && strcmp(path + n - 5, ".json") == 0 ? path + n - 5
+                      : n > 3 && strcmp(path + n - 3, ".gz") == 0 ? path + n - 3
+                      : path + n;
+    char *out;
+    if (k == 1 ? asprintf(&out, "%.*s.%d%s", (int)(ext - path), path, pid, ext) < 0
+               : asprintf(&out, "%.*s.%d-%d%s", (int)(ext - path), path, pid, k, ext) < 0)
         return NULL;
     return out;
 }

@@ -243,6 +243,47 @@ fork)
     check "t.$child.json" "count('cuMemAlloc_v2') == 5" "d['otherData']['pid'] == $child" \
         "all(e['pid'] == $child for e in ev)"
     ;;
+shared)
+    # two processes (not one forked from the other) given the same FILE at the same time: the first holds it, the
+    # second writes t.<pid>.json and says so; both files whole. Started one after the other, the last one wins.
+    command -v flock >/dev/null || fail "flock(1) (util-linux) not found"
+    env LD_PRELOAD="$preload" CUSHIM_PLUGINS="$plugin:file=$dir/t.json" "$prog" many_wait 1000 "$dir/go" 1 \
+        >a.out 2>a.err &
+    apid=$!
+    k=0
+    until [ -f t.json ] && ! flock -n t.json true; do   # A has opened t.json and holds it
+        k=$((k + 1))
+        [ $k -lt 1000 ] || { kill $apid; fail "the first process never held t.json: $(cat a.err)"; }
+        sleep 0.01
+    done
+    run "file=$dir/t.json" "$vecadd" 1024
+    echo go > go
+    wait $apid
+    arc=$?
+    [ "$rc" = 0 ] || fail "the second process exited with $rc"
+    [ "$arc" = 0 ] || fail "the first process exited with $arc: $(cat a.err)"
+    grep -q "grew" a.out || fail "the first process did not see go: $(cat a.out)"
+    bfile=$(sed -n "s|.*the trace file '$dir/t.json' is being written by another process; this one writes '\(.*\)'.*|\1|p" err)
+    [ -n "$bfile" ] || fail "the second process did not say where it wrote: $(cat err)"
+    case $bfile in "$dir"/t.[0-9]*.json) ;; *) fail "the second process wrote $bfile" ;; esac
+    check t.json "count('cuCtxGetCurrent') == 1000" "count('cuLaunchKernel') == 0"
+    check "$bfile" "count('cuLaunchKernel') == 1" "count('cuCtxGetCurrent') == 0" \
+        "d['otherData']['pid'] == int('$bfile'.split('.')[-2])"
+    grep -q "calls written to $bfile" err || fail "the summary does not name $bfile: $(cat err)"
+    # the lock went with the first process: a third one, afterwards, writes t.json over
+    run "file=$dir/t.json" "$vecadd" 1024
+    [ "$rc" = 0 ] || fail "the third process exited with $rc"
+    ! grep -q "being written by another process" err || fail "t.json still held: $(cat err)"
+    check t.json "count('cuLaunchKernel') == 1" "count('cuCtxGetCurrent') == 0"
+    # a name held by something else (here flock(1)) is left untouched, .gz names too
+    echo "not a trace" > held.json.gz
+    flock held.json.gz env LD_PRELOAD="$preload" CUSHIM_PLUGINS="$plugin:file=$dir/held.json.gz" "$vecadd" 1024 \
+        >out 2>err || fail "under flock: exited with $?"
+    [ "$(cat held.json.gz)" = "not a trace" ] || fail "the held file was written"
+    hfile=$(ls held.[0-9]*.json.gz 2>/dev/null)
+    [ -n "$hfile" ] || fail "no held.<pid>.json.gz: $(ls)"
+    check "$hfile" "count('cuLaunchKernel') == 1"
+    ;;
 toggle)
     # toggle=USR2: the 3 allocations between the two signals are not recorded, the 2 before and the 4 after are
     run "file=$dir/t.json,toggle=USR2" "$prog" toggle
