@@ -540,30 +540,64 @@ static void tr_on_write_error(void *ctx, const char *msg)
     tr_host->log(st->self, CUSHIM_LOG_ERROR, "%s", msg);
 }
 
-/* "" -> "cushim-<pid>.json"; "%p" anywhere -> the pid; a forked child's "trace.json" -> "trace.<pid>.json" */
-static char *tr_path(const char *given, int pid, int child)
+/* The file's name from the option: "" -> "cushim-<pid>.json"; in the name "%p" -> the pid, "%h" -> the host name,
+   "%q{VAR}" -> the environment variable VAR (as nsys names its files: "t.%q{RANK}.json" gives each torchrun rank
+   its own; an unset VAR gives "" and its name in 'unset'), "%%" -> "%"; any other "%" stays. A forked child's
+   name without "%p" gets the child's pid before .json ("t.json" -> "t.<pid>.json"). */
+static char *tr_path(const char *given, int pid, int child, char *unset, size_t unset_size)
 {
-    char *out, *pp;
-    const char *ext;
-    size_t n;
+    char *out = NULL, host[256];
+    size_t len = 0;
+    int has_pid = 0;
+    FILE *f;
+    if (unset_size > 0)
+        unset[0] = '\0';
     if (given == NULL || given[0] == '\0') {
         if (asprintf(&out, "cushim-%d.json", pid) < 0)
             return NULL;
         return out;
     }
-    if ((pp = strstr(given, "%p")) != NULL) {
-        if (asprintf(&out, "%.*s%d%s", (int)(pp - given), given, pid, pp + 2) < 0)
-            return NULL;
-        return out;
-    }
-    if (!child)
-        return strdup(given);
-    n = strlen(given);
-    ext = n > 8 && strcmp(given + n - 8, ".json.gz") == 0 ? given + n - 8
-          : n > 5 && strcmp(given + n - 5, ".json") == 0 ? given + n - 5
-          : given + n;
-    if (asprintf(&out, "%.*s.%d%s", (int)(ext - given), given, pid, ext) < 0)
+    if ((f = open_memstream(&out, &len)) == NULL)
         return NULL;
+    for (const char *p = given; *p != '\0'; p++) {
+        const char *close;
+        if (*p != '%') {
+            fputc(*p, f);
+        } else if (p[1] == 'p') {
+            fprintf(f, "%d", pid);
+            has_pid = 1;
+            p++;
+        } else if (p[1] == 'h') {
+            if (gethostname(host, sizeof host) != 0)
+                snprintf(host, sizeof host, "unknown-host");
+            host[sizeof host - 1] = '\0';
+            fputs(host, f);
+            p++;
+        } else if (p[1] == '%') {
+            fputc('%', f);
+            p++;
+        } else if (p[1] == 'q' && p[2] == '{' && (close = strchr(p + 3, '}')) != NULL && close > p + 3) {
+            char name[128];
+            const char *v;
+            snprintf(name, sizeof name, "%.*s", (int)(close - p - 3), p + 3);
+            if ((v = getenv(name)) != NULL)
+                fputs(v, f);
+            else if (unset_size > 0 && unset[0] == '\0')
+                snprintf(unset, unset_size, "%s", name);
+            p = close;
+        } else {
+            fputc('%', f);
+        }
+    }
+    if (fclose(f) != 0) {
+        free(out);
+        return NULL;
+    }
+    if (child && !has_pid) {
+        char *alt = tr_path_alt(out, pid, 1);
+        free(out);
+        return alt;
+    }
     return out;
 }
 
@@ -728,6 +762,7 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
 {
     tr_state *st;
     const char *file, *filter, *sfile;
+    char unset[128];
     if (CUSHIM_ABI_MAJOR_OF(host->abi_version) != CUSHIM_ABI_MAJOR || !CUSHIM_HOST_HAS(host, plugin_data))
         return -1;
     if (tr_st != NULL) {
@@ -775,7 +810,10 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
     st->w.fd = -1;
     st->w.on_error = tr_on_write_error;
     st->w.on_error_ctx = st;
-    st->w.path = tr_path(file, st->w.pid, 0);
+    st->w.path = tr_path(file, st->w.pid, 0, unset, sizeof unset);
+    if (unset[0] != '\0')
+        host->log(self, CUSHIM_LOG_WARN, "file=%s: the environment variable %s is not set (%%q{%s} left empty)", file,
+                  unset, unset);
     st->w.summary_path = sfile && sfile[0] ? strdup(sfile) : NULL;
     st->api_funcgetname = tr_api_id_of("cuFuncGetName");
     st->api_kernelgetname = tr_api_id_of("cuKernelGetName");
@@ -871,12 +909,12 @@ static void tr_fork_child(cushim_plugin *self)
     st->w.pid = (int)getpid();
     file = tr_host->opt_string(self, "file");
     free(st->w.path);
-    st->w.path = tr_path(file, st->w.pid, 1);
+    st->w.path = tr_path(file, st->w.pid, 1, NULL, 0);
     atomic_store(&st->output, st->w.path != NULL ? 0 : 2);
 }
 
 static const cushim_option tr_options[] = {
-    {"file", CUSHIM_OPT_STRING, "", "the trace file (default cushim-<pid>.json; .json.gz: gzip; %p: the pid); a "
+    {"file", CUSHIM_OPT_STRING, "", "the trace file (default cushim-<pid>.json; .json.gz: gzip; %p: the pid, %h: the host, %q{VAR}: $VAR); a "
                                     "forked child writes FILE with its pid before .json"},
     {"filter", CUSHIM_OPT_STRING, "all", "the APIs recorded (a selector: names, base names, globs, cat:, lib:)"},
     {"buffer", CUSHIM_OPT_BYTES, "64MiB", "memory for records not yet written; beyond it events are dropped "

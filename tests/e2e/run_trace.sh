@@ -284,6 +284,22 @@ shared)
     [ -n "$hfile" ] || fail "no held.<pid>.json.gz: $(ls)"
     check "$hfile" "count('cuLaunchKernel') == 1"
     ;;
+names)
+    # %q{VAR} (an environment variable, as nsys names files per rank), %h (the host), %p (the pid), %% (a %)
+    E2E_RANK=3 run "file=$dir/r.%q{E2E_RANK}.json" "$vecadd" 1024
+    [ "$rc" = 0 ] || fail "%q: exited with $rc"
+    check r.3.json "count('cuLaunchKernel') == 1"
+    run "file=$dir/h.%h.%%.%p.json" "$vecadd" 1024
+    [ "$rc" = 0 ] || fail "%h: exited with $rc"
+    f=$(ls h.*.json)
+    [ "$f" = "h.$(hostname).%.$(sed -n 's/.*"otherData":{[^}]*"pid":\([0-9]*\).*/\1/p' "$f").json" ] || fail "%h.%%.%p gave $f"
+    check "$f" "count('cuLaunchKernel') == 1"
+    unset E2E_NO_SUCH_VAR
+    run "file=$dir/u.%q{E2E_NO_SUCH_VAR}.json" "$vecadd" 1024
+    [ "$rc" = 0 ] || fail "unset %q: exited with $rc"
+    grep -q "the environment variable E2E_NO_SUCH_VAR is not set" err || fail "unset %q not said: $(cat err)"
+    check u..json "count('cuLaunchKernel') == 1"
+    ;;
 toggle)
     # toggle=USR2: the 3 allocations between the two signals are not recorded, the 2 before and the 4 after are
     run "file=$dir/t.json,toggle=USR2" "$prog" toggle
