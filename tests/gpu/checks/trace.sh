@@ -272,7 +272,43 @@ check_trace_ab() {
 $(awk '/^ab_on_ns|^ab_off_ns/ {printf "%s %s ", $1, $2}' "$LOGS/traceab.0.out")(run 0)\
 ${TRACE_AB_BASE:+; base build $TRACE_AB_BASE, same rounds interleaved: ${base_med:-no ratio} (runs: $base_all)}"
 }
+# traceranks: a torchrun job of two ranks on one GPU (ranks.py, gloo for its barriers) traced with
+# --trace=t.%q{RANK}.json (one file per rank, named by the rank) and with one fixed name (the ranks write at the
+# same time: the first holds it, the other writes it with its pid before .json and says so); every file loads,
+# each rank's launches are in its own file.
+check_trace_ranks() {
+    local L=$ROOT/tools/cushim d=$WORK/traceranks rc f n
+    local -a env_l=(CUSHIM_BUILD_DIR="$BUILD_DIR")
+    if [ ! -f "$BUILD_DIR/plugins/trace.so" ]; then result "traceranks" FAIL "no $BUILD_DIR/plugins/trace.so"; return; fi
+    rm -rf "$d"
+    mkdir -p "$d"
+    tmo 180 env "${env_l[@]}" "$L" run --trace="$d/r.%q{RANK}.json" -- "$PY" -m torch.distributed.run --standalone \
+        --nproc_per_node=2 "$HERE/trace/ranks.py" >"$LOGS/traceranks.q.out" 2>"$LOGS/traceranks.q.err"
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        result "traceranks q" FAIL "rc $rc: $(tail -n 3 "$LOGS/traceranks.q.err" | tr '\n' ' ' | cut -c1-200)"
+    elif "$PY" "$HERE/trace/trace_check.py" ranks --all "$d/r.0.json" "$d/r.1.json" >"$LOGS/traceranks.q.txt" 2>&1; then
+        result "traceranks q" PASS "r.0.json, r.1.json: $(tail -n 1 "$LOGS/traceranks.q.txt")"
+    else
+        result "traceranks q" FAIL "$(ls "$d" | tr '\n' ' '): $(tail -n 2 "$LOGS/traceranks.q.txt" | tr '\n' ' ' | cut -c1-200)"
+    fi
+    tmo 180 env "${env_l[@]}" "$L" run --trace="$d/s.json" -- "$PY" -m torch.distributed.run --standalone \
+        --nproc_per_node=2 "$HERE/trace/ranks.py" >"$LOGS/traceranks.s.out" 2>"$LOGS/traceranks.s.err"
+    rc=$?
+    n=$(grep -c "is being written by another process" "$LOGS/traceranks.s.err")
+    local -a files=("$d"/s.*json)
+    if [ $rc -ne 0 ]; then
+        result "traceranks shared" FAIL "rc $rc: $(tail -n 3 "$LOGS/traceranks.s.err" | tr '\n' ' ' | cut -c1-200)"
+    elif [ "$n" -lt 1 ] || [ ! -f "$d/s.json" ]; then
+        result "traceranks shared" FAIL "no rank found s.json held ($n warnings): $(ls "$d" | tr '\n' ' ')"
+    elif "$PY" "$HERE/trace/trace_check.py" ranks "${files[@]}" >"$LOGS/traceranks.s.txt" 2>&1; then
+        result "traceranks shared" PASS "$(for f in "${files[@]}"; do printf '%s ' "${f##*/}"; done)($n said held): $(tail -n 1 "$LOGS/traceranks.s.txt")"
+    else
+        result "traceranks shared" FAIL "$(tail -n 2 "$LOGS/traceranks.s.txt" | tr '\n' ' ' | cut -c1-200)"
+    fi
+}
 gpu_check trace check_trace
+gpu_check traceranks check_trace_ranks
 gpu_check tracegpu check_trace_gpu
 gpu_check tracebench check_trace_bench
 gpu_check traceab check_trace_ab

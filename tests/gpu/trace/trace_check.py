@@ -12,6 +12,9 @@ Each prints 'PASS|FAIL NAME detail' lines and exits 1 if any failed.
                                              the shim (NCCL's own ncclGetVersion, its NVML calls)
   trace_check.py tsv TRACE OUT               writes the per-API event counts of TRACE as 'api<TAB>count' (the
                                              CUSHIM_COUNTS format compare_counts.py reads)
+  trace_check.py ranks [--all] TRACE...      the files of a job's processes (traceranks): each loads, each is a
+                                             different process's (otherData.pid), at least two hold kernel
+                                             launches (with --all: every one does)
   trace_check.py gpu TRACE WITNESS           the kernels launched inside the NVTX range 'measured' appear once
                                              each, linked (external id -> the launching call, flow start and
                                              end), and their number equals WITNESS's (the profiler's count);
@@ -131,8 +134,32 @@ def check_own(trace, out):
            "outermost main-thread events, called): %s" % (len(want), bad[:5]))
 
 
+def check_ranks(paths):
+    every = paths[:1] == ["--all"]
+    paths = paths[1:] if every else paths
+    pids, launching, detail = [], 0, []
+    for p in paths:
+        try:
+            d = load(p)
+        except Exception as e:   # noqa: BLE001 - any failure to load is the finding
+            report(False, "ranks-load", "%s: %s" % (p, e))
+            continue
+        pid = d.get("otherData", {}).get("pid")
+        n = sum(1 for e in calls(d) if "LaunchKernel" in e["name"])
+        pids.append(pid)
+        launching += n > 0
+        if every and n == 0:
+            report(False, "ranks-launches", "%s (pid %s) holds no launch" % (p, pid))
+        detail.append("%s pid %s: %d calls, %d launches" % (p.rsplit("/", 1)[-1], pid, len(calls(d)), n))
+    report(len(set(pids)) == len(pids) == len(paths), "ranks-pids", "one process per file: %s" % pids)
+    report(launching >= 2, "ranks", "; ".join(detail))
+
+
 def main():
     mode = sys.argv[1]
+    if mode == "ranks":
+        check_ranks(sys.argv[2:])
+        return 0 if results and all(results) else 1
     if mode == "api":
         check_api(sys.argv[2], sys.argv[3])
     elif mode == "own":
