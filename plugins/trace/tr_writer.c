@@ -181,6 +181,46 @@ void tw_emit(tr_writer *w)
         w->sb.p[0] = '\0';
 }
 
+unsigned long long tw_process_start(void)
+{
+    char buf[1024], *p;
+    unsigned long long v = 0;
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    if ((p = strrchr(buf, ')')) == NULL)   /* the command name may hold spaces and parentheses */
+        return 0;
+    /* field 22, starttime: the 20th after the name's ')' */
+    for (int field = 2; field < 22 && p != NULL; field++)
+        p = strchr(p + 1, ' ');
+    if (p != NULL)
+        v = strtoull(p + 1, NULL, 10);
+    return v;
+}
+
+/* Does the file start as this process wrote it before it executed its present program (exec keeps the pid and
+   the start time; the descriptor and its lock went with O_CLOEXEC, the calls written so far are in the file)? */
+static int tw_is_preexec(const tr_writer *w)
+{
+    char head[512], want[128];
+    ssize_t n;
+    int fd;
+    if (w->start == 0 || (fd = open(w->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) < 0)
+        return 0;   /* ours is write-only (a FIFO must not be opened for reading) */
+    n = pread(fd, head, sizeof head - 1, 0);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    head[n] = '\0';
+    snprintf(want, sizeof want, "\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"pid %d (cushim trace)\",\"start\":%llu}",
+             w->pid, w->pid, w->start);
+    return strstr(head, want) != NULL;
+}
+
 int tw_open(tr_writer *w)
 {
     size_t n = strlen(w->path);
@@ -198,9 +238,19 @@ int tw_open(tr_writer *w)
        (processes a program starts with exec: torchrun's ranks, a shell's pipeline) holds it: EWOULDBLOCK, and the
        caller picks another name - truncating it would have cut that process's file, and the two writing it at
        once would have left neither valid. A file system without locks (ENOLCK, EINVAL) is written as before. */
+    w->open_held = 0;
     if (S_ISREG(st.st_mode)) {
-        if (flock(w->fd, LOCK_EX | LOCK_NB) != 0 && errno != ENOLCK && errno != EINVAL)
+        if (flock(w->fd, LOCK_EX | LOCK_NB) != 0 && errno != ENOLCK && errno != EINVAL) {
+            w->open_held = errno == EWOULDBLOCK ? 1 : 0;
             goto fail;
+        }
+        /* Nor is the trace this process wrote before an exec truncated (a .gz one's first bytes are still in
+           the compressor then: nothing to keep) */
+        if (st.st_size > 0 && tw_is_preexec(w)) {
+            w->open_held = 2;
+            errno = EWOULDBLOCK;
+            goto fail;
+        }
         if (ftruncate(w->fd, 0) != 0)
             goto fail;
     }
@@ -255,7 +305,7 @@ int tw_open(tr_writer *w)
     w->api_series_cap = 0;
     out_put(w, "{\"traceEvents\":[", 16);
     tr_sb_printf(&w->sb, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"pid %d "
-                 "(cushim trace)\"}}", w->pid, w->pid);
+                 "(cushim trace)\",\"start\":%llu}}", w->pid, w->pid, w->start);
     tw_emit(w);
     atomic_store(&w->stop, 0);
     atomic_store(&w->finish_req, 0);
@@ -878,6 +928,11 @@ static void *tw_main(void *arg)
         /* chunks for the recording threads, pre-faulted here rather than on them (tr_buf.c, the pool);
            tr_buf_drain also refills between chunks while a long pass drains */
         tr_bufs_refill(w->bufs);
+        /* a pass that found nothing new: what is rendered goes to the file now rather than when 256 KiB are
+           (a process that is killed, or executes another program, leaves its calls up to its last quiet moment
+           there; a .gz file's compressor keeps its own until the end) */
+        if (w->rec_bytes == before && w->olen > 0 && w->z == NULL)
+            out_flush(w);
         pthread_mutex_unlock(&tw_pass_lock);
         if (w->rec_bytes != before || w->defer)   /* deferred: keep refilling the pool at the same pace */
             idle_ms = 1;

@@ -41,6 +41,9 @@ typedef struct tr_writer {
     int defer;                       /* render=exit: while the program runs, draining waits for the end
                                         (or for half of the buffer limit in use)                         */
     int pid;
+    unsigned long long start;        /* the process's start time (/proc/self/stat), kept across exec       */
+    int open_held;                   /* tw_open's EWOULDBLOCK: 1 another process holds the file, 2 it holds
+                                        this process's calls from before it executed its present program */
     _Atomic uint64_t gpu_dropped;    /* GPU activity records CUPTI dropped                              */
     char note[256];                  /* a line for the file's metadata (e.g. why GPU tracing is off)     */
     /* said once, on the writer's thread, when the file cannot be written on (NULL: nothing said then; the
@@ -89,6 +92,8 @@ typedef struct tr_writer {
 
 /* Opens the file and writes the header. 0, or -1 with errno. */
 int tw_open(tr_writer *w);
+/* The calling process's start time in clock ticks since boot (/proc/self/stat's starttime; 0 if unknown). */
+unsigned long long tw_process_start(void);
 /* Starts the background thread (0 or an errno). */
 int tw_start(tr_writer *w);
 /* Waits, at most 100 ms, for a thread just created to set *flag on reaching its loop: until then its runtime's

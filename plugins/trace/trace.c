@@ -69,10 +69,13 @@ static int tr_output_ready(tr_state *st)
     pthread_mutex_lock(&tr_output_lock);
     s = atomic_load_explicit(&st->output, memory_order_relaxed);
     if (s == 0) {
-        char *given = st->w.path;
+        char *given = st->w.path, *preexec = NULL;
         int e = tw_open(&st->w) != 0 ? errno : 0;
-        /* the name is another live process's (tw_open: a lock): this one writes it with its pid before .json */
+        /* the name is another live process's (tw_open: a lock), or holds this process's calls from before it
+           executed its present program: this one writes it with its pid before .json */
         for (int k = 1; e == EWOULDBLOCK && k <= 8; k++) {
+            if (st->w.open_held == 2 && preexec == NULL)
+                preexec = strdup(st->w.path);
             char *alt = tr_path_alt(given, st->w.pid, k);
             if (alt == NULL) {
                 e = ENOMEM;
@@ -83,12 +86,16 @@ static int tr_output_ready(tr_state *st)
             st->w.path = alt;
             e = tw_open(&st->w) != 0 ? errno : 0;
         }
-        if (st->w.path != given) {
-            if (e == 0)
-                tr_host->log(st->self, CUSHIM_LOG_WARN, "the trace file '%s' is being written by another process; "
-                             "this one writes '%s'", given, st->w.path);
+        if (preexec != NULL && e == 0)
+            tr_host->log(st->self, CUSHIM_LOG_WARN, "the trace file '%s' holds this process's calls from before it "
+                         "executed this program (unfinished: 'cushim stats --close' ends a copy); this program's are "
+                         "in '%s'", preexec, st->w.path);
+        else if (st->w.path != given && e == 0)
+            tr_host->log(st->self, CUSHIM_LOG_WARN, "the trace file '%s' is being written by another process; "
+                         "this one writes '%s'", given, st->w.path);
+        free(preexec);
+        if (st->w.path != given)
             free(given);
-        }
         if (e != 0) {
             tr_host->log(st->self, CUSHIM_LOG_ERROR, "cannot write the trace file '%s': %s; this process is not "
                          "traced", st->w.path, e == ENXIO ? "a FIFO with no reader (start the reader first)"
@@ -807,6 +814,7 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
             host->log(self, CUSHIM_LOG_WARN, "render=%s: not 'background' or 'exit'; rendering in the background", rd);
     }
     st->w.pid = (int)getpid();
+    st->w.start = tw_process_start();
     st->w.fd = -1;
     st->w.on_error = tr_on_write_error;
     st->w.on_error_ctx = st;
@@ -907,6 +915,7 @@ static void tr_fork_child(cushim_plugin *self)
     tr_unhook_fork_child(st);
     pthread_mutex_init(&tr_output_lock, NULL);
     st->w.pid = (int)getpid();
+    st->w.start = tw_process_start();
     file = tr_host->opt_string(self, "file");
     free(st->w.path);
     st->w.path = tr_path(file, st->w.pid, 1, NULL, 0);

@@ -284,6 +284,20 @@ shared)
     [ -n "$hfile" ] || fail "no held.<pid>.json.gz: $(ls)"
     check "$hfile" "count('cuLaunchKernel') == 1"
     ;;
+exec)
+    # the process executes another program (itself) after 3 calls: its trace so far stays in t.json (unfinished:
+    # cushim stats --close ends a copy), the new program's goes to t.<pid>.json, said in a warning
+    run "file=$dir/t.json" "$prog" exec "$dir/t.json"
+    [ "$rc" = 0 ] || fail "exited with $rc (3: the writer never wrote the first calls)"
+    pid=$(sed -n 's/^pid //p' out)
+    [ -n "$pid" ] || fail "no pid"
+    grep -q "the trace file '$dir/t.json' holds this process's calls from before it executed this program" err ||
+        fail "not said: $(cat err)"
+    [ -f "t.$pid.json" ] || fail "no t.$pid.json: $(ls)"
+    check "t.$pid.json" "count('cuMemAlloc_v2') == 5" "d['otherData']['pid'] == $pid"
+    "$stats" --close t.json closed.json >/dev/null 2>stats.err || fail "cushim stats --close t.json: $(cat stats.err)"
+    check closed.json "count('cuMemAlloc_v2') == 3" "count('cuMemFree_v2') == 3"
+    ;;
 names)
     # %q{VAR} (an environment variable, as nsys names files per rank), %h (the host), %p (the pid), %% (a %)
     E2E_RANK=3 run "file=$dir/r.%q{E2E_RANK}.json" "$vecadd" 1024
