@@ -546,25 +546,34 @@ int main(int argc, char **argv)
     uint32_t nr;
     closer cl;
     scan sc = {0};
-    unsigned long long budget;
-    int rc, early;
+    unsigned long long budget = 0;
+    int rc, early, first = 1, nfiles = argc - 1;
     if (argc == 4 && !strcmp(argv[1], "--close")) {
-        path = argv[2];
+        first = 2;
+        nfiles = 1;
         close_to = argv[3];
-    } else if (argc == 2 && argv[1][0] != '-') {
-        path = argv[1];
     } else {
-        ST_ERR("usage: cushim stats FILE             (a trace written by cushim run --trace; .json or .json.gz)\n"
-                        "       cushim stats --close FILE OUT (a copy of a trace that ends early, ending properly)\n");
+        for (int i = 1; i < argc; i++)
+            if (argv[i][0] == '-')
+                nfiles = 0;
+    }
+    if (nfiles < 1) {
+        ST_ERR("usage: cushim stats FILE...          (traces written by cushim run --trace; .json or .json.gz;\n"
+               "                                      several: one table over all, e.g. a job's ranks)\n"
+               "       cushim stats --close FILE OUT (a copy of a trace that ends early, ending properly)\n");
         return argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? 0 : 2;
     }
     tr_stats_init(&api);
     tr_stats_init(&kern);
-    /* the plugin's budget for exact medians (otherData, at the end): the same table as at exit */
-    if ((budget = tail_budget(path)) > 0) {
+    /* the plugin's budget for exact medians (otherData, at the end): the same table as at exit; over several
+       files, their sum (each file's medians were exact within its own) */
+    for (int i = first; i < first + nfiles; i++)
+        budget += tail_budget(argv[i]);
+    if (budget > 0) {
         tr_stats_set_exact(&api, budget);
         tr_stats_set_exact(&kern, budget);
     }
+    path = argv[first];
     if (close_to != NULL) {   /* OUT must not be FILE: opening it for writing would empty the trace first */
         struct stat a, b;
         if (strcmp(path, close_to) == 0 ||
@@ -579,53 +588,65 @@ int main(int argc, char **argv)
         ST_PERROR(close_to);
         return 1;
     }
-    rc = stream_file(path, close_to ? &cl : NULL, &api, &kern, &sc);
-    if (rc == 0)   /* not the plugin's layout (decided on the first line, before anything was added or written) */
-        rc = whole_file(path, close_to ? &cl : NULL, &api, &kern, &sc);
-    if (rc < 0) {
-        ST_PERROR(path);
+    for (int i = first; i < first + nfiles; i++) {
+        path = argv[i];
+        memset(&sc, 0, sizeof sc);
+        rc = stream_file(path, close_to ? &cl : NULL, &api, &kern, &sc);
+        if (rc == 0)   /* not the plugin's layout (decided on the first line, before anything was added or written) */
+            rc = whole_file(path, close_to ? &cl : NULL, &api, &kern, &sc);
+        if (rc < 0) {
+            ST_PERROR(path);
+            if (close_to != NULL) {
+                cl_end(&cl);
+                remove(close_to);
+            }
+            tr_stats_free(&api);
+            tr_stats_free(&kern);
+            return 1;
+        }
+        /* ended early: the events array never closed (the text ran out inside it, or the gzip stream did) */
+        early = sc.found && !sc.closed && !sc.bad;
+        if (!sc.found || sc.bad) {
+            if (!sc.found)
+                ST_ERR("cushim stats: %s: no \"traceEvents\" array: not a trace-event JSON file\n", path);
+            else if (sc.bad_line > 0)
+                ST_ERR("cushim stats: %s: malformed JSON (line %ld)\n", path, sc.bad_line);
+            else
+                ST_ERR("cushim stats: %s: malformed JSON\n", path);
+            if (close_to != NULL) {
+                cl_end(&cl);
+                remove(close_to);
+            }
+            tr_stats_free(&api);
+            tr_stats_free(&kern);
+            return 1;
+        }
         if (close_to != NULL) {
-            cl_end(&cl);
-            remove(close_to);
+            int bad = cl_end(&cl) != 0;
+            if (!early) {
+                ST_ERR("cushim stats: %s ends properly: nothing to close\n", path);
+                remove(close_to);
+                bad = 1;
+            } else if (bad) {
+                ST_PERROR(close_to);
+            } else {
+                ST_ERR("cushim stats: %s: the %zu complete events of %s, closed\n", close_to, sc.events, path);
+            }
+            tr_stats_free(&api);
+            tr_stats_free(&kern);
+            return bad;
         }
-        return 1;
+        if (early)
+            ST_ERR("cushim stats: %s ends early (its process was killed, or is still writing it): the tables "
+                    "below are of its %zu complete events; 'cushim stats --close %s OUT' writes a copy that ends "
+                    "properly\n", path, sc.events, path);
     }
-    /* ended early: the events array never closed (the text ran out inside it, or the gzip stream did) */
-    early = sc.found && !sc.closed && !sc.bad;
-    if (!sc.found || sc.bad) {
-        if (!sc.found)
-            ST_ERR("cushim stats: %s: no \"traceEvents\" array: not a trace-event JSON file\n", path);
-        else if (sc.bad_line > 0)
-            ST_ERR("cushim stats: %s: malformed JSON (line %ld)\n", path, sc.bad_line);
-        else
-            ST_ERR("cushim stats: %s: malformed JSON\n", path);
-        if (close_to != NULL) {
-            cl_end(&cl);
-            remove(close_to);
-        }
-        tr_stats_free(&api);
-        tr_stats_free(&kern);
-        return 1;
+    if (nfiles > 1) {
+        printf("\nOver %d trace files:", nfiles);
+        for (int i = first; i < first + nfiles; i++)
+            printf(" %s", argv[i]);
+        printf("\n");
     }
-    if (close_to != NULL) {
-        int bad = cl_end(&cl) != 0;
-        if (!early) {
-            ST_ERR("cushim stats: %s ends properly: nothing to close\n", path);
-            remove(close_to);
-            bad = 1;
-        } else if (bad) {
-            ST_PERROR(close_to);
-        } else {
-            ST_ERR("cushim stats: %s: the %zu complete events of %s, closed\n", close_to, sc.events, path);
-        }
-        tr_stats_free(&api);
-        tr_stats_free(&kern);
-        return bad;
-    }
-    if (early)
-        ST_ERR("cushim stats: %s ends early (its process was killed, or is still writing it): the tables "
-                "below are of its %zu complete events; 'cushim stats --close %s OUT' writes a copy that ends "
-                "properly\n", path, sc.events, path);
     nr = tr_stats_rows(&api, &rows);
     printf("\nCUDA API Summary (cuda_api_sum):\n\n");
     tr_stats_print(stdout, rows, nr, "Num Calls");

@@ -242,6 +242,13 @@ fork)
     check t.json "count('cuMemAlloc_v2') == 3" "d['otherData']['pid'] != $child"
     check "t.$child.json" "count('cuMemAlloc_v2') == 5" "d['otherData']['pid'] == $child" \
         "all(e['pid'] == $child for e in ev)"
+    # cushim stats over both files: one table (3 + 5 allocations); a missing one fails the whole
+    "$stats" t.json "t.$child.json" >stats.out 2>stats.err || fail "cushim-stats of two files: $(cat stats.err)"
+    grep -q "^Over 2 trace files: t.json t.$child.json" stats.out || fail "no 'Over 2 trace files' line"
+    [ "$(awk '$NF == "cuMemAlloc_v2" {print $3}' stats.out)" = 8 ] ||
+        fail "two files: cuMemAlloc_v2 not 8 calls: $(grep cuMemAlloc_v2 stats.out)"
+    "$stats" t.json nosuch.json >/dev/null 2>stats.err && fail "cushim-stats with a missing file succeeded"
+    grep -q "nosuch.json" stats.err || fail "the missing file is not named: $(cat stats.err)"
     ;;
 shared)
     # two processes (not one forked from the other) given the same FILE at the same time: the first holds it, the
@@ -481,6 +488,12 @@ launcher)
     env LD_PRELOAD= "$launcher" run --fake --trace=t2.json.gz --trace-filter='cat:alloc' -- "$prog" threads 2 >out 2>err \
         || fail "cushim run --trace-filter failed"
     check t2.json.gz "sorted(set(e['name'] for e in X)) == ['cuMemAlloc_v2']"
+    # several files, one table: t.json's 2 allocations and t2.json.gz's (2 threads)
+    "$launcher" stats t.json t2.json.gz >stats.out 2>&1 || fail "cushim stats of two files failed: $(cat stats.out)"
+    n2=$(python3 check.py t2.json.gz "print(count('cuMemAlloc_v2')) or True")
+    [ "$(awk '$NF == "cuMemAlloc_v2" {print $3}' stats.out)" = "$((n2 + 2))" ] ||
+        fail "two files: not $((n2 + 2)) cuMemAlloc_v2: $(grep cuMemAlloc_v2 stats.out)"
+    "$launcher" stats t.json -x >/dev/null 2>&1; [ $? = 2 ] || fail "cushim stats FILE -x: not a usage error"
     # a filter that is malformed or matches nothing: refused before the program starts (status 2, the reason)
     for f in 'cat:nosuch' 'cuNoSuchApi*'; do
         rm -f started
