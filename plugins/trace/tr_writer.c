@@ -237,11 +237,12 @@ int tw_open(tr_writer *w)
        closes (at exit), and truncated only once held. Another process writing the same name at the same time
        (processes a program starts with exec: torchrun's ranks, a shell's pipeline) holds it: EWOULDBLOCK, and the
        caller picks another name - truncating it would have cut that process's file, and the two writing it at
-       once would have left neither valid. A file system without locks (ENOLCK, EINVAL) is written as before. */
+       once would have left neither valid. A file system without flock (ENOLCK, EINVAL, Lustre's ENOSYS without
+       its flock mount option...) is written as before, unlocked. */
     w->open_held = 0;
     if (S_ISREG(st.st_mode)) {
-        if (flock(w->fd, LOCK_EX | LOCK_NB) != 0 && errno != ENOLCK && errno != EINVAL) {
-            w->open_held = errno == EWOULDBLOCK ? 1 : 0;
+        if (flock(w->fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+            w->open_held = 1;
             goto fail;
         }
         /* Nor is the trace this process wrote before an exec truncated (a .gz one's first bytes are still in

@@ -290,6 +290,12 @@ shared)
     hfile=$(ls held.[0-9]*.json.gz 2>/dev/null)
     [ -n "$hfile" ] || fail "no held.<pid>.json.gz: $(ls)"
     check "$hfile" "count('cuLaunchKernel') == 1"
+    # a file system without flock (ENOSYS): the file is written, unlocked, not refused
+    echo "an old trace, longer than the new one will be: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" > nl.json
+    env LD_PRELOAD="$preload${preload:+:}${E2E_FLOCK_ENOSYS:?}" CUSHIM_PLUGINS="$plugin:file=$dir/nl.json" \
+        "$vecadd" 1024 >out 2>err || fail "flock ENOSYS: exited with $?"
+    ! grep -q "cannot write the trace file" err || fail "flock ENOSYS: refused: $(cat err)"
+    check nl.json "count('cuLaunchKernel') == 1"
     ;;
 exec)
     # the process executes another program (itself) after 3 calls: its trace so far stays in t.json (unfinished:

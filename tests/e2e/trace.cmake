@@ -24,6 +24,10 @@ if(EXISTS "${CUSHIM_TOOLS_INCLUDE}/cupti_activity.h")
   set(_tr_cupti "$<TARGET_FILE:trace_fake_cupti>")
 endif()
 
+# flock(2) answering ENOSYS, as a file system without it does (trace_shared: the file is written unlocked)
+add_library(e2e_flock_enosys SHARED flock_enosys.c)
+target_compile_options(e2e_flock_enosys PRIVATE ${CUSHIM_WARN_FLAGS})
+
 set(_tr sh "${CMAKE_CURRENT_SOURCE_DIR}/run_trace.sh")
 set(_tr_args "$<TARGET_FILE:trace>" "$<TARGET_FILE:e2e_trace>" "$<TARGET_FILE:vecadd>" "$<TARGET_FILE:cushim-stats>"
     "${_tr_cupti}")
@@ -31,6 +35,7 @@ foreach(_c vecadd runtime structs gz filter closefds full fifo bounded threads s
            nocupti nocalls drops defer gpu gpu_activity)
   e2e_test(trace_${_c} COMMAND ${_tr} ${_c} ${_tr_args})
 endforeach()
+set_property(TEST trace_shared APPEND PROPERTY ENVIRONMENT "E2E_FLOCK_ENOSYS=$<TARGET_FILE:e2e_flock_enosys>")
 # The forked child starts its own writer thread, which TSan does not support after a multi-threaded fork
 # (it dies, or with die_after_fork=0 reports a "dup thread"): the fork case runs in the other builds.
 if(NOT CUSHIM_SANITIZE STREQUAL "thread")
