@@ -280,6 +280,7 @@ check_trace_ranks() {
     local L=$ROOT/tools/cushim d=$WORK/traceranks rc f n
     local -a env_l=(CUSHIM_BUILD_DIR="$BUILD_DIR")
     if [ ! -f "$BUILD_DIR/plugins/trace.so" ]; then result "traceranks" FAIL "no $BUILD_DIR/plugins/trace.so"; return; fi
+    "$PY" -c 'import torch.distributed.run' 2>/dev/null || { result "traceranks" SKIP "no torch (torchrun)"; return; }
     rm -rf "$d"
     mkdir -p "$d"
     tmo 180 env "${env_l[@]}" "$L" run --trace="$d/r.%q{RANK}.json" -- "$PY" -m torch.distributed.run --standalone \
