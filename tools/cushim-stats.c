@@ -596,13 +596,7 @@ int main(int argc, char **argv)
             rc = whole_file(path, close_to ? &cl : NULL, &api, &kern, &sc);
         if (rc < 0) {
             ST_PERROR(path);
-            if (close_to != NULL) {
-                cl_end(&cl);
-                remove(close_to);
-            }
-            tr_stats_free(&api);
-            tr_stats_free(&kern);
-            return 1;
+            goto fail;
         }
         /* ended early: the events array never closed (the text ran out inside it, or the gzip stream did) */
         early = sc.found && !sc.closed && !sc.bad;
@@ -613,13 +607,7 @@ int main(int argc, char **argv)
                 ST_ERR("cushim stats: %s: malformed JSON (line %ld)\n", path, sc.bad_line);
             else
                 ST_ERR("cushim stats: %s: malformed JSON\n", path);
-            if (close_to != NULL) {
-                cl_end(&cl);
-                remove(close_to);
-            }
-            tr_stats_free(&api);
-            tr_stats_free(&kern);
-            return 1;
+            goto fail;
         }
         if (close_to != NULL) {
             int bad = cl_end(&cl) != 0;
@@ -660,4 +648,12 @@ int main(int argc, char **argv)
     tr_stats_free(&api);
     tr_stats_free(&kern);
     return 0;
+fail:   /* a file that cannot be read, or is not a trace: nothing printed, OUT removed */
+    if (close_to != NULL) {
+        cl_end(&cl);
+        remove(close_to);
+    }
+    tr_stats_free(&api);
+    tr_stats_free(&kern);
+    return 1;
 }

@@ -35,23 +35,23 @@ static void fz_put(fz_buf *b, const char *s, size_t n)
     b->p[b->n] = '\0';
 }
 
-/* the part of 'name' before its extension (.json.gz, .json; for tr_path_alt also .gz) */
-static size_t fz_stem(const char *name, int gz_alone)
+/* the part of 'name' before its extension (.json.gz, .json, .gz) */
+static size_t fz_stem(const char *name)
 {
     size_t n = strlen(name);
     if (n > 8 && strcmp(name + n - 8, ".json.gz") == 0)
         return n - 8;
     if (n > 5 && strcmp(name + n - 5, ".json") == 0)
         return n - 5;
-    if (gz_alone && n > 3 && strcmp(name + n - 3, ".gz") == 0)
+    if (n > 3 && strcmp(name + n - 3, ".gz") == 0)
         return n - 3;
     return n;
 }
 
-static char *fz_insert(const char *name, const char *what, int gz_alone)
+static char *fz_insert(const char *name, const char *what)
 {
     fz_buf b = {0};
-    size_t stem = fz_stem(name, gz_alone);
+    size_t stem = fz_stem(name);
     fz_put(&b, "", 0);
     fz_put(&b, name, stem);
     fz_put(&b, what, strlen(what));
@@ -113,7 +113,7 @@ static char *fz_expand(const char *s, int child, char *unset_out)
     if (child && !had_pid) {
         char *with;
         snprintf(num, sizeof num, ".%d", FZ_PID);
-        with = fz_insert(b.p, num, 1);
+        with = fz_insert(b.p, num);
         free(b.p);
         return with;
     }
@@ -150,7 +150,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             snprintf(num, sizeof num, ".%d", FZ_PID);
         else
             snprintf(num, sizeof num, ".%d-%d", FZ_PID, k);
-        ref = fz_insert(got, num, 1);
+        ref = fz_insert(got, num);
         FUZZ_CHECK(strcmp(alt, ref) == 0);
         free(ref);
         free(alt);
