@@ -115,8 +115,10 @@ static nvtxRangeId_t NVTX_API tr_start_ex(const nvtxEventAttributes_t *a)
     uint64_t id;
     if (tr_st == NULL)
         return 0;
+    const char *msg = attr_msg(a, b, sizeof b);
     id = atomic_fetch_add(&tr_st->nvtx_ids, 1) + 1;
-    nvtx_rec(TR_REC_NVTX_START, id, attr_msg(a, b, sizeof b));
+    nvtx_rec(TR_REC_NVTX_START, id, msg);
+    tr_capture_nvtx_start(tr_st, msg, id);
     return id;
 }
 
@@ -127,6 +129,7 @@ static nvtxRangeId_t NVTX_API tr_start_a(const char *m)
         return 0;
     id = atomic_fetch_add(&tr_st->nvtx_ids, 1) + 1;
     nvtx_rec(TR_REC_NVTX_START, id, m);
+    tr_capture_nvtx_start(tr_st, m, id);
     return id;
 }
 
@@ -138,22 +141,29 @@ static nvtxRangeId_t NVTX_API tr_start_w(const wchar_t *m)
 
 static void NVTX_API tr_end(nvtxRangeId_t id)
 {
-    if (tr_st)
+    if (tr_st) {
         nvtx_rec(TR_REC_NVTX_END, id, "");
+        tr_capture_nvtx_end(tr_st, id);
+    }
 }
 
 static int NVTX_API tr_push_ex(const nvtxEventAttributes_t *a)
 {
     char b[256];
-    if (tr_st)
-        nvtx_rec(TR_REC_NVTX_PUSH, 0, attr_msg(a, b, sizeof b));
+    if (tr_st) {
+        const char *msg = attr_msg(a, b, sizeof b);
+        nvtx_rec(TR_REC_NVTX_PUSH, 0, msg);
+        tr_capture_nvtx_push(tr_st, msg, tr_nvtx_level);
+    }
     return tr_nvtx_level++;
 }
 
 static int NVTX_API tr_push_a(const char *m)
 {
-    if (tr_st)
+    if (tr_st) {
         nvtx_rec(TR_REC_NVTX_PUSH, 0, m);
+        tr_capture_nvtx_push(tr_st, m, tr_nvtx_level);
+    }
     return tr_nvtx_level++;
 }
 
@@ -167,9 +177,12 @@ static int NVTX_API tr_pop(void)
 {
     if (tr_nvtx_level == 0)
         return -1;
-    if (tr_st)
+    tr_nvtx_level--;
+    if (tr_st) {
         nvtx_rec(TR_REC_NVTX_POP, 0, "");
-    return --tr_nvtx_level;
+        tr_capture_nvtx_pop(tr_st, tr_nvtx_level);   /* the range's end, then the pause */
+    }
+    return tr_nvtx_level;
 }
 
 /* Domains (NVTX's CORE2 module): the same records, the domain not kept. */

@@ -171,23 +171,13 @@ void tr_unhook_wake(void)
 static void *tr_unhook_main(void *arg)
 {
     tr_state *st = arg;
-    int warned = 0;
     atomic_store_explicit(&tr_unhook_running, 1, memory_order_release);
     for (;;) {
         while (sem_wait(&tr_unhook_sem) != 0 && errno == EINTR)
             ;
         if (atomic_load(&tr_unhook_quit))
             return NULL;
-        if (atomic_load(&st->paused)) {
-            if (atomic_load(&st->hooked)) {
-                tr_hooks_remove(st);
-                atomic_fetch_add(&st->unhooked, 1);
-            }
-        } else if (!atomic_load(&st->hooked) && tr_hooks_add(st) != 0 && !warned) {
-            warned = 1;
-            tr_host->log(st->self, CUSHIM_LOG_WARN, "unhook: the hooks could not be added again; calls are not "
-                         "recorded");
-        }
+        tr_hooks_follow(st);
     }
 }
 

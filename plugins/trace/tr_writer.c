@@ -779,6 +779,9 @@ static void write_summary(tr_writer *w)
     if (w->unhooked != NULL && atomic_load(w->unhooked) != 0)
         fprintf(f, "; hooks removed %llu time%s while paused (unhook)", (unsigned long long)atomic_load(w->unhooked),
                 atomic_load(w->unhooked) == 1 ? "" : "s");
+    if (w->capture != NULL && w->captures != NULL)
+        fprintf(f, "; %llu capture range%s (capture=%s)", (unsigned long long)atomic_load(w->captures),
+                atomic_load(w->captures) == 1 ? "" : "s", w->capture);
     if (w->fd_reopened != 0)
         fprintf(f, "; the program closed the file's descriptor: reopened %u time%s", w->fd_reopened,
                 w->fd_reopened == 1 ? "" : "s");
@@ -859,6 +862,11 @@ static void finish_locked(tr_writer *w)
                  (unsigned long long)(w->summary_exact ? w->summary_exact : TR_STATS_EXACT));
     if (w->gpu_corr != NULL)
         tr_sb_printf(&w->sb, ",\"gpu_correlation\":\"%s\"", w->gpu_corr);
+    if (w->capture != NULL && w->captures != NULL) {
+        tr_sb_puts(&w->sb, ",\"capture\":");
+        tr_sb_json_str(&w->sb, w->capture, strlen(w->capture), 256);
+        tr_sb_printf(&w->sb, ",\"capture_ranges\":%llu", (unsigned long long)atomic_load(w->captures));
+    }
     if (w->note[0]) {
         tr_sb_puts(&w->sb, ",\"note\":");
         tr_sb_json_str(&w->sb, w->note, strlen(w->note), sizeof w->note);

@@ -38,6 +38,8 @@ typedef struct tr_writer {
     int summary;                     /* print the table at the end                                     */
     uint64_t summary_exact;          /* durations kept for exact medians, each table (0: TR_STATS_EXACT)  */
     _Atomic uint64_t *unhooked;      /* unhook=1: times the call hooks were removed while paused (or NULL) */
+    const char *capture;             /* the capture= option's value (NULL: none)                         */
+    _Atomic uint64_t *captures;      /* capture ranges that resumed recording (or NULL)                  */
     int defer;                       /* render=exit: while the program runs, draining waits for the end
                                         (or for half of the buffer limit in use)                         */
     int pid;

@@ -759,9 +759,19 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
     atomic_init(&st->output, 0);
     tr_st = st;
     {
+        char why[160];
+        if (tr_capture_parse(st, host->opt_string(self, "capture"), why, sizeof why) != 0) {
+            host->log(self, CUSHIM_LOG_ERROR, "%s", why);
+            tr_st = NULL;
+            tr_free_state(st);
+            return -1;
+        }
+    }
+    {
         const char *tg = host->opt_string(self, "toggle");
         st->exit_by_core = host->opt_bool(self, "unhook") ||
-                           (!host->opt_bool(self, "paused") && (tg == NULL || tg[0] == '\0'));
+                           (!host->opt_bool(self, "paused") && (tg == NULL || tg[0] == '\0') &&
+                            st->capture == TR_CAPTURE_NONE);
 #if TR_ABLATE == 2 || TR_ABLATE == 3   /* bench/cpu/ablate.sh's clockonly, noclock: the hook's own exit clock */
         st->exit_by_core = 0;
 #endif
@@ -771,9 +781,15 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
         tr_hooks_remove(st);
         return -1;   /* nothing was started; the state stays (a hook may have seen it) */
     }
+    if (tr_capture_start(st) != 0) {
+        tr_st = NULL;
+        tr_hooks_remove(st);
+        return -1;
+    }
     if (host->opt_bool(self, "signals"))
         tr_signals_install();
-    atomic_store(&st->paused, host->opt_bool(self, "paused") ? 1 : 0);
+    /* a capture range starts paused: recording begins at the range's start */
+    atomic_store(&st->paused, host->opt_bool(self, "paused") || st->capture != TR_CAPTURE_NONE ? 1 : 0);
     {
         const char *tg = host->opt_string(self, "toggle");
         char why[160] = "";
@@ -799,6 +815,8 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
                 host->log(self, CUSHIM_LOG_WARN, "unhook: the hooks could not be added again");
         }
     }
+    st->w.capture = st->capture != TR_CAPTURE_NONE ? host->opt_string(self, "capture") : NULL;
+    st->w.captures = &st->captures;
     host->plugin_set_data(self, st);
     host->log(self, CUSHIM_LOG_INFO, "tracing '%s' to %s", filter && filter[0] ? filter : "all", st->w.path);
     return 0;
@@ -808,6 +826,12 @@ static void tr_flush(cushim_plugin *self)
 {
     tr_state *st = tr_host ? tr_host->plugin_data(self) : NULL;
     tr_unhook_stop();
+    if (st != NULL && st->capture != TR_CAPTURE_NONE && atomic_load(&st->captures) == 0)
+        tr_host->log(st->self, CUSHIM_LOG_WARN, "capture=%s: %s; no call was recorded", st->w.capture,
+                     st->capture == TR_CAPTURE_PROFILER
+                         ? "the program never called cudaProfilerStart or cuProfilerStart"
+                         : "no NVTX range with that message was opened (is NVTX_INJECTION64_PATH the trace plugin? "
+                           "cushim run --trace sets it)");
     if (st == NULL || atomic_load(&st->output) != 1)
         return;   /* no call was recorded: no file */
     tr_cupti_flush();
@@ -835,6 +859,7 @@ static void tr_fork_child(cushim_plugin *self)
     tw_fork_child(&st->w, NULL);
     tr_kernel_names_fork_child();
     tr_signals_fork_child();
+    tr_hooks_follow_fork_child();
     tr_unhook_fork_child(st);
     pthread_mutex_init(&tr_output_lock, NULL);
     st->w.pid = (int)getpid();
@@ -869,6 +894,9 @@ static const cushim_option tr_options[] = {
     {"paused", CUSHIM_OPT_BOOL, "false", "start with recording paused (see toggle)"},
     {"toggle", CUSHIM_OPT_STRING, "", "a signal (USR1, USR2, RTMIN+N) whose every delivery pauses or resumes "
                                       "recording calls (a capture range: kill -USR2 <pid>)"},
+    {"capture", CUSHIM_OPT_STRING, "", "record only inside the program's ranges: 'cudaProfilerApi' (from each "
+                                       "cudaProfilerStart to the next cudaProfilerStop) or 'nvtx:MESSAGE' (while an "
+                                       "NVTX range with that message is open)"},
     {NULL, 0, NULL, NULL},
 };
 

@@ -46,7 +46,20 @@ typedef struct tr_state {
     char *sel[2];
     _Atomic int hooked;
     _Atomic uint64_t unhooked;    /* times the hooks were removed */
+    int follow_warned;            /* the hooks could not be added again: said once */
+    /* capture=: recording follows the program's own range marks (tr_capture.c) */
+    int capture;                  /* TR_CAPTURE_*                                                     */
+    const char *capture_msg;      /* nvtx:MESSAGE's message (points into the option's value)          */
+    uint32_t capture_ids[4];      /* cuProfilerStart, cuProfilerStop, cudaProfilerStart, cudaProfilerStop */
+    uint64_t capture_group;
+    _Atomic int capture_open;     /* nvtx: capture ranges open now                                    */
+    _Atomic uint64_t captures;    /* ranges that resumed recording                                    */
+    _Atomic uint64_t capture_lost;   /* nvtx: started ranges past the 64 kept open at once             */
 } tr_state;
+
+#define TR_CAPTURE_NONE 0
+#define TR_CAPTURE_PROFILER 1     /* capture=cudaProfilerApi */
+#define TR_CAPTURE_NVTX 2         /* capture=nvtx:MESSAGE    */
 
 /* The two call-hook groups (tr_register's selectors in st->sel): added, removed. 0 or -1. */
 int tr_hooks_add(tr_state *st);
@@ -56,6 +69,20 @@ int tr_unhook_start(tr_state *st);
 void tr_unhook_wake(void);
 void tr_unhook_fork_child(tr_state *st);
 void tr_unhook_stop(void);
+/* The call hooks follow 'paused' (removed while paused, added again when not): unhook=1, from the toggle's
+   watcher thread or a capture range's start or stop. Not from a signal handler. */
+void tr_hooks_follow(tr_state *st);
+void tr_hooks_follow_fork_child(void);
+
+/* Capture ranges (tr_capture.c). parse: 0, or -1 with 'why' set; start: hooks the profiler API (capture=
+   cudaProfilerApi), 0 or -1 (said). The NVTX entry points: a range pushed at 'level' (before the push), popped
+   back to 'level' (after the pop), started and ended by id. */
+int tr_capture_parse(tr_state *st, const char *spec, char *why, size_t cap);
+int tr_capture_start(tr_state *st);
+void tr_capture_nvtx_push(tr_state *st, const char *msg, int level);
+void tr_capture_nvtx_pop(tr_state *st, int level);
+void tr_capture_nvtx_start(tr_state *st, const char *msg, uint64_t id);
+void tr_capture_nvtx_end(tr_state *st, uint64_t id);
 
 extern const cushim_host *tr_host;
 extern tr_state *tr_st;

@@ -12,6 +12,11 @@
  *                  it) waiting for a host function, which (on the fake's callback thread) waits until main
  *                  sleeps there, then calls exit(0) or abort(): two fast-path calls in flight at the flush
  *   nvtx           NVTX push/pop around calls, a start/end range, a mark
+ *   capture        2 allocations, cuProfilerStart, 3, cuProfilerStop, 1, cudaProfilerStart, 4, cudaProfilerStop, 2
+ *                  (trace option capture=cudaProfilerApi: the 7 inside are recorded); 'capture threads': the
+ *                  second range's 4 on another thread
+ *   capture_nvtx   NVTX ranges named "step" (capture=nvtx:step): pushed (with a nested "step" and another range
+ *                  inside), then started on main and ended on a second thread; 9 allocations inside, 3 outside
  *   many N         N cuCtxGetCurrent calls on the main thread
  *   closefds N VICTIM [RM]
  *                  N calls, every descriptor above 2 closed, VICTIM opened on the freed number, RM removed, N
@@ -22,6 +27,8 @@
  *                  cudaMalloc, cudaMemcpy, cudaLaunchKernel, and a driver attribute query (an enum)
  */
 #include <cuda.h>
+#include <cudaProfiler.h>
+#include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -60,6 +67,21 @@ static void work(int n)
         }
     }
 }
+
+static void *work4_main(void *arg)
+{
+    (void)arg;
+    work(4);
+    return NULL;
+}
+
+#ifdef E2E_HAVE_NVTX
+static void *nvtx_end_main(void *arg)
+{
+    nvtxRangeEnd(*(nvtxRangeId_t *)arg);
+    return NULL;
+}
+#endif
 
 /* Occurrences of 'needle' in the file 'path' (0 when it cannot be read). */
 static int file_count(const char *path, const char *needle)
@@ -287,6 +309,29 @@ int main(int argc, char **argv)
         work(4);
         return 0;
     }
+    if (!strcmp(mode, "capture")) {
+        int threads = argc > 2 && !strcmp(argv[2], "threads");
+        work(2);
+        if (cuProfilerStart() != CUDA_SUCCESS)
+            return 2;
+        work(3);
+        if (cuProfilerStop() != CUDA_SUCCESS)
+            return 2;
+        work(1);
+        if (cudaProfilerStart() != cudaSuccess)
+            return 2;
+        if (threads) {
+            pthread_t t;
+            pthread_create(&t, NULL, work4_main, NULL);
+            pthread_join(t, NULL);
+        } else {
+            work(4);
+        }
+        if (cudaProfilerStop() != cudaSuccess)
+            return 2;
+        work(2);
+        return 0;
+    }
     if (!strcmp(mode, "sigterm")) {
         work(4);
         kill(getpid(), SIGTERM);
@@ -325,6 +370,29 @@ int main(int argc, char **argv)
         return 3;   /* not reached: the host function ends the process */
     }
 #ifdef E2E_HAVE_NVTX
+    if (!strcmp(mode, "capture_nvtx")) {
+        nvtxRangeId_t id;
+        pthread_t t;
+        nvtxRangePushA("outer");
+        work(1);
+        nvtxRangePushA("step");
+        work(1);
+        nvtxRangePushA("step");   /* nested: the outer one ends the capture */
+        work(1);
+        nvtxRangePushA("inner");
+        work(1);
+        nvtxRangePop();
+        nvtxRangePop();   /* the nested "step" */
+        work(2);
+        nvtxRangePop();   /* the capture's "step" */
+        nvtxRangePop();
+        id = nvtxRangeStartA("step");
+        work(4);
+        pthread_create(&t, NULL, nvtx_end_main, &id);   /* ended on another thread */
+        pthread_join(t, NULL);
+        work(2);
+        return 0;
+    }
     if (!strcmp(mode, "nvtx")) {
         nvtxRangeId_t id;
         nvtxRangePushA("outer");

@@ -410,6 +410,52 @@ nvtx)
     check t.json "[(e['ph'], e['name']) for e in ev if e.get('cat') == 'nvtx'] == [('B', 'outer'), ('B', 'inner'), ('E', ''), ('E', ''), ('b', 'async range'), ('i', 'a mark'), ('e', ''), ('B', 'domain range'), ('E', ''), ('B', 'registered range'), ('E', ''), ('B', 'wide range'), ('E', ''), ('B', 'wide \u00e9\u4e2d\U0001f600 ?x'), ('E', '')]" \
         "count('cuMemAlloc_v2') == 2"
     ;;
+capture)
+    # capture=cudaProfilerApi: only the 7 allocations between cuProfilerStart/cuProfilerStop and
+    # cudaProfilerStart/cudaProfilerStop are recorded (the 5 outside are not), nor the profiler calls themselves
+    for v in "" ",unhook=1" ":threads"; do
+        o=${v%%:*}
+        a=; [ "$v" = ":threads" ] && a=threads
+        run "file=$dir/t.json,capture=cudaProfilerApi$o" "$prog" capture $a
+        [ "$rc" = 0 ] || fail "capture$v: exited with $rc: $(tail -n 3 err)"
+        check t.json "count('cuMemAlloc_v2') == 7" "count('cuMemsetD8_v2') == 7" "count('cuMemFree_v2') == 7" \
+            "not any('Profiler' in e['name'] for e in X)" "d['otherData']['capture'] == 'cudaProfilerApi'" \
+            "d['otherData']['capture_ranges'] == 2"
+        grep -q "; 2 capture ranges (capture=cudaProfilerApi)" err || fail "capture$v: the summary does not say 2 ranges: $(cat err)"
+        same_table t.json
+    done
+    # unhook=1: removed at the start, and at each of the two stops, added at each start (on the calling thread)
+    run "file=$dir/t.json,capture=cudaProfilerApi,unhook=1" "$prog" capture
+    grep -q "hooks removed 3 times while paused (unhook)" err || fail "unhook: not removed 3 times: $(cat err)"
+    # a program that never starts a range: said, and no file
+    run "file=$dir/n.json,capture=cudaProfilerApi" "$prog" many 5
+    [ "$rc" = 0 ] || fail "no range: exited with $rc"
+    grep -q "capture=cudaProfilerApi: the program never called cudaProfilerStart or cuProfilerStart; no call was recorded" err ||
+        fail "no range: not said: $(cat err)"
+    [ ! -e n.json ] || fail "no range: a file was written"
+    # a capture the plugin does not know: an error, and the plugin's init fails (closed, as for a bad filter)
+    run "file=$dir/b.json,capture=cudaProfilerAPI" "$prog" many 5
+    [ "$rc" = 1 ] || fail "bad capture: exited with $rc"
+    grep -q "capture=cudaProfilerAPI: not 'cudaProfilerApi' or 'nvtx:MESSAGE'" err || fail "bad capture: not said: $(cat err)"
+    grep -q "failing closed" err || fail "bad capture: the init did not fail: $(cat err)"
+    [ ! -e b.json ] || fail "bad capture: a file was written"
+    ;;
+capture_nvtx)
+    # capture=nvtx:step: recording while a range "step" is open (a nested "step" does not end it; a started one
+    # ended on another thread does): 9 allocations inside, 3 outside; the NVTX ranges themselves all recorded
+    for o in "" ",unhook=1"; do
+        NVTX_INJECTION64_PATH=$plugin run "file=$dir/t.json,capture=nvtx:step$o" "$prog" capture_nvtx
+        if grep -q usage err; then echo "built without NVTX headers"; exit 77; fi
+        [ "$rc" = 0 ] || fail "capture$o: exited with $rc: $(tail -n 3 err)"
+        check t.json "count('cuMemAlloc_v2') == 9" "d['otherData']['capture_ranges'] == 2" \
+            "[e['name'] for e in ev if e.get('cat') == 'nvtx' and e['ph'] in 'Bb'] == ['outer', 'step', 'step', 'inner', 'step']"
+    done
+    grep -q "hooks removed 3 times while paused (unhook)" err || fail "unhook: not removed 3 times: $(cat err)"
+    # without the NVTX injection no range is seen: said
+    run "file=$dir/n.json,capture=nvtx:step" "$prog" capture_nvtx
+    grep -q "capture=nvtx:step: no NVTX range with that message was opened" err || fail "no NVTX: not said: $(cat err)"
+    [ ! -e n.json ] || fail "no NVTX: a file was written"
+    ;;
 drops)
     # a buffer smaller than one chunk: every call is dropped, and counted in the file and the summary
     run "file=$dir/t.json,buffer=4K" "$prog" threads 2
@@ -513,6 +559,22 @@ launcher)
     env LD_PRELOAD= "$launcher" run --fake --trace=t3.json --trace-defer --trace-buffer=8MiB -- "$prog" many 100 \
         >out 2>err || fail "cushim run --trace-defer failed"
     check t3.json "d['otherData']['render'] == 'exit'" "count('cuCtxGetCurrent') == 100"
+    # --trace-capture: both kinds (the launcher sets the NVTX injection), and a range kind it does not know
+    env LD_PRELOAD= "$launcher" run --fake --trace=c.json --trace-capture=cudaProfilerApi -- "$prog" capture >out 2>err \
+        || fail "cushim run --trace-capture=cudaProfilerApi failed: $(cat err)"
+    check c.json "count('cuMemAlloc_v2') == 7" "d['otherData']['capture_ranges'] == 2"
+    if [ -n "$(python3 check.py t.json "print(1) if any(e.get('cat') == 'nvtx' for e in ev) else print(end='')")" ]; then
+        env LD_PRELOAD= "$launcher" run --fake --trace=c2.json --trace-capture=nvtx:step --trace-unhook -- "$prog" capture_nvtx \
+            >out 2>err || fail "cushim run --trace-capture=nvtx:step failed: $(cat err)"
+        check c2.json "count('cuMemAlloc_v2') == 9" "d['otherData']['capture'] == 'nvtx:step'"
+    fi
+    for c in nvtx: cudaprofilerapi; do
+        rm -f started
+        env LD_PRELOAD= "$launcher" run --fake --trace=c3.json --trace-capture=$c -- sh -c 'touch started' >out 2>err
+        rc=$?
+        [ "$rc" = 2 ] && [ ! -e started ] || fail "--trace-capture=$c: status $rc, not 2, or the program ran"
+        grep -q -- "--trace-capture: '$c' is not cudaProfilerApi or nvtx:MESSAGE" err || fail "--trace-capture=$c: not said: $(cat err)"
+    done
     env LD_PRELOAD= "$launcher" run --fake --trace=t4.json --trace-buffer=4K -- "$prog" many 100 >out 2>err \
         || fail "cushim run --trace-buffer=4K failed"
     check t4.json "len(X) == 0" "d['otherData']['dropped_events'] >= 100"

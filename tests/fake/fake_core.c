@@ -520,6 +520,21 @@ CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int *version)
     return CUDA_SUCCESS;
 }
 
+/* The profiler API: no profiler here; what the real driver checks (a current context). */
+CUresult cuProfilerStart(void)
+{
+    FAKE_ENTER(cuProfilerStart);
+    FK_REQUIRE_INIT();
+    return fk_ctx_valid(fk_current_ctx()) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+CUresult cuProfilerStop(void)
+{
+    FAKE_ENTER(cuProfilerStop);
+    FK_REQUIRE_INIT();
+    return fk_ctx_valid(fk_current_ctx()) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
 CUresult cuCtxSynchronize(void)
 {
     FAKE_ENTER(cuCtxSynchronize);

@@ -1,0 +1,196 @@
+/*
+ * tr_capture.c - capture ranges: recording starts paused and follows what the
+ * program marks, as Nsight Systems' --capture-range does.
+ *
+ *   capture=cudaProfilerApi  each cuProfilerStart / cudaProfilerStart resumes recording (after the call), each
+ *                            cuProfilerStop / cudaProfilerStop pauses it (before the call): the profiler calls
+ *                            themselves are not recorded; torch.cuda.profiler.start()/stop() are these
+ *   capture=nvtx:MESSAGE     recording runs while an NVTX range whose message is MESSAGE is open (pushed on any
+ *                            thread, or started): from its push to its pop (the range records included)
+ *
+ * Ranges repeat (every start resumes, every stop pauses). With unhook=1 the call hooks are added and removed
+ * here, on the thread that starts or stops the range, before it goes on: no call of the range is missed (the
+ * toggle signal needs a watcher thread for that; tr_signal.c). Both share tr_hooks_follow's lock.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "trace.h"
+
+static pthread_mutex_t tr_follow_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void tr_hooks_follow(tr_state *st)
+{
+    pthread_mutex_lock(&tr_follow_lock);
+    if (atomic_load(&st->paused)) {
+        if (atomic_load(&st->hooked)) {
+            tr_hooks_remove(st);
+            atomic_fetch_add(&st->unhooked, 1);
+        }
+    } else if (!atomic_load(&st->hooked) && tr_hooks_add(st) != 0 && !st->follow_warned) {
+        st->follow_warned = 1;
+        tr_host->log(st->self, CUSHIM_LOG_WARN, "unhook: the hooks could not be added again; calls are not recorded");
+    }
+    pthread_mutex_unlock(&tr_follow_lock);
+}
+
+void tr_hooks_follow_fork_child(void)
+{
+    pthread_mutex_init(&tr_follow_lock, NULL);   /* a thread of the parent may have held it at the fork */
+}
+
+/* Pause (1) or resume (0) for a capture range; a resume counts a range. Not from a signal handler. */
+static void tr_capture_set(tr_state *st, int paused)
+{
+    int was = atomic_exchange(&st->paused, paused);
+    if (was && !paused)
+        atomic_fetch_add(&st->captures, 1);
+    if (st->unhook && was != paused)
+        tr_hooks_follow(st);
+}
+
+static void tr_capture_pre(cushim_call *call, tr_state *st)
+{
+    if (call->api_id == st->capture_ids[1] || call->api_id == st->capture_ids[3])   /* a stop */
+        tr_capture_set(st, 1);
+}
+
+static int tr_capture_pre_hook(cushim_call *call, void *user, uint64_t *slot)
+{
+    (void)slot;
+    tr_capture_pre(call, user);
+    return CUSHIM_CONTINUE;
+}
+
+static void tr_capture_post_hook(cushim_call *call, void *user, uint64_t *slot)
+{
+    tr_state *st = user;
+    (void)slot;
+    if (call->api_id == st->capture_ids[0] || call->api_id == st->capture_ids[2])   /* a start */
+        tr_capture_set(st, 0);
+}
+
+int tr_capture_parse(tr_state *st, const char *spec, char *why, size_t cap)
+{
+    if (spec == NULL || spec[0] == '\0') {
+        st->capture = TR_CAPTURE_NONE;
+        return 0;
+    }
+    if (strcmp(spec, "cudaProfilerApi") == 0) {
+        st->capture = TR_CAPTURE_PROFILER;
+        return 0;
+    }
+    if (strncmp(spec, "nvtx:", 5) == 0 && spec[5] != '\0') {
+        st->capture = TR_CAPTURE_NVTX;
+        st->capture_msg = spec + 5;
+        return 0;
+    }
+    snprintf(why, cap, "capture=%s: not 'cudaProfilerApi' or 'nvtx:MESSAGE'", spec);
+    return -1;
+}
+
+int tr_capture_start(tr_state *st)
+{
+    static const char *const names[4] = {"cuProfilerStart", "cuProfilerStop", "cudaProfilerStart",
+                                          "cudaProfilerStop"};
+    cushim_hook_spec spec;
+    char sel[160] = "";
+    if (st->capture != TR_CAPTURE_PROFILER)
+        return 0;
+    for (int k = 0; k < 4; k++) {
+        const cushim_api_info *info = tr_host->api_by_name(names[k]);
+        st->capture_ids[k] = info != NULL ? info->id : UINT32_MAX;   /* none in this build: never matched */
+        if (info == NULL)
+            continue;
+        snprintf(sel + strlen(sel), sizeof sel - strlen(sel), "%sid:%u", sel[0] != '\0' ? "," : "",
+                 st->capture_ids[k]);
+    }
+    if (sel[0] == '\0') {
+        tr_host->log(st->self, CUSHIM_LOG_ERROR, "capture=cudaProfilerApi: this build has no profiler API to hook");
+        return -1;
+    }
+    memset(&spec, 0, sizeof spec);
+    spec.size = sizeof spec;
+    spec.select = sel;
+    /* before the recording's pre hook (a stop is not recorded), after its post hook (nor is a start) */
+    spec.priority = -2000;
+    spec.pre = tr_capture_pre_hook;
+    spec.post = tr_capture_post_hook;
+    spec.user = st;
+    if (tr_host->hooks_add(st->self, &spec, &st->capture_group) != CUSHIM_OK) {
+        tr_host->log(st->self, CUSHIM_LOG_ERROR, "capture=cudaProfilerApi: cannot hook the profiler API");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- capture=nvtx:MESSAGE (tr_nvtx.c calls these) ---- */
+
+/* The thread's NVTX push level of its outermost open capture range, plus one (0: none open on the thread). */
+static _Thread_local int tr_cap_level;
+/* Started ranges (nvtxRangeStart: they end on any thread) that are capture ranges, by id; 0 = free. */
+#define TR_CAP_STARTED 64
+static _Atomic uint64_t tr_cap_started[TR_CAP_STARTED];
+
+static int tr_capture_match(const tr_state *st, const char *msg)
+{
+    return st != NULL && st->capture == TR_CAPTURE_NVTX && msg != NULL && strcmp(msg, st->capture_msg) == 0;
+}
+
+static void tr_capture_open(tr_state *st)
+{
+    if (atomic_fetch_add(&st->capture_open, 1) == 0)
+        tr_capture_set(st, 0);
+}
+
+static void tr_capture_close(tr_state *st)
+{
+    if (atomic_fetch_sub(&st->capture_open, 1) == 1)
+        tr_capture_set(st, 1);
+}
+
+void tr_capture_nvtx_push(tr_state *st, const char *msg, int level)
+{
+    if (tr_cap_level == 0 && tr_capture_match(st, msg)) {
+        tr_cap_level = level + 1;
+        tr_capture_open(st);
+    }
+}
+
+void tr_capture_nvtx_pop(tr_state *st, int level)
+{
+    if (st != NULL && tr_cap_level != 0 && level + 1 == tr_cap_level) {
+        tr_cap_level = 0;
+        tr_capture_close(st);
+    }
+}
+
+void tr_capture_nvtx_start(tr_state *st, const char *msg, uint64_t id)
+{
+    if (!tr_capture_match(st, msg))
+        return;
+    for (int i = 0; i < TR_CAP_STARTED; i++) {
+        uint64_t z = 0;
+        if (atomic_compare_exchange_strong(&tr_cap_started[i], &z, id)) {
+            tr_capture_open(st);
+            return;
+        }
+    }
+    atomic_fetch_add(&st->capture_lost, 1);   /* more than 64 open at once: this one does not count */
+}
+
+void tr_capture_nvtx_end(tr_state *st, uint64_t id)
+{
+    if (st == NULL || st->capture != TR_CAPTURE_NVTX || id == 0)
+        return;
+    for (int i = 0; i < TR_CAP_STARTED; i++) {
+        uint64_t v = id;
+        if (atomic_compare_exchange_strong(&tr_cap_started[i], &v, 0)) {
+            tr_capture_close(st);
+            return;
+        }
+    }
+}
