@@ -308,7 +308,41 @@ check_trace_ranks() {
         result "traceranks shared" FAIL "$(tail -n 2 "$LOGS/traceranks.s.txt" | tr '\n' ' ' | cut -c1-200)"
     fi
 }
+# tracecapture: capture ranges on PyTorch (capture.py: 8 steps, steps 3 and 4 inside torch.cuda.profiler.start()/
+# stop() and an NVTX range 'capture'): --trace-capture=cudaProfilerApi, and nvtx:capture with --trace-unhook (the
+# hooks added at the range's start on the pushing thread); only steps 3 and 4's calls recorded, the same launches
+# in each; the loss lines equal an untraced run's.
+check_trace_capture() {
+    local L=$ROOT/tools/cushim d=$WORK/tracecapture rc kind name
+    local -a env_l=(CUSHIM_BUILD_DIR="$BUILD_DIR")
+    if [ ! -f "$BUILD_DIR/plugins/trace.so" ]; then result "tracecapture" FAIL "no $BUILD_DIR/plugins/trace.so"; return; fi
+    "$PY" -c 'import torch' 2>/dev/null || { result "tracecapture" SKIP "no torch"; return; }
+    rm -rf "$d"
+    mkdir -p "$d"
+    tmo 120 "$PY" "$HERE/trace/capture.py" >"$d/native.out" 2>"$LOGS/tracecapture.native.err"
+    for kind in cudaProfilerApi nvtx:capture; do
+        name=${kind%%:*}
+        local -a extra=()
+        [ "$name" = nvtx ] && extra=(--trace-unhook)
+        tmo 150 env "${env_l[@]}" "$L" run --trace="$d/$name.json" --trace-capture="$kind" "${extra[@]}" -- \
+            "$PY" "$HERE/trace/capture.py" >"$d/$name.out" 2>"$LOGS/tracecapture.$name.err"
+        rc=$?
+        if [ $rc -ne 0 ]; then
+            result "tracecapture $name" FAIL "rc $rc: $(tail -n 3 "$LOGS/tracecapture.$name.err" | tr '\n' ' ' | cut -c1-200)"
+            continue
+        fi
+        [ -s "$d/native.out" ] && ! cmp -s "$d/native.out" "$d/$name.out" &&
+            result "tracecapture $name output" FAIL "the losses differ from the untraced run's"
+        "$PY" "$HERE/trace/trace_check.py" capture "$d/$name.json" "$kind" >"$LOGS/tracecapture.$name.txt" 2>&1
+        if grep -q '^FAIL' "$LOGS/tracecapture.$name.txt" || ! grep -q '^PASS' "$LOGS/tracecapture.$name.txt"; then
+            result "tracecapture $name" FAIL "$(grep -h '^FAIL' "$LOGS/tracecapture.$name.txt" | head -n 2 | tr '\n' ' ' | cut -c1-220)$(tail -n 1 "$LOGS/tracecapture.$name.txt" | cut -c1-100)"
+        else
+            result "tracecapture $name" PASS "$(grep -h 'capture-inside' "$LOGS/tracecapture.$name.txt" | cut -d' ' -f3- | cut -c1-110); $(grep -o '[0-9]* calls written' "$LOGS/tracecapture.$name.err")"
+        fi
+    done
+}
 gpu_check trace check_trace
+gpu_check tracecapture check_trace_capture
 gpu_check traceranks check_trace_ranks
 gpu_check tracegpu check_trace_gpu
 gpu_check tracebench check_trace_bench

@@ -15,6 +15,10 @@ Each prints 'PASS|FAIL NAME detail' lines and exits 1 if any failed.
   trace_check.py ranks [--all] TRACE...      the files of a job's processes (traceranks): each loads, each is a
                                              different process's (otherData.pid), at least two hold kernel
                                              launches (with --all: every one does)
+  trace_check.py capture TRACE KIND          a trace of capture.py under --trace-capture=KIND: one capture range;
+                                             no call recorded inside the NVTX ranges of steps 0-2 and 5-7 (every
+                                             step range recorded); steps 3 and 4 hold the same number of
+                                             launches, more than none; no profiler API call recorded
   trace_check.py gpu TRACE WITNESS           the kernels launched inside the NVTX range 'measured' appear once
                                              each, linked (external id -> the launching call, flow start and
                                              end), and their number equals WITNESS's (the profiler's count);
@@ -155,6 +159,38 @@ def check_ranks(paths):
     report(launching >= 2, "ranks", "; ".join(detail))
 
 
+def check_capture(trace, kind):
+    d = load(trace)
+    ev = d["traceEvents"]
+    od = d.get("otherData", {})
+    report(od.get("capture") == kind and od.get("capture_ranges") == 1, "capture-ranges",
+           "otherData capture %r, %r ranges" % (od.get("capture"), od.get("capture_ranges")))
+    # the step ranges: B/E pairs of category nvtx on the main thread, in order
+    steps, open_ = {}, []
+    for e in sorted((e for e in ev if e.get("cat") == "nvtx" and e.get("ph") in ("B", "E")), key=lambda e: e["ts"]):
+        if e["ph"] == "B":
+            open_.append(e)
+        elif open_:
+            b = open_.pop()
+            if b["name"].startswith("step "):
+                steps[int(b["name"].split()[1])] = (b["ts"], e["ts"])
+    report(sorted(steps) == list(range(8)), "capture-steps", "NVTX step ranges recorded: %s" % sorted(steps))
+    if sorted(steps) != list(range(8)):
+        return
+    cs = calls(d)
+    per = {}
+    for i, (t0, t1) in steps.items():
+        inside = [e for e in cs if t0 <= e["ts"] <= t1]
+        per[i] = (len(inside), sum(1 for e in inside if "LaunchKernel" in e["name"]))
+    outside = [i for i in per if i not in (3, 4) and per[i][0] != 0]
+    report(not outside, "capture-outside", "calls recorded in steps %s (none expected outside 3, 4): %s" %
+           (outside, [per[i] for i in sorted(per)]))
+    report(per[3][1] > 0 and per[3][1] == per[4][1], "capture-inside",
+           "steps 3, 4: %s and %s (calls, launches); %d calls in all" % (per[3], per[4], len(cs)))
+    prof = [e["name"] for e in cs if "Profiler" in e["name"]]
+    report(not prof, "capture-profiler-calls", "profiler API calls recorded: %s" % prof[:4])
+
+
 def main():
     mode = sys.argv[1]
     if mode == "ranks":
@@ -169,6 +205,8 @@ def main():
         return 0
     elif mode == "gpu":
         check_gpu(sys.argv[2], sys.argv[3])
+    elif mode == "capture":
+        check_capture(sys.argv[2], sys.argv[3])
     else:
         print(__doc__, file=sys.stderr)
         return 2
