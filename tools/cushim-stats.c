@@ -47,6 +47,29 @@ typedef struct js {
     int err;
 } js;
 
+/* The tables: calls, kernels, GPU copies and sets by time and by size (as the plugin prints them at exit). */
+typedef struct st_tables {
+    tr_stats api, kern, memt, mems;
+} st_tables;
+
+static void tables_init(st_tables *t, unsigned long long budget)
+{
+    tr_stats *all[4] = {&t->api, &t->kern, &t->memt, &t->mems};
+    for (int i = 0; i < 4; i++) {
+        tr_stats_init(all[i]);
+        if (budget > 0)
+            tr_stats_set_exact(all[i], budget);
+    }
+}
+
+static void tables_free(st_tables *t)
+{
+    tr_stats_free(&t->api);
+    tr_stats_free(&t->kern);
+    tr_stats_free(&t->memt);
+    tr_stats_free(&t->mems);
+}
+
 static void ws(js *j)
 {
     while (j->p < j->end && (*j->p == ' ' || *j->p == '\n' || *j->p == '\r' || *j->p == '\t'))
@@ -157,10 +180,55 @@ static unsigned long long us_to_ns(const char *s, const char *e)
     return v;
 }
 
-static int event(js *j, tr_stats *api, tr_stats *kern)
+/* An event's "args" object: its "bytes" (a GPU copy's or set's size), the rest skipped. */
+static int args_bytes(js *j, unsigned long long *bytes)
+{
+    char key[32];
+    ws(j);
+    if (j->p >= j->end || *j->p != '{')
+        return skip(j, 1);
+    j->p++;
+    ws(j);
+    if (j->p < j->end && *j->p == '}') {
+        j->p++;
+        return 0;
+    }
+    for (;;) {
+        ws(j);
+        if (str(j, key, sizeof key) != 0)
+            return -1;
+        ws(j);
+        if (j->p >= j->end || *j->p++ != ':')
+            return j->err = 1, -1;
+        ws(j);
+        if (!strcmp(key, "bytes") && j->p < j->end && *j->p >= '0' && *j->p <= '9') {
+            const char *s = j->p;
+            unsigned long long v = 0;
+            if (skip(j, 2) != 0)
+                return -1;
+            for (; s < j->p && *s >= '0' && *s <= '9'; s++)
+                v = v * 10 + (unsigned long long)(*s - '0');
+            *bytes = v;
+        } else if (skip(j, 2) != 0) {
+            return -1;
+        }
+        ws(j);
+        if (j->p < j->end && *j->p == ',') {
+            j->p++;
+            continue;
+        }
+        if (j->p < j->end && *j->p == '}') {
+            j->p++;
+            return 0;
+        }
+        return j->err = 1, -1;
+    }
+}
+
+static int event(js *j, st_tables *t)
 {
     char key[32], ph[8] = "", cat[48] = "", name[8192] = "";
-    unsigned long long dur = 0;
+    unsigned long long dur = 0, bytes = 0;
     int has_dur = 0;
     ws(j);
     if (j->p >= j->end || *j->p != '{')
@@ -190,6 +258,9 @@ static int event(js *j, tr_stats *api, tr_stats *kern)
             skip(j, 1);
             dur = us_to_ns(s, j->p);
             has_dur = 1;
+        } else if (!strcmp(key, "args")) {
+            if (args_bytes(j, &bytes) != 0)
+                return -1;
         } else if (skip(j, 1) != 0)
             return -1;
         ws(j);
@@ -205,10 +276,14 @@ static int event(js *j, tr_stats *api, tr_stats *kern)
     }
     if (strcmp(ph, "X") != 0 || !has_dur)
         return 0;
-    if (!strcmp(cat, "cuda_driver") || !strcmp(cat, "cuda_runtime"))
-        tr_stats_add(api, name, dur);
-    else if (!strcmp(cat, "kernel"))
-        tr_stats_add(kern, name[0] ? name : "?", dur);
+    if (!strcmp(cat, "cuda_driver") || !strcmp(cat, "cuda_runtime")) {
+        tr_stats_add(&t->api, name, dur);
+    } else if (!strcmp(cat, "kernel")) {
+        tr_stats_add(&t->kern, name[0] ? name : "?", dur);
+    } else if (!strcmp(cat, "memcpy") || !strcmp(cat, "memset")) {
+        tr_stats_add(&t->memt, tr_memop_label(name), dur);
+        tr_stats_add(&t->mems, tr_memop_label(name), bytes);
+    }
     return 0;
 }
 
@@ -395,7 +470,7 @@ static unsigned long long tail_budget(const char *path)
 /* 1: the plugin's layout ('{"traceEvents":[' alone on the first line, then one event a line), read; 0: some
    other layout, known from the first line, with nothing counted, written or set in 'sc' (the caller reads it
    whole); -1: not readable. */
-static int stream_file(const char *path, closer *cl, tr_stats *api, tr_stats *kern, scan *sc)
+static int stream_file(const char *path, closer *cl, st_tables *t, scan *sc)
 {
     lines r = {0};
     char *line, *prev = NULL;
@@ -435,7 +510,7 @@ static int stream_file(const char *path, closer *cl, tr_stats *api, tr_stats *ke
         j.p = line;
         j.end = line + n;
         j.err = 0;
-        event(&j, api, kern);
+        event(&j, t);
         ws(&j);
         if (j.err || j.p != j.end) {
             if (rc == 2)   /* the last line, cut short */
@@ -474,7 +549,7 @@ static int stream_file(const char *path, closer *cl, tr_stats *api, tr_stats *ke
 
 /* ---- any other layout: the whole file, parsed in memory ---- */
 
-static int whole_file(const char *path, closer *cl, tr_stats *api, tr_stats *kern, scan *sc)
+static int whole_file(const char *path, closer *cl, st_tables *t, scan *sc)
 {
     size_t n = 0, good = 0;
     char *text, key[32];
@@ -503,7 +578,7 @@ static int whole_file(const char *path, closer *cl, tr_stats *api, tr_stats *ker
                 good = (size_t)(j.p - text);
                 ws(&j);
                 while (j.p < j.end && *j.p != ']' && !j.err) {
-                    event(&j, api, kern);
+                    event(&j, t);
                     if (!j.err) {
                         good = (size_t)(j.p - text);
                         sc->events++;
@@ -541,7 +616,7 @@ int main(int argc, char **argv)
 #endif
 {
     const char *path, *close_to = NULL;
-    tr_stats api, kern;
+    st_tables t;
     tr_stat_row *rows;
     uint32_t nr;
     closer cl;
@@ -563,37 +638,32 @@ int main(int argc, char **argv)
                "       cushim stats --close FILE OUT (a copy of a trace that ends early, ending properly)\n");
         return argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? 0 : 2;
     }
-    tr_stats_init(&api);
-    tr_stats_init(&kern);
     /* the plugin's budget for exact medians (otherData, at the end): the same table as at exit; over several
        files, their sum (each file's medians were exact within its own) */
     for (int i = first; i < first + nfiles; i++)
         budget += tail_budget(argv[i]);
-    if (budget > 0) {
-        tr_stats_set_exact(&api, budget);
-        tr_stats_set_exact(&kern, budget);
-    }
+    tables_init(&t, budget);
     path = argv[first];
     if (close_to != NULL) {   /* OUT must not be FILE: opening it for writing would empty the trace first */
         struct stat a, b;
         if (strcmp(path, close_to) == 0 ||
             (stat(path, &a) == 0 && stat(close_to, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)) {
             ST_ERR("cushim stats: --close: OUT is the trace itself (%s); give another file\n", close_to);
-            tr_stats_free(&api);
-            tr_stats_free(&kern);
+            tables_free(&t);
             return 2;
         }
     }
     if (close_to != NULL && cl_open(&cl, close_to) != 0) {
         ST_PERROR(close_to);
+        tables_free(&t);
         return 1;
     }
     for (int i = first; i < first + nfiles; i++) {
         path = argv[i];
         memset(&sc, 0, sizeof sc);
-        rc = stream_file(path, close_to ? &cl : NULL, &api, &kern, &sc);
+        rc = stream_file(path, close_to ? &cl : NULL, &t, &sc);
         if (rc == 0)   /* not the plugin's layout (decided on the first line, before anything was added or written) */
-            rc = whole_file(path, close_to ? &cl : NULL, &api, &kern, &sc);
+            rc = whole_file(path, close_to ? &cl : NULL, &t, &sc);
         if (rc < 0) {
             ST_PERROR(path);
             goto fail;
@@ -620,8 +690,7 @@ int main(int argc, char **argv)
             } else {
                 ST_ERR("cushim stats: %s: the %zu complete events of %s, closed\n", close_to, sc.events, path);
             }
-            tr_stats_free(&api);
-            tr_stats_free(&kern);
+            tables_free(&t);
             return bad;
         }
         if (early)
@@ -635,25 +704,24 @@ int main(int argc, char **argv)
             printf(" %s", argv[i]);
         printf("\n");
     }
-    nr = tr_stats_rows(&api, &rows);
+    nr = tr_stats_rows(&t.api, &rows);
     printf("\nCUDA API Summary (cuda_api_sum):\n\n");
     tr_stats_print(stdout, rows, nr, "Num Calls");
     free(rows);
-    nr = tr_stats_rows(&kern, &rows);
+    nr = tr_stats_rows(&t.kern, &rows);
     if (nr > 0) {
         printf("\nCUDA GPU Kernel Summary (cuda_gpu_kern_sum):\n\n");
         tr_stats_print(stdout, rows, nr, "Instances");
     }
     free(rows);
-    tr_stats_free(&api);
-    tr_stats_free(&kern);
+    tr_stats_print_memops(stdout, &t.memt, &t.mems);
+    tables_free(&t);
     return 0;
 fail:   /* a file that cannot be read, or is not a trace: nothing printed, OUT removed */
     if (close_to != NULL) {
         cl_end(&cl);
         remove(close_to);
     }
-    tr_stats_free(&api);
-    tr_stats_free(&kern);
+    tables_free(&t);
     return 1;
 }

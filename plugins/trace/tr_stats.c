@@ -316,23 +316,37 @@ static void fmt_d(char *out, size_t cap, double v)
     fmt_grouped(out, cap, d);
 }
 
+static void fmt_mb(char *out, size_t cap, double bytes)
+{
+    char d[64];
+    snprintf(d, sizeof d, "%.3f", bytes / 1e6);
+    fmt_grouped(out, cap, d);
+}
+
 #define NCOL 9
 
-void tr_stats_print(FILE *f, const tr_stat_row *rows, uint32_t n, const char *count_header)
+/* One table: the time tables (Time (%), Total Time (ns), COUNT, Avg, Med, Min, Max, StdDev (ns), NAME) or, with
+   'mb', the size table (Total (MB), Count, Avg, Med, Min, Max, StdDev (MB), Operation: values are bytes). */
+static void print_table(FILE *f, const tr_stat_row *rows, uint32_t n, const char *count_header,
+                        const char *name_header, int mb)
 {
-    const char *hdr[NCOL] = {"Time (%)", "Total Time (ns)", count_header, "Avg (ns)", "Med (ns)",
-                             "Min (ns)", "Max (ns)", "StdDev (ns)", "Name"};
+    const char *time_hdr[NCOL] = {"Time (%)", "Total Time (ns)", count_header, "Avg (ns)", "Med (ns)",
+                                  "Min (ns)", "Max (ns)", "StdDev (ns)", name_header};
+    const char *size_hdr[NCOL] = {"Total (MB)", count_header, "Avg (MB)", "Med (MB)", "Min (MB)", "Max (MB)",
+                                  "StdDev (MB)", name_header, NULL};
+    const char *const *hdr = mb ? size_hdr : time_hdr;
+    int ncol = mb ? NCOL - 1 : NCOL;
     size_t w[NCOL];
     char cell[NCOL][48];
-    for (int c = 0; c < NCOL; c++)
+    for (int c = 0; c < ncol; c++)
         w[c] = strlen(hdr[c]);
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 1) {
             /* one blank before the first column, two between columns, as nsys prints */
-            for (int c = 0; c < NCOL; c++)
-                fprintf(f, c == NCOL - 1 ? "  %-*s" : c ? "  %*s" : " %*s", (int)w[c], hdr[c]);
+            for (int c = 0; c < ncol; c++)
+                fprintf(f, c == ncol - 1 ? "  %-*s" : c ? "  %*s" : " %*s", (int)w[c], hdr[c]);
             fputc('\n', f);
-            for (int c = 0; c < NCOL; c++) {
+            for (int c = 0; c < ncol; c++) {
                 fputs(c ? "  " : " ", f);
                 for (size_t k = 0; k < w[c]; k++)
                     fputc('-', f);
@@ -341,23 +355,33 @@ void tr_stats_print(FILE *f, const tr_stat_row *rows, uint32_t n, const char *co
         }
         for (uint32_t i = 0; i < n; i++) {
             const tr_stat_row *r = &rows[i];
-            snprintf(cell[0], sizeof cell[0], "%.1f", r->pct);
-            fmt_u(cell[1], sizeof cell[1], r->total);
-            fmt_u(cell[2], sizeof cell[2], r->n);
-            fmt_d(cell[3], sizeof cell[3], r->avg);
-            fmt_d(cell[4], sizeof cell[4], r->med);
-            fmt_u(cell[5], sizeof cell[5], r->min);
-            fmt_u(cell[6], sizeof cell[6], r->max);
-            fmt_d(cell[7], sizeof cell[7], r->stddev);
+            if (mb) {
+                fmt_mb(cell[0], sizeof cell[0], (double)r->total);
+                fmt_u(cell[1], sizeof cell[1], r->n);
+                fmt_mb(cell[2], sizeof cell[2], r->avg);
+                fmt_mb(cell[3], sizeof cell[3], r->med);
+                fmt_mb(cell[4], sizeof cell[4], (double)r->min);
+                fmt_mb(cell[5], sizeof cell[5], (double)r->max);
+                fmt_mb(cell[6], sizeof cell[6], r->stddev);
+            } else {
+                snprintf(cell[0], sizeof cell[0], "%.1f", r->pct);
+                fmt_u(cell[1], sizeof cell[1], r->total);
+                fmt_u(cell[2], sizeof cell[2], r->n);
+                fmt_d(cell[3], sizeof cell[3], r->avg);
+                fmt_d(cell[4], sizeof cell[4], r->med);
+                fmt_u(cell[5], sizeof cell[5], r->min);
+                fmt_u(cell[6], sizeof cell[6], r->max);
+                fmt_d(cell[7], sizeof cell[7], r->stddev);
+            }
             if (pass == 0) {
-                for (int c = 0; c < NCOL - 1; c++)
+                for (int c = 0; c < ncol - 1; c++)
                     if (strlen(cell[c]) > w[c])
                         w[c] = strlen(cell[c]);
-                if (strlen(r->name) > w[NCOL - 1])
-                    w[NCOL - 1] = strlen(r->name);
+                if (strlen(r->name) > w[ncol - 1])
+                    w[ncol - 1] = strlen(r->name);
                 continue;
             }
-            for (int c = 0; c < NCOL - 1; c++)
+            for (int c = 0; c < ncol - 1; c++)
                 fprintf(f, c ? "  %*s" : " %*s", (int)w[c], cell[c]);
             fputs("  ", f);
             put_name(f, r->name);
@@ -369,8 +393,9 @@ void tr_stats_print(FILE *f, const tr_stat_row *rows, uint32_t n, const char *co
         for (uint32_t i = 0; i < n; i++)
             na += rows[i].approx != 0;
         if (na > 0) {
-            fprintf(f, "\nMed (ns) from a histogram, within 0.4%% (more durations than the memory kept for exact "
-                       "medians, trace option summary_exact; the trace file has every one):");
+            fprintf(f, "\n%s from a histogram, within 0.4%% (more %s than the memory kept for exact "
+                       "medians, trace option summary_exact; the trace file has every one):",
+                    mb ? "Med (MB)" : "Med (ns)", mb ? "sizes" : "durations");
             for (uint32_t i = 0, shown = 0; i < n; i++) {
                 if (!rows[i].approx)
                     continue;
@@ -384,4 +409,47 @@ void tr_stats_print(FILE *f, const tr_stat_row *rows, uint32_t n, const char *co
             fputc('\n', f);
         }
     }
+}
+
+void tr_stats_print(FILE *f, const tr_stat_row *rows, uint32_t n, const char *count_header)
+{
+    print_table(f, rows, n, count_header, "Name", 0);
+}
+
+const char *tr_memop_label(const char *event_name)
+{
+    /* the file's GPU copy and set events ("Memcpy HtoD", "Memset ") and nsys's operation names */
+    static const struct {
+        const char *event, *op;
+    } ops[] = {
+        {"Memcpy HtoD", "[CUDA memcpy Host-to-Device]"},  {"Memcpy DtoH", "[CUDA memcpy Device-to-Host]"},
+        {"Memcpy DtoD", "[CUDA memcpy Device-to-Device]"}, {"Memcpy HtoH", "[CUDA memcpy Host-to-Host]"},
+        {"Memcpy PtoP", "[CUDA memcpy Peer-to-Peer]"},    {"Memcpy HtoA", "[CUDA memcpy Host-to-Array]"},
+        {"Memcpy AtoH", "[CUDA memcpy Array-to-Host]"},   {"Memcpy AtoA", "[CUDA memcpy Array-to-Array]"},
+        {"Memcpy AtoD", "[CUDA memcpy Array-to-Device]"}, {"Memcpy DtoA", "[CUDA memcpy Device-to-Array]"},
+    };
+    if (strncmp(event_name, "Memset", 6) == 0)
+        return "[CUDA memset]";
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (strcmp(event_name, ops[i].event) == 0)
+            return ops[i].op;
+    return "[CUDA memcpy Unknown]";
+}
+
+void tr_stats_print_memops(FILE *f, tr_stats *time, tr_stats *size)
+{
+    tr_stat_row *rows = NULL;
+    uint32_t n = tr_stats_rows(time, &rows);
+    if (n > 0) {
+        fprintf(f, "\nCUDA GPU MemOps Summary by Time (cuda_gpu_mem_time_sum):\n\n");
+        print_table(f, rows, n, "Count", "Operation", 0);
+    }
+    free(rows);
+    rows = NULL;
+    n = tr_stats_rows(size, &rows);
+    if (n > 0) {
+        fprintf(f, "\nCUDA GPU MemOps Summary by Size (cuda_gpu_mem_size_sum):\n\n");
+        print_table(f, rows, n, "Count", "Operation", 1);
+    }
+    free(rows);
 }

@@ -60,5 +60,11 @@ uint32_t tr_stats_rows(tr_stats *st, tr_stat_row **rows);
 /* The table: 'count_header' is "Num Calls" or "Instances". Rows whose median is approximate are
    listed after it. */
 void tr_stats_print(FILE *f, const tr_stat_row *rows, uint32_t n, const char *count_header);
+/* nsys's operation name of a GPU copy or set event of the trace ("Memcpy HtoD" -> "[CUDA memcpy Host-to-Device]",
+   "Memset " -> "[CUDA memset]"). */
+const char *tr_memop_label(const char *event_name);
+/* The two memory-operation tables, each when it has rows: cuda_gpu_mem_time_sum from 'time' (durations by
+   operation) and cuda_gpu_mem_size_sum from 'size' (bytes by operation, printed in MB = 10^6 bytes). */
+void tr_stats_print_memops(FILE *f, tr_stats *time, tr_stats *size);
 
 #endif /* TR_STATS_H */

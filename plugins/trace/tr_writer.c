@@ -297,9 +297,13 @@ int tw_open(tr_writer *w)
     w->open_beyond = 0;
     tr_stats_init(&w->api);
     tr_stats_init(&w->kern);
+    tr_stats_init(&w->memt);
+    tr_stats_init(&w->mems);
     if (w->summary_exact != 0) {
         tr_stats_set_exact(&w->api, w->summary_exact);
         tr_stats_set_exact(&w->kern, w->summary_exact);
+        tr_stats_set_exact(&w->memt, w->summary_exact);
+        tr_stats_set_exact(&w->mems, w->summary_exact);
     }
     free(w->api_series);
     w->api_series = NULL;
@@ -766,6 +770,7 @@ static void write_summary(tr_writer *w)
         tr_stats_print(f, rows, n, "Instances");
     }
     free(rows);
+    tr_stats_print_memops(f, &w->memt, &w->mems);
     if (w->fd_lost)
         fprintf(f, "\ncushim trace: %llu calls recorded; %s is incomplete (WRITE ERROR: the program closed the file, "
                    "which was then removed or replaced)", (unsigned long long)w->events, w->path);
@@ -1025,6 +1030,8 @@ void tw_fork_child(tr_writer *w, tr_tbuf *keep)
     w->started = 0;
     tr_stats_free(&w->api);
     tr_stats_free(&w->kern);
+    tr_stats_free(&w->memt);
+    tr_stats_free(&w->mems);
     tw_map_free(&w->corr);
     tw_map_free(&w->corr_old);
     tr_link_free(&w->link);
@@ -1040,6 +1047,8 @@ void tw_free(tr_writer *w)
     }
     tr_stats_free(&w->api);
     tr_stats_free(&w->kern);
+    tr_stats_free(&w->memt);
+    tr_stats_free(&w->mems);
     tw_map_free(&w->corr);
     tw_map_free(&w->corr_old);
     tr_link_free(&w->link);

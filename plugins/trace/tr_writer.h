@@ -71,6 +71,7 @@ typedef struct tr_writer {
     int first;
     tr_sb sb;
     tr_stats api, kern;
+    tr_stats memt, mems;             /* GPU copies and sets by operation: durations, bytes           */
     tw_map corr, corr_old;           /* CUPTI correlation id -> our seq: the latest TW_CORR_KEEP and the
                                         generation before (tw_corr_put); older ones are forgotten         */
     tr_link link;                    /* launch calls by thread and time, for runtime-launched kernels  */

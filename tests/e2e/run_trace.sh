@@ -523,6 +523,14 @@ gpu|gpu_activity)
     grep -q ' fake_kernel_a$' err || fail "the kernel table lacks fake_kernel_a"
     same_table t.json
     grep -q 'CUDA GPU Kernel Summary' stats.out || fail "cushim stats printed no kernel table"
+    # the stand-in's one 4096-byte host-to-device copy of 100 ns in both memory tables, at exit and from the file
+    for f in err stats.out; do
+        grep -q 'CUDA GPU MemOps Summary by Time (cuda_gpu_mem_time_sum)' $f || fail "no memory time table in $f"
+        grep -Eq '^ +100\.0 +100 +1 +100\.0 +100\.0 +100 +100 +0\.0  \[CUDA memcpy Host-to-Device\]$' $f ||
+            fail "the memory time table of $f lacks the copy"
+        grep -Eq '^ +0\.004 +1 +0\.004 +0\.004 +0\.004 +0\.004 +0\.000  \[CUDA memcpy Host-to-Device\]$' $f ||
+            fail "the memory size table of $f lacks the copy"
+    done
     ;;
 launcher)
     # cushim run --trace: the shipped plugin by name, NVTX_INJECTION64_PATH set to it, a relative file name;

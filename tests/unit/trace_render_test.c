@@ -454,6 +454,52 @@ static void stats_table(void **state)
     free(text);
 }
 
+/* The memory-operation tables (cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum) from the trace's event names; a
+   table with no rows is not printed. */
+static void stats_memops(void **state)
+{
+    tr_stats t, z;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f;
+    (void)state;
+    assert_string_equal(tr_memop_label("Memcpy HtoD"), "[CUDA memcpy Host-to-Device]");
+    assert_string_equal(tr_memop_label("Memcpy DtoH"), "[CUDA memcpy Device-to-Host]");
+    assert_string_equal(tr_memop_label("Memcpy PtoP"), "[CUDA memcpy Peer-to-Peer]");
+    assert_string_equal(tr_memop_label("Memcpy AtoD"), "[CUDA memcpy Array-to-Device]");
+    assert_string_equal(tr_memop_label("Memset "), "[CUDA memset]");
+    assert_string_equal(tr_memop_label("Memcpy unknown"), "[CUDA memcpy Unknown]");
+    assert_string_equal(tr_memop_label(""), "[CUDA memcpy Unknown]");
+    tr_stats_init(&t);
+    tr_stats_init(&z);
+    tr_stats_add(&t, "[CUDA memcpy Host-to-Device]", 1000000);
+    tr_stats_add(&t, "[CUDA memcpy Host-to-Device]", 2000000);
+    tr_stats_add(&t, "[CUDA memcpy Host-to-Device]", 4000000);
+    tr_stats_add(&t, "[CUDA memset]", 512);
+    f = open_memstream(&text, &len);
+    tr_stats_print_memops(f, &z, &t);   /* sizes only: the time table has no rows */
+    fclose(f);
+    assert_string_equal(text,
+        "\nCUDA GPU MemOps Summary by Size (cuda_gpu_mem_size_sum):\n\n"
+        " Total (MB)  Count  Avg (MB)  Med (MB)  Min (MB)  Max (MB)  StdDev (MB)  Operation                   \n"
+        " ----------  -----  --------  --------  --------  --------  -----------  ----------------------------\n"
+        "      7.000      3     2.333     2.000     1.000     4.000        1.528  [CUDA memcpy Host-to-Device]\n"
+        "      0.001      1     0.001     0.001     0.001     0.001        0.000  [CUDA memset]\n");
+    free(text);
+    f = open_memstream(&text, &len);
+    tr_stats_print_memops(f, &t, &z);   /* the same values as durations: the time table's layout */
+    fclose(f);
+    assert_non_null(strstr(text, "CUDA GPU MemOps Summary by Time (cuda_gpu_mem_time_sum):\n\n"
+                                 " Time (%)  Total Time (ns)  Count     Avg (ns)     Med (ns)"));
+    assert_non_null(strstr(text, "\n    100.0        7,000,000      3  2,333,333.3  2,000,000.0  1,000,000  4,000,000  "
+                                 "1,527,525.2  [CUDA memcpy Host-to-Device]\n"));
+    assert_non_null(strstr(text, "  [CUDA memcpy Host-to-Device]\n"));
+    assert_null(strstr(text, "by Size"));
+    free(text);
+    tr_stats_free(&t);
+    tr_stats_free(&z);
+}
+
 /* ---- buffers ---- */
 
 static void count_rec(void *ctx, tr_tbuf *tb, const void *rec, uint32_t len)
@@ -506,6 +552,7 @@ int main(void)
         cmocka_unit_test(inline_output_renders_as_blob),
         cmocka_unit_test(json_strings),
         cmocka_unit_test(stats_maths),   cmocka_unit_test(stats_bounded), cmocka_unit_test(stats_table),
+        cmocka_unit_test(stats_memops),
         cmocka_unit_test(buffer_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
