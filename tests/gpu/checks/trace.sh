@@ -9,6 +9,8 @@
 #   trace static           a static-cudart program (app_static) traced end to end: counts equal the shim's,
 #                          launches named
 #   trace nvtx             torch.cuda.nvtx.range_push ranges appear on the launching thread (NVTX injection)
+#   trace memops           with --trace-gpu: cushim stats' memory tables (count, bytes per operation) equal the file's copies
+#                          and sets, and the table was printed at exit too
 #   trace gpu-once / gpu-linked / gpu-witness
 #                          with --trace-gpu: kernels on GPU tracks, each once, each linked to its launching call
 #                          by a flow; as many kernels launched inside the NVTX range as the PyTorch profiler
@@ -42,6 +44,14 @@ trace_gpu_part() {
         done <"$LOGS/trace.gpu.txt"
         grep -q '^PASS\|^FAIL' "$LOGS/trace.gpu.txt" ||
             result "trace gpu" FAIL "trace_check.py: $(tail -n 2 "$LOGS/trace.gpu.txt" | tr '\n' ' ' | cut -c1-200)"
+        # the memory tables (cuda_gpu_mem_time_sum, _size_sum) of cushim stats against the file's copies and sets
+        if "$L" stats "$p.gpu.json" >"$LOGS/trace.gpu.stats" 2>&1 &&
+            grep -q 'cuda_gpu_mem_time_sum' "$LOGS/trace.gpu.err" &&
+            "$PY" "$T/trace_check.py" memops "$p.gpu.json" "$LOGS/trace.gpu.stats" >"$LOGS/trace.memops.txt" 2>&1; then
+            result "trace memops" PASS "$(cut -d' ' -f3- "$LOGS/trace.memops.txt" | cut -c1-200)"
+        else
+            result "trace memops" FAIL "$(tail -n 1 "$LOGS/trace.memops.txt" 2>/dev/null | cut -c1-200) (at exit: $(grep -c 'cuda_gpu_mem' "$LOGS/trace.gpu.err") tables)"
+        fi
     fi
 }
 

@@ -19,6 +19,9 @@ Each prints 'PASS|FAIL NAME detail' lines and exits 1 if any failed.
                                              no call recorded inside the NVTX ranges of steps 0-2 and 5-7 (every
                                              step range recorded); steps 3 and 4 hold the same number of
                                              launches, more than none; no profiler API call recorded
+  trace_check.py memops TRACE STATS           the GPU copies and sets of TRACE against STATS (cushim stats TRACE's
+                                             output): per operation, the count of both memory tables and the
+                                             total bytes (MB, 3 decimals) equal the file's events
   trace_check.py gpu TRACE WITNESS           the kernels launched inside the NVTX range 'measured' appear once
                                              each, linked (external id -> the launching call, flow start and
                                              end), and their number equals WITNESS's (the profiler's count);
@@ -191,6 +194,43 @@ def check_capture(trace, kind):
     report(not prof, "capture-profiler-calls", "profiler API calls recorded: %s" % prof[:4])
 
 
+MEMOPS = {"HtoD": "Host-to-Device", "DtoH": "Device-to-Host", "DtoD": "Device-to-Device", "HtoH": "Host-to-Host",
+          "PtoP": "Peer-to-Peer", "HtoA": "Host-to-Array", "AtoH": "Array-to-Host", "AtoA": "Array-to-Array",
+          "AtoD": "Array-to-Device", "DtoA": "Device-to-Array"}
+
+
+def check_memops(trace, stats):
+    d = load(trace)
+    want = {}
+    for e in d["traceEvents"]:
+        if e.get("ph") == "X" and e.get("cat") in ("memcpy", "memset"):
+            if e["cat"] == "memset":
+                op = "[CUDA memset]"
+            else:
+                op = "[CUDA memcpy %s]" % MEMOPS.get(e["name"].split(" ", 1)[-1], "Unknown")
+            n, b = want.get(op, (0, 0))
+            want[op] = (n + 1, b + e["args"]["bytes"])
+    tables, cur = {}, None
+    for line in open(stats):
+        if line.startswith("CUDA GPU MemOps Summary by Time"):
+            cur = "time"
+        elif line.startswith("CUDA GPU MemOps Summary by Size"):
+            cur = "size"
+        elif line.startswith("CUDA "):
+            cur = None
+        elif cur and "[CUDA mem" in line:
+            f = line.split("[", 1)
+            cols = f[0].split()
+            op = "[" + f[1].rstrip("\n").rstrip()
+            tables.setdefault(cur, {})[op] = cols
+    got_t = {op: int(c[2].replace(",", "")) for op, c in tables.get("time", {}).items()}
+    got_s = {op: (int(c[1].replace(",", "")), c[0]) for op, c in tables.get("size", {}).items()}
+    exp_s = {op: (n, "{:,.3f}".format(b / 1e6)) for op, (n, b) in want.items()}
+    report(bool(want) and got_t == {op: n for op, (n, b) in want.items()} and got_s == exp_s, "memops",
+           "copies and sets per operation in the file (count, bytes): %s; tables: time %s, size %s" %
+           (sorted(want.items()), sorted(got_t.items()), sorted(got_s.items())))
+
+
 def main():
     mode = sys.argv[1]
     if mode == "ranks":
@@ -205,6 +245,8 @@ def main():
         return 0
     elif mode == "gpu":
         check_gpu(sys.argv[2], sys.argv[3])
+    elif mode == "memops":
+        check_memops(sys.argv[2], sys.argv[3])
     elif mode == "capture":
         check_capture(sys.argv[2], sys.argv[3])
     else:
