@@ -622,18 +622,29 @@ int main(int argc, char **argv)
     closer cl;
     scan sc = {0};
     unsigned long long budget = 0;
-    int rc, early, first = 1, nfiles = argc - 1;
-    if (argc == 4 && !strcmp(argv[1], "--close")) {
+    int rc, early, first = 1, nfiles = argc - 1, json = 0;
+    if (argc > 1 && !strncmp(argv[1], "--format=", 9)) {   /* table (the default) or json */
+        if (!strcmp(argv[1] + 9, "json") || !strcmp(argv[1] + 9, "table")) {
+            json = argv[1][9] == 'j';
+            first = 2;
+            nfiles = argc - 2;
+        } else {
+            ST_ERR("cushim stats: --format=%s: 'table' or 'json'\n", argv[1] + 9);
+            return 2;
+        }
+    }
+    if (first == 1 && argc == 4 && !strcmp(argv[1], "--close")) {
         first = 2;
         nfiles = 1;
         close_to = argv[3];
     } else {
-        for (int i = 1; i < argc; i++)
+        for (int i = first; i < argc; i++)
             if (argv[i][0] == '-')
                 nfiles = 0;
     }
     if (nfiles < 1) {
-        ST_ERR("usage: cushim stats FILE...          (traces written by cushim run --trace; .json or .json.gz;\n"
+        ST_ERR("usage: cushim stats [--format=table|json] FILE...\n"
+               "                                     (traces written by cushim run --trace; .json or .json.gz;\n"
                "                                      several: one table over all, e.g. a job's ranks)\n"
                "       cushim stats --close FILE OUT (a copy of a trace that ends early, ending properly)\n");
         return argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? 0 : 2;
@@ -697,6 +708,24 @@ int main(int argc, char **argv)
             ST_ERR("cushim stats: %s ends early (its process was killed, or is still writing it): the tables "
                     "below are of its %zu complete events; 'cushim stats --close %s OUT' writes a copy that ends "
                     "properly\n", path, sc.events, path);
+    }
+    if (json) {   /* one document: the files, then every table (empty ones too) */
+        printf("{\"files\":[");
+        for (int i = first; i < first + nfiles; i++) {
+            fputs(i > first ? "," : "", stdout);
+            tr_stats_json_str(stdout, argv[i]);
+        }
+        printf("],\n");
+        tr_stats_json(stdout, "cuda_api_sum", &t.api, 0);
+        printf(",\n");
+        tr_stats_json(stdout, "cuda_gpu_kern_sum", &t.kern, 0);
+        printf(",\n");
+        tr_stats_json(stdout, "cuda_gpu_mem_time_sum", &t.memt, 0);
+        printf(",\n");
+        tr_stats_json(stdout, "cuda_gpu_mem_size_sum", &t.mems, 1);
+        printf("}\n");
+        tables_free(&t);
+        return 0;
     }
     if (nfiles > 1) {
         printf("\nOver %d trace files:", nfiles);

@@ -453,3 +453,60 @@ void tr_stats_print_memops(FILE *f, tr_stats *time, tr_stats *size)
     }
     free(rows);
 }
+
+/* A JSON string: control bytes as \u00XX, what is not UTF-8 as '?' (a kernel's name comes from the program). */
+void tr_stats_json_str(FILE *f, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    fputc('"', f);
+    while (*p) {
+        unsigned c = *p, k = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+        int ok = k != 0 && !(k == 2 && c < 0xc2) && !(k == 4 && c > 0xf4);
+        for (unsigned i = 1; ok && i < k; i++)
+            ok = (p[i] & 0xc0) == 0x80;
+        if (ok && k == 3)   /* no overlong form, no surrogate */
+            ok = !(c == 0xe0 && p[1] < 0xa0) && !(c == 0xed && p[1] >= 0xa0);
+        if (ok && k == 4)
+            ok = !(c == 0xf0 && p[1] < 0x90) && !(c == 0xf4 && p[1] >= 0x90);
+        if (!ok) {
+            fputc('?', f);
+            p++;
+            continue;
+        }
+        if (k > 1) {
+            fwrite(p, 1, k, f);
+        } else if (c == '"' || c == '\\') {
+            fputc('\\', f);
+            fputc((int)c, f);
+        } else if (c < 0x20 || c == 0x7f) {
+            fprintf(f, "\\u%04x", c);
+        } else {
+            fputc((int)c, f);
+        }
+        p += k;
+    }
+    fputc('"', f);
+}
+
+void tr_stats_json(FILE *f, const char *report, tr_stats *st, int sizes)
+{
+    tr_stat_row *rows = NULL;
+    uint32_t n = tr_stats_rows(st, &rows);
+    const char *u = sizes ? "bytes" : "ns";
+    fprintf(f, "\"%s\":[", report);
+    for (uint32_t i = 0; i < n; i++) {
+        const tr_stat_row *r = &rows[i];
+        fprintf(f, "%s\n{\"name\":", i ? "," : "");
+        tr_stats_json_str(f, r->name);
+        fprintf(f, ",\"count\":%llu,\"total_%s\":%llu,", (unsigned long long)r->n, u, (unsigned long long)r->total);
+        /* JSON has no NaN or infinity: such a value (never expected) is written 0 */
+        if (!sizes)
+            fprintf(f, "\"time_pct\":%.3f,", isfinite(r->pct) ? r->pct : 0.0);
+        fprintf(f, "\"avg_%s\":%.3f,\"med_%s\":%.3f,\"min_%s\":%llu,\"max_%s\":%llu,\"stddev_%s\":%.3f,"
+                "\"med_approx\":%s}", u, isfinite(r->avg) ? r->avg : 0.0, u, isfinite(r->med) ? r->med : 0.0, u,
+                (unsigned long long)r->min, u, (unsigned long long)r->max, u,
+                isfinite(r->stddev) ? r->stddev : 0.0, r->approx ? "true" : "false");
+    }
+    fputs("]", f);
+    free(rows);
+}

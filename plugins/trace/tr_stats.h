@@ -66,5 +66,12 @@ const char *tr_memop_label(const char *event_name);
 /* The two memory-operation tables, each when it has rows: cuda_gpu_mem_time_sum from 'time' (durations by
    operation) and cuda_gpu_mem_size_sum from 'size' (bytes by operation, printed in MB = 10^6 bytes). */
 void tr_stats_print_memops(FILE *f, tr_stats *time, tr_stats *size);
+/* One table as a JSON member, "REPORT":[{"name":...,"count":N,"total_ns":...,"time_pct":...,"avg_ns":...,
+   "med_ns":...,"min_ns":...,"max_ns":...,"stddev_ns":...,"med_approx":false},...], in the table's order; with
+   'sizes' the values are bytes ("total_bytes"..., no "time_pct"). Names as JSON strings (control bytes escaped,
+   what is not UTF-8 as '?'). */
+void tr_stats_json(FILE *f, const char *report, tr_stats *st, int sizes);
+/* 's' as a JSON string, as the names above. */
+void tr_stats_json_str(FILE *f, const char *s);
 
 #endif /* TR_STATS_H */

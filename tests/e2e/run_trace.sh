@@ -523,6 +523,9 @@ gpu|gpu_activity)
     grep -q ' fake_kernel_a$' err || fail "the kernel table lacks fake_kernel_a"
     same_table t.json
     grep -q 'CUDA GPU Kernel Summary' stats.out || fail "cushim stats printed no kernel table"
+    "$stats" --format=json t.json > stats.json || fail "--format=json failed"
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert [(r['name'], r['count'], r['total_bytes']) for r in d['cuda_gpu_mem_size_sum']] == [('[CUDA memcpy Host-to-Device]', 1, 4096)] and [r['name'] for r in d['cuda_gpu_kern_sum']] == ['fake_kernel_a', 'fake_kernel_b'], d" stats.json ||
+        fail "--format=json: the GPU tables are not the file's"
     # the stand-in's one 4096-byte host-to-device copy of 100 ns in both memory tables, at exit and from the file
     for f in err stats.out; do
         grep -q 'CUDA GPU MemOps Summary by Time (cuda_gpu_mem_time_sum)' $f || fail "no memory time table in $f"
@@ -554,6 +557,28 @@ launcher)
     [ "$(awk '$NF == "cuMemAlloc_v2" {print $3}' stats.out)" = "$((n2 + 2))" ] ||
         fail "two files: not $((n2 + 2)) cuMemAlloc_v2: $(grep cuMemAlloc_v2 stats.out)"
     "$launcher" stats t.json -x >/dev/null 2>&1; [ $? = 2 ] || fail "cushim stats FILE -x: not a usage error"
+    # --format=json: the same tables as one JSON document (each row's count and total as the table's)
+    "$launcher" stats --format=json t.json t2.json.gz >stats.json 2>stats.err || fail "--format=json failed: $(cat stats.err)"
+    python3 - stats.json stats.out <<'PY' || fail "--format=json differs from the table"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["files"] == ["t.json", "t2.json.gz"], d["files"]
+rows = {r["name"]: r for r in d["cuda_api_sum"]}
+n = 0
+for line in open(sys.argv[2]):
+    f = line.split()
+    if len(f) == 9 and f[-1] in rows:
+        r = rows[f[-1]]
+        assert (int(f[1].replace(",", "")), int(f[2].replace(",", ""))) == (r["total_ns"], r["count"]), (f, r)
+        assert f[4] == "{:,.1f}".format(r["med_ns"]), (f, r)
+        n += 1
+assert n == len(rows) > 3 and d["cuda_gpu_kern_sum"] == [] and d["cuda_gpu_mem_size_sum"] == [], (n, len(rows))
+PY
+    for a in --format=xml --format=; do
+        "$launcher" stats $a t.json >/dev/null 2>err; [ $? = 2 ] || fail "cushim stats $a: not a usage error"
+        grep -q -- "--format: '${a#--format=}' is not table or json" err || fail "cushim stats $a: not said: $(cat err)"
+    done
+    "$launcher" stats --format=json >/dev/null 2>&1; [ $? = 2 ] || fail "cushim stats --format=json alone: not a usage error"
     # a filter that is malformed or matches nothing: refused before the program starts (status 2, the reason)
     for f in 'cat:nosuch' 'cuNoSuchApi*'; do
         rm -f started

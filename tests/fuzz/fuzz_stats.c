@@ -2,10 +2,14 @@
  * fuzz_stats.c - libFuzzer harness for 'cushim stats' (tools/cushim-stats.c, built with
  * CUSHIM_STATS_NO_MAIN): its streamed reader of the plugin's layout, its whole-file JSON reader
  * of other layouts, gzip input, the otherData budget, and --close. The input is a file (a
- * memfd, named through /proc/self/fd). Checked for every input: the status is 0 or 1, and a
- * copy --close wrote is itself read back with status 0.
+ * memfd, named through /proc/self/fd). Checked for every input: the status is 0 or 1, a
+ * copy --close wrote is itself read back with status 0, and what --format=json prints for a
+ * file read with status 0 is strict JSON (RFC 8259: no control byte in a string, UTF-8 only),
+ * whatever bytes the names in the file held.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -15,7 +19,140 @@ int cushim_stats_main(int argc, char **argv);
 extern int cushim_stats_quiet;
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static int in_fd = -1, out_fd = -1;
+static int in_fd = -1, out_fd = -1, json_fd = -1;
+
+/* ---- a strict JSON checker (structure, strings, numbers; depth bounded) ---- */
+typedef struct jc {
+    const unsigned char *p, *end;
+} jc;
+
+static void jc_ws(jc *j)
+{
+    while (j->p < j->end && (*j->p == ' ' || *j->p == '\n' || *j->p == '\r' || *j->p == '\t'))
+        j->p++;
+}
+
+static int jc_str(jc *j)
+{
+    if (j->p >= j->end || *j->p != '"')
+        return 0;
+    for (j->p++; j->p < j->end && *j->p != '"';) {
+        unsigned c = *j->p, k;
+        if (c < 0x20)
+            return 0;
+        if (c == '\\') {
+            if (++j->p >= j->end)
+                return 0;
+            if (*j->p == 'u') {
+                for (int i = 0; i < 4; i++)
+                    if (++j->p >= j->end || !isxdigit(*j->p))
+                        return 0;
+            } else if (strchr("\"\\/bfnrt", *j->p) == NULL) {
+                return 0;
+            }
+            j->p++;
+            continue;
+        }
+        k = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+        if (k == 0 || (k == 2 && c < 0xc2) || (k == 4 && c > 0xf4) || j->p + k > j->end)
+            return 0;
+        for (unsigned i = 1; i < k; i++)
+            if ((j->p[i] & 0xc0) != 0x80)
+                return 0;
+        if ((k == 3 && ((c == 0xe0 && j->p[1] < 0xa0) || (c == 0xed && j->p[1] >= 0xa0))) ||
+            (k == 4 && ((c == 0xf0 && j->p[1] < 0x90) || (c == 0xf4 && j->p[1] >= 0x90))))
+            return 0;
+        j->p += k;
+    }
+    if (j->p >= j->end)
+        return 0;
+    j->p++;
+    return 1;
+}
+
+static int jc_value(jc *j, int depth)
+{
+    jc_ws(j);
+    if (j->p >= j->end || depth > 16)
+        return 0;
+    if (*j->p == '"')
+        return jc_str(j);
+    if (*j->p == '{' || *j->p == '[') {
+        char close = *j->p == '{' ? '}' : ']';
+        j->p++;
+        jc_ws(j);
+        if (j->p < j->end && *j->p == close)
+            return j->p++, 1;
+        for (;;) {
+            if (close == '}') {
+                jc_ws(j);
+                if (!jc_str(j))
+                    return 0;
+                jc_ws(j);
+                if (j->p >= j->end || *j->p++ != ':')
+                    return 0;
+            }
+            if (!jc_value(j, depth + 1))
+                return 0;
+            jc_ws(j);
+            if (j->p < j->end && *j->p == ',') {
+                j->p++;
+                continue;
+            }
+            return j->p < j->end && *j->p++ == close;
+        }
+    }
+    if (j->end - j->p >= 4 && (!memcmp(j->p, "true", 4) || !memcmp(j->p, "null", 4)))
+        return j->p += 4, 1;
+    if (j->end - j->p >= 5 && !memcmp(j->p, "false", 5))
+        return j->p += 5, 1;
+    {   /* -?digits[.digits] */
+        const unsigned char *from = j->p;
+        if (*j->p == '-')
+            j->p++;
+        if (j->p >= j->end || !isdigit(*j->p))
+            return 0;
+        while (j->p < j->end && isdigit(*j->p))
+            j->p++;
+        if (j->p < j->end && *j->p == '.') {
+            j->p++;
+            if (j->p >= j->end || !isdigit(*j->p))
+                return 0;
+            while (j->p < j->end && isdigit(*j->p))
+                j->p++;
+        }
+        return j->p > from;
+    }
+}
+
+/* cushim stats --format=json IN: its stdout into the memfd json_fd, checked; its status returned. */
+static int json_run(void)
+{
+    char prog[] = "cushim-stats", fmt[] = "--format=json";
+    char *argv[] = {prog, fmt, in_path, NULL};
+    static unsigned char out[1 << 22];
+    int rc, saved;
+    ssize_t n;
+    jc j;
+    fflush(stdout);
+    FUZZ_CHECK(ftruncate(json_fd, 0) == 0 && lseek(json_fd, 0, SEEK_SET) == 0);
+    saved = dup(1);
+    FUZZ_CHECK(saved >= 0 && dup2(json_fd, 1) == 1);
+    rc = cushim_stats_main(3, argv);
+    fflush(stdout);
+    FUZZ_CHECK(dup2(saved, 1) == 1);
+    close(saved);
+    n = pread(json_fd, out, sizeof out, 0);
+    FUZZ_CHECK(n >= 0);
+    if (rc == 0 && (size_t)n < sizeof out) {
+        j.p = out;
+        j.end = out + n;
+        FUZZ_CHECK(jc_value(&j, 0));
+        jc_ws(&j);
+        FUZZ_CHECK(j.p == j.end);
+    }
+    return rc;
+}
 static char in_path[64], out_path[64];
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -25,7 +162,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (in_fd < 0) {
         in_fd = memfd_create("fuzz-in", 0);
         out_fd = memfd_create("fuzz-out", 0);
-        FUZZ_CHECK(in_fd >= 0 && out_fd >= 0);
+        json_fd = memfd_create("fuzz-json", 0);
+        FUZZ_CHECK(in_fd >= 0 && out_fd >= 0 && json_fd >= 0);
         snprintf(in_path, sizeof in_path, "/proc/self/fd/%d", in_fd);
         snprintf(out_path, sizeof out_path, "/proc/self/fd/%d", out_fd);
         cushim_stats_quiet = 1;
@@ -37,6 +175,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char *argv[] = {prog, in_path, NULL};
         rc = cushim_stats_main(2, argv);
         FUZZ_CHECK(rc == 0 || rc == 1);
+        FUZZ_CHECK(json_run() == rc);   /* the same file, the same verdict */
     }
     {
         char *argv[] = {prog, close_opt, in_path, out_path, NULL};

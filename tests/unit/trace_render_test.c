@@ -500,6 +500,39 @@ static void stats_memops(void **state)
     tr_stats_free(&z);
 }
 
+/* cushim stats --format=json's tables: every column, raw numbers, names as strict JSON strings */
+static void stats_json(void **state)
+{
+    tr_stats t;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f;
+    (void)state;
+    tr_stats_init(&t);
+    tr_stats_add(&t, "cuInit", 300);
+    tr_stats_add(&t, "cuInit", 100);
+    tr_stats_add(&t, "k\"\\\x01\n\xc3\xa9\xff\xed\xa0\x80\xe4\xb8\xad", 100);   /* quote, backslash, controls, é, bad, surrogate, 中 */
+    f = open_memstream(&text, &len);
+    tr_stats_json(f, "cuda_api_sum", &t, 0);
+    fputc('|', f);
+    tr_stats_json(f, "sizes", &t, 1);
+    fclose(f);
+    assert_string_equal(text,
+        "\"cuda_api_sum\":[\n"
+        "{\"name\":\"cuInit\",\"count\":2,\"total_ns\":400,\"time_pct\":80.000,\"avg_ns\":200.000,\"med_ns\":200.000,"
+        "\"min_ns\":100,\"max_ns\":300,\"stddev_ns\":141.421,\"med_approx\":false},\n"
+        "{\"name\":\"k\\\"\\\\\\u0001\\u000a\xc3\xa9????\xe4\xb8\xad\",\"count\":1,\"total_ns\":100,\"time_pct\":20.000,"
+        "\"avg_ns\":100.000,\"med_ns\":100.000,\"min_ns\":100,\"max_ns\":100,\"stddev_ns\":0.000,\"med_approx\":false}]|"
+        "\"sizes\":[\n"
+        "{\"name\":\"cuInit\",\"count\":2,\"total_bytes\":400,\"avg_bytes\":200.000,\"med_bytes\":200.000,"
+        "\"min_bytes\":100,\"max_bytes\":300,\"stddev_bytes\":141.421,\"med_approx\":false},\n"
+        "{\"name\":\"k\\\"\\\\\\u0001\\u000a\xc3\xa9????\xe4\xb8\xad\",\"count\":1,\"total_bytes\":100,"
+        "\"avg_bytes\":100.000,\"med_bytes\":100.000,\"min_bytes\":100,\"max_bytes\":100,\"stddev_bytes\":0.000,"
+        "\"med_approx\":false}]");
+    free(text);
+    tr_stats_free(&t);
+}
+
 /* ---- buffers ---- */
 
 static void count_rec(void *ctx, tr_tbuf *tb, const void *rec, uint32_t len)
@@ -552,7 +585,7 @@ int main(void)
         cmocka_unit_test(inline_output_renders_as_blob),
         cmocka_unit_test(json_strings),
         cmocka_unit_test(stats_maths),   cmocka_unit_test(stats_bounded), cmocka_unit_test(stats_table),
-        cmocka_unit_test(stats_memops),
+        cmocka_unit_test(stats_memops), cmocka_unit_test(stats_json),
         cmocka_unit_test(buffer_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
