@@ -7,6 +7,7 @@
  *                            themselves are not recorded; torch.cuda.profiler.start()/stop() are these
  *   capture=nvtx:MESSAGE     recording runs while an NVTX range whose message is MESSAGE is open (pushed on any
  *                            thread, or started): from its push to its pop (the range records included)
+ *   delay=S, duration=S      recording from S seconds after the start, for S seconds (a timer thread)
  *
  * Ranges repeat (every start resumes, every stop pauses). With unhook=1 the call hooks are added and removed
  * here, on the thread that starts or stops the range, before it goes on: no call of the range is missed (the
@@ -14,9 +15,11 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "trace.h"
 
@@ -35,11 +38,6 @@ void tr_hooks_follow(tr_state *st)
         tr_host->log(st->self, CUSHIM_LOG_WARN, "unhook: the hooks could not be added again; calls are not recorded");
     }
     pthread_mutex_unlock(&tr_follow_lock);
-}
-
-void tr_hooks_follow_fork_child(void)
-{
-    pthread_mutex_init(&tr_follow_lock, NULL);   /* a thread of the parent may have held it at the fork */
 }
 
 /* Pause (1) or resume (0) for a capture range; a resume counts a range. Not from a signal handler. */
@@ -81,11 +79,13 @@ int tr_capture_parse(tr_state *st, const char *spec, char *why, size_t cap)
     }
     if (strcmp(spec, "cudaProfilerApi") == 0) {
         st->capture = TR_CAPTURE_PROFILER;
+        st->capture_paused_start = 1;
         return 0;
     }
     if (strncmp(spec, "nvtx:", 5) == 0 && spec[5] != '\0') {
         st->capture = TR_CAPTURE_NVTX;
         st->capture_msg = spec + 5;
+        st->capture_paused_start = 1;
         return 0;
     }
     snprintf(why, cap, "capture=%s: not 'cudaProfilerApi' or 'nvtx:MESSAGE'", spec);
@@ -193,4 +193,125 @@ void tr_capture_nvtx_end(tr_state *st, uint64_t id)
             return;
         }
     }
+}
+
+/* ---- delay=, duration=: recording from DELAY seconds after the plugin starts, for DURATION seconds ----
+   A thread (its signals blocked) waits on a condition variable on CLOCK_MONOTONIC until each moment and pauses or
+   resumes as a capture range does; flush (exit) and the deadlines' passing end it. A forked child gets a thread
+   of its own for what is left (the moments are absolute: the child keeps the parent's schedule). */
+
+static pthread_mutex_t tr_tm_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t tr_tm_cond;
+static uint64_t tr_tm_resume_at, tr_tm_pause_at;   /* CLOCK_MONOTONIC ns; 0: none (done) */
+static int tr_tm_quit;
+static _Atomic int tr_tm_on, tr_tm_running;
+
+static uint64_t tr_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void *tr_timer_main(void *arg)
+{
+    tr_state *st = arg;
+    pthread_mutex_lock(&tr_tm_lock);
+    atomic_store_explicit(&tr_tm_running, 1, memory_order_release);
+    while (!tr_tm_quit) {
+        uint64_t now = tr_mono_ns(), next;
+        struct timespec ts;
+        if (tr_tm_resume_at != 0 && now >= tr_tm_resume_at) {
+            tr_tm_resume_at = 0;
+            pthread_mutex_unlock(&tr_tm_lock);
+            tr_capture_set(st, 0);
+            pthread_mutex_lock(&tr_tm_lock);
+            continue;
+        }
+        if (tr_tm_resume_at == 0 && tr_tm_pause_at != 0 && now >= tr_tm_pause_at) {
+            tr_tm_pause_at = 0;
+            pthread_mutex_unlock(&tr_tm_lock);
+            tr_capture_set(st, 1);
+            pthread_mutex_lock(&tr_tm_lock);
+            continue;
+        }
+        if ((next = tr_tm_resume_at != 0 ? tr_tm_resume_at : tr_tm_pause_at) == 0)
+            break;
+        ts.tv_sec = (time_t)(next / 1000000000ull);
+        ts.tv_nsec = (long)(next % 1000000000ull);
+        pthread_cond_timedwait(&tr_tm_cond, &tr_tm_lock, &ts);
+    }
+    pthread_mutex_unlock(&tr_tm_lock);
+    return NULL;
+}
+
+static int tr_timer_thread(tr_state *st)
+{
+    pthread_condattr_t ca;
+    sigset_t all, old;
+    pthread_t th;
+    int rc;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&tr_tm_cond, &ca);
+    pthread_condattr_destroy(&ca);
+    atomic_store(&tr_tm_running, 0);
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    rc = pthread_create(&th, NULL, tr_timer_main, st);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        return -1;
+    pthread_detach(th);
+    tw_wait_started(&tr_tm_running);   /* as the writer's: no fork during the thread's runtime start-up */
+    atomic_store(&tr_tm_on, 1);
+    return 0;
+}
+
+int tr_timer_parse(tr_state *st, double delay_s, double duration_s, char *why, size_t cap)
+{
+    uint64_t now = tr_mono_ns();
+    if (!(delay_s >= 0 && delay_s < 1e9) || !(duration_s >= 0 && duration_s < 1e9)) {
+        snprintf(why, cap, "delay=%g, duration=%g: seconds, 0 or more", delay_s, duration_s);
+        return -1;
+    }
+    if (delay_s == 0 && duration_s == 0)
+        return 0;
+    if (st->capture != TR_CAPTURE_NONE) {
+        snprintf(why, cap, "capture= and delay=/duration= exclude each other (one kind of range)");
+        return -1;
+    }
+    st->capture = TR_CAPTURE_TIME;
+    st->capture_paused_start = delay_s > 0;
+    tr_tm_resume_at = delay_s > 0 ? now + (uint64_t)(delay_s * 1e9) : 0;
+    tr_tm_pause_at = duration_s > 0 ? now + (uint64_t)((delay_s + duration_s) * 1e9) : 0;
+    tr_tm_quit = 0;
+    if (delay_s == 0)   /* recording from the start: the one range is open */
+        atomic_fetch_add(&st->captures, 1);
+    return 0;
+}
+
+int tr_timer_start(tr_state *st)
+{
+    if (st->capture != TR_CAPTURE_TIME || (tr_tm_resume_at == 0 && tr_tm_pause_at == 0))
+        return 0;
+    return tr_timer_thread(st);
+}
+
+void tr_timer_stop(void)
+{
+    if (!atomic_exchange(&tr_tm_on, 0))
+        return;
+    pthread_mutex_lock(&tr_tm_lock);
+    tr_tm_quit = 1;
+    pthread_cond_signal(&tr_tm_cond);
+    pthread_mutex_unlock(&tr_tm_lock);
+}
+
+void tr_capture_fork_child(tr_state *st)
+{
+    pthread_mutex_init(&tr_follow_lock, NULL);   /* a thread of the parent may have held it at the fork */
+    pthread_mutex_init(&tr_tm_lock, NULL);
+    if (atomic_exchange(&tr_tm_on, 0) && !tr_tm_quit && (tr_tm_resume_at != 0 || tr_tm_pause_at != 0))
+        tr_timer_thread(st);   /* the parent's schedule: what is left of it */
 }

@@ -785,7 +785,7 @@ static void write_summary(tr_writer *w)
         fprintf(f, "; hooks removed %llu time%s while paused (unhook)", (unsigned long long)atomic_load(w->unhooked),
                 atomic_load(w->unhooked) == 1 ? "" : "s");
     if (w->capture != NULL && w->captures != NULL)
-        fprintf(f, "; %llu capture range%s (capture=%s)", (unsigned long long)atomic_load(w->captures),
+        fprintf(f, "; %llu capture range%s (%s)", (unsigned long long)atomic_load(w->captures),
                 atomic_load(w->captures) == 1 ? "" : "s", w->capture);
     if (w->fd_reopened != 0)
         fprintf(f, "; the program closed the file's descriptor: reopened %u time%s", w->fd_reopened,

@@ -760,12 +760,22 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
     tr_st = st;
     {
         char why[160];
-        if (tr_capture_parse(st, host->opt_string(self, "capture"), why, sizeof why) != 0) {
+        double delay = host->opt_double(self, "delay"), duration = host->opt_double(self, "duration");
+        if (tr_capture_parse(st, host->opt_string(self, "capture"), why, sizeof why) != 0 ||
+            tr_timer_parse(st, delay, duration, why, sizeof why) != 0) {
             host->log(self, CUSHIM_LOG_ERROR, "%s", why);
             tr_st = NULL;
             tr_free_state(st);
             return -1;
         }
+        if (st->capture == TR_CAPTURE_TIME && duration == 0)
+            snprintf(st->capture_desc, sizeof st->capture_desc, "delay=%.9g", delay);
+        else if (st->capture == TR_CAPTURE_TIME && delay == 0)
+            snprintf(st->capture_desc, sizeof st->capture_desc, "duration=%.9g", duration);
+        else if (st->capture == TR_CAPTURE_TIME)
+            snprintf(st->capture_desc, sizeof st->capture_desc, "delay=%.9g,duration=%.9g", delay, duration);
+        else if (st->capture != TR_CAPTURE_NONE)
+            snprintf(st->capture_desc, sizeof st->capture_desc, "%s", host->opt_string(self, "capture"));
     }
     {
         const char *tg = host->opt_string(self, "toggle");
@@ -789,7 +799,7 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
     if (host->opt_bool(self, "signals"))
         tr_signals_install();
     /* a capture range starts paused: recording begins at the range's start */
-    atomic_store(&st->paused, host->opt_bool(self, "paused") || st->capture != TR_CAPTURE_NONE ? 1 : 0);
+    atomic_store(&st->paused, host->opt_bool(self, "paused") || st->capture_paused_start ? 1 : 0);
     {
         const char *tg = host->opt_string(self, "toggle");
         char why[160] = "";
@@ -815,7 +825,10 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
                 host->log(self, CUSHIM_LOG_WARN, "unhook: the hooks could not be added again");
         }
     }
-    st->w.capture = st->capture != TR_CAPTURE_NONE ? host->opt_string(self, "capture") : NULL;
+    if (tr_timer_start(st) != 0)
+        host->log(self, CUSHIM_LOG_WARN, "%s: no thread for the timer: recording stays as it is now (%s)",
+                  st->capture_desc, atomic_load(&st->paused) ? "paused" : "on");
+    st->w.capture = st->capture != TR_CAPTURE_NONE ? st->capture_desc : NULL;
     st->w.captures = &st->captures;
     host->plugin_set_data(self, st);
     host->log(self, CUSHIM_LOG_INFO, "tracing '%s' to %s", filter && filter[0] ? filter : "all", st->w.path);
@@ -826,12 +839,15 @@ static void tr_flush(cushim_plugin *self)
 {
     tr_state *st = tr_host ? tr_host->plugin_data(self) : NULL;
     tr_unhook_stop();
+    tr_timer_stop();
     if (st != NULL && st->capture != TR_CAPTURE_NONE && atomic_load(&st->captures) == 0)
-        tr_host->log(st->self, CUSHIM_LOG_WARN, "capture=%s: %s; no call was recorded", st->w.capture,
-                     st->capture == TR_CAPTURE_PROFILER
-                         ? "the program never called cudaProfilerStart or cuProfilerStart"
-                         : "no NVTX range with that message was opened (is NVTX_INJECTION64_PATH the trace plugin? "
-                           "cushim run --trace sets it)");
+        tr_host->log(st->self, CUSHIM_LOG_WARN, "%s%s: %s; no call was recorded",
+                     st->capture == TR_CAPTURE_TIME ? "" : "capture=", st->capture_desc,
+                     st->capture == TR_CAPTURE_PROFILER ? "the program never called cudaProfilerStart or cuProfilerStart"
+                     : st->capture == TR_CAPTURE_NVTX
+                         ? "no NVTX range with that message was opened (is NVTX_INJECTION64_PATH the trace plugin? "
+                           "cushim run --trace sets it)"
+                         : "the program ended before the delay passed");
     if (st == NULL || atomic_load(&st->output) != 1)
         return;   /* no call was recorded: no file */
     tr_cupti_flush();
@@ -859,7 +875,7 @@ static void tr_fork_child(cushim_plugin *self)
     tw_fork_child(&st->w, NULL);
     tr_kernel_names_fork_child();
     tr_signals_fork_child();
-    tr_hooks_follow_fork_child();
+    tr_capture_fork_child(st);
     tr_unhook_fork_child(st);
     pthread_mutex_init(&tr_output_lock, NULL);
     st->w.pid = (int)getpid();
@@ -894,6 +910,9 @@ static const cushim_option tr_options[] = {
     {"paused", CUSHIM_OPT_BOOL, "false", "start with recording paused (see toggle)"},
     {"toggle", CUSHIM_OPT_STRING, "", "a signal (USR1, USR2, RTMIN+N) whose every delivery pauses or resumes "
                                       "recording calls (a capture range: kill -USR2 <pid>)"},
+    {"delay", CUSHIM_OPT_DOUBLE, "0", "start recording this many seconds after the program starts (as nsys --delay)"},
+    {"duration", CUSHIM_OPT_DOUBLE, "0", "record for this many seconds (after 'delay'), then no more (as nsys "
+                                         "--duration; the program runs on)"},
     {"capture", CUSHIM_OPT_STRING, "", "record only inside the program's ranges: 'cudaProfilerApi' (from each "
                                        "cudaProfilerStart to the next cudaProfilerStop) or 'nvtx:MESSAGE' (while an "
                                        "NVTX range with that message is open)"},

@@ -49,6 +49,8 @@ typedef struct tr_state {
     int follow_warned;            /* the hooks could not be added again: said once */
     /* capture=: recording follows the program's own range marks (tr_capture.c) */
     int capture;                  /* TR_CAPTURE_*                                                     */
+    int capture_paused_start;     /* the ranges start paused (capture=, delay=)                       */
+    char capture_desc[96];        /* what the summary and the file call the ranges                    */
     const char *capture_msg;      /* nvtx:MESSAGE's message (points into the option's value)          */
     uint32_t capture_ids[4];      /* cuProfilerStart, cuProfilerStop, cudaProfilerStart, cudaProfilerStop */
     uint64_t capture_group;
@@ -60,6 +62,7 @@ typedef struct tr_state {
 #define TR_CAPTURE_NONE 0
 #define TR_CAPTURE_PROFILER 1     /* capture=cudaProfilerApi */
 #define TR_CAPTURE_NVTX 2         /* capture=nvtx:MESSAGE    */
+#define TR_CAPTURE_TIME 3         /* delay=, duration=       */
 
 /* The two call-hook groups (tr_register's selectors in st->sel): added, removed. 0 or -1. */
 int tr_hooks_add(tr_state *st);
@@ -72,7 +75,6 @@ void tr_unhook_stop(void);
 /* The call hooks follow 'paused' (removed while paused, added again when not): unhook=1, from the toggle's
    watcher thread or a capture range's start or stop. Not from a signal handler. */
 void tr_hooks_follow(tr_state *st);
-void tr_hooks_follow_fork_child(void);
 
 /* Capture ranges (tr_capture.c). parse: 0, or -1 with 'why' set; start: hooks the profiler API (capture=
    cudaProfilerApi), 0 or -1 (said). The NVTX entry points: a range pushed at 'level' (before the push), popped
@@ -83,6 +85,12 @@ void tr_capture_nvtx_push(tr_state *st, const char *msg, int level);
 void tr_capture_nvtx_pop(tr_state *st, int level);
 void tr_capture_nvtx_start(tr_state *st, const char *msg, uint64_t id);
 void tr_capture_nvtx_end(tr_state *st, uint64_t id);
+/* delay=, duration= (seconds; 0: none): parse (the schedule from now; 0, or -1 with 'why' set: a bad value,
+   capture= given too), start (the timer thread, once 'paused' is set; 0 or -1). stop: at exit. fork_child: the locks, and the timer again for what is left of it. */
+int tr_timer_parse(tr_state *st, double delay_s, double duration_s, char *why, size_t cap);
+int tr_timer_start(tr_state *st);
+void tr_timer_stop(void);
+void tr_capture_fork_child(tr_state *st);
 
 extern const cushim_host *tr_host;
 extern tr_state *tr_st;

@@ -15,6 +15,9 @@
  *   capture        2 allocations, cuProfilerStart, 3, cuProfilerStop, 1, cudaProfilerStart, 4, cudaProfilerStop, 2
  *                  (trace option capture=cudaProfilerApi: the 7 inside are recorded); 'capture threads': the
  *                  second range's 4 on another thread
+ *   phases MS [fork]
+ *                  2 allocations, MS ms, 3, MS ms, 4 (trace options delay=, duration=: which were recorded); with
+ *                  fork, a child does the 3 and the 4 after its own sleeps and the parent waits for it, then 1
  *   capture_nvtx   NVTX ranges named "step" (capture=nvtx:step): pushed (with a nested "step" and another range
  *                  inside), then started on main and ended on a second thread; 9 allocations inside, 3 outside
  *   many N         N cuCtxGetCurrent calls on the main thread
@@ -306,6 +309,30 @@ int main(int argc, char **argv)
         raise(SIGUSR2);
         if (wait)
             usleep(200000);
+        work(4);
+        return 0;
+    }
+    if (!strcmp(mode, "phases") && argc > 2) {
+        useconds_t us = (useconds_t)atoi(argv[2]) * 1000u;
+        if (argc > 3 && !strcmp(argv[3], "fork")) {
+            int st;
+            pid_t pid;
+            work(2);
+            if ((pid = fork()) == 0) {
+                usleep(us);
+                work(3);
+                usleep(us);
+                work(4);
+                exit(0);
+            }
+            waitpid(pid, &st, 0);
+            work(1);
+            return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+        }
+        work(2);
+        usleep(us);
+        work(3);
+        usleep(us);
         work(4);
         return 0;
     }

@@ -421,7 +421,7 @@ capture)
         check t.json "count('cuMemAlloc_v2') == 7" "count('cuMemsetD8_v2') == 7" "count('cuMemFree_v2') == 7" \
             "not any('Profiler' in e['name'] for e in X)" "d['otherData']['capture'] == 'cudaProfilerApi'" \
             "d['otherData']['capture_ranges'] == 2"
-        grep -q "; 2 capture ranges (capture=cudaProfilerApi)" err || fail "capture$v: the summary does not say 2 ranges: $(cat err)"
+        grep -q "; 2 capture ranges (cudaProfilerApi)" err || fail "capture$v: the summary does not say 2 ranges: $(cat err)"
         same_table t.json
     done
     # unhook=1: removed at the start, and at each of the two stops, added at each start (on the calling thread)
@@ -439,6 +439,41 @@ capture)
     grep -q "capture=cudaProfilerAPI: not 'cudaProfilerApi' or 'nvtx:MESSAGE'" err || fail "bad capture: not said: $(cat err)"
     grep -q "failing closed" err || fail "bad capture: the init did not fail: $(cat err)"
     [ ! -e b.json ] || fail "bad capture: a file was written"
+    ;;
+timed)
+    # delay=, duration=: the phases 2, 3, 4 allocations 1.2 s apart; the window's edges 0.6 s from each phase
+    run "file=$dir/t.json,delay=0.6,duration=1.2" "$prog" phases 1200
+    [ "$rc" = 0 ] || fail "delay, duration: exited with $rc: $(tail -n 3 err)"
+    check t.json "count('cuMemAlloc_v2') == 3" "d['otherData']['capture'] == 'delay=0.6,duration=1.2'" \
+        "d['otherData']['capture_ranges'] == 1"
+    grep -q "; 1 capture range (delay=0.6,duration=1.2)" err || fail "the summary does not say the range: $(cat err)"
+    run "file=$dir/t2.json,duration=0.6" "$prog" phases 1200
+    check t2.json "count('cuMemAlloc_v2') == 2" "d['otherData']['capture'] == 'duration=0.6'"
+    # unhook=1: the hooks removed at the start, added by the timer
+    run "file=$dir/t3.json,delay=0.6,unhook=1" "$prog" phases 1200
+    check t3.json "count('cuMemAlloc_v2') == 7"
+    grep -q "hooks removed 1 time while paused (unhook)" err || fail "delay, unhook: not removed once: $(cat err)"
+    # the program ends before the delay: said, no file
+    run "file=$dir/n.json,delay=30" "$prog" many 3
+    [ "$rc" = 0 ] || fail "long delay: exited with $rc"
+    grep -q "delay=30: the program ended before the delay passed; no call was recorded" err || fail "long delay: not said: $(cat err)"
+    [ ! -e n.json ] || fail "long delay: a file was written"
+    # a negative time, and a time range with a capture range: errors, the plugin's init fails
+    for o in "delay=-1" "duration=0.5,capture=cudaProfilerApi"; do
+        run "file=$dir/b.json,$o" "$prog" many 3
+        [ "$rc" = 1 ] && grep -q "failing closed" err || fail "$o: the init did not fail: $(cat err)"
+    done
+    grep -q "capture= and delay=/duration= exclude each other" err || fail "capture and duration: not said: $(cat err)"
+    ;;
+timed_fork)
+    # a forked child keeps the parent's schedule (a timer thread of its own): its 3 (at 1.2 s) recorded, its 4
+    # (at 2.4 s) not; the parent's calls (at 0 and 2.4 s) neither: no file of its own
+    run "file=$dir/f.json,delay=0.6,duration=1.2" "$prog" phases 1200 fork
+    [ "$rc" = 0 ] || fail "fork: exited with $rc: $(tail -n 3 err)"
+    [ ! -e f.json ] || fail "fork: the parent wrote a file"
+    set -- f.*.json
+    [ $# = 1 ] && [ -f "$1" ] || fail "fork: not one child file: $*"
+    check "$1" "count('cuMemAlloc_v2') == 3"
     ;;
 capture_nvtx)
     # capture=nvtx:step: recording while a range "step" is open (a nested "step" does not end it; a started one
@@ -601,6 +636,11 @@ PY
             >out 2>err || fail "cushim run --trace-capture=nvtx:step failed: $(cat err)"
         check c2.json "count('cuMemAlloc_v2') == 9" "d['otherData']['capture'] == 'nvtx:step'"
     fi
+    env LD_PRELOAD= "$launcher" run --fake --trace=d.json --trace-delay=0.6 --trace-duration=1.2 -- "$prog" phases 1200 \
+        >out 2>err || fail "cushim run --trace-delay --trace-duration failed: $(cat err)"
+    check d.json "count('cuMemAlloc_v2') == 3" "d['otherData']['capture'] == 'delay=0.6,duration=1.2'"
+    env LD_PRELOAD= "$launcher" run --fake --trace=d.json --trace-delay=-1 -- sh -c 'touch started' >out 2>err
+    [ $? = 2 ] && grep -q -- "--trace-delay: '-1' is not a number of seconds" err || fail "--trace-delay=-1 not refused: $(cat err)"
     for c in nvtx: cudaprofilerapi; do
         rm -f started
         env LD_PRELOAD= "$launcher" run --fake --trace=c3.json --trace-capture=$c -- sh -c 'touch started' >out 2>err

@@ -31,7 +31,7 @@ target_compile_options(e2e_flock_enosys PRIVATE ${CUSHIM_WARN_FLAGS})
 set(_tr sh "${CMAKE_CURRENT_SOURCE_DIR}/run_trace.sh")
 set(_tr_args "$<TARGET_FILE:trace>" "$<TARGET_FILE:e2e_trace>" "$<TARGET_FILE:vecadd>" "$<TARGET_FILE:cushim-stats>"
     "${_tr_cupti}")
-foreach(_c vecadd runtime structs gz filter closefds full fifo bounded threads shared names exec toggle durations sigterm segv_raise abort inflight_exit inflight_abort nvtx capture capture_nvtx
+foreach(_c vecadd runtime structs gz filter closefds full fifo bounded threads shared names exec toggle durations sigterm segv_raise abort inflight_exit inflight_abort nvtx capture capture_nvtx timed
            nocupti nocalls drops defer gpu gpu_activity)
   e2e_test(trace_${_c} COMMAND ${_tr} ${_c} ${_tr_args})
 endforeach()
@@ -40,6 +40,7 @@ set_property(TEST trace_shared APPEND PROPERTY ENVIRONMENT "E2E_FLOCK_ENOSYS=$<T
 # (it dies, or with die_after_fork=0 reports a "dup thread"): the fork case runs in the other builds.
 if(NOT CUSHIM_SANITIZE STREQUAL "thread")
   e2e_test(trace_fork COMMAND ${_tr} fork ${_tr_args})
+  e2e_test(trace_timed_fork COMMAND ${_tr} timed_fork ${_tr_args})
 endif()
 # A real fault: UBSan (with ASan) reports a NULL store and exits before any signal.
 if(NOT CUSHIM_SANITIZE STREQUAL "address")
@@ -51,7 +52,7 @@ e2e_test(trace_thread_exit COMMAND ${_tr} thread_exit ${_tr_args} ENV ASAN_OPTIO
 set_property(TEST trace_threads APPEND PROPERTY LABELS concurrency)
 set_property(TEST trace_drops APPEND PROPERTY LABELS concurrency)
 # capture ranges: the hooks added and removed on the application's threads while the writer runs (unhook=1)
-set_property(TEST trace_capture trace_capture_nvtx APPEND PROPERTY LABELS concurrency)
+set_property(TEST trace_capture trace_capture_nvtx trace_timed APPEND PROPERTY LABELS concurrency)
 # The launcher preloads the shim itself (without a sanitizer runtime first, which ASan refuses).
 e2e_test(trace_launcher COMMAND ${_tr} launcher ${_tr_args} NO_PRELOAD
   ENV "CUSHIM_LIB=$<TARGET_FILE:cushim>" "CUSHIM_LAUNCHER=${PROJECT_SOURCE_DIR}/tools/cushim")
