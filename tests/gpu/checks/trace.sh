@@ -45,12 +45,12 @@ trace_gpu_part() {
         grep -q '^PASS\|^FAIL' "$LOGS/trace.gpu.txt" ||
             result "trace gpu" FAIL "trace_check.py: $(tail -n 2 "$LOGS/trace.gpu.txt" | tr '\n' ' ' | cut -c1-200)"
         # the memory tables (cuda_gpu_mem_time_sum, _size_sum) of cushim stats against the file's copies and sets
-        if "$L" stats "$p.gpu.json" >"$LOGS/trace.gpu.stats" 2>&1 &&
+        if env "${env_l[@]}" "$L" stats "$p.gpu.json" >"$LOGS/trace.gpu.stats" 2>&1 &&
             grep -q 'cuda_gpu_mem_time_sum' "$LOGS/trace.gpu.err" &&
             "$PY" "$T/trace_check.py" memops "$p.gpu.json" "$LOGS/trace.gpu.stats" >"$LOGS/trace.memops.txt" 2>&1; then
             result "trace memops" PASS "$(cut -d' ' -f3- "$LOGS/trace.memops.txt" | cut -c1-200)"
         else
-            result "trace memops" FAIL "$(tail -n 1 "$LOGS/trace.memops.txt" 2>/dev/null | cut -c1-200) (at exit: $(grep -c 'cuda_gpu_mem' "$LOGS/trace.gpu.err") tables)"
+            result "trace memops" FAIL "$(tail -n 1 "$LOGS/trace.memops.txt" "$LOGS/trace.gpu.stats" 2>/dev/null | cut -c1-200) (at exit: $(grep -c 'cuda_gpu_mem' "$LOGS/trace.gpu.err") tables)"
         fi
     fi
 }

@@ -79,7 +79,7 @@ def main():
         torch.cuda.synchronize()
         torch.cuda.nvtx.range_pop()
         # a copy each way after the range (the memory tables, trace_check.py memops)
-        h = torch.arange(1024, dtype=torch.float32).to(dev)
+        h = torch.arange(1024, dtype=torch.float32).to("cuda")
         print("run: %d steps (%g)" % (steps, float(h.sum())))
     elif mode == "witness":
         from torch.profiler import ProfilerActivity, profile
