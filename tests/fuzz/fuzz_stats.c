@@ -20,6 +20,7 @@ extern int cushim_stats_quiet;
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int in_fd = -1, out_fd = -1, json_fd = -1;
+static char in_path[64], out_path[64];
 
 /* ---- a strict JSON checker (structure, strings, numbers; depth bounded) ---- */
 typedef struct jc {
@@ -153,7 +154,6 @@ static int json_run(void)
     }
     return rc;
 }
-static char in_path[64], out_path[64];
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
