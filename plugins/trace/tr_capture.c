@@ -9,15 +9,17 @@
  *                            thread, or started): from its push to its pop (the range records included)
  *   delay=S, duration=S      recording from S seconds after the start, for S seconds (a timer thread)
  *
- * Ranges repeat (every start resumes, every stop pauses). With unhook=1 the call hooks are added and removed
+ * Ranges repeat (every start resumes, every stop pauses), or only the first N (capture_end=stop, repeat:N). With unhook=1 the call hooks are added and removed
  * here, on the thread that starts or stops the range, before it goes on: no call of the range is missed (the
  * toggle signal needs a watcher thread for that; tr_signal.c). Both share tr_hooks_follow's lock.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -43,9 +45,14 @@ void tr_hooks_follow(tr_state *st)
 /* Pause (1) or resume (0) for a capture range; a resume counts a range. Not from a signal handler. */
 static void tr_capture_set(tr_state *st, int paused)
 {
-    int was = atomic_exchange(&st->paused, paused);
+    int was;
+    if (!paused && atomic_load(&st->capture_done))   /* capture_end: every range allowed has been recorded */
+        return;
+    was = atomic_exchange(&st->paused, paused);
     if (was && !paused)
         atomic_fetch_add(&st->captures, 1);
+    if (!was && paused && st->capture_max != 0 && atomic_load(&st->captures) >= st->capture_max)
+        atomic_store(&st->capture_done, 1);
     if (st->unhook && was != paused)
         tr_hooks_follow(st);
 }
@@ -89,6 +96,32 @@ int tr_capture_parse(tr_state *st, const char *spec, char *why, size_t cap)
         return 0;
     }
     snprintf(why, cap, "capture=%s: not 'cudaProfilerApi' or 'nvtx:MESSAGE'", spec);
+    return -1;
+}
+
+int tr_capture_end_parse(tr_state *st, const char *spec, char *why, size_t cap)
+{
+    char *end;
+    unsigned long long n;
+    if (spec == NULL || spec[0] == '\0' || strcmp(spec, "repeat") == 0)
+        return 0;   /* every range */
+    if (st->capture != TR_CAPTURE_PROFILER && st->capture != TR_CAPTURE_NVTX) {
+        snprintf(why, cap, "capture_end=%s needs capture=cudaProfilerApi or capture=nvtx:MESSAGE", spec);
+        return -1;
+    }
+    if (strcmp(spec, "stop") == 0) {
+        st->capture_max = 1;
+        return 0;
+    }
+    if (strncmp(spec, "repeat:", 7) == 0 && spec[7] >= '1' && spec[7] <= '9') {
+        errno = 0;
+        n = strtoull(spec + 7, &end, 10);
+        if (*end == '\0' && errno == 0 && n <= UINT32_MAX) {
+            st->capture_max = (uint32_t)n;
+            return 0;
+        }
+    }
+    snprintf(why, cap, "capture_end=%s: not 'repeat', 'stop' or 'repeat:N' (N from 1)", spec);
     return -1;
 }
 

@@ -762,6 +762,7 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
         char why[160];
         double delay = host->opt_double(self, "delay"), duration = host->opt_double(self, "duration");
         if (tr_capture_parse(st, host->opt_string(self, "capture"), why, sizeof why) != 0 ||
+            tr_capture_end_parse(st, host->opt_string(self, "capture_end"), why, sizeof why) != 0 ||
             tr_timer_parse(st, delay, duration, why, sizeof why) != 0) {
             host->log(self, CUSHIM_LOG_ERROR, "%s", why);
             tr_st = NULL;
@@ -774,8 +775,11 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
             snprintf(st->capture_desc, sizeof st->capture_desc, "duration=%.9g", duration);
         else if (st->capture == TR_CAPTURE_TIME)
             snprintf(st->capture_desc, sizeof st->capture_desc, "delay=%.9g,duration=%.9g", delay, duration);
-        else if (st->capture != TR_CAPTURE_NONE)
+        else if (st->capture != TR_CAPTURE_NONE && st->capture_max == 0)
             snprintf(st->capture_desc, sizeof st->capture_desc, "%s", host->opt_string(self, "capture"));
+        else if (st->capture != TR_CAPTURE_NONE)
+            snprintf(st->capture_desc, sizeof st->capture_desc, "%s,capture_end=%s", host->opt_string(self, "capture"),
+                     host->opt_string(self, "capture_end"));
     }
     {
         const char *tg = host->opt_string(self, "toggle");
@@ -910,6 +914,8 @@ static const cushim_option tr_options[] = {
     {"paused", CUSHIM_OPT_BOOL, "false", "start with recording paused (see toggle)"},
     {"toggle", CUSHIM_OPT_STRING, "", "a signal (USR1, USR2, RTMIN+N) whose every delivery pauses or resumes "
                                       "recording calls (a capture range: kill -USR2 <pid>)"},
+    {"capture_end", CUSHIM_OPT_STRING, "repeat", "with capture: 'repeat' (every range), 'stop' (the first only), "
+                                               "'repeat:N' (the first N); then no more (as nsys --capture-range-end)"},
     {"delay", CUSHIM_OPT_DOUBLE, "0", "start recording this many seconds after the program starts (as nsys --delay)"},
     {"duration", CUSHIM_OPT_DOUBLE, "0", "record for this many seconds (after 'delay'), then no more (as nsys "
                                          "--duration; the program runs on)"},

@@ -57,6 +57,8 @@ typedef struct tr_state {
     _Atomic int capture_open;     /* nvtx: capture ranges open now                                    */
     _Atomic uint64_t captures;    /* ranges that resumed recording                                    */
     _Atomic uint64_t capture_lost;   /* nvtx: started ranges past the 64 kept open at once             */
+    uint32_t capture_max;         /* capture_end=stop (1), repeat:N (N): ranges recorded; 0: every one */
+    _Atomic int capture_done;     /* capture_max ranges have ended: no more                           */
 } tr_state;
 
 #define TR_CAPTURE_NONE 0
@@ -80,6 +82,8 @@ void tr_hooks_follow(tr_state *st);
    cudaProfilerApi), 0 or -1 (said). The NVTX entry points: a range pushed at 'level' (before the push), popped
    back to 'level' (after the pop), started and ended by id. */
 int tr_capture_parse(tr_state *st, const char *spec, char *why, size_t cap);
+/* capture_end= (after tr_capture_parse): 'repeat' (the default), 'stop', 'repeat:N'. 0, or -1 with 'why' set. */
+int tr_capture_end_parse(tr_state *st, const char *spec, char *why, size_t cap);
 int tr_capture_start(tr_state *st);
 void tr_capture_nvtx_push(tr_state *st, const char *msg, int level);
 void tr_capture_nvtx_pop(tr_state *st, int level);

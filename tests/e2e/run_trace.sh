@@ -427,6 +427,23 @@ capture)
     # unhook=1: removed at the start, and at each of the two stops, added at each start (on the calling thread)
     run "file=$dir/t.json,capture=cudaProfilerApi,unhook=1" "$prog" capture
     grep -q "hooks removed 3 times while paused (unhook)" err || fail "unhook: not removed 3 times: $(cat err)"
+    # capture_end: the first range only (its 3), or the first 2 (all 7); with unhook the hooks stay removed after
+    # the last range allowed (removed at the start and at the first stop; the second start is ignored)
+    for e in stop repeat:1 repeat:2; do
+        run "file=$dir/e.json,capture=cudaProfilerApi,capture_end=$e" "$prog" capture
+        [ "$rc" = 0 ] || fail "capture_end=$e: exited with $rc: $(tail -n 3 err)"
+        n=3 r=1; [ "$e" = repeat:2 ] && n=7 r=2
+        check e.json "count('cuMemAlloc_v2') == $n" "d['otherData']['capture_ranges'] == $r" \
+            "d['otherData']['capture'] == 'cudaProfilerApi,capture_end=$e'"
+    done
+    run "file=$dir/e.json,capture=cudaProfilerApi,capture_end=stop,unhook=1" "$prog" capture
+    check e.json "count('cuMemAlloc_v2') == 3"
+    grep -q "hooks removed 2 times while paused (unhook)" err || fail "capture_end=stop, unhook: not removed twice: $(cat err)"
+    for o in "capture=cudaProfilerApi,capture_end=repeat:0" "capture=cudaProfilerApi,capture_end=halt" "capture_end=stop"; do
+        run "file=$dir/b.json,$o" "$prog" many 3
+        [ "$rc" = 1 ] && grep -q "failing closed" err || fail "$o: the init did not fail: $(cat err)"
+    done
+    grep -q "capture_end=stop needs capture=cudaProfilerApi or capture=nvtx:MESSAGE" err || fail "capture_end alone: not said: $(cat err)"
     # a program that never starts a range: said, and no file
     run "file=$dir/n.json,capture=cudaProfilerApi" "$prog" many 5
     [ "$rc" = 0 ] || fail "no range: exited with $rc"
@@ -486,6 +503,9 @@ capture_nvtx)
             "[e['name'] for e in ev if e.get('cat') == 'nvtx' and e['ph'] in 'Bb'] == ['outer', 'step', 'step', 'inner', 'step']"
     done
     grep -q "hooks removed 3 times while paused (unhook)" err || fail "unhook: not removed 3 times: $(cat err)"
+    # capture_end=stop: the pushed range's 5 only
+    NVTX_INJECTION64_PATH=$plugin run "file=$dir/e.json,capture=nvtx:step,capture_end=stop" "$prog" capture_nvtx
+    check e.json "count('cuMemAlloc_v2') == 5" "d['otherData']['capture_ranges'] == 1"
     # without the NVTX injection no range is seen: said
     run "file=$dir/n.json,capture=nvtx:step" "$prog" capture_nvtx
     grep -q "capture=nvtx:step: no NVTX range with that message was opened" err || fail "no NVTX: not said: $(cat err)"
@@ -631,6 +651,12 @@ PY
     env LD_PRELOAD= "$launcher" run --fake --trace=c.json --trace-capture=cudaProfilerApi -- "$prog" capture >out 2>err \
         || fail "cushim run --trace-capture=cudaProfilerApi failed: $(cat err)"
     check c.json "count('cuMemAlloc_v2') == 7" "d['otherData']['capture_ranges'] == 2"
+    env LD_PRELOAD= "$launcher" run --fake --trace=c.json --trace-capture=cudaProfilerApi --trace-capture-end=stop -- \
+        "$prog" capture >out 2>err || fail "cushim run --trace-capture-end=stop failed: $(cat err)"
+    check c.json "count('cuMemAlloc_v2') == 3" "d['otherData']['capture_ranges'] == 1"
+    env LD_PRELOAD= "$launcher" run --fake --trace=c.json --trace-capture-end=repeat:1a0 -- sh -c 'touch started' >out 2>err
+    [ $? = 2 ] && grep -q -- "--trace-capture-end: 'repeat:1a0' is not stop, repeat or repeat:N" err ||
+        fail "--trace-capture-end=repeat:1a0 not refused: $(cat err)"
     if [ -n "$(python3 check.py t.json "print(1) if any(e.get('cat') == 'nvtx' for e in ev) else print(end='')")" ]; then
         env LD_PRELOAD= "$launcher" run --fake --trace=c2.json --trace-capture=nvtx:step --trace-unhook -- "$prog" capture_nvtx \
             >out 2>err || fail "cushim run --trace-capture=nvtx:step failed: $(cat err)"
