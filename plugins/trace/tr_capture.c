@@ -9,9 +9,10 @@
  *                            thread, or started): from its push to its pop (the range records included)
  *   delay=S, duration=S      recording from S seconds after the start, for S seconds (a timer thread)
  *
- * Ranges repeat (every start resumes, every stop pauses), or only the first N (capture_end=stop, repeat:N). With unhook=1 the call hooks are added and removed
- * here, on the thread that starts or stops the range, before it goes on: no call of the range is missed (the
- * toggle signal needs a watcher thread for that; tr_signal.c). Both share tr_hooks_follow's lock.
+ * Ranges repeat (every start resumes, every stop pauses), or only the first N (capture_end=stop, repeat:N).
+ * With unhook=1 the call hooks are added and removed here, on the thread that starts or stops the range, before
+ * it goes on: no call of the range is missed (the toggle signal needs a watcher thread for that; tr_signal.c).
+ * All share tr_hooks_follow's lock.
  */
 #define _GNU_SOURCE
 #include <errno.h>
