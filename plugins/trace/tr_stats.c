@@ -460,7 +460,8 @@ void tr_stats_json_str(FILE *f, const char *s)
     const unsigned char *p = (const unsigned char *)s;
     fputc('"', f);
     while (*p) {
-        unsigned c = *p, k = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+        unsigned c = *p;
+        unsigned k = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
         int ok = k != 0 && !(k == 2 && c < 0xc2) && !(k == 4 && c > 0xf4);
         for (unsigned i = 1; ok && i < k; i++)
             ok = (p[i] & 0xc0) == 0x80;

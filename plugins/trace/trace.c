@@ -847,7 +847,8 @@ static void tr_flush(cushim_plugin *self)
     if (st != NULL && st->capture != TR_CAPTURE_NONE && atomic_load(&st->captures) == 0)
         tr_host->log(st->self, CUSHIM_LOG_WARN, "%s%s: %s; no call was recorded",
                      st->capture == TR_CAPTURE_TIME ? "" : "capture=", st->capture_desc,
-                     st->capture == TR_CAPTURE_PROFILER ? "the program never called cudaProfilerStart or cuProfilerStart"
+                     st->capture == TR_CAPTURE_PROFILER
+                         ? "the program never called cudaProfilerStart or cuProfilerStart"
                      : st->capture == TR_CAPTURE_NVTX
                          ? "no NVTX range with that message was opened (is NVTX_INJECTION64_PATH the trace plugin? "
                            "cushim run --trace sets it)"
