@@ -180,13 +180,16 @@ static unsigned long long us_to_ns(const char *s, const char *e)
     return v;
 }
 
-/* An event's "args" object: its "bytes" (a GPU copy's or set's size), the rest skipped. */
-static int args_bytes(js *j, unsigned long long *bytes)
+/* An object's members: 'member' reads each value (it consumes it; -1 when it is malformed); a value that is no
+   object is skipped. 0, or -1 with j->err set. */
+typedef int (*member_fn)(js *j, const char *key, void *ctx);
+
+static int members(js *j, int depth, member_fn member, void *ctx)
 {
     char key[32];
     ws(j);
     if (j->p >= j->end || *j->p != '{')
-        return skip(j, 1);
+        return skip(j, depth);
     j->p++;
     ws(j);
     if (j->p < j->end && *j->p == '}') {
@@ -201,17 +204,8 @@ static int args_bytes(js *j, unsigned long long *bytes)
         if (j->p >= j->end || *j->p++ != ':')
             return j->err = 1, -1;
         ws(j);
-        if (!strcmp(key, "bytes") && j->p < j->end && *j->p >= '0' && *j->p <= '9') {
-            const char *s = j->p;
-            unsigned long long v = 0;
-            if (skip(j, 2) != 0)
-                return -1;
-            for (; s < j->p && *s >= '0' && *s <= '9'; s++)
-                v = v * 10 + (unsigned long long)(*s - '0');
-            *bytes = v;
-        } else if (skip(j, 2) != 0) {
+        if (member(j, key, ctx) != 0)
             return -1;
-        }
         ws(j);
         if (j->p < j->end && *j->p == ',') {
             j->p++;
@@ -225,64 +219,67 @@ static int args_bytes(js *j, unsigned long long *bytes)
     }
 }
 
+/* An event's "args": its "bytes" (a GPU copy's or set's size), the rest skipped. */
+static int args_member(js *j, const char *key, void *ctx)
+{
+    if (!strcmp(key, "bytes") && j->p < j->end && *j->p >= '0' && *j->p <= '9') {
+        const char *s = j->p;
+        unsigned long long v = 0;
+        if (skip(j, 2) != 0)
+            return -1;
+        for (; s < j->p && *s >= '0' && *s <= '9'; s++)
+            v = v * 10 + (unsigned long long)(*s - '0');
+        *(unsigned long long *)ctx = v;
+        return 0;
+    }
+    return skip(j, 2);
+}
+
+typedef struct ev_fields {
+    char ph[8], cat[48], name[8192];
+    unsigned long long dur, bytes;
+    int has_dur;
+} ev_fields;
+
+static int event_member(js *j, const char *key, void *ctx)
+{
+    ev_fields *e = ctx;
+    if (!strcmp(key, "ph") && j->p < j->end && *j->p == '"')
+        str(j, e->ph, sizeof e->ph);
+    else if (!strcmp(key, "cat") && j->p < j->end && *j->p == '"')
+        str(j, e->cat, sizeof e->cat);
+    else if (!strcmp(key, "name") && j->p < j->end && *j->p == '"')
+        str(j, e->name, sizeof e->name);
+    else if (!strcmp(key, "dur")) {
+        const char *s = j->p;
+        skip(j, 1);
+        e->dur = us_to_ns(s, j->p);
+        e->has_dur = 1;
+    } else if (!strcmp(key, "args")) {
+        return members(j, 2, args_member, &e->bytes);
+    } else {
+        return skip(j, 1);
+    }
+    return 0;
+}
+
 static int event(js *j, st_tables *t)
 {
-    char key[32], ph[8] = "", cat[48] = "", name[8192] = "";
-    unsigned long long dur = 0, bytes = 0;
-    int has_dur = 0;
-    ws(j);
-    if (j->p >= j->end || *j->p != '{')
-        return skip(j, 1);
-    j->p++;
-    ws(j);
-    if (j->p < j->end && *j->p == '}') {
-        j->p++;
+    ev_fields f;
+    f.ph[0] = f.cat[0] = f.name[0] = '\0';
+    f.dur = f.bytes = 0;
+    f.has_dur = 0;
+    if (members(j, 1, event_member, &f) != 0)
+        return -1;
+    if (strcmp(f.ph, "X") != 0 || !f.has_dur)
         return 0;
-    }
-    for (;;) {
-        ws(j);
-        if (str(j, key, sizeof key) != 0)
-            return -1;
-        ws(j);
-        if (j->p >= j->end || *j->p++ != ':')
-            return j->err = 1, -1;
-        ws(j);
-        if (!strcmp(key, "ph") && j->p < j->end && *j->p == '"')
-            str(j, ph, sizeof ph);
-        else if (!strcmp(key, "cat") && j->p < j->end && *j->p == '"')
-            str(j, cat, sizeof cat);
-        else if (!strcmp(key, "name") && j->p < j->end && *j->p == '"')
-            str(j, name, sizeof name);
-        else if (!strcmp(key, "dur")) {
-            const char *s = j->p;
-            skip(j, 1);
-            dur = us_to_ns(s, j->p);
-            has_dur = 1;
-        } else if (!strcmp(key, "args")) {
-            if (args_bytes(j, &bytes) != 0)
-                return -1;
-        } else if (skip(j, 1) != 0)
-            return -1;
-        ws(j);
-        if (j->p < j->end && *j->p == ',') {
-            j->p++;
-            continue;
-        }
-        if (j->p < j->end && *j->p == '}') {
-            j->p++;
-            break;
-        }
-        return j->err = 1, -1;
-    }
-    if (strcmp(ph, "X") != 0 || !has_dur)
-        return 0;
-    if (!strcmp(cat, "cuda_driver") || !strcmp(cat, "cuda_runtime")) {
-        tr_stats_add(&t->api, name, dur);
-    } else if (!strcmp(cat, "kernel")) {
-        tr_stats_add(&t->kern, name[0] ? name : "?", dur);
-    } else if (!strcmp(cat, "memcpy") || !strcmp(cat, "memset")) {
-        tr_stats_add(&t->memt, tr_memop_label(name), dur);
-        tr_stats_add(&t->mems, tr_memop_label(name), bytes);
+    if (!strcmp(f.cat, "cuda_driver") || !strcmp(f.cat, "cuda_runtime")) {
+        tr_stats_add(&t->api, f.name, f.dur);
+    } else if (!strcmp(f.cat, "kernel")) {
+        tr_stats_add(&t->kern, f.name[0] ? f.name : "?", f.dur);
+    } else if (!strcmp(f.cat, "memcpy") || !strcmp(f.cat, "memset")) {
+        tr_stats_add(&t->memt, tr_memop_label(f.name), f.dur);
+        tr_stats_add(&t->mems, tr_memop_label(f.name), f.bytes);
     }
     return 0;
 }

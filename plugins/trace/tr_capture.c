@@ -17,7 +17,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -282,22 +281,12 @@ static void *tr_timer_main(void *arg)
 static int tr_timer_thread(tr_state *st)
 {
     pthread_condattr_t ca;
-    sigset_t all, old;
-    pthread_t th;
-    int rc;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&tr_tm_cond, &ca);
     pthread_condattr_destroy(&ca);
-    atomic_store(&tr_tm_running, 0);
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    rc = pthread_create(&th, NULL, tr_timer_main, st);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0)
+    if (tr_helper_thread(tr_timer_main, st, &tr_tm_running) != 0)
         return -1;
-    pthread_detach(th);
-    tw_wait_started(&tr_tm_running);   /* as the writer's: no fork during the thread's runtime start-up */
     atomic_store(&tr_tm_on, 1);
     return 0;
 }

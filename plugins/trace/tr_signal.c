@@ -181,23 +181,30 @@ static void *tr_unhook_main(void *arg)
     }
 }
 
-int tr_unhook_start(tr_state *st)
+int tr_helper_thread(void *(*fn)(void *), void *arg, _Atomic int *running)
 {
     sigset_t all, old;
     pthread_t th;
     int rc;
-    if (sem_init(&tr_unhook_sem, 0, 0) != 0)
-        return -1;
-    atomic_store(&tr_unhook_quit, 0);
-    atomic_store(&tr_unhook_running, 0);
+    atomic_store(running, 0);
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    rc = pthread_create(&th, NULL, tr_unhook_main, st);
+    rc = pthread_create(&th, NULL, fn, arg);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0)
         return -1;
     pthread_detach(th);
-    tw_wait_started(&tr_unhook_running);   /* as the writer's: no fork during the thread's runtime start-up */
+    tw_wait_started(running);   /* as the writer's: no fork during the thread's runtime start-up */
+    return 0;
+}
+
+int tr_unhook_start(tr_state *st)
+{
+    if (sem_init(&tr_unhook_sem, 0, 0) != 0)
+        return -1;
+    atomic_store(&tr_unhook_quit, 0);
+    if (tr_helper_thread(tr_unhook_main, st, &tr_unhook_running) != 0)
+        return -1;
     atomic_store_explicit(&tr_unhook_on, 1, memory_order_release);
     sem_post(&tr_unhook_sem);   /* the hooks follow 'paused' as it is now (a fork's child: as the parent left it) */
     return 0;

@@ -915,14 +915,14 @@ static const cushim_option tr_options[] = {
     {"paused", CUSHIM_OPT_BOOL, "false", "start with recording paused (see toggle)"},
     {"toggle", CUSHIM_OPT_STRING, "", "a signal (USR1, USR2, RTMIN+N) whose every delivery pauses or resumes "
                                       "recording calls (a capture range: kill -USR2 <pid>)"},
-    {"capture_end", CUSHIM_OPT_STRING, "repeat", "with capture: 'repeat' (every range), 'stop' (the first only), "
-                                               "'repeat:N' (the first N); then no more (as nsys --capture-range-end)"},
     {"delay", CUSHIM_OPT_DOUBLE, "0", "start recording this many seconds after the program starts (as nsys --delay)"},
     {"duration", CUSHIM_OPT_DOUBLE, "0", "record for this many seconds (after 'delay'), then no more (as nsys "
                                          "--duration; the program runs on)"},
     {"capture", CUSHIM_OPT_STRING, "", "record only inside the program's ranges: 'cudaProfilerApi' (from each "
                                        "cudaProfilerStart to the next cudaProfilerStop) or 'nvtx:MESSAGE' (while an "
                                        "NVTX range with that message is open)"},
+    {"capture_end", CUSHIM_OPT_STRING, "repeat", "with capture: 'repeat' (every range), 'stop' (the first only), "
+                                               "'repeat:N' (the first N); then no more (as nsys --capture-range-end)"},
     {NULL, 0, NULL, NULL},
 };
 

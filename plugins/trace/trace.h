@@ -74,6 +74,9 @@ int tr_unhook_start(tr_state *st);
 void tr_unhook_wake(void);
 void tr_unhook_fork_child(tr_state *st);
 void tr_unhook_stop(void);
+/* A helper thread of the plugin's (the toggle's watcher, the timer): every signal blocked in it, detached; returns
+   once it runs (it sets *running), so that no fork comes during its start-up. 0 or -1. */
+int tr_helper_thread(void *(*fn)(void *), void *arg, _Atomic int *running);
 /* The call hooks follow 'paused' (removed while paused, added again when not): unhook=1, from the toggle's
    watcher thread or a capture range's start or stop. Not from a signal handler. */
 void tr_hooks_follow(tr_state *st);

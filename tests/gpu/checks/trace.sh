@@ -282,6 +282,14 @@ check_trace_ab() {
 $(awk '/^ab_on_ns|^ab_off_ns/ {printf "%s %s ", $1, $2}' "$LOGS/traceab.0.out")(run 0)\
 ${TRACE_AB_BASE:+; base build $TRACE_AB_BASE, same rounds interleaved: ${base_med:-no ratio} (runs: $base_all)}"
 }
+# tc_begin CHECK DIR MODULE WHY: the plugin is built (else CHECK fails) and Python imports MODULE (else CHECK is
+# skipped for WHY): 0, and DIR made empty; else 1
+tc_begin() {
+    if [ ! -f "$BUILD_DIR/plugins/trace.so" ]; then result "$1" FAIL "no $BUILD_DIR/plugins/trace.so"; return 1; fi
+    "$PY" -c "import $3" 2>/dev/null || { result "$1" SKIP "$4"; return 1; }
+    rm -rf "$2"
+    mkdir -p "$2"
+}
 # traceranks: a torchrun job of two ranks on one GPU (ranks.py, gloo for its barriers) traced with
 # --trace=t.%q{RANK}.json (one file per rank, named by the rank) and with one fixed name (the ranks write at the
 # same time: the first holds it, the other writes it with its pid before .json and says so); every file loads,
@@ -289,10 +297,7 @@ ${TRACE_AB_BASE:+; base build $TRACE_AB_BASE, same rounds interleaved: ${base_me
 check_trace_ranks() {
     local L=$ROOT/tools/cushim d=$WORK/traceranks rc f n
     local -a env_l=(CUSHIM_BUILD_DIR="$BUILD_DIR")
-    if [ ! -f "$BUILD_DIR/plugins/trace.so" ]; then result "traceranks" FAIL "no $BUILD_DIR/plugins/trace.so"; return; fi
-    "$PY" -c 'import torch.distributed.run' 2>/dev/null || { result "traceranks" SKIP "no torch (torchrun)"; return; }
-    rm -rf "$d"
-    mkdir -p "$d"
+    tc_begin traceranks "$d" torch.distributed.run "no torch (torchrun)" || return
     tmo 180 env "${env_l[@]}" "$L" run --trace="$d/r.%q{RANK}.json" -- "$PY" -m torch.distributed.run --standalone \
         --nproc_per_node=2 "$HERE/trace/ranks.py" >"$LOGS/traceranks.q.out" 2>"$LOGS/traceranks.q.err"
     rc=$?
@@ -325,10 +330,7 @@ check_trace_ranks() {
 check_trace_capture() {
     local L=$ROOT/tools/cushim d=$WORK/tracecapture rc kind name
     local -a env_l=(CUSHIM_BUILD_DIR="$BUILD_DIR")
-    if [ ! -f "$BUILD_DIR/plugins/trace.so" ]; then result "tracecapture" FAIL "no $BUILD_DIR/plugins/trace.so"; return; fi
-    "$PY" -c 'import torch' 2>/dev/null || { result "tracecapture" SKIP "no torch"; return; }
-    rm -rf "$d"
-    mkdir -p "$d"
+    tc_begin tracecapture "$d" torch "no torch" || return
     tmo 120 "$PY" "$HERE/trace/capture.py" >"$d/native.out" 2>"$LOGS/tracecapture.native.err"
     for kind in cudaProfilerApi nvtx:capture; do
         name=${kind%%:*}
