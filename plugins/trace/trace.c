@@ -905,9 +905,10 @@ static const cushim_option tr_options[] = {
     {"summary_exact", CUSHIM_OPT_BYTES, "32MiB", "memory for the durations behind exact medians in the table (each "
                                                    "of the call and kernel tables, 8 bytes a call); beyond it an "
                                                    "API's median comes from a histogram, within 0.4%"},
-    {"unhook", CUSHIM_OPT_BOOL, "false", "while paused (paused, toggle), remove the call hooks: a paused call costs "
-                                         "what a call with no hook costs; recording resumes a moment after the "
-                                         "toggle signal (a thread adds the hooks again), not at it"},
+    {"unhook", CUSHIM_OPT_BOOL, "false", "while paused (paused, toggle, capture, delay), remove the call hooks: a "
+                                         "paused call costs what a call with no hook costs; recording resumes a "
+                                         "moment after the toggle signal (a thread adds the hooks again), at a "
+                                         "capture range's start at once"},
     {"kernel_names", CUSHIM_OPT_BOOL, "true", "name the kernel of each launch (the driver's cuFuncGetName)"},
     {"gpu", CUSHIM_OPT_BOOL, "false", "GPU kernels, copies and sets through CUPTI, linked to their launches"},
     {"cupti", CUSHIM_OPT_STRING, "", "the libcupti.so to load (default: $CUDA_HOME, /usr/local/cuda)"},
