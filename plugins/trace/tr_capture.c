@@ -78,6 +78,15 @@ static void tr_capture_post_hook(cushim_call *call, void *user, uint64_t *slot)
         tr_capture_set(st, 0);
 }
 
+static void tr_cuinit_post_hook(cushim_call *call, void *user, uint64_t *slot)
+{
+    tr_state *st = user;
+    (void)call;
+    (void)slot;
+    if (!atomic_load_explicit(&st->cuda_used, memory_order_relaxed))
+        atomic_store(&st->cuda_used, 1);
+}
+
 int tr_capture_parse(tr_state *st, const char *spec, char *why, size_t cap)
 {
     if (spec == NULL || spec[0] == '\0') {
@@ -131,6 +140,17 @@ int tr_capture_start(tr_state *st)
                                           "cudaProfilerStop"};
     cushim_hook_spec spec;
     char sel[160] = "";
+    if (st->capture == TR_CAPTURE_NONE)
+        return 0;
+    /* cuInit: the process uses CUDA (a shell between the launcher and the program does not, and is not told at
+       its exit that it opened no range) */
+    memset(&spec, 0, sizeof spec);
+    spec.size = sizeof spec;
+    spec.select = "base:cuInit";
+    spec.post = tr_cuinit_post_hook;
+    spec.user = st;
+    if (tr_host->hooks_add(st->self, &spec, &st->cuinit_group) != CUSHIM_OK)
+        atomic_store(&st->cuda_used, 1);   /* not known: said at exit whatever the process did */
     if (st->capture != TR_CAPTURE_PROFILER)
         return 0;
     for (int k = 0; k < 4; k++) {

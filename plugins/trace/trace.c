@@ -844,7 +844,8 @@ static void tr_flush(cushim_plugin *self)
     tr_state *st = tr_host ? tr_host->plugin_data(self) : NULL;
     tr_unhook_stop();
     tr_timer_stop();
-    if (st != NULL && st->capture != TR_CAPTURE_NONE && atomic_load(&st->captures) == 0)
+    if (st != NULL && st->capture != TR_CAPTURE_NONE && atomic_load(&st->captures) == 0 &&
+        atomic_load(&st->cuda_used))   /* a process that made no CUDA call (a shell) has nothing to be told */
         tr_host->log(st->self, CUSHIM_LOG_WARN, "%s%s: %s; no call was recorded",
                      st->capture == TR_CAPTURE_TIME ? "" : "capture=", st->capture_desc,
                      st->capture == TR_CAPTURE_PROFILER

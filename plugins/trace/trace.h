@@ -53,7 +53,8 @@ typedef struct tr_state {
     char capture_desc[96];        /* what the summary and the file call the ranges                    */
     const char *capture_msg;      /* nvtx:MESSAGE's message (points into the option's value)          */
     uint32_t capture_ids[4];      /* cuProfilerStart, cuProfilerStop, cudaProfilerStart, cudaProfilerStop */
-    uint64_t capture_group;
+    uint64_t capture_group, cuinit_group;
+    _Atomic int cuda_used;        /* a capture range is asked for and the process called cuInit          */
     _Atomic int capture_open;     /* nvtx: capture ranges open now                                    */
     _Atomic uint64_t captures;    /* ranges that resumed recording                                    */
     _Atomic uint64_t capture_lost;   /* nvtx: started ranges past the 64 kept open at once             */
@@ -81,9 +82,9 @@ int tr_helper_thread(void *(*fn)(void *), void *arg, _Atomic int *running);
    watcher thread or a capture range's start or stop. Not from a signal handler. */
 void tr_hooks_follow(tr_state *st);
 
-/* Capture ranges (tr_capture.c). parse: 0, or -1 with 'why' set; start: hooks the profiler API (capture=
-   cudaProfilerApi), 0 or -1 (said). The NVTX entry points: a range pushed at 'level' (before the push), popped
-   back to 'level' (after the pop), started and ended by id. */
+/* Capture ranges (tr_capture.c). parse: 0, or -1 with 'why' set; start: hooks cuInit (cuda_used) and the
+   profiler API (capture=cudaProfilerApi), 0 or -1 (said). The NVTX entry points: a range pushed at 'level'
+   (before the push), popped back to 'level' (after the pop), started and ended by id. */
 int tr_capture_parse(tr_state *st, const char *spec, char *why, size_t cap);
 /* capture_end= (after tr_capture_parse): 'repeat' (the default), 'stop', 'repeat:N'. 0, or -1 with 'why' set. */
 int tr_capture_end_parse(tr_state *st, const char *spec, char *why, size_t cap);

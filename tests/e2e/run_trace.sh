@@ -450,6 +450,9 @@ capture)
     grep -q "capture=cudaProfilerApi: the program never called cudaProfilerStart or cuProfilerStart; no call was recorded" err ||
         fail "no range: not said: $(cat err)"
     [ ! -e n.json ] || fail "no range: a file was written"
+    # a process that makes no CUDA call (a shell between the launcher and the program) is not told
+    run "file=$dir/n.json,capture=cudaProfilerApi" /bin/true
+    [ "$rc" = 0 ] && ! grep -q "never called" err || fail "no CUDA call: exited with $rc, or told: $(cat err)"
     # a capture the plugin does not know: an error, and the plugin's init fails (closed, as for a bad filter)
     run "file=$dir/b.json,capture=cudaProfilerAPI" "$prog" many 5
     [ "$rc" = 1 ] || fail "bad capture: exited with $rc"
