@@ -278,8 +278,9 @@ static int event(js *j, st_tables *t)
     } else if (!strcmp(f.cat, "kernel")) {
         tr_stats_add(&t->kern, f.name[0] ? f.name : "?", f.dur);
     } else if (!strcmp(f.cat, "memcpy") || !strcmp(f.cat, "memset")) {
-        tr_stats_add(&t->memt, tr_memop_label(f.name), f.dur);
-        tr_stats_add(&t->mems, tr_memop_label(f.name), f.bytes);
+        const char *op = tr_memop_label(f.name);
+        tr_stats_add(&t->memt, op, f.dur);
+        tr_stats_add(&t->mems, op, f.bytes);
     }
     return 0;
 }

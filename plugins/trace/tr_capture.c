@@ -144,12 +144,7 @@ int tr_capture_start(tr_state *st)
         return 0;
     /* cuInit: the process uses CUDA (a shell between the launcher and the program does not, and is not told at
        its exit that it opened no range) */
-    memset(&spec, 0, sizeof spec);
-    spec.size = sizeof spec;
-    spec.select = "base:cuInit";
-    spec.post = tr_cuinit_post_hook;
-    spec.user = st;
-    if (tr_host->hooks_add(st->self, &spec, &st->cuinit_group) != CUSHIM_OK)
+    if (tr_hooks_add_post(st, "base:cuInit", tr_cuinit_post_hook, &st->cuinit_group) != 0)
         atomic_store(&st->cuda_used, 1);   /* not known: said at exit whatever the process did */
     if (st->capture != TR_CAPTURE_PROFILER)
         return 0;
@@ -259,37 +254,25 @@ static uint64_t tr_tm_resume_at, tr_tm_pause_at;   /* CLOCK_MONOTONIC ns; 0: non
 static int tr_tm_quit;
 static _Atomic int tr_tm_on, tr_tm_running;
 
-static uint64_t tr_mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void *tr_timer_main(void *arg)
 {
     tr_state *st = arg;
     pthread_mutex_lock(&tr_tm_lock);
     atomic_store_explicit(&tr_tm_running, 1, memory_order_release);
     while (!tr_tm_quit) {
-        uint64_t now = tr_mono_ns(), next;
+        /* the next moment: the resume while one is due, then the pause */
+        int pause = tr_tm_resume_at == 0;
+        uint64_t next = pause ? tr_tm_pause_at : tr_tm_resume_at;
         struct timespec ts;
-        if (tr_tm_resume_at != 0 && now >= tr_tm_resume_at) {
-            tr_tm_resume_at = 0;
-            pthread_mutex_unlock(&tr_tm_lock);
-            tr_capture_set(st, 0);
-            pthread_mutex_lock(&tr_tm_lock);
-            continue;
-        }
-        if (tr_tm_resume_at == 0 && tr_tm_pause_at != 0 && now >= tr_tm_pause_at) {
-            tr_tm_pause_at = 0;
-            pthread_mutex_unlock(&tr_tm_lock);
-            tr_capture_set(st, 1);
-            pthread_mutex_lock(&tr_tm_lock);
-            continue;
-        }
-        if ((next = tr_tm_resume_at != 0 ? tr_tm_resume_at : tr_tm_pause_at) == 0)
+        if (next == 0)
             break;
+        if (tw_mono_ns() >= next) {
+            *(pause ? &tr_tm_pause_at : &tr_tm_resume_at) = 0;
+            pthread_mutex_unlock(&tr_tm_lock);
+            tr_capture_set(st, pause);
+            pthread_mutex_lock(&tr_tm_lock);
+            continue;
+        }
         ts.tv_sec = (time_t)(next / 1000000000ull);
         ts.tv_nsec = (long)(next % 1000000000ull);
         pthread_cond_timedwait(&tr_tm_cond, &tr_tm_lock, &ts);
@@ -313,7 +296,7 @@ static int tr_timer_thread(tr_state *st)
 
 int tr_timer_parse(tr_state *st, double delay_s, double duration_s, char *why, size_t cap)
 {
-    uint64_t now = tr_mono_ns();
+    uint64_t now = tw_mono_ns();
     if (!(delay_s >= 0 && delay_s < 1e9) || !(duration_s >= 0 && duration_s < 1e9)) {
         snprintf(why, cap, "delay=%g, duration=%g: seconds, 0 or more", delay_s, duration_s);
         return -1;

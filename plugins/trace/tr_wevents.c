@@ -230,8 +230,9 @@ void tw_on_gpu(tr_writer *w, const tr_rec *r, int last_chance)
     if (g->kind == TR_GPU_KERNEL) {
         tr_stats_add(&w->kern, n ? kname : "?", g->end > g->start ? g->end - g->start : 0);
     } else {   /* the operation as cushim stats names it from the event's name */
-        tr_stats_add(&w->memt, tr_memop_label(label), g->end > g->start ? g->end - g->start : 0);
-        tr_stats_add(&w->mems, tr_memop_label(label), g->bytes);
+        const char *op = tr_memop_label(label);
+        tr_stats_add(&w->memt, op, g->end > g->start ? g->end - g->start : 0);
+        tr_stats_add(&w->mems, op, g->bytes);
     }
     if (ext) {
         tr_sb_printf(&w->sb, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":%llu,\"pid\":%d,"

@@ -699,7 +699,7 @@ static void thr_close(tr_writer *w, tw_thr *t)
     }
 }
 
-static uint64_t mono_ns(void)
+uint64_t tw_mono_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -708,7 +708,7 @@ static uint64_t mono_ns(void)
 
 static void tw_drain(tr_writer *w, int exited_only)
 {
-    uint64_t t0 = mono_ns(), seen = w->rec_bytes;
+    uint64_t t0 = tw_mono_ns(), seen = w->rec_bytes;
     for (tr_tbuf *tb = atomic_load_explicit(&w->bufs->head, memory_order_acquire); tb != NULL; tb = tb->next_tb) {
         int s = atomic_load_explicit(&tb->state, memory_order_acquire);
         if (s != TR_TB_EXITED && (s != TR_TB_ACTIVE || exited_only))
@@ -726,7 +726,7 @@ static void tw_drain(tr_writer *w, int exited_only)
         }
     }
     if (w->rec_bytes != seen)   /* idle passes are not work */
-        w->busy_ns += mono_ns() - t0;
+        w->busy_ns += tw_mono_ns() - t0;
 }
 
 void tw_drain_all(tr_writer *w)
@@ -842,7 +842,7 @@ static void finish_locked(tr_writer *w)
             tw_corr_put(w, p->corr, seq);
     }
     tw_gpu_flush_pending(w);
-    t0 = mono_ns();
+    t0 = tw_mono_ns();
     /* every thread's calls in flight first (their entry times end the unfinished calls), then written */
     for (tr_tbuf *tb = atomic_load(&w->bufs->head); tb != NULL; tb = tb->next_tb) {
         int s = atomic_load_explicit(&tb->state, memory_order_acquire);
@@ -859,7 +859,7 @@ static void finish_locked(tr_writer *w)
     if (w->open_beyond)   /* unfinished fast-path calls deeper than the open-call stack: not written */
         tr_sb_printf(&w->sb, ",\"unfinished_unwritten\":%llu", (unsigned long long)w->open_beyond);
     tr_sb_printf(&w->sb, ",\"record_bytes\":%llu,\"writer_busy_ns\":%llu", (unsigned long long)w->rec_bytes,
-                 (unsigned long long)(w->busy_ns + mono_ns() - t0));
+                 (unsigned long long)(w->busy_ns + tw_mono_ns() - t0));
     tr_sb_printf(&w->sb, ",\"render\":\"%s\",\"events_before_end\":%llu", w->defer ? "exit" : "background",
                  (unsigned long long)before_end);
     /* for cushim stats: the same budget gives the same table */
@@ -880,7 +880,7 @@ static void finish_locked(tr_writer *w)
     out_put(w, w->sb.p ? w->sb.p : "", w->sb.len);
     w->sb.len = 0;
     out_flush(w);
-    w->busy_ns += mono_ns() - t0;
+    w->busy_ns += tw_mono_ns() - t0;
     out_close(w);
     if (w->summary)
         write_summary(w);

@@ -102,6 +102,8 @@ int tw_start(tr_writer *w);
 /* Waits, at most 100 ms, for a thread just created to set *flag on reaching its loop: until then its runtime's
    start-up may hold locks that a fork would leave held in the child (tw_start says more). */
 void tw_wait_started(_Atomic int *flag);
+/* CLOCK_MONOTONIC in ns (the writer's busy time, the capture timer's deadlines). */
+uint64_t tw_mono_ns(void);
 /* Stops the thread, drains, writes the end of the file, the summary. Idempotent. */
 void tw_finish(tr_writer *w);
 /* From a signal handler: asks the thread to finish and waits up to 'ms'. */

@@ -601,9 +601,19 @@ void tr_hooks_remove(tr_state *st)
     atomic_store(&st->hooked, 0);
 }
 
-static int tr_register(tr_state *st, const char *filter)
+int tr_hooks_add_post(tr_state *st, const char *select, cushim_post_fn post, uint64_t *group)
 {
     cushim_hook_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.size = sizeof spec;
+    spec.select = select;
+    spec.post = post;
+    spec.user = st;
+    return tr_host->hooks_add(st->self, &spec, group) == CUSHIM_OK ? 0 : -1;
+}
+
+static int tr_register(tr_state *st, const char *filter)
+{
     uint32_t *ids = malloc((size_t)st->id_limit * sizeof *ids);
     char err[256] = "";
     int n;
@@ -661,15 +671,10 @@ static int tr_register(tr_state *st, const char *filter)
             return -1;
         }
     }
-    if (st->kernel_names) {
-        memset(&spec, 0, sizeof spec);
-        spec.size = sizeof spec;
-        spec.select = "base:cuModuleUnload,base:cuLibraryUnload,base:cudaLibraryUnload";
-        spec.post = tr_kernel_names_unloaded;
-        spec.user = st;
-        if (tr_host->hooks_add(st->self, &spec, &st->unload_group) != CUSHIM_OK)
-            st->unload_group = 0;
-    }
+    if (st->kernel_names &&
+        tr_hooks_add_post(st, "base:cuModuleUnload,base:cuLibraryUnload,base:cudaLibraryUnload",
+                          tr_kernel_names_unloaded, &st->unload_group) != 0)
+        st->unload_group = 0;
     return 0;
 }
 
@@ -854,6 +859,10 @@ static void tr_flush(cushim_plugin *self)
                          ? "no NVTX range with that message was opened (is NVTX_INJECTION64_PATH the trace plugin? "
                            "cushim run --trace sets it)"
                          : "the program ended before the delay passed");
+    if (st != NULL && atomic_load(&st->capture_lost) != 0)
+        tr_host->log(st->self, CUSHIM_LOG_WARN, "capture=%s: %llu ranges started while 64 were open were not "
+                     "followed (their calls recorded only where another range was open)", st->capture_desc,
+                     (unsigned long long)atomic_load(&st->capture_lost));
     if (st == NULL || atomic_load(&st->output) != 1)
         return;   /* no call was recorded: no file */
     tr_cupti_flush();

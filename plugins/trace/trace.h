@@ -67,6 +67,8 @@ typedef struct tr_state {
 #define TR_CAPTURE_NVTX 2         /* capture=nvtx:MESSAGE    */
 #define TR_CAPTURE_TIME 3         /* delay=, duration=       */
 
+/* A post hook alone, with 'st' as its user data, on the APIs 'select' matches: 0, or -1. */
+int tr_hooks_add_post(tr_state *st, const char *select, cushim_post_fn post, uint64_t *group);
 /* The two call-hook groups (tr_register's selectors in st->sel): added, removed. 0 or -1. */
 int tr_hooks_add(tr_state *st);
 void tr_hooks_remove(tr_state *st);

@@ -18,6 +18,8 @@
  *   phases MS [fork]
  *                  2 allocations, MS ms, 3, MS ms, 4 (trace options delay=, duration=: which were recorded); with
  *                  fork, a child does the 3 and the 4 after its own sleeps and the parent waits for it, then 1
+ *   capture_nvtx_many
+ *                  65 NVTX ranges "step" started at once, 1 allocation, all ended, 1 allocation
  *   capture_nvtx   NVTX ranges named "step" (capture=nvtx:step): pushed (with a nested "step" and another range
  *                  inside), then started on main and ended on a second thread; 9 allocations inside, 3 outside
  *   many N         N cuCtxGetCurrent calls on the main thread
@@ -397,6 +399,16 @@ int main(int argc, char **argv)
         return 3;   /* not reached: the host function ends the process */
     }
 #ifdef E2E_HAVE_NVTX
+    if (!strcmp(mode, "capture_nvtx_many")) {   /* 65 ranges "step" started at once: one more than followed */
+        nvtxRangeId_t ids[65];
+        for (int i = 0; i < 65; i++)
+            ids[i] = nvtxRangeStartA("step");
+        work(1);
+        for (int i = 0; i < 65; i++)
+            nvtxRangeEnd(ids[i]);
+        work(1);
+        return 0;
+    }
     if (!strcmp(mode, "capture_nvtx")) {
         nvtxRangeId_t id;
         pthread_t t;

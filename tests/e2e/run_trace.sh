@@ -509,6 +509,12 @@ capture_nvtx)
     # capture_end=stop: the pushed range's 5 only
     NVTX_INJECTION64_PATH=$plugin run "file=$dir/e.json,capture=nvtx:step,capture_end=stop" "$prog" capture_nvtx
     check e.json "count('cuMemAlloc_v2') == 5" "d['otherData']['capture_ranges'] == 1"
+    # 65 started at once: 64 followed (the allocation inside recorded, the one after all ended not), the 65th said
+    NVTX_INJECTION64_PATH=$plugin run "file=$dir/m.json,capture=nvtx:step" "$prog" capture_nvtx_many
+    [ "$rc" = 0 ] || fail "65 ranges: exited with $rc: $(tail -n 3 err)"
+    check m.json "count('cuMemAlloc_v2') == 1"
+    grep -q "capture=nvtx:step: 1 ranges started while 64 were open were not followed" err ||
+        fail "65 ranges: the one not followed not said: $(cat err)"
     # without the NVTX injection no range is seen: said
     run "file=$dir/n.json,capture=nvtx:step" "$prog" capture_nvtx
     grep -q "capture=nvtx:step: no NVTX range with that message was opened" err || fail "no NVTX: not said: $(cat err)"
