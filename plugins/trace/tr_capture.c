@@ -6,7 +6,9 @@
  *                            cuProfilerStop / cudaProfilerStop pauses it (before the call): the profiler calls
  *                            themselves are not recorded; torch.cuda.profiler.start()/stop() are these
  *   capture=nvtx:MESSAGE     recording runs while an NVTX range whose message is MESSAGE is open (pushed on any
- *                            thread, or started): from its push to its pop (the range records included)
+ *                            thread, or started): from its push to its pop (the range records included); a
+ *                            range of the default domain, as nsys's --nvtx-capture: MESSAGE@DOMAIN one of
+ *                            DOMAIN, MESSAGE@* one of any domain ('\@' is an '@' of the message)
  *   delay=S, duration=S      recording from S seconds after the start, for S seconds (a timer thread)
  *
  * Ranges repeat (every start resumes, every stop pauses), or only the first N (capture_end=stop, repeat:N).
@@ -99,12 +101,30 @@ int tr_capture_parse(tr_state *st, const char *spec, char *why, size_t cap)
         return 0;
     }
     if (strncmp(spec, "nvtx:", 5) == 0 && spec[5] != '\0') {
+        /* MESSAGE[@DOMAIN]: the last '@' not escaped splits them; '\@' in MESSAGE is an '@' */
+        const char *m = spec + 5, *at = NULL;
+        size_t n = 0;
+        for (const char *p = m; *p; p++)
+            if (*p == '@' && (p == m || p[-1] != '\\'))
+                at = p;
+        if (at == m || (at != NULL && at[1] == '\0')) {
+            snprintf(why, cap, "capture=%s: an empty %s in 'nvtx:MESSAGE@DOMAIN'", spec, at == m ? "MESSAGE" : "DOMAIN");
+            return -1;
+        }
+        if ((st->capture_msg = malloc(strlen(m) + 1)) == NULL ||
+            (at != NULL && (st->capture_dom = strdup(at + 1)) == NULL)) {
+            snprintf(why, cap, "capture=%s: out of memory", spec);
+            return -1;
+        }
+        for (const char *p = m; *p && p != at; p++)
+            if (!(p[0] == '\\' && p[1] == '@'))
+                st->capture_msg[n++] = *p;
+        st->capture_msg[n] = '\0';
         st->capture = TR_CAPTURE_NVTX;
-        st->capture_msg = spec + 5;
         st->capture_paused_start = 1;
         return 0;
     }
-    snprintf(why, cap, "capture=%s: not 'cudaProfilerApi' or 'nvtx:MESSAGE'", spec);
+    snprintf(why, cap, "capture=%s: not 'cudaProfilerApi' or 'nvtx:MESSAGE[@DOMAIN]'", spec);
     return -1;
 }
 
@@ -177,15 +197,23 @@ int tr_capture_start(tr_state *st)
 
 /* ---- capture=nvtx:MESSAGE (tr_nvtx.c calls these) ---- */
 
-/* The thread's NVTX push level of its outermost open capture range, plus one (0: none open on the thread). */
-static _Thread_local int tr_cap_level;
+/* The thread's open capture ranges pushed in each domain, the outermost only (a capture range nested in one
+   of its domain does not end it): the domain and its push level plus one; 0: free. Past TR_CAP_PUSHED
+   domains with one open at once on a thread: not followed, counted (capture_lost). */
+#define TR_CAP_PUSHED 8
+static _Thread_local struct { uint32_t dom; int level; } tr_cap_pushed[TR_CAP_PUSHED];
 /* Started ranges (nvtxRangeStart: they end on any thread) that are capture ranges, by id; 0 = free. */
 #define TR_CAP_STARTED 64
 static _Atomic uint64_t tr_cap_started[TR_CAP_STARTED];
 
-static int tr_capture_match(const tr_state *st, const char *msg)
+/* A range of message 'msg' in domain 'dom_name' (NULL: the default domain) is a capture range. */
+static int tr_capture_match(const tr_state *st, const char *msg, const char *dom_name)
 {
-    return st != NULL && st->capture == TR_CAPTURE_NVTX && msg != NULL && strcmp(msg, st->capture_msg) == 0;
+    if (st == NULL || st->capture != TR_CAPTURE_NVTX || msg == NULL || strcmp(msg, st->capture_msg) != 0)
+        return 0;
+    if (st->capture_dom == NULL)
+        return dom_name == NULL;
+    return strcmp(st->capture_dom, "*") == 0 || (dom_name != NULL && strcmp(dom_name, st->capture_dom) == 0);
 }
 
 static void tr_capture_open(tr_state *st)
@@ -200,25 +228,42 @@ static void tr_capture_close(tr_state *st)
         tr_capture_set(st, 1);
 }
 
-void tr_capture_nvtx_push(tr_state *st, const char *msg, int level)
+void tr_capture_nvtx_push(tr_state *st, const char *msg, uint32_t dom, const char *dom_name, int level)
 {
-    if (tr_cap_level == 0 && tr_capture_match(st, msg)) {
-        tr_cap_level = level + 1;
-        tr_capture_open(st);
+    int free_slot = -1;
+    if (!tr_capture_match(st, msg, dom_name))
+        return;
+    for (int i = 0; i < TR_CAP_PUSHED; i++) {
+        if (tr_cap_pushed[i].level != 0 && tr_cap_pushed[i].dom == dom)
+            return;   /* nested in a capture range of its domain */
+        if (tr_cap_pushed[i].level == 0 && free_slot < 0)
+            free_slot = i;
     }
+    if (free_slot < 0) {
+        atomic_fetch_add(&st->capture_lost, 1);
+        return;
+    }
+    tr_cap_pushed[free_slot].dom = dom;
+    tr_cap_pushed[free_slot].level = level + 1;
+    tr_capture_open(st);
 }
 
-void tr_capture_nvtx_pop(tr_state *st, int level)
+void tr_capture_nvtx_pop(tr_state *st, uint32_t dom, int level)
 {
-    if (st != NULL && tr_cap_level != 0 && level + 1 == tr_cap_level) {
-        tr_cap_level = 0;
-        tr_capture_close(st);
-    }
+    if (st == NULL)
+        return;
+    for (int i = 0; i < TR_CAP_PUSHED; i++)
+        if (tr_cap_pushed[i].level == level + 1 && tr_cap_pushed[i].dom == dom) {
+            tr_cap_pushed[i].level = 0;
+            tr_capture_close(st);
+            return;
+        }
 }
 
-void tr_capture_nvtx_start(tr_state *st, const char *msg, uint64_t id)
+void tr_capture_nvtx_start(tr_state *st, const char *msg, uint32_t dom, const char *dom_name, uint64_t id)
 {
-    if (!tr_capture_match(st, msg))
+    (void)dom;
+    if (!tr_capture_match(st, msg, dom_name))
         return;
     for (int i = 0; i < TR_CAP_STARTED; i++) {
         uint64_t z = 0;

@@ -5,6 +5,7 @@
  * InitializeInjectionNvtx2 on its first NVTX call; we take over the core
  * range and mark entry points and record them on the calling thread.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
@@ -15,12 +16,68 @@
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
 
-static _Thread_local int tr_nvtx_level;
+/* Domains (nvtxDomainCreate{A,W}): a handle is a slot of this table, one slot per name (a library creates its
+   domain once; a second creation of a name gets the same slot). Slot 0 is the default domain (the NULL handle).
+   Slots are kept to the end of the process (a destroyed domain's events may still be in the buffers). Past
+   TR_NVTX_DOMAINS - 1 names, every further name gets the last slot, "(other domains)": their push levels are
+   one count. */
+#define TR_NVTX_DOMAINS 256
+typedef struct tr_nvtx_dom {
+    uint32_t idx;
+    uint32_t len;
+    char *name;   /* NULL: the default domain */
+} tr_nvtx_dom;
+static tr_nvtx_dom tr_nvtx_doms[TR_NVTX_DOMAINS];
+static unsigned tr_nvtx_ndoms = 1;   /* under tr_nvtx_dom_lock */
+static pthread_mutex_t tr_nvtx_dom_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The thread's push level in each domain (NVTX keeps one stack per domain and thread). */
+static _Thread_local int tr_nvtx_level[TR_NVTX_DOMAINS];
 
-static void nvtx_rec(uint16_t type, uint64_t id, const char *msg)
+static nvtxDomainHandle_t dom_create(const char *name)
 {
-    tr_record(type, id, 0, tr_host ? tr_host->now_ns() : 0, NULL, 0, msg ? msg : "",
-              msg ? (uint32_t)strlen(msg) : 0);
+    tr_nvtx_dom *d = &tr_nvtx_doms[TR_NVTX_DOMAINS - 1];
+    if (name == NULL)
+        return NULL;
+    pthread_mutex_lock(&tr_nvtx_dom_lock);
+    for (unsigned i = 1; i < tr_nvtx_ndoms; i++)
+        if (strcmp(tr_nvtx_doms[i].name, name) == 0) {
+            d = &tr_nvtx_doms[i];
+            goto out;
+        }
+    if (tr_nvtx_ndoms < TR_NVTX_DOMAINS - 1) {
+        char *copy = strdup(name);
+        if (copy != NULL) {
+            d = &tr_nvtx_doms[tr_nvtx_ndoms];
+            d->idx = tr_nvtx_ndoms++;
+            d->len = (uint32_t)strnlen(copy, TR_NAME_MAX);
+            d->name = copy;
+            goto out;
+        }
+    }
+    if (d->name == NULL) {   /* the last slot, first used */
+        d->idx = TR_NVTX_DOMAINS - 1;
+        d->name = "(other domains)";
+        d->len = (uint32_t)strlen(d->name);
+    }
+out:
+    pthread_mutex_unlock(&tr_nvtx_dom_lock);
+    return (nvtxDomainHandle_t)d;
+}
+
+/* A handle's slot: NULL (and anything that is not a slot we gave out) is the default domain. */
+static const tr_nvtx_dom *dom_of(nvtxDomainHandle_t h)
+{
+    uintptr_t p = (uintptr_t)h, base = (uintptr_t)tr_nvtx_doms;
+    if (p > base && p < base + sizeof tr_nvtx_doms && (p - base) % sizeof(tr_nvtx_dom) == 0 &&
+        ((const tr_nvtx_dom *)h)->name != NULL)
+        return (const tr_nvtx_dom *)h;
+    return &tr_nvtx_doms[0];
+}
+
+static void nvtx_rec(uint16_t type, uint64_t id, const char *msg, const tr_nvtx_dom *d)
+{
+    tr_record2(type, id, d->idx, tr_host ? tr_host->now_ns() : 0, NULL, 0, msg ? msg : "",
+               msg ? (uint32_t)strlen(msg) : 0, d->name, d->len);
 }
 
 /* A wide string (UTF-32 on Linux) as UTF-8 text in 'buf', cut before the character that does not fit; '?' for
@@ -90,130 +147,161 @@ static const char *attr_msg(const nvtxEventAttributes_t *a, char *buf, size_t ca
     return "";
 }
 
+/* The calls, for domain 'd' (the default domain's entry points pass slot 0). */
+static void mark(const tr_nvtx_dom *d, const char *msg)
+{
+    if (tr_st)
+        nvtx_rec(TR_REC_NVTX_MARK, 0, msg, d);
+}
+
+static nvtxRangeId_t start(const tr_nvtx_dom *d, const char *msg)
+{
+    uint64_t id;
+    if (tr_st == NULL)
+        return 0;
+    id = atomic_fetch_add(&tr_st->nvtx_ids, 1) + 1;
+    nvtx_rec(TR_REC_NVTX_START, id, msg, d);
+    tr_capture_nvtx_start(tr_st, msg, d->idx, d->name, id);
+    return id;
+}
+
+static void end(const tr_nvtx_dom *d, nvtxRangeId_t id)
+{
+    if (tr_st) {
+        nvtx_rec(TR_REC_NVTX_END, id, "", d);
+        tr_capture_nvtx_end(tr_st, id);
+    }
+}
+
+static int push(const tr_nvtx_dom *d, const char *msg)
+{
+    int *level = &tr_nvtx_level[d->idx];
+    if (tr_st) {
+        nvtx_rec(TR_REC_NVTX_PUSH, 0, msg, d);
+        tr_capture_nvtx_push(tr_st, msg, d->idx, d->name, *level);
+    }
+    return (*level)++;
+}
+
+static int pop(const tr_nvtx_dom *d)
+{
+    int *level = &tr_nvtx_level[d->idx];
+    if (*level == 0)
+        return -1;
+    (*level)--;
+    if (tr_st) {
+        nvtx_rec(TR_REC_NVTX_POP, 0, "", d);
+        tr_capture_nvtx_pop(tr_st, d->idx, *level);   /* the range's end, then the pause */
+    }
+    return *level;
+}
+
+#define DEF_DOM (&tr_nvtx_doms[0])
+
 static void NVTX_API tr_mark_ex(const nvtxEventAttributes_t *a)
 {
     char b[256];
-    if (tr_st)
-        nvtx_rec(TR_REC_NVTX_MARK, 0, attr_msg(a, b, sizeof b));
+    mark(DEF_DOM, attr_msg(a, b, sizeof b));
 }
 
 static void NVTX_API tr_mark_a(const char *m)
 {
-    if (tr_st)
-        nvtx_rec(TR_REC_NVTX_MARK, 0, m);
+    mark(DEF_DOM, m);
 }
 
 static void NVTX_API tr_mark_w(const wchar_t *m)
 {
     char b[256];
-    tr_mark_a(wide_utf8(m, b, sizeof b));
+    mark(DEF_DOM, wide_utf8(m, b, sizeof b));
 }
 
 static nvtxRangeId_t NVTX_API tr_start_ex(const nvtxEventAttributes_t *a)
 {
     char b[256];
-    uint64_t id;
-    if (tr_st == NULL)
-        return 0;
-    const char *msg = attr_msg(a, b, sizeof b);
-    id = atomic_fetch_add(&tr_st->nvtx_ids, 1) + 1;
-    nvtx_rec(TR_REC_NVTX_START, id, msg);
-    tr_capture_nvtx_start(tr_st, msg, id);
-    return id;
+    return start(DEF_DOM, attr_msg(a, b, sizeof b));
 }
 
 static nvtxRangeId_t NVTX_API tr_start_a(const char *m)
 {
-    uint64_t id;
-    if (tr_st == NULL)
-        return 0;
-    id = atomic_fetch_add(&tr_st->nvtx_ids, 1) + 1;
-    nvtx_rec(TR_REC_NVTX_START, id, m);
-    tr_capture_nvtx_start(tr_st, m, id);
-    return id;
+    return start(DEF_DOM, m);
 }
 
 static nvtxRangeId_t NVTX_API tr_start_w(const wchar_t *m)
 {
     char b[256];
-    return tr_start_a(wide_utf8(m, b, sizeof b));
+    return start(DEF_DOM, wide_utf8(m, b, sizeof b));
 }
 
 static void NVTX_API tr_end(nvtxRangeId_t id)
 {
-    if (tr_st) {
-        nvtx_rec(TR_REC_NVTX_END, id, "");
-        tr_capture_nvtx_end(tr_st, id);
-    }
+    end(DEF_DOM, id);
 }
 
 static int NVTX_API tr_push_ex(const nvtxEventAttributes_t *a)
 {
     char b[256];
-    if (tr_st) {
-        const char *msg = attr_msg(a, b, sizeof b);
-        nvtx_rec(TR_REC_NVTX_PUSH, 0, msg);
-        tr_capture_nvtx_push(tr_st, msg, tr_nvtx_level);
-    }
-    return tr_nvtx_level++;
+    return push(DEF_DOM, attr_msg(a, b, sizeof b));
 }
 
 static int NVTX_API tr_push_a(const char *m)
 {
-    if (tr_st) {
-        nvtx_rec(TR_REC_NVTX_PUSH, 0, m);
-        tr_capture_nvtx_push(tr_st, m, tr_nvtx_level);
-    }
-    return tr_nvtx_level++;
+    return push(DEF_DOM, m);
 }
 
 static int NVTX_API tr_push_w(const wchar_t *m)
 {
     char b[256];
-    return tr_push_a(wide_utf8(m, b, sizeof b));
+    return push(DEF_DOM, wide_utf8(m, b, sizeof b));
 }
 
 static int NVTX_API tr_pop(void)
 {
-    if (tr_nvtx_level == 0)
-        return -1;
-    tr_nvtx_level--;
-    if (tr_st) {
-        nvtx_rec(TR_REC_NVTX_POP, 0, "");
-        tr_capture_nvtx_pop(tr_st, tr_nvtx_level);   /* the range's end, then the pause */
-    }
-    return tr_nvtx_level;
+    return pop(DEF_DOM);
 }
 
-/* Domains (NVTX's CORE2 module): the same records, the domain not kept. */
+/* Domains (NVTX's CORE2 module). */
+static nvtxDomainHandle_t NVTX_API tr_dcreate_a(const char *name)
+{
+    return dom_create(name);
+}
+
+static nvtxDomainHandle_t NVTX_API tr_dcreate_w(const wchar_t *name)
+{
+    char b[256];
+    return name != NULL ? dom_create(wide_utf8(name, b, sizeof b)) : NULL;
+}
+
+static void NVTX_API tr_ddestroy(nvtxDomainHandle_t d)
+{
+    (void)d;   /* kept: its events may still be in the buffers */
+}
+
 static void NVTX_API tr_dmark(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
 {
-    (void)d;
-    tr_mark_ex(a);
+    char b[256];
+    mark(dom_of(d), attr_msg(a, b, sizeof b));
 }
 
 static nvtxRangeId_t NVTX_API tr_dstart(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
 {
-    (void)d;
-    return tr_start_ex(a);
+    char b[256];
+    return start(dom_of(d), attr_msg(a, b, sizeof b));
 }
 
 static void NVTX_API tr_dend(nvtxDomainHandle_t d, nvtxRangeId_t id)
 {
-    (void)d;
-    tr_end(id);
+    end(dom_of(d), id);
 }
 
 static int NVTX_API tr_dpush(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
 {
-    (void)d;
-    return tr_push_ex(a);
+    char b[256];
+    return push(dom_of(d), attr_msg(a, b, sizeof b));
 }
 
 static int NVTX_API tr_dpop(nvtxDomainHandle_t d)
 {
-    (void)d;
-    return tr_pop();
+    return pop(dom_of(d));
 }
 
 CUSHIM_PLUGIN_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table);
@@ -241,6 +329,9 @@ CUSHIM_PLUGIN_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_t
     t = NULL;
     n = 0;
     if (cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &t, &n) && t != NULL) {
+        SET(NVTX_CBID_CORE2_DomainCreateA, tr_dcreate_a);
+        SET(NVTX_CBID_CORE2_DomainCreateW, tr_dcreate_w);
+        SET(NVTX_CBID_CORE2_DomainDestroy, tr_ddestroy);
         SET(NVTX_CBID_CORE2_DomainMarkEx, tr_dmark);
         SET(NVTX_CBID_CORE2_DomainRangeStartEx, tr_dstart);
         SET(NVTX_CBID_CORE2_DomainRangeEnd, tr_dend);

@@ -88,9 +88,10 @@ void tw_map_free(tw_map *m)
     memset(m, 0, sizeof *m);
 }
 
-static const char *rec_text(const tr_rec *r, uint32_t *n)
+/* An NVTX record's texts: blob 0 its message, blob 1 (a named domain's events only) the domain's name. */
+static const char *rec_text(const tr_rec *r, uint32_t param, uint32_t *n)
 {
-    const tr_blob *b = tr_rec_blob(r, sizeof(tr_rec), 0);
+    const tr_blob *b = tr_rec_blob(r, sizeof(tr_rec), param);
     if (b == NULL) {
         *n = 0;
         return "";
@@ -99,22 +100,92 @@ static const char *rec_text(const tr_rec *r, uint32_t *n)
     return (const char *)(b + 1);
 }
 
-void tw_on_nvtx(tr_writer *w, tw_thr *t, const tr_rec *r)
+/* One NVTX event of record 'r' at 'ts': 'ph' named by the record's message; args.domain for a named domain's;
+   'split': a range opened again after a pop of another domain closed the ranges above it (args.continued). */
+static void nvtx_event(tr_writer *w, tw_thr *t, const char *ph, const tr_rec *r, uint64_t ts, int split)
 {
-    uint32_t n;
-    const char *msg = rec_text(r, &n);
-    static const char *const ph[] = {"B", "E", "b", "e", "i"};
-    tw_thread_named(w, t);
-    tr_sb_printf(&w->sb, "{\"ph\":\"%s\",\"cat\":\"nvtx\",\"name\":", ph[r->type - TR_REC_NVTX_PUSH]);
-    tr_sb_json_str(&w->sb, msg, n, TR_STR_MAX);
+    uint32_t n, dn;
+    const char *msg = rec_text(r, 0, &n), *dom = rec_text(r, 1, &dn);
+    tr_sb_printf(&w->sb, "{\"ph\":\"%s\",\"cat\":\"nvtx\",\"name\":", ph);
+    tr_sb_json_str(&w->sb, ph[0] == 'E' ? "" : msg, ph[0] == 'E' ? 0 : n, TR_STR_MAX);
     tr_sb_printf(&w->sb, ",\"pid\":%d,\"tid\":%llu,\"ts\":", w->pid, (unsigned long long)t->tid);
-    tr_sb_us(&w->sb, r->t);
+    tr_sb_us(&w->sb, ts);
     if (r->type == TR_REC_NVTX_START || r->type == TR_REC_NVTX_END)
         tr_sb_printf(&w->sb, ",\"id\":%llu", (unsigned long long)r->seq);
     if (r->type == TR_REC_NVTX_MARK)
         tr_sb_puts(&w->sb, ",\"s\":\"t\"");
+    if (ph[0] != 'E' && (dn > 0 || split)) {
+        tr_sb_puts(&w->sb, ",\"args\":{");
+        if (dn > 0) {
+            tr_sb_puts(&w->sb, "\"domain\":");
+            tr_sb_json_str(&w->sb, dom, dn, TR_STR_MAX);
+        }
+        if (split)
+            tr_sb_puts(&w->sb, dn > 0 ? ",\"continued\":true" : "\"continued\":true");
+        tr_sb_puts(&w->sb, "}");
+    }
     tr_sb_puts(&w->sb, "}");
     tw_emit(w);
+}
+
+/* A push: its B, and its copy on the thread's range stack (past TW_NVTX_DEPTH, or without memory, counted). */
+static void nvtx_push(tr_writer *w, tw_thr *t, const tr_rec *r)
+{
+    tr_rec *c = NULL;
+    nvtx_event(w, t, "B", r, r->t, 0);
+    if (t->nvtx_over == 0 && t->nvtx_depth < TW_NVTX_DEPTH) {
+        if (t->nvtx_depth == t->nvtx_cap) {
+            uint32_t cap = t->nvtx_cap ? 2 * t->nvtx_cap : 8;
+            tr_rec **s = realloc(t->nvtx, cap * sizeof *s);
+            if (s != NULL) {
+                t->nvtx = s;
+                t->nvtx_cap = cap;
+            }
+        }
+        if (t->nvtx_depth < t->nvtx_cap && (c = malloc(r->len)) != NULL) {
+            memcpy(c, r, r->len);
+            t->nvtx[t->nvtx_depth++] = c;
+            return;
+        }
+    }
+    t->nvtx_over++;
+}
+
+/* A pop of domain r->parent: each domain has its own stack (NVTX's rule), the file's B/E one per thread. The
+   innermost range of that domain ends; ranges of other domains pushed after it and still open end with it and
+   open again 1 ns later (args.continued), so that every B/E pair on the track nests. A pop with no recorded
+   push of its domain (pushed before the trace began, or dropped) writes nothing. */
+static void nvtx_pop(tr_writer *w, tw_thr *t, const tr_rec *r)
+{
+    uint32_t k;
+    if (t->nvtx_over > 0) {   /* the uncounted ranges are the innermost: taken as nested */
+        t->nvtx_over--;
+        nvtx_event(w, t, "E", r, r->t, 0);
+        return;
+    }
+    for (k = t->nvtx_depth; k > 0 && t->nvtx[k - 1]->parent != r->parent; k--)
+        ;
+    if (k-- == 0)
+        return;
+    for (uint32_t i = t->nvtx_depth; i > k; i--)
+        nvtx_event(w, t, "E", r, r->t, 0);
+    for (uint32_t i = k + 1; i < t->nvtx_depth; i++)
+        nvtx_event(w, t, "B", t->nvtx[i], r->t + 1, 1);
+    free(t->nvtx[k]);
+    memmove(&t->nvtx[k], &t->nvtx[k + 1], (t->nvtx_depth - k - 1) * sizeof *t->nvtx);
+    t->nvtx_depth--;
+}
+
+void tw_on_nvtx(tr_writer *w, tw_thr *t, const tr_rec *r)
+{
+    static const char *const ph[] = {"B", "E", "b", "e", "i"};
+    tw_thread_named(w, t);
+    if (r->type == TR_REC_NVTX_PUSH)
+        nvtx_push(w, t, r);
+    else if (r->type == TR_REC_NVTX_POP)
+        nvtx_pop(w, t, r);
+    else
+        nvtx_event(w, t, ph[r->type - TR_REC_NVTX_PUSH], r, r->t, 0);
 }
 
 static const char *copy_kind_name(uint32_t k)

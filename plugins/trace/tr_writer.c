@@ -616,6 +616,9 @@ static void thr_free(tw_thr *t)
     for (uint32_t i = 0; i < t->depth; i++)
         free(t->stack[i]);
     free(t->stack);
+    for (uint32_t i = 0; i < t->nvtx_depth; i++)
+        free(t->nvtx[i]);
+    free(t->nvtx);
     free(t);
 }
 

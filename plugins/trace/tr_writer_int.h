@@ -36,7 +36,13 @@ typedef struct tw_thr {
     uint32_t depth, cap;
     uint32_t nopen;                  /* the thread's fast-path calls in flight at the end (thr_read_open) */
     tr_open_copy open[TR_OPEN_MAX];
+    /* NVTX ranges pushed on the thread and not yet popped, all domains together, innermost last (copies of their
+       PUSH records: a range split by another domain's pop is opened again by name); past TW_NVTX_DEPTH only
+       counted (nvtx_over) and closed in order */
+    tr_rec **nvtx;
+    uint32_t nvtx_depth, nvtx_cap, nvtx_over;
 } tw_thr;
+#define TW_NVTX_DEPTH 256
 
 /* The event in w->sb to the file (with its separator); w->sb emptied. */
 void tw_emit(tr_writer *w);

@@ -503,18 +503,23 @@ static __attribute__((aligned(64))) void tr_post_query(cushim_call *call, void *
     tr_buf_commit(tb, tr_call_write(p, pl, call, call->t_enter_ns, t, 0));
 }
 
-void tr_record(uint16_t type, uint64_t seq, uint64_t parent, uint64_t t, const void *extra, uint32_t extra_len,
-               const char *text, uint32_t text_len)
+void tr_record2(uint16_t type, uint64_t seq, uint64_t parent, uint64_t t, const void *extra, uint32_t extra_len,
+                const char *text, uint32_t text_len, const char *text2, uint32_t text2_len)
 {
     tr_tbuf *tb;
     tr_rec r;
     uint32_t len;
-    unsigned char *p;
+    unsigned char *p, *o;
     if (tr_st == NULL || (tb = tr_thread_buf()) == NULL)
         return;
     if (text_len > TR_NAME_MAX)   /* NVTX messages render bounded, kernel names whole */
         text_len = TR_NAME_MAX;
-    len = (uint32_t)sizeof r + tr_pad8(extra_len) + (text ? (uint32_t)sizeof(tr_blob) + tr_pad8(text_len + 1) : 0);
+    if (text2 == NULL || text2_len == 0)
+        text2 = NULL;
+    else if (text2_len > TR_NAME_MAX)
+        text2_len = TR_NAME_MAX;
+    len = (uint32_t)sizeof r + tr_pad8(extra_len) + (text ? (uint32_t)sizeof(tr_blob) + tr_pad8(text_len + 1) : 0) +
+          (text2 ? (uint32_t)sizeof(tr_blob) + tr_pad8(text2_len + 1) : 0);
     if ((p = tr_buf_reserve(&tr_st->bufs, tb, len, tb->open * TR_EXIT_MIN)) == NULL) {
         atomic_fetch_add_explicit(&tr_st->bufs.dropped, 1, memory_order_relaxed);
         return;
@@ -529,13 +534,25 @@ void tr_record(uint16_t type, uint64_t seq, uint64_t parent, uint64_t t, const v
     memcpy(p, &r, sizeof r);
     if (extra_len)
         memcpy(p + sizeof r, extra, extra_len);
+    o = p + sizeof r + tr_pad8(extra_len);
     if (text) {
         tr_blob b = {.param = 0, .flags = 0, .len = text_len + 1, .count = text_len};
-        unsigned char *o = p + sizeof r + tr_pad8(extra_len);
         memcpy(o, &b, sizeof b);
         memcpy(o + sizeof b, text, text_len);
+        o += sizeof b + tr_pad8(text_len + 1);
+    }
+    if (text2) {
+        tr_blob b = {.param = 1, .flags = 0, .len = text2_len + 1, .count = text2_len};
+        memcpy(o, &b, sizeof b);
+        memcpy(o + sizeof b, text2, text2_len);
     }
     tr_buf_commit(tb, len);
+}
+
+void tr_record(uint16_t type, uint64_t seq, uint64_t parent, uint64_t t, const void *extra, uint32_t extra_len,
+               const char *text, uint32_t text_len)
+{
+    tr_record2(type, seq, parent, t, extra, extra_len, text, text_len, NULL, 0);
 }
 
 /* ---- lifecycle ---- */
@@ -690,6 +707,8 @@ static void tr_free_state(tr_state *st)
     free(st->cupti_path);
     free(st->sel[0]);
     free(st->sel[1]);
+    free(st->capture_msg);
+    free(st->capture_dom);
     free(st);
 }
 
@@ -856,12 +875,14 @@ static void tr_flush(cushim_plugin *self)
                      st->capture == TR_CAPTURE_PROFILER
                          ? "the program never called cudaProfilerStart or cuProfilerStart"
                      : st->capture == TR_CAPTURE_NVTX
-                         ? "no NVTX range with that message was opened (is NVTX_INJECTION64_PATH the trace plugin? "
+                         ? "no NVTX range with that message (in that domain) was opened (is NVTX_INJECTION64_PATH the "
+                           "trace plugin? "
                            "cushim run --trace sets it)"
                          : "the program ended before the delay passed");
     if (st != NULL && atomic_load(&st->capture_lost) != 0)
-        tr_host->log(st->self, CUSHIM_LOG_WARN, "capture=%s: %llu ranges started while 64 were open were not "
-                     "followed (their calls recorded only where another range was open)", st->capture_desc,
+        tr_host->log(st->self, CUSHIM_LOG_WARN, "capture=%s: %llu ranges were not followed (started while 64 "
+                     "were open, or pushed on a thread with ranges of 8 domains open; their calls recorded only where "
+                     "another range was open)", st->capture_desc,
                      (unsigned long long)atomic_load(&st->capture_lost));
     if (st == NULL || atomic_load(&st->output) != 1)
         return;   /* no call was recorded: no file */

@@ -51,7 +51,8 @@ typedef struct tr_state {
     int capture;                  /* TR_CAPTURE_*                                                     */
     int capture_paused_start;     /* the ranges start paused (capture=, delay=)                       */
     char capture_desc[96];        /* what the summary and the file call the ranges                    */
-    const char *capture_msg;      /* nvtx:MESSAGE's message (points into the option's value)          */
+    char *capture_msg;            /* nvtx:MESSAGE[@DOMAIN]'s message (its '\@' unescaped), a copy         */
+    char *capture_dom;            /* its domain: NULL the default domain, "*" any                       */
     uint32_t capture_ids[4];      /* cuProfilerStart, cuProfilerStop, cudaProfilerStart, cudaProfilerStop */
     uint64_t capture_group, cuinit_group;
     _Atomic int cuda_used;        /* a capture range is asked for and the process called cuInit          */
@@ -91,9 +92,9 @@ int tr_capture_parse(tr_state *st, const char *spec, char *why, size_t cap);
 /* capture_end= (after tr_capture_parse): 'repeat' (the default), 'stop', 'repeat:N'. 0, or -1 with 'why' set. */
 int tr_capture_end_parse(tr_state *st, const char *spec, char *why, size_t cap);
 int tr_capture_start(tr_state *st);
-void tr_capture_nvtx_push(tr_state *st, const char *msg, int level);
-void tr_capture_nvtx_pop(tr_state *st, int level);
-void tr_capture_nvtx_start(tr_state *st, const char *msg, uint64_t id);
+void tr_capture_nvtx_push(tr_state *st, const char *msg, uint32_t dom, const char *dom_name, int level);
+void tr_capture_nvtx_pop(tr_state *st, uint32_t dom, int level);
+void tr_capture_nvtx_start(tr_state *st, const char *msg, uint32_t dom, const char *dom_name, uint64_t id);
 void tr_capture_nvtx_end(tr_state *st, uint64_t id);
 /* delay=, duration= (seconds; 0: none): parse (the schedule from now; 0, or -1 with 'why' set: a bad value,
    capture= given too), start (the timer thread, once 'paused' is set; 0 or -1). stop: at exit. fork_child:
@@ -114,6 +115,9 @@ tr_tbuf *tr_thread_buf(void);
    header, then 'text' (may be NULL) as blob 0. Dropped and counted when there is no room. */
 void tr_record(uint16_t type, uint64_t seq, uint64_t parent, uint64_t t, const void *extra, uint32_t extra_len,
                const char *text, uint32_t text_len);
+/* The same with a second text, 'text2' (NULL or empty: none), as blob 1 (an NVTX event's domain name). */
+void tr_record2(uint16_t type, uint64_t seq, uint64_t parent, uint64_t t, const void *extra, uint32_t extra_len,
+                const char *text, uint32_t text_len, const char *text2, uint32_t text2_len);
 
 /* Launch kinds of a plan: which parameter names the kernel. */
 #define TR_LAUNCH_FUNC 1        /* a CUfunction parameter                 */

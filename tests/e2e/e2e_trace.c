@@ -409,6 +409,35 @@ int main(int argc, char **argv)
         work(1);
         return 0;
     }
+    if (!strcmp(mode, "capture_nvtx_dom")) {
+        /* a range "step" of domain "lib" and one of the default domain, overlapping without nesting (each domain
+           has its own stack): "lib" step open over work 2 and 3, the default one over 3 and 4. The push levels
+           are the domain's own: the program says which came back wrong (exit 4). */
+        nvtxDomainHandle_t lib = nvtxDomainCreateA("lib");
+        nvtxEventAttributes_t a;
+        memset(&a, 0, sizeof a);
+        a.version = NVTX_VERSION;
+        a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+        a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+        a.message.ascii = "step";
+        int l0 = nvtxRangePushA("outer");
+        work(1);
+        int l1 = nvtxDomainRangePushEx(lib, &a);
+        work(2);
+        int l2 = nvtxRangePushA("step");
+        work(3);
+        int p1 = nvtxDomainRangePop(lib);
+        work(4);
+        int p2 = nvtxRangePop(), p3 = nvtxRangePop(), p4 = nvtxDomainRangePop(lib);
+        nvtxRangePushA("st@ep");   /* an '@' in a message */
+        work(1);
+        nvtxRangePop();
+        if (l0 != 0 || l1 != 0 || l2 != 1 || p1 != 0 || p2 != 1 || p3 != 0 || p4 >= 0) {
+            fprintf(stderr, "push/pop levels: %d %d %d / %d %d %d %d\n", l0, l1, l2, p1, p2, p3, p4);
+            return 4;
+        }
+        return 0;
+    }
     if (!strcmp(mode, "capture_nvtx")) {
         nvtxRangeId_t id;
         pthread_t t;
@@ -466,10 +495,22 @@ int main(int argc, char **argv)
                 nvtxRangePushW(w);
                 nvtxRangePop();
             }
+            /* ranges of two domains that do not nest: "e2e"'s popped while a default one pushed after it is open */
+            nvtxRangePushA("A");
+            a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+            a.message.ascii = "L";
+            nvtxDomainRangePushEx(dom, &a);
+            nvtxRangePushA("B");
+            work(1);
+            nvtxDomainRangePop(dom);
+            work(1);
+            nvtxRangePop();
+            nvtxRangePop();
+            nvtxDomainMarkEx(dom, &a);
         }
         return 0;
     }
 #endif
-    fprintf(stderr, "usage: e2e_trace threads N | many N | structs | fork | sigterm | segv | segv_raise | abort | thread_exit | inflight exit|abort | nvtx | runtime\n");
+    fprintf(stderr, "usage: e2e_trace threads N | many N | structs | fork | sigterm | segv | segv_raise | abort | thread_exit | inflight exit|abort | nvtx | capture_nvtx_dom | runtime\n");
     return 2;
 }

@@ -407,8 +407,12 @@ nvtx)
     NVTX_INJECTION64_PATH=$plugin run "file=$dir/t.json" "$prog" nvtx
     [ "$rc" = 0 ] || fail "exited with $rc"
     if grep -q usage err; then echo "built without NVTX headers"; exit 77; fi
-    check t.json "[(e['ph'], e['name']) for e in ev if e.get('cat') == 'nvtx'] == [('B', 'outer'), ('B', 'inner'), ('E', ''), ('E', ''), ('b', 'async range'), ('i', 'a mark'), ('e', ''), ('B', 'domain range'), ('E', ''), ('B', 'registered range'), ('E', ''), ('B', 'wide range'), ('E', ''), ('B', 'wide \u00e9\u4e2d\U0001f600 ?x'), ('E', '')]" \
-        "count('cuMemAlloc_v2') == 2"
+    # a domain's events say it (args.domain); "L" of domain e2e popped under "B" of the default domain: B ends
+    # with it and opens again (args.continued), so that the file's B/E nest
+    check t.json "[(e['ph'], e['name']) for e in ev if e.get('cat') == 'nvtx'] == [('B', 'outer'), ('B', 'inner'), ('E', ''), ('E', ''), ('b', 'async range'), ('i', 'a mark'), ('e', ''), ('B', 'domain range'), ('E', ''), ('B', 'registered range'), ('E', ''), ('B', 'wide range'), ('E', ''), ('B', 'wide \u00e9\u4e2d\U0001f600 ?x'), ('E', ''), ('B', 'A'), ('B', 'L'), ('B', 'B'), ('E', ''), ('E', ''), ('B', 'B'), ('E', ''), ('E', ''), ('i', 'L')]" \
+        "[e.get('args') for e in ev if e.get('cat') == 'nvtx' and e['ph'] in 'Bi'] == [None, None, None, {'domain': 'e2e'}, {'domain': 'e2e'}, None, None, None, {'domain': 'e2e'}, None, {'continued': True}, {'domain': 'e2e'}]" \
+        "[e['ts'] for e in ev if e.get('cat') == 'nvtx' and e['ph'] == 'B' and e.get('args') == {'continued': True}][0] > [e['ts'] for e in ev if e.get('cat') == 'nvtx' and e['ph'] == 'E'][-3]" \
+        "count('cuMemAlloc_v2') == 4"
     ;;
 capture)
     # capture=cudaProfilerApi: only the 7 allocations between cuProfilerStart/cuProfilerStop and
@@ -456,7 +460,7 @@ capture)
     # a capture the plugin does not know: an error, and the plugin's init fails (closed, as for a bad filter)
     run "file=$dir/b.json,capture=cudaProfilerAPI" "$prog" many 5
     [ "$rc" = 1 ] || fail "bad capture: exited with $rc"
-    grep -q "capture=cudaProfilerAPI: not 'cudaProfilerApi' or 'nvtx:MESSAGE'" err || fail "bad capture: not said: $(cat err)"
+    grep -q "capture=cudaProfilerAPI: not 'cudaProfilerApi' or 'nvtx:MESSAGE\[@DOMAIN\]'" err || fail "bad capture: not said: $(cat err)"
     grep -q "failing closed" err || fail "bad capture: the init did not fail: $(cat err)"
     [ ! -e b.json ] || fail "bad capture: a file was written"
     ;;
@@ -513,11 +517,29 @@ capture_nvtx)
     NVTX_INJECTION64_PATH=$plugin run "file=$dir/m.json,capture=nvtx:step" "$prog" capture_nvtx_many
     [ "$rc" = 0 ] || fail "65 ranges: exited with $rc: $(tail -n 3 err)"
     check m.json "count('cuMemAlloc_v2') == 1"
-    grep -q "capture=nvtx:step: 1 ranges started while 64 were open were not followed" err ||
+    grep -q "capture=nvtx:step: 1 ranges were not followed (started while 64 were open" err ||
         fail "65 ranges: the one not followed not said: $(cat err)"
+    # domains (nsys's --nvtx-capture): "step" alone is the default domain's, step@lib the domain lib's, step@* any;
+    # the two overlap without nesting (capture_nvtx_dom: lib's over work 2+3, the default one's over 3+4)
+    for c in "step:7" "step@lib:5" "step@*:9" "step@other:0"; do
+        NVTX_INJECTION64_PATH=$plugin run "file=$dir/d.json,capture=nvtx:${c%:*}" "$prog" capture_nvtx_dom
+        [ "$rc" = 0 ] || fail "capture=nvtx:${c%:*}: exited with $rc: $(tail -n 3 err)"
+        if [ "${c#*:}" = 0 ]; then
+            grep -q "no NVTX range with that message (in that domain) was opened" err || fail "${c%:*}: not said: $(cat err)"
+        else
+            check d.json "count('cuMemAlloc_v2') == ${c#*:}"
+        fi
+    done
+    # an '@' of the message escaped; empty parts refused
+    NVTX_INJECTION64_PATH=$plugin run "file=$dir/d.json,"'capture=nvtx:st\\@ep' "$prog" capture_nvtx_dom
+    check d.json "count('cuMemAlloc_v2') == 1"
+    for c in "@lib" "step@"; do
+        NVTX_INJECTION64_PATH=$plugin run "file=$dir/d.json,capture=nvtx:$c" "$prog" capture_nvtx_dom
+        grep -q "an empty" err || fail "capture=nvtx:$c: not refused: $(cat err)"
+    done
     # without the NVTX injection no range is seen: said
     run "file=$dir/n.json,capture=nvtx:step" "$prog" capture_nvtx
-    grep -q "capture=nvtx:step: no NVTX range with that message was opened" err || fail "no NVTX: not said: $(cat err)"
+    grep -q "capture=nvtx:step: no NVTX range with that message (in that domain) was opened" err || fail "no NVTX: not said: $(cat err)"
     [ ! -e n.json ] || fail "no NVTX: a file was written"
     ;;
 drops)
@@ -607,7 +629,7 @@ launcher)
     rc=$?
     [ "$rc" = 0 ] || fail "cushim run --trace exited with $rc"
     check t.json "[(e['ph'], e['name']) for e in ev if e.get('cat') == 'nvtx'][:2] == [('B', 'outer'), ('B', 'inner')]" \
-        "count('cuMemAlloc_v2') == 2"
+        "count('cuMemAlloc_v2') == 4"
     "$launcher" stats t.json >stats.out 2>&1 || fail "cushim stats failed: $(cat stats.out)"
     grep '^ ' err > t.exit
     grep '^ ' stats.out > t.stats
@@ -615,11 +637,11 @@ launcher)
     env LD_PRELOAD= "$launcher" run --fake --trace=t2.json.gz --trace-filter='cat:alloc' -- "$prog" threads 2 >out 2>err \
         || fail "cushim run --trace-filter failed"
     check t2.json.gz "sorted(set(e['name'] for e in X)) == ['cuMemAlloc_v2']"
-    # several files, one table: t.json's 2 allocations and t2.json.gz's (2 threads)
+    # several files, one table: t.json's 4 allocations and t2.json.gz's (2 threads)
     "$launcher" stats t.json t2.json.gz >stats.out 2>&1 || fail "cushim stats of two files failed: $(cat stats.out)"
     n2=$(python3 check.py t2.json.gz "print(count('cuMemAlloc_v2')) or True")
-    [ "$(awk '$NF == "cuMemAlloc_v2" {print $3}' stats.out)" = "$((n2 + 2))" ] ||
-        fail "two files: not $((n2 + 2)) cuMemAlloc_v2: $(grep cuMemAlloc_v2 stats.out)"
+    [ "$(awk '$NF == "cuMemAlloc_v2" {print $3}' stats.out)" = "$((n2 + 4))" ] ||
+        fail "two files: not $((n2 + 4)) cuMemAlloc_v2: $(grep cuMemAlloc_v2 stats.out)"
     "$launcher" stats t.json -x >/dev/null 2>&1; [ $? = 2 ] || fail "cushim stats FILE -x: not a usage error"
     # --format=json: the same tables as one JSON document (each row's count and total as the table's)
     "$launcher" stats --format=json t.json t2.json.gz >stats.json 2>stats.err || fail "--format=json failed: $(cat stats.err)"
@@ -670,6 +692,13 @@ PY
         env LD_PRELOAD= "$launcher" run --fake --trace=c2.json --trace-capture=nvtx:step --trace-unhook -- "$prog" capture_nvtx \
             >out 2>err || fail "cushim run --trace-capture=nvtx:step failed: $(cat err)"
         check c2.json "count('cuMemAlloc_v2') == 9" "d['otherData']['capture'] == 'nvtx:step'"
+        # a domain, and an '@' of the message escaped as the user writes it (the launcher escapes the '\')
+        env LD_PRELOAD= "$launcher" run --fake --trace=c3.json --trace-capture=nvtx:step@lib -- "$prog" capture_nvtx_dom \
+            >out 2>err || fail "cushim run --trace-capture=nvtx:step@lib failed: $(cat err)"
+        check c3.json "count('cuMemAlloc_v2') == 5"
+        env LD_PRELOAD= "$launcher" run --fake --trace=c3.json --trace-capture='nvtx:st\@ep' -- "$prog" capture_nvtx_dom \
+            >out 2>err || fail "cushim run --trace-capture=nvtx:st\\@ep failed: $(cat err)"
+        check c3.json "count('cuMemAlloc_v2') == 1"
     fi
     env LD_PRELOAD= "$launcher" run --fake --trace=d.json --trace-delay=0.6 --trace-duration=1.2 -- "$prog" phases 1200 \
         >out 2>err || fail "cushim run --trace-delay --trace-duration failed: $(cat err)"
@@ -681,7 +710,7 @@ PY
         env LD_PRELOAD= "$launcher" run --fake --trace=c3.json --trace-capture=$c -- sh -c 'touch started' >out 2>err
         rc=$?
         [ "$rc" = 2 ] && [ ! -e started ] || fail "--trace-capture=$c: status $rc, not 2, or the program ran"
-        grep -q -- "--trace-capture: '$c' is not cudaProfilerApi or nvtx:MESSAGE" err || fail "--trace-capture=$c: not said: $(cat err)"
+        grep -q -- "--trace-capture: '$c' is not cudaProfilerApi or nvtx:MESSAGE\[@DOMAIN\]" err || fail "--trace-capture=$c: not said: $(cat err)"
     done
     env LD_PRELOAD= "$launcher" run --fake --trace=t4.json --trace-buffer=4K -- "$prog" many 100 >out 2>err \
         || fail "cushim run --trace-buffer=4K failed"

@@ -865,6 +865,128 @@ static void gpu_pending_ring(void **state)
     rig_free(&r);
 }
 
+/* ---- NVTX ranges of several domains ---- */
+
+/* One NVTX record as tr_record2 lays it out: the message as blob 0, a named domain's name as blob 1. */
+static void nvtx_rec(tr_writer *w, tw_thr *t, uint16_t type, uint32_t dom, uint64_t ts, const char *msg,
+                     const char *dom_name)
+{
+    unsigned char buf[256];
+    tr_rec h;
+    tr_blob b;
+    uint32_t off = sizeof h;
+    memset(buf, 0, sizeof buf);
+    memset(&h, 0, sizeof h);
+    h.type = type;
+    h.parent = dom;
+    h.t = ts;
+    for (int i = 0; i < 2; i++) {
+        const char *text = i == 0 ? msg : dom_name;
+        if (text == NULL)
+            continue;
+        memset(&b, 0, sizeof b);
+        b.param = (uint16_t)i;
+        b.count = strlen(text);
+        b.len = (uint32_t)b.count + 1;
+        memcpy(buf + off, &b, sizeof b);
+        memcpy(buf + off + sizeof b, text, b.count);
+        off += (uint32_t)sizeof b + ((b.len + 7u) & ~7u);
+    }
+    h.len = off;
+    memcpy(buf, &h, sizeof h);
+    tw_on_nvtx(w, t, (const tr_rec *)buf);
+}
+
+/* The nvtx events' phases and names in order ("B:A E: ..."), into 'out'. */
+static void nvtx_seq(const char *text, size_t n, char *out, size_t cap)
+{
+    const char *at = text, *key = "\"cat\":\"nvtx\",\"name\":\"";
+    size_t o = 0;
+    out[0] = '\0';
+    while ((at = find_in(at, text + n, key)) != NULL) {
+        const char *name = at + strlen(key), *q = strchr(name, '"');
+        char ph = at[-3];   /* ..."ph":"B","cat":... */
+        const char *next = find_in(q, text + n, "{\"ph\"");
+        o += (size_t)snprintf(out + o, cap - o, "%s%c:%.*s%s", o ? " " : "", ph, (int)(q - name), name,
+                              find_in(q, next ? next : text + n, "continued") ? "+" : "");
+        at = q;
+        if (o >= cap)
+            break;
+    }
+}
+
+static void nvtx_domains_nest(void **state)
+{
+    (void)state;
+    rig r;
+    tr_writer w;
+    tw_thr t;
+    char path[256], seq[1024];
+    size_t n;
+    char *text;
+    rig_init(&r, 1);
+    memset(&w, 0, sizeof w);
+    memset(&t, 0, sizeof t);
+    snprintf(path, sizeof path, "%s/trace_call_test.%d.nvtx.json", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             (int)getpid());
+    w.bufs = &r.bufs;
+    w.meta.api_param = t_param;
+    w.meta.result_name = t_result;
+    w.meta.sizeof_param_info = sizeof(cushim_param_info);
+    w.api_by_id = t_api;
+    w.pid = 77;
+    w.fd = -1;
+    w.path = path;
+    t.tid = 1;
+    assert_int_equal(tw_open(&w), 0);
+    nvtx_rec(&w, &t, TR_REC_NVTX_POP, 0, 5, "", NULL);   /* no push recorded: nothing */
+    nvtx_rec(&w, &t, TR_REC_NVTX_PUSH, 0, 10, "A", NULL);
+    nvtx_rec(&w, &t, TR_REC_NVTX_PUSH, 1, 20, "L", "lib");
+    nvtx_rec(&w, &t, TR_REC_NVTX_PUSH, 0, 30, "B", NULL);
+    nvtx_rec(&w, &t, TR_REC_NVTX_PUSH, 2, 40, "C", "x");
+    nvtx_rec(&w, &t, TR_REC_NVTX_POP, 1, 50, "", "lib");   /* L ends under B and C: they end and open again */
+    assert_int_equal(t.nvtx_depth, 3);
+    nvtx_rec(&w, &t, TR_REC_NVTX_POP, 2, 60, "", "x");
+    nvtx_rec(&w, &t, TR_REC_NVTX_POP, 0, 70, "", NULL);
+    nvtx_rec(&w, &t, TR_REC_NVTX_POP, 1, 75, "", "lib");   /* lib has none open: nothing */
+    nvtx_rec(&w, &t, TR_REC_NVTX_POP, 0, 80, "", NULL);
+    assert_int_equal(t.nvtx_depth, 0);
+    /* past the depth kept: counted, and closed in order */
+    for (int i = 0; i < TW_NVTX_DEPTH + 4; i++)
+        nvtx_rec(&w, &t, TR_REC_NVTX_PUSH, 0, 100 + (uint64_t)i, "d", NULL);
+    assert_int_equal(t.nvtx_depth, TW_NVTX_DEPTH);
+    assert_int_equal(t.nvtx_over, 4);
+    for (int i = 0; i < TW_NVTX_DEPTH + 4; i++)
+        nvtx_rec(&w, &t, TR_REC_NVTX_POP, 0, 1000 + (uint64_t)i, "", NULL);
+    assert_int_equal(t.nvtx_depth, 0);
+    assert_int_equal(t.nvtx_over, 0);
+    nvtx_rec(&w, &t, TR_REC_NVTX_PUSH, 3, 2000, "left open", "y");   /* freed with the thread */
+    tw_finish(&w);
+    tw_free(&w);
+    for (uint32_t i = 0; i < t.nvtx_depth; i++)
+        free(t.nvtx[i]);
+    free(t.nvtx);
+    text = slurp(path, &n);
+    unlink(path);
+    nvtx_seq(text, n, seq, sizeof seq);
+    if (strncmp(seq, "B:A B:L B:B B:C E: E: E: B:B+ B:C+ E: E: E: B:d", 47) != 0)
+        print_message("nvtx events: %.200s\n", seq);
+    assert_true(strncmp(seq, "B:A B:L B:B B:C E: E: E: B:B+ B:C+ E: E: E: B:d", 47) == 0);
+    assert_non_null(find_in(text, text + n, "\"name\":\"L\",\"pid\":77,\"tid\":1,\"ts\":0.020,\"args\":{\"domain\":\"lib\"}}"));
+    assert_non_null(find_in(text, text + n, "\"name\":\"C\",\"pid\":77,\"tid\":1,\"ts\":0.051,\"args\":{\"domain\":\"x\",\"continued\":true}}"));
+    {   /* B and E balanced: every B of the file ends */
+        size_t nb = 0, ne = 0;
+        for (const char *a = text; (a = find_in(a, text + n, "\"ph\":\"B\",\"cat\":\"nvtx\"")) != NULL; a++)
+            nb++;
+        for (const char *a = text; (a = find_in(a, text + n, "\"ph\":\"E\",\"cat\":\"nvtx\"")) != NULL; a++)
+            ne++;
+        assert_int_equal(nb, 4 + 2 + TW_NVTX_DEPTH + 4 + 1);
+        assert_int_equal(ne, nb - 1);
+    }
+    free(text);
+    rig_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -873,7 +995,7 @@ int main(void)
         cmocka_unit_test(open_read_validates),      cmocka_unit_test(open_read_while_running),
         cmocka_unit_test(launch_renders_as_pair),   cmocka_unit_test(launch_record_bytes),
         cmocka_unit_test(unfinished_launch_named),  cmocka_unit_test(corr_bounded),
-        cmocka_unit_test(gpu_pending_ring),
+        cmocka_unit_test(gpu_pending_ring),         cmocka_unit_test(nvtx_domains_nest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
