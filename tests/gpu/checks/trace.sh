@@ -353,7 +353,42 @@ check_trace_capture() {
         fi
     done
 }
+# tracenccl: NCCL's own NVTX ranges (domain "NCCL": nccl_nvtx.py, 5 all-gathers of one rank inside a default-domain
+# range) under --trace: they carry args.domain, and every B/E nests per thread; then --trace-capture=NAME@NCCL
+# (NAME: the collective's range message as the first run found it) records inside each collective only.
+check_trace_nccl() {
+    local L=$ROOT/tools/cushim d=$WORK/tracenccl rc name
+    local -a env_l=(CUSHIM_BUILD_DIR="$BUILD_DIR")
+    tc_begin tracenccl "$d" torch.distributed "no torch.distributed" || return
+    tmo 120 env "${env_l[@]}" "$L" run --trace="$d/t.json" -- "$PY" "$HERE/trace/nccl_nvtx.py" \
+        >"$d/t.out" 2>"$LOGS/tracenccl.err"
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        result "tracenccl" FAIL "rc $rc: $(tail -n 3 "$LOGS/tracenccl.err" | tr '\n' ' ' | cut -c1-200)"
+        return
+    fi
+    "$PY" "$HERE/trace/trace_check.py" nccl "$d/t.json" >"$LOGS/tracenccl.txt" 2>&1
+    while read -r st name detail; do
+        case $st in PASS|FAIL) result "tracenccl $name" "$st" "$(printf '%s' "$detail" | cut -c1-220)" ;; esac
+    done <"$LOGS/tracenccl.txt"
+    name=$(sed -n 's/^NAME //p' "$LOGS/tracenccl.txt")
+    [ -n "$name" ] || { result "tracenccl capture" FAIL "no NCCL range found to capture"; return; }
+    tmo 120 env "${env_l[@]}" "$L" run --trace="$d/c.json" --trace-capture="nvtx:$name@NCCL" -- \
+        "$PY" "$HERE/trace/nccl_nvtx.py" >"$d/c.out" 2>"$LOGS/tracenccl.c.err"
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        result "tracenccl capture" FAIL "rc $rc: $(tail -n 3 "$LOGS/tracenccl.c.err" | tr '\n' ' ' | cut -c1-200)"
+        return
+    fi
+    "$PY" "$HERE/trace/trace_check.py" nccl "$d/c.json" "nvtx:$name@NCCL" >"$LOGS/tracenccl.c.txt" 2>&1
+    while read -r st name detail; do
+        case $st in PASS|FAIL) result "tracenccl $name" "$st" "$(printf '%s' "$detail" | cut -c1-220)" ;; esac
+    done <"$LOGS/tracenccl.c.txt"
+    grep -q '^PASS\|^FAIL' "$LOGS/tracenccl.c.txt" ||
+        result "tracenccl capture" FAIL "trace_check.py: $(tail -n 2 "$LOGS/tracenccl.c.txt" | tr '\n' ' ' | cut -c1-200)"
+}
 gpu_check trace check_trace
+gpu_check tracenccl check_trace_nccl
 gpu_check tracecapture check_trace_capture
 gpu_check traceranks check_trace_ranks
 gpu_check tracegpu check_trace_gpu

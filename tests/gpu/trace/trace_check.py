@@ -194,6 +194,51 @@ def check_capture(trace, kind):
     report(not prof, "capture-profiler-calls", "profiler API calls recorded: %s" % prof[:4])
 
 
+def nvtx_nesting(ev):
+    """Per thread, the nvtx B/E events in file order: (B events, unmatched Es, open at the end)."""
+    depth, nb, bad = {}, 0, 0
+    for e in ev:
+        if e.get("cat") != "nvtx" or e.get("ph") not in ("B", "E"):
+            continue
+        k = (e.get("pid"), e.get("tid"))
+        if e["ph"] == "B":
+            nb += 1
+            depth[k] = depth.get(k, 0) + 1
+        elif depth.get(k, 0) == 0:
+            bad += 1
+        else:
+            depth[k] -= 1
+    return nb, bad, sum(depth.values())
+
+
+def check_nccl(trace, capture=None):
+    """NCCL's ranges carry args.domain NCCL, nest with the default domain's on the file's B/E stack; with
+    'capture' (a capture=nvtx:NAME@NCCL run) one capture range per collective and calls recorded."""
+    d = load(trace)
+    ev = d["traceEvents"]
+    nccl = [e for e in ev if e.get("cat") == "nvtx" and e.get("ph") == "B" and
+            (e.get("args") or {}).get("domain") == "NCCL"]
+    names = {}
+    for e in nccl:
+        names[e["name"]] = names.get(e["name"], 0) + 1
+    doms = sorted({(e.get("args") or {}).get("domain", "") for e in ev if e.get("cat") == "nvtx"})
+    nb, bad, left = nvtx_nesting(ev)
+    if capture is None:
+        ar = max(names.values(), default=0)
+        report(ar >= 5, "nccl-domain", "NCCL-domain ranges %s (domains seen %s)" % (sorted(names.items()), doms))
+        report(bad == 0 and left == 0, "nccl-nesting",
+               "%d B events, %d E without a B, %d left open; outer present: %s" %
+               (nb, bad, left, any(e.get("name") == "outer" for e in ev if e.get("cat") == "nvtx")))
+        best = max(names, key=lambda k: names[k], default="")
+        print("NAME %s" % best)
+        return
+    od = d.get("otherData", {})
+    n = len(calls(d))
+    report(od.get("capture_ranges", 0) >= 5 and n > 0, "nccl-capture",
+           "capture %r: %r ranges, %d calls recorded (%s)" %
+           (od.get("capture"), od.get("capture_ranges"), n, sorted({e["name"] for e in calls(d)})[:6]))
+
+
 MEMOPS = {"HtoD": "Host-to-Device", "DtoH": "Device-to-Host", "DtoD": "Device-to-Device", "HtoH": "Host-to-Host",
           "PtoP": "Peer-to-Peer", "HtoA": "Host-to-Array", "AtoH": "Array-to-Host", "AtoA": "Array-to-Array",
           "AtoD": "Array-to-Device", "DtoA": "Device-to-Array"}
@@ -249,6 +294,8 @@ def main():
         check_memops(sys.argv[2], sys.argv[3])
     elif mode == "capture":
         check_capture(sys.argv[2], sys.argv[3])
+    elif mode == "nccl":
+        check_nccl(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)
     else:
         print(__doc__, file=sys.stderr)
         return 2
