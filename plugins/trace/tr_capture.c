@@ -80,6 +80,9 @@ static void tr_capture_post_hook(cushim_call *call, void *user, uint64_t *slot)
         tr_capture_set(st, 0);
 }
 
+static void tr_timer_begin(tr_state *st);
+static _Atomic int tr_tm_wanted;   /* delay=/duration=: the timer starts at the process's first cuInit */
+
 static void tr_cuinit_post_hook(cushim_call *call, void *user, uint64_t *slot)
 {
     tr_state *st = user;
@@ -87,6 +90,8 @@ static void tr_cuinit_post_hook(cushim_call *call, void *user, uint64_t *slot)
     (void)slot;
     if (!atomic_load_explicit(&st->cuda_used, memory_order_relaxed))
         atomic_store(&st->cuda_used, 1);
+    if (atomic_load_explicit(&tr_tm_wanted, memory_order_relaxed) && atomic_exchange(&tr_tm_wanted, 0))
+        tr_timer_begin(st);
 }
 
 int tr_capture_parse(tr_state *st, const char *spec, char *why, size_t cap)
@@ -290,8 +295,12 @@ void tr_capture_nvtx_end(tr_state *st, uint64_t id)
 
 /* ---- delay=, duration=: recording from DELAY seconds after the plugin starts, for DURATION seconds ----
    A thread (its signals blocked) waits on a condition variable on CLOCK_MONOTONIC until each moment and pauses or
-   resumes as a capture range does; flush (exit) and the deadlines' passing end it. A forked child gets a thread
-   of its own for what is left (the moments are absolute: the child keeps the parent's schedule). */
+   resumes as a capture range does; flush (exit) and the deadlines' passing end it. It starts at the process's
+   first cuInit, not with the plugin: a process that makes no CUDA call (a shell between the launcher and the
+   program, a helper it runs) has no such thread; the moments that passed before are applied then, on the calling
+   thread, before cuInit returns to the program. A forked child of a process whose timer runs gets a thread of its
+   own for what is left (the moments are absolute: the child keeps the parent's schedule); the child of one whose
+   timer has not started starts it at its own first cuInit. */
 
 static pthread_mutex_t tr_tm_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t tr_tm_cond;
@@ -362,11 +371,43 @@ int tr_timer_parse(tr_state *st, double delay_s, double duration_s, char *why, s
     return 0;
 }
 
+/* The moments already passed, applied now (in order: the resume, then the pause); 1 when one is still to come. */
+static int tr_timer_catch_up(tr_state *st)
+{
+    int left;
+    pthread_mutex_lock(&tr_tm_lock);
+    uint64_t now = tw_mono_ns();
+    int resume = tr_tm_resume_at != 0 && now >= tr_tm_resume_at;
+    if (resume)
+        tr_tm_resume_at = 0;
+    int pause = tr_tm_resume_at == 0 && tr_tm_pause_at != 0 && now >= tr_tm_pause_at;
+    if (pause)
+        tr_tm_pause_at = 0;
+    left = !tr_tm_quit && (tr_tm_resume_at != 0 || tr_tm_pause_at != 0);
+    pthread_mutex_unlock(&tr_tm_lock);
+    if (resume)
+        tr_capture_set(st, 0);
+    if (pause)
+        tr_capture_set(st, 1);
+    return left;
+}
+
+static void tr_timer_begin(tr_state *st)
+{
+    if (tr_timer_catch_up(st) && tr_timer_thread(st) != 0)
+        tr_host->log(st->self, CUSHIM_LOG_WARN, "%s: no thread for the timer: recording stays as it is now (%s)",
+                     st->capture_desc, atomic_load(&st->paused) ? "paused" : "on");
+}
+
 int tr_timer_start(tr_state *st)
 {
     if (st->capture != TR_CAPTURE_TIME || (tr_tm_resume_at == 0 && tr_tm_pause_at == 0))
         return 0;
-    return tr_timer_thread(st);
+    if (st->cuinit_group != 0) {   /* at the first cuInit */
+        atomic_store(&tr_tm_wanted, 1);
+        return 0;
+    }
+    return tr_timer_thread(st);    /* cuInit could not be hooked: now */
 }
 
 void tr_timer_stop(void)

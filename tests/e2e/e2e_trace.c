@@ -196,6 +196,8 @@ static void inflight_fn(void *arg)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
+    if (getenv("E2E_LATE_INIT_MS") != NULL)   /* a program that starts CUDA late (delay=: the timer starts then) */
+        usleep((useconds_t)atoi(getenv("E2E_LATE_INIT_MS")) * 1000u);
     setup();
     if (!strcmp(mode, "runtime"))
         return runtime_mode();

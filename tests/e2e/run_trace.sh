@@ -477,6 +477,17 @@ timed)
     run "file=$dir/t3.json,delay=0.6,unhook=1" "$prog" phases 1200
     check t3.json "count('cuMemAlloc_v2') == 7"
     grep -q "hooks removed 1 time while paused (unhook)" err || fail "delay, unhook: not removed once: $(cat err)"
+    # CUDA started after the delay passed (the timer starts at the first cuInit: what passed is applied then, before
+    # cuInit returns): every call recorded; with a duration that also passed, none (no file)
+    E2E_LATE_INIT_MS=500 run "file=$dir/l.json,delay=0.2" "$prog" phases 100
+    [ "$rc" = 0 ] || fail "late init: exited with $rc: $(tail -n 3 err)"
+    check l.json "count('cuMemAlloc_v2') == 9" "d['otherData']['capture_ranges'] == 1"
+    E2E_LATE_INIT_MS=500 run "file=$dir/l2.json,delay=0.1,duration=0.2,unhook=1" "$prog" phases 100
+    [ "$rc" = 0 ] || fail "late init, window passed: exited with $rc: $(tail -n 3 err)"
+    [ ! -e l2.json ] || fail "late init, window passed: a file was written"
+    # a process that makes no CUDA call (a shell) has no timer thread
+    env LD_PRELOAD="$preload" CUSHIM_PLUGINS="$plugin:file=$dir/s.json,delay=30" sh -c 'grep "^Threads:" /proc/$$/status' >out 2>err
+    grep -q "^Threads:[[:space:]]*1$" out || fail "a shell under delay=: not one thread: $(cat out err)"
     # the program ends before the delay: said, no file
     run "file=$dir/n.json,delay=30" "$prog" many 3
     [ "$rc" = 0 ] || fail "long delay: exited with $rc"
