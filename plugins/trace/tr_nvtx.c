@@ -3,7 +3,10 @@
  * NVTX_INJECTION64_PATH naming this .so (cushim run --trace sets it), the NVTX
  * library the application uses (PyTorch's included) calls
  * InitializeInjectionNvtx2 on its first NVTX call; we take over the core
- * range and mark entry points and record them on the calling thread.
+ * range and mark entry points and record them on the calling thread. The
+ * payload extension's ranges and marks too (InitializeInjectionNvtxExtension):
+ * NCCL pushes some ranges with nvtxDomainRangePushEx and pops them with
+ * nvtxRangePopPayload, which without it would never end.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -15,6 +18,10 @@
 #if defined(TR_HAVE_NVTX)
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
+#if __has_include(<nvtx3/nvToolsExtPayload.h>)
+#include <nvtx3/nvToolsExtPayload.h>
+#define TR_HAVE_NVTX_PAYLOAD 1
+#endif
 
 /* Domains (nvtxDomainCreate{A,W}): a handle is a slot of this table, one slot per name (a library creates its
    domain once; a second creation of a name gets the same slot). Slot 0 is the default domain (the NULL handle).
@@ -303,6 +310,66 @@ static int NVTX_API tr_dpop(nvtxDomainHandle_t d)
 {
     return pop(dom_of(d));
 }
+
+#if defined(TR_HAVE_NVTX_PAYLOAD)
+/* The payload extension (nvToolsExtPayload.h): the ranges and marks it makes, their payloads not kept (a range
+   or mark made by a payload alone has no name here). */
+static void NVTX_API tr_mark_payload(nvtxDomainHandle_t d, const nvtxPayloadData_t *p, size_t n)
+{
+    (void)p;
+    (void)n;
+    mark(dom_of(d), "");
+}
+
+static int NVTX_API tr_push_payload(nvtxDomainHandle_t d, const nvtxPayloadData_t *p, size_t n)
+{
+    (void)p;
+    (void)n;
+    return push(dom_of(d), "");
+}
+
+static int NVTX_API tr_pop_payload(nvtxDomainHandle_t d, const nvtxPayloadData_t *p, size_t n)
+{
+    (void)p;
+    (void)n;
+    return pop(dom_of(d));
+}
+
+static nvtxRangeId_t NVTX_API tr_start_payload(nvtxDomainHandle_t d, const nvtxPayloadData_t *p, size_t n)
+{
+    (void)p;
+    (void)n;
+    return start(dom_of(d), "");
+}
+
+static void NVTX_API tr_end_payload(nvtxDomainHandle_t d, nvtxRangeId_t id, const nvtxPayloadData_t *p, size_t n)
+{
+    (void)p;
+    (void)n;
+    end(dom_of(d), id);
+}
+
+/* NVTX's extensions ask for their entry points here, one module at a time: the payload module's ranges and
+   marks are taken; another module's slots stay unset (NVTX makes them no-ops). */
+CUSHIM_PLUGIN_EXPORT int InitializeInjectionNvtxExtension(nvtxExtModuleInfo_t *info);
+CUSHIM_PLUGIN_EXPORT int InitializeInjectionNvtxExtension(nvtxExtModuleInfo_t *info)
+{
+    if (info == NULL || info->moduleId != NVTX_EXT_PAYLOAD_MODULEID || info->segmentsCount < 1 ||
+        info->segments == NULL || info->segments[0].functionSlots == NULL)
+        return 1;
+    intptr_t *slot = info->segments[0].functionSlots;
+    size_t n = info->segments[0].slotCount;
+#define SETX(id, fn) \
+    if ((size_t)(id) < n) slot[id] = (intptr_t)(fn)
+    SETX(NVTX3EXT_CBID_nvtxMarkPayload, tr_mark_payload);
+    SETX(NVTX3EXT_CBID_nvtxRangePushPayload, tr_push_payload);
+    SETX(NVTX3EXT_CBID_nvtxRangePopPayload, tr_pop_payload);
+    SETX(NVTX3EXT_CBID_nvtxRangeStartPayload, tr_start_payload);
+    SETX(NVTX3EXT_CBID_nvtxRangeEndPayload, tr_end_payload);
+#undef SETX
+    return 1;
+}
+#endif
 
 CUSHIM_PLUGIN_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table);
 CUSHIM_PLUGIN_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table)

@@ -47,6 +47,10 @@
 #include <unistd.h>
 #ifdef E2E_HAVE_NVTX
 #include <nvtx3/nvToolsExt.h>
+#if __has_include(<nvtx3/nvToolsExtPayload.h>)
+#include <nvtx3/nvToolsExtPayload.h>
+#define E2E_HAVE_NVTX_PAYLOAD 1
+#endif
 #endif
 
 static CUcontext ctx;
@@ -509,6 +513,12 @@ int main(int argc, char **argv)
             nvtxRangePop();
             nvtxRangePop();
             nvtxDomainMarkEx(dom, &a);
+#ifdef E2E_HAVE_NVTX_PAYLOAD
+            /* pushed as a plain range, popped by the payload extension (NCCL's way) */
+            a.message.ascii = "payload pop";
+            nvtxDomainRangePushEx(dom, &a);
+            nvtxRangePopPayload(dom, NULL, 0);
+#endif
         }
         return 0;
     }

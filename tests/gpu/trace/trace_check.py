@@ -194,21 +194,25 @@ def check_capture(trace, kind):
     report(not prof, "capture-profiler-calls", "profiler API calls recorded: %s" % prof[:4])
 
 
-def nvtx_nesting(ev):
-    """Per thread, the nvtx B/E events in file order: (B events, unmatched Es, open at the end)."""
-    depth, nb, bad = {}, 0, 0
+def nvtx_nesting(ev, show=None):
+    """Per thread, the nvtx B/E events in file order: (B events, unmatched Es, open at the end); with 'show' a
+    list, the ranges left open are appended to it (tid, name, args, ts)."""
+    stack, nb, bad = {}, 0, 0
     for e in ev:
         if e.get("cat") != "nvtx" or e.get("ph") not in ("B", "E"):
             continue
         k = (e.get("pid"), e.get("tid"))
         if e["ph"] == "B":
             nb += 1
-            depth[k] = depth.get(k, 0) + 1
-        elif depth.get(k, 0) == 0:
+            stack.setdefault(k, []).append(e)
+        elif not stack.get(k):
             bad += 1
         else:
-            depth[k] -= 1
-    return nb, bad, sum(depth.values())
+            stack[k].pop()
+    if show is not None:
+        for k, st in stack.items():
+            show.extend((k[1], e["name"], e.get("args"), e["ts"]) for e in st)
+    return nb, bad, sum(len(v) for v in stack.values())
 
 
 def check_nccl(trace, capture=None):
@@ -222,8 +226,15 @@ def check_nccl(trace, capture=None):
     for e in nccl:
         names[e["name"]] = names.get(e["name"], 0) + 1
     doms = sorted({(e.get("args") or {}).get("domain", "") for e in ev if e.get("cat") == "nvtx"})
-    nb, bad, left = nvtx_nesting(ev)
+    open_ = []
+    nb, bad, left = nvtx_nesting(ev, open_)
     if capture is None:
+        if open_:
+            names_of = {e.get("tid"): e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "thread_name"}
+            for tid, name, args, ts in open_:
+                print("OPEN tid %s (%s) %r %r at %.3f us" % (tid, names_of.get(tid), name, args, ts))
+                for e in [e for e in ev if e.get("cat") == "nvtx" and e.get("tid") == tid][-12:]:
+                    print("   ", e.get("ph"), repr(e.get("name")), e.get("args"), e.get("ts"))
         ar = max(names.values(), default=0)
         report(ar >= 5, "nccl-domain", "NCCL-domain ranges %s (domains seen %s)" % (sorted(names.items()), doms))
         report(bad == 0 and left == 0, "nccl-nesting",
