@@ -266,6 +266,20 @@ static int NVTX_API tr_pop(void)
     return pop(DEF_DOM);
 }
 
+/* nvtxNameOsThread: the thread's name on its track (as nsys shows it), replacing the one /proc gives. */
+static void NVTX_API tr_name_thread_a(uint32_t tid, const char *name)
+{
+    if (tr_st != NULL && name != NULL)
+        tr_record(TR_REC_NVTX_TNAME, tid, 0, tr_host ? tr_host->now_ns() : 0, NULL, 0, name, (uint32_t)strlen(name));
+}
+
+static void NVTX_API tr_name_thread_w(uint32_t tid, const wchar_t *name)
+{
+    char b[256];
+    if (name != NULL)
+        tr_name_thread_a(tid, wide_utf8(name, b, sizeof b));
+}
+
 /* Domains (NVTX's CORE2 module). */
 static nvtxDomainHandle_t NVTX_API tr_dcreate_a(const char *name)
 {
@@ -393,6 +407,8 @@ CUSHIM_PLUGIN_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_t
     SET(NVTX_CBID_CORE_RangePushEx, tr_push_ex);
     SET(NVTX_CBID_CORE_RangePushA, tr_push_a);
     SET(NVTX_CBID_CORE_RangePop, tr_pop);
+    SET(NVTX_CBID_CORE_NameOsThreadA, tr_name_thread_a);
+    SET(NVTX_CBID_CORE_NameOsThreadW, tr_name_thread_w);
     t = NULL;
     n = 0;
     if (cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &t, &n) && t != NULL) {

@@ -19,8 +19,10 @@
  *          hold; a launch without GPU tracing whose kernel is named), with TR_F_LONG
  *          the exit time (8 bytes, last). In that order. The writer renders it as
  *          the pair it replaces, byte for byte.
- *   NVTX_* tr_rec (api_id = 0, seq = range id for start/end), a blob with the
- *          message (param = 0).
+ *   NVTX_* tr_rec (api_id = 0, seq = range id for start/end, parent = the
+ *          domain: 0 the default one), a blob with the message (param = 0),
+ *          for a named domain a blob with its name (param = 1). NVTX_TNAME:
+ *          seq = the thread named, the name as blob 0.
  *   GPU    tr_rec with a tr_gpu after it, then the kernel's name as a blob.
  *   CORR   a CUPTI correlation id (seq) mapped to an external one (parent).
  * A blob is a tr_blob followed by its bytes, padded to 8.
@@ -42,6 +44,7 @@
 #define TR_REC_RTAPI 10   /* CUPTI's runtime API record: seq = its correlation id, parent = its thread,
                              t = start; extra: uint64_t end (tr_link.h) */
 #define TR_REC_CALL 11    /* tr_call: one fast-path call, entry and exit */
+#define TR_REC_NVTX_TNAME 12   /* nvtxNameOsThread: seq = the named OS thread id, blob 0 = its name */
 
 /* tr_exit.flags */
 #define TR_F_SKIPPED 1u   /* EXIT: a pre hook skipped the real call */

@@ -188,6 +188,50 @@ void tw_on_nvtx(tr_writer *w, tw_thr *t, const tr_rec *r)
         nvtx_event(w, t, ph[r->type - TR_REC_NVTX_PUSH], r, r->t, 0);
 }
 
+const char *tw_tname_of(const tr_writer *w, uint64_t tid)
+{
+    for (uint32_t i = w->ntnames; i-- > 0;)
+        if (w->tnames[i].tid == tid)
+            return w->tnames[i].name;
+    return NULL;
+}
+
+void tw_on_tname(tr_writer *w, tw_thr *t, const tr_rec *r)
+{
+    uint32_t n;
+    const char *name = rec_text(r, 0, &n);
+    tw_tname *e = NULL;
+    for (uint32_t i = 0; i < w->ntnames && e == NULL; i++)
+        if (w->tnames[i].tid == r->seq)
+            e = &w->tnames[i];
+    if (e == NULL && w->ntnames < TW_TNAMES_MAX) {
+        if (w->ntnames == w->cap_tnames) {
+            uint32_t cap = w->cap_tnames ? 2 * w->cap_tnames : 8;
+            tw_tname *g = realloc(w->tnames, cap * sizeof *g);
+            if (g != NULL) {
+                w->tnames = g;
+                w->cap_tnames = cap;
+            }
+        }
+        if (w->ntnames < w->cap_tnames)
+            e = &w->tnames[w->ntnames++];
+    }
+    if (n > sizeof e->name - 1)
+        n = sizeof e->name - 1;
+    if (e != NULL) {
+        e->tid = r->seq;
+        memcpy(e->name, name, n);
+        e->name[n] = '\0';
+    }
+    if (t->tid == r->seq)
+        t->named = 1;   /* named itself: not named again from /proc at its next event */
+    tr_sb_printf(&w->sb, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%llu,\"args\":{\"name\":", w->pid,
+                 (unsigned long long)r->seq);
+    tr_sb_json_str(&w->sb, name, n, 64);
+    tr_sb_puts(&w->sb, "}}");
+    tw_emit(w);
+}
+
 static const char *copy_kind_name(uint32_t k)
 {
     /* CUpti_ActivityMemcpyKind */

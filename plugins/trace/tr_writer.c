@@ -307,6 +307,9 @@ int tw_open(tr_writer *w)
     }
     free(w->api_series);
     w->api_series = NULL;
+    free(w->tnames);
+    w->tnames = NULL;
+    w->ntnames = w->cap_tnames = 0;
     w->api_series_cap = 0;
     out_put(w, "{\"traceEvents\":[", 16);
     tr_sb_printf(&w->sb, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"pid %d "
@@ -344,6 +347,8 @@ void tw_thread_named(tr_writer *w, tw_thr *t)
     }
     if (name[0] == '\0')
         snprintf(name, sizeof name, "thread %llu", (unsigned long long)t->tid);
+    if (tw_tname_of(w, t->tid) != NULL)   /* named by the program (nvtxNameOsThread) */
+        snprintf(name, sizeof name, "%s", tw_tname_of(w, t->tid));
     tr_sb_printf(&w->sb, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%llu,\"args\":{\"name\":", w->pid,
                  (unsigned long long)t->tid);
     tr_sb_json_str(&w->sb, name, strlen(name), 64);
@@ -584,6 +589,9 @@ static void on_record(void *ctx, tr_tbuf *tb, const void *p, uint32_t len)
     case TR_REC_NVTX_END:
     case TR_REC_NVTX_MARK:
         tw_on_nvtx(w, t, r);
+        break;
+    case TR_REC_NVTX_TNAME:
+        tw_on_tname(w, t, r);
         break;
     case TR_REC_GPU:
         tw_on_gpu(w, r, 0);

@@ -91,7 +91,10 @@ typedef struct tr_writer {
     void *call_buf;                  /* a CALL record's ENTER, rebuilt for the renderer (tw_call_split) */
     size_t call_cap;
     uint64_t open_beyond;            /* unfinished fast-path calls deeper than TR_OPEN_MAX: not written  */
+    struct tw_tname *tnames;         /* threads named by nvtxNameOsThread (their thread_name event's name) */
+    uint32_t ntnames, cap_tnames;
 } tr_writer;
+#define TW_TNAMES_MAX 1024           /* names kept for threads not yet seen; the event is written anyway */
 
 /* Opens the file and writes the header. 0, or -1 with errno. */
 int tw_open(tr_writer *w);

@@ -62,6 +62,16 @@ int tw_corr_put(tr_writer *w, uint64_t k, uint64_t v);
 int tw_corr_get(const tr_writer *w, uint64_t k, uint64_t *v);
 
 void tw_on_nvtx(tr_writer *w, tw_thr *t, const tr_rec *r);
+/* nvtxNameOsThread (recorded on thread 't'): the named thread's thread_name event now (a later one wins, in
+   Perfetto as in chrome://tracing), and its name kept for the one written at its first event (so that /proc's
+   name does not replace it). */
+typedef struct tw_tname {
+    uint64_t tid;
+    char name[64];
+} tw_tname;
+void tw_on_tname(tr_writer *w, tw_thr *t, const tr_rec *r);
+/* The name nvtxNameOsThread gave 'tid', or NULL. */
+const char *tw_tname_of(const tr_writer *w, uint64_t tid);
 /* A GPU record; without its correlation record yet it waits, unless 'last_chance'. */
 void tw_on_gpu(tr_writer *w, const tr_rec *r, int last_chance);
 void tw_gpu_flush_pending(tr_writer *w);

@@ -38,6 +38,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,21 @@ static void *work4_main(void *arg)
 }
 
 #ifdef E2E_HAVE_NVTX
+/* Named by the main thread (by its tid, with the wide-character call) before its first CUDA call, then a call:
+   its track's name is the NVTX one. */
+static _Atomic long named_tid;
+static _Atomic int named_done;
+static void *named_thread_main(void *arg)
+{
+    CUcontext c;
+    (void)arg;
+    atomic_store(&named_tid, (long)syscall(SYS_gettid));
+    while (!atomic_load(&named_done))
+        usleep(1000);
+    cuCtxGetCurrent(&c);
+    return NULL;
+}
+
 static void *nvtx_end_main(void *arg)
 {
     nvtxRangeEnd(*(nvtxRangeId_t *)arg);
@@ -513,6 +529,16 @@ int main(int argc, char **argv)
             nvtxRangePop();
             nvtxRangePop();
             nvtxDomainMarkEx(dom, &a);
+            {   /* threads named: this one, and one not yet seen by the writer (named before its first call) */
+                pthread_t t2;
+                nvtxNameOsThreadA((uint32_t)syscall(SYS_gettid), "e2e main");
+                pthread_create(&t2, NULL, named_thread_main, NULL);
+                while (atomic_load(&named_tid) == 0)
+                    usleep(1000);
+                nvtxNameOsThreadW((uint32_t)atomic_load(&named_tid), L"e2e worker");
+                atomic_store(&named_done, 1);
+                pthread_join(t2, NULL);
+            }
 #ifdef E2E_HAVE_NVTX_PAYLOAD
             /* pushed as a plain range, popped by the payload extension (NCCL's way) */
             a.message.ascii = "payload pop";

@@ -409,11 +409,14 @@ nvtx)
     if grep -q usage err; then echo "built without NVTX headers"; exit 77; fi
     # a domain's events say it (args.domain); "L" of domain e2e popped under "B" of the default domain: B ends
     # with it and opens again (args.continued), so that the file's B/E nest; a range popped by the payload
-    # extension's nvtxRangePopPayload (as NCCL pops some) ends
+    # extension's nvtxRangePopPayload (as NCCL pops some) ends; threads named by nvtxNameOsThread (the main
+    # thread itself, a worker by the main thread): the last thread_name event of each is that name
     check t.json "[(e['ph'], e['name']) for e in ev if e.get('cat') == 'nvtx'] == [('B', 'outer'), ('B', 'inner'), ('E', ''), ('E', ''), ('b', 'async range'), ('i', 'a mark'), ('e', ''), ('B', 'domain range'), ('E', ''), ('B', 'registered range'), ('E', ''), ('B', 'wide range'), ('E', ''), ('B', 'wide \u00e9\u4e2d\U0001f600 ?x'), ('E', ''), ('B', 'A'), ('B', 'L'), ('B', 'B'), ('E', ''), ('E', ''), ('B', 'B'), ('E', ''), ('E', ''), ('i', 'L'), ('B', 'payload pop'), ('E', '')]" \
         "[e.get('args') for e in ev if e.get('cat') == 'nvtx' and e['ph'] in 'Bi'] == [None, None, None, {'domain': 'e2e'}, {'domain': 'e2e'}, None, None, None, {'domain': 'e2e'}, None, {'continued': True}, {'domain': 'e2e'}, {'domain': 'e2e'}]" \
         "[e['ts'] for e in ev if e.get('cat') == 'nvtx' and e['ph'] == 'B' and e.get('args') == {'continued': True}][0] > [e['ts'] for e in ev if e.get('cat') == 'nvtx' and e['ph'] == 'E'][-4]" \
-        "count('cuMemAlloc_v2') == 4"
+        "count('cuMemAlloc_v2') == 4" \
+        "[e['args']['name'] for e in ev if e.get('name') == 'thread_name' and e['tid'] == [x for x in X if x['name'] == 'cuCtxGetCurrent'][-1]['tid']][-1] == 'e2e worker'" \
+        "[e['args']['name'] for e in ev if e.get('name') == 'thread_name' and e['tid'] == d['otherData']['pid']][-1] == 'e2e main'"
     ;;
 capture)
     # capture=cudaProfilerApi: only the 7 allocations between cuProfilerStart/cuProfilerStop and
