@@ -426,4 +426,13 @@ CUSHIM_PLUGIN_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_t
 #undef SET
     return 1;
 }
+/* A forked child: a thread of the parent may have held the domain table's lock at the fork. */
+void tr_nvtx_fork_child(void)
+{
+    pthread_mutex_init(&tr_nvtx_dom_lock, NULL);
+}
+#else
+void tr_nvtx_fork_child(void)
+{
+}
 #endif /* TR_HAVE_NVTX */

@@ -912,6 +912,7 @@ static void tr_fork_child(cushim_plugin *self)
     tr_kernel_names_fork_child();
     tr_signals_fork_child();
     tr_capture_fork_child(st);
+    tr_nvtx_fork_child();
     tr_unhook_fork_child(st);
     pthread_mutex_init(&tr_output_lock, NULL);
     st->w.pid = (int)getpid();

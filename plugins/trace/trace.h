@@ -103,6 +103,8 @@ int tr_timer_parse(tr_state *st, double delay_s, double duration_s, char *why, s
 int tr_timer_start(tr_state *st);
 void tr_timer_stop(void);
 void tr_capture_fork_child(tr_state *st);
+/* tr_nvtx.c: in a forked child, before it goes on. */
+void tr_nvtx_fork_child(void);
 
 extern const cushim_host *tr_host;
 extern tr_state *tr_st;
