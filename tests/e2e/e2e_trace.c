@@ -86,6 +86,18 @@ static void *work4_main(void *arg)
 }
 
 #ifdef E2E_HAVE_NVTX
+/* Event attributes with an ASCII message. */
+static nvtxEventAttributes_t ascii_attr(const char *msg)
+{
+    nvtxEventAttributes_t a;
+    memset(&a, 0, sizeof a);
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = msg;
+    return a;
+}
+
 /* Named by the main thread (by its tid, with the wide-character call) before its first CUDA call, then a call:
    its track's name is the NVTX one. */
 static _Atomic long named_tid;
@@ -436,12 +448,7 @@ int main(int argc, char **argv)
            has its own stack): "lib" step open over work 2 and 3, the default one over 3 and 4. The push levels
            are the domain's own: the program says which came back wrong (exit 4). */
         nvtxDomainHandle_t lib = nvtxDomainCreateA("lib");
-        nvtxEventAttributes_t a;
-        memset(&a, 0, sizeof a);
-        a.version = NVTX_VERSION;
-        a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-        a.messageType = NVTX_MESSAGE_TYPE_ASCII;
-        a.message.ascii = "step";
+        nvtxEventAttributes_t a = ascii_attr("step");
         int l0 = nvtxRangePushA("outer");
         work(1);
         int l1 = nvtxDomainRangePushEx(lib, &a);
@@ -496,12 +503,7 @@ int main(int argc, char **argv)
         nvtxRangeEnd(id);
         {
             nvtxDomainHandle_t dom = nvtxDomainCreateA("e2e");
-            nvtxEventAttributes_t a;
-            memset(&a, 0, sizeof a);
-            a.version = NVTX_VERSION;
-            a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-            a.messageType = NVTX_MESSAGE_TYPE_ASCII;
-            a.message.ascii = "domain range";
+            nvtxEventAttributes_t a = ascii_attr("domain range");
             nvtxDomainRangePushEx(dom, &a);
             nvtxDomainRangePop(dom);
             /* a registered string (libraries name their ranges once) and the wide-character calls */

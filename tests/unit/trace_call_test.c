@@ -275,6 +275,23 @@ static char *find_in(const char *at, const char *end, const char *needle)
     return NULL;
 }
 
+/* A writer over the rig's buffer into a file named with 'tag' (path[] holds its name), opened. */
+static void writer_open(tr_writer *w, rig *r, char *path, size_t cap, const char *tag)
+{
+    memset(w, 0, sizeof *w);
+    snprintf(path, cap, "%s/trace_call_test.%d.%s.json", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             (int)getpid(), tag);
+    w->bufs = &r->bufs;
+    w->meta.api_param = t_param;
+    w->meta.result_name = t_result;
+    w->meta.sizeof_param_info = sizeof(cushim_param_info);
+    w->api_by_id = t_api;
+    w->pid = 77;
+    w->fd = -1;
+    w->path = path;
+    assert_int_equal(tw_open(w), 0);
+}
+
 /* Drains the rig's buffer into a file through the writer and finishes it; returns the file's text. */
 static char *write_file(rig *r, const char *tag)
 {
@@ -282,19 +299,8 @@ static char *write_file(rig *r, const char *tag)
     char path[256];
     size_t n;
     char *text;
-    memset(&w, 0, sizeof w);
-    snprintf(path, sizeof path, "%s/trace_call_test.%d.%s.json", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
-             (int)getpid(), tag);
-    w.bufs = &r->bufs;
-    w.meta.api_param = t_param;
-    w.meta.result_name = t_result;
-    w.meta.sizeof_param_info = sizeof(cushim_param_info);
-    w.api_by_id = t_api;
-    w.flow_categories = CUSHIM_CAT_LAUNCH | CUSHIM_CAT_COPY | CUSHIM_CAT_SET;
-    w.pid = 77;
-    w.fd = -1;
-    w.path = path;
-    assert_int_equal(tw_open(&w), 0);
+    writer_open(&w, r, path, sizeof path, tag);
+    w.flow_categories = CUSHIM_CAT_LAUNCH | CUSHIM_CAT_COPY | CUSHIM_CAT_SET;   /* read while draining */
     tw_drain_all(&w);
     tw_finish(&w);
     tw_free(&w);
@@ -812,18 +818,7 @@ static void gpu_pending_ring(void **state)
     const uint32_t total = TW_GPU_PENDING_MAX + 1000;
     (void)state;
     rig_init(&r, 1);
-    memset(&w, 0, sizeof w);
-    snprintf(path, sizeof path, "%s/trace_call_test.%d.gpu.json", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
-             (int)getpid());
-    w.bufs = &r.bufs;
-    w.meta.api_param = t_param;
-    w.meta.result_name = t_result;
-    w.meta.sizeof_param_info = sizeof(cushim_param_info);
-    w.api_by_id = t_api;
-    w.pid = 77;
-    w.fd = -1;
-    w.path = path;
-    assert_int_equal(tw_open(&w), 0);
+    writer_open(&w, &r, path, sizeof path, "gpu");
     for (uint32_t i = 0; i < total; i++) {
         struct {
             tr_rec h;
@@ -925,20 +920,9 @@ static void nvtx_domains_nest(void **state)
     size_t n;
     char *text;
     rig_init(&r, 1);
-    memset(&w, 0, sizeof w);
     memset(&t, 0, sizeof t);
-    snprintf(path, sizeof path, "%s/trace_call_test.%d.nvtx.json", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
-             (int)getpid());
-    w.bufs = &r.bufs;
-    w.meta.api_param = t_param;
-    w.meta.result_name = t_result;
-    w.meta.sizeof_param_info = sizeof(cushim_param_info);
-    w.api_by_id = t_api;
-    w.pid = 77;
-    w.fd = -1;
-    w.path = path;
     t.tid = 1;
-    assert_int_equal(tw_open(&w), 0);
+    writer_open(&w, &r, path, sizeof path, "nvtx");
     nvtx_rec(&w, &t, TR_REC_NVTX_POP, 0, 5, "", NULL);   /* no push recorded: nothing */
     nvtx_rec(&w, &t, TR_REC_NVTX_PUSH, 0, 10, "A", NULL);
     nvtx_rec(&w, &t, TR_REC_NVTX_PUSH, 1, 20, "L", "lib");
