@@ -971,6 +971,109 @@ static void nvtx_domains_nest(void **state)
     rig_free(&r);
 }
 
+/* Random push/pop sequences over three domains against a model of NVTX's per-domain stacks: the file's B/E
+   slices, joined where a range was split (args.continued, 1 ns after the end before), are exactly the model's
+   ranges (each name once, its push's and its pop's time), and the ranges still open at the end are the
+   slices left without an E. */
+#define NP_OPS 3000
+typedef struct np_range {
+    uint64_t start, end;   /* ns; end 0: open */
+    int dom;
+    uint64_t first, last;  /* as found in the file: the first slice's start, the last slice's end (0: none) */
+    int slices, unended;
+} np_range;
+
+static void nvtx_random_nesting(void **state)
+{
+    (void)state;
+    static np_range rg[NP_OPS];
+    int stack[3][NP_OPS], depth[3] = {0, 0, 0}, nr = 0, total = 0;
+    static const char *const dom_name[3] = {NULL, "a", "b"};
+    uint32_t seed = 12345;
+    rig r;
+    tr_writer w;
+    tw_thr t;
+    char path[256], name[32];
+    size_t n;
+    char *text;
+    rig_init(&r, 1);
+    memset(&t, 0, sizeof t);
+    t.tid = 1;
+    writer_open(&w, &r, path, sizeof path, "nvtxrand");
+    for (int op = 0; op < NP_OPS; op++) {
+        uint64_t ts = 1000 + 10 * (uint64_t)op;
+        seed = seed * 1103515245u + 12345u;
+        int d = (int)((seed >> 16) % 3), push = (seed >> 8) % 100 < (total < 24 ? 55 : 35);
+        if (push) {
+            snprintf(name, sizeof name, "r%d", nr);
+            rg[nr].start = ts;
+            rg[nr].dom = d;
+            stack[d][depth[d]++] = nr++;
+            total++;
+            nvtx_rec(&w, &t, TR_REC_NVTX_PUSH, (uint32_t)d, ts, name, dom_name[d]);
+        } else {
+            if (depth[d] > 0) {
+                rg[stack[d][--depth[d]]].end = ts;
+                total--;
+            }
+            nvtx_rec(&w, &t, TR_REC_NVTX_POP, (uint32_t)d, ts, "", dom_name[d]);
+        }
+    }
+    tw_finish(&w);
+    tw_free(&w);
+    for (uint32_t i = 0; i < t.nvtx_depth; i++)
+        free(t.nvtx[i]);
+    free(t.nvtx);
+    text = slurp(path, &n);
+    unlink(path);
+    {   /* the file's slices: B pushes its range, E ends the top one */
+        int open_[NP_OPS], no = 0;
+        const char *at = text, *key = "\"cat\":\"nvtx\",\"name\":\"";
+        while ((at = find_in(at, text + n, key)) != NULL) {
+            char ph = at[-3];
+            const char *nm = at + strlen(key), *tsp = find_in(nm, text + n, "\"ts\":");
+            char *endp;
+            assert_non_null(tsp);
+            double us = strtod(tsp + 5, &endp);
+            uint64_t ts = (uint64_t)(us * 1000.0 + 0.5);
+            if (ph == 'B') {
+                int k = atoi(nm + 1);
+                assert_true(k >= 0 && k < nr);
+                const char *next = find_in(nm, text + n, "{\"ph\"");
+                int cont = find_in(nm, next ? next : text + n, "continued") != NULL;
+                if (rg[k].slices == 0) {
+                    assert_false(cont);
+                    rg[k].first = ts;
+                } else {   /* opened again 1 ns after the end of its slice before */
+                    assert_true(cont);
+                    assert_int_equal(ts, rg[k].last + 1);
+                }
+                rg[k].slices++;
+                rg[k].last = 0;
+                open_[no++] = k;
+            } else {
+                assert_int_equal(ph, 'E');
+                assert_true(no > 0);   /* never an E without a B */
+                rg[open_[--no]].last = ts;
+            }
+            at = nm;
+        }
+        for (int i = 0; i < no; i++)
+            rg[open_[i]].unended = 1;
+    }
+    for (int k = 0; k < nr; k++) {
+        assert_int_equal(rg[k].first, rg[k].start);
+        if (rg[k].end != 0) {
+            assert_int_equal(rg[k].last, rg[k].end);
+            assert_false(rg[k].unended);
+        } else {
+            assert_true(rg[k].unended);
+        }
+    }
+    free(text);
+    rig_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -980,6 +1083,7 @@ int main(void)
         cmocka_unit_test(launch_renders_as_pair),   cmocka_unit_test(launch_record_bytes),
         cmocka_unit_test(unfinished_launch_named),  cmocka_unit_test(corr_bounded),
         cmocka_unit_test(gpu_pending_ring),         cmocka_unit_test(nvtx_domains_nest),
+        cmocka_unit_test(nvtx_random_nesting),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
