@@ -371,6 +371,13 @@ int tr_timer_parse(tr_state *st, double delay_s, double duration_s, char *why, s
     return 0;
 }
 
+static _Atomic int tr_tm_missed;   /* the whole window had passed at the first cuInit */
+
+int tr_timer_missed(void)
+{
+    return atomic_load(&tr_tm_missed);
+}
+
 /* The moments already passed, applied now (in order: the resume, then the pause); 1 when one is still to come. */
 static int tr_timer_catch_up(tr_state *st)
 {
@@ -385,9 +392,11 @@ static int tr_timer_catch_up(tr_state *st)
         tr_tm_pause_at = 0;
     left = !tr_tm_quit && (tr_tm_resume_at != 0 || tr_tm_pause_at != 0);
     pthread_mutex_unlock(&tr_tm_lock);
-    if (resume)
+    if (resume && pause && atomic_load(&st->paused))   /* the whole window: nothing will be recorded (said at exit) */
+        atomic_store(&tr_tm_missed, 1);
+    else if (resume)
         tr_capture_set(st, 0);
-    if (pause)
+    else if (pause)
         tr_capture_set(st, 1);
     return left;
 }

@@ -878,7 +878,8 @@ static void tr_flush(cushim_plugin *self)
                          ? "no NVTX range with that message (in that domain) was opened (is NVTX_INJECTION64_PATH the "
                            "trace plugin? "
                            "cushim run --trace sets it)"
-                         : "the program ended before the delay passed");
+                         : tr_timer_missed() ? "the window had passed when the process first called cuInit"
+                                             : "the program ended before the delay passed");
     if (st != NULL && atomic_load(&st->capture_lost) != 0)
         tr_host->log(st->self, CUSHIM_LOG_WARN, "capture=%s: %llu ranges were not followed (started while 64 "
                      "were open, or pushed on a thread with ranges of 8 domains open; their calls recorded only where "

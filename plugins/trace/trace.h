@@ -102,6 +102,8 @@ void tr_capture_nvtx_end(tr_state *st, uint64_t id);
 int tr_timer_parse(tr_state *st, double delay_s, double duration_s, char *why, size_t cap);
 int tr_timer_start(tr_state *st);
 void tr_timer_stop(void);
+/* The whole delay/duration window had passed when the process first called cuInit (said at exit). */
+int tr_timer_missed(void);
 void tr_capture_fork_child(tr_state *st);
 /* tr_nvtx.c: in a forked child, before it goes on. */
 void tr_nvtx_fork_child(void);

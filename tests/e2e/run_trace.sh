@@ -489,6 +489,8 @@ timed)
     E2E_LATE_INIT_MS=500 run "file=$dir/l2.json,delay=0.1,duration=0.2,unhook=1" "$prog" phases 100
     [ "$rc" = 0 ] || fail "late init, window passed: exited with $rc: $(tail -n 3 err)"
     [ ! -e l2.json ] || fail "late init, window passed: a file was written"
+    grep -q "delay=0.1,duration=0.2: the window had passed when the process first called cuInit; no call was recorded" err ||
+        fail "late init, window passed: not said: $(cat err)"
     # a process that makes no CUDA call (a shell) has no timer thread
     env LD_PRELOAD="$preload" CUSHIM_PLUGINS="$plugin:file=$dir/s.json,delay=30" sh -c 'grep "^Threads:" /proc/$$/status' >out 2>err
     grep -q "^Threads:[[:space:]]*1$" out || fail "a shell under delay=: not one thread: $(cat out err)"
