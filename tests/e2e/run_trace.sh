@@ -418,6 +418,16 @@ nvtx)
         "[e['args']['name'] for e in ev if e.get('name') == 'thread_name' and e['tid'] == [x for x in X if x['name'] == 'cuCtxGetCurrent'][-1]['tid']][-1] == 'e2e worker'" \
         "[e['args']['name'] for e in ev if e.get('name') == 'thread_name' and e['tid'] == d['otherData']['pid']][-1] == 'e2e main'"
     ;;
+exports)
+    # the plugin exports its entry point and NVTX's two injection entry points, nothing else (built with the
+    # NVTX headers; without them only the entry point; names starting with _ - a sanitizer's - aside)
+    syms=$(nm -D --defined-only "$plugin" | awk '$2 ~ /^[TWDBRV]$/ && $3 !~ /^_/ {print $3}' | sort | tr '\n' ' ')
+    case $syms in
+      "InitializeInjectionNvtx2 InitializeInjectionNvtxExtension cushim_plugin_entry "|"cushim_plugin_entry "|\
+      "InitializeInjectionNvtx2 cushim_plugin_entry ") ;;
+      *) fail "the plugin exports: $syms" ;;
+    esac
+    ;;
 capture)
     # capture=cudaProfilerApi: only the 7 allocations between cuProfilerStart/cuProfilerStop and
     # cudaProfilerStart/cudaProfilerStop are recorded (the 5 outside are not), nor the profiler calls themselves
