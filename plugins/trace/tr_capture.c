@@ -401,22 +401,28 @@ static int tr_timer_catch_up(tr_state *st)
     return left;
 }
 
-static void tr_timer_begin(tr_state *st)
+/* The timer's thread started; without one, said (recording stays as it is). */
+static void tr_timer_run(tr_state *st)
 {
-    if (tr_timer_catch_up(st) && tr_timer_thread(st) != 0)
+    if (tr_timer_thread(st) != 0)
         tr_host->log(st->self, CUSHIM_LOG_WARN, "%s: no thread for the timer: recording stays as it is now (%s)",
                      st->capture_desc, atomic_load(&st->paused) ? "paused" : "on");
 }
 
-int tr_timer_start(tr_state *st)
+static void tr_timer_begin(tr_state *st)
+{
+    if (tr_timer_catch_up(st))
+        tr_timer_run(st);
+}
+
+void tr_timer_start(tr_state *st)
 {
     if (st->capture != TR_CAPTURE_TIME || (tr_tm_resume_at == 0 && tr_tm_pause_at == 0))
-        return 0;
-    if (st->cuinit_group != 0) {   /* at the first cuInit */
+        return;
+    if (st->cuinit_group != 0)   /* at the first cuInit */
         atomic_store(&tr_tm_wanted, 1);
-        return 0;
-    }
-    return tr_timer_thread(st);    /* cuInit could not be hooked: now */
+    else
+        tr_timer_run(st);        /* cuInit could not be hooked: now */
 }
 
 void tr_timer_stop(void)

@@ -188,22 +188,25 @@ void tw_on_nvtx(tr_writer *w, tw_thr *t, const tr_rec *r)
         nvtx_event(w, t, ph[r->type - TR_REC_NVTX_PUSH], r, r->t, 0);
 }
 
+static tw_tname *tname_find(const tr_writer *w, uint64_t tid)
+{
+    for (uint32_t i = 0; i < w->ntnames; i++)
+        if (w->tnames[i].tid == tid)
+            return &w->tnames[i];
+    return NULL;
+}
+
 const char *tw_tname_of(const tr_writer *w, uint64_t tid)
 {
-    for (uint32_t i = w->ntnames; i-- > 0;)
-        if (w->tnames[i].tid == tid)
-            return w->tnames[i].name;
-    return NULL;
+    const tw_tname *e = tname_find(w, tid);
+    return e != NULL ? e->name : NULL;
 }
 
 void tw_on_tname(tr_writer *w, tw_thr *t, const tr_rec *r)
 {
     uint32_t n;
     const char *name = rec_text(r, 0, &n);
-    tw_tname *e = NULL;
-    for (uint32_t i = 0; i < w->ntnames && e == NULL; i++)
-        if (w->tnames[i].tid == r->seq)
-            e = &w->tnames[i];
+    tw_tname *e = tname_find(w, r->seq);
     if (e == NULL && w->ntnames < TW_TNAMES_MAX) {
         if (w->ntnames == w->cap_tnames) {
             uint32_t cap = w->cap_tnames ? 2 * w->cap_tnames : 8;
@@ -225,11 +228,7 @@ void tw_on_tname(tr_writer *w, tw_thr *t, const tr_rec *r)
     }
     if (t->tid == r->seq)
         t->named = 1;   /* named itself: not named again from /proc at its next event */
-    tr_sb_printf(&w->sb, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%llu,\"args\":{\"name\":", w->pid,
-                 (unsigned long long)r->seq);
-    tr_sb_json_str(&w->sb, name, n, 64);
-    tr_sb_puts(&w->sb, "}}");
-    tw_emit(w);
+    tw_thread_name_event(w, r->seq, name, n);
 }
 
 static const char *copy_kind_name(uint32_t k)

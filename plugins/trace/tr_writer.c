@@ -349,9 +349,14 @@ void tw_thread_named(tr_writer *w, tw_thr *t)
         snprintf(name, sizeof name, "thread %llu", (unsigned long long)t->tid);
     if (tw_tname_of(w, t->tid) != NULL)   /* named by the program (nvtxNameOsThread) */
         snprintf(name, sizeof name, "%s", tw_tname_of(w, t->tid));
+    tw_thread_name_event(w, t->tid, name, strlen(name));
+}
+
+void tw_thread_name_event(tr_writer *w, uint64_t tid, const char *name, size_t n)
+{
     tr_sb_printf(&w->sb, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%llu,\"args\":{\"name\":", w->pid,
-                 (unsigned long long)t->tid);
-    tr_sb_json_str(&w->sb, name, strlen(name), 64);
+                 (unsigned long long)tid);
+    tr_sb_json_str(&w->sb, name, n, 64);
     tr_sb_puts(&w->sb, "}}");
     tw_emit(w);
 }

@@ -48,6 +48,8 @@ typedef struct tw_thr {
 void tw_emit(tr_writer *w);
 /* The thread's thread_name event, once. */
 void tw_thread_named(tr_writer *w, tw_thr *t);
+/* A thread_name event: thread 'tid' is called 'name' ('n' bytes). */
+void tw_thread_name_event(tr_writer *w, uint64_t tid, const char *name, size_t n);
 
 int tw_map_put(tw_map *m, uint64_t k, uint64_t v);
 int tw_map_get(const tw_map *m, uint64_t k, uint64_t *v);

@@ -853,9 +853,7 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
                 host->log(self, CUSHIM_LOG_WARN, "unhook: the hooks could not be added again");
         }
     }
-    if (tr_timer_start(st) != 0)
-        host->log(self, CUSHIM_LOG_WARN, "%s: no thread for the timer: recording stays as it is now (%s)",
-                  st->capture_desc, atomic_load(&st->paused) ? "paused" : "on");
+    tr_timer_start(st);
     st->w.capture = st->capture != TR_CAPTURE_NONE ? st->capture_desc : NULL;
     st->w.captures = &st->captures;
     host->plugin_set_data(self, st);

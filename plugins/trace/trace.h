@@ -97,10 +97,10 @@ void tr_capture_nvtx_pop(tr_state *st, uint32_t dom, int level);
 void tr_capture_nvtx_start(tr_state *st, const char *msg, uint32_t dom, const char *dom_name, uint64_t id);
 void tr_capture_nvtx_end(tr_state *st, uint64_t id);
 /* delay=, duration= (seconds; 0: none): parse (the schedule from now; 0, or -1 with 'why' set: a bad value,
-   capture= given too), start (the timer thread, once 'paused' is set; 0 or -1). stop: at exit. fork_child:
-   the locks, and the timer again for what is left of it. */
+   capture= given too), start (once 'paused' is set: the timer thread at the first cuInit; a failure to start it
+   is said). stop: at exit. fork_child: the locks, and the timer again for what is left of it. */
 int tr_timer_parse(tr_state *st, double delay_s, double duration_s, char *why, size_t cap);
-int tr_timer_start(tr_state *st);
+void tr_timer_start(tr_state *st);
 void tr_timer_stop(void);
 /* The whole delay/duration window had passed when the process first called cuInit (said at exit). */
 int tr_timer_missed(void);

@@ -910,6 +910,29 @@ static void nvtx_seq(const char *text, size_t n, char *out, size_t cap)
     }
 }
 
+/* The NVTX tests' rig: a writer into a file named with 'tag', and thread 1's writer state. */
+static void nvtx_begin(rig *r, tr_writer *w, tw_thr *t, char *path, size_t cap, const char *tag)
+{
+    rig_init(r, 1);
+    memset(t, 0, sizeof *t);
+    t->tid = 1;
+    writer_open(w, r, path, cap, tag);
+}
+
+/* Finishes the file, frees the thread's ranges still open; returns the file's text (its length in *n). */
+static char *nvtx_end(tr_writer *w, tw_thr *t, const char *path, size_t *n)
+{
+    char *text;
+    tw_finish(w);
+    tw_free(w);
+    for (uint32_t i = 0; i < t->nvtx_depth; i++)
+        free(t->nvtx[i]);
+    free(t->nvtx);
+    text = slurp(path, n);
+    unlink(path);
+    return text;
+}
+
 static void nvtx_domains_nest(void **state)
 {
     (void)state;
@@ -919,10 +942,7 @@ static void nvtx_domains_nest(void **state)
     char path[256], seq[1024];
     size_t n;
     char *text;
-    rig_init(&r, 1);
-    memset(&t, 0, sizeof t);
-    t.tid = 1;
-    writer_open(&w, &r, path, sizeof path, "nvtx");
+    nvtx_begin(&r, &w, &t, path, sizeof path, "nvtx");
     nvtx_rec(&w, &t, TR_REC_NVTX_POP, 0, 5, "", NULL);   /* no push recorded: nothing */
     nvtx_rec(&w, &t, TR_REC_NVTX_PUSH, 0, 10, "A", NULL);
     nvtx_rec(&w, &t, TR_REC_NVTX_PUSH, 1, 20, "L", "lib");
@@ -945,13 +965,7 @@ static void nvtx_domains_nest(void **state)
     assert_int_equal(t.nvtx_depth, 0);
     assert_int_equal(t.nvtx_over, 0);
     nvtx_rec(&w, &t, TR_REC_NVTX_PUSH, 3, 2000, "left open", "y");   /* freed with the thread */
-    tw_finish(&w);
-    tw_free(&w);
-    for (uint32_t i = 0; i < t.nvtx_depth; i++)
-        free(t.nvtx[i]);
-    free(t.nvtx);
-    text = slurp(path, &n);
-    unlink(path);
+    text = nvtx_end(&w, &t, path, &n);
     nvtx_seq(text, n, seq, sizeof seq);
     if (strncmp(seq, "B:A B:L B:B B:C E: E: E: B:B+ B:C+ E: E: E: B:d", 47) != 0)
         print_message("nvtx events: %.200s\n", seq);
@@ -996,10 +1010,7 @@ static void nvtx_random_nesting(void **state)
     char path[256], name[32];
     size_t n;
     char *text;
-    rig_init(&r, 1);
-    memset(&t, 0, sizeof t);
-    t.tid = 1;
-    writer_open(&w, &r, path, sizeof path, "nvtxrand");
+    nvtx_begin(&r, &w, &t, path, sizeof path, "nvtxrand");
     for (int op = 0; op < NP_OPS; op++) {
         uint64_t ts = 1000 + 10 * (uint64_t)op;
         seed = seed * 1103515245u + 12345u;
@@ -1019,13 +1030,7 @@ static void nvtx_random_nesting(void **state)
             nvtx_rec(&w, &t, TR_REC_NVTX_POP, (uint32_t)d, ts, "", dom_name[d]);
         }
     }
-    tw_finish(&w);
-    tw_free(&w);
-    for (uint32_t i = 0; i < t.nvtx_depth; i++)
-        free(t.nvtx[i]);
-    free(t.nvtx);
-    text = slurp(path, &n);
-    unlink(path);
+    text = nvtx_end(&w, &t, path, &n);
     {   /* the file's slices: B pushes its range, E ends the top one */
         int open_[NP_OPS], no = 0;
         const char *at = text, *key = "\"cat\":\"nvtx\",\"name\":\"";
