@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include "stats-nvtx.h"
 #include "tr_stats.h"
 
 /* The fuzz harness (tests/fuzz/fuzz_stats.c) builds this file with CUSHIM_STATS_NO_MAIN: it calls
@@ -47,27 +48,35 @@ typedef struct js {
     int err;
 } js;
 
-/* The tables: calls, kernels, GPU copies and sets by time and by size (as the plugin prints them at exit). */
+/* The tables: NVTX ranges, calls, kernels, GPU copies and sets by time and by size (as the plugin prints them
+   at exit); 'sn' joins the NVTX events into ranges (stats-nvtx.c). */
 typedef struct st_tables {
-    tr_stats api, kern, memt, mems;
+    tr_stats nvtx, api, kern, memt, mems;
+    sn_state *sn;
+    unsigned long long nvtx_over;   /* start/end ranges left out (TR_NVTX_IDS_MAX) */
 } st_tables;
 
-static void tables_init(st_tables *t, unsigned long long budget)
+static int tables_init(st_tables *t, unsigned long long budget)
 {
-    tr_stats *all[4] = {&t->api, &t->kern, &t->memt, &t->mems};
-    for (int i = 0; i < 4; i++) {
+    tr_stats *all[5] = {&t->nvtx, &t->api, &t->kern, &t->memt, &t->mems};
+    for (int i = 0; i < 5; i++) {
         tr_stats_init(all[i]);
         if (budget > 0)
             tr_stats_set_exact(all[i], budget);
     }
+    t->nvtx_over = 0;
+    return (t->sn = sn_new()) != NULL ? 0 : -1;
 }
 
 static void tables_free(st_tables *t)
 {
+    tr_stats_free(&t->nvtx);
     tr_stats_free(&t->api);
     tr_stats_free(&t->kern);
     tr_stats_free(&t->memt);
     tr_stats_free(&t->mems);
+    sn_free(t->sn);
+    t->sn = NULL;
 }
 
 static void ws(js *j)
@@ -76,7 +85,53 @@ static void ws(js *j)
         j->p++;
 }
 
-/* A string: its decoded text into out (bounded; escapes other than \" \\ \/ kept raw). */
+static int hexval(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* Four hex digits at j->p (consumed), or -1 (not consumed). */
+static long hex4(js *j)
+{
+    long v = 0;
+    if (j->end - j->p < 4)
+        return -1;
+    for (int k = 0; k < 4; k++) {
+        int h = hexval(j->p[k]);
+        if (h < 0)
+            return -1;   /* nothing consumed: what follows is read as it is */
+        v = v << 4 | h;
+    }
+    j->p += 4;
+    return v;
+}
+
+/* Code point 'cp' as UTF-8 into out[*o...] (bounded by cap, the NUL's byte kept); U+0000 and what is no
+   scalar value as '?'. */
+static void put_utf8(char *out, size_t cap, size_t *o, unsigned long cp)
+{
+    char b[4];
+    size_t k;
+    if (cp == 0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        cp = '?';
+    if (cp < 0x80)
+        b[0] = (char)cp, k = 1;
+    else if (cp < 0x800)
+        b[0] = (char)(0xc0 | cp >> 6), b[1] = (char)(0x80 | (cp & 0x3f)), k = 2;
+    else if (cp < 0x10000)
+        b[0] = (char)(0xe0 | cp >> 12), b[1] = (char)(0x80 | ((cp >> 6) & 0x3f)), b[2] = (char)(0x80 | (cp & 0x3f)),
+        k = 3;
+    else
+        b[0] = (char)(0xf0 | cp >> 18), b[1] = (char)(0x80 | ((cp >> 12) & 0x3f)),
+        b[2] = (char)(0x80 | ((cp >> 6) & 0x3f)), b[3] = (char)(0x80 | (cp & 0x3f)), k = 4;
+    if (out != NULL && *o + k < cap) {
+        memcpy(out + *o, b, k);
+        *o += k;
+    }
+}
+
+/* A string: its decoded text into out (bounded; RFC 8259's escapes, \uXXXX as UTF-8 with surrogate pairs
+   joined, U+0000 and a lone surrogate as '?'; an unknown escape's character kept). */
 static int str(js *j, char *out, size_t cap)
 {
     size_t o = 0;
@@ -87,12 +142,22 @@ static int str(js *j, char *out, size_t cap)
         char c = *j->p++;
         if (c == '\\' && j->p < j->end) {
             char e = *j->p++;
-            c = e == 'n' ? '\n' : e == 't' ? '\t' : e;
             if (e == 'u') {
-                for (int k = 0; k < 4 && j->p < j->end; k++)
-                    j->p++;
-                c = '?';
+                long cp = hex4(j);
+                if (cp >= 0xd800 && cp <= 0xdbff && j->end - j->p >= 6 && j->p[0] == '\\' && j->p[1] == 'u') {
+                    const char *back = j->p;
+                    long lo;
+                    j->p += 2;
+                    lo = hex4(j);
+                    if (lo >= 0xdc00 && lo <= 0xdfff)
+                        cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+                    else
+                        j->p = back;   /* a lone high surrogate ('?'); the next escape read on its own */
+                }
+                put_utf8(out, cap, &o, cp < 0 ? '?' : (unsigned long)cp);
+                continue;
             }
+            c = e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e == 'b' ? '\b' : e == 'f' ? '\f' : e;
         }
         if (out != NULL && o + 1 < cap)
             out[o++] = c;
@@ -219,27 +284,37 @@ static int members(js *j, int depth, member_fn member, void *ctx)
     }
 }
 
-/* An event's "args": its "bytes" (a GPU copy's or set's size), the rest skipped. */
-static int args_member(js *j, const char *key, void *ctx)
+typedef struct ev_fields {
+    char ph[8], cat[48], name[2 * 4096 + 64], domain[1024];   /* a name: TR_NAME_MAX bytes, each up to 2 decoded */
+    unsigned long long dur, bytes, ts, pid, tid, id;
+    int has_dur, continued;
+} ev_fields;
+
+/* An unsigned integer value (anything else: 0), consumed. */
+static int uint_value(js *j, unsigned long long *v)
 {
-    if (!strcmp(key, "bytes") && j->p < j->end && *j->p >= '0' && *j->p <= '9') {
-        const char *s = j->p;
-        unsigned long long v = 0;
-        if (skip(j, 2) != 0)
-            return -1;
-        for (; s < j->p && *s >= '0' && *s <= '9'; s++)
-            v = v * 10 + (unsigned long long)(*s - '0');
-        *(unsigned long long *)ctx = v;
-        return 0;
-    }
-    return skip(j, 2);
+    const char *s = j->p;
+    *v = 0;
+    if (skip(j, 2) != 0)
+        return -1;
+    for (; s < j->p && *s >= '0' && *s <= '9'; s++)
+        *v = *v * 10 + (unsigned long long)(*s - '0');
+    return 0;
 }
 
-typedef struct ev_fields {
-    char ph[8], cat[48], name[8192];
-    unsigned long long dur, bytes;
-    int has_dur;
-} ev_fields;
+/* An event's "args": its "bytes" (a GPU copy's or set's size), an NVTX event's "domain" and "continued", the
+   rest skipped. */
+static int args_member(js *j, const char *key, void *ctx)
+{
+    ev_fields *e = ctx;
+    if (!strcmp(key, "bytes") && j->p < j->end && *j->p >= '0' && *j->p <= '9')
+        return uint_value(j, &e->bytes);
+    if (!strcmp(key, "domain") && j->p < j->end && *j->p == '"')
+        return str(j, e->domain, sizeof e->domain);
+    if (!strcmp(key, "continued") && j->end - j->p >= 4 && !memcmp(j->p, "true", 4))
+        e->continued = 1;
+    return skip(j, 2);
+}
 
 static int event_member(js *j, const char *key, void *ctx)
 {
@@ -250,13 +325,19 @@ static int event_member(js *j, const char *key, void *ctx)
         str(j, e->cat, sizeof e->cat);
     else if (!strcmp(key, "name") && j->p < j->end && *j->p == '"')
         str(j, e->name, sizeof e->name);
-    else if (!strcmp(key, "dur")) {
+    else if (!strcmp(key, "dur") || !strcmp(key, "ts")) {
         const char *s = j->p;
         skip(j, 1);
-        e->dur = us_to_ns(s, j->p);
-        e->has_dur = 1;
+        if (key[0] == 'd') {
+            e->dur = us_to_ns(s, j->p);
+            e->has_dur = 1;
+        } else {
+            e->ts = us_to_ns(s, j->p);
+        }
+    } else if (!strcmp(key, "pid") || !strcmp(key, "tid") || !strcmp(key, "id")) {
+        return uint_value(j, key[0] == 'p' ? &e->pid : key[0] == 't' ? &e->tid : &e->id);
     } else if (!strcmp(key, "args")) {
-        return members(j, 2, args_member, &e->bytes);
+        return members(j, 2, args_member, e);
     } else {
         return skip(j, 1);
     }
@@ -266,11 +347,16 @@ static int event_member(js *j, const char *key, void *ctx)
 static int event(js *j, st_tables *t)
 {
     ev_fields f;
-    f.ph[0] = f.cat[0] = f.name[0] = '\0';
-    f.dur = f.bytes = 0;
-    f.has_dur = 0;
+    f.ph[0] = f.cat[0] = f.name[0] = f.domain[0] = '\0';
+    f.dur = f.bytes = f.ts = f.pid = f.tid = f.id = 0;
+    f.has_dur = f.continued = 0;
     if (members(j, 1, event_member, &f) != 0)
         return -1;
+    if (!strcmp(f.cat, "nvtx") && f.ph[0] != '\0' && f.ph[1] == '\0' && strchr("BEbe", f.ph[0]) != NULL) {
+        sn_ev e = {f.ph[0], f.pid, f.tid, f.id, f.ts, f.name, f.domain, f.continued};
+        sn_event(t->sn, &t->nvtx, &e);
+        return 0;
+    }
     if (strcmp(f.ph, "X") != 0 || !f.has_dur)
         return 0;
     if (!strcmp(f.cat, "cuda_driver") || !strcmp(f.cat, "cuda_runtime")) {
@@ -651,7 +737,11 @@ int main(int argc, char **argv)
        files, their sum (each file's medians were exact within its own) */
     for (int i = first; i < first + nfiles; i++)
         budget += tail_budget(argv[i]);
-    tables_init(&t, budget);
+    if (tables_init(&t, budget) != 0) {
+        ST_ERR("cushim stats: out of memory\n");
+        tables_free(&t);
+        return 1;
+    }
     path = argv[first];
     if (close_to != NULL) {   /* OUT must not be FILE: opening it for writing would empty the trace first */
         struct stat a, b;
@@ -677,6 +767,7 @@ int main(int argc, char **argv)
             ST_PERROR(path);
             goto fail;
         }
+        t.nvtx_over += sn_file_end(t.sn, &t.nvtx);
         /* ended early: the events array never closed (the text ran out inside it, or the gzip stream did) */
         early = sc.found && !sc.closed && !sc.bad;
         if (!sc.found || sc.bad) {
@@ -714,13 +805,15 @@ int main(int argc, char **argv)
             tr_stats_json_str(stdout, argv[i]);
         }
         printf("],\n");
+        tr_stats_json(stdout, "nvtx_sum", &t.nvtx, TR_JSON_STYLED);
+        printf(",\n");
         tr_stats_json(stdout, "cuda_api_sum", &t.api, 0);
         printf(",\n");
         tr_stats_json(stdout, "cuda_gpu_kern_sum", &t.kern, 0);
         printf(",\n");
         tr_stats_json(stdout, "cuda_gpu_mem_time_sum", &t.memt, 0);
         printf(",\n");
-        tr_stats_json(stdout, "cuda_gpu_mem_size_sum", &t.mems, 1);
+        tr_stats_json(stdout, "cuda_gpu_mem_size_sum", &t.mems, TR_JSON_SIZES);
         printf("}\n");
         tables_free(&t);
         return 0;
@@ -731,6 +824,15 @@ int main(int argc, char **argv)
             printf(" %s", argv[i]);
         printf("\n");
     }
+    nr = tr_stats_rows(&t.nvtx, &rows);   /* nsys's order: the NVTX ranges first */
+    if (nr > 0) {
+        printf("\nNVTX Range Summary (nvtx_sum):\n\n");
+        tr_stats_print_nvtx(stdout, rows, nr);
+    }
+    free(rows);
+    if (t.nvtx_over > 0)
+        ST_ERR("cushim stats: %llu start/end ranges left out of nvtx_sum (more than %u were waiting for their start "
+               "or end)\n", t.nvtx_over, TR_NVTX_IDS_MAX);
     nr = tr_stats_rows(&t.api, &rows);
     printf("\nCUDA API Summary (cuda_api_sum):\n\n");
     tr_stats_print(stdout, rows, nr, "Num Calls");

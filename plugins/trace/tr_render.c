@@ -113,6 +113,23 @@ static void sb_uescape(tr_sb *sb, unsigned c)
     tr_sb_putn(sb, e, 6);
 }
 
+/* The length of the well-formed UTF-8 sequence that starts at s[i] and ends before s[lim] (2 to 4), or 0
+   (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF - a strict reader such as Python's rejects
+   the file otherwise). s[i] >= 0x80. */
+static size_t utf8_seq(const char *s, size_t i, size_t lim)
+{
+    unsigned char c = (unsigned char)s[i];
+    size_t k = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : c >= 0xc2 ? 1 : 0, j;
+    int ok = k > 0 && c <= 0xf4 && i + k < lim;
+    if (ok && k > 1) {   /* the second byte's narrower range after E0, ED, F0, F4 */
+        unsigned char c1 = (unsigned char)s[i + 1];
+        ok = c == 0xe0 ? c1 >= 0xa0 : c == 0xed ? c1 < 0xa0 : c == 0xf0 ? c1 >= 0x90 : c == 0xf4 ? c1 < 0x90 : 1;
+    }
+    for (j = 1; ok && j <= k; j++)
+        ok = ((unsigned char)s[i + j] & 0xc0) == 0x80;
+    return ok ? k + 1 : 0;
+}
+
 void tr_sb_json_str(tr_sb *sb, const char *s, size_t n, size_t max)
 {
     size_t i = 0, run, lim = n < max ? n : max;
@@ -136,19 +153,11 @@ void tr_sb_json_str(tr_sb *sb, const char *s, size_t n, size_t max)
         } else if (c < 0x20 || c == 0x7f) {
             sb_uescape(sb, c);
         } else {
-            /* keep well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF - a
-               strict reader such as Python's rejects the file otherwise), escape every other byte alone */
-            size_t k = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : c >= 0xc2 ? 1 : 0, j;
-            int ok = k > 0 && c <= 0xf4 && i + k < lim;
-            if (ok && k > 1) {   /* the second byte's narrower range after E0, ED, F0, F4 */
-                unsigned char c1 = (unsigned char)s[i + 1];
-                ok = c == 0xe0 ? c1 >= 0xa0 : c == 0xed ? c1 < 0xa0 : c == 0xf0 ? c1 >= 0x90 : c == 0xf4 ? c1 < 0x90 : 1;
-            }
-            for (j = 1; ok && j <= k; j++)
-                ok = ((unsigned char)s[i + j] & 0xc0) == 0x80;
-            if (ok) {
-                tr_sb_putn(sb, s + i, k + 1);
-                i += k;
+            /* keep well-formed UTF-8, escape every other byte alone */
+            size_t k = utf8_seq(s, i, lim);
+            if (k > 0) {
+                tr_sb_putn(sb, s + i, k);
+                i += k - 1;
             } else {
                 sb_uescape(sb, c);
             }
@@ -158,6 +167,35 @@ void tr_sb_json_str(tr_sb *sb, const char *s, size_t n, size_t max)
     if (n > max)
         tr_sb_puts(sb, "...");
     tr_sb_putn(sb, "\"", 1);
+}
+
+size_t tr_str_plain(char *out, size_t cap, const char *s, size_t n, size_t max)
+{
+    size_t i = 0, o = 0, lim = n < max ? n : max;
+    if (cap == 0)
+        return 0;
+    while (i < lim) {
+        unsigned char c = (unsigned char)s[i];
+        size_t k = c < 0x80 ? 1 : utf8_seq(s, i, lim);
+        if (k == 0) {   /* a byte the literal escapes as \u00XX: U+00XX to a JSON reader, two bytes in UTF-8 */
+            if (o + 2 >= cap)
+                break;
+            out[o++] = (char)(0xc0 | c >> 6);
+            out[o++] = (char)(0x80 | (c & 0x3f));
+            i++;
+            continue;
+        }
+        if (o + k >= cap)
+            break;
+        memcpy(out + o, s + i, k);   /* a control byte too: \u00XX is that byte again */
+        o += k;
+        i += k;
+    }
+    if (n > max && i == lim)   /* the cut's mark, after the whole kept text only */
+        for (int d = 0; d < 3 && o + 1 < cap; d++)
+            out[o++] = '.';
+    out[o] = '\0';
+    return o;
 }
 
 void tr_sb_us(tr_sb *sb, uint64_t ns)

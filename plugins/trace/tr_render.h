@@ -50,6 +50,11 @@ void tr_sb_i64(tr_sb *sb, int64_t v);
 void tr_sb_hexq(tr_sb *sb, uint64_t v);
 /* A JSON string literal of at most 'max' bytes of 's' (then "..."). */
 void tr_sb_json_str(tr_sb *sb, const char *s, size_t n, size_t max);
+/* The text such a literal holds, as a JSON reader ('cushim stats', Python's json) decodes it: the bytes kept,
+   a control byte (\u00XX) itself, a byte that is not UTF-8 (\u00XX) as U+00XX in UTF-8; into 'out' (cut
+   before what does not fit in 'cap' - 1 bytes, NUL-terminated); its length. The at-exit tables name rows with
+   it, so that they equal the tables read from the file. A NUL byte (never in a C string) is not handled. */
+size_t tr_str_plain(char *out, size_t cap, const char *s, size_t n, size_t max);
 /* ns as microseconds with 3 decimals: exact. */
 void tr_sb_us(tr_sb *sb, uint64_t ns);
 

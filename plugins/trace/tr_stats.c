@@ -323,28 +323,46 @@ static void fmt_mb(char *out, size_t cap, double bytes)
     fmt_grouped(out, cap, d);
 }
 
-#define NCOL 9
+#define NCOL 10
+
+/* A styled row's parts (tr_stats_print_nvtx): its style into 'style' (bounded), the range returned. */
+static const char *split_styled(const char *name, char *style, size_t cap)
+{
+    const char *sep = strchr(name, TR_STATS_STYLE_SEP);
+    size_t k = sep != NULL ? (size_t)(sep - name) : 0;
+    if (k >= cap)
+        k = cap - 1;
+    memcpy(style, name, k);
+    style[k] = '\0';
+    return sep != NULL ? sep + 1 : name;
+}
 
 /* One table: the time tables (Time (%), Total Time (ns), COUNT, Avg, Med, Min, Max, StdDev (ns), NAME) or, with
-   'mb', the size table (Total (MB), Count, Avg, Med, Min, Max, StdDev (MB), Operation: values are bytes). */
+   'mb', the size table (Total (MB), Count, Avg, Med, Min, Max, StdDev (MB), Operation: values are bytes); with
+   'styled' a Style column before the name (the rows' names are STYLE TR_STATS_STYLE_SEP NAME). */
 static void print_table(FILE *f, const tr_stat_row *rows, uint32_t n, const char *count_header,
-                        const char *name_header, int mb)
+                        const char *name_header, int mb, int styled)
 {
-    const char *time_hdr[NCOL] = {"Time (%)", "Total Time (ns)", count_header, "Avg (ns)", "Med (ns)",
-                                  "Min (ns)", "Max (ns)", "StdDev (ns)", name_header};
-    const char *size_hdr[NCOL] = {"Total (MB)", count_header, "Avg (MB)", "Med (MB)", "Min (MB)", "Max (MB)",
-                                  "StdDev (MB)", name_header, NULL};
-    const char *const *hdr = mb ? size_hdr : time_hdr;
-    int ncol = mb ? NCOL - 1 : NCOL;
+    static const char *const time_hdr[] = {"Time (%)", "Total Time (ns)", NULL, "Avg (ns)", "Med (ns)",
+                                           "Min (ns)", "Max (ns)", "StdDev (ns)"};
+    static const char *const size_hdr[] = {"Total (MB)", NULL, "Avg (MB)", "Med (MB)", "Min (MB)", "Max (MB)",
+                                           "StdDev (MB)"};
+    const char *hdr[NCOL];
+    int nnum = mb ? 7 : 8, ncol = 0;   /* numeric columns (right-aligned), then [Style,] the name */
     size_t w[NCOL];
     char cell[NCOL][48];
+    for (int c = 0; c < nnum; c++)
+        hdr[ncol++] = (mb ? size_hdr : time_hdr)[c] != NULL ? (mb ? size_hdr : time_hdr)[c] : count_header;
+    if (styled)
+        hdr[ncol++] = "Style";
+    hdr[ncol++] = name_header;
     for (int c = 0; c < ncol; c++)
         w[c] = strlen(hdr[c]);
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 1) {
-            /* one blank before the first column, two between columns, as nsys prints */
+            /* one blank before the first column, two between columns, as nsys prints; text columns left-aligned */
             for (int c = 0; c < ncol; c++)
-                fprintf(f, c == ncol - 1 ? "  %-*s" : c ? "  %*s" : " %*s", (int)w[c], hdr[c]);
+                fprintf(f, c >= nnum ? "  %-*s" : c ? "  %*s" : " %*s", (int)w[c], hdr[c]);
             fputc('\n', f);
             for (int c = 0; c < ncol; c++) {
                 fputs(c ? "  " : " ", f);
@@ -355,6 +373,7 @@ static void print_table(FILE *f, const tr_stat_row *rows, uint32_t n, const char
         }
         for (uint32_t i = 0; i < n; i++) {
             const tr_stat_row *r = &rows[i];
+            const char *name = r->name;
             if (mb) {
                 fmt_mb(cell[0], sizeof cell[0], (double)r->total);
                 fmt_u(cell[1], sizeof cell[1], r->n);
@@ -373,23 +392,26 @@ static void print_table(FILE *f, const tr_stat_row *rows, uint32_t n, const char
                 fmt_u(cell[6], sizeof cell[6], r->max);
                 fmt_d(cell[7], sizeof cell[7], r->stddev);
             }
+            if (styled)
+                name = split_styled(name, cell[nnum], sizeof cell[nnum]);
             if (pass == 0) {
                 for (int c = 0; c < ncol - 1; c++)
                     if (strlen(cell[c]) > w[c])
                         w[c] = strlen(cell[c]);
-                if (strlen(r->name) > w[ncol - 1])
-                    w[ncol - 1] = strlen(r->name);
+                if (strlen(name) > w[ncol - 1])
+                    w[ncol - 1] = strlen(name);
                 continue;
             }
             for (int c = 0; c < ncol - 1; c++)
-                fprintf(f, c ? "  %*s" : " %*s", (int)w[c], cell[c]);
+                fprintf(f, c >= nnum ? "  %-*s" : c ? "  %*s" : " %*s", (int)w[c], cell[c]);
             fputs("  ", f);
-            put_name(f, r->name);
+            put_name(f, name);
             fputc('\n', f);
         }
     }
     {
         uint32_t na = 0;
+        char style[48];
         for (uint32_t i = 0; i < n; i++)
             na += rows[i].approx != 0;
         if (na > 0) {
@@ -404,7 +426,7 @@ static void print_table(FILE *f, const tr_stat_row *rows, uint32_t n, const char
                     break;
                 }
                 fputc(' ', f);
-                put_name(f, rows[i].name);
+                put_name(f, styled ? split_styled(rows[i].name, style, sizeof style) : rows[i].name);
             }
             fputc('\n', f);
         }
@@ -413,7 +435,12 @@ static void print_table(FILE *f, const tr_stat_row *rows, uint32_t n, const char
 
 void tr_stats_print(FILE *f, const tr_stat_row *rows, uint32_t n, const char *count_header)
 {
-    print_table(f, rows, n, count_header, "Name", 0);
+    print_table(f, rows, n, count_header, "Name", 0, 0);
+}
+
+void tr_stats_print_nvtx(FILE *f, const tr_stat_row *rows, uint32_t n)
+{
+    print_table(f, rows, n, "Instances", "Range", 0, 1);
 }
 
 const char *tr_memop_label(const char *event_name)
@@ -442,14 +469,14 @@ void tr_stats_print_memops(FILE *f, tr_stats *time, tr_stats *size)
     uint32_t n = tr_stats_rows(time, &rows);
     if (n > 0) {
         fprintf(f, "\nCUDA GPU MemOps Summary by Time (cuda_gpu_mem_time_sum):\n\n");
-        print_table(f, rows, n, "Count", "Operation", 0);
+        print_table(f, rows, n, "Count", "Operation", 0, 0);
     }
     free(rows);
     rows = NULL;
     n = tr_stats_rows(size, &rows);
     if (n > 0) {
         fprintf(f, "\nCUDA GPU MemOps Summary by Size (cuda_gpu_mem_size_sum):\n\n");
-        print_table(f, rows, n, "Count", "Operation", 1);
+        print_table(f, rows, n, "Count", "Operation", 1, 0);
     }
     free(rows);
 }
@@ -489,16 +516,24 @@ void tr_stats_json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
-void tr_stats_json(FILE *f, const char *report, tr_stats *st, int sizes)
+void tr_stats_json(FILE *f, const char *report, tr_stats *st, int mode)
 {
     tr_stat_row *rows = NULL;
     uint32_t n = tr_stats_rows(st, &rows);
+    int sizes = mode == TR_JSON_SIZES;
     const char *u = sizes ? "bytes" : "ns";
+    char style[48];
     fprintf(f, "\"%s\":[", report);
     for (uint32_t i = 0; i < n; i++) {
         const tr_stat_row *r = &rows[i];
         fprintf(f, "%s\n{\"name\":", i ? "," : "");
-        tr_stats_json_str(f, r->name);
+        if (mode == TR_JSON_STYLED) {
+            tr_stats_json_str(f, split_styled(r->name, style, sizeof style));
+            fputs(",\"style\":", f);
+            tr_stats_json_str(f, style);
+        } else {
+            tr_stats_json_str(f, r->name);
+        }
         fprintf(f, ",\"count\":%llu,\"total_%s\":%llu,", (unsigned long long)r->n, u, (unsigned long long)r->total);
         /* JSON has no NaN or infinity: such a value (never expected) is written 0 */
         if (!sizes)

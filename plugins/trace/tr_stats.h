@@ -60,6 +60,18 @@ uint32_t tr_stats_rows(tr_stats *st, tr_stat_row **rows);
 /* The table: 'count_header' is "Num Calls" or "Instances". Rows whose median is approximate are
    listed after it. */
 void tr_stats_print(FILE *f, const tr_stat_row *rows, uint32_t n, const char *count_header);
+/* NVTX ranges (nvtx_sum): a series' name is STYLE TR_STATS_STYLE_SEP RANGE - the style "PushPop" or
+   "StartEnd", the range "DOMAIN:MESSAGE" (":MESSAGE" in the default domain), as nsys names them - printed
+   as nsys's Style and Range columns. */
+#define TR_STATS_STYLE_SEP '\x1f'
+#define TR_NVTX_PUSHPOP "PushPop"
+#define TR_NVTX_STARTEND "StartEnd"
+void tr_stats_print_nvtx(FILE *f, const tr_stat_row *rows, uint32_t n);
+/* The bounds the writer and 'cushim stats' share, so that both tables count the same ranges: push/pop ranges
+   open at once on a thread, all domains together (deeper ones are written but not summarised), and start/end
+   ranges waiting for their start or end (more are left out, said with the table). */
+#define TR_NVTX_DEPTH 256
+#define TR_NVTX_IDS_MAX (1u << 20)
 /* nsys's operation name of a GPU copy or set event of the trace ("Memcpy HtoD" -> "[CUDA memcpy Host-to-Device]",
    "Memset " -> "[CUDA memset]"). */
 const char *tr_memop_label(const char *event_name);
@@ -68,9 +80,13 @@ const char *tr_memop_label(const char *event_name);
 void tr_stats_print_memops(FILE *f, tr_stats *time, tr_stats *size);
 /* One table as a JSON member, "REPORT":[{"name":...,"count":N,"total_ns":...,"time_pct":...,"avg_ns":...,
    "med_ns":...,"min_ns":...,"max_ns":...,"stddev_ns":...,"med_approx":false},...], in the table's order; with
-   'sizes' the values are bytes ("total_bytes"..., no "time_pct"). Names as JSON strings (control bytes escaped,
-   what is not UTF-8 as '?'). */
-void tr_stats_json(FILE *f, const char *report, tr_stats *st, int sizes);
+   TR_JSON_SIZES the values are bytes ("total_bytes"..., no "time_pct"); with TR_JSON_STYLED (nvtx_sum) each
+   row has "style" after its "name" (the range). Names as JSON strings (control bytes escaped, what is not
+   UTF-8 as '?'). */
+#define TR_JSON_TIME 0
+#define TR_JSON_SIZES 1
+#define TR_JSON_STYLED 2
+void tr_stats_json(FILE *f, const char *report, tr_stats *st, int mode);
 /* 's' as a JSON string, as the names above. */
 void tr_stats_json_str(FILE *f, const char *s);
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "tr_rec.h"
+#include "tr_render.h"
 #include "tr_writer_int.h"
 
 static uint64_t *map_slot(tw_map *m, uint64_t k)
@@ -88,6 +89,31 @@ void tw_map_free(tw_map *m)
     memset(m, 0, sizeof *m);
 }
 
+int tw_map_del(tw_map *m, uint64_t k, uint64_t *v)
+{
+    uint64_t i, j, mask = m->cap - 1;
+    if (m->cap == 0 || k == 0)
+        return 0;
+    i = (uint64_t)(map_slot(m, k) - m->k);
+    if (m->k[i] == 0)
+        return 0;
+    if (v != NULL)
+        *v = m->v[i];
+    /* backward shift: a key after the hole moves into it unless its home slot lies cyclically in (i, j] */
+    for (j = (i + 1) & mask; m->k[j] != 0; j = (j + 1) & mask) {
+        uint64_t h = (m->k[j] * 0x9e3779b97f4a7c15ull) & mask;
+        if (i <= j ? (i < h && h <= j) : (i < h || h <= j))
+            continue;
+        m->k[i] = m->k[j];
+        m->v[i] = m->v[j];
+        i = j;
+    }
+    m->k[i] = 0;
+    m->v[i] = 0;
+    m->n--;
+    return 1;
+}
+
 /* An NVTX record's texts: blob 0 its message, blob 1 (a named domain's events only) the domain's name. */
 static const char *rec_text(const tr_rec *r, uint32_t param, uint32_t *n)
 {
@@ -126,6 +152,77 @@ static void nvtx_event(tr_writer *w, tw_thr *t, const char *ph, const tr_rec *r,
     }
     tr_sb_puts(&w->sb, "}");
     tw_emit(w);
+}
+
+/* ---- nvtx_sum: the ranges' durations, named as 'cushim stats' reads them back from the file ---- */
+
+/* A start (or end) waiting in w->nvtx_ids for its end (or start): its time, and the start's row name. */
+typedef struct tw_se {
+    uint64_t t;
+    int is_end;
+    char key[];
+} tw_se;
+
+/* The row of the range record 'r' (a push or a start) in style 'style' (tr_stats.h): STYLE SEP DOMAIN ':'
+   MESSAGE, both texts as the file's events hold them (the domain in args.domain, none for the default one). */
+static size_t nvtx_key(char *out, size_t cap, const char *style, const tr_rec *r)
+{
+    uint32_t n, dn;
+    const char *msg = rec_text(r, 0, &n), *dom = rec_text(r, 1, &dn);
+    size_t o = (size_t)snprintf(out, cap, "%s%c", style, TR_STATS_STYLE_SEP);
+    o += tr_str_plain(out + o, cap - o, dom, dn, TR_STR_MAX);
+    if (o + 1 < cap)
+        out[o++] = ':';
+    o += tr_str_plain(out + o, cap - o, msg, n, TR_STR_MAX);
+    return o;
+}
+#define TW_NVTX_KEY (16 + 2 * (TR_STR_MAX + 4))
+
+static void nvtx_range_done(tr_writer *w, const char *key, uint64_t t0, uint64_t t1)
+{
+    tr_stats_add(&w->nvtx, key, t1 > t0 ? t1 - t0 : 0);
+}
+
+/* A start or an end: the range's duration when the other one has come (on another thread, its record may be
+   drained first), else it waits. */
+static void nvtx_start_end(tr_writer *w, const tr_rec *r)
+{
+    uint64_t v;
+    char key[TW_NVTX_KEY];
+    int is_end = r->type == TR_REC_NVTX_END;
+    size_t kn = is_end ? 0 : nvtx_key(key, sizeof key, TR_NVTX_STARTEND, r);
+    tw_se *e;
+    if (tw_map_del(&w->nvtx_ids, r->seq, &v)) {
+        e = (tw_se *)(uintptr_t)v;
+        if (e->is_end && !is_end)
+            nvtx_range_done(w, key, r->t, e->t);
+        else if (!e->is_end && is_end)
+            nvtx_range_done(w, e->key, e->t, r->t);
+        free(e);   /* a second end of one id (the program's mistake): both forgotten, as cushim stats does */
+        return;
+    }
+    if (r->seq == 0)
+        return;
+    if (w->nvtx_ids.n >= TR_NVTX_IDS_MAX || (e = malloc(sizeof *e + kn + 1)) == NULL) {
+        w->nvtx_ids_over++;
+        return;
+    }
+    e->t = r->t;
+    e->is_end = is_end;
+    memcpy(e->key, key, kn);
+    e->key[kn] = '\0';
+    if (tw_map_put(&w->nvtx_ids, r->seq, (uint64_t)(uintptr_t)e) != 0) {
+        free(e);
+        w->nvtx_ids_over++;
+    }
+}
+
+void tw_nvtx_ids_free(tr_writer *w)
+{
+    for (uint64_t i = 0; i < w->nvtx_ids.cap; i++)
+        if (w->nvtx_ids.k[i] != 0)
+            free((void *)(uintptr_t)w->nvtx_ids.v[i]);
+    tw_map_free(&w->nvtx_ids);
 }
 
 /* A push: its B, and its copy on the thread's range stack (past TW_NVTX_DEPTH, or without memory, counted). */
@@ -167,6 +264,11 @@ static void nvtx_pop(tr_writer *w, tw_thr *t, const tr_rec *r)
         ;
     if (k-- == 0)
         return;
+    {
+        char key[TW_NVTX_KEY];
+        nvtx_key(key, sizeof key, TR_NVTX_PUSHPOP, t->nvtx[k]);
+        nvtx_range_done(w, key, t->nvtx[k]->t, r->t);
+    }
     for (uint32_t i = t->nvtx_depth; i > k; i--)
         nvtx_event(w, t, "E", r, r->t, 0);
     for (uint32_t i = k + 1; i < t->nvtx_depth; i++)
@@ -186,6 +288,8 @@ void tw_on_nvtx(tr_writer *w, tw_thr *t, const tr_rec *r)
         nvtx_pop(w, t, r);
     else
         nvtx_event(w, t, ph[r->type - TR_REC_NVTX_PUSH], r, r->t, 0);
+    if (r->type == TR_REC_NVTX_START || r->type == TR_REC_NVTX_END)
+        nvtx_start_end(w, r);
 }
 
 static tw_tname *tname_find(const tr_writer *w, uint64_t tid)
@@ -341,8 +445,10 @@ void tw_on_gpu(tr_writer *w, const tr_rec *r, int last_chance)
         tr_sb_printf(&w->sb, ",\"bytes\":%llu", (unsigned long long)g->bytes);
     tr_sb_puts(&w->sb, "}}");
     tw_emit(w);
-    if (g->kind == TR_GPU_KERNEL) {
-        tr_stats_add(&w->kern, n ? kname : "?", g->end > g->start ? g->end - g->start : 0);
+    if (g->kind == TR_GPU_KERNEL) {   /* named as cushim stats reads the event's name back */
+        char plain[2 * TR_NAME_MAX + 8];
+        tr_str_plain(plain, sizeof plain, kname, n, TR_NAME_MAX);
+        tr_stats_add(&w->kern, n ? plain : "?", g->end > g->start ? g->end - g->start : 0);
     } else {   /* the operation as cushim stats names it from the event's name */
         const char *op = tr_memop_label(label);
         tr_stats_add(&w->memt, op, g->end > g->start ? g->end - g->start : 0);

@@ -299,11 +299,14 @@ int tw_open(tr_writer *w)
     tr_stats_init(&w->kern);
     tr_stats_init(&w->memt);
     tr_stats_init(&w->mems);
+    tr_stats_init(&w->nvtx);
+    tw_nvtx_ids_free(w);
     if (w->summary_exact != 0) {
         tr_stats_set_exact(&w->api, w->summary_exact);
         tr_stats_set_exact(&w->kern, w->summary_exact);
         tr_stats_set_exact(&w->memt, w->summary_exact);
         tr_stats_set_exact(&w->mems, w->summary_exact);
+        tr_stats_set_exact(&w->nvtx, w->summary_exact);
     }
     free(w->api_series);
     w->api_series = NULL;
@@ -776,6 +779,15 @@ static void write_summary(tr_writer *w)
             fd = 2;
         }
     }
+    n = tr_stats_rows(&w->nvtx, &rows);   /* nsys's order: the NVTX ranges first */
+    if (n > 0) {
+        fprintf(f, "\nNVTX Range Summary (nvtx_sum):\n\n");
+        tr_stats_print_nvtx(f, rows, n);
+    }
+    free(rows);
+    if (w->nvtx_ids_over > 0)
+        fprintf(f, "\ncushim trace: %llu start/end ranges left out of nvtx_sum (more than %u were waiting for "
+                   "their start or end)\n", (unsigned long long)w->nvtx_ids_over, TR_NVTX_IDS_MAX);
     n = tr_stats_rows(&w->api, &rows);
     fprintf(f, "\nCUDA API Summary (cuda_api_sum):\n\n");
     tr_stats_print(f, rows, n, "Num Calls");
@@ -1048,6 +1060,8 @@ void tw_fork_child(tr_writer *w, tr_tbuf *keep)
     tr_stats_free(&w->kern);
     tr_stats_free(&w->memt);
     tr_stats_free(&w->mems);
+    tr_stats_free(&w->nvtx);
+    tw_nvtx_ids_free(w);
     tw_map_free(&w->corr);
     tw_map_free(&w->corr_old);
     tr_link_free(&w->link);
@@ -1065,6 +1079,8 @@ void tw_free(tr_writer *w)
     tr_stats_free(&w->kern);
     tr_stats_free(&w->memt);
     tr_stats_free(&w->mems);
+    tr_stats_free(&w->nvtx);
+    tw_nvtx_ids_free(w);
     tw_map_free(&w->corr);
     tw_map_free(&w->corr_old);
     tr_link_free(&w->link);

@@ -72,6 +72,10 @@ typedef struct tr_writer {
     tr_sb sb;
     tr_stats api, kern;
     tr_stats memt, mems;             /* GPU copies and sets by operation: durations, bytes           */
+    tr_stats nvtx;                   /* NVTX ranges ended (nvtx_sum): by style and range (tr_stats.h)   */
+    tw_map nvtx_ids;                 /* start/end ranges by id: the start or end seen first, waiting for
+                                        the other (at most TR_NVTX_IDS_MAX; tr_wevents.c)              */
+    uint64_t nvtx_ids_over;          /* start/end ranges not summarised: more than that were waiting    */
     tw_map corr, corr_old;           /* CUPTI correlation id -> our seq: the latest TW_CORR_KEEP and the
                                         generation before (tw_corr_put); older ones are forgotten         */
     tr_link link;                    /* launch calls by thread and time, for runtime-launched kernels  */

@@ -42,7 +42,7 @@ typedef struct tw_thr {
     tr_rec **nvtx;
     uint32_t nvtx_depth, nvtx_cap, nvtx_over;
 } tw_thr;
-#define TW_NVTX_DEPTH 256
+#define TW_NVTX_DEPTH TR_NVTX_DEPTH
 
 /* The event in w->sb to the file (with its separator); w->sb emptied. */
 void tw_emit(tr_writer *w);
@@ -54,6 +54,10 @@ void tw_thread_name_event(tr_writer *w, uint64_t tid, const char *name, size_t n
 int tw_map_put(tw_map *m, uint64_t k, uint64_t v);
 int tw_map_get(const tw_map *m, uint64_t k, uint64_t *v);
 void tw_map_free(tw_map *m);
+/* Removes key 'k': 1 (its value in *v when v is not NULL), or 0 when it was not there. */
+int tw_map_del(tw_map *m, uint64_t k, uint64_t *v);
+/* Frees the start/end ranges waiting in w->nvtx_ids (tr_wevents.c) and empties the map. */
+void tw_nvtx_ids_free(tr_writer *w);
 /* The correlation map, bounded: TW_CORR_KEEP ids a generation, two generations kept (~2 x 16 MiB at most). A
    GPU record comes within a CUPTI buffer or two of its call (tens of thousands of records), so an id this old
    has had all its records; a GPU record without its id is still written, unlinked. */

@@ -547,6 +547,10 @@ int main(int argc, char **argv)
             nvtxDomainRangePushEx(dom, &a);
             nvtxRangePopPayload(dom, NULL, 0);
 #endif
+            /* a message with a control byte and a byte that is no UTF-8: escaped in the file (\u0001, \u00e9),
+               the same row at exit as read back from it */
+            nvtxRangePushA("bytes \x01\xe9 !");
+            nvtxRangePop();
         }
         return 0;
     }

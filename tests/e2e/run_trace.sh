@@ -411,12 +411,33 @@ nvtx)
     # with it and opens again (args.continued), so that the file's B/E nest; a range popped by the payload
     # extension's nvtxRangePopPayload (as NCCL pops some) ends; threads named by nvtxNameOsThread (the main
     # thread itself, a worker by the main thread): the last thread_name event of each is that name
-    check t.json "[(e['ph'], e['name']) for e in ev if e.get('cat') == 'nvtx'] == [('B', 'outer'), ('B', 'inner'), ('E', ''), ('E', ''), ('b', 'async range'), ('i', 'a mark'), ('e', ''), ('B', 'domain range'), ('E', ''), ('B', 'registered range'), ('E', ''), ('B', 'wide range'), ('E', ''), ('B', 'wide \u00e9\u4e2d\U0001f600 ?x'), ('E', ''), ('B', 'A'), ('B', 'L'), ('B', 'B'), ('E', ''), ('E', ''), ('B', 'B'), ('E', ''), ('E', ''), ('i', 'L'), ('B', 'payload pop'), ('E', '')]" \
-        "[e.get('args') for e in ev if e.get('cat') == 'nvtx' and e['ph'] in 'Bi'] == [None, None, None, {'domain': 'e2e'}, {'domain': 'e2e'}, None, None, None, {'domain': 'e2e'}, None, {'continued': True}, {'domain': 'e2e'}, {'domain': 'e2e'}]" \
-        "[e['ts'] for e in ev if e.get('cat') == 'nvtx' and e['ph'] == 'B' and e.get('args') == {'continued': True}][0] > [e['ts'] for e in ev if e.get('cat') == 'nvtx' and e['ph'] == 'E'][-4]" \
+    check t.json "[(e['ph'], e['name']) for e in ev if e.get('cat') == 'nvtx'] == [('B', 'outer'), ('B', 'inner'), ('E', ''), ('E', ''), ('b', 'async range'), ('i', 'a mark'), ('e', ''), ('B', 'domain range'), ('E', ''), ('B', 'registered range'), ('E', ''), ('B', 'wide range'), ('E', ''), ('B', 'wide \u00e9\u4e2d\U0001f600 ?x'), ('E', ''), ('B', 'A'), ('B', 'L'), ('B', 'B'), ('E', ''), ('E', ''), ('B', 'B'), ('E', ''), ('E', ''), ('i', 'L'), ('B', 'payload pop'), ('E', ''), ('B', 'bytes \\x01\\xe9 !'), ('E', '')]" \
+        "[e.get('args') for e in ev if e.get('cat') == 'nvtx' and e['ph'] in 'Bi'] == [None, None, None, {'domain': 'e2e'}, {'domain': 'e2e'}, None, None, None, {'domain': 'e2e'}, None, {'continued': True}, {'domain': 'e2e'}, {'domain': 'e2e'}, None]" \
+        "[e['ts'] for e in ev if e.get('cat') == 'nvtx' and e['ph'] == 'B' and e.get('args') == {'continued': True}][0] > [e['ts'] for e in ev if e.get('cat') == 'nvtx' and e['ph'] == 'E'][-5]" \
         "count('cuMemAlloc_v2') == 4" \
         "[e['args']['name'] for e in ev if e.get('name') == 'thread_name' and e['tid'] == [x for x in X if x['name'] == 'cuCtxGetCurrent'][-1]['tid']][-1] == 'e2e worker'" \
         "[e['args']['name'] for e in ev if e.get('name') == 'thread_name' and e['tid'] == d['otherData']['pid']][-1] == 'e2e main'"
+    # nvtx_sum (at exit, equal to cushim stats'): every range once, from its push to its pop ("B" across its two
+    # slices), the start/end range from its start to its end; the durations from the events' times here
+    same_table t.json
+    grep -q '^NVTX Range Summary (nvtx_sum):' err || fail "no nvtx_sum table at exit"
+    "$stats" --format=json t.json >stats.json || fail "cushim stats --format=json failed"
+    python3 - t.json stats.json <<'PY' || fail "nvtx_sum is not the file's ranges"
+import json, sys
+ev = [e for e in json.load(open(sys.argv[1], encoding='utf-8'))['traceEvents'] if e.get('cat') == 'nvtx']
+ts = [round(e['ts'] * 1000) for e in ev]
+# the events as the check above lists them: (style, range, first event, last event)
+want = [('PushPop', ':outer', 0, 3), ('PushPop', ':inner', 1, 2), ('StartEnd', ':async range', 4, 6),
+        ('PushPop', 'e2e:domain range', 7, 8), ('PushPop', 'e2e:registered range', 9, 10),
+        ('PushPop', ':wide range', 11, 12), ('PushPop', ':' + ev[13]['name'], 13, 14), ('PushPop', ':A', 15, 22),
+        ('PushPop', 'e2e:L', 16, 19), ('PushPop', ':B', 17, 21), ('PushPop', 'e2e:payload pop', 24, 25),
+        ('PushPop', ':bytes \x01\xe9 !', 26, 27)]
+want = sorted((s, r, 1, ts[b] - ts[a]) for s, r, a, b in want)
+got = sorted((r['style'], r['name'], r['count'], r['total_ns']) for r in json.load(open(sys.argv[2]))['nvtx_sum'])
+if got != want:
+    print('nvtx_sum', got, '\nwanted', want)
+    sys.exit(1)
+PY
     ;;
 exports)
     # the plugin exports its entry point and NVTX's two injection entry points, nothing else (built with the

@@ -7,7 +7,9 @@
  *   - the output is one JSON string: quoted, no raw control byte, every escape one of \" \\ \u00XX;
  *   - its raw bytes are well-formed UTF-8 (RFC 3629: decoded code points, no overlong form, no surrogate,
  *     none past U+10FFFF), so a strict reader (Python's json) loads the file;
- *   - read back (\u00XX as the byte XX) it is the input's first min(n, max) bytes, then "..." when cut.
+ *   - read back (\u00XX as the byte XX) it is the input's first min(n, max) bytes, then "..." when cut;
+ *   - tr_str_plain gives what a JSON reader decodes from it (\u00XX as U+00XX, in UTF-8), and with a smaller
+ *     buffer a prefix of that, cut before a character that does not fit.
  */
 #include "fuzz_common.h"
 #include "tr_render.h"
@@ -59,14 +61,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(!sb.oom && sb.p != NULL);
     const unsigned char *o = (const unsigned char *)sb.p;
     size_t len = sb.len, i = 1, back = 0, keep = n < max ? n : max;
-    unsigned char *got = malloc(len + 1);
-    FUZZ_CHECK(got != NULL);
+    unsigned char *got = malloc(len + 1), *dec = malloc(2 * len + 1);
+    size_t ndec = 0;
+    FUZZ_CHECK(got != NULL && dec != NULL);
     FUZZ_CHECK(len >= 2 && o[0] == '"' && o[len - 1] == '"');
     while (i < len - 1) {
         if (o[i] == '\\') {
             FUZZ_CHECK(i + 1 < len - 1);
             if (o[i + 1] == '"' || o[i + 1] == '\\') {
                 got[back++] = o[i + 1];
+                dec[ndec++] = o[i + 1];
                 i += 2;
                 continue;
             }
@@ -74,6 +78,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             int hi = fz_hex(o[i + 4]), lo = fz_hex(o[i + 5]);
             FUZZ_CHECK(hi >= 0 && lo >= 0);
             got[back++] = (unsigned char)(hi << 4 | lo);
+            if (hi >= 8) {   /* U+0080..U+00FF */
+                dec[ndec++] = (unsigned char)(0xc0 | (hi << 4 | lo) >> 6);
+                dec[ndec++] = (unsigned char)(0x80 | ((hi << 4 | lo) & 0x3f));
+            } else {
+                dec[ndec++] = (unsigned char)(hi << 4 | lo);
+            }
             i += 6;
             continue;
         }
@@ -81,8 +91,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t k = fz_utf8(o + i, len - 1 - i);
         FUZZ_CHECK(k > 0);
         memcpy(got + back, o + i, k);
+        memcpy(dec + ndec, o + i, k);
         back += k;
+        ndec += k;
         i += k;
+    }
+    {   /* tr_str_plain: the decoded text; with 'cap' bytes, a prefix of it ending on a character's end */
+        char *plain = malloc(ndec + 1);
+        size_t cap = n > 0 ? (unsigned char)s[0] % (ndec + 1) + 1 : 1, m;
+        FUZZ_CHECK(plain != NULL);
+        FUZZ_CHECK(tr_str_plain(plain, ndec + 1, s, n, max) == ndec && memcmp(plain, dec, ndec) == 0 &&
+                   plain[ndec] == '\0');
+        m = tr_str_plain(plain, cap, s, n, max);
+        FUZZ_CHECK(m < cap && plain[m] == '\0' && memcmp(plain, dec, m) == 0);
+        FUZZ_CHECK(m == ndec || n > max || (dec[m] & 0xc0) != 0x80);
+        free(plain);
     }
     if (n > max) {
         FUZZ_CHECK(back == keep + 3 && memcmp(got + keep, "...", 3) == 0);
@@ -90,6 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     FUZZ_CHECK(back == keep && memcmp(got, s, keep) == 0);
     free(got);
+    free(dec);
     tr_sb_free(&sb);
     return 0;
 }

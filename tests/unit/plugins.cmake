@@ -74,8 +74,9 @@ add_test(NAME trace_fast COMMAND trace_fast_test)
 find_package(ZLIB REQUIRED)
 add_executable(trace_call_test trace_call_test.c "${_tr_dir}/tr_plan.c" "${_tr_dir}/tr_writer.c"
   "${_tr_dir}/tr_wevents.c" "${_tr_dir}/tr_render.c" "${_tr_dir}/tr_stats.c" "${_tr_dir}/tr_link.c"
-  "${_tr_dir}/tr_buf.c")
-target_include_directories(trace_call_test PRIVATE "${_tr_dir}" "${PROJECT_SOURCE_DIR}/sdk/include")
+  "${_tr_dir}/tr_buf.c" "${PROJECT_SOURCE_DIR}/tools/stats-nvtx.c")
+target_include_directories(trace_call_test PRIVATE "${_tr_dir}" "${PROJECT_SOURCE_DIR}/sdk/include"
+  "${PROJECT_SOURCE_DIR}/tools")
 target_link_libraries(trace_call_test PRIVATE PkgConfig::CMOCKA ZLIB::ZLIB Threads::Threads m)
 target_compile_options(trace_call_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME trace_call COMMAND trace_call_test)

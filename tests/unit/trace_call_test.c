@@ -30,6 +30,7 @@
 
 #include <cmocka.h>
 
+#include "stats-nvtx.h"
 #include "tr_plan.h"
 #include "tr_writer_int.h"
 
@@ -862,9 +863,10 @@ static void gpu_pending_ring(void **state)
 
 /* ---- NVTX ranges of several domains ---- */
 
-/* One NVTX record as tr_record2 lays it out: the message as blob 0, a named domain's name as blob 1. */
-static void nvtx_rec(tr_writer *w, tw_thr *t, uint16_t type, uint32_t dom, uint64_t ts, const char *msg,
-                     const char *dom_name)
+/* One NVTX record as tr_record2 lays it out: the message as blob 0, a named domain's name as blob 1; 'id' a
+   start/end range's. */
+static void nvtx_rec_id(tr_writer *w, tw_thr *t, uint16_t type, uint32_t dom, uint64_t ts, const char *msg,
+                        const char *dom_name, uint64_t id)
 {
     unsigned char buf[256];
     tr_rec h;
@@ -875,6 +877,7 @@ static void nvtx_rec(tr_writer *w, tw_thr *t, uint16_t type, uint32_t dom, uint6
     h.type = type;
     h.parent = dom;
     h.t = ts;
+    h.seq = id;
     for (int i = 0; i < 2; i++) {
         const char *text = i == 0 ? msg : dom_name;
         if (text == NULL)
@@ -890,6 +893,67 @@ static void nvtx_rec(tr_writer *w, tw_thr *t, uint16_t type, uint32_t dom, uint6
     h.len = off;
     memcpy(buf, &h, sizeof h);
     tw_on_nvtx(w, t, (const tr_rec *)buf);
+}
+
+static void nvtx_rec(tr_writer *w, tw_thr *t, uint16_t type, uint32_t dom, uint64_t ts, const char *msg,
+                     const char *dom_name)
+{
+    nvtx_rec_id(w, t, type, dom, ts, msg, dom_name, 0);
+}
+
+/* Row 'style' 'range' of an nvtx_sum table: its count (0 if none), its total in *total. */
+static uint64_t nvtx_row(tr_stats *st, const char *style, const char *range, uint64_t *total)
+{
+    tr_stat_row *rows = NULL;
+    uint32_t n = tr_stats_rows(st, &rows);
+    char key[600];
+    uint64_t count = 0;
+    snprintf(key, sizeof key, "%s%c%s", style, TR_STATS_STYLE_SEP, range);
+    *total = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (strcmp(rows[i].name, key) == 0) {
+            count = rows[i].n;
+            *total = rows[i].total;
+        }
+    free(rows);
+    return count;
+}
+
+/* The file's NVTX events (the writer's layout: one a line, names without escapes) through cushim stats' reader
+   (tools/stats-nvtx.c) into 'out'. */
+static void nvtx_file_stats(const char *text, size_t n, tr_stats *out)
+{
+    sn_state *s = sn_new();
+    const char *at = text, *end = text + n;
+    assert_non_null(s);
+    while (at < end) {
+        const char *nl = memchr(at, '\n', (size_t)(end - at)), *le = nl ? nl : end, *v;
+        char name[64] = "", dom[64] = "";
+        sn_ev e;
+        memset(&e, 0, sizeof e);
+        if (find_in(at, le, "\"cat\":\"nvtx\"") != NULL && (v = find_in(at, le, "\"ph\":\"")) != NULL) {
+            e.ph = v[6];
+            if ((v = find_in(at, le, "\"name\":\"")) != NULL)
+                snprintf(name, sizeof name, "%.*s", (int)(strchr(v + 8, '"') - (v + 8)), v + 8);
+            if ((v = find_in(at, le, "\"domain\":\"")) != NULL)
+                snprintf(dom, sizeof dom, "%.*s", (int)(strchr(v + 10, '"') - (v + 10)), v + 10);
+            if ((v = find_in(at, le, "\"tid\":")) != NULL)
+                e.tid = strtoull(v + 6, NULL, 10);
+            if ((v = find_in(at, le, "\"pid\":")) != NULL)
+                e.pid = strtoull(v + 6, NULL, 10);
+            if ((v = find_in(at, le, "\"id\":")) != NULL)
+                e.id = strtoull(v + 5, NULL, 10);
+            if ((v = find_in(at, le, "\"ts\":")) != NULL)
+                e.ts = (uint64_t)(strtod(v + 5, NULL) * 1000.0 + 0.5);
+            e.continued = find_in(at, le, "\"continued\":true") != NULL;
+            e.name = name;
+            e.domain = dom;
+            sn_event(s, out, &e);
+        }
+        at = le + 1;
+    }
+    assert_int_equal(sn_file_end(s, out), 0);
+    sn_free(s);
 }
 
 /* The nvtx events' phases and names in order ("B:A E: ..."), into 'out'. */
@@ -965,6 +1029,42 @@ static void nvtx_domains_nest(void **state)
     assert_int_equal(t.nvtx_depth, 0);
     assert_int_equal(t.nvtx_over, 0);
     nvtx_rec(&w, &t, TR_REC_NVTX_PUSH, 3, 2000, "left open", "y");   /* freed with the thread */
+    /* start/end ranges: one ended after its start, one whose end is drained first, an end without a start */
+    nvtx_rec_id(&w, &t, TR_REC_NVTX_START, 2, 3000, "s1", "x", 7);
+    nvtx_rec_id(&w, &t, TR_REC_NVTX_END, 0, 3005, "", NULL, 8);
+    nvtx_rec_id(&w, &t, TR_REC_NVTX_START, 0, 3001, "s2", NULL, 8);
+    nvtx_rec_id(&w, &t, TR_REC_NVTX_END, 2, 3010, "", "x", 7);
+    nvtx_rec_id(&w, &t, TR_REC_NVTX_END, 0, 3020, "", NULL, 9);   /* waits to the end, freed by tw_free */
+    tw_finish(&w);
+    {   /* nvtx_sum at exit, and as cushim stats reads it from the file (below): the ranges that ended, a split
+           one (B) from its push to its pop; of the 260 nested "d" the 256 kept, each from push 100 + j to pop
+           1004 + 255 - j; none of those left open */
+        tr_stats fst;
+        tr_stats *both[2] = {&w.nvtx, &fst};
+        static const struct {
+            const char *style, *range;
+            uint64_t count, total;
+        } want[] = {{"PushPop", ":A", 1, 70},       {"PushPop", "lib:L", 1, 30},
+                    {"PushPop", ":B", 1, 40},       {"PushPop", "x:C", 1, 20},
+                    {"PushPop", ":d", 256, 231424}, {"StartEnd", "x:s1", 1, 10},
+                    {"StartEnd", ":s2", 1, 4}};
+        tr_stat_row *rows = NULL;
+        size_t fn;
+        char *ftext = slurp(path, &fn);
+        tr_stats_init(&fst);
+        nvtx_file_stats(ftext, fn, &fst);
+        free(ftext);
+        for (int k = 0; k < 2; k++) {
+            for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+                uint64_t total;
+                assert_int_equal(nvtx_row(both[k], want[i].style, want[i].range, &total), want[i].count);
+                assert_int_equal(total, want[i].total);
+            }
+            assert_int_equal(tr_stats_rows(both[k], &rows), sizeof want / sizeof want[0]);
+            free(rows);
+        }
+        tr_stats_free(&fst);
+    }
     text = nvtx_end(&w, &t, path, &n);
     nvtx_seq(text, n, seq, sizeof seq);
     if (strncmp(seq, "B:A B:L B:B B:C E: E: E: B:B+ B:C+ E: E: E: B:d", 47) != 0)
@@ -1029,6 +1129,33 @@ static void nvtx_random_nesting(void **state)
             }
             nvtx_rec(&w, &t, TR_REC_NVTX_POP, (uint32_t)d, ts, "", dom_name[d]);
         }
+    }
+    tw_finish(&w);
+    {   /* nvtx_sum at exit and as cushim stats reads it from the file: each range that ended once, from its push
+           to its pop, whatever splits the file has; none that is still open */
+        tr_stats fst;
+        tr_stats *both[2] = {&w.nvtx, &fst};
+        tr_stat_row *rows = NULL;
+        size_t fn;
+        char *ftext = slurp(path, &fn);
+        int ended = 0;
+        tr_stats_init(&fst);
+        nvtx_file_stats(ftext, fn, &fst);
+        free(ftext);
+        for (int k = 0; k < 2; k++) {
+            ended = 0;
+            for (int i = 0; i < nr; i++) {
+                uint64_t total;
+                snprintf(name, sizeof name, "%s:r%d", dom_name[rg[i].dom] ? dom_name[rg[i].dom] : "", i);
+                assert_int_equal(nvtx_row(both[k], "PushPop", name, &total), rg[i].end != 0);
+                assert_int_equal(total, rg[i].end != 0 ? rg[i].end - rg[i].start : 0);
+                ended += rg[i].end != 0;
+            }
+            assert_int_equal(tr_stats_rows(both[k], &rows), ended);
+            free(rows);
+        }
+        assert_true(ended > 100);
+        tr_stats_free(&fst);
     }
     text = nvtx_end(&w, &t, path, &n);
     {   /* the file's slices: B pushes its range, E ends the top one */
