@@ -9,6 +9,9 @@
 #   trace static           a static-cudart program (app_static) traced end to end: counts equal the shim's,
 #                          launches named
 #   trace nvtx             torch.cuda.nvtx.range_push ranges appear on the launching thread (NVTX injection)
+#   trace nvtxsum-file / nvtxsum-exit (and tracenccl's)
+#                          cushim stats' nvtx_sum: each range of the file once, with its time (joined in Python
+#                          apart from the tools' code), and the table at exit equal to cushim stats'
 #   trace memops           with --trace-gpu: cushim stats' memory tables (count, bytes per operation) equal the file's copies
 #                          and sets, and the table was printed at exit too
 #   trace gpu-once / gpu-linked / gpu-witness
@@ -39,6 +42,7 @@ trace_gpu_part() {
         result "trace gpu" FAIL "the profiler witness failed: $(tail -n 2 "$LOGS/trace.witness.err" | tr '\n' ' ' | cut -c1-200)"
     else
         "$PY" "$T/trace_check.py" gpu "$p.gpu.json" "$p.witness" >"$LOGS/trace.gpu.txt" 2>&1
+        tc_nvtxsum "$p.gpu.json" "$LOGS/trace.gpu.err" >>"$LOGS/trace.gpu.txt" 2>&1
         while read -r st name detail; do
             case $st in PASS|FAIL) result "trace $name" "$st" "$detail" ;; esac
         done <"$LOGS/trace.gpu.txt"
@@ -353,6 +357,18 @@ check_trace_capture() {
         fi
     done
 }
+# tc_nvtxsum TRACE EXIT_ERR: the nvtx_sum table of cushim stats against the file's ranges and the table at exit
+# (trace_check.py nvtxsum); prints its PASS/FAIL lines
+tc_nvtxsum() {
+    local L=$ROOT/tools/cushim s=${1%.json}
+    if env CUSHIM_BUILD_DIR="$BUILD_DIR" "$L" stats --format=json "$1" >"$s.stats.json" 2>"$s.stats.err" &&
+        env CUSHIM_BUILD_DIR="$BUILD_DIR" "$L" stats "$1" >"$s.stats.txt" 2>>"$s.stats.err"; then
+        "$PY" "$HERE/trace/trace_check.py" nvtxsum "$1" "$s.stats.json" "$2"
+    else
+        echo "FAIL nvtxsum cushim stats failed: $(tail -n 2 "$s.stats.err" | tr '\n' ' ' | cut -c1-160)"
+    fi
+}
+
 # tracenccl: NCCL's own NVTX ranges (domain "NCCL": nccl_nvtx.py, 5 all-gathers of one rank inside a default-domain
 # range) under --trace: they carry args.domain, and every B/E nests per thread; then --trace-capture=NAME@NCCL
 # (NAME: the collective's range message as the first run found it) records inside each collective only.
@@ -368,6 +384,7 @@ check_trace_nccl() {
         return
     fi
     "$PY" "$HERE/trace/trace_check.py" nccl "$d/t.json" >"$LOGS/tracenccl.txt" 2>&1
+    tc_nvtxsum "$d/t.json" "$LOGS/tracenccl.err" >>"$LOGS/tracenccl.txt" 2>&1
     while read -r st name detail; do
         case $st in PASS|FAIL) result "tracenccl $name" "$st" "$(printf '%s' "$detail" | cut -c1-220)" ;; esac
     done <"$LOGS/tracenccl.txt"

@@ -22,6 +22,12 @@ Each prints 'PASS|FAIL NAME detail' lines and exits 1 if any failed.
   trace_check.py memops TRACE STATS           the GPU copies and sets of TRACE against STATS (cushim stats TRACE's
                                              output): per operation, the count of both memory tables and the
                                              total bytes (MB, 3 decimals) equal the file's events
+  trace_check.py nvtxsum TRACE STATS EXIT    nvtx_sum: STATS (cushim stats --format=json TRACE) has the NVTX
+                                             ranges of TRACE's events, joined here apart from the tools' code
+                                             (each range's count and total time, a split range from its first
+                                             slice's start to its last slice's end, b/e by id), and the table
+                                             at exit in EXIT (the program's stderr) is the one cushim stats
+                                             prints (STATS.txt, beside STATS)
   trace_check.py gpu TRACE WITNESS           the kernels launched inside the NVTX range 'measured' appear once
                                              each, linked (external id -> the launching call, flow start and
                                              end), and their number equals WITNESS's (the profiler's count);
@@ -250,6 +256,81 @@ def check_nccl(trace, capture=None):
            (od.get("capture"), od.get("capture_ranges"), n, sorted({e["name"] for e in calls(d)})[:6]))
 
 
+def nvtx_ranges(ev):
+    """(style, range) -> [count, total ns] of the ranges the events hold, as nsys's nvtx_sum counts them."""
+    out, thr, ids = {}, {}, {}
+
+    def add(key, t0, t1):
+        r = out.setdefault(key, [0, 0])
+        r[0] += 1
+        r[1] += max(t1 - t0, 0)
+
+    for e in ev:
+        if e.get("cat") != "nvtx" or e.get("ph") not in ("B", "E", "b", "e"):
+            continue
+        ts = round(e["ts"] * 1000)
+        args = e.get("args") or {}
+        if e["ph"] in "be":
+            k = (e.get("pid"), e.get("id"))
+            if k in ids:
+                o = ids.pop(k)
+                if o[0] == "e" and e["ph"] == "b":
+                    add(("StartEnd", args.get("domain", "") + ":" + e["name"]), ts, o[1])
+                elif o[0] == "b" and e["ph"] == "e":
+                    add(o[2], o[1], ts)
+            else:
+                ids[k] = (e["ph"], ts, ("StartEnd", args.get("domain", "") + ":" + e.get("name", "")))
+            continue
+        st = thr.setdefault((e.get("pid"), e.get("tid")), {"open": [], "ended": []})
+        if e["ph"] == "E":
+            if st["open"]:
+                key, t0 = st["open"].pop()
+                st["ended"].append((key, t0, ts))
+            continue
+        key = ("PushPop", args.get("domain", "") + ":" + e["name"])
+        if args.get("continued"):
+            # a slice of a range split by another domain's pop: the last ended slice of that name, 1 ns before
+            hit = [i for i, x in enumerate(st["ended"]) if x[0] == key and x[2] + 1 == ts]
+            if hit:
+                x = st["ended"].pop(hit[-1])
+                st["open"].append((key, x[1]))
+                continue
+        for key2, t0, t1 in st["ended"]:
+            add(key2, t0, t1)
+        st["ended"] = []
+        st["open"].append((key, ts))
+    for st in thr.values():
+        for key, t0, t1 in st["ended"]:
+            add(key, t0, t1)
+    return out
+
+
+def table_block(path, title):
+    """The lines of the table under 'title' in a text (those starting with a blank, up to the next title)."""
+    lines, on = [], False
+    for line in open(path, errors="replace"):
+        if line.startswith(title):
+            on = True
+        elif on and line.strip() and not line.startswith(" "):
+            break
+        elif on and line.startswith(" "):
+            lines.append(line.rstrip("\n"))
+    return lines
+
+
+def check_nvtxsum(trace, stats, exit_err):
+    want = nvtx_ranges(load(trace)["traceEvents"])
+    got = {(r["style"], r["name"]): [r["count"], r["total_ns"]] for r in load(stats)["nvtx_sum"]}
+    diff = [(k, want.get(k), got.get(k)) for k in sorted(set(want) | set(got)) if want.get(k) != got.get(k)]
+    report(bool(want) and not diff, "nvtxsum-file",
+           "%d ranges of %d names in the file, cushim stats' nvtx_sum the same%s; e.g. %s" %
+           (sum(v[0] for v in want.values()), len(want), "" if not diff else " - NOT: %s" % diff[:3],
+            sorted(want.items(), key=lambda kv: -kv[1][0])[:3]))
+    a, b = table_block(exit_err, "NVTX Range Summary"), table_block(stats[:-len(".json")] + ".txt", "NVTX Range Summary")
+    report(bool(a) and a == b, "nvtxsum-exit", "the table at exit (%d lines) %s cushim stats'" %
+           (len(a), "equals" if a == b else "DIFFERS from"))
+
+
 MEMOPS = {"HtoD": "Host-to-Device", "DtoH": "Device-to-Host", "DtoD": "Device-to-Device", "HtoH": "Host-to-Host",
           "PtoP": "Peer-to-Peer", "HtoA": "Host-to-Array", "AtoH": "Array-to-Host", "AtoA": "Array-to-Array",
           "AtoD": "Array-to-Device", "DtoA": "Device-to-Array"}
@@ -305,6 +386,8 @@ def main():
         check_memops(sys.argv[2], sys.argv[3])
     elif mode == "capture":
         check_capture(sys.argv[2], sys.argv[3])
+    elif mode == "nvtxsum":
+        check_nvtxsum(sys.argv[2], sys.argv[3], sys.argv[4])
     elif mode == "nccl":
         check_nccl(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)
     else:
