@@ -64,6 +64,7 @@ static int tables_init(st_tables *t, unsigned long long budget)
         if (budget > 0)
             tr_stats_set_exact(all[i], budget);
     }
+    tr_stats_set_max_series(&t->nvtx, TR_NVTX_NAMES_MAX);
     t->nvtx_over = 0;
     return (t->sn = sn_new()) != NULL ? 0 : -1;
 }
@@ -830,6 +831,9 @@ int main(int argc, char **argv)
         tr_stats_print_nvtx(stdout, rows, nr);
     }
     free(rows);
+    if (t.nvtx.folded > 0)
+        ST_ERR("cushim stats: %llu NVTX ranges of names past the first %u are in the rows '%s'\n",
+               (unsigned long long)t.nvtx.folded, TR_NVTX_NAMES_MAX, TR_STATS_FOLD);
     if (t.nvtx_over > 0)
         ST_ERR("cushim stats: %llu start/end ranges left out of nvtx_sum (more than %u were waiting for their start "
                "or end)\n", t.nvtx_over, TR_NVTX_IDS_MAX);

@@ -21,6 +21,11 @@ void tr_stats_set_exact(tr_stats *st, uint64_t values)
     st->exact_budget = values;
 }
 
+void tr_stats_set_max_series(tr_stats *st, uint32_t n)
+{
+    st->max_series = n;
+}
+
 void tr_stats_free(tr_stats *st)
 {
     for (uint32_t i = 0; i < st->n; i++) {
@@ -59,7 +64,28 @@ static int st_rehash(tr_stats *st)
     return 0;
 }
 
+static int64_t find(tr_stats *st, const char *name, int fold);
+
 int64_t tr_stats_find(tr_stats *st, const char *name)
+{
+    return find(st, name, 1);
+}
+
+/* The fold row of 'name' (tr_stats_set_max_series): its style's. */
+static int64_t find_fold(tr_stats *st, const char *name)
+{
+    const char *sep = strchr(name, TR_STATS_STYLE_SEP);
+    size_t k = sep != NULL ? (size_t)(sep - name) + 1 : 0;
+    char fold[64 + sizeof TR_STATS_FOLD];
+    if (k > 64)
+        k = 0;
+    memcpy(fold, name, k);
+    memcpy(fold + k, TR_STATS_FOLD, sizeof TR_STATS_FOLD);
+    st->folded++;
+    return find(st, fold, 0);
+}
+
+static int64_t find(tr_stats *st, const char *name, int fold)
 {
     uint32_t h;
     tr_series *s;
@@ -70,6 +96,8 @@ int64_t tr_stats_find(tr_stats *st, const char *name)
     for (h = st_hash(name) & (st->icap - 1); st->index[h]; h = (h + 1) & (st->icap - 1))
         if (strcmp(st->s[st->index[h] - 1].name, name) == 0)
             return st->index[h] - 1;
+    if (fold && st->max_series != 0 && st->n >= st->max_series)
+        return find_fold(st, name);
     if (st->n == st->cap) {
         uint32_t cap = st->cap ? st->cap * 2 : 64;
         tr_series *ns_ = realloc(st->s, cap * sizeof *ns_);

@@ -36,6 +36,8 @@ typedef struct tr_stats {
     uint64_t exact_budget; /* values the exact series may hold between them (TR_STATS_EXACT at init) */
     uint64_t exact_used;   /* values they have room for (a series smaller than a histogram may pass it) */
     uint32_t napprox;      /* series in histogram mode */
+    uint32_t max_series;   /* 0: no bound; else past this many names, a new name's values go to its fold row */
+    uint64_t folded;       /* values added to fold rows */
 } tr_stats;
 
 typedef struct tr_stat_row {
@@ -48,6 +50,12 @@ typedef struct tr_stat_row {
 void tr_stats_init(tr_stats *st);
 /* The exact budget (values), for tests; call before the first add. */
 void tr_stats_set_exact(tr_stats *st, uint64_t values);
+/* At most 'n' names (series), for a table whose names come from the program (NVTX messages: PyTorch's
+   emit_nvtx puts a sequence number in each); past them, the values of a name not yet seen go to its fold row,
+   named TR_STATS_FOLD (after the name's style and TR_STATS_STYLE_SEP, when it has them). Call before the first
+   add. Which names get rows is the order they first came in. */
+void tr_stats_set_max_series(tr_stats *st, uint32_t n);
+#define TR_STATS_FOLD "(the rest: names past the table's first ones)"
 void tr_stats_free(tr_stats *st);
 /* Adds one duration (ns) to the series 'name'. -1 when out of memory. */
 int tr_stats_add(tr_stats *st, const char *name, uint64_t ns);
@@ -72,6 +80,8 @@ void tr_stats_print_nvtx(FILE *f, const tr_stat_row *rows, uint32_t n);
    ranges waiting for their start or end (more are left out, said with the table). */
 #define TR_NVTX_DEPTH 256
 #define TR_NVTX_IDS_MAX (1u << 20)
+/* Names (rows) of the NVTX table; ranges of further names are summed in a fold row (tr_stats_set_max_series). */
+#define TR_NVTX_NAMES_MAX 16384u
 /* nsys's operation name of a GPU copy or set event of the trace ("Memcpy HtoD" -> "[CUDA memcpy Host-to-Device]",
    "Memset " -> "[CUDA memset]"). */
 const char *tr_memop_label(const char *event_name);

@@ -300,6 +300,7 @@ int tw_open(tr_writer *w)
     tr_stats_init(&w->memt);
     tr_stats_init(&w->mems);
     tr_stats_init(&w->nvtx);
+    tr_stats_set_max_series(&w->nvtx, TR_NVTX_NAMES_MAX);
     tw_nvtx_ids_free(w);
     if (w->summary_exact != 0) {
         tr_stats_set_exact(&w->api, w->summary_exact);
@@ -785,6 +786,9 @@ static void write_summary(tr_writer *w)
         tr_stats_print_nvtx(f, rows, n);
     }
     free(rows);
+    if (w->nvtx.folded > 0)
+        fprintf(f, "\ncushim trace: %llu NVTX ranges of names past the first %u are in the rows '%s'\n",
+                (unsigned long long)w->nvtx.folded, TR_NVTX_NAMES_MAX, TR_STATS_FOLD);
     if (w->nvtx_ids_over > 0)
         fprintf(f, "\ncushim trace: %llu start/end ranges left out of nvtx_sum (more than %u were waiting for "
                    "their start or end)\n", (unsigned long long)w->nvtx_ids_over, TR_NVTX_IDS_MAX);

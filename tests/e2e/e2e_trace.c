@@ -20,6 +20,7 @@
  *                  fork, a child does the 3 and the 4 after its own sleeps and the parent waits for it, then 1
  *   capture_nvtx_many
  *                  65 NVTX ranges "step" started at once, 1 allocation, all ended, 1 allocation
+ *   nvtx_names N   1 allocation, then N NVTX ranges named "r0".."r<N-1>" pushed and popped, then "r0" again
  *   capture_nvtx   NVTX ranges named "step" (capture=nvtx:step): pushed (with a nested "step" and another range
  *                  inside), then started on main and ended on a second thread; 9 allocations inside, 3 outside
  *   many N         N cuCtxGetCurrent calls on the main thread
@@ -433,6 +434,17 @@ int main(int argc, char **argv)
         return 3;   /* not reached: the host function ends the process */
     }
 #ifdef E2E_HAVE_NVTX
+    if (!strcmp(mode, "nvtx_names") && argc > 2) {   /* more names than nvtx_sum keeps rows for */
+        char name[32];
+        int n = atoi(argv[2]);
+        work(1);
+        for (int i = 0; i <= n; i++) {
+            snprintf(name, sizeof name, "r%d", i < n ? i : 0);
+            nvtxRangePushA(name);
+            nvtxRangePop();
+        }
+        return 0;
+    }
     if (!strcmp(mode, "capture_nvtx_many")) {   /* 65 ranges "step" started at once: one more than followed */
         nvtxRangeId_t ids[65];
         for (int i = 0; i < 65; i++)

@@ -439,6 +439,19 @@ if got != want:
     sys.exit(1)
 PY
     ;;
+nvtx_names)
+    # more NVTX names than nvtx_sum has rows for (TR_NVTX_NAMES_MAX, 16384): the first 16,384 names their own rows
+    # ("r0" twice), the other 3,616 ranges summed in the fold row, said at exit and by cushim stats; the tables equal
+    NVTX_INJECTION64_PATH=$plugin run "file=$dir/t.json" "$prog" nvtx_names 20000
+    [ "$rc" = 0 ] || fail "exited with $rc"
+    if grep -q usage err; then echo "built without NVTX headers"; exit 77; fi
+    same_table t.json
+    grep -q "cushim trace: 3616 NVTX ranges of names past the first 16384 are in the rows" err || fail "no word of the fold at exit"
+    grep -q "cushim stats: 3616 NVTX ranges of names past the first 16384 are in the rows" stats.err || fail "no word of the fold: $(cat stats.err)"
+    [ "$(grep -c '  PushPop  :r' err)" = 16384 ] || fail "not 16384 named rows: $(grep -c '  PushPop  :r' err)"
+    [ "$(awk '$NF == ":r0" {print $3}' err)" = 2 ] || fail "r0 not 2 instances"
+    grep -q "^ .*  3,616  .*  PushPop  (the rest: names past the table's first ones)" err || fail "no fold row of 3,616"
+    ;;
 exports)
     # the plugin exports its entry point and NVTX's two injection entry points, nothing else (built with the
     # NVTX headers; without them only the entry point; names starting with _ - a sanitizer's - aside)

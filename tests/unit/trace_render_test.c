@@ -533,6 +533,52 @@ static void stats_json(void **state)
     tr_stats_free(&t);
 }
 
+/* nvtx_sum: the Style column from each name's prefix, "style" in JSON; past max_series names a new name's
+   values go to its style's fold row */
+static void stats_nvtx(void **state)
+{
+    tr_stats t;
+    tr_stat_row *rows = NULL;
+    uint32_t n;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f;
+    (void)state;
+    tr_stats_init(&t);
+    tr_stats_set_max_series(&t, 3);
+    tr_stats_add(&t, "PushPop\x1f:a", 10);
+    tr_stats_add(&t, "PushPop\x1f" "d:b", 20);
+    tr_stats_add(&t, "StartEnd\x1f:c", 30);
+    tr_stats_add(&t, "PushPop\x1f:x", 1);    /* past 3 names: folded, by style */
+    tr_stats_add(&t, "StartEnd\x1f:y", 2);
+    tr_stats_add(&t, "PushPop\x1f:z", 4);
+    tr_stats_add(&t, "PushPop\x1f:a", 50);   /* a name with a row keeps it */
+    assert_int_equal(t.folded, 3);
+    n = tr_stats_rows(&t, &rows);
+    assert_int_equal(n, 5);
+    assert_string_equal(rows[0].name, "PushPop\x1f:a");
+    assert_int_equal(rows[0].total, 60);
+    assert_string_equal(rows[3].name, "PushPop\x1f" TR_STATS_FOLD);
+    assert_int_equal(rows[3].n, 2);
+    assert_int_equal(rows[3].total, 5);
+    assert_string_equal(rows[4].name, "StartEnd\x1f" TR_STATS_FOLD);
+    f = open_memstream(&text, &len);
+    tr_stats_print_nvtx(f, rows, n);
+    fputc('|', f);
+    tr_stats_json(f, "nvtx_sum", &t, TR_JSON_STYLED);
+    fclose(f);
+    assert_non_null(strstr(text, "StdDev (ns)  Style     Range"));
+    assert_non_null(strstr(text, "  PushPop   :a\n"));
+    assert_non_null(strstr(text, "  StartEnd  :c\n"));
+    assert_non_null(strstr(text, "  PushPop   " TR_STATS_FOLD "\n"));
+    assert_null(strchr(text, '\x1f'));
+    assert_non_null(strstr(text, "{\"name\":\":a\",\"style\":\"PushPop\",\"count\":2,\"total_ns\":60,"));
+    assert_non_null(strstr(text, "{\"name\":\"d:b\",\"style\":\"PushPop\",\"count\":1,"));
+    free(text);
+    free(rows);
+    tr_stats_free(&t);
+}
+
 /* ---- buffers ---- */
 
 static void count_rec(void *ctx, tr_tbuf *tb, const void *rec, uint32_t len)
@@ -585,7 +631,7 @@ int main(void)
         cmocka_unit_test(inline_output_renders_as_blob),
         cmocka_unit_test(json_strings),
         cmocka_unit_test(stats_maths),   cmocka_unit_test(stats_bounded), cmocka_unit_test(stats_table),
-        cmocka_unit_test(stats_memops), cmocka_unit_test(stats_json),
+        cmocka_unit_test(stats_memops), cmocka_unit_test(stats_json), cmocka_unit_test(stats_nvtx),
         cmocka_unit_test(buffer_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
