@@ -404,7 +404,36 @@ check_trace_nccl() {
     grep -q '^PASS\|^FAIL' "$LOGS/tracenccl.c.txt" ||
         result "tracenccl capture" FAIL "trace_check.py: $(tail -n 2 "$LOGS/tracenccl.c.txt" | tr '\n' ' ' | cut -c1-200)"
 }
+# tracenvtx: PyTorch's emit_nvtx (emit_nvtx.py: a range for every operator, on the main thread and autograd's
+# backward thread, nested, numbered names): the losses equal an untraced run's, cushim stats' nvtx_sum has every
+# range of the file with its time, and the table at exit equals it (tc_nvtxsum)
+check_trace_nvtx() {
+    local L=$ROOT/tools/cushim d=$WORK/tracenvtx rc st name detail
+    local -a env_l=(CUSHIM_BUILD_DIR="$BUILD_DIR")
+    tc_begin tracenvtx "$d" torch "no torch" || return
+    tmo 120 "$PY" "$HERE/trace/emit_nvtx.py" >"$d/native.out" 2>"$LOGS/tracenvtx.native.err"
+    tmo 150 env "${env_l[@]}" "$L" run --trace="$d/t.json" -- "$PY" "$HERE/trace/emit_nvtx.py" \
+        >"$d/t.out" 2>"$LOGS/tracenvtx.err"
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        result "tracenvtx" FAIL "rc $rc: $(tail -n 3 "$LOGS/tracenvtx.err" | tr '\n' ' ' | cut -c1-200)"
+        return
+    fi
+    if [ -s "$d/native.out" ] && cmp -s "$d/native.out" "$d/t.out"; then
+        result "tracenvtx output" PASS "the losses equal the untraced run's ($(wc -l <"$d/t.out") steps)"
+    else
+        result "tracenvtx output" FAIL "the losses differ from the untraced run's (or it failed)"
+    fi
+    tc_nvtxsum "$d/t.json" "$LOGS/tracenvtx.err" >"$LOGS/tracenvtx.txt" 2>&1
+    while read -r st name detail; do
+        case $st in PASS|FAIL) result "tracenvtx $name" "$st" "$(printf '%s' "$detail" | cut -c1-220)" ;; esac
+    done <"$LOGS/tracenvtx.txt"
+    grep -q '^PASS\|^FAIL' "$LOGS/tracenvtx.txt" ||
+        result "tracenvtx nvtxsum" FAIL "trace_check.py: $(tail -n 2 "$LOGS/tracenvtx.txt" | tr '\n' ' ' | cut -c1-200)"
+}
+
 gpu_check trace check_trace
+gpu_check tracenvtx check_trace_nvtx
 gpu_check tracenccl check_trace_nccl
 gpu_check tracecapture check_trace_capture
 gpu_check traceranks check_trace_ranks

@@ -319,12 +319,16 @@ def table_block(path, title):
 
 
 def check_nvtxsum(trace, stats, exit_err):
-    want = nvtx_ranges(load(trace)["traceEvents"])
+    ev = load(trace)["traceEvents"]
+    want = nvtx_ranges(ev)
+    threads = len({(e.get("pid"), e.get("tid")) for e in ev if e.get("cat") == "nvtx"})
+    split = sum(1 for e in ev if e.get("cat") == "nvtx" and (e.get("args") or {}).get("continued"))
     got = {(r["style"], r["name"]): [r["count"], r["total_ns"]] for r in load(stats)["nvtx_sum"]}
     diff = [(k, want.get(k), got.get(k)) for k in sorted(set(want) | set(got)) if want.get(k) != got.get(k)]
     report(bool(want) and not diff, "nvtxsum-file",
-           "%d ranges of %d names in the file, cushim stats' nvtx_sum the same%s; e.g. %s" %
-           (sum(v[0] for v in want.values()), len(want), "" if not diff else " - NOT: %s" % diff[:3],
+           "%d ranges of %d names on %d threads (%d slices reopened) in the file, cushim stats' nvtx_sum the "
+           "same%s; e.g. %s" %
+           (sum(v[0] for v in want.values()), len(want), threads, split, "" if not diff else " - NOT: %s" % diff[:3],
             sorted(want.items(), key=lambda kv: -kv[1][0])[:3]))
     a, b = table_block(exit_err, "NVTX Range Summary"), table_block(stats[:-len(".json")] + ".txt", "NVTX Range Summary")
     report(bool(a) and a == b, "nvtxsum-exit", "the table at exit (%d lines) %s cushim stats'" %
