@@ -446,9 +446,16 @@ void tw_on_gpu(tr_writer *w, const tr_rec *r, int last_chance)
     tr_sb_puts(&w->sb, "}}");
     tw_emit(w);
     if (g->kind == TR_GPU_KERNEL) {   /* named as cushim stats reads the event's name back */
-        char plain[2 * TR_NAME_MAX + 8];
-        tr_str_plain(plain, sizeof plain, kname, n, TR_NAME_MAX);
+        char small[512], *plain = small;   /* a long name's copy on the heap: the writer may run on a small stack */
+        size_t cap = 2 * (size_t)(n < TR_NAME_MAX ? n : TR_NAME_MAX) + 8;
+        if (cap > sizeof small && (plain = malloc(cap)) == NULL)
+            plain = small, cap = sizeof small;
+        else if (cap < sizeof small)
+            cap = sizeof small;
+        tr_str_plain(plain, cap, kname, n, TR_NAME_MAX);
         tr_stats_add(&w->kern, n ? plain : "?", g->end > g->start ? g->end - g->start : 0);
+        if (plain != small)
+            free(plain);
     } else {   /* the operation as cushim stats names it from the event's name */
         const char *op = tr_memop_label(label);
         tr_stats_add(&w->memt, op, g->end > g->start ? g->end - g->start : 0);
