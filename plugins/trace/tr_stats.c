@@ -322,12 +322,20 @@ static void fmt_grouped(char *out, size_t cap, const char *digits)
     out[o] = '\0';
 }
 
-/* A row's name: a kernel's comes from the program (or from a trace file 'cushim stats' reads), so a control
-   byte is written as '?' and never reaches a terminal. */
+/* A row's name: a kernel's or an NVTX range's comes from the program (or from a trace file 'cushim stats'
+   reads), so a control character - C0, DEL, and C1 (U+0080-U+009F, which a terminal may take for ESC-sequences
+   such as CSI) in UTF-8 - is written as '?' and never reaches a terminal. */
 static void put_name(FILE *f, const char *s)
 {
-    for (; *s; s++)
-        fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == 0xc2 && (unsigned char)s[1] >= 0x80 && (unsigned char)s[1] <= 0x9f) {
+            fputc('?', f);
+            s++;
+            continue;
+        }
+        fputc(c < 0x20 || c == 0x7f ? '?' : c, f);
+    }
 }
 
 static void fmt_u(char *out, size_t cap, uint64_t v)

@@ -452,6 +452,13 @@ static void stats_table(void **state)
     assert_non_null(strstr(text, "  k?[2J?x\n"));
     assert_null(strchr(text, '\x1b'));
     free(text);
+    /* C1 controls in UTF-8 (U+009B: CSI to some terminals) too; other characters as they are */
+    r.name = "k\xc2\x9b" "2J\xc2\x80\xc2\xa0\xc3\xa9";
+    f = open_memstream(&text, &len);
+    tr_stats_print(f, &r, 1, "Num Calls");
+    fclose(f);
+    assert_non_null(strstr(text, "  k?2J?\xc2\xa0\xc3\xa9\n"));
+    free(text);
 }
 
 /* The memory-operation tables (cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum) from the trace's event names; a
