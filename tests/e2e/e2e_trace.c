@@ -21,6 +21,8 @@
  *   capture_nvtx_many
  *                  65 NVTX ranges "step" started at once, 1 allocation, all ended, 1 allocation
  *   nvtx_names N   1 allocation, then N NVTX ranges named "r0".."r<N-1>" pushed and popped, then "r0" again
+ *   nvtx_threads   4 threads, 2000 steps each: ranges "tK outer" and "inner" pushed around a call, an "async"
+ *                  range started, and the one the next thread started at that step ended
  *   capture_nvtx   NVTX ranges named "step" (capture=nvtx:step): pushed (with a nested "step" and another range
  *                  inside), then started on main and ended on a second thread; 9 allocations inside, 3 outside
  *   many N         N cuCtxGetCurrent calls on the main thread
@@ -38,6 +40,7 @@
 #include <cuda_runtime_api.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -117,6 +120,33 @@ static void *named_thread_main(void *arg)
 static void *nvtx_end_main(void *arg)
 {
     nvtxRangeEnd(*(nvtxRangeId_t *)arg);
+    return NULL;
+}
+
+/* nvtx_threads: each of NVTX_NT threads pushes "tK outer" around a call and "inner", starts an "async" range in
+   between, and ends the one its neighbour started at the same step (on another thread: the end may be drained
+   before the start). */
+#define NVTX_NT 4
+#define NVTX_NR 2000
+static _Atomic uint64_t nvtx_thr_ids[NVTX_NT][NVTX_NR];
+static void *nvtx_thread_main(void *arg)
+{
+    int k = (int)(intptr_t)arg, peer = (k + 1) % NVTX_NT;
+    char outer[16];
+    snprintf(outer, sizeof outer, "t%d outer", k);
+    for (int i = 0; i < NVTX_NR; i++) {
+        CUcontext c;
+        uint64_t id;
+        nvtxRangePushA(outer);
+        cuCtxGetCurrent(&c);
+        nvtxRangePushA("inner");
+        atomic_store(&nvtx_thr_ids[k][i], nvtxRangeStartA("async"));
+        nvtxRangePop();
+        nvtxRangePop();
+        while ((id = atomic_load(&nvtx_thr_ids[peer][i])) == 0)
+            sched_yield();
+        nvtxRangeEnd(id);
+    }
     return NULL;
 }
 #endif
@@ -434,6 +464,15 @@ int main(int argc, char **argv)
         return 3;   /* not reached: the host function ends the process */
     }
 #ifdef E2E_HAVE_NVTX
+    if (!strcmp(mode, "nvtx_threads")) {
+        pthread_t t[NVTX_NT];
+        work(1);
+        for (int k = 0; k < NVTX_NT; k++)
+            pthread_create(&t[k], NULL, nvtx_thread_main, (void *)(intptr_t)k);
+        for (int k = 0; k < NVTX_NT; k++)
+            pthread_join(t[k], NULL);
+        return 0;
+    }
     if (!strcmp(mode, "nvtx_names") && argc > 2) {   /* more names than nvtx_sum keeps rows for */
         char name[32];
         int n = atoi(argv[2]);

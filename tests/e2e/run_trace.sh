@@ -439,6 +439,24 @@ if got != want:
     sys.exit(1)
 PY
     ;;
+nvtx_threads)
+    # NVTX ranges on 4 threads, start/end ranges ended on another thread than their start (the writer may see the
+    # end first): every range in nvtx_sum, the table at exit equal to cushim stats'
+    NVTX_INJECTION64_PATH=$plugin run "file=$dir/t.json" "$prog" nvtx_threads
+    [ "$rc" = 0 ] || fail "exited with $rc"
+    if grep -q usage err; then echo "built without NVTX headers"; exit 77; fi
+    same_table t.json
+    "$stats" --format=json t.json >stats.json || fail "cushim stats --format=json failed"
+    python3 - stats.json <<'PY' || fail "nvtx_sum does not count every range"
+import json, sys
+got = {(r['style'], r['name']): r['count'] for r in json.load(open(sys.argv[1]))['nvtx_sum']}
+want = {('PushPop', ':t%d outer' % k): 2000 for k in range(4)}
+want.update({('PushPop', ':inner'): 8000, ('StartEnd', ':async'): 8000})
+if got != want:
+    print('nvtx_sum', got)
+    sys.exit(1)
+PY
+    ;;
 nvtx_names)
     # more NVTX names than nvtx_sum has rows for (TR_NVTX_NAMES_MAX, 16384): the first 16,384 names their own rows
     # ("r0" twice), the other 3,616 ranges summed in the fold row, said at exit and by cushim stats; the tables equal
