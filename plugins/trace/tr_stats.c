@@ -71,16 +71,26 @@ int64_t tr_stats_find(tr_stats *st, const char *name)
     return find(st, name, 1);
 }
 
+/* A styled row's parts (tr_stats_print_nvtx): its style into 'style' (bounded), the range returned. */
+static const char *split_styled(const char *name, char *style, size_t cap)
+{
+    const char *sep = strchr(name, TR_STATS_STYLE_SEP);
+    size_t k = sep != NULL ? (size_t)(sep - name) : 0;
+    if (k >= cap)
+        k = cap - 1;
+    memcpy(style, name, k);
+    style[k] = '\0';
+    return sep != NULL ? sep + 1 : name;
+}
+
 /* The fold row of 'name' (tr_stats_set_max_series): its style's. */
 static int64_t find_fold(tr_stats *st, const char *name)
 {
-    const char *sep = strchr(name, TR_STATS_STYLE_SEP);
-    size_t k = sep != NULL ? (size_t)(sep - name) + 1 : 0;
-    char fold[64 + sizeof TR_STATS_FOLD];
-    if (k > 64)
-        k = 0;
-    memcpy(fold, name, k);
-    memcpy(fold + k, TR_STATS_FOLD, sizeof TR_STATS_FOLD);
+    char style[64], fold[sizeof style + sizeof TR_STATS_FOLD];
+    if (split_styled(name, style, sizeof style) != name)   /* styled: the style's fold row */
+        snprintf(fold, sizeof fold, "%s%c%s", style, TR_STATS_STYLE_SEP, TR_STATS_FOLD);
+    else
+        snprintf(fold, sizeof fold, "%s", TR_STATS_FOLD);
     st->folded++;
     return find(st, fold, 0);
 }
@@ -361,17 +371,6 @@ static void fmt_mb(char *out, size_t cap, double bytes)
 
 #define NCOL 10
 
-/* A styled row's parts (tr_stats_print_nvtx): its style into 'style' (bounded), the range returned. */
-static const char *split_styled(const char *name, char *style, size_t cap)
-{
-    const char *sep = strchr(name, TR_STATS_STYLE_SEP);
-    size_t k = sep != NULL ? (size_t)(sep - name) : 0;
-    if (k >= cap)
-        k = cap - 1;
-    memcpy(style, name, k);
-    style[k] = '\0';
-    return sep != NULL ? sep + 1 : name;
-}
 
 /* One table: the time tables (Time (%), Total Time (ns), COUNT, Avg, Med, Min, Max, StdDev (ns), NAME) or, with
    'mb', the size table (Total (MB), Count, Avg, Med, Min, Max, StdDev (MB), Operation: values are bytes); with
@@ -387,8 +386,9 @@ static void print_table(FILE *f, const tr_stat_row *rows, uint32_t n, const char
     int nnum = mb ? 7 : 8, ncol = 0;   /* numeric columns (right-aligned), then [Style,] the name */
     size_t w[NCOL];
     char cell[NCOL][48];
+    const char *const *num_hdr = mb ? size_hdr : time_hdr;   /* NULL: the count's column */
     for (int c = 0; c < nnum; c++)
-        hdr[ncol++] = (mb ? size_hdr : time_hdr)[c] != NULL ? (mb ? size_hdr : time_hdr)[c] : count_header;
+        hdr[ncol++] = num_hdr[c] != NULL ? num_hdr[c] : count_header;
     if (styled)
         hdr[ncol++] = "Style";
     hdr[ncol++] = name_header;

@@ -14,9 +14,15 @@
 #include "tr_render.h"
 #include "tr_writer_int.h"
 
+/* Key k's home slot. */
+static uint64_t map_home(const tw_map *m, uint64_t k)
+{
+    return (k * 0x9e3779b97f4a7c15ull) & (m->cap - 1);
+}
+
 static uint64_t *map_slot(tw_map *m, uint64_t k)
 {
-    uint64_t h = (k * 0x9e3779b97f4a7c15ull) & (m->cap - 1);
+    uint64_t h = map_home(m, k);
     while (m->k[h] != 0 && m->k[h] != k)
         h = (h + 1) & (m->cap - 1);
     return &m->k[h];
@@ -101,7 +107,7 @@ int tw_map_del(tw_map *m, uint64_t k, uint64_t *v)
         *v = m->v[i];
     /* backward shift: a key after the hole moves into it unless its home slot lies cyclically in (i, j] */
     for (j = (i + 1) & mask; m->k[j] != 0; j = (j + 1) & mask) {
-        uint64_t h = (m->k[j] * 0x9e3779b97f4a7c15ull) & mask;
+        uint64_t h = map_home(m, m->k[j]);
         if (i <= j ? (i < h && h <= j) : (i < h || h <= j))
             continue;
         m->k[i] = m->k[j];

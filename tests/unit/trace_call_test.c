@@ -919,13 +919,17 @@ static uint64_t nvtx_row(tr_stats *st, const char *style, const char *range, uin
     return count;
 }
 
-/* The file's NVTX events (the writer's layout: one a line, names without escapes) through cushim stats' reader
-   (tools/stats-nvtx.c) into 'out'. */
-static void nvtx_file_stats(const char *text, size_t n, tr_stats *out)
+/* The NVTX events of the file 'path' (the writer's layout: one a line, names without escapes) through cushim
+   stats' reader (tools/stats-nvtx.c) into 'out', initialised here. */
+static void nvtx_file_stats(const char *path, tr_stats *out)
 {
     sn_state *s = sn_new();
+    size_t n;
+    char *text = slurp(path, &n);
     const char *at = text, *end = text + n;
     assert_non_null(s);
+    assert_non_null(text);
+    tr_stats_init(out);
     while (at < end) {
         const char *nl = memchr(at, '\n', (size_t)(end - at)), *le = nl ? nl : end, *v;
         char name[64] = "", dom[64] = "";
@@ -954,6 +958,7 @@ static void nvtx_file_stats(const char *text, size_t n, tr_stats *out)
     }
     assert_int_equal(sn_file_end(s, out), 0);
     sn_free(s);
+    free(text);
 }
 
 /* The nvtx events' phases and names in order ("B:A E: ..."), into 'out'. */
@@ -1049,11 +1054,7 @@ static void nvtx_domains_nest(void **state)
                     {"PushPop", ":d", 256, 231424}, {"StartEnd", "x:s1", 1, 10},
                     {"StartEnd", ":s2", 1, 4}};
         tr_stat_row *rows = NULL;
-        size_t fn;
-        char *ftext = slurp(path, &fn);
-        tr_stats_init(&fst);
-        nvtx_file_stats(ftext, fn, &fst);
-        free(ftext);
+        nvtx_file_stats(path, &fst);
         for (int k = 0; k < 2; k++) {
             for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
                 uint64_t total;
@@ -1136,12 +1137,8 @@ static void nvtx_random_nesting(void **state)
         tr_stats fst;
         tr_stats *both[2] = {&w.nvtx, &fst};
         tr_stat_row *rows = NULL;
-        size_t fn;
-        char *ftext = slurp(path, &fn);
         int ended = 0;
-        tr_stats_init(&fst);
-        nvtx_file_stats(ftext, fn, &fst);
-        free(ftext);
+        nvtx_file_stats(path, &fst);
         for (int k = 0; k < 2; k++) {
             ended = 0;
             for (int i = 0; i < nr; i++) {

@@ -369,67 +369,63 @@ tc_nvtxsum() {
     fi
 }
 
+# tc_traced NAME TMO OUT ERR RUNARGS...: 'cushim run RUNARGS' within TMO seconds, stdout to OUT, stderr to ERR;
+# when it fails, a FAIL result NAME with its status and the end of ERR, and status 1
+tc_traced() {
+    local name=$1 t=$2 out=$3 err=$4 rc
+    shift 4
+    tmo "$t" env CUSHIM_BUILD_DIR="$BUILD_DIR" "$ROOT/tools/cushim" run "$@" >"$out" 2>"$err"
+    rc=$?
+    [ $rc -eq 0 ] && return 0
+    result "$name" FAIL "rc $rc: $(tail -n 3 "$err" | tr '\n' ' ' | cut -c1-200)"
+    return 1
+}
+
+# tc_results PREFIX FILE [NAME]: each 'PASS|FAIL CHECK DETAIL' line of FILE (trace_check.py's) as the result
+# 'PREFIX CHECK'; with NAME, a FAIL result NAME when FILE has none
+tc_results() {
+    local st check detail
+    while read -r st check detail; do
+        case $st in PASS|FAIL) result "$1 $check" "$st" "$(printf '%s' "$detail" | cut -c1-220)" ;; esac
+    done <"$2"
+    [ -z "${3:-}" ] || grep -q '^PASS\|^FAIL' "$2" ||
+        result "$3" FAIL "trace_check.py: $(tail -n 2 "$2" | tr '\n' ' ' | cut -c1-200)"
+}
+
 # tracenccl: NCCL's own NVTX ranges (domain "NCCL": nccl_nvtx.py, 5 all-gathers of one rank inside a default-domain
 # range) under --trace: they carry args.domain, and every B/E nests per thread; then --trace-capture=NAME@NCCL
 # (NAME: the collective's range message as the first run found it) records inside each collective only.
 check_trace_nccl() {
-    local L=$ROOT/tools/cushim d=$WORK/tracenccl rc name
-    local -a env_l=(CUSHIM_BUILD_DIR="$BUILD_DIR")
+    local d=$WORK/tracenccl name
     tc_begin tracenccl "$d" torch.distributed "no torch.distributed" || return
-    tmo 120 env "${env_l[@]}" "$L" run --trace="$d/t.json" -- "$PY" "$HERE/trace/nccl_nvtx.py" \
-        >"$d/t.out" 2>"$LOGS/tracenccl.err"
-    rc=$?
-    if [ $rc -ne 0 ]; then
-        result "tracenccl" FAIL "rc $rc: $(tail -n 3 "$LOGS/tracenccl.err" | tr '\n' ' ' | cut -c1-200)"
+    tc_traced tracenccl 120 "$d/t.out" "$LOGS/tracenccl.err" --trace="$d/t.json" -- "$PY" "$HERE/trace/nccl_nvtx.py" ||
         return
-    fi
     "$PY" "$HERE/trace/trace_check.py" nccl "$d/t.json" >"$LOGS/tracenccl.txt" 2>&1
     tc_nvtxsum "$d/t.json" "$LOGS/tracenccl.err" >>"$LOGS/tracenccl.txt" 2>&1
-    while read -r st name detail; do
-        case $st in PASS|FAIL) result "tracenccl $name" "$st" "$(printf '%s' "$detail" | cut -c1-220)" ;; esac
-    done <"$LOGS/tracenccl.txt"
+    tc_results tracenccl "$LOGS/tracenccl.txt"
     name=$(sed -n 's/^NAME //p' "$LOGS/tracenccl.txt")
     [ -n "$name" ] || { result "tracenccl capture" FAIL "no NCCL range found to capture"; return; }
-    tmo 120 env "${env_l[@]}" "$L" run --trace="$d/c.json" --trace-capture="nvtx:$name@NCCL" -- \
-        "$PY" "$HERE/trace/nccl_nvtx.py" >"$d/c.out" 2>"$LOGS/tracenccl.c.err"
-    rc=$?
-    if [ $rc -ne 0 ]; then
-        result "tracenccl capture" FAIL "rc $rc: $(tail -n 3 "$LOGS/tracenccl.c.err" | tr '\n' ' ' | cut -c1-200)"
-        return
-    fi
+    tc_traced "tracenccl capture" 120 "$d/c.out" "$LOGS/tracenccl.c.err" --trace="$d/c.json" \
+        --trace-capture="nvtx:$name@NCCL" -- "$PY" "$HERE/trace/nccl_nvtx.py" || return
     "$PY" "$HERE/trace/trace_check.py" nccl "$d/c.json" "nvtx:$name@NCCL" >"$LOGS/tracenccl.c.txt" 2>&1
-    while read -r st name detail; do
-        case $st in PASS|FAIL) result "tracenccl $name" "$st" "$(printf '%s' "$detail" | cut -c1-220)" ;; esac
-    done <"$LOGS/tracenccl.c.txt"
-    grep -q '^PASS\|^FAIL' "$LOGS/tracenccl.c.txt" ||
-        result "tracenccl capture" FAIL "trace_check.py: $(tail -n 2 "$LOGS/tracenccl.c.txt" | tr '\n' ' ' | cut -c1-200)"
+    tc_results tracenccl "$LOGS/tracenccl.c.txt" "tracenccl capture"
 }
 # tracenvtx: PyTorch's emit_nvtx (emit_nvtx.py: a range for every operator, on the main thread and autograd's
 # backward thread, nested, numbered names): the losses equal an untraced run's, cushim stats' nvtx_sum has every
 # range of the file with its time, and the table at exit equals it (tc_nvtxsum)
 check_trace_nvtx() {
-    local L=$ROOT/tools/cushim d=$WORK/tracenvtx rc st name detail
-    local -a env_l=(CUSHIM_BUILD_DIR="$BUILD_DIR")
+    local d=$WORK/tracenvtx
     tc_begin tracenvtx "$d" torch "no torch" || return
     tmo 120 "$PY" "$HERE/trace/emit_nvtx.py" >"$d/native.out" 2>"$LOGS/tracenvtx.native.err"
-    tmo 150 env "${env_l[@]}" "$L" run --trace="$d/t.json" -- "$PY" "$HERE/trace/emit_nvtx.py" \
-        >"$d/t.out" 2>"$LOGS/tracenvtx.err"
-    rc=$?
-    if [ $rc -ne 0 ]; then
-        result "tracenvtx" FAIL "rc $rc: $(tail -n 3 "$LOGS/tracenvtx.err" | tr '\n' ' ' | cut -c1-200)"
+    tc_traced tracenvtx 150 "$d/t.out" "$LOGS/tracenvtx.err" --trace="$d/t.json" -- "$PY" "$HERE/trace/emit_nvtx.py" ||
         return
-    fi
     if [ -s "$d/native.out" ] && cmp -s "$d/native.out" "$d/t.out"; then
         result "tracenvtx output" PASS "the losses equal the untraced run's ($(wc -l <"$d/t.out") steps)"
     else
         result "tracenvtx output" FAIL "the losses differ from the untraced run's (or it failed)"
     fi
     tc_nvtxsum "$d/t.json" "$LOGS/tracenvtx.err" >"$LOGS/tracenvtx.txt" 2>&1
-    while read -r st name detail; do
-        case $st in PASS|FAIL) result "tracenvtx $name" "$st" "$(printf '%s' "$detail" | cut -c1-220)" ;; esac
-    done <"$LOGS/tracenvtx.txt"
-    grep -q '^PASS\|^FAIL' "$LOGS/tracenvtx.txt" ||
-        result "tracenvtx nvtxsum" FAIL "trace_check.py: $(tail -n 2 "$LOGS/tracenvtx.txt" | tr '\n' ' ' | cut -c1-200)"
+    tc_results tracenvtx "$LOGS/tracenvtx.txt" "tracenvtx nvtxsum"
 }
 
 gpu_check trace check_trace
