@@ -89,3 +89,13 @@ release_tree() {
 release_tree 12.9 12 libcudart.so.12
 release_tree 11.8 11 libcudart.so.11.0
 du -sh build-gpu
+
+# The GPU check 'tracegpuab': the shim and a trace plugin built with TR_GPU_AB=1 (plugins/trace/tr_cupti.c: while
+# paused with unhook, CUPTI records every API call as activity instead, what CUPTI activity tracing alone pays),
+# in build-gpu/gpuab (a build tree's layout) for one process to time --trace-gpu against CUPTI activity tracing.
+cmake -S . -B build-gpuab -DCUSHIM_BUILD_CODEGEN=OFF -DCUSHIM_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_C_FLAGS="-DTR_GPU_AB=1" >/dev/null
+cmake --build build-gpuab -j "$(nproc)" --target cushim trace
+rm -rf build-gpu/gpuab && mkdir -p build-gpu/gpuab/runtime build-gpu/gpuab/plugins
+cp build-gpuab/runtime/libcushim.so build-gpu/gpuab/runtime/
+cp build-gpuab/plugins/trace.so build-gpu/gpuab/plugins/

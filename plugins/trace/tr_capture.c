@@ -41,6 +41,9 @@ void tr_hooks_follow(tr_state *st)
         st->follow_warned = 1;
         tr_host->log(st->self, CUSHIM_LOG_WARN, "unhook: the hooks could not be added again; calls are not recorded");
     }
+#if TR_GPU_AB
+    tr_cupti_ab_follow(atomic_load(&st->paused));
+#endif
     pthread_mutex_unlock(&tr_follow_lock);
 }
 

@@ -61,6 +61,26 @@ typedef CUptiResult (*f_subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc,
 typedef CUptiResult (*f_unsubscribe)(CUpti_SubscriberHandle);
 typedef CUptiResult (*f_enable_cb)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain, CUpti_CallbackId);
 
+#if TR_GPU_AB
+/* The gpu-ab build (tools/build-gpu-bundle.sh: build-gpu/gpuab; the GPU check tracegpuab): while recording is
+   paused with unhook, CUPTI records every driver and runtime call as activity instead - what a tracer built on
+   CUPTI's activity API alone pays (tests/gpu/trace/cupti_activity.c enables the same kinds) - so that one
+   process times --trace-gpu against CUPTI activity tracing in alternating blocks. The API records are counted,
+   not written. Never in a normal build. */
+static struct {
+    CUpti_SubscriberHandle h;
+    f_enable_cb en;
+    f_enable disable;
+    uint32_t n;
+    struct {
+        CUpti_CallbackDomain dom;
+        CUpti_CallbackId cbid;
+    } cb[512];
+    int api_on;
+    _Atomic uint64_t api_records, switches, failures;
+} ab;
+#endif
+
 static struct {
     void *lib;
     f_enable enable;
@@ -87,15 +107,17 @@ static __thread uint32_t corr_rt_pending;
 
 typedef CUptiResult (*f_cbname)(CUpti_CallbackDomain, CUpti_CallbackId, const char **);
 static f_cbname cb_name;
-/* by runtime cbid: 0 not looked at yet, 1 a launch/copy/set API, 2 another; written by whichever thread
-   completes a buffer first (the same value each time) */
-static _Atomic unsigned char rt_kind[4096];
 
 /* A function that may put work on the GPU, by its CUPTI name. */
 static int puts_gpu_work(const char *name)
 {
     return strstr(name, "Launch") || strstr(name, "Memcpy") || strstr(name, "Memset");
 }
+
+#if !TR_GPU_AB
+/* by runtime cbid: 0 not looked at yet, 1 a launch/copy/set API, 2 another; written by whichever thread
+   completes a buffer first (the same value each time) */
+static _Atomic unsigned char rt_kind[4096];
 
 /* A runtime API that may put work on the GPU: its record is worth linking. */
 static int rt_launches(uint32_t cbid)
@@ -112,6 +134,7 @@ static int rt_launches(uint32_t cbid)
         atomic_store_explicit(&rt_kind[cbid], k, memory_order_relaxed);
     return k == 1;
 }
+#endif
 
 static uint64_t CUPTIAPI ts_ours(void)
 {
@@ -193,6 +216,12 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
                 tr_record(TR_REC_CORR, e->correlationId, e->externalId, 0, NULL, 0, NULL, 0);
             break;
         }
+#if TR_GPU_AB
+        case CUPTI_ACTIVITY_KIND_DRIVER:
+        case CUPTI_ACTIVITY_KIND_RUNTIME:
+            atomic_fetch_add_explicit(&ab.api_records, 1, memory_order_relaxed);
+            break;
+#else
         case CUPTI_ACTIVITY_KIND_RUNTIME: {
             const CUpti_ActivityAPI *a = (const CUpti_ActivityAPI *)r;
             uint64_t end = ts_shift(a->end);
@@ -200,6 +229,7 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
                 tr_record(TR_REC_RTAPI, a->correlationId, a->threadId, ts_shift(a->start), &end, sizeof end, NULL, 0);
             break;
         }
+#endif
         default:
             break;
         }
@@ -268,6 +298,12 @@ static int corr_callbacks_start(void)
                     unsub(h);
                 return -1;
             }
+#if TR_GPU_AB
+            if (ab.n < sizeof ab.cb / sizeof ab.cb[0]) {
+                ab.cb[ab.n].dom = doms[k].dom;
+                ab.cb[ab.n++].cbid = cbid;
+            }
+#endif
             enabled++;
         }
     if (enabled == 0) {
@@ -275,8 +311,46 @@ static int corr_callbacks_start(void)
             unsub(h);
         return -1;
     }
+#if TR_GPU_AB
+    ab.h = h;
+    ab.en = en;
+    if (ab.n < enabled) {   /* more than the switch can turn off: the comparison would not be one */
+        if (unsub != NULL)
+            unsub(h);
+        return -1;
+    }
+#endif
     return 0;
 }
+
+#if TR_GPU_AB
+/* Called by tr_hooks_follow (its lock held, not on a calling thread) after the hooks follow 'paused'. */
+void tr_cupti_ab_follow(int paused)
+{
+    int bad = 0;
+    if (!cu.on || !cu.callbacks || ab.disable == NULL || paused == ab.api_on)
+        return;
+    tr_thread_quiet(1);
+    if (paused) {
+        for (uint32_t i = 0; i < ab.n; i++)
+            bad |= ab.en(0, ab.h, ab.cb[i].dom, ab.cb[i].cbid) != CUPTI_SUCCESS;
+        bad |= cu.enable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) != CUPTI_SUCCESS;
+        bad |= cu.enable(CUPTI_ACTIVITY_KIND_RUNTIME) != CUPTI_SUCCESS;
+        bad |= cu.enable(CUPTI_ACTIVITY_KIND_DRIVER) != CUPTI_SUCCESS;
+    } else {
+        bad |= ab.disable(CUPTI_ACTIVITY_KIND_RUNTIME) != CUPTI_SUCCESS;
+        bad |= ab.disable(CUPTI_ACTIVITY_KIND_DRIVER) != CUPTI_SUCCESS;
+        bad |= ab.disable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) != CUPTI_SUCCESS;
+        for (uint32_t i = 0; i < ab.n; i++)
+            bad |= ab.en(1, ab.h, ab.cb[i].dom, ab.cb[i].cbid) != CUPTI_SUCCESS;
+    }
+    tr_thread_quiet(0);
+    ab.api_on = paused;
+    atomic_fetch_add(&ab.switches, 1);
+    if (bad)
+        atomic_fetch_add(&ab.failures, 1);
+}
+#endif
 
 int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
 {
@@ -352,6 +426,13 @@ int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "CUPTI refused to enable activity records (another profiler attached?)");
         return -1;
     }
+#if TR_GPU_AB
+    ab.disable = (f_enable)dlsym(cu.lib, "cuptiActivityDisable");
+    if (!cu.callbacks || ab.disable == NULL) {
+        snprintf(err, errlen, "gpu-ab build: CUPTI callbacks or cuptiActivityDisable unavailable: no comparison");
+        return -1;
+    }
+#endif
     st->w.gpu_corr = cu.callbacks ? "callbacks" : "activity";
     if (!cu.callbacks)
         tr_host->log(st->self, CUSHIM_LOG_INFO, "CUPTI has another callback subscriber: GPU work is linked to calls "
@@ -366,6 +447,11 @@ void tr_cupti_flush(void)
         tr_thread_quiet(1);
         cu.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         tr_thread_quiet(0);
+#if TR_GPU_AB
+        fprintf(stderr, "cushim trace gpu-ab: %llu API activity records while paused, %llu switches, %llu failed, "
+                "%u callbacks switched\n", (unsigned long long)atomic_load(&ab.api_records),
+                (unsigned long long)atomic_load(&ab.switches), (unsigned long long)atomic_load(&ab.failures), ab.n);
+#endif
     }
 }
 
@@ -402,4 +488,7 @@ int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
 void tr_cupti_flush(void) {}
 void tr_cupti_push(uint64_t seq) { (void)seq; }
 void tr_cupti_pop(void) {}
+#if TR_GPU_AB
+void tr_cupti_ab_follow(int paused) { (void)paused; }
+#endif
 #endif

@@ -175,5 +175,11 @@ int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen);
 void tr_cupti_flush(void);
 void tr_cupti_push(uint64_t seq);
 void tr_cupti_pop(void);
+#ifndef TR_GPU_AB
+#define TR_GPU_AB 0   /* 1: the gpu-ab build (tr_cupti.c), for the GPU check tracegpuab; never a normal build */
+#endif
+#if TR_GPU_AB
+void tr_cupti_ab_follow(int paused);
+#endif
 
 #endif /* TRACE_H */

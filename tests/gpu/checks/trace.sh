@@ -286,6 +286,48 @@ check_trace_ab() {
 $(awk '/^ab_on_ns|^ab_off_ns/ {printf "%s %s ", $1, $2}' "$LOGS/traceab.0.out")(run 0)\
 ${TRACE_AB_BASE:+; base build $TRACE_AB_BASE, same rounds interleaved: ${base_med:-no ratio} (runs: $base_all)}"
 }
+# tracegpuab: --trace-gpu against CUPTI activity tracing alone inside one process (issue 11's third target, which
+# separate processes cannot resolve: tracebench's ±15% between processes). build-gpu/gpuab holds a trace plugin
+# built with TR_GPU_AB=1 (tools/build-gpu-bundle.sh; plugins/trace/tr_cupti.c) that trace_gpu.py abbench runs under
+# --trace --trace-gpu --trace-toggle=USR2 --trace-unhook: the recording blocks are --trace-gpu as shipped (every
+# call recorded, the GPU work linked through CUPTI callbacks on the launch, copy and set functions); in the paused
+# blocks the trace's hooks are removed, its CUPTI callbacks turned off and CUPTI records every driver and runtime
+# call as activity instead (the kinds tests/gpu/trace/cupti_activity.c enables: what a CUPTI activity tracer
+# pays); CUPTI's kernel, copy and set records stay on in both. Each switch is followed by TRACE_AB_SETTLE_MS (200)
+# ms and one untimed step. TRACE_GPUAB_RUNS (3) processes of TRACE_AB_BLOCKS (24) blocks of TRACE_AB_STEPS (50)
+# steps, TRACE_AB_MODEL as for traceab. Checked: every block change switched CUPTI without a failure and CUPTI
+# recorded API activity while paused; the ratio (recording / paused) is reported, never asserted.
+check_trace_gpu_ab() {
+    local L=$ROOT/tools/cushim B=$HERE/trace/trace_gpu.py d=$WORK/tracegpuab G=$BUILD_DIR/gpuab r v all="" line
+    local blocks=${TRACE_AB_BLOCKS:-24} bad="" rec sw fl
+    tc_begin tracegpuab "$d" torch "no torch" || return
+    if [ ! -f "$G/plugins/trace.so" ] || [ ! -f "$G/runtime/libcushim.so" ]; then
+        result tracegpuab FAIL "no $G/plugins/trace.so (tools/build-gpu-bundle.sh builds it)"
+        return
+    fi
+    for ((r = 0; r < ${TRACE_GPUAB_RUNS:-3}; r++)); do
+        tmo 240 env CUSHIM_BUILD_DIR="$G" TRACE_AB_SETTLE_MS="${TRACE_AB_SETTLE_MS:-200}" \
+            TRACE_GPU_MODEL="${TRACE_AB_MODEL:-mlp}" "$L" run --trace="$d/t.json" --trace-gpu --trace-toggle=USR2 \
+            --trace-unhook -- "$PY" "$B" abbench "$blocks" "${TRACE_AB_STEPS:-50}" >"$LOGS/tracegpuab.$r.out" \
+            2>"$LOGS/tracegpuab.$r.err"
+        v=$(awk '/^ab_ratio/ {print $2}' "$LOGS/tracegpuab.$r.out")
+        all+="${v:-fail} "
+        line=$(grep -m 1 '^cushim trace gpu-ab:' "$LOGS/tracegpuab.$r.err")
+        read -r rec sw fl < <(printf '%s\n' "$line" | sed -E 's/^cushim trace gpu-ab: ([0-9]+) API activity records while paused, ([0-9]+) switches, ([0-9]+) failed.*/\1 \2 \3/')
+        # ABBA blocks: the state changes before every odd block
+        if [ -z "$line" ] || [ "${sw:-0}" != $((blocks / 2)) ] || [ "${fl:-1}" != 0 ] || [ "${rec:-0}" -le 0 ]; then
+            bad+="run $r: ${line:-no gpu-ab line ($(tail -n 1 "$LOGS/tracegpuab.$r.err" | cut -c1-120))}, expected $((blocks / 2)) switches; "
+        fi
+        rm -f "$d/t.json"
+    done
+    local med
+    med=$(printf '%s\n' $all | grep -v fail | median)
+    if [ -n "$bad" ] || [ -z "$med" ]; then
+        result tracegpuab FAIL "${bad:-no run gave a ratio: $(tail -n 2 "$LOGS/tracegpuab.0.err" | tr '\n' ' ' | cut -c1-200)}"
+        return
+    fi
+    result tracegpuab PASS "--trace-gpu / CUPTI activity tracing, step time in one process (model ${TRACE_AB_MODEL:-mlp}), median of runs: $med (runs: $all; no slower: $(awk -v m="$med" 'BEGIN {print (m <= 1.0) ? "shown" : "not shown"}')); $(awk '/^ab_on_ns|^ab_off_ns/ {printf "%s %s ", $1, $2}' "$LOGS/tracegpuab.0.out")(run 0); $(grep -m 1 '^cushim trace gpu-ab:' "$LOGS/tracegpuab.0.err" | cut -d: -f2 | cut -c1-90)"
+}
 # tc_begin CHECK DIR MODULE WHY: the plugin is built (else CHECK fails) and Python imports MODULE (else CHECK is
 # skipped for WHY): 0, and DIR made empty; else 1
 tc_begin() {
@@ -436,3 +478,4 @@ gpu_check traceranks check_trace_ranks
 gpu_check tracegpu check_trace_gpu
 gpu_check tracebench check_trace_bench
 gpu_check traceab check_trace_ab
+gpu_check tracegpuab check_trace_gpu_ab

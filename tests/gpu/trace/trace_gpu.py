@@ -12,6 +12,8 @@ USAGE:
                                      SIGUSR2 to switch); prints each block's median step and 'ab_ratio R': the
                                      median over pairs of (recording block / neighbouring paused block) - the
                                      recording's cost in one process, free of process-to-process noise
+                                     TRACE_AB_SETTLE_MS=N: sleep N ms after each switch before the block's
+                                     steps (a switch that a helper thread completes, as unhook's does)
 
 TRACE_GPU_MODEL picks the model: mlp (default; a step of ~1.5-2 ms and ~456 CUDA calls whose time is the CPU's,
 the calls coming one at a time between stretches of Python: the worst case for a tracer) or transformer (4
@@ -105,12 +107,17 @@ def main():
         import signal
         blocks, per = steps, int(sys.argv[3])
         recording = True          # the trace plugin starts recording (no --trace-paused)
+        settle = int(os.environ.get("TRACE_AB_SETTLE_MS", "0")) / 1000.0
         on, off, ratios = [], [], []
         for b in range(blocks):
             want = (b % 4) in (0, 3)   # ABBA: on, off, off, on, on, off, off, on ...
             if want != recording:
                 os.kill(os.getpid(), signal.SIGUSR2)
                 recording = want
+                if settle > 0:
+                    time.sleep(settle)
+                    step()   # one step in the new state before the timed ones
+                    torch.cuda.synchronize()
             times = []
             for _ in range(per):
                 t0 = time.perf_counter_ns()
