@@ -63,6 +63,6 @@ med() { sort -n | awk '{a[NR]=$1} END {if (NR == 0) print "-"; else if (NR % 2) 
 } | tee "$OUTD/cupti_cost.md"
 # the processes' logs (the trace's table at exit), named without '+'
 mkdir -p "$OUTD/cupti_cost"
-for f in "$W"/*.err; do cp "$f" "$OUTD/cupti_cost/$(basename "$f" | tr '+' '_')"; done
+for f in "$W"/*.err "$W"/*.out; do cp "$f" "$OUTD/cupti_cost/$(basename "$f" | tr '+' '_')"; done
 tar czf "$OUTD/cupti_cost.logs.tar.gz" -C "$OUTD" cupti_cost && rm -rf "$OUTD/cupti_cost"
 rm -rf "$W"

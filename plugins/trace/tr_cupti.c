@@ -66,7 +66,9 @@ typedef CUptiResult (*f_enable_cb)(uint32_t, CUpti_SubscriberHandle, CUpti_Callb
    paused with unhook, CUPTI records every driver and runtime call as activity instead - what a tracer built on
    CUPTI's activity API alone pays (tests/gpu/trace/cupti_activity.c enables the same kinds) - so that one
    process times --trace-gpu against CUPTI activity tracing in alternating blocks. The API records are counted,
-   not written. Never in a normal build. */
+   not written. Never in a normal build. Measured (docs/benchmarks.md): once the API kinds have been enabled,
+   disabling them leaves part of their per-call cost in the driver, so the recording blocks after the first
+   switch pay some of it too: the ratio is an upper bound. */
 static struct {
     CUpti_SubscriberHandle h;
     f_enable_cb en;
@@ -334,13 +336,11 @@ void tr_cupti_ab_follow(int paused)
     if (paused) {
         for (uint32_t i = 0; i < ab.n; i++)
             bad |= ab.en(0, ab.h, ab.cb[i].dom, ab.cb[i].cbid) != CUPTI_SUCCESS;
-        bad |= cu.enable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) != CUPTI_SUCCESS;
         bad |= cu.enable(CUPTI_ACTIVITY_KIND_RUNTIME) != CUPTI_SUCCESS;
         bad |= cu.enable(CUPTI_ACTIVITY_KIND_DRIVER) != CUPTI_SUCCESS;
     } else {
         bad |= ab.disable(CUPTI_ACTIVITY_KIND_RUNTIME) != CUPTI_SUCCESS;
         bad |= ab.disable(CUPTI_ACTIVITY_KIND_DRIVER) != CUPTI_SUCCESS;
-        bad |= ab.disable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) != CUPTI_SUCCESS;
         for (uint32_t i = 0; i < ab.n; i++)
             bad |= ab.en(1, ab.h, ab.cb[i].dom, ab.cb[i].cbid) != CUPTI_SUCCESS;
     }

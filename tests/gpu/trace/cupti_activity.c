@@ -1,11 +1,13 @@
 /*
  * cupti_activity.c - CUPTI activity tracing alone: the comparison of the GPU
  * check 'tracebench' (tests/gpu/checks/trace.sh) when Nsight Systems is not
- * installed. An injection library (CUDA_INJECTION64_PATH) that enables the
- * activity kinds the trace plugin's --trace-gpu enables (tr_cupti.c: concurrent
- * kernels, memcpy, memset, runtime and driver API, external correlation) with
- * 4 MiB buffers like it, and does the least a tracer can do with the records:
- * it counts them per kind. No shim involved.
+ * installed. An injection library (CUDA_INJECTION64_PATH) that enables what a
+ * tracer of API calls and GPU work built on CUPTI's activity API alone needs:
+ * concurrent kernels, memcpy, memset, runtime and driver API records (until
+ * 2026-12-03 also external correlation, which --trace-gpu enabled before it
+ * linked through callbacks: no record without a push, nothing else changed),
+ * with 4 MiB buffers like the trace plugin's, and does the least a tracer can
+ * do with the records: it counts them per kind. No shim involved.
  *
  * USAGE:
  *   CUDA_INJECTION64_PATH=/path/libcupti_activity.so [CUPTI_ACTIVITY_OUT=FILE] PROGRAM...
@@ -113,7 +115,7 @@ CA_EXPORT int InitializeInjection(void)
 {
     static const CUpti_ActivityKind kinds[] = {
         CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
-        CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
+        CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
     };
     const char *which = getenv("CUPTI_ACTIVITY_KINDS");
     int gpu_only = which != NULL && strncmp(which, "gpu", 3) == 0;
