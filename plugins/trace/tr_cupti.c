@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "trace.h"
 
@@ -66,9 +67,10 @@ typedef CUptiResult (*f_enable_cb)(uint32_t, CUpti_SubscriberHandle, CUpti_Callb
    paused with unhook, CUPTI records every driver and runtime call as activity instead - what a tracer built on
    CUPTI's activity API alone pays (tests/gpu/trace/cupti_activity.c enables the same kinds) - so that one
    process times --trace-gpu against CUPTI activity tracing in alternating blocks. The API records are counted,
-   not written. Never in a normal build. Measured (docs/benchmarks.md): once the API kinds have been enabled,
-   disabling them leaves part of their per-call cost in the driver, so the recording blocks after the first
-   switch pay some of it too: the ratio is an upper bound. */
+   not written. Never in a normal build. Once the API kinds have been enabled, disabling them leaves part of
+   their per-call cost in the driver (measured: docs/benchmarks.md); so on resuming, CUPTI is detached
+   (cuptiFinalize, at the exit of the next launch's callback, where NVIDIA's cupti_finalize sample calls it) and
+   attached again as at start: the recording blocks run as --trace-gpu does in a process of its own. */
 static struct {
     CUpti_SubscriberHandle h;
     f_enable_cb en;
@@ -79,7 +81,10 @@ static struct {
         CUpti_CallbackId cbid;
     } cb[512];
     int api_on;
-    _Atomic uint64_t api_records, switches, failures;
+    CUptiResult (*finalize)(void);
+    CUptiResult (*ts_cb)(CUpti_TimestampCallbackFunc);
+    _Atomic int fin_pending, fin_done;
+    _Atomic uint64_t api_records, switches, failures, reattached;
 } ab;
 #endif
 
@@ -251,6 +256,14 @@ static void CUPTIAPI corr_cb(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackI
     (void)ud, (void)cbid;
     if ((dom != CUPTI_CB_DOMAIN_DRIVER_API && dom != CUPTI_CB_DOMAIN_RUNTIME_API) || d == NULL)
         return;
+#if TR_GPU_AB
+    if (d->callbackSite == CUPTI_API_EXIT && atomic_load_explicit(&ab.fin_pending, memory_order_acquire) &&
+        atomic_exchange(&ab.fin_pending, 0)) {
+        ab.finalize();   /* CUPTI detaches, its per-call instrumentation with it; tr_cupti_ab_follow attaches again */
+        atomic_store_explicit(&ab.fin_done, 1, memory_order_release);
+        return;
+    }
+#endif
     if (d->callbackSite != CUPTI_API_ENTER) {
         if (dom == CUPTI_CB_DOMAIN_RUNTIME_API)
             corr_rt_pending = 0;   /* its driver calls are over */
@@ -339,10 +352,33 @@ void tr_cupti_ab_follow(int paused)
         bad |= cu.enable(CUPTI_ACTIVITY_KIND_RUNTIME) != CUPTI_SUCCESS;
         bad |= cu.enable(CUPTI_ACTIVITY_KIND_DRIVER) != CUPTI_SUCCESS;
     } else {
+        int waited = 0;
         bad |= ab.disable(CUPTI_ACTIVITY_KIND_RUNTIME) != CUPTI_SUCCESS;
         bad |= ab.disable(CUPTI_ACTIVITY_KIND_DRIVER) != CUPTI_SUCCESS;
-        for (uint32_t i = 0; i < ab.n; i++)
+        cu.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);   /* the paused block's records counted before the detach */
+        atomic_store(&ab.fin_done, 0);
+        atomic_store(&ab.fin_pending, 1);
+        for (uint32_t i = 0; i < ab.n; i++)   /* the next launch's exit callback detaches CUPTI */
             bad |= ab.en(1, ab.h, ab.cb[i].dom, ab.cb[i].cbid) != CUPTI_SUCCESS;
+        while (!atomic_load_explicit(&ab.fin_done, memory_order_acquire) && waited++ < 10000) {
+            struct timespec ms = {0, 1000 * 1000};
+            nanosleep(&ms, NULL);
+        }
+        if (!atomic_load(&ab.fin_done)) {   /* no launch in 10 s: left attached (counted as a failure) */
+            atomic_store(&ab.fin_pending, 0);
+            bad = 1;
+        } else {
+            /* attached again as tr_cupti_start does: our clock, the buffers, the GPU kinds, the subscriber */
+            if (ab.ts_cb != NULL)
+                bad |= ab.ts_cb(ts_ours) != CUPTI_SUCCESS;
+            bad |= cu.reg(buf_request, buf_complete) != CUPTI_SUCCESS;
+            bad |= cu.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS;
+            bad |= cu.enable(CUPTI_ACTIVITY_KIND_MEMCPY) != CUPTI_SUCCESS;
+            bad |= cu.enable(CUPTI_ACTIVITY_KIND_MEMSET) != CUPTI_SUCCESS;
+            ab.n = 0;
+            bad |= corr_callbacks_start() != 0;
+            atomic_fetch_add(&ab.reattached, 1);
+        }
     }
     tr_thread_quiet(0);
     ab.api_on = paused;
@@ -406,6 +442,7 @@ int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
     }
     cu.offset = 0;
     if (tscb == NULL || tscb(ts_ours) != CUPTI_SUCCESS) {
+        tscb = NULL;   /* CUPTI's own clock, shifted */
         uint64_t c = 0;
         if (ts != NULL && ts(&c) == CUPTI_SUCCESS)
             cu.offset = (int64_t)tr_host->now_ns() - (int64_t)c;
@@ -428,8 +465,10 @@ int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
     }
 #if TR_GPU_AB
     ab.disable = (f_enable)dlsym(cu.lib, "cuptiActivityDisable");
-    if (!cu.callbacks || ab.disable == NULL) {
-        snprintf(err, errlen, "gpu-ab build: CUPTI callbacks or cuptiActivityDisable unavailable: no comparison");
+    ab.finalize = (CUptiResult(*)(void))dlsym(cu.lib, "cuptiFinalize");
+    ab.ts_cb = tscb;   /* registered again after each detach (NULL: CUPTI's own clock) */
+    if (!cu.callbacks || ab.disable == NULL || ab.finalize == NULL) {
+        snprintf(err, errlen, "gpu-ab build: CUPTI callbacks, cuptiActivityDisable or cuptiFinalize unavailable: no comparison");
         return -1;
     }
 #endif
@@ -449,8 +488,9 @@ void tr_cupti_flush(void)
         tr_thread_quiet(0);
 #if TR_GPU_AB
         fprintf(stderr, "cushim trace gpu-ab: %llu API activity records while paused, %llu switches, %llu failed, "
-                "%u callbacks switched\n", (unsigned long long)atomic_load(&ab.api_records),
-                (unsigned long long)atomic_load(&ab.switches), (unsigned long long)atomic_load(&ab.failures), ab.n);
+                "%u callbacks switched, %llu detached and attached again\n",
+                (unsigned long long)atomic_load(&ab.api_records), (unsigned long long)atomic_load(&ab.switches),
+                (unsigned long long)atomic_load(&ab.failures), ab.n, (unsigned long long)atomic_load(&ab.reattached));
 #endif
     }
 }

@@ -293,15 +293,17 @@ ${TRACE_AB_BASE:+; base build $TRACE_AB_BASE, same rounds interleaved: ${base_me
 # call recorded, the GPU work linked through CUPTI callbacks on the launch, copy and set functions); in the paused
 # blocks the trace's hooks are removed, its CUPTI callbacks turned off and CUPTI records every driver and runtime
 # call as activity instead (the kinds tests/gpu/trace/cupti_activity.c enables: what a CUPTI activity tracer
-# pays); CUPTI's kernel, copy and set records stay on in both. Each switch is followed by TRACE_AB_SETTLE_MS (200)
-# ms and one untimed step. TRACE_GPUAB_RUNS (3) processes of TRACE_AB_BLOCKS (24) blocks of TRACE_AB_STEPS (50)
-# steps, TRACE_AB_MODEL as for traceab. Checked: every block change switched CUPTI without a failure and CUPTI
-# recorded API activity while paused; the ratio (recording / paused) is reported, never asserted. An upper bound:
-# CUPTI keeps part of the API records' per-call cost after they are disabled (the recording blocks' call times,
-# in the detail, show it against bench/gpu/cupti_cost.sh's trace-gpu column; docs/benchmarks.md).
+# pays); CUPTI's kernel, copy and set records stay on in both. CUPTI keeps part of the API records' per-call cost
+# after they are disabled, so on resuming the plugin detaches CUPTI (cuptiFinalize) and attaches it again as at
+# start. Each switch is followed by twice TRACE_AB_SETTLE_MS (200) ms and an untimed step. TRACE_GPUAB_RUNS (3)
+# processes of TRACE_AB_BLOCKS (24, a multiple of 4) blocks of TRACE_AB_STEPS (50) steps, TRACE_AB_MODEL as for
+# traceab. Checked: every block change switched CUPTI without a failure, every resume detached and attached it
+# again, and CUPTI recorded API activity while paused; the recording blocks' call times are in the detail (against
+# bench/gpu/cupti_cost.sh's trace-gpu column: nothing of CUPTI's API records left in them); the ratio (recording /
+# paused) is reported, never asserted.
 check_trace_gpu_ab() {
     local L=$ROOT/tools/cushim B=$HERE/trace/trace_gpu.py d=$WORK/tracegpuab G=$BUILD_DIR/gpuab r v all="" line
-    local blocks=${TRACE_AB_BLOCKS:-24} bad="" rec sw fl
+    local blocks=${TRACE_AB_BLOCKS:-24} bad="" rec sw fl ra
     tc_begin tracegpuab "$d" torch "no torch" || return
     if [ ! -f "$G/plugins/trace.so" ] || [ ! -f "$G/runtime/libcushim.so" ]; then
         result tracegpuab FAIL "no $G/plugins/trace.so (tools/build-gpu-bundle.sh builds it)"
@@ -315,10 +317,11 @@ check_trace_gpu_ab() {
         v=$(awk '/^ab_ratio/ {print $2}' "$LOGS/tracegpuab.$r.out")
         all+="${v:-fail} "
         line=$(grep -m 1 '^cushim trace gpu-ab:' "$LOGS/tracegpuab.$r.err")
-        read -r rec sw fl < <(printf '%s\n' "$line" | sed -E 's/^cushim trace gpu-ab: ([0-9]+) API activity records while paused, ([0-9]+) switches, ([0-9]+) failed.*/\1 \2 \3/')
-        # ABBA blocks: the state changes before every odd block
-        if [ -z "$line" ] || [ "${sw:-0}" != $((blocks / 2)) ] || [ "${fl:-1}" != 0 ] || [ "${rec:-0}" -le 0 ]; then
-            bad+="run $r: ${line:-no gpu-ab line ($(tail -n 1 "$LOGS/tracegpuab.$r.err" | cut -c1-120))}, expected $((blocks / 2)) switches; "
+        read -r rec sw fl ra < <(printf '%s\n' "$line" | sed -E 's/^cushim trace gpu-ab: ([0-9]+) API activity records while paused, ([0-9]+) switches, ([0-9]+) failed, [0-9]+ callbacks switched, ([0-9]+) detached.*/\1 \2 \3 \4/')
+        # ABBA blocks: the state changes before every odd block, a resume before every fourth from the fourth
+        if [ -z "$line" ] || [ "${sw:-0}" != $((blocks / 2)) ] || [ "${fl:-1}" != 0 ] || [ "${rec:-0}" -le 0 ] ||
+           [ "${ra:-0}" != $((blocks / 4)) ]; then
+            bad+="run $r: ${line:-no gpu-ab line ($(tail -n 1 "$LOGS/tracegpuab.$r.err" | cut -c1-120))}, expected $((blocks / 2)) switches and $((blocks / 4)) attached again; "
         fi
         rm -f "$d/t.json"
     done

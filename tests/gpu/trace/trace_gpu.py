@@ -12,8 +12,9 @@ USAGE:
                                      SIGUSR2 to switch); prints each block's median step and 'ab_ratio R': the
                                      median over pairs of (recording block / neighbouring paused block) - the
                                      recording's cost in one process, free of process-to-process noise
-                                     TRACE_AB_SETTLE_MS=N: sleep N ms after each switch before the block's
-                                     steps (a switch that a helper thread completes, as unhook's does)
+                                     TRACE_AB_SETTLE_MS=N: after each switch, twice N ms of sleep and one
+                                     untimed step before the block's steps (a switch that a helper thread
+                                     completes, as unhook's does, or that waits for a launch)
 
 TRACE_GPU_MODEL picks the model: mlp (default; a step of ~1.5-2 ms and ~456 CUDA calls whose time is the CPU's,
 the calls coming one at a time between stretches of Python: the worst case for a tracer) or transformer (4
@@ -114,9 +115,9 @@ def main():
             if want != recording:
                 os.kill(os.getpid(), signal.SIGUSR2)
                 recording = want
-                if settle > 0:
+                for _ in range(2 if settle > 0 else 0):   # twice: a switch may finish during the first step
                     time.sleep(settle)
-                    step()   # one step in the new state before the timed ones
+                    step()   # untimed steps in the new state before the timed ones
                     torch.cuda.synchronize()
             times = []
             for _ in range(per):
