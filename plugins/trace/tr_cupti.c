@@ -83,7 +83,7 @@ static struct {
     int api_on;
     CUptiResult (*finalize)(void);
     CUptiResult (*ts_cb)(CUpti_TimestampCallbackFunc);
-    _Atomic int fin_pending, fin_done;
+    _Atomic int fin_pending, fin_done, busy;
     _Atomic uint64_t api_records, switches, failures, reattached;
 } ab;
 #endif
@@ -259,7 +259,9 @@ static void CUPTIAPI corr_cb(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackI
 #if TR_GPU_AB
     if (d->callbackSite == CUPTI_API_EXIT && atomic_load_explicit(&ab.fin_pending, memory_order_acquire) &&
         atomic_exchange(&ab.fin_pending, 0)) {
-        ab.finalize();   /* CUPTI detaches, its per-call instrumentation with it; tr_cupti_ab_follow attaches again */
+        /* CUPTI detaches, its per-call instrumentation with it; tr_cupti_ab_follow attaches again */
+        if (ab.finalize() != CUPTI_SUCCESS)
+            atomic_fetch_add(&ab.failures, 1);
         atomic_store_explicit(&ab.fin_done, 1, memory_order_release);
         return;
     }
@@ -345,6 +347,7 @@ void tr_cupti_ab_follow(int paused)
     int bad = 0;
     if (!cu.on || !cu.callbacks || ab.disable == NULL || paused == ab.api_on)
         return;
+    atomic_store(&ab.busy, 1);
     tr_thread_quiet(1);
     if (paused) {
         for (uint32_t i = 0; i < ab.n; i++)
@@ -385,6 +388,7 @@ void tr_cupti_ab_follow(int paused)
     atomic_fetch_add(&ab.switches, 1);
     if (bad)
         atomic_fetch_add(&ab.failures, 1);
+    atomic_store(&ab.busy, 0);
 }
 #endif
 
@@ -487,6 +491,10 @@ void tr_cupti_flush(void)
         cu.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         tr_thread_quiet(0);
 #if TR_GPU_AB
+        for (int i = 0; i < 2000 && atomic_load(&ab.busy); i++) {   /* a switch under way finishes first (2 s) */
+            struct timespec ms = {0, 1000 * 1000};
+            nanosleep(&ms, NULL);
+        }
         fprintf(stderr, "cushim trace gpu-ab: %llu API activity records while paused, %llu switches, %llu failed, "
                 "%u callbacks switched, %llu detached and attached again\n",
                 (unsigned long long)atomic_load(&ab.api_records), (unsigned long long)atomic_load(&ab.switches),

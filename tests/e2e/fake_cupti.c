@@ -11,6 +11,10 @@
  *   record and its external correlation record, the kernels first (the order the plugin must tolerate).
  * Kernels are "fake_kernel_a"/"fake_kernel_b" on stream 7; one memcpy record no call is correlated with.
  * cuptiEnableDomain (the GPU benchmark's plumbing test, run_gpubench_ab.sh) enables every function it knows.
+ * The trace plugin's gpu-ab copy (TR_GPU_AB, the GPU check tracegpuab; run_gpubench_ab.sh): with the DRIVER kind
+ * enabled, every driver call made while subscribed becomes an API record; cuptiActivityDisable turns a kind off;
+ * cuptiFinalize detaches everything (subscriber, buffers, clock, kinds) and is refused outside an exit callback,
+ * where NVIDIA's cupti_finalize sample calls it (the real one is not, but the plugin must call it there).
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -52,6 +56,9 @@ static const struct {
 static CUpti_CallbackFunc fc_cb;
 static void *fc_cb_user;
 static int fc_enabled[FC_NCBIDS];
+static int fc_driver_kind;        /* CUPTI_ACTIVITY_KIND_DRIVER enabled: API records */
+static uint32_t fc_api_n;         /* API records waiting for the next flush */
+static __thread int fc_in_exit;   /* inside an exit callback: where cuptiFinalize is accepted */
 
 FC_EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain dom, uint32_t cbid, const char **name)
 {
@@ -89,6 +96,12 @@ FC_EXPORT CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle 
 /* The fake driver's entry hook: CUPTI's callbacks of an enabled function, a correlation id for its work. */
 static void fc_api_enter(const char *name)
 {
+    if (__atomic_load_n(&fc_driver_kind, __ATOMIC_RELAXED)) {
+        pthread_mutex_lock(&fc_lock);
+        if (fc_api_n < FC_MAX)
+            fc_api_n++;
+        pthread_mutex_unlock(&fc_lock);
+    }
     for (size_t i = 0; i < FC_NCBIDS; i++) {
         CUpti_CallbackData d;
         if (!fc_enabled[i] || strcmp(fc_cbids[i].name, name) != 0)
@@ -103,7 +116,11 @@ static void fc_api_enter(const char *name)
         d.callbackSite = CUPTI_API_ENTER;
         fc_cb(fc_cb_user, CUPTI_CB_DOMAIN_DRIVER_API, fc_cbids[i].cbid, &d);
         d.callbackSite = CUPTI_API_EXIT;
+        fc_in_exit = 1;
         fc_cb(fc_cb_user, CUPTI_CB_DOMAIN_DRIVER_API, fc_cbids[i].cbid, &d);
+        fc_in_exit = 0;
+        if (fc_cb == NULL)   /* finalized in that callback */
+            return;
     }
 }
 
@@ -158,7 +175,32 @@ FC_EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCall
 
 FC_EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
 {
-    (void)kind;
+    if (kind == CUPTI_ACTIVITY_KIND_DRIVER)
+        __atomic_store_n(&fc_driver_kind, 1, __ATOMIC_RELAXED);
+    return CUPTI_SUCCESS;
+}
+
+FC_EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
+{
+    if (kind == CUPTI_ACTIVITY_KIND_DRIVER)
+        __atomic_store_n(&fc_driver_kind, 0, __ATOMIC_RELAXED);
+    return CUPTI_SUCCESS;
+}
+
+FC_EXPORT CUptiResult cuptiFinalize(void)
+{
+    if (!fc_in_exit)
+        return CUPTI_ERROR_NOT_SUPPORTED;
+    cuptiUnsubscribe(NULL);
+    pthread_mutex_lock(&fc_lock);
+    fc_cb = NULL;
+    fc_request = NULL;
+    fc_complete = NULL;
+    fc_ts = NULL;
+    fc_n = 0;
+    fc_api_n = 0;
+    __atomic_store_n(&fc_driver_kind, 0, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&fc_lock);
     return CUPTI_SUCCESS;
 }
 
@@ -193,6 +235,7 @@ static size_t fc_size(const CUpti_Activity *r)
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(CUpti_ActivityKernel10);
     case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return sizeof(CUpti_ActivityExternalCorrelation);
+    case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(CUpti_ActivityAPI);
     default: return 0;
     }
 }
@@ -259,7 +302,18 @@ FC_EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
         memcpy(buf + off, &e, sizeof e);
         off += sizeof e;
     }
+    for (uint32_t i = 0; i < fc_api_n && off + sizeof(CUpti_ActivityAPI) <= size; i++) {
+        CUpti_ActivityAPI a;
+        memset(&a, 0, sizeof a);
+        a.kind = CUPTI_ACTIVITY_KIND_DRIVER;
+        a.start = t;
+        a.end = t + 10;
+        a.correlationId = 500000 + i;
+        memcpy(buf + off, &a, sizeof a);
+        off += sizeof a;
+    }
     fc_n = 0;
+    fc_api_n = 0;
     pthread_mutex_unlock(&fc_lock);
     fc_complete(NULL, 0, buf, size, off);
     return CUPTI_SUCCESS;

@@ -20,5 +20,10 @@ set(_gb_cupti "")
 if(TARGET trace_fake_cupti)
   set(_gb_cupti "$<TARGET_FILE:trace_fake_cupti>")
 endif()
+# With the gpu-ab copy of the plugin (plugins/trace/CMakeLists.txt) too: its CUPTI switch and re-attachment.
+set(_gb_gpuab "")
+if(TARGET trace_gpuab AND TARGET trace_fake_cupti)
+  set(_gb_gpuab "$<TARGET_FILE:trace_gpuab>")
+endif()
 e2e_test(gpubench_ab COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_gpubench_ab.sh" $<TARGET_FILE:gpubench_launch_fake>
-  "${E2E_PRELOAD}" $<TARGET_FILE:trace> "${E2E_OUT}" "${_gb_cupti}" NO_PRELOAD)
+  "${E2E_PRELOAD}" $<TARGET_FILE:trace> "${E2E_OUT}" "${_gb_cupti}" "${_gb_gpuab}" NO_PRELOAD)

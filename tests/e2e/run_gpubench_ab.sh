@@ -1,11 +1,13 @@
 #!/bin/sh
-# run_gpubench_ab.sh BENCH SHIM TRACE_SO OUT [FAKE_CUPTI]: launch_bench's BENCH_AB inside one process, on the
+# run_gpubench_ab.sh BENCH SHIM TRACE_SO OUT [FAKE_CUPTI [GPUAB_SO]]: launch_bench's BENCH_AB inside one process, on the
 # fake driver (tests/e2e/gpubench.cmake). Checks the plumbing, never the timings: a result line with its pairs,
 # every block switched (hooks removed and added again; the trace's recording toggled: the trace holds the calls
 # of the recording blocks and not those of the paused ones), a refusal without anything to switch, and with the
-# stand-in libcupti BENCH_AB_VS (trace, CUPTI and the floor in turns: the trace holds its blocks' calls alone).
+# stand-in libcupti BENCH_AB_VS (trace, CUPTI and the floor in turns: the trace holds its blocks' calls alone);
+# with the gpu-ab copy of the plugin (GPUAB_SO, the GPU check tracegpuab's instrument) its CUPTI switch: API records
+# in the paused blocks, CUPTI detached and attached again on each resume, the recording blocks' launches linked.
 set -u
-bench=$1 shim=$2 trace=$3 out=$4/gpubench_ab cupti=${5:-}
+bench=$1 shim=$2 trace=$3 out=$4/gpubench_ab cupti=${5:-} gpuab=${6:-}
 rm -rf "$out" && mkdir -p "$out" && cd "$out" || exit 1
 fail() { echo "gpubench_ab: FAIL: $*"; exit 1; }
 export CUSHIM_LOG=error
@@ -63,5 +65,31 @@ PY
         fail "BENCH_AB_VS without BENCH_CUPTI ran"
     fi
     grep -q 'BENCH_AB_VS needs BENCH_CUPTI' vs2.err || fail "no reason given: $(cat vs2.err)"
+fi
+# 5. the gpu-ab copy: 8 blocks (on off off on on off off on) of 1000 cuCtxGetCurrent and 2 bursts of 256 launches;
+#    4 switches, 2 of them resumes (each detaches CUPTI at a launch's exit callback and attaches it again)
+if [ -n "$cupti" ] && [ -n "$gpuab" ]; then
+    env BENCH_LABEL=ab-trace BENCH_AB=8 BENCH_AB_SIGNAL=1 BENCH_AB_CALLS=1000 BENCH_AB_BURSTS=2 BENCH_AB_GAP_MS=20 \
+        LD_PRELOAD="$shim" CUSHIM_PLUGINS="$gpuab:file=$out/ab.json,summary=0,toggle=USR2,unhook=1,gpu=1,cupti=$cupti" \
+        "$bench" 512 1000 >gpuab.out 2>gpuab.err || fail "gpu-ab run: $(cat gpuab.err)"
+    grep -q ' ab_pairs=4 ' gpuab.out || fail "gpu-ab line: $(cat gpuab.out)"
+    line=$(grep '^cushim trace gpu-ab:' gpuab.err) || fail "no gpu-ab line: $(cat gpuab.err)"
+    echo "$line" | grep -Eq '^cushim trace gpu-ab: [1-9][0-9]* API activity records while paused, 4 switches, 0 failed, [1-9][0-9]* callbacks switched, 2 detached and attached again$' ||
+        fail "gpu-ab: $line"
+    python3 - "$out/ab.json" <<'PY' || fail "the gpu-ab trace"
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"]
+X = [e for e in ev if e.get("ph") == "X"]
+launches = sum(1 for e in X if e["name"] == "cuLaunchKernel")
+kernels = [e for e in X if e.get("cat") == "kernel"]
+# recorded: launch_bench's own launches before the blocks, then 4 recording blocks of 2 bursts of 256
+if launches < 4 * 2 * 256:
+    sys.exit("cuLaunchKernel %d, want at least %d" % (launches, 4 * 2 * 256))
+# the stand-in makes a kernel of every launch its callbacks saw: those of the recording blocks, after each
+# re-attachment too (the kernels of the paused blocks have no callback: none)
+if len(kernels) < 4 * 2 * 256:
+    sys.exit("%d kernel events, want at least %d: the callbacks did not come back after a re-attachment" % (len(kernels), 4 * 2 * 256))
+PY
 fi
 echo "gpubench_ab: PASS"
