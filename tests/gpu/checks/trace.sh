@@ -334,7 +334,7 @@ check_trace_gpu_ab() {
     # the recording blocks' calls as the table at exit times them: CUPTI work left in them after a switch shows here
     local meds
     meds=$(awk '$NF == "cuCtxGetCurrent" || $NF == "cudaGetDevice" {if (NF == 9) printf "%s med %s ns, ", $NF, $5}' "$LOGS/tracegpuab.0.err")
-    result tracegpuab PASS "--trace-gpu / CUPTI activity tracing, step time in one process (model ${TRACE_AB_MODEL:-mlp}), median of runs: $med (runs: $all; no slower: $(awk -v m="$med" 'BEGIN {print (m <= 1.0) ? "shown" : "not shown"}')); $(awk '/^ab_on_ns|^ab_off_ns/ {printf "%s %s ", $1, $2}' "$LOGS/tracegpuab.0.out")(run 0); recording blocks: ${meds}(run 0); $(grep -m 1 '^cushim trace gpu-ab:' "$LOGS/tracegpuab.0.err" | cut -d: -f2 | cut -c1-90)"
+    result tracegpuab PASS "--trace-gpu / CUPTI activity tracing, step time in one process (model ${TRACE_AB_MODEL:-mlp}), median of runs: $med (runs: $all; no slower: $(awk -v m="$med" 'BEGIN {print (m <= 1.0) ? "shown" : "not shown"}')); $(awk '/^ab_on_ns|^ab_off_ns/ {printf "%s %s ", $1, $2}' "$LOGS/tracegpuab.0.out")(run 0); recording blocks: ${meds}(run 0); $(grep -m 1 '^cushim trace gpu-ab:' "$LOGS/tracegpuab.0.err" | cut -d: -f2 | cut -c1-150)"
 }
 # tc_begin CHECK DIR MODULE WHY: the plugin is built (else CHECK fails) and Python imports MODULE (else CHECK is
 # skipped for WHY): 0, and DIR made empty; else 1
