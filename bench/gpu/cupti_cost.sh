@@ -10,18 +10,26 @@
 #   gpu+api       --trace + CUPTI's driver and runtime API records too (CUPTI activity tracing alone, as tracebench)
 # The trace's summary at exit times every call from inside the shim, CUPTI's own work in the driver included: per
 # configuration the median over processes of each API's median (ns), and of the step.
-# USAGE: bash bench/gpu/cupti_cost.sh [BUILD_DIR]   (ROUNDS=3 STEPS=300 CONFIGS="...", OUT=dir for cupti_cost.md)
+# USAGE: bash bench/gpu/cupti_cost.sh [BUILD_DIR]   (ROUNDS=3 STEPS=300 CONFIGS="...", OUT=dir for cupti_cost.md;
+#   PY: the python; CUPTI_COST_LIB: an injection library built already - bench/gpu/dryrun.sh gives stand-ins)
+# Exit status 1 when a process failed or a configuration has no figures.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${1:-build-gpu}
 OUTD=${OUT:-/tmp}
+mkdir -p "$OUTD" || exit 1
 W=$(mktemp -d /tmp/cupti_cost.XXXXXX)
 CUDA=${CUDA_HOME:-/usr/local/cuda}
 inc=$CUDA/extras/CUPTI/include
 [ -f "$inc/cupti.h" ] || inc=$CUDA/include
-gcc -std=gnu11 -O2 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden -I"$inc" -I"$CUDA/include" \
+if [ -n "${CUPTI_COST_LIB:-}" ]; then
+  cp "$CUPTI_COST_LIB" "$W/libca.so" || exit 1
+else
+  gcc -std=gnu11 -O2 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden -I"$inc" -I"$CUDA/include" \
     -o "$W/libca.so" tests/gpu/trace/cupti_activity.c -L"$CUDA/lib64" -L"$CUDA/extras/CUPTI/lib64" -lcupti \
     -Wl,-rpath,"$CUDA/lib64:$CUDA/extras/CUPTI/lib64" || { echo "cupti_cost: cannot build the injection library" >&2; exit 1; }
+fi
+failed=0
 read -r -a configs <<<"${CONFIGS:-trace gpu gpu+cb trace-gpu gpu+api}"
 apis=(cuCtxGetCurrent cudaGetLastError cuCtxGetDevice_v2 cudaGetDevice cuDevicePrimaryCtxGetState cuLaunchKernel)
 PY=${PY:-python3}
@@ -40,7 +48,7 @@ for ((r = 0; r < ${ROUNDS:-3}; r++)); do
     esac
     env CUSHIM_BUILD_DIR="$BUILD" "${envs[@]}" CUPTI_ACTIVITY_OUT="$W/$c.$r.cupti" timeout 300 tools/cushim run \
       --trace="$W/t.json" "${extra[@]}" -- "$PY" tests/gpu/trace/trace_gpu.py bench "${STEPS:-300}" \
-      >"$W/$c.$r.out" 2>"$W/$c.$r.err" || echo "cupti_cost: $c round $r failed: $(tail -n 2 "$W/$c.$r.err" | tr '\n' ' ')" >&2
+      >"$W/$c.$r.out" 2>"$W/$c.$r.err" || { echo "cupti_cost: $c round $r failed: $(tail -n 2 "$W/$c.$r.err" | tr '\n' ' ')" >&2; failed=1; }
     rm -f "$W/t.json"
   done
 done
@@ -65,4 +73,9 @@ med() { sort -n | awk '{a[NR]=$1} END {if (NR == 0) print "-"; else if (NR % 2) 
 mkdir -p "$OUTD/cupti_cost"
 for f in "$W"/*.err "$W"/*.out; do cp "$f" "$OUTD/cupti_cost/$(basename "$f" | tr '+' '_')"; done
 tar czf "$OUTD/cupti_cost.logs.tar.gz" -C "$OUTD" cupti_cost && rm -rf "$OUTD/cupti_cost"
+# every configuration has a step time and at least one API's figure
+for c in "${configs[@]}"; do
+  grep -Eq "^\| ${c//+/\\+} \| [0-9.]+ \|.* [0-9.]+ \|" "$OUTD/cupti_cost.md" || { echo "cupti_cost: $c has no figures" >&2; failed=1; }
+done
 rm -rf "$W"
+exit $failed

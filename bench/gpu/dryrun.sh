@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/gpu/dryrun.sh - the GPU benchmarks' plumbing without a GPU: the checks 'tracebench' and 'universal bench'
-# (tests/gpu/checks/trace.sh, universal.sh) and bench/gpu/run.sh, run against the test suite's fake libraries
+# (tests/gpu/checks/trace.sh, universal.sh), bench/gpu/run.sh and bench/gpu/cupti_cost.sh, run against the test suite's fake libraries
 # with stand-ins for what needs a GPU: a 'python' whose trace_gpu.py runs the fake vecadd (under the shim and the
 # trace plugin when the launcher put them there) and prints an invented step time, a launch_bench that prints
 # invented figures, an nsys that runs its command. The figures mean nothing; what is checked is that every
@@ -149,8 +149,20 @@ if env OUT=$WORK/out-bad BENCH_WORK=$WORK/bench-bad BENCH_BIN=$S/launch_bench BE
     echo "dryrun: FAIL: BENCH_CONFIGS=nosuch was not refused"; fail=1
 fi
 
+# bench/gpu/cupti_cost.sh: the five configurations run under the launcher (the stand-in python runs vecadd, the
+# injection library is a file the fake driver never loads), the table has each one's step and call figures
+if OUT=$WORK/out-cc CUPTI_COST_LIB="$BUILD_DIR/examples/vecadd" PY="$S/python" ROUNDS=2 STEPS=10 \
+        CUSHIM_BUILD_DIR="$BUILD_DIR" bash "$ROOT/bench/gpu/cupti_cost.sh" "$BUILD_DIR" >"$LOGS/cupti_cost.out" 2>&1 &&
+        [ "$(grep -cE '^\| (trace|gpu|gpu\+cb|trace-gpu|gpu\+api) \| 14[0-9]{5}(\.[0-9])? \| ' "$WORK/out-cc/cupti_cost.md")" = 5 ] &&
+        grep -Eq '^\| trace \| [0-9.]+ \|( [0-9.-]+ \|)* [0-9]+\.[0-9] \|$' "$WORK/out-cc/cupti_cost.md" &&
+        [ -f "$WORK/out-cc/cupti_cost.logs.tar.gz" ]; then
+    echo "dryrun: cupti_cost PASS"
+else
+    echo "dryrun: FAIL: bench/gpu/cupti_cost.sh (see $LOGS/cupti_cost.out)"; fail=1
+fi
+
 if [ $fail -ne 0 ]; then
     for f in "$LOGS"/*; do echo "== $f"; tail -n 20 "$f"; done
     exit 1
 fi
-echo "dryrun: PASS (tracebench, universal bench, bench)"
+echo "dryrun: PASS (tracebench, universal bench, bench, cupti_cost)"
