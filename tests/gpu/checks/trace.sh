@@ -295,7 +295,7 @@ ${TRACE_AB_BASE:+; base build $TRACE_AB_BASE, same rounds interleaved: ${base_me
 # call as activity instead (the kinds tests/gpu/trace/cupti_activity.c enables: what a CUPTI activity tracer
 # pays); CUPTI's kernel, copy and set records stay on in both. CUPTI keeps part of the API records' per-call cost
 # after they are disabled, so on resuming the plugin detaches CUPTI (cuptiFinalize) and attaches it again as at
-# start. Each switch is followed by twice TRACE_AB_SETTLE_MS (200) ms and an untimed step. TRACE_GPUAB_RUNS (3)
+# start. Each switch is followed twice by TRACE_AB_SETTLE_MS (200) ms of sleep and an untimed step. TRACE_GPUAB_RUNS (3)
 # processes of TRACE_AB_BLOCKS (24, a multiple of 4) blocks of TRACE_AB_STEPS (50) steps, TRACE_AB_MODEL as for
 # traceab. Checked: every block change switched CUPTI without a failure, every resume detached and attached it
 # again, and CUPTI recorded API activity while paused; the recording blocks' call times are in the detail (against

@@ -12,8 +12,8 @@ USAGE:
                                      SIGUSR2 to switch); prints each block's median step and 'ab_ratio R': the
                                      median over pairs of (recording block / neighbouring paused block) - the
                                      recording's cost in one process, free of process-to-process noise
-                                     TRACE_AB_SETTLE_MS=N: after each switch, twice N ms of sleep and one
-                                     untimed step before the block's steps (a switch that a helper thread
+                                     TRACE_AB_SETTLE_MS=N: after each switch, twice (N ms of sleep, then an
+                                     untimed step) before the block's steps (a switch that a helper thread
                                      completes, as unhook's does, or that waits for a launch)
 
 TRACE_GPU_MODEL picks the model: mlp (default; a step of ~1.5-2 ms and ~456 CUDA calls whose time is the CPU's,
