@@ -246,6 +246,17 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
     free(buffer);
 }
 
+/* CUPTI's buffers ours and its records of GPU work on (at start; the gpu-ab build again after each detach). 0, or
+   -1 when CUPTI refuses. */
+static int gpu_records_on(void)
+{
+    if (cu.reg(buf_request, buf_complete) != CUPTI_SUCCESS ||
+        cu.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS ||
+        cu.enable(CUPTI_ACTIVITY_KIND_MEMCPY) != CUPTI_SUCCESS || cu.enable(CUPTI_ACTIVITY_KIND_MEMSET) != CUPTI_SUCCESS)
+        return -1;
+    return 0;
+}
+
 /* CUPTI's entry (and, enabled with it, exit) callback of a launch, copy or set function: its correlation id
    belongs to the traced call open on this thread (see the top of the file). Runs on the calling thread,
    inside the real function. */
@@ -374,10 +385,7 @@ void tr_cupti_ab_follow(int paused)
             /* attached again as tr_cupti_start does: our clock, the buffers, the GPU kinds, the subscriber */
             if (ab.ts_cb != NULL)
                 bad |= ab.ts_cb(ts_ours) != CUPTI_SUCCESS;
-            bad |= cu.reg(buf_request, buf_complete) != CUPTI_SUCCESS;
-            bad |= cu.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS;
-            bad |= cu.enable(CUPTI_ACTIVITY_KIND_MEMCPY) != CUPTI_SUCCESS;
-            bad |= cu.enable(CUPTI_ACTIVITY_KIND_MEMSET) != CUPTI_SUCCESS;
+            bad |= gpu_records_on() != 0;
             ab.n = 0;
             bad |= corr_callbacks_start() != 0;
             atomic_fetch_add(&ab.reattached, 1);
@@ -451,10 +459,7 @@ int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
         if (ts != NULL && ts(&c) == CUPTI_SUCCESS)
             cu.offset = (int64_t)tr_host->now_ns() - (int64_t)c;
     }
-    if (cu.reg(buf_request, buf_complete) != CUPTI_SUCCESS ||
-        cu.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS ||
-        cu.enable(CUPTI_ACTIVITY_KIND_MEMCPY) != CUPTI_SUCCESS ||
-        cu.enable(CUPTI_ACTIVITY_KIND_MEMSET) != CUPTI_SUCCESS) {
+    if (gpu_records_on() != 0) {
         snprintf(err, errlen, "CUPTI refused to enable activity records (another profiler attached?)");
         return -1;
     }
