@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 top=$PWD
 # nvml.h (the 13.0 tree interposes NVML; the toolkit lacks it): pinned wheel, fetched once.
 [ -f build/cuda-headers/nvml-13.0/include/nvml.h ] || bash tools/fetch-cuda-headers.sh build/cuda-headers
-cmake -S . -B build-gpu -DCUSHIM_BUILD_CODEGEN=OFF -DCUSHIM_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B build-gpu -DCUSHIM_BUILD_CODEGEN=OFF -DCUSHIM_BUILD_TESTS=OFF -DCUSHIM_BUILD_GPUAB=ON \
+      -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build-gpu -j "$(nproc)"
 rm -rf build-gpu/prefix
 cmake --install build-gpu --prefix "$top/build-gpu/prefix" >/dev/null
@@ -90,12 +91,14 @@ release_tree 12.9 12 libcudart.so.12
 release_tree 11.8 11 libcudart.so.11.0
 du -sh build-gpu
 
-# The GPU check 'tracegpuab': the shim and a trace plugin built with TR_GPU_AB=1 (plugins/trace/tr_cupti.c: while
-# paused with unhook, CUPTI records every API call as activity instead, what CUPTI activity tracing alone pays),
-# in build-gpu/gpuab (a build tree's layout) for one process to time --trace-gpu against CUPTI activity tracing.
-cmake -S . -B build-gpuab -DCUSHIM_BUILD_CODEGEN=OFF -DCUSHIM_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_C_FLAGS="-DTR_GPU_AB=1" >/dev/null
-cmake --build build-gpuab -j "$(nproc)" --target cushim trace
-rm -rf build-gpu/gpuab && mkdir -p build-gpu/gpuab/runtime build-gpu/gpuab/plugins
-cp build-gpuab/runtime/libcushim.so build-gpu/gpuab/runtime/
-cp build-gpuab/plugins/trace.so build-gpu/gpuab/plugins/
+# The GPU check 'tracegpuab': the shim beside the trace plugin's gpu-ab copy (TR_GPU_AB=1, plugins/trace/tr_cupti.c:
+# while paused with unhook, CUPTI records every API call as activity instead, what CUPTI activity tracing alone
+# pays), in build-gpu/gpuab (a build tree's layout) for one process to time --trace-gpu against CUPTI activity tracing.
+rm -rf build-gpu/gpuab
+if [ -f build-gpu/plugins-gpuab/trace.so ]; then
+  mkdir -p build-gpu/gpuab/runtime build-gpu/gpuab/plugins
+  cp build-gpu/runtime/libcushim.so build-gpu/gpuab/runtime/
+  cp build-gpu/plugins-gpuab/trace.so build-gpu/gpuab/plugins/
+else
+  echo "build-gpu-bundle: no CUPTI headers, no gpu-ab copy of the trace plugin: the check tracegpuab will say so" >&2
+fi
