@@ -26,6 +26,14 @@
  * records of launch, copy and set APIs go to the writer (TR_REC_RTAPI), which
  * links them to our calls by thread and time (tr_link.h).
  *
+ * Detached while paused (option gpu_detach, with unhook, callback mode): CUPTI
+ * keeps costing a launch ~2.5 us while attached (its GPU records and our
+ * callbacks; docs/plugins/trace.md), so gpu_detach seconds into a pause the
+ * next launch's exit callback flushes CUPTI's buffers and detaches it
+ * (cuptiFinalize, where NVIDIA's cupti_finalize sample and PyTorch's profiler
+ * call it), and a resume attaches it again as at start before the hooks are
+ * added again. A pause shorter than that leaves it attached.
+ *
  * CUPTI timestamps come from our clock (cuptiActivityRegisterTimestampCallback)
  * where CUPTI offers that, else are shifted by the offset measured at start.
  * CUPTI's own thread (the buffer callbacks) is marked quiet: CUDA calls it
@@ -102,6 +110,22 @@ static struct {
     int callbacks;    /* linked through callbacks (else external correlation ids) */
 } cu;
 
+#if !TR_GPU_AB
+/* gpu_detach (see the top of the file): ATTACHED -> PENDING at a pause (tr_cupti_follow) -> DETACHING -> DETACHED
+   at the first launch exit callback after 'due' (gd_detach, on that launch's thread) -> ATTACHED at the resume;
+   a resume while PENDING only goes back. */
+enum { GD_ATTACHED, GD_PENDING, GD_DETACHING, GD_DETACHED };
+static struct {
+    _Atomic int ready;      /* tr_cupti_start succeeded in callback mode and gpu_detach > 0 */
+    _Atomic int state;
+    _Atomic uint64_t due;   /* PENDING: not before this time (our clock, ns) */
+    uint64_t grace_ns;
+    _Atomic int off;        /* attaching again failed: GPU tracing is off */
+    f_ts_cb ts_cb;          /* registered again on attaching (NULL: CUPTI's clock, shifted by cu.offset) */
+    CUptiResult (*finalize)(void);
+} gd;
+#endif
+
 /* The traced launch, copy and set calls open on this thread, innermost last (callback mode; deeper than
    TR_CORR_DEPTH: counted, the innermost kept ones stand for them), and the CUPTI correlation id of a
    runtime call the shim does not see, waiting for the first traced driver call inside it. */
@@ -163,6 +187,11 @@ static uint64_t ts_shift(uint64_t t)
 
 static void gpu_rec(tr_gpu *g, const char *name)
 {
+    if (g->start == 0 || g->end < g->start) {   /* unfinished when forced out (a detach): no times to show */
+        if (tr_st)
+            atomic_fetch_add(&tr_st->w.gpu_dropped, 1);
+        return;
+    }
     g->start = ts_shift(g->start);
     g->end = ts_shift(g->end);
     tr_record(TR_REC_GPU, 0, 0, g->start, g, sizeof *g, name ? name : "", name ? (uint32_t)strlen(name) : 0);
@@ -257,6 +286,32 @@ static int gpu_records_on(void)
     return 0;
 }
 
+#if !TR_GPU_AB
+/* At a launch's exit callback while PENDING: once due, CUPTI's records so far are handed over (forced: work still
+   running comes out unfinished and is counted as dropped) and CUPTI is detached. The flush may complete buffers on
+   this thread: quiet meanwhile. */
+static void gd_detach(void)
+{
+    int want = GD_PENDING, q;
+    CUptiResult r;
+    if (tr_host->now_ns() < atomic_load_explicit(&gd.due, memory_order_relaxed) ||
+        !atomic_compare_exchange_strong(&gd.state, &want, GD_DETACHING))
+        return;
+    q = tr_thread_quiet(1);
+    cu.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    r = gd.finalize();
+    tr_thread_quiet(q);
+    if (r == CUPTI_SUCCESS) {
+        atomic_fetch_add(&tr_st->w.gpu_detached, 1);
+        atomic_store(&gd.state, GD_DETACHED);
+    } else {   /* still attached: not tried again */
+        atomic_fetch_add(&tr_st->w.gpu_detach_failed, 1);
+        atomic_store(&gd.ready, 0);
+        atomic_store(&gd.state, GD_ATTACHED);
+    }
+}
+#endif
+
 /* CUPTI's entry (and, enabled with it, exit) callback of a launch, copy or set function: its correlation id
    belongs to the traced call open on this thread (see the top of the file). Runs on the calling thread,
    inside the real function. */
@@ -280,6 +335,10 @@ static void CUPTIAPI corr_cb(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackI
     if (d->callbackSite != CUPTI_API_ENTER) {
         if (dom == CUPTI_CB_DOMAIN_RUNTIME_API)
             corr_rt_pending = 0;   /* its driver calls are over */
+#if !TR_GPU_AB
+        if (atomic_load_explicit(&gd.state, memory_order_acquire) == GD_PENDING)
+            gd_detach();
+#endif
         return;
     }
     cur = corr_n == 0 ? 0 : corr_stack[(corr_n < TR_CORR_DEPTH ? corr_n : TR_CORR_DEPTH) - 1];
@@ -350,6 +409,46 @@ static int corr_callbacks_start(void)
 #endif
     return 0;
 }
+
+#if !TR_GPU_AB
+void tr_cupti_follow(int paused)
+{
+    int want = GD_PENDING, q, bad;
+    if (!atomic_load_explicit(&gd.ready, memory_order_acquire) || atomic_load(&gd.off))
+        return;
+    if (paused) {
+        if (atomic_load(&gd.state) == GD_ATTACHED) {
+            atomic_store(&gd.due, tr_host->now_ns() + gd.grace_ns);
+            atomic_store(&gd.state, GD_PENDING);
+        }
+        return;
+    }
+    if (atomic_compare_exchange_strong(&gd.state, &want, GD_ATTACHED))
+        return;   /* not detached yet */
+    for (int i = 0; i < 5000 && atomic_load(&gd.state) == GD_DETACHING; i++) {   /* a detach under way ends */
+        struct timespec ms = {0, 1000 * 1000};
+        nanosleep(&ms, NULL);
+    }
+    if (atomic_load(&gd.state) != GD_DETACHED)
+        return;
+    /* attached again as tr_cupti_start does: our clock, the buffers and GPU kinds, the subscriber */
+    q = tr_thread_quiet(1);
+    bad = (gd.ts_cb != NULL && gd.ts_cb(ts_ours) != CUPTI_SUCCESS) || gpu_records_on() != 0 ||
+          corr_callbacks_start() != 0;
+    tr_thread_quiet(q);
+    if (bad) {
+        atomic_store(&gd.off, 1);
+        atomic_fetch_add(&tr_st->w.gpu_detach_failed, 1);
+        snprintf(tr_st->w.note, sizeof tr_st->w.note, "GPU tracing off after a pause: CUPTI could not be attached "
+                 "again");
+        tr_host->log(tr_st->self, CUSHIM_LOG_WARN, "gpu_detach: CUPTI could not be attached again after a pause; "
+                     "GPU tracing is off from here (the calls are still traced; gpu_detach=0 keeps CUPTI attached)");
+        return;
+    }
+    atomic_fetch_add(&tr_st->w.gpu_attached, 1);
+    atomic_store(&gd.state, GD_ATTACHED);
+}
+#endif
 
 #if TR_GPU_AB
 /* Called by tr_hooks_follow (its lock held, not on a calling thread) after the hooks follow 'paused'. */
@@ -481,6 +580,13 @@ int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
         return -1;
     }
 #endif
+#if !TR_GPU_AB
+    gd.ts_cb = tscb;
+    gd.finalize = (CUptiResult(*)(void))dlsym(cu.lib, "cuptiFinalize");
+    gd.grace_ns = (uint64_t)(st->gpu_detach * 1e9);
+    if (cu.callbacks && st->unhook && st->gpu_detach > 0 && gd.finalize != NULL)
+        atomic_store_explicit(&gd.ready, 1, memory_order_release);
+#endif
     st->w.gpu_corr = cu.callbacks ? "callbacks" : "activity";
     if (!cu.callbacks)
         tr_host->log(st->self, CUSHIM_LOG_INFO, "CUPTI has another callback subscriber: GPU work is linked to calls "
@@ -492,9 +598,19 @@ int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
 void tr_cupti_flush(void)
 {
     if (cu.on) {
-        tr_thread_quiet(1);
+#if !TR_GPU_AB
+        int want = GD_PENDING;
+        atomic_compare_exchange_strong(&gd.state, &want, GD_ATTACHED);   /* no detach from here on */
+        for (int i = 0; i < 2000 && atomic_load(&gd.state) == GD_DETACHING; i++) {
+            struct timespec ms = {0, 1000 * 1000};
+            nanosleep(&ms, NULL);
+        }
+        if (atomic_load(&gd.state) != GD_ATTACHED || atomic_load(&gd.off))
+            return;   /* detached: its records were handed over then, and a call now would attach it again */
+#endif
+        int q = tr_thread_quiet(1);
         cu.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-        tr_thread_quiet(0);
+        tr_thread_quiet(q);
 #if TR_GPU_AB
         for (int i = 0; i < 2000 && atomic_load(&ab.busy); i++) {   /* a switch under way finishes first (2 s) */
             struct timespec ms = {0, 1000 * 1000};
@@ -541,6 +657,7 @@ int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
 void tr_cupti_flush(void) {}
 void tr_cupti_push(uint64_t seq) { (void)seq; }
 void tr_cupti_pop(void) {}
+void tr_cupti_follow(int paused) { (void)paused; }
 #if TR_GPU_AB
 void tr_cupti_ab_follow(int paused) { (void)paused; }
 #endif

@@ -816,6 +816,11 @@ static void write_summary(tr_writer *w)
     if (w->unhooked != NULL && atomic_load(w->unhooked) != 0)
         fprintf(f, "; hooks removed %llu time%s while paused (unhook)", (unsigned long long)atomic_load(w->unhooked),
                 atomic_load(w->unhooked) == 1 ? "" : "s");
+    if (atomic_load(&w->gpu_detached) != 0 || atomic_load(&w->gpu_detach_failed) != 0)
+        fprintf(f, "; CUPTI detached %llu time%s while paused and attached again %llu (%llu refused)",
+                (unsigned long long)atomic_load(&w->gpu_detached), atomic_load(&w->gpu_detached) == 1 ? "" : "s",
+                (unsigned long long)atomic_load(&w->gpu_attached),
+                (unsigned long long)atomic_load(&w->gpu_detach_failed));
     if (w->capture != NULL && w->captures != NULL)
         fprintf(f, "; %llu capture range%s (%s)", (unsigned long long)atomic_load(w->captures),
                 atomic_load(w->captures) == 1 ? "" : "s", w->capture);
@@ -899,6 +904,11 @@ static void finish_locked(tr_writer *w)
                  (unsigned long long)(w->summary_exact ? w->summary_exact : TR_STATS_EXACT));
     if (w->gpu_corr != NULL)
         tr_sb_printf(&w->sb, ",\"gpu_correlation\":\"%s\"", w->gpu_corr);
+    if (atomic_load(&w->gpu_detached) != 0 || atomic_load(&w->gpu_detach_failed) != 0)
+        tr_sb_printf(&w->sb, ",\"gpu_detached\":%llu,\"gpu_attached_again\":%llu,\"gpu_detach_refused\":%llu",
+                     (unsigned long long)atomic_load(&w->gpu_detached),
+                     (unsigned long long)atomic_load(&w->gpu_attached),
+                     (unsigned long long)atomic_load(&w->gpu_detach_failed));
     if (w->capture != NULL && w->captures != NULL) {
         tr_sb_puts(&w->sb, ",\"capture\":");
         tr_sb_json_str(&w->sb, w->capture, strlen(w->capture), 256);

@@ -46,7 +46,10 @@ typedef struct tr_writer {
     unsigned long long start;        /* the process's start time (/proc/self/stat), kept across exec       */
     int open_held;                   /* tw_open's EWOULDBLOCK: 1 another process holds the file, 2 it holds
                                         this process's calls from before it executed its present program */
-    _Atomic uint64_t gpu_dropped;    /* GPU activity records CUPTI dropped                              */
+    _Atomic uint64_t gpu_dropped;    /* GPU activity records CUPTI dropped (or left unfinished at a detach) */
+    _Atomic uint64_t gpu_detached;   /* gpu_detach: times CUPTI was detached while paused (tr_cupti.c)   */
+    _Atomic uint64_t gpu_attached;   /* ... and attached again on resuming                             */
+    _Atomic uint64_t gpu_detach_failed;   /* ... detaches or attachments CUPTI refused                  */
     char note[256];                  /* a line for the file's metadata (e.g. why GPU tracing is off)     */
     /* said once, on the writer's thread, when the file cannot be written on (NULL: nothing said then; the
        summary says it at the end) */

@@ -142,11 +142,15 @@ tr_tbuf *tr_thread_buf(void)
     return tr_tb_cached = tb;
 }
 
-void tr_thread_quiet(int quiet)
+int tr_thread_quiet(int quiet)
 {
     tr_tbuf *tb = tr_st ? tr_thread_buf() : NULL;
-    if (tb != NULL)
+    int was = 0;
+    if (tb != NULL) {
+        was = tb->quiet;
         tb->quiet = quiet;
+    }
+    return was;
 }
 
 /* ---- hooks ----
@@ -736,6 +740,7 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
     sfile = host->opt_string(self, "summary_file");
     st->kernel_names = host->opt_bool(self, "kernel_names");
     st->gpu = host->opt_bool(self, "gpu");
+    st->gpu_detach = host->opt_double(self, "gpu_detach");
     tr_bufs_init(&st->bufs, TR_CHUNK, host->opt_bytes(self, "buffer"));
     if (st->bufs.limit < 4ull * TR_CHUNK)
         host->log(self, CUSHIM_LOG_WARN, "buffer=%llu bytes holds fewer than 4 chunks of %u bytes: most calls will be "
@@ -787,7 +792,9 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
         double delay = host->opt_double(self, "delay"), duration = host->opt_double(self, "duration");
         if (tr_capture_parse(st, host->opt_string(self, "capture"), why, sizeof why) != 0 ||
             tr_capture_end_parse(st, host->opt_string(self, "capture_end"), why, sizeof why) != 0 ||
-            tr_timer_parse(st, delay, duration, why, sizeof why) != 0) {
+            tr_timer_parse(st, delay, duration, why, sizeof why) != 0 ||
+            (!(st->gpu_detach >= 0 && st->gpu_detach < 1e6) &&
+             snprintf(why, sizeof why, "gpu_detach=%g: seconds, 0 or more", st->gpu_detach) > 0)) {
             host->log(self, CUSHIM_LOG_ERROR, "%s", why);
             tr_st = NULL;
             tr_free_state(st);
@@ -942,6 +949,9 @@ static const cushim_option tr_options[] = {
                                          "capture range's start at once"},
     {"kernel_names", CUSHIM_OPT_BOOL, "true", "name the kernel of each launch (the driver's cuFuncGetName)"},
     {"gpu", CUSHIM_OPT_BOOL, "false", "GPU kernels, copies and sets through CUPTI, linked to their launches"},
+    {"gpu_detach", CUSHIM_OPT_DOUBLE, "1", "with gpu and unhook: this many seconds into a pause CUPTI is detached "
+                                          "(at the next launch; a paused launch then costs nothing more) and on "
+                                          "resuming attached again; 0 keeps it attached"},
     {"cupti", CUSHIM_OPT_STRING, "", "the libcupti.so to load (default: $CUDA_HOME, /usr/local/cuda)"},
     {"signals", CUSHIM_OPT_BOOL, "true", "finish the file when a fatal signal ends the process"},
     {"paused", CUSHIM_OPT_BOOL, "false", "start with recording paused (see toggle)"},

@@ -31,6 +31,7 @@ typedef struct tr_state {
     _Atomic(void *) drv_funcgetname, drv_kernelgetname;
     int kernel_names;
     int gpu;                      /* GPU tracing asked for                                */
+    double gpu_detach;            /* unhook: CUPTI detached this many seconds into a pause (0: never; tr_cupti.c) */
     char *cupti_path;
     _Atomic int output;           /* 0: no file yet (made at the first recorded call), 1: open, 2: failed */
     _Atomic uint64_t nvtx_ids;
@@ -111,7 +112,7 @@ void tr_nvtx_fork_child(void);
 extern const cushim_host *tr_host;
 extern tr_state *tr_st;
 /* The calling thread's CUDA calls are the tracer's own (CUPTI's): never recorded (1), or again (0). */
-void tr_thread_quiet(int quiet);
+int tr_thread_quiet(int quiet);   /* the thread's calls not recorded (1) or recorded (0); returns the previous */
 
 /* The calling thread's buffer (created on first use); NULL when out of memory or finished. */
 tr_tbuf *tr_thread_buf(void);
@@ -175,6 +176,9 @@ int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen);
 void tr_cupti_flush(void);
 void tr_cupti_push(uint64_t seq);
 void tr_cupti_pop(void);
+/* unhook: called by tr_hooks_follow (its lock held) with the state the hooks follow: paused detaches CUPTI
+   gpu_detach seconds later (at a launch's exit callback), a resume attaches it again before the hooks return */
+void tr_cupti_follow(int paused);
 #ifndef TR_GPU_AB
 #define TR_GPU_AB 0   /* 1: the gpu-ab build (tr_cupti.c), for the GPU check tracegpuab; never a normal build */
 #endif

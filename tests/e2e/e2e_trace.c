@@ -13,6 +13,8 @@
  *                  sleeps there, then calls exit(0) or abort(): two fast-path calls in flight at the flush
  *   nvtx           NVTX push/pop around calls, a start/end range, a mark
  *   capture        2 allocations, cuProfilerStart, 3, cuProfilerStop, 1, cudaProfilerStart, 4, cudaProfilerStop, 2
+ *   capture_gpu [MS]  copies (cuMemcpyHtoD: GPU work to the stand-in CUPTI): 2, cuProfilerStart, 3, cuProfilerStop,
+ *                  1, MS ms (default 300) of sleep, 1, 2, cudaProfilerStart, 4, cudaProfilerStop
  *                  (trace option capture=cudaProfilerApi: the 7 inside are recorded); 'capture threads': the
  *                  second range's 4 on another thread
  *   phases MS [fork]
@@ -424,6 +426,30 @@ int main(int argc, char **argv)
         if (cudaProfilerStop() != cudaSuccess)
             return 2;
         work(2);
+        return 0;
+    }
+    if (!strcmp(mode, "capture_gpu")) {
+        long ms = argc > 2 ? atol(argv[2]) : 300;
+        static const int n[] = {2, -1, 3, -2, 1, 0, 1, 2, -3, 4, -4};
+        unsigned char h[64] = {0};
+        CUdeviceptr p;
+        cuCtxSetCurrent(ctx);
+        if (cuMemAlloc(&p, sizeof h) != CUDA_SUCCESS)
+            return 2;
+        for (size_t k = 0; k < sizeof n / sizeof n[0]; k++) {
+            int bad = n[k] == -1 ? cuProfilerStart() != CUDA_SUCCESS
+                    : n[k] == -2 ? cuProfilerStop() != CUDA_SUCCESS
+                    : n[k] == -3 ? cudaProfilerStart() != cudaSuccess
+                    : n[k] == -4 ? cudaProfilerStop() != cudaSuccess : 0;
+            if (bad)
+                return 2;
+            if (n[k] == 0)
+                usleep((useconds_t)ms * 1000u);
+            for (int i = 0; i < n[k]; i++)
+                if (cuMemcpyHtoD(p, h, sizeof h) != CUDA_SUCCESS)
+                    return 2;
+        }
+        cuMemFree(p);
         return 0;
     }
     if (!strcmp(mode, "sigterm")) {

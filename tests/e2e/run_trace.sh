@@ -700,6 +700,35 @@ gpu|gpu_activity)
             fail "the memory size table of $f lacks the copy"
     done
     ;;
+gpu_detach)
+    # unhook with gpu: CUPTI detached gpu_detach seconds into a pause (at the first launch, copy or set after
+    # that), and attached again at the next range's start. capture_gpu's copies (each one made-up kernel while
+    # CUPTI is attached): 2 before any range (CUPTI not started), 3 in range 1, 1 at once in the pause and 1 after
+    # the sleep (both still seen: the second is where the detach is made, after its record), 2 after it (not
+    # seen), 4 in range 2 (CUPTI attached again: seen and linked).
+    [ -n "$fakecupti" ] || { echo "no CUPTI headers at build time"; exit 77; }
+    kern="len([e for e in ev if e.get('cat') == 'kernel'])"
+    linked="len([k for k in ev if k.get('cat') == 'kernel' and k['args'].get('external id') in set(e['args']['seq'] for e in X)])"
+    run "file=$dir/t.json,gpu=1,cupti=$fakecupti,capture=cudaProfilerApi,unhook=1,gpu_detach=0.25" "$prog" capture_gpu 700
+    [ "$rc" = 0 ] || fail "capture_gpu exited with $rc: $(tail -n 3 err)"
+    check t.json "count('cuMemcpyHtoD_v2') == 7" "$kern == 9" "$linked == 7" "d['otherData']['gpu_detached'] == 1" \
+        "d['otherData']['gpu_attached_again'] == 1" "d['otherData']['gpu_detach_refused'] == 0" \
+        "d['otherData']['capture_ranges'] == 2"
+    grep -q "; CUPTI detached 1 time while paused and attached again 1 (0 refused)" err ||
+        fail "the summary does not say one detach: $(cat err)"
+    # a pause shorter than gpu_detach, and gpu_detach=0: CUPTI stays attached and sees all 9 copies after the start
+    for o in "gpu_detach=5:700" "gpu_detach=0:700" "gpu_detach=0.25:0"; do
+        run "file=$dir/t.json,gpu=1,cupti=$fakecupti,capture=cudaProfilerApi,unhook=1,${o%:*}" "$prog" capture_gpu ${o#*:}
+        [ "$rc" = 0 ] || fail "$o: exited with $rc: $(tail -n 3 err)"
+        check t.json "$kern == 11" "$linked == 7" "'gpu_detached' not in d['otherData']"
+        ! grep -q "CUPTI detached" err || fail "$o: detached: $(cat err)"
+    done
+    # without unhook the hooks stay in while paused: no detach either
+    run "file=$dir/t.json,gpu=1,cupti=$fakecupti,capture=cudaProfilerApi,gpu_detach=0.25" "$prog" capture_gpu 700
+    check t.json "$kern == 11" "$linked == 7" "'gpu_detached' not in d['otherData']"
+    run "file=$dir/t.json,gpu=1,cupti=$fakecupti,gpu_detach=-1" "$prog" capture_gpu 0
+    [ "$rc" = 1 ] && grep -q "gpu_detach=-1: seconds, 0 or more" err || fail "gpu_detach=-1: not refused: $(cat err)"
+    ;;
 launcher)
     # cushim run --trace: the shipped plugin by name, NVTX_INJECTION64_PATH set to it, a relative file name;
     # cushim stats FILE; --trace-filter

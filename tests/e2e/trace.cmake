@@ -32,7 +32,7 @@ set(_tr sh "${CMAKE_CURRENT_SOURCE_DIR}/run_trace.sh")
 set(_tr_args "$<TARGET_FILE:trace>" "$<TARGET_FILE:e2e_trace>" "$<TARGET_FILE:vecadd>" "$<TARGET_FILE:cushim-stats>"
     "${_tr_cupti}")
 foreach(_c vecadd runtime structs gz filter closefds full fifo bounded threads shared names exec toggle durations sigterm segv_raise abort inflight_exit inflight_abort nvtx nvtx_names nvtx_threads capture capture_nvtx timed
-           nocupti nocalls drops defer gpu gpu_activity exports)
+           nocupti nocalls drops defer gpu gpu_activity gpu_detach exports)
   e2e_test(trace_${_c} COMMAND ${_tr} ${_c} ${_tr_args})
 endforeach()
 set_property(TEST trace_shared APPEND PROPERTY ENVIRONMENT "E2E_FLOCK_ENOSYS=$<TARGET_FILE:e2e_flock_enosys>")
@@ -52,7 +52,7 @@ e2e_test(trace_thread_exit COMMAND ${_tr} thread_exit ${_tr_args} ENV ASAN_OPTIO
 set_property(TEST trace_threads APPEND PROPERTY LABELS concurrency)
 set_property(TEST trace_drops APPEND PROPERTY LABELS concurrency)
 # capture ranges: the hooks added and removed on the application's threads while the writer runs (unhook=1)
-set_property(TEST trace_capture trace_capture_nvtx trace_timed trace_nvtx_threads APPEND PROPERTY LABELS concurrency)
+set_property(TEST trace_capture trace_capture_nvtx trace_timed trace_nvtx_threads trace_gpu_detach APPEND PROPERTY LABELS concurrency)
 # The launcher preloads the shim itself (without a sanitizer runtime first, which ASan refuses).
 e2e_test(trace_launcher COMMAND ${_tr} launcher ${_tr_args} NO_PRELOAD
   ENV "CUSHIM_LIB=$<TARGET_FILE:cushim>" "CUSHIM_LAUNCHER=${PROJECT_SOURCE_DIR}/tools/cushim")
