@@ -336,6 +336,43 @@ check_trace_gpu_ab() {
     meds=$(awk '$NF == "cuCtxGetCurrent" || $NF == "cudaGetDevice" {if (NF == 9) printf "%s med %s ns, ", $NF, $5}' "$LOGS/tracegpuab.0.err")
     result tracegpuab PASS "--trace-gpu / CUPTI activity tracing, step time in one process (model ${TRACE_AB_MODEL:-mlp}), median of runs: $med (runs: $all; no slower: $(awk -v m="$med" 'BEGIN {print (m <= 1.0) ? "shown" : "not shown"}')); $(awk '/^ab_on_ns|^ab_off_ns/ {printf "%s %s ", $1, $2}' "$LOGS/tracegpuab.0.out")(run 0); recording blocks: ${meds}(run 0); $(grep -m 1 '^cushim trace gpu-ab:' "$LOGS/tracegpuab.0.err" | cut -d: -f2 | cut -c1-150)"
 }
+# tracedetach: --trace-gpu --trace-unhook --trace-capture=cudaProfilerApi on trace_gpu.py detach (two capture
+# ranges with a pause of TRACE_DETACH_PAUSE (3) s between): with the default gpu_detach (1 s) CUPTI is detached
+# in the pause and attached again for the second range - every launch of both ranges has its kernel, none are
+# seen late in the pause, the file and the summary count it ('detached'); with --trace-gpu-detach=0 kernels are
+# seen all through the pause ('attached'). The paused steps' cost: per process, the median step of the pause's
+# late part over that of its early part (CUPTI attached in both parts with gpu_detach=0), TRACE_DETACH_RUNS (2)
+# processes of each, interleaved; reported, not asserted.
+check_trace_detach() {
+    local L=$ROOT/tools/cushim B=$HERE/trace/trace_gpu.py d=$WORK/tracedetach r c e l n pause=${TRACE_DETACH_PAUSE:-3}
+    local -A ratios=() early=()
+    tc_begin tracedetach "$d" torch "no torch" || return
+    for ((r = 0; r < ${TRACE_DETACH_RUNS:-2}; r++)); do
+        for c in detach attached; do
+            local -a extra=()
+            [ "$c" = attached ] && extra=(--trace-gpu-detach=0)
+            if ! tc_traced "tracedetach $c" 240 "$LOGS/tracedetach.$c.$r.out" "$LOGS/tracedetach.$c.$r.err" \
+                --trace="$d/$c.$r.json" --trace-gpu --trace-unhook --trace-capture=cudaProfilerApi "${extra[@]}" -- \
+                "$PY" "$B" detach 20 "$pause" 1; then
+                return
+            fi
+            if [ "$r" = 0 ]; then
+                "$PY" "$HERE/trace/trace_check.py" detach "$d/$c.$r.json" "$LOGS/tracedetach.$c.$r.err" \
+                    "$([ "$c" = detach ] && echo 1 || echo 0)" >"$LOGS/tracedetach.$c.txt" 2>&1
+                tc_results "tracedetach $c" "$LOGS/tracedetach.$c.txt" "tracedetach $c"
+            fi
+            read -r e < <(awk '/^pause_early_ns/ {print $2}' "$LOGS/tracedetach.$c.$r.out")
+            read -r l n < <(awk '/^pause_late_ns/ {print $2, $3}' "$LOGS/tracedetach.$c.$r.out")
+            ratios[$c]+="$(awk -v a="${l:-0}" -v b="${e:-0}" 'BEGIN {if (a > 0 && b > 0) printf "%.4f", a / b; else print "fail"}') "
+            early[$c]+="${e:-fail}/${l:-fail} "
+            rm -f "$d/$c.$r.json"
+        done
+    done
+    local md ma
+    md=$(printf '%s\n' ${ratios[detach]} | grep -v fail | median)
+    ma=$(printf '%s\n' ${ratios[attached]} | grep -v fail | median)
+    result "tracedetach cost" PASS "paused steps, late / early part of the pause (median of processes): CUPTI detached $md (${ratios[detach]}), kept attached $ma (${ratios[attached]}); ns early/late: detached ${early[detach]}, attached ${early[attached]}"
+}
 # tc_begin CHECK DIR MODULE WHY: the plugin is built (else CHECK fails) and Python imports MODULE (else CHECK is
 # skipped for WHY): 0, and DIR made empty; else 1
 tc_begin() {
@@ -487,3 +524,4 @@ gpu_check tracegpu check_trace_gpu
 gpu_check tracebench check_trace_bench
 gpu_check traceab check_trace_ab
 gpu_check tracegpuab check_trace_gpu_ab
+gpu_check tracedetach check_trace_detach

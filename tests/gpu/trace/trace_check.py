@@ -200,6 +200,64 @@ def check_capture(trace, kind):
     report(not prof, "capture-profiler-calls", "profiler API calls recorded: %s" % prof[:4])
 
 
+def check_detach(trace, exit_err, detach):
+    """trace_gpu.py detach traced with --trace-gpu --trace-unhook --trace-capture=cudaProfilerApi: in both capture
+    ranges every driver launch has its kernel linked to it; kernels of the pause's first part are seen (CUPTI still
+    attached); in its late part none when detach is 1 (CUPTI detached), some when 0; the file and the summary count
+    the detach and the attachment again."""
+    d = load(trace)
+    ev = d["traceEvents"]
+    od = d.get("otherData", {})
+    api = {e["args"]["seq"]: e for e in calls(d)}
+    spans = {}
+    for e in ev:
+        if e.get("cat") == "nvtx" and e.get("ph") in ("B", "E"):
+            nm = e["name"] if e["ph"] == "B" else None
+            if nm in ("range1", "range2", "pause-early", "pause-late"):
+                spans[nm] = [e["ts"], None, e["tid"]]
+            elif e["ph"] == "E":
+                for k, v in spans.items():
+                    if v[1] is None and v[2] == e["tid"]:
+                        v[1] = e["ts"]   # ranges of this script never nest
+    missing = [k for k in ("range1", "range2", "pause-early", "pause-late") if spans.get(k, [0, None])[1] is None]
+    if missing:
+        report(False, "ranges", "NVTX ranges missing or unclosed: %s" % missing)
+        return
+    kernels = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel"]
+    linked = {}
+    for k in kernels:
+        c = api.get(k["args"].get("external id"))
+        if c is not None:
+            linked.setdefault(c["args"]["seq"], []).append(k)
+    parts = []
+    ok = True
+    for r in ("range1", "range2"):
+        t0, t1 = spans[r][0], spans[r][1]
+        launches = [c for c in api.values() if c["name"].startswith("cuLaunchKernel") and t0 <= c["ts"] <= t1]
+        nlinked = sum(1 for c in launches if len(linked.get(c["args"]["seq"], [])) == 1)
+        ok = ok and len(launches) > 0 and nlinked == len(launches)
+        parts.append("%s %d of %d launches with their kernel" % (r, nlinked, len(launches)))
+    report(ok, "linked", "; ".join(parts) + " (CUPTI attached again for range2)")
+
+    def gpu_in(name):
+        t0, t1 = spans[name][0], spans[name][1]
+        return sum(1 for k in kernels if t0 <= k["ts"] <= t1)
+
+    early, late = gpu_in("pause-early"), gpu_in("pause-late")
+    text = open(exit_err).read()
+    if detach:
+        said = "; CUPTI detached 1 time while paused and attached again 1 (0 refused)" in text
+        report(early > 0 and late == 0 and od.get("gpu_detached") == 1 and od.get("gpu_attached_again") == 1 and
+               said, "detached",
+               "kernels seen in the pause's first part %d, in its late part %d (want >0, 0); file: detached %s, "
+               "attached again %s; summary %s" % (early, late, od.get("gpu_detached"), od.get("gpu_attached_again"),
+                                                  "says so" if said else "does NOT say so"))
+    else:
+        report(early > 0 and late > 0 and "gpu_detached" not in od and "CUPTI detached" not in text, "attached",
+               "gpu_detach=0: kernels seen in the pause's first part %d, in its late part %d (want >0, >0); no "
+               "detach in the file or the summary: %s" % (early, late, "gpu_detached" not in od))
+
+
 def nvtx_nesting(ev, show=None):
     """Per thread, the nvtx B/E events in file order: (B events, unmatched Es, open at the end); with 'show' a
     list, the ranges left open are appended to it (tid, name, args, ts)."""
@@ -392,6 +450,8 @@ def main():
         check_capture(sys.argv[2], sys.argv[3])
     elif mode == "nvtxsum":
         check_nvtxsum(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif mode == "detach":
+        check_detach(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif mode == "nccl":
         check_nccl(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)
     else:

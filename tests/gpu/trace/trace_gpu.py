@@ -15,6 +15,13 @@ USAGE:
                                      TRACE_AB_SETTLE_MS=N: after each switch, twice (N ms of sleep, then an
                                      untimed step) before the block's steps (a switch that a helper thread
                                      completes, as unhook's does, or that waits for a launch)
+  trace_gpu.py detach STEPS PAUSE GRACE
+                                     under 'cushim run --trace-gpu --trace-unhook --trace-capture=cudaProfilerApi'
+                                     (check tracedetach): STEPS steps in a capture range (NVTX 'range1'), PAUSE
+                                     seconds of steps paused - those of the first 0.8 x GRACE s in NVTX
+                                     'pause-early', those from GRACE + 0.3 s on in 'pause-late' (the plugin
+                                     detaches CUPTI GRACE s into the pause) - then STEPS steps in a second range
+                                     ('range2'); prints 'pause_early_ns MEDIAN N' and 'pause_late_ns MEDIAN N'
 
 TRACE_GPU_MODEL picks the model: mlp (default; a step of ~1.5-2 ms and ~456 CUDA calls whose time is the CPU's,
 the calls coming one at a time between stretches of Python: the worst case for a tracer) or transformer (4
@@ -104,6 +111,39 @@ def main():
             torch.cuda.synchronize()
             times.append(time.perf_counter_ns() - t0)
         print("median_step_ns %d" % statistics.median(times))
+    elif mode == "detach":
+        pause, grace = float(sys.argv[3]), float(sys.argv[4])
+        nvtx = torch.cuda.nvtx
+
+        def timed_steps(until, t_pause):
+            times = []
+            while time.perf_counter() - t_pause < until:
+                t0 = time.perf_counter_ns()
+                step()
+                torch.cuda.synchronize()
+                times.append(time.perf_counter_ns() - t0)
+            return times
+
+        for r in (1, 2):
+            torch.cuda.profiler.start()
+            nvtx.range_push("range%d" % r)
+            for _ in range(steps):
+                step()
+            torch.cuda.synchronize()
+            nvtx.range_pop()
+            torch.cuda.profiler.stop()
+            if r == 2:
+                break
+            t_pause = time.perf_counter()
+            nvtx.range_push("pause-early")
+            early = timed_steps(0.8 * grace, t_pause)
+            nvtx.range_pop()
+            timed_steps(grace + 0.3, t_pause)
+            nvtx.range_push("pause-late")
+            late = timed_steps(pause, t_pause)
+            nvtx.range_pop()
+        print("pause_early_ns %d %d" % (statistics.median(early), len(early)))
+        print("pause_late_ns %d %d" % (statistics.median(late), len(late)))
     elif mode == "abbench":
         import signal
         blocks, per = steps, int(sys.argv[3])
