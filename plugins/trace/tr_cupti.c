@@ -28,11 +28,13 @@
  *
  * Detached while paused (option gpu_detach, with unhook, callback mode): CUPTI
  * keeps costing a launch ~2.5 us while attached (its GPU records and our
- * callbacks; docs/plugins/trace.md), so gpu_detach seconds into a pause the
- * next launch's exit callback flushes CUPTI's buffers and detaches it
- * (cuptiFinalize, where NVIDIA's cupti_finalize sample and PyTorch's profiler
- * call it), and a resume attaches it again as at start before the hooks are
- * added again. A pause shorter than that leaves it attached.
+ * callbacks; docs/plugins/trace.md), so gpu_detach seconds into a pause a
+ * helper thread flushes CUPTI's buffers (not in a callback: CUPTI's flush
+ * waits on its callbacks - a launch's callback that flushed hung on the H200)
+ * and the next launch's exit callback detaches it (cuptiFinalize, where
+ * NVIDIA's cupti_finalize sample and PyTorch's profiler call it); a resume
+ * attaches it again as at start before the hooks are added again. A pause
+ * shorter than that leaves it attached.
  *
  * CUPTI timestamps come from our clock (cuptiActivityRegisterTimestampCallback)
  * where CUPTI offers that, else are shifted by the offset measured at start.
@@ -41,6 +43,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,16 +114,22 @@ static struct {
 } cu;
 
 #if !TR_GPU_AB
-/* gpu_detach (see the top of the file): ATTACHED -> PENDING at a pause (tr_cupti_follow) -> DETACHING -> DETACHED
-   at the first launch exit callback after 'due' (gd_detach, on that launch's thread) -> ATTACHED at the resume;
-   a resume while PENDING only goes back. */
-enum { GD_ATTACHED, GD_PENDING, GD_DETACHING, GD_DETACHED };
+/* gpu_detach (see the top of the file): ATTACHED -> PENDING at a pause (tr_cupti_follow) -> FLUSHED when 'due'
+   (gd_main, the flusher thread) -> DETACHING -> DETACHED at the next launch's exit callback (gd_detach, on that
+   thread) -> ATTACHED at the resume; a resume while PENDING or FLUSHED only goes back. The moves to and from
+   PENDING and FLUSHED are made under gd_lock (the flusher holds it while it flushes); FLUSHED -> DETACHING by the
+   callback's compare-and-swap alone. */
+enum { GD_ATTACHED, GD_PENDING, GD_FLUSHED, GD_DETACHING, GD_DETACHED };
+static pthread_mutex_t gd_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gd_cond;
 static struct {
     _Atomic int ready;      /* tr_cupti_start succeeded in callback mode and gpu_detach > 0 */
     _Atomic int state;
-    _Atomic uint64_t due;   /* PENDING: not before this time (our clock, ns) */
-    uint64_t grace_ns;
     _Atomic int off;        /* attaching again failed: GPU tracing is off */
+    _Atomic int running;    /* the flusher thread has started */
+    int thread;             /* the flusher thread was asked for (gd_lock) */
+    uint64_t due;           /* PENDING: flushed at this time (tw_mono_ns; gd_lock) */
+    uint64_t grace_ns;
     f_ts_cb ts_cb;          /* registered again on attaching (NULL: CUPTI's clock, shifted by cu.offset) */
     CUptiResult (*finalize)(void);
 } gd;
@@ -287,20 +296,42 @@ static int gpu_records_on(void)
 }
 
 #if !TR_GPU_AB
-/* At a launch's exit callback while PENDING: once due, CUPTI's records so far are handed over (forced: work still
-   running comes out unfinished and is counted as dropped) and CUPTI is detached. The flush may complete buffers on
-   this thread: quiet meanwhile. */
+/* The flusher thread: while PENDING, at 'due' CUPTI's records so far are handed over (forced: work still running
+   comes out unfinished and is counted as dropped), then FLUSHED. Quiet: CUDA calls CUPTI makes here are not the
+   application's. */
+static void *gd_main(void *arg)
+{
+    (void)arg;
+    tr_thread_quiet(1);
+    pthread_mutex_lock(&gd_lock);
+    atomic_store_explicit(&gd.running, 1, memory_order_release);
+    for (;;) {
+        struct timespec ts;
+        int want = GD_PENDING;
+        if (atomic_load(&gd.state) != GD_PENDING) {
+            pthread_cond_wait(&gd_cond, &gd_lock);
+            continue;
+        }
+        if (tw_mono_ns() < gd.due) {
+            ts.tv_sec = (time_t)(gd.due / 1000000000ull);
+            ts.tv_nsec = (long)(gd.due % 1000000000ull);
+            pthread_cond_timedwait(&gd_cond, &gd_lock, &ts);
+            continue;
+        }
+        cu.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        atomic_compare_exchange_strong(&gd.state, &want, GD_FLUSHED);
+    }
+    return NULL;
+}
+
+/* At a launch's exit callback while FLUSHED: CUPTI detached. Work launched since the flush is not drawn. */
 static void gd_detach(void)
 {
-    int want = GD_PENDING, q;
+    int want = GD_FLUSHED;
     CUptiResult r;
-    if (tr_host->now_ns() < atomic_load_explicit(&gd.due, memory_order_relaxed) ||
-        !atomic_compare_exchange_strong(&gd.state, &want, GD_DETACHING))
+    if (!atomic_compare_exchange_strong(&gd.state, &want, GD_DETACHING))
         return;
-    q = tr_thread_quiet(1);
-    cu.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     r = gd.finalize();
-    tr_thread_quiet(q);
     if (r == CUPTI_SUCCESS) {
         atomic_fetch_add(&tr_st->w.gpu_detached, 1);
         atomic_store(&gd.state, GD_DETACHED);
@@ -336,7 +367,7 @@ static void CUPTIAPI corr_cb(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackI
         if (dom == CUPTI_CB_DOMAIN_RUNTIME_API)
             corr_rt_pending = 0;   /* its driver calls are over */
 #if !TR_GPU_AB
-        if (atomic_load_explicit(&gd.state, memory_order_acquire) == GD_PENDING)
+        if (atomic_load_explicit(&gd.state, memory_order_relaxed) == GD_FLUSHED)
             gd_detach();
 #endif
         return;
@@ -413,18 +444,43 @@ static int corr_callbacks_start(void)
 #if !TR_GPU_AB
 void tr_cupti_follow(int paused)
 {
-    int want = GD_PENDING, q, bad;
+    int q, bad, st;
     if (!atomic_load_explicit(&gd.ready, memory_order_acquire) || atomic_load(&gd.off))
         return;
+    pthread_mutex_lock(&gd_lock);
     if (paused) {
-        if (atomic_load(&gd.state) == GD_ATTACHED) {
-            atomic_store(&gd.due, tr_host->now_ns() + gd.grace_ns);
-            atomic_store(&gd.state, GD_PENDING);
+        if (!gd.thread) {   /* the flusher, at the first pause */
+            pthread_condattr_t ca;
+            pthread_condattr_init(&ca);
+            pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+            pthread_cond_init(&gd_cond, &ca);
+            pthread_condattr_destroy(&ca);
+            gd.thread = 1;
+            if (tr_helper_thread(gd_main, NULL, &gd.running) != 0) {
+                atomic_store(&gd.ready, 0);
+                pthread_mutex_unlock(&gd_lock);
+                tr_host->log(tr_st->self, CUSHIM_LOG_WARN, "gpu_detach: no thread to flush CUPTI; it stays attached "
+                             "while paused");
+                return;
+            }
         }
+        if (atomic_load(&gd.state) == GD_ATTACHED) {
+            gd.due = tw_mono_ns() + gd.grace_ns;
+            atomic_store(&gd.state, GD_PENDING);
+            pthread_cond_signal(&gd_cond);
+        }
+        pthread_mutex_unlock(&gd_lock);
         return;
     }
-    if (atomic_compare_exchange_strong(&gd.state, &want, GD_ATTACHED))
-        return;   /* not detached yet */
+    st = atomic_load(&gd.state);
+    if (st == GD_PENDING || st == GD_FLUSHED) {   /* not detached yet (a launch may be detaching it now) */
+        int want = st;
+        if (atomic_compare_exchange_strong(&gd.state, &want, GD_ATTACHED)) {
+            pthread_mutex_unlock(&gd_lock);
+            return;
+        }
+    }
+    pthread_mutex_unlock(&gd_lock);
     for (int i = 0; i < 5000 && atomic_load(&gd.state) == GD_DETACHING; i++) {   /* a detach under way ends */
         struct timespec ms = {0, 1000 * 1000};
         nanosleep(&ms, NULL);
@@ -448,6 +504,18 @@ void tr_cupti_follow(int paused)
     atomic_fetch_add(&tr_st->w.gpu_attached, 1);
     atomic_store(&gd.state, GD_ATTACHED);
 }
+#endif
+
+#if !TR_GPU_AB
+/* In a forked child: no flusher thread, its lock maybe held by the parent's; CUPTI is not followed there. */
+void tr_cupti_fork_child(void)
+{
+    pthread_mutex_init(&gd_lock, NULL);
+    gd.thread = 0;
+    atomic_store(&gd.ready, 0);
+}
+#else
+void tr_cupti_fork_child(void) {}
 #endif
 
 #if TR_GPU_AB
@@ -599,8 +667,12 @@ void tr_cupti_flush(void)
 {
     if (cu.on) {
 #if !TR_GPU_AB
-        int want = GD_PENDING;
-        atomic_compare_exchange_strong(&gd.state, &want, GD_ATTACHED);   /* no detach from here on */
+        int st;
+        pthread_mutex_lock(&gd_lock);   /* after a flush under way */
+        st = atomic_load(&gd.state);
+        if (st == GD_PENDING || st == GD_FLUSHED)   /* no detach from here on */
+            atomic_compare_exchange_strong(&gd.state, &st, GD_ATTACHED);
+        pthread_mutex_unlock(&gd_lock);
         for (int i = 0; i < 2000 && atomic_load(&gd.state) == GD_DETACHING; i++) {
             struct timespec ms = {0, 1000 * 1000};
             nanosleep(&ms, NULL);
@@ -658,6 +730,7 @@ void tr_cupti_flush(void) {}
 void tr_cupti_push(uint64_t seq) { (void)seq; }
 void tr_cupti_pop(void) {}
 void tr_cupti_follow(int paused) { (void)paused; }
+void tr_cupti_fork_child(void) {}
 #if TR_GPU_AB
 void tr_cupti_ab_follow(int paused) { (void)paused; }
 #endif

@@ -920,6 +920,7 @@ static void tr_fork_child(cushim_plugin *self)
     tr_capture_fork_child(st);
     tr_nvtx_fork_child();
     tr_unhook_fork_child(st);
+    tr_cupti_fork_child();
     pthread_mutex_init(&tr_output_lock, NULL);
     st->w.pid = (int)getpid();
     st->w.start = tw_process_start();

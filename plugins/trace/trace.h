@@ -179,6 +179,7 @@ void tr_cupti_pop(void);
 /* unhook: called by tr_hooks_follow (its lock held) with the state the hooks follow: paused detaches CUPTI
    gpu_detach seconds later (at a launch's exit callback), a resume attaches it again before the hooks return */
 void tr_cupti_follow(int paused);
+void tr_cupti_fork_child(void);
 #ifndef TR_GPU_AB
 #define TR_GPU_AB 0   /* 1: the gpu-ab build (tr_cupti.c), for the GPU check tracegpuab; never a normal build */
 #endif

@@ -701,17 +701,17 @@ gpu|gpu_activity)
     done
     ;;
 gpu_detach)
-    # unhook with gpu: CUPTI detached gpu_detach seconds into a pause (at the first launch, copy or set after
-    # that), and attached again at the next range's start. capture_gpu's copies (each one made-up kernel while
-    # CUPTI is attached): 2 before any range (CUPTI not started), 3 in range 1, 1 at once in the pause and 1 after
-    # the sleep (both still seen: the second is where the detach is made, after its record), 2 after it (not
-    # seen), 4 in range 2 (CUPTI attached again: seen and linked).
+    # unhook with gpu: gpu_detach seconds into a pause the flusher thread hands CUPTI's records over, the next
+    # launch, copy or set detaches CUPTI at its exit callback, and the next range's start attaches it again.
+    # capture_gpu's copies (each one made-up kernel while CUPTI is attached): 2 before any range (CUPTI not
+    # started), 3 in range 1, 1 at once in the pause (seen: before the flush), 1 after the sleep (the detach is
+    # made at its exit, after the flush: not seen), 2 after it (not seen), 4 in range 2 (seen and linked).
     [ -n "$fakecupti" ] || { echo "no CUPTI headers at build time"; exit 77; }
     kern="len([e for e in ev if e.get('cat') == 'kernel'])"
     linked="len([k for k in ev if k.get('cat') == 'kernel' and k['args'].get('external id') in set(e['args']['seq'] for e in X)])"
     run "file=$dir/t.json,gpu=1,cupti=$fakecupti,capture=cudaProfilerApi,unhook=1,gpu_detach=0.25" "$prog" capture_gpu 700
     [ "$rc" = 0 ] || fail "capture_gpu exited with $rc: $(tail -n 3 err)"
-    check t.json "count('cuMemcpyHtoD_v2') == 7" "$kern == 9" "$linked == 7" "d['otherData']['gpu_detached'] == 1" \
+    check t.json "count('cuMemcpyHtoD_v2') == 7" "$kern == 8" "$linked == 7" "d['otherData']['gpu_detached'] == 1" \
         "d['otherData']['gpu_attached_again'] == 1" "d['otherData']['gpu_detach_refused'] == 0" \
         "d['otherData']['capture_ranges'] == 2"
     grep -q "; CUPTI detached 1 time while paused and attached again 1 (0 refused)" err ||

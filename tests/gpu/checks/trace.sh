@@ -27,6 +27,8 @@
 #    when nsys is found (TRACE_BENCH_NSYS=path|none), each a fresh process of TRACE_BENCH_STEPS (500) steps,
 #    order rotated per round; medians, min..max, paired per-round percentages and the verdicts, reported as
 #    PASS ("target met"/"target missed" in the text; tests/gpu/trace/tracebench.py))
+#   (check 'tracedetach': --trace-gpu --trace-unhook with capture ranges: CUPTI detached in the pause and attached
+#    again for the next range, against --trace-gpu-detach=0; see check_trace_detach)
 # 3. GPU activity and NVTX, against the PyTorch profiler as witness (a separate run: one CUPTI client each);
 # also alone as check 'tracegpu'
 trace_gpu_part() {
@@ -351,7 +353,7 @@ check_trace_detach() {
         for c in detach attached; do
             local -a extra=()
             [ "$c" = attached ] && extra=(--trace-gpu-detach=0)
-            if ! tc_traced "tracedetach $c" 240 "$LOGS/tracedetach.$c.$r.out" "$LOGS/tracedetach.$c.$r.err" \
+            if ! tc_traced "tracedetach $c" "${TRACE_DETACH_TMO:-150}" "$LOGS/tracedetach.$c.$r.out" "$LOGS/tracedetach.$c.$r.err" \
                 --trace="$d/$c.$r.json" --trace-gpu --trace-unhook --trace-capture=cudaProfilerApi "${extra[@]}" -- \
                 "$PY" "$B" detach 20 "$pause" 1; then
                 return

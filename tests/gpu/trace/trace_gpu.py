@@ -112,8 +112,11 @@ def main():
             times.append(time.perf_counter_ns() - t0)
         print("median_step_ns %d" % statistics.median(times))
     elif mode == "detach":
+        import faulthandler
         pause, grace = float(sys.argv[3]), float(sys.argv[4])
         nvtx = torch.cuda.nvtx
+        # where a hang is (a switch of CUPTI that never returns): the Python stack on stderr after N s
+        faulthandler.dump_traceback_later(float(os.environ.get("TRACE_DETACH_WATCHDOG", "80")), exit=True)
 
         def timed_steps(until, t_pause):
             times = []
@@ -126,12 +129,14 @@ def main():
 
         for r in (1, 2):
             torch.cuda.profiler.start()
+            print("range%d started" % r, flush=True)
             nvtx.range_push("range%d" % r)
             for _ in range(steps):
                 step()
             torch.cuda.synchronize()
             nvtx.range_pop()
             torch.cuda.profiler.stop()
+            print("range%d stopped" % r, flush=True)
             if r == 2:
                 break
             t_pause = time.perf_counter()
@@ -139,9 +144,12 @@ def main():
             early = timed_steps(0.8 * grace, t_pause)
             nvtx.range_pop()
             timed_steps(grace + 0.3, t_pause)
+            print("pause-early done", flush=True)
             nvtx.range_push("pause-late")
             late = timed_steps(pause, t_pause)
             nvtx.range_pop()
+            print("pause-late done", flush=True)
+        faulthandler.cancel_dump_traceback_later()
         print("pause_early_ns %d %d" % (statistics.median(early), len(early)))
         print("pause_late_ns %d %d" % (statistics.median(late), len(late)))
     elif mode == "abbench":
