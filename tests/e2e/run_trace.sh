@@ -813,6 +813,11 @@ PY
     check d.json "count('cuMemAlloc_v2') == 3" "d['otherData']['capture'] == 'delay=0.6,duration=1.2'"
     env LD_PRELOAD= "$launcher" run --fake --trace=d.json --trace-delay=-1 -- sh -c 'touch started' >out 2>err
     [ $? = 2 ] && grep -q -- "--trace-delay: '-1' is not a number of seconds" err || fail "--trace-delay=-1 not refused: $(cat err)"
+    # --trace-gpu-detach=SEC: gpu_detach=SEC (a plugin option it did not know would fail the run), or refused
+    env LD_PRELOAD= "$launcher" run --fake --trace=g.json --trace-unhook --trace-gpu-detach=0.5 -- "$prog" many 5 >out 2>err ||
+        fail "cushim run --trace-gpu-detach=0.5 failed: $(cat err)"
+    env LD_PRELOAD= "$launcher" run --fake --trace=g.json --trace-gpu-detach=1s -- sh -c 'touch started' >out 2>err
+    [ $? = 2 ] && grep -q -- "--trace-gpu-detach: '1s' is not a number of seconds" err || fail "--trace-gpu-detach=1s not refused: $(cat err)"
     for c in nvtx: cudaprofilerapi; do
         rm -f started
         env LD_PRELOAD= "$launcher" run --fake --trace=c3.json --trace-capture=$c -- sh -c 'touch started' >out 2>err
