@@ -356,7 +356,8 @@ check_trace_detach() {
             if ! tc_traced "tracedetach $c" "${TRACE_DETACH_TMO:-150}" "$LOGS/tracedetach.$c.$r.out" "$LOGS/tracedetach.$c.$r.err" \
                 --trace="$d/$c.$r.json" --trace-gpu --trace-unhook --trace-capture=cudaProfilerApi "${extra[@]}" -- \
                 "$PY" "$B" detach 20 "$pause" 1; then
-                return
+                ratios[$c]+="fail "
+                continue
             fi
             if [ "$r" = 0 ]; then
                 "$PY" "$HERE/trace/trace_check.py" detach "$d/$c.$r.json" "$LOGS/tracedetach.$c.$r.err" \
