@@ -374,6 +374,10 @@ check_trace_detach() {
     local md ma
     md=$(printf '%s\n' ${ratios[detach]} | grep -v fail | median)
     ma=$(printf '%s\n' ${ratios[attached]} | grep -v fail | median)
+    if [ -z "$md" ] || [ -z "$ma" ]; then
+        result "tracedetach cost" SKIP "a configuration gave no figures (detached: ${ratios[detach]}; attached: ${ratios[attached]})"
+        return
+    fi
     result "tracedetach cost" PASS "paused steps, late / early part of the pause (median of processes): CUPTI detached $md (${ratios[detach]}), kept attached $ma (${ratios[attached]}); ns early/late: detached ${early[detach]}, attached ${early[attached]}"
 }
 # tc_begin CHECK DIR MODULE WHY: the plugin is built (else CHECK fails) and Python imports MODULE (else CHECK is
