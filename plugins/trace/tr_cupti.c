@@ -142,6 +142,10 @@ static struct {
 static __thread uint64_t corr_stack[TR_CORR_DEPTH];
 static __thread uint32_t corr_n;
 static __thread uint32_t corr_rt_pending;
+/* CUPTI's attachment a pending id belongs to: a detach (gpu_detach) inside a runtime call skips its exit callback,
+   so an id left pending then must not be taken after CUPTI is attached again */
+static __thread uint32_t corr_rt_gen;
+static _Atomic uint32_t corr_gen;
 
 #define TR_CUPTI_BUF (4u * 1024u * 1024u)
 
@@ -333,6 +337,7 @@ static void gd_detach(void)
         return;
     r = gd.finalize();
     if (r == CUPTI_SUCCESS) {
+        atomic_fetch_add(&corr_gen, 1);
         atomic_fetch_add(&tr_st->w.gpu_detached, 1);
         atomic_store(&gd.state, GD_DETACHED);
     } else {   /* still attached: not tried again */
@@ -377,14 +382,15 @@ static void CUPTIAPI corr_cb(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackI
         if (cur != 0)   /* the shim saw this runtime call: its pre hook pushed it just now */
             tr_record(TR_REC_CORR, d->correlationId, cur, 0, NULL, 0, NULL, 0);
         else
-            corr_rt_pending = d->correlationId;
+            corr_rt_pending = d->correlationId, corr_rt_gen = atomic_load_explicit(&corr_gen, memory_order_relaxed);
         return;
     }
     if (cur == 0)
         return;   /* a driver call the trace does not record */
     tr_record(TR_REC_CORR, d->correlationId, cur, 0, NULL, 0, NULL, 0);
     if (corr_rt_pending != 0) {
-        tr_record(TR_REC_CORR, corr_rt_pending, cur, 0, NULL, 0, NULL, 0);
+        if (corr_rt_gen == atomic_load_explicit(&corr_gen, memory_order_relaxed))
+            tr_record(TR_REC_CORR, corr_rt_pending, cur, 0, NULL, 0, NULL, 0);
         corr_rt_pending = 0;
     }
 }
