@@ -58,6 +58,12 @@ static void tr_thread_end(void *p)
 }
 
 static pthread_mutex_t tr_output_lock = PTHREAD_MUTEX_INITIALIZER;
+/* This thread is opening the output (tr_output_lock held). CUPTI's start makes CUDA calls; inside a hook (the
+   first record a CUDA call's) the shim's depth rule sends them straight to the driver, but when the first record
+   is no call (an NVTX range) and the hooks are in, they reach this plugin's hooks on this thread: they are not
+   recorded, instead of waiting for the lock this thread holds (a PyTorch step's first range push inside a
+   capture range hung so on the H200: docs/gpu.md, twentieth session). */
+static __thread int tr_opening;
 
 /* The file, the writer thread and CUPTI start with the first recorded call of the process (so a process
    that makes no CUDA call, like a shell between the launcher and the program, leaves no file). 1: ready. */
@@ -66,7 +72,10 @@ static int tr_output_ready(tr_state *st)
     int s = atomic_load_explicit(&st->output, memory_order_acquire);
     if (s != 0)
         return s == 1;
+    if (tr_opening)
+        return 0;
     pthread_mutex_lock(&tr_output_lock);
+    tr_opening = 1;
     s = atomic_load_explicit(&st->output, memory_order_relaxed);
     if (s == 0) {
         char *given = st->w.path, *preexec = NULL;
@@ -118,6 +127,7 @@ static int tr_output_ready(tr_state *st)
         }
         atomic_store_explicit(&st->output, s, memory_order_release);
     }
+    tr_opening = 0;
     pthread_mutex_unlock(&tr_output_lock);
     return s == 1;
 }

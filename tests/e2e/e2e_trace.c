@@ -13,6 +13,8 @@
  *                  sleeps there, then calls exit(0) or abort(): two fast-path calls in flight at the flush
  *   nvtx           NVTX push/pop around calls, a start/end range, a mark
  *   capture        2 allocations, cuProfilerStart, 3, cuProfilerStop, 1, cudaProfilerStart, 4, cudaProfilerStop, 2
+ *   nvtx_gpu       (NVTX) cuProfilerStart, a range pushed (the first record with capture=), 3 copies, the range
+ *                  popped, cuProfilerStop
  *   capture_gpu [MS]  copies (cuMemcpyHtoD: GPU work to the stand-in CUPTI): 2, cuProfilerStart, 3, cuProfilerStop,
  *                  1, MS ms (default 300) of sleep, 1, 2, cudaProfilerStart, 4, cudaProfilerStop
  *                  (trace option capture=cudaProfilerApi: the 7 inside are recorded); 'capture threads': the
@@ -568,6 +570,24 @@ int main(int argc, char **argv)
         pthread_create(&t, NULL, nvtx_end_main, &id);   /* ended on another thread */
         pthread_join(t, NULL);
         work(2);
+        return 0;
+    }
+    if (!strcmp(mode, "nvtx_gpu")) {
+        unsigned char h[64] = {0};
+        CUdeviceptr p;
+        cuCtxSetCurrent(ctx);
+        if (cuMemAlloc(&p, sizeof h) != CUDA_SUCCESS)
+            return 2;
+        if (cuProfilerStart() != CUDA_SUCCESS)
+            return 2;
+        nvtxRangePushA("first");
+        for (int i = 0; i < 3; i++)
+            if (cuMemcpyHtoD(p, h, sizeof h) != CUDA_SUCCESS)
+                return 2;
+        nvtxRangePop();
+        if (cuProfilerStop() != CUDA_SUCCESS)
+            return 2;
+        cuMemFree(p);
         return 0;
     }
     if (!strcmp(mode, "nvtx")) {

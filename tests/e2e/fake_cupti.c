@@ -15,6 +15,8 @@
  * enabled, every driver call made while subscribed becomes an API record; cuptiActivityDisable turns a kind off;
  * cuptiFinalize detaches everything (subscriber, buffers, clock, kinds) and is refused outside an exit callback,
  * where NVIDIA's cupti_finalize sample calls it (the real one is not, but the plugin must call it there).
+ * FAKE_CUPTI_DRIVER_CALL=1: cuptiActivityRegisterCallbacks calls cuCtxGetCurrent through the global scope, as the
+ * real CUPTI makes CUDA calls while it starts (e2e trace_gpu_nvtx_first).
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -162,6 +164,13 @@ FC_EXPORT CUptiResult cuptiGetVersion(uint32_t *v)
 FC_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
                                                      CUpti_BuffersCallbackCompleteFunc done)
 {
+    if (getenv("FAKE_CUPTI_DRIVER_CALL") != NULL) {
+        /* the real CUPTI makes CUDA calls as it starts, through the global scope (the shim's exports) */
+        CUresult (*cur)(CUcontext *) = (CUresult(*)(CUcontext *))dlsym(RTLD_DEFAULT, "cuCtxGetCurrent");
+        CUcontext c;
+        if (cur != NULL)
+            cur(&c);
+    }
     fc_request = req;
     fc_complete = done;
     return CUPTI_SUCCESS;

@@ -700,6 +700,21 @@ gpu|gpu_activity)
             fail "the memory size table of $f lacks the copy"
     done
     ;;
+gpu_nvtx_first)
+    # gpu=1 and the file opened by an NVTX range (the first record: the calls before the range paused by capture=,
+    # their hooks in), so CUPTI starts inside that NVTX call, outside any hook; the stand-in makes a CUDA call
+    # as it starts, as the real one does, which reaches the trace's hooks on the thread that is opening the
+    # file: not recorded, instead of waiting for that thread (a self-deadlock before: PyTorch's first range push
+    # inside a capture range hung on the H200). Then the three copies are linked to their kernels.
+    [ -n "$fakecupti" ] || { echo "no CUPTI headers at build time"; exit 77; }
+    FAKE_CUPTI_DRIVER_CALL=1 NVTX_INJECTION64_PATH=$plugin run "file=$dir/t.json,gpu=1,cupti=$fakecupti,capture=cudaProfilerApi" "$prog" nvtx_gpu
+    if grep -q usage err; then echo "built without NVTX headers"; exit 77; fi
+    [ "$rc" = 0 ] || fail "nvtx_gpu exited with $rc: $(tail -n 3 err)"
+    check t.json "count('cuMemcpyHtoD_v2') == 3" "count('cuCtxGetCurrent') == 0" "[e['name'] for e in ev if e.get('cat') == 'nvtx' and e['ph'] == 'B'] == ['first']" \
+        "len([e for e in ev if e.get('cat') == 'kernel']) == 3" \
+        "len([k for k in ev if k.get('cat') == 'kernel' and k['args'].get('external id') in set(e['args']['seq'] for e in X)]) == 3" \
+        "d['otherData']['gpu_correlation'] == 'callbacks'"
+    ;;
 gpu_detach)
     # unhook with gpu: gpu_detach seconds into a pause the flusher thread hands CUPTI's records over, the next
     # launch, copy or set detaches CUPTI at its exit callback, and the next range's start attaches it again.
