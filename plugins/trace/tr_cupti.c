@@ -29,9 +29,10 @@
  * Detached while paused (option gpu_detach, with unhook, callback mode): CUPTI
  * keeps costing a launch ~2.5 us while attached (its GPU records and our
  * callbacks; docs/plugins/trace.md), so gpu_detach seconds into a pause a
- * helper thread flushes CUPTI's buffers (not in a callback: CUPTI's flush
- * waits on its callbacks - a launch's callback that flushed hung on the H200)
- * and the next launch's exit callback detaches it (cuptiFinalize, where
+ * helper thread flushes CUPTI's buffers (not in a callback: the PyTorch
+ * profiler flushes from a thread of its own too; CUPTI's documentation does
+ * not say a flush may run inside its callbacks) and the next launch's exit
+ * callback detaches it (cuptiFinalize, where
  * NVIDIA's cupti_finalize sample and PyTorch's profiler call it); a resume
  * attaches it again as at start before the hooks are added again. A pause
  * shorter than that leaves it attached.
