@@ -349,11 +349,7 @@ static void *tr_timer_main(void *arg)
 
 static int tr_timer_thread(tr_state *st)
 {
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&tr_tm_cond, &ca);
-    pthread_condattr_destroy(&ca);
+    tr_cond_init_monotonic(&tr_tm_cond);
     if (tr_helper_thread(tr_timer_main, st, &tr_tm_running) != 0)
         return -1;
     atomic_store(&tr_tm_on, 1);

@@ -93,8 +93,6 @@ static struct {
         CUpti_CallbackId cbid;
     } cb[512];
     int api_on;
-    CUptiResult (*finalize)(void);
-    CUptiResult (*ts_cb)(CUpti_TimestampCallbackFunc);
     _Atomic int fin_pending, fin_done, busy;
     _Atomic uint64_t api_records, switches, failures, reattached;
 } ab;
@@ -112,6 +110,8 @@ static struct {
     int64_t offset;   /* add to a CUPTI timestamp to get ours */
     int on;
     int callbacks;    /* linked through callbacks (else external correlation ids) */
+    f_ts_cb ts_cb;    /* our clock registered (NULL: CUPTI's own, shifted by offset); again on attaching again */
+    CUptiResult (*finalize)(void);   /* cuptiFinalize (NULL: none): detaching, gpu_detach and the gpu-ab build */
 } cu;
 
 #if !TR_GPU_AB
@@ -124,15 +124,13 @@ enum { GD_ATTACHED, GD_PENDING, GD_FLUSHED, GD_DETACHING, GD_DETACHED };
 static pthread_mutex_t gd_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gd_cond;
 static struct {
-    _Atomic int ready;      /* tr_cupti_start succeeded in callback mode and gpu_detach > 0 */
+    _Atomic int ready;      /* tr_cupti_start succeeded in callback mode and gpu_detach > 0; 0 again when CUPTI
+                               refused a detach or an attachment */
     _Atomic int state;
-    _Atomic int off;        /* attaching again failed: GPU tracing is off */
     _Atomic int running;    /* the flusher thread has started */
     int thread;             /* the flusher thread was asked for (gd_lock) */
     uint64_t due;           /* PENDING: flushed at this time (tw_mono_ns; gd_lock) */
     uint64_t grace_ns;
-    f_ts_cb ts_cb;          /* registered again on attaching (NULL: CUPTI's clock, shifted by cu.offset) */
-    CUptiResult (*finalize)(void);
 } gd;
 #endif
 
@@ -336,7 +334,7 @@ static void gd_detach(void)
     CUptiResult r;
     if (!atomic_compare_exchange_strong(&gd.state, &want, GD_DETACHING))
         return;
-    r = gd.finalize();
+    r = cu.finalize();
     if (r == CUPTI_SUCCESS) {
         atomic_fetch_add(&corr_gen, 1);
         atomic_fetch_add(&tr_st->w.gpu_detached, 1);
@@ -363,7 +361,7 @@ static void CUPTIAPI corr_cb(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackI
     if (d->callbackSite == CUPTI_API_EXIT && atomic_load_explicit(&ab.fin_pending, memory_order_acquire) &&
         atomic_exchange(&ab.fin_pending, 0)) {
         /* CUPTI detaches, its per-call instrumentation with it; tr_cupti_ab_follow attaches again */
-        if (ab.finalize() != CUPTI_SUCCESS)
+        if (cu.finalize() != CUPTI_SUCCESS)
             atomic_fetch_add(&ab.failures, 1);
         atomic_store_explicit(&ab.fin_done, 1, memory_order_release);
         return;
@@ -448,20 +446,35 @@ static int corr_callbacks_start(void)
     return 0;
 }
 
+/* After cuptiFinalize: CUPTI attached again as tr_cupti_start attached it - our clock, the buffers and GPU kinds,
+   the subscriber. 0, or -1 when CUPTI refuses. */
+static int cupti_attach_again(void)
+{
+    if ((cu.ts_cb != NULL && cu.ts_cb(ts_ours) != CUPTI_SUCCESS) || gpu_records_on() != 0)
+        return -1;
+    return corr_callbacks_start();
+}
+
 #if !TR_GPU_AB
+/* A detach under way (DETACHING) ends, within ms milliseconds; the state then */
+static int gd_settled(int ms)
+{
+    for (int i = 0; i < ms && atomic_load(&gd.state) == GD_DETACHING; i++) {
+        struct timespec one = {0, 1000 * 1000};
+        nanosleep(&one, NULL);
+    }
+    return atomic_load(&gd.state);
+}
+
 void tr_cupti_follow(int paused)
 {
     int q, bad, st;
-    if (!atomic_load_explicit(&gd.ready, memory_order_acquire) || atomic_load(&gd.off))
+    if (!atomic_load_explicit(&gd.ready, memory_order_acquire))
         return;
     pthread_mutex_lock(&gd_lock);
     if (paused) {
         if (!gd.thread) {   /* the flusher, at the first pause */
-            pthread_condattr_t ca;
-            pthread_condattr_init(&ca);
-            pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-            pthread_cond_init(&gd_cond, &ca);
-            pthread_condattr_destroy(&ca);
+            tr_cond_init_monotonic(&gd_cond);
             gd.thread = 1;
             if (tr_helper_thread(gd_main, NULL, &gd.running) != 0) {
                 atomic_store(&gd.ready, 0);
@@ -488,19 +501,13 @@ void tr_cupti_follow(int paused)
         }
     }
     pthread_mutex_unlock(&gd_lock);
-    for (int i = 0; i < 5000 && atomic_load(&gd.state) == GD_DETACHING; i++) {   /* a detach under way ends */
-        struct timespec ms = {0, 1000 * 1000};
-        nanosleep(&ms, NULL);
-    }
-    if (atomic_load(&gd.state) != GD_DETACHED)
+    if (gd_settled(5000) != GD_DETACHED)
         return;
-    /* attached again as tr_cupti_start does: our clock, the buffers and GPU kinds, the subscriber */
     q = tr_thread_quiet(1);
-    bad = (gd.ts_cb != NULL && gd.ts_cb(ts_ours) != CUPTI_SUCCESS) || gpu_records_on() != 0 ||
-          corr_callbacks_start() != 0;
+    bad = cupti_attach_again() != 0;
     tr_thread_quiet(q);
-    if (bad) {
-        atomic_store(&gd.off, 1);
+    if (bad) {   /* stays DETACHED: nothing more asked of CUPTI, not even at exit */
+        atomic_store(&gd.ready, 0);
         atomic_fetch_add(&tr_st->w.gpu_detach_failed, 1);
         snprintf(tr_st->w.note, sizeof tr_st->w.note, "GPU tracing off after a pause: CUPTI could not be attached "
                  "again");
@@ -556,12 +563,8 @@ void tr_cupti_ab_follow(int paused)
             atomic_store(&ab.fin_pending, 0);
             bad = 1;
         } else {
-            /* attached again as tr_cupti_start does: our clock, the buffers, the GPU kinds, the subscriber */
-            if (ab.ts_cb != NULL)
-                bad |= ab.ts_cb(ts_ours) != CUPTI_SUCCESS;
-            bad |= gpu_records_on() != 0;
-            ab.n = 0;
-            bad |= corr_callbacks_start() != 0;
+            ab.n = 0;   /* the subscriber's callbacks counted again */
+            bad |= cupti_attach_again() != 0;
             atomic_fetch_add(&ab.reattached, 1);
         }
     }
@@ -633,6 +636,8 @@ int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
         if (ts != NULL && ts(&c) == CUPTI_SUCCESS)
             cu.offset = (int64_t)tr_host->now_ns() - (int64_t)c;
     }
+    cu.ts_cb = tscb;
+    cu.finalize = (CUptiResult(*)(void))dlsym(cu.lib, "cuptiFinalize");
     if (gpu_records_on() != 0) {
         snprintf(err, errlen, "CUPTI refused to enable activity records (another profiler attached?)");
         return -1;
@@ -648,18 +653,14 @@ int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
     }
 #if TR_GPU_AB
     ab.disable = (f_enable)dlsym(cu.lib, "cuptiActivityDisable");
-    ab.finalize = (CUptiResult(*)(void))dlsym(cu.lib, "cuptiFinalize");
-    ab.ts_cb = tscb;   /* registered again after each detach (NULL: CUPTI's own clock) */
-    if (!cu.callbacks || ab.disable == NULL || ab.finalize == NULL) {
+    if (!cu.callbacks || ab.disable == NULL || cu.finalize == NULL) {
         snprintf(err, errlen, "gpu-ab build: CUPTI callbacks, cuptiActivityDisable or cuptiFinalize unavailable: no comparison");
         return -1;
     }
 #endif
 #if !TR_GPU_AB
-    gd.ts_cb = tscb;
-    gd.finalize = (CUptiResult(*)(void))dlsym(cu.lib, "cuptiFinalize");
     gd.grace_ns = (uint64_t)(st->gpu_detach * 1e9);
-    if (cu.callbacks && st->unhook && st->gpu_detach > 0 && gd.finalize != NULL)
+    if (cu.callbacks && st->unhook && st->gpu_detach > 0 && cu.finalize != NULL)
         atomic_store_explicit(&gd.ready, 1, memory_order_release);
 #endif
     st->w.gpu_corr = cu.callbacks ? "callbacks" : "activity";
@@ -680,11 +681,7 @@ void tr_cupti_flush(void)
         if (st == GD_PENDING || st == GD_FLUSHED)   /* no detach from here on */
             atomic_compare_exchange_strong(&gd.state, &st, GD_ATTACHED);
         pthread_mutex_unlock(&gd_lock);
-        for (int i = 0; i < 2000 && atomic_load(&gd.state) == GD_DETACHING; i++) {
-            struct timespec ms = {0, 1000 * 1000};
-            nanosleep(&ms, NULL);
-        }
-        if (atomic_load(&gd.state) != GD_ATTACHED || atomic_load(&gd.off))
+        if (gd_settled(2000) != GD_ATTACHED)
             return;   /* detached: its records were handed over then, and a call now would attach it again */
 #endif
         int q = tr_thread_quiet(1);

@@ -181,6 +181,15 @@ static void *tr_unhook_main(void *arg)
     }
 }
 
+void tr_cond_init_monotonic(pthread_cond_t *c)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(c, &ca);
+    pthread_condattr_destroy(&ca);
+}
+
 int tr_helper_thread(void *(*fn)(void *), void *arg, _Atomic int *running)
 {
     sigset_t all, old;

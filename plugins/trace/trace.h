@@ -82,6 +82,8 @@ void tr_unhook_stop(void);
 /* A helper thread of the plugin's (the toggle's watcher, the timer): every signal blocked in it, detached; returns
    once it runs (it sets *running), so that no fork comes during its start-up. 0 or -1. */
 int tr_helper_thread(void *(*fn)(void *), void *arg, _Atomic int *running);
+/* a condition variable whose timed waits take CLOCK_MONOTONIC times (tw_mono_ns), for the helper threads */
+void tr_cond_init_monotonic(pthread_cond_t *c);
 /* The call hooks follow 'paused' (removed while paused, added again when not): unhook=1, from the toggle's
    watcher thread or a capture range's start or stop. Not from a signal handler. */
 void tr_hooks_follow(tr_state *st);
