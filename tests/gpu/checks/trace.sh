@@ -344,10 +344,11 @@ check_trace_gpu_ab() {
 # seen late in the pause, the file and the summary count it ('detached'); with --trace-gpu-detach=0 kernels are
 # seen all through the pause ('attached'). The paused steps' cost: per process, the median step of the pause's
 # late part over that of its early part (CUPTI attached in both parts with gpu_detach=0), TRACE_DETACH_RUNS (2)
-# processes of each, interleaved; reported, not asserted.
+# processes of each, interleaved; and the same for a burst of launches after each step ('launch-cost': the
+# launches' CPU time, which a step's GPU time and Python hide); reported, not asserted.
 check_trace_detach() {
     local L=$ROOT/tools/cushim B=$HERE/trace/trace_gpu.py d=$WORK/tracedetach r c e l n pause=${TRACE_DETACH_PAUSE:-3}
-    local -A ratios=() early=()
+    local -A ratios=() early=() bratios=() bearly=()
     tc_begin tracedetach "$d" torch "no torch" || return
     for ((r = 0; r < ${TRACE_DETACH_RUNS:-2}; r++)); do
         for c in detach attached; do
@@ -368,6 +369,10 @@ check_trace_detach() {
             read -r l n < <(awk '/^pause_late_ns/ {print $2, $3}' "$LOGS/tracedetach.$c.$r.out")
             ratios[$c]+="$(awk -v a="${l:-0}" -v b="${e:-0}" 'BEGIN {if (a > 0 && b > 0) printf "%.4f", a / b; else print "fail"}') "
             early[$c]+="${e:-fail}/${l:-fail} "
+            read -r e < <(awk '/^burst_early_ns/ {print $2}' "$LOGS/tracedetach.$c.$r.out")
+            read -r l n < <(awk '/^burst_late_ns/ {print $2, $3}' "$LOGS/tracedetach.$c.$r.out")
+            bratios[$c]+="$(awk -v a="${l:-0}" -v b="${e:-0}" 'BEGIN {if (a > 0 && b > 0) printf "%.4f", a / b; else print "fail"}') "
+            bearly[$c]+="$(awk -v a="${e:-0}" -v b="${l:-0}" -v n="${n:-0}" 'BEGIN {if (a > 0 && b > 0 && n > 0) printf "%.0f/%.0f", a / n, b / n; else print "fail"}') "
             rm -f "$d/$c.$r.json"
         done
     done
@@ -379,6 +384,13 @@ check_trace_detach() {
         return
     fi
     result "tracedetach cost" PASS "paused steps, late / early part of the pause (median of processes): CUPTI detached $md (${ratios[detach]}), kept attached $ma (${ratios[attached]}); ns early/late: detached ${early[detach]}, attached ${early[attached]}"
+    md=$(printf '%s\n' ${bratios[detach]} | grep -v fail | median)
+    ma=$(printf '%s\n' ${bratios[attached]} | grep -v fail | median)
+    if [ -z "$md" ] || [ -z "$ma" ]; then
+        result "tracedetach launch-cost" SKIP "a configuration gave no burst figures (detached: ${bratios[detach]}; attached: ${bratios[attached]})"
+        return
+    fi
+    result "tracedetach launch-cost" PASS "paused launch bursts, late / early part of the pause (median of processes): CUPTI detached $md (${bratios[detach]}), kept attached $ma (${bratios[attached]}); ns a launch early/late: detached ${bearly[detach]}, attached ${bearly[attached]}"
 }
 # tc_begin CHECK DIR MODULE WHY: the plugin is built (else CHECK fails) and Python imports MODULE (else CHECK is
 # skipped for WHY): 0, and DIR made empty; else 1

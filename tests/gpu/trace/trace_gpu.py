@@ -21,7 +21,10 @@ USAGE:
                                      seconds of steps paused - those of the first 0.8 x GRACE s in NVTX
                                      'pause-early', those from GRACE + 0.3 s on in 'pause-late' (the plugin
                                      detaches CUPTI GRACE s into the pause) - then STEPS steps in a second range
-                                     ('range2'); prints 'pause_early_ns MEDIAN N' and 'pause_late_ns MEDIAN N'.
+                                     ('range2'); prints 'pause_early_ns MEDIAN N' and 'pause_late_ns MEDIAN N'
+                                     (steps), 'burst_early_ns MEDIAN B' and 'burst_late_ns MEDIAN B' (a burst of
+                                     B launches of a one-element add and one synchronize after each step;
+                                     TRACE_DETACH_BURST=B, 200).
                                      The first record is the range push after cudaProfilerStart (the file opens
                                      there, CUPTI starts inside that NVTX call); TRACE_DETACH_NVTX_WARM=1 pushes
                                      a range 'warm' before the first capture range (the file opens while paused)
@@ -121,14 +124,28 @@ def main():
         # where a hang is (a switch of CUPTI that never returns): the Python stack on stderr after N s
         faulthandler.dump_traceback_later(float(os.environ.get("TRACE_DETACH_WATCHDOG", "80")), exit=True)
 
+        # a burst: BURST launches of a one-element add, one synchronize - the launches' CPU time, which CUPTI's
+        # per-launch work adds to, unhidden by the GPU (the step's time is mostly its Python and the GPU's)
+        z = torch.zeros(1, device="cuda")
+        burst_n = int(os.environ.get("TRACE_DETACH_BURST", "200"))
+
+        def burst():
+            for _ in range(burst_n):
+                z.add_(1.0)
+            torch.cuda.synchronize()
+
         def timed_steps(until, t_pause):
-            times = []
+            """steps and bursts, alternated, until UNTIL s after T_PAUSE: (step times, burst times) in ns"""
+            times, btimes = [], []
             while time.perf_counter() - t_pause < until:
                 t0 = time.perf_counter_ns()
                 step()
                 torch.cuda.synchronize()
-                times.append(time.perf_counter_ns() - t0)
-            return times
+                t1 = time.perf_counter_ns()
+                burst()
+                times.append(t1 - t0)
+                btimes.append(time.perf_counter_ns() - t1)
+            return times, btimes
 
         if os.environ.get("TRACE_DETACH_NVTX_WARM") == "1":   # the file opened before the first range (run 122)
             nvtx.range_push("warm")
@@ -156,8 +173,10 @@ def main():
             nvtx.range_pop()
             print("pause-late done", flush=True)
         faulthandler.cancel_dump_traceback_later()
-        print("pause_early_ns %d %d" % (statistics.median(early), len(early)))
-        print("pause_late_ns %d %d" % (statistics.median(late), len(late)))
+        print("pause_early_ns %d %d" % (statistics.median(early[0]), len(early[0])))
+        print("pause_late_ns %d %d" % (statistics.median(late[0]), len(late[0])))
+        print("burst_early_ns %d %d" % (statistics.median(early[1]), burst_n))
+        print("burst_late_ns %d %d" % (statistics.median(late[1]), burst_n))
     elif mode == "abbench":
         import signal
         blocks, per = steps, int(sys.argv[3])
