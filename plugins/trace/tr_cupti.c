@@ -113,6 +113,7 @@ static struct {
     f_ts_cb ts_cb;    /* our clock registered (NULL: CUPTI's own, shifted by offset); again on attaching again */
     CUptiResult (*finalize)(void);   /* cuptiFinalize (NULL: none): detaching, gpu_detach and the gpu-ab build */
 } cu;
+static int cu_forked;   /* this is a forked child of a process that had started CUPTI (tr_cupti_fork_child) */
 
 #if !TR_GPU_AB
 /* gpu_detach (see the top of the file): ATTACHED -> PENDING at a pause (tr_cupti_follow) -> FLUSHED when 'due'
@@ -520,17 +521,28 @@ void tr_cupti_follow(int paused)
 }
 #endif
 
-#if !TR_GPU_AB
-/* In a forked child: no flusher thread, its lock maybe held by the parent's; CUPTI is not followed there. */
+/* In a forked child. CUPTI started in the parent does not carry over: its threads are gone, its locks may be held
+   by them, and CUDA itself is unusable in the child of a process that initialised it. So nothing is asked of CUPTI
+   here - no flush at the child's exit, no second start when the child opens its own file (tr_cupti_start says
+   why, and the child's file notes it) - and the records in CUPTI's buffers at the fork stay the parent's. A child
+   of a process that had not started CUPTI starts it as any process does. gpu_detach: no flusher thread, its lock
+   maybe held by the parent's. */
 void tr_cupti_fork_child(void)
 {
+    if (cu.on) {
+        cu.on = 0;
+        cu.callbacks = 0;
+        cu_forked = 1;
+    }
+    corr_n = 0;
+    corr_rt_pending = 0;
+#if !TR_GPU_AB
     pthread_mutex_init(&gd_lock, NULL);
     gd.thread = 0;
     atomic_store(&gd.ready, 0);
-}
-#else
-void tr_cupti_fork_child(void) {}
+    atomic_store(&gd.state, GD_ATTACHED);
 #endif
+}
 
 #if TR_GPU_AB
 /* Called by tr_hooks_follow (its lock held, not on a calling thread) after the hooks follow 'paused'. */
@@ -580,6 +592,11 @@ void tr_cupti_ab_follow(int paused)
 int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
 {
     char buf[1024];
+    if (cu_forked) {
+        snprintf(err, errlen, "this is a forked child of a process whose GPU work was traced (CUDA and CUPTI do not "
+                 "carry over a fork; the parent's file has the parent's GPU work)");
+        return -1;
+    }
     const char *home = tr_host->env_path("CUDA_HOME");
     const char *tries[4];
     int nt = 0;

@@ -821,9 +821,10 @@ static void write_summary(tr_writer *w)
                 (unsigned long long)atomic_load(&w->gpu_detached), atomic_load(&w->gpu_detached) == 1 ? "" : "s",
                 (unsigned long long)atomic_load(&w->gpu_attached),
                 (unsigned long long)atomic_load(&w->gpu_detach_failed));
-    if (w->capture != NULL && w->captures != NULL)
-        fprintf(f, "; %llu capture range%s (%s)", (unsigned long long)atomic_load(w->captures),
-                atomic_load(w->captures) == 1 ? "" : "s", w->capture);
+    if (w->capture != NULL && w->captures != NULL) {
+        uint64_t nc = atomic_load(w->captures) - w->captures_base;
+        fprintf(f, "; %llu capture range%s (%s)", (unsigned long long)nc, nc == 1 ? "" : "s", w->capture);
+    }
     if (w->fd_reopened != 0)
         fprintf(f, "; the program closed the file's descriptor: reopened %u time%s", w->fd_reopened,
                 w->fd_reopened == 1 ? "" : "s");
@@ -912,7 +913,8 @@ static void finish_locked(tr_writer *w)
     if (w->capture != NULL && w->captures != NULL) {
         tr_sb_puts(&w->sb, ",\"capture\":");
         tr_sb_json_str(&w->sb, w->capture, strlen(w->capture), 256);
-        tr_sb_printf(&w->sb, ",\"capture_ranges\":%llu", (unsigned long long)atomic_load(w->captures));
+        tr_sb_printf(&w->sb, ",\"capture_ranges\":%llu",
+                     (unsigned long long)(atomic_load(w->captures) - w->captures_base));
     }
     if (w->note[0]) {
         tr_sb_puts(&w->sb, ",\"note\":");

@@ -40,6 +40,7 @@ typedef struct tr_writer {
     _Atomic uint64_t *unhooked;      /* unhook=1: times the call hooks were removed while paused (or NULL) */
     const char *capture;             /* the capture= option's value (NULL: none)                         */
     _Atomic uint64_t *captures;      /* capture ranges that resumed recording (or NULL)                  */
+    uint64_t captures_base;          /* ... of them, the parent's before this process forked: not its own  */
     int defer;                       /* render=exit: while the program runs, draining waits for the end
                                         (or for half of the buffer limit in use)                         */
     int pid;

@@ -17,8 +17,10 @@
  *                  popped, cuProfilerStop
  *   capture_gpu [MS]  copies (cuMemcpyHtoD: GPU work to the stand-in CUPTI): 2, cuProfilerStart, 3, cuProfilerStop,
  *                  1, MS ms (default 300) of sleep, 1, 2, cudaProfilerStart, 4, cudaProfilerStop
- *                  (trace option capture=cudaProfilerApi: the 7 inside are recorded); 'capture threads': the
- *                  second range's 4 on another thread
+ *                  (trace option capture=cudaProfilerApi: the 7 inside are recorded); 'capture_gpu MS fork':
+ *                  a child forked in the pause after the sleep's copy ('forkpending': before the sleep) makes
+ *                  cuProfilerStart, 2 copies, cuProfilerStop and exits; the parent waits for it (exit 5 if it
+ *                  failed); 'capture threads': the second range's 4 on another thread
  *   phases MS [fork]
  *                  2 allocations, MS ms, 3, MS ms, 4 (trace options delay=, duration=: which were recorded); with
  *                  fork, a child does the 3 and the 4 after its own sleeps and the parent waits for it, then 1
@@ -438,7 +440,28 @@ int main(int argc, char **argv)
         cuCtxSetCurrent(ctx);
         if (cuMemAlloc(&p, sizeof h) != CUDA_SUCCESS)
             return 2;
+        /* 'fork': a child forked in the pause, after the copy that follows the sleep (gpu_detach: CUPTI detached
+           by then); 'forkpending': before the sleep (a detach pending). It makes a capture range of 2 copies of
+           its own and exits; the parent waits for it, then goes on. */
+        const char *fk = argc > 3 ? argv[3] : "";
+        size_t fork_at = !strcmp(fk, "fork") ? 7 : !strcmp(fk, "forkpending") ? 5 : (size_t)-1;
         for (size_t k = 0; k < sizeof n / sizeof n[0]; k++) {
+            if (k == fork_at) {
+                int cst = 0;
+                pid_t pid;
+                fflush(NULL);
+                if ((pid = fork()) == 0) {
+                    int bad = cuProfilerStart() != CUDA_SUCCESS;
+                    for (int i = 0; i < 2 && !bad; i++)
+                        bad = cuMemcpyHtoD(p, h, sizeof h) != CUDA_SUCCESS;
+                    bad = bad || cuProfilerStop() != CUDA_SUCCESS;
+                    printf("child %d\n", (int)getpid());
+                    fflush(stdout);
+                    exit(bad ? 2 : 0);
+                }
+                if (pid < 0 || waitpid(pid, &cst, 0) != pid || !WIFEXITED(cst) || WEXITSTATUS(cst) != 0)
+                    return 5;
+            }
             int bad = n[k] == -1 ? cuProfilerStart() != CUDA_SUCCESS
                     : n[k] == -2 ? cuProfilerStop() != CUDA_SUCCESS
                     : n[k] == -3 ? cudaProfilerStart() != cudaSuccess

@@ -744,6 +744,29 @@ gpu_detach)
     run "file=$dir/t.json,gpu=1,cupti=$fakecupti,gpu_detach=-1" "$prog" capture_gpu 0
     [ "$rc" = 1 ] && grep -q "gpu_detach=-1: seconds, 0 or more" err || fail "gpu_detach=-1: not refused: $(cat err)"
     ;;
+gpu_fork)
+    # gpu=1 and a fork in a pause, with the parent's CUPTI detached ('fork') and with a detach pending
+    # ('forkpending'): CUPTI does not carry over a fork, so the child asks nothing of it (no second start, no flush
+    # at its exit, none of the parent's buffered records) and its file says why; its counters are its own; the
+    # parent goes on as without the child (gpu_detach above)
+    [ -n "$fakecupti" ] || { echo "no CUPTI headers at build time"; exit 77; }
+    kern="len([e for e in ev if e.get('cat') == 'kernel'])"
+    linked="len([k for k in ev if k.get('cat') == 'kernel' and k['args'].get('external id') in set(e['args']['seq'] for e in X)])"
+    for m in fork forkpending; do
+        rm -f t.*.json
+        run "file=$dir/t.json,gpu=1,cupti=$fakecupti,capture=cudaProfilerApi,unhook=1,gpu_detach=0.25" "$prog" capture_gpu 700 $m
+        [ "$rc" = 0 ] || fail "$m: exited with $rc: $(tail -n 3 err)"
+        child=$(sed -n 's/^child //p' out)
+        [ -n "$child" ] && [ -f "t.$child.json" ] || fail "$m: the child wrote no file: $(ls; cat err)"
+        check t.json "count('cuMemcpyHtoD_v2') == 7" "$kern == 8" "$linked == 7" "d['otherData']['gpu_detached'] == 1" \
+            "d['otherData']['gpu_attached_again'] == 1" "d['otherData']['capture_ranges'] == 2"
+        check "t.$child.json" "count('cuMemcpyHtoD_v2') == 2" "$kern == 0" "'gpu_detached' not in d['otherData']" \
+            "'gpu_correlation' not in d['otherData']" "d['otherData']['capture_ranges'] == 1" \
+            "'forked child' in d['otherData']['note']"
+        grep -q "^cushim trace: 2 calls written to $dir/t.$child.json; hooks removed 1 time while paused (unhook); 1 capture range (cudaProfilerApi);" err ||
+            fail "$m: the child's summary counts the parent's: $(grep 'calls written' err)"
+    done
+    ;;
 launcher)
     # cushim run --trace: the shipped plugin by name, NVTX_INJECTION64_PATH set to it, a relative file name;
     # cushim stats FILE; --trace-filter

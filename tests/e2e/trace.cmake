@@ -41,6 +41,7 @@ set_property(TEST trace_shared APPEND PROPERTY ENVIRONMENT "E2E_FLOCK_ENOSYS=$<T
 if(NOT CUSHIM_SANITIZE STREQUAL "thread")
   e2e_test(trace_fork COMMAND ${_tr} fork ${_tr_args})
   e2e_test(trace_timed_fork COMMAND ${_tr} timed_fork ${_tr_args})
+  e2e_test(trace_gpu_fork COMMAND ${_tr} gpu_fork ${_tr_args})
 endif()
 # A real fault: UBSan (with ASan) reports a NULL store and exits before any signal.
 if(NOT CUSHIM_SANITIZE STREQUAL "address")

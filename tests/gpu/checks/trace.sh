@@ -29,6 +29,7 @@
 #    PASS ("target met"/"target missed" in the text; tests/gpu/trace/tracebench.py))
 #   (check 'tracedetach': --trace-gpu --trace-unhook with capture ranges: CUPTI detached in the pause and attached
 #    again for the next range, against --trace-gpu-detach=0; see check_trace_detach)
+#   (check 'tracefork': --trace-gpu and a forked child that makes driver calls and exits; see check_trace_fork)
 # 3. GPU activity and NVTX, against the PyTorch profiler as witness (a separate run: one CUPTI client each);
 # also alone as check 'tracegpu'
 trace_gpu_part() {
@@ -392,6 +393,25 @@ check_trace_detach() {
     fi
     result "tracedetach launch-cost" PASS "paused launch bursts, late / early part of the pause (median of processes): CUPTI detached $md (${bratios[detach]}), kept attached $ma (${bratios[attached]}); ns a launch early/late: detached ${bearly[detach]}, attached ${bearly[attached]}"
 }
+# tracefork: --trace-gpu on trace_gpu.py fork: a child forked after the parent's GPU work was traced (CUPTI started)
+# calls three driver functions and exits normally; it must end by itself (a CUPTI flush at its exit could wait on
+# the parent's threads, gone in the child), write its own file saying GPU tracing is off there, and leave the
+# parent's tracing whole. 'paused': with --trace-unhook --trace-capture=cudaProfilerApi, the fork 1.5 s into a
+# pause (CUPTI detached in the parent), the parent's second range attached again.
+check_trace_fork() {
+    local B=$HERE/trace/trace_gpu.py d=$WORK/tracefork v
+    tc_begin tracefork "$d" torch "no torch" || return
+    for v in plain paused; do
+        local -a extra=()
+        [ "$v" = paused ] && extra=(--trace-unhook --trace-capture=cudaProfilerApi)
+        tc_traced "tracefork $v" "${TRACE_FORK_TMO:-150}" "$LOGS/tracefork.$v.out" "$LOGS/tracefork.$v.err" \
+            --trace="$d/$v.json" --trace-gpu "${extra[@]}" -- "$PY" "$B" fork 5 "$([ "$v" = paused ] && echo paused)" ||
+            continue
+        "$PY" "$HERE/trace/trace_check.py" fork "$d/$v.json" "$LOGS/tracefork.$v.out" \
+            "$([ "$v" = paused ] && echo 1 || echo 0)" >"$LOGS/tracefork.$v.txt" 2>&1
+        tc_results "tracefork $v" "$LOGS/tracefork.$v.txt" "tracefork $v"
+    done
+}
 # tc_begin CHECK DIR MODULE WHY: the plugin is built (else CHECK fails) and Python imports MODULE (else CHECK is
 # skipped for WHY): 0, and DIR made empty; else 1
 tc_begin() {
@@ -544,3 +564,4 @@ gpu_check tracebench check_trace_bench
 gpu_check traceab check_trace_ab
 gpu_check tracegpuab check_trace_gpu_ab
 gpu_check tracedetach check_trace_detach
+gpu_check tracefork check_trace_fork

@@ -28,6 +28,12 @@ Each prints 'PASS|FAIL NAME detail' lines and exits 1 if any failed.
                                              slice's start to its last slice's end, b/e by id), and the table
                                              at exit in EXIT (the program's stderr) is the one cushim stats
                                              prints (STATS.txt, beside STATS)
+  trace_check.py fork TRACE OUT PAUSED       trace_gpu.py fork [paused] (OUT: its output) under --trace-gpu: the
+                                             forked child ended by itself and wrote TRACE.<pid>.json, valid, with
+                                             its cuDeviceGetCount, no GPU work, a note that GPU tracing is off in
+                                             a forked child and none of the parent's counters; the parent's
+                                             launches all linked to their kernels (PAUSED 1: one detach and one
+                                             attachment again)
   trace_check.py gpu TRACE WITNESS           the kernels launched inside the NVTX range 'measured' appear once
                                              each, linked (external id -> the launching call, flow start and
                                              end), and their number equals WITNESS's (the profiler's count);
@@ -258,6 +264,53 @@ def check_detach(trace, exit_err, detach):
                "detach in the file or the summary: %s" % (early, late, "gpu_detached" not in od))
 
 
+def check_fork(trace, out, paused):
+    """trace_gpu.py fork traced with --trace-gpu: the child ended by itself (status 0) and wrote its own file, valid,
+    with its calls and a note that GPU tracing is off in a forked child, no GPU work and no counters of the
+    parent's; the parent's file has every driver launch linked to its kernel."""
+    text = open(out).read()
+    child = None
+    status = None
+    for line in text.splitlines():
+        w = line.split()
+        if len(w) == 2 and w[0] == "child":
+            child = int(w[1])
+        elif len(w) == 2 and w[0] == "child_status":
+            status = int(w[1])
+    cfile = trace[:-len(".json")] + ".%d.json" % child if child is not None else None
+    try:
+        c = load(cfile) if cfile else None
+    except (OSError, ValueError) as e:
+        c = None
+        why = str(e)
+    else:
+        why = "no child pid" if c is None else ""
+    if c is None:
+        report(False, "child", "child %s status %s: no valid file %s (%s)" % (child, status, cfile, why))
+    else:
+        cc = counts_of(c)
+        od = c.get("otherData", {})
+        kern = sum(1 for e in c["traceEvents"] if e.get("cat") == "kernel")
+        ok = (status == 0 and "child hung" not in text and cc.get("cuDeviceGetCount", 0) == 1 and kern == 0 and
+              "forked child" in od.get("note", "") and "gpu_detached" not in od and od.get("pid") == child)
+        report(ok, "child", "status %s; its file: %d calls %s, %d kernels, note %r%s" %
+               (status, sum(cc.values()), sorted(cc.items()), kern, od.get("note", "")[:60],
+                "" if "gpu_detached" not in od else ", the parent's detach counted"))
+    d = load(trace)
+    ev = d["traceEvents"]
+    api = {e["args"]["seq"]: e for e in calls(d)}
+    launches = [e for e in api.values() if e["name"].startswith("cuLaunchKernel")]
+    linked = set(k["args"].get("external id") for k in ev if k.get("ph") == "X" and k.get("cat") == "kernel")
+    n = sum(1 for e in launches if e["args"]["seq"] in linked)
+    od = d.get("otherData", {})
+    extra = ""
+    ok = len(launches) > 0 and n == len(launches) and "parent done" in text
+    if paused:
+        ok = ok and od.get("gpu_detached") == 1 and od.get("gpu_attached_again") == 1
+        extra = "; detached %s, attached again %s" % (od.get("gpu_detached"), od.get("gpu_attached_again"))
+    report(ok, "parent", "%d of %d launches with their kernel after the fork%s" % (n, len(launches), extra))
+
+
 def nvtx_nesting(ev, show=None):
     """Per thread, the nvtx B/E events in file order: (B events, unmatched Es, open at the end); with 'show' a
     list, the ranges left open are appended to it (tid, name, args, ts)."""
@@ -452,6 +505,8 @@ def main():
         check_nvtxsum(sys.argv[2], sys.argv[3], sys.argv[4])
     elif mode == "detach":
         check_detach(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    elif mode == "fork":
+        check_fork(sys.argv[2], sys.argv[3], sys.argv[4] == "1")
     elif mode == "nccl":
         check_nccl(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)
     else:

@@ -29,6 +29,16 @@ USAGE:
                                      there, CUPTI starts inside that NVTX call); TRACE_DETACH_NVTX_WARM=1 pushes
                                      a range 'warm' before the first capture range (the file opens while paused)
 
+  trace_gpu.py fork STEPS [paused]   under 'cushim run --trace-gpu' (check tracefork): STEPS steps, then a fork;
+                                     the child calls cuProfilerStart, cuDeviceGetCount and cuProfilerStop through
+                                     the process's global symbols (the shim's: ctypes, not torch, which refuses
+                                     CUDA in a forked child) and exits through Python's normal exit (the trace's
+                                     flush at exit runs); the parent waits for it (60 s, then kills it and says
+                                     'child hung'), then STEPS steps more. 'paused': the steps in two capture
+                                     ranges (cudaProfilerStart/Stop) and the fork 1.5 s into the pause between
+                                     them (--trace-unhook: CUPTI detached by then). Prints 'child PID' and
+                                     'child_status S'.
+
 TRACE_GPU_MODEL picks the model: mlp (default; a step of ~1.5-2 ms and ~456 CUDA calls whose time is the CPU's,
 the calls coming one at a time between stretches of Python: the worst case for a tracer) or transformer (4
 encoder layers, d_model 512, batch 32 x 256 tokens, AdamW: a step of ~21 ms on an H200 making ~9,100 CUDA calls
@@ -177,6 +187,49 @@ def main():
         print("pause_late_ns %d %d" % (statistics.median(late[0]), len(late[0])))
         print("burst_early_ns %d %d" % (statistics.median(early[1]), burst_n))
         print("burst_late_ns %d %d" % (statistics.median(late[1]), burst_n))
+    elif mode == "fork":
+        import ctypes
+        paused = len(sys.argv) > 3 and sys.argv[3] == "paused"
+        g = ctypes.CDLL(None)
+
+        def steps_once():
+            if paused:
+                torch.cuda.profiler.start()
+            for _ in range(steps):
+                step()
+            torch.cuda.synchronize()
+            if paused:
+                torch.cuda.profiler.stop()
+
+        steps_once()
+        if paused:
+            time.sleep(1.5)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            n = ctypes.c_int(-1)
+            r1 = g.cuProfilerStart()
+            r2 = g.cuDeviceGetCount(ctypes.byref(n))
+            r3 = g.cuProfilerStop()
+            print("child %d results %d %d %d count %d" % (os.getpid(), r1, r2, r3, n.value), flush=True)
+            sys.exit(0)
+        print("child %d" % pid, flush=True)
+        status = None
+        for _ in range(600):
+            wpid, st = os.waitpid(pid, os.WNOHANG)
+            if wpid == pid:
+                status = st
+                break
+            time.sleep(0.1)
+        if status is None:
+            print("child hung", flush=True)
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            status = -1
+        print("child_status %d" % status, flush=True)
+        steps_once()
+        print("parent done", flush=True)
     elif mode == "abbench":
         import signal
         blocks, per = steps, int(sys.argv[3])
