@@ -273,7 +273,7 @@ def check_fork(trace, out, paused):
     status = None
     for line in text.splitlines():
         w = line.split()
-        if len(w) == 2 and w[0] == "child":
+        if len(w) == 2 and w[0] == "child" and w[1].isdigit():
             child = int(w[1])
         elif len(w) == 2 and w[0] == "child_status":
             status = int(w[1])

@@ -31,12 +31,12 @@ USAGE:
 
   trace_gpu.py fork STEPS [paused]   under 'cushim run --trace-gpu' (check tracefork): STEPS steps, then a fork;
                                      the child calls cuProfilerStart, cuDeviceGetCount and cuProfilerStop through
-                                     the process's global symbols (the shim's: ctypes, not torch, which refuses
+                                     libcuda's handle (ctypes: the shim's wrappers; not torch, which refuses
                                      CUDA in a forked child) and exits through Python's normal exit (the trace's
                                      flush at exit runs); the parent waits for it (60 s, then kills it and says
                                      'child hung'), then STEPS steps more. 'paused': the steps in two capture
-                                     ranges (cudaProfilerStart/Stop) and the fork 1.5 s into the pause between
-                                     them (--trace-unhook: CUPTI detached by then). Prints 'child PID' and
+                                     ranges (cudaProfilerStart/Stop) and the fork after a paused step 1.5 s
+                                     into the pause between them (--trace-unhook: CUPTI detached by then). Prints 'child PID' and
                                      'child_status S'.
 
 TRACE_GPU_MODEL picks the model: mlp (default; a step of ~1.5-2 ms and ~456 CUDA calls whose time is the CPU's,
@@ -190,7 +190,9 @@ def main():
     elif mode == "fork":
         import ctypes
         paused = len(sys.argv) > 3 and sys.argv[3] == "paused"
-        g = ctypes.CDLL(None)
+        # libcuda's handle (torch loaded it RTLD_LOCAL: not in the global scope, where dlopen(NULL) looks, with
+        # or without the shim); dlsym on it answers the shim's wrapper
+        g = ctypes.CDLL("libcuda.so.1")
 
         def steps_once():
             if paused:
@@ -202,8 +204,10 @@ def main():
                 torch.cuda.profiler.stop()
 
         steps_once()
-        if paused:
+        if paused:   # CUPTI flushed 1 s into the pause, detached at the next launch's exit: this step's first
             time.sleep(1.5)
+            step()
+            torch.cuda.synchronize()
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
