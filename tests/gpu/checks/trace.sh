@@ -348,7 +348,7 @@ check_trace_gpu_ab() {
 # processes of each, interleaved; and the same for a burst of launches after each step ('launch-cost': the
 # launches' CPU time, which a step's GPU time and Python hide); reported, not asserted.
 check_trace_detach() {
-    local L=$ROOT/tools/cushim B=$HERE/trace/trace_gpu.py d=$WORK/tracedetach r c e l n pause=${TRACE_DETACH_PAUSE:-3}
+    local L=$ROOT/tools/cushim B=$HERE/trace/trace_gpu.py d=$WORK/tracedetach r c e l pause=${TRACE_DETACH_PAUSE:-3}
     local -A ratios=() early=() bratios=() bearly=()
     tc_begin tracedetach "$d" torch "no torch" || return
     for ((r = 0; r < ${TRACE_DETACH_RUNS:-2}; r++)); do
@@ -366,32 +366,39 @@ check_trace_detach() {
                     "$([ "$c" = detach ] && echo 1 || echo 0)" >"$LOGS/tracedetach.$c.txt" 2>&1
                 tc_results "tracedetach $c" "$LOGS/tracedetach.$c.txt" "tracedetach $c"
             fi
-            read -r e < <(awk '/^pause_early_ns/ {print $2}' "$LOGS/tracedetach.$c.$r.out")
-            read -r l n < <(awk '/^pause_late_ns/ {print $2, $3}' "$LOGS/tracedetach.$c.$r.out")
-            ratios[$c]+="$(awk -v a="${l:-0}" -v b="${e:-0}" 'BEGIN {if (a > 0 && b > 0) printf "%.4f", a / b; else print "fail"}') "
-            early[$c]+="${e:-fail}/${l:-fail} "
-            read -r e < <(awk '/^burst_early_ns/ {print $2}' "$LOGS/tracedetach.$c.$r.out")
-            read -r l n < <(awk '/^burst_late_ns/ {print $2, $3}' "$LOGS/tracedetach.$c.$r.out")
-            bratios[$c]+="$(awk -v a="${l:-0}" -v b="${e:-0}" 'BEGIN {if (a > 0 && b > 0) printf "%.4f", a / b; else print "fail"}') "
-            bearly[$c]+="$(awk -v a="${e:-0}" -v b="${l:-0}" -v n="${n:-0}" 'BEGIN {if (a > 0 && b > 0 && n > 0) printf "%.0f/%.0f", a / n, b / n; else print "fail"}') "
+            read -r e l < <(td_ratio "$LOGS/tracedetach.$c.$r.out" pause 1)
+            ratios[$c]+="$e "
+            early[$c]+="$l "
+            read -r e l < <(td_ratio "$LOGS/tracedetach.$c.$r.out" burst 0)
+            bratios[$c]+="$e "
+            bearly[$c]+="$l "
             rm -f "$d/$c.$r.json"
         done
     done
+    td_result "tracedetach cost" "paused steps" "${ratios[detach]}" "${ratios[attached]}" \
+        "ns early/late: detached ${early[detach]}, attached ${early[attached]}"
+    td_result "tracedetach launch-cost" "paused launch bursts" "${bratios[detach]}" "${bratios[attached]}" \
+        "ns a launch early/late: detached ${bearly[detach]}, attached ${bearly[attached]}"
+}
+# td_ratio OUT KEY STEP: from trace_gpu.py detach's output OUT, 'RATIO EARLY/LATE': the late part's median over the
+# early part's ('KEY_early_ns MEDIAN N', 'KEY_late_ns ...'), and the two medians (STEP 1), or each over its N (0: a
+# burst's N launches); 'fail' for what is missing
+td_ratio() {
+    awk -v k="$2" -v step="$3" '$1 == k "_early_ns" {e = $2} $1 == k "_late_ns" {l = $2; n = $3}
+        END {if (e > 0 && l > 0 && (step || n > 0)) {d = step ? 1 : n; printf "%.4f %.0f/%.0f\n", l / e, e / d, l / d}
+             else print "fail fail"}' "$1"
+}
+# td_result NAME WHAT DETACHED ATTACHED MORE: NAME's result from the processes' late / early ratios of each
+# configuration (median; SKIP when a configuration has none)
+td_result() {
     local md ma
-    md=$(printf '%s\n' ${ratios[detach]} | grep -v fail | median)
-    ma=$(printf '%s\n' ${ratios[attached]} | grep -v fail | median)
+    md=$(printf '%s\n' $3 | grep -v fail | median)
+    ma=$(printf '%s\n' $4 | grep -v fail | median)
     if [ -z "$md" ] || [ -z "$ma" ]; then
-        result "tracedetach cost" SKIP "a configuration gave no figures (detached: ${ratios[detach]}; attached: ${ratios[attached]})"
+        result "$1" SKIP "a configuration gave no figures (detached: $3; attached: $4)"
         return
     fi
-    result "tracedetach cost" PASS "paused steps, late / early part of the pause (median of processes): CUPTI detached $md (${ratios[detach]}), kept attached $ma (${ratios[attached]}); ns early/late: detached ${early[detach]}, attached ${early[attached]}"
-    md=$(printf '%s\n' ${bratios[detach]} | grep -v fail | median)
-    ma=$(printf '%s\n' ${bratios[attached]} | grep -v fail | median)
-    if [ -z "$md" ] || [ -z "$ma" ]; then
-        result "tracedetach launch-cost" SKIP "a configuration gave no burst figures (detached: ${bratios[detach]}; attached: ${bratios[attached]})"
-        return
-    fi
-    result "tracedetach launch-cost" PASS "paused launch bursts, late / early part of the pause (median of processes): CUPTI detached $md (${bratios[detach]}), kept attached $ma (${bratios[attached]}); ns a launch early/late: detached ${bearly[detach]}, attached ${bearly[attached]}"
+    result "$1" PASS "$2, late / early part of the pause (median of processes): CUPTI detached $md ($3), kept attached $ma ($4); $5"
 }
 # tracefork: --trace-gpu on trace_gpu.py fork: a child forked after the parent's GPU work was traced (CUPTI started)
 # calls three driver functions and exits normally; it must end by itself (a CUPTI flush at its exit could wait on
