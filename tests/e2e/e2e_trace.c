@@ -20,7 +20,8 @@
  *                  (trace option capture=cudaProfilerApi: the 7 inside are recorded); 'capture_gpu MS fork':
  *                  a child forked in the pause after the sleep's copy ('forkpending': before the sleep) makes
  *                  cuProfilerStart, 2 copies, cuProfilerStop and exits; the parent waits for it (exit 5 if it
- *                  failed); 'capture threads': the second range's 4 on another thread
+ *                  failed); 'capture_gpu MS toggle': SIGUSR2 and 200 ms of sleep in place of each profiler call
+ *                  (trace options toggle=USR2,paused=1); 'capture threads': the second range's 4 on another thread
  *   phases MS [fork]
  *                  2 allocations, MS ms, 3, MS ms, 4 (trace options delay=, duration=: which were recorded); with
  *                  fork, a child does the 3 and the 4 after its own sleeps and the parent waits for it, then 1
@@ -445,6 +446,7 @@ int main(int argc, char **argv)
            its own and exits; the parent waits for it, then goes on. */
         const char *fk = argc > 3 ? argv[3] : "";
         size_t fork_at = !strcmp(fk, "fork") ? 7 : !strcmp(fk, "forkpending") ? 5 : (size_t)-1;
+        int toggle = !strcmp(fk, "toggle");
         for (size_t k = 0; k < sizeof n / sizeof n[0]; k++) {
             if (k == fork_at) {
                 int cst = 0;
@@ -462,10 +464,16 @@ int main(int argc, char **argv)
                 if (pid < 0 || waitpid(pid, &cst, 0) != pid || !WIFEXITED(cst) || WEXITSTATUS(cst) != 0)
                     return 5;
             }
-            int bad = n[k] == -1 ? cuProfilerStart() != CUDA_SUCCESS
+            int bad = 0;
+            if (toggle && n[k] < 0) {   /* the toggle's thread follows the signal */
+                raise(SIGUSR2);
+                usleep(200000);
+            } else {
+                bad = n[k] == -1 ? cuProfilerStart() != CUDA_SUCCESS
                     : n[k] == -2 ? cuProfilerStop() != CUDA_SUCCESS
                     : n[k] == -3 ? cudaProfilerStart() != cudaSuccess
                     : n[k] == -4 ? cudaProfilerStop() != cudaSuccess : 0;
+            }
             if (bad)
                 return 2;
             if (n[k] == 0)
