@@ -21,7 +21,9 @@
  *                  a child forked in the pause after the sleep's copy ('forkpending': before the sleep) makes
  *                  cuProfilerStart, 2 copies, cuProfilerStop and exits; the parent waits for it (exit 5 if it
  *                  failed); 'capture_gpu MS toggle': SIGUSR2 and 200 ms of sleep in place of each profiler call
- *                  (trace options toggle=USR2,paused=1); 'capture threads': the second range's 4 on another thread
+ *                  (trace options toggle=USR2,paused=1); 'capture_gpu MS tail': after the last range MS ms of
+ *                  sleep and 2 copies (gpu_detach: the process ends with CUPTI detached); 'capture threads': the
+ *                  second range's 4 on another thread
  *   phases MS [fork]
  *                  2 allocations, MS ms, 3, MS ms, 4 (trace options delay=, duration=: which were recorded); with
  *                  fork, a child does the 3 and the 4 after its own sleeps and the parent waits for it, then 1
@@ -479,6 +481,12 @@ int main(int argc, char **argv)
             if (n[k] == 0)
                 usleep((useconds_t)ms * 1000u);
             for (int i = 0; i < n[k]; i++)
+                if (cuMemcpyHtoD(p, h, sizeof h) != CUDA_SUCCESS)
+                    return 2;
+        }
+        if (!strcmp(fk, "tail")) {   /* the process ends with CUPTI detached */
+            usleep((useconds_t)ms * 1000u);
+            for (int i = 0; i < 2; i++)
                 if (cuMemcpyHtoD(p, h, sizeof h) != CUDA_SUCCESS)
                     return 2;
         }

@@ -15,11 +15,14 @@
  * enabled, every driver call made while subscribed becomes an API record; cuptiActivityDisable turns a kind off;
  * cuptiFinalize detaches everything (subscriber, buffers, clock, kinds) and is refused outside an exit callback,
  * where NVIDIA's cupti_finalize sample calls it (the real one is not, but the plugin must call it there).
+ * cuptiActivityFlushAll after cuptiFinalize, with nothing attached again since, says so on stderr (the real
+ * CUPTI would start again there).
  * FAKE_CUPTI_DRIVER_CALL=1: cuptiActivityRegisterCallbacks calls cuCtxGetCurrent through the global scope, as the
  * real CUPTI makes CUDA calls while it starts (e2e trace_gpu_nvtx_first).
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +64,7 @@ static int fc_enabled[FC_NCBIDS];
 static int fc_driver_kind;        /* CUPTI_ACTIVITY_KIND_DRIVER enabled: API records */
 static uint32_t fc_api_n;         /* API records waiting for the next flush */
 static __thread int fc_in_exit;   /* inside an exit callback: where cuptiFinalize is accepted */
+static int fc_finalized;          /* cuptiFinalize ran and nothing attached again since (fc_lock) */
 
 FC_EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain dom, uint32_t cbid, const char **name)
 {
@@ -173,6 +177,7 @@ FC_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackReques
     }
     fc_request = req;
     fc_complete = done;
+    __atomic_store_n(&fc_finalized, 0, __ATOMIC_RELAXED);
     return CUPTI_SUCCESS;
 }
 
@@ -206,6 +211,7 @@ FC_EXPORT CUptiResult cuptiFinalize(void)
     fc_request = NULL;
     fc_complete = NULL;
     fc_ts = NULL;
+    __atomic_store_n(&fc_finalized, 1, __ATOMIC_RELAXED);
     fc_n = 0;
     fc_api_n = 0;
     __atomic_store_n(&fc_driver_kind, 0, __ATOMIC_RELAXED);
@@ -264,6 +270,8 @@ FC_EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
     size_t size = 0, max = 0, off = 0;
     uint64_t t = fc_ts ? fc_ts() : 1000000;
     (void)flag;
+    if (__atomic_load_n(&fc_finalized, __ATOMIC_RELAXED))   /* the real one would start CUPTI again here */
+        fprintf(stderr, "fake_cupti: cuptiActivityFlushAll after cuptiFinalize\n");
     if (fc_request == NULL || fc_complete == NULL)
         return CUPTI_ERROR_NOT_INITIALIZED;
     pthread_mutex_lock(&fc_lock);

@@ -738,6 +738,13 @@ gpu_detach)
         check t.json "$kern == 11" "$linked == 7" "'gpu_detached' not in d['otherData']"
         ! grep -q "CUPTI detached" err || fail "$o: detached: $(cat err)"
     done
+    # the process ends detached (2 copies 700 ms after the last range): nothing asked of CUPTI at exit, whose
+    # records were handed over at the flush; the file whole, two detaches and one attachment again
+    run "file=$dir/t.json,gpu=1,cupti=$fakecupti,capture=cudaProfilerApi,unhook=1,gpu_detach=0.25" "$prog" capture_gpu 700 tail
+    [ "$rc" = 0 ] || fail "capture_gpu tail exited with $rc: $(tail -n 3 err)"
+    check t.json "count('cuMemcpyHtoD_v2') == 7" "$kern == 8" "$linked == 7" "d['otherData']['gpu_detached'] == 2" \
+        "d['otherData']['gpu_attached_again'] == 1" "d['otherData']['gpu_detach_refused'] == 0"
+    ! grep -q "after cuptiFinalize" err || fail "tail: CUPTI flushed at exit after the detach: $(cat err)"
     # the same ranges made by the toggle (a signal; the toggle's thread pauses, detaches and attaches again, not the
     # calling thread): 200 ms after each signal, so the pause's first copy comes 200 ms into it, before the flush
     run "file=$dir/t.json,gpu=1,cupti=$fakecupti,toggle=USR2,paused=1,unhook=1,gpu_detach=0.5" "$prog" capture_gpu 900 toggle
