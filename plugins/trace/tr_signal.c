@@ -32,11 +32,13 @@ static int sig_index(int sig)
     return -1;
 }
 
-static void tr_finish_for_signal(void)
+static void tr_finish_for_signal(int sig)
 {
     int expect = 0;
-    if (tr_st != NULL && atomic_load(&tr_st->output) == 1 && atomic_compare_exchange_strong(&tr_sig_done, &expect, 1))
+    if (tr_st != NULL && atomic_load(&tr_st->output) == 1 && atomic_compare_exchange_strong(&tr_sig_done, &expect, 1)) {
+        atomic_store(&tr_st->w.end_signal, sig);   /* the file says so (otherData.end_signal) */
         tw_finish_async(&tr_st->w, 3000);
+    }
 }
 
 static void tr_on_signal(int sig, siginfo_t *si, void *uc)
@@ -48,7 +50,7 @@ static void tr_on_signal(int sig, siginfo_t *si, void *uc)
         return;
     old = &tr_old[i];
     if (sync)   /* the process is about to die: write the file first */
-        tr_finish_for_signal();
+        tr_finish_for_signal(sig);
     if (old->sa_flags & SA_SIGINFO) {
         if (old->sa_sigaction != NULL) {
             errno = saved;
@@ -63,7 +65,7 @@ static void tr_on_signal(int sig, siginfo_t *si, void *uc)
         return;
     }
     /* the default action: end the file, then die of the signal as we would have */
-    tr_finish_for_signal();
+    tr_finish_for_signal(sig);
     sigaction(sig, old, NULL);
     /* sent (kill, raise: si_code <= 0) or not a fault: again, now with the old disposition; a real fault
        returns to the faulting instruction, which faults again and kills the process */

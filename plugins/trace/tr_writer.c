@@ -868,6 +868,10 @@ static void write_summary(tr_writer *w)
 static void finish_locked(tr_writer *w)
 {
     uint64_t t0, before_end = w->events;
+    int end_signal = atomic_load(&w->end_signal);
+    if (end_signal != 0 && w->gpu && w->note[0] == '\0')   /* CUPTI is not called from a signal handler */
+        snprintf(w->note, sizeof w->note, "finished by signal %d: GPU work whose records CUPTI still held is not in "
+                 "the file", end_signal);
     atomic_store(&w->bufs->pool_closed, 1);   /* the last drain: no chunk pre-faulted for nobody */
     tw_drain_all(w);
     for (uint32_t i = 0; i < w->link.npend; i++) {   /* runtime records that came before their calls */
@@ -894,6 +898,8 @@ static void finish_locked(tr_writer *w)
                  "\"events\":%llu,\"dropped_events\":%llu,\"trimmed_outputs\":%llu,\"gpu_dropped\":%llu",
                  w->pid, (unsigned long long)w->events, (unsigned long long)atomic_load(&w->bufs->dropped),
                  (unsigned long long)atomic_load(&w->bufs->trimmed), (unsigned long long)atomic_load(&w->gpu_dropped));
+    if (end_signal != 0)
+        tr_sb_printf(&w->sb, ",\"end_signal\":%d", end_signal);
     if (w->open_beyond)   /* unfinished fast-path calls deeper than the open-call stack: not written */
         tr_sb_printf(&w->sb, ",\"unfinished_unwritten\":%llu", (unsigned long long)w->open_beyond);
     tr_sb_printf(&w->sb, ",\"record_bytes\":%llu,\"writer_busy_ns\":%llu", (unsigned long long)w->rec_bytes,

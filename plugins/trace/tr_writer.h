@@ -52,6 +52,7 @@ typedef struct tr_writer {
     _Atomic uint64_t gpu_attached;   /* ... and attached again on resuming                             */
     _Atomic uint64_t gpu_detach_failed;   /* ... detaches or attachments CUPTI refused                  */
     char note[256];                  /* a line for the file's metadata (e.g. why GPU tracing is off)     */
+    _Atomic int end_signal;          /* the signal whose handler finished the file (0: an ordinary end)    */
     /* said once, on the writer's thread, when the file cannot be written on (NULL: nothing said then; the
        summary says it at the end) */
     void (*on_error)(void *ctx, const char *msg);
