@@ -307,8 +307,11 @@ static void *gd_main(void *arg)
 {
     (void)arg;
     tr_thread_quiet(1);
-    pthread_mutex_lock(&gd_lock);
+    /* started, before the lock: tr_cupti_follow holds it while tr_helper_thread waits for this (taking the lock
+       first kept that thread - the application's in cudaProfilerStop - waiting out tr_helper_thread's ~0.1-1 s,
+       and the detach came that much later) */
     atomic_store_explicit(&gd.running, 1, memory_order_release);
+    pthread_mutex_lock(&gd_lock);
     for (;;) {
         struct timespec ts;
         int want = GD_PENDING;

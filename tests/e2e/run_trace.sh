@@ -747,16 +747,16 @@ gpu_detach)
     done
     # the process ends detached (2 copies 700 ms after the last range): nothing asked of CUPTI at exit, whose
     # records were handed over at the flush; the file whole, two detaches and one attachment again
-    run "file=$dir/t.json,gpu=1,cupti=$fakecupti,capture=cudaProfilerApi,unhook=1,gpu_detach=0.25" "$prog" capture_gpu 700 tail
+    run "file=$dir/tail.json,gpu=1,cupti=$fakecupti,capture=cudaProfilerApi,unhook=1,gpu_detach=0.25" "$prog" capture_gpu 700 tail
     [ "$rc" = 0 ] || fail "capture_gpu tail exited with $rc: $(tail -n 3 err)"
-    check t.json "count('cuMemcpyHtoD_v2') == 7" "$kern == 8" "$linked == 7" "d['otherData']['gpu_detached'] == 2" \
+    check tail.json "count('cuMemcpyHtoD_v2') == 7" "$kern == 8" "$linked == 7" "d['otherData']['gpu_detached'] == 2" \
         "d['otherData']['gpu_attached_again'] == 1" "d['otherData']['gpu_detach_refused'] == 0"
     ! grep -q "after cuptiFinalize" err || fail "tail: CUPTI flushed at exit after the detach: $(cat err)"
     # the same ranges made by the toggle (a signal; the toggle's thread pauses, detaches and attaches again, not the
     # calling thread): 200 ms after each signal, so the pause's first copy comes 200 ms into it, before the flush
-    run "file=$dir/t.json,gpu=1,cupti=$fakecupti,toggle=USR2,paused=1,unhook=1,gpu_detach=0.5" "$prog" capture_gpu 900 toggle
+    run "file=$dir/toggle.json,gpu=1,cupti=$fakecupti,toggle=USR2,paused=1,unhook=1,gpu_detach=0.5" "$prog" capture_gpu 900 toggle
     [ "$rc" = 0 ] || fail "capture_gpu toggle exited with $rc: $(tail -n 3 err)"
-    check t.json "count('cuMemcpyHtoD_v2') == 7" "$kern == 8" "$linked == 7" "d['otherData']['gpu_detached'] == 1" \
+    check toggle.json "count('cuMemcpyHtoD_v2') == 7" "$kern == 8" "$linked == 7" "d['otherData']['gpu_detached'] == 1" \
         "d['otherData']['gpu_attached_again'] == 1" "d['otherData']['gpu_detach_refused'] == 0"
     # without unhook the hooks stay in while paused: no detach either
     run "file=$dir/t.json,gpu=1,cupti=$fakecupti,capture=cudaProfilerApi,gpu_detach=0.25" "$prog" capture_gpu 700
