@@ -168,8 +168,9 @@ def main():
                 step()
             torch.cuda.synchronize()
             nvtx.range_pop()
-            torch.cuda.profiler.stop()
-            print("range%d stopped" % r, flush=True)
+            t0 = time.perf_counter_ns()
+            torch.cuda.profiler.stop()   # the pause: the first one starts gpu_detach's flusher thread
+            print("range%d stopped (profiler_stop_ns %d)" % (r, time.perf_counter_ns() - t0), flush=True)
             if r == 2:
                 break
             t_pause = time.perf_counter()
