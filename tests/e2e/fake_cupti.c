@@ -64,7 +64,7 @@ static int fc_enabled[FC_NCBIDS];
 static int fc_driver_kind;        /* CUPTI_ACTIVITY_KIND_DRIVER enabled: API records */
 static uint32_t fc_api_n;         /* API records waiting for the next flush */
 static __thread int fc_in_exit;   /* inside an exit callback: where cuptiFinalize is accepted */
-static int fc_finalized;          /* cuptiFinalize ran and nothing attached again since (fc_lock) */
+static int fc_finalized;          /* cuptiFinalize ran and nothing attached again since (atomic) */
 
 FC_EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain dom, uint32_t cbid, const char **name)
 {
