@@ -318,13 +318,13 @@ static pthread_mutex_t tr_tm_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t tr_tm_cond;
 static uint64_t tr_tm_resume_at, tr_tm_pause_at;   /* CLOCK_MONOTONIC ns; 0: none (done) */
 static int tr_tm_quit;
-static _Atomic int tr_tm_on, tr_tm_running;
+static _Atomic int tr_tm_on;
+static tr_helper tr_tm_helper;
 
 static void *tr_timer_main(void *arg)
 {
     tr_state *st = arg;
     pthread_mutex_lock(&tr_tm_lock);
-    atomic_store_explicit(&tr_tm_running, 1, memory_order_release);
     while (!tr_tm_quit) {
         /* the next moment: the resume while one is due, then the pause */
         int pause = tr_tm_resume_at == 0;
@@ -350,7 +350,7 @@ static void *tr_timer_main(void *arg)
 static int tr_timer_thread(tr_state *st)
 {
     tr_cond_init_monotonic(&tr_tm_cond);
-    if (tr_helper_thread(tr_timer_main, st, &tr_tm_running) != 0)
+    if (tr_helper_thread(&tr_tm_helper, tr_timer_main, st) != 0)
         return -1;
     atomic_store(&tr_tm_on, 1);
     return 0;

@@ -128,7 +128,7 @@ static struct {
     _Atomic int ready;      /* tr_cupti_start succeeded in callback mode and gpu_detach > 0; 0 again when CUPTI
                                refused a detach or an attachment */
     _Atomic int state;
-    _Atomic int running;    /* the flusher thread has started */
+    tr_helper helper;       /* the flusher thread's start */
     int thread;             /* the flusher thread was asked for (gd_lock) */
     uint64_t due;           /* PENDING: flushed at this time (tw_mono_ns; gd_lock) */
     uint64_t grace_ns;
@@ -307,11 +307,7 @@ static void *gd_main(void *arg)
 {
     (void)arg;
     tr_thread_quiet(1);
-    /* started, before the lock: tr_cupti_follow holds it while tr_helper_thread waits for this (taking the lock
-       first kept that thread - the application's in cudaProfilerStop - waiting out tr_helper_thread's ~0.1-1 s,
-       and the detach came that much later) */
-    atomic_store_explicit(&gd.running, 1, memory_order_release);
-    pthread_mutex_lock(&gd_lock);
+    pthread_mutex_lock(&gd_lock);   /* tr_cupti_follow holds it while it starts this thread */
     for (;;) {
         struct timespec ts;
         int want = GD_PENDING;
@@ -480,7 +476,7 @@ void tr_cupti_follow(int paused)
         if (!gd.thread) {   /* the flusher, at the first pause */
             tr_cond_init_monotonic(&gd_cond);
             gd.thread = 1;
-            if (tr_helper_thread(gd_main, NULL, &gd.running) != 0) {
+            if (tr_helper_thread(&gd.helper, gd_main, NULL) != 0) {
                 atomic_store(&gd.ready, 0);
                 pthread_mutex_unlock(&gd_lock);
                 tr_host->log(tr_st->self, CUSHIM_LOG_WARN, "gpu_detach: no thread to flush CUPTI; it stays attached "

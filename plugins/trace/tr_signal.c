@@ -162,7 +162,8 @@ int tr_toggle_install(const char *name, char *why, size_t cap)
    takes effect at once (the hooks check 'paused'); the hooks come back a moment after a resume. */
 
 static sem_t tr_unhook_sem;
-static _Atomic int tr_unhook_on, tr_unhook_quit, tr_unhook_running;
+static _Atomic int tr_unhook_on, tr_unhook_quit;
+static tr_helper tr_unhook_helper;
 
 void tr_unhook_wake(void)
 {
@@ -173,7 +174,6 @@ void tr_unhook_wake(void)
 static void *tr_unhook_main(void *arg)
 {
     tr_state *st = arg;
-    atomic_store_explicit(&tr_unhook_running, 1, memory_order_release);
     for (;;) {
         while (sem_wait(&tr_unhook_sem) != 0 && errno == EINTR)
             ;
@@ -192,20 +192,31 @@ void tr_cond_init_monotonic(pthread_cond_t *c)
     pthread_condattr_destroy(&ca);
 }
 
-int tr_helper_thread(void *(*fn)(void *), void *arg, _Atomic int *running)
+static void *tr_helper_main(void *p)
+{
+    tr_helper *h = p;
+    void *(*fn)(void *) = h->fn;
+    void *arg = h->arg;
+    atomic_store_explicit(&h->running, 1, memory_order_release);
+    return fn(arg);
+}
+
+int tr_helper_thread(tr_helper *h, void *(*fn)(void *), void *arg)
 {
     sigset_t all, old;
     pthread_t th;
     int rc;
-    atomic_store(running, 0);
+    h->fn = fn;
+    h->arg = arg;
+    atomic_store(&h->running, 0);
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    rc = pthread_create(&th, NULL, fn, arg);
+    rc = pthread_create(&th, NULL, tr_helper_main, h);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0)
         return -1;
     pthread_detach(th);
-    tw_wait_started(running);   /* as the writer's: no fork during the thread's runtime start-up */
+    tw_wait_started(&h->running);   /* as the writer's: no fork during the thread's runtime start-up */
     return 0;
 }
 
@@ -214,7 +225,7 @@ int tr_unhook_start(tr_state *st)
     if (sem_init(&tr_unhook_sem, 0, 0) != 0)
         return -1;
     atomic_store(&tr_unhook_quit, 0);
-    if (tr_helper_thread(tr_unhook_main, st, &tr_unhook_running) != 0)
+    if (tr_helper_thread(&tr_unhook_helper, tr_unhook_main, st) != 0)
         return -1;
     atomic_store_explicit(&tr_unhook_on, 1, memory_order_release);
     sem_post(&tr_unhook_sem);   /* the hooks follow 'paused' as it is now (a fork's child: as the parent left it) */

@@ -79,9 +79,15 @@ int tr_unhook_start(tr_state *st);
 void tr_unhook_wake(void);
 void tr_unhook_fork_child(tr_state *st);
 void tr_unhook_stop(void);
-/* A helper thread of the plugin's (the toggle's watcher, the timer): every signal blocked in it, detached; returns
-   once it runs (it sets *running), so that no fork comes during its start-up. 0 or -1. */
-int tr_helper_thread(void *(*fn)(void *), void *arg, _Atomic int *running);
+/* A helper thread of the plugin's (the toggle's watcher, the timer, gpu_detach's flusher): every signal blocked in
+   it, detached; returns once it runs, so that no fork comes during its start-up. It says so itself, before FN: FN
+   may take a lock its starter holds. H: the helper's start (static storage: the thread reads it). 0 or -1. */
+typedef struct tr_helper {
+    void *(*fn)(void *);
+    void *arg;
+    _Atomic int running;
+} tr_helper;
+int tr_helper_thread(tr_helper *h, void *(*fn)(void *), void *arg);
 /* a condition variable whose timed waits take CLOCK_MONOTONIC times (tw_mono_ns), for the helper threads */
 void tr_cond_init_monotonic(pthread_cond_t *c);
 /* The call hooks follow 'paused' (removed while paused, added again when not): unhook=1, from the toggle's
