@@ -1089,6 +1089,16 @@ void tw_fork_child(tr_writer *w, tr_tbuf *keep)
     tr_link_free(&w->link);
     tw_map_free(&w->gpu_tracks);
     w->t_last = 0;
+    /* the child's file counts the child's own: GPU tracing as its own file opens it, no detach, no note yet */
+    w->gpu = 0;
+    w->gpu_corr = NULL;
+    atomic_store(&w->gpu_dropped, 0);
+    atomic_store(&w->gpu_detached, 0);
+    atomic_store(&w->gpu_attached, 0);
+    atomic_store(&w->gpu_detach_failed, 0);
+    w->note[0] = '\0';
+    if (w->captures != NULL)   /* capture_end= still counts the parent's ranges */
+        w->captures_base = atomic_load(w->captures);
 }
 
 void tw_free(tr_writer *w)

@@ -931,16 +931,7 @@ static void tr_fork_child(cushim_plugin *self)
     tr_nvtx_fork_child();
     tr_unhook_fork_child(st);
     tr_cupti_fork_child();
-    /* the child's file counts the child's own: GPU tracing as its own file opens it, no detach, no note yet */
-    st->w.gpu = 0;
-    st->w.gpu_corr = NULL;
-    atomic_store(&st->w.gpu_dropped, 0);
-    atomic_store(&st->w.gpu_detached, 0);
-    atomic_store(&st->w.gpu_attached, 0);
-    atomic_store(&st->w.gpu_detach_failed, 0);
-    st->w.note[0] = '\0';
-    atomic_store(&st->unhooked, 0);
-    st->w.captures_base = atomic_load(&st->captures);   /* capture_end= still counts the parent's ranges */
+    atomic_store(&st->unhooked, 0);   /* the child's file counts the child's own (tw_fork_child: the writer's) */
     pthread_mutex_init(&tr_output_lock, NULL);
     st->w.pid = (int)getpid();
     st->w.start = tw_process_start();
