@@ -30,6 +30,8 @@
 #   (check 'tracedetach': --trace-gpu --trace-unhook with capture ranges: CUPTI detached in the pause and attached
 #    again for the next range, against --trace-gpu-detach=0; see check_trace_detach)
 #   (check 'tracefork': --trace-gpu and a forked child that makes driver calls and exits; see check_trace_fork)
+#   (check 'traceprofiler': torch.profiler started inside a program traced with and without --trace-gpu; see
+#    check_trace_profiler)
 # 3. GPU activity and NVTX, against the PyTorch profiler as witness (a separate run: one CUPTI client each);
 # also alone as check 'tracegpu'
 trace_gpu_part() {
@@ -419,6 +421,37 @@ check_trace_fork() {
         tc_results "tracefork $v" "$LOGS/tracefork.$v.txt" "tracefork $v"
     done
 }
+# traceprofiler: other CUPTI clients in a program traced with --trace-gpu (trace_gpu.py profiler: torch.profiler
+# over its middle range 'profiled'). gpu: the trace starts CUPTI at the program's first CUDA call and keeps its one
+# callback subscriber (CUPTI before 13.3): every launch before, during and after the profiler keeps its kernel, and
+# what the profiler saw is reported. inject: the same with a CUPTI injection library loaded by the driver at cuInit
+# (libcupti_activity.so, CUPTI_ACTIVITY_KINDS=gpu+cb: a subscriber and activity buffers, as Nsight's injection
+# has) - still every launch linked, and what the library said. first: the profiler entered before the program's
+# first CUDA work (trace_gpu.py profilerfirst) - the same. nogpu: --trace alone leaves CUPTI to the program: the
+# profiler sees what it sees untraced.
+check_trace_profiler() {
+    local B=$HERE/trace/trace_gpu.py d=$WORK/traceprofiler v
+    tc_begin traceprofiler "$d" torch.profiler "no torch.profiler" || return
+    tmo 120 "$PY" "$B" profiler 5 >"$d/native.out" 2>"$LOGS/traceprofiler.native.err"
+    tmo 120 "$PY" "$B" profilerfirst 5 >"$d/native.first.out" 2>"$LOGS/traceprofiler.native.first.err"
+    for v in gpu inject first nogpu; do
+        local -a extra=() inj=()
+        local mode=profiler nat=$d/native.out
+        [ "$v" = first ] && mode=profilerfirst nat=$d/native.first.out
+        [ "$v" = nogpu ] || extra=(--trace-gpu)
+        if [ "$v" = inject ]; then
+            [ -f "$BIN/libcupti_activity.so" ] ||
+                { result "traceprofiler inject" SKIP "no libcupti_activity.so (build.log)"; continue; }
+            inj=(CUDA_INJECTION64_PATH="$BIN/libcupti_activity.so" CUPTI_ACTIVITY_KINDS=gpu+cb
+                 CUPTI_ACTIVITY_OUT="$d/inject.cnt")
+        fi
+        tc_traced "traceprofiler $v" 150 "$d/$v.out" "$LOGS/traceprofiler.$v.err" --trace="$d/$v.json" \
+            "${extra[@]}" -- env "${inj[@]}" "$PY" "$B" "$mode" 5 || continue
+        "$PY" "$HERE/trace/trace_check.py" profiler "$d/$v.json" "$d/$v.out" "$LOGS/traceprofiler.$v.err" "$v" \
+            "$nat" >"$LOGS/traceprofiler.$v.txt" 2>&1
+        tc_results traceprofiler "$LOGS/traceprofiler.$v.txt" "traceprofiler $v"
+    done
+}
 # tc_begin CHECK DIR MODULE WHY: the plugin is built (else CHECK fails) and Python imports MODULE (else CHECK is
 # skipped for WHY): 0, and DIR made empty; else 1
 tc_begin() {
@@ -572,3 +605,4 @@ gpu_check traceab check_trace_ab
 gpu_check tracegpuab check_trace_gpu_ab
 gpu_check tracedetach check_trace_detach
 gpu_check tracefork check_trace_fork
+gpu_check traceprofiler check_trace_profiler

@@ -483,6 +483,70 @@ def check_memops(trace, stats):
            (sorted(want.items()), sorted(got_t.items()), sorted(got_s.items())))
 
 
+def check_profiler(trace, out, exit_err, how, native_out):
+    """trace_gpu.py profiler (torch.profiler over the middle range 'profiled': a second CUPTI client) traced with
+    --trace-gpu (how 'gpu'; 'inject': with a CUPTI injection library too; 'first': trace_gpu.py profilerfirst, the
+    profiler entered before the program's first CUDA work, no range 'before') or --trace alone ('nogpu'). With
+    --trace-gpu the trace holds CUPTI's one callback subscriber (CUPTI before 13.3): every driver launch of
+    'before', 'profiled' and 'after' still has its kernel linked to it, and what the other clients saw and said
+    is reported, not judged. With --trace alone the trace leaves CUPTI to the program: the profiler sees as many
+    kernels as in the untraced run (native_out), and the launches of the three ranges are in the file with no GPU
+    work."""
+    d = load(trace)
+    ev = d["traceEvents"]
+    od = d.get("otherData", {})
+    api = {e["args"]["seq"]: e for e in calls(d)}
+    spans = {}
+    for e in ev:
+        if e.get("cat") == "nvtx" and e.get("ph") in ("B", "E"):
+            nm = e["name"] if e["ph"] == "B" else None
+            if nm in ("before", "profiled", "after"):
+                spans[nm] = [e["ts"], None, e["tid"]]
+            elif e["ph"] == "E":
+                for v in spans.values():
+                    if v[1] is None and v[2] == e["tid"]:
+                        v[1] = e["ts"]   # ranges of this script never nest
+    names = ("profiled", "after") if how == "first" else ("before", "profiled", "after")
+    missing = [r for r in names if spans.get(r, [0, None])[1] is None]
+    if missing:
+        report(False, how, "NVTX ranges missing or unclosed: %s" % missing)
+        return
+
+    def seen(path):
+        v = [int(l.split()[1]) for l in open(path).read().splitlines() if l.startswith("profiler_kernels ")]
+        return v[0] if v else None
+
+    gpu = how != "nogpu"
+    kernels = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel"]
+    linked = {}
+    for k in kernels:
+        c = api.get(k["args"].get("external id"))
+        if c is not None:
+            linked.setdefault(c["args"]["seq"], []).append(k)
+    ok = "profiler done" in open(out).read()
+    parts = []
+    for r in names:
+        t0, t1 = spans[r][0], spans[r][1]
+        launches = [c for c in api.values() if c["name"].startswith("cuLaunchKernel") and t0 <= c["ts"] <= t1]
+        n = sum(1 for c in launches if len(linked.get(c["args"]["seq"], [])) == 1)
+        ok = ok and len(launches) > 0 and n == (len(launches) if gpu else 0)
+        parts.append("%s %d/%d" % (r, n, len(launches)))
+    prof, native = seen(out), seen(native_out)
+    err = open(exit_err).read()
+    said = ", 'CUPTI initialization failed'" if "CUPTI initialization failed" in err else ""
+    if how == "inject":   # (the detail stays within the 220 characters the suite's table keeps)
+        said += "; injection: %s" % (" ".join(
+            l.replace("cupti_activity: ", "").replace("CUPTI_ERROR_", "").strip() for l in err.splitlines()
+            if l.startswith("cupti_activity:"))[:80] or "said nothing")
+    if gpu:
+        report(ok, how, "launches linked: %s; torch.profiler %s kernels (untraced %s)%s" %
+               (", ".join(parts), prof, native, said))
+    else:
+        ok = ok and prof is not None and prof == native and prof > 0 and not kernels and "gpu_correlation" not in od
+        report(ok, how, "torch.profiler saw %s kernels, untraced %s; launches in the file (no GPU work: %d "
+               "kernels): %s" % (prof, native, len(kernels), ", ".join(p.split("/")[1] for p in parts)))
+
+
 def main():
     mode = sys.argv[1]
     if mode == "ranks":
@@ -507,6 +571,8 @@ def main():
         check_detach(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif mode == "fork":
         check_fork(sys.argv[2], sys.argv[3], sys.argv[4] == "1")
+    elif mode == "profiler":
+        check_profiler(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6])
     elif mode == "nccl":
         check_nccl(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)
     else:

@@ -38,6 +38,11 @@ USAGE:
                                      ranges (cudaProfilerStart/Stop) and the fork after a paused step 1.5 s
                                      into the pause between them (--trace-unhook: CUPTI detached by then). Prints 'child PID' and
                                      'child_status S'.
+  trace_gpu.py profiler STEPS        STEPS steps in NVTX 'before', STEPS under torch.profiler (CUPTI activity: a
+                                     second CUPTI client in the process) in 'profiled', STEPS in 'after'; prints
+                                     'profiler_kernels N' (the GPU kernels the profiler saw)
+  trace_gpu.py profilerfirst STEPS   torch.profiler entered before the first CUDA work (its CUPTI client first), the
+                                     set-up and STEPS steps in 'profiled' inside it, STEPS in 'after'; prints the same
 
 TRACE_GPU_MODEL picks the model: mlp (default; a step of ~1.5-2 ms and ~456 CUDA calls whose time is the CPU's,
 the calls coming one at a time between stretches of Python: the worst case for a tracer) or transformer (4
@@ -92,9 +97,40 @@ def setup():
     return step
 
 
+def ranged(step, steps, name):
+    """STEPS synchronised steps inside the NVTX range NAME"""
+    torch.cuda.nvtx.range_push(name)
+    for _ in range(steps):
+        step()
+    torch.cuda.synchronize()
+    torch.cuda.nvtx.range_pop()
+
+
+def profiler_kernels(prof):
+    return len([e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA
+                and not e.name.startswith(("Memcpy", "Memset"))])
+
+
+def profiler_first(steps):
+    """torch.profiler entered before the program's first CUDA work (its CUPTI client comes first), the model set
+    up and STEPS steps in 'profiled' inside it, STEPS steps in 'after' once it ended"""
+    from torch.profiler import ProfilerActivity, profile
+    prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+    prof.__enter__()
+    step = setup()
+    ranged(step, steps, "profiled")
+    prof.__exit__(None, None, None)
+    print("profiler_kernels %d" % profiler_kernels(prof), flush=True)
+    ranged(step, steps, "after")
+    print("profiler done", flush=True)
+    return 0
+
+
 def main():
     mode = sys.argv[1]
     steps = int(sys.argv[2])
+    if mode == "profilerfirst":
+        return profiler_first(steps)
     step = setup()
     if mode == "run":
         torch.cuda.nvtx.range_push("measured")
@@ -235,6 +271,15 @@ def main():
         print("child_status %d" % status, flush=True)
         steps_once()
         print("parent done", flush=True)
+    elif mode == "profiler":
+        # a CUPTI client started inside the traced program: torch.profiler over the middle steps
+        from torch.profiler import ProfilerActivity, profile
+        ranged(step, steps, "before")
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            ranged(step, steps, "profiled")
+        print("profiler_kernels %d" % profiler_kernels(prof), flush=True)
+        ranged(step, steps, "after")
+        print("profiler done", flush=True)
     elif mode == "abbench":
         import signal
         blocks, per = steps, int(sys.argv[3])
