@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "rt_internal.h"
+#include "cushim/cushim_io.h"
 
 int cnt_enabled RT_HOT;
 static _Atomic uint64_t cnt_calls[CUSHIM_API_ID_LIMIT];
@@ -336,23 +337,31 @@ void cnt_after_fork_child(void)
 
 /* ---- writing ---- */
 
-/* All of 'b' at *off (pwrite) or at the descriptor's position (off NULL),
-   retrying short writes and EINTR. */
+/* All of 'b' at *off (pwrite) or at the descriptor's position (off NULL), retrying short writes and EINTR;
+   past the file size limit it fails with EFBIG instead of raising SIGXFSZ, on a pipe with no reader with EPIPE
+   instead of SIGPIPE (cushim_io.h). */
 static int cnt_write_all(int fd, const char *b, size_t n, off_t *off)
 {
+    int r = 0;
+    cushim_io_guard g;
+    cushim_io_guard_begin(&g);
     while (n > 0) {
         ssize_t w = off ? pwrite(fd, b, n, *off) : write(fd, b, n);
-        if (w < 0) {
-            if (errno == EINTR)
+        if (w <= 0) {
+            if (w < 0 && errno == EINTR)
                 continue;
-            return -1;
+            if (w == 0)
+                errno = ENOSPC;
+            r = -1;
+            break;
         }
         if (off)
             *off += w;
         b += w;
         n -= (size_t)w;
     }
-    return 0;
+    cushim_io_guard_end(&g, r != 0 ? errno : 0);
+    return r;
 }
 
 static void cnt_fail(const char *what, const char *target, int err)

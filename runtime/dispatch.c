@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "rt_internal.h"
+#include "cushim/cushim_io.h"
 
 static _Atomic(void *) rt_lib[CUSHIM_API_ID_LIMIT];       /* the library's function */
 static _Atomic uint8_t rt_missing_logged[CUSHIM_API_ID_LIMIT];
@@ -243,8 +244,8 @@ static void rt_fail_note(uint32_t id)
     } else {   /* CUSHIM_LOG=off: this one is shown anyway (docs/runtime.md) */
         char buf[1100];
         int n = snprintf(buf, sizeof buf, "cushim[%d] error: %s\n", (int)getpid(), line);
-        if (n > 0 && write(cfg_get()->log_fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1) < 0)
-            return;
+        if (n > 0)
+            (void)cushim_write_all(cfg_get()->log_fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
     }
 }
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "rt_internal.h"
+#include "cushim/cushim_io.h"
 
 static const char *const log_names[] = { "debug", "info", "warn", "error" };
 
@@ -41,8 +42,7 @@ static void log_write(int fd, int level, const char *text, size_t tlen)
         }
     }
     buf[len++] = '\n';
-    ssize_t w = write(fd, buf, len);
-    (void)w;
+    (void)cushim_write_all(fd, buf, len);   /* never SIGXFSZ: past the file size limit the line is lost */
     errno = saved;
 }
 

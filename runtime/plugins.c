@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "rt_internal.h"
+#include "cushim/cushim_io.h"
 
 #define PL_MAX 1024
 #define PL_DEF_MIN (offsetof(cushim_plugin_def, init) + sizeof(void (*)(void)))
@@ -78,8 +79,8 @@ void pl_report_failure(const cushim_plugin *p, const char *name, int optional, i
     } else if (from_env && !optional) {
         char buf[1100];
         int n = snprintf(buf, sizeof buf, "cushim[%d] error: %s\n", (int)getpid(), line);
-        if (n > 0 && write(cfg_get()->log_fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1) < 0)
-            return;
+        if (n > 0)
+            (void)cushim_write_all(cfg_get()->log_fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
     }
     if (from_env && !optional) {
         snprintf(line, sizeof line, "plugin '%s': %s", name, why);

@@ -10,7 +10,7 @@ trap 'rm -rf "$t"' EXIT
 p=$t/prefix
 cmake --install "$build" --prefix "$p" >/dev/null
 for f in lib/libcushim.so lib/cushim/dropin/libcuda.so.1 lib/cushim/fake/libcuda.so.1 \
-         include/cushim/cushim.h include/cushim/cushim_meta.h include/cushim/cushim_params.h \
+         include/cushim/cushim.h include/cushim/cushim_meta.h include/cushim/cushim_io.h include/cushim/cushim_params.h \
          include/cushim/cushim_api_ids.h include/cushim/cushim_cuda_headers.h include/cushim/cushim_results.inc \
          lib/cushim/plugins/faultinject.so bin/cushim \
          libexec/cushim/cushim-info share/cushim/apis.tsv share/cushim/procaddr.tsv lib/pkgconfig/cushim.pc \

@@ -29,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cushim/cushim_io.h"
+
 #include "lp_internal.h"
 
 lp_engine lp_eng = {
@@ -206,6 +208,7 @@ static dev_t lp_report_dev;
 static ino_t lp_report_ino;
 static char *lp_report_path;   /* NULL: stderr */
 static int lp_report_warned;
+static int lp_report_write_warned;   /* a write failed (said once) */
 
 static int lp_report_open(void)
 {
@@ -226,7 +229,6 @@ static int lp_report_open(void)
 void lp_report_write(const char *s, size_t n)
 {
     struct stat st;
-    size_t off = 0;
     pthread_mutex_lock(&lp_report_mu);
     if (lp_report_path != NULL && (lp_report_fd < 0 || fstat(lp_report_fd, &st) != 0 ||
                                    st.st_dev != lp_report_dev || st.st_ino != lp_report_ino)) {
@@ -237,13 +239,12 @@ void lp_report_write(const char *s, size_t n)
                              "cannot be opened again (%s): report lines are lost", lp_report_path, strerror(errno));
         }
     }
-    while (lp_report_fd >= 0 && off < n) {
-        ssize_t k = write(lp_report_fd, s + off, n - off);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            break;
-        off += (size_t)k;
+    /* past the file size limit: EFBIG, not SIGXFSZ (cushim_io.h); said once */
+    if (lp_report_fd >= 0 && cushim_write_all(lp_report_fd, s, n) < n && !lp_report_write_warned) {
+        lp_report_write_warned = 1;
+        lp_eng.host->log(lp_eng.self, CUSHIM_LOG_WARN, "report=%s: writing a report line failed (%s): that line "
+                         "and later failing ones are lost", lp_report_path ? lp_report_path : "stderr",
+                         strerror(errno));
     }
     pthread_mutex_unlock(&lp_report_mu);
 }

@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cushim/cushim_io.h"
+
 static int ml_lock_op(int fd, int cmd, short type, int slot)
 {
     struct flock fl;
@@ -186,7 +188,7 @@ static int ml_map(ml_budget *b, const char *path, int create, char *err, size_t 
         close(fd);
         return -1;
     }
-    if (st.st_size < (off_t)sizeof(ml_region) && (!create || ftruncate(fd, sizeof(ml_region)) != 0)) {
+    if (st.st_size < (off_t)sizeof(ml_region) && (!create || cushim_ftruncate(fd, sizeof(ml_region)) != 0)) {
         snprintf(err, errlen, "cannot size budget region '%s': %s", path, create ? strerror(errno) : "too small");
         close(fd);
         return -1;

@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cushim/cushim_io.h"
+
 sml_region *sml_shm_open(const char *name, char *err, size_t errlen)
 {
     struct stat st;
@@ -35,7 +37,7 @@ sml_region *sml_shm_open(const char *name, char *err, size_t errlen)
         return NULL;
     }
     /* two processes may both extend it: the size is the same, the contents zero */
-    if (st.st_size == 0 && ftruncate(fd, (off_t)sizeof(sml_region)) != 0) {
+    if (st.st_size == 0 && cushim_ftruncate(fd, (off_t)sizeof(sml_region)) != 0) {   /* EFBIG, not SIGXFSZ */
         snprintf(err, errlen, "ftruncate(%s): %s", name, strerror(errno));
         close(fd);
         return NULL;

@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "cushim/cushim_io.h"
 #include "tr_rec.h"
 #include "tr_writer.h"
 #include "tr_writer_int.h"
@@ -92,17 +93,10 @@ static void out_raw(tr_writer *w, const unsigned char *p, size_t n)
         tw_io_fail(w, 0);
         return;
     }
-    while (off < n) {
-        ssize_t k = write(w->fd, p + off, n - off);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0) {
-            tw_io_fail(w, k == 0 ? ENOSPC : errno);   /* a write of 0 bytes to a regular file: out of space */
-            break;
-        }
-        off += (size_t)k;
-        w->fd_off += k;
-    }
+    off = cushim_write_all(w->fd, p, n);   /* past the file size limit: EFBIG, never SIGXFSZ */
+    w->fd_off += (off_t)off;
+    if (off < n)
+        tw_io_fail(w, errno);
 }
 
 /* Compresses what is in 'in' (gzip: deflate with its header and trailer), 'end' the last call. */
@@ -851,14 +845,7 @@ static void write_summary(tr_writer *w)
         fprintf(f, "cushim trace: open it at https://ui.perfetto.dev (Open trace file) or chrome://tracing\n");
     fclose(f);
     if (text != NULL) {
-        for (size_t off = 0; off < tlen;) {
-            ssize_t k = write(fd, text + off, tlen - off);
-            if (k < 0 && errno == EINTR)
-                continue;
-            if (k <= 0)
-                break;
-            off += (size_t)k;
-        }
+        (void)cushim_write_all(fd, text, tlen);
         free(text);
     }
     if (own)

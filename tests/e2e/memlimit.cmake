@@ -6,7 +6,7 @@ endif()
 set(_ml_dir "${PROJECT_SOURCE_DIR}/plugins/memlimit")
 add_executable(e2e_memlimit e2e_memlimit.c "${_ml_dir}/ml_budget.c" "${_ml_dir}/ml_limits.c")
 target_include_directories(e2e_memlimit PRIVATE "${CUSHIM_CUDA_INCLUDE}" "${_ml_dir}"
-  "${PROJECT_SOURCE_DIR}/tests/fake")
+  "${PROJECT_SOURCE_DIR}/tests/fake" "${PROJECT_SOURCE_DIR}/sdk/include")
 target_compile_options(e2e_memlimit PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-declarations)
 target_link_libraries(e2e_memlimit PRIVATE cushim_fake_cuda cushim_fake_cudart pthread)
 

@@ -6,11 +6,15 @@
  *
  *   cushim run --plugin=/path/to/callcount.so:select=cat:launch+alloc,deny=cuStreamCreate,top=5 -- ./app
  *
- * It uses only what <cushim/cushim.h> declares and reaches the shim only through the host table given to
+ * It uses only what the SDK's headers declare and reaches the shim only through the host table given to
  * init, so the same file works with the preloaded shim and with the drop-in libcuda.so.1.
  */
+#define _POSIX_C_SOURCE 200809L   /* open_memstream, and what <cushim/cushim_io.h> needs (this is strict C11) */
 #include <cushim/cushim.h>
+#include <cushim/cushim_io.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,30 +252,44 @@ static void callcount_flush(cushim_plugin *self)
     }
     qsort(v, nv, sizeof *v, by_count_desc);
 
-    FILE *out = stderr;
+    /* The report is formatted in memory and written with cushim_write_all: this runs at exit on the program's
+       thread, where a write past a file size limit (ulimit -f) or into a pipe with no reader must fail, not end
+       the program by SIGXFSZ or SIGPIPE (cushim_io.h). */
+    char *text = NULL;
+    size_t tlen = 0;
+    FILE *m = open_memstream(&text, &tlen);
+    if (m == NULL) {
+        free(v);
+        return;
+    }
+    fprintf(m, "callcount: pid %ld: %llu calls of %u APIs, %llu denied\n", (long)getpid(),
+            (unsigned long long)total, (unsigned)nv, (unsigned long long)denied);
+    for (uint32_t i = 0; i < nv && (cc->top == 0 || i < (uint64_t)cc->top); i++) {
+        const cushim_api_info *api = h->api_by_id(v[i].id);
+        fprintf(m, "callcount: %s %llu\n", api ? api->name : "?", (unsigned long long)v[i].n);
+    }
+    fclose(m);
+    free(v);
+
+    int fd = 2;
+    char path[4096] = "stderr";
     if (cc->output != NULL) {
-        char path[4096];
         if (cc->child)
             snprintf(path, sizeof path, "%s.%ld", cc->output, (long)getpid());
         else
             snprintf(path, sizeof path, "%s", cc->output);
-        out = fopen(path, "a");
-        if (out == NULL) {
-            h->log(self, CUSHIM_LOG_WARN, "cannot open %s, reporting to stderr", path);
-            out = stderr;
+        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (fd < 0) {
+            h->log(self, CUSHIM_LOG_WARN, "cannot open %s (%s), reporting to stderr", path, strerror(errno));
+            fd = 2;
+            snprintf(path, sizeof path, "stderr");
         }
     }
-    fprintf(out, "callcount: pid %ld: %llu calls of %u APIs, %llu denied\n", (long)getpid(),
-            (unsigned long long)total, (unsigned)nv, (unsigned long long)denied);
-    for (uint32_t i = 0; i < nv && (cc->top == 0 || i < (uint64_t)cc->top); i++) {
-        const cushim_api_info *api = h->api_by_id(v[i].id);
-        fprintf(out, "callcount: %s %llu\n", api ? api->name : "?", (unsigned long long)v[i].n);
-    }
-    if (out != stderr)
-        fclose(out);
-    else
-        fflush(out);
-    free(v);
+    if (text != NULL && cushim_write_all(fd, text, tlen) < tlen)
+        h->log(self, CUSHIM_LOG_WARN, "writing the report to %s failed: %s", path, strerror(errno));
+    if (fd != 2)
+        close(fd);
+    free(text);
 }
 
 /* The child of fork() reports only its own calls, to its own file. */

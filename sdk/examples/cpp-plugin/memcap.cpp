@@ -13,7 +13,9 @@
  * State lives in one object per loaded instance; RAII makes a failing init undo what it did.
  */
 #include <cushim/cushim.h>
+#include <cushim/cushim_io.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cinttypes>
 #include <cstdio>
@@ -140,19 +142,27 @@ public:
         return true;
     }
 
+    // At exit, on the program's thread: written with cushim_write_all, so that a stderr pipe with no reader
+    // (or a file size limit, when stderr is a file) fails the write instead of ending the program (cushim_io.h).
     void report() const
     {
+        std::string text;
         for (size_t id = 0; id < stats_.size(); id++) {
             const ApiStats &s = stats_[id];
             uint64_t calls = s.calls.load(std::memory_order_relaxed);
             if (calls == 0)
                 continue;
             const cushim_api_info *api = h_->api_by_id(static_cast<uint32_t>(id));
-            std::fprintf(stderr, "memcap: %s calls=%" PRIu64 " bytes=%" PRIu64 " denied=%" PRIu64 "\n",
-                         api ? api->name : "?", calls, s.bytes.load(std::memory_order_relaxed),
-                         s.denied.load(std::memory_order_relaxed));
+            char line[512];
+            int n = std::snprintf(line, sizeof line,
+                                  "memcap: %s calls=%" PRIu64 " bytes=%" PRIu64 " denied=%" PRIu64 "\n",
+                                  api ? api->name : "?", calls, s.bytes.load(std::memory_order_relaxed),
+                                  s.denied.load(std::memory_order_relaxed));
+            if (n > 0)
+                text.append(line, std::min(static_cast<size_t>(n), sizeof line - 1));
         }
-        std::fflush(stderr);
+        std::fflush(stderr);   // what the program left in stderr's buffer comes first
+        cushim_write_all(2, text.data(), text.size());
     }
 
     void reset()

@@ -1,0 +1,135 @@
+/*
+ * cushim_io.h - writing a plugin's files from inside the host process without
+ * ever killing it (header only: no symbol, no part of the ABI).
+ *
+ * Two signals a write can raise end the process by default:
+ *   - SIGXFSZ: the program runs with a finite file size limit (RLIMIT_FSIZE:
+ *     `ulimit -f`, a batch system's job limits), and a write(2) starts at or
+ *     past it in a regular file, or an ftruncate(2) would grow a file past it;
+ *   - SIGPIPE: the write goes to a pipe or socket whose reader is gone (the
+ *     program's stderr piped into `head`, a log collector that exited).
+ * The program's own writes are the program's business; a plugin's trace,
+ * counts, report or log line must never be what ends it. The functions below
+ * block both signals around the call and take back the one the call itself
+ * raised (one that was already pending stays, for the program), so the call
+ * simply fails with EFBIG or EPIPE. The program's signal mask is restored as
+ * it was. They are safe in a signal handler (every call in them is a system
+ * call on Linux) and on any thread.
+ *
+ * Needs POSIX.1-2008 declarations: compile with the GNU dialect (gnu11, the
+ * compilers' default) or define _POSIX_C_SOURCE 200809L (or _GNU_SOURCE)
+ * before the first #include; a strict -std=c11 without either stops here with
+ * a message.
+ *
+ *   size_t cushim_write_all(int fd, const void *buf, size_t n);
+ *       writes all n bytes (again after EINTR and short writes); returns the
+ *       bytes written: n, or fewer with errno saying why (EFBIG past the file
+ *       size limit, EPIPE, ENOSPC when a write wrote nothing, EBADF...).
+ *   int cushim_ftruncate(int fd, off_t len);
+ *       ftruncate(2), failing with EFBIG instead of raising SIGXFSZ.
+ *   cushim_io_guard_begin(&g) ... cushim_io_guard_end(&g, err)
+ *       the same around other calls (pwrite, writev): err is the call's errno
+ *       when it failed, 0 when it succeeded.
+ */
+#ifndef CUSHIM_IO_H
+#define CUSHIM_IO_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <time.h>
+#include <unistd.h>
+
+#if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
+#error "cushim_io.h needs POSIX.1-2008: compile with -std=gnu11, or #define _POSIX_C_SOURCE 200809L first"
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What cushim_io_guard_begin saved: the thread's mask before, whether the two signals were blocked here and
+   whether each was already pending (the program's). */
+typedef struct cushim_io_guard {
+    sigset_t old;
+    int blocked;
+    int had_xfsz;
+    int had_pipe;
+} cushim_io_guard;
+
+/* SIGXFSZ and SIGPIPE blocked on this thread until cushim_io_guard_end. */
+static inline void cushim_io_guard_begin(cushim_io_guard *g)
+{
+    sigset_t x, pend;
+    sigemptyset(&x);
+    sigaddset(&x, SIGXFSZ);
+    sigaddset(&x, SIGPIPE);
+    g->blocked = pthread_sigmask(SIG_BLOCK, &x, &g->old) == 0;
+    g->had_xfsz = g->had_pipe = 1;
+    if (g->blocked && sigpending(&pend) == 0) {
+        g->had_xfsz = sigismember(&pend, SIGXFSZ) == 1;
+        g->had_pipe = sigismember(&pend, SIGPIPE) == 1;
+    }
+}
+
+/* The mask as it was. 'err': the guarded call's errno when it failed (0: it succeeded): EFBIG means it raised a
+   SIGXFSZ, EPIPE a SIGPIPE, taken back here unless one was pending before (signals of one number do not queue:
+   that one is the program's, and stays). errno is kept. */
+static inline void cushim_io_guard_end(cushim_io_guard *g, int err)
+{
+    int e = errno;
+    if (!g->blocked)
+        return;
+    if ((err == EFBIG && !g->had_xfsz) || (err == EPIPE && !g->had_pipe)) {
+        sigset_t x;
+        struct timespec zero = { 0, 0 };
+        sigemptyset(&x);
+        sigaddset(&x, err == EFBIG ? SIGXFSZ : SIGPIPE);
+        while (sigtimedwait(&x, NULL, &zero) < 0 && errno == EINTR) {
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+    errno = e;
+}
+
+static inline size_t cushim_write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = (const char *)buf;
+    size_t off = 0;
+    int e = 0;
+    cushim_io_guard g;
+    cushim_io_guard_begin(&g);
+    while (off < n) {
+        ssize_t k = write(fd, p + off, n - off);
+        if (k > 0) {
+            off += (size_t)k;
+            continue;
+        }
+        if (k < 0 && errno == EINTR)
+            continue;
+        e = k == 0 ? ENOSPC : errno;   /* a write of 0 bytes to a regular file: out of space */
+        break;
+    }
+    if (e != 0)
+        errno = e;   /* errno is left alone on success */
+    cushim_io_guard_end(&g, e);
+    return off;
+}
+
+static inline int cushim_ftruncate(int fd, off_t len)
+{
+    int r;
+    cushim_io_guard g;
+    cushim_io_guard_begin(&g);
+    while ((r = ftruncate(fd, len)) != 0 && errno == EINTR) {
+    }
+    cushim_io_guard_end(&g, r != 0 ? errno : 0);
+    return r;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CUSHIM_IO_H */

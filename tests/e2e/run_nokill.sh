@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# run_nokill.sh CASE VECADD E2E_TRACE TRACE_PLUGIN LUA_PLUGIN LUA_EXAMPLES MEMLIMIT_PLUGIN SMLIMIT_PLUGIN
+# The shim's and the plugins' own writes never end the program (sdk/include/cushim/cushim_io.h). Two signals a
+# write raises end a process by default: SIGXFSZ past its file size limit (RLIMIT_FSIZE, `ulimit -f`) and SIGPIPE
+# on a pipe with no reader. Before cushim_io.h the trace file, the call counts and the log file killed a program
+# run under `ulimit -f`, and the trace's table at exit killed one whose stderr pipe was closed (exit 153 and -13).
+#   fsize: under `ulimit -f 0` (4 for the trace's size check): the trace file (plain and .gz), CUSHIM_COUNTS,
+#          CUSHIM_LOG_FILE, the Lua plugin's report=FILE, the memlimit budget region and the smlimit region (both
+#          grown with ftruncate) - each time the program ends normally and the failure is said on stderr;
+#   epipe: stderr a pipe whose reader is gone before the program starts: the trace's table at exit, the counts
+#          (CUSHIM_COUNTS=-), debug logging, the Lua report - the program ends normally; and a trace written into a
+#          FIFO whose reader leaves after 4 KiB: the program ends normally, the summary says why the file ended.
+# A plugin argument that is empty (not built) skips its part. ctest sets LD_PRELOAD (the shim, with a sanitizer
+# runtime before it) and LD_LIBRARY_PATH (the fake driver).
+set -u
+case_=$1 vecadd=$2 prog=$3 trace=$4 lua=$5 luaex=$6 memlimit=$7 smlimit=$8
+preload=${LD_PRELOAD-}
+unset LD_PRELOAD
+dir=${E2E_OUT:-${TMPDIR:-/tmp}}/nokill.$case_
+rm -rf "$dir"
+mkdir -p "$dir" && cd "$dir" || exit 1
+status=0
+fail() { echo "FAIL [$case_ $part]: $*"; sed 's/^/  err: /' err | head -20; status=1; }
+
+# limited KB ENV...: vecadd under `ulimit -f KB` with ENV, its stdout and stderr through a pipe to a file made
+# outside the limit (a file written under it would end the shell); status $rc
+limited() {
+    local kb=$1
+    shift
+    ( ulimit -f "$kb" && exec env LD_PRELOAD="$preload" "$@" "$vecadd" ) 2>&1 | cat > err
+    rc=${PIPESTATUS[0]}
+}
+# noreader ENV...: vecadd with ENV, stdout to /dev/null, stderr a pipe whose read end is closed before it
+# starts; status $rc (negative: the signal that ended it)
+noreader() {
+    python3 - LD_PRELOAD="$preload" "$@" "$vecadd" > status <<'PY'
+import os, subprocess, sys
+env = dict(os.environ)
+args = sys.argv[1:]
+while args and "=" in args[0] and not args[0].startswith("/"):
+    k, v = args.pop(0).split("=", 1)
+    env[k] = v
+r, w = os.pipe()
+os.close(r)   # no reader from the start: every write to it fails with EPIPE (and raises SIGPIPE)
+p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=w, env=env)   # SIGPIPE default in the child
+os.close(w)
+print(p.wait())
+PY
+    rc=$(cat status)
+    : > err
+}
+
+case $case_ in
+fsize)
+    if [ -n "$trace" ]; then
+        part=trace
+        limited 0 CUSHIM_PLUGINS="$trace:file=$dir/t.json"
+        [ "$rc" = 0 ] || fail "exit $rc (153: SIGXFSZ)"
+        grep -q 'WRITE ERROR: File too large after 0 bytes' err || fail "the summary does not say why the file is empty"
+        part=trace-4k
+        limited 4 CUSHIM_PLUGINS="$trace:file=$dir/t4.json"
+        [ "$rc" = 0 ] || fail "exit $rc (153: SIGXFSZ)"
+        [ "$(stat -c %s t4.json)" = 4096 ] || fail "t4.json holds $(stat -c %s t4.json) bytes, not the 4096 of the limit"
+        grep -q 'WRITE ERROR: File too large after 4096 bytes' err || fail "the summary does not say why the file ends"
+        part=trace-gz
+        limited 1 CUSHIM_PLUGINS="$trace:file=$dir/t.json.gz"
+        [ "$rc" = 0 ] || fail "exit $rc (153: SIGXFSZ)"
+        grep -q 'WRITE ERROR: File too large after 1024 bytes' err || fail "the summary does not say why the file ends"
+    fi
+    part=counts
+    limited 0 CUSHIM_COUNTS="$dir/counts.tsv"
+    [ "$rc" = 0 ] || fail "exit $rc (153: SIGXFSZ)"
+    grep -q "cannot write call counts to $dir/counts.tsv: File too large" err || fail "the failure is not said"
+    part=logfile
+    limited 0 CUSHIM_LOG_FILE="$dir/log.txt" CUSHIM_LOG=debug
+    [ "$rc" = 0 ] || fail "exit $rc (153: SIGXFSZ)"
+    if [ -n "$lua" ]; then
+        part=lua-report
+        limited 0 CUSHIM_PLUGINS="$lua:script=$luaex/launches.lua,report=$dir/report.txt"
+        [ "$rc" = 0 ] || fail "exit $rc (153: SIGXFSZ)"
+        grep -q "report=$dir/report.txt: writing a report line failed (File too large)" err ||
+            fail "the lost report lines are not said"
+    fi
+    if [ -n "$memlimit" ]; then
+        part=memlimit-budget
+        limited 0 CUSHIM_PLUGINS="$memlimit:limit=1GiB,budget=nokill$$"
+        rm -f "/dev/shm/cushim-budget-nokill$$"
+        [ "$rc" = 0 ] || fail "exit $rc (153: SIGXFSZ)"
+        grep -q "cannot size budget region .*: File too large" err || fail "the failure is not said"
+    fi
+    if [ -n "$smlimit" ]; then
+        part=smlimit-region
+        # the region is joined by the plugin's thread after the first launch: a kernel of 1 s (simulated) keeps
+        # the program until then
+        limited 0 CUSHIM_PLUGINS="$smlimit:limit=50,group=nokill$$" FAKE_CUDA_KERNEL_US=1000000
+        rm -f "/dev/shm/cushim-smlimit2-$(id -u)-nokill$$"
+        [ "$rc" = 0 ] || fail "exit $rc (153: SIGXFSZ)"
+        grep -q "ftruncate(.*): File too large" err || fail "the failure is not said"
+    fi
+    ;;
+epipe)
+    if [ -n "$trace" ]; then
+        part=trace-table
+        noreader CUSHIM_PLUGINS="$trace:file=$dir/t.json"
+        [ "$rc" = 0 ] || fail "exit $rc (-13: SIGPIPE)"
+        python3 -c "import json; json.load(open('t.json'))" || fail "t.json is not valid JSON"
+        part=trace-fifo
+        mkfifo ff || exit 1
+        head -c 4096 ff > /dev/null &
+        env LD_PRELOAD="$preload" CUSHIM_PLUGINS="$trace:file=$dir/ff" timeout 60 "$prog" many 200000 > out 2> err
+        rc=$?
+        wait
+        [ "$rc" = 0 ] || fail "exit $rc (141: SIGPIPE)"
+        grep -q 'WRITE ERROR: Broken pipe after' err || fail "the summary does not say why the trace ended"
+    fi
+    part=counts
+    noreader CUSHIM_COUNTS=-
+    [ "$rc" = 0 ] || fail "exit $rc (-13: SIGPIPE)"
+    part=log
+    noreader CUSHIM_LOG=debug
+    [ "$rc" = 0 ] || fail "exit $rc (-13: SIGPIPE)"
+    if [ -n "$lua" ]; then
+        part=lua-report
+        noreader CUSHIM_PLUGINS="$lua:script=$luaex/launches.lua"
+        [ "$rc" = 0 ] || fail "exit $rc (-13: SIGPIPE)"
+    fi
+    ;;
+*)
+    echo "run_nokill.sh: unknown case $case_"
+    exit 2
+    ;;
+esac
+[ "$status" = 0 ] && echo "PASS [$case_]"
+exit "$status"

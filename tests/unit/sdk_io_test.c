@@ -1,0 +1,213 @@
+/*
+ * sdk_io_test.c - cushim_io.h: a plugin's write never ends the program.
+ *
+ * Each case sets a small RLIMIT_FSIZE or makes a pipe with no reader, with SIGXFSZ and SIGPIPE at their default
+ * action (ending the process) unless the case says otherwise, and checks that the call fails with EFBIG or EPIPE,
+ * that nothing is left pending that the call raised, that a signal already pending (the program's) stays, and
+ * that the thread's signal mask is what it was.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cushim/cushim_io.h"
+
+static char path[64];
+static struct rlimit saved_limit;
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(path, sizeof path, "/tmp/sdk_io_test.%d", (int)getpid());
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &saved_limit), 0);
+    signal(SIGXFSZ, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    pthread_sigmask(SIG_SETMASK, &none, NULL);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    setrlimit(RLIMIT_FSIZE, &saved_limit);
+    unlink(path);
+    return 0;
+}
+
+static void limit(rlim_t bytes)
+{
+    struct rlimit r = { bytes, saved_limit.rlim_max };
+    if (saved_limit.rlim_max != RLIM_INFINITY && bytes > saved_limit.rlim_max)
+        r.rlim_cur = saved_limit.rlim_max;
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &r), 0);
+}
+
+static int pending(int sig)
+{
+    sigset_t p;
+    assert_int_equal(sigpending(&p), 0);
+    return sigismember(&p, sig);
+}
+
+static int blocked(int sig)
+{
+    sigset_t m;
+    assert_int_equal(pthread_sigmask(SIG_SETMASK, NULL, &m), 0);
+    return sigismember(&m, sig);
+}
+
+/* Past the limit: the bytes up to it written, then EFBIG; the process still here, nothing pending, mask as before. */
+static void write_past_the_limit(void **state)
+{
+    (void)state;
+    char buf[3000];
+    memset(buf, 'x', sizeof buf);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    limit(1024);
+    errno = 0;
+    assert_int_equal(cushim_write_all(fd, buf, sizeof buf), 1024);   /* a short write up to the limit, then EFBIG */
+    assert_int_equal(errno, EFBIG);
+    assert_int_equal(cushim_write_all(fd, buf, 10), 0);               /* at the limit: EFBIG at once */
+    assert_int_equal(errno, EFBIG);
+    assert_false(pending(SIGXFSZ));
+    assert_false(blocked(SIGXFSZ));
+    assert_false(blocked(SIGPIPE));
+    close(fd);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_size, 1024);
+}
+
+/* ftruncate growing the file past the limit: EFBIG; shrinking is fine. */
+static void ftruncate_past_the_limit(void **state)
+{
+    (void)state;
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    limit(4096);
+    assert_int_equal(cushim_ftruncate(fd, 8192), -1);
+    assert_int_equal(errno, EFBIG);
+    assert_int_equal(cushim_ftruncate(fd, 4096), 0);
+    assert_int_equal(cushim_ftruncate(fd, 0), 0);
+    assert_false(pending(SIGXFSZ));
+    close(fd);
+}
+
+/* The program's own SIGXFSZ, pending while it blocks it, is still pending afterwards - and still blocked. */
+static void the_programs_pending_signal_stays(void **state)
+{
+    (void)state;
+    sigset_t x, old;
+    sigemptyset(&x);
+    sigaddset(&x, SIGXFSZ);
+    sigaddset(&x, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &x, &old);
+    raise(SIGXFSZ);
+    raise(SIGPIPE);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    limit(0);
+    assert_int_equal(cushim_write_all(fd, "x", 1), 0);
+    assert_int_equal(errno, EFBIG);
+    close(fd);
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    close(p[0]);
+    assert_int_equal(cushim_write_all(p[1], "x", 1), 0);
+    assert_int_equal(errno, EPIPE);
+    close(p[1]);
+    assert_true(pending(SIGXFSZ));
+    assert_true(pending(SIGPIPE));
+    assert_true(blocked(SIGXFSZ));
+    assert_true(blocked(SIGPIPE));
+    struct timespec zero = { 0, 0 };
+    assert_int_equal(sigtimedwait(&x, NULL, &zero) > 0, 1);   /* the program takes them: there were two */
+    assert_int_equal(sigtimedwait(&x, NULL, &zero) > 0, 1);
+    assert_int_equal(sigtimedwait(&x, NULL, &zero), -1);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* A pipe whose reader is gone: EPIPE, no SIGPIPE left, the mask as it was. */
+static void write_to_a_pipe_with_no_reader(void **state)
+{
+    (void)state;
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    close(p[0]);
+    assert_int_equal(cushim_write_all(p[1], "hello", 5), 0);
+    assert_int_equal(errno, EPIPE);
+    assert_false(pending(SIGPIPE));
+    assert_false(blocked(SIGPIPE));
+    close(p[1]);
+}
+
+/* A program handler for SIGXFSZ does not run for the plugin's write. */
+static volatile sig_atomic_t handled;
+static void on_xfsz(int sig)
+{
+    (void)sig;
+    handled++;
+}
+
+static void the_programs_handler_is_not_called(void **state)
+{
+    (void)state;
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_xfsz;
+    sigaction(SIGXFSZ, &sa, &old);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    limit(0);
+    handled = 0;
+    assert_int_equal(cushim_write_all(fd, "x", 1), 0);
+    assert_int_equal(errno, EFBIG);
+    assert_int_equal(handled, 0);
+    /* the program's own write still raises it (the test's control: the limit bites) */
+    assert_int_equal(write(fd, "x", 1), -1);
+    assert_int_equal(handled, 1);
+    close(fd);
+    sigaction(SIGXFSZ, &old, NULL);
+}
+
+/* Success: every byte written, errno untouched. */
+static void success_leaves_errno(void **state)
+{
+    (void)state;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    errno = 1234;
+    assert_int_equal(cushim_write_all(fd, "abcdef", 6), 6);
+    assert_int_equal(errno, 1234);
+    assert_int_equal(cushim_write_all(-1, "a", 1), 0);
+    assert_int_equal(errno, EBADF);
+    close(fd);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(write_past_the_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(ftruncate_past_the_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(the_programs_pending_signal_stays, setup, teardown),
+        cmocka_unit_test_setup_teardown(write_to_a_pipe_with_no_reader, setup, teardown),
+        cmocka_unit_test_setup_teardown(the_programs_handler_is_not_called, setup, teardown),
+        cmocka_unit_test_setup_teardown(success_leaves_errno, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
