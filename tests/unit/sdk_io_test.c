@@ -9,6 +9,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <time.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -22,6 +24,7 @@
 
 #include <cmocka.h>
 
+#define CUSHIM_IO_WAIT_MS 400   /* the test's bound for a non-blocking descriptor with no room */
 #include "cushim/cushim_io.h"
 
 static char path[64];
@@ -199,6 +202,48 @@ static void success_leaves_errno(void **state)
     close(fd);
 }
 
+/* A non-blocking pipe that is full: cushim_write_all waits for room (a reader drains it 100 ms later) and writes
+   everything; with nobody reading it gives up after CUSHIM_IO_WAIT_MS with EAGAIN and what it wrote. */
+static void *drain_later(void *arg)
+{
+    int fd = *(int *)arg;
+    char buf[65536];
+    struct timespec ms100 = { 0, 100 * 1000 * 1000 };
+    nanosleep(&ms100, NULL);
+    while (read(fd, buf, sizeof buf) > 0) {
+    }
+    return NULL;
+}
+
+static void nonblocking_descriptor_waits_for_room(void **state)
+{
+    (void)state;
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    assert_int_equal(fcntl(p[1], F_SETFL, O_NONBLOCK), 0);
+    static char big[256 * 1024];
+    memset(big, 'y', sizeof big);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, drain_later, &p[0]), 0);
+    assert_int_equal(cushim_write_all(p[1], big, sizeof big), sizeof big);   /* 4x the pipe's 64 KiB */
+    close(p[1]);
+    pthread_join(t, NULL);
+    close(p[0]);
+
+    assert_int_equal(pipe(p), 0);
+    assert_int_equal(fcntl(p[1], F_SETFL, O_NONBLOCK), 0);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    size_t w = cushim_write_all(p[1], big, sizeof big);   /* nobody reads: what fits, then EAGAIN */
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    assert_int_equal(errno, EAGAIN);
+    assert_true(w > 0 && w < sizeof big);
+    double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    assert_true(s >= 0.35 && s < 10.0);   /* waited about CUSHIM_IO_WAIT_MS (a bound, not a timing claim) */
+    close(p[0]);
+    close(p[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -208,6 +253,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(write_to_a_pipe_with_no_reader, setup, teardown),
         cmocka_unit_test_setup_teardown(the_programs_handler_is_not_called, setup, teardown),
         cmocka_unit_test_setup_teardown(success_leaves_errno, setup, teardown),
+        cmocka_unit_test_setup_teardown(nonblocking_descriptor_waits_for_room, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,9 +22,13 @@
  * a message.
  *
  *   size_t cushim_write_all(int fd, const void *buf, size_t n);
- *       writes all n bytes (again after EINTR and short writes); returns the
- *       bytes written: n, or fewer with errno saying why (EFBIG past the file
- *       size limit, EPIPE, ENOSPC when a write wrote nothing, EBADF...).
+ *       writes all n bytes (again after EINTR and short writes; on a
+ *       descriptor the program made non-blocking - Node.js and asyncio do so
+ *       to their stdio - waiting for room up to CUSHIM_IO_WAIT_MS, 2000 ms in
+ *       all, define it before the #include to change it); returns the bytes
+ *       written: n, or fewer with errno saying why (EFBIG past the file size
+ *       limit, EPIPE, EAGAIN when no room came in time, ENOSPC when a write
+ *       wrote nothing, EBADF...).
  *   int cushim_ftruncate(int fd, off_t len);
  *       ftruncate(2), failing with EFBIG instead of raising SIGXFSZ.
  *   cushim_io_guard_begin(&g) ... cushim_io_guard_end(&g, err)
@@ -35,6 +39,7 @@
 #define CUSHIM_IO_H
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
@@ -43,6 +48,10 @@
 
 #if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
 #error "cushim_io.h needs POSIX.1-2008: compile with -std=gnu11, or #define _POSIX_C_SOURCE 200809L first"
+#endif
+
+#ifndef CUSHIM_IO_WAIT_MS
+#define CUSHIM_IO_WAIT_MS 2000   /* how long cushim_write_all waits, in all, for room on a non-blocking descriptor */
 #endif
 
 #ifdef __cplusplus
@@ -97,7 +106,7 @@ static inline size_t cushim_write_all(int fd, const void *buf, size_t n)
 {
     const char *p = (const char *)buf;
     size_t off = 0;
-    int e = 0;
+    int e = 0, waited_ms = 0;
     cushim_io_guard g;
     cushim_io_guard_begin(&g);
     while (off < n) {
@@ -108,6 +117,15 @@ static inline size_t cushim_write_all(int fd, const void *buf, size_t n)
         }
         if (k < 0 && errno == EINTR)
             continue;
+        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && waited_ms < CUSHIM_IO_WAIT_MS) {
+            struct pollfd pf;
+            pf.fd = fd;
+            pf.events = POLLOUT;
+            pf.revents = 0;
+            (void)poll(&pf, 1, 50);   /* room, or 50 ms; then the write tells */
+            waited_ms += 50;
+            continue;
+        }
         e = k == 0 ? ENOSPC : errno;   /* a write of 0 bytes to a regular file: out of space */
         break;
     }
