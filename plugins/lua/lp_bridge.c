@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cushim/cushim_io.h"
 #include "lp_bridge.h"
 
 char lp_skip_key;
@@ -305,7 +306,7 @@ static int lp_f_parse_bytes(lua_State *L)
 {
     const char *s = luaL_checkstring(L, 1);
     char *end;
-    double v = strtod(s, &end);
+    double v = cushim_strtod(s, &end);   /* "1.5GiB" whatever the program's LC_NUMERIC */
     double mult = 1;
     while (*end == ' ')
         end++;

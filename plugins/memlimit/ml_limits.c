@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cushim/cushim_io.h"
+
 int ml_parse_bytes(const char *s, uint64_t *out)
 {
     char *end = NULL;
@@ -46,7 +48,7 @@ int ml_parse_bytes(const char *s, uint64_t *out)
             if (!(isdigit((unsigned char)*s) || (*s == '.' && isdigit((unsigned char)s[1]))))
                 return -1;
             errno = 0;
-            mant = strtod(s, &end);
+            mant = cushim_strtod(s, &end);   /* the C locale's '.', whatever the program set */
             if (errno || end == s)   /* ERANGE: too large for a double */
                 return -1;
         } else {

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cushim/cushim_io.h"
+
 /* "30" | "0:30,1:50" | "30,1:50" (a bare number: every device not named).
    Percent in [0, 100]; 0 and 100 mean no limit, as in HAMi-core. */
 int sml_parse_limits(const char *text, double out[SML_LIMIT_DEVICES], char *err, size_t errlen)
@@ -25,7 +27,7 @@ int sml_parse_limits(const char *text, double out[SML_LIMIT_DEVICES], char *err,
         double v;
         while (*p == ' ')
             p++;
-        v = strtod(p, &end);
+        v = cushim_strtod(p, &end);
         if (end == p)
             goto bad;
         if (*end == ':') {
@@ -35,7 +37,7 @@ int sml_parse_limits(const char *text, double out[SML_LIMIT_DEVICES], char *err,
             }
             dev = (long)v;
             p = end + 1;
-            v = strtod(p, &end);
+            v = cushim_strtod(p, &end);
             if (end == p)
                 goto bad;
         }
@@ -76,7 +78,7 @@ int sml_env_limits(const char *(*getenv_fn)(const char *), double out[SML_LIMIT_
     double base = 0;
     if (all != NULL && *all) {
         char *end;
-        base = strtod(all, &end);
+        base = cushim_strtod(all, &end);
         if (end == all || *end != '\0' || !(base >= 0)) {
             snprintf(err, errlen, "CUDA_DEVICE_SM_LIMIT='%s' is not a percentage", all);
             return -1;
@@ -89,7 +91,7 @@ int sml_env_limits(const char *(*getenv_fn)(const char *), double out[SML_LIMIT_
         snprintf(name, sizeof name, "CUDA_DEVICE_SM_LIMIT_%d", i);
         if ((v = getenv_fn(name)) != NULL && *v) {
             char *end;
-            double d = strtod(v, &end);
+            double d = cushim_strtod(v, &end);
             if (end == v || *end != '\0' || !(d >= 0)) {
                 snprintf(err, errlen, "%s='%s' is not a percentage", name, v);
                 return -1;

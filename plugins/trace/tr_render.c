@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "tr_render.h"
+#include "tr_stats.h"   /* tr_c_number */
 
 /* ---- text buffer ---- */
 
@@ -315,10 +316,13 @@ static void r_number(tr_sb *sb, const unsigned char *p, uint32_t size, const cha
         } else {
             memcpy(&d, p, 8);
         }
+        char num[64];
+        snprintf(num, sizeof num, "%.9g", d);
+        tr_c_number(num);   /* the program's LC_NUMERIC may say ',' */
         if (d != d || d - d != 0)   /* NaN, infinities: no JSON number */
-            tr_sb_printf(sb, "\"%g\"", d);
+            tr_sb_printf(sb, "\"%s\"", num);
         else
-            tr_sb_printf(sb, "%.9g", d);
+            tr_sb_puts(sb, num);
     } else if (size > 8) {
         r_bytes(sb, p, size);
     } else if (type_is_unsigned(ctype)) {

@@ -359,6 +359,7 @@ static void fmt_d(char *out, size_t cap, double v)
 {
     char d[64];
     snprintf(d, sizeof d, "%.1f", v);
+    tr_c_number(d);   /* the program's LC_NUMERIC may say ',': the table at exit equals cushim stats' */
     fmt_grouped(out, cap, d);
 }
 
@@ -366,6 +367,7 @@ static void fmt_mb(char *out, size_t cap, double bytes)
 {
     char d[64];
     snprintf(d, sizeof d, "%.3f", bytes / 1e6);
+    tr_c_number(d);
     fmt_grouped(out, cap, d);
 }
 
@@ -420,6 +422,7 @@ static void print_table(FILE *f, const tr_stat_row *rows, uint32_t n, const char
                 fmt_mb(cell[6], sizeof cell[6], r->stddev);
             } else {
                 snprintf(cell[0], sizeof cell[0], "%.1f", r->pct);
+                tr_c_number(cell[0]);
                 fmt_u(cell[1], sizeof cell[1], r->total);
                 fmt_u(cell[2], sizeof cell[2], r->n);
                 fmt_d(cell[3], sizeof cell[3], r->avg);

@@ -100,4 +100,29 @@ void tr_stats_json(FILE *f, const char *report, tr_stats *st, int mode);
 /* 's' as a JSON string, as the names above. */
 void tr_stats_json_str(FILE *f, const char *s);
 
+/* A number printf's %f, %g or %e wrote, put in the C locale's form in place: the program may have set a locale
+   whose decimal point is ',' (de_DE, fr_FR) or a multi-byte character, and JSON and the tables want '.'. Without
+   the ' flag those conversions write only digits, a sign, an exponent's letter, "inf"/"nan" and the decimal
+   point: each run of other bytes becomes one '.'. Returns the new length. */
+static inline size_t tr_c_number(char *s)
+{
+    size_t i = 0, o = 0;
+    while (s[i] != '\0') {
+        unsigned char c = (unsigned char)s[i];
+        if ((c >= '0' && c <= '9') || c == '-' || c == '+' || ((c | 32) >= 'a' && (c | 32) <= 'z')) {
+            s[o++] = s[i++];
+            continue;
+        }
+        while (s[i] != '\0') {   /* the decimal point: one or more bytes */
+            c = (unsigned char)s[i];
+            if ((c >= '0' && c <= '9') || c == '-' || c == '+' || ((c | 32) >= 'a' && (c | 32) <= 'z'))
+                break;
+            i++;
+        }
+        s[o++] = '.';
+    }
+    s[o] = '\0';
+    return o;
+}
+
 #endif /* TR_STATS_H */

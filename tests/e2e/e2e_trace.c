@@ -52,6 +52,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -275,6 +276,22 @@ int main(int argc, char **argv)
         return runtime_mode();
     if (!strcmp(mode, "structs"))
         return structs_mode();
+    if (!strcmp(mode, "locale")) {   /* the locale of the environment (LC_ALL=de_DE.UTF-8: ',' as decimal point) set
+                                        after the trace started; a call with a float output: cuEventElapsedTime */
+        char probe[16];
+        CUevent a, b;
+        float ms = -1;
+        if (setlocale(LC_ALL, "") == NULL)
+            return 77;
+        snprintf(probe, sizeof probe, "%.1f", 1.5);
+        if (cuEventCreate(&a, 0) != CUDA_SUCCESS || cuEventCreate(&b, 0) != CUDA_SUCCESS ||
+            cuEventRecord(a, 0) != CUDA_SUCCESS || cuEventRecord(b, 0) != CUDA_SUCCESS ||
+            cuEventSynchronize(b) != CUDA_SUCCESS || cuEventElapsedTime(&ms, a, b) != CUDA_SUCCESS)
+            return 1;
+        printf("probe %s elapsed %.9g\n", probe, (double)ms);   /* with the locale's decimal point; kept to the end:
+                                                                  the writer renders at exit */
+        return 0;
+    }
     if (!strcmp(mode, "many")) {
         long n = argc > 2 ? atol(argv[2]) : 1000;
         CUcontext c;

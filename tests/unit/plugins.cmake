@@ -33,6 +33,7 @@ target_compile_options(sml_shm_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME sml_shm COMMAND sml_shm_test)
 # ... and the reading of its limits (the option and HAMi-core's variables).
 add_executable(sml_limits_test sml_limits_test.c "${_sml_dir}/limitspec.c")
+target_include_directories(sml_limits_test PRIVATE "${PROJECT_SOURCE_DIR}/sdk/include")
 target_include_directories(sml_limits_test PRIVATE "${_sml_dir}")
 target_link_libraries(sml_limits_test PRIVATE PkgConfig::CMOCKA)
 target_compile_options(sml_limits_test PRIVATE ${CUSHIM_WARN_FLAGS})

@@ -34,15 +34,25 @@
  *   cushim_io_guard_begin(&g) ... cushim_io_guard_end(&g, err)
  *       the same around other calls (pwrite, writev): err is the call's errno
  *       when it failed, 0 when it succeeded.
+ *
+ * And one reading: a program may set its locale (setlocale(LC_ALL, "") in a
+ * German or French environment makes ',' the decimal point), and a plugin
+ * loaded after that - the drop-in libcuda.so.1 is opened when the program
+ * first uses CUDA - would read "limit=1.5GiB" as 1 followed by garbage.
+ *   double cushim_strtod(const char *s, char **end);
+ *       strtod(3) as in the C locale whatever the program's (uselocale on this
+ *       thread for the call); not for a signal handler.
  */
 #ifndef CUSHIM_IO_H
 #define CUSHIM_IO_H
 
 #include <errno.h>
+#include <locale.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -144,6 +154,31 @@ static inline int cushim_ftruncate(int fd, off_t len)
     }
     cushim_io_guard_end(&g, r != 0 ? errno : 0);
     return r;
+}
+
+static inline double cushim_strtod(const char *s, char **end)
+{
+    /* one "C" locale object per translation unit, made at the first call and kept */
+    static locale_t c_locale;
+    locale_t c = __atomic_load_n(&c_locale, __ATOMIC_ACQUIRE), old, none = (locale_t)0;
+    double v;
+    int e;
+    if (c == (locale_t)0) {
+        c = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+        if (c == (locale_t)0)
+            return strtod(s, end);   /* out of memory: the program's locale */
+        if (!__atomic_compare_exchange_n(&c_locale, &none, c, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            freelocale(c);   /* another thread's came first */
+            c = none;
+        }
+    }
+    old = uselocale(c);
+    v = strtod(s, end);
+    e = errno;
+    if (old != (locale_t)0)
+        uselocale(old);
+    errno = e;   /* strtod's ERANGE */
+    return v;
 }
 
 #ifdef __cplusplus
