@@ -1,6 +1,7 @@
 /*
- * cushim_io.h - writing a plugin's files from inside the host process without
- * ever killing it (header only: no symbol, no part of the ABI).
+ * cushim_io.h - a plugin's input and output inside the host process: writes
+ * that never end it, numbers read whatever locale it set (header only: no
+ * symbol, no part of the ABI).
  *
  * Two signals a write can raise end the process by default:
  *   - SIGXFSZ: the program runs with a finite file size limit (RLIMIT_FSIZE:
