@@ -35,6 +35,7 @@
 #endif
 #include "tr_path.h"
 #include "tr_plan.h"
+#include "tr_stats.h"   /* tr_c_number */
 
 #define TR_CHUNK (64u * 1024u)    /* per thread at a time: 64 MiB serve 1024 recording threads */
 
@@ -810,12 +811,17 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
             tr_free_state(st);
             return -1;
         }
+        char dn[40], un[40];   /* as the user wrote them: '.' whatever locale the program set (drop-in mode) */
+        snprintf(dn, sizeof dn, "%.9g", delay);
+        snprintf(un, sizeof un, "%.9g", duration);
+        tr_c_number(dn);
+        tr_c_number(un);
         if (st->capture == TR_CAPTURE_TIME && duration == 0)
-            snprintf(st->capture_desc, sizeof st->capture_desc, "delay=%.9g", delay);
+            snprintf(st->capture_desc, sizeof st->capture_desc, "delay=%s", dn);
         else if (st->capture == TR_CAPTURE_TIME && delay == 0)
-            snprintf(st->capture_desc, sizeof st->capture_desc, "duration=%.9g", duration);
+            snprintf(st->capture_desc, sizeof st->capture_desc, "duration=%s", un);
         else if (st->capture == TR_CAPTURE_TIME)
-            snprintf(st->capture_desc, sizeof st->capture_desc, "delay=%.9g,duration=%.9g", delay, duration);
+            snprintf(st->capture_desc, sizeof st->capture_desc, "delay=%s,duration=%s", dn, un);
         else if (st->capture != TR_CAPTURE_NONE && st->capture_max == 0)
             snprintf(st->capture_desc, sizeof st->capture_desc, "%s", host->opt_string(self, "capture"));
         else if (st->capture != TR_CAPTURE_NONE)

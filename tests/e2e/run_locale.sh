@@ -8,7 +8,8 @@
 #   memlimit: the drop-in opened after setlocale (e2e_locale), limit=1.5GiB: 1.2 GiB allocated, 0.5 GiB more
 #             refused (before: "bad size '1.5GiB'", and the shim failed closed);
 #   smlimit:  the same, limit=30.5: CUDA starts (before: a bad limit, failed closed);
-#   lua:      cushim.parse_bytes("1.5GiB") in a policy loaded after setlocale: 1610612736.
+#   lua:      cushim.parse_bytes("1.5GiB") in a policy loaded after setlocale: 1610612736;
+#   trace in drop-in mode with duration=5.5: the summary and otherData describe it as given (not 5,5).
 # Exit 77 (skipped) without localedef or de_DE's locale source (Debian: the 'locales' package).
 set -u
 prog=$1 lprog=$2 stats=$3 dropin=$4 trace=$5 memlimit=$6 smlimit=$7 lua=$8
@@ -62,6 +63,14 @@ run_dropin() {   # run_dropin PLUGINSPEC BYTES...: e2e_locale with the drop-in f
     rc=$?
     grep -q 'error' err && fail "errors logged"
 }
+if [ -n "$trace" ]; then
+    part=trace-dropin   # options parsed and described after the program's setlocale
+    run_dropin "$trace:file=$dir/d.json,duration=5.5" 4096
+    [ "$rc" = 0 ] || fail "exit $rc"
+    grep -q '(duration=5\.5)' err || fail "the summary does not describe duration=5.5 as given"
+    python3 -c "import json,sys; d=json.load(open('d.json')); sys.exit(d['otherData'].get('capture') != 'duration=5.5')" ||
+        fail "otherData.capture is not 'duration=5.5'"
+fi
 if [ -n "$memlimit" ]; then
     part=memlimit
     run_dropin "$memlimit:limit=1.5GiB" 1288490188 536870912
