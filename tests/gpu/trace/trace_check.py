@@ -206,6 +206,22 @@ def check_capture(trace, kind):
     report(not prof, "capture-profiler-calls", "profiler API calls recorded: %s" % prof[:4])
 
 
+def flat_spans(ev, names):
+    """{name: [start ts, end ts or None, tid]} of the NVTX push/pop ranges named in NAMES, for a script whose
+    ranges never nest"""
+    spans = {}
+    for e in ev:
+        if e.get("cat") == "nvtx" and e.get("ph") in ("B", "E"):
+            nm = e["name"] if e["ph"] == "B" else None
+            if nm in names:
+                spans[nm] = [e["ts"], None, e["tid"]]
+            elif e["ph"] == "E":
+                for v in spans.values():
+                    if v[1] is None and v[2] == e["tid"]:
+                        v[1] = e["ts"]
+    return spans
+
+
 def check_detach(trace, exit_err, detach):
     """trace_gpu.py detach traced with --trace-gpu --trace-unhook --trace-capture=cudaProfilerApi: in both capture
     ranges every driver launch has its kernel linked to it; kernels of the pause's first part are seen (CUPTI still
@@ -215,16 +231,7 @@ def check_detach(trace, exit_err, detach):
     ev = d["traceEvents"]
     od = d.get("otherData", {})
     api = {e["args"]["seq"]: e for e in calls(d)}
-    spans = {}
-    for e in ev:
-        if e.get("cat") == "nvtx" and e.get("ph") in ("B", "E"):
-            nm = e["name"] if e["ph"] == "B" else None
-            if nm in ("range1", "range2", "pause-early", "pause-late"):
-                spans[nm] = [e["ts"], None, e["tid"]]
-            elif e["ph"] == "E":
-                for k, v in spans.items():
-                    if v[1] is None and v[2] == e["tid"]:
-                        v[1] = e["ts"]   # ranges of this script never nest
+    spans = flat_spans(ev, ("range1", "range2", "pause-early", "pause-late"))
     missing = [k for k in ("range1", "range2", "pause-early", "pause-late") if spans.get(k, [0, None])[1] is None]
     if missing:
         report(False, "ranges", "NVTX ranges missing or unclosed: %s" % missing)
@@ -496,16 +503,7 @@ def check_profiler(trace, out, exit_err, how, native_out):
     ev = d["traceEvents"]
     od = d.get("otherData", {})
     api = {e["args"]["seq"]: e for e in calls(d)}
-    spans = {}
-    for e in ev:
-        if e.get("cat") == "nvtx" and e.get("ph") in ("B", "E"):
-            nm = e["name"] if e["ph"] == "B" else None
-            if nm in ("before", "profiled", "after"):
-                spans[nm] = [e["ts"], None, e["tid"]]
-            elif e["ph"] == "E":
-                for v in spans.values():
-                    if v[1] is None and v[2] == e["tid"]:
-                        v[1] = e["ts"]   # ranges of this script never nest
+    spans = flat_spans(ev, ("before", "profiled", "after"))
     names = ("profiled", "after") if how == "first" else ("before", "profiled", "after")
     missing = [r for r in names if spans.get(r, [0, None])[1] is None]
     if missing:
