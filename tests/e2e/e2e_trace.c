@@ -276,6 +276,39 @@ int main(int argc, char **argv)
         return runtime_mode();
     if (!strcmp(mode, "structs"))
         return structs_mode();
+    if (!strcmp(mode, "nulls")) {   /* NULL where the driver answers CUDA_ERROR_INVALID_VALUE (or the like): the
+                                       results printed, to compare with and without the shim and its plugins */
+        CUresult r[32];
+        int i = 0;
+        CUdevice d;
+        CUgraph g = NULL;
+        size_t n = 0;
+        cuCtxGetDevice(&d);
+        r[i++] = cuDeviceGetName(NULL, 0, d);
+        r[i++] = cuDeviceGetName(NULL, 100, d);
+        r[i++] = cuMemcpy2D(NULL);
+        r[i++] = cuMemcpy3D(NULL);
+        r[i++] = cuModuleGetFunction(NULL, NULL, NULL);
+        r[i++] = cuModuleLoadData(NULL, NULL);
+        r[i++] = cuGraphCreate(&g, 0);
+        r[i++] = cuGraphGetNodes(g, NULL, &n);
+        r[i++] = cuGraphGetNodes(g, NULL, NULL);
+        r[i++] = cuLaunchKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+        r[i++] = cuMemAlloc(NULL, 16);
+        r[i++] = cuMemAllocManaged(NULL, 16, CU_MEM_ATTACH_GLOBAL);
+        r[i++] = cuMemAllocHost(NULL, 16);
+        r[i++] = cuMemAllocPitch(NULL, NULL, 16, 16, 4);
+        r[i++] = cuMemFree(0);
+        r[i++] = cuCtxGetDevice(NULL);
+        r[i++] = cuMemGetInfo(NULL, NULL);
+        r[i++] = cuStreamCreate(NULL, 0);
+        r[i++] = cuEventCreate(NULL, 0);
+        r[i++] = cuPointerGetAttributes(3, NULL, NULL, 0);
+        for (int k = 0; k < i; k++)
+            printf("%d ", (int)r[k]);
+        printf("\n");
+        return 0;
+    }
     if (!strcmp(mode, "locale")) {   /* the locale of the environment (LC_ALL=de_DE.UTF-8: ',' as decimal point) set
                                         after the trace started; a call with a float output: cuEventElapsedTime */
         char probe[16];

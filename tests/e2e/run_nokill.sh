@@ -10,6 +10,8 @@
 #   epipe: stderr a pipe whose reader is gone before the program starts: the trace's table at exit, the counts
 #          (CUSHIM_COUNTS=-), debug logging, the Lua report - the program ends normally; and a trace written into a
 #          FIFO whose reader leaves after 4 KiB: the program ends normally, the summary says why the file ended.
+#   nulls: e2e_trace nulls (NULL where the driver answers an error) gives the same results under the shim and
+#          each plugin as without them.
 # A plugin argument that is empty (not built) skips its part. ctest sets LD_PRELOAD (the shim, with a sanitizer
 # runtime before it) and LD_LIBRARY_PATH (the fake driver).
 set -u
@@ -124,6 +126,24 @@ epipe)
         noreader CUSHIM_PLUGINS="$lua:script=$luaex/launches.lua"
         [ "$rc" = 0 ] || fail "exit $rc (-13: SIGPIPE)"
     fi
+    ;;
+nulls)
+    # NULL where the driver answers an error (e2e_trace nulls): the same results with the shim and with each
+    # plugin as without them, and no crash (a plugin reading what the call did not write)
+    [ -n "$prog" ] || { echo "no e2e_trace (the trace plugin is not built)"; exit 0; }
+    san=$(printf '%s' "$preload" | tr ':' '\n' | grep -v 'libcushim\.so$' | paste -sd: -)
+    env LD_PRELOAD="$san" "$prog" nulls > native.out 2> err || { part=native; fail "exit $?"; }
+    for spec in "" "$trace:file=$dir/n.json" "$lua:script=$luaex/quota.lua" "$memlimit:limit=1GiB" \
+                "$smlimit:limit=50"; do
+        case $spec in :*) continue ;; esac   # that plugin is not built
+        part=$(basename "${spec%%:*}")
+        part=${part:-shim}
+        env LD_PRELOAD="$preload" CUSHIM_PLUGINS="$spec" "$prog" nulls > out 2> err
+        rc=$?
+        [ "$rc" = 0 ] || fail "exit $rc"
+        cmp -s native.out out || fail "results differ: native $(cat native.out), here $(cat out)"
+    done
+    [ -z "$trace" ] || python3 -c "import json; json.load(open('n.json'))" || { part=trace; fail "n.json is not valid"; }
     ;;
 *)
     echo "run_nokill.sh: unknown case $case_"

@@ -106,6 +106,8 @@ static CUresult fk_free(uintptr_t p, int host)
 static CUresult fk_dev_alloc(CUdeviceptr *dptr, size_t size, int kind)
 {
     void *p = NULL;
+    if (dptr == NULL)   /* the driver's answer, not a crash */
+        return CUDA_ERROR_INVALID_VALUE;
     CUresult r = fk_alloc(&p, size, kind);
     if (r == CUDA_SUCCESS)
         *dptr = (CUdeviceptr)(uintptr_t)p;
