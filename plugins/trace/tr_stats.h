@@ -104,21 +104,20 @@ void tr_stats_json_str(FILE *f, const char *s);
    whose decimal point is ',' (de_DE, fr_FR) or a multi-byte character, and JSON and the tables want '.'. Without
    the ' flag those conversions write only digits, a sign, an exponent's letter, "inf"/"nan" and the decimal
    point: each run of other bytes becomes one '.'. Returns the new length. */
+static inline int tr_c_number_byte(unsigned char c)   /* a byte printf writes that is not the decimal point */
+{
+    return (c >= '0' && c <= '9') || c == '-' || c == '+' || ((c | 32) >= 'a' && (c | 32) <= 'z');
+}
 static inline size_t tr_c_number(char *s)
 {
     size_t i = 0, o = 0;
     while (s[i] != '\0') {
-        unsigned char c = (unsigned char)s[i];
-        if ((c >= '0' && c <= '9') || c == '-' || c == '+' || ((c | 32) >= 'a' && (c | 32) <= 'z')) {
+        if (tr_c_number_byte((unsigned char)s[i])) {
             s[o++] = s[i++];
             continue;
         }
-        while (s[i] != '\0') {   /* the decimal point: one or more bytes */
-            c = (unsigned char)s[i];
-            if ((c >= '0' && c <= '9') || c == '-' || c == '+' || ((c | 32) >= 'a' && (c | 32) <= 'z'))
-                break;
+        while (s[i] != '\0' && !tr_c_number_byte((unsigned char)s[i]))   /* the decimal point: one or more bytes */
             i++;
-        }
         s[o++] = '.';
     }
     s[o] = '\0';

@@ -222,6 +222,24 @@ def flat_spans(ev, names):
     return spans
 
 
+def kernels_linked(ev, api):
+    """the kernel events, and {seq of a traced call: its kernels} for those linked to one of api's calls"""
+    kernels = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel"]
+    linked = {}
+    for k in kernels:
+        c = api.get(k["args"].get("external id"))
+        if c is not None:
+            linked.setdefault(c["args"]["seq"], []).append(k)
+    return kernels, linked
+
+
+def launches_linked(api, linked, span):
+    """(how many of the driver launches inside span [t0, t1, ...] have exactly one kernel, those launches)"""
+    t0, t1 = span[0], span[1]
+    launches = [c for c in api.values() if c["name"].startswith("cuLaunchKernel") and t0 <= c["ts"] <= t1]
+    return sum(1 for c in launches if len(linked.get(c["args"]["seq"], [])) == 1), launches
+
+
 def check_detach(trace, exit_err, detach):
     """trace_gpu.py detach traced with --trace-gpu --trace-unhook --trace-capture=cudaProfilerApi: in both capture
     ranges every driver launch has its kernel linked to it; kernels of the pause's first part are seen (CUPTI still
@@ -236,18 +254,11 @@ def check_detach(trace, exit_err, detach):
     if missing:
         report(False, "ranges", "NVTX ranges missing or unclosed: %s" % missing)
         return
-    kernels = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel"]
-    linked = {}
-    for k in kernels:
-        c = api.get(k["args"].get("external id"))
-        if c is not None:
-            linked.setdefault(c["args"]["seq"], []).append(k)
+    kernels, linked = kernels_linked(ev, api)
     parts = []
     ok = True
     for r in ("range1", "range2"):
-        t0, t1 = spans[r][0], spans[r][1]
-        launches = [c for c in api.values() if c["name"].startswith("cuLaunchKernel") and t0 <= c["ts"] <= t1]
-        nlinked = sum(1 for c in launches if len(linked.get(c["args"]["seq"], [])) == 1)
+        nlinked, launches = launches_linked(api, linked, spans[r])
         ok = ok and len(launches) > 0 and nlinked == len(launches)
         parts.append("%s %d of %d launches with their kernel" % (r, nlinked, len(launches)))
     report(ok, "linked", "; ".join(parts) + " (CUPTI attached again for range2)")
@@ -515,18 +526,11 @@ def check_profiler(trace, out, exit_err, how, native_out):
         return v[0] if v else None
 
     gpu = how != "nogpu"
-    kernels = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel"]
-    linked = {}
-    for k in kernels:
-        c = api.get(k["args"].get("external id"))
-        if c is not None:
-            linked.setdefault(c["args"]["seq"], []).append(k)
+    kernels, linked = kernels_linked(ev, api)
     ok = "profiler done" in open(out).read()
     parts = []
     for r in names:
-        t0, t1 = spans[r][0], spans[r][1]
-        launches = [c for c in api.values() if c["name"].startswith("cuLaunchKernel") and t0 <= c["ts"] <= t1]
-        n = sum(1 for c in launches if len(linked.get(c["args"]["seq"], [])) == 1)
+        n, launches = launches_linked(api, linked, spans[r])
         ok = ok and len(launches) > 0 and n == (len(launches) if gpu else 0)
         parts.append("%s %d/%d" % (r, n, len(launches)))
     prof, native = seen(out), seen(native_out)
