@@ -351,7 +351,7 @@ check_trace_gpu_ab() {
 # launches' CPU time, which a step's GPU time and Python hide); reported, not asserted.
 check_trace_detach() {
     local L=$ROOT/tools/cushim B=$HERE/trace/trace_gpu.py d=$WORK/tracedetach r c e l pause=${TRACE_DETACH_PAUSE:-3}
-    local -A ratios=() early=() bratios=() bearly=()
+    local -A ratios=([detach]= [attached]=) early=([detach]= [attached]=) bratios=([detach]= [attached]=) bearly=([detach]= [attached]=)
     tc_begin tracedetach "$d" torch "no torch" || return
     for ((r = 0; r < ${TRACE_DETACH_RUNS:-2}; r++)); do
         for c in detach attached; do
