@@ -1,12 +1,17 @@
 /*
  * tr_plan.c - per API, from the metadata alone: which input pointers are read
- * before the call (a string, a struct the metadata lists, an array whose count
- * another parameter or the overlay gives), which output pointers after it (the
- * element, or the array whose count another parameter holds, directly or behind
- * a pointer), and which parameter names the kernel of a launch.
+ * (a string, a struct the metadata lists, an array whose count another
+ * parameter or the overlay gives), which output pointers (the element, or the
+ * array whose count another parameter holds, directly or behind a pointer),
+ * both after the call, and which parameter names the kernel of a launch. And
+ * the read of an input the driver may not have read (tr_read_safe).
  */
+#define _GNU_SOURCE
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "tr_plan.h"
 
@@ -15,6 +20,128 @@ void tr_copy_params_odd(unsigned char *dst, const unsigned char *src, uint32_t n
     memcpy(dst, src, n);
     if (tr_pad8(n) > n)
         memset(dst + n, 0, tr_pad8(n) - n);
+}
+
+long tr_read_safe(void *dst, const void *src, size_t n)
+{
+    /* process_vm_readv on this process: the kernel copies and fails with EFAULT where a load would raise
+       SIGSEGV. Its remote pieces end at every 4 KiB boundary (no page is smaller), so a short read is the
+       readable prefix: the kernel stops at the first piece it cannot read. */
+    enum { PIECES = 16 };
+    struct iovec loc, rem[PIECES];
+    int saved = errno;
+    size_t done = 0;
+    pid_t self = getpid();
+    while (done < n) {
+        uintptr_t a = (uintptr_t)src + done;
+        size_t want = 0;
+        int k = 0;
+        ssize_t r;
+        while (k < PIECES && done + want < n) {
+            size_t room = 4096u - ((a + want) & 4095u), m = n - done - want;
+            rem[k].iov_base = (void *)(a + want);
+            rem[k].iov_len = m < room ? m : room;
+            want += rem[k].iov_len;
+            k++;
+        }
+        loc.iov_base = (char *)dst + done;
+        loc.iov_len = want;
+        r = process_vm_readv(self, &loc, 1, rem, (unsigned long)k, 0);
+        if (r < 0) {
+            int e = errno;
+            errno = saved;
+            /* EFAULT (ESRCH cannot be: this process): nothing more is readable; else no safe read here */
+            return e == EFAULT || done > 0 ? (long)done : -1;
+        }
+        done += (size_t)r;
+        if ((size_t)r < want)
+            break;
+    }
+    errno = saved;
+    return (long)done;
+}
+
+uint32_t tr_cap_safe_room(const tr_cap *c, const unsigned char *pv)
+{
+    uint64_t bytes;
+    if (tr_rd_uint(pv + c->off, c->size) == 0)
+        return 0;
+    if (c->mode == TR_CAP_STRING)
+        return (uint32_t)sizeof(tr_blob) + tr_pad8(TR_STR_MAX);
+    if (c->count_param >= 0 && c->count_indirect)   /* the count itself may be unreadable: the most */
+        return (uint32_t)sizeof(tr_blob) + TR_BLOB_MAX;
+    bytes = tr_cap_count(c, pv) * c->elem_size;
+    return (uint32_t)sizeof(tr_blob) + tr_pad8((uint32_t)(bytes < TR_BLOB_MAX ? bytes : TR_BLOB_MAX));
+}
+
+unsigned char *tr_cap_write_safe(const tr_cap *c, const unsigned char *pv, unsigned char *out)
+{
+    const void *ptr = (const void *)(uintptr_t)tr_rd_uint(pv + c->off, c->size);
+    unsigned char *d = out + sizeof(tr_blob);
+    tr_blob b = {.param = c->param, .flags = 0, .len = 0, .count = 0};
+    long got;
+    if (ptr == NULL)
+        return out;
+    if (c->mode == TR_CAP_STRING) {
+        char s[TR_STR_MAX + 1];
+        size_t n;
+        got = tr_read_safe(s, ptr, sizeof s);
+        if (got < 0) {
+            b.flags = TR_BLOB_UNCHECKED;
+        } else if (got == 0) {
+            b.flags = TR_BLOB_UNREAD;
+        } else {
+            n = strnlen(s, (size_t)got);
+            b.count = n;
+            if (n == sizeof s) {   /* longer than kept, as tr_cap_size says */
+                n = TR_STR_MAX;
+                b.flags = TR_BLOB_TRUNC;
+            } else if (n == (size_t)got) {   /* runs into unreadable memory before its end */
+                b.flags = TR_BLOB_TRUNC | TR_BLOB_UNREAD;
+            }
+            b.len = (uint32_t)n;
+            memcpy(d, s, n);
+        }
+    } else {
+        uint64_t count = 0, bytes;
+        int readable = 1;
+        if (c->count_param >= 0 && c->count_indirect) {
+            const void *cp = (const void *)(uintptr_t)tr_rd_uint(pv + c->coff, c->csize);
+            unsigned char w[8] = {0};
+            long r = cp == NULL ? 0 : tr_read_safe(w, cp, c->cpointee);
+            if (cp != NULL && r < 0)
+                readable = -1;
+            else if (cp != NULL && r != (long)c->cpointee)
+                readable = 0;
+            else if (cp != NULL)
+                count = tr_rd_uint(w, c->cpointee);
+            if (c->cpointee == 4 && (count >> 31))   /* a negative int count */
+                count = 0;
+        } else {
+            count = tr_cap_count(c, pv);
+        }
+        b.count = count;
+        bytes = count * c->elem_size;
+        if (count > TR_BLOB_MAX || bytes > TR_BLOB_MAX) {
+            b.flags = TR_BLOB_TRUNC;
+            bytes = (TR_BLOB_MAX / c->elem_size) * c->elem_size;
+        }
+        got = readable > 0 ? tr_read_safe(d, ptr, (size_t)bytes) : readable;
+        if (got < 0) {
+            b.flags = TR_BLOB_UNCHECKED;
+        } else if (readable == 0 || (got == 0 && bytes > 0)) {
+            b.flags = TR_BLOB_UNREAD;
+        } else {
+            uint64_t kept = ((uint64_t)got / c->elem_size) * c->elem_size;
+            if (kept < bytes)
+                b.flags = TR_BLOB_TRUNC | TR_BLOB_UNREAD;
+            b.len = (uint32_t)kept;
+        }
+    }
+    memcpy(out, &b, sizeof b);
+    if (tr_pad8(b.len) > b.len)
+        memset(d + b.len, 0, tr_pad8(b.len) - b.len);
+    return d + tr_pad8(b.len);
 }
 
 static int typed_params(void)
@@ -117,11 +244,11 @@ void tr_plan_fast(tr_plan *pl, const cushim_api_info *info, int kernel_names)
             pl->exit_max += (uint32_t)sizeof(tr_blob) + 8u;
         }
     }
-    pl->pre_fast = pl->nin == 0 && !pl->corr && !(pl->launch && kernel_names);
+    pl->pre_fast = !pl->corr && !(pl->launch && kernel_names);   /* input captures: at exit (tr_plan.h) */
     pl->out_inline = pl->nout == 1 && pl->caps[pl->nin].inl != 0;
     if (pl->out_inline)
         pl->exit_max = (uint32_t)sizeof(tr_exit) + 8u;   /* the word, no blob header */
-    pl->post_fast = !pl->corr && pl->ret_size == 4 && (pl->nout == 0 || pl->out_inline);
+    pl->post_fast = !pl->corr && pl->ret_size == 4 && pl->nin == 0 && (pl->nout == 0 || pl->out_inline);
     pl->call = pl->pre_fast && pl->post_fast ? TR_CALL_PLAIN : 0;
     /* a launch whose ENTER would only add the kernel's name: one CALL record too, the name in it (GPU tracing
        keeps the ENTER: its pre hook pushes the correlation id) */

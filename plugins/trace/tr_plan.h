@@ -1,8 +1,12 @@
 /*
  * tr_plan.h - what the trace plugin captures of each selected API, decided once
  * at start from the generated metadata (tr_plan.c), and the capture itself,
- * inlined into the hooks: the bytes behind input pointers before the call
- * (strings, listed structs, counted arrays) and behind output pointers after it.
+ * inlined into the hooks: the bytes behind input pointers (strings, listed
+ * structs, counted arrays) and behind output pointers, both after the call.
+ * Inputs are read after it so that a pointer the driver refused is never
+ * dereferenced blindly: after a successful call the driver has read them
+ * (plain copies); after one that failed, was skipped by a plugin or returns
+ * no result, through tr_read_safe (no fault on a bad pointer).
  */
 #ifndef TR_PLAN_H
 #define TR_PLAN_H
@@ -49,9 +53,10 @@ struct tr_plan {
     uint8_t ret_size;           /* bytes of the return value kept in aux (<= 8)    */
     uint8_t ret_result;         /* CUresult/cudaError_t: outputs only after success */
     uint8_t outs_scalar;        /* every output capture is a scalar                 */
-    uint8_t pre_fast;           /* an ENTER without input capture, kernel name or correlation id */
-    uint8_t post_fast;          /* a 4-byte result, at most one output, a scalar with
-                                   'inl' (written inline); no correlation id        */
+    uint8_t pre_fast;           /* an ENTER without kernel name or correlation id (input captures
+                                   are the EXIT's)                                   */
+    uint8_t post_fast;          /* a 4-byte result, no input capture, at most one output, a
+                                   scalar with 'inl' (written inline); no correlation id */
     uint8_t out_inline;         /* exactly one output, a scalar with 'inl'          */
     uint8_t call;               /* one CALL record at exit, no ENTER/EXIT: TR_CALL_PLAIN (pre_fast &&
                                    post_fast) or TR_CALL_KNAME (a launch with kernel names, no input capture,
@@ -202,6 +207,18 @@ static inline unsigned char *tr_cap_inline(const tr_cap *c, const unsigned char 
     *flags |= c->inl;
     return out + sizeof w;
 }
+
+/* Up to 'n' bytes at 'src' into 'dst' with no fault where 'src' points at nothing readable: the readable
+   prefix's length (page by page), or -1 when this system has no such read (process_vm_readv refused: seccomp,
+   ENOSYS). errno is left as it was. */
+long tr_read_safe(void *dst, const void *src, size_t n);
+/* An input capture's blob after a call the driver may not have read it for (it failed, a plugin skipped it, it
+   returns no result): tr_cap_write's blob with the bytes read through tr_read_safe - only what is readable
+   (TR_BLOB_TRUNC with a prefix, TR_BLOB_UNREAD with nothing, TR_BLOB_UNCHECKED where no safe read exists).
+   tr_cap_safe_room: the most it writes, 0 when the pointer is NULL (no blob); tr_cap_write_safe writes it at
+   'out' and returns the end. */
+uint32_t tr_cap_safe_room(const tr_cap *c, const unsigned char *pv);
+unsigned char *tr_cap_write_safe(const tr_cap *c, const unsigned char *pv, unsigned char *out);
 
 /* A params struct of a size that is no multiple of 8 (integers alone: cuInit's, cudaSetDevice's; a struct
    that holds a pointer is padded to 8), zero-padded: out of line (tr_plan.c). */

@@ -98,6 +98,10 @@ _Static_assert(sizeof(tr_call) == 48, "the CALL header: no padding");
 _Static_assert(sizeof(tr_rec) == 48 && sizeof(tr_exit) == 32, "record headers: no padding, multiples of 8");
 
 #define TR_BLOB_TRUNC 1u  /* fewer bytes than the parameter describes were kept   */
+#define TR_BLOB_UNREAD 2u /* an input after a call that failed: its pointer points at nothing readable
+                             (no bytes kept; with TR_BLOB_TRUNC, a readable prefix was kept) */
+#define TR_BLOB_UNCHECKED 4u /* an input after a call that failed, on a system without a safe read
+                                (process_vm_readv refused): no bytes kept          */
 
 typedef struct tr_blob {
     uint16_t param;       /* parameter index                                      */

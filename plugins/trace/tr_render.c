@@ -523,7 +523,11 @@ static void r_param(tr_sb *sb, const tr_meta *m, const cushim_param_info *p, con
     const cushim_struct_info *s = tr_meta_typed(m) ? p->struct_type : NULL;
     uint64_t v = p->size <= 8 ? rd_u(pv + p->offset, p->size) : 0;
     if (p->kind == CUSHIM_KIND_POINTER || p->kind == CUSHIM_KIND_STRING) {
-        if (out != NULL)
+        if (in != NULL && (in->flags & TR_BLOB_UNCHECKED))
+            tr_sb_printf(sb, "\"0x%llx (not read: the call failed)\"", (unsigned long long)v);
+        else if (in != NULL && (in->flags & TR_BLOB_UNREAD) && !(in->flags & TR_BLOB_TRUNC))
+            tr_sb_printf(sb, "\"0x%llx (not readable)\"", (unsigned long long)v);
+        else if (out != NULL)
             r_blob(sb, m, p, out);
         else if (in != NULL)
             r_blob(sb, m, p, in);
@@ -568,6 +572,7 @@ void tr_render_args(tr_sb *sb, const tr_meta *m, const cushim_api_info *info, co
         state = (exit->flags & TR_F_TRIMMED) ? TR_CALL_TRIMMED : ok ? TR_CALL_OK : TR_CALL_FAILED;
     for (uint32_t i = 0; i < info->nparams; i++) {
         const cushim_param_info *p = m->api_param(info, i);
+        const tr_blob *in;
         const char *name;
         if (p == NULL || p->offset + p->size > info->params_size)
             continue;
@@ -575,8 +580,12 @@ void tr_render_args(tr_sb *sb, const tr_meta *m, const cushim_api_info *info, co
         tr_sb_puts(sb, ",");
         tr_sb_json_str(sb, name, strlen(name), 64);
         tr_sb_puts(sb, ":");
-        r_param(sb, m, p, pv, tr_rec_blob(enter, fixed, i), ok ? tr_exit_blob(exit, i, &one) : NULL,
-                state);
+        /* an input's bytes: in the EXIT (read after the call, tr_post_caps), or in the ENTER (hand-made records
+           and files of older builds) */
+        in = tr_rec_blob(enter, fixed, i);
+        if (in == NULL && exit != NULL && p->dir == CUSHIM_DIR_IN && !(exit->flags & TR_F_INLINE))
+            in = tr_rec_blob(exit, sizeof *exit, i);
+        r_param(sb, m, p, pv, in, ok && p->dir != CUSHIM_DIR_IN ? tr_exit_blob(exit, i, &one) : NULL, state);
     }
     if (enter->aux != 0) {
         const char *k = (const char *)(uintptr_t)enter->aux;

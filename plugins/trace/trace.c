@@ -8,10 +8,10 @@
  *
  * One pre+post hook group on the selected APIs (calls not selected are not
  * hooked: they cost what a call with no hook costs). The pre hook copies the
- * raw params struct and the bytes behind input pointers the metadata
- * describes (strings, structs by pointer, counted arrays) into the thread's
- * buffer (tr_buf.h); the post hook stores the exit time, the result and the
- * bytes behind output pointers. An API on the fast path of both hooks gets one
+ * raw params struct into the thread's buffer (tr_buf.h); the post hook stores
+ * the exit time, the result and the bytes behind the pointers the metadata
+ * describes: inputs (strings, structs by pointer, counted arrays; read safely
+ * where the call failed, tr_post_caps) and outputs. An API on the fast path of both hooks gets one
  * record instead, at exit (TR_REC_CALL): its pre hook only pushes the call on
  * the thread's open-call stack, from which the end of the file writes calls
  * still running. No text is formatted on the calling thread: the writer
@@ -201,41 +201,7 @@ static inline uint64_t tr_enter_aux(tr_state *st, const tr_plan *pl, tr_tbuf *tb
     return pl->launch && st->kernel_names ? tr_launch_name_up(st, pl, tb, call) : 0;
 }
 
-/* An API with input captures (strings, structs by pointer, counted arrays). */
-static __attribute__((noinline)) int tr_pre_caps(tr_state *st, const tr_plan *pl, cushim_call *call, tr_tbuf *tb,
-                                                 uint64_t *slot)
-{
-    const unsigned char *pv = call->params;
-    uint32_t len = pl->enter_len;
-    uint32_t sizes[16];
-    uint64_t counts[16];
-    int truncs[16], has[16];
-    unsigned char *p, *o;
-    for (uint32_t i = 0; i < pl->nin && i < 16; i++) {
-        has[i] = tr_cap_size(&pl->caps[i], pv, &sizes[i], &counts[i], &truncs[i]);
-        if (has[i])
-            len += (uint32_t)sizeof(tr_blob) + tr_pad8(sizes[i]);
-    }
-    p = tr_buf_reserve(&st->bufs, tb, len, (tb->open + 1) * TR_EXIT_MIN);
-    if (p == NULL) {
-        atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);
-        return CUSHIM_CONTINUE;
-    }
-    tr_put_enter(p, call, len, call->t_enter_ns ? call->t_enter_ns : tr_host->now_ns(), tr_enter_aux(st, pl, tb, call));
-    tr_copy_params(p + sizeof(tr_rec), pv, pl->params_size);
-    o = p + pl->enter_len;
-    for (uint32_t i = 0; i < pl->nin && i < 16; i++)
-        if (has[i])
-            o = tr_cap_write(&pl->caps[i], pv, o, sizes[i], counts[i], truncs[i]);
-    tr_buf_commit(tb, len);
-    tb->open++;
-    *slot = (uint64_t)(uintptr_t)tb;
-    if (pl->corr)
-        tr_cupti_push(call->seq);
-    return CUSHIM_CONTINUE;
-}
-
-/* An API without input captures whose enter may need a kernel name or a correlation id. */
+/* An ENTER that needs a kernel name or a correlation id (input captures are the EXIT's: tr_post_caps). */
 static __attribute__((noinline)) int tr_pre_plain(tr_state *st, const tr_plan *pl, cushim_call *call, tr_tbuf *tb,
                                                   uint64_t *slot)
 {
@@ -273,7 +239,7 @@ static __attribute__((noinline)) int tr_pre_enter(tr_state *st, const tr_plan *p
         return CUSHIM_CONTINUE;
     }
     if (!pl->pre_fast)
-        return pl->nin != 0 ? tr_pre_caps(st, pl, call, tb, slot) : tr_pre_plain(st, pl, call, tb, slot);
+        return tr_pre_plain(st, pl, call, tb, slot);
     p = tr_buf_reserve(&st->bufs, tb, pl->enter_len, (tb->open + 1) * TR_EXIT_MIN);
     if (p == NULL) {
         atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);
@@ -318,17 +284,35 @@ static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
     return CUSHIM_CONTINUE;
 }
 
-/* An exit with array outputs, or one the chunk has no room for (the general path). */
+/* An exit with input captures or array outputs, or one the chunk has no room for (the general path). The
+   inputs are read here, after the call: where it succeeded the driver has read them (plain copies); where it
+   failed, a plugin skipped it or it returns no result to tell, the driver may have refused a pointer without
+   reading it - an array whose count runs past its end, a pointer into nothing - and the bytes are read through
+   tr_read_safe (tr_plan.h), a system call per input, so that the trace never faults where the driver did not.
+   The outputs only after success ('ok'). */
 static __attribute__((noinline)) void tr_post_caps(tr_state *st, const tr_plan *pl, cushim_call *call, tr_tbuf *tb,
                                                    uint64_t t, uint16_t flags, uint64_t aux, int ok)
 {
     const unsigned char *pv = call->params;
-    uint32_t len = sizeof(tr_exit), sizes[16];
-    uint64_t counts[16];
-    int truncs[16], has[16];
-    unsigned char *p;
-    for (uint32_t i = 0; ok && i < pl->nout && i < 16; i++) {
-        has[i] = tr_cap_size(&pl->caps[pl->nin + i], pv, &sizes[i], &counts[i], &truncs[i]);
+    uint32_t len = sizeof(tr_exit), sizes[32];
+    uint64_t counts[32];
+    int truncs[32], has[32];
+    uint32_t n = pl->nin + pl->nout;
+    int checked = pl->ret_result && cushim_call_result(call) == 0 && !(call->flags & CUSHIM_CALL_SKIPPED);
+    unsigned char *p, *o;
+    if (n > 32)
+        n = 32;
+    for (uint32_t i = 0; i < n; i++) {
+        has[i] = 0;
+        if (i < pl->nin && !checked) {
+            sizes[i] = tr_cap_safe_room(&pl->caps[i], pv);
+            has[i] = sizes[i] != 0;
+            len += sizes[i];
+            continue;
+        }
+        if (i >= pl->nin && !ok)
+            continue;
+        has[i] = tr_cap_size(&pl->caps[i], pv, &sizes[i], &counts[i], &truncs[i]);
         if (has[i])
             len += (uint32_t)sizeof(tr_blob) + tr_pad8(sizes[i]);
     }
@@ -339,21 +323,23 @@ static __attribute__((noinline)) void tr_post_caps(tr_state *st, const tr_plan *
             atomic_fetch_add_explicit(&st->bufs.trimmed, 1, memory_order_relaxed);
             flags |= TR_F_TRIMMED;
         }
-        len = sizeof(tr_exit);
-        ok = 0;
-        if ((p = tr_buf_reserve_here(tb, len)) == NULL) {
+        n = 0;
+        if ((p = tr_buf_reserve_here(tb, sizeof(tr_exit))) == NULL) {
             atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);
             return;
         }
     }
-    tr_put_exit(p, call, len, flags, t, aux);
-    {
-        unsigned char *o = p + sizeof(tr_exit);
-        for (uint32_t i = 0; ok && i < pl->nout && i < 16; i++)
-            if (has[i])
-                o = tr_cap_write(&pl->caps[pl->nin + i], pv, o, sizes[i], counts[i], truncs[i]);
+    o = p + sizeof(tr_exit);
+    for (uint32_t i = 0; i < n; i++) {
+        if (!has[i])
+            continue;
+        if (i < pl->nin && !checked)
+            o = tr_cap_write_safe(&pl->caps[i], pv, o);
+        else
+            o = tr_cap_write(&pl->caps[i], pv, o, sizes[i], counts[i], truncs[i]);
     }
-    tr_buf_commit(tb, len);
+    tr_put_exit(p, call, (uint32_t)(o - p), flags, t, aux);
+    tr_buf_commit(tb, (uint32_t)(o - p));
 }
 
 /* Every exit the fast path below does not take: the return value of any size, outputs in a loop. */
@@ -373,7 +359,7 @@ static __attribute__((noinline)) void tr_post_any(tr_state *st, const tr_plan *p
         memcpy(&aux, call->retval, pl->ret_size);
     }
     ok = !pl->ret_result || cushim_call_result(call) == 0;
-    if (pl->outs_scalar || !ok) {
+    if (pl->nin == 0 && (pl->outs_scalar || !ok)) {
         uint32_t max = ok ? pl->exit_max : (uint32_t)sizeof(tr_exit);
         p = tr_buf_reserve(&st->bufs, tb, max, tb->open * TR_EXIT_MIN);
         if (p != NULL) {

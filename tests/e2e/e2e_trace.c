@@ -40,6 +40,12 @@
  *                  calls: the trace file is the writer's and VICTIM the program's
  *   structs        a struct by pointer (cuMemcpy2D's CUDA_MEMCPY2D; the fake answers NOT_SUPPORTED, the input is
  *                  still recorded), two outputs (cuMemGetInfo), a callback (cuLaunchHostFunc)
+ *   badptrs        pointers the driver refuses without reading them, each call answered with an error: a name
+ *                  pointing into a page that cannot be read, one whose last 5 bytes ("vecad", no NUL) run into it,
+ *                  a dependency array pointing into it and one of 3 whose first element alone is readable
+ *                  (cuModuleGetFunction with no module, cuGraphAddEmptyNode with no graph), JIT options and
+ *                  their values pointing into it (cuModuleLoadDataEx with no module pointer); then a name that
+ *                  is read (cuModuleGetFunction "vecadd" on a module). The results printed
  *   runtime        runtime calls (the driver calls the fake cudart makes nest under them):
  *                  cudaMalloc, cudaMemcpy, cudaLaunchKernel, and a driver attribute query (an enum)
  */
@@ -56,6 +62,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -304,6 +311,32 @@ int main(int argc, char **argv)
         r[i++] = cuStreamCreate(NULL, 0);
         r[i++] = cuEventCreate(NULL, 0);
         r[i++] = cuPointerGetAttributes(3, NULL, NULL, 0);
+        for (int k = 0; k < i; k++)
+            printf("%d ", (int)r[k]);
+        printf("\n");
+        return 0;
+    }
+    if (!strcmp(mode, "badptrs")) {
+        /* two mappings of a readable page and one that cannot be read ('hole', 'hole2') */
+        long pg = sysconf(_SC_PAGESIZE);
+        unsigned char *m = mmap(NULL, (size_t)pg * 4, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        unsigned char *hole = m + pg, *hole2 = m + 3 * pg, img[16] = {0};
+        CUresult r[8];
+        CUfunction f = NULL;
+        CUgraphNode node = NULL;
+        CUmodule mod = NULL;
+        int i = 0;
+        if (m == MAP_FAILED || mprotect(hole, (size_t)pg, PROT_NONE) != 0 || mprotect(hole2, (size_t)pg, PROT_NONE))
+            return 3;
+        memcpy(hole - 5, "vecad", 5);                                    /* no NUL before the hole */
+        memset(hole2 - sizeof(CUgraphNode), 0x11, sizeof(CUgraphNode));   /* one element before the other */
+        r[i++] = cuModuleGetFunction(&f, NULL, (const char *)hole);
+        r[i++] = cuModuleGetFunction(&f, NULL, (const char *)hole - 5);
+        r[i++] = cuGraphAddEmptyNode(&node, NULL, (const CUgraphNode *)(void *)hole, 3);
+        r[i++] = cuGraphAddEmptyNode(&node, NULL, (const CUgraphNode *)(void *)(hole2 - sizeof(CUgraphNode)), 3);
+        r[i++] = cuModuleLoadDataEx(NULL, img, 3, (CUjit_option *)(void *)hole, (void **)(void *)hole);
+        r[i++] = cuModuleLoadData(&mod, img);
+        r[i++] = cuModuleGetFunction(&f, mod, "vecadd");
         for (int k = 0; k < i; k++)
             printf("%d ", (int)r[k]);
         printf("\n");

@@ -12,6 +12,9 @@
 #          FIFO whose reader leaves after 4 KiB: the program ends normally, the summary says why the file ended.
 #   nulls: e2e_trace nulls (NULL where the driver answers an error) gives the same results under the shim and
 #          each plugin as without them.
+#   badptrs: e2e_trace badptrs (pointers into memory that cannot be read, arrays whose count runs past their
+#          end, where the driver answers an error without reading them): the same, and the trace shows what
+#          could be read and says what could not.
 # A plugin argument that is empty (not built) skips its part. ctest sets LD_PRELOAD (the shim, with a sanitizer
 # runtime before it) and LD_LIBRARY_PATH (the fake driver).
 set -u
@@ -127,23 +130,49 @@ epipe)
         [ "$rc" = 0 ] || fail "exit $rc (-13: SIGPIPE)"
     fi
     ;;
-nulls)
-    # NULL where the driver answers an error (e2e_trace nulls): the same results with the shim and with each
-    # plugin as without them, and no crash (a plugin reading what the call did not write)
+nulls|badptrs)
+    # NULL where the driver answers an error (e2e_trace nulls), or a pointer it refuses without reading
+    # (badptrs): the same results with the shim and with each plugin as without them, and no crash (a plugin
+    # reading what the call did not write, or what the driver did not read)
     [ -n "$prog" ] || { echo "no e2e_trace (the trace plugin is not built)"; exit 0; }
     san=$(printf '%s' "$preload" | tr ':' '\n' | grep -v 'libcushim\.so$' | paste -sd: -)
-    env LD_PRELOAD="$san" "$prog" nulls > native.out 2> err || { part=native; fail "exit $?"; }
+    env LD_PRELOAD="$san" "$prog" "$case_" > native.out 2> err || { part=native; fail "exit $?"; }
     for spec in "" "$trace:file=$dir/n.json" "$lua:script=$luaex/quota.lua" "$memlimit:limit=1GiB" \
                 "$smlimit:limit=50"; do
         case $spec in :*) continue ;; esac   # that plugin is not built
         part=$(basename "${spec%%:*}")
         part=${part:-shim}
-        env LD_PRELOAD="$preload" CUSHIM_PLUGINS="$spec" "$prog" nulls > out 2> err
+        env LD_PRELOAD="$preload" CUSHIM_PLUGINS="$spec" "$prog" "$case_" > out 2> err
         rc=$?
         [ "$rc" = 0 ] || fail "exit $rc"
         cmp -s native.out out || fail "results differ: native $(cat native.out), here $(cat out)"
     done
     [ -z "$trace" ] || python3 -c "import json; json.load(open('n.json'))" || { part=trace; fail "n.json is not valid"; }
+    [ "$case_" = badptrs ] && [ -n "$trace" ] && { part=trace; python3 - n.json <<'PY' || fail "the trace's arguments"
+import json, sys
+ev = json.load(open(sys.argv[1]))
+ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+calls = {}
+for e in ev:
+    if e.get("ph") == "X" and e.get("name") in ("cuModuleGetFunction", "cuGraphAddEmptyNode", "cuModuleLoadDataEx"):
+        calls.setdefault(e["name"], []).append(e["args"])
+def unread(v):
+    return isinstance(v, str) and v.startswith("0x") and v.endswith("(not readable)")
+got = [a["name"] for a in calls.get("cuModuleGetFunction", [])]
+deps = [a["dependencies"] for a in calls.get("cuGraphAddEmptyNode", [])]
+opts = [a["options"] for a in calls.get("cuModuleLoadDataEx", [])]
+bad = []
+if len(got) != 3 or not unread(got[0]) or got[1] != "vecad..." or got[2] != "vecadd":
+    bad.append("names %r (want: not readable, 'vecad...', 'vecadd')" % got)
+if len(deps) != 2 or not unread(deps[0]) or deps[1] != ["0x1111111111111111", "... 3 in all"]:
+    bad.append("dependencies %r (want: not readable, the one readable element of 3)" % deps)
+if len(opts) != 1 or not unread(opts[0]):
+    bad.append("options %r (want: not readable)" % opts)
+for b in bad:
+    print(b)
+sys.exit(1 if bad else 0)
+PY
+}
     ;;
 *)
     echo "run_nokill.sh: unknown case $case_"

@@ -7,10 +7,14 @@
  * equals memcpy plus zero padding for every size; the in-place ENTER/EXIT
  * headers equal the zeroed struct filled field by field;
  * a plan's fast-path flags follow its captures (and which APIs get one CALL
- * record per call: trace_call tests those records); and the chunk and thread
+ * record per call: trace_call tests those records); the chunk and thread
  * buffer layouts keep the producer's and the writer's fields on separate
- * cache lines.
+ * cache lines; and the safe read of inputs after a failed call (tr_read_safe,
+ * tr_cap_write_safe) gives the plain capture's bytes where memory is readable
+ * and only the readable prefix, without a fault, where it is not.
  */
+#define _GNU_SOURCE
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +23,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "tr_plan.h"
 
@@ -273,9 +279,9 @@ static void plan_flags(void **state)
     free(pl);
     pl = plan_with(1, 0, &one);
     tr_plan_fast(pl, &info, 1);
-    assert_false(pl->pre_fast);
-    assert_true(pl->post_fast);
-    assert_false(pl->call);   /* an input capture: the ENTER and EXIT records */
+    assert_true(pl->pre_fast);     /* an input capture: read at exit (after the driver), */
+    assert_false(pl->post_fast);   /* by the general exit, */
+    assert_false(pl->call);        /* so the ENTER and EXIT records */
     free(pl);
 
     /* a launch asks its kernel's name at entry when kernel names are on: one CALL record with the name (its
@@ -329,6 +335,165 @@ static void layouts_split_lines(void **state)
     assert_int_equal(sizeof(tr_tbuf) % TR_CACHELINE, 0);
 }
 
+/* A readable page followed by one that cannot be read: the second page's address. */
+static unsigned char *page_before_hole(void)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    unsigned char *m = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(m != MAP_FAILED);
+    assert_int_equal(mprotect(m + pg, (size_t)pg, PROT_NONE), 0);
+    return m + pg;
+}
+
+/* tr_read_safe: all of readable memory, across many pages; the readable prefix of a range running into a page
+   that cannot be read; nothing from inside it; errno as it was. */
+static void read_safe_prefix(void **state)
+{
+    unsigned char *hole = page_before_hole(), dst[64];
+    size_t big = 20 * 4096 + 123;   /* more pieces than one system call takes */
+    unsigned char *src = malloc(big), *out = malloc(big);
+    (void)state;
+    assert_non_null(src);
+    assert_non_null(out);
+    for (size_t i = 0; i < big; i++)
+        src[i] = (unsigned char)(i * 7 + 1);
+    errno = 1234;
+    assert_int_equal(tr_read_safe(out, src + 1, big - 1), (long)(big - 1));
+    assert_memory_equal(out, src + 1, big - 1);
+    assert_int_equal(tr_read_safe(out, src, 0), 0);
+    memset(hole - 24, 0x5a, 24);
+    memset(dst, 0, sizeof dst);
+    assert_int_equal(tr_read_safe(dst, hole - 24, sizeof dst), 24);
+    for (int i = 0; i < 24; i++)
+        assert_int_equal(dst[i], 0x5a);
+    assert_int_equal(tr_read_safe(dst, hole, sizeof dst), 0);
+    assert_int_equal(tr_read_safe(dst, hole + 100, 8), 0);
+    assert_int_equal(tr_read_safe(dst, (const void *)(uintptr_t)16, 8), 0);
+    assert_int_equal(errno, 1234);
+    free(src);
+    free(out);
+}
+
+/* The blob the plain capture writes (tr_cap_size, tr_cap_write) and its length. */
+static uint32_t plain_blob(const tr_cap *c, const void *params, unsigned char *out)
+{
+    uint32_t size;
+    uint64_t count;
+    int trunc;
+    if (!tr_cap_size(c, params, &size, &count, &trunc))
+        return 0;
+    return (uint32_t)(tr_cap_write(c, params, out, size, count, trunc) - out);
+}
+
+/* tr_cap_write_safe: byte for byte the plain capture's blob where memory is readable (a string, a long string,
+   a counted array, a count behind a pointer, NULL); where it is not, the readable prefix (TR_BLOB_TRUNC |
+   TR_BLOB_UNREAD) or nothing (TR_BLOB_UNREAD); never more than tr_cap_safe_room. */
+static void cap_write_safe(void **state)
+{
+    struct {
+        const void *ptr;
+        uint64_t count;
+        const uint32_t *pcount;
+    } pv;
+    tr_cap str, arr, ind;
+    unsigned char a[8192], b[8192], *hole = page_before_hole();
+    char longs[600];
+    uint64_t words[700];
+    uint32_t n, room, pc = 5;
+    tr_blob bl;
+    (void)state;
+    memset(&str, 0, sizeof str);
+    str.mode = TR_CAP_STRING;
+    str.size = sizeof(void *);
+    str.count_param = -1;
+    arr = scalar_cap(0, 0, 8, 0);
+    arr.count_param = 1;
+    arr.coff = offsetof(__typeof__(pv), count);
+    arr.csize = 8;
+    ind = arr;
+    ind.count_param = 2;
+    ind.coff = offsetof(__typeof__(pv), pcount);
+    ind.csize = sizeof(void *);
+    ind.count_indirect = 1;
+    ind.cpointee = 4;
+    memset(longs, 'x', sizeof longs - 1);
+    longs[sizeof longs - 1] = '\0';
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        words[i] = 0x1000 + i;
+
+    /* readable: equal to the plain capture */
+    const void *strs[] = {"vecadd", "", longs};
+    for (size_t k = 0; k < 3; k++) {
+        pv.ptr = strs[k];
+        memset(a, 0xAA, sizeof a);
+        memset(b, 0xAA, sizeof b);
+        n = plain_blob(&str, &pv, a);
+        room = tr_cap_safe_room(&str, (const unsigned char *)&pv);
+        assert_int_equal(tr_cap_write_safe(&str, (const unsigned char *)&pv, b) - b, n);
+        assert_memory_equal(a, b, n);
+        assert_true(n <= room);
+    }
+    uint64_t counts[] = {0, 1, 3, 512, 700};
+    for (size_t k = 0; k < 5; k++) {
+        pv.ptr = words;
+        pv.count = counts[k];
+        memset(a, 0xAA, sizeof a);
+        memset(b, 0xAA, sizeof b);
+        n = plain_blob(&arr, &pv, a);
+        assert_int_equal(tr_cap_write_safe(&arr, (const unsigned char *)&pv, b) - b, n);
+        assert_memory_equal(a, b, n);
+        assert_true(n <= tr_cap_safe_room(&arr, (const unsigned char *)&pv));
+    }
+    pv.pcount = &pc;
+    n = plain_blob(&ind, &pv, a);
+    assert_int_equal(tr_cap_write_safe(&ind, (const unsigned char *)&pv, b) - b, n);
+    assert_memory_equal(a, b, n);
+    pv.ptr = NULL;   /* NULL: no blob */
+    assert_int_equal(tr_cap_safe_room(&arr, (const unsigned char *)&pv), 0);
+    assert_ptr_equal(tr_cap_write_safe(&arr, (const unsigned char *)&pv, b), b);
+
+    /* a string running into the hole: its readable bytes, cut short */
+    memcpy(hole - 5, "vecad", 5);
+    pv.ptr = hole - 5;
+    n = (uint32_t)(tr_cap_write_safe(&str, (const unsigned char *)&pv, b) - b);
+    memcpy(&bl, b, sizeof bl);
+    assert_int_equal(bl.flags, TR_BLOB_TRUNC | TR_BLOB_UNREAD);
+    assert_int_equal(bl.len, 5);
+    assert_memory_equal(b + sizeof bl, "vecad", 5);
+    assert_int_equal(n, sizeof bl + 8);
+    /* one in it: nothing */
+    pv.ptr = hole;
+    n = (uint32_t)(tr_cap_write_safe(&str, (const unsigned char *)&pv, b) - b);
+    memcpy(&bl, b, sizeof bl);
+    assert_int_equal(bl.flags, TR_BLOB_UNREAD);
+    assert_int_equal(bl.len, 0);
+    assert_int_equal(n, sizeof bl);
+    /* an array of 4 whose last 1.5 elements are in the hole: the whole readable element(s), the count kept */
+    memset(hole - 20, 0x22, 20);
+    pv.ptr = hole - 20;
+    pv.count = 4;
+    n = (uint32_t)(tr_cap_write_safe(&arr, (const unsigned char *)&pv, b) - b);
+    memcpy(&bl, b, sizeof bl);
+    assert_int_equal(bl.flags, TR_BLOB_TRUNC | TR_BLOB_UNREAD);
+    assert_int_equal(bl.len, 16);
+    assert_int_equal(bl.count, 4);
+    assert_true(n <= tr_cap_safe_room(&arr, (const unsigned char *)&pv));
+    /* the array in the hole; a count behind a pointer into it */
+    pv.ptr = hole;
+    n = (uint32_t)(tr_cap_write_safe(&arr, (const unsigned char *)&pv, b) - b);
+    memcpy(&bl, b, sizeof bl);
+    assert_int_equal(bl.flags, TR_BLOB_UNREAD);
+    assert_int_equal(n, sizeof bl);
+    pv.ptr = words;
+    pv.pcount = (const uint32_t *)(void *)hole;
+    n = (uint32_t)(tr_cap_write_safe(&ind, (const unsigned char *)&pv, b) - b);
+    memcpy(&bl, b, sizeof bl);
+    assert_int_equal(bl.flags, TR_BLOB_UNREAD);
+    assert_int_equal(bl.len, 0);
+    assert_int_equal(n, sizeof bl);
+    assert_true(n <= tr_cap_safe_room(&ind, (const unsigned char *)&pv));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -336,6 +501,7 @@ int main(void)
         cmocka_unit_test(params_copy_equals_memcpy),
         cmocka_unit_test(scalar_word_keeps_first_bytes), cmocka_unit_test(headers_written_whole),
         cmocka_unit_test(plan_flags), cmocka_unit_test(layouts_split_lines),
+        cmocka_unit_test(read_safe_prefix), cmocka_unit_test(cap_write_safe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -257,6 +257,56 @@ static void inline_output_renders_as_blob(void **state)
     free(s);
 }
 
+/* inputs read after the call (the recorder's layout: their blobs in the EXIT) render as they do from the
+   ENTER; after a failed call, an input that could not be read says so, one read in part shows that part */
+static void inputs_in_exit(void **state)
+{
+    desc_ d;
+    uint64_t out = 0xdead000;
+    void *arr[3] = {(void *)1, (void *)2, (void *)3};
+    size_t cnt = 3;
+    params_ p = sample(&d, &out, arr, &cnt);
+    rb en, en0, ex, ex0;
+    char *s, *s0;
+    (void)state;
+    rb_start(&en, TR_REC_ENTER, &p);
+    rb_blob(&en, 4, p.s, (uint32_t)strlen(p.s), strlen(p.s), 0);
+    rb_blob(&en, 6, &d, sizeof d, 1, 0);
+    rb_start(&ex, TR_REC_EXIT, NULL);
+    rb_blob(&ex, 7, &out, 8, 1, 0);
+    rb_start(&en0, TR_REC_ENTER, &p);
+    rb_start(&ex0, TR_REC_EXIT, NULL);
+    rb_blob(&ex0, 4, p.s, (uint32_t)strlen(p.s), strlen(p.s), 0);
+    rb_blob(&ex0, 6, &d, sizeof d, 1, 0);
+    rb_blob(&ex0, 7, &out, 8, 1, 0);
+    s = render(&en, &ex);
+    s0 = render(&en0, &ex0);
+    assert_string_equal(s, s0);
+    assert_non_null(strstr(s0, "\"sp\":{\"kind\":\"MY_A\",\"width\":640,\"label\":\"lbl\"}"));
+    free(s);
+    free(s0);
+
+    /* failed: the string unreadable, the struct not read (no safe read on that system); then a string read in part */
+    p.s = (const char *)(uintptr_t)0x7000;
+    p.sp = (const desc_ *)(uintptr_t)0x8000;
+    rb_start(&en0, TR_REC_ENTER, &p);
+    rb_start(&ex0, TR_REC_EXIT, NULL);
+    ((tr_exit *)ex0.b)->aux = 1;
+    rb_blob(&ex0, 4, "", 0, 0, TR_BLOB_UNREAD);
+    rb_blob(&ex0, 6, "", 0, 0, TR_BLOB_UNCHECKED);
+    s0 = render(&en0, &ex0);
+    assert_non_null(strstr(s0, "\"s\":\"0x7000 (not readable)\""));
+    assert_non_null(strstr(s0, "\"sp\":\"0x8000 (not read: the call failed)\""));
+    assert_non_null(strstr(s0, "\"result\":\"CUDA_ERROR_INVALID_VALUE\""));
+    free(s0);
+    rb_start(&ex0, TR_REC_EXIT, NULL);
+    ((tr_exit *)ex0.b)->aux = 1;
+    rb_blob(&ex0, 4, "vecad", 5, 5, TR_BLOB_TRUNC | TR_BLOB_UNREAD);
+    s0 = render(&en0, &ex0);
+    assert_non_null(strstr(s0, "\"s\":\"vecad...\""));
+    free(s0);
+}
+
 /* bounded strings and arrays say so */
 static void truncation(void **state)
 {
@@ -634,7 +684,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_kind),    cmocka_unit_test(failed_and_unfinished),
-        cmocka_unit_test(truncation),    cmocka_unit_test(empty_values),
+        cmocka_unit_test(inputs_in_exit), cmocka_unit_test(truncation),    cmocka_unit_test(empty_values),
         cmocka_unit_test(inline_output_renders_as_blob),
         cmocka_unit_test(json_strings),
         cmocka_unit_test(stats_maths),   cmocka_unit_test(stats_bounded), cmocka_unit_test(stats_table),
