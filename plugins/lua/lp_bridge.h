@@ -32,15 +32,29 @@ void lp_push_enum(lua_State *L, const cushim_enum_info *e) LP_HIDDEN;
 void lp_push_param(lua_State *L, lp_proxy *px, const cushim_api_info *info, const lp_pdesc *d, void *params,
                    int i) LP_HIDDEN;
 
-/* Reads parameter i: the common kinds (a number, or one read through an output pointer) here,
-   the others (struct views, enums by name, character buffers) by lp_push_param. */
+/* Whether the driver has vouched for the memory behind this call's pointers: in an after hook of a call that
+   succeeded and was not skipped, it read the inputs and wrote the outputs. Elsewhere (a before hook, a call
+   that failed) a pointer may point at memory that cannot be read - the driver would have refused it with an
+   error - and the program's bytes are read through cushim_read_mem (lp_values.c). */
+static inline int lp_trusted(const lp_proxy *px, const cushim_api_info *info)
+{
+    return px->after && (info->ret_kind == CUSHIM_RET_CURESULT || info->ret_kind == CUSHIM_RET_CUDAERROR) &&
+           cushim_call_result(px->call) == 0 && !(px->call->flags & CUSHIM_CALL_SKIPPED);
+}
+/* The NUL-terminated string at 's' (at most 'max' bytes of it) read without a fault; nil where memory that
+   cannot be read comes before its end. */
+void lp_push_cstr(lua_State *L, const char *s, size_t max) LP_HIDDEN;
+
+/* Reads parameter i: the common kinds (a number, or one read through an output pointer the driver wrote)
+   here, the others (struct views, enums by name, character buffers, reads the driver did not vouch for) by
+   lp_push_param. */
 static inline void lp_push_param_inl(lua_State *L, lp_proxy *px, const cushim_api_info *info, const lp_pdesc *d,
                                      void *params, int i)
 {
     const lp_pdesc *e = &d[i];
     const char *at = (const char *)params + e->offset;
     uint8_t conv = e->conv, size = e->size;
-    if (e->stype != NULL || e->etype != NULL || (e->deref && e->pconv == LC_CHARBUF)) {
+    if (e->stype != NULL || e->etype != NULL || (e->deref && (e->pconv == LC_CHARBUF || !lp_trusted(px, info)))) {
         lp_push_param(L, px, info, d, params, i);
         return;
     }

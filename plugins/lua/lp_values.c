@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cushim/cushim_io.h>
+
 #include "lp_bridge.h"
 
 /* ------------------------------------------------------------------------ */
@@ -244,6 +246,71 @@ int lp_const_value(lua_State *L, const char *name, lua_Integer *out)
 /* ------------------------------------------------------------------------ */
 /* Values                                                                   */
 /* ------------------------------------------------------------------------ */
+#define LP_STR_MAX ((size_t)1 << 20)   /* a string parameter's bytes read at most (longer: this prefix) */
+
+void lp_push_cstr(lua_State *L, const char *s, size_t max)
+{
+    /* page by page through cushim_read_mem: a string is read up to its NUL and never past the first page that
+       cannot be read (one system call a page; strings are names, read by few policies) */
+    luaL_Buffer b;
+    size_t total = 0;
+    luaL_buffinit(L, &b);
+    while (total < max) {
+        size_t room = 4096u - (((uintptr_t)s + total) & 4095u), n;
+        char *dst;
+        long got;
+        if (room > max - total)
+            room = max - total;
+        dst = luaL_prepbuffsize(&b, room);
+        got = cushim_read_mem(dst, s + total, room);
+        if (got < 0) {   /* no such read on this system: the plain read */
+            luaL_addlstring(&b, s + total, strnlen(s + total, max - total));
+            break;
+        }
+        n = strnlen(dst, (size_t)got);
+        luaL_addsize(&b, n);
+        total += n;
+        if (n < (size_t)got)   /* its NUL */
+            break;
+        if ((size_t)got < room) {   /* memory that cannot be read before its end */
+            luaL_pushresult(&b);
+            lua_pop(L, 1);
+            lua_pushnil(L);
+            return;
+        }
+    }
+    luaL_pushresult(&b);
+}
+
+/* 'n' of the program's bytes at 'p' into 'dst' (n <= 8) where the driver did not vouch for them: 1, or 0 where
+   they cannot be read; where the system has no safe read, the plain read (as a hook always did before). */
+static int lp_read_in(void *dst, const void *p, size_t n)
+{
+    long got = cushim_read_mem(dst, p, n);
+    if (got < 0) {
+        memcpy(dst, p, n);
+        return 1;
+    }
+    return (size_t)got == n;
+}
+
+/* Whether the 'n' bytes at 'p' (a struct the program passed by pointer) can be read. */
+static int lp_readable(const void *p, size_t n)
+{
+    unsigned char tmp[512];
+    size_t done = 0;
+    while (done < n) {
+        size_t k = n - done < sizeof tmp ? n - done : sizeof tmp;
+        long got = cushim_read_mem(tmp, (const unsigned char *)p + done, k);
+        if (got < 0)
+            return 1;   /* no such read on this system: as before */
+        if ((size_t)got < k)
+            return 0;
+        done += k;
+    }
+    return 1;
+}
+
 void lp_push_mem(lua_State *L, const void *p, uint8_t conv, uint8_t size)
 {
     switch (conv) {
@@ -272,7 +339,7 @@ void lp_push_mem(lua_State *L, const void *p, uint8_t conv, uint8_t size)
     case LC_STRING: {
         const char *s = *(const char *const *)p;
         if (s != NULL)
-            lua_pushstring(L, s);
+            lp_push_cstr(L, s, LP_STR_MAX);
         else
             lua_pushnil(L);
         return;
@@ -368,9 +435,11 @@ static __attribute__((noinline)) void lp_push_param_other(lua_State *L, lp_proxy
                                                           const lp_pdesc *d, void *params, int i)
 {
     const char *at = (const char *)params + d[i].offset;
+    int trusted = lp_trusted(px, info);
     if (d[i].stype != NULL) {
         unsigned char *base = d[i].sptr ? *(unsigned char *const *)at : (unsigned char *)at;
-        if (base == NULL)
+        /* a struct by pointer the driver did not vouch for: nil where it cannot be read (one check a view) */
+        if (base == NULL || (d[i].sptr && !trusted && !lp_readable(base, d[i].stype->size)))
             lua_pushnil(L);
         else
             lp_push_sview(L, px, base, d[i].stype, !d[i].sptr && !px->after);
@@ -378,6 +447,7 @@ static __attribute__((noinline)) void lp_push_param_other(lua_State *L, lp_proxy
     }
     if (d[i].deref) {
         const void *ptr = *(void *const *)at;
+        uint64_t w = 0;
         if (ptr == NULL) {
             lua_pushnil(L);
         } else if (d[i].pconv == LC_CHARBUF) {
@@ -389,9 +459,16 @@ static __attribute__((noinline)) void lp_push_param_other(lua_State *L, lp_proxy
                 n = lua_tointegerx(L, -1, NULL);
                 lua_pop(L, 1);
             }
-            lua_pushlstring(L, ptr, n > 0 ? strnlen(ptr, (size_t)n) : 0);
+            if (n <= 0)
+                lua_pushliteral(L, "");
+            else if (trusted)
+                lua_pushlstring(L, ptr, strnlen(ptr, (size_t)n));
+            else
+                lp_push_cstr(L, ptr, (size_t)n);
+        } else if (!trusted && !lp_read_in(&w, ptr, d[i].psize)) {
+            lua_pushnil(L);
         } else {
-            lp_push_mem(L, ptr, d[i].pconv, d[i].psize);
+            lp_push_mem(L, trusted ? ptr : (const void *)&w, d[i].pconv, d[i].psize);
             if (d[i].etype != NULL && lua_isinteger(L, -1))
                 lp_push_enum(L, d[i].etype);
         }
@@ -414,7 +491,7 @@ void lp_push_param(lua_State *L, lp_proxy *px, const cushim_api_info *info, cons
             lp_push_mem(L, at, e->conv, e->size);
             return;
         }
-        if (e->pconv != LC_CHARBUF) {
+        if (e->pconv != LC_CHARBUF && lp_trusted(px, info)) {
             const void *ptr = *(void *const *)at;
             if (ptr != NULL)
                 lp_push_mem(L, ptr, e->pconv, e->psize);

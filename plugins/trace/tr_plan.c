@@ -7,11 +7,10 @@
  * the read of an input the driver may not have read (tr_read_safe).
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
+
+#include <cushim/cushim_io.h>
 
 #include "tr_plan.h"
 
@@ -24,41 +23,7 @@ void tr_copy_params_odd(unsigned char *dst, const unsigned char *src, uint32_t n
 
 long tr_read_safe(void *dst, const void *src, size_t n)
 {
-    /* process_vm_readv on this process: the kernel copies and fails with EFAULT where a load would raise
-       SIGSEGV. Its remote pieces end at every 4 KiB boundary (no page is smaller), so a short read is the
-       readable prefix: the kernel stops at the first piece it cannot read. */
-    enum { PIECES = 16 };
-    struct iovec loc, rem[PIECES];
-    int saved = errno;
-    size_t done = 0;
-    pid_t self = getpid();
-    while (done < n) {
-        uintptr_t a = (uintptr_t)src + done;
-        size_t want = 0;
-        int k = 0;
-        ssize_t r;
-        while (k < PIECES && done + want < n) {
-            size_t room = 4096u - ((a + want) & 4095u), m = n - done - want;
-            rem[k].iov_base = (void *)(a + want);
-            rem[k].iov_len = m < room ? m : room;
-            want += rem[k].iov_len;
-            k++;
-        }
-        loc.iov_base = (char *)dst + done;
-        loc.iov_len = want;
-        r = process_vm_readv(self, &loc, 1, rem, (unsigned long)k, 0);
-        if (r < 0) {
-            int e = errno;
-            errno = saved;
-            /* EFAULT (ESRCH cannot be: this process): nothing more is readable; else no safe read here */
-            return e == EFAULT || done > 0 ? (long)done : -1;
-        }
-        done += (size_t)r;
-        if ((size_t)r < want)
-            break;
-    }
-    errno = saved;
-    return (long)done;
+    return cushim_read_mem(dst, src, n);
 }
 
 uint32_t tr_cap_safe_room(const tr_cap *c, const unsigned char *pv)

@@ -44,8 +44,10 @@
  *                  pointing into a page that cannot be read, one whose last 5 bytes ("vecad", no NUL) run into it,
  *                  a dependency array pointing into it and one of 3 whose first element alone is readable
  *                  (cuModuleGetFunction with no module, cuGraphAddEmptyNode with no graph), JIT options and
- *                  their values pointing into it (cuModuleLoadDataEx with no module pointer); then a name that
- *                  is read (cuModuleGetFunction "vecadd" on a module). The results printed
+ *                  their values pointing into it (cuModuleLoadDataEx with no module pointer), a struct by
+ *                  pointer and an output pointer into it (cuGraphAddKernelNode's node parameters; the
+ *                  function cuModuleGetFunction would return); then a name that is read (cuModuleGetFunction
+ *                  "vecadd" on a module). The results printed
  *   runtime        runtime calls (the driver calls the fake cudart makes nest under them):
  *                  cudaMalloc, cudaMemcpy, cudaLaunchKernel, and a driver attribute query (an enum)
  */
@@ -321,7 +323,7 @@ int main(int argc, char **argv)
         long pg = sysconf(_SC_PAGESIZE);
         unsigned char *m = mmap(NULL, (size_t)pg * 4, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         unsigned char *hole = m + pg, *hole2 = m + 3 * pg, img[16] = {0};
-        CUresult r[8];
+        CUresult r[12];
         CUfunction f = NULL;
         CUgraphNode node = NULL;
         CUmodule mod = NULL;
@@ -335,6 +337,8 @@ int main(int argc, char **argv)
         r[i++] = cuGraphAddEmptyNode(&node, NULL, (const CUgraphNode *)(void *)hole, 3);
         r[i++] = cuGraphAddEmptyNode(&node, NULL, (const CUgraphNode *)(void *)(hole2 - sizeof(CUgraphNode)), 3);
         r[i++] = cuModuleLoadDataEx(NULL, img, 3, (CUjit_option *)(void *)hole, (void **)(void *)hole);
+        r[i++] = cuGraphAddKernelNode(&node, NULL, NULL, 0, (const CUDA_KERNEL_NODE_PARAMS *)(void *)hole);
+        r[i++] = cuModuleGetFunction((CUfunction *)(void *)hole, NULL, "vecadd");
         r[i++] = cuModuleLoadData(&mod, img);
         r[i++] = cuModuleGetFunction(&f, mod, "vecadd");
         for (int k = 0; k < i; k++)

@@ -137,8 +137,10 @@ nulls|badptrs)
     [ -n "$prog" ] || { echo "no e2e_trace (the trace plugin is not built)"; exit 0; }
     san=$(printf '%s' "$preload" | tr ':' '\n' | grep -v 'libcushim\.so$' | paste -sd: -)
     env LD_PRELOAD="$san" "$prog" "$case_" > native.out 2> err || { part=native; fail "exit $?"; }
+    extra=
+    [ "$case_" = badptrs ] && extra="$lua:script=$(cd "$(dirname "$0")" && pwd)/lua/badptrs.lua,report=$dir/lua.out"
     for spec in "" "$trace:file=$dir/n.json" "$lua:script=$luaex/quota.lua" "$memlimit:limit=1GiB" \
-                "$smlimit:limit=50"; do
+                "$smlimit:limit=50" $extra; do
         case $spec in :*) continue ;; esac   # that plugin is not built
         part=$(basename "${spec%%:*}")
         part=${part:-shim}
@@ -162,8 +164,11 @@ got = [a["name"] for a in calls.get("cuModuleGetFunction", [])]
 deps = [a["dependencies"] for a in calls.get("cuGraphAddEmptyNode", [])]
 opts = [a["options"] for a in calls.get("cuModuleLoadDataEx", [])]
 bad = []
-if len(got) != 3 or not unread(got[0]) or got[1] != "vecad..." or got[2] != "vecadd":
-    bad.append("names %r (want: not readable, 'vecad...', 'vecadd')" % got)
+if len(got) != 4 or not unread(got[0]) or got[1] != "vecad..." or got[2:] != ["vecadd", "vecadd"]:
+    bad.append("names %r (want: not readable, 'vecad...', 'vecadd', 'vecadd')" % got)
+kn = [e["args"].get("nodeParams") for e in ev if e.get("ph") == "X" and e.get("name", "").startswith("cuGraphAddKernelNode")]
+if len(kn) != 1 or not unread(kn[0]):
+    bad.append("nodeParams %r (want: not readable)" % kn)
 if len(deps) != 2 or not unread(deps[0]) or deps[1] != ["0x1111111111111111", "... 3 in all"]:
     bad.append("dependencies %r (want: not readable, the one readable element of 3)" % deps)
 if len(opts) != 1 or not unread(opts[0]):
@@ -173,6 +178,18 @@ for b in bad:
 sys.exit(1 if bad else 0)
 PY
 }
+    # a Lua policy reading the same pointers (tests/e2e/lua/badptrs.lua): nil where they cannot be read
+    if [ "$case_" = badptrs ] && [ -n "$lua" ]; then
+        part=lua-reads
+        want=$(printf '%s\n' "nil before name=nil hfunc=0" "nil after name=nil hfunc=0" \
+            "nil before name=nil hfunc=0" "nil after name=nil hfunc=0" \
+            "cuGraphAddKernelNode before nodeParams=nil" "cuGraphAddKernelNode after nodeParams=nil" \
+            "vecadd before name=vecadd hfunc=nil" "vecadd after name=vecadd hfunc=nil" \
+            "vecadd before name=vecadd hfunc=0")
+        got=$(tr '\t' ' ' < lua.out 2>/dev/null | sed 's/cuGraphAddKernelNode_v[0-9]*/cuGraphAddKernelNode/' | head -n 9)
+        [ "$got" = "$want" ] || fail "the policy read: $(tr '\n' '|' < lua.out 2>/dev/null)"
+        grep -q "^vecadd.after.name=vecadd.hfunc=[1-9]" lua.out || fail "the successful call's output: $(tail -n 1 lua.out)"
+    fi
     ;;
 *)
     echo "run_nokill.sh: unknown case $case_"
