@@ -236,6 +236,8 @@ static int ml_alloc_pre(cushim_call *call, const cushim_alloc_role *r, uint64_t 
 {
     int cat = ml_cat_of(r->mem), dev = -1;
     uint64_t bytes;
+    if (!ml_role_readable(ml_host, call, r))
+        return CUSHIM_CONTINUE;   /* a descriptor into unreadable memory: the driver refuses it, uncharged */
     switch (r->dev_rule) {
     case CUSHIM_DEV_PARAM:
         dev = (int)ml_arg(ml_host, call, r->dev_arg);

@@ -6,10 +6,13 @@
  * takes, _v1 included), falling back to the CUDA headers' own types (through
  * the generated params header) where the host lists no such struct.
  */
+#define _GNU_SOURCE   /* cushim_read_mem */
 #include "ml_size.h"
 
 #include <stddef.h>
 #include <string.h>
+
+#include <cushim/cushim_io.h>
 
 #include "cushim_params.h"
 
@@ -233,6 +236,62 @@ uint64_t ml_role_size(const cushim_host *h, const cushim_call *c, const cushim_a
     default:
         return 0;
     }
+}
+
+/* Whether the struct parameter i points to can be read: its metadata's size, else 'fallback' (the header
+   type's). NULL, and a struct by value, count as readable (the readers test NULL). */
+static int ml_pointee_ok(const cushim_host *h, const cushim_call *c, int i, size_t fallback)
+{
+    const cushim_param_info *p = ml_p(h, c, i);
+    const unsigned char *ptr = ml_argp(h, c, i);
+    unsigned char tmp[256];
+    size_t n = fallback, done = 0;
+    if (p == NULL || ptr == NULL || p->kind == CUSHIM_KIND_STRUCT)
+        return 1;
+    if (h->sizeof_param_info >= offsetof(cushim_param_info, struct_type) + sizeof(void *) &&
+        p->struct_type != NULL && p->struct_type->size != 0)
+        n = p->struct_type->size;
+    while (done < n) {
+        size_t k = n - done < sizeof tmp ? n - done : sizeof tmp;
+        long got = cushim_read_mem(tmp, ptr + done, k);
+        if (got < 0)
+            return 1;   /* no such read on this system: read as before */
+        if ((size_t)got < k)
+            return 0;
+        done += k;
+    }
+    return 1;
+}
+
+int ml_role_readable(const cushim_host *h, const cushim_call *c, const cushim_alloc_role *r)
+{
+    int rt = c->info != NULL && c->info->library == CUSHIM_LIB_RUNTIME;
+    size_t node = rt ? sizeof(struct cudaMemAllocNodeParams) : sizeof(CUDA_MEM_ALLOC_NODE_PARAMS);
+    int ok = 1;
+    switch (r->size_rule) {
+    case CUSHIM_SIZE_ARRAY:
+        ok = ml_pointee_ok(h, c, r->size_arg[0], sizeof(CUDA_ARRAY_DESCRIPTOR));
+        break;
+    case CUSHIM_SIZE_ARRAY3D:
+    case CUSHIM_SIZE_MIPMAP:
+        ok = ml_pointee_ok(h, c, r->size_arg[0], sizeof(CUDA_ARRAY3D_DESCRIPTOR));
+        break;
+    case CUSHIM_SIZE_CHAN2D:
+    case CUSHIM_SIZE_CHAN3D:
+    case CUSHIM_SIZE_CHANMIP:
+        ok = ml_pointee_ok(h, c, r->size_arg[0], sizeof(struct cudaChannelFormatDesc));
+        break;
+    case CUSHIM_SIZE_NODE:
+        ok = ml_pointee_ok(h, c, r->size_arg[0], node);
+        break;
+    default:
+        break;
+    }
+    if (ok && r->dev_rule == CUSHIM_DEV_PROP)
+        ok = ml_pointee_ok(h, c, r->dev_arg, sizeof(CUmemAllocationProp));
+    else if (ok && r->dev_rule == CUSHIM_DEV_NODE)
+        ok = ml_pointee_ok(h, c, r->dev_arg, node);
+    return ok;
 }
 
 int ml_role_prop_device(const cushim_host *h, const cushim_call *c, const cushim_alloc_role *r)

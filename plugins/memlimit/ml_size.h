@@ -23,6 +23,11 @@ void ml_arg_store(const cushim_host *h, const cushim_call *c, int i, uint64_t v)
    above the real size) or after a successful call (after=1). */
 uint64_t ml_role_size(const cushim_host *h, const cushim_call *c, const cushim_alloc_role *r, int after);
 
+/* Whether the structs the role reads before the call (a descriptor, allocation properties, node parameters)
+   can be read: 0 where one points at memory that cannot be read - the driver refuses such a call with an error,
+   and reading it here would fault (cushim_read_mem). */
+int ml_role_readable(const cushim_host *h, const cushim_call *c, const cushim_alloc_role *r);
+
 /* DEV_PROP / DEV_NODE: the device the properties name (>= 0); -2 when they name
    host memory; -1 unreadable. */
 int ml_role_prop_device(const cushim_host *h, const cushim_call *c, const cushim_alloc_role *r);

@@ -46,7 +46,8 @@
  *                  (cuModuleGetFunction with no module, cuGraphAddEmptyNode with no graph), JIT options and
  *                  their values pointing into it (cuModuleLoadDataEx with no module pointer), a struct by
  *                  pointer and an output pointer into it (cuGraphAddKernelNode's node parameters; the
- *                  function cuModuleGetFunction would return); then a name that is read (cuModuleGetFunction
+ *                  function cuModuleGetFunction would return; cuMemCreate's allocation properties, with no
+ *                  handle pointer); then a name that is read (cuModuleGetFunction
  *                  "vecadd" on a module). The results printed
  *   runtime        runtime calls (the driver calls the fake cudart makes nest under them):
  *                  cudaMalloc, cudaMemcpy, cudaLaunchKernel, and a driver attribute query (an enum)
@@ -339,6 +340,7 @@ int main(int argc, char **argv)
         r[i++] = cuModuleLoadDataEx(NULL, img, 3, (CUjit_option *)(void *)hole, (void **)(void *)hole);
         r[i++] = cuGraphAddKernelNode(&node, NULL, NULL, 0, (const CUDA_KERNEL_NODE_PARAMS *)(void *)hole);
         r[i++] = cuModuleGetFunction((CUfunction *)(void *)hole, NULL, "vecadd");
+        r[i++] = cuMemCreate(NULL, (size_t)2 << 20, (const CUmemAllocationProp *)(void *)hole, 0);
         r[i++] = cuModuleLoadData(&mod, img);
         r[i++] = cuModuleGetFunction(&f, mod, "vecadd");
         for (int k = 0; k < i; k++)

@@ -169,6 +169,9 @@ if len(got) != 4 or not unread(got[0]) or got[1] != "vecad..." or got[2:] != ["v
 kn = [e["args"].get("nodeParams") for e in ev if e.get("ph") == "X" and e.get("name", "").startswith("cuGraphAddKernelNode")]
 if len(kn) != 1 or not unread(kn[0]):
     bad.append("nodeParams %r (want: not readable)" % kn)
+mc = [e["args"].get("prop") for e in ev if e.get("ph") == "X" and e.get("name") == "cuMemCreate"]
+if len(mc) != 1 or not unread(mc[0]):
+    bad.append("cuMemCreate's prop %r (want: not readable)" % mc)
 if len(deps) != 2 or not unread(deps[0]) or deps[1] != ["0x1111111111111111", "... 3 in all"]:
     bad.append("dependencies %r (want: not readable, the one readable element of 3)" % deps)
 if len(opts) != 1 or not unread(opts[0]):
