@@ -463,8 +463,8 @@ static __attribute__((noinline)) void lp_push_param_other(lua_State *L, lp_proxy
                 lua_pushliteral(L, "");
             else if (trusted)
                 lua_pushlstring(L, ptr, strnlen(ptr, (size_t)n));
-            else
-                lp_push_cstr(L, ptr, (size_t)n);
+            else   /* the length the program gave, which the driver has not checked: at most LP_STR_MAX */
+                lp_push_cstr(L, ptr, (uint64_t)n < LP_STR_MAX ? (size_t)n : LP_STR_MAX);
         } else if (!trusted && !lp_read_in(&w, ptr, d[i].psize)) {
             lua_pushnil(L);
         } else {
