@@ -34,12 +34,14 @@
 #include <unistd.h>
 
 #include "rt_internal.h"
+#include "cushim/cushim_io.h"
 
 static rt_config cfg_value = { 0, LOG_WARN, 2, NULL, NULL, -1 };
 static rt_once_t cfg_once = RT_ONCE_INIT;   /* once.c: no wait on re-entry or after fork */
 static int cfg_is_secure;
 static char cfg_counts_buf[CFG_PATH_MAX];
 static char cfg_libcuda_buf[CFG_PATH_MAX];
+static cushim_stderr_id cfg_stderr; /* descriptor 2 at load: log lines go there only while it is that */
 static dev_t cfg_log_dev;            /* the CUSHIM_LOG_FILE opened at load */
 static ino_t cfg_log_ino;
 
@@ -252,6 +254,7 @@ static const char *cfg_load_value(int var, const char *v, int *out)
 
 static void cfg_load(void)
 {
+    cushim_stderr_mark(&cfg_stderr);
     cfg_is_secure = getauxval(AT_SECURE) != 0;
     int val;
     char q[120];
@@ -320,11 +323,11 @@ int cfg_log_target(void)
 {
     const rt_config *c = cfg_get();
     if (c->log_fd == 2)
-        return 2;
+        return cushim_stderr_fd(&cfg_stderr);   /* -1: the program has made 2 another file, pipe or socket */
     struct stat st;
     if (fstat(c->log_fd, &st) == 0 && st.st_dev == cfg_log_dev && st.st_ino == cfg_log_ino)
         return c->log_fd;
-    return 2;
+    return cushim_stderr_fd(&cfg_stderr);
 }
 
 const rt_config *cfg_get(void)

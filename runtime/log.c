@@ -67,7 +67,9 @@ void log_msg(int level, const char *fmt, ...)
     errno = saved;
     if (m < 0)
         m = 0;
-    log_write(cfg_log_target(), level, text, (size_t)m < sizeof text ? (size_t)m : sizeof text - 1);
+    int fd = cfg_log_target();
+    if (fd >= 0)   /* else standard error is the program's file now: the line is dropped */
+        log_write(fd, level, text, (size_t)m < sizeof text ? (size_t)m : sizeof text - 1);
 }
 
 /* Formats a reason into 'err' (when given) for the SDK functions that return

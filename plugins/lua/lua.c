@@ -201,12 +201,14 @@ static int lp_read_options(char *err, size_t errlen)
 /* report=FILE. The program may close every descriptor (a daemon's start-up) and open a file of its own that
    gets the report's number: before each line the descriptor is checked against the report file's device and
    inode, and when it is not the file any more the file is opened again by its absolute path (appending, as at
-   start); nothing is written to, or closed on, a number that became the program's. Without report=, fd 2. */
+   start); nothing is written to, or closed on, a number that became the program's. Without report=, fd 2 while
+   it is the standard error of the plugin's start (or a terminal, /dev/null: cushim_stderr_fd). */
 static pthread_mutex_t lp_report_mu = PTHREAD_MUTEX_INITIALIZER;
 static int lp_report_fd = 2;
 static dev_t lp_report_dev;
 static ino_t lp_report_ino;
 static char *lp_report_path;   /* NULL: stderr */
+static cushim_stderr_id lp_report_stderr;   /* descriptor 2 at init */
 static int lp_report_warned;
 static int lp_report_write_warned;   /* a write failed (said once) */
 
@@ -239,6 +241,8 @@ void lp_report_write(const char *s, size_t n)
                              "cannot be opened again (%s): report lines are lost", lp_report_path, strerror(errno));
         }
     }
+    if (lp_report_path == NULL)   /* -1: the program has made 2 its own file, pipe or socket: the line is lost */
+        lp_report_fd = cushim_stderr_fd(&lp_report_stderr);
     /* past the file size limit: EFBIG, not SIGXFSZ (cushim_io.h); said once */
     if (lp_report_fd >= 0 && cushim_write_all(lp_report_fd, s, n) < n && !lp_report_write_warned) {
         lp_report_write_warned = 1;
@@ -273,6 +277,7 @@ static int lp_init(const cushim_host *h, cushim_plugin *self)
         return -1;
     }
     h->log(self, CUSHIM_LOG_DEBUG, "Lua from %s (%s)", lp_eng.lib.path, lp_eng.lib.isolation);
+    cushim_stderr_mark(&lp_report_stderr);
     report = h->opt_string(self, "report");
     if (report != NULL && report[0] != '\0' && !h->secure()) {
         char *cwd = report[0] == '/' ? NULL : getcwd(NULL, 0);   /* the program may change directory */

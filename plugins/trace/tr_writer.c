@@ -762,16 +762,23 @@ static void write_summary(tr_writer *w)
     FILE *f = open_memstream(&text, &tlen);
     tr_stat_row *rows = NULL;
     uint32_t n;
-    int fd = 2, own = 0;   /* own: opened here (it may be number 2 when the program closed its stderr) */
+    int fd = cushim_stderr_fd(&w->stderr_id), own = 0;   /* own: opened here (it may be number 2 when the program
+                                                              closed its stderr) */
     if (f == NULL)
         return;
+    if (w->summary_path == NULL && fd < 0) {   /* the program made descriptor 2 its own file, pipe or socket: no
+                                                  table (cushim stats FILE prints it) */
+        fclose(f);
+        free(text);
+        return;
+    }
     if (w->summary_path != NULL) {
         if ((fd = open(w->summary_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) >= 0) {
             own = 1;
         } else {   /* said, and the table comes on stderr instead of nowhere */
             fprintf(f, "cushim trace: cannot open the summary file '%s': %s; the table follows here\n",
                     w->summary_path, strerror(errno));
-            fd = 2;
+            fd = cushim_stderr_fd(&w->stderr_id);
         }
     }
     n = tr_stats_rows(&w->nvtx, &rows);   /* nsys's order: the NVTX ranges first */
@@ -845,7 +852,8 @@ static void write_summary(tr_writer *w)
         fprintf(f, "cushim trace: open it at https://ui.perfetto.dev (Open trace file) or chrome://tracing\n");
     fclose(f);
     if (text != NULL) {
-        (void)cushim_write_all(fd, text, tlen);
+        if (fd >= 0)
+            (void)cushim_write_all(fd, text, tlen);
         free(text);
     }
     if (own)

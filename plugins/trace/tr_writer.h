@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include <cushim/cushim.h>
+#include <cushim/cushim_io.h>
 
 #include "tr_buf.h"
 #include "tr_link.h"
@@ -35,6 +36,7 @@ typedef struct tr_writer {
     const char *gpu_corr;            /* how GPU work is linked to calls ("callbacks", "activity"), or NULL */
     char *path;                      /* output file                                                    */
     char *summary_path;              /* NULL: stderr                                                   */
+    cushim_stderr_id stderr_id;      /* descriptor 2 at init: the table goes there only while it is it */
     int summary;                     /* print the table at the end                                     */
     uint64_t summary_exact;          /* durations kept for exact medians, each table (0: TR_STATS_EXACT)  */
     _Atomic uint64_t *unhooked;      /* unhook=1: times the call hooks were removed while paused (or NULL) */

@@ -772,6 +772,7 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
         host->log(self, CUSHIM_LOG_WARN, "file=%s: the environment variable %s is not set (%%q{%s} left empty)", file,
                   unset, unset);
     st->w.summary_path = sfile && sfile[0] ? strdup(sfile) : NULL;
+    cushim_stderr_mark(&st->w.stderr_id);
     st->api_funcgetname = tr_api_id_of("cuFuncGetName");
     st->api_kernelgetname = tr_api_id_of("cuKernelGetName");
     st->api_getfuncbysymbol = tr_api_id_of("cudaGetFuncBySymbol");

@@ -49,6 +49,8 @@
  *                  function cuModuleGetFunction would return; cuMemCreate's allocation properties, with no
  *                  handle pointer); then a name that is read (cuModuleGetFunction
  *                  "vecadd" on a module). The results printed
+ *   reusefd2 FILE  descriptor 2 closed, FILE created (it takes the number 2), "DATA" written to it, calls (an
+ *                  allocation, a failed cuModuleGetFunction), "END" written: FILE must hold only those two lines
  *   runtime        runtime calls (the driver calls the fake cudart makes nest under them):
  *                  cudaMalloc, cudaMemcpy, cudaLaunchKernel, and a driver attribute query (an enum)
  */
@@ -317,6 +319,24 @@ int main(int argc, char **argv)
         for (int k = 0; k < i; k++)
             printf("%d ", (int)r[k]);
         printf("\n");
+        return 0;
+    }
+    if (!strcmp(mode, "reusefd2")) {
+        CUdeviceptr p = 0;
+        CUfunction f = NULL;
+        int fd;
+        if (argc < 3)
+            return 2;
+        close(2);
+        if ((fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) != 2)
+            return 3;
+        if (write(fd, "DATA\n", 5) != 5)
+            return 4;
+        cuMemAlloc(&p, 256);
+        cuMemFree(p);
+        cuModuleGetFunction(&f, NULL, "x");
+        if (write(fd, "END\n", 4) != 4)
+            return 4;
         return 0;
     }
     if (!strcmp(mode, "badptrs")) {

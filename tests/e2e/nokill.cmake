@@ -10,7 +10,7 @@ _nk_file(_nk_trace trace)
 _nk_file(_nk_lua lua)
 _nk_file(_nk_ml memlimit)
 _nk_file(_nk_sml smlimit)
-foreach(_c fsize epipe nulls badptrs)
+foreach(_c fsize epipe nulls badptrs fd2)
   e2e_test(e2e_nokill_${_c} COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/run_nokill.sh" ${_c} "$<TARGET_FILE:vecadd>"
     "${_nk_prog}" "${_nk_trace}" "${_nk_lua}" "${PROJECT_SOURCE_DIR}/plugins/lua/examples" "${_nk_ml}" "${_nk_sml}")
 endforeach()

@@ -12,6 +12,10 @@
 #          FIFO whose reader leaves after 4 KiB: the program ends normally, the summary says why the file ended.
 #   nulls: e2e_trace nulls (NULL where the driver answers an error) gives the same results under the shim and
 #          each plugin as without them.
+#   fd2:   e2e_trace reusefd2: a program that closes its stderr and creates a file that takes the number 2
+#          (and the same started with stderr closed, 2>&-): the file holds only the program's lines under the
+#          trace (its table at exit), a Lua policy that prints (its report) and one whose hook fails (the
+#          shim's log line saying so).
 #   badptrs: e2e_trace badptrs (pointers into memory that cannot be read, arrays whose count runs past their
 #          end, where the driver answers an error without reading them): the same, and the trace shows what
 #          could be read and says what could not.
@@ -129,6 +133,29 @@ epipe)
         noreader CUSHIM_PLUGINS="$lua:script=$luaex/launches.lua"
         [ "$rc" = 0 ] || fail "exit $rc (-13: SIGPIPE)"
     fi
+    ;;
+fd2)
+    [ -n "$prog" ] || { echo "no e2e_trace (the trace plugin is not built)"; exit 0; }
+    pol=$(cd "$(dirname "$0")" && pwd)/lua/badptrs.lua
+    # a policy whose hook fails: the lua plugin says so through the shim's log (the core's stderr lines)
+    printf 'cushim.before.cuModuleGetFunction = function(call) error("boom") end\n' > boom.lua
+    for how in self closed; do
+        for spec in "$trace:file=$dir/f.json" "$lua:script=$pol" "$lua:script=$dir/boom.lua,fail=open"; do
+            case $spec in :*) continue ;; esac
+            part="$how $(basename "${spec%%:*}") ${spec##*/}"
+            rm -f data
+            set -- env LD_PRELOAD="$preload" CUSHIM_PLUGINS="$spec" "$prog" reusefd2 data
+            if [ "$how" = closed ]; then "$@" 2>&-; else "$@" 2> err; fi
+            rc=$?
+            [ "$rc" = 0 ] || fail "exit $rc"
+            [ "$(cat data 2>/dev/null)" = "$(printf 'DATA\nEND')" ] ||
+                fail "the program's file got: $(head -c 300 data | tr '\n' '|')"
+        done
+    done
+    # and with stderr as it was, the lines still come (the table, the report, the log)
+    part=stderr
+    env LD_PRELOAD="$preload" CUSHIM_PLUGINS="$trace:file=$dir/g.json" "$prog" many 3 > /dev/null 2> err
+    [ -z "$trace" ] || grep -q "CUDA API Summary" err || fail "no table on stderr"
     ;;
 nulls|badptrs)
     # NULL where the driver answers an error (e2e_trace nulls), or a pointer it refuses without reading

@@ -44,6 +44,17 @@
  *       strtod(3) as in the C locale whatever the program's (uselocale on this
  *       thread for the call); not for a signal handler.
  *
+ * And the program's descriptor 2: a plugin writes its table or report to
+ * standard error, but a program may close it and open a file, a pipe or a
+ * socket that takes the number 2 (`prog 2>&-`, a daemon), and its data would
+ * get the plugin's lines.
+ *   void cushim_stderr_mark(cushim_stderr_id *id);
+ *       at init: what descriptor 2 is now (the file, or closed).
+ *   int cushim_stderr_fd(const cushim_stderr_id *id);
+ *       2 when descriptor 2 is still that file, or is a character device (a
+ *       terminal, /dev/null: nothing a write can corrupt); -1 when it is now
+ *       another file, pipe or socket, or closed: write nothing then.
+ *
  * And one reading of the program's memory: a hook that reads behind a
  * pointer the program passed (a name, a struct, an array) before the driver
  * has accepted it - in a pre hook, or in a post hook of a call that failed -
@@ -68,6 +79,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #ifdef _GNU_SOURCE
@@ -198,6 +210,32 @@ static inline double cushim_strtod(const char *s, char **end)
         uselocale(old);
     errno = e;   /* strtod's ERANGE */
     return v;
+}
+
+/* What descriptor 2 was when cushim_stderr_mark looked. */
+typedef struct cushim_stderr_id {
+    dev_t dev;
+    ino_t ino;
+    int open;
+} cushim_stderr_id;
+
+static inline void cushim_stderr_mark(cushim_stderr_id *id)
+{
+    struct stat st;
+    int saved = errno;
+    id->open = fstat(2, &st) == 0;
+    id->dev = id->open ? st.st_dev : 0;
+    id->ino = id->open ? st.st_ino : 0;
+    errno = saved;
+}
+
+static inline int cushim_stderr_fd(const cushim_stderr_id *id)
+{
+    struct stat st;
+    int saved = errno, ok = fstat(2, &st) == 0 &&
+                            ((id->open && st.st_dev == id->dev && st.st_ino == id->ino) || S_ISCHR(st.st_mode));
+    errno = saved;
+    return ok ? 2 : -1;
 }
 
 #ifdef _GNU_SOURCE
