@@ -294,23 +294,6 @@ static int lp_read_in(void *dst, const void *p, size_t n)
     return (size_t)got == n;
 }
 
-/* Whether the 'n' bytes at 'p' (a struct the program passed by pointer) can be read. */
-static int lp_readable(const void *p, size_t n)
-{
-    unsigned char tmp[512];
-    size_t done = 0;
-    while (done < n) {
-        size_t k = n - done < sizeof tmp ? n - done : sizeof tmp;
-        long got = cushim_read_mem(tmp, (const unsigned char *)p + done, k);
-        if (got < 0)
-            return 1;   /* no such read on this system: as before */
-        if ((size_t)got < k)
-            return 0;
-        done += k;
-    }
-    return 1;
-}
-
 void lp_push_mem(lua_State *L, const void *p, uint8_t conv, uint8_t size)
 {
     switch (conv) {
@@ -439,7 +422,7 @@ static __attribute__((noinline)) void lp_push_param_other(lua_State *L, lp_proxy
     if (d[i].stype != NULL) {
         unsigned char *base = d[i].sptr ? *(unsigned char *const *)at : (unsigned char *)at;
         /* a struct by pointer the driver did not vouch for: nil where it cannot be read (one check a view) */
-        if (base == NULL || (d[i].sptr && !trusted && !lp_readable(base, d[i].stype->size)))
+        if (base == NULL || (d[i].sptr && !trusted && cushim_mem_readable(base, d[i].stype->size) == 0))
             lua_pushnil(L);
         else
             lp_push_sview(L, px, base, d[i].stype, !d[i].sptr && !px->after);

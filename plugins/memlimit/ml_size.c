@@ -243,24 +243,14 @@ uint64_t ml_role_size(const cushim_host *h, const cushim_call *c, const cushim_a
 static int ml_pointee_ok(const cushim_host *h, const cushim_call *c, int i, size_t fallback)
 {
     const cushim_param_info *p = ml_p(h, c, i);
-    const unsigned char *ptr = ml_argp(h, c, i);
-    unsigned char tmp[256];
-    size_t n = fallback, done = 0;
+    const void *ptr = ml_argp(h, c, i);
+    size_t n = fallback;
     if (p == NULL || ptr == NULL || p->kind == CUSHIM_KIND_STRUCT)
         return 1;
     if (h->sizeof_param_info >= offsetof(cushim_param_info, struct_type) + sizeof(void *) &&
         p->struct_type != NULL && p->struct_type->size != 0)
         n = p->struct_type->size;
-    while (done < n) {
-        size_t k = n - done < sizeof tmp ? n - done : sizeof tmp;
-        long got = cushim_read_mem(tmp, ptr + done, k);
-        if (got < 0)
-            return 1;   /* no such read on this system: read as before */
-        if ((size_t)got < k)
-            return 0;
-        done += k;
-    }
-    return 1;
+    return cushim_mem_readable(ptr, n) != 0;   /* -1: no such read on this system, read as before */
 }
 
 int ml_role_readable(const cushim_host *h, const cushim_call *c, const cushim_alloc_role *r)

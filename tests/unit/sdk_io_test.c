@@ -282,6 +282,11 @@ static void read_mem_prefix(void **state)
     assert_int_equal(cushim_read_mem(dst, hole + 100, 8), 0);
     assert_int_equal(cushim_read_mem(dst, (const void *)(uintptr_t)16, 8), 0);
     assert_int_equal(errno, 1234);
+    assert_int_equal(cushim_mem_readable(src, big), 1);
+    assert_int_equal(cushim_mem_readable(hole - 24, 24), 1);
+    assert_int_equal(cushim_mem_readable(hole - 24, 25), 0);
+    assert_int_equal(cushim_mem_readable(hole, 1), 0);
+    assert_int_equal(cushim_mem_readable(hole, 0), 1);
     free(src);
     free(out);
     munmap(m, (size_t)pg * 2);
@@ -308,7 +313,8 @@ static void read_mem_refused(void **state)
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
             _exit(77);
         errno = 55;
-        if (cushim_read_mem(dst, src, sizeof src) != -1 || errno != 55 || dst[0] != 0)
+        if (cushim_read_mem(dst, src, sizeof src) != -1 || errno != 55 || dst[0] != 0 ||
+            cushim_mem_readable(src, sizeof src) != -1)
             _exit(1);
         _exit(0);
     }

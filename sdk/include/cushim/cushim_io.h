@@ -68,6 +68,9 @@
  *       a seccomp filter, ENOSYS). One system call per 64 KiB; errno is left
  *       as it was. Only with _GNU_SOURCE defined before the first #include
  *       (process_vm_readv's declaration).
+ *   int cushim_mem_readable(const void *p, size_t n);
+ *       1 when all n bytes at p can be read, 0 when some cannot, -1 when the
+ *       system offers no such read (as cushim_read_mem; the same condition).
  */
 #ifndef CUSHIM_IO_H
 #define CUSHIM_IO_H
@@ -276,6 +279,22 @@ static inline long cushim_read_mem(void *dst, const void *src, size_t n)
     }
     errno = saved;
     return (long)done;
+}
+
+static inline int cushim_mem_readable(const void *p, size_t n)
+{
+    unsigned char tmp[512];
+    size_t done = 0;
+    while (done < n) {
+        size_t k = n - done < sizeof tmp ? n - done : sizeof tmp;
+        long got = cushim_read_mem(tmp, (const unsigned char *)p + done, k);
+        if (got < 0)
+            return -1;
+        if ((size_t)got < k)
+            return 0;
+        done += k;
+    }
+    return 1;
 }
 #endif
 
