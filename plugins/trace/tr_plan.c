@@ -35,7 +35,8 @@ uint32_t tr_cap_safe_room(const tr_cap *c, const unsigned char *pv)
         return (uint32_t)sizeof(tr_blob) + tr_pad8(TR_STR_MAX);
     if (c->count_param >= 0 && c->count_indirect)   /* the count itself may be unreadable: the most */
         return (uint32_t)sizeof(tr_blob) + TR_BLOB_MAX;
-    bytes = tr_cap_count(c, pv) * c->elem_size;
+    bytes = tr_cap_count(c, pv);
+    bytes = bytes > TR_BLOB_MAX ? TR_BLOB_MAX : bytes * c->elem_size;   /* no product that wraps */
     return (uint32_t)sizeof(tr_blob) + tr_pad8((uint32_t)(bytes < TR_BLOB_MAX ? bytes : TR_BLOB_MAX));
 }
 

@@ -404,8 +404,9 @@ static void cap_write_safe(void **state)
         assert_memory_equal(a, b, n);
         assert_true(n <= room);
     }
-    uint64_t counts[] = {0, 1, 3, 512, 700};
-    for (size_t k = 0; k < 5; k++) {
+    /* a count whose product with the element size wraps (2^61 * 8): the room still holds what is written */
+    uint64_t counts[] = {0, 1, 3, 512, 700, (uint64_t)1 << 61};
+    for (size_t k = 0; k < 6; k++) {
         pv.ptr = words;
         pv.count = counts[k];
         memset(a, 0xAA, sizeof a);
