@@ -65,9 +65,11 @@
  *       many were readable (n, or a shorter prefix, page by page, where src
  *       runs into memory that cannot be read; 0 when src points at none), or
  *       -1 when the system offers no such read (process_vm_readv(2) refused:
- *       a seccomp filter, ENOSYS). One system call per 64 KiB; errno is left
- *       as it was. Only with _GNU_SOURCE defined before the first #include
- *       (process_vm_readv's declaration).
+ *       a seccomp filter, ENOSYS, or a filter that would kill the process on
+ *       it - asked once, in a child that shares the memory and inherits the
+ *       filters, before the first read). One system call per 64 KiB; errno is
+ *       left as it was. Only with _GNU_SOURCE defined before the first
+ *       #include (process_vm_readv's declaration).
  *   int cushim_mem_readable(const void *p, size_t n);
  *       1 when all n bytes at p can be read, 0 when some cannot, -1 when the
  *       system offers no such read (as cushim_read_mem; the same condition).
@@ -86,8 +88,12 @@
 #include <time.h>
 #include <unistd.h>
 #ifdef _GNU_SOURCE
+#include <sched.h>
 #include <stdint.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #endif
 
 #if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
@@ -242,6 +248,49 @@ static inline int cushim_stderr_fd(const cushim_stderr_id *id)
 }
 
 #ifdef _GNU_SOURCE
+/* The probe's child: one process_vm_readv of its own memory (the parent's: CLONE_VM), under the seccomp filters
+   it inherited; exit status 0 when the call was answered (success or an error), never reached when a filter
+   kills the caller. */
+static int cushim_pvr_probe_child(void *arg)
+{
+    char src = 1, dst = 0;
+    struct iovec l = {&dst, 1}, r = {&src, 1};
+    (void)arg;
+    (void)syscall(SYS_process_vm_readv, (long)syscall(SYS_getpid), &l, 1L, &r, 1L, 0L);
+    syscall(SYS_exit, 0);
+    return 0;
+}
+
+/* Whether process_vm_readv may be called here. A seccomp filter may kill the process on it (systemd's
+   SystemCallFilter=@system-service where it sits in @debug, with the default action SIGSYS): asked once per
+   translation unit and process (again in a forked child: a sandboxed worker installs its filter after the
+   fork), in a child that shares the memory and inherits the filters (clone with CLONE_VM | CLONE_VFORK and no
+   exit signal: no atfork handler runs, no SIGCHLD reaches the program, a program's waitpid(-1) does not reap
+   it), which the filter kills instead. A filter the process installs after that answer is not seen. */
+static inline int cushim_pvr_usable(pid_t self)
+{
+    static int state;    /* 0: not asked; 1: usable; -1: not - for the process state_pid */
+    static pid_t state_pid;
+    int st = __atomic_load_n(&state, __ATOMIC_ACQUIRE), status = 0, saved = errno;
+    size_t size = 64 * 1024;
+    void *stack;
+    pid_t pid;
+    if (st != 0 && __atomic_load_n(&state_pid, __ATOMIC_RELAXED) == self)
+        return st > 0;
+    st = -1;
+    stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (stack != MAP_FAILED) {
+        pid = clone(cushim_pvr_probe_child, (char *)stack + size, CLONE_VM | CLONE_VFORK, NULL);
+        if (pid > 0 && waitpid(pid, &status, __WCLONE) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+            st = 1;
+        munmap(stack, size);
+    }
+    __atomic_store_n(&state_pid, self, __ATOMIC_RELAXED);
+    __atomic_store_n(&state, st, __ATOMIC_RELEASE);
+    errno = saved;
+    return st > 0;
+}
+
 static inline long cushim_read_mem(void *dst, const void *src, size_t n)
 {
     /* process_vm_readv on this process: the kernel copies, and fails with EFAULT where a load would raise
@@ -251,7 +300,12 @@ static inline long cushim_read_mem(void *dst, const void *src, size_t n)
     struct iovec loc, rem[CUSHIM_READ_PIECES];
     int saved = errno;
     size_t done = 0;
-    pid_t self = getpid();
+    pid_t self;
+    if (n == 0)
+        return 0;
+    self = getpid();
+    if (!cushim_pvr_usable(self))
+        return -1;
     while (done < n) {
         uintptr_t a = (uintptr_t)src + done;
         size_t want = 0;
