@@ -158,6 +158,10 @@ fd2)
     [ -z "$trace" ] || grep -q "CUDA API Summary" err || fail "no table on stderr"
     ;;
 nulls|badptrs)
+    if [ "$case_" = badptrs ] && grep -Eq '^Seccomp:[[:space:]]*[12]' /proc/self/status; then
+        echo "SKIP [badptrs]: under a seccomp filter the plugins do not read the program's memory safely (README)"
+        exit 77
+    fi
     # NULL where the driver answers an error (e2e_trace nulls), or a pointer it refuses without reading
     # (badptrs): the same results with the shim and with each plugin as without them, and no crash (a plugin
     # reading what the call did not write, or what the driver did not read)

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "tr_plan.h"
+#include <cushim/cushim_io.h>
 
 /* tr_plan.c's other functions read the host; these tests call only tr_plan_fast. */
 const cushim_host *tr_host;
@@ -373,6 +374,10 @@ static void cap_write_safe(void **state)
     uint32_t n, room, pc = 5;
     tr_blob bl;
     (void)state;
+    if (!cushim_seccomp_none()) {   /* under a seccomp filter (a container) the safe reads are off: said */
+        print_message("under a seccomp filter: tr_read_safe reads nothing here, the safe capture not tested\n");
+        return;
+    }
     memset(&str, 0, sizeof str);
     str.mode = TR_CAP_STRING;
     str.size = sizeof(void *);
