@@ -254,24 +254,31 @@ static inline int cushim_stderr_fd(const cushim_stderr_id *id)
    (a filter, or no answer). */
 static inline int cushim_seccomp_none(void)
 {
-    char buf[4096];
+    enum { CUSHIM_STATUS_MAX = 8192 };   /* the file is ~1.5 KiB; on the heap: hooks may run on small stacks */
+    char *buf;
     size_t len = 0;
     ssize_t r;
     const char *at;
-    int fd = open("/proc/thread-self/status", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    int none = 0, saved = errno, fd = open("/proc/thread-self/status", O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || (buf = (char *)malloc(CUSHIM_STATUS_MAX)) == NULL) {
+        if (fd >= 0)
+            close(fd);
+        errno = saved;
         return 0;
-    while (len < sizeof buf - 1 && (r = read(fd, buf + len, sizeof buf - 1 - len)) > 0)
+    }
+    while (len < CUSHIM_STATUS_MAX - 1 && (r = read(fd, buf + len, CUSHIM_STATUS_MAX - 1 - len)) > 0)
         len += (size_t)r;
     close(fd);
     buf[len] = '\0';
-    at = strstr(buf, "\nSeccomp:");
-    if (at == NULL)
-        return 0;
-    at += 9;
-    while (*at == ' ' || *at == '\t')
-        at++;
-    return at[0] == '0' && (at[1] == '\n' || at[1] == '\0');
+    if ((at = strstr(buf, "\nSeccomp:")) != NULL) {
+        at += 9;
+        while (*at == ' ' || *at == '\t')
+            at++;
+        none = at[0] == '0' && (at[1] == '\n' || at[1] == '\0');
+    }
+    free(buf);
+    errno = saved;
+    return none;
 }
 
 /* Whether process_vm_readv may be called here: only where the calling thread runs under no seccomp filter. A
