@@ -11,7 +11,9 @@
 #    only part 1).
 # The driver: the fake one of the build when LD_LIBRARY_PATH does not already give a libcuda.so.1 (on a
 # GPU machine set BENCH_REAL=1 to use the real driver found by the loader).
-# env: ROUNDS, ITERS, SITERS (above); PLUGIN (the lua.so measured, default the build's); PLUGIN_B (a second
+# env: ROUNDS, ITERS, SITERS (above); POLICY (default policy.lua; policy_before.lua reads the output in the
+# before hook, where the driver has not written it: through cushim_read_mem); PLUGIN (the lua.so measured,
+# default the build's); PLUGIN_B (a second
 # lua.so, e.g. an older commit's build, measured in the same interleaved rounds: a before/after row).
 # Instruction counts, which do not depend on the machine's load: bench/lua/instr.sh.
 set -euo pipefail
@@ -27,8 +29,9 @@ ITERS=${ITERS:-200000}
 SITERS=${SITERS:-1000000}
 for f in "$BENCH" "$SHIM" "$PLUGIN"; do [ -e "$f" ] || { echo "missing $f" >&2; exit 1; }; done
 [ "${BENCH_REAL:-0}" = 1 ] || export LD_LIBRARY_PATH="$BUILD/tests/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-LUA="$PLUGIN:script=$HERE/policy.lua,reload=false"
-LUA_B="$PLUGIN_B:script=$HERE/policy.lua,reload=false"
+POLICY=${POLICY:-$HERE/policy.lua}
+LUA="$PLUGIN:script=$POLICY,reload=false"
+LUA_B="$PLUGIN_B:script=$POLICY,reload=false"
 TMPF=$(mktemp)
 trap 'rm -f "$TMPF" "$TMPF".*' EXIT
 c=() l=() b=()

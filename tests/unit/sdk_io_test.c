@@ -305,6 +305,22 @@ static void read_mem_prefix(void **state)
    SystemCallFilter= does by default: the process lives), one that allows everything (which filter does what
    cannot be asked without the call). In a child each, forked after the parent's own reads, which the filter
    stays with. Skipped where no filter can be installed. */
+/* cushim_read_mem of 8 bytes the caller put on its stack (copied from 'text'), from a function of its own. */
+static __attribute__((noinline)) long read_from_callee_at(char *dst, const char *p)
+{
+    return cushim_read_mem(dst, p, 8);
+}
+
+static __attribute__((noinline)) long read_from_callee(char *dst, const char *text)
+{
+    char mine[8];
+    long r;
+    memcpy(mine, text, 8);
+    r = read_from_callee_at(dst, mine);
+    __asm__ volatile("" : : "r"(mine) : "memory");
+    return r;
+}
+
 static void read_mem_filtered(uint32_t action)
 {
     pid_t pid;
@@ -319,13 +335,20 @@ static void read_mem_filtered(uint32_t action)
             BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
         };
         struct sock_fprog prog = {(unsigned short)(sizeof f / sizeof f[0]), f};
-        char src[8] = "abcdefg", dst[8] = {0};
+        char *src = strdup("abcdefg"), dst[8] = {0};
+        static char onstack_text[8] = "stack!!";
+        if (src == NULL)
+            _exit(2);
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
             _exit(77);
         errno = 55;
-        if (cushim_read_mem(dst, src, sizeof src) != -1 || errno != 55 || dst[0] != 0 ||
-            cushim_mem_readable(src, sizeof src) != -1)
+        if (cushim_read_mem(dst, src, 8) != -1 || errno != 55 || dst[0] != 0 || cushim_mem_readable(src, 8) != -1 ||
+            cushim_read_mem_usable())
             _exit(1);
+        /* memory on the thread's stack above the stack pointer (a caller's: here this frame's, made live by
+           the call below) is read without a system call, filter or not */
+        if (read_from_callee(dst, onstack_text) != 8 || memcmp(dst, "stack!!", 8) != 0 || errno != 55)
+            _exit(3);
         _exit(0);
     }
     assert_int_equal(waitpid(pid, &st, 0), pid);
@@ -337,6 +360,29 @@ static void read_mem_filtered(uint32_t action)
         return;
     }
     assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+/* cushim_on_stack from a function the caller's memory is passed to, as a hook gets the program's pointers: a
+   caller's locals are on the live stack; heap memory, a small address and a range running past the top are
+   not. (A function's own locals may sit below the stack pointer, in the red zone, and then read as not on
+   the stack: the safe read's system call instead - on the safe side.) */
+static __attribute__((noinline)) int on_stack_of(const void *p, size_t n)
+{
+    return cushim_on_stack(p, n);
+}
+
+static void on_stack(void **state)
+{
+    char here[64];
+    char *heap = malloc(64);
+    (void)state;
+    assert_non_null(heap);
+    memset(here, 1, sizeof here);
+    assert_int_equal(on_stack_of(here, sizeof here), 1);
+    assert_int_equal(on_stack_of(heap, 64), 0);
+    assert_int_equal(on_stack_of((const void *)(uintptr_t)16, 8), 0);
+    assert_int_equal(on_stack_of(here, (size_t)1 << 40), 0);
+    free(heap);
 }
 
 static void read_mem_refused(void **state)
@@ -368,6 +414,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(success_leaves_errno, setup, teardown),
         cmocka_unit_test_setup_teardown(nonblocking_descriptor_waits_for_room, setup, teardown),
         cmocka_unit_test(read_mem_prefix),
+        cmocka_unit_test(on_stack),
         cmocka_unit_test(read_mem_refused),
         cmocka_unit_test(read_mem_would_kill),
         cmocka_unit_test(read_mem_any_filter),

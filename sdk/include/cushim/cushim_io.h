@@ -67,13 +67,19 @@
  *       -1 when the system offers no such read: the calling thread runs
  *       under a seccomp filter (which might kill the process on the call:
  *       Docker's default profile counts too), or the call is refused (ENOSYS).
- *       One system call per 64 KiB (and a look at /proc/thread-self/status
- *       once a second); errno is left as it was. Only with _GNU_SOURCE defined
+ *       Memory on the calling thread's stack above the stack pointer (a
+ *       caller's locals: where programs keep most structs they pass) is
+ *       copied directly, filter or not (cushim_on_stack). Else one system
+ *       call per 64 KiB (and a look at /proc/thread-self/status once a
+ *       second); errno is left as it was. Only with _GNU_SOURCE defined
  *       before the first #include (process_vm_readv's declaration).
  *   int cushim_read_mem_usable(void);
  *       1 when cushim_read_mem reads here (no seccomp filter on the thread),
  *       0 when it would answer -1 - then choose: the plain read (and the
  *       fault it may bring) or none.
+ *   int cushim_on_stack(const void *p, size_t n);
+ *       1 when the n bytes at p lie on the calling thread's live stack (from
+ *       the stack pointer to the top; bounds asked once per thread).
  *   int cushim_mem_readable(const void *p, size_t n);
  *       1 when all n bytes at p can be read, 0 when some cannot, -1 when the
  *       system offers no such read (as cushim_read_mem; the same condition).
@@ -312,6 +318,40 @@ static inline int cushim_read_mem_usable(void)
     return cushim_pvr_usable(getpid());
 }
 
+/* 1 when the n bytes at p lie on the calling thread's stack between the stack pointer and the stack's top:
+   live stack, mapped and readable (the arguments a program passes by pointer mostly live there: a launch
+   config, an output variable), so read without a system call. The stack's bounds are asked once per thread
+   (pthread_getattr_np); a frame outside them (a coroutine's or a signal handler's own stack) says no. */
+static inline int cushim_on_stack(const void *p, size_t n)
+{
+    static __thread uintptr_t lo, hi;
+    static __thread int known;   /* 0: not asked; 1: lo/hi; -1: no answer */
+    uintptr_t fp, a = (uintptr_t)p;
+#if defined(__x86_64__)
+    __asm__("mov %%rsp, %0" : "=r"(fp));   /* the stack pointer: everything from it up is live */
+#else
+    char here;
+    fp = (uintptr_t)&here;
+#endif
+    if (known == 0) {
+        pthread_attr_t at;
+        void *addr;
+        size_t size;
+        int saved = errno;
+        known = -1;
+        if (pthread_getattr_np(pthread_self(), &at) == 0) {
+            if (pthread_attr_getstack(&at, &addr, &size) == 0) {
+                lo = (uintptr_t)addr;
+                hi = lo + size;
+                known = 1;
+            }
+            pthread_attr_destroy(&at);
+        }
+        errno = saved;
+    }
+    return known > 0 && fp >= lo && fp < hi && a >= fp && a <= hi && n <= hi - a;
+}
+
 static inline long cushim_read_mem(void *dst, const void *src, size_t n)
 {
     /* process_vm_readv on this process: the kernel copies, and fails with EFAULT where a load would raise
@@ -324,6 +364,10 @@ static inline long cushim_read_mem(void *dst, const void *src, size_t n)
     pid_t self;
     if (n == 0)
         return 0;
+    if (cushim_on_stack(src, n)) {
+        memcpy(dst, src, n);
+        return (long)n;
+    }
     self = getpid();
     if (!cushim_pvr_usable(self))
         return -1;
