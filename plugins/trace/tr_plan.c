@@ -4,7 +4,7 @@
  * parameter or the overlay gives), which output pointers (the element, or the
  * array whose count another parameter holds, directly or behind a pointer),
  * both after the call, and which parameter names the kernel of a launch. And
- * the read of an input the driver may not have read (tr_read_safe).
+ * the read of an input the driver may not have read (cushim_read_mem).
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -19,11 +19,6 @@ void tr_copy_params_odd(unsigned char *dst, const unsigned char *src, uint32_t n
     memcpy(dst, src, n);
     if (tr_pad8(n) > n)
         memset(dst + n, 0, tr_pad8(n) - n);
-}
-
-long tr_read_safe(void *dst, const void *src, size_t n)
-{
-    return cushim_read_mem(dst, src, n);
 }
 
 uint32_t tr_cap_safe_room(const tr_cap *c, const unsigned char *pv)
@@ -59,7 +54,7 @@ unsigned char *tr_cap_write_safe(const tr_cap *c, const unsigned char *pv, unsig
     if (c->mode == TR_CAP_STRING) {
         char s[TR_STR_MAX + 1];
         size_t n;
-        got = tr_read_safe(s, ptr, sizeof s);
+        got = cushim_read_mem(s, ptr, sizeof s);
         if (got < 0) {
             b.flags = TR_BLOB_UNCHECKED;
         } else if (got == 0) {
@@ -82,7 +77,7 @@ unsigned char *tr_cap_write_safe(const tr_cap *c, const unsigned char *pv, unsig
         if (c->count_param >= 0 && c->count_indirect) {
             const void *cp = (const void *)(uintptr_t)tr_rd_uint(pv + c->coff, c->csize);
             unsigned char w[8] = {0};
-            long r = cp == NULL ? 0 : tr_read_safe(w, cp, c->cpointee);
+            long r = cp == NULL ? 0 : cushim_read_mem(w, cp, c->cpointee);
             if (cp != NULL && r < 0)
                 readable = -1;
             else if (cp != NULL && r != (long)c->cpointee)
@@ -100,7 +95,7 @@ unsigned char *tr_cap_write_safe(const tr_cap *c, const unsigned char *pv, unsig
             b.flags = TR_BLOB_TRUNC;
             bytes = (TR_BLOB_MAX / c->elem_size) * c->elem_size;
         }
-        got = readable > 0 ? tr_read_safe(d, ptr, (size_t)bytes) : readable;
+        got = readable > 0 ? cushim_read_mem(d, ptr, (size_t)bytes) : readable;
         if (got < 0) {
             b.flags = TR_BLOB_UNCHECKED;
         } else if (readable == 0 || (got == 0 && bytes > 0)) {

@@ -6,7 +6,7 @@
  * Inputs are read after it so that a pointer the driver refused is never
  * dereferenced blindly: after a successful call the driver has read them
  * (plain copies); after one that failed, was skipped by a plugin or returns
- * no result, through tr_read_safe (no fault on a bad pointer).
+ * no result, through cushim_read_mem (cushim_io.h: no fault on a bad pointer).
  */
 #ifndef TR_PLAN_H
 #define TR_PLAN_H
@@ -208,12 +208,8 @@ static inline unsigned char *tr_cap_inline(const tr_cap *c, const unsigned char 
     return out + sizeof w;
 }
 
-/* Up to 'n' bytes at 'src' into 'dst' with no fault where 'src' points at nothing readable: the readable
-   prefix's length (page by page), or -1 when this system has no such read (process_vm_readv refused: seccomp,
-   ENOSYS). errno is left as it was. */
-long tr_read_safe(void *dst, const void *src, size_t n);
 /* An input capture's blob after a call the driver may not have read it for (it failed, a plugin skipped it, it
-   returns no result): tr_cap_write's blob with the bytes read through tr_read_safe - only what is readable
+   returns no result): tr_cap_write's blob with the bytes read through cushim_read_mem - only what is readable
    (TR_BLOB_TRUNC with a prefix, TR_BLOB_UNREAD with nothing; TR_BLOB_UNCHECKED if the read is refused midway).
    Where no safe read exists (a seccomp filter on the thread: cushim_read_mem_usable), the plain capture, as
    before the inputs moved to the exit.

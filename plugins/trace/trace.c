@@ -288,8 +288,8 @@ static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
    inputs are read here, after the call: where it succeeded the driver has read them (plain copies); where it
    failed, a plugin skipped it or it returns no result to tell, the driver may have refused a pointer without
    reading it - an array whose count runs past its end, a pointer into nothing - and the bytes are read through
-   tr_read_safe (tr_plan.h), a system call per input, so that the trace never faults where the driver did not.
-   The outputs only after success ('ok'). */
+   cushim_read_mem (cushim_io.h; a system call per input off the stack), so that the trace never faults where
+   the driver did not. The outputs only after success ('ok'). */
 static __attribute__((noinline)) void tr_post_caps(tr_state *st, const tr_plan *pl, cushim_call *call, tr_tbuf *tb,
                                                    uint64_t t, uint16_t flags, uint64_t aux, int ok)
 {

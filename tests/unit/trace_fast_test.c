@@ -375,7 +375,7 @@ static void cap_write_safe(void **state)
     tr_blob bl;
     (void)state;
     if (!cushim_seccomp_none()) {   /* under a seccomp filter (a container) the safe reads are off: said */
-        print_message("under a seccomp filter: tr_read_safe reads nothing here, the safe capture not tested\n");
+        print_message("under a seccomp filter: cushim_read_mem reads nothing here, the safe capture not tested\n");
         return;
     }
     memset(&str, 0, sizeof str);
