@@ -43,7 +43,7 @@ unsigned char *tr_cap_write_safe(const tr_cap *c, const unsigned char *pv, unsig
     long got;
     if (ptr == NULL)
         return out;
-    if (!cushim_read_mem_usable()) {   /* no safe read here (a seccomp filter): the plain capture, as before */
+    if (!cushim_read_mem_usable()) {   /* no safe read here (a seccomp filter that refuses both): the plain capture */
         uint32_t size;
         uint64_t count;
         int trunc;

@@ -211,8 +211,8 @@ static inline unsigned char *tr_cap_inline(const tr_cap *c, const unsigned char 
 /* An input capture's blob after a call the driver may not have read it for (it failed, a plugin skipped it, it
    returns no result): tr_cap_write's blob with the bytes read through cushim_read_mem - only what is readable
    (TR_BLOB_TRUNC with a prefix, TR_BLOB_UNREAD with nothing; TR_BLOB_UNCHECKED if the read is refused midway).
-   Where no safe read exists (a seccomp filter on the thread: cushim_read_mem_usable), the plain capture, as
-   before the inputs moved to the exit.
+   Where no safe read exists (a seccomp filter that refuses process_vm_readv's stand-in too:
+   cushim_read_mem_usable), the plain capture, as before the inputs moved to the exit.
    tr_cap_safe_room: the most it writes, 0 when the pointer is NULL (no blob); tr_cap_write_safe writes it at
    'out' and returns the end. */
 uint32_t tr_cap_safe_room(const tr_cap *c, const unsigned char *pv);

@@ -267,8 +267,8 @@ static void read_mem_prefix(void **state)
     assert_int_equal(mprotect(hole, (size_t)pg, PROT_NONE), 0);
     assert_non_null(src);
     assert_non_null(out);
-    if (!cushim_seccomp_none()) {   /* this test runs under a seccomp filter (a container): no reads, said */
-        print_message("under a seccomp filter: cushim_read_mem answers -1 here, its reads not tested\n");
+    if (!cushim_read_mem_usable()) {   /* a seccomp filter that refuses both reads: no reads, said */
+        print_message("no safe read here (a seccomp filter refuses both): cushim_read_mem answers -1\n");
         assert_int_equal(cushim_read_mem(dst, src, 8), -1);
         free(src);
         free(out);
@@ -300,11 +300,13 @@ static void read_mem_prefix(void **state)
     munmap(m, (size_t)pg * 2);
 }
 
-/* Under a seccomp filter cushim_read_mem makes no process_vm_readv and says so (-1), reading nothing: one that
-   refuses it (EPERM), one that would kill the process on it (SECCOMP_RET_KILL_PROCESS, as systemd's
-   SystemCallFilter= does by default: the process lives), one that allows everything (which filter does what
-   cannot be asked without the call). In a child each, forked after the parent's own reads, which the filter
-   stays with. Skipped where no filter can be installed. */
+/* Under a seccomp filter cushim_read_mem makes no process_vm_readv: it asks the kernel page by page with
+   rt_sigprocmask instead and reads as well - under a filter that refuses process_vm_readv (EPERM), one that
+   would kill the process on it (SECCOMP_RET_KILL_PROCESS, as systemd's SystemCallFilter= does by default: the
+   process lives), one that allows everything (which filter does what cannot be asked without the call). Where
+   the filter refuses rt_sigprocmask too, or answers it with a lie (EINVAL for every set), it says so (-1) and
+   reads nothing. In a child each, forked after the parent's own reads, which the filter stays with. Skipped
+   where no filter can be installed. */
 /* cushim_read_mem of 8 bytes the caller put on its stack (copied from 'text'), from a function of its own. */
 static __attribute__((noinline)) long read_from_callee_at(char *dst, const char *p)
 {
@@ -321,7 +323,7 @@ static __attribute__((noinline)) long read_from_callee(char *dst, const char *te
     return r;
 }
 
-static void read_mem_filtered(uint32_t action)
+static void read_mem_filtered(uint32_t action, uint32_t sigmask_action)
 {
     pid_t pid;
     int st;
@@ -332,19 +334,43 @@ static void read_mem_filtered(uint32_t action)
             BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
             BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 0, 1),
             BPF_STMT(BPF_RET | BPF_K, action),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_sigprocmask, 0, 1),
+            BPF_STMT(BPF_RET | BPF_K, sigmask_action),
             BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
         };
         struct sock_fprog prog = {(unsigned short)(sizeof f / sizeof f[0]), f};
-        char *src = strdup("abcdefg"), dst[8] = {0};
+        long pg = sysconf(_SC_PAGESIZE);
+        unsigned char *m = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        size_t big = 3 * 4096 + 17;
+        char *src = strdup("abcdefg"), dst[8] = {0}, *bsrc = malloc(big), *bdst = malloc(big);
         static char onstack_text[8] = "stack!!";
-        if (src == NULL)
+        int reads = sigmask_action == SECCOMP_RET_ALLOW;
+        if (src == NULL || m == MAP_FAILED || bsrc == NULL || bdst == NULL || mprotect(m + pg, (size_t)pg, PROT_NONE))
             _exit(2);
+        for (size_t i = 0; i < big; i++)
+            bsrc[i] = (char)(i * 13 + 5);
+        memset(m + pg - 8, 0x5a, 8);
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
             _exit(77);
         errno = 55;
-        if (cushim_read_mem(dst, src, 8) != -1 || errno != 55 || dst[0] != 0 || cushim_mem_readable(src, 8) != -1 ||
-            cushim_read_mem_usable())
-            _exit(1);
+        if (!reads) {   /* neither read answers: -1, nothing read */
+            if (cushim_read_mem(dst, src, 8) != -1 || errno != 55 || dst[0] != 0 ||
+                cushim_mem_readable(src, 8) != -1 || cushim_read_mem_usable())
+                _exit(1);
+        } else {   /* probed, page by page: the same answers as process_vm_readv's */
+            if (cushim_read_mem(dst, src, 8) != 8 || memcmp(dst, "abcdefg", 8) != 0 || errno != 55 ||
+                cushim_mem_readable(src, 8) != 1 || !cushim_read_mem_usable())
+                _exit(1);
+            if (cushim_read_mem(bdst, bsrc + 1, big - 1) != (long)(big - 1) || memcmp(bdst, bsrc + 1, big - 1) != 0)
+                _exit(4);
+            memset(dst, 0, sizeof dst);
+            if (cushim_read_mem(bdst, m + pg - 8, 4096) != 8 || bdst[0] != 0x5a || bdst[7] != 0x5a)
+                _exit(5);
+            if (cushim_read_mem(dst, m + pg, 8) != 0 || cushim_read_mem(dst, (const void *)(uintptr_t)16, 8) != 0)
+                _exit(6);
+            if (cushim_mem_readable(m + pg - 8, 9) != 0 || cushim_mem_readable(m + pg - 8, 8) != 1 || errno != 55)
+                _exit(7);
+        }
         /* memory on the thread's stack above the stack pointer (a caller's: here this frame's, made live by
            the call below) is read without a system call, filter or not */
         if (read_from_callee(dst, onstack_text) != 8 || memcmp(dst, "stack!!", 8) != 0 || errno != 55)
@@ -356,7 +382,7 @@ static void read_mem_filtered(uint32_t action)
         fail_msg("the process died of signal %d", WTERMSIG(st));
     assert_true(WIFEXITED(st));
     if (WEXITSTATUS(st) == 77) {
-        print_message("no seccomp filter here: the refused case not run\n");
+        print_message("no seccomp filter here: the filtered case not run\n");
         return;
     }
     assert_int_equal(WEXITSTATUS(st), 0);
@@ -388,19 +414,34 @@ static void on_stack(void **state)
 static void read_mem_refused(void **state)
 {
     (void)state;
-    read_mem_filtered(SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA));
+    read_mem_filtered(SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA), SECCOMP_RET_ALLOW);
 }
 
 static void read_mem_would_kill(void **state)
 {
     (void)state;
-    read_mem_filtered(SECCOMP_RET_KILL_PROCESS);
+    read_mem_filtered(SECCOMP_RET_KILL_PROCESS, SECCOMP_RET_ALLOW);
 }
 
 static void read_mem_any_filter(void **state)
 {
     (void)state;
-    read_mem_filtered(SECCOMP_RET_ALLOW);
+    read_mem_filtered(SECCOMP_RET_ALLOW, SECCOMP_RET_ALLOW);
+}
+
+/* A filter that kills on process_vm_readv and refuses rt_sigprocmask: no safe read, said (-1). */
+static void read_mem_no_read_left(void **state)
+{
+    (void)state;
+    read_mem_filtered(SECCOMP_RET_KILL_PROCESS, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA));
+}
+
+/* A filter that answers every rt_sigprocmask EINVAL - what the probe reads as "readable": the check on a kernel
+   address catches the lie, and no page is taken for readable on its word (-1). */
+static void read_mem_probe_lies(void **state)
+{
+    (void)state;
+    read_mem_filtered(SECCOMP_RET_KILL_PROCESS, SECCOMP_RET_ERRNO | (EINVAL & SECCOMP_RET_DATA));
 }
 
 int main(void)
@@ -418,6 +459,8 @@ int main(void)
         cmocka_unit_test(read_mem_refused),
         cmocka_unit_test(read_mem_would_kill),
         cmocka_unit_test(read_mem_any_filter),
+        cmocka_unit_test(read_mem_no_read_left),
+        cmocka_unit_test(read_mem_probe_lies),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -64,19 +64,21 @@
  *       copies up to n bytes at src into dst without a fault: returns how
  *       many were readable (n, or a shorter prefix, page by page, where src
  *       runs into memory that cannot be read; 0 when src points at none), or
- *       -1 when the system offers no such read: the calling thread runs
- *       under a seccomp filter (which might kill the process on the call:
- *       Docker's default profile counts too), or the call is refused (ENOSYS).
- *       Memory on the calling thread's stack above the stack pointer (a
- *       caller's locals: where programs keep most structs they pass) is
- *       copied directly, filter or not (cushim_on_stack). Else one system
- *       call per 64 KiB (and a look at /proc/thread-self/status once a
- *       second); errno is left as it was. Only with _GNU_SOURCE defined
- *       before the first #include (process_vm_readv's declaration).
+ *       -1 when the system offers no such read. Memory on the calling
+ *       thread's stack above the stack pointer (a caller's locals: where
+ *       programs keep most structs they pass) is copied directly. Else, with
+ *       no seccomp filter on the thread, process_vm_readv on this process:
+ *       one system call per 64 KiB (and a look at /proc/thread-self/status
+ *       once a second). Under a seccomp filter (Docker's and Kubernetes'
+ *       default profiles; one might kill the process on process_vm_readv)
+ *       each 4 KiB piece is first asked of the kernel with rt_sigprocmask
+ *       (cushim_probe_read: it reads the bytes, then changes nothing), then
+ *       copied: one system call per piece; -1 where the filter refuses that
+ *       too. errno is left as it was. Only with _GNU_SOURCE defined before
+ *       the first #include (process_vm_readv's and syscall's declarations).
  *   int cushim_read_mem_usable(void);
- *       1 when cushim_read_mem reads here (no seccomp filter on the thread),
- *       0 when it would answer -1 - then choose: the plain read (and the
- *       fault it may bring) or none.
+ *       1 when cushim_read_mem reads here, 0 when it would answer -1 - then
+ *       choose: the plain read (and the fault it may bring) or none.
  *   int cushim_on_stack(const void *p, size_t n);
  *       1 when the n bytes at p lie on the calling thread's live stack (from
  *       the stack pointer to the top; bounds asked once per thread).
@@ -101,6 +103,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #endif
 
@@ -287,35 +290,68 @@ static inline int cushim_seccomp_none(void)
     return none;
 }
 
-/* Whether process_vm_readv may be called here: only where the calling thread runs under no seccomp filter. A
-   filter may kill the process on it (systemd's SystemCallFilter=@system-service where it sits in @debug, with
-   the default action SIGSYS), and which filter does what cannot be asked without making the call (a probe in a
-   clone(CLONE_VM | CLONE_VFORK) child was tried: an intrusive process creation in the program, and with it
-   ThreadSanitizer reported races in the lua plugin's reload test that it does not report without it). So
-   under any filter (Docker's and Kubernetes' default profiles too) the answer is no. Known per thread for the
-   process and the second it was asked in (filters are never removed; one installed later on this thread is
-   seen within a second, at once in a forked child). */
-static inline int cushim_pvr_usable(pid_t self)
+/* Whether a 4 KiB piece of memory can be read, asked of the kernel without process_vm_readv: rt_sigprocmask with a
+   'how' that is none of SIG_BLOCK, SIG_UNBLOCK or SIG_SETMASK copies the signal set at p in first (EFAULT where a
+   load from it would fault), then refuses the 'how' (EINVAL) and changes nothing. Every program makes this call
+   (libc's threads and signals), so no seccomp profile kills on it. 1: readable (the 8 bytes at p, hence their
+   page), 0: not, -1: no answer (a filter refused the call). */
+#ifdef _NSIG
+#define CUSHIM_KSIGSET_BYTES ((_NSIG - 1) / 8)   /* the kernel's sigset_t: 8 bytes, 16 on MIPS */
+#else
+#define CUSHIM_KSIGSET_BYTES 8
+#endif
+static inline int cushim_probe_read(const void *p)
 {
-    static __thread int state;   /* 0: not asked; 1: no filter; -1: a filter */
+    long r;
+    if ((uintptr_t)p < 4096u)   /* NULL's page, read as none (a NULL set would be no set: nothing read) */
+        return 0;
+    r = syscall(SYS_rt_sigprocmask, 0x7fffffff, p, (void *)0, (size_t)CUSHIM_KSIGSET_BYTES);
+    return r == 0 ? -1 : errno == EINVAL ? 1 : errno == EFAULT ? 0 : -1;
+}
+
+/* Whether the probe above answers truly here: a byte of the caller's stack reads, an address in the kernel's
+   half does not (a filter that answered EINVAL for every rt_sigprocmask, or a kernel with another signal-set
+   size, would fail it). */
+static inline int cushim_probe_works(void)
+{
+    unsigned char mine[16] = {1};
+    return cushim_probe_read((const void *)mine) == 1 && cushim_probe_read((const void *)~(uintptr_t)4095) == 0;
+}
+
+/* How cushim_read_mem reads here: 1 with process_vm_readv, only where the calling thread runs under no seccomp
+   filter. A filter may kill the process on it (systemd's SystemCallFilter=@system-service, where it sits in
+   @debug, with the default action SIGSYS), and which filter does what cannot be asked without making the call
+   (a probe in a clone(CLONE_VM | CLONE_VFORK) child was tried: an intrusive process creation in the program,
+   and with it ThreadSanitizer reported races in the lua plugin's reload test). Under a filter (Docker's and
+   Kubernetes' default profiles too) 2: each 4 KiB piece asked with cushim_probe_read, then copied (a piece
+   unmapped by another thread between the two would still fault: a program that frees what it passes to a
+   call while the call runs); 0 where that does not answer either. Known per thread for the process and the
+   second it was asked in (filters are never removed; one installed later on this thread is seen within a
+   second, at once in a forked child). */
+static inline int cushim_read_mode(pid_t self)
+{
+    static __thread int state;   /* 0: not asked; 1: no filter; 2: a filter, probes answer; -1: neither */
     static __thread pid_t state_pid;
     static __thread time_t state_s;
     struct timespec ts;
-    if (state < 0 && state_pid == self)
-        return 0;
+    int saved;
+    if (state != 0 && state != 1 && state_pid == self)
+        return state < 0 ? 0 : state;
     if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0)
         ts.tv_sec = 0;
-    if (state > 0 && state_pid == self && state_s == ts.tv_sec)
+    if (state == 1 && state_pid == self && state_s == ts.tv_sec)
         return 1;
-    state = cushim_seccomp_none() ? 1 : -1;
+    saved = errno;
+    state = cushim_seccomp_none() ? 1 : cushim_probe_works() ? 2 : -1;
+    errno = saved;
     state_pid = self;
     state_s = ts.tv_sec;
-    return state > 0;
+    return state < 0 ? 0 : state;
 }
 
 static inline int cushim_read_mem_usable(void)
 {
-    return cushim_pvr_usable(getpid());
+    return cushim_read_mode(getpid()) != 0;
 }
 
 /* 1 when the n bytes at p lie on the calling thread's stack between the stack pointer and the stack's top:
@@ -369,8 +405,28 @@ static inline long cushim_read_mem(void *dst, const void *src, size_t n)
         return (long)n;
     }
     self = getpid();
-    if (!cushim_pvr_usable(self))
+    switch (cushim_read_mode(self)) {
+    case 0:
         return -1;
+    case 2:   /* a seccomp filter: each piece probed, then copied */
+        while (done < n) {
+            uintptr_t a = (uintptr_t)src + done;
+            size_t k = 4096u - (a & 4095u);
+            int r = cushim_probe_read((const void *)(a & ~(uintptr_t)4095));
+            if (r <= 0) {   /* unreadable: the prefix so far; no answer: none, unless a prefix was read */
+                errno = saved;
+                return r == 0 || done > 0 ? (long)done : -1;
+            }
+            if (k > n - done)
+                k = n - done;
+            memcpy((char *)dst + done, (const void *)a, k);
+            done += k;
+        }
+        errno = saved;
+        return (long)done;
+    default:
+        break;
+    }
     while (done < n) {
         uintptr_t a = (uintptr_t)src + done;
         size_t want = 0;
