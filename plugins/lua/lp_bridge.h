@@ -38,8 +38,7 @@ void lp_push_param(lua_State *L, lp_proxy *px, const cushim_api_info *info, cons
    error - and the program's bytes are read through cushim_read_mem (lp_values.c). */
 static inline int lp_trusted(const lp_proxy *px, const cushim_api_info *info)
 {
-    return px->after && (info->ret_kind == CUSHIM_RET_CURESULT || info->ret_kind == CUSHIM_RET_CUDAERROR) &&
-           cushim_call_result(px->call) == 0 && !(px->call->flags & CUSHIM_CALL_SKIPPED);
+    return px->after && cushim_call_vouched(px->call, info);
 }
 /* The NUL-terminated string at 's' (at most 'max' bytes of it) read without a fault; nil where memory that
    cannot be read comes before its end. */

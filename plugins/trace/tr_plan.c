@@ -197,7 +197,7 @@ void tr_plan_fast(tr_plan *pl, const cushim_api_info *info, int kernel_names)
     pl->params_size = info->params_size;
     pl->enter_len = (uint32_t)sizeof(tr_rec) + tr_pad8(info->params_size);
     pl->ret_size = (uint8_t)(info->ret_size < 8 ? info->ret_size : 8);
-    pl->ret_result = info->ret_kind == CUSHIM_RET_CURESULT || info->ret_kind == CUSHIM_RET_CUDAERROR;
+    pl->ret_result = (uint8_t)cushim_ret_is_status(info->ret_kind);
     pl->outs_scalar = 1;
     pl->exit_max = (uint32_t)sizeof(tr_exit);
     for (uint32_t i = 0; i < (uint32_t)pl->nin + pl->nout; i++) {

@@ -51,7 +51,7 @@ struct tr_plan {
     uint32_t exit_max;          /* sizeof(tr_exit) + every output blob, when all outputs
                                    are scalars (outs_scalar); + 8 with out_inline    */
     uint8_t ret_size;           /* bytes of the return value kept in aux (<= 8)    */
-    uint8_t ret_result;         /* CUresult/cudaError_t: outputs only after success */
+    uint8_t ret_result;         /* a status (cushim_ret_is_status): outputs only after success */
     uint8_t outs_scalar;        /* every output capture is a scalar                 */
     uint8_t pre_fast;           /* an ENTER without kernel name or correlation id (input captures
                                    are the EXIT's)                                   */

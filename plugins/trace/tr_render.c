@@ -566,7 +566,7 @@ void tr_render_args(tr_sb *sb, const tr_meta *m, const cushim_api_info *info, co
     const unsigned char *pv = (const unsigned char *)(enter + 1);
     uint32_t fixed = tr_enter_fixed(info);
     int ok = exit != NULL, state = TR_CALL_RUNNING;
-    if (exit != NULL && (info->ret_kind == CUSHIM_RET_CURESULT || info->ret_kind == CUSHIM_RET_CUDAERROR))
+    if (exit != NULL && cushim_ret_is_status(info->ret_kind))
         ok = (int32_t)exit->aux == 0;   /* other return types: no error to tell, the outputs count */
     if (exit != NULL)
         state = (exit->flags & TR_F_TRIMMED) ? TR_CALL_TRIMMED : ok ? TR_CALL_OK : TR_CALL_FAILED;
@@ -597,7 +597,7 @@ void tr_render_args(tr_sb *sb, const tr_meta *m, const cushim_api_info *info, co
         return;
     }
     tr_sb_puts(sb, ",\"result\":");
-    if (info->ret_kind == CUSHIM_RET_CURESULT || info->ret_kind == CUSHIM_RET_CUDAERROR) {
+    if (cushim_ret_is_status(info->ret_kind)) {   /* CUresult, cudaError_t, nvmlReturn_t...: by name */
         const char *rn = m->result_name ? m->result_name(info->ret_kind, (int32_t)exit->aux) : NULL;
         if (rn != NULL)
             tr_sb_json_str(sb, rn, strlen(rn), TR_STR_MAX);

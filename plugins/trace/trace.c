@@ -298,7 +298,7 @@ static __attribute__((noinline)) void tr_post_caps(tr_state *st, const tr_plan *
     uint64_t counts[32];
     int truncs[32], has[32];
     uint32_t n = pl->nin + pl->nout;
-    int checked = pl->ret_result && cushim_call_result(call) == 0 && !(call->flags & CUSHIM_CALL_SKIPPED);
+    int checked = pl->ret_result && cushim_call_result(call) == 0 && !(call->flags & CUSHIM_CALL_SKIPPED);   /* cushim_call_vouched */
     unsigned char *p, *o;
     if (n > 32)
         n = 32;

@@ -20,6 +20,17 @@ foreach(_c fsize epipe nulls badptrs badptrs-seccomp fd2)
   set_tests_properties(e2e_nokill_${_c} PROPERTIES SKIP_RETURN_CODE 77)
 endforeach()
 
+# nvmlbad: NVML calls refused before their outputs are written, the outputs into unreadable memory
+# (e2e_nvml_badptrs, linked with the fake NVML)
+if(TARGET cushim_fake_nvml)
+  e2e_program(e2e_nvml_badptrs e2e_nvml_badptrs.c)
+  target_include_directories(e2e_nvml_badptrs PRIVATE ${CUSHIM_LIB_INCLUDES})
+  target_link_libraries(e2e_nvml_badptrs PRIVATE cushim_fake_nvml)
+  e2e_test(e2e_nokill_nvmlbad COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/run_nokill.sh" nvmlbad "$<TARGET_FILE:vecadd>"
+    "$<TARGET_FILE:e2e_nvml_badptrs>" "${_nk_trace}" "${_nk_lua}" "${PROJECT_SOURCE_DIR}/plugins/lua/examples" "${_nk_ml}"
+    "${_nk_sml}")
+endif()
+
 # A program whose locale says ',' is the decimal point (run_locale.sh: the trace's float outputs and table, the
 # quota plugins' and the lua plugin's numbers read after the program's setlocale, in drop-in mode).
 e2e_program(e2e_locale e2e_locale.c)

@@ -19,6 +19,11 @@
 #   badptrs: e2e_trace badptrs (pointers into memory that cannot be read, arrays whose count runs past their
 #          end, where the driver answers an error without reading them): the same, and the trace shows what
 #          could be read and says what could not.
+#   nvmlbad: e2e_nvml_badptrs (given as E2E_TRACE): NVML calls the library refuses before writing their outputs,
+#          which point into unreadable memory: the same results under the shim and each plugin (the trace, a
+#          Lua policy reading the outputs after each call, memlimit, smlimit); the trace names each result and
+#          shows no output of a failed call (before: SIGSEGV, the trace read them as after a success); the
+#          policy reads nil there and the values after the calls that succeed.
 #   badptrs-seccomp: badptrs with every program run under a seccomp filter that kills the process on
 #          process_vm_readv ($NOKILL_SECCOMP_RUN, e2e_seccomp_run): the plugins' reads probe instead (77 where no
 #          filter can be installed).
@@ -166,6 +171,51 @@ fd2)
     part=stderr
     env LD_PRELOAD="$preload" CUSHIM_PLUGINS="$trace:file=$dir/g.json" "$prog" many 3 > /dev/null 2> err
     [ -z "$trace" ] || grep -q "CUDA API Summary" err || fail "no table on stderr"
+    ;;
+nvmlbad)
+    [ -n "$prog" ] || { echo "no e2e_nvml_badptrs"; exit 0; }
+    san=$(printf '%s' "$preload" | tr ':' '\n' | grep -v 'libcushim\.so$' | paste -sd: -)
+    env LD_PRELOAD="$san" "$prog" > native.out 2> err || { part=native; fail "exit $?"; }
+    for spec in "" "$trace:file=$dir/v.json" "$lua:script=$(cd "$(dirname "$0")" && pwd)/lua/nvmlbad.lua,report=$dir/lua.out" \
+                "$memlimit:limit=1GiB" "$smlimit:limit=50"; do
+        case $spec in :*) continue ;; esac   # that plugin is not built
+        part=$(basename "${spec%%:*}")
+        part=${part:-shim}
+        env LD_PRELOAD="$preload" CUSHIM_PLUGINS="$spec" "$prog" > out 2> err
+        rc=$?
+        [ "$rc" = 0 ] || fail "exit $rc"
+        cmp -s native.out out || fail "results differ: native $(cat native.out), here $(cat out)"
+    done
+    [ -n "$trace" ] && { part=trace; python3 - v.json "$(cat native.out)" <<'PY' || fail "the trace's arguments"
+import json, sys
+ev = json.load(open(sys.argv[1]))
+ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+n = sys.argv[2].split()[7]
+got = [(e["name"], e["args"].get("result"), e["args"].get("deviceCount", e["args"].get("device", e["args"].get("memory"))))
+       for e in ev if e.get("ph") == "X" and e.get("name", "").startswith("nvml")]
+failed = lambda v: isinstance(v, str) and v.endswith("(not written: the call failed)")
+bad = []
+want = [("nvmlDeviceGetCount_v2", "NVML_ERROR_UNINITIALIZED", failed), ("nvmlInit_v2", "NVML_SUCCESS", None),
+        ("nvmlDeviceGetHandleByIndex_v2", "NVML_ERROR_INVALID_ARGUMENT", failed),
+        ("nvmlDeviceGetMemoryInfo", "NVML_ERROR_INVALID_ARGUMENT", None),   # a struct with no descriptor: its address
+        ("nvmlDeviceGetCount_v2", "NVML_SUCCESS", lambda v: str(v) == n)]
+if len(got) < len(want):
+    bad.append("events %r" % got)
+for (name, res, out), w in zip(got, want):
+    if name != w[0] or res != w[1] or (w[2] is not None and not w[2](out)):
+        bad.append("%s %s %r (want %s %s)" % (name, res, out, w[0], w[1]))
+for b in bad:
+    print(b)
+sys.exit(1 if bad else 0)
+PY
+}
+    if [ -n "$lua" ]; then
+        part=lua-reads
+        n=$(cut -d' ' -f8 native.out)
+        want=$(printf '%s\n' "count 1 deviceCount=nil" "handle 2 device=nil" "count 0 deviceCount=$n" "handle 0 device=set")
+        got=$(tr '\t' ' ' < lua.out 2>/dev/null)
+        [ "$got" = "$want" ] || fail "the policy read: $(tr '\n' '|' < lua.out 2>/dev/null)"
+    fi
     ;;
 nulls|badptrs)
     # NULL where the driver answers an error (e2e_trace nulls), or a pointer it refuses without reading

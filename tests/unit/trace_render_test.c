@@ -85,6 +85,8 @@ static const cushim_param_info *t_param(const cushim_api_info *a, uint32_t i)
 }
 static const char *t_result(uint32_t kind, int32_t code)
 {
+    if (kind == CUSHIM_RET_NVMLRETURN)
+        return code == 0 ? "NVML_SUCCESS" : code == 2 ? "NVML_ERROR_INVALID_ARGUMENT" : NULL;
     return kind == CUSHIM_RET_CURESULT && code == 0 ? "CUDA_SUCCESS" : kind == CUSHIM_RET_CURESULT && code == 1 ? "CUDA_ERROR_INVALID_VALUE" : NULL;
 }
 static const char *t_enum(const cushim_enum_info *e, int64_t v)
@@ -214,6 +216,46 @@ static void failed_and_unfinished(void **state)
     assert_non_null(strstr(s, "\"unfinished\":true"));
     assert_null(strstr(s, "result"));
     free(s);
+}
+
+/* a library's status (nvmlReturn_t, ncclResult_t, cublasStatus_t) as a CUresult: by name, and after a failure
+   no outputs (the recorder keeps none: a library may refuse an output pointer without writing it); an API that
+   returns no status shows its outputs */
+static void library_status(void **state)
+{
+    desc_ d;
+    uint64_t out = 0xbeef;
+    void *arr[1];
+    size_t cnt = 0;
+    params_ p = sample(&d, &out, arr, &cnt);
+    cushim_api_info nv = api, other = api;
+    rb en, ex;
+    tr_sb sb = {0};
+    (void)state;
+    nv.library = CUSHIM_LIB_NVML;
+    nv.ret_kind = CUSHIM_RET_NVMLRETURN;
+    other.ret_kind = CUSHIM_RET_OTHER;
+    rb_start(&en, TR_REC_ENTER, &p);
+    rb_start(&ex, TR_REC_EXIT, NULL);
+    ((tr_exit *)ex.b)->aux = 2;
+    rb_blob(&ex, 7, &out, 8, 1, 0);
+    tr_render_args(&sb, &meta, &nv, (const tr_rec *)en.b, (const tr_exit *)ex.b);
+    assert_non_null(strstr(sb.p, "\"result\":\"NVML_ERROR_INVALID_ARGUMENT\""));
+    assert_non_null(strstr(sb.p, "(not written: the call failed)"));
+    assert_null(strstr(sb.p, "0xbeef"));
+    free(sb.p);
+    memset(&sb, 0, sizeof sb);
+    ((tr_exit *)ex.b)->aux = 0;
+    tr_render_args(&sb, &meta, &nv, (const tr_rec *)en.b, (const tr_exit *)ex.b);
+    assert_non_null(strstr(sb.p, "\"result\":\"NVML_SUCCESS\""));
+    assert_non_null(strstr(sb.p, "0xbeef"));
+    free(sb.p);
+    memset(&sb, 0, sizeof sb);
+    ((tr_exit *)ex.b)->aux = 2;   /* no status: a value, the outputs shown */
+    tr_render_args(&sb, &meta, &other, (const tr_rec *)en.b, (const tr_exit *)ex.b);
+    assert_null(strstr(sb.p, "not written"));
+    assert_non_null(strstr(sb.p, "0xbeef"));
+    free(sb.p);
 }
 
 /* an EXIT's only output inline (TR_F_INLINE: the word without its blob) renders as the blob would; the
@@ -686,6 +728,7 @@ int main(void)
         cmocka_unit_test(every_kind),    cmocka_unit_test(failed_and_unfinished),
         cmocka_unit_test(inputs_in_exit), cmocka_unit_test(truncation),    cmocka_unit_test(empty_values),
         cmocka_unit_test(inline_output_renders_as_blob),
+        cmocka_unit_test(library_status),
         cmocka_unit_test(json_strings),
         cmocka_unit_test(stats_maths),   cmocka_unit_test(stats_bounded), cmocka_unit_test(stats_table),
         cmocka_unit_test(stats_memops), cmocka_unit_test(stats_json), cmocka_unit_test(stats_nvtx),

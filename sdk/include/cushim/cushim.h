@@ -130,6 +130,22 @@ static inline int32_t cushim_call_result(const cushim_call *c)  /* CUresult, cud
 {
     return *(const int32_t *)c->retval;
 }
+/* Whether an API returns a status whose 0 is success (info->ret_kind): CUresult, cudaError_t, nvmlReturn_t,
+   ncclResult_t, cublasStatus_t. A kind appended later reads as no status here: on the safe side below. */
+static inline int cushim_ret_is_status(uint32_t ret_kind)
+{
+    return ret_kind == CUSHIM_RET_CURESULT || ret_kind == CUSHIM_RET_CUDAERROR || ret_kind == CUSHIM_RET_NVMLRETURN ||
+           ret_kind == CUSHIM_RET_NCCLRESULT || ret_kind == CUSHIM_RET_CUBLASSTATUS;
+}
+/* In a post hook: 1 when the callee has vouched for the program's pointers - it returns a status, returned
+   success, and no pre hook skipped it: it has read every input it takes and written every output, so plain
+   reads behind them are safe. 0 after a call that failed (a library may refuse a pointer without touching
+   it), was skipped, or returns no status, and in pre hooks: read the program's pointers with cushim_read_mem
+   (cushim_io.h) there. */
+static inline int cushim_call_vouched(const cushim_call *c, const cushim_api_info *info)
+{
+    return cushim_ret_is_status(info->ret_kind) && cushim_call_result(c) == 0 && !(c->flags & CUSHIM_CALL_SKIPPED);
+}
 static inline void cushim_call_set_result(cushim_call *c, int32_t r)
 {
     *(int32_t *)c->retval = r;
