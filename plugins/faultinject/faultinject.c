@@ -163,9 +163,35 @@ static int fi_pre(cushim_call *call, void *user, uint64_t *slot)
     return cushim_call_skip(call, hit->code);
 }
 
+/* A status type (cushim_ret_is_status), for messages: its name, the error it is, the names to give. */
+static const char *fi_kind_type(uint32_t kind)
+{
+    const char *t = cushim_ret_type_name(kind);
+    return t != NULL ? t : "another error type";
+}
+
 static const char *fi_kind_text(uint32_t kind)
 {
-    return kind == CUSHIM_RET_CURESULT ? "a driver error (CUresult)" : "a runtime error (cudaError_t)";
+    switch (kind) {
+    case CUSHIM_RET_CURESULT: return "a driver error (CUresult)";
+    case CUSHIM_RET_CUDAERROR: return "a runtime error (cudaError_t)";
+    case CUSHIM_RET_NVMLRETURN: return "an NVML error (nvmlReturn_t)";
+    case CUSHIM_RET_NCCLRESULT: return "an NCCL error (ncclResult_t)";
+    case CUSHIM_RET_CUBLASSTATUS: return "a cuBLAS error (cublasStatus_t)";
+    default: return "an error";
+    }
+}
+
+static const char *fi_kind_names(uint32_t kind)
+{
+    switch (kind) {
+    case CUSHIM_RET_CURESULT: return "a CUDA_ERROR_* name";
+    case CUSHIM_RET_CUDAERROR: return "a cudaError* name";
+    case CUSHIM_RET_NVMLRETURN: return "an NVML_ERROR_* name";
+    case CUSHIM_RET_NCCLRESULT: return "an nccl* name";
+    case CUSHIM_RET_CUBLASSTATUS: return "a CUBLAS_STATUS_* name";
+    default: return "a name of their type";
+    }
 }
 
 /* Error name or number → kind and code. */
@@ -178,15 +204,15 @@ static int fi_resolve_error(fi_rule *r, char *err, size_t errlen)
         r->code = r->s.error_number;
         return 0;
     }
-    if (fi_host->result_by_name(r->s.error, &kind, &code) != CUSHIM_OK ||
-        (kind != CUSHIM_RET_CURESULT && kind != CUSHIM_RET_CUDAERROR)) {
+    if (fi_host->result_by_name(r->s.error, &kind, &code) != CUSHIM_OK || !cushim_ret_is_status(kind)) {
         static const char *const when_words[] = {"nth", "every", "after", "p", "window"};
         const char *hint = "";
         for (size_t i = 0; i < sizeof when_words / sizeof when_words[0]; i++)
             if (!strcmp(r->s.error, when_words[i]))
                 hint = "; a WHEN condition takes a value, like nth=2";
-        snprintf(err, errlen, "unknown error '%s': neither a CUresult nor a cudaError_t name of CUDA %u.%u "
-                 "(like CUDA_ERROR_OUT_OF_MEMORY or cudaErrorMemoryAllocation), nor a number%s",
+        snprintf(err, errlen, "unknown error '%s': not a CUresult, cudaError_t, nvmlReturn_t, ncclResult_t or "
+                 "cublasStatus_t name of CUDA %u.%u (like CUDA_ERROR_OUT_OF_MEMORY, cudaErrorMemoryAllocation or "
+                 "NVML_ERROR_UNKNOWN), nor a number%s",
                  r->s.error, fi_host->cuda_version / 1000, fi_host->cuda_version % 1000 / 10, hint);
         return -1;
     }
@@ -206,7 +232,7 @@ static int fi_resolve_apis(fi_state *st, fi_rule *r, char *err, size_t errlen)
 {
     char serr[200] = "";
     uint32_t *ids = malloc((size_t)st->id_limit * sizeof *ids);
-    uint32_t other = 0, noerr = 0;
+    uint32_t other = 0, noerr = 0, other_kind = 0;
     int n;
     r->ids = calloc(((size_t)st->id_limit + 7) / 8, 1);
     if (ids == NULL || r->ids == NULL) {
@@ -232,21 +258,21 @@ static int fi_resolve_apis(fi_state *st, fi_rule *r, char *err, size_t errlen)
         const cushim_api_info *info = fi_host->api_by_id(ids[k]);
         if (info == NULL || ids[k] >= st->id_limit)
             continue;
-        if (info->ret_kind != CUSHIM_RET_CURESULT && info->ret_kind != CUSHIM_RET_CUDAERROR)
+        if (!cushim_ret_is_status(info->ret_kind)) {
             noerr++;
-        else if (r->kind != 0 && info->ret_kind != r->kind)
+        } else if (r->kind != 0 && info->ret_kind != r->kind) {
+            other_kind = other == 0 || other_kind == info->ret_kind ? info->ret_kind : UINT32_MAX;   /* MAX: mixed */
             other++;
-        else {
+        } else {
             r->ids[ids[k] >> 3] |= (uint8_t)(1u << (ids[k] & 7));
             r->napis++;
         }
     }
     free(ids);
     if (r->napis == 0 && other > 0) {
-        snprintf(err, errlen, "%s is %s, but selector '%s' matches only APIs returning %s: give a %s name or a "
-                 "number", r->s.error, fi_kind_text(r->kind), r->s.selector,
-                 r->kind == CUSHIM_RET_CURESULT ? "cudaError_t" : "CUresult",
-                 r->kind == CUSHIM_RET_CURESULT ? "cudaError*" : "CUDA_ERROR_*");
+        snprintf(err, errlen, "%s is %s, but selector '%s' matches only APIs returning %s: give %s or a number",
+                 r->s.error, fi_kind_text(r->kind), r->s.selector, fi_kind_type(other_kind),
+                 fi_kind_names(other_kind));
         return -1;
     }
     if (r->napis == 0) {
@@ -256,8 +282,8 @@ static int fi_resolve_apis(fi_state *st, fi_rule *r, char *err, size_t errlen)
     if (other > 0 || noerr > 0)
         fi_host->log(st->self, CUSHIM_LOG_INFO,
                      "rule %u '%s': applies to %u APIs; left out: %u returning %s, %u returning no error code",
-                     r->index, r->text, r->napis, other,
-                     r->kind == CUSHIM_RET_CURESULT ? "cudaError_t" : "CUresult", noerr);
+                     r->index, r->text, r->napis, other, other > 0 ? fi_kind_type(other_kind) : "another error type",
+                     noerr);
     return 0;
 }
 

@@ -28,7 +28,7 @@ if(TARGET cushim_fake_nvml)
   target_link_libraries(e2e_nvml_badptrs PRIVATE cushim_fake_nvml)
   e2e_test(e2e_nokill_nvmlbad COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/run_nokill.sh" nvmlbad "$<TARGET_FILE:vecadd>"
     "$<TARGET_FILE:e2e_nvml_badptrs>" "${_nk_trace}" "${_nk_lua}" "${PROJECT_SOURCE_DIR}/plugins/lua/examples" "${_nk_ml}"
-    "${_nk_sml}")
+    "${_nk_sml}" ENV "NOKILL_FAULTINJECT=$<$<TARGET_EXISTS:faultinject>:$<TARGET_FILE:faultinject>>")
 endif()
 
 # A program whose locale says ',' is the decimal point (run_locale.sh: the trace's float outputs and table, the

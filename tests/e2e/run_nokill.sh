@@ -215,6 +215,20 @@ PY
         want=$(printf '%s\n' "count 1 deviceCount=nil" "handle 2 device=nil" "count 0 deviceCount=$n" "handle 0 device=set")
         got=$(tr '\t' ' ' < lua.out 2>/dev/null)
         [ "$got" = "$want" ] || fail "the policy read: $(tr '\n' '|' < lua.out 2>/dev/null)"
+        # an NVML error from a policy, by name: both nvmlDeviceGetMemoryInfo calls answer NVML_ERROR_GPU_IS_LOST
+        part=lua-skip
+        want=$(awk '{$4 = 15; $7 = 15; print}' native.out)
+        env LD_PRELOAD="$preload" CUSHIM_PLUGINS="$lua:script=$(cd "$(dirname "$0")" && pwd)/lua/nvmlskip.lua" \
+            "$prog" > out 2> err || fail "exit $?"
+        [ "$(cat out)" = "$want" ] || fail "got $(cat out), want $want"
+    fi
+    # faultinject with an NVML error: the second nvmlDeviceGetCount_v2 answers NVML_ERROR_UNKNOWN (999)
+    if [ -n "${NOKILL_FAULTINJECT:-}" ]; then
+        part=faultinject
+        want=$(awk '{$5 = 999; $8 = 0; print}' native.out)
+        env LD_PRELOAD="$preload" CUSHIM_PLUGINS="$NOKILL_FAULTINJECT:rule=nvmlDeviceGetCount_v2:NVML_ERROR_UNKNOWN:nth=2" \
+            "$prog" > out 2> err || fail "exit $?"
+        [ "$(cat out)" = "$want" ] || fail "got $(cat out), want $want"
     fi
     ;;
 nulls|badptrs)

@@ -34,7 +34,7 @@ struct cushim_plugin {
     void *data;
 };
 
-#define MK_ID_LIMIT 10
+#define MK_ID_LIMIT 11
 static const cushim_api_info mk_apis[] = {
     {.id = 1, .name = "cuInit", .base_name = "cuInit", .library = CUSHIM_LIB_DRIVER,
      .ret_kind = CUSHIM_RET_CURESULT, .categories = CUSHIM_CAT_INIT},
@@ -52,6 +52,8 @@ static const cushim_api_info mk_apis[] = {
      .ret_kind = CUSHIM_RET_OTHER, .categories = CUSHIM_CAT_QUERY},
     {.id = 9, .name = "cuGetErrorName", .base_name = "cuGetErrorName", .library = CUSHIM_LIB_DRIVER,
      .ret_kind = CUSHIM_RET_CURESULT, .categories = CUSHIM_CAT_QUERY},
+    {.id = 10, .name = "nvmlDeviceGetCount_v2", .base_name = "nvmlDeviceGetCount", .library = CUSHIM_LIB_NVML,
+     .ret_kind = CUSHIM_RET_NVMLRETURN, .categories = CUSHIM_CAT_QUERY},
 };
 #define MK_NAPIS (sizeof mk_apis / sizeof mk_apis[0])
 
@@ -117,6 +119,8 @@ static int mk_atom(const char *a, const cushim_api_info *api)
         return api->library == CUSHIM_LIB_DRIVER;
     if (!strcmp(a, "lib:runtime"))
         return api->library == CUSHIM_LIB_RUNTIME;
+    if (!strcmp(a, "lib:nvml"))
+        return api->library == CUSHIM_LIB_NVML;
     if (!strcmp(a, "cat:alloc"))
         return (api->categories & CUSHIM_CAT_ALLOC) != 0;
     if (!strcmp(a, "cat:free"))
@@ -527,6 +531,30 @@ static void test_error_kind_narrows(void **state)
     assert_int_equal(call1(6), 0);
 }
 
+/* The universal libraries' statuses: an NVML name applies to NVML APIs (its own type), a number to every API
+   that returns a status, a driver name not to an NVML API; success refused as for CUDA. */
+static void test_library_status(void **state)
+{
+    cushim_plugin *self;
+    (void)state;
+    assert_int_equal(load(&self, "nvmlDeviceGetCount_v2:NVML_ERROR_UNKNOWN:nth=1", NULL), 0);
+    assert_int_equal(live_hooks_on(10), 1);
+    assert_int_equal(call1(10), 999);   /* NVML_ERROR_UNKNOWN */
+    assert_int_equal(call1(10), 0);
+
+    setup(NULL);
+    assert_int_equal(load(&self, "cuMemAlloc_v2,lib:nvml:7", NULL), 0);
+    assert_int_equal(live_hooks_on(10), 1);
+    assert_int_equal(live_hooks_on(3), 1);
+    assert_int_equal(call1(10), 7);
+
+    setup(NULL);
+    assert_int_equal(load(&self, "cuMemAlloc_v2,lib:nvml:NVML_ERROR_NOT_FOUND", NULL), 0);
+    assert_int_equal(live_hooks_on(3), 0);
+    assert_int_equal(live_hooks_on(10), 1);
+    assert_log_has("applies to 1 APIs; left out: 1 returning CUresult, 0 returning no error code");
+}
+
 static void expect_bad(const char *r1, const char *r2, const char *message)
 {
     cushim_plugin *self;
@@ -543,16 +571,16 @@ static void test_bad_rules(void **state)
 {
     (void)state;
     expect_bad("cuMemAlloc*:CUDA_ERROR_NOPE", NULL,
-               "error: rule 1 'cuMemAlloc*:CUDA_ERROR_NOPE': unknown error 'CUDA_ERROR_NOPE': neither a CUresult nor "
-               "a cudaError_t name of CUDA 13.0");
+               "error: rule 1 'cuMemAlloc*:CUDA_ERROR_NOPE': unknown error 'CUDA_ERROR_NOPE': not a CUresult, "
+               "cudaError_t, nvmlReturn_t, ncclResult_t or cublasStatus_t name of CUDA 13.0");
     expect_bad("cuInit:CUDA_SUCCESS", NULL, "'CUDA_SUCCESS' is success");
     expect_bad("cuInit:cudaSuccess", NULL, "'cudaSuccess' is success");
     expect_bad("cuInit:2:nth=0", NULL, "error: rule 1 'cuInit:2:nth=0': nth=0: expected a whole number >= 1");
     /* no '=' in the last field: it is the ERROR */
     expect_bad("cuInit:2:sometimes", NULL, "rule 1 'cuInit:2:sometimes': unknown error 'sometimes'");
-    expect_bad("cuInit:2:nth", NULL, "unknown error 'nth': neither a CUresult nor a cudaError_t name of CUDA 13.0 "
-               "(like CUDA_ERROR_OUT_OF_MEMORY or cudaErrorMemoryAllocation), nor a number; a WHEN condition takes a "
-               "value, like nth=2");
+    expect_bad("cuInit:2:nth", NULL, "unknown error 'nth': not a CUresult, cudaError_t, nvmlReturn_t, ncclResult_t "
+               "or cublasStatus_t name of CUDA 13.0 (like CUDA_ERROR_OUT_OF_MEMORY, cudaErrorMemoryAllocation or "
+               "NVML_ERROR_UNKNOWN), nor a number; a WHEN condition takes a value, like nth=2");
     expect_bad("cuInit:2:CUDA-ERROR", NULL, "'CUDA-ERROR' is neither an error name nor a number");
     expect_bad("cuNoSuchThing:2", NULL, "rule 1 'cuNoSuchThing:2': selector 'cuNoSuchThing' matches no API of this "
                "build (CUDA 13.0)");
@@ -570,6 +598,12 @@ static void test_bad_rules(void **state)
                "cudaErrorMemoryAllocation is a runtime error (cudaError_t), but selector 'cuMemAlloc_v2' matches only "
                "APIs returning CUresult: give a CUDA_ERROR_* name or a number");
     expect_bad("cudaGetErrorName:2", NULL, "selector 'cudaGetErrorName' matches only APIs that return no error code");
+    expect_bad("nvmlDeviceGetCount_v2:CUDA_ERROR_OUT_OF_MEMORY", NULL,
+               "CUDA_ERROR_OUT_OF_MEMORY is a driver error (CUresult), but selector 'nvmlDeviceGetCount_v2' matches "
+               "only APIs returning nvmlReturn_t: give an NVML_ERROR_* name or a number");
+    expect_bad("cuInit:NVML_ERROR_UNKNOWN", NULL, "NVML_ERROR_UNKNOWN is an NVML error (nvmlReturn_t), but selector "
+               "'cuInit' matches only APIs returning CUresult: give a CUDA_ERROR_* name or a number");
+    expect_bad("nvmlDeviceGetCount_v2:NVML_SUCCESS", NULL, "'NVML_SUCCESS' is success");
     /* the second rule is bad: the first registers nothing either */
     expect_bad("cuMemAlloc*:2", "cuInit:2:p=2", "rule 2 'cuInit:2:p=2': p=2: expected a probability");
     {
@@ -706,6 +740,7 @@ int main(void)
         cmocka_unit_test_setup(test_every_after, setup),
         cmocka_unit_test_setup(test_several_rules_first_wins, setup),
         cmocka_unit_test_setup(test_error_kind_narrows, setup),
+        cmocka_unit_test_setup(test_library_status, setup),
         cmocka_unit_test_setup(test_bad_rules, setup),
         cmocka_unit_test_setup(test_nested_counted_once, setup),
         cmocka_unit_test_setup(test_probability_reproducible, setup),

@@ -137,6 +137,19 @@ static inline int cushim_ret_is_status(uint32_t ret_kind)
     return ret_kind == CUSHIM_RET_CURESULT || ret_kind == CUSHIM_RET_CUDAERROR || ret_kind == CUSHIM_RET_NVMLRETURN ||
            ret_kind == CUSHIM_RET_NCCLRESULT || ret_kind == CUSHIM_RET_CUBLASSTATUS;
 }
+/* The C type of a status kind ("CUresult", "cudaError_t", "nvmlReturn_t", "ncclResult_t", "cublasStatus_t"), for
+   messages; NULL for a kind that is no status. */
+static inline const char *cushim_ret_type_name(uint32_t ret_kind)
+{
+    switch (ret_kind) {
+    case CUSHIM_RET_CURESULT: return "CUresult";
+    case CUSHIM_RET_CUDAERROR: return "cudaError_t";
+    case CUSHIM_RET_NVMLRETURN: return "nvmlReturn_t";
+    case CUSHIM_RET_NCCLRESULT: return "ncclResult_t";
+    case CUSHIM_RET_CUBLASSTATUS: return "cublasStatus_t";
+    default: return NULL;
+    }
+}
 /* In a post hook: 1 when the callee has vouched for the program's pointers - it returns a status, returned
    success, and no pre hook skipped it: it has read every input it takes and written every output, so plain
    reads behind them are safe. 0 after a call that failed (a library may refuse a pointer without touching
