@@ -6,7 +6,7 @@
 #                           status changes) and the rule's summary counts injected faults
 #   nvmlstatus lua          a policy skipping nvmlDeviceGetCount* with NVML_ERROR_GPU_IS_LOST: the same
 check_nvmlstatus() {
-    local smi nat natrc out rc tr fi lu
+    local smi nat natrc out rc tr fsum lu
     smi=$(command -v nvidia-smi || true)
     if [ -z "$smi" ]; then
         result "nvmlstatus" SKIP "no nvidia-smi here"
@@ -54,11 +54,11 @@ PY
     out=$(tmo 60 env LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$BUILD_DIR/plugins/faultinject.so:rule=glob:nvmlDeviceGetCount*:NVML_ERROR_UNKNOWN" \
         "$smi" -L 2>"$LOGS/nvmlstatus.fi.err")
     rc=$?
-    fi=$(grep -o "[0-9]* faults\{0,1\} injected" "$LOGS/nvmlstatus.fi.err" | head -n 1)
-    if { [ "$rc" != 0 ] || [ "$out" != "$nat" ]; } && [ -n "$fi" ] && [ "${fi%% *}" -gt 0 ]; then
-        result "nvmlstatus faultinject" PASS "nvidia-smi -L: status $rc ($(echo "$out" | head -n 1 | head -c 120)); $fi"
+    fsum=$(grep -o "[0-9]* faults\{0,1\} injected" "$LOGS/nvmlstatus.fi.err" | head -n 1)
+    if { [ "$rc" != 0 ] || [ "$out" != "$nat" ]; } && [ -n "$fsum" ] && [ "${fsum%% *}" -gt 0 ]; then
+        result "nvmlstatus faultinject" PASS "nvidia-smi -L: status $rc ($(echo "$out" | head -n 1 | head -c 120)); $fsum"
     else
-        result "nvmlstatus faultinject" FAIL "status $rc, output '$(echo "$out" | head -c 120)'; summary '${fi}'; $(grep -m 2 -i 'error' "$LOGS/nvmlstatus.fi.err" | head -c 200)"
+        result "nvmlstatus faultinject" FAIL "status $rc, output '$(echo "$out" | head -c 120)'; summary '${fsum}'; $(grep -m 2 -i 'error' "$LOGS/nvmlstatus.fi.err" | head -c 200)"
     fi
     # 3. a Lua policy
     printf '%s\n' 'cushim.before["glob:nvmlDeviceGetCount*"] = function(call) return cushim.skip("NVML_ERROR_GPU_IS_LOST") end' \
