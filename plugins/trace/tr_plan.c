@@ -113,6 +113,39 @@ unsigned char *tr_cap_write_safe(const tr_cap *c, const unsigned char *pv, unsig
     return d + tr_pad8(b.len);
 }
 
+/* The word behind a scalar output, read safely; 0 when there is none to keep. */
+static int tr_cap_word_safe(const tr_cap *c, const unsigned char *pv, uint64_t *w)
+{
+    const void *ptr;
+    unsigned char b[8] = {0};
+    memcpy(&ptr, pv + c->off, sizeof ptr);
+    if (ptr == NULL || c->elem_size > sizeof b || cushim_read_mem(b, ptr, c->elem_size) != (long)c->elem_size)
+        return 0;
+    *w = tr_scalar_word(b, c->elem_size);
+    return 1;
+}
+
+unsigned char *tr_cap_inline_safe(const tr_cap *c, const unsigned char *pv, unsigned char *out, uint16_t *flags)
+{
+    uint64_t w;
+    if (!tr_cap_word_safe(c, pv, &w))
+        return out;
+    memcpy(out, &w, sizeof w);
+    *flags |= c->inl;
+    return out + sizeof w;
+}
+
+unsigned char *tr_cap_scalar_safe(const tr_cap *c, const unsigned char *pv, unsigned char *out)
+{
+    tr_blob b = {.param = c->param, .flags = 0, .len = c->elem_size, .count = 1};
+    uint64_t w;
+    if (!tr_cap_word_safe(c, pv, &w))
+        return out;
+    memcpy(out, &b, sizeof b);
+    memcpy(out + sizeof b, &w, sizeof w);
+    return out + sizeof b + sizeof w;
+}
+
 static int typed_params(void)
 {
     return tr_host->sizeof_param_info >= offsetof(cushim_param_info, struct_type) + sizeof(void *);

@@ -217,6 +217,11 @@ static inline unsigned char *tr_cap_inline(const tr_cap *c, const unsigned char 
    'out' and returns the end. */
 uint32_t tr_cap_safe_room(const tr_cap *c, const unsigned char *pv);
 unsigned char *tr_cap_write_safe(const tr_cap *c, const unsigned char *pv, unsigned char *out);
+/* tr_cap_inline and tr_cap_scalar after a call a plugin skipped with a success status: the output holds what
+   that plugin wrote, or what the program left there - behind a pointer no library has vouched for - so it is
+   read through cushim_read_mem; nothing is kept where it cannot be read (the pointer renders as its address). */
+unsigned char *tr_cap_inline_safe(const tr_cap *c, const unsigned char *pv, unsigned char *out, uint16_t *flags);
+unsigned char *tr_cap_scalar_safe(const tr_cap *c, const unsigned char *pv, unsigned char *out);
 
 /* A params struct of a size that is no multiple of 8 (integers alone: cuInit's, cudaSetDevice's; a struct
    that holds a pointer is padded to 8), zero-padded: out of line (tr_plan.c). */
@@ -344,8 +349,12 @@ static inline __attribute__((always_inline)) uint32_t tr_call_write(unsigned cha
     unsigned char *o = p + sizeof(tr_call) + (pl->enter_len - sizeof(tr_rec));
     memcpy(&result, call->retval, sizeof result);
     tr_copy_params(p + sizeof(tr_call), call->params, pl->params_size);
-    if (__builtin_expect(pl->nout != 0 && (!pl->ret_result || (int32_t)result == 0), 1))   /* the one output, inline */
-        o = tr_cap_inline(&pl->caps[pl->nin], call->params, o, &flags);
+    if (__builtin_expect(pl->nout != 0 && (!pl->ret_result || (int32_t)result == 0), 1)) {   /* the one output, inline */
+        if (__builtin_expect(flags == 0, 1))
+            o = tr_cap_inline(&pl->caps[pl->nin], call->params, o, &flags);
+        else   /* skipped by a plugin, with success: read safely */
+            o = tr_cap_inline_safe(&pl->caps[pl->nin], call->params, o, &flags);
+    }
     if (kname != 0) {   /* a launch's kernel name: the ENTER's aux (0: none; an aux of 0 says nothing) */
         flags |= TR_F_KNAME;
         memcpy(o, &kname, sizeof kname);

@@ -527,6 +527,10 @@ static void r_param(tr_sb *sb, const tr_meta *m, const cushim_param_info *p, con
             tr_sb_printf(sb, "\"0x%llx (not read: the call failed)\"", (unsigned long long)v);
         else if (in != NULL && (in->flags & TR_BLOB_UNREAD) && !(in->flags & TR_BLOB_TRUNC))
             tr_sb_printf(sb, "\"0x%llx (not readable)\"", (unsigned long long)v);
+        else if (out != NULL && (out->flags & TR_BLOB_UNCHECKED))   /* read safely (a skipped call's output) */
+            tr_sb_printf(sb, "\"0x%llx (not read)\"", (unsigned long long)v);
+        else if (out != NULL && (out->flags & TR_BLOB_UNREAD) && !(out->flags & TR_BLOB_TRUNC))
+            tr_sb_printf(sb, "\"0x%llx (not readable)\"", (unsigned long long)v);
         else if (out != NULL)
             r_blob(sb, m, p, out);
         else if (in != NULL)

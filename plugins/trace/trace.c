@@ -298,20 +298,21 @@ static __attribute__((noinline)) void tr_post_caps(tr_state *st, const tr_plan *
     uint64_t counts[32];
     int truncs[32], has[32];
     uint32_t n = pl->nin + pl->nout;
-    int checked = pl->ret_result && cushim_call_result(call) == 0 && !(call->flags & CUSHIM_CALL_SKIPPED);   /* cushim_call_vouched */
+    int skipped = (call->flags & CUSHIM_CALL_SKIPPED) != 0;
+    int checked = pl->ret_result && cushim_call_result(call) == 0 && !skipped;   /* cushim_call_vouched */
     unsigned char *p, *o;
     if (n > 32)
         n = 32;
     for (uint32_t i = 0; i < n; i++) {
         has[i] = 0;
-        if (i < pl->nin && !checked) {
+        if (i >= pl->nin && !ok)
+            continue;
+        if (!checked && (i < pl->nin || skipped)) {   /* inputs not vouched for; outputs after a skip */
             sizes[i] = tr_cap_safe_room(&pl->caps[i], pv);
             has[i] = sizes[i] != 0;
             len += sizes[i];
             continue;
         }
-        if (i >= pl->nin && !ok)
-            continue;
         has[i] = tr_cap_size(&pl->caps[i], pv, &sizes[i], &counts[i], &truncs[i]);
         if (has[i])
             len += (uint32_t)sizeof(tr_blob) + tr_pad8(sizes[i]);
@@ -333,7 +334,7 @@ static __attribute__((noinline)) void tr_post_caps(tr_state *st, const tr_plan *
     for (uint32_t i = 0; i < n; i++) {
         if (!has[i])
             continue;
-        if (i < pl->nin && !checked)
+        if (!checked && (i < pl->nin || skipped))
             o = tr_cap_write_safe(&pl->caps[i], pv, o);
         else
             o = tr_cap_write(&pl->caps[i], pv, o, sizes[i], counts[i], truncs[i]);
@@ -364,11 +365,14 @@ static __attribute__((noinline)) void tr_post_any(tr_state *st, const tr_plan *p
         p = tr_buf_reserve(&st->bufs, tb, max, tb->open * TR_EXIT_MIN);
         if (p != NULL) {
             unsigned char *o = p + sizeof(tr_exit);
+            int skipped = (flags & TR_F_SKIPPED) != 0;   /* outputs read safely then */
             if (ok && pl->out_inline)   /* the fast path's record */
-                o = tr_cap_inline(&pl->caps[pl->nin], call->params, o, &flags);
+                o = skipped ? tr_cap_inline_safe(&pl->caps[pl->nin], call->params, o, &flags)
+                            : tr_cap_inline(&pl->caps[pl->nin], call->params, o, &flags);
             else
                 for (uint32_t i = 0; ok && i < pl->nout; i++)
-                    o = tr_cap_scalar(&pl->caps[pl->nin + i], call->params, o);
+                    o = skipped ? tr_cap_scalar_safe(&pl->caps[pl->nin + i], call->params, o)
+                                : tr_cap_scalar(&pl->caps[pl->nin + i], call->params, o);
             tr_put_exit(p, call, (uint32_t)(o - p), flags, t, aux);
             tr_buf_commit(tb, (uint32_t)(o - p));
             return;
@@ -433,8 +437,9 @@ static __attribute__((noinline)) void tr_post_exit(tr_state *st, const tr_plan *
     ok = !pl->ret_result || cushim_call_result(call) == 0;
     o = p + sizeof(tr_exit);
     flags = (call->flags & CUSHIM_CALL_SKIPPED) ? TR_F_SKIPPED : 0;
-    if (ok && pl->nout != 0)   /* post_fast: the one output is inline */
-        o = tr_cap_inline(&pl->caps[pl->nin], call->params, o, &flags);
+    if (ok && pl->nout != 0)   /* post_fast: the one output is inline (read safely after a skip) */
+        o = flags == 0 ? tr_cap_inline(&pl->caps[pl->nin], call->params, o, &flags)
+                       : tr_cap_inline_safe(&pl->caps[pl->nin], call->params, o, &flags);
     tr_put_exit(p, call, (uint32_t)(o - p), flags, t, aux);
     tr_buf_commit(tb, (uint32_t)(o - p));
 }

@@ -258,6 +258,33 @@ static void library_status(void **state)
     free(sb.p);
 }
 
+/* a skipped call's outputs are read safely (tr_cap_write_safe): one that could not be read renders as such, one
+   whose read was refused as not read */
+static void skipped_output_unreadable(void **state)
+{
+    desc_ d;
+    uint64_t out = 0xbeef;
+    void *arr[1];
+    size_t cnt = 0;
+    params_ p = sample(&d, &out, arr, &cnt);
+    rb en, ex;
+    char *s;
+    (void)state;
+    rb_start(&en, TR_REC_ENTER, &p);
+    rb_start(&ex, TR_REC_EXIT, NULL);
+    ((tr_exit *)ex.b)->flags = TR_F_SKIPPED;
+    rb_blob(&ex, 7, &out, 0, 1, TR_BLOB_UNREAD);
+    s = render(&en, &ex);
+    assert_non_null(strstr(s, "(not readable)\""));
+    assert_non_null(strstr(s, "\"skipped\":true"));
+    free(s);
+    rb_start(&ex, TR_REC_EXIT, NULL);
+    rb_blob(&ex, 7, &out, 0, 1, TR_BLOB_UNCHECKED);
+    s = render(&en, &ex);
+    assert_non_null(strstr(s, "(not read)\""));
+    free(s);
+}
+
 /* an EXIT's only output inline (TR_F_INLINE: the word without its blob) renders as the blob would; the
    other flags still count; a flag without its word renders as no output kept */
 static void inline_output_renders_as_blob(void **state)
@@ -729,6 +756,7 @@ int main(void)
         cmocka_unit_test(inputs_in_exit), cmocka_unit_test(truncation),    cmocka_unit_test(empty_values),
         cmocka_unit_test(inline_output_renders_as_blob),
         cmocka_unit_test(library_status),
+        cmocka_unit_test(skipped_output_unreadable),
         cmocka_unit_test(json_strings),
         cmocka_unit_test(stats_maths),   cmocka_unit_test(stats_bounded), cmocka_unit_test(stats_table),
         cmocka_unit_test(stats_memops), cmocka_unit_test(stats_json), cmocka_unit_test(stats_nvtx),
