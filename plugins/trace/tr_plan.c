@@ -128,22 +128,13 @@ static int tr_cap_word_safe(const tr_cap *c, const unsigned char *pv, uint64_t *
 unsigned char *tr_cap_inline_safe(const tr_cap *c, const unsigned char *pv, unsigned char *out, uint16_t *flags)
 {
     uint64_t w;
-    if (!tr_cap_word_safe(c, pv, &w))
-        return out;
-    memcpy(out, &w, sizeof w);
-    *flags |= c->inl;
-    return out + sizeof w;
+    return tr_cap_word_safe(c, pv, &w) ? tr_put_inline(c, out, w, flags) : out;
 }
 
 unsigned char *tr_cap_scalar_safe(const tr_cap *c, const unsigned char *pv, unsigned char *out)
 {
-    tr_blob b = {.param = c->param, .flags = 0, .len = c->elem_size, .count = 1};
     uint64_t w;
-    if (!tr_cap_word_safe(c, pv, &w))
-        return out;
-    memcpy(out, &b, sizeof b);
-    memcpy(out + sizeof b, &w, sizeof w);
-    return out + sizeof b + sizeof w;
+    return tr_cap_word_safe(c, pv, &w) ? tr_put_scalar(c, out, w) : out;
 }
 
 static int typed_params(void)

@@ -182,17 +182,27 @@ static inline int tr_cap_word(const tr_cap *c, const unsigned char *pv, uint64_t
     return 1;
 }
 
+/* A scalar capture's blob holding word w; an inline output's word (the EXIT's flags get c->inl). Return the end. */
+static inline unsigned char *tr_put_scalar(const tr_cap *c, unsigned char *out, uint64_t w)
+{
+    tr_blob b = {.param = c->param, .flags = 0, .len = c->elem_size, .count = 1};
+    memcpy(out, &b, sizeof b);
+    memcpy(out + sizeof b, &w, sizeof w);
+    return out + sizeof b + sizeof w;
+}
+static inline unsigned char *tr_put_inline(const tr_cap *c, unsigned char *out, uint64_t w, uint16_t *flags)
+{
+    memcpy(out, &w, sizeof w);
+    *flags |= c->inl;
+    return out + sizeof w;
+}
+
 /* A scalar capture (c->scalar): the blob tr_cap_write would write, byte for byte, or nothing
    when the pointer is NULL. Returns the end. */
 static inline unsigned char *tr_cap_scalar(const tr_cap *c, const unsigned char *pv, unsigned char *out)
 {
-    tr_blob b = {.param = c->param, .flags = 0, .len = c->elem_size, .count = 1};
     uint64_t w;
-    if (!tr_cap_word(c, pv, &w))
-        return out;
-    memcpy(out, &b, sizeof b);
-    memcpy(out + sizeof b, &w, sizeof w);
-    return out + sizeof b + sizeof w;
+    return tr_cap_word(c, pv, &w) ? tr_put_scalar(c, out, w) : out;
 }
 
 /* A scalar output capture with c->inl, an EXIT's only output: its word right after the header, without the
@@ -201,11 +211,7 @@ static inline unsigned char *tr_cap_inline(const tr_cap *c, const unsigned char 
                                            uint16_t *flags)
 {
     uint64_t w;
-    if (!tr_cap_word(c, pv, &w))
-        return out;
-    memcpy(out, &w, sizeof w);
-    *flags |= c->inl;
-    return out + sizeof w;
+    return tr_cap_word(c, pv, &w) ? tr_put_inline(c, out, w, flags) : out;
 }
 
 /* An input capture's blob after a call the driver may not have read it for (it failed, a plugin skipped it, it
