@@ -289,7 +289,7 @@ static void ml_alloc_post(cushim_call *call, const cushim_alloc_role *r, uint64_
     int cat = (int)((slot >> 52) & 0xf), dev = (int)((slot >> 48) & 0xf);
     uint64_t bytes = slot & ML_S_BYTES_MASK, final;
     ml_rec rec, old;
-    if (cushim_call_result(call) != 0) {
+    if (cushim_call_result(call) != 0 || (call->flags & CUSHIM_CALL_SKIPPED)) {   /* nothing was allocated */
         ml_give(cat, dev, bytes);
         return;
     }
@@ -355,7 +355,8 @@ static void ml_post(cushim_call *call, void *user, uint64_t *slot)
 {
     const cushim_alloc_role *r;
     uint64_t s = *slot;
-    int ok = cushim_call_result(call) == 0;
+    /* a call another plugin skipped, even with success, did not happen: nothing allocated, released or retained */
+    int ok = cushim_call_result(call) == 0 && !(call->flags & CUSHIM_CALL_SKIPPED);
     uint8_t ns = call->api_id < ml_st.id_limit && ml_st.handle_ref[call->api_id] ? ML_NS_HANDLE : ML_NS_ADDR;
     (void)user;
     if (!(s & ML_S_ON) || (r = ml_host->alloc_role(call->api_id)) == NULL)
@@ -415,7 +416,7 @@ static void ml_pool_post(cushim_call *call, void *user, uint64_t *slot)
     ml_rec rec;
     (void)user;
     (void)slot;
-    if (cushim_call_result(call) != 0)
+    if (cushim_call_result(call) != 0 || (call->flags & CUSHIM_CALL_SKIPPED))   /* the driver answered nothing */
         return;
     memset(&rec, 0, sizeof rec);
     rec.ns = ML_NS_POOL;
@@ -471,7 +472,7 @@ static void ml_query_post(cushim_call *call, void *user, uint64_t *slot)
     uint32_t id = call->api_id;
     (void)user;
     (void)slot;
-    if (cushim_call_result(call) != 0)
+    if (cushim_call_result(call) != 0 || (call->flags & CUSHIM_CALL_SKIPPED))   /* the driver answered nothing */
         return;
     if (id == ml_st.id_getinfo || id == ml_st.id_getinfo_v2 || id == ml_st.id_rt_getinfo) {
         int dev = ml_current_device(call);

@@ -610,6 +610,16 @@ int main(int argc, char **argv)
         fflush(stdout);
         for (;;)
             pause();
+    } else if (!strcmp(argv[1], "skipped") && argc == 3) {
+        /* a policy answers cuMemAlloc and cuMemFree itself with success (tests/e2e/lua/memskip.lua): nothing
+           charged, nothing recorded under the address the program's variable held */
+        snap s = take();
+        CUdeviceptr p = 0x1234000;
+        CHECK(cuMemAlloc(&p, 64 * MiB) == CUDA_SUCCESS, "skipped: cuMemAlloc");
+        CHECK(p == 0x1234000, "skipped: the output changed");
+        expect_same("a cuMemAlloc a plugin answered with success", s);
+        CHECK(cuMemFree(p) == CUDA_SUCCESS, "skipped: cuMemFree");
+        expect_same("a cuMemFree a plugin answered with success", s);
     } else if (!strcmp(argv[1], "hami") && argc == 3) {
         size_t t = 0;
         CHECK(quota_used(0) == 0, "hami: use");

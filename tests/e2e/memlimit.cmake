@@ -20,6 +20,11 @@ e2e_test(memlimit_table COMMAND ${_ml} table 1073741824
 # table runs on a list naming both).
 e2e_test(memlimit_table_list COMMAND ${_ml} table 536870912
   ENV ${_ml_env} "CUSHIM_PLUGINS=${_ml_plugin}:limit=0:512MiB\\,1:512MiB")
+# A call another plugin skipped with success (a Lua policy answering cuMemAlloc itself) is charged nothing.
+if(TARGET lua)
+  e2e_test(memlimit_skipped COMMAND ${_ml} skipped 1073741824 ENV ${_ml_env}
+    "CUSHIM_PLUGINS=${_ml_plugin}:limit=1GiB\n$<TARGET_FILE:lua>:script=${CMAKE_CURRENT_SOURCE_DIR}/lua/memskip.lua")   # a newline separates specs (a semicolon would split the list)
+endif()
 e2e_test(memlimit_underflow COMMAND ${_ml} underflow 268435456
   ENV ${_ml_env} "CUSHIM_PLUGINS=${_ml_plugin}:limit=256MiB")
 # 1 000 000 async alloc/free pairs over 4 threads (200 000 under a sanitizer: same paths, CI time).
