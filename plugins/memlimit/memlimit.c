@@ -284,12 +284,20 @@ static int ml_alloc_pre(cushim_call *call, const cushim_alloc_role *r, uint64_t 
     return CUSHIM_CONTINUE;
 }
 
+/* Whether the driver did what the call asks: it succeeded and no plugin skipped it - a call another plugin
+   skipped, even with success, did not happen (nothing allocated, released or retained; a query answered by that
+   plugin, not by the driver). */
+static int ml_happened(const cushim_call *call)
+{
+    return cushim_call_result(call) == 0 && !(call->flags & CUSHIM_CALL_SKIPPED);
+}
+
 static void ml_alloc_post(cushim_call *call, const cushim_alloc_role *r, uint64_t slot)
 {
     int cat = (int)((slot >> 52) & 0xf), dev = (int)((slot >> 48) & 0xf);
     uint64_t bytes = slot & ML_S_BYTES_MASK, final;
     ml_rec rec, old;
-    if (cushim_call_result(call) != 0 || (call->flags & CUSHIM_CALL_SKIPPED)) {   /* nothing was allocated */
+    if (!ml_happened(call)) {   /* nothing was allocated */
         ml_give(cat, dev, bytes);
         return;
     }
@@ -355,8 +363,7 @@ static void ml_post(cushim_call *call, void *user, uint64_t *slot)
 {
     const cushim_alloc_role *r;
     uint64_t s = *slot;
-    /* a call another plugin skipped, even with success, did not happen: nothing allocated, released or retained */
-    int ok = cushim_call_result(call) == 0 && !(call->flags & CUSHIM_CALL_SKIPPED);
+    int ok = ml_happened(call);
     uint8_t ns = call->api_id < ml_st.id_limit && ml_st.handle_ref[call->api_id] ? ML_NS_HANDLE : ML_NS_ADDR;
     (void)user;
     if (!(s & ML_S_ON) || (r = ml_host->alloc_role(call->api_id)) == NULL)
@@ -416,7 +423,7 @@ static void ml_pool_post(cushim_call *call, void *user, uint64_t *slot)
     ml_rec rec;
     (void)user;
     (void)slot;
-    if (cushim_call_result(call) != 0 || (call->flags & CUSHIM_CALL_SKIPPED))   /* the driver answered nothing */
+    if (!ml_happened(call))
         return;
     memset(&rec, 0, sizeof rec);
     rec.ns = ML_NS_POOL;
@@ -472,7 +479,7 @@ static void ml_query_post(cushim_call *call, void *user, uint64_t *slot)
     uint32_t id = call->api_id;
     (void)user;
     (void)slot;
-    if (cushim_call_result(call) != 0 || (call->flags & CUSHIM_CALL_SKIPPED))   /* the driver answered nothing */
+    if (!ml_happened(call))
         return;
     if (id == ml_st.id_getinfo || id == ml_st.id_getinfo_v2 || id == ml_st.id_rt_getinfo) {
         int dev = ml_current_device(call);
