@@ -228,6 +228,20 @@ unsigned char *tr_cap_write_safe(const tr_cap *c, const unsigned char *pv, unsig
    read through cushim_read_mem; nothing is kept where it cannot be read (the pointer renders as its address). */
 unsigned char *tr_cap_inline_safe(const tr_cap *c, const unsigned char *pv, unsigned char *out, uint16_t *flags);
 unsigned char *tr_cap_scalar_safe(const tr_cap *c, const unsigned char *pv, unsigned char *out);
+/* The output captures of an exit whose flags are 'flags': plain, or read safely when TR_F_SKIPPED says a plugin
+   skipped the call. */
+static inline unsigned char *tr_cap_out_inline(const tr_cap *c, const unsigned char *pv, unsigned char *out,
+                                               uint16_t *flags)
+{
+    if (__builtin_expect(!(*flags & TR_F_SKIPPED), 1))
+        return tr_cap_inline(c, pv, out, flags);
+    return tr_cap_inline_safe(c, pv, out, flags);
+}
+static inline unsigned char *tr_cap_out_scalar(const tr_cap *c, const unsigned char *pv, unsigned char *out,
+                                               uint16_t flags)
+{
+    return (flags & TR_F_SKIPPED) ? tr_cap_scalar_safe(c, pv, out) : tr_cap_scalar(c, pv, out);
+}
 
 /* A params struct of a size that is no multiple of 8 (integers alone: cuInit's, cudaSetDevice's; a struct
    that holds a pointer is padded to 8), zero-padded: out of line (tr_plan.c). */
@@ -355,12 +369,8 @@ static inline __attribute__((always_inline)) uint32_t tr_call_write(unsigned cha
     unsigned char *o = p + sizeof(tr_call) + (pl->enter_len - sizeof(tr_rec));
     memcpy(&result, call->retval, sizeof result);
     tr_copy_params(p + sizeof(tr_call), call->params, pl->params_size);
-    if (__builtin_expect(pl->nout != 0 && (!pl->ret_result || (int32_t)result == 0), 1)) {   /* the one output, inline */
-        if (__builtin_expect(flags == 0, 1))
-            o = tr_cap_inline(&pl->caps[pl->nin], call->params, o, &flags);
-        else   /* skipped by a plugin, with success: read safely */
-            o = tr_cap_inline_safe(&pl->caps[pl->nin], call->params, o, &flags);
-    }
+    if (__builtin_expect(pl->nout != 0 && (!pl->ret_result || (int32_t)result == 0), 1))   /* the one output, inline */
+        o = tr_cap_out_inline(&pl->caps[pl->nin], call->params, o, &flags);
     if (kname != 0) {   /* a launch's kernel name: the ENTER's aux (0: none; an aux of 0 says nothing) */
         flags |= TR_F_KNAME;
         memcpy(o, &kname, sizeof kname);

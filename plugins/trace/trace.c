@@ -365,14 +365,11 @@ static __attribute__((noinline)) void tr_post_any(tr_state *st, const tr_plan *p
         p = tr_buf_reserve(&st->bufs, tb, max, tb->open * TR_EXIT_MIN);
         if (p != NULL) {
             unsigned char *o = p + sizeof(tr_exit);
-            int skipped = (flags & TR_F_SKIPPED) != 0;   /* outputs read safely then */
             if (ok && pl->out_inline)   /* the fast path's record */
-                o = skipped ? tr_cap_inline_safe(&pl->caps[pl->nin], call->params, o, &flags)
-                            : tr_cap_inline(&pl->caps[pl->nin], call->params, o, &flags);
+                o = tr_cap_out_inline(&pl->caps[pl->nin], call->params, o, &flags);
             else
                 for (uint32_t i = 0; ok && i < pl->nout; i++)
-                    o = skipped ? tr_cap_scalar_safe(&pl->caps[pl->nin + i], call->params, o)
-                                : tr_cap_scalar(&pl->caps[pl->nin + i], call->params, o);
+                    o = tr_cap_out_scalar(&pl->caps[pl->nin + i], call->params, o, flags);
             tr_put_exit(p, call, (uint32_t)(o - p), flags, t, aux);
             tr_buf_commit(tb, (uint32_t)(o - p));
             return;
@@ -437,9 +434,8 @@ static __attribute__((noinline)) void tr_post_exit(tr_state *st, const tr_plan *
     ok = !pl->ret_result || cushim_call_result(call) == 0;
     o = p + sizeof(tr_exit);
     flags = (call->flags & CUSHIM_CALL_SKIPPED) ? TR_F_SKIPPED : 0;
-    if (ok && pl->nout != 0)   /* post_fast: the one output is inline (read safely after a skip) */
-        o = flags == 0 ? tr_cap_inline(&pl->caps[pl->nin], call->params, o, &flags)
-                       : tr_cap_inline_safe(&pl->caps[pl->nin], call->params, o, &flags);
+    if (ok && pl->nout != 0)   /* post_fast: the one output is inline */
+        o = tr_cap_out_inline(&pl->caps[pl->nin], call->params, o, &flags);
     tr_put_exit(p, call, (uint32_t)(o - p), flags, t, aux);
     tr_buf_commit(tb, (uint32_t)(o - p));
 }
