@@ -46,6 +46,24 @@ fi
 status=0
 fail() { echo "FAIL [$case_ $part]: $*"; sed 's/^/  err: /' err | head -20; status=1; }
 
+# same_as_native ARGS...: "$prog" ARGS natively (no shim) into native.out, then under the shim with each spec of
+# the array 'specs' ("": the shim alone; one starting with ':' names a plugin that is not built: left out),
+# each run by "${wrap[@]}": every run exits 0 with native.out's output
+same_as_native() {
+    local spec rc san
+    san=$(printf '%s' "$preload" | tr ':' '\n' | grep -v 'libcushim\.so$' | paste -sd: -)
+    "${wrap[@]}" env LD_PRELOAD="$san" "$prog" "$@" > native.out 2> err || { part=native; fail "exit $?"; }
+    for spec in "${specs[@]}"; do
+        case $spec in :*) continue ;; esac
+        part=$(basename "${spec%%:*}")
+        part=${part:-shim}
+        "${wrap[@]}" env LD_PRELOAD="$preload" CUSHIM_PLUGINS="$spec" "$prog" "$@" > out 2> err
+        rc=$?
+        [ "$rc" = 0 ] || fail "exit $rc"
+        cmp -s native.out out || fail "results differ: native $(cat native.out), here $(cat out)"
+    done
+}
+
 # limited KB ENV...: vecadd under `ulimit -f KB` with ENV, its stdout and stderr through a pipe to a file made
 # outside the limit (a file written under it would end the shell); status $rc
 limited() {
@@ -174,18 +192,9 @@ fd2)
     ;;
 nvmlbad)
     [ -n "$prog" ] || { echo "no e2e_nvml_badptrs"; exit 0; }
-    san=$(printf '%s' "$preload" | tr ':' '\n' | grep -v 'libcushim\.so$' | paste -sd: -)
-    env LD_PRELOAD="$san" "$prog" > native.out 2> err || { part=native; fail "exit $?"; }
-    for spec in "" "$trace:file=$dir/v.json" "$lua:script=$(cd "$(dirname "$0")" && pwd)/lua/nvmlbad.lua,report=$dir/lua.out" \
-                "$memlimit:limit=1GiB" "$smlimit:limit=50"; do
-        case $spec in :*) continue ;; esac   # that plugin is not built
-        part=$(basename "${spec%%:*}")
-        part=${part:-shim}
-        env LD_PRELOAD="$preload" CUSHIM_PLUGINS="$spec" "$prog" > out 2> err
-        rc=$?
-        [ "$rc" = 0 ] || fail "exit $rc"
-        cmp -s native.out out || fail "results differ: native $(cat native.out), here $(cat out)"
-    done
+    specs=("" "$trace:file=$dir/v.json" "$lua:script=$(cd "$(dirname "$0")" && pwd)/lua/nvmlbad.lua,report=$dir/lua.out"
+           "$memlimit:limit=1GiB" "$smlimit:limit=50")
+    same_as_native
     [ -n "$trace" ] && { part=trace; python3 - v.json "$(cat native.out)" <<'PY' || fail "the trace's arguments"
 import json, sys
 ev = json.load(open(sys.argv[1]))
@@ -259,20 +268,9 @@ nulls|badptrs)
     # (badptrs): the same results with the shim and with each plugin as without them, and no crash (a plugin
     # reading what the call did not write, or what the driver did not read)
     [ -n "$prog" ] || { echo "no e2e_trace (the trace plugin is not built)"; exit 0; }
-    san=$(printf '%s' "$preload" | tr ':' '\n' | grep -v 'libcushim\.so$' | paste -sd: -)
-    "${wrap[@]}" env LD_PRELOAD="$san" "$prog" "$case_" > native.out 2> err || { part=native; fail "exit $?"; }
-    extra=
-    [ "$case_" = badptrs ] && extra="$lua:script=$(cd "$(dirname "$0")" && pwd)/lua/badptrs.lua,report=$dir/lua.out"
-    for spec in "" "$trace:file=$dir/n.json" "$lua:script=$luaex/quota.lua" "$memlimit:limit=1GiB" \
-                "$smlimit:limit=50" $extra; do
-        case $spec in :*) continue ;; esac   # that plugin is not built
-        part=$(basename "${spec%%:*}")
-        part=${part:-shim}
-        "${wrap[@]}" env LD_PRELOAD="$preload" CUSHIM_PLUGINS="$spec" "$prog" "$case_" > out 2> err
-        rc=$?
-        [ "$rc" = 0 ] || fail "exit $rc"
-        cmp -s native.out out || fail "results differ: native $(cat native.out), here $(cat out)"
-    done
+    specs=("" "$trace:file=$dir/n.json" "$lua:script=$luaex/quota.lua" "$memlimit:limit=1GiB" "$smlimit:limit=50")
+    [ "$case_" = badptrs ] && specs+=("$lua:script=$(cd "$(dirname "$0")" && pwd)/lua/badptrs.lua,report=$dir/lua.out")
+    same_as_native "$case_"
     [ -z "$trace" ] || python3 -c "import json; json.load(open('n.json'))" || { part=trace; fail "n.json is not valid"; }
     [ "$case_" = badptrs ] && [ -n "$trace" ] && { part=trace; python3 - n.json <<'PY' || fail "the trace's arguments"
 import json, sys
