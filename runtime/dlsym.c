@@ -136,12 +136,11 @@ static int dl_object_is_global(uintptr_t base)
     const char *sym;
     for (uint32_t k = 0; tried < DL_GLOBAL_PROBES && (sym = elf_object_symbol(base, k, &addr)) != NULL; k++) {
         uintptr_t b;
-        const char *n;
         void *r = rl_dlsym(RTLD_DEFAULT, sym);
         if (r != NULL && rl_classify(r) == RL_SELF)
             r = rl_dlsym_next(sym);
         tried++;
-        if (r == NULL || !rl_object_of(r, &b, &n))
+        if (r == NULL || !rl_object_of(r, &b, NULL, 0))
             return 0;   /* its own export is not visible at all: not in the global scope */
         if (b == base)
             return 1;
@@ -177,8 +176,7 @@ static void *dl_next_answer(const char *name, void *caller)
     if (!dropin && rl_classify(f) == RL_SELF)
         f = rl_dlsym_next(name);
     uintptr_t fbase;
-    const char *fname;
-    if (f != NULL && rl_object_of(f, &fbase, &fname)) {
+    if (f != NULL && rl_object_of(f, &fbase, NULL, 0)) {
         if (fbase != lm->l_addr && elf_loaded_after(fbase, lm->l_addr))
             return f;
         uintptr_t after = lm->l_addr, dbase;
@@ -194,8 +192,7 @@ static void *dl_next_answer(const char *name, void *caller)
     }
     void *x = dl_sym_in_scope_of(lm, name);
     uintptr_t xbase;
-    const char *xname;
-    if (x == NULL || (!dropin && rl_classify(x) == RL_SELF) || !rl_object_of(x, &xbase, &xname) ||
+    if (x == NULL || (!dropin && rl_classify(x) == RL_SELF) || !rl_object_of(x, &xbase, NULL, 0) ||
         xbase == lm->l_addr)
         return NULL;
     return x;
@@ -281,8 +278,7 @@ void *dl_decide(void *handle, const char *name, const char *version, void *calle
 static int dl_caller_is_inner_layer(void *caller, const char *name)
 {
     uintptr_t base;
-    const char *obj;
-    if (caller == NULL || !rl_object_of(caller, &base, &obj) || base == rl_self_base())
+    if (caller == NULL || !rl_object_of(caller, &base, NULL, 0) || base == rl_self_base())
         return 0;
     return elf_loaded_after(base, rl_self_base()) && elf_object_defines(base, name);
 }
@@ -296,8 +292,7 @@ static int dl_caller_defines(void *caller, const char *name)
 static int dl_same_object(const void *a, const void *b)
 {
     uintptr_t ba, bb;
-    const char *na, *nb;
-    return rl_object_of(a, &ba, &na) && rl_object_of(b, &bb, &nb) && ba == bb;
+    return rl_object_of(a, &ba, NULL, 0) && rl_object_of(b, &bb, NULL, 0) && ba == bb;
 }
 
 /* The real answer 'r' for API 'id' -> what the caller gets ('next': an RTLD_NEXT look-up). */
@@ -338,9 +333,8 @@ static void *dl_map(uint32_t id, const char *name, void *r, void *caller, int ne
     }
     default: {
         uintptr_t base;
-        const char *obj;
         /* The next layer's function (an interposer after us): our wrapper leads to it. */
-        if (rl_object_of(r, &base, &obj) && elf_loaded_after(base, rl_self_base()) && rl_next_layer(name) == r) {
+        if (rl_object_of(r, &base, NULL, 0) && elf_loaded_after(base, rl_self_base()) && rl_next_layer(name) == r) {
             rl_pin(r);
             rt_record_real(id, r);
             if (rt_lib_real(id) == r)

@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include <elf.h>
+#include <limits.h>
 #include <link.h>
 #include <string.h>
 
@@ -403,12 +404,12 @@ int elf_object_soname(const void *addr, char *out, size_t cap)
             soname = d->d_un.d_val, has = 1;
     }
     const char *s = NULL;
+    char name[PATH_MAX];   /* outlives the branch: s may point into it */
     if (has && strtab != NULL) {
         s = strtab + soname;
     } else {
         uintptr_t base;
-        const char *name;
-        if (!rl_object_of(addr, &base, &name))
+        if (!rl_object_of(addr, &base, name, sizeof name))
             return 0;
         s = elf_basename(name);
     }

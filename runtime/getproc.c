@@ -141,8 +141,7 @@ static void gp_log_passthrough(const char *symbol)
 static int gp_after_us(const void *ptr)
 {
     uintptr_t base;
-    const char *name;
-    return rl_object_of(ptr, &base, &name) && base != rl_self_base() && elf_loaded_after(base, rl_self_base());
+    return rl_object_of(ptr, &base, NULL, 0) && base != rl_self_base() && elf_loaded_after(base, rl_self_base());
 }
 
 /* The pointer 'ptr' returned for 'symbol' -> the pointer the caller gets. */

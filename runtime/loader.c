@@ -98,8 +98,8 @@ int ldr_plugin_file(const char *self_path, const char *name, char *out, size_t c
 static void ldr_self_path(char *out, size_t cap)
 {
     uintptr_t base;
-    const char *name = NULL;
-    if (rl_object_of((const void *)&ldr_self_path, &base, &name) && name != NULL && name[0] != '\0') {
+    char name[PATH_MAX];
+    if (rl_object_of((const void *)&ldr_self_path, &base, name, sizeof name) && name[0] != '\0') {
         snprintf(out, cap, "%s", name);
         return;
     }

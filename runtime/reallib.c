@@ -82,10 +82,24 @@ __attribute__((noinline)) void *rl_dlsym_next(const char *name)
 
 /* The loaded object containing 'addr': its load address and file name. dladdr
    would do, but it scans the whole symbol table (~10^5 instructions here). */
+/* A copy of a loaded object's name (dlpi_name). ld.so writes it when it loads the object and publishes it under
+   its own lock, which ThreadSanitizer does not see (ld.so calls libc's mutex functions directly): read without
+   instrumentation, byte by byte (volatile: never turned into an intercepted strcpy), so that a scan on one
+   thread while another dlopens is not reported as a race. */
+__attribute__((no_sanitize("thread"), noinline)) static void rl_object_name(char *dst, size_t cap, const char *src)
+{
+    size_t i = 0;
+    if (src != NULL)
+        for (char c; i + 1 < cap && (c = ((const volatile char *)src)[i]) != '\0'; i++)
+            dst[i] = c;
+    dst[i] = '\0';
+}
+
 struct rl_obj_q {
     uintptr_t addr;
     uintptr_t base;
-    const char *name;
+    char *name;   /* NULL: not wanted */
+    size_t cap;
     int found;
 };
 
@@ -100,7 +114,8 @@ static int rl_obj_cb(struct dl_phdr_info *info, size_t size, void *data)
         uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
         if (q->addr >= lo && q->addr < lo + ph->p_memsz) {
             q->base = info->dlpi_addr;
-            q->name = info->dlpi_name ? info->dlpi_name : "";
+            if (q->name != NULL)
+                rl_object_name(q->name, q->cap, info->dlpi_name);
             q->found = 1;
             return 1;
         }
@@ -108,12 +123,13 @@ static int rl_obj_cb(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
-int rl_object_of(const void *addr, uintptr_t *base, const char **name)
+int rl_object_of(const void *addr, uintptr_t *base, char *name, size_t cap)
 {
-    struct rl_obj_q q = { (uintptr_t)addr, 0, "", 0 };
+    struct rl_obj_q q = { (uintptr_t)addr, 0, cap > 0 ? name : NULL, cap, 0 };
+    if (q.name != NULL)
+        q.name[0] = '\0';
     dl_iterate_phdr(rl_obj_cb, &q);
     *base = q.base;
-    *name = q.name;
     return q.found;
 }
 
@@ -132,8 +148,8 @@ static _Atomic uintptr_t rl_pinned[RL_PINNED_MAX];   /* load address + 1 */
 void rl_pin(const void *fn)
 {
     uintptr_t base;
-    const char *name;
-    if (fn == NULL || !rl_object_of(fn, &base, &name) || name[0] == '\0' || base == rl_self_base())
+    char name[PATH_MAX];
+    if (fn == NULL || !rl_object_of(fn, &base, name, sizeof name) || name[0] == '\0' || base == rl_self_base())
         return;
     size_t i;
     for (i = 0; i < RL_PINNED_MAX; i++) {
@@ -162,8 +178,7 @@ uintptr_t rl_self_base(void)
     static _Atomic int known;
     if (!atomic_load_explicit(&known, memory_order_acquire)) {
         uintptr_t b;
-        const char *n;
-        rl_object_of((const void *)&rl_self_base, &b, &n);
+        rl_object_of((const void *)&rl_self_base, &b, NULL, 0);
         atomic_store_explicit(&self, b, memory_order_relaxed);
         atomic_store_explicit(&known, 1, memory_order_release);
     }
@@ -195,9 +210,9 @@ int rl_is_dropin(void)
     int s = atomic_load_explicit(&rl_dropin_state, memory_order_relaxed);
     if (s == 0) {
         uintptr_t base;
-        const char *name;
+        char name[PATH_MAX];
         s = 1;
-        if (rl_object_of((const void *)&rl_is_dropin, &base, &name) &&
+        if (rl_object_of((const void *)&rl_is_dropin, &base, name, sizeof name) &&
             strncmp(rl_basename(name), "libcuda.so", 10) == 0)
             s = 2;
         atomic_store_explicit(&rl_dropin_state, s, memory_order_relaxed);
@@ -212,8 +227,8 @@ int rl_classify(const void *addr)
     if (addr == NULL)
         return RL_NONE;
     uintptr_t base;
-    const char *name;
-    if (!rl_object_of(addr, &base, &name))
+    char name[PATH_MAX];
+    if (!rl_object_of(addr, &base, name, sizeof name))
         return RL_OTHER;
     if (base == rl_self_base())
         return RL_SELF;
@@ -439,9 +454,8 @@ void *rl_driver_handle(void)
         return atomic_load_explicit(&rl_driver_h, memory_order_acquire);
     }
     uintptr_t base;
-    const char *name;
     void *init = rl_dlsym(h, "cuInit");
-    if (init != NULL && rl_object_of(init, &base, &name))
+    if (init != NULL && rl_object_of(init, &base, NULL, 0))
         atomic_store_explicit(&rl_driver_base, base + 1, memory_order_relaxed);
     rl_pin(init);
     void *expected = NULL;
@@ -474,8 +488,8 @@ void *rl_next_layer(const char *name)
         return NULL;
     void *n = rl_dlsym_next(name);
     uintptr_t base;
-    const char *obj;
-    if (n == NULL || !rl_object_of(n, &base, &obj) || base == rl_self_base())
+    char obj[PATH_MAX];
+    if (n == NULL || !rl_object_of(n, &base, obj, sizeof obj) || base == rl_self_base())
         return NULL;
     const char *b = rl_basename(obj);
     if (base + 1 == atomic_load_explicit(&rl_driver_base, memory_order_relaxed) ||
@@ -494,8 +508,8 @@ void *rl_prev_layer(const char *name)
 {
     void *f = rl_dlsym(RTLD_DEFAULT, name);
     uintptr_t base;
-    const char *obj;
-    if (f == NULL || !rl_object_of(f, &base, &obj) || obj[0] == '\0' || base == rl_self_base() ||
+    char obj[PATH_MAX];
+    if (f == NULL || !rl_object_of(f, &base, obj, sizeof obj) || obj[0] == '\0' || base == rl_self_base() ||
         !elf_loaded_after(rl_self_base(), base))
         return NULL;
     const char *b = rl_basename(obj);
@@ -554,19 +568,6 @@ struct rl_copies_q {
     uintptr_t base[RL_COPIES_MAX];
     char name[RL_COPIES_MAX][160];
 };
-
-/* A copy of a loaded object's name (dlpi_name). ld.so writes it when it loads the object and publishes it under
-   its own lock, which ThreadSanitizer does not see (ld.so calls libc's mutex functions directly): read without
-   instrumentation, byte by byte (volatile: never turned into an intercepted strcpy), so that a scan on one
-   thread while another dlopens is not reported as a race. */
-__attribute__((no_sanitize("thread"), noinline)) static void rl_object_name(char *dst, size_t cap, const char *src)
-{
-    size_t i = 0;
-    if (src != NULL)
-        for (char c; i + 1 < cap && (c = ((const volatile char *)src)[i]) != '\0'; i++)
-            dst[i] = c;
-    dst[i] = '\0';
-}
 
 static int rl_copies_cb(struct dl_phdr_info *info, size_t size, void *data)
 {

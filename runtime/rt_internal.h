@@ -593,7 +593,9 @@ void *rl_prev_layer(const char *name);            /* a preloaded interposer's 'n
 void *rl_driver_real(const char *name);           /* the next layer's, else the driver's; pinned */
 void rl_pin(const void *fn);                      /* keep fn's object loaded for good */
 int rl_classify(const void *addr);
-int rl_object_of(const void *addr, uintptr_t *base, const char **name);
+/* The loaded object holding addr: its load address, and its name copied into name[cap] (NULL: not wanted) while
+   ld.so holds its lock - never a pointer into ld.so's own string, which a dlopen on another thread may be writing */
+int rl_object_of(const void *addr, uintptr_t *base, char *name, size_t cap);
 uintptr_t rl_self_base(void);
 void *rl_self_handle(void);                       /* our link_map = our dlopen handle */
 int rl_is_dropin(void);
