@@ -170,18 +170,6 @@ static const char *fi_kind_type(uint32_t kind)
     return t != NULL ? t : "another error type";
 }
 
-static const char *fi_kind_text(uint32_t kind)
-{
-    switch (kind) {
-    case CUSHIM_RET_CURESULT: return "a driver error (CUresult)";
-    case CUSHIM_RET_CUDAERROR: return "a runtime error (cudaError_t)";
-    case CUSHIM_RET_NVMLRETURN: return "an NVML error (nvmlReturn_t)";
-    case CUSHIM_RET_NCCLRESULT: return "an NCCL error (ncclResult_t)";
-    case CUSHIM_RET_CUBLASSTATUS: return "a cuBLAS error (cublasStatus_t)";
-    default: return "an error";
-    }
-}
-
 static const char *fi_kind_names(uint32_t kind)
 {
     switch (kind) {
@@ -271,7 +259,7 @@ static int fi_resolve_apis(fi_state *st, fi_rule *r, char *err, size_t errlen)
     free(ids);
     if (r->napis == 0 && other > 0) {
         snprintf(err, errlen, "%s is %s, but selector '%s' matches only APIs returning %s: give %s or a number",
-                 r->s.error, fi_kind_text(r->kind), r->s.selector, fi_kind_type(other_kind),
+                 r->s.error, cushim_ret_error_text(r->kind), r->s.selector, fi_kind_type(other_kind),
                  fi_kind_names(other_kind));
         return -1;
     }

@@ -174,20 +174,6 @@ void lp_push_result(lua_State *L, uint32_t kind, int32_t code)
         lua_pushinteger(L, code);
 }
 
-/* A status type (cushim_ret_is_status) for messages: the error it is. */
-static const char *lp_kind_text(uint32_t kind)
-{
-    switch (kind) {
-    case CUSHIM_RET_CURESULT: return "a driver (CUresult)";
-    case CUSHIM_RET_CUDAERROR: return "a runtime (cudaError_t)";
-    case CUSHIM_RET_NVMLRETURN: return "an NVML (nvmlReturn_t)";
-    case CUSHIM_RET_NCCLRESULT: return "an NCCL (ncclResult_t)";
-    case CUSHIM_RET_CUBLASSTATUS: return "a cuBLAS (cublasStatus_t)";
-    default: return "another library's";
-    }
-}
-
-
 /* An error code from a name or number at 'idx', for an API returning 'ret_kind'.
    0; or -1 with a message pushed. */
 /* The same without touching Lua's memory (usable outside a protected call):
@@ -220,7 +206,7 @@ int lp_code_of(lua_State *L, int idx, uint32_t ret_kind, int32_t *code, char *er
         return -1;
     }
     if (kind != ret_kind) {
-        snprintf(err, errlen, "'%.200s' is %s error; this API returns a %s", name, lp_kind_text(kind),
+        snprintf(err, errlen, "'%.200s' is %s; this API returns a %s", name, cushim_ret_error_text(kind),
                  cushim_ret_type_name(ret_kind));
         return -1;
     }

@@ -514,6 +514,7 @@ static void r_blob(tr_sb *sb, const tr_meta *m, const cushim_param_info *p, cons
 #define TR_CALL_RUNNING 0
 #define TR_CALL_OK 1
 #define TR_CALL_FAILED 2
+#define TR_CALL_PENDING 4 /* NCCL's ncclInProgress (a non-blocking communicator): not failed, outputs not kept */
 #define TR_CALL_TRIMMED 3
 
 static void r_param(tr_sb *sb, const tr_meta *m, const cushim_param_info *p, const unsigned char *pv,
@@ -539,6 +540,8 @@ static void r_param(tr_sb *sb, const tr_meta *m, const cushim_param_info *p, con
             tr_sb_puts(sb, "null");
         else if ((p->dir == CUSHIM_DIR_OUT || p->dir == CUSHIM_DIR_INOUT) && state == TR_CALL_FAILED)
             tr_sb_printf(sb, "\"0x%llx (not written: the call failed)\"", (unsigned long long)v);
+        else if ((p->dir == CUSHIM_DIR_OUT || p->dir == CUSHIM_DIR_INOUT) && state == TR_CALL_PENDING)
+            tr_sb_printf(sb, "\"0x%llx (not kept: in progress)\"", (unsigned long long)v);
         else if ((p->dir == CUSHIM_DIR_OUT || p->dir == CUSHIM_DIR_INOUT) && state == TR_CALL_TRIMMED &&
                  p->elem_size > 0)
             tr_sb_printf(sb, "\"0x%llx (output not kept: buffer full)\"", (unsigned long long)v);
@@ -574,6 +577,14 @@ void tr_render_args(tr_sb *sb, const tr_meta *m, const cushim_api_info *info, co
         ok = (int32_t)exit->aux == 0;   /* other return types: no error to tell, the outputs count */
     if (exit != NULL)
         state = (exit->flags & TR_F_TRIMMED) ? TR_CALL_TRIMMED : ok ? TR_CALL_OK : TR_CALL_FAILED;
+    if (state == TR_CALL_FAILED && info->ret_kind == CUSHIM_RET_NCCLRESULT && m->result_name != NULL) {
+        /* a non-blocking communicator's call that goes on in the background: what it wrote (the new
+           communicator of an init, nothing from a query before the communicator is ready) is not told apart,
+           and the recorder kept no output of a call with a status other than success */
+        const char *rn = m->result_name(info->ret_kind, (int32_t)exit->aux);
+        if (rn != NULL && strcmp(rn, "ncclInProgress") == 0)
+            state = TR_CALL_PENDING;
+    }
     for (uint32_t i = 0; i < info->nparams; i++) {
         const cushim_param_info *p = m->api_param(info, i);
         const tr_blob *in;

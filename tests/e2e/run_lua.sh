@@ -180,7 +180,7 @@ runtime)
     err "10 hook errors (2 logged)"
     run "$td/errors.lua" "opt=mode=badskip" init sync 1; ok
     line "sync 999"
-    err "is a runtime (cudaError_t) error; this API returns a CUresult"
+    err "is a runtime error (cudaError_t); this API returns a CUresult"
     run "$td/errors.lua" "opt=mode=skip1" init sync 1; ok
     line "sync 999"
     err "cushim.skip: an error code is a name or a number, not a nil"

@@ -87,6 +87,8 @@ static const char *t_result(uint32_t kind, int32_t code)
 {
     if (kind == CUSHIM_RET_NVMLRETURN)
         return code == 0 ? "NVML_SUCCESS" : code == 2 ? "NVML_ERROR_INVALID_ARGUMENT" : NULL;
+    if (kind == CUSHIM_RET_NCCLRESULT)
+        return code == 0 ? "ncclSuccess" : code == 4 ? "ncclInvalidArgument" : code == 7 ? "ncclInProgress" : NULL;
     return kind == CUSHIM_RET_CURESULT && code == 0 ? "CUDA_SUCCESS" : kind == CUSHIM_RET_CURESULT && code == 1 ? "CUDA_ERROR_INVALID_VALUE" : NULL;
 }
 static const char *t_enum(const cushim_enum_info *e, int64_t v)
@@ -161,13 +163,18 @@ static params_ sample(desc_ *d, uint64_t *out, void **arr, size_t *cnt)
     return p;
 }
 
+/* A test's sample call: its descriptor d, output word out (first value), output array arr (the values after
+   the count) whose count cnt is, and the parameters p that point at them. */
+#define SAMPLE(out0, cnt0, ...)                                                                              \
+    desc_ d;                                                                                                 \
+    uint64_t out = (out0);                                                                                   \
+    void *arr[] = {__VA_ARGS__};                                                                             \
+    size_t cnt = (cnt0);                                                                                     \
+    params_ p = sample(&d, &out, arr, &cnt)
+
 static void every_kind(void **state)
 {
-    desc_ d;
-    uint64_t out = 0xdead000;
-    void *arr[3] = {(void *)1, (void *)2, (void *)3};
-    size_t cnt = 3;
-    params_ p = sample(&d, &out, arr, &cnt);
+    SAMPLE(0xdead000, 3, (void *)1, (void *)2, (void *)3);
     rb en, ex;
     char *s;
     (void)state;
@@ -190,11 +197,7 @@ static void every_kind(void **state)
 /* a failed call: outputs were not written; a running call: no result */
 static void failed_and_unfinished(void **state)
 {
-    desc_ d;
-    uint64_t out = 0;
-    void *arr[1];
-    size_t cnt = 0;
-    params_ p = sample(&d, &out, arr, &cnt);
+    SAMPLE(0, 0, NULL);
     rb en, ex;
     char *s;
     (void)state;
@@ -223,11 +226,7 @@ static void failed_and_unfinished(void **state)
    returns no status shows its outputs */
 static void library_status(void **state)
 {
-    desc_ d;
-    uint64_t out = 0xbeef;
-    void *arr[1];
-    size_t cnt = 0;
-    params_ p = sample(&d, &out, arr, &cnt);
+    SAMPLE(0xbeef, 0, NULL);
     cushim_api_info nv = api, other = api;
     rb en, ex;
     tr_sb sb = {0};
@@ -256,17 +255,30 @@ static void library_status(void **state)
     assert_null(strstr(sb.p, "not written"));
     assert_non_null(strstr(sb.p, "0xbeef"));
     free(sb.p);
+    /* NCCL: an error fails; ncclInProgress (a non-blocking communicator) is no failure, its outputs not kept */
+    nv.library = CUSHIM_LIB_NCCL;
+    nv.ret_kind = CUSHIM_RET_NCCLRESULT;
+    memset(&sb, 0, sizeof sb);
+    ((tr_exit *)ex.b)->aux = 4;
+    tr_render_args(&sb, &meta, &nv, (const tr_rec *)en.b, (const tr_exit *)ex.b);
+    assert_non_null(strstr(sb.p, "\"result\":\"ncclInvalidArgument\""));
+    assert_non_null(strstr(sb.p, "(not written: the call failed)"));
+    free(sb.p);
+    memset(&sb, 0, sizeof sb);
+    ((tr_exit *)ex.b)->aux = 7;
+    tr_render_args(&sb, &meta, &nv, (const tr_rec *)en.b, (const tr_exit *)ex.b);
+    assert_non_null(strstr(sb.p, "\"result\":\"ncclInProgress\""));
+    assert_non_null(strstr(sb.p, "(not kept: in progress)"));
+    assert_null(strstr(sb.p, "not written"));
+    assert_null(strstr(sb.p, "0xbeef"));
+    free(sb.p);
 }
 
 /* a skipped call's outputs are read safely (tr_cap_write_safe): one that could not be read renders as such, one
    whose read was refused as not read */
 static void skipped_output_unreadable(void **state)
 {
-    desc_ d;
-    uint64_t out = 0xbeef;
-    void *arr[1];
-    size_t cnt = 0;
-    params_ p = sample(&d, &out, arr, &cnt);
+    SAMPLE(0xbeef, 0, NULL);
     rb en, ex;
     char *s;
     (void)state;
@@ -289,11 +301,7 @@ static void skipped_output_unreadable(void **state)
    other flags still count; a flag without its word renders as no output kept */
 static void inline_output_renders_as_blob(void **state)
 {
-    desc_ d;
-    uint64_t out = 0xdead000;
-    void *arr[1];
-    size_t cnt = 0;
-    params_ p = sample(&d, &out, arr, &cnt);
+    SAMPLE(0xdead000, 0, NULL);
     rb en, ex, exi;
     char *s, *si;
     uint16_t fl = TR_F_INLINE_OF(7, 3);
@@ -330,11 +338,7 @@ static void inline_output_renders_as_blob(void **state)
    ENTER; after a failed call, an input that could not be read says so, one read in part shows that part */
 static void inputs_in_exit(void **state)
 {
-    desc_ d;
-    uint64_t out = 0xdead000;
-    void *arr[3] = {(void *)1, (void *)2, (void *)3};
-    size_t cnt = 3;
-    params_ p = sample(&d, &out, arr, &cnt);
+    SAMPLE(0xdead000, 3, (void *)1, (void *)2, (void *)3);
     rb en, en0, ex, ex0;
     char *s, *s0;
     (void)state;
@@ -379,11 +383,7 @@ static void inputs_in_exit(void **state)
 /* bounded strings and arrays say so */
 static void truncation(void **state)
 {
-    desc_ d;
-    uint64_t out = 0;
-    void *arr[1];
-    size_t cnt = 0;
-    params_ p = sample(&d, &out, arr, &cnt);
+    SAMPLE(0, 0, NULL);
     rb en, ex;
     uint64_t many[70];
     char *s;
@@ -403,11 +403,7 @@ static void truncation(void **state)
 /* an empty string, and an output array the call filled with no element */
 static void empty_values(void **state)
 {
-    desc_ d;
-    uint64_t out = 0;
-    void *arr[1];
-    size_t cnt = 0;
-    params_ p = sample(&d, &out, arr, &cnt);
+    SAMPLE(0, 0, NULL);
     rb en, ex;
     char *s;
     (void)state;

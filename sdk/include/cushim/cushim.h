@@ -150,6 +150,19 @@ static inline const char *cushim_ret_type_name(uint32_t ret_kind)
     default: return NULL;
     }
 }
+/* The error a status kind holds, for messages: "a driver error (CUresult)", "an NVML error (nvmlReturn_t)", ...;
+   "an error" for a kind that is no status (or one appended later). */
+static inline const char *cushim_ret_error_text(uint32_t ret_kind)
+{
+    switch (ret_kind) {
+    case CUSHIM_RET_CURESULT: return "a driver error (CUresult)";
+    case CUSHIM_RET_CUDAERROR: return "a runtime error (cudaError_t)";
+    case CUSHIM_RET_NVMLRETURN: return "an NVML error (nvmlReturn_t)";
+    case CUSHIM_RET_NCCLRESULT: return "an NCCL error (ncclResult_t)";
+    case CUSHIM_RET_CUBLASSTATUS: return "a cuBLAS error (cublasStatus_t)";
+    default: return "an error";
+    }
+}
 /* In a post hook: 1 when the callee has vouched for the program's pointers - it returns a status, returned
    success, and no pre hook skipped it: it has read every input it takes and written every output, so plain
    reads behind them are safe. 0 after a call that failed (a library may refuse a pointer without touching
