@@ -338,22 +338,20 @@ forget:
 }
 
 /* ", SM clock 1815 MHz (ref 1455)" for the report, or "" */
-static const char *sml_clock_note(const sml_state *st, const sml_dev *d)
+static const char *sml_clock_note(const sml_state *st, const sml_dev *d, char note[64])
 {
-    static __thread char note[64];
     if (st->clock_ref_mhz <= 0)
         return "";
-    snprintf(note, sizeof note, ", SM clock %.0f MHz (ref %.0f)", d->clk_mhz, st->clock_ref_mhz);
+    snprintf(note, 64, ", SM clock %.0f MHz (ref %.0f)", d->clk_mhz, st->clock_ref_mhz);
     return note;
 }
 
 /* ", turns: 12 waits (3.1 ms), 0 gave up, 2 yielded" for the report, or "" */
-static const char *sml_turn_note(const sml_state *st, const sml_dev *d)
+static const char *sml_turn_note(const sml_state *st, const sml_dev *d, char note[96])
 {
-    static __thread char note[96];
     if (!st->turns)
         return "";
-    snprintf(note, sizeof note, ", turns: %llu waits (%.3f ms), %llu gave up, %llu yielded",
+    snprintf(note, 96, ", turns: %llu waits (%.3f ms), %llu gave up, %llu yielded",
              (unsigned long long)d->turn_waits, d->turn_wait_ns / 1e6, (unsigned long long)d->turn_gave_up,
              (unsigned long long)d->turn_yields);
     return note;
@@ -521,6 +519,8 @@ static void sml_flush(cushim_plugin *self)
         sml_dev *d = &st->dev[i];
         if (!d->limited || !d->started)
             continue;
+        char clock_note[64], turn_note[96];   /* on the stack: thread-local buffers would be static TLS a dlopen'd
+                                                  plugin takes from glibc's small shared surplus (docs/plugin-sdk.md) */
         pthread_mutex_lock(&d->mu);
         if (st->report)
             sml_host->log(self, CUSHIM_LOG_WARN,
@@ -529,8 +529,8 @@ static void sml_flush(cushim_plugin *self)
                           i, d->limit * 100, d->lim.busy_ns / 1e6, (now - d->t_start) / 1e6,
                           now > d->t_start ? 100.0 * (double)d->lim.busy_ns / (double)(now - d->t_start) : 0.0,
                           (unsigned long long)d->lim.admitted, (unsigned long long)d->lim.delays,
-                          d->waited_ns / 1e6, d->share * 100, d->share_min * 100, sml_clock_note(st, d),
-                          sml_turn_note(st, d));
+                          d->waited_ns / 1e6, d->share * 100, d->share_min * 100, sml_clock_note(st, d, clock_note),
+                          sml_turn_note(st, d, turn_note));
         if (d->turn_slot != NULL)   /* leaving: the turn to whoever waits */
             sml_shm_turn_give(d->turn_region, i, d->turn_slot);
         pthread_mutex_unlock(&d->mu);

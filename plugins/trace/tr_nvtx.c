@@ -27,8 +27,9 @@
    domain once; a second creation of a name gets the same slot). Slot 0 is the default domain (the NULL handle).
    Slots are kept to the end of the process (a destroyed domain's events may still be in the buffers). Past
    TR_NVTX_DOMAINS - 1 names, every further name gets the last slot, "(other domains)": their push levels are
-   one count. */
-#define TR_NVTX_DOMAINS 256
+   one count. 32 slots: the levels below are thread-local storage, which must stay small (tests/tls_budget.sh:
+   past glibc's optional static TLS every recorded call pays a call into _dl_tlsdesc_dynamic). */
+#define TR_NVTX_DOMAINS 32
 typedef struct tr_nvtx_dom {
     uint32_t idx;
     uint32_t len;
