@@ -30,6 +30,8 @@
  *   capture_nvtx_many
  *                  65 NVTX ranges "step" started at once, 1 allocation, all ended, 1 allocation
  *   nvtx_names N   1 allocation, then N NVTX ranges named "r0".."r<N-1>" pushed and popped, then "r0" again
+ *   nvtx_domains   40 NVTX domains "d0".."d39", a range "rI" pushed in each around 1 allocation, popped; then two of
+ *                  the last ten (which share the plugin's one slot past 30 named domains) around 1 allocation
  *   nvtx_threads   4 threads, 2000 steps each: ranges "tK outer" and "inner" pushed around a call, an "async"
  *                  range started, and the one the next thread started at that step ended
  *   capture_nvtx   NVTX ranges named "step" (capture=nvtx:step): pushed (with a nested "step" and another range
@@ -650,6 +652,42 @@ int main(int argc, char **argv)
             pthread_create(&t[k], NULL, nvtx_thread_main, (void *)(intptr_t)k);
         for (int k = 0; k < NVTX_NT; k++)
             pthread_join(t[k], NULL);
+        return 0;
+    }
+    if (!strcmp(mode, "nvtx_domains")) {
+        /* more domains than the plugin keeps apart (30 named ones beside the default): "d0".."d39" created, "d5"
+           again (the same handle), a range "rI" pushed in each, one call inside all 40, popped in reverse. The
+           first 30 have their own stacks (level 0 each), the other 10 share one (levels 0..9 on push, 9..0 on
+           pop). Then two of the shared ones pushed and popped in their own order. Exit 4 with what was wrong. */
+        nvtxDomainHandle_t h[40];
+        char name[16], msg[40][8];
+        nvtxEventAttributes_t a[40];
+        int bad = 0;
+        for (int i = 0; i < 40; i++) {
+            snprintf(name, sizeof name, "d%d", i);
+            h[i] = nvtxDomainCreateA(name);
+            snprintf(msg[i], sizeof msg[i], "r%d", i);
+            a[i] = ascii_attr(msg[i]);
+        }
+        if (nvtxDomainCreateA("d5") != h[5] || h[29] == h[30] || h[30] != h[39] || h[0] == h[1])
+            bad |= 1;
+        for (int i = 0; i < 40; i++)
+            if (nvtxDomainRangePushEx(h[i], &a[i]) != (i < 30 ? 0 : i - 30))
+                bad |= 2;
+        work(1);
+        for (int i = 39; i >= 0; i--)
+            if (nvtxDomainRangePop(h[i]) != (i < 30 ? 0 : i - 30))
+                bad |= 4;
+        nvtxDomainRangePushEx(h[35], &a[35]);
+        nvtxDomainRangePushEx(h[36], &a[36]);
+        work(1);
+        nvtxDomainRangePop(h[35]);
+        nvtxDomainRangePop(h[36]);
+        if (bad) {
+            fprintf(stderr, "nvtx_domains: wrong %s%s%s\n", bad & 1 ? "handles " : "", bad & 2 ? "push levels " : "",
+                    bad & 4 ? "pop levels" : "");
+            return 4;
+        }
         return 0;
     }
     if (!strcmp(mode, "nvtx_names") && argc > 2) {   /* more names than nvtx_sum keeps rows for */

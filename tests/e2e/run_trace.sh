@@ -464,6 +464,30 @@ if got != want:
     sys.exit(1)
 PY
     ;;
+nvtx_domains)
+    # past 30 named domains (beside the default) the plugin keeps one slot, "(other domains)", with one stack a
+    # thread (docs/plugins/trace.md): the first 30 ranges name their domain, the other 10 that slot; every B has
+    # its E and the ranges nest (pushed 0..39, popped 39..0); the two shared ones pushed and popped in their own
+    # order (r35, r36, pop d35, pop d36) still end in order; nvtx_sum (at exit = cushim stats') has a row each
+    NVTX_INJECTION64_PATH=$plugin run "file=$dir/t.json" "$prog" nvtx_domains
+    [ "$rc" = 0 ] || fail "exited with $rc: $(tail -n 2 err)"
+    if grep -q usage err; then echo "built without NVTX headers"; exit 77; fi
+    check t.json "[(e['ph'], e['name']) for e in ev if e.get('cat') == 'nvtx'] == [('B', 'r%d' % i) for i in range(40)] + [('E', '')] * 40 + [('B', 'r35'), ('B', 'r36'), ('E', ''), ('E', '')]" \
+        "[e['args']['domain'] for e in ev if e.get('cat') == 'nvtx' and e['ph'] == 'B'] == ['d%d' % i for i in range(30)] + ['(other domains)'] * 12" \
+        "count('cuMemAlloc_v2') == 2"
+    same_table t.json
+    "$stats" --format=json t.json >stats.json || fail "cushim stats --format=json failed"
+    python3 - stats.json <<'PY' || fail "nvtx_sum does not have each range"
+import json, sys
+got = sorted((r['name'], r['count']) for r in json.load(open(sys.argv[1]))['nvtx_sum'])
+want = sorted([('d%d:r%d' % (i, i), 1) for i in range(30)] + [('(other domains):r%d' % i, 1) for i in range(30, 40)
+                                                               if i not in (35, 36)] +
+              [('(other domains):r35', 2), ('(other domains):r36', 2)])
+if got != want:
+    print('nvtx_sum', got)
+    sys.exit(1)
+PY
+    ;;
 nvtx_names)
     # more NVTX names than nvtx_sum has rows for (TR_NVTX_NAMES_MAX, 16384): the first 16,384 names their own rows
     # ("r0" twice), the other 3,616 ranges summed in the fold row, said at exit and by cushim stats; the tables equal
