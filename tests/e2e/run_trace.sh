@@ -43,6 +43,13 @@ run() {   # run OPTIONS PROGRAM ARGS...: exit status in $rc
     env LD_PRELOAD="$preload" CUSHIM_PLUGINS="$plugin:$opts" CUSHIM_COUNTS="$dir/counts.tsv" "$@" >out 2>err
     rc=$?
 }
+# nvtx_run OPTIONS ARGS...: run the program with the plugin as its NVTX injection; skipped (77) where the
+# program was built without NVTX headers (it prints its usage), failed where it exits with an error
+nvtx_run() {
+    NVTX_INJECTION64_PATH=$plugin run "$@"
+    if grep -q usage err; then echo "built without NVTX headers"; exit 77; fi
+    [ "$rc" = 0 ] || fail "$*: exited with $rc: $(tail -n 3 err)"
+}
 # the table at exit (stderr) equals cushim stats FILE
 same_table() {
     "$stats" "$1" >stats.out 2>stats.err || fail "cushim-stats $1 failed: $(cat stats.err)"
@@ -411,9 +418,7 @@ inflight_exit|inflight_abort)
         "not any(e['name'].endswith('StreamSynchronize') for e in X)"
     ;;
 nvtx)
-    NVTX_INJECTION64_PATH=$plugin run "file=$dir/t.json" "$prog" nvtx
-    [ "$rc" = 0 ] || fail "exited with $rc"
-    if grep -q usage err; then echo "built without NVTX headers"; exit 77; fi
+    nvtx_run "file=$dir/t.json" "$prog" nvtx
     # a domain's events say it (args.domain); "L" of domain e2e popped under "B" of the default domain: B ends
     # with it and opens again (args.continued), so that the file's B/E nest; a range popped by the payload
     # extension's nvtxRangePopPayload (as NCCL pops some) ends; threads named by nvtxNameOsThread (the main
@@ -449,9 +454,7 @@ PY
 nvtx_threads)
     # NVTX ranges on 4 threads, start/end ranges ended on another thread than their start (the writer may see the
     # end first): every range in nvtx_sum, the table at exit equal to cushim stats'
-    NVTX_INJECTION64_PATH=$plugin run "file=$dir/t.json" "$prog" nvtx_threads
-    [ "$rc" = 0 ] || fail "exited with $rc"
-    if grep -q usage err; then echo "built without NVTX headers"; exit 77; fi
+    nvtx_run "file=$dir/t.json" "$prog" nvtx_threads
     same_table t.json
     "$stats" --format=json t.json >stats.json || fail "cushim stats --format=json failed"
     python3 - stats.json <<'PY' || fail "nvtx_sum does not count every range"
@@ -469,9 +472,7 @@ nvtx_domains)
     # thread (docs/plugins/trace.md): the first 30 ranges name their domain, the other 10 that slot; every B has
     # its E and the ranges nest (pushed 0..39, popped 39..0); the two shared ones pushed and popped in their own
     # order (r35, r36, pop d35, pop d36) still end in order; nvtx_sum (at exit = cushim stats') has a row each
-    NVTX_INJECTION64_PATH=$plugin run "file=$dir/t.json" "$prog" nvtx_domains
-    [ "$rc" = 0 ] || fail "exited with $rc: $(tail -n 2 err)"
-    if grep -q usage err; then echo "built without NVTX headers"; exit 77; fi
+    nvtx_run "file=$dir/t.json" "$prog" nvtx_domains
     check t.json "[(e['ph'], e['name']) for e in ev if e.get('cat') == 'nvtx'] == [('B', 'r%d' % i) for i in range(40)] + [('E', '')] * 40 + [('B', 'r35'), ('B', 'r36'), ('E', ''), ('E', '')]" \
         "[e['args']['domain'] for e in ev if e.get('cat') == 'nvtx' and e['ph'] == 'B'] == ['d%d' % i for i in range(30)] + ['(other domains)'] * 12" \
         "count('cuMemAlloc_v2') == 2"
@@ -491,9 +492,7 @@ PY
 nvtx_names)
     # more NVTX names than nvtx_sum has rows for (TR_NVTX_NAMES_MAX, 16384): the first 16,384 names their own rows
     # ("r0" twice), the other 3,616 ranges summed in the fold row, said at exit and by cushim stats; the tables equal
-    NVTX_INJECTION64_PATH=$plugin run "file=$dir/t.json" "$prog" nvtx_names 20000
-    [ "$rc" = 0 ] || fail "exited with $rc"
-    if grep -q usage err; then echo "built without NVTX headers"; exit 77; fi
+    nvtx_run "file=$dir/t.json" "$prog" nvtx_names 20000
     same_table t.json
     grep -q "cushim trace: 3616 NVTX ranges of names past the first 16384 are in the rows" err || fail "no word of the fold at exit"
     grep -q "cushim stats: 3616 NVTX ranges of names past the first 16384 are in the rows" stats.err || fail "no word of the fold: $(cat stats.err)"
@@ -613,9 +612,7 @@ capture_nvtx)
     # capture=nvtx:step: recording while a range "step" is open (a nested "step" does not end it; a started one
     # ended on another thread does): 9 allocations inside, 3 outside; the NVTX ranges themselves all recorded
     for o in "" ",unhook=1"; do
-        NVTX_INJECTION64_PATH=$plugin run "file=$dir/t.json,capture=nvtx:step$o" "$prog" capture_nvtx
-        if grep -q usage err; then echo "built without NVTX headers"; exit 77; fi
-        [ "$rc" = 0 ] || fail "capture$o: exited with $rc: $(tail -n 3 err)"
+        nvtx_run "file=$dir/t.json,capture=nvtx:step$o" "$prog" capture_nvtx
         check t.json "count('cuMemAlloc_v2') == 9" "d['otherData']['capture_ranges'] == 2" \
             "[e['name'] for e in ev if e.get('cat') == 'nvtx' and e['ph'] in 'Bb'] == ['outer', 'step', 'step', 'inner', 'step']"
     done
@@ -738,9 +735,7 @@ gpu_nvtx_first)
     # file: not recorded, instead of waiting for that thread (a self-deadlock before: PyTorch's first range push
     # inside a capture range hung on the H200). Then the three copies are linked to their kernels.
     [ -n "$fakecupti" ] || { echo "no CUPTI headers at build time"; exit 77; }
-    FAKE_CUPTI_DRIVER_CALL=1 NVTX_INJECTION64_PATH=$plugin run "file=$dir/t.json,gpu=1,cupti=$fakecupti,capture=cudaProfilerApi" "$prog" nvtx_gpu
-    if grep -q usage err; then echo "built without NVTX headers"; exit 77; fi
-    [ "$rc" = 0 ] || fail "nvtx_gpu exited with $rc: $(tail -n 3 err)"
+    FAKE_CUPTI_DRIVER_CALL=1 nvtx_run "file=$dir/t.json,gpu=1,cupti=$fakecupti,capture=cudaProfilerApi" "$prog" nvtx_gpu
     check t.json "count('cuMemcpyHtoD_v2') == 3" "count('cuCtxGetCurrent') == 0" "[e['name'] for e in ev if e.get('cat') == 'nvtx' and e['ph'] == 'B'] == ['first']" \
         "len([e for e in ev if e.get('cat') == 'kernel']) == 3" \
         "len([k for k in ev if k.get('cat') == 'kernel' and k['args'].get('external id') in set(e['args']['seq'] for e in X)]) == 3" \
