@@ -47,7 +47,7 @@ run() {   # run OPTIONS PROGRAM ARGS...: exit status in $rc
 # program was built without NVTX headers (it prints its usage), failed where it exits with an error
 nvtx_run() {
     NVTX_INJECTION64_PATH=$plugin run "$@"
-    if grep -q usage err; then echo "built without NVTX headers"; exit 77; fi
+    if grep -q "^usage: e2e_trace" err; then echo "built without NVTX headers"; exit 77; fi
     [ "$rc" = 0 ] || fail "$*: exited with $rc: $(tail -n 3 err)"
 }
 # the table at exit (stderr) equals cushim stats FILE
