@@ -101,6 +101,7 @@ void tr_bufs_init(tr_bufs *b, uint32_t chunk_size, uint64_t limit)
     atomic_init(&b->used, 0);
     atomic_init(&b->dropped, 0);
     atomic_init(&b->trimmed, 0);
+    atomic_init(&b->interrupted, 0);
     atomic_init(&b->chunks, 0);
     atomic_init(&b->head, NULL);
     pool_lock_init(b);
@@ -452,6 +453,7 @@ tr_tbuf *tr_buf_attach(tr_bufs *b, uint64_t tid)
     tb->tid = tid;
     tb->prod = NULL;
     tb->quiet = 0;
+    tb->busy = 0;
     atomic_store_explicit(&tb->rd, NULL, memory_order_relaxed);
     atomic_store_explicit(&tb->state, TR_TB_ACTIVE, memory_order_release);
     return tb;
@@ -462,7 +464,17 @@ void tr_buf_detach(tr_tbuf *tb)
     atomic_store_explicit(&tb->state, TR_TB_EXITED, memory_order_release);
 }
 
+static void *reserve_slow(tr_bufs *b, tr_tbuf *tb, uint32_t len, uint32_t keep);
+
 void *tr_buf_reserve_slow(tr_bufs *b, tr_tbuf *tb, uint32_t len, uint32_t keep)
+{
+    void *p = reserve_slow(b, tb, len, keep);
+    if (p == NULL)
+        tb->busy = 0;   /* no record to write: the caller commits nothing */
+    return p;
+}
+
+static void *reserve_slow(tr_bufs *b, tr_tbuf *tb, uint32_t len, uint32_t keep)
 {
     tr_chunk *c = tb->cur, *nc;
     uint64_t need = (uint64_t)len + keep, cap = b->chunk_size, sz;
@@ -500,9 +512,14 @@ void *tr_buf_reserve_slow(tr_bufs *b, tr_tbuf *tb, uint32_t len, uint32_t keep)
 
 void *tr_buf_reserve_here(tr_tbuf *tb, uint32_t len)
 {
-    tr_chunk *c = tb->cur;
-    if (c == NULL || (uint64_t)tb->wr + len > c->cap)
+    tr_chunk *c;
+    tb->busy = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+    c = tb->cur;
+    if (c == NULL || (uint64_t)tb->wr + len > c->cap) {
+        tb->busy = 0;
         return NULL;
+    }
     return c->data + tb->wr;
 }
 
@@ -557,6 +574,7 @@ void tr_bufs_fork_child(tr_bufs *b, tr_tbuf *keep)
         tb->wstate = NULL;
         if (tb == keep) {
             tb->open = 0;
+            tb->busy = 0;
             atomic_store(&tb->state, TR_TB_ACTIVE);
         } else {
             atomic_store(&tb->state, TR_TB_FREE);
@@ -582,4 +600,5 @@ void tr_bufs_fork_child(tr_bufs *b, tr_tbuf *keep)
     atomic_store(&b->used, 0);
     atomic_store(&b->dropped, 0);
     atomic_store(&b->trimmed, 0);
+    atomic_store(&b->interrupted, 0);
 }

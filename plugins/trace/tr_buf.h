@@ -73,6 +73,9 @@ typedef struct tr_tbuf {
     uint64_t alt_tid;               /* pthread_self(): CUPTI may name threads by it     */
     void *prod;                     /* the plugin's per-thread data (kernel-name cache) */
     int quiet;                      /* the tracer's own thread (CUPTI's): nothing recorded */
+    int busy;                       /* a record is being written (reserve to commit): a record a signal
+                                       handler makes on this thread meanwhile (NVTX, CUPTI's callback inside
+                                       a CUDA call) is not kept (tr_bufs.interrupted), never written over it */
     /* fast-path calls in flight, innermost last: entries beyond TR_OPEN_MAX are only counted (set up by
        the plugin, not by tr_buf_attach) */
     _Atomic uint32_t nopen;
@@ -92,6 +95,7 @@ typedef struct tr_bufs {
     _Atomic uint64_t used;
     _Atomic uint64_t dropped;       /* records not stored (whole events lost)          */
     _Atomic uint64_t trimmed;       /* exit records stored without their output bytes  */
+    _Atomic uint64_t interrupted;   /* records a signal handler made while its thread wrote one: not kept */
     _Atomic uint64_t chunks;        /* chunks allocated, ever                          */
     tr_tbuf *_Atomic head;          /* registry: pushed by producers, never unlinked    */
     /* the chunk pool (standard-size chunks; tr_buf.c says how it is shared) */
@@ -131,22 +135,38 @@ tr_tbuf *tr_buf_attach(tr_bufs *b, uint64_t tid);
 void tr_buf_detach(tr_tbuf *tb);
 
 /* Room for 'len' bytes (a multiple of 8) leaving 'keep' bytes behind it in the
-   same chunk; NULL when that needs a chunk beyond the limit. */
+   same chunk; NULL (the thread no longer busy) when that needs a chunk beyond the limit. */
 void *tr_buf_reserve_slow(tr_bufs *b, tr_tbuf *tb, uint32_t len, uint32_t keep);
+/* Marks the thread busy first (tr_tbuf.busy): a signal handler that records on this thread from here to the
+   commit finds it so and keeps nothing (tr_buf_interrupted) instead of taking the same bytes or the chunk. */
 static inline void *tr_buf_reserve(tr_bufs *b, tr_tbuf *tb, uint32_t len, uint32_t keep)
 {
-    tr_chunk *c = tb->cur;
+    tr_chunk *c;
+    tb->busy = 1;
+    atomic_signal_fence(memory_order_seq_cst);   /* before cur and wr are read: a handler is on this thread */
+    c = tb->cur;
     if (c != NULL && (uint64_t)tb->wr + len + keep <= c->cap)
         return c->data + tb->wr;
     return tr_buf_reserve_slow(b, tb, len, keep);
 }
-/* Room for 'len' bytes in the current chunk only (the space 'keep' saved). */
+/* Room for 'len' bytes in the current chunk only (the space 'keep' saved); busy as tr_buf_reserve. */
 void *tr_buf_reserve_here(tr_tbuf *tb, uint32_t len);
-/* Publishes the 'len' bytes reserved last. */
+/* Publishes the 'len' bytes reserved last; the thread no longer busy. */
 static inline void tr_buf_commit(tr_tbuf *tb, uint32_t len)
 {
     tb->wr += len;
     atomic_store_explicit(&tb->cur->committed, tb->wr, memory_order_release);
+    atomic_signal_fence(memory_order_seq_cst);
+    tb->busy = 0;
+}
+/* For the writers that may run in a signal handler (NVTX's calls, CUPTI's callbacks, tr_record2): 1 when the
+   thread was interrupted while writing a record - the caller keeps nothing, counted. */
+static inline int tr_buf_interrupted(tr_bufs *b, const tr_tbuf *tb)
+{
+    if (!tb->busy)
+        return 0;
+    atomic_fetch_add_explicit(&b->interrupted, 1, memory_order_relaxed);
+    return 1;
 }
 
 /* Writer: calls 'fn' for each published, unconsumed record of 'tb' in order

@@ -829,8 +829,12 @@ static void write_summary(tr_writer *w)
     if (w->fd_reopened != 0)
         fprintf(f, "; the program closed the file's descriptor: reopened %u time%s", w->fd_reopened,
                 w->fd_reopened == 1 ? "" : "s");
-    fprintf(f, "; %llu dropped (buffer full)\n",
-            (unsigned long long)atomic_load(&w->bufs->dropped));
+    fprintf(f, "; %llu dropped (buffer full)", (unsigned long long)atomic_load(&w->bufs->dropped));
+    uint64_t nint = atomic_load(&w->bufs->interrupted);   /* tr_buf.h tr_buf_interrupted */
+    if (nint != 0)
+        fprintf(f, "; %llu NVTX or CUPTI record%s made in a signal handler while its thread wrote one: not kept",
+                (unsigned long long)nint, nint == 1 ? "" : "s");
+    fputc('\n', f);
     if (w->events > 0) {
         /* the cost figures of issue 11: the buffers' bytes and the file's bytes per call (GPU, NVTX and
            correlation records included in the first), and the writer's rate over its busy time */
@@ -893,6 +897,8 @@ static void finish_locked(tr_writer *w)
                  "\"events\":%llu,\"dropped_events\":%llu,\"trimmed_outputs\":%llu,\"gpu_dropped\":%llu",
                  w->pid, (unsigned long long)w->events, (unsigned long long)atomic_load(&w->bufs->dropped),
                  (unsigned long long)atomic_load(&w->bufs->trimmed), (unsigned long long)atomic_load(&w->gpu_dropped));
+    if (atomic_load(&w->bufs->interrupted) != 0)
+        tr_sb_printf(&w->sb, ",\"interrupted_records\":%llu", (unsigned long long)atomic_load(&w->bufs->interrupted));
     if (end_signal != 0)
         tr_sb_printf(&w->sb, ",\"end_signal\":%d", end_signal);
     if (w->open_beyond)   /* unfinished fast-path calls deeper than the open-call stack: not written */

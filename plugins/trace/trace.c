@@ -404,9 +404,14 @@ static inline __attribute__((always_inline)) void tr_post_call(tr_state *st, con
                                                                tr_tbuf *tb, uint64_t t, int launch)
 {
     uint32_t n = atomic_load_explicit(&tb->nopen, memory_order_relaxed);
-    tr_chunk *c = tb->cur;
+    tr_chunk *c;
+    tb->busy = 1;   /* as tr_buf_reserve, before cur and wr are read: from here to the commit a signal handler's
+                       record on this thread (tr_record2) keeps nothing, and changes neither */
+    atomic_signal_fence(memory_order_seq_cst);
+    c = tb->cur;
     if (n - 1u >= TR_OPEN_MAX || atomic_load_explicit(&tb->opens[n - 1].seq, memory_order_relaxed) != call->seq ||
         call->t_enter_ns == 0 || c == NULL || (uint64_t)tb->wr + pl->call_max + tb->open * TR_EXIT_MIN > c->cap) {
+        tb->busy = 0;
         tr_post_call_slow(st, pl, call, tb, t);
         return;
     }
@@ -513,6 +518,8 @@ void tr_record2(uint16_t type, uint64_t seq, uint64_t parent, uint64_t t, const 
     uint32_t len;
     unsigned char *p, *o;
     if (tr_st == NULL || (tb = tr_thread_buf()) == NULL)
+        return;
+    if (tr_buf_interrupted(&tr_st->bufs, tb))   /* a signal handler's record while its thread wrote one */
         return;
     if (text_len > TR_NAME_MAX)   /* NVTX messages render bounded, kernel names whole */
         text_len = TR_NAME_MAX;

@@ -30,6 +30,8 @@
  *   capture_nvtx_many
  *                  65 NVTX ranges "step" started at once, 1 allocation, all ended, 1 allocation
  *   nvtx_names N   1 allocation, then N NVTX ranges named "r0".."r<N-1>" pushed and popped, then "r0" again
+ *   nvtx_signal N  N rounds of a query, an NVTX range and an allocation and free in it, under a 20 us timer
+ *                  whose SIGALRM handler marks an NVTX event "sig"; prints "marks M" (the handler's count)
  *   nvtx_domains   40 NVTX domains "d0".."d39", a range "rI" pushed in each around 1 allocation, popped; then two of
  *                  the last ten (which share the plugin's one slot past 30 named domains) around 1 allocation
  *   nvtx_threads   4 threads, 2000 steps each: ranges "tK outer" and "inner" pushed around a call, an "async"
@@ -60,6 +62,7 @@
 #include <cudaProfiler.h>
 #include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -73,6 +76,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #ifdef E2E_HAVE_NVTX
 #include <nvtx3/nvToolsExt.h>
@@ -124,6 +128,18 @@ static nvtxEventAttributes_t ascii_attr(const char *msg)
     a.messageType = NVTX_MESSAGE_TYPE_ASCII;
     a.message.ascii = msg;
     return a;
+}
+
+/* nvtx_signal: a timer interrupts the main thread every 20 us while it makes recorded calls and NVTX ranges;
+   the handler marks an NVTX event (the trace's tr_record2, on the interrupted thread's buffer) and counts. */
+static volatile sig_atomic_t sig_marks;
+static void sig_mark(int sig)
+{
+    int e = errno;
+    (void)sig;
+    nvtxMarkA("sig");
+    sig_marks++;
+    errno = e;
 }
 
 /* Named by the main thread (by its tid, with the wide-character call) before its first CUDA call, then a call:
@@ -652,6 +668,46 @@ int main(int argc, char **argv)
             pthread_create(&t[k], NULL, nvtx_thread_main, (void *)(intptr_t)k);
         for (int k = 0; k < NVTX_NT; k++)
             pthread_join(t[k], NULL);
+        return 0;
+    }
+    if (!strcmp(mode, "nvtx_signal") && argc > 2) {
+        /* N rounds of: cuCtxGetCurrent (a one-record query), an NVTX range pushed, a cuMemAlloc and its free
+           (two-record calls), popped - under a 20 us timer aimed at this thread whose handler marks "sig".
+           Prints the handler's count. */
+        int n = atoi(argv[2]);
+        struct sigaction sa;
+        struct sigevent sev;
+        struct itimerspec its;
+        timer_t tm;
+        CUcontext cur;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = sig_mark;
+        sa.sa_flags = SA_RESTART;
+        sigaction(SIGALRM, &sa, NULL);
+        work(1);
+        nvtxMarkA("start");   /* NVTX's first call loads the injection: not in the handler */
+        memset(&sev, 0, sizeof sev);
+        sev.sigev_notify = SIGEV_THREAD_ID;
+        sev.sigev_signo = SIGALRM;
+        sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+        if (timer_create(CLOCK_MONOTONIC, &sev, &tm) != 0) {
+            perror("timer_create");
+            return 2;
+        }
+        memset(&its, 0, sizeof its);
+        its.it_value.tv_nsec = its.it_interval.tv_nsec = 20000;
+        timer_settime(tm, 0, &its, NULL);
+        for (int i = 0; i < n; i++) {
+            CUdeviceptr p;
+            cuCtxGetCurrent(&cur);
+            nvtxRangePushA("m");
+            if (cuMemAlloc(&p, 64) == CUDA_SUCCESS)
+                cuMemFree(p);
+            nvtxRangePop();
+        }
+        timer_delete(tm);
+        signal(SIGALRM, SIG_IGN);
+        printf("marks %d\n", (int)sig_marks);
         return 0;
     }
     if (!strcmp(mode, "nvtx_domains")) {

@@ -467,6 +467,27 @@ if got != want:
     sys.exit(1)
 PY
     ;;
+nvtx_signal)
+    # a signal handler that records (an NVTX mark) on a thread interrupted while it writes a record: the mark
+    # is not kept and counted (interrupted_records, the summary), never written into the same bytes or a chunk
+    # the thread is switching (before: records written over each other, or a handler waiting on the chunk pool
+    # lock its own thread held). Every call and range of the main thread is in the file whole; every mark is in
+    # the file or counted; the ranges nest
+    nvtx_run "file=$dir/t.json,buffer=64MiB" "$prog" nvtx_signal 60000
+    marks=$(sed -n 's/^marks //p' out)
+    [ -n "$marks" ] && [ "$marks" -gt 100 ] || fail "the timer's handler ran ${marks:-no} times: $(cat out)"
+    check t.json "count('cuCtxGetCurrent') == 60000" "count('cuMemAlloc_v2') == 60001" "count('cuMemFree_v2') == 60001" \
+        "d['otherData']['dropped_events'] == 0" \
+        "len([e for e in ev if e.get('cat') == 'nvtx' and e['ph'] == 'i' and e['name'] == 'sig']) + d['otherData'].get('interrupted_records', 0) == $marks" \
+        "[e['ph'] for e in ev if e.get('cat') == 'nvtx' and e['ph'] in 'BE'] == ['B', 'E'] * 60000" \
+        "all(e['name'] == 'm' for e in ev if e.get('cat') == 'nvtx' and e['ph'] == 'B')"
+    n_int=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['otherData'].get('interrupted_records', 0))" t.json)
+    if [ "$n_int" != 0 ]; then
+        grep -q "; $n_int NVTX or CUPTI records\{0,1\} made in a signal handler while its thread wrote one: not kept" err ||
+            fail "the summary does not say $n_int interrupted records: $(grep 'calls written' err)"
+    fi
+    echo "$marks marks by the handler, $n_int of them interrupted a record and were not kept"
+    ;;
 nvtx_domains)
     # past 30 named domains (beside the default) the plugin keeps one slot, "(other domains)", with one stack a
     # thread (docs/plugins/trace.md): the first 30 ranges name their domain, the other 10 that slot; every B has
