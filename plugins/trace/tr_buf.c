@@ -452,8 +452,7 @@ tr_tbuf *tr_buf_attach(tr_bufs *b, uint64_t tid)
     tb->open = 0;
     tb->tid = tid;
     tb->prod = NULL;
-    tb->quiet = 0;
-    tb->busy = 0;
+    tb->hold = 0;
     atomic_store_explicit(&tb->rd, NULL, memory_order_relaxed);
     atomic_store_explicit(&tb->state, TR_TB_ACTIVE, memory_order_release);
     return tb;
@@ -470,7 +469,7 @@ void *tr_buf_reserve_slow(tr_bufs *b, tr_tbuf *tb, uint32_t len, uint32_t keep)
 {
     void *p = reserve_slow(b, tb, len, keep);
     if (p == NULL)
-        tb->busy = 0;   /* no record to write: the caller commits nothing */
+        tb->hold &= ~TR_HOLD_BUSY;   /* no record to write: the caller commits nothing */
     return p;
 }
 
@@ -513,11 +512,11 @@ static void *reserve_slow(tr_bufs *b, tr_tbuf *tb, uint32_t len, uint32_t keep)
 void *tr_buf_reserve_here(tr_tbuf *tb, uint32_t len)
 {
     tr_chunk *c;
-    tb->busy = 1;
+    tb->hold |= TR_HOLD_BUSY;
     atomic_signal_fence(memory_order_seq_cst);
     c = tb->cur;
     if (c == NULL || (uint64_t)tb->wr + len > c->cap) {
-        tb->busy = 0;
+        tb->hold &= ~TR_HOLD_BUSY;
         return NULL;
     }
     return c->data + tb->wr;
@@ -574,7 +573,7 @@ void tr_bufs_fork_child(tr_bufs *b, tr_tbuf *keep)
         tb->wstate = NULL;
         if (tb == keep) {
             tb->open = 0;
-            tb->busy = 0;
+            tb->hold &= ~TR_HOLD_BUSY;
             atomic_store(&tb->state, TR_TB_ACTIVE);
         } else {
             atomic_store(&tb->state, TR_TB_FREE);

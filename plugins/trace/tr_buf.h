@@ -64,6 +64,13 @@ typedef struct tr_open {
     _Atomic uint64_t kname;         /* a launch's kernel name (interned const char *), else 0 */
 } tr_open;
 
+/* tr_tbuf.hold: TR_HOLD_QUIET, the tracer's own thread (CUPTI's), whose calls are not recorded; TR_HOLD_BUSY, a
+   record is being written (reservation to commit): a record a signal handler makes on this thread meanwhile - an
+   NVTX call, CUPTI's callback inside a CUDA call, a CUDA call's hooks - is not kept (tr_bufs.interrupted), never
+   written over it nor waiting on a lock the thread holds. */
+#define TR_HOLD_QUIET 1
+#define TR_HOLD_BUSY 2
+
 typedef struct tr_tbuf {
     /* producer side (its thread only; the writer reads tid, alt_tid once per thread) */
     tr_chunk *cur;
@@ -72,10 +79,7 @@ typedef struct tr_tbuf {
     uint64_t tid;
     uint64_t alt_tid;               /* pthread_self(): CUPTI may name threads by it     */
     void *prod;                     /* the plugin's per-thread data (kernel-name cache) */
-    int quiet;                      /* the tracer's own thread (CUPTI's): nothing recorded */
-    int busy;                       /* a record is being written (reserve to commit): a record a signal
-                                       handler makes on this thread meanwhile (NVTX, CUPTI's callback inside
-                                       a CUDA call) is not kept (tr_bufs.interrupted), never written over it */
+    int hold;                       /* TR_HOLD_*: nothing recorded on this thread (one test on the hooks' path) */
     /* fast-path calls in flight, innermost last: entries beyond TR_OPEN_MAX are only counted (set up by
        the plugin, not by tr_buf_attach) */
     _Atomic uint32_t nopen;
@@ -137,12 +141,12 @@ void tr_buf_detach(tr_tbuf *tb);
 /* Room for 'len' bytes (a multiple of 8) leaving 'keep' bytes behind it in the
    same chunk; NULL (the thread no longer busy) when that needs a chunk beyond the limit. */
 void *tr_buf_reserve_slow(tr_bufs *b, tr_tbuf *tb, uint32_t len, uint32_t keep);
-/* Marks the thread busy first (tr_tbuf.busy): a signal handler that records on this thread from here to the
+/* Marks the thread busy first (TR_HOLD_BUSY): a signal handler that records on this thread from here to the
    commit finds it so and keeps nothing (tr_buf_interrupted) instead of taking the same bytes or the chunk. */
 static inline void *tr_buf_reserve(tr_bufs *b, tr_tbuf *tb, uint32_t len, uint32_t keep)
 {
     tr_chunk *c;
-    tb->busy = 1;
+    tb->hold |= TR_HOLD_BUSY;
     atomic_signal_fence(memory_order_seq_cst);   /* before cur and wr are read: a handler is on this thread */
     c = tb->cur;
     if (c != NULL && (uint64_t)tb->wr + len + keep <= c->cap)
@@ -157,13 +161,13 @@ static inline void tr_buf_commit(tr_tbuf *tb, uint32_t len)
     tb->wr += len;
     atomic_store_explicit(&tb->cur->committed, tb->wr, memory_order_release);
     atomic_signal_fence(memory_order_seq_cst);
-    tb->busy = 0;
+    tb->hold &= ~TR_HOLD_BUSY;
 }
-/* For the writers that may run in a signal handler (NVTX's calls, CUPTI's callbacks, tr_record2): 1 when the
-   thread was interrupted while writing a record - the caller keeps nothing, counted. */
+/* For what may run in a signal handler (NVTX's calls and CUPTI's callbacks through tr_record2, a CUDA call's
+   hooks): 1 when the thread was interrupted while writing a record - the caller keeps nothing, counted. */
 static inline int tr_buf_interrupted(tr_bufs *b, const tr_tbuf *tb)
 {
-    if (!tb->busy)
+    if (!(tb->hold & TR_HOLD_BUSY))
         return 0;
     atomic_fetch_add_explicit(&b->interrupted, 1, memory_order_relaxed);
     return 1;

@@ -832,8 +832,8 @@ static void write_summary(tr_writer *w)
     fprintf(f, "; %llu dropped (buffer full)", (unsigned long long)atomic_load(&w->bufs->dropped));
     uint64_t nint = atomic_load(&w->bufs->interrupted);   /* tr_buf.h tr_buf_interrupted */
     if (nint != 0)
-        fprintf(f, "; %llu NVTX or CUPTI record%s made in a signal handler while its thread wrote one: not kept",
-                (unsigned long long)nint, nint == 1 ? "" : "s");
+        fprintf(f, "; %llu call%s or NVTX event%s made in a signal handler while its thread wrote a record: not kept",
+                (unsigned long long)nint, nint == 1 ? "" : "s", nint == 1 ? "" : "s");
     fputc('\n', f);
     if (w->events > 0) {
         /* the cost figures of issue 11: the buffers' bytes and the file's bytes per call (GPU, NVTX and

@@ -158,8 +158,8 @@ int tr_thread_quiet(int quiet)
     tr_tbuf *tb = tr_st ? tr_thread_buf() : NULL;
     int was = 0;
     if (tb != NULL) {
-        was = tb->quiet;
-        tb->quiet = quiet;
+        was = (tb->hold & TR_HOLD_QUIET) != 0;
+        tb->hold = quiet ? tb->hold | TR_HOLD_QUIET : tb->hold & ~TR_HOLD_QUIET;
     }
     return was;
 }
@@ -230,8 +230,10 @@ static __attribute__((noinline)) int tr_pre_enter(tr_state *st, const tr_plan *p
     unsigned char *p;
     if ((tb = tr_tb_cached) == NULL && (tb = tr_thread_buf()) == NULL)
         return CUSHIM_CONTINUE;
-    if (tb->quiet)
+    if (tb->hold) {   /* the tracer's own thread, or a signal handler's call while this thread writes a record */
+        tr_buf_interrupted(&st->bufs, tb);
         return CUSHIM_CONTINUE;
+    }
     if (pl->call) {   /* one CALL record at exit: here only the call on the thread's open-call stack */
         uint64_t kname = pl->call == TR_CALL_KNAME ? tr_enter_aux(st, pl, tb, call) : 0;
         tr_open_push(tb, call, call->t_enter_ns ? call->t_enter_ns : tr_host->now_ns(), kname);
@@ -274,8 +276,8 @@ static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
     if (pl == NULL || atomic_load_explicit(&st->paused, memory_order_relaxed))
         return CUSHIM_CONTINUE;
     tb = tr_tb_cached;
-    if (pl->call != TR_CALL_PLAIN || tb == NULL || tb->quiet || call->t_enter_ns == 0) {
-        if (pl->call == TR_CALL_KNAME && tb != NULL && !tb->quiet && call->t_enter_ns != 0)
+    if (pl->call != TR_CALL_PLAIN || tb == NULL || tb->hold || call->t_enter_ns == 0) {
+        if (pl->call == TR_CALL_KNAME && tb != NULL && !tb->hold && call->t_enter_ns != 0)
             return tr_pre_launch(st, pl, call, tb, slot);
         return tr_pre_enter(st, pl, call, slot);
     }
@@ -405,13 +407,13 @@ static inline __attribute__((always_inline)) void tr_post_call(tr_state *st, con
 {
     uint32_t n = atomic_load_explicit(&tb->nopen, memory_order_relaxed);
     tr_chunk *c;
-    tb->busy = 1;   /* as tr_buf_reserve, before cur and wr are read: from here to the commit a signal handler's
-                       record on this thread (tr_record2) keeps nothing, and changes neither */
+    tb->hold |= TR_HOLD_BUSY;   /* as tr_buf_reserve, before cur and wr are read: from here to the commit a
+                                   signal handler's record on this thread keeps nothing, and changes neither */
     atomic_signal_fence(memory_order_seq_cst);
     c = tb->cur;
     if (n - 1u >= TR_OPEN_MAX || atomic_load_explicit(&tb->opens[n - 1].seq, memory_order_relaxed) != call->seq ||
         call->t_enter_ns == 0 || c == NULL || (uint64_t)tb->wr + pl->call_max + tb->open * TR_EXIT_MIN > c->cap) {
-        tb->busy = 0;
+        tb->hold &= ~TR_HOLD_BUSY;
         tr_post_call_slow(st, pl, call, tb, t);
         return;
     }
@@ -484,8 +486,10 @@ static __attribute__((aligned(64))) void tr_post_query(cushim_call *call, void *
         return;
     if (tb == NULL && (tb = tr_thread_buf()) == NULL)
         return;
-    if (tb->quiet || call->t_enter_ns == 0)
+    if (tb->hold || call->t_enter_ns == 0) {   /* tr_pre_enter says which holds */
+        tr_buf_interrupted(&st->bufs, tb);
         return;
+    }
 #if TR_ABLATE == 4   /* "pad64": 4 KiB of 8-byte no-ops run by every recorded query - 64 more code lines a call
                         (and 512 instructions): what a line of code costs a call, hot (cold.sh) and inside a
                         program (tests/gpu traceab with TRACE_AB_BASE) */

@@ -30,8 +30,10 @@
  *   capture_nvtx_many
  *                  65 NVTX ranges "step" started at once, 1 allocation, all ended, 1 allocation
  *   nvtx_names N   1 allocation, then N NVTX ranges named "r0".."r<N-1>" pushed and popped, then "r0" again
- *   nvtx_signal N  N rounds of a query, an NVTX range and an allocation and free in it, under a 20 us timer
- *                  whose SIGALRM handler marks an NVTX event "sig"; prints "marks M" (the handler's count)
+ *   nvtx_signal N [cuda]
+ *                  N rounds of a query, an NVTX range and an allocation and free in it, under a 20 us timer
+ *                  whose SIGALRM handler marks an NVTX event "sig" (cuda: calls cuCtxGetCurrent); prints
+ *                  "marks M" (the handler's count)
  *   nvtx_domains   40 NVTX domains "d0".."d39", a range "rI" pushed in each around 1 allocation, popped; then two of
  *                  the last ten (which share the plugin's one slot past 30 named domains) around 1 allocation
  *   nvtx_threads   4 threads, 2000 steps each: ranges "tK outer" and "inner" pushed around a call, an "async"
@@ -132,12 +134,17 @@ static nvtxEventAttributes_t ascii_attr(const char *msg)
 
 /* nvtx_signal: a timer interrupts the main thread every 20 us while it makes recorded calls and NVTX ranges;
    the handler marks an NVTX event (the trace's tr_record2, on the interrupted thread's buffer) and counts. */
-static volatile sig_atomic_t sig_marks;
+static volatile sig_atomic_t sig_marks, sig_cuda;
 static void sig_mark(int sig)
 {
     int e = errno;
     (void)sig;
-    nvtxMarkA("sig");
+    if (sig_cuda) {   /* 'cuda': a recorded call instead (the trace's hook, on the interrupted thread's buffer) */
+        CUcontext c;
+        cuCtxGetCurrent(&c);
+    } else {
+        nvtxMarkA("sig");
+    }
     sig_marks++;
     errno = e;
 }
@@ -676,6 +683,7 @@ int main(int argc, char **argv)
            Prints the handler's count. */
         int n = atoi(argv[2]);
         struct sigaction sa;
+        sig_cuda = argc > 3 && !strcmp(argv[3], "cuda");
         struct sigevent sev;
         struct itimerspec its;
         timer_t tm;

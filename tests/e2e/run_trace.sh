@@ -483,10 +483,22 @@ nvtx_signal)
         "all(e['name'] == 'm' for e in ev if e.get('cat') == 'nvtx' and e['ph'] == 'B')"
     n_int=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['otherData'].get('interrupted_records', 0))" t.json)
     if [ "$n_int" != 0 ]; then
-        grep -q "; $n_int NVTX or CUPTI records\{0,1\} made in a signal handler while its thread wrote one: not kept" err ||
+        grep -q "; $n_int calls\{0,1\} or NVTX events\{0,1\} made in a signal handler while its thread wrote a record: not kept" err ||
             fail "the summary does not say $n_int interrupted records: $(grep 'calls written' err)"
     fi
     echo "$marks marks by the handler, $n_int of them interrupted a record and were not kept"
+    # the handler makes a recorded call instead: one that interrupts a record (an NVTX range's) is not
+    # recorded and counted, one that interrupts a hook is made straight through (not recorded, as any call
+    # a hook makes); the rest are recorded; the thread's own calls and ranges are all there, whole
+    nvtx_run "file=$dir/c.json,buffer=64MiB" "$prog" nvtx_signal 60000 cuda
+    calls=$(sed -n 's/^marks //p' out)
+    [ -n "$calls" ] && [ "$calls" -gt 100 ] || fail "cuda: the timer's handler ran ${calls:-no} times: $(cat out)"
+    check c.json "count('cuMemAlloc_v2') == 60001" "count('cuMemFree_v2') == 60001" \
+        "60000 <= count('cuCtxGetCurrent') <= 60000 + $calls - d['otherData'].get('interrupted_records', 0)" \
+        "d['otherData']['dropped_events'] == 0" \
+        "[(e['ph'], e['name']) for e in ev if e.get('cat') == 'nvtx' and e['ph'] in 'BE'] == [('B', 'm'), ('E', '')] * 60000" \
+        "all(e['args'].get('depth', 0) <= 1 for e in X if e['name'] == 'cuCtxGetCurrent')"
+    echo "cuda: $calls calls by the handler, $(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['otherData'].get('interrupted_records', 0))" c.json) of them interrupted a record"
     ;;
 nvtx_domains)
     # past 30 named domains (beside the default) the plugin keeps one slot, "(other domains)", with one stack a
