@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cushim/cushim_io.h"
 #include "cushim_api_ids.h"     /* generated; installed as <cushim/cushim_api_ids.h> */
 #include "cushim_params.h"      /* generated; installed as <cushim/cushim_params.h> */
 #include "limitspec.h"
@@ -308,7 +309,7 @@ static void sml_post(cushim_call *call, void *user, uint64_t *slot)
         pthread_attr_t a;
         pthread_attr_init(&a);
         pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-        if (pthread_create(&st->poller, &a, sml_poll_thread, st) == 0)
+        if (cushim_thread_create(&st->poller, &a, sml_poll_thread, st) == 0)   /* the program's signals not taken */
             st->poller_started = 1;
         pthread_attr_destroy(&a);
     }

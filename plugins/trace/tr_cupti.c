@@ -45,6 +45,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -448,11 +449,37 @@ static int corr_callbacks_start(void)
 
 /* After cuptiFinalize: CUPTI attached again as tr_cupti_start attached it - our clock, the buffers and GPU kinds,
    the subscriber. 0, or -1 when CUPTI refuses. */
-static int cupti_attach_again(void)
+static int cupti_attach_again_masked(void)
 {
     if ((cu.ts_cb != NULL && cu.ts_cb(ts_ours) != CUPTI_SUCCESS) || gpu_records_on() != 0)
         return -1;
     return corr_callbacks_start();
+}
+
+/* CUPTI starts threads of its own while it is set up (the worker that hands its activity buffers over), on the
+   program's thread that made the call the trace recorded first: they inherit that thread's signal mask and
+   would take the program's signals (cushim_io.h, cushim_thread_create; e2e_sigmask). Set up with every signal
+   blocked; the mask restored after (a signal sent meanwhile waits, pending, for that moment). */
+static int cupti_masked(int (*fn)(void *), void *arg)
+{
+    sigset_t all, old;
+    int rc;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    rc = fn(arg);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+static int cupti_attach_again_fn(void *arg)
+{
+    (void)arg;
+    return cupti_attach_again_masked();
+}
+
+static int cupti_attach_again(void)
+{
+    return cupti_masked(cupti_attach_again_fn, NULL);
 }
 
 #if !TR_GPU_AB
@@ -588,7 +615,27 @@ void tr_cupti_ab_follow(int paused)
 }
 #endif
 
+static int cupti_start_masked(tr_state *st, const char *path, char *err, size_t errlen);
+struct cupti_start_args {
+    tr_state *st;
+    const char *path;
+    char *err;
+    size_t errlen;
+};
+
+static int cupti_start_fn(void *arg)
+{
+    struct cupti_start_args *a = arg;
+    return cupti_start_masked(a->st, a->path, a->err, a->errlen);
+}
+
 int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
+{
+    struct cupti_start_args a = {st, path, err, errlen};
+    return cupti_masked(cupti_start_fn, &a);
+}
+
+static int cupti_start_masked(tr_state *st, const char *path, char *err, size_t errlen)
 {
     char buf[1024];
     if (cu_forked) {

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cushim/cushim_io.h"
 #include "trace.h"
 
 static const int tr_sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
@@ -203,16 +204,12 @@ static void *tr_helper_main(void *p)
 
 int tr_helper_thread(tr_helper *h, void *(*fn)(void *), void *arg)
 {
-    sigset_t all, old;
     pthread_t th;
     int rc;
     h->fn = fn;
     h->arg = arg;
     atomic_store(&h->running, 0);
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    rc = pthread_create(&th, NULL, tr_helper_main, h);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    rc = cushim_thread_create(&th, NULL, tr_helper_main, h);
     if (rc != 0)
         return -1;
     pthread_detach(th);

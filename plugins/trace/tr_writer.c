@@ -1011,14 +1011,10 @@ static void *tw_main(void *arg)
 
 int tw_start(tr_writer *w)
 {
-    sigset_t all, old;
     int rc;
     pthread_once(&tw_atfork_once, tw_atfork_install);
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
     atomic_store(&w->running, 0);
-    rc = pthread_create(&w->th, NULL, tw_main, w);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    rc = cushim_thread_create(&w->th, NULL, tw_main, w);   /* the program's signals are not the writer's */
     w->started = rc == 0;
     /* Until the thread reaches its loop, its runtime's start-up (a sanitizer's allocator, which takes locks no
        fork handler releases) may be running: a fork then would leave the child a held lock and its own writer

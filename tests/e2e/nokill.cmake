@@ -20,6 +20,14 @@ foreach(_c fsize epipe nulls badptrs badptrs-seccomp fd2)
   set_tests_properties(e2e_nokill_${_c} PROPERTIES SKIP_RETURN_CODE 77)
 endforeach()
 
+# sigmask: the threads of the shim and the plugins block the program's signals (e2e_sigmask)
+e2e_program(e2e_sigmask e2e_sigmask.c)
+target_include_directories(e2e_sigmask PRIVATE "${CUSHIM_CUDA_INCLUDE}")
+target_link_libraries(e2e_sigmask PRIVATE cushim_fake_cuda)
+e2e_test(e2e_nokill_sigmask COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/run_nokill.sh" sigmask "$<TARGET_FILE:vecadd>"
+  "$<TARGET_FILE:e2e_sigmask>" "${_nk_trace}" "${_nk_lua}" "${PROJECT_SOURCE_DIR}/plugins/lua/examples" "${_nk_ml}"
+  "${_nk_sml}")
+
 # nvmlbad: NVML calls refused before their outputs are written, the outputs into unreadable memory
 # (e2e_nvml_badptrs, linked with the fake NVML)
 if(TARGET cushim_fake_nvml)

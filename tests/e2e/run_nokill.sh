@@ -316,6 +316,29 @@ PY
         grep -q "^vecadd.after.name=vecadd.hfunc=[1-9]" lua.out || fail "the successful call's output: $(tail -n 1 lua.out)"
     fi
     ;;
+sigmask)
+    # e2e_sigmask (given as E2E_TRACE): every thread the shim and its plugins start blocks the program's signals,
+    # and a signal the program blocks and waits for stays pending for it (before 2026-12-04 the lua plugin's file
+    # watcher and smlimit's poller took it: a program waiting in sigwait or sigsuspend hung, its handler ran on
+    # their thread). The plugins whose threads run here: the trace (writer, helper), lua (the file watcher,
+    # reload on by default), smlimit (its poller, started by a launch that is still running: a kernel of 200 ms)
+    for spec in "" "$trace:file=$dir/s.json" "$lua:script=$luaex/quota.lua" "$memlimit:limit=1GiB" \
+                "$smlimit:limit=50,group=sigmask$$"; do
+        case $spec in :*) continue ;; esac
+        part=$(basename "${spec%%:*}")
+        part=${part:-shim}
+        env LD_PRELOAD="$preload" CUSHIM_PLUGINS="$spec" FAKE_CUDA_KERNEL_US=200000 timeout -k 5 60 "$prog" 300 \
+            > out 2> err
+        rc=$?
+        [ "$rc" = 0 ] || fail "exit $rc"
+        n=$(sed -n 's/^threads //p' out)
+        case $part in   # the threads this run must have had, or the check proved nothing
+        trace.so|lua.so|smlimit.so) [ "${n:-0}" -ge 1 ] || fail "no thread of the plugin to check ($(cat out))" ;;
+        esac
+        echo "$part: ${n:-?} threads besides the program's, each blocking its signals"
+    done
+    rm -f "/dev/shm/cushim-smlimit2-$(id -u)-sigmask$$"
+    ;;
 *)
     echo "run_nokill.sh: unknown case $case_"
     exit 2

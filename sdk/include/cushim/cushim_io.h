@@ -85,6 +85,16 @@
  *   int cushim_mem_readable(const void *p, size_t n);
  *       1 when all n bytes at p can be read, 0 when some cannot, -1 when the
  *       system offers no such read (as cushim_read_mem; the same condition).
+ *
+ * And a plugin's own threads: the kernel gives a signal sent to the process
+ * to any thread that does not block it. A plugin thread that leaves the
+ * program's signals unblocked takes them: the program's handler runs there,
+ * and a program that blocks a signal in its threads to wait for it (sigwait,
+ * sigsuspend: the race-free wait for SIGCHLD or a timer) never sees it.
+ *   int cushim_thread_create(pthread_t *th, const pthread_attr_t *attr,
+ *                            void *(*fn)(void *), void *arg);
+ *       pthread_create(3) with every signal blocked in the new thread (it
+ *       inherits the mask, set around the call; the caller's is restored).
  */
 #ifndef CUSHIM_IO_H
 #define CUSHIM_IO_H
@@ -499,6 +509,18 @@ static inline int cushim_mem_readable(const void *p, size_t n)
     return 1;
 }
 #endif
+
+/* pthread_create with every signal blocked in the new thread (see the top of the file). */
+static inline int cushim_thread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+    sigset_t all, old;
+    int rc;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    rc = pthread_create(th, attr, fn, arg);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
 
 #ifdef __cplusplus
 }
