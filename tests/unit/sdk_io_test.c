@@ -444,6 +444,38 @@ static void read_mem_probe_lies(void **state)
     read_mem_filtered(SECCOMP_RET_KILL_PROCESS, SECCOMP_RET_ERRNO | (EINVAL & SECCOMP_RET_DATA));
 }
 
+/* cushim_thread_create: the new thread blocks every signal that can be blocked; the caller's mask is as before */
+static void *mask_of_thread(void *arg)
+{
+    pthread_sigmask(SIG_SETMASK, NULL, (sigset_t *)arg);
+    return NULL;
+}
+
+static void thread_create_blocks_signals(void **state)
+{
+    (void)state;
+    sigset_t before, after, in_thread, some;
+    pthread_t th;
+    sigemptyset(&some);
+    sigaddset(&some, SIGHUP);   /* the caller's own mask, kept: one signal blocked */
+    pthread_sigmask(SIG_SETMASK, &some, NULL);
+    pthread_sigmask(SIG_SETMASK, NULL, &before);
+    sigemptyset(&in_thread);
+    assert_int_equal(cushim_thread_create(&th, NULL, mask_of_thread, &in_thread), 0);
+    pthread_join(th, NULL);
+    pthread_sigmask(SIG_SETMASK, NULL, &after);
+    for (int sig = 1; sig < 32; sig++) {   /* the standard signals (32 and 33 are glibc's own) */
+        if (sig == SIGKILL || sig == SIGSTOP)
+            continue;
+        assert_true(sigismember(&in_thread, sig));
+        assert_int_equal(sigismember(&after, sig), sigismember(&before, sig));
+    }
+    assert_true(sigismember(&after, SIGHUP));
+    assert_false(sigismember(&after, SIGUSR1));
+    sigemptyset(&some);
+    pthread_sigmask(SIG_SETMASK, &some, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -454,6 +486,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(the_programs_handler_is_not_called, setup, teardown),
         cmocka_unit_test_setup_teardown(success_leaves_errno, setup, teardown),
         cmocka_unit_test_setup_teardown(nonblocking_descriptor_waits_for_room, setup, teardown),
+        cmocka_unit_test(thread_create_blocks_signals),
         cmocka_unit_test(read_mem_prefix),
         cmocka_unit_test(on_stack),
         cmocka_unit_test(read_mem_refused),
