@@ -339,7 +339,8 @@ void lp_watch_start(void)
     atomic_store(&lp_eng.stop, 0);
     pthread_attr_init(&a);
     pthread_attr_setstacksize(&a, 1 << 20);
-    if (cushim_thread_create(&lp_eng.watcher, &a, lp_watch, NULL) == 0)   /* the program's signals not taken */
+    /* the program's signals not taken (cushim_io.h) */
+    if (cushim_thread_create(&lp_eng.watcher, &a, "cushim-lua", lp_watch, NULL) == 0)
         lp_eng.watching = 1;
     else
         lp_eng.host->log(lp_eng.self, CUSHIM_LOG_WARN, "cannot start the file watcher: edits will not reload");

@@ -309,7 +309,8 @@ static void sml_post(cushim_call *call, void *user, uint64_t *slot)
         pthread_attr_t a;
         pthread_attr_init(&a);
         pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-        if (cushim_thread_create(&st->poller, &a, sml_poll_thread, st) == 0)   /* the program's signals not taken */
+        /* the program's signals not taken (cushim_io.h) */
+        if (cushim_thread_create(&st->poller, &a, "cushim-smlimit", sml_poll_thread, st) == 0)
             st->poller_started = 1;
         pthread_attr_destroy(&a);
     }

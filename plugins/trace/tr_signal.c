@@ -209,7 +209,7 @@ int tr_helper_thread(tr_helper *h, void *(*fn)(void *), void *arg)
     h->fn = fn;
     h->arg = arg;
     atomic_store(&h->running, 0);
-    rc = cushim_thread_create(&th, NULL, tr_helper_main, h);
+    rc = cushim_thread_create(&th, NULL, "cushim-trhelp", tr_helper_main, h);
     if (rc != 0)
         return -1;
     pthread_detach(th);

@@ -1014,7 +1014,7 @@ int tw_start(tr_writer *w)
     int rc;
     pthread_once(&tw_atfork_once, tw_atfork_install);
     atomic_store(&w->running, 0);
-    rc = cushim_thread_create(&w->th, NULL, tw_main, w);   /* the program's signals are not the writer's */
+    rc = cushim_thread_create(&w->th, NULL, "cushim-trace", tw_main, w);   /* none of the program's signals */
     w->started = rc == 0;
     /* Until the thread reaches its loop, its runtime's start-up (a sanitizer's allocator, which takes locks no
        fork handler releases) may be running: a fork then would leave the child a held lock and its own writer

@@ -15,7 +15,7 @@
  *      (/proc/self/task/T/status, SigBlk): each one that does not is named;
  *   2. with SIGUSR1 blocked here, kill(getpid(), SIGUSR1) must leave it pending for the process and run no
  *      handler on another thread; sigwait takes it.
- * Prints "threads N" (besides this one) and exits 0, or 1 with what was wrong.
+ * Prints "threads N: NAME,..." (besides this one) and exits 0, or 1 with what was wrong.
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -68,6 +68,7 @@ static unsigned long long sigblk(const char *tid, char *comm, size_t commlen, in
 int main(int argc, char **argv)
 {
     int ms = argc > 1 ? atoi(argv[1]) : 300, bad = 0, threads = 0, sig = 0;
+    char names[512] = "";
     static const int want[] = {SIGINT, SIGUSR1, SIGALRM, SIGTERM, SIGCHLD};
     pid_t self = (pid_t)syscall(SYS_gettid);
     CUdevice dev;
@@ -108,6 +109,10 @@ int main(int argc, char **argv)
         if (!ok)
             continue;
         threads++;
+        if (strlen(names) + strlen(comm) + 2 < sizeof names) {
+            strcat(names, names[0] ? "," : "");
+            strcat(names, comm);
+        }
         for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
             if (!(mask & (1ull << (want[i] - 1)))) {
                 fprintf(stderr, "e2e_sigmask: thread %s '%s' takes signal %d (SigBlk %016llx)\n", e->d_name, comm,
@@ -141,6 +146,6 @@ int main(int argc, char **argv)
     cuMemFree(p);
     cuModuleUnload(mod);
     cuDevicePrimaryCtxRelease(dev);
-    printf("threads %d\n", threads);
+    printf("threads %d: %s\n", threads, names);
     return bad;
 }

@@ -331,11 +331,18 @@ sigmask)
             > out 2> err
         rc=$?
         [ "$rc" = 0 ] || fail "exit $rc"
-        n=$(sed -n 's/^threads //p' out)
-        case $part in   # the threads this run must have had, or the check proved nothing
-        trace.so|lua.so|smlimit.so) [ "${n:-0}" -ge 1 ] || fail "no thread of the plugin to check ($(cat out))" ;;
+        n=$(sed -n 's/^threads \([0-9]*\):.*/\1/p' out)
+        names=$(sed -n 's/^threads [0-9]*: //p' out)
+        case $part in   # the thread this run must have had, by its name (or the check proved nothing)
+        trace.so) want=cushim-trace ;;
+        lua.so) want=cushim-lua ;;
+        smlimit.so) want=cushim-smlimit ;;
+        *) want= ;;
         esac
-        echo "$part: ${n:-?} threads besides the program's, each blocking its signals"
+        if [ -n "$want" ]; then
+            case ",$names," in *",$want,"*) ;; *) fail "no thread '$want' to check ($(cat out))" ;; esac
+        fi
+        echo "$part: ${n:-?} threads besides the program's ($names), each blocking its signals"
     done
     rm -f "/dev/shm/cushim-smlimit2-$(id -u)-sigmask$$"
     ;;

@@ -445,9 +445,13 @@ static void read_mem_probe_lies(void **state)
 }
 
 /* cushim_thread_create: the new thread blocks every signal that can be blocked; the caller's mask is as before */
+static char thread_name[32];
 static void *mask_of_thread(void *arg)
 {
     pthread_sigmask(SIG_SETMASK, NULL, (sigset_t *)arg);
+    for (int i = 0; i < 100 && pthread_getname_np(pthread_self(), thread_name, sizeof thread_name) == 0 &&
+                    strcmp(thread_name, "cushim-test-thr") != 0; i++)
+        usleep(1000);   /* named by the creator just after pthread_create */
     return NULL;
 }
 
@@ -461,7 +465,7 @@ static void thread_create_blocks_signals(void **state)
     pthread_sigmask(SIG_SETMASK, &some, NULL);
     pthread_sigmask(SIG_SETMASK, NULL, &before);
     sigemptyset(&in_thread);
-    assert_int_equal(cushim_thread_create(&th, NULL, mask_of_thread, &in_thread), 0);
+    assert_int_equal(cushim_thread_create(&th, NULL, "cushim-test-thread-long", mask_of_thread, &in_thread), 0);
     pthread_join(th, NULL);
     pthread_sigmask(SIG_SETMASK, NULL, &after);
     for (int sig = 1; sig < 32; sig++) {   /* the standard signals (32 and 33 are glibc's own) */
@@ -470,6 +474,7 @@ static void thread_create_blocks_signals(void **state)
         assert_true(sigismember(&in_thread, sig));
         assert_int_equal(sigismember(&after, sig), sigismember(&before, sig));
     }
+    assert_string_equal(thread_name, "cushim-test-thr");   /* the first 15 bytes of the name */
     assert_true(sigismember(&after, SIGHUP));
     assert_false(sigismember(&after, SIGUSR1));
     sigemptyset(&some);

@@ -92,9 +92,12 @@
  * and a program that blocks a signal in its threads to wait for it (sigwait,
  * sigsuspend: the race-free wait for SIGCHLD or a timer) never sees it.
  *   int cushim_thread_create(pthread_t *th, const pthread_attr_t *attr,
- *                            void *(*fn)(void *), void *arg);
+ *                            const char *name, void *(*fn)(void *), void *arg);
  *       pthread_create(3) with every signal blocked in the new thread (it
- *       inherits the mask, set around the call; the caller's is restored).
+ *       inherits the mask, set around the call; the caller's is restored),
+ *       named 'name' (its first 15 bytes; NULL: the program's name, as
+ *       pthread_create leaves it) with _GNU_SOURCE, so that top -H, gdb and
+ *       /proc/PID/task/TID/comm tell it from the program's threads.
  */
 #ifndef CUSHIM_IO_H
 #define CUSHIM_IO_H
@@ -510,8 +513,9 @@ static inline int cushim_mem_readable(const void *p, size_t n)
 }
 #endif
 
-/* pthread_create with every signal blocked in the new thread (see the top of the file). */
-static inline int cushim_thread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+/* pthread_create with every signal blocked in the new thread, named (see the top of the file). */
+static inline int cushim_thread_create(pthread_t *th, const pthread_attr_t *attr, const char *name,
+                                       void *(*fn)(void *), void *arg)
 {
     sigset_t all, old;
     int rc;
@@ -519,6 +523,18 @@ static inline int cushim_thread_create(pthread_t *th, const pthread_attr_t *attr
     pthread_sigmask(SIG_SETMASK, &all, &old);
     rc = pthread_create(th, attr, fn, arg);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+#ifdef _GNU_SOURCE
+    if (rc == 0 && name != NULL) {
+        char n[16];
+        size_t i = 0;
+        for (; i < sizeof n - 1 && name[i] != '\0'; i++)
+            n[i] = name[i];
+        n[i] = '\0';
+        (void)pthread_setname_np(*th, n);
+    }
+#else
+    (void)name;
+#endif
     return rc;
 }
 
