@@ -15,16 +15,22 @@
  *      (/proc/self/task/T/status, SigBlk): each one that does not is named;
  *   2. with SIGUSR1 blocked here, kill(getpid(), SIGUSR1) must leave it pending for the process and run no
  *      handler on another thread; sigwait takes it.
+ *   3. a program it executes (itself, "listfds", without LD_PRELOAD) inherits no descriptor the shim or a
+ *      plugin opened (each would be held open by a program that never asked for it: a trace file, a lock):
+ *      every descriptor above 2 that child finds is named with what it is ("fd 5 -> /tmp/t.json").
  * Prints "threads N: NAME,..." (besides this one) and exits 0, or 1 with what was wrong.
  */
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -65,8 +71,94 @@ static unsigned long long sigblk(const char *tid, char *comm, size_t commlen, in
     return mask;
 }
 
+/* listfds: each open descriptor above 2 but the directory's own, "fd N -> TARGET" on stdout; exit 0 */
+static int list_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    if (d == NULL)
+        return 2;
+    while ((e = readdir(d)) != NULL) {
+        char path[300], target[512];
+        ssize_t k;
+        int fd = atoi(e->d_name);
+        if (e->d_name[0] == '.' || fd <= 2 || fd == dirfd(d))
+            continue;
+        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        k = readlink(path, target, sizeof target - 1);
+        target[k > 0 ? k : 0] = '\0';
+        printf("fd %d -> %s\n", fd, target);
+    }
+    closedir(d);
+    return 0;
+}
+
+/* Runs this program as "listfds" (without LD_PRELOAD or CUSHIM_PLUGINS: a program that is not traced), its
+   output into 'out'. 0, or -1. */
+static int exec_listfds(const char *self_path, char *out, size_t outlen)
+{
+    int p[2];
+    pid_t pid;
+    size_t n = 0;
+    ssize_t k;
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return -1;
+    if ((pid = fork()) < 0)
+        return -1;
+    if (pid == 0) {
+        dup2(p[1], 1);
+        unsetenv("LD_PRELOAD");
+        unsetenv("CUSHIM_PLUGINS");
+        unsetenv("CUSHIM_COUNTS");
+        execl(self_path, self_path, "listfds", (char *)NULL);
+        _exit(127);
+    }
+    close(p[1]);
+    while (n + 1 < outlen && (k = read(p[0], out + n, outlen - 1 - n)) > 0)
+        n += (size_t)k;
+    out[n] = '\0';
+    close(p[0]);
+    waitpid(pid, NULL, 0);
+    return 0;
+}
+
+/* The descriptors the program was started with (the harness's own: a log, a jobserver's pipe), not the
+   shim's: left out of the check. From E2E_FDS_BEFORE ("0 1 2 10": what the starting shell had open; the shim
+   opens its files before main, in its constructor), else those open at main. */
+static unsigned char fd_at_start[1024];
+
+static void note_fds_at_start(void)
+{
+    const char *given = getenv("E2E_FDS_BEFORE");
+    if (given != NULL) {
+        for (char *end; *given != '\0'; given = end) {
+            long fd = strtol(given, &end, 10);
+            if (end == given) {
+                end++;
+                continue;
+            }
+            if (fd >= 0 && fd < (long)sizeof fd_at_start)
+                fd_at_start[fd] = 1;
+        }
+        return;
+    }
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    if (d == NULL)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        int fd = atoi(e->d_name);
+        if (e->d_name[0] != '.' && fd >= 0 && fd < (int)sizeof fd_at_start && fd != dirfd(d))
+            fd_at_start[fd] = 1;
+    }
+    closedir(d);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "listfds") == 0)
+        return list_fds();
+    note_fds_at_start();
     int ms = argc > 1 ? atoi(argv[1]) : 300, bad = 0, threads = 0, sig = 0;
     char names[512] = "";
     static const int want[] = {SIGINT, SIGUSR1, SIGALRM, SIGTERM, SIGCHLD};
@@ -142,6 +234,23 @@ int main(int argc, char **argv)
     } else if (sigwait(&usr1, &sig) != 0 || sig != SIGUSR1) {
         fprintf(stderr, "e2e_sigmask: sigwait did not take SIGUSR1\n");
         bad = 1;
+    }
+    {
+        char fds[4096], self_path[PATH_MAX];
+        ssize_t k = readlink("/proc/self/exe", self_path, sizeof self_path - 1);
+        self_path[k > 0 ? k : 0] = '\0';
+        if (k <= 0 || exec_listfds(self_path, fds, sizeof fds) != 0) {
+            fprintf(stderr, "e2e_sigmask: could not run listfds\n");
+            bad = 1;
+        } else {
+            for (char *line = strtok(fds, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+                int fd = -1;
+                if (sscanf(line, "fd %d", &fd) == 1 && fd >= 0 && fd < (int)sizeof fd_at_start && fd_at_start[fd])
+                    continue;   /* the harness's */
+                fprintf(stderr, "e2e_sigmask: a program it executes inherits %s\n", line);
+                bad = 1;
+            }
+        }
     }
     cuMemFree(p);
     cuModuleUnload(mod);

@@ -322,13 +322,16 @@ sigmask)
     # watcher and smlimit's poller took it: a program waiting in sigwait or sigsuspend hung, its handler ran on
     # their thread). The plugins whose threads run here: the trace (writer, helper), lua (the file watcher,
     # reload on by default), smlimit (its poller, started by a launch that is still running: a kernel of 200 ms)
-    for spec in "" "$trace:file=$dir/s.json" "$lua:script=$luaex/quota.lua" "$memlimit:limit=1GiB" \
-                "$smlimit:limit=50,group=sigmask$$"; do
+    # (and the descriptors they open - the counts file, the log file, the trace file, the lua report, memlimit's
+    # budget, smlimit's group - are not inherited by a program it executes: e2e_sigmask's part 3)
+    for spec in "" "$trace:file=$dir/s.json" "$lua:script=$luaex/quota.lua,report=$dir/lua.out" \
+                "$memlimit:limit=1GiB,budget=sigmask$$" "$smlimit:limit=50,group=sigmask$$"; do
         case $spec in :*) continue ;; esac
         part=$(basename "${spec%%:*}")
         part=${part:-shim}
-        env LD_PRELOAD="$preload" CUSHIM_PLUGINS="$spec" FAKE_CUDA_KERNEL_US=200000 timeout -k 5 60 "$prog" 300 \
-            > out 2> err
+        fds=$(ls /proc/$$/fd | tr '\n' ' ')   # what this shell hands the program (the harness's), not the shim's
+        env LD_PRELOAD="$preload" CUSHIM_PLUGINS="$spec" CUSHIM_COUNTS="$dir/counts.tsv" CUSHIM_LOG_FILE="$dir/log" \
+            E2E_FDS_BEFORE="$fds" FAKE_CUDA_KERNEL_US=200000 timeout -k 5 60 "$prog" 300 > out 2> err
         rc=$?
         [ "$rc" = 0 ] || fail "exit $rc"
         n=$(sed -n 's/^threads \([0-9]*\):.*/\1/p' out)
@@ -344,7 +347,7 @@ sigmask)
         fi
         echo "$part: ${n:-?} threads besides the program's ($names), each blocking its signals"
     done
-    rm -f "/dev/shm/cushim-smlimit2-$(id -u)-sigmask$$"
+    rm -f "/dev/shm/cushim-smlimit2-$(id -u)-sigmask$$" "/dev/shm/cushim-budget-sigmask$$"
     ;;
 *)
     echo "run_nokill.sh: unknown case $case_"
