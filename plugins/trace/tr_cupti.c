@@ -447,39 +447,28 @@ static int corr_callbacks_start(void)
     return 0;
 }
 
-/* After cuptiFinalize: CUPTI attached again as tr_cupti_start attached it - our clock, the buffers and GPU kinds,
-   the subscriber. 0, or -1 when CUPTI refuses. */
-static int cupti_attach_again_masked(void)
-{
-    if ((cu.ts_cb != NULL && cu.ts_cb(ts_ours) != CUPTI_SUCCESS) || gpu_records_on() != 0)
-        return -1;
-    return corr_callbacks_start();
-}
-
 /* CUPTI starts threads of its own while it is set up (the worker that hands its activity buffers over), on the
    program's thread that made the call the trace recorded first: they inherit that thread's signal mask and
-   would take the program's signals (cushim_io.h, cushim_thread_create; e2e_sigmask). Set up with every signal
-   blocked; the mask restored after (a signal sent meanwhile waits, pending, for that moment). */
-static int cupti_masked(int (*fn)(void *), void *arg)
+   would take the program's signals (cushim_io.h, cushim_thread_create; e2e_sigmask). So it is set up with every
+   signal blocked, the mask restored after (a signal sent meanwhile waits, pending, for that moment). */
+static void cupti_block_signals(sigset_t *old)
 {
-    sigset_t all, old;
-    int rc;
+    sigset_t all;
     sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    rc = fn(arg);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return rc;
+    pthread_sigmask(SIG_SETMASK, &all, old);
 }
 
-static int cupti_attach_again_fn(void *arg)
-{
-    (void)arg;
-    return cupti_attach_again_masked();
-}
-
+/* After cuptiFinalize: CUPTI attached again as tr_cupti_start attached it - our clock, the buffers and GPU kinds,
+   the subscriber. 0, or -1 when CUPTI refuses. */
 static int cupti_attach_again(void)
 {
-    return cupti_masked(cupti_attach_again_fn, NULL);
+    sigset_t old;
+    int rc = -1;
+    cupti_block_signals(&old);
+    if ((cu.ts_cb == NULL || cu.ts_cb(ts_ours) == CUPTI_SUCCESS) && gpu_records_on() == 0)
+        rc = corr_callbacks_start();
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
 }
 
 #if !TR_GPU_AB
@@ -616,23 +605,15 @@ void tr_cupti_ab_follow(int paused)
 #endif
 
 static int cupti_start_masked(tr_state *st, const char *path, char *err, size_t errlen);
-struct cupti_start_args {
-    tr_state *st;
-    const char *path;
-    char *err;
-    size_t errlen;
-};
-
-static int cupti_start_fn(void *arg)
-{
-    struct cupti_start_args *a = arg;
-    return cupti_start_masked(a->st, a->path, a->err, a->errlen);
-}
 
 int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
 {
-    struct cupti_start_args a = {st, path, err, errlen};
-    return cupti_masked(cupti_start_fn, &a);
+    sigset_t old;
+    int rc;
+    cupti_block_signals(&old);   /* see cupti_block_signals */
+    rc = cupti_start_masked(st, path, err, errlen);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
 }
 
 static int cupti_start_masked(tr_state *st, const char *path, char *err, size_t errlen)

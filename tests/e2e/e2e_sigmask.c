@@ -123,35 +123,23 @@ static int exec_listfds(const char *self_path, char *out, size_t outlen)
 }
 
 /* The descriptors the program was started with (the harness's own: a log, a jobserver's pipe), not the
-   shim's: left out of the check. From E2E_FDS_BEFORE ("0 1 2 10": what the starting shell had open; the shim
-   opens its files before main, in its constructor), else those open at main. */
+   shim's: left out of the check. From E2E_FDS_BEFORE ("0 1 2 10": what the starting shell had open - the shim
+   opens its files before main, in its constructor, so the program cannot tell them apart itself); without it,
+   every inherited descriptor above 2 counts. */
 static unsigned char fd_at_start[1024];
 
 static void note_fds_at_start(void)
 {
     const char *given = getenv("E2E_FDS_BEFORE");
-    if (given != NULL) {
-        for (char *end; *given != '\0'; given = end) {
-            long fd = strtol(given, &end, 10);
-            if (end == given) {
-                end++;
-                continue;
-            }
-            if (fd >= 0 && fd < (long)sizeof fd_at_start)
-                fd_at_start[fd] = 1;
+    for (char *end; given != NULL && *given != '\0'; given = end) {
+        long fd = strtol(given, &end, 10);
+        if (end == given) {
+            end++;
+            continue;
         }
-        return;
-    }
-    DIR *d = opendir("/proc/self/fd");
-    struct dirent *e;
-    if (d == NULL)
-        return;
-    while ((e = readdir(d)) != NULL) {
-        int fd = atoi(e->d_name);
-        if (e->d_name[0] != '.' && fd >= 0 && fd < (int)sizeof fd_at_start && fd != dirfd(d))
+        if (fd >= 0 && fd < (long)sizeof fd_at_start)
             fd_at_start[fd] = 1;
     }
-    closedir(d);
 }
 
 int main(int argc, char **argv)
