@@ -9,8 +9,7 @@
 set -u
 src=$1 build=$2
 fail() { echo "FAIL: $*"; [ -f "${dir:-/nonexistent}/err" ] && sed 's/^/  err: /' "$dir/err" | head -20; exit 1; }
-block=$(awk '/^## Set-up commands/ { s = 1 } s && /^```sh/ { b = 1; next } b && /^```/ { exit } b { print }' "$src/README.md")
-line=$(printf '%s\n' "$block" | grep -m1 '^bash tools/test.sh --build-only && ')
+line=$(sh "$src/tools/readme-command.sh" "$src")
 [ -n "$line" ] || fail "no 'bash tools/test.sh --build-only && ...' line in the README's first sh block"
 cmd=${line#bash tools/test.sh --build-only && }
 file=$(printf '%s\n' "$cmd" | sed -n 's/.*--trace=\([^ ]*\).*/\1/p')

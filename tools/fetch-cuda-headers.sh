@@ -2,7 +2,9 @@
 # fetch-cuda-headers.sh - fetch the CUDA 13.5, 12.9 and 11.8 headers that
 # 'cushim-gen --verify' and the 'verify-generated' target need.
 #
-# USAGE: tools/fetch-cuda-headers.sh DEST [WHEEL_DIR]
+# USAGE: tools/fetch-cuda-headers.sh [--only SET[,SET...]] DEST [WHEEL_DIR]
+#   --only: just those folders of DEST (13.5, 12.9, 11.8, nvml-13.0, nvml-13.5, nvml-12.9, nvml-11.8); the
+#   configure step fetches the built tree's nvml-<ver> this way (a few hundred KB) when it is missing.
 #   Downloads the pinned wheels nvidia-cuda-runtime-cu12==12.9.79 and
 #   nvidia-cuda-runtime-cu11==11.8.89, plus the profiler API wheels of the
 #   same releases (nvidia-cuda-profiler-api-cu12==12.9.79,
@@ -29,8 +31,14 @@
 #   carry ~900 MB of libraries).
 set -eu
 
+only=""
+if [ "${1:-}" = --only ]; then
+    [ $# -ge 2 ] || { echo "usage: $0 [--only SET[,SET...]] DEST [WHEEL_DIR]" >&2; exit 2; }
+    only=",$2,"
+    shift 2
+fi
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
-    echo "usage: $0 DEST [WHEEL_DIR]" >&2
+    echo "usage: $0 [--only SET[,SET...]] DEST [WHEEL_DIR]" >&2
     exit 2
 fi
 dest=$1
@@ -52,6 +60,20 @@ nvml-13.0 nvidia-nvml-dev 13.0.87 cu13
 nvml-13.5 nvidia-nvml-dev 13.5.37 cu13
 nvml-12.9 nvidia-nvml-dev-cu12 12.9.79 nvml_dev
 nvml-11.8 nvidia-nvml-dev-cu11 11.8.86 nvml_dev'
+all_sets="13.5 12.9 11.8 nvml-13.0 nvml-13.5 nvml-12.9 nvml-11.8"
+sets=$all_sets
+if [ -n "$only" ]; then
+    sets=""
+    for s in $(echo "$only" | tr , ' '); do
+        case " $all_sets " in
+            *" $s "*) sets="$sets $s" ;;
+            *) echo "error: --only: no header set '$s' (known: $all_sets)" >&2; exit 2 ;;
+        esac
+    done
+    pins=$(echo "$pins" | while read -r ver rest; do
+        case "$only" in *",$ver,"*) echo "$ver $rest" ;; esac
+    done)
+fi
 
 # wheel_of PACKAGE PIN DIR: the wheel of that release in DIR, or nothing
 wheel_of() {
@@ -95,7 +117,7 @@ wait $p2 || rc=1
 [ $rc = 0 ] || exit 1
 
 # 2. Unpack each wheel's include folder (only that: the cuBLAS and NCCL wheels are mostly libraries).
-for ver in 13.5 12.9 11.8 nvml-13.0 nvml-13.5 nvml-12.9 nvml-11.8; do
+for ver in $sets; do
     rm -rf "$dest/$ver"
 done
 echo "$pins" | while read -r ver pkg pin sub; do
@@ -124,14 +146,11 @@ PY
     cp -R "$inc"/. "$dest/$ver/include"/
     rm -f "$dest/$ver/include/__init__.py"
 done || exit 1
-for ver in nvml-13.0 nvml-13.5 nvml-12.9 nvml-11.8; do
-    [ -f "$dest/$ver/include/nvml.h" ] || { echo "error: $dest/$ver/include/nvml.h missing after unpacking" >&2; exit 1; }
-done
-echo "NVML headers in $dest/nvml-13.0/include (driver 580), $dest/nvml-13.5/include, $dest/nvml-12.9/include and $dest/nvml-11.8/include"
-for ver in 13.5 12.9 11.8; do
-    if [ ! -f "$dest/$ver/include/cuda.h" ]; then
-        echo "error: $dest/$ver/include/cuda.h missing after unpacking" >&2
-        exit 1
-    fi
-    echo "CUDA $ver headers in $dest/$ver/include"
+for ver in $sets; do
+    case $ver in
+        nvml-*) h=nvml.h what="NVML headers" ;;
+        *) h=cuda.h what="CUDA $ver headers" ;;
+    esac
+    [ -f "$dest/$ver/include/$h" ] || { echo "error: $dest/$ver/include/$h missing after unpacking" >&2; exit 1; }
+    echo "$what in $dest/$ver/include"
 done

@@ -2,6 +2,7 @@
 # test.sh - the whole test suite, as CI runs it (README: "Run the tests").
 #
 # 1. installs the Debian packages it needs (when run as root and one is missing; CUSHIM_NO_INSTALL=1 skips),
+# 1b. runs the README's first set-up command as written (on CI's clean clone, a fresh checkout's first build),
 # 2. fetches the pinned CUDA 13.5, 12.9 and 11.8 headers from PyPI for verify-generated, while the parsers that
 #    need no build tree are fuzzed (step 8's first part: the download waits on the network, not on the cores),
 # 3. builds everything with -Werror and runs ctest (cmocka units, e2e programs under the preloaded shim),
@@ -52,6 +53,15 @@ if [ "${1:-}" = --build-only ]; then
   cmake --build build -j "$jobs"
   exit 0
 fi
+
+# The README's first command exactly as written, before anything else fetches or builds: on CI's clean clone this
+# is a fresh checkout's first build (it fetches nvml.h itself), so the README's first command cannot rot unseen.
+step "the README's first set-up command, as written"
+readme_cmd=$(sh tools/readme-command.sh "$top") || { echo "test.sh: the README has no first set-up command" >&2; exit 1; }
+echo "$readme_cmd"
+[ -d build ] && echo "(build/ exists already: this is not a fresh checkout's first build)"
+env -u LD_PRELOAD sh -c "$readme_cmd" > build-readme.log 2>&1 || { tail -30 build-readme.log; echo "test.sh: the README's first command failed" >&2; exit 1; }
+tail -3 build-readme.log
 
 fuzz_seconds=${FUZZ_SECONDS:-10}
 step "fetching pinned CUDA 13.5 / 12.9 / 11.8 headers from PyPI, meanwhile fuzzing the parsers that need no build tree (tools/fuzz.sh --standalone, ${fuzz_seconds} s a harness)"
