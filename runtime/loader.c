@@ -49,15 +49,32 @@ static const char *ldr_item_end(const char *s, const char *stops)
     return s;
 }
 
-static void ldr_unescape(const char *s, size_t len, char *out, size_t cap)
+/* Unescape 's' (len bytes) into 'out'; -1 when it does not fit (never cut: a cut path names another file). */
+static int ldr_unescape(const char *s, size_t len, char *out, size_t cap)
 {
     size_t o = 0;
-    for (size_t i = 0; i < len && o + 1 < cap; i++) {
+    for (size_t i = 0; i < len; i++) {
         if (s[i] == '\\' && i + 1 < len)
             i++;
+        if (o + 1 >= cap) {
+            out[0] = '\0';
+            return -1;
+        }
         out[o++] = s[i];
     }
     out[o] = '\0';
+    return 0;
+}
+
+/* The spec's NAME-OR-PATH, unescaped, trailing blanks dropped; -1 when longer than a path may be. */
+static int ldr_spec_what(const char *w, size_t wlen, char *what, size_t cap)
+{
+    if (ldr_unescape(w, wlen, what, cap) != 0)
+        return -1;
+    size_t wl = strlen(what);
+    while (wl > 0 && isspace((unsigned char)what[wl - 1]))
+        what[--wl] = '\0';
+    return 0;
 }
 
 static int ldr_is_name(const char *s)
@@ -157,7 +174,15 @@ fail:
     pl_report_failure(NULL, label, optional, 1, why);
 }
 
-void ldr_load_list(const char *list, _Atomic uint32_t *taken)
+/*
+ * Walk the specs of a CUSHIM_PLUGINS text: 'fn' gets each one's index, its raw NAME-OR-PATH (w, wlen: still
+ * escaped), its raw option text (NULL when the spec has no ':') and whether it is optional, and stops the walk
+ * by returning non-zero.
+ */
+typedef int (*ldr_spec_fn)(void *ctx, uint32_t index, const char *w, size_t wlen, const char *opt, size_t olen,
+                           int optional);
+
+static void ldr_each_spec(const char *list, ldr_spec_fn fn, void *ctx)
 {
     uint32_t index = 0;
     for (const char *s = list; *s; index++) {
@@ -170,9 +195,6 @@ void ldr_load_list(const char *list, _Atomic uint32_t *taken)
             e--;
         if (b == e)
             continue;
-        if (index < atomic_load(taken))
-            continue;   /* done before a fork interrupted the parent's initialisation */
-        atomic_store(taken, index + 1);
         int optional = *b == '?';
         if (optional)
             for (b++; b < e && isspace((unsigned char)*b); b++)
@@ -180,49 +202,56 @@ void ldr_load_list(const char *list, _Atomic uint32_t *taken)
         const char *colon = ldr_item_end(b, ":");
         if (colon > e)
             colon = e;
-        char what[PATH_MAX];
-        ldr_unescape(b, (size_t)(colon - b), what, sizeof what);
-        size_t wl = strlen(what);
-        while (wl > 0 && isspace((unsigned char)what[wl - 1]))
-            what[--wl] = '\0';
-        char *options = NULL;
-        if (colon < e && (options = strndup(colon + 1, (size_t)(e - colon - 1))) == NULL) {
-            pl_report_failure(NULL, what, optional, 1, "out of memory reading its options");
-            continue;
-        }
-        ldr_load_one(what, options, optional);
-        free(options);
+        const char *opt = colon < e ? colon + 1 : NULL;
+        if (fn(ctx, index, b, (size_t)(colon - b), opt, opt ? (size_t)(e - opt) : 0, optional))
+            return;
     }
 }
 
-/* Does the CUSHIM_PLUGINS text name the plugin 'name' (as NAME or a path ending in /NAME.so)? */
-static int ldr_names(const char *list, const char *name)
+static int ldr_load_spec(void *ctx, uint32_t index, const char *w, size_t wlen, const char *opt, size_t olen,
+                         int optional)
 {
-    size_t n = strlen(name);
-    for (const char *p = list; (p = strstr(p, name)) != NULL; p += n) {
-        char before = p == list ? ';' : p[-1];
-        const char *after = p + n;
-        if (!strncmp(after, ".so", 3))
-            after += 3;
-        if ((before == ';' || before == '\n' || before == ' ' || before == '?' || before == '/') &&
-            (*after == '\0' || *after == ':' || *after == ';' || *after == '\n' || *after == ' '))
-            return 1;
+    _Atomic uint32_t *taken = ctx;
+    if (index < atomic_load(taken))
+        return 0;   /* done before a fork interrupted the parent's initialisation */
+    atomic_store(taken, index + 1);
+    char what[PATH_MAX];
+    if (ldr_spec_what(w, wlen, what, sizeof what) != 0) {
+        char why[200];
+        snprintf(why, sizeof why, "a plugin name or path of %zu bytes, past the %d a path may have: '%.40s...'",
+                 wlen, PATH_MAX - 1, w);
+        pl_report_failure(NULL, "CUSHIM_PLUGINS", optional, 1, why);
+        return 0;
     }
+    char *options = NULL;
+    if (opt != NULL && (options = strndup(opt, olen)) == NULL) {
+        pl_report_failure(NULL, what, optional, 1, "out of memory reading its options");
+        return 0;
+    }
+    ldr_load_one(what, options, optional);
+    free(options);
     return 0;
+}
+
+void ldr_load_list(const char *list, _Atomic uint32_t *taken)
+{
+    ldr_each_spec(list, ldr_load_spec, (void *)taken);
 }
 
 /*
  * HAMi-core's environment (CUDA_DEVICE_MEMORY_LIMIT, CUDA_DEVICE_MEMORY_LIMIT_<i>,
  * set by HAMi's Kubernetes device plugin) enforces quotas with no other
- * configuration: when one is set and CUSHIM_PLUGINS does not name memlimit, the
- * shipped memlimit plugin is loaded (required: a quota that cannot be enforced
+ * configuration: when one is set and no plugin named memlimit was loaded from
+ * CUSHIM_PLUGINS (the name a plugin registers, never a substring of the text:
+ * a trace file '/x/memlimit' or a policy of that name turned the quota off), the
+ * shipped memlimit plugin is loaded after the list (required: a quota that cannot be enforced
  * fails closed), found beside the shim wherever it is installed, so the shim can
  * stand in /etc/ld.so.preload where libvgpu.so stood. The plugin reads the
  * variables itself. CUSHIM_HAMI=0 turns this off. docs/plugins/memlimit.md.
  */
 static _Atomic uint32_t ldr_auto_taken;
 
-static void ldr_load_hami(const char *plugins)
+static void ldr_load_hami(void)
 {
     const char *off = getenv("CUSHIM_HAMI");
     int set = 0;
@@ -238,7 +267,7 @@ static void ldr_load_hami(const char *plugins)
         v = getenv(name);
         set = v != NULL && *v != '\0';
     }
-    if (!set || (plugins != NULL && ldr_names(plugins, "memlimit")))
+    if (!set || pl_loaded("memlimit"))
         return;
     log_info("%s is set: loading the memlimit plugin (HAMi-core's variables; CUSHIM_HAMI=0 turns this off)", name);
     char list[] = "memlimit";
@@ -256,7 +285,7 @@ void ldr_load_env(void)
         return;
     }
     if (env == NULL || env[strspn(env, " \t\n;")] == '\0') {
-        ldr_load_hami(NULL);
+        ldr_load_hami();
         return;
     }
     char *copy = strdup(env);   /* another thread's setenv must not move it under us */
@@ -264,7 +293,7 @@ void ldr_load_env(void)
         pl_report_failure(NULL, "CUSHIM_PLUGINS", 0, 1, "out of memory reading the variable");
         return;
     }
-    ldr_load_hami(copy);
     ldr_load_list(copy, &ldr_specs_taken);
     free(copy);
+    ldr_load_hami();
 }

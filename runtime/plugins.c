@@ -66,6 +66,19 @@ void pl_log(const cushim_plugin *p, int level, const char *fmt, ...)
 /* One line at error level (warn for an optional plugin). A failure that makes
    the shim fail closed is written even with CUSHIM_LOG=off: otherwise every
    CUDA call would fail with no word why. */
+int pl_loaded(const char *name)
+{
+    int found = 0;
+    pthread_mutex_lock(&pl_mu);
+    uint32_t n = atomic_load(&pl_n);
+    for (uint32_t i = 0; i < n && !found; i++) {
+        int st = atomic_load(&pl_all[i]->state);
+        found = (st == PL_LOADING || st == PL_ACTIVE) && strcmp(pl_all[i]->name, name) == 0;
+    }
+    pthread_mutex_unlock(&pl_mu);
+    return found;
+}
+
 void pl_report_failure(const cushim_plugin *p, const char *name, int optional, int from_env, const char *why)
 {
     (void)p;

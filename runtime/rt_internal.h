@@ -456,6 +456,7 @@ struct cushim_plugin {
 };
 int pl_valid(const cushim_plugin *p);   /* one of ours (pointer comparison only) */
 int pl_state(const cushim_plugin *p);
+int pl_loaded(const char *name);        /* a plugin of that name is loading or active */
 /* Validate 'def' (size, ABI, name, options), create the record, run init. On
    failure everything it registered is undone, 'err' says why, and *out is the
    failed record (or NULL when none was made). */

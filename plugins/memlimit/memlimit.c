@@ -588,7 +588,11 @@ static int ml_init(const cushim_host *host, cushim_plugin *self)
             return -1;
         }
     } else if (host->opt_bool(self, "hami")) {
-        got_hami = ml_from_hami_env(ml_env, &ml_st.lim);
+        got_hami = ml_from_hami_env(ml_env, &ml_st.lim, err, sizeof err);
+        if (got_hami < 0) {
+            host->log(self, CUSHIM_LOG_ERROR, "%s", err);
+            return -1;
+        }
     }
     managed = host->opt_string(self, "managed");
     if (managed != NULL && strcmp(managed, "charge") && strcmp(managed, "count")) {

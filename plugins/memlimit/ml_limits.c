@@ -136,12 +136,13 @@ int ml_parse_spec(const char *s, ml_limits *l, char *err, size_t errlen)
     return 0;
 }
 
-uint64_t ml_hami_value(const char *s)
+int ml_hami_value(const char *s, uint64_t *out)
 {
     size_t len;
     uint64_t scalar = 1;
     unsigned long long res;
     char *end = NULL;
+    *out = 0;
     if (s == NULL || (len = strlen(s)) == 0)
         return 0;
     switch (s[len - 1]) {
@@ -150,35 +151,46 @@ uint64_t ml_hami_value(const char *s)
     case 'K': case 'k': scalar = 1ull << 10; break;
     default: break;
     }
-    errno = 0;
-    res = strtoull(s, &end, 0);
-    if (errno || end == s || *s == '-')
-        return 0;
-    /* HAMi reads the leading number and ignores the rest; so do we, but a rest
-       other than the one suffix letter is refused here (it would be a typo). */
-    if (end != s + len - (scalar > 1 ? 1 : 0))
-        return 0;
-    if (res != 0 && res * scalar / scalar != res)
-        return 0;
-    return res * scalar;
+    /* HAMi's syntax: the whole text is digits (decimal, 0x hex or 0 octal as strtoul reads them) and the one
+       suffix letter; HAMi reads a leading number and ignores the rest, which would make '3MiB' 3 bytes */
+    if (isdigit((unsigned char)s[0])) {
+        errno = 0;
+        res = strtoull(s, &end, 0);
+        if (!errno && end == s + len - (scalar > 1 ? 1 : 0)) {
+            if (res != 0 && res > UINT64_MAX / scalar)
+                return -1;
+            *out = res * scalar;
+            return 0;
+        }
+    }
+    /* ours: 3MiB, 1.5GiB, 8GB, 4096 */
+    return ml_parse_bytes(s, out) == 0 ? 0 : -1;
 }
 
-int ml_from_hami_env(const char *(*get)(const char *), ml_limits *l)
+int ml_from_hami_env(const char *(*get)(const char *), ml_limits *l, char *err, size_t errlen)
 {
     int any = 0;
-    uint64_t v = ml_hami_value(get("CUDA_DEVICE_MEMORY_LIMIT"));
-    if (v) {
-        l->all = v;
-        any = 1;
-    }
-    for (int i = 0; i < ML_MAX_DEVICES; i++) {
+    for (int i = -1; i < ML_MAX_DEVICES; i++) {
         char name[48];
-        snprintf(name, sizeof name, "CUDA_DEVICE_MEMORY_LIMIT_%d", i);
-        v = ml_hami_value(get(name));
-        if (v) {
-            l->dev[i] = v;
-            any = 1;
+        const char *text;
+        uint64_t v;
+        if (i < 0)
+            snprintf(name, sizeof name, "CUDA_DEVICE_MEMORY_LIMIT");
+        else
+            snprintf(name, sizeof name, "CUDA_DEVICE_MEMORY_LIMIT_%d", i);
+        text = get(name);
+        if (ml_hami_value(text, &v) != 0) {
+            snprintf(err, errlen, "%s='%.64s%s' is not a size (like 3g or 3000m as in HAMi, or 3GiB): no quota "
+                     "can be read from it", name, text, strlen(text) > 64 ? "..." : "");
+            return -1;
         }
+        if (v == 0)
+            continue;
+        if (i < 0)
+            l->all = v;
+        else
+            l->dev[i] = v;
+        any = 1;
     }
     if (any)
         l->any = 1;

@@ -28,13 +28,18 @@ int ml_parse_bytes(const char *s, uint64_t *out);
 int ml_parse_spec(const char *s, ml_limits *l, char *err, size_t errlen);
 
 /* HAMi-core's meaning: CUDA_DEVICE_MEMORY_LIMIT_<i> for CUDA ordinal i, else
-   CUDA_DEVICE_MEMORY_LIMIT; a value is digits (strtoul base 0) with an optional
-   one-letter suffix G, M or K (either case, powers of 1024); 0 or bad text:
-   no limit. Returns 1 if any variable set a limit. 'get' is getenv-like. */
-int ml_from_hami_env(const char *(*get)(const char *), ml_limits *l);
+   CUDA_DEVICE_MEMORY_LIMIT; 0 (or unset, or empty) means no limit there. A
+   value is HAMi's syntax (ml_hami_value) or ours (ml_parse_bytes: 3MiB, 1.5GiB).
+   Returns 1 if any variable set a limit, 0 if none did, -1 with the variable
+   and its text in 'err' when one cannot be read (a quota that a typo would
+   turn off fails closed instead). 'get' is getenv-like. */
+int ml_from_hami_env(const char *(*get)(const char *), ml_limits *l, char *err, size_t errlen);
 
-/* HAMi's value syntax alone (exposed for the unit test): 0 if unusable. */
-uint64_t ml_hami_value(const char *s);
+/* One HAMi variable's value (exposed for the unit test): HAMi's digits (strtoul
+   base 0) with an optional one-letter suffix G, M or K (either case, powers of
+   1024), else our sizes (ml_parse_bytes). 0 with *out set (0 for NULL or ""),
+   -1 for text that is neither (a typo, a sign, a value past 2^64-1). */
+int ml_hami_value(const char *s, uint64_t *out);
 
 /* The limit of CUDA ordinal 'dev' (0: none). */
 static inline uint64_t ml_limit_of(const ml_limits *l, int dev)

@@ -13,6 +13,7 @@
  *   e2e_memlimit underflow          releases of unknown, double-freed and foreign pointers
  *   e2e_memlimit hold LIMIT BYTES   allocate BYTES on device 0, print "held", sleep until killed
  *   e2e_memlimit hami LIMIT         queries report LIMIT with no CUSHIM_PLUGINS (HAMi variables)
+ *   e2e_memlimit closed             the shim failed closed: cuInit and cuMemAlloc are refused
  *   e2e_memlimit nvml T0 T1 A       NVML (the fake libnvidia-ml.so.1, through dlopen/dlsym as nvidia-smi
  *                                   and frameworks reach it): nvmlDeviceGetMemoryInfo and its _v2 report
  *                                   total T0 and T1 for NVML devices 0 and 1 (the quota of the CUDA
@@ -594,6 +595,15 @@ int main(int argc, char **argv)
         limit = (size_t)strtoull(argv[2], NULL, 0);
     if (!strcmp(argv[1], "killloop") && argc == 6)
         unlink(argv[2]);   /* a fresh region: before the first CUDA call, which would open it */
+    if (!strcmp(argv[1], "closed") && argc == 2) {
+        /* a quota that cannot be read (or a required plugin that failed) fails closed: cuInit and the
+           allocation are refused, nothing reaches the driver */
+        CUdeviceptr p = 0;
+        CHECK(cuInit(0) != CUDA_SUCCESS, "closed: cuInit succeeded");
+        CHECK(cuMemAlloc(&p, 64 * MiB) != CUDA_SUCCESS, "closed: cuMemAlloc succeeded");
+        printf("%s: %d failures\n", argv[1], failures);
+        return failures ? 1 : 0;
+    }
     init();
     if (!strcmp(argv[1], "table") && argc == 3) {
         table_driver();

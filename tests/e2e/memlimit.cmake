@@ -68,6 +68,23 @@ if(TARGET cushim_fake_nvml)
   e2e_test(memlimit_nvml_visible COMMAND ${_ml} nvml 17179869184 1073741824 1
     ENV ${_ml_env} "CUDA_VISIBLE_DEVICES=1" "CUSHIM_PLUGINS=${_ml_plugin}:limit=0:1GiB\\,1:3GiB")
 endif()
+# HAMi's variable in our syntax (3GiB: HAMi's own reader takes 3 bytes of it) gives the same quota.
+e2e_test(memlimit_hami_oursyntax COMMAND ${_ml} hami 3221225472
+  ENV ${_ml_env} "CUDA_DEVICE_MEMORY_LIMIT=3GiB")
+# A quota variable that cannot be read fails closed with one line (it gave no quota and no message before).
+foreach(_bad abc -1 99999999999999999999 3MB!)
+  string(MAKE_C_IDENTIFIER "${_bad}" _badn)
+  e2e_test(memlimit_hami_typo_${_badn} COMMAND ${_ml} closed
+    ENV ${_ml_env} "CUDA_DEVICE_MEMORY_LIMIT_1=${_bad}")
+  set_tests_properties(memlimit_hami_typo_${_badn} PROPERTIES
+    PASS_REGULAR_EXPRESSION "CUDA_DEVICE_MEMORY_LIMIT_1='.*' is not a size.*closed: 0 failures")
+endforeach()
+# A plugin option or a file that merely ends in /memlimit names no plugin: memlimit still loads by itself
+# (a trace file or a policy of that name turned the quota off before).
+if(TARGET trace)
+  e2e_test(memlimit_hami_named_file COMMAND ${_ml} hami 3221225472
+    ENV ${_ml_env} "CUDA_DEVICE_MEMORY_LIMIT=3g" "CUSHIM_PLUGINS=$<TARGET_FILE:trace>:summary=off,file=${E2E_OUT}/memlimit")
+endif()
 # CUSHIM_HAMI=0: the variables alone load nothing (the quota check must then fail).
 e2e_test(memlimit_hami_off COMMAND ${_ml} hami 3221225472
   ENV ${_ml_env} "CUDA_DEVICE_MEMORY_LIMIT=3g" "CUSHIM_HAMI=0" WILL_FAIL)

@@ -62,15 +62,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(rc == 0 || rc == -1);
     if (rc != 0)
         check_reason(err, sizeof err);
-    (void)ml_hami_value(s);
+    {
+        uint64_t hv;
+        rc = ml_hami_value(s, &hv);
+        FUZZ_CHECK(rc == 0 || (rc == -1 && hv == 0));
+    }
     rc = ml_visible_devices(s, map, 16);
     FUZZ_CHECK(rc >= -1 && rc <= 16);
     for (int i = 0; i < rc; i++)
         FUZZ_CHECK(map[i] >= 0);
     fz_value = s;
     memset(&l, 0, sizeof l);
-    rc = ml_from_hami_env(fz_getenv, &l);
-    FUZZ_CHECK(rc == 0 || rc == 1);
+    err[0] = '\0';
+    rc = ml_from_hami_env(fz_getenv, &l, err, sizeof err);
+    FUZZ_CHECK(rc == 0 || rc == 1 || rc == -1);
+    if (rc == -1)
+        check_reason(err, sizeof err);
 
     err[0] = '\0';
     check_pct(sml_parse_limits(s, pct, err, sizeof err), pct, err, sizeof err);

@@ -104,22 +104,40 @@ static const char *get(const char *name)
     return NULL;
 }
 
+static uint64_t hv(const char *s)
+{
+    uint64_t v = 12345;
+    assert_int_equal(ml_hami_value(s, &v), 0);
+    return v;
+}
+
 static void test_hami_values(void **state)
 {
+    uint64_t v;
     (void)state;
     /* HAMi: digits (strtoul base 0) with one optional suffix letter G/M/K, either case */
-    assert_int_equal(ml_hami_value("4G"), 4ull << 30);
-    assert_int_equal(ml_hami_value("4g"), 4ull << 30);
-    assert_int_equal(ml_hami_value("3000m"), 3000ull << 20);
-    assert_int_equal(ml_hami_value("1024k"), 1ull << 20);
-    assert_int_equal(ml_hami_value("1048576"), 1ull << 20);
-    assert_int_equal(ml_hami_value("0x100000"), 1ull << 20);
-    assert_int_equal(ml_hami_value("0"), 0);   /* 0: no limit */
-    assert_int_equal(ml_hami_value(""), 0);
-    assert_int_equal(ml_hami_value(NULL), 0);
-    assert_int_equal(ml_hami_value("4GiB"), 0);   /* not HAMi syntax: refused, not read as 4 bytes */
-    assert_int_equal(ml_hami_value("-4G"), 0);
-    assert_int_equal(ml_hami_value("99999999999999999999G"), 0);
+    assert_int_equal(hv("4G"), 4ull << 30);
+    assert_int_equal(hv("4g"), 4ull << 30);
+    assert_int_equal(hv("3000m"), 3000ull << 20);
+    assert_int_equal(hv("1024k"), 1ull << 20);
+    assert_int_equal(hv("1048576"), 1ull << 20);
+    assert_int_equal(hv("0x100000"), 1ull << 20);
+    assert_int_equal(hv("0"), 0);   /* 0: no limit */
+    assert_int_equal(hv(""), 0);
+    assert_int_equal(hv(NULL), 0);
+    /* ours: what our own limit= takes, never read as HAMi's leading number (3MiB was 3 bytes, or nothing) */
+    assert_int_equal(hv("3MiB"), 3ull << 20);
+    assert_int_equal(hv("4GiB"), 4ull << 30);
+    assert_int_equal(hv("1.5GiB"), 3ull << 29);
+    /* unreadable: -1, never "no limit" */
+    assert_int_equal(ml_hami_value("abc", &v), -1);
+    assert_int_equal(ml_hami_value("-1", &v), -1);
+    assert_int_equal(ml_hami_value("-4G", &v), -1);
+    assert_int_equal(ml_hami_value("3 m", &v), -1);
+    assert_int_equal(ml_hami_value("3mb!", &v), -1);
+    assert_int_equal(ml_hami_value("18446744073709551616", &v), -1);   /* 2^64 */
+    assert_int_equal(ml_hami_value("99999999999999999999G", &v), -1);
+    assert_int_equal(ml_hami_value("17179869184G", &v), -1);   /* 2^34 GiB = 2^64 bytes */
 }
 
 static void test_hami_env(void **state)
@@ -128,7 +146,8 @@ static void test_hami_env(void **state)
     (void)state;
     memset(&l, 0, sizeof l);
     memset(fake_env, 0, sizeof fake_env);
-    assert_int_equal(ml_from_hami_env(get, &l), 0);
+    char err[256];
+    assert_int_equal(ml_from_hami_env(get, &l, err, sizeof err), 0);
     assert_int_equal(l.any, 0);
     fake_env[0][0] = "CUDA_DEVICE_MEMORY_LIMIT";
     fake_env[0][1] = "2G";
@@ -136,7 +155,7 @@ static void test_hami_env(void **state)
     fake_env[1][1] = "1g";
     fake_env[2][0] = "CUDA_DEVICE_MEMORY_LIMIT_3";
     fake_env[2][1] = "0";   /* 0 per device: falls back to the general limit, as in HAMi */
-    assert_int_equal(ml_from_hami_env(get, &l), 1);
+    assert_int_equal(ml_from_hami_env(get, &l, err, sizeof err), 1);
     assert_int_equal(ml_limit_of(&l, 0), 2ull << 30);
     assert_int_equal(ml_limit_of(&l, 1), 1ull << 30);
     assert_int_equal(ml_limit_of(&l, 3), 2ull << 30);
@@ -144,9 +163,20 @@ static void test_hami_env(void **state)
     memset(fake_env, 0, sizeof fake_env);
     fake_env[0][0] = "CUDA_DEVICE_MEMORY_LIMIT_0";
     fake_env[0][1] = "512m";
-    assert_int_equal(ml_from_hami_env(get, &l), 1);
+    assert_int_equal(ml_from_hami_env(get, &l, err, sizeof err), 1);
     assert_int_equal(ml_limit_of(&l, 0), 512ull << 20);
     assert_int_equal(ml_limit_of(&l, 1), 0);
+    /* a typo fails closed, naming the variable (a quota turned off by '3MiB' or 'abc' before) */
+    memset(&l, 0, sizeof l);
+    fake_env[1][0] = "CUDA_DEVICE_MEMORY_LIMIT_2";
+    fake_env[1][1] = "abc";
+    assert_int_equal(ml_from_hami_env(get, &l, err, sizeof err), -1);
+    assert_non_null(strstr(err, "CUDA_DEVICE_MEMORY_LIMIT_2='abc'"));
+    fake_env[1][1] = "-1";
+    assert_int_equal(ml_from_hami_env(get, &l, err, sizeof err), -1);
+    fake_env[1][1] = "3MiB";
+    assert_int_equal(ml_from_hami_env(get, &l, err, sizeof err), 1);
+    assert_int_equal(ml_limit_of(&l, 2), 3ull << 20);
 }
 
 static void test_visible(void **state)

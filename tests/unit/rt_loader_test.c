@@ -86,6 +86,26 @@ static void test_failure_reasons(void **state)
     assert_null(atomic_load(&rt_slots[CUSHIM_API_cuInit].chain));
 }
 
+/* A name or path longer than a path may be is refused, never cut: its first 4095 bytes named another file
+   (here a real plugin, probe_older.so, which then loaded). */
+static void test_long_path(void **state)
+{
+    (void)state;
+    static char list[PATH_MAX + 64];
+    const char *file = "probe_older.so";
+    size_t n = (size_t)snprintf(list, sizeof list, "?%s/", RT_PLUGIN_DIR);
+    if ((PATH_MAX - 1 - (n - 1) - strlen(file)) % 2)
+        list[n++] = '/';
+    while (n - 1 + strlen(file) < PATH_MAX - 1) {
+        list[n++] = '.';
+        list[n++] = '/';
+    }
+    snprintf(list + n, sizeof list - n, "%sXYZ", file);
+    assert_int_equal(strlen(list) - 1, PATH_MAX - 1 + 3);   /* its first PATH_MAX - 1 bytes name the plugin */
+    load_expect(list, "past the 4095 a path may have", "(optional: the others keep working)");
+    assert_null(atomic_load(&rt_slots[CUSHIM_API_cuInit].chain));
+}
+
 static void test_loads(void **state)
 {
     (void)state;
@@ -272,6 +292,7 @@ int main(int argc, char **argv)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_failure_reasons),
+        cmocka_unit_test(test_long_path),
         cmocka_unit_test(test_loads),
         cmocka_unit_test(test_name_resolution),
         cmocka_unit_test(test_fail_closed),
