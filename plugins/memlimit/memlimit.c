@@ -20,6 +20,8 @@
  * counted again. Built on the public SDK headers and the generated headers.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <grp.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -77,15 +79,55 @@ static pthread_mutex_t ml_open_mu = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int ml_opened;          /* 0 not yet, 1 open, -1 could not even map a private one */
 static char ml_region_path[256];       /* "" for a budget of this process */
 
+static long ml_region_gid = -1;        /* budget_group=: the group the region is shared with */
+
+/* Our live allocations, charged again to a budget that lost its file (ml_budget_lost). */
+static void ml_recharge(const ml_rec *r, void *ctx)
+{
+    ml_slot *s = ctx;
+    if (r->cat == ML_CAT_NONE || r->bytes == 0)
+        return;
+    if (r->cat == ML_CAT_HOST) {
+        atomic_fetch_add(&s->host, r->bytes);
+        return;
+    }
+    if (r->dev < 0 || r->dev >= ML_MAX_DEVICES)
+        return;
+    if (r->cat == ML_CAT_MANAGED)
+        atomic_fetch_add(&s->managed[r->dev], r->bytes);
+    if (r->cat == ML_CAT_DEVICE || (r->cat == ML_CAT_MANAGED && ml_st.charge_managed))
+        atomic_fetch_add(&s->used[r->dev], r->bytes);
+}
+
+/* The shared file was shrunk under us (its owner or root truncated it): the process lives on with a budget of
+   its own, its live allocations charged to it again; one line says so. */
+static void ml_lost_region(void)
+{
+    pthread_mutex_lock(&ml_open_mu);
+    if (ml_budget_lost(&ml_st.budget)) {
+        if (ml_st.budget.slot >= 0)
+            ml_table_each(&ml_st.table, ml_recharge, &ml_st.budget.r->slots[ml_st.budget.slot]);
+        for (int d = 0; d < ML_MAX_DEVICES; d++)
+            atomic_store(&ml_st.budget.r->limit[d], ml_limit_of(&ml_st.lim, d));
+        ml_host->log(ml_st.self, CUSHIM_LOG_WARN, "budget region '%s' was truncated under this process: it keeps a "
+                     "budget of its own from now on", ml_region_path);
+    }
+    pthread_mutex_unlock(&ml_open_mu);
+}
+
 static ml_budget *ml_bud(void)
 {
     int st = atomic_load_explicit(&ml_opened, memory_order_acquire);
+    if (st == 1 && __builtin_expect(__atomic_load_n(&ml_st.budget.lost, __ATOMIC_RELAXED), 0) &&
+        ml_st.budget.shared)
+        ml_lost_region();
     if (st == 0) {
         char err[512];
         pthread_mutex_lock(&ml_open_mu);
         st = atomic_load_explicit(&ml_opened, memory_order_relaxed);
         if (st == 0) {
-            if (ml_budget_open(&ml_st.budget, ml_region_path[0] ? ml_region_path : NULL, err, sizeof err) != 0)
+            if (ml_budget_open_group(&ml_st.budget, ml_region_path[0] ? ml_region_path : NULL, ml_region_gid, err,
+                                     sizeof err) != 0)
                 ml_host->log(ml_st.self, ml_st.budget.r ? CUSHIM_LOG_WARN : CUSHIM_LOG_ERROR, "%s%s", err,
                              ml_st.budget.r ? ": this process keeps a budget of its own" : "");
             if (ml_st.budget.r != NULL)
@@ -557,6 +599,24 @@ static int ml_add(const char *sel, cushim_pre_fn pre, cushim_post_fn post, int q
     return rc == CUSHIM_OK ? 0 : -1;
 }
 
+/* A group by name or number. */
+static int ml_group_id(const char *s, long *gid)
+{
+    char *end = NULL, buf[4096];
+    struct group gr, *res = NULL;
+    long v;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno == 0 && end != s && *end == '\0' && v >= 0 && v < (long)UINT32_MAX) {
+        *gid = v;
+        return 0;
+    }
+    if (getgrnam_r(s, &gr, buf, sizeof buf, &res) != 0 || res == NULL)
+        return -1;
+    *gid = (long)gr.gr_gid;
+    return 0;
+}
+
 static int ml_init(const cushim_host *host, cushim_plugin *self)
 {
     char err[512], path[256];
@@ -611,6 +671,14 @@ static int ml_init(const cushim_host *host, cushim_plugin *self)
         return -1;
     }
     snprintf(ml_region_path, sizeof ml_region_path, "%s", path);
+    ml_region_gid = -1;
+    {
+        const char *grp = host->opt_string(self, "budget_group");
+        if (ml_opt_given_nonempty(grp) && ml_group_id(grp, &ml_region_gid) != 0) {
+            host->log(self, CUSHIM_LOG_ERROR, "budget_group=%.100s: no such group (a name or a number)", grp);
+            return -1;
+        }
+    }
     atomic_store(&ml_opened, 0);
     ml_st.budget.slot = -1;
 
@@ -723,6 +791,8 @@ static const cushim_option ml_options[] = {
      "quota: 8GiB for every device, or per CUDA ordinal 0:8GiB,1:4GiB (*:N for the rest)"},
     {"budget", CUSHIM_OPT_STRING, NULL,
      "share the quota with every process naming this budget (/dev/shm/cushim-budget-NAME, or an absolute path)"},
+    {"budget_group", CUSHIM_OPT_STRING, NULL,
+     "share the budget's file with this group's users (default: this user alone may write it)"},
     {"managed", CUSHIM_OPT_STRING, "charge", "managed memory: 'charge' it to the current device, or only 'count' it"},
     {"hami", CUSHIM_OPT_BOOL, "true",
      "read HAMi-core's CUDA_DEVICE_MEMORY_LIMIT[_<i>] and CUDA_DEVICE_MEMORY_SHARED_CACHE"},

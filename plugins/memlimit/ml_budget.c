@@ -112,7 +112,7 @@ static int ml_fd(ml_budget *b, int reopen)
         atomic_compare_exchange_strong(&b->fd, &fd, -1);
     if (!reopen)
         return -1;
-    nfd = open(b->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    nfd = cushim_open_regular(b->path, (b->readonly ? O_RDONLY : O_RDWR) | O_NOFOLLOW, 0, NULL, 0);
     if (nfd < 0)
         return -1;
     if (fstat(nfd, &st) != 0 || st.st_dev != b->dev || st.st_ino != b->ino) {
@@ -158,26 +158,24 @@ static int ml_private(ml_budget *b)
     return ml_claim(b);
 }
 
-static int ml_map(ml_budget *b, const char *path, int create, char *err, size_t errlen)
+static int ml_map(ml_budget *b, const char *path, int create, long gid, char *err, size_t errlen)
 {
     struct stat st;
     uint64_t head = 0;
     uint64_t expect = 0;
     void *p;
-    int fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0) | O_NOFOLLOW, 0666);
+    char why[400];
+    /* Joining: the file must be this user's (or the named group's) alone to write (cushim_open_shared): whoever
+       can write the region can deny its users memory, or truncate it under them. Reading (the usage tool): any
+       file we may read, never written, never blocking. */
+    int fd = create ? cushim_open_shared(path, 1, gid, why, sizeof why)
+                    : cushim_open_regular(path, O_RDONLY | O_NOFOLLOW, 0, why, sizeof why);
     if (fd < 0) {
-        snprintf(err, errlen, "cannot open budget region '%s': %s", path, strerror(errno));
+        snprintf(err, errlen, "budget region: %s", why);
         return -1;
     }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        snprintf(err, errlen, "budget region '%s' is not a regular file", path);
-        close(fd);
-        return -1;
-    }
-    /* Created 0666 less the umask. Whoever can write the region can deny its users memory: a region another
-       user owns (planted in /dev/shm before us) is not used, except by root. */
-    if (create && st.st_uid != geteuid() && geteuid() != 0) {
-        snprintf(err, errlen, "budget region '%s' belongs to uid %u, not to this user", path, (unsigned)st.st_uid);
+    if (fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "budget region '%s': %s", path, strerror(errno));
         close(fd);
         return -1;
     }
@@ -193,26 +191,43 @@ static int ml_map(ml_budget *b, const char *path, int create, char *err, size_t 
         close(fd);
         return -1;
     }
-    p = mmap(NULL, sizeof(ml_region), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    p = mmap(NULL, sizeof(ml_region), create ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
         snprintf(err, errlen, "cannot map budget region '%s': %s", path, strerror(errno));
         close(fd);
         return -1;
     }
     b->r = p;
+    /* a file shrunk under us reads zeros instead of ending the process with SIGBUS (b->lost says so) */
+    if (cushim_map_guard(p, sizeof(ml_region), &b->lost) != 0) {
+        snprintf(err, errlen, "budget region '%s': cannot guard the mapping against SIGBUS (more than 8 regions?)",
+                 path);
+        munmap(p, sizeof(ml_region));
+        close(fd);
+        b->r = NULL;
+        return -1;
+    }
     /* Whoever comes first writes the magic and the header's constants (read by the usage tool only). */
-    if (atomic_compare_exchange_strong(&b->r->magic, &expect, ML_BUDGET_MAGIC)) {
+    if (!create) {
+        expect = atomic_load(&b->r->magic);
+        if (expect != ML_BUDGET_MAGIC && expect != 0)
+            expect = 1;
+    } else if (atomic_compare_exchange_strong(&b->r->magic, &expect, ML_BUDGET_MAGIC)) {
         b->r->version = 1;
         b->r->nslots = ML_BUDGET_SLOTS;
         b->r->ndev = ML_MAX_DEVICES;
-    } else if (expect != ML_BUDGET_MAGIC) {
+        expect = ML_BUDGET_MAGIC;
+    }
+    if (expect != ML_BUDGET_MAGIC && expect != 0) {
         snprintf(err, errlen, "'%s' is not a cushim budget region", path);
+        cushim_map_unguard(p);
         munmap(p, sizeof(ml_region));
         close(fd);
         b->r = NULL;
         return -1;
     }
     b->shared = 1;
+    b->readonly = !create;
     b->fd = fd;
     b->dev = st.st_dev;
     b->ino = st.st_ino;
@@ -220,14 +235,44 @@ static int ml_map(ml_budget *b, const char *path, int create, char *err, size_t 
     return 0;
 }
 
+int ml_budget_lost(ml_budget *b)
+{
+    if (b->r == NULL || !b->shared || !__atomic_load_n(&b->lost, __ATOMIC_ACQUIRE))
+        return 0;
+    /* the mapping is private zeros now: make it a region of this process alone, our slot where it was */
+    int fd = ml_fd(b, 0);
+    cushim_map_unguard(b->r);
+    if (fd >= 0)
+        close(fd);
+    b->fd = -1;
+    b->shared = 0;
+    b->r->version = 1;
+    b->r->nslots = ML_BUDGET_SLOTS;
+    b->r->ndev = ML_MAX_DEVICES;
+    atomic_store(&b->r->magic, ML_BUDGET_MAGIC);
+    if (b->slot >= 0) {   /* what was charged is in private zeros now: the caller charges its allocations again */
+        ml_zero_slot(&b->r->slots[b->slot]);
+        atomic_store(&b->r->slots[b->slot].start, ml_start_time());
+        atomic_store(&b->r->slots[b->slot].pid, (uint64_t)getpid());
+        atomic_store(&b->r->hiwater, (uint32_t)b->slot + 1);
+    }
+    return 1;
+}
+
 int ml_budget_open(ml_budget *b, const char *path, char *err, size_t errlen)
+{
+    return ml_budget_open_group(b, path, -1, err, errlen);
+}
+
+int ml_budget_open_group(ml_budget *b, const char *path, long gid, char *err, size_t errlen)
 {
     memset(b, 0, sizeof *b);
     b->fd = -1;
     b->slot = -1;
+    b->gid = gid;
     if (path == NULL || *path == '\0')
         return ml_private(b);
-    if (ml_map(b, path, 1, err, errlen) != 0)
+    if (ml_map(b, path, 1, gid, err, errlen) != 0)
         return ml_private(b) == 0 ? -1 : -2;
     if (ml_claim(b) != 0) {
         snprintf(err, errlen, "budget region '%s' has no free slot (%d processes)", path, ML_BUDGET_SLOTS);
@@ -242,19 +287,22 @@ int ml_budget_attach(ml_budget *b, const char *path, char *err, size_t errlen)
     memset(b, 0, sizeof *b);
     b->fd = -1;
     b->slot = -1;
-    return ml_map(b, path, 0, err, errlen);
+    b->gid = -1;
+    return ml_map(b, path, 0, -1, err, errlen);
 }
 
 void ml_budget_close(ml_budget *b)
 {
     int fd = ml_fd(b, 0);
-    if (b->r && b->slot >= 0 && b->shared) {
+    if (b->r && b->slot >= 0 && b->shared && !b->readonly) {
         ml_zero_slot(&b->r->slots[b->slot]);
         if (fd >= 0)
             ml_lock_op(fd, F_OFD_SETLK, F_UNLCK, b->slot);   /* else the unmapping below drops it */
     }
-    if (b->r)
+    if (b->r) {
+        cushim_map_unguard(b->r);
         munmap(b->r, sizeof(ml_region));
+    }
     if (fd >= 0)
         close(fd);
     b->r = NULL;
@@ -267,6 +315,7 @@ int ml_budget_reopen_child(ml_budget *b)
 {
     char err[256];
     char path[256];
+    long gid = b->gid;
     if (!b->shared) {
         /* a private mapping is copied with the process: start from zero? No: the
            child inherits the parent's allocations' bookkeeping only in name (CUDA
@@ -278,13 +327,14 @@ int ml_budget_reopen_child(ml_budget *b)
     snprintf(path, sizeof path, "%s", b->path);
     /* our copy of the parent's descriptor shares its lock: drop our reference only (and only if the number
        is still the region's) */
+    cushim_map_unguard(b->r);
     munmap(b->r, sizeof(ml_region));
     if (ml_fd(b, 0) >= 0)
         close(b->fd);
     b->r = NULL;
     b->fd = -1;
     b->slot = -1;
-    return ml_budget_open(b, path, err, sizeof err);
+    return ml_budget_open_group(b, path, gid, err, sizeof err);
 }
 
 int ml_budget_slot_alive(ml_budget *b, int i)
@@ -311,7 +361,7 @@ int ml_budget_reclaim(ml_budget *b)
 {
     int n = 0, fd;
     uint32_t hw;
-    if ((fd = ml_fd(b, 1)) < 0)
+    if (b->readonly || (fd = ml_fd(b, 1)) < 0)
         return 0;
     hw = atomic_load(&b->r->hiwater);
     for (uint32_t i = 0; i < hw && i < ML_BUDGET_SLOTS; i++) {

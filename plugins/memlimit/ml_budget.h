@@ -58,14 +58,28 @@ typedef struct ml_budget {
     dev_t dev;               /* the file, to recognise 'fd' before each use                      */
     ino_t ino;
     int slot;                /* ours, -1 none           */
+    long gid;                /* the group it is shared with, -1: this user alone                 */
+    int readonly;            /* attached for reading (the usage tool): no slot, no writes        */
+    int lost;                /* set (__atomic) by the SIGBUS guard when the file was shrunk under the
+                                mapping, which then reads zeros: see ml_budget_lost               */
     char path[256];
 } ml_budget;
 
 /* Open (creating) the region at 'path' (NULL: private) and claim a slot.
-   0, or -1 with a reason in err (then b is a usable private budget). */
+   0, or -1 with a reason in err (then b is a usable private budget). The file
+   must be this user's and writable by nobody else (cushim_open_shared): a
+   region another user can write is refused, root included; with 'gid' >= 0
+   (ml_budget_open_group) it is shared with that group instead. */
 int ml_budget_open(ml_budget *b, const char *path, char *err, size_t errlen);
-/* Open read-only-ish for the usage tool (no slot claimed). */
+int ml_budget_open_group(ml_budget *b, const char *path, long gid, char *err, size_t errlen);
+/* Open for reading (the usage tool, whoever owns the file; no slot claimed). */
 int ml_budget_attach(ml_budget *b, const char *path, char *err, size_t errlen);
+/* The file was shrunk under the mapping (truncated by its owner or root): the
+   mapping now reads private zeros. Detach from it: the region becomes this
+   process's own (its slot kept, so charges in flight stay consistent) and
+   the caller charges its live allocations again. 1 when it was lost (once),
+   0 otherwise. */
+int ml_budget_lost(ml_budget *b);
 void ml_budget_close(ml_budget *b);
 /* After fork(), in the child: a slot of its own (the parent's stays the parent's). */
 int ml_budget_reopen_child(ml_budget *b);

@@ -184,3 +184,12 @@ size_t ml_table_count(ml_table *t)
     pthread_mutex_unlock(&t->mu);
     return n;
 }
+
+void ml_table_each(ml_table *t, void (*fn)(const ml_rec *r, void *ctx), void *ctx)
+{
+    pthread_mutex_lock(&t->mu);
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->cells[i].key != 0)
+            fn(&t->cells[i], ctx);
+    pthread_mutex_unlock(&t->mu);
+}

@@ -43,5 +43,7 @@ int ml_table_release(ml_table *t, uint8_t ns, uint64_t key, ml_rec *out);
 /* One more reference to (ns, key), if present: 1, else 0. */
 int ml_table_retain(ml_table *t, uint8_t ns, uint64_t key, int delta);
 size_t ml_table_count(ml_table *t);
+/* Call fn on every record, under the mutex (fn must not call into the table). */
+void ml_table_each(ml_table *t, void (*fn)(const ml_rec *r, void *ctx), void *ctx);
 
 #endif

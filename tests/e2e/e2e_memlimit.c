@@ -14,6 +14,8 @@
  *   e2e_memlimit hold LIMIT BYTES   allocate BYTES on device 0, print "held", sleep until killed
  *   e2e_memlimit hami LIMIT         queries report LIMIT with no CUSHIM_PLUGINS (HAMi variables)
  *   e2e_memlimit closed             the shim failed closed: cuInit and cuMemAlloc are refused
+ *   e2e_memlimit shrink LIMIT REGION the budget region's file is truncated under the process: it lives on,
+ *                                   its allocations charged to a budget of its own
  *   e2e_memlimit nvml T0 T1 A       NVML (the fake libnvidia-ml.so.1, through dlopen/dlsym as nvidia-smi
  *                                   and frameworks reach it): nvmlDeviceGetMemoryInfo and its _v2 report
  *                                   total T0 and T1 for NVML devices 0 and 1 (the quota of the CUDA
@@ -630,6 +632,19 @@ int main(int argc, char **argv)
         expect_same("a cuMemAlloc a plugin answered with success", s);
         CHECK(cuMemFree(p) == CUDA_SUCCESS, "skipped: cuMemFree");
         expect_same("a cuMemFree a plugin answered with success", s);
+    } else if (!strcmp(argv[1], "shrink") && argc == 4) {
+        /* the shared region's file is truncated under the process (by its owner): the next charge would fault
+           with SIGBUS; the process lives on with a budget of its own holding what it allocated */
+        CUdeviceptr p1 = 0, p2 = 0, p = 0;
+        CHECK(quota_used(0) == 0, "shrink: use at start");
+        CHECK(cuMemAlloc(&p1, MiB) == CUDA_SUCCESS, "shrink: first cuMemAlloc");
+        CHECK(truncate(argv[3], 0) == 0, "shrink: truncate %s", argv[3]);
+        CHECK(cuMemAlloc(&p2, MiB) == CUDA_SUCCESS, "shrink: cuMemAlloc after the truncation");
+        CHECK(quota_used(0) == 2 * MiB, "shrink: %zu charged after the truncation, not the 2 MiB held",
+              quota_used(0));
+        CHECK(cuMemAlloc(&p, limit) != CUDA_SUCCESS, "shrink: the quota no longer holds");
+        CHECK(cuMemFree(p1) == CUDA_SUCCESS && cuMemFree(p2) == CUDA_SUCCESS, "shrink: cuMemFree");
+        CHECK(quota_used(0) == 0, "shrink: %zu still charged after freeing all", quota_used(0));
     } else if (!strcmp(argv[1], "hami") && argc == 3) {
         size_t t = 0;
         CHECK(quota_used(0) == 0, "hami: use");

@@ -88,3 +88,13 @@ endif()
 # CUSHIM_HAMI=0: the variables alone load nothing (the quota check must then fail).
 e2e_test(memlimit_hami_off COMMAND ${_ml} hami 3221225472
   ENV ${_ml_env} "CUDA_DEVICE_MEMORY_LIMIT=3g" "CUSHIM_HAMI=0" WILL_FAIL)
+# The shared region's file truncated under the process (it faulted with SIGBUS): it lives on, its allocations
+# charged to a budget of its own, with one line.
+e2e_test(memlimit_region_shrink COMMAND ${_ml} shrink 67108864 "${E2E_OUT}/memlimit-shrink.region"
+  ENV ${_ml_env} "CUSHIM_PLUGINS=${_ml_plugin}:limit=64MiB,budget=${E2E_OUT}/memlimit-shrink.region")
+set_tests_properties(memlimit_region_shrink PROPERTIES
+  PASS_REGULAR_EXPRESSION "was truncated under this process.*shrink: 0 failures")
+# A region another user can write is never joined, root included; anyone reads one (run_region_owner.sh).
+e2e_test(memlimit_region_owner COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_region_owner.sh" ${_ml} ${_ml_plugin}
+  $<TARGET_FILE:cushim-usage>)
+set_tests_properties(memlimit_region_owner PROPERTIES SKIP_RETURN_CODE 77)

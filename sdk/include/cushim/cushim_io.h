@@ -98,6 +98,15 @@
  *       named 'name' (its first 15 bytes; NULL: the program's name, as
  *       pthread_create leaves it) with _GNU_SOURCE, so that top -H, gdb and
  *       /proc/PID/task/TID/comm tell it from the program's threads.
+ *
+ * And the files a plugin opens by the user's word, and the regions it shares
+ * with other processes (with _GNU_SOURCE; described where they are defined):
+ *   int cushim_open_regular(const char *path, int flags, mode_t mode, char *why, size_t whylen);
+ *       open(2) that never blocks on a FIFO and refuses anything but a regular file.
+ *   int cushim_open_shared(const char *path, int create, long gid, char *why, size_t whylen);
+ *       a shared region's file, refused unless the user (or the named group) alone can write it.
+ *   int cushim_map_guard(void *base, size_t len, int *lost);  void cushim_map_unguard(void *base);
+ *       a shared mapping whose file is shrunk under it reads zeros and sets *lost, instead of SIGBUS.
  */
 #ifndef CUSHIM_IO_H
 #define CUSHIM_IO_H
@@ -116,6 +125,8 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #endif
@@ -537,6 +548,201 @@ static inline int cushim_thread_create(pthread_t *th, const pthread_attr_t *attr
 #endif
     return rc;
 }
+
+#ifdef _GNU_SOURCE
+/* ---- Files a plugin opens, and regions it shares (see the top of the file) ---- */
+
+/* open(2) that never blocks and never follows the program's word to something that is not a file: O_NONBLOCK
+   at open (a FIFO with no writer, or no reader, would block open or write forever), then refused unless it is a
+   regular file, and O_NONBLOCK cleared again. -1 with errno (ENXIO from a FIFO with no reader, EINVAL for a
+   directory, a FIFO, a device or a socket) and a one-line reason in 'why' (may be NULL). O_CLOEXEC always. */
+static inline int cushim_open_regular(const char *path, int flags, mode_t mode, char *why, size_t whylen)
+{
+    struct stat st;
+    int fd, e;
+    if (why != NULL && whylen > 0)
+        why[0] = '\0';
+    do
+        fd = open(path, flags | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, mode);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0) {
+        e = errno;
+        if (why != NULL)
+            snprintf(why, whylen, "cannot open '%.300s': %s", path, strerror(e));
+        errno = e;
+        return -1;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        if (why != NULL)
+            snprintf(why, whylen, "'%.300s' is not a regular file (a FIFO, device, socket or directory)", path);
+        close(fd);
+        errno = EINVAL;
+        return -1;
+    }
+    if (!(flags & O_NONBLOCK))
+        (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    return fd;
+}
+
+/* A region shared between processes (a budget, a scheduling group): whoever can write it can deny its users
+   memory or GPU time, or truncate it under them. Opened read-write (created when 'create': 0644, or 0664 with a
+   group, less the umask) through cushim_open_regular with O_NOFOLLOW, and refused unless it is owned by the
+   effective user and writable by nobody else - or, with 'gid' >= 0 (a group the operator names), group-owned
+   by that group, of which the caller is a member, and writable by nobody outside it. A file we created is given
+   the group. Root is held to the same rule (a region that another user planted must not be joined by root's
+   processes). -1 with errno EPERM and a one-line reason in 'why'. */
+static inline int cushim_open_shared(const char *path, int create, long gid, char *why, size_t whylen)
+{
+    struct stat st;
+    mode_t mode = gid >= 0 ? 0664 : 0644;   /* readable (cushim usage), writable by its users alone */
+    int fd = cushim_open_regular(path, O_RDWR | O_NOFOLLOW | (create ? O_CREAT : 0), mode, why, whylen);
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) != 0)
+        goto refuse;
+    if (gid < 0) {
+        if (st.st_uid != geteuid()) {
+            snprintf(why, whylen, "'%.300s' belongs to uid %u, not to this user (uid %u): not used", path,
+                     (unsigned)st.st_uid, (unsigned)geteuid());
+            goto refuse;
+        }
+        if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+            snprintf(why, whylen, "'%.300s' is writable by %s (mode %03o): not used (chmod go-w, or name its group)",
+                     path, (st.st_mode & S_IWOTH) ? "every user" : "its group", (unsigned)(st.st_mode & 0777));
+            goto refuse;
+        }
+    } else {
+        int member = getegid() == (gid_t)gid;
+        gid_t groups[256];
+        int n = member ? 0 : getgroups(256, groups);
+        for (int i = 0; i < n && !member; i++)
+            member = groups[i] == (gid_t)gid;
+        if (!member) {
+            snprintf(why, whylen, "this user is not in group %ld, which '%.300s' is to be shared with", gid, path);
+            goto refuse;
+        }
+        if (st.st_uid == geteuid() && st.st_gid != (gid_t)gid && fchown(fd, (uid_t)-1, (gid_t)gid) == 0)
+            (void)fstat(fd, &st);
+        if (st.st_gid != (gid_t)gid) {
+            snprintf(why, whylen, "'%.300s' belongs to group %u, not to group %ld: not used", path, (unsigned)st.st_gid,
+                     gid);
+            goto refuse;
+        }
+        if (st.st_uid == geteuid() && (st.st_mode & 0660) != 0660 && fchmod(fd, (st.st_mode & 0777) | 0660) == 0)
+            (void)fstat(fd, &st);
+        if (st.st_mode & S_IWOTH) {
+            snprintf(why, whylen, "'%.300s' is writable by every user (mode %03o): not used", path,
+                     (unsigned)(st.st_mode & 0777));
+            goto refuse;
+        }
+    }
+    return fd;
+refuse:
+    close(fd);
+    errno = EPERM;
+    return -1;
+}
+
+/*
+ * A MAP_SHARED mapping of a file faults with SIGBUS where the file was shrunk under it (ftruncate by its owner or
+ * root, a full tmpfs): the process would die of a counter it reads. cushim_map_guard(base, len, &lost) puts a
+ * SIGBUS handler in front of the program's (installed once per plugin, chaining to whatever was there: a fault
+ * elsewhere, or a SIGBUS sent by kill, goes on exactly as before). A fault inside [base, base+len) replaces the
+ * whole mapping with private zero pages and sets *lost = 1 (read it with __atomic_load_n): the access is retried and reads zeros, and the owner
+ * sees 'lost' at its next look and detaches. cushim_map_unguard(base) before munmap. At most 8 mappings a plugin.
+ * A program that installs its own SIGBUS handler later without chaining takes the fault itself.
+ */
+typedef struct cushim_map_guards {
+    uintptr_t base[8];   /* read and written with __atomic builtins (the handler reads them) */
+    size_t len[8];
+    int *lost[8];
+    struct sigaction old;
+    int installed;
+} cushim_map_guards;
+
+static inline cushim_map_guards *cushim_map_guards_get(void)
+{
+    static cushim_map_guards g;
+    return &g;
+}
+
+static inline pthread_mutex_t *cushim_map_guards_mu(void)
+{
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    return &mu;
+}
+
+static inline void cushim_map_guard_handler(int sig, siginfo_t *si, void *uc)
+{
+    cushim_map_guards *g = cushim_map_guards_get();
+    uintptr_t a = (uintptr_t)si->si_addr;
+    int saved = errno;
+    if (si->si_code > 0) {   /* a fault, not a kill(2) */
+        for (int i = 0; i < 8; i++) {
+            uintptr_t b = __atomic_load_n(&g->base[i], __ATOMIC_ACQUIRE);
+            size_t n = __atomic_load_n(&g->len[i], __ATOMIC_RELAXED);
+            if (b != 0 && a >= b && a - b < n &&
+                mmap((void *)b, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) !=
+                    MAP_FAILED) {
+                int *lost = __atomic_load_n(&g->lost[i], __ATOMIC_RELAXED);
+                if (lost != NULL)
+                    __atomic_store_n(lost, 1, __ATOMIC_RELEASE);
+                errno = saved;
+                return;
+            }
+        }
+    }
+    if ((g->old.sa_flags & SA_SIGINFO) && g->old.sa_sigaction != NULL) {
+        g->old.sa_sigaction(sig, si, uc);
+    } else if (g->old.sa_handler != SIG_DFL && g->old.sa_handler != SIG_IGN) {
+        g->old.sa_handler(sig);
+    } else {
+        /* the default: restored, and the fault retried (or the signal sent again) meets it */
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        sigaction(sig, &dfl, NULL);
+        if (si->si_code <= 0)
+            raise(sig);
+    }
+    errno = saved;
+}
+
+static inline int cushim_map_guard(void *base, size_t len, int *lost)
+{
+    cushim_map_guards *g = cushim_map_guards_get();
+    int rc = -1;
+    pthread_mutex_lock(cushim_map_guards_mu());
+    if (!g->installed) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = cushim_map_guard_handler;
+        sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        g->installed = sigaction(SIGBUS, &sa, &g->old) == 0;
+    }
+    for (int i = 0; g->installed && i < 8 && rc != 0; i++) {
+        if (__atomic_load_n(&g->base[i], __ATOMIC_RELAXED) != 0)
+            continue;
+        __atomic_store_n(&g->len[i], len, __ATOMIC_RELAXED);
+        __atomic_store_n(&g->lost[i], lost, __ATOMIC_RELAXED);
+        __atomic_store_n(&g->base[i], (uintptr_t)base, __ATOMIC_RELEASE);
+        rc = 0;
+    }
+    pthread_mutex_unlock(cushim_map_guards_mu());
+    return rc;
+}
+
+static inline void cushim_map_unguard(void *base)
+{
+    cushim_map_guards *g = cushim_map_guards_get();
+    pthread_mutex_lock(cushim_map_guards_mu());
+    for (int i = 0; i < 8; i++)
+        if (__atomic_load_n(&g->base[i], __ATOMIC_RELAXED) == (uintptr_t)base)
+            __atomic_store_n(&g->base[i], 0, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(cushim_map_guards_mu());
+}
+#endif /* _GNU_SOURCE */
 
 #ifdef __cplusplus
 }
