@@ -164,6 +164,9 @@ void *sml_poll_thread(void *arg)
         uint64_t now = sml_now(), clip[SML_MAX_DEV];
         if (now >= next_beat) {
             pthread_mutex_unlock(&st->mq);
+            if (st->region != NULL && sml_shm_lost())
+                sml_host->log(st->self, CUSHIM_LOG_WARN, "the shared region %s was truncated under this process: "
+                              "no sharing between processes from now on", st->region_name);
             for (int i = 0; i < SML_MAX_DEV; i++)
                 if (st->dev[i].limited && st->dev[i].started)
                     sml_update_share(st, i, now);

@@ -16,23 +16,29 @@
 
 #include "cushim/cushim_io.h"
 
+static int sml_shm_lost_flag;   /* set by the SIGBUS guard (cushim_map_guard) */
+
+int sml_shm_lost(void)
+{
+    return __atomic_exchange_n(&sml_shm_lost_flag, 0, __ATOMIC_ACQ_REL);
+}
+
 sml_region *sml_shm_open(const char *name, char *err, size_t errlen)
 {
     struct stat st;
     sml_region *r;
-    int fd = shm_open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    char path[128], why[400];
+    /* /dev/shm/<name>, as shm_open(3) would make it; this user's alone to write (cushim_open_shared): whoever
+       can write the region can take the GPU's turns from its users, or truncate it under them */
+    snprintf(path, sizeof path, "/dev/shm%s", name);
+    int fd = cushim_open_shared(path, 1, -1, why, sizeof why);
     if (fd < 0) {
-        snprintf(err, errlen, "shm_open(%s): %s", name, strerror(errno));
+        snprintf(err, errlen, "%s", why);
         return NULL;
     }
     if (fstat(fd, &st) != 0 || (st.st_size != 0 && st.st_size != (off_t)sizeof(sml_region))) {
         snprintf(err, errlen, "%s has %lld bytes, not the %zu of this layout (another version?)", name,
                  (long long)st.st_size, sizeof(sml_region));
-        close(fd);
-        return NULL;
-    }
-    if (st.st_uid != geteuid()) {
-        snprintf(err, errlen, "%s belongs to uid %u, not to us", name, (unsigned)st.st_uid);
         close(fd);
         return NULL;
     }
@@ -48,9 +54,16 @@ sml_region *sml_shm_open(const char *name, char *err, size_t errlen)
         snprintf(err, errlen, "mmap(%s): %s", name, strerror(errno));
         return NULL;
     }
+    /* shrunk under us, it reads zeros instead of ending the process with SIGBUS: no sharing from then on */
+    if (cushim_map_guard(r, sizeof(sml_region), &sml_shm_lost_flag) != 0) {
+        snprintf(err, errlen, "%s: cannot guard the mapping against SIGBUS", name);
+        munmap(r, sizeof(sml_region));
+        return NULL;
+    }
     uint32_t zero = 0;
     if (!atomic_compare_exchange_strong(&r->magic, &zero, SML_SHM_MAGIC) && zero != SML_SHM_MAGIC) {
         snprintf(err, errlen, "%s has magic %#x, not %#x", name, zero, SML_SHM_MAGIC);
+        cushim_map_unguard(r);
         munmap(r, sizeof(sml_region));
         return NULL;
     }

@@ -42,8 +42,11 @@ typedef struct sml_region {
     _Atomic uint32_t turn_next[SML_SHM_DEVICES];
 } sml_region;
 
-/* Map the region named 'name' ("/cushim-smlimit2-<uid>"); NULL with a reason in 'err'. */
+/* Map the region named 'name' ("/cushim-smlimit2-<uid>", in /dev/shm): this user's alone to write, else NULL
+   with a reason in 'err'. */
 sml_region *sml_shm_open(const char *name, char *err, size_t errlen);
+/* 1 (once) when the region's file was shrunk under the mapping, which then reads private zeros. */
+int sml_shm_lost(void);
 /* This process's start time, 0 if unknown. */
 uint64_t sml_proc_start(int32_t pid);
 /* Claim a slot on 'dev' for 'pid'; NULL if all are taken by live processes. */

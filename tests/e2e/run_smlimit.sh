@@ -19,7 +19,8 @@
 #             and without turns=1: with turns each near its share, at least one waited for the turn, and
 #             the time both had kernels pending on the GPU (the fake's log, FAKE_CUDA_KERNEL_LOG) is under a
 #             third of what it is without
-#   region    a region file of another size under the region's name: one warning, limited alone
+#   region    a region file of another size under the region's name, then one every user may write: one
+#             warning each, limited alone
 #   turns3    three processes at 30 with turns on one simulated GPU: each held to its share, every pair of
 #             them both pending under 20% of the time (the first bursts, before they meet, overlap)
 #   turndead  a process killed (SIGKILL) while it has the turn: the next process's bursts pass over it
@@ -186,6 +187,15 @@ case $case in
     rm -f "/dev/shm/cushim-smlimit2-$(id -u)-$grp"
     grep -q "no sharing between processes: .*has 100 bytes, not the [0-9]* of this layout" "$out.err" ||
       fail "no warning about the foreign region"
+    share_in 0.05 0.40; report_ok
+    # a region every user may write (planted, or made so): refused with one line, limited alone
+    : >"/dev/shm/cushim-smlimit2-$(id -u)-$grp" && chmod 666 "/dev/shm/cushim-smlimit2-$(id -u)-$grp"
+    CUSHIM_PLUGINS="$plugin:limit=25,group=$grp,report=1" "$prog" 200 >"$out" 2>"$out.err" || fail "exit $?"
+    sz=$(stat -c %s "/dev/shm/cushim-smlimit2-$(id -u)-$grp")
+    rm -f "/dev/shm/cushim-smlimit2-$(id -u)-$grp"
+    grep -q "no sharing between processes: .*is writable by every user (mode 666)" "$out.err" ||
+      fail "a region every user may write was joined"
+    [ "$sz" = 0 ] || fail "a region every user may write was sized ($sz bytes)"
     share_in 0.05 0.40; report_ok ;;
   launcher)
     L() { env -u LD_PRELOAD -u CUSHIM_PLUGINS "$launcher" run --fake "$@"; }
