@@ -323,6 +323,51 @@ static inline void rt_cb_end(rt_frame *f, th_rec *r)
     f->in_hook = 0;
 }
 
+/* Functions that only describe an error or a version (every one that returns a string - cudaGetErrorString,
+   nvmlErrorString, ncclGetErrorString, cublasGetStatusString... - and the *GetErrorString, *GetErrorName and
+   *GetVersion ones): they touch no device, and a program reports a failure with them, e.g.
+   std::string(cudaGetErrorString(e)), which dies on the NULL a refused call returned. So they keep answering
+   when the shim fails closed, and one whose library is missing answers a string, never NULL. Decided from the
+   metadata (return type and base name), on the cold path only. */
+static int rt_returns_text(const cushim_api_info *info)
+{
+    return info != NULL && info->return_type != NULL && !strcmp(info->return_type, "const char *");
+}
+
+static int rt_describes(uint32_t id)
+{
+    const cushim_api_info *info = api_info(id);
+    static const char *const tails[] = { "GetErrorString", "GetErrorName", "GetVersion" };
+    if (info == NULL)
+        return 0;
+    if (rt_returns_text(info))
+        return 1;
+    size_t n = strlen(info->base_name);
+    for (size_t i = 0; i < sizeof tails / sizeof tails[0]; i++) {
+        size_t t = strlen(tails[i]);
+        if (n >= t && !strcmp(info->base_name + n - t, tails[i]))
+            return 1;
+    }
+    return 0;
+}
+
+/* What a string-returning function with no real function to call answers (its arguments are ignored: on
+   x86-64 a function may be called with more arguments than it reads). */
+static const char *rt_no_text(void)
+{
+    return "unknown error (cushim: the library's own function is not loaded)";
+}
+
+/* No real function to call: a string-returning one answers rt_no_text, the rest fail. */
+static int rt_fail_missing(rt_frame *f, uint32_t id)
+{
+    if (rt_returns_text(api_info(id))) {
+        f->call.real = (void *)rt_no_text;
+        return RT_MODE_DIRECT;
+    }
+    return RT_MODE_FAIL;
+}
+
 /* Not the fast lane: initialisation still running, unresolved, foreign, failed. Out of line and cold, so that
    rt_enter's checks run straight into the hooked call's code (one code line fewer a hooked call: every line a
    call runs costs it ~2-3 ns inside a real program, docs/benchmarks.md "The floor of any recorder"). */
@@ -333,21 +378,23 @@ static __attribute__((noinline, cold)) int rt_enter_slow(rt_frame *f, uint32_t i
            init, a signal handler): straight to the real function. */
         void *r = rt_resolve(id);
         f->call.real = r;
-        return r != NULL ? RT_MODE_DIRECT : RT_MODE_FAIL;
+        return r != NULL ? RT_MODE_DIRECT : rt_fail_missing(f, id);
     }
     void *real = rt_resolve(id);
     f->call.real = real;
     if (atomic_load_explicit(&rt_slots[id].foreign, memory_order_relaxed))
-        return real != NULL ? RT_MODE_DIRECT : RT_MODE_FAIL;
+        return real != NULL ? RT_MODE_DIRECT : rt_fail_missing(f, id);
     if (cnt_enabled)
         cnt_add(id);
     if (atomic_load_explicit(&rt_failed_closed, memory_order_relaxed) && gp_handler_for(id) == NULL) {
+        if (rt_describes(id))
+            return real != NULL ? RT_MODE_DIRECT : rt_fail_missing(f, id);
         rt_fail_note(id);
         return RT_MODE_FAIL_INIT;
     }
     if (real == NULL) {
         rt_missing(id);
-        return RT_MODE_FAIL;
+        return rt_fail_missing(f, id);
     }
     return -1;   /* carry on in rt_enter */
 }

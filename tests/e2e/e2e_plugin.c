@@ -33,13 +33,20 @@ static void work(int n)
 
 static int fail_closed(void)
 {
-    int v = 0;
+    int v = 0, count = -1;
     E2E_CALL(CUDA_ERROR_NOT_INITIALIZED, cuInit(0));
-    E2E_CALL(CUDA_ERROR_NOT_INITIALIZED, cuDriverGetVersion(&v));
-    E2E_CHECK(v == 0, "cuDriverGetVersion wrote %d", v);
-    E2E_CHECK(e2e_fake_count("cuInit") == 0 && e2e_fake_count("cuDriverGetVersion") == 0,
-              "the driver was reached: cuInit %llu, cuDriverGetVersion %llu",
-              (unsigned long long)e2e_fake_count("cuInit"), (unsigned long long)e2e_fake_count("cuDriverGetVersion"));
+    E2E_CALL(CUDA_ERROR_NOT_INITIALIZED, cuDeviceGetCount(&count));
+    E2E_CHECK(count == -1, "cuDeviceGetCount wrote %d", count);
+    E2E_CHECK(e2e_fake_count("cuInit") == 0 && e2e_fake_count("cuDeviceGetCount") == 0,
+              "the driver was reached: cuInit %llu, cuDeviceGetCount %llu",
+              (unsigned long long)e2e_fake_count("cuInit"), (unsigned long long)e2e_fake_count("cuDeviceGetCount"));
+    /* What describes an error or a version keeps answering, so that the program can report the refusal
+       (std::string(cudaGetErrorString(e)) died on the NULL a refused call returned). */
+    E2E_CU(cuDriverGetVersion(&v));
+    E2E_CHECK(v == FAKE_CUDA_VERSION, "cuDriverGetVersion wrote %d", v);
+    const char *text = NULL;
+    E2E_CU(cuGetErrorString(CUDA_ERROR_NOT_INITIALIZED, &text));
+    E2E_CHECK(text != NULL && *text != '\0', "cuGetErrorString gave no text");
     /* Look-ups keep answering: the program gets functions, and the error when it calls them. */
     CUresult (*alloc)(CUdeviceptr *, size_t) = (CUresult(*)(CUdeviceptr *, size_t))dlsym(RTLD_DEFAULT, "cuMemAlloc_v2");
     E2E_CHECK(alloc != NULL, "dlsym(RTLD_DEFAULT, cuMemAlloc_v2) = NULL");

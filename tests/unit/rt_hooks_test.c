@@ -558,7 +558,8 @@ static void test_missing_real(void **state)
 {
     (void)state;
     assert_int_equal(cudaDeviceSynchronize(), cudaErrorSymbolNotFound);
-    assert_null(cudaGetErrorName(cudaSuccess));
+    /* a string-returning function answers a string, never NULL (std::string(cudaGetErrorName(e)) would die) */
+    assert_non_null(strstr(cudaGetErrorName(cudaSuccess), "unknown error"));
     struct cudaChannelFormatDesc d = cudaCreateChannelDesc(8, 8, 8, 8, cudaChannelFormatKindUnsigned);
     assert_int_equal(d.x, 0);
     assert_int_equal(d.w, 0);

@@ -207,12 +207,20 @@ static int fail_closed_child(void)
     int v = 0, d = 0;
     void *fn = NULL;
     CUdriverProcAddressQueryResult st;
-    if (cuDriverGetVersion(&v) != CUDA_ERROR_NOT_INITIALIZED || v != 0 ||
-        cudaGetDevice(&d) != cudaErrorInitializationError || cudaGetErrorName(cudaSuccess) != NULL ||
-        cuDriverGetVersion(&v) != CUDA_ERROR_NOT_INITIALIZED)
+    if (cudaGetDevice(&d) != cudaErrorInitializationError || d != 0 || cudaGetDevice(&d) != cudaErrorInitializationError)
         return 3;
     if (real_called != 0)
         return 4;
+    /* what describes an error or a version keeps answering (a program reporting the refusal with
+       std::string(cudaGetErrorString(e)) died on the NULL it returned), from the real function */
+    const char *name = cudaGetErrorName(cudaSuccess);
+    if (name == NULL || strcmp(name, "cudaSuccess") != 0 || cuDriverGetVersion(&v) != CUDA_SUCCESS || v != 13000 ||
+        real_called != 2)
+        return 7;
+    /* and one whose library is not loaded answers a string too, never NULL */
+    const char *text = cudaGetErrorString(cudaErrorInvalidValue);
+    if (text == NULL || strstr(text, "unknown error") == NULL)
+        return 8;
     /* cuGetProcAddress still answers (mapped to our wrapper), so programs see the error on call. */
     if (cuGetProcAddress_v2("cuDriverGetVersion", &fn, 12000, 0, &st) != CUDA_SUCCESS ||
         fn != rt_wrapper_of[CUSHIM_API_cuDriverGetVersion])
@@ -220,7 +228,7 @@ static int fail_closed_child(void)
     const char *added = rt_test_log_text() + before;
     if (occurrences(added, "plugin 'probe-major': was built for SDK ABI 2.0, this shim provides 1.0; failing "
                            "closed: every CUDA call returns an initialisation error") != 1 ||
-        occurrences(added, "cuDriverGetVersion refused: every CUDA call returns an initialisation error, as "
+        occurrences(added, "cudaGetDevice refused: every CUDA call returns an initialisation error, as "
                            "plugin 'probe-major': was built for SDK ABI 2.0, this shim provides 1.0") != 1 ||
         occurrences(added, "refused") != 1)
         return 6;
@@ -277,8 +285,8 @@ static void test_fail_closed_log_off(void **state)
 
 static int log_off_child(void)
 {
-    int v = 0;
-    return cuDriverGetVersion(&v) == CUDA_ERROR_NOT_INITIALIZED ? 0 : 1;
+    int d = 0;
+    return cudaGetDevice(&d) == cudaErrorInitializationError ? 0 : 1;
 }
 
 int main(int argc, char **argv)

@@ -125,6 +125,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -552,6 +553,18 @@ static inline int cushim_thread_create(pthread_t *th, const pthread_attr_t *attr
 #ifdef _GNU_SOURCE
 /* ---- Files a plugin opens, and regions it shares (see the top of the file) ---- */
 
+/* A one-line reason into 'why' (NULL: none), cut to fit. */
+static inline void cushim_why(char *why, size_t whylen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static inline void cushim_why(char *why, size_t whylen, const char *fmt, ...)
+{
+    va_list ap;
+    if (why == NULL || whylen == 0)
+        return;
+    va_start(ap, fmt);
+    (void)vsnprintf(why, whylen, fmt, ap);
+    va_end(ap);
+}
+
 /* open(2) that never blocks and never follows the program's word to something that is not a file: O_NONBLOCK
    at open (a FIFO with no writer, or no reader, would block open or write forever), then refused unless it is a
    regular file, and O_NONBLOCK cleared again. -1 with errno (ENXIO from a FIFO with no reader, EINVAL for a
@@ -567,14 +580,12 @@ static inline int cushim_open_regular(const char *path, int flags, mode_t mode, 
     while (fd < 0 && errno == EINTR);
     if (fd < 0) {
         e = errno;
-        if (why != NULL)
-            snprintf(why, whylen, "cannot open '%.300s': %s", path, strerror(e));
+        cushim_why(why, whylen, "cannot open '%.300s': %s", path, strerror(e));
         errno = e;
         return -1;
     }
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        if (why != NULL)
-            snprintf(why, whylen, "'%.300s' is not a regular file (a FIFO, device, socket or directory)", path);
+        cushim_why(why, whylen, "'%.300s' is not a regular file (a FIFO, device, socket or directory)", path);
         close(fd);
         errno = EINVAL;
         return -1;
@@ -602,12 +613,12 @@ static inline int cushim_open_shared(const char *path, int create, long gid, cha
         goto refuse;
     if (gid < 0) {
         if (st.st_uid != geteuid()) {
-            snprintf(why, whylen, "'%.300s' belongs to uid %u, not to this user (uid %u): not used", path,
+            cushim_why(why, whylen, "'%.300s' belongs to uid %u, not to this user (uid %u): not used", path,
                      (unsigned)st.st_uid, (unsigned)geteuid());
             goto refuse;
         }
         if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-            snprintf(why, whylen, "'%.300s' is writable by %s (mode %03o): not used (chmod go-w, or name its group)",
+            cushim_why(why, whylen, "'%.300s' is writable by %s (mode %03o): not used (chmod go-w, or name its group)",
                      path, (st.st_mode & S_IWOTH) ? "every user" : "its group", (unsigned)(st.st_mode & 0777));
             goto refuse;
         }
@@ -618,20 +629,20 @@ static inline int cushim_open_shared(const char *path, int create, long gid, cha
         for (int i = 0; i < n && !member; i++)
             member = groups[i] == (gid_t)gid;
         if (!member) {
-            snprintf(why, whylen, "this user is not in group %ld, which '%.300s' is to be shared with", gid, path);
+            cushim_why(why, whylen, "this user is not in group %ld, which '%.300s' is to be shared with", gid, path);
             goto refuse;
         }
         if (st.st_uid == geteuid() && st.st_gid != (gid_t)gid && fchown(fd, (uid_t)-1, (gid_t)gid) == 0)
             (void)fstat(fd, &st);
         if (st.st_gid != (gid_t)gid) {
-            snprintf(why, whylen, "'%.300s' belongs to group %u, not to group %ld: not used", path, (unsigned)st.st_gid,
+            cushim_why(why, whylen, "'%.300s' belongs to group %u, not to group %ld: not used", path, (unsigned)st.st_gid,
                      gid);
             goto refuse;
         }
         if (st.st_uid == geteuid() && (st.st_mode & 0660) != 0660 && fchmod(fd, (st.st_mode & 0777) | 0660) == 0)
             (void)fstat(fd, &st);
         if (st.st_mode & S_IWOTH) {
-            snprintf(why, whylen, "'%.300s' is writable by every user (mode %03o): not used", path,
+            cushim_why(why, whylen, "'%.300s' is writable by every user (mode %03o): not used", path,
                      (unsigned)(st.st_mode & 0777));
             goto refuse;
         }
