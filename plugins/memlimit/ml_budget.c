@@ -158,6 +158,25 @@ static int ml_private(ml_budget *b)
     return ml_claim(b);
 }
 
+/* Is the file exactly a region's size and all zeros - or has another process written our magic meanwhile?
+   (A file with a few zero bytes and then other data is another program's, and is never written.) */
+static int ml_all_zero(int fd, off_t size)
+{
+    static const char zero[4096];
+    char buf[4096];
+    uint64_t head = 0;
+    if (size != (off_t)sizeof(ml_region))
+        return 0;
+    for (off_t off = 0; off < size; off += (off_t)sizeof buf) {
+        size_t want = size - off < (off_t)sizeof buf ? (size_t)(size - off) : sizeof buf;
+        if (pread(fd, buf, want, off) != (ssize_t)want)
+            return 0;
+        if (memcmp(buf, zero, want) != 0)
+            return pread(fd, &head, sizeof head, 0) == (ssize_t)sizeof head && head == ML_BUDGET_MAGIC;
+    }
+    return 1;
+}
+
 static int ml_map(ml_budget *b, const char *path, int create, long gid, char *err, size_t errlen)
 {
     struct stat st;
@@ -179,9 +198,10 @@ static int ml_map(ml_budget *b, const char *path, int create, long gid, char *er
         close(fd);
         return -1;
     }
-    /* Never grow or touch a file that is not ours (e.g. HAMi-core's own cache). */
+    /* Never grow or touch a file that is not ours (e.g. HAMi-core's own cache): empty, or our magic, or all
+       zeros of exactly our size (another process sized it and is about to write the magic). */
     if (st.st_size > 0 && (pread(fd, &head, sizeof head, 0) != (ssize_t)sizeof head ||
-                           (head != 0 && head != ML_BUDGET_MAGIC))) {
+                           (head != ML_BUDGET_MAGIC && !ml_all_zero(fd, st.st_size)))) {
         snprintf(err, errlen, "'%s' is not a cushim budget region (another program's file?)", path);
         close(fd);
         return -1;

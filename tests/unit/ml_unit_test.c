@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -402,6 +403,26 @@ static void test_budget_foreign_file(void **state)
     assert_non_null(fgets(buf, sizeof buf, f));
     fclose(f);
     assert_string_equal(buf, "HAMi-core's own cache, not ours");   /* untouched */
+    /* a few zero bytes and then other data: another program's too, never written nor grown */
+    f = fopen(region, "w");
+    assert_non_null(f);
+    fwrite("\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 1, 16, f);
+    fputs("other data", f);
+    fclose(f);
+    assert_int_equal(ml_budget_open(&b, region, err, sizeof err), -1);
+    assert_non_null(strstr(err, "not a cushim budget region"));
+    {
+        struct stat fst;
+        char back[32];
+        FILE *g = fopen(region, "r");
+        assert_int_equal(stat(region, &fst), 0);
+        assert_int_equal(fst.st_size, 26);
+        assert_non_null(g);
+        assert_int_equal(fread(back, 1, sizeof back, g), 26);
+        fclose(g);
+        assert_memory_equal(back + 16, "other data", 10);
+    }
+    ml_budget_close(&b);
     unlink(region);
 }
 
