@@ -23,16 +23,59 @@ static void usage(FILE *f)
           f);
 }
 
-static void prom_label(const char *s)
+/* The length of the valid UTF-8 sequence at s (1-4), 0 when it is not one (overlong forms, surrogates, past
+   U+10FFFF and cut sequences - the kernel cuts a process's name at 15 bytes, mid-character - are not). */
+static size_t utf8_len(const unsigned char *s)
 {
-    for (; *s; s++) {
-        if (*s == '\\' || *s == '"')
-            putchar('\\');
-        if (*s == '\n') {
-            fputs("\\n", stdout);
+    unsigned c = s[0];
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        return (s[1] & 0xc0) == 0x80 ? 2 : 0;
+    if (c >= 0xe0 && c <= 0xef) {
+        if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 || (c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f))
+            return 0;
+        return 3;
+    }
+    if (c >= 0xf0 && c <= 0xf4) {
+        if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 || (s[3] & 0xc0) != 0x80 || (c == 0xf0 && s[1] < 0x90) ||
+            (c == 0xf4 && s[1] > 0x8f))
+            return 0;
+        return 4;
+    }
+    return 0;
+}
+
+/* 's' as text anyone may read: valid UTF-8, no control character (C0, DEL, C1): each byte that is not part of
+   a valid printable character becomes '?'. Process names are the process's own word, and a budget's path the
+   caller's: node_exporter rejects a whole file over one byte of bad UTF-8, and a terminal obeys control bytes. */
+static void clean_text(const char *in, char *out, size_t cap)
+{
+    const unsigned char *s = (const unsigned char *)in;
+    size_t o = 0;
+    while (*s && o + 5 < cap) {
+        size_t n = utf8_len(s);
+        int ok = n > 0 && !(n == 1 && (*s < 0x20 || *s == 0x7f)) && !(n == 2 && s[0] == 0xc2 && s[1] < 0xa0);
+        if (!ok) {
+            out[o++] = '?';
+            s++;
             continue;
         }
-        putchar(*s);
+        memcpy(out + o, s, n);
+        o += n;
+        s += n;
+    }
+    out[o] = '\0';
+}
+
+static void prom_label(const char *raw)
+{
+    char s[1024];
+    clean_text(raw, s, sizeof s);
+    for (const char *p = s; *p; p++) {
+        if (*p == '\\' || *p == '"')
+            putchar('\\');
+        putchar(*p);
     }
 }
 
@@ -40,7 +83,7 @@ int main(int argc, char **argv)
 {
     const char *name = NULL;
     int prom = 0;
-    char path[256], err[512], comm[17];
+    char path[256], err[512], comm[80], shown[1024];
     ml_budget b;
     uint32_t hw;
     int ndev;
@@ -82,7 +125,8 @@ int main(int argc, char **argv)
         printf("# HELP cushim_memlimit_used_bytes Device memory charged by a process to a cushim memlimit budget.\n"
                "# TYPE cushim_memlimit_used_bytes gauge\n");
     } else {
-        printf("budget %s\n", path);
+        clean_text(path, shown, sizeof shown);
+        printf("budget %s\n", shown);
         printf("%-5s %-8s %-16s %-6s %5s %16s %16s %16s %16s %8s\n", "slot", "pid", "command", "state", "dev",
                "used", "peak", "managed", "host", "denied");
     }
@@ -93,11 +137,12 @@ int main(int argc, char **argv)
         if (pid == 0)
             continue;
         alive = ml_budget_slot_alive(&b, (int)i);
-        memcpy(comm, s->comm, 16);
-        comm[16] = '\0';
-        for (char *c = comm; *c; c++)   /* a process names itself: no control byte reaches the terminal */
-            if ((unsigned char)*c < 0x20 || *c == 0x7f)
-                *c = '?';
+        {
+            char raw[17];
+            memcpy(raw, s->comm, 16);
+            raw[16] = '\0';
+            clean_text(raw, comm, sizeof comm);   /* a process names itself: valid UTF-8, no control byte */
+        }
         for (int d = 0; d < ndev; d++) {
             uint64_t u = atomic_load(&s->used[d]), pk = atomic_load(&s->peak[d]), m = atomic_load(&s->managed[d]);
             if (prom) {

@@ -36,5 +36,23 @@ grep -Eq "^[0-9]+ +$pid +e2e_\"q\\?z +dead +0 +3145728 " "$out.table" || fail "t
 env -u LD_PRELOAD "$launcher" usage "$region" >"$out.table" 2>&1
 ! grep -q " $pid " "$out.table" || fail "the dead slot is still listed after reclaim"
 grep -q "^device 0: 0 of 16777216 bytes charged" "$out.table" || fail "usage not back to 0"
+# a name the kernel cuts mid-character (15 bytes: the first byte of a 2-byte one last) with an escape byte:
+# the Prometheus text stays valid UTF-8 (node_exporter rejects the whole file otherwise) and no table carries
+# a control byte
+esc=$(printf '\033') && ln -sf "$prog" "$out.d/e2e${esc}[2Jabcdefg$(printf '\303\251')" || fail "link 2"
+"$out.d/e2e${esc}[2Jabcdefg$(printf '\303\251')" hold 16777216 1048576 >"$out.hold2" 2>&1 &
+pid2=$!
+i=0
+while ! grep -q held "$out.hold2" 2>/dev/null; do
+    i=$((i + 1)); [ $i -lt 500 ] || fail "the second holder did not start"; sleep 0.02
+done
+env -u LD_PRELOAD "$launcher" usage --prometheus "$region" >"$out.prom" 2>&1 || fail "cushim usage --prometheus (2) failed"
+python3 -c 'import sys; open(sys.argv[1], "rb").read().decode("utf-8")' "$out.prom" 2>/dev/null ||
+    fail "the Prometheus text is not valid UTF-8"
+grep -q "pid=\"$pid2\",command=\"e2e?\[2Jabcdefg?\"" "$out.prom" || fail "no Prometheus sample for $pid2 with the cleaned name"
+env -u LD_PRELOAD "$launcher" usage "$region" >"$out.table" 2>&1 || fail "cushim usage (2) failed"
+! LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]')" "$out.table" || fail "a control byte reached the table"
+kill -KILL $pid2
+wait $pid2 2>/dev/null
 rm -rf "$out".* "$region"
 echo PASS
