@@ -20,7 +20,7 @@ done
 # memlimit's usage helper, found by the installed launcher ('cushim usage').
 if [ -f "$build/plugins/memlimit.so" ]; then
   [ -x "$p/libexec/cushim/cushim-usage" ] || { echo "install_check: libexec/cushim/cushim-usage missing" >&2; exit 1; }
-  "$p/bin/cushim" usage "$t/no-such-budget" 2>&1 | grep -q 'cannot open budget region' \
+  "$p/bin/cushim" usage "$t/no-such-budget" 2>&1 | grep -q 'budget region: cannot open' \
     || { echo "install_check: the installed 'cushim usage' did not reach its helper" >&2; exit 1; }
 fi
 # Every plugin the build ships is installed where the shim looks for a NAME.

@@ -4,7 +4,9 @@
 # death by signal of the program pass through (exec), relative paths made absolute against the launcher's
 # directory, CUSHIM_PLUGINS composed and escaped from --plugin/--fault in order, --log validated,
 # 'apis' globbing, 'version' against the headers, 'plugins' against the build's plugin directory, --fake
-# in preload and drop-in mode, and (with faultinject built) a --fault that makes vecadd fail.
+# in preload and drop-in mode, and (with faultinject built) a --fault that makes vecadd fail. Values are data,
+# never syntax (issue 42): control characters refused, no globbing, a program named '-c', escapes at spec ends,
+# '--x value', separators of the dynamic linker's lists.
 # shellcheck disable=SC2015,SC2016 # ok() never fails; the single-quoted scripts expand in the child
 set -u
 src=$1 build=$2 vecadd=$3 version=$4 with_fault=${5:-}
@@ -150,6 +152,93 @@ v=$("$cushim" run --plugin='/p/x.so:v=a\;b' -- printenv CUSHIM_PLUGINS 2>/dev/nu
 [ "$v" = '/p/x.so:v=a\;b' ] && ok "an escaped ';' stays inside one --plugin" || fail "--plugin='/p/x.so:v=a\\;b' gave '$v'"
 v=$(CUSHIM_PLUGINS='keep' "$cushim" run -- printenv CUSHIM_PLUGINS 2>/dev/null)
 [ "$v" = keep ] && ok "no --plugin: the environment's CUSHIM_PLUGINS untouched" || fail "CUSHIM_PLUGINS became '$v'"
+
+# --- values are data, never syntax (issue 42) ---------------------------------------------------------
+# refused WHAT ARGS...: cushim ARGS exits 2 before running anything, the first line of its stderr contains WHAT.
+refused() {
+  local w=$1; shift
+  run_cap ref "$cushim" "$@"
+  [ $rc -eq 2 ] && [ ! -s "$t/ref.out" ] && head -n 1 "$t/ref.err" | grep -qF -- "$w" && return 0
+  fail "cushim $(printf '%q ' "$@"): expected exit 2 and '$w', got rc $rc: $(head -c 300 "$t/ref.out" "$t/ref.err")"
+  return 1
+}
+# A newline ends a CUSHIM_PLUGINS spec (--trace=$'x.json\nfaultinject:...' loaded faultinject); no option value
+# may hold a control character, whichever variable it reaches.
+n=0
+inj=$'\nfaultinject:rule=cuInit:CUDA_ERROR_UNKNOWN'
+for o in "--trace=x.json$inj" "--mem-budget=b$inj" "--mem-limit=1GiB$inj" "--sm-limit=30$inj" \
+         "--lua=p.lua:k=v$inj" "--plugin=/p/a.so$inj" "--fault=cuInit:CUDA_ERROR_UNKNOWN$inj" \
+         "--trace-filter=cuInit$inj" "--trace-toggle=USR1"$'\t' "--trace-capture=nvtx:a"$'\r' \
+         "--trace-buffer=1MiB"$'\x01' "--counts=c$inj" "--log-file=l"$'\r' "--real-libcuda=/x/libcuda.so.1$inj" \
+         "--libs=driver"$'\n'"runtime"; do
+  refused 'an option value cannot hold a control character' run "$o" -- printenv CUSHIM_PLUGINS && n=$((n + 1))
+done
+grep -qF "'--libs=driver\\x0aruntime'" "$t/ref.err" || fail "the refusal shows the value as one line: $(cat "$t/ref.err")"
+[ $n = 15 ] && ok "a control character in any of $n option values: refused, shown as \\xNN"
+# ... nor through the working directory that a relative path is made absolute against.
+mkdir "$t/nl$inj"
+n=0
+for o in --trace=t.json --plugin=./p.so --lua=p.lua; do
+  ( cd "$t/nl$inj" && refused "has a control character in its name" run "$o" -- printenv CUSHIM_PLUGINS ) \
+    && n=$((n + 1)) || failures=$((failures + 1))
+done
+[ $n = 3 ] && ok "a relative --trace/--plugin/--lua path under a directory named with a newline: refused"
+v=$(cd "$t/nl$inj" && "$cushim" run --plugin=/p/a.so -- printenv CUSHIM_PLUGINS 2>/dev/null)
+[ "$v" = /p/a.so ] && ok "... an absolute one is taken" || fail "absolute --plugin from $t/nl...: got '$v'"
+# ',' ';' '\' are escaped where a path or value enters a spec, and so are trailing spaces (the shim trims a spec).
+[ -f "$build/plugins/trace.so" ] && [ -f "$build/plugins/memlimit.so" ] && {
+  v=$(cd "$t/cwd" && "$cushim" run '--trace=a,b;c\d.json' '--mem-budget=b ' -- printenv CUSHIM_PLUGINS 2>/dev/null)
+  [ "$v" = "trace:file=$t/cwd/a\\,b\\;c\\\\d.json;memlimit:budget=b\\ " ] \
+    && ok "--trace=a,b;c\\d.json escaped, a trailing space kept" || fail "escaped values: got '$v'"
+}
+# Unquoted expansions globbed: --lua=p.lua:apis=cu* reached the policy as apis=cuEVIL, --libs=driver,runtim?
+# passed as 'runtime', with such files in the current directory.
+mkdir -p "$t/glob" && touch "$t/glob/apis=cuEVIL" "$t/glob/runtime"
+[ -f "$build/plugins/lua.so" ] && {
+  v=$(cd "$t/glob" && "$cushim" run '--lua=p.lua:apis=cu*,report=r;1.txt' -- printenv CUSHIM_PLUGINS 2>/dev/null)
+  [ "$v" = "lua:script=$t/glob/p.lua,opt=apis=cu*,report=$t/glob/r\\;1.txt" ] \
+    && ok "--lua=p.lua:apis=cu* reaches the policy as written" || fail "--lua globbing: got '$v'"
+}
+( cd "$t/glob" && refused "'runtim?' is not one of" run '--libs=driver,runtim?' -- printenv CUSHIM_LIBS ) \
+  && ok "--libs=driver,runtim? is no library name" || failures=$((failures + 1))
+# A program named '-c' is a program: 'exec -c' ran it unshimmed with an empty environment.
+mkdir -p "$t/bin" && printf '#!/bin/sh\nprintf "%%s|%%s\\n" "$LD_PRELOAD" "$1"\n' >"$t/bin/-c" && chmod +x "$t/bin/-c"
+v=$(PATH="$t/bin:$PATH" "$cushim" run -- -c arg 2>&1)
+[ "$v" = "$build/runtime/libcushim.so|arg" ] && ok "cushim run -- -c arg runs the program '-c' under the shim" \
+  || fail "cushim run -- -c arg: got '$v'"
+# A lone '\' at the end of a spec escaped the ';' that joins the next one (which was then never loaded).
+refused "a lone '\\' at the end" run "--plugin=/p/a.so:v=x\\" --plugin=/p/b.so -- printenv CUSHIM_PLUGINS \
+  && ok "--plugin ending in a lone '\\': refused"
+v=$(CUSHIM_PLUGINS="/p/a.so:v=x\\" "$cushim" run --plugin=/p/b.so -- printenv CUSHIM_PLUGINS 2>/dev/null)
+w=$(CUSHIM_PLUGINS='/p/a.so:v=x\;' "$cushim" run --plugin=/p/b.so -- printenv CUSHIM_PLUGINS 2>/dev/null)
+[ "$v" = '/p/a.so:v=x\\;/p/b.so' ] && [ "$w" = '/p/a.so:v=x\;;/p/b.so' ] \
+  && ok "appended after an environment value ending in '\\' or in an escaped ';'" || fail "appending: got '$v', '$w'"
+# HAMi's CUDA_DEVICE_SM_LIMIT loads smlimit unless CUSHIM_PLUGINS loads it: by its specs, not by a substring
+# (a trace file /x/smlimit.json turned the limit off), and by the variable's name, not by a line of 'env'.
+[ -f "$build/plugins/smlimit.so" ] && {
+  v=$(CUDA_DEVICE_SM_LIMIT=50 CUSHIM_PLUGINS='?/p/t.so:file=/x/smlimit.json' "$cushim" run -- printenv CUSHIM_PLUGINS 2>/dev/null)
+  w=$(CUDA_DEVICE_SM_LIMIT=50 CUSHIM_PLUGINS=' ? /p/smlimit.so :limit=5' "$cushim" run -- printenv CUSHIM_PLUGINS 2>/dev/null)
+  x=$(FOO=$'x\nCUDA_DEVICE_SM_LIMIT=5' "$cushim" run -- printenv CUSHIM_PLUGINS 2>/dev/null)
+  [ "$v" = '?/p/t.so:file=/x/smlimit.json;smlimit' ] && [ "$w" = ' ? /p/smlimit.so :limit=5' ] && [ -z "$x" ] \
+    && ok "CUDA_DEVICE_SM_LIMIT: smlimit added unless a spec loads it; a value's line is no variable" \
+    || fail "CUDA_DEVICE_SM_LIMIT: got '$v', '$w', '$x'"
+}
+# '--x value' for an option that takes '--x=value': '--trace out.json CMD' ran out.json.
+refused "the trace file is given as --trace=out.json" run --trace out.json true && ok "--trace out.json: refused"
+n=0
+for o in --lua --trace-toggle --trace-capture --trace-capture-end --trace-delay --trace-duration \
+         --trace-gpu-detach --trace-buffer; do
+  refused "$o needs a value: $o=..." run "$o" x -- true && n=$((n + 1))
+done
+[ $n = 8 ] && ok "$n options given a value without '=': 'needs a value'"
+# Paths in the dynamic linker's lists, which have no escapes: a space or ':' split the shim's path in two.
+mkdir -p "$t/a b" "$t/c:d/runtime"
+ln -s "$build/runtime/libcushim.so" "$t/a b/libcushim.so"
+ln -s "$build/runtime/libcushim.so" "$t/c:d/runtime/libcushim.so" && ln -s "$build/dropin" "$t/c:d/dropin"
+CUSHIM_LIB="$t/a b/libcushim.so" refused "cannot go into LD_PRELOAD" run -- printenv LD_PRELOAD \
+  && ok "a shim path with a ' ' (LD_PRELOAD): refused"
+CUSHIM_LIB="$t/c:d/runtime/libcushim.so" refused "cannot go into LD_LIBRARY_PATH" run --dropin -- printenv LD_LIBRARY_PATH \
+  && ok "a drop-in directory with a ':' (LD_LIBRARY_PATH): refused"
 
 # --- apis, version, where, plugins ---------------------------------------------------------------------
 run_cap apis "$cushim" apis 'cuMemAlloc*'
