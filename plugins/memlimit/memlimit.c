@@ -118,8 +118,7 @@ static void ml_lost_region(void)
 static ml_budget *ml_bud(void)
 {
     int st = atomic_load_explicit(&ml_opened, memory_order_acquire);
-    if (st == 1 && __builtin_expect(__atomic_load_n(&ml_st.budget.lost, __ATOMIC_RELAXED), 0) &&
-        ml_st.budget.shared)
+    if (st == 1 && __builtin_expect(ml_budget_lost_flag(&ml_st.budget), 0))
         ml_lost_region();
     if (st == 0) {
         char err[512];

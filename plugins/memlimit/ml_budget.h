@@ -21,10 +21,11 @@
 #include <sys/types.h>
 
 #include "ml_limits.h"
+#include "region.h"
 
 #define ML_BUDGET_MAGIC 0x31746764626d6c63ull /* "clmbdgt1" */
 #define ML_BUDGET_SLOTS 1024
-#define ML_LOCK_BASE (1 << 24)                /* lock byte of slot i: ML_LOCK_BASE + i */
+#define ML_LOCK_BASE RG_LOCK_BASE             /* lock byte of slot i: ML_LOCK_BASE + i (region.h) */
 
 enum { ML_CAT_DEVICE = 0, ML_CAT_MANAGED = 1, ML_CAT_HOST = 2, ML_NCATS = 3 };
 
@@ -51,18 +52,11 @@ typedef struct ml_region {
 } ml_region;
 
 typedef struct ml_budget {
-    ml_region *r;
-    int shared;              /* the region is a file (else a private mapping)                    */
-    _Atomic int fd;          /* the file's descriptor for lock operations; -1: none (private, or
-                                closed by the program and not reopenable: see ml_budget.c ml_fd)  */
-    dev_t dev;               /* the file, to recognise 'fd' before each use                      */
-    ino_t ino;
-    int slot;                /* ours, -1 none           */
-    long gid;                /* the group it is shared with, -1: this user alone                 */
-    int readonly;            /* attached for reading (the usage tool): no slot, no writes        */
-    int lost;                /* set (__atomic) by the SIGBUS guard when the file was shrunk under the
-                                mapping, which then reads zeros: see ml_budget_lost               */
-    char path[256];
+    ml_region *r;            /* the region: rg.base when shared, else a private anonymous mapping    */
+    rg_region rg;            /* the shared file (plugins/common/region.h)                          */
+    int shared;              /* the region is a file (else a private mapping)                      */
+    int slot;                /* ours, -1 none                                                      */
+    long gid;                /* the group it is shared with, -1: this user alone                   */
 } ml_budget;
 
 /* Open (creating) the region at 'path' (NULL: private) and claim a slot.
@@ -78,8 +72,12 @@ int ml_budget_attach(ml_budget *b, const char *path, char *err, size_t errlen);
    mapping now reads private zeros. Detach from it: the region becomes this
    process's own (its slot kept, so charges in flight stay consistent) and
    the caller charges its live allocations again. 1 when it was lost (once),
-   0 otherwise. */
+   0 otherwise. ml_budget_lost_flag: the one load that says whether to ask. */
 int ml_budget_lost(ml_budget *b);
+static inline int ml_budget_lost_flag(const ml_budget *b)
+{
+    return b->shared && __atomic_load_n(&b->rg.lost, __ATOMIC_RELAXED);
+}
 void ml_budget_close(ml_budget *b);
 /* After fork(), in the child: a slot of its own (the parent's stays the parent's). */
 int ml_budget_reopen_child(ml_budget *b);

@@ -15,129 +15,126 @@
 #include <unistd.h>
 
 #include "cushim/cushim_io.h"
+#include "region.h"
 
-static int sml_shm_lost_flag;   /* set by the SIGBUS guard (cushim_map_guard) */
+/* The one region of this process (region.c: opening, layout, SIGBUS guard, slot locks); owned here. */
+static rg_region sml_rg;
+static _Atomic uint32_t sml_own[SML_SHM_DEVICES];   /* bit k: slot k of the device is this process's */
 
 int sml_shm_lost(void)
 {
-    return __atomic_exchange_n(&sml_shm_lost_flag, 0, __ATOMIC_ACQ_REL);
+    return rg_lost(&sml_rg);
 }
 
 sml_region *sml_shm_open(const char *name, char *err, size_t errlen)
 {
-    struct stat st;
-    sml_region *r;
-    char path[128], why[400];
-    /* /dev/shm/<name>, as shm_open(3) would make it; this user's alone to write (cushim_open_shared): whoever
-       can write the region can take the GPU's turns from its users, or truncate it under them */
+    char path[128];
+    /* /dev/shm/<name>, as shm_open(3) would make it; this user's alone to write: whoever can write the region
+       can take the GPU's turns from its users, or truncate it under them */
     snprintf(path, sizeof path, "/dev/shm%s", name);
-    int fd = cushim_open_shared(path, 1, -1, why, sizeof why);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s", why);
+    if (rg_open(&sml_rg, path, sizeof(sml_region), SML_SHM_MAGIC, 4, -1, 0, err, errlen) != 0)
         return NULL;
-    }
-    if (fstat(fd, &st) != 0 || (st.st_size != 0 && st.st_size != (off_t)sizeof(sml_region))) {
-        snprintf(err, errlen, "%s has %lld bytes, not the %zu of this layout (another version?)", name,
-                 (long long)st.st_size, sizeof(sml_region));
-        close(fd);
-        return NULL;
-    }
-    /* two processes may both extend it: the size is the same, the contents zero */
-    if (st.st_size == 0 && cushim_ftruncate(fd, (off_t)sizeof(sml_region)) != 0) {   /* EFBIG, not SIGXFSZ */
-        snprintf(err, errlen, "ftruncate(%s): %s", name, strerror(errno));
-        close(fd);
-        return NULL;
-    }
-    r = mmap(NULL, sizeof(sml_region), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (r == MAP_FAILED) {
-        snprintf(err, errlen, "mmap(%s): %s", name, strerror(errno));
-        return NULL;
-    }
-    /* shrunk under us, it reads zeros instead of ending the process with SIGBUS: no sharing from then on */
-    if (cushim_map_guard(r, sizeof(sml_region), &sml_shm_lost_flag) != 0) {
-        snprintf(err, errlen, "%s: cannot guard the mapping against SIGBUS", name);
-        munmap(r, sizeof(sml_region));
-        return NULL;
-    }
-    uint32_t zero = 0;
-    if (!atomic_compare_exchange_strong(&r->magic, &zero, SML_SHM_MAGIC) && zero != SML_SHM_MAGIC) {
-        snprintf(err, errlen, "%s has magic %#x, not %#x", name, zero, SML_SHM_MAGIC);
-        cushim_map_unguard(r);
-        munmap(r, sizeof(sml_region));
-        return NULL;
-    }
-    return r;
+    for (int d = 0; d < SML_SHM_DEVICES; d++)
+        atomic_store(&sml_own[d], 0);
+    return sml_rg.base;
+}
+
+void sml_shm_fork_child(void)
+{
+    /* the parent's description and mapping would share its slot locks with us, and keep them alive after the
+       parent dies: dropped (the child's poller opens the region again when it launches) */
+    rg_close(&sml_rg);
+    for (int d = 0; d < SML_SHM_DEVICES; d++)
+        atomic_store(&sml_own[d], 0);
 }
 
 uint64_t sml_proc_start(int32_t pid)
 {
-    char path[64], buf[1024];
-    unsigned long long ticks = 0;
-    ssize_t n;
-    const char *p;
-    int fd;
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-        return 0;
-    n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    if ((p = strrchr(buf, ')')) == NULL)   /* the command name may hold blanks and ')' */
-        return 0;
-    for (int field = 2; field < 22; p++) {
-        if (*p == '\0')
-            return 0;
-        if (*p == ' ')
-            field++;
-    }
-    while (*p >= '0' && *p <= '9')
-        ticks = ticks * 10 + (unsigned long long)(*p++ - '0');
-    return ticks;
+    return rg_proc_start((pid_t)pid);
 }
 
-static int sml_dead(const sml_slot *s, int32_t pid)
+/* Slot s's index in the region's lock bytes, or -1 when s is not in this process's region (a test's). */
+static long sml_index(const sml_slot *s, int *dev, int *k)
 {
-    uint64_t start;
-    if (pid <= 0)
-        return 1;
-    if (kill(pid, 0) != 0 && errno == ESRCH)
-        return 1;
-    start = atomic_load(&s->start);
-    return start != 0 && sml_proc_start(pid) != start;   /* the pid was reused */
+    const sml_region *r = sml_rg.base;
+    if (r == NULL || s < &r->slot[0][0] || s >= &r->slot[0][0] + SML_SHM_DEVICES * SML_SHM_SLOTS)
+        return -1;
+    long idx = (long)(s - &r->slot[0][0]);
+    *dev = (int)(idx / SML_SHM_SLOTS);
+    *k = (int)(idx % SML_SHM_SLOTS);
+    return idx;
 }
 
+/* A live process holds the slot: its heartbeat is recent and its lock byte is held (by this process: a slot
+   of ours; by another: found with F_OFD_GETLK). Pids are never compared: across PID namespaces a pid names
+   another process, or none. */
 int sml_shm_live(const sml_slot *s, uint64_t now)
 {
     int32_t pid = atomic_load(&s->pid);
     uint64_t hb = atomic_load(&s->heartbeat);
-    return pid > 0 && hb + SML_STALE_NS > now && !sml_dead(s, pid);
+    int dev, k;
+    long idx;
+    if (pid == 0 || hb + SML_STALE_NS <= now)
+        return 0;
+    if ((idx = sml_index(s, &dev, &k)) < 0)
+        return 1;   /* not a region of ours (a test's): the heartbeat alone */
+    if (atomic_load(&sml_own[dev]) & (1u << k))
+        return 1;
+    return rg_slot_held(&sml_rg, (uint32_t)idx);
 }
 
 sml_slot *sml_shm_claim(sml_region *r, int dev, int32_t pid, uint64_t start, uint64_t now)
 {
     if (dev < 0 || dev >= SML_SHM_DEVICES)
         return NULL;
-    for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; i < SML_SHM_SLOTS; i++) {
+    uint32_t own = atomic_load(&sml_own[dev]);
+    for (int i = 0; i < SML_SHM_SLOTS; i++)
+        if (own & (1u << i)) {   /* ours already (a re-claim) */
             sml_slot *s = &r->slot[dev][i];
-            int32_t old = atomic_load(&s->pid);
-            if (old == pid && atomic_load(&s->start) == start)
-                return s;   /* ours already (a re-claim) */
-            /* first pass: free slots; second: those of dead or silent processes */
-            if (pass == 0 ? old != 0 : (old == 0 || sml_shm_live(s, now)))
-                continue;
-            if (!atomic_compare_exchange_strong(&s->pid, &old, pid))
-                continue;
-            atomic_store(&s->start, start);
-            atomic_store(&s->usage, 0);
-            atomic_store(&s->last_end, 0);
+            atomic_store(&s->pid, pid);
             atomic_store(&s->heartbeat, now);
             return s;
         }
+    for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < SML_SHM_SLOTS; i++) {
+        sml_slot *s = &r->slot[dev][i];
+        /* first pass: slots never used or left; second: those whose process died (however it died, in
+           whatever namespace): its lock byte is free. A region that is not this process's file (a test's)
+           takes free pids only. */
+        if (pass == 0 ? atomic_load(&s->pid) != 0 : r != sml_rg.base)
+            continue;
+        if (r == sml_rg.base) {
+            if (rg_lock_slot(&sml_rg, (uint32_t)(dev * SML_SHM_SLOTS + i)) != 0)
+                continue;
+            atomic_fetch_or(&sml_own[dev], 1u << i);
+            atomic_store(&s->pid, pid);
+        } else {
+            int32_t old = 0;
+            if (!atomic_compare_exchange_strong(&s->pid, &old, pid))
+                continue;
+        }
+        atomic_store(&s->start, start);
+        atomic_store(&s->usage, 0);
+        atomic_store(&s->last_end, 0);
+        atomic_store(&s->heartbeat, now);
+        {   /* a dead owner's turn, or place in line, is not inherited with its slot */
+            uint32_t me = (uint32_t)i + 1, m = me;
+            atomic_compare_exchange_strong(&r->turn[dev], &m, 0);
+            m = me;
+            atomic_compare_exchange_strong(&r->turn_next[dev], &m, 0);
+        }
+        return s;
+    }
     return NULL;
+}
+
+void sml_shm_leave(sml_slot *s)
+{
+    int dev, k;
+    long idx = sml_index(s, &dev, &k);
+    atomic_store(&s->pid, 0);
+    if (idx >= 0 && (atomic_fetch_and(&sml_own[dev], ~(1u << k)) & (1u << k)))
+        rg_unlock_slot(&sml_rg, (uint32_t)idx);
 }
 
 /* Our slot's number on device 'dev' (index + 1), 0 when 'dev' is out of range or 'mine' is not one of its slots. */

@@ -1,11 +1,12 @@
 /*
  * shm.h - the region smlimit processes on one machine share: per device, a slot
  * per process with its weight (its limit), its recent usage, the end of its last
- * measured work and a heartbeat. No lock: each process writes only its own
- * slot (claimed with a compare-and-swap on the pid) and reads the others'.
- * A slot whose process is gone (no such pid, or a pid reused by a process
- * started at another time) or whose heartbeat is older than SML_STALE_NS is
- * ignored and may be taken over.
+ * measured work and a heartbeat. No lock is waited for: each process writes
+ * only its own slot and reads the others'. A slot is claimed by taking its
+ * lock byte (plugins/common/region.h: held while the process lives, dropped by
+ * the kernel however it dies, in whatever PID namespace), so a slot is taken
+ * over only when its process is gone; one whose heartbeat is older than
+ * SML_STALE_NS is not counted as sharing.
  */
 #ifndef SML_SHM_H
 #define SML_SHM_H
@@ -47,6 +48,10 @@ typedef struct sml_region {
 sml_region *sml_shm_open(const char *name, char *err, size_t errlen);
 /* 1 (once) when the region's file was shrunk under the mapping, which then reads private zeros. */
 int sml_shm_lost(void);
+/* In a fork child: the parent's region (and its slot locks) dropped; the child opens its own when it launches. */
+void sml_shm_fork_child(void);
+/* Leave slot s (ours): free for the next process. */
+void sml_shm_leave(sml_slot *s);
 /* This process's start time, 0 if unknown. */
 uint64_t sml_proc_start(int32_t pid);
 /* Claim a slot on 'dev' for 'pid'; NULL if all are taken by live processes. */

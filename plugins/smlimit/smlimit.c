@@ -536,8 +536,8 @@ static void sml_flush(cushim_plugin *self)
         if (d->turn_slot != NULL)   /* leaving: the turn to whoever waits */
             sml_shm_turn_give(d->turn_region, i, d->turn_slot);
         pthread_mutex_unlock(&d->mu);
-        if (d->slot != NULL && atomic_load(&d->slot->pid) == st->pid)
-            atomic_store(&d->slot->pid, 0);   /* leave the region */
+        if (d->slot != NULL)
+            sml_shm_leave(d->slot);   /* leave the region */
     }
 }
 
@@ -554,6 +554,10 @@ static void sml_fork_child(cushim_plugin *self)
     st->poller_started = 0;
     st->pid = (int32_t)getpid();
     st->pid_start = sml_proc_start(st->pid);
+    if (st->region != NULL) {
+        sml_shm_fork_child();
+        st->region = NULL;
+    }
     for (int i = 0; i < SML_MAX_DEV; i++) {
         sml_dev *d = &st->dev[i];
         pthread_mutex_init(&d->mu, NULL);

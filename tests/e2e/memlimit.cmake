@@ -8,7 +8,7 @@ add_executable(e2e_memlimit e2e_memlimit.c "${_ml_dir}/ml_budget.c" "${_ml_dir}/
 target_include_directories(e2e_memlimit PRIVATE "${CUSHIM_CUDA_INCLUDE}" "${_ml_dir}"
   "${PROJECT_SOURCE_DIR}/tests/fake" "${PROJECT_SOURCE_DIR}/sdk/include")
 target_compile_options(e2e_memlimit PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-declarations)
-target_link_libraries(e2e_memlimit PRIVATE cushim_fake_cuda cushim_fake_cudart pthread)
+target_link_libraries(e2e_memlimit PRIVATE cushim_fake_cuda cushim_fake_cudart cushim_region pthread)
 
 set(_ml $<TARGET_FILE:e2e_memlimit>)
 set(_ml_plugin $<TARGET_FILE:memlimit>)
@@ -98,3 +98,7 @@ set_tests_properties(memlimit_region_shrink PROPERTIES
 e2e_test(memlimit_region_owner COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_region_owner.sh" ${_ml} ${_ml_plugin}
   $<TARGET_FILE:cushim-usage>)
 set_tests_properties(memlimit_region_owner PROPERTIES SKIP_RETURN_CODE 77)
+# One budget, a second process in its own PID namespace: neither reclaims the other's slot.
+e2e_test(memlimit_pidns COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_memlimit_pidns.sh" ${_ml} ${_ml_plugin}
+  $<TARGET_FILE:cushim-usage>)
+set_tests_properties(memlimit_pidns PROPERTIES SKIP_RETURN_CODE 77)

@@ -128,7 +128,7 @@ fsize)
         limited 0 CUSHIM_PLUGINS="$memlimit:limit=1GiB,budget=nokill$$"
         rm -f "/dev/shm/cushim-budget-nokill$$"
         [ "$rc" = 0 ] || fail "exit $rc (153: SIGXFSZ)"
-        grep -q "cannot size budget region .*: File too large" err || fail "the failure is not said"
+        grep -q "budget region: cannot size .*: File too large" err || fail "the failure is not said"
     fi
     if [ -n "$smlimit" ]; then
         part=smlimit-region
@@ -137,7 +137,7 @@ fsize)
         limited 0 CUSHIM_PLUGINS="$smlimit:limit=50,group=nokill$$" FAKE_CUDA_KERNEL_US=1000000
         rm -f "/dev/shm/cushim-smlimit2-$(id -u)-nokill$$"
         [ "$rc" = 0 ] || fail "exit $rc (153: SIGXFSZ)"
-        grep -q "ftruncate(.*): File too large" err || fail "the failure is not said"
+        grep -q "no sharing between processes: cannot size .*: File too large" err || fail "the failure is not said"
     fi
     ;;
 epipe)

@@ -15,6 +15,7 @@
 #             the reference; clock_ref_mhz=20000 is refused with its own error
 #   weights   two processes at limit=60 in one group (shared region): limits above 100 in total are
 #             scaled, so each reports that its share in force went down to 50%
+#   pidns     the weights case with one process in a PID namespace of its own (unshare --pid --fork)
 #   turns     two processes at limit=49 in one group on one simulated GPU (FAKE_CUDA_SHARED_GPU), with
 #             and without turns=1: with turns each near its share, at least one waited for the turn, and
 #             the time both had kernels pending on the GPU (the fake's log, FAKE_CUDA_KERNEL_LOG) is under a
@@ -97,6 +98,21 @@ case $case in
       grep -q 'limit 60%: .*(lowest 50%)' "$f" || { cat "$f" >&2; fail "a process did not scale its share to 50%"; }
     done
     cat "$out.err" "$out.b.err"; rm -f "$out.b" "$out.b.err" ;;
+  pidns)
+    # the weights case with the second process in a PID namespace of its own (containers sharing /dev/shm):
+    # each must see the other alive (a pid names another process, or none, across namespaces: with kill(pid, 0)
+    # each took the other for dead and kept 60%)
+    unshare --pid --fork true 2>/dev/null || { echo "SKIP: unshare --pid --fork is not permitted here"; exit 77; }
+    grp=e2ep$$
+    unshare --pid --fork env CUSHIM_PLUGINS="$plugin:limit=60,group=$grp,report=1" "$prog" 300 >"$out.b" 2>"$out.b.err" &
+    pb=$!
+    CUSHIM_PLUGINS="$plugin:limit=60,group=$grp,report=1" "$prog" 300 >"$out" 2>"$out.err" || fail "exit $?"
+    wait $pb || fail "second process (own PID namespace): exit $?"
+    rm -f "/dev/shm/cushim-smlimit2-$(id -u)-$grp"
+    for f in "$out.err" "$out.b.err"; do
+      grep -q 'limit 60%: .*(lowest 50%)' "$f" || { cat "$f" >&2; fail "a process did not see the other (own PID namespace)"; }
+    done
+    rm -f "$out.b" "$out.b.err" ;;
   turns)
     for t in 0 1; do
       grp=e2et$t$$

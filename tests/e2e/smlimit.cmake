@@ -10,7 +10,7 @@ target_include_directories(e2e_smlimit PRIVATE "${CUSHIM_CUDA_INCLUDE}")
 target_compile_options(e2e_smlimit PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-declarations)
 target_link_libraries(e2e_smlimit PRIVATE cushim_fake_cuda pthread)
 
-foreach(_c native limit env unlimited threads weights clockref turns turns3 turndead region)
+foreach(_c native limit env unlimited threads weights pidns clockref turns turns3 turndead region)
   e2e_test(smlimit_${_c} COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_smlimit.sh" ${_c}
     $<TARGET_FILE:e2e_smlimit> $<TARGET_FILE:smlimit>)
 endforeach()
@@ -20,3 +20,4 @@ e2e_test(smlimit_launcher COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_smlimit.sh
   NO_PRELOAD ENV "CUSHIM_LIB=$<TARGET_FILE:cushim>")
 set_tests_properties(smlimit_launcher PROPERTIES LABELS "e2e;no_asan")
 set_property(TEST smlimit_threads smlimit_limit smlimit_weights smlimit_turns smlimit_turns3 APPEND PROPERTY LABELS concurrency)
+set_tests_properties(smlimit_pidns PROPERTIES SKIP_RETURN_CODE 77)

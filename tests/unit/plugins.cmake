@@ -28,7 +28,7 @@ add_test(NAME sml_core COMMAND sml_core_test)
 # The shared region's turn (shm.c): take, give, hand-off, gone holders and waiters, nonsense.
 add_executable(sml_shm_test sml_shm_test.c "${_sml_dir}/shm.c")
 target_include_directories(sml_shm_test PRIVATE "${_sml_dir}" "${PROJECT_SOURCE_DIR}/sdk/include")
-target_link_libraries(sml_shm_test PRIVATE PkgConfig::CMOCKA rt)
+target_link_libraries(sml_shm_test PRIVATE PkgConfig::CMOCKA rt cushim_region)
 target_compile_options(sml_shm_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME sml_shm COMMAND sml_shm_test)
 # ... and the reading of its limits (the option and HAMi-core's variables).
@@ -95,7 +95,7 @@ add_test(NAME trace_link COMMAND trace_link_test)
 set(_ml_dir "${PROJECT_SOURCE_DIR}/plugins/memlimit")
 add_executable(ml_unit_test ml_unit_test.c "${_ml_dir}/ml_limits.c" "${_ml_dir}/ml_budget.c" "${_ml_dir}/ml_table.c")
 target_include_directories(ml_unit_test PRIVATE "${_ml_dir}" "${PROJECT_SOURCE_DIR}/sdk/include")
-target_link_libraries(ml_unit_test PRIVATE PkgConfig::CMOCKA Threads::Threads)
+target_link_libraries(ml_unit_test PRIVATE PkgConfig::CMOCKA Threads::Threads cushim_region)
 target_compile_options(ml_unit_test PRIVATE ${CUSHIM_WARN_FLAGS})
 # A yield between the budget's check and its add: racing threads interleave there, so the test bites.
 target_compile_definitions(ml_unit_test PRIVATE ML_BUDGET_RACE_WINDOW)

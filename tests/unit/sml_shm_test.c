@@ -1,8 +1,11 @@
 /*
  * sml_shm_test.c - the smlimit shared region's turn (plugins/smlimit/shm.c):
  * taking, giving back, handing to the process in line, passing over a holder or
- * a waiter that is gone, and nonsense in the region. The region is a plain
- * zeroed struct here; "gone" is a pid that has exited (a reaped child).
+ * a waiter that is gone, and nonsense in the region; and liveness by lock, not
+ * by pid. The region is a file in /dev/shm as the plugin makes it; "live" is a
+ * slot whose lock byte another open file description holds (another process's),
+ * "gone" one whose lock is free - whatever pid it names (a reaped child's, or
+ * this process's own: across PID namespaces a pid names someone else).
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -17,7 +20,26 @@
 
 #include <cmocka.h>
 
+#include <fcntl.h>
+#include <stdio.h>
+
+#include "region.h"
 #include "shm.h"
+
+/* Slot k of device 0 held by another open file description: what another live process's claim looks like. */
+static int hold_slot(const char *path, int k)
+{
+    struct flock fl;
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    assert_true(fd >= 0);
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = RG_LOCK_BASE + k;
+    fl.l_len = 1;
+    assert_int_equal(fcntl(fd, F_OFD_SETLK, &fl), 0);
+    return fd;
+}
 
 static uint64_t now_ns(void)
 {
@@ -39,18 +61,33 @@ static int32_t dead_pid(void)
 static void test_turns(void **state)
 {
     (void)state;
-    sml_region *r = calloc(1, sizeof *r);
+    char name[64], path[80], err[512];
+    snprintf(name, sizeof name, "/cushim-sml-test-%d", (int)getpid());
+    snprintf(path, sizeof path, "/dev/shm%s", name);
+    unlink(path);
+    sml_region *r = sml_shm_open(name, err, sizeof err);
+    if (r == NULL)
+        print_error("%s\n", err);
     assert_non_null(r);
     uint64_t now = now_ns();
     int32_t me = (int32_t)getpid();
-    /* three "processes": a and b live (this process's pid, told apart by slot), c gone */
+    /* three "processes": a (ours) and b (another's lock) live, c gone; d names our own pid with no lock */
+    int other = hold_slot(path, 5);
     sml_slot *a = sml_shm_claim(r, 0, me, sml_proc_start(me), now);
-    sml_slot *b = &r->slot[0][5], *c = &r->slot[0][9];
+    sml_slot *b = &r->slot[0][5], *c = &r->slot[0][9], *d = &r->slot[0][12];
     assert_ptr_equal(a, &r->slot[0][0]);
     atomic_store(&b->pid, me);
     atomic_store(&b->heartbeat, now);
     atomic_store(&c->pid, dead_pid());
     atomic_store(&c->heartbeat, now);
+    atomic_store(&d->pid, me);
+    atomic_store(&d->heartbeat, now);
+    assert_true(sml_shm_live(a, now));
+    assert_true(sml_shm_live(b, now));
+    assert_false(sml_shm_live(c, now));
+    assert_false(sml_shm_live(d, now));   /* a pid proves nothing: the lock does */
+    /* a second claim on the device is our own slot again; another process's slot is never taken */
+    assert_ptr_equal(sml_shm_claim(r, 0, me, sml_proc_start(me), now), a);
 
     /* free: a takes it; b cannot; a again: still its own */
     assert_int_equal(sml_shm_turn_holder(r, 0), 0);
@@ -102,7 +139,12 @@ static void test_turns(void **state)
     assert_false(sml_shm_turn_take(r, -1, a, 0));
     assert_false(sml_shm_turn_take(r, SML_SHM_DEVICES, a, 0));
     assert_int_equal(sml_shm_turn_holder(r, SML_SHM_DEVICES), 0);
-    free(r);
+    /* leaving frees the slot's lock: another description can take it */
+    sml_shm_leave(a);
+    close(hold_slot(path, 0));
+    close(other);
+    assert_false(sml_shm_live(b, now));   /* its holder is gone */
+    unlink(path);
 }
 
 int main(void)
