@@ -4,7 +4,8 @@
  * CUSHIM_DISABLE=<bool>     pure pass-through (no hooks run, no counting,
  *                           dlsym and cuGetProcAddress answer like the driver)
  * CUSHIM_LOG=debug|info|warn|error|off   (any case; default warn)
- * CUSHIM_LOG_FILE=<path>    log there (appended) instead of stderr
+ * CUSHIM_LOG_FILE=<path>    log there (appended) instead of stderr; a regular
+ *                           file only (a FIFO is refused, never waited on)
  * CUSHIM_COUNTS=<path>|-    count calls per API, write them at exit ('-': the
  *                           process's stderr as it was at start)
  * CUSHIM_REAL_LIBCUDA=<path> the real driver (drop-in mode; preload mode when
@@ -267,17 +268,26 @@ static void cfg_load(void)
 
     const char *v = cfg_load_value(CFG_VAR_LOG_FILE, cfg_load_path_var("CUSHIM_LOG_FILE"), &val);
     if (val == CFG_PATH_FILE) {
-        int fd = open(v, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0644);
+        /* A regular file only, opened without blocking: a FIFO with no reader held the program's first CUDA
+           call (or its start) forever, one with a reader could stall every line; the log goes to stderr then. */
+        int fd = cushim_open_regular(v, O_WRONLY | O_CREAT | O_APPEND, 0644, NULL, 0);
+        int e = errno;
         struct stat st;
         if (fd >= 0 && fstat(fd, &st) == 0) {
             cfg_value.log_fd = fd;
             cfg_log_dev = st.st_dev;
             cfg_log_ino = st.st_ino;
         } else {
-            if (fd >= 0)
+            if (fd >= 0) {
+                e = errno;
                 close(fd);
+            }
             cfg_quote(v, q, sizeof q);
-            cfg_note(LOG_WARN, "CUSHIM_LOG_FILE=%s: cannot open: %s; logging to stderr", q, strerror(errno));
+            if (e == EINVAL || e == ENXIO)   /* ENXIO: a FIFO with no reader, a socket */
+                cfg_note(LOG_WARN, "CUSHIM_LOG_FILE=%s: not a regular file (a FIFO, device, socket or directory); "
+                         "logging to stderr", q);
+            else
+                cfg_note(LOG_WARN, "CUSHIM_LOG_FILE=%s: cannot open: %s; logging to stderr", q, strerror(e));
         }
     }
 

@@ -372,6 +372,21 @@ static void cnt_fail(const char *what, const char *target, int err)
     log_error("cannot %s call counts to %s: %s", what, target, strerror(err));
 }
 
+/* A counts file of the run (CUSHIM_COUNTS named a regular file): opened for writing, created, without blocking -
+   a FIFO put in its place, or at <path>.<pid>, would hold the program's exit forever - and refused unless it is
+   a regular file. -1 (said once) when it cannot be. */
+static int cnt_open_file(const char *path, int flags)
+{
+    int fd = cushim_open_regular(path, O_WRONLY | O_CREAT | flags, 0644, NULL, 0);
+    if (fd < 0 && (errno == EINVAL || errno == ENXIO) && !cnt_error_logged) {   /* ENXIO: a FIFO with no reader */
+        cnt_error_logged = 1;
+        log_error("cannot write call counts to %s: not a regular file (a FIFO, device, socket or directory)", path);
+    } else if (fd < 0) {
+        cnt_fail("write", path, errno);
+    }
+    return fd;
+}
+
 /* Header (may be empty) and the lines. Returns 0, or the errno of the failure. */
 static int cnt_emit(int fd, off_t *off, const char *header)
 {
@@ -437,11 +452,9 @@ static void cnt_write_locked(const char *path, uint64_t total)
     if (atomic_load(&cnt_owns_path) && !cnt_forked) {
         int fd = cnt_fd;
         if (!cnt_fd_same()) {   /* closed by the program: the same file, by name */
-            fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
-            if (fd < 0) {
-                cnt_fail("write", path, errno);
+            fd = cnt_open_file(path, 0);
+            if (fd < 0)
                 return;
-            }
         }
         /* Rewrite from the start: totals only grow, so the last pass is complete. */
         off_t off = 0;
@@ -455,11 +468,9 @@ static void cnt_write_locked(const char *path, uint64_t total)
         return;
     }
     snprintf(target, sizeof target, "%s.%d", path, (int)getpid());
-    int fd = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
-    if (fd < 0) {
-        cnt_fail("write", target, errno);
+    int fd = cnt_open_file(target, O_TRUNC);
+    if (fd < 0)
         return;
-    }
     int e = cnt_emit(fd, NULL, "");
     if (e != 0)
         cnt_fail("write", target, e);

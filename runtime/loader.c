@@ -18,7 +18,14 @@
  * tree: build/runtime/libcushim.so and build/dropin/libcuda.so.1 ->
  * build/plugins; installed drop-in P/lib/cushim/dropin -> P/lib/cushim/plugins).
  * Anything with a '/' is a path (relative ones to the working directory).
- * Files are opened RTLD_NOW | RTLD_LOCAL and never closed.
+ * Files are opened RTLD_NOW | RTLD_LOCAL and never closed. Before dlopen the
+ * file is opened without blocking and must be a regular file: dlopen of a FIFO
+ * waits for a writer, forever (issue 42). Left: a file replaced by a FIFO
+ * between that check and dlopen - only by whoever can write its directory, who
+ * could as well replace the plugin. dlopen("/proc/self/fd/N") of the checked
+ * descriptor would close that gap but name the object "/proc/self/fd/N" for
+ * good: dladdr, $ORIGIN in its RUNPATH, a plugin finding its own directory
+ * (lua: a bundled liblua) and debuggers would all lose its real path.
  *
  * Runs once, from the runtime's initialisation (lifecycle.c), so every plugin
  * is loaded before the first CUDA call is forwarded. Each failure is one log
@@ -30,6 +37,8 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +46,7 @@
 #include <unistd.h>
 
 #include "rt_internal.h"
+#include "cushim/cushim_io.h"
 
 static _Atomic uint32_t ldr_specs_taken;   /* specs started; a forked child resumes after them */
 
@@ -147,6 +157,12 @@ static void ldr_load_one(const char *what, const char *options, int optional)
             goto fail;
         }
     }
+    /* never dlopen what is not a regular file (a FIFO would block the program's start): the header's comment */
+    int fd = cushim_open_regular(path, O_RDONLY, 0, why, sizeof why);
+    if (fd < 0 && errno == EINVAL)
+        goto fail;   /* 'why' says what it is; another failure (no permission) is dlopen's to tell, as before */
+    if (fd >= 0)
+        close(fd);
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (h == NULL) {
         const char *e = dlerror();

@@ -25,6 +25,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <link.h>
@@ -36,6 +37,7 @@
 #include <unistd.h>
 
 #include "rt_internal.h"
+#include "cushim/cushim_io.h"
 
 static _Atomic(void *) rl_driver_h;          /* handle, NULL until found */
 /* dlpi_adds (objects ever loaded) after the last failed search, + 1; 0: none failed.
@@ -246,12 +248,31 @@ int rl_classify(const void *addr)
     return RL_OTHER;
 }
 
+/* 'path' is a regular file (opened without blocking, then closed): dlopen of a FIFO - CUSHIM_REAL_LIBCUDA, a
+   libcuda.so.1 in a searched directory - would wait for a writer forever. Said once (the search may be repeated).
+   Left: the file replaced between this look and dlopen (loader.c says why the descriptor is not dlopened). */
+static int rl_regular_file(const char *path)
+{
+    static _Atomic int said;
+    char why[400];
+    int fd = cushim_open_regular(path, O_RDONLY, 0, why, sizeof why);
+    if (fd >= 0) {
+        close(fd);
+        return 1;
+    }
+    if (errno == EINVAL && atomic_exchange(&said, 1) == 0)
+        log_warn("%s: not tried as the real driver", why);
+    return 0;
+}
+
 /* A usable real driver: opened, and its cuInit is not ours. In drop-in mode
    also not another copy of the drop-in (it exports cushim_*): two copies would
    each take the other as the driver and their wrappers jump to each other
    forever. */
 static void *rl_try_open(const char *path, int flags)
 {
+    if (!(flags & RTLD_NOLOAD) && strchr(path, '/') != NULL && !rl_regular_file(path))
+        return NULL;
     void *h = dlopen(path, flags);
     if (h == NULL)
         return NULL;

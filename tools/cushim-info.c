@@ -12,6 +12,8 @@
  * is looked up as DIR/NAME.so), calls its entry point and prints the definition:
  * version, description, and the declared options with their types, defaults and help.
  * It never loads the shim and never calls init: a plugin definition is static data.
+ * A file that is not a regular file (a FIFO: dlopen would wait for a writer forever)
+ * is refused with one line.
  * 'select' checks a selector before the launcher starts a program with it (cushim run
  * --trace-filter): the shim the program will run with is dlopened, with every CUSHIM_
  * variable cleared first (its initialisation loads no plugin and writes no file; the
@@ -21,14 +23,18 @@
  * loadable, another SDK major): the launcher then leaves the check to the plugin.
  * Exit status: 0, 1 when a plugin could not be described, 2 on a usage error.
  */
-#define _GNU_SOURCE   /* setenv, unsetenv */
+#define _GNU_SOURCE   /* setenv, unsetenv; cushim_open_regular */
 #include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cushim/cushim.h>
+#include <cushim/cushim_io.h>
 #include "cushim_api_ids.h"
 
 #ifndef CUSHIM_INFO_VERSION
@@ -67,9 +73,27 @@ static const char *type_name(uint32_t type)
 /* A field of 'def' exists iff its offset is below def->size (append-only ABI). */
 #define DEF_HAS(d, field) CUSHIM_HAS(d, cushim_plugin_def, field)
 
+/* 1 when 'path' is a regular file or cannot be opened (dlopen then says why, as it always did); 0, with a line
+   on stderr, when it is a FIFO, device, socket or directory: dlopen of a FIFO waits for a writer forever. Looked
+   at without blocking; a file replaced before the dlopen that follows is left (runtime/loader.c says why). */
+static int regular_file(const char *path)
+{
+    char why[400];
+    int fd = cushim_open_regular(path, O_RDONLY, 0, why, sizeof why);
+    if (fd < 0 && errno == EINVAL) {
+        fprintf(stderr, "cushim-info: %s: cannot load: %s\n", path, why);
+        return 0;
+    }
+    if (fd >= 0)
+        close(fd);
+    return 1;
+}
+
 /* Prints one plugin's definition; 0 on success, 1 (with a line on stderr) if it cannot be described. */
 static int describe(const char *path)
 {
+    if (!regular_file(path))
+        return 1;
     /* RTLD_LOCAL: nothing of the plugin leaks into the next one's symbol look-ups. */
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (h == NULL) {
@@ -179,11 +203,8 @@ static int describe_named(const char *arg, const char *const *dirs, int ndirs)
         char path[4096];
         if (snprintf(path, sizeof path, "%s/%s.so", dirs[i], arg) >= (int)sizeof path)
             continue;
-        FILE *f = fopen(path, "rb");
-        if (f != NULL) {
-            fclose(f);
+        if (access(path, F_OK) == 0)   /* as the shim looks (runtime/loader.c); describe() refuses a FIFO */
             return describe(path);
-        }
     }
     fprintf(stderr, "cushim-info: no shipped plugin named '%s'\n", arg);
     return 1;
@@ -246,6 +267,8 @@ static int select_check(const char *shim, const char *selector)
         }
     }
     setenv("CUSHIM_LOG", "off", 1);
+    if (!regular_file(shim))
+        return 3;
     void *h = dlopen(shim, RTLD_NOW | RTLD_LOCAL);
     if (h == NULL) {
         fprintf(stderr, "cushim-info: cannot load the shim: %s\n", dlerror());

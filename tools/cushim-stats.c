@@ -21,11 +21,19 @@
  * FILE OUT' writes a copy that ends properly (its complete events, then the
  * closing brackets and "otherData":{"truncated":true}), which JSON readers and
  * the Perfetto UI open; OUT ending in .gz is compressed.
+ *
+ * FILE and OUT must be regular files: FILE is read more than once (a pipe's
+ * data would be gone, and a FIFO's second open would wait for a writer
+ * forever), and an OUT that is a FIFO with no reader would wait for one; each is
+ * looked at without blocking and refused with one line.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "stats-nvtx.h"
@@ -424,6 +432,28 @@ typedef struct scan {
     long bad_line;
 } scan;
 
+/* ---- files ---- */
+
+/* 'path' opened (O_CLOEXEC and 'flags'; 0666 less the umask when created) without blocking on a FIFO, then
+   refused unless it is a regular file: -1 with errno EINVAL (or ENXIO: a FIFO with no reader, a socket, opened
+   for writing); the descriptor blocks as usual. cushim_open_regular of sdk/include/cushim/cushim_io.h, which
+   this tool's include path does not reach. */
+static int st_open_regular(const char *path, int flags)
+{
+    struct stat st;
+    int fd = open(path, flags | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0666);   /* as fopen: less the umask */
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+        close(fd);
+        errno = EINVAL;
+        return -1;
+    }
+    return fd;
+}
+
+#define ST_NOT_REGULAR "not a regular file (a FIFO, device, socket or directory)"
+
 /* ---- the output of --close: complete events, then the end of the file ---- */
 
 typedef struct closer {
@@ -432,14 +462,28 @@ typedef struct closer {
     int err;
 } closer;
 
+/* 0, or -1 with errno (EINVAL or ENXIO: OUT is not a regular file; it is left as it was). */
 static int cl_open(closer *c, const char *out)
 {
+    int fd = st_open_regular(out, O_WRONLY | O_CREAT);
     memset(c, 0, sizeof *c);
+    if (fd < 0)
+        return -1;
+    if (ftruncate(fd, 0) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
     if (ends_with(out, ".gz"))
-        c->g = gzopen(out, "wb6");
+        c->g = gzdopen(fd, "wb6");
     else
-        c->f = fopen(out, "wb");
-    return c->f != NULL || c->g != NULL ? 0 : -1;
+        c->f = fdopen(fd, "wb");
+    if (c->f == NULL && c->g == NULL) {
+        close(fd);
+        return -1;
+    }
+    return 0;
 }
 
 static void cl_put(closer *c, const char *s, size_t n)
@@ -734,6 +778,16 @@ int main(int argc, char **argv)
                "       cushim stats --close FILE OUT (a copy of a trace that ends early, ending properly)\n");
         return argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? 0 : 2;
     }
+    /* each FILE is opened up to three times (below): a FIFO or a pipe would block or be empty */
+    for (int i = first; i < first + nfiles; i++) {
+        int fd = st_open_regular(argv[i], O_RDONLY);
+        if (fd >= 0) {
+            close(fd);
+        } else if (errno == EINVAL) {
+            ST_ERR("cushim stats: %s: " ST_NOT_REGULAR "; give the trace file itself\n", argv[i]);
+            return 1;
+        }   /* else (missing, no permission): said where it is read, as before */
+    }
     /* the plugin's budget for exact medians (otherData, at the end): the same table as at exit; over several
        files, their sum (each file's medians were exact within its own) */
     for (int i = first; i < first + nfiles; i++)
@@ -754,7 +808,10 @@ int main(int argc, char **argv)
         }
     }
     if (close_to != NULL && cl_open(&cl, close_to) != 0) {
-        ST_PERROR(close_to);
+        if (errno == EINVAL || errno == ENXIO)
+            ST_ERR("cushim stats: --close: %s: " ST_NOT_REGULAR "; give a file name\n", close_to);
+        else
+            ST_PERROR(close_to);
         tables_free(&t);
         return 1;
     }

@@ -4,7 +4,8 @@
  *
  * Where: the 'lualib=PATH' option, else "liblua5.4.so.0" by the loader's
  * search, else liblua5.4.so.0 in the plugin's own directory (the GPU bundle
- * puts a copy there: that machine has no Lua).
+ * puts a copy there: that machine has no Lua). A path that is not a regular
+ * file (a FIFO) is refused, never waited on.
  *
  * How, so that neither the host's Lua/LuaJIT nor ours sees the other:
  *   deepbind   dlopen(RTLD_LOCAL | RTLD_DEEPBIND): liblua's own calls between
@@ -23,10 +24,14 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "cushim/cushim_io.h"
 #include "lp_lua.h"
 
 lp_lua_api lp_lua;
@@ -47,6 +52,16 @@ static int lp_sanitized(void)
 static void *lp_open_one(const char *path, const char *how, char *err, size_t errlen)
 {
     void *h;
+    /* A path (lualib=PATH, the copy beside the plugin) must be a regular file: dlopen of a FIFO waits for a
+       writer forever, in the program's first CUDA call. Looked at without blocking, then dlopened by name: a
+       file replaced in between is left (runtime/loader.c says why the descriptor is not dlopened). */
+    if (strchr(path, '/') != NULL) {
+        int fd = cushim_open_regular(path, O_RDONLY, 0, err, errlen);
+        if (fd < 0 && errno == EINVAL)
+            return NULL;   /* else (missing, no permission) dlopen says why, as it always did */
+        if (fd >= 0)
+            close(fd);
+    }
     if (!strcmp(how, "namespace"))
         h = dlmopen(LM_ID_NEWLM, path, RTLD_NOW | RTLD_LOCAL);
     else if (!strcmp(how, "deepbind"))

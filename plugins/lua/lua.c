@@ -212,10 +212,12 @@ static cushim_stderr_id lp_report_stderr;   /* descriptor 2 at init */
 static int lp_report_warned;
 static int lp_report_write_warned;   /* a write failed (said once) */
 
+/* A regular file only, opened without blocking (a FIFO with no reader held the program's first CUDA call, or a
+   hook, forever); -1 with errno, EINVAL or ENXIO (a FIFO with no reader, a socket) when it is another kind. */
 static int lp_report_open(void)
 {
     struct stat st;
-    int fd = open(lp_report_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+    int fd = cushim_open_regular(lp_report_path, O_WRONLY | O_APPEND | O_CREAT, 0644, NULL, 0);
     if (fd < 0)
         return -1;
     if (fstat(fd, &st) != 0) {
@@ -228,6 +230,12 @@ static int lp_report_open(void)
     return 0;
 }
 
+/* Why lp_report_open failed. */
+static const char *lp_report_why(int e)
+{
+    return e == EINVAL || e == ENXIO ? "not a regular file (a FIFO, device, socket or directory)" : strerror(e);
+}
+
 void lp_report_write(const char *s, size_t n)
 {
     struct stat st;
@@ -238,7 +246,8 @@ void lp_report_write(const char *s, size_t n)
         if (lp_report_open() != 0 && !lp_report_warned) {
             lp_report_warned = 1;
             lp_eng.host->log(lp_eng.self, CUSHIM_LOG_WARN, "report=%s: the program closed its descriptor and it "
-                             "cannot be opened again (%s): report lines are lost", lp_report_path, strerror(errno));
+                             "cannot be opened again (%s): report lines are lost", lp_report_path,
+                             lp_report_why(errno));
         }
     }
     if (lp_report_path == NULL)   /* -1: the program has made 2 its own file, pipe or socket: the line is lost */
@@ -287,7 +296,7 @@ static int lp_init(const cushim_host *h, cushim_plugin *self)
         free(cwd);
         if (lp_report_path == NULL || lp_report_open() != 0) {
             h->log(self, CUSHIM_LOG_ERROR, "report=%s: %s", report, lp_report_path == NULL ? "out of memory" :
-                   strerror(errno));
+                   lp_report_why(errno));
             free(lp_report_path);
             lp_report_path = NULL;
             return -1;

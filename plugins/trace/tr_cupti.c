@@ -44,6 +44,8 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -51,7 +53,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "cushim/cushim_io.h"
 #include "trace.h"
 
 #if defined(TR_HAVE_CUPTI)
@@ -640,11 +644,24 @@ static int cupti_start_masked(tr_state *st, const char *path, char *err, size_t 
         tries[nt++] = "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so";
         tries[nt++] = "libcupti.so";
     }
-    for (int i = 0; i < nt && cu.lib == NULL; i++)
+    char why[400] = "";
+    for (int i = 0; i < nt && cu.lib == NULL; i++) {
+        /* a path must be a regular file, looked at without blocking: dlopen of a FIFO waits for a writer forever
+           (a file replaced in between is left: runtime/loader.c says why the descriptor is not dlopened) */
+        if (strchr(tries[i], '/') != NULL) {
+            int fd = cushim_open_regular(tries[i], O_RDONLY, 0, why, sizeof why);
+            if (fd < 0 && errno == EINVAL)
+                continue;
+            if (fd >= 0)
+                close(fd);
+            why[0] = '\0';   /* another failure (missing) is dlopen's to tell */
+        }
         cu.lib = dlopen(tries[i], RTLD_NOW | RTLD_LOCAL);
+    }
     if (cu.lib == NULL) {
+        const char *e = nt == 1 && why[0] != '\0' ? why : dlerror();
         snprintf(err, errlen, "cannot load CUPTI (%s%s): %s; give cupti=PATH or set CUDA_HOME", tries[0],
-                 nt > 1 ? " and the toolkit's defaults" : "", dlerror());
+                 nt > 1 ? " and the toolkit's defaults" : "", e != NULL ? e : "not found");
         return -1;
     }
     cu.enable = (f_enable)dlsym(cu.lib, "cuptiActivityEnable");

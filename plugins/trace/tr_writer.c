@@ -45,8 +45,11 @@ static int tw_fd_ours(tr_writer *w, int reopen)
     w->fd = -1;   /* not ours any more: the number is the program's */
     if (!reopen || w->fd_lost || w->fd_path == NULL)
         return 0;
-    fd = open(w->fd_path, O_WRONLY | O_CLOEXEC | O_NOCTTY);   /* the same file or nothing: the check below */
+    /* the same file or nothing: the check below. O_NONBLOCK: a FIFO (the trace's, its reader gone, or one put in
+       its place) fails at once (ENXIO) instead of holding the program's thread; writes block again below. */
+    fd = open(w->fd_path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0 || fstat(fd, &st) != 0 || st.st_dev != w->fd_dev || st.st_ino != w->fd_ino ||
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0 ||
         (S_ISREG(st.st_mode) && lseek(fd, w->fd_off, SEEK_SET) != w->fd_off)) {   /* a pipe has no offset */
         if (fd >= 0)
             close(fd);
@@ -773,11 +776,15 @@ static void write_summary(tr_writer *w)
         return;
     }
     if (w->summary_path != NULL) {
-        if ((fd = open(w->summary_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) >= 0) {
+        /* a regular file only, opened without blocking: a FIFO there held the program's exit forever */
+        if ((fd = cushim_open_regular(w->summary_path, O_WRONLY | O_CREAT | O_APPEND, 0644, NULL, 0)) >= 0) {
             own = 1;
         } else {   /* said, and the table comes on stderr instead of nowhere */
+            int e = errno;
             fprintf(f, "cushim trace: cannot open the summary file '%s': %s; the table follows here\n",
-                    w->summary_path, strerror(errno));
+                    w->summary_path, e == EINVAL || e == ENXIO   /* ENXIO: a FIFO with no reader, a socket */
+                                         ? "not a regular file (a FIFO, device, socket or directory)"
+                                         : strerror(e));
             fd = cushim_stderr_fd(&w->stderr_id);
         }
     }
