@@ -31,7 +31,8 @@ assert any('vecadd' in json.dumps(e.get('args', {})) for e in launches), 'no lau
 PY
 hdr='Time (%)  *Total Time (ns)  *Num Calls  *Avg (ns)  *Med (ns)  *Min (ns)  *Max (ns)  *StdDev (ns)  *Name'
 cat out err | grep -q "$hdr" || fail "no cuda_api_sum table at exit"
-cat out err | grep -q "$file" || fail "the file's name is not printed at exit"
+cat out err | grep -q "$file.*open it at https://ui.perfetto.dev" || fail "the file's name and how to open it are not printed at exit"
+! cat out err | grep -q "record bytes and\|chunks: " || fail "the writer's internals are printed to the user (only at CUSHIM_LOG=info)"
 env -u LD_PRELOAD CUSHIM_BUILD_DIR="$build" tools/cushim stats "$file" >stats.out 2>stats.err || fail "cushim stats"
 grep -q "$hdr" stats.out || fail "cushim stats printed no table"
 grep '^ ' err > t.exit

@@ -129,10 +129,10 @@ run_one() {
     shim) $t env BENCH_LABEL=shim LD_PRELOAD="$SHIM" "$BIN" "$LAUNCHES" "$CALLS" ;;
     shim+hooks) $t env BENCH_LABEL=shim+hooks BENCH_HOOKS=1 LD_PRELOAD="$SHIM" "$BIN" "$LAUNCHES" "$CALLS" ;;
     cupti) $t env BENCH_LABEL=cupti BENCH_CUPTI=1 "$BIN" "$LAUNCHES" "$CALLS" ;;
-    trace) $t env BENCH_LABEL=trace LD_PRELOAD="$SHIM" \
+    trace) $t env BENCH_LABEL=trace LD_PRELOAD="$SHIM" CUSHIM_LOG=info \
         CUSHIM_PLUGINS="$TRACE_SO:file=/dev/null,summary_file=$WORK/trace-summary.txt,buffer=4GiB" "$BIN" \
         "$LAUNCHES" "$((CALLS / 10))" ;;
-    trace-base) $t env BENCH_LABEL=trace-base LD_PRELOAD="$SHIM" \
+    trace-base) $t env BENCH_LABEL=trace-base LD_PRELOAD="$SHIM" CUSHIM_LOG=info \
         CUSHIM_PLUGINS="$BENCH_TRACE_BASE:file=/dev/null,summary_file=$WORK/trace-summary.txt,buffer=4GiB" "$BIN" \
         "$LAUNCHES" "$((CALLS / 10))" ;;
     ab-hooks) $t env BENCH_LABEL=ab-hooks BENCH_HOOKS=1 BENCH_HOOKS_TIME=2 BENCH_AB="$AB" LD_PRELOAD="$SHIM" \

@@ -836,13 +836,16 @@ static void write_summary(tr_writer *w)
     if (w->fd_reopened != 0)
         fprintf(f, "; the program closed the file's descriptor: reopened %u time%s", w->fd_reopened,
                 w->fd_reopened == 1 ? "" : "s");
-    fprintf(f, "; %llu dropped (buffer full)", (unsigned long long)atomic_load(&w->bufs->dropped));
+    if (atomic_load(&w->bufs->dropped) != 0 || w->internals)
+        fprintf(f, "; %llu dropped (buffer full)", (unsigned long long)atomic_load(&w->bufs->dropped));
     uint64_t nint = atomic_load(&w->bufs->interrupted);   /* tr_buf.h tr_buf_interrupted */
     if (nint != 0)
         fprintf(f, "; %llu call%s or NVTX event%s made in a signal handler while its thread wrote a record: not kept",
                 (unsigned long long)nint, nint == 1 ? "" : "s", nint == 1 ? "" : "s");
+    if (!w->io_error && !w->fd_lost)   /* a file cut short is no JSON document: nothing to open */
+        fprintf(f, "; open it at https://ui.perfetto.dev (Open trace file) or chrome://tracing");
     fputc('\n', f);
-    if (w->events > 0) {
+    if (w->events > 0 && w->internals) {
         /* the cost figures of issue 11: the buffers' bytes and the file's bytes per call (GPU, NVTX and
            correlation records included in the first), and the writer's rate over its busy time */
         double busy_s = (double)w->busy_ns * 1e-9;
@@ -859,8 +862,6 @@ static void write_summary(tr_writer *w)
     }
     if (w->note[0])
         fprintf(f, "cushim trace: %s\n", w->note);
-    if (!w->io_error && !w->fd_lost)   /* a file cut short is no JSON document: nothing to open */
-        fprintf(f, "cushim trace: open it at https://ui.perfetto.dev (Open trace file) or chrome://tracing\n");
     fclose(f);
     if (text != NULL) {
         if (fd >= 0)

@@ -38,6 +38,8 @@ typedef struct tr_writer {
     char *summary_path;              /* NULL: stderr                                                   */
     cushim_stderr_id stderr_id;      /* descriptor 2 at init: the table goes there only while it is it */
     int summary;                     /* print the table at the end                                     */
+    int internals;                   /* and the writer's own figures (bytes per call, rate, chunks): with
+                                        CUSHIM_LOG=info or more (for people measuring the plugin, not users) */
     uint64_t summary_exact;          /* durations kept for exact medians, each table (0: TR_STATS_EXACT)  */
     _Atomic uint64_t *unhooked;      /* unhook=1: times the call hooks were removed while paused (or NULL) */
     const char *capture;             /* the capture= option's value (NULL: none)                         */

@@ -764,6 +764,7 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
     st->w.api_by_id = host->api_by_id;
     st->w.flow_categories = CUSHIM_CAT_LAUNCH | CUSHIM_CAT_COPY | CUSHIM_CAT_SET;
     st->w.summary = host->opt_bool(self, "summary");
+    st->w.internals = host->log_enabled != NULL && host->log_enabled(CUSHIM_LOG_INFO);
     st->w.summary_exact = host->opt_bytes(self, "summary_exact") / 8;
     if (st->w.summary_exact == 0)
         st->w.summary_exact = 1;

@@ -61,7 +61,8 @@ same_table() {
 
 case $case_ in
 vecadd)
-    run "file=$dir/t.json" "$vecadd" 4096
+    # CUSHIM_LOG=info: the writer's own figures (the cost line below) are printed at that level only
+    CUSHIM_LOG=info run "file=$dir/t.json" "$vecadd" 4096
     [ "$rc" = 0 ] || fail "vecadd exited with $rc"
     check t.json "len(X) > 20" \
         "[e['args'].get('kernel') for e in X if e['name'] == 'cuLaunchKernel'] == ['vecadd']" \
@@ -88,6 +89,8 @@ PY
     same_table t.json
     grep -q "cushim trace: $(check t.json 'True'; python3 -c "import json;print(json.load(open('t.json'))['otherData']['events'])") calls written to $dir/t.json" err \
         || fail "no summary line naming the file"
+    grep -q "calls written to $dir/t.json; 0 dropped (buffer full); open it at https://ui.perfetto.dev" err \
+        || fail "the summary line does not say how to open the file"
     # the cost line: record bytes per call as otherData's record_bytes / events, file bytes as the file's size
     python3 - <<'PY' || fail "the summary's bytes-per-call line"
 import json, os, re, sys

@@ -165,8 +165,8 @@ tb_run() {
     out=$d/$cfg.$r.out err=$d/$cfg.$r.err
     case $cfg in
     native) tmo 120 "${pin[@]}" "$PY" "$B" bench "$steps" ;;
-    trace) tmo 120 "${pin[@]}" env "${env_l[@]}" "$L" run --trace="$d/t.json" -- "$PY" "$B" bench "$steps" ;;
-    trace-gpu) tmo 120 "${pin[@]}" env "${env_l[@]}" "$L" run --trace="$d/t.json" --trace-gpu -- "$PY" "$B" bench "$steps" ;;
+    trace) tmo 120 "${pin[@]}" env "${env_l[@]}" CUSHIM_LOG=info "$L" run --trace="$d/t.json" -- "$PY" "$B" bench "$steps" ;;
+    trace-gpu) tmo 120 "${pin[@]}" env "${env_l[@]}" CUSHIM_LOG=info "$L" run --trace="$d/t.json" --trace-gpu -- "$PY" "$B" bench "$steps" ;;
     cupti-act) tmo 120 "${pin[@]}" env CUDA_INJECTION64_PATH="$BIN/libcupti_activity.so" CUPTI_ACTIVITY_OUT="$d/cupti.$r" \
         "$PY" "$B" bench "$steps" ;;
     shim) tmo 120 "${pin[@]}" env LD_PRELOAD="$SHIM" "$PY" "$B" bench "$steps" ;;
