@@ -43,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "rt_internal.h"
@@ -255,39 +256,59 @@ void ldr_load_list(const char *list, _Atomic uint32_t *taken)
 }
 
 /*
- * HAMi-core's environment (CUDA_DEVICE_MEMORY_LIMIT, CUDA_DEVICE_MEMORY_LIMIT_<i>,
- * set by HAMi's Kubernetes device plugin) enforces quotas with no other
- * configuration: when one is set and no plugin named memlimit was loaded from
- * CUSHIM_PLUGINS (the name a plugin registers, never a substring of the text:
- * a trace file '/x/memlimit' or a policy of that name turned the quota off), the
- * shipped memlimit plugin is loaded after the list (required: a quota that cannot be enforced
- * fails closed), found beside the shim wherever it is installed, so the shim can
- * stand in /etc/ld.so.preload where libvgpu.so stood. The plugin reads the
- * variables itself. CUSHIM_HAMI=0 turns this off. docs/plugins/memlimit.md.
+ * HAMi-core's environment (set by HAMi's Kubernetes device plugin) enforces limits with no other
+ * configuration, so the shim can stand in /etc/ld.so.preload where libvgpu.so stood:
+ *   CUDA_DEVICE_MEMORY_LIMIT[_<i>]  loads memlimit,
+ *   CUDA_DEVICE_SM_LIMIT[_<i>]      loads smlimit (unless GPU_CORE_UTILIZATION_POLICY=disable),
+ * each when one of its variables is set and no plugin of that name was loaded from CUSHIM_PLUGINS (the name
+ * a plugin registers, never a substring of the text: a trace file '/x/memlimit' or a policy of that name
+ * turned the quota off). The shipped plugin is loaded after the list, required (a limit that cannot be
+ * enforced fails closed), found beside the shim wherever it is installed; it reads the variables itself.
+ * CUSHIM_HAMI=0 turns this off. docs/plugins/memlimit.md, docs/plugins/smlimit.md.
  */
-static _Atomic uint32_t ldr_auto_taken;
+static _Atomic uint32_t ldr_auto_taken[2];
+
+/* Is VAR or VAR_<i> (i < 16) set to something? Its name in 'name'. */
+static int ldr_hami_set(const char *var, char *name, size_t cap)
+{
+    for (int i = -1; i < 16; i++) {
+        if (i < 0)
+            snprintf(name, cap, "%s", var);
+        else
+            snprintf(name, cap, "%s_%d", var, i);
+        const char *v = getenv(name);
+        if (v != NULL && *v != '\0')
+            return 1;
+    }
+    return 0;
+}
 
 static void ldr_load_hami(void)
 {
+    static const struct { const char *var, *plugin; } auto_load[] = {
+        { "CUDA_DEVICE_MEMORY_LIMIT", "memlimit" },
+        { "CUDA_DEVICE_SM_LIMIT", "smlimit" },
+    };
     const char *off = getenv("CUSHIM_HAMI");
-    int set = 0;
     char name[48];
     if (off != NULL && !strcmp(off, "0"))
         return;
-    for (int i = -1; i < 16 && !set; i++) {
-        const char *v;
-        if (i < 0)
-            snprintf(name, sizeof name, "CUDA_DEVICE_MEMORY_LIMIT");
-        else
-            snprintf(name, sizeof name, "CUDA_DEVICE_MEMORY_LIMIT_%d", i);
-        v = getenv(name);
-        set = v != NULL && *v != '\0';
+    for (size_t k = 0; k < sizeof auto_load / sizeof auto_load[0]; k++) {
+        if (!ldr_hami_set(auto_load[k].var, name, sizeof name) || pl_loaded(auto_load[k].plugin))
+            continue;
+        if (!strcmp(auto_load[k].plugin, "smlimit")) {
+            const char *policy = getenv("GPU_CORE_UTILIZATION_POLICY");
+            if (policy != NULL && !strcasecmp(policy, "disable")) {
+                log_info("%s is set, but GPU_CORE_UTILIZATION_POLICY=disable: no compute limit", name);
+                continue;
+            }
+        }
+        log_info("%s is set: loading the %s plugin (HAMi-core's variables; CUSHIM_HAMI=0 turns this off)", name,
+                 auto_load[k].plugin);
+        char list[16];
+        snprintf(list, sizeof list, "%s", auto_load[k].plugin);
+        ldr_load_list(list, &ldr_auto_taken[k]);
     }
-    if (!set || pl_loaded("memlimit"))
-        return;
-    log_info("%s is set: loading the memlimit plugin (HAMi-core's variables; CUSHIM_HAMI=0 turns this off)", name);
-    char list[] = "memlimit";
-    ldr_load_list(list, &ldr_auto_taken);
 }
 
 void ldr_load_env(void)

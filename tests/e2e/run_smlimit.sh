@@ -20,6 +20,8 @@
 #             and without turns=1: with turns each near its share, at least one waited for the turn, and
 #             the time both had kernels pending on the GPU (the fake's log, FAKE_CUDA_KERNEL_LOG) is under a
 #             third of what it is without
+#   preload   CUDA_DEVICE_SM_LIMIT=25 with no CUSHIM_PLUGINS: smlimit loaded by the shim itself, the share held;
+#             with GPU_CORE_UTILIZATION_POLICY=disable, not limited
 #   region    a region file of another size under the region's name, then one every user may write: one
 #             warning each, limited alone
 #   turns3    three processes at 30 with turns on one simulated GPU: each held to its share, every pair of
@@ -67,6 +69,15 @@ case $case in
   env)
     CUDA_DEVICE_SM_LIMIT=25 CUSHIM_PLUGINS="$plugin:report=1,shared=0" "$prog" 200 >"$out" 2>"$out.err" || fail "exit $?"
     share_in 0.05 0.40; report_ok ;;
+  preload)
+    # HAMi's variable by preload alone (no CUSHIM_PLUGINS, as under HAMi's device plugin with the shim in
+    # /etc/ld.so.preload): smlimit is loaded and holds the share; GPU_CORE_UTILIZATION_POLICY=disable: none
+    env -u CUSHIM_PLUGINS CUDA_DEVICE_SM_LIMIT=25 CUSHIM_LOG=info "$prog" 200 >"$out" 2>"$out.err" || fail "exit $?"
+    grep -q "CUDA_DEVICE_SM_LIMIT is set: loading the smlimit plugin" "$out.err" || fail "smlimit not loaded by preload alone"
+    share_in 0.05 0.40
+    env -u CUSHIM_PLUGINS CUDA_DEVICE_SM_LIMIT=25 GPU_CORE_UTILIZATION_POLICY=disable "$prog" 100 >"$out" 2>"$out.err" ||
+      fail "exit $?"
+    share_in 0.5 1.01 ;;
   unlimited)
     CUSHIM_COUNTS="$out.counts" CUSHIM_PLUGINS="$plugin:limit=100,report=1" "$prog" 100 >"$out" 2>"$out.err" ||
       fail "exit $?"
