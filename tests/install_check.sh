@@ -1,8 +1,9 @@
 #!/bin/sh
 # install_check.sh BUILD_DIR VECADD - 'cmake --install' into a fresh prefix lays out what users, plugin
 # vendors and the launcher rely on (shim, drop-in, fake driver, SDK headers, pkg-config file, CMake package,
-# launcher and its cushim-info helper, shipped plugins), the installed launcher runs the sample against the
-# installed fake driver and describes the installed plugins, and the tree still works once moved elsewhere.
+# launcher and its cushim-info helper, shipped plugins), the installed launcher (the compiled program, not a
+# script) runs the sample against the installed fake driver, describes the installed plugins and takes flags
+# derived from their declared options, and the tree still works once moved elsewhere.
 set -eu
 build=$1 vecadd=$2
 t=$(mktemp -d)
@@ -49,6 +50,19 @@ if CUSHIM_PLUGINS='faultinject:rule=cuMemAlloc*:CUDA_ERROR_OUT_OF_MEMORY:nth=2' 
   cat "$t/fault.err" >&2; exit 1
 fi
 grep -q 'failed: CUDA_ERROR_OUT_OF_MEMORY' "$t/fault.err" || { echo "install_check: no injected fault" >&2; cat "$t/fault.err" >&2; exit 1; }
+# The launcher is the compiled program (tools/launcher/), and its plugin flags come from the installed plugins.
+[ "$(head -c 4 "$p/bin/cushim" | tr -d '\177')" = ELF ] || { echo "install_check: bin/cushim is not the compiled launcher" >&2; exit 1; }
+"$p/bin/cushim" help run > "$t/runhelp"
+for so in "$p"/lib/cushim/plugins/*.so; do
+  [ -e "$so" ] || continue
+  grep -q "^  --$(basename "$so" .so)-" "$t/runhelp" \
+    || { echo "install_check: cushim help run lists no flag of $(basename "$so")" >&2; exit 1; }
+done
+if "$p/bin/cushim" run --fake --faultinject-rule='cuMemAlloc*:CUDA_ERROR_OUT_OF_MEMORY:nth=2' -- "$vecadd" >/dev/null 2>"$t/fault2.err" \
+   || ! grep -q 'failed: CUDA_ERROR_OUT_OF_MEMORY' "$t/fault2.err"; then
+  echo "install_check: --faultinject-rule (a flag derived from the installed plugin) injected no fault" >&2
+  cat "$t/fault2.err" >&2; exit 1
+fi
 
 # Relocatable: the launcher, pkg-config file and CMake package locate the prefix from their own position.
 mv "$p" "$t/moved"
@@ -57,4 +71,4 @@ grep -q '^cuLaunchKernel	1$' "$t/counts2.tsv" || { echo "install_check: the move
 inc=$(PKG_CONFIG_PATH="$t/moved/lib/pkgconfig" pkg-config --cflags cushim)
 inc=${inc%% *}   # pkg-config ends it with a space
 [ -f "${inc#-I}/cushim/cushim.h" ] || { echo "install_check: the moved tree's pkg-config gives '$inc'" >&2; exit 1; }
-echo "install_check: installed tree complete ($nplugins shipped plugin(s)); launcher + shim + fake driver ran vecadd, with faultinject, and after a move"
+echo "install_check: installed tree complete ($nplugins shipped plugin(s)); launcher + shim + fake driver ran vecadd, with faultinject (by CUSHIM_PLUGINS and by a derived flag), and after a move"

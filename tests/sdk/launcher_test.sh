@@ -6,7 +6,10 @@
 # 'apis' globbing, 'version' against the headers, 'plugins' against the build's plugin directory, --fake
 # in preload and drop-in mode, and (with faultinject built) a --fault that makes vecadd fail. Values are data,
 # never syntax (issue 42): control characters refused, no globbing, a program named '-c', escapes at spec ends,
-# '--x value', separators of the dynamic linker's lists.
+# '--x value', separators of the dynamic linker's lists. The compiled launcher (issue 41): --help of every
+# subcommand, and 'cushim run' flags derived from the options the shipped plugins declare (--PLUGIN-OPTION=VALUE,
+# checked by the declared type), for options the bash launcher re-declared, for ones it never had, and for a
+# plugin built here that the launcher has never heard of.
 # shellcheck disable=SC2015,SC2016 # ok() never fails; the single-quoted scripts expand in the child
 set -u
 src=$1 build=$2 vecadd=$3 version=$4 with_fault=${5:-}
@@ -23,7 +26,7 @@ ok() { echo "ok: $*"; }
 run_cap() { local n=$1; shift; "$@" >"$t/$n.out" 2>"$t/$n.err"; rc=$?; }
 
 # --- help and usage errors --------------------------------------------------------------------------
-for c in "" run plugins apis version where; do
+for c in "" run plugins apis version where stats usage; do
   if [ -z "$c" ]; then run_cap help "$cushim" --help; else run_cap help "$cushim" "$c" --help; fi
   if [ $rc -eq 0 ] && grep -q "^usage: cushim ${c:-COMMAND}" "$t/help.out" && [ ! -s "$t/help.err" ]; then
     ok "cushim $c --help"
@@ -57,6 +60,10 @@ bad_usage apis apis 'cu*' 'cuda*'
 bad_usage version version extra
 bad_usage where where --all
 bad_usage plugins plugins --bogus
+bad_usage stats stats
+bad_usage stats stats --format=xml t.json
+bad_usage usage usage --bogus
+bad_usage run run --trace-bogus=1 -- true
 
 # --- exec: exit status, death by signal, same process ----------------------------------------------
 run_cap exit "$cushim" run --fake -- sh -c 'exit 7'
@@ -239,6 +246,78 @@ CUSHIM_LIB="$t/a b/libcushim.so" refused "cannot go into LD_PRELOAD" run -- prin
   && ok "a shim path with a ' ' (LD_PRELOAD): refused"
 CUSHIM_LIB="$t/c:d/runtime/libcushim.so" refused "cannot go into LD_LIBRARY_PATH" run --dropin -- printenv LD_LIBRARY_PATH \
   && ok "a drop-in directory with a ':' (LD_LIBRARY_PATH): refused"
+
+# --- flags derived from the plugins' declared options (issue 41) ----------------------------------------
+# 'cushim run --help' lists a flag for every option every shipped plugin declares ('cushim plugins' lists them).
+run_cap runhelp "$cushim" run --help
+"$cushim" plugins 2>/dev/null | awk '/^[a-z0-9_-]+ / { p = $1 } /^    [a-z0-9_-]+=/ { sub(/^    /, ""); sub(/=.*/, ""); gsub(/_/, "-"); print "--" p "-" $0 }' \
+  >"$t/declared"
+n=0
+while IFS= read -r f; do
+  n=$((n + 1))
+  grep -q -- "^  $f[=[]" "$t/runhelp.out" || fail "run --help does not list $f"
+done <"$t/declared"
+[ -s "$t/declared" ] || [ ! -f "$build/plugins/trace.so" ] || fail "no declared option read from cushim plugins"
+ok "run --help lists the $n flags of the shipped plugins' declared options"
+if [ -f "$build/plugins/trace.so" ]; then
+  # options the bash launcher declared again itself: now the trace plugin's own, '-' and '_' alike
+  v=$("$cushim" run --trace-buffer=8MiB --trace-capture=cudaProfilerApi --trace-capture_end=stop --trace-gpu \
+      -- printenv CUSHIM_PLUGINS 2>/dev/null)
+  [ "$v" = "trace:buffer=8MiB,capture=cudaProfilerApi,capture_end=stop,gpu=1" ] && ok "--trace-buffer, --trace-capture_end, --trace-gpu: derived" \
+    || fail "derived trace flags gave '$v'"
+  refused "--trace-buffer: 'lots' is not a size" run --trace-buffer=lots -- true && ok "--trace-buffer=lots: refused by its declared type"
+  refused "--trace-gpu: 'maybe' is not a bool" run --trace-gpu=maybe -- true && ok "--trace-gpu=maybe: refused by its declared type"
+  refused "the trace plugin declares no option 'bogus'" run --trace-bogus=1 -- true && ok "--trace-bogus: not declared, refused"
+  # options the bash launcher never had a flag for: --trace-kernel-names, --trace-summary, --trace-summary-file (a path)
+  v=$(cd "$t/cwd" && "$cushim" run --trace-kernel-names=off --trace-summary-file=sum.txt -- printenv CUSHIM_PLUGINS 2>&1)
+  [ "$v" = "trace:kernel_names=off,summary_file=$t/cwd/sum.txt" ] && ok "--trace-kernel-names, --trace-summary-file: derived" \
+    || fail "never-declared trace flags gave '$v'"
+  run_cap sum "$cushim" run --fake --trace="$t/s1.json" -- "$vecadd" 1000
+  run_cap nosum "$cushim" run --fake --trace="$t/s0.json" --trace-summary=off -- "$vecadd" 1000
+  if [ $rc -eq 0 ] && grep -q 'cuda_api_sum' "$t/sum.err" && ! grep -q 'cuda_api_sum' "$t/nosum.err" && [ -s "$t/s0.json" ]; then
+    ok "--trace-summary=off: vecadd traced, no table at exit"
+  else fail "--trace-summary=off: rc $rc, $(head -c 300 "$t/nosum.err")"; fi
+fi
+if [ -f "$build/plugins/memlimit.so" ] && [ -f "$build/plugins/smlimit.so" ]; then
+  v=$("$cushim" run --mem-limit=1GiB --memlimit-managed=count --sm-limit=30 --smlimit-window-ms=50 -- printenv CUSHIM_PLUGINS 2>&1)
+  [ "$v" = "smlimit:limit=30,window_ms=50;memlimit:limit=1GiB,managed=count" ] \
+    && ok "--memlimit-managed, --smlimit-window-ms join --mem-limit's and --sm-limit's specs" || fail "memlimit/smlimit flags gave '$v'"
+  refused "--smlimit-window-ms: '5x' is not an int" run --sm-limit=30 --smlimit-window-ms=5x -- true \
+    && ok "--smlimit-window-ms=5x: refused by its declared type"
+fi
+# A plugin the launcher has never heard of, built here: its options are flags as soon as it is shipped.
+cc=$(command -v cc || command -v gcc || true)
+if [ -n "$cc" ]; then
+  mkdir -p "$t/tree/runtime" "$t/tree/plugins"
+  ln -s "$build/runtime/libcushim.so" "$t/tree/runtime/libcushim.so"
+  cat >"$t/acme.c" <<'EOF'
+#include <cushim/cushim.h>
+static int acme_init(const cushim_host *host, cushim_plugin *self) { (void)host; (void)self; return 0; }
+static const cushim_option acme_options[] = {
+    {"level", CUSHIM_OPT_INT, "1", "how hard"},
+    {"out_dir", CUSHIM_OPT_STRING, NULL, "where"},
+    {"strict", CUSHIM_OPT_BOOL, "false", "refuse more"},
+    {"tag", CUSHIM_OPT_STRING | CUSHIM_OPT_REPEAT, NULL, "a tag"},
+    {NULL, 0, NULL, NULL},
+};
+static const cushim_plugin_def acme_def = {
+    .size = sizeof(cushim_plugin_def), .abi_version = CUSHIM_ABI_VERSION, .name = "acme", .version = "1",
+    .description = "a plugin the launcher never heard of", .options = acme_options, .init = acme_init,
+};
+CUSHIM_PLUGIN(acme_def)
+EOF
+  if "$cc" -shared -fPIC -I"$src/sdk/include" -o "$t/tree/plugins/acme.so" "$t/acme.c" 2>"$t/cc.err"; then
+    v=$(CUSHIM_LIB="$t/tree/runtime/libcushim.so" "$cushim" run --acme-level=3 --acme-out-dir='a,b' --acme-strict \
+        --acme-tag=x --acme_tag=y -- printenv CUSHIM_PLUGINS 2>&1)
+    [ "$v" = 'acme:level=3,out_dir=a\,b,strict=1,tag=x,tag=y' ] && ok "a new plugin's options are flags with no launcher change" \
+      || fail "acme flags gave '$v'"
+    CUSHIM_LIB="$t/tree/runtime/libcushim.so" refused "--acme-level: 'high' is not an int" run --acme-level=high -- true \
+      && ok "... checked by their declared types"
+    CUSHIM_LIB="$t/tree/runtime/libcushim.so" run_cap acmehelp "$cushim" run --help
+    grep -q -- '^  --acme-out-dir=STRING' "$t/acmehelp.out" && ok "... and listed by run --help" \
+      || fail "run --help: no --acme-out-dir: $(grep -A3 '^acme' "$t/acmehelp.out")"
+  else fail "building a plugin with $cc: $(head -c 300 "$t/cc.err")"; fi
+fi
 
 # --- apis, version, where, plugins ---------------------------------------------------------------------
 run_cap apis "$cushim" apis 'cuMemAlloc*'
