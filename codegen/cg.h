@@ -47,6 +47,9 @@ void ut_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void *ut_alloc(size_t n);
 void *ut_realloc(void *p, size_t n);
 char *ut_strdup(const char *s);
+/* the words of cushim_meta.h's category list: bit number of a word (-1 if none), word of a bit (NULL) */
+int ut_cat_bit(const char *name);
+const char *ut_cat_name(int bit);
 char *ut_strndup(const char *s, size_t n);
 char *ut_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ut_puts(ut_buf *b, const char *s);
@@ -238,8 +241,6 @@ cg_api *md_find(const cg_model *m, const char *name);
 int md_variants(cg_model *m);
 void md_classify(cg_model *m);
 void md_categories(cg_model *m);
-int md_cat_bit(const char *name);
-const char *md_cat_name(int bit);
 void md_count_unclassified(cg_model *m, int print);
 void md_sort_by_id(cg_model *m);
 void md_free(cg_model *m);
@@ -256,7 +257,7 @@ int em_generate(const cg_model *m, const char *out);
 /* ---- types_emit.c ---- */
 void te_indirect_counts(cg_model *m);
 void te_report(const cg_model *m);
-void te_free(cg_model *m);
+void te_free(cg_model *m);         /* before md_free */
 void te_emit_types(ut_buf *b, const cg_model *m);            /* before the parameter arrays */
 void te_emit_param_tail(ut_buf *b, const cg_model *m, const cg_param *p);
 void te_emit_lookup(ut_buf *b, const cg_model *m);           /* after the API table */
@@ -267,7 +268,7 @@ int rl_apply(cg_model *m);
 void rl_emit(ut_buf *b, const cg_model *m);
 int rl_check(const cg_model *m);
 void rl_free(void);
-void rl_free_role(cg_role *r);
+void rl_free_roles(cg_model *m);   /* before md_free */
 
 /* ---- report.c ---- */
 int rp_report(const cg_model *m, const char *cuda_root);

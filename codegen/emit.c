@@ -436,9 +436,9 @@ static void em_apis_tsv(ut_buf *b, const cg_model *m)
         ut_bprintf(b, "%u\t%s\t%s\t%u\t%s\t%s\t%s\t", a->id, a->name, a->base, a->abi_version,
                    a->per_thread == PT_PTDS ? "ptds" : a->per_thread == PT_PTSZ ? "ptsz" : "none",
                    ld_by_value(m, a->library)->name, a->header);
-        for (int c = 0; md_cat_name(c); c++)
+        for (int c = 0; ut_cat_name(c); c++)
             if (a->cats & (1u << c)) {
-                ut_bprintf(b, "%s%s", first ? "" : ",", md_cat_name(c));
+                ut_bprintf(b, "%s%s", first ? "" : ",", ut_cat_name(c));
                 first = 0;
             }
         ut_puts(b, first ? "-\n" : "\n");

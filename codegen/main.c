@@ -196,6 +196,8 @@ int main(int argc, char **argv)
     }
     ov_free(&ov);
     rl_free();
+    te_free(&m);
+    rl_free_roles(&m);
     md_free(&m);
     free(rootbuf);
     return rc == CG_OK ? 0 : 1;

@@ -259,26 +259,7 @@ void md_classify(cg_model *m)
 }
 
 /* ---- categories ---- */
-/* The words of cushim_meta.h's one list, in bit order (index = bit number). */
-#define MD_CAT(word, bit) #word,
-static const char *md_cat_names[] = { CUSHIM_CATEGORY_LIST(MD_CAT) };
-#undef MD_CAT
-#define MD_NCATS (int)(sizeof md_cat_names / sizeof md_cat_names[0])
-
-int md_cat_bit(const char *name)
-{
-    for (int i = 0; i < MD_NCATS; i++)
-        if (!strcmp(md_cat_names[i], name))
-            return i;
-    return -1;
-}
-
-const char *md_cat_name(int bit)
-{
-    return bit >= 0 && bit < MD_NCATS ? md_cat_names[bit] : NULL;
-}
-
-#define CAT(x) (1u << (unsigned)md_cat_bit(x))
+#define CAT(x) (1u << (unsigned)ut_cat_bit(x))
 
 static int md_has(const char *s, const char *w)
 {
@@ -414,7 +395,6 @@ void md_free(cg_model *m)
         free(a->base);
         free(a->ret_type);
         free(a->header);
-        rl_free_role(a->role);
     }
     for (int i = 0; i < m->npfns; i++) {
         free(m->pfns[i].base);
@@ -430,7 +410,6 @@ void md_free(cg_model *m)
         ld_free(&m->libs[i]);
     for (int i = 0; i < m->nvoids; i++)
         free(m->voids[i]);
-    te_free(m);
     free(m->apis);
     free(m->pfns);
     free(md_hash);

@@ -128,7 +128,7 @@ static int ov_parse_line(ov_overlay *ov, char *s, unsigned line)
         e.fn = ut_strdup(tok[1]);
         for (t = strtok_r(tok[2], ",", &save2); t; t = strtok_r(NULL, ",", &save2)) {
             int del = t[0] == '-';
-            int bit = md_cat_bit(t + del);
+            int bit = ut_cat_bit(t + del);
             if (bit < 0)
                 return ov_fail(ov, line, "unknown category", t);
             if (del)

@@ -268,7 +268,7 @@ int rl_check(const cg_model *m)
     int missing = 0, n = 0;
     const char *cats[] = {"alloc", "free", "vmm", "pool"};
     for (size_t i = 0; i < sizeof cats / sizeof cats[0]; i++)
-        need |= 1u << md_cat_bit(cats[i]);
+        need |= 1u << ut_cat_bit(cats[i]);
     for (int i = 0; i < m->napis; i++) {
         const cg_api *a = &m->apis[i];
         if (a->role)
@@ -301,9 +301,14 @@ void rl_free(void)
     rl_n = rl_cap = 0;
 }
 
-void rl_free_role(cg_role *r)
+/* The roles attached to the model's APIs (rl_attach): freed here, their owner, before md_free. */
+void rl_free_roles(cg_model *m)
 {
-    if (r)
-        free(r->reason);
-    free(r);
+    for (int i = 0; i < m->napis; i++) {
+        cg_role *r = m->apis[i].role;
+        if (r)
+            free(r->reason);
+        free(r);
+        m->apis[i].role = NULL;
+    }
 }

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "cg.h"
+#include "cushim/cushim_meta.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -222,4 +223,24 @@ double ut_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The words of cushim_meta.h's one list of categories, in bit order (index = bit number): the lowest module
+   owns them, so the overlay, the roles and the model read them without depending on each other. */
+#define UT_CAT(word, bit) #word,
+static const char *ut_cat_names[] = { CUSHIM_CATEGORY_LIST(UT_CAT) };
+#undef UT_CAT
+#define UT_NCATS (int)(sizeof ut_cat_names / sizeof ut_cat_names[0])
+
+int ut_cat_bit(const char *name)
+{
+    for (int i = 0; i < UT_NCATS; i++)
+        if (!strcmp(ut_cat_names[i], name))
+            return i;
+    return -1;
+}
+
+const char *ut_cat_name(int bit)
+{
+    return bit >= 0 && bit < UT_NCATS ? ut_cat_names[bit] : NULL;
 }
