@@ -6,13 +6,16 @@
 # after B has gone. ctest sets LD_PRELOAD (the shim) and LD_LIBRARY_PATH (the fakes).
 set -u
 prog=$1 plugin=$2 usage=$3
+# the shim (and, in the sanitizer stage, its runtime) only for the programs: unshare and the tools run plain
+preload=${LD_PRELOAD:-}
+unset LD_PRELOAD
 unshare --pid --fork true 2>/dev/null || { echo "SKIP: unshare --pid --fork is not permitted here"; exit 77; }
 out=${E2E_OUT:-${TMPDIR:-/tmp}}/memlimit-pidns.$$
 region=$out.region
 fail() { echo "FAIL: $*"; for f in "$out".a "$out".b "$out".t; do [ -f "$f" ] && sed "s|^|  $f: |" "$f"; done; exit 1; }
 export CUSHIM_PLUGINS="$plugin:limit=4MiB,budget=$region" FAKE_CUDA_DEVICES=2
 rm -f "$region"
-"$prog" hold 4194304 3145728 >"$out.a" 2>&1 &
+LD_PRELOAD=$preload "$prog" hold 4194304 3145728 >"$out.a" 2>&1 &
 pa=$!
 trap 'kill -KILL $pa 2>/dev/null; rm -f "$out".* "$region"' EXIT
 i=0
@@ -20,7 +23,7 @@ while ! grep -q held "$out.a" 2>/dev/null; do
     i=$((i + 1)); [ $i -lt 500 ] || fail "the holder did not start"; sleep 0.02
 done
 # B: its own PID namespace; 3 MiB more than the budget has left
-unshare --pid --fork --kill-child "$prog" hold 4194304 3145728 >"$out.b" 2>&1 &
+unshare --pid --fork --kill-child env LD_PRELOAD="$preload" "$prog" hold 4194304 3145728 >"$out.b" 2>&1 &
 pb=$!
 i=0
 while ! grep -q held "$out.b" 2>/dev/null; do   # 'hold' prints 'held' after its allocation, failed or not
@@ -30,6 +33,6 @@ kill -KILL $pb 2>/dev/null
 wait $pb 2>/dev/null
 grep -q "FAIL .*hold: cuMemAlloc" "$out.b" || fail "the process in its own PID namespace took the live holder's memory"
 [ "$(grep -c FAIL "$out.b")" = 1 ] || fail "the second process failed otherwise"
-env -u LD_PRELOAD "$usage" "$region" >"$out.t" 2>&1 || fail "cushim-usage failed"
+"$usage" "$region" >"$out.t" 2>&1 || fail "cushim-usage failed"
 grep -Eq "^[0-9]+ +$pa +[^ ]+ +alive +0 +3145728 " "$out.t" || fail "the holder's slot is not alive with its 3 MiB"
 echo PASS

@@ -11,9 +11,12 @@
 # ctest sets LD_PRELOAD (the shim) and LD_LIBRARY_PATH (the fakes).
 set -u
 prog=$1 plugin=$2 usage=$3
+# the shim (and, in the sanitizer stage, its runtime) only for the program: mktemp, setpriv and the rest run plain
+preload=${LD_PRELOAD:-}
+unset LD_PRELOAD
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root (to act as another user)"; exit 77; }
 command -v setpriv >/dev/null || { echo "SKIP: no setpriv"; exit 77; }
-as_nobody() { env -u LD_PRELOAD setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"; }
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"; }
 name=e2e-owner-$$
 region=/dev/shm/cushim-budget-$name
 tmp=$(mktemp -d) || exit 1
@@ -22,7 +25,7 @@ trap 'rm -rf "$tmp" "$region"' EXIT
 fail() { echo "FAIL: $*"; [ -f "$tmp/out" ] && sed 's/^/  out: /' "$tmp/out"; exit 1; }
 export FAKE_CUDA_DEVICES=2 CUSHIM_LOG=warn
 run() { # run OPTIONS: the program under the budget; it must work (a budget of its own)
-    CUSHIM_PLUGINS="$plugin:limit=1GiB,budget=$name$1" "$prog" table 1073741824 >"$tmp/out" 2>&1 ||
+    LD_PRELOAD=$preload CUSHIM_PLUGINS="$plugin:limit=1GiB,budget=$name$1" "$prog" table 1073741824 >"$tmp/out" 2>&1 ||
         fail "the program failed with budget=$name$1"
 }
 

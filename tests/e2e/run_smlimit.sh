@@ -113,9 +113,10 @@ case $case in
     # the weights case with the second process in a PID namespace of its own (containers sharing /dev/shm):
     # each must see the other alive (a pid names another process, or none, across namespaces: with kill(pid, 0)
     # each took the other for dead and kept 60%)
-    unshare --pid --fork true 2>/dev/null || { echo "SKIP: unshare --pid --fork is not permitted here"; exit 77; }
+    # unshare itself runs without the shim (and a sanitizer's runtime), the program under it with them
+    env -u LD_PRELOAD unshare --pid --fork true 2>/dev/null || { echo "SKIP: unshare --pid --fork is not permitted here"; exit 77; }
     grp=e2ep$$
-    unshare --pid --fork env CUSHIM_PLUGINS="$plugin:limit=60,group=$grp,report=1" "$prog" 300 >"$out.b" 2>"$out.b.err" &
+    env -u LD_PRELOAD unshare --pid --fork env LD_PRELOAD="${LD_PRELOAD:-}" CUSHIM_PLUGINS="$plugin:limit=60,group=$grp,report=1" "$prog" 300 >"$out.b" 2>"$out.b.err" &
     pb=$!
     CUSHIM_PLUGINS="$plugin:limit=60,group=$grp,report=1" "$prog" 300 >"$out" 2>"$out.err" || fail "exit $?"
     wait $pb || fail "second process (own PID namespace): exit $?"
