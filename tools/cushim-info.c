@@ -13,7 +13,11 @@
  * version, description, and the declared options with their types, defaults and help.
  * It never loads the shim and never calls init: a plugin definition is static data.
  * A file that is not a regular file (a FIFO: dlopen would wait for a writer forever)
- * is refused with one line.
+ * is refused with one line. So is a definition the shim's loader would refuse - its
+ * size, SDK ABI and name (runtime/plugins.c, pl_load), its declared options' names,
+ * types, repeats and defaults (runtime/options.c, op_check_decls): the same rules,
+ * written again here (this tool links nothing of the runtime), the same reasons;
+ * tests/e2e/run_info.sh checks both say the same of each broken probe plugin.
  * 'select' checks a selector before the launcher starts a program with it (cushim run
  * --trace-filter): the shim the program will run with is dlopened, with every CUSHIM_
  * variable cleared first (its initialisation loads no plugin and writes no file; the
@@ -21,16 +25,21 @@
  * how many APIs the selector matches, or what is wrong with it. Exit status 0 (the
  * count printed), 1 (the reason on stderr), 3 when that shim cannot answer (not
  * loadable, another SDK major): the launcher then leaves the check to the plugin.
- * Exit status: 0, 1 when a plugin could not be described, 2 on a usage error.
+ * Exit status: 0, 1 when a plugin could not be described or would be refused, 2 on a
+ * usage error.
  */
-#define _GNU_SOURCE   /* setenv, unsetenv; cushim_open_regular */
+#define _GNU_SOURCE   /* setenv, unsetenv; cushim_open_regular; strtod_l */
+#include <ctype.h>
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <locale.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <cushim/cushim.h>
@@ -72,6 +81,192 @@ static const char *type_name(uint32_t type)
 
 /* A field of 'def' exists iff its offset is below def->size (append-only ABI). */
 #define DEF_HAS(d, field) CUSHIM_HAS(d, cushim_plugin_def, field)
+
+/* ---- the loader's rules (runtime/plugins.c, runtime/options.c): keep them in step ---- */
+
+/* The smallest definition the loader takes: up to its init (PL_DEF_MIN). */
+#define INFO_DEF_MIN (offsetof(cushim_plugin_def, init) + sizeof(void (*)(void)))
+#define INFO_MAX_DECL 256   /* OP_MAX_DECL */
+
+/* 's' with each byte that is not printable ASCII as '?' (names come from the plugin: never raw to a terminal). */
+static const char *printable(const char *s, char *buf, size_t cap)
+{
+    size_t o = 0;
+    for (; *s && o + 1 < cap; s++)
+        buf[o++] = (unsigned char)*s >= 0x20 && (unsigned char)*s < 0x7f ? *s : '?';
+    buf[o] = '\0';
+    return buf;
+}
+
+/* pl_name_ok and op_name_ok: [a-z0-9_-]{1,63} */
+static int name_ok(const char *n)
+{
+    if (n == NULL || n[0] == '\0' || strlen(n) > 63)
+        return 0;
+    for (; *n; n++)
+        if (!(islower((unsigned char)*n) || isdigit((unsigned char)*n) || *n == '_' || *n == '-'))
+            return 0;
+    return 1;
+}
+
+/* op_parse_int, op_parse_bool, op_parse_double, op_parse_bytes: 0 when 'v' is a valid value of the type. */
+static int int_ok(const char *v)
+{
+    const char *p = v;
+    int neg = 0, base = 10;
+    char *end;
+    unsigned long long u;
+    if (*p == '+' || *p == '-')
+        neg = *p++ == '-';
+    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+        base = 16;
+        p += 2;
+    }
+    if (!isxdigit((unsigned char)*p))
+        return 0;
+    errno = 0;
+    u = strtoull(p, &end, base);
+    return errno == 0 && *end == '\0' && u <= (neg ? (unsigned long long)INT64_MAX + 1 : (unsigned long long)INT64_MAX);
+}
+
+static int bool_ok(const char *v)
+{
+    static const char *const words[] = {"1", "true", "yes", "on", "0", "false", "no", "off"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strcasecmp(v, words[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static int double_ok(const char *v)
+{
+    locale_t c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    char *end;
+    double d;
+    if (*v == '\0' || isspace((unsigned char)*v)) {
+        if (c != (locale_t)0)
+            freelocale(c);
+        return 0;
+    }
+    errno = 0;
+    d = c != (locale_t)0 ? strtod_l(v, &end, c) : strtod(v, &end);
+    if (c != (locale_t)0)
+        freelocale(c);
+    return *end == '\0' && errno != ERANGE && isfinite(d);
+}
+
+static int bytes_ok(const char *v)
+{
+    const char *p = v;
+    uint64_t ipart = 0, fnum = 0, fden = 1, mult = 1, r;
+    if (!isdigit((unsigned char)*p))
+        return 0;
+    for (; isdigit((unsigned char)*p); p++)
+        if (__builtin_mul_overflow(ipart, 10, &ipart) || __builtin_add_overflow(ipart, (uint64_t)(*p - '0'), &ipart))
+            return 0;
+    if (*p == '.') {
+        p++;
+        if (!isdigit((unsigned char)*p))
+            return 0;
+        for (; isdigit((unsigned char)*p); p++)
+            if (fden < 1000000000ull) {
+                fnum = fnum * 10 + (uint64_t)(*p - '0');
+                fden *= 10;
+            }
+    }
+    switch (*p) {
+    case 'k': case 'K': mult = 1ull << 10; p++; break;
+    case 'm': case 'M': mult = 1ull << 20; p++; break;
+    case 'g': case 'G': mult = 1ull << 30; p++; break;
+    case 't': case 'T': mult = 1ull << 40; p++; break;
+    default: break;
+    }
+    if (mult != 1 && (p[0] == 'i' || p[0] == 'I') && (p[1] == 'b' || p[1] == 'B'))
+        p += 2;
+    else if (*p == 'b' || *p == 'B')
+        p++;
+    if (*p != '\0')
+        return 0;
+    return !__builtin_mul_overflow(ipart, mult, &r) &&
+           !__builtin_add_overflow(r, (uint64_t)(((unsigned __int128)fnum * mult) / fden), &r);
+}
+
+/* op_type_name */
+static const char *type_text(uint32_t type)
+{
+    switch (type & CUSHIM_OPT_TYPE_MASK) {
+    case CUSHIM_OPT_STRING: return "string";
+    case CUSHIM_OPT_INT: return "int (decimal or 0x hex)";
+    case CUSHIM_OPT_BOOL: return "bool (1/0 true/false yes/no on/off)";
+    case CUSHIM_OPT_DOUBLE: return "double";
+    case CUSHIM_OPT_BYTES: return "bytes (4096, 512K, 8MiB, 1.5G)";
+    default: return "?";
+    }
+}
+
+static int value_ok(uint32_t type, const char *v)
+{
+    switch (type & CUSHIM_OPT_TYPE_MASK) {
+    case CUSHIM_OPT_STRING: return 1;
+    case CUSHIM_OPT_INT: return int_ok(v);
+    case CUSHIM_OPT_BOOL: return bool_ok(v);
+    case CUSHIM_OPT_DOUBLE: return double_ok(v);
+    case CUSHIM_OPT_BYTES: return bytes_ok(v);
+    default: return 0;
+    }
+}
+
+/* Why the loader would refuse 'd' (its reason, as runtime/plugins.c and options.c word it), into 'why'; 0 if it
+   would take it. The checks before init, in the loader's order; init itself is never called here. */
+static int refused(const cushim_plugin_def *d, char *why, size_t cap)
+{
+    char a[80], b[80];
+    uint32_t n = 0;
+    if (d->size < INFO_DEF_MIN) {
+        snprintf(why, cap, "plugin definition too small (%u bytes; at least %zu)", (unsigned)d->size,
+                 (size_t)INFO_DEF_MIN);
+        return 1;
+    }
+    if (CUSHIM_ABI_MAJOR_OF(d->abi_version) != CUSHIM_ABI_MAJOR ||
+        CUSHIM_ABI_MINOR_OF(d->abi_version) > CUSHIM_ABI_MINOR) {
+        snprintf(why, cap, "was built for SDK ABI %u.%u, this shim provides %u.%u",
+                 (unsigned)CUSHIM_ABI_MAJOR_OF(d->abi_version), (unsigned)CUSHIM_ABI_MINOR_OF(d->abi_version),
+                 (unsigned)CUSHIM_ABI_MAJOR, (unsigned)CUSHIM_ABI_MINOR);
+        return 1;
+    }
+    if (!name_ok(d->name)) {
+        snprintf(why, cap, "the plugin's name is not [a-z0-9_-]{1,63}");
+        return 1;
+    }
+    for (const cushim_option *decl = d->options; decl != NULL && decl[n].name != NULL; n++) {
+        const cushim_option *o = &decl[n];
+        uint32_t t = o->type & CUSHIM_OPT_TYPE_MASK;
+        if (n >= INFO_MAX_DECL) {
+            snprintf(why, cap, "more than %d options declared", INFO_MAX_DECL);
+            return 1;
+        }
+        if (o->name[0] == '\0' || !name_ok(o->name)) {
+            snprintf(why, cap, "declared option name '%s' is not [a-z0-9_-]+", printable(o->name, a, sizeof a));
+            return 1;
+        }
+        if (t < CUSHIM_OPT_STRING || t > CUSHIM_OPT_BYTES ||
+            (o->type & ~(CUSHIM_OPT_TYPE_MASK | CUSHIM_OPT_REPEAT | CUSHIM_OPT_REQUIRED)) != 0) {
+            snprintf(why, cap, "option '%s' declares an unknown type 0x%x", o->name, (unsigned)o->type);
+            return 1;
+        }
+        for (uint32_t k = 0; k < n; k++)
+            if (strcmp(decl[k].name, o->name) == 0) {
+                snprintf(why, cap, "option '%s' is declared twice", o->name);
+                return 1;
+            }
+        if (o->default_value != NULL && !value_ok(o->type, o->default_value)) {
+            snprintf(why, cap, "the default '%s' of option '%s' is not a valid %s",
+                     printable(o->default_value, b, sizeof b), o->name, type_text(o->type));
+            return 1;
+        }
+    }
+    return 0;
+}
 
 /* 1 when 'path' is a regular file or cannot be opened (dlopen then says why, as it always did); 0, with a line
    on stderr, when it is a FIFO, device, socket or directory: dlopen of a FIFO waits for a writer forever. Looked
@@ -116,40 +311,22 @@ static int describe(const char *path)
         return 1;
     }
     uint32_t maj = CUSHIM_ABI_MAJOR_OF(d->abi_version), min = CUSHIM_ABI_MINOR_OF(d->abi_version);
-    if (maj != CUSHIM_ABI_MAJOR) {
-        fprintf(stderr, "cushim-info: %s: built for SDK ABI %u.%u; this shim serves %u.x: it would be refused\n",
-                path, (unsigned)maj, (unsigned)min, (unsigned)CUSHIM_ABI_MAJOR);
-        dlclose(h);
-        return 1;
-    }
-    if (!DEF_HAS(d, options) || d->name == NULL) {
-        fprintf(stderr, "cushim-info: %s: definition too short (size %u)\n", path, (unsigned)d->size);
+    char why[400];
+    if (refused(d, why, sizeof why)) {   /* one line, the loader's reason; nothing of it on stdout */
+        fprintf(stderr, "cushim-info: %s: the shim would refuse it: %s\n", path, why);
         dlclose(h);
         return 1;
     }
     printf("%s %s\n", d->name, d->version ? d->version : "(no version)");
     printf("  %s\n", d->description ? d->description : "(no description)");
     printf("  file: %s\n", path);
-    printf("  SDK ABI: %u.%u", (unsigned)maj, (unsigned)min);
-    int status = 0;
-    if (min > CUSHIM_ABI_MINOR) {
-        /* The host refuses a newer minor: it may call host slots this shim lacks. */
-        printf(" (newer than this shim's %u.%u: it would be refused)", (unsigned)CUSHIM_ABI_MAJOR,
-               (unsigned)CUSHIM_ABI_MINOR);
-        status = 1;
-    }
-    printf("\n");
+    printf("  SDK ABI: %u.%u\n", (unsigned)maj, (unsigned)min);
     if (d->options == NULL || d->options[0].name == NULL) {
         printf("  options: none\n");
     } else {
         printf("  options:\n");
         for (const cushim_option *o = d->options; o->name != NULL; o++) {
-            const char *t = type_name(o->type);
-            printf("    %s=%s", o->name, t ? t : "?");
-            if (t == NULL) {
-                printf(" (unknown type %u)", (unsigned)(o->type & CUSHIM_OPT_TYPE_MASK));
-                status = 1;
-            }
+            printf("    %s=%s", o->name, type_name(o->type));   /* checked above: a known type */
             if (o->type & CUSHIM_OPT_REQUIRED)
                 printf(", required");
             if (o->type & CUSHIM_OPT_REPEAT)
@@ -163,7 +340,7 @@ static int describe(const char *path)
     }
     /* Definitions are static data of the plugin: done with it before it is unmapped. */
     dlclose(h);
-    return status;
+    return 0;
 }
 
 static int is_plugin_file(const struct dirent *e)

@@ -6,14 +6,17 @@
  * (plugins/trace/tr_stats.c) from the same nanosecond durations, so they equal
  * the table printed at the traced program's exit.
  *
- * A small JSON reader: events are the objects of the top-level "traceEvents"
- * array; an API call is a "ph":"X" event of category cuda_driver or
- * cuda_runtime, a kernel one of category kernel; "dur" is microseconds with
- * up to three decimals, read exactly as nanoseconds.
- *
- * The plugin's files (one event a line) are streamed: memory stays small
- * whatever the file's size (a long run's trace is tens of GB); a file of
- * another layout is read whole.
+ * The file is read by yajl, a streaming (SAX) JSON parser, in chunks of 64 KiB
+ * of its (gunzipped) text: events are the objects of the top-level
+ * "traceEvents" array; an API call is a "ph":"X" event of category cuda_driver
+ * or cuda_runtime, a kernel one of category kernel; "dur" is microseconds with
+ * up to three decimals, read exactly as nanoseconds. Memory stays small
+ * whatever the file's size or layout (a long run's trace is tens of GB), and so
+ * does what yajl keeps of a value still being read: a file in which no value
+ * ends for ST_TOKEN_MAX bytes (a name of gigabytes, a file of zeros) or that
+ * nests deeper than ST_DEPTH_MAX is refused with one line, at once. What grows
+ * is the tables, linearly with the names, threads and ids the file holds.
+ * docs/plugins/trace.md says why yajl, with the measurement.
  *
  * A file that ends early - its process was killed by SIGKILL (the OOM killer)
  * or left through _exit, which no handler sees, or it is still being written -
@@ -25,7 +28,9 @@
  * FILE and OUT must be regular files: FILE is read more than once (a pipe's
  * data would be gone, and a FIFO's second open would wait for a writer
  * forever), and an OUT that is a FIFO with no reader would wait for one; each is
- * looked at without blocking and refused with one line.
+ * looked at without blocking and refused with one line. What the file names
+ * and the names in the file hold is shown without control characters (tables
+ * and messages) or as strict JSON (--format=json), whatever their bytes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +39,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <yajl/yajl_parse.h>
 #include <zlib.h>
 
 #include "stats-nvtx.h"
@@ -45,16 +51,16 @@
 int cushim_stats_main(int argc, char **argv);
 int cushim_stats_quiet;
 #define ST_ERR(...) (cushim_stats_quiet ? 0 : fprintf(stderr, __VA_ARGS__))
-#define ST_PERROR(s) (cushim_stats_quiet ? (void)0 : perror(s))
 #else
 #define ST_ERR(...) fprintf(stderr, __VA_ARGS__)
-#define ST_PERROR(s) perror(s)
 #endif
 
-typedef struct js {
-    const char *p, *end;
-    int err;
-} js;
+/* The reader's bounds: bytes in which some value, key or bracket must end (yajl keeps a string or number it is
+   still reading: the plugin's longest is a kernel name of TR_NAME_MAX bytes, 6 each when escaped), and
+   containers open at once (the plugin's files nest 6 deep). */
+#define ST_TOKEN_MAX (4u << 20)
+#define ST_DEPTH_MAX 64
+#define ST_CHUNK (1u << 16)
 
 /* The tables: NVTX ranges, calls, kernels, GPU copies and sets by time and by size (as the plugin prints them
    at exit); 'sn' joins the NVTX events into ranges (stats-nvtx.c). */
@@ -88,155 +94,26 @@ static void tables_free(st_tables *t)
     t->sn = NULL;
 }
 
-static void ws(js *j)
+/* A file name as messages and tables show it (tr_stats_shown: no control character, valid UTF-8); malloc'd,
+   "?" when out of memory. */
+static char *shown(const char *s)
 {
-    while (j->p < j->end && (*j->p == ' ' || *j->p == '\n' || *j->p == '\r' || *j->p == '\t'))
-        j->p++;
+    size_t cap = strlen(s) + 1;
+    char *out = malloc(cap);
+    if (out == NULL)
+        return strdup("?");
+    tr_stats_shown(out, cap, s);
+    return out;
 }
 
-static int hexval(char c)
-{
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
+/* ---- events ---- */
 
-/* Four hex digits at j->p (consumed), or -1 (not consumed). */
-static long hex4(js *j)
-{
-    long v = 0;
-    if (j->end - j->p < 4)
-        return -1;
-    for (int k = 0; k < 4; k++) {
-        int h = hexval(j->p[k]);
-        if (h < 0)
-            return -1;   /* nothing consumed: what follows is read as it is */
-        v = v << 4 | h;
-    }
-    j->p += 4;
-    return v;
-}
-
-/* Code point 'cp' as UTF-8 into out[*o...] (bounded by cap, the NUL's byte kept); U+0000 and what is no
-   scalar value as '?'. */
-static void put_utf8(char *out, size_t cap, size_t *o, unsigned long cp)
-{
-    char b[4];
-    size_t k;
-    if (cp == 0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        cp = '?';
-    if (cp < 0x80)
-        b[0] = (char)cp, k = 1;
-    else if (cp < 0x800)
-        b[0] = (char)(0xc0 | cp >> 6), b[1] = (char)(0x80 | (cp & 0x3f)), k = 2;
-    else if (cp < 0x10000)
-        b[0] = (char)(0xe0 | cp >> 12), b[1] = (char)(0x80 | ((cp >> 6) & 0x3f)), b[2] = (char)(0x80 | (cp & 0x3f)),
-        k = 3;
-    else
-        b[0] = (char)(0xf0 | cp >> 18), b[1] = (char)(0x80 | ((cp >> 12) & 0x3f)),
-        b[2] = (char)(0x80 | ((cp >> 6) & 0x3f)), b[3] = (char)(0x80 | (cp & 0x3f)), k = 4;
-    if (out != NULL && *o + k < cap) {
-        memcpy(out + *o, b, k);
-        *o += k;
-    }
-}
-
-/* A string: its decoded text into out (bounded; RFC 8259's escapes, \uXXXX as UTF-8 with surrogate pairs
-   joined, U+0000 and a lone surrogate as '?'; an unknown escape's character kept). */
-static int str(js *j, char *out, size_t cap)
-{
-    size_t o = 0;
-    if (j->p >= j->end || *j->p != '"')
-        return j->err = 1, -1;
-    j->p++;
-    while (j->p < j->end && *j->p != '"') {
-        char c = *j->p++;
-        if (c == '\\' && j->p < j->end) {
-            char e = *j->p++;
-            if (e == 'u') {
-                long cp = hex4(j);
-                if (cp >= 0xd800 && cp <= 0xdbff && j->end - j->p >= 6 && j->p[0] == '\\' && j->p[1] == 'u') {
-                    const char *back = j->p;
-                    long lo;
-                    j->p += 2;
-                    lo = hex4(j);
-                    if (lo >= 0xdc00 && lo <= 0xdfff)
-                        cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-                    else
-                        j->p = back;   /* a lone high surrogate ('?'); the next escape read on its own */
-                }
-                put_utf8(out, cap, &o, cp < 0 ? '?' : (unsigned long)cp);
-                continue;
-            }
-            c = e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e == 'b' ? '\b' : e == 'f' ? '\f' : e;
-        }
-        if (out != NULL && o + 1 < cap)
-            out[o++] = c;
-    }
-    if (j->p >= j->end)
-        return j->err = 1, -1;
-    j->p++;
-    if (out != NULL)
-        out[o] = '\0';
-    return 0;
-}
-
-static int skip(js *j, int depth);
-
-static int skip_container(js *j, char close, int depth)
-{
-    j->p++;
-    ws(j);
-    if (j->p < j->end && *j->p == close) {
-        j->p++;
-        return 0;
-    }
-    for (;;) {
-        ws(j);
-        if (close == '}') {
-            if (str(j, NULL, 0) != 0)
-                return -1;
-            ws(j);
-            if (j->p >= j->end || *j->p++ != ':')
-                return j->err = 1, -1;
-        }
-        if (skip(j, depth + 1) != 0)
-            return -1;
-        ws(j);
-        if (j->p < j->end && *j->p == ',') {
-            j->p++;
-            continue;
-        }
-        if (j->p < j->end && *j->p == close) {
-            j->p++;
-            return 0;
-        }
-        return j->err = 1, -1;
-    }
-}
-
-static int skip(js *j, int depth)
-{
-    ws(j);
-    if (j->p >= j->end || depth > 64)
-        return j->err = 1, -1;
-    switch (*j->p) {
-    case '"': return str(j, NULL, 0);
-    case '{': return skip_container(j, '}', depth);
-    case '[': return skip_container(j, ']', depth);
-    default: {   /* a number, true, false, null: up to a delimiter; nothing at all is malformed (a stray '}') */
-        const char *from = j->p;
-        while (j->p < j->end && *j->p != '\0' && strchr(",}] \n\r\t", *j->p) == NULL)
-            j->p++;
-        return j->p == from ? (j->err = 1, -1) : 0;
-    }
-    }
-}
-
-/* "12.345" microseconds -> 12345 ns */
-static unsigned long long us_to_ns(const char *s, const char *e)
+/* "12.345" microseconds -> 12345 ns (a number's text as the file holds it; what is not a digit ends it) */
+static unsigned long long us_to_ns(const char *s, size_t n)
 {
     unsigned long long v = 0;
     int frac = -1;
-    for (; s < e; s++) {
+    for (const char *e = s + n; s < e; s++) {
         if (*s == '.') {
             frac = 0;
             continue;
@@ -254,43 +131,13 @@ static unsigned long long us_to_ns(const char *s, const char *e)
     return v;
 }
 
-/* An object's members: 'member' reads each value (it consumes it; -1 when it is malformed); a value that is no
-   object is skipped. 0, or -1 with j->err set. */
-typedef int (*member_fn)(js *j, const char *key, void *ctx);
-
-static int members(js *j, int depth, member_fn member, void *ctx)
+/* The leading digits of a number's text (a negative or a string: 0). */
+static unsigned long long uint_of(const char *s, size_t n)
 {
-    char key[32];
-    ws(j);
-    if (j->p >= j->end || *j->p != '{')
-        return skip(j, depth);
-    j->p++;
-    ws(j);
-    if (j->p < j->end && *j->p == '}') {
-        j->p++;
-        return 0;
-    }
-    for (;;) {
-        ws(j);
-        if (str(j, key, sizeof key) != 0)
-            return -1;
-        ws(j);
-        if (j->p >= j->end || *j->p++ != ':')
-            return j->err = 1, -1;
-        ws(j);
-        if (member(j, key, ctx) != 0)
-            return -1;
-        ws(j);
-        if (j->p < j->end && *j->p == ',') {
-            j->p++;
-            continue;
-        }
-        if (j->p < j->end && *j->p == '}') {
-            j->p++;
-            return 0;
-        }
-        return j->err = 1, -1;
-    }
+    unsigned long long v = 0;
+    for (size_t i = 0; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+        v = v * 10 + (unsigned long long)(s[i] - '0');
+    return v;
 }
 
 typedef struct ev_fields {
@@ -299,140 +146,324 @@ typedef struct ev_fields {
     int has_dur, continued;
 } ev_fields;
 
-/* An unsigned integer value (anything else: 0), consumed. */
-static int uint_value(js *j, unsigned long long *v)
+/* A string value into a field: cut to fit, a NUL (\u0000) as '?'. */
+static void field(char *out, size_t cap, const unsigned char *s, size_t n)
 {
-    const char *s = j->p;
-    *v = 0;
-    if (skip(j, 2) != 0)
-        return -1;
-    for (; s < j->p && *s >= '0' && *s <= '9'; s++)
-        *v = *v * 10 + (unsigned long long)(*s - '0');
-    return 0;
+    if (n >= cap)
+        n = cap - 1;
+    for (size_t i = 0; i < n; i++)
+        out[i] = s[i] != '\0' ? (char)s[i] : '?';
+    out[n] = '\0';
 }
 
-/* An event's "args": its "bytes" (a GPU copy's or set's size), an NVTX event's "domain" and "continued", the
-   rest skipped. */
-static int args_member(js *j, const char *key, void *ctx)
+static void event(st_tables *t, const ev_fields *f)
 {
-    ev_fields *e = ctx;
-    if (!strcmp(key, "bytes") && j->p < j->end && *j->p >= '0' && *j->p <= '9')
-        return uint_value(j, &e->bytes);
-    if (!strcmp(key, "domain") && j->p < j->end && *j->p == '"')
-        return str(j, e->domain, sizeof e->domain);
-    if (!strcmp(key, "continued") && j->end - j->p >= 4 && !memcmp(j->p, "true", 4))
-        e->continued = 1;
-    return skip(j, 2);
-}
-
-static int event_member(js *j, const char *key, void *ctx)
-{
-    ev_fields *e = ctx;
-    if (!strcmp(key, "ph") && j->p < j->end && *j->p == '"')
-        str(j, e->ph, sizeof e->ph);
-    else if (!strcmp(key, "cat") && j->p < j->end && *j->p == '"')
-        str(j, e->cat, sizeof e->cat);
-    else if (!strcmp(key, "name") && j->p < j->end && *j->p == '"')
-        str(j, e->name, sizeof e->name);
-    else if (!strcmp(key, "dur") || !strcmp(key, "ts")) {
-        const char *s = j->p;
-        skip(j, 1);
-        if (key[0] == 'd') {
-            e->dur = us_to_ns(s, j->p);
-            e->has_dur = 1;
-        } else {
-            e->ts = us_to_ns(s, j->p);
-        }
-    } else if (!strcmp(key, "pid") || !strcmp(key, "tid") || !strcmp(key, "id")) {
-        return uint_value(j, key[0] == 'p' ? &e->pid : key[0] == 't' ? &e->tid : &e->id);
-    } else if (!strcmp(key, "args")) {
-        return members(j, 2, args_member, e);
-    } else {
-        return skip(j, 1);
-    }
-    return 0;
-}
-
-static int event(js *j, st_tables *t)
-{
-    ev_fields f;
-    f.ph[0] = f.cat[0] = f.name[0] = f.domain[0] = '\0';
-    f.dur = f.bytes = f.ts = f.pid = f.tid = f.id = 0;
-    f.has_dur = f.continued = 0;
-    if (members(j, 1, event_member, &f) != 0)
-        return -1;
-    if (!strcmp(f.cat, "nvtx") && f.ph[0] != '\0' && f.ph[1] == '\0' && strchr("BEbe", f.ph[0]) != NULL) {
-        sn_ev e = {f.ph[0], f.pid, f.tid, f.id, f.ts, f.name, f.domain, f.continued};
+    if (!strcmp(f->cat, "nvtx") && f->ph[0] != '\0' && f->ph[1] == '\0' && strchr("BEbe", f->ph[0]) != NULL) {
+        sn_ev e = {f->ph[0], f->pid, f->tid, f->id, f->ts, f->name, f->domain, f->continued};
         sn_event(t->sn, &t->nvtx, &e);
-        return 0;
+        return;
     }
-    if (strcmp(f.ph, "X") != 0 || !f.has_dur)
-        return 0;
-    if (!strcmp(f.cat, "cuda_driver") || !strcmp(f.cat, "cuda_runtime")) {
-        tr_stats_add(&t->api, f.name, f.dur);
-    } else if (!strcmp(f.cat, "kernel")) {
-        tr_stats_add(&t->kern, f.name[0] ? f.name : "?", f.dur);
-    } else if (!strcmp(f.cat, "memcpy") || !strcmp(f.cat, "memset")) {
-        const char *op = tr_memop_label(f.name);
-        tr_stats_add(&t->memt, op, f.dur);
-        tr_stats_add(&t->mems, op, f.bytes);
+    if (strcmp(f->ph, "X") != 0 || !f->has_dur)
+        return;
+    if (!strcmp(f->cat, "cuda_driver") || !strcmp(f->cat, "cuda_runtime")) {
+        tr_stats_add(&t->api, f->name, f->dur);
+    } else if (!strcmp(f->cat, "kernel")) {
+        tr_stats_add(&t->kern, f->name[0] ? f->name : "?", f->dur);
+    } else if (!strcmp(f->cat, "memcpy") || !strcmp(f->cat, "memset")) {
+        const char *op = tr_memop_label(f->name);
+        tr_stats_add(&t->memt, op, f->dur);
+        tr_stats_add(&t->mems, op, f->bytes);
     }
-    return 0;
-}
-
-/* The file's text (gunzipped); *cut set when a compressed file ends early (what came before it is kept). */
-static char *slurp(const char *path, size_t *n, int *cut)
-{
-    gzFile f = gzopen(path, "rb");
-    size_t cap = 1 << 16, len = 0;
-    char *buf;
-    int k;
-    if (f == NULL)
-        return NULL;
-    if ((buf = malloc(cap)) == NULL) {
-        gzclose(f);
-        return NULL;
-    }
-    while ((k = gzread(f, buf + len, (unsigned)(cap - len))) > 0) {
-        len += (size_t)k;
-        if (len == cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (nb == NULL) {
-                free(buf);
-                gzclose(f);
-                return NULL;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    *cut = k < 0;
-    if (k < 0 && len == 0) {
-        free(buf);
-        gzclose(f);
-        return NULL;
-    }
-    gzclose(f);
-    *n = len;
-    return buf;
-}
-
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
 /* What a pass over the file found. */
 typedef struct scan {
     size_t events;        /* complete events */
     int found, closed;    /* the traceEvents array was seen, and its end */
-    int cut;              /* the (compressed) data ended early */
-    int bad;              /* malformed (not merely cut short) */
+    int cut;              /* the compressed stream is cut short */
+    int bad;              /* malformed (not merely cut short), or refused by a bound */
     long bad_line;
+    long events_line;     /* the line the traceEvents array opens on */
+    uint64_t good;        /* bytes of the text up to the end of its last complete event */
+    char why[200];        /* what was wrong, when 'bad' */
 } scan;
 
+/* ---- the reader: yajl's callbacks ---- */
+
+static long count_lines(const unsigned char *p, size_t n)
+{
+    long k = 0;
+    for (const unsigned char *e = p + n; (p = memchr(p, '\n', (size_t)(e - p))) != NULL; p++)
+        k++;
+    return k;
+}
+
+/* What an open container is; what the value after a key is. */
+enum { C_TOP = 1, C_EVENTS, C_EVENT, C_ARGS, C_SKIP };
+enum { K_NONE, K_EVENTS, K_PH, K_CAT, K_NAME, K_DUR, K_TS, K_PID, K_TID, K_ID, K_ARGS, K_BYTES, K_DOMAIN,
+       K_CONTINUED };
+
+typedef struct rd {
+    yajl_handle h;
+    st_tables *t;
+    scan *sc;
+    unsigned char open[ST_DEPTH_MAX + 1];   /* open[d]: the container at depth d (1: the top object) */
+    int depth, key;
+    uint64_t base;        /* bytes of the text before the chunk being parsed */
+    const unsigned char *chunk;   /* that chunk, and the line it starts on */
+    long chunk_line;
+    uint64_t last;        /* where the last value, key or bracket ended */
+    ev_fields f;
+} rd;
+
+static void rd_mark(rd *r)
+{
+    r->last = r->base + yajl_get_bytes_consumed(r->h);
+}
+
+/* An element of traceEvents ended. */
+static void rd_element(rd *r)
+{
+    if (r->depth >= 1 && r->open[r->depth] == C_EVENTS) {
+        r->sc->events++;
+        r->sc->good = r->last;
+    }
+}
+
+static int rd_open(rd *r, int is_map)
+{
+    int parent = r->open[r->depth], kind = C_SKIP;
+    rd_mark(r);
+    if (r->depth == ST_DEPTH_MAX) {
+        snprintf(r->sc->why, sizeof r->sc->why, "nested deeper than %d", ST_DEPTH_MAX);
+        return 0;
+    }
+    if (r->depth == 0 && !is_map)
+        return 0;   /* not an object: no trace (nothing found) */
+    if (r->depth == 0) {
+        kind = C_TOP;
+    } else if (parent == C_TOP && r->key == K_EVENTS && !is_map && !r->sc->found) {
+        kind = C_EVENTS;
+        r->sc->found = 1;
+        r->sc->good = r->last;
+        r->sc->events_line = r->chunk_line + count_lines(r->chunk, yajl_get_bytes_consumed(r->h));
+    } else if (parent == C_EVENTS && is_map) {
+        kind = C_EVENT;
+        r->f.ph[0] = r->f.cat[0] = r->f.name[0] = r->f.domain[0] = '\0';   /* (not all 9 KiB of it) */
+        r->f.dur = r->f.bytes = r->f.ts = r->f.pid = r->f.tid = r->f.id = 0;
+        r->f.has_dur = r->f.continued = 0;
+    } else if (parent == C_EVENT && r->key == K_ARGS && is_map) {
+        kind = C_ARGS;
+    }
+    r->open[++r->depth] = (unsigned char)kind;
+    r->key = K_NONE;
+    return 1;
+}
+
+static int rd_close(void *ctx)
+{
+    rd *r = ctx;
+    int kind = r->open[r->depth--];
+    rd_mark(r);
+    if (kind == C_EVENTS) {
+        r->sc->closed = 1;
+        return 0;   /* all that is read: the rest (otherData) is not */
+    }
+    if (kind == C_TOP)
+        return 0;
+    if (kind == C_EVENT)
+        event(r->t, &r->f);
+    rd_element(r);
+    return 1;
+}
+
+static int rd_start_map(void *ctx)
+{
+    return rd_open(ctx, 1);
+}
+
+static int rd_start_array(void *ctx)
+{
+    return rd_open(ctx, 0);
+}
+
+/* The member a key names where it stands (K_NONE: a member that is not read). By length first: this runs for
+   every key of the file. */
+static int key_of(int in, const unsigned char *k, size_t n)
+{
+#define IS(lit) (n == sizeof lit - 1 && memcmp(k, lit, sizeof lit - 1) == 0)
+    if (in == C_EVENT) {
+        switch (n) {
+        case 2: return IS("ph") ? K_PH : IS("ts") ? K_TS : IS("id") ? K_ID : K_NONE;
+        case 3: return IS("cat") ? K_CAT : IS("dur") ? K_DUR : IS("pid") ? K_PID : IS("tid") ? K_TID : K_NONE;
+        case 4: return IS("name") ? K_NAME : IS("args") ? K_ARGS : K_NONE;
+        default: return K_NONE;
+        }
+    }
+    if (in == C_ARGS)
+        return IS("bytes") ? K_BYTES : IS("domain") ? K_DOMAIN : IS("continued") ? K_CONTINUED : K_NONE;
+    return in == C_TOP && IS("traceEvents") ? K_EVENTS : K_NONE;
+#undef IS
+}
+
+static int rd_key(void *ctx, const unsigned char *k, size_t n)
+{
+    rd *r = ctx;
+    rd_mark(r);
+    r->key = key_of(r->open[r->depth], k, n);
+    return 1;
+}
+
+/* A value that is no container: 's' a string, 'n' a number (its text), 't' true, 'f' false or null. */
+static int rd_value(rd *r, char type, const char *s, size_t n)
+{
+    ev_fields *f = &r->f;
+    rd_mark(r);
+    if (r->depth == 0)
+        return 0;   /* a document that is one value: no trace */
+    if (r->open[r->depth] == C_EVENT) {
+        switch (r->key) {
+        case K_PH: if (type == 's') field(f->ph, sizeof f->ph, (const unsigned char *)s, n); break;
+        case K_CAT: if (type == 's') field(f->cat, sizeof f->cat, (const unsigned char *)s, n); break;
+        case K_NAME: if (type == 's') field(f->name, sizeof f->name, (const unsigned char *)s, n); break;
+        case K_DUR: f->dur = type == 'n' ? us_to_ns(s, n) : 0, f->has_dur = 1; break;
+        case K_TS: f->ts = type == 'n' ? us_to_ns(s, n) : 0; break;
+        case K_PID: f->pid = type == 'n' ? uint_of(s, n) : 0; break;
+        case K_TID: f->tid = type == 'n' ? uint_of(s, n) : 0; break;
+        case K_ID: f->id = type == 'n' ? uint_of(s, n) : 0; break;
+        default: break;
+        }
+    } else if (r->open[r->depth] == C_ARGS) {
+        if (r->key == K_BYTES && type == 'n' && n > 0 && s[0] >= '0' && s[0] <= '9')
+            f->bytes = uint_of(s, n);
+        else if (r->key == K_DOMAIN && type == 's')
+            field(f->domain, sizeof f->domain, (const unsigned char *)s, n);
+        else if (r->key == K_CONTINUED && type == 't')
+            f->continued = 1;
+    }
+    rd_element(r);
+    return 1;
+}
+
+static int rd_null(void *ctx)
+{
+    return rd_value(ctx, 'f', "", 0);
+}
+
+static int rd_bool(void *ctx, int v)
+{
+    return rd_value(ctx, v ? 't' : 'f', "", 0);
+}
+
+static int rd_number(void *ctx, const char *s, size_t n)
+{
+    return rd_value(ctx, 'n', s, n);
+}
+
+static int rd_string(void *ctx, const unsigned char *s, size_t n)
+{
+    return rd_value(ctx, 's', (const char *)s, n);
+}
+
+/* Reads the trace at 'path' into the tables, what it found into 'sc'. 0, or -1 when it cannot be read at all
+   (errno; sc->why when zlib said why). A parse error inside the events array, on a line after the one it opens
+   on, is a file cut short when no line follows it (its last line, as a killed writer or a file system's
+   zero-filled tail leaves it), else malformed. */
+static int read_trace(const char *path, st_tables *t, scan *sc)
+{
+    static const yajl_callbacks cbs = {
+        .yajl_null = rd_null, .yajl_boolean = rd_bool, .yajl_number = rd_number, .yajl_string = rd_string,
+        .yajl_start_map = rd_start_map, .yajl_map_key = rd_key, .yajl_end_map = rd_close,
+        .yajl_start_array = rd_start_array, .yajl_end_array = rd_close,
+    };
+    yajl_status st = yajl_status_ok;
+    unsigned char *buf = NULL;
+    long line = 1;
+    int k = 0, rc = 0;
+    rd *r = calloc(1, sizeof *r);
+    gzFile f = gzopen(path, "rb");
+    if (r == NULL || f == NULL || (buf = malloc(ST_CHUNK)) == NULL ||
+        (r->h = yajl_alloc(&cbs, NULL, r)) == NULL) {
+        int e = errno;
+        if (f != NULL)
+            gzclose(f);
+        free(buf);
+        free(r);
+        errno = e ? e : ENOMEM;
+        return -1;
+    }
+    yajl_config(r->h, yajl_dont_validate_strings, 1);   /* any bytes a name holds: the outputs make them safe */
+    r->t = t;
+    r->sc = sc;
+    r->chunk = buf;
+    while ((k = gzread(f, buf, ST_CHUNK)) > 0) {
+        size_t at;
+        r->chunk_line = line;
+        if ((st = yajl_parse(r->h, buf, (size_t)k)) == yajl_status_ok) {
+            line += count_lines(buf, (size_t)k);
+            r->base += (size_t)k;
+            if (r->base - r->last > ST_TOKEN_MAX) {   /* yajl holds what it reads of one value */
+                snprintf(sc->why, sizeof sc->why, "no JSON value ends in %u MiB (a name or number that long, or "
+                         "no JSON text)", ST_TOKEN_MAX >> 20);
+                sc->bad = 1;
+                sc->bad_line = line;
+                break;
+            }
+            continue;
+        }
+        at = yajl_get_bytes_consumed(r->h);
+        line += count_lines(buf, at < (size_t)k ? at : (size_t)k);
+        if (st == yajl_status_client_canceled) {   /* done, or a bound */
+            if (sc->why[0] != '\0') {
+                sc->bad = 1;
+                sc->bad_line = line;
+            }
+            break;
+        }
+        if (sc->found && !sc->closed) {   /* cut short on its last line, past the array's start, or malformed */
+            int more = line <= sc->events_line ||
+                       (at < (size_t)k && memchr(buf + at, '\n', (size_t)k - at) != NULL);
+            while (!more && (k = gzread(f, buf, ST_CHUNK)) > 0)
+                more = memchr(buf, '\n', (size_t)k) != NULL;
+            if (more) {
+                unsigned char *e = yajl_get_error(r->h, 0, NULL, 0);
+                size_t n = e != NULL ? strcspn((const char *)e, "\n") : 0;
+                snprintf(sc->why, sizeof sc->why, "malformed JSON (line %ld: %.*s)", line, (int)n,
+                         e != NULL ? (const char *)e : "");
+                if (e != NULL)
+                    yajl_free_error(r->h, e);
+                sc->bad = 1;
+                sc->bad_line = line;
+            }
+        }
+        break;
+    }
+    if (k < 0) {   /* the compressed stream is cut short, or not gzip at all */
+        int zerr;
+        const char *msg = gzerror(f, &zerr);
+        if (r->base == 0 && st == yajl_status_ok) {
+            snprintf(sc->why, sizeof sc->why, "%s", msg != NULL ? msg : "read error");
+            errno = EIO;
+            rc = -1;
+        }
+        sc->cut = 1;
+    } else if (st == yajl_status_ok && !sc->bad) {
+        yajl_complete_parse(r->h);   /* an error: the text ended inside the array (ends early), or no trace */
+    }
+    yajl_free(r->h);
+    gzclose(f);
+    free(buf);
+    free(r);
+    return rc;
+}
+
 /* ---- files ---- */
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
+}
 
 /* 'path' opened (O_CLOEXEC and 'flags'; 0666 less the umask when created) without blocking on a FIFO, then
    refused unless it is a regular file: -1 with errno EINVAL (or ENXIO: a FIFO with no reader, a socket, opened
@@ -503,60 +534,6 @@ static int cl_end(closer *c)
     return c->err ? -1 : 0;
 }
 
-/* ---- the plugin's own layout, streamed: memory stays small whatever the file's size ---- */
-
-/* Lines of a (possibly compressed) file. */
-typedef struct lines {
-    gzFile f;
-    char *buf;
-    size_t cap, len, pos;
-    int eof, err;
-} lines;
-
-/* The next line, without its '\n': 1; 2 for a last line without one (the file was cut); 0 at the end. The
-   line is valid until the next call. */
-static int ln_next(lines *r, char **line, size_t *n)
-{
-    for (;;) {
-        char *nl = memchr(r->buf + r->pos, '\n', r->len - r->pos);
-        int k;
-        if (nl != NULL) {
-            *line = r->buf + r->pos;
-            *n = (size_t)(nl - *line);
-            r->pos = (size_t)(nl - r->buf) + 1;
-            return 1;
-        }
-        if (r->eof) {
-            if (r->pos < r->len) {
-                *line = r->buf + r->pos;
-                *n = r->len - r->pos;
-                r->pos = r->len;
-                return 2;
-            }
-            return 0;
-        }
-        memmove(r->buf, r->buf + r->pos, r->len - r->pos);
-        r->len -= r->pos;
-        r->pos = 0;
-        if (r->len == r->cap) {
-            char *nb = realloc(r->buf, r->cap * 2);
-            if (nb == NULL) {
-                r->err = r->eof = 1;
-                continue;
-            }
-            r->buf = nb;
-            r->cap *= 2;
-        }
-        k = gzread(r->f, r->buf + r->len, (unsigned)(r->cap - r->len));
-        if (k <= 0) {
-            r->err = k < 0;
-            r->eof = 1;
-        } else {
-            r->len += (size_t)k;
-        }
-    }
-}
-
 /* The exact-median budget the plugin wrote in otherData (the file's last 64 KiB), 0 if none. */
 static unsigned long long tail_budget(const char *path)
 {
@@ -596,146 +573,21 @@ static unsigned long long tail_budget(const char *path)
     return v;
 }
 
-/* 1: the plugin's layout ('{"traceEvents":[' alone on the first line, then one event a line), read; 0: some
-   other layout, known from the first line, with nothing counted, written or set in 'sc' (the caller reads it
-   whole); -1: not readable. */
-static int stream_file(const char *path, closer *cl, st_tables *t, scan *sc)
+/* The first 'n' bytes of the trace's (gunzipped) text to OUT: its complete events. */
+static void cl_copy(closer *c, const char *path, uint64_t n)
 {
-    lines r = {0};
-    char *line, *prev = NULL;
-    size_t n, prev_n = 0, prev_cap = 0;
-    long no = 0;
-    int rc;
-    if ((r.f = gzopen(path, "rb")) == NULL)
-        return -1;
-    r.cap = 1 << 16;
-    if ((r.buf = malloc(r.cap)) == NULL) {
-        gzclose(r.f);
-        return -1;
+    gzFile f = gzopen(path, "rb");
+    char *buf = malloc(ST_CHUNK);
+    int k = 0;
+    while (f != NULL && buf != NULL && n > 0 && (k = gzread(f, buf, n < ST_CHUNK ? (unsigned)n : ST_CHUNK)) > 0) {
+        cl_put(c, buf, (size_t)k);
+        n -= (uint64_t)k;
     }
-    rc = ln_next(&r, &line, &n);
-    no++;
-    while (rc != 0 && n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\r'))
-        n--;
-    if (rc != 1 || n != 16 || memcmp(line, "{\"traceEvents\":[", 16) != 0) {
-        free(r.buf);
-        gzclose(r.f);
-        return 0;
-    }
-    sc->found = 1;
-    if (cl != NULL)
-        cl_put(cl, "{\"traceEvents\":[\n", 17);
-    while ((rc = ln_next(&r, &line, &n)) != 0) {
-        js j;
-        no++;
-        if (n > 0 && line[0] == ']') {
-            sc->closed = 1;
-            break;
-        }
-        if (rc == 1 && n > 0 && line[n - 1] == ',')
-            n--;
-        if (n == 0)
-            continue;
-        j.p = line;
-        j.end = line + n;
-        j.err = 0;
-        event(&j, t);
-        ws(&j);
-        if (j.err || j.p != j.end) {
-            if (rc == 2)   /* the last line, cut short */
-                break;
-            sc->bad = 1;
-            sc->bad_line = no;
-            break;
-        }
-        sc->events++;
-        if (cl != NULL) {   /* each complete event is written when the next one is known: the last has no comma */
-            if (prev_n > 0) {
-                cl_put(cl, prev, prev_n);
-                cl_put(cl, ",\n", 2);
-            }
-            if (n > prev_cap) {
-                char *np = realloc(prev, n);
-                if (np == NULL) {
-                    cl->err = 1;
-                    break;
-                }
-                prev = np;
-                prev_cap = n;
-            }
-            memcpy(prev, line, n);
-            prev_n = n;
-        }
-    }
-    if (cl != NULL && prev_n > 0)
-        cl_put(cl, prev, prev_n);
-    sc->cut = r.err;
-    free(prev);
-    free(r.buf);
-    gzclose(r.f);
-    return 1;
-}
-
-/* ---- any other layout: the whole file, parsed in memory ---- */
-
-static int whole_file(const char *path, closer *cl, st_tables *t, scan *sc)
-{
-    size_t n = 0, good = 0;
-    char *text, key[32];
-    js j;
-    if ((text = slurp(path, &n, &sc->cut)) == NULL)
-        return -1;
-    j.p = text;
-    j.end = text + n;
-    j.err = 0;
-    ws(&j);
-    if (j.p < j.end && *j.p == '{') {
-        j.p++;
-        for (;;) {
-            ws(&j);
-            if (j.p < j.end && *j.p == '}')
-                break;
-            if (str(&j, key, sizeof key) != 0)
-                break;
-            ws(&j);
-            if (j.p >= j.end || *j.p++ != ':')
-                break;
-            ws(&j);
-            if (!strcmp(key, "traceEvents") && j.p < j.end && *j.p == '[') {
-                sc->found = 1;
-                j.p++;
-                good = (size_t)(j.p - text);
-                ws(&j);
-                while (j.p < j.end && *j.p != ']' && !j.err) {
-                    event(&j, t);
-                    if (!j.err) {
-                        good = (size_t)(j.p - text);
-                        sc->events++;
-                    }
-                    ws(&j);
-                    if (j.p < j.end && *j.p == ',')
-                        j.p++;
-                    ws(&j);
-                }
-                if (j.p < j.end) {
-                    j.p++;
-                    sc->closed = 1;
-                }
-            } else if (skip(&j, 1) != 0) {
-                break;
-            }
-            ws(&j);
-            if (j.p < j.end && *j.p == ',')
-                j.p++;
-        }
-    }
-    /* an error that is not the text running out inside the array is malformed */
-    if (j.err && !(sc->found && !sc->closed && (j.p >= j.end || sc->cut)))
-        sc->bad = 1;
-    if (cl != NULL)
-        cl_put(cl, text, good);
-    free(text);
-    return 1;
+    if (f == NULL || buf == NULL || n > 0)
+        c->err = 1;
+    if (f != NULL)
+        gzclose(f);
+    free(buf);
 }
 
 #ifdef CUSHIM_STATS_NO_MAIN
@@ -745,20 +597,23 @@ int main(int argc, char **argv)
 #endif
 {
     const char *path, *close_to = NULL;
+    char **names = NULL;   /* the files as messages show them */
     st_tables t;
     tr_stat_row *rows;
     uint32_t nr;
     closer cl;
-    scan sc = {0};
+    scan sc;
     unsigned long long budget = 0;
-    int rc, early, first = 1, nfiles = argc - 1, json = 0;
+    int early, first = 1, nfiles = argc - 1, json = 0, status = 1;
     if (argc > 1 && !strncmp(argv[1], "--format=", 9)) {   /* table (the default) or json */
         if (!strcmp(argv[1] + 9, "json") || !strcmp(argv[1] + 9, "table")) {
             json = argv[1][9] == 'j';
             first = 2;
             nfiles = argc - 2;
         } else {
-            ST_ERR("cushim stats: --format=%s: 'table' or 'json'\n", argv[1] + 9);
+            char *v = shown(argv[1] + 9);
+            ST_ERR("cushim stats: --format=%s: 'table' or 'json'\n", v);
+            free(v);
             return 2;
         }
     }
@@ -778,14 +633,20 @@ int main(int argc, char **argv)
                "       cushim stats --close FILE OUT (a copy of a trace that ends early, ending properly)\n");
         return argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? 0 : 2;
     }
+    if ((names = calloc((size_t)argc, sizeof *names)) == NULL) {
+        ST_ERR("cushim stats: out of memory\n");
+        return 1;
+    }
+    for (int i = first; i < argc; i++)
+        names[i] = shown(argv[i]);
     /* each FILE is opened up to three times (below): a FIFO or a pipe would block or be empty */
     for (int i = first; i < first + nfiles; i++) {
         int fd = st_open_regular(argv[i], O_RDONLY);
         if (fd >= 0) {
             close(fd);
         } else if (errno == EINVAL) {
-            ST_ERR("cushim stats: %s: " ST_NOT_REGULAR "; give the trace file itself\n", argv[i]);
-            return 1;
+            ST_ERR("cushim stats: %s: " ST_NOT_REGULAR "; give the trace file itself\n", names[i]);
+            goto out;
         }   /* else (missing, no permission): said where it is read, as before */
     }
     /* the plugin's budget for exact medians (otherData, at the end): the same table as at exit; over several
@@ -795,66 +656,69 @@ int main(int argc, char **argv)
     if (tables_init(&t, budget) != 0) {
         ST_ERR("cushim stats: out of memory\n");
         tables_free(&t);
-        return 1;
+        goto out;
     }
     path = argv[first];
     if (close_to != NULL) {   /* OUT must not be FILE: opening it for writing would empty the trace first */
         struct stat a, b;
         if (strcmp(path, close_to) == 0 ||
             (stat(path, &a) == 0 && stat(close_to, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)) {
-            ST_ERR("cushim stats: --close: OUT is the trace itself (%s); give another file\n", close_to);
+            ST_ERR("cushim stats: --close: OUT is the trace itself (%s); give another file\n", names[3]);
             tables_free(&t);
-            return 2;
+            status = 2;
+            goto out;
         }
     }
     if (close_to != NULL && cl_open(&cl, close_to) != 0) {
         if (errno == EINVAL || errno == ENXIO)
-            ST_ERR("cushim stats: --close: %s: " ST_NOT_REGULAR "; give a file name\n", close_to);
+            ST_ERR("cushim stats: --close: %s: " ST_NOT_REGULAR "; give a file name\n", names[3]);
         else
-            ST_PERROR(close_to);
+            ST_ERR("cushim stats: --close: %s: %s\n", names[3], strerror(errno));
         tables_free(&t);
-        return 1;
+        goto out;
     }
     for (int i = first; i < first + nfiles; i++) {
         path = argv[i];
         memset(&sc, 0, sizeof sc);
-        rc = stream_file(path, close_to ? &cl : NULL, &t, &sc);
-        if (rc == 0)   /* not the plugin's layout (decided on the first line, before anything was added or written) */
-            rc = whole_file(path, close_to ? &cl : NULL, &t, &sc);
-        if (rc < 0) {
-            ST_PERROR(path);
+        if (read_trace(path, &t, &sc) != 0) {
+            ST_ERR("cushim stats: %s: %s\n", names[i], sc.why[0] != '\0' ? sc.why : strerror(errno));
             goto fail;
         }
         t.nvtx_over += sn_file_end(t.sn, &t.nvtx);
         /* ended early: the events array never closed (the text ran out inside it, or the gzip stream did) */
         early = sc.found && !sc.closed && !sc.bad;
         if (!sc.found || sc.bad) {
-            if (!sc.found)
-                ST_ERR("cushim stats: %s: no \"traceEvents\" array: not a trace-event JSON file\n", path);
-            else if (sc.bad_line > 0)
-                ST_ERR("cushim stats: %s: malformed JSON (line %ld)\n", path, sc.bad_line);
+            if (sc.bad && sc.why[0] != '\0' && strncmp(sc.why, "malformed", 9) == 0)
+                ST_ERR("cushim stats: %s: %s\n", names[i], sc.why);
+            else if (sc.bad && sc.why[0] != '\0')
+                ST_ERR("cushim stats: %s: line %ld: %s: not a trace file; refused\n", names[i], sc.bad_line, sc.why);
             else
-                ST_ERR("cushim stats: %s: malformed JSON\n", path);
+                ST_ERR("cushim stats: %s: no \"traceEvents\" array: not a trace-event JSON file\n", names[i]);
             goto fail;
         }
         if (close_to != NULL) {
-            int bad = cl_end(&cl) != 0;
+            int bad = 0;
+            if (early)
+                cl_copy(&cl, path, sc.good);
+            bad = cl_end(&cl) != 0;
             if (!early) {
-                ST_ERR("cushim stats: %s ends properly: nothing to close\n", path);
+                ST_ERR("cushim stats: %s ends properly: nothing to close\n", names[i]);
                 remove(close_to);
                 bad = 1;
             } else if (bad) {
-                ST_PERROR(close_to);
+                ST_ERR("cushim stats: --close: %s: %s\n", names[3], strerror(errno ? errno : EIO));
+                remove(close_to);
             } else {
-                ST_ERR("cushim stats: %s: the %zu complete events of %s, closed\n", close_to, sc.events, path);
+                ST_ERR("cushim stats: %s: the %zu complete events of %s, closed\n", names[3], sc.events, names[i]);
             }
             tables_free(&t);
-            return bad;
+            status = bad;
+            goto out;
         }
         if (early)
             ST_ERR("cushim stats: %s ends early (its process was killed, or is still writing it): the tables "
                     "below are of its %zu complete events; 'cushim stats --close %s OUT' writes a copy that ends "
-                    "properly\n", path, sc.events, path);
+                    "properly\n", names[i], sc.events, names[i]);
     }
     if (json) {   /* one document: the files, then every table (empty ones too) */
         printf("{\"files\":[");
@@ -874,12 +738,13 @@ int main(int argc, char **argv)
         tr_stats_json(stdout, "cuda_gpu_mem_size_sum", &t.mems, TR_JSON_SIZES);
         printf("}\n");
         tables_free(&t);
-        return 0;
+        status = 0;
+        goto out;
     }
     if (nfiles > 1) {
         printf("\nOver %d trace files:", nfiles);
         for (int i = first; i < first + nfiles; i++)
-            printf(" %s", argv[i]);
+            printf(" %s", names[i]);
         printf("\n");
     }
     nr = tr_stats_rows(&t.nvtx, &rows);   /* nsys's order: the NVTX ranges first */
@@ -906,12 +771,17 @@ int main(int argc, char **argv)
     free(rows);
     tr_stats_print_memops(stdout, &t.memt, &t.mems);
     tables_free(&t);
-    return 0;
+    status = 0;
+    goto out;
 fail:   /* a file that cannot be read, or is not a trace: nothing printed, OUT removed */
     if (close_to != NULL) {
         cl_end(&cl);
         remove(close_to);
     }
     tables_free(&t);
-    return 1;
+out:
+    for (int i = first; i < argc; i++)
+        free(names[i]);
+    free(names);
+    return status;
 }

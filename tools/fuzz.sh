@@ -36,7 +36,7 @@ HARNESSES=(
   "opts tests/fuzz/fuzz_opts.c runtime/options.c runtime/config.c runtime/log.c runtime/peer.c runtime/once.c"
   "firule tests/fuzz/fuzz_firule.c plugins/faultinject/rules.c"
   "limits tests/fuzz/fuzz_limits.c plugins/memlimit/ml_limits.c plugins/smlimit/limitspec.c"
-  "stats tests/fuzz/fuzz_stats.c tools/cushim-stats.c tools/stats-nvtx.c plugins/trace/tr_stats.c -DCUSHIM_STATS_NO_MAIN -lz -lm"
+  "stats tests/fuzz/fuzz_stats.c tools/cushim-stats.c tools/stats-nvtx.c plugins/trace/tr_stats.c -DCUSHIM_STATS_NO_MAIN -lz -lm -l:libyajl_s.a"
   "jsonstr tests/fuzz/fuzz_jsonstr.c plugins/trace/tr_render.c"
   "tpath tests/fuzz/fuzz_tpath.c plugins/trace/tr_path.c"
   "select tests/fuzz/fuzz_select.c runtime/select.c runtime/api.c runtime/libs.c runtime/log.c runtime/config.c runtime/peer.c runtime/once.c generated/cuda-${CUSHIM_CUDA_VERSION:-13.0}/cushim_meta.c -I$fuzz_build/runtime -I$fuzz_build/cuda-headers/nvml-13.0/include"

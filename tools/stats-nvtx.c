@@ -41,23 +41,83 @@ typedef struct sn_se {
     struct sn_se *next;
 } sn_se;
 
-#define SN_BUCKETS 4096u
+/* Threads and waiting start/end ranges: chained hash tables that double when they hold more entries than
+   buckets, so that a look-up costs the same with a million threads or ids as with ten (a fixed 4096 buckets made
+   a file of a million start/end ranges quadratic). */
+#define SN_BUCKETS_MIN 256u
 
 struct sn_state {
-    sn_thr *thr[SN_BUCKETS];
-    sn_se *se[SN_BUCKETS];
-    uint64_t nse, over;
+    sn_thr **thr;
+    sn_se **se;
+    uint32_t nthr_b, nse_b;         /* buckets (powers of two) */
+    uint64_t nthr, nse, over;
+    uint64_t probes;                /* entries looked at (sn_probes) */
 };
 
-static uint32_t sn_hash(uint64_t a, uint64_t b)
+static uint32_t sn_hash(uint64_t a, uint64_t b, uint32_t buckets)
 {
     uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xc2b2ae3d27d4eb4full);
-    return (uint32_t)(h >> 40) & (SN_BUCKETS - 1);
+    h ^= h >> 29;
+    return (uint32_t)(h * 0xbf58476d1ce4e5b9ull >> 32) & (buckets - 1);
 }
 
 sn_state *sn_new(void)
 {
-    return calloc(1, sizeof(sn_state));
+    sn_state *s = calloc(1, sizeof(sn_state));
+    if (s == NULL)
+        return NULL;
+    s->thr = calloc(SN_BUCKETS_MIN, sizeof *s->thr);
+    s->se = calloc(SN_BUCKETS_MIN, sizeof *s->se);
+    if (s->thr == NULL || s->se == NULL) {
+        free(s->thr);
+        free(s->se);
+        free(s);
+        return NULL;
+    }
+    s->nthr_b = s->nse_b = SN_BUCKETS_MIN;
+    return s;
+}
+
+uint64_t sn_probes(const sn_state *s)
+{
+    return s != NULL ? s->probes : 0;
+}
+
+/* Twice the buckets when the table holds more entries than buckets (out of memory: it stays, only slower). */
+static void sn_grow_thr(sn_state *s)
+{
+    uint32_t nb = s->nthr_b * 2;
+    sn_thr **b;
+    if (s->nthr <= s->nthr_b || nb == 0 || (b = calloc(nb, sizeof *b)) == NULL)
+        return;
+    for (uint32_t i = 0; i < s->nthr_b; i++)
+        for (sn_thr *t = s->thr[i], *n; t != NULL; t = n) {
+            uint32_t h = sn_hash(t->pid, t->tid, nb);
+            n = t->next;
+            t->next = b[h];
+            b[h] = t;
+        }
+    free(s->thr);
+    s->thr = b;
+    s->nthr_b = nb;
+}
+
+static void sn_grow_se(sn_state *s)
+{
+    uint32_t nb = s->nse_b * 2;
+    sn_se **b;
+    if (s->nse <= s->nse_b || nb == 0 || (b = calloc(nb, sizeof *b)) == NULL)
+        return;
+    for (uint32_t i = 0; i < s->nse_b; i++)
+        for (sn_se *x = s->se[i], *n; x != NULL; x = n) {
+            uint32_t h = sn_hash(x->pid, x->id, nb);
+            n = x->next;
+            x->next = b[h];
+            b[h] = x;
+        }
+    free(s->se);
+    s->se = b;
+    s->nse_b = nb;
 }
 
 static char *sn_key(const char *style, const char *domain, const char *name)
@@ -81,17 +141,21 @@ static void sn_add(tr_stats *out, const char *key, uint64_t t0, uint64_t t1)
 
 static sn_thr *sn_thread(sn_state *s, uint64_t pid, uint64_t tid)
 {
-    uint32_t h = sn_hash(pid, tid);
+    uint32_t h = sn_hash(pid, tid, s->nthr_b);
     sn_thr *t;
-    for (t = s->thr[h]; t != NULL; t = t->next)
+    for (t = s->thr[h]; t != NULL; t = t->next) {
+        s->probes++;
         if (t->pid == pid && t->tid == tid)
             return t;
+    }
     if ((t = calloc(1, sizeof *t)) == NULL)
         return NULL;
     t->pid = pid;
     t->tid = tid;
     t->next = s->thr[h];
     s->thr[h] = t;
+    s->nthr++;
+    sn_grow_thr(s);
     return t;
 }
 
@@ -177,12 +241,14 @@ static void sn_pushpop(sn_state *s, tr_stats *out, const sn_ev *e)
 
 static void sn_startend(sn_state *s, tr_stats *out, const sn_ev *e)
 {
-    uint32_t h = sn_hash(e->pid, e->id);
+    uint32_t h = sn_hash(e->pid, e->id, s->nse_b);
     int is_end = e->ph == 'e';
     sn_se *x, **p;
-    for (p = &s->se[h]; (x = *p) != NULL; p = &x->next)
+    for (p = &s->se[h]; (x = *p) != NULL; p = &x->next) {
+        s->probes++;
         if (x->pid == e->pid && x->id == e->id)
             break;
+    }
     if (x != NULL) {   /* its other half; two starts or two ends of one id: both forgotten, as the writer does */
         if (x->is_end && !is_end) {
             char *key = sn_key(TR_NVTX_STARTEND, e->domain, e->name);
@@ -216,6 +282,7 @@ static void sn_startend(sn_state *s, tr_stats *out, const sn_ev *e)
     x->next = s->se[h];
     s->se[h] = x;
     s->nse++;
+    sn_grow_se(s);
 }
 
 void sn_event(sn_state *s, tr_stats *out, const sn_ev *e)
@@ -230,7 +297,7 @@ void sn_event(sn_state *s, tr_stats *out, const sn_ev *e)
 
 static void sn_forget(sn_state *s, tr_stats *out)
 {
-    for (uint32_t h = 0; h < SN_BUCKETS; h++) {
+    for (uint32_t h = 0; h < s->nthr_b; h++) {
         for (sn_thr *t = s->thr[h], *n; t != NULL; t = n) {
             n = t->next;
             if (out != NULL)
@@ -244,6 +311,8 @@ static void sn_forget(sn_state *s, tr_stats *out)
             free(t);
         }
         s->thr[h] = NULL;
+    }
+    for (uint32_t h = 0; h < s->nse_b; h++) {
         for (sn_se *x = s->se[h], *n; x != NULL; x = n) {
             n = x->next;
             free(x->key);
@@ -251,7 +320,7 @@ static void sn_forget(sn_state *s, tr_stats *out)
         }
         s->se[h] = NULL;
     }
-    s->nse = 0;
+    s->nthr = s->nse = 0;
 }
 
 uint64_t sn_file_end(sn_state *s, tr_stats *out)
@@ -270,5 +339,7 @@ void sn_free(sn_state *s)
     if (s == NULL)
         return;
     sn_forget(s, NULL);
+    free(s->thr);
+    free(s->se);
     free(s);
 }

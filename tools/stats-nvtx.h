@@ -34,5 +34,8 @@ void sn_event(sn_state *s, tr_stats *out, const sn_ev *e);
    TR_NVTX_IDS_MAX (the writer's bound too) were waiting for their start or end. */
 uint64_t sn_file_end(sn_state *s, tr_stats *out);
 void sn_free(sn_state *s);
+/* Threads and ids looked at so far in the look-ups: the tests' measure that a look-up's cost does not grow with
+   the number of threads and ids. */
+uint64_t sn_probes(const sn_state *s);
 
 #endif /* CUSHIM_STATS_NVTX_H */

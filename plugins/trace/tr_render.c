@@ -342,14 +342,24 @@ static void r_enum(tr_sb *sb, const tr_meta *m, const unsigned char *p, uint32_t
         tr_sb_i64(sb, v);
 }
 
+/* A callback as "0x... SYMBOL" when it is a symbol's address. The symbol's name is the ELF file's: any bytes but
+   NUL may stand in it (a '"' ended the JSON string early), so it is escaped as every other string is. */
 static void r_callback(tr_sb *sb, uint64_t v)
 {
     Dl_info di;
     if (v != 0 && dladdr((void *)(uintptr_t)v, &di) != 0 && di.dli_sname != NULL &&
-        (uint64_t)(uintptr_t)di.dli_saddr == v)
-        tr_sb_printf(sb, "\"0x%llx %s\"", (unsigned long long)v, di.dli_sname);
-    else
+        (uint64_t)(uintptr_t)di.dli_saddr == v) {
+        char *text = NULL;
+        int n = asprintf(&text, "0x%llx %s", (unsigned long long)v, di.dli_sname);
+        if (n > 0) {
+            tr_sb_json_str(sb, text, (size_t)n, TR_NAME_MAX);   /* as long as a kernel's name (C++'s run long) */
+            free(text);
+        } else {
+            r_hex(sb, v);
+        }
+    } else {
         r_hex(sb, v);
+    }
 }
 
 static void r_struct(tr_sb *sb, const tr_meta *m, const unsigned char *p, uint32_t avail,

@@ -35,6 +35,7 @@ void tr_stats_free(tr_stats *st)
     }
     free(st->s);
     free(st->index);
+    free(st->big);
     memset(st, 0, sizeof *st);
 }
 
@@ -103,9 +104,11 @@ static int64_t find(tr_stats *st, const char *name, int fold)
         return -1;
     if ((st->n + 1) * 2 > st->icap && st_rehash(st) != 0)
         goto oom;
-    for (h = st_hash(name) & (st->icap - 1); st->index[h]; h = (h + 1) & (st->icap - 1))
+    for (h = st_hash(name) & (st->icap - 1); st->index[h]; h = (h + 1) & (st->icap - 1)) {
+        st->work++;
         if (strcmp(st->s[st->index[h] - 1].name, name) == 0)
             return st->index[h] - 1;
+    }
     if (fold && st->max_series != 0 && st->n >= st->max_series)
         return find_fold(st, name);
     if (st->n == st->cap) {
@@ -185,6 +188,43 @@ static int to_hist(tr_stats *st, tr_series *s)
     return 0;
 }
 
+/* The exact series with the most room (the first of them on a tie), taken off the list 'big'; NULL if none has
+   TR_HIST_BUCKETS values' room. Only the series on 'big' are looked at: with many small series (a kernel name
+   each) past the budget, a scan of them all at each growth made the table quadratic in the number of names. */
+static tr_series *take_largest(tr_stats *st)
+{
+    uint32_t best = UINT32_MAX;
+    for (uint32_t k = 0; k < st->nbig; k++) {
+        const tr_series *c = &st->s[st->big[k]];
+        st->work++;
+        if (best == UINT32_MAX || c->cap > st->s[st->big[best]].cap ||
+            (c->cap == st->s[st->big[best]].cap && st->big[k] < st->big[best]))
+            best = k;
+    }
+    if (best == UINT32_MAX)
+        return NULL;
+    {
+        tr_series *s = &st->s[st->big[best]];
+        st->big[best] = st->big[--st->nbig];
+        return s;
+    }
+}
+
+/* 's' (index 'index') is exact with TR_HIST_BUCKETS values' room or more: on the list 'big'. */
+static int add_big(tr_stats *st, uint32_t index)
+{
+    if (st->nbig == st->capbig) {
+        uint32_t cap = st->capbig ? 2 * st->capbig : 16;
+        uint32_t *nb = realloc(st->big, cap * sizeof *nb);
+        if (nb == NULL)
+            return -1;
+        st->big = nb;
+        st->capbig = cap;
+    }
+    st->big[st->nbig++] = index;
+    return 0;
+}
+
 int tr_stats_add_at(tr_stats *st, uint32_t index, uint64_t ns)
 {
     tr_series *s;
@@ -198,25 +238,24 @@ int tr_stats_add_at(tr_stats *st, uint32_t index, uint64_t ns)
            series is cheaper kept than bucketed: a histogram is TR_HIST_BUCKETS counts); a series smaller than
            a histogram grows on */
         while (st->exact_used + (cap - s->cap) > st->exact_budget) {
-            tr_series *big = NULL;
-            for (uint32_t i = 0; i < st->n; i++)
-                if (st->s[i].hist == NULL && (big == NULL || st->s[i].cap > big->cap))
-                    big = &st->s[i];
-            if (big == NULL || big->cap < TR_HIST_BUCKETS)
+            tr_series *big = take_largest(st);
+            if (big == NULL)
                 break;
             if (to_hist(st, big) != 0) {
+                st->big[st->nbig++] = (uint32_t)(big - st->s);   /* still exact; its slot is still there */
                 st->oom = 1;
                 return -1;
             }
             if (big == s)
                 break;
         }
-        if (s->hist != NULL) {
-            /* became a histogram above */
-        } else if ((nv = realloc(s->v, cap * sizeof *nv)) == NULL) {
-            st->oom = 1;
-            return -1;
-        } else {
+        if (s->hist == NULL) {   /* (else it became a histogram above) */
+            int joins = s->cap < TR_HIST_BUCKETS && cap >= TR_HIST_BUCKETS;
+            if ((joins && add_big(st, index) != 0) || (nv = realloc(s->v, cap * sizeof *nv)) == NULL) {
+                st->nbig -= joins && st->nbig > 0 && st->big[st->nbig - 1] == index;
+                st->oom = 1;
+                return -1;
+            }
             st->exact_used += cap - s->cap;
             s->v = nv;
             s->cap = cap;
@@ -332,20 +371,78 @@ static void fmt_grouped(char *out, size_t cap, const char *digits)
     out[o] = '\0';
 }
 
-/* A row's name: a kernel's or an NVTX range's comes from the program (or from a trace file 'cushim stats'
-   reads), so a control character - C0, DEL, and C1 (U+0080-U+009F, which a terminal may take for ESC-sequences
-   such as CSI) in UTF-8 - is written as '?' and never reaches a terminal. */
-static void put_name(FILE *f, const char *s)
+/* The length of the well-formed UTF-8 character at p (1 to 4; RFC 3629: no overlong form, no surrogate, nothing
+   past U+10FFFF), 0 for a byte that starts none. p is NUL-terminated (a NUL ends a sequence: never 10xxxxxx). */
+static unsigned utf8_len(const unsigned char *p)
 {
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == 0xc2 && (unsigned char)s[1] >= 0x80 && (unsigned char)s[1] <= 0x9f) {
+    unsigned c = p[0], k = c < 0x80 ? 1 : c < 0xc2 ? 0 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : c < 0xf5 ? 4 : 0;
+    for (unsigned i = 1; i < k; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] >= 0xa0) || (c == 0xf0 && p[1] < 0x90) ||
+        (c == 0xf4 && p[1] >= 0x90))
+        return 0;
+    return k;
+}
+
+/* A character a terminal must never be sent from a name: C0, DEL, C1 (U+0080-U+009F: CSI and the like to some
+   terminals), and the bidirectional controls (U+061C, U+200E-U+200F, U+202A-U+202E, U+2066-U+2069), which
+   reorder the rest of the line as it is shown. 'p' holds a well-formed character of 'k' bytes. */
+static int shown_as_mark(const unsigned char *p, unsigned k)
+{
+    if (k == 1)
+        return p[0] < 0x20 || p[0] == 0x7f;
+    if (k == 2)
+        return (p[0] == 0xc2 && p[1] <= 0x9f) || (p[0] == 0xd8 && p[1] == 0x9c);
+    if (k == 3 && p[0] == 0xe2 && p[1] == 0x80)
+        return p[2] == 0x8e || p[2] == 0x8f || (p[2] >= 0xaa && p[2] <= 0xae);
+    if (k == 3 && p[0] == 0xe2 && p[1] == 0x81)
+        return p[2] >= 0xa6 && p[2] <= 0xa9;
+    return 0;
+}
+
+/* A row's name: a kernel's or an NVTX range's comes from the program (or from a trace file 'cushim stats'
+   reads, in which any bytes may stand), so what a terminal could take for a command never reaches it: each
+   control character (shown_as_mark) and each byte that is not part of well-formed UTF-8 is written '?'. The
+   table is valid UTF-8 with no control byte but its line ends. */
+static void put_name(FILE *f, const char *name)
+{
+    const unsigned char *s = (const unsigned char *)name;
+    while (*s) {
+        unsigned k = utf8_len(s);
+        if (k == 0 || shown_as_mark(s, k)) {
             fputc('?', f);
-            s++;
+            s += k ? k : 1;
             continue;
         }
-        fputc(c < 0x20 || c == 0x7f ? '?' : c, f);
+        fwrite(s, 1, k, f);
+        s += k;
     }
+}
+
+size_t tr_stats_shown(char *out, size_t cap, const char *text)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t o = 0;
+    if (cap == 0)
+        return 0;
+    while (*s) {
+        unsigned k = utf8_len(s);
+        if (k == 0 || shown_as_mark(s, k)) {
+            if (o + 1 >= cap)
+                break;
+            out[o++] = '?';
+            s += k ? k : 1;
+            continue;
+        }
+        if (o + k >= cap)
+            break;
+        memcpy(out + o, s, k);
+        o += k;
+        s += k;
+    }
+    out[o] = '\0';
+    return o;
 }
 
 static void fmt_u(char *out, size_t cap, uint64_t v)
@@ -526,30 +623,20 @@ void tr_stats_json_str(FILE *f, const char *s)
     const unsigned char *p = (const unsigned char *)s;
     fputc('"', f);
     while (*p) {
-        unsigned c = *p;
-        unsigned k = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-        int ok = k != 0 && !(k == 2 && c < 0xc2) && !(k == 4 && c > 0xf4);
-        for (unsigned i = 1; ok && i < k; i++)
-            ok = (p[i] & 0xc0) == 0x80;
-        if (ok && k == 3)   /* no overlong form, no surrogate */
-            ok = !(c == 0xe0 && p[1] < 0xa0) && !(c == 0xed && p[1] >= 0xa0);
-        if (ok && k == 4)
-            ok = !(c == 0xf0 && p[1] < 0x90) && !(c == 0xf4 && p[1] >= 0x90);
-        if (!ok) {
+        unsigned c = *p, k = utf8_len(p);
+        if (k == 0) {
             fputc('?', f);
             p++;
             continue;
         }
-        if (k > 1) {
+        if (k > 1)
             fwrite(p, 1, k, f);
-        } else if (c == '"' || c == '\\') {
-            fputc('\\', f);
-            fputc((int)c, f);
-        } else if (c < 0x20 || c == 0x7f) {
+        else if (c == '"' || c == '\\')
+            fputc('\\', f), fputc((int)c, f);
+        else if (c < 0x20 || c == 0x7f)
             fprintf(f, "\\u%04x", c);
-        } else {
+        else
             fputc((int)c, f);
-        }
         p += k;
     }
     fputc('"', f);

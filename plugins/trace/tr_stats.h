@@ -38,6 +38,11 @@ typedef struct tr_stats {
     uint32_t napprox;      /* series in histogram mode */
     uint32_t max_series;   /* 0: no bound; else past this many names, a new name's values go to its fold row */
     uint64_t folded;       /* values added to fold rows */
+    uint32_t *big;         /* the exact series of TR_HIST_BUCKETS values or more (indexes into s[]): the ones the
+                              budget turns into histograms, so that only they are looked at past it */
+    uint32_t nbig, capbig;
+    uint64_t work;         /* series looked at (hash probes, candidates for a histogram): the tests' measure that
+                              the cost of an add does not grow with the number of names */
 } tr_stats;
 
 typedef struct tr_stat_row {
@@ -97,6 +102,10 @@ void tr_stats_print_memops(FILE *f, tr_stats *time, tr_stats *size);
 #define TR_JSON_SIZES 1
 #define TR_JSON_STYLED 2
 void tr_stats_json(FILE *f, const char *report, tr_stats *st, int mode);
+/* 'text' as the tables show a name: each control character (C0, DEL, C1, the bidirectional controls) and each
+   byte that is not part of well-formed UTF-8 as '?', into 'out' (cut before a character that does not fit in
+   cap - 1 bytes, NUL-terminated; never longer than 'text'); its length. For file names in messages too. */
+size_t tr_stats_shown(char *out, size_t cap, const char *text);
 /* 's' as a JSON string, as the names above. */
 void tr_stats_json_str(FILE *f, const char *s);
 

@@ -536,6 +536,37 @@ nvtx_names)
     [ "$(awk '$NF == ":r0" {print $3}' err)" = 2 ] || fail "r0 not 2 instances"
     grep -q "^ .*  3,616  .*  PushPop  (the rest: names past the table's first ones)" err || fail "no fold row of 3,616"
     ;;
+hostile)
+    # names the program chooses (tests/e2e/e2e_trace_names.c: a kernel's, NVTX ranges' and a domain's, the
+    # thread's) holding ESC sequences, a newline, bytes that are not UTF-8, C1, U+202E, a quote, a backslash: the
+    # trace is strict JSON and keeps the bytes (those that are not UTF-8 as \u00XX), the table at exit and cushim
+    # stats' tables are UTF-8 with no control character but line ends and equal, --format=json is strict JSON
+    NVTX_INJECTION64_PATH=$plugin run "file=$dir/t.json" "${E2E_TRACE_NAMES:?}"
+    [ "$rc" = 0 ] || fail "exited with $rc: $(tail -n 3 err)"
+    check t.json "[e['args']['kernel'] for e in X if e['name'] == 'cuLaunchKernel'] == [e['args']['name'] for e in X if e['name'] == 'cuModuleGetFunction']" \
+        "[e['args']['kernel'] for e in X if e['name'] == 'cuLaunchKernel'][0].startswith('k\x1b[31mred\x1b]0;title\x07\n\t\x01\x7f\xff\x9b2J\u009b\u202e')" \
+        "[e['args']['name'] for e in ev if e['name'] == 'thread_name' and e['tid'] == max(x['tid'] for x in X)] != []"
+    "$stats" t.json >stats.out 2>stats.err || fail "cushim-stats: $(cat stats.err)"
+    "$stats" --format=json t.json >stats.json 2>>stats.err || fail "cushim-stats --format=json: $(cat stats.err)"
+    python3 - <<'PY' || fail "an output holds what it must not"
+import json, sys, unicodedata
+bidi = set('\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069')
+for f in ('err', 'stats.out', 'stats.err'):
+    text = open(f, 'rb').read().decode('utf-8')   # strict
+    bad = [c for c in text if (unicodedata.category(c) == 'Cc' and c != '\n') or c in bidi]
+    if bad:
+        sys.exit('%s: %r' % (f, bad[:10]))
+d = json.load(open('stats.json', encoding='utf-8'))
+ranges = [r['name'] for r in d['nvtx_sum']]
+if not any(r.startswith(':r\x1b[31mred') for r in ranges) or not any(r.startswith(':s\x1b[31mred') for r in ranges):
+    sys.exit('nvtx_sum: %r' % ranges)
+PY
+    if ! grep -q "built without NVTX headers" out; then
+        # (a byte that is not UTF-8 is U+00XX, as a JSON reader decodes the file's \u00XX: 0xff is 'ÿ')
+        grep -q "^ .*  PushPop   :r?\[31mred?\]0;title?????ÿ?2J??" err || fail "no range row at exit: $(grep PushPop err)"
+        same_table t.json
+    fi
+    ;;
 exports)
     # the plugin exports its entry point and NVTX's two injection entry points, nothing else (built with the
     # NVTX headers; without them only the entry point; names starting with _ - a sanitizer's - aside)

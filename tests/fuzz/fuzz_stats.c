@@ -1,11 +1,12 @@
 /*
  * fuzz_stats.c - libFuzzer harness for 'cushim stats' (tools/cushim-stats.c, built with
- * CUSHIM_STATS_NO_MAIN): its streamed reader of the plugin's layout, its whole-file JSON reader
- * of other layouts, gzip input, the otherData budget, and --close. The input is a file (a
- * memfd, named through /proc/self/fd). Checked for every input: the status is 0 or 1, a
- * copy --close wrote is itself read back with status 0, and what --format=json prints for a
- * file read with status 0 is strict JSON (RFC 8259: no control byte in a string, UTF-8 only),
- * whatever bytes the names in the file held.
+ * CUSHIM_STATS_NO_MAIN, linked with yajl): its reader (yajl's callbacks, the events array's
+ * verdicts: whole, cut short, malformed, refused by a bound), gzip input, the otherData budget,
+ * and --close. The input is a file (a memfd, named through /proc/self/fd). Checked for every
+ * input: the status is 0 or 1, a copy --close wrote is itself read back with status 0, what
+ * --format=json prints for a file read with status 0 is strict JSON (RFC 8259: no control byte
+ * in a string, UTF-8 only), and the tables are UTF-8 with no control character but their line
+ * ends (no C0, DEL, C1 nor bidirectional control), whatever bytes the names in the file held.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -19,7 +20,7 @@ int cushim_stats_main(int argc, char **argv);
 extern int cushim_stats_quiet;
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static int in_fd = -1, out_fd = -1, json_fd = -1;
+static int in_fd = -1, out_fd = -1, json_fd = -1, table_fd = -1;
 static char in_path[64], out_path[64];
 
 /* ---- a strict JSON checker (structure, strings, numbers; depth bounded) ---- */
@@ -126,6 +127,61 @@ static int jc_value(jc *j, int depth)
     }
 }
 
+/* Text a terminal may be sent: well-formed UTF-8 (RFC 3629), no control character but '\n', no bidirectional
+   control (U+061C, U+200E-U+200F, U+202A-U+202E, U+2066-U+2069). */
+static int terminal_safe(const unsigned char *p, size_t n)
+{
+    const unsigned char *end = p + n;
+    while (p < end) {
+        unsigned c = *p, k;
+        uint32_t cp, min;
+        if (c < 0x80) {
+            if ((c < 0x20 && c != '\n') || c == 0x7f)
+                return 0;
+            p++;
+            continue;
+        }
+        k = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+        if (k == 0 || p + k > end)
+            return 0;
+        cp = c & (k == 2 ? 0x1fu : k == 3 ? 0x0fu : 0x07u);
+        min = k == 2 ? 0x80 : k == 3 ? 0x800 : 0x10000;
+        for (unsigned i = 1; i < k; i++) {
+            if ((p[i] & 0xc0) != 0x80)
+                return 0;
+            cp = cp << 6 | (p[i] & 0x3fu);
+        }
+        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || cp <= 0x9f || cp == 0x61c ||
+            cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069))
+            return 0;
+        p += k;
+    }
+    return 1;
+}
+
+/* cushim stats IN: its stdout (the tables) into the memfd table_fd, checked; its status returned. */
+static int table_run(void)
+{
+    char prog[] = "cushim-stats";
+    char *argv[] = {prog, in_path, NULL};
+    static unsigned char out[1 << 22];
+    int rc, saved;
+    ssize_t n;
+    fflush(stdout);
+    FUZZ_CHECK(ftruncate(table_fd, 0) == 0 && lseek(table_fd, 0, SEEK_SET) == 0);
+    saved = dup(1);
+    FUZZ_CHECK(saved >= 0 && dup2(table_fd, 1) == 1);
+    rc = cushim_stats_main(2, argv);
+    fflush(stdout);
+    FUZZ_CHECK(dup2(saved, 1) == 1);
+    close(saved);
+    n = pread(table_fd, out, sizeof out, 0);
+    FUZZ_CHECK(n >= 0);
+    if ((size_t)n < sizeof out)
+        FUZZ_CHECK(terminal_safe(out, (size_t)n));
+    return rc;
+}
+
 /* cushim stats --format=json IN: its stdout into the memfd json_fd, checked; its status returned. */
 static int json_run(void)
 {
@@ -163,7 +219,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         in_fd = memfd_create("fuzz-in", 0);
         out_fd = memfd_create("fuzz-out", 0);
         json_fd = memfd_create("fuzz-json", 0);
-        FUZZ_CHECK(in_fd >= 0 && out_fd >= 0 && json_fd >= 0);
+        table_fd = memfd_create("fuzz-table", 0);
+        FUZZ_CHECK(in_fd >= 0 && out_fd >= 0 && json_fd >= 0 && table_fd >= 0);
         snprintf(in_path, sizeof in_path, "/proc/self/fd/%d", in_fd);
         snprintf(out_path, sizeof out_path, "/proc/self/fd/%d", out_fd);
         cushim_stats_quiet = 1;
@@ -171,12 +228,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     FUZZ_CHECK(ftruncate(in_fd, 0) == 0);
     FUZZ_CHECK(size == 0 || pwrite(in_fd, data, size, 0) == (ssize_t)size);
-    {
-        char *argv[] = {prog, in_path, NULL};
-        rc = cushim_stats_main(2, argv);
-        FUZZ_CHECK(rc == 0 || rc == 1);
-        FUZZ_CHECK(json_run() == rc);   /* the same file, the same verdict */
-    }
+    rc = table_run();
+    FUZZ_CHECK(rc == 0 || rc == 1);
+    FUZZ_CHECK(json_run() == rc);   /* the same file, the same verdict */
     {
         char *argv[] = {prog, close_opt, in_path, out_path, NULL};
         FUZZ_CHECK(ftruncate(out_fd, 0) == 0);

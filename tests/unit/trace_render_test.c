@@ -6,6 +6,8 @@
  * the summary maths (median, sample standard deviation, percentages, the
  * table's layout), and the buffers' bound and drop accounting.
  */
+#define _GNU_SOURCE   /* Dl_info, RTLD_NEXT */
+#include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -418,6 +420,52 @@ static void empty_values(void **state)
     free(s);
 }
 
+/* dladdr as the renderer sees it: the C library's, but 0x4242 is the start of a symbol whose name holds a quote,
+   a backslash, an ESC sequence, a newline and a byte that is not UTF-8 (an ELF symbol's name may hold any byte but
+   NUL), and 0x4343 of one longer than a kernel's name. */
+static char long_symbol[TR_NAME_MAX + 100];
+int dladdr(const void *addr, Dl_info *info)
+{
+    static int (*real)(const void *, Dl_info *);
+    if ((uintptr_t)addr == 0x4242 || (uintptr_t)addr == 0x4343) {
+        memset(info, 0, sizeof *info);
+        if ((uintptr_t)addr == 0x4343) {
+            memset(long_symbol, 'x', sizeof long_symbol - 1);
+            info->dli_sname = long_symbol;
+        } else {
+            info->dli_sname = "cb\"\\\x1b[2J\n\xff";
+        }
+        info->dli_saddr = (void *)(uintptr_t)addr;
+        return 1;
+    }
+    if (real == NULL)
+        *(void **)&real = dlsym(RTLD_NEXT, "dladdr");
+    return real != NULL ? real(addr, info) : 0;
+}
+
+/* A callback is "0x... SYMBOL": the symbol's name is escaped as every string (it ended the JSON string early),
+   and cut as a kernel's name. */
+static void callback_symbol(void **state)
+{
+    SAMPLE(0, 0, NULL);
+    rb en, ex;
+    char *s;
+    (void)state;
+    p.cb = (void (*)(void))(uintptr_t)0x4242;
+    rb_start(&en, TR_REC_ENTER, &p);
+    rb_start(&ex, TR_REC_EXIT, NULL);
+    s = render(&en, &ex);
+    assert_non_null(strstr(s, ",\"cb\":\"0x4242 cb\\\"\\\\\\u001b[2J\\u000a\\u00ff\","));
+    free(s);
+    p.cb = (void (*)(void))(uintptr_t)0x4343;
+    rb_start(&en, TR_REC_ENTER, &p);
+    s = render(&en, &ex);
+    assert_non_null(strstr(s, ",\"cb\":\"0x4343 xxx"));
+    assert_non_null(strstr(s, "xxx...\","));
+    assert_true(strlen(s) < TR_NAME_MAX + 400);
+    free(s);
+}
+
 static void json_strings(void **state)
 {
     tr_sb sb = {0};
@@ -753,7 +801,7 @@ int main(void)
         cmocka_unit_test(inline_output_renders_as_blob),
         cmocka_unit_test(library_status),
         cmocka_unit_test(skipped_output_unreadable),
-        cmocka_unit_test(json_strings),
+        cmocka_unit_test(json_strings), cmocka_unit_test(callback_symbol),
         cmocka_unit_test(stats_maths),   cmocka_unit_test(stats_bounded), cmocka_unit_test(stats_table),
         cmocka_unit_test(stats_memops), cmocka_unit_test(stats_json), cmocka_unit_test(stats_nvtx),
         cmocka_unit_test(buffer_bound),
