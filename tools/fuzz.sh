@@ -39,6 +39,7 @@ HARNESSES=(
   "stats tests/fuzz/fuzz_stats.c tools/cushim-stats.c tools/stats-nvtx.c plugins/trace/tr_stats.c -DCUSHIM_STATS_NO_MAIN -lz -lm -l:libyajl_s.a"
   "jsonstr tests/fuzz/fuzz_jsonstr.c plugins/trace/tr_render.c"
   "tpath tests/fuzz/fuzz_tpath.c plugins/trace/tr_path.c"
+  "lua tests/fuzz/fuzz_lua.c plugins/lua/lua.c plugins/lua/lp_gen.c plugins/lua/lp_state.c plugins/lua/lp_sandbox.c plugins/lua/lp_pattern.c plugins/lua/lp_pmatch.c plugins/lua/lp_bridge.c plugins/lua/lp_call.c plugins/lua/lp_values.c plugins/lua/lp_shared.c plugins/lua/lp_load.c -Iplugins/lua -I/usr/include/lua5.4"
   "select tests/fuzz/fuzz_select.c runtime/select.c runtime/api.c runtime/libs.c runtime/log.c runtime/config.c runtime/peer.c runtime/once.c generated/cuda-${CUSHIM_CUDA_VERSION:-13.0}/cushim_meta.c -I$fuzz_build/runtime -I$fuzz_build/cuda-headers/nvml-13.0/include"
 )
 

@@ -21,10 +21,7 @@ char lp_skip_key;
 /* ------------------------------------------------------------------------ */
 static lp_thread *lp_t(lua_State *L)
 {
-    lua_getfield(L, LUA_REGISTRYINDEX, "cushim.thread");
-    lp_thread *t = lua_touserdata(L, -1);
-    lua_pop(L, 1);
-    return t;
+    return lp_state_thread(L);
 }
 
 static int lp_decl_grow(lp_thread *t)
@@ -439,8 +436,6 @@ void lp_bridge_open(lua_State *L, lp_thread *t)
         {"at_exit", lp_f_at_exit}, {"stats", lp_f_stats},     {"api", lp_f_api},
         {"error", lp_f_error},     {"parse_bytes", lp_f_parse_bytes}, {NULL, NULL},
     };
-    lua_pushlightuserdata(L, t);
-    lua_setfield(L, LUA_REGISTRYINDEX, "cushim.thread");
     lua_newtable(L);
     lua_setfield(L, LUA_REGISTRYINDEX, "cushim.apis");
     lp_call_metatables(L);

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cushim/cushim_io.h>
+
 #include "lp_bridge.h"
 
 #define LP_CALL_MT "cushim.call"
@@ -126,8 +128,8 @@ void lp_push_sview(lua_State *L, lp_proxy *px, unsigned char *base, const cushim
 
 static lp_sview *lp_sview_live(lua_State *L)
 {
-    lp_sview *v = lua_touserdata(L, 1);
-    if (v == NULL || v->px->call == NULL || v->px->call->seq != v->seq)
+    lp_sview *v = luaL_checkudata(L, 1, LP_SVIEW_MT);
+    if (v->px->call == NULL || v->px->call->seq != v->seq)
         luaL_error(L, "a struct view is valid only while the hook of its call runs");
     return v;
 }
@@ -210,7 +212,7 @@ static int lp_sview_newindex(lua_State *L)
 
 static int lp_sview_tostring(lua_State *L)
 {
-    lp_sview *v = lua_touserdata(L, 1);
+    lp_sview *v = luaL_checkudata(L, 1, LP_SVIEW_MT);
     lua_pushfstring(L, "%s (struct view)", v->si->name);
     return 1;
 }
@@ -306,10 +308,27 @@ static int lp_param_of(lua_State *L, lp_proxy *p, const char *key, const lp_pdes
 /* ------------------------------------------------------------------------ */
 /* The call object                                                          */
 /* ------------------------------------------------------------------------ */
+/* Argument 1 as one of this state's call objects, or NULL. Every C function that takes a call object
+   checks it: they are reachable with anything in their place (call.raw(call.config, ...) passed a struct
+   view; debug.getmetatable hands out the metamethods). The check is identity with the state's own call
+   objects (t->proxy, one per depth): what luaL_testudata(L, 1, LP_CALL_MT) would say, and more (not
+   another state's), without its registry lookup on the hot path (lp_call_index). */
+static inline lp_proxy *lp_proxy_test(lua_State *L)
+{
+    void *p = lua_touserdata(L, 1);   /* NULL, a light userdata or a full userdata's block */
+    lp_thread *t = lp_state_thread(L);
+    for (int d = 0; p != NULL && d < LP_MAX_DEPTH; d++)
+        if (p == t->proxy[d])
+            return p;
+    return NULL;
+}
+
 static lp_proxy *lp_proxy_live(lua_State *L)
 {
-    lp_proxy *p = lua_touserdata(L, 1);   /* only our metatable leads here (__metatable hides it) */
-    if (p == NULL || p->call == NULL)
+    lp_proxy *p = lp_proxy_test(L);
+    if (p == NULL)
+        luaL_typeerror(L, 1, LP_CALL_MT);
+    if (p->call == NULL)
         luaL_error(L, "a call object is valid only while its hook runs");
     return p;
 }
@@ -351,7 +370,7 @@ static int lp_call_index_slow(lua_State *L, lp_proxy *p, const char *key, int no
    (lp_pnames), everything else goes to lp_call_index_slow. */
 static int lp_call_index(lua_State *L)
 {
-    lp_proxy *p = lua_touserdata(L, 1);   /* only our metatable leads here (__metatable hides it) */
+    lp_proxy *p = lp_proxy_test(L);
     const char *key = lua_tostring(L, 2);
     const lp_pnames *pn;
     if (p != NULL && p->call != NULL && key != NULL && (pn = p->pn) != NULL && pn->info == p->call->info) {
@@ -372,7 +391,9 @@ static __attribute__((noinline)) int lp_call_index_slow(lua_State *L, lp_proxy *
     const cushim_api_info *info;
     const lp_pdesc *d = NULL;
     int i;
-    if (p == NULL || p->call == NULL)
+    if (p == NULL)
+        return luaL_typeerror(L, 1, LP_CALL_MT);
+    if (p->call == NULL)
         return luaL_error(L, "a call object is valid only while its hook runs");
     c = p->call;
     info = c->info;
@@ -478,6 +499,10 @@ static int lp_call_newindex(lua_State *L)
                 return luaL_error(L, "%s.%s: a string output cannot be written", info->name, key);
             if (ptr == NULL)
                 return luaL_error(L, "%s.%s: the output pointer is NULL", info->name, key);
+            /* not vouched for (lp_trusted): a pointer the driver would refuse with an error must not fault */
+            if (!lp_trusted(p, info) && cushim_mem_readable(ptr, d[i].psize) == 0)
+                return luaL_error(L, "%s.%s: the output pointer %p points at no memory of the program", info->name,
+                                  key, ptr);
             if (lp_store_mem(L, 3, ptr, d[i].pconv, d[i].psize) != 0)
                 return luaL_error(L, "%s.%s: %s", info->name, key, lua_tostring(L, -1));
             return 0;
@@ -506,8 +531,10 @@ static int lp_call_newindex(lua_State *L)
 
 static int lp_call_tostring(lua_State *L)
 {
-    lp_proxy *p = lua_touserdata(L, 1);
-    if (p == NULL || p->call == NULL)
+    lp_proxy *p = lp_proxy_test(L);
+    if (p == NULL)
+        return luaL_typeerror(L, 1, LP_CALL_MT);
+    if (p->call == NULL)
         lua_pushstring(L, "cushim.call (finished)");
     else
         lua_pushfstring(L, "cushim.call %s #%d", p->call->info->name, (int)p->call->seq);
@@ -520,6 +547,7 @@ void lp_proxy_new(lua_State *L, lp_thread *t, int depth)
     p->call = NULL;
     p->t = t;
     p->after = 0;
+    p->vouched = 0;
     p->state_ref = LUA_NOREF;
     p->pn = NULL;
     luaL_setmetatable(L, LP_CALL_MT);

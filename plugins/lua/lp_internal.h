@@ -3,7 +3,10 @@
  *
  *   lua.c        the plugin: options, init/flush/fork, threads' records
  *   lp_gen.c     generations (load, index, publish, references) and the file watcher
- *   lp_state.c   one Lua state: sandbox, allocator cap, the script run; the C hooks
+ *   lp_state.c   one Lua state: allocator cap, the script run; the C hooks
+ *   lp_sandbox.c the sandbox and the instruction budget with its guards
+ *   lp_pattern.c string.find, match, gmatch, gsub charged to the budget (lp_pattern.h)
+ *   lp_pmatch.c  their pattern matcher
  *   lp_bridge.c  the 'cushim' module: declarations, skip, clock, log, options, real calls
  *   lp_call.c    the call object, struct views, metadata tables (lp_bridge.h)
  *   lp_values.c  C <-> Lua values: parameter descriptors, results, enums, constants
@@ -99,6 +102,7 @@ typedef struct lp_proxy {
     cushim_call *call;          /* NULL outside a hook                           */
     struct lp_thread *t;
     int after;                  /* 0 in before hooks, 1 in after hooks           */
+    int vouched;                /* the real call vouched for the pointers (lp_trusted) */
     int state_ref;              /* per-call table (LUA_NOREF until used)         */
     struct lp_pnames *pn;       /* the parameter names of the API it last served  */
 } lp_proxy;
@@ -121,6 +125,9 @@ typedef struct lp_thread {
     lp_hookdef *decl;
     uint32_t ndecl, capdecl;
     int exiting;                /* at_exit functions are running                 */
+    int64_t used, limit;        /* instructions charged to the run, and its budget (lp_sandbox.c) */
+    int spent;                  /* the run went past 'limit': every instruction raises until it ends */
+    void *entry;                /* the one argument the plugin's next own C function takes (lp_enter) */
     int top;                    /* the height of the fixed stack (LP_SLOT_*)     */
     struct lp_pnames **pnames;  /* per gen->dense index: parameter names as this
                                    state's strings (lp_call.c), built on first use */
@@ -167,6 +174,30 @@ int lp_publish(lp_gen *g) LP_HIDDEN;             /* make it current (its referen
 void lp_reload(void) LP_HIDDEN;
 void lp_watch_start(void) LP_HIDDEN;
 void lp_watch_stop(void) LP_HIDDEN;
+
+/* The thread record of a Lua state, from any of its coroutines: kept in the main thread's extra
+   space (lp_state_build), which Lua copies into every coroutine the state creates. */
+static inline lp_thread *lp_state_thread(lua_State *L)
+{
+    return *(lp_thread **)lua_getextraspace(L);
+}
+
+/* lp_sandbox.c */
+void lp_sandbox_open(lua_State *L) LP_HIDDEN;   /* the libraries and the guards, in a protected call */
+void lp_budget_hook(lua_State *L, lua_Debug *ar) LP_HIDDEN;
+void lp_budget_charge(lua_State *L, int64_t n) LP_HIDDEN;   /* n more instructions; raises past the budget */
+#define LP_TICK 1000   /* instructions between two count events of a run's main thread */
+/* A run of at most 'limit' instructions starts on the state's main thread: the count restarts. */
+static inline void lp_budget_start(lua_State *L, lp_thread *t, int64_t limit)
+{
+    t->used = 0;
+    t->limit = limit;
+    t->spent = 0;
+    lua_sethook(L, lp_budget_hook, LUA_MASKCOUNT, LP_TICK);
+}
+
+/* lp_pattern.c */
+void lp_pattern_open(lua_State *L) LP_HIDDEN;   /* find, match, gmatch, gsub into the table at -1 */
 
 /* lp_state.c */
 lp_thread *lp_thread_new(void) LP_HIDDEN;

@@ -28,7 +28,8 @@
     X(lua_gettable) X(lua_settable) X(lua_rawget) X(lua_rawgeti) X(lua_rawset) X(lua_rawseti)   \
     X(lua_createtable) X(lua_newuserdatauv) X(lua_getmetatable) X(lua_setmetatable)             \
     X(lua_pcallk) X(lua_callk) X(lua_error) X(lua_next) X(lua_sethook) X(lua_gc) X(lua_concat)   \
-    X(lua_getiuservalue) X(lua_setiuservalue) X(lua_setwarnf)                                    \
+    X(lua_getiuservalue) X(lua_setiuservalue) X(lua_setwarnf) X(lua_gethookcount) X(lua_tocfunction) \
+    X(lua_tothread) X(lua_status)                                                                \
     X(luaL_loadbufferx) X(luaL_traceback) X(luaL_error) X(luaL_checklstring)                     \
     X(luaL_optlstring) X(luaL_checkinteger) X(luaL_optinteger) X(luaL_checknumber)               \
     X(luaL_optnumber) X(luaL_checktype) X(luaL_checkany) X(luaL_argerror) X(luaL_typeerror)      \
@@ -105,6 +106,10 @@ extern lp_lua_api lp_lua __attribute__((visibility("hidden")));
 #define lua_getiuservalue (lp_lua.p_lua_getiuservalue)
 #define lua_setiuservalue (lp_lua.p_lua_setiuservalue)
 #define lua_setwarnf (lp_lua.p_lua_setwarnf)
+#define lua_gethookcount (lp_lua.p_lua_gethookcount)
+#define lua_tocfunction (lp_lua.p_lua_tocfunction)
+#define lua_tothread (lp_lua.p_lua_tothread)
+#define lua_status (lp_lua.p_lua_status)
 #define luaL_loadbufferx (lp_lua.p_luaL_loadbufferx)
 #define luaL_traceback (lp_lua.p_luaL_traceback)
 #define luaL_error (lp_lua.p_luaL_error)

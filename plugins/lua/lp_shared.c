@@ -12,6 +12,11 @@
  * is published once by compare-and-swap and never removed; the value is one
  * atomic). The key/value table: LP_NSTRIPE mutexes over chained buckets; a
  * lock is held only to copy one value in or out, never across Lua code.
+ *
+ * Bounded like a Lua state: the bytes held for the policy - every key and
+ * string value, plus LP_KV_OVERHEAD per entry or counter - count against mem=,
+ * once for the process (lp_shared_bytes). What would pass it is refused with
+ * an error the policy sees; deleting a key gives its bytes back.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -24,6 +29,8 @@
 #define LP_NBUCKET 4096         /* key/value buckets (multiple of stripes) */
 #define LP_KV_MAX_ENTRIES (1u << 20)
 #define LP_KV_MAX_VALUE (64u << 10)
+#define LP_KV_OVERHEAD 96u      /* bytes counted per entry or counter besides its key and value:
+                                   the record and two allocations' headers */
 
 typedef struct lp_ctr {
     _Atomic(char *) key;
@@ -41,7 +48,36 @@ typedef struct lp_kv {
     lua_Number n;
     size_t len;
     char *s;
+    size_t cost;            /* counted against mem= (lp_shared_bytes) */
 } lp_kv;
+
+static _Atomic uint64_t lp_shared_bytes;   /* held for keys and values, against mem= */
+
+/* Takes 'n' more bytes from mem= for the shared table, never past it: 0, or -1 when they do not fit.
+   No Lua here (a lock may be held). */
+static int lp_shared_take(uint64_t n)
+{
+    uint64_t cur = atomic_load_explicit(&lp_shared_bytes, memory_order_relaxed);
+    do {
+        if (cur > lp_eng.o.mem || n > lp_eng.o.mem - cur)
+            return -1;
+    } while (!atomic_compare_exchange_weak_explicit(&lp_shared_bytes, &cur, cur + n, memory_order_relaxed,
+                                                    memory_order_relaxed));
+    return 0;
+}
+
+static void lp_shared_give(uint64_t n)
+{
+    atomic_fetch_sub_explicit(&lp_shared_bytes, n, memory_order_relaxed);
+}
+
+static int lp_shared_full(lua_State *L, const char *fn, uint64_t n)
+{
+    return luaL_error(L, "cushim.shared.%s: %I more bytes would pass mem=%I, which bounds the shared table "
+                      "(keys and values of every thread: %I bytes held); delete keys with set(key, nil)", fn,
+                      (lua_Integer)n, (lua_Integer)lp_eng.o.mem,
+                      (lua_Integer)atomic_load_explicit(&lp_shared_bytes, memory_order_relaxed));
+}
 
 static lp_kv *lp_buckets[LP_NBUCKET];
 static pthread_mutex_t lp_stripes[LP_NSTRIPE];
@@ -76,7 +112,9 @@ static const char *lp_key(lua_State *L, size_t *len)
     return k;
 }
 
-static lp_ctr *lp_ctr_find(const char *key, size_t len, int create)
+/* The counter of 'key', or NULL: none (!create), or none could be made - *full is then 1 where mem= has
+   no room for its key, else the table is full or memory ran out. */
+static lp_ctr *lp_ctr_find(const char *key, size_t len, int create, int *full)
 {
     uint64_t h = lp_hash(key, len);
     for (uint32_t probe = 0; probe < LP_NCTR; probe++) {
@@ -86,13 +124,20 @@ static lp_ctr *lp_ctr_find(const char *key, size_t len, int create)
             char *dup;
             if (!create)
                 return NULL;
-            dup = strndup(key, len);
-            if (dup == NULL)
+            if (lp_shared_take(len + 1 + LP_KV_OVERHEAD) != 0) {
+                *full = 1;
                 return NULL;
+            }
+            dup = strndup(key, len);
+            if (dup == NULL) {
+                lp_shared_give(len + 1 + LP_KV_OVERHEAD);
+                return NULL;
+            }
             if (atomic_compare_exchange_strong_explicit(&c->key, &k, dup, memory_order_acq_rel,
                                                         memory_order_acquire))
                 return c;
             free(dup);   /* another thread took the slot: 'k' is its key */
+            lp_shared_give(len + 1 + LP_KV_OVERHEAD);
         }
         if (strcmp(k, key) == 0)
             return c;
@@ -105,10 +150,15 @@ static int lp_s_add(lua_State *L)
     size_t len;
     const char *key = lp_key(L, &len);
     lua_Integer n = luaL_optinteger(L, 2, 1);
-    lp_ctr *c = lp_ctr_find(key, len, 1);
+    int full = 0;
+    lp_ctr *c = lp_ctr_find(key, len, 1, &full);
+    if (c == NULL && full)
+        return lp_shared_full(L, "add", len + 1 + LP_KV_OVERHEAD);
     if (c == NULL)
         return luaL_error(L, "cushim.shared: the counter table is full (%d keys)", LP_NCTR);
-    lua_pushinteger(L, (lua_Integer)(atomic_fetch_add_explicit(&c->value, (int64_t)n, memory_order_relaxed) + n));
+    /* wraps around, as the atomic add does (a signed overflow of '+' would be undefined) */
+    lua_pushinteger(L, (lua_Integer)((uint64_t)atomic_fetch_add_explicit(&c->value, (int64_t)n, memory_order_relaxed) +
+                                     (uint64_t)n));
     return 1;
 }
 
@@ -116,7 +166,7 @@ static int lp_s_counter(lua_State *L)
 {
     size_t len;
     const char *key = lp_key(L, &len);
-    lp_ctr *c = lp_ctr_find(key, len, 0);
+    lp_ctr *c = lp_ctr_find(key, len, 0, NULL);
     lua_pushinteger(L, c ? (lua_Integer)atomic_load_explicit(&c->value, memory_order_relaxed) : 0);
     return 1;
 }
@@ -184,7 +234,9 @@ static int lp_s_set(lua_State *L)
             memcpy(e->s, s, vlen);
             e->s[vlen] = '\0';
             e->len = vlen;
+            e->cost = vlen + 1;
         }
+        e->cost += LP_KV_OVERHEAD + len + 1;
     }
     pthread_mutex_lock(m);
     for (pp = &lp_buckets[b]; *pp != NULL; pp = &(*pp)->next)
@@ -192,19 +244,34 @@ static int lp_s_set(lua_State *L)
             break;
     if (*pp != NULL) {
         lp_kv *old = *pp;
+        if (e != NULL && e->cost > old->cost && lp_shared_take(e->cost - old->cost) != 0) {
+            size_t more = e->cost - old->cost;
+            pthread_mutex_unlock(m);
+            lp_kv_free(e);
+            return lp_shared_full(L, "set", more);
+        }
+        size_t back = e == NULL ? old->cost : e->cost < old->cost ? old->cost - e->cost : 0;
         if (e != NULL) {
             e->next = old->next;
-            *pp = e;
+            *pp = e;   /* another thread may replace and free it once unlocked */
         } else {
             *pp = old->next;
             atomic_fetch_sub(&lp_kv_entries, 1);
         }
         pthread_mutex_unlock(m);
+        lp_shared_give(back);
         lp_kv_free(old);
         return 0;
     }
     if (e != NULL) {
+        if (lp_shared_take(e->cost) != 0) {
+            size_t more = e->cost;
+            pthread_mutex_unlock(m);
+            lp_kv_free(e);
+            return lp_shared_full(L, "set", more);
+        }
         if (atomic_fetch_add(&lp_kv_entries, 1) >= LP_KV_MAX_ENTRIES) {
+            lp_shared_give(e->cost);
             atomic_fetch_sub(&lp_kv_entries, 1);
             pthread_mutex_unlock(m);
             lp_kv_free(e);

@@ -8,6 +8,7 @@
  * never the shim's or the application's.
  */
 #define _GNU_SOURCE
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,14 @@
 /* ------------------------------------------------------------------------ */
 /* Allocation with a cap                                                    */
 /* ------------------------------------------------------------------------ */
+/* Growth is charged to the run's instruction budget too, LP_ALLOC_BYTES to an instruction: a
+   library call that makes a large string or table (string.rep, table.concat, gsub) is one
+   instruction of the VM's, but its work is in its bytes. A run that this takes past its limit
+   stops at its next instruction (the main thread's count set to 1; a coroutine's own count
+   brings it there within LP_CO_TICK). lua_sethook may be called anywhere, even in a signal
+   handler (ldebug.c): inside an allocation too. */
+#define LP_ALLOC_BYTES 64
+
 static void *lp_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
     lp_mem *m = ud;
@@ -26,9 +35,15 @@ static void *lp_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
         free(ptr);
         return NULL;
     }
-    if (nsize > old && m->used - old + nsize > m->cap) {
-        m->over = 1;
-        return NULL;
+    if (nsize > old) {
+        lp_thread *t = (lp_thread *)(void *)((char *)m - offsetof(lp_thread, mem));
+        if (m->used - old + nsize > m->cap) {
+            m->over = 1;
+            return NULL;
+        }
+        t->used += (int64_t)((nsize - old + LP_ALLOC_BYTES - 1) / LP_ALLOC_BYTES);
+        if (t->used > t->limit && t->limit != 0 && !t->spent && t->L != NULL)
+            lua_sethook(t->L, lp_budget_hook, LUA_MASKCOUNT, 1);
     }
     p = realloc(ptr, nsize);
     if (p == NULL)
@@ -45,12 +60,6 @@ static int lp_panic(lua_State *L)
     return 0;
 }
 
-static void lp_budget_hook(lua_State *L, lua_Debug *ar)
-{
-    (void)ar;
-    luaL_error(L, "instruction budget of %d exceeded (budget=)", (int)lp_eng.o.budget);
-}
-
 static int lp_traceback(lua_State *L)
 {
     const char *msg = lua_tostring(L, 1);
@@ -60,109 +69,23 @@ static int lp_traceback(lua_State *L)
     return 1;
 }
 
-/* ------------------------------------------------------------------------ */
-/* The sandbox                                                              */
-/* ------------------------------------------------------------------------ */
-/* load(chunk [, name [, mode [, env]]]) with mode forced to "t" unless
-   allow=bytecode: the base library's own load, called through an upvalue. */
-static int lp_load_text(lua_State *L)
-{
-    int n = lua_gettop(L);
-    if (n < 3) {
-        lua_settop(L, 3);
-        n = 3;
-    }
-    lua_pushstring(L, "t");
-    lua_replace(L, 3);
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_insert(L, 1);
-    lua_call(L, n, LUA_MULTRET);
-    return lua_gettop(L);
-}
-
-/* print(...): one line to the report sink (report=, default stderr). */
-static int lp_print(lua_State *L)
-{
-    int n = lua_gettop(L);
-    luaL_Buffer b;
-    luaL_buffinit(L, &b);
-    for (int i = 1; i <= n; i++) {
-        size_t l;
-        const char *s = luaL_tolstring(L, i, &l);
-        if (i > 1)
-            luaL_addchar(&b, '\t');
-        luaL_addvalue(&b);
-        (void)s;
-    }
-    luaL_addchar(&b, '\n');
-    luaL_pushresult(&b);
-    {
-        size_t l;
-        const char *s = lua_tolstring(L, -1, &l);
-        lp_report_write(s, l);
-    }
-    return 0;
-}
-
-static void lp_open_lib(lua_State *L, const char *name, lua_CFunction f)
-{
-    luaL_requiref(L, name, f, 1);
-    lua_pop(L, 1);
-}
-
-static void lp_sandbox(lua_State *L)
-{
-    uint32_t allow = lp_eng.o.allow;
-    lp_open_lib(L, LUA_GNAME, luaopen_base);
-    lp_open_lib(L, LUA_STRLIBNAME, luaopen_string);
-    lp_open_lib(L, LUA_TABLIBNAME, luaopen_table);
-    lp_open_lib(L, LUA_MATHLIBNAME, luaopen_math);
-    lp_open_lib(L, LUA_UTF8LIBNAME, luaopen_utf8);
-    lp_open_lib(L, LUA_COLIBNAME, luaopen_coroutine);
-    if (allow & LP_ALLOW_OS)
-        lp_open_lib(L, LUA_OSLIBNAME, luaopen_os);
-    if (allow & LP_ALLOW_IO)
-        lp_open_lib(L, LUA_IOLIBNAME, luaopen_io);
-    if (allow & LP_ALLOW_DEBUG)
-        lp_open_lib(L, LUA_DBLIBNAME, luaopen_debug);
-    if (allow & LP_ALLOW_REQUIRE) {
-        lp_open_lib(L, LUA_LOADLIBNAME, luaopen_package);
-        if (!(allow & LP_ALLOW_CMODULES)) {
-            /* searchers: preload and Lua files only; no C libraries */
-            lua_getglobal(L, "package");
-            lua_getfield(L, -1, "searchers");
-            lua_pushnil(L);
-            lua_rawseti(L, -2, 4);
-            lua_pushnil(L);
-            lua_rawseti(L, -2, 3);
-            lua_pop(L, 1);
-            lua_pushliteral(L, "");
-            lua_setfield(L, -2, "cpath");
-            lua_pushnil(L);
-            lua_setfield(L, -2, "loadlib");
-            lua_pop(L, 1);
-        }
-    }
-    /* the base library's file access goes with io */
-    if (!(allow & LP_ALLOW_IO)) {
-        lua_pushnil(L);
-        lua_setglobal(L, "dofile");
-        lua_pushnil(L);
-        lua_setglobal(L, "loadfile");
-    }
-    if (!(allow & LP_ALLOW_BYTECODE)) {
-        lua_getglobal(L, "load");
-        lua_pushcclosure(L, lp_load_text, 1);
-        lua_setglobal(L, "load");
-    }
-    lua_pushcfunction(L, lp_print);
-    lua_setglobal(L, "print");
-}
-
 const char *lp_script_base(void)
 {
     const char *slash = strrchr(lp_eng.o.script, '/');
     return slash ? slash + 1 : lp_eng.o.script;
+}
+
+/* The argument of one of the plugin's own C functions, which it runs with lua_pcall (lp_setup,
+   lp_run_hooks, lp_run_exit_cfn): with allow=debug a policy can reach them too
+   (debug.getinfo(level, "f")), so each takes only the token set for its one call. */
+static void *lp_enter(lua_State *L)
+{
+    lp_thread *t = lp_state_thread(L);
+    void *p = lua_touserdata(L, 1);
+    if (p == NULL || p != t->entry)
+        luaL_error(L, "a function of the lua plugin's own, called by the policy");
+    t->entry = NULL;
+    return p;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -170,12 +93,12 @@ const char *lp_script_base(void)
 /* ------------------------------------------------------------------------ */
 static int lp_setup(lua_State *L)
 {
-    lp_thread *t = lua_touserdata(L, 1);
+    lp_thread *t = lp_enter(L);
     lp_gen *g = t->gen;
     char chunk[600];
     lua_settop(L, 0);
     lua_gc(L, LUA_GCGEN, 0, 0);
-    lp_sandbox(L);
+    lp_sandbox_open(L);
     lp_bridge_open(L, t);
     for (int d = 0; d < LP_MAX_DEPTH; d++)
         lp_proxy_new(L, t, d);
@@ -188,9 +111,10 @@ static int lp_setup(lua_State *L)
         LUA_OK)
         return lua_error(L);
     t->loading = 1;
-    lua_sethook(L, lp_budget_hook, LUA_MASKCOUNT, (int)(lp_eng.o.budget * 10));
+    lp_budget_start(L, t, lp_eng.o.budget * 10);
     lua_call(L, 0, 0);
-    lua_sethook(L, NULL, 0, 0);
+    if (t->spent)   /* a coroutine spent it and the top level still returned */
+        return luaL_error(L, "instruction budget of %d exceeded (budget=)", (int)lp_eng.o.budget);
     t->loading = 0;
     /* the fixed stack above the message handler (LP_SLOT_*), returned to lp_state_build */
     lua_settop(L, 0);
@@ -317,6 +241,8 @@ int lp_state_build(lp_thread *t, lp_gen *g, int validating, char *err, size_t er
     t->mem.used = 0;
     t->mem.cap = lp_eng.o.mem;
     t->mem.over = 0;
+    t->used = t->limit = 0;   /* no run yet: nothing charged (lp_alloc) */
+    t->spent = 0;
     L = lua_newstate(lp_alloc, &t->mem);
     if (L == NULL) {
         snprintf(err, errlen, "cannot create a Lua state within mem=%llu bytes", (unsigned long long)t->mem.cap);
@@ -324,11 +250,14 @@ int lp_state_build(lp_thread *t, lp_gen *g, int validating, char *err, size_t er
     }
     atomic_fetch_add_explicit(&lp_eng.live_states, 1, memory_order_relaxed);
     t->L = L;
+    *(lp_thread **)lua_getextraspace(L) = t;   /* lp_state_thread */
     lua_atpanic(L, lp_panic);
     lua_pushcfunction(L, lp_traceback);   /* LP_SLOT_TRACEBACK, for good */
     lua_pushcfunction(L, lp_setup);
     lua_pushlightuserdata(L, t);
+    t->entry = t;
     st = lua_pcall(L, 1, LUA_MULTRET, LP_SLOT_TRACEBACK);
+    t->entry = NULL;
     t->loading = 0;
     if (st != LUA_OK) {
         const char *msg = lua_tostring(L, -1);
@@ -375,7 +304,7 @@ typedef struct lp_run {
 /* A stage with several functions: called in order by this C function, inside one protected call. */
 static int lp_run_hooks(lua_State *L)
 {
-    lp_run *r = lua_touserdata(L, 1);
+    lp_run *r = lp_enter(L);
     lp_gen *g = r->t->gen;
     uint32_t id = r->call->api_id, first = g->first[id], n = g->count[id];
     for (uint32_t i = 0; i < n; i++) {
@@ -418,15 +347,20 @@ static void lp_state_unref(lp_thread *t, lp_proxy *px)
     px->state_ref = LUA_NOREF;
 }
 
-/* A stage that failed (st: the lua_pcall status, or -1 with the reason in 'why'): logged
-   (rate-limited), and the call fails or proceeds as fail= says. */
+/* A stage that failed (st: the lua_pcall status; LUA_OK when it returned with its budget spent, by a
+   coroutine; or -1 with the reason in 'why'): logged (rate-limited), and the call fails or proceeds as
+   fail= says. */
 static __attribute__((noinline)) int lp_stage_failed(lp_thread *t, lp_proxy *px, cushim_call *call, int after,
                                                      int st, const char *why)
 {
     lua_State *L = t->L;
     const cushim_api_info *info = call->info;
-    const char *msg = st == -1 ? why : lua_tostring(L, -1);
+    char spent[96];
+    const char *msg = st == -1 ? why : st == LUA_OK ? spent : lua_tostring(L, -1);
     int rc = CUSHIM_CONTINUE;
+    snprintf(spent, sizeof spent, "instruction budget of %d exceeded (budget=)", (int)lp_eng.o.budget);
+    if (t->spent && st != -1 && (msg == NULL || strstr(msg, "instruction budget") == NULL))
+        msg = spent;   /* the error that reached us is another one the budget's raised on its way out */
     if (st == LUA_ERRMEM || t->mem.over) {
         lp_log_error("%s %s hook of %s: memory cap reached (mem=%llu bytes)", lp_eng.o.script,
                      after ? "after" : "before", info->name, (unsigned long long)t->mem.cap);
@@ -477,12 +411,14 @@ static __attribute__((noinline)) int lp_stage_several(lp_thread *t, lp_proxy *px
     lua_State *L = t->L;
     lp_run r = {.t = t, .call = call, .proxy = px, .proxy_ref = t->proxy_ref[d], .after = after};
     int st;
-    lua_sethook(L, lp_budget_hook, LUA_MASKCOUNT, (int)lp_eng.o.budget);
+    lp_budget_start(L, t, lp_eng.o.budget);
     lua_pushcfunction(L, lp_run_hooks);
     lua_pushlightuserdata(L, &r);
+    t->entry = &r;
     st = lua_pcall(L, 1, 0, LP_SLOT_TRACEBACK);
+    t->entry = NULL;
     px->call = NULL;
-    if (st != LUA_OK)
+    if (st != LUA_OK || t->spent)
         return lp_stage_failed(t, px, call, after, st, NULL);
     if (after && px->state_ref != LUA_NOREF)
         lp_state_unref(t, px);
@@ -490,7 +426,7 @@ static __attribute__((noinline)) int lp_stage_several(lp_thread *t, lp_proxy *px
 }
 
 /* One stage of a hooked call: the hot path. Per stage one lua_sethook (the budget counts from
-   here; the hook stays set, as no Lua code runs outside a protected call of ours) and one
+   here, lp_budget_start; the hook stays set, as no Lua code runs outside a protected call of ours) and one
    lua_pcall straight into the policy's function when the stage has one (the usual case), with
    the function and the call object pushed from the fixed stack and the message handler at its
    bottom: nothing allocated, no table read. The call object at depth d keeps its call.state
@@ -524,15 +460,16 @@ static inline __attribute__((always_inline)) int lp_state_run(lp_thread *t, cush
     }
     px->call = call;
     px->after = after;
+    px->vouched = after && cushim_call_vouched(call, call->info);   /* before any hook can change the result */
     t->mem.over = 0;
     if (fn == LP_SEVERAL)
         return lp_stage_several(t, px, call, after, d);
-    lua_sethook(L, lp_budget_hook, LUA_MASKCOUNT, (int)lp_eng.o.budget);
+    lp_budget_start(L, t, lp_eng.o.budget);
     lua_pushvalue(L, LP_SLOT_FN(fn - 1, after));
     lua_pushvalue(L, LP_SLOT_PROXY(d));
     st = lua_pcall(L, 1, after ? 0 : LUA_MULTRET, LP_SLOT_TRACEBACK);
     px->call = NULL;
-    if (st != LUA_OK)
+    if (st != LUA_OK || t->spent)
         return lp_stage_failed(t, px, call, after, st, NULL);
     if (!after)
         return lua_gettop(L) == t->top ? CUSHIM_CONTINUE : lp_stage_returned(t, px, call);
@@ -591,7 +528,7 @@ void lp_post(cushim_call *call, void *user, uint64_t *slot)
 
 static int lp_run_exit_cfn(lua_State *L)
 {
-    lp_thread *t = lua_touserdata(L, 1);
+    lp_thread *t = lp_enter(L);
     lua_rawgeti(L, LUA_REGISTRYINDEX, t->exit_ref);
     for (lua_Integer i = 1;; i++) {
         lua_settop(L, 2);
@@ -605,14 +542,19 @@ static int lp_run_exit_cfn(lua_State *L)
 void lp_state_run_exit(lp_thread *t)
 {
     lua_State *L = t->L;
+    int st;
     lua_settop(L, t->top);
     t->exiting = 1;
-    lua_sethook(L, lp_budget_hook, LUA_MASKCOUNT, (int)(lp_eng.o.budget * 10));
+    lp_budget_start(L, t, lp_eng.o.budget * 10);
     lua_pushcfunction(L, lp_run_exit_cfn);
     lua_pushlightuserdata(L, t);
-    if (lua_pcall(L, 1, 0, LP_SLOT_TRACEBACK) != LUA_OK)
+    t->entry = t;
+    st = lua_pcall(L, 1, 0, LP_SLOT_TRACEBACK);
+    t->entry = NULL;
+    if (st != LUA_OK)
         lp_log_error("at_exit function failed: %s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "?");
-    lua_sethook(L, NULL, 0, 0);
+    else if (t->spent)
+        lp_log_error("at_exit function failed: instruction budget of %d exceeded (budget=)", (int)lp_eng.o.budget);
     lua_settop(L, t->top);
     t->exiting = 0;
 }

@@ -26,6 +26,9 @@
  *                       policy as live states * 1000 + live generations) must become 1001 within 10 s:
  *                       everything of the old generations freed. Prints "reload OK rounds K rss_kb A B" (RSS after
  *                       K/10 rounds and at the end) or "reload FAIL ...".
+ *     swap FILE SRC     FILE (the policy, reloaded) replaced by the text of SRC, then cuCtxGetApiVersion (which
+ *                       the policy makes report cushim.stats().failed_reloads) until it is not 0, at most 5 s:
+ *                       "swap N" (the failed reloads seen)
  *     closefds FILE     every descriptor above 2 closed (a daemon's start-up), FILE opened (on the lowest free
  *                       number) and "mine" written to it, kept open: "closefds FD"
  *     lua CODE          (e2e_lua_embed* only) runs CODE in the program's own Lua: "lua RESULT"
@@ -300,6 +303,27 @@ out:
         pthread_join(th[i], NULL);
 }
 
+static void step_swap(const char *file, const char *src)
+{
+    static char text[1 << 16];
+    FILE *f = fopen(src, "r");
+    size_t n = f != NULL ? fread(text, 1, sizeof text - 1, f) : 0;
+    unsigned int failed = 0;
+    CUcontext ctx = NULL;
+    double t0 = rl_now();
+    struct timespec ts = {0, 1000000L};
+    if (f != NULL)
+        fclose(f);
+    text[n] = '\0';
+    if (n == 0 || rl_write(file, text) != 0 || cuCtxGetCurrent(&ctx) != CUDA_SUCCESS) {
+        printf("swap FAIL cannot read %s, write %s or get the context\n", src, file);
+        return;
+    }
+    while ((cuCtxGetApiVersion(ctx, &failed) != CUDA_SUCCESS || failed == 0) && rl_now() - t0 < 5)
+        nanosleep(&ts, NULL);
+    printf("swap %u\n", failed);
+}
+
 int main(int argc, char **argv)
 {
 #ifdef E2E_EMBED_LUA
@@ -390,6 +414,9 @@ int main(int argc, char **argv)
             }
             printf("ctx %d\n", first);
             i++;
+        } else if (!strcmp(s, "swap") && a2) {
+            step_swap(a1, a2);
+            i += 2;
         } else if (!strcmp(s, "closefds") && a1) {
             int fd;
             for (fd = 3; fd < 4096; fd++)

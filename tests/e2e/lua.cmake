@@ -36,7 +36,8 @@ endif()
 set(_lr sh "${CMAKE_CURRENT_SOURCE_DIR}/run_lua.sh")
 set(_la "$<TARGET_FILE:lua>" "$<TARGET_FILE:e2e_lua>" "${PROJECT_SOURCE_DIR}/plugins/lua/examples"
     "${CMAKE_CURRENT_SOURCE_DIR}/lua")
-foreach(_c quota deny slow faults launches rewrite api params types sandbox syntax runtime budget memory closefds threads
+foreach(_c quota deny slow faults launches rewrite api params types sandbox syntax runtime budget memory escape bridge shared
+           closefds threads
            exports)
   e2e_test(lua_${_c} COMMAND ${_lr} ${_c} ${_la})
 endforeach()

@@ -28,6 +28,18 @@ run() {
         "$prog" "$@" >"$out.out" 2>"$out.err"
     rc=$?
 }
+# the same under 'timeout': a policy that escapes its bounds hangs a call, the start or the exit; the test then
+# fails after 10 s instead of hanging (KILL: a program stuck in an exit handler may never act on TERM). timeout
+# itself runs without the shim: preloaded with the plugin, its own start would hang on a runaway top level.
+trun() {
+    pol=$1 opts=$2
+    shift 2
+    env -u LD_PRELOAD timeout -s KILL 10 env LD_PRELOAD="${LD_PRELOAD:-}" \
+        CUSHIM_PLUGINS="$plugin:script=$pol${opts:+,$opts}" FAKE_CUDA_COUNTS="$out.drv" \
+        "$prog" "$@" >"$out.out" 2>"$out.err"
+    rc=$?
+    [ "$rc" != 137 ] || fail "killed after 10 s: the policy got out of its bounds"
+}
 ok() { [ "$rc" = 0 ] || fail "the program exited with $rc"; }
 line() { grep -qxF -- "$1" "$out.out" || fail "no output line '$1'"; }
 err() { grep -qF -- "$1" "$out.err" || fail "stderr lacks '$1'"; }
@@ -218,6 +230,89 @@ memory)
     run "$out.d/big.lua" "mem=1MiB,budget=100000000" init; ok
     err "the policy needs more than mem=1048576 bytes to load"
     line "init 3"
+    ;;
+escape)
+    # runaways that catch the budget's error (pcall, xpcall, a message handler, coroutines, __close) or run
+    # where Lua turns the count hook off (__gc; the message handler and a stopped coroutine's __close of an
+    # error the hook raised): the call fails as fail= says, and the program goes on
+    for m in pcall xpcall handler wrap resume close gc coclose pattern; do
+        trun "$td/escape.lua" "opt=mode=$m,budget=100000" init sync 2 alloc 1 64; ok
+        line "sync 999 999"
+        line "alloc 0"
+        err "hook errors (2 logged)"
+        [ "$m" != gc ] || err "a metatable with __gc"
+    done
+    trun "$td/escape.lua" "opt=mode=pcall,budget=100000,fail=open" init sync 2; ok
+    line "sync 0 0"
+    err "instruction budget of 100000 exceeded"
+    # a coroutine the budget stopped is not closed later either (its __close would run with hooks off)
+    trun "$td/escape.lua" "opt=mode=closelater,budget=100000" init sync 2; ok
+    line "sync 999 0"
+    err "closelater false instruction budget of 100000 exceeded"
+    # many short coroutines: each resume is charged (the old plugin let ~7700 run within budget=100000)
+    trun "$td/escape.lua" "opt=mode=many,budget=100000" init sync 1; ok
+    line "sync 999"
+    n=$(sed -n 's/^coroutines \([0-9]*\)$/\1/p' "$out.err")
+    [ -n "$n" ] && [ "$n" -lt 1000 ] || fail "${n:-no} coroutines ran within budget=100000"
+    # a library call that allocates 100 KB, in a loop: its bytes are charged (the old plugin let ~9 000 run)
+    trun "$td/escape.lua" "opt=mode=alloc,budget=100000" init sync 1; ok
+    line "sync 999"
+    n=$(sed -n 's/^allocs \([0-9]*\)$/\1/p' "$out.err")
+    [ -n "$n" ] && [ "$n" -lt 1000 ] || fail "${n:-no} allocations of 100 KB ran within budget=100000"
+    # the file's top level (the start hung), a finalizer left for lua_close (the start hung): fail closed
+    for m in top topgc; do
+        trun "$td/escape.lua" "opt=mode=$m,budget=100000" init sync 1; ok
+        line "init 3"
+    done
+    err "a metatable with __gc"
+    # what the guards leave working: coroutines as Lua's own (generators, errors, to-be-closed), metatables
+    trun "$td/escape.lua" "opt=mode=coroutines" init sync 1; ok
+    line "sync 0"
+    err "coroutines 6 false escape.lua:59: inner true 2 10 dead false false"
+    err "metatables hi! true"
+    # allow=debug takes neither the hook nor the originals the guards wrap
+    trun "$td/escape.lua" "opt=mode=guards,allow=debug" init; ok
+    line "init 0"
+    err "guard sethook false"
+    err "guard setmetatable false"
+    grep -qx "guard upvalue nil nil" "$out.err" || fail "an upvalue of a guard reaches the policy"
+    err "guard internal false"
+    # a hot reload to a runaway file: refused, and the program exits (the watcher spun, the exit waited for it)
+    printf 'cushim.after.cuCtxGetApiVersion = function(c) c.version = cushim.stats().failed_reloads end\n' \
+        >"$out.d/live.lua"
+    printf 'while true do pcall(function() while true do end end) end\n' >"$out.d/runaway.lua"
+    trun "$out.d/live.lua" "budget=100000,reload_ms=5" init swap "$out.d/live.lua" "$out.d/runaway.lua"; ok
+    line "swap 1"
+    err "instruction budget of 100000 exceeded"
+    err "keeping the policy loaded before"
+    ;;
+bridge)
+    # every C function of the bridge checks its userdata: a struct view, a light userdata, a coroutine...
+    # where a call object is expected (call.raw(call.config, ...) crashed), and with allow=debug the
+    # metamethods and the plugin's own functions with anything
+    trun "$td/badargs.lua" "" init launchex kernC 7 sync 1; ok
+    line "launchex 0"
+    line "sync 0"
+    err "badargs raw 14 refused"
+    noerr "accepted"
+    trun "$td/badargs.lua" "allow=debug+io" init launchex kernC 7 sync 1; ok
+    line "launchex 0"
+    line "sync 0"
+    err "badargs raw 14 refused"
+    err "badargs meta 30 refused"
+    err "badargs internal refused"
+    err "badargs setup refused"
+    noerr "accepted"
+    ;;
+shared)
+    # cushim.shared counts against mem=, once for the process: the policy gets an error, deleting gives back
+    trun "$td/shared.lua" "mem=1MiB" init sync 1 ctx 1; ok
+    line "sync 999"
+    err "more bytes would pass mem=1048576, which bounds the shared table"
+    err "shared stored 15 of 100"
+    err "shared again true"
+    err "shared counters true"
+    line "ctx 0"
     ;;
 closefds)
     # report=FILE: the program closes every descriptor and opens a file of its own on the report's number:

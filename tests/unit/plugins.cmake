@@ -101,3 +101,22 @@ target_compile_options(ml_unit_test PRIVATE ${CUSHIM_WARN_FLAGS})
 target_compile_definitions(ml_unit_test PRIVATE ML_BUDGET_RACE_WINDOW)
 add_test(NAME ml_unit COMMAND ml_unit_test)
 set_tests_properties(ml_unit PROPERTIES LABELS concurrency)
+
+# lua: the bridge under the fuzz harness's host (tests/fuzz/fuzz_lua.c), each seed policy of its corpus replayed
+# without libFuzzer: crashes, runaways (the test's timeout), broken program memory and string patterns that differ from
+# liblua's own fail it.
+if(TARGET lua)
+  set(_lp_dir "${PROJECT_SOURCE_DIR}/plugins/lua")
+  add_executable(lp_fuzz_replay "${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz_lua.c" "${_lp_dir}/lua.c" "${_lp_dir}/lp_gen.c"
+    "${_lp_dir}/lp_state.c" "${_lp_dir}/lp_sandbox.c" "${_lp_dir}/lp_pattern.c" "${_lp_dir}/lp_pmatch.c"
+    "${_lp_dir}/lp_bridge.c" "${_lp_dir}/lp_call.c"
+    "${_lp_dir}/lp_values.c" "${_lp_dir}/lp_shared.c" "${_lp_dir}/lp_load.c")
+  target_include_directories(lp_fuzz_replay PRIVATE "${_lp_dir}" "${PROJECT_SOURCE_DIR}/sdk/include"
+    "${PROJECT_SOURCE_DIR}/tests/fuzz" "${CUSHIM_LUA54_INCLUDE}")
+  target_compile_definitions(lp_fuzz_replay PRIVATE FUZZ_LUA_MAIN)
+  target_compile_options(lp_fuzz_replay PRIVATE ${CUSHIM_WARN_FLAGS})
+  target_link_libraries(lp_fuzz_replay PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
+  file(GLOB _lp_seeds "${PROJECT_SOURCE_DIR}/tests/fuzz/corpus/lua/*.lua")
+  add_test(NAME lp_fuzz_replay COMMAND lp_fuzz_replay ${_lp_seeds})
+  set_tests_properties(lp_fuzz_replay PROPERTIES TIMEOUT 60)
+endif()
