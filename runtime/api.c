@@ -6,7 +6,8 @@
  */
 #include <string.h>
 
-#include "rt_internal.h"
+#include "api.h"
+#include "base.h"
 
 int api_index_by_name(const char *name)
 {

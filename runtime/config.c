@@ -34,7 +34,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rt_internal.h"
+#include "config.h"
+#include "log.h"
+#include "once.h"
+#include "peer.h"
 #include "cushim/cushim_io.h"
 
 static rt_config cfg_value = { 0, LOG_WARN, 2, NULL, NULL, -1 };

@@ -47,7 +47,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rt_internal.h"
+#include "api.h"
+#include "base.h"
+#include "config.h"
+#include "counts.h"
+#include "log.h"
 #include "cushim/cushim_io.h"
 
 int cnt_enabled RT_HOT;

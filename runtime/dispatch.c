@@ -27,7 +27,22 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rt_internal.h"
+#include "api.h"
+#include "base.h"
+#include "clock.h"
+#include "config.h"
+#include "counts.h"
+#include "dispatch.h"
+#include "epoch.h"
+#include "getproc.h"
+#include "hooks.h"
+#include "libs.h"
+#include "lifecycle.h"
+#include "log.h"
+#include "reallib.h"
+#include "thread.h"
+#include "unwind.h"
+#include "wrapper_table.h"
 #include "cushim/cushim_io.h"
 
 static _Atomic(void *) rt_lib[CUSHIM_API_ID_LIMIT];       /* the library's function */

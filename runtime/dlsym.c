@@ -32,7 +32,16 @@
 #include <link.h>
 #include <string.h>
 
-#include "rt_internal.h"
+#include "api.h"
+#include "base.h"
+#include "config.h"
+#include "dispatch.h"
+#include "dlsym.h"
+#include "elfsym.h"
+#include "libs.h"
+#include "lifecycle.h"
+#include "reallib.h"
+#include "wrapper_table.h"
 
 /* The next dlsym / dlvsym in the chain of interposers (elfsym.c), found once. */
 static _Atomic(void *) dl_chain_p[2];

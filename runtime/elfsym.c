@@ -20,7 +20,9 @@
 #include <link.h>
 #include <string.h>
 
-#include "rt_internal.h"
+#include "base.h"
+#include "elfsym.h"
+#include "reallib.h"
 
 #ifndef VERSYM_HIDDEN
 #define VERSYM_HIDDEN 0x8000

@@ -27,12 +27,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rt_internal.h"
+#include "base.h"
+#include "epoch.h"
+#include "log.h"
+#include "thread.h"
 
 _Atomic uint64_t ep_epoch RT_HOT = 1;
-#if defined(__SANITIZE_THREAD__)
-_Atomic int rt_fence_dummy;
-#endif
 int ep_fence RT_HOT;
 static int ep_inited;
 static _Atomic int ep_no_free;

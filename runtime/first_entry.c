@@ -18,7 +18,7 @@
  * The entry of each API starts with endbr64: it is reached by the wrapper's
  * indirect jump (indirect branch tracking).
  */
-#include "rt_internal.h"
+#include "dispatch.h"   /* rt_first_target, called from the assembly below */
 
 #if !defined(__x86_64__)
 #error "first_entry.c: only x86-64 is implemented"

@@ -27,7 +27,14 @@
 
 #include "cushim_params.h"
 #include "procaddr.h"
-#include "rt_internal.h"
+#include "api.h"
+#include "config.h"
+#include "dispatch.h"
+#include "elfsym.h"
+#include "getproc.h"
+#include "log.h"
+#include "reallib.h"
+#include "wrapper_table.h"
 
 typedef struct gp_ent {
     uintptr_t addr;

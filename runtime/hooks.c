@@ -22,7 +22,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rt_internal.h"
+#include "api.h"
+#include "counts.h"
+#include "dispatch.h"
+#include "epoch.h"
+#include "hooks.h"
+#include "lifecycle.h"
+#include "log.h"
+#include "plugins.h"
+#include "select.h"
+#include "thread.h"
 
 typedef struct hk_group {
     struct hk_group *next;

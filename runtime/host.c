@@ -14,7 +14,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rt_internal.h"
+#include "api.h"
+#include "base.h"
+#include "clock.h"
+#include "config.h"
+#include "dispatch.h"
+#include "hooks.h"
+#include "host.h"
+#include "invoke.h"
+#include "lifecycle.h"
+#include "log.h"
+#include "options.h"
+#include "plugins.h"
+#include "roles.h"
+#include "select.h"
+#include "thread.h"
+#include "types.h"
 
 #ifndef CUSHIM_VERSION_STRING
 #define CUSHIM_VERSION_STRING "0.0.0"

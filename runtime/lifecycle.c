@@ -38,7 +38,23 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rt_internal.h"
+#include "api.h"
+#include "base.h"
+#include "config.h"
+#include "counts.h"
+#include "dispatch.h"
+#include "epoch.h"
+#include "getproc.h"
+#include "hooks.h"
+#include "lifecycle.h"
+#include "loader.h"
+#include "log.h"
+#include "once.h"
+#include "plugins.h"
+#include "reallib.h"
+#include "thread.h"
+#include "unwind.h"
+#include "wrapper_table.h"
 
 extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
 
@@ -124,7 +140,7 @@ static void lc_do_init(void)
     if (lc_begin_step(1)) {
         rt_slots_index();
         rt_set_disabled(c->disable);
-        rt_longjmp_probe();
+        uw_probe();
         th_key_init();
         cnt_init();
         if (cnt_enabled)

@@ -45,7 +45,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rt_internal.h"
+#include "config.h"
+#include "loader.h"
+#include "log.h"
+#include "plugins.h"
+#include "reallib.h"
 #include "cushim/cushim_io.h"
 
 static _Atomic uint32_t ldr_specs_taken;   /* specs started; a forked child resumes after them */

@@ -10,7 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rt_internal.h"
+#include "config.h"
+#include "cushim/cushim.h"
+#include "log.h"
 #include "cushim/cushim_io.h"
 
 static const char *const log_names[] = { "debug", "info", "warn", "error" };

@@ -18,13 +18,16 @@
 #include <errno.h>
 #include <locale.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "rt_internal.h"
+#include "config.h"
+#include "log.h"
+#include "options.h"
 
 #define OP_MAX_DECL 256
 

@@ -23,7 +23,7 @@
 #include <link.h>
 #include <string.h>
 
-#include "rt_internal.h"
+#include "peer.h"
 
 #ifndef VERSYM_HIDDEN
 #define VERSYM_HIDDEN 0x8000

@@ -22,7 +22,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rt_internal.h"
+#include "config.h"
+#include "dispatch.h"
+#include "hooks.h"
+#include "host.h"
+#include "lifecycle.h"
+#include "log.h"
+#include "options.h"
+#include "plugins.h"
+#include "thread.h"
 #include "cushim/cushim_io.h"
 
 #define PL_MAX 1024

@@ -36,7 +36,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rt_internal.h"
+#include "base.h"
+#include "config.h"
+#include "elfsym.h"
+#include "libs.h"
+#include "log.h"
+#include "reallib.h"
 #include "cushim/cushim_io.h"
 
 static _Atomic(void *) rl_driver_h;          /* handle, NULL until found */

@@ -5,7 +5,8 @@
  * becomes designated initialisers, so a lookup is one bounds check and one
  * load.
  */
-#include "rt_internal.h"
+#include "cushim_api_ids.h"
+#include "roles.h"
 
 #define CUSHIM_ALLOC_ROLE(api, act, mem_, szr, devr, s0, s1, s2, da, oa, ra, why)                          \
     [CUSHIM_API_##api] = {.size = sizeof(cushim_alloc_role), .api_id = CUSHIM_API_##api, .action = act,      \

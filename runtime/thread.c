@@ -14,7 +14,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "rt_internal.h"
+#include "base.h"
+#include "once.h"
+#include "thread.h"
+#include "unwind.h"
 
 __thread rt_tls_t rt_tls __attribute__((tls_model("initial-exec")));
 

@@ -23,7 +23,9 @@
 #define _GNU_SOURCE
 #include <setjmp.h>
 
-#include "rt_internal.h"
+#include "base.h"
+#include "log.h"
+#include "unwind.h"
 
 int uw_mode RT_HOT;      /* UW_NONE, UW_GLIBC or UW_INLINE */
 long uw_off;        /* offset of the list head from the thread pointer (UW_INLINE) */
@@ -56,7 +58,7 @@ static int uw_test(int mode)
     return hits == 1 && (mode != UW_INLINE || *(void **)(tp + uw_off) == before);
 }
 
-void rt_longjmp_probe(void)
+void uw_probe(void)
 {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
     /* Sanitizers wrap longjmp and watch the TCB: use glibc's own functions. */

@@ -5,7 +5,9 @@
  * rt_slot), whose fast-path target starts at the first entry.
  */
 #include "cushim_all_params.h"
-#include "rt_internal.h"
+#include "api.h"
+#include "dispatch.h"
+#include "wrapper_table.h"
 
 #define CUSHIM_API(ID, NAME, RET, RETKIND, PROTO, ARGS, UNPACK) RET NAME PROTO; RET rt_slow_##NAME PROTO; \
     void rt_first_##NAME(void);
