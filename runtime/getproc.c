@@ -34,6 +34,7 @@
 #include "getproc.h"
 #include "log.h"
 #include "reallib.h"
+#include "slots.h"
 #include "wrapper_table.h"
 
 typedef struct gp_ent {
@@ -271,6 +272,22 @@ GP_ENTRY_POINT(cudaGetDriverEntryPoint_ptsz)
 GP_ENTRY_POINT_VER(cudaGetDriverEntryPointByVersion)
 GP_ENTRY_POINT_VER(cudaGetDriverEntryPointByVersion_ptsz)
 #endif
+
+/* The slots of the family get these handlers as their real functions (slots.c). */
+void gp_init(void)
+{
+    static const uint32_t ids[] = {
+        CUSHIM_API_cuGetProcAddress, CUSHIM_API_cudaGetDriverEntryPoint, CUSHIM_API_cudaGetDriverEntryPoint_ptsz,
+#if GP_HAVE_STATUS
+        CUSHIM_API_cuGetProcAddress_v2,
+#endif
+#if GP_HAVE_BY_VERSION
+        CUSHIM_API_cudaGetDriverEntryPointByVersion, CUSHIM_API_cudaGetDriverEntryPointByVersion_ptsz,
+#endif
+    };
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
+        sl_set_handler(ids[i], gp_handler_for(ids[i]));
+}
 
 void *gp_handler_for(uint32_t id)
 {

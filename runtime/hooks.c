@@ -23,14 +23,15 @@
 #include <string.h>
 
 #include "api.h"
+#include "base.h"
 #include "counts.h"
-#include "dispatch.h"
 #include "epoch.h"
 #include "hooks.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "plugins.h"
 #include "select.h"
+#include "slots.h"
 #include "thread.h"
 
 typedef struct hk_group {
@@ -47,6 +48,7 @@ static uint64_t hk_next_group = 1;      /* under hk_mu */
 static hk_chain *hk_limbo;              /* under hk_mu; newest first */
 static uint64_t hk_nlimbo;              /* under hk_mu */
 static _Atomic uint64_t hk_live;        /* allocated chains */
+_Atomic int hk_off RT_HOT;              /* exit: no hook callback starts any more */
 
 const hk_chain hk_count_only = { .n = 0 };
 
@@ -63,9 +65,14 @@ void hk_unlock(void)
     pthread_mutex_unlock(&hk_mu);
 }
 
+void hk_set_off(void)
+{
+    atomic_store(&hk_off, 1);
+}
+
 /* fork() child: only the forking thread exists; a holder that vanished left
-   every published chain and rt_fast entry consistent (each is one store), so
-   the lock is simply made new. */
+   every published chain and slot consistent (slots.c), so the lock is simply
+   made new. */
 void hk_reset_after_fork(void)
 {
     pthread_mutex_init(&hk_mu, NULL);
@@ -154,14 +161,13 @@ static void hk_publish(const uint32_t *ids, hk_chain *const *fresh, const hk_cha
                     fresh[i]->flags |= HK_HAS_PRE;
         }
     for (uint32_t i = 0; i < n; i++) {
-        hk_chain *prev = (hk_chain *)atomic_load_explicit(&rt_slots[ids[i]].chain, memory_order_relaxed);
+        hk_chain *prev = (hk_chain *)sl_chain(ids[i]);
         if (fresh[i] != NULL)
             fresh[i]->refs++;
         const hk_chain *next = fresh[i];
         if (next == NULL && cnt_enabled)
             next = &hk_count_only;
-        atomic_store(&rt_slots[ids[i]].chain, next);
-        rt_fast_update(ids[i]);
+        sl_set_chain(ids[i], next);
         if (hk_owned(prev) && --prev->refs == 0)
             old[nold++] = prev;
     }
@@ -214,10 +220,7 @@ void hk_install_counting(void)
 {
     hk_lock();
     for (uint32_t i = 0; i < cushim_gen_api_count; i++) {
-        uint32_t id = cushim_gen_apis[i].id;
-        const hk_chain *expected = NULL;
-        atomic_compare_exchange_strong(&rt_slots[id].chain, &expected, &hk_count_only);
-        rt_fast_update(id);
+        sl_set_chain_if_none(cushim_gen_apis[i].id, &hk_count_only);
     }
     hk_unlock();
 }
@@ -286,7 +289,7 @@ int hk_add(cushim_plugin *owner, const cushim_hook_spec *spec, uint64_t *group)
         .priority = spec->priority, .flags = spec->flags, .group = gid,
     };
     for (uint32_t i = 0; i < n; i++) {
-        const hk_chain *cur = hk_memo_key(atomic_load_explicit(&rt_slots[ids[i]].chain, memory_order_relaxed));
+        const hk_chain *cur = hk_memo_key(sl_chain(ids[i]));
         int64_t j = hk_memo_find(&memo, cur);
         if (j >= 0) {   /* held the same chain as an earlier API: gets the same new one */
             fresh[i] = memo.val[j];
@@ -350,7 +353,7 @@ static int hk_remove_locked(hk_group *g)
         goto out;
     }
     for (uint32_t i = 0; i < g->n; i++) {
-        const hk_chain *cur = hk_memo_key(atomic_load_explicit(&rt_slots[g->ids[i]].chain, memory_order_relaxed));
+        const hk_chain *cur = hk_memo_key(sl_chain(g->ids[i]));
         int64_t j = hk_memo_find(&memo, cur);
         if (j >= 0) {
             fresh[i] = memo.val[j];
@@ -429,7 +432,7 @@ int hk_sync(void)
 {
     if (ep_inside(rt_tls.rec) || lc_exiting())
         return CUSHIM_ESTATE;   /* we would wait for ourselves; or plugins are flushed */
-    if (rt_hooks_are_off())
+    if (atomic_load_explicit(&hk_off, memory_order_relaxed))
         return CUSHIM_OK;   /* a flush: no hook runs any more (the exit waited for running ones) */
     uint64_t e = ep_advance();
     ep_wait(e, NULL);

@@ -5,8 +5,10 @@
 #ifndef RT_HOOKS_H
 #define RT_HOOKS_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
+#include "base.h"
 #include "cushim/cushim.h"
 
 typedef struct hk_entry {
@@ -34,6 +36,8 @@ typedef struct hk_chain {
 
 #define HK_HAS_PRE 0x80000000u       /* chain flag: some entry has a pre hook (hk_publish sets it) */
 extern const hk_chain hk_count_only;   /* counter on, no hook; shared, never freed */
+extern RT_HIDDEN _Atomic int hk_off;            /* exit: no hook callback starts any more (hk_set_off); RT_HOT */
+void hk_set_off(void);                 /* at exit, before plugins flush */
 void hk_install_counting(void);        /* every API gets at least the counting chain */
 void hk_reset_after_fork(void);        /* fork child */
 int hk_add(cushim_plugin *owner, const cushim_hook_spec *spec, uint64_t *group);

@@ -52,9 +52,9 @@
 #include "once.h"
 #include "plugins.h"
 #include "reallib.h"
+#include "slots.h"
 #include "thread.h"
 #include "unwind.h"
-#include "wrapper_table.h"
 
 extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
 
@@ -76,7 +76,7 @@ static void lc_final(void *arg)
     (void)arg;
     if (atomic_exchange(&lc_final_done, 1))
         return;
-    rt_hooks_off();
+    hk_set_off();
     /* Threads still inside hook callbacks finish them first (bounded: a hook
        blocked forever must not hang exit). Calls already past their pre hooks
        skip their post hooks from now on. */
@@ -138,7 +138,8 @@ static void lc_do_init(void)
 {
     const rt_config *c = cfg_get();
     if (lc_begin_step(1)) {
-        rt_slots_index();
+        gp_init();   /* first: the handlers before any real function is published */
+        sl_init();
         rt_set_disabled(c->disable);
         uw_probe();
         th_key_init();
@@ -159,7 +160,7 @@ static void lc_do_init(void)
     log_debug("initialised: %u APIs, CUDA %s headers, %s mode%s%s%s", cushim_gen_api_count,
               CUSHIM_GEN_CUDA_VERSION_STRING, rl_is_dropin() ? "drop-in" : "preload",
               c->disable ? ", disabled" : "", cnt_enabled ? ", counting" : "",
-              rt_failed() ? ", FAILED CLOSED" : "");
+              sl_failed() ? ", FAILED CLOSED" : "");
     atomic_store_explicit(&lc_is_ready, 1, memory_order_release);
 }
 

@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "cushim/cushim.h"
 #include "log.h"
+#include "cushim/cushim.h"
 #include "cushim/cushim_io.h"
 
 static const char *const log_names[] = { "debug", "info", "warn", "error" };

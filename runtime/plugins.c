@@ -23,13 +23,13 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "dispatch.h"
 #include "hooks.h"
 #include "host.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "options.h"
 #include "plugins.h"
+#include "slots.h"
 #include "thread.h"
 #include "cushim/cushim_io.h"
 
@@ -105,7 +105,7 @@ void pl_report_failure(const cushim_plugin *p, const char *name, int optional, i
     }
     if (from_env && !optional) {
         snprintf(line, sizeof line, "plugin '%s': %s", name, why);
-        rt_fail_closed(line);
+        sl_fail_closed(line);
     }
 }
 

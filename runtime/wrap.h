@@ -34,6 +34,7 @@
 #include "base.h"
 #include "dispatch.h"
 #include "libs.h"
+#include "slots.h"
 
 #define RT_STRIP_(...) __VA_ARGS__
 #define RT_STRIP(args) RT_STRIP_ args

@@ -1,7 +1,6 @@
 /*
  * wrapper_table.h - per API id, the addresses of the code wrap.h generates
- * (wrapper_table.c): the exported wrapper, its slow path, its first entry;
- * and the slots rt_slots[] (dispatch.h).
+ * (wrapper_table.c): the exported wrapper, its slow path, its first entry.
  */
 #ifndef RT_WRAPPER_TABLE_H
 #define RT_WRAPPER_TABLE_H
@@ -11,6 +10,5 @@
 extern void *const rt_wrapper_of[CUSHIM_API_ID_LIMIT];   /* our exported wrapper       */
 extern void *const rt_slow_of[CUSHIM_API_ID_LIMIT];      /* its slow path              */
 extern void *const rt_first_of[CUSHIM_API_ID_LIMIT];     /* its first entry (first_entry.c) */
-void rt_slots_index(void);            /* every slot's index1 (initialisation, before lc_ready) */
 
 #endif /* RT_WRAPPER_TABLE_H */
