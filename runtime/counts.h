@@ -7,11 +7,9 @@
 #include <stdint.h>
 
 extern int cnt_enabled;
-void cnt_init(void);
 void cnt_add(uint32_t id);
 uint64_t cnt_get(uint32_t id);
 void cnt_write(void);
-void cnt_after_fork_child(void);
 /* Where a CUSHIM_COUNTS path sends its lines (cnt_init): CNT_KIND_FD for one of the
    process's own descriptors (*fd set: /dev/stderr, /dev/fd/N, /proc/self/fd/N, or a
    link to one), CNT_KIND_APPEND for another non-regular or /proc path (opened and

@@ -39,6 +39,7 @@
 #include "libs.h"
 #include "lifecycle.h"
 #include "log.h"
+#include "module.h"
 #include "reallib.h"
 #include "slots.h"
 #include "thread.h"
@@ -57,9 +58,10 @@ static _Atomic int rt_foreign_seen[32];   /* per library value */
 static int rt_disabled RT_HOT;
 static _Atomic int rt_fail_logged;
 
-void rt_set_disabled(int disabled)
+/* CUSHIM_DISABLE (or another copy of cushim first): no hook runs; read once, at initialisation. */
+static void rt_start(void)
 {
-    rt_disabled = disabled;
+    rt_disabled = cfg_get()->disable;
 }
 
 static void rt_publish(uint32_t id);
@@ -468,3 +470,5 @@ int rt_in_hook(void)
     rt_frame *top = rt_live_top(rt_tls.rec, __builtin_frame_address(0));
     return top != NULL && top->in_hook;
 }
+
+LC_MODULE(dispatch, .level = LC_CORE, .init = rt_start);

@@ -51,6 +51,5 @@ void *rt_lib_real(uint32_t id);                  /* the library's own function *
 void rt_record_real(uint32_t id, void *lib_fn);
 const cushim_call *rt_current_call(void);
 int rt_in_hook(void);                            /* a hook callback runs on this thread */
-void rt_set_disabled(int disabled);
 
 #endif /* RT_DISPATCH_H */

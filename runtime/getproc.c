@@ -33,6 +33,7 @@
 #include "elfsym.h"
 #include "getproc.h"
 #include "log.h"
+#include "module.h"
 #include "reallib.h"
 #include "slots.h"
 #include "wrapper_table.h"
@@ -55,8 +56,9 @@ static uint64_t gp_logged[GP_LOGGED_MAX];   /* name hashes, under gp_mu */
 static uint32_t gp_nlogged;
 
 /* fork() child: the lock guards only the log-once list; made new. */
-void gp_reset_after_fork(void)
+static void gp_fork_child(uint32_t parent_tid)
 {
+    (void)parent_tid;
     pthread_mutex_init(&gp_mu, NULL);
 }
 
@@ -274,7 +276,7 @@ GP_ENTRY_POINT_VER(cudaGetDriverEntryPointByVersion_ptsz)
 #endif
 
 /* The slots of the family get these handlers as their real functions (slots.c). */
-void gp_init(void)
+static void gp_init(void)
 {
     static const uint32_t ids[] = {
         CUSHIM_API_cuGetProcAddress, CUSHIM_API_cudaGetDriverEntryPoint, CUSHIM_API_cudaGetDriverEntryPoint_ptsz,
@@ -306,3 +308,5 @@ void *gp_handler_for(uint32_t id)
     default: return NULL;
     }
 }
+
+LC_MODULE(getproc, .level = LC_TABLES, .init = gp_init, .fork_child = gp_fork_child);

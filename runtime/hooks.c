@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api.h"
 #include "base.h"
@@ -29,7 +30,7 @@
 #include "hooks.h"
 #include "lifecycle.h"
 #include "log.h"
-#include "plugins.h"
+#include "module.h"
 #include "select.h"
 #include "slots.h"
 #include "thread.h"
@@ -37,7 +38,7 @@
 typedef struct hk_group {
     struct hk_group *next;
     uint64_t id;
-    cushim_plugin *owner;
+    hk_owner *owner;
     uint32_t n;
     uint32_t ids[];
 } hk_group;
@@ -55,27 +56,30 @@ const hk_chain hk_count_only = { .n = 0 };
 /* The smallest hook_spec this host reads: 1.0's (a spec of a later minor may be larger). */
 #define HK_SPEC_MIN (offsetof(cushim_hook_spec, user) + sizeof(void *))
 
-void hk_lock(void)
+static void hk_lock(void)
 {
     pthread_mutex_lock(&hk_mu);
 }
 
-void hk_unlock(void)
+static void hk_unlock(void)
 {
     pthread_mutex_unlock(&hk_mu);
-}
-
-void hk_set_off(void)
-{
-    atomic_store(&hk_off, 1);
 }
 
 /* fork() child: only the forking thread exists; a holder that vanished left
    every published chain and slot consistent (slots.c), so the lock is simply
    made new. */
-void hk_reset_after_fork(void)
+static void hk_fork_child(uint32_t parent_tid)
 {
+    (void)parent_tid;
     pthread_mutex_init(&hk_mu, NULL);
+}
+
+void hk_owner_close(hk_owner *owner)
+{
+    hk_lock();
+    owner->closed = 1;
+    hk_unlock();
 }
 
 void hk_stats(uint64_t *live_chains, uint64_t *limbo_chains)
@@ -216,8 +220,11 @@ static void hk_memo_free(hk_memo *m)
     free(m->val);
 }
 
-void hk_install_counting(void)
+/* At initialisation, with the counter on: every API gets at least the counting chain. */
+static void hk_start(void)
 {
+    if (!cnt_enabled)
+        return;
     hk_lock();
     for (uint32_t i = 0; i < cushim_gen_api_count; i++) {
         sl_set_chain_if_none(cushim_gen_apis[i].id, &hk_count_only);
@@ -230,15 +237,15 @@ static int hk_valid_id(uint32_t api_id)
     return api_id < CUSHIM_API_ID_LIMIT && cushim_gen_index_of_id[api_id] >= 0;
 }
 
-static int hk_may_register(const cushim_plugin *owner)
+/* Under hk_mu. */
+static int hk_may_register(const hk_owner *owner)
 {
-    int st = pl_state(owner);
-    return (st == PL_LOADING || st == PL_ACTIVE) && !lc_exiting();
+    return !owner->closed && !lc_exiting();
 }
 
-int hk_add(cushim_plugin *owner, const cushim_hook_spec *spec, uint64_t *group)
+int hk_add(hk_owner *owner, const cushim_hook_spec *spec, uint64_t *group)
 {
-    if (!pl_valid(owner) || spec == NULL || spec->size < HK_SPEC_MIN ||
+    if (owner == NULL || spec == NULL || spec->size < HK_SPEC_MIN ||
         (spec->flags & ~(CUSHIM_HOOK_TIME | CUSHIM_HOOK_EXIT_TIME)) != 0 || (spec->pre == NULL && spec->post == NULL))
         return CUSHIM_EINVAL;
     rt_init();
@@ -386,9 +393,9 @@ out:
     return rc;
 }
 
-int hk_remove(cushim_plugin *owner, uint64_t group)
+int hk_remove(hk_owner *owner, uint64_t group)
 {
-    if (!pl_valid(owner))
+    if (owner == NULL)
         return CUSHIM_EINVAL;
     int rc = CUSHIM_ENOENT;
     hk_lock();
@@ -407,8 +414,9 @@ int hk_remove(cushim_plugin *owner, uint64_t group)
     return rc;
 }
 
-void hk_remove_owner(cushim_plugin *owner)
+int hk_remove_owner(hk_owner *owner)
 {
+    int kept = 0;
     hk_lock();
     hk_group **pp = &hk_groups;
     while (*pp != NULL) {
@@ -421,11 +429,12 @@ void hk_remove_owner(cushim_plugin *owner)
             *pp = g->next;
             free(g);
         } else {
-            log_error("plugin '%s': out of memory removing a hook group; its hooks stay", owner->name);
+            kept++;
             pp = &g->next;
         }
     }
     hk_unlock();
+    return kept;
 }
 
 int hk_sync(void)
@@ -441,3 +450,37 @@ int hk_sync(void)
     hk_unlock();
     return CUSHIM_OK;
 }
+
+/* At exit, before plugins flush: no hook callback starts any more (calls past their pre hooks skip their
+   post hooks), and threads still inside hook callbacks finish them first (bounded: a hook blocked forever
+   must not hang exit). */
+#define HK_EXIT_WAIT_MS 1000u
+
+static void hk_stop(void)
+{
+    atomic_store(&hk_off, 1);
+    th_rec *self = rt_tls.rec;
+    unsigned waited_us = 0;
+    for (;;) {
+        int busy = 0;
+        if (th_rec_first() == NULL)
+            break;   /* no thread ever made a hooked call */
+        ep_barrier();
+        for (th_rec *r = th_rec_first(); r != NULL; r = r->next)
+            if (r != self && atomic_load_explicit(&r->in_use, memory_order_acquire) &&
+                atomic_load_explicit(&r->in_cb, memory_order_acquire))
+                busy++;
+        if (busy == 0)
+            break;
+        if (waited_us >= HK_EXIT_WAIT_MS * 1000u) {
+            log_warn("exit: %d thread(s) still inside hook callbacks after %u ms; flushing plugins anyway",
+                     busy, HK_EXIT_WAIT_MS);
+            break;
+        }
+        struct timespec ts = { 0, 200000 };
+        nanosleep(&ts, NULL);
+        waited_us += 200;
+    }
+}
+
+LC_MODULE(hooks, .level = LC_HOOKS, .init = hk_start, .fork_child = hk_fork_child, .stop = hk_stop);

@@ -36,16 +36,18 @@ typedef struct hk_chain {
 
 #define HK_HAS_PRE 0x80000000u       /* chain flag: some entry has a pre hook (hk_publish sets it) */
 extern const hk_chain hk_count_only;   /* counter on, no hook; shared, never freed */
-extern RT_HIDDEN _Atomic int hk_off;            /* exit: no hook callback starts any more (hk_set_off); RT_HOT */
-void hk_set_off(void);                 /* at exit, before plugins flush */
-void hk_install_counting(void);        /* every API gets at least the counting chain */
-void hk_reset_after_fork(void);        /* fork child */
-int hk_add(cushim_plugin *owner, const cushim_hook_spec *spec, uint64_t *group);
-int hk_remove(cushim_plugin *owner, uint64_t group);
-void hk_remove_owner(cushim_plugin *owner);   /* undo: every group of a plugin */
+extern RT_HIDDEN _Atomic int hk_off;   /* exit: no hook callback starts any more; RT_HOT */
+
+/* Who registers hooks (a plugin: plugins.h embeds one in its record). Hooks keeps the groups of each owner,
+   and whether it may still add any: closed (hk_owner_close), it may not, from any thread. */
+typedef struct hk_owner {
+    int closed;                        /* under the hook mutex */
+} hk_owner;
+void hk_owner_close(hk_owner *owner);  /* no hooks_add of it succeeds from now on */
+int hk_add(hk_owner *owner, const cushim_hook_spec *spec, uint64_t *group);
+int hk_remove(hk_owner *owner, uint64_t group);
+int hk_remove_owner(hk_owner *owner);  /* undo: every group of an owner; the number it had to keep (no memory) */
 int hk_sync(void);
 void hk_stats(uint64_t *live_chains, uint64_t *limbo_chains);   /* tests */
-void hk_lock(void);
-void hk_unlock(void);
 
 #endif /* RT_HOOKS_H */

@@ -124,12 +124,12 @@ static int hs_result_by_name(const char *name, uint32_t *ret_kind, int32_t *code
 
 static int hs_hooks_add(cushim_plugin *self, const cushim_hook_spec *spec, uint64_t *group)
 {
-    return hk_add(self, spec, group);
+    return hk_add(pl_valid(self) ? &self->hooks : NULL, spec, group);
 }
 
 static int hs_hooks_remove(cushim_plugin *self, uint64_t group)
 {
-    return hk_remove(self, group);
+    return hk_remove(pl_valid(self) ? &self->hooks : NULL, group);
 }
 
 static int hs_hooks_sync(void)
@@ -323,7 +323,7 @@ static void *hs_plugin_data(const cushim_plugin *self)
 static int hs_plugin_register(const cushim_plugin_def *def, const char *options, cushim_plugin **self,
                               char *err, size_t errlen)
 {
-    return pl_register(def, options, self, err, errlen);
+    return pl_register(&hs_host, def, options, self, err, errlen);
 }
 
 /* Type metadata (types.c). */

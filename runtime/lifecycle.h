@@ -1,5 +1,6 @@
 /*
- * lifecycle.h - initialisation, exit ordering and fork (lifecycle.c).
+ * lifecycle.h - initialisation, fork and exit (lifecycle.c): the walk of the
+ * table the modules register in (module.h).
  */
 #ifndef RT_LIFECYCLE_H
 #define RT_LIFECYCLE_H

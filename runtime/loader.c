@@ -46,8 +46,10 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "host.h"
 #include "loader.h"
 #include "log.h"
+#include "module.h"
 #include "plugins.h"
 #include "reallib.h"
 #include "cushim/cushim_io.h"
@@ -181,7 +183,7 @@ static void ldr_load_one(const char *what, const char *options, int optional)
     const cushim_plugin_def *def = entry();
     cushim_plugin *p = NULL;
     why[0] = '\0';
-    if (pl_load(def, options, path, optional, 1, &p, why, sizeof why) == CUSHIM_OK)
+    if (pl_load(&hs_host, def, options, path, optional, 1, &p, why, sizeof why) == CUSHIM_OK)
         return;
     if (p != NULL)
         label = p->name;
@@ -294,7 +296,8 @@ static void ldr_load_hami(void)
     ldr_load_list(list, &ldr_auto_taken);
 }
 
-void ldr_load_env(void)
+/* Once, from initialisation: every plugin is loaded before the first CUDA call is forwarded. */
+static void ldr_load_env(void)
 {
     /* NULL in secure-execution mode (setuid, setgid, capabilities), with one
        line saying so: no code is loaded by the environment's word there. */
@@ -317,3 +320,5 @@ void ldr_load_env(void)
     free(copy);
     ldr_load_hami();
 }
+
+LC_MODULE(loader, .level = LC_PLUGINS, .init = ldr_load_env);

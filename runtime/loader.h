@@ -8,7 +8,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-void ldr_load_env(void);                /* once, from initialisation */
 /* Load the specs of 'list' (CUSHIM_PLUGINS syntax) from index *taken on,
    advancing it before each (a forked child resumes after the interrupted one). */
 void ldr_load_list(const char *list, _Atomic uint32_t *taken);

@@ -24,9 +24,9 @@
 
 #include "config.h"
 #include "hooks.h"
-#include "host.h"
 #include "lifecycle.h"
 #include "log.h"
+#include "module.h"
 #include "options.h"
 #include "plugins.h"
 #include "slots.h"
@@ -122,15 +122,15 @@ static int pl_name_ok(const char *n)
 /* Undo everything 'p' registered; from now on it can register nothing. */
 static void pl_undo(cushim_plugin *p)
 {
-    hk_lock();
+    hk_owner_close(&p->hooks);
     atomic_store_explicit(&p->state, PL_FAILED, memory_order_release);
-    hk_unlock();
-    hk_remove_owner(p);
+    if (hk_remove_owner(&p->hooks) != 0)
+        log_error("plugin '%s': out of memory removing a hook group; its hooks stay", p->name);
     th_tls_release(p);
 }
 
-int pl_load(const cushim_plugin_def *def, const char *options, const char *path, int optional,
-            int from_env, cushim_plugin **out, char *err, size_t errlen)
+int pl_load(const cushim_host *host, const cushim_plugin_def *def, const char *options, const char *path,
+            int optional, int from_env, cushim_plugin **out, char *err, size_t errlen)
 {
     *out = NULL;
     if (def == NULL)
@@ -185,7 +185,7 @@ int pl_load(const cushim_plugin_def *def, const char *options, const char *path,
         return CUSHIM_EINVAL;
     }
     if (def->init != NULL) {
-        int r = def->init(&hs_host, p);
+        int r = def->init(host, p);
         if (atomic_load(&p->state) != PL_LOADING)   /* a fork child took it over */
             return rt_seterr(err, errlen, "its initialisation was interrupted");
         if (r != 0) {
@@ -201,8 +201,8 @@ int pl_load(const cushim_plugin_def *def, const char *options, const char *path,
     return CUSHIM_OK;
 }
 
-int pl_register(const cushim_plugin_def *def, const char *options, cushim_plugin **self, char *err,
-                size_t errlen)
+int pl_register(const cushim_host *host, const cushim_plugin_def *def, const char *options,
+                cushim_plugin **self, char *err, size_t errlen)
 {
     char why[512];
     if (err == NULL || errlen == 0) {
@@ -216,7 +216,7 @@ int pl_register(const cushim_plugin_def *def, const char *options, cushim_plugin
         snprintf(err, errlen, "the process is exiting: plugins are flushed");
         return CUSHIM_ESTATE;
     }
-    int rc = pl_load(def, options, NULL, 0, 0, &p, err, errlen);
+    int rc = pl_load(host, def, options, NULL, 0, 0, &p, err, errlen);
     if (rc != CUSHIM_OK) {
         const char *name = def != NULL && def->size >= PL_DEF_MIN && pl_name_ok(def->name) ? def->name : "?";
         pl_report_failure(p, name, 0, 0, err);
@@ -227,19 +227,22 @@ int pl_register(const cushim_plugin_def *def, const char *options, cushim_plugin
     return rc;
 }
 
-void pl_flush_all(void)
+/* At exit, in reverse load order; a flushed plugin adds no hooks any more. */
+static void pl_flush_all(void)
 {
     for (uint32_t i = atomic_load(&pl_n); i-- > 0;) {
         cushim_plugin *p = pl_all[i];
         int expected = PL_ACTIVE;
         if (!atomic_compare_exchange_strong(&p->state, &expected, PL_FLUSHED))
             continue;
+        hk_owner_close(&p->hooks);
         if (CUSHIM_HAS(p->def, cushim_plugin_def, flush) && p->def->flush != NULL)
             p->def->flush(p);
     }
 }
 
-void pl_after_fork(uint32_t parent_tid)
+/* fork() child: inits interrupted on another thread fail; fork_child of the loaded plugins. */
+static void pl_fork_child(uint32_t parent_tid)
 {
     pthread_mutex_init(&pl_mu, NULL);
     uint32_t n = atomic_load(&pl_n);
@@ -259,3 +262,5 @@ void pl_after_fork(uint32_t parent_tid)
             p->def->fork_child(p);
     }
 }
+
+LC_MODULE(plugins, .level = LC_PLUGINS, .fork_child = pl_fork_child, .stop = pl_flush_all);

@@ -36,6 +36,7 @@
 
 #include "api.h"
 #include "base.h"
+#include "module.h"
 #include "slots.h"
 #include "wrapper_table.h"
 
@@ -54,7 +55,8 @@ static _Atomic(void *) sl_published[CUSHIM_API_ID_LIMIT];
 static _Atomic(void *) sl_handlers[CUSHIM_API_ID_LIMIT];
 static char sl_why[768];
 
-void sl_init(void)
+/* Every slot's index1 (initialisation). */
+static void sl_init(void)
 {
     for (uint32_t i = 0; i < cushim_gen_api_count; i++)
         if (cushim_gen_apis[i].id < CUSHIM_API_ID_LIMIT)
@@ -135,3 +137,5 @@ const char *sl_fail_reason(void)
 {
     return sl_why;
 }
+
+LC_MODULE(slots, .level = LC_TABLES, .init = sl_init);

@@ -37,8 +37,6 @@ extern rt_slot rt_slots[CUSHIM_API_ID_LIMIT];   /* 'fast' starts at the first en
 /* Failed closed (sl_fail_closed): read by the slow path with the other globals it reads (RT_HOT). */
 extern RT_HIDDEN _Atomic int sl_failed_closed;
 
-void sl_init(void);                              /* every slot's index1 (initialisation) */
-
 /* Inputs. Each is stored, then the slot's outputs are recomputed (lock-free: slots.c says why that is safe
    from any thread and from a signal handler). */
 void sl_publish(uint32_t id, void *lib);         /* the library's function becomes the real one (once) */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base.h"
+#include "module.h"
 #include "once.h"
 #include "thread.h"
 #include "unwind.h"
@@ -122,7 +123,8 @@ static void th_exit(void *p)
     atomic_store_explicit(&r->in_use, 0, memory_order_release);
 }
 
-void th_key_init(void)
+/* The thread-exit destructor, at initialisation. */
+static void th_key_init(void)
 {
     if (atomic_load(&th_key_ok))
         return;
@@ -133,8 +135,10 @@ void th_key_init(void)
     }
 }
 
-void th_after_fork(void)
+/* fork() child: other threads' records are free. */
+static void th_fork_child(uint32_t parent_tid)
 {
+    (void)parent_tid;
     th_rec *mine = rt_tls.rec;
     for (th_rec *r = th_rec_first(); r != NULL; r = r->next) {
         if (r == mine || !atomic_load_explicit(&r->in_use, memory_order_relaxed))
@@ -210,3 +214,5 @@ void th_tls_release(cushim_plugin *owner)
         }
     }
 }
+
+LC_MODULE(thread, .level = LC_CORE, .init = th_key_init, .fork_child = th_fork_child);

@@ -54,8 +54,6 @@ static inline uint64_t th_seq(th_rec *r)
 #endif
     return ((uint64_t)r->id << 40) | ((n + 1) & ((1ull << 40) - 1));
 }
-void th_key_init(void);           /* thread-exit destructor; at initialisation */
-void th_after_fork(void);         /* fork child: other threads' records are free */
 int th_tls_create(cushim_plugin *owner, void (*destructor)(void *), uint32_t *key);
 void *th_tls_get(uint32_t key);
 int th_tls_set(uint32_t key, void *value);

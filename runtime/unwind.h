@@ -12,7 +12,6 @@
 enum { UW_NONE = 0, UW_GLIBC = 1, UW_INLINE = 2 };
 extern int uw_mode;
 extern long uw_off;
-void uw_probe(void);   /* at initialisation: how longjmps are seen (sets uw_mode, uw_off) */
 /* glibc's old-style cleanup buffers: exported (GLIBC_2.2.5 and 2.34); pthread.h
    declares only the struct. */
 extern void _pthread_cleanup_push(struct _pthread_cleanup_buffer *buffer, void (*routine)(void *), void *arg);
