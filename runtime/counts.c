@@ -51,6 +51,7 @@
 #include "base.h"
 #include "config.h"
 #include "counts.h"
+#include "env.h"
 #include "log.h"
 #include "module.h"
 #include "cushim/cushim_io.h"
@@ -68,7 +69,7 @@ static int cnt_forked;                /* a fork()ed child: never <path> itself  
 static _Atomic int cnt_owns_path;     /* this process writes <path>                */
 static _Atomic int cnt_claimed;       /* the claim on <path> was tried             */
 static uint64_t cnt_special_written;  /* FD/APPEND: total already appended          */
-static char cnt_path[PATH_MAX + CFG_PATH_MAX];   /* the path, absolute: the program may chdir */
+static char cnt_path[PATH_MAX + ENV_PATH_MAX];   /* the path, absolute: the program may chdir */
 static int cnt_error_logged;          /* one line per failing target, not per pass */
 
 /* ---- where a path leads ---- */
@@ -244,7 +245,7 @@ static void cnt_init(void)
     }
     if (c->counts_path == NULL)
         return;
-    const char *value = c->counts_path;   /* < CFG_PATH_MAX: both fit cnt_path */
+    const char *value = c->counts_path;   /* < ENV_PATH_MAX: both fit cnt_path */
     char cwd[PATH_MAX];
     if (value[0] != '/' && getcwd(cwd, sizeof cwd) != NULL)
         snprintf(cnt_path, sizeof cnt_path, "%s/%s", cwd, value);

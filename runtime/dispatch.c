@@ -34,6 +34,7 @@
 #include "config.h"
 #include "counts.h"
 #include "dispatch.h"
+#include "env.h"
 #include "epoch.h"
 #include "hooks.h"
 #include "libs.h"
@@ -187,7 +188,7 @@ static void rt_fail_note(uint32_t id)
     if (atomic_exchange(&rt_fail_logged, 1) != 0)
         return;
     const cushim_api_info *info = api_info(id);
-    int level = cfg_get()->log_level;
+    int level = log_level();
     char line[1024];
     snprintf(line, sizeof line, "%s refused: every CUDA call returns an initialisation error, as %s",
              info ? info->name : "CUDA call", sl_fail_reason());
@@ -197,7 +198,7 @@ static void rt_fail_note(uint32_t id)
         char buf[1100];
         int n = snprintf(buf, sizeof buf, "cushim[%d] error: %s\n", (int)getpid(), line);
         if (n > 0)
-            (void)cushim_write_all(cfg_get()->log_fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+            (void)cushim_write_all(log_fd(), buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
     }
 }
 

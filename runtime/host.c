@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "config.h"
 #include "dispatch.h"
+#include "env.h"
 #include "hooks.h"
 #include "host.h"
 #include "invoke.h"
@@ -190,7 +191,7 @@ static void hs_log(cushim_plugin *self, int level, const char *fmt, ...)
 
 static int hs_log_enabled(int level)
 {
-    return level >= CUSHIM_LOG_DEBUG && level <= CUSHIM_LOG_ERROR && level >= cfg_get()->log_level;
+    return level >= CUSHIM_LOG_DEBUG && level <= CUSHIM_LOG_ERROR && level >= log_level();
 }
 
 /* The option 'name' of 'self' if declared with a type in 'types' (bit per type). */
@@ -290,7 +291,7 @@ static int hs_opt_given(cushim_plugin *self, const char *name)
 
 static int hs_secure(void)
 {
-    return cfg_secure();
+    return env_secure();
 }
 
 static const char *hs_env(const char *name)

@@ -22,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "env.h"
 #include "hooks.h"
 #include "lifecycle.h"
 #include "log.h"
@@ -56,7 +56,7 @@ int pl_state(const cushim_plugin *p)
 
 void pl_vlog(const cushim_plugin *p, int level, const char *fmt, va_list ap)
 {
-    if (fmt == NULL || level < LOG_DEBUG || level > LOG_ERROR || level < cfg_get()->log_level)
+    if (fmt == NULL || level < LOG_DEBUG || level > LOG_ERROR || level < log_level())
         return;
     char buf[900];
     vsnprintf(buf, sizeof buf, fmt, ap);
@@ -95,13 +95,13 @@ void pl_report_failure(const cushim_plugin *p, const char *name, int optional, i
              !from_env ? "" : optional ? " (optional: the others keep working)"
                                        : "; failing closed: every CUDA call returns an initialisation error");
     int level = optional || !from_env ? LOG_WARN : LOG_ERROR;
-    if (level >= cfg_get()->log_level) {
+    if (level >= log_level()) {
         log_msg(level, "%s", line);
     } else if (from_env && !optional) {
         char buf[1100];
         int n = snprintf(buf, sizeof buf, "cushim[%d] error: %s\n", (int)getpid(), line);
         if (n > 0)
-            (void)cushim_write_all(cfg_get()->log_fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+            (void)cushim_write_all(log_fd(), buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
     }
     if (from_env && !optional) {
         snprintf(line, sizeof line, "plugin '%s': %s", name, why);

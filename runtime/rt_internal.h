@@ -14,6 +14,7 @@
 #include "libs.h"
 #include "once.h"
 #include "log.h"
+#include "env.h"
 #include "config.h"
 #include "peer.h"
 #include "elfsym.h"
