@@ -13,7 +13,7 @@
  * the variable, the value, the reason and the default used instead. In
  * secure-execution mode (setuid, setgid, capabilities) a variable that names a
  * file or code is ignored (cfg_env_path), with one line saying so. When another
- * copy of cushim was loaded first (peer.c) this one is disabled, so everything
+ * copy of cushim was loaded first (below) this one is disabled, so everything
  * that honours CUSHIM_DISABLE stays out of the way.
  *
  * May run before the library's constructor (a dlsym from another constructor)
@@ -26,10 +26,10 @@
 #include <string.h>
 
 #include "config.h"
+#include "elfsym.h"
 #include "env.h"
 #include "log.h"
 #include "once.h"
-#include "peer.h"
 
 static rt_config cfg_value = { 0, NULL, NULL, -1 };
 static rt_once_t cfg_once = RT_ONCE_INIT;   /* once.c: no wait on re-entry or after fork */
@@ -71,9 +71,16 @@ static void cfg_load(void)
     cfg_value_of(ENV_VAR_DISABLE, getenv("CUSHIM_DISABLE"), &val);
     cfg_value.disable = val ? CFG_DISABLE_ENV : 0;
 
+    /* Another copy of cushim loaded before this one (LD_PRELOAD=/a/libcushim.so:/b/libcushim.so, an installed
+       copy and a build tree's, libcushim.so preloaded plus the drop-in libcuda.so.1) would count and hook too,
+       and split the counts between two files. Every copy exports cushim_api_id_limit; the copy that finds an
+       object exporting it earlier in link-map order (the dynamic linker's search order for the initial
+       objects) than itself stays out of the way. The first copy never sees a peer before itself, so exactly
+       one stays active whatever order the copies initialise in. No dlsym (it would be our own override), no
+       allocation: this may run from another library's constructor, before ours. */
     if (!cfg_value.disable) {
         char peer[512], self[512];
-        if (peer_find(peer, self, sizeof peer)) {
+        if (elf_defined_before_self("cushim_api_id_limit", peer, self, sizeof peer)) {
             cfg_value.disable = CFG_DISABLE_PEER;
             log_info("another copy of cushim was loaded first (%s): this copy (%s) passes every "
                      "call through (no counting, no hooks, no plugins)", peer, self);

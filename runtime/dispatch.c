@@ -32,16 +32,17 @@
 #include "base.h"
 #include "clock.h"
 #include "config.h"
+#include "copies.h"
 #include "counts.h"
 #include "dispatch.h"
 #include "env.h"
 #include "epoch.h"
 #include "hooks.h"
+#include "layers.h"
 #include "libs.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "module.h"
-#include "reallib.h"
 #include "slots.h"
 #include "thread.h"
 #include "unwind.h"
@@ -75,7 +76,7 @@ static void rt_check_foreign(uint32_t id, void *fn)
     if (fn == NULL || info == NULL || info->library == CUSHIM_LIB_DRIVER)
         return;
     const lb_library *lib = lb_by_value(info->library);
-    if (lib == NULL || lb_symver(lib->value) == NULL || rl_is_our_copy(lib, fn))
+    if (lib == NULL || lb_symver(lib->value) == NULL || cp_is_ours(lib, fn))
         return;
     sl_set_foreign(id);
     if (lib->value >= 0 && lib->value < 32 && atomic_exchange(&rt_foreign_seen[lib->value], 1) == 0)
@@ -110,11 +111,11 @@ void *rt_lib_real(uint32_t id)
     if (info == NULL)
         return NULL;
     if (info->library == CUSHIM_LIB_DRIVER) {
-        r = rl_driver_real(info->name);
-        rl_scan_copies_versioned();
+        r = ly_driver_real(info->name);
+        cp_scan_versioned();
     } else {
         const lb_library *lib = lb_by_value(info->library);
-        r = lib != NULL ? rl_library_real(lib, info->name) : NULL;
+        r = lib != NULL ? cp_library_real(lib, info->name) : NULL;
         rt_check_foreign(id, r);
     }
     if (r == NULL)

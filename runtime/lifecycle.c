@@ -44,8 +44,8 @@
 #include "lifecycle.h"
 #include "log.h"
 #include "module.h"
+#include "objects.h"
 #include "once.h"
-#include "reallib.h"
 #include "slots.h"
 
 extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
@@ -132,7 +132,7 @@ static void lc_do_init(void)
             atomic_store(&lc_step, (int)i + 2);
         }
     log_debug("initialised: %u APIs, CUDA %s headers, %s mode%s%s%s", cushim_gen_api_count,
-              CUSHIM_GEN_CUDA_VERSION_STRING, rl_is_dropin() ? "drop-in" : "preload",
+              CUSHIM_GEN_CUDA_VERSION_STRING, ob_is_dropin() ? "drop-in" : "preload",
               c->disable ? ", disabled" : "", cnt_enabled ? ", counting" : "",
               sl_failed() ? ", FAILED CLOSED" : "");
     atomic_store_explicit(&lc_is_ready, 1, memory_order_release);

@@ -46,12 +46,13 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "elfsym.h"
 #include "host.h"
 #include "loader.h"
 #include "log.h"
 #include "module.h"
 #include "plugins.h"
-#include "reallib.h"
+#include "realdl.h"
 #include "cushim/cushim_io.h"
 
 static _Atomic uint32_t ldr_specs_taken;   /* specs started; a forked child resumes after them */
@@ -132,7 +133,7 @@ static void ldr_self_path(char *out, size_t cap)
 {
     uintptr_t base;
     char name[PATH_MAX];
-    if (rl_object_of((const void *)&ldr_self_path, &base, name, sizeof name) && name[0] != '\0') {
+    if (elf_object_of((const void *)&ldr_self_path, &base, name, sizeof name) && name[0] != '\0') {
         snprintf(out, cap, "%s", name);
         return;
     }
@@ -175,7 +176,7 @@ static void ldr_load_one(const char *what, const char *options, int optional)
         snprintf(why, sizeof why, "cannot load %.400s: %.500s", path, e ? e : "dlopen failed");
         goto fail;
     }
-    cushim_plugin_entry_fn entry = (cushim_plugin_entry_fn)rl_dlsym(h, CUSHIM_PLUGIN_ENTRY_NAME);
+    cushim_plugin_entry_fn entry = (cushim_plugin_entry_fn)rd_dlsym(h, CUSHIM_PLUGIN_ENTRY_NAME);
     if (entry == NULL) {
         snprintf(why, sizeof why, "%.900s exports no %s() (not a cushim plugin?)", path, CUSHIM_PLUGIN_ENTRY_NAME);
         goto fail;
