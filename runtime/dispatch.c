@@ -216,9 +216,7 @@ static __attribute__((noinline, cold)) rt_frame *rt_top_below(th_rec *r, rt_fram
     if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK) &&
         !((uintptr_t)top >= (uintptr_t)ss.ss_sp && (uintptr_t)top < (uintptr_t)ss.ss_sp + ss.ss_size))
         return top;   /* a handler on the alternate stack interrupted a live call */
-    r->top = NULL;
-    atomic_store_explicit(&r->in_cb, 0, memory_order_relaxed);
-    __atomic_store_n(&r->ctr, 0, __ATOMIC_RELEASE);
+    th_drop_calls(r);
     ep_poison();
     log_warn("a hooked call ended without unwinding (setcontext or a stack switch out of a hook?): its frame "
              "is dropped, and retired hook chains are no longer freed");

@@ -53,10 +53,7 @@ int ep_reap(th_rec *r)
     if (tid == 0 || syscall(SYS_tgkill, (pid_t)getpid(), (pid_t)tid, 0) == 0 || errno != ESRCH)
         return 0;
     log_warn("thread %u ended inside a hooked call without unwinding; its record is reset", tid);
-    __atomic_store_n(&r->ctr, 0, __ATOMIC_RELEASE);
-    atomic_store_explicit(&r->in_cb, 0, memory_order_relaxed);
-    r->top = NULL;
-    atomic_store_explicit(&r->in_use, 0, memory_order_release);
+    th_release(r);
     return 1;
 }
 

@@ -312,8 +312,7 @@ static const char *hs_plugin_name(const cushim_plugin *self)
 
 static void hs_plugin_set_data(cushim_plugin *self, void *data)
 {
-    if (pl_valid(self))
-        self->data = data;
+    pl_set_data(self, data);
 }
 
 static void *hs_plugin_data(const cushim_plugin *self)

@@ -40,6 +40,12 @@ static cushim_plugin *pl_all[PL_MAX];     /* load order */
 static _Atomic uint32_t pl_n;
 static pthread_mutex_t pl_mu = PTHREAD_MUTEX_INITIALIZER;
 
+void pl_set_data(cushim_plugin *p, void *data)
+{
+    if (pl_valid(p))
+        p->data = data;
+}
+
 int pl_valid(const cushim_plugin *p)
 {
     uint32_t n = atomic_load_explicit(&pl_n, memory_order_acquire);

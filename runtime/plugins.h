@@ -28,6 +28,7 @@ struct cushim_plugin {
 };
 int pl_valid(const cushim_plugin *p);   /* one of ours (pointer comparison only) */
 int pl_state(const cushim_plugin *p);
+void pl_set_data(cushim_plugin *p, void *data);   /* host->plugin_set_data */
 int pl_loaded(const char *name);        /* a plugin of that name is loading or active */
 /* Validate 'def' (size, ABI, name, options), create the record, run init(host, record). On
    failure everything it registered is undone, 'err' says why, and *out is the

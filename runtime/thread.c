@@ -93,6 +93,19 @@ th_rec *th_rec_get(void)
     return r;
 }
 
+void th_drop_calls(th_rec *r)
+{
+    r->top = NULL;
+    atomic_store_explicit(&r->in_cb, 0, memory_order_relaxed);
+    __atomic_store_n(&r->ctr, 0, __ATOMIC_RELEASE);
+}
+
+void th_release(th_rec *r)
+{
+    th_drop_calls(r);
+    atomic_store_explicit(&r->in_use, 0, memory_order_release);
+}
+
 /* Thread exit: plugins' destructors (as pthread keys: up to 4 rounds while
    values are set again), then the record goes back to the list. */
 static void th_exit(void *p)
@@ -116,9 +129,7 @@ static void th_exit(void *p)
             break;
     }
     memset(r->tls, 0, sizeof r->tls);
-    __atomic_store_n(&r->ctr, 0, __ATOMIC_RELEASE);
-    atomic_store_explicit(&r->in_cb, 0, memory_order_relaxed);
-    r->top = NULL;
+    th_drop_calls(r);
     rt_tls.rec = NULL;
     atomic_store_explicit(&r->in_use, 0, memory_order_release);
 }
@@ -145,10 +156,7 @@ static void th_fork_child(uint32_t parent_tid)
             continue;
         /* Its thread does not exist here: no destructors (as for pthread keys). */
         memset(r->tls, 0, sizeof r->tls);
-        r->top = NULL;
-        __atomic_store_n(&r->ctr, 0, __ATOMIC_RELAXED);
-        atomic_store_explicit(&r->in_cb, 0, memory_order_relaxed);
-        atomic_store_explicit(&r->in_use, 0, memory_order_relaxed);
+        th_release(r);
     }
     rt_tid_cache = rt_sys_gettid();
     if (mine != NULL)

@@ -39,6 +39,11 @@ typedef struct rt_tls_t {
 extern __thread rt_tls_t rt_tls __attribute__((tls_model("initial-exec")));
 
 th_rec *th_rec_get(void);         /* this thread's record, registered on first use; NULL: no memory */
+/* The record's call state dropped: no hooked call in progress (top), no callback running (in_cb), outside every
+   epoch section (ctr). Its own thread's, for a frame found dead (dispatch.c), or one whose thread is gone. */
+void th_drop_calls(th_rec *r);
+/* A record whose thread ended without a word (SYS_exit: no key destructor ran) is dropped and freed. */
+void th_release(th_rec *r);
 th_rec *th_rec_first(void);       /* all records, for scans (follow ->next) */
 uint32_t th_tid(void);            /* cached kernel thread id */
 /* Unique in the process, never 0: (record id << 40) | calls numbered on it.
