@@ -255,7 +255,7 @@ void rt_end(rt_frame *f)
 }
 
 /* Hook callbacks start: CUDA calls on this thread go straight through, and the
-   exit (lifecycle.c) waits for in_cb to drop before plugins flush. 0: hooks
+   exit (hooks.c hk_stop) waits for in_cb to drop before plugins flush. 0: hooks
    are off (exit), run none. */
 static inline int rt_cb_begin(rt_frame *f, th_rec *r)
 {

@@ -3,10 +3,11 @@
  * immutable per-API chains they are published in.
  *
  * host->hooks_add registers one (pre, post, priority, user) on every API a
- * selector matches, as one group owned by a plugin. Writers serialise on one
+ * selector matches, as one group owned by a plugin (its hk_owner, which this
+ * file closes when the plugin fails or flushes). Writers serialise on one
  * mutex, build every new chain first (so a failure on the last API leaves
- * nothing behind), then publish each with a store and recompute the API's
- * fast-path target. APIs that held the same chain get the same new chain (a
+ * nothing behind), then hand each to its slot (slots.c: sl_set_chain, which
+ * recomputes the API's fast-path target). APIs that held the same chain get the same new chain (a
  * chain is shared by every API hooked alike, counted in 'refs': a call path
  * that reads one line for all of them, bench/cpu/footprint.sh); a chain is
  * retired when the last slot holding it lets it go. Readers (hooked calls on any thread) load the chain once

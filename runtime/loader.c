@@ -30,7 +30,7 @@
  * Runs once, from the runtime's initialisation (lifecycle.c), so every plugin
  * is loaded before the first CUDA call is forwarded. Each failure is one log
  * line naming the plugin and the reason; a required plugin's failure makes
- * the shim fail closed (plugins.c, dispatch.c), an optional one's is a warning.
+ * the shim fail closed (plugins.c, slots.c), an optional one's is a warning.
  * In secure-execution mode (setuid, setgid, file capabilities) the variable is
  * ignored: no code is loaded by the environment's word there.
  */

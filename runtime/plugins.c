@@ -7,8 +7,9 @@
  * are never unloaded), and 'cushim_plugin *' arguments of the host table are
  * checked by pointer comparison against this list before anything is read
  * through them. Every hook group and TLS key has an owner: undoing a plugin
- * marks it failed under the hook mutex (so no hooks_add of it succeeds any
- * more, from any thread) and then removes every group it owns.
+ * closes its hook owner (hooks.c, under the hook mutex: no hooks_add of it
+ * succeeds any more, from any thread), marks it failed and then removes every
+ * group it owns.
  *
  * init runs without any lock of ours held: it may register hooks, read
  * options, call CUDA (straight to the real function during initialisation),

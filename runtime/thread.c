@@ -7,7 +7,7 @@
  * is async-signal-safe; they are never freed, only recycled: a pthread key
  * destructor runs the plugins' TLS destructors at thread exit and returns the
  * record. So memory is bounded by the largest number of threads alive at once.
- * The list is what writers scan (epoch.c, lifecycle.c's exit).
+ * The list is what writers scan (epoch.c, hooks.c's stop at exit).
  */
 #define _GNU_SOURCE
 #include <string.h>

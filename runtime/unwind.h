@@ -1,6 +1,8 @@
 /*
  * unwind.h - how a hooked call learns that a longjmp left it (unwind.c):
- * old-style cleanup buffers pushed inline or through glibc.
+ * old-style cleanup buffers pushed inline or through glibc. (Not GCC's
+ * <unwind.h>, which this name shadows for files with runtime/ on their
+ * include path: none of them includes that one.)
  */
 #ifndef RT_UNWIND_H
 #define RT_UNWIND_H

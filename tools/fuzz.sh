@@ -20,7 +20,7 @@
 #      that turns the bytes into the parser's input (fuzz_common.h: fuzz_cstr gives an exact-size C string),
 #      calls the parser, and checks with FUZZ_CHECK what must hold for every input (fuzz_check_line for a
 #      log line the shim would print). The parser must be reachable without the rest of the shim: expose it
-#      as a hidden function (declared in runtime/rt_internal.h), pure where possible (no environment, no
+#      as a hidden function (declared in its module's header in runtime/), pure where possible (no environment, no
 #      files), as env_parse is;
 #   2. add one line to HARNESSES below: "<name> <sources...>" (paths from the repository root, the harness
 #      itself first; the runtime's sources it needs after it);
