@@ -2,11 +2,12 @@
  * api.c - metadata look-ups by id and by exported name. Plugins reach them
  * through the host table (host.c); the one export left here,
  * cushim_api_id_limit, is how another copy of the shim recognises this one
- * (reallib.c skips a "real driver" that exports it).
+ * (config.c stands aside for an earlier one, driver.c and layers.c skip one).
  */
 #include <string.h>
 
-#include "rt_internal.h"
+#include "api.h"
+#include "base.h"
 
 int api_index_by_name(const char *name)
 {

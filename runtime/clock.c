@@ -27,7 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rt_internal.h"
+#include "base.h"
+#include "clock.h"
 
 clk_state_t clk RT_HOT __attribute__((aligned(256)));   /* the section starts on 256: its ~100 bytes never straddle a page */
 

@@ -47,8 +47,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rt_internal.h"
+#include "api.h"
+#include "base.h"
+#include "config.h"
+#include "counts.h"
+#include "env.h"
+#include "log.h"
+#include "module.h"
 #include "cushim/cushim_io.h"
+
+extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
 
 int cnt_enabled RT_HOT;
 static _Atomic uint64_t cnt_calls[CUSHIM_API_ID_LIMIT];
@@ -61,7 +69,7 @@ static int cnt_forked;                /* a fork()ed child: never <path> itself  
 static _Atomic int cnt_owns_path;     /* this process writes <path>                */
 static _Atomic int cnt_claimed;       /* the claim on <path> was tried             */
 static uint64_t cnt_special_written;  /* FD/APPEND: total already appended          */
-static char cnt_path[PATH_MAX + CFG_PATH_MAX];   /* the path, absolute: the program may chdir */
+static char cnt_path[PATH_MAX + ENV_PATH_MAX];   /* the path, absolute: the program may chdir */
 static int cnt_error_logged;          /* one line per failing target, not per pass */
 
 /* ---- where a path leads ---- */
@@ -224,7 +232,7 @@ static int cnt_fd_same(void)
     return fstat(cnt_fd, &st) == 0 && st.st_dev == cnt_dev && st.st_ino == cnt_ino;
 }
 
-void cnt_init(void)
+static void cnt_init(void)
 {
     const rt_config *c = cfg_get();
     if (c->counts_fd >= 0) {
@@ -237,7 +245,7 @@ void cnt_init(void)
     }
     if (c->counts_path == NULL)
         return;
-    const char *value = c->counts_path;   /* < CFG_PATH_MAX: both fit cnt_path */
+    const char *value = c->counts_path;   /* < ENV_PATH_MAX: both fit cnt_path */
     char cwd[PATH_MAX];
     if (value[0] != '/' && getcwd(cwd, sizeof cwd) != NULL)
         snprintf(cnt_path, sizeof cnt_path, "%s/%s", cwd, value);
@@ -324,8 +332,9 @@ uint64_t cnt_get(uint32_t id)
 
 /* The child shares the parent's open file description of <path> (and its
    locks); it never writes through it. */
-void cnt_after_fork_child(void)
+static void cnt_fork_child(uint32_t parent_tid)
 {
+    (void)parent_tid;
     cnt_forked = 1;
     atomic_store(&cnt_owns_path, 0);
     atomic_store(&cnt_claimed, 1);
@@ -503,3 +512,20 @@ void cnt_write(void)
     }
     pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
 }
+
+static void cnt_exit_copy(void *arg)
+{
+    (void)arg;
+    cnt_write();   /* an early copy, should a later exit handler call _exit */
+}
+
+/* At initialisation: the counter, and an exit handler that writes an early copy (lifecycle.c's final step,
+   after every destructor, writes the last). */
+static void cnt_start(void)
+{
+    cnt_init();
+    if (__cxa_atexit(cnt_exit_copy, NULL, NULL) != 0)
+        log_warn("cannot register an exit handler: counts are written by the destructor only");
+}
+
+LC_MODULE(counts, .level = LC_CORE, .init = cnt_start, .fork_child = cnt_fork_child, .stopped = cnt_write);

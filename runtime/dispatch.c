@@ -1,7 +1,8 @@
 /*
- * dispatch.c - the dispatch core behind every wrapper: slots, lazy resolution
- * of real functions, the fast-path targets, and the slow path (counting, the
- * call frame, hook chains, failing closed).
+ * dispatch.c - the dispatch core behind every wrapper: lazy resolution of
+ * real functions (published to the slots, slots.c, which choose the fast-path
+ * target) and the slow path (counting, the call frame, hook chains, failing
+ * closed).
  *
  * The fast path lives in wrap.h; it reaches this file only when a slot has a
  * chain (hooks or the counter), its real function is not resolved yet, or the
@@ -27,7 +28,25 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rt_internal.h"
+#include "api.h"
+#include "base.h"
+#include "clock.h"
+#include "config.h"
+#include "copies.h"
+#include "counts.h"
+#include "dispatch.h"
+#include "env.h"
+#include "epoch.h"
+#include "hooks.h"
+#include "layers.h"
+#include "libs.h"
+#include "lifecycle.h"
+#include "log.h"
+#include "module.h"
+#include "slots.h"
+#include "thread.h"
+#include "unwind.h"
+#include "wrapper_table.h"
 #include "cushim/cushim_io.h"
 
 static _Atomic(void *) rt_lib[CUSHIM_API_ID_LIMIT];       /* the library's function */
@@ -39,29 +58,12 @@ static _Atomic uint8_t rt_missing_logged[CUSHIM_API_ID_LIMIT];
    library CUSHIM_LIBS leaves out. */
 static _Atomic int rt_foreign_seen[32];   /* per library value */
 static int rt_disabled RT_HOT;
-static _Atomic int rt_failed_closed RT_HOT;
 static _Atomic int rt_fail_logged;
-static char rt_fail_why[768];
-static _Atomic int rt_off RT_HOT;           /* exit: no hook callback starts any more */
 
-void rt_set_disabled(int disabled)
+/* CUSHIM_DISABLE (or another copy of cushim first): no hook runs; read once, at initialisation. */
+static void rt_start(void)
 {
-    rt_disabled = disabled;
-}
-
-int rt_failed(void)
-{
-    return atomic_load_explicit(&rt_failed_closed, memory_order_relaxed);
-}
-
-int rt_hooks_are_off(void)
-{
-    return atomic_load_explicit(&rt_off, memory_order_relaxed);
-}
-
-void rt_hooks_off(void)
-{
-    atomic_store(&rt_off, 1);
+    rt_disabled = cfg_get()->disable;
 }
 
 static void rt_publish(uint32_t id);
@@ -74,12 +76,11 @@ static void rt_check_foreign(uint32_t id, void *fn)
     if (fn == NULL || info == NULL || info->library == CUSHIM_LIB_DRIVER)
         return;
     const lb_library *lib = lb_by_value(info->library);
-    if (lib == NULL || lb_symver(lib->value) == NULL || rl_is_our_copy(lib, fn))
+    if (lib == NULL || lb_symver(lib->value) == NULL || cp_is_ours(lib, fn))
         return;
-    atomic_store(&rt_slots[id].foreign, 1);
+    sl_set_foreign(id);
     if (lib->value >= 0 && lib->value < 32 && atomic_exchange(&rt_foreign_seen[lib->value], 1) == 0)
-        rt_foreign_all(lib);   /* once; rt_foreign_all comes back here */
-    rt_fast_update(id);
+        rt_foreign_all(lib);   /* once */
 }
 
 /* Only a copy of another major of 'lib' is loaded: resolve every function of the library now, so
@@ -95,7 +96,7 @@ static void rt_foreign_all(const lb_library *lib)
         const cushim_api_info *a = &cushim_gen_apis[i];
         if ((int)a->library != lib->value)
             continue;
-        atomic_store(&rt_slots[a->id].foreign, 1);
+        sl_set_foreign(a->id);
         if (rt_lib_real(a->id) != NULL)
             rt_publish(a->id);
     }
@@ -110,50 +111,21 @@ void *rt_lib_real(uint32_t id)
     if (info == NULL)
         return NULL;
     if (info->library == CUSHIM_LIB_DRIVER) {
-        r = rl_driver_real(info->name);
-        rl_scan_copies_versioned();
+        r = ly_driver_real(info->name);
+        cp_scan_versioned();
     } else {
         const lb_library *lib = lb_by_value(info->library);
-        r = lib != NULL ? rl_library_real(lib, info->name) : NULL;
+        r = lib != NULL ? cp_library_real(lib, info->name) : NULL;
         rt_check_foreign(id, r);
     }
     if (r == NULL)
         return NULL;
     if (!lb_chosen(info->library))   /* not interposed (CUSHIM_LIBS): forwarded untouched */
-        atomic_store(&rt_slots[id].foreign, 1);
+        sl_set_foreign(id);
     void *expected = NULL;
     if (!atomic_compare_exchange_strong(&rt_lib[id], &expected, r))
         r = expected;
     return r;
-}
-
-/*
- * rt_slots[id].fast = F(real, chain, foreign, failed), recomputed lock-free by every
- * writer after it changed an input (each input store is seq_cst, and so are
- * the loads and the store below). Claim: once the writers are done, .fast
- * is F of the final inputs. Take the last store S to .fast; its updater U
- * left the loop, so its re-read R after S saw the inputs it computed from.
- * Any writer's final input store X precedes that writer's own update, whose
- * store to .fast precedes or is S, which precedes R in the single total
- * order of seq_cst operations; so R saw X (or a later value, whose writer would
- * store after S: impossible). Hence U computed from the final inputs. Values
- * that changed and changed back in between do not matter: F depends on values
- * only. No lock, so a signal handler's first call of an API can publish while
- * its thread holds the hook mutex (issue #10 item 6a).
- */
-void rt_fast_update(uint32_t id)
-{
-    for (;;) {
-        void *real = atomic_load(&rt_slots[id].real);
-        const hk_chain *ch = atomic_load(&rt_slots[id].chain);
-        uint8_t foreign = atomic_load(&rt_slots[id].foreign);
-        int failed = atomic_load(&rt_failed_closed);
-        int direct = real != NULL && (ch == NULL || foreign) && (!failed || gp_handler_for(id) != NULL);
-        atomic_store(&rt_slots[id].fast, direct ? real : real == NULL ? rt_first_of[id] : rt_slow_of[id]);
-        if (real == atomic_load(&rt_slots[id].real) && ch == atomic_load(&rt_slots[id].chain) &&
-            foreign == atomic_load(&rt_slots[id].foreign) && failed == atomic_load(&rt_failed_closed))
-            return;
-    }
 }
 
 /* The first call of API 'id' (first_entry.c, registers saved): resolve its real
@@ -168,21 +140,12 @@ void *rt_first_target(uint32_t id)
     return t == rt_first_of[id] || t == NULL ? rt_slow_of[id] : t;
 }
 
-void rt_fast_update_all(void)
-{
-    for (uint32_t i = 0; i < cushim_gen_api_count; i++)
-        rt_fast_update(cushim_gen_apis[i].id);
-}
-
+/* The library's function, once known, becomes the slot's real (slots.c: or the handler standing in for it). */
 static void rt_publish(uint32_t id)
 {
     void *lib = atomic_load_explicit(&rt_lib[id], memory_order_acquire);
-    if (lib == NULL)
-        return;
-    void *h = atomic_load(&rt_slots[id].foreign) ? NULL : gp_handler_for(id);
-    void *expected = NULL;
-    if (atomic_compare_exchange_strong(&rt_slots[id].real, &expected, h ? h : lib))
-        rt_fast_update(id);
+    if (lib != NULL)
+        sl_publish(id, lib);
 }
 
 void rt_record_real(uint32_t id, void *lib_fn)
@@ -193,7 +156,7 @@ void rt_record_real(uint32_t id, void *lib_fn)
     rt_check_foreign(id, lib_fn);
     const cushim_api_info *info = api_info(id);
     if (info != NULL && !lb_chosen(info->library))   /* not interposed (CUSHIM_LIBS) */
-        atomic_store(&rt_slots[id].foreign, 1);
+        sl_set_foreign(id);
     void *expected = NULL;
     atomic_compare_exchange_strong(&rt_lib[id], &expected, lib_fn);
     rt_publish(id);
@@ -220,32 +183,23 @@ static void rt_missing(uint32_t id)
     }
 }
 
-void rt_fail_closed(const char *why)
-{
-    if (atomic_load(&rt_failed_closed))
-        return;
-    strncpy(rt_fail_why, why, sizeof rt_fail_why - 1);
-    atomic_store(&rt_failed_closed, 1);
-    rt_fast_update_all();
-}
-
 /* The first refused call repeats the reason, where the program's own output is. */
 static void rt_fail_note(uint32_t id)
 {
     if (atomic_exchange(&rt_fail_logged, 1) != 0)
         return;
     const cushim_api_info *info = api_info(id);
-    int level = cfg_get()->log_level;
+    int level = log_level();
     char line[1024];
     snprintf(line, sizeof line, "%s refused: every CUDA call returns an initialisation error, as %s",
-             info ? info->name : "CUDA call", rt_fail_why);
+             info ? info->name : "CUDA call", sl_fail_reason());
     if (level <= LOG_ERROR) {
         log_error("%s", line);
     } else {   /* CUSHIM_LOG=off: this one is shown anyway (docs/runtime.md) */
         char buf[1100];
         int n = snprintf(buf, sizeof buf, "cushim[%d] error: %s\n", (int)getpid(), line);
         if (n > 0)
-            (void)cushim_write_all(cfg_get()->log_fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+            (void)cushim_write_all(log_fd(), buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
     }
 }
 
@@ -262,9 +216,7 @@ static __attribute__((noinline, cold)) rt_frame *rt_top_below(th_rec *r, rt_fram
     if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK) &&
         !((uintptr_t)top >= (uintptr_t)ss.ss_sp && (uintptr_t)top < (uintptr_t)ss.ss_sp + ss.ss_size))
         return top;   /* a handler on the alternate stack interrupted a live call */
-    r->top = NULL;
-    atomic_store_explicit(&r->in_cb, 0, memory_order_relaxed);
-    __atomic_store_n(&r->ctr, 0, __ATOMIC_RELEASE);
+    th_drop_calls(r);
     ep_poison();
     log_warn("a hooked call ended without unwinding (setcontext or a stack switch out of a hook?): its frame "
              "is dropped, and retired hook chains are no longer freed");
@@ -303,7 +255,7 @@ void rt_end(rt_frame *f)
 }
 
 /* Hook callbacks start: CUDA calls on this thread go straight through, and the
-   exit (lifecycle.c) waits for in_cb to drop before plugins flush. 0: hooks
+   exit (hooks.c hk_stop) waits for in_cb to drop before plugins flush. 0: hooks
    are off (exit), run none. */
 static inline int rt_cb_begin(rt_frame *f, th_rec *r)
 {
@@ -314,7 +266,7 @@ static inline int rt_cb_begin(rt_frame *f, th_rec *r)
         RT_FENCE_SEQ_CST();
     else
         atomic_signal_fence(memory_order_seq_cst);   /* the exit's membarrier orders it */
-    return !atomic_load_explicit(&rt_off, memory_order_relaxed);
+    return !atomic_load_explicit(&hk_off, memory_order_relaxed);
 }
 
 static inline void rt_cb_end(rt_frame *f, th_rec *r)
@@ -386,7 +338,7 @@ static __attribute__((noinline, cold)) int rt_enter_slow(rt_frame *f, uint32_t i
         return real != NULL ? RT_MODE_DIRECT : rt_fail_missing(f, id);
     if (cnt_enabled)
         cnt_add(id);
-    if (atomic_load_explicit(&rt_failed_closed, memory_order_relaxed) && gp_handler_for(id) == NULL) {
+    if (atomic_load_explicit(&sl_failed_closed, memory_order_relaxed) && sl_handler(id) == NULL) {
         if (rt_describes(id))
             return real != NULL ? RT_MODE_DIRECT : rt_fail_missing(f, id);
         rt_fail_note(id);
@@ -405,7 +357,7 @@ int rt_enter(rt_frame *f, uint32_t id, void *params, void *retval)
     void *real = atomic_load_explicit(&rt_slots[id].real, memory_order_acquire);
     f->call.real = real;
     if (RT_UNLIKELY(!lc_ready() || real == NULL || atomic_load_explicit(&rt_slots[id].foreign, memory_order_relaxed) ||
-                    atomic_load_explicit(&rt_failed_closed, memory_order_relaxed))) {
+                    atomic_load_explicit(&sl_failed_closed, memory_order_relaxed))) {
         int mode = rt_enter_slow(f, id);
         if (mode >= 0)
             return mode;
@@ -414,7 +366,7 @@ int rt_enter(rt_frame *f, uint32_t id, void *params, void *retval)
         cnt_add(id);
     }
     const hk_chain *ch = atomic_load_explicit(&rt_slots[id].chain, memory_order_relaxed);
-    if (ch == NULL || ch == &hk_count_only || rt_disabled || atomic_load_explicit(&rt_off, memory_order_relaxed))
+    if (ch == NULL || ch == &hk_count_only || rt_disabled || atomic_load_explicit(&hk_off, memory_order_relaxed))
         return RT_MODE_DIRECT;
     th_rec *r = rt_tls.rec;
     rt_frame *top = rt_live_top(r, f);
@@ -518,3 +470,5 @@ int rt_in_hook(void)
     rt_frame *top = rt_live_top(rt_tls.rec, __builtin_frame_address(0));
     return top != NULL && top->in_hook;
 }
+
+LC_MODULE(dispatch, .level = LC_CORE, .init = rt_start);

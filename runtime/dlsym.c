@@ -20,7 +20,7 @@
  *     a name it defines itself gets the answer unchanged: our wrapper would
  *     lead back to it;
  *   - a function of the next layer (the interposer after us whose function is
- *     our real of that API, rl_next_layer) becomes our wrapper;
+ *     our real of that API, ly_next) becomes our wrapper;
  *   - our own export stays ours; anything else (an interposer before us, a
  *     static cudart in the executable) is returned unchanged.
  * RTLD_DEFAULT looks past the shim: our exports alone never make cuInit
@@ -32,7 +32,19 @@
 #include <link.h>
 #include <string.h>
 
-#include "rt_internal.h"
+#include "api.h"
+#include "base.h"
+#include "config.h"
+#include "copies.h"
+#include "dispatch.h"
+#include "dlsym.h"
+#include "elfsym.h"
+#include "layers.h"
+#include "libs.h"
+#include "lifecycle.h"
+#include "objects.h"
+#include "realdl.h"
+#include "wrapper_table.h"
 
 /* The next dlsym / dlvsym in the chain of interposers (elfsym.c), found once. */
 static _Atomic(void *) dl_chain_p[2];
@@ -61,12 +73,12 @@ static void *dl_chain_lookup(void *handle, const char *name, const char *version
     void *r;
     if (next == NULL || next == glibc || dl_in_chain) {
         if (version == NULL)
-            return rl_dlsym(handle, name);
-        rl_dlvsym_fn fv = rl_real_dlvsym();
+            return rd_dlsym(handle, name);
+        elf_dlvsym_fn fv = rd_real_dlvsym();
         r = fv ? fv(handle, name, version) : NULL;
     } else {
         dl_in_chain = 1;
-        r = version ? ((rl_dlvsym_fn)next)(handle, name, version) : ((rl_dlsym_fn)next)(handle, name);
+        r = version ? ((elf_dlvsym_fn)next)(handle, name, version) : ((elf_dlsym_fn)next)(handle, name);
         dl_in_chain = 0;
     }
     __asm__ volatile("" : : "r"(r) : "memory");   /* no tail call: glibc must see the shim as caller */
@@ -83,7 +95,7 @@ static void *dl_sym_in_scope_of(const struct link_map *lm, const char *name)
     void *h = dlopen(lm->l_name[0] ? lm->l_name : NULL, RTLD_LAZY | RTLD_NOLOAD);
     if (h == NULL)
         return NULL;
-    void *r = rl_dlsym(h, name);
+    void *r = rd_dlsym(h, name);
     dlclose(h);
     return r;
 }
@@ -93,14 +105,14 @@ static void *dl_real_answer(void *handle, const char *name, const char *version,
                             int *cls)
 {
     void *r = dl_chain_lookup(handle, name, version);
-    *cls = rl_classify(r);
+    *cls = ob_classify(r);
     if ((handle == RTLD_DEFAULT && r == NULL) ||
-        (*cls == RL_SELF && handle != rl_self_handle() && !rl_is_dropin())) {
+        (*cls == OB_SELF && handle != ob_self_handle() && !ob_is_dropin())) {
         /* Look past the shim (RTLD_DEFAULT, dlopen(NULL) and any handle whose
            scope holds the shim), then, for RTLD_DEFAULT, through the caller's
            own dependencies (a caller loaded RTLD_LOCAL with libcuda among them).
            The drop-in is libcuda: its own answers stand. */
-        void *n = rl_dlsym_next(name);
+        void *n = rd_dlsym_next(name);
         if (n == NULL && handle == RTLD_DEFAULT) {
             Dl_info di;
             struct link_map *lm = NULL;
@@ -108,9 +120,9 @@ static void *dl_real_answer(void *handle, const char *name, const char *version,
                 n = dl_sym_in_scope_of(lm, name);
         }
         r = n;
-        *cls = rl_classify(r);
-        if (*cls == RL_SELF)
-            r = NULL, *cls = RL_NONE;
+        *cls = ob_classify(r);
+        if (*cls == OB_SELF)
+            r = NULL, *cls = OB_NONE;
     }
     return r;
 }
@@ -136,11 +148,11 @@ static int dl_object_is_global(uintptr_t base)
     const char *sym;
     for (uint32_t k = 0; tried < DL_GLOBAL_PROBES && (sym = elf_object_symbol(base, k, &addr)) != NULL; k++) {
         uintptr_t b;
-        void *r = rl_dlsym(RTLD_DEFAULT, sym);
-        if (r != NULL && rl_classify(r) == RL_SELF)
-            r = rl_dlsym_next(sym);
+        void *r = rd_dlsym(RTLD_DEFAULT, sym);
+        if (r != NULL && ob_classify(r) == OB_SELF)
+            r = rd_dlsym_next(sym);
         tried++;
-        if (r == NULL || !rl_object_of(r, &b, NULL, 0))
+        if (r == NULL || !elf_object_of(r, &b, NULL, 0))
             return 0;   /* its own export is not visible at all: not in the global scope */
         if (b == base)
             return 1;
@@ -170,20 +182,20 @@ static void *dl_next_answer(const char *name, void *caller)
     struct link_map *lm = NULL;
     if (caller == NULL || dladdr1(caller, &di, (void **)&lm, RTLD_DL_LINKMAP) == 0 || lm == NULL)
         return NULL;
-    int dropin = rl_is_dropin();   /* the drop-in is libcuda: its definitions count */
-    uintptr_t skip = dropin ? UINTPTR_MAX : rl_self_base();
-    void *f = rl_dlsym(RTLD_DEFAULT, name);
-    if (!dropin && rl_classify(f) == RL_SELF)
-        f = rl_dlsym_next(name);
+    int dropin = ob_is_dropin();   /* the drop-in is libcuda: its definitions count */
+    uintptr_t skip = dropin ? UINTPTR_MAX : ob_self_base();
+    void *f = rd_dlsym(RTLD_DEFAULT, name);
+    if (!dropin && ob_classify(f) == OB_SELF)
+        f = rd_dlsym_next(name);
     uintptr_t fbase;
-    if (f != NULL && rl_object_of(f, &fbase, NULL, 0)) {
+    if (f != NULL && elf_object_of(f, &fbase, NULL, 0)) {
         if (fbase != lm->l_addr && elf_loaded_after(fbase, lm->l_addr))
             return f;
         uintptr_t after = lm->l_addr, dbase;
         const char *after_name = lm->l_name, *dname;
         int exact = !dl_caller_is_inner_layer(caller, name);
         for (int guard = 0; guard < 64; guard++) {
-            void *w = elf_next_definer_obj(after, after_name, skip, name, &dbase, &dname);
+            void *w = elf_next_definer(after, after_name, skip, name, &dbase, &dname);
             if (w == NULL || !exact || dl_object_is_global(dbase))
                 return w;
             after = dbase, after_name = dname;
@@ -192,7 +204,7 @@ static void *dl_next_answer(const char *name, void *caller)
     }
     void *x = dl_sym_in_scope_of(lm, name);
     uintptr_t xbase;
-    if (x == NULL || (!dropin && rl_classify(x) == RL_SELF) || !rl_object_of(x, &xbase, NULL, 0) ||
+    if (x == NULL || (!dropin && ob_classify(x) == OB_SELF) || !elf_object_of(x, &xbase, NULL, 0) ||
         xbase == lm->l_addr)
         return NULL;
     return x;
@@ -213,12 +225,12 @@ static void *dl_next_answer(const char *name, void *caller)
 __attribute__((noinline)) static void dl_set_missing(void *handle, const char *name, const char *version)
 {
     static _Atomic(void *) libc_h;
-    rl_dlvsym_fn fv = version ? rl_real_dlvsym() : NULL;
+    elf_dlvsym_fn fv = version ? rd_real_dlvsym() : NULL;
     void *r;
     if (handle != RTLD_DEFAULT && handle != RTLD_NEXT &&
-        (fv ? fv(handle, name, version) : rl_dlsym(handle, name)) == NULL)
+        (fv ? fv(handle, name, version) : rd_dlsym(handle, name)) == NULL)
         return;   /* the message names the library the caller asked */
-    r = fv ? fv(RTLD_NEXT, name, version) : rl_dlsym_next(name);
+    r = fv ? fv(RTLD_NEXT, name, version) : rd_dlsym_next(name);
     if (r == NULL)
         return;
     void *h = atomic_load_explicit(&libc_h, memory_order_acquire);
@@ -231,7 +243,7 @@ __attribute__((noinline)) static void dl_set_missing(void *handle, const char *n
         }
     }
     if (h != NULL)
-        r = fv ? fv(h, name, version) : rl_dlsym(h, name);
+        r = fv ? fv(h, name, version) : rd_dlsym(h, name);
     __asm__ volatile("" : : "r"(r) : "memory");   /* no tail call: the caller must be the shim */
 }
 
@@ -259,7 +271,7 @@ void *dl_decide(void *handle, const char *name, const char *version, void *calle
     }
     /* The drop-in is libcuda only: its runtime wrappers are linked in but hidden, and
        libcudart's own functions are handed out untouched (forwarded). */
-    if ((cushim_gen_apis[idx].library != CUSHIM_LIB_DRIVER && rl_is_dropin()) ||
+    if ((cushim_gen_apis[idx].library != CUSHIM_LIB_DRIVER && ob_is_dropin()) ||
         !lb_chosen(cushim_gen_apis[idx].library))   /* not interposed (CUSHIM_LIBS) */
         return NULL;
     uint32_t id = cushim_gen_apis[idx].id;
@@ -278,9 +290,9 @@ void *dl_decide(void *handle, const char *name, const char *version, void *calle
 static int dl_caller_is_inner_layer(void *caller, const char *name)
 {
     uintptr_t base;
-    if (caller == NULL || !rl_object_of(caller, &base, NULL, 0) || base == rl_self_base())
+    if (caller == NULL || !elf_object_of(caller, &base, NULL, 0) || base == ob_self_base())
         return 0;
-    return elf_loaded_after(base, rl_self_base()) && elf_object_defines(base, name);
+    return elf_loaded_after(base, ob_self_base()) && elf_object_defines(base, name);
 }
 
 /* The caller's object defines 'name' itself. */
@@ -292,50 +304,50 @@ static int dl_caller_defines(void *caller, const char *name)
 static int dl_same_object(const void *a, const void *b)
 {
     uintptr_t ba, bb;
-    return rl_object_of(a, &ba, NULL, 0) && rl_object_of(b, &bb, NULL, 0) && ba == bb;
+    return elf_object_of(a, &ba, NULL, 0) && elf_object_of(b, &bb, NULL, 0) && ba == bb;
 }
 
 /* The real answer 'r' for API 'id' -> what the caller gets ('next': an RTLD_NEXT look-up). */
 static void *dl_map(uint32_t id, const char *name, void *r, void *caller, int next)
 {
-    int cls = rl_classify(r);
+    int cls = ob_classify(r);
     switch (cls) {
-    case RL_SELF:
+    case OB_SELF:
         return r;
-    case RL_DRIVER:
-    case RL_RUNTIME:
-    case RL_LIBRARY: {
+    case OB_DRIVER:
+    case OB_RUNTIME:
+    case OB_LIBRARY: {
         const cushim_api_info *info = api_info(id);
         const lb_library *lib = info != NULL ? lb_by_value(info->library) : NULL;
-        if (cls != RL_DRIVER && lib != NULL) {
-            rl_scan_copies(lib);
-            if (!rl_is_our_copy(lib, r))
+        if (cls != OB_DRIVER && lib != NULL) {
+            cp_scan(lib);
+            if (!cp_is_ours(lib, r))
                 return r;   /* a copy of another major: its own function, untouched (never our prototype) */
         }
         /* An interposer preloaded before us defines the name, but the look-up went to the
            library itself (a handle): the caller gets that layer's function, which leads to us
            (its real comes from us) - unless the caller defines the name: then it is that
            layer (or one like it) looking for its own real, and gets our wrapper. */
-        void *prev = next ? NULL : rl_prev_layer(name);
+        void *prev = next ? NULL : ly_prev(name);
         if (prev != NULL && !dl_caller_defines(caller, name))
             return prev;
         void *real = rt_lib_real(id);
         if (real == NULL) {   /* a library our own search does not find: its answer is the real */
-            rl_pin(r);
+            ob_pin(r);
             rt_record_real(id, r);
             real = rt_lib_real(id);
         }
         if (real != r && dl_caller_is_inner_layer(caller, name))
             return r;
-        if (cls != RL_DRIVER && real != NULL && real != r && rl_classify(real) == cls && !dl_same_object(real, r))
+        if (cls != OB_DRIVER && real != NULL && real != r && ob_classify(real) == cls && !dl_same_object(real, r))
             return r;   /* another copy of the same major (two NCCL builds): its own function, untouched */
         return real != NULL ? rt_wrapper_of[id] : r;
     }
     default: {
         uintptr_t base;
         /* The next layer's function (an interposer after us): our wrapper leads to it. */
-        if (rl_object_of(r, &base, NULL, 0) && elf_loaded_after(base, rl_self_base()) && rl_next_layer(name) == r) {
-            rl_pin(r);
+        if (elf_object_of(r, &base, NULL, 0) && elf_loaded_after(base, ob_self_base()) && ly_next(name) == r) {
+            ob_pin(r);
             rt_record_real(id, r);
             if (rt_lib_real(id) == r)
                 return rt_wrapper_of[id];

@@ -24,7 +24,7 @@
  * without it faults. The .note.gnu.property that claims IBT comes from the
  * compiler (-fcf-protection) for every file alike, this one included.
  */
-#include "rt_internal.h"
+#include "dlsym.h"
 
 #if !defined(__x86_64__)
 #error "dlsym_entry.c: only x86-64 is implemented"

@@ -27,12 +27,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rt_internal.h"
+#include "base.h"
+#include "epoch.h"
+#include "log.h"
+#include "thread.h"
 
 _Atomic uint64_t ep_epoch RT_HOT = 1;
-#if defined(__SANITIZE_THREAD__)
-_Atomic int rt_fence_dummy;
-#endif
 int ep_fence RT_HOT;
 static int ep_inited;
 static _Atomic int ep_no_free;
@@ -53,10 +53,7 @@ int ep_reap(th_rec *r)
     if (tid == 0 || syscall(SYS_tgkill, (pid_t)getpid(), (pid_t)tid, 0) == 0 || errno != ESRCH)
         return 0;
     log_warn("thread %u ended inside a hooked call without unwinding; its record is reset", tid);
-    __atomic_store_n(&r->ctr, 0, __ATOMIC_RELEASE);
-    atomic_store_explicit(&r->in_cb, 0, memory_order_relaxed);
-    r->top = NULL;
-    atomic_store_explicit(&r->in_use, 0, memory_order_release);
+    th_release(r);
     return 1;
 }
 

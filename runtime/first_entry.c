@@ -2,7 +2,7 @@
  * first_entry.c - the first call of an API whose real function is not known
  * yet (x86-64 assembly).
  *
- * rt_fast[id] starts as rt_first_<NAME> (wrap.h: two instructions, the id in
+ * rt_slots[id].fast starts as rt_first_<NAME> (wrap.h: two instructions, the id in
  * %r11, which no calling convention uses for arguments), which comes here: the
  * argument registers (%rdi %rsi %rdx %rcx %r8 %r9, %rax - the vector count of
  * a variadic call - and %xmm0-7) are saved, rt_first_target(id) resolves the
@@ -18,7 +18,7 @@
  * The entry of each API starts with endbr64: it is reached by the wrapper's
  * indirect jump (indirect branch tracking).
  */
-#include "rt_internal.h"
+#include "dispatch.h"   /* rt_first_target, called from the assembly below */
 
 #if !defined(__x86_64__)
 #error "first_entry.c: only x86-64 is implemented"

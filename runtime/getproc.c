@@ -27,7 +27,18 @@
 
 #include "cushim_params.h"
 #include "procaddr.h"
-#include "rt_internal.h"
+#include "api.h"
+#include "config.h"
+#include "dispatch.h"
+#include "driver.h"
+#include "elfsym.h"
+#include "getproc.h"
+#include "log.h"
+#include "module.h"
+#include "objects.h"
+#include "realdl.h"
+#include "slots.h"
+#include "wrapper_table.h"
 
 typedef struct gp_ent {
     uintptr_t addr;
@@ -47,8 +58,9 @@ static uint64_t gp_logged[GP_LOGGED_MAX];   /* name hashes, under gp_mu */
 static uint32_t gp_nlogged;
 
 /* fork() child: the lock guards only the log-once list; made new. */
-void gp_reset_after_fork(void)
+static void gp_fork_child(uint32_t parent_tid)
 {
+    (void)parent_tid;
     pthread_mutex_init(&gp_mu, NULL);
 }
 
@@ -70,7 +82,7 @@ static const gp_addr_map *gp_build_map(void)
     gp_addr_map *m = atomic_load_explicit(&gp_map_p, memory_order_acquire);
     if (m != NULL)
         return m;
-    void *h = rl_driver_handle();
+    void *h = drv_handle();
     if (h == NULL)
         return NULL;
     m = malloc(sizeof *m + 2 * cushim_gen_api_count * sizeof m->e[0]);
@@ -82,7 +94,7 @@ static const gp_addr_map *gp_build_map(void)
         if (a->library != CUSHIM_LIB_DRIVER)
             continue;
         void *r = rt_lib_real(a->id);
-        void *d = rl_dlsym(h, a->name);   /* the driver's own, when r is the next layer's */
+        void *d = rd_dlsym(h, a->name);   /* the driver's own, when r is the next layer's */
         if (r != NULL)
             m->e[m->n++] = (gp_ent){ (uintptr_t)r, a->id };
         if (d != NULL && d != r)
@@ -141,7 +153,7 @@ static void gp_log_passthrough(const char *symbol)
 static int gp_after_us(const void *ptr)
 {
     uintptr_t base;
-    return rl_object_of(ptr, &base, NULL, 0) && base != rl_self_base() && elf_loaded_after(base, rl_self_base());
+    return elf_object_of(ptr, &base, NULL, 0) && base != ob_self_base() && elf_loaded_after(base, ob_self_base());
 }
 
 /* The pointer 'ptr' returned for 'symbol' -> the pointer the caller gets. */
@@ -150,7 +162,7 @@ static void *gp_map(const char *symbol, void *ptr, int cuda_version, uint64_t fl
     /* A drop-in standing aside for a copy loaded first (config.c: peer) still hands
        out its own exports, like the driver it stands in for: that copy, whose driver
        it is, maps them to its wrappers. */
-    int stand_in = cfg_get()->disable == CFG_DISABLE_PEER && rl_is_dropin();
+    int stand_in = cfg_get()->disable == CFG_DISABLE_PEER && ob_is_dropin();
     if (ptr == NULL || symbol == NULL || (cfg_get()->disable && !stand_in))
         return ptr;
     uint32_t id = 0, predicted = 0;
@@ -167,11 +179,11 @@ static void *gp_map(const char *symbol, void *ptr, int cuda_version, uint64_t fl
         return rt_wrapper_of[id];
     if (stand_in)
         return ptr;
-    int cls = rl_classify(ptr);
-    if (cls == RL_SELF)   /* already ours (e.g. cudart asked our wrapper) */
+    int cls = ob_classify(ptr);
+    if (cls == OB_SELF)   /* already ours (e.g. cudart asked our wrapper) */
         return ptr;
-    if (predicted != 0 && slot_real == NULL && cls == RL_OTHER && gp_after_us(ptr)) {
-        rl_pin(ptr);
+    if (predicted != 0 && slot_real == NULL && cls == OB_OTHER && gp_after_us(ptr)) {
+        ob_pin(ptr);
         rt_record_real(predicted, ptr);
         if (rt_lib_real(predicted) == ptr)
             return rt_wrapper_of[predicted];
@@ -265,6 +277,22 @@ GP_ENTRY_POINT_VER(cudaGetDriverEntryPointByVersion)
 GP_ENTRY_POINT_VER(cudaGetDriverEntryPointByVersion_ptsz)
 #endif
 
+/* The slots of the family get these handlers as their real functions (slots.c). */
+static void gp_init(void)
+{
+    static const uint32_t ids[] = {
+        CUSHIM_API_cuGetProcAddress, CUSHIM_API_cudaGetDriverEntryPoint, CUSHIM_API_cudaGetDriverEntryPoint_ptsz,
+#if GP_HAVE_STATUS
+        CUSHIM_API_cuGetProcAddress_v2,
+#endif
+#if GP_HAVE_BY_VERSION
+        CUSHIM_API_cudaGetDriverEntryPointByVersion, CUSHIM_API_cudaGetDriverEntryPointByVersion_ptsz,
+#endif
+    };
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
+        sl_set_handler(ids[i], gp_handler_for(ids[i]));
+}
+
 void *gp_handler_for(uint32_t id)
 {
     switch (id) {
@@ -282,3 +310,5 @@ void *gp_handler_for(uint32_t id)
     default: return NULL;
     }
 }
+
+LC_MODULE(getproc, .level = LC_TABLES, .init = gp_init, .fork_child = gp_fork_child);

@@ -3,10 +3,11 @@
  * immutable per-API chains they are published in.
  *
  * host->hooks_add registers one (pre, post, priority, user) on every API a
- * selector matches, as one group owned by a plugin. Writers serialise on one
+ * selector matches, as one group owned by a plugin (its hk_owner, which this
+ * file closes when the plugin fails or flushes). Writers serialise on one
  * mutex, build every new chain first (so a failure on the last API leaves
- * nothing behind), then publish each with a store and recompute the API's
- * fast-path target. APIs that held the same chain get the same new chain (a
+ * nothing behind), then hand each to its slot (slots.c: sl_set_chain, which
+ * recomputes the API's fast-path target). APIs that held the same chain get the same new chain (a
  * chain is shared by every API hooked alike, counted in 'refs': a call path
  * that reads one line for all of them, bench/cpu/footprint.sh); a chain is
  * retired when the last slot holding it lets it go. Readers (hooked calls on any thread) load the chain once
@@ -21,13 +22,24 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#include "rt_internal.h"
+#include "api.h"
+#include "base.h"
+#include "counts.h"
+#include "epoch.h"
+#include "hooks.h"
+#include "lifecycle.h"
+#include "log.h"
+#include "module.h"
+#include "select.h"
+#include "slots.h"
+#include "thread.h"
 
 typedef struct hk_group {
     struct hk_group *next;
     uint64_t id;
-    cushim_plugin *owner;
+    hk_owner *owner;
     uint32_t n;
     uint32_t ids[];
 } hk_group;
@@ -38,28 +50,37 @@ static uint64_t hk_next_group = 1;      /* under hk_mu */
 static hk_chain *hk_limbo;              /* under hk_mu; newest first */
 static uint64_t hk_nlimbo;              /* under hk_mu */
 static _Atomic uint64_t hk_live;        /* allocated chains */
+_Atomic int hk_off RT_HOT;              /* exit: no hook callback starts any more */
 
 const hk_chain hk_count_only = { .n = 0 };
 
 /* The smallest hook_spec this host reads: 1.0's (a spec of a later minor may be larger). */
 #define HK_SPEC_MIN (offsetof(cushim_hook_spec, user) + sizeof(void *))
 
-void hk_lock(void)
+static void hk_lock(void)
 {
     pthread_mutex_lock(&hk_mu);
 }
 
-void hk_unlock(void)
+static void hk_unlock(void)
 {
     pthread_mutex_unlock(&hk_mu);
 }
 
 /* fork() child: only the forking thread exists; a holder that vanished left
-   every published chain and rt_fast entry consistent (each is one store), so
-   the lock is simply made new. */
-void hk_reset_after_fork(void)
+   every published chain and slot consistent (slots.c), so the lock is simply
+   made new. */
+static void hk_fork_child(uint32_t parent_tid)
 {
+    (void)parent_tid;
     pthread_mutex_init(&hk_mu, NULL);
+}
+
+void hk_owner_close(hk_owner *owner)
+{
+    hk_lock();
+    owner->closed = 1;
+    hk_unlock();
 }
 
 void hk_stats(uint64_t *live_chains, uint64_t *limbo_chains)
@@ -145,14 +166,13 @@ static void hk_publish(const uint32_t *ids, hk_chain *const *fresh, const hk_cha
                     fresh[i]->flags |= HK_HAS_PRE;
         }
     for (uint32_t i = 0; i < n; i++) {
-        hk_chain *prev = (hk_chain *)atomic_load_explicit(&rt_slots[ids[i]].chain, memory_order_relaxed);
+        hk_chain *prev = (hk_chain *)sl_chain(ids[i]);
         if (fresh[i] != NULL)
             fresh[i]->refs++;
         const hk_chain *next = fresh[i];
         if (next == NULL && cnt_enabled)
             next = &hk_count_only;
-        atomic_store(&rt_slots[ids[i]].chain, next);
-        rt_fast_update(ids[i]);
+        sl_set_chain(ids[i], next);
         if (hk_owned(prev) && --prev->refs == 0)
             old[nold++] = prev;
     }
@@ -201,14 +221,14 @@ static void hk_memo_free(hk_memo *m)
     free(m->val);
 }
 
-void hk_install_counting(void)
+/* At initialisation, with the counter on: every API gets at least the counting chain. */
+static void hk_start(void)
 {
+    if (!cnt_enabled)
+        return;
     hk_lock();
     for (uint32_t i = 0; i < cushim_gen_api_count; i++) {
-        uint32_t id = cushim_gen_apis[i].id;
-        const hk_chain *expected = NULL;
-        atomic_compare_exchange_strong(&rt_slots[id].chain, &expected, &hk_count_only);
-        rt_fast_update(id);
+        sl_set_chain_if_none(cushim_gen_apis[i].id, &hk_count_only);
     }
     hk_unlock();
 }
@@ -218,15 +238,15 @@ static int hk_valid_id(uint32_t api_id)
     return api_id < CUSHIM_API_ID_LIMIT && cushim_gen_index_of_id[api_id] >= 0;
 }
 
-static int hk_may_register(const cushim_plugin *owner)
+/* Under hk_mu. */
+static int hk_may_register(const hk_owner *owner)
 {
-    int st = pl_state(owner);
-    return (st == PL_LOADING || st == PL_ACTIVE) && !lc_exiting();
+    return !owner->closed && !lc_exiting();
 }
 
-int hk_add(cushim_plugin *owner, const cushim_hook_spec *spec, uint64_t *group)
+int hk_add(hk_owner *owner, const cushim_hook_spec *spec, uint64_t *group)
 {
-    if (!pl_valid(owner) || spec == NULL || spec->size < HK_SPEC_MIN ||
+    if (owner == NULL || spec == NULL || spec->size < HK_SPEC_MIN ||
         (spec->flags & ~(CUSHIM_HOOK_TIME | CUSHIM_HOOK_EXIT_TIME)) != 0 || (spec->pre == NULL && spec->post == NULL))
         return CUSHIM_EINVAL;
     rt_init();
@@ -277,7 +297,7 @@ int hk_add(cushim_plugin *owner, const cushim_hook_spec *spec, uint64_t *group)
         .priority = spec->priority, .flags = spec->flags, .group = gid,
     };
     for (uint32_t i = 0; i < n; i++) {
-        const hk_chain *cur = hk_memo_key(atomic_load_explicit(&rt_slots[ids[i]].chain, memory_order_relaxed));
+        const hk_chain *cur = hk_memo_key(sl_chain(ids[i]));
         int64_t j = hk_memo_find(&memo, cur);
         if (j >= 0) {   /* held the same chain as an earlier API: gets the same new one */
             fresh[i] = memo.val[j];
@@ -341,7 +361,7 @@ static int hk_remove_locked(hk_group *g)
         goto out;
     }
     for (uint32_t i = 0; i < g->n; i++) {
-        const hk_chain *cur = hk_memo_key(atomic_load_explicit(&rt_slots[g->ids[i]].chain, memory_order_relaxed));
+        const hk_chain *cur = hk_memo_key(sl_chain(g->ids[i]));
         int64_t j = hk_memo_find(&memo, cur);
         if (j >= 0) {
             fresh[i] = memo.val[j];
@@ -374,9 +394,9 @@ out:
     return rc;
 }
 
-int hk_remove(cushim_plugin *owner, uint64_t group)
+int hk_remove(hk_owner *owner, uint64_t group)
 {
-    if (!pl_valid(owner))
+    if (owner == NULL)
         return CUSHIM_EINVAL;
     int rc = CUSHIM_ENOENT;
     hk_lock();
@@ -395,8 +415,9 @@ int hk_remove(cushim_plugin *owner, uint64_t group)
     return rc;
 }
 
-void hk_remove_owner(cushim_plugin *owner)
+int hk_remove_owner(hk_owner *owner)
 {
+    int kept = 0;
     hk_lock();
     hk_group **pp = &hk_groups;
     while (*pp != NULL) {
@@ -409,18 +430,19 @@ void hk_remove_owner(cushim_plugin *owner)
             *pp = g->next;
             free(g);
         } else {
-            log_error("plugin '%s': out of memory removing a hook group; its hooks stay", owner->name);
+            kept++;
             pp = &g->next;
         }
     }
     hk_unlock();
+    return kept;
 }
 
 int hk_sync(void)
 {
     if (ep_inside(rt_tls.rec) || lc_exiting())
         return CUSHIM_ESTATE;   /* we would wait for ourselves; or plugins are flushed */
-    if (rt_hooks_are_off())
+    if (atomic_load_explicit(&hk_off, memory_order_relaxed))
         return CUSHIM_OK;   /* a flush: no hook runs any more (the exit waited for running ones) */
     uint64_t e = ep_advance();
     ep_wait(e, NULL);
@@ -429,3 +451,37 @@ int hk_sync(void)
     hk_unlock();
     return CUSHIM_OK;
 }
+
+/* At exit, before plugins flush: no hook callback starts any more (calls past their pre hooks skip their
+   post hooks), and threads still inside hook callbacks finish them first (bounded: a hook blocked forever
+   must not hang exit). */
+#define HK_EXIT_WAIT_MS 1000u
+
+static void hk_stop(void)
+{
+    atomic_store(&hk_off, 1);
+    th_rec *self = rt_tls.rec;
+    unsigned waited_us = 0;
+    for (;;) {
+        int busy = 0;
+        if (th_rec_first() == NULL)
+            break;   /* no thread ever made a hooked call */
+        ep_barrier();
+        for (th_rec *r = th_rec_first(); r != NULL; r = r->next)
+            if (r != self && atomic_load_explicit(&r->in_use, memory_order_acquire) &&
+                atomic_load_explicit(&r->in_cb, memory_order_acquire))
+                busy++;
+        if (busy == 0)
+            break;
+        if (waited_us >= HK_EXIT_WAIT_MS * 1000u) {
+            log_warn("exit: %d thread(s) still inside hook callbacks after %u ms; flushing plugins anyway",
+                     busy, HK_EXIT_WAIT_MS);
+            break;
+        }
+        struct timespec ts = { 0, 200000 };
+        nanosleep(&ts, NULL);
+        waited_us += 200;
+    }
+}
+
+LC_MODULE(hooks, .level = LC_HOOKS, .init = hk_start, .fork_child = hk_fork_child, .stop = hk_stop);

@@ -14,7 +14,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rt_internal.h"
+#include "api.h"
+#include "base.h"
+#include "clock.h"
+#include "config.h"
+#include "dispatch.h"
+#include "env.h"
+#include "hooks.h"
+#include "host.h"
+#include "invoke.h"
+#include "lifecycle.h"
+#include "log.h"
+#include "options.h"
+#include "plugins.h"
+#include "roles.h"
+#include "select.h"
+#include "thread.h"
+#include "types.h"
 
 #ifndef CUSHIM_VERSION_STRING
 #define CUSHIM_VERSION_STRING "0.0.0"
@@ -109,12 +125,12 @@ static int hs_result_by_name(const char *name, uint32_t *ret_kind, int32_t *code
 
 static int hs_hooks_add(cushim_plugin *self, const cushim_hook_spec *spec, uint64_t *group)
 {
-    return hk_add(self, spec, group);
+    return hk_add(pl_valid(self) ? &self->hooks : NULL, spec, group);
 }
 
 static int hs_hooks_remove(cushim_plugin *self, uint64_t group)
 {
-    return hk_remove(self, group);
+    return hk_remove(pl_valid(self) ? &self->hooks : NULL, group);
 }
 
 static int hs_hooks_sync(void)
@@ -175,7 +191,7 @@ static void hs_log(cushim_plugin *self, int level, const char *fmt, ...)
 
 static int hs_log_enabled(int level)
 {
-    return level >= CUSHIM_LOG_DEBUG && level <= CUSHIM_LOG_ERROR && level >= cfg_get()->log_level;
+    return level >= CUSHIM_LOG_DEBUG && level <= CUSHIM_LOG_ERROR && level >= log_level();
 }
 
 /* The option 'name' of 'self' if declared with a type in 'types' (bit per type). */
@@ -275,7 +291,7 @@ static int hs_opt_given(cushim_plugin *self, const char *name)
 
 static int hs_secure(void)
 {
-    return cfg_secure();
+    return env_secure();
 }
 
 static const char *hs_env(const char *name)
@@ -296,8 +312,7 @@ static const char *hs_plugin_name(const cushim_plugin *self)
 
 static void hs_plugin_set_data(cushim_plugin *self, void *data)
 {
-    if (pl_valid(self))
-        self->data = data;
+    pl_set_data(self, data);
 }
 
 static void *hs_plugin_data(const cushim_plugin *self)
@@ -308,7 +323,7 @@ static void *hs_plugin_data(const cushim_plugin *self)
 static int hs_plugin_register(const cushim_plugin_def *def, const char *options, cushim_plugin **self,
                               char *err, size_t errlen)
 {
-    return pl_register(def, options, self, err, errlen);
+    return pl_register(&hs_host, def, options, self, err, errlen);
 }
 
 /* Type metadata (types.c). */

@@ -10,7 +10,8 @@
 #include <string.h>
 
 #include "cushim_params.h"
-#include "rt_internal.h"
+#include "dispatch.h"
+#include "invoke.h"
 
 typedef void (*rt_invoker)(void *real, void *params, void *retval);
 

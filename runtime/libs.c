@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "cushim_symver.h"
-#include "rt_internal.h"
+#include "base.h"
+#include "libs.h"
+#include "log.h"
 
 #define LB_STRIP_(...) __VA_ARGS__
 #define LB_STRIP(list) LB_STRIP_ list
@@ -55,7 +57,7 @@ long long lb_fail_value(int ret_kind, int mode)
     const lb_library *l = lb_by_ret_kind(ret_kind);
     if (l == NULL)
         return 0;
-    return mode == RT_MODE_FAIL_INIT ? l->fail_init : l->fail;
+    return mode == LB_FAIL_INIT ? l->fail_init : l->fail;
 }
 
 /* The fail value of status kind 'ret_kind' for 'mode' into a return value of

@@ -30,7 +30,7 @@
  * Runs once, from the runtime's initialisation (lifecycle.c), so every plugin
  * is loaded before the first CUDA call is forwarded. Each failure is one log
  * line naming the plugin and the reason; a required plugin's failure makes
- * the shim fail closed (plugins.c, dispatch.c), an optional one's is a warning.
+ * the shim fail closed (plugins.c, slots.c), an optional one's is a warning.
  * In secure-execution mode (setuid, setgid, file capabilities) the variable is
  * ignored: no code is loaded by the environment's word there.
  */
@@ -46,7 +46,14 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "rt_internal.h"
+#include "config.h"
+#include "elfsym.h"
+#include "host.h"
+#include "loader.h"
+#include "log.h"
+#include "module.h"
+#include "plugins.h"
+#include "realdl.h"
 #include "cushim/cushim_io.h"
 
 static _Atomic uint32_t ldr_specs_taken;   /* specs started; a forked child resumes after them */
@@ -127,7 +134,7 @@ static void ldr_self_path(char *out, size_t cap)
 {
     uintptr_t base;
     char name[PATH_MAX];
-    if (rl_object_of((const void *)&ldr_self_path, &base, name, sizeof name) && name[0] != '\0') {
+    if (elf_object_of((const void *)&ldr_self_path, &base, name, sizeof name) && name[0] != '\0') {
         snprintf(out, cap, "%s", name);
         return;
     }
@@ -170,7 +177,7 @@ static void ldr_load_one(const char *what, const char *options, int optional)
         snprintf(why, sizeof why, "cannot load %.400s: %.500s", path, e ? e : "dlopen failed");
         goto fail;
     }
-    cushim_plugin_entry_fn entry = (cushim_plugin_entry_fn)rl_dlsym(h, CUSHIM_PLUGIN_ENTRY_NAME);
+    cushim_plugin_entry_fn entry = (cushim_plugin_entry_fn)rd_dlsym(h, CUSHIM_PLUGIN_ENTRY_NAME);
     if (entry == NULL) {
         snprintf(why, sizeof why, "%.900s exports no %s() (not a cushim plugin?)", path, CUSHIM_PLUGIN_ENTRY_NAME);
         goto fail;
@@ -178,7 +185,7 @@ static void ldr_load_one(const char *what, const char *options, int optional)
     const cushim_plugin_def *def = entry();
     cushim_plugin *p = NULL;
     why[0] = '\0';
-    if (pl_load(def, options, path, optional, 1, &p, why, sizeof why) == CUSHIM_OK)
+    if (pl_load(&hs_host, def, options, path, optional, 1, &p, why, sizeof why) == CUSHIM_OK)
         return;
     if (p != NULL)
         label = p->name;
@@ -311,7 +318,8 @@ static void ldr_load_hami(void)
     }
 }
 
-void ldr_load_env(void)
+/* Once, from initialisation: every plugin is loaded before the first CUDA call is forwarded. */
+static void ldr_load_env(void)
 {
     /* NULL in secure-execution mode (setuid, setgid, capabilities), with one
        line saying so: no code is loaded by the environment's word there. */
@@ -334,3 +342,5 @@ void ldr_load_env(void)
     free(copy);
     ldr_load_hami();
 }
+
+LC_MODULE(loader, .level = LC_PLUGINS, .init = ldr_load_env);

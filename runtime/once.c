@@ -23,7 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rt_internal.h"
+#include "base.h"
+#include "once.h"
 
 #define ONCE_DONE 1ull
 

@@ -18,13 +18,16 @@
 #include <errno.h>
 #include <locale.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "rt_internal.h"
+#include "env.h"
+#include "log.h"
+#include "options.h"
 
 #define OP_MAX_DECL 256
 
@@ -266,7 +269,7 @@ int op_load(op_set *s, const cushim_option *decl, const char *text, char *err, s
         if (op_decl(s, k, &di) == NULL) {
             char names[512], qk[160];
             op_names(s, names, sizeof names);
-            cfg_quote(k, qk, sizeof qk);   /* the user's text: one printable line */
+            env_quote(k, qk, sizeof qk);   /* the user's text: one printable line */
             rc = rt_seterr(err, errlen, "unknown option %s (%s)", qk, names);
             free(key);
             goto fail;
@@ -284,7 +287,7 @@ int op_load(op_set *s, const cushim_option *decl, const char *text, char *err, s
         const cushim_option *o = &decl[di];
         if (op_check_value(o->type, v) != 0) {
             char qv[300];
-            cfg_quote(v, qv, sizeof qv);
+            env_quote(v, qv, sizeof qv);
             rc = rt_seterr(err, errlen, "option '%s' = %s is not a valid %s", k, qv, op_type_name(o->type));
             free(key);
             free(v);

@@ -7,8 +7,9 @@
  * are never unloaded), and 'cushim_plugin *' arguments of the host table are
  * checked by pointer comparison against this list before anything is read
  * through them. Every hook group and TLS key has an owner: undoing a plugin
- * marks it failed under the hook mutex (so no hooks_add of it succeeds any
- * more, from any thread) and then removes every group it owns.
+ * closes its hook owner (hooks.c, under the hook mutex: no hooks_add of it
+ * succeeds any more, from any thread), marks it failed and then removes every
+ * group it owns.
  *
  * init runs without any lock of ours held: it may register hooks, read
  * options, call CUDA (straight to the real function during initialisation),
@@ -22,7 +23,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rt_internal.h"
+#include "env.h"
+#include "hooks.h"
+#include "lifecycle.h"
+#include "log.h"
+#include "module.h"
+#include "options.h"
+#include "plugins.h"
+#include "slots.h"
+#include "thread.h"
 #include "cushim/cushim_io.h"
 
 #define PL_MAX 1024
@@ -31,6 +40,12 @@
 static cushim_plugin *pl_all[PL_MAX];     /* load order */
 static _Atomic uint32_t pl_n;
 static pthread_mutex_t pl_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void pl_set_data(cushim_plugin *p, void *data)
+{
+    if (pl_valid(p))
+        p->data = data;
+}
 
 int pl_valid(const cushim_plugin *p)
 {
@@ -48,7 +63,7 @@ int pl_state(const cushim_plugin *p)
 
 void pl_vlog(const cushim_plugin *p, int level, const char *fmt, va_list ap)
 {
-    if (fmt == NULL || level < LOG_DEBUG || level > LOG_ERROR || level < cfg_get()->log_level)
+    if (fmt == NULL || level < LOG_DEBUG || level > LOG_ERROR || level < log_level())
         return;
     char buf[900];
     vsnprintf(buf, sizeof buf, fmt, ap);
@@ -87,17 +102,17 @@ void pl_report_failure(const cushim_plugin *p, const char *name, int optional, i
              !from_env ? "" : optional ? " (optional: the others keep working)"
                                        : "; failing closed: every CUDA call returns an initialisation error");
     int level = optional || !from_env ? LOG_WARN : LOG_ERROR;
-    if (level >= cfg_get()->log_level) {
+    if (level >= log_level()) {
         log_msg(level, "%s", line);
     } else if (from_env && !optional) {
         char buf[1100];
         int n = snprintf(buf, sizeof buf, "cushim[%d] error: %s\n", (int)getpid(), line);
         if (n > 0)
-            (void)cushim_write_all(cfg_get()->log_fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+            (void)cushim_write_all(log_fd(), buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
     }
     if (from_env && !optional) {
         snprintf(line, sizeof line, "plugin '%s': %s", name, why);
-        rt_fail_closed(line);
+        sl_fail_closed(line);
     }
 }
 
@@ -114,15 +129,15 @@ static int pl_name_ok(const char *n)
 /* Undo everything 'p' registered; from now on it can register nothing. */
 static void pl_undo(cushim_plugin *p)
 {
-    hk_lock();
+    hk_owner_close(&p->hooks);
     atomic_store_explicit(&p->state, PL_FAILED, memory_order_release);
-    hk_unlock();
-    hk_remove_owner(p);
+    if (hk_remove_owner(&p->hooks) != 0)
+        log_error("plugin '%s': out of memory removing a hook group; its hooks stay", p->name);
     th_tls_release(p);
 }
 
-int pl_load(const cushim_plugin_def *def, const char *options, const char *path, int optional,
-            int from_env, cushim_plugin **out, char *err, size_t errlen)
+int pl_load(const cushim_host *host, const cushim_plugin_def *def, const char *options, const char *path,
+            int optional, int from_env, cushim_plugin **out, char *err, size_t errlen)
 {
     *out = NULL;
     if (def == NULL)
@@ -177,7 +192,7 @@ int pl_load(const cushim_plugin_def *def, const char *options, const char *path,
         return CUSHIM_EINVAL;
     }
     if (def->init != NULL) {
-        int r = def->init(&hs_host, p);
+        int r = def->init(host, p);
         if (atomic_load(&p->state) != PL_LOADING)   /* a fork child took it over */
             return rt_seterr(err, errlen, "its initialisation was interrupted");
         if (r != 0) {
@@ -193,8 +208,8 @@ int pl_load(const cushim_plugin_def *def, const char *options, const char *path,
     return CUSHIM_OK;
 }
 
-int pl_register(const cushim_plugin_def *def, const char *options, cushim_plugin **self, char *err,
-                size_t errlen)
+int pl_register(const cushim_host *host, const cushim_plugin_def *def, const char *options,
+                cushim_plugin **self, char *err, size_t errlen)
 {
     char why[512];
     if (err == NULL || errlen == 0) {
@@ -208,7 +223,7 @@ int pl_register(const cushim_plugin_def *def, const char *options, cushim_plugin
         snprintf(err, errlen, "the process is exiting: plugins are flushed");
         return CUSHIM_ESTATE;
     }
-    int rc = pl_load(def, options, NULL, 0, 0, &p, err, errlen);
+    int rc = pl_load(host, def, options, NULL, 0, 0, &p, err, errlen);
     if (rc != CUSHIM_OK) {
         const char *name = def != NULL && def->size >= PL_DEF_MIN && pl_name_ok(def->name) ? def->name : "?";
         pl_report_failure(p, name, 0, 0, err);
@@ -219,19 +234,22 @@ int pl_register(const cushim_plugin_def *def, const char *options, cushim_plugin
     return rc;
 }
 
-void pl_flush_all(void)
+/* At exit, in reverse load order; a flushed plugin adds no hooks any more. */
+static void pl_flush_all(void)
 {
     for (uint32_t i = atomic_load(&pl_n); i-- > 0;) {
         cushim_plugin *p = pl_all[i];
         int expected = PL_ACTIVE;
         if (!atomic_compare_exchange_strong(&p->state, &expected, PL_FLUSHED))
             continue;
+        hk_owner_close(&p->hooks);
         if (CUSHIM_HAS(p->def, cushim_plugin_def, flush) && p->def->flush != NULL)
             p->def->flush(p);
     }
 }
 
-void pl_after_fork(uint32_t parent_tid)
+/* fork() child: inits interrupted on another thread fail; fork_child of the loaded plugins. */
+static void pl_fork_child(uint32_t parent_tid)
 {
     pthread_mutex_init(&pl_mu, NULL);
     uint32_t n = atomic_load(&pl_n);
@@ -251,3 +269,5 @@ void pl_after_fork(uint32_t parent_tid)
             p->def->fork_child(p);
     }
 }
+
+LC_MODULE(plugins, .level = LC_PLUGINS, .fork_child = pl_fork_child, .stop = pl_flush_all);

@@ -5,13 +5,14 @@
  * becomes designated initialisers, so a lookup is one bounds check and one
  * load.
  */
-#include "rt_internal.h"
+#include "cushim_api_ids.h"
+#include "roles.h"
 
 #define CUSHIM_ALLOC_ROLE(api, act, mem_, szr, devr, s0, s1, s2, da, oa, ra, why)                          \
     [CUSHIM_API_##api] = {.size = sizeof(cushim_alloc_role), .api_id = CUSHIM_API_##api, .action = act,      \
                           .mem = mem_, .size_rule = szr, .dev_rule = devr, .size_arg = {s0, s1, s2},          \
                           .dev_arg = da, .out_arg = oa, .ref_arg = ra, .reason = why},
-static const cushim_alloc_role rl_roles[CUSHIM_API_ID_LIMIT] = {
+static const cushim_alloc_role rt_roles[CUSHIM_API_ID_LIMIT] = {
 #include "cushim_alloc_roles.inc"
 };
 #undef CUSHIM_ALLOC_ROLE
@@ -19,7 +20,7 @@ static const cushim_alloc_role rl_roles[CUSHIM_API_ID_LIMIT] = {
 /* 'size' is 0 for an API without a role. */
 const cushim_alloc_role *rt_alloc_role(uint32_t api_id)
 {
-    if (api_id >= CUSHIM_API_ID_LIMIT || rl_roles[api_id].size == 0)
+    if (api_id >= CUSHIM_API_ID_LIMIT || rt_roles[api_id].size == 0)
         return NULL;
-    return &rl_roles[api_id];
+    return &rt_roles[api_id];
 }

@@ -21,7 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rt_internal.h"
+#include "api.h"
+#include "libs.h"
+#include "log.h"
+#include "select.h"
 
 enum { SEL_ALL, SEL_ID, SEL_NAME, SEL_BASE, SEL_GLOB, SEL_CAT, SEL_LIB };
 

@@ -7,14 +7,18 @@
  * is async-signal-safe; they are never freed, only recycled: a pthread key
  * destructor runs the plugins' TLS destructors at thread exit and returns the
  * record. So memory is bounded by the largest number of threads alive at once.
- * The list is what writers scan (epoch.c, lifecycle.c's exit).
+ * The list is what writers scan (epoch.c, hooks.c's stop at exit).
  */
 #define _GNU_SOURCE
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "rt_internal.h"
+#include "base.h"
+#include "module.h"
+#include "once.h"
+#include "thread.h"
+#include "unwind.h"
 
 __thread rt_tls_t rt_tls __attribute__((tls_model("initial-exec")));
 
@@ -89,6 +93,19 @@ th_rec *th_rec_get(void)
     return r;
 }
 
+void th_drop_calls(th_rec *r)
+{
+    r->top = NULL;
+    atomic_store_explicit(&r->in_cb, 0, memory_order_relaxed);
+    __atomic_store_n(&r->ctr, 0, __ATOMIC_RELEASE);
+}
+
+void th_release(th_rec *r)
+{
+    th_drop_calls(r);
+    atomic_store_explicit(&r->in_use, 0, memory_order_release);
+}
+
 /* Thread exit: plugins' destructors (as pthread keys: up to 4 rounds while
    values are set again), then the record goes back to the list. */
 static void th_exit(void *p)
@@ -112,14 +129,13 @@ static void th_exit(void *p)
             break;
     }
     memset(r->tls, 0, sizeof r->tls);
-    __atomic_store_n(&r->ctr, 0, __ATOMIC_RELEASE);
-    atomic_store_explicit(&r->in_cb, 0, memory_order_relaxed);
-    r->top = NULL;
+    th_drop_calls(r);
     rt_tls.rec = NULL;
     atomic_store_explicit(&r->in_use, 0, memory_order_release);
 }
 
-void th_key_init(void)
+/* The thread-exit destructor, at initialisation. */
+static void th_key_init(void)
 {
     if (atomic_load(&th_key_ok))
         return;
@@ -130,18 +146,17 @@ void th_key_init(void)
     }
 }
 
-void th_after_fork(void)
+/* fork() child: other threads' records are free. */
+static void th_fork_child(uint32_t parent_tid)
 {
+    (void)parent_tid;
     th_rec *mine = rt_tls.rec;
     for (th_rec *r = th_rec_first(); r != NULL; r = r->next) {
         if (r == mine || !atomic_load_explicit(&r->in_use, memory_order_relaxed))
             continue;
         /* Its thread does not exist here: no destructors (as for pthread keys). */
         memset(r->tls, 0, sizeof r->tls);
-        r->top = NULL;
-        __atomic_store_n(&r->ctr, 0, __ATOMIC_RELAXED);
-        atomic_store_explicit(&r->in_cb, 0, memory_order_relaxed);
-        atomic_store_explicit(&r->in_use, 0, memory_order_relaxed);
+        th_release(r);
     }
     rt_tid_cache = rt_sys_gettid();
     if (mine != NULL)
@@ -207,3 +222,5 @@ void th_tls_release(cushim_plugin *owner)
         }
     }
 }
+
+LC_MODULE(thread, .level = LC_CORE, .init = th_key_init, .fork_child = th_fork_child);

@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "rt_internal.h"
+#include "types.h"
 
 /* Index of 'name' in a sorted array of names, or -1. */
 static int ty_bisect(const char *const *names, uint32_t n, const char *name)

@@ -23,7 +23,10 @@
 #define _GNU_SOURCE
 #include <setjmp.h>
 
-#include "rt_internal.h"
+#include "base.h"
+#include "log.h"
+#include "module.h"
+#include "unwind.h"
 
 int uw_mode RT_HOT;      /* UW_NONE, UW_GLIBC or UW_INLINE */
 long uw_off;        /* offset of the list head from the thread pointer (UW_INLINE) */
@@ -56,7 +59,8 @@ static int uw_test(int mode)
     return hits == 1 && (mode != UW_INLINE || *(void **)(tp + uw_off) == before);
 }
 
-void rt_longjmp_probe(void)
+/* At initialisation: how longjmps are seen (uw_mode, uw_off). */
+static void uw_probe(void)
 {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
     /* Sanitizers wrap longjmp and watch the TCB: use glibc's own functions. */
@@ -93,3 +97,5 @@ void rt_longjmp_probe(void)
         log_debug("glibc does not run cleanup buffers on longjmp here: a hook left by longjmp is detected "
                   "only at the next hooked call from the same or a shallower stack depth");
 }
+
+LC_MODULE(unwind, .level = LC_CORE, .init = uw_probe);

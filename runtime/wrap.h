@@ -31,7 +31,10 @@
 #include <string.h>
 
 #include "cushim_params.h"
-#include "rt_internal.h"
+#include "base.h"
+#include "dispatch.h"
+#include "libs.h"
+#include "slots.h"
 
 #define RT_STRIP_(...) __VA_ARGS__
 #define RT_STRIP(args) RT_STRIP_ args

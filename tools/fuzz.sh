@@ -20,8 +20,8 @@
 #      that turns the bytes into the parser's input (fuzz_common.h: fuzz_cstr gives an exact-size C string),
 #      calls the parser, and checks with FUZZ_CHECK what must hold for every input (fuzz_check_line for a
 #      log line the shim would print). The parser must be reachable without the rest of the shim: expose it
-#      as a hidden function (declared in runtime/rt_internal.h), pure where possible (no environment, no
-#      files), as cfg_parse is;
+#      as a hidden function (declared in its module's header in runtime/), pure where possible (no environment, no
+#      files), as env_parse is;
 #   2. add one line to HARNESSES below: "<name> <sources...>" (paths from the repository root, the harness
 #      itself first; the runtime's sources it needs after it);
 #   3. optionally add seed inputs, one file each, in tests/fuzz/corpus/<name>/.
@@ -32,15 +32,15 @@ cd "$(dirname "$0")/.."
 # cushim_symver.h and the fetched nvml.h (tools/test.sh builds build/ first; FUZZ_BUILD names another).
 fuzz_build=${FUZZ_BUILD:-build}
 HARNESSES=(
-  "cfg tests/fuzz/fuzz_cfg.c runtime/config.c runtime/log.c runtime/peer.c runtime/once.c"
-  "opts tests/fuzz/fuzz_opts.c runtime/options.c runtime/config.c runtime/log.c runtime/peer.c runtime/once.c"
+  "cfg tests/fuzz/fuzz_cfg.c runtime/env.c"
+  "opts tests/fuzz/fuzz_opts.c runtime/options.c runtime/env.c runtime/log.c runtime/once.c"
   "firule tests/fuzz/fuzz_firule.c plugins/faultinject/rules.c"
   "limits tests/fuzz/fuzz_limits.c plugins/memlimit/ml_limits.c plugins/smlimit/limitspec.c"
   "stats tests/fuzz/fuzz_stats.c tools/cushim-stats.c tools/stats-nvtx.c plugins/trace/tr_stats.c -DCUSHIM_STATS_NO_MAIN -lz -lm -l:libyajl_s.a"
   "jsonstr tests/fuzz/fuzz_jsonstr.c plugins/trace/tr_render.c"
   "tpath tests/fuzz/fuzz_tpath.c plugins/trace/tr_path.c"
   "lua tests/fuzz/fuzz_lua.c plugins/lua/lua.c plugins/lua/lp_gen.c plugins/lua/lp_state.c plugins/lua/lp_sandbox.c plugins/lua/lp_pattern.c plugins/lua/lp_pmatch.c plugins/lua/lp_bridge.c plugins/lua/lp_call.c plugins/lua/lp_values.c plugins/lua/lp_shared.c plugins/lua/lp_load.c -Iplugins/lua -I/usr/include/lua5.4"
-  "select tests/fuzz/fuzz_select.c runtime/select.c runtime/api.c runtime/libs.c runtime/log.c runtime/config.c runtime/peer.c runtime/once.c generated/cuda-${CUSHIM_CUDA_VERSION:-13.0}/cushim_meta.c -I$fuzz_build/runtime -I$fuzz_build/cuda-headers/nvml-13.0/include"
+  "select tests/fuzz/fuzz_select.c runtime/select.c runtime/api.c runtime/libs.c runtime/log.c runtime/env.c runtime/once.c generated/cuda-${CUSHIM_CUDA_VERSION:-13.0}/cushim_meta.c -I$fuzz_build/runtime -I$fuzz_build/cuda-headers/nvml-13.0/include"
 )
 
 seconds=${FUZZ_SECONDS:-30}

@@ -8,7 +8,7 @@
  * fences: runtime/epoch.c), and for each primitive the median over 15 runs of the mean ns per operation in a
  * loop of 'iterations' (default 2,000,000), minus the empty loop: rdtsc alone and in a dependent chain,
  * rdtscp, mfence, a locked add, CLOCK_MONOTONIC through the vDSO, the shim's own TSC clock (the same
- * instructions as runtime/rt_internal.h clk_now_ns), and ~40 ALU instructions alone and with a clock read
+ * instructions as runtime/clock.h clk_now_ns), and ~40 ALU instructions alone and with a clock read
  * whose result is stored (a clock read inside other work: does it overlap?). Numbers on a loaded machine
  * are noisy; compare medians. The GPU suite's env line reports its rdtsc row.
  */
@@ -41,7 +41,7 @@ static inline uint64_t rdtsc(void)
     return ((uint64_t)hi << 32) | lo;
 }
 
-/* The shim's clock (runtime/rt_internal.h clk_now_ns): a seqlock snapshot of an anchor, the TSC since it, times a
+/* The shim's clock (runtime/clock.h clk_now_ns): a seqlock snapshot of an anchor, the TSC since it, times a
    multiplier. The same instructions here, on an anchor set once. */
 static struct {
     _Atomic uint32_t seq;

@@ -48,7 +48,7 @@ static void load_expect(const char *list, const char *want1, const char *want2)
                     want2 ? want2 : "");
     assert_true(want1 == NULL || strstr(added, want1) != NULL);
     assert_true(want2 == NULL || strstr(added, want2) != NULL);
-    assert_false(rt_failed());
+    assert_false(sl_failed());
 }
 
 #define P(name) RT_PLUGIN_DIR "/probe_" name ".so"
@@ -202,7 +202,7 @@ static int fail_closed_child(void)
     size_t before = strlen(rt_test_log_text());
     _Atomic uint32_t taken = 0;
     ldr_load_list(P("major"), &taken);
-    if (!rt_failed())
+    if (!sl_failed())
         return 2;
     int v = 0, d = 0;
     void *fn = NULL;
@@ -246,7 +246,7 @@ static void test_fail_closed(void **state)
     assert_int_equal(waitpid(pid, &st, 0), pid);
     assert_true(WIFEXITED(st));
     assert_int_equal(WEXITSTATUS(st), 0);
-    assert_false(rt_failed());   /* the parent is untouched */
+    assert_false(sl_failed());   /* the parent is untouched */
 }
 
 /* CUSHIM_LOG=off: the lines that explain failing closed are still written. */
