@@ -288,7 +288,7 @@ static int rm_decode_pointer(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r
         const uint8_t *s;
         if (rm_rd_u32(r, &n) != RM_OK || (s = rm_rd_take(r, n)) == NULL)
             return RM_EMALFORMED;
-        if ((buf = rm_arena_alloc(a, n)) == NULL)
+        if ((buf = rm_arena_alloc(a, (size_t)n + RM_IMAGE_PAD)) == NULL)
             return RM_ENOMEM;
         memcpy(buf, s, n);
         if (rm_image_size(buf, n) == 0)   /* whatever the driver will read lies within the n bytes */

@@ -123,7 +123,9 @@ uint64_t rm_image_size(const void *image, uint64_t avail)
     const uint8_t *b = image;
     if (avail >= 4 && b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F')
         return rm_elf_size(b, avail);
-    if (avail >= 16 && rm_rd32(b) == RM_FATBIN_MAGIC) {
+    if (avail >= 4 && rm_rd32(b) == RM_FATBIN_MAGIC) {   /* the magic decides, whatever 'avail' is */
+        if (avail < 16)
+            return 0;
         uint64_t hsize = rm_rd16(b + 6), fsize = rm_rd64(b + 8);
         if (hsize < 16 || fsize > avail || hsize > avail - fsize)
             return 0;

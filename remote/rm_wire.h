@@ -37,6 +37,8 @@
 #define RM_MAX_BATCH 4096u          /* calls in one batch                                               */
 #define RM_MAX_KPARAMS 1024u        /* kernel parameters of one launch                                  */
 #define RM_MAX_KPARAM_BYTES 32764u  /* bytes of one kernel parameter (the driver's own limit)           */
+#define RM_IMAGE_PAD 64u            /* zero bytes staged after a module image: a driver that looks for an
+                                       ELF or fatbin header at its start stays in the arena (fuzz_remote)  */
 
 typedef struct rm_hdr {
     uint32_t magic;                /* RM_MAGIC                                                          */
