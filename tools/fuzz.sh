@@ -40,6 +40,7 @@ HARNESSES=(
   "jsonstr tests/fuzz/fuzz_jsonstr.c plugins/trace/tr_render.c"
   "tpath tests/fuzz/fuzz_tpath.c plugins/trace/tr_path.c"
   "select tests/fuzz/fuzz_select.c runtime/select.c runtime/api.c runtime/libs.c runtime/log.c runtime/config.c runtime/peer.c runtime/once.c generated/cuda-${CUSHIM_CUDA_VERSION:-13.0}/cushim_meta.c -I$fuzz_build/runtime -I$fuzz_build/cuda-headers/nvml-13.0/include"
+  "remote tests/fuzz/fuzz_remote.c remote/rm_wire.c remote/rm_plan.c remote/rm_special.c remote/rm_codec.c remote/rm_arena.c remote/rm_meta_gen.c generated/cuda-${CUSHIM_CUDA_VERSION:-13.0}/cushim_meta.c -Iremote -I$fuzz_build/cuda-headers/nvml-13.0/include"
 )
 
 seconds=${FUZZ_SECONDS:-30}
