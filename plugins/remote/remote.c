@@ -61,6 +61,7 @@ typedef struct rp_state {
     _Atomic uint8_t *logged;       /* per API id: its refusal was logged */
     int32_t e_not_supported, e_invalid, e_not_found, e_unavailable, e_oom;
     const cushim_api_info *paraminfo;
+    uint32_t tls_wr;               /* host TLS key: this thread's encoding buffer (kept: no page faults a call) */
     pthread_mutex_t klock;
     rp_kentry kcache[RP_KCACHE];
     pthread_mutex_t slock;
@@ -157,20 +158,51 @@ static void rp_refuse_once(rp_state *s, const rm_plan *pl, const char *what)
                      pl->info->name, what, pl->reason ? pl->reason : rm_class_name(pl->cls));
 }
 
+static void rp_wr_free(void *p)
+{
+    rm_wr_free(p);
+    free(p);
+}
+
+/* This thread's encoding buffer, emptied; a fresh one when TLS is not available. *own: the caller frees it. */
+static rm_wr *rp_wr(rp_state *s, rm_wr *fallback, int *own)
+{
+    rm_wr *w = s->host->tls_get(s->tls_wr);
+    *own = 0;
+    if (w == NULL && (w = malloc(sizeof *w)) != NULL) {
+        rm_wr_init(w, 0);
+        if (s->host->tls_set(s->tls_wr, w) != CUSHIM_OK) {
+            free(w);
+            w = NULL;
+        }
+    }
+    if (w == NULL) {   /* no memory for the thread's record: this call's own buffer */
+        rm_wr_init(fallback, 0);
+        *own = 1;
+        return fallback;
+    }
+    rm_wr_reset(w);
+    return w;
+}
+
 /* One call: encoded, sent, answered. Returns the CUresult to give the program; on the server's answer the
    result (and the outputs) are already written to 'retval' and the program's pointers: *answered = 1. */
 static int32_t rp_forward(rp_state *s, const rm_plan *pl, void *params, void *retval, int *answered)
 {
-    rm_wr w;
+    rm_wr own_wr, *w;
     rm_call c;
     rm_hdr h;
     uint32_t status = RM_ST_MALFORMED;
     int32_t result;
+    int own;
     *answered = 0;
-    rm_wr_init(&w, 0);
-    int rc = rm_encode_call(pl, params, &s->cx, &w, &c);   /* outside the lock: it may ask the server itself */
+    /* a nested call (kernel argument sizes, asked while encoding a launch) gets a buffer of its own */
+    w = s->cx.kparam_sizes != NULL && pl->info == s->paraminfo ? (rm_wr_init(&own_wr, 0), own = 1, &own_wr)
+                                                               : rp_wr(s, &own_wr, &own);
+    int rc = rm_encode_call(pl, params, &s->cx, w, &c);   /* outside the lock: it may ask the server itself */
     if (rc != RM_OK) {
-        rm_wr_free(&w);
+        if (own)
+            rm_wr_free(w);
         if (rc == RM_EUNSUPPORTED) {
             rp_refuse_once(s, pl, "an argument the codec cannot carry");
             return s->e_not_supported;
@@ -180,11 +212,12 @@ static int32_t rp_forward(rp_state *s, const rm_plan *pl, void *params, void *re
     pthread_mutex_lock(&s->lock);
     if (s->dead || (s->fd < 0 && rp_connect_locked(s) != 0)) {
         pthread_mutex_unlock(&s->lock);
-        rm_wr_free(&w);
+        if (own)
+            rm_wr_free(w);
         return s->e_unavailable;
     }
     uint32_t seq = ++s->seq;
-    rc = rm_send(s->fd, RM_MSG_CALL, seq, w.p, w.len);
+    rc = rm_send(s->fd, RM_MSG_CALL, seq, w->p, w->len);
     if (rc == RM_OK)
         rc = rm_recv(s->fd, &h, &s->rbuf, &s->rcap);
     if (rc == RM_OK && (h.kind != RM_MSG_REPLY || h.seq != seq))
@@ -194,7 +227,8 @@ static int32_t rp_forward(rp_state *s, const rm_plan *pl, void *params, void *re
     if (rc != RM_OK)
         rp_lost_locked(s, rc);
     pthread_mutex_unlock(&s->lock);
-    rm_wr_free(&w);
+    if (own)
+        rm_wr_free(w);
     atomic_fetch_add_explicit(&s->trips, 1, memory_order_relaxed);
     if (rc != RM_OK)
         return s->e_unavailable;
@@ -344,6 +378,10 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
     s->e_oom = rp_code(host, "CUDA_ERROR_OUT_OF_MEMORY");
     s->paraminfo = host->api_by_name("cuFuncGetParamInfo");
     s->cx = (rm_ctx){ .kparam_sizes = rp_kparam_sizes, .intern = rp_intern, .user = s };
+    if (host->tls_create(self, rp_wr_free, &s->tls_wr) != CUSHIM_OK) {
+        host->log(self, CUSHIM_LOG_ERROR, "no TLS key left");
+        return -1;
+    }
     cushim_hook_spec spec = { .size = sizeof spec, .flags = CUSHIM_HOOK_SERVE,
                               .select = "lib:driver&!base:cuGetProcAddress", .priority = 1 << 30,
                               .pre = rp_pre, .user = s };
