@@ -88,8 +88,6 @@ static uint16_t rm_rd16(const uint8_t *p)
     return v;
 }
 
-#define RM_FATBIN_MAGIC 0xba55ed50u
-
 /* An ELF64 image: the end of its headers, tables and every section that has bytes in the file. */
 static uint64_t rm_elf_size(const uint8_t *b, uint64_t avail)
 {
@@ -118,12 +116,23 @@ static uint64_t rm_elf_size(const uint8_t *b, uint64_t avail)
     return end <= avail ? end : 0;
 }
 
+/* Does the image start with 'magic'? Byte by byte, never past the first byte that differs (a text shorter
+   than a magic, "\x7f" and its NUL, is not read past its NUL: the magics hold no NUL). */
+static int rm_has_magic(const uint8_t *b, uint64_t avail, const uint8_t magic[4])
+{
+    for (int i = 0; i < 4; i++)
+        if ((uint64_t)i >= avail || b[i] != magic[i])
+            return 0;
+    return 1;
+}
+
 uint64_t rm_image_size(const void *image, uint64_t avail)
 {
+    static const uint8_t elf[4] = { 0x7f, 'E', 'L', 'F' }, fatbin[4] = { 0x50, 0xed, 0x55, 0xba };
     const uint8_t *b = image;
-    if (avail >= 4 && b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F')
+    if (rm_has_magic(b, avail, elf))
         return rm_elf_size(b, avail);
-    if (avail >= 4 && rm_rd32(b) == RM_FATBIN_MAGIC) {   /* the magic decides, whatever 'avail' is */
+    if (rm_has_magic(b, avail, fatbin)) {   /* the magic decides, whatever 'avail' is */
         if (avail < 16)
             return 0;
         uint64_t hsize = rm_rd16(b + 6), fsize = rm_rd64(b + 8);
