@@ -320,6 +320,8 @@ static int rt_fail_missing(rt_frame *f, uint32_t id)
     return RT_MODE_FAIL;
 }
 
+#define RT_SERVE (-2)   /* rt_enter_slow: no real function, but hooks that may serve the call */
+
 /* Not the fast lane: initialisation still running, unresolved, foreign, failed. Out of line and cold, so that
    rt_enter's checks run straight into the hooked call's code (one code line fewer a hooked call: every line a
    call runs costs it ~2-3 ns inside a real program, docs/benchmarks.md "The floor of any recorder"). */
@@ -345,45 +347,64 @@ static __attribute__((noinline, cold)) int rt_enter_slow(rt_frame *f, uint32_t i
         return RT_MODE_FAIL_INIT;
     }
     if (real == NULL) {
+        const hk_chain *ch = atomic_load_explicit(&rt_slots[id].chain, memory_order_relaxed);
+        if (ch != NULL && ch != &hk_count_only)
+            return RT_SERVE;   /* a hook may serve it (CUSHIM_HOOK_SERVE): rt_hooked decides under the epoch */
         rt_missing(id);
         return rt_fail_missing(f, id);
     }
     return -1;   /* carry on in rt_enter */
 }
 
-int rt_enter(rt_frame *f, uint32_t id, void *params, void *retval)
+/* A call that goes straight on to its real function - or, when it has none and is served by a hook
+   ('serve', a constant: its branches vanish from rt_enter's copy), fails as without hooks. */
+#define RT_STRAIGHT(f, id, serve) ((serve) ? rt_serve_none((f), (id)) : RT_MODE_DIRECT)
+
+static __attribute__((noinline, cold)) int rt_serve_none(rt_frame *f, uint32_t id)
 {
-    f->active = 0;
-    void *real = atomic_load_explicit(&rt_slots[id].real, memory_order_acquire);
-    f->call.real = real;
-    if (RT_UNLIKELY(!lc_ready() || real == NULL || atomic_load_explicit(&rt_slots[id].foreign, memory_order_relaxed) ||
-                    atomic_load_explicit(&sl_failed_closed, memory_order_relaxed))) {
-        int mode = rt_enter_slow(f, id);
-        if (mode >= 0)
-            return mode;
-        real = f->call.real;
-    } else if (RT_UNLIKELY(cnt_enabled)) {
-        cnt_add(id);
+    rt_missing(id);
+    return rt_fail_missing(f, id);
+}
+
+/* No pre hook served a call that has no real function: it fails as it would without hooks (the library's
+   could-not-call value, or rt_no_text's text), and the post hooks see it skipped. */
+static __attribute__((noinline, cold)) int rt_serve_unserved(rt_frame *f, uint32_t id, void *retval)
+{
+    const cushim_api_info *info = f->call.info;
+    rt_missing(id);
+    if (rt_returns_text(info)) {
+        const char *t = rt_no_text();
+        memcpy(retval, &t, sizeof t);
+    } else {
+        lb_fail_write(info->ret_kind, RT_MODE_FAIL, retval, info->ret_size);
     }
+    f->call.flags |= CUSHIM_CALL_SKIPPED;
+    return RT_MODE_SKIPPED;
+}
+
+/* The hooked part of rt_enter: the frame, the pre hooks. */
+static inline __attribute__((always_inline)) int rt_hooked(rt_frame *f, uint32_t id, void *params, void *retval,
+                                                           void *real, const int serve)
+{
     const hk_chain *ch = atomic_load_explicit(&rt_slots[id].chain, memory_order_relaxed);
     if (ch == NULL || ch == &hk_count_only || rt_disabled || atomic_load_explicit(&hk_off, memory_order_relaxed))
-        return RT_MODE_DIRECT;
+        return RT_STRAIGHT(f, id, serve);
     th_rec *r = rt_tls.rec;
     rt_frame *top = rt_live_top(r, f);
     uint32_t depth = 0;
     if (top != NULL) {   /* no stand-in frame for none: it would be a data line and page of its own */
         if (top->in_hook)
-            return RT_MODE_DIRECT;   /* made by a hook */
+            return RT_STRAIGHT(f, id, serve);   /* made by a hook */
         depth = top->call.depth + 1;
     }
     if (RT_UNLIKELY(r == NULL) && (r = th_rec_get()) == NULL)
-        return RT_MODE_DIRECT;   /* no memory for a thread record: no hooks */
+        return RT_STRAIGHT(f, id, serve);   /* no memory for a thread record: no hooks */
 
     ep_enter(r);
     ch = atomic_load_explicit(&rt_slots[id].chain, memory_order_acquire);
-    if (RT_UNLIKELY(ch == NULL || ch->n == 0)) {   /* the hooks went in the meantime */
-        ep_exit(r);
-        return RT_MODE_DIRECT;
+    if (RT_UNLIKELY(ch == NULL || ch->n == 0 || (serve && !(ch->flags & CUSHIM_HOOK_SERVE)))) {
+        ep_exit(r);   /* the hooks went in the meantime, or none serves a call that has no function */
+        return RT_STRAIGHT(f, id, serve);
     }
     int16_t index1 = rt_slots[id].index1;   /* the return value is zeroed by the slow path (wrap.h) */
     const cushim_api_info *info = RT_LIKELY(index1 > 0) ? &cushim_gen_apis[index1 - 1] : api_info(id);
@@ -419,7 +440,7 @@ int rt_enter(rt_frame *f, uint32_t id, void *params, void *retval)
             __asm__ volatile("" ::: "memory");
         }
         f->npre = n;
-        return mode;
+        return serve ? rt_serve_unserved(f, id, retval) : mode;
     }
     if (rt_cb_begin(f, r)) {
         for (uint32_t i = 0; i < n; i++) {
@@ -434,7 +455,34 @@ int rt_enter(rt_frame *f, uint32_t id, void *params, void *retval)
         }
     }
     rt_cb_end(f, r);
+    if (serve && mode == RT_MODE_HOOKED)
+        return rt_serve_unserved(f, id, retval);
     return mode;
+}
+
+/* A call with no real function that a hook may serve (CUSHIM_HOOK_SERVE): out of line, off rt_enter's path. */
+static __attribute__((noinline, cold)) int rt_enter_serve(rt_frame *f, uint32_t id, void *params, void *retval)
+{
+    return rt_hooked(f, id, params, retval, NULL, 1);
+}
+
+int rt_enter(rt_frame *f, uint32_t id, void *params, void *retval)
+{
+    f->active = 0;
+    void *real = atomic_load_explicit(&rt_slots[id].real, memory_order_acquire);
+    f->call.real = real;
+    if (RT_UNLIKELY(!lc_ready() || real == NULL || atomic_load_explicit(&rt_slots[id].foreign, memory_order_relaxed) ||
+                    atomic_load_explicit(&sl_failed_closed, memory_order_relaxed))) {
+        int mode = rt_enter_slow(f, id);
+        if (mode >= 0)
+            return mode;
+        if (mode == RT_SERVE)
+            return rt_enter_serve(f, id, params, retval);
+        real = f->call.real;
+    } else if (RT_UNLIKELY(cnt_enabled)) {
+        cnt_add(id);
+    }
+    return rt_hooked(f, id, params, retval, real, 0);
 }
 
 void rt_post(rt_frame *f)

@@ -247,7 +247,8 @@ static int hk_may_register(const hk_owner *owner)
 int hk_add(hk_owner *owner, const cushim_hook_spec *spec, uint64_t *group)
 {
     if (owner == NULL || spec == NULL || spec->size < HK_SPEC_MIN ||
-        (spec->flags & ~(CUSHIM_HOOK_TIME | CUSHIM_HOOK_EXIT_TIME)) != 0 || (spec->pre == NULL && spec->post == NULL))
+        (spec->flags & ~(CUSHIM_HOOK_TIME | CUSHIM_HOOK_EXIT_TIME | CUSHIM_HOOK_SERVE)) != 0 ||
+        (spec->pre == NULL && spec->post == NULL) || ((spec->flags & CUSHIM_HOOK_SERVE) && spec->pre == NULL))
         return CUSHIM_EINVAL;
     rt_init();
     uint32_t *ids = malloc(CUSHIM_API_ID_LIMIT * sizeof *ids);

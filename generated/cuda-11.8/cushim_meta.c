@@ -1197,7 +1197,7 @@ const cushim_enum_info cushim_gen_enums[142] = {
 };
 const uint32_t cushim_gen_enum_count = 142;
 
-extern const cushim_struct_info cushim_gen_structs[35];
+extern const cushim_struct_info cushim_gen_structs[42];
 static const cushim_field_info cushim_gen_sf_0[] = { /* CUDA_MEMCPY2D */
     { "srcXInBytes", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "srcY", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
@@ -1527,7 +1527,61 @@ static const cushim_field_info cushim_gen_sf_34[] = { /* cudaFuncAttributes */
     { "maxDynamicSharedSizeBytes", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 44, 4, 0, NULL, NULL },
     { "preferredShmemCarveout", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 48, 4, 0, NULL, NULL },
 };
-const cushim_struct_info cushim_gen_structs[35] = {
+static const cushim_field_info cushim_gen_sf_35[] = { /* CUuuid */
+    { "bytes", "char[16]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 16, 16, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_36[] = { /* CUdevprop */
+    { "maxThreadsPerBlock", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
+    { "maxThreadsDim", "int[3]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 12, 3, NULL, NULL },
+    { "maxGridSize", "int[3]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 12, 3, NULL, NULL },
+    { "sharedMemPerBlock", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 28, 4, 0, NULL, NULL },
+    { "totalConstantMemory", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 32, 4, 0, NULL, NULL },
+    { "SIMDWidth", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 36, 4, 0, NULL, NULL },
+    { "memPitch", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 40, 4, 0, NULL, NULL },
+    { "regsPerBlock", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 44, 4, 0, NULL, NULL },
+    { "clockRate", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 48, 4, 0, NULL, NULL },
+    { "textureAlign", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 52, 4, 0, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_37[] = { /* CUexecAffinityParam */
+    { "type", "CUexecAffinityType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[47], NULL },
+    { "param", "union <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_38[] = { /* CUDA_ARRAY_SPARSE_PROPERTIES */
+    { "tileExtent", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 12, 0, NULL, NULL },
+    { "miptailFirstLevel", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 12, 4, 0, NULL, NULL },
+    { "miptailSize", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
+    { "flags", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 24, 4, 0, NULL, NULL },
+    { "reserved", "unsigned int[4]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 28, 16, 4, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_39[] = { /* CUDA_ARRAY_MEMORY_REQUIREMENTS */
+    { "size", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
+    { "alignment", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
+    { "reserved", "unsigned int[4]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 16, 4, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_40[] = { /* CUDA_TEXTURE_DESC */
+    { "addressMode", "CUaddress_mode[3]", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 12, 3, &cushim_gen_enums[17], NULL },
+    { "filterMode", "CUfilter_mode", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 12, 4, 0, &cushim_gen_enums[18], NULL },
+    { "flags", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 4, 0, NULL, NULL },
+    { "maxAnisotropy", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 20, 4, 0, NULL, NULL },
+    { "mipmapFilterMode", "CUfilter_mode", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 24, 4, 0, &cushim_gen_enums[18], NULL },
+    { "mipmapLevelBias", "float", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 28, 4, 0, NULL, NULL },
+    { "minMipmapLevelClamp", "float", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 32, 4, 0, NULL, NULL },
+    { "maxMipmapLevelClamp", "float", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 36, 4, 0, NULL, NULL },
+    { "borderColor", "float[4]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 40, 16, 4, NULL, NULL },
+    { "reserved", "int[12]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 56, 48, 12, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_41[] = { /* CUDA_RESOURCE_VIEW_DESC */
+    { "format", "CUresourceViewFormat", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[50], NULL },
+    { "width", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
+    { "height", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
+    { "depth", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, NULL },
+    { "firstMipmapLevel", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 32, 4, 0, NULL, NULL },
+    { "lastMipmapLevel", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 36, 4, 0, NULL, NULL },
+    { "firstLayer", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 40, 4, 0, NULL, NULL },
+    { "lastLayer", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 44, 4, 0, NULL, NULL },
+    { "reserved", "unsigned int[16]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 48, 64, 16, NULL, NULL },
+};
+const cushim_struct_info cushim_gen_structs[42] = {
     { "CUDA_MEMCPY2D", 128, 16, cushim_gen_sf_0 },
     { "CUDA_MEMCPY3D", 200, 25, cushim_gen_sf_1 },
     { "CUDA_MEMCPY3D_PEER", 200, 25, cushim_gen_sf_2 },
@@ -1563,8 +1617,15 @@ const cushim_struct_info cushim_gen_structs[35] = {
     { "cudaChannelFormatDesc", 20, 5, cushim_gen_sf_32 },
     { "cudaPointerAttributes", 24, 4, cushim_gen_sf_33 },
     { "cudaFuncAttributes", 56, 10, cushim_gen_sf_34 },
+    { "CUuuid", 16, 1, cushim_gen_sf_35 },
+    { "CUdevprop", 56, 10, cushim_gen_sf_36 },
+    { "CUexecAffinityParam", 8, 2, cushim_gen_sf_37 },
+    { "CUDA_ARRAY_SPARSE_PROPERTIES", 48, 5, cushim_gen_sf_38 },
+    { "CUDA_ARRAY_MEMORY_REQUIREMENTS", 32, 3, cushim_gen_sf_39 },
+    { "CUDA_TEXTURE_DESC", 104, 10, cushim_gen_sf_40 },
+    { "CUDA_RESOURCE_VIEW_DESC", 112, 9, cushim_gen_sf_41 },
 };
-const uint32_t cushim_gen_struct_count = 35;
+const uint32_t cushim_gen_struct_count = 42;
 
 static const cushim_param_info cushim_gen_p_cuGetErrorString[] = {
     { "error", "CUresult", "enum cudaError_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cuGetErrorString, error), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[48], NULL },
@@ -1593,7 +1654,7 @@ static const cushim_param_info cushim_gen_p_cuDeviceGetName[] = {
     { "dev", "CUdevice", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuDeviceGetName, dev), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuDeviceGetUuid_v2[] = {
-    { "uuid", "CUuuid *", "struct CUuuid_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuDeviceGetUuid_v2, uuid), -1, CUSHIM_E_(cuDeviceGetUuid_v2, uuid), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "uuid", "CUuuid *", "struct CUuuid_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuDeviceGetUuid_v2, uuid), -1, CUSHIM_E_(cuDeviceGetUuid_v2, uuid), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[35] },
     { "dev", "CUdevice", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuDeviceGetUuid_v2, dev), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuDeviceGetLuid[] = {
@@ -1643,7 +1704,7 @@ static const cushim_param_info cushim_gen_p_cuFlushGPUDirectRDMAWrites[] = {
     { "scope", "CUflushGPUDirectRDMAWritesScope", "enum CUflushGPUDirectRDMAWritesScope_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cuFlushGPUDirectRDMAWrites, scope), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[69], NULL },
 };
 static const cushim_param_info cushim_gen_p_cuDeviceGetProperties[] = {
-    { "prop", "CUdevprop *", "struct CUdevprop_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuDeviceGetProperties, prop), -1, CUSHIM_E_(cuDeviceGetProperties, prop), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "prop", "CUdevprop *", "struct CUdevprop_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuDeviceGetProperties, prop), -1, CUSHIM_E_(cuDeviceGetProperties, prop), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[36] },
     { "dev", "CUdevice", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuDeviceGetProperties, dev), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuDeviceComputeCapability[] = {
@@ -1714,7 +1775,7 @@ static const cushim_param_info cushim_gen_p_cuCtxGetStreamPriorityRange[] = {
     { "greatestPriority", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuCtxGetStreamPriorityRange, greatestPriority), -1, CUSHIM_E_(cuCtxGetStreamPriorityRange, greatestPriority), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuCtxGetExecAffinity[] = {
-    { "pExecAffinity", "CUexecAffinityParam *", "struct CUexecAffinityParam_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuCtxGetExecAffinity, pExecAffinity), -1, CUSHIM_E_(cuCtxGetExecAffinity, pExecAffinity), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pExecAffinity", "CUexecAffinityParam *", "struct CUexecAffinityParam_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuCtxGetExecAffinity, pExecAffinity), -1, CUSHIM_E_(cuCtxGetExecAffinity, pExecAffinity), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[37] },
     { "type", "CUexecAffinityType", "enum CUexecAffinityType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cuCtxGetExecAffinity, type), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[47], NULL },
 };
 static const cushim_param_info cushim_gen_p_cuCtxAttach[] = {
@@ -1775,7 +1836,7 @@ static const cushim_param_info cushim_gen_p_cuLinkCreate_v2[] = {
 static const cushim_param_info cushim_gen_p_cuLinkAddData_v2[] = {
     { "state", "CUlinkState", "struct CUlinkState_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuLinkAddData_v2, state), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "type", "CUjitInputType", "enum CUjitInputType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cuLinkAddData_v2, type), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[33], NULL },
-    { "data", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuLinkAddData_v2, data), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "data", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuLinkAddData_v2, data), 3, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "size", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuLinkAddData_v2, size), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "name", "const char *", "const char *", CUSHIM_KIND_STRING, CUSHIM_DIR_IN, CUSHIM_F_(cuLinkAddData_v2, name), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "numOptions", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuLinkAddData_v2, numOptions), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -1908,11 +1969,11 @@ static const cushim_param_info cushim_gen_p_cuMemcpyPeer_ptds[] = {
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyHtoD_v2_ptds[] = {
     { "dstDevice", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoD_v2_ptds, dstDevice), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoD_v2_ptds, srcHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoD_v2_ptds, srcHost), 2, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoD_v2_ptds, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyDtoH_v2_ptds[] = {
-    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyDtoH_v2_ptds, dstHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyDtoH_v2_ptds, dstHost), 2, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcDevice", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoH_v2_ptds, srcDevice), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoH_v2_ptds, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
@@ -1936,11 +1997,11 @@ static const cushim_param_info cushim_gen_p_cuMemcpyAtoD_v2_ptds[] = {
 static const cushim_param_info cushim_gen_p_cuMemcpyHtoA_v2_ptds[] = {
     { "dstArray", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoA_v2_ptds, dstArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dstOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoA_v2_ptds, dstOffset), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoA_v2_ptds, srcHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoA_v2_ptds, srcHost), 3, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoA_v2_ptds, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyAtoH_v2_ptds[] = {
-    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyAtoH_v2_ptds, dstHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyAtoH_v2_ptds, dstHost), 3, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcArray", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoH_v2_ptds, srcArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoH_v2_ptds, srcOffset), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoH_v2_ptds, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -1980,12 +2041,12 @@ static const cushim_param_info cushim_gen_p_cuMemcpyPeerAsync_ptsz[] = {
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyHtoDAsync_v2_ptsz[] = {
     { "dstDevice", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync_v2_ptsz, dstDevice), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync_v2_ptsz, srcHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync_v2_ptsz, srcHost), 2, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync_v2_ptsz, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync_v2_ptsz, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyDtoHAsync_v2_ptsz[] = {
-    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyDtoHAsync_v2_ptsz, dstHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyDtoHAsync_v2_ptsz, dstHost), 2, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcDevice", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoHAsync_v2_ptsz, srcDevice), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoHAsync_v2_ptsz, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoHAsync_v2_ptsz, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -1999,12 +2060,12 @@ static const cushim_param_info cushim_gen_p_cuMemcpyDtoDAsync_v2_ptsz[] = {
 static const cushim_param_info cushim_gen_p_cuMemcpyHtoAAsync_v2_ptsz[] = {
     { "dstArray", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync_v2_ptsz, dstArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dstOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync_v2_ptsz, dstOffset), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync_v2_ptsz, srcHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync_v2_ptsz, srcHost), 3, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync_v2_ptsz, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync_v2_ptsz, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyAtoHAsync_v2_ptsz[] = {
-    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyAtoHAsync_v2_ptsz, dstHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyAtoHAsync_v2_ptsz, dstHost), 3, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcArray", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoHAsync_v2_ptsz, srcArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoHAsync_v2_ptsz, srcOffset), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoHAsync_v2_ptsz, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -2109,20 +2170,20 @@ static const cushim_param_info cushim_gen_p_cuArrayGetDescriptor_v2[] = {
     { "hArray", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuArrayGetDescriptor_v2, hArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuArrayGetSparseProperties[] = {
-    { "sparseProperties", "CUDA_ARRAY_SPARSE_PROPERTIES *", "struct CUDA_ARRAY_SPARSE_PROPERTIES_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuArrayGetSparseProperties, sparseProperties), -1, CUSHIM_E_(cuArrayGetSparseProperties, sparseProperties), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "sparseProperties", "CUDA_ARRAY_SPARSE_PROPERTIES *", "struct CUDA_ARRAY_SPARSE_PROPERTIES_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuArrayGetSparseProperties, sparseProperties), -1, CUSHIM_E_(cuArrayGetSparseProperties, sparseProperties), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[38] },
     { "array", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuArrayGetSparseProperties, array), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMipmappedArrayGetSparseProperties[] = {
-    { "sparseProperties", "CUDA_ARRAY_SPARSE_PROPERTIES *", "struct CUDA_ARRAY_SPARSE_PROPERTIES_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMipmappedArrayGetSparseProperties, sparseProperties), -1, CUSHIM_E_(cuMipmappedArrayGetSparseProperties, sparseProperties), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "sparseProperties", "CUDA_ARRAY_SPARSE_PROPERTIES *", "struct CUDA_ARRAY_SPARSE_PROPERTIES_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMipmappedArrayGetSparseProperties, sparseProperties), -1, CUSHIM_E_(cuMipmappedArrayGetSparseProperties, sparseProperties), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[38] },
     { "mipmap", "CUmipmappedArray", "struct CUmipmappedArray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMipmappedArrayGetSparseProperties, mipmap), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuArrayGetMemoryRequirements[] = {
-    { "memoryRequirements", "CUDA_ARRAY_MEMORY_REQUIREMENTS *", "struct CUDA_ARRAY_MEMORY_REQUIREMENTS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuArrayGetMemoryRequirements, memoryRequirements), -1, CUSHIM_E_(cuArrayGetMemoryRequirements, memoryRequirements), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "memoryRequirements", "CUDA_ARRAY_MEMORY_REQUIREMENTS *", "struct CUDA_ARRAY_MEMORY_REQUIREMENTS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuArrayGetMemoryRequirements, memoryRequirements), -1, CUSHIM_E_(cuArrayGetMemoryRequirements, memoryRequirements), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[39] },
     { "array", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuArrayGetMemoryRequirements, array), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "device", "CUdevice", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuArrayGetMemoryRequirements, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMipmappedArrayGetMemoryRequirements[] = {
-    { "memoryRequirements", "CUDA_ARRAY_MEMORY_REQUIREMENTS *", "struct CUDA_ARRAY_MEMORY_REQUIREMENTS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMipmappedArrayGetMemoryRequirements, memoryRequirements), -1, CUSHIM_E_(cuMipmappedArrayGetMemoryRequirements, memoryRequirements), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "memoryRequirements", "CUDA_ARRAY_MEMORY_REQUIREMENTS *", "struct CUDA_ARRAY_MEMORY_REQUIREMENTS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMipmappedArrayGetMemoryRequirements, memoryRequirements), -1, CUSHIM_E_(cuMipmappedArrayGetMemoryRequirements, memoryRequirements), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[39] },
     { "mipmap", "CUmipmappedArray", "struct CUmipmappedArray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMipmappedArrayGetMemoryRequirements, mipmap), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "device", "CUdevice", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMipmappedArrayGetMemoryRequirements, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
@@ -3108,8 +3169,8 @@ static const cushim_param_info cushim_gen_p_cuSurfRefGetArray[] = {
 static const cushim_param_info cushim_gen_p_cuTexObjectCreate[] = {
     { "pTexObject", "CUtexObject *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuTexObjectCreate, pTexObject), -1, CUSHIM_E_(cuTexObjectCreate, pTexObject), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
     { "pResDesc", "const CUDA_RESOURCE_DESC *", "const struct CUDA_RESOURCE_DESC_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuTexObjectCreate, pResDesc), -1, CUSHIM_E_(cuTexObjectCreate, pResDesc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
-    { "pTexDesc", "const CUDA_TEXTURE_DESC *", "const struct CUDA_TEXTURE_DESC_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuTexObjectCreate, pTexDesc), -1, CUSHIM_E_(cuTexObjectCreate, pTexDesc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
-    { "pResViewDesc", "const CUDA_RESOURCE_VIEW_DESC *", "const struct CUDA_RESOURCE_VIEW_DESC_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuTexObjectCreate, pResViewDesc), -1, CUSHIM_E_(cuTexObjectCreate, pResViewDesc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pTexDesc", "const CUDA_TEXTURE_DESC *", "const struct CUDA_TEXTURE_DESC_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuTexObjectCreate, pTexDesc), -1, CUSHIM_E_(cuTexObjectCreate, pTexDesc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[40] },
+    { "pResViewDesc", "const CUDA_RESOURCE_VIEW_DESC *", "const struct CUDA_RESOURCE_VIEW_DESC_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuTexObjectCreate, pResViewDesc), -1, CUSHIM_E_(cuTexObjectCreate, pResViewDesc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[41] },
 };
 static const cushim_param_info cushim_gen_p_cuTexObjectDestroy[] = {
     { "texObject", "CUtexObject", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuTexObjectDestroy, texObject), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -3119,11 +3180,11 @@ static const cushim_param_info cushim_gen_p_cuTexObjectGetResourceDesc[] = {
     { "texObject", "CUtexObject", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuTexObjectGetResourceDesc, texObject), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuTexObjectGetTextureDesc[] = {
-    { "pTexDesc", "CUDA_TEXTURE_DESC *", "struct CUDA_TEXTURE_DESC_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuTexObjectGetTextureDesc, pTexDesc), -1, CUSHIM_E_(cuTexObjectGetTextureDesc, pTexDesc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pTexDesc", "CUDA_TEXTURE_DESC *", "struct CUDA_TEXTURE_DESC_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuTexObjectGetTextureDesc, pTexDesc), -1, CUSHIM_E_(cuTexObjectGetTextureDesc, pTexDesc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[40] },
     { "texObject", "CUtexObject", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuTexObjectGetTextureDesc, texObject), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuTexObjectGetResourceViewDesc[] = {
-    { "pResViewDesc", "CUDA_RESOURCE_VIEW_DESC *", "struct CUDA_RESOURCE_VIEW_DESC_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuTexObjectGetResourceViewDesc, pResViewDesc), -1, CUSHIM_E_(cuTexObjectGetResourceViewDesc, pResViewDesc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pResViewDesc", "CUDA_RESOURCE_VIEW_DESC *", "struct CUDA_RESOURCE_VIEW_DESC_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuTexObjectGetResourceViewDesc, pResViewDesc), -1, CUSHIM_E_(cuTexObjectGetResourceViewDesc, pResViewDesc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[41] },
     { "texObject", "CUtexObject", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuTexObjectGetResourceViewDesc, texObject), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuSurfObjectCreate[] = {
@@ -3189,7 +3250,7 @@ static const cushim_param_info cushim_gen_p_cuGraphicsUnmapResources_ptsz[] = {
 };
 static const cushim_param_info cushim_gen_p_cuGetExportTable[] = {
     { "ppExportTable", "const void **", "const void **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGetExportTable, ppExportTable), -1, CUSHIM_E_(cuGetExportTable, ppExportTable), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
-    { "pExportTableId", "const CUuuid *", "const struct CUuuid_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGetExportTable, pExportTableId), -1, CUSHIM_E_(cuGetExportTable, pExportTableId), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pExportTableId", "const CUuuid *", "const struct CUuuid_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGetExportTable, pExportTableId), -1, CUSHIM_E_(cuGetExportTable, pExportTableId), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[35] },
 };
 static const cushim_param_info cushim_gen_p_cuMemHostRegister[] = {
     { "p", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemHostRegister, p), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -3209,7 +3270,7 @@ static const cushim_param_info cushim_gen_p_cuLinkCreate[] = {
 static const cushim_param_info cushim_gen_p_cuLinkAddData[] = {
     { "state", "CUlinkState", "struct CUlinkState_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuLinkAddData, state), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "type", "CUjitInputType", "enum CUjitInputType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cuLinkAddData, type), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[33], NULL },
-    { "data", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuLinkAddData, data), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "data", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuLinkAddData, data), 3, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "size", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuLinkAddData, size), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "name", "const char *", "const char *", CUSHIM_KIND_STRING, CUSHIM_DIR_IN, CUSHIM_F_(cuLinkAddData, name), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "numOptions", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuLinkAddData, numOptions), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -3246,7 +3307,7 @@ static const cushim_param_info cushim_gen_p_cuCtxCreate_v2[] = {
 };
 static const cushim_param_info cushim_gen_p_cuCtxCreate_v3[] = {
     { "pctx", "CUcontext *", "struct CUctx_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuCtxCreate_v3, pctx), -1, CUSHIM_E_(cuCtxCreate_v3, pctx), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "paramsArray", "CUexecAffinityParam *", "struct CUexecAffinityParam_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuCtxCreate_v3, paramsArray), 2, CUSHIM_E_(cuCtxCreate_v3, paramsArray), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "paramsArray", "CUexecAffinityParam *", "struct CUexecAffinityParam_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuCtxCreate_v3, paramsArray), 2, CUSHIM_E_(cuCtxCreate_v3, paramsArray), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[37] },
     { "numParams", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuCtxCreate_v3, numParams), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuCtxCreate_v3, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dev", "CUdevice", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuCtxCreate_v3, dev), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -3291,11 +3352,11 @@ static const cushim_param_info cushim_gen_p_cuMemHostGetDevicePointer[] = {
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyHtoD[] = {
     { "dstDevice", "CUdeviceptr_v1", "unsigned int", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoD, dstDevice), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoD, srcHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoD, srcHost), 2, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoD, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyDtoH[] = {
-    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyDtoH, dstHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyDtoH, dstHost), 2, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcDevice", "CUdeviceptr_v1", "unsigned int", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoH, srcDevice), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoH, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
@@ -3319,11 +3380,11 @@ static const cushim_param_info cushim_gen_p_cuMemcpyAtoD[] = {
 static const cushim_param_info cushim_gen_p_cuMemcpyHtoA[] = {
     { "dstArray", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoA, dstArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dstOffset", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoA, dstOffset), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoA, srcHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoA, srcHost), 3, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoA, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyAtoH[] = {
-    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyAtoH, dstHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyAtoH, dstHost), 3, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcArray", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoH, srcArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcOffset", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoH, srcOffset), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoH, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -3338,12 +3399,12 @@ static const cushim_param_info cushim_gen_p_cuMemcpyAtoA[] = {
 static const cushim_param_info cushim_gen_p_cuMemcpyHtoAAsync[] = {
     { "dstArray", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync, dstArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dstOffset", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync, dstOffset), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync, srcHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync, srcHost), 3, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyAtoHAsync[] = {
-    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyAtoHAsync, dstHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyAtoHAsync, dstHost), 3, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcArray", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoHAsync, srcArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcOffset", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoHAsync, srcOffset), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoHAsync, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -3360,12 +3421,12 @@ static const cushim_param_info cushim_gen_p_cuMemcpy3D[] = {
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyHtoDAsync[] = {
     { "dstDevice", "CUdeviceptr_v1", "unsigned int", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync, dstDevice), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync, srcHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync, srcHost), 2, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyDtoHAsync[] = {
-    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyDtoHAsync, dstHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyDtoHAsync, dstHost), 2, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcDevice", "CUdeviceptr_v1", "unsigned int", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoHAsync, srcDevice), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoHAsync, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoHAsync, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -3488,16 +3549,16 @@ static const cushim_param_info cushim_gen_p_cuDevicePrimaryCtxSetFlags[] = {
     { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuDevicePrimaryCtxSetFlags, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuDeviceGetUuid[] = {
-    { "uuid", "CUuuid *", "struct CUuuid_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuDeviceGetUuid, uuid), -1, CUSHIM_E_(cuDeviceGetUuid, uuid), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "uuid", "CUuuid *", "struct CUuuid_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuDeviceGetUuid, uuid), -1, CUSHIM_E_(cuDeviceGetUuid, uuid), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[35] },
     { "dev", "CUdevice", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuDeviceGetUuid, dev), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyHtoD_v2[] = {
     { "dstDevice", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoD_v2, dstDevice), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoD_v2, srcHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoD_v2, srcHost), 2, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoD_v2, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyDtoH_v2[] = {
-    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyDtoH_v2, dstHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyDtoH_v2, dstHost), 2, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcDevice", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoH_v2, srcDevice), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoH_v2, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
@@ -3521,11 +3582,11 @@ static const cushim_param_info cushim_gen_p_cuMemcpyAtoD_v2[] = {
 static const cushim_param_info cushim_gen_p_cuMemcpyHtoA_v2[] = {
     { "dstArray", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoA_v2, dstArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dstOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoA_v2, dstOffset), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoA_v2, srcHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoA_v2, srcHost), 3, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoA_v2, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyAtoH_v2[] = {
-    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyAtoH_v2, dstHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyAtoH_v2, dstHost), 3, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcArray", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoH_v2, srcArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoH_v2, srcOffset), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoH_v2, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -3540,12 +3601,12 @@ static const cushim_param_info cushim_gen_p_cuMemcpyAtoA_v2[] = {
 static const cushim_param_info cushim_gen_p_cuMemcpyHtoAAsync_v2[] = {
     { "dstArray", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync_v2, dstArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dstOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync_v2, dstOffset), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync_v2, srcHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync_v2, srcHost), 3, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync_v2, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync_v2, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyAtoHAsync_v2[] = {
-    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyAtoHAsync_v2, dstHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyAtoHAsync_v2, dstHost), 3, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcArray", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoHAsync_v2, srcArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoHAsync_v2, srcOffset), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoHAsync_v2, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -3562,12 +3623,12 @@ static const cushim_param_info cushim_gen_p_cuMemcpy3D_v2[] = {
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyHtoDAsync_v2[] = {
     { "dstDevice", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync_v2, dstDevice), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync_v2, srcHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync_v2, srcHost), 2, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync_v2, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync_v2, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyDtoHAsync_v2[] = {
-    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyDtoHAsync_v2, dstHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyDtoHAsync_v2, dstHost), 2, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcDevice", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoHAsync_v2, srcDevice), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoHAsync_v2, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoHAsync_v2, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -5595,7 +5656,7 @@ static const cushim_param_info cushim_gen_p_cudaGetDriverEntryPoint_ptsz[] = {
 };
 static const cushim_param_info cushim_gen_p_cudaGetExportTable[] = {
     { "ppExportTable", "const void **", "const void **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGetExportTable, ppExportTable), -1, CUSHIM_E_(cudaGetExportTable, ppExportTable), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
-    { "pExportTableId", "const cudaUUID_t *", "const struct CUuuid_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGetExportTable, pExportTableId), -1, CUSHIM_E_(cudaGetExportTable, pExportTableId), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pExportTableId", "const cudaUUID_t *", "const struct CUuuid_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGetExportTable, pExportTableId), -1, CUSHIM_E_(cudaGetExportTable, pExportTableId), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[35] },
 };
 static const cushim_param_info cushim_gen_p_cudaGetFuncBySymbol[] = {
     { "functionPtr", "cudaFunction_t *", "struct CUfunc_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGetFuncBySymbol, functionPtr), -1, CUSHIM_E_(cudaGetFuncBySymbol, functionPtr), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
@@ -9668,8 +9729,8 @@ const uint16_t cushim_gen_enum_const_at[1444][2] = { /* enum, value index */
 };
 
 /* listed structs by name: host struct_by_name */
-const uint16_t cushim_gen_struct_by_name[35] = {
-    4, 8, 3, 7, 12, 10, 18, 0, 5, 1, 2, 6, 11, 17, 9, 15,
-    13, 14, 16, 32, 23, 34, 27, 26, 25, 29, 31, 30, 20, 21, 28, 22,
-    33, 24, 19,
+const uint16_t cushim_gen_struct_by_name[42] = {
+    4, 8, 3, 7, 39, 38, 12, 10, 18, 0, 5, 1, 2, 6, 11, 17,
+    41, 40, 36, 37, 9, 15, 13, 14, 16, 35, 32, 23, 34, 27, 26, 25,
+    29, 31, 30, 20, 21, 28, 22, 33, 24, 19,
 };

@@ -1740,7 +1740,7 @@ const cushim_enum_info cushim_gen_enums[222] = {
 };
 const uint32_t cushim_gen_enum_count = 222;
 
-extern const cushim_struct_info cushim_gen_structs[39];
+extern const cushim_struct_info cushim_gen_structs[52];
 static const cushim_field_info cushim_gen_sf_0[] = { /* CUDA_MEMCPY2D */
     { "srcXInBytes", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "srcY", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
@@ -2122,7 +2122,95 @@ static const cushim_field_info cushim_gen_sf_38[] = { /* cudaFuncAttributes */
     { "sharedMemoryMode", "cudaSharedMemoryMode", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 80, 4, 0, &cushim_gen_enums[149], NULL },
     { "reserved", "int[14]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 84, 56, 14, NULL, NULL },
 };
-const cushim_struct_info cushim_gen_structs[39] = {
+static const cushim_field_info cushim_gen_sf_39[] = { /* CUuuid */
+    { "bytes", "char[16]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 16, 16, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_40[] = { /* CUdevprop */
+    { "maxThreadsPerBlock", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
+    { "maxThreadsDim", "int[3]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 12, 3, NULL, NULL },
+    { "maxGridSize", "int[3]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 12, 3, NULL, NULL },
+    { "sharedMemPerBlock", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 28, 4, 0, NULL, NULL },
+    { "totalConstantMemory", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 32, 4, 0, NULL, NULL },
+    { "SIMDWidth", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 36, 4, 0, NULL, NULL },
+    { "memPitch", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 40, 4, 0, NULL, NULL },
+    { "regsPerBlock", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 44, 4, 0, NULL, NULL },
+    { "clockRate", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 48, 4, 0, NULL, NULL },
+    { "textureAlign", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 52, 4, 0, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_41[] = { /* CUexecAffinityParam */
+    { "type", "CUexecAffinityType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[60], NULL },
+    { "param", "union <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_42[] = { /* CUDA_ARRAY_SPARSE_PROPERTIES */
+    { "tileExtent", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 12, 0, NULL, NULL },
+    { "miptailFirstLevel", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 12, 4, 0, NULL, NULL },
+    { "miptailSize", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
+    { "flags", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 24, 4, 0, NULL, NULL },
+    { "reserved", "unsigned int[4]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 28, 16, 4, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_43[] = { /* CUDA_ARRAY_MEMORY_REQUIREMENTS */
+    { "size", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
+    { "alignment", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
+    { "reserved", "unsigned int[4]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 16, 4, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_44[] = { /* CUDA_TEXTURE_DESC */
+    { "addressMode", "CUaddress_mode[3]", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 12, 3, &cushim_gen_enums[23], NULL },
+    { "filterMode", "CUfilter_mode", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 12, 4, 0, &cushim_gen_enums[24], NULL },
+    { "flags", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 4, 0, NULL, NULL },
+    { "maxAnisotropy", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 20, 4, 0, NULL, NULL },
+    { "mipmapFilterMode", "CUfilter_mode", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 24, 4, 0, &cushim_gen_enums[24], NULL },
+    { "mipmapLevelBias", "float", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 28, 4, 0, NULL, NULL },
+    { "minMipmapLevelClamp", "float", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 32, 4, 0, NULL, NULL },
+    { "maxMipmapLevelClamp", "float", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 36, 4, 0, NULL, NULL },
+    { "borderColor", "float[4]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 40, 16, 4, NULL, NULL },
+    { "reserved", "int[12]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 56, 48, 12, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_45[] = { /* CUDA_RESOURCE_VIEW_DESC */
+    { "format", "CUresourceViewFormat", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[66], NULL },
+    { "width", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
+    { "height", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
+    { "depth", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, NULL },
+    { "firstMipmapLevel", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 32, 4, 0, NULL, NULL },
+    { "lastMipmapLevel", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 36, 4, 0, NULL, NULL },
+    { "firstLayer", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 40, 4, 0, NULL, NULL },
+    { "lastLayer", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 44, 4, 0, NULL, NULL },
+    { "reserved", "unsigned int[16]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 48, 64, 16, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_46[] = { /* CUgraphExecUpdateResultInfo */
+    { "result", "CUgraphExecUpdateResult", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[89], NULL },
+    { "errorNode", "CUgraphNode", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
+    { "errorFromNode", "CUgraphNode", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_47[] = { /* CUDA_GRAPH_INSTANTIATE_PARAMS */
+    { "flags", "cuuint64_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
+    { "hUploadStream", "CUstream", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
+    { "hErrNode_out", "CUgraphNode", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
+    { "result_out", "CUgraphInstantiateResult", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 24, 4, 0, &cushim_gen_enums[49], NULL },
+};
+static const cushim_field_info cushim_gen_sf_48[] = { /* CUmulticastObjectProp */
+    { "numDevices", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
+    { "size", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
+    { "handleTypes", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
+    { "flags", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_49[] = { /* CUgraphEdgeData */
+    { "from_port", "unsigned char", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 1, 0, NULL, NULL },
+    { "to_port", "unsigned char", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 1, 1, 0, NULL, NULL },
+    { "type", "unsigned char", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 2, 1, 0, NULL, NULL },
+    { "reserved", "unsigned char[5]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 3, 5, 5, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_50[] = { /* CUctxCreateParams */
+    { "execAffinityParams", "CUexecAffinityParam *", CUSHIM_KIND_POINTER, CUSHIM_KIND_STRUCT, 0, 0, 8, 0, NULL, &cushim_gen_structs[41] },
+    { "numExecAffinityParams", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, NULL, NULL },
+    { "cigParams", "CUctxCigParam *", CUSHIM_KIND_POINTER, CUSHIM_KIND_STRUCT, 0, 16, 8, 0, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_51[] = { /* CUmemcpyAttributes */
+    { "srcAccessOrder", "CUmemcpySrcAccessOrder", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[92], NULL },
+    { "srcLocHint", "CUmemLocation", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 4, 8, 0, NULL, &cushim_gen_structs[18] },
+    { "dstLocHint", "CUmemLocation", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 12, 8, 0, NULL, &cushim_gen_structs[18] },
+    { "flags", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 20, 4, 0, NULL, NULL },
+};
+const cushim_struct_info cushim_gen_structs[52] = {
     { "CUDA_MEMCPY2D", 128, 16, cushim_gen_sf_0 },
     { "CUDA_MEMCPY3D", 200, 25, cushim_gen_sf_1 },
     { "CUDA_MEMCPY3D_PEER", 200, 25, cushim_gen_sf_2 },
@@ -2162,8 +2250,21 @@ const cushim_struct_info cushim_gen_structs[39] = {
     { "cudaChannelFormatDesc", 20, 5, cushim_gen_sf_36 },
     { "cudaPointerAttributes", 88, 7, cushim_gen_sf_37 },
     { "cudaFuncAttributes", 144, 19, cushim_gen_sf_38 },
+    { "CUuuid", 16, 1, cushim_gen_sf_39 },
+    { "CUdevprop", 56, 10, cushim_gen_sf_40 },
+    { "CUexecAffinityParam", 8, 2, cushim_gen_sf_41 },
+    { "CUDA_ARRAY_SPARSE_PROPERTIES", 48, 5, cushim_gen_sf_42 },
+    { "CUDA_ARRAY_MEMORY_REQUIREMENTS", 32, 3, cushim_gen_sf_43 },
+    { "CUDA_TEXTURE_DESC", 104, 10, cushim_gen_sf_44 },
+    { "CUDA_RESOURCE_VIEW_DESC", 112, 9, cushim_gen_sf_45 },
+    { "CUgraphExecUpdateResultInfo", 24, 3, cushim_gen_sf_46 },
+    { "CUDA_GRAPH_INSTANTIATE_PARAMS", 32, 4, cushim_gen_sf_47 },
+    { "CUmulticastObjectProp", 32, 4, cushim_gen_sf_48 },
+    { "CUgraphEdgeData", 8, 4, cushim_gen_sf_49 },
+    { "CUctxCreateParams", 24, 3, cushim_gen_sf_50 },
+    { "CUmemcpyAttributes", 24, 4, cushim_gen_sf_51 },
 };
-const uint32_t cushim_gen_struct_count = 39;
+const uint32_t cushim_gen_struct_count = 52;
 
 static const cushim_param_info cushim_gen_p_cuGetErrorString[] = {
     { "error", "CUresult", "enum cudaError_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cuGetErrorString, error), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[64], NULL },
@@ -2192,7 +2293,7 @@ static const cushim_param_info cushim_gen_p_cuDeviceGetName[] = {
     { "dev", "CUdevice", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuDeviceGetName, dev), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuDeviceGetUuid_v2[] = {
-    { "uuid", "CUuuid *", "struct CUuuid_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuDeviceGetUuid_v2, uuid), -1, CUSHIM_E_(cuDeviceGetUuid_v2, uuid), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "uuid", "CUuuid *", "struct CUuuid_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuDeviceGetUuid_v2, uuid), -1, CUSHIM_E_(cuDeviceGetUuid_v2, uuid), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[39] },
     { "dev", "CUdevice", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuDeviceGetUuid_v2, dev), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuDeviceGetLuid[] = {
@@ -2248,7 +2349,7 @@ static const cushim_param_info cushim_gen_p_cuFlushGPUDirectRDMAWrites[] = {
     { "scope", "CUflushGPUDirectRDMAWritesScope", "enum CUflushGPUDirectRDMAWritesScope_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cuFlushGPUDirectRDMAWrites, scope), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[98], NULL },
 };
 static const cushim_param_info cushim_gen_p_cuDeviceGetProperties[] = {
-    { "prop", "CUdevprop *", "struct CUdevprop_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuDeviceGetProperties, prop), -1, CUSHIM_E_(cuDeviceGetProperties, prop), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "prop", "CUdevprop *", "struct CUdevprop_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuDeviceGetProperties, prop), -1, CUSHIM_E_(cuDeviceGetProperties, prop), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[40] },
     { "dev", "CUdevice", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuDeviceGetProperties, dev), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuDeviceComputeCapability[] = {
@@ -2277,7 +2378,7 @@ static const cushim_param_info cushim_gen_p_cuDevicePrimaryCtxReset_v2[] = {
 };
 static const cushim_param_info cushim_gen_p_cuCtxCreate_v4[] = {
     { "pctx", "CUcontext *", "struct CUctx_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuCtxCreate_v4, pctx), -1, CUSHIM_E_(cuCtxCreate_v4, pctx), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "ctxCreateParams", "CUctxCreateParams *", "struct CUctxCreateParams_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuCtxCreate_v4, ctxCreateParams), -1, CUSHIM_E_(cuCtxCreate_v4, ctxCreateParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "ctxCreateParams", "CUctxCreateParams *", "struct CUctxCreateParams_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuCtxCreate_v4, ctxCreateParams), -1, CUSHIM_E_(cuCtxCreate_v4, ctxCreateParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[50] },
     { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuCtxCreate_v4, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dev", "CUdevice", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuCtxCreate_v4, dev), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
@@ -2339,7 +2440,7 @@ static const cushim_param_info cushim_gen_p_cuCtxGetStreamPriorityRange[] = {
     { "greatestPriority", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuCtxGetStreamPriorityRange, greatestPriority), -1, CUSHIM_E_(cuCtxGetStreamPriorityRange, greatestPriority), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuCtxGetExecAffinity[] = {
-    { "pExecAffinity", "CUexecAffinityParam *", "struct CUexecAffinityParam_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuCtxGetExecAffinity, pExecAffinity), -1, CUSHIM_E_(cuCtxGetExecAffinity, pExecAffinity), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pExecAffinity", "CUexecAffinityParam *", "struct CUexecAffinityParam_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuCtxGetExecAffinity, pExecAffinity), -1, CUSHIM_E_(cuCtxGetExecAffinity, pExecAffinity), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[41] },
     { "type", "CUexecAffinityType", "enum CUexecAffinityType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cuCtxGetExecAffinity, type), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[60], NULL },
 };
 static const cushim_param_info cushim_gen_p_cuCtxRecordEvent[] = {
@@ -2417,7 +2518,7 @@ static const cushim_param_info cushim_gen_p_cuLinkCreate_v2[] = {
 static const cushim_param_info cushim_gen_p_cuLinkAddData_v2[] = {
     { "state", "CUlinkState", "struct CUlinkState_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuLinkAddData_v2, state), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "type", "CUjitInputType", "enum CUjitInputType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cuLinkAddData_v2, type), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[39], NULL },
-    { "data", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuLinkAddData_v2, data), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "data", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuLinkAddData_v2, data), 3, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "size", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuLinkAddData_v2, size), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "name", "const char *", "const char *", CUSHIM_KIND_STRING, CUSHIM_DIR_IN, CUSHIM_F_(cuLinkAddData_v2, name), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "numOptions", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuLinkAddData_v2, numOptions), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -2653,11 +2754,11 @@ static const cushim_param_info cushim_gen_p_cuMemcpyPeer_ptds[] = {
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyHtoD_v2_ptds[] = {
     { "dstDevice", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoD_v2_ptds, dstDevice), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoD_v2_ptds, srcHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoD_v2_ptds, srcHost), 2, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoD_v2_ptds, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyDtoH_v2_ptds[] = {
-    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyDtoH_v2_ptds, dstHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyDtoH_v2_ptds, dstHost), 2, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcDevice", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoH_v2_ptds, srcDevice), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoH_v2_ptds, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
@@ -2681,11 +2782,11 @@ static const cushim_param_info cushim_gen_p_cuMemcpyAtoD_v2_ptds[] = {
 static const cushim_param_info cushim_gen_p_cuMemcpyHtoA_v2_ptds[] = {
     { "dstArray", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoA_v2_ptds, dstArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dstOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoA_v2_ptds, dstOffset), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoA_v2_ptds, srcHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoA_v2_ptds, srcHost), 3, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoA_v2_ptds, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyAtoH_v2_ptds[] = {
-    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyAtoH_v2_ptds, dstHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyAtoH_v2_ptds, dstHost), 3, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcArray", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoH_v2_ptds, srcArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoH_v2_ptds, srcOffset), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoH_v2_ptds, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -2725,12 +2826,12 @@ static const cushim_param_info cushim_gen_p_cuMemcpyPeerAsync_ptsz[] = {
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyHtoDAsync_v2_ptsz[] = {
     { "dstDevice", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync_v2_ptsz, dstDevice), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync_v2_ptsz, srcHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync_v2_ptsz, srcHost), 2, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync_v2_ptsz, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync_v2_ptsz, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyDtoHAsync_v2_ptsz[] = {
-    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyDtoHAsync_v2_ptsz, dstHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyDtoHAsync_v2_ptsz, dstHost), 2, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcDevice", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoHAsync_v2_ptsz, srcDevice), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoHAsync_v2_ptsz, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoHAsync_v2_ptsz, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -2744,12 +2845,12 @@ static const cushim_param_info cushim_gen_p_cuMemcpyDtoDAsync_v2_ptsz[] = {
 static const cushim_param_info cushim_gen_p_cuMemcpyHtoAAsync_v2_ptsz[] = {
     { "dstArray", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync_v2_ptsz, dstArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dstOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync_v2_ptsz, dstOffset), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync_v2_ptsz, srcHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync_v2_ptsz, srcHost), 3, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync_v2_ptsz, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync_v2_ptsz, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyAtoHAsync_v2_ptsz[] = {
-    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyAtoHAsync_v2_ptsz, dstHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyAtoHAsync_v2_ptsz, dstHost), 3, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcArray", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoHAsync_v2_ptsz, srcArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoHAsync_v2_ptsz, srcOffset), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoHAsync_v2_ptsz, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -2772,7 +2873,7 @@ static const cushim_param_info cushim_gen_p_cuMemcpyBatchAsync_v2_ptsz[] = {
     { "srcs", "CUdeviceptr *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyBatchAsync_v2_ptsz, srcs), 3, CUSHIM_E_(cuMemcpyBatchAsync_v2_ptsz, srcs), 0, CUSHIM_KIND_DEVPTR, 0, 0, NULL, NULL },
     { "sizes", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyBatchAsync_v2_ptsz, sizes), 3, CUSHIM_E_(cuMemcpyBatchAsync_v2_ptsz, sizes), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
     { "count", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyBatchAsync_v2_ptsz, count), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "attrs", "CUmemcpyAttributes *", "struct CUmemcpyAttributes_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyBatchAsync_v2_ptsz, attrs), 6, CUSHIM_E_(cuMemcpyBatchAsync_v2_ptsz, attrs), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "attrs", "CUmemcpyAttributes *", "struct CUmemcpyAttributes_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyBatchAsync_v2_ptsz, attrs), 6, CUSHIM_E_(cuMemcpyBatchAsync_v2_ptsz, attrs), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[51] },
     { "attrsIdxs", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyBatchAsync_v2_ptsz, attrsIdxs), 6, CUSHIM_E_(cuMemcpyBatchAsync_v2_ptsz, attrsIdxs), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
     { "numAttrs", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyBatchAsync_v2_ptsz, numAttrs), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyBatchAsync_v2_ptsz, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -2870,20 +2971,20 @@ static const cushim_param_info cushim_gen_p_cuArrayGetDescriptor_v2[] = {
     { "hArray", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuArrayGetDescriptor_v2, hArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuArrayGetSparseProperties[] = {
-    { "sparseProperties", "CUDA_ARRAY_SPARSE_PROPERTIES *", "struct CUDA_ARRAY_SPARSE_PROPERTIES_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuArrayGetSparseProperties, sparseProperties), -1, CUSHIM_E_(cuArrayGetSparseProperties, sparseProperties), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "sparseProperties", "CUDA_ARRAY_SPARSE_PROPERTIES *", "struct CUDA_ARRAY_SPARSE_PROPERTIES_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuArrayGetSparseProperties, sparseProperties), -1, CUSHIM_E_(cuArrayGetSparseProperties, sparseProperties), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[42] },
     { "array", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuArrayGetSparseProperties, array), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMipmappedArrayGetSparseProperties[] = {
-    { "sparseProperties", "CUDA_ARRAY_SPARSE_PROPERTIES *", "struct CUDA_ARRAY_SPARSE_PROPERTIES_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMipmappedArrayGetSparseProperties, sparseProperties), -1, CUSHIM_E_(cuMipmappedArrayGetSparseProperties, sparseProperties), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "sparseProperties", "CUDA_ARRAY_SPARSE_PROPERTIES *", "struct CUDA_ARRAY_SPARSE_PROPERTIES_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMipmappedArrayGetSparseProperties, sparseProperties), -1, CUSHIM_E_(cuMipmappedArrayGetSparseProperties, sparseProperties), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[42] },
     { "mipmap", "CUmipmappedArray", "struct CUmipmappedArray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMipmappedArrayGetSparseProperties, mipmap), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuArrayGetMemoryRequirements[] = {
-    { "memoryRequirements", "CUDA_ARRAY_MEMORY_REQUIREMENTS *", "struct CUDA_ARRAY_MEMORY_REQUIREMENTS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuArrayGetMemoryRequirements, memoryRequirements), -1, CUSHIM_E_(cuArrayGetMemoryRequirements, memoryRequirements), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "memoryRequirements", "CUDA_ARRAY_MEMORY_REQUIREMENTS *", "struct CUDA_ARRAY_MEMORY_REQUIREMENTS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuArrayGetMemoryRequirements, memoryRequirements), -1, CUSHIM_E_(cuArrayGetMemoryRequirements, memoryRequirements), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[43] },
     { "array", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuArrayGetMemoryRequirements, array), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "device", "CUdevice", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuArrayGetMemoryRequirements, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMipmappedArrayGetMemoryRequirements[] = {
-    { "memoryRequirements", "CUDA_ARRAY_MEMORY_REQUIREMENTS *", "struct CUDA_ARRAY_MEMORY_REQUIREMENTS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMipmappedArrayGetMemoryRequirements, memoryRequirements), -1, CUSHIM_E_(cuMipmappedArrayGetMemoryRequirements, memoryRequirements), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "memoryRequirements", "CUDA_ARRAY_MEMORY_REQUIREMENTS *", "struct CUDA_ARRAY_MEMORY_REQUIREMENTS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMipmappedArrayGetMemoryRequirements, memoryRequirements), -1, CUSHIM_E_(cuMipmappedArrayGetMemoryRequirements, memoryRequirements), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[43] },
     { "mipmap", "CUmipmappedArray", "struct CUmipmappedArray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMipmappedArrayGetMemoryRequirements, mipmap), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "device", "CUdevice", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMipmappedArrayGetMemoryRequirements, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
@@ -3085,7 +3186,7 @@ static const cushim_param_info cushim_gen_p_cuMemPoolImportPointer[] = {
 };
 static const cushim_param_info cushim_gen_p_cuMulticastCreate[] = {
     { "mcHandle", "CUmemGenericAllocationHandle *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMulticastCreate, mcHandle), -1, CUSHIM_E_(cuMulticastCreate, mcHandle), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "prop", "const CUmulticastObjectProp *", "const struct CUmulticastObjectProp_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMulticastCreate, prop), -1, CUSHIM_E_(cuMulticastCreate, prop), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "prop", "const CUmulticastObjectProp *", "const struct CUmulticastObjectProp_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMulticastCreate, prop), -1, CUSHIM_E_(cuMulticastCreate, prop), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[48] },
 };
 static const cushim_param_info cushim_gen_p_cuMulticastAddDevice[] = {
     { "mcHandle", "CUmemGenericAllocationHandle", "unsigned long long", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMulticastAddDevice, mcHandle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -3114,7 +3215,7 @@ static const cushim_param_info cushim_gen_p_cuMulticastUnbind[] = {
 };
 static const cushim_param_info cushim_gen_p_cuMulticastGetGranularity[] = {
     { "granularity", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMulticastGetGranularity, granularity), -1, CUSHIM_E_(cuMulticastGetGranularity, granularity), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
-    { "prop", "const CUmulticastObjectProp *", "const struct CUmulticastObjectProp_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMulticastGetGranularity, prop), -1, CUSHIM_E_(cuMulticastGetGranularity, prop), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "prop", "const CUmulticastObjectProp *", "const struct CUmulticastObjectProp_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMulticastGetGranularity, prop), -1, CUSHIM_E_(cuMulticastGetGranularity, prop), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[48] },
     { "option", "CUmulticastGranularity_flags", "enum CUmulticastGranularity_flags_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cuMulticastGetGranularity, option), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[88], NULL },
 };
 static const cushim_param_info cushim_gen_p_cuPointerGetAttribute[] = {
@@ -3241,7 +3342,7 @@ static const cushim_param_info cushim_gen_p_cuStreamBeginCaptureToGraph_ptsz[] =
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuStreamBeginCaptureToGraph_ptsz, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hGraph", "CUgraph", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuStreamBeginCaptureToGraph_ptsz, hGraph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dependencies", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuStreamBeginCaptureToGraph_ptsz, dependencies), -1, CUSHIM_E_(cuStreamBeginCaptureToGraph_ptsz, dependencies), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "dependencyData", "const CUgraphEdgeData *", "const struct CUgraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuStreamBeginCaptureToGraph_ptsz, dependencyData), 4, CUSHIM_E_(cuStreamBeginCaptureToGraph_ptsz, dependencyData), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "dependencyData", "const CUgraphEdgeData *", "const struct CUgraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuStreamBeginCaptureToGraph_ptsz, dependencyData), 4, CUSHIM_E_(cuStreamBeginCaptureToGraph_ptsz, dependencyData), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[49] },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuStreamBeginCaptureToGraph_ptsz, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "mode", "CUstreamCaptureMode", "enum CUstreamCaptureMode_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cuStreamBeginCaptureToGraph_ptsz, mode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[57], NULL },
 };
@@ -3268,7 +3369,7 @@ static const cushim_param_info cushim_gen_p_cuStreamGetCaptureInfo_v3_ptsz[] = {
 static const cushim_param_info cushim_gen_p_cuStreamUpdateCaptureDependencies_v2_ptsz[] = {
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuStreamUpdateCaptureDependencies_v2_ptsz, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dependencies", "CUgraphNode *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuStreamUpdateCaptureDependencies_v2_ptsz, dependencies), -1, CUSHIM_E_(cuStreamUpdateCaptureDependencies_v2_ptsz, dependencies), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "dependencyData", "const CUgraphEdgeData *", "const struct CUgraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuStreamUpdateCaptureDependencies_v2_ptsz, dependencyData), 3, CUSHIM_E_(cuStreamUpdateCaptureDependencies_v2_ptsz, dependencyData), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "dependencyData", "const CUgraphEdgeData *", "const struct CUgraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuStreamUpdateCaptureDependencies_v2_ptsz, dependencyData), 3, CUSHIM_E_(cuStreamUpdateCaptureDependencies_v2_ptsz, dependencyData), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[49] },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuStreamUpdateCaptureDependencies_v2_ptsz, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuStreamUpdateCaptureDependencies_v2_ptsz, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
@@ -3748,33 +3849,33 @@ static const cushim_param_info cushim_gen_p_cuGraphGetEdges_v2[] = {
     { "hGraph", "CUgraph", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphGetEdges_v2, hGraph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "from", "CUgraphNode *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphGetEdges_v2, from), 4, CUSHIM_E_(cuGraphGetEdges_v2, from), 0, CUSHIM_KIND_HANDLE, 1, 0, NULL, NULL },
     { "to", "CUgraphNode *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphGetEdges_v2, to), 4, CUSHIM_E_(cuGraphGetEdges_v2, to), 0, CUSHIM_KIND_HANDLE, 1, 0, NULL, NULL },
-    { "edgeData", "CUgraphEdgeData *", "struct CUgraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphGetEdges_v2, edgeData), 4, CUSHIM_E_(cuGraphGetEdges_v2, edgeData), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, NULL },
+    { "edgeData", "CUgraphEdgeData *", "struct CUgraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphGetEdges_v2, edgeData), 4, CUSHIM_E_(cuGraphGetEdges_v2, edgeData), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, &cushim_gen_structs[49] },
     { "numEdges", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cuGraphGetEdges_v2, numEdges), -1, CUSHIM_E_(cuGraphGetEdges_v2, numEdges), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuGraphNodeGetDependencies_v2[] = {
     { "hNode", "CUgraphNode", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphNodeGetDependencies_v2, hNode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dependencies", "CUgraphNode *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphNodeGetDependencies_v2, dependencies), 3, CUSHIM_E_(cuGraphNodeGetDependencies_v2, dependencies), 0, CUSHIM_KIND_HANDLE, 1, 0, NULL, NULL },
-    { "edgeData", "CUgraphEdgeData *", "struct CUgraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphNodeGetDependencies_v2, edgeData), 3, CUSHIM_E_(cuGraphNodeGetDependencies_v2, edgeData), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, NULL },
+    { "edgeData", "CUgraphEdgeData *", "struct CUgraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphNodeGetDependencies_v2, edgeData), 3, CUSHIM_E_(cuGraphNodeGetDependencies_v2, edgeData), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, &cushim_gen_structs[49] },
     { "numDependencies", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cuGraphNodeGetDependencies_v2, numDependencies), -1, CUSHIM_E_(cuGraphNodeGetDependencies_v2, numDependencies), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuGraphNodeGetDependentNodes_v2[] = {
     { "hNode", "CUgraphNode", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphNodeGetDependentNodes_v2, hNode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dependentNodes", "CUgraphNode *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphNodeGetDependentNodes_v2, dependentNodes), 3, CUSHIM_E_(cuGraphNodeGetDependentNodes_v2, dependentNodes), 0, CUSHIM_KIND_HANDLE, 1, 0, NULL, NULL },
-    { "edgeData", "CUgraphEdgeData *", "struct CUgraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphNodeGetDependentNodes_v2, edgeData), 3, CUSHIM_E_(cuGraphNodeGetDependentNodes_v2, edgeData), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, NULL },
+    { "edgeData", "CUgraphEdgeData *", "struct CUgraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphNodeGetDependentNodes_v2, edgeData), 3, CUSHIM_E_(cuGraphNodeGetDependentNodes_v2, edgeData), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, &cushim_gen_structs[49] },
     { "numDependentNodes", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cuGraphNodeGetDependentNodes_v2, numDependentNodes), -1, CUSHIM_E_(cuGraphNodeGetDependentNodes_v2, numDependentNodes), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuGraphAddDependencies_v2[] = {
     { "hGraph", "CUgraph", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddDependencies_v2, hGraph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "from", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddDependencies_v2, from), 4, CUSHIM_E_(cuGraphAddDependencies_v2, from), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "to", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddDependencies_v2, to), 4, CUSHIM_E_(cuGraphAddDependencies_v2, to), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "edgeData", "const CUgraphEdgeData *", "const struct CUgraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddDependencies_v2, edgeData), 4, CUSHIM_E_(cuGraphAddDependencies_v2, edgeData), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "edgeData", "const CUgraphEdgeData *", "const struct CUgraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddDependencies_v2, edgeData), 4, CUSHIM_E_(cuGraphAddDependencies_v2, edgeData), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[49] },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddDependencies_v2, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuGraphRemoveDependencies_v2[] = {
     { "hGraph", "CUgraph", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphRemoveDependencies_v2, hGraph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "from", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphRemoveDependencies_v2, from), 4, CUSHIM_E_(cuGraphRemoveDependencies_v2, from), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "to", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphRemoveDependencies_v2, to), 4, CUSHIM_E_(cuGraphRemoveDependencies_v2, to), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "edgeData", "const CUgraphEdgeData *", "const struct CUgraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphRemoveDependencies_v2, edgeData), 4, CUSHIM_E_(cuGraphRemoveDependencies_v2, edgeData), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "edgeData", "const CUgraphEdgeData *", "const struct CUgraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphRemoveDependencies_v2, edgeData), 4, CUSHIM_E_(cuGraphRemoveDependencies_v2, edgeData), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[49] },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphRemoveDependencies_v2, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuGraphDestroyNode[] = {
@@ -3788,7 +3889,7 @@ static const cushim_param_info cushim_gen_p_cuGraphInstantiateWithFlags[] = {
 static const cushim_param_info cushim_gen_p_cuGraphInstantiateWithParams_ptsz[] = {
     { "phGraphExec", "CUgraphExec *", "struct CUgraphExec_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphInstantiateWithParams_ptsz, phGraphExec), -1, CUSHIM_E_(cuGraphInstantiateWithParams_ptsz, phGraphExec), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "hGraph", "CUgraph", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphInstantiateWithParams_ptsz, hGraph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "instantiateParams", "CUDA_GRAPH_INSTANTIATE_PARAMS *", "struct CUDA_GRAPH_INSTANTIATE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cuGraphInstantiateWithParams_ptsz, instantiateParams), -1, CUSHIM_E_(cuGraphInstantiateWithParams_ptsz, instantiateParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "instantiateParams", "CUDA_GRAPH_INSTANTIATE_PARAMS *", "struct CUDA_GRAPH_INSTANTIATE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cuGraphInstantiateWithParams_ptsz, instantiateParams), -1, CUSHIM_E_(cuGraphInstantiateWithParams_ptsz, instantiateParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[47] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphExecGetFlags[] = {
     { "hGraphExec", "CUgraphExec", "struct CUgraphExec_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecGetFlags, hGraphExec), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -3868,7 +3969,7 @@ static const cushim_param_info cushim_gen_p_cuGraphDestroy[] = {
 static const cushim_param_info cushim_gen_p_cuGraphExecUpdate_v2[] = {
     { "hGraphExec", "CUgraphExec", "struct CUgraphExec_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecUpdate_v2, hGraphExec), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hGraph", "CUgraph", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecUpdate_v2, hGraph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "resultInfo", "CUgraphExecUpdateResultInfo *", "struct CUgraphExecUpdateResultInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphExecUpdate_v2, resultInfo), -1, CUSHIM_E_(cuGraphExecUpdate_v2, resultInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "resultInfo", "CUgraphExecUpdateResultInfo *", "struct CUgraphExecUpdateResultInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphExecUpdate_v2, resultInfo), -1, CUSHIM_E_(cuGraphExecUpdate_v2, resultInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[46] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphKernelNodeCopyAttributes[] = {
     { "dst", "CUgraphNode", "struct CUgraphNode_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphKernelNodeCopyAttributes, dst), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -3919,7 +4020,7 @@ static const cushim_param_info cushim_gen_p_cuGraphAddNode_v2[] = {
     { "phGraphNode", "CUgraphNode *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphAddNode_v2, phGraphNode), -1, CUSHIM_E_(cuGraphAddNode_v2, phGraphNode), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "hGraph", "CUgraph", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddNode_v2, hGraph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dependencies", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddNode_v2, dependencies), -1, CUSHIM_E_(cuGraphAddNode_v2, dependencies), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "dependencyData", "const CUgraphEdgeData *", "const struct CUgraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddNode_v2, dependencyData), 4, CUSHIM_E_(cuGraphAddNode_v2, dependencyData), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "dependencyData", "const CUgraphEdgeData *", "const struct CUgraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddNode_v2, dependencyData), 4, CUSHIM_E_(cuGraphAddNode_v2, dependencyData), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[49] },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddNode_v2, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "nodeParams", "CUgraphNodeParams *", "struct CUgraphNodeParams_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cuGraphAddNode_v2, nodeParams), -1, CUSHIM_E_(cuGraphAddNode_v2, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
 };
@@ -4115,8 +4216,8 @@ static const cushim_param_info cushim_gen_p_cuSurfRefGetArray[] = {
 static const cushim_param_info cushim_gen_p_cuTexObjectCreate[] = {
     { "pTexObject", "CUtexObject *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuTexObjectCreate, pTexObject), -1, CUSHIM_E_(cuTexObjectCreate, pTexObject), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
     { "pResDesc", "const CUDA_RESOURCE_DESC *", "const struct CUDA_RESOURCE_DESC_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuTexObjectCreate, pResDesc), -1, CUSHIM_E_(cuTexObjectCreate, pResDesc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
-    { "pTexDesc", "const CUDA_TEXTURE_DESC *", "const struct CUDA_TEXTURE_DESC_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuTexObjectCreate, pTexDesc), -1, CUSHIM_E_(cuTexObjectCreate, pTexDesc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
-    { "pResViewDesc", "const CUDA_RESOURCE_VIEW_DESC *", "const struct CUDA_RESOURCE_VIEW_DESC_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuTexObjectCreate, pResViewDesc), -1, CUSHIM_E_(cuTexObjectCreate, pResViewDesc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pTexDesc", "const CUDA_TEXTURE_DESC *", "const struct CUDA_TEXTURE_DESC_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuTexObjectCreate, pTexDesc), -1, CUSHIM_E_(cuTexObjectCreate, pTexDesc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[44] },
+    { "pResViewDesc", "const CUDA_RESOURCE_VIEW_DESC *", "const struct CUDA_RESOURCE_VIEW_DESC_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuTexObjectCreate, pResViewDesc), -1, CUSHIM_E_(cuTexObjectCreate, pResViewDesc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[45] },
 };
 static const cushim_param_info cushim_gen_p_cuTexObjectDestroy[] = {
     { "texObject", "CUtexObject", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuTexObjectDestroy, texObject), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -4126,11 +4227,11 @@ static const cushim_param_info cushim_gen_p_cuTexObjectGetResourceDesc[] = {
     { "texObject", "CUtexObject", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuTexObjectGetResourceDesc, texObject), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuTexObjectGetTextureDesc[] = {
-    { "pTexDesc", "CUDA_TEXTURE_DESC *", "struct CUDA_TEXTURE_DESC_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuTexObjectGetTextureDesc, pTexDesc), -1, CUSHIM_E_(cuTexObjectGetTextureDesc, pTexDesc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pTexDesc", "CUDA_TEXTURE_DESC *", "struct CUDA_TEXTURE_DESC_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuTexObjectGetTextureDesc, pTexDesc), -1, CUSHIM_E_(cuTexObjectGetTextureDesc, pTexDesc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[44] },
     { "texObject", "CUtexObject", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuTexObjectGetTextureDesc, texObject), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuTexObjectGetResourceViewDesc[] = {
-    { "pResViewDesc", "CUDA_RESOURCE_VIEW_DESC *", "struct CUDA_RESOURCE_VIEW_DESC_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuTexObjectGetResourceViewDesc, pResViewDesc), -1, CUSHIM_E_(cuTexObjectGetResourceViewDesc, pResViewDesc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pResViewDesc", "CUDA_RESOURCE_VIEW_DESC *", "struct CUDA_RESOURCE_VIEW_DESC_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuTexObjectGetResourceViewDesc, pResViewDesc), -1, CUSHIM_E_(cuTexObjectGetResourceViewDesc, pResViewDesc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[45] },
     { "texObject", "CUtexObject", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuTexObjectGetResourceViewDesc, texObject), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuSurfObjectCreate[] = {
@@ -4283,7 +4384,7 @@ static const cushim_param_info cushim_gen_p_cuCoredumpSetAttributeGlobal[] = {
 };
 static const cushim_param_info cushim_gen_p_cuGetExportTable[] = {
     { "ppExportTable", "const void **", "const void **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGetExportTable, ppExportTable), -1, CUSHIM_E_(cuGetExportTable, ppExportTable), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
-    { "pExportTableId", "const CUuuid *", "const struct CUuuid_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGetExportTable, pExportTableId), -1, CUSHIM_E_(cuGetExportTable, pExportTableId), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pExportTableId", "const CUuuid *", "const struct CUuuid_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGetExportTable, pExportTableId), -1, CUSHIM_E_(cuGetExportTable, pExportTableId), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[39] },
 };
 static const cushim_param_info cushim_gen_p_cuGreenCtxCreate[] = {
     { "phCtx", "CUgreenCtx *", "struct CUgreenCtx_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGreenCtxCreate, phCtx), -1, CUSHIM_E_(cuGreenCtxCreate, phCtx), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
@@ -4389,7 +4490,7 @@ static const cushim_param_info cushim_gen_p_cuLinkCreate[] = {
 static const cushim_param_info cushim_gen_p_cuLinkAddData[] = {
     { "state", "CUlinkState", "struct CUlinkState_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuLinkAddData, state), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "type", "CUjitInputType", "enum CUjitInputType_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cuLinkAddData, type), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[39], NULL },
-    { "data", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuLinkAddData, data), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "data", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuLinkAddData, data), 3, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "size", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuLinkAddData, size), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "name", "const char *", "const char *", CUSHIM_KIND_STRING, CUSHIM_DIR_IN, CUSHIM_F_(cuLinkAddData, name), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "numOptions", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuLinkAddData, numOptions), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -4426,7 +4527,7 @@ static const cushim_param_info cushim_gen_p_cuCtxCreate_v2[] = {
 };
 static const cushim_param_info cushim_gen_p_cuCtxCreate_v3[] = {
     { "pctx", "CUcontext *", "struct CUctx_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuCtxCreate_v3, pctx), -1, CUSHIM_E_(cuCtxCreate_v3, pctx), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "paramsArray", "CUexecAffinityParam *", "struct CUexecAffinityParam_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuCtxCreate_v3, paramsArray), 2, CUSHIM_E_(cuCtxCreate_v3, paramsArray), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "paramsArray", "CUexecAffinityParam *", "struct CUexecAffinityParam_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuCtxCreate_v3, paramsArray), 2, CUSHIM_E_(cuCtxCreate_v3, paramsArray), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[41] },
     { "numParams", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuCtxCreate_v3, numParams), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuCtxCreate_v3, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dev", "CUdevice", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuCtxCreate_v3, dev), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -4471,11 +4572,11 @@ static const cushim_param_info cushim_gen_p_cuMemHostGetDevicePointer[] = {
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyHtoD[] = {
     { "dstDevice", "CUdeviceptr_v1", "unsigned int", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoD, dstDevice), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoD, srcHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoD, srcHost), 2, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoD, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyDtoH[] = {
-    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyDtoH, dstHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyDtoH, dstHost), 2, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcDevice", "CUdeviceptr_v1", "unsigned int", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoH, srcDevice), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoH, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
@@ -4499,11 +4600,11 @@ static const cushim_param_info cushim_gen_p_cuMemcpyAtoD[] = {
 static const cushim_param_info cushim_gen_p_cuMemcpyHtoA[] = {
     { "dstArray", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoA, dstArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dstOffset", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoA, dstOffset), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoA, srcHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoA, srcHost), 3, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoA, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyAtoH[] = {
-    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyAtoH, dstHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyAtoH, dstHost), 3, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcArray", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoH, srcArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcOffset", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoH, srcOffset), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoH, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -4518,12 +4619,12 @@ static const cushim_param_info cushim_gen_p_cuMemcpyAtoA[] = {
 static const cushim_param_info cushim_gen_p_cuMemcpyHtoAAsync[] = {
     { "dstArray", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync, dstArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dstOffset", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync, dstOffset), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync, srcHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync, srcHost), 3, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyAtoHAsync[] = {
-    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyAtoHAsync, dstHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyAtoHAsync, dstHost), 3, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcArray", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoHAsync, srcArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcOffset", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoHAsync, srcOffset), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoHAsync, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -4540,12 +4641,12 @@ static const cushim_param_info cushim_gen_p_cuMemcpy3D[] = {
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyHtoDAsync[] = {
     { "dstDevice", "CUdeviceptr_v1", "unsigned int", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync, dstDevice), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync, srcHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync, srcHost), 2, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyDtoHAsync[] = {
-    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyDtoHAsync, dstHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyDtoHAsync, dstHost), 2, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcDevice", "CUdeviceptr_v1", "unsigned int", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoHAsync, srcDevice), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoHAsync, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoHAsync, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -4668,16 +4769,16 @@ static const cushim_param_info cushim_gen_p_cuDevicePrimaryCtxSetFlags[] = {
     { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuDevicePrimaryCtxSetFlags, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuDeviceGetUuid[] = {
-    { "uuid", "CUuuid *", "struct CUuuid_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuDeviceGetUuid, uuid), -1, CUSHIM_E_(cuDeviceGetUuid, uuid), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "uuid", "CUuuid *", "struct CUuuid_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuDeviceGetUuid, uuid), -1, CUSHIM_E_(cuDeviceGetUuid, uuid), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[39] },
     { "dev", "CUdevice", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuDeviceGetUuid, dev), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyHtoD_v2[] = {
     { "dstDevice", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoD_v2, dstDevice), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoD_v2, srcHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoD_v2, srcHost), 2, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoD_v2, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyDtoH_v2[] = {
-    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyDtoH_v2, dstHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyDtoH_v2, dstHost), 2, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcDevice", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoH_v2, srcDevice), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoH_v2, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
@@ -4701,11 +4802,11 @@ static const cushim_param_info cushim_gen_p_cuMemcpyAtoD_v2[] = {
 static const cushim_param_info cushim_gen_p_cuMemcpyHtoA_v2[] = {
     { "dstArray", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoA_v2, dstArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dstOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoA_v2, dstOffset), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoA_v2, srcHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoA_v2, srcHost), 3, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoA_v2, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyAtoH_v2[] = {
-    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyAtoH_v2, dstHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyAtoH_v2, dstHost), 3, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcArray", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoH_v2, srcArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoH_v2, srcOffset), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoH_v2, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -4720,12 +4821,12 @@ static const cushim_param_info cushim_gen_p_cuMemcpyAtoA_v2[] = {
 static const cushim_param_info cushim_gen_p_cuMemcpyHtoAAsync_v2[] = {
     { "dstArray", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync_v2, dstArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dstOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync_v2, dstOffset), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync_v2, srcHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync_v2, srcHost), 3, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync_v2, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoAAsync_v2, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyAtoHAsync_v2[] = {
-    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyAtoHAsync_v2, dstHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyAtoHAsync_v2, dstHost), 3, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcArray", "CUarray", "struct CUarray_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoHAsync_v2, srcArray), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcOffset", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoHAsync_v2, srcOffset), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyAtoHAsync_v2, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -4742,12 +4843,12 @@ static const cushim_param_info cushim_gen_p_cuMemcpy3D_v2[] = {
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyHtoDAsync_v2[] = {
     { "dstDevice", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync_v2, dstDevice), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync_v2, srcHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "srcHost", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync_v2, srcHost), 2, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync_v2, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyHtoDAsync_v2, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpyDtoHAsync_v2[] = {
-    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyDtoHAsync_v2, dstHost), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "dstHost", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyDtoHAsync_v2, dstHost), 2, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "srcDevice", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoHAsync_v2, srcDevice), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "ByteCount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoHAsync_v2, ByteCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyDtoHAsync_v2, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -4840,7 +4941,7 @@ static const cushim_param_info cushim_gen_p_cuMemcpyBatchAsync[] = {
     { "srcs", "CUdeviceptr *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyBatchAsync, srcs), 3, CUSHIM_E_(cuMemcpyBatchAsync, srcs), 0, CUSHIM_KIND_DEVPTR, 0, 0, NULL, NULL },
     { "sizes", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyBatchAsync, sizes), 3, CUSHIM_E_(cuMemcpyBatchAsync, sizes), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
     { "count", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyBatchAsync, count), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "attrs", "CUmemcpyAttributes *", "struct CUmemcpyAttributes_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyBatchAsync, attrs), 6, CUSHIM_E_(cuMemcpyBatchAsync, attrs), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "attrs", "CUmemcpyAttributes *", "struct CUmemcpyAttributes_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyBatchAsync, attrs), 6, CUSHIM_E_(cuMemcpyBatchAsync, attrs), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[51] },
     { "attrsIdxs", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyBatchAsync, attrsIdxs), 6, CUSHIM_E_(cuMemcpyBatchAsync, attrsIdxs), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
     { "numAttrs", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyBatchAsync, numAttrs), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "failIdx", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyBatchAsync, failIdx), -1, CUSHIM_E_(cuMemcpyBatchAsync, failIdx), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
@@ -4858,7 +4959,7 @@ static const cushim_param_info cushim_gen_p_cuMemcpyBatchAsync_ptsz[] = {
     { "srcs", "CUdeviceptr *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyBatchAsync_ptsz, srcs), 3, CUSHIM_E_(cuMemcpyBatchAsync_ptsz, srcs), 0, CUSHIM_KIND_DEVPTR, 0, 0, NULL, NULL },
     { "sizes", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyBatchAsync_ptsz, sizes), 3, CUSHIM_E_(cuMemcpyBatchAsync_ptsz, sizes), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
     { "count", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyBatchAsync_ptsz, count), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "attrs", "CUmemcpyAttributes *", "struct CUmemcpyAttributes_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyBatchAsync_ptsz, attrs), 6, CUSHIM_E_(cuMemcpyBatchAsync_ptsz, attrs), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "attrs", "CUmemcpyAttributes *", "struct CUmemcpyAttributes_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyBatchAsync_ptsz, attrs), 6, CUSHIM_E_(cuMemcpyBatchAsync_ptsz, attrs), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[51] },
     { "attrsIdxs", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyBatchAsync_ptsz, attrsIdxs), 6, CUSHIM_E_(cuMemcpyBatchAsync_ptsz, attrsIdxs), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
     { "numAttrs", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyBatchAsync_ptsz, numAttrs), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "failIdx", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemcpyBatchAsync_ptsz, failIdx), -1, CUSHIM_E_(cuMemcpyBatchAsync_ptsz, failIdx), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
@@ -4876,7 +4977,7 @@ static const cushim_param_info cushim_gen_p_cuMemcpyBatchAsync_v2[] = {
     { "srcs", "CUdeviceptr *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyBatchAsync_v2, srcs), 3, CUSHIM_E_(cuMemcpyBatchAsync_v2, srcs), 0, CUSHIM_KIND_DEVPTR, 0, 0, NULL, NULL },
     { "sizes", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyBatchAsync_v2, sizes), 3, CUSHIM_E_(cuMemcpyBatchAsync_v2, sizes), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
     { "count", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyBatchAsync_v2, count), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "attrs", "CUmemcpyAttributes *", "struct CUmemcpyAttributes_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyBatchAsync_v2, attrs), 6, CUSHIM_E_(cuMemcpyBatchAsync_v2, attrs), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "attrs", "CUmemcpyAttributes *", "struct CUmemcpyAttributes_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyBatchAsync_v2, attrs), 6, CUSHIM_E_(cuMemcpyBatchAsync_v2, attrs), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[51] },
     { "attrsIdxs", "size_t *", "unsigned long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyBatchAsync_v2, attrsIdxs), 6, CUSHIM_E_(cuMemcpyBatchAsync_v2, attrsIdxs), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
     { "numAttrs", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyBatchAsync_v2, numAttrs), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyBatchAsync_v2, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -5200,7 +5301,7 @@ static const cushim_param_info cushim_gen_p_cuStreamBeginCaptureToGraph[] = {
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuStreamBeginCaptureToGraph, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "hGraph", "CUgraph", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuStreamBeginCaptureToGraph, hGraph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dependencies", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuStreamBeginCaptureToGraph, dependencies), -1, CUSHIM_E_(cuStreamBeginCaptureToGraph, dependencies), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "dependencyData", "const CUgraphEdgeData *", "const struct CUgraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuStreamBeginCaptureToGraph, dependencyData), 4, CUSHIM_E_(cuStreamBeginCaptureToGraph, dependencyData), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "dependencyData", "const CUgraphEdgeData *", "const struct CUgraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuStreamBeginCaptureToGraph, dependencyData), 4, CUSHIM_E_(cuStreamBeginCaptureToGraph, dependencyData), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[49] },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuStreamBeginCaptureToGraph, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "mode", "CUstreamCaptureMode", "enum CUstreamCaptureMode_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cuStreamBeginCaptureToGraph, mode), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[57], NULL },
 };
@@ -5270,7 +5371,7 @@ static const cushim_param_info cushim_gen_p_cuGraphExecKernelNodeSetParams[] = {
 static const cushim_param_info cushim_gen_p_cuGraphInstantiateWithParams[] = {
     { "phGraphExec", "CUgraphExec *", "struct CUgraphExec_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphInstantiateWithParams, phGraphExec), -1, CUSHIM_E_(cuGraphInstantiateWithParams, phGraphExec), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "hGraph", "CUgraph", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphInstantiateWithParams, hGraph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "instantiateParams", "CUDA_GRAPH_INSTANTIATE_PARAMS *", "struct CUDA_GRAPH_INSTANTIATE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cuGraphInstantiateWithParams, instantiateParams), -1, CUSHIM_E_(cuGraphInstantiateWithParams, instantiateParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "instantiateParams", "CUDA_GRAPH_INSTANTIATE_PARAMS *", "struct CUDA_GRAPH_INSTANTIATE_PARAMS_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cuGraphInstantiateWithParams, instantiateParams), -1, CUSHIM_E_(cuGraphInstantiateWithParams, instantiateParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[47] },
 };
 static const cushim_param_info cushim_gen_p_cuGraphExecUpdate[] = {
     { "hGraphExec", "CUgraphExec", "struct CUgraphExec_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphExecUpdate, hGraphExec), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -5389,7 +5490,7 @@ static const cushim_param_info cushim_gen_p_cuStreamUpdateCaptureDependencies_pt
 static const cushim_param_info cushim_gen_p_cuStreamUpdateCaptureDependencies_v2[] = {
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuStreamUpdateCaptureDependencies_v2, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dependencies", "CUgraphNode *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuStreamUpdateCaptureDependencies_v2, dependencies), -1, CUSHIM_E_(cuStreamUpdateCaptureDependencies_v2, dependencies), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "dependencyData", "const CUgraphEdgeData *", "const struct CUgraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuStreamUpdateCaptureDependencies_v2, dependencyData), 3, CUSHIM_E_(cuStreamUpdateCaptureDependencies_v2, dependencyData), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "dependencyData", "const CUgraphEdgeData *", "const struct CUgraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuStreamUpdateCaptureDependencies_v2, dependencyData), 3, CUSHIM_E_(cuStreamUpdateCaptureDependencies_v2, dependencyData), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[49] },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuStreamUpdateCaptureDependencies_v2, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuStreamUpdateCaptureDependencies_v2, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
@@ -7184,7 +7285,7 @@ static const cushim_param_info cushim_gen_p_cudaKernelSetAttributeForDevice[] = 
 };
 static const cushim_param_info cushim_gen_p_cudaGetExportTable[] = {
     { "ppExportTable", "const void **", "const void **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGetExportTable, ppExportTable), -1, CUSHIM_E_(cudaGetExportTable, ppExportTable), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
-    { "pExportTableId", "const cudaUUID_t *", "const struct CUuuid_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGetExportTable, pExportTableId), -1, CUSHIM_E_(cudaGetExportTable, pExportTableId), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pExportTableId", "const cudaUUID_t *", "const struct CUuuid_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cudaGetExportTable, pExportTableId), -1, CUSHIM_E_(cudaGetExportTable, pExportTableId), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[39] },
 };
 static const cushim_param_info cushim_gen_p_cudaGetFuncBySymbol[] = {
     { "functionPtr", "cudaFunction_t *", "struct CUfunc_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaGetFuncBySymbol, functionPtr), -1, CUSHIM_E_(cudaGetFuncBySymbol, functionPtr), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
@@ -9505,7 +9606,7 @@ static const cushim_param_info cushim_gen_p_cuMemcpyWithAttributesAsync_ptsz[] =
     { "dst", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyWithAttributesAsync_ptsz, dst), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "src", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyWithAttributesAsync_ptsz, src), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "size", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyWithAttributesAsync_ptsz, size), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "attr", "CUmemcpyAttributes *", "struct CUmemcpyAttributes_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyWithAttributesAsync_ptsz, attr), -1, CUSHIM_E_(cuMemcpyWithAttributesAsync_ptsz, attr), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "attr", "CUmemcpyAttributes *", "struct CUmemcpyAttributes_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyWithAttributesAsync_ptsz, attr), -1, CUSHIM_E_(cuMemcpyWithAttributesAsync_ptsz, attr), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[51] },
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyWithAttributesAsync_ptsz, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpy3DWithAttributesAsync_ptsz[] = {
@@ -9531,7 +9632,7 @@ static const cushim_param_info cushim_gen_p_cuMulticastBindAddr_v2[] = {
     { "flags", "unsigned long long", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMulticastBindAddr_v2, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuDeviceGetFabricClusterUuid[] = {
-    { "uuid", "CUuuid *", "struct CUuuid_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuDeviceGetFabricClusterUuid, uuid), -1, CUSHIM_E_(cuDeviceGetFabricClusterUuid, uuid), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "uuid", "CUuuid *", "struct CUuuid_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuDeviceGetFabricClusterUuid, uuid), -1, CUSHIM_E_(cuDeviceGetFabricClusterUuid, uuid), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[39] },
     { "dev", "CUdevice", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuDeviceGetFabricClusterUuid, dev), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuDeviceGetCliqueCount[] = {
@@ -9666,7 +9767,7 @@ static const cushim_param_info cushim_gen_p_cuGraphAddNode_v3[] = {
     { "phGraphNode", "CUgraphNode *", "struct CUgraphNode_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuGraphAddNode_v3, phGraphNode), -1, CUSHIM_E_(cuGraphAddNode_v3, phGraphNode), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "hGraph", "CUgraph", "struct CUgraph_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddNode_v3, hGraph), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "dependencies", "const CUgraphNode *", "struct CUgraphNode_st *const *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddNode_v3, dependencies), -1, CUSHIM_E_(cuGraphAddNode_v3, dependencies), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "dependencyData", "const CUgraphEdgeData *", "const struct CUgraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddNode_v3, dependencyData), 4, CUSHIM_E_(cuGraphAddNode_v3, dependencyData), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "dependencyData", "const CUgraphEdgeData *", "const struct CUgraphEdgeData_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddNode_v3, dependencyData), 4, CUSHIM_E_(cuGraphAddNode_v3, dependencyData), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[49] },
     { "numDependencies", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuGraphAddNode_v3, numDependencies), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "nodeParams", "CUgraphNodeParams *", "struct CUgraphNodeParams_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(cuGraphAddNode_v3, nodeParams), -1, CUSHIM_E_(cuGraphAddNode_v3, nodeParams), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
 };
@@ -9716,7 +9817,7 @@ static const cushim_param_info cushim_gen_p_cuMemcpyWithAttributesAsync[] = {
     { "dst", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyWithAttributesAsync, dst), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "src", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyWithAttributesAsync, src), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "size", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyWithAttributesAsync, size), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "attr", "CUmemcpyAttributes *", "struct CUmemcpyAttributes_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyWithAttributesAsync, attr), -1, CUSHIM_E_(cuMemcpyWithAttributesAsync, attr), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "attr", "CUmemcpyAttributes *", "struct CUmemcpyAttributes_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyWithAttributesAsync, attr), -1, CUSHIM_E_(cuMemcpyWithAttributesAsync, attr), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[51] },
     { "hStream", "CUstream", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuMemcpyWithAttributesAsync, hStream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemcpy3DWithAttributesAsync[] = {
@@ -12885,8 +12986,9 @@ const uint16_t cushim_gen_enum_const_at[2021][2] = { /* enum, value index */
 };
 
 /* listed structs by name: host struct_by_name */
-const uint16_t cushim_gen_struct_by_name[39] = {
-    4, 8, 3, 7, 16, 12, 9, 13, 22, 0, 5, 1, 2, 6, 15, 14,
-    21, 10, 11, 19, 17, 18, 20, 36, 27, 38, 31, 30, 29, 33, 35, 34,
-    24, 25, 32, 26, 37, 28, 23,
+const uint16_t cushim_gen_struct_by_name[52] = {
+    4, 8, 3, 7, 43, 42, 47, 16, 12, 9, 13, 22, 0, 5, 1, 2,
+    6, 15, 14, 21, 45, 44, 50, 40, 41, 49, 46, 10, 11, 19, 17, 18,
+    20, 51, 48, 39, 36, 27, 38, 31, 30, 29, 33, 35, 34, 24, 25, 32,
+    26, 37, 28, 23,
 };

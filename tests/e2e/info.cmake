@@ -22,5 +22,10 @@ info_probe(badoptname INFO_BAD_OPTION_NAME)
 info_probe(emptyoptname INFO_EMPTY_OPTION_NAME)
 info_probe(badtype INFO_BAD_TYPE)
 info_probe(badflags INFO_BAD_FLAGS)
+# the SDK ABI of the headers, for the expected reasons of the 'newer' and 'major' builds
+file(STRINGS "${PROJECT_SOURCE_DIR}/sdk/include/cushim/cushim.h" _info_abi REGEX "^#define CUSHIM_ABI_(MAJOR|MINOR) [0-9]+")
+string(REGEX REPLACE ".*MAJOR ([0-9]+).*" "\\1" _info_major "${_info_abi}")
+string(REGEX REPLACE ".*MINOR ([0-9]+).*" "\\1" _info_minor "${_info_abi}")
 e2e_test(info_plugins COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_info.sh" "$<TARGET_FILE:cushim-info>"
-  "${CMAKE_CURRENT_BINARY_DIR}/info_probes" "$<TARGET_FILE:vecadd>")
+  "${CMAKE_CURRENT_BINARY_DIR}/info_probes" "$<TARGET_FILE:vecadd>" ENV "INFO_ABI_MAJOR=${_info_major}"
+  "INFO_ABI_MINOR=${_info_minor}")

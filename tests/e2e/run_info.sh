@@ -7,6 +7,7 @@
 # good build is described (status 0) and loads.
 set -u
 info=$1 probes=$2 prog=$3
+ma=${INFO_ABI_MAJOR:?} mi=${INFO_ABI_MINOR:?}   # the SDK ABI of the headers (info.cmake)
 preload=${LD_PRELOAD-}   # the shim (and a sanitizer runtime before it), for PROGRAM only
 unset LD_PRELOAD
 dir=${E2E_OUT:-${TMPDIR:-/tmp}}/info_plugins
@@ -43,12 +44,12 @@ while IFS='|' read -r name why; do
     fi
     shim=$(shim_reason "$p")
     [ "$shim" = "$why" ] || fail "$name" "the shim's reason differs: '$shim' (its stderr: $(head -c 400 shim.err))"
-done <<'EOF'
+done <<EOF
 badname|the plugin's name is not [a-z0-9_-]{1,63}
 longname|the plugin's name is not [a-z0-9_-]{1,63}
 small|plugin definition too small (24 bytes; at least 48)
-newer|was built for SDK ABI 1.1, this shim provides 1.0
-major|was built for SDK ABI 2.0, this shim provides 1.0
+newer|was built for SDK ABI $ma.$((mi + 1)), this shim provides $ma.$mi
+major|was built for SDK ABI $((ma + 1)).$mi, this shim provides $ma.$mi
 baddefault|the default 'lots' of option 'limit' is not a valid bytes (4096, 512K, 8MiB, 1.5G)
 badint|the default '0x' of option 'count' is not a valid int (decimal or 0x hex)
 dup|option 'limit' is declared twice

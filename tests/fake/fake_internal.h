@@ -63,11 +63,13 @@ struct CUfunc_st {
     uint32_t magic;
     struct CUfunc_st *next;
     char name[128];
+    struct CUmod_st *module;   /* cuFuncGetParamInfo reads its PTX (fake_paraminfo.c) */
 };
 
 struct CUmod_st {
     uint32_t magic;
     struct CUfunc_st *funcs;
+    char *ptx;                 /* a copy of a PTX image, else NULL (fake_paraminfo.c) */
 };
 
 /* Kernels and libraries are the context-independent twins of the above. */
@@ -85,6 +87,7 @@ FK_HIDDEN extern pthread_mutex_t fk_lock;
 FK_HIDDEN extern atomic_int fk_initialized;
 
 FK_HIDDEN void fk_count(uint32_t id);
+FK_HIDDEN char *fk_ptx_copy(const void *image);   /* fake_paraminfo.c */
 #define FAKE_ENTER(name) fk_count(CUSHIM_API_##name)
 #define FK_REQUIRE_INIT() do { if (!atomic_load(&fk_initialized)) return CUDA_ERROR_NOT_INITIALIZED; } while (0)
 

@@ -34,6 +34,7 @@ CUresult cuModuleLoadData(CUmodule *module, const void *image)
     struct CUmod_st *m = fk_module_new();
     if (m == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
+    m->ptx = fk_ptx_copy(image);
     *module = m;
     return CUDA_SUCCESS;
 }
@@ -50,6 +51,7 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int nu
     struct CUmod_st *m = fk_module_new();
     if (m == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
+    m->ptx = fk_ptx_copy(image);
     *module = m;
     return CUDA_SUCCESS;
 }
@@ -70,6 +72,7 @@ static CUresult fk_module_get_function(CUfunction *hfunc, CUmodule hmod, const c
             break;
     if (f == NULL && (f = fk_obj_alloc(sizeof *f)) != NULL) {
         f->magic = FK_MAGIC_FUNC;
+        f->module = hmod;
         strncpy(f->name, name, sizeof f->name - 1);
         f->next = hmod->funcs;
         hmod->funcs = f;

@@ -69,8 +69,10 @@ static void test_failure_reasons(void **state)
                 opt);
     load_expect("?" P("noentry"), "exports no cushim_plugin_entry() (not a cushim plugin?)", opt);
     load_expect("?" P("small"), "plugin definition too small (24 bytes; at least", opt);
-    load_expect("?" P("major"), "plugin 'probe-major': was built for SDK ABI 2.0, this shim provides 1.0", opt);
-    load_expect("?" P("newer"), "plugin 'probe-newer': was built for SDK ABI 1.1, this shim provides 1.0", opt);
+    load_expect("?" P("major"), "plugin 'probe-major': was built for SDK ABI 2.0, this shim provides " RT_ABI_NOW, opt);
+    snprintf(text, sizeof text, "plugin 'probe-newer': was built for SDK ABI %s, this shim provides " RT_ABI_NOW,
+             rt_abi_next());
+    load_expect("?" P("newer"), text, opt);
     load_expect("?" P("good") ":bogus=1", "plugin 'probe-good': unknown option \"bogus\" (out, select, count", opt);
     load_expect("?" P("good") ":count=ten", "plugin 'probe-good': option 'count' = \"ten\" is not a valid int", opt);
     load_expect("?" P("good") ":on=2", "option 'on' = \"2\" is not a valid bool", opt);
@@ -226,10 +228,10 @@ static int fail_closed_child(void)
         fn != rt_wrapper_of[CUSHIM_API_cuDriverGetVersion])
         return 5;
     const char *added = rt_test_log_text() + before;
-    if (occurrences(added, "plugin 'probe-major': was built for SDK ABI 2.0, this shim provides 1.0; failing "
+    if (occurrences(added, "plugin 'probe-major': was built for SDK ABI 2.0, this shim provides " RT_ABI_NOW "; failing "
                            "closed: every CUDA call returns an initialisation error") != 1 ||
         occurrences(added, "cudaGetDevice refused: every CUDA call returns an initialisation error, as "
-                           "plugin 'probe-major': was built for SDK ABI 2.0, this shim provides 1.0") != 1 ||
+                           "plugin 'probe-major': was built for SDK ABI 2.0, this shim provides " RT_ABI_NOW) != 1 ||
         occurrences(added, "refused") != 1)
         return 6;
     return 0;

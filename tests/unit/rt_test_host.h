@@ -73,4 +73,16 @@ static inline char *rt_test_log_text(void)
     return buf;
 }
 
+/* The SDK ABI this build serves, as the host's messages write it ("1.1"), and the next minor's: tests that
+   quote a refusal follow a minor release without edits. */
+#define RT_ABI_STR_(x) #x
+#define RT_ABI_STR(x) RT_ABI_STR_(x)
+#define RT_ABI_NOW RT_ABI_STR(CUSHIM_ABI_MAJOR) "." RT_ABI_STR(CUSHIM_ABI_MINOR)
+static inline const char *rt_abi_next(void)
+{
+    static char s[16];
+    snprintf(s, sizeof s, "%u.%u", (unsigned)CUSHIM_ABI_MAJOR, (unsigned)CUSHIM_ABI_MINOR + 1);
+    return s;
+}
+
 #endif /* RT_TEST_HOST_H */

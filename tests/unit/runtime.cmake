@@ -77,7 +77,7 @@ rt_probe(good)
 # the shim is 1.0: 'older' is minor 0 of its major (loads), 'major' 2.0 and 'newer' 1.1 are refused
 rt_probe(older PROBE_ABI=0x10000)
 rt_probe(major PROBE_ABI=0x20000)
-rt_probe(newer PROBE_ABI=0x10001)
+rt_probe(newer PROBE_ABI=CUSHIM_ABI_VERSION+1)
 rt_probe(small PROBE_DEF_SIZE=24)
 rt_probe(noentry PROBE_NO_ENTRY)
 rt_probe(required PROBE_REQUIRED)
@@ -135,6 +135,14 @@ target_compile_options(rt_nodriver_test PRIVATE ${RT_TEST_FLAGS})
 target_link_libraries(rt_nodriver_test PRIVATE cushim PkgConfig::CMOCKA ${CMAKE_DL_LIBS})
 add_test(NAME rt_nodriver_test COMMAND rt_nodriver_test)
 set_tests_properties(rt_nodriver_test PROPERTIES ENVIRONMENT "CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1")
+
+# CUSHIM_HOOK_SERVE: hooks that serve calls in a process with no driver (the remote plugin's mode).
+add_executable(rt_serve_test "${RT_TEST_DIR}/rt_serve_test.c")
+target_compile_options(rt_serve_test PRIVATE ${RT_TEST_FLAGS})
+target_include_directories(rt_serve_test PRIVATE "${PROJECT_SOURCE_DIR}/sdk/include")
+target_link_libraries(rt_serve_test PRIVATE cushim PkgConfig::CMOCKA ${CMAKE_DL_LIBS})
+add_test(NAME rt_serve_test COMMAND rt_serve_test)
+set_tests_properties(rt_serve_test PROPERTIES ENVIRONMENT "CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1;CUSHIM_LOG=off")
 
 add_executable(rt_dropin_test "${RT_TEST_DIR}/rt_dropin_test.c")
 target_compile_options(rt_dropin_test PRIVATE ${RT_TEST_FLAGS})

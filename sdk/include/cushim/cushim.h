@@ -48,7 +48,7 @@ extern "C" {
 #endif
 
 #define CUSHIM_ABI_MAJOR 1
-#define CUSHIM_ABI_MINOR 0
+#define CUSHIM_ABI_MINOR 1
 #define CUSHIM_ABI_VERSION ((uint32_t)((CUSHIM_ABI_MAJOR << 16) | CUSHIM_ABI_MINOR))
 #define CUSHIM_ABI_MAJOR_OF(v) ((uint32_t)(v) >> 16)
 #define CUSHIM_ABI_MINOR_OF(v) ((uint32_t)(v) & 0xffffu)
@@ -225,6 +225,11 @@ static inline int cushim_call_skip(cushim_call *c, int32_t result)
  */
 #define CUSHIM_HOOK_TIME 1u      /* fill call->t_enter_ns (a clock read costs ~9-22 ns a call) */
 #define CUSHIM_HOOK_EXIT_TIME 2u /* fill call->t_exit_ns for the post hooks (one more read) */
+/* (1.1) The pre hook serves the call itself: a call whose library lacks the function (no driver installed,
+   a remote GPU) reaches the hooks with call->real NULL instead of failing before them. If no pre hook skips
+   it, it fails as without the flag and the post hooks see CUSHIM_CALL_SKIPPED. Needs a pre hook; a 1.0 host
+   refuses the flag (CUSHIM_EINVAL). */
+#define CUSHIM_HOOK_SERVE 4u
 
 typedef struct cushim_hook_spec {
     uint32_t size;            /* sizeof(cushim_hook_spec)                              */

@@ -1,0 +1,71 @@
+/*
+ * bench_remote_calls.c - what a forwarded call costs (bench/remote/run.sh): ROUNDS synchronous calls of
+ * cuDeviceGetCount (a round trip with one 4-byte output) and of cuMemcpyHtoD_v2 / cuMemcpyDtoH_v2 of SIZE
+ * bytes; prints the median and 10th/90th percentiles per call. Run it against the fake driver locally and
+ * through the remote plugin to cushim-serve.
+ *   bench_remote_calls [ROUNDS=20000] [SIZE=1048576]
+ */
+#include <cuda.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static double now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void report(const char *what, double *t, int n, size_t bytes)
+{
+    qsort(t, (size_t)n, sizeof *t, cmp);
+    printf("%-22s median %8.2f us (p10 %8.2f, p90 %8.2f)", what, t[n / 2], t[n / 10], t[n * 9 / 10]);
+    if (bytes)
+        printf("  %.2f GB/s", (double)bytes / (t[n / 2] * 1e3));
+    printf("\n");
+}
+
+int main(int argc, char **argv)
+{
+    int rounds = argc > 1 ? atoi(argv[1]) : 20000, count = 0;
+    size_t size = argc > 2 ? strtoul(argv[2], NULL, 0) : 1 << 20;
+    CUdevice dev;
+    CUcontext ctx;
+    CUdeviceptr d;
+    char *host = calloc(1, size);
+    double *t = malloc(sizeof *t * (size_t)rounds);
+    if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx) ||
+        cuMemAlloc(&d, size)) {
+        fprintf(stderr, "bench_remote_calls: set-up failed\n");
+        return 1;
+    }
+    for (int i = 0; i < rounds; i++) {
+        double t0 = now_us();
+        cuDeviceGetCount(&count);
+        t[i] = now_us() - t0;
+    }
+    report("cuDeviceGetCount", t, rounds, 0);
+    int big = rounds / 20 > 0 ? rounds / 20 : 1;
+    for (int i = 0; i < big; i++) {
+        double t0 = now_us();
+        cuMemcpyHtoD(d, host, size);
+        t[i] = now_us() - t0;
+    }
+    report("cuMemcpyHtoD", t, big, size);
+    for (int i = 0; i < big; i++) {
+        double t0 = now_us();
+        cuMemcpyDtoH(host, d, size);
+        t[i] = now_us() - t0;
+    }
+    report("cuMemcpyDtoH", t, big, size);
+    cuMemFree(d);
+    cuDevicePrimaryCtxRelease(dev);
+    return 0;
+}

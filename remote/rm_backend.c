@@ -1,0 +1,235 @@
+/*
+ * rm_backend.c - one back end: the process cushim-serve forks for one client (docs/remote.md, "Trust model").
+ *
+ * It loads the shim (libcushim.so, given by path) only after the fork, so each client gets a driver of its
+ * own, and reaches everything through the shim's host table: the metadata (the same plans as the client's)
+ * and host->call_real, which calls the real function of the driver this process loaded (the fake one in CI).
+ * Every call is decoded into the arena, run, answered, and the arena reset: nothing a client sends can make
+ * the back end read or write outside the message and its arena, and one client's back end holds no other's
+ * state. The loop ends when the client closes the connection (or dies), and the process exits normally, so
+ * the driver's and the plugins' exit handlers run.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rm_backend.h"
+#include "rm_codec.h"
+#include "rm_sock.h"
+
+#define RB_KCHECKED 256   /* functions whose launch arguments were checked once (a small direct-mapped cache) */
+
+typedef struct rb_kchecked {
+    uint64_t func;
+    uint32_t n, hash;                    /* the argument count and a hash of the sizes that passed */
+} rb_kchecked;
+
+typedef struct rb_state {
+    const cushim_host *host;
+    rm_plans *plans;
+    rm_arena arena;
+    const cushim_api_info *paraminfo;   /* cuFuncGetParamInfo: checks kernel argument sizes */
+    int verbose;
+    rb_kchecked kchecked[RB_KCHECKED];
+} rb_state;
+
+static uint32_t rb_sizes_hash(uint32_t n, const uint32_t *sizes)
+{
+    uint32_t h = 2166136261u ^ n;
+    for (uint32_t i = 0; i < n; i++)
+        h = (h ^ sizes[i]) * 16777619u;
+    return h;
+}
+
+static void rb_log(const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "cushim-serve[%d]: %s\n", (int)getpid(), line);
+}
+
+/* The argument sizes of a launch against the driver's own answer (cuFuncGetParamInfo), when it gives one:
+   a client that sends fewer arguments than the kernel takes would have the driver read past them. */
+static int rb_kcheck(void *user, uint64_t func, uint32_t n, const uint32_t *sizes)
+{
+    rb_state *b = user;
+    const cushim_api_info *a = b->paraminfo;
+    rb_kchecked *k = &b->kchecked[(func >> 4) % RB_KCHECKED];
+    uint32_t hash = rb_sizes_hash(n, sizes);
+    if (a == NULL || a->params_size > 64 || (k->func == func && k->n == n && k->hash == hash))
+        return RM_OK;   /* checked before (the cache is emptied when a module or library is unloaded) */
+    k->func = 0;
+    for (uint32_t i = 0; i <= n; i++) {
+        uint8_t params[64] = {0};
+        size_t index = i, off = 0, size = 0;
+        size_t *po = &off, *ps = &size;
+        int32_t ret = -1;
+        const cushim_param_info *p0 = b->host->api_param(a, 0), *p1 = b->host->api_param(a, 1),
+                                *p2 = b->host->api_param(a, 2), *p3 = b->host->api_param(a, 3);
+        memcpy(params + p0->offset, &func, sizeof func);
+        memcpy(params + p1->offset, &index, sizeof index);
+        memcpy(params + p2->offset, &po, sizeof po);
+        memcpy(params + p3->offset, &ps, sizeof ps);
+        if (b->host->call_real(a->id, params, &ret) != CUSHIM_OK)
+            return RM_OK;   /* the driver has no such function: nothing to check against */
+        if (i == 0 && ret != 0 && ret != 1 /* CUDA_ERROR_INVALID_VALUE: a kernel without parameters */)
+            return RM_OK;   /* not answered for this function (CUDA_ERROR_NOT_SUPPORTED...) */
+        if (i < n && (ret != 0 || size != sizes[i]))
+            return RM_EMALFORMED;
+        if (i == n && ret == 0)
+            return RM_EMALFORMED;   /* the kernel takes more arguments than were sent */
+    }
+    *k = (rb_kchecked){ .func = func, .n = n, .hash = hash };
+    return RM_OK;
+}
+
+/* One CALL payload: decode, run, encode the reply into 'w'. The reply's status says what happened. */
+static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t len, rm_wr *w, uint32_t *ran_status,
+                    uint8_t *ret, uint32_t *ret_size)
+{
+    rm_call c;
+    uint32_t status, id = 0;
+    if (len >= 4)
+        memcpy(&id, msg, 4);
+    int rc = rm_decode_call(b->plans, msg, len, &b->arena, cx, &c, &status);
+    memset(ret, 0, 64);
+    *ret_size = 0;
+    if (rc == RM_OK) {
+        if (c.plan->info->categories & CUSHIM_CAT_MODULE && strstr(c.plan->info->name, "Unload") != NULL)
+            memset(b->kchecked, 0, sizeof b->kchecked);   /* its function handles may come back for other kernels */
+        if (c.plan->info->ret_size > 64 || b->host->call_real(c.plan->id, c.params, ret) != CUSHIM_OK)
+            status = RM_ST_NO_FUNCTION;
+        else
+            *ret_size = c.plan->info->ret_size;
+    }
+    if (b->verbose || (status != RM_ST_OK && status != RM_ST_NO_FUNCTION))
+        rb_log("%s: %s", c.plan ? c.plan->info->name : "?",
+               status == RM_ST_OK ? "ran" : status == RM_ST_UNKNOWN_API ? "unknown API id" :
+               status == RM_ST_LAYOUT ? "layout differs from this server's tree" :
+               status == RM_ST_REFUSED ? "not forwarded (class)" : status == RM_ST_TOO_LARGE ? "too large" :
+               "malformed");
+    rm_encode_reply(rc == RM_OK ? &c : NULL, id, status, ret, w);
+    *ran_status = status;
+    rm_arena_reset(&b->arena);
+}
+
+static int rb_hello(rb_state *b, int fd, const rm_hdr *h, const uint8_t *payload, const char *tree)
+{
+    rm_hello in, out;
+    uint16_t status = RM_HELLO_OK;
+    memset(&in, 0, sizeof in);
+    memcpy(&in, payload, h->length < sizeof in ? h->length : sizeof in);
+    if (h->version != RM_WIRE_VERSION || h->length != sizeof in)
+        status = RM_HELLO_REFUSED_VERSION;
+    else if (in.ptr_bytes != sizeof(void *))
+        status = RM_HELLO_REFUSED_ABI;
+    rm_hello_make(&out, b->plans, tree, (uint32_t)getpid());
+    out.status = status;
+    if (status != RM_HELLO_OK)
+        rb_log("client pid %u refused: %s (wire version %u, this server %u)", in.pid,
+               status == RM_HELLO_REFUSED_VERSION ? "another wire version" : "another ABI", h->version,
+               RM_WIRE_VERSION);
+    else if (in.tree_hash != b->plans->tree_hash)
+        rb_log("client pid %u: its tree '%.*s' differs from this server's '%s': APIs whose layout differs are "
+               "refused", in.pid, RM_TREE_NAME_LEN, in.tree, tree);
+    else if (b->verbose)
+        rb_log("client pid %u: '%.*s'", in.pid, RM_TREE_NAME_LEN, in.tree);
+    if (rm_send(fd, RM_MSG_HELLO, h->seq, &out, sizeof out) != RM_OK)
+        return -1;
+    return status == RM_HELLO_OK ? 0 : -1;
+}
+
+int rm_backend_run(int fd, const char *shim_path, int verbose)
+{
+    rb_state b = { .verbose = verbose };
+    void *h = dlopen(shim_path, RTLD_NOW | RTLD_LOCAL);
+    cushim_host_get_fn get = h ? (cushim_host_get_fn)dlsym(h, CUSHIM_HOST_GET_NAME) : NULL;
+    if (get == NULL || (b.host = get(CUSHIM_ABI_VERSION)) == NULL || !CUSHIM_HOST_HAS(b.host, call_real)) {
+        rb_log("cannot use the shim %s: %s", shim_path, h ? "no host table of this ABI" : dlerror());
+        return 1;
+    }
+    rm_meta m;
+    rm_meta_from_host(&m, b.host);
+    if ((b.plans = rm_plans_build(&m)) == NULL || rm_arena_init(&b.arena, RM_MAX_ARENA) != 0) {
+        rb_log("out of memory");
+        return 1;
+    }
+    b.paraminfo = b.host->api_by_name("cuFuncGetParamInfo");
+    const rm_ctx cx = { .kparam_check = rb_kcheck, .user = &b };
+    const char *tree = b.host->version();
+    uint8_t *buf = NULL, ret[64];
+    size_t cap = 0;
+    rm_wr w;
+    rm_hdr hd;
+    int rc, said_hello = 0;
+    rm_wr_init(&w, 0);
+    while ((rc = rm_recv(fd, &hd, &buf, &cap)) == RM_OK) {
+        if (!said_hello) {
+            if (hd.kind != RM_MSG_HELLO || rb_hello(&b, fd, &hd, buf, tree) != 0)
+                break;
+            said_hello = 1;
+            continue;
+        }
+        if (hd.version != RM_WIRE_VERSION)
+            break;
+        rm_wr_reset(&w);
+        uint32_t status, ret_size;
+        if (hd.kind == RM_MSG_CALL) {
+            rb_call(&b, &cx, buf, hd.length, &w, &status, ret, &ret_size);
+            if (w.err != RM_OK || rm_send(fd, RM_MSG_REPLY, hd.seq, w.p, w.len) != RM_OK)
+                break;
+        } else if (hd.kind == RM_MSG_BATCH) {
+            /* reply: u32 calls run, u32 index of the first that failed (or 0xffffffff), its status and result */
+            rm_rd r = { .p = buf, .len = hd.length };
+            uint32_t n, ran = 0, failed = 0xffffffffu, fstatus = RM_ST_OK, fsize = 0;
+            uint8_t fret[64] = {0};
+            const uint8_t *call;
+            size_t clen;
+            rm_wr one;
+            rm_wr_init(&one, 0);
+            if (rm_rd_u32(&r, &n) != RM_OK || n > RM_MAX_BATCH)
+                n = 0, fstatus = RM_ST_MALFORMED, failed = 0;
+            for (uint32_t i = 0; i < n; i++, ran++) {
+                if (rm_batch_next(&r, &call, &clen) != RM_OK) {
+                    failed = i, fstatus = RM_ST_MALFORMED;
+                    break;
+                }
+                rm_wr_reset(&one);
+                rb_call(&b, &cx, call, clen, &one, &status, ret, &ret_size);
+                int32_t code = 0;
+                if (ret_size >= 4)
+                    memcpy(&code, ret, 4);
+                if (failed == 0xffffffffu && (status != RM_ST_OK || code != 0)) {
+                    failed = i, fstatus = status, fsize = ret_size;
+                    memcpy(fret, ret, sizeof fret);
+                }
+            }
+            rm_wr_free(&one);
+            rm_wr_u32(&w, ran);
+            rm_wr_u32(&w, failed);
+            rm_wr_u32(&w, fstatus);
+            rm_wr_u32(&w, fsize);
+            rm_wr_bytes(&w, fret, fsize);
+            if (w.err != RM_OK || rm_send(fd, RM_MSG_BATCH_REPLY, hd.seq, w.p, w.len) != RM_OK)
+                break;
+        } else {
+            rb_log("unexpected message kind %u: closing", hd.kind);
+            break;
+        }
+    }
+    if (rc != RM_OK && rc != RM_ECLOSED)
+        rb_log("connection: %s", rc == RM_EBOUNDS ? "a message over the bound" : rc == RM_EMALFORMED ?
+               "not a cushim message" : "read error");
+    rm_wr_free(&w);
+    free(buf);
+    rm_arena_destroy(&b.arena);
+    rm_plans_free(b.plans);
+    return 0;
+}

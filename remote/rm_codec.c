@@ -1,0 +1,471 @@
+/*
+ * rm_codec.c - encoder and decoder of calls and replies, driven by the plans
+ * (rm_codec.h). Layout of a CALL payload:
+ *
+ *   u32 api_id, u32 layout_hash,
+ *   the VALUE parameters' bytes in parameter order,
+ *   then per pointer parameter in plan order (uncounted first, then counted):
+ *     u8 present (0: NULL), and when present
+ *       STRING_IN  u32 n, n bytes (the NUL is the server's)
+ *       ARRAY      count x elem bytes when the data goes in (the count is the decoded parameter's)
+ *       IMAGE      u32 n, n bytes
+ *       KPARAMS    u32 n, n x u32 size, the n values
+ *       STRING_OUT, ARRAY out: nothing
+ *
+ * A REPLY payload: u32 api_id, u32 status, ret_size bytes, u8 outputs, and when outputs is 1, per present
+ * output in plan order: ARRAY out/inout u32 n, n x elem bytes; STRING_OUT u32 n (0xffffffff: NULL), n bytes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rm_codec.h"
+
+#define RM_NULL_STRING 0xffffffffu
+
+static void *rm_ptr_at(const void *params, const rm_pplan *pp)
+{
+    void *v;
+    memcpy(&v, (const uint8_t *)params + pp->offset, sizeof v);
+    return v;
+}
+
+static void rm_ptr_set(void *params, const rm_pplan *pp, const void *v)
+{
+    memcpy((uint8_t *)params + pp->offset, &v, sizeof v);
+}
+
+/* An integer of 'size' bytes at 'p'; negative signed values give RM_EBOUNDS. */
+static int rm_int_at(const void *p, unsigned size, int is_signed, uint64_t *out)
+{
+    int64_t s;
+    switch (size) {
+    case 1: { int8_t v; memcpy(&v, p, 1); s = is_signed ? v : (int64_t)(uint8_t)v; break; }
+    case 2: { int16_t v; memcpy(&v, p, 2); s = is_signed ? v : (int64_t)(uint16_t)v; break; }
+    case 4: { int32_t v; memcpy(&v, p, 4); s = is_signed ? v : (int64_t)(uint32_t)v; break; }
+    case 8: { uint64_t v; memcpy(&v, p, 8); *out = v; return is_signed && (int64_t)v < 0 ? RM_EBOUNDS : RM_OK; }
+    default: return RM_EMALFORMED;
+    }
+    if (s < 0)
+        return RM_EBOUNDS;
+    *out = (uint64_t)s;
+    return RM_OK;
+}
+
+/* Elements behind an ARRAY pointer, from the parameters as they are now (before the call: the capacity). */
+static int rm_count_of(const rm_plan *pl, const rm_pplan *pp, const void *params, uint64_t *count)
+{
+    if (!pp->counted) {
+        *count = pp->fixed ? pp->fixed : 1;
+        return RM_OK;
+    }
+    const rm_pplan *cp = &pl->p[pp->count_param];
+    const void *src = (const uint8_t *)params + cp->offset;
+    if (pp->count_indirect) {
+        src = rm_ptr_at(params, cp);
+        if (src == NULL) {
+            *count = 0;
+            return RM_OK;
+        }
+    }
+    return rm_int_at(src, pp->count_size, pp->count_signed, count);
+}
+
+/* count x elem within 'limit' bytes */
+static int rm_bytes_of(uint64_t count, uint32_t elem, uint64_t limit, uint64_t *bytes)
+{
+    if (elem != 0 && count > limit / elem)
+        return RM_EBOUNDS;
+    *bytes = count * elem;
+    return RM_OK;
+}
+
+static int rm_dir_in(const rm_pplan *pp)
+{
+    return pp->dir == CUSHIM_DIR_IN || pp->dir == CUSHIM_DIR_INOUT;
+}
+
+static int rm_dir_out(const rm_pplan *pp)
+{
+    return pp->dir == CUSHIM_DIR_OUT || pp->dir == CUSHIM_DIR_INOUT;
+}
+
+static int rm_elems_null_fields(const rm_pplan *pp, const uint8_t *buf, uint64_t count)
+{
+    for (uint64_t k = 0; k < count; k++)
+        if (!rm_struct_nulls(pp->st, buf + k * pp->elem))
+            return 0;
+    return 1;
+}
+
+/* ---- client: encode a call ---- */
+static int rm_encode_kparams(const rm_plan *pl, const rm_pplan *pp, void *params, void **args, const rm_ctx *cx,
+                             rm_wr *w)
+{
+    uint32_t n = 0, *sizes = malloc(RM_MAX_KPARAMS * sizeof *sizes);
+    uint64_t func = 0, total = 0;
+    int rc;
+    if (sizes == NULL)
+        return RM_ENOMEM;
+    memcpy(&func, (uint8_t *)params + pl->p[pp->func_param].offset, sizeof func);
+    rc = cx && cx->kparam_sizes ? cx->kparam_sizes(cx->user, func, &n, sizes, RM_MAX_KPARAMS) : RM_EUNSUPPORTED;
+    if (rc == RM_OK && n > RM_MAX_KPARAMS)
+        rc = RM_EBOUNDS;
+    for (uint32_t i = 0; rc == RM_OK && i < n; i++) {
+        if (sizes[i] > RM_MAX_KPARAM_BYTES || (sizes[i] != 0 && args[i] == NULL))
+            rc = RM_EBOUNDS;
+        total += sizes[i];
+    }
+    if (rc == RM_OK) {
+        rm_wr_u32(w, n);
+        for (uint32_t i = 0; i < n; i++)
+            rm_wr_u32(w, sizes[i]);
+        for (uint32_t i = 0; i < n; i++)
+            rm_wr_bytes(w, args[i], sizes[i]);
+    }
+    (void)total;
+    free(sizes);
+    return rc;
+}
+
+int rm_encode_call(const rm_plan *pl, void *params, const rm_ctx *cx, rm_wr *w, rm_call *c)
+{
+    memset(c, 0, sizeof *c);
+    c->plan = pl;
+    c->params = params;
+    if (pl->cls != RM_CLASS_FORWARD && pl->cls != RM_CLASS_FORWARD_NULL && pl->cls != RM_CLASS_HAND)
+        return RM_EUNSUPPORTED;
+    rm_wr_u32(w, pl->id);
+    rm_wr_u32(w, pl->hash);
+    for (uint32_t i = 0; i < pl->nparams; i++)
+        if (pl->p[i].op == RM_OP_VALUE)
+            rm_wr_bytes(w, (const uint8_t *)params + pl->p[i].offset, pl->p[i].size);
+    for (uint32_t k = 0; k < pl->nptr; k++) {
+        uint32_t i = pl->order[k];
+        const rm_pplan *pp = &pl->p[i];
+        void *ptr = rm_ptr_at(params, pp);
+        if (pp->op == RM_OP_NULL_ONLY && ptr != NULL)
+            return RM_EUNSUPPORTED;
+        rm_wr_u8(w, ptr != NULL);
+        if (ptr == NULL)
+            continue;
+        switch (pp->op) {
+        case RM_OP_STRING_IN: {
+            size_t n = strnlen(ptr, RM_MAX_STRING + 1);
+            if (n > RM_MAX_STRING)
+                return RM_EBOUNDS;
+            rm_wr_u32(w, (uint32_t)n);
+            rm_wr_bytes(w, ptr, n);
+            break;
+        }
+        case RM_OP_STRING_OUT:
+            break;
+        case RM_OP_ARRAY: {
+            uint64_t count, bytes;
+            int rc = rm_count_of(pl, pp, params, &count);
+            if (rc == RM_OK)
+                rc = rm_bytes_of(count, pp->elem, rm_dir_in(pp) ? RM_MAX_PAYLOAD : RM_MAX_ARENA, &bytes);
+            if (rc != RM_OK)
+                return rc;
+            c->cap[i] = count;
+            if (rm_dir_in(pp)) {
+                if (pp->null_fields && !rm_elems_null_fields(pp, ptr, count))
+                    return RM_EUNSUPPORTED;
+                rm_wr_bytes(w, ptr, bytes);
+            }
+            break;
+        }
+        case RM_OP_IMAGE: {
+            uint64_t n = rm_image_size(ptr, RM_MAX_PAYLOAD);
+            if (n == 0)
+                return RM_EBOUNDS;
+            rm_wr_u32(w, (uint32_t)n);
+            rm_wr_bytes(w, ptr, n);
+            break;
+        }
+        case RM_OP_KPARAMS: {
+            int rc = rm_encode_kparams(pl, pp, params, ptr, cx, w);
+            if (rc != RM_OK)
+                return rc;
+            break;
+        }
+        default:
+            return RM_EUNSUPPORTED;
+        }
+    }
+    return w->err;
+}
+
+/* ---- server: decode a call ---- */
+static int rm_decode_kparams(const rm_plan *pl, const rm_pplan *pp, rm_call *c, rm_rd *r, rm_arena *a,
+                             const rm_ctx *cx, void **out)
+{
+    uint32_t n;
+    if (rm_rd_u32(r, &n) != RM_OK)
+        return RM_EMALFORMED;
+    if (n > RM_MAX_KPARAMS)
+        return RM_EBOUNDS;
+    const uint8_t *sz = rm_rd_take(r, (size_t)n * 4);
+    void **args = rm_arena_alloc(a, (size_t)n * sizeof(void *));
+    uint32_t *sizes = rm_arena_alloc(a, (size_t)n * sizeof(uint32_t));
+    if (sz == NULL)
+        return RM_EMALFORMED;
+    if (args == NULL || sizes == NULL)
+        return RM_ENOMEM;
+    memcpy(sizes, sz, (size_t)n * 4);
+    for (uint32_t i = 0; i < n; i++) {
+        if (sizes[i] > RM_MAX_KPARAM_BYTES)
+            return RM_EBOUNDS;
+        const uint8_t *v = rm_rd_take(r, sizes[i]);
+        if (v == NULL)
+            return RM_EMALFORMED;
+        args[i] = rm_arena_alloc(a, sizes[i]);
+        if (args[i] == NULL)
+            return RM_ENOMEM;
+        memcpy(args[i], v, sizes[i]);
+    }
+    if (cx != NULL && cx->kparam_check != NULL) {
+        uint64_t func;
+        memcpy(&func, (uint8_t *)c->params + pl->p[pp->func_param].offset, sizeof func);
+        if (cx->kparam_check(cx->user, func, n, sizes) != RM_OK)
+            return RM_EMALFORMED;
+    }
+    *out = args;
+    return RM_OK;
+}
+
+static int rm_decode_pointer(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r, rm_arena *a, const rm_ctx *cx)
+{
+    const rm_pplan *pp = &pl->p[i];
+    uint8_t present;
+    void *buf = NULL;
+    if (rm_rd_u8(r, &present) != RM_OK || present > 1)
+        return RM_EMALFORMED;
+    if (!present) {
+        rm_ptr_set(c->params, pp, NULL);
+        return RM_OK;
+    }
+    switch (pp->op) {
+    case RM_OP_STRING_IN: {
+        uint32_t n;
+        const uint8_t *s;
+        if (rm_rd_u32(r, &n) != RM_OK)
+            return RM_EMALFORMED;
+        if (n > RM_MAX_STRING)
+            return RM_EBOUNDS;
+        if ((s = rm_rd_take(r, n)) == NULL)
+            return RM_EMALFORMED;
+        if ((buf = rm_arena_alloc(a, (size_t)n + 1)) == NULL)
+            return RM_ENOMEM;
+        memcpy(buf, s, n);   /* the arena zeroed the NUL */
+        break;
+    }
+    case RM_OP_STRING_OUT:
+        if ((buf = rm_arena_alloc(a, sizeof(char *))) == NULL)
+            return RM_ENOMEM;
+        break;
+    case RM_OP_ARRAY: {
+        uint64_t count, bytes;
+        int rc = rm_count_of(pl, pp, c->params, &count);
+        if (rc == RM_OK)
+            rc = rm_bytes_of(count, pp->elem, rm_dir_in(pp) ? RM_MAX_PAYLOAD : RM_MAX_ARENA, &bytes);
+        if (rc != RM_OK)
+            return rc;
+        if ((buf = rm_arena_alloc(a, bytes)) == NULL)
+            return RM_ENOMEM;
+        c->cap[i] = count;
+        if (rm_dir_in(pp)) {
+            const uint8_t *s = rm_rd_take(r, bytes);
+            if (s == NULL)
+                return RM_EMALFORMED;
+            memcpy(buf, s, bytes);
+            if (pp->null_fields && !rm_elems_null_fields(pp, buf, count))
+                return RM_EMALFORMED;
+        }
+        break;
+    }
+    case RM_OP_IMAGE: {
+        uint32_t n;
+        const uint8_t *s;
+        if (rm_rd_u32(r, &n) != RM_OK || (s = rm_rd_take(r, n)) == NULL)
+            return RM_EMALFORMED;
+        if ((buf = rm_arena_alloc(a, (size_t)n + RM_IMAGE_PAD)) == NULL)
+            return RM_ENOMEM;
+        memcpy(buf, s, n);
+        if (rm_image_size(buf, n) == 0)   /* whatever the driver will read lies within the n bytes */
+            return RM_EMALFORMED;
+        break;
+    }
+    case RM_OP_KPARAMS: {
+        int rc = rm_decode_kparams(pl, pp, c, r, a, cx, &buf);
+        if (rc != RM_OK)
+            return rc;
+        break;
+    }
+    default:   /* NULL_ONLY: only absent */
+        return RM_EMALFORMED;
+    }
+    rm_ptr_set(c->params, pp, buf);
+    return RM_OK;
+}
+
+static uint32_t rm_status_of(int rc)
+{
+    switch (rc) {
+    case RM_EBOUNDS:
+    case RM_ENOMEM: return RM_ST_TOO_LARGE;
+    case RM_EUNSUPPORTED: return RM_ST_REFUSED;
+    default: return RM_ST_MALFORMED;
+    }
+}
+
+int rm_decode_call(const rm_plans *ps, const uint8_t *msg, size_t len, rm_arena *a, const rm_ctx *cx, rm_call *c,
+                   uint32_t *status)
+{
+    rm_rd r = { .p = msg, .len = len, .pos = 0 };
+    uint32_t id, hash;
+    int rc;
+    memset(c, 0, sizeof *c);
+    *status = RM_ST_MALFORMED;
+    if (rm_rd_u32(&r, &id) != RM_OK || rm_rd_u32(&r, &hash) != RM_OK)
+        return RM_EMALFORMED;
+    const rm_plan *pl = rm_plan_of(ps, id);
+    if (pl == NULL) {
+        *status = RM_ST_UNKNOWN_API;
+        return RM_ELAYOUT;
+    }
+    c->plan = pl;
+    if (pl->hash != hash) {
+        *status = RM_ST_LAYOUT;
+        return RM_ELAYOUT;
+    }
+    if (pl->cls != RM_CLASS_FORWARD && pl->cls != RM_CLASS_FORWARD_NULL && pl->cls != RM_CLASS_HAND) {
+        *status = RM_ST_REFUSED;
+        return RM_EUNSUPPORTED;
+    }
+    if ((c->params = rm_arena_alloc(a, pl->info->params_size)) == NULL) {
+        *status = RM_ST_TOO_LARGE;
+        return RM_ENOMEM;
+    }
+    for (uint32_t i = 0; i < pl->nparams; i++) {
+        const rm_pplan *pp = &pl->p[i];
+        if (pp->op == RM_OP_VALUE && rm_rd_bytes(&r, (uint8_t *)c->params + pp->offset, pp->size) != RM_OK)
+            return RM_EMALFORMED;
+    }
+    for (uint32_t k = 0; k < pl->nptr; k++)
+        if ((rc = rm_decode_pointer(pl, pl->order[k], c, &r, a, cx)) != RM_OK) {
+            *status = rm_status_of(rc);
+            return rc;
+        }
+    if (r.pos != r.len)
+        return RM_EMALFORMED;
+    *status = RM_ST_OK;
+    return RM_OK;
+}
+
+/* ---- server: encode a reply ---- */
+int rm_encode_reply(const rm_call *c, uint32_t api_id, uint32_t status, const void *retval, rm_wr *w)
+{
+    const rm_plan *pl = c != NULL ? c->plan : NULL;
+    uint32_t ret_size = pl != NULL && status == RM_ST_OK ? pl->info->ret_size : 0;
+    rm_wr_u32(w, pl != NULL ? pl->id : api_id);
+    rm_wr_u32(w, status);
+    rm_wr_u32(w, ret_size);
+    if (ret_size != 0)
+        rm_wr_bytes(w, retval, ret_size);
+    int outputs = ret_size != 0 && (!pl->ret_status || *(const int32_t *)retval == 0);
+    rm_wr_u8(w, (uint8_t)outputs);
+    if (!outputs)
+        return w->err;
+    for (uint32_t k = 0; k < pl->nptr; k++) {
+        uint32_t i = pl->order[k];
+        const rm_pplan *pp = &pl->p[i];
+        void *ptr = rm_ptr_at(c->params, pp);
+        if (ptr == NULL)
+            continue;
+        if (pp->op == RM_OP_ARRAY && rm_dir_out(pp)) {
+            uint64_t n = c->cap[i], now;
+            /* an array counted through a pointer: the callee may say it filled fewer */
+            if (pp->counted && pp->count_indirect && rm_count_of(pl, pp, c->params, &now) == RM_OK && now < n)
+                n = now;
+            rm_wr_u32(w, (uint32_t)n);
+            rm_wr_bytes(w, ptr, n * pp->elem);
+        } else if (pp->op == RM_OP_STRING_OUT) {
+            const char *s;
+            memcpy(&s, ptr, sizeof s);
+            if (s == NULL) {
+                rm_wr_u32(w, RM_NULL_STRING);
+            } else {
+                size_t n = strnlen(s, RM_MAX_STRING);
+                rm_wr_u32(w, (uint32_t)n);
+                rm_wr_bytes(w, s, n);
+            }
+        }
+    }
+    return w->err;
+}
+
+/* ---- client: decode a reply ---- */
+int rm_decode_reply(const rm_call *c, void *retval, const uint8_t *msg, size_t len, const rm_ctx *cx,
+                    uint32_t *status)
+{
+    const rm_plan *pl = c->plan;
+    rm_rd r = { .p = msg, .len = len, .pos = 0 };
+    uint32_t id, ret_size;
+    uint8_t outputs;
+    if (rm_rd_u32(&r, &id) != RM_OK || rm_rd_u32(&r, status) != RM_OK || rm_rd_u32(&r, &ret_size) != RM_OK ||
+        id != pl->id)
+        return RM_EMALFORMED;
+    if (ret_size != 0 && (ret_size != pl->info->ret_size || rm_rd_bytes(&r, retval, ret_size) != RM_OK))
+        return RM_EMALFORMED;
+    if (rm_rd_u8(&r, &outputs) != RM_OK || outputs > 1 || (outputs && ret_size == 0))
+        return RM_EMALFORMED;
+    for (uint32_t k = 0; outputs && k < pl->nptr; k++) {
+        uint32_t i = pl->order[k];
+        const rm_pplan *pp = &pl->p[i];
+        void *ptr = rm_ptr_at(c->params, pp);
+        if (ptr == NULL)
+            continue;
+        if (pp->op == RM_OP_ARRAY && rm_dir_out(pp)) {
+            uint32_t n;
+            const uint8_t *s;
+            if (rm_rd_u32(&r, &n) != RM_OK || n > c->cap[i] || (s = rm_rd_take(&r, (size_t)n * pp->elem)) == NULL)
+                return RM_EMALFORMED;
+            memcpy(ptr, s, (size_t)n * pp->elem);
+        } else if (pp->op == RM_OP_STRING_OUT) {
+            uint32_t n;
+            const char *v = NULL;
+            const uint8_t *s = NULL;
+            if (rm_rd_u32(&r, &n) != RM_OK)
+                return RM_EMALFORMED;
+            if (n != RM_NULL_STRING) {
+                if (n > RM_MAX_STRING || (s = rm_rd_take(&r, n)) == NULL)
+                    return RM_EMALFORMED;
+                if (cx == NULL || cx->intern == NULL || (v = cx->intern(cx->user, (const char *)s, n)) == NULL)
+                    return RM_ENOMEM;
+            }
+            memcpy(ptr, &v, sizeof v);
+        }
+    }
+    return r.pos == r.len ? RM_OK : RM_EMALFORMED;
+}
+
+int rm_batch_next(rm_rd *r, const uint8_t **call, size_t *len)
+{
+    uint32_t n;
+    if (rm_rd_u32(r, &n) != RM_OK || (*call = rm_rd_take(r, n)) == NULL)
+        return RM_EMALFORMED;
+    *len = n;
+    return RM_OK;
+}
+
+void rm_hello_make(rm_hello *h, const rm_plans *ps, const char *tree_name, uint32_t pid)
+{
+    memset(h, 0, sizeof *h);
+    h->cuda_version = ps->cuda_version;
+    h->api_id_limit = ps->id_limit;
+    h->tree_hash = ps->tree_hash;
+    h->ptr_bytes = (uint16_t)sizeof(void *);
+    h->pid = pid;
+    if (tree_name != NULL)
+        strncpy(h->tree, tree_name, sizeof h->tree - 1);
+}

@@ -1,0 +1,72 @@
+/*
+ * rm_codec.h - the codec: runs an API's plan (rm_plan.h) over a params struct
+ * (cushim_params_<name>, laid out as the metadata says) to write or read the
+ * payloads of rm_wire.h (docs/remote.md, "Wire format").
+ *
+ *   client                                    server
+ *   rm_encode_call(params)      -- CALL -->   rm_decode_call: a params struct whose
+ *                                             pointers all point into the arena
+ *                                             ... the real function runs ...
+ *   rm_decode_reply(params)     <-- REPLY --  rm_encode_reply(params, result)
+ *
+ * Decoding never reads outside the payload it is given nor writes outside the
+ * arena (server) or the caller's own buffers, sized before the call (client);
+ * every count and length is checked against the bounds of rm_wire.h.
+ */
+#ifndef RM_CODEC_H
+#define RM_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rm_arena.h"
+#include "rm_plan.h"
+#include "rm_wire.h"
+
+/* What the codec asks of its side (any member may be NULL where that side never needs it). */
+typedef struct rm_ctx {
+    /* client, RM_OP_KPARAMS: the argument sizes of function 'func' (its handle's value): *n of them into
+       sizes[0..cap-1]. RM_OK, or an RM_E* code (RM_EUNSUPPORTED: unknown). */
+    int (*kparam_sizes)(void *user, uint64_t func, uint32_t *n, uint32_t *sizes, uint32_t cap);
+    /* server, RM_OP_KPARAMS: may 'func' be launched with these argument sizes? RM_OK or RM_EMALFORMED.
+       NULL: not checked. */
+    int (*kparam_check)(void *user, uint64_t func, uint32_t n, const uint32_t *sizes);
+    /* client, RM_OP_STRING_OUT: a copy of a string the server returned that lives as long as the process
+       (strings such as cuGetErrorName's are static in the driver). NULL: out of memory. */
+    const char *(*intern)(void *user, const char *s, size_t n);
+    void *user;
+} rm_ctx;
+
+/* One call in flight on either side. */
+typedef struct rm_call {
+    const rm_plan *plan;
+    void *params;                    /* client: the program's; server: in the arena             */
+    uint64_t cap[RM_MAX_PARAMS];     /* RM_OP_ARRAY: elements the buffer holds, before the call  */
+} rm_call;
+
+/* Client: the CALL payload of 'params' into 'w' (appended). RM_EUNSUPPORTED for a non-NULL pointer the
+   plan cannot carry, RM_EBOUNDS for a count or size over a bound. 'c' keeps what the reply needs. */
+int rm_encode_call(const rm_plan *pl, void *params, const rm_ctx *cx, rm_wr *w, rm_call *c);
+
+/* Server: decodes a CALL payload. On RM_OK, c->params is staged in 'a' (reset by the caller after the
+   reply). RM_ELAYOUT: unknown id or layout hash (*status says which); RM_EUNSUPPORTED: the API's class
+   is not forwarded; else RM_EMALFORMED / RM_EBOUNDS / RM_ENOMEM. 'status' gets the RM_ST_* to reply. */
+int rm_decode_call(const rm_plans *ps, const uint8_t *msg, size_t len, rm_arena *a, const rm_ctx *cx, rm_call *c,
+                   uint32_t *status);
+
+/* Server: the REPLY payload: status, result (ret_size bytes, zeros when NULL), and, when the call ran
+   and succeeded (or returns no status), every output. 'c' may have no plan for a refused call: then
+   'api_id' names it and only the status goes. */
+int rm_encode_reply(const rm_call *c, uint32_t api_id, uint32_t status, const void *retval, rm_wr *w);
+
+/* Client: reads a REPLY into the program's outputs and 'retval'. *status gets the server's RM_ST_*. */
+int rm_decode_reply(const rm_call *c, void *retval, const uint8_t *msg, size_t len, const rm_ctx *cx,
+                    uint32_t *status);
+
+/* Batches: n CALL payloads, each prefixed with its u32 length. rm_batch_next walks one. */
+int rm_batch_next(rm_rd *r, const uint8_t **call, size_t *len);
+
+/* The hello of this side (rm_wire.h). */
+void rm_hello_make(rm_hello *h, const rm_plans *ps, const char *tree_name, uint32_t pid);
+
+#endif /* RM_CODEC_H */

@@ -1,0 +1,409 @@
+/*
+ * rm_plan.c - the classification walker: one rm_plan per API from the generated
+ * metadata, built once at start (rm_plan.h says what a plan holds).
+ *
+ * A parameter is carried when the metadata says how many bytes it stands for:
+ * a value ('size' bytes), a string, a pointer to elements of a known size whose
+ * count is another parameter (count_param, count_indirect), a fixed count
+ * (fixed_count) or one element; a struct only when its field descriptors show no
+ * pointer inside (or, on the way in, when those pointers are NULL). Anything else
+ * is a pointer the codec cannot carry (forwarded only when NULL) or, for a
+ * callback, a parameter that needs hand-written code. rm_special.c overrides.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rm_plan.h"
+#include "rm_wire.h"
+
+void rm_meta_from_host(rm_meta *m, const cushim_host *host)
+{
+    m->api_count = host->api_count;
+    m->api_at = host->api_at;
+    m->api_param = host->api_param;
+    m->api_id_limit = host->api_id_limit;
+    m->cuda_version = host->cuda_version;
+}
+
+const char *rm_class_name(int cls)
+{
+    switch (cls) {
+    case RM_CLASS_FORWARD: return "forward";
+    case RM_CLASS_FORWARD_NULL: return "forward-if-null";
+    case RM_CLASS_HAND: return "hand-written";
+    case RM_CLASS_NEEDS_HAND: return "needs-hand";
+    case RM_CLASS_UNSUPPORTED: return "unsupported";
+    default: return "?";
+    }
+}
+
+const char *rm_op_name(int op)
+{
+    static const char *const names[] = { "?", "value", "string-in", "array", "string-out", "null-only",
+                                         "image", "kparams", "opaque" };
+    return op > 0 && op <= RM_OP_OPAQUE ? names[op] : "?";
+}
+
+/* ---- structs ---- */
+#define RM_ST_PLAIN 0      /* bytes only: scalars, enums, handles, device addresses */
+#define RM_ST_POINTERS 1   /* some field is a host pointer (or string, or callback) */
+#define RM_ST_UNKNOWN 2    /* some field has no descriptor (a union the overlay does not list) */
+
+static int rm_struct_scan(const cushim_struct_info *st, int depth, const char **field)
+{
+    int worst = RM_ST_PLAIN;
+    if (depth > 8)
+        return RM_ST_UNKNOWN;
+    for (uint32_t i = 0; i < st->nfields; i++) {
+        const cushim_field_info *f = &st->fields[i];
+        int r;
+        switch (f->kind) {
+        case CUSHIM_KIND_SCALAR:
+        case CUSHIM_KIND_ENUM:
+        case CUSHIM_KIND_HANDLE:
+        case CUSHIM_KIND_DEVPTR:
+            r = RM_ST_PLAIN;
+            break;
+        case CUSHIM_KIND_POINTER:
+        case CUSHIM_KIND_STRING:
+        case CUSHIM_KIND_CALLBACK:
+            r = f->size == 8 * (f->array_len ? f->array_len : 1) ? RM_ST_POINTERS : RM_ST_UNKNOWN;
+            break;
+        case CUSHIM_KIND_STRUCT:
+            r = f->struct_type ? rm_struct_scan(f->struct_type, depth + 1, field) : RM_ST_UNKNOWN;
+            break;
+        default:
+            r = RM_ST_UNKNOWN;
+        }
+        if (r > worst) {
+            worst = r;
+            if (field != NULL && (r == RM_ST_UNKNOWN || *field == NULL))
+                *field = f->name;
+        }
+    }
+    return worst;
+}
+
+static int rm_struct_nulls_at(const cushim_struct_info *st, const uint8_t *base, int depth)
+{
+    if (depth > 8)
+        return 0;
+    for (uint32_t i = 0; i < st->nfields; i++) {
+        const cushim_field_info *f = &st->fields[i];
+        uint32_t n = f->array_len ? f->array_len : 1;
+        if (f->kind == CUSHIM_KIND_POINTER || f->kind == CUSHIM_KIND_STRING || f->kind == CUSHIM_KIND_CALLBACK) {
+            for (uint32_t k = 0; k < n; k++) {
+                uint64_t v;
+                memcpy(&v, base + f->offset + 8u * k, 8);
+                if (v != 0)
+                    return 0;
+            }
+        } else if (f->kind == CUSHIM_KIND_STRUCT && f->struct_type != NULL) {
+            uint32_t stride = f->size / n;
+            for (uint32_t k = 0; k < n; k++)
+                if (!rm_struct_nulls_at(f->struct_type, base + f->offset + (size_t)stride * k, depth + 1))
+                    return 0;
+        }
+    }
+    return 1;
+}
+
+int rm_struct_nulls(const cushim_struct_info *st, const void *elem)
+{
+    return rm_struct_nulls_at(st, elem, 0);
+}
+
+/* ---- parameters ---- */
+static int rm_is_signed(const char *canonical)
+{
+    return canonical != NULL && strstr(canonical, "unsigned") == NULL && strncmp(canonical, "size_t", 6) != 0;
+}
+
+static int rm_int_size(uint32_t n)
+{
+    return n == 1 || n == 2 || n == 4 || n == 8;
+}
+
+/* One parameter's plan; a parameter that cannot be carried gets NULL_ONLY or OPAQUE and a reason in 'why'
+   (only the first reason of an API is kept). */
+static void rm_plan_param(rm_plan *pl, const rm_meta *m, uint32_t i, const cushim_param_info *p, char *why,
+                          size_t whylen)
+{
+    rm_pplan *pp = &pl->p[i];
+    const cushim_api_info *a = pl->info;
+    why[0] = '\0';
+    memset(pp, 0, sizeof *pp);
+    pp->offset = p->offset;
+    pp->size = p->size;
+    pp->dir = p->dir;
+    pp->count_param = -1;
+    pp->func_param = -1;
+    switch (p->kind) {
+    case CUSHIM_KIND_SCALAR:
+    case CUSHIM_KIND_ENUM:
+    case CUSHIM_KIND_HANDLE:
+    case CUSHIM_KIND_DEVPTR:
+        pp->op = RM_OP_VALUE;
+        break;
+    case CUSHIM_KIND_STRUCT: {
+        const char *field = NULL;
+        int s = p->struct_type ? rm_struct_scan(p->struct_type, 0, &field) : RM_ST_UNKNOWN;
+        if (s == RM_ST_PLAIN) {
+            pp->op = RM_OP_VALUE;
+        } else {
+            pp->op = RM_OP_OPAQUE;   /* by value: cannot be NULL */
+            if (p->struct_type == NULL)
+                snprintf(why, whylen, "'%s': struct by value without field metadata", p->name);
+            else
+                snprintf(why, whylen, "'%s': struct %s holds %s '%s'", p->name, p->struct_type->name,
+                         s == RM_ST_POINTERS ? "a pointer" : "a field without metadata", field ? field : "?");
+        }
+        break;
+    }
+    case CUSHIM_KIND_STRING:
+        if (p->dir == CUSHIM_DIR_IN) {
+            pp->op = RM_OP_STRING_IN;
+        } else {
+            pp->op = RM_OP_NULL_ONLY;
+            snprintf(why, whylen, "'%s': string written by the callee", p->name);
+        }
+        break;
+    case CUSHIM_KIND_CALLBACK:
+        pp->op = RM_OP_OPAQUE;
+        snprintf(why, whylen, "'%s': a callback (runs in the client)", p->name);
+        break;
+    case CUSHIM_KIND_POINTER: {
+        if (p->dir == CUSHIM_DIR_UNKNOWN) {
+            pp->op = RM_OP_NULL_ONLY;
+            snprintf(why, whylen, "'%s': direction unknown", p->name);
+            break;
+        }
+        if (p->pointee == CUSHIM_KIND_STRING && p->dir == CUSHIM_DIR_OUT && p->count_param < 0 && p->fixed_count == 0) {
+            pp->op = RM_OP_STRING_OUT;
+            break;
+        }
+        if (p->pointee == CUSHIM_KIND_POINTER || p->pointee == CUSHIM_KIND_CALLBACK ||
+            p->pointee == CUSHIM_KIND_STRING) {
+            pp->op = RM_OP_NULL_ONLY;
+            snprintf(why, whylen, "'%s': pointer to %s", p->name,
+                     p->pointee == CUSHIM_KIND_CALLBACK ? "a callback" : p->pointee == CUSHIM_KIND_STRING ?
+                     "strings" : "host pointers");
+            break;
+        }
+        uint32_t elem = p->elem_size;
+        if (elem == 0 && p->count_param >= 0 && (p->pointee == CUSHIM_KIND_UNKNOWN))
+            elem = 1;   /* void * counted in bytes (count=ByteCount in the overlay) */
+        if (elem == 0) {
+            pp->op = RM_OP_NULL_ONLY;
+            snprintf(why, whylen, "'%s': host buffer whose size the metadata does not give", p->name);
+            break;
+        }
+        if (p->pointee == CUSHIM_KIND_STRUCT) {
+            const char *field = NULL;
+            int s = p->struct_type ? rm_struct_scan(p->struct_type, 0, &field) : RM_ST_UNKNOWN;
+            if (s == RM_ST_UNKNOWN) {
+                pp->op = RM_OP_NULL_ONLY;
+                if (p->struct_type == NULL)
+                    snprintf(why, whylen, "'%s': struct without field metadata (%s)", p->name, p->type);
+                else
+                    snprintf(why, whylen, "'%s': struct %s has field '%s' without metadata", p->name,
+                             p->struct_type->name, field ? field : "?");
+                break;
+            }
+            if (s == RM_ST_POINTERS) {
+                if (p->dir != CUSHIM_DIR_IN) {   /* the callee would hand back its own host pointers */
+                    pp->op = RM_OP_NULL_ONLY;
+                    snprintf(why, whylen, "'%s': struct %s returns pointer '%s'", p->name,
+                             p->struct_type->name, field ? field : "?");
+                    break;
+                }
+                pp->null_fields = 1;   /* carried while its pointers are NULL */
+                pp->st = p->struct_type;
+                snprintf(why, whylen, "'%s': struct %s pointer field '%s'", p->name, p->struct_type->name,
+                         field ? field : "?");
+            }
+        }
+        pp->op = RM_OP_ARRAY;
+        pp->elem = elem;
+        pp->fixed = p->fixed_count;
+        if (p->count_param >= 0 && p->fixed_count == 0) {
+            const cushim_param_info *c = p->count_param < a->nparams ? m->api_param(a, (uint32_t)p->count_param) : NULL;
+            int ok = c != NULL;
+            if (ok && !p->count_indirect)
+                ok = (c->kind == CUSHIM_KIND_SCALAR || c->kind == CUSHIM_KIND_ENUM) && rm_int_size(c->size);
+            else if (ok)
+                ok = c->kind == CUSHIM_KIND_POINTER && c->pointee == CUSHIM_KIND_SCALAR && rm_int_size(c->elem_size) &&
+                     c->count_param < 0 && c->fixed_count == 0 && (c->dir == CUSHIM_DIR_IN || c->dir == CUSHIM_DIR_INOUT);
+            if (!ok) {
+                pp->op = RM_OP_NULL_ONLY;
+                snprintf(why, whylen, "'%s': its count '%s' is %s", p->name, c ? c->name : "?",
+                         c && p->count_indirect && c->dir == CUSHIM_DIR_OUT ? "known only after the call" : "unusable");
+                break;
+            }
+            pp->counted = 1;
+            pp->count_param = p->count_param;
+            pp->count_indirect = p->count_indirect;
+            pp->count_size = (uint8_t)(p->count_indirect ? c->elem_size : c->size);
+            pp->count_signed = (uint8_t)rm_is_signed(c->canonical_type);
+        }
+        break;
+    }
+    default:
+        pp->op = RM_OP_OPAQUE;
+        snprintf(why, whylen, "'%s': unclassified", p->name);
+    }
+}
+
+/* ---- hashing: FNV-1a ---- */
+static uint64_t rm_fnv(uint64_t h, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+static uint64_t rm_fnv_u32(uint64_t h, uint32_t v)
+{
+    return rm_fnv(h, &v, sizeof v);
+}
+
+static uint32_t rm_plan_hash(const rm_plan *pl)
+{
+    const cushim_api_info *a = pl->info;
+    uint64_t h = 14695981039346656037ull;
+    h = rm_fnv(h, a->name, strlen(a->name) + 1);
+    h = rm_fnv_u32(h, a->params_size);
+    h = rm_fnv_u32(h, a->ret_size);
+    h = rm_fnv_u32(h, pl->ret_status);
+    h = rm_fnv_u32(h, pl->cls);
+    h = rm_fnv_u32(h, pl->nparams);
+    for (uint32_t i = 0; i < pl->nparams; i++) {
+        const rm_pplan *p = &pl->p[i];
+        uint32_t w[] = { p->op, p->dir, p->counted, p->count_indirect, p->count_size, p->count_signed, p->null_fields,
+                         (uint32_t)(int32_t)p->count_param, (uint32_t)(int32_t)p->func_param, p->offset, p->size,
+                         p->elem, p->fixed, p->st ? p->st->size : 0, p->st ? p->st->nfields : 0 };
+        h = rm_fnv(h, w, sizeof w);
+    }
+    return (uint32_t)(h ^ (h >> 32));
+}
+
+/* ---- one API ---- */
+static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
+{
+    memset(pl, 0, sizeof *pl);
+    pl->info = a;
+    pl->id = a->id;
+    pl->ret_status = (uint8_t)cushim_ret_is_status(a->ret_kind);
+    pl->nparams = (uint8_t)(a->nparams <= RM_MAX_PARAMS ? a->nparams : 0);
+    const rm_special *sp = rm_special_find(a->name, a->categories);
+    if (a->nparams > RM_MAX_PARAMS) {
+        pl->cls = RM_CLASS_UNSUPPORTED;
+        snprintf(pl->why, sizeof pl->why, "more than %d parameters", RM_MAX_PARAMS);
+        pl->reason = pl->why;
+        return;
+    }
+    /* the reason kept: the first parameter that stops the API, else the first that must be NULL */
+    char why[120], first_null[120] = "";
+    for (uint32_t i = 0; i < a->nparams; i++) {
+        rm_plan_param(pl, m, i, m->api_param(a, i), why, sizeof why);
+        if (why[0] != '\0' && pl->p[i].op == RM_OP_OPAQUE && pl->why[0] == '\0')
+            snprintf(pl->why, sizeof pl->why, "%s", why);
+        else if (why[0] != '\0' && first_null[0] == '\0')
+            snprintf(first_null, sizeof first_null, "%s", why);
+    }
+    if (pl->why[0] == '\0')
+        snprintf(pl->why, sizeof pl->why, "%s", first_null);
+
+    int opaque = 0, nullonly = 0, hand = 0;
+    if (sp != NULL && sp->cls == RM_CLASS_HAND && sp->param != NULL) {
+        for (uint32_t i = 0; i < a->nparams; i++) {
+            const cushim_param_info *p = m->api_param(a, i);
+            if (strcmp(p->name, sp->param) == 0) {
+                pl->p[i].op = sp->op;
+                pl->p[i].counted = 0;
+                pl->p[i].count_param = -1;
+                hand = 1;
+            }
+            if (sp->func != NULL && strcmp(p->name, sp->func) == 0)
+                for (uint32_t k = 0; k < a->nparams; k++)
+                    if (m->api_param(a, k)->kind == CUSHIM_KIND_POINTER && strcmp(m->api_param(a, k)->name, sp->param) == 0)
+                        pl->p[k].func_param = (int16_t)i;
+        }
+    }
+    for (uint32_t i = 0; i < a->nparams; i++) {
+        opaque |= pl->p[i].op == RM_OP_OPAQUE;
+        nullonly |= pl->p[i].op == RM_OP_NULL_ONLY || pl->p[i].null_fields;
+        if (pl->p[i].op == RM_OP_KPARAMS && pl->p[i].func_param < 0)
+            opaque = 1;
+    }
+    /* wire order of the pointers: uncounted ones first (an indirect count is one of them), then counted */
+    for (int pass = 0; pass < 2; pass++)
+        for (uint32_t i = 0; i < a->nparams; i++)
+            if (pl->p[i].op != RM_OP_VALUE && pl->p[i].op != RM_OP_OPAQUE && pl->p[i].counted == pass)
+                pl->order[pl->nptr++] = (uint8_t)i;
+
+    int pointer_ret = a->return_type != NULL && strchr(a->return_type, '*') != NULL;
+    if (sp != NULL && sp->cls != RM_CLASS_HAND) {
+        pl->cls = sp->cls;
+        pl->reason = sp->reason;
+    } else if (pointer_ret) {
+        pl->cls = RM_CLASS_NEEDS_HAND;
+        snprintf(pl->why, sizeof pl->why, "returns a pointer (%s)", a->return_type);
+        pl->reason = pl->why;
+    } else if (opaque) {
+        pl->cls = RM_CLASS_NEEDS_HAND;
+        pl->reason = pl->why;
+    } else if (hand) {
+        pl->cls = RM_CLASS_HAND;
+        pl->reason = sp->reason;
+    } else if (nullonly) {
+        pl->cls = RM_CLASS_FORWARD_NULL;
+        pl->reason = pl->why;
+    } else {
+        pl->cls = RM_CLASS_FORWARD;
+        pl->reason = NULL;
+    }
+}
+
+rm_plans *rm_plans_build(const rm_meta *m)
+{
+    rm_plans *ps = calloc(1, sizeof *ps);
+    if (ps == NULL)
+        return NULL;
+    ps->id_limit = m->api_id_limit();
+    ps->count = m->api_count();
+    ps->cuda_version = m->cuda_version;
+    ps->by_id = calloc(ps->id_limit ? ps->id_limit : 1, sizeof *ps->by_id);
+    ps->all = calloc(ps->count ? ps->count : 1, sizeof *ps->all);
+    if (ps->by_id == NULL || ps->all == NULL) {
+        rm_plans_free(ps);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < ps->count; i++) {
+        const cushim_api_info *a = m->api_at(i);
+        rm_plan *pl = &ps->all[i];
+        rm_plan_api(pl, m, a);
+        pl->hash = rm_plan_hash(pl);
+        if (a->id < ps->id_limit)
+            ps->by_id[a->id] = pl;
+    }
+    uint64_t h = 14695981039346656037ull;
+    for (uint32_t id = 0; id < ps->id_limit; id++)
+        if (ps->by_id[id] != NULL) {
+            h = rm_fnv_u32(h, id);
+            h = rm_fnv_u32(h, ps->by_id[id]->hash);
+        }
+    ps->tree_hash = h;
+    return ps;
+}
+
+void rm_plans_free(rm_plans *ps)
+{
+    if (ps == NULL)
+        return;
+    free(ps->by_id);
+    free(ps->all);
+    free(ps);
+}

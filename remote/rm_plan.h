@@ -1,0 +1,122 @@
+/*
+ * rm_plan.h - how each API crosses the wire, decided once from the generated
+ * metadata (docs/remote.md, "Classification").
+ *
+ * rm_plans_build walks every API's parameters (cushim_api_info, cushim_param_info,
+ * cushim_struct_info; read only through the accessors of an rm_meta, so the same
+ * code runs in a plugin on host->api_param and in tests on the generated tables)
+ * and gives each parameter an operation and each API a class. The hand-written
+ * exceptions are one table, rm_special.c; nothing else knows an API by name.
+ * The codec (rm_codec.h) only runs plans.
+ */
+#ifndef RM_PLAN_H
+#define RM_PLAN_H
+
+#include <stdint.h>
+
+#include "cushim/cushim.h"
+
+/* The metadata accessors (the host table's own slots fit: rm_meta_from_host). */
+typedef struct rm_meta {
+    uint32_t (*api_count)(void);
+    const cushim_api_info *(*api_at)(uint32_t index);
+    const cushim_param_info *(*api_param)(const cushim_api_info *api, uint32_t index);
+    uint32_t (*api_id_limit)(void);
+    uint32_t cuda_version;
+} rm_meta;
+
+void rm_meta_from_host(rm_meta *m, const cushim_host *host);
+
+/* API classes. */
+#define RM_CLASS_FORWARD 1       /* forwardable by metadata: every parameter carried                       */
+#define RM_CLASS_FORWARD_NULL 2  /* forwardable by metadata while the pointers the codec cannot carry are
+                                    NULL (the call says so at run time); otherwise needs hand-written code   */
+#define RM_CLASS_HAND 3          /* hand-written here (rm_special.c) and forwarded                           */
+#define RM_CLASS_NEEDS_HAND 4    /* needs hand-written code that does not exist yet (callbacks...)          */
+#define RM_CLASS_UNSUPPORTED 5   /* cannot be forwarded; 'reason' says why                                  */
+#define RM_CLASS_COUNT 6
+
+/* Parameter operations. */
+#define RM_OP_VALUE 1            /* by value: 'size' bytes                                                  */
+#define RM_OP_STRING_IN 2        /* const char *: a NUL-terminated string, <= RM_MAX_STRING                  */
+#define RM_OP_ARRAY 3            /* pointer to count x elem bytes; 'dir' says which way they go             */
+#define RM_OP_STRING_OUT 4       /* const char **: the callee stores a pointer to a string it owns          */
+#define RM_OP_NULL_ONLY 5        /* a pointer the codec cannot carry: forwarded only when NULL              */
+#define RM_OP_IMAGE 6            /* hand-written: a module image, sized from its content                    */
+#define RM_OP_KPARAMS 7          /* hand-written: kernel arguments, sized by the function's parameter info  */
+#define RM_OP_OPAQUE 8           /* cannot be carried at all (a callback): the API is not forwarded         */
+
+#define RM_MAX_PARAMS 32
+
+typedef struct rm_pplan {
+    uint8_t op;
+    uint8_t dir;                 /* cushim_param_dir                                                        */
+    uint8_t counted;             /* ARRAY: its count is another parameter (decoded after the uncounted)      */
+    uint8_t count_indirect;      /* the count parameter points to the count                                 */
+    uint8_t count_size;          /* bytes of the count (1, 2, 4, 8)                                         */
+    uint8_t count_signed;
+    uint8_t null_fields;         /* ARRAY of structs whose pointer fields must be NULL (rm_struct_nulls)    */
+    uint8_t reserved;
+    int16_t count_param;         /* -1: none                                                                */
+    int16_t func_param;          /* KPARAMS: the parameter holding the function handle                      */
+    uint16_t offset, size;       /* in the params struct                                                    */
+    uint32_t elem;               /* ARRAY: bytes of one element                                             */
+    uint32_t fixed;              /* ARRAY: a fixed element count (0: count_param, else 1)                  */
+    const cushim_struct_info *st; /* ARRAY of structs: the element's descriptor (null_fields)               */
+} rm_pplan;
+
+typedef struct rm_plan {
+    const cushim_api_info *info;
+    uint32_t id;
+    uint32_t hash;               /* layout hash: both ends must agree (rm_codec checks it per call)          */
+    uint8_t cls;                 /* RM_CLASS_*                                                              */
+    uint8_t nparams;
+    uint8_t nptr;                /* parameters in 'order'                                                   */
+    uint8_t ret_status;          /* the return value is a status (cushim_ret_is_status)                     */
+    const char *reason;          /* not RM_CLASS_FORWARD: why (points into 'why' or at static text)         */
+    char why[120];
+    uint8_t order[RM_MAX_PARAMS]; /* wire order of the pointer parameters: uncounted first, then counted     */
+    rm_pplan p[RM_MAX_PARAMS];
+} rm_plan;
+
+typedef struct rm_plans {
+    uint32_t id_limit;
+    uint32_t count;              /* APIs planned                                                            */
+    uint32_t cuda_version;
+    uint64_t tree_hash;          /* every plan's hash, folded in id order                                   */
+    rm_plan **by_id;             /* id_limit entries, NULL where no API                                     */
+    rm_plan *all;                /* 'count' plans, in api_at order                                          */
+} rm_plans;
+
+rm_plans *rm_plans_build(const rm_meta *m);
+void rm_plans_free(rm_plans *ps);
+
+static inline const rm_plan *rm_plan_of(const rm_plans *ps, uint32_t id)
+{
+    return id < ps->id_limit ? ps->by_id[id] : (const rm_plan *)0;
+}
+
+const char *rm_class_name(int cls);   /* "forward", "forward-if-null", "hand-written", "needs-hand", "unsupported" */
+const char *rm_op_name(int op);
+
+/* Does one element of struct 'st' at 'elem' keep every pointer field NULL? (null_fields) */
+int rm_struct_nulls(const cushim_struct_info *st, const void *elem);
+
+/* ---- the hand-written part (rm_special.c) ---- */
+typedef struct rm_special {
+    const char *glob;            /* fnmatch(3) on the exported name                                        */
+    uint8_t cls;                 /* RM_CLASS_HAND, RM_CLASS_NEEDS_HAND or RM_CLASS_UNSUPPORTED              */
+    uint8_t op;                  /* HAND: the operation 'param' gets                                       */
+    const char *param;           /* HAND: the parameter handled by hand                                    */
+    const char *func;            /* RM_OP_KPARAMS: the parameter naming the function                       */
+    const char *reason;
+} rm_special;
+
+const rm_special *rm_special_find(const char *name, uint32_t categories);
+
+/* A module image's size from its content: a cubin (ELF), a fatbin, or NUL-terminated text (PTX). At most
+   'avail' bytes are read; returns the size, or 0 when it is not known within 'avail' (no NUL in text, an ELF
+   whose tables lie further). The server calls it on the bytes it received, the client on the program's. */
+uint64_t rm_image_size(const void *image, uint64_t avail);
+
+#endif /* RM_PLAN_H */

@@ -1,0 +1,148 @@
+/*
+ * rm_special.c - the one place where the remoting knows APIs by name: what the
+ * metadata cannot say (docs/remote.md, "Classification").
+ *
+ * Each row overrides the class rm_plan.c derived from the metadata:
+ *   - HAND: one parameter is carried by a hand-written operation of the codec
+ *     (RM_OP_IMAGE: a module image sized from its content; RM_OP_KPARAMS: kernel
+ *     arguments sized by the function's parameter info). The rest of the API is
+ *     still carried by metadata.
+ *   - NEEDS_HAND / UNSUPPORTED: not forwarded, with the reason users see
+ *     (`CUDA_ERROR_NOT_SUPPORTED`, logged once).
+ * Whatever can be said as metadata goes into codegen/overlay.txt instead (a
+ * count, a direction, a struct's fields): every tool then reads it.
+ * The first matching row wins; categories: interop is never forwarded.
+ */
+#include <fnmatch.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "rm_plan.h"
+
+static const rm_special rm_specials[] = {
+    /* module images: a cubin, fatbin or PTX, sized from their content */
+    { "cuModuleLoadData", RM_CLASS_HAND, RM_OP_IMAGE, "image", NULL, "module image sized from its content" },
+    { "cuModuleLoadDataEx", RM_CLASS_HAND, RM_OP_IMAGE, "image", NULL, "module image sized from its content" },
+    { "cuModuleLoadFatBinary", RM_CLASS_HAND, RM_OP_IMAGE, "fatCubin", NULL, "fat binary sized from its header" },
+    { "cuLibraryLoadData", RM_CLASS_HAND, RM_OP_IMAGE, "code", NULL, "library image sized from its content" },
+    /* kernel arguments: an array of pointers to values whose sizes the function's parameter info gives */
+    { "cuLaunchKernel*", RM_CLASS_HAND, RM_OP_KPARAMS, "kernelParams", "f", "kernel arguments sized by cuFuncGetParamInfo" },
+    { "cuLaunchCooperativeKernel", RM_CLASS_HAND, RM_OP_KPARAMS, "kernelParams", "f", "kernel arguments sized by cuFuncGetParamInfo" },
+    { "cuLaunchCooperativeKernel_ptsz", RM_CLASS_HAND, RM_OP_KPARAMS, "kernelParams", "f", "kernel arguments sized by cuFuncGetParamInfo" },
+
+    /* answered by the client's shim, never by the server */
+    { "cuGetProcAddress*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "entry points are the client shim's own (getproc.c)" },
+    { "cu*GetExportTable", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "hidden export tables: one hand-written forwarder per table id" },
+    /* host memory the device reads and writes asynchronously: mirrored at synchronisation (issue 43) */
+    { "cuMemHostAlloc", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "pinned host memory: a client buffer mirrored at synchronisation" },
+    { "cuMemAllocHost*", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "pinned host memory: a client buffer mirrored at synchronisation" },
+    { "cuMemFreeHost", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "pinned host memory: a client buffer mirrored at synchronisation" },
+    { "cuMemHostRegister*", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "registered host memory: mirrored at synchronisation" },
+    { "cuMemHostUnregister", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "registered host memory: mirrored at synchronisation" },
+    { "cuMemHostGetDevicePointer*", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "pinned host memory: a client buffer mirrored at synchronisation" },
+    { "cuMemAllocManaged", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "managed memory: coherent at synchronisation points" },
+    /* a host pointer the driver maps: meaningless on another machine */
+    { "cuMemcpy", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "unified addressing: either side may be host memory of the client" },
+    { "cuMemcpyAsync*", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "unified addressing: either side may be host memory of the client" },
+    { "cuMemcpy_ptds", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "unified addressing: either side may be host memory of the client" },
+    /* another process's objects */
+    { "cuIpc*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "IPC handles name another process on the client's machine" },
+    { "cuMemExportToShareableHandle", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "shareable handles are the client's file descriptors" },
+    { "cuMemImportFromShareableHandle", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "shareable handles are the client's file descriptors" },
+    { "cuMemPool*ShareableHandle", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "shareable handles are the client's file descriptors" },
+    { "cuImportExternal*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "external memory and semaphores are the client's resources" },
+    { "cuCheckpointProcess*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "checkpoints name a process of the server's machine" },
+};
+
+const rm_special *rm_special_find(const char *name, uint32_t categories)
+{
+    static const rm_special interop = { "*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL,
+                                        "graphics and external-resource interop: the resource lives on the client" };
+    for (size_t i = 0; i < sizeof rm_specials / sizeof rm_specials[0]; i++)
+        if (fnmatch(rm_specials[i].glob, name, 0) == 0)
+            return &rm_specials[i];
+    if (categories & CUSHIM_CAT_INTEROP)
+        return &interop;
+    return NULL;
+}
+
+/* ---- module images ---- */
+static uint64_t rm_rd64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static uint32_t rm_rd32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+static uint16_t rm_rd16(const uint8_t *p)
+{
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+}
+
+/* An ELF64 image: the end of its headers, tables and every section that has bytes in the file. */
+static uint64_t rm_elf_size(const uint8_t *b, uint64_t avail)
+{
+    if (avail < 64 || b[4] != 2 /* ELFCLASS64 */ || b[5] != 1 /* little-endian */)
+        return 0;
+    uint64_t phoff = rm_rd64(b + 32), shoff = rm_rd64(b + 40);
+    uint16_t phentsize = rm_rd16(b + 54), phnum = rm_rd16(b + 56), shentsize = rm_rd16(b + 58), shnum = rm_rd16(b + 60);
+    uint64_t end = 64;
+    if (phnum != 0 && phoff + (uint64_t)phentsize * phnum > end)
+        end = phoff + (uint64_t)phentsize * phnum;
+    if (shnum != 0) {
+        if (shentsize < 64 || shoff > avail || (uint64_t)shentsize * shnum > avail - shoff)
+            return 0;   /* the section table lies outside what may be read */
+        if (shoff + (uint64_t)shentsize * shnum > end)
+            end = shoff + (uint64_t)shentsize * shnum;
+        for (uint16_t i = 0; i < shnum; i++) {
+            const uint8_t *sh = b + shoff + (uint64_t)shentsize * i;
+            uint32_t type = rm_rd32(sh + 4);
+            uint64_t off = rm_rd64(sh + 24), size = rm_rd64(sh + 32);
+            if (type == 8 /* SHT_NOBITS */ || off > UINT64_MAX - size)
+                continue;
+            if (off + size > end)
+                end = off + size;
+        }
+    }
+    return end <= avail ? end : 0;
+}
+
+/* Does the image start with 'magic'? Byte by byte, never past the first byte that differs (a text shorter
+   than a magic, "\x7f" and its NUL, is not read past its NUL: the magics hold no NUL). */
+static int rm_has_magic(const uint8_t *b, uint64_t avail, const uint8_t magic[4])
+{
+    for (int i = 0; i < 4; i++)
+        if ((uint64_t)i >= avail || b[i] != magic[i])
+            return 0;
+    return 1;
+}
+
+uint64_t rm_image_size(const void *image, uint64_t avail)
+{
+    static const uint8_t elf[4] = { 0x7f, 'E', 'L', 'F' }, fatbin[4] = { 0x50, 0xed, 0x55, 0xba };
+    const uint8_t *b = image;
+    if (rm_has_magic(b, avail, elf))
+        return rm_elf_size(b, avail);
+    if (rm_has_magic(b, avail, fatbin)) {   /* the magic decides, whatever 'avail' is */
+        if (avail < 16)
+            return 0;
+        uint64_t hsize = rm_rd16(b + 6), fsize = rm_rd64(b + 8);
+        if (hsize < 16 || fsize > avail || hsize > avail - fsize)
+            return 0;
+        return hsize + fsize;
+    }
+    /* text (PTX): up to and with its NUL */
+    for (uint64_t i = 0; i < avail; i++)
+        if (b[i] == '\0')
+            return i + 1;
+    return 0;
+}

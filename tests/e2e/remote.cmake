@@ -1,0 +1,9 @@
+# API forwarding end to end (docs/remote.md): cushim-serve on the fake driver, clients with the drop-in and the
+# remote plugin and no driver on their path (run_remote.sh).
+add_executable(e2e_remote_loss e2e_remote_loss.c)
+target_include_directories(e2e_remote_loss PRIVATE "${CUSHIM_CUDA_INCLUDE}")
+target_compile_options(e2e_remote_loss PRIVATE ${CUSHIM_WARN_FLAGS})
+target_link_libraries(e2e_remote_loss PRIVATE cushim_fake_cuda)
+add_test(NAME e2e_remote COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/run_remote.sh" "${CMAKE_BINARY_DIR}"
+         "$<TARGET_FILE:vecadd>" "$<TARGET_FILE:e2e_remote_loss>" "${CMAKE_CURRENT_BINARY_DIR}")
+set_tests_properties(e2e_remote PROPERTIES LABELS "e2e;remote;no_asan" TIMEOUT 120)

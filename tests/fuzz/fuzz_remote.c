@@ -1,0 +1,244 @@
+/*
+ * fuzz_remote.c - libFuzzer harness for the remoting server's decoder (remote/rm_codec.c, docs/remote.md,
+ * "Trust model"): whatever bytes a client sends, the back end must not crash, must not read outside the
+ * message nor write outside its arena, and must stay within bounded memory.
+ *
+ * Input: byte 0 picks the mode, bytes 1-2 an API among those the plans carry, the rest is the payload.
+ *   mode & 3 == 0: the payload is a CALL body for that API (the harness writes its id and layout hash first,
+ *                  so that the fuzzer reaches the parameter decoding instead of guessing 32-bit hashes);
+ *   mode & 3 == 1: the payload is a whole CALL payload (id, hash and all, as a client could send);
+ *   mode & 3 == 2: the payload is a message: a 16-byte header, then a CALL or a BATCH of CALLs;
+ *   mode & 3 == 3: the payload is a REPLY for that API, decoded by a client whose own buffers are sized
+ *                  from the call it sent (a hostile server must not make the client write past them).
+ * The payload is copied into a heap block of exactly its size (ASan sees a read one past its end). After a
+ * call decodes, every pointer it holds must lie inside the arena, and every byte the driver could touch by
+ * the metadata's own sizes (arrays by their count parameter, strings to their NUL, images by their content,
+ * kernel arguments by their sizes) is read and written here, as the driver would; the reply is encoded too.
+ * The arena is 4 MiB: a count past it must be refused, never allocated.
+ */
+#include "fuzz_common.h"
+#include "rm_codec.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+void rm_meta_generated(rm_meta *m);
+
+static rm_plans *fz_plans;
+static rm_arena fz_arena;
+static const rm_plan **fz_carried;
+static uint32_t fz_ncarried;
+
+/* kernel arguments the decoder staged, as the server's check sees them */
+static uint32_t fz_kn;
+static uint32_t fz_ksizes[RM_MAX_KPARAMS];
+
+static int fz_kcheck(void *user, uint64_t func, uint32_t n, const uint32_t *sizes)
+{
+    (void)user, (void)func;
+    FUZZ_CHECK(n <= RM_MAX_KPARAMS);
+    fz_kn = n;
+    memcpy(fz_ksizes, sizes, n * sizeof *sizes);
+    return func == 0xdeadull ? RM_EMALFORMED : RM_OK;   /* a refused launch takes the error path */
+}
+
+static const rm_ctx fz_server_ctx = { .kparam_check = fz_kcheck };
+
+static void fz_init(void)
+{
+    rm_meta m;
+    rm_meta_generated(&m);
+    fz_plans = rm_plans_build(&m);
+    FUZZ_CHECK(fz_plans != NULL);
+    FUZZ_CHECK(rm_arena_init(&fz_arena, 4u << 20) == 0);
+    fz_carried = calloc(fz_plans->count, sizeof *fz_carried);
+    FUZZ_CHECK(fz_carried != NULL);
+    for (uint32_t i = 0; i < fz_plans->count; i++) {
+        const rm_plan *pl = &fz_plans->all[i];
+        if (pl->cls == RM_CLASS_FORWARD || pl->cls == RM_CLASS_FORWARD_NULL || pl->cls == RM_CLASS_HAND)
+            fz_carried[fz_ncarried++] = pl;
+    }
+}
+
+static int fz_in_arena(const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    return b >= fz_arena.base && b <= fz_arena.base + fz_arena.used && n <= (size_t)(fz_arena.base + fz_arena.used - b);
+}
+
+/* Read and write n bytes at p, as the driver may: ASan stops here if the decoder staged fewer. */
+static void fz_touch(void *p, size_t n)
+{
+    volatile uint8_t *b = p;
+    FUZZ_CHECK(fz_in_arena(p, n));
+    for (size_t i = 0; i < n; i++)
+        b[i] = b[i];   /* a write, leaving counts as they were */
+}
+
+static uint64_t fz_int(const void *p, unsigned size)
+{
+    uint64_t v = 0;
+    memcpy(&v, p, size < 8 ? size : 8);
+    return v;
+}
+
+/* The driver's view of a decoded call: every pointer, sized by the metadata (not by the plan). */
+static void fz_check_call(const rm_call *c)
+{
+    const rm_plan *pl = c->plan;
+    const cushim_api_info *a = pl->info;
+    const uint8_t *params = c->params;
+    FUZZ_CHECK(fz_in_arena(c->params, a->params_size));
+    for (uint32_t i = 0; i < pl->nparams; i++) {
+        const cushim_param_info *mp = &a->params[i];
+        void *ptr;
+        if (mp->kind != CUSHIM_KIND_POINTER && mp->kind != CUSHIM_KIND_STRING)
+            continue;
+        memcpy(&ptr, params + mp->offset, sizeof ptr);
+        if (ptr == NULL)
+            continue;
+        switch (pl->p[i].op) {
+        case RM_OP_STRING_IN:
+            fz_touch(ptr, strlen(ptr) + 1);
+            break;
+        case RM_OP_STRING_OUT:
+            fz_touch(ptr, sizeof(char *));
+            break;
+        case RM_OP_IMAGE:
+            fz_touch(ptr, rm_image_size(ptr, UINT64_MAX));   /* what the driver reads of an image */
+            break;
+        case RM_OP_KPARAMS: {
+            void **args = ptr;
+            fz_touch(args, fz_kn * sizeof(void *));
+            for (uint32_t k = 0; k < fz_kn; k++)
+                fz_touch(args[k], fz_ksizes[k]);
+            break;
+        }
+        case RM_OP_ARRAY: {
+            uint64_t n = 1;
+            uint32_t elem = mp->elem_size ? mp->elem_size : 1;
+            if (mp->fixed_count) {
+                n = mp->fixed_count;
+            } else if (mp->count_param >= 0) {
+                const cushim_param_info *cp = &a->params[mp->count_param];
+                if (mp->count_indirect) {
+                    void *q;
+                    memcpy(&q, params + cp->offset, sizeof q);
+                    n = q ? fz_int(q, cp->elem_size) : 0;
+                } else {
+                    n = fz_int(params + cp->offset, cp->size);
+                }
+            }
+            FUZZ_CHECK(n == c->cap[i]);
+            FUZZ_CHECK(elem == 0 || n <= fz_arena.max / elem);
+            fz_touch(ptr, (size_t)n * elem);
+            break;
+        }
+        default:
+            FUZZ_CHECK(0);   /* NULL_ONLY and the rest must stay NULL */
+        }
+    }
+}
+
+static void fz_reply(const rm_call *c)
+{
+    rm_wr w;
+    uint8_t ret[64] = {0};
+    FUZZ_CHECK(c->plan->info->ret_size <= sizeof ret);
+    rm_wr_init(&w, 0);
+    FUZZ_CHECK(rm_encode_reply(c, c->plan->id, RM_ST_OK, ret, &w) == RM_OK);   /* outputs, sized as staged */
+    FUZZ_CHECK(w.len <= RM_MAX_PAYLOAD);
+    rm_wr_free(&w);
+}
+
+static void fz_one_call(const uint8_t *msg, size_t len)
+{
+    rm_call c;
+    uint32_t status = 0xffff;
+    fz_kn = 0;
+    int rc = rm_decode_call(fz_plans, msg, len, &fz_arena, &fz_server_ctx, &c, &status);
+    FUZZ_CHECK(rc <= 0);
+    FUZZ_CHECK((rc == RM_OK) == (status == RM_ST_OK));
+    FUZZ_CHECK(status <= RM_ST_NO_FUNCTION);
+    FUZZ_CHECK(fz_arena.used <= fz_arena.max);
+    if (rc == RM_OK) {
+        fz_check_call(&c);
+        fz_reply(&c);
+    }
+    rm_arena_reset(&fz_arena);
+}
+
+/* A hostile server's reply to a call of 'pl' whose client buffers are sized from the call itself. */
+static void fz_client_reply(const rm_plan *pl, const uint8_t *msg, size_t len)
+{
+    uint8_t *params = calloc(1, pl->info->params_size + 1), ret[64];
+    void *bufs[RM_MAX_PARAMS] = {0};
+    rm_call c;
+    uint32_t status;
+    FUZZ_CHECK(params != NULL);
+    memset(&c, 0, sizeof c);
+    c.plan = pl;
+    c.params = params;
+    for (uint32_t k = 0; k < pl->nptr; k++) {   /* one element behind each output, at most */
+        uint32_t i = pl->order[k];
+        const rm_pplan *pp = &pl->p[i];
+        size_t n = pp->op == RM_OP_ARRAY ? pp->elem : pp->op == RM_OP_STRING_OUT ? sizeof(char *) : 0;
+        if (n == 0 || !(pp->dir & CUSHIM_DIR_OUT))
+            continue;
+        bufs[i] = malloc(n);
+        FUZZ_CHECK(bufs[i] != NULL);
+        memcpy(params + pp->offset, &bufs[i], sizeof(void *));
+        c.cap[i] = pp->op == RM_OP_ARRAY ? 1 : 0;
+    }
+    (void)rm_decode_reply(&c, ret, msg, len, NULL, &status);   /* no intern: a string output fails cleanly */
+    for (uint32_t i = 0; i < RM_MAX_PARAMS; i++)
+        free(bufs[i]);
+    free(params);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (fz_plans == NULL)
+        fz_init();
+    if (size < 3)
+        return 0;
+    unsigned mode = data[0] & 3u;
+    const rm_plan *pl = fz_carried[(data[1] | (uint32_t)data[2] << 8) % fz_ncarried];
+    size_t body = size - 3;
+    size_t len = mode == 0 ? body + 8 : body;
+    uint8_t *msg = malloc(len ? len : 1);
+    FUZZ_CHECK(msg != NULL);
+    if (mode == 0) {
+        memcpy(msg, &pl->id, 4);
+        memcpy(msg + 4, &pl->hash, 4);
+        memcpy(msg + 8, data + 3, body);
+    } else {
+        memcpy(msg, data + 3, body);
+    }
+    switch (mode) {
+    case 0:
+    case 1:
+        fz_one_call(msg, len);
+        break;
+    case 2: {
+        rm_hdr h;
+        if (len < sizeof h || rm_hdr_get(msg, &h) != RM_OK || h.length != len - sizeof h)
+            break;
+        if (h.kind == RM_MSG_CALL) {
+            fz_one_call(msg + sizeof h, h.length);
+        } else if (h.kind == RM_MSG_BATCH) {
+            rm_rd r = { .p = msg + sizeof h, .len = h.length };
+            uint32_t n;
+            const uint8_t *call;
+            size_t clen;
+            if (rm_rd_u32(&r, &n) != RM_OK || n > RM_MAX_BATCH)
+                break;
+            for (uint32_t i = 0; i < n && rm_batch_next(&r, &call, &clen) == RM_OK; i++)
+                fz_one_call(call, clen);
+        }
+        break;
+    }
+    default:
+        fz_client_reply(pl, msg, len);
+    }
+    free(msg);
+    return 0;
+}

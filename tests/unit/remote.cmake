@@ -1,0 +1,10 @@
+# The remoting's codec (remote/, docs/remote.md): every API the plans carry, round-tripped against the generated
+# metadata of the built tree.
+add_executable(rm_codec_test rm_codec_test.c "${PROJECT_SOURCE_DIR}/remote/rm_meta_gen.c"
+               "${CUSHIM_GENERATED_DIR}/cushim_meta.c")
+target_include_directories(rm_codec_test PRIVATE "${CUSHIM_GENERATED_DIR}" "${PROJECT_SOURCE_DIR}/sdk/include/cushim"
+                           "${CUSHIM_CUDA_INCLUDE}" ${CUSHIM_LIB_INCLUDES})
+target_link_libraries(rm_codec_test PRIVATE cushim_remote PkgConfig::CMOCKA)
+target_compile_options(rm_codec_test PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-declarations)
+add_test(NAME rm_codec COMMAND rm_codec_test)
+set_tests_properties(rm_codec PROPERTIES LABELS "unit;remote")

@@ -1,0 +1,709 @@
+/*
+ * rm_codec_test.c - the remoting codec against the generated metadata, API by API (remote/, docs/remote.md).
+ *
+ * The table test: for every API the plans carry (forward, forward-if-null, hand-written), a params struct with
+ * random inputs - values, strings, arrays sized by their count parameter (by value or behind a pointer), fixed
+ * counts, structs with their pointer fields NULL, module images, kernel arguments - is encoded as the client
+ * does, decoded as the server does into a params struct staged in the arena, and every input is compared byte
+ * for byte with what the program passed (NULL stays NULL). Then the server side fills every output (a new
+ * count behind a count pointer included), encodes the reply, and the client side decodes it into the
+ * program's own buffers: every byte that came back must equal what the server wrote, and nothing past the
+ * count the server gave may change. A parameter the walker dropped, sized wrongly or put in the wrong order
+ * fails the comparison (or leaves bytes over, which the decoder refuses).
+ *
+ * Around it: the status of a call the server cannot take (unknown id, another layout, a class it refuses),
+ * truncated and padded payloads, negative and oversized counts, outputs withheld after a failed call, image
+ * sizes (PTX, ELF, fatbin), batches, and the classification's counts for the driver API.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cushim_params.h"
+#include "rm_codec.h"
+
+void rm_meta_generated(rm_meta *m);
+
+static rm_plans *plans;
+static rm_arena arena;
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static void rnd_fill(void *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        ((uint8_t *)p)[i] = (uint8_t)rnd();
+}
+
+static void put_int(void *p, unsigned size, uint64_t v)
+{
+    memcpy(p, &v, size);   /* little-endian: the low bytes */
+}
+
+static uint64_t get_int(const void *p, unsigned size)
+{
+    uint64_t v = 0;
+    memcpy(&v, p, size);
+    return v;
+}
+
+/* The test's own view of pointer fields: every POINTER/STRING/CALLBACK field of a struct set to NULL. */
+static void zero_pointer_fields(const cushim_struct_info *st, uint8_t *base, int depth)
+{
+    for (uint32_t i = 0; depth < 8 && i < st->nfields; i++) {
+        const cushim_field_info *f = &st->fields[i];
+        uint32_t n = f->array_len ? f->array_len : 1;
+        if (f->kind == CUSHIM_KIND_POINTER || f->kind == CUSHIM_KIND_STRING || f->kind == CUSHIM_KIND_CALLBACK)
+            memset(base + f->offset, 0, f->size);
+        else if (f->kind == CUSHIM_KIND_STRUCT && f->struct_type != NULL)
+            for (uint32_t k = 0; k < n; k++)
+                zero_pointer_fields(f->struct_type, base + f->offset + (size_t)(f->size / n) * k, depth + 1);
+    }
+}
+
+/* ---- the context the codec asks: kernel argument sizes, string interning ---- */
+typedef struct kp_state {
+    uint32_t n, sizes[8];
+} kp_state;
+
+static kp_state kp;
+
+static int kp_sizes(void *user, uint64_t func, uint32_t *n, uint32_t *sizes, uint32_t cap)
+{
+    (void)user, (void)func;
+    if (kp.n > cap)
+        return RM_EBOUNDS;
+    *n = kp.n;
+    memcpy(sizes, kp.sizes, kp.n * sizeof *sizes);
+    return RM_OK;
+}
+
+static char *interned[64];
+static int ninterned;
+
+/* The client keeps each distinct string once (the plugin does the same). */
+static const char *intern(void *user, const char *s, size_t n)
+{
+    (void)user;
+    for (int i = 0; i < ninterned; i++)
+        if (strlen(interned[i]) == n && memcmp(interned[i], s, n) == 0)
+            return interned[i];
+    if (ninterned == 64)
+        return NULL;
+    char *c = malloc(n + 1);
+    memcpy(c, s, n);
+    c[n] = '\0';
+    interned[ninterned++] = c;
+    return c;
+}
+
+static const rm_ctx ctx = { .kparam_sizes = kp_sizes, .intern = intern };
+
+static int carried(const rm_plan *pl)
+{
+    return pl->cls == RM_CLASS_FORWARD || pl->cls == RM_CLASS_FORWARD_NULL || pl->cls == RM_CLASS_HAND;
+}
+
+/* ---- one API, one round ---- */
+typedef struct side {
+    uint8_t *params;
+    void *bufs[RM_MAX_PARAMS];     /* what each pointer parameter points to (client) */
+    uint64_t count[RM_MAX_PARAMS]; /* its elements (ARRAY), bytes (IMAGE), arguments (KPARAMS) */
+    void *kargs[8];
+} side;
+
+/* Sizes come from the metadata itself (cushim_param_info), not from the plan under test: a walker that drops a
+   parameter or sizes it wrongly then disagrees with the test. */
+static const cushim_param_info *meta_param(const rm_plan *pl, uint32_t i)
+{
+    return &pl->info->params[i];
+}
+
+static int by_value(const cushim_param_info *mp)
+{
+    return mp->kind != CUSHIM_KIND_POINTER && mp->kind != CUSHIM_KIND_STRING && mp->kind != CUSHIM_KIND_CALLBACK;
+}
+
+static uint32_t meta_elem(const cushim_param_info *mp)
+{
+    return mp->elem_size ? mp->elem_size : 1;   /* a void * with a count counts bytes */
+}
+
+/* Is parameter i the count of some array (through a pointer when 'indirect')? */
+static int is_count_target(const rm_plan *pl, uint32_t i, int indirect)
+{
+    for (uint32_t k = 0; k < pl->nparams; k++) {
+        const cushim_param_info *mp = meta_param(pl, k);
+        if (mp->kind == CUSHIM_KIND_POINTER && mp->count_param == (int16_t)i && mp->fixed_count == 0 &&
+            mp->count_indirect == indirect && pl->p[k].op == RM_OP_ARRAY)
+            return 1;
+    }
+    return 0;
+}
+
+static uint64_t count_now(const rm_plan *pl, uint32_t i, const uint8_t *params)
+{
+    const cushim_param_info *mp = meta_param(pl, i);
+    if (mp->fixed_count)
+        return mp->fixed_count;
+    if (mp->count_param < 0)
+        return 1;
+    const cushim_param_info *cp = meta_param(pl, (uint32_t)mp->count_param);
+    if (!mp->count_indirect)
+        return get_int(params + cp->offset, cp->size);
+    void *q;
+    memcpy(&q, params + cp->offset, sizeof q);
+    return q ? get_int(q, cp->elem_size) : 0;
+}
+
+static void build_client(const rm_plan *pl, side *s)
+{
+    const cushim_api_info *a = pl->info;
+    memset(s, 0, sizeof *s);
+    s->params = calloc(1, a->params_size ? a->params_size : 1);
+    for (uint32_t i = 0; i < pl->nparams; i++) {
+        const cushim_param_info *mp = meta_param(pl, i);
+        if (!by_value(mp))
+            continue;
+        rnd_fill(s->params + mp->offset, mp->size);
+        if (is_count_target(pl, i, 0))
+            put_int(s->params + mp->offset, mp->size, rnd() % 6);
+    }
+    for (uint32_t k = 0; k < pl->nptr; k++) {
+        uint32_t i = pl->order[k];
+        const rm_pplan *pp = &pl->p[i];
+        void *buf = NULL;
+        int present = pp->op != RM_OP_NULL_ONLY && rnd() % 4 != 0;
+        if (present) {
+            switch (pp->op) {
+            case RM_OP_STRING_IN: {
+                size_t n = rnd() % 40;
+                char *t = malloc(n + 1);
+                for (size_t j = 0; j < n; j++)
+                    t[j] = (char)(' ' + rnd() % 94);
+                t[n] = '\0';
+                buf = t;
+                break;
+            }
+            case RM_OP_STRING_OUT: {
+                const char **slot = malloc(sizeof *slot);
+                *slot = "sentinel";
+                buf = slot;
+                break;
+            }
+            case RM_OP_ARRAY: {
+                uint32_t elem = meta_elem(meta_param(pl, i));
+                uint64_t n = count_now(pl, i, s->params), bytes = n * elem;
+                buf = malloc(bytes ? bytes : 1);
+                if (meta_param(pl, i)->dir == CUSHIM_DIR_OUT)
+                    memset(buf, 0xa5, bytes);
+                else
+                    rnd_fill(buf, bytes);
+                if (is_count_target(pl, i, 1))
+                    put_int(buf, elem, rnd() % 6);
+                if (meta_param(pl, i)->struct_type != NULL)
+                    for (uint64_t e = 0; e < n; e++)
+                        zero_pointer_fields(meta_param(pl, i)->struct_type, (uint8_t *)buf + e * elem, 0);
+                s->count[i] = n;
+                break;
+            }
+            case RM_OP_IMAGE: {
+                size_t n = 1 + rnd() % 100;
+                char *t = malloc(n + 1);
+                for (size_t j = 0; j < n; j++)
+                    t[j] = (char)('a' + rnd() % 26);
+                t[n] = '\0';
+                buf = t;
+                s->count[i] = n + 1;
+                break;
+            }
+            case RM_OP_KPARAMS: {
+                kp.n = (uint32_t)(rnd() % 7);
+                void **args = malloc(8 * sizeof *args);
+                for (uint32_t j = 0; j < kp.n; j++) {
+                    kp.sizes[j] = (uint32_t)(1 + rnd() % 16);
+                    args[j] = s->kargs[j] = malloc(kp.sizes[j]);
+                    rnd_fill(args[j], kp.sizes[j]);
+                }
+                buf = args;
+                s->count[i] = kp.n;
+                break;
+            }
+            default:
+                break;
+            }
+        }
+        s->bufs[i] = buf;
+        memcpy(s->params + pp->offset, &buf, sizeof buf);
+    }
+}
+
+static void free_client(const rm_plan *pl, side *s)
+{
+    for (uint32_t i = 0; i < pl->nparams; i++)
+        free(s->bufs[i]);
+    for (uint32_t j = 0; j < 8; j++)
+        free(s->kargs[j]);
+    free(s->params);
+}
+
+static void *ptr_of(const void *params, const rm_pplan *pp)
+{
+    void *v;
+    memcpy(&v, (const uint8_t *)params + pp->offset, sizeof v);
+    return v;
+}
+
+/* Every input the client gave is in the server's params, byte for byte. */
+static void check_inputs(const rm_plan *pl, const side *cl, const rm_call *sv)
+{
+    const char *name = pl->info->name;
+    for (uint32_t i = 0; i < pl->nparams; i++) {
+        const rm_pplan *pp = &pl->p[i];
+        const cushim_param_info *mp = meta_param(pl, i);
+        const uint8_t *sp = sv->params;
+        if (by_value(mp)) {
+            if (memcmp(cl->params + mp->offset, sp + mp->offset, mp->size) != 0)
+                fail_msg("%s: value parameter %u '%s' (%u bytes at %u) differs on the server", name, i, mp->name,
+                         mp->size, mp->offset);
+            continue;
+        }
+        if (pp->op == 0 || pp->op == RM_OP_VALUE)
+            fail_msg("%s: pointer parameter %u '%s' has no plan", name, i, mp->name);
+        if (pp->op == RM_OP_OPAQUE)
+            continue;
+        void *c = cl->bufs[i], *s = ptr_of(sp, pp);
+        if ((c == NULL) != (s == NULL))
+            fail_msg("%s: pointer parameter %u is %s on the server", name, i, s ? "set" : "NULL");
+        if (c == NULL)
+            continue;
+        switch (pp->op) {
+        case RM_OP_STRING_IN:
+            if (strcmp(c, s) != 0)
+                fail_msg("%s: string %u '%s' became '%s'", name, i, (char *)c, (char *)s);
+            break;
+        case RM_OP_ARRAY:
+            if (sv->cap[i] != cl->count[i])
+                fail_msg("%s: array %u staged %llu elements, the client has %llu", name, i,
+                         (unsigned long long)sv->cap[i], (unsigned long long)cl->count[i]);
+            if (mp->dir != CUSHIM_DIR_OUT && memcmp(c, s, cl->count[i] * meta_elem(mp)) != 0)
+                fail_msg("%s: array %u '%s' (%llu x %u bytes) differs on the server", name, i, mp->name,
+                         (unsigned long long)cl->count[i], meta_elem(mp));
+            break;
+        case RM_OP_IMAGE:
+            if (memcmp(c, s, cl->count[i]) != 0)
+                fail_msg("%s: image %u differs", name, i);
+            break;
+        case RM_OP_KPARAMS:
+            for (uint32_t j = 0; j < cl->count[i]; j++)
+                if (memcmp(((void **)c)[j], ((void **)s)[j], kp.sizes[j]) != 0)
+                    fail_msg("%s: kernel argument %u differs", name, j);
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+/* The server writes every output; what the reply carries must land in the client's buffers. */
+static const char *const out_strings[] = { "CUDA_ERROR_INVALID_VALUE", "", "no error" };
+
+static void fill_outputs(const rm_plan *pl, rm_call *sv, void *retval)
+{
+    for (uint32_t k = 0; k < pl->nptr; k++) {
+        uint32_t i = pl->order[k];
+        const rm_pplan *pp = &pl->p[i];
+        void *s = ptr_of(sv->params, pp);
+        if (s == NULL)
+            continue;
+        if (pp->op == RM_OP_ARRAY && meta_param(pl, i)->dir != CUSHIM_DIR_IN) {
+            uint32_t elem = meta_elem(meta_param(pl, i));
+            rnd_fill(s, sv->cap[i] * elem);
+            if (is_count_target(pl, i, 1))   /* the callee says how many it filled: at most the capacity */
+                put_int(s, elem, rnd() % 8);
+        } else if (pp->op == RM_OP_STRING_OUT) {
+            const char *v = rnd() % 4 ? out_strings[rnd() % 3] : NULL;
+            memcpy(s, &v, sizeof v);
+        }
+    }
+    rnd_fill(retval, pl->info->ret_size);
+    if (pl->ret_status)
+        memset(retval, 0, 4);
+}
+
+static void check_outputs(const rm_plan *pl, const side *cl, const rm_call *sv, const uint8_t *before[])
+{
+    const char *name = pl->info->name;
+    for (uint32_t k = 0; k < pl->nptr; k++) {
+        uint32_t i = pl->order[k];
+        const rm_pplan *pp = &pl->p[i];
+        void *c = cl->bufs[i], *s = ptr_of(sv->params, pp);
+        if (c == NULL)
+            continue;
+        const cushim_param_info *mp = meta_param(pl, i);
+        if (pp->op == RM_OP_ARRAY && mp->dir != CUSHIM_DIR_IN) {
+            uint32_t elem = meta_elem(mp);
+            uint64_t n = cl->count[i];
+            if (mp->count_param >= 0 && mp->count_indirect) {   /* the count as the callee left it */
+                uint64_t now = count_now(pl, i, sv->params);
+                n = now < n ? now : n;
+            }
+            if (memcmp(c, s, n * elem) != 0)
+                fail_msg("%s: output %u '%s' (%llu x %u bytes) differs from the server's", name, i, mp->name,
+                         (unsigned long long)n, elem);
+            if (memcmp((uint8_t *)c + n * elem, before[i] + n * elem, (cl->count[i] - n) * elem) != 0)
+                fail_msg("%s: output %u changed past the %llu elements returned", name, i, (unsigned long long)n);
+        } else if (pp->op == RM_OP_STRING_OUT) {
+            const char *cv, *sv_;
+            memcpy(&cv, c, sizeof cv);
+            memcpy(&sv_, s, sizeof sv_);
+            if ((cv == NULL) != (sv_ == NULL) || (cv && strcmp(cv, sv_) != 0))
+                fail_msg("%s: string output %u '%s', the server's '%s'", name, i, cv ? cv : "(null)",
+                         sv_ ? sv_ : "(null)");
+        }
+    }
+}
+
+static int round_trip(const rm_plan *pl)
+{
+    side cl;
+    rm_call cc, sc;
+    rm_wr w, rw;
+    uint32_t status = 99;
+    uint8_t sret[64] = {0}, cret[64] = {0};
+    const uint8_t *before[RM_MAX_PARAMS] = {0};
+    int rc;
+
+    build_client(pl, &cl);
+    rm_wr_init(&w, 0);
+    rm_wr_init(&rw, 0);
+    rc = rm_encode_call(pl, cl.params, &ctx, &w, &cc);
+    if (rc != RM_OK)
+        fail_msg("%s: encode failed (%d)", pl->info->name, rc);
+    rc = rm_decode_call(plans, w.p, w.len, &arena, NULL, &sc, &status);
+    if (rc != RM_OK || status != RM_ST_OK)
+        fail_msg("%s: server decode failed (%d, status %u) on %zu bytes", pl->info->name, rc, status, w.len);
+    assert_ptr_equal(sc.plan, pl);
+    check_inputs(pl, &cl, &sc);
+
+    for (uint32_t i = 0; i < pl->nparams; i++)   /* the client's outputs as they were, for the check past n */
+        if (cl.bufs[i] != NULL && pl->p[i].op == RM_OP_ARRAY) {
+            size_t bytes = cl.count[i] * meta_elem(meta_param(pl, i));
+            uint8_t *copy = malloc(bytes + 1);
+            memcpy(copy, cl.bufs[i], bytes);
+            before[i] = copy;
+        }
+    assert_true(pl->info->ret_size <= sizeof sret);
+    fill_outputs(pl, &sc, sret);
+    rc = rm_encode_reply(&sc, pl->id, RM_ST_OK, sret, &rw);
+    assert_int_equal(rc, RM_OK);
+    rc = rm_decode_reply(&cc, cret, rw.p, rw.len, &ctx, &status);
+    if (rc != RM_OK || status != RM_ST_OK)
+        fail_msg("%s: client reply decode failed (%d, status %u)", pl->info->name, rc, status);
+    if (memcmp(cret, sret, pl->info->ret_size) != 0)
+        fail_msg("%s: result differs", pl->info->name);
+    check_outputs(pl, &cl, &sc, before);
+
+    for (uint32_t i = 0; i < RM_MAX_PARAMS; i++)
+        free((void *)before[i]);
+    rm_arena_reset(&arena);
+    rm_wr_free(&w);
+    rm_wr_free(&rw);
+    free_client(pl, &cl);
+    return 1;
+}
+
+static void test_table(void **state)
+{
+    (void)state;
+    uint32_t apis = 0;
+    for (uint32_t i = 0; i < plans->count; i++) {
+        const rm_plan *pl = &plans->all[i];
+        if (!carried(pl))
+            continue;
+        for (int r = 0; r < 6; r++)
+            round_trip(pl);
+        apis++;
+    }
+    print_message("[          ] %u APIs round-tripped 6 times each\n", apis);
+    assert_true(apis > 1000);
+}
+
+/* ---- the server's answers to calls it cannot take ---- */
+static const rm_plan *plan_named(const char *name)
+{
+    for (uint32_t i = 0; i < plans->count; i++)
+        if (strcmp(plans->all[i].info->name, name) == 0)
+            return &plans->all[i];
+    fail_msg("no API %s", name);
+    return NULL;
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    uint8_t msg[64] = {0};
+    uint32_t status, v;
+    rm_call c;
+    v = 0xfffffff0u;   /* an id no tree has */
+    memcpy(msg, &v, 4);
+    assert_int_equal(rm_decode_call(plans, msg, 8, &arena, NULL, &c, &status), RM_ELAYOUT);
+    assert_int_equal(status, RM_ST_UNKNOWN_API);
+    const rm_plan *pl = plan_named("cuDeviceGetCount");
+    memcpy(msg, &pl->id, 4);
+    v = pl->hash ^ 1;
+    memcpy(msg + 4, &v, 4);
+    assert_int_equal(rm_decode_call(plans, msg, 9, &arena, NULL, &c, &status), RM_ELAYOUT);
+    assert_int_equal(status, RM_ST_LAYOUT);
+    pl = plan_named("cuLaunchHostFunc");
+    assert_int_equal(pl->cls, RM_CLASS_NEEDS_HAND);
+    memcpy(msg, &pl->id, 4);
+    memcpy(msg + 4, &pl->hash, 4);
+    assert_int_equal(rm_decode_call(plans, msg, 8, &arena, NULL, &c, &status), RM_EUNSUPPORTED);
+    assert_int_equal(status, RM_ST_REFUSED);
+    assert_int_equal(rm_decode_call(plans, msg, 3, &arena, NULL, &c, &status), RM_EMALFORMED);
+    rm_arena_reset(&arena);
+}
+
+/* Every strict prefix of a valid call, and the call with a byte more, is refused. */
+static void test_truncated(void **state)
+{
+    (void)state;
+    static const char *const names[] = { "cuMemcpyHtoD_v2", "cuGraphGetNodes", "cuModuleGetFunction",
+                                         "cuDeviceGetName", "cuLaunchKernel" };
+    for (size_t n = 0; n < sizeof names / sizeof names[0]; n++) {
+        const rm_plan *pl = plan_named(names[n]);
+        for (int r = 0; r < 8; r++) {
+            side cl;
+            rm_call cc, sc;
+            rm_wr w;
+            uint32_t status;
+            build_client(pl, &cl);
+            rm_wr_init(&w, 0);
+            assert_int_equal(rm_encode_call(pl, cl.params, &ctx, &w, &cc), RM_OK);
+            for (size_t len = 0; len < w.len; len++) {
+                uint8_t *cut = malloc(len + 1);
+                memcpy(cut, w.p, len);
+                assert_int_not_equal(rm_decode_call(plans, cut, len, &arena, NULL, &sc, &status), RM_OK);
+                rm_arena_reset(&arena);
+                free(cut);
+            }
+            rm_wr_u8(&w, 0);
+            assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, NULL, &sc, &status), RM_EMALFORMED);
+            rm_arena_reset(&arena);
+            rm_wr_free(&w);
+            free_client(pl, &cl);
+        }
+    }
+}
+
+/* Counts: negative or past the bounds is refused on both sides; a NULL count pointer counts 0. */
+static void test_counts(void **state)
+{
+    (void)state;
+    const rm_plan *pl = plan_named("cuDeviceGetName");
+    cushim_params_cuDeviceGetName p = { 0 };
+    char name[16];
+    rm_wr w;
+    rm_call c;
+    p.name = name;
+    p.len = -1;
+    rm_wr_init(&w, 0);
+    assert_int_equal(rm_encode_call(pl, &p, &ctx, &w, &c), RM_EBOUNDS);
+    rm_wr_reset(&w);
+    p.len = (int)sizeof name;
+    assert_int_equal(rm_encode_call(pl, &p, &ctx, &w, &c), RM_OK);
+    /* the server rechecks the count it stages by: the values follow id and hash, len (4 bytes) then dev */
+    uint32_t status;
+    int big = 1 << 30, over = 100 << 20, neg = -5;
+    memcpy(w.p + 8, &big, 4);   /* past RM_MAX_ARENA */
+    assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, NULL, &c, &status), RM_EBOUNDS);
+    assert_int_equal(status, RM_ST_TOO_LARGE);
+    rm_arena_reset(&arena);
+    memcpy(w.p + 8, &over, 4);   /* within it, past this arena's 64 MiB */
+    assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, NULL, &c, &status), RM_ENOMEM);
+    assert_int_equal(status, RM_ST_TOO_LARGE);
+    rm_arena_reset(&arena);
+    memcpy(w.p + 8, &neg, 4);
+    assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, NULL, &c, &status), RM_EBOUNDS);
+    rm_arena_reset(&arena);
+    /* a NULL count pointer: nodes has 0 elements */
+    pl = plan_named("cuGraphGetNodes");
+    CUgraphNode nodes[2];
+    cushim_params_cuGraphGetNodes g = { .hGraph = (CUgraph)0x1234, .nodes = nodes, .numNodes = NULL };
+    rm_wr_reset(&w);
+    assert_int_equal(rm_encode_call(pl, &g, &ctx, &w, &c), RM_OK);
+    assert_int_equal(c.cap[1], 0);
+    assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, NULL, &c, &status), RM_OK);
+    assert_int_equal(c.cap[1], 0);
+    rm_arena_reset(&arena);
+    /* a struct carried while its pointer fields are NULL (cuCtxCreate_v4's CUctxCreateParams) */
+    pl = plan_named("cuCtxCreate_v4");
+    assert_int_equal(pl->cls, RM_CLASS_FORWARD_NULL);
+    CUexecAffinityParam aff;
+    CUctxCreateParams cp = { 0 };
+    CUcontext ctxv;
+    cushim_params_cuCtxCreate_v4 x = { .pctx = &ctxv, .ctxCreateParams = &cp, .flags = 0, .dev = 0 };
+    rm_wr_reset(&w);
+    assert_int_equal(rm_encode_call(pl, &x, &ctx, &w, &c), RM_OK);
+    cp.execAffinityParams = &aff;
+    rm_wr_reset(&w);
+    assert_int_equal(rm_encode_call(pl, &x, &ctx, &w, &c), RM_EUNSUPPORTED);
+    /* ... and the server refuses one that arrives with a pointer inside */
+    cp.execAffinityParams = NULL;
+    rm_wr_reset(&w);
+    assert_int_equal(rm_encode_call(pl, &x, &ctx, &w, &c), RM_OK);
+    memset(w.p + w.len - sizeof cp + offsetof(CUctxCreateParams, execAffinityParams), 0x41, sizeof(void *));
+    assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, NULL, &c, &status), RM_EMALFORMED);
+    rm_arena_reset(&arena);
+    rm_wr_free(&w);
+}
+
+/* A failed call's outputs are not sent: the program's buffers keep what they held, as with the driver. */
+static void test_failed_call_keeps_outputs(void **state)
+{
+    (void)state;
+    const rm_plan *pl = plan_named("cuDeviceGetCount");
+    int count = 77, sret = 100, cret = 0;
+    cushim_params_cuDeviceGetCount p = { .count = &count };
+    rm_wr w, rw;
+    rm_call cc, sc;
+    uint32_t status;
+    rm_wr_init(&w, 0);
+    rm_wr_init(&rw, 0);
+    assert_int_equal(rm_encode_call(pl, &p, &ctx, &w, &cc), RM_OK);
+    assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, NULL, &sc, &status), RM_OK);
+    **(int **)sc.params = 5;
+    assert_int_equal(rm_encode_reply(&sc, pl->id, RM_ST_OK, &sret, &rw), RM_OK);
+    assert_int_equal(rm_decode_reply(&cc, &cret, rw.p, rw.len, &ctx, &status), RM_OK);
+    assert_int_equal(cret, 100);
+    assert_int_equal(count, 77);
+    sret = 0;
+    rm_wr_reset(&rw);
+    assert_int_equal(rm_encode_reply(&sc, pl->id, RM_ST_OK, &sret, &rw), RM_OK);
+    assert_int_equal(rm_decode_reply(&cc, &cret, rw.p, rw.len, &ctx, &status), RM_OK);
+    assert_int_equal(count, 5);
+    /* a refusal: status only */
+    rm_wr_reset(&rw);
+    assert_int_equal(rm_encode_reply(NULL, pl->id, RM_ST_LAYOUT, NULL, &rw), RM_OK);
+    assert_int_equal(rm_decode_reply(&cc, &cret, rw.p, rw.len, &ctx, &status), RM_OK);
+    assert_int_equal(status, RM_ST_LAYOUT);
+    rm_arena_reset(&arena);
+    rm_wr_free(&w);
+    rm_wr_free(&rw);
+}
+
+static void test_image_sizes(void **state)
+{
+    (void)state;
+    assert_int_equal(rm_image_size(".version 9.0\n", 100), 14);
+    assert_int_equal(rm_image_size("abc", 3), 0);   /* no NUL within reach */
+    uint8_t elf[256] = { 0x7f, 'E', 'L', 'F', 2, 1 };
+    uint64_t shoff = 128;
+    uint16_t shentsize = 64, shnum = 2;
+    memcpy(elf + 40, &shoff, 8);
+    memcpy(elf + 58, &shentsize, 2);
+    memcpy(elf + 60, &shnum, 2);
+    assert_int_equal(rm_image_size(elf, sizeof elf), 256);
+    assert_int_equal(rm_image_size(elf, 200), 0);   /* the section table runs past what was received */
+    uint64_t off = 100, size = 1000;   /* a section whose bytes lie past the end */
+    memcpy(elf + 128 + 64 + 24, &off, 8);
+    memcpy(elf + 128 + 64 + 32, &size, 8);
+    assert_int_equal(rm_image_size(elf, sizeof elf), 0);
+    uint8_t fat[64] = { 0x50, 0xed, 0x55, 0xba, 1, 0, 16, 0 };
+    uint64_t fsize = 48;
+    memcpy(fat + 8, &fsize, 8);
+    assert_int_equal(rm_image_size(fat, sizeof fat), 64);
+    assert_int_equal(rm_image_size(fat, 63), 0);
+}
+
+static void test_batch(void **state)
+{
+    (void)state;
+    rm_wr w;
+    rm_rd r;
+    const uint8_t *call;
+    size_t len;
+    rm_wr_init(&w, 0);
+    rm_wr_u32(&w, 3);
+    rm_wr_bytes(&w, "abc", 3);
+    rm_wr_u32(&w, 0);
+    rm_wr_u32(&w, 9);
+    rm_wr_bytes(&w, "xy", 2);
+    r = (rm_rd){ .p = w.p, .len = w.len };
+    assert_int_equal(rm_batch_next(&r, &call, &len), RM_OK);
+    assert_int_equal(len, 3);
+    assert_memory_equal(call, "abc", 3);
+    assert_int_equal(rm_batch_next(&r, &call, &len), RM_OK);
+    assert_int_equal(len, 0);
+    assert_int_equal(rm_batch_next(&r, &call, &len), RM_EMALFORMED);
+    rm_wr_free(&w);
+}
+
+/* The counts docs/remote.md gives, and classes of APIs the e2e run needs. */
+static void test_classification(void **state)
+{
+    (void)state;
+    uint32_t n[RM_CLASS_COUNT] = {0};
+    for (uint32_t i = 0; i < plans->count; i++)
+        if (plans->all[i].info->library == CUSHIM_LIB_DRIVER)
+            n[plans->all[i].cls]++;
+    print_message("[          ] driver API: %u forward, %u forward-if-null, %u hand-written, %u needs-hand, %u "
+                  "unsupported\n", n[1], n[2], n[3], n[4], n[5]);
+    assert_int_equal(plan_named("cuMemcpyHtoD_v2")->cls, RM_CLASS_FORWARD);
+    assert_int_equal(plan_named("cuMemcpyDtoH_v2")->cls, RM_CLASS_FORWARD);
+    assert_int_equal(plan_named("cuGetErrorName")->cls, RM_CLASS_FORWARD);
+    assert_int_equal(plan_named("cuModuleLoadData")->cls, RM_CLASS_HAND);
+    assert_int_equal(plan_named("cuLaunchKernel")->cls, RM_CLASS_HAND);
+    assert_int_equal(plan_named("cuStreamAddCallback")->cls, RM_CLASS_NEEDS_HAND);
+    assert_int_equal(plan_named("cuGraphicsMapResources")->cls, RM_CLASS_UNSUPPORTED);
+    for (uint32_t i = 0; i < plans->count; i++)
+        if (plans->all[i].cls != RM_CLASS_FORWARD)
+            assert_non_null(plans->all[i].reason);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    rm_meta m;
+    rm_meta_generated(&m);
+    plans = rm_plans_build(&m);
+    return plans != NULL && rm_arena_init(&arena, 64u << 20) == 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    rm_plans_free(plans);
+    rm_arena_destroy(&arena);
+    for (int i = 0; i < ninterned; i++)
+        free(interned[i]);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_truncated),
+        cmocka_unit_test(test_counts),
+        cmocka_unit_test(test_failed_call_keeps_outputs),
+        cmocka_unit_test(test_image_sizes),
+        cmocka_unit_test(test_batch),
+        cmocka_unit_test(test_classification),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
