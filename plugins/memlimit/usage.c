@@ -15,13 +15,6 @@
 
 #include "ml_budget.h"
 
-static void usage(FILE *f)
-{
-    fputs("usage: cushim usage [--prometheus] [NAME|PATH]\n"
-          "  The per-process table of memlimit budget NAME (/dev/shm/cushim-budget-NAME) or of the region\n"
-          "  at PATH (default: $CUDA_DEVICE_MEMORY_SHARED_CACHE). --prometheus: Prometheus text format.\n",
-          f);
-}
 
 /* The length of the valid UTF-8 sequence at s (1-4), 0 when it is not one (overlong forms, surrogates, past
    U+10FFFF and cut sequences - the kernel cuts a process's name at 15 bytes, mid-character - are not). */
@@ -68,25 +61,104 @@ static void clean_text(const char *in, char *out, size_t cap)
     out[o] = '\0';
 }
 
-static void prom_label(const char *raw)
+static void prom_label(FILE *f, const char *raw)
 {
     char s[1024];
     clean_text(raw, s, sizeof s);
     for (const char *p = s; *p; p++) {
         if (*p == '\\' || *p == '"')
-            putchar('\\');
-        putchar(*p);
+            fputc('\\', f);
+        fputc(*p, f);
     }
 }
+
+/* The table (or the Prometheus text) of an attached budget 'b' at 'path' on 'f'. Everything read from the region
+   is its writers' word: counts bounded by the layout, names cleaned (the fuzz harness fuzz_usage drives this). */
+void ml_usage_print(FILE *f, ml_budget *b, const char *path, int prom)
+{
+    char comm[80], shown[1024];
+    uint32_t hw;
+    int ndev;
+    hw = atomic_load(&b->r->hiwater);
+    ndev = (int)atomic_load(&b->r->devmax);
+    if (ndev < 1)
+        ndev = 1;
+    if (ndev > ML_MAX_DEVICES)
+        ndev = ML_MAX_DEVICES;
+    if (prom) {
+        fprintf(f, "# HELP cushim_memlimit_used_bytes Device memory charged by a process to a cushim memlimit budget.\n"
+                   "# TYPE cushim_memlimit_used_bytes gauge\n");
+    } else {
+        clean_text(path, shown, sizeof shown);
+        fprintf(f, "budget %s\n", shown);
+        fprintf(f, "%-5s %-8s %-16s %-6s %5s %16s %16s %16s %16s %8s\n", "slot", "pid", "command", "state", "dev",
+                "used", "peak", "managed", "host", "denied");
+    }
+    for (uint32_t i = 0; i < hw && i < ML_BUDGET_SLOTS; i++) {
+        ml_slot *s = &b->r->slots[i];
+        uint64_t pid = atomic_load(&s->pid);
+        int alive;
+        if (pid == 0)
+            continue;
+        alive = ml_budget_slot_alive(b, (int)i);
+        {
+            char raw[17];
+            memcpy(raw, s->comm, 16);
+            raw[16] = '\0';
+            clean_text(raw, comm, sizeof comm);   /* a process names itself: valid UTF-8, no control byte */
+        }
+        for (int d = 0; d < ndev; d++) {
+            uint64_t u = atomic_load(&s->used[d]), pk = atomic_load(&s->peak[d]), m = atomic_load(&s->managed[d]);
+            if (prom) {
+                fprintf(f, "cushim_memlimit_used_bytes{budget=\"");
+                prom_label(f, path);
+                fprintf(f, "\",pid=\"%llu\",command=\"", (unsigned long long)pid);
+                prom_label(f, comm);
+                fprintf(f, "\",device=\"%d\",alive=\"%d\"} %llu\n", d, alive, (unsigned long long)u);
+            } else {
+                fprintf(f, "%-5u %-8llu %-16s %-6s %5d %16llu %16llu %16llu %16llu %8llu\n", i,
+                        (unsigned long long)pid, comm, alive ? "alive" : "dead", d, (unsigned long long)u,
+                        (unsigned long long)pk, (unsigned long long)m,
+                        (unsigned long long)(d == 0 ? atomic_load(&s->host) : 0),
+                        (unsigned long long)(d == 0 ? atomic_load(&s->denied) : 0));
+            }
+        }
+    }
+    if (prom) {
+        fprintf(f, "# HELP cushim_memlimit_limit_bytes The quota of a cushim memlimit budget per device (0: none).\n"
+                   "# TYPE cushim_memlimit_limit_bytes gauge\n");
+        for (int d = 0; d < ndev; d++) {
+            uint64_t l = atomic_load(&b->r->limit[d]);
+            fprintf(f, "cushim_memlimit_limit_bytes{budget=\"");
+            prom_label(f, path);
+            fprintf(f, "\",device=\"%d\"} %llu\n", d, (unsigned long long)l);
+        }
+    } else {
+        for (int d = 0; d < ndev; d++) {
+            uint64_t l = atomic_load(&b->r->limit[d]);
+            if (l)
+                fprintf(f, "device %d: %llu of %llu bytes charged\n", d, (unsigned long long)ml_budget_used(b, d),
+                        (unsigned long long)l);
+        }
+    }
+}
+
+#ifndef CUSHIM_USAGE_NO_MAIN
+static void usage(FILE *f)
+{
+    fputs("usage: cushim usage [--prometheus] [NAME|PATH]\n"
+          "  The per-process table of memlimit budget NAME (/dev/shm/cushim-budget-NAME) or of the region\n"
+          "  at PATH (default: $CUDA_DEVICE_MEMORY_SHARED_CACHE). --prometheus: Prometheus text format.\n",
+          f);
+}
+
 
 int main(int argc, char **argv)
 {
     const char *name = NULL;
     int prom = 0;
-    char path[256], err[512], comm[80], shown[1024];
+    char path[256], err[512];
     ml_budget b;
-    uint32_t hw;
-    int ndev;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--prometheus"))
             prom = 1;
@@ -115,67 +187,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "cushim usage: %s\n", err);
         return 1;
     }
-    hw = atomic_load(&b.r->hiwater);
-    ndev = (int)atomic_load(&b.r->devmax);
-    if (ndev < 1)
-        ndev = 1;
-    if (ndev > ML_MAX_DEVICES)
-        ndev = ML_MAX_DEVICES;
-    if (prom) {
-        printf("# HELP cushim_memlimit_used_bytes Device memory charged by a process to a cushim memlimit budget.\n"
-               "# TYPE cushim_memlimit_used_bytes gauge\n");
-    } else {
-        clean_text(path, shown, sizeof shown);
-        printf("budget %s\n", shown);
-        printf("%-5s %-8s %-16s %-6s %5s %16s %16s %16s %16s %8s\n", "slot", "pid", "command", "state", "dev",
-               "used", "peak", "managed", "host", "denied");
-    }
-    for (uint32_t i = 0; i < hw && i < ML_BUDGET_SLOTS; i++) {
-        ml_slot *s = &b.r->slots[i];
-        uint64_t pid = atomic_load(&s->pid);
-        int alive;
-        if (pid == 0)
-            continue;
-        alive = ml_budget_slot_alive(&b, (int)i);
-        {
-            char raw[17];
-            memcpy(raw, s->comm, 16);
-            raw[16] = '\0';
-            clean_text(raw, comm, sizeof comm);   /* a process names itself: valid UTF-8, no control byte */
-        }
-        for (int d = 0; d < ndev; d++) {
-            uint64_t u = atomic_load(&s->used[d]), pk = atomic_load(&s->peak[d]), m = atomic_load(&s->managed[d]);
-            if (prom) {
-                printf("cushim_memlimit_used_bytes{budget=\"");
-                prom_label(path);
-                printf("\",pid=\"%llu\",command=\"", (unsigned long long)pid);
-                prom_label(comm);
-                printf("\",device=\"%d\",alive=\"%d\"} %llu\n", d, alive, (unsigned long long)u);
-            } else {
-                printf("%-5u %-8llu %-16s %-6s %5d %16llu %16llu %16llu %16llu %8llu\n", i, (unsigned long long)pid,
-                       comm, alive ? "alive" : "dead", d, (unsigned long long)u, (unsigned long long)pk,
-                       (unsigned long long)m, (unsigned long long)(d == 0 ? atomic_load(&s->host) : 0),
-                       (unsigned long long)(d == 0 ? atomic_load(&s->denied) : 0));
-            }
-        }
-    }
-    if (prom) {
-        printf("# HELP cushim_memlimit_limit_bytes The quota of a cushim memlimit budget per device (0: none).\n"
-               "# TYPE cushim_memlimit_limit_bytes gauge\n");
-        for (int d = 0; d < ndev; d++) {
-            uint64_t l = atomic_load(&b.r->limit[d]);
-            printf("cushim_memlimit_limit_bytes{budget=\"");
-            prom_label(path);
-            printf("\",device=\"%d\"} %llu\n", d, (unsigned long long)l);
-        }
-    } else {
-        for (int d = 0; d < ndev; d++) {
-            uint64_t l = atomic_load(&b.r->limit[d]);
-            if (l)
-                printf("device %d: %llu of %llu bytes charged\n", d, (unsigned long long)ml_budget_used(&b, d),
-                       (unsigned long long)l);
-        }
-    }
+    ml_usage_print(stdout, &b, path, prom);
     ml_budget_close(&b);
     return 0;
 }
+#endif
