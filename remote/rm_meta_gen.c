@@ -38,4 +38,5 @@ void rm_meta_generated(rm_meta *m)
     m->api_param = rm_gen_param;
     m->api_id_limit = rm_gen_limit;
     m->cuda_version = CUSHIM_GEN_CUDA_VERSION;
+    m->struct_field = NULL;   /* the generated tables' own layout */
 }

@@ -24,6 +24,16 @@ void rm_meta_from_host(rm_meta *m, const cushim_host *host)
     m->api_param = host->api_param;
     m->api_id_limit = host->api_id_limit;
     m->cuda_version = host->cuda_version;
+    m->struct_field = CUSHIM_HOST_HAS(host, struct_field) ? host->struct_field : NULL;
+}
+
+/* How struct fields are read (set by rm_plans_build from its rm_meta; never fields[i] with this build's size as
+   the stride when a host gives an accessor). */
+static const cushim_field_info *(*rm_struct_field)(const cushim_struct_info *s, uint32_t index);
+
+static const cushim_field_info *rm_field(const cushim_struct_info *st, uint32_t i)
+{
+    return rm_struct_field != NULL ? rm_struct_field(st, i) : &st->fields[i];
 }
 
 const char *rm_class_name(int cls)
@@ -56,8 +66,10 @@ static int rm_struct_scan(const cushim_struct_info *st, int depth, const char **
     if (depth > 8)
         return RM_ST_UNKNOWN;
     for (uint32_t i = 0; i < st->nfields; i++) {
-        const cushim_field_info *f = &st->fields[i];
+        const cushim_field_info *f = rm_field(st, i);
         int r;
+        if (f == NULL)
+            return RM_ST_UNKNOWN;
         switch (f->kind) {
         case CUSHIM_KIND_SCALAR:
         case CUSHIM_KIND_ENUM:
@@ -90,7 +102,9 @@ static int rm_struct_nulls_at(const cushim_struct_info *st, const uint8_t *base,
     if (depth > 8)
         return 0;
     for (uint32_t i = 0; i < st->nfields; i++) {
-        const cushim_field_info *f = &st->fields[i];
+        const cushim_field_info *f = rm_field(st, i);
+        if (f == NULL)
+            return 0;
         uint32_t n = f->array_len ? f->array_len : 1;
         if (f->kind == CUSHIM_KIND_POINTER || f->kind == CUSHIM_KIND_STRING || f->kind == CUSHIM_KIND_CALLBACK) {
             for (uint32_t k = 0; k < n; k++) {
@@ -369,6 +383,7 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
 
 rm_plans *rm_plans_build(const rm_meta *m)
 {
+    rm_struct_field = m->struct_field;
     rm_plans *ps = calloc(1, sizeof *ps);
     if (ps == NULL)
         return NULL;

@@ -23,6 +23,8 @@ typedef struct rm_meta {
     const cushim_param_info *(*api_param)(const cushim_api_info *api, uint32_t index);
     uint32_t (*api_id_limit)(void);
     uint32_t cuda_version;
+    /* a struct's field by index (host->struct_field, SDK 1.1); NULL: the generated tables' own layout */
+    const cushim_field_info *(*struct_field)(const cushim_struct_info *s, uint32_t index);
 } rm_meta;
 
 void rm_meta_from_host(rm_meta *m, const cushim_host *host);

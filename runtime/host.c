@@ -347,6 +347,19 @@ static const cushim_struct_info *hs_struct_by_name(const char *type_name)
     return types_struct_by_name(type_name);
 }
 
+/* The arrays' elements have this build's layout, the one every plugin of this major reads today (1.0 and 1.1
+   elements are the same size): when a later minor appends to them, the host hands 1.0 plugins copies of the 1.0
+   layout and these accessors stay the way for everyone else. */
+static const cushim_field_info *hs_struct_field(const cushim_struct_info *s, uint32_t index)
+{
+    return s != NULL && index < s->nfields ? &s->fields[index] : NULL;
+}
+
+static const cushim_enum_value *hs_enum_value_at(const cushim_enum_info *e, uint32_t index)
+{
+    return e != NULL && index < e->nvalues ? &e->values[index] : NULL;
+}
+
 const cushim_host hs_host = {
     .size = sizeof(cushim_host),
     .abi_version = CUSHIM_ABI_VERSION,
@@ -401,6 +414,9 @@ const cushim_host hs_host = {
     .call_real = rt_call_real,
 
     .alloc_role = rt_alloc_role,
+    /* 1.1 */
+    .struct_field = hs_struct_field,
+    .enum_value_at = hs_enum_value_at,
 };
 
 CUSHIM_EXPORT const cushim_host *cushim_host_get(uint32_t abi_version)

@@ -136,9 +136,11 @@ static lp_sview *lp_sview_live(lua_State *L)
 
 static const cushim_field_info *lp_field(const cushim_struct_info *si, const char *name)
 {
-    for (uint32_t i = 0; name != NULL && i < si->nfields; i++)
-        if (!strcmp(si->fields[i].name, name))
-            return &si->fields[i];
+    for (uint32_t i = 0; name != NULL && i < si->nfields; i++) {
+        const cushim_field_info *f = cushim_struct_field(lp_eng.host, si, i);   /* never si->fields[i] */
+        if (f != NULL && !strcmp(f->name, name))
+            return f;
+    }
     return NULL;
 }
 

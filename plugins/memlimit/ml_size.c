@@ -64,11 +64,13 @@ static int ml_field(const cushim_host *h, const cushim_call *c, int i, const cha
         const char *dot = strchr(path, '.');
         size_t n = dot ? (size_t)(dot - path) : strlen(path);
         const cushim_field_info *f = NULL;
-        for (uint32_t k = 0; k < st->nfields; k++)
-            if (strlen(st->fields[k].name) == n && !strncmp(st->fields[k].name, path, n)) {
-                f = &st->fields[k];
+        for (uint32_t k = 0; k < st->nfields; k++) {
+            const cushim_field_info *fk = cushim_struct_field(h, st, k);   /* never st->fields[k] */
+            if (fk != NULL && strlen(fk->name) == n && !strncmp(fk->name, path, n)) {
+                f = fk;
                 break;
             }
+        }
         if (f == NULL)
             return -1;
         off += f->offset;

@@ -404,8 +404,8 @@ static void r_struct(tr_sb *sb, const tr_meta *m, const unsigned char *p, uint32
 {
     tr_sb_puts(sb, "{");
     for (uint32_t i = 0, first = 1; i < s->nfields; i++) {
-        const cushim_field_info *f = &s->fields[i];
-        if (f->offset + f->size > avail)
+        const cushim_field_info *f = m->struct_field != NULL ? m->struct_field(s, i) : &s->fields[i];
+        if (f == NULL || f->offset + f->size > avail)
             break;
         if (!first)
             tr_sb_puts(sb, ",");

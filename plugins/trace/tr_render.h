@@ -64,6 +64,8 @@ typedef struct tr_meta {
     /* NULL when the host has no type metadata */
     const char *(*enum_value_name)(const cushim_enum_info *e, int64_t value);
     uint32_t sizeof_param_info;   /* the host's: fields beyond it are absent */
+    /* a struct's field by index (host->struct_field, SDK 1.1); NULL: this build's layout (tests, a 1.0 host) */
+    const cushim_field_info *(*struct_field)(const cushim_struct_info *s, uint32_t index);
 } tr_meta;
 
 /* Longest string kept from a call (bytes), and array elements rendered. */

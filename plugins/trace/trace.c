@@ -758,6 +758,7 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
     st->w.meta.api_param = host->api_param;
     st->w.meta.result_name = host->result_name;
     st->w.meta.sizeof_param_info = host->sizeof_param_info;
+    st->w.meta.struct_field = CUSHIM_HOST_HAS(host, struct_field) ? host->struct_field : NULL;
     st->w.meta.enum_value_name = NULL;
     if (CUSHIM_HOST_HAS(host, enum_value_name))
         st->w.meta.enum_value_name = host->enum_value_name;

@@ -195,6 +195,28 @@ static const cushim_param_info *param(const char *base, const char *pname, int *
     return NULL;
 }
 
+/* SDK 1.1: fields and enum values by index through the host (plugins never index the arrays with their own
+   compile-time stride), the same elements as this build's tables, NULL past the end or for NULL. */
+static void test_element_accessors(void **state)
+{
+    (void)state;
+    assert_true(CUSHIM_HOST_HAS(host, struct_field) && CUSHIM_HOST_HAS(host, enum_value_at));
+    const cushim_struct_info *s = host->struct_by_name("CUDA_MEMCPY2D");
+    assert_non_null(s);
+    for (uint32_t i = 0; i < s->nfields; i++) {
+        assert_ptr_equal(host->struct_field(s, i), &s->fields[i]);
+        assert_ptr_equal(cushim_struct_field(host, s, i), &s->fields[i]);
+    }
+    assert_null(host->struct_field(s, s->nfields));
+    assert_null(host->struct_field(NULL, 0));
+    const cushim_enum_info *e = host->enum_by_name("CUmemorytype");
+    assert_non_null(e);
+    for (uint32_t i = 0; i < e->nvalues; i++)
+        assert_ptr_equal(cushim_enum_value_at(host, e, i), &e->values[i]);
+    assert_null(host->enum_value_at(e, e->nvalues));
+    assert_null(host->enum_value_at(NULL, 0));
+}
+
 static void test_param_pointees(void **state)
 {
     const cushim_param_info *p;
@@ -262,6 +284,7 @@ int main(void)
         cmocka_unit_test(test_enum_tables),
         cmocka_unit_test(test_enum_constants_exhaustive),
         cmocka_unit_test(test_structs),
+        cmocka_unit_test(test_element_accessors),
         cmocka_unit_test(test_param_pointees),
         cmocka_unit_test(test_counts_behind_pointer),
     };

@@ -100,7 +100,8 @@ static const char *t_enum(const cushim_enum_info *e, int64_t v)
             return e->values[i].name;
     return NULL;
 }
-static const tr_meta meta = {t_param, t_result, t_enum, sizeof(cushim_param_info)};
+static const tr_meta meta = {.api_param = t_param, .result_name = t_result, .enum_value_name = t_enum,
+                             .sizeof_param_info = sizeof(cushim_param_info), .struct_field = NULL};
 
 /* a record under construction */
 typedef struct rb {

@@ -25,7 +25,11 @@
  *   - Metadata: 'cushim_api_info' may be read by field (one struct per API,
  *     fields only appended; check host->sizeof_api_info for fields newer than
  *     your build). 'cushim_param_info' is an array element: read parameters
- *     ONLY through host->api_param(api, i), never api->params[i].
+ *     ONLY through host->api_param(api, i), never api->params[i]. The same for
+ *     struct fields and enum values (1.1): cushim_struct_field(host, s, i) and
+ *     cushim_enum_value_at(host, e, i), never s->fields[i] or e->values[i]. A host
+ *     whose elements have grown still gives plugins built for 1.0 (which index
+ *     directly) arrays of the 1.0 layout: 48-byte fields, 16-byte values.
  *   - 'cushim_call' is built by the host: read by field, check call->size for
  *     fields newer than your build.
  *
@@ -423,7 +427,34 @@ struct cushim_host {
     /* ---- allocation roles (the memlimit plugin) ---- */
     /* The allocation role of an API (cushim_meta.h), NULL if it has none. */
     const cushim_alloc_role *(*alloc_role)(uint32_t api_id);
+
+    /* ---- 1.1: metadata arrays read by index ----
+       'cushim_field_info' and 'cushim_enum_value' are array elements whose size may grow in a later minor
+       release (fields appended): read them through these, never s->fields[i] or e->values[i] (the compile-time
+       size as the stride would read the wrong element once the host's is larger). cushim_struct_field and
+       cushim_enum_value_at below call them, and index directly on a 1.0 host, whose arrays have the 1.0 layout. */
+    /* Field 'index' (0..s->nfields-1) of a struct the host described; NULL past the end or for NULL 's'. */
+    const cushim_field_info *(*struct_field)(const cushim_struct_info *s, uint32_t index);
+    /* Value 'index' (0..e->nvalues-1) of an enum the host described; NULL past the end or for NULL 'e'. */
+    const cushim_enum_value *(*enum_value_at)(const cushim_enum_info *e, uint32_t index);
 };
+
+/* A struct's field and an enum's value by index, on any host of this major (see struct_field above). */
+static inline const cushim_field_info *cushim_struct_field(const cushim_host *host, const cushim_struct_info *s,
+                                                           uint32_t index)
+{
+    if (CUSHIM_HOST_HAS(host, struct_field) && host->struct_field != NULL)
+        return host->struct_field(s, index);
+    return s != NULL && index < s->nfields ? &s->fields[index] : NULL;
+}
+
+static inline const cushim_enum_value *cushim_enum_value_at(const cushim_host *host, const cushim_enum_info *e,
+                                                            uint32_t index)
+{
+    if (CUSHIM_HOST_HAS(host, enum_value_at) && host->enum_value_at != NULL)
+        return host->enum_value_at(e, index);
+    return e != NULL && index < e->nvalues ? &e->values[index] : NULL;
+}
 
 /*
  * For a program (not a plugin) that wants the host in-process: the shim

@@ -134,6 +134,8 @@ ABI_FIELD(struct cushim_host, enum_constant, 344, 8, int (*)(const char *, int64
 ABI_FIELD(struct cushim_host, struct_by_name, 352, 8, const cushim_struct_info *(*)(const char *))
 ABI_FIELD(struct cushim_host, call_real, 360, 8, int (*)(uint32_t, void *, void *))
 ABI_FIELD(struct cushim_host, alloc_role, 368, 8, const cushim_alloc_role *(*)(uint32_t))
+ABI_FIELD(struct cushim_host, struct_field, 376, 8, const cushim_field_info *(*)(const cushim_struct_info *, uint32_t))
+ABI_FIELD(struct cushim_host, enum_value_at, 384, 8, const cushim_enum_value *(*)(const cushim_enum_info *, uint32_t))
 ABI_FIELD(struct cushim_option, name, 0, 8, const char *)
 ABI_FIELD(struct cushim_option, type, 8, 4, uint32_t)
 ABI_FIELD(struct cushim_option, default_value, 16, 8, const char *)
