@@ -111,6 +111,12 @@ counts)
     # pid of its shell, kept through exec) c.tsv.<pid>: a FIFO
     env LD_PRELOAD="$preload" CUSHIM_COUNTS="$dir/c.tsv" sleep 30 &
     holder=$!
+    # the holder must have opened the file first: one that started after vecadd's exit would be the first of a
+    # new run and truncate what vecadd wrote (the test failed so, now and then, under load)
+    i=0
+    until ls -l "/proc/$holder/fd" 2>/dev/null | grep -q "$dir/c.tsv"; do
+        i=$((i + 1)); [ $i -lt 250 ] || fail "the holder never opened $dir/c.tsv"; sleep 0.02
+    done
     prog 0 CUSHIM_COUNTS="$dir/c.tsv"
     [ -s c.tsv ] || fail "the first process wrote no c.tsv"
     # shellcheck disable=SC2016
