@@ -26,6 +26,7 @@
 #include "lifecycle.h"
 #include "log.h"
 #include "options.h"
+#include "optvalue.h"
 #include "plugins.h"
 #include "roles.h"
 #include "select.h"

@@ -27,9 +27,5 @@ void op_free(op_set *s);
 const cushim_option *op_decl(const op_set *s, const char *name, uint32_t *index);
 const char *op_text(const op_set *s, uint32_t decl, uint32_t nth);   /* nth given, else default */
 uint32_t op_count(const op_set *s, uint32_t decl);
-int op_parse_int(const char *v, int64_t *out);
-int op_parse_bool(const char *v, int *out);
-int op_parse_double(const char *v, double *out);
-int op_parse_bytes(const char *v, uint64_t *out);
 
 #endif /* RT_OPTIONS_H */

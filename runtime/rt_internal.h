@@ -29,6 +29,7 @@
 #include "epoch.h"
 #include "select.h"
 #include "options.h"
+#include "optvalue.h"
 #include "counts.h"
 #include "slots.h"
 #include "hooks.h"

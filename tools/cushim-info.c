@@ -45,6 +45,7 @@
 #include <cushim/cushim.h>
 #include <cushim/cushim_io.h>
 #include "cushim_api_ids.h"
+#include "optvalue.h"
 
 #ifndef CUSHIM_INFO_VERSION
 #error "CUSHIM_INFO_VERSION (the project version) must be defined by the build"
@@ -109,86 +110,29 @@ static int name_ok(const char *n)
     return 1;
 }
 
-/* op_parse_int, op_parse_bool, op_parse_double, op_parse_bytes: 0 when 'v' is a valid value of the type. */
+/* A value of each declared type, as the shim reads it: the runtime's own parsers (runtime/optvalue.c). */
 static int int_ok(const char *v)
 {
-    const char *p = v;
-    int neg = 0, base = 10;
-    char *end;
-    unsigned long long u;
-    if (*p == '+' || *p == '-')
-        neg = *p++ == '-';
-    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
-        base = 16;
-        p += 2;
-    }
-    if (!isxdigit((unsigned char)*p))
-        return 0;
-    errno = 0;
-    u = strtoull(p, &end, base);
-    return errno == 0 && *end == '\0' && u <= (neg ? (unsigned long long)INT64_MAX + 1 : (unsigned long long)INT64_MAX);
+    int64_t x;
+    return op_parse_int(v, &x) == 0;
 }
 
 static int bool_ok(const char *v)
 {
-    static const char *const words[] = {"1", "true", "yes", "on", "0", "false", "no", "off"};
-    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
-        if (strcasecmp(v, words[i]) == 0)
-            return 1;
-    return 0;
+    int x;
+    return op_parse_bool(v, &x) == 0;
 }
 
 static int double_ok(const char *v)
 {
-    locale_t c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-    char *end;
-    double d;
-    if (*v == '\0' || isspace((unsigned char)*v)) {
-        if (c != (locale_t)0)
-            freelocale(c);
-        return 0;
-    }
-    errno = 0;
-    d = c != (locale_t)0 ? strtod_l(v, &end, c) : strtod(v, &end);
-    if (c != (locale_t)0)
-        freelocale(c);
-    return *end == '\0' && errno != ERANGE && isfinite(d);
+    double x;
+    return op_parse_double(v, &x) == 0;
 }
 
 static int bytes_ok(const char *v)
 {
-    const char *p = v;
-    uint64_t ipart = 0, fnum = 0, fden = 1, mult = 1, r;
-    if (!isdigit((unsigned char)*p))
-        return 0;
-    for (; isdigit((unsigned char)*p); p++)
-        if (__builtin_mul_overflow(ipart, 10, &ipart) || __builtin_add_overflow(ipart, (uint64_t)(*p - '0'), &ipart))
-            return 0;
-    if (*p == '.') {
-        p++;
-        if (!isdigit((unsigned char)*p))
-            return 0;
-        for (; isdigit((unsigned char)*p); p++)
-            if (fden < 1000000000ull) {
-                fnum = fnum * 10 + (uint64_t)(*p - '0');
-                fden *= 10;
-            }
-    }
-    switch (*p) {
-    case 'k': case 'K': mult = 1ull << 10; p++; break;
-    case 'm': case 'M': mult = 1ull << 20; p++; break;
-    case 'g': case 'G': mult = 1ull << 30; p++; break;
-    case 't': case 'T': mult = 1ull << 40; p++; break;
-    default: break;
-    }
-    if (mult != 1 && (p[0] == 'i' || p[0] == 'I') && (p[1] == 'b' || p[1] == 'B'))
-        p += 2;
-    else if (*p == 'b' || *p == 'B')
-        p++;
-    if (*p != '\0')
-        return 0;
-    return !__builtin_mul_overflow(ipart, mult, &r) &&
-           !__builtin_add_overflow(r, (uint64_t)(((unsigned __int128)fnum * mult) / fden), &r);
+    uint64_t x;
+    return op_parse_bytes(v, &x) == 0;
 }
 
 /* op_type_name */

@@ -33,7 +33,7 @@ cd "$(dirname "$0")/.."
 fuzz_build=${FUZZ_BUILD:-build}
 HARNESSES=(
   "cfg tests/fuzz/fuzz_cfg.c runtime/env.c"
-  "opts tests/fuzz/fuzz_opts.c runtime/options.c runtime/env.c runtime/log.c runtime/once.c"
+  "opts tests/fuzz/fuzz_opts.c runtime/options.c runtime/optvalue.c runtime/env.c runtime/log.c runtime/once.c"
   "firule tests/fuzz/fuzz_firule.c plugins/faultinject/rules.c"
   "limits tests/fuzz/fuzz_limits.c plugins/memlimit/ml_limits.c plugins/smlimit/limitspec.c"
   "usage tests/fuzz/fuzz_usage.c plugins/memlimit/usage.c plugins/memlimit/ml_budget.c plugins/memlimit/ml_limits.c plugins/common/region.c -DCUSHIM_USAGE_NO_MAIN -Iplugins/memlimit -Iplugins/common"

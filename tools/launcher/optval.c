@@ -20,6 +20,7 @@
 #include <strings.h>
 
 #include "launcher.h"
+#include "optvalue.h"
 
 enum { OV_PATH = 1, OV_SELECTOR = 2 };
 
@@ -91,82 +92,29 @@ int ln_option_is_selector(const char *plugin, const char *option)
 }
 
 /* ---- the declared types, read as runtime/options.c reads them ---- */
+/* A value of each declared type, as the shim reads it: the runtime's own parsers (runtime/optvalue.c). */
 static int ok_int(const char *v)
 {
-    const char *p = v;
-    int neg = 0;
-    if (*p == '+' || *p == '-')
-        neg = *p++ == '-';
-    int base = 10;
-    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
-        base = 16;
-        p += 2;
-    }
-    if (!isxdigit((unsigned char)*p))
-        return 0;
-    char *end;
-    errno = 0;
-    unsigned long long u = strtoull(p, &end, base);
-    return errno == 0 && *end == '\0' &&
-           u <= (neg ? (unsigned long long)INT64_MAX + 1 : (unsigned long long)INT64_MAX);
+    int64_t x;
+    return op_parse_int(v, &x) == 0;
 }
 
 static int ok_bool(const char *v)
 {
-    static const char *const words[] = {"1", "true", "yes", "on", "0", "false", "no", "off"};
-    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
-        if (strcasecmp(v, words[i]) == 0)
-            return 1;
-    return 0;
+    int x;
+    return op_parse_bool(v, &x) == 0;
 }
 
 static int ok_double(const char *v)
 {
-    if (*v == '\0' || isspace((unsigned char)*v))
-        return 0;
-    locale_t c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-    char *end;
-    errno = 0;
-    double d = c != (locale_t)0 ? strtod_l(v, &end, c) : strtod(v, &end);
-    if (c != (locale_t)0)
-        freelocale(c);
-    return *end == '\0' && errno != ERANGE && isfinite(d);
+    double x;
+    return op_parse_double(v, &x) == 0;
 }
 
-/* 4096, 512K, 8MiB, 1.5G: K = KiB = 1024 (also M, G, T; an optional trailing B); within 64 bits. */
 static int ok_bytes(const char *v)
 {
-    const char *p = v;
-    if (!isdigit((unsigned char)*p))
-        return 0;
-    uint64_t ipart = 0, fnum = 0, fden = 1;
-    for (; isdigit((unsigned char)*p); p++)
-        if (__builtin_mul_overflow(ipart, 10, &ipart) || __builtin_add_overflow(ipart, (uint64_t)(*p - '0'), &ipart))
-            return 0;
-    if (*p == '.') {
-        p++;
-        if (!isdigit((unsigned char)*p))
-            return 0;
-        for (; isdigit((unsigned char)*p); p++)
-            if (fden < 1000000000ull) {
-                fnum = fnum * 10 + (uint64_t)(*p - '0');
-                fden *= 10;
-            }
-    }
-    uint64_t mult = 1;
-    switch (*p) {
-    case 'k': case 'K': mult = 1ull << 10; p++; break;
-    case 'm': case 'M': mult = 1ull << 20; p++; break;
-    case 'g': case 'G': mult = 1ull << 30; p++; break;
-    case 't': case 'T': mult = 1ull << 40; p++; break;
-    default: break;
-    }
-    if (mult != 1 && (p[0] == 'i' || p[0] == 'I') && (p[1] == 'b' || p[1] == 'B'))
-        p += 2;
-    else if (*p == 'b' || *p == 'B')
-        p++;
-    uint64_t r, frac = (uint64_t)(((unsigned __int128)fnum * mult) / fden);
-    return *p == '\0' && !__builtin_mul_overflow(ipart, mult, &r) && !__builtin_add_overflow(r, frac, &r);
+    uint64_t x;
+    return op_parse_bytes(v, &x) == 0;
 }
 
 /* The type's words, for "'v' is not ..." and "needs ...". */
