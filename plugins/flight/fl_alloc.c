@@ -23,8 +23,6 @@ static struct {
     uint32_t id_limit;
 } fl_al = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* A hook of this module on this thread is inside the lock: a signal handler's call does not wait for itself. */
-static __thread int fl_al_busy;
 
 static inline uint64_t fl_al_hash(uint64_t p)
 {
@@ -110,14 +108,17 @@ static void fl_al_post(cushim_call *call, void *user, uint64_t *slot)
     const cushim_alloc_role *r;
     fl_ring *rg;
     uint8_t action;
+    fl_thread *t = fl_thread_me();   /* NULL: a thread whose calls are not recorded (filter=) */
     (void)user;
     (void)slot;
     if (call->api_id >= fl_al.id_limit || (action = fl_al.use[call->api_id]) == 0 ||
-        !cushim_call_vouched(call, call->info) || fl_al_busy)
+        !cushim_call_vouched(call, call->info) || (t != NULL && t->al_busy))
         return;
     if ((r = fl_host->alloc_role(call->api_id)) == NULL || (rg = fl_ring_ensure(call->t_enter_ns)) == NULL)
         return;
-    fl_al_busy = 1;
+    /* inside the lock: a signal handler's call on this thread does not wait for itself */
+    if (t != NULL)
+        t->al_busy = 1;
     if (action == CUSHIM_ROLE_RELEASE || action == CUSHIM_ROLE_UNIMPORT) {
         uint64_t base = ml_arg(fl_host, call, r->ref_arg);
         if (base != 0) {
@@ -134,7 +135,8 @@ static void fl_al_post(cushim_call *call, void *user, uint64_t *slot)
             pthread_mutex_unlock(&fl_al.lock);
         }
     }
-    fl_al_busy = 0;
+    if (t != NULL)
+        t->al_busy = 0;
 }
 
 int fl_alloc_init(const cushim_host *h, cushim_plugin *self, uint64_t *group)
@@ -189,5 +191,4 @@ int fl_alloc_init(const cushim_host *h, cushim_plugin *self, uint64_t *group)
 void fl_alloc_fork_child(void)
 {
     pthread_mutex_init(&fl_al.lock, NULL);
-    fl_al_busy = 0;
 }

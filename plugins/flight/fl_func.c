@@ -149,7 +149,7 @@ static inline uint32_t fl_hash(uint64_t p)
     return (uint32_t)((p * 0x9e3779b97f4a7c15ull) >> 32);
 }
 
-void fl_func_args(fl_ring *rg, fl_thread *t, const fl_plan *pl, const cushim_call *call, fl_rec *r)
+uint16_t fl_func_args(fl_thread *t, const fl_plan *pl, const cushim_call *call, fl_rec *r)
 {
     const unsigned char *pv = call->params;
     uint64_t handle, gen = atomic_load_explicit(&fl_func_gen, memory_order_acquire);
@@ -161,20 +161,20 @@ void fl_func_args(fl_ring *rg, fl_thread *t, const fl_plan *pl, const cushim_cal
     memcpy(&handle, pv + pl->func_off, sizeof handle);
     memcpy(&kp, pv + pl->args_off, sizeof kp);
     if (handle == 0 || kp == NULL)   /* no function, or the 'extra' form: nothing described to copy */
-        return;
+        return 0;
     e = &t->cache[fl_hash(handle) & (FL_FCACHE - 1)];
     if (e->key == handle && e->gen == gen) {
         idx = e->index;
     } else {
-        if ((idx = fl_describe(rg, handle, call->seq, gen)) == UINT32_MAX)
-            return;
+        if ((idx = fl_describe(t->ring, handle, call->seq, gen)) == UINT32_MAX)
+            return 0;
         e->key = handle;
         e->gen = gen;
         e->index = idx;
     }
-    fn = (const fl_func *)((const char *)rg->base + rg->head->off_funcs) + idx;
+    fn = &t->funcs[idx];
     if (fn->args_known == 0)
-        return;
+        return 0;
     out = (unsigned char *)(r + 1) + fl_pad8(r->params_len);
     room = FL_REC_DATA - fl_pad8(r->params_len);
     for (uint32_t i = 0; i < fn->nargs; i++) {
@@ -183,13 +183,17 @@ void fl_func_args(fl_ring *rg, fl_thread *t, const fl_plan *pl, const cushim_cal
             trunc = 1;
             continue;
         }
-        memcpy(out + off, kp[i], size);
+        if (size == 8)   /* pointers and 64-bit scalars, ints: in line */
+            __builtin_memcpy(out + off, kp[i], 8);
+        else if (size == 4)
+            __builtin_memcpy(out + off, kp[i], 4);
+        else
+            memcpy(out + off, kp[i], size);
         if (off + size > used)
             used = off + size;
     }
     r->args_len = (uint16_t)used;
-    atomic_fetch_or_explicit(&r->flags, (uint16_t)(FL_R_ARGS | (trunc || fn->args_known == 2 ? FL_R_ARGS_TRUNC : 0)),
-                             memory_order_relaxed);
+    return (uint16_t)(FL_R_ARGS | (trunc || fn->args_known == 2 ? FL_R_ARGS_TRUNC : 0));
 }
 
 void fl_func_unloaded(cushim_call *call, void *user, uint64_t *slot)

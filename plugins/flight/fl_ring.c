@@ -257,7 +257,8 @@ fl_slice *fl_ring_claim(fl_ring *r, uint64_t tid, uint64_t now, int *nospace)
             continue;
         /* a slice never used: its records are reserved now, through a descriptor that is still ours */
         int e = EBADF;
-        if (!fl_fd_ours(r) || (e = fl_reserve(r->fd, h->off_slices + (uint64_t)i * h->slice_size, h->slice_size)) != 0) {
+        uint64_t at = h->off_slices + (uint64_t)i * h->slice_size;
+        if (!fl_fd_ours(r) || (e = fl_reserve(r->fd, at, h->slice_size)) != 0) {
             atomic_store(&s->state, FL_S_FREE);
             *nospace = e != EBADF;
             return NULL;

@@ -156,6 +156,10 @@ typedef struct fl_rec {
 } fl_rec;
 
 _Static_assert(sizeof(fl_rec) == 48, "the record header");
+_Static_assert(offsetof(fl_rec, params_len) == offsetof(fl_rec, flags) + 2 &&
+                   offsetof(fl_rec, args_len) == offsetof(fl_rec, flags) + 4 &&
+                   offsetof(fl_rec, depth) == offsetof(fl_rec, flags) + 6,
+               "flags, params_len, args_len, depth: one word (the hook writes them at once)");
 _Static_assert(sizeof(fl_slice) == 64, "the slice header");
 _Static_assert(sizeof(fl_alloc) == 64, "an allocation");
 _Static_assert(sizeof(fl_func) % 8 == 0, "a function");

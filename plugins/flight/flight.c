@@ -46,6 +46,11 @@ static struct {
     _Atomic int lost_said;      /* threads without a slice: said once                            */
 } fl_st = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+fl_thread *fl_thread_me(void)
+{
+    return fl_me;
+}
+
 fl_ring *fl_ring_now(void)
 {
     return atomic_load_explicit(&fl_st.ready, memory_order_acquire) == 1 ? &fl_st.ring : NULL;
@@ -118,6 +123,8 @@ static __attribute__((noinline)) fl_thread *fl_thread_new(uint64_t t_first)
         return NULL;
     memset(t, 0, (sizeof *t + 63) / 64 * 64 + sizeof(fl_slice) + FL_REC_SIZE);
     s = fl_ring_claim(rg, fl_host->thread_id(), fl_host->now_ns(), &nospace);
+    t->ring = rg;
+    t->funcs = (const fl_func *)((const char *)rg->base + rg->head->off_funcs);
     if (s != NULL) {
         t->slice = s;
         t->mask = rg->mask;
@@ -144,21 +151,45 @@ static __attribute__((noinline)) fl_thread *fl_thread_new(uint64_t t_first)
 
 /* ---- hooks ---- */
 
-static int fl_pre(cushim_call *call, void *user, uint64_t *slot)
+/* The params struct into the record: 8-byte words, then the tail, in line (a call to memcpy would make the hook
+   save registers; the structs are small: 64 bytes for cuLaunchKernel). */
+static inline __attribute__((always_inline)) void fl_copy(unsigned char *d, const unsigned char *s, uint32_t n)
 {
-    fl_thread *t = fl_me;
+    uint32_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        uint64_t w0, w1;
+        __builtin_memcpy(&w0, s + i, 8);
+        __builtin_memcpy(&w1, s + i + 8, 8);
+        __builtin_memcpy(d + i, &w0, 8);
+        __builtin_memcpy(d + i + 8, &w1, 8);
+        __asm__("" ::: "memory");   /* keeps the compiler from making the loop a memcpy call again */
+    }
+    if (i + 8 <= n) {
+        uint64_t w;
+        __builtin_memcpy(&w, s + i, 8);
+        __builtin_memcpy(d + i, &w, 8);
+        i += 8;
+    }
+    if (i + 4 <= n) {
+        uint32_t w;
+        __builtin_memcpy(&w, s + i, 4);
+        __builtin_memcpy(d + i, &w, 4);
+        i += 4;
+    }
+    for (; i < n; i++)
+        d[i] = s[i];
+}
+
+/* The call's record: the next of the thread's slice, its seq zeroed before the slice says it is there (readers
+   skip a record with seq 0); a signal handler's call between the load and the store takes the same record and
+   loses it to this one. Plain stores, one release to publish. */
+static inline __attribute__((always_inline)) void fl_record(fl_thread *t, const cushim_call *call, uint64_t *slot)
+{
     const fl_plan *pl = &fl_plans[call->api_id];
-    fl_slice *s;
-    fl_rec *r;
-    uint64_t k;
-    (void)user;
-    if (__builtin_expect(t == NULL, 0) && (t = fl_thread_new(call->t_enter_ns)) == NULL)
-        return CUSHIM_CONTINUE;
-    s = t->slice;
-    /* the next record: its seq zeroed before the slice says it is there (readers skip a record with seq 0); a
-       signal handler's call between the load and the store takes the same record and loses it to this one */
-    k = atomic_load_explicit(&s->head, memory_order_relaxed);
-    r = fl_rec_at(s, t->mask, k);
+    fl_slice *s = t->slice;
+    uint64_t k = atomic_load_explicit(&s->head, memory_order_relaxed);
+    fl_rec *r = fl_rec_at(s, t->mask, k);
+    uint64_t word;
     atomic_store_explicit(&r->seq, 0, memory_order_relaxed);
     atomic_store_explicit(&s->head, k + 1, memory_order_release);
     r->t_enter = call->t_enter_ns;
@@ -166,25 +197,41 @@ static int fl_pre(cushim_call *call, void *user, uint64_t *slot)
     r->tid = call->tid;
     r->api_id = call->api_id;
     r->result = 0;
-    atomic_store_explicit(&r->flags, pl->trunc ? FL_R_TRUNC : 0, memory_order_relaxed);
-    r->params_len = pl->params_len;
-    r->args_len = 0;
-    r->depth = call->depth < 255 ? (uint8_t)call->depth : 255;
-    memcpy(r + 1, call->params, pl->params_len);
+    /* flags, params_len, args_len (0), depth, reserved: one store */
+    word = pl->head_word | (uint64_t)(call->depth < 255 ? call->depth : 255) << 48;
+    __builtin_memcpy((char *)r + offsetof(fl_rec, flags), &word, sizeof word);
+    fl_copy((unsigned char *)(r + 1), call->params, pl->params_len);
     atomic_store_explicit(&r->seq, call->seq, memory_order_release);
     *slot = (uint64_t)(uintptr_t)r;
+}
+
+/* The thread's first recorded call (no state yet): made, then recorded. */
+static __attribute__((noinline)) int fl_pre_first(cushim_call *call, uint64_t *slot)
+{
+    fl_thread *t = fl_thread_new(call->t_enter_ns);
+    if (t != NULL)
+        fl_record(t, call, slot);
     return CUSHIM_CONTINUE;
 }
 
-/* A driver launch that succeeded: its kernel's arguments, after the params. */
-static __attribute__((noinline)) uint16_t fl_post_launch(const fl_plan *pl, const cushim_call *call, fl_rec *r)
+static int fl_pre(cushim_call *call, void *user, uint64_t *slot)
 {
-    fl_ring *rg = fl_ring_now();
     fl_thread *t = fl_me;
-    if (rg == NULL || t == NULL || t->sink)
-        return 0;
-    fl_func_args(rg, t, pl, call, r);
-    return (uint16_t)(atomic_load_explicit(&r->flags, memory_order_relaxed) & (FL_R_ARGS | FL_R_ARGS_TRUNC));
+    (void)user;
+    if (__builtin_expect(t == NULL, 0))
+        return fl_pre_first(call, slot);
+    fl_record(t, call, slot);
+    return CUSHIM_CONTINUE;
+}
+
+/* A driver launch that succeeded: its kernel's arguments after the params, then the record finished. */
+static __attribute__((noinline)) void fl_post_launch(const fl_plan *pl, const cushim_call *call, fl_rec *r,
+                                                     uint16_t f)
+{
+    fl_thread *t = fl_me;
+    if (t != NULL && !t->sink)
+        f |= fl_func_args(t, pl, call, r);
+    atomic_store_explicit(&r->flags, f, memory_order_release);
 }
 
 static void fl_post(cushim_call *call, void *user, uint64_t *slot)
@@ -210,8 +257,10 @@ static void fl_post(cushim_call *call, void *user, uint64_t *slot)
             return;
         }
     }
-    if (pl->launch && !(f & FL_R_SKIPPED))
-        f |= fl_post_launch(pl, call, r);
+    if (__builtin_expect(pl->launch, 0) && !(f & FL_R_SKIPPED)) {
+        fl_post_launch(pl, call, r, f);
+        return;
+    }
     atomic_store_explicit(&r->flags, f, memory_order_release);
 }
 
@@ -232,6 +281,7 @@ static int fl_plan_build(const cushim_host *h, fl_plan **out)
         pl = &p[a->id];
         pl->params_len = (uint16_t)(a->params_size < FL_REC_DATA ? a->params_size : FL_REC_DATA);
         pl->trunc = a->params_size > FL_REC_DATA;
+        pl->head_word = (uint64_t)(pl->trunc ? FL_R_TRUNC : 0) | (uint64_t)pl->params_len << 16;
         pl->status = cushim_ret_is_status(a->ret_kind) && a->ret_size == 4;
         pl->sync = (a->categories & CUSHIM_CAT_SYNC) != 0;
         fl_shape_of(a, h->api_param, &sh);
@@ -243,6 +293,19 @@ static int fl_plan_build(const cushim_host *h, fl_plan **out)
     }
     *out = p;
     return 0;
+}
+
+/* A directory option made absolute now (the program may change its working directory later). */
+static char *fl_abs_dir(const char *d)
+{
+    char cwd[512];
+    size_t n = strlen(d);
+    char *out;
+    if (d[0] == '/' || d[0] == '\0' || getcwd(cwd, sizeof cwd) == NULL)
+        out = strdup(d);
+    else if ((out = malloc(strlen(cwd) + n + 2)) != NULL)
+        sprintf(out, "%s/%s", cwd, d);
+    return out;
 }
 
 static int fl_opt_range(cushim_plugin *self, const char *name, int64_t lo, int64_t hi, uint32_t *out)
@@ -287,7 +350,7 @@ static int fl_init(const cushim_host *host, cushim_plugin *self)
         fl_opt_range(self, "dumps", 0, 1000000, &ec.max_dumps) != 0)
         goto fail;
     fl_st.cfg.nfreed = 1024;
-    fl_st.dir = strdup(host->opt_string(self, "dir"));
+    fl_st.dir = fl_abs_dir(host->opt_string(self, "dir"));
     if (fl_st.dir == NULL)
         goto fail;
     for (size_t n = strlen(fl_st.dir); n > 1 && fl_st.dir[n - 1] == '/'; n--)
@@ -325,7 +388,7 @@ static int fl_init(const cushim_host *host, cushim_plugin *self)
     }
     ec.signals = host->opt_bool(self, "signals");
     dd = host->opt_string(self, "dump_dir");
-    ec.dump_dir = dd[0] != '\0' ? strdup(dd) : NULL;
+    ec.dump_dir = dd[0] != '\0' ? fl_abs_dir(dd) : NULL;
     if (fl_event_init(host, &ec, why, sizeof why) != 0) {
         host->log(self, CUSHIM_LOG_ERROR, "%s", why);
         goto fail;

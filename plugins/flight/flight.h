@@ -24,6 +24,8 @@ typedef struct fl_plan {
     uint16_t func_off;     /* launch: the function handle's offset in the params                  */
     uint16_t args_off;     /* launch: kernelParams' offset                                        */
     uint16_t pad;
+    uint64_t head_word;    /* a record's flags, params_len and args_len at entry, as one little-endian word
+                              (the depth is or'ed in at bits 48-55) */
 } fl_plan;
 
 /* A thread's cache of the kernels it launched: the function table's entry by handle, valid while its
@@ -40,6 +42,10 @@ typedef struct fl_thread {
     fl_slice *slice;
     uint32_t mask;         /* the ring's n - 1; 0 for the sink (a thread that is not recorded)   */
     uint32_t sink;         /* 1: records go nowhere (no slice was left)                          */
+    uint32_t al_busy;      /* fl_alloc.c's hook holds its lock on this thread                    */
+    uint32_t pad;
+    fl_ring *ring;
+    const fl_func *funcs;  /* the ring's function table                                          */
     fl_fcache cache[FL_FCACHE];
 } fl_thread;
 
@@ -47,6 +53,8 @@ typedef struct fl_thread {
 extern const cushim_host *fl_host;
 extern cushim_plugin *fl_self;
 extern const fl_plan *fl_plans;
+/* The calling thread's state (made at its first recorded call), else NULL. */
+fl_thread *fl_thread_me(void);
 /* The process's ring once made (the first recorded call makes it), else NULL. */
 fl_ring *fl_ring_now(void);
 /* The ring, made now if it is not yet ('t_first': the making call's entry, the file's time origin): NULL when it
@@ -57,8 +65,8 @@ fl_ring *fl_ring_ensure(uint64_t t_first);
 /* Resolves the driver's name and parameter-layout queries. 0. */
 int fl_func_init(const cushim_host *h);
 /* A launch's post hook after success: the kernel's arguments copied after the params (layout from the
-   function table, described at the function's first launch). */
-void fl_func_args(fl_ring *rg, fl_thread *t, const fl_plan *pl, const cushim_call *call, fl_rec *r);
+   function table, described at the function's first launch); the record's flags to add (FL_R_ARGS...). */
+uint16_t fl_func_args(fl_thread *t, const fl_plan *pl, const cushim_call *call, fl_rec *r);
 /* A module or library was unloaded: every thread asks again. */
 void fl_func_unloaded(cushim_call *call, void *user, uint64_t *slot);
 void fl_func_fork_child(void);

@@ -12,6 +12,7 @@
  *   threads N      N threads making 100 calls each, then SIGKILL
  *   fork           calls, fork: the child calls and SIGKILLs itself, the parent waits and SIGKILLs itself
  *   exec           calls, then exec of itself as 'exec2': no ring descriptor or mapping left, calls, SIGKILL
+ *   launches N     N launches of a kernel with three arguments (bench/cpu/flight_lines.sh counts their code)
  * Prints the addresses it allocates ("A=0x..."), for the checks.
  */
 #define _GNU_SOURCE
@@ -227,6 +228,18 @@ int main(int argc, char **argv)
             CK(cuDeviceGetCount(&v));
         kill(getpid(), SIGKILL);
     }
-    fprintf(stderr, "usage: e2e_flight basic|kill|sticky|segv|hang|attrib|threads N|fork|exec\n");
+    if (strcmp(mode, "launches") == 0) {
+        long n = argc > 2 ? atol(argv[2]) : 1000;
+        CUdeviceptr a, b;
+        CUfunction f;
+        setup();
+        CK(cuMemAlloc(&a, 4096));
+        CK(cuMemAlloc(&b, 4096));
+        f = func("bench__ppi");
+        for (long i = 0; i < n; i++)
+            launch3(f, NULL, a, b, (int)i);
+        return 0;
+    }
+    fprintf(stderr, "usage: e2e_flight basic|kill|sticky|segv|hang|attrib|threads N|fork|exec|launches N\n");
     return 2;
 }
