@@ -382,8 +382,10 @@ static void fl_wd_check(fl_ring *rg, uint64_t *reported, uint64_t hang_ns)
         head = atomic_load_explicit(&s->head, memory_order_acquire);
         for (uint32_t j = 0; j < FL_WD_LOOK && j < head && j <= rg->mask; j++) {
             fl_rec *r = fl_rec_at(s, rg->mask, head - 1 - j);
-            uint64_t seq = atomic_load_explicit(&r->seq, memory_order_acquire), t = r->t_enter, tid = r->tid;
-            uint32_t api = r->api_id;
+            uint64_t seq = atomic_load_explicit(&r->seq, memory_order_acquire);
+            uint64_t t = __atomic_load_n(&r->t_enter, __ATOMIC_RELAXED);
+            uint64_t tid = __atomic_load_n(&r->tid, __ATOMIC_RELAXED);
+            uint32_t api = __atomic_load_n(&r->api_id, __ATOMIC_RELAXED);
             uint16_t f = atomic_load_explicit(&r->flags, memory_order_acquire);
             if (seq == 0 || (f & FL_R_DONE) || atomic_load_explicit(&r->seq, memory_order_acquire) != seq ||
                 api >= h->api_id_limit || !fl_plans[api].sync || t == 0 || now < t || now - t < hang_ns ||

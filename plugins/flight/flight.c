@@ -192,10 +192,11 @@ static inline __attribute__((always_inline)) void fl_record(fl_thread *t, const 
     uint64_t word;
     atomic_store_explicit(&r->seq, 0, memory_order_relaxed);
     atomic_store_explicit(&s->head, k + 1, memory_order_release);
-    r->t_enter = call->t_enter_ns;
+    /* what the watchdog reads of other threads' records, as relaxed atomics (plain stores on x86-64) */
+    __atomic_store_n(&r->t_enter, call->t_enter_ns, __ATOMIC_RELAXED);
     r->t_exit = 0;
-    r->tid = call->tid;
-    r->api_id = call->api_id;
+    __atomic_store_n(&r->tid, call->tid, __ATOMIC_RELAXED);
+    __atomic_store_n(&r->api_id, call->api_id, __ATOMIC_RELAXED);
     r->result = 0;
     /* flags, params_len, args_len (0), depth, reserved: one store */
     word = pl->head_word | (uint64_t)(call->depth < 255 ? call->depth : 255) << 48;
