@@ -12,6 +12,7 @@
  *   threads N      N threads making 100 calls each, then SIGKILL
  *   fork           calls, fork: the child calls and SIGKILLs itself, the parent waits and SIGKILLs itself
  *   exec           calls, then exec of itself as 'exec2': no ring descriptor or mapping left, calls, SIGKILL
+ *   errors         three allocations whose results it prints (faultinject makes them fail)
  *   launches N     N launches of a kernel with three arguments (bench/cpu/flight_lines.sh counts their code)
  * Prints the addresses it allocates ("A=0x..."), for the checks.
  */
@@ -228,6 +229,13 @@ int main(int argc, char **argv)
             CK(cuDeviceGetCount(&v));
         kill(getpid(), SIGKILL);
     }
+    if (strcmp(mode, "errors") == 0) {
+        CUdeviceptr p;
+        setup();
+        for (int i = 0; i < 3; i++)
+            printf("alloc %d: %d\n", i, (int)cuMemAlloc(&p, 1024));
+        return 0;
+    }
     if (strcmp(mode, "launches") == 0) {
         long n = argc > 2 ? atol(argv[2]) : 1000;
         CUdeviceptr a, b;
@@ -240,6 +248,6 @@ int main(int argc, char **argv)
             launch3(f, NULL, a, b, (int)i);
         return 0;
     }
-    fprintf(stderr, "usage: e2e_flight basic|kill|sticky|segv|hang|attrib|threads N|fork|exec|launches N\n");
+    fprintf(stderr, "usage: e2e_flight basic|kill|sticky|segv|hang|attrib|threads N|fork|exec|errors|launches N\n");
     return 2;
 }

@@ -138,13 +138,21 @@ sticky)
     has pending.txt "kernel culprit__ppi"
     has pending.txt "stream 0x0 (the default stream):"
     hasnt pending.txt "kernel good__ppi"
-    b=$(sed -n 's/.*cuMemAlloc_v2(dptr=0x[0-9a-f]*, bytesize=4096) = CUDA_SUCCESS.*//p' dump.txt | head -n 1)
     grep -q "arg 0 = 0x[0-9a-f]*: not inside any live allocation: one past the end of 0x[0-9a-f]* (4096 bytes) made by #" pending.txt ||
         fail "the culprit's first argument is not one past an allocation's end"
-    # the dumps of one process: dumps=1 holds the second dump back with one line (on_error=any)
     rm -f "$shm"/*
     FL_MORE="$fi:rule=cuCtxSynchronize:CUDA_ERROR_ILLEGAL_ADDRESS" run "on_error=off" sticky
     flight_lines 0
+    # on_error=any: a dump at each error, up to dumps=2; the third held back with one line
+    FL_MORE="$fi:rule=cuMemAlloc:CUDA_ERROR_OUT_OF_MEMORY" run "on_error=any,dumps=2" errors
+    [ "$rc" = 0 ] || fail "errors: exited with $rc"
+    has out "alloc 2: 2"
+    flight_lines 3
+    [ "$(grep -c 'returned CUDA_ERROR_OUT_OF_MEMORY: the last calls are in' err)" = 2 ] || fail "not 2 error dumps"
+    has err "cuMemAlloc_v2 returned CUDA_ERROR_OUT_OF_MEMORY: no dump (this process made its dumps=2; said once)"
+    [ "$(ls "$shm" | grep -c -- '-dump[12]-error.ring$')" = 2 ] || fail "error dumps: $(ls "$shm")"
+    dump "$shm"/*-dump2-error.ring
+    has dump.txt "cuMemAlloc_v2 returned CUDA_ERROR_OUT_OF_MEMORY on thread"
     ;;
 segv)
     run "" segv
