@@ -62,8 +62,8 @@ static void fl_al_add(fl_ring *rg, const cushim_call *call, uint64_t base, uint6
         atomic_fetch_add(&rg->head->allocs_lost, 1);
         return;
     }
-    atomic_store_explicit(&e->state, FL_A_EMPTY, memory_order_relaxed);   /* readers skip it while it changes */
-    atomic_thread_fence(memory_order_release);
+    /* readers skip it while it changes; the exchange's acquire keeps the stores below after it */
+    (void)atomic_exchange_explicit(&e->state, FL_A_EMPTY, memory_order_acq_rel);
     e->base = base;
     if (size != 0 || e->size == 0)   /* the outer call of a nested pair may not know the size: keep the inner's */
         e->size = size;
@@ -87,8 +87,7 @@ static void fl_al_remove(fl_ring *rg, const cushim_call *call, uint64_t base)
         return;   /* not ours (made before the recorder, or by the inner call of this release) */
     k = atomic_fetch_add(&h->freed_head, 1);
     f = (fl_alloc *)((char *)rg->base + h->off_freed) + (k % h->nfreed);
-    atomic_store_explicit(&f->state, FL_A_EMPTY, memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
+    (void)atomic_exchange_explicit(&f->state, FL_A_EMPTY, memory_order_acq_rel);
     f->base = e->base;
     f->size = e->size;
     f->seq = e->seq;

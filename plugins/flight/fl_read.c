@@ -115,10 +115,11 @@ int fl_file_calls(const fl_file *f, uint32_t i, fl_call **out, size_t *n, size_t
         const fl_rec *live = (const fl_rec *)src;
         fl_call *c = &v[k];
         uint64_t s1 = atomic_load_explicit(&live->seq, memory_order_acquire), s2;
+        c->flags = atomic_load_explicit(&live->flags, memory_order_acquire);
         memcpy(&c->rec, src, sizeof c->rec);
         memcpy(c->data, src + sizeof(fl_rec), FL_REC_DATA);
-        c->flags = atomic_load_explicit(&live->flags, memory_order_acquire);
-        s2 = atomic_load_explicit(&live->seq, memory_order_acquire);
+        FL_FENCE_ACQUIRE();
+        s2 = atomic_load_explicit(&live->seq, memory_order_relaxed);
         if (s1 == 0 || s1 != s2)
             continue;   /* being written, or never written */
         c->seq = s1;
@@ -161,7 +162,8 @@ static int fl_copy_alloc(const fl_alloc *src, fl_alloc *dst, uint32_t want)
     if (st != want)
         return 0;
     memcpy(dst, src, sizeof *dst);
-    return atomic_load_explicit(&src->state, memory_order_acquire) == want && dst->size < (1ull << 56);
+    FL_FENCE_ACQUIRE();
+    return atomic_load_explicit(&src->state, memory_order_relaxed) == want && dst->size < (1ull << 56);
 }
 
 void fl_file_where(const fl_file *f, uint64_t addr, uint64_t near, fl_where *w)

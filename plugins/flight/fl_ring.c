@@ -343,7 +343,7 @@ static int fl_copy_slice(int fd, const fl_ring *r, const fl_slice *s, uint64_t o
         uint32_t m = h->n - i < K ? h->n - i : K;
         const unsigned char *src = (const unsigned char *)(s + 1) + (size_t)i * FL_REC_SIZE;
         memcpy(buf, src, (size_t)m * FL_REC_SIZE);
-        atomic_thread_fence(memory_order_acquire);
+        FL_FENCE_ACQUIRE();
         for (uint32_t j = 0; j < m; j++) {
             const fl_rec *live = (const fl_rec *)(src + (size_t)j * FL_REC_SIZE);
             fl_rec *copy = (fl_rec *)(buf + (size_t)j * FL_REC_SIZE);

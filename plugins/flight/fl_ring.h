@@ -164,6 +164,16 @@ _Static_assert(sizeof(fl_slice) == 64, "the slice header");
 _Static_assert(sizeof(fl_alloc) == 64, "an allocation");
 _Static_assert(sizeof(fl_func) % 8 == 0, "a function");
 
+/* A reader's acquire fence between copying a record and reading its seq again. ThreadSanitizer does not model
+   atomic_thread_fence (GCC rejects it with -fsanitize=thread): there a read-modify-write of a dummy stands in, as
+   in runtime/rt_internal.h. */
+#if defined(__SANITIZE_THREAD__)
+static _Atomic int fl_fence_dummy __attribute__((unused));
+#define FL_FENCE_ACQUIRE() ((void)atomic_fetch_add_explicit(&fl_fence_dummy, 0, memory_order_acq_rel))
+#else
+#define FL_FENCE_ACQUIRE() atomic_thread_fence(memory_order_acquire)
+#endif
+
 static inline uint32_t fl_pad8(uint32_t n)
 {
     return (n + 7u) & ~7u;
