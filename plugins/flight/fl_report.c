@@ -74,6 +74,19 @@ static int fl_load(fl_all *A, const fl_file *f)
     return 0;
 }
 
+/* A running process's ring read now: its calls in progress last until now (the host's clock is
+   CLOCK_MONOTONIC's). */
+static void fl_now_if_alive(fl_all *A, int alive)
+{
+    struct timespec ts;
+    uint64_t now;
+    if (!alive || A->f->head.event.kind != FL_EV_NONE || clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+        return;
+    now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    if (now > A->t_end)
+        A->t_end = now;
+}
+
 static void fl_unload(fl_all *A)
 {
     for (uint32_t i = 0; A->calls != NULL && i < A->nslices; i++)
@@ -429,8 +442,8 @@ static void fl_text(fl_sb *sb, const fl_all *A, int alive)
             fl_sb_printf(sb, "  thread %" PRIu64 ": ", c->rec.tid);
             fl_call_line(sb, A, c, "");
             if (A->t_end > c->rec.t_enter)
-                fl_sb_printf(sb, "      in it for %.3f s at the latest time the file tells\n",
-                             (double)(A->t_end - c->rec.t_enter) / 1e9);
+                fl_sb_printf(sb, "      in it for %.3f s %s\n", (double)(A->t_end - c->rec.t_enter) / 1e9,
+                             alive && f->head.event.kind == FL_EV_NONE ? "now" : "at the latest time the file tells");
             running++;
         }
     if (running == 0)
@@ -578,6 +591,7 @@ int fl_report(FILE *out, const fl_file *f, int json, int alive)
         fl_unload(&A);
         return -1;
     }
+    fl_now_if_alive(&A, alive);
     if (json)
         fl_json(&sb, &A, alive);
     else
