@@ -80,8 +80,8 @@ basic)
     [ "$(rings)" = 1 ] || fail "a process with no CUDA call made a ring"
     ;;
 kill)
-    # SIGKILL: the ring survives and renders, by pid and by file, as text and JSON
-    run "" kill
+    # SIGKILL: the ring survives and renders, by pid and by file, as text and JSON (4 slices: a small file)
+    run "threads=4" kill
     [ "$rc" = 137 ] || fail "exited with $rc, not SIGKILL's 137"
     [ "$(rings)" = 1 ] || fail "$(rings) rings after SIGKILL"
     ring=$(ls "$shm"/cushim-flight-*.ring)
@@ -118,6 +118,31 @@ kill)
     printf 'not a ring' >junk.ring
     "$tool" dump junk.ring >/dev/null 2>dump.err; [ $? = 1 ] || fail "junk: not status 1"
     has dump.err "is not a flight recorder file"
+    # a file is input: a header whose layout does not add up is refused (status 1), a cut file too; records with
+    # lengths past their end are skipped and counted; nothing makes the tool crash
+    python3 - "$ring" <<'PY' || fail "could not write the damaged copies"
+import struct, sys
+data = bytearray(open(sys.argv[1], 'rb').read())
+def put(name, off, fmt, v):
+    d = bytearray(data)
+    struct.pack_into(fmt, d, off, v)
+    open(name, 'wb').write(d)
+put('bad_n.ring', 20, '<I', 1000)                 # n: not a power of two
+put('bad_slices.ring', 24, '<I', 1 << 30)         # nslices: past the limit
+put('bad_off.ring', 64, '<Q', 1 << 60)            # off_freed: past the file
+open('cut.ring', 'wb').write(data[:len(data) // 2])
+off_slices, = struct.unpack_from('<Q', data, 72)
+d = bytearray(data)
+struct.pack_into('<H', d, off_slices + 64 + 42, 0xffff)   # the first record's params_len
+open('bad_rec.ring', 'wb').write(d)
+PY
+    for f in bad_n bad_slices bad_off cut; do
+        "$tool" dump $f.ring >/dev/null 2>dump.err; rc=$?
+        [ $rc = 1 ] || fail "$f.ring: status $rc, not 1"
+        has dump.err "is not a flight recorder file this tool reads"
+    done
+    "$tool" dump bad_rec.ring >dump.txt 2>dump.err || fail "bad_rec.ring: status $?"
+    has dump.txt "1 bad records"
     ;;
 sticky)
     # the fake's synchronisation fails with CUDA_ERROR_ILLEGAL_ADDRESS (faultinject): one dump, at the first
