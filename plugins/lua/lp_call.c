@@ -502,7 +502,7 @@ static int lp_call_newindex(lua_State *L)
             if (ptr == NULL)
                 return luaL_error(L, "%s.%s: the output pointer is NULL", info->name, key);
             /* not vouched for (lp_trusted): a pointer the driver would refuse with an error must not fault */
-            if (!lp_trusted(p, info) && cushim_mem_readable(ptr, d[i].psize) == 0)
+            if (!lp_trusted(p, info) && lp_mem_readable(ptr, d[i].psize) == 0)
                 return luaL_error(L, "%s.%s: the output pointer %p points at no memory of the program", info->name,
                                   key, ptr);
             if (lp_store_mem(L, 3, ptr, d[i].pconv, d[i].psize) != 0)

@@ -221,6 +221,9 @@ void lp_bridge_open(lua_State *L, lp_thread *t) LP_HIDDEN;   /* inside a protect
 void lp_proxy_new(lua_State *L, lp_thread *t, int depth) LP_HIDDEN; /* sets t->proxy[depth] and its ref */
 extern char lp_skip_key LP_HIDDEN;                            /* cushim.skip's first value */
 int lp_result_code(lua_State *L, int idx, uint32_t ret_kind, int32_t *code) LP_HIDDEN;
+/* cushim_mem_readable, kept in one file (lp_values.c): each file that calls cushim_io.h's safe reads has its own
+   copy of their thread-local state, and the plugins' static TLS is budgeted (ctest plugin_tls_budget). */
+int lp_mem_readable(const void *p, size_t n) LP_HIDDEN;
 int lp_code_of(lua_State *L, int idx, uint32_t ret_kind, int32_t *code, char *err, size_t errlen) LP_HIDDEN;
 const char *lp_result_name(uint32_t kind, int32_t code) LP_HIDDEN;
 

@@ -484,3 +484,8 @@ void lp_push_param(lua_State *L, lp_proxy *px, const cushim_api_info *info, cons
     }
     lp_push_param_other(L, px, info, d, params, i);
 }
+
+int lp_mem_readable(const void *p, size_t n)
+{
+    return cushim_mem_readable(p, n);
+}

@@ -6,6 +6,8 @@
  * FAKE_CUDA_MEM (bytes of memory per device, default 16 GiB), FAKE_CUDA_COUNTS
  * (file the fake writes its per-name call counts to at exit; a forked or exec'd
  * descendant writes '<file>.<pid>', its counts starting from zero).
+ * FAKE_CUDA_SYNC_BLOCK_MS=N: every cuCtxSynchronize blocks N milliseconds
+ * first (a hung synchronisation, for the flight recorder's watchdog).
  * cuGetProcAddress follows the variant table of the generated
  * cushim_procaddr.inc through runtime/procaddr.c, the code the shim uses too,
  * and hands out the fake's own addresses.
@@ -535,12 +537,21 @@ CUresult cuProfilerStop(void)
     return fk_ctx_valid(fk_current_ctx()) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
+/* FAKE_CUDA_SYNC_BLOCK_MS: a synchronisation that hangs for that long. */
+static void fk_sync_block(void)
+{
+    size_t ms = fk_env_size("FAKE_CUDA_SYNC_BLOCK_MS", 0);
+    if (ms > 0)
+        fk_wait_until_ms(fk_now_ms() + (double)ms);
+}
+
 CUresult cuCtxSynchronize(void)
 {
     FAKE_ENTER(cuCtxSynchronize);
     FK_REQUIRE_INIT();
     if (!fk_ctx_valid(fk_current_ctx()))
         return CUDA_ERROR_INVALID_CONTEXT;
+    fk_sync_block();
     fk_wait_until_ms(fk_all_done_ms());
     fk_hostfn_drain(NULL);
     return CUDA_SUCCESS;
@@ -555,6 +566,7 @@ CUresult cuCtxSynchronize_v2(CUcontext ctx)
         ctx = fk_current_ctx();
     if (!fk_ctx_valid(ctx))
         return CUDA_ERROR_INVALID_CONTEXT;
+    fk_sync_block();
     fk_wait_until_ms(fk_all_done_ms());
     fk_hostfn_drain(NULL);
     return CUDA_SUCCESS;

@@ -87,7 +87,9 @@ FK_HIDDEN extern pthread_mutex_t fk_lock;
 FK_HIDDEN extern atomic_int fk_initialized;
 
 FK_HIDDEN void fk_count(uint32_t id);
-FK_HIDDEN char *fk_ptx_copy(const void *image);   /* fake_paraminfo.c */
+FK_HIDDEN /* a parameter's offset and size from a function name's '__' suffix (fake_module.c) */
+CUresult fk_param_info(const char *name, size_t index, size_t *offset, size_t *size);
+char *fk_ptx_copy(const void *image);   /* fake_paraminfo.c */
 #define FAKE_ENTER(name) fk_count(CUSHIM_API_##name)
 #define FK_REQUIRE_INIT() do { if (!atomic_load(&fk_initialized)) return CUDA_ERROR_NOT_INITIALIZED; } while (0)
 

@@ -2,7 +2,12 @@
  * fake_module.c - modules, libraries and kernel launches of the fake driver.
  *
  * Any non-NULL image loads; a module has every function one asks for, except
- * names starting with "missing", which are CUDA_ERROR_NOT_FOUND. Launches are
+ * names starting with "missing", which are CUDA_ERROR_NOT_FOUND. A function's
+ * parameters (cuFuncGetParamInfo, cuKernelGetParamInfo) are spelled after "__"
+ * in its name, one letter each: p a pointer (8 bytes), l a 64-bit integer, d a
+ * double, i a 32-bit integer, f a float, at their natural alignment ("scale__pfi":
+ * a pointer, a float, an int); a name without "__" has no layout to tell
+ * (CUDA_ERROR_NOT_SUPPORTED, as before). Launches are
  * checked (handle, block size, stream) and recorded, never run: tests read the
  * count and the last kernel's name through fake_cuda_launch_count() and
  * fake_cuda_last_launch_name().
@@ -215,6 +220,43 @@ CUresult cuLibraryUnload(CUlibrary library)
         return CUDA_ERROR_INVALID_HANDLE;
     library->magic = FK_MAGIC_DEAD;
     return fk_module_unload(library->module);
+}
+
+/* A parameter of a name's "__" suffix: 0, or CUDA_ERROR_INVALID_VALUE past the last (as the driver answers). */
+CUresult fk_param_info(const char *name, size_t index, size_t *offset, size_t *size)
+{
+    const char *spec = strstr(name, "__");
+    size_t off = 0, k = 0;
+    if (spec == NULL)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    if (offset == NULL && size == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (const char *c = spec + 2; *c != '\0'; c++, k++) {
+        size_t sz = *c == 'p' || *c == 'l' || *c == 'd' ? 8 : *c == 'i' || *c == 'f' ? 4 : 0;
+        if (sz == 0)
+            return CUDA_ERROR_NOT_SUPPORTED;
+        off = (off + sz - 1) / sz * sz;
+        if (k == index) {
+            if (offset != NULL)
+                *offset = off;
+            if (size != NULL)
+                *size = sz;
+            return CUDA_SUCCESS;
+        }
+        off += sz;
+    }
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+/* cuFuncGetParamInfo: fake_paraminfo.c (from the module's PTX, else from the name's '__' suffix here). */
+
+CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t *paramOffset, size_t *paramSize)
+{
+    FAKE_ENTER(cuKernelGetParamInfo);
+    FK_REQUIRE_INIT();
+    if (kernel == NULL || kernel->magic != FK_MAGIC_KERNEL)
+        return CUDA_ERROR_INVALID_HANDLE;
+    return fk_param_info(kernel->func->name, paramIndex, paramOffset, paramSize);
 }
 
 /* ---- launches ---------------------------------------------------------- */

@@ -3,7 +3,8 @@
  * read from the '.entry NAME(...)' signature in the PTX the function's module was loaded from, as the real
  * driver answers from the compiled kernel. The remoting's client sizes kernel arguments with it
  * (docs/remote.md). A module loaded from anything but PTX text (the e2e tests' "fake image", a cubin)
- * answers CUDA_ERROR_NOT_SUPPORTED; an index past the last parameter CUDA_ERROR_INVALID_VALUE.
+ * answers from the function's name instead (fake_module.c fk_param_info: "scale__pfi"; none: NOT_SUPPORTED);
+ * an index past the last parameter CUDA_ERROR_INVALID_VALUE.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -105,8 +106,8 @@ CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *paramOff
         return CUDA_ERROR_INVALID_VALUE;
     if (func == NULL || func->magic != FK_MAGIC_FUNC)
         return CUDA_ERROR_INVALID_HANDLE;
-    if (func->module == NULL || func->module->ptx == NULL)
-        return CUDA_ERROR_NOT_SUPPORTED;
+    if (func->module == NULL || func->module->ptx == NULL)   /* no PTX: the layout its name spells, if any */
+        return fk_param_info(func->name, paramIndex, paramOffset, paramSize);
     size_t off = 0, size = 0;
     int r = fk_ptx_param(func->module->ptx, func->name, paramIndex, &off, &size);
     if (r < 0)

@@ -18,6 +18,7 @@ const char ln_help_main[] =
     "  version                           the shim's version, the CUDA headers it was generated from, its SDK ABI\n"
     "  where                             the files this launcher uses\n"
     "  usage [NAME|PATH] [--prometheus]  a memlimit budget's per-process table (cushim usage --help)\n"
+    "  flight dump PID|FILE, flight list the flight recorder's rings and dumps (cushim flight --help)\n"
     "  help [COMMAND]                    this text, or a command's\n"
     "\n"
     "Every command takes -h/--help. Without the launcher: LD_PRELOAD=/path/to/libcushim.so CUSHIM_COUNTS=c.tsv CMD\n";
@@ -50,6 +51,10 @@ const char ln_help_run[] =
     "  --trace-defer        render the trace at exit instead of on a writer thread while the program runs\n"
     "                       (keeps the writer off the cores; records wait in memory, up to half of the buffer;\n"
     "                       the same as --trace-render=exit)\n"
+    "  --flight[=N]         keep the last N calls (default 1024) of every thread in a file under /dev/shm that\n"
+    "                       outlives the process, dumped on a sticky error, a fatal signal, SIGUSR2 or a hang\n"
+    "                       (--flight-hang=SEC), with the shipped flight plugin; read it with 'cushim flight\n"
+    "                       dump PID|FILE' (docs/plugins/flight.md). Its options are flags too: --flight-dir=DIR\n"
     "  --counts=FILE        write per-API call counts at exit (api<TAB>calls); '-' = the program's stderr\n"
     "  --sm-limit=PCT       hold CMD to PCT percent of each GPU's time with the shipped smlimit plugin; per\n"
     "                       device: --sm-limit=0:30,1:50; 100 = no limit. Without it, HAMi-core's\n"

@@ -20,6 +20,7 @@ static const ln_command ln_commands[] = {
     {"where", ln_cmd_where, ln_help_where, NULL},
     {"stats", ln_cmd_stats, ln_help_stats, NULL},
     {"usage", ln_cmd_usage, ln_help_usage, NULL},
+    {"flight", ln_cmd_flight, ln_help_flight, NULL},
     {NULL, NULL, NULL, NULL},
 };
 

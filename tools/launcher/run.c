@@ -1,8 +1,8 @@
 /*
  * run.c - 'cushim run [OPTIONS] [--] CMD [ARGS...]': the options read, in order, into the plugin specs and
- * settings of an ln_run (start.c then starts the program). The short forms (--trace[=FILE], --fault, --lua,
- * --plugin, --sm-limit, --mem-limit, ...) are read here; every other --PLUGIN-OPTION[=VALUE] is a flag derived
- * from a shipped plugin's declared options (options.c) and joins that plugin's spec.
+ * settings of an ln_run (start.c then starts the program). The short forms (--trace[=FILE], --flight[=N],
+ * --fault, --lua, --plugin, --sm-limit, --mem-limit, ...) are read here; every other --PLUGIN-OPTION[=VALUE] is
+ * a flag derived from a shipped plugin's declared options (options.c) and joins that plugin's spec.
  *
  * Values are data, never syntax (docs/security.md, "The launcher"): an option with a control character is
  * refused (a newline would end a CUSHIM_PLUGINS spec and start another); values are escaped where they enter a
@@ -238,6 +238,15 @@ int ln_cmd_run(const ln_where *w, int argc, char **argv)
             if (f[0] == '\0')
                 ln_bad("run", "--trace=FILE needs a file (or give --trace alone)");
             ln_spec_set(ln_run_spec(&r, "trace"), "--trace", "file", ln_absolute("--trace", f), 0);
+        } else if (strcmp(a, "--flight") == 0) {
+            ln_run_spec(&r, "flight");
+        } else if (is_opt(a, "--flight")) {
+            ln_plugin *p = ln_plugins_find(&r.plugins, "flight");
+            const cushim_option *o = p != NULL ? ln_plugin_option(p, "n") : NULL;
+            if (o == NULL)
+                ln_die("--flight needs the shipped flight plugin, not found or unreadable (cushim plugins)");
+            ln_spec_set(ln_run_spec(&r, "flight"), "--flight", "n", ln_option_value("--flight", "flight", o, a + 9),
+                        0);
         } else if (strcmp(a, "--trace-defer") == 0) {
             ln_spec_set(ln_run_spec(&r, "trace"), a, "render", "exit", 0);
         } else if (is_opt(a, "--sm-limit")) {

@@ -1,0 +1,215 @@
+/*
+ * fl_func.c - the kernels a flight record names: at a function's first launch on a thread (a miss in the
+ * thread's cache of 64), its name (cuFuncGetName, cuKernelGetName) and its argument layout (cuFuncGetParamInfo,
+ * cuKernelGetParamInfo: offset and size of each argument) are written once into the ring's function table; every
+ * later launch copies its arguments' bytes by that layout after the params, once the driver has accepted the
+ * launch (it has read them: plain copies). Names are never looked up on the launch path, and a dead process's
+ * file still names its kernels. A module or library unloaded bumps a generation: a handle the driver reuses is
+ * described again.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flight.h"
+
+typedef int (*fl_getname_fn)(const char **name, void *handle);
+typedef int (*fl_paraminfo_fn)(void *handle, size_t index, size_t *offset, size_t *size);
+
+static struct {
+    uint32_t id_fname, id_kname, id_fparam, id_kparam;   /* 0: this build has no such API */
+    int32_t invalid_value;                              /* CUDA_ERROR_INVALID_VALUE */
+    _Atomic int resolved;
+    fl_getname_fn fname, kname;
+    fl_paraminfo_fn fparam, kparam;
+    pthread_mutex_t lock;       /* appending to the table */
+    uint64_t *gens;             /* the generation each entry was described in (this process's) */
+    uint32_t ngens;
+} fl_fn = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static _Atomic uint64_t fl_func_gen = 1;
+
+static uint32_t fl_id_of(const cushim_host *h, const char *name)
+{
+    const cushim_api_info *a = h->api_by_name(name);
+    return a != NULL ? a->id : 0;
+}
+
+int fl_func_init(const cushim_host *h)
+{
+    uint32_t kind;
+    fl_fn.id_fname = fl_id_of(h, "cuFuncGetName");
+    fl_fn.id_kname = fl_id_of(h, "cuKernelGetName");
+    fl_fn.id_fparam = fl_id_of(h, "cuFuncGetParamInfo");
+    fl_fn.id_kparam = fl_id_of(h, "cuKernelGetParamInfo");
+    if (h->result_by_name("CUDA_ERROR_INVALID_VALUE", &kind, &fl_fn.invalid_value) != CUSHIM_OK)
+        fl_fn.invalid_value = 1;
+    return 0;
+}
+
+/* The driver's functions, at the first description (not at init: a process that launches nothing never
+   resolves them). */
+static void fl_resolve(void)
+{
+    void *p;
+    if (atomic_load_explicit(&fl_fn.resolved, memory_order_acquire))
+        return;
+#define FL_REAL(field, id, type)                                     \
+    p = (id) != 0 ? fl_host->real(id) : NULL;                        \
+    memcpy(&fl_fn.field, &p, sizeof p);                              \
+    (void)sizeof(type)
+    FL_REAL(fname, fl_fn.id_fname, fl_getname_fn);
+    FL_REAL(kname, fl_fn.id_kname, fl_getname_fn);
+    FL_REAL(fparam, fl_fn.id_fparam, fl_paraminfo_fn);
+    FL_REAL(kparam, fl_fn.id_kparam, fl_paraminfo_fn);
+#undef FL_REAL
+    atomic_store_explicit(&fl_fn.resolved, 1, memory_order_release);
+}
+
+/* The argument layout through 'q' (cuFuncGetParamInfo or cuKernelGetParamInfo): 1 known (every argument
+   described), 2 known but more than FL_FUNC_ARGS, 0 unknown (no such query, or it refused the handle). */
+static uint32_t fl_layout(fl_paraminfo_fn q, void *handle, fl_func *fn)
+{
+    uint32_t i;
+    if (q == NULL)
+        return 0;
+    for (i = 0; i < FL_FUNC_ARGS; i++) {
+        size_t off = 0, size = 0;
+        int rc = q(handle, i, &off, &size);
+        if (rc == fl_fn.invalid_value && i > 0)
+            break;   /* past the last argument */
+        if (rc == fl_fn.invalid_value && i == 0)
+            return 1;   /* a kernel without arguments (nargs 0) */
+        if (rc != 0)
+            return 0;
+        if (off > 0xffff || size > 0xffff)
+            return 0;
+        fn->arg_off[i] = (uint16_t)off;
+        fn->arg_size[i] = (uint16_t)size;
+        fn->nargs = i + 1;
+    }
+    if (i == FL_FUNC_ARGS) {
+        size_t off, size;
+        return q(handle, i, &off, &size) == 0 ? 2 : 1;
+    }
+    return 1;
+}
+
+/* The table entry of 'handle' described in this generation, appended if there is none. UINT32_MAX: the table is
+   full (counted). */
+static __attribute__((noinline)) uint32_t fl_describe(fl_ring *rg, uint64_t handle, uint64_t seq, uint64_t gen)
+{
+    fl_head *h = rg->head;
+    fl_func *tab = (fl_func *)((char *)rg->base + h->off_funcs);
+    uint32_t used, idx = UINT32_MAX;
+    const char *name = NULL;
+    pthread_mutex_lock(&fl_fn.lock);
+    used = atomic_load(&h->funcs_used);
+    if (fl_fn.gens == NULL) {
+        fl_fn.gens = calloc(h->nfuncs, sizeof *fl_fn.gens);
+        fl_fn.ngens = fl_fn.gens != NULL ? h->nfuncs : 0;
+    }
+    for (uint32_t i = used; i-- > 0;)
+        if (atomic_load_explicit(&tab[i].handle, memory_order_relaxed) == handle && i < fl_fn.ngens &&
+            fl_fn.gens[i] == gen) {
+            idx = i;
+            goto out;
+        }
+    if (used >= h->nfuncs || used >= fl_fn.ngens) {
+        atomic_fetch_add(&h->funcs_lost, 1);
+        goto out;
+    }
+    fl_resolve();
+    fl_func *fn = &tab[used];
+    memset((char *)fn + sizeof fn->handle, 0, sizeof *fn - sizeof fn->handle);
+    fn->first_seq = seq;
+    if ((fl_fn.fname == NULL || fl_fn.fname(&name, (void *)(uintptr_t)handle) != 0) &&
+        (fl_fn.kname == NULL || fl_fn.kname(&name, (void *)(uintptr_t)handle) != 0))
+        name = NULL;
+    if (name != NULL)
+        strncpy(fn->name, name, FL_FUNC_NAME - 1);
+    fn->args_known = fl_layout(fl_fn.fparam, (void *)(uintptr_t)handle, fn);
+    if (fn->args_known == 0) {
+        fn->nargs = 0;
+        fn->args_known = fl_layout(fl_fn.kparam, (void *)(uintptr_t)handle, fn);
+    }
+    fl_fn.gens[used] = gen;
+    atomic_store_explicit(&fn->handle, handle, memory_order_release);
+    atomic_store_explicit(&h->funcs_used, used + 1, memory_order_release);
+    idx = used;
+out:
+    pthread_mutex_unlock(&fl_fn.lock);
+    return idx;
+}
+
+static inline uint32_t fl_hash(uint64_t p)
+{
+    return (uint32_t)((p * 0x9e3779b97f4a7c15ull) >> 32);
+}
+
+uint16_t fl_func_args(fl_thread *t, const fl_plan *pl, const cushim_call *call, fl_rec *r)
+{
+    const unsigned char *pv = call->params;
+    uint64_t handle, gen = atomic_load_explicit(&fl_func_gen, memory_order_acquire);
+    void **kp;
+    fl_fcache *e;
+    const fl_func *fn;
+    unsigned char *out;
+    uint32_t idx, room, used = 0, trunc = 0;
+    memcpy(&handle, pv + pl->func_off, sizeof handle);
+    memcpy(&kp, pv + pl->args_off, sizeof kp);
+    if (handle == 0 || kp == NULL)   /* no function, or the 'extra' form: nothing described to copy */
+        return 0;
+    e = &t->cache[fl_hash(handle) & (FL_FCACHE - 1)];
+    if (e->key == handle && e->gen == gen) {
+        idx = e->index;
+    } else {
+        if ((idx = fl_describe(t->ring, handle, call->seq, gen)) == UINT32_MAX)
+            return 0;
+        e->key = handle;
+        e->gen = gen;
+        e->index = idx;
+    }
+    fn = &t->funcs[idx];
+    if (fn->args_known == 0)
+        return 0;
+    out = (unsigned char *)(r + 1) + fl_pad8(r->params_len);
+    room = FL_REC_DATA - fl_pad8(r->params_len);
+    for (uint32_t i = 0; i < fn->nargs; i++) {
+        uint32_t off = fn->arg_off[i], size = fn->arg_size[i];
+        if (off + size > room || kp[i] == NULL) {
+            trunc = 1;
+            continue;
+        }
+        if (size == 8)   /* pointers and 64-bit scalars, ints: in line */
+            __builtin_memcpy(out + off, kp[i], 8);
+        else if (size == 4)
+            __builtin_memcpy(out + off, kp[i], 4);
+        else
+            memcpy(out + off, kp[i], size);
+        if (off + size > used)
+            used = off + size;
+    }
+    r->args_len = (uint16_t)used;
+    return (uint16_t)(FL_R_ARGS | (trunc || fn->args_known == 2 ? FL_R_ARGS_TRUNC : 0));
+}
+
+void fl_func_unloaded(cushim_call *call, void *user, uint64_t *slot)
+{
+    (void)user;
+    (void)slot;
+    if (cushim_call_result(call) == 0)
+        atomic_fetch_add_explicit(&fl_func_gen, 1, memory_order_release);
+}
+
+void fl_func_fork_child(void)
+{
+    /* the child's file has a table of its own: every cached index is the parent's */
+    atomic_fetch_add(&fl_func_gen, 1);
+    pthread_mutex_init(&fl_fn.lock, NULL);
+    free(fl_fn.gens);
+    fl_fn.gens = NULL;
+    fl_fn.ngens = 0;
+}
