@@ -32,45 +32,6 @@
 
 #define OP_MAX_DECL 256
 
-static const char *op_type_name(uint32_t type)
-{
-    switch (type & CUSHIM_OPT_TYPE_MASK) {
-    case CUSHIM_OPT_STRING: return "string";
-    case CUSHIM_OPT_INT: return "int (decimal or 0x hex)";
-    case CUSHIM_OPT_BOOL: return "bool (1/0 true/false yes/no on/off)";
-    case CUSHIM_OPT_DOUBLE: return "double";
-    case CUSHIM_OPT_BYTES: return "bytes (4096, 512K, 8MiB, 1.5G)";
-    default: return "?";
-    }
-}
-
-/* 0 if 'v' is a valid value of 'type'. */
-static int op_check_value(uint32_t type, const char *v)
-{
-    int64_t i;
-    int b;
-    double d;
-    uint64_t u;
-    switch (type & CUSHIM_OPT_TYPE_MASK) {
-    case CUSHIM_OPT_STRING: return 0;
-    case CUSHIM_OPT_INT: return op_parse_int(v, &i);
-    case CUSHIM_OPT_BOOL: return op_parse_bool(v, &b);
-    case CUSHIM_OPT_DOUBLE: return op_parse_double(v, &d);
-    case CUSHIM_OPT_BYTES: return op_parse_bytes(v, &u);
-    default: return -1;
-    }
-}
-
-static int op_name_ok(const char *n)
-{
-    if (n[0] == '\0' || strlen(n) > 63)
-        return 0;
-    for (; *n; n++)
-        if (!(islower((unsigned char)*n) || isdigit((unsigned char)*n) || *n == '_' || *n == '-'))
-            return 0;
-    return 1;
-}
-
 static int op_check_decls(const cushim_option *decl, uint32_t *ndecl, char *err, size_t errlen)
 {
     uint32_t n = 0;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cushim/cushim.h"
 #include "optvalue.h"
 
 int op_parse_int(const char *v, int64_t *out)
@@ -112,5 +113,45 @@ int op_parse_bytes(const char *v, uint64_t *out)
         return -1;
     *out = r;
     return 0;
+}
+
+
+const char *op_type_name(uint32_t type)
+{
+    switch (type & CUSHIM_OPT_TYPE_MASK) {
+    case CUSHIM_OPT_STRING: return "string";
+    case CUSHIM_OPT_INT: return "int (decimal or 0x hex)";
+    case CUSHIM_OPT_BOOL: return "bool (1/0 true/false yes/no on/off)";
+    case CUSHIM_OPT_DOUBLE: return "double";
+    case CUSHIM_OPT_BYTES: return "bytes (4096, 512K, 8MiB, 1.5G)";
+    default: return "?";
+    }
+}
+
+/* 0 if 'v' is a valid value of 'type'. */
+int op_check_value(uint32_t type, const char *v)
+{
+    int64_t i;
+    int b;
+    double d;
+    uint64_t u;
+    switch (type & CUSHIM_OPT_TYPE_MASK) {
+    case CUSHIM_OPT_STRING: return 0;
+    case CUSHIM_OPT_INT: return op_parse_int(v, &i);
+    case CUSHIM_OPT_BOOL: return op_parse_bool(v, &b);
+    case CUSHIM_OPT_DOUBLE: return op_parse_double(v, &d);
+    case CUSHIM_OPT_BYTES: return op_parse_bytes(v, &u);
+    default: return -1;
+    }
+}
+
+int op_name_ok(const char *n)
+{
+    if (n == NULL || n[0] == '\0' || strlen(n) > 63)
+        return 0;
+    for (; *n; n++)
+        if (!(islower((unsigned char)*n) || isdigit((unsigned char)*n) || *n == '_' || *n == '-'))
+            return 0;
+    return 1;
 }
 

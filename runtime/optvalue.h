@@ -13,5 +13,11 @@ int op_parse_int(const char *v, int64_t *out);      /* decimal or 0x hex, a sign
 int op_parse_bool(const char *v, int *out);         /* 1 true yes on / 0 false no off, any case */
 int op_parse_double(const char *v, double *out);    /* C locale whatever the program's, finite */
 int op_parse_bytes(const char *v, uint64_t *out);   /* 4096, 512K, 8MiB, 1.5G: K = KiB; within 64 bits */
+/* 0 when 'v' is a value of declared type 'type' (CUSHIM_OPT_*, flags ignored), else -1. */
+int op_check_value(uint32_t type, const char *v);
+/* What a value of that type looks like, for messages: "bytes (4096, 512K, 8MiB, 1.5G)". */
+const char *op_type_name(uint32_t type);
+/* A plugin's or an option's name: [a-z0-9_-]{1,63}. */
+int op_name_ok(const char *n);
 
 #endif /* RT_OPTVALUE_H */

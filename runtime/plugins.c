@@ -30,6 +30,7 @@
 #include "module.h"
 #include "options.h"
 #include "plugins.h"
+#include "optvalue.h"
 #include "slots.h"
 #include "thread.h"
 #include "cushim/cushim_io.h"
@@ -116,16 +117,6 @@ void pl_report_failure(const cushim_plugin *p, const char *name, int optional, i
     }
 }
 
-static int pl_name_ok(const char *n)
-{
-    if (n == NULL || n[0] == '\0' || strlen(n) > 63)
-        return 0;
-    for (; *n; n++)
-        if (!(islower((unsigned char)*n) || isdigit((unsigned char)*n) || *n == '_' || *n == '-'))
-            return 0;
-    return 1;
-}
-
 /* Undo everything 'p' registered; from now on it can register nothing. */
 static void pl_undo(cushim_plugin *p)
 {
@@ -149,7 +140,7 @@ int pl_load(const cushim_host *host, const cushim_plugin_def *def, const char *o
     if (CUSHIM_ABI_MAJOR_OF(abi) != CUSHIM_ABI_MAJOR || CUSHIM_ABI_MINOR_OF(abi) > CUSHIM_ABI_MINOR)
         return rt_seterr(err, errlen, "was built for SDK ABI %u.%u, this shim provides %u.%u", CUSHIM_ABI_MAJOR_OF(abi),
                       CUSHIM_ABI_MINOR_OF(abi), CUSHIM_ABI_MAJOR, CUSHIM_ABI_MINOR);
-    if (!pl_name_ok(def->name))
+    if (!op_name_ok(def->name))
         return rt_seterr(err, errlen, "the plugin's name is not [a-z0-9_-]{1,63}");
 
     cushim_plugin *p = calloc(1, sizeof *p);
@@ -225,7 +216,7 @@ int pl_register(const cushim_host *host, const cushim_plugin_def *def, const cha
     }
     int rc = pl_load(host, def, options, NULL, 0, 0, &p, err, errlen);
     if (rc != CUSHIM_OK) {
-        const char *name = def != NULL && def->size >= PL_DEF_MIN && pl_name_ok(def->name) ? def->name : "?";
+        const char *name = def != NULL && def->size >= PL_DEF_MIN && op_name_ok(def->name) ? def->name : "?";
         pl_report_failure(p, name, 0, 0, err);
         p = NULL;
     }

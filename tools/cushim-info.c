@@ -99,66 +99,6 @@ static const char *printable(const char *s, char *buf, size_t cap)
     return buf;
 }
 
-/* pl_name_ok and op_name_ok: [a-z0-9_-]{1,63} */
-static int name_ok(const char *n)
-{
-    if (n == NULL || n[0] == '\0' || strlen(n) > 63)
-        return 0;
-    for (; *n; n++)
-        if (!(islower((unsigned char)*n) || isdigit((unsigned char)*n) || *n == '_' || *n == '-'))
-            return 0;
-    return 1;
-}
-
-/* A value of each declared type, as the shim reads it: the runtime's own parsers (runtime/optvalue.c). */
-static int int_ok(const char *v)
-{
-    int64_t x;
-    return op_parse_int(v, &x) == 0;
-}
-
-static int bool_ok(const char *v)
-{
-    int x;
-    return op_parse_bool(v, &x) == 0;
-}
-
-static int double_ok(const char *v)
-{
-    double x;
-    return op_parse_double(v, &x) == 0;
-}
-
-static int bytes_ok(const char *v)
-{
-    uint64_t x;
-    return op_parse_bytes(v, &x) == 0;
-}
-
-/* op_type_name */
-static const char *type_text(uint32_t type)
-{
-    switch (type & CUSHIM_OPT_TYPE_MASK) {
-    case CUSHIM_OPT_STRING: return "string";
-    case CUSHIM_OPT_INT: return "int (decimal or 0x hex)";
-    case CUSHIM_OPT_BOOL: return "bool (1/0 true/false yes/no on/off)";
-    case CUSHIM_OPT_DOUBLE: return "double";
-    case CUSHIM_OPT_BYTES: return "bytes (4096, 512K, 8MiB, 1.5G)";
-    default: return "?";
-    }
-}
-
-static int value_ok(uint32_t type, const char *v)
-{
-    switch (type & CUSHIM_OPT_TYPE_MASK) {
-    case CUSHIM_OPT_STRING: return 1;
-    case CUSHIM_OPT_INT: return int_ok(v);
-    case CUSHIM_OPT_BOOL: return bool_ok(v);
-    case CUSHIM_OPT_DOUBLE: return double_ok(v);
-    case CUSHIM_OPT_BYTES: return bytes_ok(v);
-    default: return 0;
-    }
-}
 
 /* Why the loader would refuse 'd' (its reason, as runtime/plugins.c and options.c word it), into 'why'; 0 if it
    would take it. The checks before init, in the loader's order; init itself is never called here. */
@@ -178,7 +118,7 @@ static int refused(const cushim_plugin_def *d, char *why, size_t cap)
                  (unsigned)CUSHIM_ABI_MAJOR, (unsigned)CUSHIM_ABI_MINOR);
         return 1;
     }
-    if (!name_ok(d->name)) {
+    if (!op_name_ok(d->name)) {
         snprintf(why, cap, "the plugin's name is not [a-z0-9_-]{1,63}");
         return 1;
     }
@@ -189,7 +129,7 @@ static int refused(const cushim_plugin_def *d, char *why, size_t cap)
             snprintf(why, cap, "more than %d options declared", INFO_MAX_DECL);
             return 1;
         }
-        if (o->name[0] == '\0' || !name_ok(o->name)) {
+        if (o->name[0] == '\0' || !op_name_ok(o->name)) {
             snprintf(why, cap, "declared option name '%s' is not [a-z0-9_-]+", printable(o->name, a, sizeof a));
             return 1;
         }
@@ -203,9 +143,9 @@ static int refused(const cushim_plugin_def *d, char *why, size_t cap)
                 snprintf(why, cap, "option '%s' is declared twice", o->name);
                 return 1;
             }
-        if (o->default_value != NULL && !value_ok(o->type, o->default_value)) {
+        if (o->default_value != NULL && op_check_value(o->type, o->default_value) != 0) {
             snprintf(why, cap, "the default '%s' of option '%s' is not a valid %s",
-                     printable(o->default_value, b, sizeof b), o->name, type_text(o->type));
+                     printable(o->default_value, b, sizeof b), o->name, op_type_name(o->type));
             return 1;
         }
     }

@@ -92,30 +92,6 @@ int ln_option_is_selector(const char *plugin, const char *option)
 }
 
 /* ---- the declared types, read as runtime/options.c reads them ---- */
-/* A value of each declared type, as the shim reads it: the runtime's own parsers (runtime/optvalue.c). */
-static int ok_int(const char *v)
-{
-    int64_t x;
-    return op_parse_int(v, &x) == 0;
-}
-
-static int ok_bool(const char *v)
-{
-    int x;
-    return op_parse_bool(v, &x) == 0;
-}
-
-static int ok_double(const char *v)
-{
-    double x;
-    return op_parse_double(v, &x) == 0;
-}
-
-static int ok_bytes(const char *v)
-{
-    uint64_t x;
-    return op_parse_bytes(v, &x) == 0;
-}
 
 /* The type's words, for "'v' is not ..." and "needs ...". */
 static const char *type_words(uint32_t type, int needs)
@@ -129,16 +105,10 @@ static const char *type_words(uint32_t type, int needs)
     }
 }
 
+/* A value of declared type 'type', as the shim reads it (runtime/optvalue.c). */
 static int type_ok(uint32_t type, const char *v)
 {
-    switch (type & CUSHIM_OPT_TYPE_MASK) {
-    case CUSHIM_OPT_STRING: return 1;
-    case CUSHIM_OPT_INT: return ok_int(v);
-    case CUSHIM_OPT_BOOL: return ok_bool(v);
-    case CUSHIM_OPT_DOUBLE: return ok_double(v);
-    case CUSHIM_OPT_BYTES: return ok_bytes(v);
-    default: return 0;
-    }
+    return op_check_value(type, v) == 0;
 }
 
 char *ln_option_value(const char *label, const char *plugin, const cushim_option *o, const char *v)
