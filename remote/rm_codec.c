@@ -170,7 +170,7 @@ int rm_encode_call(const rm_plan *pl, void *params, const rm_ctx *cx, rm_wr *w, 
             if (rm_dir_in(pp)) {
                 if (pp->null_fields && !rm_elems_null_fields(pp, ptr, count))
                     return RM_EUNSUPPORTED;
-                rm_wr_bytes(w, ptr, bytes);
+                rm_wr_ref(w, ptr, bytes);   /* a large buffer is sent from the program's memory */
             }
             break;
         }

@@ -118,7 +118,14 @@ typedef struct rm_wr {
     uint8_t *p;
     size_t len, cap, max;
     int err;                       /* sticky: the first failure (RM_EBOUNDS, RM_ENOMEM)                */
+    /* zero copy (rm_wr_ref): one large input left in the caller's memory, sent from there by a writer
+       whose owner sends the payload as p[0..ref_at), ref, p[ref_at..len) (rm_wr_payload_len bytes) */
+    int allow_ref;                 /* set by the owner: it sends with iovecs and keeps 'ref' alive      */
+    const void *ref;
+    size_t ref_at, ref_len;
 } rm_wr;
+
+#define RM_REF_MIN (64u << 10)     /* inputs this large are sent from the caller's memory (allow_ref)   */
 
 void rm_wr_init(rm_wr *w, size_t max);
 void rm_wr_free(rm_wr *w);
@@ -128,6 +135,13 @@ void rm_wr_bytes(rm_wr *w, const void *src, size_t n);
 void rm_wr_u8(rm_wr *w, uint8_t v);
 void rm_wr_u32(rm_wr *w, uint32_t v);
 void rm_wr_u64(rm_wr *w, uint64_t v);
+/* n bytes at src: referenced (not copied) when the writer allows it, n >= RM_REF_MIN and no other
+   reference is held; else copied as rm_wr_bytes. */
+void rm_wr_ref(rm_wr *w, const void *src, size_t n);
+static inline size_t rm_wr_payload_len(const rm_wr *w)
+{
+    return w->len + w->ref_len;
+}
 
 /* Header: written into 16 bytes / checked from 16 bytes (magic, version, length bound). */
 void rm_hdr_put(uint8_t out[16], uint16_t kind, uint32_t length, uint32_t seq);

@@ -1,0 +1,449 @@
+/*
+ * rp_conn.c - the client's connection to cushim-serve (docs/remote.md, "Fast paths"): one stream socket, one
+ * lock, and three ways a call crosses it.
+ *
+ *   synchronous (rp_forward)    the batch queued so far is sent first, then the call, without waiting in
+ *                               between; the replies of every batch sent come back before the call's own:
+ *                               one round trip.
+ *   asynchronous (rp_queue)     encoded at call time (its inputs are copied then) into the batch; the batch
+ *                               is sent when full (RP_BATCH_CALLS or RP_BATCH_BYTES), before any synchronous
+ *                               call, at exit and before fork(); up to RP_BATCHES_AHEAD batches are sent
+ *                               before the client reads their replies. The call returns CUDA_SUCCESS.
+ *   chunked (rp_copy_chunked)   a byte copy over RP_CHUNK bytes is sent as several calls back to back (the
+ *                               program's buffer sent in place, writev), then their replies are read: one
+ *                               round trip, any size.
+ *
+ * A batched call that fails: the server runs the rest of its batch and names the first failure; the client
+ * keeps that error and returns it from the next synchronous call that itself returns CUDA_SUCCESS (that call
+ * ran; its outputs are written), as the driver returns an asynchronous error from a later call. A later
+ * failure is not kept while one waits to be reported.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "rm_sock.h"
+#include "rp.h"
+
+#define RP_NO_FAILURE 0xffffffffu
+
+/* ---- the connection ---- */
+static int rp_connect_locked(rp_state *s)
+{
+    char err[256];
+    rm_hello hello;
+    rm_hdr h;
+    int fd = rm_connect(s->server, err, sizeof err);
+    if (fd < 0) {
+        s->host->log(s->self, CUSHIM_LOG_ERROR, "%s: CUDA calls fail with CUDA_ERROR_DEVICE_UNAVAILABLE", err);
+        s->dead = 1;
+        return -1;
+    }
+    rm_hello_make(&hello, s->plans, s->host->version(), (uint32_t)getpid());
+    if (rm_send(fd, RM_MSG_HELLO, 0, &hello, sizeof hello) != RM_OK || rm_recv(fd, &h, &s->rbuf, &s->rcap) != RM_OK ||
+        h.kind != RM_MSG_HELLO || h.length != sizeof hello) {
+        s->host->log(s->self, CUSHIM_LOG_ERROR, "%s: no hello from the server (not cushim-serve, or another wire "
+                     "version than %u?): CUDA calls fail", s->server, RM_WIRE_VERSION);
+        close(fd);
+        s->dead = 1;
+        return -1;
+    }
+    memcpy(&hello, s->rbuf, sizeof hello);
+    if (hello.status != RM_HELLO_OK) {
+        s->host->log(s->self, CUSHIM_LOG_ERROR, "%s refused this client (%s): CUDA calls fail", s->server,
+                     hello.status == RM_HELLO_REFUSED_VERSION ? "wire version" : "ABI");
+        close(fd);
+        s->dead = 1;
+        return -1;
+    }
+    if (hello.tree_hash != s->plans->tree_hash)
+        s->host->log(s->self, CUSHIM_LOG_WARN, "%s serves '%.*s', this client is '%s': the APIs whose layout "
+                     "differs fail with CUDA_ERROR_NOT_SUPPORTED", s->server, RM_TREE_NAME_LEN, hello.tree,
+                     s->host->version());
+    struct stat st;
+    if (fstat(fd, &st) == 0) {
+        s->fd_dev = st.st_dev;
+        s->fd_ino = st.st_ino;
+    }
+    s->fd = fd;
+    return 0;
+}
+
+/* Connected (at the first call), or -1 when the connection is lost for good. */
+static int rp_ready_locked(rp_state *s)
+{
+    return s->dead || (s->fd < 0 && rp_connect_locked(s) != 0) ? -1 : 0;
+}
+
+static void rp_lost_locked(rp_state *s, int rc)
+{
+    s->host->log(s->self, CUSHIM_LOG_ERROR, "lost the connection to %s (%s): this and every later CUDA call fail "
+                 "with CUDA_ERROR_DEVICE_UNAVAILABLE (the GPU state lived in the server's back end)", s->server,
+                 rc == RM_ECLOSED ? "closed by the server" : "read/write error");
+    close(s->fd);
+    s->fd = -1;
+    s->dead = 1;
+    s->ahead = 0;
+    s->batch_n = 0;
+    rm_wr_reset(&s->batch);
+}
+
+void rp_refuse_once(rp_state *s, const rm_plan *pl, const char *what)
+{
+    if (pl != NULL && pl->id < s->plans->id_limit && atomic_exchange(&s->logged[pl->id], 1) == 0)
+        s->host->log(s->self, CUSHIM_LOG_WARN, "%s: %s (%s): returns CUDA_ERROR_NOT_SUPPORTED",
+                     pl->info->name, what, pl->reason ? pl->reason : rm_class_name(pl->cls));
+}
+
+/* This thread's encoding buffer, emptied; a fresh one when TLS is not available. *own: the caller frees it. */
+rm_wr *rp_wr(rp_state *s, rm_wr *fallback, int *own)
+{
+    rm_wr *w = s->host->tls_get(s->tls_wr);
+    *own = 0;
+    if (w == NULL && (w = malloc(sizeof *w)) != NULL) {
+        rm_wr_init(w, 0);
+        if (s->host->tls_set(s->tls_wr, w) != CUSHIM_OK) {
+            free(w);
+            w = NULL;
+        }
+    }
+    if (w == NULL) {   /* no memory for the thread's record: this call's own buffer */
+        rm_wr_init(fallback, 0);
+        *own = 1;
+        return fallback;
+    }
+    rm_wr_reset(w);
+    return w;
+}
+
+/* The result a call gets from the server's status when it did not run (or ran and failed: its own result). */
+static int32_t rp_status_result(rp_state *s, const rm_plan *pl, uint32_t status)
+{
+    switch (status) {
+    case RM_ST_UNKNOWN_API:
+    case RM_ST_LAYOUT:
+    case RM_ST_REFUSED:
+        rp_refuse_once(s, pl, status == RM_ST_REFUSED ? "refused by the server" : "unknown to the server's tree");
+        return s->e_not_supported;
+    case RM_ST_NO_FUNCTION:
+        return s->e_not_found;
+    case RM_ST_TOO_LARGE:
+        return s->e_oom;
+    default:
+        return s->e_invalid;
+    }
+}
+
+/* One call's payload, the program's large input sent from where it lies (w->ref). */
+static int rp_send_call_locked(rp_state *s, const rm_wr *w, uint32_t seq)
+{
+    if (w->ref == NULL)
+        return rm_send(s->fd, RM_MSG_CALL, seq, w->p, w->len);
+    struct iovec parts[3] = { { w->p, w->ref_at }, { (void *)w->ref, w->ref_len },
+                              { w->p + w->ref_at, w->len - w->ref_at } };
+    return rm_sendv(s->fd, RM_MSG_CALL, seq, parts, 3);
+}
+
+/* ---- batches ---- */
+static int rp_send_batch_locked(rp_state *s)
+{
+    if (s->batch_n == 0)
+        return RM_OK;
+    memcpy(s->batch.p, &s->batch_n, 4);
+    int rc = rm_send(s->fd, RM_MSG_BATCH, ++s->seq, s->batch.p, s->batch.len);
+    atomic_fetch_add_explicit(&s->batches, 1, memory_order_relaxed);
+    s->batch_n = 0;
+    rm_wr_reset(&s->batch);
+    if (rc == RM_OK)
+        s->ahead++;
+    return rc;
+}
+
+/* The replies of the batches sent ahead (they come before any later reply); the first failure is kept. */
+static int rp_read_ahead_locked(rp_state *s)
+{
+    while (s->ahead > 0) {
+        rm_hdr h;
+        uint32_t ran, failed, status, size;
+        int32_t code = 0;
+        int rc = rm_recv(s->fd, &h, &s->rbuf, &s->rcap);
+        if (rc != RM_OK)
+            return rc;
+        rm_rd r = { .p = s->rbuf, .len = h.length };
+        if (h.kind != RM_MSG_BATCH_REPLY || rm_rd_u32(&r, &ran) != RM_OK || rm_rd_u32(&r, &failed) != RM_OK ||
+            rm_rd_u32(&r, &status) != RM_OK || rm_rd_u32(&r, &size) != RM_OK || size > 64 ||
+            rm_rd_bytes(&r, (uint8_t[64]){0}, size) != RM_OK || r.pos != r.len)
+            return RM_EMALFORMED;
+        s->ahead--;
+        if (failed == RP_NO_FAILURE)
+            continue;
+        if (status == RM_ST_OK && size >= 4)
+            memcpy(&code, s->rbuf + 16, 4);
+        else
+            code = rp_status_result(s, NULL, status);
+        if (s->async_err == 0 && code != 0) {
+            s->async_err = code;
+            s->host->log(s->self, CUSHIM_LOG_DEBUG, "call %u of a batch failed with %d: the next synchronous call "
+                         "returns it", failed, code);
+        }
+    }
+    return RM_OK;
+}
+
+/* A synchronous call that succeeded takes the error a batched call left (rp_conn.c's header). */
+static void rp_take_async_err_locked(rp_state *s, const rm_plan *pl, void *retval)
+{
+    int32_t result;
+    if (s->async_err == 0 || !pl->ret_status)
+        return;
+    memcpy(&result, retval, sizeof result);
+    if (result == 0) {
+        memcpy(retval, &s->async_err, sizeof s->async_err);
+        s->async_err = 0;
+    }
+}
+
+void rp_conn_flush(rp_state *s, int wait)
+{
+    pthread_mutex_lock(&s->lock);
+    if (s->fd >= 0 && !s->dead && (s->batch_n != 0 || (wait && s->ahead != 0))) {
+        int rc = rp_send_batch_locked(s);
+        if (rc == RM_OK && wait) {
+            rc = rp_read_ahead_locked(s);
+            atomic_fetch_add_explicit(&s->trips, 1, memory_order_relaxed);
+        }
+        if (rc != RM_OK)
+            rp_lost_locked(s, rc);
+    }
+    if (wait && s->async_err != 0)
+        s->host->log(s->self, CUSHIM_LOG_WARN, "an asynchronous call failed with %d and no later synchronous call "
+                     "reported it", s->async_err);
+    pthread_mutex_unlock(&s->lock);
+}
+
+void rp_conn_close(rp_state *s)
+{
+    pthread_mutex_lock(&s->lock);
+    if (s->fd >= 0)
+        close(s->fd);
+    s->fd = -1;
+    s->dead = 1;
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* An asynchronous call: encoded now, queued, CUDA_SUCCESS (or the error of encoding it, at once). */
+int32_t rp_queue(rp_state *s, const rm_plan *pl, void *params)
+{
+    rm_wr own_wr, *w;
+    int own;
+    rm_call c;
+    int32_t result = 0;
+    w = rp_wr(s, &own_wr, &own);
+    w->allow_ref = 0;   /* the inputs are copied now: the program may change them once the call returns */
+    int rc = rm_encode_call(pl, params, &s->cx, w, &c);   /* outside the lock: it may ask the server itself */
+    if (rc != RM_OK || w->len > RP_BATCH_BYTES - 8) {
+        if (own)
+            rm_wr_free(w);
+        if (rc == RM_OK) {   /* too large for a batch: sent on its own */
+            int answered;
+            uint8_t ret[8] = {0};
+            rm_wr one;
+            rm_wr_init(&one, 0);
+            result = rp_forward(s, pl, params, ret, &answered, &one, NULL, NULL);
+            rm_wr_free(&one);
+            if (answered)
+                memcpy(&result, ret, sizeof result);
+            return result;
+        }
+        if (rc == RM_EUNSUPPORTED) {
+            rp_refuse_once(s, pl, "an argument the codec cannot carry");
+            return s->e_not_supported;
+        }
+        return rc == RM_ENOMEM ? s->e_oom : s->e_invalid;
+    }
+    pthread_mutex_lock(&s->lock);
+    if (rp_ready_locked(s) != 0) {
+        result = s->e_unavailable;
+        goto out;
+    }
+    if (s->batch_n == RP_BATCH_CALLS || s->batch.len + 4 + w->len > RP_BATCH_BYTES) {
+        rc = rp_send_batch_locked(s);
+        if (rc == RM_OK && s->ahead >= RP_BATCHES_AHEAD) {
+            rc = rp_read_ahead_locked(s);
+            atomic_fetch_add_explicit(&s->trips, 1, memory_order_relaxed);
+        }
+        if (rc != RM_OK) {
+            rp_lost_locked(s, rc);
+            result = s->e_unavailable;
+            goto out;
+        }
+    }
+    if (s->batch_n == 0) {
+        rm_wr_reset(&s->batch);
+        rm_wr_u32(&s->batch, 0);   /* the count, written when sent */
+    }
+    rm_wr_u32(&s->batch, (uint32_t)w->len);
+    rm_wr_bytes(&s->batch, w->p, w->len);
+    if (s->batch.err != RM_OK) {   /* no memory for the batch: what it held is lost, say so at the next call */
+        s->batch_n = 0;
+        rm_wr_reset(&s->batch);
+        result = s->e_oom;
+        goto out;
+    }
+    s->batch_n++;
+    atomic_fetch_add_explicit(&s->batched, 1, memory_order_relaxed);
+out:
+    pthread_mutex_unlock(&s->lock);
+    if (own)
+        rm_wr_free(w);
+    return result;
+}
+
+/* One synchronous call: encoded (into 'w'), sent behind the queued batch, answered. Returns the CUresult to
+   give the program; on the server's answer the result (and the outputs) are already written to 'retval' and
+   the program's pointers: *answered = 1. With 'reply', a copy of the reply's payload (the cache keeps it). */
+int32_t rp_forward(rp_state *s, const rm_plan *pl, void *params, void *retval, int *answered, rm_wr *w,
+                   uint8_t **reply, size_t *reply_len)
+{
+    rm_call c;
+    rm_hdr h;
+    uint32_t status = RM_ST_MALFORMED;
+    int32_t result;
+    *answered = 0;
+    if (reply != NULL)
+        *reply = NULL;
+    w->allow_ref = 1;   /* sent before this returns: a large input goes from the program's buffer */
+    int rc = rm_encode_call(pl, params, &s->cx, w, &c);   /* outside the lock: it may ask the server itself */
+    if (rc != RM_OK) {
+        if (rc == RM_EUNSUPPORTED) {
+            rp_refuse_once(s, pl, "an argument the codec cannot carry");
+            return s->e_not_supported;
+        }
+        return rc == RM_ENOMEM ? s->e_oom : s->e_invalid;   /* a negative count, a size over the wire's bound */
+    }
+    pthread_mutex_lock(&s->lock);
+    if (rp_ready_locked(s) != 0) {
+        pthread_mutex_unlock(&s->lock);
+        return s->e_unavailable;
+    }
+    rc = rp_send_batch_locked(s);
+    uint32_t seq = ++s->seq;
+    if (rc == RM_OK)
+        rc = rp_send_call_locked(s, w, seq);
+    if (rc == RM_OK)
+        rc = rp_read_ahead_locked(s);
+    if (rc == RM_OK)
+        rc = rm_recv(s->fd, &h, &s->rbuf, &s->rcap);
+    if (rc == RM_OK && (h.kind != RM_MSG_REPLY || h.seq != seq))
+        rc = RM_EMALFORMED;
+    if (rc == RM_OK)
+        rc = rm_decode_reply(&c, retval, s->rbuf, h.length, &s->cx, &status);
+    if (rc == RM_OK && status == RM_ST_OK && reply != NULL && (*reply = malloc(h.length ? h.length : 1)) != NULL) {
+        memcpy(*reply, s->rbuf, h.length);
+        *reply_len = h.length;
+    }
+    if (rc == RM_OK && status == RM_ST_OK)
+        rp_take_async_err_locked(s, pl, retval);
+    if (rc != RM_OK)
+        rp_lost_locked(s, rc);
+    pthread_mutex_unlock(&s->lock);
+    atomic_fetch_add_explicit(&s->trips, 1, memory_order_relaxed);
+    if (rc != RM_OK)
+        return s->e_unavailable;
+    if (status != RM_ST_OK)
+        return rp_status_result(s, pl, status);
+    *answered = 1;
+    memcpy(&result, retval, sizeof result);
+    return result;
+}
+
+/* ---- bulk copies ---- */
+static uint64_t rp_get(const void *params, const rm_pplan *pp)
+{
+    uint64_t v = 0;
+    memcpy(&v, (const uint8_t *)params + pp->offset, pp->size < 8 ? pp->size : 8);
+    return v;
+}
+
+static void rp_put(void *params, const rm_pplan *pp, uint64_t v)
+{
+    memcpy((uint8_t *)params + pp->offset, &v, pp->size < 8 ? pp->size : 8);
+}
+
+/* A copy of more than RP_CHUNK bytes (pl->chunk_*): one call per chunk, all sent, then all answered. The
+   result is the first chunk's failure, else CUDA_SUCCESS (or the error a batched call left). */
+int32_t rp_copy_chunked(rp_state *s, const rm_plan *pl, void *params)
+{
+    const rm_pplan *pd = &pl->p[pl->chunk_dev], *ph = &pl->p[pl->chunk_host], *pc = &pl->p[pl->chunk_count];
+    uint64_t total = rp_get(params, pc), dev = rp_get(params, pd), host = rp_get(params, ph);
+    uint64_t n = (total + RP_CHUNK - 1) / RP_CHUNK;
+    size_t psz = pl->info->params_size;
+    uint8_t *ps = malloc((size_t)n * psz);
+    rm_call *calls = malloc((size_t)n * sizeof *calls);
+    rm_wr own_wr, *w;
+    int own, rc = RM_OK;
+    int32_t result = 0;
+    uint64_t sent = 0;
+    if (ps == NULL || calls == NULL) {
+        free(ps);
+        free(calls);
+        return s->e_oom;
+    }
+    w = rp_wr(s, &own_wr, &own);
+    pthread_mutex_lock(&s->lock);
+    if (rp_ready_locked(s) != 0) {
+        result = s->e_unavailable;
+        goto out;
+    }
+    rc = rp_send_batch_locked(s);
+    uint32_t seq0 = s->seq + 1;   /* the chunks' numbers follow */
+    for (uint64_t k = 0; rc == RM_OK && k < n; k++) {
+        uint8_t *p = ps + k * psz;
+        uint64_t off = k * RP_CHUNK, len = total - off < RP_CHUNK ? total - off : RP_CHUNK;
+        memcpy(p, params, psz);
+        rp_put(p, pd, dev + off);
+        rp_put(p, ph, host + off);
+        rp_put(p, pc, len);
+        rm_wr_reset(w);
+        w->allow_ref = 1;
+        int erc = rm_encode_call(pl, p, &s->cx, w, &calls[k]);
+        if (erc != RM_OK) {   /* cannot happen for a plan with chunk_* (values and one byte array) */
+            result = erc == RM_ENOMEM ? s->e_oom : s->e_invalid;
+            break;
+        }
+        rc = rp_send_call_locked(s, w, ++s->seq);
+        sent += rc == RM_OK;
+    }
+    if (rc == RM_OK)
+        rc = rp_read_ahead_locked(s);
+    for (uint64_t k = 0; rc == RM_OK && k < sent; k++) {
+        rm_hdr h;
+        uint32_t status;
+        int32_t r = 0;
+        rc = rm_recv(s->fd, &h, &s->rbuf, &s->rcap);
+        if (rc == RM_OK && (h.kind != RM_MSG_REPLY || h.seq != seq0 + (uint32_t)k))
+            rc = RM_EMALFORMED;
+        if (rc == RM_OK)
+            rc = rm_decode_reply(&calls[k], &r, s->rbuf, h.length, &s->cx, &status);
+        if (rc == RM_OK && result == 0)
+            result = status == RM_ST_OK ? r : rp_status_result(s, pl, status);
+    }
+    atomic_fetch_add_explicit(&s->trips, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->chunks, sent, memory_order_relaxed);
+    if (rc != RM_OK) {
+        rp_lost_locked(s, rc);
+        result = s->e_unavailable;
+    } else if (result == 0) {
+        rp_take_async_err_locked(s, pl, &result);
+    }
+out:
+    pthread_mutex_unlock(&s->lock);
+    if (own)
+        rm_wr_free(w);
+    free(ps);
+    free(calls);
+    return result;
+}
