@@ -162,7 +162,7 @@ int rm_backend_run(int fd, const char *shim_path, int verbose)
         return 1;
     }
     b.paraminfo = b.host->api_by_name("cuFuncGetParamInfo");
-    const rm_ctx cx = { .kparam_check = rb_kcheck, .user = &b };
+    const rm_ctx cx = { .kparam_check = rb_kcheck, .user = &b, .in_place_min = RM_REF_MIN };
     const char *tree = b.host->version();
     uint8_t *buf = NULL, ret[64];
     size_t cap = 0;

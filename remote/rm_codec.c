@@ -270,9 +270,18 @@ static int rm_decode_pointer(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r
             rc = rm_bytes_of(count, pp->elem, rm_dir_in(pp) ? RM_MAX_PAYLOAD : RM_MAX_ARENA, &bytes);
         if (rc != RM_OK)
             return rc;
-        if ((buf = rm_arena_alloc(a, bytes)) == NULL)
-            return RM_ENOMEM;
         c->cap[i] = count;
+        if (pp->dir == CUSHIM_DIR_IN && pp->elem == 1 && !pp->null_fields && cx != NULL && cx->in_place_min != 0 &&
+            bytes >= cx->in_place_min) {   /* read in place: no copy */
+            if ((buf = (void *)rm_rd_take(r, bytes)) == NULL)
+                return RM_EMALFORMED;
+            break;
+        }
+        /* blocks filled whole are not zeroed first: inputs copied from the message, and the host buffer of
+           a byte copy (the driver writes all of it when it succeeds; outputs go only after success) */
+        int filled = rm_dir_in(pp) || pl->chunk_host == (int)i;
+        if ((buf = filled ? rm_arena_alloc_raw(a, bytes) : rm_arena_alloc(a, bytes)) == NULL)
+            return RM_ENOMEM;
         if (rm_dir_in(pp)) {
             const uint8_t *s = rm_rd_take(r, bytes);
             if (s == NULL)

@@ -376,6 +376,10 @@ static void check_outputs(const rm_plan *pl, const side *cl, const rm_call *sv, 
     }
 }
 
+/* The server's context of a round: odd rounds read input byte arrays in place in the message. */
+static const rm_ctx server_in_place = { .in_place_min = 1 };
+static int in_place_round;
+
 static int round_trip(const rm_plan *pl)
 {
     side cl;
@@ -392,7 +396,7 @@ static int round_trip(const rm_plan *pl)
     rc = rm_encode_call(pl, cl.params, &ctx, &w, &cc);
     if (rc != RM_OK)
         fail_msg("%s: encode failed (%d)", pl->info->name, rc);
-    rc = rm_decode_call(plans, w.p, w.len, &arena, NULL, &sc, &status);
+    rc = rm_decode_call(plans, w.p, w.len, &arena, in_place_round ? &server_in_place : NULL, &sc, &status);
     if (rc != RM_OK || status != RM_ST_OK)
         fail_msg("%s: server decode failed (%d, status %u) on %zu bytes", pl->info->name, rc, status, w.len);
     assert_ptr_equal(sc.plan, pl);
@@ -433,8 +437,10 @@ static void test_table(void **state)
         const rm_plan *pl = &plans->all[i];
         if (!carried(pl))
             continue;
-        for (int r = 0; r < 6; r++)
+        for (int r = 0; r < 6; r++) {
+            in_place_round = r & 1;
             round_trip(pl);
+        }
         apis++;
     }
     print_message("[          ] %u APIs round-tripped 6 times each\n", apis);
@@ -674,6 +680,52 @@ static void test_classification(void **state)
             assert_non_null(plans->all[i].reason);
 }
 
+/* Zero copy: a large input is referenced by the client's writer (sent from the program's buffer with iovecs)
+   and read in place by the server; the bytes the driver sees are the program's either way. */
+static void test_zero_copy(void **state)
+{
+    (void)state;
+    const rm_plan *pl = plan_named("cuMemcpyHtoD_v2");
+    size_t n = 1u << 20;
+    uint8_t *src = malloc(n), *msg = malloc(n + 64);
+    struct { uint64_t dst; const void *src; size_t count; } params = { 0x1000, src, n };
+    _Static_assert(sizeof params == 24, "cushim_params_cuMemcpyHtoD_v2");
+    rm_wr w;
+    rm_call cc, sc;
+    uint32_t status;
+    const rm_ctx in_place = { .in_place_min = RM_REF_MIN };
+    rnd_fill(src, n);
+    rm_wr_init(&w, 0);
+    w.allow_ref = 1;
+    assert_int_equal(rm_encode_call(pl, &params, &ctx, &w, &cc), RM_OK);
+    assert_ptr_equal(w.ref, src);   /* not copied */
+    assert_int_equal(w.ref_len, n);
+    assert_true(w.len < 64);
+    assert_int_equal(rm_wr_payload_len(&w), w.len + n);
+    memcpy(msg, w.p, w.ref_at);   /* what writev puts on the wire */
+    memcpy(msg + w.ref_at, src, n);
+    memcpy(msg + w.ref_at + n, w.p + w.ref_at, w.len - w.ref_at);
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(rm_decode_call(plans, msg, w.len + n, &arena, k ? &in_place : NULL, &sc, &status), RM_OK);
+        const uint8_t *got;
+        memcpy(&got, (uint8_t *)sc.params + 8, sizeof got);
+        assert_memory_equal(got, src, n);
+        if (k)
+            assert_ptr_equal(got, msg + w.ref_at);   /* in place in the message */
+        else
+            assert_true(got >= arena.base && got < arena.base + arena.used);
+        rm_arena_reset(&arena);
+    }
+    w.allow_ref = 0;   /* a writer that does not allow it (a batch): copied */
+    rm_wr_reset(&w);
+    assert_int_equal(rm_encode_call(pl, &params, &ctx, &w, &cc), RM_OK);
+    assert_null(w.ref);
+    assert_int_equal(w.len, 8 + 8 + 8 + 1 + n);
+    rm_wr_free(&w);
+    free(src);
+    free(msg);
+}
+
 /* The asynchronous class (docs/remote.md, "Fast paths"): what it holds, and that no call with an output or a
    host pointer the program could change afterwards is in it. */
 static void test_async_class(void **state)
@@ -798,6 +850,7 @@ int main(void)
         cmocka_unit_test(test_batch),
         cmocka_unit_test(test_classification),
         cmocka_unit_test(test_async_class),
+        cmocka_unit_test(test_zero_copy),
         cmocka_unit_test(test_cache_and_chunk_class),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
