@@ -117,7 +117,7 @@ static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t le
                "malformed");
     rm_encode_reply(rc == RM_OK ? &c : NULL, id, status, ret, w);
     *ran_status = status;
-    rm_arena_reset(&b->arena);
+    /* the arena is reset by the caller once the reply is sent: a large output is sent from it (w->ref) */
 }
 
 static int rb_hello(rb_state *b, int fd, const rm_hdr *h, const uint8_t *payload, const char *tree)
@@ -170,6 +170,7 @@ int rm_backend_run(int fd, const char *shim_path, int verbose)
     rm_hdr hd;
     int rc, said_hello = 0;
     rm_wr_init(&w, 0);
+    w.allow_ref = 1;   /* a large output goes from the arena, not copied into the reply (rm_send_wr) */
     while ((rc = rm_recv(fd, &hd, &buf, &cap)) == RM_OK) {
         if (!said_hello) {
             if (hd.kind != RM_MSG_HELLO || rb_hello(&b, fd, &hd, buf, tree) != 0)
@@ -183,7 +184,9 @@ int rm_backend_run(int fd, const char *shim_path, int verbose)
         uint32_t status, ret_size;
         if (hd.kind == RM_MSG_CALL) {
             rb_call(&b, &cx, buf, hd.length, &w, &status, ret, &ret_size);
-            if (w.err != RM_OK || rm_send(fd, RM_MSG_REPLY, hd.seq, w.p, w.len) != RM_OK)
+            rc = w.err != RM_OK ? w.err : rm_send_wr(fd, RM_MSG_REPLY, hd.seq, &w);
+            rm_arena_reset(&b.arena);
+            if (rc != RM_OK)
                 break;
         } else if (hd.kind == RM_MSG_BATCH) {
             /* reply: u32 calls run, u32 index of the first that failed (or 0xffffffff), its status and result */
@@ -203,6 +206,7 @@ int rm_backend_run(int fd, const char *shim_path, int verbose)
                 }
                 rm_wr_reset(&one);
                 rb_call(&b, &cx, call, clen, &one, &status, ret, &ret_size);
+                rm_arena_reset(&b.arena);
                 int32_t code = 0;
                 if (ret_size >= 4)
                     memcpy(&code, ret, 4);

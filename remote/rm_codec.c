@@ -397,7 +397,7 @@ int rm_encode_reply(const rm_call *c, uint32_t api_id, uint32_t status, const vo
             if (pp->counted && pp->count_indirect && rm_count_of(pl, pp, c->params, &now) == RM_OK && now < n)
                 n = now;
             rm_wr_u32(w, (uint32_t)n);
-            rm_wr_bytes(w, ptr, n * pp->elem);
+            rm_wr_ref(w, ptr, n * pp->elem);   /* a large output is sent from the arena (the owner's choice) */
         } else if (pp->op == RM_OP_STRING_OUT) {
             const char *s;
             memcpy(&s, ptr, sizeof s);

@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "rm_sock.h"
@@ -140,11 +139,7 @@ static int32_t rp_status_result(rp_state *s, const rm_plan *pl, uint32_t status)
 /* One call's payload, the program's large input sent from where it lies (w->ref). */
 static int rp_send_call_locked(rp_state *s, const rm_wr *w, uint32_t seq)
 {
-    if (w->ref == NULL)
-        return rm_send(s->fd, RM_MSG_CALL, seq, w->p, w->len);
-    struct iovec parts[3] = { { w->p, w->ref_at }, { (void *)w->ref, w->ref_len },
-                              { w->p + w->ref_at, w->len - w->ref_at } };
-    return rm_sendv(s->fd, RM_MSG_CALL, seq, parts, 3);
+    return rm_send_wr(s->fd, RM_MSG_CALL, seq, w);
 }
 
 /* ---- batches ---- */
@@ -373,6 +368,56 @@ static void rp_put(void *params, const rm_pplan *pp, uint64_t v)
     memcpy((uint8_t *)params + pp->offset, &v, pp->size < 8 ? pp->size : 8);
 }
 
+/* The payload of a message whose header was read, into the receive buffer. */
+static int rp_recv_rest_locked(rp_state *s, const rm_hdr *h)
+{
+    if (h->length > s->rcap) {
+        uint8_t *p = realloc(s->rbuf, h->length);
+        if (p == NULL)
+            return RM_ENOMEM;
+        s->rbuf = p;
+        s->rcap = h->length;
+    }
+    return h->length ? rm_read_exact(s->fd, s->rbuf, h->length) : RM_OK;
+}
+
+/* One chunk's reply. A successful device-to-host chunk's bytes are read straight into the program's buffer:
+   the reply's fixed head is read and checked first (the API, the call ran and returned CUDA_SUCCESS, one
+   output of exactly the chunk's length), so nothing else can land there. Any other reply is decoded. */
+static int rp_recv_chunk_locked(rp_state *s, const rm_plan *pl, const rm_call *c, uint32_t seq, int32_t *result,
+                                uint32_t *status)
+{
+    const rm_pplan *ph = &pl->p[pl->chunk_host];
+    uint64_t len = c->cap[pl->chunk_host];
+    size_t head = 4 + 4 + 4 + pl->info->ret_size + 1 + 4;
+    uint8_t hb[64];
+    rm_hdr h;
+    int rc = rm_recv_hdr(s->fd, &h);
+    if (rc != RM_OK)
+        return rc;
+    if (h.kind != RM_MSG_REPLY || h.seq != seq)
+        return RM_EMALFORMED;
+    if (ph->dir == CUSHIM_DIR_OUT && pl->info->ret_size == 4 && h.length == head + len && head <= sizeof hb) {
+        uint32_t id, st, rs, n;
+        int32_t r;
+        if ((rc = rm_read_exact(s->fd, hb, head)) != RM_OK)
+            return rc;
+        memcpy(&id, hb, 4);
+        memcpy(&st, hb + 4, 4);
+        memcpy(&rs, hb + 8, 4);
+        memcpy(&r, hb + 12, 4);
+        memcpy(&n, hb + 17, 4);
+        if (id != pl->id || st != RM_ST_OK || rs != 4 || r != 0 || hb[16] != 1 || n != len)
+            return RM_EMALFORMED;   /* that length is only a success's */
+        *status = RM_ST_OK;
+        *result = 0;
+        return rm_read_exact(s->fd, (void *)(uintptr_t)rp_get(c->params, ph), (size_t)len);
+    }
+    if ((rc = rp_recv_rest_locked(s, &h)) != RM_OK)
+        return rc;
+    return rm_decode_reply(c, result, s->rbuf, h.length, &s->cx, status);
+}
+
 /* A copy of more than RP_CHUNK bytes (pl->chunk_*): one call per chunk, all sent, then all answered. The
    result is the first chunk's failure, else CUDA_SUCCESS (or the error a batched call left). */
 int32_t rp_copy_chunked(rp_state *s, const rm_plan *pl, void *params)
@@ -420,14 +465,9 @@ int32_t rp_copy_chunked(rp_state *s, const rm_plan *pl, void *params)
     if (rc == RM_OK)
         rc = rp_read_ahead_locked(s);
     for (uint64_t k = 0; rc == RM_OK && k < sent; k++) {
-        rm_hdr h;
         uint32_t status;
         int32_t r = 0;
-        rc = rm_recv(s->fd, &h, &s->rbuf, &s->rcap);
-        if (rc == RM_OK && (h.kind != RM_MSG_REPLY || h.seq != seq0 + (uint32_t)k))
-            rc = RM_EMALFORMED;
-        if (rc == RM_OK)
-            rc = rm_decode_reply(&calls[k], &r, s->rbuf, h.length, &s->cx, &status);
+        rc = rp_recv_chunk_locked(s, pl, &calls[k], seq0 + (uint32_t)k, &r, &status);
         if (rc == RM_OK && result == 0)
             result = status == RM_ST_OK ? r : rp_status_result(s, pl, status);
     }
