@@ -23,7 +23,7 @@ check_remotefast() {
     for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
     local cl=(env -u LD_PRELOAD LD_LIBRARY_PATH="$DROPIN" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 CUSHIM_LOG=error
               CUSHIM_PLUGINS="$plugin:server=unix:$sock,stats=1")
-    tmo 60 "$BUILD_DIR/examples/vecadd" 100000 >"$LOGS/remotefast.vecadd.native" 2>&1
+    LD_LIBRARY_PATH=$(dirname "$REAL_LIBCUDA") tmo 60 "$BUILD_DIR/examples/vecadd" 100000 >"$LOGS/remotefast.vecadd.native" 2>&1
     tmo 60 "${cl[@]}" "$BUILD_DIR/examples/vecadd" 100000 >"$LOGS/remotefast.vecadd" 2>"$LOGS/remotefast.vecadd.err"
     rc=$?
     calls=$(sed -nE 's/.* ([0-9]+) driver calls.*/\1/p' "$LOGS/remotefast.vecadd.err")
