@@ -25,6 +25,7 @@
 #define RP_BATCH_BYTES (256u << 10) /* ... or this many bytes                                                */
 #define RP_BATCHES_AHEAD 8         /* batches sent and not yet answered before the client waits for them     */
 #define RP_CHUNK (8u << 20)        /* bulk copies are split in calls of at most this many bytes, pipelined   */
+#define RP_KASK 8                  /* kernel parameters asked at once (cuFuncGetParamInfo, one round trip)    */
 
 typedef struct rp_kentry {
     uint64_t func;                 /* 0: free */
@@ -81,6 +82,7 @@ typedef struct rp_state {
 /* rp_conn.c */
 int32_t rp_forward(rp_state *s, const rm_plan *pl, void *params, void *retval, int *answered, rm_wr *w,
                    uint8_t **reply, size_t *reply_len);
+void rp_forward_many(rp_state *s, const rm_plan *pl, uint32_t n, void *const *params, int32_t *results);
 int32_t rp_queue(rp_state *s, const rm_plan *pl, void *params);
 int32_t rp_copy_chunked(rp_state *s, const rm_plan *pl, void *params);
 void rp_conn_flush(rp_state *s, int wait);   /* the batch sent; wait: and its replies read */

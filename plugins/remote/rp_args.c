@@ -24,25 +24,28 @@ const char *rp_intern(void *user, const char *str, size_t n)
 }
 
 /* ---- kernel argument sizes: cuFuncGetParamInfo, asked of the server once per function ---- */
-static int rp_paraminfo(rp_state *s, uint64_t func, size_t index, size_t *size)
+/* Parameters first..first+n-1 of 'func': sizes[k] and results[k] (CUDA_ERROR_INVALID_VALUE past the last). */
+static int rp_paraminfo(rp_state *s, uint64_t func, uint32_t first, uint32_t n, size_t *sizes, int32_t *results)
 {
     const cushim_api_info *a = s->paraminfo;
     const rm_plan *pl = a ? rm_plan_of(s->plans, a->id) : NULL;
-    uint8_t params[64] = {0};
-    size_t off = 0, *po = &off;
-    int32_t ret = -1;
-    int answered;
-    rm_wr w;
-    if (pl == NULL || a->params_size > sizeof params)
+    uint8_t params[RP_KASK][64];
+    size_t offs[RP_KASK];
+    void *pp[RP_KASK];
+    if (pl == NULL || a->params_size > sizeof params[0] || n > RP_KASK)
         return -1;
-    memcpy(params + s->host->api_param(a, 0)->offset, &func, sizeof func);
-    memcpy(params + s->host->api_param(a, 1)->offset, &index, sizeof index);
-    memcpy(params + s->host->api_param(a, 2)->offset, &po, sizeof po);
-    memcpy(params + s->host->api_param(a, 3)->offset, &size, sizeof size);
-    rm_wr_init(&w, 0);   /* asked while a launch is being encoded in this thread's buffer: one of its own */
-    int32_t r = rp_forward(s, pl, params, &ret, &answered, &w, NULL, NULL);
-    rm_wr_free(&w);
-    return answered ? ret : r;
+    for (uint32_t k = 0; k < n; k++) {
+        size_t index = first + k, *po = &offs[k], *ps = &sizes[k];
+        memset(params[k], 0, sizeof params[k]);
+        sizes[k] = 0;
+        memcpy(params[k] + s->host->api_param(a, 0)->offset, &func, sizeof func);
+        memcpy(params[k] + s->host->api_param(a, 1)->offset, &index, sizeof index);
+        memcpy(params[k] + s->host->api_param(a, 2)->offset, &po, sizeof po);
+        memcpy(params[k] + s->host->api_param(a, 3)->offset, &ps, sizeof ps);
+        pp[k] = params[k];
+    }
+    rp_forward_many(s, pl, n, pp, results);   /* one round trip for RP_KASK parameters */
+    return 0;
 }
 
 int rp_kparam_sizes(void *user, uint64_t func, uint32_t *n, uint32_t *sizes, uint32_t cap)
@@ -62,18 +65,25 @@ int rp_kparam_sizes(void *user, uint64_t func, uint32_t *n, uint32_t *sizes, uin
         }
     }
     pthread_mutex_unlock(&s->klock);
-    uint32_t i;
-    for (i = 0; i < cap; i++) {
-        size_t size = 0;
-        int r = rp_paraminfo(s, func, i, &size);
-        if (r == s->e_invalid)
-            break;   /* past the last parameter */
-        if (r != 0 || size > RM_MAX_KPARAM_BYTES) {
-            s->host->log(s->self, CUSHIM_LOG_WARN, "the server's driver does not give the parameter sizes of "
-                         "function %#llx (cuFuncGetParamInfo: %d): its launches fail", (unsigned long long)func, r);
+    uint32_t i = 0, done = 0;
+    while (!done && i < cap) {
+        size_t got[RP_KASK];
+        int32_t res[RP_KASK];
+        uint32_t ask = cap - i < RP_KASK ? cap - i : RP_KASK;
+        if (rp_paraminfo(s, func, i, ask, got, res) != 0)
             return RM_EUNSUPPORTED;
+        for (uint32_t k = 0; k < ask && !done; k++, i += !done) {
+            if (res[k] == s->e_invalid) {
+                done = 1;   /* past the last parameter */
+            } else if (res[k] != 0 || got[k] > RM_MAX_KPARAM_BYTES) {
+                s->host->log(s->self, CUSHIM_LOG_WARN, "the server's driver does not give the parameter sizes of "
+                             "function %#llx (cuFuncGetParamInfo: %d): its launches fail", (unsigned long long)func,
+                             res[k]);
+                return RM_EUNSUPPORTED;
+            } else {
+                sizes[i] = (uint32_t)got[k];
+            }
         }
-        sizes[i] = (uint32_t)size;
     }
     *n = i;
     pthread_mutex_lock(&s->klock);

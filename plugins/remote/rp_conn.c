@@ -355,6 +355,71 @@ int32_t rp_forward(rp_state *s, const rm_plan *pl, void *params, void *retval, i
     return result;
 }
 
+/* n calls of one plan, the client's own (kernel argument sizes): encoded, sent back to back behind the queued
+   batch, answered in order - one round trip. results[k]: the call's result, or why it did not run. A batched
+   call's error is left for the program's next synchronous call. */
+void rp_forward_many(rp_state *s, const rm_plan *pl, uint32_t n, void *const *params, int32_t *results)
+{
+    rm_wr *ws = calloc(n, sizeof *ws);
+    rm_call *cs = calloc(n, sizeof *cs);
+    uint32_t *seqs = calloc(n, sizeof *seqs);   /* 0: not sent */
+    int rc = RM_OK;
+    for (uint32_t k = 0; k < n; k++)
+        results[k] = s->e_oom;
+    if (ws == NULL || cs == NULL || seqs == NULL)
+        goto out;
+    for (uint32_t k = 0; k < n; k++) {
+        rm_wr_init(&ws[k], 0);
+        int erc = rm_encode_call(pl, params[k], &s->cx, &ws[k], &cs[k]);
+        if (erc != RM_OK)
+            results[k] = erc == RM_EUNSUPPORTED ? s->e_not_supported : erc == RM_ENOMEM ? s->e_oom : s->e_invalid;
+        else
+            seqs[k] = 1;   /* to be sent */
+    }
+    pthread_mutex_lock(&s->lock);
+    if (rp_ready_locked(s) != 0) {
+        for (uint32_t k = 0; k < n; k++)
+            results[k] = s->e_unavailable;
+        pthread_mutex_unlock(&s->lock);
+        goto out;
+    }
+    rc = rp_send_batch_locked(s);
+    for (uint32_t k = 0; k < n; k++)
+        if (seqs[k] != 0) {
+            if (rc == RM_OK && (seqs[k] = ++s->seq) != 0 && (rc = rp_send_call_locked(s, &ws[k], seqs[k])) == RM_OK)
+                continue;
+            seqs[k] = 0;   /* not sent */
+        }
+    if (rc == RM_OK)
+        rc = rp_read_ahead_locked(s);
+    for (uint32_t k = 0; rc == RM_OK && k < n; k++) {
+        rm_hdr h;
+        uint32_t status;
+        if (seqs[k] == 0)
+            continue;
+        rc = rm_recv(s->fd, &h, &s->rbuf, &s->rcap);
+        if (rc == RM_OK && (h.kind != RM_MSG_REPLY || h.seq != seqs[k]))
+            rc = RM_EMALFORMED;
+        if (rc == RM_OK)
+            rc = rm_decode_reply(&cs[k], &results[k], s->rbuf, h.length, &s->cx, &status);
+        if (rc == RM_OK && status != RM_ST_OK)
+            results[k] = rp_status_result(s, pl, status);
+    }
+    if (rc != RM_OK) {
+        rp_lost_locked(s, rc);
+        for (uint32_t k = 0; k < n; k++)
+            results[k] = s->e_unavailable;
+    }
+    pthread_mutex_unlock(&s->lock);
+    atomic_fetch_add_explicit(&s->trips, 1, memory_order_relaxed);
+out:
+    for (uint32_t k = 0; ws != NULL && k < n; k++)
+        rm_wr_free(&ws[k]);
+    free(ws);
+    free(cs);
+    free(seqs);
+}
+
 /* ---- bulk copies ---- */
 static uint64_t rp_get(const void *params, const rm_pplan *pp)
 {
