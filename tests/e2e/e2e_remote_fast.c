@@ -7,6 +7,8 @@
  *   batch          3000 cuMemsetD32Async to one word in order (several batches: the last value wins); a memset
  *                  of an invalid address returns CUDA_SUCCESS and its error comes from the next synchronous call
  *                  (which ran), not from the one after; a forked child does not send its parent's queued calls.
+ *   launches N     N launches of a kernel with many pointer arguments (over 1 KiB each on the wire), then
+ *                  cuCtxSynchronize: the batches are bounded in bytes, so they are several (stats=1 says how many).
  *   exit N         N cuMemsetD32Async and exit with no synchronising call (the server's counts must show N).
  *   cache          every immutable query asked twice; prints the answers (equal locally and remotely) and how
  *                  many times the server must have been asked if only what cannot change was kept.
@@ -135,6 +137,30 @@ static int batch(void)
     return 0;
 }
 
+static int launches(int n)
+{
+    char name[256] = "wide__";
+    void *args[200];
+    CUdeviceptr vals[200];
+    CUmodule mod;
+    CUfunction fn;
+    setup();
+    memset(name + 6, 'p', 200);   /* the fake driver's parameter spelling: 200 pointers */
+    name[206] = '\0';
+    for (int i = 0; i < 200; i++) {
+        vals[i] = (CUdeviceptr)(0x1000 + i);
+        args[i] = &vals[i];
+    }
+    CK(cuModuleLoadData(&mod, ".version 9.0\n.target sm_75\n.address_size 64\n"));
+    CK(cuModuleGetFunction(&fn, mod, name));
+    for (int i = 0; i < n; i++)
+        CK(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, NULL, args, NULL));
+    CK(cuCtxSynchronize());
+    CK(cuModuleUnload(mod));
+    printf("launched %d\n", n);
+    return 0;
+}
+
 static int at_exit(int n)
 {
     CUdeviceptr d;
@@ -192,10 +218,12 @@ int main(int argc, char **argv)
         return copies(strtoul(argv[2], NULL, 0));
     if (argc >= 2 && strcmp(argv[1], "batch") == 0)
         return batch();
+    if (argc >= 3 && strcmp(argv[1], "launches") == 0)
+        return launches(atoi(argv[2]));
     if (argc >= 3 && strcmp(argv[1], "exit") == 0)
         return at_exit(atoi(argv[2]));
     if (argc >= 2 && strcmp(argv[1], "cache") == 0)
         return cache();
-    fprintf(stderr, "usage: e2e_remote_fast copies CHUNK | batch | exit N | cache\n");
+    fprintf(stderr, "usage: e2e_remote_fast copies CHUNK | batch | launches N | exit N | cache\n");
     return 2;
 }

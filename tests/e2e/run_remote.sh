@@ -76,6 +76,11 @@ client "$fast" batch > "$d/batch.out" 2> "$d/batch.err" || fail "batches: $(cat 
 [ "$(stat_of "$d/batch.err" "batches")" -ge 4 ] 2>/dev/null || fail "batches: $(grep 'driver calls' "$d/batch.err")"
 kill "$server" 2>/dev/null
 wait "$server" 2>/dev/null
+start_server "$d/launch.counts" --once
+client "$fast" launches 1000 > "$d/launch.out" 2> "$d/launch.err" || fail "launches: $(cat "$d/launch.err")"
+wait "$server"
+[ "$(count_of "$d/launch.counts" cuLaunchKernel)" = 1000 ] && [ "$(stat_of "$d/launch.err" "batches")" -ge 4 ] ||
+    fail "1000 launches of over 1 KiB each: the server ran $(count_of "$d/launch.counts" cuLaunchKernel), $(grep 'driver calls' "$d/launch.err") (a batch holds at most 256 KiB)"
 start_server "$d/exit.counts" --once
 client "$fast" exit 5 > "$d/exit.out" 2> "$d/exit.err" || fail "exit: $(cat "$d/exit.err")"
 wait "$server"
