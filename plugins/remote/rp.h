@@ -2,8 +2,9 @@
  * rp.h - the remote plugin's parts (docs/remote.md): one state, owned as follows.
  *
  *   remote.c     the plugin: options, the hook that routes each call, fork and exit, the counts
- *   rp_conn.c    the connection (rp_state.lock): synchronous calls, the batch of asynchronous calls, the
- *                chunked bulk copies, and the error of a batched call kept for the next synchronous one
+ *   rp_conn.c    the connection (rp_state.lock): synchronous calls, the batch of asynchronous calls and the
+ *                error of a batched call kept for the next synchronous one
+ *   rp_bulk.c    chunked bulk copies, on rp_conn.c's steps
  *   rp_cache.c   answers kept for immutable queries (rp_state.clock)
  *   rp_args.c    kernel argument sizes (rp_state.klock) and the strings the server returned (rp_state.slock)
  */
@@ -79,16 +80,26 @@ typedef struct rp_state {
     rm_ctx cx;
 } rp_state;
 
-/* rp_conn.c */
+/* rp_conn.c: the calls */
 int32_t rp_forward(rp_state *s, const rm_plan *pl, void *params, void *retval, int *answered, rm_wr *w,
                    uint8_t **reply, size_t *reply_len);
 void rp_forward_many(rp_state *s, const rm_plan *pl, uint32_t n, void *const *params, int32_t *results);
 int32_t rp_queue(rp_state *s, const rm_plan *pl, void *params);
-int32_t rp_copy_chunked(rp_state *s, const rm_plan *pl, void *params);
 void rp_conn_flush(rp_state *s, int wait);   /* the batch sent; wait: and its replies read */
 void rp_conn_close(rp_state *s);
 void rp_refuse_once(rp_state *s, const rm_plan *pl, const char *what);
 rm_wr *rp_wr(rp_state *s, rm_wr *fallback, int *own);
+/* rp_conn.c: the connection's steps, under rp_state.lock (rp_bulk.c builds on them) */
+int rp_ready_locked(rp_state *s);
+void rp_lost_locked(rp_state *s, int rc);
+int32_t rp_status_result(rp_state *s, const rm_plan *pl, uint32_t status);
+int rp_send_call_locked(rp_state *s, const rm_wr *w, uint32_t seq);
+int rp_send_batch_locked(rp_state *s);
+int rp_read_ahead_locked(rp_state *s);
+void rp_take_async_err_locked(rp_state *s, const rm_plan *pl, void *retval);
+
+/* rp_bulk.c */
+int32_t rp_copy_chunked(rp_state *s, const rm_plan *pl, void *params);
 
 /* rp_cache.c */
 int rp_cache_get(rp_state *s, const rm_plan *pl, const rm_wr *key, const rm_call *c, void *retval, uint64_t *gen);
