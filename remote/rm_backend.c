@@ -184,9 +184,9 @@ int rm_backend_run(int fd, const char *shim_path, int verbose)
         uint32_t status, ret_size;
         if (hd.kind == RM_MSG_CALL) {
             rb_call(&b, &cx, buf, hd.length, &w, &status, ret, &ret_size);
-            rc = w.err != RM_OK ? w.err : rm_send_wr(fd, RM_MSG_REPLY, hd.seq, &w);
+            int sent = w.err == RM_OK && rm_send_wr(fd, RM_MSG_REPLY, hd.seq, &w) == RM_OK;
             rm_arena_reset(&b.arena);
-            if (rc != RM_OK)
+            if (!sent)
                 break;
         } else if (hd.kind == RM_MSG_BATCH) {
             /* reply: u32 calls run, u32 index of the first that failed (or 0xffffffff), its status and result */

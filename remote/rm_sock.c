@@ -126,16 +126,7 @@ int rm_sendv(int fd, uint16_t kind, uint32_t seq, const struct iovec *parts, int
     return RM_OK;
 }
 
-int rm_send_wr(int fd, uint16_t kind, uint32_t seq, const rm_wr *w)
-{
-    if (w->ref == NULL)
-        return rm_send(fd, kind, seq, w->p, w->len);
-    struct iovec parts[3] = { { w->p, w->ref_at }, { (void *)w->ref, w->ref_len },
-                              { w->p + w->ref_at, w->len - w->ref_at } };
-    return rm_sendv(fd, kind, seq, parts, 3);
-}
-
-int rm_read_exact(int fd, void *p, size_t n)
+static int rm_read_all(int fd, void *p, size_t n)
 {
     uint8_t *b = p;
     while (n > 0) {
@@ -153,17 +144,13 @@ int rm_read_exact(int fd, void *p, size_t n)
     return RM_OK;
 }
 
-int rm_recv_hdr(int fd, rm_hdr *h)
-{
-    uint8_t raw[16];
-    int rc = rm_read_exact(fd, raw, sizeof raw);
-    return rc != RM_OK ? rc : rm_hdr_get(raw, h);
-}
-
 int rm_recv(int fd, rm_hdr *h, uint8_t **buf, size_t *cap)
 {
-    int rc = rm_recv_hdr(fd, h);
+    uint8_t raw[16];
+    int rc = rm_read_all(fd, raw, sizeof raw);
     if (rc != RM_OK)
+        return rc;
+    if ((rc = rm_hdr_get(raw, h)) != RM_OK)
         return rc;
     if (h->length > *cap) {
         uint8_t *p = realloc(*buf, h->length);
@@ -172,5 +159,27 @@ int rm_recv(int fd, rm_hdr *h, uint8_t **buf, size_t *cap)
         *buf = p;
         *cap = h->length;
     }
-    return h->length ? rm_read_exact(fd, *buf, h->length) : RM_OK;
+    return h->length ? rm_read_all(fd, *buf, h->length) : RM_OK;
+}
+
+/* ---- the fast paths' pieces (docs/remote.md, "Bulk copies") ---- */
+int rm_send_wr(int fd, uint16_t kind, uint32_t seq, const rm_wr *w)
+{
+    if (w->ref == NULL)
+        return rm_send(fd, kind, seq, w->p, w->len);
+    struct iovec parts[3] = { { w->p, w->ref_at }, { (void *)w->ref, w->ref_len },
+                              { w->p + w->ref_at, w->len - w->ref_at } };
+    return rm_sendv(fd, kind, seq, parts, 3);
+}
+
+int rm_read_exact(int fd, void *p, size_t n)
+{
+    return rm_read_all(fd, p, n);
+}
+
+int rm_recv_hdr(int fd, rm_hdr *h)
+{
+    uint8_t raw[16];
+    int rc = rm_read_all(fd, raw, sizeof raw);
+    return rc != RM_OK ? rc : rm_hdr_get(raw, h);
 }
