@@ -21,7 +21,7 @@
 #endif
 
 #define RM_MAGIC 0x4d524843u       /* the bytes "CHRM" */
-#define RM_WIRE_VERSION 1u         /* any change of layout or meaning bumps it */
+#define RM_WIRE_VERSION 2u         /* any change of layout or meaning bumps it (2: RM_MSG_THREAD) */
 
 /* Message kinds (rm_hdr.kind). */
 #define RM_MSG_HELLO 1u            /* client -> server: rm_hello; server -> client: rm_hello with 'status' */
@@ -29,6 +29,7 @@
 #define RM_MSG_REPLY 3u            /* status, the result, the outputs                                  */
 #define RM_MSG_BATCH 4u            /* calls whose outputs nobody waits for; one RM_MSG_BATCH_REPLY     */
 #define RM_MSG_BATCH_REPLY 5u      /* how many ran, the first that failed and its result               */
+#define RM_MSG_THREAD 6u           /* u64: the client thread the next calls and batches come from; no reply */
 
 /* Bounds. A decoder refuses more; an encoder refuses to produce more. */
 #define RM_MAX_PAYLOAD (64u << 20)  /* bytes of one message's payload                                  */

@@ -50,9 +50,9 @@ static int32_t rp_code(const cushim_host *h, const char *name)
     return code;
 }
 
-static void rp_wr_free(void *p)
+static void rp_thread_free(void *p)
 {
-    rm_wr_free(p);
+    rm_wr_free(&((rp_thread *)p)->w);
     free(p);
 }
 
@@ -167,7 +167,7 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
     s->e_oom = rp_code(host, "CUDA_ERROR_OUT_OF_MEMORY");
     s->paraminfo = host->api_by_name("cuFuncGetParamInfo");
     s->cx = (rm_ctx){ .kparam_sizes = rp_kparam_sizes, .intern = rp_intern, .user = s };
-    if (host->tls_create(self, rp_wr_free, &s->tls_wr) != CUSHIM_OK) {
+    if (host->tls_create(self, rp_thread_free, &s->tls_wr) != CUSHIM_OK) {
         host->log(self, CUSHIM_LOG_ERROR, "no TLS key left");
         return -1;
     }
@@ -207,6 +207,8 @@ static void rp_fork_child(cushim_plugin *self)
     s->batch_n = 0;
     s->ahead = 0;
     s->async_err = 0;
+    s->thread_sent = 0;   /* the child's server knows none of its threads yet */
+    s->batch_tid = 0;
     rm_wr_reset(&s->batch);
     rp_cache_forget_functions(s);
     rp_kparam_forget(s);

@@ -34,6 +34,13 @@ typedef struct rp_kentry {
     uint32_t *sizes;
 } rp_kentry;
 
+/* A client thread's own record (host TLS): its encoding buffer (first: an rm_wr * to it is one to this) and its
+   number for the server, unique for the process's life. */
+typedef struct rp_thread {
+    rm_wr w;
+    uint64_t id;
+} rp_thread;
+
 typedef struct rp_answer {
     uint64_t hash;
     uint32_t klen, vlen;
@@ -60,6 +67,9 @@ typedef struct rp_state {
     uint32_t batch_n;
     uint32_t ahead;                /* batches sent whose replies are not read yet */
     int32_t async_err;             /* the first batched call that failed since the last report (0: none) */
+    uint64_t thread_sent;          /* the client thread last named to the server (RM_MSG_THREAD); 0: none */
+    uint64_t batch_tid;            /* the thread whose calls the batch holds (a batch holds one thread's) */
+    _Atomic uint64_t next_tid;     /* thread numbers, from 1, never reused */
     uint32_t async_err_api;        /* ... its API id */
     /* counts */
     _Atomic uint64_t calls, trips, batched, batches, cached, chunks;
@@ -89,6 +99,7 @@ void rp_conn_flush(rp_state *s, int wait);   /* the batch sent; wait: and its re
 void rp_conn_close(rp_state *s);
 void rp_refuse_once(rp_state *s, const rm_plan *pl, const char *what);
 rm_wr *rp_wr(rp_state *s, rm_wr *fallback, int *own);
+uint64_t rp_thread_id(rp_state *s);
 /* rp_conn.c: the connection's steps, under rp_state.lock (rp_bulk.c builds on them) */
 int rp_ready_locked(rp_state *s);
 void rp_lost_locked(rp_state *s, int rc);

@@ -96,17 +96,32 @@ void rp_refuse_once(rp_state *s, const rm_plan *pl, const char *what)
 }
 
 /* This thread's encoding buffer, emptied; a fresh one when TLS is not available. *own: the caller frees it. */
-rm_wr *rp_wr(rp_state *s, rm_wr *fallback, int *own)
+static rp_thread *rp_thread_of(rp_state *s)
 {
-    rm_wr *w = s->host->tls_get(s->tls_wr);
-    *own = 0;
-    if (w == NULL && (w = malloc(sizeof *w)) != NULL) {
-        rm_wr_init(w, 0);
-        if (s->host->tls_set(s->tls_wr, w) != CUSHIM_OK) {
-            free(w);
-            w = NULL;
+    rp_thread *t = s->host->tls_get(s->tls_wr);
+    if (t == NULL && (t = malloc(sizeof *t)) != NULL) {
+        rm_wr_init(&t->w, 0);
+        t->id = atomic_fetch_add(&s->next_tid, 1) + 1;
+        if (s->host->tls_set(s->tls_wr, t) != CUSHIM_OK) {
+            free(t);
+            t = NULL;
         }
     }
+    return t;
+}
+
+/* This thread's number for the server (RM_MSG_THREAD). */
+uint64_t rp_thread_id(rp_state *s)
+{
+    rp_thread *t = rp_thread_of(s);
+    return t != NULL ? t->id : (uint64_t)pthread_self();   /* no TLS record: the thread's handle */
+}
+
+rm_wr *rp_wr(rp_state *s, rm_wr *fallback, int *own)
+{
+    rp_thread *t = rp_thread_of(s);
+    rm_wr *w = t != NULL ? &t->w : NULL;
+    *own = 0;
     if (w == NULL) {   /* no memory for the thread's record: this call's own buffer */
         rm_wr_init(fallback, 0);
         *own = 1;
@@ -134,10 +149,23 @@ int32_t rp_status_result(rp_state *s, const rm_plan *pl, uint32_t status)
     }
 }
 
-/* One call's payload, the program's large input sent from where it lies (w->ref). */
+/* The server runs a client thread's calls on a thread of its own (rm_workers.h): it is told which client
+   thread the next messages come from whenever that changes. */
+static int rp_name_thread_locked(rp_state *s, uint64_t tid)
+{
+    if (tid == s->thread_sent)
+        return RM_OK;
+    int rc = rm_send(s->fd, RM_MSG_THREAD, 0, &tid, sizeof tid);
+    if (rc == RM_OK)
+        s->thread_sent = tid;
+    return rc;
+}
+
+/* One call of this thread, the program's large input sent from where it lies (w->ref). */
 int rp_send_call_locked(rp_state *s, const rm_wr *w, uint32_t seq)
 {
-    return rm_send_wr(s->fd, RM_MSG_CALL, seq, w);
+    int rc = rp_name_thread_locked(s, rp_thread_id(s));
+    return rc != RM_OK ? rc : rm_send_wr(s->fd, RM_MSG_CALL, seq, w);
 }
 
 /* ---- batches ---- */
@@ -146,7 +174,9 @@ int rp_send_batch_locked(rp_state *s)
     if (s->batch_n == 0)
         return RM_OK;
     memcpy(s->batch.p, &s->batch_n, 4);
-    int rc = rm_send(s->fd, RM_MSG_BATCH, ++s->seq, s->batch.p, s->batch.len);
+    int rc = rp_name_thread_locked(s, s->batch_tid);
+    if (rc == RM_OK)
+        rc = rm_send(s->fd, RM_MSG_BATCH, ++s->seq, s->batch.p, s->batch.len);
     atomic_fetch_add_explicit(&s->batches, 1, memory_order_relaxed);
     s->batch_n = 0;
     rm_wr_reset(&s->batch);
@@ -262,7 +292,9 @@ int32_t rp_queue(rp_state *s, const rm_plan *pl, void *params)
         result = s->e_unavailable;
         goto out;
     }
-    if (s->batch_n == RP_BATCH_CALLS || s->batch.len + 4 + w->len > RP_BATCH_BYTES) {
+    uint64_t me = rp_thread_id(s);
+    if (s->batch_n == RP_BATCH_CALLS || s->batch.len + 4 + w->len > RP_BATCH_BYTES ||
+        (s->batch_n != 0 && s->batch_tid != me)) {   /* a batch holds one thread's calls */
         rc = rp_send_batch_locked(s);
         if (rc == RM_OK && s->ahead >= RP_BATCHES_AHEAD) {
             rc = rp_read_ahead_locked(s);
@@ -275,6 +307,7 @@ int32_t rp_queue(rp_state *s, const rm_plan *pl, void *params)
         }
     }
     if (s->batch_n == 0) {
+        s->batch_tid = me;
         rm_wr_reset(&s->batch);
         rm_wr_u32(&s->batch, 0);   /* the count, written when sent */
     }

@@ -9,6 +9,8 @@
  *                  (which ran), not from the one after; a forked child does not send its parent's queued calls.
  *   launches N     N launches of a kernel with many pointer arguments (over 1 KiB each on the wire), then
  *                  cuCtxSynchronize: the batches are bounded in bytes, so they are several (stats=1 says how many).
+ *   threads        each client thread has its own current context on the server: a new thread has none while
+ *                  the main thread's is set, and a thread that clears its own leaves the main thread's.
  *   exit N         N cuMemsetD32Async and exit with no synchronising call (the server's counts must show N).
  *   cache          every immutable query asked twice; prints the answers (equal locally and remotely) and how
  *                  many times the server must have been asked if only what cannot change was kept.
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -161,6 +164,49 @@ static int launches(int n)
     return 0;
 }
 
+static CUcontext th_primary;
+static int th_bad;
+
+static void *th_fresh(void *arg)
+{
+    CUcontext cur = (CUcontext)arg;
+    if (cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != NULL) {
+        fprintf(stderr, "e2e_remote_fast: a new thread's current context is %p, not none\n", (void *)cur);
+        th_bad = 1;
+    }
+    return NULL;
+}
+
+static void *th_clear(void *arg)
+{
+    CUcontext cur = NULL;
+    (void)arg;
+    if (cuCtxSetCurrent(th_primary) != CUDA_SUCCESS || cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != th_primary ||
+        cuCtxSetCurrent(NULL) != CUDA_SUCCESS) {
+        fprintf(stderr, "e2e_remote_fast: a thread could not set its own context\n");
+        th_bad = 1;
+    }
+    return NULL;
+}
+
+static int threads(void)
+{
+    pthread_t t;
+    CUcontext cur = NULL;
+    th_primary = setup();
+    if (pthread_create(&t, NULL, th_fresh, (void *)&cur) != 0 || pthread_join(t, NULL) != 0 ||
+        pthread_create(&t, NULL, th_clear, NULL) != 0 || pthread_join(t, NULL) != 0 || th_bad)
+        return 1;
+    CK(cuCtxGetCurrent(&cur));
+    if (cur != th_primary) {
+        fprintf(stderr, "e2e_remote_fast: the main thread's context became %p after another thread cleared its own\n",
+                (void *)cur);
+        return 1;
+    }
+    printf("threads: each has its own current context\n");
+    return 0;
+}
+
 static int at_exit(int n)
 {
     CUdeviceptr d;
@@ -220,10 +266,12 @@ int main(int argc, char **argv)
         return batch();
     if (argc >= 3 && strcmp(argv[1], "launches") == 0)
         return launches(atoi(argv[2]));
+    if (argc >= 2 && strcmp(argv[1], "threads") == 0)
+        return threads();
     if (argc >= 3 && strcmp(argv[1], "exit") == 0)
         return at_exit(atoi(argv[2]));
     if (argc >= 2 && strcmp(argv[1], "cache") == 0)
         return cache();
-    fprintf(stderr, "usage: e2e_remote_fast copies CHUNK | batch | launches N | exit N | cache\n");
+    fprintf(stderr, "usage: e2e_remote_fast copies CHUNK | batch | launches N | threads | exit N | cache\n");
     return 2;
 }

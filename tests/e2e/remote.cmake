@@ -7,7 +7,7 @@ target_link_libraries(e2e_remote_loss PRIVATE cushim_fake_cuda)
 add_executable(e2e_remote_fast e2e_remote_fast.c)
 target_include_directories(e2e_remote_fast PRIVATE "${CUSHIM_CUDA_INCLUDE}")
 target_compile_options(e2e_remote_fast PRIVATE ${CUSHIM_WARN_FLAGS})
-target_link_libraries(e2e_remote_fast PRIVATE cushim_fake_cuda)
+target_link_libraries(e2e_remote_fast PRIVATE cushim_fake_cuda pthread)
 add_test(NAME e2e_remote COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/run_remote.sh" "${CMAKE_BINARY_DIR}"
          "$<TARGET_FILE:vecadd>" "$<TARGET_FILE:e2e_remote_loss>" "${CMAKE_CURRENT_BINARY_DIR}"
          "$<TARGET_FILE:e2e_remote_fast>")

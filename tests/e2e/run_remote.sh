@@ -9,7 +9,8 @@
 #   3. a client is SIGKILLed mid-session: its back end ends, the server still serves a new client;
 #   4. the fast paths (e2e_remote_fast): vecadd's round trips (29; 36 before batching and pipelined asks), chunked copies around the
 #      chunk size and of 256 MiB, batches (order, an error at the next synchronous call, fork, the flush at
-#      exit), and cached answers equal to the server's with only what cannot change kept.
+#      exit), a current context per client thread, and cached answers equal to the server's with only what cannot
+#      change kept.
 # Usage: run_remote.sh BUILD_DIR VECADD LOSS_PROGRAM OUT_DIR FAST_PROGRAM
 set -u
 build=$1 vecadd=$2 loss=$3 out=$4 fast=$5
@@ -81,6 +82,10 @@ client "$fast" launches 1000 > "$d/launch.out" 2> "$d/launch.err" || fail "launc
 wait "$server"
 [ "$(count_of "$d/launch.counts" cuLaunchKernel)" = 1000 ] && [ "$(stat_of "$d/launch.err" "batches")" -ge 4 ] ||
     fail "1000 launches of over 1 KiB each: the server ran $(count_of "$d/launch.counts" cuLaunchKernel), $(grep 'driver calls' "$d/launch.err") (a batch holds at most 256 KiB)"
+start_server "$d/threads.counts" --once
+client "$fast" threads > "$d/threads.out" 2> "$d/threads.err" || fail "client threads: $(cat "$d/threads.err")"
+wait "$server"
+LD_LIBRARY_PATH="$fake" "$fast" threads > "$d/threads-local.out" 2>&1 || fail "threads locally: $(cat "$d/threads-local.out")"
 start_server "$d/exit.counts" --once
 client "$fast" exit 5 > "$d/exit.out" 2> "$d/exit.err" || fail "exit: $(cat "$d/exit.err")"
 wait "$server"
