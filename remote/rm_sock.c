@@ -1,8 +1,11 @@
 /*
- * rm_sock.c - unix stream sockets carrying rm_wire.h messages (rm_sock.h).
+ * rm_sock.c - stream sockets carrying rm_wire.h messages (rm_sock.h): unix sockets and TCP.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,11 +19,11 @@
 
 static int rm_unix_addr(const char *address, struct sockaddr_un *sa, char *err, size_t errlen)
 {
-    const char *path = strncmp(address, "unix:", 5) == 0 ? address + 5 : NULL;
+    const char *path = address + 5;
     memset(sa, 0, sizeof *sa);
     sa->sun_family = AF_UNIX;
-    if (path == NULL || path[0] == '\0') {
-        snprintf(err, errlen, "'%s' is not an address this build serves (unix:/path; tcp:// is not yet)", address);
+    if (path[0] == '\0') {
+        snprintf(err, errlen, "'%s' names no socket file: unix:/path", address);
         return -1;
     }
     if (strlen(path) >= sizeof sa->sun_path) {
@@ -31,11 +34,157 @@ static int rm_unix_addr(const char *address, struct sockaddr_un *sa, char *err, 
     return 0;
 }
 
+int rm_addr_parse(const char *address, rm_addr *a, char *err, size_t errlen)
+{
+    memset(a, 0, sizeof *a);
+    if (strncmp(address, "unix:", 5) == 0) {
+        a->tcp = 0;
+        struct sockaddr_un sa;
+        if (rm_unix_addr(address, &sa, err, errlen) != 0)
+            return -1;
+        snprintf(a->host, sizeof a->host, "%s", sa.sun_path);
+        return 0;
+    }
+    if (strncmp(address, "tcp://", 6) != 0) {
+        snprintf(err, errlen, "'%s' is not an address: unix:/path, tcp://HOST:PORT or tcp://[IPv6]:PORT", address);
+        return -1;
+    }
+    a->tcp = 1;
+    const char *h = address + 6, *end, *port;
+    if (h[0] == '[') {   /* [IPv6]:PORT */
+        end = strchr(h, ']');
+        if (end == NULL || (end[1] != '\0' && end[1] != ':')) {
+            snprintf(err, errlen, "'%s': an IPv6 address is written in brackets: tcp://[::1]:%u", address,
+                     RM_TCP_PORT);
+            return -1;
+        }
+        h++;
+        port = end[1] == ':' ? end + 2 : NULL;
+    } else {
+        end = strchr(h, ':');
+        if (end != NULL && strchr(end + 1, ':') != NULL) {
+            snprintf(err, errlen, "'%s': an IPv6 address is written in brackets: tcp://[::1]:%u", address,
+                     RM_TCP_PORT);
+            return -1;
+        }
+        if (end == NULL)
+            end = h + strlen(h);
+        port = *end == ':' ? end + 1 : NULL;
+    }
+    size_t hn = (size_t)(end - h);
+    if (hn >= sizeof a->host || memchr(h, '/', hn) != NULL) {
+        snprintf(err, errlen, "'%s': the host is not a name or an address", address);
+        return -1;
+    }
+    memcpy(a->host, h, hn);
+    a->host[hn] = '\0';
+    if (a->host[0] == '\0')
+        strcpy(a->host, "127.0.0.1");   /* loopback unless asked */
+    a->port = RM_TCP_PORT;
+    if (port != NULL) {
+        char *e;
+        errno = 0;
+        long p = strtol(port, &e, 10);
+        if (port[0] < '0' || port[0] > '9' || *e != '\0' || errno != 0 || p < 1 || p > 65535) {
+            snprintf(err, errlen, "'%s': the port '%s' is not a number from 1 to 65535", address, port);
+            return -1;
+        }
+        a->port = (uint16_t)p;
+    }
+    return 0;
+}
+
+/* The addresses of a TCP host (a literal or a name), for binding (passive) or connecting. */
+static struct addrinfo *rm_resolve(const rm_addr *a, int passive, char *err, size_t errlen)
+{
+    struct addrinfo hints, *res = NULL;
+    char port[8];
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0);
+    snprintf(port, sizeof port, "%u", a->port);
+    int rc = getaddrinfo(a->host, port, &hints, &res);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot resolve '%s': %s", a->host, gai_strerror(rc));
+        return NULL;
+    }
+    return res;
+}
+
+static void rm_nodelay(int fd)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);   /* a call is one small message: no Nagle */
+}
+
+static int rm_listen_tcp(const rm_addr *a, char *err, size_t errlen)
+{
+    struct addrinfo *res = rm_resolve(a, 1, err, errlen);
+    int fd = -1, e = 0;
+    for (struct addrinfo *ai = res; ai != NULL && fd < 0; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd < 0) {
+            e = errno;
+            continue;
+        }
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 64) != 0) {
+            e = errno;
+            close(fd);
+            fd = -1;
+        }
+    }
+    if (res != NULL)
+        freeaddrinfo(res);
+    else
+        return -1;
+    if (fd < 0)
+        snprintf(err, errlen, "cannot listen on tcp://%s:%u: %s", a->host, a->port, strerror(e));
+    return fd;
+}
+
+static int rm_connect_tcp(const rm_addr *a, char *err, size_t errlen)
+{
+    struct addrinfo *res = rm_resolve(a, 0, err, errlen);
+    int fd = -1, e = 0;
+    for (struct addrinfo *ai = res; ai != NULL && fd < 0; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd < 0) {
+            e = errno;
+            continue;
+        }
+        int rc;
+        while ((rc = connect(fd, ai->ai_addr, ai->ai_addrlen)) != 0 && errno == EINTR)
+            ;
+        if (rc != 0) {
+            e = errno;
+            close(fd);
+            fd = -1;
+        }
+    }
+    if (res != NULL)
+        freeaddrinfo(res);
+    else
+        return -1;
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot connect to tcp://%s:%u: %s", a->host, a->port, strerror(e));
+        return -1;
+    }
+    rm_nodelay(fd);
+    return fd;
+}
+
 int rm_listen(const char *address, char *err, size_t errlen)
 {
-    struct sockaddr_un sa;
-    if (rm_unix_addr(address, &sa, err, errlen) != 0)
+    rm_addr a;
+    if (rm_addr_parse(address, &a, err, errlen) != 0)
         return -1;
+    if (a.tcp)
+        return rm_listen_tcp(&a, err, errlen);
+    struct sockaddr_un sa;
+    rm_unix_addr(address, &sa, err, errlen);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         snprintf(err, errlen, "socket: %s", strerror(errno));
@@ -57,9 +206,13 @@ int rm_listen(const char *address, char *err, size_t errlen)
 
 int rm_connect(const char *address, char *err, size_t errlen)
 {
-    struct sockaddr_un sa;
-    if (rm_unix_addr(address, &sa, err, errlen) != 0)
+    rm_addr a;
+    if (rm_addr_parse(address, &a, err, errlen) != 0)
         return -1;
+    if (a.tcp)
+        return rm_connect_tcp(&a, err, errlen);
+    struct sockaddr_un sa;
+    rm_unix_addr(address, &sa, err, errlen);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         snprintf(err, errlen, "socket: %s", strerror(errno));
@@ -75,6 +228,22 @@ int rm_connect(const char *address, char *err, size_t errlen)
     return fd;
 }
 
+int rm_accepted(int fd, char *peer, size_t peerlen)
+{
+    struct sockaddr_storage ss;
+    socklen_t n = sizeof ss;
+    if (getsockname(fd, (struct sockaddr *)&ss, &n) != 0 || ss.ss_family == AF_UNIX) {
+        snprintf(peer, peerlen, "a local client");
+        return 0;
+    }
+    rm_nodelay(fd);
+    n = sizeof ss;
+    char host[INET6_ADDRSTRLEN + 2] = "?", port[8] = "?";
+    if (getpeername(fd, (struct sockaddr *)&ss, &n) == 0)
+        getnameinfo((struct sockaddr *)&ss, n, host, sizeof host, port, sizeof port, NI_NUMERICHOST | NI_NUMERICSERV);
+    snprintf(peer, peerlen, ss.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host, port);
+    return 1;
+}
 long rm_peer_uid(int fd)
 {
     struct ucred cr;
