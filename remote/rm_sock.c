@@ -94,6 +94,9 @@ int rm_addr_parse(const char *address, rm_addr *a, char *err, size_t errlen)
     return 0;
 }
 
+/* An IPv6 host is written in brackets: "%s%s%s" */
+#define RM_BRACKETS(a) strchr((a)->host, ':') ? "[" : "", (a)->host, strchr((a)->host, ':') ? "]" : ""
+
 /* The addresses of a TCP host (a literal or a name), for binding (passive) or connecting. */
 static struct addrinfo *rm_resolve(const rm_addr *a, int passive, char *err, size_t errlen)
 {
@@ -141,7 +144,7 @@ static int rm_listen_tcp(const rm_addr *a, char *err, size_t errlen)
     else
         return -1;
     if (fd < 0)
-        snprintf(err, errlen, "cannot listen on tcp://%s:%u: %s", a->host, a->port, strerror(e));
+        snprintf(err, errlen, "cannot listen on tcp://%s%s%s:%u: %s", RM_BRACKETS(a), a->port, strerror(e));
     return fd;
 }
 
@@ -169,7 +172,7 @@ static int rm_connect_tcp(const rm_addr *a, char *err, size_t errlen)
     else
         return -1;
     if (fd < 0) {
-        snprintf(err, errlen, "cannot connect to tcp://%s:%u: %s", a->host, a->port, strerror(e));
+        snprintf(err, errlen, "cannot connect to tcp://%s%s%s:%u: %s", RM_BRACKETS(a), a->port, strerror(e));
         return -1;
     }
     rm_nodelay(fd);
