@@ -3,9 +3,11 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,6 +150,33 @@ static int rm_listen_tcp(const rm_addr *a, char *err, size_t errlen)
     return fd;
 }
 
+/* connect() that gives up after 'seconds' (ETIMEDOUT): a host that drops packets would hold the program's first
+   CUDA call for the kernel's SYN retries (two minutes). The socket is blocking again on return. */
+static int rm_connect_within(int fd, const struct sockaddr *sa, socklen_t len, int seconds)
+{
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0)
+        return -1;
+    int rc = connect(fd, sa, len);
+    if (rc != 0 && (errno == EINPROGRESS || errno == EINTR)) {
+        struct pollfd p = { .fd = fd, .events = POLLOUT };
+        int n, err = 0;
+        socklen_t el = sizeof err;
+        while ((n = poll(&p, 1, seconds * 1000)) < 0 && errno == EINTR)
+            ;
+        if (n == 0)
+            errno = ETIMEDOUT;
+        else if (n > 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) == 0)
+            errno = err;
+        rc = n > 0 && err == 0 ? 0 : -1;
+    }
+    int e = errno;
+    if (fcntl(fd, F_SETFL, fl) != 0 && rc == 0)
+        return -1;
+    errno = e;
+    return rc;
+}
+
 static int rm_connect_tcp(const rm_addr *a, char *err, size_t errlen)
 {
     struct addrinfo *res = rm_resolve(a, 0, err, errlen);
@@ -158,10 +187,7 @@ static int rm_connect_tcp(const rm_addr *a, char *err, size_t errlen)
             e = errno;
             continue;
         }
-        int rc;
-        while ((rc = connect(fd, ai->ai_addr, ai->ai_addrlen)) != 0 && errno == EINTR)
-            ;
-        if (rc != 0) {
+        if (rm_connect_within(fd, ai->ai_addr, ai->ai_addrlen, RM_CONNECT_SECONDS) != 0) {
             e = errno;
             close(fd);
             fd = -1;

@@ -19,6 +19,7 @@
 #define RM_EIO (-11)          /* a system call failed: errno says why                       */
 
 #define RM_TCP_PORT 7480u      /* the default port of tcp:// addresses */
+#define RM_CONNECT_SECONDS 10  /* a TCP connection not made by then fails (ETIMEDOUT) */
 
 /* An address taken apart: a unix socket's path, or a TCP host and port. */
 typedef struct rm_addr {
@@ -33,7 +34,8 @@ int rm_addr_parse(const char *address, rm_addr *a, char *err, size_t errlen);
 /* A listening socket for 'address': a unix socket is created with mode 0600 (the owner only); TCP binds the
    host given (127.0.0.1 when none). -1 and a reason in 'err'. */
 int rm_listen(const char *address, char *err, size_t errlen);
-/* A connected socket, or -1 and a reason. */
+/* A connected socket (TCP: within RM_CONNECT_SECONDS, to the first of the host's addresses that answers), or
+   -1 and a reason. */
 int rm_connect(const char *address, char *err, size_t errlen);
 /* An accepted connection: 1 for TCP (TCP_NODELAY set, its peer "host:port" in 'peer'), 0 for a unix socket. */
 int rm_accepted(int fd, char *peer, size_t peerlen);

@@ -6,7 +6,7 @@
 #   3. refusals: a wrong token, no token, a token file others can read (client and server), TCP without a token;
 #   4. server-side plugins in the call path: under 'serve --mem-limit=64MiB' a client sees the quota in
 #      cuMemGetInfo and gets CUDA_ERROR_OUT_OF_MEMORY past it, and a second client at the same time has its own;
-#      '--trace=FILE' writes one file per client;
+#      '--mem-budget' makes them share one; '--trace=FILE' writes one file per client;
 #   5. '--gpus=LIST' is CUDA_VISIBLE_DEVICES in each back end;
 #   6. 'cushim apis --remote': TSV, one row per API, the driver's class counts those of docs/remote.md.
 # Usage: run_remote_deploy.sh BUILD_DIR VECADD QUOTA_PROGRAM LOSS_PROGRAM OUT_DIR
@@ -47,6 +47,11 @@ sock=$d/s.sock
     fail "the client would load $(client --remote="unix:$sock" -- ldd "$vecadd" | grep libcuda.so.1)"
 if serve "$d/unix.log" --fake --listen="unix:$sock"; then
     [ "$(stat -c %a "$sock")" = 600 ] || fail "the socket's mode is $(stat -c %a "$sock"), not 600"
+    ! grep -q libcushim "/proc/$server/maps" || fail "the listening process loaded the shim"
+    # the older spelling of the client
+    env -u LD_PRELOAD -u CUSHIM_PLUGINS -u LD_LIBRARY_PATH CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
+        "$cushim" run --dropin --remote-server="unix:$sock" -- "$vecadd" 1000 > "$d/old.out" 2> "$d/old.err" ||
+        fail "--dropin --remote-server= no longer works: $(cat "$d/old.err")"
     client --remote="unix:$sock" -- "$vecadd" 1000 > "$d/unix.out" 2> "$d/unix.err" ||
         fail "vecadd failed over the unix socket: $(cat "$d/unix.err")"
     diff <(normalize "$d/local.out") <(normalize "$d/unix.out") > "$d/unix.diff" ||
@@ -118,6 +123,20 @@ if serve "$d/quota.log" --fake --listen="unix:$sock" --mem-limit=64MiB --trace="
     [ "$n" = 2 ] || fail "--trace: $n trace files for 2 clients: $(ls "$d")"
 fi
 
+# ... and one shared by both with --mem-budget: the second client gets nothing while the first holds it all
+if serve "$d/budget.log" --fake --listen="unix:$sock" --mem-limit=64MiB --mem-budget="$d/budget.region"; then
+    rm -f "$d/go"
+    (client --remote="unix:$sock" -- "$quota" 8388608 "$d/go" > "$d/ba.out" 2> "$d/ba.err") &
+    qa=$!
+    for _ in $(seq 200); do grep -q allocated "$d/ba.out" 2>/dev/null && break; sleep 0.05; done
+    client --remote="unix:$sock" -- "$quota" 8388608 > "$d/bb.out" 2> "$d/bb.err" || fail "budget client B: $(cat "$d/bb.err")"
+    touch "$d/go"
+    wait "$qa"
+    grep -qx "allocated 8 then 2" "$d/ba.out" || fail "budget: client A: $(cat "$d/ba.out")"
+    grep -qx "allocated 0 then 2" "$d/bb.out" || fail "budget: client B shares A's budget: $(cat "$d/bb.out")"
+    stop
+fi
+
 # 5. --gpus
 if serve "$d/gpus.log" --fake --listen="unix:$sock" --gpus=1; then
     rm -f "$d/go5"
@@ -137,6 +156,15 @@ if serve "$d/gpus.log" --fake --listen="unix:$sock" --gpus=1; then
     stop
 fi
 "$cushim" serve --fake --listen="unix:$sock" --gpus='0;1' > "$d/gpusbad.out" 2>&1 && fail "--gpus='0;1' accepted"
+# usage errors: one line and the synopsis, status 2
+"$cushim" serve --fake > "$d/nolisten.out" 2>&1; [ $? = 2 ] && grep -q "give the address to listen on" "$d/nolisten.out" ||
+    fail "serve without --listen: $(cat "$d/nolisten.out")"
+"$cushim" serve --listen="unix:$sock" "$vecadd" > "$d/prog.out" 2>&1; [ $? = 2 ] && grep -q "serve takes no program" "$d/prog.out" ||
+    fail "serve with a program: $(cat "$d/prog.out")"
+"$cushim" serve --listen=udp://x > "$d/udp.out" 2>&1; [ $? = 2 ] && grep -q "the address is unix:/path" "$d/udp.out" ||
+    fail "serve --listen=udp://x: $(cat "$d/udp.out")"
+"$cushim" serve --help | grep -q "^usage: cushim serve" || fail "cushim serve --help"
+"$cushim" run --remote=udp://x -- true > "$d/rudp.out" 2>&1; [ $? = 2 ] || fail "run --remote=udp://x: $(cat "$d/rudp.out")"
 
 # 6. cushim apis --remote
 "$cushim" apis --remote > "$d/apis.tsv" 2> "$d/apis.err" || fail "cushim apis --remote: $(cat "$d/apis.err")"
