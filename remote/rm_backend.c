@@ -3,7 +3,8 @@
  *
  * It first reads the client's hello and, when the server has a token, checks the client's proof of it
  * (rm_auth.h), with a time limit and before loading anything: an unauthenticated peer reaches only
- * rm_recv's header check, rm_hello_check and rm_auth_verify. Then it loads the shim (libcuda's stand-in,
+ * rm_recv_max's header check (a hello of at most RM_HELLO_MAX bytes, a 32-byte proof), rm_hello_check and
+ * rm_auth_verify. Then it loads the shim (libcuda's stand-in,
  * given by path), so each client gets a driver and plugins of its own, and reaches everything through the
  * shim's host table: the metadata (the same plans as the client's) and host->call, which runs each call as a
  * program's own call runs, through the hooks of the plugins CUSHIM_PLUGINS loads here (memlimit's quota,
@@ -138,7 +139,7 @@ static int rb_handshake(int fd, const rm_backend_opts *o, rm_hello *in, uint32_t
     memset(&out, 0, sizeof out);
     out.ptr_bytes = (uint16_t)sizeof(void *);
     out.pid = (uint32_t)getpid();
-    if (rm_recv(fd, &h, buf, cap) != RM_OK) {
+    if (rm_recv_max(fd, &h, buf, cap, RM_HELLO_MAX) != RM_OK) {
         rb_log("%s: no hello", o->peer);
         return -1;
     }
@@ -158,7 +159,8 @@ static int rb_handshake(int fd, const rm_backend_opts *o, rm_hello *in, uint32_t
         rb_log("no random bytes for a challenge (getrandom): %s refused", o->peer);
         return -1;
     }
-    if (rm_send(fd, RM_MSG_CHALLENGE, h.seq, nonce, sizeof nonce) != RM_OK || rm_recv(fd, &h, buf, cap) != RM_OK) {
+    if (rm_send(fd, RM_MSG_CHALLENGE, h.seq, nonce, sizeof nonce) != RM_OK ||
+        rm_recv_max(fd, &h, buf, cap, RM_MAC_BYTES) != RM_OK) {
         rb_log("%s (pid %u): no answer to the token challenge", o->peer, in->pid);
         return -1;
     }

@@ -9,6 +9,8 @@
 #include "rm_auth.h"
 
 #define RM_HANDSHAKE_SECONDS 10   /* a peer that has not finished the hello by then is dropped */
+#define RM_HELLO_MAX 4096u        /* bytes of a hello read before authentication (ours is 72: room for another
+                                     version's, which is answered with RM_HELLO_REFUSED_VERSION) */
 
 typedef struct rm_backend_opts {
     const char *shim;          /* libcushim.so */

@@ -330,12 +330,19 @@ static int rm_read_all(int fd, void *p, size_t n)
 
 int rm_recv(int fd, rm_hdr *h, uint8_t **buf, size_t *cap)
 {
+    return rm_recv_max(fd, h, buf, cap, RM_MAX_PAYLOAD);
+}
+
+int rm_recv_max(int fd, rm_hdr *h, uint8_t **buf, size_t *cap, uint32_t max)
+{
     uint8_t raw[16];
     int rc = rm_read_all(fd, raw, sizeof raw);
     if (rc != RM_OK)
         return rc;
     if ((rc = rm_hdr_get(raw, h)) != RM_OK)
         return rc;
+    if (h->length > max)
+        return RM_EBOUNDS;   /* before anything is allocated or read */
     if (h->length > *cap) {
         uint8_t *p = realloc(*buf, h->length);
         if (p == NULL)

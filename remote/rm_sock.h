@@ -47,5 +47,8 @@ int rm_send(int fd, uint16_t kind, uint32_t seq, const void *payload, size_t len
 /* The next message: *h, and its payload in *buf (grown as needed, up to RM_MAX_PAYLOAD).
    RM_OK, RM_ECLOSED, RM_EIO, RM_EMALFORMED (bad magic), RM_EBOUNDS (payload over the bound). */
 int rm_recv(int fd, rm_hdr *h, uint8_t **buf, size_t *cap);
+/* The same, refusing (RM_EBOUNDS) a payload over 'max' bytes before reading it: the server's handshake, where a
+   peer not yet authenticated may send a hello or a proof and nothing larger. */
+int rm_recv_max(int fd, rm_hdr *h, uint8_t **buf, size_t *cap, uint32_t max);
 
 #endif /* RM_SOCK_H */

@@ -3,7 +3,8 @@
 #   1. 'cushim serve --fake' over a unix socket, vecadd through 'cushim run --remote=' with no driver on the
 #      client's path: the output of a local run (the kernel time aside);
 #   2. the same over TCP loopback (IPv4, and IPv6 where ::1 exists) with a token file;
-#   3. refusals: a wrong token, no token, a token file others can read (client and server), TCP without a token;
+#   3. refusals: a wrong token, no token, a token file others can read (client and server), TCP without a token,
+#      a stranger's oversized hello;
 #   4. server-side plugins in the call path: under 'serve --mem-limit=64MiB' a client sees the quota in
 #      cuMemGetInfo and gets CUDA_ERROR_OUT_OF_MEMORY past it, and a second client at the same time has its own;
 #      '--mem-budget' makes them share one; '--trace=FILE' writes one file per client;
@@ -82,6 +83,16 @@ if serve "$d/tcp.log" --fake --listen="tcp://127.0.0.1:$port" --token-file="$tok
         fail "a client token file readable by its group was used"
     grep -q "can be read or written by others (mode 0640)" "$d/mode.err" ||
         fail "client token mode: no clear error: $(cat "$d/mode.err")"
+    # a stranger announcing a 64 MiB hello is dropped at once, from the header alone
+    python3 - "$port" > "$d/big.out" 2>&1 << 'PY' || fail "a 64 MiB hello before authentication: $(cat "$d/big.out")"
+import socket, struct, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.settimeout(5)
+t = time.monotonic()
+s.sendall(struct.pack("<IHHII", 0x4d524843, 2, 1, 64 << 20, 0))
+if s.recv(1) != b"" or time.monotonic() - t > 3:
+    sys.exit("not dropped at once")
+PY
     # the server still serves after all that
     client --remote="tcp://127.0.0.1:$port" --remote-token-file="$tok" -- "$vecadd" 10 > /dev/null 2> "$d/after.err" ||
         fail "the server did not serve a good client after refusals: $(cat "$d/after.err")"

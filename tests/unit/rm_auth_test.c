@@ -218,6 +218,31 @@ static void test_challenge(void **state)
     assert_non_null(strstr(err, "test-server needs a token, and this client has none"));
 }
 
+/* A payload over the bound is refused from its header, before it is read or anything is allocated. */
+static void test_recv_bound(void **state)
+{
+    (void)state;
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    uint8_t raw[16], *buf = NULL;
+    size_t cap = 0;
+    rm_hdr h;
+    rm_hdr_put(raw, RM_MSG_HELLO, 64u << 20, 1);   /* announces 64 MiB, sends none of it */
+    assert_int_equal(write(sv[0], raw, sizeof raw), (ssize_t)sizeof raw);
+    assert_int_equal(rm_recv_max(sv[1], &h, &buf, &cap, 4096), RM_EBOUNDS);
+    assert_null(buf);
+    assert_int_equal(cap, 0);
+    uint8_t mac[RM_MAC_BYTES] = {0};
+    assert_int_equal(rm_send(sv[0], RM_MSG_AUTH, 2, mac, sizeof mac), RM_OK);
+    assert_int_equal(rm_recv_max(sv[1], &h, &buf, &cap, RM_MAC_BYTES), RM_OK);
+    assert_int_equal(h.length, RM_MAC_BYTES);
+    assert_int_equal(rm_send(sv[0], RM_MSG_AUTH, 3, mac, sizeof mac), RM_OK);
+    assert_int_equal(rm_recv_max(sv[1], &h, &buf, &cap, RM_MAC_BYTES - 1), RM_EBOUNDS);
+    free(buf);
+    close(sv[0]);
+    close(sv[1]);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/rm_auth_test.XXXXXX");
@@ -229,6 +254,7 @@ int main(void)
         cmocka_unit_test(test_mac),
         cmocka_unit_test(test_hello_check),
         cmocka_unit_test(test_challenge),
+        cmocka_unit_test(test_recv_bound),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[128];
