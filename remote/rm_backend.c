@@ -1,18 +1,16 @@
 /*
  * rm_backend.c - one back end: the process cushim-serve forks for one client (docs/remote.md, "Trust model").
  *
- * It first reads the client's hello and, when the server has a token, checks the client's proof of it
- * (rm_auth.h), with a time limit and before loading anything: an unauthenticated peer reaches only
- * rm_recv_max's header check (a hello of at most RM_HELLO_MAX bytes, a 32-byte proof), rm_hello_check and
- * rm_auth_verify. Then it loads the shim (libcuda's stand-in,
- * given by path), so each client gets a driver and plugins of its own, and reaches everything through the
- * shim's host table: the metadata (the same plans as the client's) and host->call, which runs each call as a
- * program's own call runs, through the hooks of the plugins CUSHIM_PLUGINS loads here (memlimit's quota,
- * smlimit, trace) and then the driver this process loaded (the fake one in CI). Every call is decoded into
- * the arena, run, answered, and the arena reset: nothing a client sends can make the back end read or write
- * outside the message and its arena, and one client's back end holds no other's state. The loop ends when
- * the client closes the connection (or dies), and the process exits normally, so the driver's and the
- * plugins' exit handlers run.
+ * It first reads the client's hello and, when the server has a token, checks the client's proof of it (rm_auth.h),
+ * with a time limit and before loading anything: an unauthenticated peer reaches only rm_recv_max's header check (a
+ * hello of at most RM_HELLO_MAX bytes, a 32-byte proof), rm_hello_check and rm_auth_verify. Then it loads the shim
+ * (libcuda's stand-in, given by path), so each client gets a driver and plugins of its own, and reaches everything
+ * through the shim's host table: the metadata (the same plans as the client's) and host->call, which runs each call
+ * as a program's own call runs, through the hooks of the plugins CUSHIM_PLUGINS loads here (memlimit's quota,
+ * smlimit, trace) and then the driver this process loaded (the fake one in CI). Every call is decoded into the
+ * arena, run, answered, and the arena reset: nothing a client sends can make the back end read or write outside the
+ * message and its arena, and one client's back end holds no other's state. The loop ends when the client closes the
+ * connection (or dies), and the process exits normally, so the driver's and the plugins' exit handlers run.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
