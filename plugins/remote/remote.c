@@ -4,7 +4,8 @@
  *
  * USAGE
  *   LD_LIBRARY_PATH=<build>/dropin CUSHIM_PLUGINS=remote:server=unix:/run/cushim.sock ./app
- *   cushim run --dropin --remote-server=unix:/run/cushim.sock -- ./app
+ *   cushim run --remote=unix:/run/cushim.sock -- ./app
+ *   cushim run --remote=tcp://gpu-host:7480 --remote-token-file=/etc/cushim/token -- ./app
  *
  * One pre hook on every driver API (lib:driver, but cuGetProcAddress, which the shim answers itself),
  * registered with CUSHIM_HOOK_SERVE so that it is reached when no libcuda.so.1 is installed. It runs last
@@ -29,6 +30,7 @@
 #include <unistd.h>
 
 #include "cushim/cushim.h"
+#include "rm_auth.h"
 #include "rm_codec.h"
 #include "rm_sock.h"
 
@@ -48,6 +50,7 @@ typedef struct rp_state {
     cushim_plugin *self;
     rm_plans *plans;
     const char *server;
+    const char *token_file;        /* NULL: no token (a unix socket's server needs none) */
     int stats;
     pthread_mutex_t lock;          /* the connection: one call at a time */
     int fd;                        /* -1: not connected (yet) */
@@ -71,7 +74,9 @@ typedef struct rp_state {
 } rp_state;
 
 static const cushim_option rp_options[] = {
-    { "server", CUSHIM_OPT_STRING | CUSHIM_OPT_REQUIRED, NULL, "the cushim-serve to forward to (unix:/path)" },
+    { "server", CUSHIM_OPT_STRING | CUSHIM_OPT_REQUIRED, NULL,
+      "the cushim-serve to forward to (unix:/path, tcp://HOST:PORT, tcp://[IPv6]:PORT)" },
+    { "token_file", CUSHIM_OPT_STRING, NULL, "the server's token (a TCP server needs it; mode 0600)" },
     { "stats", CUSHIM_OPT_BOOL, "false", "print the calls forwarded and round trips at exit" },
     { NULL, 0, NULL, NULL },
 };
@@ -102,32 +107,19 @@ static const char *rp_intern(void *user, const char *str, size_t n)
 /* ---- the connection ---- */
 static int rp_connect_locked(rp_state *s)
 {
-    char err[256];
-    rm_hello hello;
-    rm_hdr h;
-    int fd = rm_connect(s->server, err, sizeof err);
-    if (fd < 0) {
-        s->host->log(s->self, CUSHIM_LOG_ERROR, "%s: CUDA calls fail with CUDA_ERROR_DEVICE_UNAVAILABLE", err);
-        s->dead = 1;
-        return -1;
-    }
-    rm_hello_make(&hello, s->plans, s->host->version(), (uint32_t)getpid());
-    if (rm_send(fd, RM_MSG_HELLO, 0, &hello, sizeof hello) != RM_OK || rm_recv(fd, &h, &s->rbuf, &s->rcap) != RM_OK ||
-        h.kind != RM_MSG_HELLO || h.length != sizeof hello) {
-        s->host->log(s->self, CUSHIM_LOG_ERROR, "%s: no hello from the server (not cushim-serve, or another wire "
-                     "version than %u?): CUDA calls fail", s->server, RM_WIRE_VERSION);
-        close(fd);
-        s->dead = 1;
-        return -1;
-    }
-    memcpy(&hello, s->rbuf, sizeof hello);
-    if (hello.status != RM_HELLO_OK) {
-        s->host->log(s->self, CUSHIM_LOG_ERROR, "%s refused this client (%s): CUDA calls fail", s->server,
-                     hello.status == RM_HELLO_REFUSED_VERSION ? "wire version" : "ABI");
-        close(fd);
-        s->dead = 1;
-        return -1;
-    }
+    char err[512];
+    rm_hello hello, mine;
+    static rm_token token;   /* read at each connection (a rotated token file is picked up), then wiped */
+    int fd = -1;
+    if (s->token_file != NULL && rm_token_load(s->token_file, &token, err, sizeof err) != 0)
+        goto fail;
+    if ((fd = rm_connect(s->server, err, sizeof err)) < 0)
+        goto fail;
+    rm_hello_make(&mine, s->plans, s->host->version(), (uint32_t)getpid());
+    if (rm_client_hello(fd, &mine, s->token_file != NULL ? &token : NULL, s->server, s->token_file, &hello,
+                        &s->rbuf, &s->rcap, err, sizeof err) != 0)
+        goto fail;
+    rm_token_clear(&token);
     if (hello.tree_hash != s->plans->tree_hash)
         s->host->log(s->self, CUSHIM_LOG_WARN, "%s serves '%.*s', this client is '%s': the APIs whose layout "
                      "differs fail with CUDA_ERROR_NOT_SUPPORTED", s->server, RM_TREE_NAME_LEN, hello.tree,
@@ -139,6 +131,13 @@ static int rp_connect_locked(rp_state *s)
     }
     s->fd = fd;
     return 0;
+fail:
+    rm_token_clear(&token);
+    if (fd >= 0)
+        close(fd);
+    s->host->log(s->self, CUSHIM_LOG_ERROR, "%s: CUDA calls fail with CUDA_ERROR_DEVICE_UNAVAILABLE", err);
+    s->dead = 1;
+    return -1;
 }
 
 static void rp_lost_locked(rp_state *s, int rc)
@@ -356,6 +355,7 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
     s->host = host;
     s->self = self;
     s->server = host->opt_string(self, "server");
+    s->token_file = host->opt_given(self, "token_file") ? host->opt_string(self, "token_file") : NULL;
     s->stats = host->opt_bool(self, "stats");
     s->fd = -1;
     pthread_mutex_init(&s->lock, NULL);
