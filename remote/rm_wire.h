@@ -21,7 +21,7 @@
 #endif
 
 #define RM_MAGIC 0x4d524843u       /* the bytes "CHRM" */
-#define RM_WIRE_VERSION 2u         /* any change of layout or meaning bumps it (2: RM_MSG_THREAD) */
+#define RM_WIRE_VERSION 3u         /* any change of layout or meaning bumps it (2: token; 3: RM_MSG_THREAD) */
 
 /* Message kinds (rm_hdr.kind). */
 #define RM_MSG_HELLO 1u            /* client -> server: rm_hello; server -> client: rm_hello with 'status' */
@@ -29,7 +29,9 @@
 #define RM_MSG_REPLY 3u            /* status, the result, the outputs                                  */
 #define RM_MSG_BATCH 4u            /* calls whose outputs nobody waits for; one RM_MSG_BATCH_REPLY     */
 #define RM_MSG_BATCH_REPLY 5u      /* how many ran, the first that failed and its result               */
-#define RM_MSG_THREAD 6u           /* u64: the client thread the next calls and batches come from; no reply */
+#define RM_MSG_CHALLENGE 6u        /* server -> client, before its hello when it needs a token: a nonce */
+#define RM_MSG_AUTH 7u             /* client -> server: HMAC-SHA256 of the nonce with the token (rm_auth.h) */
+#define RM_MSG_THREAD 8u           /* u64: the client thread the next calls and batches come from; no reply */
 
 /* Bounds. A decoder refuses more; an encoder refuses to produce more. */
 #define RM_MAX_PAYLOAD (64u << 20)  /* bytes of one message's payload                                  */
@@ -66,6 +68,7 @@ _Static_assert(sizeof(rm_hello) == 72, "rm_hello is 72 bytes on the wire");
 #define RM_HELLO_OK 0u
 #define RM_HELLO_REFUSED_VERSION 1u  /* another wire version                                           */
 #define RM_HELLO_REFUSED_ABI 2u      /* another pointer size                                           */
+#define RM_HELLO_REFUSED_AUTH 3u     /* the proof of the token was wrong (or missing)                  */
 
 /* Reply status (RM_MSG_REPLY): whether the call ran. */
 #define RM_ST_OK 0u                /* the function ran; the result and outputs follow                  */

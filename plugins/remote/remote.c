@@ -4,7 +4,8 @@
  *
  * USAGE
  *   LD_LIBRARY_PATH=<build>/dropin CUSHIM_PLUGINS=remote:server=unix:/run/cushim.sock ./app
- *   cushim run --dropin --remote-server=unix:/run/cushim.sock -- ./app
+ *   cushim run --remote=unix:/run/cushim.sock -- ./app
+ *   cushim run --remote=tcp://gpu-host:7480 --remote-token-file=/etc/cushim/token -- ./app
  *
  * One pre hook on every driver API (lib:driver, but cuGetProcAddress, which the shim answers itself),
  * registered with CUSHIM_HOOK_SERVE so that it is reached when no libcuda.so.1 is installed. It runs last
@@ -37,7 +38,9 @@ static const cushim_host *rp_host;   /* the host table: the same for every plugi
 static rp_state *rp_the;             /* for the pthread_atfork handler, which takes no argument */
 
 static const cushim_option rp_options[] = {
-    { "server", CUSHIM_OPT_STRING | CUSHIM_OPT_REQUIRED, NULL, "the cushim-serve to forward to (unix:/path)" },
+    { "server", CUSHIM_OPT_STRING | CUSHIM_OPT_REQUIRED, NULL,
+      "the cushim-serve to forward to (unix:/path, tcp://HOST:PORT, tcp://[IPv6]:PORT)" },
+    { "token_file", CUSHIM_OPT_STRING, NULL, "the server's token (a TCP server needs it; mode 0600)" },
     { "stats", CUSHIM_OPT_BOOL, "false", "print the calls forwarded and round trips at exit" },
     { NULL, 0, NULL, NULL },
 };
@@ -143,6 +146,7 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
     s->host = host;
     s->self = self;
     s->server = host->opt_string(self, "server");
+    s->token_file = host->opt_given(self, "token_file") ? host->opt_string(self, "token_file") : NULL;
     s->stats = host->opt_bool(self, "stats");
     s->fd = -1;
     pthread_mutex_init(&s->lock, NULL);

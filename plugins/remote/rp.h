@@ -53,6 +53,7 @@ typedef struct rp_state {
     cushim_plugin *self;
     rm_plans *plans;
     const char *server;
+    const char *token_file;        /* NULL: no token (a unix socket's server needs none) */
     int stats;
     /* the connection (rp_conn.c), under 'lock' */
     pthread_mutex_t lock;

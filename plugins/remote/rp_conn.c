@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rm_auth.h"
 #include "rm_sock.h"
 #include "rp.h"
 
@@ -30,32 +31,19 @@
 /* ---- the connection ---- */
 static int rp_connect_locked(rp_state *s)
 {
-    char err[256];
-    rm_hello hello;
-    rm_hdr h;
-    int fd = rm_connect(s->server, err, sizeof err);
-    if (fd < 0) {
-        s->host->log(s->self, CUSHIM_LOG_ERROR, "%s: CUDA calls fail with CUDA_ERROR_DEVICE_UNAVAILABLE", err);
-        s->dead = 1;
-        return -1;
-    }
-    rm_hello_make(&hello, s->plans, s->host->version(), (uint32_t)getpid());
-    if (rm_send(fd, RM_MSG_HELLO, 0, &hello, sizeof hello) != RM_OK || rm_recv(fd, &h, &s->rbuf, &s->rcap) != RM_OK ||
-        h.kind != RM_MSG_HELLO || h.length != sizeof hello) {
-        s->host->log(s->self, CUSHIM_LOG_ERROR, "%s: no hello from the server (not cushim-serve, or another wire "
-                     "version than %u?): CUDA calls fail", s->server, RM_WIRE_VERSION);
-        close(fd);
-        s->dead = 1;
-        return -1;
-    }
-    memcpy(&hello, s->rbuf, sizeof hello);
-    if (hello.status != RM_HELLO_OK) {
-        s->host->log(s->self, CUSHIM_LOG_ERROR, "%s refused this client (%s): CUDA calls fail", s->server,
-                     hello.status == RM_HELLO_REFUSED_VERSION ? "wire version" : "ABI");
-        close(fd);
-        s->dead = 1;
-        return -1;
-    }
+    char err[512];
+    rm_hello hello, mine;
+    static rm_token token;   /* read at each connection (a rotated token file is picked up), then wiped */
+    int fd = -1;
+    if (s->token_file != NULL && rm_token_load(s->token_file, &token, err, sizeof err) != 0)
+        goto fail;
+    if ((fd = rm_connect(s->server, err, sizeof err)) < 0)
+        goto fail;
+    rm_hello_make(&mine, s->plans, s->host->version(), (uint32_t)getpid());
+    if (rm_client_hello(fd, &mine, s->token_file != NULL ? &token : NULL, s->server, s->token_file, &hello,
+                        &s->rbuf, &s->rcap, err, sizeof err) != 0)
+        goto fail;
+    rm_token_clear(&token);
     if (hello.tree_hash != s->plans->tree_hash)
         s->host->log(s->self, CUSHIM_LOG_WARN, "%s serves '%.*s', this client is '%s': the APIs whose layout "
                      "differs fail with CUDA_ERROR_NOT_SUPPORTED", s->server, RM_TREE_NAME_LEN, hello.tree,
@@ -67,6 +55,13 @@ static int rp_connect_locked(rp_state *s)
     }
     s->fd = fd;
     return 0;
+fail:
+    rm_token_clear(&token);
+    if (fd >= 0)
+        close(fd);
+    s->host->log(s->self, CUSHIM_LOG_ERROR, "%s: CUDA calls fail with CUDA_ERROR_DEVICE_UNAVAILABLE", err);
+    s->dead = 1;
+    return -1;
 }
 
 /* Connected (at the first call), or -1 when the connection is lost for good. */

@@ -7,7 +7,9 @@
  *   mode & 3 == 0: the payload is a CALL body for that API (the harness writes its id and layout hash first,
  *                  so that the fuzzer reaches the parameter decoding instead of guessing 32-bit hashes);
  *   mode & 3 == 1: the payload is a whole CALL payload (id, hash and all, as a client could send);
- *   mode & 3 == 2: the payload is a message: a 16-byte header, then a CALL or a BATCH of CALLs;
+ *   mode & 3 == 2: the payload is a message: a 16-byte header, then a CALL or a BATCH of CALLs, or what the
+ *                  server decodes before a client is authenticated (rm_auth.h): a HELLO (rm_hello_check) or
+ *                  the proof of the token (AUTH, rm_auth_verify: accepted exactly when it is the HMAC);
  *   mode & 3 == 3: the payload is a REPLY for that API, decoded by a client whose own buffers are sized
  *                  from the call it sent (a hostile server must not make the client write past them).
  * The payload is copied into a heap block of exactly its size (ASan sees a read one past its end). After a
@@ -17,6 +19,7 @@
  * The arena is 4 MiB: a count past it must be refused, never allocated.
  */
 #include "fuzz_common.h"
+#include "rm_auth.h"
 #include "rm_codec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -248,7 +251,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         rm_hdr h;
         if (len < sizeof h || rm_hdr_get(msg, &h) != RM_OK || h.length != len - sizeof h)
             break;
-        if (h.kind == RM_MSG_CALL) {
+        if (h.kind == RM_MSG_HELLO) {
+            rm_hello in;
+            uint16_t st = rm_hello_check(&h, msg + sizeof h, &in);
+            FUZZ_CHECK(st == RM_HELLO_OK || st == RM_HELLO_REFUSED_VERSION || st == RM_HELLO_REFUSED_ABI);
+            FUZZ_CHECK(memchr(in.tree, '\0', sizeof in.tree) != NULL);   /* logged as a string */
+        } else if (h.kind == RM_MSG_AUTH) {
+            static const rm_token tok = { .key = "fuzz-token-0123456789", .len = 21 };
+            static const uint8_t nonce[RM_NONCE_BYTES] = { 1, 2, 3 };
+            uint8_t mac[RM_MAC_BYTES];
+            rm_auth_mac(&tok, nonce, mac);
+            int want = h.length == RM_MAC_BYTES && memcmp(mac, msg + sizeof h, RM_MAC_BYTES) == 0;
+            FUZZ_CHECK(rm_auth_verify(&tok, nonce, msg + sizeof h, h.length) == want);
+        } else if (h.kind == RM_MSG_CALL) {
             fz_one_call(msg + sizeof h, h.length);
         } else if (h.kind == RM_MSG_BATCH) {
             rm_rd r = { .p = msg + sizeof h, .len = h.length };

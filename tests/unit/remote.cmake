@@ -18,3 +18,10 @@ target_link_libraries(rp_cache_test PRIVATE cushim_remote PkgConfig::CMOCKA Thre
 target_compile_options(rp_cache_test PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-declarations)
 add_test(NAME rp_cache COMMAND rp_cache_test)
 set_tests_properties(rp_cache PROPERTIES LABELS "unit;remote")
+
+# Addresses and the token check (remote/rm_sock.c, remote/rm_auth.c; docs/remote-deploy.md).
+add_executable(rm_auth_test rm_auth_test.c)
+target_link_libraries(rm_auth_test PRIVATE cushim_remote PkgConfig::CMOCKA)
+target_compile_options(rm_auth_test PRIVATE ${CUSHIM_WARN_FLAGS})
+add_test(NAME rm_auth COMMAND rm_auth_test)
+set_tests_properties(rm_auth PROPERTIES LABELS "unit;remote")
