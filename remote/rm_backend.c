@@ -26,6 +26,7 @@
 #include "rm_backend.h"
 #include "rm_codec.h"
 #include "rm_sock.h"
+#include "rm_workers.h"
 
 #define RB_KCHECKED 256   /* functions whose launch arguments were checked once (a small direct-mapped cache) */
 
@@ -41,6 +42,9 @@ typedef struct rb_state {
     const cushim_api_info *paraminfo;   /* cuFuncGetParamInfo: checks kernel argument sizes */
     int verbose;
     rb_kchecked kchecked[RB_KCHECKED];
+    rm_workers *workers;                /* a thread per client thread (RM_MSG_THREAD names it) */
+    uint64_t tid;
+    int named;                          /* a client thread was named: calls go through 'workers' */
 } rb_state;
 
 static uint32_t rb_sizes_hash(uint32_t n, const uint32_t *sizes)
@@ -125,7 +129,43 @@ static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t le
                "malformed");
     rm_encode_reply(rc == RM_OK ? &c : NULL, id, status, ret, w);
     *ran_status = status;
-    rm_arena_reset(&b->arena);
+    /* the arena is reset by the caller once the reply is sent: a large output is sent from it (w->ref) */
+}
+
+/* rb_call on the server thread of the client thread that sent it (rm_workers.h). */
+typedef struct rb_job {
+    rb_state *b;
+    const rm_ctx *cx;
+    const uint8_t *msg;
+    size_t len;
+    rm_wr *w;
+    uint32_t *status, *ret_size;
+    uint8_t *ret;
+} rb_job;
+
+static void rb_job_run(void *p)
+{
+    rb_job *j = p;
+    rb_call(j->b, j->cx, j->msg, j->len, j->w, j->status, j->ret, j->ret_size);
+}
+
+static void rb_call_on(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t len, rm_wr *w, uint32_t *status,
+                       uint8_t *ret, uint32_t *ret_size)
+{
+    rb_job j = { .b = b, .cx = cx, .msg = msg, .len = len, .w = w, .status = status, .ret = ret, .ret_size = ret_size };
+    if (!b->named) {
+        rb_job_run(&j);
+    } else if (rm_workers_run(b->workers, b->tid, rb_job_run, &j) != 0) {
+        uint32_t id = 0;
+        if (len >= 4)
+            memcpy(&id, msg, 4);
+        rb_log("no thread for client thread %#llx (at most %u): its call is refused", (unsigned long long)b->tid,
+               RM_MAX_WORKERS);
+        memset(ret, 0, 64);
+        *ret_size = 0;
+        *status = RM_ST_TOO_LARGE;
+        rm_encode_reply(NULL, id, RM_ST_TOO_LARGE, ret, w);
+    }
 }
 
 /* The hello and, with a token, the challenge: before the shim is loaded, under a time limit. 0 when the
@@ -219,20 +259,24 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
         return 1;
     }
     b.paraminfo = b.host->api_by_name("cuFuncGetParamInfo");
-    const rm_ctx cx = { .kparam_check = rb_kcheck, .user = &b };
+    b.workers = rm_workers_new();
+    const rm_ctx cx = { .kparam_check = rb_kcheck, .user = &b, .in_place_min = RM_REF_MIN };
     uint8_t ret[64];
     rm_wr w;
     rm_hdr hd;
     int rc;
     rm_wr_init(&w, 0);
+    w.allow_ref = 1;   /* a large output goes from the arena, not copied into the reply (rm_send_wr) */
     while ((rc = rm_recv(fd, &hd, &buf, &cap)) == RM_OK) {
         if (hd.version != RM_WIRE_VERSION)
             break;
         rm_wr_reset(&w);
         uint32_t status, ret_size;
         if (hd.kind == RM_MSG_CALL) {
-            rb_call(&b, &cx, buf, hd.length, &w, &status, ret, &ret_size);
-            if (w.err != RM_OK || rm_send(fd, RM_MSG_REPLY, hd.seq, w.p, w.len) != RM_OK)
+            rb_call_on(&b, &cx, buf, hd.length, &w, &status, ret, &ret_size);
+            int sent = w.err == RM_OK && rm_send_wr(fd, RM_MSG_REPLY, hd.seq, &w) == RM_OK;
+            rm_arena_reset(&b.arena);
+            if (!sent)
                 break;
         } else if (hd.kind == RM_MSG_BATCH) {
             /* reply: u32 calls run, u32 index of the first that failed (or 0xffffffff), its status and result */
@@ -251,7 +295,8 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
                     break;
                 }
                 rm_wr_reset(&one);
-                rb_call(&b, &cx, call, clen, &one, &status, ret, &ret_size);
+                rb_call_on(&b, &cx, call, clen, &one, &status, ret, &ret_size);
+                rm_arena_reset(&b.arena);
                 int32_t code = 0;
                 if (ret_size >= 4)
                     memcpy(&code, ret, 4);
@@ -268,6 +313,9 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
             rm_wr_bytes(&w, fret, fsize);
             if (w.err != RM_OK || rm_send(fd, RM_MSG_BATCH_REPLY, hd.seq, w.p, w.len) != RM_OK)
                 break;
+        } else if (hd.kind == RM_MSG_THREAD && hd.length == 8) {
+            memcpy(&b.tid, buf, 8);   /* the client thread the next calls come from; no reply */
+            b.named = 1;
         } else {
             rb_log("unexpected message kind %u: closing", hd.kind);
             break;
@@ -278,6 +326,7 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
                "not a cushim message" : "read error");
     rm_wr_free(&w);
     free(buf);
+    rm_workers_free(b.workers);
     rm_arena_destroy(&b.arena);
     rm_plans_free(b.plans);
     return 0;

@@ -282,12 +282,26 @@ long rm_peer_uid(int fd)
 
 int rm_send(int fd, uint16_t kind, uint32_t seq, const void *payload, size_t len)
 {
+    struct iovec part = { (void *)payload, len };
+    return rm_sendv(fd, kind, seq, &part, 1);
+}
+
+int rm_sendv(int fd, uint16_t kind, uint32_t seq, const struct iovec *parts, int n)
+{
     uint8_t hdr[16];
-    if (len > RM_MAX_PAYLOAD)
+    struct iovec iov[9] = { { hdr, sizeof hdr } };
+    size_t len = 0;
+    int niov = 1;
+    if (n < 0 || n > 8)
         return RM_EBOUNDS;
+    for (int i = 0; i < n; i++) {
+        if (parts[i].iov_len > RM_MAX_PAYLOAD - len)
+            return RM_EBOUNDS;
+        len += parts[i].iov_len;
+        if (parts[i].iov_len != 0)
+            iov[niov++] = parts[i];
+    }
     rm_hdr_put(hdr, kind, (uint32_t)len, seq);
-    struct iovec iov[2] = { { hdr, sizeof hdr }, { (void *)payload, len } };
-    int niov = len ? 2 : 1;
     struct iovec *v = iov;
     while (niov > 0) {
         struct msghdr m = { .msg_iov = v, .msg_iovlen = (size_t)niov };
@@ -351,4 +365,26 @@ int rm_recv_max(int fd, rm_hdr *h, uint8_t **buf, size_t *cap, uint32_t max)
         *cap = h->length;
     }
     return h->length ? rm_read_all(fd, *buf, h->length) : RM_OK;
+}
+
+/* ---- the fast paths' pieces (docs/remote.md, "Bulk copies") ---- */
+int rm_send_wr(int fd, uint16_t kind, uint32_t seq, const rm_wr *w)
+{
+    if (w->ref == NULL)
+        return rm_send(fd, kind, seq, w->p, w->len);
+    struct iovec parts[3] = { { w->p, w->ref_at }, { (void *)w->ref, w->ref_len },
+                              { w->p + w->ref_at, w->len - w->ref_at } };
+    return rm_sendv(fd, kind, seq, parts, 3);
+}
+
+int rm_read_exact(int fd, void *p, size_t n)
+{
+    return rm_read_all(fd, p, n);
+}
+
+int rm_recv_hdr(int fd, rm_hdr *h)
+{
+    uint8_t raw[16];
+    int rc = rm_read_all(fd, raw, sizeof raw);
+    return rc != RM_OK ? rc : rm_hdr_get(raw, h);
 }

@@ -44,6 +44,15 @@ long rm_peer_uid(int fd);
 
 /* One message: the header and 'len' payload bytes. RM_OK, RM_ECLOSED, RM_EIO. */
 int rm_send(int fd, uint16_t kind, uint32_t seq, const void *payload, size_t len);
+/* The same, the payload gathered from n (at most 8) pieces: sent without copying them (zero copy). */
+struct iovec;
+int rm_sendv(int fd, uint16_t kind, uint32_t seq, const struct iovec *parts, int n);
+/* A writer's payload, with the bytes it references (rm_wr_ref) sent from where they lie. */
+int rm_send_wr(int fd, uint16_t kind, uint32_t seq, const rm_wr *w);
+/* A message in two steps: its header (checked as rm_recv does), then its payload in pieces of the caller's
+   choosing (rm_read_exact), e.g. a reply's bulk bytes straight into the program's buffer. */
+int rm_recv_hdr(int fd, rm_hdr *h);
+int rm_read_exact(int fd, void *p, size_t n);
 /* The next message: *h, and its payload in *buf (grown as needed, up to RM_MAX_PAYLOAD).
    RM_OK, RM_ECLOSED, RM_EIO, RM_EMALFORMED (bad magic), RM_EBOUNDS (payload over the bound). */
 int rm_recv(int fd, rm_hdr *h, uint8_t **buf, size_t *cap);

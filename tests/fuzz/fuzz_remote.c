@@ -43,7 +43,10 @@ static int fz_kcheck(void *user, uint64_t func, uint32_t n, const uint32_t *size
     return func == 0xdeadull ? RM_EMALFORMED : RM_OK;   /* a refused launch takes the error path */
 }
 
-static const rm_ctx fz_server_ctx = { .kparam_check = fz_kcheck };
+/* in place from 16 bytes: the decoder's in-place path is reached by inputs of a fuzzer's usual sizes */
+static const rm_ctx fz_server_ctx = { .kparam_check = fz_kcheck, .in_place_min = 16 };
+static const uint8_t *fz_msg;   /* the call being decoded: input byte arrays may point into it */
+static size_t fz_msglen;
 
 static void fz_init(void)
 {
@@ -74,6 +77,22 @@ static void fz_touch(void *p, size_t n)
     FUZZ_CHECK(fz_in_arena(p, n));
     for (size_t i = 0; i < n; i++)
         b[i] = b[i];   /* a write, leaving counts as they were */
+}
+
+/* An input-only byte array read in place: inside the message, read only (the driver only reads it). */
+static int fz_in_msg(const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    return fz_msg != NULL && b >= fz_msg && b <= fz_msg + fz_msglen && n <= (size_t)(fz_msg + fz_msglen - b);
+}
+
+static void fz_read(const void *p, size_t n)
+{
+    volatile const uint8_t *b = p;
+    uint8_t x = 0;
+    for (size_t i = 0; i < n; i++)
+        x ^= b[i];
+    (void)x;
 }
 
 static uint64_t fz_int(const void *p, unsigned size)
@@ -132,7 +151,12 @@ static void fz_check_call(const rm_call *c)
             }
             FUZZ_CHECK(n == c->cap[i]);
             FUZZ_CHECK(elem == 0 || n <= fz_arena.max / elem);
-            fz_touch(ptr, (size_t)n * elem);
+            if (fz_in_msg(ptr, (size_t)n * elem)) {
+                FUZZ_CHECK(mp->dir == CUSHIM_DIR_IN && pl->p[i].elem == 1 && n >= fz_server_ctx.in_place_min);
+                fz_read(ptr, (size_t)n);
+            } else {
+                fz_touch(ptr, (size_t)n * elem);
+            }
             break;
         }
         default:
@@ -157,6 +181,8 @@ static void fz_one_call(const uint8_t *msg, size_t len)
     rm_call c;
     uint32_t status = 0xffff;
     fz_kn = 0;
+    fz_msg = msg;
+    fz_msglen = len;
     int rc = rm_decode_call(fz_plans, msg, len, &fz_arena, &fz_server_ctx, &c, &status);
     FUZZ_CHECK(rc <= 0);
     FUZZ_CHECK((rc == RM_OK) == (status == RM_ST_OK));
