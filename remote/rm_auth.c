@@ -118,7 +118,9 @@ int rm_client_hello(int fd, const rm_hello *mine, const rm_token *token, const c
 {
     rm_hdr h;
     int rc = rm_send(fd, RM_MSG_HELLO, 0, mine, sizeof *mine);
-    if (rc == RM_OK)
+    /* A server that refuses before reading (busy: --max-clients) may have answered and closed already: its
+       hello is still there to read when ours could not be sent. */
+    if (rc == RM_OK || rc == RM_ECLOSED)
         rc = rm_recv(fd, &h, buf, cap);
     if (rc == RM_OK && h.kind == RM_MSG_CHALLENGE) {
         if (h.length != RM_NONCE_BYTES) {
@@ -146,6 +148,11 @@ int rm_client_hello(int fd, const rm_hello *mine, const rm_token *token, const c
     if (theirs->status == RM_HELLO_REFUSED_AUTH) {
         snprintf(err, errlen, "%s refused this client's token (%s): it is not the server's token", server,
                  token_path != NULL ? token_path : "none given");
+        return -1;
+    }
+    if (theirs->status == RM_HELLO_REFUSED_BUSY) {
+        snprintf(err, errlen, "%s is serving as many clients as it may (cushim serve --max-clients): try again later",
+                 server);
         return -1;
     }
     if (theirs->status != RM_HELLO_OK) {

@@ -2,8 +2,8 @@
  * rm_serve.c - cushim-serve: the GPU host's side of API forwarding (docs/remote.md, docs/remote-deploy.md).
  *
  * USAGE
- *   cushim-serve --listen=unix:/run/cushim.sock [--shim=PATH] [--once] [--verbose]
- *   cushim-serve --listen=tcp://HOST:PORT --token-file=FILE [--shim=PATH] [--once] [--verbose]
+ *   cushim-serve --listen=unix:/run/cushim.sock [--shim=PATH] [--max-clients=N] [--once] [--verbose]
+ *   cushim-serve --listen=tcp://HOST:PORT --token-file=FILE [--shim=PATH] [--max-clients=N] [--once] [--verbose]
  *   cushim-serve --apis[=GLOB] [--shim=PATH]     how each API is forwarded, as TSV (cushim apis --remote)
  *   (usually started by 'cushim serve', which also sets the server-side plugins and the visible GPUs)
  *
@@ -12,7 +12,9 @@
  * the hello (rm_auth.h) before its back end loads anything. Each client gets a back-end process of its own
  * (fork, then rm_backend.c), which loads the shim and through it the driver found the usual way (libcuda.so.1:
  * the fake one under LD_LIBRARY_PATH in CI), so a client that crashes or corrupts its context takes no other
- * client down. The listening process never touches CUDA. --once serves one client and exits with its back
+ * client down. At most --max-clients back ends (64) live at once, those still proving their token included: past it
+ * the listener answers a hello that says so (RM_HELLO_REFUSED_BUSY) and closes, without forking, so a flood of
+ * connections costs the host a bounded number of processes. The listening process never touches CUDA. --once serves one client and exits with its back
  * end's status (tests). The shim defaults to the one beside this program (the build tree's
  * runtime/libcushim.so, or the installed lib/libcushim.so). Server-side plugins: CUSHIM_PLUGINS in this
  * program's environment is read by each back end's shim, whose hooks each call goes through.
@@ -39,7 +41,7 @@
 static void usage(void)
 {
     fprintf(stderr, "usage: cushim-serve --listen=unix:PATH|tcp://HOST:PORT [--token-file=FILE] [--shim=PATH] "
-            "[--once] [--verbose]\n");
+            "[--max-clients=N] [--once] [--verbose]\n");
     exit(2);
 }
 
@@ -119,10 +121,51 @@ static int list_apis(const char *shim, const char *glob)
     return found ? 0 : 1;
 }
 
+static volatile sig_atomic_t rs_child_exited;
+
+static void rs_on_child(int sig)
+{
+    (void)sig;
+    rs_child_exited = 1;   /* accept4 returns EINTR: the loop reaps */
+}
+
+/* Reaps the back ends that ended; returns how many. */
+static unsigned rs_reap(void)
+{
+    unsigned n = 0;
+    int st;
+    while (waitpid(-1, &st, WNOHANG) > 0)
+        n++;
+    return n;
+}
+
+/* A client past --max-clients: a hello that says so (the socket is fresh: its buffer takes the 88 bytes
+   without blocking, and a peer that reads nothing cannot hold the listener: MSG_DONTWAIT), then close. */
+static void rs_refuse_busy(int fd)
+{
+    rm_hello busy;
+    memset(&busy, 0, sizeof busy);
+    busy.ptr_bytes = sizeof(void *);
+    busy.status = RM_HELLO_REFUSED_BUSY;
+    busy.pid = (uint32_t)getpid();
+    uint8_t msg[16 + sizeof busy];
+    rm_hdr_put(msg, RM_MSG_HELLO, sizeof busy, 0);
+    memcpy(msg + 16, &busy, sizeof busy);
+    (void)!send(fd, msg, sizeof msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+    shutdown(fd, SHUT_WR);
+    /* what the client sent already (its hello), read without waiting: closing with unread bytes would reset
+       the connection under the answer */
+    uint8_t sink[512];
+    for (int i = 0; i < 4 && recv(fd, sink, sizeof sink, MSG_DONTWAIT) > 0; i++)
+        ;
+    close(fd);
+}
+
 int main(int argc, char **argv)
 {
     const char *listen_at = NULL, *shim = NULL, *token_file = NULL, *glob = NULL;
     int once = 0, verbose = 0, apis = 0;
+    unsigned max_clients = 64, live = 0, refused = 0;
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--listen=", 9) == 0)
             listen_at = argv[i] + 9;
@@ -134,7 +177,15 @@ int main(int argc, char **argv)
             apis = 1;
         else if (strncmp(argv[i], "--apis=", 7) == 0)
             apis = 1, glob = argv[i] + 7;
-        else if (strcmp(argv[i], "--once") == 0)
+        else if (strncmp(argv[i], "--max-clients=", 14) == 0) {
+            char *end;
+            unsigned long v = strtoul(argv[i] + 14, &end, 10);
+            if (argv[i][14] < '0' || argv[i][14] > '9' || *end != '\0' || v < 1 || v > 4096) {
+                fprintf(stderr, "cushim-serve: %s: a number of clients from 1 to 4096\n", argv[i]);
+                return 2;
+            }
+            max_clients = (unsigned)v;
+        } else if (strcmp(argv[i], "--once") == 0)
             once = 1;
         else if (strcmp(argv[i], "--verbose") == 0)
             verbose = 1;
@@ -175,8 +226,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "cushim-serve: %s\n", err);
         return 1;
     }
-    if (!once)
-        signal(SIGCHLD, SIG_IGN);   /* back ends are reaped by the kernel */
+    if (!once) {   /* back ends are counted and reaped here (an ended one interrupts accept4) */
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = rs_on_child;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGCHLD, &sa, NULL);
+    }
     if (addr.tcp)
         fprintf(stderr, "cushim-serve[%d]: listening on tcp://%s%s%s:%u, clients need the token of %s (shim %s)\n",
                 (int)getpid(), strchr(addr.host, ':') ? "[" : "", addr.host, strchr(addr.host, ':') ? "]" : "",
@@ -185,6 +241,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "cushim-serve[%d]: listening on %s%s (shim %s)\n", (int)getpid(), listen_at,
                 token_file != NULL ? ", clients need the token" : "", shim);
     for (;;) {
+        if (!once) {
+            rs_child_exited = 0;
+            unsigned ended = rs_reap();
+            live = ended > live ? 0 : live - ended;
+        }
         int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EINTR || errno == ECONNABORTED)
@@ -202,6 +263,17 @@ int main(int argc, char **argv)
                 continue;
             }
         }
+        if (!once && live >= max_clients) {
+            unsigned ended = rs_reap();   /* one may have ended since */
+            live = ended > live ? 0 : live - ended;
+        }
+        if (!once && live >= max_clients) {
+            if (refused++ == 0 || refused % 1000 == 0)
+                fprintf(stderr, "cushim-serve: refused %s: %u back ends already (--max-clients=%u; %u refused so "
+                        "far)\n", peer, live, max_clients, refused);
+            rs_refuse_busy(fd);
+            continue;
+        }
         pid_t pid = fork();
         if (pid == 0) {
             close(lfd);
@@ -213,6 +285,8 @@ int main(int argc, char **argv)
         close(fd);
         if (pid < 0)
             fprintf(stderr, "cushim-serve: fork: %s\n", strerror(errno));
+        else
+            live++;
         if (once && pid > 0) {
             int st = 0;
             while (waitpid(pid, &st, 0) < 0 && errno == EINTR)

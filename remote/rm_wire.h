@@ -69,6 +69,7 @@ _Static_assert(sizeof(rm_hello) == 72, "rm_hello is 72 bytes on the wire");
 #define RM_HELLO_REFUSED_VERSION 1u  /* another wire version                                           */
 #define RM_HELLO_REFUSED_ABI 2u      /* another pointer size                                           */
 #define RM_HELLO_REFUSED_AUTH 3u     /* the proof of the token was wrong (or missing)                  */
+#define RM_HELLO_REFUSED_BUSY 4u     /* the server serves its --max-clients already (sent by the listener) */
 
 /* Reply status (RM_MSG_REPLY): whether the call ran. */
 #define RM_ST_OK 0u                /* the function ran; the result and outputs follow                  */

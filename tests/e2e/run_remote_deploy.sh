@@ -8,7 +8,8 @@
 #   4. server-side plugins in the call path: under 'serve --mem-limit=64MiB' a client sees the quota in
 #      cuMemGetInfo and gets CUDA_ERROR_OUT_OF_MEMORY past it, and a second client at the same time has its own;
 #      '--mem-budget' makes them share one; '--trace=FILE' writes one file per client;
-#   5. '--gpus=LIST' is CUDA_VISIBLE_DEVICES in each back end;
+#   5. '--gpus=LIST' is CUDA_VISIBLE_DEVICES in each back end; '--max-clients=1' turns a second client away
+#      (the server is busy) and serves it once the first has ended;
 #   6. 'cushim apis --remote': TSV, one row per API, the driver's class counts those of docs/remote.md.
 # Usage: run_remote_deploy.sh BUILD_DIR VECADD QUOTA_PROGRAM LOSS_PROGRAM OUT_DIR
 set -u
@@ -166,6 +167,24 @@ if serve "$d/gpus.log" --fake --listen="unix:$sock" --gpus=1; then
     wait "$cl"
     stop
 fi
+# 5b. --max-clients: a second client while one is served is told the server is busy; served after the first ends
+if serve "$d/max.log" --fake --listen="unix:$sock" --max-clients=1; then
+    rm -f "$d/go5b"
+    (client --remote="unix:$sock" -- "$loss" "$d/go5b" > "$d/m1.out" 2> "$d/m1.err") &
+    cl=$!
+    for _ in $(seq 200); do grep -q ready "$d/m1.out" 2> /dev/null && break; sleep 0.05; done
+    client --remote="unix:$sock" -- "$vecadd" 1000 > "$d/m2.out" 2> "$d/m2.err" && fail "--max-clients=1: a second client was served"
+    grep -q "is serving as many clients as it may" "$d/m2.err" || fail "--max-clients=1: the second client says: $(cat "$d/m2.err")"
+    grep -q "refused a local client: 1 back ends already (--max-clients=1" "$d/max.log" || fail "--max-clients: server log: $(cat "$d/max.log")"
+    [ "$(pgrep -c -P "$server")" = 1 ] || fail "--max-clients=1: $(pgrep -c -P "$server") back ends"
+    kill -9 "$(pgrep -P "$server" | head -1)" 2> /dev/null   # the first client's next call fails (e2e_remote_loss expects it)
+    touch "$d/go5b"
+    wait "$cl"
+    for _ in $(seq 100); do [ "$(pgrep -c -P "$server")" = 0 ] && break; sleep 0.05; done
+    client --remote="unix:$sock" -- "$vecadd" 1000 > "$d/m3.out" 2> "$d/m3.err" || fail "--max-clients=1: not served after the first ended: $(cat "$d/m3.err")"
+    stop
+fi
+"$cushim" serve --fake --listen="unix:$sock" --max-clients=0 > "$d/max0.out" 2>&1 && fail "--max-clients=0 accepted"
 "$cushim" serve --fake --listen="unix:$sock" --gpus='0;1' > "$d/gpusbad.out" 2>&1 && fail "--gpus='0;1' accepted"
 # usage errors: one line and the synopsis, status 2
 "$cushim" serve --fake > "$d/nolisten.out" 2>&1; [ $? = 2 ] && grep -q "give the address to listen on" "$d/nolisten.out" ||

@@ -117,7 +117,7 @@ const char ln_help_apis[] =
     "for any class but forward; from the shim's own metadata, as client and server classify.\n";
 
 const char ln_help_serve[] =
-    "usage: cushim serve --listen=ADDR [--token-file=FILE] [--gpus=LIST] [--fake] [PLUGIN OPTIONS]\n"
+    "usage: cushim serve --listen=ADDR [--token-file=FILE] [--gpus=LIST] [--max-clients=N] [--fake] [PLUGIN OPTIONS]\n"
     "\n"
     "Serves this host's GPUs to programs started elsewhere with 'cushim run --remote=ADDR' (docs/remote-deploy.md):\n"
     "each client connection gets a back-end process of its own that runs its CUDA calls here. Runs in the\n"
@@ -129,6 +129,8 @@ const char ln_help_serve[] =
     "  --token-file=FILE    clients must prove they know the token in FILE (HMAC-SHA256 of a challenge; the token\n"
     "                       is never sent); needed for TCP; FILE must not be readable by group or others\n"
     "  --gpus=LIST          the devices clients see (CUDA_VISIBLE_DEVICES of every back end): --gpus=0,1\n"
+    "  --max-clients=N      back ends alive at once, those still proving their token included (64; 1-4096):\n"
+    "                       past it a client is told the server is busy and no process is made for it\n"
     "  --fake               serve the bundled fake driver (no GPU needed: tries and tests)\n"
     "  --once               serve one client and exit with its back end's status\n"
     "  --verbose            log each client and call\n"

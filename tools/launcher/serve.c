@@ -45,7 +45,7 @@ static void check_gpus(const char *v)
 int ln_cmd_serve(const ln_where *w, int argc, char **argv)
 {
     ln_run r = {.w = w, .cmd = "serve"};
-    const char *listen_at = NULL, *gpus = NULL;
+    const char *listen_at = NULL, *gpus = NULL, *max_clients = NULL;
     char *token = NULL;
     int once = 0, verbose = 0;
     ln_plugins_scan(&r.plugins, w->plugindir);
@@ -67,11 +67,18 @@ int ln_cmd_serve(const ln_where *w, int argc, char **argv)
         } else if (is_opt(a, "--gpus")) {
             gpus = a + 7;
             check_gpus(gpus);
+        } else if (is_opt(a, "--max-clients")) {
+            max_clients = a + 14;
+            char *end;
+            unsigned long v = strtoul(max_clients, &end, 10);
+            if (max_clients[0] < '0' || max_clients[0] > '9' || *end != '\0' || v < 1 || v > 4096)
+                ln_bad("serve", "--max-clients=%s: a number of clients from 1 to 4096", ln_shown(max_clients));
         } else if (strcmp(a, "--once") == 0) {
             once = 1;
         } else if (strcmp(a, "--verbose") == 0) {
             verbose = 1;
-        } else if (strcmp(a, "--listen") == 0 || strcmp(a, "--token-file") == 0 || strcmp(a, "--gpus") == 0) {
+        } else if (strcmp(a, "--listen") == 0 || strcmp(a, "--token-file") == 0 || strcmp(a, "--gpus") == 0 ||
+                   strcmp(a, "--max-clients") == 0) {
             ln_bad("serve", "%s needs a value: %s=...", a, a);
         } else if (strcmp(a, "--dropin") == 0 || is_opt(a, "--remote")) {
             ln_bad("serve", "%s is an option of 'cushim run' (the client)", a);
@@ -95,13 +102,15 @@ int ln_cmd_serve(const ln_where *w, int argc, char **argv)
     ln_run_compose(&r);
     if (gpus != NULL)
         setenv("CUDA_VISIBLE_DEVICES", gpus, 1);
-    char *args[8];
+    char *args[9];
     int n = 0;
     args[n++] = w->serve;
     args[n++] = ln_fmt("--listen=%s", listen_at);
     args[n++] = ln_fmt("--shim=%s", w->shim);
     if (token != NULL)
         args[n++] = ln_fmt("--token-file=%s", token);
+    if (max_clients != NULL)
+        args[n++] = ln_fmt("--max-clients=%s", max_clients);
     if (once)
         args[n++] = "--once";
     if (verbose)
