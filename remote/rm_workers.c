@@ -14,12 +14,14 @@ typedef struct rm_worker {
     void (*fn)(void *);    /* the job; NULL: none */
     void *arg;
     int done, quit;
+    uint64_t used;         /* the back end's count of hand-offs at its last job (least recently used: evicted) */
 } rm_worker;
 
 struct rm_workers {
     int have_first;
     uint64_t first;        /* the first client thread named: runs on the caller's thread */
     unsigned n;
+    uint64_t clock;        /* hand-offs so far */
     rm_worker *w[RM_MAX_WORKERS];
 };
 
@@ -49,14 +51,37 @@ rm_workers *rm_workers_new(void)
     return calloc(1, sizeof(rm_workers));
 }
 
-/* The worker of 'tid' (a linear scan: at most RM_MAX_WORKERS), started at its first job. */
+static void rm_worker_stop(rm_worker *w)
+{
+    pthread_mutex_lock(&w->mu);
+    w->quit = 1;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->thread, NULL);
+    pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->mu);
+    free(w);
+}
+
+/* The worker of 'tid' (a linear scan: at most RM_MAX_WORKERS), started at its first job. With every slot
+   taken, the least recently used worker is stopped and its slot given to 'tid': client threads come and go
+   (a pool's short-lived threads) and an ended one never says so. Workers are idle between hand-offs (calls run
+   one at a time), so stopping one interrupts nothing. */
 static rm_worker *rm_worker_of(rm_workers *ws, uint64_t tid)
 {
     for (unsigned i = 0; i < ws->n; i++)
         if (ws->w[i]->tid == tid)
             return ws->w[i];
-    if (ws->n == RM_MAX_WORKERS)
-        return NULL;
+    unsigned slot = ws->n;
+    if (ws->n == RM_MAX_WORKERS) {
+        slot = 0;
+        for (unsigned i = 1; i < ws->n; i++)
+            if (ws->w[i]->used < ws->w[slot]->used)
+                slot = i;
+        rm_worker_stop(ws->w[slot]);
+        ws->w[slot] = ws->w[--ws->n];
+        slot = ws->n;
+    }
     rm_worker *w = calloc(1, sizeof *w);
     if (w == NULL)
         return NULL;
@@ -69,7 +94,8 @@ static rm_worker *rm_worker_of(rm_workers *ws, uint64_t tid)
         free(w);
         return NULL;
     }
-    ws->w[ws->n++] = w;
+    ws->w[slot] = w;
+    ws->n++;
     return w;
 }
 
@@ -88,6 +114,7 @@ int rm_workers_run(rm_workers *ws, uint64_t tid, void (*fn)(void *), void *arg)
     rm_worker *w = rm_worker_of(ws, tid);
     if (w == NULL)
         return -1;
+    w->used = ++ws->clock;
     pthread_mutex_lock(&w->mu);
     w->fn = fn;
     w->arg = arg;
@@ -103,16 +130,7 @@ void rm_workers_free(rm_workers *ws)
 {
     if (ws == NULL)
         return;
-    for (unsigned i = 0; i < ws->n; i++) {
-        rm_worker *w = ws->w[i];
-        pthread_mutex_lock(&w->mu);
-        w->quit = 1;
-        pthread_cond_broadcast(&w->cv);
-        pthread_mutex_unlock(&w->mu);
-        pthread_join(w->thread, NULL);
-        pthread_cond_destroy(&w->cv);
-        pthread_mutex_destroy(&w->mu);
-        free(w);
-    }
+    for (unsigned i = 0; i < ws->n; i++)
+        rm_worker_stop(ws->w[i]);
     free(ws);
 }

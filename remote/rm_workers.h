@@ -13,13 +13,16 @@
 
 #include <stdint.h>
 
-#define RM_MAX_WORKERS 256   /* client threads with a worker each; the rest are refused (RM_ST_TOO_LARGE) */
+#define RM_MAX_WORKERS 256   /* client threads with a worker at once; past it the least recently used worker is
+                                stopped and its slot given to the new client thread (a driver-API thread that
+                                made a context current and returns after 256 others took its place finds none
+                                current: docs/limitations.md) */
 
 typedef struct rm_workers rm_workers;
 
 rm_workers *rm_workers_new(void);
-/* Runs fn(arg) on the thread of client thread 'tid' and waits for it. 0, or -1 when no thread could be given
-   to it (fn did not run). */
+/* Runs fn(arg) on the thread of client thread 'tid' and waits for it. 0, or -1 when no thread could be started
+   for it (out of memory or threads: fn did not run). */
 int rm_workers_run(rm_workers *ws, uint64_t tid, void (*fn)(void *), void *arg);
 void rm_workers_free(rm_workers *ws);   /* stops and joins every worker */
 

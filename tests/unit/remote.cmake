@@ -25,3 +25,12 @@ target_link_libraries(rm_auth_test PRIVATE cushim_remote PkgConfig::CMOCKA)
 target_compile_options(rm_auth_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME rm_auth COMMAND rm_auth_test)
 set_tests_properties(rm_auth PROPERTIES LABELS "unit;remote")
+
+# The back end's worker per client thread (remote/rm_workers.c): one thread each, the least recently used one
+# evicted past RM_MAX_WORKERS.
+add_executable(rm_workers_test rm_workers_test.c "${PROJECT_SOURCE_DIR}/remote/rm_workers.c")
+target_include_directories(rm_workers_test PRIVATE "${PROJECT_SOURCE_DIR}/remote")
+target_link_libraries(rm_workers_test PRIVATE PkgConfig::CMOCKA Threads::Threads)
+target_compile_options(rm_workers_test PRIVATE ${CUSHIM_WARN_FLAGS})
+add_test(NAME rm_workers COMMAND rm_workers_test)
+set_tests_properties(rm_workers PROPERTIES LABELS "unit;remote;concurrency")
