@@ -35,7 +35,7 @@
 #endif
 #include "tr_path.h"
 #include "tr_plan.h"
-#include "tr_stats.h"   /* tr_c_number */
+#include "tr_json.h"   /* tr_c_number */
 
 #define TR_CHUNK (64u * 1024u)    /* per thread at a time: 64 MiB serve 1024 recording threads */
 
@@ -117,7 +117,7 @@ static int tr_output_ready(tr_state *st)
                 if (tr_cupti_start(st, st->cupti_path, err, sizeof err) != 0) {
                     tr_host->log(st->self, CUSHIM_LOG_WARN, "GPU tracing is off: %s; the CUDA calls are still traced",
                                  err);
-                    snprintf(st->w.note, sizeof st->w.note, "GPU tracing off: %s", err);
+                    snprintf(st->w.note, sizeof st->w.note, "GPU tracing off: %.200s", err);
                 } else {
                     st->w.gpu = 1;
                 }
