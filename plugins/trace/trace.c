@@ -28,13 +28,9 @@
 
 #include "trace.h"
 
-/* bench/cpu/ablate.sh builds copies of the plugin with TR_ABLATE=1..4 (a part of recording left out, or 4 KiB
-   of code added, to measure what each part and each code line costs); a normal build has 0 */
-#ifndef TR_ABLATE
-#define TR_ABLATE 0
-#endif
 #include "tr_path.h"
 #include "tr_plan.h"
+#include "tr_query.h"
 #include "tr_json.h"   /* tr_c_number */
 
 #define TR_CHUNK (64u * 1024u)    /* per thread at a time: 64 MiB serve 1024 recording threads */
@@ -46,7 +42,7 @@ tr_state *tr_st;
 
 /* The calling thread's buffer, cached from the host's TLS slot (whose destructor ends it): one TLS
    access instead of a call into the host per recorded call. Set and cleared on its own thread only. */
-static __thread tr_tbuf *tr_tb_cached;
+__thread tr_tbuf *tr_tb_cached;
 
 static void tr_thread_end(void *p)
 {
@@ -465,55 +461,6 @@ static void tr_post(cushim_call *call, void *user, uint64_t *slot)
         tr_post_exit(st, pl, call, tb, t);
 }
 
-/* The exit of a read-only query on the fast path (pl->post_only), hooked without a pre hook: one CALL record
-   from the call frame alone (its seq, parent, depth and entry time; CUSHIM_HOOK_TIME). Such a call is never
-   on the open-call stack: one in flight when the file is finished is not written (a query does not wait).
-   Starts a cache line, and its usual case runs straight down (the exit clock read in line): each code line
-   it runs costs a recorded call ~2-3 ns in a real program (docs/benchmarks.md "The floor of any recorder"). */
-static __attribute__((aligned(64))) void tr_post_query(cushim_call *call, void *user, uint64_t *slot)
-{
-    tr_state *st = user;
-    tr_tbuf *tb = tr_tb_cached;
-    const tr_plan *pl;
-    unsigned char *p;
-    uint64_t t;
-    (void)slot;
-#if TR_ABLATE == 1   /* bench/cpu/ablate.sh "hookonly": the hook runs and returns */
-    if (st != NULL)
-        return;
-#endif
-    if (atomic_load_explicit(&st->paused, memory_order_relaxed))
-        return;
-    if (tb == NULL && (tb = tr_thread_buf()) == NULL)
-        return;
-    if (tb->hold || call->t_enter_ns == 0) {   /* tr_pre_enter says which holds */
-        tr_buf_interrupted(&st->bufs, tb);
-        return;
-    }
-#if TR_ABLATE == 4   /* "pad64": 4 KiB of 8-byte no-ops run by every recorded query - 64 more code lines a call
-                        (and 512 instructions): what a line of code costs a call, hot (cold.sh) and inside a
-                        program (tests/gpu traceab with TRACE_AB_BASE) */
-    __asm__ volatile(".rept 512\n\t.byte 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00\n\t.endr" ::: "memory");
-#endif
-#if TR_ABLATE == 3   /* bench/cpu/ablate.sh "noclock": no exit clock read (every duration 1 ns) */
-    t = call->t_enter_ns + 1;
-#else
-    t = call->t_exit_ns;   /* CUSHIM_HOOK_EXIT_TIME: the core's (exit_by_core: the default) or another hook's */
-    if (__builtin_expect(t == 0, 0))
-        t = tr_host->now_ns();
-#endif
-#if TR_ABLATE == 2   /* "clockonly": the exit clock read, nothing written */
-    if (t != 0)
-        return;
-#endif
-    pl = st->plans[call->api_id];
-    if ((p = tr_buf_reserve(&st->bufs, tb, pl->call_max, tb->open * TR_EXIT_MIN)) == NULL) {
-        atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);
-        return;
-    }
-    tr_buf_commit(tb, tr_call_write(p, pl, call, call->t_enter_ns, t, 0));
-}
-
 void tr_record2(uint16_t type, uint64_t seq, uint64_t parent, uint64_t t, const void *extra, uint32_t extra_len,
                 const char *text, uint32_t text_len, const char *text2, uint32_t text2_len)
 {
@@ -831,12 +778,9 @@ static int tr_init(const cushim_host *host, cushim_plugin *self)
     }
     {
         const char *tg = host->opt_string(self, "toggle");
-        st->exit_by_core = host->opt_bool(self, "unhook") ||
+        st->exit_by_core = tr_query_core_clock && (host->opt_bool(self, "unhook") ||
                            (!host->opt_bool(self, "paused") && (tg == NULL || tg[0] == '\0') &&
-                            st->capture == TR_CAPTURE_NONE);
-#if TR_ABLATE == 2 || TR_ABLATE == 3   /* bench/cpu/ablate.sh's clockonly, noclock: the hook's own exit clock */
-        st->exit_by_core = 0;
-#endif
+                            st->capture == TR_CAPTURE_NONE));
     }
     if (tr_register(st, filter && filter[0] ? filter : "all") != 0) {
         tr_st = NULL;

@@ -119,6 +119,8 @@ void tr_nvtx_fork_child(void);
 
 extern const cushim_host *tr_host;
 extern tr_state *tr_st;
+/* The calling thread's buffer once tr_thread_buf has found it (trace.c; the hooks read it first). */
+extern __thread tr_tbuf *tr_tb_cached;
 /* The calling thread's CUDA calls are the tracer's own (CUPTI's): never recorded (1), or again (0). */
 int tr_thread_quiet(int quiet);   /* the thread's calls not recorded (1) or recorded (0); returns the previous */
 

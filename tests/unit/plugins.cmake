@@ -62,6 +62,10 @@ target_compile_options(trace_pool_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME trace_pool COMMAND trace_pool_test)
 set_tests_properties(trace_pool PROPERTIES LABELS concurrency TIMEOUT 60)   # a drain that waits for the lock hangs
 
+# trace: bench/cpu/trace_ablate.c (the ablated query hooks, bench only) is plugins/trace/tr_query.c's hook but for
+# its TR_ABLATE blocks, and the product names no TR_ABLATE.
+add_test(NAME trace_ablate_same COMMAND python3 "${CMAKE_CURRENT_SOURCE_DIR}/trace_ablate_same.py" "${PROJECT_SOURCE_DIR}")
+
 # trace: the recording fast path (tr_plan.h, tr_plan_fast) against the general path it replaces.
 add_executable(trace_fast_test trace_fast_test.c "${_tr_dir}/tr_plan.c")
 target_include_directories(trace_fast_test PRIVATE "${_tr_dir}" "${PROJECT_SOURCE_DIR}/sdk/include")
