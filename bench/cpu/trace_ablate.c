@@ -14,6 +14,7 @@
 
 #include "tr_plan.h"
 #include "tr_query.h"
+#include "tr_record.h"
 
 #ifndef TR_ABLATE
 #error "trace_ablate.c is built with TR_ABLATE=1..4 (bench/cpu/ablate.sh)"

@@ -56,7 +56,8 @@
 #include <unistd.h>
 
 #include "cushim/cushim_io.h"
-#include "trace.h"
+#include "tr_cupti.h"
+#include "tr_record.h"
 
 #if defined(TR_HAVE_CUPTI)
 #include <cupti_activity.h>
@@ -800,3 +801,53 @@ void tr_cupti_fork_child(void) {}
 void tr_cupti_ab_follow(int paused) { (void)paused; }
 #endif
 #endif
+
+/* ---- the part ---- */
+
+static int tr_gpu_setup(tr_state *st, char *why, size_t cap)
+{
+    const char *path = tr_host->opt_string(st->self, "cupti");
+    st->gpu = tr_host->opt_bool(st->self, "gpu");
+    st->gpu_detach = tr_host->opt_double(st->self, "gpu_detach");
+    st->cupti_path = path ? strdup(path) : NULL;
+    if (!(st->gpu_detach >= 0 && st->gpu_detach < 1e6)) {
+        snprintf(why, cap, "gpu_detach=%g: seconds, 0 or more", st->gpu_detach);
+        return -1;
+    }
+    return 0;
+}
+
+/* The output opened (the first recorded call): CUPTI starts, or the file says why GPU tracing is off. */
+static void tr_gpu_opened(tr_state *st)
+{
+    if (st->gpu) {
+        char err[512] = "";
+        if (tr_cupti_start(st, st->cupti_path, err, sizeof err) != 0) {
+            tr_host->log(st->self, CUSHIM_LOG_WARN, "GPU tracing is off: %s; the CUDA calls are still traced",
+                         err);
+            snprintf(st->w.note, sizeof st->w.note, "GPU tracing off: %.200s", err);
+        } else {
+            st->w.gpu = 1;
+        }
+    }
+}
+
+static void tr_gpu_flush(tr_state *st)
+{
+    if (atomic_load(&st->output) == 1)
+        tr_cupti_flush();
+}
+
+static void tr_gpu_fork_child(tr_state *st)
+{
+    (void)st;
+    tr_cupti_fork_child();
+}
+
+const tr_part tr_part_gpu = {
+    .name = "gpu",
+    .setup = tr_gpu_setup,
+    .opened = tr_gpu_opened,
+    .flush = tr_gpu_flush,
+    .fork_child = tr_gpu_fork_child,
+};

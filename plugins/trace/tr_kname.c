@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace.h"
+#include "tr_kname.h"
+#include "tr_plan.h"
 
 /* ---- kernel names: interned strings, a global map, a per-thread cache ---- */
 

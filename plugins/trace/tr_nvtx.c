@@ -13,7 +13,9 @@
 #include <string.h>
 #include <wchar.h>
 
-#include "trace.h"
+#include "tr_control.h"
+#include "tr_nvtx.h"
+#include "tr_record.h"
 
 #if defined(TR_HAVE_NVTX)
 #define NVTX_NO_IMPL
@@ -437,3 +439,14 @@ void tr_nvtx_fork_child(void)
 {
 }
 #endif /* TR_HAVE_NVTX */
+
+static void tr_nvtx_fork(tr_state *st)
+{
+    (void)st;
+    tr_nvtx_fork_child();
+}
+
+const tr_part tr_part_nvtx = {
+    .name = "nvtx",
+    .fork_child = tr_nvtx_fork,
+};

@@ -8,6 +8,7 @@
 
 #include "tr_plan.h"
 #include "tr_query.h"
+#include "tr_record.h"
 
 const int tr_query_core_clock = 1;
 

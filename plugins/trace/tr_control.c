@@ -1,6 +1,11 @@
 /*
- * tr_capture.c - capture ranges: recording starts paused and follows what the
- * program marks, as Nsight Systems' --capture-range does.
+ * tr_control.c - the control part: whether calls are recorded now. One state,
+ * 'paused' (the hooks test it), set by the options (paused, delay), the toggle
+ * signal, capture ranges and the timer; with unhook=1 the call hooks follow it
+ * (removed while paused, added again when not: tr_hooks_follow, under one lock).
+ *
+ * Capture ranges: recording starts paused and follows what the program marks,
+ * as Nsight Systems' --capture-range does.
  *
  *   capture=cudaProfilerApi  each cuProfilerStart / cudaProfilerStart resumes recording (after the call), each
  *                            cuProfilerStop / cudaProfilerStop pauses it (before the call): the profiler calls
@@ -13,19 +18,24 @@
  *
  * Ranges repeat (every start resumes, every stop pauses), or only the first N (capture_end=stop, repeat:N).
  * With unhook=1 the call hooks are added and removed here, on the thread that starts or stops the range, before
- * it goes on: no call of the range is missed (the toggle signal needs a watcher thread for that; tr_signal.c).
+ * it goes on: no call of the range is missed (the toggle signal needs a watcher thread for that: below).
  * All share tr_hooks_follow's lock.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "trace.h"
+#include "tr_control.h"
+#include "tr_cupti.h"
+#include "tr_hooks.h"
+#include "tr_json.h"   /* tr_c_number */
 
 static pthread_mutex_t tr_follow_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -450,3 +460,222 @@ void tr_capture_fork_child(tr_state *st)
     if (atomic_exchange(&tr_tm_on, 0) && !tr_tm_quit && (tr_tm_resume_at != 0 || tr_tm_pause_at != 0))
         tr_timer_thread(st);   /* the parent's schedule: what is left of it */
 }
+
+/* ---- toggle=SIG: pause and resume recording (a capture range) ---- */
+
+static int tr_toggle_sig;
+
+static void tr_on_toggle(int sig)
+{
+    (void)sig;
+    if (tr_st != NULL) {
+        atomic_fetch_xor_explicit(&tr_st->paused, 1, memory_order_relaxed);
+        tr_unhook_wake();
+    }
+}
+
+/* "USR1", "SIGUSR2", "RTMIN+3", "SIGRTMIN", a number: the signal, 0 when not one of those. */
+static int tr_toggle_parse(const char *n)
+{
+    char *end;
+    long v;
+    if (strncmp(n, "SIG", 3) == 0)
+        n += 3;
+    if (strcmp(n, "USR1") == 0)
+        return SIGUSR1;
+    if (strcmp(n, "USR2") == 0)
+        return SIGUSR2;
+    if (strncmp(n, "RTMIN", 5) == 0) {
+        v = n[5] == '\0' ? 0 : n[5] == '+' ? strtol(n + 6, &end, 10) : -1;
+        if (n[5] == '+' && (*end != '\0' || end == n + 6))
+            return 0;
+        return v >= 0 && SIGRTMIN + v <= SIGRTMAX ? SIGRTMIN + (int)v : 0;
+    }
+    v = strtol(n, &end, 10);
+    return *n != '\0' && *end == '\0' && (v == SIGUSR1 || v == SIGUSR2 || (v >= SIGRTMIN && v <= SIGRTMAX)) ? (int)v : 0;
+}
+
+int tr_toggle_install(const char *name, char *why, size_t cap)
+{
+    struct sigaction sa, old;
+    int sig = tr_toggle_parse(name);
+    if (sig == 0) {
+        snprintf(why, cap, "not USR1, USR2 or RTMIN+N");
+        return -1;
+    }
+    if (tr_toggle_sig == sig)
+        return 0;
+    if (sigaction(sig, NULL, &old) != 0 || (!(old.sa_flags & SA_SIGINFO) && old.sa_handler != SIG_DFL) ||
+        ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction != NULL)) {
+        snprintf(why, cap, "the program already handles or ignores that signal");
+        return -1;
+    }
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = tr_on_toggle;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(sig, &sa, NULL) != 0) {
+        snprintf(why, cap, "sigaction: %s", strerror(errno));
+        return -1;
+    }
+    tr_toggle_sig = sig;
+    return 0;
+}
+
+/* ---- unhook=1: the call hooks removed while paused ----
+   Adding and removing hooks takes the host's locks and memory: not in a signal handler. The toggle handler posts
+   a semaphore (async-signal-safe); this thread, its signals blocked, makes the hooks follow 'paused'. A pause
+   takes effect at once (the hooks check 'paused'); the hooks come back a moment after a resume. */
+
+static sem_t tr_unhook_sem;
+static _Atomic int tr_unhook_on, tr_unhook_quit;
+static tr_helper tr_unhook_helper;
+
+void tr_unhook_wake(void)
+{
+    if (atomic_load_explicit(&tr_unhook_on, memory_order_acquire))
+        sem_post(&tr_unhook_sem);
+}
+
+static void *tr_unhook_main(void *arg)
+{
+    tr_state *st = arg;
+    for (;;) {
+        while (sem_wait(&tr_unhook_sem) != 0 && errno == EINTR)
+            ;
+        if (atomic_load(&tr_unhook_quit))
+            return NULL;
+        tr_hooks_follow(st);
+    }
+}
+
+int tr_unhook_start(tr_state *st)
+{
+    if (sem_init(&tr_unhook_sem, 0, 0) != 0)
+        return -1;
+    atomic_store(&tr_unhook_quit, 0);
+    if (tr_helper_thread(&tr_unhook_helper, tr_unhook_main, st) != 0)
+        return -1;
+    atomic_store_explicit(&tr_unhook_on, 1, memory_order_release);
+    sem_post(&tr_unhook_sem);   /* the hooks follow 'paused' as it is now (a fork's child: as the parent left it) */
+    return 0;
+}
+
+void tr_unhook_fork_child(tr_state *st)
+{
+    /* the thread did not survive the fork: another one for the child */
+    if (atomic_exchange(&tr_unhook_on, 0))
+        tr_unhook_start(st);
+}
+
+void tr_unhook_stop(void)
+{
+    if (atomic_exchange(&tr_unhook_on, 0)) {
+        atomic_store(&tr_unhook_quit, 1);
+        sem_post(&tr_unhook_sem);
+    }
+}
+
+/* ---- the part: options, start, exit, fork ---- */
+
+static int tr_control_setup(tr_state *st, char *why, size_t cap)
+{
+    const cushim_host *host = tr_host;
+    cushim_plugin *self = st->self;
+    double delay = host->opt_double(self, "delay"), duration = host->opt_double(self, "duration");
+    char dn[40], un[40];   /* as the user wrote them: '.' whatever locale the program set (drop-in mode) */
+    if (tr_capture_parse(st, host->opt_string(self, "capture"), why, cap) != 0 ||
+        tr_capture_end_parse(st, host->opt_string(self, "capture_end"), why, cap) != 0 ||
+        tr_timer_parse(st, delay, duration, why, cap) != 0)
+        return -1;
+    snprintf(dn, sizeof dn, "%.9g", delay);
+    snprintf(un, sizeof un, "%.9g", duration);
+    tr_c_number(dn);
+    tr_c_number(un);
+    if (st->capture == TR_CAPTURE_TIME && duration == 0)
+        snprintf(st->capture_desc, sizeof st->capture_desc, "delay=%s", dn);
+    else if (st->capture == TR_CAPTURE_TIME && delay == 0)
+        snprintf(st->capture_desc, sizeof st->capture_desc, "duration=%s", un);
+    else if (st->capture == TR_CAPTURE_TIME)
+        snprintf(st->capture_desc, sizeof st->capture_desc, "delay=%s,duration=%s", dn, un);
+    else if (st->capture != TR_CAPTURE_NONE && st->capture_max == 0)
+        snprintf(st->capture_desc, sizeof st->capture_desc, "%s", host->opt_string(self, "capture"));
+    else if (st->capture != TR_CAPTURE_NONE)
+        snprintf(st->capture_desc, sizeof st->capture_desc, "%s,capture_end=%s", host->opt_string(self, "capture"),
+                 host->opt_string(self, "capture_end"));
+    st->w.capture = st->capture != TR_CAPTURE_NONE ? st->capture_desc : NULL;
+    return 0;
+}
+
+/* After the hooks part: the capture ranges' hooks, 'paused' as the options say, the toggle, unhook, the timer. */
+static int tr_control_start(tr_state *st)
+{
+    const cushim_host *host = tr_host;
+    cushim_plugin *self = st->self;
+    const char *tg = host->opt_string(self, "toggle");
+    char why[160] = "";
+    int toggled = 0;
+    if (tr_capture_start(st) != 0)
+        return -1;
+    /* a capture range starts paused: recording begins at the range's start */
+    atomic_store(&st->paused, host->opt_bool(self, "paused") || st->capture_paused_start ? 1 : 0);
+    if (tg != NULL && tg[0] != '\0') {
+        if (tr_toggle_install(tg, why, sizeof why) != 0)
+            host->log(self, CUSHIM_LOG_WARN, "toggle=%s: %s; recording is not toggled", tg, why);
+        else
+            toggled = 1;
+    }
+    st->unhook = host->opt_bool(self, "unhook");
+    if (st->unhook && atomic_load(&st->paused)) {   /* paused from the start: no hook from the first call */
+        tr_hooks_remove(st);
+        atomic_fetch_add(&st->unhooked, 1);
+    }
+    if (st->unhook && toggled && tr_unhook_start(st) != 0) {
+        host->log(self, CUSHIM_LOG_WARN, "unhook: no thread to follow the toggle; paused calls keep their hooks");
+        /* hooks that stay while paused read the exit clock themselves (one read a paused call, not two) */
+        st->exit_by_core = 0;
+        tr_hooks_remove(st);
+        if (tr_hooks_add(st) != 0)
+            host->log(self, CUSHIM_LOG_WARN, "unhook: the hooks could not be added again");
+    }
+    tr_timer_start(st);
+    return 0;
+}
+
+static void tr_control_flush(tr_state *st)
+{
+    tr_unhook_stop();
+    tr_timer_stop();
+    if (st->capture != TR_CAPTURE_NONE && atomic_load(&st->captures) == 0 &&
+        atomic_load(&st->cuda_used))   /* a process that made no CUDA call (a shell) has nothing to be told */
+        tr_host->log(st->self, CUSHIM_LOG_WARN, "%s%s: %s; no call was recorded",
+                     st->capture == TR_CAPTURE_TIME ? "" : "capture=", st->capture_desc,
+                     st->capture == TR_CAPTURE_PROFILER
+                         ? "the program never called cudaProfilerStart or cuProfilerStart"
+                     : st->capture == TR_CAPTURE_NVTX
+                         ? "no NVTX range with that message (in that domain) was opened (is NVTX_INJECTION64_PATH the "
+                           "trace plugin? "
+                           "cushim run --trace sets it)"
+                         : tr_timer_missed() ? "the window had passed when the process first called cuInit"
+                                             : "the program ended before the delay passed");
+    if (atomic_load(&st->capture_lost) != 0)
+        tr_host->log(st->self, CUSHIM_LOG_WARN, "capture=%s: %llu ranges were not followed (started while 64 "
+                     "were open, or pushed on a thread with ranges of 8 domains open; their calls recorded only where "
+                     "another range was open)", st->capture_desc,
+                     (unsigned long long)atomic_load(&st->capture_lost));
+}
+
+static void tr_control_fork_child(tr_state *st)
+{
+    tr_capture_fork_child(st);
+    atomic_store(&st->unhooked, 0);   /* the child's file counts the child's own (tw_fork_child: the writer's) */
+    tr_unhook_fork_child(st);
+}
+
+const tr_part tr_part_control = {
+    .name = "control",
+    .setup = tr_control_setup,
+    .start = tr_control_start,
+    .flush = tr_control_flush,
+    .fork_child = tr_control_fork_child,
+};
