@@ -62,6 +62,10 @@ target_compile_options(trace_pool_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME trace_pool COMMAND trace_pool_test)
 set_tests_properties(trace_pool PROPERTIES LABELS concurrency TIMEOUT 60)   # a drain that waits for the lock hangs
 
+# trace: its files follow the layering table in docs/plugins/trace.md ("Parts and layers": no upward include, no
+# circle between modules) and each .c is in its table of source files (tools/check-layers.py, as runtime_layers).
+add_test(NAME trace_layers COMMAND python3 "${PROJECT_SOURCE_DIR}/tools/check-layers.py" "${PROJECT_SOURCE_DIR}" trace)
+
 # trace: bench/cpu/trace_ablate.c (the ablated query hooks, bench only) is plugins/trace/tr_query.c's hook but for
 # its TR_ABLATE blocks, and the product names no TR_ABLATE.
 add_test(NAME trace_ablate_same COMMAND python3 "${CMAKE_CURRENT_SOURCE_DIR}/trace_ablate_same.py" "${PROJECT_SOURCE_DIR}")
