@@ -47,22 +47,16 @@ void tr_hooks_follow(tr_state *st)
             tr_hooks_remove(st);
             atomic_fetch_add(&st->unhooked, 1);
         }
-#if !TR_GPU_AB
         tr_cupti_follow(1);
-#endif
     } else {
-#if !TR_GPU_AB
         tr_cupti_follow(0);   /* CUPTI attached before the first call recorded again can launch */
-#endif
         if (!atomic_load(&st->hooked) && tr_hooks_add(st) != 0 && !st->follow_warned) {
             st->follow_warned = 1;
             tr_host->log(st->self, CUSHIM_LOG_WARN, "unhook: the hooks could not be added again; calls are not "
                          "recorded");
         }
     }
-#if TR_GPU_AB
-    tr_cupti_ab_follow(atomic_load(&st->paused));
-#endif
+    tr_cupti_followed(atomic_load(&st->paused));
     pthread_mutex_unlock(&tr_follow_lock);
 }
 

@@ -6,7 +6,8 @@ bench/cpu/trace_ablate.c is plugins/trace/tr_query.c's tr_post_query with '#if T
 hook line for line. Fails when:
   - tr_post_query with every TR_ABLATE block resolved as TR_ABLATE=0 (the '#else' branches kept) differs from
     the product's (whitespace aside),
-  - a file of the product (plugins/trace/, its lib/) names TR_ABLATE.
+  - a file of the product (plugins/trace/, its lib/) names TR_ABLATE or TR_GPU_AB (the gpu-ab variant is
+    bench/gpu/trace_gpuab.c, linked in place of plugins/trace/tr_gdetach.c).
 USAGE: trace_ablate_same.py SOURCE_DIR
 """
 import os
@@ -75,10 +76,13 @@ def main():
     for d in ('plugins/trace', 'plugins/trace/lib'):
         for f in sorted(os.listdir(os.path.join(root, d))):
             p = os.path.join(root, d, f)
-            if os.path.isfile(p) and f.endswith(('.c', '.h')) and 'TR_ABLATE' in open(p).read():
-                print('%s/%s names TR_ABLATE: a bench switch in the product (bench/cpu/trace_ablate.c holds them)'
-                      % (d, f))
-                bad = 1
+            if not (os.path.isfile(p) and f.endswith(('.c', '.h'))):
+                continue
+            text = open(p).read()
+            for switch, home in (('TR_ABLATE', 'bench/cpu/trace_ablate.c'), ('TR_GPU_AB', 'bench/gpu/trace_gpuab.c')):
+                if switch in text:
+                    print('%s/%s names %s: a bench switch in the product (%s holds the variant)' % (d, f, switch, home))
+                    bad = 1
     if not bad:
         print('tr_post_query: the bench variants are the product hook but for their TR_ABLATE blocks')
     return bad
