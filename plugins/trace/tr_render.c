@@ -73,31 +73,49 @@ static const char *skip_const(const char *t)
     return t;
 }
 
-static int type_is_float(const char *t)
-{
-    t = skip_const(t);
-    return t != NULL && (strcmp(t, "float") == 0 || strcmp(t, "double") == 0);
-}
-
-static int type_is_unsigned(const char *t)
-{
-    t = skip_const(t);
-    return t != NULL && (strstr(t, "unsigned") != NULL || strcmp(t, "size_t") == 0 || strncmp(t, "uint", 4) == 0 ||
-                         strncmp(t, "cuuint", 6) == 0 || strcmp(t, "_Bool") == 0 || strcmp(t, "bool") == 0);
-}
-
-/* "char", "const char", "char[16]" */
-static int type_is_char(const char *t)
+/* Is C type 't' (its leading "const "s aside) one of 'list': names separated by '|', each matched whole, or by
+   prefix when it ends in '*' ("uint*"), or anywhere when it also starts with one ("*unsigned*")? */
+static int type_in(const char *t, const char *list)
 {
     size_t n;
     t = skip_const(t);
     if (t == NULL)
         return 0;
-    n = strcspn(t, "[");
+    n = strlen(t);
+    for (const char *e = list; *e != '\0';) {
+        size_t len = strcspn(e, "|");
+        int pre = len > 0 && e[len - 1] == '*', any = pre && len > 1 && e[0] == '*';
+        const char *name = any ? e + 1 : e;
+        size_t nl = len - (size_t)pre - (size_t)any;
+        if (any) {
+            for (size_t i = 0; i + nl <= n; i++)
+                if (strncmp(t + i, name, nl) == 0)
+                    return 1;
+        } else if (pre ? n >= nl && strncmp(t, name, nl) == 0 : n == nl && strncmp(t, name, nl) == 0) {
+            return 1;
+        }
+        e += len + (e[len] == '|');
+    }
+    return 0;
+}
+
+/* The types whose values, one byte each, are text: a char array in a struct ("char[16]"), a char pointer's bytes. */
+#define TR_TEXT_TYPES "char|signed char|unsigned char"
+static int type_is_text(const char *t)
+{
+    char one[32];
+    size_t n;
+    t = skip_const(t);
+    if (t == NULL)
+        return 0;
+    n = strcspn(t, "[");   /* an array's element type */
     while (n > 0 && t[n - 1] == ' ')
         n--;
-    return (n == 4 && strncmp(t, "char", 4) == 0) || (n == 11 && strncmp(t, "signed char", 11) == 0) ||
-           (n == 13 && strncmp(t, "unsigned char", 13) == 0);
+    if (n >= sizeof one)
+        return 0;
+    memcpy(one, t, n);
+    one[n] = '\0';
+    return type_in(one, TR_TEXT_TYPES);
 }
 
 static void r_hex(tr_sb *sb, uint64_t v)
@@ -115,97 +133,141 @@ static void r_bytes(tr_sb *sb, const unsigned char *p, uint32_t n)
     tr_sb_puts(sb, "\"");
 }
 
-static void r_number(tr_sb *sb, const unsigned char *p, uint32_t size, const char *ctype)
+/* One value to render: 'size' bytes at 'p', of a C type, with its enum or struct metadata (NULL: none). */
+typedef struct tr_value {
+    const tr_meta *m;
+    const unsigned char *p;
+    uint32_t size;
+    const char *ctype;
+    const cushim_enum_info *e;
+    const cushim_struct_info *s;
+    int depth;   /* structs within structs: rendered field by field down to 4 */
+} tr_value;
+
+static void v_float(tr_sb *sb, const tr_value *v)
 {
-    if (type_is_float(ctype) && (size == 4 || size == 8)) {
-        double d;
-        if (size == 4) {
-            float f;
-            memcpy(&f, p, 4);
-            d = f;
-        } else {
-            memcpy(&d, p, 8);
-        }
-        char num[64];
-        snprintf(num, sizeof num, "%.9g", d);
-        tr_c_number(num);   /* the program's LC_NUMERIC may say ',' */
-        if (d != d || d - d != 0)   /* NaN, infinities: no JSON number */
-            tr_sb_printf(sb, "\"%s\"", num);
-        else
-            tr_sb_puts(sb, num);
-    } else if (size > 8) {
-        r_bytes(sb, p, size);
-    } else if (type_is_unsigned(ctype)) {
-        tr_sb_u64(sb, rd_u(p, size));
+    double d;
+    char num[64];
+    if (v->size == 4) {
+        float f;
+        memcpy(&f, v->p, 4);
+        d = f;
     } else {
-        tr_sb_i64(sb, rd_s(p, size));
+        memcpy(&d, v->p, 8);
     }
+    snprintf(num, sizeof num, "%.9g", d);
+    tr_c_number(num);   /* the program's LC_NUMERIC may say ',' */
+    if (d != d || d - d != 0)   /* NaN, infinities: no JSON number */
+        tr_sb_printf(sb, "\"%s\"", num);
+    else
+        tr_sb_puts(sb, num);
 }
 
-static void r_enum(tr_sb *sb, const tr_meta *m, const unsigned char *p, uint32_t size, const cushim_enum_info *e)
+static void v_unsigned(tr_sb *sb, const tr_value *v)
 {
-    int64_t v = rd_s(p, size);
-    const char *name = (e != NULL && m->enum_value_name != NULL) ? m->enum_value_name(e, v) : NULL;
+    tr_sb_u64(sb, rd_u(v->p, v->size));
+}
+
+static void v_signed(tr_sb *sb, const tr_value *v)
+{
+    tr_sb_i64(sb, rd_s(v->p, v->size));
+}
+
+static void v_bytes(tr_sb *sb, const tr_value *v)
+{
+    r_bytes(sb, v->p, v->size);
+}
+
+static void v_hex(tr_sb *sb, const tr_value *v)
+{
+    r_hex(sb, rd_u(v->p, v->size));
+}
+
+static void v_enum(tr_sb *sb, const tr_value *v)
+{
+    int64_t x = rd_s(v->p, v->size);
+    const char *name = (v->e != NULL && v->m->enum_value_name != NULL) ? v->m->enum_value_name(v->e, x) : NULL;
     if (name != NULL)
         tr_sb_json_str(sb, name, strlen(name), TR_STR_MAX);
     else
-        tr_sb_i64(sb, v);
+        tr_sb_i64(sb, x);
 }
 
 /* A callback as "0x... SYMBOL" when it is a symbol's address. The symbol's name is the ELF file's: any bytes but
    NUL may stand in it (a '"' ended the JSON string early), so it is escaped as every other string is. */
-static void r_callback(tr_sb *sb, uint64_t v)
+static void v_callback(tr_sb *sb, const tr_value *v)
 {
+    uint64_t x = rd_u(v->p, v->size);
     Dl_info di;
-    if (v != 0 && dladdr((void *)(uintptr_t)v, &di) != 0 && di.dli_sname != NULL &&
-        (uint64_t)(uintptr_t)di.dli_saddr == v) {
+    if (x != 0 && dladdr((void *)(uintptr_t)x, &di) != 0 && di.dli_sname != NULL &&
+        (uint64_t)(uintptr_t)di.dli_saddr == x) {
         char *text = NULL;
-        int n = asprintf(&text, "0x%llx %s", (unsigned long long)v, di.dli_sname);
+        int n = asprintf(&text, "0x%llx %s", (unsigned long long)x, di.dli_sname);
         if (n > 0) {
             tr_sb_json_str(sb, text, (size_t)n, TR_NAME_MAX);   /* as long as a kernel's name (C++'s run long) */
             free(text);
         } else {
-            r_hex(sb, v);
+            r_hex(sb, x);
         }
     } else {
-        r_hex(sb, v);
+        r_hex(sb, x);
     }
 }
 
 static void r_struct(tr_sb *sb, const tr_meta *m, const unsigned char *p, uint32_t avail,
                      const cushim_struct_info *s, int depth);
 
-/* One value of 'size' bytes at 'p' of a given kind. */
+static void v_struct(tr_sb *sb, const tr_value *v)
+{
+    if (v->s != NULL && v->depth < 4)
+        r_struct(sb, v->m, v->p, v->size, v->s, v->depth + 1);
+    else
+        r_bytes(sb, v->p, v->size);
+}
+
+/* ---- the renderer table ----
+   How one value renders, by its kind (the metadata's CUSHIM_KIND_*) and its C type: the first row that matches
+   wins. This is the one place to extend: a type that needs its own text is a row here, above the row that takes
+   it now (docs/plugins/trace.md "How parameters render"). Where a value comes from is decided elsewhere: which
+   bytes behind a pointer a record keeps, tr_plan.c; which structs have their fields described,
+   codegen/overlay.txt; the bytes of a char array or pointer render as a string (type_is_text: r_blob, r_struct). */
+#define TR_ANY_KIND (-1)
+typedef struct tr_renderer {
+    int kind;                     /* CUSHIM_KIND_*, or TR_ANY_KIND                                   */
+    const char *types;            /* NULL: any type; else a list for type_in ("float|double")        */
+    uint32_t size_min, size_max;  /* the value's size in bytes, inclusive; size_max 0: no upper bound */
+    void (*render)(tr_sb *sb, const tr_value *v);
+} tr_renderer;
+
+static const tr_renderer tr_renderers[] = {
+    {CUSHIM_KIND_SCALAR, "float|double", 4, 4, v_float},   /* %.9g; NaN and infinities as strings */
+    {CUSHIM_KIND_SCALAR, "float|double", 8, 8, v_float},
+    {CUSHIM_KIND_SCALAR, NULL, 9, 0, v_bytes},             /* wider than a register: its bytes in hex */
+    {CUSHIM_KIND_SCALAR, "*unsigned*|size_t|uint*|cuuint*|_Bool|bool", 0, 0, v_unsigned},
+    {CUSHIM_KIND_SCALAR, NULL, 0, 0, v_signed},
+    {CUSHIM_KIND_ENUM, NULL, 0, 0, v_enum},                /* the enumerator's name, else the number */
+    {CUSHIM_KIND_CALLBACK, NULL, 0, 0, v_callback},        /* "0x... SYMBOL" */
+    {CUSHIM_KIND_HANDLE, NULL, 0, 0, v_hex},
+    {CUSHIM_KIND_DEVPTR, NULL, 0, 0, v_hex},
+    {CUSHIM_KIND_POINTER, NULL, 0, 0, v_hex},              /* a pointer without its bytes */
+    {CUSHIM_KIND_STRING, NULL, 0, 0, v_hex},
+    {CUSHIM_KIND_STRUCT, NULL, 0, 0, v_struct},            /* field by field when described, else its bytes */
+    {TR_ANY_KIND, NULL, 0, 8, v_hex},
+    {TR_ANY_KIND, NULL, 0, 0, v_bytes},
+};
+
+/* One value of 'size' bytes at 'p' of a given kind: the first row of tr_renderers that matches. */
 static void r_value(tr_sb *sb, const tr_meta *m, const unsigned char *p, uint32_t size, int kind, const char *ctype,
                     const cushim_enum_info *e, const cushim_struct_info *s, int depth)
 {
-    switch (kind) {
-    case CUSHIM_KIND_SCALAR:
-        r_number(sb, p, size, ctype);
-        break;
-    case CUSHIM_KIND_ENUM:
-        r_enum(sb, m, p, size, e);
-        break;
-    case CUSHIM_KIND_CALLBACK:
-        r_callback(sb, rd_u(p, size));
-        break;
-    case CUSHIM_KIND_HANDLE:
-    case CUSHIM_KIND_DEVPTR:
-    case CUSHIM_KIND_POINTER:
-    case CUSHIM_KIND_STRING:
-        r_hex(sb, rd_u(p, size));
-        break;
-    case CUSHIM_KIND_STRUCT:
-        if (s != NULL && depth < 4)
-            r_struct(sb, m, p, size, s, depth + 1);
-        else
-            r_bytes(sb, p, size);
-        break;
-    default:
-        if (size <= 8)
-            r_hex(sb, rd_u(p, size));
-        else
-            r_bytes(sb, p, size);
+    tr_value v = {.m = m, .p = p, .size = size, .ctype = ctype, .e = e, .s = s, .depth = depth};
+    for (size_t i = 0; i < sizeof tr_renderers / sizeof tr_renderers[0]; i++) {
+        const tr_renderer *r = &tr_renderers[i];
+        if ((r->kind == TR_ANY_KIND || r->kind == kind) && size >= r->size_min &&
+            (r->size_max == 0 || size <= r->size_max) && (r->types == NULL || type_in(ctype, r->types))) {
+            r->render(sb, &v);
+            return;
+        }
     }
 }
 
@@ -225,7 +287,7 @@ static void r_struct(tr_sb *sb, const tr_meta *m, const unsigned char *p, uint32
         tr_sb_puts(sb, ":");
         if (f->array_len > 0) {
             uint32_t esz = f->size / f->array_len;
-            if (esz == 1 && type_is_char(f->type)) {
+            if (esz == 1 && type_is_text(f->type)) {
                 const char *c = (const char *)p + f->offset;
                 tr_sb_json_str(sb, c, strnlen(c, f->array_len), TR_STR_MAX);
                 continue;
@@ -295,7 +357,7 @@ static void r_blob(tr_sb *sb, const tr_meta *m, const cushim_param_info *p, cons
     uint32_t esz;
     int array;
     pointee_of(m, p, &pt);
-    if (type_is_char(pt.ctype) || p->kind == CUSHIM_KIND_STRING) {
+    if (type_is_text(pt.ctype) || p->kind == CUSHIM_KIND_STRING) {
         size_t n = strnlen((const char *)d, b->len);
         if (n == b->len && (b->flags & TR_BLOB_TRUNC))   /* cut short: say so */
             tr_sb_json_str(sb, (const char *)d, n + 1, n);
