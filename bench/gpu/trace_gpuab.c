@@ -41,9 +41,9 @@ static struct {
     _Atomic uint64_t api_records, switches, failures, reattached;
 } ab;
 
-int tr_gp_start(tr_state *st, char *err, size_t errlen)
+int tr_gp_start(tr_state *st, double detach_s, char *err, size_t errlen)
 {
-    (void)st;
+    (void)st, (void)detach_s;
     ab.disable = (f_enable)dlsym(tr_cu.lib, "cuptiActivityDisable");
     if (!tr_cu.callbacks || ab.disable == NULL || tr_cu.finalize == NULL) {
         snprintf(err, errlen, "gpu-ab build: CUPTI callbacks, cuptiActivityDisable or cuptiFinalize unavailable: no comparison");

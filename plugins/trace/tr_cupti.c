@@ -343,19 +343,19 @@ void tr_cupti_fork_child(void)
 }
 
 
-static int cupti_start_masked(tr_state *st, const char *path, char *err, size_t errlen);
+static int cupti_start_masked(tr_state *st, const char *path, double detach_s, char *err, size_t errlen);
 
-int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
+int tr_cupti_start(tr_state *st, const char *path, double detach_s, char *err, size_t errlen)
 {
     sigset_t old;
     int rc;
     cupti_block_signals(&old);   /* see cupti_block_signals */
-    rc = cupti_start_masked(st, path, err, errlen);
+    rc = cupti_start_masked(st, path, detach_s, err, errlen);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return rc;
 }
 
-static int cupti_start_masked(tr_state *st, const char *path, char *err, size_t errlen)
+static int cupti_start_masked(tr_state *st, const char *path, double detach_s, char *err, size_t errlen)
 {
     char buf[1024];
     if (cu_forked) {
@@ -447,7 +447,7 @@ static int cupti_start_masked(tr_state *st, const char *path, char *err, size_t 
         snprintf(err, errlen, "CUPTI refused to enable activity records (another profiler attached?)");
         return -1;
     }
-    if (tr_gp_start(st, err, errlen) != 0)   /* the pause policy (a gpu-ab build may refuse) */
+    if (tr_gp_start(st, detach_s, err, errlen) != 0)   /* the pause policy (a gpu-ab build may refuse) */
         return -1;
     st->w.gpu_corr = tr_cu.callbacks ? "callbacks" : "activity";
     if (!tr_cu.callbacks)
@@ -493,9 +493,9 @@ void tr_cupti_pop(void)
 
 #else /* !TR_HAVE_CUPTI */
 
-int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
+int tr_cupti_start(tr_state *st, const char *path, double detach_s, char *err, size_t errlen)
 {
-    (void)st, (void)path;
+    (void)st, (void)path, (void)detach_s;
     snprintf(err, errlen, "this build has no CUPTI headers (cupti_activity.h was not found at build time)");
     return -1;
 }
@@ -507,17 +507,30 @@ void tr_cupti_fork_child(void) {}
 
 /* ---- the part ---- */
 
+/* The GPU part's own options: CUPTI's path (NULL: the toolkit's), gpu_detach's seconds. */
+static struct {
+    char *cupti_path;
+    double detach_s;
+} gpu_opt;
+
 static int tr_gpu_setup(tr_state *st, char *why, size_t cap)
 {
     const char *path = tr_host->opt_string(st->self, "cupti");
     st->gpu = tr_host->opt_bool(st->self, "gpu");
-    st->gpu_detach = tr_host->opt_double(st->self, "gpu_detach");
-    st->cupti_path = path ? strdup(path) : NULL;
-    if (!(st->gpu_detach >= 0 && st->gpu_detach < 1e6)) {
-        snprintf(why, cap, "gpu_detach=%g: seconds, 0 or more", st->gpu_detach);
+    gpu_opt.detach_s = tr_host->opt_double(st->self, "gpu_detach");
+    gpu_opt.cupti_path = path ? strdup(path) : NULL;
+    if (!(gpu_opt.detach_s >= 0 && gpu_opt.detach_s < 1e6)) {
+        snprintf(why, cap, "gpu_detach=%g: seconds, 0 or more", gpu_opt.detach_s);
         return -1;
     }
     return 0;
+}
+
+static void tr_gpu_fini(tr_state *st)
+{
+    (void)st;
+    free(gpu_opt.cupti_path);
+    gpu_opt.cupti_path = NULL;
 }
 
 /* The output opened (the first recorded call): CUPTI starts, or the file says why GPU tracing is off. */
@@ -525,7 +538,7 @@ static void tr_gpu_opened(tr_state *st)
 {
     if (st->gpu) {
         char err[512] = "";
-        if (tr_cupti_start(st, st->cupti_path, err, sizeof err) != 0) {
+        if (tr_cupti_start(st, gpu_opt.cupti_path, gpu_opt.detach_s, err, sizeof err) != 0) {
             tr_host->log(st->self, CUSHIM_LOG_WARN, "GPU tracing is off: %s; the CUDA calls are still traced",
                          err);
             snprintf(st->w.note, sizeof st->w.note, "GPU tracing off: %.200s", err);
@@ -553,4 +566,5 @@ const tr_part tr_part_gpu = {
     .opened = tr_gpu_opened,
     .flush = tr_gpu_flush,
     .fork_child = tr_gpu_fork_child,
+    .fini = tr_gpu_fini,
 };

@@ -10,7 +10,9 @@
 
 #include "tr_base.h"
 
-int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen);
+/* CUPTI loaded (path: NULL or "" the toolkit's) and started, its pause policy with gpu_detach's 'detach_s'. 0, or
+   -1 with 'err' set. */
+int tr_cupti_start(tr_state *st, const char *path, double detach_s, char *err, size_t errlen);
 void tr_cupti_flush(void);
 void tr_cupti_push(uint64_t seq);
 void tr_cupti_pop(void);

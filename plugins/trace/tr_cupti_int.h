@@ -59,7 +59,7 @@ int tr_cupti_attach_again(void);
 
 /* ---- the pause policy (tr_gdetach.c; bench/gpu/trace_gpuab.c in the gpu-ab build) ---- */
 /* At the end of a successful tr_cupti_start: 0, or -1 with 'err' set (CUPTI is not used then). */
-int tr_gp_start(tr_state *st, char *err, size_t errlen);
+int tr_gp_start(tr_state *st, double detach_s, char *err, size_t errlen);
 /* Callback mode: each launch, copy or set function whose callback is enabled; then all of them enabled ('en',
    the subscriber 'h'): 0, or -1 when the policy cannot work with them (callback mode is given up). */
 void tr_gp_callback_enabled(CUpti_CallbackDomain dom, CUpti_CallbackId cbid);

@@ -153,11 +153,11 @@ void tr_cupti_followed(int paused)
     (void)paused;
 }
 
-int tr_gp_start(tr_state *st, char *err, size_t errlen)
+int tr_gp_start(tr_state *st, double detach_s, char *err, size_t errlen)
 {
     (void)err, (void)errlen;
-    gd.grace_ns = (uint64_t)(st->gpu_detach * 1e9);
-    if (tr_cu.callbacks && st->unhook && st->gpu_detach > 0 && tr_cu.finalize != NULL)
+    gd.grace_ns = (uint64_t)(detach_s * 1e9);
+    if (tr_cu.callbacks && st->unhook && detach_s > 0 && tr_cu.finalize != NULL)
         atomic_store_explicit(&gd.ready, 1, memory_order_release);
     return 0;
 }

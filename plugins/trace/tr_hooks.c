@@ -325,6 +325,17 @@ static void tr_post(cushim_call *call, void *user, uint64_t *slot)
 
 /* ---- the hook groups ---- */
 
+/* The hooks part's own state: its groups, and the two groups' selectors, kept to add them again (unhook). */
+static struct {
+    uint64_t group, query_group, unload_group;
+    char *sel[2];
+    /* 1: the core reads the exit clock (CUSHIM_HOOK_EXIT_TIME), in line in its post path, instead of the hooks
+       calling host->now_ns(): when a paused plugin has no hooks to pay it (unhook) or is never paused (neither
+       paused nor toggle given). A plugin that may be paused with its hooks in reads it itself, only while
+       recording: one clock read a paused call, not two. */
+    int exit_by_core;
+} hk;
+
 /* ",id:N" (or "id:N" first) into 'out' (24 bytes): its length. Without printf: one per selected API at start. */
 static int tr_id_atom(char *out, int comma, uint32_t id)
 {
@@ -347,15 +358,15 @@ int tr_hooks_add(tr_state *st)
 {
     cushim_hook_spec spec;
     for (int k = 0; k < 2; k++) {
-        uint64_t *g = k == 0 ? &st->group : &st->query_group;
-        if (st->sel[k] == NULL)
+        uint64_t *g = k == 0 ? &hk.group : &hk.query_group;
+        if (hk.sel[k] == NULL)
             continue;
         memset(&spec, 0, sizeof spec);
         spec.size = sizeof spec;
         /* the entry time from the core; the exit time too when nothing pays it while paused (exit_by_core),
            else read by the post hooks, only while recording, unless another hook on the API asked the core */
-        spec.flags = CUSHIM_HOOK_TIME | (st->exit_by_core ? CUSHIM_HOOK_EXIT_TIME : 0u);
-        spec.select = st->sel[k];
+        spec.flags = CUSHIM_HOOK_TIME | (hk.exit_by_core ? CUSHIM_HOOK_EXIT_TIME : 0u);
+        spec.select = hk.sel[k];
         spec.priority = -1000;   /* first in, last out: the recording encloses other plugins' hooks */
         spec.pre = k == 0 ? tr_pre : NULL;
         spec.post = k == 0 ? tr_post : tr_post_query;
@@ -371,11 +382,11 @@ int tr_hooks_add(tr_state *st)
 
 void tr_hooks_remove(tr_state *st)
 {
-    if (st->group)
-        tr_host->hooks_remove(st->self, st->group);
-    if (st->query_group)
-        tr_host->hooks_remove(st->self, st->query_group);
-    st->group = st->query_group = 0;
+    if (hk.group)
+        tr_host->hooks_remove(st->self, hk.group);
+    if (hk.query_group)
+        tr_host->hooks_remove(st->self, hk.query_group);
+    hk.group = hk.query_group = 0;
     atomic_store(&st->hooked, 0);
 }
 
@@ -442,8 +453,8 @@ static int tr_register(tr_state *st, const char *filter)
             sel[k] = g;
             len[k] += (size_t)n;
         }
-        st->sel[0] = sel[0];
-        st->sel[1] = sel[1];
+        hk.sel[0] = sel[0];
+        hk.sel[1] = sel[1];
         if (tr_hooks_add(st) != 0) {
             tr_host->log(st->self, CUSHIM_LOG_ERROR, "cannot hook the filter's APIs");
             return -1;
@@ -451,8 +462,8 @@ static int tr_register(tr_state *st, const char *filter)
     }
     if (st->kernel_names &&
         tr_hooks_add_post(st, "base:cuModuleUnload,base:cuLibraryUnload,base:cudaLibraryUnload",
-                          tr_kernel_names_unloaded, &st->unload_group) != 0)
-        st->unload_group = 0;
+                          tr_kernel_names_unloaded, &hk.unload_group) != 0)
+        hk.unload_group = 0;
     return 0;
 }
 
@@ -465,14 +476,30 @@ static int tr_hooks_start(tr_state *st)
     const cushim_host *host = tr_host;
     cushim_plugin *self = st->self;
     const char *tg = host->opt_string(self, "toggle"), *filter = host->opt_string(self, "filter");
-    st->exit_by_core = tr_query_core_clock && (host->opt_bool(self, "unhook") ||
+    hk.exit_by_core = tr_query_core_clock && (host->opt_bool(self, "unhook") ||
                                                (!host->opt_bool(self, "paused") && (tg == NULL || tg[0] == '\0') &&
                                                 st->capture == TR_CAPTURE_NONE));
     return tr_register(st, filter && filter[0] ? filter : "all");
+}
+
+int tr_hooks_self_timed(tr_state *st)
+{
+    hk.exit_by_core = 0;
+    tr_hooks_remove(st);
+    return tr_hooks_add(st);
+}
+
+static void tr_hooks_fini(tr_state *st)
+{
+    (void)st;
+    free(hk.sel[0]);
+    free(hk.sel[1]);
+    hk.sel[0] = hk.sel[1] = NULL;
 }
 
 const tr_part tr_part_hooks = {
     .name = "hooks",
     .start = tr_hooks_start,
     .undo = tr_hooks_remove,
+    .fini = tr_hooks_fini,
 };

@@ -14,6 +14,9 @@ int tr_hooks_add_post(tr_state *st, const char *select, cushim_post_fn post, uin
 /* The two call-hook groups (tr_register's selectors in st->sel): added, removed. 0 or -1. */
 int tr_hooks_add(tr_state *st);
 void tr_hooks_remove(tr_state *st);
+/* The hooks again, reading the exit clock themselves (no CUSHIM_HOOK_EXIT_TIME): hooks that stay while paused
+   (unhook without its watcher thread) read it only while recording. 0 or -1. */
+int tr_hooks_self_timed(tr_state *st);
 
 extern const tr_part tr_part_hooks;
 

@@ -18,7 +18,7 @@ typedef struct tr_name_entry {
     uint64_t gen;
     const char *name;
 } tr_name_entry;
-extern _Atomic uint64_t tr_names_gen;   /* bumped when modules are unloaded */
+extern TR_HIDDEN _Atomic uint64_t tr_names_gen;   /* bumped when modules are unloaded */
 
 static inline uint32_t tr_ptr_hash(const void *p)
 {
@@ -41,6 +41,8 @@ static inline const char *tr_kernel_name(tr_state *st, tr_tbuf *tb, int launch, 
     }
     return tr_kernel_name_slow(st, tb, launch, key);
 }
+/* At start: the driver's name functions this build knows. */
+void tr_kernel_names_setup(void);
 /* A post hook on module/library unloads: every cached name is asked again. */
 void tr_kernel_names_unloaded(cushim_call *call, void *user, uint64_t *slot);
 void tr_kernel_names_fork_child(void);

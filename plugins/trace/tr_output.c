@@ -130,8 +130,6 @@ static int tr_output_setup(tr_state *st, char *why, size_t cap)
                   unset, unset);
     st->w.summary_path = sfile && sfile[0] ? strdup(sfile) : NULL;
     cushim_stderr_mark(&st->w.stderr_id);
-    st->w.unhooked = &st->unhooked;
-    st->w.captures = &st->captures;
     atomic_init(&st->output, 0);
     if (st->w.path == NULL) {
         snprintf(why, cap, "out of memory");

@@ -131,10 +131,7 @@ static int tr_recording_setup(tr_state *st, char *why, size_t cap)
     if (st->bufs.limit < 4ull * TR_CHUNK)
         host->log(self, CUSHIM_LOG_WARN, "buffer=%llu bytes holds fewer than 4 chunks of %u bytes: most calls will be "
                   "dropped", (unsigned long long)st->bufs.limit, TR_CHUNK);
-    st->api_funcgetname = tr_api_id_of("cuFuncGetName");
-    st->api_kernelgetname = tr_api_id_of("cuKernelGetName");
-    st->api_getfuncbysymbol = tr_api_id_of("cudaGetFuncBySymbol");
-    st->api_getprocaddress = tr_api_id_of("cuGetProcAddress");
+    tr_kernel_names_setup();
     if (st->plans == NULL || host->tls_create(self, tr_thread_end, &st->tls_key) != CUSHIM_OK) {
         snprintf(why, cap, "out of memory");
         return -1;

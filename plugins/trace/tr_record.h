@@ -11,7 +11,7 @@
 #include "tr_base.h"
 
 /* The calling thread's buffer once tr_thread_buf has found it (the hooks read it first). */
-extern __thread tr_tbuf *tr_tb_cached;
+extern TR_HIDDEN __thread tr_tbuf *tr_tb_cached;
 /* The calling thread's CUDA calls are the tracer's own (CUPTI's): never recorded (1), or again (0). */
 int tr_thread_quiet(int quiet);   /* the thread's calls not recorded (1) or recorded (0); returns the previous */
 

@@ -49,16 +49,14 @@ static void tr_free_state(tr_state *st)
 {
     if (st == NULL)
         return;
+    for (size_t i = TR_NPARTS; i-- > 0;)
+        if (tr_parts[i]->fini != NULL)
+            tr_parts[i]->fini(st);
     for (uint32_t i = 0; st->plans && i < st->id_limit; i++)
         free(st->plans[i]);
     free(st->plans);
     free(st->w.path);
     free(st->w.summary_path);
-    free(st->cupti_path);
-    free(st->sel[0]);
-    free(st->sel[1]);
-    free(st->capture_msg);
-    free(st->capture_dom);
     free(st);
 }
 
