@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,49 +74,56 @@ static const char *skip_const(const char *t)
     return t;
 }
 
-/* Is C type 't' (its leading "const "s aside) one of 'list': names separated by '|', each matched whole, or by
-   prefix when it ends in '*' ("uint*"), or anywhere when it also starts with one ("*unsigned*")? */
-static int type_in(const char *t, const char *list)
+/* A C type's name as a renderer row lists it: the whole name, a prefix ("uint" for uint32_t...), or a part of it
+   ("unsigned"). */
+#define TR_T_EXACT 0
+#define TR_T_PREFIX 1
+#define TR_T_CONTAINS 2
+typedef struct tr_type_pat {
+    int mode;           /* TR_T_*; the list ends with text NULL */
+    const char *text;
+    size_t len;
+} tr_type_pat;
+#define TR_T(mode, text) {mode, text, sizeof text - 1}
+
+static const tr_type_pat tr_t_float[] = {TR_T(TR_T_EXACT, "float"), TR_T(TR_T_EXACT, "double"), {0, NULL, 0}};
+static const tr_type_pat tr_t_unsigned[] = {
+    TR_T(TR_T_CONTAINS, "unsigned"), TR_T(TR_T_EXACT, "size_t"), TR_T(TR_T_PREFIX, "uint"),
+    TR_T(TR_T_PREFIX, "cuuint"),     TR_T(TR_T_EXACT, "_Bool"),  TR_T(TR_T_EXACT, "bool"),
+    {0, NULL, 0},
+};
+/* The types whose values, one byte each, are text: a char array in a struct ("char[16]"), a char pointer's bytes. */
+static const tr_type_pat tr_t_text[] = {TR_T(TR_T_EXACT, "char"), TR_T(TR_T_EXACT, "signed char"),
+                                        TR_T(TR_T_EXACT, "unsigned char"), {0, NULL, 0}};
+
+/* Is C type 't' (its leading "const "s aside) one of 'pats'? */
+static int type_in(const char *t, const tr_type_pat *pats)
 {
-    size_t n;
     t = skip_const(t);
     if (t == NULL)
         return 0;
-    n = strlen(t);
-    for (const char *e = list; *e != '\0';) {
-        size_t len = strcspn(e, "|");
-        int pre = len > 0 && e[len - 1] == '*', any = pre && len > 1 && e[0] == '*';
-        const char *name = any ? e + 1 : e;
-        size_t nl = len - (size_t)pre - (size_t)any;
-        if (any) {
-            for (size_t i = 0; i + nl <= n; i++)
-                if (strncmp(t + i, name, nl) == 0)
-                    return 1;
-        } else if (pre ? n >= nl && strncmp(t, name, nl) == 0 : n == nl && strncmp(t, name, nl) == 0) {
+    for (const tr_type_pat *p = pats; p->text != NULL; p++)
+        if (p->mode == TR_T_EXACT ? strcmp(t, p->text) == 0
+            : p->mode == TR_T_PREFIX ? strncmp(t, p->text, p->len) == 0
+                                     : strstr(t, p->text) != NULL)
             return 1;
-        }
-        e += len + (e[len] == '|');
-    }
     return 0;
 }
 
-/* The types whose values, one byte each, are text: a char array in a struct ("char[16]"), a char pointer's bytes. */
-#define TR_TEXT_TYPES "char|signed char|unsigned char"
+/* Is 't', or the element type of an array type ("char[16]"), one of tr_t_text? */
 static int type_is_text(const char *t)
 {
-    char one[32];
     size_t n;
     t = skip_const(t);
     if (t == NULL)
         return 0;
-    n = strcspn(t, "[");   /* an array's element type */
+    n = strcspn(t, "[");
     while (n > 0 && t[n - 1] == ' ')
         n--;
-    if (n >= sizeof one)
-        return 0;
-    memcpy(one, t, n);
-    one[n] = '\0';
-    return type_in(one, TR_TEXT_TYPES);
+    for (const tr_type_pat *p = tr_t_text; p->text != NULL; p++)
+        if (n == p->len && strncmp(t, p->text, n) == 0)
+            return 1;
+    return 0;
 }
 
 static void r_hex(tr_sb *sb, uint64_t v)
@@ -234,16 +242,16 @@ static void v_struct(tr_sb *sb, const tr_value *v)
 #define TR_ANY_KIND (-1)
 typedef struct tr_renderer {
     int kind;                     /* CUSHIM_KIND_*, or TR_ANY_KIND                                   */
-    const char *types;            /* NULL: any type; else a list for type_in ("float|double")        */
+    const tr_type_pat *types;     /* NULL: any type; else the types (type_in)                        */
     uint32_t size_min, size_max;  /* the value's size in bytes, inclusive; size_max 0: no upper bound */
     void (*render)(tr_sb *sb, const tr_value *v);
 } tr_renderer;
 
 static const tr_renderer tr_renderers[] = {
-    {CUSHIM_KIND_SCALAR, "float|double", 4, 4, v_float},   /* %.9g; NaN and infinities as strings */
-    {CUSHIM_KIND_SCALAR, "float|double", 8, 8, v_float},
+    {CUSHIM_KIND_SCALAR, tr_t_float, 4, 4, v_float},   /* %.9g; NaN and infinities as strings */
+    {CUSHIM_KIND_SCALAR, tr_t_float, 8, 8, v_float},
     {CUSHIM_KIND_SCALAR, NULL, 9, 0, v_bytes},             /* wider than a register: its bytes in hex */
-    {CUSHIM_KIND_SCALAR, "*unsigned*|size_t|uint*|cuuint*|_Bool|bool", 0, 0, v_unsigned},
+    {CUSHIM_KIND_SCALAR, tr_t_unsigned, 0, 0, v_unsigned},
     {CUSHIM_KIND_SCALAR, NULL, 0, 0, v_signed},
     {CUSHIM_KIND_ENUM, NULL, 0, 0, v_enum},                /* the enumerator's name, else the number */
     {CUSHIM_KIND_CALLBACK, NULL, 0, 0, v_callback},        /* "0x... SYMBOL" */
@@ -256,19 +264,48 @@ static const tr_renderer tr_renderers[] = {
     {TR_ANY_KIND, NULL, 0, 0, v_bytes},
 };
 
-/* One value of 'size' bytes at 'p' of a given kind: the first row of tr_renderers that matches. */
-static void r_value(tr_sb *sb, const tr_meta *m, const unsigned char *p, uint32_t size, int kind, const char *ctype,
-                    const cushim_enum_info *e, const cushim_struct_info *s, int depth)
+/* The row for a value: the first of tr_renderers that matches. The choice depends only on the kind, the size and
+   the type's text, so it is remembered for a type named by the metadata, whose text lives as long as the process
+   (the host's generated tables; 'key': that text's address, NULL for text made on the stack; 'derived': the type is the pointee of 'key's, not 'key' itself) in tr_render_memo: one
+   word an entry - the address in the low 48 bits, the kind, the size, 'derived' and the row + 1 - so that a
+   renderer racing another reads a whole entry or a miss; a miss only finds the same row again. */
+#define TR_MEMO 256u
+static _Atomic uint64_t tr_render_memo[TR_MEMO];
+_Static_assert(sizeof tr_renderers / sizeof tr_renderers[0] < 16, "tr_render_memo keeps a row + 1 in 4 bits");
+
+static const tr_renderer *renderer_of(int kind, uint32_t size, const char *ctype, const char *key, int derived)
 {
-    tr_value v = {.m = m, .p = p, .size = size, .ctype = ctype, .e = e, .s = s, .depth = depth};
+    uintptr_t a = (uintptr_t)key;
+    uint64_t want = 0;
+    size_t slot = 0;
+    if (key != NULL && a < (1ull << 48) && kind >= 0 && kind < 16 && size < 128) {
+        uint64_t e;
+        want = (uint64_t)a | (uint64_t)kind << 48 | (uint64_t)size << 52 | (uint64_t)(derived != 0) << 59;
+        slot = (size_t)((a >> 4) ^ (a >> 12) ^ size ^ (uint32_t)kind) & (TR_MEMO - 1);
+        e = atomic_load_explicit(&tr_render_memo[slot], memory_order_relaxed);
+        if ((e & ((1ull << 60) - 1)) == want && (e >> 60) != 0)
+            return &tr_renderers[(e >> 60) - 1];
+    }
     for (size_t i = 0; i < sizeof tr_renderers / sizeof tr_renderers[0]; i++) {
         const tr_renderer *r = &tr_renderers[i];
         if ((r->kind == TR_ANY_KIND || r->kind == kind) && size >= r->size_min &&
             (r->size_max == 0 || size <= r->size_max) && (r->types == NULL || type_in(ctype, r->types))) {
-            r->render(sb, &v);
-            return;
+            if (want != 0)
+                atomic_store_explicit(&tr_render_memo[slot], want | (uint64_t)(i + 1) << 60, memory_order_relaxed);
+            return r;
         }
     }
+    return NULL;   /* not reached: the last row takes any value */
+}
+
+/* One value of 'size' bytes at 'p' of a given kind, as its row renders it ('key', 'derived': renderer_of). */
+static void r_value(tr_sb *sb, const tr_meta *m, const unsigned char *p, uint32_t size, int kind, const char *ctype,
+                    const cushim_enum_info *e, const cushim_struct_info *s, int depth, const char *key, int derived)
+{
+    const tr_renderer *r = renderer_of(kind, size, ctype, key, derived);
+    tr_value v = {.m = m, .p = p, .size = size, .ctype = ctype, .e = e, .s = s, .depth = depth};
+    if (r != NULL)
+        r->render(sb, &v);
 }
 
 static void r_struct(tr_sb *sb, const tr_meta *m, const unsigned char *p, uint32_t avail,
@@ -296,12 +333,13 @@ static void r_struct(tr_sb *sb, const tr_meta *m, const unsigned char *p, uint32
             for (uint32_t k = 0; k < f->array_len && k < TR_ARRAY_MAX && esz > 0; k++) {
                 if (k)
                     tr_sb_puts(sb, ",");
-                r_value(sb, m, p + f->offset + k * esz, esz, f->kind, f->type, f->enum_type, f->struct_type, depth);
+                r_value(sb, m, p + f->offset + k * esz, esz, f->kind, f->type, f->enum_type, f->struct_type, depth,
+                        f->type, 0);
             }
             tr_sb_puts(sb, "]");
             continue;
         }
-        r_value(sb, m, p + f->offset, f->size, f->kind, f->type, f->enum_type, f->struct_type, depth);
+        r_value(sb, m, p + f->offset, f->size, f->kind, f->type, f->enum_type, f->struct_type, depth, f->type, 0);
     }
     tr_sb_puts(sb, "}");
 }
@@ -378,14 +416,14 @@ static void r_blob(tr_sb *sb, const tr_meta *m, const cushim_param_info *p, cons
         return;
     }
     if (!array) {
-        r_value(sb, m, d, esz, pt.kind, pt.ctype, pt.e, pt.s, 0);
+        r_value(sb, m, d, esz, pt.kind, pt.ctype, pt.e, pt.s, 0, p->canonical_type, 1);
         return;
     }
     tr_sb_puts(sb, "[");
     for (uint32_t k = 0; (uint64_t)(k + 1) * esz <= b->len && k < TR_ARRAY_MAX; k++) {
         if (k)
             tr_sb_puts(sb, ",");
-        r_value(sb, m, d + (size_t)k * esz, esz, pt.kind, pt.ctype, pt.e, pt.s, 0);
+        r_value(sb, m, d + (size_t)k * esz, esz, pt.kind, pt.ctype, pt.e, pt.s, 0, p->canonical_type, 1);
     }
     if (b->count > TR_ARRAY_MAX || (b->flags & TR_BLOB_TRUNC))
         tr_sb_printf(sb, ",\"... %llu in all\"", (unsigned long long)b->count);
@@ -431,7 +469,7 @@ static void r_param(tr_sb *sb, const tr_meta *m, const cushim_param_info *p, con
             r_hex(sb, v);
         return;
     }
-    r_value(sb, m, pv + p->offset, p->size, p->kind, p->canonical_type, e, s, 0);
+    r_value(sb, m, pv + p->offset, p->size, p->kind, p->canonical_type, e, s, 0, p->canonical_type, 0);
 }
 
 const tr_blob *tr_exit_blob(const tr_exit *exit, uint32_t param, tr_exit_inline *one)
