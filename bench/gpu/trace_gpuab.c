@@ -2,7 +2,7 @@
  * trace_gpuab.c - the trace plugin's gpu-ab copy (a bench-only build: target trace_gpuab,
  * plugins/trace/CMakeLists.txt; tools/build-gpu-bundle.sh puts it in build-gpu/gpuab; the GPU check
  * tracegpuab, tests/gpu/checks/trace.sh, and e2e gpubench_ab against the stand-in libcupti run it): the GPU
- * part's pause policy (plugins/trace/tr_cupti_int.h) in place of the product's gpu_detach
+ * part's pause policy (plugins/trace/tr_cupti_int.h, tr_gpause.h) in place of the product's gpu_detach
  * (plugins/trace/tr_gdetach.c).
  *
  * While recording is paused with unhook, CUPTI records every driver and runtime call as activity instead - what a tracer built on
@@ -19,8 +19,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "tr_cupti.h"
-#include "tr_cupti_int.h"
+#include "tr_gpause.h"
 #include "tr_record.h"
 
 #if !defined(TR_HAVE_CUPTI)
@@ -41,7 +40,7 @@ static struct {
     _Atomic uint64_t api_records, switches, failures, reattached;
 } ab;
 
-int tr_gp_start(tr_state *st, double detach_s, char *err, size_t errlen)
+static int ab_start(tr_state *st, double detach_s, char *err, size_t errlen)
 {
     (void)st, (void)detach_s;
     ab.disable = (f_enable)dlsym(tr_cu.lib, "cuptiActivityDisable");
@@ -52,7 +51,7 @@ int tr_gp_start(tr_state *st, double detach_s, char *err, size_t errlen)
     return 0;
 }
 
-void tr_gp_callback_enabled(CUpti_CallbackDomain dom, CUpti_CallbackId cbid)
+static void ab_callback_enabled(CUpti_CallbackDomain dom, CUpti_CallbackId cbid)
 {
     if (ab.n < sizeof ab.cb / sizeof ab.cb[0]) {
         ab.cb[ab.n].dom = dom;
@@ -60,14 +59,14 @@ void tr_gp_callback_enabled(CUpti_CallbackDomain dom, CUpti_CallbackId cbid)
     }
 }
 
-int tr_gp_subscribed(CUpti_SubscriberHandle h, f_enable_cb en, uint32_t enabled)
+static int ab_subscribed(CUpti_SubscriberHandle h, f_enable_cb en, uint32_t enabled)
 {
     ab.h = h;
     ab.en = en;
     return ab.n < enabled ? -1 : 0;   /* more than the switch can turn off: the comparison would not be one */
 }
 
-int tr_gp_callback_exit(int at_exit)
+static int ab_callback_exit(int at_exit)
 {
     if (at_exit && atomic_load_explicit(&ab.fin_pending, memory_order_acquire) && atomic_exchange(&ab.fin_pending, 0)) {
         /* CUPTI detaches, its per-call instrumentation with it; tr_cupti_followed attaches again */
@@ -80,19 +79,19 @@ int tr_gp_callback_exit(int at_exit)
 }
 
 /* The API records of a paused block: counted, not written. */
-int tr_gp_api_record(const CUpti_Activity *r)
+static int ab_api_record(const CUpti_Activity *r)
 {
     (void)r;
     atomic_fetch_add_explicit(&ab.api_records, 1, memory_order_relaxed);
     return 1;
 }
 
-int tr_gp_before_flush(void)
+static int ab_before_flush(void)
 {
     return 0;
 }
 
-void tr_gp_after_flush(void)
+static void ab_after_flush(void)
 {
     for (int i = 0; i < 2000 && atomic_load(&ab.busy); i++) {   /* a switch under way finishes first (2 s) */
         struct timespec ms = {0, 1000 * 1000};
@@ -104,7 +103,7 @@ void tr_gp_after_flush(void)
             (unsigned long long)atomic_load(&ab.failures), ab.n, (unsigned long long)atomic_load(&ab.reattached));
 }
 
-void tr_gp_fork_child(void)
+static void ab_fork_child(void)
 {
 }
 
@@ -155,3 +154,14 @@ void tr_cupti_followed(int paused)
         atomic_fetch_add(&ab.failures, 1);
     atomic_store(&ab.busy, 0);
 }
+
+const tr_gpause tr_gpause_policy = {
+    .start = ab_start,
+    .callback_enabled = ab_callback_enabled,
+    .subscribed = ab_subscribed,
+    .callback_exit = ab_callback_exit,
+    .api_record = ab_api_record,
+    .before_flush = ab_before_flush,
+    .after_flush = ab_after_flush,
+    .fork_child = ab_fork_child,
+};

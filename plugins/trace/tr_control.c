@@ -33,7 +33,7 @@
 #include <time.h>
 
 #include "tr_control.h"
-#include "tr_cupti.h"
+#include "tr_gpause.h"
 #include "tr_hooks.h"
 #include "tr_json.h"   /* tr_c_number */
 

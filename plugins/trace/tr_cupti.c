@@ -58,6 +58,7 @@
 
 
 tr_cu_fns tr_cu;
+static const tr_gpause *gp;   /* the pause policy tr_cupti_start was handed */
 static int cu_forked;   /* this is a forked child of a process that had started CUPTI (tr_cupti_fork_child) */
 
 
@@ -193,7 +194,7 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
         case CUPTI_ACTIVITY_KIND_RUNTIME: {
             const CUpti_ActivityAPI *a = (const CUpti_ActivityAPI *)r;
             uint64_t end;
-            if (tr_gp_api_record(r) || r->kind != CUPTI_ACTIVITY_KIND_RUNTIME)   /* the pause policy's first */
+            if (gp->api_record(r) || r->kind != CUPTI_ACTIVITY_KIND_RUNTIME)   /* the pause policy's first */
                 break;
             end = ts_shift(a->end);
             if (rt_launches(a->cbid))
@@ -232,7 +233,7 @@ static void CUPTIAPI corr_cb(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackI
     if ((dom != CUPTI_CB_DOMAIN_DRIVER_API && dom != CUPTI_CB_DOMAIN_RUNTIME_API) || d == NULL)
         return;
     if (d->callbackSite != CUPTI_API_ENTER) {
-        if (tr_gp_callback_exit(d->callbackSite == CUPTI_API_EXIT))   /* the pause policy's (a detach) */
+        if (gp->callback_exit(d->callbackSite == CUPTI_API_EXIT))   /* the pause policy's (a detach) */
             return;
         if (dom == CUPTI_CB_DOMAIN_RUNTIME_API)
             corr_rt_pending = 0;   /* its driver calls are over */
@@ -283,7 +284,7 @@ static int corr_callbacks_start(void)
                     unsub(h);
                 return -1;
             }
-            tr_gp_callback_enabled(doms[k].dom, cbid);
+            gp->callback_enabled(doms[k].dom, cbid);
             enabled++;
         }
     if (enabled == 0) {
@@ -291,7 +292,7 @@ static int corr_callbacks_start(void)
             unsub(h);
         return -1;
     }
-    if (tr_gp_subscribed(h, en, enabled) != 0) {
+    if (gp->subscribed(h, en, enabled) != 0) {
         if (unsub != NULL)
             unsub(h);
         return -1;
@@ -339,16 +340,19 @@ void tr_cupti_fork_child(void)
     }
     corr_n = 0;
     corr_rt_pending = 0;
-    tr_gp_fork_child();
+    if (gp != NULL)
+        gp->fork_child();
 }
 
 
 static int cupti_start_masked(tr_state *st, const char *path, double detach_s, char *err, size_t errlen);
 
-int tr_cupti_start(tr_state *st, const char *path, double detach_s, char *err, size_t errlen)
+int tr_cupti_start(tr_state *st, const char *path, double detach_s, const tr_gpause *policy, char *err,
+                   size_t errlen)
 {
     sigset_t old;
     int rc;
+    gp = policy;
     cupti_block_signals(&old);   /* see cupti_block_signals */
     rc = cupti_start_masked(st, path, detach_s, err, errlen);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -447,7 +451,7 @@ static int cupti_start_masked(tr_state *st, const char *path, double detach_s, c
         snprintf(err, errlen, "CUPTI refused to enable activity records (another profiler attached?)");
         return -1;
     }
-    if (tr_gp_start(st, detach_s, err, errlen) != 0)   /* the pause policy (a gpu-ab build may refuse) */
+    if (gp->start(st, detach_s, err, errlen) != 0)   /* the pause policy (a gpu-ab build may refuse) */
         return -1;
     st->w.gpu_corr = tr_cu.callbacks ? "callbacks" : "activity";
     if (!tr_cu.callbacks)
@@ -460,12 +464,12 @@ static int cupti_start_masked(tr_state *st, const char *path, double detach_s, c
 void tr_cupti_flush(void)
 {
     if (tr_cu.on) {
-        if (tr_gp_before_flush() != 0)
+        if (gp->before_flush() != 0)
             return;   /* detached: its records were handed over then, and a call now would attach it again */
         int q = tr_thread_quiet(1);
         tr_cu.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         tr_thread_quiet(q);
-        tr_gp_after_flush();
+        gp->after_flush();
     }
 }
 
@@ -493,9 +497,10 @@ void tr_cupti_pop(void)
 
 #else /* !TR_HAVE_CUPTI */
 
-int tr_cupti_start(tr_state *st, const char *path, double detach_s, char *err, size_t errlen)
+int tr_cupti_start(tr_state *st, const char *path, double detach_s, const tr_gpause *policy, char *err,
+                   size_t errlen)
 {
-    (void)st, (void)path, (void)detach_s;
+    (void)st, (void)path, (void)detach_s, (void)policy;
     snprintf(err, errlen, "this build has no CUPTI headers (cupti_activity.h was not found at build time)");
     return -1;
 }
@@ -504,67 +509,3 @@ void tr_cupti_push(uint64_t seq) { (void)seq; }
 void tr_cupti_pop(void) {}
 void tr_cupti_fork_child(void) {}
 #endif
-
-/* ---- the part ---- */
-
-/* The GPU part's own options: CUPTI's path (NULL: the toolkit's), gpu_detach's seconds. */
-static struct {
-    char *cupti_path;
-    double detach_s;
-} gpu_opt;
-
-static int tr_gpu_setup(tr_state *st, char *why, size_t cap)
-{
-    const char *path = tr_host->opt_string(st->self, "cupti");
-    st->gpu = tr_host->opt_bool(st->self, "gpu");
-    gpu_opt.detach_s = tr_host->opt_double(st->self, "gpu_detach");
-    gpu_opt.cupti_path = path ? strdup(path) : NULL;
-    if (!(gpu_opt.detach_s >= 0 && gpu_opt.detach_s < 1e6)) {
-        snprintf(why, cap, "gpu_detach=%g: seconds, 0 or more", gpu_opt.detach_s);
-        return -1;
-    }
-    return 0;
-}
-
-static void tr_gpu_fini(tr_state *st)
-{
-    (void)st;
-    free(gpu_opt.cupti_path);
-    gpu_opt.cupti_path = NULL;
-}
-
-/* The output opened (the first recorded call): CUPTI starts, or the file says why GPU tracing is off. */
-static void tr_gpu_opened(tr_state *st)
-{
-    if (st->gpu) {
-        char err[512] = "";
-        if (tr_cupti_start(st, gpu_opt.cupti_path, gpu_opt.detach_s, err, sizeof err) != 0) {
-            tr_host->log(st->self, CUSHIM_LOG_WARN, "GPU tracing is off: %s; the CUDA calls are still traced",
-                         err);
-            snprintf(st->w.note, sizeof st->w.note, "GPU tracing off: %.200s", err);
-        } else {
-            st->w.gpu = 1;
-        }
-    }
-}
-
-static void tr_gpu_flush(tr_state *st)
-{
-    if (atomic_load(&st->output) == 1)
-        tr_cupti_flush();
-}
-
-static void tr_gpu_fork_child(tr_state *st)
-{
-    (void)st;
-    tr_cupti_fork_child();
-}
-
-const tr_part tr_part_gpu = {
-    .name = "gpu",
-    .setup = tr_gpu_setup,
-    .opened = tr_gpu_opened,
-    .flush = tr_gpu_flush,
-    .fork_child = tr_gpu_fork_child,
-    .fini = tr_gpu_fini,
-};

@@ -1,6 +1,7 @@
 /*
- * tr_cupti.h - GPU activity from CUPTI (tr_cupti.c: the GPU part), loaded at run
- * time; its records go through the recording part (tr_record.h).
+ * tr_cupti.h - GPU activity from CUPTI (tr_cupti.c), loaded at run time; its
+ * records go through the recording part (tr_record.h). The GPU part (tr_gpu.c)
+ * starts it when the file opens.
  */
 #ifndef TR_CUPTI_H
 #define TR_CUPTI_H
@@ -10,20 +11,17 @@
 
 #include "tr_base.h"
 
-/* CUPTI loaded (path: NULL or "" the toolkit's) and started, its pause policy with gpu_detach's 'detach_s'. 0, or
-   -1 with 'err' set. */
-int tr_cupti_start(tr_state *st, const char *path, double detach_s, char *err, size_t errlen);
+struct tr_gpause;   /* a pause policy: tr_cupti_int.h; the one linked, tr_gpause.h */
+/* CUPTI loaded (path: NULL or "" the toolkit's) and started, with the pause policy 'policy' and gpu_detach's
+   'detach_s'. 0, or -1 with 'err' set. */
+int tr_cupti_start(tr_state *st, const char *path, double detach_s, const struct tr_gpause *policy, char *err,
+                   size_t errlen);
+/* At exit: CUPTI's last records handed over (unless it is detached). */
 void tr_cupti_flush(void);
+/* The correlation stack of a traced launch, copy or set (its pre hook, its post hook). */
 void tr_cupti_push(uint64_t seq);
 void tr_cupti_pop(void);
-/* unhook: called by tr_hooks_follow (its lock held) with the state the hooks follow - follow: after the hooks
-   are removed (paused) or before they are added again (resumed); followed: after either. The pause policy's
-   (tr_cupti_int.h): the product's detaches CUPTI gpu_detach seconds into a pause (at a launch's exit callback)
-   and attaches it again at a resume before the hooks return (tr_gdetach.c). */
-void tr_cupti_follow(int paused);
-void tr_cupti_followed(int paused);
+/* In a forked child: CUPTI is not carried over. */
 void tr_cupti_fork_child(void);
-
-extern const tr_part tr_part_gpu;
 
 #endif /* TR_CUPTI_H */

@@ -1,10 +1,11 @@
 /*
- * tr_cupti_int.h - what the GPU part's files share (the CUPTI functions loaded,
- * tr_cupti.c), and the pause policy: what CUPTI does while recording is paused
- * with unhook=1, which tr_cupti.c asks of it at a few points. The product's is
- * tr_gdetach.c (gpu_detach: CUPTI detached a while into a pause); a bench-only
- * build of the plugin links another in its place (bench/gpu/trace_gpuab.c, the
- * plugin's gpu-ab copy: plugins/trace/CMakeLists.txt).
+ * tr_cupti_int.h - what tr_cupti.c offers the pause policies (the CUPTI
+ * functions loaded, attaching again after a detach), and what a pause policy
+ * is: what CUPTI does while recording is paused with unhook=1, asked at a few
+ * points through the table tr_cupti_start is handed (tr_gpause.h). The
+ * product's is tr_gdetach.c (gpu_detach: CUPTI detached a while into a pause);
+ * a bench-only build of the plugin links another in its place
+ * (bench/gpu/trace_gpuab.c, the plugin's gpu-ab copy).
  */
 #ifndef TR_CUPTI_INT_H
 #define TR_CUPTI_INT_H
@@ -57,23 +58,30 @@ extern _Atomic uint32_t tr_corr_gen;
    the subscriber. 0, or -1 when CUPTI refuses. */
 int tr_cupti_attach_again(void);
 
-/* ---- the pause policy (tr_gdetach.c; bench/gpu/trace_gpuab.c in the gpu-ab build) ---- */
-/* At the end of a successful tr_cupti_start: 0, or -1 with 'err' set (CUPTI is not used then). */
-int tr_gp_start(tr_state *st, double detach_s, char *err, size_t errlen);
-/* Callback mode: each launch, copy or set function whose callback is enabled; then all of them enabled ('en',
-   the subscriber 'h'): 0, or -1 when the policy cannot work with them (callback mode is given up). */
-void tr_gp_callback_enabled(CUpti_CallbackDomain dom, CUpti_CallbackId cbid);
-int tr_gp_subscribed(CUpti_SubscriberHandle h, f_enable_cb en, uint32_t enabled);
-/* A callback not at an entry (at_exit: at the function's exit), on the calling thread inside the real function:
-   1 when the policy took it (nothing more is done with it). */
-int tr_gp_callback_exit(int at_exit);
-/* A DRIVER or RUNTIME activity record: 1 when the policy took it. */
-int tr_gp_api_record(const CUpti_Activity *r);
-/* Before the flush at exit: 0, or -1 when there is nothing to flush (detached); after it. */
-int tr_gp_before_flush(void);
-void tr_gp_after_flush(void);
-/* In a forked child (CUPTI is not carried over). */
-void tr_gp_fork_child(void);
+/* ---- the pause policy: what tr_cupti.c asks of it, handed to tr_cupti_start (tr_gpause.h names the one the
+   plugin links: tr_gdetach.c's; bench/gpu/trace_gpuab.c's in the gpu-ab copy) ---- */
+typedef struct tr_gpause {
+    /* At the end of a successful tr_cupti_start: 0, or -1 with 'err' set (CUPTI is not used then). */
+    int (*start)(tr_state *st, double detach_s, char *err, size_t errlen);
+    /* Callback mode: each launch, copy or set function whose callback is enabled; then all of them enabled ('en',
+       the subscriber 'h'): 0, or -1 when the policy cannot work with them (callback mode is given up). */
+    void (*callback_enabled)(CUpti_CallbackDomain dom, CUpti_CallbackId cbid);
+    int (*subscribed)(CUpti_SubscriberHandle h, f_enable_cb en, uint32_t enabled);
+    /* A callback not at an entry (at_exit: at the function's exit), on the calling thread inside the real
+       function: 1 when the policy took it (nothing more is done with it). */
+    int (*callback_exit)(int at_exit);
+    /* A DRIVER or RUNTIME activity record: 1 when the policy took it. */
+    int (*api_record)(const CUpti_Activity *r);
+    /* Before the flush at exit: 0, or -1 when there is nothing to flush (detached); after it. */
+    int (*before_flush)(void);
+    void (*after_flush)(void);
+    /* In a forked child of a process that started CUPTI (it is not carried over). */
+    void (*fork_child)(void);
+} tr_gpause;
+#else
+typedef struct tr_gpause {
+    int none;   /* a build without CUPTI: no policy is asked anything */
+} tr_gpause;
 #endif
 
 #endif /* TR_CUPTI_INT_H */

@@ -16,8 +16,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "tr_cupti.h"
-#include "tr_cupti_int.h"
+#include "tr_gpause.h"
 #include "tr_record.h"
 
 #if defined(TR_HAVE_CUPTI)
@@ -153,7 +152,7 @@ void tr_cupti_followed(int paused)
     (void)paused;
 }
 
-int tr_gp_start(tr_state *st, double detach_s, char *err, size_t errlen)
+static int gd_start(tr_state *st, double detach_s, char *err, size_t errlen)
 {
     (void)err, (void)errlen;
     gd.grace_ns = (uint64_t)(detach_s * 1e9);
@@ -162,18 +161,18 @@ int tr_gp_start(tr_state *st, double detach_s, char *err, size_t errlen)
     return 0;
 }
 
-void tr_gp_callback_enabled(CUpti_CallbackDomain dom, CUpti_CallbackId cbid)
+static void gd_callback_enabled(CUpti_CallbackDomain dom, CUpti_CallbackId cbid)
 {
     (void)dom, (void)cbid;
 }
 
-int tr_gp_subscribed(CUpti_SubscriberHandle h, f_enable_cb en, uint32_t enabled)
+static int gd_subscribed(CUpti_SubscriberHandle h, f_enable_cb en, uint32_t enabled)
 {
     (void)h, (void)en, (void)enabled;
     return 0;
 }
 
-int tr_gp_callback_exit(int at_exit)
+static int gd_callback_exit(int at_exit)
 {
     (void)at_exit;
     if (atomic_load_explicit(&gd.state, memory_order_relaxed) == GD_FLUSHED)
@@ -181,13 +180,13 @@ int tr_gp_callback_exit(int at_exit)
     return 0;
 }
 
-int tr_gp_api_record(const CUpti_Activity *r)
+static int gd_api_record(const CUpti_Activity *r)
 {
     (void)r;
     return 0;
 }
 
-int tr_gp_before_flush(void)
+static int gd_before_flush(void)
 {
     int st;
     pthread_mutex_lock(&gd_lock);   /* after a flush under way */
@@ -198,11 +197,11 @@ int tr_gp_before_flush(void)
     return gd_settled(2000) != GD_ATTACHED ? -1 : 0;
 }
 
-void tr_gp_after_flush(void)
+static void gd_after_flush(void)
 {
 }
 
-void tr_gp_fork_child(void)
+static void gd_fork_child(void)
 {
     pthread_mutex_init(&gd_lock, NULL);
     gd.thread = 0;
@@ -210,7 +209,19 @@ void tr_gp_fork_child(void)
     atomic_store(&gd.state, GD_ATTACHED);
 }
 
+const tr_gpause tr_gpause_policy = {
+    .start = gd_start,
+    .callback_enabled = gd_callback_enabled,
+    .subscribed = gd_subscribed,
+    .callback_exit = gd_callback_exit,
+    .api_record = gd_api_record,
+    .before_flush = gd_before_flush,
+    .after_flush = gd_after_flush,
+    .fork_child = gd_fork_child,
+};
+
 #else /* !TR_HAVE_CUPTI */
+const tr_gpause tr_gpause_policy = {0};
 void tr_cupti_follow(int paused) { (void)paused; }
 void tr_cupti_followed(int paused) { (void)paused; }
 #endif

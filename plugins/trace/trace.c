@@ -21,7 +21,7 @@
 
 #include "tr_base.h"
 #include "tr_control.h"
-#include "tr_cupti.h"
+#include "tr_gpu.h"
 #include "tr_hooks.h"
 #include "tr_nvtx.h"
 #include "tr_output.h"
