@@ -39,11 +39,29 @@ static uint64_t *sml_stream_end(sml_dev *d, CUstream s)
 
 /* ---- shares between processes ------------------------------------------- */
 
+/* The group's live limit of device i ('cushim limit GROUP --sm=N', shm.h), if it moved: d->limit. */
+static void sml_live_apply(sml_state *st, int i, uint32_t g)
+{
+    sml_dev *d = &st->dev[i];
+    uint32_t w = atomic_load_explicit(&st->region->live_weight[i], memory_order_relaxed);
+    double was = d->limit;
+    d->limit = w == 0 ? d->limit_own : w >= 1000 ? 1.0 : w / 1000.0;
+    d->live_seen = g;
+    if (d->limit != was)
+        sml_host->log(st->self, CUSHIM_LOG_INFO, "device %d: live limit %.4g%% (was %.4g%%; %s)", i, d->limit * 100,
+                      was * 100, w == 0 ? "this process's own" : "set by cushim limit");
+}
+
 static void sml_update_share(sml_state *st, int i, uint64_t now)
 {
     sml_dev *d = &st->dev[i];
-    double own = d->limit;
+    double own;
     uint64_t busy;
+    uint32_t g = 0;
+    if (st->region != NULL &&
+        (g = atomic_load_explicit(&st->region->live_gen, memory_order_acquire)) != d->live_seen)
+        sml_live_apply(st, i, g);
+    own = d->limit;
     pthread_mutex_lock(&d->mu);
     busy = d->lim.busy_ns;
     pthread_mutex_unlock(&d->mu);
@@ -77,6 +95,7 @@ static void sml_update_share(sml_state *st, int i, uint64_t now)
             atomic_store(&d->slot->weight, (uint32_t)(d->limit * 1000));
             atomic_store(&d->slot->usage, (uint32_t)(d->usage * 1000));
             atomic_store(&d->slot->heartbeat, now);
+            atomic_store(&d->slot->live_gen, g);   /* applied: 'cushim limit' waits for it */
             for (int k = 0; k < SML_SHM_SLOTS; k++) {
                 const sml_slot *o = &st->region->slot[i][k];
                 if (o == d->slot || !sml_shm_live(o, now))

@@ -117,6 +117,10 @@ sml_slot *sml_shm_claim(sml_region *r, int dev, int32_t pid, uint64_t start, uin
         atomic_store(&s->usage, 0);
         atomic_store(&s->last_end, 0);
         atomic_store(&s->heartbeat, now);
+        atomic_store(&s->live_gen, 0);
+        atomic_store(&s->prio, 0);
+        atomic_store(&s->busy, 0);
+        atomic_store(&s->busy_since, 0);
         {   /* a dead owner's turn, or place in line, is not inherited with its slot */
             uint32_t me = (uint32_t)i + 1, m = me;
             atomic_compare_exchange_strong(&r->turn[dev], &m, 0);

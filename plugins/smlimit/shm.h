@@ -18,7 +18,9 @@
 #define SML_SHM_DEVICES 16
 #define SML_SHM_SLOTS 32
 #define SML_STALE_NS 2000000000ull   /* 2 s without a heartbeat: not sharing any more */
-#define SML_SHM_MAGIC 0x324c4d53u    /* "SML2": the layout below (SML1 had no turns) */
+#define SML_SHM_MAGIC 0x334c4d53u    /* "SML3": the layout below (SML2 had no live limits nor priorities,
+                                        SML1 no turns); the region's name carries it: cushim-smlimit3-* */
+#define SML_SHM_PREFIX "/cushim-smlimit3-"
 
 typedef struct sml_slot {
     _Atomic int32_t pid;             /* 0: free                                       */
@@ -27,6 +29,13 @@ typedef struct sml_slot {
     _Atomic uint32_t usage;          /* measured busy share, per mille (recent)       */
     _Atomic uint64_t last_end;       /* CLOCK_MONOTONIC ns: end of its last measured work */
     _Atomic uint64_t heartbeat;      /* CLOCK_MONOTONIC ns                            */
+    _Atomic uint32_t live_gen;       /* the region's live_gen this process has applied */
+    _Atomic uint32_t prio;           /* SML_PRIO_*: its priority (0: normal)          */
+    _Atomic uint32_t busy;           /* launches of it pending on the device (option
+                                        priority: a lower one waits while a higher one
+                                        has work pending)                             */
+    uint32_t pad;
+    _Atomic uint64_t busy_since;     /* CLOCK_MONOTONIC ns: when 'busy' last left 0  */
 } sml_slot;
 
 typedef struct sml_region {
@@ -41,9 +50,17 @@ typedef struct sml_region {
        the turn to it when it gives the turn back, so that a holder with more work
        cannot take it again at once */
     _Atomic uint32_t turn_next[SML_SHM_DEVICES];
+    /* live limits ('cushim limit GROUP --sm=30'): live_weight[d] is stored, then live_gen
+       bumped (release); each process's poller compares live_gen with the last one it
+       applied at each heartbeat (50 ms) and acknowledges it in its slots' live_gen */
+    _Atomic uint32_t live_gen;
+    _Atomic uint32_t live_weight[SML_SHM_DEVICES];   /* per mille; 0: none (each process's own limit);
+                                                         1000: no limit */
 } sml_region;
 
-/* Map the region named 'name' ("/cushim-smlimit2-<uid>", in /dev/shm): this user's alone to write, else NULL
+enum { SML_PRIO_NORMAL = 0, SML_PRIO_LOW = 1, SML_PRIO_HIGH = 2 };
+
+/* Map the region named 'name' ("/cushim-smlimit3-<uid>", in /dev/shm): this user's alone to write, else NULL
    with a reason in 'err'. */
 sml_region *sml_shm_open(const char *name, char *err, size_t errlen);
 /* 1 (once) when the region's file was shrunk under the mapping, which then reads private zeros. */

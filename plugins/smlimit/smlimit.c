@@ -469,7 +469,7 @@ static int sml_init_plugin(const cushim_host *host, cushim_plugin *self)
         sml_dev *d = &st->dev[i];
         pthread_mutex_init(&d->mu, NULL);
         d->limited = pct[i] > 0 && pct[i] < 100;
-        d->limit = d->share = d->share_min = d->limited ? pct[i] / 100.0 : 1.0;
+        d->limit = d->limit_own = d->share = d->share_min = d->limited ? pct[i] / 100.0 : 1.0;
     }
     if (st->shared) {
         const char *group = host->opt_string(self, "group");
@@ -478,7 +478,7 @@ static int sml_init_plugin(const cushim_host *host, cushim_plugin *self)
             free(st);
             return -1;
         }
-        snprintf(st->region_name, sizeof st->region_name, "/cushim-smlimit2-%u%s%.64s", (unsigned)geteuid(),
+        snprintf(st->region_name, sizeof st->region_name, SML_SHM_PREFIX "%u%s%.64s", (unsigned)geteuid(),
                  group && *group ? "-" : "", group ? group : "");
     }
     host->plugin_set_data(self, st);
@@ -565,7 +565,8 @@ static void sml_fork_child(cushim_plugin *self)
         d->slot = NULL;
         d->beat_t = d->beat_busy = 0;
         d->usage = 0;
-        d->share = d->share_min = d->limit;
+        d->limit = d->share = d->share_min = d->limit_own;   /* the child reads the live limit again */
+        d->live_seen = 0;
         d->waited_ns = 0;
         d->clk_mhz = 0;
         d->clk_next = 0;
@@ -583,8 +584,8 @@ static const cushim_option sml_options[] = {
     {"window_ms", CUSHIM_OPT_INT, "100", "burst bound: an idle process saves up at most limit x window of GPU time"},
     {"poll_us", CUSHIM_OPT_INT, "20", "how often pending launches are checked for completion"},
     {"work_conserving", CUSHIM_OPT_BOOL, "false", "also use the share that partners on the device leave unused"},
-    {"shared", CUSHIM_OPT_BOOL, "true", "meet other processes in /dev/shm/cushim-smlimit2-<uid> (weights)"},
-    {"group", CUSHIM_OPT_STRING, "", "processes share weights within a group: /dev/shm/cushim-smlimit2-<uid>-<group>"},
+    {"shared", CUSHIM_OPT_BOOL, "true", "meet other processes in /dev/shm/cushim-smlimit3-<uid> (weights)"},
+    {"group", CUSHIM_OPT_STRING, "", "processes share weights within a group: /dev/shm/cushim-smlimit3-<uid>-<group>"},
     {"turns", CUSHIM_OPT_BOOL, "false",
      "processes sharing a device take turns: a burst waits for another process's burst to end instead of "
      "time-slicing with it (exact shares, fewer context switches; more latency)"},

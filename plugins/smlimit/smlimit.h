@@ -46,7 +46,10 @@ typedef struct sml_marker {
 typedef struct sml_dev {
     pthread_mutex_t mu;                 /* the limiter and the stream table; never held across CUDA */
     int limited;
-    double limit;                       /* the configured share, (0, 1)                */
+    double limit;                       /* the share asked for, (0, 1]: the configured one, or
+                                           the group's live limit (poller, 'cushim limit')  */
+    double limit_own;                   /* the configured share                         */
+    uint32_t live_seen;                 /* the region's live_gen applied (poller)       */
     double share;                       /* in force (weights, work conserving)         */
     double share_min;                   /* the lowest in force so far (the report)     */
     sml_limiter lim;

@@ -26,6 +26,9 @@
 #             warning each, limited alone
 #   turns3    three processes at 30 with turns on one simulated GPU: each held to its share, every pair of
 #             them both pending under 20% of the time (the first bursts, before they meet, overlap)
+#   live      two processes at limit=60 in one group; 'cushim limit GROUP --sm=20' while they run: both
+#             acknowledge within 1 s (the helper waits for it: exit 0, "applied by 2 of 2"), each ends with 20%
+#             in force (its report: limit 20%, lowest 20%); a group nobody opened is not created
 #   turndead  a process killed (SIGKILL) while it has the turn: the next process's bursts pass over it
 #             (waited well under its turn_wait_ms of 5 s, none gave up)
 set -u
@@ -104,7 +107,7 @@ case $case in
     pb=$!
     CUSHIM_PLUGINS="$plugin:limit=60,group=$grp,report=1" "$prog" 300 >"$out" 2>"$out.err" || fail "exit $?"
     wait $pb || fail "second process: exit $?"
-    rm -f "/dev/shm/cushim-smlimit2-$(id -u)-$grp"
+    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
     for f in "$out.err" "$out.b.err"; do
       grep -q 'limit 60%: .*(lowest 50%)' "$f" || { cat "$f" >&2; fail "a process did not scale its share to 50%"; }
     done
@@ -120,7 +123,7 @@ case $case in
     pb=$!
     CUSHIM_PLUGINS="$plugin:limit=60,group=$grp,report=1" "$prog" 300 >"$out" 2>"$out.err" || fail "exit $?"
     wait $pb || fail "second process (own PID namespace): exit $?"
-    rm -f "/dev/shm/cushim-smlimit2-$(id -u)-$grp"
+    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
     for f in "$out.err" "$out.b.err"; do
       grep -q 'limit 60%: .*(lowest 50%)' "$f" || { cat "$f" >&2; fail "a process did not see the other (own PID namespace)"; }
     done
@@ -136,7 +139,7 @@ case $case in
       FAKE_CUDA_KERNEL_LOG="$out.k$t.a" CUSHIM_PLUGINS="$plugin:limit=49,group=$grp,turns=$t,turn_wait_ms=2000,report=1" "$prog" 200 \
         >"$out" 2>"$out.err" || fail "turns=$t: exit $?"
       wait $pb || fail "turns=$t: second process: exit $?"
-      rm -f "/dev/shm/cushim-smlimit2-$(id -u)-$grp" "/dev/shm${FAKE_CUDA_SHARED_GPU}"
+      rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp" "/dev/shm${FAKE_CUDA_SHARED_GPU}"
       unset FAKE_CUDA_SHARED_GPU
       [ "$(wc -l <"$out.k$t.a")" -eq 200 ] && [ "$(wc -l <"$out.k$t.b")" -eq 200 ] ||
         fail "turns=$t: the fake logged $(wc -l <"$out.k$t.a") and $(wc -l <"$out.k$t.b") kernels, not 200 each"
@@ -178,7 +181,7 @@ case $case in
       "$prog" 300 >"$out" 2>"$out.err" || fail "exit $?"
     wait $p1 || fail "second process: exit $?"
     wait $p2 || fail "third process: exit $?"
-    rm -f "/dev/shm/cushim-smlimit2-$(id -u)-$grp" "/dev/shm${FAKE_CUDA_SHARED_GPU}"
+    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp" "/dev/shm${FAKE_CUDA_SHARED_GPU}"
     unset FAKE_CUDA_SHARED_GPU
     cat "$out.err" "$out.1.err" "$out.2.err"
     for f in "$out.err" "$out.1.err" "$out.2.err"; do
@@ -200,27 +203,54 @@ case $case in
     kill -9 $pk; wait $pk 2>/dev/null
     CUSHIM_PLUGINS="$plugin:limit=50,group=$grp,turns=1,turn_wait_ms=5000,report=1" "$prog" 200 >"$out" 2>"$out.err" ||
       fail "exit $?"
-    rm -f "/dev/shm/cushim-smlimit2-$(id -u)-$grp"
+    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
     cat "$out.err"
     grep -q 'turns: [1-9][0-9]* waits ([0-9.]* ms), 0 gave up' "$out.err" ||
       fail "no wait for the dead process's turn, or it gave up waiting"
     ms=$(sed -n 's/.*turns: [0-9]* waits (\([0-9.]*\) ms).*/\1/p' "$out.err")
     awk -v m="$ms" 'BEGIN { exit !(m < 1000) }' || fail "waited $ms ms for a dead process's turn" ;;
+  live)
+    grp=e2el$$
+    L() { env -u LD_PRELOAD -u CUSHIM_PLUGINS "$launcher" limit "$@"; }
+    for p in b a; do
+      CUSHIM_PLUGINS="$plugin:limit=60,group=$grp,report=1" "$prog" 600 >"$out.$p" 2>"$out.$p.err" &
+      eval "p$p=\$!"
+    done
+    i=0
+    until L "$grp" 2>/dev/null | grep -q "device 0: .*, 2 processes"; do
+      i=$((i + 1)); [ $i -lt 250 ] || fail "the two processes never met in the group's region"; sleep 0.02
+    done
+    L "$grp" --sm=20 >"$out.lim" 2>&1 || { cat "$out.lim" >&2; fail "cushim limit --sm=20: exit $?"; }
+    cat "$out.lim"
+    grep -q "applied by 2 of 2 processes' devices in [0-9]* ms" "$out.lim" || fail "not applied by both"
+    ms=$(sed -n "s/.*applied by 2 of 2 processes' devices in \([0-9]*\) ms.*/\1/p" "$out.lim")
+    [ "$ms" -lt 1000 ] || fail "applied in $ms ms"
+    grep -q "device 0: limit 20% (live), 2 processes" "$out.lim" || fail "the live limit is not shown"
+    wait $pa || fail "first process: exit $?"
+    wait $pb || fail "second process: exit $?"
+    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
+    cat "$out.a.err" "$out.b.err"
+    for f in "$out.a.err" "$out.b.err"; do
+      grep -q 'limit 20%: .*(lowest 20%)' "$f" || fail "a process did not take the live limit"
+    done
+    L "nosuch$$" --sm=20 >"$out.lim" 2>&1 && fail "an unknown group accepted"
+    [ ! -e "/dev/shm/cushim-smlimit3-$(id -u)-nosuch$$" ] || fail "an unknown group was created"
+    rm -f "$out.a" "$out.b" "$out.a.err" "$out.b.err" "$out.lim" ;;
   region)
     # a region of the right name but another layout (a foreign or older writer): refused with the reason,
     # the process still limited alone
     grp=e2er$$
-    head -c 100 /dev/zero >"/dev/shm/cushim-smlimit2-$(id -u)-$grp"
+    head -c 100 /dev/zero >"/dev/shm/cushim-smlimit3-$(id -u)-$grp"
     CUSHIM_PLUGINS="$plugin:limit=25,group=$grp,report=1" "$prog" 200 >"$out" 2>"$out.err" || fail "exit $?"
-    rm -f "/dev/shm/cushim-smlimit2-$(id -u)-$grp"
+    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
     grep -q "no sharing between processes: .*has 100 bytes, not the [0-9]* of this layout" "$out.err" ||
       fail "no warning about the foreign region"
     share_in 0.05 0.40; report_ok
     # a region every user may write (planted, or made so): refused with one line, limited alone
-    : >"/dev/shm/cushim-smlimit2-$(id -u)-$grp" && chmod 666 "/dev/shm/cushim-smlimit2-$(id -u)-$grp"
+    : >"/dev/shm/cushim-smlimit3-$(id -u)-$grp" && chmod 666 "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
     CUSHIM_PLUGINS="$plugin:limit=25,group=$grp,report=1" "$prog" 200 >"$out" 2>"$out.err" || fail "exit $?"
-    sz=$(stat -c %s "/dev/shm/cushim-smlimit2-$(id -u)-$grp")
-    rm -f "/dev/shm/cushim-smlimit2-$(id -u)-$grp"
+    sz=$(stat -c %s "/dev/shm/cushim-smlimit3-$(id -u)-$grp")
+    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
     grep -q "no sharing between processes: .*is writable by every user (mode 666)" "$out.err" ||
       fail "a region every user may write was joined"
     [ "$sz" = 0 ] || fail "a region every user may write was sized ($sz bytes)"

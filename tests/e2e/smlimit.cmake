@@ -19,5 +19,9 @@ e2e_test(smlimit_launcher COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_smlimit.sh
   $<TARGET_FILE:e2e_smlimit> $<TARGET_FILE:smlimit> "${PROJECT_SOURCE_DIR}/tools/cushim"
   NO_PRELOAD ENV "CUSHIM_LIB=$<TARGET_FILE:cushim>")
 set_tests_properties(smlimit_launcher PROPERTIES LABELS "e2e;no_asan")
+# 'cushim limit GROUP --sm=20' on two running processes (the launcher runs the cushim-limit helper).
+e2e_test(smlimit_live COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_smlimit.sh" live
+  $<TARGET_FILE:e2e_smlimit> $<TARGET_FILE:smlimit> "${PROJECT_SOURCE_DIR}/tools/cushim"
+  ENV "CUSHIM_LIB=$<TARGET_FILE:cushim>")
 set_property(TEST smlimit_threads smlimit_limit smlimit_weights smlimit_turns smlimit_turns3 APPEND PROPERTY LABELS concurrency)
 set_tests_properties(smlimit_pidns PROPERTIES SKIP_RETURN_CODE 77)

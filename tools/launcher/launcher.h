@@ -59,7 +59,8 @@ int ln_cmd_where(const ln_where *w, int argc, char **argv);
 int ln_cmd_stats(const ln_where *w, int argc, char **argv);
 int ln_cmd_usage(const ln_where *w, int argc, char **argv);
 int ln_cmd_flight(const ln_where *w, int argc, char **argv);   /* flight.c, with its usage text */
-extern const char ln_help_flight[];
+int ln_cmd_limit(const ln_where *w, int argc, char **argv);    /* limit.c, with its usage text */
+extern const char ln_help_flight[], ln_help_limit[];
 
 /* Usage texts (help.c). */
 extern const char ln_help_main[], ln_help_run[], ln_help_plugins[], ln_help_apis[], ln_help_version[],
