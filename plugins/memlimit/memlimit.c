@@ -172,20 +172,24 @@ static void ml_live_apply(ml_budget *b)
     pthread_mutex_unlock(&ml_live_mu);
 }
 
-/* The limit in force on 'dev' (0: none). */
-static inline uint64_t ml_limit_now(int dev)
+/* The limit in force on 'dev' (0: none), of the open budget 'b'. */
+static inline uint64_t ml_limit_in(ml_budget *b, int dev)
 {
-    ml_budget *b = ml_bud();
-    if (b != NULL) {
-        if (__builtin_expect(ml_budget_live_gen(b) != atomic_load_explicit(&ml_live_seen, memory_order_relaxed), 0))
-            ml_live_apply(b);
-        if (dev >= 0 && dev < ML_MAX_DEVICES) {
-            uint64_t v = atomic_load_explicit(&ml_live_lim[dev], memory_order_relaxed);
-            if (__builtin_expect(v != 0, 0))
-                return v == ML_LIVE_UNLIMITED ? 0 : v;
-        }
+    if (__builtin_expect(ml_budget_live_gen(b) != atomic_load_explicit(&ml_live_seen, memory_order_relaxed), 0))
+        ml_live_apply(b);
+    if (dev >= 0 && dev < ML_MAX_DEVICES) {
+        uint64_t v = atomic_load_explicit(&ml_live_lim[dev], memory_order_relaxed);
+        if (__builtin_expect(v != 0, 0))
+            return v == ML_LIVE_UNLIMITED ? 0 : v;
     }
     return ml_limit_of(&ml_st.lim, dev);
+}
+
+/* The same, opening the budget first (the queries). */
+static uint64_t ml_limit_now(int dev)
+{
+    ml_budget *b = ml_bud();
+    return b != NULL ? ml_limit_in(b, dev) : ml_limit_of(&ml_st.lim, dev);
 }
 
 static int ml_opt_given_nonempty(const char *s)
@@ -275,14 +279,14 @@ static int ml_take(int cat, int dev, uint64_t bytes)
             atomic_fetch_add_explicit(&s->managed[dev], bytes, memory_order_relaxed);
         if (!ml_st.charge_managed)
             return 0;
-        if (ml_budget_charge(&ml_st.budget, dev, bytes, ml_limit_now(dev)) != 0) {
+        if (ml_budget_charge(&ml_st.budget, dev, bytes, ml_limit_in(&ml_st.budget, dev)) != 0) {
             if (dev >= 0 && dev < ML_MAX_DEVICES)
                 ml_sub_clamped(&s->managed[dev], bytes);
             return -1;
         }
         return 0;
     default:
-        return ml_budget_charge(&ml_st.budget, dev, bytes, ml_limit_now(dev));
+        return ml_budget_charge(&ml_st.budget, dev, bytes, ml_limit_in(&ml_st.budget, dev));
     }
 }
 
