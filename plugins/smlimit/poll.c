@@ -88,11 +88,24 @@ static void sml_update_share(sml_state *st, int i, uint64_t now)
                     d->turn_since = now;
                 pthread_mutex_unlock(&d->mu);
             }
+            if (st->prio >= 0) {   /* the launching threads read these under the lock */
+                pthread_mutex_lock(&d->mu);
+                if (d->prio_pub && d->prio_slot != d->slot) {
+                    sml_shm_busy(d->prio_region, i, d->prio_slot, st->prio, 0);
+                    d->prio_pub = 0;
+                }
+                d->prio_region = d->slot != NULL ? st->region : NULL;
+                d->prio_slot = d->slot;
+                if (d->slot != NULL)
+                    atomic_store(&d->slot->prio, (uint32_t)st->prio + 1);
+                pthread_mutex_unlock(&d->mu);
+            }
         }
         if (d->slot != NULL) {
             double w[SML_SHM_SLOTS], u[SML_SHM_SLOTS];
             int n = 0;
-            atomic_store(&d->slot->weight, (uint32_t)(d->limit * 1000));
+            /* no limit (a priority alone, or a live 100%) claims no share of the partners' */
+            atomic_store(&d->slot->weight, d->limit >= 1.0 ? 0 : (uint32_t)(d->limit * 1000));
             atomic_store(&d->slot->usage, (uint32_t)(d->usage * 1000));
             atomic_store(&d->slot->heartbeat, now);
             atomic_store(&d->slot->live_gen, g);   /* applied: 'cushim limit' waits for it */
@@ -105,7 +118,14 @@ static void sml_update_share(sml_state *st, int i, uint64_t now)
                 n++;
             }
             /* a partner using less than its share, with 5 points of slack, leaves the rest */
-            own = sml_weighted_share(d->limit, w, u, n, st->work_conserving, 0.05);
+            own = d->limit >= 1.0 ? 1.0 : sml_weighted_share(d->limit, w, u, n, st->work_conserving, 0.05);
+            /* policy default (HAMi's GPU_CORE_UTILIZATION_POLICY=default): no limit while no other process of the
+               region uses the device; limited again at the first heartbeat after one does */
+            if (st->policy_default) {
+                d->alone = !sml_shm_others_active(st->region, i, d->slot, now);
+                if (d->alone)
+                    own = 1.0;
+            }
         }
     }
     if (st->clock_ref_mhz > 0)   /* a share of throughput: less time while the GPU runs faster */

@@ -30,12 +30,7 @@ typedef struct sml_slot {
     _Atomic uint64_t last_end;       /* CLOCK_MONOTONIC ns: end of its last measured work */
     _Atomic uint64_t heartbeat;      /* CLOCK_MONOTONIC ns                            */
     _Atomic uint32_t live_gen;       /* the region's live_gen this process has applied */
-    _Atomic uint32_t prio;           /* SML_PRIO_*: its priority (0: normal)          */
-    _Atomic uint32_t busy;           /* launches of it pending on the device (option
-                                        priority: a lower one waits while a higher one
-                                        has work pending)                             */
-    uint32_t pad;
-    _Atomic uint64_t busy_since;     /* CLOCK_MONOTONIC ns: when 'busy' last left 0  */
+    _Atomic uint32_t prio;           /* option priority: SML_PRIO_* + 1; 0: takes no part */
 } sml_slot;
 
 typedef struct sml_region {
@@ -56,9 +51,14 @@ typedef struct sml_region {
     _Atomic uint32_t live_gen;
     _Atomic uint32_t live_weight[SML_SHM_DEVICES];   /* per mille; 0: none (each process's own limit);
                                                          1000: no limit */
+    /* option priority: per device and level, bit k set while slot k's process has
+       launches pending there (set when a launch is admitted with nothing pending,
+       cleared when the poller sees its last one finish); a process of a lower level
+       holds its launches while a higher level's mask is not empty (smlimit.c) */
+    _Atomic uint32_t busy[SML_SHM_DEVICES][3];
 } sml_region;
 
-enum { SML_PRIO_NORMAL = 0, SML_PRIO_LOW = 1, SML_PRIO_HIGH = 2 };
+enum { SML_PRIO_LOW = 0, SML_PRIO_NORMAL = 1, SML_PRIO_HIGH = 2 };
 
 /* Map the region named 'name' ("/cushim-smlimit3-<uid>", in /dev/shm): this user's alone to write, else NULL
    with a reason in 'err'. */
@@ -87,5 +87,13 @@ void sml_shm_turn_wait_mark(sml_region *r, int dev, const sml_slot *mine);
 void sml_shm_turn_wait_clear(sml_region *r, int dev, const sml_slot *mine);
 /* Is another process waiting for the turn? */
 int sml_shm_turn_waited_for(sml_region *r, int dev, const sml_slot *mine);
+
+/* Option priority: say that 'mine' (level 'prio') has launches pending on 'dev', or no longer. */
+void sml_shm_busy(sml_region *r, int dev, const sml_slot *mine, int prio, int on);
+/* Has a process of a level above 'prio' launches pending on 'dev'? With 'check', bits of processes that are gone
+   (killed while busy) are cleared first (a look at their lock bytes: a system call each). */
+int sml_shm_higher_busy(sml_region *r, int dev, const sml_slot *mine, int prio, uint64_t now, int check);
+/* Has another live process of the region used device 'dev' recently (its published usage, or launches pending)? */
+int sml_shm_others_active(sml_region *r, int dev, const sml_slot *mine, uint64_t now);
 
 #endif /* SML_SHM_H */

@@ -70,6 +70,14 @@ typedef struct sml_dev {
     uint64_t turn_waits, turn_wait_ns, turn_gave_up;
     uint64_t turn_since;                /* when we took the turn; 0: not ours          */
     uint64_t turn_yields;               /* bursts cut short for a waiting process      */
+    /* option priority (smlimit.c, "priorities"): the region and our slot, set by the
+       poller under mu once it has joined; whether our busy bit is set; the waits */
+    sml_region *prio_region;
+    const sml_slot *prio_slot;
+    int prio_pub;
+    int prio_level;                     /* st->prio, where sml_turn_idle can read it     */
+    uint64_t prio_waits, prio_wait_ns, prio_wait_max, prio_guard;
+    int alone;                          /* policy default: no other process active here */
 } sml_dev;
 
 typedef struct sml_state {
@@ -79,6 +87,9 @@ typedef struct sml_state {
     int work_conserving, report, shared, turns;
     uint64_t turn_wait_ns;              /* the longest a burst waits for the turn       */
     double clock_ref_mhz;               /* 0: time shares; else throughput shares (clock.c) */
+    int prio;                           /* SML_PRIO_*; -1: takes no part in priorities  */
+    uint64_t prio_wait_ns;              /* the starvation guard: the longest a launch is held */
+    int policy_default;                 /* HAMi's 'default': limit only while others use the GPU */
     sml_region *region;
     char region_name[128];              /* opened by the poller at its start (shared=1) */
     int32_t pid;
