@@ -96,8 +96,13 @@ static void sml_update_share(sml_state *st, int i, uint64_t now)
                 }
                 d->prio_region = d->slot != NULL ? st->region : NULL;
                 d->prio_slot = d->slot;
-                if (d->slot != NULL)
+                if (d->slot != NULL) {
                     atomic_store(&d->slot->prio, (uint32_t)st->prio + 1);
+                    if (d->lim.outstanding > 0 && !d->prio_pub) {   /* launched before we joined: pending now */
+                        sml_shm_busy(d->prio_region, i, d->prio_slot, st->prio, 1);
+                        d->prio_pub = 1;
+                    }
+                }
                 pthread_mutex_unlock(&d->mu);
             }
         }
@@ -209,6 +214,8 @@ void *sml_poll_thread(void *arg)
             for (int i = 0; i < SML_MAX_DEV; i++)
                 if (st->dev[i].limited && st->dev[i].started)
                     sml_update_share(st, i, now);
+            if (st->region == NULL || st->prio < 0)
+                atomic_store(&st->region_tried, 1);   /* nothing to wait for */
             next_beat = now + SML_BEAT_NS;
             pthread_mutex_lock(&st->mq);
         }

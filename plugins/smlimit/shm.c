@@ -254,8 +254,11 @@ int sml_shm_others_active(sml_region *r, int dev, const sml_slot *mine, uint64_t
             return 1;
     for (int k = 0; k < SML_SHM_SLOTS; k++) {
         const sml_slot *o = &r->slot[dev][k];
-        /* 1% of the GPU's time, as the partner measured it over its last heartbeats */
-        if (o != mine && atomic_load(&o->usage) >= 10 && sml_shm_live(o, now))
+        /* work of it finished within the last 100 ms, or 1% of the GPU's time as it measured it over its last
+           heartbeats */
+        uint64_t end = atomic_load(&o->last_end);
+        if (o != mine && (atomic_load(&o->usage) >= 10 || (end != 0 && end + 100000000ull > now)) &&
+            sml_shm_live(o, now))
             return 1;
     }
     return 0;

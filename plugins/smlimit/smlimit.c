@@ -223,6 +223,14 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
             d->t_start = now;
             sml_init(&d->lim, d->share, st->window_ns, now);
         }
+        if (!prio_done && d->prio_slot == NULL && d->lim.admitted > 0 && !atomic_load(&st->region_tried) &&
+            now - d->t_start < SML_PRIO_JOIN_NS) {
+            /* the poller (started by our first launch) has not joined the region yet: its work pending here
+               would not be seen by a higher level's process, nor would we see theirs */
+            pthread_mutex_unlock(&d->mu);
+            sml_sleep_ns(SML_TURN_POLL_NS);
+            continue;
+        }
         if (!prio_done && d->prio_slot != NULL) {
             /* a process of a higher priority has work pending here: hold, up to the starvation guard */
             int held = sml_shm_higher_busy(d->prio_region, i, d->prio_slot, st->prio, now, prio_t0 == 0);
@@ -256,7 +264,15 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
             sml_sleep_ns(SML_TURN_POLL_NS);
             continue;
         }
-        wait = sml_admit(&d->lim, now);
+        if (d->limit >= 1.0 && d->share >= 1.0 && st->prio == SML_PRIO_HIGH) {
+            /* no limit here and nothing to yield to: only counted (a lower level keeps the limiter's bound on
+               its queued work, about a window of it, so that what it has queued when a higher one starts is
+               bounded) */
+            sml_admit_free(&d->lim);
+            wait = 0;
+        } else {
+            wait = sml_admit(&d->lim, now);
+        }
         if (wait > 0) {
             d->waited_ns += wait;
             if (burst)   /* handed the turn while out of budget: nothing of ours runs, pass it on */
@@ -687,6 +703,7 @@ static void sml_fork_child(cushim_plugin *self)
     st->head = st->tail = st->free_list = NULL;   /* the parent's events mean nothing here: dropped */
     st->npending = 0;
     st->poller_started = 0;
+    atomic_store(&st->region_tried, 0);
     st->pid = (int32_t)getpid();
     st->pid_start = sml_proc_start(st->pid);
     if (st->region != NULL) {

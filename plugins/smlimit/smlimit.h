@@ -23,6 +23,8 @@
 #define SML_MAX_PENDING 16384           /* markers in flight; a launch waits beyond    */
 #define SML_BEAT_NS 50000000ull         /* shared-region heartbeat and share update    */
 #define SML_TURN_POLL_NS 50000ull       /* a burst waiting for the turn looks this often */
+#define SML_PRIO_JOIN_NS 200000000ull   /* priorities: launches after the first wait at most this long for the
+                                           poller to join the region                      */
 
 typedef CUresult (*sml_ctx_get_device_fn)(CUdevice *);
 typedef CUresult (*sml_ctx_get_current_fn)(CUcontext *);
@@ -115,6 +117,7 @@ typedef struct sml_state {
     sml_capture_mode_fn capture_mode;
     CUresult (*pci_bus_id)(char *, int, CUdevice);   /* optional: clock_ref_mhz's NVML match */
     atomic_int resolved;                /* 0: not yet, 1: usable, -1: missing functions */
+    atomic_int region_tried;            /* the poller has joined the region's devices, or failed to open it */
 } sml_state;
 
 /* clock.c: sample device i's SM clock into dev[i].clk_mhz (poller thread); reset after fork */
