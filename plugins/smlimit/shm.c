@@ -248,9 +248,11 @@ int sml_shm_higher_busy(sml_region *r, int dev, const sml_slot *mine, int prio, 
 
 int sml_shm_others_active(sml_region *r, int dev, const sml_slot *mine, uint64_t now)
 {
-    uint32_t own = ~sml_bit(r, dev, mine);
+    uint32_t own = ~sml_bit(r, dev, mine), m = 0;
     for (int p = 0; p < 3; p++)
-        if (atomic_load(&r->busy[dev][p]) & own)
+        m |= atomic_load(&r->busy[dev][p]) & own;
+    for (int k = 0; k < SML_SHM_SLOTS; k++)   /* pending work of a live process (not one killed while busy) */
+        if ((m & (1u << k)) && sml_shm_live(&r->slot[dev][k], now))
             return 1;
     for (int k = 0; k < SML_SHM_SLOTS; k++) {
         const sml_slot *o = &r->slot[dev][k];
