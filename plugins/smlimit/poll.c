@@ -124,14 +124,18 @@ static void sml_update_share(sml_state *st, int i, uint64_t now)
             }
             /* a partner using less than its share, with 5 points of slack, leaves the rest */
             own = d->limit >= 1.0 ? 1.0 : sml_weighted_share(d->limit, w, u, n, st->work_conserving, 0.05);
-            /* policy default (HAMi's GPU_CORE_UTILIZATION_POLICY=default): no limit while no other process of the
-               region uses the device; limited again at the first heartbeat after one does */
-            if (st->policy_default) {
-                d->alone = !sml_shm_others_active(st->region, i, d->slot, now);
-                if (d->alone)
-                    own = 1.0;
-            }
         }
+    }
+    /* policy default (HAMi's GPU_CORE_UTILIZATION_POLICY=default): no limit while no other process uses the
+       device - none of the region's, and none on NVML's list of compute processes (other users, other
+       containers); limited again at the first heartbeat after one does */
+    if (st->policy_default) {
+        int others = sml_nvml_others(st, i) == 1;
+        if (!others && st->region != NULL && d->slot != NULL)
+            others = sml_shm_others_active(st->region, i, d->slot, now);
+        d->alone = !others;
+        if (d->alone)
+            own = 1.0;
     }
     if (st->clock_ref_mhz > 0)   /* a share of throughput: less time while the GPU runs faster */
         own = sml_clock_share(own, st->clock_ref_mhz, d->clk_mhz);

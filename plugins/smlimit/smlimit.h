@@ -123,6 +123,9 @@ typedef struct sml_state {
 /* clock.c: sample device i's SM clock into dev[i].clk_mhz (poller thread); reset after fork */
 void sml_clock_sample(sml_state *st, int i);
 void sml_clock_fork_child(void);
+/* Policy default: does NVML list another compute process on device i? 1 yes, 0 no, -1 unknown (no NVML, no such
+   device). Poller thread. */
+int sml_nvml_others(sml_state *st, int i);
 #define SML_CLOCK_EVERY_NS 2000000ull   /* clock samples while work is pending, at most every 2 ms */
 
 /* One host serves the process; flush and fork_child get only 'self'. */

@@ -38,7 +38,9 @@
 #             one's launches are let through by the guard (its report counts them; its longest wait is about the
 #             guard's 50 ms, checked under 150), and it finishes well before the high one does
 #   policy    GPU_CORE_UTILIZATION_POLICY=default at limit=25: a process alone is not limited (share as
-#             native); two processes of one group using their devices together are (each share at 25%)
+#             native); two processes of one group using their devices together are (each share at 25%); so is a
+#             process alone in its region when NVML lists another process on the device (the fake NVML's
+#             FAKE_NVML_PROCS=2: another user's or container's)
 #   turndead  a process killed (SIGKILL) while it has the turn: the next process's bursts pass over it
 #             (waited well under its turn_wait_ms of 5 s, none gave up)
 set -u
@@ -324,6 +326,13 @@ case $case in
       cp "$out.$p" "$out"; share_in 0.05 0.40
       grep -q 'limit 25%: .*(lowest 25%)' "$out.$p.err" || fail "pair: a process was not limited to 25%"
     done
+    # a process of another user or container on the device, seen only by NVML (the fake's list: FAKE_NVML_PROCS=2):
+    # limited, alone in its region
+    FAKE_NVML_PROCS=2 GPU_CORE_UTILIZATION_POLICY=default CUSHIM_PLUGINS="$plugin:limit=25,group=$grp,report=1" \
+      "$prog" 200 >"$out" 2>"$out.err" || fail "NVML's other process: exit $?"
+    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
+    cat "$out.err"
+    share_in 0.05 0.40
     # an unknown policy is refused
     GPU_CORE_UTILIZATION_POLICY=sometimes CUSHIM_PLUGINS="$plugin:limit=25" "$prog" 5 >"$out" 2>"$out.err"
     grep -q "policy 'sometimes': give force, default or disable" "$out.err" || fail "an unknown policy was not refused"
