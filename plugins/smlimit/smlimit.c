@@ -668,8 +668,9 @@ static void sml_flush(cushim_plugin *self)
         sml_dev *d = &st->dev[i];
         if (!d->limited || !d->started)
             continue;
-        char clock_note[64], turn_note[96], prio_note[128];   /* on the stack: thread-local buffers would be static TLS a dlopen'd
-                                                  plugin takes from glibc's small shared surplus (docs/plugin-sdk.md) */
+        /* on the stack: thread-local buffers would be static TLS a dlopen'd plugin takes from glibc's small shared
+           surplus (docs/plugin-sdk.md) */
+        char clock_note[64], turn_note[96], prio_note[128];
         pthread_mutex_lock(&d->mu);
         if (st->report)
             sml_host->log(self, CUSHIM_LOG_WARN,
