@@ -236,11 +236,13 @@ int sml_shm_higher_busy(sml_region *r, int dev, const sml_slot *mine, int prio, 
     uint32_t own = ~sml_bit(r, dev, mine), any = 0;
     for (int p = prio + 1; p <= SML_PRIO_HIGH; p++) {
         uint32_t m = atomic_load_explicit(&r->busy[dev][p], memory_order_acquire) & own;
-        for (int k = 0; check && k < SML_SHM_SLOTS; k++)
-            if ((m & (1u << k)) && !sml_shm_live(&r->slot[dev][k], now)) {   /* gone while busy */
+        for (uint32_t left = check ? m : 0; left != 0; left &= left - 1) {   /* each set bit */
+            int k = __builtin_ctz(left);
+            if (!sml_shm_live(&r->slot[dev][k], now)) {   /* gone while busy */
                 atomic_fetch_and(&r->busy[dev][p], ~(1u << k));
                 m &= ~(1u << k);
             }
+        }
         any |= m;
     }
     return any != 0;
@@ -251,8 +253,8 @@ int sml_shm_others_active(sml_region *r, int dev, const sml_slot *mine, uint64_t
     uint32_t own = ~sml_bit(r, dev, mine), m = 0;
     for (int p = 0; p < 3; p++)
         m |= atomic_load(&r->busy[dev][p]) & own;
-    for (int k = 0; k < SML_SHM_SLOTS; k++)   /* pending work of a live process (not one killed while busy) */
-        if ((m & (1u << k)) && sml_shm_live(&r->slot[dev][k], now))
+    for (; m != 0; m &= m - 1)   /* pending work of a live process (not one killed while busy) */
+        if (sml_shm_live(&r->slot[dev][__builtin_ctz(m)], now))
             return 1;
     for (int k = 0; k < SML_SHM_SLOTS; k++) {
         const sml_slot *o = &r->slot[dev][k];

@@ -161,6 +161,41 @@ static const char *sml_prio_name(int p)
     return p == SML_PRIO_HIGH ? "high" : p == SML_PRIO_NORMAL ? "normal" : "low";
 }
 
+/* Should this launch (d->mu held) be held for a higher priority's work? *t0: when it began to wait, 0 none yet;
+   set to UINT64_MAX once it may go (its wait counted). Out of line: a process without a priority never calls it. */
+static __attribute__((noinline)) int sml_prio_hold(sml_state *st, sml_dev *d, int i, uint64_t now, uint64_t *t0)
+{
+    int held;
+    if (st->prio == SML_PRIO_HIGH) {
+        *t0 = UINT64_MAX;   /* nothing to yield to */
+        return 0;
+    }
+    if (d->prio_slot == NULL) {
+        /* the poller (started by our first launch) has not joined the region yet: our work pending here would
+           not be seen by a higher level's process, nor would we see theirs; wait for it, bounded */
+        if (d->lim.admitted > 0 && !atomic_load(&st->region_tried) && now - d->t_start < SML_PRIO_JOIN_NS)
+            return 1;
+        *t0 = UINT64_MAX;
+        return 0;
+    }
+    /* a process of a higher priority has work pending here: hold, up to the starvation guard */
+    held = sml_shm_higher_busy(d->prio_region, i, d->prio_slot, st->prio, now, *t0 == 0);
+    if (held && *t0 == 0)
+        *t0 = now;
+    if (held && now - *t0 < st->prio_wait_ns)
+        return 1;
+    if (*t0 != 0) {
+        uint64_t w = now - *t0;
+        d->prio_waits++;
+        d->prio_wait_ns += w;
+        if (w > d->prio_wait_max)
+            d->prio_wait_max = w;
+        d->prio_guard += held;
+    }
+    *t0 = UINT64_MAX;
+    return 0;
+}
+
 /* A burst found another process's turn in region 'r': 1 when the launch should ask
    again (after a short sleep), 0 when it has waited turn_wait_ms and launches without
    the turn (counted as a wait that gave up). The first time, a holder that is gone is
@@ -202,8 +237,7 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
     i = sml_current_device(st);
     sml_dev *d;
     uint64_t now, wait, turn_t0 = 0;   /* when this launch began to wait for the turn; MAX: gave up */
-    uint64_t prio_t0 = 0;              /* when it began to wait for a higher priority's work */
-    int prio_done = st->prio < 0 || st->prio == SML_PRIO_HIGH;
+    uint64_t prio_t0 = 0;              /* when it began to wait for a higher priority's work; MAX: done */
     uint32_t dead = 0;
     CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
     if (i < 0 || !(d = &st->dev[i])->limited)
@@ -223,33 +257,10 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
             d->t_start = now;
             sml_init(&d->lim, d->share, st->window_ns, now);
         }
-        if (!prio_done && d->prio_slot == NULL && d->lim.admitted > 0 && !atomic_load(&st->region_tried) &&
-            now - d->t_start < SML_PRIO_JOIN_NS) {
-            /* the poller (started by our first launch) has not joined the region yet: its work pending here
-               would not be seen by a higher level's process, nor would we see theirs */
+        if (__builtin_expect(st->prio >= 0, 0) && prio_t0 != UINT64_MAX && sml_prio_hold(st, d, i, now, &prio_t0)) {
             pthread_mutex_unlock(&d->mu);
             sml_sleep_ns(SML_TURN_POLL_NS);
             continue;
-        }
-        if (!prio_done && d->prio_slot != NULL) {
-            /* a process of a higher priority has work pending here: hold, up to the starvation guard */
-            int held = sml_shm_higher_busy(d->prio_region, i, d->prio_slot, st->prio, now, prio_t0 == 0);
-            if (held && prio_t0 == 0)
-                prio_t0 = now;
-            if (held && now - prio_t0 < st->prio_wait_ns) {
-                pthread_mutex_unlock(&d->mu);
-                sml_sleep_ns(SML_TURN_POLL_NS);
-                continue;
-            }
-            if (prio_t0 != 0) {
-                uint64_t w = now - prio_t0;
-                d->prio_waits++;
-                d->prio_wait_ns += w;
-                if (w > d->prio_wait_max)
-                    d->prio_wait_max = w;
-                d->prio_guard += held;
-            }
-            prio_done = 1;
         }
         burst = d->lim.outstanding == 0;   /* nothing of ours pending: this launch starts a burst */
         if (!burst && d->turn_since != 0 && d->turn_region != NULL && turn_t0 != UINT64_MAX &&
@@ -264,7 +275,7 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
             sml_sleep_ns(SML_TURN_POLL_NS);
             continue;
         }
-        if (d->limit >= 1.0 && d->share >= 1.0 && st->prio == SML_PRIO_HIGH) {
+        if (__builtin_expect(st->prio == SML_PRIO_HIGH, 0) && d->limit >= 1.0 && d->share >= 1.0) {
             /* no limit here and nothing to yield to: only counted (a lower level keeps the limiter's bound on
                its queued work, about a window of it, so that what it has queued when a higher one starts is
                bounded) */
@@ -290,10 +301,12 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
                 turn_r = d->turn_region;
             }
         }
-        if (wait == 0 && !other_turn && d->prio_slot != NULL && !d->prio_pub) {
-            /* admitted: ours is pending here now (cleared by sml_turn_idle when it is done) */
-            sml_shm_busy(d->prio_region, i, d->prio_slot, st->prio, 1);
-            d->prio_pub = 1;
+        if (__builtin_expect(st->prio >= 0, 0)) {
+            if (wait == 0 && !other_turn && d->prio_slot != NULL && !d->prio_pub) {
+                /* admitted: ours is pending here now (cleared by sml_turn_idle when it is done) */
+                sml_shm_busy(d->prio_region, i, d->prio_slot, st->prio, 1);
+                d->prio_pub = 1;
+            }
         }
         pthread_mutex_unlock(&d->mu);
         if (other_turn) {
