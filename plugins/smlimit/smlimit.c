@@ -238,6 +238,7 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
     sml_dev *d;
     uint64_t now, wait, turn_t0 = 0;   /* when this launch began to wait for the turn; MAX: gave up */
     uint64_t prio_t0 = 0;              /* when it began to wait for a higher priority's work; MAX: done */
+    const int prio = st->prio;         /* in a register across the loop's calls */
     uint32_t dead = 0;
     CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
     if (i < 0 || !(d = &st->dev[i])->limited)
@@ -257,7 +258,7 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
             d->t_start = now;
             sml_init(&d->lim, d->share, st->window_ns, now);
         }
-        if (__builtin_expect(st->prio >= 0, 0) && prio_t0 != UINT64_MAX && sml_prio_hold(st, d, i, now, &prio_t0)) {
+        if (__builtin_expect(prio >= 0, 0) && prio_t0 != UINT64_MAX && sml_prio_hold(st, d, i, now, &prio_t0)) {
             pthread_mutex_unlock(&d->mu);
             sml_sleep_ns(SML_TURN_POLL_NS);
             continue;
@@ -275,7 +276,7 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
             sml_sleep_ns(SML_TURN_POLL_NS);
             continue;
         }
-        if (__builtin_expect(st->prio == SML_PRIO_HIGH, 0) && d->limit >= 1.0 && d->share >= 1.0) {
+        if (__builtin_expect(prio == SML_PRIO_HIGH, 0) && d->limit >= 1.0 && d->share >= 1.0) {
             /* no limit here and nothing to yield to: only counted (a lower level keeps the limiter's bound on
                its queued work, about a window of it, so that what it has queued when a higher one starts is
                bounded) */
@@ -301,7 +302,7 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
                 turn_r = d->turn_region;
             }
         }
-        if (__builtin_expect(st->prio >= 0, 0)) {
+        if (__builtin_expect(prio >= 0, 0)) {
             if (wait == 0 && !other_turn && d->prio_slot != NULL && !d->prio_pub) {
                 /* admitted: ours is pending here now (cleared by sml_turn_idle when it is done) */
                 sml_shm_busy(d->prio_region, i, d->prio_slot, st->prio, 1);
