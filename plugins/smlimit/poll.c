@@ -187,6 +187,8 @@ static void sml_finish(sml_state *st, sml_marker *m, uint64_t now, uint64_t clip
     pthread_mutex_unlock(&d->mu);
     if (measured && d->slot != NULL)
         atomic_store(&d->slot->last_end, now);
+    if (measured && d->prio_slot != NULL)   /* read without the lock: set once the poller (this thread) joined */
+        sml_shm_prio_end(d->prio_region, m->dev, st->prio, now);
 }
 
 void *sml_poll_thread(void *arg)

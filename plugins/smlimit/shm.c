@@ -267,3 +267,21 @@ int sml_shm_others_active(sml_region *r, int dev, const sml_slot *mine, uint64_t
     }
     return 0;
 }
+
+void sml_shm_prio_end(sml_region *r, int dev, int prio, uint64_t now)
+{
+    if (dev < 0 || dev >= SML_SHM_DEVICES || prio < 0 || prio > SML_PRIO_HIGH)
+        return;
+    if (atomic_load_explicit(&r->prio_end[dev][prio], memory_order_relaxed) < now)   /* a store a finish, at most */
+        atomic_store_explicit(&r->prio_end[dev][prio], now, memory_order_relaxed);
+}
+
+int sml_shm_higher_recent(sml_region *r, int dev, int prio, uint64_t now)
+{
+    for (int p = prio + 1; p <= SML_PRIO_HIGH; p++) {
+        uint64_t e = atomic_load_explicit(&r->prio_end[dev][p], memory_order_relaxed);
+        if (e != 0 && e <= now + SML_PRIO_RECENT_NS && now < e + SML_PRIO_RECENT_NS)
+            return 1;
+    }
+    return 0;
+}

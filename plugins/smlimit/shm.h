@@ -56,7 +56,13 @@ typedef struct sml_region {
        cleared when the poller sees its last one finish); a process of a lower level
        holds its launches while a higher level's mask is not empty (smlimit.c) */
     _Atomic uint32_t busy[SML_SHM_DEVICES][3];
+    /* per device and level: when a process of that level last finished work there
+       (CLOCK_MONOTONIC ns): a lower level keeps one launch in flight at a time while a
+       higher one has been active within SML_PRIO_RECENT_NS */
+    _Atomic uint64_t prio_end[SML_SHM_DEVICES][3];
 } sml_region;
+
+#define SML_PRIO_RECENT_NS 100000000ull   /* 100 ms */
 
 enum { SML_PRIO_LOW = 0, SML_PRIO_NORMAL = 1, SML_PRIO_HIGH = 2 };
 
@@ -93,6 +99,10 @@ void sml_shm_busy(sml_region *r, int dev, const sml_slot *mine, int prio, int on
 /* Has a process of a level above 'prio' launches pending on 'dev'? With 'check', bits of processes that are gone
    (killed while busy) are cleared first (a look at their lock bytes: a system call each). */
 int sml_shm_higher_busy(sml_region *r, int dev, const sml_slot *mine, int prio, uint64_t now, int check);
+/* Option priority: 'mine' (level 'prio') finished work on 'dev' at 'now'. */
+void sml_shm_prio_end(sml_region *r, int dev, int prio, uint64_t now);
+/* Has a level above 'prio' finished work on 'dev' within SML_PRIO_RECENT_NS of 'now'? */
+int sml_shm_higher_recent(sml_region *r, int dev, int prio, uint64_t now);
 /* Has another live process of the region used device 'dev' recently (its published usage, or launches pending)? */
 int sml_shm_others_active(sml_region *r, int dev, const sml_slot *mine, uint64_t now);
 

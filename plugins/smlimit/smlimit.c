@@ -178,8 +178,11 @@ static __attribute__((noinline)) int sml_prio_hold(sml_state *st, sml_dev *d, in
         *t0 = UINT64_MAX;
         return 0;
     }
-    /* a process of a higher priority has work pending here: hold, up to the starvation guard */
-    held = sml_shm_higher_busy(d->prio_region, i, d->prio_slot, st->prio, now, *t0 == 0);
+    /* a process of a higher priority has work pending here, or has had within SML_PRIO_RECENT_NS and we have
+       work in flight (so that what it waits behind when it starts again is one launch of ours, not a queue):
+       hold, up to the starvation guard */
+    held = sml_shm_higher_busy(d->prio_region, i, d->prio_slot, st->prio, now, *t0 == 0) ||
+           (d->lim.outstanding > 0 && sml_shm_higher_recent(d->prio_region, i, st->prio, now));
     if (held && *t0 == 0)
         *t0 = now;
     if (held && now - *t0 < st->prio_wait_ns)

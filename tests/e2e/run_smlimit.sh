@@ -37,6 +37,11 @@
 #   prioguard a high-priority process (at 99%: its queue bounded) busy for about 2 s next to a low one with priority_wait_ms=50: the low
 #             one's launches are let through by the guard (its report counts them; its longest wait is about the
 #             guard's 50 ms, checked under 150), and it finishes well before the high one does
+#   priolatency a serving-like high-priority process (a kernel, wait for it, 5 ms idle; 150 times) next to a
+#             low-priority one at 99% that always has work, on one simulated GPU (its kernels run in launch order): with
+#             priorities the low one keeps one kernel in flight while the high one is active, so the high one's
+#             kernels wait at most about one of the low one's (their p90 start delay checked under 5 ms); without,
+#             behind the low one's queue (checked above 20 ms)
 #   policy    GPU_CORE_UTILIZATION_POLICY=default at limit=25: a process alone is not limited (share as
 #             native); two processes of one group using their devices together are (each share at 25%); so is a
 #             process alone in its region when NVML lists another process on the device (the fake NVML's
@@ -307,6 +312,32 @@ case $case in
     awk -v l="$le" -v h="$he" 'BEGIN { exit !(l < h) }' || fail "the low process ended after the high one ($le >= $he): starved"
     echo "low ended at $le, high at $he"
     rm -f "$out.kh" "$out.kl" "$out.h" "$out.h.err" ;;
+  priolatency)
+    for pr in 0 1; do
+      grp=e2eq$pr$$
+      rm -f "$out.kh$pr" "$out.kl$pr"
+      export FAKE_CUDA_SHARED_GPU="/cushim-e2e-gpuq-$pr-$$"
+      if [ $pr = 1 ]; then hi=",priority=high" lo=",priority=low,priority_wait_ms=5000"; else hi= lo=; fi
+      # the low one at 99% in both runs: hooked, its queue bounded by the limiter (about a window of work, as a
+      # trainer keeps queued), not all 1500 kernels queued at once
+      FAKE_CUDA_KERNEL_LOG="$out.kl$pr" CUSHIM_PLUGINS="$plugin:limit=99,group=$grp,report=1$lo" "$prog" 1500 \
+        >"$out.l" 2>"$out.l.err" &
+      pl=$!
+      sleep 0.2   # the low one busy first
+      E2E_SML_GAP_US=5000 FAKE_CUDA_KERNEL_LOG="$out.kh$pr" CUSHIM_PLUGINS="$plugin:group=$grp,report=1$hi" "$prog" 150 \
+        >"$out" 2>"$out.err" || fail "priorities=$pr: high process: exit $?"
+      kill $pl 2>/dev/null; wait $pl 2>/dev/null
+      rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp" "/dev/shm${FAKE_CUDA_SHARED_GPU}"
+      unset FAKE_CUDA_SHARED_GPU
+      # the high one's kernels: start - submit (the log's times are ms)
+      d=$(awk '{ print $2 - $1 }' "$out.kh$pr" | sort -n | awk '{ v[NR] = $1 } END { print (NR ? v[int(NR * 0.9)] : -1) }')
+      eval "d$pr=$d"
+      echo "priorities=$pr: the high-priority kernels' p90 start delay $d ms"
+      cat "$out.err"
+    done
+    awk -v d="$d0" 'BEGIN { exit !(d > 20) }' || fail "without priorities the high one's p90 delay is only $d0 ms: the check cannot tell"
+    awk -v d="$d1" 'BEGIN { exit !(d >= 0 && d < 5) }' || fail "with priorities the high one's p90 delay is $d1 ms (want under 5)"
+    rm -f "$out.kh0" "$out.kl0" "$out.kh1" "$out.kl1" "$out.l" "$out.l.err" ;;
   policy)
     grp=e2eo$$
     GPU_CORE_UTILIZATION_POLICY=default CUSHIM_PLUGINS="$plugin:limit=25,group=$grp,report=1" "$prog" 200 >"$out" 2>"$out.err" ||
