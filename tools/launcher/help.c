@@ -10,11 +10,14 @@ const char ln_help_main[] =
     "usage: cushim COMMAND [ARGS...]\n"
     "\n"
     "commands:\n"
-    "  run [OPTIONS] [--] CMD [ARGS...]  run CMD under the shim (cushim run --help)\n"
+    "  run [OPTIONS] [--] CMD [ARGS...]  run CMD under the shim (cushim run --help); --remote=ADDR: on a GPU\n"
+    "                                    elsewhere\n"
+    "  serve --listen=ADDR [OPTIONS]     serve this host's GPUs to remote clients (cushim serve --help)\n"
     "  plugins [NAME-OR-PATH...]         the shipped plugins (or those named): version, description, options\n"
     "  stats FILE                        the summary tables of a trace file (cushim run --trace); --close FILE OUT:\n"
     "                                    a copy of a trace that ends early (its process killed), ending properly\n"
-    "  apis [GLOB]                       the interposed APIs, or those whose exported name matches GLOB\n"
+    "  apis [--remote] [GLOB]            the interposed APIs, or those whose exported name matches GLOB;\n"
+    "                                    --remote: how each is forwarded to a remote GPU\n"
     "  version                           the shim's version, the CUDA headers it was generated from, its SDK ABI\n"
     "  where                             the files this launcher uses\n"
     "  usage [NAME|PATH] [--prometheus]  a memlimit budget's per-process table (cushim usage --help)\n"
@@ -71,6 +74,9 @@ const char ln_help_run[] =
     "  --log-file=FILE      log there instead of stderr\n"
     "  --fake               run against the bundled fake driver (no GPU needed)\n"
     "  --dropin             drop-in mode: the shim is loaded as libcuda.so.1 and loads the real driver by path\n"
+    "  --remote=ADDR        run on the GPUs of a 'cushim serve' (unix:/path, tcp://HOST:PORT, tcp://[IPv6]:PORT):\n"
+    "                       drop-in mode with the shipped remote plugin, no driver needed here; a TCP server\n"
+    "                       needs its token: --remote-token-file=FILE (mode 0600); docs/remote-deploy.md\n"
     "  --real-libcuda=PATH  the real libcuda.so.1 to load (CUSHIM_REAL_LIBCUDA)\n"
     "  --libs=LIB[,LIB...]  the libraries interposed (CUSHIM_LIBS): driver, runtime, nvml, nccl, cublas, cublaslt;\n"
     "                       default driver,runtime,nvml; the others pass through untouched\n"
@@ -102,11 +108,38 @@ const char ln_help_plugins[] =
     "'cushim run --NAME-OPT=VALUE' (cushim run --help).\n";
 
 const char ln_help_apis[] =
-    "usage: cushim apis [GLOB]\n"
+    "usage: cushim apis [--remote] [GLOB]\n"
     "\n"
     "Lists the interposed APIs of this build (id, exported name, base name, ABI version, per-thread variant,\n"
     "library, header, category). With GLOB (fnmatch: * ? [...], quoted against the shell), only the APIs whose\n"
-    "exported name matches it, e.g. cushim apis 'cuMemAlloc*'. Exit status 1 if none matches.\n";
+    "exported name matches it, e.g. cushim apis 'cuMemAlloc*'. Exit status 1 if none matches.\n"
+    "--remote lists how each API is forwarded to a remote GPU (docs/remote.md, \"Classification\"), as TSV:\n"
+    "id, api, library, class (forward, forward-if-null, hand-written, needs-hand, unsupported) and the reason\n"
+    "for any class but forward; from the shim's own metadata, as client and server classify.\n";
+
+const char ln_help_serve[] =
+    "usage: cushim serve --listen=ADDR [--token-file=FILE] [--gpus=LIST] [--fake] [PLUGIN OPTIONS]\n"
+    "\n"
+    "Serves this host's GPUs to programs started elsewhere with 'cushim run --remote=ADDR' (docs/remote-deploy.md):\n"
+    "each client connection gets a back-end process of its own that runs its CUDA calls here. Runs in the\n"
+    "foreground (cushim-serve replaces the launcher) until killed.\n"
+    "\n"
+    "  --listen=ADDR        unix:/run/cushim.sock (mode 0600, clients of this user only), or tcp://HOST:PORT,\n"
+    "                       tcp://[IPv6]:PORT; tcp:// alone is 127.0.0.1:7480: other machines reach the server\n"
+    "                       only when HOST says so (tcp://0.0.0.0:7480, tcp://[::]:7480)\n"
+    "  --token-file=FILE    clients must prove they know the token in FILE (HMAC-SHA256 of a challenge; the token\n"
+    "                       is never sent); needed for TCP; FILE must not be readable by group or others\n"
+    "  --gpus=LIST          the devices clients see (CUDA_VISIBLE_DEVICES of every back end): --gpus=0,1\n"
+    "  --fake               serve the bundled fake driver (no GPU needed: tries and tests)\n"
+    "  --once               serve one client and exit with its back end's status\n"
+    "  --verbose            log each client and call\n"
+    "  -h, --help           this text\n"
+    "\n"
+    "Plugin options, applied in every client's back end, on the server side of each call: the same as 'cushim\n"
+    "run' (--mem-limit, --mem-budget, --sm-limit, --trace, --plugin, --fault, --lua, --counts, --log, the flags\n"
+    "below...). Each back end is one client: a --mem-limit quota is its own unless --mem-budget names one that\n"
+    "they share. --trace=FILE writes one file per client: FILE's '%p' is the back end's pid, and a FILE without\n"
+    "'%p' gets '.%p' before its .json.\n";
 
 const char ln_help_version[] =
     "usage: cushim version\n"
