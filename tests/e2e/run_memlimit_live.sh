@@ -2,7 +2,7 @@
 # run_memlimit_live.sh PROGRAM PLUGIN LAUNCHER: live limits on a shared memlimit budget ('cushim limit').
 # A process holds 32 MiB of its 64 MiB; 'cushim limit REGION' shows 64 MiB configured; '--mem=16MiB' lowers it
 # while the process runs: its next allocation is refused, its queries say 16 MiB, nothing it holds is freed
-# (the budget still shows 32 MiB in use); once it frees, it may allocate under 16 MiB; '--mem=off' gives it back
+# (the budget still shows 32 MiB in use, and 'cushim usage' the live quota); once it frees, it may allocate under 16 MiB; '--mem=off' gives it back
 # its own 64 MiB (e2e_memlimit.c 'live' checks each step). A region every user may write is not changed; a
 # budget nobody opened is not created; bad values are usage errors.
 set -u
@@ -29,6 +29,12 @@ L "$region" --mem=16MiB >"$out.show" 2>&1 || fail "cushim limit --mem=16MiB fail
 grep -q "live limits set" "$out.show" || fail "no word that the limits were set"
 grep -q "device 0: limit 16MiB (live), configured 64MiB, in use 32MiB" "$out.show" ||
     fail "the live limit, or the 32 MiB still held, is not shown"
+# 'cushim usage' (its table and Prometheus text) shows the quota in force: the live one
+env -u LD_PRELOAD "$launcher" usage "$region" >"$out.show" 2>&1 || fail "cushim usage failed"
+grep -q "^device 0: 33554432 of 16777216 bytes charged" "$out.show" || fail "cushim usage does not show the live limit"
+env -u LD_PRELOAD "$launcher" usage --prometheus "$region" >"$out.show" 2>&1 || fail "cushim usage --prometheus failed"
+grep -q "^cushim_memlimit_limit_bytes{budget=\"$region\",device=\"0\"} 16777216$" "$out.show" ||
+    fail "the Prometheus quota is not the live limit"
 : >"$out.d/lowered"
 step checked
 L "$region" --mem=off >"$out.show" 2>&1 || fail "cushim limit --mem=off failed"
