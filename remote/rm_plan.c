@@ -51,8 +51,8 @@ const char *rm_class_name(int cls)
 const char *rm_op_name(int op)
 {
     static const char *const names[] = { "?", "value", "string-in", "array", "string-out", "null-only",
-                                         "image", "kparams", "opaque" };
-    return op > 0 && op <= RM_OP_OPAQUE ? names[op] : "?";
+                                         "image", "kparams", "opaque", "client" };
+    return op > 0 && op <= RM_OP_CLIENT ? names[op] : "?";
 }
 
 /* ---- structs ---- */
@@ -339,6 +339,16 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
                 pl->p[i].counted = 0;
                 pl->p[i].count_param = -1;
                 hand = 1;
+                /* runtime (rm_special.c, "runtime API"): one element of the pointee, written by the callee,
+                   which the row vouches holds no host pointer (a device address, cudaDeviceProp) */
+                if (sp->op == RM_OP_ARRAY) {
+                    pl->p[i].op = p->elem_size != 0 ? RM_OP_ARRAY : RM_OP_NULL_ONLY;
+                    pl->p[i].dir = CUSHIM_DIR_OUT;
+                    pl->p[i].elem = p->elem_size;
+                    pl->p[i].fixed = 1;
+                    pl->p[i].null_fields = 0;
+                    pl->p[i].st = NULL;
+                }
             }
             if (sp->func != NULL && strcmp(p->name, sp->func) == 0)
                 for (uint32_t k = 0; k < a->nparams; k++)
