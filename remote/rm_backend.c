@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "rb_libs.h"
 #include "rm_backend.h"
 #include "rm_codec.h"
 #include "rm_sock.h"
@@ -157,6 +158,7 @@ int rm_backend_run(int fd, const char *shim_path, int verbose)
     }
     rm_meta m;
     rm_meta_from_host(&m, b.host);
+    rb_load_libraries(m.cuda_version, verbose);   /* runtime and NVML calls (rb_libs.c) */
     if ((b.plans = rm_plans_build(&m)) == NULL || rm_arena_init(&b.arena, RM_MAX_ARENA) != 0) {
         rb_log("out of memory");
         return 1;

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "cushim/cushim.h"
+#include "rc_cudart.h"
 #include "rm_codec.h"
 #include "rm_sock.h"
 
@@ -315,18 +316,27 @@ static int rp_kparam_sizes(void *user, uint64_t func, uint32_t *n, uint32_t *siz
     return RM_OK;
 }
 
+/* ---- runtime and NVML (rc_cudart.c): the forwarding it uses ---- */
+static int32_t rp_forward_rc(void *user, const rm_plan *pl, void *params, void *retval, int *answered)
+{
+    return rp_forward(user, pl, params, retval, answered);
+}
+
 /* ---- the hook ---- */
 static int rp_pre(cushim_call *call, void *user, uint64_t *slot)
 {
     rp_state *s = user;
     const rm_plan *pl = rm_plan_of(s->plans, call->api_id);
     int answered;
+    int32_t rc_result;
     (void)slot;
     atomic_fetch_add_explicit(&s->calls, 1, memory_order_relaxed);
     if (pl == NULL || (pl->cls != RM_CLASS_FORWARD && pl->cls != RM_CLASS_FORWARD_NULL && pl->cls != RM_CLASS_HAND)) {
         rp_refuse_once(s, pl, "not forwarded");
-        return cushim_call_skip(call, s->e_not_supported);
+        return cushim_call_skip(call, rc_lib_error(call->info->library, s->e_not_supported));
     }
+    if (call->info->library == CUSHIM_LIB_RUNTIME && rc_pre(call, pl, &rc_result))   /* copies, launches... */
+        return cushim_call_skip(call, rc_result);
     if ((pl->info->categories & CUSHIM_CAT_MODULE) && strstr(pl->info->name, "Unload") != NULL) {
         pthread_mutex_lock(&s->klock);   /* the unloaded functions' handles may come back for other kernels */
         for (uint32_t k = 0; k < RP_KCACHE; k++) {
@@ -337,7 +347,7 @@ static int rp_pre(cushim_call *call, void *user, uint64_t *slot)
     }
     int32_t r = rp_forward(s, pl, call->params, call->retval, &answered);
     if (!answered)
-        cushim_call_set_result(call, r);
+        cushim_call_set_result(call, rc_lib_error(call->info->library, r));
     return CUSHIM_SKIP;
 }
 
@@ -390,6 +400,19 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
     if (rc != CUSHIM_OK) {
         host->log(self, CUSHIM_LOG_ERROR, "hooks_add: %d", rc);
         return -1;
+    }
+    /* the runtime and NVML, answered by the server's own libraries (rc_cudart.c); the calls that return a
+       string (error texts) are answered by the client's library, which needs no driver for them */
+    static const char *const rp_libs[] = { "lib:runtime&!cudaGetErrorName&!cudaGetErrorString",
+                                           "lib:nvml&!nvmlErrorString" };
+    if (rc_init(host, self, s->plans, rp_forward_rc, s) != 0)
+        return -1;
+    for (size_t i = 0; i < sizeof rp_libs / sizeof rp_libs[0]; i++) {
+        spec.select = rp_libs[i];
+        if ((rc = host->hooks_add(self, &spec, &group)) != CUSHIM_OK && rc != CUSHIM_ENOMATCH) {
+            host->log(self, CUSHIM_LOG_ERROR, "hooks_add(%s): %d", rp_libs[i], rc);
+            return -1;
+        }
     }
     host->plugin_set_data(self, s);
     return 0;

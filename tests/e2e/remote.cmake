@@ -7,3 +7,11 @@ target_link_libraries(e2e_remote_loss PRIVATE cushim_fake_cuda)
 add_test(NAME e2e_remote COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/run_remote.sh" "${CMAKE_BINARY_DIR}"
          "$<TARGET_FILE:vecadd>" "$<TARGET_FILE:e2e_remote_loss>" "${CMAKE_CURRENT_BINARY_DIR}")
 set_tests_properties(e2e_remote PROPERTIES LABELS "e2e;remote;no_asan" TIMEOUT 120)
+
+# Runtime-API programs (docs/remote.md, "Runtime-API programs"): e2e_remote_rt registers its fat binary and
+# launches as nvcc's code does, linked only against the runtime (the fake libcudart.so.13); run_remote_rt.sh
+# compares its output through cushim-serve with a local run's.
+add_executable(e2e_remote_rt e2e_remote_rt.c)
+target_include_directories(e2e_remote_rt PRIVATE "${CUSHIM_CUDA_INCLUDE}")
+target_compile_options(e2e_remote_rt PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-declarations)
+target_link_libraries(e2e_remote_rt PRIVATE cushim_fake_cudart ${CMAKE_DL_LIBS})

@@ -101,6 +101,13 @@ struct frt_kernel {
 };
 static struct frt_kernel frt_kernels[256];       /* under frt_lock */
 static int frt_nkernels;
+struct frt_loaded {
+    const void *image;
+    int device;
+    CUmodule module;
+};
+static struct frt_loaded frt_images[64];         /* under frt_lock: registered fat binaries loaded */
+static int frt_nimages;
 
 static __thread int frt_device;
 static __thread CUcontext frt_bound;             /* context this thread made current */
@@ -820,12 +827,26 @@ static cudaError_t frt_function(const void *host, CUfunction *out)
             return cudaSuccess;
         }
     }
-    if (frt_module[dev] == NULL)
-        r = frt_drv.module_load(&frt_module[dev], frt_image);
-    if (r == CUDA_SUCCESS) {
-        char name[64];
-        snprintf(name, sizeof name, "kernel_%p", host);
-        r = frt_drv.module_get_function(out, frt_module[dev], name);
+    const void *image = NULL;
+    char name[256];
+    if (frr_lookup(host, &image, name, sizeof name)) {
+        /* a registered stub (fake_cudart_register.c): its fat binary, loaded once per device */
+        CUmodule m = NULL;
+        for (int i = 0; i < frt_nimages && m == NULL; i++)
+            if (frt_images[i].image == image && frt_images[i].device == dev)
+                m = frt_images[i].module;
+        if (m == NULL && (r = frt_drv.module_load(&m, image)) == CUDA_SUCCESS &&
+            frt_nimages < (int)(sizeof frt_images / sizeof frt_images[0]))
+            frt_images[frt_nimages++] = (struct frt_loaded){image, dev, m};
+        if (r == CUDA_SUCCESS)
+            r = frt_drv.module_get_function(out, m, name);
+    } else {
+        if (frt_module[dev] == NULL)
+            r = frt_drv.module_load(&frt_module[dev], frt_image);
+        if (r == CUDA_SUCCESS) {
+            snprintf(name, sizeof name, "kernel_%p", host);
+            r = frt_drv.module_get_function(out, frt_module[dev], name);
+        }
     }
     if (r == CUDA_SUCCESS && frt_nkernels < (int)(sizeof frt_kernels / sizeof frt_kernels[0]))
         frt_kernels[frt_nkernels++] = (struct frt_kernel){host, dev, *out};

@@ -1,0 +1,627 @@
+/*
+ * rc_cudart.c - runtime-API programs over remoting: the part of the remote plugin that knows the CUDA
+ * runtime (docs/remote.md, "Runtime-API programs").
+ *
+ * Runtime calls are forwarded at the runtime level (remote.c's hooks on lib:runtime, answered by the
+ * server's own libcudart in the same back end as the driver calls), except what only the client can do:
+ *
+ *   - Registration. nvcc's code registers each fat binary and kernel from the program's constructors
+ *     (__cudaRegisterFatBinary, __cudaRegisterFunction...) and launches through __cudaPushCallConfiguration /
+ *     __cudaPopCallConfiguration and cudaLaunchKernel (CUDA 13: __cudaGetKernel and __cudaLaunchKernel).
+ *     These are not public APIs (the shim does not wrap them), so this plugin exports them itself and is
+ *     preloaded for runtime programs (LD_PRELOAD=.../remote.so): a host stub's address then maps to its fat
+ *     binary and device name here, and the client's own libcudart never sees a registration.
+ *   - Launches. A stub becomes a function of the server's driver once per device: cudaFree(NULL) (the
+ *     runtime's context made current in the back end), cuModuleLoadData of its fat binary (sized from its
+ *     header), cuModuleGetFunction by name; the launch is cuLaunchKernel[_ptsz], whose argument sizes the
+ *     driver path asks of the server (cuFuncGetParamInfo).
+ *   - Copies. cudaMemcpy[Async][_ptds/_ptsz] by their kind: cuMemcpyHtoD/DtoH/DtoD[Async] (the host side is
+ *     this process's memory, carried in the message), in pieces of at most RC_CHUNK bytes; host to host here.
+ *     cudaMemcpyDefault is refused: which side is host memory is not known without UVA in this process.
+ *   - Errors of those translated calls are kept per thread and reported by cudaGetLastError and
+ *     cudaPeekAtLastError after the server's own (the server's runtime never saw them).
+ * The current device is the one the last successful cudaSetDevice chose (one connection: the back end has
+ * one thread, whose device is the last one any client thread set).
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rc_cudart.h"
+
+#define RC_EXPORT __attribute__((visibility("default")))
+#define RC_MAX_DEVICES 64
+#define RC_MAX_CONFIGS 16
+#define RC_CHUNK (32u << 20)        /* bytes per copy message (the wire's bound is RM_MAX_PAYLOAD) */
+#define RC_WRAPPER_MAGIC 0x466243b1 /* nvcc's fat binary wrapper */
+
+typedef struct rc_dim3 {
+    unsigned x, y, z;
+} rc_dim3;
+
+/* ---- the registry: filled from the program's constructors, before the plugin's init ---- */
+typedef struct rc_wrapper {          /* the fat binary's wrapper as nvcc emits it */
+    int magic, version;
+    const void *data;                /* the fat binary */
+    void *filename_or_fatbins;
+} rc_wrapper;
+
+typedef struct rc_binary {
+    const void *image;
+    int dead;                        /* unregistered */
+    uint64_t module[RC_MAX_DEVICES]; /* the server's CUmodule per device, 0: not loaded */
+} rc_binary;
+
+typedef struct rc_function {
+    const void *host;                /* NULL: free slot */
+    uint32_t binary;
+    char *name;
+    uint64_t *func;                  /* RC_MAX_DEVICES server CUfunctions, allocated at the first launch */
+} rc_function;
+
+static pthread_mutex_t rc_lock = PTHREAD_MUTEX_INITIALIZER;   /* the registry and the caches */
+static pthread_mutex_t rc_slow = PTHREAD_MUTEX_INITIALIZER;   /* one stub resolved at a time */
+static rc_binary **rc_bins;
+static uint32_t rc_nbins, rc_capbins;
+static rc_function *rc_funcs;        /* open addressing on the stub's address */
+static uint32_t rc_nfuncs, rc_capfuncs;
+
+typedef struct rc_config {
+    rc_dim3 grid, block;
+    size_t shmem;
+    void *stream;
+} rc_config;
+static __thread rc_config rc_configs[RC_MAX_CONFIGS];
+static __thread int rc_nconfigs;
+static __thread int32_t rc_last;     /* the last error of a translated call, for cudaGetLastError */
+
+/* ---- the plugin's side (rc_init) ---- */
+typedef struct rc_api {
+    const cushim_api_info *a;
+    const rm_plan *pl;
+} rc_api;
+
+enum { RC_HTOD, RC_DTOH, RC_DTOD, RC_NCOPY };
+
+static struct {
+    const cushim_host *host;
+    cushim_plugin *self;
+    const rm_plans *plans;
+    rc_forward_fn forward;
+    void *user;
+    _Atomic int device;
+    _Atomic uint8_t ctx_ready[RC_MAX_DEVICES];
+    rc_api load, getfn, launch[2], cfree, copy[2][2][RC_NCOPY];   /* copy[async][per_thread][kind] */
+    int32_t e_inval, e_devfn, e_kind, e_nosupp, e_missing_config, e_config;
+    uint32_t id_set_device, id_reset, id_last, id_peek, id_launch[2], id_copy[2][2];
+    int32_t drv[6], rt[6], nvml[6];   /* rc_lib_error's table */
+} rc;
+
+static uint32_t rc_hash(const void *p, uint32_t cap)
+{
+    return (uint32_t)(((uintptr_t)p >> 4) * 2654435761u) & (cap - 1);
+}
+
+static rc_function *rc_find(const void *host)
+{
+    if (rc_capfuncs == 0)
+        return NULL;
+    for (uint32_t i = rc_hash(host, rc_capfuncs), k = 0; k < rc_capfuncs; k++, i = (i + 1) & (rc_capfuncs - 1)) {
+        if (rc_funcs[i].host == host)
+            return &rc_funcs[i];
+        if (rc_funcs[i].host == NULL)
+            return NULL;
+    }
+    return NULL;
+}
+
+static int rc_grow(void)
+{
+    uint32_t cap = rc_capfuncs ? rc_capfuncs * 2 : 1024;
+    rc_function *t = calloc(cap, sizeof *t);
+    if (t == NULL)
+        return -1;
+    for (uint32_t k = 0; k < rc_capfuncs; k++) {
+        if (rc_funcs[k].host == NULL)
+            continue;
+        uint32_t i = rc_hash(rc_funcs[k].host, cap);
+        while (t[i].host != NULL)
+            i = (i + 1) & (cap - 1);
+        t[i] = rc_funcs[k];
+    }
+    free(rc_funcs);
+    rc_funcs = t;
+    rc_capfuncs = cap;
+    return 0;
+}
+
+/* The handle nvcc's code keeps for a fat binary: the address of its slot (stable: slots are never moved). */
+RC_EXPORT void **__cudaRegisterFatBinary(void *fatCubin);
+void **__cudaRegisterFatBinary(void *fatCubin)
+{
+    const rc_wrapper *w = fatCubin;
+    void **h = NULL;
+    if (w == NULL || w->magic != RC_WRAPPER_MAGIC || w->data == NULL)
+        return NULL;
+    pthread_mutex_lock(&rc_lock);
+    if (rc_nbins == rc_capbins) {
+        uint32_t cap = rc_capbins ? rc_capbins * 2 : 64;
+        rc_binary **t = realloc(rc_bins, cap * sizeof *t);
+        if (t != NULL) {
+            rc_bins = t;
+            rc_capbins = cap;
+        }
+    }
+    rc_binary *b = rc_nbins < rc_capbins ? calloc(1, sizeof *b) : NULL;
+    if (b != NULL) {
+        b->image = w->data;
+        rc_bins[rc_nbins++] = b;
+        h = (void **)b;
+    }
+    pthread_mutex_unlock(&rc_lock);
+    return h;
+}
+
+static int rc_binary_index(void **handle, uint32_t *index)
+{
+    for (uint32_t i = 0; i < rc_nbins; i++)
+        if ((void **)rc_bins[i] == handle) {
+            *index = i;
+            return 1;
+        }
+    return 0;
+}
+
+RC_EXPORT void __cudaRegisterFatBinaryEnd(void **handle);
+void __cudaRegisterFatBinaryEnd(void **handle)
+{
+    (void)handle;   /* the binary is loaded on the server at its first launch */
+}
+
+RC_EXPORT void __cudaUnregisterFatBinary(void **handle);
+void __cudaUnregisterFatBinary(void **handle)
+{
+    uint32_t i;
+    pthread_mutex_lock(&rc_lock);
+    if (rc_binary_index(handle, &i))
+        rc_bins[i]->dead = 1;   /* its modules live in the back end, which ends with the connection */
+    pthread_mutex_unlock(&rc_lock);
+}
+
+RC_EXPORT char __cudaInitModule(void **handle);
+char __cudaInitModule(void **handle)
+{
+    (void)handle;
+    return 1;
+}
+
+RC_EXPORT void __cudaRegisterFunction(void **handle, const char *hostFun, char *deviceFun, const char *deviceName,
+                                      int thread_limit, void *tid, void *bid, void *bDim, void *gDim, int *wSize);
+void __cudaRegisterFunction(void **handle, const char *hostFun, char *deviceFun, const char *deviceName,
+                            int thread_limit, void *tid, void *bid, void *bDim, void *gDim, int *wSize)
+{
+    uint32_t b;
+    (void)deviceFun, (void)thread_limit, (void)tid, (void)bid, (void)bDim, (void)gDim, (void)wSize;
+    if (hostFun == NULL || deviceName == NULL)
+        return;
+    pthread_mutex_lock(&rc_lock);
+    if (rc_binary_index(handle, &b) && rc_find(hostFun) == NULL &&
+        ((rc_nfuncs + 1) * 2 <= rc_capfuncs || rc_grow() == 0)) {
+        char *name = strdup(deviceName);
+        if (name != NULL) {
+            uint32_t i = rc_hash(hostFun, rc_capfuncs);
+            while (rc_funcs[i].host != NULL)
+                i = (i + 1) & (rc_capfuncs - 1);
+            rc_funcs[i] = (rc_function){ .host = hostFun, .binary = b, .name = name };
+            rc_nfuncs++;
+        }
+    }
+    pthread_mutex_unlock(&rc_lock);
+}
+
+/* Variables, textures and surfaces: accepted (their symbol APIs are not forwarded: docs/limitations.md). */
+RC_EXPORT void __cudaRegisterVar(void **handle, char *hostVar, char *deviceAddress, const char *deviceName, int ext,
+                                 size_t size, int constant, int global);
+void __cudaRegisterVar(void **handle, char *hostVar, char *deviceAddress, const char *deviceName, int ext,
+                       size_t size, int constant, int global)
+{
+    (void)handle, (void)hostVar, (void)deviceAddress, (void)deviceName, (void)ext, (void)size, (void)constant,
+        (void)global;
+}
+
+RC_EXPORT void __cudaRegisterManagedVar(void **handle, void **hostVarPtrAddress, char *deviceAddress,
+                                        const char *deviceName, int ext, size_t size, int constant, int global);
+void __cudaRegisterManagedVar(void **handle, void **hostVarPtrAddress, char *deviceAddress, const char *deviceName,
+                              int ext, size_t size, int constant, int global)
+{
+    (void)handle, (void)hostVarPtrAddress, (void)deviceAddress, (void)deviceName, (void)ext, (void)size,
+        (void)constant, (void)global;
+}
+
+RC_EXPORT void __cudaRegisterTexture(void **handle, const void *hostVar, const void **deviceAddress,
+                                     const char *deviceName, int dim, int norm, int ext);
+void __cudaRegisterTexture(void **handle, const void *hostVar, const void **deviceAddress, const char *deviceName,
+                           int dim, int norm, int ext)
+{
+    (void)handle, (void)hostVar, (void)deviceAddress, (void)deviceName, (void)dim, (void)norm, (void)ext;
+}
+
+RC_EXPORT void __cudaRegisterSurface(void **handle, const void *hostVar, const void **deviceAddress,
+                                     const char *deviceName, int dim, int ext);
+void __cudaRegisterSurface(void **handle, const void *hostVar, const void **deviceAddress, const char *deviceName,
+                           int dim, int ext)
+{
+    (void)handle, (void)hostVar, (void)deviceAddress, (void)deviceName, (void)dim, (void)ext;
+}
+
+/* <<<grid, block, shmem, stream>>>: pushed by the caller, popped by the stub before it launches. */
+RC_EXPORT unsigned __cudaPushCallConfiguration(rc_dim3 gridDim, rc_dim3 blockDim, size_t sharedMem, void *stream);
+unsigned __cudaPushCallConfiguration(rc_dim3 gridDim, rc_dim3 blockDim, size_t sharedMem, void *stream)
+{
+    if (rc_nconfigs == RC_MAX_CONFIGS)
+        return 1;
+    rc_configs[rc_nconfigs++] = (rc_config){ gridDim, blockDim, sharedMem, stream };
+    return 0;
+}
+
+RC_EXPORT int __cudaPopCallConfiguration(rc_dim3 *gridDim, rc_dim3 *blockDim, size_t *sharedMem, void *stream);
+int __cudaPopCallConfiguration(rc_dim3 *gridDim, rc_dim3 *blockDim, size_t *sharedMem, void *stream)
+{
+    if (rc_nconfigs == 0)
+        return rc.host ? rc.e_missing_config : 52;   /* cudaErrorMissingConfiguration */
+    rc_config c = rc_configs[--rc_nconfigs];
+    *gridDim = c.grid;
+    *blockDim = c.block;
+    *sharedMem = c.shmem;
+    memcpy(stream, &c.stream, sizeof c.stream);
+    return 0;
+}
+
+/* ---- calls of the server's driver and runtime, by metadata (parameters by index) ---- */
+static int rc_api_of(rc_api *api, const char *name)
+{
+    api->a = rc.host->api_by_name(name);
+    api->pl = api->a ? rm_plan_of(rc.plans, api->a->id) : NULL;
+    if (api->pl == NULL || api->a->params_size > 256) {
+        rc.host->log(rc.self, CUSHIM_LOG_ERROR, "%s is not in this build's tree: runtime programs cannot be "
+                     "forwarded", name);
+        return -1;
+    }
+    return 0;
+}
+
+static void rc_put(const rc_api *api, uint8_t *params, uint32_t index, const void *v, size_t n)
+{
+    const cushim_param_info *p = rc.host->api_param(api->a, index);
+    if (p != NULL && p->size == n)
+        memcpy(params + p->offset, v, n);
+}
+
+static void rc_get(const cushim_call *call, const char *name, void *v, size_t n)
+{
+    memset(v, 0, n);
+    for (uint32_t i = 0; i < call->info->nparams; i++) {
+        const cushim_param_info *p = rc.host->api_param(call->info, i);
+        if (strcmp(p->name, name) == 0 && p->size == n) {
+            memcpy(v, (const uint8_t *)call->params + p->offset, n);
+            return;
+        }
+    }
+}
+
+/* A driver call: its CUresult (the server's, or remote.c's error). */
+static int32_t rc_call(const rc_api *api, uint8_t *params)
+{
+    int32_t ret = -1;
+    int answered;
+    int32_t r = rc.forward(rc.user, api->pl, params, &ret, &answered);
+    return answered ? ret : r;
+}
+
+static int32_t rc_fail(int32_t r)
+{
+    if (r != 0)
+        rc_last = r;
+    return r;
+}
+
+/* The server's function for a stub on the current device: module and function resolved once. */
+static int32_t rc_resolve(const void *stub, uint64_t *f)
+{
+    int dev = atomic_load(&rc.device);
+    if (dev < 0 || dev >= RC_MAX_DEVICES)
+        return rc.e_inval;
+    pthread_mutex_lock(&rc_lock);
+    rc_function *e = rc_find(stub);
+    if (e != NULL && e->func != NULL && e->func[dev] != 0) {
+        *f = e->func[dev];
+        pthread_mutex_unlock(&rc_lock);
+        return 0;
+    }
+    pthread_mutex_unlock(&rc_lock);
+    if (e == NULL)
+        return rc.e_devfn;
+    pthread_mutex_lock(&rc_slow);
+    pthread_mutex_lock(&rc_lock);
+    e = rc_find(stub);
+    rc_binary *b = rc_bins[e->binary];
+    const void *image = b->image;
+    const char *name = e->name;
+    uint64_t mod = b->module[dev], fn = e->func ? e->func[dev] : 0;
+    int dead = b->dead;
+    pthread_mutex_unlock(&rc_lock);
+    int32_t r = dead ? rc.e_devfn : 0;
+    uint8_t params[256];
+    if (r == 0 && fn == 0 && mod == 0 && !atomic_load(&rc.ctx_ready[dev])) {
+        /* the back end's thread gets the runtime's context of this device, where cudart's memory lives */
+        void *null = NULL;
+        memset(params, 0, sizeof params);
+        rc_put(&rc.cfree, params, 0, &null, sizeof null);
+        if ((r = rc_call(&rc.cfree, params)) == 0)
+            atomic_store(&rc.ctx_ready[dev], 1);
+    }
+    if (r == 0 && fn == 0 && mod == 0) {
+        uint64_t *pm = &mod;
+        memset(params, 0, sizeof params);
+        rc_put(&rc.load, params, 0, &pm, sizeof pm);
+        rc_put(&rc.load, params, 1, &image, sizeof image);
+        r = rc_call(&rc.load, params);
+    }
+    if (r == 0 && fn == 0) {
+        uint64_t *pf = &fn;
+        memset(params, 0, sizeof params);
+        rc_put(&rc.getfn, params, 0, &pf, sizeof pf);
+        rc_put(&rc.getfn, params, 1, &mod, sizeof mod);
+        rc_put(&rc.getfn, params, 2, &name, sizeof name);
+        r = rc_call(&rc.getfn, params);
+    }
+    if (r == 0) {
+        pthread_mutex_lock(&rc_lock);
+        e = rc_find(stub);
+        b->module[dev] = mod;
+        if (e->func == NULL)
+            e->func = calloc(RC_MAX_DEVICES, sizeof *e->func);
+        if (e->func != NULL)
+            e->func[dev] = fn;
+        pthread_mutex_unlock(&rc_lock);
+        *f = fn;
+    }
+    pthread_mutex_unlock(&rc_slow);
+    return r;
+}
+
+static int32_t rc_launch(const void *stub, rc_dim3 g, rc_dim3 b, void **args, size_t shmem, void *stream,
+                         int per_thread)
+{
+    uint64_t f = 0;
+    if (rc.host == NULL)
+        return 3;   /* cudaErrorInitializationError: the plugin was preloaded but not loaded as a plugin */
+    if (shmem > UINT32_MAX)
+        return rc_fail(rc.e_inval);
+    int32_t r = rc_resolve(stub, &f);
+    if (r != 0)
+        return rc_fail(r);
+    const rc_api *api = &rc.launch[per_thread];
+    uint8_t params[256] = {0};
+    unsigned v[6] = { g.x, g.y, g.z, b.x, b.y, b.z }, sh = (unsigned)shmem;
+    void *extra = NULL;
+    rc_put(api, params, 0, &f, sizeof f);
+    for (uint32_t i = 0; i < 6; i++)
+        rc_put(api, params, 1 + i, &v[i], sizeof v[i]);
+    rc_put(api, params, 7, &sh, sizeof sh);
+    rc_put(api, params, 8, &stream, sizeof stream);
+    rc_put(api, params, 9, &args, sizeof args);
+    rc_put(api, params, 10, &extra, sizeof extra);
+    r = rc_call(api, params);
+    return rc_fail(r == rc.drv[1] ? rc.e_config : r);   /* the runtime's word for a launch the driver refuses */
+}
+
+/* CUDA 13's launch path (nvcc without __NV_LEGACY_LAUNCH): a kernel handle per stub, then a launch by it. */
+RC_EXPORT int __cudaGetKernel(void **kernel, const void *stub);
+int __cudaGetKernel(void **kernel, const void *stub)
+{
+    if (kernel == NULL)
+        return 1;   /* cudaErrorInvalidValue */
+    *kernel = (void *)stub;   /* this client's kernel handle is the stub's address */
+    return 0;
+}
+
+RC_EXPORT int __cudaLaunchKernel(void *kernel, rc_dim3 g, rc_dim3 b, void **args, size_t shmem, void *stream);
+int __cudaLaunchKernel(void *kernel, rc_dim3 g, rc_dim3 b, void **args, size_t shmem, void *stream)
+{
+    return rc_launch(kernel, g, b, args, shmem, stream, 0);
+}
+
+RC_EXPORT int __cudaLaunchKernel_ptsz(void *kernel, rc_dim3 g, rc_dim3 b, void **args, size_t shmem, void *stream);
+int __cudaLaunchKernel_ptsz(void *kernel, rc_dim3 g, rc_dim3 b, void **args, size_t shmem, void *stream)
+{
+    return rc_launch(kernel, g, b, args, shmem, stream, 1);
+}
+
+/* cudaMemcpy*: by kind, in pieces. */
+static int32_t rc_memcpy(const cushim_call *call, int async, int per_thread)
+{
+    uint8_t *dst, *src;
+    size_t count;
+    int32_t kind;   /* enum cudaMemcpyKind */
+    void *stream = NULL;
+    rc_get(call, "dst", &dst, sizeof dst);
+    rc_get(call, "src", &src, sizeof src);
+    rc_get(call, "count", &count, sizeof count);
+    rc_get(call, "kind", &kind, sizeof kind);
+    if (async)
+        rc_get(call, "stream", &stream, sizeof stream);
+    if (kind == 0) {   /* cudaMemcpyHostToHost: both sides are this process's */
+        if (count != 0)
+            memmove(dst, src, count);
+        return 0;
+    }
+    if (kind < 1 || kind > 3) {
+        if (kind == 4)
+            rc.host->log(rc.self, CUSHIM_LOG_WARN, "%s with cudaMemcpyDefault: not forwarded (which side is host "
+                         "memory is not known here): returns cudaErrorNotSupported", call->info->name);
+        return rc_fail(kind == 4 ? rc.e_nosupp : rc.e_kind);
+    }
+    const rc_api *api = &rc.copy[async][per_thread][kind - 1];
+    int32_t r = 0;
+    for (size_t off = 0; r == 0 && (off < count || count == 0); off += RC_CHUNK) {
+        size_t n = count - off < RC_CHUNK ? count - off : RC_CHUNK;
+        uint8_t params[256] = {0};
+        uint8_t *d = dst + off, *s = src + off;
+        rc_put(api, params, 0, &d, sizeof d);
+        rc_put(api, params, 1, &s, sizeof s);
+        rc_put(api, params, 2, &n, sizeof n);
+        if (async)
+            rc_put(api, params, 3, &stream, sizeof stream);
+        r = rc_call(api, params);
+        if (count == 0)
+            break;
+    }
+    return rc_fail(r);
+}
+
+int rc_pre(cushim_call *call, const rm_plan *pl, int32_t *result)
+{
+    uint32_t id = call->api_id;
+    int answered;
+    if (rc.host == NULL)
+        return 0;
+    for (int pt = 0; pt < 2; pt++) {
+        if (id == rc.id_launch[pt]) {
+            const void *func;
+            rc_dim3 g, b;
+            void **args;
+            size_t shmem;
+            void *stream;
+            rc_get(call, "func", &func, sizeof func);
+            rc_get(call, "gridDim", &g, sizeof g);
+            rc_get(call, "blockDim", &b, sizeof b);
+            rc_get(call, "args", &args, sizeof args);
+            rc_get(call, "sharedMem", &shmem, sizeof shmem);
+            rc_get(call, "stream", &stream, sizeof stream);
+            *result = rc_launch(func, g, b, args, shmem, stream, pt);
+            return 1;
+        }
+        for (int async = 0; async < 2; async++)
+            if (id == rc.id_copy[async][pt]) {
+                *result = rc_memcpy(call, async, pt);
+                return 1;
+            }
+    }
+    if (id != rc.id_set_device && id != rc.id_reset && id != rc.id_last && id != rc.id_peek)
+        return 0;
+    int32_t r = rc.forward(rc.user, pl, call->params, call->retval, &answered);
+    if (!answered)
+        r = rc_lib_error(CUSHIM_LIB_RUNTIME, r);
+    if (id == rc.id_set_device && r == 0) {
+        int dev;
+        rc_get(call, "device", &dev, sizeof dev);
+        atomic_store(&rc.device, dev);
+    } else if (id == rc.id_reset && r == 0) {
+        int dev = atomic_load(&rc.device);   /* its context is gone, and the modules with it */
+        pthread_mutex_lock(&rc_lock);
+        for (uint32_t i = 0; dev >= 0 && dev < RC_MAX_DEVICES && i < rc_nbins; i++)
+            rc_bins[i]->module[dev] = 0;
+        for (uint32_t i = 0; dev >= 0 && dev < RC_MAX_DEVICES && i < rc_capfuncs; i++)
+            if (rc_funcs[i].func != NULL)
+                rc_funcs[i].func[dev] = 0;
+        if (dev >= 0 && dev < RC_MAX_DEVICES)
+            atomic_store(&rc.ctx_ready[dev], 0);
+        pthread_mutex_unlock(&rc_lock);
+    } else if ((id == rc.id_last || id == rc.id_peek) && r == 0 && rc_last != 0) {
+        r = rc_last;   /* a translated call failed since: the server's runtime never saw it */
+        if (id == rc.id_last)
+            rc_last = 0;
+    } else if (id == rc.id_last) {
+        rc_last = 0;
+    }
+    *result = r;
+    return 1;
+}
+
+/* ---- error codes by library ---- */
+static const char *const rc_err_names[6][3] = {
+    { "CUDA_ERROR_NOT_SUPPORTED", "cudaErrorNotSupported", "NVML_ERROR_NOT_SUPPORTED" },
+    { "CUDA_ERROR_INVALID_VALUE", "cudaErrorInvalidValue", "NVML_ERROR_INVALID_ARGUMENT" },
+    { "CUDA_ERROR_NOT_FOUND", "cudaErrorSymbolNotFound", "NVML_ERROR_FUNCTION_NOT_FOUND" },
+    { "CUDA_ERROR_DEVICE_UNAVAILABLE", "cudaErrorDevicesUnavailable", "NVML_ERROR_GPU_IS_LOST" },
+    { "CUDA_ERROR_OUT_OF_MEMORY", "cudaErrorMemoryAllocation", "NVML_ERROR_MEMORY" },
+    { "CUDA_ERROR_UNKNOWN", "cudaErrorUnknown", "NVML_ERROR_UNKNOWN" },
+};
+
+int32_t rc_lib_error(uint32_t library, int32_t driver_code)
+{
+    if (rc.host == NULL || (library != CUSHIM_LIB_RUNTIME && library != CUSHIM_LIB_NVML))
+        return driver_code;
+    const int32_t *to = library == CUSHIM_LIB_RUNTIME ? rc.rt : rc.nvml;
+    for (int i = 0; i < 6; i++)
+        if (rc.drv[i] == driver_code)
+            return to[i];
+    return to[5];
+}
+
+static int32_t rc_code(const char *name, int32_t dflt)
+{
+    uint32_t kind;
+    int32_t code = dflt;
+    if (rc.host->result_by_name(name, &kind, &code) != CUSHIM_OK)
+        code = dflt;
+    return code;
+}
+
+static uint32_t rc_id(const char *name)
+{
+    const cushim_api_info *a = rc.host->api_by_name(name);
+    return a ? a->id : UINT32_MAX;
+}
+
+int rc_init(const cushim_host *host, cushim_plugin *self, const rm_plans *plans, rc_forward_fn forward, void *user)
+{
+    static const char *const copies[RC_NCOPY] = { "cuMemcpyHtoD", "cuMemcpyDtoH", "cuMemcpyDtoD" };
+    rc.host = host;
+    rc.self = self;
+    rc.plans = plans;
+    rc.forward = forward;
+    rc.user = user;
+    for (int i = 0; i < 6; i++) {
+        rc.drv[i] = rc_code(rc_err_names[i][0], -1);
+        rc.rt[i] = rc_code(rc_err_names[i][1], 999);
+        rc.nvml[i] = rc_code(rc_err_names[i][2], 999);
+    }
+    rc.e_inval = rc_code("cudaErrorInvalidValue", 1);
+    rc.e_devfn = rc_code("cudaErrorInvalidDeviceFunction", 98);
+    rc.e_kind = rc_code("cudaErrorInvalidMemcpyDirection", 21);
+    rc.e_nosupp = rc_code("cudaErrorNotSupported", 801);
+    rc.e_missing_config = rc_code("cudaErrorMissingConfiguration", 52);
+    rc.e_config = rc_code("cudaErrorInvalidConfiguration", 9);
+    int bad = rc_api_of(&rc.load, "cuModuleLoadData") | rc_api_of(&rc.getfn, "cuModuleGetFunction") |
+              rc_api_of(&rc.launch[0], "cuLaunchKernel") | rc_api_of(&rc.launch[1], "cuLaunchKernel_ptsz") |
+              rc_api_of(&rc.cfree, "cudaFree");
+    for (int k = 0; k < RC_NCOPY; k++) {
+        char name[64];
+        for (int async = 0; async < 2; async++)
+            for (int pt = 0; pt < 2; pt++) {
+                snprintf(name, sizeof name, "%s%s_v2%s", copies[k], async ? "Async" : "",
+                         pt ? (async ? "_ptsz" : "_ptds") : "");
+                bad |= rc_api_of(&rc.copy[async][pt][k], name);
+            }
+    }
+    rc.id_set_device = rc_id("cudaSetDevice");
+    rc.id_reset = rc_id("cudaDeviceReset");
+    rc.id_last = rc_id("cudaGetLastError");
+    rc.id_peek = rc_id("cudaPeekAtLastError");
+    rc.id_launch[0] = rc_id("cudaLaunchKernel");
+    rc.id_launch[1] = rc_id("cudaLaunchKernel_ptsz");
+    rc.id_copy[0][0] = rc_id("cudaMemcpy");
+    rc.id_copy[0][1] = rc_id("cudaMemcpy_ptds");
+    rc.id_copy[1][0] = rc_id("cudaMemcpyAsync");
+    rc.id_copy[1][1] = rc_id("cudaMemcpyAsync_ptsz");
+    if (bad) {
+        rc.host = NULL;
+        return -1;
+    }
+    return 0;
+}
