@@ -339,11 +339,12 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
                 pl->p[i].counted = 0;
                 pl->p[i].count_param = -1;
                 hand = 1;
-                /* runtime (rm_special.c, "runtime API"): one element of the pointee, written by the callee,
-                   which the row vouches holds no host pointer (a device address, cudaDeviceProp) */
+                /* runtime and NVML (rm_special.c): one element of the pointee, which the row vouches holds no
+                   host pointer (a device address, cudaDeviceProp, nvmlMemory_v2_t); in and out, as a versioned
+                   struct's 'version' field is read by the callee */
                 if (sp->op == RM_OP_ARRAY) {
                     pl->p[i].op = p->elem_size != 0 ? RM_OP_ARRAY : RM_OP_NULL_ONLY;
-                    pl->p[i].dir = CUSHIM_DIR_OUT;
+                    pl->p[i].dir = CUSHIM_DIR_INOUT;
                     pl->p[i].elem = p->elem_size;
                     pl->p[i].fixed = 1;
                     pl->p[i].null_fields = 0;

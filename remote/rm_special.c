@@ -31,12 +31,14 @@ static const rm_special rm_specials[] = {
     { "cuLaunchCooperativeKernel_ptsz", RM_CLASS_HAND, RM_OP_KPARAMS, "kernelParams", "f", "kernel arguments sized by cuFuncGetParamInfo" },
 
     /* runtime API (docs/remote.md, "Runtime-API programs"). A device address or a struct without pointers
-       returned through a pointer: one element of the pointee's size (RM_OP_ARRAY, out). */
+       returned through a pointer: one element of the pointee's size (RM_OP_ARRAY, in and out). */
     { "cudaMalloc", RM_CLASS_HAND, RM_OP_ARRAY, "devPtr", NULL, "device address returned: one pointer-sized element" },
     { "cudaMallocPitch", RM_CLASS_HAND, RM_OP_ARRAY, "devPtr", NULL, "device address returned: one pointer-sized element" },
     { "cudaMallocAsync*", RM_CLASS_HAND, RM_OP_ARRAY, "devPtr", NULL, "device address returned: one pointer-sized element" },
     { "cudaMallocFromPoolAsync*", RM_CLASS_HAND, RM_OP_ARRAY, "ptr", NULL, "device address returned: one pointer-sized element" },
     { "cudaGetDeviceProperties*", RM_CLASS_HAND, RM_OP_ARRAY, "prop", NULL, "cudaDeviceProp holds no pointer: its bytes" },
+    /* NVML: structs without pointers, returned through a pointer */
+    { "nvmlDeviceGetMemoryInfo*", RM_CLASS_HAND, RM_OP_ARRAY, "memory", NULL, "nvmlMemory_t holds no pointer: its bytes" },
     /* a host stub or client host memory: the client turns them into driver calls (plugins/remote/rc_cudart.c) */
     { "cudaLaunchKernel", RM_CLASS_HAND, RM_OP_CLIENT, "func", NULL, "host stub mapped to a function: cuLaunchKernel" },
     { "cudaLaunchKernel_ptsz", RM_CLASS_HAND, RM_OP_CLIENT, "func", NULL, "host stub mapped to a function: cuLaunchKernel_ptsz" },

@@ -5,11 +5,12 @@
  * One invoker per API, expanded from the generated .inc files: it unpacks the
  * struct exactly as the wrapper's hooked path does (UNPACK) and stores the
  * return value. The function called is rt_resolve(id), as for host->real: it
- * never enters hooks and is not counted.
+ * never enters hooks and is not counted. Every library of the tree has invokers (NVML, NCCL, cuBLAS...: the
+ * remoting's server answers their calls through it, docs/remote.md).
  */
 #include <string.h>
 
-#include "cushim_params.h"
+#include "cushim_all_params.h"
 #include "dispatch.h"
 #include "invoke.h"
 
@@ -25,12 +26,14 @@ typedef void (*rt_invoker)(void *real, void *params, void *retval);
     }
 #include "cushim_driver_apis.inc"
 #include "cushim_runtime_apis.inc"
+#include "cushim_separate_apis.inc"
 #undef CUSHIM_API
 
 static const rt_invoker rt_invokers[CUSHIM_API_ID_LIMIT] = {
 #define CUSHIM_API(ID, NAME, RET, RETKIND, PROTO, ARGS, UNPACK) [ID] = rt_inv_##NAME,
 #include "cushim_driver_apis.inc"
 #include "cushim_runtime_apis.inc"
+#include "cushim_separate_apis.inc"
 #undef CUSHIM_API
 };
 
