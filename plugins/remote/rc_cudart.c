@@ -483,6 +483,31 @@ static int32_t rc_memcpy(const cushim_call *call, int async, int per_thread)
     return rc_fail(r);
 }
 
+/* Everything learnt from the server, forgotten: a new back end (fork_child) or a device reset ('dev' < 0: all). */
+static void rc_forget(int dev)
+{
+    pthread_mutex_lock(&rc_lock);
+    for (int d = 0; d < RC_MAX_DEVICES; d++) {
+        if (dev >= 0 && d != dev)
+            continue;
+        for (uint32_t i = 0; i < rc_nbins; i++)
+            rc_bins[i]->module[d] = 0;
+        for (uint32_t i = 0; i < rc_capfuncs; i++)
+            if (rc_funcs[i].func != NULL)
+                rc_funcs[i].func[d] = 0;
+        atomic_store(&rc.ctx_ready[d], 0);
+    }
+    pthread_mutex_unlock(&rc_lock);
+}
+
+void rc_fork_child(void)
+{
+    pthread_mutex_init(&rc_lock, NULL);
+    pthread_mutex_init(&rc_slow, NULL);
+    rc_forget(-1);
+    atomic_store(&rc.device, 0);
+}
+
 int rc_pre(cushim_call *call, const rm_plan *pl, int32_t *result)
 {
     uint32_t id = call->api_id;
@@ -522,15 +547,8 @@ int rc_pre(cushim_call *call, const rm_plan *pl, int32_t *result)
         atomic_store(&rc.device, dev);
     } else if (id == rc.id_reset && r == 0) {
         int dev = atomic_load(&rc.device);   /* its context is gone, and the modules with it */
-        pthread_mutex_lock(&rc_lock);
-        for (uint32_t i = 0; dev >= 0 && dev < RC_MAX_DEVICES && i < rc_nbins; i++)
-            rc_bins[i]->module[dev] = 0;
-        for (uint32_t i = 0; dev >= 0 && dev < RC_MAX_DEVICES && i < rc_capfuncs; i++)
-            if (rc_funcs[i].func != NULL)
-                rc_funcs[i].func[dev] = 0;
         if (dev >= 0 && dev < RC_MAX_DEVICES)
-            atomic_store(&rc.ctx_ready[dev], 0);
-        pthread_mutex_unlock(&rc_lock);
+            rc_forget(dev);
     } else if ((id == rc.id_last || id == rc.id_peek) && r == 0 && rc_last != 0) {
         r = rc_last;   /* a translated call failed since: the server's runtime never saw it */
         if (id == rc.id_last)

@@ -21,6 +21,10 @@ int rc_init(const cushim_host *host, cushim_plugin *self, const rm_plans *plans,
    returns 1 with *result set; 0: forward it as any other call. */
 int rc_pre(cushim_call *call, const rm_plan *pl, int32_t *result);
 
+/* In the child of fork(): the server's modules and functions were the parent's back end's; the child's first
+   launch loads them in its own. */
+void rc_fork_child(void);
+
 /* A driver error code (CUDA_ERROR_*) that remote.c gives when the server did not answer, in the code space of
    'library' (the runtime's cudaError*, NVML's NVML_ERROR_*); the driver's code itself for the driver. */
 int32_t rc_lib_error(uint32_t library, int32_t driver_code);

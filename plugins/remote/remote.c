@@ -434,6 +434,7 @@ static void rp_fork_child(cushim_plugin *self)
     s->fd = -1;
     s->dead = 0;
     s->seq = 0;
+    rc_fork_child();   /* the runtime's modules were the parent's back end's */
     atomic_store(&s->calls, 0);
     atomic_store(&s->trips, 0);
 }

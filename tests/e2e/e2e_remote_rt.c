@@ -6,8 +6,10 @@
  * What nvcc would generate is written out by hand: a constructor registers the fat binary (its wrapper and a
  * fatbin header around a payload) and one kernel, 'scale__pfi' (the fake driver reads the argument sizes from
  * the name: a pointer, a float, an int), and the kernel's host stub pops the <<<>>> configuration and calls
- * cudaLaunchKernel. The program prints only what both runs must agree on. With E2E_NO_DRIVER=1 it also
- * checks, at the end, that no libcuda.so.1 was ever loaded in this process.
+ * cudaLaunchKernel; a second kernel is launched the CUDA 13 way (__cudaGetKernel, __cudaLaunchKernel). The program
+ * prints only what both runs must agree on. With E2E_NO_DRIVER=1 it also checks, at the end, that no
+ * libcuda.so.1 was ever loaded in this process. 'e2e_remote_rt fork' (remote only) then forks a child that
+ * allocates and launches: through cushim-serve it has a back end of its own.
  */
 #define _GNU_SOURCE
 #include <cuda_runtime_api.h>
@@ -15,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* what nvcc's code calls (crt/host_runtime.h, device_functions.h) */
 void **__cudaRegisterFatBinary(void *fatCubin);
@@ -24,6 +28,8 @@ void __cudaRegisterFunction(void **handle, const char *hostFun, char *deviceFun,
                             int thread_limit, uint3 *tid, uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize);
 unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem, struct CUstream_st *stream);
 cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem, void *stream);
+cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *stub);
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 g, dim3 b, void **args, size_t shmem, cudaStream_t stream);
 
 /* the fat binary: header (magic, version, header size, payload size) and a payload */
 static const struct {
@@ -51,11 +57,29 @@ static void scale(float *p, float f, int n)
     (void)cudaLaunchKernel((const void *)scale, g, b, args, shmem, s);
 }
 
+/* the same stub as CUDA 13's nvcc writes it: a kernel handle taken once, the launch by the handle */
+static void scale13(float *p, float f, int n)
+{
+    static cudaKernel_t handle;
+    static int got;
+    void *args[] = { &p, &f, &n };
+    dim3 g, b;
+    size_t shmem;
+    cudaStream_t s;
+    if (!got)
+        got = __cudaGetKernel(&handle, (const void *)scale13) == cudaSuccess;
+    if (__cudaPopCallConfiguration(&g, &b, &shmem, &s) != cudaSuccess)
+        return;
+    (void)__cudaLaunchKernel(handle, g, b, args, shmem, s);
+}
+
 __attribute__((constructor)) static void register_binary(void)
 {
     handle = __cudaRegisterFatBinary((void *)&wrapper);
     __cudaRegisterFunction(handle, (const char *)scale, (char *)"scale__pfi", "scale__pfi", -1, NULL, NULL, NULL,
                            NULL, NULL);
+    __cudaRegisterFunction(handle, (const char *)scale13, (char *)"scale13__pfi", "scale13__pfi", -1, NULL, NULL,
+                           NULL, NULL, NULL);
     __cudaRegisterFatBinaryEnd(handle);
 }
 
@@ -79,7 +103,7 @@ static void report(const char *what, cudaError_t e)
     printf("%s: %s\n", what, cudaGetErrorName(e));
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     int rv = 0, dv = 0, n = 0, dev = -1;
     report("cudaRuntimeGetVersion", cudaRuntimeGetVersion(&rv));
@@ -140,6 +164,9 @@ int main(void)
     if (__cudaPushCallConfiguration((dim3){ 1, 1, 1 }, (dim3){ 128, 1, 1 }, 0, NULL) == 0)
         scale(d2, 0.5f, 128);
     report("launch on the default stream", cudaPeekAtLastError());
+    if (__cudaPushCallConfiguration((dim3){ 4, 1, 1 }, (dim3){ 64, 1, 1 }, 0, s) == 0)
+        scale13(d, 3.0f, 256);
+    report("launch by kernel handle", cudaGetLastError());
     /* a launch the driver refuses (a block of 0 threads): the error reaches cudaGetLastError once */
     if (__cudaPushCallConfiguration((dim3){ 1, 1, 1 }, (dim3){ 0, 1, 1 }, 0, s) == 0)
         scale(d, 1.0f, 1);
@@ -160,6 +187,35 @@ int main(void)
     report("cudaFree", cudaFree(d));
     report("cudaFree", cudaFree(d2));
     report("cudaGetLastError", cudaGetLastError());
+    /* the other device: the fat binary is loaded there too, once */
+    float *d0 = NULL;
+    report("cudaSetDevice(0)", cudaSetDevice(0));
+    report("cudaMalloc on device 0", cudaMalloc((void **)&d0, 1024));
+    for (int k = 0; k < 2; k++)
+        if (__cudaPushCallConfiguration((dim3){ 1, 1, 1 }, (dim3){ 256, 1, 1 }, 0, NULL) == 0)
+            scale(d0, 1.5f, 256);
+    report("launches on device 0", cudaGetLastError());
+    report("cudaFree on device 0", cudaFree(d0));
+    if (argc > 1 && strcmp(argv[1], "fork") == 0) {
+        /* a child has a back end of its own when remote (a context does not survive fork locally) */
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            float *c = NULL;
+            cudaError_t e = cudaMalloc((void **)&c, 4096);
+            if (e == cudaSuccess && __cudaPushCallConfiguration((dim3){ 1, 1, 1 }, (dim3){ 32, 1, 1 }, 0, NULL) == 0) {
+                scale(c, 2.0f, 32);
+                e = cudaDeviceSynchronize();
+                if (e == cudaSuccess)
+                    e = cudaGetLastError();
+            }
+            printf("child: %s\n", cudaGetErrorName(e));
+            fflush(stdout);
+            _exit(e == cudaSuccess ? 0 : 1);
+        }
+        int st = 1;
+        CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child failed");
+    }
     free(host);
     free(back);
     if (getenv("E2E_NO_DRIVER") && strcmp(getenv("E2E_NO_DRIVER"), "1") == 0)

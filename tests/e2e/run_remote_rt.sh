@@ -4,10 +4,11 @@
 # plugin (which exports nvcc's registration functions) and find no libcuda.so.1 anywhere:
 #   1. e2e_remote_rt (registration, <<<>>> launches, copies in pieces, streams, events, errors) prints the same
 #      as a local run; the server's fake runtime received the runtime calls the local one did (less the copies
-#      and launches, which the client sends as driver calls, plus one cudaFree(NULL) that makes the runtime's
-#      context current before the module is loaded) and the client's received only the error texts; the
-#      server's fake driver loaded the fat binary once and launched three times;
-#   2. e2e_remote_nvml (what nvidia-smi asks) prints the same as a local run; the client's fake NVML received
+#      and launches, which the client sends as driver calls, plus one cudaFree(NULL) per device that makes the
+#      runtime's context current before the module is loaded there) and the client's received only the error texts; the
+#      server's fake driver loaded the fat binary once per device and launched as often as the local run;
+#   2. a forked child of it allocates and launches through a back end of its own;
+#   3. e2e_remote_nvml (what nvidia-smi asks) prints the same as a local run; the client's fake NVML received
 #      only nvmlErrorString.
 # Usage: run_remote_rt.sh BUILD_DIR RT_PROGRAM OUT_DIR [NVML_PROGRAM]
 set -u
@@ -47,19 +48,34 @@ grep -q "driver calls, .* round trips" "$d/rt.remote.err" || fail "no stats line
 # the runtime calls: on the server's runtime, not the client's
 translated=$'^(cudaMemcpy|cudaMemcpyAsync|cudaLaunchKernel|cudaGetErrorName|cudaGetErrorString)\t'
 grep -Ev "$translated" "$d/rt.local.runtime" | sort > "$d/rt.want"
-awk -F'\t' -v OFS='\t' '$1 == "cudaFree" { $2 = $2 - 1 } { print }' "$d/rt.server.runtime" | sort > "$d/rt.got"
+loads=$(count "$d/rt.server.driver" cuModuleLoadData)   # a cudaFree(NULL) before each
+awk -F'\t' -v OFS='\t' -v n="$loads" '$1 == "cudaFree" { $2 = $2 - n } { print }' "$d/rt.server.runtime" | sort > "$d/rt.got"
 diff "$d/rt.want" "$d/rt.got" > "$d/rt.counts.diff" ||
     fail "the server's runtime saw other calls than a local run's: $(cat "$d/rt.counts.diff")"
-[ "$(count "$d/rt.server.runtime" cudaMalloc)" = 2 ] || fail "the server's runtime saw no cudaMalloc"
+[ "$(count "$d/rt.server.runtime" cudaMalloc)" = 3 ] || fail "the server's runtime did not see the 3 cudaMalloc"
 [ -z "$(grep -Ev $'^(cudaGetErrorName|cudaGetErrorString)\t' "$d/rt.client.runtime")" ] ||
     fail "the client's own runtime was called: $(cat "$d/rt.client.runtime")"
-[ "$(count "$d/rt.server.driver" cuModuleLoadData)" = 1 ] || fail "the fat binary was not loaded once"
-[ "$(count "$d/rt.server.driver" cuModuleGetFunction)" = 1 ] || fail "the kernel was not looked up once"
+for f in cuModuleLoadData cuModuleGetFunction; do   # once per device (two) for the fat binary, per kernel
+    [ "$(count "$d/rt.server.driver" $f)" = "$(count "$d/rt.local.driver" $f)" ] ||
+        fail "$f: server $(count "$d/rt.server.driver" $f), local $(count "$d/rt.local.driver" $f)"
+done
+[ "$(count "$d/rt.server.driver" cuModuleLoadData)" = 2 ] || fail "the fat binary was not loaded once per device"
 [ "$(count "$d/rt.server.driver" cuLaunchKernel)" = "$(count "$d/rt.local.driver" cuLaunchKernel)" ] ||
     fail "launches: server $(count "$d/rt.server.driver" cuLaunchKernel), local $(count "$d/rt.local.driver" cuLaunchKernel)"
 [ "$(count "$d/rt.server.driver" cuMemcpyHtoD_v2)" = 2 ] || fail "the 36 MiB copy did not go in two pieces"
 
-# 2. NVML
+# 2. a forked child gets a back end of its own, where the kernel is loaded again (remote only: locally a context
+#    does not survive fork)
+rm -f "$sock"
+LD_LIBRARY_PATH="$fake" "$serve" --listen="unix:$sock" >> "$d/serve.log" 2>&1 &
+server=$!
+for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+client "$d/fork.out" "$d/fork.err" "$rt" fork || fail "e2e_remote_rt fork failed: $(cat "$d/fork.out" "$d/fork.err")"
+grep -q '^child: cudaSuccess' "$d/fork.out" || fail "the forked child's launch: $(grep child "$d/fork.out")"
+kill "$server" 2>/dev/null
+wait "$server" 2>/dev/null
+
+# 3. NVML
 if [ -n "$nvml" ]; then
     start_server nvml
     FAKE_NVML_COUNTS="$d/nvml.client.nvml" client "$d/nvml.remote.out" "$d/nvml.remote.err" "$nvml" ||

@@ -7,7 +7,8 @@
  * a host stub's address to the kernel's device name in that fat binary. A launch of a registered stub loads
  * the stub's fat binary as a module on the thread's device (once) and takes the function by its name, as the
  * real runtime does; an unregistered address falls back to fake_cudart.c's "kernel_<address>".
- * __cudaPushCallConfiguration/__cudaPopCallConfiguration keep a per-thread stack of launch configurations.
+ * __cudaPushCallConfiguration/__cudaPopCallConfiguration keep a per-thread stack of launch configurations;
+ * __cudaGetKernel/__cudaLaunchKernel[_ptsz] are CUDA 13's launch path (a kernel handle per stub).
  * The remoting's client replaces all of these with its own (plugins/remote/rc_cudart.c); the e2e programs
  * call them as nvcc's output would (tests/e2e/e2e_remote_rt.c).
  */
@@ -150,6 +151,34 @@ cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sh
     *sharedMem = c.shmem;
     memcpy(stream, &c.stream, sizeof c.stream);
     return cudaSuccess;
+}
+
+/* CUDA 13's launch path (nvcc without __NV_LEGACY_LAUNCH): a kernel handle per stub, then a launch by it. Here
+   the handle is the stub's address and the launch the stub's cudaLaunchKernel[_ptsz]. */
+__attribute__((visibility("default"))) cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *stub);
+__attribute__((visibility("default"))) cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 g, dim3 b, void **args,
+                                                                      size_t shmem, cudaStream_t stream);
+__attribute__((visibility("default"))) cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 g, dim3 b,
+                                                                           void **args, size_t shmem,
+                                                                           cudaStream_t stream);
+
+cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *stub)
+{
+    if (kernel == NULL)
+        return cudaErrorInvalidValue;
+    *kernel = (cudaKernel_t)(uintptr_t)stub;
+    return cudaSuccess;
+}
+
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 g, dim3 b, void **args, size_t shmem, cudaStream_t stream)
+{
+    return cudaLaunchKernel((const void *)(uintptr_t)kernel, g, b, args, shmem, stream);
+}
+
+cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 g, dim3 b, void **args, size_t shmem,
+                                   cudaStream_t stream)
+{
+    return cudaLaunchKernel_ptsz((const void *)(uintptr_t)kernel, g, b, args, shmem, stream);
 }
 
 /* For fake_cudart.c: the fat binary image (the wrapper's data) and device name of a registered host stub.
