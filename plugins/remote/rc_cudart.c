@@ -52,6 +52,7 @@ typedef struct rc_wrapper {          /* the fat binary's wrapper as nvcc emits i
 typedef struct rc_binary {
     const void *image;
     int dead;                        /* unregistered */
+    int version;                     /* the wrapper's: 2 is relocatable device code, linked by the runtime */
     uint64_t module[RC_MAX_DEVICES]; /* the server's CUmodule per device, 0: not loaded */
 } rc_binary;
 
@@ -158,6 +159,7 @@ void **__cudaRegisterFatBinary(void *fatCubin)
     rc_binary *b = rc_nbins < rc_capbins ? calloc(1, sizeof *b) : NULL;
     if (b != NULL) {
         b->image = w->data;
+        b->version = w->version;
         rc_bins[rc_nbins++] = b;
         h = (void **)b;
     }
@@ -351,8 +353,13 @@ static int32_t rc_resolve(const void *stub, uint64_t *f)
     const void *image = b->image;
     const char *name = e->name;
     uint64_t mod = b->module[dev], fn = e->func ? e->func[dev] : 0;
-    int dead = b->dead;
+    int dead = b->dead, version = b->version;
     pthread_mutex_unlock(&rc_lock);
+    static _Atomic int warned_link;
+    if (version != 1 && mod == 0 && atomic_exchange(&warned_link, 1) == 0)
+        rc.host->log(rc.self, CUSHIM_LOG_WARN, "kernel %s: its fat binary's wrapper is version %d (relocatable device "
+                     "code, which the runtime links with other files' code): loaded as it is, it fails when it "
+                     "calls device functions of other files", name, version);
     int32_t r = dead ? rc.e_devfn : 0;
     uint8_t params[256];
     if (r == 0 && fn == 0 && mod == 0 && !atomic_load(&rc.ctx_ready[dev])) {
