@@ -43,6 +43,9 @@ static const rm_special rm_specials[] = {
     /* a host stub or client host memory: the client turns them into driver calls (plugins/remote/rc_cudart.c) */
     { "cudaLaunchKernel", RM_CLASS_HAND, RM_OP_CLIENT, "func", NULL, "host stub mapped to a function: cuLaunchKernel" },
     { "cudaLaunchKernel_ptsz", RM_CLASS_HAND, RM_OP_CLIENT, "func", NULL, "host stub mapped to a function: cuLaunchKernel_ptsz" },
+    { "cudaFuncGetAttributes", RM_CLASS_HAND, RM_OP_CLIENT, "func", NULL, "host stub mapped to a function: cuFuncGetAttribute" },
+    { "cudaFuncSetAttribute", RM_CLASS_HAND, RM_OP_CLIENT, "func", NULL, "host stub mapped to a function: cuFuncSetAttribute" },
+    { "cudaOccupancyMaxActiveBlocksPerMultiprocessor*", RM_CLASS_HAND, RM_OP_CLIENT, "func", NULL, "host stub mapped to a function: cuOccupancy..." },
     { "cudaMemcpy", RM_CLASS_HAND, RM_OP_CLIENT, "dst", NULL, "by its kind: cuMemcpyHtoD/DtoH/DtoD" },
     { "cudaMemcpy_ptds", RM_CLASS_HAND, RM_OP_CLIENT, "dst", NULL, "by its kind: cuMemcpyHtoD/DtoH/DtoD_ptds" },
     { "cudaMemcpyAsync", RM_CLASS_HAND, RM_OP_CLIENT, "dst", NULL, "by its kind: cuMemcpyHtoD/DtoH/DtoDAsync" },

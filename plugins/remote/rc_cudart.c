@@ -96,6 +96,8 @@ static struct {
     _Atomic int device;
     _Atomic uint8_t ctx_ready[RC_MAX_DEVICES];
     rc_api load, getfn, launch[2], cfree, copy[2][2][RC_NCOPY];   /* copy[async][per_thread][kind] */
+    rc_api fattr, fsetattr, occupancy;
+    uint32_t id_fattr, id_fsetattr, id_occ[2];
     int32_t e_inval, e_devfn, e_kind, e_nosupp, e_missing_config, e_config;
     uint32_t id_set_device, id_reset, id_last, id_peek, id_launch[2], id_copy[2][2];
     int32_t drv[6], rt[6], nvml[6];   /* rc_lib_error's table */
@@ -448,6 +450,76 @@ int __cudaLaunchKernel_ptsz(void *kernel, rc_dim3 g, rc_dim3 b, void **args, siz
     return rc_launch(kernel, g, b, args, shmem, stream, 1);
 }
 
+/* cudaFuncGetAttributes: struct cudaFuncAttributes (CUDA 11 to 13: three size_t, then ints), field by field from
+   cuFuncGetAttribute; the attribute numbers 0-9 name the fields in this order but for the first five. */
+static int32_t rc_func_attributes(const cushim_call *call)
+{
+    static const struct {
+        uint16_t offset, size, attrib;
+    } map[] = { { 0, 8, 1 }, { 8, 8, 2 }, { 16, 8, 3 }, { 24, 4, 0 }, { 28, 4, 4 }, { 32, 4, 5 }, { 36, 4, 6 },
+                { 40, 4, 7 }, { 44, 4, 8 }, { 48, 4, 9 } };
+    uint8_t *attr;
+    const void *func;
+    uint64_t f;
+    rc_get(call, "attr", &attr, sizeof attr);
+    rc_get(call, "func", &func, sizeof func);
+    if (attr == NULL)
+        return rc_fail(rc.e_inval);
+    int32_t r = rc_resolve(func, &f);
+    if (r != 0)
+        return rc_fail(r);
+    memset(attr, 0, 144);   /* rc_init checked the struct's size */
+    for (size_t i = 0; i < sizeof map / sizeof map[0] && r == 0; i++) {
+        uint8_t params[256] = {0};
+        int v = 0, *pv = &v;
+        uint32_t a = map[i].attrib;
+        rc_put(&rc.fattr, params, 0, &pv, sizeof pv);
+        rc_put(&rc.fattr, params, 1, &a, sizeof a);
+        rc_put(&rc.fattr, params, 2, &f, sizeof f);
+        if ((r = rc_call(&rc.fattr, params)) == 0) {
+            int64_t wide = v;
+            memcpy(attr + map[i].offset, map[i].size == 8 ? (const void *)&wide : (const void *)&v, map[i].size);
+        }
+    }
+    return rc_fail(r);
+}
+
+/* cudaFuncSetAttribute and the occupancy calculator: the stub's function, then the driver's call (the runtime's
+   attribute numbers are the driver's) */
+static int32_t rc_func_call(const cushim_call *call, int occupancy)
+{
+    const void *func;
+    uint64_t f;
+    uint8_t params[256] = {0};
+    rc_get(call, "func", &func, sizeof func);
+    int32_t r = rc_resolve(func, &f);
+    if (r != 0)
+        return rc_fail(r);
+    if (occupancy) {
+        int *nb;
+        int bs;
+        size_t dyn;
+        unsigned flags = 0;
+        rc_get(call, "numBlocks", &nb, sizeof nb);
+        rc_get(call, "blockSize", &bs, sizeof bs);
+        rc_get(call, "dynamicSMemSize", &dyn, sizeof dyn);
+        rc_get(call, "flags", &flags, sizeof flags);
+        rc_put(&rc.occupancy, params, 0, &nb, sizeof nb);
+        rc_put(&rc.occupancy, params, 1, &f, sizeof f);
+        rc_put(&rc.occupancy, params, 2, &bs, sizeof bs);
+        rc_put(&rc.occupancy, params, 3, &dyn, sizeof dyn);
+        rc_put(&rc.occupancy, params, 4, &flags, sizeof flags);
+        return rc_fail(rc_call(&rc.occupancy, params));
+    }
+    int32_t attr, value;
+    rc_get(call, "attr", &attr, sizeof attr);
+    rc_get(call, "value", &value, sizeof value);
+    rc_put(&rc.fsetattr, params, 0, &f, sizeof f);
+    rc_put(&rc.fsetattr, params, 1, &attr, sizeof attr);
+    rc_put(&rc.fsetattr, params, 2, &value, sizeof value);
+    return rc_fail(rc_call(&rc.fsetattr, params));
+}
+
 /* cudaMemcpy*: by kind, in pieces. */
 static int32_t rc_memcpy(const cushim_call *call, int async, int per_thread)
 {
@@ -543,6 +615,10 @@ int rc_pre(cushim_call *call, const rm_plan *pl, int32_t *result)
                 return 1;
             }
     }
+    if (id == rc.id_fattr || id == rc.id_fsetattr || id == rc.id_occ[0] || id == rc.id_occ[1]) {
+        *result = id == rc.id_fattr ? rc_func_attributes(call) : rc_func_call(call, id != rc.id_fsetattr);
+        return 1;
+    }
     if (id != rc.id_set_device && id != rc.id_reset && id != rc.id_last && id != rc.id_peek)
         return 0;
     int32_t r = rc.forward(rc.user, pl, call->params, call->retval, &answered);
@@ -624,7 +700,9 @@ int rc_init(const cushim_host *host, cushim_plugin *self, const rm_plans *plans,
     rc.e_config = rc_code("cudaErrorInvalidConfiguration", 9);
     int bad = rc_api_of(&rc.load, "cuModuleLoadData") | rc_api_of(&rc.getfn, "cuModuleGetFunction") |
               rc_api_of(&rc.launch[0], "cuLaunchKernel") | rc_api_of(&rc.launch[1], "cuLaunchKernel_ptsz") |
-              rc_api_of(&rc.cfree, "cudaFree");
+              rc_api_of(&rc.cfree, "cudaFree") | rc_api_of(&rc.fattr, "cuFuncGetAttribute") |
+              rc_api_of(&rc.fsetattr, "cuFuncSetAttribute") |
+              rc_api_of(&rc.occupancy, "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
     for (int k = 0; k < RC_NCOPY; k++) {
         char name[64];
         for (int async = 0; async < 2; async++)
@@ -644,6 +722,14 @@ int rc_init(const cushim_host *host, cushim_plugin *self, const rm_plans *plans,
     rc.id_copy[0][1] = rc_id("cudaMemcpy_ptds");
     rc.id_copy[1][0] = rc_id("cudaMemcpyAsync");
     rc.id_copy[1][1] = rc_id("cudaMemcpyAsync_ptsz");
+    rc.id_fsetattr = rc_id("cudaFuncSetAttribute");
+    rc.id_occ[0] = rc_id("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    rc.id_occ[1] = rc_id("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
+    rc.id_fattr = rc_id("cudaFuncGetAttributes");
+    const cushim_api_info *fa = host->api_by_name("cudaFuncGetAttributes");
+    const cushim_param_info *fp = fa ? host->api_param(fa, 0) : NULL;
+    if (fp == NULL || fp->elem_size != 144)   /* another layout of struct cudaFuncAttributes: not translated */
+        rc.id_fattr = UINT32_MAX;
     if (bad) {
         rc.host = NULL;
         return -1;

@@ -167,6 +167,20 @@ int main(int argc, char **argv)
     if (__cudaPushCallConfiguration((dim3){ 4, 1, 1 }, (dim3){ 64, 1, 1 }, 0, s) == 0)
         scale13(d, 3.0f, 256);
     report("launch by kernel handle", cudaGetLastError());
+    /* the kernel's attributes and occupancy */
+    struct cudaFuncAttributes fa;
+    int blocks = -1;
+    memset(&fa, 0xee, sizeof fa);
+    report("cudaFuncGetAttributes", cudaFuncGetAttributes(&fa, (const void *)scale));
+    printf("attributes: %d threads, %d registers, ptx %d, dynamic shared %d, static shared %zu\n",
+           fa.maxThreadsPerBlock, fa.numRegs, fa.ptxVersion, fa.maxDynamicSharedSizeBytes, fa.sharedSizeBytes);
+    report("cudaFuncSetAttribute", cudaFuncSetAttribute((const void *)scale,
+                                                        cudaFuncAttributeMaxDynamicSharedMemorySize, 96 << 10));
+    report("cudaFuncGetAttributes", cudaFuncGetAttributes(&fa, (const void *)scale));
+    printf("dynamic shared now %d\n", fa.maxDynamicSharedSizeBytes);
+    report("cudaOccupancyMaxActiveBlocksPerMultiprocessor",
+           cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, (const void *)scale, 256, 64 << 10));
+    printf("occupancy: %d blocks\n", blocks);
     /* a launch the driver refuses (a block of 0 threads): the error reaches cudaGetLastError once */
     if (__cudaPushCallConfiguration((dim3){ 1, 1, 1 }, (dim3){ 0, 1, 1 }, 0, s) == 0)
         scale(d, 1.0f, 1);

@@ -2,11 +2,13 @@
 # run_remote_rt.sh - runtime-API and NVML programs over remoting, on the fakes (docs/remote.md, "Runtime-API
 # programs"). cushim-serve serves the fake driver, runtime and NVML; the clients preload the shim and the remote
 # plugin (which exports nvcc's registration functions) and find no libcuda.so.1 anywhere:
-#   1. e2e_remote_rt (registration, <<<>>> launches, copies in pieces, streams, events, errors) prints the same
-#      as a local run; the server's fake runtime received the runtime calls the local one did (less the copies
-#      and launches, which the client sends as driver calls, plus one cudaFree(NULL) per device that makes the
-#      runtime's context current before the module is loaded there) and the client's received only the error texts; the
-#      server's fake driver loaded the fat binary once per device and launched as often as the local run;
+#   1. e2e_remote_rt (registration, <<<>>> launches the CUDA 12 and 13 ways on two devices, a kernel's
+#      attributes and occupancy, copies in pieces, streams, events, errors) prints the same as a local run; the
+#      server's fake runtime received the runtime calls the local one did (less the copies, launches, attributes
+#      and occupancy, which the client sends as driver calls, plus one cudaFree(NULL) per device that makes the
+#      runtime's context current before the module is loaded there) and the client's received only the error
+#      texts; the server's fake driver loaded the fat binary once per device and made the driver calls the
+#      local runtime made for launches, attributes and occupancy;
 #   2. a forked child of it allocates and launches through a back end of its own;
 #   3. e2e_remote_nvml (what nvidia-smi asks) prints the same as a local run; the client's fake NVML received
 #      only nvmlErrorString.
@@ -46,7 +48,7 @@ diff "$d/rt.local.out" "$d/rt.remote.out" > "$d/rt.diff" || fail "outputs differ
 grep -q "round trip: equal" "$d/rt.remote.out" || fail "no data round trip in $(cat "$d/rt.remote.out")"
 grep -q "driver calls, .* round trips" "$d/rt.remote.err" || fail "no stats line: $(cat "$d/rt.remote.err")"
 # the runtime calls: on the server's runtime, not the client's
-translated=$'^(cudaMemcpy|cudaMemcpyAsync|cudaLaunchKernel|cudaGetErrorName|cudaGetErrorString)\t'
+translated=$'^(cudaMemcpy|cudaMemcpyAsync|cudaLaunchKernel|cudaFuncGetAttributes|cudaFuncSetAttribute|cudaOccupancy[A-Za-z]*|cudaGetErrorName|cudaGetErrorString)\t'
 grep -Ev "$translated" "$d/rt.local.runtime" | sort > "$d/rt.want"
 loads=$(count "$d/rt.server.driver" cuModuleLoadData)   # a cudaFree(NULL) before each
 awk -F'\t' -v OFS='\t' -v n="$loads" '$1 == "cudaFree" { $2 = $2 - n } { print }' "$d/rt.server.runtime" | sort > "$d/rt.got"
@@ -55,7 +57,8 @@ diff "$d/rt.want" "$d/rt.got" > "$d/rt.counts.diff" ||
 [ "$(count "$d/rt.server.runtime" cudaMalloc)" = 3 ] || fail "the server's runtime did not see the 3 cudaMalloc"
 [ -z "$(grep -Ev $'^(cudaGetErrorName|cudaGetErrorString)\t' "$d/rt.client.runtime")" ] ||
     fail "the client's own runtime was called: $(cat "$d/rt.client.runtime")"
-for f in cuModuleLoadData cuModuleGetFunction; do   # once per device (two) for the fat binary, per kernel
+for f in cuModuleLoadData cuModuleGetFunction cuFuncGetAttribute cuFuncSetAttribute \
+    cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags; do   # modules: once per device (two), functions per kernel
     [ "$(count "$d/rt.server.driver" $f)" = "$(count "$d/rt.local.driver" $f)" ] ||
         fail "$f: server $(count "$d/rt.server.driver" $f), local $(count "$d/rt.local.driver" $f)"
 done

@@ -14,6 +14,7 @@
  * functions of one fake module per device by name ("kernel_<address>").
  */
 #include <dlfcn.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -886,6 +887,105 @@ cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
 {
     FRT_ENTER(cudaLaunchKernel_ptsz);
     return frt_ret(frt_launch(1, func, gridDim, blockDim, args, sharedMem, stream));
+}
+
+/* A function's attributes and occupancy: the driver's, for the stub's function on the thread's device. */
+static cudaError_t frt_func_of(const void *func, CUfunction *f)
+{
+    if (func == NULL)
+        return cudaErrorInvalidDeviceFunction;
+    cudaError_t e = frt_context();
+    return e != cudaSuccess ? e : frt_function(func, f);
+}
+
+cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func)
+{
+    static const struct {
+        size_t offset, size;
+        CUfunction_attribute a;
+    } map[] = {
+#define FRT_FA(field, attrib) { offsetof(struct cudaFuncAttributes, field), \
+                                sizeof(((struct cudaFuncAttributes *)0)->field), attrib }
+        FRT_FA(sharedSizeBytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
+        FRT_FA(constSizeBytes, CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES),
+        FRT_FA(localSizeBytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES),
+        FRT_FA(maxThreadsPerBlock, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
+        FRT_FA(numRegs, CU_FUNC_ATTRIBUTE_NUM_REGS),
+        FRT_FA(ptxVersion, CU_FUNC_ATTRIBUTE_PTX_VERSION),
+        FRT_FA(binaryVersion, CU_FUNC_ATTRIBUTE_BINARY_VERSION),
+        FRT_FA(cacheModeCA, CU_FUNC_ATTRIBUTE_CACHE_MODE_CA),
+        FRT_FA(maxDynamicSharedSizeBytes, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES),
+        FRT_FA(preferredShmemCarveout, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT),
+#undef FRT_FA
+    };
+    FRT_ENTER(cudaFuncGetAttributes);
+    static void *_Atomic get;
+    CUfunction f;
+    if (attr == NULL)
+        return frt_ret(cudaErrorInvalidValue);
+    cudaError_t e = frt_func_of(func, &f);
+    if (e == cudaSuccess && atomic_load(&get) == NULL)
+        atomic_store(&get, frt_resolve("cuFuncGetAttribute", CU_GET_PROC_ADDRESS_DEFAULT));
+    CUresult (*fn)(int *, CUfunction_attribute, CUfunction) = atomic_load(&get);
+    if (e != cudaSuccess || fn == NULL)
+        return frt_ret(e != cudaSuccess ? e : cudaErrorNotSupported);
+    memset(attr, 0, sizeof *attr);
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+        int v = 0;
+        CUresult r = fn(&v, map[i].a, f);
+        if (r != CUDA_SUCCESS)
+            return frt_ret(frt_error(r));
+        if (map[i].size == sizeof(size_t)) {
+            size_t z = (size_t)v;
+            memcpy((char *)attr + map[i].offset, &z, sizeof z);
+        } else {
+            memcpy((char *)attr + map[i].offset, &v, sizeof v);
+        }
+    }
+    return cudaSuccess;
+}
+
+cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)
+{
+    FRT_ENTER(cudaFuncSetAttribute);
+    static void *_Atomic set;
+    CUfunction f;
+    cudaError_t e = frt_func_of(func, &f);
+    if (e == cudaSuccess && atomic_load(&set) == NULL)
+        atomic_store(&set, frt_resolve("cuFuncSetAttribute", CU_GET_PROC_ADDRESS_DEFAULT));
+    CUresult (*fn)(CUfunction, CUfunction_attribute, int) = atomic_load(&set);
+    if (e != cudaSuccess || fn == NULL)
+        return frt_ret(e != cudaSuccess ? e : cudaErrorNotSupported);
+    return frt_ret(frt_error(fn(f, (CUfunction_attribute)attr, value)));   /* the same numbers from 8 on */
+}
+
+static cudaError_t frt_occupancy(int *numBlocks, const void *func, int blockSize, size_t dynamicSMemSize,
+                                 unsigned int flags)
+{
+    static void *_Atomic occ;
+    CUfunction f;
+    cudaError_t e = frt_func_of(func, &f);
+    if (e == cudaSuccess && atomic_load(&occ) == NULL)
+        atomic_store(&occ, frt_resolve("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+                                       CU_GET_PROC_ADDRESS_DEFAULT));
+    CUresult (*fn)(int *, CUfunction, int, size_t, unsigned int) = atomic_load(&occ);
+    if (e != cudaSuccess || fn == NULL)
+        return frt_ret(e != cudaSuccess ? e : cudaErrorNotSupported);
+    return frt_ret(frt_error(fn(numBlocks, f, blockSize, dynamicSMemSize, flags)));
+}
+
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const void *func, int blockSize,
+                                                          size_t dynamicSMemSize)
+{
+    FRT_ENTER(cudaOccupancyMaxActiveBlocksPerMultiprocessor);
+    return frt_occupancy(numBlocks, func, blockSize, dynamicSMemSize, 0);
+}
+
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, const void *func, int blockSize,
+                                                                   size_t dynamicSMemSize, unsigned int flags)
+{
+    FRT_ENTER(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags);
+    return frt_occupancy(numBlocks, func, blockSize, dynamicSMemSize, flags);
 }
 
 /* ---- driver entry points ----------------------------------------------- */
