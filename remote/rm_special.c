@@ -43,6 +43,9 @@ static const rm_special rm_specials[] = {
     /* a host stub or client host memory: the client turns them into driver calls (plugins/remote/rc_cudart.c) */
     { "cudaLaunchKernel", RM_CLASS_HAND, RM_OP_CLIENT, "func", NULL, "host stub mapped to a function: cuLaunchKernel" },
     { "cudaLaunchKernel_ptsz", RM_CLASS_HAND, RM_OP_CLIENT, "func", NULL, "host stub mapped to a function: cuLaunchKernel_ptsz" },
+    { "cudaMallocHost", RM_CLASS_HAND, RM_OP_CLIENT, "ptr", NULL, "pinned host memory: this process's own" },
+    { "cudaHostAlloc", RM_CLASS_HAND, RM_OP_CLIENT, "pHost", NULL, "pinned host memory: this process's own" },
+    { "cudaFreeHost", RM_CLASS_HAND, RM_OP_CLIENT, "ptr", NULL, "pinned host memory: this process's own" },
     { "cudaFuncGetAttributes", RM_CLASS_HAND, RM_OP_CLIENT, "func", NULL, "host stub mapped to a function: cuFuncGetAttribute" },
     { "cudaFuncSetAttribute", RM_CLASS_HAND, RM_OP_CLIENT, "func", NULL, "host stub mapped to a function: cuFuncSetAttribute" },
     { "cudaOccupancyMaxActiveBlocksPerMultiprocessor*", RM_CLASS_HAND, RM_OP_CLIENT, "func", NULL, "host stub mapped to a function: cuOccupancy..." },

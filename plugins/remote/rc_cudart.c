@@ -18,6 +18,8 @@
  *   - Copies. cudaMemcpy[Async][_ptds/_ptsz] by their kind: cuMemcpyHtoD/DtoH/DtoD[Async] (the host side is
  *     this process's memory, carried in the message), in pieces of at most RC_CHUNK bytes; host to host here.
  *     cudaMemcpyDefault is refused: which side is host memory is not known without UVA in this process.
+ *   - Pinned host memory (cudaMallocHost, cudaHostAlloc, cudaFreeHost) is this process's own page-aligned
+ *     memory: copies from and to it are host copies as above, staged by the call (the device never maps it).
  *   - Errors of those translated calls are kept per thread and reported by cudaGetLastError and
  *     cudaPeekAtLastError after the server's own (the server's runtime never saw them).
  * The current device is the one the last successful cudaSetDevice chose (one connection: the back end has
@@ -97,7 +99,8 @@ static struct {
     _Atomic uint8_t ctx_ready[RC_MAX_DEVICES];
     rc_api load, getfn, launch[2], cfree, copy[2][2][RC_NCOPY];   /* copy[async][per_thread][kind] */
     rc_api fattr, fsetattr, occupancy;
-    uint32_t id_fattr, id_fsetattr, id_occ[2];
+    uint32_t id_fattr, id_fsetattr, id_occ[2], id_host_alloc[2], id_host_free;
+    int32_t e_oom;
     int32_t e_inval, e_devfn, e_kind, e_nosupp, e_missing_config, e_config;
     uint32_t id_set_device, id_reset, id_last, id_peek, id_launch[2], id_copy[2][2];
     int32_t drv[6], rt[6], nvml[6];   /* rc_lib_error's table */
@@ -520,6 +523,54 @@ static int32_t rc_func_call(const cushim_call *call, int occupancy)
     return rc_fail(rc_call(&rc.fsetattr, params));
 }
 
+/* Pinned host memory: this process's, page-aligned; the blocks handed out are kept so that cudaFreeHost frees
+   only those. */
+static pthread_mutex_t rc_hlock = PTHREAD_MUTEX_INITIALIZER;
+static void **rc_hblocks;
+static uint32_t rc_nh, rc_caph;
+
+static int32_t rc_host_alloc(const cushim_call *call, const char *out_name)
+{
+    void **out, *p = NULL;
+    size_t size;
+    rc_get(call, out_name, &out, sizeof out);
+    rc_get(call, "size", &size, sizeof size);
+    if (out == NULL)
+        return rc_fail(rc.e_inval);
+    pthread_mutex_lock(&rc_hlock);
+    if (rc_nh == rc_caph) {
+        uint32_t cap = rc_caph ? rc_caph * 2 : 64;
+        void **t = realloc(rc_hblocks, cap * sizeof *t);
+        if (t != NULL)
+            rc_hblocks = t, rc_caph = cap;
+    }
+    if (rc_nh < rc_caph && posix_memalign(&p, 4096, size ? size : 1) == 0)
+        rc_hblocks[rc_nh++] = p;
+    pthread_mutex_unlock(&rc_hlock);
+    *out = p;
+    return p != NULL ? 0 : rc_fail(rc.e_oom);
+}
+
+static int32_t rc_host_free(const cushim_call *call)
+{
+    void *p;
+    int found = 0;
+    rc_get(call, "ptr", &p, sizeof p);
+    if (p == NULL)
+        return 0;
+    pthread_mutex_lock(&rc_hlock);
+    for (uint32_t i = 0; i < rc_nh && !found; i++)
+        if (rc_hblocks[i] == p) {
+            rc_hblocks[i] = rc_hblocks[--rc_nh];
+            found = 1;
+        }
+    pthread_mutex_unlock(&rc_hlock);
+    if (!found)
+        return rc_fail(rc.e_inval);
+    free(p);
+    return 0;
+}
+
 /* cudaMemcpy*: by kind, in pieces. */
 static int32_t rc_memcpy(const cushim_call *call, int async, int per_thread)
 {
@@ -614,6 +665,11 @@ int rc_pre(cushim_call *call, const rm_plan *pl, int32_t *result)
                 *result = rc_memcpy(call, async, pt);
                 return 1;
             }
+    }
+    if (id == rc.id_host_alloc[0] || id == rc.id_host_alloc[1] || id == rc.id_host_free) {
+        *result = id == rc.id_host_free ? rc_host_free(call)
+                                        : rc_host_alloc(call, id == rc.id_host_alloc[0] ? "ptr" : "pHost");
+        return 1;
     }
     if (id == rc.id_fattr || id == rc.id_fsetattr || id == rc.id_occ[0] || id == rc.id_occ[1]) {
         *result = id == rc.id_fattr ? rc_func_attributes(call) : rc_func_call(call, id != rc.id_fsetattr);
@@ -723,6 +779,10 @@ int rc_init(const cushim_host *host, cushim_plugin *self, const rm_plans *plans,
     rc.id_copy[1][0] = rc_id("cudaMemcpyAsync");
     rc.id_copy[1][1] = rc_id("cudaMemcpyAsync_ptsz");
     rc.id_fsetattr = rc_id("cudaFuncSetAttribute");
+    rc.id_host_alloc[0] = rc_id("cudaMallocHost");
+    rc.id_host_alloc[1] = rc_id("cudaHostAlloc");
+    rc.id_host_free = rc_id("cudaFreeHost");
+    rc.e_oom = rc_code("cudaErrorMemoryAllocation", 2);
     rc.id_occ[0] = rc_id("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     rc.id_occ[1] = rc_id("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
     rc.id_fattr = rc_id("cudaFuncGetAttributes");

@@ -189,6 +189,21 @@ int main(int argc, char **argv)
     report("after it", cudaGetLastError());
     report("cudaMemcpyAsync DtoH", cudaMemcpyAsync(back, d, 4096, cudaMemcpyDeviceToHost, s));
     report("cudaMemcpyAsync HtoD", cudaMemcpyAsync(d2, host, 4096, cudaMemcpyHostToDevice, s));
+    /* pinned host memory both ways */
+    unsigned char *pin = NULL, *pin2 = NULL;
+    report("cudaMallocHost", cudaMallocHost((void **)&pin, 1 << 20));
+    report("cudaHostAlloc", cudaHostAlloc((void **)&pin2, 1 << 20, cudaHostAllocDefault));
+    if (pin != NULL && pin2 != NULL) {
+        for (int i = 0; i < 1 << 20; i++)
+            pin[i] = (unsigned char)(i * 7);
+        memset(pin2, 0, 1 << 20);
+        report("cudaMemcpyAsync from pinned", cudaMemcpyAsync(d2, pin, 1 << 20, cudaMemcpyHostToDevice, s));
+        report("cudaMemcpyAsync to pinned", cudaMemcpyAsync(pin2, d2, 1 << 20, cudaMemcpyDeviceToHost, s));
+        report("cudaStreamSynchronize", cudaStreamSynchronize(s));
+        printf("pinned round trip: %s\n", memcmp(pin, pin2, 1 << 20) == 0 ? "equal" : "differs");
+    }
+    report("cudaFreeHost", cudaFreeHost(pin));
+    report("cudaFreeHost", cudaFreeHost(pin2));
     report("cudaEventRecord", cudaEventRecord(b, s));
     report("cudaStreamSynchronize", cudaStreamSynchronize(s));
     report("cudaEventSynchronize", cudaEventSynchronize(b));

@@ -45,10 +45,11 @@ wait "$server" || fail "the server's back end exited with $?"
 LD_LIBRARY_PATH="$fake" FAKE_CUDA_COUNTS="$d/rt.local.driver" FAKE_CUDART_COUNTS="$d/rt.local.runtime" "$rt" \
     > "$d/rt.local.out" 2> "$d/rt.local.err" || fail "e2e_remote_rt failed locally: $(cat "$d/rt.local.err")"
 diff "$d/rt.local.out" "$d/rt.remote.out" > "$d/rt.diff" || fail "outputs differ: $(cat "$d/rt.diff")"
-grep -q "round trip: equal" "$d/rt.remote.out" || fail "no data round trip in $(cat "$d/rt.remote.out")"
+grep -q "^round trip: equal" "$d/rt.remote.out" || fail "no data round trip in $(cat "$d/rt.remote.out")"
+grep -q "^pinned round trip: equal" "$d/rt.remote.out" || fail "no pinned round trip in $(cat "$d/rt.remote.out")"
 grep -q "driver calls, .* round trips" "$d/rt.remote.err" || fail "no stats line: $(cat "$d/rt.remote.err")"
 # the runtime calls: on the server's runtime, not the client's
-translated=$'^(cudaMemcpy|cudaMemcpyAsync|cudaLaunchKernel|cudaFuncGetAttributes|cudaFuncSetAttribute|cudaOccupancy[A-Za-z]*|cudaGetErrorName|cudaGetErrorString)\t'
+translated=$'^(cudaMemcpy|cudaMemcpyAsync|cudaLaunchKernel|cudaFuncGetAttributes|cudaFuncSetAttribute|cudaOccupancy[A-Za-z]*|cudaMallocHost|cudaHostAlloc|cudaFreeHost|cudaGetErrorName|cudaGetErrorString)\t'
 grep -Ev "$translated" "$d/rt.local.runtime" | sort > "$d/rt.want"
 loads=$(count "$d/rt.server.driver" cuModuleLoadData)   # a cudaFree(NULL) before each
 awk -F'\t' -v OFS='\t' -v n="$loads" '$1 == "cudaFree" { $2 = $2 - n } { print }' "$d/rt.server.runtime" | sort > "$d/rt.got"
