@@ -71,7 +71,14 @@ check_remote() {
             break
         fi
     done
+    # the server's runtime: the toolkit's, else the one PyTorch's wheels bring
     cudart=$(ls "$cuda"/lib64/libcudart.so.13* "$cuda"/targets/x86_64-linux/lib/libcudart.so.13* 2>/dev/null | head -n 1)
+    if [ -z "$cudart" ]; then
+        local site
+        site=$(tmo 60 "$PY" -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))' 2>/dev/null)
+        [ -n "$site" ] && cudart=$(find "$site/nvidia" -name 'libcudart.so.13*' 2>/dev/null | head -n 1)
+    fi
+    echo "server runtime: ${cudart:-none found here: the back end opens libcudart.so.13 by name}" > "$LOGS/remote.cudart"
     rm -f "$sock"
     CUSHIM_SERVE_CUDART=$cudart "$serve" --listen="unix:$sock" --verbose > "$LOGS/remote.serve.log" 2>&1 &
     local server=$!
