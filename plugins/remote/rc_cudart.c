@@ -174,6 +174,11 @@ void **__cudaRegisterFatBinary(void *fatCubin)
 
 static int rc_binary_index(void **handle, uint32_t *index)
 {
+    /* a binary's functions are registered right after it (PyTorch: thousands of binaries): the last one first */
+    if (rc_nbins != 0 && (void **)rc_bins[rc_nbins - 1] == handle) {
+        *index = rc_nbins - 1;
+        return 1;
+    }
     for (uint32_t i = 0; i < rc_nbins; i++)
         if ((void **)rc_bins[i] == handle) {
             *index = i;
