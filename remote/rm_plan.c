@@ -351,6 +351,11 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
                     pl->p[i].st = NULL;
                 }
             }
+            if (sp->op == RM_OP_ARRAY && sp->func != NULL && strcmp(p->name, sp->func) == 0 &&
+                p->kind == CUSHIM_KIND_POINTER && p->size == 8) {
+                pl->p[i].op = RM_OP_VALUE;   /* an address looked up, never read: its value */
+                continue;
+            }
             if (sp->func != NULL && strcmp(p->name, sp->func) == 0)
                 for (uint32_t k = 0; k < a->nparams; k++)
                     if (m->api_param(a, k)->kind == CUSHIM_KIND_POINTER && strcmp(m->api_param(a, k)->name, sp->param) == 0)

@@ -112,7 +112,9 @@ typedef struct rm_special {
     uint8_t cls;                 /* RM_CLASS_HAND, RM_CLASS_NEEDS_HAND or RM_CLASS_UNSUPPORTED              */
     uint8_t op;                  /* HAND: the operation 'param' gets                                       */
     const char *param;           /* HAND: the parameter handled by hand                                    */
-    const char *func;            /* RM_OP_KPARAMS: the parameter naming the function                       */
+    const char *func;            /* RM_OP_KPARAMS: the parameter naming the function; RM_OP_ARRAY: a
+                                    pointer parameter carried as its value (an address the callee looks up,
+                                    never reads: cudaPointerGetAttributes's 'ptr')                          */
     const char *reason;
 } rm_special;
 

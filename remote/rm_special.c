@@ -37,7 +37,7 @@ static const rm_special rm_specials[] = {
     { "cudaMallocAsync*", RM_CLASS_HAND, RM_OP_ARRAY, "devPtr", NULL, "device address returned: one pointer-sized element" },
     { "cudaMallocFromPoolAsync*", RM_CLASS_HAND, RM_OP_ARRAY, "ptr", NULL, "device address returned: one pointer-sized element" },
     { "cudaGetDeviceProperties*", RM_CLASS_HAND, RM_OP_ARRAY, "prop", NULL, "cudaDeviceProp holds no pointer: its bytes" },
-    { "cudaPointerGetAttributes", RM_CLASS_HAND, RM_OP_ARRAY, "attributes", NULL, "the server's view of the address: its pointers are values" },
+    { "cudaPointerGetAttributes", RM_CLASS_HAND, RM_OP_ARRAY, "attributes", "ptr", "the server's view of an address: 'ptr' and the pointers returned are values" },
     /* NVML: structs without pointers, returned through a pointer */
     { "nvmlDeviceGetMemoryInfo*", RM_CLASS_HAND, RM_OP_ARRAY, "memory", NULL, "nvmlMemory_t holds no pointer: its bytes" },
     /* a host stub or client host memory: the client turns them into driver calls (plugins/remote/rc_cudart.c) */

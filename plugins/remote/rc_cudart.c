@@ -17,7 +17,9 @@
  *     driver path asks of the server (cuFuncGetParamInfo).
  *   - Copies. cudaMemcpy[Async][_ptds/_ptsz] by their kind: cuMemcpyHtoD/DtoH/DtoD[Async] (the host side is
  *     this process's memory, carried in the message), in pieces of at most RC_CHUNK bytes; host to host here.
- *     cudaMemcpyDefault is refused: which side is host memory is not known without UVA in this process.
+ *     cudaMemcpyDefault: each side is what the server's cudaPointerGetAttributes says it is (device or managed
+ *     memory: the server's; anything else: this process's), refused when a "device" address is also mapped
+ *     here (two address spaces, one number: which one the program meant is unknown).
  *   - Pinned host memory (cudaMallocHost, cudaHostAlloc, cudaFreeHost) is this process's own page-aligned
  *     memory: copies from and to it are host copies as above, staged by the call (the device never maps it).
  *   - Errors of those translated calls are kept per thread and reported by cudaGetLastError and
@@ -31,6 +33,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "rc_cudart.h"
 
@@ -98,10 +102,10 @@ static struct {
     _Atomic int device;
     _Atomic uint8_t ctx_ready[RC_MAX_DEVICES];
     rc_api load, getfn, launch[2], cfree, copy[2][2][RC_NCOPY];   /* copy[async][per_thread][kind] */
-    rc_api fattr, fsetattr, occupancy;
+    rc_api fattr, fsetattr, occupancy, ptrattr;
     uint32_t id_fattr, id_fsetattr, id_occ[2], id_host_alloc[2], id_host_free;
     int32_t e_oom;
-    int32_t e_inval, e_devfn, e_kind, e_nosupp, e_missing_config, e_config;
+    int32_t e_inval, e_devfn, e_kind, e_missing_config, e_config;
     uint32_t id_set_device, id_reset, id_last, id_peek, id_launch[2], id_copy[2][2];
     int32_t drv[6], rt[6], nvml[6];   /* rc_lib_error's table */
 } rc;
@@ -576,6 +580,27 @@ static int32_t rc_host_free(const cushim_call *call)
     return 0;
 }
 
+/* cudaMemcpyDefault: is 'p' the server's device memory (1) or this process's host memory (0)? -1: unknown. */
+static int rc_side(const void *p)
+{
+    uint8_t attr[256] = {0};         /* struct cudaPointerAttributes: 'type' first (its size checked in rc_init) */
+    void *pa = attr;
+    int32_t type;
+    uint8_t params[256] = {0};
+    unsigned char vec;
+    rc_put(&rc.ptrattr, params, 0, &pa, sizeof pa);
+    rc_put(&rc.ptrattr, params, 1, &p, sizeof p);
+    if (rc_call(&rc.ptrattr, params) != 0)
+        return -1;
+    memcpy(&type, attr, sizeof type);
+    long page = sysconf(_SC_PAGESIZE);
+    void *at = (void *)((uintptr_t)p & ~(uintptr_t)(page - 1));
+    int mapped_here = mincore(at, (size_t)page, &vec) == 0;
+    if (type == 2 || type == 3)    /* cudaMemoryTypeDevice, cudaMemoryTypeManaged */
+        return mapped_here ? -1 : 1;
+    return mapped_here ? 0 : -1;
+}
+
 /* cudaMemcpy*: by kind, in pieces. */
 static int32_t rc_memcpy(const cushim_call *call, int async, int per_thread)
 {
@@ -589,17 +614,24 @@ static int32_t rc_memcpy(const cushim_call *call, int async, int per_thread)
     rc_get(call, "kind", &kind, sizeof kind);
     if (async)
         rc_get(call, "stream", &stream, sizeof stream);
-    if (kind == 0) {   /* cudaMemcpyHostToHost: both sides are this process's */
+    if (kind == 4 && count != 0) {   /* cudaMemcpyDefault: which side is which, asked of the server */
+        int d = rc_side(dst), sr = rc_side(src);
+        if (d < 0 || sr < 0) {
+            rc.host->log(rc.self, CUSHIM_LOG_WARN, "%s(%p, %p, cudaMemcpyDefault): %p is %s: returns "
+                         "cudaErrorInvalidValue", call->info->name, (void *)dst, (void *)src,
+                         d < 0 ? (void *)dst : (void *)src, "neither the server's device memory nor memory of this "
+                         "process, or both");
+            return rc_fail(rc.e_inval);
+        }
+        kind = sr ? (d ? 3 : 2) : (d ? 1 : 0);
+    }
+    if (kind == 0 || (kind == 4 && count == 0)) {   /* host to host: both sides are this process's */
         if (count != 0)
             memmove(dst, src, count);
         return 0;
     }
-    if (kind < 1 || kind > 3) {
-        if (kind == 4)
-            rc.host->log(rc.self, CUSHIM_LOG_WARN, "%s with cudaMemcpyDefault: not forwarded (which side is host "
-                         "memory is not known here): returns cudaErrorNotSupported", call->info->name);
-        return rc_fail(kind == 4 ? rc.e_nosupp : rc.e_kind);
-    }
+    if (kind < 1 || kind > 3)
+        return rc_fail(rc.e_kind);
     const rc_api *api = &rc.copy[async][per_thread][kind - 1];
     int32_t r = 0;
     for (size_t off = 0; r == 0 && (off < count || count == 0); off += RC_CHUNK) {
@@ -756,14 +788,14 @@ int rc_init(const cushim_host *host, cushim_plugin *self, const rm_plans *plans,
     rc.e_inval = rc_code("cudaErrorInvalidValue", 1);
     rc.e_devfn = rc_code("cudaErrorInvalidDeviceFunction", 98);
     rc.e_kind = rc_code("cudaErrorInvalidMemcpyDirection", 21);
-    rc.e_nosupp = rc_code("cudaErrorNotSupported", 801);
     rc.e_missing_config = rc_code("cudaErrorMissingConfiguration", 52);
     rc.e_config = rc_code("cudaErrorInvalidConfiguration", 9);
     int bad = rc_api_of(&rc.load, "cuModuleLoadData") | rc_api_of(&rc.getfn, "cuModuleGetFunction") |
               rc_api_of(&rc.launch[0], "cuLaunchKernel") | rc_api_of(&rc.launch[1], "cuLaunchKernel_ptsz") |
               rc_api_of(&rc.cfree, "cudaFree") | rc_api_of(&rc.fattr, "cuFuncGetAttribute") |
               rc_api_of(&rc.fsetattr, "cuFuncSetAttribute") |
-              rc_api_of(&rc.occupancy, "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
+              rc_api_of(&rc.occupancy, "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags") |
+              rc_api_of(&rc.ptrattr, "cudaPointerGetAttributes");
     for (int k = 0; k < RC_NCOPY; k++) {
         char name[64];
         for (int async = 0; async < 2; async++)
@@ -795,6 +827,12 @@ int rc_init(const cushim_host *host, cushim_plugin *self, const rm_plans *plans,
     const cushim_param_info *fp = fa ? host->api_param(fa, 0) : NULL;
     if (fp == NULL || fp->elem_size != 144)   /* another layout of struct cudaFuncAttributes: not translated */
         rc.id_fattr = UINT32_MAX;
+    fp = host->api_param(rc.ptrattr.a, 0);
+    if (fp == NULL || fp->elem_size < 24 || fp->elem_size > 256) {   /* cudaPointerAttributes: 'type' first */
+        host->log(self, CUSHIM_LOG_ERROR, "struct cudaPointerAttributes has %u bytes, not 24 to 256",
+                  fp ? fp->elem_size : 0);
+        bad = 1;
+    }
     if (bad) {
         rc.host = NULL;
         return -1;

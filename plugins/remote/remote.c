@@ -405,8 +405,8 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
        string (error texts) are answered by the client's library, which needs no driver for them */
     static const char *const rp_libs[] = { "lib:runtime&!cudaGetErrorName&!cudaGetErrorString",
                                            "lib:nvml&!nvmlErrorString" };
-    if (rc_init(host, self, s->plans, rp_forward_rc, s) != 0)
-        return -1;
+    if (rc_init(host, self, s->plans, rp_forward_rc, s) != 0)   /* logged; the driver is forwarded still */
+        host->log(self, CUSHIM_LOG_WARN, "runtime programs' launches and copies are not forwarded");
     for (size_t i = 0; i < sizeof rp_libs / sizeof rp_libs[0]; i++) {
         spec.select = rp_libs[i];
         if ((rc = host->hooks_add(self, &spec, &group)) != CUSHIM_OK && rc != CUSHIM_ENOMATCH) {

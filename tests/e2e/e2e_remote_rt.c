@@ -149,6 +149,21 @@ int main(int argc, char **argv)
     printf("round trip: %s\n", same ? "equal" : "differs");
     CHECK(same, "the bytes that came back differ");
     report("cudaMemcpy HtoH", cudaMemcpy(back, host, 64, cudaMemcpyHostToHost));
+    /* cudaMemcpyDefault: each side found by what the pointer is */
+    float small[256], small2[256];
+    for (int i = 0; i < 256; i++)
+        small[i] = (float)i, small2[i] = -1;
+    report("cudaMemcpy Default HtoD", cudaMemcpy(d + 100, small, sizeof small, cudaMemcpyDefault));
+    report("cudaMemcpy Default DtoD", cudaMemcpy(d2 + 100, d + 100, sizeof small, cudaMemcpyDefault));
+    report("cudaMemcpy Default DtoH", cudaMemcpy(small2, d2 + 100, sizeof small2, cudaMemcpyDefault));
+    report("cudaMemcpy Default HtoH", cudaMemcpy(small2 + 128, small, 64, cudaMemcpyDefault));
+    printf("default copies: %s\n", memcmp(small, small2, 128 * sizeof(float)) == 0 && small2[128] == 0.0f &&
+                                       small2[143] == 15.0f && small2[144] == 144.0f ? "equal" : "differ");
+    struct cudaPointerAttributes pa;
+    report("cudaPointerGetAttributes(device)", cudaPointerGetAttributes(&pa, d));
+    printf("device pointer: type %d\n", (int)pa.type);
+    report("cudaPointerGetAttributes(host)", cudaPointerGetAttributes(&pa, small));
+    printf("host pointer: type %d\n", (int)pa.type);
 
     cudaStream_t s = NULL;
     cudaEvent_t a = NULL, b = NULL;

@@ -6,7 +6,8 @@
 #      attributes and occupancy, copies in pieces, streams, events, errors) prints the same as a local run; the
 #      server's fake runtime received the runtime calls the local one did (less the copies, launches, attributes
 #      and occupancy, which the client sends as driver calls, plus one cudaFree(NULL) per device that makes the
-#      runtime's context current before the module is loaded there) and the client's received only the error
+#      runtime's context current before the module is loaded there and two cudaPointerGetAttributes for each
+#      cudaMemcpyDefault) and the client's received only the error
 #      texts; the server's fake driver loaded the fat binary once per device and made the driver calls the
 #      local runtime made for launches, attributes and occupancy;
 #   2. a forked child of it allocates and launches through a back end of its own;
@@ -47,12 +48,15 @@ LD_LIBRARY_PATH="$fake" FAKE_CUDA_COUNTS="$d/rt.local.driver" FAKE_CUDART_COUNTS
 diff "$d/rt.local.out" "$d/rt.remote.out" > "$d/rt.diff" || fail "outputs differ: $(cat "$d/rt.diff")"
 grep -q "^round trip: equal" "$d/rt.remote.out" || fail "no data round trip in $(cat "$d/rt.remote.out")"
 grep -q "^pinned round trip: equal" "$d/rt.remote.out" || fail "no pinned round trip in $(cat "$d/rt.remote.out")"
+grep -q "^default copies: equal" "$d/rt.remote.out" || fail "cudaMemcpyDefault: $(grep -i default "$d/rt.remote.out")"
 grep -q "driver calls, .* round trips" "$d/rt.remote.err" || fail "no stats line: $(cat "$d/rt.remote.err")"
 # the runtime calls: on the server's runtime, not the client's
 translated=$'^(cudaMemcpy|cudaMemcpyAsync|cudaLaunchKernel|cudaFuncGetAttributes|cudaFuncSetAttribute|cudaOccupancy[A-Za-z]*|cudaMallocHost|cudaHostAlloc|cudaFreeHost|cudaGetErrorName|cudaGetErrorString)\t'
 grep -Ev "$translated" "$d/rt.local.runtime" | sort > "$d/rt.want"
 loads=$(count "$d/rt.server.driver" cuModuleLoadData)   # a cudaFree(NULL) before each
-awk -F'\t' -v OFS='\t' -v n="$loads" '$1 == "cudaFree" { $2 = $2 - n } { print }' "$d/rt.server.runtime" | sort > "$d/rt.got"
+# and two cudaPointerGetAttributes for each cudaMemcpyDefault (4 of them), which side is which
+awk -F'\t' -v OFS='\t' -v n="$loads" '$1 == "cudaFree" { $2 = $2 - n } $1 == "cudaPointerGetAttributes" { $2 = $2 - 8 }
+    { print }' "$d/rt.server.runtime" | sort > "$d/rt.got"
 diff "$d/rt.want" "$d/rt.got" > "$d/rt.counts.diff" ||
     fail "the server's runtime saw other calls than a local run's: $(cat "$d/rt.counts.diff")"
 [ "$(count "$d/rt.server.runtime" cudaMalloc)" = 3 ] || fail "the server's runtime did not see the 3 cudaMalloc"
@@ -66,7 +70,8 @@ done
 [ "$(count "$d/rt.server.driver" cuModuleLoadData)" = 2 ] || fail "the fat binary was not loaded once per device"
 [ "$(count "$d/rt.server.driver" cuLaunchKernel)" = "$(count "$d/rt.local.driver" cuLaunchKernel)" ] ||
     fail "launches: server $(count "$d/rt.server.driver" cuLaunchKernel), local $(count "$d/rt.local.driver" cuLaunchKernel)"
-[ "$(count "$d/rt.server.driver" cuMemcpyHtoD_v2)" = 2 ] || fail "the 36 MiB copy did not go in two pieces"
+[ "$(count "$d/rt.server.driver" cuMemcpyHtoD_v2)" = 3 ] ||   # two pieces, and cudaMemcpyDefault's host to device
+    fail "the 36 MiB copy did not go in two pieces: $(count "$d/rt.server.driver" cuMemcpyHtoD_v2) cuMemcpyHtoD_v2"
 
 # 2. a forked child gets a back end of its own, where the kernel is loaded again (remote only: locally a context
 #    does not survive fork)

@@ -889,6 +889,42 @@ cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
     return frt_ret(frt_launch(1, func, gridDim, blockDim, args, sharedMem, stream));
 }
 
+/* What a pointer is: the driver's memory type and device; memory the driver does not know is unregistered
+   host memory (cudaSuccess, as the runtime answers since CUDA 11). */
+cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
+{
+    FRT_ENTER(cudaPointerGetAttributes);
+    static void *_Atomic get;
+    if (attributes == NULL)
+        return frt_ret(cudaErrorInvalidValue);
+    cudaError_t e = frt_driver();
+    if (e == cudaSuccess && atomic_load(&get) == NULL)
+        atomic_store(&get, frt_resolve("cuPointerGetAttribute", CU_GET_PROC_ADDRESS_DEFAULT));
+    CUresult (*fn)(void *, CUpointer_attribute, CUdeviceptr) = atomic_load(&get);
+    if (e != cudaSuccess || fn == NULL)
+        return frt_ret(e != cudaSuccess ? e : cudaErrorNotSupported);
+    unsigned int type = 0;
+    int device = -1;
+    memset(attributes, 0, sizeof *attributes);
+    CUresult r = fn(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)ptr);
+    if (r == CUDA_ERROR_INVALID_VALUE) {
+        attributes->type = cudaMemoryTypeUnregistered;
+        attributes->device = -2;
+        attributes->hostPointer = (void *)ptr;
+        return cudaSuccess;
+    }
+    if (r == CUDA_SUCCESS)
+        r = fn(&device, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, (CUdeviceptr)(uintptr_t)ptr);
+    if (r != CUDA_SUCCESS)
+        return frt_ret(frt_error(r));
+    attributes->type = type == CU_MEMORYTYPE_HOST ? cudaMemoryTypeHost : cudaMemoryTypeDevice;
+    attributes->device = device;
+    attributes->devicePointer = (void *)ptr;
+    if (type == CU_MEMORYTYPE_HOST)
+        attributes->hostPointer = (void *)ptr;
+    return cudaSuccess;
+}
+
 /* A function's attributes and occupancy: the driver's, for the stub's function on the thread's device. */
 static cudaError_t frt_func_of(const void *func, CUfunction *f)
 {
