@@ -49,7 +49,7 @@ void rm_arena_destroy(rm_arena *a)
     memset(a, 0, sizeof *a);
 }
 
-void *rm_arena_alloc(rm_arena *a, size_t n)
+void *rm_arena_alloc_raw(rm_arena *a, size_t n)
 {
     size_t at = (a->used + 15u) & ~(size_t)15u;
     size_t need = n + RM_REDZONE;
@@ -60,7 +60,14 @@ void *rm_arena_alloc(rm_arena *a, size_t n)
     if (a->used > a->high)
         a->high = a->used;
     RM_UNPOISON(p, n);
-    memset(p, 0, n);
+    return p;
+}
+
+void *rm_arena_alloc(rm_arena *a, size_t n)
+{
+    void *p = rm_arena_alloc_raw(a, n);
+    if (p != NULL)
+        memset(p, 0, n);
     return p;
 }
 

@@ -24,6 +24,7 @@ typedef struct rm_arena {
 int rm_arena_init(rm_arena *a, size_t max);   /* 0, or -1 (no address space) */
 void rm_arena_destroy(rm_arena *a);
 void *rm_arena_alloc(rm_arena *a, size_t n);  /* zeroed; NULL past 'max' (n == 0 gives a valid pointer) */
+void *rm_arena_alloc_raw(rm_arena *a, size_t n);  /* the same, not zeroed: for a block the caller fills whole */
 void rm_arena_reset(rm_arena *a);
 
 #endif /* RM_ARENA_H */

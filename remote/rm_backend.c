@@ -1,13 +1,16 @@
 /*
  * rm_backend.c - one back end: the process cushim-serve forks for one client (docs/remote.md, "Trust model").
  *
- * It loads the shim (libcushim.so, given by path) only after the fork, so each client gets a driver of its
- * own, and reaches everything through the shim's host table: the metadata (the same plans as the client's)
- * and host->call_real, which calls the real function of the driver this process loaded (the fake one in CI).
- * Every call is decoded into the arena, run, answered, and the arena reset: nothing a client sends can make
- * the back end read or write outside the message and its arena, and one client's back end holds no other's
- * state. The loop ends when the client closes the connection (or dies), and the process exits normally, so
- * the driver's and the plugins' exit handlers run.
+ * It first reads the client's hello and, when the server has a token, checks the client's proof of it (rm_auth.h),
+ * with a time limit and before loading anything: an unauthenticated peer reaches only rm_recv_max's header check (a
+ * hello of at most RM_HELLO_MAX bytes, a 32-byte proof), rm_hello_check and rm_auth_verify. Then it loads the shim
+ * (libcuda's stand-in, given by path), so each client gets a driver and plugins of its own, and reaches everything
+ * through the shim's host table: the metadata (the same plans as the client's) and host->call, which runs each call
+ * as a program's own call runs, through the hooks of the plugins CUSHIM_PLUGINS loads here (memlimit's quota,
+ * smlimit, trace) and then the driver this process loaded (the fake one in CI). Every call is decoded into the
+ * arena, run, answered, and the arena reset: nothing a client sends can make the back end read or write outside the
+ * message and its arena, and one client's back end holds no other's state. The loop ends when the client closes the
+ * connection (or dies), and the process exits normally, so the driver's and the plugins' exit handlers run.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -15,12 +18,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "rb_libs.h"
+#include "rm_auth.h"
 #include "rm_backend.h"
 #include "rm_codec.h"
 #include "rm_sock.h"
+#include "rm_workers.h"
 
 #define RB_KCHECKED 256   /* functions whose launch arguments were checked once (a small direct-mapped cache) */
 
@@ -36,6 +43,9 @@ typedef struct rb_state {
     const cushim_api_info *paraminfo;   /* cuFuncGetParamInfo: checks kernel argument sizes */
     int verbose;
     rb_kchecked kchecked[RB_KCHECKED];
+    rm_workers *workers;                /* a thread per client thread (RM_MSG_THREAD names it) */
+    uint64_t tid;
+    int named;                          /* a client thread was named: calls go through 'workers' */
 } rb_state;
 
 static uint32_t rb_sizes_hash(uint32_t n, const uint32_t *sizes)
@@ -105,7 +115,9 @@ static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t le
     if (rc == RM_OK) {
         if (c.plan->info->categories & CUSHIM_CAT_MODULE && strstr(c.plan->info->name, "Unload") != NULL)
             memset(b->kchecked, 0, sizeof b->kchecked);   /* its function handles may come back for other kernels */
-        if (c.plan->info->ret_size > 64 || b->host->call_real(c.plan->id, c.params, ret) != CUSHIM_OK)
+        /* host->call: through the hooks, as the client's program called it (a server-side quota applies) */
+        if (c.plan->info->ret_size > 64 || b->host->real(c.plan->id) == NULL ||
+            b->host->call(c.plan->id, c.params, ret) != CUSHIM_OK)
             status = RM_ST_NO_FUNCTION;
         else
             *ret_size = c.plan->info->ret_size;
@@ -118,74 +130,155 @@ static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t le
                "malformed");
     rm_encode_reply(rc == RM_OK ? &c : NULL, id, status, ret, w);
     *ran_status = status;
-    rm_arena_reset(&b->arena);
+    /* the arena is reset by the caller once the reply is sent: a large output is sent from it (w->ref) */
 }
 
-static int rb_hello(rb_state *b, int fd, const rm_hdr *h, const uint8_t *payload, const char *tree)
+/* rb_call on the server thread of the client thread that sent it (rm_workers.h). */
+typedef struct rb_job {
+    rb_state *b;
+    const rm_ctx *cx;
+    const uint8_t *msg;
+    size_t len;
+    rm_wr *w;
+    uint32_t *status, *ret_size;
+    uint8_t *ret;
+} rb_job;
+
+static void rb_job_run(void *p)
 {
-    rm_hello in, out;
-    uint16_t status = RM_HELLO_OK;
-    memset(&in, 0, sizeof in);
-    memcpy(&in, payload, h->length < sizeof in ? h->length : sizeof in);
-    if (h->version != RM_WIRE_VERSION || h->length != sizeof in)
-        status = RM_HELLO_REFUSED_VERSION;
-    else if (in.ptr_bytes != sizeof(void *))
-        status = RM_HELLO_REFUSED_ABI;
-    rm_hello_make(&out, b->plans, tree, (uint32_t)getpid());
-    out.status = status;
-    if (status != RM_HELLO_OK)
-        rb_log("client pid %u refused: %s (wire version %u, this server %u)", in.pid,
-               status == RM_HELLO_REFUSED_VERSION ? "another wire version" : "another ABI", h->version,
-               RM_WIRE_VERSION);
-    else if (in.tree_hash != b->plans->tree_hash)
-        rb_log("client pid %u: its tree '%.*s' differs from this server's '%s': APIs whose layout differs are "
-               "refused", in.pid, RM_TREE_NAME_LEN, in.tree, tree);
-    else if (b->verbose)
-        rb_log("client pid %u: '%.*s'", in.pid, RM_TREE_NAME_LEN, in.tree);
-    if (rm_send(fd, RM_MSG_HELLO, h->seq, &out, sizeof out) != RM_OK)
+    rb_job *j = p;
+    rb_call(j->b, j->cx, j->msg, j->len, j->w, j->status, j->ret, j->ret_size);
+}
+
+static void rb_call_on(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t len, rm_wr *w, uint32_t *status,
+                       uint8_t *ret, uint32_t *ret_size)
+{
+    rb_job j = { .b = b, .cx = cx, .msg = msg, .len = len, .w = w, .status = status, .ret = ret, .ret_size = ret_size };
+    if (!b->named) {
+        rb_job_run(&j);
+    } else if (rm_workers_run(b->workers, b->tid, rb_job_run, &j) != 0) {
+        uint32_t id = 0;
+        if (len >= 4)
+            memcpy(&id, msg, 4);
+        rb_log("no thread for client thread %#llx (at most %u): its call is refused", (unsigned long long)b->tid,
+               RM_MAX_WORKERS);
+        memset(ret, 0, 64);
+        *ret_size = 0;
+        *status = RM_ST_TOO_LARGE;
+        rm_encode_reply(NULL, id, RM_ST_TOO_LARGE, ret, w);
+    }
+}
+
+/* The hello and, with a token, the challenge: before the shim is loaded, under a time limit. 0 when the
+   client may go on (*in is its hello), -1 when it was refused or went away (answered when it can be). */
+static int rb_handshake(int fd, const rm_backend_opts *o, rm_hello *in, uint32_t *seq, uint8_t **buf, size_t *cap)
+{
+    rm_hdr h;
+    rm_hello out;
+    memset(&out, 0, sizeof out);
+    out.ptr_bytes = (uint16_t)sizeof(void *);
+    out.pid = (uint32_t)getpid();
+    if (rm_recv_max(fd, &h, buf, cap, RM_HELLO_MAX) != RM_OK) {
+        rb_log("%s: no hello", o->peer);
         return -1;
-    return status == RM_HELLO_OK ? 0 : -1;
+    }
+    *seq = h.seq;
+    out.status = rm_hello_check(&h, *buf, in);
+    if (out.status != RM_HELLO_OK) {
+        rb_log("%s (pid %u) refused: %s (wire version %u, this server %u)", o->peer, in->pid,
+               out.status == RM_HELLO_REFUSED_VERSION ? "another wire version" : "another ABI", h.version,
+               RM_WIRE_VERSION);
+        rm_send(fd, RM_MSG_HELLO, h.seq, &out, sizeof out);
+        return -1;
+    }
+    if (o->token == NULL)
+        return 0;
+    uint8_t nonce[RM_NONCE_BYTES];
+    if (rm_nonce(nonce) != 0) {
+        rb_log("no random bytes for a challenge (getrandom): %s refused", o->peer);
+        return -1;
+    }
+    if (rm_send(fd, RM_MSG_CHALLENGE, h.seq, nonce, sizeof nonce) != RM_OK ||
+        rm_recv_max(fd, &h, buf, cap, RM_MAC_BYTES) != RM_OK) {
+        rb_log("%s (pid %u): no answer to the token challenge", o->peer, in->pid);
+        return -1;
+    }
+    if (h.kind != RM_MSG_AUTH || !rm_auth_verify(o->token, nonce, *buf, h.length)) {
+        rb_log("%s (pid %u) refused: %s", o->peer, in->pid,
+               h.kind != RM_MSG_AUTH ? "it did not answer the token challenge" : "wrong token");
+        out.status = RM_HELLO_REFUSED_AUTH;
+        rm_send(fd, RM_MSG_HELLO, h.seq, &out, sizeof out);
+        return -1;
+    }
+    return 0;
 }
 
-int rm_backend_run(int fd, const char *shim_path, int verbose)
+static void rb_timeout(int fd, int seconds)
 {
-    rb_state b = { .verbose = verbose };
-    void *h = dlopen(shim_path, RTLD_NOW | RTLD_LOCAL);
+    struct timeval tv = { .tv_sec = seconds };
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+int rm_backend_run(int fd, const rm_backend_opts *o)
+{
+    rb_state b = { .verbose = o->verbose };
+    rm_hello in, out;
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    uint32_t seq = 0;
+    rb_timeout(fd, RM_HANDSHAKE_SECONDS);
+    int ok = rb_handshake(fd, o, &in, &seq, &buf, &cap);
+    rb_timeout(fd, 0);
+    if (ok != 0) {
+        free(buf);
+        return 1;
+    }
+    void *h = dlopen(o->shim, RTLD_NOW | RTLD_LOCAL);
     cushim_host_get_fn get = h ? (cushim_host_get_fn)dlsym(h, CUSHIM_HOST_GET_NAME) : NULL;
-    if (get == NULL || (b.host = get(CUSHIM_ABI_VERSION)) == NULL || !CUSHIM_HOST_HAS(b.host, call_real)) {
-        rb_log("cannot use the shim %s: %s", shim_path, h ? "no host table of this ABI" : dlerror());
+    if (get == NULL || (b.host = get(CUSHIM_ABI_VERSION)) == NULL || !CUSHIM_HOST_HAS(b.host, call)) {
+        rb_log("cannot use the shim %s: %s", o->shim, h ? "no host table of this ABI" : dlerror());
+        free(buf);
         return 1;
     }
     rm_meta m;
     rm_meta_from_host(&m, b.host);
-    rb_load_libraries(m.cuda_version, verbose);   /* runtime and NVML calls (rb_libs.c) */
+    rb_load_libraries(m.cuda_version, b.verbose);   /* runtime and NVML calls (rb_libs.c) */
     if ((b.plans = rm_plans_build(&m)) == NULL || rm_arena_init(&b.arena, RM_MAX_ARENA) != 0) {
         rb_log("out of memory");
+        free(buf);
+        return 1;
+    }
+    const char *tree = b.host->version();
+    rm_hello_make(&out, b.plans, tree, (uint32_t)getpid());
+    if (in.tree_hash != b.plans->tree_hash)
+        rb_log("%s (pid %u): its tree '%s' differs from this server's '%s': APIs whose layout differs are "
+               "refused", o->peer, in.pid, in.tree, tree);
+    else if (b.verbose)
+        rb_log("%s (pid %u): '%s'", o->peer, in.pid, in.tree);
+    if (rm_send(fd, RM_MSG_HELLO, seq, &out, sizeof out) != RM_OK) {
+        free(buf);
         return 1;
     }
     b.paraminfo = b.host->api_by_name("cuFuncGetParamInfo");
-    const rm_ctx cx = { .kparam_check = rb_kcheck, .user = &b };
-    const char *tree = b.host->version();
-    uint8_t *buf = NULL, ret[64];
-    size_t cap = 0;
+    b.workers = rm_workers_new();
+    const rm_ctx cx = { .kparam_check = rb_kcheck, .user = &b, .in_place_min = RM_REF_MIN };
+    uint8_t ret[64];
     rm_wr w;
     rm_hdr hd;
-    int rc, said_hello = 0;
+    int rc;
     rm_wr_init(&w, 0);
+    w.allow_ref = 1;   /* a large output goes from the arena, not copied into the reply (rm_send_wr) */
     while ((rc = rm_recv(fd, &hd, &buf, &cap)) == RM_OK) {
-        if (!said_hello) {
-            if (hd.kind != RM_MSG_HELLO || rb_hello(&b, fd, &hd, buf, tree) != 0)
-                break;
-            said_hello = 1;
-            continue;
-        }
         if (hd.version != RM_WIRE_VERSION)
             break;
         rm_wr_reset(&w);
         uint32_t status, ret_size;
         if (hd.kind == RM_MSG_CALL) {
-            rb_call(&b, &cx, buf, hd.length, &w, &status, ret, &ret_size);
-            if (w.err != RM_OK || rm_send(fd, RM_MSG_REPLY, hd.seq, w.p, w.len) != RM_OK)
+            rb_call_on(&b, &cx, buf, hd.length, &w, &status, ret, &ret_size);
+            int sent = w.err == RM_OK && rm_send_wr(fd, RM_MSG_REPLY, hd.seq, &w) == RM_OK;
+            rm_arena_reset(&b.arena);
+            if (!sent)
                 break;
         } else if (hd.kind == RM_MSG_BATCH) {
             /* reply: u32 calls run, u32 index of the first that failed (or 0xffffffff), its status and result */
@@ -204,7 +297,8 @@ int rm_backend_run(int fd, const char *shim_path, int verbose)
                     break;
                 }
                 rm_wr_reset(&one);
-                rb_call(&b, &cx, call, clen, &one, &status, ret, &ret_size);
+                rb_call_on(&b, &cx, call, clen, &one, &status, ret, &ret_size);
+                rm_arena_reset(&b.arena);
                 int32_t code = 0;
                 if (ret_size >= 4)
                     memcpy(&code, ret, 4);
@@ -221,6 +315,9 @@ int rm_backend_run(int fd, const char *shim_path, int verbose)
             rm_wr_bytes(&w, fret, fsize);
             if (w.err != RM_OK || rm_send(fd, RM_MSG_BATCH_REPLY, hd.seq, w.p, w.len) != RM_OK)
                 break;
+        } else if (hd.kind == RM_MSG_THREAD && hd.length == 8) {
+            memcpy(&b.tid, buf, 8);   /* the client thread the next calls come from; no reply */
+            b.named = 1;
         } else {
             rb_log("unexpected message kind %u: closing", hd.kind);
             break;
@@ -231,6 +328,7 @@ int rm_backend_run(int fd, const char *shim_path, int verbose)
                "not a cushim message" : "read error");
     rm_wr_free(&w);
     free(buf);
+    rm_workers_free(b.workers);
     rm_arena_destroy(&b.arena);
     rm_plans_free(b.plans);
     return 0;

@@ -170,7 +170,7 @@ int rm_encode_call(const rm_plan *pl, void *params, const rm_ctx *cx, rm_wr *w, 
             if (rm_dir_in(pp)) {
                 if (pp->null_fields && !rm_elems_null_fields(pp, ptr, count))
                     return RM_EUNSUPPORTED;
-                rm_wr_bytes(w, ptr, bytes);
+                rm_wr_ref(w, ptr, bytes);   /* a large buffer is sent from the program's memory */
             }
             break;
         }
@@ -270,9 +270,18 @@ static int rm_decode_pointer(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r
             rc = rm_bytes_of(count, pp->elem, rm_dir_in(pp) ? RM_MAX_PAYLOAD : RM_MAX_ARENA, &bytes);
         if (rc != RM_OK)
             return rc;
-        if ((buf = rm_arena_alloc(a, bytes)) == NULL)
-            return RM_ENOMEM;
         c->cap[i] = count;
+        if (pp->dir == CUSHIM_DIR_IN && pp->elem == 1 && !pp->null_fields && cx != NULL && cx->in_place_min != 0 &&
+            bytes >= cx->in_place_min) {   /* read in place: no copy */
+            if ((buf = (void *)rm_rd_take(r, bytes)) == NULL)
+                return RM_EMALFORMED;
+            break;
+        }
+        /* blocks filled whole are not zeroed first: inputs copied from the message, and the host buffer of
+           a byte copy (the driver writes all of it when it succeeds; outputs go only after success) */
+        int filled = rm_dir_in(pp) || pl->chunk_host == (int)i;
+        if ((buf = filled ? rm_arena_alloc_raw(a, bytes) : rm_arena_alloc(a, bytes)) == NULL)
+            return RM_ENOMEM;
         if (rm_dir_in(pp)) {
             const uint8_t *s = rm_rd_take(r, bytes);
             if (s == NULL)
@@ -388,7 +397,7 @@ int rm_encode_reply(const rm_call *c, uint32_t api_id, uint32_t status, const vo
             if (pp->counted && pp->count_indirect && rm_count_of(pl, pp, c->params, &now) == RM_OK && now < n)
                 n = now;
             rm_wr_u32(w, (uint32_t)n);
-            rm_wr_bytes(w, ptr, n * pp->elem);
+            rm_wr_ref(w, ptr, n * pp->elem);   /* a large output is sent from the arena (the owner's choice) */
         } else if (pp->op == RM_OP_STRING_OUT) {
             const char *s;
             memcpy(&s, ptr, sizeof s);

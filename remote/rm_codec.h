@@ -35,6 +35,10 @@ typedef struct rm_ctx {
        (strings such as cuGetErrorName's are static in the driver). NULL: out of memory. */
     const char *(*intern)(void *user, const char *s, size_t n);
     void *user;
+    /* server: an input-only byte array of at least this many bytes is handed to the driver where it lies in
+       the received message, not copied into the arena (the driver only reads it; the message outlives the
+       call). 0: everything is staged in the arena. */
+    size_t in_place_min;
 } rm_ctx;
 
 /* One call in flight on either side. */

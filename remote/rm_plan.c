@@ -397,6 +397,107 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
     }
 }
 
+/* ---- timing and answers (docs/remote.md, "Fast paths") ---- */
+static int rm_forwarded(const rm_plan *pl)
+{
+    return pl->cls == RM_CLASS_FORWARD || pl->cls == RM_CLASS_FORWARD_NULL || pl->cls == RM_CLASS_HAND;
+}
+
+/* Asynchronous by the metadata: stream-ordered work of the driver (a copy, set, launch or event record, not a
+   wait, query, allocation or free), with a CUstream parameter, every parameter carried by value (so no output
+   and no host pointer) and a status as its result. */
+static int rm_async_by_meta(const rm_plan *pl, const rm_meta *m)
+{
+    const cushim_api_info *a = pl->info;
+    int stream = 0;
+    if (pl->cls != RM_CLASS_FORWARD || !pl->ret_status || a->library != CUSHIM_LIB_DRIVER ||
+        !(a->categories & (CUSHIM_CAT_COPY | CUSHIM_CAT_SET | CUSHIM_CAT_LAUNCH | CUSHIM_CAT_EVENT)) ||
+        (a->categories & (CUSHIM_CAT_SYNC | CUSHIM_CAT_QUERY | CUSHIM_CAT_ALLOC | CUSHIM_CAT_FREE)))
+        return 0;
+    for (uint32_t i = 0; i < pl->nparams; i++) {
+        const cushim_param_info *p = m->api_param(a, i);
+        if (pl->p[i].op != RM_OP_VALUE)
+            return 0;
+        stream |= p->kind == CUSHIM_KIND_HANDLE && p->type != NULL && strcmp(p->type, "CUstream") == 0;
+    }
+    return stream;
+}
+
+/* Asynchronous because rm_special.c says so: still never with an output, and its pointers must be inputs the
+   codec copies at call time (kernel arguments, structs whose pointer fields are NULL) or NULL. */
+static int rm_async_allowed(const rm_plan *pl)
+{
+    if ((pl->cls != RM_CLASS_FORWARD && pl->cls != RM_CLASS_HAND) || !pl->ret_status)
+        return 0;
+    for (uint32_t i = 0; i < pl->nparams; i++) {
+        const rm_pplan *pp = &pl->p[i];
+        if (pp->op != RM_OP_VALUE && pp->op != RM_OP_NULL_ONLY && pp->dir != CUSHIM_DIR_IN)
+            return 0;
+        if (pp->op == RM_OP_STRING_OUT || pp->op == RM_OP_OPAQUE)
+            return 0;
+    }
+    return 1;
+}
+
+/* A copy of ByteCount bytes between a device address and a host buffer, nothing else: the client may split
+   it into several calls, each advancing both addresses. */
+static void rm_plan_chunk(rm_plan *pl, const rm_meta *m)
+{
+    const cushim_api_info *a = pl->info;
+    int dev = -1, host = -1, other = 0;
+    pl->chunk_dev = pl->chunk_host = pl->chunk_count = -1;
+    if (pl->cls != RM_CLASS_FORWARD || !pl->ret_status || !(a->categories & CUSHIM_CAT_COPY))
+        return;
+    for (uint32_t i = 0; i < pl->nparams; i++) {
+        const rm_pplan *pp = &pl->p[i];
+        if (pp->op == RM_OP_VALUE && m->api_param(a, i)->kind == CUSHIM_KIND_DEVPTR)
+            other += dev >= 0, dev = (int)i;
+        else if (pp->op == RM_OP_ARRAY && pp->elem == 1 && pp->counted && !pp->count_indirect && !pp->null_fields &&
+                 (pp->dir == CUSHIM_DIR_IN || pp->dir == CUSHIM_DIR_OUT))
+            other += host >= 0, host = (int)i;
+        else if (pp->op != RM_OP_VALUE)
+            other++;
+    }
+    if (other || dev < 0 || host < 0 || pl->p[pl->p[host].count_param].op != RM_OP_VALUE)
+        return;
+    pl->chunk_dev = (int8_t)dev;
+    pl->chunk_host = (int8_t)host;
+    pl->chunk_count = (int8_t)pl->p[host].count_param;
+}
+
+static void rm_plan_timing(rm_plan *pl, const rm_meta *m)
+{
+    const cushim_api_info *a = pl->info;
+    const rm_trait *t = rm_trait_find(a->name);
+    pl->cache_skip_param = -1;
+    rm_plan_chunk(pl, m);
+    if (rm_async_by_meta(pl, m)) {
+        pl->async = RM_ASYNC_META;
+        pl->async_reason = "stream-ordered work, every parameter by value";
+    } else if (t != NULL && (t->flags & RM_TRAIT_ASYNC) && rm_async_allowed(pl)) {
+        pl->async = RM_ASYNC_SPECIAL;
+        pl->async_reason = t->reason;
+    }
+    if (t == NULL || !rm_forwarded(pl))
+        return;
+    if (t->flags & RM_TRAIT_FORGET)
+        pl->cache = RM_CACHE_FORGET;
+    else if ((t->flags & (RM_TRAIT_CACHE | RM_TRAIT_CACHE_FUNC)) && pl->ret_status && !pl->async)
+        pl->cache = t->flags & RM_TRAIT_CACHE ? RM_CACHE_PROCESS : RM_CACHE_FUNC;
+    for (uint32_t i = 0; pl->cache && t->skip_param != NULL && i < pl->nparams; i++) {
+        const cushim_param_info *p = m->api_param(a, i);
+        if (strcmp(p->name, t->skip_param) != 0 || p->enum_type == NULL || pl->p[i].op != RM_OP_VALUE)
+            continue;
+        for (uint32_t k = 0; k < p->enum_type->nvalues; k++)
+            if (strcmp(p->enum_type->values[k].name, t->skip_value) == 0) {
+                pl->cache_skip_param = (int8_t)i;
+                pl->cache_skip_value = p->enum_type->values[k].value;
+            }
+        if (pl->cache_skip_param < 0)
+            pl->cache = RM_CACHE_NO;   /* the exception cannot be told: keep nothing */
+    }
+}
+
 rm_plans *rm_plans_build(const rm_meta *m)
 {
     rm_struct_field = m->struct_field;
@@ -416,7 +517,8 @@ rm_plans *rm_plans_build(const rm_meta *m)
         const cushim_api_info *a = m->api_at(i);
         rm_plan *pl = &ps->all[i];
         rm_plan_api(pl, m, a);
-        pl->hash = rm_plan_hash(pl);
+        pl->hash = rm_plan_hash(pl);   /* the wire layout only: timing and answers are the client's */
+        rm_plan_timing(pl, m);
         if (a->id < ps->id_limit)
             ps->by_id[a->id] = pl;
     }

@@ -52,6 +52,20 @@ void rm_meta_from_host(rm_meta *m, const cushim_host *host);
 
 #define RM_MAX_PARAMS 32
 
+/* Asynchronous class (rm_plan.async): calls whose result the program cannot observe before its next
+   synchronising call. The client queues them and sends them in batches (docs/remote.md, "Fast paths"). */
+#define RM_ASYNC_NO 0
+#define RM_ASYNC_META 1          /* the metadata says: stream-ordered work (copy, set, launch, event), a
+                                    CUstream parameter, every parameter by value: no output, no host pointer */
+#define RM_ASYNC_SPECIAL 2       /* rm_special.c says (kernel launches: their arguments are copied at call
+                                    time; stream waits); still no output                                    */
+
+/* Answers the client may keep (rm_plan.cache): the same inputs always give the same outputs. */
+#define RM_CACHE_NO 0
+#define RM_CACHE_PROCESS 1       /* immutable for the process's life (device count, attributes, names...)   */
+#define RM_CACHE_FUNC 2          /* immutable until a function's attributes are set or its module unloaded  */
+#define RM_CACHE_FORGET 3        /* this call forgets every RM_CACHE_FUNC answer (cuFuncSetAttribute...)    */
+
 typedef struct rm_pplan {
     uint8_t op;
     uint8_t dir;                 /* cushim_param_dir                                                        */
@@ -77,7 +91,15 @@ typedef struct rm_plan {
     uint8_t nparams;
     uint8_t nptr;                /* parameters in 'order'                                                   */
     uint8_t ret_status;          /* the return value is a status (cushim_ret_is_status)                     */
+    uint8_t async;               /* RM_ASYNC_*: queued and batched by the client                             */
+    uint8_t cache;               /* RM_CACHE_*                                                              */
+    int8_t cache_skip_param;     /* RM_CACHE_PROCESS except when this parameter (-1: none) ...               */
+    int8_t chunk_dev;            /* a byte copy the client may split in chunks: its device address param,    */
+    int8_t chunk_host;           /* its host buffer (an ARRAY of bytes) and its byte count (a value); -1:   */
+    int8_t chunk_count;          /* not such a copy (decided from the metadata: category copy)               */
+    int64_t cache_skip_value;    /* ... holds this value (an attribute that can change: the compute mode)    */
     const char *reason;          /* not RM_CLASS_FORWARD: why (points into 'why' or at static text)         */
+    const char *async_reason;    /* async: why (static text)                                                */
     char why[120];
     uint8_t order[RM_MAX_PARAMS]; /* wire order of the pointer parameters: uncounted first, then counted     */
     rm_pplan p[RM_MAX_PARAMS];
@@ -119,6 +141,21 @@ typedef struct rm_special {
 } rm_special;
 
 const rm_special *rm_special_find(const char *name, uint32_t categories);
+
+/* What the metadata cannot say about an API's timing and answers (rm_special.c, one table). */
+#define RM_TRAIT_ASYNC 1u        /* asynchronous although a parameter is a host pointer read at call time    */
+#define RM_TRAIT_CACHE 2u        /* RM_CACHE_PROCESS                                                         */
+#define RM_TRAIT_CACHE_FUNC 4u   /* RM_CACHE_FUNC                                                            */
+#define RM_TRAIT_FORGET 8u       /* RM_CACHE_FORGET                                                          */
+typedef struct rm_trait {
+    const char *glob;            /* fnmatch(3) on the exported name                                         */
+    uint32_t flags;              /* RM_TRAIT_*                                                              */
+    const char *skip_param;      /* CACHE: not kept when this parameter ...                                 */
+    const char *skip_value;      /* ... holds this enum value (by name)                                     */
+    const char *reason;
+} rm_trait;
+
+const rm_trait *rm_trait_find(const char *name);
 
 /* A module image's size from its content: a cubin (ELF), a fatbin, or NUL-terminated text (PTX). At most
    'avail' bytes are read; returns the size, or 0 when it is not known within 'avail' (no NUL in text, an ELF

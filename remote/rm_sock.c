@@ -1,8 +1,13 @@
 /*
- * rm_sock.c - unix stream sockets carrying rm_wire.h messages (rm_sock.h).
+ * rm_sock.c - stream sockets carrying rm_wire.h messages (rm_sock.h): unix sockets and TCP.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,11 +21,11 @@
 
 static int rm_unix_addr(const char *address, struct sockaddr_un *sa, char *err, size_t errlen)
 {
-    const char *path = strncmp(address, "unix:", 5) == 0 ? address + 5 : NULL;
+    const char *path = address + 5;
     memset(sa, 0, sizeof *sa);
     sa->sun_family = AF_UNIX;
-    if (path == NULL || path[0] == '\0') {
-        snprintf(err, errlen, "'%s' is not an address this build serves (unix:/path; tcp:// is not yet)", address);
+    if (path[0] == '\0') {
+        snprintf(err, errlen, "'%s' names no socket file: unix:/path", address);
         return -1;
     }
     if (strlen(path) >= sizeof sa->sun_path) {
@@ -31,11 +36,184 @@ static int rm_unix_addr(const char *address, struct sockaddr_un *sa, char *err, 
     return 0;
 }
 
+int rm_addr_parse(const char *address, rm_addr *a, char *err, size_t errlen)
+{
+    memset(a, 0, sizeof *a);
+    if (strncmp(address, "unix:", 5) == 0) {
+        a->tcp = 0;
+        struct sockaddr_un sa;
+        if (rm_unix_addr(address, &sa, err, errlen) != 0)
+            return -1;
+        snprintf(a->host, sizeof a->host, "%s", sa.sun_path);
+        return 0;
+    }
+    if (strncmp(address, "tcp://", 6) != 0) {
+        snprintf(err, errlen, "'%s' is not an address: unix:/path, tcp://HOST:PORT or tcp://[IPv6]:PORT", address);
+        return -1;
+    }
+    a->tcp = 1;
+    const char *h = address + 6, *end, *port;
+    if (h[0] == '[') {   /* [IPv6]:PORT */
+        end = strchr(h, ']');
+        if (end == NULL || (end[1] != '\0' && end[1] != ':')) {
+            snprintf(err, errlen, "'%s': an IPv6 address is written in brackets: tcp://[::1]:%u", address,
+                     RM_TCP_PORT);
+            return -1;
+        }
+        h++;
+        port = end[1] == ':' ? end + 2 : NULL;
+    } else {
+        end = strchr(h, ':');
+        if (end != NULL && strchr(end + 1, ':') != NULL) {
+            snprintf(err, errlen, "'%s': an IPv6 address is written in brackets: tcp://[::1]:%u", address,
+                     RM_TCP_PORT);
+            return -1;
+        }
+        if (end == NULL)
+            end = h + strlen(h);
+        port = *end == ':' ? end + 1 : NULL;
+    }
+    size_t hn = (size_t)(end - h);
+    if (hn >= sizeof a->host || memchr(h, '/', hn) != NULL) {
+        snprintf(err, errlen, "'%s': the host is not a name or an address", address);
+        return -1;
+    }
+    memcpy(a->host, h, hn);
+    a->host[hn] = '\0';
+    if (a->host[0] == '\0')
+        strcpy(a->host, "127.0.0.1");   /* loopback unless asked */
+    a->port = RM_TCP_PORT;
+    if (port != NULL) {
+        char *e;
+        errno = 0;
+        long p = strtol(port, &e, 10);
+        if (port[0] < '0' || port[0] > '9' || *e != '\0' || errno != 0 || p < 1 || p > 65535) {
+            snprintf(err, errlen, "'%s': the port '%s' is not a number from 1 to 65535", address, port);
+            return -1;
+        }
+        a->port = (uint16_t)p;
+    }
+    return 0;
+}
+
+/* An IPv6 host is written in brackets: "%s%s%s" */
+#define RM_BRACKETS(a) strchr((a)->host, ':') ? "[" : "", (a)->host, strchr((a)->host, ':') ? "]" : ""
+
+/* The addresses of a TCP host (a literal or a name), for binding (passive) or connecting. */
+static struct addrinfo *rm_resolve(const rm_addr *a, int passive, char *err, size_t errlen)
+{
+    struct addrinfo hints, *res = NULL;
+    char port[8];
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0);
+    snprintf(port, sizeof port, "%u", a->port);
+    int rc = getaddrinfo(a->host, port, &hints, &res);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot resolve '%s': %s", a->host, gai_strerror(rc));
+        return NULL;
+    }
+    return res;
+}
+
+static void rm_nodelay(int fd)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);   /* a call is one small message: no Nagle */
+}
+
+static int rm_listen_tcp(const rm_addr *a, char *err, size_t errlen)
+{
+    struct addrinfo *res = rm_resolve(a, 1, err, errlen);
+    int fd = -1, e = 0;
+    for (struct addrinfo *ai = res; ai != NULL && fd < 0; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd < 0) {
+            e = errno;
+            continue;
+        }
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 64) != 0) {
+            e = errno;
+            close(fd);
+            fd = -1;
+        }
+    }
+    if (res != NULL)
+        freeaddrinfo(res);
+    else
+        return -1;
+    if (fd < 0)
+        snprintf(err, errlen, "cannot listen on tcp://%s%s%s:%u: %s", RM_BRACKETS(a), a->port, strerror(e));
+    return fd;
+}
+
+/* connect() that gives up after 'seconds' (ETIMEDOUT): a host that drops packets would hold the program's first
+   CUDA call for the kernel's SYN retries (two minutes). The socket is blocking again on return. */
+static int rm_connect_within(int fd, const struct sockaddr *sa, socklen_t len, int seconds)
+{
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0)
+        return -1;
+    int rc = connect(fd, sa, len);
+    if (rc != 0 && (errno == EINPROGRESS || errno == EINTR)) {
+        struct pollfd p = { .fd = fd, .events = POLLOUT };
+        int n, err = 0;
+        socklen_t el = sizeof err;
+        while ((n = poll(&p, 1, seconds * 1000)) < 0 && errno == EINTR)
+            ;
+        if (n == 0)
+            errno = ETIMEDOUT;
+        else if (n > 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) == 0)
+            errno = err;
+        rc = n > 0 && err == 0 ? 0 : -1;
+    }
+    int e = errno;
+    if (fcntl(fd, F_SETFL, fl) != 0 && rc == 0)
+        return -1;
+    errno = e;
+    return rc;
+}
+
+static int rm_connect_tcp(const rm_addr *a, char *err, size_t errlen)
+{
+    struct addrinfo *res = rm_resolve(a, 0, err, errlen);
+    int fd = -1, e = 0;
+    for (struct addrinfo *ai = res; ai != NULL && fd < 0; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd < 0) {
+            e = errno;
+            continue;
+        }
+        if (rm_connect_within(fd, ai->ai_addr, ai->ai_addrlen, RM_CONNECT_SECONDS) != 0) {
+            e = errno;
+            close(fd);
+            fd = -1;
+        }
+    }
+    if (res != NULL)
+        freeaddrinfo(res);
+    else
+        return -1;
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot connect to tcp://%s%s%s:%u: %s", RM_BRACKETS(a), a->port, strerror(e));
+        return -1;
+    }
+    rm_nodelay(fd);
+    return fd;
+}
+
 int rm_listen(const char *address, char *err, size_t errlen)
 {
-    struct sockaddr_un sa;
-    if (rm_unix_addr(address, &sa, err, errlen) != 0)
+    rm_addr a;
+    if (rm_addr_parse(address, &a, err, errlen) != 0)
         return -1;
+    if (a.tcp)
+        return rm_listen_tcp(&a, err, errlen);
+    struct sockaddr_un sa;
+    rm_unix_addr(address, &sa, err, errlen);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         snprintf(err, errlen, "socket: %s", strerror(errno));
@@ -57,9 +235,13 @@ int rm_listen(const char *address, char *err, size_t errlen)
 
 int rm_connect(const char *address, char *err, size_t errlen)
 {
-    struct sockaddr_un sa;
-    if (rm_unix_addr(address, &sa, err, errlen) != 0)
+    rm_addr a;
+    if (rm_addr_parse(address, &a, err, errlen) != 0)
         return -1;
+    if (a.tcp)
+        return rm_connect_tcp(&a, err, errlen);
+    struct sockaddr_un sa;
+    rm_unix_addr(address, &sa, err, errlen);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         snprintf(err, errlen, "socket: %s", strerror(errno));
@@ -75,6 +257,22 @@ int rm_connect(const char *address, char *err, size_t errlen)
     return fd;
 }
 
+int rm_accepted(int fd, char *peer, size_t peerlen)
+{
+    struct sockaddr_storage ss;
+    socklen_t n = sizeof ss;
+    if (getsockname(fd, (struct sockaddr *)&ss, &n) != 0 || ss.ss_family == AF_UNIX) {
+        snprintf(peer, peerlen, "a local client");
+        return 0;
+    }
+    rm_nodelay(fd);
+    n = sizeof ss;
+    char host[INET6_ADDRSTRLEN + 2] = "?", port[8] = "?";
+    if (getpeername(fd, (struct sockaddr *)&ss, &n) == 0)
+        getnameinfo((struct sockaddr *)&ss, n, host, sizeof host, port, sizeof port, NI_NUMERICHOST | NI_NUMERICSERV);
+    snprintf(peer, peerlen, ss.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host, port);
+    return 1;
+}
 long rm_peer_uid(int fd)
 {
     struct ucred cr;
@@ -84,12 +282,26 @@ long rm_peer_uid(int fd)
 
 int rm_send(int fd, uint16_t kind, uint32_t seq, const void *payload, size_t len)
 {
+    struct iovec part = { (void *)payload, len };
+    return rm_sendv(fd, kind, seq, &part, 1);
+}
+
+int rm_sendv(int fd, uint16_t kind, uint32_t seq, const struct iovec *parts, int n)
+{
     uint8_t hdr[16];
-    if (len > RM_MAX_PAYLOAD)
+    struct iovec iov[9] = { { hdr, sizeof hdr } };
+    size_t len = 0;
+    int niov = 1;
+    if (n < 0 || n > 8)
         return RM_EBOUNDS;
+    for (int i = 0; i < n; i++) {
+        if (parts[i].iov_len > RM_MAX_PAYLOAD - len)
+            return RM_EBOUNDS;
+        len += parts[i].iov_len;
+        if (parts[i].iov_len != 0)
+            iov[niov++] = parts[i];
+    }
     rm_hdr_put(hdr, kind, (uint32_t)len, seq);
-    struct iovec iov[2] = { { hdr, sizeof hdr }, { (void *)payload, len } };
-    int niov = len ? 2 : 1;
     struct iovec *v = iov;
     while (niov > 0) {
         struct msghdr m = { .msg_iov = v, .msg_iovlen = (size_t)niov };
@@ -132,12 +344,19 @@ static int rm_read_all(int fd, void *p, size_t n)
 
 int rm_recv(int fd, rm_hdr *h, uint8_t **buf, size_t *cap)
 {
+    return rm_recv_max(fd, h, buf, cap, RM_MAX_PAYLOAD);
+}
+
+int rm_recv_max(int fd, rm_hdr *h, uint8_t **buf, size_t *cap, uint32_t max)
+{
     uint8_t raw[16];
     int rc = rm_read_all(fd, raw, sizeof raw);
     if (rc != RM_OK)
         return rc;
     if ((rc = rm_hdr_get(raw, h)) != RM_OK)
         return rc;
+    if (h->length > max)
+        return RM_EBOUNDS;   /* before anything is allocated or read */
     if (h->length > *cap) {
         uint8_t *p = realloc(*buf, h->length);
         if (p == NULL)
@@ -146,4 +365,26 @@ int rm_recv(int fd, rm_hdr *h, uint8_t **buf, size_t *cap)
         *cap = h->length;
     }
     return h->length ? rm_read_all(fd, *buf, h->length) : RM_OK;
+}
+
+/* ---- the fast paths' pieces (docs/remote.md, "Bulk copies") ---- */
+int rm_send_wr(int fd, uint16_t kind, uint32_t seq, const rm_wr *w)
+{
+    if (w->ref == NULL)
+        return rm_send(fd, kind, seq, w->p, w->len);
+    struct iovec parts[3] = { { w->p, w->ref_at }, { (void *)w->ref, w->ref_len },
+                              { w->p + w->ref_at, w->len - w->ref_at } };
+    return rm_sendv(fd, kind, seq, parts, 3);
+}
+
+int rm_read_exact(int fd, void *p, size_t n)
+{
+    return rm_read_all(fd, p, n);
+}
+
+int rm_recv_hdr(int fd, rm_hdr *h)
+{
+    uint8_t raw[16];
+    int rc = rm_read_all(fd, raw, sizeof raw);
+    return rc != RM_OK ? rc : rm_hdr_get(raw, h);
 }

@@ -1,9 +1,11 @@
 /*
- * rm_sock.h - the remoting's transport for the first brick: one stream socket per client, messages framed
- * by rm_wire.h's header (docs/remote.md, "Transport": why plain sockets, and what UCX would change).
+ * rm_sock.h - the remoting's transport: one stream socket per client, messages framed by rm_wire.h's header
+ * (docs/remote.md, "Transport": why plain sockets, and what UCX would change).
  *
- * Addresses: "unix:/path". Sends never raise SIGPIPE (MSG_NOSIGNAL) and retry EINTR and short writes;
- * receives check the header (magic, payload bound) before reading the payload into a growable buffer.
+ * Addresses: "unix:/path", "tcp://HOST:PORT", "tcp://[IPv6]:PORT" (HOST a literal or a name; an empty HOST is
+ * 127.0.0.1, a missing PORT RM_TCP_PORT). TCP sockets have TCP_NODELAY. Sends never raise SIGPIPE
+ * (MSG_NOSIGNAL) and retry EINTR and short writes; receives check the header (magic, payload bound) before
+ * reading the payload into a growable buffer.
  */
 #ifndef RM_SOCK_H
 #define RM_SOCK_H
@@ -16,17 +18,46 @@
 #define RM_ECLOSED (-10)      /* the peer closed the connection (a crashed server or client) */
 #define RM_EIO (-11)          /* a system call failed: errno says why                       */
 
-/* A listening socket for 'address', created with mode 0600 (the owner only). -1 and a reason in 'err'. */
+#define RM_TCP_PORT 7480u      /* the default port of tcp:// addresses */
+#define RM_CONNECT_SECONDS 10  /* a TCP connection not made by then fails (ETIMEDOUT) */
+
+/* An address taken apart: a unix socket's path, or a TCP host and port. */
+typedef struct rm_addr {
+    int tcp;
+    char host[256];           /* the unix socket's path, or the TCP host as written (no brackets) */
+    uint16_t port;
+} rm_addr;
+
+/* 0, or -1 and a reason in 'err' ("'x' is not an address: ..."). */
+int rm_addr_parse(const char *address, rm_addr *a, char *err, size_t errlen);
+
+/* A listening socket for 'address': a unix socket is created with mode 0600 (the owner only); TCP binds the
+   host given (127.0.0.1 when none). -1 and a reason in 'err'. */
 int rm_listen(const char *address, char *err, size_t errlen);
-/* A connected socket, or -1 and a reason. */
+/* A connected socket (TCP: within RM_CONNECT_SECONDS, to the first of the host's addresses that answers), or
+   -1 and a reason. */
 int rm_connect(const char *address, char *err, size_t errlen);
+/* An accepted connection: 1 for TCP (TCP_NODELAY set, its peer "host:port" in 'peer'), 0 for a unix socket. */
+int rm_accepted(int fd, char *peer, size_t peerlen);
 /* The uid of a unix socket's peer (SO_PEERCRED), -1 if unknown. */
 long rm_peer_uid(int fd);
 
 /* One message: the header and 'len' payload bytes. RM_OK, RM_ECLOSED, RM_EIO. */
 int rm_send(int fd, uint16_t kind, uint32_t seq, const void *payload, size_t len);
+/* The same, the payload gathered from n (at most 8) pieces: sent without copying them (zero copy). */
+struct iovec;
+int rm_sendv(int fd, uint16_t kind, uint32_t seq, const struct iovec *parts, int n);
+/* A writer's payload, with the bytes it references (rm_wr_ref) sent from where they lie. */
+int rm_send_wr(int fd, uint16_t kind, uint32_t seq, const rm_wr *w);
+/* A message in two steps: its header (checked as rm_recv does), then its payload in pieces of the caller's
+   choosing (rm_read_exact), e.g. a reply's bulk bytes straight into the program's buffer. */
+int rm_recv_hdr(int fd, rm_hdr *h);
+int rm_read_exact(int fd, void *p, size_t n);
 /* The next message: *h, and its payload in *buf (grown as needed, up to RM_MAX_PAYLOAD).
    RM_OK, RM_ECLOSED, RM_EIO, RM_EMALFORMED (bad magic), RM_EBOUNDS (payload over the bound). */
 int rm_recv(int fd, rm_hdr *h, uint8_t **buf, size_t *cap);
+/* The same, refusing (RM_EBOUNDS) a payload over 'max' bytes before reading it: the server's handshake, where a
+   peer not yet authenticated may send a hello or a proof and nothing larger. */
+int rm_recv_max(int fd, rm_hdr *h, uint8_t **buf, size_t *cap, uint32_t max);
 
 #endif /* RM_SOCK_H */

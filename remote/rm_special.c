@@ -78,6 +78,51 @@ static const rm_special rm_specials[] = {
     { "cuCheckpointProcess*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "checkpoints name a process of the server's machine" },
 };
 
+/* Timing and answers. The asynchronous class is decided from the metadata (rm_plan.c: stream-ordered work
+   whose parameters are all values); these rows add what it cannot see. Cached answers are the queries whose
+   result cannot change while the process lives (docs/remote.md, "Answers kept by the client"). */
+static const rm_trait rm_traits[] = {
+    /* the arguments are host memory, but read at call time: the client copies them into the batch */
+    { "cuLaunchKernel*", RM_TRAIT_ASYNC, NULL, NULL, "kernel launch: arguments copied at call time" },
+    { "cuLaunchCooperativeKernel", RM_TRAIT_ASYNC, NULL, NULL, "kernel launch: arguments copied at call time" },
+    { "cuLaunchCooperativeKernel_ptsz", RM_TRAIT_ASYNC, NULL, NULL, "kernel launch: arguments copied at call time" },
+    /* 'sync' by category, but it only enqueues a wait on the stream: the host does not wait */
+    { "cuStreamWaitEvent*", RM_TRAIT_ASYNC, NULL, NULL, "enqueues a wait on the stream; the host does not wait" },
+    /* immutable for the process's life once answered with CUDA_SUCCESS (cuInit cannot be undone) */
+    { "cuDriverGetVersion", RM_TRAIT_CACHE, NULL, NULL, "the server's driver version" },
+    { "cuDeviceGetCount", RM_TRAIT_CACHE, NULL, NULL, "devices are fixed at cuInit" },
+    { "cuDeviceGet", RM_TRAIT_CACHE, NULL, NULL, "device handles are fixed at cuInit" },
+    { "cuDeviceGetAttribute", RM_TRAIT_CACHE, "attrib", "CU_DEVICE_ATTRIBUTE_COMPUTE_MODE",
+      "device properties; the compute mode can be changed by nvidia-smi while the process runs" },
+    { "cuDeviceGetName", RM_TRAIT_CACHE, NULL, NULL, "device name" },
+    { "cuDeviceGetUuid*", RM_TRAIT_CACHE, NULL, NULL, "device UUID" },
+    { "cuDeviceTotalMem*", RM_TRAIT_CACHE, NULL, NULL, "total device memory" },
+    { "cuDeviceComputeCapability", RM_TRAIT_CACHE, NULL, NULL, "compute capability" },
+    { "cuDeviceGetProperties", RM_TRAIT_CACHE, NULL, NULL, "device properties" },
+    { "cuDeviceGetPCIBusId", RM_TRAIT_CACHE, NULL, NULL, "PCI address" },
+    { "cuDeviceGetByPCIBusId", RM_TRAIT_CACHE, NULL, NULL, "PCI address" },
+    { "cuGetErrorName", RM_TRAIT_CACHE, NULL, NULL, "static strings of the driver" },
+    { "cuGetErrorString", RM_TRAIT_CACHE, NULL, NULL, "static strings of the driver" },
+    /* a function's attributes: fixed until set, or until its module goes (a handle may come back) */
+    { "cuFuncGetAttribute", RM_TRAIT_CACHE_FUNC, NULL, NULL, "function attributes until set or unloaded" },
+    { "cuKernelGetAttribute", RM_TRAIT_CACHE_FUNC, NULL, NULL, "kernel attributes until set or unloaded" },
+    { "cuFuncSetAttribute", RM_TRAIT_FORGET, NULL, NULL, "changes function attributes" },
+    { "cuFuncSetCacheConfig", RM_TRAIT_FORGET, NULL, NULL, "changes function attributes" },
+    { "cuFuncSetSharedMemConfig", RM_TRAIT_FORGET, NULL, NULL, "changes function attributes" },
+    { "cuKernelSetAttribute", RM_TRAIT_FORGET, NULL, NULL, "changes kernel attributes" },
+    { "cuKernelSetCacheConfig", RM_TRAIT_FORGET, NULL, NULL, "changes kernel attributes" },
+    { "cuModuleUnload", RM_TRAIT_FORGET, NULL, NULL, "function handles may be reused" },
+    { "cuLibraryUnload", RM_TRAIT_FORGET, NULL, NULL, "kernel handles may be reused" },
+};
+
+const rm_trait *rm_trait_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof rm_traits / sizeof rm_traits[0]; i++)
+        if (fnmatch(rm_traits[i].glob, name, 0) == 0)
+            return &rm_traits[i];
+    return NULL;
+}
+
 const rm_special *rm_special_find(const char *name, uint32_t categories)
 {
     static const rm_special interop = { "*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL,

@@ -37,13 +37,30 @@ void rm_wr_reset(rm_wr *w)
 {
     w->len = 0;
     w->err = 0;
+    w->ref = NULL;
+    w->ref_at = w->ref_len = 0;
+}
+
+void rm_wr_ref(rm_wr *w, const void *src, size_t n)
+{
+    if (!w->allow_ref || w->ref != NULL || n < RM_REF_MIN || w->err) {
+        rm_wr_bytes(w, src, n);
+        return;
+    }
+    if (n > w->max || w->len > w->max - n) {
+        w->err = RM_EBOUNDS;
+        return;
+    }
+    w->ref = src;
+    w->ref_at = w->len;
+    w->ref_len = n;
 }
 
 uint8_t *rm_wr_room(rm_wr *w, size_t n)
 {
     if (w->err)
         return NULL;
-    if (n > w->max || w->len > w->max - n) {
+    if (n > w->max || w->len + w->ref_len > w->max - n) {
         w->err = RM_EBOUNDS;
         return NULL;
     }

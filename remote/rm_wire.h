@@ -21,7 +21,7 @@
 #endif
 
 #define RM_MAGIC 0x4d524843u       /* the bytes "CHRM" */
-#define RM_WIRE_VERSION 1u         /* any change of layout or meaning bumps it */
+#define RM_WIRE_VERSION 3u         /* any change of layout or meaning bumps it (2: token; 3: RM_MSG_THREAD) */
 
 /* Message kinds (rm_hdr.kind). */
 #define RM_MSG_HELLO 1u            /* client -> server: rm_hello; server -> client: rm_hello with 'status' */
@@ -29,6 +29,9 @@
 #define RM_MSG_REPLY 3u            /* status, the result, the outputs                                  */
 #define RM_MSG_BATCH 4u            /* calls whose outputs nobody waits for; one RM_MSG_BATCH_REPLY     */
 #define RM_MSG_BATCH_REPLY 5u      /* how many ran, the first that failed and its result               */
+#define RM_MSG_CHALLENGE 6u        /* server -> client, before its hello when it needs a token: a nonce */
+#define RM_MSG_AUTH 7u             /* client -> server: HMAC-SHA256 of the nonce with the token (rm_auth.h) */
+#define RM_MSG_THREAD 8u           /* u64: the client thread the next calls and batches come from; no reply */
 
 /* Bounds. A decoder refuses more; an encoder refuses to produce more. */
 #define RM_MAX_PAYLOAD (64u << 20)  /* bytes of one message's payload                                  */
@@ -65,6 +68,8 @@ _Static_assert(sizeof(rm_hello) == 72, "rm_hello is 72 bytes on the wire");
 #define RM_HELLO_OK 0u
 #define RM_HELLO_REFUSED_VERSION 1u  /* another wire version                                           */
 #define RM_HELLO_REFUSED_ABI 2u      /* another pointer size                                           */
+#define RM_HELLO_REFUSED_AUTH 3u     /* the proof of the token was wrong (or missing)                  */
+#define RM_HELLO_REFUSED_BUSY 4u     /* the server serves its --max-clients already (sent by the listener) */
 
 /* Reply status (RM_MSG_REPLY): whether the call ran. */
 #define RM_ST_OK 0u                /* the function ran; the result and outputs follow                  */
@@ -118,7 +123,14 @@ typedef struct rm_wr {
     uint8_t *p;
     size_t len, cap, max;
     int err;                       /* sticky: the first failure (RM_EBOUNDS, RM_ENOMEM)                */
+    /* zero copy (rm_wr_ref): one large input left in the caller's memory, sent from there by a writer
+       whose owner sends the payload as p[0..ref_at), ref, p[ref_at..len) (rm_wr_payload_len bytes) */
+    int allow_ref;                 /* set by the owner: it sends with iovecs and keeps 'ref' alive      */
+    const void *ref;
+    size_t ref_at, ref_len;
 } rm_wr;
+
+#define RM_REF_MIN (64u << 10)     /* inputs this large are sent from the caller's memory (allow_ref)   */
 
 void rm_wr_init(rm_wr *w, size_t max);
 void rm_wr_free(rm_wr *w);
@@ -128,6 +140,13 @@ void rm_wr_bytes(rm_wr *w, const void *src, size_t n);
 void rm_wr_u8(rm_wr *w, uint8_t v);
 void rm_wr_u32(rm_wr *w, uint32_t v);
 void rm_wr_u64(rm_wr *w, uint64_t v);
+/* n bytes at src: referenced (not copied) when the writer allows it, n >= RM_REF_MIN and no other
+   reference is held; else copied as rm_wr_bytes. */
+void rm_wr_ref(rm_wr *w, const void *src, size_t n);
+static inline size_t rm_wr_payload_len(const rm_wr *w)
+{
+    return w->len + w->ref_len;
+}
 
 /* Header: written into 16 bytes / checked from 16 bytes (magic, version, length bound). */
 void rm_hdr_put(uint8_t out[16], uint16_t kind, uint32_t length, uint32_t seq);

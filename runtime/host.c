@@ -418,6 +418,8 @@ const cushim_host hs_host = {
     /* 1.1 */
     .struct_field = hs_struct_field,
     .enum_value_at = hs_enum_value_at,
+    /* 1.2 */
+    .call = rt_call_hooked,
 };
 
 CUSHIM_EXPORT const cushim_host *cushim_host_get(uint32_t abi_version)

@@ -5,14 +5,18 @@
  * One invoker per API, expanded from the generated .inc files: it unpacks the
  * struct exactly as the wrapper's hooked path does (UNPACK) and stores the
  * return value. The function called is rt_resolve(id), as for host->real: it
- * never enters hooks and is not counted. Every library of the tree has invokers (NVML, NCCL, cuBLAS...: the
- * remoting's server answers their calls through it, docs/remote.md).
+ * never enters hooks and is not counted. host->call (rt_call_hooked) calls our
+ * own exported wrapper instead (rt_wrapper_of), so the call runs the hooks as
+ * the program's would: the remoting's back end runs its client's calls so.
+ * Every library of the tree has invokers (NVML, NCCL, cuBLAS...: the remoting's
+ * server answers their calls through them, docs/remote.md).
  */
 #include <string.h>
 
 #include "cushim_all_params.h"
 #include "dispatch.h"
 #include "invoke.h"
+#include "wrapper_table.h"
 
 typedef void (*rt_invoker)(void *real, void *params, void *retval);
 
@@ -46,5 +50,14 @@ int rt_call_real(uint32_t api_id, void *params, void *retval)
     if (real == NULL)
         return CUSHIM_ENOENT;
     rt_invokers[api_id](real, params, retval);
+    return CUSHIM_OK;
+}
+
+int rt_call_hooked(uint32_t api_id, void *params, void *retval)
+{
+    if (api_id >= CUSHIM_API_ID_LIMIT || rt_invokers[api_id] == NULL || rt_wrapper_of[api_id] == NULL ||
+        params == NULL || retval == NULL)
+        return CUSHIM_EINVAL;
+    rt_invokers[api_id](rt_wrapper_of[api_id], params, retval);
     return CUSHIM_OK;
 }

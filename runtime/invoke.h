@@ -8,5 +8,7 @@
 #include <stdint.h>
 
 int rt_call_real(uint32_t id, void *params, void *retval);
+/* host->call: the same through our exported wrapper (rt_wrapper_of), so the hooks run. */
+int rt_call_hooked(uint32_t id, void *params, void *retval);
 
 #endif /* RT_INVOKE_H */

@@ -91,8 +91,8 @@ release_tree 12.9 12 libcudart.so.12
 release_tree 11.8 11 libcudart.so.11.0
 du -sh build-gpu
 
-# The GPU check 'tracegpuab': the shim beside the trace plugin's gpu-ab copy (TR_GPU_AB=1, plugins/trace/tr_cupti.c:
-# while paused with unhook, CUPTI records every API call as activity instead, what CUPTI activity tracing alone
+# The GPU check 'tracegpuab': the shim beside the trace plugin's gpu-ab copy (bench/gpu/trace_gpuab.c in place of
+# plugins/trace/tr_gdetach.c: while paused with unhook, CUPTI records every API call as activity instead, what CUPTI activity tracing alone
 # pays), in build-gpu/gpuab (a build tree's layout) for one process to time --trace-gpu against CUPTI activity tracing.
 rm -rf build-gpu/gpuab
 if [ -f build-gpu/plugins-gpuab/trace.so ]; then

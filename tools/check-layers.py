@@ -16,6 +16,13 @@ Fails, with one line per problem and what to do, when
     __start_/__stop_ bounds);
   - a .c file of runtime/ is missing from the module table under "## Modules" in docs/runtime.md.
 Exits 0 and prints a one-line summary otherwise.
+
+    python3 tools/check-layers.py REPO_ROOT trace      (ctest: trace_layers)
+
+does the same for the trace plugin (plugins/trace/ and its lib/): the table under "### Parts and layers" in
+docs/plugins/trace.md (`lib/tr_json` names lib/tr_json.c and lib/tr_json.h; a header is found by its name alone,
+as the plugin includes it), and its module table, "## Source files" in docs/plugins/trace.md, which names each
+.c by its path (`plugins/trace/tr_hooks.c`).
 """
 import os
 import re
@@ -59,17 +66,41 @@ def declared_name(line):
     return name
 
 
+# The trees checked: where their files are, the layering table, the module table (and how it names a file).
+TREES = {
+    "runtime": {"dirs": ["runtime"], "layers": ("docs/architecture.md", "Layers of the runtime"),
+                "modules": ("docs/runtime.md", "Modules"), "listed_as": "{f}"},
+    "trace": {"dirs": ["plugins/trace", "plugins/trace/lib"], "layers": ("docs/plugins/trace.md", "Parts and layers"),
+              "modules": ("docs/plugins/trace.md", "Source files"), "listed_as": "plugins/trace/{f}"},
+}
+
+
 def main():
     root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), ".."))
-    rt = os.path.join(root, "runtime")
-    arch = os.path.join(root, "docs", "architecture.md")
-    rtdoc = os.path.join(root, "docs", "runtime.md")
+    tree_name = sys.argv[2] if len(sys.argv) > 2 else "runtime"
+    if tree_name not in TREES:
+        print("check-layers: no tree '%s' (%s)" % (tree_name, ", ".join(sorted(TREES))), file=sys.stderr)
+        return 2
+    tree = TREES[tree_name]
+    base = tree["dirs"][0]
+    rt = os.path.join(root, base)
+    arch = os.path.join(root, tree["layers"][0])
+    rtdoc = os.path.join(root, tree["modules"][0])
+    arch_name, rtdoc_name = tree["layers"][0], tree["modules"][0]
     errors = []
-    files = sorted(f for f in os.listdir(rt) if f.endswith((".c", ".h")) and f != UMBRELLA)
+    # each file by its path under the tree's first folder ("tr_hooks.c", "lib/tr_json.c")
+    files = []
+    for d in tree["dirs"]:
+        sub = os.path.relpath(os.path.join(root, d), rt)
+        sub = "" if sub == "." else sub + "/"
+        files += [sub + f for f in os.listdir(os.path.join(root, d))
+                  if f.endswith((".c", ".h")) and f != UMBRELLA and os.path.isfile(os.path.join(root, d, f))]
+    files.sort()
+    by_base = {os.path.basename(f): f for f in files}
 
-    rows = section(open(arch).read(), "Layers of the runtime")
+    rows = section(open(arch).read(), tree["layers"][1])
     if rows is None:
-        print("check-layers: docs/architecture.md has no section '## Layers of the runtime'", file=sys.stderr)
+        print("check-layers: %s has no section '%s'" % (arch_name, tree["layers"][1]), file=sys.stderr)
         return 1
     layer, layer_name = {}, {}
     for row in rows:
@@ -82,16 +113,16 @@ def main():
             named = [name] if name.endswith((".c", ".h")) else [name + ".c", name + ".h"]
             present = [f for f in named if f in files]
             if not present:
-                errors.append("docs/architecture.md: layer %d names `%s`, but runtime/ has no %s: remove it from "
-                              "the table" % (n, name, " or ".join(named)))
+                errors.append("%s: layer %d names `%s`, but %s/ has no %s: remove it from "
+                              "the table" % (arch_name, n, name, base, " or ".join(named)))
             for f in present:
                 if f in layer and layer[f] != n:
-                    errors.append("docs/architecture.md: runtime/%s is in layers %d and %d: keep one" % (f, layer[f], n))
+                    errors.append("%s: %s/%s is in layers %d and %d: keep one" % (arch_name, base, f, layer[f], n))
                 layer[f] = n
     for f in files:
         if f not in layer:
-            errors.append("runtime/%s is in no layer: add it to the table under '## Layers of the runtime' in "
-                          "docs/architecture.md (the lowest layer whose files it may include)" % f)
+            errors.append("%s/%s is in no layer: add it to the table under '%s' in "
+                          "%s (the lowest layer whose files it may include)" % (base, f, tree["layers"][1], arch_name))
 
     def module(f):
         return f[:-2]
@@ -103,24 +134,26 @@ def main():
             m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
             if m:
                 inc = m.group(1)
-                if inc == UMBRELLA:
+                if inc == UMBRELLA and tree_name == "runtime":
                     errors.append("runtime/%s:%d includes %s, the tests' umbrella: include the headers of the modules "
                                   "it uses instead" % (f, lineno, UMBRELLA))
                     continue
+                inc = inc if inc in files else by_base.get(inc, "")
                 if inc not in files:
                     continue   # generated, SDK or system header
                 if f in layer and inc in layer and layer[inc] > layer[f]:
-                    errors.append("runtime/%s:%d (layer %d) includes %s (layer %d, %s): an upward include. Move what it "
+                    errors.append("%s/%s:%d (layer %d) includes %s (layer %d, %s): an upward include. Move what it "
                                   "needs down, hand it in from above (a table, a callback, an entry in the lifecycle "
-                                  "table), or change the layers in docs/architecture.md"
-                                  % (f, lineno, layer[f], inc, layer[inc], layer_name.get(layer[inc], "")))
+                                  "table), or change the layers in %s"
+                                  % (base, f, lineno, layer[f], inc, layer[inc], layer_name.get(layer[inc], ""),
+                                     arch_name))
                 if module(inc) != module(f):
                     graph.setdefault(module(f), set()).add(module(inc))
             if f.endswith(".c") and re.match(r"extern\b", line):
                 name = declared_name(line)
                 if not name.startswith("_"):
-                    errors.append("runtime/%s:%d declares extern '%s' itself: declare it in its module's header and "
-                                  "include that" % (f, lineno, name))
+                    errors.append("%s/%s:%d declares extern '%s' itself: declare it in its module's header and "
+                                  "include that" % (base, f, lineno, name))
 
     # circles between modules (Tarjan's strongly connected components)
     index, low, stack, on, comps = {}, {}, [], set(), []
@@ -153,26 +186,26 @@ def main():
             visit(v)
     for comp in comps:
         edges = ["%s -> %s" % (a, b) for a in comp for b in sorted(graph.get(a, ())) if b in comp]
-        errors.append("runtime/: the modules %s include each other in a circle (%s): one of them must not depend on "
-                      "the other" % (", ".join(comp), "; ".join(edges)))
+        errors.append("%s/: the modules %s include each other in a circle (%s): one of them must not depend on "
+                      "the other" % (base, ", ".join(comp), "; ".join(edges)))
 
-    mods = section(open(rtdoc).read(), "Modules")
+    mods = section(open(rtdoc).read(), tree["modules"][1])
     listed = set()
     for row in mods or []:
         if row.startswith("|"):
             first = row.strip().strip("|").split("|")[0]
             listed.update(re.findall(r"`([^`]+)`", first))
     for f in files:
-        if f.endswith(".c") and f not in listed:
-            errors.append("runtime/%s is missing from the module table under '## Modules' in docs/runtime.md: add a "
-                          "row (file, prefix, responsibility)" % f)
+        if f.endswith(".c") and tree["listed_as"].format(f=f) not in listed:
+            errors.append("%s/%s is missing from the module table under '%s' in %s: add a "
+                          "row (file, prefix, responsibility)" % (base, f, tree["modules"][1], rtdoc_name))
 
     for e in errors:
         print("check-layers: " + e, file=sys.stderr)
     if errors:
         return 1
-    print("check-layers: %d files of runtime/ in %d layers; no upward include, no circle; docs/runtime.md lists "
-          "every .c" % (len(files), len(layer_name)))
+    print("check-layers: %d files of %s/ in %d layers; no upward include, no circle; %s lists "
+          "every .c" % (len(files), base, len(layer_name), rtdoc_name))
     return 0
 
 

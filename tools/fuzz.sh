@@ -37,12 +37,12 @@ HARNESSES=(
   "firule tests/fuzz/fuzz_firule.c plugins/faultinject/rules.c"
   "limits tests/fuzz/fuzz_limits.c plugins/memlimit/ml_limits.c plugins/smlimit/limitspec.c"
   "usage tests/fuzz/fuzz_usage.c plugins/memlimit/usage.c plugins/memlimit/ml_budget.c plugins/memlimit/ml_limits.c plugins/common/region.c -DCUSHIM_USAGE_NO_MAIN -Iplugins/memlimit -Iplugins/common"
-  "stats tests/fuzz/fuzz_stats.c tools/cushim-stats.c tools/stats-nvtx.c plugins/trace/tr_stats.c -DCUSHIM_STATS_NO_MAIN -lz -lm -l:libyajl_s.a"
-  "jsonstr tests/fuzz/fuzz_jsonstr.c plugins/trace/tr_render.c"
+  "stats tests/fuzz/fuzz_stats.c tools/cushim-stats.c tools/stats-nvtx.c plugins/trace/lib/tr_stats.c plugins/trace/lib/tr_json.c -DCUSHIM_STATS_NO_MAIN -lz -lm -l:libyajl_s.a"
+  "jsonstr tests/fuzz/fuzz_jsonstr.c plugins/trace/lib/tr_json.c"
   "tpath tests/fuzz/fuzz_tpath.c plugins/trace/tr_path.c"
   "lua tests/fuzz/fuzz_lua.c plugins/lua/lua.c plugins/lua/lp_gen.c plugins/lua/lp_state.c plugins/lua/lp_sandbox.c plugins/lua/lp_pattern.c plugins/lua/lp_pmatch.c plugins/lua/lp_bridge.c plugins/lua/lp_call.c plugins/lua/lp_values.c plugins/lua/lp_shared.c plugins/lua/lp_load.c -Iplugins/lua -I/usr/include/lua5.4"
   "select tests/fuzz/fuzz_select.c runtime/select.c runtime/api.c runtime/libs.c runtime/log.c runtime/env.c runtime/once.c generated/cuda-${CUSHIM_CUDA_VERSION:-13.0}/cushim_meta.c -I$fuzz_build/runtime -I$fuzz_build/cuda-headers/nvml-13.0/include"
-  "remote tests/fuzz/fuzz_remote.c remote/rm_wire.c remote/rm_plan.c remote/rm_special.c remote/rm_codec.c remote/rm_arena.c remote/rm_meta_gen.c generated/cuda-${CUSHIM_CUDA_VERSION:-13.0}/cushim_meta.c -Iremote -I$fuzz_build/cuda-headers/nvml-13.0/include"
+  "remote tests/fuzz/fuzz_remote.c remote/rm_wire.c remote/rm_plan.c remote/rm_special.c remote/rm_codec.c remote/rm_arena.c remote/rm_auth.c remote/rm_sock.c remote/rm_meta_gen.c generated/cuda-${CUSHIM_CUDA_VERSION:-13.0}/cushim_meta.c -Iremote -I$fuzz_build/cuda-headers/nvml-13.0/include -lcrypto"
 )
 
 seconds=${FUZZ_SECONDS:-30}
@@ -65,7 +65,7 @@ fi
 
 cflags=(-g -O1 -std=gnu11 -Wall -Wextra -Werror -Wno-deprecated-declarations
         -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-        -Iruntime -Isdk/include -Isdk/include/cushim -Itests/fuzz -Iplugins/faultinject -Iplugins/trace -Iplugins/memlimit -Iplugins/smlimit
+        -Iruntime -Isdk/include -Isdk/include/cushim -Itests/fuzz -Iplugins/faultinject -Iplugins/trace -Iplugins/trace/lib -Iplugins/memlimit -Iplugins/smlimit
         "-Igenerated/cuda-$cuda_version" "-I$cuda_root/include")
 
 group=""

@@ -1,9 +1,10 @@
 /*
  * bench_remote_calls.c - what a forwarded call costs (bench/remote/run.sh): ROUNDS synchronous calls of
- * cuDeviceGetCount (a round trip with one 4-byte output) and of cuMemcpyHtoD_v2 / cuMemcpyDtoH_v2 of SIZE
- * bytes; prints the median and 10th/90th percentiles per call. Run it against the fake driver locally and
- * through the remote plugin to cushim-serve.
- *   bench_remote_calls [ROUNDS=20000] [SIZE=1048576]
+ * cuStreamQuery (a round trip, never cached) and cuDeviceGetCount (an immutable query: answered from the
+ * client's cache after the first), empty kernel launches (ROUNDS launches then cuCtxSynchronize, 15 times:
+ * the time per launch), and COPIES cuMemcpyHtoD_v2 / cuMemcpyDtoH_v2 of SIZE bytes; prints the median and
+ * 10th/90th percentiles. Run it against the fake driver locally and through the remote plugin to cushim-serve.
+ *   bench_remote_calls [ROUNDS=20000] [SIZE=1048576] [COPIES=ROUNDS/20]
  */
 #include <cuda.h>
 #include <stdio.h>
@@ -36,36 +37,71 @@ int main(int argc, char **argv)
 {
     int rounds = argc > 1 ? atoi(argv[1]) : 20000, count = 0;
     size_t size = argc > 2 ? strtoul(argv[2], NULL, 0) : 1 << 20;
+    int big = argc > 3 ? atoi(argv[3]) : rounds / 20 > 0 ? rounds / 20 : 1;
+    static const char ptx[] = ".version 9.0\n.target sm_75\n.address_size 64\n"
+                              ".visible .entry empty(\n\t.param .u32 empty_param_0\n)\n{\n\tret;\n}\n";
+    CUmodule mod;
+    CUfunction fn;
     CUdevice dev;
     CUcontext ctx;
     CUdeviceptr d;
     char *host = calloc(1, size);
     double *t = malloc(sizeof *t * (size_t)rounds);
     if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx) ||
-        cuMemAlloc(&d, size)) {
+        cuMemAlloc(&d, size) || cuModuleLoadData(&mod, ptx) || cuModuleGetFunction(&fn, mod, "empty")) {
         fprintf(stderr, "bench_remote_calls: set-up failed\n");
         return 1;
     }
+    if (big > rounds)
+        t = realloc(t, sizeof *t * (size_t)big);
+    for (int i = 0; i < rounds; i++) {
+        double t0 = now_us();
+        cuStreamQuery(NULL);
+        t[i] = now_us() - t0;
+    }
+    report("cuStreamQuery", t, rounds, 0);
     for (int i = 0; i < rounds; i++) {
         double t0 = now_us();
         cuDeviceGetCount(&count);
         t[i] = now_us() - t0;
     }
     report("cuDeviceGetCount", t, rounds, 0);
-    int big = rounds / 20 > 0 ? rounds / 20 : 1;
+    int arg = 0, reps = 15;
+    void *args[] = { &arg };
+    for (int r = 0; r < reps; r++) {
+        double t0 = now_us();
+        for (int i = 0; i < rounds; i++)
+            cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, NULL, args, NULL);
+        if (cuCtxSynchronize() != CUDA_SUCCESS) {
+            fprintf(stderr, "bench_remote_calls: the launches failed\n");
+            return 1;
+        }
+        t[r] = (now_us() - t0) / rounds;
+    }
+    report("cuLaunchKernel (empty)", t, reps, 0);
+    CUresult bad = CUDA_SUCCESS;
     for (int i = 0; i < big; i++) {
         double t0 = now_us();
-        cuMemcpyHtoD(d, host, size);
+        CUresult r = cuMemcpyHtoD(d, host, size);
         t[i] = now_us() - t0;
+        bad = bad ? bad : r;
     }
-    report("cuMemcpyHtoD", t, big, size);
+    if (bad != CUDA_SUCCESS)
+        printf("cuMemcpyHtoD           of %zu bytes failed: %d\n", size, (int)bad);
+    else
+        report("cuMemcpyHtoD", t, big, size);
     for (int i = 0; i < big; i++) {
         double t0 = now_us();
-        cuMemcpyDtoH(host, d, size);
+        CUresult r = cuMemcpyDtoH(host, d, size);
         t[i] = now_us() - t0;
+        bad = bad ? bad : r;
     }
-    report("cuMemcpyDtoH", t, big, size);
+    if (bad != CUDA_SUCCESS)
+        printf("cuMemcpyDtoH           of %zu bytes failed: %d\n", size, (int)bad);
+    else
+        report("cuMemcpyDtoH", t, big, size);
     cuMemFree(d);
+    cuModuleUnload(mod);
     cuDevicePrimaryCtxRelease(dev);
     return 0;
 }

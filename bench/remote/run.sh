@@ -3,13 +3,15 @@
 # (docs/remote.md, "Transport" and "Measurements"): a synchronous call and 1 MiB copies locally, through the
 # remote plugin to cushim-serve over a unix socket, then the raw unix-socket and TCP-loopback ping-pongs and,
 # where libucx-dev is installed, UCX active messages over shared memory and TCP. Everything is built here
-# with gcc; nothing runs in CI.
-#   ROUNDS=20000 SIZE=1048576 bash bench/remote/run.sh build
+# with gcc; nothing runs in CI. Copies are measured at SIZE (COPIES of them) and at BIG (BIG_COPIES).
+# BEFORE=<another build tree> runs the remote part with that tree's drop-in, plugin and server too, in the same
+# run (before/after a change).
+#   ROUNDS=20000 SIZE=1048576 BIG=268435456 BEFORE=/path/to/main/build bash bench/remote/run.sh build
 set -eu
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
-rounds=${ROUNDS:-20000} size=${SIZE:-1048576}
+rounds=${ROUNDS:-20000} size=${SIZE:-1048576} big=${BIG:-268435456} copies=${COPIES:-1000} big_copies=${BIG_COPIES:-9}
 tmp=$(mktemp -d)
 trap 'kill $server 2>/dev/null; rm -rf "$tmp"' EXIT
 server=
@@ -17,13 +19,28 @@ inc=$(sed -n 's/^CUSHIM_CUDA_INCLUDE:PATH=//p' "$build/CMakeCache.txt")
 gcc -O2 -o "$tmp/calls" "$here/bench_remote_calls.c" -I"$inc" -L"$build/tests/fake" -l:libcuda.so.1
 gcc -O2 -o "$tmp/pingpong" "$here/pingpong.c"
 echo "== local (fake driver)"
-LD_LIBRARY_PATH="$build/tests/fake" "$tmp/calls" "$rounds" "$size"
-echo "== remote (drop-in + remote plugin -> cushim-serve, unix socket)"
-LD_LIBRARY_PATH="$build/tests/fake" "$build/remote/cushim-serve" --listen="unix:$tmp/s.sock" 2> "$tmp/serve.log" &
-server=$!
-for _ in $(seq 100); do [ -S "$tmp/s.sock" ] && break; sleep 0.05; done
-env -u LD_PRELOAD LD_LIBRARY_PATH="$build/dropin" CUSHIM_REAL_LIBCUDA=/nonexistent CUSHIM_LOG=error \
-    CUSHIM_PLUGINS="$build/plugins/remote.so:server=unix:$tmp/s.sock" "$tmp/calls" "$rounds" "$size"
+LD_LIBRARY_PATH="$build/tests/fake" "$tmp/calls" "$rounds" "$size" "$copies"
+LD_LIBRARY_PATH="$build/tests/fake" "$tmp/calls" 1000 "$big" "$big_copies" | grep Memcpy
+remote() {   # remote BUILD_TREE: the same through that tree's drop-in, remote plugin and cushim-serve
+    local b=$1
+    LD_LIBRARY_PATH="$build/tests/fake" "$b/remote/cushim-serve" --listen="unix:$tmp/s.sock" 2> "$tmp/serve.log" &
+    server=$!
+    for _ in $(seq 100); do [ -S "$tmp/s.sock" ] && break; sleep 0.05; done
+    env -u LD_PRELOAD LD_LIBRARY_PATH="$b/dropin" CUSHIM_REAL_LIBCUDA=/nonexistent CUSHIM_LOG=error \
+        CUSHIM_PLUGINS="$b/plugins/remote.so:server=unix:$tmp/s.sock,stats=1" "$tmp/calls" "$rounds" "$size" "$copies"
+    env -u LD_PRELOAD LD_LIBRARY_PATH="$b/dropin" CUSHIM_REAL_LIBCUDA=/nonexistent CUSHIM_LOG=error \
+        CUSHIM_PLUGINS="$b/plugins/remote.so:server=unix:$tmp/s.sock" "$tmp/calls" 1000 "$big" "$big_copies" |
+        grep Memcpy
+    kill $server
+    wait $server 2>/dev/null || true
+    rm -f "$tmp/s.sock"
+}
+if [ -n "${BEFORE:-}" ]; then
+    echo "== remote, before: $BEFORE (drop-in + remote plugin -> cushim-serve, unix socket)"
+    remote "$(cd "$BEFORE" && pwd)"
+fi
+echo "== remote: $build (drop-in + remote plugin -> cushim-serve, unix socket)"
+remote "$build"
 echo "== transports (16-byte payload + 16-byte header; 1 MiB messages each acknowledged)"
 "$tmp/pingpong" unix 16 "$rounds"
 "$tmp/pingpong" tcp 16 "$rounds"

@@ -67,6 +67,7 @@ typedef struct rc_function {
     uint32_t binary;
     char *name;
     uint64_t *func;                  /* RC_MAX_DEVICES server CUfunctions, allocated at the first launch */
+    int max_threads;                 /* its threads per block (cuFuncGetAttribute), 0: not asked yet */
 } rc_function;
 
 static pthread_mutex_t rc_lock = PTHREAD_MUTEX_INITIALIZER;   /* the registry and the caches */
@@ -414,6 +415,30 @@ static int32_t rc_resolve(const void *stub, uint64_t *f)
     return r;
 }
 
+/* A function's threads per block, asked of the server once (0: unknown). */
+static int rc_max_threads(const void *stub, uint64_t f)
+{
+    pthread_mutex_lock(&rc_lock);
+    rc_function *e = rc_find(stub);
+    int max = e ? e->max_threads : 0;
+    pthread_mutex_unlock(&rc_lock);
+    if (max != 0)
+        return max;
+    uint8_t params[256] = {0};
+    int v = 0, *pv = &v;
+    uint32_t a = 0;   /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK */
+    rc_put(&rc.fattr, params, 0, &pv, sizeof pv);
+    rc_put(&rc.fattr, params, 1, &a, sizeof a);
+    rc_put(&rc.fattr, params, 2, &f, sizeof f);
+    if (rc_call(&rc.fattr, params) != 0 || v <= 0)
+        return 0;
+    pthread_mutex_lock(&rc_lock);
+    if ((e = rc_find(stub)) != NULL)
+        e->max_threads = v;
+    pthread_mutex_unlock(&rc_lock);
+    return v;
+}
+
 static int32_t rc_launch(const void *stub, rc_dim3 g, rc_dim3 b, void **args, size_t shmem, void *stream,
                          int per_thread)
 {
@@ -425,6 +450,12 @@ static int32_t rc_launch(const void *stub, rc_dim3 g, rc_dim3 b, void **args, si
     int32_t r = rc_resolve(stub, &f);
     if (r != 0)
         return rc_fail(r);
+    /* the configuration, checked here as the runtime does before the driver sees it: launches may be batched
+       (remote.c), and a batched call's error would come back later, from another call */
+    int max = rc_max_threads(stub, f);
+    if (g.x == 0 || g.y == 0 || g.z == 0 || b.x == 0 || b.y == 0 || b.z == 0 ||
+        (max > 0 && (uint64_t)b.x * b.y * b.z > (uint64_t)max))
+        return rc_fail(rc.e_config);
     const rc_api *api = &rc.launch[per_thread];
     uint8_t params[256] = {0};
     unsigned v[6] = { g.x, g.y, g.z, b.x, b.y, b.z }, sh = (unsigned)shmem;
@@ -731,6 +762,8 @@ int rc_pre(cushim_call *call, const rm_plan *pl, int32_t *result)
             rc_last = 0;
     } else if (id == rc.id_last) {
         rc_last = 0;
+    } else if (id == rc.id_peek && r != 0) {
+        rc_last = r;   /* perhaps a batched call's error, which this answer took: cudaGetLastError gives it too */
     }
     *result = r;
     return 1;

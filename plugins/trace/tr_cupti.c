@@ -26,16 +26,9 @@
  * records of launch, copy and set APIs go to the writer (TR_REC_RTAPI), which
  * links them to our calls by thread and time (tr_link.h).
  *
- * Detached while paused (option gpu_detach, with unhook, callback mode): CUPTI
- * keeps costing a launch ~2.5 us while attached (its GPU records and our
- * callbacks; docs/plugins/trace.md), so gpu_detach seconds into a pause a
- * helper thread flushes CUPTI's buffers (not in a callback: the PyTorch
- * profiler flushes from a thread of its own too; CUPTI's documentation does
- * not say a flush may run inside its callbacks) and the next launch's exit
- * callback detaches it (cuptiFinalize, where
- * NVIDIA's cupti_finalize sample and PyTorch's profiler call it); a resume
- * attaches it again as at start before the hooks are added again. A pause
- * shorter than that leaves it attached.
+ * While paused with unhook=1, what CUPTI does is the pause policy's
+ * (tr_cupti_int.h): the product's, tr_gdetach.c, detaches it gpu_detach
+ * seconds into a pause and attaches it again at the resume.
  *
  * CUPTI timestamps come from our clock (cuptiActivityRegisterTimestampCallback)
  * where CUPTI offers that, else are shifted by the offset measured at start.
@@ -56,89 +49,18 @@
 #include <unistd.h>
 
 #include "cushim/cushim_io.h"
-#include "trace.h"
+#include "tr_cupti.h"
+#include "tr_cupti_int.h"
+#include "tr_record.h"
 
 #if defined(TR_HAVE_CUPTI)
-#include <cupti_activity.h>
-#include <cupti_callbacks.h>
-#include <cupti_driver_cbid.h>
-#include <cupti_runtime_cbid.h>
-#include <cupti_version.h>
 
-typedef CUptiResult (*f_enable)(CUpti_ActivityKind);
-typedef CUptiResult (*f_register)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc);
-typedef CUptiResult (*f_next)(uint8_t *, size_t, CUpti_Activity **);
-typedef CUptiResult (*f_flush)(uint32_t);
-typedef CUptiResult (*f_push)(CUpti_ExternalCorrelationKind, uint64_t);
-typedef CUptiResult (*f_pop)(CUpti_ExternalCorrelationKind, uint64_t *);
-typedef CUptiResult (*f_ts_cb)(CUpti_TimestampCallbackFunc);
-typedef CUptiResult (*f_ts)(uint64_t *);
-typedef CUptiResult (*f_dropped)(CUcontext, uint32_t, size_t *);
-typedef CUptiResult (*f_version)(uint32_t *);
-typedef CUptiResult (*f_subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
-typedef CUptiResult (*f_unsubscribe)(CUpti_SubscriberHandle);
-typedef CUptiResult (*f_enable_cb)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain, CUpti_CallbackId);
 
-#if TR_GPU_AB
-/* The gpu-ab build (tools/build-gpu-bundle.sh: build-gpu/gpuab; the GPU check tracegpuab): while recording is
-   paused with unhook, CUPTI records every driver and runtime call as activity instead - what a tracer built on
-   CUPTI's activity API alone pays (tests/gpu/trace/cupti_activity.c enables the same kinds) - so that one
-   process times --trace-gpu against CUPTI activity tracing in alternating blocks. The API records are counted,
-   not written. Never in a normal build. Once the API kinds have been enabled, disabling them leaves part of
-   their per-call cost in the driver (measured: docs/benchmarks.md); so on resuming, CUPTI is detached
-   (cuptiFinalize, at the exit of the next launch's callback, where NVIDIA's cupti_finalize sample calls it) and
-   attached again as at start: the recording blocks run as --trace-gpu does in a process of its own. */
-static struct {
-    CUpti_SubscriberHandle h;
-    f_enable_cb en;
-    f_enable disable;
-    uint32_t n;
-    struct {
-        CUpti_CallbackDomain dom;
-        CUpti_CallbackId cbid;
-    } cb[512];
-    int api_on;
-    _Atomic int fin_pending, fin_done, busy;
-    _Atomic uint64_t api_records, switches, failures, reattached;
-} ab;
-#endif
 
-static struct {
-    void *lib;
-    f_enable enable;
-    f_register reg;
-    f_next next;
-    f_flush flush;
-    f_push push;
-    f_pop pop;
-    f_dropped dropped;
-    int64_t offset;   /* add to a CUPTI timestamp to get ours */
-    int on;
-    int callbacks;    /* linked through callbacks (else external correlation ids) */
-    f_ts_cb ts_cb;    /* our clock registered (NULL: CUPTI's own, shifted by offset); again on attaching again */
-    CUptiResult (*finalize)(void);   /* cuptiFinalize (NULL: none): detaching, gpu_detach and the gpu-ab build */
-} cu;
+tr_cu_fns tr_cu;
+static const tr_gpause *gp;   /* the pause policy tr_cupti_start was handed */
 static int cu_forked;   /* this is a forked child of a process that had started CUPTI (tr_cupti_fork_child) */
 
-#if !TR_GPU_AB
-/* gpu_detach (see the top of the file): ATTACHED -> PENDING at a pause (tr_cupti_follow) -> FLUSHED when 'due'
-   (gd_main, the flusher thread) -> DETACHING -> DETACHED at the next launch's exit callback (gd_detach, on that
-   thread) -> ATTACHED at the resume; a resume while PENDING or FLUSHED only goes back. The moves to and from
-   PENDING and FLUSHED are made under gd_lock (the flusher holds it while it flushes); FLUSHED -> DETACHING by the
-   callback's compare-and-swap alone. */
-enum { GD_ATTACHED, GD_PENDING, GD_FLUSHED, GD_DETACHING, GD_DETACHED };
-static pthread_mutex_t gd_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t gd_cond;
-static struct {
-    _Atomic int ready;      /* tr_cupti_start succeeded in callback mode and gpu_detach > 0; 0 again when CUPTI
-                               refused a detach or an attachment */
-    _Atomic int state;
-    tr_helper helper;       /* the flusher thread's start */
-    int thread;             /* the flusher thread was asked for (gd_lock) */
-    uint64_t due;           /* PENDING: flushed at this time (tw_mono_ns; gd_lock) */
-    uint64_t grace_ns;
-} gd;
-#endif
 
 /* The traced launch, copy and set calls open on this thread, innermost last (callback mode; deeper than
    TR_CORR_DEPTH: counted, the innermost kept ones stand for them), and the CUPTI correlation id of a
@@ -150,7 +72,7 @@ static __thread uint32_t corr_rt_pending;
 /* CUPTI's attachment a pending id belongs to: a detach (gpu_detach) inside a runtime call skips its exit callback,
    so an id left pending then must not be taken after CUPTI is attached again */
 static __thread uint32_t corr_rt_gen;
-static _Atomic uint32_t corr_gen;
+_Atomic uint32_t tr_corr_gen;
 
 #define TR_CUPTI_BUF (4u * 1024u * 1024u)
 
@@ -163,7 +85,6 @@ static int puts_gpu_work(const char *name)
     return strstr(name, "Launch") || strstr(name, "Memcpy") || strstr(name, "Memset");
 }
 
-#if !TR_GPU_AB
 /* by runtime cbid: 0 not looked at yet, 1 a launch/copy/set API, 2 another; written by whichever thread
    completes a buffer first (the same value each time) */
 static _Atomic unsigned char rt_kind[4096];
@@ -183,7 +104,6 @@ static int rt_launches(uint32_t cbid)
         atomic_store_explicit(&rt_kind[cbid], k, memory_order_relaxed);
     return k == 1;
 }
-#endif
 
 static uint64_t CUPTIAPI ts_ours(void)
 {
@@ -200,7 +120,7 @@ static void CUPTIAPI buf_request(uint8_t **buffer, size_t *size, size_t *max)
 /* a CUPTI timestamp on our clock */
 static uint64_t ts_shift(uint64_t t)
 {
-    return (uint64_t)((int64_t)t + cu.offset);
+    return (uint64_t)((int64_t)t + tr_cu.offset);
 }
 
 static void gpu_rec(tr_gpu *g, const char *name)
@@ -221,7 +141,7 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
     size_t dropped = 0;
     (void)size;
     tr_thread_quiet(1);
-    while (valid > 0 && cu.next(buffer, valid, &r) == CUPTI_SUCCESS) {
+    while (valid > 0 && tr_cu.next(buffer, valid, &r) == CUPTI_SUCCESS) {
         tr_gpu g;
         memset(&g, 0, sizeof g);
         switch (r->kind) {
@@ -270,25 +190,22 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
                 tr_record(TR_REC_CORR, e->correlationId, e->externalId, 0, NULL, 0, NULL, 0);
             break;
         }
-#if TR_GPU_AB
         case CUPTI_ACTIVITY_KIND_DRIVER:
-        case CUPTI_ACTIVITY_KIND_RUNTIME:
-            atomic_fetch_add_explicit(&ab.api_records, 1, memory_order_relaxed);
-            break;
-#else
         case CUPTI_ACTIVITY_KIND_RUNTIME: {
             const CUpti_ActivityAPI *a = (const CUpti_ActivityAPI *)r;
-            uint64_t end = ts_shift(a->end);
+            uint64_t end;
+            if (gp->api_record(r) || r->kind != CUPTI_ACTIVITY_KIND_RUNTIME)   /* the pause policy's first */
+                break;
+            end = ts_shift(a->end);
             if (rt_launches(a->cbid))
                 tr_record(TR_REC_RTAPI, a->correlationId, a->threadId, ts_shift(a->start), &end, sizeof end, NULL, 0);
             break;
         }
-#endif
         default:
             break;
         }
     }
-    if (cu.dropped != NULL && cu.dropped(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped > 0 && tr_st)
+    if (tr_cu.dropped != NULL && tr_cu.dropped(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped > 0 && tr_st)
         atomic_fetch_add(&tr_st->w.gpu_dropped, dropped);
     free(buffer);
 }
@@ -297,60 +214,13 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
    -1 when CUPTI refuses. */
 static int gpu_records_on(void)
 {
-    if (cu.reg(buf_request, buf_complete) != CUPTI_SUCCESS ||
-        cu.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS ||
-        cu.enable(CUPTI_ACTIVITY_KIND_MEMCPY) != CUPTI_SUCCESS || cu.enable(CUPTI_ACTIVITY_KIND_MEMSET) != CUPTI_SUCCESS)
+    if (tr_cu.reg(buf_request, buf_complete) != CUPTI_SUCCESS ||
+        tr_cu.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS ||
+        tr_cu.enable(CUPTI_ACTIVITY_KIND_MEMCPY) != CUPTI_SUCCESS || tr_cu.enable(CUPTI_ACTIVITY_KIND_MEMSET) != CUPTI_SUCCESS)
         return -1;
     return 0;
 }
 
-#if !TR_GPU_AB
-/* The flusher thread: while PENDING, at 'due' CUPTI's records so far are handed over (forced: work still running
-   comes out unfinished and is counted as dropped), then FLUSHED. Quiet: CUDA calls CUPTI makes here are not the
-   application's. */
-static void *gd_main(void *arg)
-{
-    (void)arg;
-    tr_thread_quiet(1);
-    pthread_mutex_lock(&gd_lock);   /* tr_cupti_follow holds it while it starts this thread */
-    for (;;) {
-        struct timespec ts;
-        int want = GD_PENDING;
-        if (atomic_load(&gd.state) != GD_PENDING) {
-            pthread_cond_wait(&gd_cond, &gd_lock);
-            continue;
-        }
-        if (tw_mono_ns() < gd.due) {
-            ts.tv_sec = (time_t)(gd.due / 1000000000ull);
-            ts.tv_nsec = (long)(gd.due % 1000000000ull);
-            pthread_cond_timedwait(&gd_cond, &gd_lock, &ts);
-            continue;
-        }
-        cu.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-        atomic_compare_exchange_strong(&gd.state, &want, GD_FLUSHED);
-    }
-    return NULL;
-}
-
-/* At a launch's exit callback while FLUSHED: CUPTI detached. Work launched since the flush is not drawn. */
-static void gd_detach(void)
-{
-    int want = GD_FLUSHED;
-    CUptiResult r;
-    if (!atomic_compare_exchange_strong(&gd.state, &want, GD_DETACHING))
-        return;
-    r = cu.finalize();
-    if (r == CUPTI_SUCCESS) {
-        atomic_fetch_add(&corr_gen, 1);
-        atomic_fetch_add(&tr_st->w.gpu_detached, 1);
-        atomic_store(&gd.state, GD_DETACHED);
-    } else {   /* still attached: not tried again */
-        atomic_fetch_add(&tr_st->w.gpu_detach_failed, 1);
-        atomic_store(&gd.ready, 0);
-        atomic_store(&gd.state, GD_ATTACHED);
-    }
-}
-#endif
 
 /* CUPTI's entry (and, enabled with it, exit) callback of a launch, copy or set function: its correlation id
    belongs to the traced call open on this thread (see the top of the file). Runs on the calling thread,
@@ -362,23 +232,11 @@ static void CUPTIAPI corr_cb(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackI
     (void)ud, (void)cbid;
     if ((dom != CUPTI_CB_DOMAIN_DRIVER_API && dom != CUPTI_CB_DOMAIN_RUNTIME_API) || d == NULL)
         return;
-#if TR_GPU_AB
-    if (d->callbackSite == CUPTI_API_EXIT && atomic_load_explicit(&ab.fin_pending, memory_order_acquire) &&
-        atomic_exchange(&ab.fin_pending, 0)) {
-        /* CUPTI detaches, its per-call instrumentation with it; tr_cupti_ab_follow attaches again */
-        if (cu.finalize() != CUPTI_SUCCESS)
-            atomic_fetch_add(&ab.failures, 1);
-        atomic_store_explicit(&ab.fin_done, 1, memory_order_release);
-        return;
-    }
-#endif
     if (d->callbackSite != CUPTI_API_ENTER) {
+        if (gp->callback_exit(d->callbackSite == CUPTI_API_EXIT))   /* the pause policy's (a detach) */
+            return;
         if (dom == CUPTI_CB_DOMAIN_RUNTIME_API)
             corr_rt_pending = 0;   /* its driver calls are over */
-#if !TR_GPU_AB
-        if (atomic_load_explicit(&gd.state, memory_order_relaxed) == GD_FLUSHED)
-            gd_detach();
-#endif
         return;
     }
     cur = corr_n == 0 ? 0 : corr_stack[(corr_n < TR_CORR_DEPTH ? corr_n : TR_CORR_DEPTH) - 1];
@@ -386,14 +244,14 @@ static void CUPTIAPI corr_cb(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackI
         if (cur != 0)   /* the shim saw this runtime call: its pre hook pushed it just now */
             tr_record(TR_REC_CORR, d->correlationId, cur, 0, NULL, 0, NULL, 0);
         else
-            corr_rt_pending = d->correlationId, corr_rt_gen = atomic_load_explicit(&corr_gen, memory_order_relaxed);
+            corr_rt_pending = d->correlationId, corr_rt_gen = atomic_load_explicit(&tr_corr_gen, memory_order_relaxed);
         return;
     }
     if (cur == 0)
         return;   /* a driver call the trace does not record */
     tr_record(TR_REC_CORR, d->correlationId, cur, 0, NULL, 0, NULL, 0);
     if (corr_rt_pending != 0) {
-        if (corr_rt_gen == atomic_load_explicit(&corr_gen, memory_order_relaxed))
+        if (corr_rt_gen == atomic_load_explicit(&tr_corr_gen, memory_order_relaxed))
             tr_record(TR_REC_CORR, corr_rt_pending, cur, 0, NULL, 0, NULL, 0);
         corr_rt_pending = 0;
     }
@@ -404,9 +262,9 @@ static void CUPTIAPI corr_cb(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackI
    correlation ids must do. */
 static int corr_callbacks_start(void)
 {
-    f_subscribe sub = (f_subscribe)dlsym(cu.lib, "cuptiSubscribe");
-    f_unsubscribe unsub = (f_unsubscribe)dlsym(cu.lib, "cuptiUnsubscribe");
-    f_enable_cb en = (f_enable_cb)dlsym(cu.lib, "cuptiEnableCallback");
+    f_subscribe sub = (f_subscribe)dlsym(tr_cu.lib, "cuptiSubscribe");
+    f_unsubscribe unsub = (f_unsubscribe)dlsym(tr_cu.lib, "cuptiUnsubscribe");
+    f_enable_cb en = (f_enable_cb)dlsym(tr_cu.lib, "cuptiEnableCallback");
     static const struct {
         CUpti_CallbackDomain dom;
         uint32_t n;
@@ -426,12 +284,7 @@ static int corr_callbacks_start(void)
                     unsub(h);
                 return -1;
             }
-#if TR_GPU_AB
-            if (ab.n < sizeof ab.cb / sizeof ab.cb[0]) {
-                ab.cb[ab.n].dom = doms[k].dom;
-                ab.cb[ab.n++].cbid = cbid;
-            }
-#endif
+            gp->callback_enabled(doms[k].dom, cbid);
             enabled++;
         }
     if (enabled == 0) {
@@ -439,15 +292,11 @@ static int corr_callbacks_start(void)
             unsub(h);
         return -1;
     }
-#if TR_GPU_AB
-    ab.h = h;
-    ab.en = en;
-    if (ab.n < enabled) {   /* more than the switch can turn off: the comparison would not be one */
+    if (gp->subscribed(h, en, enabled) != 0) {
         if (unsub != NULL)
             unsub(h);
         return -1;
     }
-#endif
     return 0;
 }
 
@@ -464,81 +313,17 @@ static void cupti_block_signals(sigset_t *old)
 
 /* After cuptiFinalize: CUPTI attached again as tr_cupti_start attached it - our clock, the buffers and GPU kinds,
    the subscriber. 0, or -1 when CUPTI refuses. */
-static int cupti_attach_again(void)
+int tr_cupti_attach_again(void)
 {
     sigset_t old;
     int rc = -1;
     cupti_block_signals(&old);
-    if ((cu.ts_cb == NULL || cu.ts_cb(ts_ours) == CUPTI_SUCCESS) && gpu_records_on() == 0)
+    if ((tr_cu.ts_cb == NULL || tr_cu.ts_cb(ts_ours) == CUPTI_SUCCESS) && gpu_records_on() == 0)
         rc = corr_callbacks_start();
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return rc;
 }
 
-#if !TR_GPU_AB
-/* A detach under way (DETACHING) ends, within ms milliseconds; the state then */
-static int gd_settled(int ms)
-{
-    for (int i = 0; i < ms && atomic_load(&gd.state) == GD_DETACHING; i++) {
-        struct timespec one = {0, 1000 * 1000};
-        nanosleep(&one, NULL);
-    }
-    return atomic_load(&gd.state);
-}
-
-void tr_cupti_follow(int paused)
-{
-    int q, bad, st;
-    if (!atomic_load_explicit(&gd.ready, memory_order_acquire))
-        return;
-    pthread_mutex_lock(&gd_lock);
-    if (paused) {
-        if (!gd.thread) {   /* the flusher, at the first pause */
-            tr_cond_init_monotonic(&gd_cond);
-            gd.thread = 1;
-            if (tr_helper_thread(&gd.helper, gd_main, NULL) != 0) {
-                atomic_store(&gd.ready, 0);
-                pthread_mutex_unlock(&gd_lock);
-                tr_host->log(tr_st->self, CUSHIM_LOG_WARN, "gpu_detach: no thread to flush CUPTI; it stays attached "
-                             "while paused");
-                return;
-            }
-        }
-        if (atomic_load(&gd.state) == GD_ATTACHED) {
-            gd.due = tw_mono_ns() + gd.grace_ns;
-            atomic_store(&gd.state, GD_PENDING);
-            pthread_cond_signal(&gd_cond);
-        }
-        pthread_mutex_unlock(&gd_lock);
-        return;
-    }
-    st = atomic_load(&gd.state);
-    if (st == GD_PENDING || st == GD_FLUSHED) {   /* not detached yet (a launch may be detaching it now) */
-        int want = st;
-        if (atomic_compare_exchange_strong(&gd.state, &want, GD_ATTACHED)) {
-            pthread_mutex_unlock(&gd_lock);
-            return;
-        }
-    }
-    pthread_mutex_unlock(&gd_lock);
-    if (gd_settled(5000) != GD_DETACHED)
-        return;
-    q = tr_thread_quiet(1);
-    bad = cupti_attach_again() != 0;
-    tr_thread_quiet(q);
-    if (bad) {   /* stays DETACHED: nothing more asked of CUPTI, not even at exit */
-        atomic_store(&gd.ready, 0);
-        atomic_fetch_add(&tr_st->w.gpu_detach_failed, 1);
-        snprintf(tr_st->w.note, sizeof tr_st->w.note, "GPU tracing off after a pause: CUPTI could not be attached "
-                 "again");
-        tr_host->log(tr_st->self, CUSHIM_LOG_WARN, "gpu_detach: CUPTI could not be attached again after a pause; "
-                     "GPU tracing is off from here (the calls are still traced; gpu_detach=0 keeps CUPTI attached)");
-        return;
-    }
-    atomic_fetch_add(&tr_st->w.gpu_attached, 1);
-    atomic_store(&gd.state, GD_ATTACHED);
-}
-#endif
 
 /* In a forked child. CUPTI started in the parent does not carry over: its threads are gone, its locks may be held
    by them, and CUDA itself is unusable in the child of a process that initialised it. So nothing is asked of CUPTI
@@ -548,79 +333,33 @@ void tr_cupti_follow(int paused)
    maybe held by the parent's. */
 void tr_cupti_fork_child(void)
 {
-    if (cu.on) {
-        cu.on = 0;
-        cu.callbacks = 0;
+    if (tr_cu.on) {
+        tr_cu.on = 0;
+        tr_cu.callbacks = 0;
         cu_forked = 1;
     }
     corr_n = 0;
     corr_rt_pending = 0;
-#if !TR_GPU_AB
-    pthread_mutex_init(&gd_lock, NULL);
-    gd.thread = 0;
-    atomic_store(&gd.ready, 0);
-    atomic_store(&gd.state, GD_ATTACHED);
-#endif
+    if (gp != NULL)
+        gp->fork_child();
 }
 
-#if TR_GPU_AB
-/* Called by tr_hooks_follow (its lock held, not on a calling thread) after the hooks follow 'paused'. */
-void tr_cupti_ab_follow(int paused)
-{
-    int bad = 0;
-    if (!cu.on || !cu.callbacks || ab.disable == NULL || paused == ab.api_on)
-        return;
-    atomic_store(&ab.busy, 1);
-    tr_thread_quiet(1);
-    if (paused) {
-        for (uint32_t i = 0; i < ab.n; i++)
-            bad |= ab.en(0, ab.h, ab.cb[i].dom, ab.cb[i].cbid) != CUPTI_SUCCESS;
-        bad |= cu.enable(CUPTI_ACTIVITY_KIND_RUNTIME) != CUPTI_SUCCESS;
-        bad |= cu.enable(CUPTI_ACTIVITY_KIND_DRIVER) != CUPTI_SUCCESS;
-    } else {
-        int waited = 0;
-        bad |= ab.disable(CUPTI_ACTIVITY_KIND_RUNTIME) != CUPTI_SUCCESS;
-        bad |= ab.disable(CUPTI_ACTIVITY_KIND_DRIVER) != CUPTI_SUCCESS;
-        cu.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);   /* the paused block's records counted before the detach */
-        atomic_store(&ab.fin_done, 0);
-        atomic_store(&ab.fin_pending, 1);
-        for (uint32_t i = 0; i < ab.n; i++)   /* the next launch's exit callback detaches CUPTI */
-            bad |= ab.en(1, ab.h, ab.cb[i].dom, ab.cb[i].cbid) != CUPTI_SUCCESS;
-        while (!atomic_load_explicit(&ab.fin_done, memory_order_acquire) && waited++ < 10000) {
-            struct timespec ms = {0, 1000 * 1000};
-            nanosleep(&ms, NULL);
-        }
-        if (!atomic_load(&ab.fin_done)) {   /* no launch in 10 s: left attached (counted as a failure) */
-            atomic_store(&ab.fin_pending, 0);
-            bad = 1;
-        } else {
-            ab.n = 0;   /* the subscriber's callbacks counted again */
-            bad |= cupti_attach_again() != 0;
-            atomic_fetch_add(&ab.reattached, 1);
-        }
-    }
-    tr_thread_quiet(0);
-    ab.api_on = paused;
-    atomic_fetch_add(&ab.switches, 1);
-    if (bad)
-        atomic_fetch_add(&ab.failures, 1);
-    atomic_store(&ab.busy, 0);
-}
-#endif
 
-static int cupti_start_masked(tr_state *st, const char *path, char *err, size_t errlen);
+static int cupti_start_masked(tr_state *st, const char *path, double detach_s, char *err, size_t errlen);
 
-int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
+int tr_cupti_start(tr_state *st, const char *path, double detach_s, const tr_gpause *policy, char *err,
+                   size_t errlen)
 {
     sigset_t old;
     int rc;
+    gp = policy;
     cupti_block_signals(&old);   /* see cupti_block_signals */
-    rc = cupti_start_masked(st, path, err, errlen);
+    rc = cupti_start_masked(st, path, detach_s, err, errlen);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return rc;
 }
 
-static int cupti_start_masked(tr_state *st, const char *path, char *err, size_t errlen)
+static int cupti_start_masked(tr_state *st, const char *path, double detach_s, char *err, size_t errlen)
 {
     char buf[1024];
     if (cu_forked) {
@@ -645,7 +384,7 @@ static int cupti_start_masked(tr_state *st, const char *path, char *err, size_t 
         tries[nt++] = "libcupti.so";
     }
     char why[400] = "";
-    for (int i = 0; i < nt && cu.lib == NULL; i++) {
+    for (int i = 0; i < nt && tr_cu.lib == NULL; i++) {
         /* a path must be a regular file, looked at without blocking: dlopen of a FIFO waits for a writer forever
            (a file replaced in between is left: runtime/loader.c says why the descriptor is not dlopened) */
         if (strchr(tries[i], '/') != NULL) {
@@ -656,32 +395,32 @@ static int cupti_start_masked(tr_state *st, const char *path, char *err, size_t 
                 close(fd);
             why[0] = '\0';   /* another failure (missing) is dlopen's to tell */
         }
-        cu.lib = dlopen(tries[i], RTLD_NOW | RTLD_LOCAL);
+        tr_cu.lib = dlopen(tries[i], RTLD_NOW | RTLD_LOCAL);
     }
-    if (cu.lib == NULL) {
+    if (tr_cu.lib == NULL) {
         const char *e = nt == 1 && why[0] != '\0' ? why : dlerror();
         snprintf(err, errlen, "cannot load CUPTI (%s%s): %s; give cupti=PATH or set CUDA_HOME", tries[0],
                  nt > 1 ? " and the toolkit's defaults" : "", e != NULL ? e : "not found");
         return -1;
     }
-    cu.enable = (f_enable)dlsym(cu.lib, "cuptiActivityEnable");
-    cu.reg = (f_register)dlsym(cu.lib, "cuptiActivityRegisterCallbacks");
-    cu.next = (f_next)dlsym(cu.lib, "cuptiActivityGetNextRecord");
-    cu.flush = (f_flush)dlsym(cu.lib, "cuptiActivityFlushAll");
-    cu.push = (f_push)dlsym(cu.lib, "cuptiActivityPushExternalCorrelationId");
-    cu.pop = (f_pop)dlsym(cu.lib, "cuptiActivityPopExternalCorrelationId");
-    cu.dropped = (f_dropped)dlsym(cu.lib, "cuptiActivityGetNumDroppedRecords");
-    tscb = (f_ts_cb)dlsym(cu.lib, "cuptiActivityRegisterTimestampCallback");
-    ts = (f_ts)dlsym(cu.lib, "cuptiGetTimestamp");
-    cb_name = (f_cbname)dlsym(cu.lib, "cuptiGetCallbackName");
-    if (!cu.enable || !cu.reg || !cu.next || !cu.flush || !cu.push || !cu.pop) {
+    tr_cu.enable = (f_enable)dlsym(tr_cu.lib, "cuptiActivityEnable");
+    tr_cu.reg = (f_register)dlsym(tr_cu.lib, "cuptiActivityRegisterCallbacks");
+    tr_cu.next = (f_next)dlsym(tr_cu.lib, "cuptiActivityGetNextRecord");
+    tr_cu.flush = (f_flush)dlsym(tr_cu.lib, "cuptiActivityFlushAll");
+    tr_cu.push = (f_push)dlsym(tr_cu.lib, "cuptiActivityPushExternalCorrelationId");
+    tr_cu.pop = (f_pop)dlsym(tr_cu.lib, "cuptiActivityPopExternalCorrelationId");
+    tr_cu.dropped = (f_dropped)dlsym(tr_cu.lib, "cuptiActivityGetNumDroppedRecords");
+    tscb = (f_ts_cb)dlsym(tr_cu.lib, "cuptiActivityRegisterTimestampCallback");
+    ts = (f_ts)dlsym(tr_cu.lib, "cuptiGetTimestamp");
+    cb_name = (f_cbname)dlsym(tr_cu.lib, "cuptiGetCallbackName");
+    if (!tr_cu.enable || !tr_cu.reg || !tr_cu.next || !tr_cu.flush || !tr_cu.push || !tr_cu.pop) {
         snprintf(err, errlen, "the CUPTI loaded lacks the activity API's functions");
         return -1;
     }
     {
         /* the activity records are read with this build's struct layouts (CUpti_ActivityKernel10...): a CUPTI
            of an older CUDA major release writes older ones */
-        f_version ver = (f_version)dlsym(cu.lib, "cuptiGetVersion");
+        f_version ver = (f_version)dlsym(tr_cu.lib, "cuptiGetVersion");
         uint32_t v = 0;
         if (ver == NULL || ver(&v) != CUPTI_SUCCESS || v / 10000 < CUPTI_API_VERSION / 10000) {
             snprintf(err, errlen, "the CUPTI loaded has API version %u, this build reads the records of CUDA %u "
@@ -690,113 +429,83 @@ static int cupti_start_masked(tr_state *st, const char *path, char *err, size_t 
             return -1;
         }
     }
-    cu.offset = 0;
+    tr_cu.offset = 0;
     if (tscb == NULL || tscb(ts_ours) != CUPTI_SUCCESS) {
         tscb = NULL;   /* CUPTI's own clock, shifted */
         uint64_t c = 0;
         if (ts != NULL && ts(&c) == CUPTI_SUCCESS)
-            cu.offset = (int64_t)tr_host->now_ns() - (int64_t)c;
+            tr_cu.offset = (int64_t)tr_host->now_ns() - (int64_t)c;
     }
-    cu.ts_cb = tscb;
-    cu.finalize = (CUptiResult(*)(void))dlsym(cu.lib, "cuptiFinalize");
+    tr_cu.ts_cb = tscb;
+    tr_cu.finalize = (CUptiResult(*)(void))dlsym(tr_cu.lib, "cuptiFinalize");
     if (gpu_records_on() != 0) {
         snprintf(err, errlen, "CUPTI refused to enable activity records (another profiler attached?)");
         return -1;
     }
-    cu.callbacks = corr_callbacks_start() == 0;
-    if (!cu.callbacks &&
-        (cu.enable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) != CUPTI_SUCCESS ||
+    tr_cu.callbacks = corr_callbacks_start() == 0;
+    if (!tr_cu.callbacks &&
+        (tr_cu.enable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) != CUPTI_SUCCESS ||
          /* external correlation records precede API activity records only: CUPTI must record the API calls
             too (their records are skipped here), as PyTorch's profiler does */
-         cu.enable(CUPTI_ACTIVITY_KIND_RUNTIME) != CUPTI_SUCCESS || cu.enable(CUPTI_ACTIVITY_KIND_DRIVER) != CUPTI_SUCCESS)) {
+         tr_cu.enable(CUPTI_ACTIVITY_KIND_RUNTIME) != CUPTI_SUCCESS || tr_cu.enable(CUPTI_ACTIVITY_KIND_DRIVER) != CUPTI_SUCCESS)) {
         snprintf(err, errlen, "CUPTI refused to enable activity records (another profiler attached?)");
         return -1;
     }
-#if TR_GPU_AB
-    ab.disable = (f_enable)dlsym(cu.lib, "cuptiActivityDisable");
-    if (!cu.callbacks || ab.disable == NULL || cu.finalize == NULL) {
-        snprintf(err, errlen, "gpu-ab build: CUPTI callbacks, cuptiActivityDisable or cuptiFinalize unavailable: no comparison");
+    if (gp->start(st, detach_s, err, errlen) != 0)   /* the pause policy (a gpu-ab build may refuse) */
         return -1;
-    }
-#endif
-#if !TR_GPU_AB
-    gd.grace_ns = (uint64_t)(st->gpu_detach * 1e9);
-    if (cu.callbacks && st->unhook && st->gpu_detach > 0 && cu.finalize != NULL)
-        atomic_store_explicit(&gd.ready, 1, memory_order_release);
-#endif
-    st->w.gpu_corr = cu.callbacks ? "callbacks" : "activity";
-    if (!cu.callbacks)
+    st->w.gpu_corr = tr_cu.callbacks ? "callbacks" : "activity";
+    if (!tr_cu.callbacks)
         tr_host->log(st->self, CUSHIM_LOG_INFO, "CUPTI has another callback subscriber: GPU work is linked to calls "
                      "through CUPTI's API activity records (every call recorded a second time: slower)");
-    cu.on = 1;
+    tr_cu.on = 1;
     return 0;
 }
 
 void tr_cupti_flush(void)
 {
-    if (cu.on) {
-#if !TR_GPU_AB
-        int st;
-        pthread_mutex_lock(&gd_lock);   /* after a flush under way */
-        st = atomic_load(&gd.state);
-        if (st == GD_PENDING || st == GD_FLUSHED)   /* no detach from here on */
-            atomic_compare_exchange_strong(&gd.state, &st, GD_ATTACHED);
-        pthread_mutex_unlock(&gd_lock);
-        if (gd_settled(2000) != GD_ATTACHED)
+    if (tr_cu.on) {
+        if (gp->before_flush() != 0)
             return;   /* detached: its records were handed over then, and a call now would attach it again */
-#endif
         int q = tr_thread_quiet(1);
-        cu.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        tr_cu.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         tr_thread_quiet(q);
-#if TR_GPU_AB
-        for (int i = 0; i < 2000 && atomic_load(&ab.busy); i++) {   /* a switch under way finishes first (2 s) */
-            struct timespec ms = {0, 1000 * 1000};
-            nanosleep(&ms, NULL);
-        }
-        fprintf(stderr, "cushim trace gpu-ab: %llu API activity records while paused, %llu switches, %llu failed, "
-                "%u callbacks switched, %llu detached and attached again\n",
-                (unsigned long long)atomic_load(&ab.api_records), (unsigned long long)atomic_load(&ab.switches),
-                (unsigned long long)atomic_load(&ab.failures), ab.n, (unsigned long long)atomic_load(&ab.reattached));
-#endif
+        gp->after_flush();
     }
 }
 
 void tr_cupti_push(uint64_t seq)
 {
-    if (cu.callbacks) {
+    if (tr_cu.callbacks) {
         if (corr_n < TR_CORR_DEPTH)
             corr_stack[corr_n] = seq;
         corr_n++;
-    } else if (cu.on) {
-        cu.push(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, seq);
+    } else if (tr_cu.on) {
+        tr_cu.push(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, seq);
     }
 }
 
 void tr_cupti_pop(void)
 {
     uint64_t last;
-    if (cu.callbacks) {
+    if (tr_cu.callbacks) {
         if (corr_n > 0)
             corr_n--;
-    } else if (cu.on) {
-        cu.pop(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+    } else if (tr_cu.on) {
+        tr_cu.pop(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
     }
 }
 
 #else /* !TR_HAVE_CUPTI */
 
-int tr_cupti_start(tr_state *st, const char *path, char *err, size_t errlen)
+int tr_cupti_start(tr_state *st, const char *path, double detach_s, const tr_gpause *policy, char *err,
+                   size_t errlen)
 {
-    (void)st, (void)path;
+    (void)st, (void)path, (void)detach_s, (void)policy;
     snprintf(err, errlen, "this build has no CUPTI headers (cupti_activity.h was not found at build time)");
     return -1;
 }
 void tr_cupti_flush(void) {}
 void tr_cupti_push(uint64_t seq) { (void)seq; }
 void tr_cupti_pop(void) {}
-void tr_cupti_follow(int paused) { (void)paused; }
 void tr_cupti_fork_child(void) {}
-#if TR_GPU_AB
-void tr_cupti_ab_follow(int paused) { (void)paused; }
-#endif
 #endif

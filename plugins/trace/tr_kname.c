@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace.h"
+#include "tr_kname.h"
+#include "tr_plan.h"
 
 /* ---- kernel names: interned strings, a global map, a per-thread cache ---- */
 
@@ -26,6 +27,22 @@ static tr_intern *tr_interned;
 static tr_name_entry *tr_names;           /* open addressing, under tr_names_lock */
 static uint32_t tr_names_cap, tr_names_n;
 _Atomic uint64_t tr_names_gen = 1;         /* bumped when modules are unloaded     */
+
+/* The driver's name functions: API ids (0: not in this build), resolved at start (tr_kernel_names_setup). */
+static struct {
+    uint32_t api_funcgetname, api_kernelgetname, api_getfuncbysymbol, api_getprocaddress;
+    /* cuFuncGetName / cuKernelGetName from the driver's cuGetProcAddress when the tree has no such API (an 11.8 or
+       early 12.x build on a newer driver): resolved at the first name query; 1 = none */
+    _Atomic(void *) drv_funcgetname, drv_kernelgetname;
+} kn;
+
+void tr_kernel_names_setup(void)
+{
+    kn.api_funcgetname = tr_api_id_of("cuFuncGetName");
+    kn.api_kernelgetname = tr_api_id_of("cuKernelGetName");
+    kn.api_getfuncbysymbol = tr_api_id_of("cudaGetFuncBySymbol");
+    kn.api_getprocaddress = tr_api_id_of("cuGetProcAddress");
+}
 
 static const char *tr_intern_str(const char *s)
 {
@@ -100,13 +117,13 @@ typedef int (*tr_getproc_fn)(const char *symbol, void **pfn, int cuda_version, u
 /* A name query function: the tree's API through host->real, else (an 11.8 or early 12.x tree, whose headers
    predate it) the real driver's own, asked of its cuGetProcAddress once (cached in *cache; (void *)1: none).
    Called directly: no hook sees it, as with host->real. */
-static tr_getname_fn name_fn(tr_state *st, uint32_t api, _Atomic(void *) *cache, const char *symbol)
+static tr_getname_fn name_fn(uint32_t api, _Atomic(void *) *cache, const char *symbol)
 {
     if (api != 0)
         return (tr_getname_fn)tr_host->real(api);
     void *p = atomic_load_explicit(cache, memory_order_acquire);
     if (p == NULL) {
-        tr_getproc_fn g = st->api_getprocaddress ? (tr_getproc_fn)tr_host->real(st->api_getprocaddress) : NULL;
+        tr_getproc_fn g = kn.api_getprocaddress ? (tr_getproc_fn)tr_host->real(kn.api_getprocaddress) : NULL;
         void *fn = NULL;
         if (g == NULL || g(symbol, &fn, 12030, 0) != 0)   /* both came with CUDA 12.3 */
             fn = NULL;
@@ -117,23 +134,23 @@ static tr_getname_fn name_fn(tr_state *st, uint32_t api, _Atomic(void *) *cache,
 }
 
 /* The real driver's name of a function (never through hooks). */
-static const char *kernel_name_query(tr_state *st, int launch, const void *key)
+static const char *kernel_name_query(int launch, const void *key)
 {
     const char *name = NULL;
     const void *f = key;
     if (launch == TR_LAUNCH_STUB) {
-        tr_getfunc_fn gf = st->api_getfuncbysymbol ? (tr_getfunc_fn)tr_host->real(st->api_getfuncbysymbol) : NULL;
+        tr_getfunc_fn gf = kn.api_getfuncbysymbol ? (tr_getfunc_fn)tr_host->real(kn.api_getfuncbysymbol) : NULL;
         void *fn = NULL;
         if (gf == NULL || gf(&fn, key) != 0 || fn == NULL)
             return NULL;
         f = fn;
     }
     if (launch != TR_LAUNCH_KERNEL) {
-        tr_getname_fn g = name_fn(st, st->api_funcgetname, &st->drv_funcgetname, "cuFuncGetName");
+        tr_getname_fn g = name_fn(kn.api_funcgetname, &kn.drv_funcgetname, "cuFuncGetName");
         if (g != NULL && g(&name, f) == 0 && name != NULL)
             return name;
     }
-    tr_getname_fn g = name_fn(st, st->api_kernelgetname, &st->drv_kernelgetname, "cuKernelGetName");
+    tr_getname_fn g = name_fn(kn.api_kernelgetname, &kn.drv_kernelgetname, "cuKernelGetName");
     name = NULL;
     if (g != NULL && g(&name, f) == 0 && name != NULL)
         return name;
@@ -147,6 +164,7 @@ const char *tr_kernel_name_slow(tr_state *st, tr_tbuf *tb, int launch, const voi
     uint32_t slot = ptr_hash(key) & (TR_NAME_CACHE - 1);
     const char *name;
     int found;
+    (void)st;   /* the names are the kernel-name part's own (kn, the map); the hooks' call keeps its form */
     if (key == NULL)
         return NULL;
     if (cache == NULL && (cache = tb->prod = calloc(TR_NAME_CACHE, sizeof *cache)) == NULL)
@@ -157,7 +175,7 @@ const char *tr_kernel_name_slow(tr_state *st, tr_tbuf *tb, int launch, const voi
     name = names_get(key, gen, &found);
     pthread_mutex_unlock(&tr_names_lock);
     if (!found) {
-        const char *q = kernel_name_query(st, launch, key);
+        const char *q = kernel_name_query(launch, key);
         pthread_mutex_lock(&tr_names_lock);
         name = q ? tr_intern_str(q) : NULL;
         names_put(key, gen, name);

@@ -13,7 +13,11 @@
 #include <string.h>
 #include <wchar.h>
 
-#include "trace.h"
+#include "tr_control.h"
+#include "tr_nvtx.h"
+#include "tr_record.h"
+
+static _Atomic uint64_t tr_nvtx_ids;   /* nvtxRangeStart ids: the NVTX part's own */
 
 #if defined(TR_HAVE_NVTX)
 #define NVTX_NO_IMPL
@@ -167,7 +171,7 @@ static nvtxRangeId_t start(const tr_nvtx_dom *d, const char *msg)
     uint64_t id;
     if (tr_st == NULL)
         return 0;
-    id = atomic_fetch_add(&tr_st->nvtx_ids, 1) + 1;
+    id = atomic_fetch_add(&tr_nvtx_ids, 1) + 1;
     nvtx_rec(TR_REC_NVTX_START, id, msg, d);
     tr_capture_nvtx_start(tr_st, msg, d->idx, d->name, id);
     return id;
@@ -437,3 +441,14 @@ void tr_nvtx_fork_child(void)
 {
 }
 #endif /* TR_HAVE_NVTX */
+
+static void tr_nvtx_fork(tr_state *st)
+{
+    (void)st;
+    tr_nvtx_fork_child();
+}
+
+const tr_part tr_part_nvtx = {
+    .name = "nvtx",
+    .fork_child = tr_nvtx_fork,
+};

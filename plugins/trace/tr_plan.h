@@ -14,7 +14,12 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "trace.h"
+#include "tr_base.h"
+
+/* Launch kinds of a plan: which parameter names the kernel. */
+#define TR_LAUNCH_FUNC 1        /* a CUfunction parameter                 */
+#define TR_LAUNCH_KERNEL 2      /* a CUkernel parameter                   */
+#define TR_LAUNCH_STUB 3        /* a runtime host stub (const void *func) */
 
 #define TR_BLOB_MAX 4096u     /* bytes kept per pointer parameter */
 

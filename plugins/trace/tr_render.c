@@ -9,202 +9,13 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tr_json.h"   /* tr_c_number */
 #include "tr_render.h"
-#include "tr_stats.h"   /* tr_c_number */
-
-/* ---- text buffer ---- */
-
-void tr_sb_free(tr_sb *sb)
-{
-    free(sb->p);
-    sb->p = NULL;
-    sb->len = sb->cap = 0;
-}
-
-int tr_sb_grow_slow(tr_sb *sb, size_t more)
-{
-    size_t want;
-    char *np;
-    if (sb->oom)
-        return -1;
-    want = sb->cap ? sb->cap : 256;
-    while (want < sb->len + more + 1)
-        want *= 2;
-    if ((np = realloc(sb->p, want)) == NULL) {
-        sb->oom = 1;
-        return -1;
-    }
-    sb->p = np;
-    sb->cap = want;
-    return 0;
-}
-
-static inline int sb_grow(tr_sb *sb, size_t more)
-{
-    if (sb->len + more + 1 <= sb->cap)
-        return 0;
-    return tr_sb_grow_slow(sb, more);
-}
-
-void tr_sb_printf(tr_sb *sb, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-    char small[128];
-    va_start(ap, fmt);
-    n = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    if ((size_t)n < sizeof small) {
-        tr_sb_putn(sb, small, (size_t)n);
-        return;
-    }
-    if (sb_grow(sb, (size_t)n) != 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(sb->p + sb->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    sb->len += (size_t)n;
-}
-
-void tr_sb_u64(tr_sb *sb, uint64_t v)
-{
-    char b[24];
-    int i = (int)sizeof b;
-    do
-        b[--i] = (char)('0' + v % 10);
-    while ((v /= 10) != 0);
-    tr_sb_putn(sb, b + i, sizeof b - (size_t)i);
-}
-
-void tr_sb_i64(tr_sb *sb, int64_t v)
-{
-    if (v < 0) {
-        tr_sb_putn(sb, "-", 1);
-        tr_sb_u64(sb, (uint64_t)0 - (uint64_t)v);
-    } else {
-        tr_sb_u64(sb, (uint64_t)v);
-    }
-}
-
-void tr_sb_hexq(tr_sb *sb, uint64_t v)
-{
-    static const char digits[] = "0123456789abcdef";
-    char b[24];
-    int i = (int)sizeof b;
-    b[--i] = '"';
-    do
-        b[--i] = digits[v & 15];
-    while ((v >>= 4) != 0);
-    b[--i] = 'x';
-    b[--i] = '0';
-    b[--i] = '"';
-    tr_sb_putn(sb, b + i, sizeof b - (size_t)i);
-}
-
-static void sb_uescape(tr_sb *sb, unsigned c)
-{
-    static const char digits[] = "0123456789abcdef";
-    char e[6] = {'\\', 'u', '0', '0', digits[(c >> 4) & 15], digits[c & 15]};
-    tr_sb_putn(sb, e, 6);
-}
-
-/* The length of the well-formed UTF-8 sequence that starts at s[i] and ends before s[lim] (2 to 4), or 0
-   (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF - a strict reader such as Python's rejects
-   the file otherwise). s[i] >= 0x80. */
-static size_t utf8_seq(const char *s, size_t i, size_t lim)
-{
-    unsigned char c = (unsigned char)s[i];
-    size_t k = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : c >= 0xc2 ? 1 : 0, j;
-    int ok = k > 0 && c <= 0xf4 && i + k < lim;
-    if (ok && k > 1) {   /* the second byte's narrower range after E0, ED, F0, F4 */
-        unsigned char c1 = (unsigned char)s[i + 1];
-        ok = c == 0xe0 ? c1 >= 0xa0 : c == 0xed ? c1 < 0xa0 : c == 0xf0 ? c1 >= 0x90 : c == 0xf4 ? c1 < 0x90 : 1;
-    }
-    for (j = 1; ok && j <= k; j++)
-        ok = ((unsigned char)s[i + j] & 0xc0) == 0x80;
-    return ok ? k + 1 : 0;
-}
-
-void tr_sb_json_str(tr_sb *sb, const char *s, size_t n, size_t max)
-{
-    size_t i = 0, run, lim = n < max ? n : max;
-    tr_sb_putn(sb, "\"", 1);
-    while (i < lim) {
-        /* the longest run of characters that need no escape, in one copy */
-        for (run = i; run < lim; run++) {
-            unsigned char c = (unsigned char)s[run];
-            if (c < 0x20 || c == '"' || c == '\\' || c >= 0x7f)
-                break;
-        }
-        if (run > i) {
-            tr_sb_putn(sb, s + i, run - i);
-            i = run;
-            continue;
-        }
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\') {
-            char e[2] = {'\\', (char)c};
-            tr_sb_putn(sb, e, 2);
-        } else if (c < 0x20 || c == 0x7f) {
-            sb_uescape(sb, c);
-        } else {
-            /* keep well-formed UTF-8, escape every other byte alone */
-            size_t k = utf8_seq(s, i, lim);
-            if (k > 0) {
-                tr_sb_putn(sb, s + i, k);
-                i += k - 1;
-            } else {
-                sb_uescape(sb, c);
-            }
-        }
-        i++;
-    }
-    if (n > max)
-        tr_sb_puts(sb, "...");
-    tr_sb_putn(sb, "\"", 1);
-}
-
-size_t tr_str_plain(char *out, size_t cap, const char *s, size_t n, size_t max)
-{
-    size_t i = 0, o = 0, lim = n < max ? n : max;
-    if (cap == 0)
-        return 0;
-    while (i < lim) {
-        unsigned char c = (unsigned char)s[i];
-        size_t k = c < 0x80 ? 1 : utf8_seq(s, i, lim);
-        if (k == 0) {   /* a byte the literal escapes as \u00XX: U+00XX to a JSON reader, two bytes in UTF-8 */
-            if (o + 2 >= cap)
-                break;
-            out[o++] = (char)(0xc0 | c >> 6);
-            out[o++] = (char)(0x80 | (c & 0x3f));
-            i++;
-            continue;
-        }
-        if (o + k >= cap)
-            break;
-        memcpy(out + o, s + i, k);   /* a control byte too: \u00XX is that byte again */
-        o += k;
-        i += k;
-    }
-    if (n > max && i == lim)   /* the cut's mark, after the whole kept text only */
-        for (int d = 0; d < 3 && o + 1 < cap; d++)
-            out[o++] = '.';
-    out[o] = '\0';
-    return o;
-}
-
-void tr_sb_us(tr_sb *sb, uint64_t ns)
-{
-    char f[4] = {'.', (char)('0' + ns % 1000 / 100), (char)('0' + ns % 100 / 10), (char)('0' + ns % 10)};
-    tr_sb_u64(sb, ns / 1000);
-    tr_sb_putn(sb, f, 4);
-}
 
 /* ---- metadata access ---- */
 
@@ -263,21 +74,44 @@ static const char *skip_const(const char *t)
     return t;
 }
 
-static int type_is_float(const char *t)
+/* A C type's name as a renderer row lists it: the whole name, a prefix ("uint" for uint32_t...), or a part of it
+   ("unsigned"). */
+#define TR_T_EXACT 0
+#define TR_T_PREFIX 1
+#define TR_T_CONTAINS 2
+typedef struct tr_type_pat {
+    int mode;           /* TR_T_*; the list ends with text NULL */
+    const char *text;
+    size_t len;
+} tr_type_pat;
+#define TR_T(mode, text) {mode, text, sizeof text - 1}
+
+static const tr_type_pat tr_t_float[] = {TR_T(TR_T_EXACT, "float"), TR_T(TR_T_EXACT, "double"), {0, NULL, 0}};
+static const tr_type_pat tr_t_unsigned[] = {
+    TR_T(TR_T_CONTAINS, "unsigned"), TR_T(TR_T_EXACT, "size_t"), TR_T(TR_T_PREFIX, "uint"),
+    TR_T(TR_T_PREFIX, "cuuint"),     TR_T(TR_T_EXACT, "_Bool"),  TR_T(TR_T_EXACT, "bool"),
+    {0, NULL, 0},
+};
+/* The types whose values, one byte each, are text: a char array in a struct ("char[16]"), a char pointer's bytes. */
+static const tr_type_pat tr_t_text[] = {TR_T(TR_T_EXACT, "char"), TR_T(TR_T_EXACT, "signed char"),
+                                        TR_T(TR_T_EXACT, "unsigned char"), {0, NULL, 0}};
+
+/* Is C type 't' (its leading "const "s aside) one of 'pats'? */
+static int type_in(const char *t, const tr_type_pat *pats)
 {
     t = skip_const(t);
-    return t != NULL && (strcmp(t, "float") == 0 || strcmp(t, "double") == 0);
+    if (t == NULL)
+        return 0;
+    for (const tr_type_pat *p = pats; p->text != NULL; p++)
+        if (p->mode == TR_T_EXACT ? strcmp(t, p->text) == 0
+            : p->mode == TR_T_PREFIX ? strncmp(t, p->text, p->len) == 0
+                                     : strstr(t, p->text) != NULL)
+            return 1;
+    return 0;
 }
 
-static int type_is_unsigned(const char *t)
-{
-    t = skip_const(t);
-    return t != NULL && (strstr(t, "unsigned") != NULL || strcmp(t, "size_t") == 0 || strncmp(t, "uint", 4) == 0 ||
-                         strncmp(t, "cuuint", 6) == 0 || strcmp(t, "_Bool") == 0 || strcmp(t, "bool") == 0);
-}
-
-/* "char", "const char", "char[16]" */
-static int type_is_char(const char *t)
+/* Is 't', or the element type of an array type ("char[16]"), one of tr_t_text? */
+static int type_is_text(const char *t)
 {
     size_t n;
     t = skip_const(t);
@@ -286,8 +120,10 @@ static int type_is_char(const char *t)
     n = strcspn(t, "[");
     while (n > 0 && t[n - 1] == ' ')
         n--;
-    return (n == 4 && strncmp(t, "char", 4) == 0) || (n == 11 && strncmp(t, "signed char", 11) == 0) ||
-           (n == 13 && strncmp(t, "unsigned char", 13) == 0);
+    for (const tr_type_pat *p = tr_t_text; p->text != NULL; p++)
+        if (n == p->len && strncmp(t, p->text, n) == 0)
+            return 1;
+    return 0;
 }
 
 static void r_hex(tr_sb *sb, uint64_t v)
@@ -305,98 +141,171 @@ static void r_bytes(tr_sb *sb, const unsigned char *p, uint32_t n)
     tr_sb_puts(sb, "\"");
 }
 
-static void r_number(tr_sb *sb, const unsigned char *p, uint32_t size, const char *ctype)
+/* One value to render: 'size' bytes at 'p', of a C type, with its enum or struct metadata (NULL: none). */
+typedef struct tr_value {
+    const tr_meta *m;
+    const unsigned char *p;
+    uint32_t size;
+    const char *ctype;
+    const cushim_enum_info *e;
+    const cushim_struct_info *s;
+    int depth;   /* structs within structs: rendered field by field down to 4 */
+} tr_value;
+
+static void v_float(tr_sb *sb, const tr_value *v)
 {
-    if (type_is_float(ctype) && (size == 4 || size == 8)) {
-        double d;
-        if (size == 4) {
-            float f;
-            memcpy(&f, p, 4);
-            d = f;
-        } else {
-            memcpy(&d, p, 8);
-        }
-        char num[64];
-        snprintf(num, sizeof num, "%.9g", d);
-        tr_c_number(num);   /* the program's LC_NUMERIC may say ',' */
-        if (d != d || d - d != 0)   /* NaN, infinities: no JSON number */
-            tr_sb_printf(sb, "\"%s\"", num);
-        else
-            tr_sb_puts(sb, num);
-    } else if (size > 8) {
-        r_bytes(sb, p, size);
-    } else if (type_is_unsigned(ctype)) {
-        tr_sb_u64(sb, rd_u(p, size));
+    double d;
+    char num[64];
+    if (v->size == 4) {
+        float f;
+        memcpy(&f, v->p, 4);
+        d = f;
     } else {
-        tr_sb_i64(sb, rd_s(p, size));
+        memcpy(&d, v->p, 8);
     }
+    snprintf(num, sizeof num, "%.9g", d);
+    tr_c_number(num);   /* the program's LC_NUMERIC may say ',' */
+    if (d != d || d - d != 0)   /* NaN, infinities: no JSON number */
+        tr_sb_printf(sb, "\"%s\"", num);
+    else
+        tr_sb_puts(sb, num);
 }
 
-static void r_enum(tr_sb *sb, const tr_meta *m, const unsigned char *p, uint32_t size, const cushim_enum_info *e)
+static void v_unsigned(tr_sb *sb, const tr_value *v)
 {
-    int64_t v = rd_s(p, size);
-    const char *name = (e != NULL && m->enum_value_name != NULL) ? m->enum_value_name(e, v) : NULL;
+    tr_sb_u64(sb, rd_u(v->p, v->size));
+}
+
+static void v_signed(tr_sb *sb, const tr_value *v)
+{
+    tr_sb_i64(sb, rd_s(v->p, v->size));
+}
+
+static void v_bytes(tr_sb *sb, const tr_value *v)
+{
+    r_bytes(sb, v->p, v->size);
+}
+
+static void v_hex(tr_sb *sb, const tr_value *v)
+{
+    r_hex(sb, rd_u(v->p, v->size));
+}
+
+static void v_enum(tr_sb *sb, const tr_value *v)
+{
+    int64_t x = rd_s(v->p, v->size);
+    const char *name = (v->e != NULL && v->m->enum_value_name != NULL) ? v->m->enum_value_name(v->e, x) : NULL;
     if (name != NULL)
         tr_sb_json_str(sb, name, strlen(name), TR_STR_MAX);
     else
-        tr_sb_i64(sb, v);
+        tr_sb_i64(sb, x);
 }
 
 /* A callback as "0x... SYMBOL" when it is a symbol's address. The symbol's name is the ELF file's: any bytes but
    NUL may stand in it (a '"' ended the JSON string early), so it is escaped as every other string is. */
-static void r_callback(tr_sb *sb, uint64_t v)
+static void v_callback(tr_sb *sb, const tr_value *v)
 {
+    uint64_t x = rd_u(v->p, v->size);
     Dl_info di;
-    if (v != 0 && dladdr((void *)(uintptr_t)v, &di) != 0 && di.dli_sname != NULL &&
-        (uint64_t)(uintptr_t)di.dli_saddr == v) {
+    if (x != 0 && dladdr((void *)(uintptr_t)x, &di) != 0 && di.dli_sname != NULL &&
+        (uint64_t)(uintptr_t)di.dli_saddr == x) {
         char *text = NULL;
-        int n = asprintf(&text, "0x%llx %s", (unsigned long long)v, di.dli_sname);
+        int n = asprintf(&text, "0x%llx %s", (unsigned long long)x, di.dli_sname);
         if (n > 0) {
             tr_sb_json_str(sb, text, (size_t)n, TR_NAME_MAX);   /* as long as a kernel's name (C++'s run long) */
             free(text);
         } else {
-            r_hex(sb, v);
+            r_hex(sb, x);
         }
     } else {
-        r_hex(sb, v);
+        r_hex(sb, x);
     }
 }
 
 static void r_struct(tr_sb *sb, const tr_meta *m, const unsigned char *p, uint32_t avail,
                      const cushim_struct_info *s, int depth);
 
-/* One value of 'size' bytes at 'p' of a given kind. */
-static void r_value(tr_sb *sb, const tr_meta *m, const unsigned char *p, uint32_t size, int kind, const char *ctype,
-                    const cushim_enum_info *e, const cushim_struct_info *s, int depth)
+static void v_struct(tr_sb *sb, const tr_value *v)
 {
-    switch (kind) {
-    case CUSHIM_KIND_SCALAR:
-        r_number(sb, p, size, ctype);
-        break;
-    case CUSHIM_KIND_ENUM:
-        r_enum(sb, m, p, size, e);
-        break;
-    case CUSHIM_KIND_CALLBACK:
-        r_callback(sb, rd_u(p, size));
-        break;
-    case CUSHIM_KIND_HANDLE:
-    case CUSHIM_KIND_DEVPTR:
-    case CUSHIM_KIND_POINTER:
-    case CUSHIM_KIND_STRING:
-        r_hex(sb, rd_u(p, size));
-        break;
-    case CUSHIM_KIND_STRUCT:
-        if (s != NULL && depth < 4)
-            r_struct(sb, m, p, size, s, depth + 1);
-        else
-            r_bytes(sb, p, size);
-        break;
-    default:
-        if (size <= 8)
-            r_hex(sb, rd_u(p, size));
-        else
-            r_bytes(sb, p, size);
+    if (v->s != NULL && v->depth < 4)
+        r_struct(sb, v->m, v->p, v->size, v->s, v->depth + 1);
+    else
+        r_bytes(sb, v->p, v->size);
+}
+
+/* ---- the renderer table ----
+   How one value renders, by its kind (the metadata's CUSHIM_KIND_*) and its C type: the first row that matches
+   wins. This is the one place to extend: a type that needs its own text is a row here, above the row that takes
+   it now (docs/plugins/trace.md "How parameters render"). Where a value comes from is decided elsewhere: which
+   bytes behind a pointer a record keeps, tr_plan.c; which structs have their fields described,
+   codegen/overlay.txt; the bytes of a char array or pointer render as a string (type_is_text: r_blob, r_struct). */
+#define TR_ANY_KIND (-1)
+typedef struct tr_renderer {
+    int kind;                     /* CUSHIM_KIND_*, or TR_ANY_KIND                                   */
+    const tr_type_pat *types;     /* NULL: any type; else the types (type_in)                        */
+    uint32_t size_min, size_max;  /* the value's size in bytes, inclusive; size_max 0: no upper bound */
+    void (*render)(tr_sb *sb, const tr_value *v);
+} tr_renderer;
+
+static const tr_renderer tr_renderers[] = {
+    {CUSHIM_KIND_SCALAR, tr_t_float, 4, 4, v_float},   /* %.9g; NaN and infinities as strings */
+    {CUSHIM_KIND_SCALAR, tr_t_float, 8, 8, v_float},
+    {CUSHIM_KIND_SCALAR, NULL, 9, 0, v_bytes},             /* wider than a register: its bytes in hex */
+    {CUSHIM_KIND_SCALAR, tr_t_unsigned, 0, 0, v_unsigned},
+    {CUSHIM_KIND_SCALAR, NULL, 0, 0, v_signed},
+    {CUSHIM_KIND_ENUM, NULL, 0, 0, v_enum},                /* the enumerator's name, else the number */
+    {CUSHIM_KIND_CALLBACK, NULL, 0, 0, v_callback},        /* "0x... SYMBOL" */
+    {CUSHIM_KIND_HANDLE, NULL, 0, 0, v_hex},
+    {CUSHIM_KIND_DEVPTR, NULL, 0, 0, v_hex},
+    {CUSHIM_KIND_POINTER, NULL, 0, 0, v_hex},              /* a pointer without its bytes */
+    {CUSHIM_KIND_STRING, NULL, 0, 0, v_hex},
+    {CUSHIM_KIND_STRUCT, NULL, 0, 0, v_struct},            /* field by field when described, else its bytes */
+    {TR_ANY_KIND, NULL, 0, 8, v_hex},
+    {TR_ANY_KIND, NULL, 0, 0, v_bytes},
+};
+
+/* The row for a value: the first of tr_renderers that matches. The choice depends only on the kind, the size and
+   the type's text, so it is remembered for a type named by the metadata, whose text lives as long as the process
+   (the host's generated tables; 'key': that text's address, NULL for text made on the stack; 'derived': the type is the pointee of 'key's, not 'key' itself) in tr_render_memo: one
+   word an entry - the address in the low 48 bits, the kind, the size, 'derived' and the row + 1 - so that a
+   renderer racing another reads a whole entry or a miss; a miss only finds the same row again. */
+#define TR_MEMO 256u
+static _Atomic uint64_t tr_render_memo[TR_MEMO];
+_Static_assert(sizeof tr_renderers / sizeof tr_renderers[0] < 16, "tr_render_memo keeps a row + 1 in 4 bits");
+
+static const tr_renderer *renderer_of(int kind, uint32_t size, const char *ctype, const char *key, int derived)
+{
+    uintptr_t a = (uintptr_t)key;
+    uint64_t want = 0;
+    size_t slot = 0;
+    if (key != NULL && a < (1ull << 48) && kind >= 0 && kind < 16 && size < 128) {
+        uint64_t e;
+        want = (uint64_t)a | (uint64_t)kind << 48 | (uint64_t)size << 52 | (uint64_t)(derived != 0) << 59;
+        slot = (size_t)((a >> 4) ^ (a >> 12) ^ size ^ (uint32_t)kind) & (TR_MEMO - 1);
+        e = atomic_load_explicit(&tr_render_memo[slot], memory_order_relaxed);
+        if ((e & ((1ull << 60) - 1)) == want && (e >> 60) != 0)
+            return &tr_renderers[(e >> 60) - 1];
     }
+    for (size_t i = 0; i < sizeof tr_renderers / sizeof tr_renderers[0]; i++) {
+        const tr_renderer *r = &tr_renderers[i];
+        if ((r->kind == TR_ANY_KIND || r->kind == kind) && size >= r->size_min &&
+            (r->size_max == 0 || size <= r->size_max) && (r->types == NULL || type_in(ctype, r->types))) {
+            if (want != 0)
+                atomic_store_explicit(&tr_render_memo[slot], want | (uint64_t)(i + 1) << 60, memory_order_relaxed);
+            return r;
+        }
+    }
+    return NULL;   /* not reached: the last row takes any value */
+}
+
+/* One value of 'size' bytes at 'p' of a given kind, as its row renders it ('key', 'derived': renderer_of). */
+static void r_value(tr_sb *sb, const tr_meta *m, const unsigned char *p, uint32_t size, int kind, const char *ctype,
+                    const cushim_enum_info *e, const cushim_struct_info *s, int depth, const char *key, int derived)
+{
+    const tr_renderer *r = renderer_of(kind, size, ctype, key, derived);
+    tr_value v = {.m = m, .p = p, .size = size, .ctype = ctype, .e = e, .s = s, .depth = depth};
+    if (r != NULL)
+        r->render(sb, &v);
 }
 
 static void r_struct(tr_sb *sb, const tr_meta *m, const unsigned char *p, uint32_t avail,
@@ -415,7 +324,7 @@ static void r_struct(tr_sb *sb, const tr_meta *m, const unsigned char *p, uint32
         tr_sb_puts(sb, ":");
         if (f->array_len > 0) {
             uint32_t esz = f->size / f->array_len;
-            if (esz == 1 && type_is_char(f->type)) {
+            if (esz == 1 && type_is_text(f->type)) {
                 const char *c = (const char *)p + f->offset;
                 tr_sb_json_str(sb, c, strnlen(c, f->array_len), TR_STR_MAX);
                 continue;
@@ -424,12 +333,13 @@ static void r_struct(tr_sb *sb, const tr_meta *m, const unsigned char *p, uint32
             for (uint32_t k = 0; k < f->array_len && k < TR_ARRAY_MAX && esz > 0; k++) {
                 if (k)
                     tr_sb_puts(sb, ",");
-                r_value(sb, m, p + f->offset + k * esz, esz, f->kind, f->type, f->enum_type, f->struct_type, depth);
+                r_value(sb, m, p + f->offset + k * esz, esz, f->kind, f->type, f->enum_type, f->struct_type, depth,
+                        f->type, 0);
             }
             tr_sb_puts(sb, "]");
             continue;
         }
-        r_value(sb, m, p + f->offset, f->size, f->kind, f->type, f->enum_type, f->struct_type, depth);
+        r_value(sb, m, p + f->offset, f->size, f->kind, f->type, f->enum_type, f->struct_type, depth, f->type, 0);
     }
     tr_sb_puts(sb, "}");
 }
@@ -485,7 +395,7 @@ static void r_blob(tr_sb *sb, const tr_meta *m, const cushim_param_info *p, cons
     uint32_t esz;
     int array;
     pointee_of(m, p, &pt);
-    if (type_is_char(pt.ctype) || p->kind == CUSHIM_KIND_STRING) {
+    if (type_is_text(pt.ctype) || p->kind == CUSHIM_KIND_STRING) {
         size_t n = strnlen((const char *)d, b->len);
         if (n == b->len && (b->flags & TR_BLOB_TRUNC))   /* cut short: say so */
             tr_sb_json_str(sb, (const char *)d, n + 1, n);
@@ -506,14 +416,14 @@ static void r_blob(tr_sb *sb, const tr_meta *m, const cushim_param_info *p, cons
         return;
     }
     if (!array) {
-        r_value(sb, m, d, esz, pt.kind, pt.ctype, pt.e, pt.s, 0);
+        r_value(sb, m, d, esz, pt.kind, pt.ctype, pt.e, pt.s, 0, p->canonical_type, 1);
         return;
     }
     tr_sb_puts(sb, "[");
     for (uint32_t k = 0; (uint64_t)(k + 1) * esz <= b->len && k < TR_ARRAY_MAX; k++) {
         if (k)
             tr_sb_puts(sb, ",");
-        r_value(sb, m, d + (size_t)k * esz, esz, pt.kind, pt.ctype, pt.e, pt.s, 0);
+        r_value(sb, m, d + (size_t)k * esz, esz, pt.kind, pt.ctype, pt.e, pt.s, 0, p->canonical_type, 1);
     }
     if (b->count > TR_ARRAY_MAX || (b->flags & TR_BLOB_TRUNC))
         tr_sb_printf(sb, ",\"... %llu in all\"", (unsigned long long)b->count);
@@ -559,7 +469,7 @@ static void r_param(tr_sb *sb, const tr_meta *m, const cushim_param_info *p, con
             r_hex(sb, v);
         return;
     }
-    r_value(sb, m, pv + p->offset, p->size, p->kind, p->canonical_type, e, s, 0);
+    r_value(sb, m, pv + p->offset, p->size, p->kind, p->canonical_type, e, s, 0, p->canonical_type, 0);
 }
 
 const tr_blob *tr_exit_blob(const tr_exit *exit, uint32_t param, tr_exit_inline *one)

@@ -6,13 +6,16 @@
  * event) through the CUPTI correlation id -> our seq map.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tr_rec.h"
 #include "tr_render.h"
-#include "tr_writer_int.h"
+#include "tr_wevents.h"
+#include "tr_wfile.h"
 
 /* Key k's home slot. */
 static uint64_t map_home(const tw_map *m, uint64_t k)
@@ -476,3 +479,36 @@ void tw_on_gpu(tr_writer *w, const tr_rec *r, int last_chance)
     }
 }
 
+/* ---- thread names ---- */
+
+void tw_thread_named(tr_writer *w, tw_thr *t)
+{
+    char path[64], name[64] = "";
+    int fd;
+    if (t->named)
+        return;
+    t->named = 1;
+    snprintf(path, sizeof path, "/proc/self/task/%llu/comm", (unsigned long long)t->tid);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+        ssize_t k = read(fd, name, sizeof name - 1);
+        close(fd);
+        if (k > 0) {
+            name[k] = '\0';
+            name[strcspn(name, "\n")] = '\0';
+        }
+    }
+    if (name[0] == '\0')
+        snprintf(name, sizeof name, "thread %llu", (unsigned long long)t->tid);
+    if (tw_tname_of(w, t->tid) != NULL)   /* named by the program (nvtxNameOsThread) */
+        snprintf(name, sizeof name, "%s", tw_tname_of(w, t->tid));
+    tw_thread_name_event(w, t->tid, name, strlen(name));
+}
+
+void tw_thread_name_event(tr_writer *w, uint64_t tid, const char *name, size_t n)
+{
+    tr_sb_printf(&w->sb, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%llu,\"args\":{\"name\":", w->pid,
+                 (unsigned long long)tid);
+    tr_sb_json_str(&w->sb, name, n, 64);
+    tr_sb_puts(&w->sb, "}}");
+    tw_emit(w);
+}

@@ -22,161 +22,11 @@
 
 #include "cushim/cushim_io.h"
 #include "tr_rec.h"
+#include "tr_wevents.h"
+#include "tr_wfile.h"
 #include "tr_writer.h"
-#include "tr_writer_int.h"
 
-#define TW_OBUF (256u * 1024u)
-#define TW_ZBUF (64u * 1024u)
-
-/* ---- output ---- */
-
-/* Is w->fd still the trace file? The program may close every descriptor (a daemon's start-up does) and open
-   a file of its own that gets the same number: nothing may then be written to it or closed. The file is
-   recognised by its device and inode, checked before every write (one fstat per 256 KiB of JSON) and before
-   the close. 'reopen': when it is not, open the path again (without truncating; never creating it), check
-   that it is the same file, and go on at our offset; a file that was removed or replaced ends the trace there
-   (fd_lost). Left: a close and a reuse of the number between the check and the write that follows it. */
-static int tw_fd_ours(tr_writer *w, int reopen)
-{
-    struct stat st;
-    int fd;
-    if (w->fd >= 0 && fstat(w->fd, &st) == 0 && st.st_dev == w->fd_dev && st.st_ino == w->fd_ino)
-        return 1;
-    w->fd = -1;   /* not ours any more: the number is the program's */
-    if (!reopen || w->fd_lost || w->fd_path == NULL)
-        return 0;
-    /* the same file or nothing: the check below. O_NONBLOCK: a FIFO (the trace's, its reader gone, or one put in
-       its place) fails at once (ENXIO) instead of holding the program's thread; writes block again below. */
-    fd = open(w->fd_path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0 || fstat(fd, &st) != 0 || st.st_dev != w->fd_dev || st.st_ino != w->fd_ino ||
-        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0 ||
-        (S_ISREG(st.st_mode) && lseek(fd, w->fd_off, SEEK_SET) != w->fd_off)) {   /* a pipe has no offset */
-        if (fd >= 0)
-            close(fd);
-        w->fd_lost = 1;
-        return 0;
-    }
-    if (S_ISREG(st.st_mode))
-        (void)flock(fd, LOCK_EX | LOCK_NB);   /* the lock went with the closed descriptor: ours again if free */
-    w->fd = fd;
-    w->fd_reopened++;
-    return 1;
-}
-
-/* The file cannot be written on (err: the errno; 0 when the descriptor is no longer the file's, tw_fd_ours): the
-   trace ends there. Said once, when it happens (w->on_error: the plugin's log, so also with summary=0), and again
-   in the summary - a file cut short is never left unannounced. */
-static void tw_io_fail(tr_writer *w, int err)
-{
-    char msg[512];
-    if (w->io_error)
-        return;
-    w->io_error = 1;
-    w->io_errno = err;
-    if (w->on_error == NULL)
-        return;
-    if (w->fd_lost)
-        snprintf(msg, sizeof msg, "the program closed the trace file '%s', which was then removed or replaced: "
-                 "the trace ends after %lld bytes", w->path ? w->path : "", (long long)w->fd_off);
-    else if (err == 0)
-        snprintf(msg, sizeof msg, "the program closed the trace file '%s' and it cannot be reopened: the trace "
-                 "ends after %lld bytes", w->path ? w->path : "", (long long)w->fd_off);
-    else
-        snprintf(msg, sizeof msg, "writing the trace file '%s': %s; the trace ends after %lld bytes (the summary "
-                 "still counts every call)", w->path ? w->path : "", strerror(err), (long long)w->fd_off);
-    w->on_error(w->on_error_ctx, msg);
-}
-
-static void out_raw(tr_writer *w, const unsigned char *p, size_t n)
-{
-    size_t off = 0;
-    if (n == 0 || w->io_error)
-        return;
-    if (!tw_fd_ours(w, 1)) {
-        tw_io_fail(w, 0);
-        return;
-    }
-    off = cushim_write_all(w->fd, p, n);   /* past the file size limit: EFBIG, never SIGXFSZ */
-    w->fd_off += (off_t)off;
-    if (off < n)
-        tw_io_fail(w, errno);
-}
-
-/* Compresses what is in 'in' (gzip: deflate with its header and trailer), 'end' the last call. */
-static void out_deflate(tr_writer *w, const char *in, size_t n, int end)
-{
-    z_stream *z = w->z;
-    z->next_in = (Bytef *)(uintptr_t)in;
-    z->avail_in = (uInt)n;
-    for (;;) {
-        int rc;
-        z->next_out = w->zbuf;
-        z->avail_out = TW_ZBUF;
-        rc = deflate(z, end ? Z_FINISH : Z_NO_FLUSH);
-        if (rc == Z_STREAM_ERROR) {
-            tw_io_fail(w, EIO);
-            return;
-        }
-        out_raw(w, w->zbuf, TW_ZBUF - z->avail_out);
-        if (end ? rc == Z_STREAM_END : (z->avail_in == 0 && z->avail_out != 0))
-            return;
-    }
-}
-
-static void out_flush(tr_writer *w)
-{
-    if (w->olen == 0)
-        return;
-    if (w->z != NULL)
-        out_deflate(w, w->obuf, w->olen, 0);
-    else
-        out_raw(w, (const unsigned char *)w->obuf, w->olen);
-    w->bytes += w->olen;
-    w->olen = 0;
-}
-
-/* The file's end: the gzip trailer, then the descriptor closed if it is still ours. */
-static void out_close(tr_writer *w)
-{
-    if (w->z != NULL) {
-        out_deflate(w, "", 0, 1);
-        deflateEnd(w->z);
-        free(w->z);
-        w->z = NULL;
-    }
-    if (tw_fd_ours(w, 0) && close(w->fd) != 0 && errno != EINTR)   /* NFS reports a lost write at close */
-        tw_io_fail(w, errno);
-    w->fd = -1;
-}
-
-static void out_put(tr_writer *w, const char *s, size_t n)
-{
-    if (w->obuf == NULL)
-        return;
-    while (n > 0) {
-        size_t room = TW_OBUF - w->olen, k = n < room ? n : room;
-        memcpy(w->obuf + w->olen, s, k);
-        w->olen += k;
-        s += k;
-        n -= k;
-        if (w->olen == TW_OBUF)
-            out_flush(w);
-    }
-}
-
-/* The event in w->sb, then the buffer reset. */
-void tw_emit(tr_writer *w)
-{
-    if (!w->sb.oom && w->sb.len > 0) {
-        out_put(w, w->first ? "\n" : ",\n", w->first ? 1 : 2);
-        out_put(w, w->sb.p, w->sb.len);
-        w->first = 0;
-    }
-    w->sb.len = 0;
-    w->sb.oom = 0;
-    if (w->sb.p)
-        w->sb.p[0] = '\0';
-}
+/* ---- the file ---- */
 
 unsigned long long tw_process_start(void)
 {
@@ -312,7 +162,7 @@ int tw_open(tr_writer *w)
     w->tnames = NULL;
     w->ntnames = w->cap_tnames = 0;
     w->api_series_cap = 0;
-    out_put(w, "{\"traceEvents\":[", 16);
+    tw_out_put(w, "{\"traceEvents\":[", 16);
     tr_sb_printf(&w->sb, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"pid %d "
                  "(cushim trace)\",\"start\":%llu}}", w->pid, w->pid, w->start);
     tw_emit(w);
@@ -329,38 +179,6 @@ fail:
 }
 
 /* ---- records ---- */
-
-void tw_thread_named(tr_writer *w, tw_thr *t)
-{
-    char path[64], name[64] = "";
-    int fd;
-    if (t->named)
-        return;
-    t->named = 1;
-    snprintf(path, sizeof path, "/proc/self/task/%llu/comm", (unsigned long long)t->tid);
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
-        ssize_t k = read(fd, name, sizeof name - 1);
-        close(fd);
-        if (k > 0) {
-            name[k] = '\0';
-            name[strcspn(name, "\n")] = '\0';
-        }
-    }
-    if (name[0] == '\0')
-        snprintf(name, sizeof name, "thread %llu", (unsigned long long)t->tid);
-    if (tw_tname_of(w, t->tid) != NULL)   /* named by the program (nvtxNameOsThread) */
-        snprintf(name, sizeof name, "%s", tw_tname_of(w, t->tid));
-    tw_thread_name_event(w, t->tid, name, strlen(name));
-}
-
-void tw_thread_name_event(tr_writer *w, uint64_t tid, const char *name, size_t n)
-{
-    tr_sb_printf(&w->sb, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%llu,\"args\":{\"name\":", w->pid,
-                 (unsigned long long)tid);
-    tr_sb_json_str(&w->sb, name, n, 64);
-    tr_sb_puts(&w->sb, "}}");
-    tw_emit(w);
-}
 
 /* The summary series of an API, found by name once and then by id. */
 static void api_stat(tr_writer *w, const cushim_api_info *info, uint64_t ns)
@@ -936,11 +754,11 @@ static void finish_locked(tr_writer *w)
         tr_sb_json_str(&w->sb, w->note, strlen(w->note), sizeof w->note);
     }
     tr_sb_puts(&w->sb, "}}\n");
-    out_put(w, w->sb.p ? w->sb.p : "", w->sb.len);
+    tw_out_put(w, w->sb.p ? w->sb.p : "", w->sb.len);
     w->sb.len = 0;
-    out_flush(w);
+    tw_out_flush(w);
     w->busy_ns += tw_mono_ns() - t0;
-    out_close(w);
+    tw_out_close(w);
     if (w->summary)
         write_summary(w);
     atomic_store_explicit(&w->finished, 1, memory_order_release);
@@ -1005,7 +823,7 @@ static void *tw_main(void *arg)
            (a process that is killed, or executes another program, leaves its calls up to its last quiet moment
            there; a .gz file's compressor keeps its own until the end) */
         if (w->rec_bytes == before && w->olen > 0 && w->z == NULL)
-            out_flush(w);
+            tw_out_flush(w);
         pthread_mutex_unlock(&tw_pass_lock);
         if (w->rec_bytes != before || w->defer)   /* deferred: keep refilling the pool at the same pace */
             idle_ms = 1;

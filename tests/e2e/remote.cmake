@@ -4,9 +4,26 @@ add_executable(e2e_remote_loss e2e_remote_loss.c)
 target_include_directories(e2e_remote_loss PRIVATE "${CUSHIM_CUDA_INCLUDE}")
 target_compile_options(e2e_remote_loss PRIVATE ${CUSHIM_WARN_FLAGS})
 target_link_libraries(e2e_remote_loss PRIVATE cushim_fake_cuda)
+add_executable(e2e_remote_fast e2e_remote_fast.c)
+target_include_directories(e2e_remote_fast PRIVATE "${CUSHIM_CUDA_INCLUDE}")
+target_compile_options(e2e_remote_fast PRIVATE ${CUSHIM_WARN_FLAGS})
+target_link_libraries(e2e_remote_fast PRIVATE cushim_fake_cuda pthread)
 add_test(NAME e2e_remote COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/run_remote.sh" "${CMAKE_BINARY_DIR}"
-         "$<TARGET_FILE:vecadd>" "$<TARGET_FILE:e2e_remote_loss>" "${CMAKE_CURRENT_BINARY_DIR}")
+         "$<TARGET_FILE:vecadd>" "$<TARGET_FILE:e2e_remote_loss>" "${CMAKE_CURRENT_BINARY_DIR}"
+         "$<TARGET_FILE:e2e_remote_fast>")
 set_tests_properties(e2e_remote PROPERTIES LABELS "e2e;remote;no_asan" TIMEOUT 120)
+
+# Deployment (docs/remote-deploy.md): cushim serve --fake and cushim run --remote= over a unix socket and over TCP
+# with a token; refused tokens; a server-side memory quota per client; --gpus; cushim apis --remote
+# (run_remote_deploy.sh). The clients have no libcuda on their path.
+add_executable(e2e_remote_quota e2e_remote_quota.c)
+target_include_directories(e2e_remote_quota PRIVATE "${CUSHIM_CUDA_INCLUDE}")
+target_compile_options(e2e_remote_quota PRIVATE ${CUSHIM_WARN_FLAGS})
+target_link_libraries(e2e_remote_quota PRIVATE cushim_fake_cuda)
+add_test(NAME e2e_remote_deploy COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/run_remote_deploy.sh" "${CMAKE_BINARY_DIR}"
+         "$<TARGET_FILE:vecadd>" "$<TARGET_FILE:e2e_remote_quota>" "$<TARGET_FILE:e2e_remote_loss>"
+         "${CMAKE_CURRENT_BINARY_DIR}")
+set_tests_properties(e2e_remote_deploy PROPERTIES LABELS "e2e;remote;no_asan" TIMEOUT 120)
 
 # Runtime-API programs (docs/remote.md, "Runtime-API programs"): e2e_remote_rt registers its fat binary and
 # launches as nvcc's code does, linked only against the runtime (the fake libcudart.so.13); run_remote_rt.sh

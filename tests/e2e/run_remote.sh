@@ -6,10 +6,14 @@
 #      needed: the client asks once per function, the server checks once);
 #   2. the back end is SIGKILLed mid-session: the client's next call fails with CUDA_ERROR_DEVICE_UNAVAILABLE
 #      within seconds (e2e_remote_loss), and the server still serves a new client;
-#   3. a client is SIGKILLed mid-session: its back end ends, the server still serves a new client.
-# Usage: run_remote.sh BUILD_DIR VECADD LOSS_PROGRAM OUT_DIR
+#   3. a client is SIGKILLed mid-session: its back end ends, the server still serves a new client;
+#   4. the fast paths (e2e_remote_fast): vecadd's round trips (29; 36 before batching and pipelined asks), chunked copies around the
+#      chunk size and of 256 MiB, batches (order, an error at the next synchronous call, fork, the flush at
+#      exit), a current context per client thread, and cached answers equal to the server's with only what cannot
+#      change kept.
+# Usage: run_remote.sh BUILD_DIR VECADD LOSS_PROGRAM OUT_DIR FAST_PROGRAM
 set -u
-build=$1 vecadd=$2 loss=$3 out=$4
+build=$1 vecadd=$2 loss=$3 out=$4 fast=$5
 d=$out/remote
 rm -rf "$d" && mkdir -p "$d"
 status=0
@@ -50,6 +54,53 @@ grep -q "driver calls, .* round trips" "$d/remote.err" || fail "no stats line: $
 diff <(sort "$d/local.counts") <(grep -v '^cuFuncGetParamInfo' "$d/remote.counts" | sort) > "$d/counts.diff" ||
     fail "the server's driver saw other calls than a local run: $(cat "$d/counts.diff")"
 grep -q '^cuFuncGetParamInfo' "$d/remote.counts" || fail "the launch's argument sizes were not asked"
+stat_of() {   # stat_of FILE WORDS: the number before WORDS in the stats line
+    sed -nE "s/.*[ (]([0-9]+) $2.*/\1/p" "$1" | head -1
+}
+count_of() {   # count_of COUNTS_FILE API
+    awk -v n="$2" '$1 == n { print $2 }' "$1"
+}
+trips=$(stat_of "$d/remote.err" "round trips") async=$(stat_of "$d/remote.err" "asynchronous")
+[ "${trips:-99}" -le 29 ] && [ "${async:-0}" -ge 3 ] ||
+    fail "vecadd: $(grep 'driver calls' "$d/remote.err") (expected at most 29 round trips: 36 before batching and the pipelined parameter asks)"
+
+# 4. fast paths
+chunk=$((8 << 20))
+start_server "$d/copies.counts" --once
+client "$fast" copies $chunk > "$d/copies.out" 2> "$d/copies.err" || fail "chunked copies: $(cat "$d/copies.err")"
+wait "$server" || fail "the copies' back end exited with $?"
+[ "$(count_of "$d/copies.counts" cuMemcpyHtoD_v2)" = 48 ] && [ "$(count_of "$d/copies.counts" cuMemcpyDtoH_v2)" = 48 ] ||
+    fail "the server ran $(count_of "$d/copies.counts" cuMemcpyHtoD_v2) HtoD and $(count_of "$d/copies.counts" cuMemcpyDtoH_v2) DtoH calls, not 48 each (8 copies of 1, 1, 2, 4 chunks and one of 32)"
+[ "$(stat_of "$d/copies.err" "copy chunks")" = 88 ] || fail "copy chunks: $(grep 'driver calls' "$d/copies.err")"
+start_server "$d/batch.counts"
+client "$fast" batch > "$d/batch.out" 2> "$d/batch.err" || fail "batches: $(cat "$d/batch.err")"
+[ "$(stat_of "$d/batch.err" "batches")" -ge 4 ] 2>/dev/null || fail "batches: $(grep 'driver calls' "$d/batch.err")"
+kill "$server" 2>/dev/null
+wait "$server" 2>/dev/null
+start_server "$d/launch.counts" --once
+client "$fast" launches 1000 > "$d/launch.out" 2> "$d/launch.err" || fail "launches: $(cat "$d/launch.err")"
+wait "$server"
+[ "$(count_of "$d/launch.counts" cuLaunchKernel)" = 1000 ] && [ "$(stat_of "$d/launch.err" "batches")" -ge 4 ] ||
+    fail "1000 launches of over 1 KiB each: the server ran $(count_of "$d/launch.counts" cuLaunchKernel), $(grep 'driver calls' "$d/launch.err") (a batch holds at most 256 KiB)"
+start_server "$d/threads.counts" --once
+client "$fast" threads > "$d/threads.out" 2> "$d/threads.err" || fail "client threads: $(cat "$d/threads.err")"
+wait "$server"
+LD_LIBRARY_PATH="$fake" "$fast" threads > "$d/threads-local.out" 2>&1 || fail "threads locally: $(cat "$d/threads-local.out")"
+start_server "$d/exit.counts" --once
+client "$fast" exit 5 > "$d/exit.out" 2> "$d/exit.err" || fail "exit: $(cat "$d/exit.err")"
+wait "$server"
+[ "$(count_of "$d/exit.counts" cuMemsetD32Async)" = 5 ] ||
+    fail "calls queued at exit: the server ran $(count_of "$d/exit.counts" cuMemsetD32Async) of 5"
+start_server "$d/cache.counts" --once
+client "$fast" cache > "$d/cache.out" 2> "$d/cache.err" || fail "cache: $(cat "$d/cache.err")"
+wait "$server"
+LD_LIBRARY_PATH="$fake" "$fast" cache > "$d/cache-local.out" 2>&1 || fail "cache locally: $(cat "$d/cache-local.out")"
+diff "$d/cache-local.out" "$d/cache.out" > "$d/cache.diff" || fail "cached answers differ: $(head "$d/cache.diff")"
+for api in cuDeviceGetAttribute cuGetErrorName cuDeviceGetCount; do
+    want=$(sed -n "s/^expect $api //p" "$d/cache.out")
+    [ -n "$want" ] && [ "$(count_of "$d/cache.counts" $api)" = "$want" ] ||
+        fail "$api: the server was asked $(count_of "$d/cache.counts" $api) times, $want if only what cannot change is kept"
+done
 
 # 2. the back end dies mid-session
 start_server "$d/loss.counts"

@@ -11,9 +11,9 @@ add_test(NAME stats_files COMMAND sh "${PROJECT_SOURCE_DIR}/tests/unit/stats_fil
   "$<TARGET_FILE:cushim-stats>")
 set_tests_properties(stats_files PROPERTIES TIMEOUT 120 ENVIRONMENT "E2E_OUT=${E2E_OUT}")
 add_executable(stats_scale_test "${PROJECT_SOURCE_DIR}/tests/unit/stats_scale_test.c"
-  "${PROJECT_SOURCE_DIR}/tools/stats-nvtx.c" "${PROJECT_SOURCE_DIR}/plugins/trace/tr_stats.c")
-target_include_directories(stats_scale_test PRIVATE "${PROJECT_SOURCE_DIR}/tools" "${PROJECT_SOURCE_DIR}/plugins/trace")
-target_link_libraries(stats_scale_test PRIVATE PkgConfig::CMOCKA m)
+  "${PROJECT_SOURCE_DIR}/tools/stats-nvtx.c")
+target_include_directories(stats_scale_test PRIVATE "${PROJECT_SOURCE_DIR}/tools")
+target_link_libraries(stats_scale_test PRIVATE trace_text PkgConfig::CMOCKA m)
 target_compile_options(stats_scale_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME stats_scale COMMAND stats_scale_test)
 

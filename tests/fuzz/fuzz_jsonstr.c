@@ -1,6 +1,6 @@
 /*
  * fuzz_jsonstr.c - libFuzzer harness for the trace writer's JSON strings (tr_sb_json_str,
- * plugins/trace/tr_render.c): every string a trace file holds - call parameters (file names, kernel and
+ * plugins/trace/lib/tr_json.c): every string a trace file holds - call parameters (file names, kernel and
  * symbol names), NVTX messages, thread names - passes through it, and those bytes come from the
  * application. The first input byte picks the bound (max), the rest is the string. Checked for every input,
  * by a reader written apart from the writer:
@@ -12,7 +12,7 @@
  *     buffer a prefix of that, cut before a character that does not fit.
  */
 #include "fuzz_common.h"
-#include "tr_render.h"
+#include "tr_json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,7 +7,9 @@
  *   mode & 3 == 0: the payload is a CALL body for that API (the harness writes its id and layout hash first,
  *                  so that the fuzzer reaches the parameter decoding instead of guessing 32-bit hashes);
  *   mode & 3 == 1: the payload is a whole CALL payload (id, hash and all, as a client could send);
- *   mode & 3 == 2: the payload is a message: a 16-byte header, then a CALL or a BATCH of CALLs;
+ *   mode & 3 == 2: the payload is a message: a 16-byte header, then a CALL or a BATCH of CALLs, or what the
+ *                  server decodes before a client is authenticated (rm_auth.h): a HELLO (rm_hello_check) or
+ *                  the proof of the token (AUTH, rm_auth_verify: accepted exactly when it is the HMAC);
  *   mode & 3 == 3: the payload is a REPLY for that API, decoded by a client whose own buffers are sized
  *                  from the call it sent (a hostile server must not make the client write past them).
  * The payload is copied into a heap block of exactly its size (ASan sees a read one past its end). After a
@@ -17,6 +19,7 @@
  * The arena is 4 MiB: a count past it must be refused, never allocated.
  */
 #include "fuzz_common.h"
+#include "rm_auth.h"
 #include "rm_codec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -40,7 +43,10 @@ static int fz_kcheck(void *user, uint64_t func, uint32_t n, const uint32_t *size
     return func == 0xdeadull ? RM_EMALFORMED : RM_OK;   /* a refused launch takes the error path */
 }
 
-static const rm_ctx fz_server_ctx = { .kparam_check = fz_kcheck };
+/* in place from 16 bytes: the decoder's in-place path is reached by inputs of a fuzzer's usual sizes */
+static const rm_ctx fz_server_ctx = { .kparam_check = fz_kcheck, .in_place_min = 16 };
+static const uint8_t *fz_msg;   /* the call being decoded: input byte arrays may point into it */
+static size_t fz_msglen;
 
 static void fz_init(void)
 {
@@ -71,6 +77,22 @@ static void fz_touch(void *p, size_t n)
     FUZZ_CHECK(fz_in_arena(p, n));
     for (size_t i = 0; i < n; i++)
         b[i] = b[i];   /* a write, leaving counts as they were */
+}
+
+/* An input-only byte array read in place: inside the message, read only (the driver only reads it). */
+static int fz_in_msg(const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    return fz_msg != NULL && b >= fz_msg && b <= fz_msg + fz_msglen && n <= (size_t)(fz_msg + fz_msglen - b);
+}
+
+static void fz_read(const void *p, size_t n)
+{
+    volatile const uint8_t *b = p;
+    uint8_t x = 0;
+    for (size_t i = 0; i < n; i++)
+        x ^= b[i];
+    (void)x;
 }
 
 static uint64_t fz_int(const void *p, unsigned size)
@@ -135,7 +157,12 @@ static void fz_check_call(const rm_call *c)
             }
             FUZZ_CHECK(n == c->cap[i]);
             FUZZ_CHECK(elem == 0 || n <= fz_arena.max / elem);
-            fz_touch(ptr, (size_t)n * elem);
+            if (fz_in_msg(ptr, (size_t)n * elem)) {
+                FUZZ_CHECK(mp->dir == CUSHIM_DIR_IN && pl->p[i].elem == 1 && n >= fz_server_ctx.in_place_min);
+                fz_read(ptr, (size_t)n);
+            } else {
+                fz_touch(ptr, (size_t)n * elem);
+            }
             break;
         }
         default:
@@ -160,6 +187,8 @@ static void fz_one_call(const uint8_t *msg, size_t len)
     rm_call c;
     uint32_t status = 0xffff;
     fz_kn = 0;
+    fz_msg = msg;
+    fz_msglen = len;
     int rc = rm_decode_call(fz_plans, msg, len, &fz_arena, &fz_server_ctx, &c, &status);
     FUZZ_CHECK(rc <= 0);
     FUZZ_CHECK((rc == RM_OK) == (status == RM_ST_OK));
@@ -228,7 +257,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         rm_hdr h;
         if (len < sizeof h || rm_hdr_get(msg, &h) != RM_OK || h.length != len - sizeof h)
             break;
-        if (h.kind == RM_MSG_CALL) {
+        if (h.kind == RM_MSG_HELLO) {
+            rm_hello in;
+            uint16_t st = rm_hello_check(&h, msg + sizeof h, &in);
+            FUZZ_CHECK(st == RM_HELLO_OK || st == RM_HELLO_REFUSED_VERSION || st == RM_HELLO_REFUSED_ABI);
+            FUZZ_CHECK(memchr(in.tree, '\0', sizeof in.tree) != NULL);   /* logged as a string */
+        } else if (h.kind == RM_MSG_AUTH) {
+            static const rm_token tok = { .key = "fuzz-token-0123456789", .len = 21 };
+            static const uint8_t nonce[RM_NONCE_BYTES] = { 1, 2, 3 };
+            uint8_t mac[RM_MAC_BYTES];
+            rm_auth_mac(&tok, nonce, mac);
+            int want = h.length == RM_MAC_BYTES && memcmp(mac, msg + sizeof h, RM_MAC_BYTES) == 0;
+            FUZZ_CHECK(rm_auth_verify(&tok, nonce, msg + sizeof h, h.length) == want);
+        } else if (h.kind == RM_MSG_CALL) {
             fz_one_call(msg + sizeof h, h.length);
         } else if (h.kind == RM_MSG_BATCH) {
             rm_rd r = { .p = msg + sizeof h, .len = h.length };

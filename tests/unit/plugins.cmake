@@ -42,10 +42,9 @@ add_test(NAME sml_limits COMMAND sml_limits_test)
 # trace: its renderer, summary maths and buffers alone (trace_render), and the buffers under
 # concurrent producers and a writer (trace_buf_threads).
 set(_tr_dir "${PROJECT_SOURCE_DIR}/plugins/trace")
-add_executable(trace_render_test trace_render_test.c "${_tr_dir}/tr_render.c" "${_tr_dir}/tr_stats.c"
-               "${_tr_dir}/tr_buf.c")
+add_executable(trace_render_test trace_render_test.c "${_tr_dir}/tr_render.c" "${_tr_dir}/tr_buf.c")
 target_include_directories(trace_render_test PRIVATE "${_tr_dir}" "${PROJECT_SOURCE_DIR}/sdk/include")
-target_link_libraries(trace_render_test PRIVATE PkgConfig::CMOCKA m ${CMAKE_DL_LIBS})
+target_link_libraries(trace_render_test PRIVATE trace_text PkgConfig::CMOCKA m ${CMAKE_DL_LIBS})
 target_compile_options(trace_render_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME trace_render COMMAND trace_render_test)
 
@@ -63,10 +62,18 @@ target_compile_options(trace_pool_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME trace_pool COMMAND trace_pool_test)
 set_tests_properties(trace_pool PROPERTIES LABELS concurrency TIMEOUT 60)   # a drain that waits for the lock hangs
 
+# trace: its files follow the layering table in docs/plugins/trace.md ("Parts and layers": no upward include, no
+# circle between modules) and each .c is in its table of source files (tools/check-layers.py, as runtime_layers).
+add_test(NAME trace_layers COMMAND python3 "${PROJECT_SOURCE_DIR}/tools/check-layers.py" "${PROJECT_SOURCE_DIR}" trace)
+
+# trace: bench/cpu/trace_ablate.c (the ablated query hooks, bench only) is plugins/trace/tr_query.c's hook but for
+# its TR_ABLATE blocks, and the product names no TR_ABLATE.
+add_test(NAME trace_ablate_same COMMAND python3 "${CMAKE_CURRENT_SOURCE_DIR}/trace_ablate_same.py" "${PROJECT_SOURCE_DIR}")
+
 # trace: the recording fast path (tr_plan.h, tr_plan_fast) against the general path it replaces.
 add_executable(trace_fast_test trace_fast_test.c "${_tr_dir}/tr_plan.c")
 target_include_directories(trace_fast_test PRIVATE "${_tr_dir}" "${PROJECT_SOURCE_DIR}/sdk/include")
-target_link_libraries(trace_fast_test PRIVATE PkgConfig::CMOCKA)
+target_link_libraries(trace_fast_test PRIVATE trace_text PkgConfig::CMOCKA)
 target_compile_options(trace_fast_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME trace_fast COMMAND trace_fast_test)
 
@@ -74,11 +81,11 @@ add_test(NAME trace_fast COMMAND trace_fast_test)
 # replace, the open-call stack and the unfinished calls written from it.
 find_package(ZLIB REQUIRED)
 add_executable(trace_call_test trace_call_test.c "${_tr_dir}/tr_plan.c" "${_tr_dir}/tr_writer.c"
-  "${_tr_dir}/tr_wevents.c" "${_tr_dir}/tr_render.c" "${_tr_dir}/tr_stats.c" "${_tr_dir}/tr_link.c"
+  "${_tr_dir}/tr_wfile.c" "${_tr_dir}/tr_wevents.c" "${_tr_dir}/tr_render.c" "${_tr_dir}/tr_link.c"
   "${_tr_dir}/tr_buf.c" "${PROJECT_SOURCE_DIR}/tools/stats-nvtx.c")
 target_include_directories(trace_call_test PRIVATE "${_tr_dir}" "${PROJECT_SOURCE_DIR}/sdk/include"
   "${PROJECT_SOURCE_DIR}/tools")
-target_link_libraries(trace_call_test PRIVATE PkgConfig::CMOCKA ZLIB::ZLIB Threads::Threads m)
+target_link_libraries(trace_call_test PRIVATE trace_text PkgConfig::CMOCKA ZLIB::ZLIB Threads::Threads m)
 target_compile_options(trace_call_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME trace_call COMMAND trace_call_test)
 set_tests_properties(trace_call PROPERTIES LABELS concurrency)

@@ -8,3 +8,29 @@ target_link_libraries(rm_codec_test PRIVATE cushim_remote PkgConfig::CMOCKA)
 target_compile_options(rm_codec_test PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-declarations)
 add_test(NAME rm_codec COMMAND rm_codec_test)
 set_tests_properties(rm_codec PROPERTIES LABELS "unit;remote")
+
+# The remote client's cache of immutable answers (plugins/remote/rp_cache.c) over the codec and the plans.
+add_executable(rp_cache_test rp_cache_test.c "${PROJECT_SOURCE_DIR}/plugins/remote/rp_cache.c"
+               "${PROJECT_SOURCE_DIR}/remote/rm_meta_gen.c" "${CUSHIM_GENERATED_DIR}/cushim_meta.c")
+target_include_directories(rp_cache_test PRIVATE "${CUSHIM_GENERATED_DIR}" "${PROJECT_SOURCE_DIR}/sdk/include/cushim"
+                           "${PROJECT_SOURCE_DIR}/plugins/remote" "${CUSHIM_CUDA_INCLUDE}" ${CUSHIM_LIB_INCLUDES})
+target_link_libraries(rp_cache_test PRIVATE cushim_remote PkgConfig::CMOCKA Threads::Threads)
+target_compile_options(rp_cache_test PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-declarations)
+add_test(NAME rp_cache COMMAND rp_cache_test)
+set_tests_properties(rp_cache PROPERTIES LABELS "unit;remote")
+
+# Addresses and the token check (remote/rm_sock.c, remote/rm_auth.c; docs/remote-deploy.md).
+add_executable(rm_auth_test rm_auth_test.c)
+target_link_libraries(rm_auth_test PRIVATE cushim_remote PkgConfig::CMOCKA)
+target_compile_options(rm_auth_test PRIVATE ${CUSHIM_WARN_FLAGS})
+add_test(NAME rm_auth COMMAND rm_auth_test)
+set_tests_properties(rm_auth PROPERTIES LABELS "unit;remote")
+
+# The back end's worker per client thread (remote/rm_workers.c): one thread each, the least recently used one
+# evicted past RM_MAX_WORKERS.
+add_executable(rm_workers_test rm_workers_test.c "${PROJECT_SOURCE_DIR}/remote/rm_workers.c")
+target_include_directories(rm_workers_test PRIVATE "${PROJECT_SOURCE_DIR}/remote")
+target_link_libraries(rm_workers_test PRIVATE PkgConfig::CMOCKA Threads::Threads)
+target_compile_options(rm_workers_test PRIVATE ${CUSHIM_WARN_FLAGS})
+add_test(NAME rm_workers COMMAND rm_workers_test)
+set_tests_properties(rm_workers PROPERTIES LABELS "unit;remote;concurrency")

@@ -380,6 +380,10 @@ static void check_outputs(const rm_plan *pl, const side *cl, const rm_call *sv, 
     }
 }
 
+/* The server's context of a round: odd rounds read input byte arrays in place in the message. */
+static const rm_ctx server_in_place = { .in_place_min = 1 };
+static int in_place_round;
+
 static int round_trip(const rm_plan *pl)
 {
     side cl;
@@ -396,7 +400,7 @@ static int round_trip(const rm_plan *pl)
     rc = rm_encode_call(pl, cl.params, &ctx, &w, &cc);
     if (rc != RM_OK)
         fail_msg("%s: encode failed (%d)", pl->info->name, rc);
-    rc = rm_decode_call(plans, w.p, w.len, &arena, NULL, &sc, &status);
+    rc = rm_decode_call(plans, w.p, w.len, &arena, in_place_round ? &server_in_place : NULL, &sc, &status);
     if (rc != RM_OK || status != RM_ST_OK)
         fail_msg("%s: server decode failed (%d, status %u) on %zu bytes", pl->info->name, rc, status, w.len);
     assert_ptr_equal(sc.plan, pl);
@@ -437,8 +441,10 @@ static void test_table(void **state)
         const rm_plan *pl = &plans->all[i];
         if (!carried(pl))
             continue;
-        for (int r = 0; r < 6; r++)
+        for (int r = 0; r < 6; r++) {
+            in_place_round = r & 1;
             round_trip(pl);
+        }
         apis++;
     }
     print_message("[          ] %u APIs round-tripped 6 times each\n", apis);
@@ -678,6 +684,145 @@ static void test_classification(void **state)
             assert_non_null(plans->all[i].reason);
 }
 
+/* Zero copy: a large input is referenced by the client's writer (sent from the program's buffer with iovecs)
+   and read in place by the server; the bytes the driver sees are the program's either way. */
+static void test_zero_copy(void **state)
+{
+    (void)state;
+    const rm_plan *pl = plan_named("cuMemcpyHtoD_v2");
+    size_t n = 1u << 20;
+    uint8_t *src = malloc(n), *msg = malloc(n + 64);
+    struct { uint64_t dst; const void *src; size_t count; } params = { 0x1000, src, n };
+    _Static_assert(sizeof params == 24, "cushim_params_cuMemcpyHtoD_v2");
+    rm_wr w;
+    rm_call cc, sc;
+    uint32_t status;
+    const rm_ctx in_place = { .in_place_min = RM_REF_MIN };
+    rnd_fill(src, n);
+    rm_wr_init(&w, 0);
+    w.allow_ref = 1;
+    assert_int_equal(rm_encode_call(pl, &params, &ctx, &w, &cc), RM_OK);
+    assert_ptr_equal(w.ref, src);   /* not copied */
+    assert_int_equal(w.ref_len, n);
+    assert_true(w.len < 64);
+    assert_int_equal(rm_wr_payload_len(&w), w.len + n);
+    memcpy(msg, w.p, w.ref_at);   /* what writev puts on the wire */
+    memcpy(msg + w.ref_at, src, n);
+    memcpy(msg + w.ref_at + n, w.p + w.ref_at, w.len - w.ref_at);
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(rm_decode_call(plans, msg, w.len + n, &arena, k ? &in_place : NULL, &sc, &status), RM_OK);
+        const uint8_t *got;
+        memcpy(&got, (uint8_t *)sc.params + 8, sizeof got);
+        assert_memory_equal(got, src, n);
+        if (k)
+            assert_ptr_equal(got, msg + w.ref_at);   /* in place in the message */
+        else
+            assert_true(got >= arena.base && got < arena.base + arena.used);
+        rm_arena_reset(&arena);
+    }
+    w.allow_ref = 0;   /* a writer that does not allow it (a batch): copied */
+    rm_wr_reset(&w);
+    assert_int_equal(rm_encode_call(pl, &params, &ctx, &w, &cc), RM_OK);
+    assert_null(w.ref);
+    assert_int_equal(w.len, 8 + 8 + 8 + 1 + n);
+    rm_wr_free(&w);
+    free(src);
+    free(msg);
+}
+
+/* The asynchronous class (docs/remote.md, "Fast paths"): what it holds, and that no call with an output or a
+   host pointer the program could change afterwards is in it. */
+static void test_async_class(void **state)
+{
+    (void)state;
+    uint32_t meta = 0, special = 0;
+    for (uint32_t i = 0; i < plans->count; i++) {
+        const rm_plan *pl = &plans->all[i];
+        if (!pl->async)
+            continue;
+        if (getenv("RM_TEST_LIST"))
+            print_message("[          ] async %s (%s)\n", pl->info->name, pl->async_reason);
+        meta += pl->async == RM_ASYNC_META;
+        special += pl->async == RM_ASYNC_SPECIAL;
+        assert_int_equal(pl->info->library, CUSHIM_LIB_DRIVER);
+        assert_true(pl->ret_status);
+        assert_non_null(pl->async_reason);
+        assert_true(pl->cls == RM_CLASS_FORWARD || pl->cls == RM_CLASS_HAND);
+        assert_int_equal(pl->cache, RM_CACHE_NO);
+        assert_false(pl->info->categories & (CUSHIM_CAT_QUERY | CUSHIM_CAT_ALLOC));
+        for (uint32_t k = 0; k < pl->nparams; k++) {
+            const cushim_param_info *p = &pl->info->params[k];
+            /* the metadata, not the plan: an output or a host pointer the walker mislabelled fails here */
+            if (p->kind == CUSHIM_KIND_POINTER || p->kind == CUSHIM_KIND_STRING) {
+                assert_int_equal(p->dir, CUSHIM_DIR_IN);
+                assert_int_equal(pl->async, RM_ASYNC_SPECIAL);   /* by metadata: values only */
+                assert_true(pl->p[k].op == RM_OP_KPARAMS || pl->p[k].op == RM_OP_NULL_ONLY ||
+                            (pl->p[k].op == RM_OP_ARRAY && pl->p[k].dir == CUSHIM_DIR_IN));
+            }
+            assert_true(p->dir != CUSHIM_DIR_OUT && p->dir != CUSHIM_DIR_INOUT);
+            assert_int_not_equal(p->kind, CUSHIM_KIND_CALLBACK);
+        }
+    }
+    print_message("[          ] asynchronous: %u by metadata, %u by rm_special.c\n", meta, special);
+    static const char *const async[] = { "cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx",
+                                         "cuLaunchCooperativeKernel", "cuMemsetD8Async", "cuMemsetD32Async_ptsz",
+                                         "cuMemcpyDtoDAsync_v2", "cuEventRecord", "cuEventRecordWithFlags",
+                                         "cuStreamWaitEvent", "cuGraphLaunch", "cuMemsetD2D8Async" };
+    static const char *const sync[] = { "cuStreamSynchronize", "cuStreamQuery", "cuEventQuery", "cuEventSynchronize",
+                                        "cuCtxSynchronize", "cuMemcpyHtoDAsync_v2", "cuMemcpyDtoHAsync_v2",
+                                        "cuMemcpyHtoD_v2", "cuMemcpyDtoD_v2", "cuMemAllocAsync", "cuMemsetD8_v2",
+                                        "cuLaunchHostFunc", "cuStreamAddCallback", "cuStreamBeginCapture_v2",
+                                        "cuStreamEndCapture", "cuStreamDestroy_v2", "cuEventCreate",
+                                        "cuMemcpy2DAsync_v2", "cuMemcpyAsync", "cuDeviceGetCount" };
+    for (size_t i = 0; i < sizeof async / sizeof async[0]; i++)
+        assert_true(plan_named(async[i])->async != RM_ASYNC_NO || (print_message("%s\n", async[i]), 0));
+    for (size_t i = 0; i < sizeof sync / sizeof sync[0]; i++)
+        assert_true(plan_named(sync[i])->async == RM_ASYNC_NO || (print_message("%s\n", sync[i]), 0));
+    assert_true(meta >= 20 && special >= 6);
+}
+
+/* Answers the client keeps: immutable queries only, each with its outputs; the chunkable copies. */
+static void test_cache_and_chunk_class(void **state)
+{
+    (void)state;
+    static const char *const forever[] = { "cuDeviceGetCount", "cuDeviceGet", "cuDeviceGetAttribute",
+                                           "cuDeviceGetName", "cuDeviceGetUuid_v2", "cuDeviceTotalMem_v2",
+                                           "cuDriverGetVersion", "cuGetErrorName", "cuGetErrorString" };
+    static const char *const never[] = { "cuMemGetInfo_v2", "cuCtxGetCurrent", "cuCtxGetDevice", "cuStreamQuery",
+                                         "cuMemAlloc_v2", "cuPointerGetAttribute", "cuCtxGetLimit",
+                                         "cuDevicePrimaryCtxGetState", "cuModuleGetFunction", "cuEventElapsedTime" };
+    for (size_t i = 0; i < sizeof forever / sizeof forever[0]; i++)
+        assert_int_equal(plan_named(forever[i])->cache, RM_CACHE_PROCESS);
+    for (size_t i = 0; i < sizeof never / sizeof never[0]; i++)
+        assert_int_equal(plan_named(never[i])->cache, RM_CACHE_NO);
+    assert_int_equal(plan_named("cuFuncGetAttribute")->cache, RM_CACHE_FUNC);
+    assert_int_equal(plan_named("cuFuncSetAttribute")->cache, RM_CACHE_FORGET);
+    assert_int_equal(plan_named("cuModuleUnload")->cache, RM_CACHE_FORGET);
+    const rm_plan *ga = plan_named("cuDeviceGetAttribute");
+    assert_int_equal(ga->cache_skip_param, 1);
+    assert_int_equal(ga->cache_skip_value, 20);   /* CU_DEVICE_ATTRIBUTE_COMPUTE_MODE */
+    for (uint32_t i = 0; i < plans->count; i++) {
+        const rm_plan *pl = &plans->all[i];
+        if (pl->cache == RM_CACHE_PROCESS || pl->cache == RM_CACHE_FUNC) {   /* a query: nothing it changes */
+            assert_true(pl->ret_status);
+            assert_int_equal(pl->async, RM_ASYNC_NO);
+            for (uint32_t k = 0; k < pl->nparams; k++)
+                assert_true(pl->p[k].op != RM_OP_ARRAY || pl->p[k].dir == CUSHIM_DIR_OUT);
+        }
+        if (pl->chunk_host >= 0) {
+            assert_int_equal(pl->p[pl->chunk_host].elem, 1);
+            assert_int_equal(pl->p[pl->chunk_dev].op, RM_OP_VALUE);
+            assert_int_equal(pl->p[pl->chunk_count].op, RM_OP_VALUE);
+            assert_int_equal(pl->info->params[pl->chunk_dev].kind, CUSHIM_KIND_DEVPTR);
+        }
+    }
+    assert_int_equal(plan_named("cuMemcpyHtoD_v2")->chunk_host, 1);
+    assert_int_equal(plan_named("cuMemcpyDtoH_v2")->chunk_host, 0);
+    assert_int_equal(plan_named("cuMemcpyHtoDAsync_v2")->chunk_host, 1);
+    assert_int_equal(plan_named("cuMemcpyDtoD_v2")->chunk_host, -1);
+    assert_int_equal(plan_named("cuMemcpyHtoA_v2")->chunk_host, -1);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -708,6 +853,9 @@ int main(void)
         cmocka_unit_test(test_image_sizes),
         cmocka_unit_test(test_batch),
         cmocka_unit_test(test_classification),
+        cmocka_unit_test(test_async_class),
+        cmocka_unit_test(test_zero_copy),
+        cmocka_unit_test(test_cache_and_chunk_class),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

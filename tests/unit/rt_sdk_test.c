@@ -388,6 +388,54 @@ static void test_call_real(void **state)
     assert_int_equal(fake_alloc_calls, 2);
 }
 
+/* call (1.2, the remoting's back end): the same params struct, but through our exported wrapper, so a pre hook
+   sees the call and can refuse it (a server-side quota); call_real still bypasses it. */
+static int quota_pre_calls;
+static int quota_pre(cushim_call *c, void *u, uint64_t *s)
+{
+    (void)u, (void)s;
+    quota_pre_calls++;
+    if (((cushim_params_cuMemAlloc_v2 *)c->params)->bytesize > 100) {
+        cushim_call_set_result(c, CUDA_ERROR_OUT_OF_MEMORY);
+        return CUSHIM_SKIP;
+    }
+    return CUSHIM_CONTINUE;
+}
+
+static void test_call_hooked(void **state)
+{
+    (void)state;
+    CUdeviceptr d = 0;
+    CUresult r = CUDA_ERROR_UNKNOWN;
+    assert_true(CUSHIM_HOST_HAS(host, call));
+    cushim_plugin *p = rt_test_plugin("call-test");
+    rt_record_real(CUSHIM_API_cuMemAlloc_v2, (void *)fake_alloc);
+    uint64_t g;
+    assert_int_equal(rt_hook(p, CUSHIM_API_cuMemAlloc_v2, 0, quota_pre, NULL, NULL, &g), CUSHIM_OK);
+    int before = fake_alloc_calls;
+    cushim_params_cuMemAlloc_v2 pa = {.dptr = &d, .bytesize = 21};
+    assert_int_equal(host->call(CUSHIM_API_cuMemAlloc_v2, &pa, &r), CUSHIM_OK);
+    assert_int_equal(r, CUDA_SUCCESS);
+    assert_int_equal(d, 42);
+    assert_int_equal(quota_pre_calls, 1);
+    assert_int_equal(fake_alloc_calls, before + 1);
+    pa.bytesize = 1000;   /* refused by the hook: the real function is not called */
+    assert_int_equal(host->call(CUSHIM_API_cuMemAlloc_v2, &pa, &r), CUSHIM_OK);
+    assert_int_equal(r, CUDA_ERROR_OUT_OF_MEMORY);
+    assert_int_equal(quota_pre_calls, 2);
+    assert_int_equal(fake_alloc_calls, before + 1);
+    assert_int_equal(host->call_real(CUSHIM_API_cuMemAlloc_v2, &pa, &r), CUSHIM_OK);   /* no hooks */
+    assert_int_equal(r, CUDA_SUCCESS);
+    assert_int_equal(d, 2000);
+    assert_int_equal(quota_pre_calls, 2);
+    assert_int_equal(fake_alloc_calls, before + 2);
+    assert_int_equal(host->call(CUSHIM_API_ID_LIMIT, &pa, &r), CUSHIM_EINVAL);
+    assert_int_equal(host->call(CUSHIM_API_cuMemAlloc_v2, NULL, &r), CUSHIM_EINVAL);
+    assert_int_equal(host->call(CUSHIM_API_cuMemAlloc_v2, &pa, NULL), CUSHIM_EINVAL);
+    assert_int_equal(quota_pre_calls, 2);
+    assert_int_equal(host->hooks_remove(p, g), CUSHIM_OK);
+}
+
 /* Result names from the generated tables (cushim_results.inc). */
 static void test_result_names(void **state)
 {
@@ -514,6 +562,7 @@ int main(void)
         cmocka_unit_test(test_tls),
         cmocka_unit_test(test_misc_slots),
         cmocka_unit_test(test_call_real),
+        cmocka_unit_test(test_call_hooked),
         cmocka_unit_test(test_result_names),
         cmocka_unit_test(test_sync),
     };

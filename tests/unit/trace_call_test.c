@@ -32,7 +32,8 @@
 
 #include "stats-nvtx.h"
 #include "tr_plan.h"
-#include "tr_writer_int.h"
+#include "tr_wevents.h"
+#include "tr_writer.h"
 
 /* tr_plan.c's other functions read the host; these tests call only tr_plan_fast and tr_open_find. */
 const cushim_host *tr_host;

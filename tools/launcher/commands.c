@@ -113,8 +113,29 @@ int ln_cmd_usage(const ln_where *w, int argc, char **argv)
 
 /* 'apis [GLOB]': apis.tsv's header line, then each API whose exported name (the second column) matches GLOB as
    a shell 'case' pattern does (fnmatch without flags: '*' matches '/' and a leading '.'). Comments skipped. */
+/* cushim apis --remote [GLOB]: cushim-serve classifies with the shim's metadata (remote/rm_plan.c), as the
+   remote plugin and the back end do. */
+static int apis_remote(const ln_where *w, int argc, char **argv)
+{
+    if (argc > 1)
+        ln_bad("apis", "at most one GLOB");
+    if (argc == 1)
+        ln_help_or_bad(w, "apis", argv[0]);
+    if (w->serve == NULL || w->shim == NULL)
+        ln_die("--remote needs cushim-serve and libcushim.so (cushim where)");
+    char *args[] = {w->serve, ln_fmt("--shim=%s", w->shim), argc == 1 ? ln_fmt("--apis=%s", argv[0]) : "--apis",
+                    NULL};
+    unsetenv("LD_PRELOAD");
+    unsetenv("CUSHIM_PLUGINS");   /* only the metadata is read: no plugin needs to load */
+    fflush(stdout);
+    execv(w->serve, args);
+    ln_die("%s: %s", w->serve, strerror(errno));
+}
+
 int ln_cmd_apis(const ln_where *w, int argc, char **argv)
 {
+    if (argc > 0 && strcmp(argv[0], "--remote") == 0)
+        return apis_remote(w, argc - 1, argv + 1);
     if (argc > 1)
         ln_bad("apis", "at most one GLOB");
     if (argc == 1)

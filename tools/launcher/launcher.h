@@ -26,6 +26,7 @@ typedef struct ln_where {
     char *stats;      /* the cushim-stats helper                                                */
     char *usage;      /* memlimit's cushim-usage helper                                         */
     char *apis;       /* apis.tsv, the interposed APIs of this build                           */
+    char *serve;      /* cushim-serve, the remoting's server (cushim serve, cushim apis --remote) */
 } ln_where;
 
 void ln_where_find(ln_where *w);
@@ -59,11 +60,12 @@ int ln_cmd_where(const ln_where *w, int argc, char **argv);
 int ln_cmd_stats(const ln_where *w, int argc, char **argv);
 int ln_cmd_usage(const ln_where *w, int argc, char **argv);
 int ln_cmd_flight(const ln_where *w, int argc, char **argv);   /* flight.c, with its usage text */
+int ln_cmd_serve(const ln_where *w, int argc, char **argv);    /* serve.c */
 extern const char ln_help_flight[];
 
 /* Usage texts (help.c). */
 extern const char ln_help_main[], ln_help_run[], ln_help_plugins[], ln_help_apis[], ln_help_version[],
-    ln_help_stats[], ln_help_where[], ln_help_usage[];
+    ln_help_stats[], ln_help_where[], ln_help_usage[], ln_help_serve[];
 void ln_help_run_more(const ln_where *w, FILE *f);
 
 /* ---- growable strings and values (util.c) ---- */

@@ -14,6 +14,7 @@
 
 static const ln_command ln_commands[] = {
     {"run", ln_cmd_run, ln_help_run, ln_help_run_more},
+    {"serve", ln_cmd_serve, ln_help_serve, ln_help_run_more},
     {"plugins", ln_cmd_plugins, ln_help_plugins, NULL},
     {"apis", ln_cmd_apis, ln_help_apis, NULL},
     {"version", ln_cmd_version, ln_help_version, NULL},

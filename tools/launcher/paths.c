@@ -88,6 +88,8 @@ void ln_where_find(ln_where *w)
                           ln_fmt("%s/tools/cushim-stats", build), (char *)NULL);
     w->usage = find_first(ln_fmt("%s/cushim/cushim-usage", libexecdir), ln_fmt("%s/../tools/cushim-usage", base),
                           ln_fmt("%s/tools/cushim-usage", build), (char *)NULL);
+    w->serve = find_first(ln_fmt("%s/cushim/cushim-serve", libexecdir), ln_fmt("%s/../remote/cushim-serve", base),
+                          ln_fmt("%s/remote/cushim-serve", build), (char *)NULL);
     w->apis = find_first(ln_fmt("%s/cushim/apis.tsv", datadir), ln_fmt("%s/../tools/apis.tsv", base),
                          ln_fmt("%s/tools/apis.tsv", build), (char *)NULL);
 }
@@ -99,8 +101,8 @@ int ln_cmd_where(const ln_where *w, int argc, char **argv)
         ln_bad("where", "no arguments expected");
     }
 #define Q(p) ((p) != NULL ? (p) : "?")
-    printf("launcher\t%s\nshim\t%s\ndropin\t%s\nfake\t%s\nplugins\t%s\ninfo\t%s\napis\t%s\n", w->exe, Q(w->shim),
-           Q(w->dropin), Q(w->fake), Q(w->plugindir), Q(w->info), Q(w->apis));
+    printf("launcher\t%s\nshim\t%s\ndropin\t%s\nfake\t%s\nplugins\t%s\ninfo\t%s\napis\t%s\nserve\t%s\n", w->exe,
+           Q(w->shim), Q(w->dropin), Q(w->fake), Q(w->plugindir), Q(w->info), Q(w->apis), Q(w->serve));
 #undef Q
     return 0;
 }

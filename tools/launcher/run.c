@@ -52,11 +52,11 @@ ln_spec *ln_run_spec(ln_run *r, const char *plugin)
 }
 
 /* The value of --NAME=VALUE (ARG begins with "--NAME="), which must not be empty. */
-static const char *value_of(const char *arg, const char *name, const char *needs)
+static const char *value_of(const ln_run *r, const char *arg, const char *name, const char *needs)
 {
     const char *v = arg + strlen(name) + 1;
     if (v[0] == '\0')
-        ln_bad("run", "%s needs %s", name, needs);
+        ln_bad(r->cmd, "%s needs %s", name, needs);
     return v;
 }
 
@@ -76,7 +76,7 @@ static void lua_arg(ln_run *r, const char *arg)
     char *file = ln_strndup(arg, flen);
     const char *rest = arg[flen] == ':' ? arg + flen + 1 : "";
     if (file[0] == '\0')
-        ln_bad("run", "--lua needs a policy file: --lua=policy.lua[:KEY=VALUE,...]");
+        ln_bad(r->cmd, "--lua needs a policy file: --lua=policy.lua[:KEY=VALUE,...]");
     char *so = ln_fmt("%s/lua.so", w != NULL ? w : "");
     if (r->w->shim != NULL && (w == NULL || !ln_is_file(so)))
         ln_die("--lua needs the shipped lua plugin, not found (cushim plugins)");
@@ -95,7 +95,7 @@ static void lua_arg(ln_run *r, const char *arg)
             continue;
         char *eq = strchr(kv, '=');
         if (eq == NULL || eq == kv)
-            ln_bad("run", "--lua=%s: '%s' is not KEY=VALUE", arg, kv);
+            ln_bad(r->cmd, "--lua=%s: '%s' is not KEY=VALUE", arg, kv);
         *eq = '\0';
         const cushim_option *o = p != NULL ? ln_plugin_option(p, kv) : NULL;
         if (o != NULL && strcmp(kv, "script") != 0 && strcmp(kv, "opt") != 0) {
@@ -116,7 +116,7 @@ static int derived_arg(ln_run *r, const char *arg, char *why, size_t whylen)
     const char *v = f.value;
     if (v == NULL) {
         if ((f.opt->type & CUSHIM_OPT_TYPE_MASK) != CUSHIM_OPT_BOOL)
-            ln_bad("run", "%s needs a value: %s=...", f.name, f.name);
+            ln_bad(r->cmd, "%s needs a value: %s=...", f.name, f.name);
         v = "1";   /* a bool alone: on */
     }
     char *val = ln_option_value(f.name, f.plugin->name, f.opt, v);
@@ -182,9 +182,9 @@ static char *known_libs(const ln_where *w)
 
 /* --libs=LIB[,LIB...]: each name, cut at ',' or ' ' as the shim cuts them (runtime/libs.c), one of the
    build's libraries, as text: 'runtim?' is no name. */
-static void check_libs(const ln_where *w, const char *libs)
+static void check_libs(const ln_run *r, const char *libs)
 {
-    char *known = known_libs(w);
+    char *known = known_libs(r->w);
     ln_str spaced = {0};
     ln_str_addf(&spaced, " %s ", known);
     for (const char *p = libs; *p != '\0';) {
@@ -198,7 +198,7 @@ static void check_libs(const ln_where *w, const char *libs)
                         ln_str_addc(&list, ',');
                     ln_str_addc(&list, *k);
                 }
-                ln_bad("run", "--libs: '%.*s' is not one of %s", (int)n, p, list.s);
+                ln_bad(r->cmd, "--libs: '%.*s' is not one of %s", (int)n, p, list.s);
             }
         }
         p += n + (p[n] != '\0');
@@ -209,97 +209,125 @@ static const char *const value_options[] = {"--plugin", "--fault", "--lua", "--c
                                             "--real-libcuda", "--sm-limit", "--mem-limit", "--mem-budget",
                                             "--libs", NULL};
 
+/* One option of the plugins and settings 'cushim run' and 'cushim serve' share (r->cmd names the command in
+   messages): 1 when taken, 0 when it is none of them (the caller's own, or unknown). */
+int ln_run_option(ln_run *r, const char *a)
+{
+    const ln_where *w = r->w;
+    if (a[0] == '-' && ln_has_cntrl(a))
+        ln_bad(r->cmd, "%s: an option value cannot hold a control character (a newline, a tab)", ln_shown(a));
+    if (is_opt(a, "--plugin")) {
+        ln_spec *s = add_spec(r);
+        s->text = ln_plugin_arg(w, a + 9);
+    } else if (is_opt(a, "--fault")) {
+        const char *rule = value_of(r, a, "--fault", "a rule: --fault=SELECTOR:ERROR[:WHEN]");
+        ln_spec_set(ln_run_spec(r, "faultinject"), "--fault", "rule", rule, 1);
+    } else if (is_opt(a, "--lua")) {
+        lua_arg(r, a + 6);
+    } else if (strcmp(a, "--trace") == 0) {
+        ln_run_spec(r, "trace");
+    } else if (is_opt(a, "--trace")) {
+        const char *f = a + 8;
+        if (f[0] == '\0')
+            ln_bad(r->cmd, "--trace=FILE needs a file (or give --trace alone)");
+        ln_spec_set(ln_run_spec(r, "trace"), "--trace", "file", ln_absolute("--trace", f), 0);
+    } else if (strcmp(a, "--flight") == 0) {
+        ln_run_spec(r, "flight");
+    } else if (is_opt(a, "--flight")) {
+        ln_plugin *p = ln_plugins_find(&r->plugins, "flight");
+        const cushim_option *o = p != NULL ? ln_plugin_option(p, "n") : NULL;
+        if (o == NULL)
+            ln_die("--flight needs the shipped flight plugin, not found or unreadable (cushim plugins)");
+        ln_spec_set(ln_run_spec(r, "flight"), "--flight", "n", ln_option_value("--flight", "flight", o, a + 9), 0);
+    } else if (strcmp(a, "--trace-defer") == 0) {
+        ln_spec_set(ln_run_spec(r, "trace"), a, "render", "exit", 0);
+    } else if (is_opt(a, "--sm-limit")) {
+        const char *v = value_of(r, a, "--sm-limit", "a percentage: --sm-limit=30 or --sm-limit=0:30,1:50");
+        ln_spec_set(ln_run_spec(r, "smlimit"), "--sm-limit", "limit", v, 0);
+    } else if (strcmp(a, "--sm-turns") == 0) {
+        ln_spec_set(ln_run_spec(r, "smlimit"), a, "turns", "1", 0);
+    } else if (is_opt(a, "--mem-limit")) {
+        const char *v = value_of(r, a, "--mem-limit", "a size: --mem-limit=8GiB or --mem-limit=0:8GiB,1:4GiB");
+        ln_spec_set(ln_run_spec(r, "memlimit"), "--mem-limit", "limit", v, 0);
+    } else if (is_opt(a, "--mem-budget")) {
+        ln_spec_set(ln_run_spec(r, "memlimit"), "--mem-budget", "budget", value_of(r, a, "--mem-budget", "a name"),
+                    0);
+    } else if (is_opt(a, "--counts")) {
+        const char *c = value_of(r, a, "--counts", "a file (or '-')");
+        r->counts = strcmp(c, "-") == 0 ? c : ln_absolute("--counts", c);
+    } else if (is_opt(a, "--log")) {
+        /* the levels the runtime accepts (any case, 'warning' = warn); anything else would be ignored there */
+        static const char *const levels[] = {"debug", "info", "warn", "error", "off", "warning", NULL};
+        char *lv = ln_strdup(a + 6);
+        for (char *c = lv; *c != '\0'; c++)
+            if (*c >= 'A' && *c <= 'Z')
+                *c = (char)(*c - 'A' + 'a');
+        int k = 0;
+        while (levels[k] != NULL && strcmp(levels[k], lv) != 0)
+            k++;
+        if (levels[k] == NULL)
+            ln_bad(r->cmd, "--log: '%s' is not one of debug, info, warn, error, off", a + 6);
+        r->log = strcmp(lv, "warning") == 0 ? "warn" : lv;
+    } else if (is_opt(a, "--log-file")) {
+        r->log_file = ln_absolute("--log-file", value_of(r, a, "--log-file", "a file"));
+    } else if (strcmp(a, "--fake") == 0) {
+        r->fake = 1;
+    } else if (is_opt(a, "--real-libcuda")) {
+        r->real = ln_absolute("--real-libcuda", value_of(r, a, "--real-libcuda", "a path"));
+    } else if (is_opt(a, "--libs")) {
+        r->libs = value_of(r, a, "--libs", "a list: --libs=driver,runtime,nvml");
+        check_libs(r, r->libs);
+    } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+        ln_help(w, ln_command_find(r->cmd), stdout);
+        exit(0);
+    } else if (a[0] == '-' && a[1] == '-' && a[2] != '\0') {
+        for (int k = 0; value_options[k] != NULL; k++)
+            if (strcmp(a, value_options[k]) == 0)
+                ln_bad(r->cmd, "%s needs a value: %s=...", a, a);
+        char why[300];
+        if (!derived_arg(r, a, why, sizeof why)) {
+            if (why[0] != '\0')
+                ln_bad(r->cmd, "unknown option '%s' (%s)", a, why);
+            return 0;
+        }
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
 int ln_cmd_run(const ln_where *w, int argc, char **argv)
 {
-    ln_run r = {.w = w};
+    ln_run r = {.w = w, .cmd = "run"};
     ln_plugins_scan(&r.plugins, w->plugindir);
     const char *prev = "";
     int i = 0;
     for (; i < argc; i++) {
         const char *a = argv[i];
-        if (a[0] == '-' && ln_has_cntrl(a))
-            ln_bad("run", "%s: an option value cannot hold a control character (a newline, a tab)", ln_shown(a));
         if (strcmp(a, "--") == 0) {
             i++;
             break;
         }
-        if (is_opt(a, "--plugin")) {
-            ln_spec *s = add_spec(&r);
-            s->text = ln_plugin_arg(w, a + 9);
-        } else if (is_opt(a, "--fault")) {
-            const char *rule = value_of(a, "--fault", "a rule: --fault=SELECTOR:ERROR[:WHEN]");
-            ln_spec_set(ln_run_spec(&r, "faultinject"), "--fault", "rule", rule, 1);
-        } else if (is_opt(a, "--lua")) {
-            lua_arg(&r, a + 6);
-        } else if (strcmp(a, "--trace") == 0) {
-            ln_run_spec(&r, "trace");
-        } else if (is_opt(a, "--trace")) {
-            const char *f = a + 8;
-            if (f[0] == '\0')
-                ln_bad("run", "--trace=FILE needs a file (or give --trace alone)");
-            ln_spec_set(ln_run_spec(&r, "trace"), "--trace", "file", ln_absolute("--trace", f), 0);
-        } else if (strcmp(a, "--flight") == 0) {
-            ln_run_spec(&r, "flight");
-        } else if (is_opt(a, "--flight")) {
-            ln_plugin *p = ln_plugins_find(&r.plugins, "flight");
-            const cushim_option *o = p != NULL ? ln_plugin_option(p, "n") : NULL;
-            if (o == NULL)
-                ln_die("--flight needs the shipped flight plugin, not found or unreadable (cushim plugins)");
-            ln_spec_set(ln_run_spec(&r, "flight"), "--flight", "n", ln_option_value("--flight", "flight", o, a + 9),
-                        0);
-        } else if (strcmp(a, "--trace-defer") == 0) {
-            ln_spec_set(ln_run_spec(&r, "trace"), a, "render", "exit", 0);
-        } else if (is_opt(a, "--sm-limit")) {
-            const char *v = value_of(a, "--sm-limit", "a percentage: --sm-limit=30 or --sm-limit=0:30,1:50");
-            ln_spec_set(ln_run_spec(&r, "smlimit"), "--sm-limit", "limit", v, 0);
-        } else if (strcmp(a, "--sm-turns") == 0) {
-            ln_spec_set(ln_run_spec(&r, "smlimit"), a, "turns", "1", 0);
-        } else if (is_opt(a, "--mem-limit")) {
-            const char *v = value_of(a, "--mem-limit", "a size: --mem-limit=8GiB or --mem-limit=0:8GiB,1:4GiB");
-            ln_spec_set(ln_run_spec(&r, "memlimit"), "--mem-limit", "limit", v, 0);
-        } else if (is_opt(a, "--mem-budget")) {
-            ln_spec_set(ln_run_spec(&r, "memlimit"), "--mem-budget", "budget",
-                        value_of(a, "--mem-budget", "a name"), 0);
-        } else if (is_opt(a, "--counts")) {
-            const char *c = value_of(a, "--counts", "a file (or '-')");
-            r.counts = strcmp(c, "-") == 0 ? c : ln_absolute("--counts", c);
-        } else if (is_opt(a, "--log")) {
-            /* the levels the runtime accepts (any case, 'warning' = warn); anything else would be ignored there */
-            static const char *const levels[] = {"debug", "info", "warn", "error", "off", "warning", NULL};
-            char *lv = ln_strdup(a + 6);
-            for (char *c = lv; *c != '\0'; c++)
-                if (*c >= 'A' && *c <= 'Z')
-                    *c = (char)(*c - 'A' + 'a');
-            int k = 0;
-            while (levels[k] != NULL && strcmp(levels[k], lv) != 0)
-                k++;
-            if (levels[k] == NULL)
-                ln_bad("run", "--log: '%s' is not one of debug, info, warn, error, off", a + 6);
-            r.log = strcmp(lv, "warning") == 0 ? "warn" : lv;
-        } else if (is_opt(a, "--log-file")) {
-            r.log_file = ln_absolute("--log-file", value_of(a, "--log-file", "a file"));
-        } else if (strcmp(a, "--fake") == 0) {
-            r.fake = 1;
-        } else if (strcmp(a, "--dropin") == 0) {
+        if (strcmp(a, "--dropin") == 0) {
             r.dropin = 1;
-        } else if (is_opt(a, "--real-libcuda")) {
-            r.real = ln_absolute("--real-libcuda", value_of(a, "--real-libcuda", "a path"));
-        } else if (is_opt(a, "--libs")) {
-            r.libs = value_of(a, "--libs", "a list: --libs=driver,runtime,nvml");
-            check_libs(w, r.libs);
-        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            ln_help(w, ln_command_find("run"), stdout);
-            exit(0);
+        } else if (is_opt(a, "--remote")) {
+            /* drop-in mode with the remote plugin: no driver on this machine */
+            const char *addr = value_of(&r, a, "--remote", "an address: --remote=unix:/path or tcp://HOST:PORT");
+            if (strncmp(addr, "unix:", 5) != 0 && strncmp(addr, "tcp://", 6) != 0)
+                ln_bad("run", "--remote=%s: the address is unix:/path, tcp://HOST:PORT or tcp://[IPv6]:PORT", addr);
+            ln_spec_set(ln_run_spec(&r, "remote"), "--remote", "server",
+                        strncmp(addr, "unix:", 5) == 0 ? ln_fmt("unix:%s", ln_absolute("--remote", addr + 5)) : addr,
+                        0);
+            r.dropin = 1;
+        } else if (is_opt(a, "--remote-token-file")) {
+            /* the remote plugin's token_file, made absolute as every file the launcher passes */
+            ln_spec_set(ln_run_spec(&r, "remote"), "--remote-token-file", "token_file",
+                        ln_absolute("--remote-token-file", value_of(&r, a, "--remote-token-file", "a file")), 0);
+        } else if (ln_run_option(&r, a)) {
+            prev = a;
+            continue;
         } else if (a[0] == '-') {
-            for (int k = 0; value_options[k] != NULL; k++)
-                if (strcmp(a, value_options[k]) == 0)
-                    ln_bad("run", "%s needs a value: %s=...", a, a);
-            char why[300];
-            if (!derived_arg(&r, a, why, sizeof why)) {
-                if (why[0] != '\0')
-                    ln_bad("run", "unknown option '%s' (%s)", a, why);
-                ln_bad("run", "unknown option '%s'", a);
-            }
+            ln_bad("run", "unknown option '%s'", a);
         } else {
             /* '--trace out.json CMD' would run out.json: a trace file is only ever --trace=FILE */
             size_t n = strlen(a);

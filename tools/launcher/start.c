@@ -22,7 +22,7 @@ extern char **environ;
    plugin would refuse it at the first CUDA call, failing the program closed); the shim's own selector engine
    decides, through 'cushim-info select SHIM SELECTOR' run with LD_PRELOAD empty. Its status 3 (that shim cannot
    answer) leaves the check to the plugin. */
-static void check_selector(const ln_where *w, const ln_item *it)
+static void check_selector(const ln_where *w, const char *cmd, const ln_item *it)
 {
     if (w->info == NULL)
         return;
@@ -52,7 +52,7 @@ static void check_selector(const ln_where *w, const ln_item *it)
     while (why.len > 0 && why.s[why.len - 1] == '\n')   /* as $(...) drops them */
         why.s[--why.len] = '\0';
     if (WIFEXITED(status) && WEXITSTATUS(status) == 1)
-        ln_bad("run", "%s: %s", it->flag, ln_str_get(&why));
+        ln_bad(cmd, "%s: %s", it->flag, ln_str_get(&why));
 }
 
 /* Every option the plugin declares as required is given (checked where the launcher read the declarations:
@@ -64,7 +64,7 @@ static void check_required(ln_run *r, const ln_spec *s)
         return;
     for (const cushim_option *o = p->def->options; o->name != NULL; o++)
         if ((o->type & CUSHIM_OPT_REQUIRED) && ln_spec_get(s, o->name) == NULL)
-            ln_bad("run", "%s: the %s plugin needs its option '%s' too (cushim plugins %s)", s->items[0].flag,
+            ln_bad(r->cmd, "%s: the %s plugin needs its option '%s' too (cushim plugins %s)", s->items[0].flag,
                    s->plugin, o->name, s->plugin);
 }
 
@@ -105,7 +105,7 @@ static void join_lua(ln_run *r)
     if (files == 0)
         return;
     if (files > 1)
-        ln_bad("run", "%s: with several --lua, give the option in each: --lua=FILE:%s=VALUE", flags->items[0].flag,
+        ln_bad(r->cmd, "%s: with several --lua, give the option in each: --lua=FILE:%s=VALUE", flags->items[0].flag,
                flags->items[0].key);
     for (size_t i = 0; i < flags->n; i++)
         ln_spec_set(one, flags->items[i].flag, flags->items[i].key, flags->items[i].raw, flags->items[i].repeat);
@@ -131,12 +131,12 @@ static int compose_smlimit(ln_run *r)
             return 1;
         }
         if (s->n > 0)
-            ln_bad("run", "%s: CUSHIM_PLUGINS names smlimit already; add %s=%s to its options there", s->items[0].flag,
+            ln_bad(r->cmd, "%s: CUSHIM_PLUGINS names smlimit already; add %s=%s to its options there", s->items[0].flag,
                    s->items[0].key, s->items[0].value);
         return 0;
     }
     if (s->n > 0)
-        ln_bad("run", "%s needs --sm-limit (or HAMi-core's CUDA_DEVICE_SM_LIMIT)", s->items[0].flag);
+        ln_bad(r->cmd, "%s needs --sm-limit (or HAMi-core's CUDA_DEVICE_SM_LIMIT)", s->items[0].flag);
     return 0;
 }
 
@@ -155,7 +155,7 @@ static void prepend(const char *var, const char *path)
     setenv(var, old != NULL && old[0] != '\0' ? ln_fmt("%s:%s", path, old) : path, 1);
 }
 
-_Noreturn void ln_run_start(ln_run *r, char **argv)
+void ln_run_compose(ln_run *r)
 {
     const ln_where *w = r->w;
     if (w->shim == NULL)
@@ -169,7 +169,7 @@ _Noreturn void ln_run_start(ln_run *r, char **argv)
             continue;
         for (size_t k = 0; k < s->n; k++)
             if (ln_option_is_selector(s->plugin, s->items[k].key))
-                check_selector(w, &s->items[k]);
+                check_selector(w, r->cmd, &s->items[k]);
         check_required(r, s);
     }
     ln_spec *fault = ln_run_find(r, "faultinject"), *trace = ln_run_find(r, "trace");
@@ -226,6 +226,12 @@ _Noreturn void ln_run_start(ln_run *r, char **argv)
     }
     if (real != NULL && real[0] != '\0')
         setenv("CUSHIM_REAL_LIBCUDA", real, 1);
+}
+
+_Noreturn void ln_run_start(ln_run *r, char **argv)
+{
+    const ln_where *w = r->w;
+    ln_run_compose(r);
     if (r->dropin) {
         if (w->dropin == NULL)
             ln_die("--dropin: the drop-in directory was not found next to %s", w->shim);

@@ -52,7 +52,7 @@ extern "C" {
 #endif
 
 #define CUSHIM_ABI_MAJOR 1
-#define CUSHIM_ABI_MINOR 1
+#define CUSHIM_ABI_MINOR 2
 #define CUSHIM_ABI_VERSION ((uint32_t)((CUSHIM_ABI_MAJOR << 16) | CUSHIM_ABI_MINOR))
 #define CUSHIM_ABI_MAJOR_OF(v) ((uint32_t)(v) >> 16)
 #define CUSHIM_ABI_MINOR_OF(v) ((uint32_t)(v) & 0xffffu)
@@ -437,6 +437,14 @@ struct cushim_host {
     const cushim_field_info *(*struct_field)(const cushim_struct_info *s, uint32_t index);
     /* Value 'index' (0..e->nvalues-1) of an enum the host described; NULL past the end or for NULL 'e'. */
     const cushim_enum_value *(*enum_value_at)(const cushim_enum_info *e, uint32_t index);
+
+    /* ---- 1.2: calling any API as the program does (the remoting's back end) ---- */
+    /* Calls API 'api_id' as the program's own call goes: through the shim's exported function, so every
+       plugin's hooks run and the call is counted, then the real function; 'params' and 'retval' as for
+       call_real. Made inside a hook, it is a CUDA call made inside a hook (not hooked again). Driver and
+       runtime APIs. CUSHIM_OK (the API's own result is in 'retval'); CUSHIM_EINVAL for an unknown id, an API
+       of another library, or NULL pointers. */
+    int (*call)(uint32_t api_id, void *params, void *retval);
 };
 
 /* A struct's field and an enum's value by index, on any host of this major (see struct_field above). */

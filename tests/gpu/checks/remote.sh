@@ -1,137 +1,79 @@
-# remote: API forwarding on the real driver (docs/remote.md). cushim-serve runs on this machine's driver; each
-# client runs with the remote plugin and, where this machine allows a mount namespace (root or user namespaces),
-# with every libcuda.so* (and, but for nvidia-smi, libnvidia-ml.so*) file hidden behind /dev/null, so that the
-# client could not use a driver even by mistake; LD_DEBUG=files shows which objects each client loaded.
-#   remote vecadd    examples/vecadd (driver API) through the drop-in: the same output as natively
-#   remote runtime   tests/gpu/remote/rt_vecadd.cu (nvcc -cudart shared, no -lcuda; <<<>>>, copies up to 48 MiB,
-#                    events, a refused launch): the shim and the plugin preloaded; the same output as natively
-#   remote nvml      nvidia-smi -L through the forwarded NVML: the same output as natively
-#   remote torch     tests/gpu/remote/torch_small.py (elementwise kernels, copies, reductions): the same output
-#                    as natively (SKIP without torch)
-# The server's log is $LOGS/remote.serve.log; each client's output and stderr are under $DATA and $LOGS.
-remote_hide_drivers() {   # remote_hide_drivers PATTERN: the files of the libraries matching PATTERN, one a line
-    { ldconfig -p 2>/dev/null | awk -v p="$1" '$1 ~ p { print $NF }'
-      find /usr/lib/x86_64-linux-gnu /usr/lib64 /lib64 -maxdepth 1 -regex ".*/$1.*" 2>/dev/null
-    } | while read -r f; do [ -e "$f" ] && readlink -f "$f" && echo "$f"; done | sort -u
-}
+# remote.sh - GPU checks of remote GPUs deployed with the launcher (docs/remote-deploy.md): 'cushim serve' on
+# this machine's real driver, clients with 'cushim run --remote=' and no driver on their path.
+# Sourced by tests/gpu/run.sh; `bash tests/gpu/run.sh build-gpu remote` runs them (about 30 s).
+#   remote unix      examples/vecadd over the unix socket: 'result OK' (vecadd checks its result on a GPU)
+#   remote tcp       the same over TCP loopback with a token; a wrong token refused
+#   remote quota     'serve --mem-limit=1GiB': cuMemGetInfo reports 1 GiB and the 5th 256 MiB block is
+#                    CUDA_ERROR_OUT_OF_MEMORY (tests/e2e/e2e_remote_quota; SKIP when the build has no tests)
 
-# remote_client TAG HIDE_PATTERN ENV... -- CMD...: runs CMD in a mount namespace where the files matching
-# HIDE_PATTERN read as empty (when one can be made), output in $DATA/remote.TAG.out, stderr in $LOGS
-remote_client() {
-    local tag=$1 hide=$2 files
+rm_client() {   # rm_client OUT ERR ARGS...: cushim run with no driver reachable
+    local o=$1 e=$2
     shift 2
-    local envs=()
-    while [ "$1" != -- ]; do envs+=("$1"); shift; done
+    tmo 60 env -u LD_PRELOAD -u CUSHIM_PLUGINS CUSHIM_LIB="$SHIM" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
+        bash "$ROOT/tools/cushim" run "$@" >"$o" 2>"$e"
+}
+
+rm_serve() {   # rm_serve LOG ARGS...: in the background; RM_SERVER its pid once it listens
+    local log=$1 i
     shift
-    files=$(remote_hide_drivers "$hide" | tr '\n' ' ')
-    echo "$files" > "$LOGS/remote.$tag.hidden"
-    local script='for f in $HIDDEN; do mount --bind /dev/null "$f" 2>/dev/null || exit 97; done; exec "$@"'
-    if [ -n "$REMOTE_NS" ]; then
-        tmo 300 env "${envs[@]}" HIDDEN="$files" LD_DEBUG=files LD_DEBUG_OUTPUT="$LOGS/remote.$tag.ld" \
-            $REMOTE_NS sh -c "$script" sh "$@" > "$DATA/remote.$tag.out" 2> "$LOGS/remote.$tag.err"
-    else
-        tmo 300 env "${envs[@]}" LD_DEBUG=files LD_DEBUG_OUTPUT="$LOGS/remote.$tag.ld" "$@" \
-            > "$DATA/remote.$tag.out" 2> "$LOGS/remote.$tag.err"
-    fi
+    env CUSHIM_LIB="$SHIM" CUSHIM_REAL_LIBCUDA="$REAL_LIBCUDA" bash "$ROOT/tools/cushim" serve "$@" >"$log" 2>&1 &
+    RM_SERVER=$!
+    for i in $(seq 100); do grep -q listening "$log" 2>/dev/null && return 0; sleep 0.1; done
+    return 1
 }
 
-# the real driver objects a client initialised (LD_DEBUG=files: 'calling init: PATH'), the drop-in aside
-remote_loaded_driver() {
-    cat "$LOGS/remote.$1.ld".* 2>/dev/null | grep -o 'calling init: .*libcuda\.so.*' | grep -v "$DROPIN" | sort -u |
-        tr '\n' ' '
-}
-
-remote_compare() {   # remote_compare NAME TAG RC NATIVE_FILE [SED]: PASS when the outputs are equal
-    local name=$1 tag=$2 rc=$3 nat=$4 sedx=${5:-s/^//} drv ns
-    drv=$(remote_loaded_driver "$tag")
-    ns=$([ -n "$REMOTE_NS" ] && echo "driver files hidden" || echo "no mount namespace: driver files visible")
-    if [ "$rc" != 0 ]; then
-        result "$name" FAIL "rc $rc ($ns): $(tail -n 3 "$LOGS/remote.$tag.err" | tr '\n' ' ' | cut -c1-300)"
-    elif ! diff <(sed -E "$sedx" "$nat") <(sed -E "$sedx" "$DATA/remote.$tag.out") > "$LOGS/remote.$tag.diff"; then
-        result "$name" FAIL "outputs differ ($ns): $(head -n 4 "$LOGS/remote.$tag.diff" | tr '\n' ' ' | cut -c1-300)"
-    elif [ -n "$drv" ]; then
-        result "$name" FAIL "the same output, but the client loaded a driver: $drv"
-    else
-        result "$name" PASS "$(wc -l < "$DATA/remote.$tag.out") lines equal to native ($ns); $(grep -o '[0-9]* driver calls, [0-9]* round trips' "$LOGS/remote.$tag.err" | head -n 1)"
-    fi
-}
+rm_stop() { kill "$RM_SERVER" 2>/dev/null; wait "$RM_SERVER" 2>/dev/null; }
 
 check_remote() {
-    local serve=$BUILD_DIR/remote/cushim-serve plugin=$BUILD_DIR/plugins/remote.so sock=$WORK/remote.sock
-    local cuda=${CUDA_HOME:-/usr/local/cuda} rc cudart nvcc ns
-    if [ ! -x "$serve" ] || [ ! -f "$plugin" ]; then
-        result "remote" FAIL "$serve or $plugin missing (build-gpu lacks the remoting)"
-        return
-    fi
-    REMOTE_NS=""   # a mount namespace where a bind mount works (root, else a user namespace)
-    : > "$WORK/remote.ns.probe"
-    for ns in "unshare -m" "unshare -rm"; do
-        if $ns sh -c "mount --bind /dev/null '$WORK/remote.ns.probe'" 2> /dev/null; then
-            REMOTE_NS=$ns
-            break
+    local v=$BUILD_DIR/examples/vecadd q=$BUILD_DIR/tests/e2e/e2e_remote_quota d=$WORK/remote
+    local sock=$d/s.sock tok=$d/token bad=$d/bad port=$((20000 + RANDOM % 20000))
+    mkdir -p "$d"
+    if [ ! -x "$v" ]; then result "remote unix" FAIL "$v missing"; return; fi
+    if rm_serve "$LOGS/remote-unix.log" --listen="unix:$sock"; then
+        rm_client "$d/unix.out" "$LOGS/remote-unix.err" --remote="unix:$sock" -- "$v"
+        local rc=$?
+        if [ $rc -eq 0 ] && grep -q 'result OK' "$d/unix.out"; then
+            result "remote unix" PASS "$(head -n 1 "$d/unix.out" | cut -c1-120)"
+        else
+            result "remote unix" FAIL "rc $rc: $(head -c 300 "$d/unix.out" "$LOGS/remote-unix.err" | tr '\n' ' ')"
         fi
-    done
-    # the server's runtime: the toolkit's, else the one PyTorch's wheels bring
-    cudart=$(ls "$cuda"/lib64/libcudart.so.13* "$cuda"/targets/x86_64-linux/lib/libcudart.so.13* 2>/dev/null | head -n 1)
-    if [ -z "$cudart" ]; then
-        local site
-        site=$(tmo 60 "$PY" -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))' 2>/dev/null)
-        [ -n "$site" ] && cudart=$(find "$site/nvidia" -name 'libcudart.so.13*' 2>/dev/null | head -n 1)
+        rm_stop
+    else
+        result "remote unix" FAIL "cushim serve did not listen: $(head -c 300 "$LOGS/remote-unix.log")"
     fi
-    echo "server runtime: ${cudart:-none found here: the back end opens libcudart.so.13 by name}" > "$LOGS/remote.cudart"
-    rm -f "$sock"
-    CUSHIM_SERVE_CUDART=$cudart "$serve" --listen="unix:$sock" --verbose > "$LOGS/remote.serve.log" 2>&1 &
-    local server=$!
-    for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
-    if [ ! -S "$sock" ]; then
-        result "remote" FAIL "cushim-serve did not listen: $(head -c 300 "$LOGS/remote.serve.log")"
-        kill "$server" 2>/dev/null
+    head -c 32 /dev/urandom | base64 >"$tok" && chmod 600 "$tok"
+    head -c 32 /dev/urandom | base64 >"$bad" && chmod 600 "$bad"
+    if rm_serve "$LOGS/remote-tcp.log" --listen="tcp://127.0.0.1:$port" --token-file="$tok"; then
+        rm_client "$d/tcp.out" "$LOGS/remote-tcp.err" --remote="tcp://127.0.0.1:$port" --remote-token-file="$tok" -- "$v"
+        local rc=$? why=""
+        [ $rc -eq 0 ] && grep -q 'result OK' "$d/tcp.out" || why+="rc $rc: $(head -c 300 "$d/tcp.out" "$LOGS/remote-tcp.err" | tr '\n' ' '); "
+        rm_client "$d/bad.out" "$LOGS/remote-bad.err" --remote="tcp://127.0.0.1:$port" --remote-token-file="$bad" -- "$v" &&
+            why+="a wrong token was accepted; "
+        grep -q "refused this client's token" "$LOGS/remote-bad.err" || why+="no refusal message for a wrong token; "
+        if [ -z "$why" ]; then
+            result "remote tcp" PASS "$(head -n 1 "$d/tcp.out" | cut -c1-120); wrong token refused"
+        else
+            result "remote tcp" FAIL "$why"
+        fi
+        rm_stop
+    else
+        result "remote tcp" FAIL "cushim serve did not listen: $(head -c 300 "$LOGS/remote-tcp.log")"
+    fi
+    if [ ! -x "$q" ]; then
+        result "remote quota" SKIP "$q not built (a build without tests)"
         return
     fi
-    local opts="server=unix:$sock,stats=1"
-    # 1. vecadd through the drop-in
-    local v=$BUILD_DIR/examples/vecadd
-    tmo 60 "$v" > "$DATA/remote.vecadd.native" 2> "$LOGS/remote.vecadd.native.err"
-    remote_client vecadd 'libcuda\.so' LD_LIBRARY_PATH="$DROPIN" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
-        CUSHIM_PLUGINS="$plugin:$opts" -- "$v"
-    rc=$?
-    remote_compare "remote vecadd" vecadd $rc "$DATA/remote.vecadd.native" 's/kernel [0-9.]+ ms/kernel T ms/'
-    # 2. a runtime-API program
-    nvcc=$cuda/bin/nvcc
-    command -v "$nvcc" > /dev/null 2>&1 || nvcc=nvcc
-    if tmo 180 "$nvcc" -arch="${GPU_ARCH:-sm_90}" -O2 -cudart shared -o "$BIN/rt_vecadd" "$HERE/remote/rt_vecadd.cu" \
-        -Xlinker -rpath -Xlinker "$(dirname "${cudart:-$cuda/lib64/x}")" > "$LOGS/remote.build.log" 2>&1; then
-        tmo 60 "$BIN/rt_vecadd" > "$DATA/remote.runtime.native" 2> "$LOGS/remote.runtime.native.err"
-        remote_client runtime 'libcuda\.so' LD_PRELOAD="$SHIM $plugin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
-            CUSHIM_PLUGINS="$plugin:$opts" -- "$BIN/rt_vecadd"
-        rc=$?
-        remote_compare "remote runtime" runtime $rc "$DATA/remote.runtime.native"
+    if rm_serve "$LOGS/remote-quota.log" --listen="unix:$sock" --mem-limit=1GiB; then
+        rm_client "$d/quota.out" "$LOGS/remote-quota.err" --remote="unix:$sock" -- "$q" 268435456
+        if grep -q '^total 1073741824 ' "$d/quota.out" && grep -qx 'allocated 4 then 2' "$d/quota.out"; then
+            result "remote quota" PASS "$(tr '\n' ' ' <"$d/quota.out")"
+        else
+            result "remote quota" FAIL "$(tr '\n' ' ' <"$d/quota.out") $(head -c 300 "$LOGS/remote-quota.err" | tr '\n' ' ')"
+        fi
+        rm_stop
     else
-        result "remote runtime" FAIL "rt_vecadd.cu did not build: $(tail -n 3 "$LOGS/remote.build.log" | tr '\n' ' ' | cut -c1-200)"
+        result "remote quota" FAIL "cushim serve did not listen: $(head -c 300 "$LOGS/remote-quota.log")"
     fi
-    # 3. NVML: nvidia-smi -L (it needs libnvidia-ml.so.1 to load; every call goes to the server)
-    local smi
-    smi=$(command -v nvidia-smi || true)
-    if [ -n "$smi" ]; then
-        tmo 30 "$smi" -L > "$DATA/remote.nvml.native" 2>&1
-        remote_client nvml 'libcuda\.so' LD_PRELOAD="$SHIM $plugin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
-            CUSHIM_PLUGINS="$plugin:$opts" -- "$smi" -L
-        rc=$?
-        remote_compare "remote nvml" nvml $rc "$DATA/remote.nvml.native"
-    else
-        result "remote nvml" SKIP "no nvidia-smi here"
-    fi
-    # 4. PyTorch
-    if tmo 60 "$PY" -c 'import torch' 2> /dev/null; then
-        tmo 120 "$PY" "$HERE/remote/torch_small.py" > "$DATA/remote.torch.native" 2> "$LOGS/remote.torch.native.err"
-        remote_client torch 'libcuda\.so' LD_PRELOAD="$SHIM $plugin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
-            CUSHIM_PLUGINS="$plugin:$opts" -- "$PY" "$HERE/remote/torch_small.py"
-        rc=$?
-        remote_compare "remote torch" torch $rc "$DATA/remote.torch.native"
-    else
-        result "remote torch" SKIP "no torch for $PY"
-    fi
-    kill "$server" 2>/dev/null
-    wait "$server" 2>/dev/null
 }
+
 gpu_check remote check_remote

@@ -293,7 +293,7 @@ ${TRACE_AB_BASE:+; base build $TRACE_AB_BASE, same rounds interleaved: ${base_me
 }
 # tracegpuab: --trace-gpu against CUPTI activity tracing alone inside one process (issue 11's third target, which
 # separate processes cannot resolve: tracebench's ±15% between processes). build-gpu/gpuab holds a trace plugin
-# built with TR_GPU_AB=1 (tools/build-gpu-bundle.sh; plugins/trace/tr_cupti.c) that trace_gpu.py abbench runs under
+# built with bench/gpu/trace_gpuab.c (tools/build-gpu-bundle.sh; plugins/trace/tr_cupti_int.h) that trace_gpu.py abbench runs under
 # --trace --trace-gpu --trace-toggle=USR2 --trace-unhook: the recording blocks are --trace-gpu as shipped (every
 # call recorded, the GPU work linked through CUPTI callbacks on the launch, copy and set functions); in the paused
 # blocks the trace's hooks are removed, its CUPTI callbacks turned off and CUPTI records every driver and runtime

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "tr_json.h"   /* tr_c_number */
+
 /* Memory is bounded: every duration is kept (exact medians) until the series of one table hold
    TR_STATS_EXACT values between them; past that, the largest series become histograms
    (TR_HIST_BUCKETS log-linear buckets, 128 a power of two: a median within 0.4% of the exact one, the
@@ -108,29 +110,5 @@ void tr_stats_json(FILE *f, const char *report, tr_stats *st, int mode);
 size_t tr_stats_shown(char *out, size_t cap, const char *text);
 /* 's' as a JSON string, as the names above. */
 void tr_stats_json_str(FILE *f, const char *s);
-
-/* A number printf's %f, %g or %e wrote, put in the C locale's form in place: the program may have set a locale
-   whose decimal point is ',' (de_DE, fr_FR) or a multi-byte character, and JSON and the tables want '.'. Without
-   the ' flag those conversions write only digits, a sign, an exponent's letter, "inf"/"nan" and the decimal
-   point: each run of other bytes becomes one '.'. Returns the new length. */
-static inline int tr_c_number_byte(unsigned char c)   /* a byte printf writes that is not the decimal point */
-{
-    return (c >= '0' && c <= '9') || c == '-' || c == '+' || ((c | 32) >= 'a' && (c | 32) <= 'z');
-}
-static inline size_t tr_c_number(char *s)
-{
-    size_t i = 0, o = 0;
-    while (s[i] != '\0') {
-        if (tr_c_number_byte((unsigned char)s[i])) {
-            s[o++] = s[i++];
-            continue;
-        }
-        while (s[i] != '\0' && !tr_c_number_byte((unsigned char)s[i]))   /* the decimal point: one or more bytes */
-            i++;
-        s[o++] = '.';
-    }
-    s[o] = '\0';
-    return o;
-}
 
 #endif /* TR_STATS_H */

@@ -1,0 +1,127 @@
+/*
+ * rp.h - the remote plugin's parts (docs/remote.md): one state, owned as follows.
+ *
+ *   remote.c     the plugin: options, the hook that routes each call, fork and exit, the counts
+ *   rp_conn.c    the connection (rp_state.lock): synchronous calls, the batch of asynchronous calls and the
+ *                error of a batched call kept for the next synchronous one
+ *   rp_bulk.c    chunked bulk copies, on rp_conn.c's steps
+ *   rp_cache.c   answers kept for immutable queries (rp_state.clock)
+ *   rp_args.c    kernel argument sizes (rp_state.klock) and the strings the server returned (rp_state.slock)
+ */
+#ifndef RP_H
+#define RP_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cushim/cushim.h"
+#include "rm_codec.h"
+
+#define RP_KCACHE 1024             /* functions whose argument sizes are kept (a full table asks again)      */
+#define RP_STRINGS 4096            /* distinct strings the server returned, kept for the process's life      */
+#define RP_ANSWERS 4096            /* answers kept for immutable queries (a full table keeps no more)        */
+#define RP_BATCH_CALLS 1024        /* a batch is sent when it holds this many calls ...                      */
+#define RP_BATCH_BYTES (256u << 10) /* ... or this many bytes                                                */
+#define RP_BATCHES_AHEAD 8         /* batches sent and not yet answered before the client waits for them     */
+#define RP_CHUNK (8u << 20)        /* bulk copies are split in calls of at most this many bytes, pipelined   */
+#define RP_KASK 8                  /* kernel parameters asked at once (cuFuncGetParamInfo, one round trip)    */
+
+typedef struct rp_kentry {
+    uint64_t func;                 /* 0: free */
+    uint32_t n;
+    uint32_t *sizes;
+} rp_kentry;
+
+/* A client thread's own record (host TLS): its encoding buffer (first: an rm_wr * to it is one to this) and its
+   number for the server, unique for the process's life. */
+typedef struct rp_thread {
+    rm_wr w;
+    uint64_t id;
+} rp_thread;
+
+typedef struct rp_answer {
+    uint64_t hash;
+    uint32_t klen, vlen;
+    uint8_t scope;                 /* RM_CACHE_PROCESS or RM_CACHE_FUNC; 0: free */
+    uint8_t *key, *val;            /* the call's payload, the reply's payload */
+} rp_answer;
+
+typedef struct rp_state {
+    const cushim_host *host;
+    cushim_plugin *self;
+    rm_plans *plans;
+    const char *server;
+    const char *token_file;        /* NULL: no token (a unix socket's server needs none) */
+    int stats;
+    /* the connection (rp_conn.c), under 'lock' */
+    pthread_mutex_t lock;
+    int fd;                        /* -1: not connected (yet) */
+    _Atomic int dead;              /* the connection was lost: every call fails, cached answers too */
+    dev_t fd_dev;                  /* the socket's identity (fork_child closes only ours) */
+    ino_t fd_ino;
+    uint32_t seq;
+    uint8_t *rbuf;
+    size_t rcap;
+    rm_wr batch;                   /* u32 n, then each queued call's u32 length and payload */
+    uint32_t batch_n;
+    uint32_t ahead;                /* batches sent whose replies are not read yet */
+    int32_t async_err;             /* the first batched call that failed since the last report (0: none) */
+    uint64_t thread_sent;          /* the client thread last named to the server (RM_MSG_THREAD); 0: none */
+    uint64_t batch_tid;            /* the thread whose calls the batch holds (a batch holds one thread's) */
+    _Atomic uint64_t next_tid;     /* thread numbers, from 1, never reused */
+    uint32_t async_err_api;        /* ... its API id */
+    /* counts */
+    _Atomic uint64_t calls, trips, batched, batches, cached, chunks;
+    _Atomic uint8_t *logged;       /* per API id: its refusal was logged */
+    int32_t e_not_supported, e_invalid, e_not_found, e_unavailable, e_oom;
+    const cushim_api_info *paraminfo;
+    uint32_t tls_wr;               /* host TLS key: this thread's encoding buffer (kept: no page faults a call) */
+    /* kernel argument sizes and strings (rp_args.c) */
+    pthread_mutex_t klock;
+    rp_kentry kcache[RP_KCACHE];
+    pthread_mutex_t slock;
+    char *strings[RP_STRINGS];
+    uint32_t nstrings;
+    /* kept answers (rp_cache.c) */
+    pthread_mutex_t clock;
+    uint64_t cache_gen;            /* bumped when RM_CACHE_FUNC answers are forgotten */
+    rp_answer answers[RP_ANSWERS];
+    rm_ctx cx;
+} rp_state;
+
+/* rp_conn.c: the calls */
+int32_t rp_forward(rp_state *s, const rm_plan *pl, void *params, void *retval, int *answered, rm_wr *w,
+                   uint8_t **reply, size_t *reply_len);
+void rp_forward_many(rp_state *s, const rm_plan *pl, uint32_t n, void *const *params, int32_t *results);
+int32_t rp_queue(rp_state *s, const rm_plan *pl, void *params);
+void rp_conn_flush(rp_state *s, int wait);   /* the batch sent; wait: and its replies read */
+void rp_conn_close(rp_state *s);
+void rp_refuse_once(rp_state *s, const rm_plan *pl, const char *what);
+rm_wr *rp_wr(rp_state *s, rm_wr *fallback, int *own);
+uint64_t rp_thread_id(rp_state *s);
+/* rp_conn.c: the connection's steps, under rp_state.lock (rp_bulk.c builds on them) */
+int rp_ready_locked(rp_state *s);
+void rp_lost_locked(rp_state *s, int rc);
+int32_t rp_status_result(rp_state *s, const rm_plan *pl, uint32_t status);
+int rp_send_call_locked(rp_state *s, const rm_wr *w, uint32_t seq);
+int rp_send_batch_locked(rp_state *s);
+int rp_read_ahead_locked(rp_state *s);
+void rp_take_async_err_locked(rp_state *s, const rm_plan *pl, void *retval);
+
+/* rp_bulk.c */
+int32_t rp_copy_chunked(rp_state *s, const rm_plan *pl, void *params);
+
+/* rp_cache.c */
+int rp_cache_get(rp_state *s, const rm_plan *pl, const rm_wr *key, const rm_call *c, void *retval, uint64_t *gen);
+void rp_cache_put(rp_state *s, const rm_plan *pl, const rm_wr *call, const uint8_t *reply, size_t len, uint64_t gen);
+void rp_cache_forget_functions(rp_state *s);
+void rp_cache_free(rp_state *s);
+
+/* rp_args.c */
+int rp_kparam_sizes(void *user, uint64_t func, uint32_t *n, uint32_t *sizes, uint32_t cap);
+void rp_kparam_forget(rp_state *s);
+const char *rp_intern(void *user, const char *str, size_t n);
+
+#endif /* RP_H */
