@@ -85,6 +85,12 @@ typedef struct rc_config {
 static __thread rc_config rc_configs[RC_MAX_CONFIGS];
 static __thread int rc_nconfigs;
 static __thread int32_t rc_last;     /* the last error of a translated call, for cudaGetLastError */
+/* The client thread's current device (cudaSetDevice), as the runtime keeps one per thread; the server runs each
+   client thread's calls on a thread of its own, where the runtime keeps the same. */
+static __thread int rc_device;
+/* The devices whose runtime context this client thread's server thread was made to take (cudaFree(NULL)), as
+   of generation rc_ctx_seen of rc.ctx_gen. */
+static __thread uint64_t rc_ctx_mask, rc_ctx_seen;
 
 /* ---- the plugin's side (rc_init) ---- */
 typedef struct rc_api {
@@ -100,8 +106,7 @@ static struct {
     const rm_plans *plans;
     rc_forward_fn forward;
     void *user;
-    _Atomic int device;
-    _Atomic uint8_t ctx_ready[RC_MAX_DEVICES];
+    _Atomic uint64_t ctx_gen;          /* bumped when contexts go (a device reset): rc_ctx_mask starts over */
     rc_api load, getfn, launch[2], cfree, copy[2][2][RC_NCOPY];   /* copy[async][per_thread][kind] */
     rc_api fattr, fsetattr, occupancy, ptrattr;
     uint32_t id_fattr, id_fsetattr, id_occ[2], id_host_alloc[2], id_host_free;
@@ -345,10 +350,37 @@ static int32_t rc_fail(int32_t r)
     return r;
 }
 
+/* The runtime's context of the thread's device made current on the server's thread for it, before a driver call
+   the runtime part makes for the program (a thread whose first call is a launch or a copy has none yet):
+   cudaFree(NULL), once per client thread and device. */
+static int32_t rc_context(void)
+{
+    int dev = rc_device;
+    uint64_t gen = atomic_load(&rc.ctx_gen);
+    if (dev < 0 || dev >= RC_MAX_DEVICES)
+        return rc.e_inval;
+    if (rc_ctx_seen != gen) {
+        rc_ctx_mask = 0;
+        rc_ctx_seen = gen;
+    }
+    if (rc_ctx_mask & (1ull << dev))
+        return 0;
+    uint8_t params[256] = {0};
+    void *null = NULL;
+    rc_put(&rc.cfree, params, 0, &null, sizeof null);
+    int32_t r = rc_call(&rc.cfree, params);
+    if (r == 0)
+        rc_ctx_mask |= 1ull << dev;
+    return r;
+}
+
 /* The server's function for a stub on the current device: module and function resolved once. */
 static int32_t rc_resolve(const void *stub, uint64_t *f)
 {
-    int dev = atomic_load(&rc.device);
+    int dev = rc_device;
+    int32_t r = rc_context();
+    if (r != 0)
+        return r;
     if (dev < 0 || dev >= RC_MAX_DEVICES)
         return rc.e_inval;
     pthread_mutex_lock(&rc_lock);
@@ -375,16 +407,8 @@ static int32_t rc_resolve(const void *stub, uint64_t *f)
         rc.host->log(rc.self, CUSHIM_LOG_WARN, "kernel %s: its fat binary's wrapper is version %d (relocatable device "
                      "code, which the runtime links with other files' code): loaded as it is, it fails when it "
                      "calls device functions of other files", name, version);
-    int32_t r = dead ? rc.e_devfn : 0;
+    r = dead ? rc.e_devfn : 0;
     uint8_t params[256];
-    if (r == 0 && fn == 0 && mod == 0 && !atomic_load(&rc.ctx_ready[dev])) {
-        /* the back end's thread gets the runtime's context of this device, where cudart's memory lives */
-        void *null = NULL;
-        memset(params, 0, sizeof params);
-        rc_put(&rc.cfree, params, 0, &null, sizeof null);
-        if ((r = rc_call(&rc.cfree, params)) == 0)
-            atomic_store(&rc.ctx_ready[dev], 1);
-    }
     if (r == 0 && fn == 0 && mod == 0) {
         uint64_t *pm = &mod;
         memset(params, 0, sizeof params);
@@ -664,7 +688,7 @@ static int32_t rc_memcpy(const cushim_call *call, int async, int per_thread)
     if (kind < 1 || kind > 3)
         return rc_fail(rc.e_kind);
     const rc_api *api = &rc.copy[async][per_thread][kind - 1];
-    int32_t r = 0;
+    int32_t r = rc_context();
     for (size_t off = 0; r == 0 && (off < count || count == 0); off += RC_CHUNK) {
         size_t n = count - off < RC_CHUNK ? count - off : RC_CHUNK;
         uint8_t params[256] = {0};
@@ -693,8 +717,8 @@ static void rc_forget(int dev)
         for (uint32_t i = 0; i < rc_capfuncs; i++)
             if (rc_funcs[i].func != NULL)
                 rc_funcs[i].func[d] = 0;
-        atomic_store(&rc.ctx_ready[d], 0);
     }
+    atomic_fetch_add(&rc.ctx_gen, 1);
     pthread_mutex_unlock(&rc_lock);
 }
 
@@ -703,7 +727,7 @@ void rc_fork_child(void)
     pthread_mutex_init(&rc_lock, NULL);
     pthread_mutex_init(&rc_slow, NULL);
     rc_forget(-1);
-    atomic_store(&rc.device, 0);
+    rc_ctx_mask = 0;   /* the child's one thread: the one that forked */
 }
 
 int rc_pre(cushim_call *call, const rm_plan *pl, int32_t *result)
@@ -751,9 +775,9 @@ int rc_pre(cushim_call *call, const rm_plan *pl, int32_t *result)
     if (id == rc.id_set_device && r == 0) {
         int dev;
         rc_get(call, "device", &dev, sizeof dev);
-        atomic_store(&rc.device, dev);
+        rc_device = dev;
     } else if (id == rc.id_reset && r == 0) {
-        int dev = atomic_load(&rc.device);   /* its context is gone, and the modules with it */
+        int dev = rc_device;   /* its context is gone, and the modules with it */
         if (dev >= 0 && dev < RC_MAX_DEVICES)
             rc_forget(dev);
     } else if ((id == rc.id_last || id == rc.id_peek) && r == 0 && rc_last != 0) {

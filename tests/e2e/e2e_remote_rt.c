@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,20 @@ __attribute__((constructor)) static void register_binary(void)
 __attribute__((destructor)) static void unregister_binary(void)
 {
     __cudaUnregisterFatBinary(handle);
+}
+
+/* a thread whose first CUDA call is a launch (its server thread has no context yet) */
+static void *thread_launch(void *arg)
+{
+    cudaError_t *e = arg;
+    float *p = NULL;
+    *e = cudaErrorUnknown;
+    if (__cudaPushCallConfiguration((dim3){ 1, 1, 1 }, (dim3){ 32, 1, 1 }, 0, NULL) == 0)
+        scale(p, 1.0f, 0);
+    *e = cudaGetLastError();
+    if (*e == cudaSuccess)
+        *e = cudaDeviceSynchronize();
+    return NULL;
 }
 
 static int failures;
@@ -239,6 +254,11 @@ int main(int argc, char **argv)
         if (__cudaPushCallConfiguration((dim3){ 1, 1, 1 }, (dim3){ 256, 1, 1 }, 0, NULL) == 0)
             scale(d0, 1.5f, 256);
     report("launches on device 0", cudaGetLastError());
+    pthread_t th;
+    cudaError_t te = cudaErrorUnknown;
+    if (pthread_create(&th, NULL, thread_launch, &te) == 0)
+        pthread_join(th, NULL);
+    report("a new thread's first call, a launch", te);
     report("cudaFree on device 0", cudaFree(d0));
     if (argc > 1 && strcmp(argv[1], "fork") == 0) {
         /* a child has a back end of its own when remote (a context does not survive fork locally) */

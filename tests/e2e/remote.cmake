@@ -31,7 +31,7 @@ set_tests_properties(e2e_remote_deploy PROPERTIES LABELS "e2e;remote;no_asan" TI
 add_executable(e2e_remote_rt e2e_remote_rt.c)
 target_include_directories(e2e_remote_rt PRIVATE "${CUSHIM_CUDA_INCLUDE}")
 target_compile_options(e2e_remote_rt PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-declarations)
-target_link_libraries(e2e_remote_rt PRIVATE cushim_fake_cudart ${CMAKE_DL_LIBS})
+target_link_libraries(e2e_remote_rt PRIVATE cushim_fake_cudart ${CMAKE_DL_LIBS} pthread)
 if(TARGET cushim_fake_nvml)   # NVML over remoting: the queries nvidia-smi makes
   add_executable(e2e_remote_nvml e2e_remote_nvml.c)
   target_include_directories(e2e_remote_nvml PRIVATE ${CUSHIM_LIB_INCLUDES})
