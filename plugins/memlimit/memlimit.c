@@ -140,6 +140,58 @@ static ml_budget *ml_bud(void)
     return st == 1 ? &ml_st.budget : NULL;
 }
 
+/* ---- live limits ('cushim limit NAME --mem=...', ml_budget.h) ----
+   The limit of a device is the budget's live limit when one is set, else this process's own. The allocation
+   and query paths compare the region's generation with the last one applied (one relaxed load each, plus the
+   local value): only when it moved is the region's live[] read, under a lock, and copied here. */
+static pthread_mutex_t ml_live_mu = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic uint32_t ml_live_seen;                  /* the generation applied                    */
+static _Atomic uint64_t ml_live_lim[ML_MAX_DEVICES];   /* 0: none; ML_LIVE_UNLIMITED; else bytes    */
+
+static void ml_live_apply(ml_budget *b)
+{
+    pthread_mutex_lock(&ml_live_mu);
+    uint32_t g = atomic_load_explicit(&b->r->live_gen, memory_order_acquire);
+    if (g != atomic_load_explicit(&ml_live_seen, memory_order_relaxed)) {
+        char line[ML_MAX_DEVICES * 32] = "";
+        size_t len = 0;
+        for (int d = 0; d < ML_MAX_DEVICES; d++) {
+            uint64_t v = atomic_load_explicit(&b->r->live[d], memory_order_relaxed);
+            if (v != atomic_load_explicit(&ml_live_lim[d], memory_order_relaxed) && len < sizeof line)
+                len += (size_t)snprintf(line + len, sizeof line - len, " %d:%s", d,
+                                        v == 0 ? "own" : v == ML_LIVE_UNLIMITED ? "none" : "");
+            if (v != 0 && v != ML_LIVE_UNLIMITED && len < sizeof line &&
+                v != atomic_load_explicit(&ml_live_lim[d], memory_order_relaxed))
+                len += (size_t)snprintf(line + len, sizeof line - len, "%llu", (unsigned long long)v);
+            atomic_store_explicit(&ml_live_lim[d], v, memory_order_relaxed);
+        }
+        atomic_store_explicit(&ml_live_seen, g, memory_order_release);
+        ml_host->log(ml_st.self, CUSHIM_LOG_INFO, "live limits of budget '%s' (generation %u), device:bytes:%s",
+                     ml_region_path, g, len ? line : " unchanged");
+    }
+    pthread_mutex_unlock(&ml_live_mu);
+}
+
+/* The limit in force on 'dev' (0: none), of the open budget 'b'. */
+static inline uint64_t ml_limit_in(ml_budget *b, int dev)
+{
+    if (__builtin_expect(ml_budget_live_gen(b) != atomic_load_explicit(&ml_live_seen, memory_order_relaxed), 0))
+        ml_live_apply(b);
+    if (dev >= 0 && dev < ML_MAX_DEVICES) {
+        uint64_t v = atomic_load_explicit(&ml_live_lim[dev], memory_order_relaxed);
+        if (__builtin_expect(v != 0, 0))
+            return v == ML_LIVE_UNLIMITED ? 0 : v;
+    }
+    return ml_limit_of(&ml_st.lim, dev);
+}
+
+/* The same, opening the budget first (the queries). */
+static uint64_t ml_limit_now(int dev)
+{
+    ml_budget *b = ml_bud();
+    return b != NULL ? ml_limit_in(b, dev) : ml_limit_of(&ml_st.lim, dev);
+}
+
 static int ml_opt_given_nonempty(const char *s)
 {
     return s != NULL && *s != '\0';
@@ -227,14 +279,14 @@ static int ml_take(int cat, int dev, uint64_t bytes)
             atomic_fetch_add_explicit(&s->managed[dev], bytes, memory_order_relaxed);
         if (!ml_st.charge_managed)
             return 0;
-        if (ml_budget_charge(&ml_st.budget, dev, bytes, ml_limit_of(&ml_st.lim, dev)) != 0) {
+        if (ml_budget_charge(&ml_st.budget, dev, bytes, ml_limit_in(&ml_st.budget, dev)) != 0) {
             if (dev >= 0 && dev < ML_MAX_DEVICES)
                 ml_sub_clamped(&s->managed[dev], bytes);
             return -1;
         }
         return 0;
     default:
-        return ml_budget_charge(&ml_st.budget, dev, bytes, ml_limit_of(&ml_st.lim, dev));
+        return ml_budget_charge(&ml_st.budget, dev, bytes, ml_limit_in(&ml_st.budget, dev));
     }
 }
 
@@ -307,7 +359,7 @@ static int ml_alloc_pre(cushim_call *call, const cushim_alloc_role *r, uint64_t 
     if (bytes > ML_S_BYTES_MASK) {
         /* 256 TiB or more: no device has it. Past a quota: refused; else the driver says no, uncharged
            (the slot could not carry the amount back to the post hook) */
-        if (cat == ML_CAT_HOST || ml_limit_of(&ml_st.lim, dev) == 0)
+        if (cat == ML_CAT_HOST || ml_limit_now(dev) == 0)
             return CUSHIM_CONTINUE;
         return cushim_call_skip(call, call->info && call->info->ret_kind == CUSHIM_RET_CUDAERROR ? ml_st.oom_runtime
                                                                                                  : ml_st.oom_driver);
@@ -318,7 +370,7 @@ static int ml_alloc_pre(cushim_call *call, const cushim_alloc_role *r, uint64_t 
             ml_host->log(ml_st.self, CUSHIM_LOG_INFO, "%s: %llu bytes on device %d refused: %llu of %llu in use",
                          call->info ? call->info->name : "?", (unsigned long long)bytes, dev,
                          (unsigned long long)ml_used(dev),
-                         (unsigned long long)ml_limit_of(&ml_st.lim, dev));
+                         (unsigned long long)ml_limit_now(dev));
         return cushim_call_skip(call, oom);
     }
     *slot = ml_pack(ML_DO_CHARGED, cat, dev, bytes);
@@ -493,7 +545,7 @@ static void ml_pool_post(cushim_call *call, void *user, uint64_t *slot)
 /* ---- queries report the quota ---- */
 static void ml_report(int dev, uint64_t *free_b, uint64_t *total)
 {
-    uint64_t lim = ml_limit_of(&ml_st.lim, dev), used, left;
+    uint64_t lim = ml_limit_now(dev), used, left;
     if (lim == 0)
         return;
     used = ml_used(dev);
@@ -552,7 +604,7 @@ static void ml_query_post(cushim_call *call, void *user, uint64_t *slot)
         unsigned long long *m = (unsigned long long *)(uintptr_t)ml_arg(ml_host, call, 1);
         uint64_t lim, used;
         if (m == NULL || nvml_index((void *)(uintptr_t)ml_arg(ml_host, call, 0), &idx) != 0 ||
-            (dev = ml_nvml_ordinal(idx)) < 0 || (lim = ml_limit_of(&ml_st.lim, dev)) == 0)
+            (dev = ml_nvml_ordinal(idx)) < 0 || (lim = ml_limit_now(dev)) == 0)
             return;
         used = ml_used(dev);
         if (id == ml_st.id_nvml_mem) {
@@ -777,6 +829,7 @@ static void ml_fork_child(cushim_plugin *self)
     free(ml_st.table.cells);
     ml_table_init(&ml_st.table);
     pthread_mutex_init(&ml_open_mu, NULL);
+    pthread_mutex_init(&ml_live_mu, NULL);
     if (atomic_load(&ml_opened) == 1 && ml_budget_reopen_child(&ml_st.budget) != 0 && ml_host != NULL) {
         ml_host->log(ml_st.self, CUSHIM_LOG_WARN, "child %d: no slot in the shared budget: a budget of its own",
                      (int)getpid());

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cushim/cushim_io.h"
@@ -70,7 +71,7 @@ static int ml_private(ml_budget *b)
     b->r = p;
     b->shared = 0;
     b->r->magic = ML_BUDGET_MAGIC;
-    b->r->version = 1;
+    b->r->version = 2;
     b->r->nslots = 1;
     b->r->ndev = ML_MAX_DEVICES;
     return ml_claim(b);
@@ -86,7 +87,7 @@ static int ml_map(ml_budget *b, const char *path, int readonly, char *err, size_
     }
     b->r = b->rg.base;
     if (!readonly && b->r->nslots == 0) {   /* the header's constants, read by the usage tool only */
-        b->r->version = 1;
+        b->r->version = 2;
         b->r->nslots = ML_BUDGET_SLOTS;
         b->r->ndev = ML_MAX_DEVICES;
     }
@@ -100,7 +101,7 @@ int ml_budget_lost(ml_budget *b)
         return 0;
     /* the mapping is private zeros now: a region of this process alone, our slot where it was */
     b->shared = 0;
-    b->r->version = 1;
+    b->r->version = 2;
     b->r->nslots = ML_BUDGET_SLOTS;
     b->r->ndev = ML_MAX_DEVICES;
     atomic_store(&b->r->magic, ML_BUDGET_MAGIC);
@@ -144,6 +145,12 @@ int ml_budget_attach(ml_budget *b, const char *path, char *err, size_t errlen)
 {
     ml_budget_init(b, -1);
     return ml_map(b, path, 1, err, errlen);
+}
+
+int ml_budget_admin(ml_budget *b, const char *path, long gid, char *err, size_t errlen)
+{
+    ml_budget_init(b, gid);
+    return ml_map(b, path, 0, err, errlen);
 }
 
 void ml_budget_close(ml_budget *b)
@@ -292,6 +299,20 @@ void ml_budget_credit(ml_budget *b, int dev, uint64_t n)
     while (!atomic_compare_exchange_weak_explicit(&s->used[dev], &cur, cur > n ? cur - n : 0, memory_order_acq_rel,
                                                   memory_order_relaxed))
         ;
+}
+
+uint32_t ml_budget_set_live(ml_budget *b, const uint64_t live[ML_MAX_DEVICES])
+{
+    struct timespec ts;
+    for (int d = 0; d < ML_MAX_DEVICES; d++) {
+        if (live[d] == 0)
+            continue;
+        atomic_store_explicit(&b->r->live[d], live[d] == ML_LIVE_DROP ? 0 : live[d], memory_order_relaxed);
+    }
+    clock_gettime(CLOCK_REALTIME, &ts);
+    atomic_store_explicit(&b->r->live_when, (uint64_t)ts.tv_sec, memory_order_relaxed);
+    /* after the values: a process that sees the new generation (acquire) reads them */
+    return atomic_fetch_add_explicit(&b->r->live_gen, 1, memory_order_release) + 1;
 }
 
 int ml_budget_path(const char *name, char *out, size_t outlen)

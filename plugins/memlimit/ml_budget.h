@@ -23,7 +23,8 @@
 #include "ml_limits.h"
 #include "region.h"
 
-#define ML_BUDGET_MAGIC 0x31746764626d6c63ull /* "clmbdgt1" */
+#define ML_BUDGET_MAGIC 0x32746764626d6c63ull /* "clmbdgt2": live limits (clmbdgt1 had none) */
+#define ML_LIVE_UNLIMITED UINT64_MAX           /* a live limit of "no limit" (ml_region.live)   */
 #define ML_BUDGET_SLOTS 1024
 #define ML_LOCK_BASE RG_LOCK_BASE             /* lock byte of slot i: ML_LOCK_BASE + i (region.h) */
 
@@ -47,7 +48,12 @@ typedef struct ml_region {
     _Atomic uint32_t devmax;                 /* one past the highest device ever charged */
     _Atomic uint64_t limit[ML_MAX_DEVICES];  /* the last configured limits, for display */
     _Atomic uint32_t hiwater;                /* slots [0, hiwater) were ever used        */
-    uint32_t pad;
+    /* live limits ('cushim limit NAME --mem=...'): each live[d] is stored, then live_gen
+       is bumped (release); a process compares live_gen with the last one it applied on
+       each allocation and query (one relaxed load) and reads live[] when it moved */
+    _Atomic uint32_t live_gen;
+    _Atomic uint64_t live[ML_MAX_DEVICES];   /* 0: none (each process's own limit); ML_LIVE_UNLIMITED; bytes */
+    _Atomic uint64_t live_when;              /* CLOCK_REALTIME seconds of the last change, for display */
     ml_slot slots[ML_BUDGET_SLOTS];
 } ml_region;
 
@@ -66,6 +72,8 @@ typedef struct ml_budget {
    (ml_budget_open_group) it is shared with that group instead. */
 int ml_budget_open(ml_budget *b, const char *path, char *err, size_t errlen);
 int ml_budget_open_group(ml_budget *b, const char *path, long gid, char *err, size_t errlen);
+/* Open for writing the header only, no slot claimed ('cushim limit'): the same owner rules as joining. */
+int ml_budget_admin(ml_budget *b, const char *path, long gid, char *err, size_t errlen);
 /* Open for reading (the usage tool, whoever owns the file; no slot claimed). */
 int ml_budget_attach(ml_budget *b, const char *path, char *err, size_t errlen);
 /* The file was shrunk under the mapping (truncated by its owner or root): the
@@ -92,6 +100,17 @@ uint64_t ml_budget_used(const ml_budget *b, int dev);
 int ml_budget_reclaim(ml_budget *b);
 /* 1 if slot i's owner is alive (its lock is held), 0 if not. */
 int ml_budget_slot_alive(ml_budget *b, int i);
+/* The live limits' generation: moves with every change (ml_budget_set_live). */
+static inline uint32_t ml_budget_live_gen(const ml_budget *b)
+{
+    return atomic_load_explicit(&b->r->live_gen, memory_order_relaxed);
+}
+/* Set the live limits of a shared budget: live[d] 0 leaves device d as it is, ML_LIVE_UNLIMITED means no
+   limit, UINT64_MAX - 1 drops the live limit (each process's own applies again), else bytes. Returns the new
+   generation. The caller has the region open for writing (region.c's owner rules). */
+#define ML_LIVE_DROP (UINT64_MAX - 1)
+uint32_t ml_budget_set_live(ml_budget *b, const uint64_t live[ML_MAX_DEVICES]);
+
 /* The region path of budget NAME ("/dev/shm/cushim-budget-NAME"); a NAME
    starting with '/' is a path. -1 for a bad name. */
 int ml_budget_path(const char *name, char *out, size_t outlen);

@@ -16,6 +16,16 @@
 #include "ml_budget.h"
 
 
+/* The quota in force on device d: the live limit ('cushim limit') when one is set, else the last one a process
+   configured; 0 none. */
+static uint64_t us_limit(const ml_budget *b, int d)
+{
+    uint64_t live = atomic_load(&b->r->live[d]);
+    if (live == ML_LIVE_UNLIMITED)
+        return 0;
+    return live != 0 ? live : atomic_load(&b->r->limit[d]);
+}
+
 /* The length of the valid UTF-8 sequence at s (1-4), 0 when it is not one (overlong forms, surrogates, past
    U+10FFFF and cut sequences - the kernel cuts a process's name at 15 bytes, mid-character - are not). */
 static size_t utf8_len(const unsigned char *s)
@@ -128,14 +138,14 @@ void ml_usage_print(FILE *f, ml_budget *b, const char *path, int prom)
         fprintf(f, "# HELP cushim_memlimit_limit_bytes The quota of a cushim memlimit budget per device (0: none).\n"
                    "# TYPE cushim_memlimit_limit_bytes gauge\n");
         for (int d = 0; d < ndev; d++) {
-            uint64_t l = atomic_load(&b->r->limit[d]);
+            uint64_t l = us_limit(b, d);
             fprintf(f, "cushim_memlimit_limit_bytes{budget=\"");
             prom_label(f, path);
             fprintf(f, "\",device=\"%d\"} %llu\n", d, (unsigned long long)l);
         }
     } else {
         for (int d = 0; d < ndev; d++) {
-            uint64_t l = atomic_load(&b->r->limit[d]);
+            uint64_t l = us_limit(b, d);
             if (l)
                 fprintf(f, "device %d: %llu of %llu bytes charged\n", d, (unsigned long long)ml_budget_used(b, d),
                         (unsigned long long)l);

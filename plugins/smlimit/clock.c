@@ -8,6 +8,10 @@
  * work runs at, not the idle clock between bursts) at most every
  * SML_CLOCK_EVERY_NS, and keeps a moving average. Without NVML, or a device
  * NVML does not list, the plugin logs it once and holds time shares.
+ * Also, for policy default, whether NVML lists another compute process on a
+ * device (sml_nvml_others): processes of other users and containers, which the
+ * shared region does not see. The device is matched by PCI bus id, else by
+ * CUDA_VISIBLE_DEVICES's numeric list (or the identity when it is unset).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -16,9 +20,13 @@
 
 #include "smlimit.h"
 
+#include <stdlib.h>
+
 typedef int (*nvml_init_fn)(void);
 typedef int (*nvml_by_pci_fn)(const char *, void **);
+typedef int (*nvml_by_index_fn)(unsigned int, void **);
 typedef int (*nvml_clock_fn)(void *, int, unsigned int *);
+typedef int (*nvml_procs_fn)(void *, unsigned int *, void *);
 
 static struct {
     int tried, ok;
@@ -26,7 +34,33 @@ static struct {
     nvml_clock_fn clock;
     void *dev[SML_MAX_DEV];
     int dev_tried[SML_MAX_DEV];
+    int lib_tried;                      /* the library opened and initialised, for either use */
+    void *plib;                         /* NULL: none */
+    nvml_procs_fn procs;
+    void *pdev[SML_MAX_DEV];
+    int pdev_tried[SML_MAX_DEV];
 } nv;
+
+/* nvmlProcessInfo_t of nvmlDeviceGetComputeRunningProcesses_v3 (nvml.h's documented layout): pid, usedGpuMemory,
+   gpuInstanceId, computeInstanceId. */
+typedef struct {
+    unsigned int pid;
+    unsigned long long used;
+    unsigned int gi, ci;
+} sml_nvml_proc;
+
+/* NVML opened and initialised once (poller thread), or NULL; quietly: each use says what it lacks. */
+static void *sml_nvml_lib(void)
+{
+    if (!nv.lib_tried) {
+        nvml_init_fn init;
+        void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+        nv.lib_tried = 1;
+        if (lib != NULL && (init = (nvml_init_fn)dlsym(lib, "nvmlInit_v2")) != NULL && init() == 0)
+            nv.plib = lib;
+    }
+    return nv.plib;
+}
 
 #define SML_NVML_CLOCK_SM 1   /* nvmlClockType_t NVML_CLOCK_SM */
 
@@ -83,6 +117,61 @@ void sml_clock_sample(sml_state *st, int i)
     if (nv.clock(h, SML_NVML_CLOCK_SM, &mhz) != 0 || mhz == 0)
         return;
     d->clk_mhz = d->clk_mhz > 0 ? d->clk_mhz + 0.1 * ((double)mhz - d->clk_mhz) : (double)mhz;
+}
+
+/* CUDA device i's NVML handle for the process list, or NULL. */
+static void *sml_nvml_dev(sml_state *st, int i)
+{
+    nvml_by_pci_fn by_pci;
+    nvml_by_index_fn by_index;
+    char bus[64];
+    void *h = NULL;
+    if (nv.pdev_tried[i])
+        return nv.pdev[i];
+    nv.pdev_tried[i] = 1;
+    by_pci = (nvml_by_pci_fn)dlsym(nv.plib, "nvmlDeviceGetHandleByPciBusId_v2");
+    if (st->pci_bus_id != NULL && by_pci != NULL && st->pci_bus_id(bus, (int)sizeof bus, (CUdevice)i) == CUDA_SUCCESS &&
+        by_pci(bus, &h) == 0)
+        return nv.pdev[i] = h;
+    /* by index: CUDA ordinal i is the i-th of CUDA_VISIBLE_DEVICES's numbers, or NVML index i when it is unset */
+    by_index = (nvml_by_index_fn)dlsym(nv.plib, "nvmlDeviceGetHandleByIndex_v2");
+    const char *vis = sml_host->env("CUDA_VISIBLE_DEVICES");
+    long idx = i;
+    if (vis != NULL && *vis) {
+        const char *p = vis;
+        idx = -1;
+        for (int k = 0; *p && idx < 0; k++) {
+            char *end;
+            long v = strtol(p, &end, 10);
+            if (end == p || v < 0)
+                break;   /* a UUID list: no index */
+            if (k == i)
+                idx = v;
+            p = *end == ',' ? end + 1 : end;
+            if (*end != ',' && *end != '\0')
+                break;
+        }
+    }
+    if (idx < 0 || by_index == NULL || by_index((unsigned)idx, &h) != 0)
+        return NULL;
+    return nv.pdev[i] = h;
+}
+
+int sml_nvml_others(sml_state *st, int i)
+{
+    sml_nvml_proc procs[64];
+    unsigned int n = 64;
+    void *h;
+    if (sml_nvml_lib() == NULL)
+        return -1;
+    if (nv.procs == NULL &&
+        (nv.procs = (nvml_procs_fn)dlsym(nv.plib, "nvmlDeviceGetComputeRunningProcesses_v3")) == NULL)
+        return -1;
+    if ((h = sml_nvml_dev(st, i)) == NULL || nv.procs(h, &n, procs) != 0)
+        return -1;
+    /* this process is on the list once it has a context there (we have launched): another is a second entry
+       (pids are not compared: in a container NVML may give the host's) */
+    return n >= 2;
 }
 
 void sml_clock_fork_child(void)

@@ -91,6 +91,12 @@ uint64_t sml_admit(sml_limiter *l, uint64_t now)
     return (uint64_t)wait;
 }
 
+void sml_admit_free(sml_limiter *l)
+{
+    l->outstanding++;
+    l->admitted++;
+}
+
 uint64_t sml_union_add(sml_limiter *l, uint64_t start, uint64_t end)
 {
     uint64_t covered = 0, s = start, e = end;

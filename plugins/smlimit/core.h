@@ -58,6 +58,8 @@ void sml_set_share(sml_limiter *l, double share, uint64_t now);
 /* 0: admitted (counted as outstanding). Else: ns to wait before asking again
    (at least 1, at most the window). */
 uint64_t sml_admit(sml_limiter *l, uint64_t now);
+/* Admit without a budget (a process with no limit that takes part in priorities): counted as pending only. */
+void sml_admit_free(sml_limiter *l);
 /* 'launches' admitted launches finished; their work ran within [start, end].
    Adds the part of [start, end] not already counted to the busy time and takes
    it from the tokens. Returns the ns added. start > end counts nothing. */

@@ -39,11 +39,29 @@ static uint64_t *sml_stream_end(sml_dev *d, CUstream s)
 
 /* ---- shares between processes ------------------------------------------- */
 
+/* The group's live limit of device i ('cushim limit GROUP --sm=N', shm.h), if it moved: d->limit. */
+static void sml_live_apply(sml_state *st, int i, uint32_t g)
+{
+    sml_dev *d = &st->dev[i];
+    uint32_t w = atomic_load_explicit(&st->region->live_weight[i], memory_order_relaxed);
+    double was = d->limit;
+    d->limit = w == 0 ? d->limit_own : w >= 1000 ? 1.0 : w / 1000.0;
+    d->live_seen = g;
+    if (d->limit != was)
+        sml_host->log(st->self, CUSHIM_LOG_INFO, "device %d: live limit %.4g%% (was %.4g%%; %s)", i, d->limit * 100,
+                      was * 100, w == 0 ? "this process's own" : "set by cushim limit");
+}
+
 static void sml_update_share(sml_state *st, int i, uint64_t now)
 {
     sml_dev *d = &st->dev[i];
-    double own = d->limit;
+    double own;
     uint64_t busy;
+    uint32_t g = 0;
+    if (st->region != NULL &&
+        (g = atomic_load_explicit(&st->region->live_gen, memory_order_acquire)) != d->live_seen)
+        sml_live_apply(st, i, g);
+    own = d->limit;
     pthread_mutex_lock(&d->mu);
     busy = d->lim.busy_ns;
     pthread_mutex_unlock(&d->mu);
@@ -70,13 +88,32 @@ static void sml_update_share(sml_state *st, int i, uint64_t now)
                     d->turn_since = now;
                 pthread_mutex_unlock(&d->mu);
             }
+            if (st->prio >= 0) {   /* the launching threads read these under the lock */
+                pthread_mutex_lock(&d->mu);
+                if (d->prio_pub && d->prio_slot != d->slot) {
+                    sml_shm_busy(d->prio_region, i, d->prio_slot, st->prio, 0);
+                    d->prio_pub = 0;
+                }
+                d->prio_region = d->slot != NULL ? st->region : NULL;
+                d->prio_slot = d->slot;
+                if (d->slot != NULL) {
+                    atomic_store(&d->slot->prio, (uint32_t)st->prio + 1);
+                    if (d->lim.outstanding > 0 && !d->prio_pub) {   /* launched before we joined: pending now */
+                        sml_shm_busy(d->prio_region, i, d->prio_slot, st->prio, 1);
+                        d->prio_pub = 1;
+                    }
+                }
+                pthread_mutex_unlock(&d->mu);
+            }
         }
         if (d->slot != NULL) {
             double w[SML_SHM_SLOTS], u[SML_SHM_SLOTS];
             int n = 0;
-            atomic_store(&d->slot->weight, (uint32_t)(d->limit * 1000));
+            /* no limit (a priority alone, or a live 100%) claims no share of the partners' */
+            atomic_store(&d->slot->weight, d->limit >= 1.0 ? 0 : (uint32_t)(d->limit * 1000));
             atomic_store(&d->slot->usage, (uint32_t)(d->usage * 1000));
             atomic_store(&d->slot->heartbeat, now);
+            atomic_store(&d->slot->live_gen, g);   /* applied: 'cushim limit' waits for it */
             for (int k = 0; k < SML_SHM_SLOTS; k++) {
                 const sml_slot *o = &st->region->slot[i][k];
                 if (o == d->slot || !sml_shm_live(o, now))
@@ -86,8 +123,19 @@ static void sml_update_share(sml_state *st, int i, uint64_t now)
                 n++;
             }
             /* a partner using less than its share, with 5 points of slack, leaves the rest */
-            own = sml_weighted_share(d->limit, w, u, n, st->work_conserving, 0.05);
+            own = d->limit >= 1.0 ? 1.0 : sml_weighted_share(d->limit, w, u, n, st->work_conserving, 0.05);
         }
+    }
+    /* policy default (HAMi's GPU_CORE_UTILIZATION_POLICY=default): no limit while no other process uses the
+       device - none of the region's, and none on NVML's list of compute processes (other users, other
+       containers); limited again at the first heartbeat after one does */
+    if (st->policy_default) {
+        int others = sml_nvml_others(st, i) == 1;
+        if (!others && st->region != NULL && d->slot != NULL)
+            others = sml_shm_others_active(st->region, i, d->slot, now);
+        d->alone = !others;
+        if (d->alone)
+            own = 1.0;
     }
     if (st->clock_ref_mhz > 0)   /* a share of throughput: less time while the GPU runs faster */
         own = sml_clock_share(own, st->clock_ref_mhz, d->clk_mhz);
@@ -139,6 +187,8 @@ static void sml_finish(sml_state *st, sml_marker *m, uint64_t now, uint64_t clip
     pthread_mutex_unlock(&d->mu);
     if (measured && d->slot != NULL)
         atomic_store(&d->slot->last_end, now);
+    if (measured && d->prio_slot != NULL)   /* read without the lock: set once the poller (this thread) joined */
+        sml_shm_prio_end(d->prio_region, m->dev, st->prio, now);
 }
 
 void *sml_poll_thread(void *arg)
@@ -170,6 +220,8 @@ void *sml_poll_thread(void *arg)
             for (int i = 0; i < SML_MAX_DEV; i++)
                 if (st->dev[i].limited && st->dev[i].started)
                     sml_update_share(st, i, now);
+            if (st->region == NULL || st->prio < 0)
+                atomic_store(&st->region_tried, 1);   /* nothing to wait for */
             next_beat = now + SML_BEAT_NS;
             pthread_mutex_lock(&st->mq);
         }

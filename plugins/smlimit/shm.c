@@ -117,6 +117,10 @@ sml_slot *sml_shm_claim(sml_region *r, int dev, int32_t pid, uint64_t start, uin
         atomic_store(&s->usage, 0);
         atomic_store(&s->last_end, 0);
         atomic_store(&s->heartbeat, now);
+        atomic_store(&s->live_gen, 0);
+        atomic_store(&s->prio, 0);
+        for (int p = 0; p < 3; p++)   /* a dead owner's pending work is not inherited either */
+            atomic_fetch_and(&r->busy[dev][p], ~(1u << i));
         {   /* a dead owner's turn, or place in line, is not inherited with its slot */
             uint32_t me = (uint32_t)i + 1, m = me;
             atomic_compare_exchange_strong(&r->turn[dev], &m, 0);
@@ -207,4 +211,77 @@ int sml_shm_turn_waited_for(sml_region *r, int dev, const sml_slot *mine)
         return 0;
     next = atomic_load(&r->turn_next[dev]);
     return next != 0 && next != me && next <= SML_SHM_SLOTS;
+}
+
+/* Slot s's bit in its device's masks (s is in r->slot[dev]). */
+static uint32_t sml_bit(const sml_region *r, int dev, const sml_slot *s)
+{
+    long k = (long)(s - &r->slot[dev][0]);
+    return k >= 0 && k < SML_SHM_SLOTS ? 1u << k : 0;
+}
+
+void sml_shm_busy(sml_region *r, int dev, const sml_slot *mine, int prio, int on)
+{
+    uint32_t bit = sml_bit(r, dev, mine);
+    if (bit == 0 || prio < 0 || prio > SML_PRIO_HIGH)
+        return;
+    if (on)
+        atomic_fetch_or(&r->busy[dev][prio], bit);
+    else
+        atomic_fetch_and(&r->busy[dev][prio], ~bit);
+}
+
+int sml_shm_higher_busy(sml_region *r, int dev, const sml_slot *mine, int prio, uint64_t now, int check)
+{
+    uint32_t own = ~sml_bit(r, dev, mine), any = 0;
+    for (int p = prio + 1; p <= SML_PRIO_HIGH; p++) {
+        uint32_t m = atomic_load_explicit(&r->busy[dev][p], memory_order_acquire) & own;
+        for (uint32_t left = check ? m : 0; left != 0; left &= left - 1) {   /* each set bit */
+            int k = __builtin_ctz(left);
+            if (!sml_shm_live(&r->slot[dev][k], now)) {   /* gone while busy */
+                atomic_fetch_and(&r->busy[dev][p], ~(1u << k));
+                m &= ~(1u << k);
+            }
+        }
+        any |= m;
+    }
+    return any != 0;
+}
+
+int sml_shm_others_active(sml_region *r, int dev, const sml_slot *mine, uint64_t now)
+{
+    uint32_t own = ~sml_bit(r, dev, mine), m = 0;
+    for (int p = 0; p < 3; p++)
+        m |= atomic_load(&r->busy[dev][p]) & own;
+    for (; m != 0; m &= m - 1)   /* pending work of a live process (not one killed while busy) */
+        if (sml_shm_live(&r->slot[dev][__builtin_ctz(m)], now))
+            return 1;
+    for (int k = 0; k < SML_SHM_SLOTS; k++) {
+        const sml_slot *o = &r->slot[dev][k];
+        /* work of it finished within the last 100 ms, or 1% of the GPU's time as it measured it over its last
+           heartbeats */
+        uint64_t end = atomic_load(&o->last_end);
+        if (o != mine && (atomic_load(&o->usage) >= 10 || (end != 0 && end + 100000000ull > now)) &&
+            sml_shm_live(o, now))
+            return 1;
+    }
+    return 0;
+}
+
+void sml_shm_prio_end(sml_region *r, int dev, int prio, uint64_t now)
+{
+    if (dev < 0 || dev >= SML_SHM_DEVICES || prio < 0 || prio > SML_PRIO_HIGH)
+        return;
+    if (atomic_load_explicit(&r->prio_end[dev][prio], memory_order_relaxed) < now)   /* a store a finish, at most */
+        atomic_store_explicit(&r->prio_end[dev][prio], now, memory_order_relaxed);
+}
+
+int sml_shm_higher_recent(sml_region *r, int dev, int prio, uint64_t now)
+{
+    for (int p = prio + 1; p <= SML_PRIO_HIGH; p++) {
+        uint64_t e = atomic_load_explicit(&r->prio_end[dev][p], memory_order_relaxed);
+        if (e != 0 && e <= now + SML_PRIO_RECENT_NS && now < e + SML_PRIO_RECENT_NS)
+            return 1;
+    }
+    return 0;
 }

@@ -18,7 +18,9 @@
 #define SML_SHM_DEVICES 16
 #define SML_SHM_SLOTS 32
 #define SML_STALE_NS 2000000000ull   /* 2 s without a heartbeat: not sharing any more */
-#define SML_SHM_MAGIC 0x324c4d53u    /* "SML2": the layout below (SML1 had no turns) */
+#define SML_SHM_MAGIC 0x334c4d53u    /* "SML3": the layout below (SML2 had no live limits nor priorities,
+                                        SML1 no turns); the region's name carries it: cushim-smlimit3-* */
+#define SML_SHM_PREFIX "/cushim-smlimit3-"
 
 typedef struct sml_slot {
     _Atomic int32_t pid;             /* 0: free                                       */
@@ -27,6 +29,8 @@ typedef struct sml_slot {
     _Atomic uint32_t usage;          /* measured busy share, per mille (recent)       */
     _Atomic uint64_t last_end;       /* CLOCK_MONOTONIC ns: end of its last measured work */
     _Atomic uint64_t heartbeat;      /* CLOCK_MONOTONIC ns                            */
+    _Atomic uint32_t live_gen;       /* the region's live_gen this process has applied */
+    _Atomic uint32_t prio;           /* option priority: SML_PRIO_* + 1; 0: takes no part */
 } sml_slot;
 
 typedef struct sml_region {
@@ -41,9 +45,28 @@ typedef struct sml_region {
        the turn to it when it gives the turn back, so that a holder with more work
        cannot take it again at once */
     _Atomic uint32_t turn_next[SML_SHM_DEVICES];
+    /* live limits ('cushim limit GROUP --sm=30'): live_weight[d] is stored, then live_gen
+       bumped (release); each process's poller compares live_gen with the last one it
+       applied at each heartbeat (50 ms) and acknowledges it in its slots' live_gen */
+    _Atomic uint32_t live_gen;
+    _Atomic uint32_t live_weight[SML_SHM_DEVICES];   /* per mille; 0: none (each process's own limit);
+                                                         1000: no limit */
+    /* option priority: per device and level, bit k set while slot k's process has
+       launches pending there (set when a launch is admitted with nothing pending,
+       cleared when the poller sees its last one finish); a process of a lower level
+       holds its launches while a higher level's mask is not empty (smlimit.c) */
+    _Atomic uint32_t busy[SML_SHM_DEVICES][3];
+    /* per device and level: when a process of that level last finished work there
+       (CLOCK_MONOTONIC ns): a lower level keeps one launch in flight at a time while a
+       higher one has been active within SML_PRIO_RECENT_NS */
+    _Atomic uint64_t prio_end[SML_SHM_DEVICES][3];
 } sml_region;
 
-/* Map the region named 'name' ("/cushim-smlimit2-<uid>", in /dev/shm): this user's alone to write, else NULL
+#define SML_PRIO_RECENT_NS 100000000ull   /* 100 ms */
+
+enum { SML_PRIO_LOW = 0, SML_PRIO_NORMAL = 1, SML_PRIO_HIGH = 2 };
+
+/* Map the region named 'name' ("/cushim-smlimit3-<uid>", in /dev/shm): this user's alone to write, else NULL
    with a reason in 'err'. */
 sml_region *sml_shm_open(const char *name, char *err, size_t errlen);
 /* 1 (once) when the region's file was shrunk under the mapping, which then reads private zeros. */
@@ -70,5 +93,17 @@ void sml_shm_turn_wait_mark(sml_region *r, int dev, const sml_slot *mine);
 void sml_shm_turn_wait_clear(sml_region *r, int dev, const sml_slot *mine);
 /* Is another process waiting for the turn? */
 int sml_shm_turn_waited_for(sml_region *r, int dev, const sml_slot *mine);
+
+/* Option priority: say that 'mine' (level 'prio') has launches pending on 'dev', or no longer. */
+void sml_shm_busy(sml_region *r, int dev, const sml_slot *mine, int prio, int on);
+/* Has a process of a level above 'prio' launches pending on 'dev'? With 'check', bits of processes that are gone
+   (killed while busy) are cleared first (a look at their lock bytes: a system call each). */
+int sml_shm_higher_busy(sml_region *r, int dev, const sml_slot *mine, int prio, uint64_t now, int check);
+/* Option priority: 'mine' (level 'prio') finished work on 'dev' at 'now'. */
+void sml_shm_prio_end(sml_region *r, int dev, int prio, uint64_t now);
+/* Has a level above 'prio' finished work on 'dev' within SML_PRIO_RECENT_NS of 'now'? */
+int sml_shm_higher_recent(sml_region *r, int dev, int prio, uint64_t now);
+/* Has another live process of the region used device 'dev' recently (its published usage, or launches pending)? */
+int sml_shm_others_active(sml_region *r, int dev, const sml_slot *mine, uint64_t now);
 
 #endif /* SML_SHM_H */

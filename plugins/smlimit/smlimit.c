@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -114,6 +115,88 @@ void sml_turn_idle(sml_dev *d, int i)
         sml_shm_turn_give(d->turn_region, i, d->turn_slot);
         d->turn_since = 0;
     }
+    if (d->prio_pub && d->lim.outstanding == 0) {   /* priorities: nothing of ours pending any more */
+        sml_shm_busy(d->prio_region, i, d->prio_slot, d->prio_level, 0);
+        d->prio_pub = 0;
+    }
+}
+
+/* ---- priorities ------------------------------------------------------------------
+ * Option priority (or HAMi's CUDA_TASK_PRIORITY): processes of one region take
+ * part with a level, high, normal or low. A process publishes, per device, that it
+ * has launches pending there (a bit in the region, set when a launch is admitted
+ * with nothing of it pending, cleared when the poller sees its last one finish).
+ * A launch of a lower level is held (sleeping 50 us at a time) while a process of
+ * a higher level has work pending on the device; it goes ahead when that work is
+ * done (work-conserving: a high-priority process that is idle costs nothing) or
+ * after priority_wait_ms (the starvation guard: a busy high-priority process slows
+ * a lower one to one launch per guard period, never stops it). Nothing running is
+ * preempted: a lower process's kernels already on the GPU run to their end (and
+ * time-slice with the higher one's meanwhile). A process that takes no part
+ * (neither option nor variable) neither waits nor is waited for.
+ */
+static int sml_prio_parse(const char *s, int *out)
+{
+    char *end;
+    long v;
+    if (s == NULL || *s == '\0')
+        return 1;   /* not given */
+    if (!strcasecmp(s, "high"))
+        return *out = SML_PRIO_HIGH, 0;
+    if (!strcasecmp(s, "normal"))
+        return *out = SML_PRIO_NORMAL, 0;
+    if (!strcasecmp(s, "low"))
+        return *out = SML_PRIO_LOW, 0;
+    /* HAMi's number (CUDA_TASK_PRIORITY): lower is higher; 0 high, 1 (HAMi's default) normal, 2 and more low */
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || *end || end == s)
+        return -1;
+    *out = v <= 0 ? SML_PRIO_HIGH : v == 1 ? SML_PRIO_NORMAL : SML_PRIO_LOW;
+    return 0;
+}
+
+static const char *sml_prio_name(int p)
+{
+    return p == SML_PRIO_HIGH ? "high" : p == SML_PRIO_NORMAL ? "normal" : "low";
+}
+
+/* Should this launch (d->mu held) be held for a higher priority's work? *t0: when it began to wait, 0 none yet;
+   set to UINT64_MAX once it may go (its wait counted). Out of line: a process without a priority never calls it. */
+static __attribute__((noinline)) int sml_prio_hold(sml_state *st, sml_dev *d, int i, uint64_t now, uint64_t *t0)
+{
+    int held;
+    if (st->prio == SML_PRIO_HIGH) {
+        *t0 = UINT64_MAX;   /* nothing to yield to */
+        return 0;
+    }
+    if (d->prio_slot == NULL) {
+        /* the poller (started by our first launch) has not joined the region yet: our work pending here would
+           not be seen by a higher level's process, nor would we see theirs; wait for it, bounded */
+        if (d->lim.admitted > 0 && !atomic_load(&st->region_tried) && now - d->t_start < SML_PRIO_JOIN_NS)
+            return 1;
+        *t0 = UINT64_MAX;
+        return 0;
+    }
+    /* a process of a higher priority has work pending here, or has had within SML_PRIO_RECENT_NS and we have
+       work in flight (so that what it waits behind when it starts again is one launch of ours, not a queue):
+       hold, up to the starvation guard */
+    held = sml_shm_higher_busy(d->prio_region, i, d->prio_slot, st->prio, now, *t0 == 0) ||
+           (d->lim.outstanding > 0 && sml_shm_higher_recent(d->prio_region, i, st->prio, now));
+    if (held && *t0 == 0)
+        *t0 = now;
+    if (held && now - *t0 < st->prio_wait_ns)
+        return 1;
+    if (*t0 != 0) {
+        uint64_t w = now - *t0;
+        d->prio_waits++;
+        d->prio_wait_ns += w;
+        if (w > d->prio_wait_max)
+            d->prio_wait_max = w;
+        d->prio_guard += held;
+    }
+    *t0 = UINT64_MAX;
+    return 0;
 }
 
 /* A burst found another process's turn in region 'r': 1 when the launch should ask
@@ -157,6 +240,8 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
     i = sml_current_device(st);
     sml_dev *d;
     uint64_t now, wait, turn_t0 = 0;   /* when this launch began to wait for the turn; MAX: gave up */
+    uint64_t prio_t0 = 0;              /* when it began to wait for a higher priority's work; MAX: done */
+    const int prio = st->prio;         /* in a register across the loop's calls */
     uint32_t dead = 0;
     CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
     if (i < 0 || !(d = &st->dev[i])->limited)
@@ -176,6 +261,11 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
             d->t_start = now;
             sml_init(&d->lim, d->share, st->window_ns, now);
         }
+        if (__builtin_expect(prio >= 0, 0) && prio_t0 != UINT64_MAX && sml_prio_hold(st, d, i, now, &prio_t0)) {
+            pthread_mutex_unlock(&d->mu);
+            sml_sleep_ns(SML_TURN_POLL_NS);
+            continue;
+        }
         burst = d->lim.outstanding == 0;   /* nothing of ours pending: this launch starts a burst */
         if (!burst && d->turn_since != 0 && d->turn_region != NULL && turn_t0 != UINT64_MAX &&
             now - d->turn_since >= st->window_ns / 2 && sml_shm_turn_waited_for(d->turn_region, i, d->turn_slot)) {
@@ -189,7 +279,15 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
             sml_sleep_ns(SML_TURN_POLL_NS);
             continue;
         }
-        wait = sml_admit(&d->lim, now);
+        if (__builtin_expect(prio == SML_PRIO_HIGH, 0) && d->limit >= 1.0 && d->share >= 1.0) {
+            /* no limit here and nothing to yield to: only counted (a lower level keeps the limiter's bound on
+               its queued work, about a window of it, so that what it has queued when a higher one starts is
+               bounded) */
+            sml_admit_free(&d->lim);
+            wait = 0;
+        } else {
+            wait = sml_admit(&d->lim, now);
+        }
         if (wait > 0) {
             d->waited_ns += wait;
             if (burst)   /* handed the turn while out of budget: nothing of ours runs, pass it on */
@@ -205,6 +303,13 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
                 sml_unadmit(&d->lim);   /* another process's turn: not yet */
                 other_turn = 1;
                 turn_r = d->turn_region;
+            }
+        }
+        if (__builtin_expect(prio >= 0, 0)) {
+            if (wait == 0 && !other_turn && d->prio_slot != NULL && !d->prio_pub) {
+                /* admitted: ours is pending here now (cleared by sml_turn_idle when it is done) */
+                sml_shm_busy(d->prio_region, i, d->prio_slot, st->prio, 1);
+                d->prio_pub = 1;
             }
         }
         pthread_mutex_unlock(&d->mu);
@@ -359,6 +464,17 @@ static const char *sml_turn_note(const sml_state *st, const sml_dev *d, char not
     return note;
 }
 
+/* ", priority low: 12 waits for higher priority (3.1 ms, longest 0.9 ms), 2 by the guard" for the report, or "" */
+static const char *sml_prio_note(const sml_state *st, const sml_dev *d, char note[128])
+{
+    if (st->prio < 0)
+        return "";
+    snprintf(note, 128, ", priority %s: %llu waits for higher priority (%.3f ms, longest %.3f ms), %llu by the guard",
+             sml_prio_name(st->prio), (unsigned long long)d->prio_waits, d->prio_wait_ns / 1e6,
+             d->prio_wait_max / 1e6, (unsigned long long)d->prio_guard);
+    return note;
+}
+
 /* ---- lifecycle --------------------------------------------------------------- */
 
 static int sml_resolve(sml_state *st)
@@ -416,7 +532,39 @@ static int sml_init_plugin(const cushim_host *host, cushim_plugin *self)
     double pct[SML_MAX_DEV];
     int any = 0;
     sml_state *st;
+    int prio = -1, policy_default = 0;
+    const char *ptext, *pol;
     sml_host = host;
+    /* priorities: the option, else HAMi's CUDA_TASK_PRIORITY; a value that cannot be read is an error (the
+       option) or one warning (the variable: a priority is not a safety limit) */
+    ptext = host->opt_string(self, "priority");
+    if (ptext != NULL && *ptext) {
+        if (sml_prio_parse(ptext, &prio) != 0) {
+            host->log(self, CUSHIM_LOG_ERROR, "priority=%.40s: give high, normal or low (or HAMi's number: 0 high, "
+                      "1 normal, 2 low)", ptext);
+            return -1;
+        }
+    } else if ((ptext = host->env("CUDA_TASK_PRIORITY")) != NULL && *ptext && sml_prio_parse(ptext, &prio) != 0) {
+        host->log(self, CUSHIM_LOG_WARN, "CUDA_TASK_PRIORITY=%.40s is not a number: no priority", ptext);
+        prio = -1;
+    }
+    /* HAMi's GPU_CORE_UTILIZATION_POLICY (or the option policy): force (limit at all times), default (limit
+       only while another process uses the GPU), disable (no limit) */
+    pol = host->opt_string(self, "policy");
+    if (pol == NULL || !*pol)
+        pol = host->env("GPU_CORE_UTILIZATION_POLICY");
+    if (pol != NULL && *pol) {
+        if (!strcasecmp(pol, "default")) {
+            policy_default = 1;
+        } else if (!strcasecmp(pol, "disable")) {
+            host->log(self, CUSHIM_LOG_INFO, "policy disable: no compute limit");
+            if (prio < 0)
+                return 0;
+        } else if (strcasecmp(pol, "force") != 0) {
+            host->log(self, CUSHIM_LOG_ERROR, "policy '%.40s': give force, default or disable", pol);
+            return -1;
+        }
+    }
     if (host->opt_given(self, "limit")) {
         if (sml_parse_limits(host->opt_string(self, "limit"), pct, err, sizeof err) != 0) {
             host->log(self, CUSHIM_LOG_ERROR, "limit: %s", err);
@@ -426,9 +574,16 @@ static int sml_init_plugin(const cushim_host *host, cushim_plugin *self)
         host->log(self, CUSHIM_LOG_ERROR, "%s", err);
         return -1;
     }
+    if (pol != NULL && !strcasecmp(pol, "disable"))
+        for (int i = 0; i < SML_MAX_DEV; i++)
+            pct[i] = 0;
     for (int i = 0; i < SML_MAX_DEV; i++)
         any |= pct[i] > 0 && pct[i] < 100;
-    if (!any) {
+    if (prio >= 0 && !host->opt_bool(self, "shared")) {
+        host->log(self, CUSHIM_LOG_WARN, "priority needs shared=1 (processes meet in the shared region): no priority");
+        prio = -1;
+    }
+    if (!any && prio < 0) {
         host->log(self, CUSHIM_LOG_INFO, "no limit below 100%%: no hook registered");
         return 0;
     }
@@ -448,6 +603,9 @@ static int sml_init_plugin(const cushim_host *host, cushim_plugin *self)
         st->turns = 0;
     }
     st->turn_wait_ns = (uint64_t)host->opt_int(self, "turn_wait_ms") * 1000000ull;
+    st->prio = prio;
+    st->prio_wait_ns = (uint64_t)host->opt_int(self, "priority_wait_ms") * 1000000ull;
+    st->policy_default = policy_default;
     st->clock_ref_mhz = (double)host->opt_int(self, "clock_ref_mhz");
     if (st->clock_ref_mhz < 0 || st->clock_ref_mhz > 10000) {
         host->log(self, CUSHIM_LOG_ERROR, "clock_ref_mhz=%g: give 0 (time shares) or the GPU's SM clock under full "
@@ -456,8 +614,9 @@ static int sml_init_plugin(const cushim_host *host, cushim_plugin *self)
         return -1;
     }
     if (st->window_ns < 1000000ull || st->window_ns > 10000000000ull || st->poll_ns < 1000 ||
-        st->poll_ns > 10000000ull || st->turn_wait_ns < 1000000ull || st->turn_wait_ns > 10000000000ull) {
-        host->log(self, CUSHIM_LOG_ERROR, "window_ms, poll_us and turn_wait_ms must be in 1..10000");
+        st->poll_ns > 10000000ull || st->turn_wait_ns < 1000000ull || st->turn_wait_ns > 10000000000ull ||
+        st->prio_wait_ns < 1000000ull || st->prio_wait_ns > 10000000000ull) {
+        host->log(self, CUSHIM_LOG_ERROR, "window_ms, poll_us, turn_wait_ms and priority_wait_ms must be in 1..10000");
         free(st);
         return -1;
     }
@@ -468,8 +627,11 @@ static int sml_init_plugin(const cushim_host *host, cushim_plugin *self)
     for (int i = 0; i < SML_MAX_DEV; i++) {
         sml_dev *d = &st->dev[i];
         pthread_mutex_init(&d->mu, NULL);
-        d->limited = pct[i] > 0 && pct[i] < 100;
-        d->limit = d->share = d->share_min = d->limited ? pct[i] / 100.0 : 1.0;
+        /* a process with a priority and no limit here is admitted at 100% (its launches are seen, for the
+           priorities, and a live limit can reach it) */
+        d->limited = (pct[i] > 0 && pct[i] < 100) || prio >= 0;
+        d->prio_level = prio;
+        d->limit = d->limit_own = d->share = d->share_min = pct[i] > 0 && pct[i] < 100 ? pct[i] / 100.0 : 1.0;
     }
     if (st->shared) {
         const char *group = host->opt_string(self, "group");
@@ -478,7 +640,7 @@ static int sml_init_plugin(const cushim_host *host, cushim_plugin *self)
             free(st);
             return -1;
         }
-        snprintf(st->region_name, sizeof st->region_name, "/cushim-smlimit2-%u%s%.64s", (unsigned)geteuid(),
+        snprintf(st->region_name, sizeof st->region_name, SML_SHM_PREFIX "%u%s%.64s", (unsigned)geteuid(),
                  group && *group ? "-" : "", group ? group : "");
     }
     host->plugin_set_data(self, st);
@@ -501,8 +663,10 @@ static int sml_init_plugin(const cushim_host *host, cushim_plugin *self)
         for (int i = 0; i < SML_MAX_DEV && len < sizeof line && !same; i++)
             if (st->dev[i].limited)
                 len += (size_t)snprintf(line + len, sizeof line - len, "%s%d:%.4g%%", len ? " " : "", i, pct[i]);
-        host->log(self, CUSHIM_LOG_INFO, "limits (device:percent): %s; window %llu ms%s", line,
-                  (unsigned long long)(st->window_ns / 1000000), st->work_conserving ? ", work conserving" : "");
+        host->log(self, CUSHIM_LOG_INFO, "limits (device:percent): %s; window %llu ms%s%s%s%s", line,
+                  (unsigned long long)(st->window_ns / 1000000), st->work_conserving ? ", work conserving" : "",
+                  prio >= 0 ? ", priority " : "", prio >= 0 ? sml_prio_name(prio) : "",
+                  policy_default ? ", policy default (limited only while another process uses the device)" : "");
     }
     return 0;
 }
@@ -521,20 +685,25 @@ static void sml_flush(cushim_plugin *self)
         sml_dev *d = &st->dev[i];
         if (!d->limited || !d->started)
             continue;
-        char clock_note[64], turn_note[96];   /* on the stack: thread-local buffers would be static TLS a dlopen'd
-                                                  plugin takes from glibc's small shared surplus (docs/plugin-sdk.md) */
+        /* on the stack: thread-local buffers would be static TLS a dlopen'd plugin takes from glibc's small shared
+           surplus (docs/plugin-sdk.md) */
+        char clock_note[64], turn_note[96], prio_note[128];
         pthread_mutex_lock(&d->mu);
         if (st->report)
             sml_host->log(self, CUSHIM_LOG_WARN,
                           "device %d: limit %.4g%%: busy %.3f ms of %.3f ms (%.1f%%), %llu launches admitted, "
-                          "%llu waits, %.3f ms waited, share in force %.4g%% (lowest %.4g%%)%s%s",
+                          "%llu waits, %.3f ms waited, share in force %.4g%% (lowest %.4g%%)%s%s%s",
                           i, d->limit * 100, d->lim.busy_ns / 1e6, (now - d->t_start) / 1e6,
                           now > d->t_start ? 100.0 * (double)d->lim.busy_ns / (double)(now - d->t_start) : 0.0,
                           (unsigned long long)d->lim.admitted, (unsigned long long)d->lim.delays,
                           d->waited_ns / 1e6, d->share * 100, d->share_min * 100, sml_clock_note(st, d, clock_note),
-                          sml_turn_note(st, d, turn_note));
+                          sml_turn_note(st, d, turn_note), sml_prio_note(st, d, prio_note));
         if (d->turn_slot != NULL)   /* leaving: the turn to whoever waits */
             sml_shm_turn_give(d->turn_region, i, d->turn_slot);
+        if (d->prio_pub) {   /* and nothing of ours holds lower priorities back */
+            sml_shm_busy(d->prio_region, i, d->prio_slot, st->prio, 0);
+            d->prio_pub = 0;
+        }
         pthread_mutex_unlock(&d->mu);
         if (d->slot != NULL)
             sml_shm_leave(d->slot);   /* leave the region */
@@ -552,6 +721,7 @@ static void sml_fork_child(cushim_plugin *self)
     st->head = st->tail = st->free_list = NULL;   /* the parent's events mean nothing here: dropped */
     st->npending = 0;
     st->poller_started = 0;
+    atomic_store(&st->region_tried, 0);
     st->pid = (int32_t)getpid();
     st->pid_start = sml_proc_start(st->pid);
     if (st->region != NULL) {
@@ -565,13 +735,19 @@ static void sml_fork_child(cushim_plugin *self)
         d->slot = NULL;
         d->beat_t = d->beat_busy = 0;
         d->usage = 0;
-        d->share = d->share_min = d->limit;
+        d->limit = d->share = d->share_min = d->limit_own;   /* the child reads the live limit again */
+        d->live_seen = 0;
         d->waited_ns = 0;
         d->clk_mhz = 0;
         d->clk_next = 0;
         d->turn_region = NULL;   /* the parent's turn stays the parent's */
         d->turn_slot = NULL;
         d->turn_waits = d->turn_wait_ns = d->turn_gave_up = d->turn_since = d->turn_yields = 0;
+        d->prio_region = NULL;   /* the parent's bits stay the parent's */
+        d->prio_slot = NULL;
+        d->prio_pub = 0;
+        d->prio_waits = d->prio_wait_ns = d->prio_wait_max = d->prio_guard = 0;
+        d->alone = 0;
         memset(d->s_key, 0, sizeof d->s_key);
     }
     sml_clock_fork_child();
@@ -583,13 +759,21 @@ static const cushim_option sml_options[] = {
     {"window_ms", CUSHIM_OPT_INT, "100", "burst bound: an idle process saves up at most limit x window of GPU time"},
     {"poll_us", CUSHIM_OPT_INT, "20", "how often pending launches are checked for completion"},
     {"work_conserving", CUSHIM_OPT_BOOL, "false", "also use the share that partners on the device leave unused"},
-    {"shared", CUSHIM_OPT_BOOL, "true", "meet other processes in /dev/shm/cushim-smlimit2-<uid> (weights)"},
-    {"group", CUSHIM_OPT_STRING, "", "processes share weights within a group: /dev/shm/cushim-smlimit2-<uid>-<group>"},
+    {"shared", CUSHIM_OPT_BOOL, "true", "meet other processes in /dev/shm/cushim-smlimit3-<uid> (weights)"},
+    {"group", CUSHIM_OPT_STRING, "", "processes share weights within a group: /dev/shm/cushim-smlimit3-<uid>-<group>"},
     {"turns", CUSHIM_OPT_BOOL, "false",
      "processes sharing a device take turns: a burst waits for another process's burst to end instead of "
      "time-slicing with it (exact shares, fewer context switches; more latency)"},
     {"turn_wait_ms", CUSHIM_OPT_INT, "100", "the longest a burst waits for the turn before it launches anyway"},
     {"report", CUSHIM_OPT_BOOL, "false", "log each device's measured busy time and waits at exit"},
+    {"priority", CUSHIM_OPT_STRING, "",
+     "high, normal or low (or HAMi's CUDA_TASK_PRIORITY number, its default): a launch of a lower priority waits "
+     "while a process of a higher one has work pending on the device (needs shared)"},
+    {"priority_wait_ms", CUSHIM_OPT_INT, "100",
+     "starvation guard: the longest a launch waits for a higher priority's work"},
+    {"policy", CUSHIM_OPT_STRING, "",
+     "force (limit at all times), default (only while another process of the region uses the device), disable; "
+     "default: GPU_CORE_UTILIZATION_POLICY, else force"},
     {"clock_ref_mhz", CUSHIM_OPT_INT, "0",
      "hold a share of throughput, not time: the GPU's SM clock under full load (MHz); the time share is scaled "
      "by it over the clock the work runs at (NVML). 0: time shares"},

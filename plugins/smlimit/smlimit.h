@@ -23,6 +23,8 @@
 #define SML_MAX_PENDING 16384           /* markers in flight; a launch waits beyond    */
 #define SML_BEAT_NS 50000000ull         /* shared-region heartbeat and share update    */
 #define SML_TURN_POLL_NS 50000ull       /* a burst waiting for the turn looks this often */
+#define SML_PRIO_JOIN_NS 200000000ull   /* priorities: launches after the first wait at most this long for the
+                                           poller to join the region                      */
 
 typedef CUresult (*sml_ctx_get_device_fn)(CUdevice *);
 typedef CUresult (*sml_ctx_get_current_fn)(CUcontext *);
@@ -46,7 +48,10 @@ typedef struct sml_marker {
 typedef struct sml_dev {
     pthread_mutex_t mu;                 /* the limiter and the stream table; never held across CUDA */
     int limited;
-    double limit;                       /* the configured share, (0, 1)                */
+    double limit;                       /* the share asked for, (0, 1]: the configured one, or
+                                           the group's live limit (poller, 'cushim limit')  */
+    double limit_own;                   /* the configured share                         */
+    uint32_t live_seen;                 /* the region's live_gen applied (poller)       */
     double share;                       /* in force (weights, work conserving)         */
     double share_min;                   /* the lowest in force so far (the report)     */
     sml_limiter lim;
@@ -67,6 +72,14 @@ typedef struct sml_dev {
     uint64_t turn_waits, turn_wait_ns, turn_gave_up;
     uint64_t turn_since;                /* when we took the turn; 0: not ours          */
     uint64_t turn_yields;               /* bursts cut short for a waiting process      */
+    /* option priority (smlimit.c, "priorities"): the region and our slot, set by the
+       poller under mu once it has joined; whether our busy bit is set; the waits */
+    sml_region *prio_region;
+    const sml_slot *prio_slot;
+    int prio_pub;
+    int prio_level;                     /* st->prio, where sml_turn_idle can read it     */
+    uint64_t prio_waits, prio_wait_ns, prio_wait_max, prio_guard;
+    int alone;                          /* policy default: no other process active here */
 } sml_dev;
 
 typedef struct sml_state {
@@ -76,6 +89,9 @@ typedef struct sml_state {
     int work_conserving, report, shared, turns;
     uint64_t turn_wait_ns;              /* the longest a burst waits for the turn       */
     double clock_ref_mhz;               /* 0: time shares; else throughput shares (clock.c) */
+    int prio;                           /* SML_PRIO_*; -1: takes no part in priorities  */
+    uint64_t prio_wait_ns;              /* the starvation guard: the longest a launch is held */
+    int policy_default;                 /* HAMi's 'default': limit only while others use the GPU */
     sml_region *region;
     char region_name[128];              /* opened by the poller at its start (shared=1) */
     int32_t pid;
@@ -101,11 +117,15 @@ typedef struct sml_state {
     sml_capture_mode_fn capture_mode;
     CUresult (*pci_bus_id)(char *, int, CUdevice);   /* optional: clock_ref_mhz's NVML match */
     atomic_int resolved;                /* 0: not yet, 1: usable, -1: missing functions */
+    atomic_int region_tried;            /* the poller has joined the region's devices, or failed to open it */
 } sml_state;
 
 /* clock.c: sample device i's SM clock into dev[i].clk_mhz (poller thread); reset after fork */
 void sml_clock_sample(sml_state *st, int i);
 void sml_clock_fork_child(void);
+/* Policy default: does NVML list another compute process on device i? 1 yes, 0 no, -1 unknown (no NVML, no such
+   device). Poller thread. */
+int sml_nvml_others(sml_state *st, int i);
 #define SML_CLOCK_EVERY_NS 2000000ull   /* clock samples while work is pending, at most every 2 ms */
 
 /* One host serves the process; flush and fork_child get only 'self'. */

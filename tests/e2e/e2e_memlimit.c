@@ -22,6 +22,11 @@
  *                                   device each is, by CUDA_VISIBLE_DEVICES; the fake's 16 GiB where
  *                                   none applies); after 256 MiB allocated on CUDA device 0 (NVML
  *                                   device A) its used and free are the quota's
+ *   e2e_memlimit live LIMIT DIR     live limits (run_memlimit_live.sh changes them with 'cushim limit'
+ *                                   between steps, each step a file in DIR): 32 MiB held under LIMIT
+ *                                   (64 MiB); lowered to 16 MiB: nothing more, the queries say 16 MiB,
+ *                                   nothing freed behind the program's back; freed by the program: 8 MiB
+ *                                   more but not 16; the live limit dropped: LIMIT again
  *   e2e_memlimit killloop REGION LIMIT WORKERS KILLS
  *                                   WORKERS forked processes allocate and free on one shared budget;
  *                                   the parent SIGKILLs one at a random instant KILLS times and starts
@@ -589,6 +594,54 @@ static void nvml(size_t t0, size_t t1, unsigned a)
 }
 #endif
 
+/* run_memlimit_live.sh's steps: files in 'dir' */
+static void live_touch(const char *dir, const char *name)
+{
+    char p[512];
+    FILE *f;
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    if ((f = fopen(p, "w")) != NULL)
+        fclose(f);
+}
+
+static int live_wait(const char *dir, const char *name)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    for (int i = 0; i < 3000; i++) {   /* 30 s */
+        if (access(p, F_OK) == 0)
+            return 0;
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    CHECK(0, "live: step '%s' never came", name);
+    return -1;
+}
+
+static void live(const char *dir)
+{
+    CUdeviceptr a = 0, b = 0, c = 0;
+    size_t fr = 0, tot = 0;
+    CHECK(cuMemAlloc(&a, 32 * MiB) == CUDA_SUCCESS, "live: 32 MiB under the configured limit");
+    live_touch(dir, "held");
+    if (live_wait(dir, "lowered") != 0)
+        return;
+    /* 'cushim limit NAME --mem=16MiB' has returned: in force at this very allocation */
+    CHECK(cuMemAlloc(&b, MiB) == CUDA_ERROR_OUT_OF_MEMORY, "live: 1 MiB more past the lowered limit was not refused");
+    CHECK(cuMemGetInfo(&fr, &tot) == CUDA_SUCCESS && tot == 16 * MiB && fr == 0,
+          "live: cuMemGetInfo %zu free of %zu, not 0 of 16 MiB", fr, tot);
+    CHECK(cuMemFree(a) == CUDA_SUCCESS, "live: cuMemFree");
+    CHECK(cuMemAlloc(&b, 8 * MiB) == CUDA_SUCCESS, "live: 8 MiB under the lowered limit once freed");
+    CHECK(cuMemAlloc(&c, 16 * MiB) == CUDA_ERROR_OUT_OF_MEMORY, "live: 8 + 16 MiB past the lowered 16 MiB");
+    live_touch(dir, "checked");
+    if (live_wait(dir, "dropped") != 0)
+        return;
+    CHECK(cuMemAlloc(&c, 40 * MiB) == CUDA_SUCCESS, "live: 8 + 40 MiB under the process's own %zu", limit);
+    CHECK(cuMemGetInfo(&fr, &tot) == CUDA_SUCCESS && tot == limit, "live: cuMemGetInfo total %zu, not %zu", tot,
+          limit);
+    CHECK(cuMemFree(b) == CUDA_SUCCESS && cuMemFree(c) == CUDA_SUCCESS, "live: cuMemFree");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -653,6 +706,8 @@ int main(int argc, char **argv)
     } else if (!strcmp(argv[1], "nvml") && argc == 5) {
         nvml((size_t)strtoull(argv[2], NULL, 0), (size_t)strtoull(argv[3], NULL, 0), (unsigned)atoi(argv[4]));
 #endif
+    } else if (!strcmp(argv[1], "live") && argc == 4) {
+        live(argv[3]);
     } else if (!strcmp(argv[1], "killloop") && argc == 6) {
         limit = (size_t)strtoull(argv[3], NULL, 0);
         killloop(argv[2], atoi(argv[4]), atoi(argv[5]));

@@ -11,12 +11,15 @@
  * where both come from the fake's simulated timeline, i.e. how much of the
  * (fake) GPU's time the loop got. Without a limiter the kernels run back to
  * back: share close to 1.
+ * E2E_SML_GAP_US=G: after each launch, wait for it (cuStreamSynchronize) and
+ * sleep G us - a serving loop's requests (run_smlimit.sh 'priolatency').
  */
 #include <cuda.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define CHECK(x)                                                                       \
     do {                                                                               \
@@ -35,6 +38,8 @@ struct job {
     CUstream s;
 };
 
+static long gap_us = -1;   /* E2E_SML_GAP_US: synchronize and sleep after each launch */
+
 static void *launcher(void *arg)
 {
     struct job *j = arg;
@@ -51,6 +56,11 @@ static void *launcher(void *arg)
             c.hStream = j->s;
             CHECK(cuLaunchKernelEx(&c, fn, NULL, NULL));
         }
+        if (gap_us >= 0) {
+            struct timespec ts = {gap_us / 1000000, (gap_us % 1000000) * 1000};
+            CHECK(cuStreamSynchronize(j->s));
+            nanosleep(&ts, NULL);
+        }
     }
     return NULL;
 }
@@ -65,6 +75,8 @@ int main(int argc, char **argv)
     CUevent a, b;
     struct job jobs[2];
     float ms = 0;
+    if (getenv("E2E_SML_GAP_US") != NULL)
+        gap_us = atol(getenv("E2E_SML_GAP_US"));
     if (n <= 0 || kernel_ms <= 0) {
         fprintf(stderr, "usage: FAKE_CUDA_KERNEL_US=US e2e_smlimit N [threads]\n");
         return 2;

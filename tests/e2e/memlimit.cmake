@@ -102,3 +102,6 @@ set_tests_properties(memlimit_region_owner PROPERTIES SKIP_RETURN_CODE 77)
 e2e_test(memlimit_pidns COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_memlimit_pidns.sh" ${_ml} ${_ml_plugin}
   $<TARGET_FILE:cushim-usage>)
 set_tests_properties(memlimit_pidns PROPERTIES SKIP_RETURN_CODE 77)
+# Live limits: 'cushim limit' lowers a running process's budget (refused past it, nothing freed), then drops it.
+e2e_test(memlimit_live COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_memlimit_live.sh" ${_ml} ${_ml_plugin}
+  "${PROJECT_SOURCE_DIR}/tools/cushim" ENV "CUSHIM_LIB=$<TARGET_FILE:cushim>")

@@ -26,6 +26,26 @@
 #             warning each, limited alone
 #   turns3    three processes at 30 with turns on one simulated GPU: each held to its share, every pair of
 #             them both pending under 20% of the time (the first bursts, before they meet, overlap)
+#   live      two processes at limit=60 in one group; 'cushim limit GROUP --sm=20' while they run: both
+#             acknowledge within 1 s (the helper waits for it: exit 0, "applied by 2 of 2"), each ends with 20%
+#             in force (its report: limit 20%, lowest 20%); a group nobody opened is not created
+#   priority  a high- and a low-priority process on one simulated GPU, the low one started 0.2 s later: it is held
+#             while the high one has work pending (the share of its kernels submitted while the high one had
+#             kernels pending is under a third of what it is without priorities), and proceeds once the high one
+#             is done (all its kernels ran, none of them
+#             let through by the starvation guard)
+#   prioguard a high-priority process (at 99%: its queue bounded) busy for about 2 s next to a low one with priority_wait_ms=50: the low
+#             one's launches are let through by the guard (its report counts them; its longest wait is about the
+#             guard's 50 ms, checked under 500 for a loaded machine), and it finishes well before the high one does
+#   priolatency a serving-like high-priority process (a kernel, wait for it, 5 ms idle; 150 times) next to a
+#             low-priority one at 99% that always has work, on one simulated GPU (its kernels run in launch order): with
+#             priorities the low one keeps one kernel in flight while the high one is active, so the high one's
+#             kernels wait at most about one of the low one's (their p90 start delay checked under 10 ms); without,
+#             behind the low one's queue (checked above 20 ms)
+#   policy    GPU_CORE_UTILIZATION_POLICY=default at limit=25: a process alone is not limited (share as
+#             native); two processes of one group using their devices together are (each share at 25%); so is a
+#             process alone in its region when NVML lists another process on the device (the fake NVML's
+#             FAKE_NVML_PROCS=2: another user's or container's)
 #   turndead  a process killed (SIGKILL) while it has the turn: the next process's bursts pass over it
 #             (waited well under its turn_wait_ms of 5 s, none gave up)
 set -u
@@ -58,6 +78,15 @@ contended() {
             lo = ps[0, i] > ps[1, j] ? ps[0, i] : ps[1, j]; hi = pe[0, i] < pe[1, j] ? pe[0, i] : pe[1, j]
             if (hi > lo) o += hi - lo }
           m = t[0] < t[1] ? t[0] : t[1]; printf "%.3f\n", (m > 0 ? o / m : 1) }'
+}
+# submitted_during A B (priority): the share of B's kernels submitted while A had kernels pending (the union of
+# A's [submit, end])
+submitted_during() {
+  { sort -n -k1,1 "$1" | awk '{ if (NR > 1 && $1 <= e) { if ($3 > e) e = $3 } else { if (NR > 1) print "p", s, e; s = $1; e = $3 } }
+      END { if (NR) print "p", s, e }'
+    awk '{ print "s", $1 }' "$2"; } |
+  awk '$1 == "p" { ps[++n] = $2; pe[n] = $3; next } { t++; for (i = 1; i <= n; i++) if ($2 >= ps[i] && $2 < pe[i]) { h++; break } }
+    END { printf "%.3f\n", (t > 0 ? h / t : 0) }'
 }
 case $case in
   native)
@@ -104,7 +133,7 @@ case $case in
     pb=$!
     CUSHIM_PLUGINS="$plugin:limit=60,group=$grp,report=1" "$prog" 300 >"$out" 2>"$out.err" || fail "exit $?"
     wait $pb || fail "second process: exit $?"
-    rm -f "/dev/shm/cushim-smlimit2-$(id -u)-$grp"
+    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
     for f in "$out.err" "$out.b.err"; do
       grep -q 'limit 60%: .*(lowest 50%)' "$f" || { cat "$f" >&2; fail "a process did not scale its share to 50%"; }
     done
@@ -120,7 +149,7 @@ case $case in
     pb=$!
     CUSHIM_PLUGINS="$plugin:limit=60,group=$grp,report=1" "$prog" 300 >"$out" 2>"$out.err" || fail "exit $?"
     wait $pb || fail "second process (own PID namespace): exit $?"
-    rm -f "/dev/shm/cushim-smlimit2-$(id -u)-$grp"
+    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
     for f in "$out.err" "$out.b.err"; do
       grep -q 'limit 60%: .*(lowest 50%)' "$f" || { cat "$f" >&2; fail "a process did not see the other (own PID namespace)"; }
     done
@@ -136,7 +165,7 @@ case $case in
       FAKE_CUDA_KERNEL_LOG="$out.k$t.a" CUSHIM_PLUGINS="$plugin:limit=49,group=$grp,turns=$t,turn_wait_ms=2000,report=1" "$prog" 200 \
         >"$out" 2>"$out.err" || fail "turns=$t: exit $?"
       wait $pb || fail "turns=$t: second process: exit $?"
-      rm -f "/dev/shm/cushim-smlimit2-$(id -u)-$grp" "/dev/shm${FAKE_CUDA_SHARED_GPU}"
+      rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp" "/dev/shm${FAKE_CUDA_SHARED_GPU}"
       unset FAKE_CUDA_SHARED_GPU
       [ "$(wc -l <"$out.k$t.a")" -eq 200 ] && [ "$(wc -l <"$out.k$t.b")" -eq 200 ] ||
         fail "turns=$t: the fake logged $(wc -l <"$out.k$t.a") and $(wc -l <"$out.k$t.b") kernels, not 200 each"
@@ -178,7 +207,7 @@ case $case in
       "$prog" 300 >"$out" 2>"$out.err" || fail "exit $?"
     wait $p1 || fail "second process: exit $?"
     wait $p2 || fail "third process: exit $?"
-    rm -f "/dev/shm/cushim-smlimit2-$(id -u)-$grp" "/dev/shm${FAKE_CUDA_SHARED_GPU}"
+    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp" "/dev/shm${FAKE_CUDA_SHARED_GPU}"
     unset FAKE_CUDA_SHARED_GPU
     cat "$out.err" "$out.1.err" "$out.2.err"
     for f in "$out.err" "$out.1.err" "$out.2.err"; do
@@ -200,27 +229,163 @@ case $case in
     kill -9 $pk; wait $pk 2>/dev/null
     CUSHIM_PLUGINS="$plugin:limit=50,group=$grp,turns=1,turn_wait_ms=5000,report=1" "$prog" 200 >"$out" 2>"$out.err" ||
       fail "exit $?"
-    rm -f "/dev/shm/cushim-smlimit2-$(id -u)-$grp"
+    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
     cat "$out.err"
     grep -q 'turns: [1-9][0-9]* waits ([0-9.]* ms), 0 gave up' "$out.err" ||
       fail "no wait for the dead process's turn, or it gave up waiting"
     ms=$(sed -n 's/.*turns: [0-9]* waits (\([0-9.]*\) ms).*/\1/p' "$out.err")
     awk -v m="$ms" 'BEGIN { exit !(m < 1000) }' || fail "waited $ms ms for a dead process's turn" ;;
+  live)
+    grp=e2el$$
+    L() { env -u LD_PRELOAD -u CUSHIM_PLUGINS "$launcher" limit "$@"; }
+    for p in b a; do
+      CUSHIM_PLUGINS="$plugin:limit=60,group=$grp,report=1" "$prog" 600 >"$out.$p" 2>"$out.$p.err" &
+      eval "p$p=\$!"
+    done
+    i=0
+    until L "$grp" 2>/dev/null | grep -q "device 0: .*, 2 processes"; do
+      i=$((i + 1)); [ $i -lt 250 ] || fail "the two processes never met in the group's region"; sleep 0.02
+    done
+    L "$grp" --sm=20 >"$out.lim" 2>&1 || { cat "$out.lim" >&2; fail "cushim limit --sm=20: exit $?"; }
+    cat "$out.lim"
+    grep -q "applied by 2 of 2 processes' devices in [0-9]* ms" "$out.lim" || fail "not applied by both"
+    ms=$(sed -n "s/.*applied by 2 of 2 processes' devices in \([0-9]*\) ms.*/\1/p" "$out.lim")
+    [ "$ms" -lt 1000 ] || fail "applied in $ms ms"
+    grep -q "device 0: limit 20% (live), 2 processes" "$out.lim" || fail "the live limit is not shown"
+    wait $pa || fail "first process: exit $?"
+    wait $pb || fail "second process: exit $?"
+    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
+    cat "$out.a.err" "$out.b.err"
+    for f in "$out.a.err" "$out.b.err"; do
+      grep -q 'limit 20%: .*(lowest 20%)' "$f" || fail "a process did not take the live limit"
+    done
+    L "nosuch$$" --sm=20 >"$out.lim" 2>&1 && fail "an unknown group accepted"
+    [ ! -e "/dev/shm/cushim-smlimit3-$(id -u)-nosuch$$" ] || fail "an unknown group was created"
+    rm -f "$out.a" "$out.b" "$out.a.err" "$out.b.err" "$out.lim" ;;
+  priority)
+    for pr in 0 1; do
+      grp=e2ep$pr$$
+      rm -f "$out.kh$pr" "$out.kl$pr"
+      export FAKE_CUDA_SHARED_GPU="/cushim-e2e-gpup-$pr-$$"
+      if [ $pr = 1 ]; then hi=",priority=high" lo=",priority=low,priority_wait_ms=5000"; else hi= lo=; fi
+      FAKE_CUDA_KERNEL_LOG="$out.kh$pr" CUSHIM_PLUGINS="$plugin:group=$grp,report=1$hi" "$prog" 300 \
+        >"$out.h" 2>"$out.h.err" &
+      ph=$!
+      sleep 0.2   # the high one busy first
+      FAKE_CUDA_KERNEL_LOG="$out.kl$pr" CUSHIM_PLUGINS="$plugin:group=$grp,report=1$lo" "$prog" 300 \
+        >"$out" 2>"$out.err" || fail "priority=$pr: low process: exit $?"
+      wait $ph || fail "priority=$pr: high process: exit $?"
+      rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp" "/dev/shm${FAKE_CUDA_SHARED_GPU}"
+      unset FAKE_CUDA_SHARED_GPU
+      [ "$(wc -l <"$out.kh$pr")" -eq 300 ] && [ "$(wc -l <"$out.kl$pr")" -eq 300 ] ||
+        fail "priority=$pr: the fake logged $(wc -l <"$out.kh$pr") and $(wc -l <"$out.kl$pr") kernels, not 300 each"
+      c=$(submitted_during "$out.kh$pr" "$out.kl$pr")
+      eval "c$pr=$c"
+      echo "priorities=$pr: $c of the low process's kernels were submitted while the high one had kernels pending"
+      cat "$out.h.err" "$out.err"
+    done
+    awk -v c="$c0" 'BEGIN { exit !(c > 0.3) }' || fail "without priorities only $c0 submitted meanwhile: the check cannot tell"
+    awk -v a="$c1" -v b="$c0" 'BEGIN { exit !(a < b / 3) }' || fail "with priorities $c1 submitted meanwhile, without $c0 (want under a third)"
+    grep -q 'priority low: [1-9][0-9]* waits for higher priority .*, 0 by the guard' "$out.err" ||
+      fail "the low-priority process did not wait, or the guard let it through"
+    grep -q 'priority high: 0 waits' "$out.h.err" || fail "the high-priority process waited"
+    rm -f "$out.kh0" "$out.kl0" "$out.kh1" "$out.kl1" "$out.h" "$out.h.err" ;;
+  prioguard)
+    grp=e2eg$$
+    export FAKE_CUDA_SHARED_GPU="/cushim-e2e-gpug-$$"
+    # (the fake's shared GPU runs kernels in launch order, not in time slices: the high one's queue is bounded
+    # by a limit, else a kernel the guard lets through would wait behind all of it)
+    FAKE_CUDA_KERNEL_LOG="$out.kh" CUSHIM_PLUGINS="$plugin:group=$grp,priority=high,limit=99" "$prog" 1000 >"$out.h" 2>"$out.h.err" &
+    ph=$!
+    sleep 0.3   # the high one busy first
+    FAKE_CUDA_KERNEL_LOG="$out.kl" CUSHIM_PLUGINS="$plugin:group=$grp,priority=low,priority_wait_ms=50,report=1" \
+      "$prog" 10 >"$out" 2>"$out.err" || fail "low process: exit $?"
+    wait $ph || fail "high process: exit $?"
+    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp" "/dev/shm${FAKE_CUDA_SHARED_GPU}"
+    unset FAKE_CUDA_SHARED_GPU
+    cat "$out.err"
+    g=$(sed -n 's/.*, \([0-9]*\) by the guard.*/\1/p' "$out.err")
+    [ "${g:-0}" -gt 0 ] || fail "the starvation guard let nothing through"
+    mx=$(sed -n 's/.*longest \([0-9.]*\) ms.*/\1/p' "$out.err")
+    awk -v m="$mx" 'BEGIN { exit !(m >= 40 && m < 500) }' || fail "longest wait $mx ms (guard 50 ms)"
+    le=$(sort -n -k3,3 "$out.kl" | tail -1 | awk '{ print $3 }'); he=$(sort -n -k3,3 "$out.kh" | tail -1 | awk '{ print $3 }')
+    awk -v l="$le" -v h="$he" 'BEGIN { exit !(l < h) }' || fail "the low process ended after the high one ($le >= $he): starved"
+    echo "low ended at $le, high at $he"
+    rm -f "$out.kh" "$out.kl" "$out.h" "$out.h.err" ;;
+  priolatency)
+    for pr in 0 1; do
+      grp=e2eq$pr$$
+      rm -f "$out.kh$pr" "$out.kl$pr"
+      export FAKE_CUDA_SHARED_GPU="/cushim-e2e-gpuq-$pr-$$"
+      if [ $pr = 1 ]; then hi=",priority=high" lo=",priority=low,priority_wait_ms=5000"; else hi= lo=; fi
+      # the low one at 99% in both runs: hooked, its queue bounded by the limiter (about a window of work, as a
+      # trainer keeps queued), not all 1500 kernels queued at once
+      FAKE_CUDA_KERNEL_LOG="$out.kl$pr" CUSHIM_PLUGINS="$plugin:limit=99,group=$grp,report=1$lo" "$prog" 1500 \
+        >"$out.l" 2>"$out.l.err" &
+      pl=$!
+      sleep 0.2   # the low one busy first
+      E2E_SML_GAP_US=5000 FAKE_CUDA_KERNEL_LOG="$out.kh$pr" CUSHIM_PLUGINS="$plugin:group=$grp,report=1$hi" "$prog" 150 \
+        >"$out" 2>"$out.err" || fail "priorities=$pr: high process: exit $?"
+      kill $pl 2>/dev/null; wait $pl 2>/dev/null
+      rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp" "/dev/shm${FAKE_CUDA_SHARED_GPU}"
+      unset FAKE_CUDA_SHARED_GPU
+      # the high one's kernels: start - submit (the log's times are ms)
+      d=$(awk '{ print $2 - $1 }' "$out.kh$pr" | sort -n | awk '{ v[NR] = $1 } END { print (NR ? v[int(NR * 0.9)] : -1) }')
+      eval "d$pr=$d"
+      echo "priorities=$pr: the high-priority kernels' p90 start delay $d ms"
+      cat "$out.err"
+    done
+    awk -v d="$d0" 'BEGIN { exit !(d > 20) }' || fail "without priorities the high one's p90 delay is only $d0 ms: the check cannot tell"
+    awk -v d="$d1" 'BEGIN { exit !(d >= 0 && d < 10) }' || fail "with priorities the high one's p90 delay is $d1 ms (want under 10)"
+    rm -f "$out.kh0" "$out.kl0" "$out.kh1" "$out.kl1" "$out.l" "$out.l.err" ;;
+  policy)
+    grp=e2eo$$
+    GPU_CORE_UTILIZATION_POLICY=default CUSHIM_PLUGINS="$plugin:limit=25,group=$grp,report=1" "$prog" 200 >"$out" 2>"$out.err" ||
+      fail "alone: exit $?"
+    cat "$out.err"
+    # the plugin's decision (100% in force), and a share well above the 25% a limited run gets (~0.26; about 0.9
+    # seen alone, less on a loaded machine, where the poller that measures the launches is late)
+    grep -q 'limit 25%: .*share in force 100%' "$out.err" || fail "alone: not 100% in force"
+    share_in 0.35 1.01
+    for p in b a; do
+      GPU_CORE_UTILIZATION_POLICY=default CUSHIM_PLUGINS="$plugin:limit=25,group=$grp,report=1" "$prog" 300 \
+        >"$out.$p" 2>"$out.$p.err" &
+      eval "p$p=\$!"
+    done
+    wait $pa || fail "pair: first process: exit $?"
+    wait $pb || fail "pair: second process: exit $?"
+    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
+    cat "$out.a.err" "$out.b.err"
+    for p in a b; do
+      cp "$out.$p" "$out"; share_in 0.05 0.40
+      grep -q 'limit 25%: .*(lowest 25%)' "$out.$p.err" || fail "pair: a process was not limited to 25%"
+    done
+    # a process of another user or container on the device, seen only by NVML (the fake's list: FAKE_NVML_PROCS=2):
+    # limited, alone in its region
+    FAKE_NVML_PROCS=2 GPU_CORE_UTILIZATION_POLICY=default CUSHIM_PLUGINS="$plugin:limit=25,group=$grp,report=1" \
+      "$prog" 200 >"$out" 2>"$out.err" || fail "NVML's other process: exit $?"
+    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
+    cat "$out.err"
+    share_in 0.05 0.40
+    # an unknown policy is refused
+    GPU_CORE_UTILIZATION_POLICY=sometimes CUSHIM_PLUGINS="$plugin:limit=25" "$prog" 5 >"$out" 2>"$out.err"
+    grep -q "policy 'sometimes': give force, default or disable" "$out.err" || fail "an unknown policy was not refused"
+    rm -f "$out.a" "$out.b" "$out.a.err" "$out.b.err" ;;
   region)
     # a region of the right name but another layout (a foreign or older writer): refused with the reason,
     # the process still limited alone
     grp=e2er$$
-    head -c 100 /dev/zero >"/dev/shm/cushim-smlimit2-$(id -u)-$grp"
+    head -c 100 /dev/zero >"/dev/shm/cushim-smlimit3-$(id -u)-$grp"
     CUSHIM_PLUGINS="$plugin:limit=25,group=$grp,report=1" "$prog" 200 >"$out" 2>"$out.err" || fail "exit $?"
-    rm -f "/dev/shm/cushim-smlimit2-$(id -u)-$grp"
+    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
     grep -q "no sharing between processes: .*has 100 bytes, not the [0-9]* of this layout" "$out.err" ||
       fail "no warning about the foreign region"
     share_in 0.05 0.40; report_ok
     # a region every user may write (planted, or made so): refused with one line, limited alone
-    : >"/dev/shm/cushim-smlimit2-$(id -u)-$grp" && chmod 666 "/dev/shm/cushim-smlimit2-$(id -u)-$grp"
+    : >"/dev/shm/cushim-smlimit3-$(id -u)-$grp" && chmod 666 "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
     CUSHIM_PLUGINS="$plugin:limit=25,group=$grp,report=1" "$prog" 200 >"$out" 2>"$out.err" || fail "exit $?"
-    sz=$(stat -c %s "/dev/shm/cushim-smlimit2-$(id -u)-$grp")
-    rm -f "/dev/shm/cushim-smlimit2-$(id -u)-$grp"
+    sz=$(stat -c %s "/dev/shm/cushim-smlimit3-$(id -u)-$grp")
+    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
     grep -q "no sharing between processes: .*is writable by every user (mode 666)" "$out.err" ||
       fail "a region every user may write was joined"
     [ "$sz" = 0 ] || fail "a region every user may write was sized ($sz bytes)"

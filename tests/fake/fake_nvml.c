@@ -140,7 +140,8 @@ FN_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemor
     return NVML_SUCCESS;
 }
 
-/* One process on device 0: the caller itself. */
+/* The processes on device 0: the caller itself, and FAKE_NVML_PROCS - 1 others (pids after the caller's: another
+   container's, say) when that is set above 1. None on the other devices. */
 FN_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int *infoCount,
                                                                 nvmlProcessInfo_t *infos)
 {
@@ -149,18 +150,20 @@ FN_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t devi
         return NVML_ERROR_UNINITIALIZED;
     if (!fn_valid(device) || infoCount == NULL)
         return NVML_ERROR_INVALID_ARGUMENT;
-    unsigned n = device->index == 0 ? 1 : 0;
+    const char *env = getenv("FAKE_NVML_PROCS");
+    long want = env != NULL && *env != '\0' ? atol(env) : 1;
+    unsigned n = device->index == 0 ? (want < 1 ? 1 : want > 64 ? 64 : (unsigned)want) : 0;
     if (*infoCount < n) {
         *infoCount = n;
         return NVML_ERROR_INSUFFICIENT_SIZE;
     }
     *infoCount = n;
-    if (n && infos != NULL) {
-        memset(&infos[0], 0, sizeof infos[0]);
-        infos[0].pid = (unsigned)getpid();
-        infos[0].usedGpuMemory = FN_PROC_MEM;
-        infos[0].gpuInstanceId = ~0u;
-        infos[0].computeInstanceId = ~0u;
+    for (unsigned i = 0; i < n && infos != NULL; i++) {
+        memset(&infos[i], 0, sizeof infos[i]);
+        infos[i].pid = (unsigned)getpid() + i;
+        infos[i].usedGpuMemory = FN_PROC_MEM;
+        infos[i].gpuInstanceId = ~0u;
+        infos[i].computeInstanceId = ~0u;
     }
     return NVML_SUCCESS;
 }

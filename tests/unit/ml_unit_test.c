@@ -306,6 +306,49 @@ static void test_budget_dead_owner(void **state)
     unlink(region);
 }
 
+/* Live limits (ml_budget_set_live, 'cushim limit'): a change through a second, slot-less opening of the region (the
+   tool's) is seen by a member: the generation moves, each device gets what was asked (a size, no limit, or left as
+   it was), and dropping it restores "none"; the tool takes no slot. */
+static void test_budget_live(void **state)
+{
+    ml_budget b, admin;
+    char err[256];
+    uint64_t live[ML_MAX_DEVICES] = {0};
+    (void)state;
+    fresh_region();
+    assert_int_equal(ml_budget_open(&b, region, err, sizeof err), 0);
+    assert_int_equal(ml_budget_live_gen(&b), 0);
+    assert_int_equal(ml_budget_admin(&admin, region, -1, err, sizeof err), 0);
+    assert_int_equal(admin.slot, -1);
+    live[0] = 16 << 20;
+    live[1] = ML_LIVE_UNLIMITED;
+    assert_int_equal(ml_budget_set_live(&admin, live), 1);
+    assert_int_equal(ml_budget_live_gen(&b), 1);
+    assert_int_equal(atomic_load(&b.r->live[0]), 16 << 20);
+    assert_true(atomic_load(&b.r->live[1]) == ML_LIVE_UNLIMITED);
+    assert_int_equal(atomic_load(&b.r->live[2]), 0);   /* not named: as it was */
+    assert_true(atomic_load(&b.r->live_when) > 0);
+    /* a second change names device 2 only: 0 and 1 keep theirs */
+    memset(live, 0, sizeof live);
+    live[2] = 1 << 20;
+    assert_int_equal(ml_budget_set_live(&admin, live), 2);
+    assert_int_equal(atomic_load(&b.r->live[0]), 16 << 20);
+    assert_int_equal(atomic_load(&b.r->live[2]), 1 << 20);
+    /* dropped: none anywhere, the generation moves again */
+    for (int d = 0; d < ML_MAX_DEVICES; d++)
+        live[d] = ML_LIVE_DROP;
+    assert_int_equal(ml_budget_set_live(&admin, live), 3);
+    for (int d = 0; d < ML_MAX_DEVICES; d++)
+        assert_int_equal(atomic_load(&b.r->live[d]), 0);
+    /* the tool held no slot: only the member's is in use */
+    for (uint32_t i = 0; i < atomic_load(&b.r->hiwater); i++)
+        if ((int)i != b.slot)
+            assert_int_equal(atomic_load(&b.r->slots[i].pid), 0);
+    ml_budget_close(&admin);
+    ml_budget_close(&b);
+    unlink(region);
+}
+
 /* The program closes every descriptor (a daemon's start-up) and gets the region's number for a file of its own:
    our slot stays locked (the mapping holds the lock), no lock operation and no close goes to the program's file,
    and reclaiming a dead owner's slot still works (the region is reopened by path). */
@@ -473,6 +516,7 @@ int main(void)
         cmocka_unit_test(test_visible),       cmocka_unit_test(test_budget_names),
         cmocka_unit_test(test_budget_race),   cmocka_unit_test(test_budget_dead_owner),
         cmocka_unit_test(test_budget_foreign_file), cmocka_unit_test(test_budget_program_closes_fd),
+        cmocka_unit_test(test_budget_live),
         cmocka_unit_test(test_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,7 +5,8 @@
  * by pid. The region is a file in /dev/shm as the plugin makes it; "live" is a
  * slot whose lock byte another open file description holds (another process's),
  * "gone" one whose lock is free - whatever pid it names (a reaped child's, or
- * this process's own: across PID namespaces a pid names someone else).
+ * this process's own: across PID namespaces a pid names someone else). Also
+ * the priorities' busy masks and policy default's test for another process.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -147,10 +148,81 @@ static void test_turns(void **state)
     unlink(path);
 }
 
+/* Priorities' busy masks: a higher level's pending work holds a lower one, never the same or a higher level, never
+   the process itself; a process gone while busy is cleared at the look that checks; a claim clears a dead owner's
+   bits. And policy default's "another process uses the device": pending work, recent finishes or usage, of a live
+   process other than ourselves. */
+static void test_priorities(void **state)
+{
+    (void)state;
+    char name[64], path[80], err[512];
+    snprintf(name, sizeof name, "/cushim-sml-prio-%d", (int)getpid());
+    snprintf(path, sizeof path, "/dev/shm%s", name);
+    unlink(path);
+    sml_region *r = sml_shm_open(name, err, sizeof err);
+    if (r == NULL)
+        print_error("%s\n", err);
+    assert_non_null(r);
+    uint64_t now = now_ns();
+    int32_t me = (int32_t)getpid();
+    int other = hold_slot(path, 3);
+    sml_slot *a = sml_shm_claim(r, 0, me, sml_proc_start(me), now);   /* ours: low */
+    sml_slot *hi = &r->slot[0][3], *gone = &r->slot[0][7];
+    atomic_store(&hi->pid, me);
+    atomic_store(&hi->heartbeat, now);
+    atomic_store(&gone->pid, dead_pid());
+    atomic_store(&gone->heartbeat, now);
+    assert_false(sml_shm_higher_busy(r, 0, a, SML_PRIO_LOW, now, 1));
+    assert_false(sml_shm_others_active(r, 0, a, now));
+    /* our own pending work holds nobody back from us, and is not "another process" */
+    sml_shm_busy(r, 0, a, SML_PRIO_HIGH, 1);
+    assert_false(sml_shm_higher_busy(r, 0, a, SML_PRIO_LOW, now, 1));
+    assert_false(sml_shm_others_active(r, 0, a, now));
+    sml_shm_busy(r, 0, a, SML_PRIO_HIGH, 0);
+    /* a live high-priority process with work pending: holds low and normal, not high */
+    sml_shm_busy(r, 0, hi, SML_PRIO_HIGH, 1);
+    assert_true(sml_shm_higher_busy(r, 0, a, SML_PRIO_LOW, now, 1));
+    assert_true(sml_shm_higher_busy(r, 0, a, SML_PRIO_NORMAL, now, 0));
+    assert_false(sml_shm_higher_busy(r, 0, a, SML_PRIO_HIGH, now, 1));
+    assert_false(sml_shm_higher_busy(r, 1, a, SML_PRIO_LOW, now, 1));   /* another device */
+    assert_true(sml_shm_others_active(r, 0, a, now));
+    sml_shm_busy(r, 0, hi, SML_PRIO_HIGH, 0);   /* its work done: nothing held (work-conserving) */
+    assert_false(sml_shm_higher_busy(r, 0, a, SML_PRIO_LOW, now, 1));
+    /* a normal one's work holds low only */
+    sml_shm_busy(r, 0, hi, SML_PRIO_NORMAL, 1);
+    assert_true(sml_shm_higher_busy(r, 0, a, SML_PRIO_LOW, now, 0));
+    assert_false(sml_shm_higher_busy(r, 0, a, SML_PRIO_NORMAL, now, 0));
+    sml_shm_busy(r, 0, hi, SML_PRIO_NORMAL, 0);
+    /* a process gone while busy: seen until a look that checks, which clears its bit */
+    sml_shm_busy(r, 0, gone, SML_PRIO_HIGH, 1);
+    assert_true(sml_shm_higher_busy(r, 0, a, SML_PRIO_LOW, now, 0));
+    assert_false(sml_shm_higher_busy(r, 0, a, SML_PRIO_LOW, now, 1));
+    assert_int_equal(atomic_load(&r->busy[0][SML_PRIO_HIGH]), 0);
+    /* ... and its pending work is not another process using the device */
+    sml_shm_busy(r, 0, gone, SML_PRIO_NORMAL, 1);
+    assert_false(sml_shm_others_active(r, 0, a, now));
+    /* policy default: a live partner's recent finish or usage counts; an old finish, low usage or a gone one not */
+    atomic_store(&hi->last_end, now - 50000000ull);
+    assert_true(sml_shm_others_active(r, 0, a, now));
+    atomic_store(&hi->last_end, now - 500000000ull);
+    atomic_store(&hi->usage, 5);
+    assert_false(sml_shm_others_active(r, 0, a, now));
+    atomic_store(&hi->usage, 250);
+    assert_true(sml_shm_others_active(r, 0, a, now));
+    close(other);   /* its process gone */
+    assert_false(sml_shm_others_active(r, 0, a, now));
+    /* out of range: nothing */
+    sml_shm_busy(r, 0, a, 7, 1);
+    assert_false(sml_shm_higher_busy(r, 0, a, SML_PRIO_LOW, now, 1));   /* (gone's bit cleared by the look) */
+    sml_shm_leave(a);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_turns),
+        cmocka_unit_test(test_priorities),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

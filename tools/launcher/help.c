@@ -22,6 +22,7 @@ const char ln_help_main[] =
     "  where                             the files this launcher uses\n"
     "  usage [NAME|PATH] [--prometheus]  a memlimit budget's per-process table (cushim usage --help)\n"
     "  flight dump PID|FILE, flight list the flight recorder's rings and dumps (cushim flight --help)\n"
+    "  limit NAME [--mem=..] [--sm=..]   a shared budget's limits, shown or changed while it runs (cushim limit --help)\n"
     "  help [COMMAND]                    this text, or a command's\n"
     "\n"
     "Every command takes -h/--help. Without the launcher: LD_PRELOAD=/path/to/libcushim.so CUSHIM_COUNTS=c.tsv CMD\n";

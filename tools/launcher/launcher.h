@@ -61,7 +61,8 @@ int ln_cmd_stats(const ln_where *w, int argc, char **argv);
 int ln_cmd_usage(const ln_where *w, int argc, char **argv);
 int ln_cmd_flight(const ln_where *w, int argc, char **argv);   /* flight.c, with its usage text */
 int ln_cmd_serve(const ln_where *w, int argc, char **argv);    /* serve.c */
-extern const char ln_help_flight[];
+int ln_cmd_limit(const ln_where *w, int argc, char **argv);    /* limit.c, with its usage text */
+extern const char ln_help_flight[], ln_help_limit[];
 
 /* Usage texts (help.c). */
 extern const char ln_help_main[], ln_help_run[], ln_help_plugins[], ln_help_apis[], ln_help_version[],

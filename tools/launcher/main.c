@@ -22,6 +22,7 @@ static const ln_command ln_commands[] = {
     {"stats", ln_cmd_stats, ln_help_stats, NULL},
     {"usage", ln_cmd_usage, ln_help_usage, NULL},
     {"flight", ln_cmd_flight, ln_help_flight, NULL},
+    {"limit", ln_cmd_limit, ln_help_limit, NULL},
     {NULL, NULL, NULL, NULL},
 };
 

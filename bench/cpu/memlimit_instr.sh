@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# memlimit_instr.sh - instructions per cuMemAlloc_v2+cuMemFree_v2 pair under the shim + memlimit (limit=64GiB),
+# private and shared budget, against the fake driver: callgrind over bench_memlimit.c's loop at two pair counts
+# (the difference over the extra pairs: start-up cancels), main thread from main() on. Stable on a loaded
+# machine, unlike the ns of memlimit.sh. PLUGIN (default the build's memlimit.so) lets two builds of the plugin
+# be compared against the same shim and driver.
+#
+# USAGE: bench/cpu/memlimit_instr.sh [build dir] [memlimit.so]
+set -euo pipefail
+BUILD=$(cd "${1:-build}" && pwd)
+PLUGIN=${2:-$BUILD/plugins/memlimit.so}
+BENCH=$BUILD/bench/cpu/cushim_bench_memlimit
+SHIM=$BUILD/runtime/libcushim.so
+DRV=$BUILD/tests/fake/libcuda.so.1
+for f in "$BENCH" "$SHIM" "$DRV" "$PLUGIN"; do
+  [ -e "$f" ] || { echo "missing $f" >&2; exit 1; }
+done
+N1=${N1:-20000} N2=${N2:-40000}
+TMP=$(mktemp -d)
+BUDGET=cushim-instr-$$
+trap 'rm -rf "$TMP" "/dev/shm/cushim-budget-$BUDGET"' EXIT
+export CUSHIM_LOG=error
+ir() {   # ir N SPEC: instructions of the main thread from main() on
+  rm -f "/dev/shm/cushim-budget-$BUDGET"
+  env LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$2" valgrind --tool=callgrind --toggle-collect=main \
+    --callgrind-out-file="$TMP/cg" "$BENCH" "$DRV" "$1" 1 >/dev/null 2>"$TMP/err" || { cat "$TMP/err" >&2; exit 1; }
+  sed -n 's/^summary: //p' "$TMP/cg"
+}
+for cfg in "private:$PLUGIN:limit=64GiB" "shared:$PLUGIN:limit=64GiB,budget=$BUDGET"; do
+  name=${cfg%%:*} spec=${cfg#*:}
+  a=$(ir "$N1" "$spec") b=$(ir "$N2" "$spec")
+  awk -v n="$name" -v a="$a" -v b="$b" -v d=$((N2 - N1)) 'BEGIN { printf "%s budget: %.1f instructions per pair\n", n, (b - a) / d }'
+done

@@ -1,0 +1,83 @@
+/*
+ * limit.c - 'cushim limit NAME [--mem=SPEC] [--sm=PCT]': a shared budget's limits, shown or changed while its
+ * processes run, by memlimit's helper cushim-limit (plugins/memlimit/limit.c), exec'd with the arguments
+ * checked here. The helper is found as the others are: installed, else in the shim's build tree, else in the
+ * build tree.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "launcher.h"
+
+const char ln_help_limit[] =
+    "usage: cushim limit NAME [--mem=SPEC|off] [--sm=PCT|off] [--wait-ms=N]\n"
+    "\n"
+    "The limits of a shared budget, changed while its processes run (docs/plugins/memlimit.md, \"Live limits\").\n"
+    "NAME is memlimit's budget (--mem-budget=NAME, budget=NAME) and smlimit's group (group=NAME) of this user;\n"
+    "without --mem or --sm the limits in force are printed.\n"
+    "  --mem=SPEC   8GiB (every device) or 0:8GiB,1:4GiB (the devices named); 0: no limit; off: each process's\n"
+    "               own limit again. Applied at each process's next allocation or memory query; lowered below\n"
+    "               what is in use, new allocations are refused until usage falls under it (nothing is freed)\n"
+    "  --sm=PCT     30 (every device) or 0:30,1:50; 100: no limit; off: each process's own. Applied within 50 ms\n"
+    "               by every process of the group that runs with a compute limit\n"
+    "  --wait-ms=N  wait at most N ms (default 1000) for smlimit's processes to acknowledge; exit status 3 when\n"
+    "               some did not\n";
+
+static char *find_helper(const ln_where *w)
+{
+    const char *s = strrchr(w->exe, '/');
+    char *here = s != NULL ? ln_strndup(w->exe, (size_t)(s - w->exe)) : ln_strdup(".");
+    char *cands[3];
+    int n = 0;
+    cands[n++] = ln_inst_libexec[0] == '/' ? ln_fmt("%s/cushim/cushim-limit", ln_inst_libexec)
+                                            : ln_fmt("%s/%s/cushim/cushim-limit", here, ln_inst_libexec);
+    if (w->shim != NULL) {
+        const char *t = strrchr(w->shim, '/');
+        cands[n++] = ln_fmt("%.*s/../tools/cushim-limit", t != NULL ? (int)(t - w->shim) : 1,
+                            t != NULL ? w->shim : ".");
+    }
+    if (w->build != NULL)
+        cands[n++] = ln_fmt("%s/tools/cushim-limit", w->build);
+    for (int i = 0; i < n; i++)
+        if (ln_is_file(cands[i]))
+            return ln_clean_path(cands[i]);
+    return NULL;
+}
+
+int ln_cmd_limit(const ln_where *w, int argc, char **argv)
+{
+    char **args;
+    char *helper;
+    int n = 1, names = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (ln_has_cntrl(a))
+            ln_bad("limit", "%s: an argument cannot hold a control character", ln_shown(a));
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            ln_help(w, ln_command_find("limit"), stdout);
+            exit(0);
+        }
+        if (a[0] == '-' && strncmp(a, "--mem=", 6) != 0 && strncmp(a, "--sm=", 5) != 0 &&
+            strncmp(a, "--wait-ms=", 10) != 0)
+            ln_bad("limit", "unknown option '%s'", a);
+        names += a[0] != '-';
+    }
+    if (names != 1)
+        ln_bad("limit", "one budget NAME expected");
+    if ((helper = find_helper(w)) == NULL)
+        ln_die("the cushim-limit helper was not found (build or install the memlimit plugin)");
+    args = ln_alloc(sizeof *args * (size_t)(argc + 2));
+    for (int i = 0; i < argc; i++)
+        args[n++] = argv[i];
+    args[n] = NULL;
+    args[0] = helper;
+    fflush(stdout);
+    execv(helper, args);
+    int e = errno;
+    fprintf(stderr, "%s: cannot run %s: %s\n", LN_PROG, helper, strerror(e));
+    exit(e == ENOENT ? 127 : 126);
+}
