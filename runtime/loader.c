@@ -267,13 +267,14 @@ void ldr_load_list(const char *list, _Atomic uint32_t *taken)
  * configuration, so the shim can stand in /etc/ld.so.preload where libvgpu.so stood:
  *   CUDA_DEVICE_MEMORY_LIMIT[_<i>]  loads memlimit,
  *   CUDA_DEVICE_SM_LIMIT[_<i>]      loads smlimit (unless GPU_CORE_UTILIZATION_POLICY=disable),
+ *   CUDA_TASK_PRIORITY              loads smlimit too (its priorities; the same policy rule),
  * each when one of its variables is set and no plugin of that name was loaded from CUSHIM_PLUGINS (the name
  * a plugin registers, never a substring of the text: a trace file '/x/memlimit' or a policy of that name
  * turned the quota off). The shipped plugin is loaded after the list, required (a limit that cannot be
  * enforced fails closed), found beside the shim wherever it is installed; it reads the variables itself.
  * CUSHIM_HAMI=0 turns this off. docs/plugins/memlimit.md, docs/plugins/smlimit.md.
  */
-static _Atomic uint32_t ldr_auto_taken[2];
+static _Atomic uint32_t ldr_auto_taken[3];
 
 /* Is VAR or VAR_<i> (i < 16) set to something? Its name in 'name'. */
 static int ldr_hami_set(const char *var, char *name, size_t cap)
@@ -295,7 +296,10 @@ static void ldr_load_hami(void)
     static const struct { const char *var, *plugin; } auto_load[] = {
         { "CUDA_DEVICE_MEMORY_LIMIT", "memlimit" },
         { "CUDA_DEVICE_SM_LIMIT", "smlimit" },
+        { "CUDA_TASK_PRIORITY", "smlimit" },   /* loaded once: the entry above may have loaded it */
     };
+    _Static_assert(sizeof auto_load / sizeof auto_load[0] == sizeof ldr_auto_taken / sizeof ldr_auto_taken[0],
+                   "one taken-mark per auto-loaded variable");
     const char *off = getenv("CUSHIM_HAMI");
     char name[48];
     if (off != NULL && !strcmp(off, "0"))

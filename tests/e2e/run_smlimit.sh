@@ -106,7 +106,17 @@ case $case in
     share_in 0.05 0.40
     env -u CUSHIM_PLUGINS CUDA_DEVICE_SM_LIMIT=25 GPU_CORE_UTILIZATION_POLICY=disable "$prog" 100 >"$out" 2>"$out.err" ||
       fail "exit $?"
-    share_in 0.5 1.01 ;;
+    share_in 0.5 1.01
+    # HAMi's CUDA_TASK_PRIORITY alone loads smlimit too (its priorities), once with CUDA_DEVICE_SM_LIMIT beside it
+    env -u CUSHIM_PLUGINS CUDA_TASK_PRIORITY=0 CUSHIM_LOG=info "$prog" 50 >"$out" 2>"$out.err" || fail "exit $?"
+    grep -q "CUDA_TASK_PRIORITY is set: loading the smlimit plugin" "$out.err" ||
+      fail "CUDA_TASK_PRIORITY did not load smlimit by preload alone: $(head -3 "$out.err")"
+    env -u CUSHIM_PLUGINS CUDA_TASK_PRIORITY=2 CUDA_DEVICE_SM_LIMIT=25 CUSHIM_LOG=info "$prog" 50 >"$out" 2>"$out.err" ||
+      fail "exit $?"
+    [ "$(grep -c 'loading the smlimit plugin' "$out.err")" = 1 ] || fail "smlimit loaded $(grep -c 'loading the smlimit plugin' "$out.err") times"
+    env -u CUSHIM_PLUGINS CUDA_TASK_PRIORITY=0 GPU_CORE_UTILIZATION_POLICY=disable CUSHIM_LOG=info "$prog" 50 >"$out" 2>"$out.err" ||
+      fail "exit $?"
+    ! grep -q "loading the smlimit plugin" "$out.err" || fail "GPU_CORE_UTILIZATION_POLICY=disable: smlimit loaded for CUDA_TASK_PRIORITY" ;;
   unlimited)
     CUSHIM_COUNTS="$out.counts" CUSHIM_PLUGINS="$plugin:limit=100,report=1" "$prog" 100 >"$out" 2>"$out.err" ||
       fail "exit $?"

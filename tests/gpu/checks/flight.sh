@@ -3,7 +3,7 @@
 #   flight sticky   a kernel writes 256 GiB past its allocation; the program finds CUDA_ERROR_ILLEGAL_ADDRESS at its
 #                   next synchronisation: one line names the dump; 'cushim flight dump' lists the culprit kernel
 #                   and the launch before it (not the synchronised ones) and attributes the culprit's pointer
-#                   argument to the allocation cudaMalloc made
+#                   argument to the allocation cudaMalloc made (the program's call: the runtime's, at depth 0)
 #   flight hang     a kernel spins 4 s under hang=1: one line, a hang dump whose calls not returned hold the
 #                   blocked synchronisation
 #   flight kill     SIGKILL after a launch: the ring survives and 'cushim flight dump PID' renders the kernel
@@ -39,7 +39,7 @@ check_flight() {
             result "flight sticky" FAIL "the launch before the culprit (add) is not listed ($dump)"
         elif printf '%s\n' "$pend" | grep -Eq 'Z4fill|fill\('; then
             result "flight sticky" FAIL "a synchronised launch (fill) is listed as pending ($dump)"
-        elif ! printf '%s\n' "$pend" | grep -A3 'culprit' | grep -q 'arg 0 = .*inside .* made by .*cuMemAlloc'; then
+        elif ! printf '%s\n' "$pend" | grep -A3 'culprit' | grep -Eq 'arg 0 = .*inside .* made by .*(cudaMalloc|cuMemAlloc)'; then
             result "flight sticky" FAIL "the culprit's pointer argument is not attributed to its allocation ($dump)"
         else
             result "flight sticky" PASS "one line, one dump; pending: $(printf '%s\n' "$pend" | grep -c 'cuLaunchKernel') launches incl. culprit, its arg 0 $(printf '%s\n' "$pend" | grep -A3 culprit | grep -m1 -o 'inside [^ ]* ([0-9]* bytes, offset [0-9]*)')"
