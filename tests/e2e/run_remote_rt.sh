@@ -11,7 +11,8 @@
 #      texts; the server's fake driver loaded the fat binary once per device and made the driver calls the
 #      local runtime made for launches (but the one whose configuration the client refuses, as the real runtime
 #      does), attributes and occupancy;
-#   2. a forked child of it allocates and launches through a back end of its own;
+#   2. a forked child of it allocates and launches through a back end of its own; the program through
+#      'cushim run --remote=' prints the same as locally;
 #   3. e2e_remote_nvml (what nvidia-smi asks) prints the same as a local run; the client's fake NVML received
 #      only nvmlErrorString.
 # Usage: run_remote_rt.sh BUILD_DIR RT_PROGRAM OUT_DIR [NVML_PROGRAM]
@@ -88,6 +89,16 @@ client "$d/fork.out" "$d/fork.err" "$rt" fork || fail "e2e_remote_rt fork failed
 grep -q '^child: cudaSuccess' "$d/fork.out" || fail "the forked child's launch: $(grep child "$d/fork.out")"
 kill "$server" 2>/dev/null
 wait "$server" 2>/dev/null
+
+# 2b. the same program through the launcher: 'cushim run --remote=' preloads the shim and the plugin (a
+#     runtime-API program's calls come before libcudart's) besides the drop-in
+start_server launcher
+env -u LD_PRELOAD -u CUSHIM_PLUGINS -u LD_LIBRARY_PATH CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 E2E_NO_DRIVER=1 \
+    "$build/tools/cushim" run --remote="unix:$sock" -- "$rt" > "$d/launcher.out" 2> "$d/launcher.err" ||
+    fail "e2e_remote_rt through 'cushim run --remote=' failed: $(cat "$d/launcher.err")"
+wait "$server" || fail "the server's back end exited with $?"
+diff "$d/rt.local.out" "$d/launcher.out" > "$d/launcher.diff" ||
+    fail "through the launcher, outputs differ: $(cat "$d/launcher.diff")"
 
 # 3. NVML
 if [ -n "$nvml" ]; then
