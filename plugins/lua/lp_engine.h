@@ -1,25 +1,16 @@
 /*
- * lp_internal.h - the Lua policy engine's modules and their shared types.
- *
- *   lua.c        the plugin: options, init/flush/fork, threads' records
- *   lp_gen.c     generations (load, index, publish, references) and the file watcher
- *   lp_state.c   one Lua state: allocator cap, the script run; the C hooks
- *   lp_sandbox.c the sandbox and the instruction budget with its guards
- *   lp_pattern.c string.find, match, gmatch, gsub charged to the budget (lp_pattern.h)
- *   lp_pmatch.c  their pattern matcher
- *   lp_bridge.c  the 'cushim' module: declarations, skip, clock, log, options, real calls
- *   lp_call.c    the call object, struct views, metadata tables (lp_bridge.h)
- *   lp_values.c  C <-> Lua values: parameter descriptors, results, enums, constants
- *   lp_shared.c  state shared by all threads (counters, key/value table)
- *   lp_load.c    liblua 5.4, opened privately (lp_lua.h)
+ * lp_engine.h - the Lua policy engine's state and its shared types, at the bottom
+ * of the plugin's layers (docs/lua-policies.md, "Layers"): the engine 'lp_eng'
+ * (options, the current generation, counters), a generation (lp_gen), a thread's
+ * record (lp_thread) and its call objects (lp_proxy); the error log.
  *
  * A generation is one successful compilation of the policy file. The current
  * generation is one atomic pointer; each thread runs its own Lua state of the
  * generation it last saw (lp_thread), rebuilt when the pointer changes and the
  * thread is not in the middle of a hooked call.
  */
-#ifndef LP_INTERNAL_H
-#define LP_INTERNAL_H
+#ifndef LP_ENGINE_H
+#define LP_ENGINE_H
 
 #include <pthread.h>
 #include <stdio.h>
@@ -29,7 +20,7 @@
 
 #include <cushim/cushim.h>
 
-#include "lp_lua.h"
+#include "lp_load.h"
 
 #define LP_HIDDEN __attribute__((visibility("hidden")))
 #define LP_MAX_DEPTH 8          /* nested hooked calls on one thread with a call object each */
@@ -125,7 +116,7 @@ typedef struct lp_thread {
     lp_hookdef *decl;
     uint32_t ndecl, capdecl;
     int exiting;                /* at_exit functions are running                 */
-    int64_t used, limit;        /* instructions charged to the run, and its budget (lp_sandbox.c) */
+    int64_t used, limit;        /* instructions charged to the run, and its budget (lp_budget.c)  */
     int spent;                  /* the run went past 'limit': every instruction raises until it ends */
     void *entry;                /* the one argument the plugin's next own C function takes (lp_enter) */
     int top;                    /* the height of the fixed stack (LP_SLOT_*)     */
@@ -158,22 +149,9 @@ typedef struct lp_engine {
 
 extern lp_engine lp_eng LP_HIDDEN;
 
-/* lua.c */
+/* Hook errors: at most error_rate= lines a second; the rest are counted. */
 void lp_log_error(const char *fmt, ...) LP_HIDDEN __attribute__((format(printf, 1, 2)));
-/* print() and cushim.report: 'n' bytes (whole lines) to report= (default stderr), any thread */
-void lp_report_write(const char *s, size_t n) LP_HIDDEN;
-extern _Atomic int lp_restart_watcher LP_HIDDEN;   /* after fork: start the watcher again */
-lp_thread *lp_thread_first(void) LP_HIDDEN;        /* a new thread's record, or NULL */
-void lp_thread_switch(lp_thread *t) LP_HIDDEN;     /* to the current generation */
-
-/* lp_gen.c */
-void lp_gen_release(lp_gen *g) LP_HIDDEN;
-lp_gen *lp_gen_acquire(void) LP_HIDDEN;          /* the current one, referenced; or NULL */
-lp_gen *lp_gen_load(char *err, size_t errlen) LP_HIDDEN;   /* read, compile, validate */
-int lp_publish(lp_gen *g) LP_HIDDEN;             /* make it current (its reference becomes current's) */
-void lp_reload(void) LP_HIDDEN;
-void lp_watch_start(void) LP_HIDDEN;
-void lp_watch_stop(void) LP_HIDDEN;
+const char *lp_script_base(void) LP_HIDDEN;   /* the policy file's name without its directory */
 
 /* The thread record of a Lua state, from any of its coroutines: kept in the main thread's extra
    space (lp_state_build), which Lua copies into every coroutine the state creates. */
@@ -182,53 +160,4 @@ static inline lp_thread *lp_state_thread(lua_State *L)
     return *(lp_thread **)lua_getextraspace(L);
 }
 
-/* lp_sandbox.c */
-void lp_sandbox_open(lua_State *L) LP_HIDDEN;   /* the libraries and the guards, in a protected call */
-void lp_budget_hook(lua_State *L, lua_Debug *ar) LP_HIDDEN;
-void lp_budget_charge(lua_State *L, int64_t n) LP_HIDDEN;   /* n more instructions; raises past the budget */
-#define LP_TICK 1000   /* instructions between two count events of a run's main thread */
-/* A run of at most 'limit' instructions starts on the state's main thread: the count restarts. */
-static inline void lp_budget_start(lua_State *L, lp_thread *t, int64_t limit)
-{
-    t->used = 0;
-    t->limit = limit;
-    t->spent = 0;
-    lua_sethook(L, lp_budget_hook, LUA_MASKCOUNT, LP_TICK);
-}
-
-/* lp_pattern.c */
-void lp_pattern_open(lua_State *L) LP_HIDDEN;   /* find, match, gmatch, gsub into the table at -1 */
-
-/* lp_state.c */
-lp_thread *lp_thread_new(void) LP_HIDDEN;
-void lp_thread_free(lp_thread *t) LP_HIDDEN;
-void lp_threads_fork_child(void) LP_HIDDEN;
-const char *lp_script_base(void) LP_HIDDEN;   /* the policy file's name without its directory */
-/* Builds t's state for 'g' (validating: collects the hooks into t->decl).
-   0, or -1 with the error text in 'err'. */
-int lp_state_build(lp_thread *t, lp_gen *g, int validating, char *err, size_t errlen) LP_HIDDEN;
-void lp_state_close(lp_thread *t) LP_HIDDEN;
-int lp_pre(cushim_call *call, void *user, uint64_t *slot) LP_HIDDEN;     /* the hooks */
-void lp_post(cushim_call *call, void *user, uint64_t *slot) LP_HIDDEN;
-void lp_state_run_exit(lp_thread *t) LP_HIDDEN;
-
-/* lp_call.c */
-void lp_pnames_free(lp_thread *t) LP_HIDDEN;   /* with the state: the parameter-name cache */
-
-/* lp_bridge.c */
-int lp_bridge_init(void) LP_HIDDEN;                         /* at init, one thread */
-void lp_bridge_open(lua_State *L, lp_thread *t) LP_HIDDEN;   /* inside a protected call */
-void lp_proxy_new(lua_State *L, lp_thread *t, int depth) LP_HIDDEN; /* sets t->proxy[depth] and its ref */
-extern char lp_skip_key LP_HIDDEN;                            /* cushim.skip's first value */
-int lp_result_code(lua_State *L, int idx, uint32_t ret_kind, int32_t *code) LP_HIDDEN;
-/* cushim_mem_readable, kept in one file (lp_values.c): each file that calls cushim_io.h's safe reads has its own
-   copy of their thread-local state, and the plugins' static TLS is budgeted (ctest plugin_tls_budget). */
-int lp_mem_readable(const void *p, size_t n) LP_HIDDEN;
-int lp_code_of(lua_State *L, int idx, uint32_t ret_kind, int32_t *code, char *err, size_t errlen) LP_HIDDEN;
-const char *lp_result_name(uint32_t kind, int32_t code) LP_HIDDEN;
-
-/* lp_shared.c */
-void lp_shared_open(lua_State *L) LP_HIDDEN;   /* pushes the cushim.shared table */
-void lp_shared_fork_child(void) LP_HIDDEN;
-
-#endif /* LP_INTERNAL_H */
+#endif /* LP_ENGINE_H */
