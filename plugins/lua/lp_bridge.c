@@ -15,6 +15,7 @@
 #include "lp_bridge.h"
 #include "lp_call.h"
 #include "lp_engine.h"
+#include "lp_gen.h"
 #include "lp_load.h"
 #include "lp_report.h"
 #include "lp_shared.h"

@@ -15,6 +15,7 @@
 
 #include "lp_call.h"
 #include "lp_engine.h"
+#include "lp_gen.h"
 #include "lp_load.h"
 #include "lp_params.h"
 #include "lp_values.h"

@@ -8,11 +8,7 @@
 
 #include "lp_engine.h"
 
-lp_engine lp_eng = {
-    .gen_lock = PTHREAD_MUTEX_INITIALIZER,
-    .stop_lock = PTHREAD_MUTEX_INITIALIZER,
-    .stop_cond = PTHREAD_COND_INITIALIZER,
-};
+lp_engine lp_eng;
 
 /* Hook errors: at most error_rate lines a second; the rest are counted. */
 void lp_log_error(const char *fmt, ...)

@@ -1,8 +1,8 @@
 /*
  * lp_engine.h - the Lua policy engine's state and its shared types, at the bottom
  * of the plugin's layers (docs/lua-policies.md, "Layers"): the engine 'lp_eng'
- * (options, the current generation, counters), a generation (lp_gen), a thread's
- * record (lp_thread) and its call objects (lp_proxy); the error log.
+ * (the host, options, liblua, counters), a thread's record (lp_thread) and its
+ * call objects (lp_proxy); the error log.
  *
  * A generation is one successful compilation of the policy file. The current
  * generation is one atomic pointer; each thread runs its own Lua state of the
@@ -24,8 +24,6 @@
 
 #define LP_HIDDEN __attribute__((visibility("hidden")))
 #define LP_MAX_DEPTH 8          /* nested hooked calls on one thread with a call object each */
-#define LP_MAX_HOOKS 65535      /* hook declarations per policy (indices are 16 bits)        */
-#define LP_SEVERAL UINT32_MAX   /* lp_gen.one: more than one function for the stage          */
 
 /* The fixed bottom of each running state's stack (lp_state_build), below every hook call:
    the message handler of every protected call, the call objects, then each hook's functions
@@ -55,33 +53,9 @@ typedef struct lp_opts {
     uint32_t nopts;
 } lp_opts;
 
-/* One hook declared by the policy: a selector and its before/after functions. */
-typedef struct lp_hookdef {
-    char *select;
-    char *where;                /* "policy.lua:12:" of the declaration           */
-    uint8_t before, after;      /* which functions it has                        */
-    uint8_t table_form;         /* cushim.before.SEL / cushim.after.SEL (one entry per SEL) */
-} lp_hookdef;
-
-typedef struct lp_gen {
-    uint64_t number;            /* 1, 2, ... in load order                       */
-    char *source;               /* the policy text                               */
-    size_t len;
-    lp_hookdef *hooks;
-    uint32_t nhooks;
-    uint32_t id_limit;
-    uint32_t *first;            /* per API id: index into 'list' ...             */
-    uint16_t *count;            /* ... and how many hooks apply                  */
-    uint16_t *list;             /* hook indices, in declaration order            */
-    uint32_t *one[2];           /* per API id and stage (0 before, 1 after): 0 no function,
-                                   k + 1 only hook k's, LP_SEVERAL more than one     */
-    uint32_t *dense;            /* per API id: 1.. for each hooked API, 0 others   */
-    uint32_t nhooked;           /* hooked APIs (the largest 'dense')               */
-    char *select_all;           /* union of the selectors (host hook group)      */
-    uint64_t group;
-    int registered;
-    int refs;                   /* under lp_gen_lock: states + 1 while current   */
-} lp_gen;
+/* A generation and one hook it declares: lp_gen.h. */
+typedef struct lp_gen lp_gen;
+typedef struct lp_hookdef lp_hookdef;
 
 typedef struct lp_mem {
     size_t used, cap;
@@ -130,21 +104,13 @@ typedef struct lp_engine {
     cushim_plugin *self;
     lp_opts o;
     lp_lua_lib lib;
-    _Atomic(lp_gen *) current;
-    pthread_mutex_t gen_lock;   /* generation references; never on the hot path  */
-    uint64_t next_number;
     uint32_t tls_key;
     uint32_t id_limit;
     int32_t fail_cu, fail_rt;   /* what a call failed by an error returns        */
-    int32_t nomem_cu, nomem_rt;
+    /* counters (cushim.stats), each written by one module: live_states lp_state.c, live_gens lp_gen.c,
+       reloads and failed_reloads lp_watch.c, the others the error log (lp_engine.c) */
     _Atomic int64_t live_states, live_gens, reloads, failed_reloads, errors, errors_logged;
     _Atomic int64_t log_window, log_in_window;
-    pthread_t watcher;
-    int watching;
-    _Atomic int stop;
-    pthread_mutex_t stop_lock;
-    pthread_cond_t stop_cond;
-    uint64_t file_sig[4];       /* dev, ino, size, mtime ns of the loaded file   */
 } lp_engine;
 
 extern lp_engine lp_eng LP_HIDDEN;

@@ -5,7 +5,7 @@
  * (lp_watch.c, lp_state.c); its declared hooks are resolved to API ids here and
  * registered with the host as one hook group. Publishing adds the new group,
  * switches the current-generation pointer and removes the old group. References
- * to a generation (its states, and 'current') are counted under lp_eng.gen_lock,
+ * to a generation (its states, and 'current') are counted under lp_gen_lock,
  * taken only when a thread changes generation.
  */
 #define _GNU_SOURCE
@@ -15,6 +15,10 @@
 
 #include "lp_engine.h"
 #include "lp_gen.h"
+
+_Atomic(lp_gen *) lp_gen_cur;   /* the current generation (lp_gen_current) */
+static pthread_mutex_t lp_gen_lock = PTHREAD_MUTEX_INITIALIZER;   /* references; never on the hot path */
+static uint64_t lp_gen_last;    /* the number of the last generation made */
 
 /* The plugin's hooks (lp_hooks.c, a layer above), which every generation registers: handed in at init. */
 static cushim_pre_fn lp_gen_pre;
@@ -26,7 +30,7 @@ void lp_gen_set_hooks(cushim_pre_fn pre, cushim_post_fn post)
     lp_gen_post = post;
 }
 
-void lp_gen_free(lp_gen *g)
+static void lp_gen_free(lp_gen *g)
 {
     for (uint32_t i = 0; i < g->nhooks; i++) {
         free(g->hooks[i].select);
@@ -45,12 +49,37 @@ void lp_gen_free(lp_gen *g)
     atomic_fetch_sub_explicit(&lp_eng.live_gens, 1, memory_order_relaxed);
 }
 
+lp_gen *lp_gen_new(char *source, size_t len)
+{
+    lp_gen *g = calloc(1, sizeof *g);
+    if (g == NULL)
+        return NULL;
+    atomic_fetch_add_explicit(&lp_eng.live_gens, 1, memory_order_relaxed);
+    g->source = source;
+    g->len = len;
+    g->number = lp_gen_last + 1;
+    g->refs = 1;
+    return g;
+}
+
+void lp_gen_hold(lp_gen *g)
+{
+    pthread_mutex_lock(&lp_gen_lock);
+    g->refs++;
+    pthread_mutex_unlock(&lp_gen_lock);
+}
+
+void lp_gen_fork_child(void)
+{
+    pthread_mutex_init(&lp_gen_lock, NULL);   /* another thread may have held it at the fork */
+}
+
 void lp_gen_release(lp_gen *g)
 {
     int last;
-    pthread_mutex_lock(&lp_eng.gen_lock);
+    pthread_mutex_lock(&lp_gen_lock);
     last = --g->refs == 0;
-    pthread_mutex_unlock(&lp_eng.gen_lock);
+    pthread_mutex_unlock(&lp_gen_lock);
     if (last)
         lp_gen_free(g);
 }
@@ -59,16 +88,16 @@ void lp_gen_release(lp_gen *g)
 lp_gen *lp_gen_acquire(void)
 {
     lp_gen *g;
-    pthread_mutex_lock(&lp_eng.gen_lock);
-    g = atomic_load_explicit(&lp_eng.current, memory_order_acquire);
+    pthread_mutex_lock(&lp_gen_lock);
+    g = atomic_load_explicit(&lp_gen_cur, memory_order_acquire);
     if (g != NULL)
         g->refs++;
-    pthread_mutex_unlock(&lp_eng.gen_lock);
+    pthread_mutex_unlock(&lp_gen_lock);
     return g;
 }
 
 /* Hook declarations → per-API lists and the host selector. */
-int lp_gen_index(lp_gen *g, char *err, size_t errlen)
+static int lp_gen_index(lp_gen *g, char *err, size_t errlen)
 {
     const cushim_host *h = lp_eng.host;
     uint32_t lim = lp_eng.id_limit, total = 0;
@@ -150,6 +179,16 @@ nomem:
     return -1;
 }
 
+int lp_gen_finish(lp_gen *g, lp_hookdef *hooks, uint32_t nhooks, char *err, size_t errlen)
+{
+    g->hooks = hooks;
+    g->nhooks = nhooks;
+    if (lp_gen_index(g, err, errlen) != 0)
+        return -1;
+    lp_gen_last = g->number;
+    return 0;
+}
+
 /* Makes 'g' (holding one reference, which becomes the 'current' one) the
    current generation. */
 int lp_publish(lp_gen *g)
@@ -169,10 +208,10 @@ int lp_publish(lp_gen *g)
         }
         g->registered = 1;
     }
-    pthread_mutex_lock(&lp_eng.gen_lock);
-    old = atomic_load_explicit(&lp_eng.current, memory_order_relaxed);
-    atomic_store_explicit(&lp_eng.current, g, memory_order_release);
-    pthread_mutex_unlock(&lp_eng.gen_lock);
+    pthread_mutex_lock(&lp_gen_lock);
+    old = atomic_load_explicit(&lp_gen_cur, memory_order_relaxed);
+    atomic_store_explicit(&lp_gen_cur, g, memory_order_release);
+    pthread_mutex_unlock(&lp_gen_lock);
     if (old != NULL) {
         if (old->registered)
             h->hooks_remove(lp_eng.self, old->group);

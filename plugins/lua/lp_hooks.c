@@ -269,7 +269,7 @@ int lp_pre(cushim_call *call, void *user, uint64_t *slot)
         return CUSHIM_CONTINUE;
     if (call->depth == 0)
         t->pending = 0;             /* nothing of ours is in progress on this thread */
-    cur = atomic_load_explicit(&lp_eng.current, memory_order_acquire);
+    cur = lp_gen_current();
     if (cur == NULL)
         return CUSHIM_CONTINUE;
     if (t->gen != cur && t->pending == 0)

@@ -24,6 +24,16 @@
 
 _Atomic int lp_watch_restart;
 
+/* The watcher thread, and the file it watches. */
+static struct {
+    pthread_t thread;
+    int watching;
+    _Atomic int stop;
+    pthread_mutex_t stop_lock;
+    pthread_cond_t stop_cond;
+    uint64_t file_sig[4];       /* dev, ino, size, mtime ns of the file last loaded */
+} lp_w = {.stop_lock = PTHREAD_MUTEX_INITIALIZER, .stop_cond = PTHREAD_COND_INITIALIZER};
+
 /* ------------------------------------------------------------------------ */
 /* Loading                                                                  */
 /* ------------------------------------------------------------------------ */
@@ -83,25 +93,23 @@ static int lp_file_sig(const char *path, uint64_t sig[4])
    reason (file:line first for a Lua error) in 'err'. */
 lp_gen *lp_gen_load(char *err, size_t errlen)
 {
-    lp_gen *g = calloc(1, sizeof *g);
-    lp_thread *t;
-    if (g == NULL) {
+    char *text;
+    size_t len;
+    lp_gen *g;
+    lp_thread *t = NULL;
+    lp_hookdef *hooks;
+    uint32_t nhooks;
+    if (lp_read_file(lp_eng.o.script, &text, &len, lp_w.file_sig, err, errlen) != 0)
+        return NULL;
+    g = lp_gen_new(text, len);   /* its reference is the validation state's, dropped by lp_thread_free */
+    if (g == NULL || (t = lp_thread_new()) == NULL) {
         snprintf(err, errlen, "out of memory");
+        if (g != NULL)
+            lp_gen_release(g);
+        else
+            free(text);
         return NULL;
     }
-    atomic_fetch_add_explicit(&lp_eng.live_gens, 1, memory_order_relaxed);
-    if (lp_read_file(lp_eng.o.script, &g->source, &g->len, lp_eng.file_sig, err, errlen) != 0) {
-        lp_gen_free(g);
-        return NULL;
-    }
-    t = lp_thread_new();
-    if (t == NULL) {
-        snprintf(err, errlen, "out of memory");
-        lp_gen_free(g);
-        return NULL;
-    }
-    g->number = lp_eng.next_number + 1;
-    g->refs = 1;   /* the validation state's, dropped by lp_thread_free */
     if (lp_state_build(t, g, 1, err, errlen) != 0) {
         const char *base = lp_script_base();
         size_t n = strlen(base);
@@ -115,27 +123,23 @@ lp_gen *lp_gen_load(char *err, size_t errlen)
         }
         return NULL;
     }
-    g->hooks = t->decl;
-    g->nhooks = t->ndecl;
+    hooks = t->decl;
+    nhooks = t->ndecl;
     t->decl = NULL;
     t->ndecl = t->capdecl = 0;
-    pthread_mutex_lock(&lp_eng.gen_lock);
-    g->refs++;   /* ours until published */
-    pthread_mutex_unlock(&lp_eng.gen_lock);
+    lp_gen_hold(g);   /* ours until published */
     lp_thread_free(t);
-    if (lp_gen_index(g, err, errlen) != 0) {
+    if (lp_gen_finish(g, hooks, nhooks, err, errlen) != 0) {
         lp_gen_release(g);
         return NULL;
     }
-    lp_eng.next_number = g->number;
     return g;
 }
-
 
 void lp_reload(void)
 {
     char err[2048];
-    lp_gen *cur = atomic_load_explicit(&lp_eng.current, memory_order_acquire);
+    lp_gen *cur = lp_gen_current();
     lp_gen *g = lp_gen_load(err, sizeof err);
     if (g == NULL || lp_publish(g) != 0) {
         if (g != NULL)
@@ -157,23 +161,23 @@ void lp_reload(void)
 static void *lp_watch(void *arg)
 {
     (void)arg;
-    pthread_mutex_lock(&lp_eng.stop_lock);
-    while (!atomic_load(&lp_eng.stop)) {
+    pthread_mutex_lock(&lp_w.stop_lock);
+    while (!atomic_load(&lp_w.stop)) {
         struct timespec ts;
         uint64_t sig[4];
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += (long)(lp_eng.o.reload_ms % 1000) * 1000000L;
         ts.tv_sec += lp_eng.o.reload_ms / 1000 + ts.tv_nsec / 1000000000L;
         ts.tv_nsec %= 1000000000L;
-        pthread_cond_timedwait(&lp_eng.stop_cond, &lp_eng.stop_lock, &ts);
-        if (atomic_load(&lp_eng.stop))
+        pthread_cond_timedwait(&lp_w.stop_cond, &lp_w.stop_lock, &ts);
+        if (atomic_load(&lp_w.stop))
             break;
-        pthread_mutex_unlock(&lp_eng.stop_lock);
-        if (lp_file_sig(lp_eng.o.script, sig) == 0 && memcmp(sig, lp_eng.file_sig, sizeof sig) != 0)
+        pthread_mutex_unlock(&lp_w.stop_lock);
+        if (lp_file_sig(lp_eng.o.script, sig) == 0 && memcmp(sig, lp_w.file_sig, sizeof sig) != 0)
             lp_reload();   /* records the new signature even when it fails: a broken edit is reported once */
-        pthread_mutex_lock(&lp_eng.stop_lock);
+        pthread_mutex_lock(&lp_w.stop_lock);
     }
-    pthread_mutex_unlock(&lp_eng.stop_lock);
+    pthread_mutex_unlock(&lp_w.stop_lock);
     return NULL;
 }
 
@@ -182,12 +186,12 @@ void lp_watch_start(void)
     pthread_attr_t a;
     if (!lp_eng.o.reload)
         return;
-    atomic_store(&lp_eng.stop, 0);
+    atomic_store(&lp_w.stop, 0);
     pthread_attr_init(&a);
     pthread_attr_setstacksize(&a, 1 << 20);
     /* the program's signals not taken (cushim_io.h) */
-    if (cushim_thread_create(&lp_eng.watcher, &a, "cushim-lua", lp_watch, NULL) == 0)
-        lp_eng.watching = 1;
+    if (cushim_thread_create(&lp_w.thread, &a, "cushim-lua", lp_watch, NULL) == 0)
+        lp_w.watching = 1;
     else
         lp_eng.host->log(lp_eng.self, CUSHIM_LOG_WARN, "cannot start the file watcher: edits will not reload");
     pthread_attr_destroy(&a);
@@ -195,23 +199,23 @@ void lp_watch_start(void)
 
 void lp_watch_stop(void)
 {
-    if (!lp_eng.watching)
+    if (!lp_w.watching)
         return;
-    pthread_mutex_lock(&lp_eng.stop_lock);
-    atomic_store(&lp_eng.stop, 1);
-    pthread_cond_broadcast(&lp_eng.stop_cond);
-    pthread_mutex_unlock(&lp_eng.stop_lock);
-    pthread_join(lp_eng.watcher, NULL);
-    lp_eng.watching = 0;
+    pthread_mutex_lock(&lp_w.stop_lock);
+    atomic_store(&lp_w.stop, 1);
+    pthread_cond_broadcast(&lp_w.stop_cond);
+    pthread_mutex_unlock(&lp_w.stop_lock);
+    pthread_join(lp_w.thread, NULL);
+    lp_w.watching = 0;
 }
 
 /* After fork: the watcher thread did not survive; it is started again on the first hooked call (lp_pre). */
 void lp_watch_fork_child(void)
 {
-    pthread_mutex_init(&lp_eng.stop_lock, NULL);
-    pthread_cond_init(&lp_eng.stop_cond, NULL);
-    if (lp_eng.watching) {
-        lp_eng.watching = 0;
+    pthread_mutex_init(&lp_w.stop_lock, NULL);
+    pthread_cond_init(&lp_w.stop_cond, NULL);
+    if (lp_w.watching) {
+        lp_w.watching = 0;
         atomic_store(&lp_watch_restart, 1);
     }
 }

@@ -12,7 +12,7 @@
  * builds its own Lua state of it on its first hooked call (lp_thread in the
  * host's per-thread storage) and rebuilds when the pointer has moved and no
  * hooked call of its own is in progress. Generation references are counted
- * under 'gen_lock', taken only when a thread changes generation: never on the
+ * under lp_gen.c's lock, taken only when a thread changes generation: never on the
  * hot path. A watcher thread polls the file (reload_ms) and publishes a new
  * generation only if it compiled and validated; otherwise the error is logged
  * with file:line and the current one stays.
@@ -182,8 +182,8 @@ static void lp_flush(cushim_plugin *self)
     (void)self;
     lp_watch_stop();
     t = lp_thread_get();
-    if (t != NULL && atomic_load(&lp_eng.current) != NULL) {
-        if (t->gen != atomic_load(&lp_eng.current) || t->L == NULL)
+    if (t != NULL && lp_gen_current() != NULL) {
+        if (t->gen != lp_gen_current() || t->L == NULL)
             lp_thread_switch(t);
         if (t->L != NULL && !t->broken)
             lp_state_run_exit(t);
@@ -196,7 +196,7 @@ static void lp_flush(cushim_plugin *self)
 static void lp_fork_child(cushim_plugin *self)
 {
     (void)self;
-    pthread_mutex_init(&lp_eng.gen_lock, NULL);
+    lp_gen_fork_child();
     lp_report_fork_child();
     lp_shared_fork_child();
     lp_threads_fork_child();
