@@ -23,9 +23,23 @@ does the same for the trace plugin (plugins/trace/ and its lib/): the table unde
 docs/plugins/trace.md (`lib/tr_json` names lib/tr_json.c and lib/tr_json.h; a header is found by its name alone,
 as the plugin includes it), and its module table, "## Source files" in docs/plugins/trace.md, which names each
 .c by its path (`plugins/trace/tr_hooks.c`).
+
+    python3 tools/check-layers.py REPO_ROOT lua        (ctest: lua_layers)
+
+does the same for the lua plugin (plugins/lua/): the table under "## Layers" in docs/lua-policies.md, and its
+module table, "## Source files" there.
+
+    python3 tools/check-layers.py REPO_ROOT TREE --objects OBJ...     (ctest: lua_symbols)
+
+checks the compiled files of the tree as well: OBJ are its object files (X.c.o or X.o; a directory stands for
+the object files in it; a ';'-separated list, as CMake's $<TARGET_OBJECTS:...> gives, is split). A file uses
+another when it references a global symbol the other defines (nm); this fails, naming the symbols, when a file
+uses one of a higher layer or the uses make a circle - which the include check does not see: a function
+declared in a shared header, or an extern, joins two files whatever they include.
 """
 import os
 import re
+import subprocess
 import sys
 
 UMBRELLA = "rt_internal.h"
@@ -72,12 +86,105 @@ TREES = {
                 "modules": ("docs/runtime.md", "Modules"), "listed_as": "{f}"},
     "trace": {"dirs": ["plugins/trace", "plugins/trace/lib"], "layers": ("docs/plugins/trace.md", "Parts and layers"),
               "modules": ("docs/plugins/trace.md", "Source files"), "listed_as": "plugins/trace/{f}"},
+    "lua": {"dirs": ["plugins/lua"], "layers": ("docs/lua-policies.md", "Layers"),
+            "modules": ("docs/lua-policies.md", "Source files"), "listed_as": "plugins/lua/{f}"},
 }
+
+
+def circles(graph):
+    """The strongly connected components of more than one node (Tarjan), each sorted."""
+    index, low, stack, on, comps = {}, {}, [], set(), []
+
+    def visit(v, counter=[0]):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                comps.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return comps
+
+
+def nm_symbols(obj, *flags):
+    """The names nm lists for 'obj' with 'flags' (the last field of each line)."""
+    out = subprocess.run(["nm", *flags, obj], check=True, capture_output=True, text=True).stdout
+    return {line.split()[-1] for line in out.split("\n") if line.strip()}
+
+
+def check_objects(args, base, by_base, layer, layer_name, arch_name, errors):
+    """The symbol-level check (--objects): uses between the tree's compiled files follow the layers, no circle."""
+    objs = []
+    for arg in args:
+        for a in arg.split(";"):
+            if os.path.isdir(a):
+                objs += sorted(os.path.join(a, f) for f in os.listdir(a) if f.endswith(".o"))
+            elif a:
+                objs.append(a)
+    if not objs:
+        errors.append("--objects: no object file given")
+        return 0
+    src = {}   # object -> the tree's file it was compiled from ("lp_gen.c")
+    for o in objs:
+        name = os.path.basename(o)
+        name = name[:-4] if name.endswith(".c.o") else name[:-2]
+        f = by_base.get(name + ".c")
+        if f is None:
+            errors.append("%s: compiled from no .c of %s/ (%s.c): pass only the tree's object files" % (o, base, name))
+            continue
+        src[o] = f
+    defines = {}
+    for o, f in src.items():
+        for sym in nm_symbols(o, "-g", "--defined-only"):
+            defines[sym] = f
+    graph, why = {}, {}
+    for o, f in src.items():
+        for sym in sorted(nm_symbols(o, "-u")):
+            g = defines.get(sym)
+            if g is None or g == f:
+                continue
+            graph.setdefault(f, set()).add(g)
+            why.setdefault((f, g), []).append(sym)
+    for (f, g), syms in sorted(why.items()):
+        if f in layer and g in layer and layer[g] > layer[f]:
+            errors.append("%s/%s (layer %d) uses %s of %s (layer %d, %s): an upward call. Move it down, or hand it in "
+                          "from above (a table, a callback), or change the layers in %s"
+                          % (base, f, layer[f], ", ".join(syms), g, layer[g], layer_name.get(layer[g], ""), arch_name))
+    for comp in circles(graph):
+        edges = ["%s -> %s (%s)" % (a, b, ", ".join(why[(a, b)][:3])) for a in comp for b in sorted(graph.get(a, ()))
+                 if b in comp]
+        errors.append("%s/: the compiled files %s call each other in a circle: %s: one of them must not use the "
+                      "other" % (base, ", ".join(comp), "; ".join(edges)))
+    return len(src)
 
 
 def main():
     root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), ".."))
     tree_name = sys.argv[2] if len(sys.argv) > 2 else "runtime"
+    objects = None
+    if len(sys.argv) > 3:
+        if sys.argv[3] != "--objects":
+            print("check-layers: expected --objects OBJ... after the tree, not '%s'" % sys.argv[3], file=sys.stderr)
+            return 2
+        objects = sys.argv[4:]
     if tree_name not in TREES:
         print("check-layers: no tree '%s' (%s)" % (tree_name, ", ".join(sorted(TREES))), file=sys.stderr)
         return 2
@@ -155,35 +262,8 @@ def main():
                     errors.append("%s/%s:%d declares extern '%s' itself: declare it in its module's header and "
                                   "include that" % (base, f, lineno, name))
 
-    # circles between modules (Tarjan's strongly connected components)
-    index, low, stack, on, comps = {}, {}, [], set(), []
-
-    def visit(v, counter=[0]):
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on.add(v)
-        for w in sorted(graph.get(v, ())):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                comps.append(sorted(comp))
-
-    sys.setrecursionlimit(10000)
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
+    # circles between modules
+    comps = circles(graph)
     for comp in comps:
         edges = ["%s -> %s" % (a, b) for a in comp for b in sorted(graph.get(a, ())) if b in comp]
         errors.append("%s/: the modules %s include each other in a circle (%s): one of them must not depend on "
@@ -200,10 +280,14 @@ def main():
             errors.append("%s/%s is missing from the module table under '%s' in %s: add a "
                           "row (file, prefix, responsibility)" % (base, f, tree["modules"][1], rtdoc_name))
 
+    nobj = check_objects(objects, base, by_base, layer, layer_name, arch_name, errors) if objects is not None else 0
     for e in errors:
         print("check-layers: " + e, file=sys.stderr)
     if errors:
         return 1
+    if objects is not None:
+        print("check-layers: %d compiled files of %s/: no upward call, no circle" % (nobj, base))
+        return 0
     print("check-layers: %d files of %s/ in %d layers; no upward include, no circle; %s lists "
           "every .c" % (len(files), base, len(layer_name), rtdoc_name))
     return 0

@@ -13,6 +13,13 @@
 
 #include "cushim/cushim_io.h"
 #include "lp_bridge.h"
+#include "lp_call.h"
+#include "lp_engine.h"
+#include "lp_gen.h"
+#include "lp_load.h"
+#include "lp_report.h"
+#include "lp_shared.h"
+#include "lp_values.h"
 
 char lp_skip_key;
 

@@ -1,9 +1,9 @@
 /*
- * lp_call.c - the call object a hook receives, struct views, and the API
+ * lp_call.c - the call object a hook receives (struct views: lp_params.c), and the API
  * metadata tables. The call object is a full userdata per nesting depth per
  * state, reused for every call (no allocation per call); it points at the
  * host's call frame only while its hook runs. Parameters are found by their
- * header names (host->api_param) and converted by lp_values.c.
+ * header names (host->api_param) and read by lp_params.c, lp_values.c.
  */
 #define _GNU_SOURCE
 #include <stddef.h>
@@ -13,7 +13,12 @@
 
 #include <cushim/cushim_io.h>
 
-#include "lp_bridge.h"
+#include "lp_call.h"
+#include "lp_engine.h"
+#include "lp_gen.h"
+#include "lp_load.h"
+#include "lp_params.h"
+#include "lp_values.h"
 
 #define LP_CALL_MT "cushim.call"
 
@@ -99,123 +104,6 @@ int lp_f_api(lua_State *L)
     if (info == NULL)
         return 0;
     lp_push_api(L, info);
-    return 1;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Struct views: call.config.gridDimX, call.gridDim.x (type metadata)       */
-/* ------------------------------------------------------------------------ */
-#define LP_SVIEW_MT "cushim.struct"
-
-typedef struct lp_sview {
-    lp_proxy *px;               /* valid while px->call is the call it was made for */
-    uint64_t seq;
-    unsigned char *base;
-    const cushim_struct_info *si;
-    int writable;
-} lp_sview;
-
-void lp_push_sview(lua_State *L, lp_proxy *px, unsigned char *base, const cushim_struct_info *si, int writable)
-{
-    lp_sview *v = lua_newuserdatauv(L, sizeof *v, 0);
-    v->px = px;
-    v->seq = px->call->seq;
-    v->base = base;
-    v->si = si;
-    v->writable = writable;
-    luaL_setmetatable(L, LP_SVIEW_MT);
-}
-
-static lp_sview *lp_sview_live(lua_State *L)
-{
-    lp_sview *v = luaL_checkudata(L, 1, LP_SVIEW_MT);
-    if (v->px->call == NULL || v->px->call->seq != v->seq)
-        luaL_error(L, "a struct view is valid only while the hook of its call runs");
-    return v;
-}
-
-static const cushim_field_info *lp_field(const cushim_struct_info *si, const char *name)
-{
-    for (uint32_t i = 0; name != NULL && i < si->nfields; i++) {
-        const cushim_field_info *f = cushim_struct_field(lp_eng.host, si, i);   /* never si->fields[i] */
-        if (f != NULL && !strcmp(f->name, name))
-            return f;
-    }
-    return NULL;
-}
-
-static uint8_t lp_field_conv(const cushim_field_info *f, uint32_t size)
-{
-    switch (f->kind) {
-    case CUSHIM_KIND_SCALAR:
-        return lp_conv_of_type(f->type, strlen(f->type));
-    case CUSHIM_KIND_ENUM:
-        return LC_INT;
-    case CUSHIM_KIND_STRING:
-        return LC_STRING;
-    case CUSHIM_KIND_HANDLE:
-    case CUSHIM_KIND_POINTER:
-    case CUSHIM_KIND_DEVPTR:
-    case CUSHIM_KIND_CALLBACK:
-        return size <= 8 ? LC_UINT : LC_NONE;
-    default:
-        return LC_NONE;
-    }
-}
-
-static int lp_sview_index(lua_State *L)
-{
-    lp_sview *v = lp_sview_live(L);
-    const cushim_field_info *f = lp_field(v->si, lua_tostring(L, 2));
-    uint32_t esize;
-    uint8_t conv;
-    if (f == NULL)
-        return 0;
-    if (f->kind == CUSHIM_KIND_STRUCT && f->struct_type != NULL && f->array_len == 0) {
-        lp_push_sview(L, v->px, v->base + f->offset, f->struct_type, v->writable);
-        return 1;
-    }
-    esize = f->array_len ? f->size / f->array_len : f->size;
-    conv = lp_field_conv(f, esize);
-    if (conv == LC_NONE || (conv != LC_STRING && esize != 1 && esize != 2 && esize != 4 && esize != 8))
-        return 0;
-    if (f->array_len) {   /* a copy of the elements */
-        lua_createtable(L, (int)f->array_len, 0);
-        for (uint32_t i = 0; i < f->array_len; i++) {
-            lp_push_mem(L, v->base + f->offset + i * esize, conv, (uint8_t)esize);
-            lua_rawseti(L, -2, (lua_Integer)i + 1);
-        }
-        return 1;
-    }
-    lp_push_mem(L, v->base + f->offset, conv, (uint8_t)esize);
-    if (f->kind == CUSHIM_KIND_ENUM && f->enum_type != NULL && lua_isinteger(L, -1))
-        lp_push_enum(L, f->enum_type);
-    return 1;
-}
-
-static int lp_sview_newindex(lua_State *L)
-{
-    lp_sview *v = lp_sview_live(L);
-    const char *name = luaL_checkstring(L, 2);
-    const cushim_field_info *f = lp_field(v->si, name);
-    uint8_t conv;
-    if (f == NULL)
-        return luaL_error(L, "%s has no field '%s'", v->si->name, name);
-    if (!v->writable)
-        return luaL_error(L, "%s.%s: only a struct passed by value can be changed, before the call", v->si->name,
-                          name);
-    conv = lp_field_conv(f, f->size);
-    if (f->array_len || (conv != LC_INT && conv != LC_UINT && conv != LC_FLOAT && conv != LC_DOUBLE))
-        return luaL_error(L, "%s.%s cannot be written from Lua", v->si->name, name);
-    if (lp_store_mem(L, 3, v->base + f->offset, conv, (uint8_t)f->size) != 0)
-        return luaL_error(L, "%s.%s: %s", v->si->name, name, lua_tostring(L, -1));
-    return 0;
-}
-
-static int lp_sview_tostring(lua_State *L)
-{
-    lp_sview *v = luaL_checkudata(L, 1, LP_SVIEW_MT);
-    lua_pushfstring(L, "%s (struct view)", v->si->name);
     return 1;
 }
 
@@ -570,15 +458,6 @@ void lp_call_metatables(lua_State *L)
     lua_pushstring(L, LP_CALL_MT);
     lua_setfield(L, -2, "__metatable");
     lua_pop(L, 1);
-    luaL_newmetatable(L, LP_SVIEW_MT);
-    lua_pushcfunction(L, lp_sview_index);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, lp_sview_newindex);
-    lua_setfield(L, -2, "__newindex");
-    lua_pushcfunction(L, lp_sview_tostring);
-    lua_setfield(L, -2, "__tostring");
-    lua_pushstring(L, LP_SVIEW_MT);
-    lua_setfield(L, -2, "__metatable");
-    lua_pop(L, 1);
+    lp_sview_metatable(L);
 
 }

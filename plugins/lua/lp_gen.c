@@ -1,31 +1,35 @@
 /*
- * lp_gen.c - generations of the policy and the file watcher.
+ * lp_gen.c - generations of the policy: their references, index and publication.
  *
  * A generation is the policy file compiled and run once in a validation state
- * (lp_state.c); its declared hooks are resolved to API ids here and registered
- * with the host as one hook group. Publishing adds the new group, switches the
- * current-generation pointer and removes the old group. References to a
- * generation (its states, and 'current') are counted under lp_eng.gen_lock,
- * taken only when a thread changes generation. The watcher thread polls the
- * file every reload_ms and publishes a new generation only if it compiled and
- * validated; otherwise the error is logged with file:line.
+ * (lp_watch.c, lp_state.c); its declared hooks are resolved to API ids here and
+ * registered with the host as one hook group. Publishing adds the new group,
+ * switches the current-generation pointer and removes the old group. References
+ * to a generation (its states, and 'current') are counted under lp_gen_lock,
+ * taken only when a thread changes generation.
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "cushim/cushim_io.h"
-#include "lp_internal.h"
+#include "lp_engine.h"
+#include "lp_gen.h"
 
-/* ------------------------------------------------------------------------ */
-/* Generations                                                              */
-/* ------------------------------------------------------------------------ */
+_Atomic(lp_gen *) lp_gen_cur;   /* the current generation (lp_gen_current) */
+static pthread_mutex_t lp_gen_lock = PTHREAD_MUTEX_INITIALIZER;   /* references; never on the hot path */
+static uint64_t lp_gen_last;    /* the number of the last generation made */
+
+/* The plugin's hooks (lp_hooks.c, a layer above), which every generation registers: handed in at init. */
+static cushim_pre_fn lp_gen_pre;
+static cushim_post_fn lp_gen_post;
+
+void lp_gen_set_hooks(cushim_pre_fn pre, cushim_post_fn post)
+{
+    lp_gen_pre = pre;
+    lp_gen_post = post;
+}
+
 static void lp_gen_free(lp_gen *g)
 {
     for (uint32_t i = 0; i < g->nhooks; i++) {
@@ -45,12 +49,37 @@ static void lp_gen_free(lp_gen *g)
     atomic_fetch_sub_explicit(&lp_eng.live_gens, 1, memory_order_relaxed);
 }
 
+lp_gen *lp_gen_new(char *source, size_t len)
+{
+    lp_gen *g = calloc(1, sizeof *g);
+    if (g == NULL)
+        return NULL;
+    atomic_fetch_add_explicit(&lp_eng.live_gens, 1, memory_order_relaxed);
+    g->source = source;
+    g->len = len;
+    g->number = lp_gen_last + 1;
+    g->refs = 1;
+    return g;
+}
+
+void lp_gen_hold(lp_gen *g)
+{
+    pthread_mutex_lock(&lp_gen_lock);
+    g->refs++;
+    pthread_mutex_unlock(&lp_gen_lock);
+}
+
+void lp_gen_fork_child(void)
+{
+    pthread_mutex_init(&lp_gen_lock, NULL);   /* another thread may have held it at the fork */
+}
+
 void lp_gen_release(lp_gen *g)
 {
     int last;
-    pthread_mutex_lock(&lp_eng.gen_lock);
+    pthread_mutex_lock(&lp_gen_lock);
     last = --g->refs == 0;
-    pthread_mutex_unlock(&lp_eng.gen_lock);
+    pthread_mutex_unlock(&lp_gen_lock);
     if (last)
         lp_gen_free(g);
 }
@@ -59,64 +88,12 @@ void lp_gen_release(lp_gen *g)
 lp_gen *lp_gen_acquire(void)
 {
     lp_gen *g;
-    pthread_mutex_lock(&lp_eng.gen_lock);
-    g = atomic_load_explicit(&lp_eng.current, memory_order_acquire);
+    pthread_mutex_lock(&lp_gen_lock);
+    g = atomic_load_explicit(&lp_gen_cur, memory_order_acquire);
     if (g != NULL)
         g->refs++;
-    pthread_mutex_unlock(&lp_eng.gen_lock);
+    pthread_mutex_unlock(&lp_gen_lock);
     return g;
-}
-
-static int lp_read_file(const char *path, char **text, size_t *len, uint64_t sig[4], char *err, size_t errlen)
-{
-    struct stat st = {0};
-    /* O_NONBLOCK: a FIFO or device named by mistake must not block the loading thread */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    FILE *f = NULL;
-    char *buf;
-    size_t n = 0;
-    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (f = fdopen(fd, "rb")) == NULL) {
-        if (fd >= 0 && !S_ISREG(st.st_mode))
-            snprintf(err, errlen, "the policy %s is not a regular file", path);
-        else
-            snprintf(err, errlen, "cannot open the policy %s: %s", path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    if (st.st_size > (16 << 20)) {
-        snprintf(err, errlen, "the policy %s is larger than 16 MiB", path);
-        fclose(f);
-        return -1;
-    }
-    buf = malloc((size_t)st.st_size + 1);
-    if (buf == NULL) {
-        fclose(f);
-        snprintf(err, errlen, "out of memory reading %s", path);
-        return -1;
-    }
-    n = fread(buf, 1, (size_t)st.st_size, f);
-    fclose(f);
-    buf[n] = '\0';
-    *text = buf;
-    *len = n;
-    sig[0] = (uint64_t)st.st_dev;
-    sig[1] = (uint64_t)st.st_ino;
-    sig[2] = (uint64_t)st.st_size;
-    sig[3] = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
-    return 0;
-}
-
-static int lp_file_sig(const char *path, uint64_t sig[4])
-{
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return -1;
-    sig[0] = (uint64_t)st.st_dev;
-    sig[1] = (uint64_t)st.st_ino;
-    sig[2] = (uint64_t)st.st_size;
-    sig[3] = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
-    return 0;
 }
 
 /* Hook declarations → per-API lists and the host selector. */
@@ -202,58 +179,15 @@ nomem:
     return -1;
 }
 
-/* Reads, compiles and validates the policy: a new generation, or NULL with the
-   reason (file:line first for a Lua error) in 'err'. */
-lp_gen *lp_gen_load(char *err, size_t errlen)
+int lp_gen_finish(lp_gen *g, lp_hookdef *hooks, uint32_t nhooks, char *err, size_t errlen)
 {
-    lp_gen *g = calloc(1, sizeof *g);
-    lp_thread *t;
-    if (g == NULL) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
-    atomic_fetch_add_explicit(&lp_eng.live_gens, 1, memory_order_relaxed);
-    if (lp_read_file(lp_eng.o.script, &g->source, &g->len, lp_eng.file_sig, err, errlen) != 0) {
-        lp_gen_free(g);
-        return NULL;
-    }
-    t = lp_thread_new();
-    if (t == NULL) {
-        snprintf(err, errlen, "out of memory");
-        lp_gen_free(g);
-        return NULL;
-    }
-    g->number = lp_eng.next_number + 1;
-    g->refs = 1;   /* the validation state's, dropped by lp_thread_free */
-    if (lp_state_build(t, g, 1, err, errlen) != 0) {
-        const char *base = lp_script_base();
-        size_t n = strlen(base);
-        lp_thread_free(t);   /* frees g with the last reference */
-        if (base != lp_eng.o.script && !strncmp(err, base, n) && err[n] == ':') {
-            char *rest = strdup(err + n);   /* "policy.lua:2: ..." -> "/dir/policy.lua:2: ..." */
-            if (rest != NULL) {
-                snprintf(err, errlen, "%s%s", lp_eng.o.script, rest);
-                free(rest);
-            }
-        }
-        return NULL;
-    }
-    g->hooks = t->decl;
-    g->nhooks = t->ndecl;
-    t->decl = NULL;
-    t->ndecl = t->capdecl = 0;
-    pthread_mutex_lock(&lp_eng.gen_lock);
-    g->refs++;   /* ours until published */
-    pthread_mutex_unlock(&lp_eng.gen_lock);
-    lp_thread_free(t);
-    if (lp_gen_index(g, err, errlen) != 0) {
-        lp_gen_release(g);
-        return NULL;
-    }
-    lp_eng.next_number = g->number;
-    return g;
+    g->hooks = hooks;
+    g->nhooks = nhooks;
+    if (lp_gen_index(g, err, errlen) != 0)
+        return -1;
+    lp_gen_last = g->number;
+    return 0;
 }
-
 
 /* Makes 'g' (holding one reference, which becomes the 'current' one) the
    current generation. */
@@ -263,7 +197,7 @@ int lp_publish(lp_gen *g)
     lp_gen *old;
     if (g->select_all[0] != '\0') {
         cushim_hook_spec spec = {
-            .size = sizeof spec, .select = g->select_all, .pre = lp_pre, .post = lp_post, .user = NULL,
+            .size = sizeof spec, .select = g->select_all, .pre = lp_gen_pre, .post = lp_gen_post, .user = NULL,
         };
         int rc = h->hooks_add(lp_eng.self, &spec, &g->group);
         if (rc != CUSHIM_OK) {
@@ -274,87 +208,14 @@ int lp_publish(lp_gen *g)
         }
         g->registered = 1;
     }
-    pthread_mutex_lock(&lp_eng.gen_lock);
-    old = atomic_load_explicit(&lp_eng.current, memory_order_relaxed);
-    atomic_store_explicit(&lp_eng.current, g, memory_order_release);
-    pthread_mutex_unlock(&lp_eng.gen_lock);
+    pthread_mutex_lock(&lp_gen_lock);
+    old = atomic_load_explicit(&lp_gen_cur, memory_order_relaxed);
+    atomic_store_explicit(&lp_gen_cur, g, memory_order_release);
+    pthread_mutex_unlock(&lp_gen_lock);
     if (old != NULL) {
         if (old->registered)
             h->hooks_remove(lp_eng.self, old->group);
         lp_gen_release(old);
     }
     return 0;
-}
-
-void lp_reload(void)
-{
-    char err[2048];
-    lp_gen *cur = atomic_load_explicit(&lp_eng.current, memory_order_acquire);
-    lp_gen *g = lp_gen_load(err, sizeof err);
-    if (g == NULL || lp_publish(g) != 0) {
-        if (g != NULL)
-            lp_gen_release(g);
-        atomic_fetch_add_explicit(&lp_eng.failed_reloads, 1, memory_order_relaxed);
-        if (g == NULL)
-            lp_eng.host->log(lp_eng.self, CUSHIM_LOG_ERROR, "%s; keeping %s", err,
-                             cur ? "the policy loaded before" : "no policy (calls pass)");
-        return;
-    }
-    atomic_fetch_add_explicit(&lp_eng.reloads, 1, memory_order_relaxed);
-    lp_eng.host->log(lp_eng.self, CUSHIM_LOG_INFO, "%s: generation %llu loaded (%u hooks)", lp_eng.o.script,
-                     (unsigned long long)g->number, g->nhooks);
-}
-
-/* ------------------------------------------------------------------------ */
-/* The watcher                                                              */
-/* ------------------------------------------------------------------------ */
-static void *lp_watch(void *arg)
-{
-    (void)arg;
-    pthread_mutex_lock(&lp_eng.stop_lock);
-    while (!atomic_load(&lp_eng.stop)) {
-        struct timespec ts;
-        uint64_t sig[4];
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += (long)(lp_eng.o.reload_ms % 1000) * 1000000L;
-        ts.tv_sec += lp_eng.o.reload_ms / 1000 + ts.tv_nsec / 1000000000L;
-        ts.tv_nsec %= 1000000000L;
-        pthread_cond_timedwait(&lp_eng.stop_cond, &lp_eng.stop_lock, &ts);
-        if (atomic_load(&lp_eng.stop))
-            break;
-        pthread_mutex_unlock(&lp_eng.stop_lock);
-        if (lp_file_sig(lp_eng.o.script, sig) == 0 && memcmp(sig, lp_eng.file_sig, sizeof sig) != 0)
-            lp_reload();   /* records the new signature even when it fails: a broken edit is reported once */
-        pthread_mutex_lock(&lp_eng.stop_lock);
-    }
-    pthread_mutex_unlock(&lp_eng.stop_lock);
-    return NULL;
-}
-
-void lp_watch_start(void)
-{
-    pthread_attr_t a;
-    if (!lp_eng.o.reload)
-        return;
-    atomic_store(&lp_eng.stop, 0);
-    pthread_attr_init(&a);
-    pthread_attr_setstacksize(&a, 1 << 20);
-    /* the program's signals not taken (cushim_io.h) */
-    if (cushim_thread_create(&lp_eng.watcher, &a, "cushim-lua", lp_watch, NULL) == 0)
-        lp_eng.watching = 1;
-    else
-        lp_eng.host->log(lp_eng.self, CUSHIM_LOG_WARN, "cannot start the file watcher: edits will not reload");
-    pthread_attr_destroy(&a);
-}
-
-void lp_watch_stop(void)
-{
-    if (!lp_eng.watching)
-        return;
-    pthread_mutex_lock(&lp_eng.stop_lock);
-    atomic_store(&lp_eng.stop, 1);
-    pthread_cond_broadcast(&lp_eng.stop_cond);
-    pthread_mutex_unlock(&lp_eng.stop_lock);
-    pthread_join(lp_eng.watcher, NULL);
-    lp_eng.watching = 0;
 }

@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "cushim/cushim_io.h"
-#include "lp_lua.h"
+#include "lp_load.h"
 
 lp_lua_api lp_lua;
 

@@ -18,7 +18,9 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "lp_budget.h"
 #include "lp_pattern.h"
+#include "lp_pmatch.h"
 
 /* ------------------------------------------------------------------------ */
 /* string.find, string.match                                                */

@@ -9,7 +9,8 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "lp_pattern.h"
+#include "lp_budget.h"
+#include "lp_pmatch.h"
 
 void lp_pat_init(lp_pat *m, lua_State *L, const char *s, size_t ls, const char *p, size_t lp)
 {

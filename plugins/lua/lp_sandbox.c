@@ -3,10 +3,7 @@
  * (docs/lua-policies.md, "Bounds").
  *
  *   the sandbox   the libraries allow= permits; load() of text only; print() to report=
- *   the budget    one count hook charges every instruction of a run - of the state's main
- *                 thread and of every coroutine it resumes - to the thread's account
- *                 (lp_thread.used), against the run's limit
- *                 (allocations and string patterns charge theirs too: lp_alloc, lp_pattern.c)
+ *   the budget    (lp_budget.c) resumed coroutines charged, and stopped ones recognised
  *   its guards    what would run Lua code out of the hook's sight or take the hook away:
  *                 a metatable with '__gc' (Lua runs finalizers with hooks off); an xpcall
  *                 message handler or a coroutine's __close run for an error the hook raised
@@ -17,7 +14,7 @@
  * the thread that runs and raises each time. Whatever catches the error, its next instruction
  * raises again, until the error leaves the policy's outermost function for the plugin's
  * lua_pcall. A coroutine that spends it dies the same way, and so does every coroutine or
- * function that runs after it (lp_state.c also fails a run that returned with 'spent' set).
+ * function that runs after it (lp_state.c and lp_hooks.c also fail a run that returned with 'spent' set).
  *
  * The wrappers call the library's own C functions by pointer (lp_orig), never through an
  * upvalue: with allow=debug, debug.getupvalue would hand the original to the policy.
@@ -25,62 +22,12 @@
 #define _GNU_SOURCE
 #include <stdatomic.h>
 
-#include "lp_internal.h"
-
-/* ------------------------------------------------------------------------ */
-/* The instruction budget                                                   */
-/* ------------------------------------------------------------------------ */
-/* The count of a run's main thread is restarted at LP_TICK when the run starts (lp_budget_start),
-   so its events are exact to LP_TICK instructions. A coroutine's count is restarted at LP_CO_TICK
-   by each resume, and LP_CO_TICK is charged in advance for what it may hold back when it yields
-   or ends: a policy that makes many short coroutines pays for every one. */
-#define LP_CO_TICK 100
-
-/* From now on every instruction of 'L' (a coroutine or the main thread) raises: see the top. */
-static int lp_budget_raise(lua_State *L, lp_thread *t)
-{
-    t->spent = 1;
-    lua_sethook(L, lp_budget_hook, LUA_MASKCOUNT, 1);
-    return luaL_error(L, "instruction budget of %d exceeded (budget=)", (int)lp_eng.o.budget);
-}
-
-void lp_budget_hook(lua_State *L, lua_Debug *ar)
-{
-    lp_thread *t = lp_state_thread(L);
-    (void)ar;
-    if (!t->spent) {
-        t->used += lua_gethookcount(L);   /* the instructions since this thread's last event */
-        if (t->used <= t->limit)
-            return;
-    }
-    lp_budget_raise(L, t);
-}
-
-void lp_budget_charge(lua_State *L, int64_t n)
-{
-    lp_thread *t = lp_state_thread(L);
-    if (t->spent || (t->used += n) > t->limit)
-        lp_budget_raise(L, t);
-}
-
-/* A resume of 'co' by the running thread 'L'. */
-static void lp_budget_resume(lua_State *L, lua_State *co)
-{
-    lp_thread *t = lp_state_thread(L);
-    if (t->spent || (t->used += LP_CO_TICK) > t->limit)
-        lp_budget_raise(L, t);
-    if (co != L && lua_gethookcount(co) != 1)
-        lua_sethook(co, lp_budget_hook, LUA_MASKCOUNT, LP_CO_TICK);
-}
-
-/* A coroutine that the budget stopped: the hook raised in it (lp_budget_raise set its count to 1,
-   which nothing else does). The error left it from inside the hook, so Lua left it with hooks off
-   for good, and closing it (coroutine.close; wrap, after an error) would run the __close of its
-   pending to-be-closed variables that way: they are not run. */
-static int lp_budget_stopped(lua_State *co)
-{
-    return lua_gethookcount(co) == 1;
-}
+#include "lp_budget.h"
+#include "lp_engine.h"
+#include "lp_load.h"
+#include "lp_pattern.h"
+#include "lp_report.h"
+#include "lp_sandbox.h"
 
 /* ------------------------------------------------------------------------ */
 /* The library's functions that the guards wrap                             */

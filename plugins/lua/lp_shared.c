@@ -22,7 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lp_internal.h"
+#include "lp_engine.h"
+#include "lp_load.h"
+#include "lp_shared.h"
 
 #define LP_NCTR 8192            /* counters (power of two)                 */
 #define LP_NSTRIPE 64

@@ -12,7 +12,9 @@
 
 #include <cushim/cushim_io.h>
 
-#include "lp_bridge.h"
+#include "lp_engine.h"
+#include "lp_load.h"
+#include "lp_values.h"
 
 /* ------------------------------------------------------------------------ */
 /* Parameter descriptors                                                    */
@@ -25,7 +27,7 @@ int lp_has_types(void)
            offsetof(cushim_param_info, struct_type) + sizeof(((cushim_param_info *)0)->struct_type);
 }
 
-static _Atomic(lp_pdesc *) *lp_descs;   /* per API id (lp_bridge_init), each built on first use */
+static _Atomic(lp_pdesc *) *lp_descs;   /* per API id (lp_values_init), each built on first use */
 
 static int lp_starts(const char *s, const char *p)
 {
@@ -118,7 +120,7 @@ static void lp_desc_one(const cushim_param_info *p, lp_pdesc *d)
     }
 }
 
-int lp_bridge_init(void)
+int lp_values_init(void)
 {
     lp_descs = calloc(lp_eng.id_limit + 1, sizeof *lp_descs);
     return lp_descs != NULL ? 0 : -1;
@@ -245,7 +247,6 @@ int lp_const_value(lua_State *L, const char *name, lua_Integer *out)
 /* ------------------------------------------------------------------------ */
 /* Values                                                                   */
 /* ------------------------------------------------------------------------ */
-#define LP_STR_MAX ((size_t)1 << 20)   /* a string parameter's bytes read at most (longer: this prefix) */
 
 void lp_push_cstr(lua_State *L, const char *s, size_t max)
 {
@@ -281,9 +282,8 @@ void lp_push_cstr(lua_State *L, const char *s, size_t max)
     luaL_pushresult(&b);
 }
 
-/* 'n' of the program's bytes at 'p' into 'dst' (n <= 8) where the driver did not vouch for them: 1, or 0 where
-   they cannot be read; where the system has no safe read, the plain read (as a hook always did before). */
-static int lp_read_in(void *dst, const void *p, size_t n)
+/* Where the system has no safe read, the plain read (as a hook always did before). */
+int lp_read_in(void *dst, const void *p, size_t n)
 {
     long got = cushim_read_mem(dst, p, n);
     if (got < 0) {
@@ -410,79 +410,6 @@ void lp_push_enum(lua_State *L, const cushim_enum_info *e)
         lua_pop(L, 1);
         lua_pushstring(L, n);
     }
-}
-
-/* The uncommon kinds: a struct view, a char buffer sized by another parameter, an enum by name. */
-static __attribute__((noinline)) void lp_push_param_other(lua_State *L, lp_proxy *px, const cushim_api_info *info,
-                                                          const lp_pdesc *d, void *params, int i)
-{
-    const char *at = (const char *)params + d[i].offset;
-    int trusted = lp_trusted(px, info);
-    if (d[i].stype != NULL) {
-        unsigned char *base = d[i].sptr ? *(unsigned char *const *)at : (unsigned char *)at;
-        /* a struct by pointer the driver did not vouch for: nil where it cannot be read (one check a view) */
-        if (base == NULL || (d[i].sptr && !trusted && cushim_mem_readable(base, d[i].stype->size) == 0))
-            lua_pushnil(L);
-        else
-            lp_push_sview(L, px, base, d[i].stype, !d[i].sptr && !px->after);
-        return;
-    }
-    if (d[i].deref) {
-        const void *ptr = *(void *const *)at;
-        uint64_t w = 0;
-        if (ptr == NULL) {
-            lua_pushnil(L);
-        } else if (d[i].pconv == LC_CHARBUF) {
-            lua_Integer n = 0;
-            const cushim_param_info *p = lp_eng.host->api_param(info, (uint32_t)i);
-            const cushim_param_info *c = lp_eng.host->api_param(info, (uint32_t)p->count_param);
-            if (c != NULL && d[p->count_param].conv != LC_NONE && d[p->count_param].size <= 8) {
-                lp_push_mem(L, (const char *)params + c->offset, d[p->count_param].conv, d[p->count_param].size);
-                n = lua_tointegerx(L, -1, NULL);
-                lua_pop(L, 1);
-            }
-            if (n <= 0)
-                lua_pushliteral(L, "");
-            else if (trusted)
-                lua_pushlstring(L, ptr, strnlen(ptr, (size_t)n));
-            else   /* the length the program gave, which the driver has not checked: at most LP_STR_MAX */
-                lp_push_cstr(L, ptr, (uint64_t)n < LP_STR_MAX ? (size_t)n : LP_STR_MAX);
-        } else if (!trusted && !lp_read_in(&w, ptr, d[i].psize)) {
-            lua_pushnil(L);
-        } else {
-            lp_push_mem(L, trusted ? ptr : (const void *)&w, d[i].pconv, d[i].psize);
-            if (d[i].etype != NULL && lua_isinteger(L, -1))
-                lp_push_enum(L, d[i].etype);
-        }
-        return;
-    }
-    lp_push_mem(L, at, d[i].conv, d[i].size);
-    if (d[i].etype != NULL && lua_isinteger(L, -1))
-        lp_push_enum(L, d[i].etype);
-}
-
-/* Reads parameter i of 'params' (through an output pointer where the
-   descriptor says so; a struct as a view). */
-void lp_push_param(lua_State *L, lp_proxy *px, const cushim_api_info *info, const lp_pdesc *d, void *params,
-                   int i)
-{
-    const lp_pdesc *e = &d[i];
-    const char *at = (const char *)params + e->offset;
-    if (e->stype == NULL && e->etype == NULL) {   /* the usual: a number, or one read through a pointer */
-        if (!e->deref) {
-            lp_push_mem(L, at, e->conv, e->size);
-            return;
-        }
-        if (e->pconv != LC_CHARBUF && lp_trusted(px, info)) {
-            const void *ptr = *(void *const *)at;
-            if (ptr != NULL)
-                lp_push_mem(L, ptr, e->pconv, e->psize);
-            else
-                lua_pushnil(L);
-            return;
-        }
-    }
-    lp_push_param_other(L, px, info, d, params, i);
 }
 
 int lp_mem_readable(const void *p, size_t n)

@@ -7,39 +7,31 @@
  *
  * A generation is the policy file compiled and run once in a validation state
  * (lp_state.c): its declared hooks (cushim.before.SEL = f, cushim.after.SEL,
- * cushim.on{...}) are resolved to API ids (lp_gen.c) and registered with the host as
+ * cushim.on{...}) are resolved to API ids (lp_gen.c, loaded by lp_watch.c) and registered with the host as
  * one hook group. The current generation is an atomic pointer; each thread
  * builds its own Lua state of it on its first hooked call (lp_thread in the
  * host's per-thread storage) and rebuilds when the pointer has moved and no
  * hooked call of its own is in progress. Generation references are counted
- * under 'gen_lock', taken only when a thread changes generation: never on the
+ * under lp_gen.c's lock, taken only when a thread changes generation: never on the
  * hot path. A watcher thread polls the file (reload_ms) and publishes a new
  * generation only if it compiled and validated; otherwise the error is logged
  * with file:line and the current one stays.
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "cushim/cushim_io.h"
-
-#include "lp_internal.h"
-
-lp_engine lp_eng = {
-    .gen_lock = PTHREAD_MUTEX_INITIALIZER,
-    .stop_lock = PTHREAD_MUTEX_INITIALIZER,
-    .stop_cond = PTHREAD_COND_INITIALIZER,
-};
-
-_Atomic int lp_restart_watcher;
+#include "lp_engine.h"
+#include "lp_gen.h"
+#include "lp_hooks.h"
+#include "lp_load.h"
+#include "lp_report.h"
+#include "lp_shared.h"
+#include "lp_state.h"
+#include "lp_values.h"
+#include "lp_watch.h"
 
 static const cushim_option lp_options[] = {
     {"script", CUSHIM_OPT_STRING | CUSHIM_OPT_REQUIRED, NULL, "the policy file (Lua 5.4)"},
@@ -57,69 +49,6 @@ static const cushim_option lp_options[] = {
     {"isolate", CUSHIM_OPT_STRING, "auto", "how liblua is kept private: auto, deepbind, namespace, plain"},
     {NULL, 0, NULL, NULL},
 };
-
-/* ------------------------------------------------------------------------ */
-/* Logging                                                                  */
-/* ------------------------------------------------------------------------ */
-/* Hook errors: at most error_rate lines a second; the rest are counted. */
-void lp_log_error(const char *fmt, ...)
-{
-    char buf[4096];
-    va_list ap;
-    int64_t sec = (int64_t)(lp_eng.host->now_ns() / 1000000000ull);
-    atomic_fetch_add_explicit(&lp_eng.errors, 1, memory_order_relaxed);
-    if (atomic_exchange_explicit(&lp_eng.log_window, sec, memory_order_relaxed) != sec)
-        atomic_store_explicit(&lp_eng.log_in_window, 0, memory_order_relaxed);
-    if (atomic_fetch_add_explicit(&lp_eng.log_in_window, 1, memory_order_relaxed) >= lp_eng.o.error_rate)
-        return;
-    atomic_fetch_add_explicit(&lp_eng.errors_logged, 1, memory_order_relaxed);
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    lp_eng.host->log(lp_eng.self, CUSHIM_LOG_ERROR, "%s", buf);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Threads (the hooks themselves, lp_pre and lp_post, are in lp_state.c)    */
-/* ------------------------------------------------------------------------ */
-static void lp_tls_free(void *p)
-{
-    lp_thread_free(p);
-}
-
-/* This thread's first hooked call: its record, kept in the host's per-thread storage. */
-lp_thread *lp_thread_first(void)
-{
-    lp_thread *t = lp_thread_new();
-    if (t != NULL && lp_eng.host->tls_set(lp_eng.tls_key, t) != CUSHIM_OK) {
-        lp_thread_free(t);
-        t = NULL;
-    }
-    return t;
-}
-
-static inline lp_thread *lp_thread_get(void)
-{
-    lp_thread *t = lp_eng.host->tls_get(lp_eng.tls_key);
-    return t != NULL ? t : lp_thread_first();
-}
-
-/* Moves t to the current generation (no hooked call of ours in progress on
-   this thread). */
-void lp_thread_switch(lp_thread *t)
-{
-    char err[2048];
-    lp_gen *g;
-    lp_state_close(t);
-    g = lp_gen_acquire();
-    if (g == NULL)
-        return;
-    if (lp_state_build(t, g, 0, err, sizeof err) != 0) {
-        t->broken = 1;
-        lp_log_error("generation %llu: cannot build this thread's Lua state: %s", (unsigned long long)g->number,
-                     err);
-    }
-}
 
 /* ------------------------------------------------------------------------ */
 /* Options and the plugin definition                                        */
@@ -198,80 +127,16 @@ static int lp_read_options(char *err, size_t errlen)
     return 0;
 }
 
-/* report=FILE. The program may close every descriptor (a daemon's start-up) and open a file of its own that
-   gets the report's number: before each line the descriptor is checked against the report file's device and
-   inode, and when it is not the file any more the file is opened again by its absolute path (appending, as at
-   start); nothing is written to, or closed on, a number that became the program's. Without report=, fd 2 while
-   it is the standard error of the plugin's start (or a terminal, /dev/null: cushim_stderr_fd). */
-static pthread_mutex_t lp_report_mu = PTHREAD_MUTEX_INITIALIZER;
-static int lp_report_fd = 2;
-static dev_t lp_report_dev;
-static ino_t lp_report_ino;
-static char *lp_report_path;   /* NULL: stderr */
-static cushim_stderr_id lp_report_stderr;   /* descriptor 2 at init */
-static int lp_report_warned;
-static int lp_report_write_warned;   /* a write failed (said once) */
-
-/* A regular file only, opened without blocking (a FIFO with no reader held the program's first CUDA call, or a
-   hook, forever); -1 with errno, EINVAL or ENXIO (a FIFO with no reader, a socket) when it is another kind. */
-static int lp_report_open(void)
-{
-    struct stat st;
-    int fd = cushim_open_regular(lp_report_path, O_WRONLY | O_APPEND | O_CREAT, 0644, NULL, 0);
-    if (fd < 0)
-        return -1;
-    if (fstat(fd, &st) != 0) {
-        close(fd);
-        return -1;
-    }
-    lp_report_fd = fd;
-    lp_report_dev = st.st_dev;
-    lp_report_ino = st.st_ino;
-    return 0;
-}
-
-/* Why lp_report_open failed. */
-static const char *lp_report_why(int e)
-{
-    return e == EINVAL || e == ENXIO ? "not a regular file (a FIFO, device, socket or directory)" : strerror(e);
-}
-
-void lp_report_write(const char *s, size_t n)
-{
-    struct stat st;
-    pthread_mutex_lock(&lp_report_mu);
-    if (lp_report_path != NULL && (lp_report_fd < 0 || fstat(lp_report_fd, &st) != 0 ||
-                                   st.st_dev != lp_report_dev || st.st_ino != lp_report_ino)) {
-        lp_report_fd = -1;   /* the number is the program's now */
-        if (lp_report_open() != 0 && !lp_report_warned) {
-            lp_report_warned = 1;
-            lp_eng.host->log(lp_eng.self, CUSHIM_LOG_WARN, "report=%s: the program closed its descriptor and it "
-                             "cannot be opened again (%s): report lines are lost", lp_report_path,
-                             lp_report_why(errno));
-        }
-    }
-    if (lp_report_path == NULL)   /* -1: the program has made 2 its own file, pipe or socket: the line is lost */
-        lp_report_fd = cushim_stderr_fd(&lp_report_stderr);
-    /* past the file size limit: EFBIG, not SIGXFSZ (cushim_io.h); said once */
-    if (lp_report_fd >= 0 && cushim_write_all(lp_report_fd, s, n) < n && !lp_report_write_warned) {
-        lp_report_write_warned = 1;
-        lp_eng.host->log(lp_eng.self, CUSHIM_LOG_WARN, "report=%s: writing a report line failed (%s): that line "
-                         "and later failing ones are lost", lp_report_path ? lp_report_path : "stderr",
-                         strerror(errno));
-    }
-    pthread_mutex_unlock(&lp_report_mu);
-}
-
 static int lp_init(const cushim_host *h, cushim_plugin *self)
 {
     char err[2048] = "out of memory";
-    const char *report;
     uint32_t kind;
     lp_gen *g;
     lp_eng.host = h;
     lp_eng.self = self;
     lp_eng.id_limit = h->api_id_limit();
-    if (lp_read_options(err, sizeof err) != 0 || lp_bridge_init() != 0) {
+    lp_gen_set_hooks(lp_pre, lp_post);   /* what each generation registers with the host (lp_publish) */
+    if (lp_read_options(err, sizeof err) != 0 || lp_values_init() != 0) {
         h->log(self, CUSHIM_LOG_ERROR, "%s", err);
         return -1;
     }
@@ -286,23 +151,9 @@ static int lp_init(const cushim_host *h, cushim_plugin *self)
         return -1;
     }
     h->log(self, CUSHIM_LOG_DEBUG, "Lua from %s (%s)", lp_eng.lib.path, lp_eng.lib.isolation);
-    cushim_stderr_mark(&lp_report_stderr);
-    report = h->opt_string(self, "report");
-    if (report != NULL && report[0] != '\0' && !h->secure()) {
-        char *cwd = report[0] == '/' ? NULL : getcwd(NULL, 0);   /* the program may change directory */
-        free(lp_report_path);
-        if ((lp_report_path = malloc((cwd != NULL ? strlen(cwd) + 1 : 0) + strlen(report) + 1)) != NULL)
-            sprintf(lp_report_path, "%s%s%s", cwd != NULL ? cwd : "", cwd != NULL ? "/" : "", report);
-        free(cwd);
-        if (lp_report_path == NULL || lp_report_open() != 0) {
-            h->log(self, CUSHIM_LOG_ERROR, "report=%s: %s", report, lp_report_path == NULL ? "out of memory" :
-                   lp_report_why(errno));
-            free(lp_report_path);
-            lp_report_path = NULL;
-            return -1;
-        }
-    }
-    if (h->tls_create(self, lp_tls_free, &lp_eng.tls_key) != CUSHIM_OK) {
+    if (lp_report_init(h->opt_string(self, "report")) != 0)
+        return -1;
+    if (h->tls_create(self, lp_hooks_tls_free, &lp_eng.tls_key) != CUSHIM_OK) {
         h->log(self, CUSHIM_LOG_ERROR, "no per-thread storage left in the host");
         return -1;
     }
@@ -331,8 +182,8 @@ static void lp_flush(cushim_plugin *self)
     (void)self;
     lp_watch_stop();
     t = lp_thread_get();
-    if (t != NULL && atomic_load(&lp_eng.current) != NULL) {
-        if (t->gen != atomic_load(&lp_eng.current) || t->L == NULL)
+    if (t != NULL && lp_gen_current() != NULL) {
+        if (t->gen != lp_gen_current() || t->L == NULL)
             lp_thread_switch(t);
         if (t->L != NULL && !t->broken)
             lp_state_run_exit(t);
@@ -345,16 +196,11 @@ static void lp_flush(cushim_plugin *self)
 static void lp_fork_child(cushim_plugin *self)
 {
     (void)self;
-    pthread_mutex_init(&lp_eng.gen_lock, NULL);
-    pthread_mutex_init(&lp_eng.stop_lock, NULL);
-    pthread_mutex_init(&lp_report_mu, NULL);   /* another thread may have held it at the fork */
-    pthread_cond_init(&lp_eng.stop_cond, NULL);
+    lp_gen_fork_child();
+    lp_report_fork_child();
     lp_shared_fork_child();
     lp_threads_fork_child();
-    if (lp_eng.watching) {
-        lp_eng.watching = 0;   /* the thread did not survive fork: started again on the first hooked call */
-        atomic_store(&lp_restart_watcher, 1);
-    }
+    lp_watch_fork_child();
 }
 
 static const cushim_plugin_def lp_def = {

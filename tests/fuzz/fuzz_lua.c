@@ -35,7 +35,11 @@
 #include <unistd.h>
 
 #include "fuzz_common.h"
-#include "lp_internal.h"
+#include "lp_engine.h"
+#include "lp_hooks.h"
+#include "lp_pattern.h"
+#include "lp_state.h"
+#include "lp_watch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 const cushim_plugin_def *cushim_plugin_entry(void);   /* lua.c's CUSHIM_PLUGIN */

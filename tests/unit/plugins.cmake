@@ -109,15 +109,24 @@ target_compile_definitions(ml_unit_test PRIVATE ML_BUDGET_RACE_WINDOW)
 add_test(NAME ml_unit COMMAND ml_unit_test)
 set_tests_properties(ml_unit PROPERTIES LABELS concurrency)
 
+# lua: its files follow the layering table in docs/lua-policies.md ("Layers": no upward include, no circle between
+# modules) and each .c is in its table of source files (tools/check-layers.py, as runtime_layers); lua_symbols checks
+# the compiled files as well (a call into a higher layer, or calls in a circle, which includes need not show), and
+# lua_symbols_selftest that this check fails on a circle and an upward call of a small tree of its own.
+add_test(NAME lua_layers COMMAND python3 "${PROJECT_SOURCE_DIR}/tools/check-layers.py" "${PROJECT_SOURCE_DIR}" lua)
+add_test(NAME lua_symbols_selftest COMMAND bash "${PROJECT_SOURCE_DIR}/tests/check_layers_objects.sh" "${PROJECT_SOURCE_DIR}")
+if(TARGET lua)
+  add_test(NAME lua_symbols COMMAND python3 "${PROJECT_SOURCE_DIR}/tools/check-layers.py" "${PROJECT_SOURCE_DIR}" lua
+           --objects "$<TARGET_OBJECTS:lua>")
+endif()
+
 # lua: the bridge under the fuzz harness's host (tests/fuzz/fuzz_lua.c), each seed policy of its corpus replayed
 # without libFuzzer: crashes, runaways (the test's timeout), broken program memory and string patterns that differ from
 # liblua's own fail it.
 if(TARGET lua)
   set(_lp_dir "${PROJECT_SOURCE_DIR}/plugins/lua")
-  add_executable(lp_fuzz_replay "${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz_lua.c" "${_lp_dir}/lua.c" "${_lp_dir}/lp_gen.c"
-    "${_lp_dir}/lp_state.c" "${_lp_dir}/lp_sandbox.c" "${_lp_dir}/lp_pattern.c" "${_lp_dir}/lp_pmatch.c"
-    "${_lp_dir}/lp_bridge.c" "${_lp_dir}/lp_call.c"
-    "${_lp_dir}/lp_values.c" "${_lp_dir}/lp_shared.c" "${_lp_dir}/lp_load.c")
+  file(GLOB _lp_sources "${_lp_dir}/*.c")   # the plugin's files, whatever they are
+  add_executable(lp_fuzz_replay "${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz_lua.c" ${_lp_sources})
   target_include_directories(lp_fuzz_replay PRIVATE "${_lp_dir}" "${PROJECT_SOURCE_DIR}/sdk/include"
     "${PROJECT_SOURCE_DIR}/tests/fuzz" "${CUSHIM_LUA54_INCLUDE}")
   target_compile_definitions(lp_fuzz_replay PRIVATE FUZZ_LUA_MAIN)

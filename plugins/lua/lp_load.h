@@ -1,5 +1,5 @@
 /*
- * lp_lua.h - the Lua 5.4 C API, called through a table of pointers.
+ * lp_load.h - the Lua 5.4 C API, called through a table of pointers.
  *
  * The plugin never links liblua: a host program may have its own Lua or
  * LuaJIT loaded globally, and 'lua_*' symbols of ours would bind to it (or
@@ -10,8 +10,8 @@
  * calls through the table too. A name missing from the list is an undefined
  * reference, which the plugin's -Wl,--no-undefined link refuses.
  */
-#ifndef LP_LUA_H
-#define LP_LUA_H
+#ifndef LP_LOAD_H
+#define LP_LOAD_H
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -165,4 +165,4 @@ typedef struct lp_lua_lib {
 int lp_lua_open(const char *explicit_path, const char *isolation, lp_lua_lib *out, char *err, size_t errlen)
     __attribute__((visibility("hidden")));
 
-#endif /* LP_LUA_H */
+#endif /* LP_LOAD_H */
