@@ -107,6 +107,7 @@ int ln_cmd_where(const ln_where *w, int argc, char **argv)
 #define Q(p) ((p) != NULL ? (p) : "?")
     printf("launcher\t%s\nshim\t%s\ndropin\t%s\nfake\t%s\nplugins\t%s\ninfo\t%s\napis\t%s\nserve\t%s\n", w->exe,
            Q(w->shim), Q(w->dropin), Q(w->fake), Q(w->plugindir), Q(w->info), Q(w->apis), Q(w->serve));
+    printf("stats\t%s\nusage\t%s\nflight\t%s\nlimit\t%s\n", Q(w->stats), Q(w->usage), Q(w->flight), Q(w->limit));
 #undef Q
     return 0;
 }
