@@ -1,17 +1,24 @@
 /*
- * usage.c - cushim-usage: print a memlimit budget's per-process table, or the
- * same in the Prometheus text exposition format (for node_exporter's textfile
- * collector). 'cushim usage [NAME|PATH] [--prometheus]' runs it.
+ * usage.c - cushim-usage: print a memlimit budget's per-process table (with
+ * --by-library, each process's memory by the library that allocated it), or
+ * the same in the Prometheus text exposition format (for node_exporter's
+ * textfile collector); --watch redraws the table once a second at a terminal.
+ * 'cushim usage [NAME|PATH] [--prometheus] [--by-library] [--watch]' runs it.
  *
- *   cushim-usage [--prometheus] [NAME|PATH]
+ *   cushim-usage [--prometheus] [--by-library] [--watch] [NAME|PATH]
  * NAME defaults to $CUDA_DEVICE_MEMORY_SHARED_CACHE when set. Reads the region
  * without taking a slot; a slot whose owner died is shown as 'dead' (its
  * usage is reclaimed by the next process that needs the room).
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
+#include <unistd.h>
 
 #include "ml_budget.h"
 
@@ -82,10 +89,86 @@ static void prom_label(FILE *f, const char *raw)
     }
 }
 
-/* The table (or the Prometheus text) of an attached budget 'b' at 'path' on 'f'. Everything read from the region
-   is its writers' word: counts bounded by the layout, names cleaned (the fuzz harness fuzz_usage drives this). */
-void ml_usage_print(FILE *f, ml_budget *b, const char *path, int prom)
+#define ML_USAGE_PROM 1     /* ml_usage_print's flags: the Prometheus text      */
+#define ML_USAGE_BYLIB 2    /* the table of memory by library too                */
+
+/* Entry 'e' of a slot as its writer published it: 0 when it is not named (or not readable as a name), else its
+   cleaned name in 'name' and its device in '*dev' (-1: every device). */
+static int us_libent(const ml_libent *e, char *name, size_t cap, int *dev)
 {
+    char raw[ML_LIB_NAME + 1];
+    int32_t d;
+    if (atomic_load_explicit(&e->named, memory_order_acquire) != 1)
+        return 0;
+    d = e->dev;
+    if (d < -1 || d >= ML_MAX_DEVICES)
+        return 0;
+    memcpy(raw, e->name, ML_LIB_NAME);
+    raw[ML_LIB_NAME] = '\0';
+    clean_text(raw, name, cap);
+    *dev = d;
+    return 1;
+}
+
+/* The by-library rows of slot 's' (process 'pid', cleaned name 'comm'): one per named entry, then per device
+   what its 'used' holds beyond the entries' sum ("(not attributed)": by_library=false, or an allocation between
+   its charge and its record). */
+static void us_print_libs(FILE *f, const ml_slot *s, uint32_t i, uint64_t pid, const char *comm, int alive,
+                          const char *path, int ndev, int prom)
+{
+    uint64_t sum[ML_MAX_DEVICES] = {0};
+    char name[ML_LIB_NAME * 4];
+    for (int k = 0; k < ML_SLOT_LIBS; k++) {
+        const ml_libent *e = &s->libs[k];
+        uint64_t u;
+        int dev;
+        if (!us_libent(e, name, sizeof name, &dev))
+            continue;
+        u = atomic_load(&e->used);
+        if (dev >= 0)
+            sum[dev] += u;
+        if (prom) {
+            fprintf(f, "cushim_memlimit_library_used_bytes{budget=\"");
+            prom_label(f, path);
+            fprintf(f, "\",pid=\"%llu\",command=\"", (unsigned long long)pid);
+            prom_label(f, comm);
+            if (dev >= 0)
+                fprintf(f, "\",device=\"%d\",library=\"", dev);
+            else
+                fprintf(f, "\",device=\"all\",library=\"");
+            prom_label(f, name);
+            fprintf(f, "\",alive=\"%d\"} %llu\n", alive, (unsigned long long)u);
+        } else {
+            char d[8];
+            snprintf(d, sizeof d, dev >= 0 ? "%d" : "all", dev);
+            fprintf(f, "%-5u %-8llu %-16s %5s %-40s %16llu\n", i, (unsigned long long)pid, comm, d, name,
+                    (unsigned long long)u);
+        }
+    }
+    for (int d = 0; d < ndev; d++) {
+        uint64_t u = atomic_load(&s->used[d]);
+        if (u <= sum[d])
+            continue;
+        if (prom) {
+            fprintf(f, "cushim_memlimit_library_used_bytes{budget=\"");
+            prom_label(f, path);
+            fprintf(f, "\",pid=\"%llu\",command=\"", (unsigned long long)pid);
+            prom_label(f, comm);
+            fprintf(f, "\",device=\"%d\",library=\"(not attributed)\",alive=\"%d\"} %llu\n", d, alive,
+                    (unsigned long long)(u - sum[d]));
+        } else {
+            fprintf(f, "%-5u %-8llu %-16s %5d %-40s %16llu\n", i, (unsigned long long)pid, comm, d,
+                    "(not attributed)", (unsigned long long)(u - sum[d]));
+        }
+    }
+}
+
+/* The table (or the Prometheus text: ML_USAGE_PROM in 'flags') of an attached budget 'b' at 'path' on 'f', with
+   memory by library (ML_USAGE_BYLIB; always in the Prometheus text). Everything read from the region is its
+   writers' word: counts bounded by the layout, names cleaned (the fuzz harness fuzz_usage drives this). */
+void ml_usage_print(FILE *f, ml_budget *b, const char *path, unsigned flags)
+{
+    int prom = (flags & ML_USAGE_PROM) != 0;
     char comm[80], shown[1024];
     uint32_t hw;
     int ndev;
@@ -151,27 +234,102 @@ void ml_usage_print(FILE *f, ml_budget *b, const char *path, int prom)
                         (unsigned long long)l);
         }
     }
+    if (!prom && !(flags & ML_USAGE_BYLIB))
+        return;
+    if (prom)
+        fprintf(f, "# HELP cushim_memlimit_library_used_bytes Device memory charged to a cushim memlimit budget, by the "
+                   "library that allocated it.\n# TYPE cushim_memlimit_library_used_bytes gauge\n");
+    else
+        fprintf(f, "\nmemory by library\n%-5s %-8s %-16s %5s %-40s %16s\n", "slot", "pid", "command", "dev",
+                "library", "used");
+    for (uint32_t i = 0; i < hw && i < ML_BUDGET_SLOTS; i++) {
+        ml_slot *s = &b->r->slots[i];
+        uint64_t pid = atomic_load(&s->pid);
+        char raw[17];
+        if (pid == 0)
+            continue;
+        memcpy(raw, s->comm, 16);
+        raw[16] = '\0';
+        clean_text(raw, comm, sizeof comm);
+        us_print_libs(f, s, i, pid, comm, ml_budget_slot_alive(b, (int)i), path, ndev, prom);
+    }
 }
 
 #ifndef CUSHIM_USAGE_NO_MAIN
 static void usage(FILE *f)
 {
-    fputs("usage: cushim usage [--prometheus] [NAME|PATH]\n"
+    fputs("usage: cushim usage [--prometheus] [--by-library] [--watch] [NAME|PATH]\n"
           "  The per-process table of memlimit budget NAME (/dev/shm/cushim-budget-NAME) or of the region\n"
-          "  at PATH (default: $CUDA_DEVICE_MEMORY_SHARED_CACHE). --prometheus: Prometheus text format.\n",
+          "  at PATH (default: $CUDA_DEVICE_MEMORY_SHARED_CACHE). --prometheus: Prometheus text format (with\n"
+          "  memory by library). --by-library: each process's memory by the library that allocated it.\n"
+          "  --watch: redraw once a second at a terminal until q or Ctrl-C (not a terminal: print once).\n",
           f);
+}
+
+static volatile sig_atomic_t us_stop;
+
+static void us_on_signal(int sig)
+{
+    (void)sig;
+    us_stop = 1;
+}
+
+/* --watch: the table redrawn once a second (plain ANSI: home, clear) until 'q' or Ctrl-C; the terminal's
+   line mode is restored however the loop ends. */
+static void us_watch(ml_budget *b, const char *path, unsigned flags)
+{
+    struct termios saved, raw;
+    struct sigaction sa;
+    int tty_in = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = us_on_signal;   /* no SA_RESTART: poll returns at once */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    if (tty_in) {
+        raw = saved;
+        raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+        raw.c_cc[VMIN] = 0;
+        raw.c_cc[VTIME] = 0;
+        tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+    }
+    while (!us_stop) {
+        struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
+        fputs("\033[H\033[2J", stdout);
+        ml_usage_print(stdout, b, path, flags);
+        fputs("\n(q or Ctrl-C to quit)\n", stdout);
+        fflush(stdout);
+        if (poll(&p, 1, 1000) > 0) {
+            char c = 0;
+            ssize_t n = read(STDIN_FILENO, &c, 1);
+            if (n == 0 && !tty_in)
+                break;   /* end of input: nobody can type 'q' any more */
+            if (n == 1 && (c == 'q' || c == 'Q' || c == 3))
+                break;
+            if (n < 0 && errno != EINTR && errno != EAGAIN)
+                break;
+        }
+    }
+    if (tty_in)
+        tcsetattr(STDIN_FILENO, TCSANOW, &saved);
 }
 
 
 int main(int argc, char **argv)
 {
     const char *name = NULL;
-    int prom = 0;
+    int watch = 0;
+    unsigned flags = 0;
     char path[256], err[512];
     ml_budget b;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--prometheus"))
-            prom = 1;
+            flags |= ML_USAGE_PROM;
+        else if (!strcmp(argv[i], "--by-library"))
+            flags |= ML_USAGE_BYLIB;
+        else if (!strcmp(argv[i], "--watch"))
+            watch = 1;
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(stdout);
             return 0;
@@ -197,7 +355,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "cushim usage: %s\n", err);
         return 1;
     }
-    ml_usage_print(stdout, &b, path, prom);
+    if (watch && (flags & ML_USAGE_PROM)) {
+        fprintf(stderr, "cushim usage: --watch is for people at a terminal; --prometheus prints once\n");
+        ml_budget_close(&b);
+        return 2;
+    }
+    if (watch && isatty(STDOUT_FILENO))
+        us_watch(&b, path, flags);
+    else
+        ml_usage_print(stdout, &b, path, flags);   /* not a terminal: once */
     ml_budget_close(&b);
     return 0;
 }
