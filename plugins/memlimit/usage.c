@@ -17,10 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include "ml_budget.h"
+#include "shm.h"   /* smlimit's region: busy time, kernels, share and priority per process and device */
 
 
 /* The quota in force on device d: the live limit ('cushim limit') when one is set, else the last one a process
@@ -163,10 +165,77 @@ static void us_print_libs(FILE *f, const ml_slot *s, uint32_t i, uint64_t pid, c
     }
 }
 
+/* The smlimit slot of the process of memlimit slot 's' on device 'd' in one of the 'nsm' smlimit regions: the
+   same pid and start time (each process writes both of its own; a pid alone may name another process in another
+   PID namespace). NULL: none (smlimit does not limit that process there, or is not loaded). */
+static const sml_slot *us_sm_slot(const sml_region *const *sm, int nsm, const ml_slot *s, int d)
+{
+    uint64_t pid = atomic_load(&s->pid), start = atomic_load(&s->start);
+    if (d < 0 || d >= SML_SHM_DEVICES || start == 0)
+        return NULL;
+    for (int r = 0; r < nsm; r++)
+        for (int k = 0; sm[r] != NULL && k < SML_SHM_SLOTS; k++) {
+            const sml_slot *o = &sm[r]->slot[d][k];
+            if ((uint64_t)(int64_t)atomic_load(&o->pid) == pid && atomic_load(&o->start) == start)
+                return o;
+        }
+    return NULL;
+}
+
+/* One smlimit metric ('what': 0 busy seconds, 1 kernels, 2 share, 3 priority) of every process and device that
+   has a smlimit slot, in the Prometheus text. */
+static void us_prom_sm(FILE *f, ml_budget *b, const char *path, const sml_region *const *sm, int nsm, int ndev,
+                       int what)
+{
+    static const char *const name[] = {"cushim_smlimit_busy_seconds_total", "cushim_smlimit_kernels_total",
+                                       "cushim_smlimit_limit_ratio", "cushim_smlimit_priority"};
+    static const char *const help[] = {
+        "GPU busy time smlimit measured for a process's work on a device, since the process began.",
+        "Kernel launches smlimit admitted for a process on a device, since the process began.",
+        "The compute share in force for a process on a device (0: none).",
+        "The priority of a process on a device (0 low, 1 normal, 2 high)."};
+    uint32_t hw = atomic_load(&b->r->hiwater);
+    char comm[80], raw[17];
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name[what], help[what], name[what], what < 2 ? "counter" : "gauge");
+    for (uint32_t i = 0; i < hw && i < ML_BUDGET_SLOTS; i++) {
+        const ml_slot *s = &b->r->slots[i];
+        uint64_t pid = atomic_load(&s->pid);
+        if (pid == 0)
+            continue;
+        memcpy(raw, s->comm, 16);
+        raw[16] = '\0';
+        clean_text(raw, comm, sizeof comm);
+        for (int d = 0; d < ndev; d++) {
+            const sml_slot *o = us_sm_slot(sm, nsm, s, d);
+            uint32_t prio;
+            if (o == NULL)
+                continue;
+            prio = atomic_load(&o->prio);
+            if (what == 3 && (prio < 1 || prio > 3))
+                continue;   /* takes no part in priorities */
+            fprintf(f, "%s{budget=\"", name[what]);
+            prom_label(f, path);
+            fprintf(f, "\",pid=\"%llu\",command=\"", (unsigned long long)pid);
+            prom_label(f, comm);
+            fprintf(f, "\",device=\"%d\"} ", d);
+            if (what == 0)
+                fprintf(f, "%.9f\n", (double)atomic_load(&o->busy_ns) / 1e9);
+            else if (what == 1)
+                fprintf(f, "%llu\n", (unsigned long long)atomic_load(&o->kernels));
+            else if (what == 2)
+                fprintf(f, "%.3f\n", atomic_load(&o->weight) > 1000 ? 1.0 : atomic_load(&o->weight) / 1000.0);
+            else
+                fprintf(f, "%u\n", prio - 1);
+        }
+    }
+}
+
 /* The table (or the Prometheus text: ML_USAGE_PROM in 'flags') of an attached budget 'b' at 'path' on 'f', with
-   memory by library (ML_USAGE_BYLIB; always in the Prometheus text). Everything read from the region is its
-   writers' word: counts bounded by the layout, names cleaned (the fuzz harness fuzz_usage drives this). */
-void ml_usage_print(FILE *f, ml_budget *b, const char *path, unsigned flags)
+   memory by library (ML_USAGE_BYLIB; always in the Prometheus text) and, from the 'nsm' smlimit regions 'sm'
+   (read-only; none: 0), each process's GPU busy time, kernel count, compute share and priority. Everything read
+   from the regions is their writers' word: counts bounded by the layout, names cleaned (the fuzz harness
+   fuzz_usage drives this). */
+void ml_usage_print(FILE *f, ml_budget *b, const char *path, unsigned flags, const sml_region *const *sm, int nsm)
 {
     int prom = (flags & ML_USAGE_PROM) != 0;
     char comm[80], shown[1024];
@@ -184,8 +253,8 @@ void ml_usage_print(FILE *f, ml_budget *b, const char *path, unsigned flags)
     } else {
         clean_text(path, shown, sizeof shown);
         fprintf(f, "budget %s\n", shown);
-        fprintf(f, "%-5s %-8s %-16s %-6s %5s %16s %16s %16s %16s %8s\n", "slot", "pid", "command", "state", "dev",
-                "used", "peak", "managed", "host", "denied");
+        fprintf(f, "%-5s %-8s %-16s %-6s %5s %16s %16s %16s %16s %8s %12s %10s %5s %6s\n", "slot", "pid", "command",
+                "state", "dev", "used", "peak", "managed", "host", "denied", "busy_ms", "kernels", "sm%", "prio");
     }
     for (uint32_t i = 0; i < hw && i < ML_BUDGET_SLOTS; i++) {
         ml_slot *s = &b->r->slots[i];
@@ -209,11 +278,23 @@ void ml_usage_print(FILE *f, ml_budget *b, const char *path, unsigned flags)
                 prom_label(f, comm);
                 fprintf(f, "\",device=\"%d\",alive=\"%d\"} %llu\n", d, alive, (unsigned long long)u);
             } else {
-                fprintf(f, "%-5u %-8llu %-16s %-6s %5d %16llu %16llu %16llu %16llu %8llu\n", i,
+                static const char *const prios[] = {"-", "low", "normal", "high"};
+                const sml_slot *o = us_sm_slot(sm, nsm, s, d);
+                char busy[24] = "-", kern[24] = "-", share[8] = "-";
+                uint32_t pr = o != NULL ? atomic_load(&o->prio) : 0;
+                if (o != NULL) {
+                    uint32_t w = atomic_load(&o->weight);
+                    snprintf(busy, sizeof busy, "%llu", (unsigned long long)(atomic_load(&o->busy_ns) / 1000000));
+                    snprintf(kern, sizeof kern, "%llu", (unsigned long long)atomic_load(&o->kernels));
+                    if (w > 0 && w < 1000)
+                        snprintf(share, sizeof share, "%.1f", w / 10.0);
+                }
+                fprintf(f, "%-5u %-8llu %-16s %-6s %5d %16llu %16llu %16llu %16llu %8llu %12s %10s %5s %6s\n", i,
                         (unsigned long long)pid, comm, alive ? "alive" : "dead", d, (unsigned long long)u,
                         (unsigned long long)pk, (unsigned long long)m,
                         (unsigned long long)(d == 0 ? atomic_load(&s->host) : 0),
-                        (unsigned long long)(d == 0 ? atomic_load(&s->denied) : 0));
+                        (unsigned long long)(d == 0 ? atomic_load(&s->denied) : 0), busy, kern, share,
+                        prios[pr <= 3 ? pr : 0]);
             }
         }
     }
@@ -234,6 +315,9 @@ void ml_usage_print(FILE *f, ml_budget *b, const char *path, unsigned flags)
                         (unsigned long long)l);
         }
     }
+    if (prom)
+        for (int what = 0; what < 4; what++)
+            us_prom_sm(f, b, path, sm, nsm, ndev, what);
     if (!prom && !(flags & ML_USAGE_BYLIB))
         return;
     if (prom)
@@ -266,6 +350,27 @@ static void usage(FILE *f)
           f);
 }
 
+/* smlimit's regions where the processes of budget NAME may be (read-only): the group NAME's and the user's own,
+   of the user who owns the budget's file. How many were opened. */
+static int us_sm_open(const char *name, const char *budget_path, rg_region rg[2], const sml_region *sm[2])
+{
+    struct stat st;
+    char path[2][320], err[512];
+    int n = 0;
+    if (stat(budget_path, &st) != 0)
+        return 0;
+    snprintf(path[0], sizeof path[0], "/dev/shm" SML_SHM_PREFIX "%u-%s", (unsigned)st.st_uid, name);
+    snprintf(path[1], sizeof path[1], "/dev/shm" SML_SHM_PREFIX "%u", (unsigned)st.st_uid);
+    for (int i = name[0] == '/' ? 1 : 0; i < 2; i++) {   /* a budget given by path names no group */
+        if (access(path[i], F_OK) != 0 ||
+            rg_open(&rg[n], path[i], sizeof(sml_region), SML_SHM_MAGIC, 4, -1, 1, err, sizeof err) != 0)
+            continue;
+        sm[n] = rg[n].base;
+        n++;
+    }
+    return n;
+}
+
 static volatile sig_atomic_t us_stop;
 
 static void us_on_signal(int sig)
@@ -276,7 +381,7 @@ static void us_on_signal(int sig)
 
 /* --watch: the table redrawn once a second (plain ANSI: home, clear) until 'q' or Ctrl-C; the terminal's
    line mode is restored however the loop ends. */
-static void us_watch(ml_budget *b, const char *path, unsigned flags)
+static void us_watch(ml_budget *b, const char *path, unsigned flags, const sml_region *const *sm, int nsm)
 {
     struct termios saved, raw;
     struct sigaction sa;
@@ -297,7 +402,7 @@ static void us_watch(ml_budget *b, const char *path, unsigned flags)
     while (!us_stop) {
         struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
         fputs("\033[H\033[2J", stdout);
-        ml_usage_print(stdout, b, path, flags);
+        ml_usage_print(stdout, b, path, flags, sm, nsm);
         fputs("\n(q or Ctrl-C to quit)\n", stdout);
         fflush(stdout);
         if (poll(&p, 1, 1000) > 0) {
@@ -319,8 +424,10 @@ static void us_watch(ml_budget *b, const char *path, unsigned flags)
 int main(int argc, char **argv)
 {
     const char *name = NULL;
-    int watch = 0;
+    int watch = 0, nsm;
     unsigned flags = 0;
+    rg_region smrg[2];
+    const sml_region *sm[2] = {NULL, NULL};
     char path[256], err[512];
     ml_budget b;
     for (int i = 1; i < argc; i++) {
@@ -360,10 +467,13 @@ int main(int argc, char **argv)
         ml_budget_close(&b);
         return 2;
     }
+    nsm = us_sm_open(name, path, smrg, sm);
     if (watch && isatty(STDOUT_FILENO))
-        us_watch(&b, path, flags);
+        us_watch(&b, path, flags, sm, nsm);
     else
-        ml_usage_print(stdout, &b, path, flags);   /* not a terminal: once */
+        ml_usage_print(stdout, &b, path, flags, sm, nsm);   /* not a terminal: once */
+    for (int i = 0; i < nsm; i++)
+        rg_close(&smrg[i]);
     ml_budget_close(&b);
     return 0;
 }

@@ -2,15 +2,18 @@
  * e2e_usage_libs.c - memory by library (memlimit, cushim usage --by-library): a program that allocates through
  * two shared libraries of its own and directly, frees one library's allocation itself, then holds:
  *
- *   e2e_usage_libs     allocate, print "held", sleep until killed
+ *   e2e_usage_libs [N]   allocate (and launch N kernels on device 0), print "held", sleep until killed
  *
  * Device 0: libe2e_usage_a.so 3 x 1 MiB (cuMemAlloc; the program frees one: 2 MiB left), libe2e_usage_b.so
  * 2 MiB (cudaMalloc), the program 512 KiB; device 1: the program 256 KiB. run_memlimit_bylib.sh checks that
- * 'cushim usage' attributes each byte to the right one.
+ * 'cushim usage' attributes each byte to the right one; with N, smlimit's busy time and kernel count show too
+ * (the fake's simulated kernel durations, FAKE_CUDA_KERNEL_US).
  */
 #include <cuda.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 int e2e_usage_a_alloc(void **out, size_t n);
@@ -28,8 +31,9 @@ static int failures;
         }                                                                                                              \
     } while (0)
 
-int main(void)
+int main(int argc, char **argv)
 {
+    int launches = argc > 1 ? atoi(argv[1]) : 0;
     CUcontext ctx[2];
     CUdevice d;
     void *a[3] = {0}, *b = NULL;
@@ -49,6 +53,17 @@ int main(void)
     CHECK(cuCtxSetCurrent(ctx[0]) == CUDA_SUCCESS, "set current 0 again");
     /* freed by the program: credited to the library that allocated it */
     CHECK(cuMemFree((CUdeviceptr)(uintptr_t)a[1]) == CUDA_SUCCESS, "program: free of library a's allocation");
+    if (launches > 0) {
+        CUmodule mod;
+        CUfunction fn;
+        struct timespec beat = {0, 200 * 1000 * 1000};   /* smlimit publishes at its heartbeat (50 ms) */
+        CHECK(cuModuleLoadData(&mod, "fake image") == CUDA_SUCCESS, "cuModuleLoadData");
+        CHECK(cuModuleGetFunction(&fn, mod, "spin") == CUDA_SUCCESS, "cuModuleGetFunction");
+        for (int i = 0; i < launches && !failures; i++)
+            CHECK(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL) == CUDA_SUCCESS, "launch %d", i);
+        CHECK(cuCtxSynchronize() == CUDA_SUCCESS, "cuCtxSynchronize");
+        nanosleep(&beat, NULL);
+    }
     if (failures)
         return 1;
     printf("held\n");

@@ -124,5 +124,5 @@ target_include_directories(e2e_usage_libs PRIVATE "${CUSHIM_CUDA_INCLUDE}")
 target_compile_options(e2e_usage_libs PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-declarations)
 target_link_libraries(e2e_usage_libs PRIVATE e2e_usage_a e2e_usage_b cushim_fake_cuda)
 e2e_test(memlimit_bylib COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_memlimit_bylib.sh" $<TARGET_FILE:e2e_usage_libs>
-  ${_ml_plugin} "${PROJECT_SOURCE_DIR}/tools/cushim" "${CMAKE_CURRENT_SOURCE_DIR}/prom_check.py"
+  ${_ml_plugin} "${PROJECT_SOURCE_DIR}/tools/cushim" "${CMAKE_CURRENT_SOURCE_DIR}/prom_check.py" $<TARGET_FILE:smlimit>
   ENV "CUSHIM_LIB=$<TARGET_FILE:cushim>")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """prom_check.py FILE: check 'cushim usage --prometheus' output against the Prometheus text exposition format
 (version 0.0.4) and against itself. Every line is a '# HELP'/'# TYPE' comment or a sample
-'name{label="value",...} integer'; names and label names are valid; label values are correctly escaped UTF-8;
+'name{label="value",...} number'; names and label names are valid; label values are correctly escaped UTF-8;
 a metric's TYPE comes before its samples and once; no sample repeats a label set. Then, per process and device,
 cushim_memlimit_library_used_bytes sums to cushim_memlimit_used_bytes (memory by library covers every charged
 byte). Prints 'prom_check: OK N samples' or the first problem, exit 1."""
@@ -55,7 +55,7 @@ def main():
             continue
         if line.startswith('#') or line == '':
             fail('unexpected line', line)
-        m = re.fullmatch(r'([a-zA-Z_:][a-zA-Z0-9_:]*)\{(.*)\} (\d+)', line)
+        m = re.fullmatch(r'([a-zA-Z_:][a-zA-Z0-9_:]*)\{(.*)\} (\d+(?:\.\d+)?)', line)
         if not m:
             fail('not a sample', line)
         name, labels = m.group(1), parse_labels(m.group(2), line)
@@ -65,7 +65,9 @@ def main():
         if key in seen:
             fail('repeated sample', line)
         seen.add(key)
-        samples.append((name, labels, int(m.group(3))))
+        if typed[name] == 'counter' and not name.endswith('_total'):
+            fail('a counter not named *_total', line)
+        samples.append((name, labels, float(m.group(3)) if '.' in m.group(3) else int(m.group(3))))
     used, bylib = {}, {}
     for name, l, v in samples:
         if name == 'cushim_memlimit_used_bytes':

@@ -1,12 +1,14 @@
 #!/bin/sh
-# run_memlimit_bylib.sh PROGRAM PLUGIN LAUNCHER CHECKER: memory by library (memlimit, 'cushim usage --by-library').
+# run_memlimit_bylib.sh PROGRAM PLUGIN LAUNCHER CHECKER SMLIMIT: memory by library (memlimit, 'cushim usage --by-library').
 # e2e_usage_libs allocates through two libraries of its own (libe2e_usage_a.so by cuMemAlloc, libe2e_usage_b.so by
 # cudaMalloc) and directly, and frees one of library a's allocations itself; 'cushim usage --by-library' must
 # attribute each byte to the library that allocated it (the free credited to library a), the rows must sum to
 # the region's per-process totals, and the Prometheus text must parse (prom_check.py). With by_library=false every
-# byte shows as '(not attributed)'. ctest sets LD_PRELOAD (the shim) and LD_LIBRARY_PATH (the fakes).
+# byte shows as '(not attributed)'. With smlimit (limit 50%, priority high, its group named as the budget) and 20
+# launches of 2 ms (simulated), the table and the Prometheus text show 20 kernels, at least 30 ms busy (40 simulated), the
+# 50% share and the priority. ctest sets LD_PRELOAD (the shim) and LD_LIBRARY_PATH (the fakes).
 set -u
-prog=$1 plugin=$2 launcher=$3 checker=$4
+prog=$1 plugin=$2 launcher=$3 checker=$4 smlimit=$5
 out=${E2E_OUT:-${TMPDIR:-/tmp}}/memlimit-bylib
 region=$out.region
 rm -rf "$out".* "$region"
@@ -48,5 +50,66 @@ env -u LD_PRELOAD "$launcher" usage --by-library "$region" >"$out.table" 2>&1 ||
 row 0 '(not attributed)' 4718592
 grep -q "libe2e_usage" "$out.table" && fail "libraries named with by_library=false"
 kill -KILL $pid; wait $pid 2>/dev/null
-rm -rf "$out".* "$region"
+# smlimit beside memlimit: busy time, kernels, share and priority per process and device
+name=bylib$$
+region=/dev/shm/cushim-budget-$name
+smr=/dev/shm/cushim-smlimit4-$(id -u)-$name
+rm -f "$region" "$smr"
+CUSHIM_PLUGINS="$plugin:limit=64MiB,budget=$name;$smlimit:limit=50,group=$name,priority=high" FAKE_CUDA_DEVICES=2 \
+    FAKE_CUDA_KERNEL_US=2000 "$prog" 20 >"$out.hold" 2>&1 &
+pid=$!
+i=0
+while ! grep -q held "$out.hold" 2>/dev/null; do
+    i=$((i + 1)); [ $i -lt 1000 ] || fail "the launching program did not start"; sleep 0.02
+done
+env -u LD_PRELOAD "$launcher" usage --by-library "$name" >"$out.table" 2>&1 || fail "cushim usage (3) failed"
+line=$(grep -E "^[0-9]+ +$pid +e2e_usage_libs +alive +0 " "$out.table") || fail "no row for device 0"
+set -- $line
+[ "${12}" = 20 ] || fail "kernels ${12}, not 20"
+[ "${11}" -ge 30 ] 2>/dev/null || fail "busy ${11} ms, not at least 30 (20 x 2 ms)"
+[ "${13}" = 50.0 ] || fail "sm% ${13}, not 50.0"
+[ "${14}" = high ] || fail "priority ${14}, not high"
+env -u LD_PRELOAD "$launcher" usage --prometheus "$name" >"$out.prom" 2>&1 || fail "cushim usage --prometheus (3) failed"
+python3 "$checker" "$out.prom" >"$out.check" 2>&1 || fail "the Prometheus text (3) does not check"
+grep -q "^cushim_smlimit_kernels_total{budget=\"$region\",pid=\"$pid\",command=\"e2e_usage_libs\",device=\"0\"} 20$" "$out.prom" ||
+    fail "no kernel count sample"
+grep -q "^cushim_smlimit_limit_ratio{.*pid=\"$pid\".*device=\"0\"} 0.500$" "$out.prom" || fail "no share sample"
+grep -q "^cushim_smlimit_priority{.*pid=\"$pid\".*device=\"0\"} 2$" "$out.prom" || fail "no priority sample"
+grep -Eq "^cushim_smlimit_busy_seconds_total\{.*pid=\"$pid\".*device=\"0\"\} 0\.0[3-9][0-9]*$" "$out.prom" ||
+    fail "busy seconds not between 0.03 and 0.1"
+# --watch at a terminal (a pseudo-terminal): redrawn (home, clear) at least twice in 2.5 s, 'q' ends it at once
+python3 - "$launcher" "$name" >"$out.check" 2>&1 <<'PY' || fail "--watch at a terminal"
+import os, pty, select, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp('env', ['env', '-u', 'LD_PRELOAD', sys.argv[1], 'usage', '--watch', sys.argv[2]])
+buf, end = b'', time.time() + 2.5
+while time.time() < end:
+    if select.select([fd], [], [], 0.1)[0]:
+        try:
+            buf += os.read(fd, 65536)
+        except OSError:
+            break
+n = buf.count(b'\x1b[H\x1b[2J')
+assert n >= 2, 'redrawn %d times' % n
+assert b'e2e_usage_libs' in buf, 'no process row'
+os.write(fd, b'q')
+t = time.time()
+while time.time() < t + 2:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, 'status %d' % status
+        print('watch: %d redraws, ended by q' % n)
+        sys.exit(0)
+    if select.select([fd], [], [], 0.05)[0]:
+        try:
+            os.read(fd, 65536)
+        except OSError:
+            pass
+print('q did not end --watch')
+sys.exit(1)
+PY
+kill -KILL $pid; wait $pid 2>/dev/null
+rm -f "$region" "$smr"
+rm -rf "$out".*
 echo PASS

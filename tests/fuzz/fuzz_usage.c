@@ -17,8 +17,9 @@
 
 #include "fuzz_common.h"
 #include "ml_budget.h"
+#include "shm.h"
 
-void ml_usage_print(FILE *f, ml_budget *b, const char *path, unsigned flags);
+void ml_usage_print(FILE *f, ml_budget *b, const char *path, unsigned flags, const sml_region *const *sm, int nsm);
 
 /* Valid UTF-8 (no overlong form, no surrogate, nothing past U+10FFFF) with no control character but '\n'. */
 static int clean_utf8(const unsigned char *s, size_t n)
@@ -60,12 +61,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static char path[64];
     static unsigned char *region;
+    static sml_region *smr;   /* smlimit's region, as the input's bytes give it (after the memlimit header) */
     ml_budget b;
     char err[512];
     if (path[0] == '\0')
         snprintf(path, sizeof path, "/tmp/fuzz_usage.%d.region", (int)getpid());
     if (region == NULL && (region = malloc(sizeof(ml_region))) == NULL)
         return 0;
+    if (smr == NULL && (smr = malloc(sizeof *smr)) == NULL)
+        return 0;
+    memset(smr, 0, sizeof *smr);
+    if (size > 1)   /* the same bytes from the second on: slot pids and start times may match memlimit's */
+        memcpy((char *)smr + 8, data + 1, size - 1 < sizeof *smr - 8 ? size - 1 : sizeof *smr - 8);
     int raw = size > 0 && (data[0] & 1);
     size_t n = raw ? size : sizeof(ml_region);
     if (!raw) {
@@ -90,7 +97,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t len = 0;
         FILE *f = open_memstream(&text, &len);
         FUZZ_CHECK(f != NULL);
-        ml_usage_print(f, &b, path, flags);
+        const sml_region *sm[1] = {smr};
+        ml_usage_print(f, &b, path, flags, sm, 1);
         fclose(f);
         FUZZ_CHECK(clean_utf8((const unsigned char *)text, len));
         /* bounded: per slot, a line per device and per library entry (names cut at ML_LIB_NAME), plus headers */
