@@ -6,12 +6,12 @@
 #include "ml_caller.h"
 
 #include <dlfcn.h>
-#include <execinfo.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unwind.h>
 
 #define MC_CACHE 1024       /* direct-mapped, by return address */
 #define MC_SKIP (-1)
@@ -29,15 +29,41 @@ static int mc_nnames = 2;
 static const void *mc_skip_base[8];
 static int mc_nskip;
 
+typedef struct mc_walk {
+    int n;                  /* frames seen */
+    int id;                 /* the answer: a name id once found */
+} mc_walk;
+
+static int mc_lookup(uintptr_t pc);
+
+/* One frame of the walk: stop at the first one that is not skipped (unwinding further costs per frame). */
+static _Unwind_Reason_Code mc_frame(struct _Unwind_Context *uc, void *arg)
+{
+    mc_walk *w = arg;
+    uintptr_t pc = (uintptr_t)_Unwind_GetIP(uc);
+    int cls;
+    if (pc == 0 || ++w->n > ML_CALLER_DEPTH)
+        return _URC_END_OF_STACK;
+    if (w->n == 1)
+        return _URC_NO_REASON;   /* ml_caller itself */
+    if ((cls = mc_lookup(pc)) == MC_SKIP)
+        return _URC_NO_REASON;
+    w->id = cls;
+    return _URC_END_OF_STACK;
+}
+
 void ml_caller_init(const void *const *addrs, int n)
 {
-    void *frames[2];
+    mc_walk w = {0, ML_CALLER_UNKNOWN};
     for (int i = 0; i < n && mc_nskip < (int)(sizeof mc_skip_base / sizeof mc_skip_base[0]); i++) {
         Dl_info di;
         if (addrs[i] != NULL && dladdr(addrs[i], &di) != 0 && di.dli_fbase != NULL)
             mc_skip_base[mc_nskip++] = di.dli_fbase;
     }
-    backtrace(frames, 2);   /* the unwinder loads libgcc_s now, not inside a hook */
+    /* the unwinder's first walk reads this object's unwind tables (and, were libgcc_s not linked, would load
+       it): now, not inside a hook */
+    w.n = ML_CALLER_DEPTH;
+    _Unwind_Backtrace(mc_frame, &w);
 }
 
 void ml_caller_fork_child(void)
@@ -91,29 +117,28 @@ static int mc_classify(uintptr_t pc)
     return len == 0 ? ML_CALLER_UNKNOWN : mc_intern(base, len);
 }
 
-int ml_caller(void)
+/* The class of return address 'pc', from the cache or classified now. */
+static int mc_lookup(uintptr_t pc)
 {
-    void *frames[ML_CALLER_DEPTH];
-    int n = backtrace(frames, ML_CALLER_DEPTH), id = ML_CALLER_UNKNOWN;
+    mc_cell *c = &mc_cache[(pc >> 2) % MC_CACHE];
+    int cls;
     pthread_mutex_lock(&mc_mu);
-    for (int i = 1; i < n; i++) {   /* frame 0: our caller, this plugin */
-        uintptr_t pc = (uintptr_t)frames[i];
-        mc_cell *c = &mc_cache[(pc >> 2) % MC_CACHE];
-        int cls;
-        if (c->pc == pc) {
-            cls = c->id;
-        } else {
-            cls = mc_classify(pc);
-            c->pc = pc;
-            c->id = cls;
-        }
-        if (cls != MC_SKIP) {
-            id = cls;
-            break;
-        }
+    if (c->pc == pc) {
+        cls = c->id;
+    } else {
+        cls = mc_classify(pc);
+        c->pc = pc;
+        c->id = cls;
     }
     pthread_mutex_unlock(&mc_mu);
-    return id;
+    return cls;
+}
+
+int ml_caller(void)
+{
+    mc_walk w = {0, ML_CALLER_UNKNOWN};
+    _Unwind_Backtrace(mc_frame, &w);
+    return w.id;
 }
 
 const char *ml_caller_name(int id)

@@ -7,10 +7,12 @@
  * ML_CALLER_DEPTH frames or its frame has no object (JIT code). Taken only on
  * allocation calls (memlimit.c); host-free (the unit test links it alone).
  *
- * glibc's backtrace() walks the stack; each return address is classified once
- * (dladdr1) and kept in a small direct-mapped cache by address, under one
- * mutex never held across anything but dladdr1. The unwinder's first use
- * dlopens libgcc_s: ml_caller_init primes it, so no hook ever loads a library.
+ * The unwinder (_Unwind_Backtrace, libgcc_s) walks the stack from the hook up
+ * and stops at the first frame not skipped: deep stacks (Python's) cost no
+ * more than their top. Each return address is classified once (dladdr1) and
+ * kept in a small direct-mapped cache by address, under one mutex never held
+ * across anything but dladdr1. ml_caller_init makes the first walk, so none
+ * inside a hook reads unwind tables for the first time or loads a library.
  */
 #ifndef ML_CALLER_H
 #define ML_CALLER_H
