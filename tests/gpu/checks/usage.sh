@@ -7,6 +7,7 @@
 #                 --query-compute-apps=used_memory) to named libraries (not '(unknown)', '(other)' nor
 #                 '(not attributed)'); the detail lists the libraries, the share of memlimit's own figure, and
 #                 NVML's figure minus what memlimit charged (the context's own memory: code, stacks, heaps)
+#                 (the `cushim usage --by-library` table is in $LOGS/usage-bylib.err)
 
 check_usage() {
     local plugin=$BUILD_DIR/plugins/memlimit.so tool=$BUILD_DIR/tools/cushim-usage name=usagegpu$$ out

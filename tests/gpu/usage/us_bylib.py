@@ -7,7 +7,8 @@ Trains a small PyTorch MLP (fp32, AdamW) for 20 steps, holds a large tensor (16 
 far above its context's own overhead, runs a cuBLAS matmul through PyTorch (bf16) and, where the wheel's
 libcublas can be loaded, creates a cuBLAS handle directly (its own allocations). Then, with everything live,
 reads NVML's figure for this process (nvidia-smi --query-compute-apps, LD_PRELOAD removed) and the budget's
-Prometheus text (cushim-usage --prometheus BUDGET_NAME) and prints:
+Prometheus text (cushim-usage --prometheus BUDGET_NAME; the --by-library table goes to stderr, the check's log)
+and prints:
   nvml <bytes>                    NVML's used memory of this process
   charged <bytes>                 memlimit's figure for this process (device 0)
   lib <name> <bytes>              memory by library of this process (device 0)
@@ -74,6 +75,8 @@ prom = subprocess.run([usage_tool, "--prometheus", budget], capture_output=True,
 if prom.returncode != 0:
     print("error cushim-usage: %s" % prom.stderr.strip())
     sys.exit(1)
+table = subprocess.run([usage_tool, "--by-library", budget], capture_output=True, text=True, timeout=60, env=env)
+sys.stderr.write(table.stdout + table.stderr)   # the table, as people see it, in the check's log
 pid = str(os.getpid())
 charged, named, libs = 0, 0, {}
 lab = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
