@@ -22,6 +22,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "rb_libs.h"
 #include "rm_auth.h"
 #include "rm_backend.h"
 #include "rm_codec.h"
@@ -242,6 +243,7 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
     }
     rm_meta m;
     rm_meta_from_host(&m, b.host);
+    rb_load_libraries(m.cuda_version, b.verbose);   /* runtime and NVML calls (rb_libs.c) */
     if ((b.plans = rm_plans_build(&m)) == NULL || rm_arena_init(&b.arena, RM_MAX_ARENA) != 0) {
         rb_log("out of memory");
         free(buf);

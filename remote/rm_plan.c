@@ -51,8 +51,8 @@ const char *rm_class_name(int cls)
 const char *rm_op_name(int op)
 {
     static const char *const names[] = { "?", "value", "string-in", "array", "string-out", "null-only",
-                                         "image", "kparams", "opaque" };
-    return op > 0 && op <= RM_OP_OPAQUE ? names[op] : "?";
+                                         "image", "kparams", "opaque", "client" };
+    return op > 0 && op <= RM_OP_CLIENT ? names[op] : "?";
 }
 
 /* ---- structs ---- */
@@ -339,6 +339,22 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
                 pl->p[i].counted = 0;
                 pl->p[i].count_param = -1;
                 hand = 1;
+                /* runtime and NVML (rm_special.c): one element of the pointee, which the row vouches holds no
+                   host pointer (a device address, cudaDeviceProp, nvmlMemory_v2_t); in and out, as a versioned
+                   struct's 'version' field is read by the callee */
+                if (sp->op == RM_OP_ARRAY) {
+                    pl->p[i].op = p->elem_size != 0 ? RM_OP_ARRAY : RM_OP_NULL_ONLY;
+                    pl->p[i].dir = CUSHIM_DIR_INOUT;
+                    pl->p[i].elem = p->elem_size;
+                    pl->p[i].fixed = 1;
+                    pl->p[i].null_fields = 0;
+                    pl->p[i].st = NULL;
+                }
+            }
+            if (sp->op == RM_OP_ARRAY && sp->func != NULL && strcmp(p->name, sp->func) == 0 &&
+                p->kind == CUSHIM_KIND_POINTER && p->size == 8) {
+                pl->p[i].op = RM_OP_VALUE;   /* an address looked up, never read: its value */
+                continue;
             }
             if (sp->func != NULL && strcmp(p->name, sp->func) == 0)
                 for (uint32_t k = 0; k < a->nparams; k++)

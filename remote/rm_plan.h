@@ -47,6 +47,8 @@ void rm_meta_from_host(rm_meta *m, const cushim_host *host);
 #define RM_OP_IMAGE 6            /* hand-written: a module image, sized from its content                    */
 #define RM_OP_KPARAMS 7          /* hand-written: kernel arguments, sized by the function's parameter info  */
 #define RM_OP_OPAQUE 8           /* cannot be carried at all (a callback): the API is not forwarded         */
+#define RM_OP_CLIENT 9           /* hand-written in the client (rc_cudart.c: the runtime's copies and launches
+                                    become driver calls); never carried itself: absent only on the wire     */
 
 #define RM_MAX_PARAMS 32
 
@@ -132,7 +134,9 @@ typedef struct rm_special {
     uint8_t cls;                 /* RM_CLASS_HAND, RM_CLASS_NEEDS_HAND or RM_CLASS_UNSUPPORTED              */
     uint8_t op;                  /* HAND: the operation 'param' gets                                       */
     const char *param;           /* HAND: the parameter handled by hand                                    */
-    const char *func;            /* RM_OP_KPARAMS: the parameter naming the function                       */
+    const char *func;            /* RM_OP_KPARAMS: the parameter naming the function; RM_OP_ARRAY: a
+                                    pointer parameter carried as its value (an address the callee looks up,
+                                    never reads: cudaPointerGetAttributes's 'ptr')                          */
     const char *reason;
 } rm_special;
 

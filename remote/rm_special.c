@@ -30,6 +30,30 @@ static const rm_special rm_specials[] = {
     { "cuLaunchCooperativeKernel", RM_CLASS_HAND, RM_OP_KPARAMS, "kernelParams", "f", "kernel arguments sized by cuFuncGetParamInfo" },
     { "cuLaunchCooperativeKernel_ptsz", RM_CLASS_HAND, RM_OP_KPARAMS, "kernelParams", "f", "kernel arguments sized by cuFuncGetParamInfo" },
 
+    /* runtime API (docs/remote.md, "Runtime-API programs"). A device address or a struct without pointers
+       returned through a pointer: one element of the pointee's size (RM_OP_ARRAY, in and out). */
+    { "cudaMalloc", RM_CLASS_HAND, RM_OP_ARRAY, "devPtr", NULL, "device address returned: one pointer-sized element" },
+    { "cudaMallocPitch", RM_CLASS_HAND, RM_OP_ARRAY, "devPtr", NULL, "device address returned: one pointer-sized element" },
+    { "cudaMallocAsync*", RM_CLASS_HAND, RM_OP_ARRAY, "devPtr", NULL, "device address returned: one pointer-sized element" },
+    { "cudaMallocFromPoolAsync*", RM_CLASS_HAND, RM_OP_ARRAY, "ptr", NULL, "device address returned: one pointer-sized element" },
+    { "cudaGetDeviceProperties*", RM_CLASS_HAND, RM_OP_ARRAY, "prop", NULL, "cudaDeviceProp holds no pointer: its bytes" },
+    { "cudaPointerGetAttributes", RM_CLASS_HAND, RM_OP_ARRAY, "attributes", "ptr", "the server's view of an address: 'ptr' and the pointers returned are values" },
+    /* NVML: structs without pointers, returned through a pointer */
+    { "nvmlDeviceGetMemoryInfo*", RM_CLASS_HAND, RM_OP_ARRAY, "memory", NULL, "nvmlMemory_t holds no pointer: its bytes" },
+    /* a host stub or client host memory: the client turns them into driver calls (plugins/remote/rc_cudart.c) */
+    { "cudaLaunchKernel", RM_CLASS_HAND, RM_OP_CLIENT, "func", NULL, "host stub mapped to a function: cuLaunchKernel" },
+    { "cudaLaunchKernel_ptsz", RM_CLASS_HAND, RM_OP_CLIENT, "func", NULL, "host stub mapped to a function: cuLaunchKernel_ptsz" },
+    { "cudaMallocHost", RM_CLASS_HAND, RM_OP_CLIENT, "ptr", NULL, "pinned host memory: this process's own" },
+    { "cudaHostAlloc", RM_CLASS_HAND, RM_OP_CLIENT, "pHost", NULL, "pinned host memory: this process's own" },
+    { "cudaFreeHost", RM_CLASS_HAND, RM_OP_CLIENT, "ptr", NULL, "pinned host memory: this process's own" },
+    { "cudaFuncGetAttributes", RM_CLASS_HAND, RM_OP_CLIENT, "func", NULL, "host stub mapped to a function: cuFuncGetAttribute" },
+    { "cudaFuncSetAttribute", RM_CLASS_HAND, RM_OP_CLIENT, "func", NULL, "host stub mapped to a function: cuFuncSetAttribute" },
+    { "cudaOccupancyMaxActiveBlocksPerMultiprocessor*", RM_CLASS_HAND, RM_OP_CLIENT, "func", NULL, "host stub mapped to a function: cuOccupancy..." },
+    { "cudaMemcpy", RM_CLASS_HAND, RM_OP_CLIENT, "dst", NULL, "by its kind: cuMemcpyHtoD/DtoH/DtoD" },
+    { "cudaMemcpy_ptds", RM_CLASS_HAND, RM_OP_CLIENT, "dst", NULL, "by its kind: cuMemcpyHtoD/DtoH/DtoD_ptds" },
+    { "cudaMemcpyAsync", RM_CLASS_HAND, RM_OP_CLIENT, "dst", NULL, "by its kind: cuMemcpyHtoD/DtoH/DtoDAsync" },
+    { "cudaMemcpyAsync_ptsz", RM_CLASS_HAND, RM_OP_CLIENT, "dst", NULL, "by its kind: cuMemcpyHtoD/DtoH/DtoDAsync_ptsz" },
+
     /* answered by the client's shim, never by the server */
     { "cuGetProcAddress*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "entry points are the client shim's own (getproc.c)" },
     { "cu*GetExportTable", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "hidden export tables: one hand-written forwarder per table id" },

@@ -8,10 +8,12 @@
  * never enters hooks and is not counted. host->call (rt_call_hooked) calls our
  * own exported wrapper instead (rt_wrapper_of), so the call runs the hooks as
  * the program's would: the remoting's back end runs its client's calls so.
+ * Every library of the tree has invokers (NVML, NCCL, cuBLAS...: the remoting's
+ * server answers their calls through them, docs/remote.md).
  */
 #include <string.h>
 
-#include "cushim_params.h"
+#include "cushim_all_params.h"
 #include "dispatch.h"
 #include "invoke.h"
 #include "wrapper_table.h"
@@ -28,12 +30,14 @@ typedef void (*rt_invoker)(void *real, void *params, void *retval);
     }
 #include "cushim_driver_apis.inc"
 #include "cushim_runtime_apis.inc"
+#include "cushim_separate_apis.inc"
 #undef CUSHIM_API
 
 static const rt_invoker rt_invokers[CUSHIM_API_ID_LIMIT] = {
 #define CUSHIM_API(ID, NAME, RET, RETKIND, PROTO, ARGS, UNPACK) [ID] = rt_inv_##NAME,
 #include "cushim_driver_apis.inc"
 #include "cushim_runtime_apis.inc"
+#include "cushim_separate_apis.inc"
 #undef CUSHIM_API
 };
 

@@ -322,6 +322,37 @@ static void ldr_load_hami(void)
     }
 }
 
+/*
+ * CUSHIM_FLIGHT: the flight recorder left on fleet-wide by one variable (docs/plugins/flight.md), as HAMi's
+ * variables load the quotas: '1' (or 'on') loads the shipped flight plugin with its defaults, any other value is
+ * its options ('n=4096,hang=60'); '0', 'off' or empty: nothing. Loaded optional (a recorder that cannot start, a
+ * bad option, is one warning and no recording: it must never fail the program's CUDA calls), and only when no
+ * plugin named flight came from CUSHIM_PLUGINS. Ignored in secure-execution mode (its dir= names where files are
+ * made). Not under CUSHIM_DISABLE (the caller returns before).
+ */
+static _Atomic uint32_t ldr_flight_taken;
+
+static void ldr_load_flight(void)
+{
+    /* names code and a directory it writes to ('dir='): ignored in secure-execution mode, with one line */
+    const char *v = cfg_env_path("CUSHIM_FLIGHT");
+    if (v == NULL || *v == '\0' || !strcmp(v, "0") || !strcasecmp(v, "off") || pl_loaded("flight"))
+        return;
+    size_t n = strlen(v);
+    if (n > 1024 || strpbrk(v, ";\n") != NULL) {   /* one plugin's options, never a list of plugins */
+        log_warn("CUSHIM_FLIGHT: the flight plugin's options expected (e.g. CUSHIM_FLIGHT=1 or n=4096,hang=60): "
+                 "not loaded");
+        return;
+    }
+    char list[1040];
+    if (!strcmp(v, "1") || !strcasecmp(v, "on"))
+        snprintf(list, sizeof list, "?flight");
+    else
+        snprintf(list, sizeof list, "?flight:%s", v);
+    log_info("CUSHIM_FLIGHT is set: loading the flight plugin");
+    ldr_load_list(list, &ldr_flight_taken);
+}
+
 /* Once, from initialisation: every plugin is loaded before the first CUDA call is forwarded. */
 static void ldr_load_env(void)
 {
@@ -335,6 +366,7 @@ static void ldr_load_env(void)
     }
     if (env == NULL || env[strspn(env, " \t\n;")] == '\0') {
         ldr_load_hami();
+        ldr_load_flight();
         return;
     }
     char *copy = strdup(env);   /* another thread's setenv must not move it under us */
@@ -345,6 +377,7 @@ static void ldr_load_env(void)
     ldr_load_list(copy, &ldr_specs_taken);
     free(copy);
     ldr_load_hami();
+    ldr_load_flight();
 }
 
 LC_MODULE(loader, .level = LC_PLUGINS, .init = ldr_load_env);

@@ -7,7 +7,8 @@
  *   cushim run --remote=unix:/run/cushim.sock -- ./app
  *   cushim run --remote=tcp://gpu-host:7480 --remote-token-file=/etc/cushim/token -- ./app
  *
- * One pre hook on every driver API (lib:driver, but cuGetProcAddress, which the shim answers itself),
+ * One pre hook on every driver API (lib:driver, but cuGetProcAddress, which the shim answers itself), and on
+ * the runtime and NVML but the calls returning error texts (rc_cudart.c: runtime-API programs, preloaded),
  * registered with CUSHIM_HOOK_SERVE so that it is reached when no libcuda.so.1 is installed. It runs last
  * among pre hooks (other plugins see the call first) and always skips the real function: the call is encoded
  * by its plan (remote/rm_plan.h, from the metadata), sent, and the reply decoded into the program's own
@@ -31,6 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rc_cudart.h"
 #include "rm_sock.h"
 #include "rp.h"
 
@@ -88,38 +90,57 @@ static int32_t rp_cached(rp_state *s, const rm_plan *pl, void *params, void *ret
     return r;
 }
 
-/* ---- the hook ---- */
-static int rp_pre(cushim_call *call, void *user, uint64_t *slot)
+/* One call by its plan: answered from the cache, queued, chunked or forwarded. The result to give the program;
+   *answered = 1 when the outputs and the result are the server's. */
+static int32_t rp_dispatch(rp_state *s, const rm_plan *pl, void *params, void *retval, int *answered)
 {
-    rp_state *s = user;
-    const rm_plan *pl = rm_plan_of(s->plans, call->api_id);
-    int answered = 0, own;
+    int own;
     int32_t r;
-    (void)slot;
-    atomic_fetch_add_explicit(&s->calls, 1, memory_order_relaxed);
-    if (pl == NULL || (pl->cls != RM_CLASS_FORWARD && pl->cls != RM_CLASS_FORWARD_NULL && pl->cls != RM_CLASS_HAND)) {
-        rp_refuse_once(s, pl, "not forwarded");
-        return cushim_call_skip(call, s->e_not_supported);
-    }
+    *answered = 0;
     if ((pl->info->categories & CUSHIM_CAT_MODULE) && strstr(pl->info->name, "Unload") != NULL)
         rp_kparam_forget(s);   /* the unloaded functions' handles may come back for other kernels */
     if (pl->cache == RM_CACHE_PROCESS || pl->cache == RM_CACHE_FUNC) {
-        r = rp_cached(s, pl, call->params, call->retval, &answered);
+        r = rp_cached(s, pl, params, retval, answered);
     } else if (pl->async != RM_ASYNC_NO) {
-        r = rp_queue(s, pl, call->params);
+        r = rp_queue(s, pl, params);
     } else if (pl->chunk_host >= 0 && s->host->api_param(pl->info, (uint32_t)pl->chunk_count)->size == 8 &&
-               *(const uint64_t *)((const uint8_t *)call->params + pl->p[pl->chunk_count].offset) > RP_CHUNK) {
-        r = rp_copy_chunked(s, pl, call->params);
+               *(const uint64_t *)((const uint8_t *)params + pl->p[pl->chunk_count].offset) > RP_CHUNK) {
+        r = rp_copy_chunked(s, pl, params);
     } else {
         rm_wr own_wr, *w = rp_wr(s, &own_wr, &own);
-        r = rp_forward(s, pl, call->params, call->retval, &answered, w, NULL, NULL);
+        r = rp_forward(s, pl, params, retval, answered, w, NULL, NULL);
         if (own)
             rm_wr_free(w);
     }
     if (pl->cache == RM_CACHE_FORGET)
         rp_cache_forget_functions(s);   /* after the call: an answer asked before it is not kept (rp_cache.c) */
+    return r;
+}
+
+/* ---- runtime and NVML (rc_cudart.c): the calls it makes go the same way ---- */
+static int32_t rp_dispatch_rc(void *user, const rm_plan *pl, void *params, void *retval, int *answered)
+{
+    return rp_dispatch(user, pl, params, retval, answered);
+}
+
+/* ---- the hook ---- */
+static int rp_pre(cushim_call *call, void *user, uint64_t *slot)
+{
+    rp_state *s = user;
+    const rm_plan *pl = rm_plan_of(s->plans, call->api_id);
+    int answered = 0;
+    int32_t r;
+    (void)slot;
+    atomic_fetch_add_explicit(&s->calls, 1, memory_order_relaxed);
+    if (pl == NULL || (pl->cls != RM_CLASS_FORWARD && pl->cls != RM_CLASS_FORWARD_NULL && pl->cls != RM_CLASS_HAND)) {
+        rp_refuse_once(s, pl, "not forwarded");
+        return cushim_call_skip(call, rc_lib_error(call->info->library, s->e_not_supported));
+    }
+    if (call->info->library == CUSHIM_LIB_RUNTIME && rc_pre(call, pl, &r))   /* copies, launches... */
+        return cushim_call_skip(call, r);
+    r = rp_dispatch(s, pl, call->params, call->retval, &answered);
     if (!answered)
-        cushim_call_set_result(call, r);
+        cushim_call_set_result(call, rc_lib_error(call->info->library, r));
     return CUSHIM_SKIP;
 }
 
@@ -184,6 +205,19 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
         host->log(self, CUSHIM_LOG_ERROR, "hooks_add: %d", rc);
         return -1;
     }
+    /* the runtime and NVML, answered by the server's own libraries (rc_cudart.c); the calls that return a
+       string (error texts) are answered by the client's library, which needs no driver for them */
+    static const char *const rp_libs[] = { "lib:runtime&!cudaGetErrorName&!cudaGetErrorString",
+                                           "lib:nvml&!nvmlErrorString" };
+    if (rc_init(host, self, s->plans, rp_dispatch_rc, s) != 0)   /* logged; the driver is forwarded still */
+        host->log(self, CUSHIM_LOG_WARN, "runtime programs' launches and copies are not forwarded");
+    for (size_t i = 0; i < sizeof rp_libs / sizeof rp_libs[0]; i++) {
+        spec.select = rp_libs[i];
+        if ((rc = host->hooks_add(self, &spec, &group)) != CUSHIM_OK && rc != CUSHIM_ENOMATCH) {
+            host->log(self, CUSHIM_LOG_ERROR, "hooks_add(%s): %d", rp_libs[i], rc);
+            return -1;
+        }
+    }
     host->plugin_set_data(self, s);
     rp_the = s;
     pthread_atfork(rp_atfork_prepare, NULL, NULL);   /* glibc drops it if this plugin is unloaded */
@@ -216,6 +250,7 @@ static void rp_fork_child(cushim_plugin *self)
     rm_wr_reset(&s->batch);
     rp_cache_forget_functions(s);
     rp_kparam_forget(s);
+    rc_fork_child();   /* the runtime's modules were the parent's back end's */
     atomic_store(&s->calls, 0);
     atomic_store(&s->trips, 0);
     atomic_store(&s->batched, 0);
@@ -246,7 +281,7 @@ static const cushim_plugin_def rp_def = {
     .abi_version = CUSHIM_ABI_VERSION,
     .name = "remote",
     .version = "0.2",
-    .description = "forwards every driver call to cushim-serve (docs/remote.md)",
+    .description = "forwards every driver, runtime and NVML call to cushim-serve (docs/remote.md)",
     .options = rp_options,
     .init = rp_init,
     .flush = rp_flush,

@@ -24,3 +24,23 @@ add_test(NAME e2e_remote_deploy COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/run_re
          "$<TARGET_FILE:vecadd>" "$<TARGET_FILE:e2e_remote_quota>" "$<TARGET_FILE:e2e_remote_loss>"
          "${CMAKE_CURRENT_BINARY_DIR}")
 set_tests_properties(e2e_remote_deploy PROPERTIES LABELS "e2e;remote;no_asan" TIMEOUT 120)
+
+# Runtime-API programs (docs/remote.md, "Runtime-API programs"): e2e_remote_rt registers its fat binary and
+# launches as nvcc's code does, linked only against the runtime (the fake libcudart.so.13); run_remote_rt.sh
+# compares its output through cushim-serve with a local run's.
+add_executable(e2e_remote_rt e2e_remote_rt.c)
+target_include_directories(e2e_remote_rt PRIVATE "${CUSHIM_CUDA_INCLUDE}")
+target_compile_options(e2e_remote_rt PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-declarations)
+target_link_libraries(e2e_remote_rt PRIVATE cushim_fake_cudart ${CMAKE_DL_LIBS} pthread)
+if(TARGET cushim_fake_nvml)   # NVML over remoting: the queries nvidia-smi makes
+  add_executable(e2e_remote_nvml e2e_remote_nvml.c)
+  target_include_directories(e2e_remote_nvml PRIVATE ${CUSHIM_LIB_INCLUDES})
+  target_compile_options(e2e_remote_nvml PRIVATE ${CUSHIM_WARN_FLAGS})
+  target_link_libraries(e2e_remote_nvml PRIVATE cushim_fake_nvml)
+  set(_rm_nvml $<TARGET_FILE:e2e_remote_nvml>)
+else()
+  set(_rm_nvml "")
+endif()
+add_test(NAME e2e_remote_rt COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/run_remote_rt.sh" "${CMAKE_BINARY_DIR}"
+         "$<TARGET_FILE:e2e_remote_rt>" "${CMAKE_CURRENT_BINARY_DIR}" ${_rm_nvml})
+set_tests_properties(e2e_remote_rt PROPERTIES LABELS "e2e;remote;no_asan" TIMEOUT 120)

@@ -79,6 +79,35 @@ basic)
     env LD_PRELOAD="$preload" CUSHIM_PLUGINS="$plugin:dir=$shm,keep=1" sh -c 'exit 0' || fail "sh under the recorder"
     [ "$(rings)" = 1 ] || fail "a process with no CUDA call made a ring"
     ;;
+env)
+    # CUSHIM_FLIGHT: the recorder by one variable and no CUSHIM_PLUGINS (left on fleet-wide); the shipped plugin
+    # found beside the shim
+    env -u CUSHIM_PLUGINS LD_PRELOAD="$preload" CUSHIM_FLIGHT="dir=$shm,keep=1" "$prog" basic >out 2>err
+    rc=$?
+    [ "$rc" = 0 ] || fail "exited with $rc"
+    [ "$(rings)" = 1 ] || fail "CUSHIM_FLIGHT=dir=...,keep=1 left $(rings) rings"
+    dump "$shm"/cushim-flight-*.ring
+    has dump.txt "kernel scale__ppi"
+    rm -f "$shm"/*
+    # a bad option: one line, no recorder, the program's calls unharmed (a recorder never fails them)
+    env -u CUSHIM_PLUGINS LD_PRELOAD="$preload" CUSHIM_FLIGHT="dir=$shm,n=3" "$prog" basic >out 2>err
+    rc=$?
+    [ "$rc" = 0 ] || fail "a bad CUSHIM_FLIGHT failed the program: exit $rc"
+    has err "n=3"
+    [ "$(rings)" = 0 ] || fail "a ring with a bad option"
+    # off, and a list of plugins refused
+    for v in 0 off "trace;flight"; do
+        env -u CUSHIM_PLUGINS LD_PRELOAD="$preload" CUSHIM_FLIGHT="$v" "$prog" basic >out 2>err || fail "CUSHIM_FLIGHT=$v: exit $?"
+        [ "$(ls "$shm" | wc -l)" = 0 ] || fail "CUSHIM_FLIGHT=$v made files"
+    done
+    has err "the flight plugin's options expected"
+    # named in CUSHIM_PLUGINS too: one recorder, CUSHIM_PLUGINS' (its dir)
+    mkdir -p "$shm/other"
+    env LD_PRELOAD="$preload" CUSHIM_PLUGINS="$plugin:dir=$shm,keep=1" CUSHIM_FLIGHT="dir=$shm/other,keep=1" \
+        "$prog" basic >out 2>err || fail "exit $?"
+    [ "$(rings)" = 1 ] && [ "$(ls "$shm/other" | wc -l)" = 0 ] || fail "two recorders, or CUSHIM_FLIGHT's: $(ls -R "$shm")"
+    hasnt err "loaded once per process"
+    ;;
 kill)
     # SIGKILL: the ring survives and renders, by pid and by file, as text and JSON (4 slices: a small file)
     run "threads=4" kill

@@ -14,6 +14,7 @@
  * functions of one fake module per device by name ("kernel_<address>").
  */
 #include <dlfcn.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +102,13 @@ struct frt_kernel {
 };
 static struct frt_kernel frt_kernels[256];       /* under frt_lock */
 static int frt_nkernels;
+struct frt_loaded {
+    const void *image;
+    int device;
+    CUmodule module;
+};
+static struct frt_loaded frt_images[64];         /* under frt_lock: registered fat binaries loaded */
+static int frt_nimages;
 
 static __thread int frt_device;
 static __thread CUcontext frt_bound;             /* context this thread made current */
@@ -820,12 +828,26 @@ static cudaError_t frt_function(const void *host, CUfunction *out)
             return cudaSuccess;
         }
     }
-    if (frt_module[dev] == NULL)
-        r = frt_drv.module_load(&frt_module[dev], frt_image);
-    if (r == CUDA_SUCCESS) {
-        char name[64];
-        snprintf(name, sizeof name, "kernel_%p", host);
-        r = frt_drv.module_get_function(out, frt_module[dev], name);
+    const void *image = NULL;
+    char name[256];
+    if (frr_lookup(host, &image, name, sizeof name)) {
+        /* a registered stub (fake_cudart_register.c): its fat binary, loaded once per device */
+        CUmodule m = NULL;
+        for (int i = 0; i < frt_nimages && m == NULL; i++)
+            if (frt_images[i].image == image && frt_images[i].device == dev)
+                m = frt_images[i].module;
+        if (m == NULL && (r = frt_drv.module_load(&m, image)) == CUDA_SUCCESS &&
+            frt_nimages < (int)(sizeof frt_images / sizeof frt_images[0]))
+            frt_images[frt_nimages++] = (struct frt_loaded){image, dev, m};
+        if (r == CUDA_SUCCESS)
+            r = frt_drv.module_get_function(out, m, name);
+    } else {
+        if (frt_module[dev] == NULL)
+            r = frt_drv.module_load(&frt_module[dev], frt_image);
+        if (r == CUDA_SUCCESS) {
+            snprintf(name, sizeof name, "kernel_%p", host);
+            r = frt_drv.module_get_function(out, frt_module[dev], name);
+        }
     }
     if (r == CUDA_SUCCESS && frt_nkernels < (int)(sizeof frt_kernels / sizeof frt_kernels[0]))
         frt_kernels[frt_nkernels++] = (struct frt_kernel){host, dev, *out};
@@ -865,6 +887,141 @@ cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
 {
     FRT_ENTER(cudaLaunchKernel_ptsz);
     return frt_ret(frt_launch(1, func, gridDim, blockDim, args, sharedMem, stream));
+}
+
+/* What a pointer is: the driver's memory type and device; memory the driver does not know is unregistered
+   host memory (cudaSuccess, as the runtime answers since CUDA 11). */
+cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
+{
+    FRT_ENTER(cudaPointerGetAttributes);
+    static void *_Atomic get;
+    if (attributes == NULL)
+        return frt_ret(cudaErrorInvalidValue);
+    cudaError_t e = frt_driver();
+    if (e == cudaSuccess && atomic_load(&get) == NULL)
+        atomic_store(&get, frt_resolve("cuPointerGetAttribute", CU_GET_PROC_ADDRESS_DEFAULT));
+    CUresult (*fn)(void *, CUpointer_attribute, CUdeviceptr) = atomic_load(&get);
+    if (e != cudaSuccess || fn == NULL)
+        return frt_ret(e != cudaSuccess ? e : cudaErrorNotSupported);
+    unsigned int type = 0;
+    int device = -1;
+    memset(attributes, 0, sizeof *attributes);
+    CUresult r = fn(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)ptr);
+    if (r == CUDA_ERROR_INVALID_VALUE) {
+        attributes->type = cudaMemoryTypeUnregistered;
+        attributes->device = -2;
+        attributes->hostPointer = (void *)ptr;
+        return cudaSuccess;
+    }
+    if (r == CUDA_SUCCESS)
+        r = fn(&device, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, (CUdeviceptr)(uintptr_t)ptr);
+    if (r != CUDA_SUCCESS)
+        return frt_ret(frt_error(r));
+    attributes->type = type == CU_MEMORYTYPE_HOST ? cudaMemoryTypeHost : cudaMemoryTypeDevice;
+    attributes->device = device;
+    attributes->devicePointer = (void *)ptr;
+    if (type == CU_MEMORYTYPE_HOST)
+        attributes->hostPointer = (void *)ptr;
+    return cudaSuccess;
+}
+
+/* A function's attributes and occupancy: the driver's, for the stub's function on the thread's device. */
+static cudaError_t frt_func_of(const void *func, CUfunction *f)
+{
+    if (func == NULL)
+        return cudaErrorInvalidDeviceFunction;
+    cudaError_t e = frt_context();
+    return e != cudaSuccess ? e : frt_function(func, f);
+}
+
+cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func)
+{
+    static const struct {
+        size_t offset, size;
+        CUfunction_attribute a;
+    } map[] = {
+#define FRT_FA(field, attrib) { offsetof(struct cudaFuncAttributes, field), \
+                                sizeof(((struct cudaFuncAttributes *)0)->field), attrib }
+        FRT_FA(sharedSizeBytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
+        FRT_FA(constSizeBytes, CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES),
+        FRT_FA(localSizeBytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES),
+        FRT_FA(maxThreadsPerBlock, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
+        FRT_FA(numRegs, CU_FUNC_ATTRIBUTE_NUM_REGS),
+        FRT_FA(ptxVersion, CU_FUNC_ATTRIBUTE_PTX_VERSION),
+        FRT_FA(binaryVersion, CU_FUNC_ATTRIBUTE_BINARY_VERSION),
+        FRT_FA(cacheModeCA, CU_FUNC_ATTRIBUTE_CACHE_MODE_CA),
+        FRT_FA(maxDynamicSharedSizeBytes, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES),
+        FRT_FA(preferredShmemCarveout, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT),
+#undef FRT_FA
+    };
+    FRT_ENTER(cudaFuncGetAttributes);
+    static void *_Atomic get;
+    CUfunction f;
+    if (attr == NULL)
+        return frt_ret(cudaErrorInvalidValue);
+    cudaError_t e = frt_func_of(func, &f);
+    if (e == cudaSuccess && atomic_load(&get) == NULL)
+        atomic_store(&get, frt_resolve("cuFuncGetAttribute", CU_GET_PROC_ADDRESS_DEFAULT));
+    CUresult (*fn)(int *, CUfunction_attribute, CUfunction) = atomic_load(&get);
+    if (e != cudaSuccess || fn == NULL)
+        return frt_ret(e != cudaSuccess ? e : cudaErrorNotSupported);
+    memset(attr, 0, sizeof *attr);
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+        int v = 0;
+        CUresult r = fn(&v, map[i].a, f);
+        if (r != CUDA_SUCCESS)
+            return frt_ret(frt_error(r));
+        if (map[i].size == sizeof(size_t)) {
+            size_t z = (size_t)v;
+            memcpy((char *)attr + map[i].offset, &z, sizeof z);
+        } else {
+            memcpy((char *)attr + map[i].offset, &v, sizeof v);
+        }
+    }
+    return cudaSuccess;
+}
+
+cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)
+{
+    FRT_ENTER(cudaFuncSetAttribute);
+    static void *_Atomic set;
+    CUfunction f;
+    cudaError_t e = frt_func_of(func, &f);
+    if (e == cudaSuccess && atomic_load(&set) == NULL)
+        atomic_store(&set, frt_resolve("cuFuncSetAttribute", CU_GET_PROC_ADDRESS_DEFAULT));
+    CUresult (*fn)(CUfunction, CUfunction_attribute, int) = atomic_load(&set);
+    if (e != cudaSuccess || fn == NULL)
+        return frt_ret(e != cudaSuccess ? e : cudaErrorNotSupported);
+    return frt_ret(frt_error(fn(f, (CUfunction_attribute)attr, value)));   /* the same numbers from 8 on */
+}
+
+static cudaError_t frt_occupancy(int *numBlocks, const void *func, int blockSize, size_t dynamicSMemSize,
+                                 unsigned int flags)
+{
+    static void *_Atomic occ;
+    CUfunction f;
+    cudaError_t e = frt_func_of(func, &f);
+    if (e == cudaSuccess && atomic_load(&occ) == NULL)
+        atomic_store(&occ, frt_resolve("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+                                       CU_GET_PROC_ADDRESS_DEFAULT));
+    CUresult (*fn)(int *, CUfunction, int, size_t, unsigned int) = atomic_load(&occ);
+    if (e != cudaSuccess || fn == NULL)
+        return frt_ret(e != cudaSuccess ? e : cudaErrorNotSupported);
+    return frt_ret(frt_error(fn(numBlocks, f, blockSize, dynamicSMemSize, flags)));
+}
+
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const void *func, int blockSize,
+                                                          size_t dynamicSMemSize)
+{
+    FRT_ENTER(cudaOccupancyMaxActiveBlocksPerMultiprocessor);
+    return frt_occupancy(numBlocks, func, blockSize, dynamicSMemSize, 0);
+}
+
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, const void *func, int blockSize,
+                                                                   size_t dynamicSMemSize, unsigned int flags)
+{
+    FRT_ENTER(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags);
+    return frt_occupancy(numBlocks, func, blockSize, dynamicSMemSize, flags);
 }
 
 /* ---- driver entry points ----------------------------------------------- */

@@ -13,6 +13,9 @@
 __attribute__((visibility("hidden"))) void frt_count(uint32_t id);
 #define FRT_ENTER(name) frt_count(CUSHIM_API_##name)
 
+/* fake_cudart_register.c: the fat binary and device name of a registered host stub; 0 if not registered. */
+__attribute__((visibility("hidden"))) int frr_lookup(const void *host, const void **image, char *name, size_t cap);
+
 /* Calls the fake runtime received under exported name 'name'. */
 uint64_t fake_cudart_call_count(const char *name);
 /* Calls this runtime made to the driver's cuGetProcAddress / cuGetProcAddress_v2. */

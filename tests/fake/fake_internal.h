@@ -64,6 +64,7 @@ struct CUfunc_st {
     struct CUfunc_st *next;
     char name[128];
     struct CUmod_st *module;   /* cuFuncGetParamInfo reads its PTX (fake_paraminfo.c) */
+    int max_dynamic_shared;    /* cuFuncSetAttribute's (fake_funcattr.c) */
 };
 
 struct CUmod_st {

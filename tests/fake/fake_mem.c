@@ -447,3 +447,27 @@ CUresult fk_mem_free_dev(uintptr_t p)
 {
     return fk_free(p, 0);
 }
+
+/* A pointer's memory type and device, as the driver knows its allocations; anything else is not a CUDA
+   pointer (CUDA_ERROR_INVALID_VALUE, as the real driver answers for pageable memory). Other attributes: not
+   supported by the fake. */
+CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
+{
+    FAKE_ENTER(cuPointerGetAttribute);
+    FK_REQUIRE_INIT();
+    if (data == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (attribute != CU_POINTER_ATTRIBUTE_MEMORY_TYPE && attribute != CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    pthread_mutex_lock(&fk_lock);
+    long i = fk_find((uintptr_t)ptr, 1);
+    struct fk_alloc a = i >= 0 ? fk_allocs[i] : (struct fk_alloc){ 0 };
+    pthread_mutex_unlock(&fk_lock);
+    if (i < 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (attribute == CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
+        *(unsigned int *)data = a.kind == FK_MEM_HOST ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+    else
+        *(int *)data = a.device;
+    return CUDA_SUCCESS;
+}

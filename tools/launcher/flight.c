@@ -26,28 +26,6 @@ const char ln_help_flight[] =
     "                    trace-event file (open it at https://ui.perfetto.dev). --out=FILE: there, not stdout\n"
     "  list              the rings and dumps in DIR: process, running or gone, event, file\n";
 
-/* The helper, as paths.c finds the others; NULL if none. */
-static char *find_helper(const ln_where *w)
-{
-    const char *s = strrchr(w->exe, '/');
-    char *here = s != NULL ? ln_strndup(w->exe, (size_t)(s - w->exe)) : ln_strdup(".");
-    char *cands[3];
-    int n = 0;
-    cands[n++] = ln_inst_libexec[0] == '/' ? ln_fmt("%s/cushim/cushim-flight", ln_inst_libexec)
-                                            : ln_fmt("%s/%s/cushim/cushim-flight", here, ln_inst_libexec);
-    if (w->shim != NULL) {
-        const char *t = strrchr(w->shim, '/');
-        cands[n++] = ln_fmt("%.*s/../tools/cushim-flight", t != NULL ? (int)(t - w->shim) : 1,
-                            t != NULL ? w->shim : ".");
-    }
-    if (w->build != NULL)
-        cands[n++] = ln_fmt("%s/tools/cushim-flight", w->build);
-    for (int i = 0; i < n; i++)
-        if (ln_is_file(cands[i]))
-            return ln_clean_path(cands[i]);
-    return NULL;
-}
-
 int ln_cmd_flight(const ln_where *w, int argc, char **argv)
 {
     char **args;
@@ -83,7 +61,7 @@ int ln_cmd_flight(const ln_where *w, int argc, char **argv)
         if (targets != 1)
             ln_bad("flight", "dump: one PID or FILE expected");
     }
-    if ((helper = find_helper(w)) == NULL)
+    if ((helper = w->flight) == NULL)
         ln_die("the cushim-flight helper was not found (build or install the flight plugin)");
     args = ln_alloc(sizeof *args * (size_t)(argc + 2));
     for (int i = 0; i < argc; i++)

@@ -27,6 +27,8 @@ typedef struct ln_where {
     char *usage;      /* memlimit's cushim-usage helper                                         */
     char *apis;       /* apis.tsv, the interposed APIs of this build                           */
     char *serve;      /* cushim-serve, the remoting's server (cushim serve, cushim apis --remote) */
+    char *flight;     /* the flight recorder's cushim-flight helper (cushim flight)             */
+    char *limit;      /* memlimit's cushim-limit helper (cushim limit)                          */
 } ln_where;
 
 void ln_where_find(ln_where *w);

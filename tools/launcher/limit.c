@@ -27,27 +27,6 @@ const char ln_help_limit[] =
     "  --wait-ms=N  wait at most N ms (default 1000) for smlimit's processes to acknowledge; exit status 3 when\n"
     "               some did not\n";
 
-static char *find_helper(const ln_where *w)
-{
-    const char *s = strrchr(w->exe, '/');
-    char *here = s != NULL ? ln_strndup(w->exe, (size_t)(s - w->exe)) : ln_strdup(".");
-    char *cands[3];
-    int n = 0;
-    cands[n++] = ln_inst_libexec[0] == '/' ? ln_fmt("%s/cushim/cushim-limit", ln_inst_libexec)
-                                            : ln_fmt("%s/%s/cushim/cushim-limit", here, ln_inst_libexec);
-    if (w->shim != NULL) {
-        const char *t = strrchr(w->shim, '/');
-        cands[n++] = ln_fmt("%.*s/../tools/cushim-limit", t != NULL ? (int)(t - w->shim) : 1,
-                            t != NULL ? w->shim : ".");
-    }
-    if (w->build != NULL)
-        cands[n++] = ln_fmt("%s/tools/cushim-limit", w->build);
-    for (int i = 0; i < n; i++)
-        if (ln_is_file(cands[i]))
-            return ln_clean_path(cands[i]);
-    return NULL;
-}
-
 int ln_cmd_limit(const ln_where *w, int argc, char **argv)
 {
     char **args;
@@ -68,7 +47,7 @@ int ln_cmd_limit(const ln_where *w, int argc, char **argv)
     }
     if (names != 1)
         ln_bad("limit", "one budget NAME expected");
-    if ((helper = find_helper(w)) == NULL)
+    if ((helper = w->limit) == NULL)
         ln_die("the cushim-limit helper was not found (build or install the memlimit plugin)");
     args = ln_alloc(sizeof *args * (size_t)(argc + 2));
     for (int i = 0; i < argc; i++)

@@ -90,6 +90,10 @@ void ln_where_find(ln_where *w)
                           ln_fmt("%s/tools/cushim-usage", build), (char *)NULL);
     w->serve = find_first(ln_fmt("%s/cushim/cushim-serve", libexecdir), ln_fmt("%s/../remote/cushim-serve", base),
                           ln_fmt("%s/remote/cushim-serve", build), (char *)NULL);
+    w->flight = find_first(ln_fmt("%s/cushim/cushim-flight", libexecdir), ln_fmt("%s/../tools/cushim-flight", base),
+                           ln_fmt("%s/tools/cushim-flight", build), (char *)NULL);
+    w->limit = find_first(ln_fmt("%s/cushim/cushim-limit", libexecdir), ln_fmt("%s/../tools/cushim-limit", base),
+                          ln_fmt("%s/tools/cushim-limit", build), (char *)NULL);
     w->apis = find_first(ln_fmt("%s/cushim/apis.tsv", datadir), ln_fmt("%s/../tools/apis.tsv", base),
                          ln_fmt("%s/tools/apis.tsv", build), (char *)NULL);
 }

@@ -319,6 +319,7 @@ int ln_cmd_run(const ln_where *w, int argc, char **argv)
                         strncmp(addr, "unix:", 5) == 0 ? ln_fmt("unix:%s", ln_absolute("--remote", addr + 5)) : addr,
                         0);
             r.dropin = 1;
+            r.remote = 1;
         } else if (is_opt(a, "--remote-token-file")) {
             /* the remote plugin's token_file, made absolute as every file the launcher passes */
             ln_spec_set(ln_run_spec(&r, "remote"), "--remote-token-file", "token_file",

@@ -18,6 +18,7 @@ typedef struct ln_run {
     const char *log, *log_file, *libs;
     char *real;              /* --real-libcuda, absolute */
     int fake, dropin;
+    int remote;              /* --remote: drop-in and, preloaded, the shim and the remote plugin (cudart programs) */
 } ln_run;
 
 /* The spec that flags of PLUGIN join (created at the place of the first). */

@@ -237,6 +237,18 @@ _Noreturn void ln_run_start(ln_run *r, char **argv)
             ln_die("--dropin: the drop-in directory was not found next to %s", w->shim);
         no_separator("LD_LIBRARY_PATH", ":;", w->dropin);
         prepend("LD_LIBRARY_PATH", w->dropin);
+        if (r->remote) {
+            /* a runtime-API program's cudart calls and nvcc's registration are answered by the remote plugin
+               (docs/remote.md, "Runtime-API programs"): the shim and the plugin preloaded, so that they come
+               before libcudart; a driver-API program finds the same shim as libcuda.so.1 */
+            ln_plugin *rp = ln_plugins_find(&r->plugins, "remote");
+            if (rp == NULL)
+                ln_die("--remote: the remote plugin was not found in %s", w->plugindir);
+            no_separator("LD_PRELOAD", ": ", rp->path);
+            no_separator("LD_PRELOAD", ": ", w->shim);
+            prepend("LD_PRELOAD", rp->path);
+            prepend("LD_PRELOAD", w->shim);
+        }
     } else {
         no_separator("LD_PRELOAD", ": ", w->shim);
         prepend("LD_PRELOAD", w->shim);

@@ -1,0 +1,12 @@
+/*
+ * rb_libs.h - the libraries a back end serves besides the driver (rb_libs.c).
+ */
+#ifndef RB_LIBS_H
+#define RB_LIBS_H
+
+#include <stdint.h>
+
+/* Loads the runtime of the tree's major (or $CUSHIM_SERVE_CUDART) and NVML, when present. */
+void rb_load_libraries(uint32_t cuda_version, int verbose);
+
+#endif /* RB_LIBS_H */

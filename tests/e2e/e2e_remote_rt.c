@@ -1,0 +1,288 @@
+/*
+ * e2e_remote_rt.c - a runtime-API program as nvcc builds one, for the remoting's end-to-end test
+ * (run_remote_rt.sh, docs/remote.md "Runtime-API programs"): its output is compared between a local run on the
+ * fake runtime and driver and a run whose every CUDA call is answered by cushim-serve.
+ *
+ * What nvcc would generate is written out by hand: a constructor registers the fat binary (its wrapper and a
+ * fatbin header around a payload) and one kernel, 'scale__pfi' (the fake driver reads the argument sizes from
+ * the name: a pointer, a float, an int), and the kernel's host stub pops the <<<>>> configuration and calls
+ * cudaLaunchKernel; a second kernel is launched the CUDA 13 way (__cudaGetKernel, __cudaLaunchKernel). The program
+ * prints only what both runs must agree on. With E2E_NO_DRIVER=1 it also checks, at the end, that no
+ * libcuda.so.1 was ever loaded in this process. 'e2e_remote_rt fork' (remote only) then forks a child that
+ * allocates and launches: through cushim-serve it has a back end of its own.
+ */
+#define _GNU_SOURCE
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* what nvcc's code calls (crt/host_runtime.h, device_functions.h) */
+void **__cudaRegisterFatBinary(void *fatCubin);
+void __cudaRegisterFatBinaryEnd(void **handle);
+void __cudaUnregisterFatBinary(void **handle);
+void __cudaRegisterFunction(void **handle, const char *hostFun, char *deviceFun, const char *deviceName,
+                            int thread_limit, uint3 *tid, uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize);
+unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem, struct CUstream_st *stream);
+cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem, void *stream);
+cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *stub);
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 g, dim3 b, void **args, size_t shmem, cudaStream_t stream);
+
+/* the fat binary: header (magic, version, header size, payload size) and a payload */
+static const struct {
+    unsigned magic;
+    unsigned short version, header_size;
+    unsigned long long size;
+    char payload[48];
+} fatbin = { 0xba55ed50u, 1, 16, 48, "cushim e2e_remote_rt fat binary payload" };
+static const struct {
+    int magic, version;
+    const void *data;
+    void *filename_or_fatbins;
+} wrapper = { 0x466243b1, 1, &fatbin, NULL };
+static void **handle;
+
+/* the kernel's host stub, as nvcc writes it: pop the configuration, launch with the arguments' addresses */
+static void scale(float *p, float f, int n)
+{
+    void *args[] = { &p, &f, &n };
+    dim3 g, b;
+    size_t shmem;
+    cudaStream_t s;
+    if (__cudaPopCallConfiguration(&g, &b, &shmem, &s) != cudaSuccess)
+        return;
+    (void)cudaLaunchKernel((const void *)scale, g, b, args, shmem, s);
+}
+
+/* the same stub as CUDA 13's nvcc writes it: a kernel handle taken once, the launch by the handle */
+static void scale13(float *p, float f, int n)
+{
+    static cudaKernel_t handle;
+    static int got;
+    void *args[] = { &p, &f, &n };
+    dim3 g, b;
+    size_t shmem;
+    cudaStream_t s;
+    if (!got)
+        got = __cudaGetKernel(&handle, (const void *)scale13) == cudaSuccess;
+    if (__cudaPopCallConfiguration(&g, &b, &shmem, &s) != cudaSuccess)
+        return;
+    (void)__cudaLaunchKernel(handle, g, b, args, shmem, s);
+}
+
+__attribute__((constructor)) static void register_binary(void)
+{
+    handle = __cudaRegisterFatBinary((void *)&wrapper);
+    __cudaRegisterFunction(handle, (const char *)scale, (char *)"scale__pfi", "scale__pfi", -1, NULL, NULL, NULL,
+                           NULL, NULL);
+    __cudaRegisterFunction(handle, (const char *)scale13, (char *)"scale13__pfi", "scale13__pfi", -1, NULL, NULL,
+                           NULL, NULL, NULL);
+    __cudaRegisterFatBinaryEnd(handle);
+}
+
+__attribute__((destructor)) static void unregister_binary(void)
+{
+    __cudaUnregisterFatBinary(handle);
+}
+
+/* a thread whose first CUDA call is a launch (its server thread has no context yet) */
+static void *thread_launch(void *arg)
+{
+    cudaError_t *e = arg;
+    float *p = NULL;
+    *e = cudaErrorUnknown;
+    if (__cudaPushCallConfiguration((dim3){ 1, 1, 1 }, (dim3){ 32, 1, 1 }, 0, NULL) == 0)
+        scale(p, 1.0f, 0);
+    *e = cudaGetLastError();
+    if (*e == cudaSuccess)
+        *e = cudaDeviceSynchronize();
+    return NULL;
+}
+
+static int failures;
+#define CHECK(cond, ...)                                   \
+    do {                                                   \
+        if (!(cond)) {                                     \
+            fprintf(stderr, "e2e_remote_rt: FAIL: " __VA_ARGS__); \
+            fprintf(stderr, "\n");                         \
+            failures++;                                    \
+        }                                                  \
+    } while (0)
+
+static void report(const char *what, cudaError_t e)
+{
+    printf("%s: %s\n", what, cudaGetErrorName(e));
+}
+
+int main(int argc, char **argv)
+{
+    int rv = 0, dv = 0, n = 0, dev = -1;
+    report("cudaRuntimeGetVersion", cudaRuntimeGetVersion(&rv));
+    report("cudaDriverGetVersion", cudaDriverGetVersion(&dv));
+    printf("versions: runtime %d driver %d\n", rv, dv);
+    report("cudaGetDeviceCount", cudaGetDeviceCount(&n));
+    printf("devices: %d\n", n);
+    for (int i = 0; i < n; i++) {
+        struct cudaDeviceProp prop;
+        memset(&prop, 0xee, sizeof prop);
+        report("cudaGetDeviceProperties", cudaGetDeviceProperties(&prop, i));
+        printf("device %d: '%s' %zu bytes, compute %d.%d\n", i, prop.name, prop.totalGlobalMem, prop.major,
+               prop.minor);
+    }
+    report("cudaSetDevice(7)", cudaSetDevice(7));
+    report("cudaGetLastError", cudaGetLastError());
+    report("cudaSetDevice(1)", cudaSetDevice(1));
+    report("cudaGetDevice", cudaGetDevice(&dev));
+    printf("device: %d\n", dev);
+    printf("cudaGetErrorString(cudaErrorInvalidValue): %s\n", cudaGetErrorString(cudaErrorInvalidValue));
+
+    enum { N = 9 << 20 };   /* 36 MiB of floats: a copy the client sends in two pieces (rc_cudart.c) */
+    float *host = malloc(N * sizeof *host), *back = malloc(N * sizeof *back), *d = NULL, *d2 = NULL;
+    if (host == NULL || back == NULL)
+        return 1;
+    for (int i = 0; i < N; i++)
+        host[i] = (float)(i % 1000) * 0.5f;
+    size_t free_b = 0, total_b = 0;
+    report("cudaMalloc", cudaMalloc((void **)&d, N * sizeof *d));
+    report("cudaMalloc", cudaMalloc((void **)&d2, N * sizeof *d2));
+    CHECK(d != NULL && d2 != NULL && d != d2, "device addresses %p %p", (void *)d, (void *)d2);
+    report("cudaMemGetInfo", cudaMemGetInfo(&free_b, &total_b));
+    printf("memory: total %zu\n", total_b);
+    report("cudaMemcpy HtoD", cudaMemcpy(d, host, N * sizeof *d, cudaMemcpyHostToDevice));
+    report("cudaMemcpy DtoD", cudaMemcpy(d2, d, N * sizeof *d, cudaMemcpyDeviceToDevice));
+    report("cudaMemset", cudaMemset(d2 + 16, 0, 16 * sizeof *d2));
+    memset(back, 0xff, N * sizeof *back);
+    report("cudaMemcpy DtoH", cudaMemcpy(back, d2, N * sizeof *back, cudaMemcpyDeviceToHost));
+    int same = 1;
+    for (int i = 0; i < N; i++)
+        if (back[i] != (i >= 16 && i < 32 ? 0.0f : host[i]))
+            same = 0;
+    printf("round trip: %s\n", same ? "equal" : "differs");
+    CHECK(same, "the bytes that came back differ");
+    report("cudaMemcpy HtoH", cudaMemcpy(back, host, 64, cudaMemcpyHostToHost));
+    /* cudaMemcpyDefault: each side found by what the pointer is */
+    float small[256], small2[256];
+    for (int i = 0; i < 256; i++)
+        small[i] = (float)i, small2[i] = -1;
+    report("cudaMemcpy Default HtoD", cudaMemcpy(d + 100, small, sizeof small, cudaMemcpyDefault));
+    report("cudaMemcpy Default DtoD", cudaMemcpy(d2 + 100, d + 100, sizeof small, cudaMemcpyDefault));
+    report("cudaMemcpy Default DtoH", cudaMemcpy(small2, d2 + 100, sizeof small2, cudaMemcpyDefault));
+    report("cudaMemcpy Default HtoH", cudaMemcpy(small2 + 128, small, 64, cudaMemcpyDefault));
+    printf("default copies: %s\n", memcmp(small, small2, 128 * sizeof(float)) == 0 && small2[128] == 0.0f &&
+                                       small2[143] == 15.0f && small2[144] == 144.0f ? "equal" : "differ");
+    struct cudaPointerAttributes pa;
+    report("cudaPointerGetAttributes(device)", cudaPointerGetAttributes(&pa, d));
+    printf("device pointer: type %d\n", (int)pa.type);
+    report("cudaPointerGetAttributes(host)", cudaPointerGetAttributes(&pa, small));
+    printf("host pointer: type %d\n", (int)pa.type);
+
+    cudaStream_t s = NULL;
+    cudaEvent_t a = NULL, b = NULL;
+    float ms = -1;
+    report("cudaStreamCreate", cudaStreamCreate(&s));
+    report("cudaEventCreate", cudaEventCreate(&a));
+    report("cudaEventCreate", cudaEventCreate(&b));
+    report("cudaEventRecord", cudaEventRecord(a, s));
+    /* scale<<<N / 256, 256, 0, s>>>(d, 2.0f, N) */
+    if (__cudaPushCallConfiguration((dim3){ N / 256, 1, 1 }, (dim3){ 256, 1, 1 }, 0, s) == 0)
+        scale(d, 2.0f, N);
+    report("launch", cudaGetLastError());
+    if (__cudaPushCallConfiguration((dim3){ 1, 1, 1 }, (dim3){ 128, 1, 1 }, 0, NULL) == 0)
+        scale(d2, 0.5f, 128);
+    report("launch on the default stream", cudaPeekAtLastError());
+    if (__cudaPushCallConfiguration((dim3){ 4, 1, 1 }, (dim3){ 64, 1, 1 }, 0, s) == 0)
+        scale13(d, 3.0f, 256);
+    report("launch by kernel handle", cudaGetLastError());
+    /* the kernel's attributes and occupancy */
+    struct cudaFuncAttributes fa;
+    int blocks = -1;
+    memset(&fa, 0xee, sizeof fa);
+    report("cudaFuncGetAttributes", cudaFuncGetAttributes(&fa, (const void *)scale));
+    printf("attributes: %d threads, %d registers, ptx %d, dynamic shared %d, static shared %zu\n",
+           fa.maxThreadsPerBlock, fa.numRegs, fa.ptxVersion, fa.maxDynamicSharedSizeBytes, fa.sharedSizeBytes);
+    report("cudaFuncSetAttribute", cudaFuncSetAttribute((const void *)scale,
+                                                        cudaFuncAttributeMaxDynamicSharedMemorySize, 96 << 10));
+    report("cudaFuncGetAttributes", cudaFuncGetAttributes(&fa, (const void *)scale));
+    printf("dynamic shared now %d\n", fa.maxDynamicSharedSizeBytes);
+    report("cudaOccupancyMaxActiveBlocksPerMultiprocessor",
+           cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, (const void *)scale, 256, 64 << 10));
+    printf("occupancy: %d blocks\n", blocks);
+    /* a launch the driver refuses (a block of 0 threads): the error reaches cudaGetLastError once */
+    if (__cudaPushCallConfiguration((dim3){ 1, 1, 1 }, (dim3){ 0, 1, 1 }, 0, s) == 0)
+        scale(d, 1.0f, 1);
+    report("bad launch, peek", cudaPeekAtLastError());
+    report("bad launch", cudaGetLastError());
+    report("after it", cudaGetLastError());
+    report("cudaMemcpyAsync DtoH", cudaMemcpyAsync(back, d, 4096, cudaMemcpyDeviceToHost, s));
+    report("cudaMemcpyAsync HtoD", cudaMemcpyAsync(d2, host, 4096, cudaMemcpyHostToDevice, s));
+    /* pinned host memory both ways */
+    unsigned char *pin = NULL, *pin2 = NULL;
+    report("cudaMallocHost", cudaMallocHost((void **)&pin, 1 << 20));
+    report("cudaHostAlloc", cudaHostAlloc((void **)&pin2, 1 << 20, cudaHostAllocDefault));
+    if (pin != NULL && pin2 != NULL) {
+        for (int i = 0; i < 1 << 20; i++)
+            pin[i] = (unsigned char)(i * 7);
+        memset(pin2, 0, 1 << 20);
+        report("cudaMemcpyAsync from pinned", cudaMemcpyAsync(d2, pin, 1 << 20, cudaMemcpyHostToDevice, s));
+        report("cudaMemcpyAsync to pinned", cudaMemcpyAsync(pin2, d2, 1 << 20, cudaMemcpyDeviceToHost, s));
+        report("cudaStreamSynchronize", cudaStreamSynchronize(s));
+        printf("pinned round trip: %s\n", memcmp(pin, pin2, 1 << 20) == 0 ? "equal" : "differs");
+    }
+    report("cudaFreeHost", cudaFreeHost(pin));
+    report("cudaFreeHost", cudaFreeHost(pin2));
+    report("cudaEventRecord", cudaEventRecord(b, s));
+    report("cudaStreamSynchronize", cudaStreamSynchronize(s));
+    report("cudaEventSynchronize", cudaEventSynchronize(b));
+    report("cudaEventElapsedTime", cudaEventElapsedTime(&ms, a, b));
+    printf("elapsed: %s\n", ms >= 0 ? "measured" : "not measured");
+    report("cudaDeviceSynchronize", cudaDeviceSynchronize());
+    report("cudaEventDestroy", cudaEventDestroy(a));
+    report("cudaEventDestroy", cudaEventDestroy(b));
+    report("cudaStreamDestroy", cudaStreamDestroy(s));
+    report("cudaFree", cudaFree(d));
+    report("cudaFree", cudaFree(d2));
+    report("cudaGetLastError", cudaGetLastError());
+    /* the other device: the fat binary is loaded there too, once */
+    float *d0 = NULL;
+    report("cudaSetDevice(0)", cudaSetDevice(0));
+    report("cudaMalloc on device 0", cudaMalloc((void **)&d0, 1024));
+    for (int k = 0; k < 2; k++)
+        if (__cudaPushCallConfiguration((dim3){ 1, 1, 1 }, (dim3){ 256, 1, 1 }, 0, NULL) == 0)
+            scale(d0, 1.5f, 256);
+    report("launches on device 0", cudaGetLastError());
+    pthread_t th;
+    cudaError_t te = cudaErrorUnknown;
+    if (pthread_create(&th, NULL, thread_launch, &te) == 0)
+        pthread_join(th, NULL);
+    report("a new thread's first call, a launch", te);
+    report("cudaFree on device 0", cudaFree(d0));
+    if (argc > 1 && strcmp(argv[1], "fork") == 0) {
+        /* a child has a back end of its own when remote (a context does not survive fork locally) */
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            float *c = NULL;
+            cudaError_t e = cudaMalloc((void **)&c, 4096);
+            if (e == cudaSuccess && __cudaPushCallConfiguration((dim3){ 1, 1, 1 }, (dim3){ 32, 1, 1 }, 0, NULL) == 0) {
+                scale(c, 2.0f, 32);
+                e = cudaDeviceSynchronize();
+                if (e == cudaSuccess)
+                    e = cudaGetLastError();
+            }
+            printf("child: %s\n", cudaGetErrorName(e));
+            fflush(stdout);
+            _exit(e == cudaSuccess ? 0 : 1);
+        }
+        int st = 1;
+        CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child failed");
+    }
+    free(host);
+    free(back);
+    if (getenv("E2E_NO_DRIVER") && strcmp(getenv("E2E_NO_DRIVER"), "1") == 0)
+        CHECK(dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD) == NULL, "a libcuda.so.1 is loaded in the client");
+    return failures != 0;
+}

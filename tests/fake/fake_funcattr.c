@@ -1,0 +1,90 @@
+/*
+ * fake_funcattr.c - a function's attributes and occupancy in the fake driver: cuFuncGetAttribute answers what a
+ * small kernel on a 1024-thread device would (32 registers, no static shared memory, PTX and binary 9.0), with
+ * the dynamic shared memory limit cuFuncSetAttribute set (48 KiB by default, at most 227 KiB);
+ * cuOccupancyMaxActiveBlocksPerMultiprocessor[WithFlags] divides 2048 threads and 228 KiB of shared memory
+ * per multiprocessor among the blocks.
+ */
+#include "fake_internal.h"
+
+#define FF_DEFAULT_DYNAMIC (48 << 10)
+#define FF_MAX_DYNAMIC (227 << 10)
+
+static CUresult ff_func(CUfunction f)
+{
+    if (!atomic_load(&fk_initialized))
+        return CUDA_ERROR_NOT_INITIALIZED;
+    return f != NULL && f->magic == FK_MAGIC_FUNC ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static int ff_dynamic(CUfunction f)
+{
+    return f->max_dynamic_shared ? f->max_dynamic_shared : FF_DEFAULT_DYNAMIC;
+}
+
+CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
+{
+    FAKE_ENTER(cuFuncGetAttribute);
+    CUresult r = ff_func(hfunc);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (pi == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    switch (attrib) {
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = 1024; break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = 32; break;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION:
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *pi = 90; break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *pi = ff_dynamic(hfunc); break;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: *pi = -1; break;
+    default:
+        if ((int)attrib < 0 || (int)attrib >= CU_FUNC_ATTRIBUTE_MAX)
+            return CUDA_ERROR_INVALID_VALUE;
+        *pi = 0;
+    }
+    return CUDA_SUCCESS;
+}
+
+CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
+{
+    FAKE_ENTER(cuFuncSetAttribute);
+    CUresult r = ff_func(hfunc);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (attrib != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+        return (int)attrib >= 0 && (int)attrib < CU_FUNC_ATTRIBUTE_MAX ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (value < 0 || value > FF_MAX_DYNAMIC)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&fk_lock);
+    hfunc->max_dynamic_shared = value;
+    pthread_mutex_unlock(&fk_lock);
+    return CUDA_SUCCESS;
+}
+
+static CUresult ff_occupancy(int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize)
+{
+    CUresult r = ff_func(func);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (numBlocks == NULL || blockSize <= 0 || blockSize > 1024 || dynamicSMemSize > (size_t)ff_dynamic(func))
+        return CUDA_ERROR_INVALID_VALUE;
+    int by_threads = 2048 / blockSize, by_shared = dynamicSMemSize ? (int)((228u << 10) / dynamicSMemSize) : 32;
+    *numBlocks = by_threads < by_shared ? by_threads : by_shared;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func, int blockSize,
+                                                     size_t dynamicSMemSize)
+{
+    FAKE_ENTER(cuOccupancyMaxActiveBlocksPerMultiprocessor);
+    return ff_occupancy(numBlocks, func, blockSize, dynamicSMemSize);
+}
+
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CUfunction func, int blockSize,
+                                                              size_t dynamicSMemSize, unsigned int flags)
+{
+    FAKE_ENTER(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags);
+    if (flags > 1)
+        return CUDA_ERROR_INVALID_VALUE;
+    return ff_occupancy(numBlocks, func, blockSize, dynamicSMemSize);
+}

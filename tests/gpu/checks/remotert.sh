@@ -1,0 +1,138 @@
+# remotert: runtime-API, NVML and PyTorch programs over remoting on the real driver (docs/remote.md, "Runtime-API
+# programs"; tests/gpu/checks/remote.sh checks the deployment: cushim serve, TCP, quotas). cushim-serve runs on
+# this machine's driver; each client runs with the remote plugin and, where this machine allows a mount namespace
+# (root or user namespaces), with every libcuda.so* file hidden behind /dev/null, so that the client could not
+# use a driver even by mistake; LD_DEBUG=files shows which objects each client initialised.
+#   remotert vecadd    examples/vecadd (driver API) through the drop-in: the same output as natively
+#   remotert runtime   tests/gpu/remote/rt_vecadd.cu (nvcc -cudart shared, no -lcuda; <<<>>>, copies up to
+#                      48 MiB, events, a refused launch): the shim and the plugin preloaded; the same output
+#   remotert nvml      nvidia-smi -L through the forwarded NVML: the same output as natively
+#   remotert torch     tests/gpu/remote/torch_small.py (elementwise kernels, copies, reductions): the same
+#                      output as natively (SKIP without torch)
+# The server's log is $LOGS/remote.serve.log; each client's output and stderr are under $DATA and $LOGS.
+remote_hide_drivers() {   # remote_hide_drivers PATTERN: the files of the libraries matching PATTERN, one a line
+    { ldconfig -p 2>/dev/null | awk -v p="$1" '$1 ~ p { print $NF }'
+      find /usr/lib/x86_64-linux-gnu /usr/lib64 /lib64 -maxdepth 1 -regex ".*/$1.*" 2>/dev/null
+    } | while read -r f; do [ -e "$f" ] && readlink -f "$f" && echo "$f"; done | sort -u
+}
+
+# remote_client TAG HIDE_PATTERN ENV... -- CMD...: runs CMD in a mount namespace where the files matching
+# HIDE_PATTERN read as empty (when one can be made), output in $DATA/remote.TAG.out, stderr in $LOGS
+remote_client() {
+    local tag=$1 hide=$2 files
+    shift 2
+    local envs=()
+    while [ "$1" != -- ]; do envs+=("$1"); shift; done
+    shift
+    files=$(remote_hide_drivers "$hide" | tr '\n' ' ')
+    echo "$files" > "$LOGS/remote.$tag.hidden"
+    local script='for f in $HIDDEN; do mount --bind /dev/null "$f" 2>/dev/null || exit 97; done; exec "$@"'
+    if [ -n "$REMOTE_NS" ]; then
+        tmo 300 env "${envs[@]}" HIDDEN="$files" LD_DEBUG=files LD_DEBUG_OUTPUT="$LOGS/remote.$tag.ld" \
+            $REMOTE_NS sh -c "$script" sh "$@" > "$DATA/remote.$tag.out" 2> "$LOGS/remote.$tag.err"
+    else
+        tmo 300 env "${envs[@]}" LD_DEBUG=files LD_DEBUG_OUTPUT="$LOGS/remote.$tag.ld" "$@" \
+            > "$DATA/remote.$tag.out" 2> "$LOGS/remote.$tag.err"
+    fi
+}
+
+# the real driver objects a client initialised (LD_DEBUG=files: 'calling init: PATH'), the drop-in aside
+remote_loaded_driver() {
+    cat "$LOGS/remote.$1.ld".* 2>/dev/null | grep -o 'calling init: .*libcuda\.so.*' | grep -v "$DROPIN" | sort -u |
+        tr '\n' ' '
+}
+
+remote_compare() {   # remote_compare NAME TAG RC NATIVE_FILE [SED]: PASS when the outputs are equal
+    local name=$1 tag=$2 rc=$3 nat=$4 sedx=${5:-s/^//} drv ns
+    drv=$(remote_loaded_driver "$tag")
+    ns=$([ -n "$REMOTE_NS" ] && echo "driver files hidden" || echo "no mount namespace: driver files visible")
+    if [ "$rc" != 0 ]; then
+        result "$name" FAIL "rc $rc ($ns): $(tail -n 3 "$LOGS/remote.$tag.err" | tr '\n' ' ' | cut -c1-300)"
+    elif ! diff <(sed -E "$sedx" "$nat") <(sed -E "$sedx" "$DATA/remote.$tag.out") > "$LOGS/remote.$tag.diff"; then
+        result "$name" FAIL "outputs differ ($ns): $(head -n 4 "$LOGS/remote.$tag.diff" | tr '\n' ' ' | cut -c1-300)"
+    elif [ -n "$drv" ]; then
+        result "$name" FAIL "the same output, but the client loaded a driver: $drv"
+    else
+        result "$name" PASS "$(wc -l < "$DATA/remote.$tag.out") lines equal to native ($ns); $(grep -o '[0-9]* driver calls, [0-9]* round trips' "$LOGS/remote.$tag.err" | head -n 1)"
+    fi
+}
+
+check_remotert() {
+    local serve=$BUILD_DIR/remote/cushim-serve plugin=$BUILD_DIR/plugins/remote.so sock=$WORK/remote.sock
+    local cuda=${CUDA_HOME:-/usr/local/cuda} rc cudart nvcc ns
+    if [ ! -x "$serve" ] || [ ! -f "$plugin" ]; then
+        result "remotert" FAIL "$serve or $plugin missing (build-gpu lacks the remoting)"
+        return
+    fi
+    REMOTE_NS=""   # a mount namespace where a bind mount works (root, else a user namespace)
+    : > "$WORK/remote.ns.probe"
+    for ns in "unshare -m" "unshare -rm"; do
+        if $ns sh -c "mount --bind /dev/null '$WORK/remote.ns.probe'" 2> /dev/null; then
+            REMOTE_NS=$ns
+            break
+        fi
+    done
+    # the server's runtime: the toolkit's, else the one PyTorch's wheels bring
+    cudart=$(ls "$cuda"/lib64/libcudart.so.13* "$cuda"/targets/x86_64-linux/lib/libcudart.so.13* 2>/dev/null | head -n 1)
+    if [ -z "$cudart" ]; then
+        local site
+        site=$(tmo 60 "$PY" -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))' 2>/dev/null)
+        [ -n "$site" ] && cudart=$(find "$site/nvidia" -name 'libcudart.so.13*' 2>/dev/null | head -n 1)
+    fi
+    echo "server runtime: ${cudart:-none found here: the back end opens libcudart.so.13 by name}" > "$LOGS/remote.cudart"
+    rm -f "$sock"
+    CUSHIM_SERVE_CUDART=$cudart "$serve" --listen="unix:$sock" --verbose > "$LOGS/remote.serve.log" 2>&1 &
+    local server=$!
+    for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+    if [ ! -S "$sock" ]; then
+        result "remotert" FAIL "cushim-serve did not listen: $(head -c 300 "$LOGS/remote.serve.log")"
+        kill "$server" 2>/dev/null
+        return
+    fi
+    local opts="server=unix:$sock,stats=1"
+    # 1. vecadd through the drop-in
+    local v=$BUILD_DIR/examples/vecadd
+    tmo 60 "$v" > "$DATA/remote.vecadd.native" 2> "$LOGS/remote.vecadd.native.err"
+    remote_client vecadd 'libcuda\.so' LD_LIBRARY_PATH="$DROPIN" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
+        CUSHIM_PLUGINS="$plugin:$opts" -- "$v"
+    rc=$?
+    remote_compare "remotert vecadd" vecadd $rc "$DATA/remote.vecadd.native" 's/kernel [0-9.]+ ms/kernel T ms/'
+    # 2. a runtime-API program
+    nvcc=$cuda/bin/nvcc
+    command -v "$nvcc" > /dev/null 2>&1 || nvcc=nvcc
+    if tmo 180 "$nvcc" -arch="${GPU_ARCH:-sm_90}" -O2 -cudart shared -o "$BIN/rt_vecadd" "$HERE/remote/rt_vecadd.cu" \
+        -Xlinker -rpath -Xlinker "$(dirname "${cudart:-$cuda/lib64/x}")" > "$LOGS/remote.build.log" 2>&1; then
+        tmo 60 "$BIN/rt_vecadd" > "$DATA/remote.runtime.native" 2> "$LOGS/remote.runtime.native.err"
+        remote_client runtime 'libcuda\.so' LD_PRELOAD="$SHIM $plugin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
+            CUSHIM_PLUGINS="$plugin:$opts" -- "$BIN/rt_vecadd"
+        rc=$?
+        remote_compare "remotert runtime" runtime $rc "$DATA/remote.runtime.native"
+    else
+        result "remotert runtime" FAIL "rt_vecadd.cu did not build: $(tail -n 3 "$LOGS/remote.build.log" | tr '\n' ' ' | cut -c1-200)"
+    fi
+    # 3. NVML: nvidia-smi -L (it needs libnvidia-ml.so.1 to load; every call goes to the server)
+    local smi
+    smi=$(command -v nvidia-smi || true)
+    if [ -n "$smi" ]; then
+        tmo 30 "$smi" -L > "$DATA/remote.nvml.native" 2>&1
+        remote_client nvml 'libcuda\.so' LD_PRELOAD="$SHIM $plugin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
+            CUSHIM_PLUGINS="$plugin:$opts" -- "$smi" -L
+        rc=$?
+        remote_compare "remotert nvml" nvml $rc "$DATA/remote.nvml.native"
+    else
+        result "remotert nvml" SKIP "no nvidia-smi here"
+    fi
+    # 4. PyTorch
+    if tmo 60 "$PY" -c 'import torch' 2> /dev/null; then
+        tmo 120 "$PY" "$HERE/remote/torch_small.py" > "$DATA/remote.torch.native" 2> "$LOGS/remote.torch.native.err"
+        remote_client torch 'libcuda\.so' LD_PRELOAD="$SHIM $plugin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
+            CUSHIM_PLUGINS="$plugin:$opts" -- "$PY" "$HERE/remote/torch_small.py"
+        rc=$?
+        remote_compare "remotert torch" torch $rc "$DATA/remote.torch.native"
+    else
+        result "remotert torch" SKIP "no torch for $PY"
+    fi
+    kill "$server" 2>/dev/null
+    wait "$server" 2>/dev/null
+}
+gpu_check remotert check_remotert
