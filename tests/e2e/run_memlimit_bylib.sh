@@ -62,9 +62,16 @@ i=0
 while ! grep -q held "$out.hold" 2>/dev/null; do
     i=$((i + 1)); [ $i -lt 1000 ] || fail "the launching program did not start"; sleep 0.02
 done
-env -u LD_PRELOAD "$launcher" usage --by-library "$name" >"$out.table" 2>&1 || fail "cushim usage (3) failed"
-line=$(grep -E "^[0-9]+ +$pid +e2e_usage_libs +alive +0 " "$out.table") || fail "no row for device 0"
-set -- $line
+# smlimit publishes at its heartbeat (50 ms; later on a loaded machine): wait up to 10 s for the 20 launches
+i=0
+while :; do
+    env -u LD_PRELOAD "$launcher" usage --by-library "$name" >"$out.table" 2>&1 || fail "cushim usage (3) failed"
+    line=$(grep -E "^[0-9]+ +$pid +e2e_usage_libs +alive +0 " "$out.table") || fail "no row for device 0"
+    set -- $line
+    [ "${12}" = 20 ] && break
+    i=$((i + 1)); [ $i -lt 200 ] || break
+    sleep 0.05
+done
 [ "${12}" = 20 ] || fail "kernels ${12}, not 20"
 [ "${11}" -ge 30 ] 2>/dev/null || fail "busy ${11} ms, not at least 30 (20 x 2 ms)"
 [ "${13}" = 50.0 ] || fail "sm% ${13}, not 50.0"
