@@ -84,37 +84,43 @@ grep -q "^cushim_smlimit_limit_ratio{.*pid=\"$pid\".*device=\"0\"} 0.500$" "$out
 grep -q "^cushim_smlimit_priority{.*pid=\"$pid\".*device=\"0\"} 2$" "$out.prom" || fail "no priority sample"
 grep -Eq "^cushim_smlimit_busy_seconds_total\{.*pid=\"$pid\".*device=\"0\"\} 0\.0[3-9][0-9]*$" "$out.prom" ||
     fail "busy seconds not between 0.03 and 0.1"
-# --watch at a terminal (a pseudo-terminal): redrawn (home, clear) at least twice in 2.5 s, 'q' ends it at once
-python3 - "$launcher" "$name" >"$out.check" 2>&1 <<'PY' || fail "--watch at a terminal"
-import os, pty, select, sys, time
-pid, fd = pty.fork()
-if pid == 0:
-    os.execvp('env', ['env', '-u', 'LD_PRELOAD', sys.argv[1], 'usage', '--watch', sys.argv[2]])
-buf, end = b'', time.time() + 2.5
-while time.time() < end:
-    if select.select([fd], [], [], 0.1)[0]:
-        try:
-            buf += os.read(fd, 65536)
-        except OSError:
-            break
-n = buf.count(b'\x1b[H\x1b[2J')
-assert n >= 2, 'redrawn %d times' % n
-assert b'e2e_usage_libs' in buf, 'no process row'
-os.write(fd, b'q')
-t = time.time()
-while time.time() < t + 2:
-    done, status = os.waitpid(pid, os.WNOHANG)
-    if done:
-        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, 'status %d' % status
-        print('watch: %d redraws, ended by q' % n)
-        sys.exit(0)
-    if select.select([fd], [], [], 0.05)[0]:
-        try:
-            os.read(fd, 65536)
-        except OSError:
-            pass
-print('q did not end --watch')
-sys.exit(1)
+# --watch at a terminal (a pseudo-terminal): redrawn (home, clear) at least twice in 2.5 s; 'q', and Ctrl-C's
+# SIGINT, end it at once with status 0
+python3 - "$launcher" "$name" >"$out.check" 2>&1 <<'PY' || fail "--watch at a terminal: $(cat "$out.check")"
+import os, pty, select, signal, sys, time
+
+def run(stop, label):
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execvp('env', ['env', '-u', 'LD_PRELOAD', sys.argv[1], 'usage', '--watch', sys.argv[2]])
+    buf, end = b'', time.time() + 2.5
+    while time.time() < end:
+        if select.select([fd], [], [], 0.1)[0]:
+            try:
+                buf += os.read(fd, 65536)
+            except OSError:
+                break
+    n = buf.count(b'\x1b[H\x1b[2J')
+    assert n >= 2, '%s: redrawn %d times' % (label, n)
+    assert b'e2e_usage_libs' in buf, '%s: no process row' % label
+    stop(pid, fd)
+    t = time.time()
+    while time.time() < t + 2:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, '%s: status %d' % (label, status)
+            print('watch: %d redraws, ended by %s' % (n, label))
+            return
+        if select.select([fd], [], [], 0.05)[0]:
+            try:
+                os.read(fd, 65536)
+            except OSError:
+                pass
+    os.kill(pid, signal.SIGKILL)
+    sys.exit('%s did not end --watch' % label)
+
+run(lambda pid, fd: os.write(fd, b'q'), 'q')
+run(lambda pid, fd: os.kill(pid, signal.SIGINT), 'SIGINT')
 PY
 kill -KILL $pid; wait $pid 2>/dev/null
 rm -f "$region" "$smr"
