@@ -26,7 +26,10 @@ ir() {   # ir N SPEC: instructions of the main thread from main() on
     --callgrind-out-file="$TMP/cg" "$BENCH" "$DRV" "$1" 1 >/dev/null 2>"$TMP/err" || { cat "$TMP/err" >&2; exit 1; }
   sed -n 's/^summary: //p' "$TMP/cg"
 }
-for cfg in "private:$PLUGIN:limit=64GiB" "shared:$PLUGIN:limit=64GiB,budget=$BUDGET"; do
+# shared: memory by library on (its default: a backtrace per allocation, docs/benchmarks.md); shared-nolib:
+# by_library=false, what the shared budget costs without it
+for cfg in "private:$PLUGIN:limit=64GiB" "shared:$PLUGIN:limit=64GiB,budget=$BUDGET" \
+           "shared-nolib:$PLUGIN:limit=64GiB,budget=$BUDGET,by_library=false"; do
   name=${cfg%%:*} spec=${cfg#*:}
   a=$(ir "$N1" "$spec") b=$(ir "$N2" "$spec")
   awk -v n="$name" -v a="$a" -v b="$b" -v d=$((N2 - N1)) 'BEGIN { printf "%s budget: %.1f instructions per pair\n", n, (b - a) / d }'

@@ -8,7 +8,7 @@
  *   cushim-limit NAME --mem=off --sm=off    back to each process's own limits
  *
  * NAME is memlimit's budget (/dev/shm/cushim-budget-NAME, budget=NAME) and
- * smlimit's group of this user (/dev/shm/cushim-smlimit3-<uid>-NAME, group=NAME).
+ * smlimit's group of this user (/dev/shm/cushim-smlimit4-<uid>-NAME, group=NAME).
  * Only regions that exist are touched (a typo creates nothing). Who may change a
  * region is who may join it (plugins/common/region.c): its owner, or a member
  * of its group for a group-shared budget; a region anybody else can write is

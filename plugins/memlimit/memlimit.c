@@ -32,6 +32,7 @@
 #include <cushim/cushim.h>
 
 #include "ml_budget.h"
+#include "ml_caller.h"
 #include "ml_limits.h"
 #include "ml_size.h"
 #include "ml_table.h"
@@ -58,6 +59,7 @@ typedef struct ml_state {
     ml_budget budget;
     ml_table table;
     int charge_managed;
+    int by_library;               /* memory by library: shared budgets only, by_library=true */
     int32_t oom_driver, oom_runtime;
     uint8_t *handle_ref;          /* per API id: the released/produced value is a VMM handle */
     uint32_t id_limit;
@@ -80,6 +82,39 @@ static _Atomic int ml_opened;          /* 0 not yet, 1 open, -1 could not even m
 static char ml_region_path[256];       /* "" for a budget of this process */
 
 static long ml_region_gid = -1;        /* budget_group=: the group the region is shared with */
+
+/* ---- memory by library (ml_caller.h): what is charged to 'used' is also charged to the entry of the library
+   that allocated it, in our slot; a record keeps the entry, so a free credits the same library ---- */
+static pthread_mutex_t ml_lib_mu = PTHREAD_MUTEX_INITIALIZER;   /* serialises naming entries */
+
+/* Charge 'bytes' on 'dev' to the calling library: its entry + 1 for the record, 0 when not attributed. */
+static uint8_t ml_lib_charge(int dev, uint64_t bytes)
+{
+    const char *name;
+    int idx;
+    if (!ml_st.by_library || !ml_st.budget.shared)
+        return 0;
+    name = ml_caller_name(ml_caller());
+    pthread_mutex_lock(&ml_lib_mu);
+    idx = ml_budget_lib(&ml_st.budget, name, dev);
+    pthread_mutex_unlock(&ml_lib_mu);
+    if (idx < 0)
+        return 0;
+    ml_budget_lib_add(&ml_st.budget, idx, bytes);
+    return (uint8_t)(idx + 1);
+}
+
+static void ml_lib_credit(const ml_rec *r)
+{
+    if (r->lib != 0)
+        ml_budget_lib_sub(&ml_st.budget, r->lib - 1, r->bytes);
+}
+
+/* Does category 'cat' count in the budget's 'used' (what memory by library splits)? */
+static int ml_in_used(int cat)
+{
+    return cat == ML_CAT_DEVICE || (cat == ML_CAT_MANAGED && ml_st.charge_managed);
+}
 
 /* Our live allocations, charged again to a budget that lost its file (ml_budget_lost). */
 static void ml_recharge(const ml_rec *r, void *ctx)
@@ -411,13 +446,18 @@ static void ml_alloc_post(cushim_call *call, const cushim_alloc_role *r, uint64_
     rec.ns = call->api_id < ml_st.id_limit && ml_st.handle_ref[call->api_id] ? ML_NS_HANDLE : ML_NS_ADDR;
     rec.cat = (uint8_t)cat;
     rec.dev = (int16_t)dev;
+    if (rec.key != 0 && ml_in_used(cat))
+        rec.lib = ml_lib_charge(dev, bytes);   /* the stack is the allocating call's: who made it */
     if (rec.key == 0 || ml_table_put(&ml_st.table, &rec, &old) != 0) {
         /* nothing to find it by later: do not keep it charged */
+        ml_lib_credit(&rec);
         ml_give(cat, dev, bytes);
         return;
     }
-    if (old.key != 0 && old.cat != ML_CAT_NONE)
+    if (old.key != 0 && old.cat != ML_CAT_NONE) {
+        ml_lib_credit(&old);
         ml_give(old.cat, old.dev, old.bytes);   /* an address we missed the release of */
+    }
 }
 
 static int ml_pre(cushim_call *call, void *user, uint64_t *slot)
@@ -437,8 +477,10 @@ static int ml_pre(cushim_call *call, void *user, uint64_t *slot)
         int got = ml_table_release(&ml_st.table, ns, ml_arg(ml_host, call, r->ref_arg), &rec);
         if (got == 1)
             *slot = ml_pack(ML_DO_REFDROP, 0, 0, 0);
-        else if (got == 2)
+        else if (got == 2) {
+            ml_lib_credit(&rec);   /* put back under the releasing caller's library if the release fails */
             *slot = ml_pack(ML_DO_TAKEN, rec.cat == ML_CAT_NONE ? 0xf : rec.cat, rec.dev, rec.bytes);
+        }
         else
             atomic_fetch_add_explicit(&ml_st.untracked_releases, 1, memory_order_relaxed);
         return CUSHIM_CONTINUE;
@@ -483,8 +525,12 @@ static void ml_post(cushim_call *call, void *user, uint64_t *slot)
             rec.ns = ns;
             rec.cat = cat == 0xf ? ML_CAT_NONE : (uint8_t)cat;
             rec.dev = (int16_t)dev;
-            if (ml_table_put(&ml_st.table, &rec, NULL) != 0)
+            if (cat != 0xf && ml_in_used(cat))
+                rec.lib = ml_lib_charge(dev, bytes);
+            if (ml_table_put(&ml_st.table, &rec, NULL) != 0) {
+                ml_lib_credit(&rec);
                 ml_give(cat, dev, bytes);
+            }
         }
         return;
     }
@@ -500,8 +546,10 @@ static void ml_post(cushim_call *call, void *user, uint64_t *slot)
             rec.refs = 1;
             rec.ns = ns;
             rec.cat = ML_CAT_NONE;   /* imported: charged to its exporter, never here */
-            if (ml_table_put(&ml_st.table, &rec, &old) == 0 && old.key != 0 && old.cat != ML_CAT_NONE)
+            if (ml_table_put(&ml_st.table, &rec, &old) == 0 && old.key != 0 && old.cat != ML_CAT_NONE) {
+                ml_lib_credit(&old);
                 ml_give(old.cat, old.dev, old.bytes);
+            }
         }
         return;
     default:
@@ -732,6 +780,12 @@ static int ml_init(const cushim_host *host, cushim_plugin *self)
     }
     atomic_store(&ml_opened, 0);
     ml_st.budget.slot = -1;
+    /* memory by library: only where someone can read it (a shared budget); the unwinder primed now */
+    ml_st.by_library = ml_region_path[0] != '\0' && host->opt_bool(self, "by_library");
+    if (ml_st.by_library) {
+        const void *mine[2] = {(const void *)host->log, (const void *)&ml_st};
+        ml_caller_init(mine, 2);
+    }
 
     if (host->result_by_name("CUDA_ERROR_OUT_OF_MEMORY", &kind, &ml_st.oom_driver) != CUSHIM_OK)
         ml_st.oom_driver = 2;
@@ -830,6 +884,8 @@ static void ml_fork_child(cushim_plugin *self)
     ml_table_init(&ml_st.table);
     pthread_mutex_init(&ml_open_mu, NULL);
     pthread_mutex_init(&ml_live_mu, NULL);
+    pthread_mutex_init(&ml_lib_mu, NULL);
+    ml_caller_fork_child();
     if (atomic_load(&ml_opened) == 1 && ml_budget_reopen_child(&ml_st.budget) != 0 && ml_host != NULL) {
         ml_host->log(ml_st.self, CUSHIM_LOG_WARN, "child %d: no slot in the shared budget: a budget of its own",
                      (int)getpid());
@@ -846,6 +902,8 @@ static const cushim_option ml_options[] = {
     {"budget_group", CUSHIM_OPT_STRING, NULL,
      "share the budget's file with this group's users (default: this user alone may write it)"},
     {"managed", CUSHIM_OPT_STRING, "charge", "managed memory: 'charge' it to the current device, or only 'count' it"},
+    {"by_library", CUSHIM_OPT_BOOL, "true",
+     "in a shared budget, publish memory by the library that allocated it (cushim usage --by-library)"},
     {"hami", CUSHIM_OPT_BOOL, "true",
      "read HAMi-core's CUDA_DEVICE_MEMORY_LIMIT[_<i>] and CUDA_DEVICE_MEMORY_SHARED_CACHE"},
     {NULL, 0, NULL, NULL},

@@ -25,6 +25,12 @@ static void ml_zero_slot(ml_slot *s)
         atomic_store_explicit(&s->managed[d], 0, memory_order_relaxed);
         atomic_store_explicit(&s->peak[d], 0, memory_order_relaxed);
     }
+    for (int i = 0; i < ML_SLOT_LIBS; i++) {
+        atomic_store_explicit(&s->libs[i].named, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->libs[i].used, 0, memory_order_relaxed);
+        s->libs[i].dev = 0;
+        memset(s->libs[i].name, 0, sizeof s->libs[i].name);
+    }
     atomic_store_explicit(&s->host, 0, memory_order_relaxed);
     atomic_store_explicit(&s->denied, 0, memory_order_relaxed);
     atomic_store_explicit(&s->start, 0, memory_order_relaxed);
@@ -313,6 +319,52 @@ uint32_t ml_budget_set_live(ml_budget *b, const uint64_t live[ML_MAX_DEVICES])
     atomic_store_explicit(&b->r->live_when, (uint64_t)ts.tv_sec, memory_order_relaxed);
     /* after the values: a process that sees the new generation (acquire) reads them */
     return atomic_fetch_add_explicit(&b->r->live_gen, 1, memory_order_release) + 1;
+}
+
+int ml_budget_lib(ml_budget *b, const char *name, int dev)
+{
+    ml_slot *s;
+    int i;
+    if (b->r == NULL || b->slot < 0)
+        return -1;
+    s = &b->r->slots[b->slot];
+    for (i = 0; i < ML_SLOT_LIBS - 1; i++) {
+        ml_libent *e = &s->libs[i];
+        if (!atomic_load_explicit(&e->named, memory_order_relaxed))
+            break;
+        if (e->dev == dev && strncmp(e->name, name, sizeof e->name - 1) == 0)
+            return i;
+    }
+    if (i == ML_SLOT_LIBS - 1) {   /* full: the rest goes to the last entry */
+        name = ML_LIB_OTHER;
+        dev = -1;
+        if (atomic_load_explicit(&s->libs[i].named, memory_order_relaxed))
+            return i;
+    }
+    snprintf(s->libs[i].name, sizeof s->libs[i].name, "%s", name);
+    s->libs[i].dev = dev;
+    atomic_store_explicit(&s->libs[i].named, 1, memory_order_release);
+    return i;
+}
+
+void ml_budget_lib_add(ml_budget *b, int idx, uint64_t n)
+{
+    if (b->r == NULL || b->slot < 0 || idx < 0 || idx >= ML_SLOT_LIBS)
+        return;
+    atomic_fetch_add_explicit(&b->r->slots[b->slot].libs[idx].used, n, memory_order_relaxed);
+}
+
+void ml_budget_lib_sub(ml_budget *b, int idx, uint64_t n)
+{
+    _Atomic uint64_t *v;
+    uint64_t cur;
+    if (b->r == NULL || b->slot < 0 || idx < 0 || idx >= ML_SLOT_LIBS)
+        return;
+    v = &b->r->slots[b->slot].libs[idx].used;
+    cur = atomic_load_explicit(v, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(v, &cur, cur > n ? cur - n : 0, memory_order_relaxed,
+                                                  memory_order_relaxed))
+        ;
 }
 
 int ml_budget_path(const char *name, char *out, size_t outlen)

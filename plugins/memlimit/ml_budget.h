@@ -23,10 +23,25 @@
 #include "ml_limits.h"
 #include "region.h"
 
-#define ML_BUDGET_MAGIC 0x32746764626d6c63ull /* "clmbdgt2": live limits (clmbdgt1 had none) */
+#define ML_BUDGET_MAGIC 0x33746764626d6c63ull /* "clmbdgt3": memory by library (clmbdgt2 had none,
+                                                  clmbdgt1 no live limits) */
 #define ML_LIVE_UNLIMITED UINT64_MAX           /* a live limit of "no limit" (ml_region.live)   */
 #define ML_BUDGET_SLOTS 1024
 #define ML_LOCK_BASE RG_LOCK_BASE             /* lock byte of slot i: ML_LOCK_BASE + i (region.h) */
+
+/* Memory by library: per slot, the bytes of its 'used' (charged device memory) by the library that allocated
+   them, per device. An entry is named once (name and device written, then 'named' stored with release) and
+   keeps its name while its process lives; only its owner writes it (or a reclaimer zeroes a dead owner's).
+   When every entry is taken, the last one is named ML_LIB_OTHER with device -1 and takes the rest. */
+#define ML_SLOT_LIBS 32
+#define ML_LIB_NAME 40
+#define ML_LIB_OTHER "(other)"
+typedef struct ml_libent {
+    _Atomic uint32_t named;                  /* 0: free; 1: name and dev are written      */
+    int32_t dev;                             /* the device; -1: every device (ML_LIB_OTHER) */
+    char name[ML_LIB_NAME];                  /* NUL-terminated (the reader checks)         */
+    _Atomic uint64_t used;                   /* bytes charged now                          */
+} ml_libent;
 
 enum { ML_CAT_DEVICE = 0, ML_CAT_MANAGED = 1, ML_CAT_HOST = 2, ML_NCATS = 3 };
 
@@ -40,6 +55,7 @@ typedef struct ml_slot {
     _Atomic uint64_t peak[ML_MAX_DEVICES];
     _Atomic uint64_t denied;                 /* allocations refused                     */
     char comm[16];
+    ml_libent libs[ML_SLOT_LIBS];            /* 'used' by allocating library (above)    */
 } ml_slot;
 
 typedef struct ml_region {
@@ -110,6 +126,14 @@ static inline uint32_t ml_budget_live_gen(const ml_budget *b)
    generation. The caller has the region open for writing (region.c's owner rules). */
 #define ML_LIVE_DROP (UINT64_MAX - 1)
 uint32_t ml_budget_set_live(ml_budget *b, const uint64_t live[ML_MAX_DEVICES]);
+
+/* Memory by library, in our slot (the caller serialises ml_budget_lib): the index of the entry of library
+   'name' on device 'dev', named now when new; when the entries are all taken, the ML_LIB_OTHER entry's. -1:
+   no slot. */
+int ml_budget_lib(ml_budget *b, const char *name, int dev);
+/* Add or take (never below zero) 'n' bytes to entry 'idx' of our slot. */
+void ml_budget_lib_add(ml_budget *b, int idx, uint64_t n);
+void ml_budget_lib_sub(ml_budget *b, int idx, uint64_t n);
 
 /* The region path of budget NAME ("/dev/shm/cushim-budget-NAME"); a NAME
    starting with '/' is a path. -1 for a bad name. */

@@ -18,6 +18,7 @@ typedef struct ml_rec {
     uint8_t ns;        /* 0: addresses and arrays, 1: VMM handles        */
     uint8_t cat;       /* ML_CAT_* or ML_CAT_NONE (imported)             */
     int16_t dev;
+    uint8_t lib;       /* memory by library: its entry in our slot + 1; 0 none */
 } ml_rec;
 
 #define ML_CAT_NONE 0xff

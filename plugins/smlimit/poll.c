@@ -56,7 +56,7 @@ static void sml_update_share(sml_state *st, int i, uint64_t now)
 {
     sml_dev *d = &st->dev[i];
     double own;
-    uint64_t busy;
+    uint64_t busy, kernels;
     uint32_t g = 0;
     if (st->region != NULL &&
         (g = atomic_load_explicit(&st->region->live_gen, memory_order_acquire)) != d->live_seen)
@@ -64,6 +64,7 @@ static void sml_update_share(sml_state *st, int i, uint64_t now)
     own = d->limit;
     pthread_mutex_lock(&d->mu);
     busy = d->lim.busy_ns;
+    kernels = d->lim.admitted;
     pthread_mutex_unlock(&d->mu);
     if (d->beat_t != 0 && now > d->beat_t) {
         double u = (double)(busy - d->beat_busy) / (double)(now - d->beat_t);
@@ -113,6 +114,8 @@ static void sml_update_share(sml_state *st, int i, uint64_t now)
             atomic_store(&d->slot->weight, d->limit >= 1.0 ? 0 : (uint32_t)(d->limit * 1000));
             atomic_store(&d->slot->usage, (uint32_t)(d->usage * 1000));
             atomic_store(&d->slot->heartbeat, now);
+            atomic_store_explicit(&d->slot->busy_ns, busy, memory_order_relaxed);      /* cushim usage */
+            atomic_store_explicit(&d->slot->kernels, kernels, memory_order_relaxed);
             atomic_store(&d->slot->live_gen, g);   /* applied: 'cushim limit' waits for it */
             for (int k = 0; k < SML_SHM_SLOTS; k++) {
                 const sml_slot *o = &st->region->slot[i][k];

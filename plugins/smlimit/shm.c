@@ -119,6 +119,8 @@ sml_slot *sml_shm_claim(sml_region *r, int dev, int32_t pid, uint64_t start, uin
         atomic_store(&s->heartbeat, now);
         atomic_store(&s->live_gen, 0);
         atomic_store(&s->prio, 0);
+        atomic_store(&s->busy_ns, 0);
+        atomic_store(&s->kernels, 0);
         for (int p = 0; p < 3; p++)   /* a dead owner's pending work is not inherited either */
             atomic_fetch_and(&r->busy[dev][p], ~(1u << i));
         {   /* a dead owner's turn, or place in line, is not inherited with its slot */

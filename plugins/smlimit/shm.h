@@ -18,9 +18,10 @@
 #define SML_SHM_DEVICES 16
 #define SML_SHM_SLOTS 32
 #define SML_STALE_NS 2000000000ull   /* 2 s without a heartbeat: not sharing any more */
-#define SML_SHM_MAGIC 0x334c4d53u    /* "SML3": the layout below (SML2 had no live limits nor priorities,
-                                        SML1 no turns); the region's name carries it: cushim-smlimit3-* */
-#define SML_SHM_PREFIX "/cushim-smlimit3-"
+#define SML_SHM_MAGIC 0x344c4d53u    /* "SML4": the layout below (SML3 had no busy time nor kernel count,
+                                        SML2 no live limits nor priorities, SML1 no turns); the region's
+                                        name carries it: cushim-smlimit4-* */
+#define SML_SHM_PREFIX "/cushim-smlimit4-"
 
 typedef struct sml_slot {
     _Atomic int32_t pid;             /* 0: free                                       */
@@ -31,6 +32,9 @@ typedef struct sml_slot {
     _Atomic uint64_t heartbeat;      /* CLOCK_MONOTONIC ns                            */
     _Atomic uint32_t live_gen;       /* the region's live_gen this process has applied */
     _Atomic uint32_t prio;           /* option priority: SML_PRIO_* + 1; 0: takes no part */
+    /* for 'cushim usage', published at each heartbeat (50 ms): since the process began, on this device */
+    _Atomic uint64_t busy_ns;        /* measured GPU busy time (union of its work's intervals) */
+    _Atomic uint64_t kernels;        /* launches admitted                              */
 } sml_slot;
 
 typedef struct sml_region {
@@ -66,7 +70,7 @@ typedef struct sml_region {
 
 enum { SML_PRIO_LOW = 0, SML_PRIO_NORMAL = 1, SML_PRIO_HIGH = 2 };
 
-/* Map the region named 'name' ("/cushim-smlimit3-<uid>", in /dev/shm): this user's alone to write, else NULL
+/* Map the region named 'name' ("/cushim-smlimit4-<uid>", in /dev/shm): this user's alone to write, else NULL
    with a reason in 'err'. */
 sml_region *sml_shm_open(const char *name, char *err, size_t errlen);
 /* 1 (once) when the region's file was shrunk under the mapping, which then reads private zeros. */

@@ -759,8 +759,8 @@ static const cushim_option sml_options[] = {
     {"window_ms", CUSHIM_OPT_INT, "100", "burst bound: an idle process saves up at most limit x window of GPU time"},
     {"poll_us", CUSHIM_OPT_INT, "20", "how often pending launches are checked for completion"},
     {"work_conserving", CUSHIM_OPT_BOOL, "false", "also use the share that partners on the device leave unused"},
-    {"shared", CUSHIM_OPT_BOOL, "true", "meet other processes in /dev/shm/cushim-smlimit3-<uid> (weights)"},
-    {"group", CUSHIM_OPT_STRING, "", "processes share weights within a group: /dev/shm/cushim-smlimit3-<uid>-<group>"},
+    {"shared", CUSHIM_OPT_BOOL, "true", "meet other processes in /dev/shm/cushim-smlimit4-<uid> (weights)"},
+    {"group", CUSHIM_OPT_STRING, "", "processes share weights within a group: /dev/shm/cushim-smlimit4-<uid>-<group>"},
     {"turns", CUSHIM_OPT_BOOL, "false",
      "processes sharing a device take turns: a burst waits for another process's burst to end instead of "
      "time-slicing with it (exact shares, fewer context switches; more latency)"},

@@ -105,3 +105,24 @@ set_tests_properties(memlimit_pidns PROPERTIES SKIP_RETURN_CODE 77)
 # Live limits: 'cushim limit' lowers a running process's budget (refused past it, nothing freed), then drops it.
 e2e_test(memlimit_live COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_memlimit_live.sh" ${_ml} ${_ml_plugin}
   "${PROJECT_SOURCE_DIR}/tools/cushim" ENV "CUSHIM_LIB=$<TARGET_FILE:cushim>")
+# Memory by library: a program allocating through two libraries of its own (driver and runtime) and directly;
+# 'cushim usage --by-library' names each, a free credits the allocating library, the Prometheus text parses
+# and sums to the per-process totals (prom_check.py).
+foreach(_l a b)
+  add_library(e2e_usage_${_l} SHARED e2e_usage_lib.c)
+  target_include_directories(e2e_usage_${_l} PRIVATE "${CUSHIM_CUDA_INCLUDE}")
+  target_compile_options(e2e_usage_${_l} PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-declarations)
+  target_compile_definitions(e2e_usage_${_l} PRIVATE USAGE_LIB_FN=e2e_usage_${_l}_alloc)
+  set_target_properties(e2e_usage_${_l} PROPERTIES C_VISIBILITY_PRESET hidden)
+endforeach()
+target_compile_definitions(e2e_usage_a PRIVATE USAGE_LIB_RUNTIME=0)
+target_compile_definitions(e2e_usage_b PRIVATE USAGE_LIB_RUNTIME=1)
+target_link_libraries(e2e_usage_a PRIVATE cushim_fake_cuda)
+target_link_libraries(e2e_usage_b PRIVATE cushim_fake_cudart)
+add_executable(e2e_usage_libs e2e_usage_libs.c)
+target_include_directories(e2e_usage_libs PRIVATE "${CUSHIM_CUDA_INCLUDE}")
+target_compile_options(e2e_usage_libs PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-declarations)
+target_link_libraries(e2e_usage_libs PRIVATE e2e_usage_a e2e_usage_b cushim_fake_cuda)
+e2e_test(memlimit_bylib COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_memlimit_bylib.sh" $<TARGET_FILE:e2e_usage_libs>
+  ${_ml_plugin} "${PROJECT_SOURCE_DIR}/tools/cushim" "${CMAKE_CURRENT_SOURCE_DIR}/prom_check.py" $<TARGET_FILE:smlimit>
+  ENV "CUSHIM_LIB=$<TARGET_FILE:cushim>")

@@ -135,7 +135,7 @@ fsize)
         # the region is joined by the plugin's thread after the first launch: a kernel of 1 s (simulated) keeps
         # the program until then
         limited 0 CUSHIM_PLUGINS="$smlimit:limit=50,group=nokill$$" FAKE_CUDA_KERNEL_US=1000000
-        rm -f "/dev/shm/cushim-smlimit3-$(id -u)-nokill$$"
+        rm -f "/dev/shm/cushim-smlimit4-$(id -u)-nokill$$"
         [ "$rc" = 0 ] || fail "exit $rc (153: SIGXFSZ)"
         grep -q "no sharing between processes: cannot size .*: File too large" err || fail "the failure is not said"
     fi
@@ -347,7 +347,7 @@ sigmask)
         fi
         echo "$part: ${n:-?} threads besides the program's ($names), each blocking its signals"
     done
-    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-sigmask$$" "/dev/shm/cushim-budget-sigmask$$"
+    rm -f "/dev/shm/cushim-smlimit4-$(id -u)-sigmask$$" "/dev/shm/cushim-budget-sigmask$$"
     ;;
 *)
     echo "run_nokill.sh: unknown case $case_"

@@ -143,7 +143,7 @@ case $case in
     pb=$!
     CUSHIM_PLUGINS="$plugin:limit=60,group=$grp,report=1" "$prog" 300 >"$out" 2>"$out.err" || fail "exit $?"
     wait $pb || fail "second process: exit $?"
-    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
+    rm -f "/dev/shm/cushim-smlimit4-$(id -u)-$grp"
     for f in "$out.err" "$out.b.err"; do
       grep -q 'limit 60%: .*(lowest 50%)' "$f" || { cat "$f" >&2; fail "a process did not scale its share to 50%"; }
     done
@@ -159,7 +159,7 @@ case $case in
     pb=$!
     CUSHIM_PLUGINS="$plugin:limit=60,group=$grp,report=1" "$prog" 300 >"$out" 2>"$out.err" || fail "exit $?"
     wait $pb || fail "second process (own PID namespace): exit $?"
-    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
+    rm -f "/dev/shm/cushim-smlimit4-$(id -u)-$grp"
     for f in "$out.err" "$out.b.err"; do
       grep -q 'limit 60%: .*(lowest 50%)' "$f" || { cat "$f" >&2; fail "a process did not see the other (own PID namespace)"; }
     done
@@ -175,7 +175,7 @@ case $case in
       FAKE_CUDA_KERNEL_LOG="$out.k$t.a" CUSHIM_PLUGINS="$plugin:limit=49,group=$grp,turns=$t,turn_wait_ms=2000,report=1" "$prog" 200 \
         >"$out" 2>"$out.err" || fail "turns=$t: exit $?"
       wait $pb || fail "turns=$t: second process: exit $?"
-      rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp" "/dev/shm${FAKE_CUDA_SHARED_GPU}"
+      rm -f "/dev/shm/cushim-smlimit4-$(id -u)-$grp" "/dev/shm${FAKE_CUDA_SHARED_GPU}"
       unset FAKE_CUDA_SHARED_GPU
       [ "$(wc -l <"$out.k$t.a")" -eq 200 ] && [ "$(wc -l <"$out.k$t.b")" -eq 200 ] ||
         fail "turns=$t: the fake logged $(wc -l <"$out.k$t.a") and $(wc -l <"$out.k$t.b") kernels, not 200 each"
@@ -217,7 +217,7 @@ case $case in
       "$prog" 300 >"$out" 2>"$out.err" || fail "exit $?"
     wait $p1 || fail "second process: exit $?"
     wait $p2 || fail "third process: exit $?"
-    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp" "/dev/shm${FAKE_CUDA_SHARED_GPU}"
+    rm -f "/dev/shm/cushim-smlimit4-$(id -u)-$grp" "/dev/shm${FAKE_CUDA_SHARED_GPU}"
     unset FAKE_CUDA_SHARED_GPU
     cat "$out.err" "$out.1.err" "$out.2.err"
     for f in "$out.err" "$out.1.err" "$out.2.err"; do
@@ -239,7 +239,7 @@ case $case in
     kill -9 $pk; wait $pk 2>/dev/null
     CUSHIM_PLUGINS="$plugin:limit=50,group=$grp,turns=1,turn_wait_ms=5000,report=1" "$prog" 200 >"$out" 2>"$out.err" ||
       fail "exit $?"
-    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
+    rm -f "/dev/shm/cushim-smlimit4-$(id -u)-$grp"
     cat "$out.err"
     grep -q 'turns: [1-9][0-9]* waits ([0-9.]* ms), 0 gave up' "$out.err" ||
       fail "no wait for the dead process's turn, or it gave up waiting"
@@ -264,13 +264,13 @@ case $case in
     grep -q "device 0: limit 20% (live), 2 processes" "$out.lim" || fail "the live limit is not shown"
     wait $pa || fail "first process: exit $?"
     wait $pb || fail "second process: exit $?"
-    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
+    rm -f "/dev/shm/cushim-smlimit4-$(id -u)-$grp"
     cat "$out.a.err" "$out.b.err"
     for f in "$out.a.err" "$out.b.err"; do
       grep -q 'limit 20%: .*(lowest 20%)' "$f" || fail "a process did not take the live limit"
     done
     L "nosuch$$" --sm=20 >"$out.lim" 2>&1 && fail "an unknown group accepted"
-    [ ! -e "/dev/shm/cushim-smlimit3-$(id -u)-nosuch$$" ] || fail "an unknown group was created"
+    [ ! -e "/dev/shm/cushim-smlimit4-$(id -u)-nosuch$$" ] || fail "an unknown group was created"
     rm -f "$out.a" "$out.b" "$out.a.err" "$out.b.err" "$out.lim" ;;
   priority)
     for pr in 0 1; do
@@ -285,7 +285,7 @@ case $case in
       FAKE_CUDA_KERNEL_LOG="$out.kl$pr" CUSHIM_PLUGINS="$plugin:group=$grp,report=1$lo" "$prog" 300 \
         >"$out" 2>"$out.err" || fail "priority=$pr: low process: exit $?"
       wait $ph || fail "priority=$pr: high process: exit $?"
-      rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp" "/dev/shm${FAKE_CUDA_SHARED_GPU}"
+      rm -f "/dev/shm/cushim-smlimit4-$(id -u)-$grp" "/dev/shm${FAKE_CUDA_SHARED_GPU}"
       unset FAKE_CUDA_SHARED_GPU
       [ "$(wc -l <"$out.kh$pr")" -eq 300 ] && [ "$(wc -l <"$out.kl$pr")" -eq 300 ] ||
         fail "priority=$pr: the fake logged $(wc -l <"$out.kh$pr") and $(wc -l <"$out.kl$pr") kernels, not 300 each"
@@ -311,7 +311,7 @@ case $case in
     FAKE_CUDA_KERNEL_LOG="$out.kl" CUSHIM_PLUGINS="$plugin:group=$grp,priority=low,priority_wait_ms=50,report=1" \
       "$prog" 10 >"$out" 2>"$out.err" || fail "low process: exit $?"
     wait $ph || fail "high process: exit $?"
-    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp" "/dev/shm${FAKE_CUDA_SHARED_GPU}"
+    rm -f "/dev/shm/cushim-smlimit4-$(id -u)-$grp" "/dev/shm${FAKE_CUDA_SHARED_GPU}"
     unset FAKE_CUDA_SHARED_GPU
     cat "$out.err"
     g=$(sed -n 's/.*, \([0-9]*\) by the guard.*/\1/p' "$out.err")
@@ -337,7 +337,7 @@ case $case in
       E2E_SML_GAP_US=5000 FAKE_CUDA_KERNEL_LOG="$out.kh$pr" CUSHIM_PLUGINS="$plugin:group=$grp,report=1$hi" "$prog" 150 \
         >"$out" 2>"$out.err" || fail "priorities=$pr: high process: exit $?"
       kill $pl 2>/dev/null; wait $pl 2>/dev/null
-      rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp" "/dev/shm${FAKE_CUDA_SHARED_GPU}"
+      rm -f "/dev/shm/cushim-smlimit4-$(id -u)-$grp" "/dev/shm${FAKE_CUDA_SHARED_GPU}"
       unset FAKE_CUDA_SHARED_GPU
       # the high one's kernels: start - submit (the log's times are ms)
       d=$(awk '{ print $2 - $1 }' "$out.kh$pr" | sort -n | awk '{ v[NR] = $1 } END { print (NR ? v[int(NR * 0.9)] : -1) }')
@@ -364,7 +364,7 @@ case $case in
     done
     wait $pa || fail "pair: first process: exit $?"
     wait $pb || fail "pair: second process: exit $?"
-    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
+    rm -f "/dev/shm/cushim-smlimit4-$(id -u)-$grp"
     cat "$out.a.err" "$out.b.err"
     for p in a b; do
       cp "$out.$p" "$out"; share_in 0.05 0.40
@@ -374,7 +374,7 @@ case $case in
     # limited, alone in its region
     FAKE_NVML_PROCS=2 GPU_CORE_UTILIZATION_POLICY=default CUSHIM_PLUGINS="$plugin:limit=25,group=$grp,report=1" \
       "$prog" 200 >"$out" 2>"$out.err" || fail "NVML's other process: exit $?"
-    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
+    rm -f "/dev/shm/cushim-smlimit4-$(id -u)-$grp"
     cat "$out.err"
     share_in 0.05 0.40
     # an unknown policy is refused
@@ -385,17 +385,17 @@ case $case in
     # a region of the right name but another layout (a foreign or older writer): refused with the reason,
     # the process still limited alone
     grp=e2er$$
-    head -c 100 /dev/zero >"/dev/shm/cushim-smlimit3-$(id -u)-$grp"
+    head -c 100 /dev/zero >"/dev/shm/cushim-smlimit4-$(id -u)-$grp"
     CUSHIM_PLUGINS="$plugin:limit=25,group=$grp,report=1" "$prog" 200 >"$out" 2>"$out.err" || fail "exit $?"
-    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
+    rm -f "/dev/shm/cushim-smlimit4-$(id -u)-$grp"
     grep -q "no sharing between processes: .*has 100 bytes, not the [0-9]* of this layout" "$out.err" ||
       fail "no warning about the foreign region"
     share_in 0.05 0.40; report_ok
     # a region every user may write (planted, or made so): refused with one line, limited alone
-    : >"/dev/shm/cushim-smlimit3-$(id -u)-$grp" && chmod 666 "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
+    : >"/dev/shm/cushim-smlimit4-$(id -u)-$grp" && chmod 666 "/dev/shm/cushim-smlimit4-$(id -u)-$grp"
     CUSHIM_PLUGINS="$plugin:limit=25,group=$grp,report=1" "$prog" 200 >"$out" 2>"$out.err" || fail "exit $?"
-    sz=$(stat -c %s "/dev/shm/cushim-smlimit3-$(id -u)-$grp")
-    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
+    sz=$(stat -c %s "/dev/shm/cushim-smlimit4-$(id -u)-$grp")
+    rm -f "/dev/shm/cushim-smlimit4-$(id -u)-$grp"
     grep -q "no sharing between processes: .*is writable by every user (mode 666)" "$out.err" ||
       fail "a region every user may write was joined"
     [ "$sz" = 0 ] || fail "a region every user may write was sized ($sz bytes)"

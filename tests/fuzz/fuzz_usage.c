@@ -3,7 +3,8 @@
  * writers' word (plugins/memlimit/usage.c ml_usage_print over ml_budget_attach). The input is the region's
  * first bytes (the rest zeros); when its first byte is odd the file is written as given (any size: the layout
  * check must refuse it with one line), else it is made a region of exactly the layout's size with the magic set,
- * so that the printer reads every header and slot field. Every output, the table and the Prometheus text, must
+ * so that the printer reads every header and slot field (memory by library's entries included: names, devices,
+ * bytes). Every output, the table with and without --by-library and the Prometheus text, must
  * be valid UTF-8 with no control byte but '\n', and memory stays bounded (the region is mapped, never copied).
  */
 #define _GNU_SOURCE
@@ -16,8 +17,9 @@
 
 #include "fuzz_common.h"
 #include "ml_budget.h"
+#include "shm.h"
 
-void ml_usage_print(FILE *f, ml_budget *b, const char *path, int prom);
+void ml_usage_print(FILE *f, ml_budget *b, const char *path, unsigned flags, const sml_region *const *sm, int nsm);
 
 /* Valid UTF-8 (no overlong form, no surrogate, nothing past U+10FFFF) with no control character but '\n'. */
 static int clean_utf8(const unsigned char *s, size_t n)
@@ -59,12 +61,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static char path[64];
     static unsigned char *region;
+    static sml_region *smr;   /* smlimit's region, as the input's bytes give it (after the memlimit header) */
     ml_budget b;
     char err[512];
     if (path[0] == '\0')
         snprintf(path, sizeof path, "/tmp/fuzz_usage.%d.region", (int)getpid());
     if (region == NULL && (region = malloc(sizeof(ml_region))) == NULL)
         return 0;
+    if (smr == NULL && (smr = malloc(sizeof *smr)) == NULL)
+        return 0;
+    memset(smr, 0, sizeof *smr);
+    if (size > 1)   /* the same bytes from the second on: slot pids and start times may match memlimit's */
+        memcpy((char *)smr + 8, data + 1, size - 1 < sizeof *smr - 8 ? size - 1 : sizeof *smr - 8);
     int raw = size > 0 && (data[0] & 1);
     size_t n = raw ? size : sizeof(ml_region);
     if (!raw) {
@@ -84,16 +92,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         unlink(path);
         return 0;
     }
-    for (int prom = 0; prom < 2; prom++) {
+    for (unsigned flags = 0; flags < 4; flags++) {   /* ML_USAGE_PROM 1, ML_USAGE_BYLIB 2 */
         char *text = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&text, &len);
         FUZZ_CHECK(f != NULL);
-        ml_usage_print(f, &b, path, prom);
+        const sml_region *sm[1] = {smr};
+        ml_usage_print(f, &b, path, flags, sm, 1);
         fclose(f);
         FUZZ_CHECK(clean_utf8((const unsigned char *)text, len));
-        /* bounded: 1024 slots x 16 devices of one line each at most, plus the header */
-        FUZZ_CHECK(len < (size_t)ML_BUDGET_SLOTS * ML_MAX_DEVICES * 400 + 4096);
+        /* bounded: per slot, a line per device and per library entry (names cut at ML_LIB_NAME), plus headers */
+        FUZZ_CHECK(len < (size_t)ML_BUDGET_SLOTS * (ML_MAX_DEVICES * 2 + ML_SLOT_LIBS) * 600 + 4096);
         free(text);
     }
     ml_budget_close(&b);

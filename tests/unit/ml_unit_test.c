@@ -6,7 +6,9 @@
  * credits never go below zero, a SIGKILLed owner's slot is reclaimed, a file that
  * is not a region is never touched, a program closing the region's descriptor and
  * reusing its number is never touched either; the pointer table through a million
- * puts and takes.
+ * puts and takes; memory by library: entries named once, the last one taking the
+ * rest, credits never below zero, a dead owner's entries reclaimed; the caller's
+ * library found past the skipped objects.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -27,6 +29,7 @@
 #include <sched.h>
 
 #include "ml_budget.h"
+#include "ml_caller.h"
 #include "ml_limits.h"
 #include "ml_table.h"
 
@@ -306,6 +309,100 @@ static void test_budget_dead_owner(void **state)
     unlink(region);
 }
 
+/* Memory by library (ml_budget_lib): an entry per (name, device), found again by both; when all but the last are
+   taken, the last is named "(other)" for every device and takes every new name; a credit never goes below zero;
+   a killed owner's entries go with its slot when it is reclaimed. */
+static void test_budget_libs(void **state)
+{
+    ml_budget b;
+    char err[256], name[32];
+    int fds[2], idx;
+    pid_t pid;
+    char c;
+    (void)state;
+    fresh_region();
+    assert_int_equal(ml_budget_open(&b, region, err, sizeof err), 0);
+    ml_slot *s = &b.r->slots[b.slot];
+    assert_int_equal(ml_budget_lib(&b, "libx.so", 0), 0);
+    assert_int_equal(ml_budget_lib(&b, "liby.so", 0), 1);
+    assert_int_equal(ml_budget_lib(&b, "libx.so", 1), 2);
+    assert_int_equal(ml_budget_lib(&b, "libx.so", 0), 0);
+    assert_string_equal(s->libs[2].name, "libx.so");
+    assert_int_equal(s->libs[2].dev, 1);
+    ml_budget_lib_add(&b, 0, 100);
+    ml_budget_lib_sub(&b, 0, 30);
+    assert_int_equal(atomic_load(&s->libs[0].used), 70);
+    ml_budget_lib_sub(&b, 0, 1000);   /* never below zero */
+    assert_int_equal(atomic_load(&s->libs[0].used), 0);
+    for (int i = 3; i < ML_SLOT_LIBS - 1; i++) {
+        snprintf(name, sizeof name, "lib%d.so", i);
+        assert_int_equal(ml_budget_lib(&b, name, 0), i);
+    }
+    idx = ml_budget_lib(&b, "libfull.so", 3);
+    assert_int_equal(idx, ML_SLOT_LIBS - 1);
+    assert_string_equal(s->libs[idx].name, ML_LIB_OTHER);
+    assert_int_equal(s->libs[idx].dev, -1);
+    assert_int_equal(ml_budget_lib(&b, "libfull2.so", 0), ML_SLOT_LIBS - 1);
+    assert_int_equal(ml_budget_lib(&b, "lib5.so", 0), 5);   /* named ones are still found */
+    ml_budget_close(&b);
+
+    fresh_region();
+    assert_int_equal(pipe(fds), 0);
+    pid = fork();
+    if (pid == 0) {
+        ml_budget cb;
+        if (ml_budget_open(&cb, region, err, sizeof err) != 0 || ml_budget_charge(&cb, 0, 1000, 1000) != 0 ||
+            ml_budget_lib(&cb, "libdead.so", 0) != 0)
+            _exit(1);
+        ml_budget_lib_add(&cb, 0, 1000);
+        (void)!write(fds[1], "x", 1);
+        pause();
+        _exit(0);
+    }
+    assert_int_equal(read(fds[0], &c, 1), 1);
+    assert_int_equal(ml_budget_open(&b, region, err, sizeof err), 0);
+    assert_int_equal(atomic_load(&b.r->slots[0].libs[0].named), 1);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    assert_int_equal(ml_budget_charge(&b, 0, 1000, 1000), 0);   /* reclaims the dead slot */
+    assert_int_equal(atomic_load(&b.r->slots[0].libs[0].named), 0);
+    assert_int_equal(atomic_load(&b.r->slots[0].libs[0].used), 0);
+    assert_int_equal(b.r->slots[0].libs[0].name[0], '\0');
+    ml_budget_close(&b);
+    close(fds[0]);
+    close(fds[1]);
+    unlink(region);
+}
+
+/* The caller's library (ml_caller): called from this program, "(program)"; with this program skipped (as the
+   plugin skips the shim and itself), the next frame's object, cmocka's shared library, by its name cut after
+   ".so". Two call sites: the cache is by return address. */
+static __attribute__((noinline)) int caller_site_a(void)
+{
+    return ml_caller();
+}
+
+static __attribute__((noinline)) int caller_site_b(void)
+{
+    return ml_caller();
+}
+
+static void test_caller(void **state)
+{
+    const void *self[1] = {(const void *)caller_site_b};
+    int id;
+    (void)state;
+    ml_caller_init(NULL, 0);
+    id = caller_site_a();
+    assert_int_equal(id, ML_CALLER_PROGRAM);
+    assert_string_equal(ml_caller_name(id), "(program)");
+    assert_int_equal(caller_site_a(), ML_CALLER_PROGRAM);   /* cached */
+    ml_caller_init(self, 1);
+    id = caller_site_b();
+    assert_string_equal(ml_caller_name(id), "libcmocka.so");
+    assert_string_equal(ml_caller_name(9999), "(unknown)");
+}
+
 /* Live limits (ml_budget_set_live, 'cushim limit'): a change through a second, slot-less opening of the region (the
    tool's) is seen by a member: the generation moves, each device gets what was asked (a size, no limit, or left as
    it was), and dropping it restores "none"; the tool takes no slot. */
@@ -517,6 +614,7 @@ int main(void)
         cmocka_unit_test(test_budget_race),   cmocka_unit_test(test_budget_dead_owner),
         cmocka_unit_test(test_budget_foreign_file), cmocka_unit_test(test_budget_program_closes_fd),
         cmocka_unit_test(test_budget_live),
+        cmocka_unit_test(test_budget_libs),   cmocka_unit_test(test_caller),
         cmocka_unit_test(test_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

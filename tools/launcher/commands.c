@@ -100,7 +100,8 @@ int ln_cmd_usage(const ln_where *w, int argc, char **argv)
     char **args = ln_alloc(sizeof *args * (size_t)(argc + 2));
     int n = 1;
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--prometheus") != 0 && argv[i][0] == '-') {
+        if (strcmp(argv[i], "--prometheus") != 0 && strcmp(argv[i], "--by-library") != 0 &&
+            strcmp(argv[i], "--watch") != 0 && argv[i][0] == '-') {
             ln_help_or_bad(w, "usage", argv[i]);
         }
         args[n++] = argv[i];

@@ -20,7 +20,8 @@ const char ln_help_main[] =
     "                                    --remote: how each is forwarded to a remote GPU\n"
     "  version                           the shim's version, the CUDA headers it was generated from, its SDK ABI\n"
     "  where                             the files this launcher uses\n"
-    "  usage [NAME|PATH] [--prometheus]  a memlimit budget's per-process table (cushim usage --help)\n"
+    "  usage [NAME|PATH] [--prometheus]  a memlimit budget's per-process table: memory (--by-library), busy time,\n"
+    "                                    kernels, limits; --watch redraws it (cushim usage --help)\n"
     "  flight dump PID|FILE, flight list the flight recorder's rings and dumps (cushim flight --help)\n"
     "  limit NAME [--mem=..] [--sm=..]   a shared budget's limits, shown or changed while it runs (cushim limit --help)\n"
     "  help [COMMAND]                    this text, or a command's\n"
@@ -176,10 +177,13 @@ const char ln_help_where[] =
     "was built in: in a checkout tools/cushim runs build/tools/cushim).\n";
 
 const char ln_help_usage[] =
-    "usage: cushim usage [--prometheus] [NAME|PATH]\n"
+    "usage: cushim usage [--prometheus] [--by-library] [--watch] [NAME|PATH]\n"
     "\n"
     "The per-process table of a memlimit budget: NAME (/dev/shm/cushim-budget-NAME, what --mem-budget=NAME and\n"
     "budget=NAME use) or the region file at PATH (default: $CUDA_DEVICE_MEMORY_SHARED_CACHE, HAMi's variable).\n"
     "Each live process's slot: pid, command, device, charged bytes, peak, managed and host bytes, refusals; a\n"
     "slot whose process died shows 'dead' until the next process needing room reclaims it.\n"
-    "--prometheus prints the Prometheus text format (for node_exporter's textfile collector).\n";
+    "--by-library adds each process's memory by the library that allocated it (libc10_cuda.so, libcublas.so,\n"
+    "libnccl.so, (program)...). --prometheus prints the Prometheus text format (for node_exporter's textfile\n"
+    "collector), memory by library included. --watch redraws the table once a second at a terminal until q or\n"
+    "Ctrl-C (not a terminal: prints once).\n";

@@ -28,7 +28,7 @@ prio_pair() {
     local name=$1 lo=$2 tr=$3 plugin=$BUILD_DIR/plugins/smlimit.so grp="prio$$$1" t0
     shift 3
     t0=$(awk -v n="$(date +%s)" 'BEGIN { printf "%d", n + 25 }')
-    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
+    rm -f "/dev/shm/cushim-smlimit4-$(id -u)-$grp"
     env LD_PRELOAD="$SHIM" ${tr:+CUSHIM_PLUGINS="$plugin:group=$grp,report=1$tr"} timeout -k 5 120 \
         "$PY" "$HERE/smlimit/matmul_loop.py" matmul --seconds "$PRIO_SECS" --warmup 1 --start-at "$t0" --linger 2 \
         >"$PRIO_D/$name.train" 2>"$PRIO_D/$name.train.err" &
@@ -37,7 +37,7 @@ prio_pair() {
         "$PY" "$HERE/smlimit/latency_loop.py" --seconds "$PRIO_SECS" --warmup 1 --start-at "$t0" "$@" \
         >"$PRIO_D/$name.loop" 2>"$PRIO_D/$name.loop.err"
     wait $pt
-    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
+    rm -f "/dev/shm/cushim-smlimit4-$(id -u)-$grp"
     cat "$PRIO_D/$name.loop.err" "$PRIO_D/$name.train.err" >>"$LOGS/priority.err"
 }
 
@@ -55,7 +55,7 @@ check_priority() {
     fi
     env LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$plugin:priority=high,group=prioalone$$" timeout -k 5 60 \
         "$PY" "$HERE/smlimit/latency_loop.py" --seconds "$PRIO_SECS" >"$PRIO_D/alone.loop" 2>>"$LOGS/priority.err"
-    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-prioalone$$"
+    rm -f "/dev/shm/cushim-smlimit4-$(id -u)-prioalone$$"
     alone=$(p99_of "$PRIO_D/alone.loop")
     env LD_PRELOAD="$SHIM" timeout -k 5 60 "$PY" "$HERE/smlimit/matmul_loop.py" matmul --seconds "$PRIO_SECS" \
         >"$PRIO_D/alone.train" 2>>"$LOGS/priority.err"
@@ -98,7 +98,7 @@ check_livelimit() {
         return
     fi
     # compute: the loop at 80, lowered to 20 while it runs
-    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
+    rm -f "/dev/shm/cushim-smlimit4-$(id -u)-$grp"
     env LD_PRELOAD="$SHIM" CUSHIM_LOG=info CUSHIM_PLUGINS="$plugin:limit=80,group=$grp,report=1" timeout -k 5 90 \
         "$PY" "$HERE/smlimit/matmul_loop.py" matmul --seconds 8 --warmup 1 >"$d/sm.out" 2>"$d/sm.err" &
     local pl=$! i=0
@@ -109,7 +109,7 @@ check_livelimit() {
     sleep 1
     out=$(tmo 10 "$tool" "$grp" --sm=20 2>&1); local rc=$?
     wait $pl
-    rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
+    rm -f "/dev/shm/cushim-smlimit4-$(id -u)-$grp"
     echo "$out" >"$d/sm.tool"
     ms=$(echo "$out" | sed -n "s/.*applied by 1 of 1 processes' devices in \([0-9]*\) ms.*/\1/p")
     if [ "$rc" = 0 ] && [ -n "$ms" ] && [ "$ms" -lt 1000 ] && grep -q 'limit 20%: .*share in force 20%' "$d/sm.err"; then

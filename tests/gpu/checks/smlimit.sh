@@ -203,7 +203,7 @@ check_smlimit() {
             result "smlimit $name" FAIL "not run (the suite's time budget)"
             continue
         fi
-        rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
+        rm -f "/dev/shm/cushim-smlimit4-$(id -u)-$grp"
         t0=$(awk -v n="$(date +%s)" -v w="$SML_WARM" 'BEGIN { printf "%d", n + 25 + w }')
         env LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$plugin:limit=30,group=$grp,report=1$opts" timeout -k 5 120 \
             "$PY" "$HERE/smlimit/matmul_loop.py" matmul --seconds $((SML_SECS * 2)) --warmup "$SML_WARM" \
@@ -214,7 +214,7 @@ check_smlimit() {
             --start-at "$t0" --linger 2 >"$SML_D/$name.b" 2>"$SML_D/$name.b.err"
         wait $pa
         cat "$SML_D/$name.a.err" "$SML_D/$name.b.err" >>"$LOGS/smlimit.err"
-        rm -f "/dev/shm/cushim-smlimit3-$(id -u)-$grp"
+        rm -f "/dev/shm/cushim-smlimit4-$(id -u)-$grp"
         sed -n 's/^clocks /'"$name"' a+b /p' "$SML_D/$name.a" >>"$SML_D/clocks.txt"
         a=$(sed -n 's/^rate //p' "$SML_D/$name.a"); b=$(sed -n 's/^rate //p' "$SML_D/$name.b")
         late=$(cat "$SML_D/$name.a" "$SML_D/$name.b" | sed -n 's/^late //p' | tr '\n' ' ')
