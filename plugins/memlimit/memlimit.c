@@ -59,7 +59,7 @@ typedef struct ml_state {
     ml_budget budget;
     ml_table table;
     int charge_managed;
-    int by_library;               /* memory by library: shared budgets only, by_library=true */
+    int by_library;               /* memory by library: shared budgets only, by_library=true (off by default) */
     int32_t oom_driver, oom_runtime;
     uint8_t *handle_ref;          /* per API id: the released/produced value is a VMM handle */
     uint32_t id_limit;
@@ -902,8 +902,9 @@ static const cushim_option ml_options[] = {
     {"budget_group", CUSHIM_OPT_STRING, NULL,
      "share the budget's file with this group's users (default: this user alone may write it)"},
     {"managed", CUSHIM_OPT_STRING, "charge", "managed memory: 'charge' it to the current device, or only 'count' it"},
-    {"by_library", CUSHIM_OPT_BOOL, "true",
-     "in a shared budget, publish memory by the library that allocated it (cushim usage --by-library)"},
+    {"by_library", CUSHIM_OPT_BOOL, "false",
+     "in a shared budget, publish memory by the library that allocated it (cushim usage --by-library; about 1 us "
+     "an allocation: the stack walk)"},
     {"hami", CUSHIM_OPT_BOOL, "true",
      "read HAMi-core's CUDA_DEVICE_MEMORY_LIMIT[_<i>] and CUDA_DEVICE_MEMORY_SHARED_CACHE"},
     {NULL, 0, NULL, NULL},

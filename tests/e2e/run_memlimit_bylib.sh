@@ -3,7 +3,8 @@
 # e2e_usage_libs allocates through two libraries of its own (libe2e_usage_a.so by cuMemAlloc, libe2e_usage_b.so by
 # cudaMalloc) and directly, and frees one of library a's allocations itself; 'cushim usage --by-library' must
 # attribute each byte to the library that allocated it (the free credited to library a), the rows must sum to
-# the region's per-process totals, and the Prometheus text must parse (prom_check.py). With by_library=false every
+# the region's per-process totals, and the Prometheus text must parse (prom_check.py) - with by_library=true; without it
+# (the default) every
 # byte shows as '(not attributed)'. With smlimit (limit 50%, priority high, its group named as the budget) and 20
 # launches of 2 ms (simulated), the table and the Prometheus text show 20 kernels, at least 30 ms busy (40 simulated), the
 # 50% share and the priority. ctest sets LD_PRELOAD (the shim) and LD_LIBRARY_PATH (the fakes).
@@ -25,7 +26,7 @@ row() {   # row DEV LIBRARY BYTES: the by-library table has it for $pid
     grep -Eq "^[0-9]+ +$pid +e2e_usage_libs +$1 +$(printf '%s' "$2" | sed 's/[().]/\\&/g') +$3\$" "$out.table" ||
         fail "no row: device $1, $2, $3 bytes"
 }
-hold ""
+hold ",by_library=true"
 env -u LD_PRELOAD "$launcher" usage --by-library "$region" >"$out.table" 2>&1 || fail "cushim usage --by-library failed"
 row 0 libe2e_usage_a.so 2097152
 row 0 libe2e_usage_b.so 2097152
@@ -44,8 +45,8 @@ env -u LD_PRELOAD "$launcher" usage --watch --by-library "$region" </dev/null >"
 [ "$(grep -c '^memory by library' "$out.table")" -eq 1 ] || fail "--watch not at a terminal did not print once"
 grep -q "$(printf '\033')" "$out.table" && fail "--watch not at a terminal wrote escape sequences"
 kill -KILL $pid; wait $pid 2>/dev/null
-# by_library=false: nothing named, everything '(not attributed)'
-hold ",by_library=false"
+# by_library=false (the default): nothing named, everything '(not attributed)'
+hold ""
 env -u LD_PRELOAD "$launcher" usage --by-library "$region" >"$out.table" 2>&1 || fail "cushim usage (2) failed"
 row 0 '(not attributed)' 4718592
 grep -q "libe2e_usage" "$out.table" && fail "libraries named with by_library=false"

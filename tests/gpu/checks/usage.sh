@@ -17,7 +17,7 @@ check_usage() {
         return
     fi
     rm -f "/dev/shm/cushim-budget-$name"
-    tmo 300 env LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$plugin:limit=70GiB,budget=$name" \
+    tmo 300 env LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$plugin:limit=70GiB,budget=$name,by_library=true" \
         "$PY" "$HERE/usage/us_bylib.py" "$tool" "$name" >"$out" 2>"$LOGS/usage-bylib.err"
     rm -f "/dev/shm/cushim-budget-$name"
     cp "$out" "$LOGS/usage-bylib.out" 2>/dev/null
