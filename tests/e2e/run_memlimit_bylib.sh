@@ -37,7 +37,7 @@ n=$(grep -Ec "^[0-9]+ +$pid +e2e_usage_libs +[0-9]+ " "$out.table")
 grep -Eq "^[0-9]+ +$pid +e2e_usage_libs +alive +0 +4718592 " "$out.table" || fail "device 0's total is not 4718592"
 grep -q "not attributed" "$out.table" && fail "bytes not attributed"
 env -u LD_PRELOAD "$launcher" usage --prometheus "$region" >"$out.prom" 2>&1 || fail "cushim usage --prometheus failed"
-python3 "$checker" "$out.prom" >"$out.check" 2>&1 || fail "the Prometheus text does not check"
+env -u LD_PRELOAD python3 "$checker" "$out.prom" >"$out.check" 2>&1 || fail "the Prometheus text does not check"
 grep -q "^cushim_memlimit_library_used_bytes{budget=\"$region\",pid=\"$pid\",command=\"e2e_usage_libs\",device=\"0\",library=\"libe2e_usage_b.so\",alive=\"1\"} 2097152$" \
     "$out.prom" || fail "no Prometheus sample for library b"
 # --watch where stdout is not a terminal: printed once, not redrawn
@@ -78,7 +78,7 @@ done
 [ "${13}" = 50.0 ] || fail "sm% ${13}, not 50.0"
 [ "${14}" = high ] || fail "priority ${14}, not high"
 env -u LD_PRELOAD "$launcher" usage --prometheus "$name" >"$out.prom" 2>&1 || fail "cushim usage --prometheus (3) failed"
-python3 "$checker" "$out.prom" >"$out.check" 2>&1 || fail "the Prometheus text (3) does not check"
+env -u LD_PRELOAD python3 "$checker" "$out.prom" >"$out.check" 2>&1 || fail "the Prometheus text (3) does not check"
 grep -q "^cushim_smlimit_kernels_total{budget=\"$region\",pid=\"$pid\",command=\"e2e_usage_libs\",device=\"0\"} 20$" "$out.prom" ||
     fail "no kernel count sample"
 grep -q "^cushim_smlimit_limit_ratio{.*pid=\"$pid\".*device=\"0\"} 0.500$" "$out.prom" || fail "no share sample"
@@ -87,7 +87,7 @@ grep -Eq "^cushim_smlimit_busy_seconds_total\{.*pid=\"$pid\".*device=\"0\"\} 0\.
     fail "busy seconds not between 0.03 and 0.1"
 # --watch at a terminal (a pseudo-terminal): redrawn (home, clear) at least twice in 2.5 s; 'q', and Ctrl-C's
 # SIGINT, end it at once with status 0
-python3 - "$launcher" "$name" >"$out.check" 2>&1 <<'PY' || fail "--watch at a terminal: $(cat "$out.check")"
+env -u LD_PRELOAD python3 - "$launcher" "$name" >"$out.check" 2>&1 <<'PY' || fail "--watch at a terminal: $(cat "$out.check")"
 import os, pty, select, signal, sys, time
 
 def run(stop, label):
