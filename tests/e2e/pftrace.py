@@ -116,7 +116,7 @@ def events(path):
     tracks = {}          # uuid -> ('thread', tid) | ('proc', pid) | ('track', name)
     names = {}           # ('thread'|'proc', id) -> name
     open_slices = {}     # track uuid -> stack of begin events
-    evs = []
+    evs, raw = [], []
     pid = None
     clock_default = {}
     for p in packets:
@@ -209,6 +209,16 @@ def events(path):
                 e['flow_out'] = te[47]
             if 48 in te:
                 e['flow_in'] = te[48]
+            if typ not in (1, 2, 3):
+                raise Bad('track event type %s' % typ)
+            e['type'] = typ
+            e['uuid'] = uuid
+            raw.append(e)
+    # as trace_processor does: the events sorted by time (stable: ties in file order), then slices matched
+    raw.sort(key=lambda e: e['ts'])
+    for e in raw:
+        typ, uuid = e.pop('type'), e.pop('uuid')
+        if True:
             if typ == 1:
                 open_slices.setdefault(uuid, []).append(e)
             elif typ == 2:
@@ -223,8 +233,6 @@ def events(path):
             elif typ == 3:
                 e['instant'] = True
                 evs.append(e)
-            else:
-                raise Bad('track event type %s' % typ)
     left = sum(len(s) for s in open_slices.values())
     return evs, {'packets': len(packets), 'open': left, 'names': names, 'pid': pid, 'clock': clock_default}
 
@@ -253,15 +261,16 @@ def norm(v):
         return re.sub(r'0x[0-9a-f]+', '0x?', v)
     if isinstance(v, list):
         return [norm(x) for x in v]
-    if isinstance(v, dict):
-        return {k: norm(x) for k, x in v.items()}
+    if isinstance(v, dict):   # a call's number: its thread buffer's (a buffer of a thread that ended is reused)
+        return {k: 'n' if k in ('seq', 'parent', 'external id') and isinstance(x, int) else norm(x)
+                for k, x in v.items()}
     return v
 
 
 def by_thread(items):
     """{thread's order of first appearance: [item...]} from (tid, ts, item) in time order."""
     order, out = {}, {}
-    for tid, _, it in sorted(items, key=lambda x: x[1]):
+    for tid, _, it in sorted(items, key=lambda x: (x[1], repr(x[2]))):   # (ties: GPU records of one time)
         out.setdefault(order.setdefault(tid, len(order)), []).append(it)
     return out
 
@@ -280,7 +289,11 @@ def compare(pf, js):
           for e in jev if e.get('ph') == 'X']
     px = [(e['track'][1], e['ts'], (e['cat'], e['name'], norm(e.get('args', {}))))
           for e in evs if 'dur' in e and e.get('cat') != 'nvtx']
+    # threads in the order of their first events (threads that race come in another order in another run: then
+    # matched as a multiset)
     jt, pt = by_thread(jx), by_thread(px)
+    if jt != pt and sorted(map(repr, jt.values())) == sorted(map(repr, pt.values())):
+        pt = jt
     if jt != pt:
         for t in sorted(set(jt) | set(pt)):
             a, b = jt.get(t, []), pt.get(t, [])
@@ -288,17 +301,24 @@ def compare(pf, js):
                 if i >= len(a) or i >= len(b) or a[i] != b[i]:
                     raise Bad('thread %d, event %d differs:\n  json     %r\n  perfetto %r'
                               % (t, i, a[i] if i < len(a) else None, b[i] if i < len(b) else None))
-    # nesting: a call's depth among the calls on its track is its args.depth (the writer's)
+    # nesting: a call whose parent call is in the file lies inside the parent's slice on the same track, one
+    # level deeper than it
     calls = api_calls([e for e in evs if 'dur' in e])
+    by_seq = {e['args']['seq']: e for e in calls if 'seq' in e.get('args', {})}
+    nested = 0
     for e in calls:
         if e['dur'] < 0:
             raise Bad('%s ends before it begins' % e['name'])
-        depth = e.get('args', {}).get('depth')
-        if depth is not None and e['cat'] != 'cuda_api_unfinished':
-            inside = sum(1 for o in calls if o is not e and o['track'] == e['track'] and o['ts'] <= e['ts']
-                         and e['ts'] + e['dur'] <= o['ts'] + o['dur'] and o['depth_on_track'] < e['depth_on_track'])
-            if inside != depth:
-                raise Bad('%s: inside %d calls on its track, args.depth %d' % (e['name'], inside, depth))
+        par = by_seq.get(e.get('args', {}).get('parent'))
+        if par is None:
+            continue
+        if (par['track'] != e['track'] or not par['ts'] <= e['ts'] <= e['ts'] + e['dur'] <= par['ts'] + par['dur']
+                or e['depth_on_track'] != par['depth_on_track'] + 1):
+            raise Bad('%s (seq %d) is not nested in its parent %s' % (e['name'], e['args']['seq'], par['name']))
+        nested += 1
+    if nested != sum(1 for e in jev if e.get('ph') == 'X' and e.get('args', {}).get('parent') in
+                     {x['args'].get('seq') for x in jev if x.get('ph') == 'X' and 'seq' in x.get('args', {})}):
+        raise Bad('%d nested calls, not the JSON\'s number' % nested)
     # flows: a call's flow id is its seq, a GPU record's its external id; as many as the JSON's
     for ph, fk in (('s', 'flow_out'), ('f', 'flow_in')):
         want = len([e for e in jev if e.get('ph') == ph])
@@ -317,20 +337,21 @@ def compare(pf, js):
             stack.setdefault((e['ph'], e['tid'], e.get('id')), []).append(e)
         elif e['ph'] in 'Ee':
             b = stack[('B' if e['ph'] == 'E' else 'b', e['tid'], e.get('id'))].pop()
-            jn.append((b['tid'], ns(b['ts']), (b['ph'], b['name'], b.get('args', {}))))
+            jn.append((b['tid'] if b['ph'] == 'B' else 'async', ns(b['ts']), (b['ph'], b['name'], b.get('args', {}))))
         elif e['ph'] == 'i':
             jn.append((e['tid'], ns(e['ts']), ('i', e['name'], e.get('args', {}))))
-    pn = [(e['track'][1], e['ts'], ('i' if e.get('instant') else 'B' if e['track'][0] == 'thread' else 'b',
+    pn = [(e['track'][1] if e['track'][0] == 'thread' else 'async', e['ts'], ('i' if e.get('instant') else 'B' if e['track'][0] == 'thread' else 'b',
                                     e['name'], e.get('args', {}))) for e in evs if e.get('cat') == 'nvtx']
-    if [sorted(x) for x in by_thread(jn).values()] != [sorted(x) for x in by_thread(pn).values()]:
+    if [sorted(map(repr, x)) for x in by_thread(jn).values()] != [sorted(map(repr, x)) for x in by_thread(pn).values()]:
         raise Bad('NVTX events differ:\n  json     %r\n  perfetto %r' % (by_thread(jn), by_thread(pn)))
     # thread names: the last name of each thread, in the threads' order
     jnames = {}
     for e in jev:
         if e.get('ph') == 'M' and e['name'] == 'thread_name':
             jnames[e['tid']] = e['args']['name']
-    pnames = sorted(v for (k, _), v in info['names'].items() if k in ('thread', 'track'))
-    if sorted(jnames.values()) != pnames:
+    pnames = sorted(v for (k, u), v in info['names'].items() if k == 'thread' or (k == 'track' and u >> 60 == 2))
+    num = lambda names: sorted(re.sub(r'[0-9]+', 'N', n) for n in names)   # 'thread <tid>': tids differ
+    if num(jnames.values()) != num(pnames):
         raise Bad('thread names %r, the JSON has %r' % (pnames, sorted(jnames.values())))
     od = [e for e in evs if e.get('name') == 'otherData']
     if len(od) != 1 or od[0]['args'].get('tool') != 'cushim trace':

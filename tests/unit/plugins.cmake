@@ -81,7 +81,7 @@ add_test(NAME trace_fast COMMAND trace_fast_test)
 # replace, the open-call stack and the unfinished calls written from it.
 find_package(ZLIB REQUIRED)
 add_executable(trace_call_test trace_call_test.c "${_tr_dir}/tr_plan.c" "${_tr_dir}/tr_writer.c"
-  "${_tr_dir}/tr_wfile.c" "${_tr_dir}/tr_wevents.c" "${_tr_dir}/tr_render.c" "${_tr_dir}/tr_link.c"
+  "${_tr_dir}/tr_wfile.c" "${_tr_dir}/tr_pf.c" "${_tr_dir}/tr_wevents.c" "${_tr_dir}/tr_render.c" "${_tr_dir}/tr_link.c"
   "${_tr_dir}/tr_buf.c" "${PROJECT_SOURCE_DIR}/tools/stats-nvtx.c")
 target_include_directories(trace_call_test PRIVATE "${_tr_dir}" "${PROJECT_SOURCE_DIR}/sdk/include"
   "${PROJECT_SOURCE_DIR}/tools")
