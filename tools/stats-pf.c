@@ -459,11 +459,20 @@ static int sp_packet(sp *s, const unsigned char *p, const unsigned char *e, void
             free(dc);
             return 0;   /* no track described: not a thread's or a range's (a counter, another producer's) */
         }
+        /* an NVTX range's begin and end go on as they come (an end names no category: its slice's, the
+           innermost open one on the track) */
+        if (te.type == 2 && cat == NULL && t->over == 0 && t->depth > 0 &&
+            !strcmp(t->stack[t->depth - 1].cat, "nvtx")) {
+            sp_open *o = &t->stack[--t->depth];
+            free(o->name);
+            free(o->cat);
+            cat = "nvtx";
+        }
         if (cat != NULL && !strcmp(cat, "nvtx") && (te.type == 1 || te.type == 2)) {
             char dom[SP_NAME_MAX + 1];
             sp_event ev = {.ph = t->kind == 2 ? (te.type == 1 ? 'B' : 'E') : (te.type == 1 ? 'b' : 'e'),
                            .cat = cat, .name = name != NULL ? name : "", .domain = "", .pid = t->pid,
-                           .tid = t->kind == 2 ? t->tid : 0, .id = t->kind == 2 ? 0 : t->uuid & 0x0fffffffffffffffull,
+                           .tid = t->kind == 2 ? t->tid : 0, .id = t->kind == 2 ? 0 : t->uuid >> 2,
                            .ts = ts, .continued = te.continued};
             if (te.domain_i != NULL) {
                 ev.domain = te.domain_i;
@@ -474,7 +483,8 @@ static int sp_packet(sp *s, const unsigned char *p, const unsigned char *e, void
                 ev.domain = dom;
             }
             on_event(ctx, &ev);
-        } else if (te.type == 1) {
+        }
+        if (te.type == 1) {
             if (t->depth == SP_DEPTH_MAX) {
                 t->over++;
             } else {
@@ -502,7 +512,7 @@ static int sp_packet(sp *s, const unsigned char *p, const unsigned char *e, void
                 }
                 t->depth++;
             }
-        } else if (te.type == 2) {
+        } else if (te.type == 2 && (cat == NULL || strcmp(cat, "nvtx") != 0)) {
             if (t->over > 0) {
                 t->over--;
             } else if (t->depth > 0) {

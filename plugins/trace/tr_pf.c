@@ -602,7 +602,7 @@ static void pf_track_event(tr_pf *pf, const pf_ev *ev, int type, uint64_t track,
     e->len = 0;
     tr_pf_uint(e, TE_TYPE, (uint64_t)type);
     tr_pf_uint(e, TE_TRACK_UUID, track);
-    if (ev->cat.n > 0)
+    if (ev->cat.n > 0 && type != TYPE_SLICE_END)   /* (an end takes its slice's) */
         tr_pf_uint(e, TE_CATEGORY_IIDS, pf_intern(pf, &pf->cats, ID_CATEGORIES, ev->cat.p, ev->cat.n));
     if (type != TYPE_SLICE_END) {
         pf_decode(&pf->pk, ev->name);

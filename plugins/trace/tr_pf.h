@@ -47,10 +47,11 @@ typedef struct tr_pf {
     uint64_t resets;                 /* times the interning tables were cleared                       */
 } tr_pf;
 
-/* Track uuids: the process's, a thread's (or a GPU stream's, by its track id in the JSON), an async range's. */
-#define TR_PF_UUID_PROC(pid) ((1ull << 60) | (uint64_t)(uint32_t)(pid))
-#define TR_PF_UUID_THREAD(tid) ((2ull << 60) | ((uint64_t)(tid) & 0x0fffffffffffffffull))
-#define TR_PF_UUID_ASYNC(id) ((3ull << 60) | ((uint64_t)(id) & 0x0fffffffffffffffull))
+/* Track uuids: a thread's (or a GPU stream's, by its track id in the JSON), the process's, an async range's.
+   Small numbers (a uuid is a varint in every event): the id shifted by 2, its kind in the low bits. */
+#define TR_PF_UUID_THREAD(tid) (((uint64_t)(tid) << 2) | 1u)
+#define TR_PF_UUID_PROC(pid) (((uint64_t)(uint32_t)(pid) << 2) | 2u)
+#define TR_PF_UUID_ASYNC(id) (((uint64_t)(id) << 2) | 3u)
 
 /* Starts a stream for process 'pid': the first packet (a clock snapshot of CLOCK_MONOTONIC, the clock of the
    events, and CLOCK_BOOTTIME; the sequence's defaults) into pf->out. 'mono_ns', 'boot_ns': the two clocks read at

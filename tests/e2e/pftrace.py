@@ -349,7 +349,7 @@ def compare(pf, js):
     for e in jev:
         if e.get('ph') == 'M' and e['name'] == 'thread_name':
             jnames[e['tid']] = e['args']['name']
-    pnames = sorted(v for (k, u), v in info['names'].items() if k == 'thread' or (k == 'track' and u >> 60 == 2))
+    pnames = sorted(v for (k, u), v in info['names'].items() if k == 'thread' or (k == 'track' and u & 3 == 1))
     num = lambda names: sorted(re.sub(r'[0-9]+', 'N', n) for n in names)   # 'thread <tid>': tids differ
     if num(jnames.values()) != num(pnames):
         raise Bad('thread names %r, the JSON has %r' % (pnames, sorted(jnames.values())))

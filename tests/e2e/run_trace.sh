@@ -1075,7 +1075,7 @@ def rejected(data, what):
         return
     sys.exit('accepted: ' + what)
 rejected(b'\x12' + good[1:], 'the first packet as Trace field 2')
-uuid = (2 << 60) | info['pid']
+uuid = info['pid'] << 2 | 1
 def packet(name_iid, flags=2):
     te = field(9, 0, varint(3)) + field(11, 0, varint(uuid)) + field(10, 0, varint(name_iid))
     return field(1, 2, field(8, 0, varint(1)) + field(10, 0, varint(1)) + field(13, 0, varint(flags)) + field(11, 2, te))
