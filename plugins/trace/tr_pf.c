@@ -22,6 +22,9 @@
 
 #include "tr_pf.h"
 
+typedef tr_pf_span pf_span;
+typedef tr_pf_ev pf_ev;
+
 /* wire types */
 enum { PW_VARINT = 0, PW_I64 = 1, PW_LEN = 2 };
 /* TracePacket */
@@ -215,19 +218,6 @@ static int pf_tracks_add(tr_pf *pf, uint64_t uuid)   /* 1: new */
 }
 
 /* ---- the writer's event objects, read back ---- */
-
-typedef struct pf_span {
-    const char *p;
-    size_t n;
-} pf_span;
-
-typedef struct pf_ev {
-    char ph;
-    pf_span cat, name, args, s, bp;   /* strings: their JSON text, quotes excluded; args: the object's text */
-    pf_span args_name;                /* an 'M' event's args.name */
-    uint64_t pid, tid, id, ts, dur;
-    int has_dur, has_id;
-} pf_ev;
 
 static const char *pf_ws(const char *p, const char *e)
 {
@@ -624,20 +614,14 @@ static void pf_track_event(tr_pf *pf, const pf_ev *ev, int type, uint64_t track,
     pf_packet(pf, ts, 1);
 }
 
-static void pf_complete(tr_pf *pf, const char *s, size_t n, uint64_t flow, int flow_kind)
-{
-    pf_ev ev;
-    if (pf_parse(&ev, s, n) != 0)
-        return;
-    pf_need_thread(pf, ev.tid);
-    pf_track_event(pf, &ev, TYPE_SLICE_BEGIN, TR_PF_UUID_THREAD(ev.tid), ev.ts, 1, flow, flow_kind);
-    pf_track_event(pf, &ev, TYPE_SLICE_END, TR_PF_UUID_THREAD(ev.tid), ev.ts + ev.dur, 0, 0, 0);
-}
-
 void tr_pf_end(tr_pf *pf)
 {
+    const pf_ev *ev = &pf->pend_ev;
     if (pf->pend.len > 0) {
-        pf_complete(pf, pf->pend.p, pf->pend.len, pf->pend_flow, pf->pend_flow_kind);
+        pf_need_thread(pf, ev->tid);
+        pf_track_event(pf, ev, TYPE_SLICE_BEGIN, TR_PF_UUID_THREAD(ev->tid), ev->ts, 1, pf->pend_flow,
+                       pf->pend_flow_kind);
+        pf_track_event(pf, ev, TYPE_SLICE_END, TR_PF_UUID_THREAD(ev->tid), ev->ts + ev->dur, 0, 0, 0);
         pf->pend.len = 0;
         pf->pend_flow_kind = 0;
     }
@@ -658,8 +642,7 @@ int tr_pf_event(tr_pf *pf, const char *json, size_t n)
         pf_reset_interning(pf);
     }
     if ((ev.ph == 's' || ev.ph == 'f') && pf->pend.len > 0 && ev.has_id && pf->pend_flow_kind == 0) {
-        pf_ev held;
-        if (pf_parse(&held, pf->pend.p, pf->pend.len) == 0 && held.tid == ev.tid && held.ts == ev.ts) {
+        if (pf->pend_ev.tid == ev.tid && pf->pend_ev.ts == ev.ts) {
             pf->pend_flow = ev.id;
             pf->pend_flow_kind = ev.ph;
             tr_pf_end(pf);
@@ -668,8 +651,10 @@ int tr_pf_event(tr_pf *pf, const char *json, size_t n)
     }
     tr_pf_end(pf);
     switch (ev.ph) {
-    case 'X':
+    case 'X':   /* held, read again from the copy (the spans point into it) */
         tr_sb_putn(&pf->pend, json, n);
+        if (pf->pend.oom || pf_parse(&pf->pend_ev, pf->pend.p, pf->pend.len) != 0)
+            pf->pend.len = 0;
         break;
     case 'M':
         pf_decode(&pf->pk, ev.args_name);

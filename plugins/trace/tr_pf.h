@@ -31,10 +31,25 @@ typedef struct tr_pf_tab {   /* string -> iid, open addressing */
     uint32_t cap, n;
 } tr_pf_tab;
 
+typedef struct tr_pf_span {
+    const char *p;
+    size_t n;
+} tr_pf_span;
+
+/* An event of the writer's, read back: spans into its text. */
+typedef struct tr_pf_ev {
+    char ph;
+    tr_pf_span cat, name, args, s, bp;   /* strings: their JSON text, quotes excluded; args: the object's text */
+    tr_pf_span args_name;                /* an 'M' event's args.name */
+    uint64_t pid, tid, id, ts, dur;
+    int has_dur, has_id;
+} tr_pf_ev;
+
 typedef struct tr_pf {
     tr_sb out;                       /* packets ready for the file                                    */
     tr_sb ev, in, tmp, ann, pk;      /* scratch: a TrackEvent, its InternedData, an annotation...      */
     tr_sb pend;                      /* a complete ('X') event held until the next: its flow event follows */
+    tr_pf_ev pend_ev;                /* ... read (spans into 'pend')                                    */
     uint64_t pend_flow;              /* flow id of an 's' ('f': terminating) event of the held one      */
     int pend_flow_kind;              /* 0 none, 's' or 'f'                                            */
     tr_pf_tab names, cats, anames, svals;
