@@ -358,12 +358,14 @@ static int pf_parse(pf_ev *ev, const char *s, size_t n)
         } else if (PF_IS(k, "bp")) {
             ev->bp = pf_unquote(v);
         } else if (PF_IS(k, "args")) {
-            const char *a = v.p, *ae = v.p + v.n;
-            pf_span ak, av;
             ev->args = v;
-            while (pf_member(&a, ae, &ak, &av))
-                if (PF_IS(ak, "name"))
-                    ev->args_name = pf_unquote(av);
+            if (ev->ph == 'M') {   /* (the writer puts "ph" first) */
+                const char *a = v.p, *ae = v.p + v.n;
+                pf_span ak, av;
+                while (pf_member(&a, ae, &ak, &av))
+                    if (PF_IS(ak, "name"))
+                        ev->args_name = pf_unquote(av);
+            }
         }
     }
     return ev->ph != 0 ? 0 : -1;
@@ -429,6 +431,18 @@ static void pf_decode(tr_sb *out, pf_span v)
         default: tr_sb_putn(out, (const char *)&v.p[i], 1); break;   /* \" \\ \/ */
         }
     }
+}
+
+/* The iid of a JSON string's text (quotes excluded), decoded only when it holds an escape. */
+static uint64_t pf_intern_json(tr_pf *pf, tr_pf_tab *t, uint32_t field, pf_span v)
+{
+    uint64_t iid;
+    if (memchr(v.p, '\\', v.n) == NULL)
+        return pf_intern(pf, t, field, v.n ? v.p : "", v.n);
+    pf_decode(&pf->pk, v);
+    iid = pf_intern(pf, t, field, pf->pk.p ? pf->pk.p : "", pf->pk.len);
+    pf->pk.len = 0;
+    return iid;
 }
 
 /* ---- packets ---- */
@@ -521,9 +535,7 @@ static void pf_annotation(tr_pf *pf, pf_span k, pf_span v)
     tr_sb *a = &pf->ann;
     uint64_t iid;
     a->len = 0;
-    pf_decode(&pf->pk, k);   /* (pk is free while the event is built) */
-    iid = pf_intern(pf, &pf->anames, ID_ANNOTATION_NAMES, pf->pk.p ? pf->pk.p : "", pf->pk.len);
-    pf->pk.len = 0;
+    iid = pf_intern_json(pf, &pf->anames, ID_ANNOTATION_NAMES, k);   /* (pk is free while the event is built) */
     tr_pf_uint(a, DA_NAME_IID, iid);
     if (v.n == 0) {
         return;
@@ -543,13 +555,17 @@ static void pf_annotation(tr_pf *pf, pf_span k, pf_span v)
         if (hex) {
             tr_pf_uint(a, DA_POINTER, x);
         } else {
-            pf_decode(&pf->pk, s);
-            if (pf->pk.len <= TR_PF_ISTR_MAX)
-                tr_pf_uint(a, DA_STRING_IID, pf_intern(pf, &pf->svals, ID_STRING_VALUES, pf->pk.p ? pf->pk.p : "",
-                                                      pf->pk.len));
-            else
-                tr_pf_bytes(a, DA_STRING, pf->pk.p, pf->pk.len);
-            pf->pk.len = 0;
+            if (s.n <= TR_PF_ISTR_MAX && memchr(s.p, '\\', s.n) == NULL) {
+                tr_pf_uint(a, DA_STRING_IID, pf_intern(pf, &pf->svals, ID_STRING_VALUES, s.n ? s.p : "", s.n));
+            } else {
+                pf_decode(&pf->pk, s);
+                if (pf->pk.len <= TR_PF_ISTR_MAX)
+                    tr_pf_uint(a, DA_STRING_IID, pf_intern(pf, &pf->svals, ID_STRING_VALUES,
+                                                          pf->pk.p ? pf->pk.p : "", pf->pk.len));
+                else
+                    tr_pf_bytes(a, DA_STRING, pf->pk.p, pf->pk.len);
+                pf->pk.len = 0;
+            }
         }
     } else if (v.p[0] == '{' || v.p[0] == '[' || v.p[0] == 'n') {
         tr_pf_bytes(a, DA_JSON, v.p, v.n);
@@ -595,9 +611,7 @@ static void pf_track_event(tr_pf *pf, const pf_ev *ev, int type, uint64_t track,
     if (ev->cat.n > 0 && type != TYPE_SLICE_END)   /* (an end takes its slice's) */
         tr_pf_uint(e, TE_CATEGORY_IIDS, pf_intern(pf, &pf->cats, ID_CATEGORIES, ev->cat.p, ev->cat.n));
     if (type != TYPE_SLICE_END) {
-        pf_decode(&pf->pk, ev->name);
-        tr_pf_uint(e, TE_NAME_IID, pf_intern(pf, &pf->names, ID_NAMES, pf->pk.p ? pf->pk.p : "", pf->pk.len));
-        pf->pk.len = 0;
+        tr_pf_uint(e, TE_NAME_IID, pf_intern_json(pf, &pf->names, ID_NAMES, ev->name));
     }
     if (with_args && ev->args.n > 0) {
         const char *p = ev->args.p, *end = ev->args.p + ev->args.n;
