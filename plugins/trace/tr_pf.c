@@ -229,11 +229,15 @@ static const char *pf_ws(const char *p, const char *e)
 /* The end of the string that starts at 'p' (on its '"'): after its closing quote, or NULL. */
 static const char *pf_str_end(const char *p, const char *e)
 {
-    for (p++; p < e; p++) {
-        if (*p == '\\')
-            p++;
-        else if (*p == '"')
-            return p + 1;
+    for (p++; p < e;) {
+        const char *q = memchr(p, '"', (size_t)(e - p)), *b;
+        if (q == NULL)
+            return NULL;
+        for (b = q; b > p && b[-1] == '\\'; b--)
+            ;
+        if (((q - b) & 1) == 0)   /* an even run of backslashes before it: the closing quote */
+            return q + 1;
+        p = q + 1;
     }
     return NULL;
 }
@@ -334,7 +338,25 @@ static int pf_parse(pf_ev *ev, const char *s, size_t n)
     const char *p = s, *e = s + n;
     pf_span k, v;
     memset(ev, 0, sizeof *ev);
-    while (pf_member(&p, e, &k, &v)) {
+    for (;;) {
+        /* "args", the one member whose value is an object, comes last in the writer's events: when the text
+           ends in "}}" and the next key is "args", its value runs to the last '}' without a scan */
+        const char *q = pf_ws(p, e);
+        if (q < e && *q == ',' && e - q > 9 && memcmp(q, ",\"args\":{", 9) == 0 && n >= 2 && e[-1] == '}' &&
+            e[-2] == '}') {
+            ev->args.p = q + 8;
+            ev->args.n = (size_t)(e - 1 - (q + 8));
+            if (ev->ph == 'M') {
+                const char *a = ev->args.p, *ae = ev->args.p + ev->args.n;
+                pf_span ak, av;
+                while (pf_member(&a, ae, &ak, &av))
+                    if (PF_IS(ak, "name"))
+                        ev->args_name = pf_unquote(av);
+            }
+            break;
+        }
+        if (!pf_member(&p, e, &k, &v))
+            break;
         if (PF_IS(k, "ph")) {
             ev->ph = v.n == 3 ? v.p[1] : 0;
         } else if (PF_IS(k, "cat")) {
