@@ -64,8 +64,10 @@ int tr_output_ready(tr_state *st)
         }
         if (preexec != NULL && e == 0)
             tr_host->log(st->self, CUSHIM_LOG_WARN, "the trace file '%s' holds this process's calls from before it "
-                         "executed this program (unfinished: 'cushim stats --close' ends a copy); this program's are "
-                         "in '%s'", preexec, st->w.path);
+                         "executed this program (unfinished: %s); this program's are in '%s'", preexec,
+                         st->w.format == TW_FORMAT_PERFETTO ? "its complete packets are read as they are"
+                                                            : "'cushim stats --close' ends a copy",
+                         st->w.path);
         else if (st->w.path != given && e == 0)
             tr_host->log(st->self, CUSHIM_LOG_WARN, "the trace file '%s' is being written by another process; "
                          "this one writes '%s'", given, st->w.path);

@@ -16,7 +16,7 @@
  * Field numbers: protos/perfetto/trace/trace_packet.proto, the track_event protos,
  * interned_data/interned_data.proto, clock_snapshot.proto of Perfetto.
  */
-#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,7 +42,7 @@ enum { DA_NAME_IID = 1, DA_BOOL = 2, DA_UINT = 3, DA_INT = 4, DA_DOUBLE = 5, DA_
 enum { ID_CATEGORIES = 1, ID_NAMES = 2, ID_ANNOTATION_NAMES = 3, ID_STRING_VALUES = 29 };
 /* TrackDescriptor, ProcessDescriptor, ThreadDescriptor */
 enum { TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5 };
-enum { PD_PID = 1, PD_NAME = 6 };
+enum { PD_PID = 1, PD_NAME = 6, PD_LABELS = 8 };
 enum { THD_PID = 1, THD_TID = 2, THD_NAME = 5 };
 /* ClockSnapshot, TracePacketDefaults */
 enum { CS_CLOCKS = 1, CS_PRIMARY = 2, CL_ID = 1, CL_TS = 2, DEF_CLOCK_ID = 58 };
@@ -352,6 +352,8 @@ static int pf_parse(pf_ev *ev, const char *s, size_t n)
                 while (pf_member(&a, ae, &ak, &av))
                     if (PF_IS(ak, "name"))
                         ev->args_name = pf_unquote(av);
+                    else if (PF_IS(ak, "start"))
+                        ev->args_start = av;
             }
             break;
         }
@@ -387,6 +389,8 @@ static int pf_parse(pf_ev *ev, const char *s, size_t n)
                 while (pf_member(&a, ae, &ak, &av))
                     if (PF_IS(ak, "name"))
                         ev->args_name = pf_unquote(av);
+                    else if (PF_IS(ak, "start"))
+                        ev->args_start = av;
             }
         }
     }
@@ -703,6 +707,12 @@ int tr_pf_event(tr_pf *pf, const char *json, size_t n)
             tr_pf_uint(&pf->ev, TD_UUID, TR_PF_UUID_PROC(pf->pid));
             tr_pf_uint(&pf->ann, PD_PID, (uint64_t)(uint32_t)pf->pid);
             tr_pf_bytes(&pf->ann, PD_NAME, pf->tmp.p, pf->tmp.len);
+            if (ev.args_start.n > 0 && ev.args_start.n < 24) {
+                char label[64];
+                int k = snprintf(label, sizeof label, TR_PF_START_LABEL "%.*s", (int)ev.args_start.n,
+                                 ev.args_start.p);
+                tr_pf_bytes(&pf->ann, PD_LABELS, label, (size_t)k);
+            }
             pf_sub(&pf->ev, TD_PROCESS, &pf->ann);
             pf_descriptor(pf);
         } else if (PF_IS(ev.name, "thread_name")) {

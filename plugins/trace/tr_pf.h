@@ -17,6 +17,9 @@
 
 /* The packet sequence the file's packets carry (trusted_packet_sequence_id). */
 #define TR_PF_SEQ_ID 1u
+/* The process descriptor's label that says the process's start time (/proc/self/stat's starttime: the writer
+   knows its own file from before an exec by it, tr_writer.c) */
+#define TR_PF_START_LABEL "cushim start="
 /* Interned entries kept before the sequence's incremental state is cleared and interning starts again (each
    table; the bytes of the strings are bounded as well: TR_PF_INTERN_BYTES). */
 #define TR_PF_INTERN_MAX (1u << 16)
@@ -40,7 +43,7 @@ typedef struct tr_pf_span {
 typedef struct tr_pf_ev {
     char ph;
     tr_pf_span cat, name, args, s, bp;   /* strings: their JSON text, quotes excluded; args: the object's text */
-    tr_pf_span args_name;                /* an 'M' event's args.name */
+    tr_pf_span args_name, args_start;    /* an 'M' event's args.name, args.start */
     uint64_t pid, tid, id, ts, dur;
     int has_dur, has_id;
 } tr_pf_ev;

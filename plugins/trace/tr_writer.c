@@ -63,6 +63,12 @@ static int tw_is_preexec(const tr_writer *w)
     if (n <= 0)
         return 0;
     head[n] = '\0';
+    if (w->format == TW_FORMAT_PERFETTO) {   /* the process's descriptor: its name and label (tr_pf.c) */
+        char name[64];
+        snprintf(name, sizeof name, "pid %d (cushim trace)", w->pid);
+        snprintf(want, sizeof want, TR_PF_START_LABEL "%llu", w->start);
+        return memmem(head, (size_t)n, name, strlen(name)) != NULL && memmem(head, (size_t)n, want, strlen(want)) != NULL;
+    }
     snprintf(want, sizeof want, "\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"pid %d (cushim trace)\",\"start\":%llu}",
              w->pid, w->pid, w->start);
     return strstr(head, want) != NULL;

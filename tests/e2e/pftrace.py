@@ -30,7 +30,7 @@ SCHEMA = {
     'TracePacketDefaults': {58: (V, 'u')},
     'TrackDescriptor': {1: (V, 'u'), 2: (LEN, 's'), 3: (LEN, 'ProcessDescriptor'), 4: (LEN, 'ThreadDescriptor'),
                         5: (V, 'u')},
-    'ProcessDescriptor': {1: (V, 'u'), 6: (LEN, 's')},
+    'ProcessDescriptor': {1: (V, 'u'), 6: (LEN, 's'), 8: (LEN, 's')},
     'ThreadDescriptor': {1: (V, 'u'), 2: (V, 'u'), 5: (LEN, 's')},
     'TrackEvent': {3: (V, 'u'), 4: (LEN, 'DebugAnnotation'), 9: (V, 'u'), 10: (V, 'u'), 11: (V, 'u'),
                    47: (I64, 'f64'), 48: (I64, 'f64')},

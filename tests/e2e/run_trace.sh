@@ -1050,6 +1050,17 @@ perfetto)
     [ -n "$pid" ] || fail "format=perfetto without file: no cushim-<pid>.perfetto-trace ($(ls))"
     run "file=$dir/x.trace,format=protobuf" "$vecadd" 1024
     [ "$rc" != 0 ] && grep -q "format=protobuf: not 'json' or 'perfetto'" err || fail "format=protobuf was not refused"
+    # a process that executes another program keeps its Perfetto file from before (known by the process
+    # descriptor's name and start label) and writes t.<pid>.perfetto-trace, as with JSON
+    run "file=$dir/x.perfetto-trace" "$prog" exec "$dir/x.perfetto-trace"
+    [ "$rc" = 0 ] || fail "exec: exited with $rc (3: the writer never wrote the first calls)"
+    pid=$(sed -n 's/^pid //p' out)
+    grep -q "the trace file '$dir/x.perfetto-trace' holds this process's calls from before it executed this program" err ||
+        fail "exec: not said: $(cat err)"
+    PFT_DIR=$(dirname "$0") python3 -c "import os, sys; sys.path.insert(0, os.environ['PFT_DIR']); import pftrace; evs, _ = pftrace.events(sys.argv[1]); sys.exit(sum(1 for e in evs if e.get('name') == 'cuMemAlloc_v2') != 5)" "x.$pid.perfetto-trace" ||
+        fail "exec: x.$pid.perfetto-trace does not hold the new program's 5 allocations"
+    n=$($pft --count x.perfetto-trace) || fail "exec: x.perfetto-trace does not decode"
+    [ "$n" -ge 1 ] || fail "exec: x.perfetto-trace holds no call"
     # the walker itself: a file cut in a packet, a wrong wire type and an id used before its definition fail it
     head -c 1000 vecadd.perfetto-trace > cut.perfetto-trace
     $pft cut.perfetto-trace >/dev/null 2>&1 && fail "pftrace.py accepts a file cut short"
