@@ -8,6 +8,7 @@ case_=$1 plugin=$2 prog=$3 vecadd=$4 stats=$5 fakecupti=${6:-}
 # the shim (and a sanitizer runtime before it) for the traced program only, not for sh, python3 and the tools
 preload=${LD_PRELOAD-}
 unset LD_PRELOAD
+here=$(cd "$(dirname "$0")" && pwd)   # (pftrace.py beside this script)
 dir=${E2E_OUT:-${TMPDIR:-/tmp}}/trace.$case_
 rm -rf "$dir"
 mkdir -p "$dir" || exit 1
@@ -1011,7 +1012,7 @@ perfetto)
     # that checks every field number and wire type against Perfetto's schema and that every interned id was
     # defined earlier on its sequence - finds the JSON run's events in the Perfetto file (calls, names, arguments,
     # results, threads, nesting; GPU work on its tracks with its flows; NVTX ranges and marks; thread names)
-    pft="python3 $(dirname "$0")/pftrace.py"
+    pft="python3 $here/pftrace.py"
     pf_pair() {   # pf_pair NAME OPTIONS PROGRAM ARGS...
         pfn=$1 pfo=$2
         shift 2
@@ -1041,6 +1042,7 @@ perfetto)
     run "file=$dir/z.perfetto-trace.gz" "$vecadd" 1024
     $pft --count z.perfetto-trace.gz >pf.out 2>pf.err || fail "z.perfetto-trace.gz: $(cat pf.err)"
     [ "$(cat pf.out)" = 31 ] || fail "z.perfetto-trace.gz holds $(cat pf.out) calls, not 31"
+    same_table z.perfetto-trace.gz
     run "file=$dir/f.trace,format=perfetto" "$vecadd" 1024
     $pft --count f.trace >pf.out 2>pf.err || fail "format=perfetto: $(cat pf.err)"
     run "file=$dir/j.perfetto-trace,format=json" "$vecadd" 1024
@@ -1057,14 +1059,19 @@ perfetto)
     pid=$(sed -n 's/^pid //p' out)
     grep -q "the trace file '$dir/x.perfetto-trace' holds this process's calls from before it executed this program" err ||
         fail "exec: not said: $(cat err)"
-    PFT_DIR=$(dirname "$0") python3 -c "import os, sys; sys.path.insert(0, os.environ['PFT_DIR']); import pftrace; evs, _ = pftrace.events(sys.argv[1]); sys.exit(sum(1 for e in evs if e.get('name') == 'cuMemAlloc_v2') != 5)" "x.$pid.perfetto-trace" ||
+    PFT_DIR=$here python3 -c "import os, sys; sys.path.insert(0, os.environ['PFT_DIR']); import pftrace; evs, _ = pftrace.events(sys.argv[1]); sys.exit(sum(1 for e in evs if e.get('name') == 'cuMemAlloc_v2') != 5)" "x.$pid.perfetto-trace" ||
         fail "exec: x.$pid.perfetto-trace does not hold the new program's 5 allocations"
     n=$($pft --count x.perfetto-trace) || fail "exec: x.perfetto-trace does not decode"
     [ "$n" -ge 1 ] || fail "exec: x.perfetto-trace holds no call"
     # the walker itself: a file cut in a packet, a wrong wire type and an id used before its definition fail it
     head -c 1000 vecadd.perfetto-trace > cut.perfetto-trace
     $pft cut.perfetto-trace >/dev/null 2>&1 && fail "pftrace.py accepts a file cut short"
-    PFT_DIR=$(dirname "$0") python3 - vecadd.perfetto-trace <<'PY' || fail "pftrace.py accepts a broken file"
+    # cushim stats reads a file cut in a packet to its last complete one, and says so; --close is JSON's
+    "$stats" cut.perfetto-trace >stats.out 2>stats.err || fail "cushim stats cut.perfetto-trace: $(cat stats.err)"
+    grep -q "cut.perfetto-trace ends early" stats.err || fail "cushim stats: the cut file not said: $(cat stats.err)"
+    "$stats" --close vecadd.perfetto-trace closed.json 2>stats.err && fail "cushim stats --close took a Perfetto file"
+    grep -q "a Perfetto trace needs no closing" stats.err || fail "--close: $(cat stats.err)"
+    PFT_DIR=$here python3 - vecadd.perfetto-trace <<'PY' || fail "pftrace.py accepts a broken file"
 import os, sys
 sys.path.insert(0, os.environ['PFT_DIR'])
 import pftrace
