@@ -898,13 +898,13 @@ launcher)
     "$launcher" stats t.json -x >/dev/null 2>&1; [ $? = 2 ] || fail "cushim stats FILE -x: not a usage error"
     # --trace=NAME.perfetto-trace: Perfetto's format by the name (the walker decodes it), and cushim stats reads it
     # with the JSON file in one table; '--trace NAME.perfetto-trace CMD' is the mistake '--trace out.json' is
-    env LD_PRELOAD= "$launcher" run --fake --trace=p.perfetto-trace -- "$prog" nvtx >out 2>err ||
-        fail "cushim run --trace=p.perfetto-trace failed: $(tail -n 3 err)"
+    env LD_PRELOAD= "$launcher" run --fake --trace=p.perfetto-trace -- "$prog" nvtx >pout 2>perr ||
+        fail "cushim run --trace=p.perfetto-trace failed: $(tail -n 3 perr)"
     [ "$(python3 "$here/pftrace.py" --count p.perfetto-trace)" = "$(python3 check.py t.json "print(len(X)) or True")" ] ||
         fail "p.perfetto-trace: not t.json's number of calls"
-    "$launcher" stats t.json p.perfetto-trace >stats.out 2>&1 || fail "cushim stats t.json p.perfetto-trace: $(cat stats.out)"
-    [ "$(awk '$NF == "cuMemAlloc_v2" {print $3}' stats.out)" = 8 ] || fail "two formats: not 8 cuMemAlloc_v2"
-    env LD_PRELOAD= "$launcher" run --fake --trace p.perfetto-trace "$prog" nvtx >out 2>err; [ $? = 2 ] ||
+    "$launcher" stats t.json p.perfetto-trace >pstats.out 2>&1 || fail "cushim stats t.json p.perfetto-trace: $(cat pstats.out)"
+    [ "$(awk '$NF == "cuMemAlloc_v2" {print $3}' pstats.out)" = 8 ] || fail "two formats: not 8 cuMemAlloc_v2"
+    env LD_PRELOAD= "$launcher" run --fake --trace p.perfetto-trace "$prog" nvtx >pout 2>perr; [ $? = 2 ] ||
         fail "'--trace p.perfetto-trace PROG' was not refused"
     # --format=json: the same tables as one JSON document (each row's count and total as the table's)
     "$launcher" stats --format=json t.json t2.json.gz >stats.json 2>stats.err || fail "--format=json failed: $(cat stats.err)"
