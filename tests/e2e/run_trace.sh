@@ -1048,6 +1048,14 @@ perfetto)
         NVTX_INJECTION64_PATH=$plugin pf_pair nvtx "" "$prog" nvtx
         $pft nvtx.perfetto-trace >/dev/null || fail "nvtx.perfetto-trace does not decode"
     fi
+    # names with control bytes and what is not UTF-8 (e2e_trace_names, as trace_hostile): every string field of the
+    # file is UTF-8 (the walker decodes them strictly), and cushim stats' table equals the one at exit
+    if [ -n "${E2E_TRACE_NAMES:-}" ]; then
+        NVTX_INJECTION64_PATH=$plugin run "file=$dir/h.perfetto-trace" "$E2E_TRACE_NAMES"
+        [ "$rc" = 0 ] || fail "e2e_trace_names exited with $rc"
+        $pft h.perfetto-trace >pf.out 2>pf.err || fail "h.perfetto-trace: $(cat pf.err)"
+        same_table h.perfetto-trace
+    fi
     # gzip; format= over the name; the default name; a format that is neither is refused (the process fails closed)
     run "file=$dir/z.perfetto-trace.gz" "$vecadd" 1024
     $pft --count z.perfetto-trace.gz >pf.out 2>pf.err || fail "z.perfetto-trace.gz: $(cat pf.err)"

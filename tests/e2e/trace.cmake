@@ -64,6 +64,7 @@ if(EXISTS "${CUSHIM_TOOLS_INCLUDE}/nvtx3/nvToolsExt.h")
   target_link_libraries(e2e_trace_names PRIVATE ${CMAKE_DL_LIBS})
 endif()
 set_property(TEST trace_hostile APPEND PROPERTY ENVIRONMENT "E2E_TRACE_NAMES=$<TARGET_FILE:e2e_trace_names>")
+set_property(TEST trace_perfetto APPEND PROPERTY ENVIRONMENT "E2E_TRACE_NAMES=$<TARGET_FILE:e2e_trace_names>")
 # The forked child starts its own writer thread, which TSan does not support after a multi-threaded fork
 # (it dies, or with die_after_fork=0 reports a "dup thread"): the fork case runs in the other builds.
 if(NOT CUSHIM_SANITIZE STREQUAL "thread")
