@@ -670,17 +670,29 @@ void tr_pf_end(tr_pf *pf)
 int tr_pf_event(tr_pf *pf, const char *json, size_t n)
 {
     pf_ev ev;
+    if (pf->intern_bytes > TR_PF_INTERN_BYTES || pf->names.n >= TR_PF_INTERN_MAX || pf->cats.n >= TR_PF_INTERN_MAX ||
+        pf->anames.n >= TR_PF_INTERN_MAX || pf->svals.n >= TR_PF_INTERN_MAX) {
+        tr_pf_end(pf);   /* (the held event is written with the interning it was read under) */
+        pf_reset_interning(pf);
+    }
+    if (n > 9 && memcmp(json, "{\"ph\":\"X\"", 9) == 0) {   /* a complete event: held, read once, from the copy */
+        tr_pf_end(pf);
+        tr_sb_putn(&pf->pend, json, n);
+        if (pf->pend.oom || pf_parse(&pf->pend_ev, pf->pend.p, pf->pend.len) != 0) {
+            pf->pend.len = 0;
+            pf->pend.oom = 0;
+            return -1;
+        }
+        if (pf->pend_ev.ts > pf->t_last)
+            pf->t_last = pf->pend_ev.ts;
+        return pf->out.oom ? -1 : 0;
+    }
     if (pf_parse(&ev, json, n) != 0)
         return -1;
     if (ev.ts > pf->t_last)
         pf->t_last = ev.ts;
     else if (ev.ts == 0)
         ev.ts = pf->t_last;   /* metadata: at the latest time seen */
-    if (pf->intern_bytes > TR_PF_INTERN_BYTES || pf->names.n >= TR_PF_INTERN_MAX || pf->cats.n >= TR_PF_INTERN_MAX ||
-        pf->anames.n >= TR_PF_INTERN_MAX || pf->svals.n >= TR_PF_INTERN_MAX) {
-        tr_pf_end(pf);   /* (the held event is written with the interning it was read under) */
-        pf_reset_interning(pf);
-    }
     if ((ev.ph == 's' || ev.ph == 'f') && pf->pend.len > 0 && ev.has_id && pf->pend_flow_kind == 0) {
         if (pf->pend_ev.tid == ev.tid && pf->pend_ev.ts == ev.ts) {
             pf->pend_flow = ev.id;
@@ -691,7 +703,7 @@ int tr_pf_event(tr_pf *pf, const char *json, size_t n)
     }
     tr_pf_end(pf);
     switch (ev.ph) {
-    case 'X':   /* held, read again from the copy (the spans point into it) */
+    case 'X':   /* (written another way: held as above) */
         tr_sb_putn(&pf->pend, json, n);
         if (pf->pend.oom || pf_parse(&pf->pend_ev, pf->pend.p, pf->pend.len) != 0)
             pf->pend.len = 0;
