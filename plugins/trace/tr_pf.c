@@ -2,8 +2,8 @@
  * tr_pf.c - Perfetto's protobuf trace format, encoded by hand (tr_pf.h). Each
  * event the writer renders (the JSON object its JSON format writes: one
  * renderer table decides every value's text for both formats) is read back
- * here - a small reader of that one shape, not of JSON at large - and written
- * as packets:
+ * (tr_pfev.c: a reader of that one shape, not of JSON at large) and written as
+ * packets:
  *   'M' process_name / thread_name  -> TrackDescriptor (process, thread; a GPU
  *                                      stream's track, id >= 2^30, a named track)
  *   'X' -> TrackEvent SLICE_BEGIN + SLICE_END; its 's'/'f' flow event, which the
@@ -217,255 +217,13 @@ static int pf_tracks_add(tr_pf *pf, uint64_t uuid)   /* 1: new */
     return 1;
 }
 
-/* ---- the writer's event objects, read back ---- */
-
-static const char *pf_ws(const char *p, const char *e)
-{
-    while (p < e && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r'))
-        p++;
-    return p;
-}
-
-/* The end of the string that starts at 'p' (on its '"'): after its closing quote, or NULL. */
-static const char *pf_str_end(const char *p, const char *e)
-{
-    for (p++; p < e;) {
-        const char *q = memchr(p, '"', (size_t)(e - p)), *b;
-        if (q == NULL)
-            return NULL;
-        for (b = q; b > p && b[-1] == '\\'; b--)
-            ;
-        if (((q - b) & 1) == 0)   /* an even run of backslashes before it: the closing quote */
-            return q + 1;
-        p = q + 1;
-    }
-    return NULL;
-}
-
-/* The end of the value at 'p' (a string, an object or array, or a scalar), or NULL. */
-static const char *pf_value_end(const char *p, const char *e)
-{
-    int depth = 0;
-    if (p >= e)
-        return NULL;
-    if (*p == '"')
-        return pf_str_end(p, e);
-    if (*p != '{' && *p != '[') {
-        while (p < e && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n')
-            p++;
-        return p;
-    }
-    while (p < e) {
-        if (*p == '"') {
-            if ((p = pf_str_end(p, e)) == NULL)
-                return NULL;
-            continue;
-        }
-        if (*p == '{' || *p == '[')
-            depth++;
-        else if ((*p == '}' || *p == ']') && --depth == 0)
-            return p + 1;
-        p++;
-    }
-    return NULL;
-}
-
-/* A number's text as an integer scaled by 1000 (the writer's microseconds with three decimals -> ns). */
-static uint64_t pf_us_ns(pf_span v)
-{
-    uint64_t ns = 0;
-    size_t i = 0;
-    int frac = -1;
-    for (; i < v.n; i++) {
-        if (v.p[i] == '.') {
-            frac = 0;
-            continue;
-        }
-        if (v.p[i] < '0' || v.p[i] > '9' || frac == 3)
-            break;
-        ns = ns * 10 + (uint64_t)(v.p[i] - '0');
-        if (frac >= 0)
-            frac++;
-    }
-    for (frac = frac < 0 ? 0 : frac; frac < 3; frac++)
-        ns *= 10;
-    return ns;
-}
-
-static uint64_t pf_u64(pf_span v)
-{
-    uint64_t x = 0;
-    for (size_t i = 0; i < v.n && v.p[i] >= '0' && v.p[i] <= '9'; i++)
-        x = x * 10 + (uint64_t)(v.p[i] - '0');
-    return x;
-}
-
-/* Iterates "key":value pairs of the object whose text starts at *pp (on '{' or after a ','). 1: one read. */
-static int pf_member(const char **pp, const char *e, pf_span *key, pf_span *val)
-{
-    const char *p = pf_ws(*pp, e), *q;
-    if (p < e && (*p == '{' || *p == ','))
-        p = pf_ws(p + 1, e);
-    if (p >= e || *p != '"' || (q = pf_str_end(p, e)) == NULL)
-        return 0;
-    key->p = p + 1;
-    key->n = (size_t)(q - p - 2);
-    p = pf_ws(q, e);
-    if (p >= e || *p != ':')
-        return 0;
-    p = pf_ws(p + 1, e);
-    if ((q = pf_value_end(p, e)) == NULL)
-        return 0;
-    val->p = p;
-    val->n = (size_t)(q - p);
-    *pp = q;
-    return 1;
-}
-
-#define PF_IS(k, lit) ((k).n == sizeof lit - 1 && memcmp((k).p, lit, sizeof lit - 1) == 0)
-
-static pf_span pf_unquote(pf_span v)
-{
-    if (v.n >= 2 && v.p[0] == '"') {
-        v.p++;
-        v.n -= 2;
-    }
-    return v;
-}
-
-static int pf_parse(pf_ev *ev, const char *s, size_t n)
-{
-    const char *p = s, *e = s + n;
-    pf_span k, v;
-    memset(ev, 0, sizeof *ev);
-    for (;;) {
-        /* "args", the one member whose value is an object, comes last in the writer's events: when the text
-           ends in "}}" and the next key is "args", its value runs to the last '}' without a scan */
-        const char *q = pf_ws(p, e);
-        if (q < e && *q == ',' && e - q > 9 && memcmp(q, ",\"args\":{", 9) == 0 && n >= 2 && e[-1] == '}' &&
-            e[-2] == '}') {
-            ev->args.p = q + 8;
-            ev->args.n = (size_t)(e - 1 - (q + 8));
-            if (ev->ph == 'M') {
-                const char *a = ev->args.p, *ae = ev->args.p + ev->args.n;
-                pf_span ak, av;
-                while (pf_member(&a, ae, &ak, &av))
-                    if (PF_IS(ak, "name"))
-                        ev->args_name = pf_unquote(av);
-                    else if (PF_IS(ak, "start"))
-                        ev->args_start = av;
-            }
-            break;
-        }
-        if (!pf_member(&p, e, &k, &v))
-            break;
-        if (PF_IS(k, "ph")) {
-            ev->ph = v.n == 3 ? v.p[1] : 0;
-        } else if (PF_IS(k, "cat")) {
-            ev->cat = pf_unquote(v);
-        } else if (PF_IS(k, "name")) {
-            ev->name = pf_unquote(v);
-        } else if (PF_IS(k, "pid")) {
-            ev->pid = pf_u64(v);
-        } else if (PF_IS(k, "tid")) {
-            ev->tid = pf_u64(v);
-        } else if (PF_IS(k, "ts")) {
-            ev->ts = pf_us_ns(v);
-        } else if (PF_IS(k, "dur")) {
-            ev->dur = pf_us_ns(v);
-            ev->has_dur = 1;
-        } else if (PF_IS(k, "id")) {
-            ev->id = pf_u64(v);
-            ev->has_id = 1;
-        } else if (PF_IS(k, "s")) {
-            ev->s = pf_unquote(v);
-        } else if (PF_IS(k, "bp")) {
-            ev->bp = pf_unquote(v);
-        } else if (PF_IS(k, "args")) {
-            ev->args = v;
-            if (ev->ph == 'M') {   /* (the writer puts "ph" first) */
-                const char *a = v.p, *ae = v.p + v.n;
-                pf_span ak, av;
-                while (pf_member(&a, ae, &ak, &av))
-                    if (PF_IS(ak, "name"))
-                        ev->args_name = pf_unquote(av);
-                    else if (PF_IS(ak, "start"))
-                        ev->args_start = av;
-            }
-        }
-    }
-    return ev->ph != 0 ? 0 : -1;
-}
-
-/* A JSON string's text (quotes excluded) decoded into pf->tmp (UTF-8; \u00XX as U+00XX, as JSON readers do). */
-static void pf_decode(tr_sb *out, pf_span v)
-{
-    out->len = 0;
-    for (size_t i = 0; i < v.n; i++) {
-        unsigned c = (unsigned char)v.p[i];
-        if (c != '\\' || i + 1 >= v.n) {
-            tr_sb_putn(out, v.p + i, 1);
-            continue;
-        }
-        c = (unsigned char)v.p[++i];
-        switch (c) {
-        case 'n': tr_sb_putn(out, "\n", 1); break;
-        case 't': tr_sb_putn(out, "\t", 1); break;
-        case 'r': tr_sb_putn(out, "\r", 1); break;
-        case 'b': tr_sb_putn(out, "\b", 1); break;
-        case 'f': tr_sb_putn(out, "\f", 1); break;
-        case 'u': {
-            unsigned long cp = 0;
-            char b[4];
-            size_t k = 0;
-            if (i + 4 >= v.n)
-                return;
-            for (int j = 1; j <= 4; j++) {
-                char h = v.p[i + (size_t)j];
-                cp = cp * 16 + (unsigned long)(h >= 'a' ? h - 'a' + 10 : h >= 'A' ? h - 'A' + 10 : h - '0');
-            }
-            i += 4;
-            if (cp >= 0xd800 && cp < 0xdc00 && i + 6 < v.n + 0 && v.p[i + 1] == '\\' && v.p[i + 2] == 'u') {
-                unsigned long lo = 0;
-                for (int j = 3; j <= 6; j++) {
-                    char h = v.p[i + (size_t)j];
-                    lo = lo * 16 + (unsigned long)(h >= 'a' ? h - 'a' + 10 : h >= 'A' ? h - 'A' + 10 : h - '0');
-                }
-                if (lo >= 0xdc00 && lo < 0xe000) {
-                    cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-                    i += 6;
-                }
-            }
-            if (cp < 0x80) {
-                b[k++] = (char)cp;
-            } else if (cp < 0x800) {
-                b[k++] = (char)(0xc0 | cp >> 6);
-                b[k++] = (char)(0x80 | (cp & 0x3f));
-            } else if (cp < 0x10000) {
-                b[k++] = (char)(0xe0 | cp >> 12);
-                b[k++] = (char)(0x80 | (cp >> 6 & 0x3f));
-                b[k++] = (char)(0x80 | (cp & 0x3f));
-            } else {
-                b[k++] = (char)(0xf0 | cp >> 18);
-                b[k++] = (char)(0x80 | (cp >> 12 & 0x3f));
-                b[k++] = (char)(0x80 | (cp >> 6 & 0x3f));
-                b[k++] = (char)(0x80 | (cp & 0x3f));
-            }
-            tr_sb_putn(out, b, k);
-            break;
-        }
-        default: tr_sb_putn(out, (const char *)&v.p[i], 1); break;   /* \" \\ \/ */
-        }
-    }
-}
-
 /* The iid of a JSON string's text (quotes excluded), decoded only when it holds an escape. */
 static uint64_t pf_intern_json(tr_pf *pf, tr_pf_tab *t, uint32_t field, pf_span v)
 {
     uint64_t iid;
     if (memchr(v.p, '\\', v.n) == NULL)
         return pf_intern(pf, t, field, v.n ? v.p : "", v.n);
-    pf_decode(&pf->pk, v);
+    tr_pfev_decode(&pf->pk, v);
     iid = pf_intern(pf, t, field, pf->pk.p ? pf->pk.p : "", pf->pk.len);
     pf->pk.len = 0;
     return iid;
@@ -566,7 +324,7 @@ static void pf_annotation(tr_pf *pf, pf_span k, pf_span v)
     if (v.n == 0) {
         return;
     } else if (v.p[0] == '"') {
-        pf_span s = pf_unquote(v);
+        pf_span s = tr_pfev_unquote(v);
         int hex = s.n > 2 && s.n <= 18 && s.p[0] == '0' && s.p[1] == 'x' && (s.n == 3 || s.p[2] != '0');
         uint64_t x = 0;
         for (size_t i = 2; hex && i < s.n; i++) {
@@ -584,7 +342,7 @@ static void pf_annotation(tr_pf *pf, pf_span k, pf_span v)
             if (s.n <= TR_PF_ISTR_MAX && memchr(s.p, '\\', s.n) == NULL) {
                 tr_pf_uint(a, DA_STRING_IID, pf_intern(pf, &pf->svals, ID_STRING_VALUES, s.n ? s.p : "", s.n));
             } else {
-                pf_decode(&pf->pk, s);
+                tr_pfev_decode(&pf->pk, s);
                 if (pf->pk.len <= TR_PF_ISTR_MAX)
                     tr_pf_uint(a, DA_STRING_IID, pf_intern(pf, &pf->svals, ID_STRING_VALUES,
                                                           pf->pk.p ? pf->pk.p : "", pf->pk.len));
@@ -603,10 +361,10 @@ static void pf_annotation(tr_pf *pf, pf_span k, pf_span v)
             if (v.p[i] < '0' || v.p[i] > '9')
                 integer = 0;
         if (integer && v.n <= 19 && v.p[0] != '-') {
-            tr_pf_uint(a, DA_UINT, pf_u64(v));
+            tr_pf_uint(a, DA_UINT, tr_pfev_u64(v));
         } else if (integer && v.n <= 19) {
             pf_span m = {v.p + 1, v.n - 1};
-            tr_pf_uint(a, DA_INT, (uint64_t)-(int64_t)pf_u64(m));
+            tr_pf_uint(a, DA_INT, (uint64_t)-(int64_t)tr_pfev_u64(m));
         } else {
             char num[64];
             double d;
@@ -642,7 +400,7 @@ static void pf_track_event(tr_pf *pf, const pf_ev *ev, int type, uint64_t track,
     if (with_args && ev->args.n > 0) {
         const char *p = ev->args.p, *end = ev->args.p + ev->args.n;
         pf_span k, v;
-        while (pf_member(&p, end, &k, &v))
+        while (tr_pfev_member(&p, end, &k, &v))
             pf_annotation(pf, k, v);
     }
     if (flow_kind == 's')
@@ -678,7 +436,7 @@ int tr_pf_event(tr_pf *pf, const char *json, size_t n)
     if (n > 9 && memcmp(json, "{\"ph\":\"X\"", 9) == 0) {   /* a complete event: held, read once, from the copy */
         tr_pf_end(pf);
         tr_sb_putn(&pf->pend, json, n);
-        if (pf->pend.oom || pf_parse(&pf->pend_ev, pf->pend.p, pf->pend.len) != 0) {
+        if (pf->pend.oom || tr_pfev_parse(&pf->pend_ev, pf->pend.p, pf->pend.len) != 0) {
             pf->pend.len = 0;
             pf->pend.oom = 0;
             return -1;
@@ -687,7 +445,7 @@ int tr_pf_event(tr_pf *pf, const char *json, size_t n)
             pf->t_last = pf->pend_ev.ts;
         return pf->out.oom ? -1 : 0;
     }
-    if (pf_parse(&ev, json, n) != 0)
+    if (tr_pfev_parse(&ev, json, n) != 0)
         return -1;
     if (ev.ts > pf->t_last)
         pf->t_last = ev.ts;
@@ -705,11 +463,11 @@ int tr_pf_event(tr_pf *pf, const char *json, size_t n)
     switch (ev.ph) {
     case 'X':   /* (written another way: held as above) */
         tr_sb_putn(&pf->pend, json, n);
-        if (pf->pend.oom || pf_parse(&pf->pend_ev, pf->pend.p, pf->pend.len) != 0)
+        if (pf->pend.oom || tr_pfev_parse(&pf->pend_ev, pf->pend.p, pf->pend.len) != 0)
             pf->pend.len = 0;
         break;
     case 'M':
-        pf_decode(&pf->pk, ev.args_name);
+        tr_pfev_decode(&pf->pk, ev.args_name);
         pf->tmp.len = 0;
         tr_sb_putn(&pf->tmp, pf->pk.p ? pf->pk.p : "", pf->pk.len);
         pf->pk.len = 0;
@@ -754,7 +512,7 @@ int tr_pf_event(tr_pf *pf, const char *json, size_t n)
             tr_pf_uint(&pf->ev, TD_UUID, uuid);
             tr_pf_uint(&pf->ev, TD_PARENT, TR_PF_UUID_PROC(pf->pid));
             if (ev.ph == 'b') {
-                pf_decode(&pf->pk, ev.name);
+                tr_pfev_decode(&pf->pk, ev.name);
                 tr_pf_bytes(&pf->ev, TD_NAME, pf->pk.p ? pf->pk.p : "", pf->pk.len);
                 pf->pk.len = 0;
             }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "tr_json.h"
+#include "tr_pfev.h"
 
 /* The packet sequence the file's packets carry (trusted_packet_sequence_id). */
 #define TR_PF_SEQ_ID 1u
@@ -33,20 +34,6 @@ typedef struct tr_pf_tab {   /* string -> iid, open addressing */
     uint64_t *iid;
     uint32_t cap, n;
 } tr_pf_tab;
-
-typedef struct tr_pf_span {
-    const char *p;
-    size_t n;
-} tr_pf_span;
-
-/* An event of the writer's, read back: spans into its text. */
-typedef struct tr_pf_ev {
-    char ph;
-    tr_pf_span cat, name, args, s, bp;   /* strings: their JSON text, quotes excluded; args: the object's text */
-    tr_pf_span args_name, args_start;    /* an 'M' event's args.name, args.start */
-    uint64_t pid, tid, id, ts, dur;
-    int has_dur, has_id;
-} tr_pf_ev;
 
 typedef struct tr_pf {
     tr_sb out;                       /* packets ready for the file                                    */
