@@ -33,6 +33,7 @@
  * and messages) or as strict JSON (--format=json), whatever their bytes.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,7 @@
 #include <zlib.h>
 
 #include "stats-nvtx.h"
+#include "stats-pf.h"
 #include "tr_stats.h"
 
 /* The fuzz harness (tests/fuzz/fuzz_stats.c) builds this file with CUSHIM_STATS_NO_MAIN: it calls
@@ -174,6 +176,40 @@ static void event(st_tables *t, const ev_fields *f)
         tr_stats_add(&t->memt, op, f->dur);
         tr_stats_add(&t->mems, op, f->bytes);
     }
+}
+
+/* An event of a Perfetto file (stats-pf.c), as the JSON reader's. */
+static void pf_event(void *ctx, const sp_event *e)
+{
+    ev_fields *f = malloc(sizeof *f);
+    st_tables *t = ctx;
+    if (f == NULL)
+        return;
+    memset(f, 0, offsetof(ev_fields, name));
+    f->ph[0] = e->ph;
+    field(f->cat, sizeof f->cat, (const unsigned char *)e->cat, strlen(e->cat));
+    field(f->name, sizeof f->name, (const unsigned char *)e->name, strlen(e->name));
+    field(f->domain, sizeof f->domain, (const unsigned char *)e->domain, strlen(e->domain));
+    f->dur = e->dur;
+    f->bytes = e->bytes;
+    f->ts = e->ts;
+    f->pid = e->pid;
+    f->tid = e->tid;
+    f->id = e->id;
+    f->has_dur = e->ph == 'X';
+    f->continued = e->continued;
+    event(t, f);
+    free(f);
+}
+
+/* Is the file a Perfetto protobuf trace (its first byte, gunzipped)? */
+static int is_perfetto(const char *path)
+{
+    gzFile f = gzopen(path, "rb");
+    int c = f != NULL ? gzgetc(f) : -1;
+    if (f != NULL)
+        gzclose(f);
+    return c >= 0 && sp_is_perfetto(c);
 }
 
 /* What a pass over the file found. */
@@ -628,7 +664,8 @@ int main(int argc, char **argv)
     }
     if (nfiles < 1) {
         ST_ERR("usage: cushim stats [--format=table|json] FILE...\n"
-               "                                     (traces written by cushim run --trace; .json or .json.gz;\n"
+               "                                     (traces written by cushim run --trace; .json, .perfetto-trace,\n"
+               "                                      either with .gz;\n"
                "                                      several: one table over all, e.g. a job's ranks)\n"
                "       cushim stats --close FILE OUT (a copy of a trace that ends early, ending properly)\n");
         return argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? 0 : 2;
@@ -651,8 +688,15 @@ int main(int argc, char **argv)
     }
     /* the plugin's budget for exact medians (otherData, at the end): the same table as at exit; over several
        files, their sum (each file's medians were exact within its own) */
-    for (int i = first; i < first + nfiles; i++)
-        budget += tail_budget(argv[i]);
+    for (int i = first; i < first + nfiles; i++) {
+        if (is_perfetto(argv[i])) {   /* its otherData event's value: a pass over the file */
+            char why[200];
+            int cut;
+            sp_read(argv[i], NULL, NULL, &budget, &cut, why, sizeof why);
+        } else {
+            budget += tail_budget(argv[i]);
+        }
+    }
     if (tables_init(&t, budget) != 0) {
         ST_ERR("cushim stats: out of memory\n");
         tables_free(&t);
@@ -680,6 +724,24 @@ int main(int argc, char **argv)
     for (int i = first; i < first + nfiles; i++) {
         path = argv[i];
         memset(&sc, 0, sizeof sc);
+        if (is_perfetto(path)) {   /* a Perfetto file: read to its last complete packet, which ends it */
+            unsigned long long ignored = 0;
+            int cut = 0;
+            if (close_to != NULL) {
+                ST_ERR("cushim stats: %s: a Perfetto trace needs no closing (its complete packets are all a reader "
+                       "takes)\n", names[i]);
+                goto fail;
+            }
+            if (sp_read(path, pf_event, &t, &ignored, &cut, sc.why, sizeof sc.why) != 0) {
+                ST_ERR("cushim stats: %s: %s; refused\n", names[i], sc.why);
+                goto fail;
+            }
+            t.nvtx_over += sn_file_end(t.sn, &t.nvtx);
+            if (cut)
+                ST_ERR("cushim stats: %s ends early (its process was killed, or is still writing it): the tables "
+                       "below are of its complete packets\n", names[i]);
+            continue;
+        }
         if (read_trace(path, &t, &sc) != 0) {
             ST_ERR("cushim stats: %s: %s\n", names[i], sc.why[0] != '\0' ? sc.why : strerror(errno));
             goto fail;

@@ -37,7 +37,7 @@ HARNESSES=(
   "firule tests/fuzz/fuzz_firule.c plugins/faultinject/rules.c"
   "limits tests/fuzz/fuzz_limits.c plugins/memlimit/ml_limits.c plugins/smlimit/limitspec.c"
   "usage tests/fuzz/fuzz_usage.c plugins/memlimit/usage.c plugins/memlimit/ml_budget.c plugins/memlimit/ml_limits.c plugins/common/region.c -DCUSHIM_USAGE_NO_MAIN -Iplugins/memlimit -Iplugins/common -Iplugins/smlimit"
-  "stats tests/fuzz/fuzz_stats.c tools/cushim-stats.c tools/stats-nvtx.c plugins/trace/lib/tr_stats.c plugins/trace/lib/tr_json.c -DCUSHIM_STATS_NO_MAIN -lz -lm -l:libyajl_s.a"
+  "stats tests/fuzz/fuzz_stats.c tools/cushim-stats.c tools/stats-nvtx.c tools/stats-pf.c plugins/trace/lib/tr_stats.c plugins/trace/lib/tr_json.c -DCUSHIM_STATS_NO_MAIN -lz -lm -l:libyajl_s.a"
   "jsonstr tests/fuzz/fuzz_jsonstr.c plugins/trace/lib/tr_json.c"
   "tpath tests/fuzz/fuzz_tpath.c plugins/trace/tr_path.c"
   "lua tests/fuzz/fuzz_lua.c plugins/lua/lua.c plugins/lua/lp_hooks.c plugins/lua/lp_watch.c plugins/lua/lp_state.c plugins/lua/lp_gen.c plugins/lua/lp_bridge.c plugins/lua/lp_call.c plugins/lua/lp_params.c plugins/lua/lp_values.c plugins/lua/lp_sandbox.c plugins/lua/lp_pattern.c plugins/lua/lp_pmatch.c plugins/lua/lp_budget.c plugins/lua/lp_shared.c plugins/lua/lp_report.c plugins/lua/lp_engine.c plugins/lua/lp_load.c -Iplugins/lua -I/usr/include/lua5.4"

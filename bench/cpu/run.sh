@@ -119,6 +119,19 @@ print("Trace of 1,000,000 cuDriverGetVersion calls: %.1f record bytes per event 
       "event, writer throughput %.0f events/s (events / writer busy time), %d dropped." % (
       o['record_bytes'] / o['events'], size / o['events'], o['events'] / (o['writer_busy_ns'] / 1e9), o['dropped_events']))
 PY
+  # the same calls to Perfetto's protobuf format (format=perfetto): its bytes, and the writer's rate from its
+  # otherData event, decoded by the tests' independent reader
+  env LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$TRACE:file=$TMP/tp.perfetto-trace,summary=0,buffer=2GiB" "$BENCH" "$DRV" 1000000 1 >/dev/null 2>&1
+  python3 - "$TMP/tp.perfetto-trace" "$(dirname "$0")/../../tests/e2e" <<'PY'
+import os, sys
+sys.path.insert(0, sys.argv[2])
+import pftrace
+evs, info = pftrace.events(sys.argv[1])
+o = [e for e in evs if e.get('name') == 'otherData'][0]['args']
+size = os.path.getsize(sys.argv[1])
+print("The same to a Perfetto file (format=perfetto): %.1f file bytes per event, writer throughput %.0f events/s, "
+      "%d dropped." % (size / o['events'], o['events'] / (o['writer_busy_ns'] / 1e9), o['dropped_events']))
+PY
   echo
 fi
 echo "Instructions per call include the benchmark loop and the driver's own function; N1=$N1, N2=$N2."

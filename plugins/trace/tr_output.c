@@ -64,8 +64,10 @@ int tr_output_ready(tr_state *st)
         }
         if (preexec != NULL && e == 0)
             tr_host->log(st->self, CUSHIM_LOG_WARN, "the trace file '%s' holds this process's calls from before it "
-                         "executed this program (unfinished: 'cushim stats --close' ends a copy); this program's are "
-                         "in '%s'", preexec, st->w.path);
+                         "executed this program (unfinished: %s); this program's are in '%s'", preexec,
+                         st->w.format == TW_FORMAT_PERFETTO ? "its complete packets are read as they are"
+                                                            : "'cushim stats --close' ends a copy",
+                         st->w.path);
         else if (st->w.path != given && e == 0)
             tr_host->log(st->self, CUSHIM_LOG_WARN, "the trace file '%s' is being written by another process; "
                          "this one writes '%s'", given, st->w.path);
@@ -124,6 +126,21 @@ static int tr_output_setup(tr_state *st, char *why, size_t cap)
     st->w.fd = -1;
     st->w.on_error = tr_on_write_error;
     st->w.on_error_ctx = st;
+    {
+        const char *fmt = host->opt_string(self, "format");
+        if (fmt != NULL && strcmp(fmt, "perfetto") == 0) {
+            st->w.format = TW_FORMAT_PERFETTO;
+        } else if (fmt != NULL && strcmp(fmt, "json") == 0) {
+            st->w.format = TW_FORMAT_JSON;
+        } else if (fmt == NULL || fmt[0] == '\0') {
+            st->w.format = tr_path_perfetto(file) ? TW_FORMAT_PERFETTO : TW_FORMAT_JSON;
+        } else {
+            snprintf(why, cap, "format=%s: not 'json' or 'perfetto'", fmt);
+            return -1;
+        }
+        if ((file == NULL || file[0] == '\0') && st->w.format == TW_FORMAT_PERFETTO)
+            file = "cushim-%p.perfetto-trace";
+    }
     st->w.path = tr_path(file, st->w.pid, 0, unset, sizeof unset);
     if (unset[0] != '\0')
         host->log(self, CUSHIM_LOG_WARN, "file=%s: the environment variable %s is not set (%%q{%s} left empty)", file,
@@ -151,7 +168,12 @@ static void tr_output_fork_child(tr_state *st)
     st->w.pid = (int)getpid();
     st->w.start = tw_process_start();
     free(st->w.path);
-    st->w.path = tr_path(tr_host->opt_string(st->self, "file"), st->w.pid, 1, NULL, 0);
+    {
+        const char *file = tr_host->opt_string(st->self, "file");
+        if ((file == NULL || file[0] == '\0') && st->w.format == TW_FORMAT_PERFETTO)
+            file = "cushim-%p.perfetto-trace";
+        st->w.path = tr_path(file, st->w.pid, 1, NULL, 0);
+    }
     atomic_store(&st->output, st->w.path != NULL ? 0 : 2);
 }
 

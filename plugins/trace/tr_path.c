@@ -76,13 +76,31 @@ char *tr_path(const char *given, int pid, int child, char *unset, size_t unset_s
 char *tr_path_alt(const char *path, int pid, int k)
 {
     size_t n = strlen(path);
-    const char *ext = n > 8 && strcmp(path + n - 8, ".json.gz") == 0 ? path + n - 8
-                      : n > 5 && strcmp(path + n - 5, ".json") == 0 ? path + n - 5
-                      : n > 3 && strcmp(path + n - 3, ".gz") == 0 ? path + n - 3
-                      : path + n;
+    static const char *const exts[] = {".json.gz", ".json", ".perfetto-trace.gz", ".perfetto-trace", ".pftrace.gz",
+                                        ".pftrace", ".gz"};
+    const char *ext = path + n;
+    for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
+        size_t k = strlen(exts[i]);
+        if (n > k && strcmp(path + n - k, exts[i]) == 0) {
+            ext = path + n - k;
+            break;
+        }
+    }
     char *out;
     if (k == 1 ? asprintf(&out, "%.*s.%d%s", (int)(ext - path), path, pid, ext) < 0
                : asprintf(&out, "%.*s.%d-%d%s", (int)(ext - path), path, pid, k, ext) < 0)
         return NULL;
     return out;
+}
+
+int tr_path_perfetto(const char *path)
+{
+    static const char *const exts[] = {".perfetto-trace", ".perfetto-trace.gz", ".pftrace", ".pftrace.gz"};
+    size_t n = path != NULL ? strlen(path) : 0;
+    for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
+        size_t k = strlen(exts[i]);
+        if (n > k && strcmp(path + n - k, exts[i]) == 0)
+            return 1;
+    }
+    return 0;
 }

@@ -8,5 +8,7 @@
 char *tr_path(const char *given, int pid, int child, char *unset, size_t unset_size);
 /* The k-th other name (k >= 1) for 'path' when another process holds it; malloc'd, NULL when out of memory. */
 char *tr_path_alt(const char *path, int pid, int k);
+/* Does the name ask for Perfetto's protobuf format (.perfetto-trace, .pftrace, either with .gz)? */
+int tr_path_perfetto(const char *path);
 
 #endif

@@ -155,7 +155,12 @@ void tw_out_put(tr_writer *w, const char *s, size_t n)
 /* The event in w->sb, then the buffer reset. */
 void tw_emit(tr_writer *w)
 {
-    if (!w->sb.oom && w->sb.len > 0) {
+    if (w->pf != NULL) {   /* Perfetto: the event's packets */
+        if (!w->sb.oom && w->sb.len > 0 && tr_pf_event(w->pf, w->sb.p, w->sb.len) == 0)
+            tw_out_put(w, w->pf->out.p, w->pf->out.len);
+        w->pf->out.len = 0;
+        w->pf->out.oom = 0;
+    } else if (!w->sb.oom && w->sb.len > 0) {
         tw_out_put(w, w->first ? "\n" : ",\n", w->first ? 1 : 2);
         tw_out_put(w, w->sb.p, w->sb.len);
         w->first = 0;

@@ -63,6 +63,12 @@ static int tw_is_preexec(const tr_writer *w)
     if (n <= 0)
         return 0;
     head[n] = '\0';
+    if (w->format == TW_FORMAT_PERFETTO) {   /* the process's descriptor: its name and label (tr_pf.c) */
+        char name[64];
+        snprintf(name, sizeof name, "pid %d (cushim trace)", w->pid);
+        snprintf(want, sizeof want, TR_PF_START_LABEL "%llu", w->start);
+        return memmem(head, (size_t)n, name, strlen(name)) != NULL && memmem(head, (size_t)n, want, strlen(want)) != NULL;
+    }
     snprintf(want, sizeof want, "\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"pid %d (cushim trace)\",\"start\":%llu}",
              w->pid, w->pid, w->start);
     return strstr(head, want) != NULL;
@@ -162,7 +168,26 @@ int tw_open(tr_writer *w)
     w->tnames = NULL;
     w->ntnames = w->cap_tnames = 0;
     w->api_series_cap = 0;
-    tw_out_put(w, "{\"traceEvents\":[", 16);
+    if (w->pf != NULL) {
+        tr_pf_free(w->pf);
+        free(w->pf);
+        w->pf = NULL;
+    }
+    if (w->format == TW_FORMAT_PERFETTO) {
+        struct timespec mono, boot;
+        clock_gettime(CLOCK_MONOTONIC, &mono);
+        clock_gettime(CLOCK_BOOTTIME, &boot);
+        if ((w->pf = calloc(1, sizeof *w->pf)) == NULL ||
+            tr_pf_start(w->pf, w->pid, (uint64_t)mono.tv_sec * 1000000000u + (uint64_t)mono.tv_nsec,
+                        (uint64_t)boot.tv_sec * 1000000000u + (uint64_t)boot.tv_nsec) != 0) {
+            errno = ENOMEM;
+            goto fail;
+        }
+        tw_out_put(w, w->pf->out.p, w->pf->out.len);
+        w->pf->out.len = 0;
+    } else {
+        tw_out_put(w, "{\"traceEvents\":[", 16);
+    }
     tr_sb_printf(&w->sb, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"pid %d "
                  "(cushim trace)\",\"start\":%llu}}", w->pid, w->pid, w->start);
     tw_emit(w);
@@ -661,7 +686,8 @@ static void write_summary(tr_writer *w)
         fprintf(f, "; %llu call%s or NVTX event%s made in a signal handler while its thread wrote a record: not kept",
                 (unsigned long long)nint, nint == 1 ? "" : "s", nint == 1 ? "" : "s");
     if (!w->io_error && !w->fd_lost)   /* a file cut short is no JSON document: nothing to open */
-        fprintf(f, "; open it at https://ui.perfetto.dev (Open trace file) or chrome://tracing");
+        fprintf(f, w->format == TW_FORMAT_PERFETTO ? "; open it at https://ui.perfetto.dev (Open trace file)"
+                                                   : "; open it at https://ui.perfetto.dev (Open trace file) or chrome://tracing");
     fputc('\n', f);
     if (w->events > 0 && w->internals) {
         /* the cost figures of issue 11: the buffers' bytes and the file's bytes per call (GPU, NVTX and
@@ -719,7 +745,12 @@ static void finish_locked(tr_writer *w)
     for (tr_tbuf *tb = atomic_load(&w->bufs->head); tb != NULL; tb = tb->next_tb)
         if (tb->wstate != NULL)
             thr_close(w, tb->wstate);
-    tr_sb_printf(&w->sb, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"tool\":\"cushim trace\",\"pid\":%d,"
+    if (w->pf != NULL)   /* Perfetto: the same figures as an instant event on the process's track */
+        tr_sb_printf(&w->sb, "{\"ph\":\"M\",\"cat\":\"cushim\",\"name\":\"otherData\",\"pid\":%d,\"tid\":0,\"args\":",
+                     w->pid);
+    else
+        tr_sb_puts(&w->sb, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":");
+    tr_sb_printf(&w->sb, "{\"tool\":\"cushim trace\",\"pid\":%d,"
                  "\"events\":%llu,\"dropped_events\":%llu,\"trimmed_outputs\":%llu,\"gpu_dropped\":%llu",
                  w->pid, (unsigned long long)w->events, (unsigned long long)atomic_load(&w->bufs->dropped),
                  (unsigned long long)atomic_load(&w->bufs->trimmed), (unsigned long long)atomic_load(&w->gpu_dropped));
@@ -753,9 +784,17 @@ static void finish_locked(tr_writer *w)
         tr_sb_puts(&w->sb, ",\"note\":");
         tr_sb_json_str(&w->sb, w->note, strlen(w->note), sizeof w->note);
     }
-    tr_sb_puts(&w->sb, "}}\n");
-    tw_out_put(w, w->sb.p ? w->sb.p : "", w->sb.len);
-    w->sb.len = 0;
+    if (w->pf != NULL) {
+        tr_sb_puts(&w->sb, "}}");
+        tw_emit(w);
+        tr_pf_end(w->pf);   /* the event it held */
+        tw_out_put(w, w->pf->out.p, w->pf->out.len);
+        w->pf->out.len = 0;
+    } else {
+        tr_sb_puts(&w->sb, "}}\n");
+        tw_out_put(w, w->sb.p ? w->sb.p : "", w->sb.len);
+        w->sb.len = 0;
+    }
     tw_out_flush(w);
     w->busy_ns += tw_mono_ns() - t0;
     tw_out_close(w);
@@ -960,5 +999,10 @@ void tw_free(tr_writer *w)
         deflateEnd(w->z);
         free(w->z);
         w->z = NULL;
+    }
+    if (w->pf != NULL) {
+        tr_pf_free(w->pf);
+        free(w->pf);
+        w->pf = NULL;
     }
 }

@@ -16,6 +16,7 @@
 
 #include "tr_buf.h"
 #include "tr_link.h"
+#include "tr_pf.h"
 #include "tr_render.h"
 #include "tr_stats.h"
 
@@ -33,6 +34,8 @@ typedef struct tr_writer {
     int gpu;                         /* GPU tracing asked for                                          */
     const char *gpu_corr;            /* how GPU work is linked to calls ("callbacks", "activity"), or NULL */
     char *path;                      /* output file                                                    */
+    int format;                      /* TW_FORMAT_JSON or TW_FORMAT_PERFETTO (the format= option, or the
+                                        file's name: tr_path_format)                                    */
     char *summary_path;              /* NULL: stderr                                                   */
     cushim_stderr_id stderr_id;      /* descriptor 2 at init: the table goes there only while it is it */
     int summary;                     /* print the table at the end                                     */
@@ -69,6 +72,7 @@ typedef struct tr_writer {
     uint32_t fd_reopened;            /* times it was reopened                                           */
     int fd_lost;                     /* closed by the program and not reopenable: the file ends there   */
     void *z;                         /* z_stream (gzip) when the path ends in .gz                       */
+    tr_pf *pf;                       /* TW_FORMAT_PERFETTO: the events' packets (tr_pf.c); NULL for JSON */
     unsigned char *zbuf;
     char *obuf;
     size_t olen;
@@ -105,6 +109,8 @@ typedef struct tr_writer {
     struct tw_tname *tnames;         /* threads named by nvtxNameOsThread (their thread_name event's name) */
     uint32_t ntnames, cap_tnames;
 } tr_writer;
+#define TW_FORMAT_JSON 0
+#define TW_FORMAT_PERFETTO 1
 #define TW_TNAMES_MAX 1024           /* names kept for threads not yet seen; the event is written anyway */
 
 #define TW_GPU_TID_BASE 0x40000000ull   /* GPU stream tracks: above any kernel thread id */

@@ -128,6 +128,9 @@ static void tr_fork_child(cushim_plugin *self)
 static const cushim_option tr_options[] = {
     {"file", CUSHIM_OPT_STRING, "", "the trace file (default cushim-<pid>.json; .json.gz: gzip; %p: the pid, %h: the host, %q{VAR}: $VAR); a "
                                     "forked child writes FILE with its pid before .json"},
+    {"format", CUSHIM_OPT_STRING, "", "the file's format: 'json' (Chrome trace-event JSON) or 'perfetto' "
+                                      "(Perfetto's protobuf trace, a third of the bytes); default: from the file's "
+                                      "name (.perfetto-trace or .pftrace: perfetto; else json)"},
     {"filter", CUSHIM_OPT_STRING, "all", "the APIs recorded (a selector: names, base names, globs, cat:, lib:)"},
     {"buffer", CUSHIM_OPT_BYTES, "64MiB", "memory for records not yet written; beyond it events are dropped "
                                           "and counted"},

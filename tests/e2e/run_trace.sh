@@ -8,6 +8,7 @@ case_=$1 plugin=$2 prog=$3 vecadd=$4 stats=$5 fakecupti=${6:-}
 # the shim (and a sanitizer runtime before it) for the traced program only, not for sh, python3 and the tools
 preload=${LD_PRELOAD-}
 unset LD_PRELOAD
+here=$(cd "$(dirname "$0")" && pwd)   # (pftrace.py beside this script)
 dir=${E2E_OUT:-${TMPDIR:-/tmp}}/trace.$case_
 rm -rf "$dir"
 mkdir -p "$dir" || exit 1
@@ -895,6 +896,16 @@ launcher)
     [ "$(awk '$NF == "cuMemAlloc_v2" {print $3}' stats.out)" = "$((n2 + 4))" ] ||
         fail "two files: not $((n2 + 4)) cuMemAlloc_v2: $(grep cuMemAlloc_v2 stats.out)"
     "$launcher" stats t.json -x >/dev/null 2>&1; [ $? = 2 ] || fail "cushim stats FILE -x: not a usage error"
+    # --trace=NAME.perfetto-trace: Perfetto's format by the name (the walker decodes it), and cushim stats reads it
+    # with the JSON file in one table; '--trace NAME.perfetto-trace CMD' is the mistake '--trace out.json' is
+    env LD_PRELOAD= "$launcher" run --fake --trace=p.perfetto-trace -- "$prog" nvtx >pout 2>perr ||
+        fail "cushim run --trace=p.perfetto-trace failed: $(tail -n 3 perr)"
+    [ "$(python3 "$here/pftrace.py" --count p.perfetto-trace)" = "$(python3 check.py t.json "print(len(X)) or True")" ] ||
+        fail "p.perfetto-trace: not t.json's number of calls"
+    "$launcher" stats t.json p.perfetto-trace >pstats.out 2>&1 || fail "cushim stats t.json p.perfetto-trace: $(cat pstats.out)"
+    [ "$(awk '$NF == "cuMemAlloc_v2" {print $3}' pstats.out)" = 8 ] || fail "two formats: not 8 cuMemAlloc_v2"
+    env LD_PRELOAD= "$launcher" run --fake --trace p.perfetto-trace "$prog" nvtx >pout 2>perr; [ $? = 2 ] ||
+        fail "'--trace p.perfetto-trace PROG' was not refused"
     # --format=json: the same tables as one JSON document (each row's count and total as the table's)
     "$launcher" stats --format=json t.json t2.json.gz >stats.json 2>stats.err || fail "--format=json failed: $(cat stats.err)"
     python3 - stats.json stats.out <<'PY' || fail "--format=json differs from the table"
@@ -1004,6 +1015,111 @@ nocupti)
     [ "$rc" = 0 ] || fail "vecadd exited with $rc"
     grep -q "GPU tracing is off" err || fail "no message that GPU tracing is off"
     check t.json "count('cuLaunchKernel') == 1" "'GPU tracing off' in d['otherData']['note']"
+    ;;
+perfetto)
+    # Perfetto's protobuf trace (format=perfetto, or a name ending in .perfetto-trace): each workload is run twice,
+    # to a JSON file and to a Perfetto file, and pftrace.py - an independent reader: a protobuf wire-format walker
+    # that checks every field number and wire type against Perfetto's schema and that every interned id was
+    # defined earlier on its sequence - finds the JSON run's events in the Perfetto file (calls, names, arguments,
+    # results, threads, nesting; GPU work on its tracks with its flows; NVTX ranges and marks; thread names)
+    pft="python3 $here/pftrace.py"
+    pf_pair() {   # pf_pair NAME OPTIONS PROGRAM ARGS...
+        pfn=$1 pfo=$2
+        shift 2
+        run "file=$dir/$pfn.json$pfo" "$@"
+        [ "$rc" = 0 ] || fail "$pfn (JSON) exited with $rc"
+        run "file=$dir/$pfn.perfetto-trace$pfo" "$@"
+        [ "$rc" = 0 ] || fail "$pfn (Perfetto) exited with $rc"
+        grep -q "calls written to $dir/$pfn.perfetto-trace; open it at https://ui.perfetto.dev" err ||
+            fail "$pfn: no last line naming the Perfetto file"
+        $pft --compare "$pfn.perfetto-trace" "$pfn.json" >pf.out 2>pf.err ||
+            fail "$pfn: the Perfetto file is not the JSON run's: $(cat pf.err)"
+        # the tables at exit and from cushim stats: the same from the Perfetto file as from the JSON run's
+        same_table "$pfn.perfetto-trace"
+    }
+    pf_pair vecadd "" "$vecadd" 1024
+    pf_pair runtime "" "$prog" runtime
+    pf_pair threads "" "$prog" threads 4
+    if [ -n "$fakecupti" ]; then
+        pf_pair gpu ",gpu=1,cupti=$fakecupti" "$vecadd" 1024
+        [ "$(sed -n 's/^same events: \([0-9]*\) calls$/\1/p' pf.out)" = 31 ] || fail "gpu: $(cat pf.out)"
+    fi
+    if NVTX_INJECTION64_PATH=$plugin run "file=$dir/nvtx.json" "$prog" nvtx && ! grep -q "^usage: e2e_trace" err; then
+        NVTX_INJECTION64_PATH=$plugin pf_pair nvtx "" "$prog" nvtx
+        $pft nvtx.perfetto-trace >/dev/null || fail "nvtx.perfetto-trace does not decode"
+    fi
+    # names with control bytes and what is not UTF-8 (e2e_trace_names, as trace_hostile): every string field of the
+    # file is UTF-8 (the walker decodes them strictly), and cushim stats' table equals the one at exit
+    if [ -n "${E2E_TRACE_NAMES:-}" ]; then
+        NVTX_INJECTION64_PATH=$plugin run "file=$dir/h.perfetto-trace" "$E2E_TRACE_NAMES"
+        [ "$rc" = 0 ] || fail "e2e_trace_names exited with $rc"
+        $pft h.perfetto-trace >pf.out 2>pf.err || fail "h.perfetto-trace: $(cat pf.err)"
+        same_table h.perfetto-trace
+    fi
+    # gzip; format= over the name; the default name; a format that is neither is refused (the process fails closed)
+    run "file=$dir/z.perfetto-trace.gz" "$vecadd" 1024
+    $pft --count z.perfetto-trace.gz >pf.out 2>pf.err || fail "z.perfetto-trace.gz: $(cat pf.err)"
+    [ "$(cat pf.out)" = 31 ] || fail "z.perfetto-trace.gz holds $(cat pf.out) calls, not 31"
+    same_table z.perfetto-trace.gz
+    run "file=$dir/f.trace,format=perfetto" "$vecadd" 1024
+    $pft --count f.trace >pf.out 2>pf.err || fail "format=perfetto: $(cat pf.err)"
+    run "file=$dir/j.perfetto-trace,format=json" "$vecadd" 1024
+    check j.perfetto-trace "count('cuMemAlloc_v2') == 3"
+    run "format=perfetto" "$vecadd" 1024
+    pid=$(ls cushim-*.perfetto-trace 2>/dev/null | sed -n 's/^cushim-\([0-9]*\)\.perfetto-trace$/\1/p')
+    [ -n "$pid" ] || fail "format=perfetto without file: no cushim-<pid>.perfetto-trace ($(ls))"
+    run "file=$dir/x.trace,format=protobuf" "$vecadd" 1024
+    [ "$rc" != 0 ] && grep -q "format=protobuf: not 'json' or 'perfetto'" err || fail "format=protobuf was not refused"
+    # a process that executes another program keeps its Perfetto file from before (known by the process
+    # descriptor's name and start label) and writes t.<pid>.perfetto-trace, as with JSON
+    run "file=$dir/x.perfetto-trace" "$prog" exec "$dir/x.perfetto-trace"
+    [ "$rc" = 0 ] || fail "exec: exited with $rc (3: the writer never wrote the first calls)"
+    pid=$(sed -n 's/^pid //p' out)
+    grep -q "the trace file '$dir/x.perfetto-trace' holds this process's calls from before it executed this program" err ||
+        fail "exec: not said: $(cat err)"
+    PFT_DIR=$here python3 -c "import os, sys; sys.path.insert(0, os.environ['PFT_DIR']); import pftrace; evs, _ = pftrace.events(sys.argv[1]); sys.exit(sum(1 for e in evs if e.get('name') == 'cuMemAlloc_v2') != 5)" "x.$pid.perfetto-trace" ||
+        fail "exec: x.$pid.perfetto-trace does not hold the new program's 5 allocations"
+    n=$($pft --count x.perfetto-trace) || fail "exec: x.perfetto-trace does not decode"
+    [ "$n" -ge 1 ] || fail "exec: x.perfetto-trace holds no call"
+    # the walker itself: a file cut in a packet, a wrong wire type and an id used before its definition fail it
+    head -c 1000 vecadd.perfetto-trace > cut.perfetto-trace
+    $pft cut.perfetto-trace >/dev/null 2>&1 && fail "pftrace.py accepts a file cut short"
+    # cushim stats reads a file cut in a packet to its last complete one, and says so; --close is JSON's
+    "$stats" cut.perfetto-trace >stats.out 2>stats.err || fail "cushim stats cut.perfetto-trace: $(cat stats.err)"
+    grep -q "cut.perfetto-trace ends early" stats.err || fail "cushim stats: the cut file not said: $(cat stats.err)"
+    "$stats" --close vecadd.perfetto-trace closed.json 2>stats.err && fail "cushim stats --close took a Perfetto file"
+    grep -q "a Perfetto trace needs no closing" stats.err || fail "--close: $(cat stats.err)"
+    PFT_DIR=$here python3 - vecadd.perfetto-trace <<'PY' || fail "pftrace.py accepts a broken file"
+import os, sys
+sys.path.insert(0, os.environ['PFT_DIR'])
+import pftrace
+good = open(sys.argv[1], 'rb').read()
+evs, info = pftrace.events(sys.argv[1])   # the plugin's file passes
+def varint(v):
+    out = b''
+    while v >= 0x80:
+        out += bytes([v & 0x7f | 0x80])
+        v >>= 7
+    return out + bytes([v])
+def field(f, wt, payload):
+    return varint(f << 3 | wt) + (varint(len(payload)) + payload if wt == 2 else payload)
+def rejected(data, what):
+    open('bad.perfetto-trace', 'wb').write(data)
+    try:
+        pftrace.events('bad.perfetto-trace')
+    except (pftrace.Bad, UnicodeDecodeError):
+        return
+    sys.exit('accepted: ' + what)
+rejected(b'\x12' + good[1:], 'the first packet as Trace field 2')
+uuid = info['pid'] << 2 | 1
+def packet(name_iid, flags=2):
+    te = field(9, 0, varint(3)) + field(11, 0, varint(uuid)) + field(10, 0, varint(name_iid))
+    return field(1, 2, field(8, 0, varint(1)) + field(10, 0, varint(1)) + field(13, 0, varint(flags)) + field(11, 2, te))
+open('ok.perfetto-trace', 'wb').write(good + packet(1))
+pftrace.events('ok.perfetto-trace')   # an instant named by a defined iid passes
+rejected(good + packet(99999), 'a name iid never defined')
+rejected(good + packet(1, flags=0), 'an interned id on a packet without SEQ_NEEDS_INCREMENTAL_STATE')
+PY
     ;;
 *)
     fail "unknown case"

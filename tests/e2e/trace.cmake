@@ -49,7 +49,7 @@ set(_tr sh "${CMAKE_CURRENT_SOURCE_DIR}/run_trace.sh")
 set(_tr_args "$<TARGET_FILE:trace>" "$<TARGET_FILE:e2e_trace>" "$<TARGET_FILE:vecadd>" "$<TARGET_FILE:cushim-stats>"
     "${_tr_cupti}")
 foreach(_c vecadd runtime structs gz filter closefds full fifo bounded threads shared names exec toggle durations sigterm segv_raise abort inflight_exit inflight_abort nvtx nvtx_names nvtx_domains nvtx_signal nvtx_threads capture capture_nvtx timed
-           nocupti nocalls drops defer gpu gpu_activity gpu_detach gpu_nvtx_first exports hostile)
+           nocupti nocalls drops defer gpu gpu_activity gpu_detach gpu_nvtx_first exports hostile perfetto)
   e2e_test(trace_${_c} COMMAND ${_tr} ${_c} ${_tr_args})
 endforeach()
 set_property(TEST trace_shared APPEND PROPERTY ENVIRONMENT "E2E_FLOCK_ENOSYS=$<TARGET_FILE:e2e_flock_enosys>")
@@ -64,6 +64,7 @@ if(EXISTS "${CUSHIM_TOOLS_INCLUDE}/nvtx3/nvToolsExt.h")
   target_link_libraries(e2e_trace_names PRIVATE ${CMAKE_DL_LIBS})
 endif()
 set_property(TEST trace_hostile APPEND PROPERTY ENVIRONMENT "E2E_TRACE_NAMES=$<TARGET_FILE:e2e_trace_names>")
+set_property(TEST trace_perfetto APPEND PROPERTY ENVIRONMENT "E2E_TRACE_NAMES=$<TARGET_FILE:e2e_trace_names>")
 # The forked child starts its own writer thread, which TSan does not support after a multi-threaded fork
 # (it dies, or with die_after_fork=0 reports a "dup thread"): the fork case runs in the other builds.
 if(NOT CUSHIM_SANITIZE STREQUAL "thread")

@@ -7,7 +7,7 @@
  *     set, FZ_UNSET is not: empty, and its name reported), %% a '%', any other '%' kept; "" the default name; a
  *     child's name without an expanded %p gets ".<pid>" before .json / .json.gz;
  *   - the other names (tr_path_alt, k = 1 and 2) are the name with ".<pid>" / ".<pid>-2" before .json.gz, .json,
- *     .gz or at the end.
+ *     .perfetto-trace.gz, .perfetto-trace, .pftrace.gz, .pftrace, .gz or at the end.
  */
 #include <unistd.h>
 
@@ -35,7 +35,7 @@ static void fz_put(fz_buf *b, const char *s, size_t n)
     b->p[b->n] = '\0';
 }
 
-/* the part of 'name' before its extension (.json.gz, .json, .gz) */
+/* the part of 'name' before its extension (.json.gz, .json, .perfetto-trace[.gz], .pftrace[.gz], .gz) */
 static size_t fz_stem(const char *name)
 {
     size_t n = strlen(name);
@@ -43,6 +43,14 @@ static size_t fz_stem(const char *name)
         return n - 8;
     if (n > 5 && strcmp(name + n - 5, ".json") == 0)
         return n - 5;
+    if (n > 18 && strcmp(name + n - 18, ".perfetto-trace.gz") == 0)
+        return n - 18;
+    if (n > 15 && strcmp(name + n - 15, ".perfetto-trace") == 0)
+        return n - 15;
+    if (n > 11 && strcmp(name + n - 11, ".pftrace.gz") == 0)
+        return n - 11;
+    if (n > 8 && strcmp(name + n - 8, ".pftrace") == 0)
+        return n - 8;
     if (n > 3 && strcmp(name + n - 3, ".gz") == 0)
         return n - 3;
     return n;

@@ -42,6 +42,14 @@ add_test(NAME sml_limits COMMAND sml_limits_test)
 # trace: its renderer, summary maths and buffers alone (trace_render), and the buffers under
 # concurrent producers and a writer (trace_buf_threads).
 set(_tr_dir "${PROJECT_SOURCE_DIR}/plugins/trace")
+# the Perfetto encoder alone, past its interning bound (tests/e2e/pftrace.py checks the file)
+add_executable(trace_pf_encode trace_pf_encode.c "${_tr_dir}/tr_pf.c" "${_tr_dir}/tr_pfev.c")
+target_include_directories(trace_pf_encode PRIVATE "${_tr_dir}")
+target_link_libraries(trace_pf_encode PRIVATE trace_text)
+target_compile_options(trace_pf_encode PRIVATE ${CUSHIM_WARN_FLAGS})
+add_test(NAME trace_pf_reset COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/trace_pf_reset_test.sh"
+  "$<TARGET_FILE:trace_pf_encode>" "${PROJECT_SOURCE_DIR}/tests/e2e/pftrace.py")
+set_tests_properties(trace_pf_reset PROPERTIES TIMEOUT 300)
 add_executable(trace_render_test trace_render_test.c "${_tr_dir}/tr_render.c" "${_tr_dir}/tr_buf.c")
 target_include_directories(trace_render_test PRIVATE "${_tr_dir}" "${PROJECT_SOURCE_DIR}/sdk/include")
 target_link_libraries(trace_render_test PRIVATE trace_text PkgConfig::CMOCKA m ${CMAKE_DL_LIBS})
@@ -81,7 +89,7 @@ add_test(NAME trace_fast COMMAND trace_fast_test)
 # replace, the open-call stack and the unfinished calls written from it.
 find_package(ZLIB REQUIRED)
 add_executable(trace_call_test trace_call_test.c "${_tr_dir}/tr_plan.c" "${_tr_dir}/tr_writer.c"
-  "${_tr_dir}/tr_wfile.c" "${_tr_dir}/tr_wevents.c" "${_tr_dir}/tr_render.c" "${_tr_dir}/tr_link.c"
+  "${_tr_dir}/tr_wfile.c" "${_tr_dir}/tr_pf.c" "${_tr_dir}/tr_pfev.c" "${_tr_dir}/tr_wevents.c" "${_tr_dir}/tr_render.c" "${_tr_dir}/tr_link.c"
   "${_tr_dir}/tr_buf.c" "${PROJECT_SOURCE_DIR}/tools/stats-nvtx.c")
 target_include_directories(trace_call_test PRIVATE "${_tr_dir}" "${PROJECT_SOURCE_DIR}/sdk/include"
   "${PROJECT_SOURCE_DIR}/tools")

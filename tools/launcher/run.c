@@ -333,7 +333,8 @@ int ln_cmd_run(const ln_where *w, int argc, char **argv)
             /* '--trace out.json CMD' would run out.json: a trace file is only ever --trace=FILE */
             size_t n = strlen(a);
             if (strcmp(prev, "--trace") == 0 && ((n >= 5 && strcmp(a + n - 5, ".json") == 0) ||
-                                                 (n >= 8 && strcmp(a + n - 8, ".json.gz") == 0)))
+                                                 (n >= 8 && strcmp(a + n - 8, ".json.gz") == 0) ||
+                                                 (n >= 15 && strcmp(a + n - 15, ".perfetto-trace") == 0)))
                 ln_bad("run", "--trace %s: the trace file is given as --trace=%s ('--trace -- %s' runs %s)", a, a, a, a);
             break;
         }

@@ -594,6 +594,45 @@ check_trace_nvtx() {
     tc_results tracenvtx "$LOGS/tracenvtx.txt" "tracenvtx nvtxsum"
 }
 
+# traceperfetto: PyTorch steps (trace_gpu.py run 5) with --trace-gpu, traced once to JSON and once to a
+# .perfetto-trace (Perfetto's protobuf format): the Perfetto file decodes with the tests' independent walker
+# (tests/e2e/pftrace.py: every field against the schema, every interned id defined before its use, every slice
+# ended), holds as many CUDA API calls as the JSON run, cushim stats reads it (the same APIs and counts in
+# cuda_api_sum); the walker's event comparison (per thread: names, arguments with addresses masked, nesting, flows)
+# and both files' bytes per call are reported
+check_trace_perfetto() {
+    local d=$WORK/traceperfetto T=$HERE/trace L=$ROOT/tools/cushim nj np bj bp
+    tc_begin traceperfetto "$d" torch "no torch" || return
+    tc_traced traceperfetto 150 "$d/j.out" "$LOGS/traceperfetto.json.err" --trace="$d/t.json" --trace-gpu -- \
+        "$PY" "$T/trace_gpu.py" run 5 || return
+    tc_traced traceperfetto 150 "$d/p.out" "$LOGS/traceperfetto.pf.err" --trace="$d/t.perfetto-trace" --trace-gpu -- \
+        "$PY" "$T/trace_gpu.py" run 5 || return
+    nj=$("$PY" -c "import json, sys; print(sum(1 for e in json.load(open(sys.argv[1]))['traceEvents'] if e.get('ph') == 'X' and e.get('cat') in ('cuda_driver', 'cuda_runtime', 'cuda_api_unfinished')))" "$d/t.json")
+    if ! np=$(tmo 300 "$PY" "$ROOT/tests/e2e/pftrace.py" --count "$d/t.perfetto-trace" 2>"$LOGS/traceperfetto.walk.err"); then
+        result "traceperfetto decode" FAIL "$(tail -n 2 "$LOGS/traceperfetto.walk.err" | tr '\n' ' ' | cut -c1-200)"
+        return
+    fi
+    bj=$(awk -v s="$(stat -c %s "$d/t.json")" -v n="$nj" 'BEGIN {printf "%.1f", s / n}')
+    bp=$(awk -v s="$(stat -c %s "$d/t.perfetto-trace")" -v n="$np" 'BEGIN {printf "%.1f", s / n}')
+    if [ "$np" = "$nj" ] && [ "$np" -gt 0 ]; then
+        result "traceperfetto calls" PASS "$np calls in both files; file bytes per call (all events): JSON $bj, Perfetto $bp"
+    else
+        result "traceperfetto calls" FAIL "the Perfetto file decodes with $np calls, the JSON run wrote $nj"
+    fi
+    if env CUSHIM_BUILD_DIR="$BUILD_DIR" "$L" stats --format=json "$d/t.json" >"$d/j.stats" 2>>"$LOGS/traceperfetto.stats.err" &&
+        env CUSHIM_BUILD_DIR="$BUILD_DIR" "$L" stats --format=json "$d/t.perfetto-trace" >"$d/p.stats" 2>>"$LOGS/traceperfetto.stats.err" &&
+        "$PY" -c "import json, sys; a, b = ({r['name']: r['count'] for r in json.load(open(f))['cuda_api_sum']} for f in sys.argv[1:]); sys.exit(a != b or not a)" "$d/j.stats" "$d/p.stats"; then
+        result "traceperfetto stats" PASS "cushim stats: the same APIs and counts from both files"
+    else
+        result "traceperfetto stats" FAIL "cushim stats: $(tail -n 2 "$LOGS/traceperfetto.stats.err" | tr '\n' ' ' | cut -c1-160) (or the APIs and counts differ)"
+    fi
+    if tmo 300 "$PY" "$ROOT/tests/e2e/pftrace.py" --compare "$d/t.perfetto-trace" "$d/t.json" >"$LOGS/traceperfetto.compare" 2>&1; then
+        result "traceperfetto events" PASS "$(head -n 1 "$LOGS/traceperfetto.compare")"
+    else
+        result "traceperfetto events" FAIL "$(tail -n 3 "$LOGS/traceperfetto.compare" | tr '\n' ' ' | cut -c1-220)"
+    fi
+}
+
 gpu_check trace check_trace
 gpu_check tracenvtx check_trace_nvtx
 gpu_check tracenccl check_trace_nccl
@@ -606,3 +645,4 @@ gpu_check tracegpuab check_trace_gpu_ab
 gpu_check tracedetach check_trace_detach
 gpu_check tracefork check_trace_fork
 gpu_check traceprofiler check_trace_profiler
+gpu_check traceperfetto check_trace_perfetto
