@@ -134,6 +134,14 @@ if serve "$d/quota.log" --fake --listen="unix:$sock" --mem-limit=64MiB --trace="
     n=$(ls "$d"/t.*.json 2> /dev/null | wc -l)
     [ "$n" = 2 ] || fail "--trace: $n trace files for 2 clients: $(ls "$d")"
 fi
+# a Perfetto trace per client keeps its ending (the name picks the format)
+if serve "$d/pf.log" --fake --listen="unix:$sock" --trace="$d/p.perfetto-trace"; then
+    client --remote="unix:$sock" -- "$vecadd" 1000 > /dev/null 2> "$d/pf.err" || fail "vecadd under a Perfetto trace: $(cat "$d/pf.err")"
+    stop
+    f=$(ls "$d"/p.*.perfetto-trace 2> /dev/null | head -1)
+    [ -n "$f" ] && [ "$(head -c 1 "$f" | od -An -tx1 | tr -d ' ')" = 0a ] ||
+        fail "--trace=p.perfetto-trace: no per-client Perfetto file (a TracePacket starts with 0x0a): $(ls "$d")"
+fi
 
 # ... and one shared by both with --mem-budget: the second client gets nothing while the first holds it all
 if serve "$d/budget.log" --fake --listen="unix:$sock" --mem-limit=64MiB --mem-budget="$d/budget.region"; then

@@ -19,13 +19,15 @@ static int is_opt(const char *arg, const char *name)
     return strncmp(arg, name, n) == 0 && arg[n] == '=';
 }
 
-/* FILE with '.%p' before its .json/.json.gz ending (or at its end): one trace file per back end. */
+/* FILE with '.%p' before its ending (.json, .perfetto-trace, .pftrace, each maybe .gz; else at its end): one trace
+   file per back end, in the format its name picks. */
 static char *per_client(const char *file)
 {
     if (strstr(file, "%p") != NULL)
         return ln_strdup(file);
     size_t n = strlen(file);
-    static const char *const ends[] = {".json.gz", ".json", NULL};
+    static const char *const ends[] = {".json.gz", ".json", ".perfetto-trace.gz", ".perfetto-trace", ".pftrace.gz",
+                                       ".pftrace", NULL};   /* the endings that pick the trace's format */
     for (int k = 0; ends[k] != NULL; k++) {
         size_t e = strlen(ends[k]);
         if (n > e && strcmp(file + n - e, ends[k]) == 0)
