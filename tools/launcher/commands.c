@@ -15,7 +15,7 @@
 #include "launcher.h"
 
 /* Replaces the launcher by HELPER with ARGV (argv[0] set here). */
-static _Noreturn void exec_helper(const char *helper, char **argv)
+_Noreturn void ln_exec_helper(const char *helper, char **argv)
 {
     fflush(stdout);
     argv[0] = (char *)helper;
@@ -48,7 +48,7 @@ int ln_cmd_plugins(const ln_where *w, int argc, char **argv)
         if (i != dashdash)
             args[n++] = argv[i];
     args[n] = NULL;
-    exec_helper(w->info, args);
+    ln_exec_helper(w->info, args);
 }
 
 int ln_cmd_version(const ln_where *w, int argc, char **argv)
@@ -60,7 +60,7 @@ int ln_cmd_version(const ln_where *w, int argc, char **argv)
     if (w->info == NULL)
         ln_die("the cushim-info helper was not found (cushim where)");
     char *args[] = {NULL, "version", NULL};
-    exec_helper(w->info, args);
+    ln_exec_helper(w->info, args);
 }
 
 int ln_cmd_stats(const ln_where *w, int argc, char **argv)
@@ -70,7 +70,7 @@ int ln_cmd_stats(const ln_where *w, int argc, char **argv)
         if (w->stats == NULL)
             ln_die("the cushim-stats helper was not found (cushim where)");
         args[1] = "--close", args[2] = argv[1], args[3] = argv[2], args[4] = NULL;
-        exec_helper(w->stats, args);
+        ln_exec_helper(w->stats, args);
     }
     if (argc < 1)
         ln_bad("stats", "a trace FILE expected (or several, or --close FILE OUT)");
@@ -92,7 +92,7 @@ int ln_cmd_stats(const ln_where *w, int argc, char **argv)
     for (; i < argc; i++)
         args[n++] = argv[i];
     args[n] = NULL;
-    exec_helper(w->stats, args);
+    ln_exec_helper(w->stats, args);
 }
 
 int ln_cmd_usage(const ln_where *w, int argc, char **argv)
@@ -109,7 +109,7 @@ int ln_cmd_usage(const ln_where *w, int argc, char **argv)
     if (w->usage == NULL)
         ln_die("the cushim-usage helper was not found (build or install the memlimit plugin)");
     args[n] = NULL;
-    exec_helper(w->usage, args);
+    ln_exec_helper(w->usage, args);
 }
 
 /* 'apis [GLOB]': apis.tsv's header line, then each API whose exported name (the second column) matches GLOB as

@@ -4,7 +4,6 @@
  * found as the others are (paths.c): installed, else in the shim's build tree, else in the build tree.
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,10 +66,5 @@ int ln_cmd_flight(const ln_where *w, int argc, char **argv)
     for (int i = 0; i < argc; i++)
         args[n++] = argv[i];
     args[n] = NULL;
-    args[0] = helper;
-    fflush(stdout);
-    execv(helper, args);
-    int e = errno;
-    fprintf(stderr, "%s: cannot run %s: %s\n", LN_PROG, helper, strerror(e));
-    exit(e == ENOENT ? 127 : 126);
+    ln_exec_helper(helper, args);
 }

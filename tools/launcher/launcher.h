@@ -51,6 +51,9 @@ void ln_help(const ln_where *w, const ln_command *c, FILE *f);
 _Noreturn void ln_bad(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Any other refusal: "cushim: MESSAGE" on stderr, exit status 2. */
 _Noreturn void ln_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Replaces the launcher by the helper program HELPER (cushim-info, -stats, -usage, -flight, -limit) with ARGV,
+   argv[0] set here (commands.c); 126 or 127 with one line when it cannot run. */
+_Noreturn void ln_exec_helper(const char *helper, char **argv);
 /* -h/--help prints CMD's usage and exits 0; another option is a usage error; anything else returns. */
 void ln_help_or_bad(const ln_where *w, const char *cmd, const char *arg);
 

@@ -5,7 +5,6 @@
  * build tree.
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,10 +52,5 @@ int ln_cmd_limit(const ln_where *w, int argc, char **argv)
     for (int i = 0; i < argc; i++)
         args[n++] = argv[i];
     args[n] = NULL;
-    args[0] = helper;
-    fflush(stdout);
-    execv(helper, args);
-    int e = errno;
-    fprintf(stderr, "%s: cannot run %s: %s\n", LN_PROG, helper, strerror(e));
-    exit(e == ENOENT ? 127 : 126);
+    ln_exec_helper(helper, args);
 }
