@@ -366,8 +366,10 @@ case $case in
     wait $pb || fail "pair: second process: exit $?"
     rm -f "/dev/shm/cushim-smlimit4-$(id -u)-$grp"
     cat "$out.a.err" "$out.b.err"
+    # each limited while both run (the report's lowest share in force); the measured share also holds the moments
+    # one ran alone before the other started (at 100%, by the policy): 0.39 and 0.40 were seen under CI's load
     for p in a b; do
-      cp "$out.$p" "$out"; share_in 0.05 0.40
+      cp "$out.$p" "$out"; share_in 0.05 0.50
       grep -q 'limit 25%: .*(lowest 25%)' "$out.$p.err" || fail "pair: a process was not limited to 25%"
     done
     # a process of another user or container on the device, seen only by NVML (the fake's list: FAKE_NVML_PROCS=2):
