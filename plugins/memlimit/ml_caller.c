@@ -55,11 +55,16 @@ static _Unwind_Reason_Code mc_frame(struct _Unwind_Context *uc, void *arg)
 void ml_caller_init(const void *const *addrs, int n)
 {
     mc_walk w = {0, ML_CALLER_UNKNOWN};
+    pthread_mutex_lock(&mc_mu);
     for (int i = 0; i < n && mc_nskip < (int)(sizeof mc_skip_base / sizeof mc_skip_base[0]); i++) {
         Dl_info di;
         if (addrs[i] != NULL && dladdr(addrs[i], &di) != 0 && di.dli_fbase != NULL)
             mc_skip_base[mc_nskip++] = di.dli_fbase;
     }
+    /* what was classified before these skips may now be skipped: the cache starts again (under TSan the first
+       frame the walk drops is its interceptor's, so ml_caller's own frame was classified, and cached, before) */
+    memset(mc_cache, 0, sizeof mc_cache);
+    pthread_mutex_unlock(&mc_mu);
     /* the unwinder's first walk reads this object's unwind tables (and, were libgcc_s not linked, would load
        it): now, not inside a hook */
     w.n = ML_CALLER_DEPTH;

@@ -392,12 +392,6 @@ static void test_caller(void **state)
     const void *self[1] = {(const void *)caller_site_b};
     int id;
     (void)state;
-#if defined(__SANITIZE_THREAD__)
-    /* Under TSan the walk with the program skipped read "(program)", not cmocka's library (CI, 2026-12-07; not
-       understood yet - docs/limitations.md): this unit runs in CI's plain and ASan builds, and the e2e memlimit_bylib
-       covers the plugin's attribution outside TSan. */
-    skip();
-#endif
     ml_caller_init(NULL, 0);
     id = caller_site_a();
     assert_int_equal(id, ML_CALLER_PROGRAM);
