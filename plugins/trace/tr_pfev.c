@@ -123,6 +123,20 @@ pf_span tr_pfev_unquote(pf_span v)
     return v;
 }
 
+/* A metadata event's ("ph":"M", which the writer puts first) args: the name it gives and a track's start. */
+static void pf_meta_args(pf_ev *ev)
+{
+    const char *a = ev->args.p, *ae = ev->args.p + ev->args.n;
+    pf_span ak, av;
+    if (ev->ph != 'M')
+        return;
+    while (tr_pfev_member(&a, ae, &ak, &av))
+        if (PF_IS(ak, "name"))
+            ev->args_name = tr_pfev_unquote(av);
+        else if (PF_IS(ak, "start"))
+            ev->args_start = av;
+}
+
 int tr_pfev_parse(pf_ev *ev, const char *s, size_t n)
 {
     const char *p = s, *e = s + n;
@@ -136,15 +150,7 @@ int tr_pfev_parse(pf_ev *ev, const char *s, size_t n)
             e[-2] == '}') {
             ev->args.p = q + 8;
             ev->args.n = (size_t)(e - 1 - (q + 8));
-            if (ev->ph == 'M') {
-                const char *a = ev->args.p, *ae = ev->args.p + ev->args.n;
-                pf_span ak, av;
-                while (tr_pfev_member(&a, ae, &ak, &av))
-                    if (PF_IS(ak, "name"))
-                        ev->args_name = tr_pfev_unquote(av);
-                    else if (PF_IS(ak, "start"))
-                        ev->args_start = av;
-            }
+            pf_meta_args(ev);
             break;
         }
         if (!tr_pfev_member(&p, e, &k, &v))
@@ -173,15 +179,7 @@ int tr_pfev_parse(pf_ev *ev, const char *s, size_t n)
             ev->bp = tr_pfev_unquote(v);
         } else if (PF_IS(k, "args")) {
             ev->args = v;
-            if (ev->ph == 'M') {   /* (the writer puts "ph" first) */
-                const char *a = v.p, *ae = v.p + v.n;
-                pf_span ak, av;
-                while (tr_pfev_member(&a, ae, &ak, &av))
-                    if (PF_IS(ak, "name"))
-                        ev->args_name = tr_pfev_unquote(av);
-                    else if (PF_IS(ak, "start"))
-                        ev->args_start = av;
-            }
+            pf_meta_args(ev);
         }
     }
     return ev->ph != 0 ? 0 : -1;
