@@ -9,6 +9,7 @@
 #   remotert nvml      nvidia-smi -L through the forwarded NVML: the same output as natively
 #   remotert torch     tests/gpu/remote/torch_small.py (elementwise kernels, copies, reductions): the same
 #                      output as natively (SKIP without torch)
+#   remotert train     tests/gpu/torch_train.py: 40 losses and the parameters bitwise identical to native
 # The server's log is $LOGS/remote.serve.log; each client's output and stderr are under $DATA and $LOGS.
 remote_hide_drivers() {   # remote_hide_drivers PATTERN: the files of the libraries matching PATTERN, one a line
     { ldconfig -p 2>/dev/null | awk -v p="$1" '$1 ~ p { print $NF }'
@@ -90,6 +91,9 @@ check_remotert() {
         return
     fi
     local opts="server=unix:$sock,stats=1"
+    # the drop-in first on the library path, as `cushim run --remote` sets it (tools/launcher/start.c): a library
+    # that dlopens libcuda.so.1 by name (PyTorch's c10) gets the shim, not a real driver
+    local dlp="$DROPIN${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     # 1. vecadd through the drop-in
     local v=$BUILD_DIR/examples/vecadd
     tmo 60 "$v" > "$DATA/remote.vecadd.native" 2> "$LOGS/remote.vecadd.native.err"
@@ -103,7 +107,8 @@ check_remotert() {
     if tmo 180 "$nvcc" -arch="${GPU_ARCH:-sm_90}" -O2 -cudart shared -o "$BIN/rt_vecadd" "$HERE/remote/rt_vecadd.cu" \
         -Xlinker -rpath -Xlinker "$(dirname "${cudart:-$cuda/lib64/x}")" > "$LOGS/remote.build.log" 2>&1; then
         tmo 60 "$BIN/rt_vecadd" > "$DATA/remote.runtime.native" 2> "$LOGS/remote.runtime.native.err"
-        remote_client runtime 'libcuda\.so' LD_PRELOAD="$SHIM $plugin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
+        remote_client runtime 'libcuda\.so' LD_PRELOAD="$SHIM $plugin" LD_LIBRARY_PATH="$dlp" \
+            CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
             CUSHIM_PLUGINS="$plugin:$opts" -- "$BIN/rt_vecadd"
         rc=$?
         remote_compare "remotert runtime" runtime $rc "$DATA/remote.runtime.native"
@@ -115,7 +120,8 @@ check_remotert() {
     smi=$(command -v nvidia-smi || true)
     if [ -n "$smi" ]; then
         tmo 30 "$smi" -L > "$DATA/remote.nvml.native" 2>&1
-        remote_client nvml 'libcuda\.so' LD_PRELOAD="$SHIM $plugin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
+        remote_client nvml 'libcuda\.so' LD_PRELOAD="$SHIM $plugin" LD_LIBRARY_PATH="$dlp" \
+            CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
             CUSHIM_PLUGINS="$plugin:$opts" -- "$smi" -L
         rc=$?
         remote_compare "remotert nvml" nvml $rc "$DATA/remote.nvml.native"
@@ -125,10 +131,17 @@ check_remotert() {
     # 4. PyTorch
     if tmo 60 "$PY" -c 'import torch' 2> /dev/null; then
         tmo 120 "$PY" "$HERE/remote/torch_small.py" > "$DATA/remote.torch.native" 2> "$LOGS/remote.torch.native.err"
-        remote_client torch 'libcuda\.so' LD_PRELOAD="$SHIM $plugin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
-            CUSHIM_PLUGINS="$plugin:$opts" -- "$PY" "$HERE/remote/torch_small.py"
+        remote_client torch 'libcuda\.so' LD_PRELOAD="$SHIM $plugin" LD_LIBRARY_PATH="$dlp" \
+            CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 CUSHIM_PLUGINS="$plugin:$opts" -- "$PY" "$HERE/remote/torch_small.py"
         rc=$?
         remote_compare "remotert torch" torch $rc "$DATA/remote.torch.native"
+        # 5. PyTorch training (tests/gpu/torch_train.py: cuBLAS, autograd, the caching allocator): losses and
+        # parameters bitwise identical to native
+        [ -s "$DATA/torch.native.out" ] || tmo 150 "$PY" "$HERE/torch_train.py" 40 >"$DATA/torch.native.out" 2>"$LOGS/torch.native.err"
+        remote_client train 'libcuda\.so' LD_PRELOAD="$SHIM $plugin" LD_LIBRARY_PATH="$dlp" \
+            CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 CUSHIM_PLUGINS="$plugin:$opts" -- "$PY" "$HERE/torch_train.py" 40
+        rc=$?
+        remote_compare "remotert train" train $rc "$DATA/torch.native.out"
     else
         result "remotert torch" SKIP "no torch for $PY"
     fi
