@@ -333,6 +333,10 @@ static void ml_give(int cat, int dev, uint64_t bytes)
     ml_slot *s = ml_myslot();
     if (s == NULL || cat == (ML_CAT_NONE & 0xf))
         return;
+    if (cat == ML_CAT_DEVICE) {   /* the common case first: the categories below cost it nothing */
+        ml_budget_credit(&ml_st.budget, dev, bytes);
+        return;
+    }
     switch (cat) {
     case ML_CAT_HOST:
         ml_sub_clamped(&s->host, bytes);
@@ -347,7 +351,7 @@ static void ml_give(int cat, int dev, uint64_t bytes)
         ml_budget_spill_credit(&ml_st.budget, dev, bytes);
         return;
     default:
-        ml_budget_credit(&ml_st.budget, dev, bytes);
+        return;
     }
 }
 
