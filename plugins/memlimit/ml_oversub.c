@@ -1,13 +1,12 @@
 /*
- * ml_oversub.c - memlimit's answers to an allocation that does not fit (ml_oversub.h): the options' syntax, which
- * APIs managed memory can stand for, backing an allocation with managed memory in host memory, and the bounded
- * wait for other processes to free. Real functions only, resolved at first use; no hook runs here, no lock is held.
+ * ml_oversub.c - memlimit's answers to an allocation that does not fit (ml_oversub.h): which APIs managed memory
+ * can stand for, backing an allocation with managed memory in host memory, and the bounded wait for other
+ * processes to free (the options' syntax and the bound: ml_ovopts.c). Real functions only, resolved at first use; no hook runs here, no lock is held.
  */
 #define _GNU_SOURCE
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #include "ml_oversub.h"
@@ -39,53 +38,6 @@ static void *ov_real(const cushim_host *h, int which)
     return f;
 }
 
-int ml_oversub_parse_ratio(const char *s, uint32_t *milli)
-{
-    char *end = NULL;
-    double v;
-    if (s == NULL || *s == '\0' || !strcasecmp(s, "true") || !strcasecmp(s, "yes") || !strcasecmp(s, "on")) {
-        *milli = ML_OVERSUB_DEFAULT_MILLI;
-        return 0;
-    }
-    if (!strcasecmp(s, "false") || !strcasecmp(s, "no") || !strcasecmp(s, "off") || !strcmp(s, "0")) {
-        *milli = 0;
-        return 0;
-    }
-    if (*s < '0' || *s > '9')
-        return -1;
-    v = strtod(s, &end);
-    if (end == s || *end != '\0' || !(v >= 1.0) || v > ML_OVERSUB_MAX_MILLI / 1000.0)
-        return -1;
-    *milli = (uint32_t)(v * 1000.0 + 0.5);
-    return 0;
-}
-
-int ml_oversub_parse_wait(const char *s, uint32_t *ms)
-{
-    char *end = NULL;
-    double v;
-    if (s == NULL || *s == '\0' || !strcmp(s, "fail")) {
-        *ms = 0;
-        return 0;
-    }
-    if (!strcmp(s, "wait")) {
-        *ms = ML_WAIT_DEFAULT_MS;
-        return 0;
-    }
-    if (strncmp(s, "wait:", 5) != 0 || s[5] < '0' || s[5] > '9')
-        return -1;
-    v = strtod(s + 5, &end);
-    if (end == s + 5 || *end != '\0' || !(v >= 0.0) || v * 1000.0 > ML_WAIT_MAX_MS)
-        return -1;
-    *ms = (uint32_t)(v * 1000.0 + 0.5);
-    return 0;
-}
-
-int ml_oversub_hami(const char *v)
-{
-    return v != NULL && !strcmp(v, "true");
-}
-
 int ml_oversub_eligible(const cushim_api_info *a, const cushim_alloc_role *r)
 {
     if (a == NULL || r == NULL || r->action != CUSHIM_ROLE_ALLOC || r->mem != CUSHIM_MEM_DEVICE ||
@@ -99,16 +51,6 @@ int ml_oversub_eligible(const cushim_api_info *a, const cushim_alloc_role *r)
     }
     /* the out parameter is a pointer to a pointer-sized value (CUdeviceptr *, void **) */
     return a->params[r->out_arg].kind == CUSHIM_KIND_POINTER && a->params[r->out_arg].elem_size == 8;
-}
-
-uint64_t ml_oversub_bound(uint64_t quota, uint64_t total, uint32_t milli)
-{
-    uint64_t base = quota ? quota : total;
-    if (base == 0 || milli == 0)
-        return 0;
-    if (base > UINT64_MAX / milli)
-        return UINT64_MAX;
-    return base / 1000 * milli + base % 1000 * milli / 1000;
 }
 
 uint64_t ml_oversub_device_total(const cushim_host *h, int dev)

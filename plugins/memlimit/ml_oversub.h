@@ -16,8 +16,8 @@
 #define ML_WAIT_DEFAULT_MS 30000u        /* on_full=wait without seconds */
 #define ML_WAIT_MAX_MS 86400000u         /* a day */
 
-/* oversubscribe=RATIO: "" / "true" / "yes" / "1"... the default; a ratio from 1 to 64 ("1.5"); "false", "no", "off"
-   or "0": off (0). In thousandths. -1 for text that is none of these. */
+/* oversubscribe=RATIO: "", "true", "yes" or "on" (any case): the default; a decimal ratio from 1 to 64 ("1.5");
+   "false", "no", "off" or "0": off (0). In thousandths. -1 for text that is none of these. */
 int ml_oversub_parse_ratio(const char *s, uint32_t *milli);
 /* on_full=fail | wait | wait:SEC (SEC a decimal, at most a day): the wait in ms, 0 for fail; -1 for bad text. */
 int ml_oversub_parse_wait(const char *s, uint32_t *ms);
