@@ -25,7 +25,8 @@ trap 'rm -rf "$TMP" "/dev/shm/cushim-budget-$BUDGET"' EXIT
 export CUSHIM_LOG=error
 ir() {   # ir N SPEC: instructions of the main thread from main() on
   rm -f "/dev/shm/cushim-budget-$BUDGET"
-  env LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$2" valgrind --tool=callgrind --toggle-collect=main \
+  # the knobs are not passed on: the environment's size moves the count (getenv on the path: +121 a pair for SPEC)
+  env -u SPEC -u LIMIT -u DRV -u N1 -u N2 LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$2" valgrind --tool=callgrind --toggle-collect=main \
     --callgrind-out-file="$TMP/cg" "$BENCH" "$DRV" "$1" 1 >/dev/null 2>"$TMP/err" || { cat "$TMP/err" >&2; exit 1; }
   sed -n 's/^summary: //p' "$TMP/cg"
 }

@@ -14,6 +14,9 @@
  *                                     the device (FAKE_CUDA_MEM) is smaller than QUOTA: an allocation past its free
  *                                     memory, refused by the driver, is host-backed when oversubscription is on
  *                                     (BOUND the total allowed), refused with 'off'
+ *   e2e_oversub usage REGION TOOL     4 MiB host-backed past limit=8MiB: 'cushim-usage REGION' (TOOL) shows them in
+ *                                     this process's host_backed column, '--prometheus' as
+ *                                     cushim_memlimit_host_backed_bytes; freed, both say 0
  *   e2e_oversub hold REGION BYTES MS  allocate BYTES on device 0, print "held", free them after MS ms, exit
  *   e2e_oversub wait REGION SELF BYTES WAIT_MS HOLD_MS EXPECT
  *                                     start 'SELF hold' (another process) holding most of the shared budget for
@@ -199,6 +202,54 @@ static int mode_devfull(const char *region, size_t quota, size_t bound, int off)
     return failures ? 1 : 0;
 }
 
+/* TOOL's output for REGION: the last field of this process's row on device 0 (the table), or the value of its
+   cushim_memlimit_host_backed_bytes line (--prometheus); "" when absent. */
+static void usage_figure(const char *tool, const char *region, int prom, char *out, size_t cap)
+{
+    char cmd[1024], line[1024], pidlabel[64];
+    FILE *f;
+    out[0] = '\0';
+    snprintf(cmd, sizeof cmd, "env -u LD_PRELOAD -u CUSHIM_PLUGINS '%s' %s '%s'", tool, prom ? "--prometheus" : "",
+             region);
+    snprintf(pidlabel, sizeof pidlabel, "pid=\"%d\"", (int)getpid());
+    if ((f = popen(cmd, "r")) == NULL)
+        return;
+    while (fgets(line, sizeof line, f) != NULL) {
+        char *last = strrchr(line, ' ');
+        unsigned slot;
+        long pid;
+        int dev;
+        line[strcspn(line, "\n")] = '\0';
+        if (prom) {
+            if (!strncmp(line, "cushim_memlimit_host_backed_bytes{", 34) && strstr(line, pidlabel) != NULL &&
+                strstr(line, "device=\"0\"") != NULL && last != NULL)
+                snprintf(out, cap, "%s", last + 1);
+        } else if (sscanf(line, "%u %ld %*s %*s %d", &slot, &pid, &dev) == 3 && pid == (long)getpid() && dev == 0 &&
+                   last != NULL) {
+            snprintf(out, cap, "%s", last + 1);
+        }
+    }
+    pclose(f);
+}
+
+static int mode_usage(const char *region, const char *tool)
+{
+    CUdeviceptr a = 0, b = 0;
+    char table[64], prom[64];
+    init();
+    CHECK(cuMemAlloc(&a, 6 * MiB) == CUDA_SUCCESS && cuMemAlloc(&b, 4 * MiB) == CUDA_SUCCESS, "6 + 4 host-backed");
+    usage_figure(tool, region, 0, table, sizeof table);
+    usage_figure(tool, region, 1, prom, sizeof prom);
+    CHECK(!strcmp(table, "4194304"), "cushim usage: host_backed '%s', expected 4194304", table);
+    CHECK(!strcmp(prom, "4194304"), "cushim usage --prometheus: host-backed '%s', expected 4194304", prom);
+    CHECK(cuMemFree(b) == CUDA_SUCCESS && cuMemFree(a) == CUDA_SUCCESS, "free");
+    usage_figure(tool, region, 0, table, sizeof table);
+    usage_figure(tool, region, 1, prom, sizeof prom);
+    CHECK(!strcmp(table, "0") && !strcmp(prom, "0"), "freed: host-backed '%s' and '%s', expected 0", table, prom);
+    printf("usage: %d failures\n", failures);
+    return failures ? 1 : 0;
+}
+
 static int mode_hold(size_t bytes, unsigned ms)
 {
     CUdeviceptr p = 0;
@@ -278,6 +329,8 @@ int main(int argc, char **argv)
     if (!strcmp(m, "devfull") && argc >= 5)
         return mode_devfull(argv[2], strtoull(argv[3], NULL, 0), strtoull(argv[4], NULL, 0),
                             argc > 5 && !strcmp(argv[5], "off"));
+    if (!strcmp(m, "usage") && argc == 4)
+        return mode_usage(argv[2], argv[3]);
     if (!strcmp(m, "hold") && argc == 5)
         return mode_hold(strtoull(argv[3], NULL, 0), (unsigned)strtoul(argv[4], NULL, 0));
     if (!strcmp(m, "wait") && argc == 8)

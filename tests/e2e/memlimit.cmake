@@ -149,6 +149,10 @@ e2e_test(memlimit_oversub_devfull COMMAND ${_ov} devfull "${E2E_OUT}/memlimit-ov
 e2e_test(memlimit_oversub_hami_off COMMAND ${_ov} devfull "${E2E_OUT}/memlimit-oversub-off.region" 100663296 0 off
   ENV ${_ml_env} "FAKE_CUDA_MEM=67108864" "CUDA_DEVICE_MEMORY_LIMIT=96m" "CUDA_OVERSUBSCRIBE=false"
   "CUDA_DEVICE_MEMORY_SHARED_CACHE=${E2E_OUT}/memlimit-oversub-off.region")
+# cushim usage: the host-backed bytes per process, table and Prometheus.
+e2e_test(memlimit_oversub_usage COMMAND ${_ov} usage "${E2E_OUT}/memlimit-oversub-usage.region"
+  $<TARGET_FILE:cushim-usage>
+  ENV ${_ml_env} "CUSHIM_PLUGINS=${_ml_plugin}:limit=8MiB,oversubscribe=2,budget=${E2E_OUT}/memlimit-oversub-usage.region")
 # on_full=wait: another process holds 6 of the budget's 8 MiB; 4 MiB more waits until it frees (after 300 ms,
 # within the 5 s wait), or gives up at a 300 ms deadline while it holds for 1.5 s.
 e2e_test(memlimit_wait COMMAND ${_ov} wait "${E2E_OUT}/memlimit-wait.region" ${_ov} 4194304 5000 300 ok
