@@ -25,8 +25,9 @@ int ml_oversub_parse_wait(const char *s, uint32_t *ms);
 int ml_oversub_hami(const char *v);
 
 /* Whether API 'a' with role 'r' allocates device memory that managed memory can stand for: an allocation of
-   plain device memory by size on the current context (cuMemAlloc, cuMemAlloc_v2, cudaMalloc), answered with a
-   pointer, with no stream (the stream-ordered allocations are freed through their pool) and no pitch. */
+   plain device memory by size on the current context (cuMemAlloc_v2, cudaMalloc), answered with a 64-bit pointer
+   (not the legacy cuMemAlloc's CUdeviceptr_v1), with no stream (the stream-ordered allocations are freed through
+   their pool) and no pitch. */
 int ml_oversub_eligible(const cushim_api_info *a, const cushim_alloc_role *r);
 
 /* The bound on device-resident + host-backed bytes of a device: 'quota' x ratio; with no quota, the device's
