@@ -17,7 +17,8 @@
  *   e2e_oversub usage REGION TOOL     4 MiB host-backed past limit=8MiB: 'cushim-usage REGION' (TOOL) shows them in
  *                                     this process's host_backed column, '--prometheus' as
  *                                     cushim_memlimit_host_backed_bytes; freed, both say 0
- *   e2e_oversub hold REGION BYTES MS  allocate BYTES on device 0, print "held", free them after MS ms, exit
+ *   e2e_oversub hold REGION BYTES MS  allocate BYTES on device 0, print "held", free them MS ms after a line on
+ *                                     standard input (the waiter's "go": its own start-up does not count), exit
  *   e2e_oversub wait REGION SELF BYTES WAIT_MS HOLD_MS EXPECT
  *                                     start 'SELF hold' (another process) holding most of the shared budget for
  *                                     HOLD_MS, then allocate BYTES with on_full=wait: EXPECT 'ok' (it waited until
@@ -260,6 +261,11 @@ static int mode_hold(size_t bytes, unsigned ms)
     }
     printf("held\n");
     fflush(stdout);
+    {
+        char go[8];
+        if (fgets(go, sizeof go, stdin) == NULL)   /* the waiter is ready: hold for MS from now */
+            return 1;
+    }
     usleep(ms * 1000u);
     cuMemFree(p);
     return 0;
@@ -275,29 +281,35 @@ static double now_ms(void)
 static int mode_wait(const char *region, const char *self, size_t bytes, unsigned wait_ms, unsigned hold_ms,
                      const char *expect)
 {
-    int fd[2];
+    int fd[2], to[2];
     pid_t pid;
     char line[32] = "", holdbytes[32], holdms[32];
     CUdeviceptr p = 0;
     CUresult r;
     double t0, dt;
     FILE *in;
-    CHECK(pipe(fd) == 0, "pipe");
+    signal(SIGPIPE, SIG_IGN);   /* a holder that died early is a failed check, not a killed test */
+    CHECK(pipe(fd) == 0 && pipe(to) == 0, "pipe");
     snprintf(holdbytes, sizeof holdbytes, "%zu", 6 * MiB);
     snprintf(holdms, sizeof holdms, "%u", hold_ms);
     pid = fork();
     if (pid == 0) {
         dup2(fd[1], 1);
+        dup2(to[0], 0);
         close(fd[0]);
         close(fd[1]);
+        close(to[0]);
+        close(to[1]);
         execl(self, self, "hold", region, holdbytes, holdms, (char *)NULL);
         _exit(127);
     }
     close(fd[1]);
+    close(to[0]);
     in = fdopen(fd[0], "r");
     CHECK(in != NULL && fgets(line, sizeof line, in) != NULL && !strcmp(line, "held\n"), "the holder holds: '%s'",
           line);
     init();
+    CHECK(write(to[1], "go\n", 3) == 3, "tell the holder to start its time");
     t0 = now_ms();
     r = cuMemAlloc(&p, bytes);
     dt = now_ms() - t0;
@@ -312,6 +324,7 @@ static int mode_wait(const char *region, const char *self, size_t bytes, unsigne
         CHECK(dt >= wait_ms * 0.9 && dt < hold_ms, "gave up after %.0f ms (the wait is %u ms)", dt, wait_ms);
         kill(pid, SIGTERM);
     }
+    close(to[1]);
     waitpid(pid, NULL, 0);
     if (in != NULL)
         fclose(in);
