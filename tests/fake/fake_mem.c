@@ -4,9 +4,11 @@
  * Device addresses are host addresses (every allocation is host memory), so
  * copies and sets are plain memcpy/memset after the device side has been checked
  * against the table of live allocations, as the real driver rejects addresses it
- * did not hand out. Each device has FAKE_CUDA_MEM bytes; allocations past that
- * fail with CUDA_ERROR_OUT_OF_MEMORY and cuMemGetInfo reports what is left, so a
- * quota plugin can be tested against it.
+ * did not hand out. Each device has FAKE_CUDA_MEM bytes; device allocations past
+ * that fail with CUDA_ERROR_OUT_OF_MEMORY and cuMemGetInfo reports what is left, so a
+ * quota plugin can be tested against it. Managed memory past it is resident in host
+ * memory instead (as the real driver oversubscribes it), and cuMemAdvise's preferred
+ * location and cuMemPrefetchAsync move an allocation between the two.
  */
 #include <stdlib.h>
 #include <string.h>
