@@ -113,6 +113,9 @@ static struct {
     int32_t e_oom;
     int32_t e_inval, e_devfn, e_kind, e_missing_config, e_config;
     uint32_t id_set_device, id_reset, id_last, id_peek, id_launch[2], id_copy[2][2];
+    uint32_t id_entry[2][2];           /* cudaGetDriverEntryPoint[ByVersion][_ptsz]: [by_version][per_thread] */
+    uint32_t id_getproc[2];            /* cuGetProcAddress, cuGetProcAddress_v2 */
+    int32_t e_symbol;
     int32_t drv[6], rt[6], nvml[6];   /* rc_lib_error's table */
 } rc;
 
@@ -705,6 +708,50 @@ static int32_t rc_memcpy(const cushim_call *call, int async, int per_thread)
     return rc_fail(r);
 }
 
+/* cudaGetDriverEntryPoint[ByVersion][_ptsz], answered in the client: the driver functions a program gets must be
+   this process's (the shim's exports, which the remoting serves), never the server's addresses (PyTorch's c10
+   takes its driver functions so). Asked of the shim's own cuGetProcAddress handler (host->real: its answer maps
+   to the shim's exports; with no driver here it answers from the shim's table, runtime/getproc.c), with the
+   runtime's conventions (the fake runtime's frt_entry_point): flags past the two stream bits and NULL arguments
+   are cudaErrorInvalidValue; with a status pointer the driver's status and cudaSuccess, without one
+   cudaErrorSymbolNotFound for a failed look-up; the entry point without a version asks with the tree's. */
+typedef int (*rc_getproc_v1_fn)(const char *, void **, int, uint64_t);
+typedef int (*rc_getproc_v2_fn)(const char *, void **, int, uint64_t, int *);
+static int32_t rc_entry_point(const cushim_call *call, int by_version)
+{
+    const char *symbol;
+    void **fp;
+    unsigned long long flags;
+    int *status;
+    unsigned int version = rc.plans->cuda_version;
+    rc_get(call, "symbol", &symbol, sizeof symbol);
+    rc_get(call, "funcPtr", &fp, sizeof fp);
+    rc_get(call, "flags", &flags, sizeof flags);
+    rc_get(call, "driverStatus", &status, sizeof status);
+    if (by_version)
+        rc_get(call, "cudaVersion", &version, sizeof version);
+    if (symbol == NULL || fp == NULL || (flags & ~3ull) != 0)
+        return rc_fail(rc.e_inval);
+    int st = 1, r;   /* CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND */
+    void *v2 = rc.id_getproc[1] != UINT32_MAX ? rc.host->real(rc.id_getproc[1]) : NULL;
+    void *v1 = rc.id_getproc[0] != UINT32_MAX ? rc.host->real(rc.id_getproc[0]) : NULL;
+    if (v2 != NULL) {
+        r = ((rc_getproc_v2_fn)v2)(symbol, fp, (int)version, flags, &st);
+    } else if (v1 != NULL) {
+        r = ((rc_getproc_v1_fn)v1)(symbol, fp, (int)version, flags);
+        st = r == 0 ? 0 : 1;
+    } else {
+        r = rc.drv[2];   /* CUDA_ERROR_NOT_FOUND */
+    }
+    if (r != 0)
+        *fp = NULL;
+    if (status != NULL) {
+        *status = st;
+        return 0;
+    }
+    return rc_fail(r == 0 ? 0 : rc.e_symbol);
+}
+
 /* Everything learnt from the server, forgotten: a new back end (fork_child) or a device reset ('dev' < 0: all). */
 static void rc_forget(int dev)
 {
@@ -763,6 +810,12 @@ int rc_pre(cushim_call *call, const rm_plan *pl, int32_t *result)
                                         : rc_host_alloc(call, id == rc.id_host_alloc[0] ? "ptr" : "pHost");
         return 1;
     }
+    for (int v = 0; v < 2; v++)
+        for (int pt = 0; pt < 2; pt++)
+            if (id == rc.id_entry[v][pt]) {
+                *result = rc_entry_point(call, v);
+                return 1;
+            }
     if (id == rc.id_fattr || id == rc.id_fsetattr || id == rc.id_occ[0] || id == rc.id_occ[1]) {
         *result = id == rc.id_fattr ? rc_func_attributes(call) : rc_func_call(call, id != rc.id_fsetattr);
         return 1;
@@ -883,6 +936,13 @@ int rc_init(const cushim_host *host, cushim_plugin *self, const rm_plans *plans,
     rc.id_occ[0] = rc_id("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     rc.id_occ[1] = rc_id("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
     rc.id_fattr = rc_id("cudaFuncGetAttributes");
+    rc.id_entry[0][0] = rc_id("cudaGetDriverEntryPoint");
+    rc.id_entry[0][1] = rc_id("cudaGetDriverEntryPoint_ptsz");
+    rc.id_entry[1][0] = rc_id("cudaGetDriverEntryPointByVersion");
+    rc.id_entry[1][1] = rc_id("cudaGetDriverEntryPointByVersion_ptsz");
+    rc.id_getproc[0] = rc_id("cuGetProcAddress");
+    rc.id_getproc[1] = rc_id("cuGetProcAddress_v2");
+    rc.e_symbol = rc_code("cudaErrorSymbolNotFound", 500);
     const cushim_api_info *fa = host->api_by_name("cudaFuncGetAttributes");
     const cushim_param_info *fp = fa ? host->api_param(fa, 0) : NULL;
     if (fp == NULL || fp->elem_size != 144)   /* another layout of struct cudaFuncAttributes: not translated */
