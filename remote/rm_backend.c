@@ -26,6 +26,7 @@
 #include "rm_auth.h"
 #include "rm_backend.h"
 #include "rm_codec.h"
+#include "rm_shm.h"
 #include "rm_sock.h"
 #include "rm_workers.h"
 
@@ -46,6 +47,9 @@ typedef struct rb_state {
     rm_workers *workers;                /* a thread per client thread (RM_MSG_THREAD names it) */
     uint64_t tid;
     int named;                          /* a client thread was named: calls go through 'workers' */
+    void *shm;                          /* the client's shared area (RM_MSG_SHM, rm_shm.h); NULL: none */
+    size_t shm_size;
+    int shm_pinned;                     /* 0: not tried yet, 1: registered with the driver, -1: it refused */
 } rb_state;
 
 static uint32_t rb_sizes_hash(uint32_t n, const uint32_t *sizes)
@@ -101,9 +105,33 @@ static int rb_kcheck(void *user, uint64_t func, uint32_t n, const uint32_t *size
     return RM_OK;
 }
 
-/* One CALL payload: decode, run, encode the reply into 'w'. The reply's status says what happened. */
-static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t len, rm_wr *w, uint32_t *ran_status,
-                    uint8_t *ret, uint32_t *ret_size)
+/* The shared area registered with the driver (pinned: its copies run at DMA speed), once, on the thread of the
+   first copy through it (a context is current there), through the real function: the back end's own memory,
+   not the program's, so no server-side plugin sees it. A driver that refuses (or lacks it: the fake) leaves the
+   area pageable: the copies still work. */
+static void rb_shm_pin(rb_state *b)
+{
+    const cushim_api_info *a = b->host->api_by_name("cuMemHostRegister_v2");
+    uint8_t params[64] = {0};
+    unsigned flags = 1;   /* CU_MEMHOSTREGISTER_PORTABLE: for every context */
+    int32_t ret = -1;
+    b->shm_pinned = -1;
+    if (a == NULL || a->params_size > sizeof params || a->nparams != 3)
+        return;
+    memcpy(params + b->host->api_param(a, 0)->offset, &b->shm, sizeof b->shm);
+    memcpy(params + b->host->api_param(a, 1)->offset, &b->shm_size, sizeof b->shm_size);
+    memcpy(params + b->host->api_param(a, 2)->offset, &flags, sizeof flags);
+    if (b->host->call_real(a->id, params, &ret) == CUSHIM_OK && ret == 0)
+        b->shm_pinned = 1;
+    if (b->verbose || b->shm_pinned != 1)
+        rb_log("shared area of %zu bytes: %s", b->shm_size, b->shm_pinned == 1 ? "registered (pinned)" :
+               "not registered with the driver (copies through it run at pageable speed)");
+}
+
+/* One CALL payload: decode, run, encode the reply into 'w'. The reply's status says what happened. 'shm_off':
+   an RM_MSG_SHM_CALL's offset into the shared area (the copy's host buffer), UINT64_MAX for a plain call. */
+static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t len, uint64_t shm_off, rm_wr *w,
+                    uint32_t *ran_status, uint8_t *ret, uint32_t *ret_size)
 {
     rm_call c;
     uint32_t status, id = 0;
@@ -112,6 +140,13 @@ static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t le
     int rc = rm_decode_call(b->plans, msg, len, &b->arena, cx, &c, &status);
     memset(ret, 0, 64);
     *ret_size = 0;
+    if (rc == RM_OK && shm_off != UINT64_MAX &&
+        (b->shm == NULL || (rc = rm_shm_place(&c, shm_off, b->shm, b->shm_size)) != RM_OK)) {
+        rc = RM_EMALFORMED;   /* no area, not a byte copy, or outside the area: not run */
+        status = RM_ST_MALFORMED;
+    }
+    if (rc == RM_OK && shm_off != UINT64_MAX && b->shm_pinned == 0)
+        rb_shm_pin(b);
     if (rc == RM_OK) {
         if (c.plan->info->categories & CUSHIM_CAT_MODULE && strstr(c.plan->info->name, "Unload") != NULL)
             memset(b->kchecked, 0, sizeof b->kchecked);   /* its function handles may come back for other kernels */
@@ -121,6 +156,8 @@ static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t le
             status = RM_ST_NO_FUNCTION;
         else
             *ret_size = c.plan->info->ret_size;
+        if (shm_off != UINT64_MAX)
+            rm_shm_unplace(&c);   /* the bytes are in the area: none go in the reply */
     }
     if (b->verbose || (status != RM_ST_OK && status != RM_ST_NO_FUNCTION))
         rb_log("%s: %s", c.plan ? c.plan->info->name : "?",
@@ -139,6 +176,7 @@ typedef struct rb_job {
     const rm_ctx *cx;
     const uint8_t *msg;
     size_t len;
+    uint64_t shm_off;
     rm_wr *w;
     uint32_t *status, *ret_size;
     uint8_t *ret;
@@ -147,13 +185,14 @@ typedef struct rb_job {
 static void rb_job_run(void *p)
 {
     rb_job *j = p;
-    rb_call(j->b, j->cx, j->msg, j->len, j->w, j->status, j->ret, j->ret_size);
+    rb_call(j->b, j->cx, j->msg, j->len, j->shm_off, j->w, j->status, j->ret, j->ret_size);
 }
 
-static void rb_call_on(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t len, rm_wr *w, uint32_t *status,
-                       uint8_t *ret, uint32_t *ret_size)
+static void rb_call_on(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t len, uint64_t shm_off, rm_wr *w,
+                       uint32_t *status, uint8_t *ret, uint32_t *ret_size)
 {
-    rb_job j = { .b = b, .cx = cx, .msg = msg, .len = len, .w = w, .status = status, .ret = ret, .ret_size = ret_size };
+    rb_job j = { .b = b, .cx = cx, .msg = msg, .len = len, .shm_off = shm_off, .w = w, .status = status, .ret = ret,
+                 .ret_size = ret_size };
     if (!b->named) {
         rb_job_run(&j);
     } else if (rm_workers_run(b->workers, b->tid, rb_job_run, &j) != 0) {
@@ -266,16 +305,28 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
     uint8_t ret[64];
     rm_wr w;
     rm_hdr hd;
-    int rc;
+    int rc, passed;
     rm_wr_init(&w, 0);
     w.allow_ref = 1;   /* a large output goes from the arena, not copied into the reply (rm_send_wr) */
-    while ((rc = rm_recv(fd, &hd, &buf, &cap)) == RM_OK) {
-        if (hd.version != RM_WIRE_VERSION)
+    while ((rc = rm_recv_fd(fd, &hd, &buf, &cap, &passed)) == RM_OK) {
+        if (passed >= 0 && hd.kind != RM_MSG_SHM) {
+            close(passed);   /* a descriptor only ever comes with RM_MSG_SHM */
+            passed = -1;
+        }
+        if (hd.version != RM_WIRE_VERSION) {
+            if (passed >= 0)
+                close(passed);
             break;
+        }
         rm_wr_reset(&w);
         uint32_t status, ret_size;
-        if (hd.kind == RM_MSG_CALL) {
-            rb_call_on(&b, &cx, buf, hd.length, &w, &status, ret, &ret_size);
+        uint64_t shm_off = UINT64_MAX;
+        const uint8_t *call = buf;
+        size_t clen = hd.length;
+        if (hd.kind == RM_MSG_CALL || hd.kind == RM_MSG_SHM_CALL) {
+            if (hd.kind == RM_MSG_SHM_CALL && rm_shm_call_split(buf, hd.length, &shm_off, &call, &clen) != RM_OK)
+                shm_off = UINT64_MAX - 1, clen = 0;   /* too short: refused by the decoder or the bounds */
+            rb_call_on(&b, &cx, call, clen, shm_off, &w, &status, ret, &ret_size);
             int sent = w.err == RM_OK && rm_send_wr(fd, RM_MSG_REPLY, hd.seq, &w) == RM_OK;
             rm_arena_reset(&b.arena);
             if (!sent)
@@ -297,7 +348,7 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
                     break;
                 }
                 rm_wr_reset(&one);
-                rb_call_on(&b, &cx, call, clen, &one, &status, ret, &ret_size);
+                rb_call_on(&b, &cx, call, clen, UINT64_MAX, &one, &status, ret, &ret_size);
                 rm_arena_reset(&b.arena);
                 int32_t code = 0;
                 if (ret_size >= 4)
@@ -314,6 +365,21 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
             rm_wr_u32(&w, fsize);
             rm_wr_bytes(&w, fret, fsize);
             if (w.err != RM_OK || rm_send(fd, RM_MSG_BATCH_REPLY, hd.seq, w.p, w.len) != RM_OK)
+                break;
+        } else if (hd.kind == RM_MSG_SHM) {
+            /* the client's shared area (rm_shm.h): mapped once; refused without a sealed memfd of that size */
+            uint32_t st = RM_SHM_REFUSED;
+            int mrc = b.shm != NULL ? RM_EUNSUPPORTED : passed < 0 ? RM_EMALFORMED :
+                      rm_shm_map(passed, buf, hd.length, &b.shm, &b.shm_size);
+            if (passed >= 0)
+                close(passed);   /* the mapping stays */
+            if (mrc == RM_OK)
+                st = RM_SHM_OK;
+            if (b.verbose || mrc != RM_OK)
+                rb_log("shared area: %s", mrc == RM_OK ? "mapped" : b.shm != NULL ? "a second one refused" :
+                       passed < 0 ? "refused (no descriptor)" : mrc == RM_EBOUNDS ? "refused (size)" :
+                       mrc == RM_EUNSUPPORTED ? "refused (not a sealed memfd of that size)" : "refused (mmap)");
+            if (rm_send(fd, RM_MSG_SHM, hd.seq, &st, sizeof st) != RM_OK)
                 break;
         } else if (hd.kind == RM_MSG_THREAD && hd.length == 8) {
             memcpy(&b.tid, buf, 8);   /* the client thread the next calls come from; no reply */

@@ -44,6 +44,8 @@ static const cushim_option rp_options[] = {
       "the cushim-serve to forward to (unix:/path, tcp://HOST:PORT, tcp://[IPv6]:PORT)" },
     { "token_file", CUSHIM_OPT_STRING, NULL, "the server's token (a TCP server needs it; mode 0600)" },
     { "stats", CUSHIM_OPT_BOOL, "false", "print the calls forwarded and round trips at exit" },
+    { "shm", CUSHIM_OPT_BOOL, "true",
+      "copies through a shared memory area when the server is on this host (unix socket); 0: through the socket" },
     { NULL, 0, NULL, NULL },
 };
 
@@ -94,7 +96,7 @@ static int32_t rp_cached(rp_state *s, const rm_plan *pl, void *params, void *ret
    *answered = 1 when the outputs and the result are the server's. */
 static int32_t rp_dispatch(rp_state *s, const rm_plan *pl, void *params, void *retval, int *answered)
 {
-    int own;
+    int own, done;
     int32_t r;
     *answered = 0;
     if ((pl->info->categories & CUSHIM_CAT_MODULE) && strstr(pl->info->name, "Unload") != NULL)
@@ -103,6 +105,11 @@ static int32_t rp_dispatch(rp_state *s, const rm_plan *pl, void *params, void *r
         r = rp_cached(s, pl, params, retval, answered);
     } else if (pl->async != RM_ASYNC_NO) {
         r = rp_queue(s, pl, params);
+    } else if (pl->chunk_host >= 0 && pl->nparams == 3 && s->shm_opt && s->shm_state >= 0 &&
+               s->host->api_param(pl->info, (uint32_t)pl->chunk_count)->size == 8 &&
+               *(const uint64_t *)((const uint8_t *)params + pl->p[pl->chunk_count].offset) >= RP_SHM_MIN &&
+               (r = rp_copy_shm(s, pl, params, &done), done)) {
+        /* through the shared area (rp_shm.c) */
     } else if (pl->chunk_host >= 0 && s->host->api_param(pl->info, (uint32_t)pl->chunk_count)->size == 8 &&
                *(const uint64_t *)((const uint8_t *)params + pl->p[pl->chunk_count].offset) > RP_CHUNK) {
         r = rp_copy_chunked(s, pl, params);
@@ -169,6 +176,7 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
     s->server = host->opt_string(self, "server");
     s->token_file = host->opt_given(self, "token_file") ? host->opt_string(self, "token_file") : NULL;
     s->stats = host->opt_bool(self, "stats");
+    s->shm_opt = host->opt_bool(self, "shm");
     s->fd = -1;
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->klock, NULL);
@@ -248,6 +256,7 @@ static void rp_fork_child(cushim_plugin *self)
     s->thread_sent = 0;   /* the child's server knows none of its threads yet */
     s->batch_tid = 0;
     rm_wr_reset(&s->batch);
+    rp_shm_forget(s);   /* the parent's area: the child's connection makes its own */
     rp_cache_forget_functions(s);
     rp_kparam_forget(s);
     rc_fork_child();   /* the runtime's modules were the parent's back end's */
@@ -257,6 +266,7 @@ static void rp_fork_child(cushim_plugin *self)
     atomic_store(&s->batches, 0);
     atomic_store(&s->cached, 0);
     atomic_store(&s->chunks, 0);
+    atomic_store(&s->shm_chunks, 0);
 }
 
 /* At exit: the queued calls sent and answered, the counts asked for, the connection closed (the back end
@@ -269,10 +279,11 @@ static void rp_flush(cushim_plugin *self)
     rp_conn_flush(s, 1);
     if (s->stats && atomic_load(&s->calls) != 0)
         fprintf(stderr, "remote: pid %d: %llu driver calls, %llu round trips to %s (%llu asynchronous in %llu "
-                "batches, %llu answered locally, %llu copy chunks)\n", (int)getpid(),
+                "batches, %llu answered locally, %llu copy chunks, %llu through shared memory)\n", (int)getpid(),
                 (unsigned long long)atomic_load(&s->calls), (unsigned long long)atomic_load(&s->trips), s->server,
                 (unsigned long long)atomic_load(&s->batched), (unsigned long long)atomic_load(&s->batches),
-                (unsigned long long)atomic_load(&s->cached), (unsigned long long)atomic_load(&s->chunks));
+                (unsigned long long)atomic_load(&s->cached), (unsigned long long)atomic_load(&s->chunks),
+                (unsigned long long)atomic_load(&s->shm_chunks));
     rp_conn_close(s);
 }
 

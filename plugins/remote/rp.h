@@ -5,6 +5,7 @@
  *   rp_conn.c    the connection (rp_state.lock): synchronous calls, the batch of asynchronous calls and the
  *                error of a batched call kept for the next synchronous one
  *   rp_bulk.c    chunked bulk copies, on rp_conn.c's steps
+ *   rp_shm.c     the shared area with a back end on this host (rp_state.shm*) and the copies through it
  *   rp_cache.c   answers kept for immutable queries (rp_state.clock)
  *   rp_args.c    kernel argument sizes (rp_state.klock) and the strings the server returned (rp_state.slock)
  */
@@ -26,6 +27,8 @@
 #define RP_BATCH_BYTES (256u << 10) /* ... or this many bytes                                                */
 #define RP_BATCHES_AHEAD 8         /* batches sent and not yet answered before the client waits for them     */
 #define RP_CHUNK (8u << 20)        /* bulk copies are split in calls of at most this many bytes, pipelined   */
+#define RP_SHM_SLOTS 4u            /* slots of RP_CHUNK bytes in the shared area (copies in flight at once)  */
+#define RP_SHM_MIN (64u << 10)     /* byte copies this large go through the shared area when there is one    */
 #define RP_KASK 8                  /* kernel parameters asked at once (cuFuncGetParamInfo, one round trip)    */
 
 typedef struct rp_kentry {
@@ -55,6 +58,7 @@ typedef struct rp_state {
     const char *server;
     const char *token_file;        /* NULL: no token (a unix socket's server needs none) */
     int stats;
+    int shm_opt;                   /* option 'shm': a shared area with a back end on this host (rp_shm.c) */
     /* the connection (rp_conn.c), under 'lock' */
     pthread_mutex_t lock;
     int fd;                        /* -1: not connected (yet) */
@@ -72,8 +76,11 @@ typedef struct rp_state {
     uint64_t batch_tid;            /* the thread whose calls the batch holds (a batch holds one thread's) */
     _Atomic uint64_t next_tid;     /* thread numbers, from 1, never reused */
     uint32_t async_err_api;        /* ... its API id */
+    void *shm;                     /* the shared area (rp_shm.c), under 'lock'; NULL: none */
+    size_t shm_size;
+    _Atomic int shm_state;         /* 0: not set up (no connection yet), 1: in use, -1: not used (TCP, shm=0, refused) */
     /* counts */
-    _Atomic uint64_t calls, trips, batched, batches, cached, chunks;
+    _Atomic uint64_t calls, trips, batched, batches, cached, chunks, shm_chunks;
     _Atomic uint8_t *logged;       /* per API id: its refusal was logged */
     int32_t e_not_supported, e_invalid, e_not_found, e_unavailable, e_oom;
     const cushim_api_info *paraminfo;
@@ -106,12 +113,20 @@ int rp_ready_locked(rp_state *s);
 void rp_lost_locked(rp_state *s, int rc);
 int32_t rp_status_result(rp_state *s, const rm_plan *pl, uint32_t status);
 int rp_send_call_locked(rp_state *s, const rm_wr *w, uint32_t seq);
+int rp_send_kind_locked(rp_state *s, uint16_t kind, const rm_wr *w, uint32_t seq);
 int rp_send_batch_locked(rp_state *s);
 int rp_read_ahead_locked(rp_state *s);
 void rp_take_async_err_locked(rp_state *s, const rm_plan *pl, void *retval);
 
 /* rp_bulk.c */
 int32_t rp_copy_chunked(rp_state *s, const rm_plan *pl, void *params);
+
+/* rp_shm.c */
+int rp_shm_setup_locked(rp_state *s);   /* at connection; RM_OK unless the connection failed */
+void rp_shm_forget(rp_state *s);        /* a forked child: the parent's area unmapped */
+/* A byte copy (rm_plan.chunk_*, no stream) through the shared area: *done = 0 when there is none (the caller
+   takes the socket's path). */
+int32_t rp_copy_shm(rp_state *s, const rm_plan *pl, void *params, int *done);
 
 /* rp_cache.c */
 int rp_cache_get(rp_state *s, const rm_plan *pl, const rm_wr *key, const rm_call *c, void *retval, uint64_t *gen);

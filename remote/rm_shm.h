@@ -1,0 +1,49 @@
+/*
+ * rm_shm.h - the shared-memory area of a client and its back end on one host (docs/remote.md, "Shared memory").
+ *
+ * Over a unix socket the client creates a memfd (sealed against shrinking and growing), maps it and passes it to
+ * its back end with SCM_RIGHTS in an RM_MSG_SHM message; the back end checks it (a regular file of at least the
+ * size named, sealed: the client cannot truncate it under the server's mapping and raise SIGBUS there) and maps
+ * it. A bulk copy then crosses as RM_MSG_SHM_CALL messages: an offset into the area and an ordinary call whose
+ * host buffer is absent; the back end points that buffer at the area (rm_shm_place) and the bytes never cross
+ * the socket. The back end reads nothing but bytes to copy from the area: every offset and length comes from
+ * the socket's message (received once, into the back end's own buffer), so a client rewriting the area
+ * concurrently changes only its own data.
+ */
+#ifndef RM_SHM_H
+#define RM_SHM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rm_codec.h"
+
+#define RM_SHM_MAX (1ull << 30)   /* bytes of an area the back end maps at most */
+
+/* RM_MSG_SHM's answer (u32 payload of the back end's RM_MSG_SHM). */
+#define RM_SHM_OK 0u
+#define RM_SHM_REFUSED 1u         /* no descriptor, not a sealed regular file of that size, or mmap failed */
+
+/* Client: a sealed memfd of 'size' bytes mapped read/write: *map, and the descriptor (close it once sent).
+   -1 and errno when the system has no memfd or no memory. */
+int rm_shm_create(size_t size, void **map);
+/* Client: an RM_MSG_SHM message ('size', u64) carrying 'memfd' (SCM_RIGHTS). RM_OK, RM_ECLOSED, RM_EIO. */
+int rm_shm_send(int sock, uint32_t seq, int memfd, uint64_t size);
+/* Server: maps a descriptor received with RM_MSG_SHM whose payload is 'msg'. RM_OK and *map, *size; else
+   RM_EMALFORMED (payload), RM_EBOUNDS (size 0 or over RM_SHM_MAX), RM_EUNSUPPORTED (not a sealed regular file
+   of that size), RM_ENOMEM (mmap). The descriptor stays the caller's to close. */
+int rm_shm_map(int memfd, const uint8_t *msg, size_t len, void **map, size_t *size);
+
+/* RM_MSG_SHM_CALL payload: u64 offset into the area, then a CALL payload (rm_codec.h) of a byte copy
+   (rm_plan.chunk_*) whose host buffer is absent. Client: writes the offset (the call follows in 'w'). */
+void rm_shm_call_head(rm_wr *w, uint64_t offset);
+/* Server: splits the payload. RM_OK or RM_EMALFORMED. */
+int rm_shm_call_split(const uint8_t *msg, size_t len, uint64_t *offset, const uint8_t **call, size_t *call_len);
+/* Server: a decoded call's host buffer pointed at map + offset, after checking that the plan is a byte copy,
+   that the buffer was absent and that [offset, offset + count) lies in the area (the count as decoded, from the
+   back end's own copy). RM_OK, or RM_EMALFORMED / RM_EBOUNDS: the call must not run. */
+int rm_shm_place(rm_call *c, uint64_t offset, void *map, size_t size);
+/* Server: the host buffer set back to NULL before the reply is encoded (its bytes are in the area). */
+void rm_shm_unplace(rm_call *c);
+
+#endif /* RM_SHM_H */
