@@ -8,7 +8,8 @@
 #      within seconds (e2e_remote_loss), and the server still serves a new client;
 #   3. a client is SIGKILLed mid-session: its back end ends, the server still serves a new client;
 #   4. the fast paths (e2e_remote_fast): vecadd's round trips (29; 36 before batching and pipelined asks), chunked copies around the
-#      chunk size and of 256 MiB, batches (order, an error at the next synchronous call, fork, the flush at
+#      chunk size and of 256 MiB (through the shared area, the default on a unix socket, and with shm=0 through
+#      the socket: byte-exact both ways, the same calls on the server), batches (order, an error at the next synchronous call, fork, the flush at
 #      exit), a current context per client thread, and cached answers equal to the server's with only what cannot
 #      change kept.
 # Usage: run_remote.sh BUILD_DIR VECADD LOSS_PROGRAM OUT_DIR FAST_PROGRAM
@@ -23,7 +24,7 @@ sock=$d/s.sock
 # the client: the shim as libcuda.so.1, no driver anywhere it could find one
 client() {
     env -u LD_PRELOAD LD_LIBRARY_PATH="$dropin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
-        CUSHIM_PLUGINS="$plugin:server=unix:$sock,stats=1" "$@"
+        CUSHIM_PLUGINS="$plugin:server=unix:$sock,stats=1${opts:-}" "$@"
 }
 # ... in the background, $! its own pid (exec all the way down: a SIGKILL reaches the program itself)
 client_bg() {
@@ -71,7 +72,20 @@ client "$fast" copies $chunk > "$d/copies.out" 2> "$d/copies.err" || fail "chunk
 wait "$server" || fail "the copies' back end exited with $?"
 [ "$(count_of "$d/copies.counts" cuMemcpyHtoD_v2)" = 48 ] && [ "$(count_of "$d/copies.counts" cuMemcpyDtoH_v2)" = 48 ] ||
     fail "the server ran $(count_of "$d/copies.counts" cuMemcpyHtoD_v2) HtoD and $(count_of "$d/copies.counts" cuMemcpyDtoH_v2) DtoH calls, not 48 each (8 copies of 1, 1, 2, 4 chunks and one of 32)"
-[ "$(stat_of "$d/copies.err" "copy chunks")" = 88 ] || fail "copy chunks: $(grep 'driver calls' "$d/copies.err")"
+[ "$(stat_of "$d/copies.err" "copy chunks")" = 88 ] && [ "$(stat_of "$d/copies.err" "through shared memory")" = 96 ] ||
+    fail "copy chunks (88, all 96 calls through shared memory): $(grep 'driver calls' "$d/copies.err")"
+# the same copies through the socket (shm=0): byte-exact too, the same calls on the server, none through the area
+start_server "$d/copies-sock.counts" --once
+opts=,shm=0 client "$fast" copies $chunk > "$d/copies-sock.out" 2> "$d/copies-sock.err" ||
+    fail "chunked copies, shm=0: $(cat "$d/copies-sock.err")"
+wait "$server" || fail "the copies' back end (shm=0) exited with $?"
+# (but the area's registration with the driver, asked once, through the real function)
+[ "$(count_of "$d/copies.counts" cuMemHostRegister_v2)" = 1 ] && [ -z "$(count_of "$d/copies-sock.counts" cuMemHostRegister_v2)" ] ||
+    fail "the shared area was registered $(count_of "$d/copies.counts" cuMemHostRegister_v2) times, not once (shm=0: $(count_of "$d/copies-sock.counts" cuMemHostRegister_v2), not at all)"
+diff <(grep -v ^cuMemHostRegister_v2 "$d/copies.counts" | sort) <(sort "$d/copies-sock.counts") > "$d/copies.diff" ||
+    fail "the server ran other calls with shm=0: $(cat "$d/copies.diff")"
+[ "$(stat_of "$d/copies-sock.err" "copy chunks")" = 88 ] && [ "$(stat_of "$d/copies-sock.err" "through shared memory")" = 0 ] ||
+    fail "copy chunks with shm=0 (88, none through shared memory): $(grep 'driver calls' "$d/copies-sock.err")"
 start_server "$d/batch.counts"
 client "$fast" batch > "$d/batch.out" 2> "$d/batch.err" || fail "batches: $(cat "$d/batch.err")"
 [ "$(stat_of "$d/batch.err" "batches")" -ge 4 ] 2>/dev/null || fail "batches: $(grep 'driver calls' "$d/batch.err")"
@@ -115,6 +129,18 @@ wait "$cl" || fail "the client did not fail cleanly: $(cat "$d/loss.out" "$d/los
 grep -q "lost the connection" "$d/loss.err" || fail "no message about the lost connection: $(cat "$d/loss.err")"
 client "$vecadd" 100 > "$d/after1.out" 2>&1 || fail "the server did not serve a client after a back end died"
 
+# 2b. the back end dies in the middle of copies through the shared area
+rm -f "$d/go3"
+client_bg "$d/lossc.out" "$d/lossc.err" "$loss" "$d/go3" copy
+cl=$!
+for _ in $(seq 100); do grep -q ready "$d/lossc.out" 2>/dev/null && break; sleep 0.05; done
+sleep 0.2
+be=$(pgrep -P "$server" | head -1)
+[ -n "$be" ] && kill -9 "$be" || fail "no back end to kill (copies)"
+touch "$d/go3"
+wait "$cl" || fail "the copying client did not fail cleanly: $(cat "$d/lossc.out" "$d/lossc.err")"
+grep -q "lost the connection" "$d/lossc.err" || fail "no message about the lost connection (copies): $(cat "$d/lossc.err")"
+
 # 3. a client dies mid-session
 rm -f "$d/go2"
 client_bg "$d/kill.out" "$d/kill.err" "$loss" "$d/go2"
@@ -125,6 +151,17 @@ wait "$cl" 2>/dev/null
 for _ in $(seq 100); do [ "$(pgrep -P "$server" | wc -l)" = 0 ] && break; sleep 0.05; done
 [ "$(pgrep -P "$server" | wc -l)" = 0 ] || fail "the killed client's back end is still running"
 client "$vecadd" 100 > "$d/after2.out" 2>&1 || fail "the server did not serve a client after one was killed"
+# 3b. a client dies in the middle of copies through the shared area
+rm -f "$d/go4"
+client_bg "$d/killc.out" "$d/killc.err" "$loss" "$d/go4" copy
+cl=$!
+for _ in $(seq 100); do grep -q ready "$d/killc.out" 2>/dev/null && break; sleep 0.05; done
+sleep 0.2
+kill -9 "$cl"
+wait "$cl" 2>/dev/null
+for _ in $(seq 100); do [ "$(pgrep -P "$server" | wc -l)" = 0 ] && break; sleep 0.05; done
+[ "$(pgrep -P "$server" | wc -l)" = 0 ] || fail "the back end of the client killed while copying is still running"
+client "$vecadd" 100 > "$d/after3.out" 2>&1 || fail "the server did not serve a client after a copying one was killed"
 kill "$server" 2>/dev/null
 wait "$server" 2>/dev/null
 [ $status = 0 ] && echo "run_remote.sh: vecadd remote = local; back end and client deaths handled"
