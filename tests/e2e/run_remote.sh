@@ -86,6 +86,20 @@ diff <(grep -v ^cuMemHostRegister_v2 "$d/copies.counts" | sort) <(sort "$d/copie
     fail "the server ran other calls with shm=0: $(cat "$d/copies.diff")"
 [ "$(stat_of "$d/copies-sock.err" "copy chunks")" = 88 ] && [ "$(stat_of "$d/copies-sock.err" "through shared memory")" = 0 ] ||
     fail "copy chunks with shm=0 (88, none through shared memory): $(grep 'driver calls' "$d/copies-sock.err")"
+# over TCP (a token), the option on: no shared area, the copies through the socket as with shm=0
+tok=$d/token port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+head -c 32 /dev/urandom | base64 > "$tok" && chmod 600 "$tok"
+LD_LIBRARY_PATH="$fake" FAKE_CUDA_COUNTS="$d/copies-tcp.counts" "$serve" --listen="tcp://127.0.0.1:$port" \
+    --token-file="$tok" --once > "$d/tcp.log" 2>&1 &
+tcpserver=$!
+for _ in $(seq 100); do grep -q listening "$d/tcp.log" && break; sleep 0.05; done
+env -u LD_PRELOAD LD_LIBRARY_PATH="$dropin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
+    CUSHIM_PLUGINS="$plugin:server=tcp://127.0.0.1:$port,token_file=$tok,stats=1" "$fast" copies $chunk \
+    > "$d/copies-tcp.out" 2> "$d/copies-tcp.err" || fail "chunked copies over TCP: $(cat "$d/copies-tcp.err")"
+wait "$tcpserver" || fail "the TCP copies' back end exited with $?"
+diff <(sort "$d/copies-sock.counts") <(sort "$d/copies-tcp.counts") > /dev/null &&
+    [ "$(stat_of "$d/copies-tcp.err" "through shared memory")" = 0 ] ||
+    fail "TCP: other calls than through the unix socket, or a shared area: $(grep 'driver calls' "$d/copies-tcp.err")"
 start_server "$d/batch.counts"
 client "$fast" batch > "$d/batch.out" 2> "$d/batch.err" || fail "batches: $(cat "$d/batch.err")"
 [ "$(stat_of "$d/batch.err" "batches")" -ge 4 ] 2>/dev/null || fail "batches: $(grep 'driver calls' "$d/batch.err")"
