@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -37,6 +38,13 @@ typedef struct rb_kchecked {
     uint32_t n, hash;                    /* the argument count and a hash of the sizes that passed */
 } rb_kchecked;
 
+/* A region the client shares (rm_shm.h): 0 its staging area, the others its pinned host memory. */
+typedef struct rb_region {
+    void *map;                          /* NULL: none */
+    size_t size;
+    int pinned;                         /* 0: not tried yet, 1: registered with the driver, -1: it refused */
+} rb_region;
+
 typedef struct rb_state {
     const cushim_host *host;
     rm_plans *plans;
@@ -47,9 +55,7 @@ typedef struct rb_state {
     rm_workers *workers;                /* a thread per client thread (RM_MSG_THREAD names it) */
     uint64_t tid;
     int named;                          /* a client thread was named: calls go through 'workers' */
-    void *shm;                          /* the client's shared area (RM_MSG_SHM, rm_shm.h); NULL: none */
-    size_t shm_size;
-    int shm_pinned;                     /* 0: not tried yet, 1: registered with the driver, -1: it refused */
+    rb_region shm[RM_SHM_REGIONS];      /* the client's shared regions (RM_MSG_SHM, rm_shm.h) */
 } rb_state;
 
 static uint32_t rb_sizes_hash(uint32_t n, const uint32_t *sizes)
@@ -105,33 +111,62 @@ static int rb_kcheck(void *user, uint64_t func, uint32_t n, const uint32_t *size
     return RM_OK;
 }
 
-/* The shared area registered with the driver (pinned: its copies run at DMA speed), once, on the thread of the
-   first copy through it (a context is current there), through the real function: the back end's own memory,
-   not the program's, so no server-side plugin sees it. A driver that refuses (or lacks it: the fake) leaves the
-   area pageable: the copies still work. */
-static void rb_shm_pin(rb_state *b)
+/* A shared region registered with the driver (pinned: its copies run at DMA speed), once, on the thread of the
+   first copy through it (a context is current there), through the real function: the back end's own mapping,
+   not a program's allocation, so no server-side plugin sees it. A driver that refuses (or lacks it: the fake)
+   leaves the region pageable: the copies still work. */
+static void rb_shm_pin(rb_state *b, rb_region *r)
 {
     const cushim_api_info *a = b->host->api_by_name("cuMemHostRegister_v2");
     uint8_t params[64] = {0};
     unsigned flags = 1;   /* CU_MEMHOSTREGISTER_PORTABLE: for every context */
     int32_t ret = -1;
-    b->shm_pinned = -1;
+    r->pinned = -1;
     if (a == NULL || a->params_size > sizeof params || a->nparams != 3)
         return;
-    memcpy(params + b->host->api_param(a, 0)->offset, &b->shm, sizeof b->shm);
-    memcpy(params + b->host->api_param(a, 1)->offset, &b->shm_size, sizeof b->shm_size);
+    memcpy(params + b->host->api_param(a, 0)->offset, &r->map, sizeof r->map);
+    memcpy(params + b->host->api_param(a, 1)->offset, &r->size, sizeof r->size);
     memcpy(params + b->host->api_param(a, 2)->offset, &flags, sizeof flags);
     if (b->host->call_real(a->id, params, &ret) == CUSHIM_OK && ret == 0)
-        b->shm_pinned = 1;
-    if (b->verbose || b->shm_pinned != 1)
-        rb_log("shared area of %zu bytes: %s", b->shm_size, b->shm_pinned == 1 ? "registered (pinned)" :
-               "not registered with the driver (copies through it run at pageable speed)");
+        r->pinned = 1;
+    if (b->verbose || (r->pinned != 1 && r == &b->shm[0]))
+        rb_log("shared region %d of %zu bytes: %s", (int)(r - b->shm), r->size, r->pinned == 1 ?
+               "registered (pinned)" : "not registered with the driver (copies through it run at pageable speed)");
 }
 
-/* One CALL payload: decode, run, encode the reply into 'w'. The reply's status says what happened. 'shm_off':
-   an RM_MSG_SHM_CALL's offset into the shared area (the copy's host buffer), UINT64_MAX for a plain call. */
-static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t len, uint64_t shm_off, rm_wr *w,
-                    uint32_t *ran_status, uint8_t *ret, uint32_t *ret_size)
+static uint64_t rb_shm_total(const rb_state *b)
+{
+    uint64_t t = 0;
+    for (uint32_t i = 0; i < RM_SHM_REGIONS; i++)
+        t += b->shm[i].size;
+    return t;
+}
+
+/* A region given back: unregistered (when it was registered) and unmapped. */
+typedef struct rb_unmap_job {
+    rb_state *b;
+    rb_region *r;
+} rb_unmap_job;
+
+static void rb_shm_unmap(void *p)
+{
+    rb_unmap_job *j = p;
+    const cushim_api_info *a = j->b->host->api_by_name("cuMemHostUnregister");
+    if (j->r->pinned == 1 && a != NULL && a->params_size <= 64 && a->nparams == 1) {
+        uint8_t params[64] = {0};
+        int32_t ret = -1;
+        memcpy(params + j->b->host->api_param(a, 0)->offset, &j->r->map, sizeof j->r->map);
+        if (j->b->host->call_real(a->id, params, &ret) != CUSHIM_OK || ret != 0)
+            rb_log("shared region %d: cuMemHostUnregister returned %d", (int)(j->r - j->b->shm), (int)ret);
+    }
+    munmap(j->r->map, j->r->size);
+    *j->r = (rb_region){ 0 };
+}
+
+/* One CALL payload: decode, run, encode the reply into 'w'. The reply's status says what happened. 'shm': an
+   RM_MSG_SHM_CALL's region (the copy's host buffer at 'shm_off' in it), NULL for a plain call. */
+static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t len, rb_region *shm, uint64_t shm_off,
+                    rm_wr *w, uint32_t *ran_status, uint8_t *ret, uint32_t *ret_size)
 {
     rm_call c;
     uint32_t status, id = 0;
@@ -140,13 +175,12 @@ static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t le
     int rc = rm_decode_call(b->plans, msg, len, &b->arena, cx, &c, &status);
     memset(ret, 0, 64);
     *ret_size = 0;
-    if (rc == RM_OK && shm_off != UINT64_MAX &&
-        (b->shm == NULL || (rc = rm_shm_place(&c, shm_off, b->shm, b->shm_size)) != RM_OK)) {
-        rc = RM_EMALFORMED;   /* no area, not a byte copy, or outside the area: not run */
+    if (rc == RM_OK && shm != NULL && (shm->map == NULL || rm_shm_place(&c, shm_off, shm->map, shm->size) != RM_OK)) {
+        rc = RM_EMALFORMED;   /* no such region, not a byte copy, or outside the region: not run */
         status = RM_ST_MALFORMED;
     }
-    if (rc == RM_OK && shm_off != UINT64_MAX && b->shm_pinned == 0)
-        rb_shm_pin(b);
+    if (rc == RM_OK && shm != NULL && shm->pinned == 0)
+        rb_shm_pin(b, shm);
     if (rc == RM_OK) {
         if (c.plan->info->categories & CUSHIM_CAT_MODULE && strstr(c.plan->info->name, "Unload") != NULL)
             memset(b->kchecked, 0, sizeof b->kchecked);   /* its function handles may come back for other kernels */
@@ -156,7 +190,7 @@ static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t le
             status = RM_ST_NO_FUNCTION;
         else
             *ret_size = c.plan->info->ret_size;
-        if (shm_off != UINT64_MAX)
+        if (shm != NULL)
             rm_shm_unplace(&c);   /* the bytes are in the area: none go in the reply */
     }
     if (b->verbose || (status != RM_ST_OK && status != RM_ST_NO_FUNCTION))
@@ -176,6 +210,7 @@ typedef struct rb_job {
     const rm_ctx *cx;
     const uint8_t *msg;
     size_t len;
+    rb_region *shm;
     uint64_t shm_off;
     rm_wr *w;
     uint32_t *status, *ret_size;
@@ -185,14 +220,14 @@ typedef struct rb_job {
 static void rb_job_run(void *p)
 {
     rb_job *j = p;
-    rb_call(j->b, j->cx, j->msg, j->len, j->shm_off, j->w, j->status, j->ret, j->ret_size);
+    rb_call(j->b, j->cx, j->msg, j->len, j->shm, j->shm_off, j->w, j->status, j->ret, j->ret_size);
 }
 
-static void rb_call_on(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t len, uint64_t shm_off, rm_wr *w,
-                       uint32_t *status, uint8_t *ret, uint32_t *ret_size)
+static void rb_call_on(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t len, rb_region *shm,
+                       uint64_t shm_off, rm_wr *w, uint32_t *status, uint8_t *ret, uint32_t *ret_size)
 {
-    rb_job j = { .b = b, .cx = cx, .msg = msg, .len = len, .shm_off = shm_off, .w = w, .status = status, .ret = ret,
-                 .ret_size = ret_size };
+    rb_job j = { .b = b, .cx = cx, .msg = msg, .len = len, .shm = shm, .shm_off = shm_off, .w = w, .status = status,
+                 .ret = ret, .ret_size = ret_size };
     if (!b->named) {
         rb_job_run(&j);
     } else if (rm_workers_run(b->workers, b->tid, rb_job_run, &j) != 0) {
@@ -320,13 +355,18 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
         }
         rm_wr_reset(&w);
         uint32_t status, ret_size;
-        uint64_t shm_off = UINT64_MAX;
+        uint64_t shm_off = 0;
+        uint32_t region = 0;
+        rb_region *shm = NULL;
         const uint8_t *call = buf;
         size_t clen = hd.length;
         if (hd.kind == RM_MSG_CALL || hd.kind == RM_MSG_SHM_CALL) {
-            if (hd.kind == RM_MSG_SHM_CALL && rm_shm_call_split(buf, hd.length, &shm_off, &call, &clen) != RM_OK)
-                shm_off = UINT64_MAX - 1, clen = 0;   /* too short: refused by the decoder or the bounds */
-            rb_call_on(&b, &cx, call, clen, shm_off, &w, &status, ret, &ret_size);
+            if (hd.kind == RM_MSG_SHM_CALL) {   /* the offsets copied out of the message, which is the back end's */
+                if (rm_shm_call_split(buf, hd.length, &region, &shm_off, &call, &clen) != RM_OK)
+                    region = 0, shm_off = UINT64_MAX, call = buf, clen = 0;   /* refused by the decoder */
+                shm = &b.shm[region];
+            }
+            rb_call_on(&b, &cx, call, clen, shm, shm_off, &w, &status, ret, &ret_size);
             int sent = w.err == RM_OK && rm_send_wr(fd, RM_MSG_REPLY, hd.seq, &w) == RM_OK;
             rm_arena_reset(&b.arena);
             if (!sent)
@@ -348,7 +388,7 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
                     break;
                 }
                 rm_wr_reset(&one);
-                rb_call_on(&b, &cx, call, clen, UINT64_MAX, &one, &status, ret, &ret_size);
+                rb_call_on(&b, &cx, call, clen, NULL, 0, &one, &status, ret, &ret_size);
                 rm_arena_reset(&b.arena);
                 int32_t code = 0;
                 if (ret_size >= 4)
@@ -367,18 +407,35 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
             if (w.err != RM_OK || rm_send(fd, RM_MSG_BATCH_REPLY, hd.seq, w.p, w.len) != RM_OK)
                 break;
         } else if (hd.kind == RM_MSG_SHM) {
-            /* the client's shared area (rm_shm.h): mapped once; refused without a sealed memfd of that size */
-            uint32_t st = RM_SHM_REFUSED;
-            int mrc = b.shm != NULL ? RM_EUNSUPPORTED : passed < 0 ? RM_EMALFORMED :
-                      rm_shm_map(passed, buf, hd.length, &b.shm, &b.shm_size);
-            if (passed >= 0)
-                close(passed);   /* the mapping stays */
-            if (mrc == RM_OK)
+            /* a region of the client's (rm_shm.h): mapped from a sealed memfd, or given back (size 0) */
+            uint64_t size;
+            uint32_t st = RM_SHM_REFUSED, region;
+            int mrc = rm_shm_msg(buf, hd.length, &size, &region);
+            rb_region *r = mrc == RM_OK ? &b.shm[region] : NULL;
+            const char *why = "malformed";
+            if (r != NULL && size == 0 && passed < 0) {
+                rb_unmap_job j = { .b = &b, .r = r };
+                why = r->map == NULL ? "not mapped" : "unmapped";
+                if (r->map != NULL && (!b.named || rm_workers_run(b.workers, b.tid, rb_shm_unmap, &j) != 0))
+                    rb_shm_unmap(&j);   /* on the thread that registered it when it can */
                 st = RM_SHM_OK;
-            if (b.verbose || mrc != RM_OK)
-                rb_log("shared area: %s", mrc == RM_OK ? "mapped" : b.shm != NULL ? "a second one refused" :
-                       passed < 0 ? "refused (no descriptor)" : mrc == RM_EBOUNDS ? "refused (size)" :
-                       mrc == RM_EUNSUPPORTED ? "refused (not a sealed memfd of that size)" : "refused (mmap)");
+            } else if (r != NULL && r->map != NULL) {
+                why = "refused (the region is mapped already)";
+            } else if (r != NULL && passed >= 0 && size > RM_SHM_MAX - rb_shm_total(&b)) {
+                why = "refused (the client's regions would exceed RM_SHM_MAX bytes)";
+            } else if (r != NULL && passed >= 0) {
+                mrc = rm_shm_map(passed, size, &r->map);
+                if (mrc == RM_OK)
+                    r->size = (size_t)size, r->pinned = 0, st = RM_SHM_OK;
+                why = mrc == RM_OK ? "mapped" : mrc == RM_EBOUNDS ? "refused (size)" :
+                      mrc == RM_EUNSUPPORTED ? "refused (not a sealed memfd of that size)" : "refused (mmap)";
+            } else if (r != NULL) {
+                why = "refused (no descriptor)";
+            }
+            if (passed >= 0)
+                close(passed);   /* a mapping stays */
+            if (b.verbose || st != RM_SHM_OK)
+                rb_log("shared region %u: %s", r != NULL ? (unsigned)region : 0u, why);
             if (rm_send(fd, RM_MSG_SHM, hd.seq, &st, sizeof st) != RM_OK)
                 break;
         } else if (hd.kind == RM_MSG_THREAD && hd.length == 8) {

@@ -31,23 +31,28 @@ int rm_shm_create(size_t size, void **map)
     return fd;
 }
 
-int rm_shm_send(int sock, uint32_t seq, int memfd, uint64_t size)
+int rm_shm_send(int sock, uint32_t seq, int memfd, uint64_t size, uint32_t region)
 {
-    uint8_t msg[16 + 8];
+    uint8_t msg[16 + 12];
     union {
         struct cmsghdr h;
         char b[CMSG_SPACE(sizeof(int))];
     } ctl;
     memset(&ctl, 0, sizeof ctl);
-    rm_hdr_put(msg, RM_MSG_SHM, 8, seq);
+    rm_hdr_put(msg, RM_MSG_SHM, 12, seq);
     memcpy(msg + 16, &size, 8);
+    memcpy(msg + 24, &region, 4);
     struct iovec v = { msg, sizeof msg };
-    struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1, .msg_control = ctl.b, .msg_controllen = sizeof ctl.b };
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &memfd, sizeof(int));
+    struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
+    if (memfd >= 0) {
+        m.msg_control = ctl.b;
+        m.msg_controllen = sizeof ctl.b;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &memfd, sizeof(int));
+    }
     ssize_t n;
     while ((n = sendmsg(sock, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR)
         ;
@@ -61,13 +66,18 @@ int rm_shm_send(int sock, uint32_t seq, int memfd, uint64_t size)
     return RM_OK;
 }
 
-int rm_shm_map(int memfd, const uint8_t *msg, size_t len, void **map, size_t *size)
+int rm_shm_msg(const uint8_t *msg, size_t len, uint64_t *size, uint32_t *region)
 {
-    uint64_t want;
-    struct stat st;
-    if (len != 8)
+    if (len != 12)
         return RM_EMALFORMED;
-    memcpy(&want, msg, 8);
+    memcpy(size, msg, 8);
+    memcpy(region, msg + 8, 4);
+    return *region >= RM_SHM_REGIONS || *size > RM_SHM_MAX ? RM_EBOUNDS : RM_OK;
+}
+
+int rm_shm_map(int memfd, uint64_t want, void **map)
+{
+    struct stat st;
     if (want == 0 || want > RM_SHM_MAX)
         return RM_EBOUNDS;
     /* a regular file (a memfd) that can neither shrink nor grow: the mapping stays backed (no SIGBUS) */
@@ -79,23 +89,28 @@ int rm_shm_map(int memfd, const uint8_t *msg, size_t len, void **map, size_t *si
     if (p == MAP_FAILED)
         return RM_ENOMEM;
     *map = p;
-    *size = (size_t)want;
     return RM_OK;
 }
 
-void rm_shm_call_head(rm_wr *w, uint64_t offset)
+void rm_shm_call_head(rm_wr *w, uint32_t region, uint64_t offset)
 {
+    rm_wr_u32(w, region);
+    rm_wr_u32(w, 0);
     rm_wr_u64(w, offset);
 }
 
-int rm_shm_call_split(const uint8_t *msg, size_t len, uint64_t *offset, const uint8_t **call, size_t *call_len)
+int rm_shm_call_split(const uint8_t *msg, size_t len, uint32_t *region, uint64_t *offset, const uint8_t **call,
+                      size_t *call_len)
 {
-    if (len < 8)
+    uint32_t reserved;
+    if (len < 16)
         return RM_EMALFORMED;
-    memcpy(offset, msg, 8);
-    *call = msg + 8;
-    *call_len = len - 8;
-    return RM_OK;
+    memcpy(region, msg, 4);
+    memcpy(&reserved, msg + 4, 4);
+    memcpy(offset, msg + 8, 8);
+    *call = msg + 16;
+    *call_len = len - 16;
+    return reserved != 0 ? RM_EMALFORMED : *region >= RM_SHM_REGIONS ? RM_EBOUNDS : RM_OK;
 }
 
 /* A byte copy of three parameters (device address, host buffer, count): a copy on a stream is not one, since

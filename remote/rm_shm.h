@@ -4,9 +4,10 @@
  * Over a unix socket the client creates a memfd (sealed against shrinking and growing), maps it and passes it to
  * its back end with SCM_RIGHTS in an RM_MSG_SHM message; the back end checks it (a regular file of at least the
  * size named, sealed: the client cannot truncate it under the server's mapping and raise SIGBUS there) and maps
- * it. A bulk copy then crosses as RM_MSG_SHM_CALL messages: an offset into the area and an ordinary call whose
- * host buffer is absent; the back end points that buffer at the area (rm_shm_place) and the bytes never cross
- * the socket. The back end reads nothing but bytes to copy from the area: every offset and length comes from
+ * it. A bulk copy then crosses as RM_MSG_SHM_CALL messages: a region, an offset into it and an ordinary call
+ * whose host buffer is absent; the back end points that buffer at the region (rm_shm_place) and the bytes never
+ * cross the socket. Region 0 is the client's staging area; the others are the program's pinned host memory
+ * (cuMemAllocHost, cudaMallocHost...), each a memfd of its own: a copy from or to it is one DMA (zero copy). The back end reads nothing but bytes to copy from the area: every offset and length comes from
  * the socket's message (received once, into the back end's own buffer), so a client rewriting the area
  * concurrently changes only its own data.
  */
@@ -18,7 +19,8 @@
 
 #include "rm_codec.h"
 
-#define RM_SHM_MAX (1ull << 30)   /* bytes of an area the back end maps at most */
+#define RM_SHM_MAX (64ull << 30)  /* bytes of all of a client's regions together that its back end maps at most */
+#define RM_SHM_REGIONS 256u       /* regions a back end holds at once (0: the staging area) */
 
 /* RM_MSG_SHM's answer (u32 payload of the back end's RM_MSG_SHM). */
 #define RM_SHM_OK 0u
@@ -27,18 +29,24 @@
 /* Client: a sealed memfd of 'size' bytes mapped read/write: *map, and the descriptor (close it once sent).
    -1 and errno when the system has no memfd or no memory. */
 int rm_shm_create(size_t size, void **map);
-/* Client: an RM_MSG_SHM message ('size', u64) carrying 'memfd' (SCM_RIGHTS). RM_OK, RM_ECLOSED, RM_EIO. */
-int rm_shm_send(int sock, uint32_t seq, int memfd, uint64_t size);
-/* Server: maps a descriptor received with RM_MSG_SHM whose payload is 'msg'. RM_OK and *map, *size; else
-   RM_EMALFORMED (payload), RM_EBOUNDS (size 0 or over RM_SHM_MAX), RM_EUNSUPPORTED (not a sealed regular file
-   of that size), RM_ENOMEM (mmap). The descriptor stays the caller's to close. */
-int rm_shm_map(int memfd, const uint8_t *msg, size_t len, void **map, size_t *size);
+/* RM_MSG_SHM payload (12 bytes): u64 size, u32 region. With a descriptor: map it as that region; size 0 and no
+   descriptor: the region is unmapped (the client frees it). */
+/* Client: an RM_MSG_SHM message carrying 'memfd' (SCM_RIGHTS), or none when memfd < 0. RM_OK, RM_ECLOSED,
+   RM_EIO. */
+int rm_shm_send(int sock, uint32_t seq, int memfd, uint64_t size, uint32_t region);
+/* Server: the payload read. RM_OK; RM_EMALFORMED (length), RM_EBOUNDS (region or size over the bounds). */
+int rm_shm_msg(const uint8_t *msg, size_t len, uint64_t *size, uint32_t *region);
+/* Server: maps a descriptor received with RM_MSG_SHM, 'size' bytes. RM_OK and *map; else RM_EBOUNDS (size 0),
+   RM_EUNSUPPORTED (not a sealed regular file of at least that size), RM_ENOMEM (mmap). The descriptor stays
+   the caller's to close. */
+int rm_shm_map(int memfd, uint64_t size, void **map);
 
-/* RM_MSG_SHM_CALL payload: u64 offset into the area, then a CALL payload (rm_codec.h) of a byte copy
-   (rm_plan.chunk_*) whose host buffer is absent. Client: writes the offset (the call follows in 'w'). */
-void rm_shm_call_head(rm_wr *w, uint64_t offset);
-/* Server: splits the payload. RM_OK or RM_EMALFORMED. */
-int rm_shm_call_split(const uint8_t *msg, size_t len, uint64_t *offset, const uint8_t **call, size_t *call_len);
+/* RM_MSG_SHM_CALL payload: u32 region, u32 0, u64 offset into the region, then a CALL payload (rm_codec.h) of
+   a byte copy (rm_plan.chunk_*) whose host buffer is absent. Client: writes the head (the call follows). */
+void rm_shm_call_head(rm_wr *w, uint32_t region, uint64_t offset);
+/* Server: splits the payload. RM_OK, RM_EMALFORMED (short, the reserved word not 0), RM_EBOUNDS (region). */
+int rm_shm_call_split(const uint8_t *msg, size_t len, uint32_t *region, uint64_t *offset, const uint8_t **call,
+                      size_t *call_len);
 /* Server: a decoded call's host buffer pointed at map + offset, after checking that the plan is a byte copy,
    that the buffer was absent and that [offset, offset + count) lies in the area (the count as decoded, from the
    back end's own copy). RM_OK, or RM_EMALFORMED / RM_EBOUNDS: the call must not run. */

@@ -130,6 +130,58 @@ static int32_t rp_dispatch_rc(void *user, const rm_plan *pl, void *params, void 
     return rp_dispatch(user, pl, params, retval, answered);
 }
 
+/* ---- pinned host memory (rp_shm.c): cuMemAllocHost, cuMemHostAlloc, cuMemFreeHost answered here ---- */
+static uint32_t rp_id_alloc_host[2], rp_id_host_alloc, rp_id_free_host;
+
+static uint64_t rp_param(const cushim_host *h, const cushim_call *call, uint32_t i)
+{
+    const cushim_param_info *p = h->api_param(call->info, i);
+    uint64_t v = 0;
+    memcpy(&v, (const uint8_t *)call->params + p->offset, p->size < 8 ? p->size : 8);
+    return v;
+}
+
+/* 1 when 'call' is one of them (*r its result). cuMemHostAlloc's CU_MEMHOSTALLOC_DEVICEMAP (a device address for
+   the host memory) is not supported: the server's device would map the back end's view of it. */
+static int rp_pinned(rp_state *s, cushim_call *call, int32_t *r)
+{
+    uint32_t id = call->api_id;
+    if (id == 0 || (id != rp_id_alloc_host[0] && id != rp_id_alloc_host[1] && id != rp_id_host_alloc &&
+                    id != rp_id_free_host))
+        return 0;
+    if (id == rp_id_free_host) {
+        *r = rp_host_free(s, (void *)(uintptr_t)rp_param(s->host, call, 0));
+        return 1;
+    }
+    void **pp = (void **)(uintptr_t)rp_param(s->host, call, 0);
+    size_t size = (size_t)rp_param(s->host, call, 1);
+    if (pp == NULL) {
+        *r = s->e_invalid;
+    } else if (id == rp_id_host_alloc && (rp_param(s->host, call, 2) & 2u /* CU_MEMHOSTALLOC_DEVICEMAP */)) {
+        rp_refuse_once(s, rm_plan_of(s->plans, id), "CU_MEMHOSTALLOC_DEVICEMAP");
+        *r = s->e_not_supported;
+    } else {
+        *r = rp_host_alloc(s, size, pp);
+    }
+    return 1;
+}
+
+static uint32_t rp_api_id(const cushim_host *h, const char *name)
+{
+    const cushim_api_info *a = h->api_by_name(name);
+    return a != NULL ? a->id : 0;
+}
+
+static int32_t rp_host_alloc_rc(void *user, size_t size, void **p)
+{
+    return rp_host_alloc(user, size, p);
+}
+
+static int32_t rp_host_free_rc(void *user, void *p)
+{
+    return rp_host_free(user, p);
+}
+
 /* ---- the hook ---- */
 static int rp_pre(cushim_call *call, void *user, uint64_t *slot)
 {
@@ -139,6 +191,8 @@ static int rp_pre(cushim_call *call, void *user, uint64_t *slot)
     int32_t r;
     (void)slot;
     atomic_fetch_add_explicit(&s->calls, 1, memory_order_relaxed);
+    if (call->info->library == CUSHIM_LIB_DRIVER && rp_pinned(s, call, &r))
+        return cushim_call_skip(call, r);
     if (pl == NULL || (pl->cls != RM_CLASS_FORWARD && pl->cls != RM_CLASS_FORWARD_NULL && pl->cls != RM_CLASS_HAND)) {
         rp_refuse_once(s, pl, "not forwarded");
         return cushim_call_skip(call, rc_lib_error(call->info->library, s->e_not_supported));
@@ -182,7 +236,12 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
     pthread_mutex_init(&s->klock, NULL);
     pthread_mutex_init(&s->slock, NULL);
     pthread_mutex_init(&s->clock, NULL);
+    pthread_mutex_init(&s->hlock, NULL);
     rm_wr_init(&s->batch, 0);
+    rp_id_alloc_host[0] = rp_api_id(host, "cuMemAllocHost");
+    rp_id_alloc_host[1] = rp_api_id(host, "cuMemAllocHost_v2");
+    rp_id_host_alloc = rp_api_id(host, "cuMemHostAlloc");
+    rp_id_free_host = rp_api_id(host, "cuMemFreeHost");
     rm_meta_from_host(&m, host);
     s->plans = rm_plans_build(&m);
     s->logged = calloc(host->api_id_limit() + 1, 1);
@@ -217,7 +276,7 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
        string (error texts) are answered by the client's library, which needs no driver for them */
     static const char *const rp_libs[] = { "lib:runtime&!cudaGetErrorName&!cudaGetErrorString",
                                            "lib:nvml&!nvmlErrorString" };
-    if (rc_init(host, self, s->plans, rp_dispatch_rc, s) != 0)   /* logged; the driver is forwarded still */
+    if (rc_init(host, self, s->plans, rp_dispatch_rc, rp_host_alloc_rc, rp_host_free_rc, s) != 0)   /* logged; the driver is forwarded still */
         host->log(self, CUSHIM_LOG_WARN, "runtime programs' launches and copies are not forwarded");
     for (size_t i = 0; i < sizeof rp_libs / sizeof rp_libs[0]; i++) {
         spec.select = rp_libs[i];
@@ -245,6 +304,7 @@ static void rp_fork_child(cushim_plugin *self)
     pthread_mutex_init(&s->klock, NULL);
     pthread_mutex_init(&s->slock, NULL);
     pthread_mutex_init(&s->clock, NULL);
+    pthread_mutex_init(&s->hlock, NULL);
     if (s->fd >= 0 && fstat(s->fd, &st) == 0 && st.st_dev == s->fd_dev && st.st_ino == s->fd_ino)
         close(s->fd);
     s->fd = -1;
@@ -267,6 +327,7 @@ static void rp_fork_child(cushim_plugin *self)
     atomic_store(&s->cached, 0);
     atomic_store(&s->chunks, 0);
     atomic_store(&s->shm_chunks, 0);
+    atomic_store(&s->zero_copies, 0);
 }
 
 /* At exit: the queued calls sent and answered, the counts asked for, the connection closed (the back end
@@ -279,11 +340,11 @@ static void rp_flush(cushim_plugin *self)
     rp_conn_flush(s, 1);
     if (s->stats && atomic_load(&s->calls) != 0)
         fprintf(stderr, "remote: pid %d: %llu driver calls, %llu round trips to %s (%llu asynchronous in %llu "
-                "batches, %llu answered locally, %llu copy chunks, %llu through shared memory)\n", (int)getpid(),
+                "batches, %llu answered locally, %llu copy chunks, %llu through shared memory, %llu zero-copy)\n", (int)getpid(),
                 (unsigned long long)atomic_load(&s->calls), (unsigned long long)atomic_load(&s->trips), s->server,
                 (unsigned long long)atomic_load(&s->batched), (unsigned long long)atomic_load(&s->batches),
                 (unsigned long long)atomic_load(&s->cached), (unsigned long long)atomic_load(&s->chunks),
-                (unsigned long long)atomic_load(&s->shm_chunks));
+                (unsigned long long)atomic_load(&s->shm_chunks), (unsigned long long)atomic_load(&s->zero_copies));
     rp_conn_close(s);
 }
 

@@ -5,7 +5,8 @@
  *   rp_conn.c    the connection (rp_state.lock): synchronous calls, the batch of asynchronous calls and the
  *                error of a batched call kept for the next synchronous one
  *   rp_bulk.c    chunked bulk copies, on rp_conn.c's steps
- *   rp_shm.c     the shared area with a back end on this host (rp_state.shm*) and the copies through it
+ *   rp_shm.c     the regions shared with a back end on this host (rp_state.region, hlock): the staging area,
+ *                pinned host memory, and the copies through them
  *   rp_cache.c   answers kept for immutable queries (rp_state.clock)
  *   rp_args.c    kernel argument sizes (rp_state.klock) and the strings the server returned (rp_state.slock)
  */
@@ -19,6 +20,7 @@
 
 #include "cushim/cushim.h"
 #include "rm_codec.h"
+#include "rm_shm.h"
 
 #define RP_KCACHE 1024             /* functions whose argument sizes are kept (a full table asks again)      */
 #define RP_STRINGS 4096            /* distinct strings the server returned, kept for the process's life      */
@@ -43,6 +45,13 @@ typedef struct rp_thread {
     rm_wr w;
     uint64_t id;
 } rp_thread;
+
+/* A region shared with the back end (rp_shm.c): 0 the staging area, the others pinned host memory. */
+typedef struct rp_region {
+    uint8_t *base;                 /* NULL: free */
+    size_t size;
+    int inherited;                 /* a forked child's copy of its parent's: mapped here, unknown to its server */
+} rp_region;
 
 typedef struct rp_answer {
     uint64_t hash;
@@ -76,11 +85,14 @@ typedef struct rp_state {
     uint64_t batch_tid;            /* the thread whose calls the batch holds (a batch holds one thread's) */
     _Atomic uint64_t next_tid;     /* thread numbers, from 1, never reused */
     uint32_t async_err_api;        /* ... its API id */
-    void *shm;                     /* the shared area (rp_shm.c), under 'lock'; NULL: none */
-    size_t shm_size;
+    rp_region region[RM_SHM_REGIONS]; /* shared with the back end (rp_shm.c), under 'lock' */
+    uint32_t nregions;             /* pinned regions in use (1..), inherited ones too */
+    pthread_mutex_t hlock;         /* pinned blocks of this process's heap, when there is no shared memory */
+    void **heap_blocks;
+    uint32_t nheap, capheap;
     _Atomic int shm_state;         /* 0: not set up (no connection yet), 1: in use, -1: not used (TCP, shm=0, refused) */
     /* counts */
-    _Atomic uint64_t calls, trips, batched, batches, cached, chunks, shm_chunks;
+    _Atomic uint64_t calls, trips, batched, batches, cached, chunks, shm_chunks, zero_copies;
     _Atomic uint8_t *logged;       /* per API id: its refusal was logged */
     int32_t e_not_supported, e_invalid, e_not_found, e_unavailable, e_oom;
     const cushim_api_info *paraminfo;
@@ -123,7 +135,14 @@ int32_t rp_copy_chunked(rp_state *s, const rm_plan *pl, void *params);
 
 /* rp_shm.c */
 int rp_shm_setup_locked(rp_state *s);   /* at connection; RM_OK unless the connection failed */
-void rp_shm_forget(rp_state *s);        /* a forked child: the parent's area unmapped */
+void rp_shm_forget(rp_state *s);        /* a forked child: the parent's staging area unmapped, its pinned
+                                           regions kept as memory but no longer shared */
+/* Pinned host memory (cuMemAllocHost, cuMemHostAlloc, cudaMallocHost, cudaHostAlloc): a region shared with the
+   back end when there is shared memory (copies from and to it are one DMA), else this process's page-aligned
+   heap. 0 and *p, or a driver error code. */
+int32_t rp_host_alloc(rp_state *s, size_t size, void **p);
+/* Frees a block rp_host_alloc gave: 0, or CUDA_ERROR_INVALID_VALUE's code for any other pointer. */
+int32_t rp_host_free(rp_state *s, void *p);
 /* A byte copy (rm_plan.chunk_*, no stream) through the shared area: *done = 0 when there is none (the caller
    takes the socket's path). */
 int32_t rp_copy_shm(rp_state *s, const rm_plan *pl, void *params, int *done);

@@ -100,6 +100,22 @@ wait "$tcpserver" || fail "the TCP copies' back end exited with $?"
 diff <(sort "$d/copies-sock.counts") <(sort "$d/copies-tcp.counts") > /dev/null &&
     [ "$(stat_of "$d/copies-tcp.err" "through shared memory")" = 0 ] ||
     fail "TCP: other calls than through the unix socket, or a shared area: $(grep 'driver calls' "$d/copies-tcp.err")"
+# pinned host memory: the program's own regions shared with the back end, each copy one call (zero copy);
+# the same output as a local run's, and with shm=0 (this process's heap, the copies through the socket)
+start_server "$d/pinned.counts" --once
+client "$fast" pinned > "$d/pinned.out" 2> "$d/pinned.err" || fail "pinned: $(cat "$d/pinned.err")"
+wait "$server" || fail "the pinned copies' back end exited with $?"
+LD_LIBRARY_PATH="$fake" "$fast" pinned > "$d/pinned-local.out" 2>&1 || fail "pinned locally: $(cat "$d/pinned-local.out")"
+diff "$d/pinned-local.out" "$d/pinned.out" > "$d/pinned.diff" || fail "pinned: outputs differ: $(cat "$d/pinned.diff")"
+[ "$(stat_of "$d/pinned.err" "zero-copy")" = 12 ] && [ "$(stat_of "$d/pinned.err" "through shared memory")" = 0 ] ||
+    fail "pinned: 12 zero-copy calls expected: $(grep 'driver calls' "$d/pinned.err")"
+[ "$(count_of "$d/pinned.counts" cuMemcpyHtoD_v2)" = 6 ] && [ -z "$(count_of "$d/pinned.counts" cuMemAllocHost_v2)" ] ||
+    fail "pinned: the server ran $(count_of "$d/pinned.counts" cuMemcpyHtoD_v2) HtoD (6: one per copy) and $(count_of "$d/pinned.counts" cuMemAllocHost_v2) cuMemAllocHost (none: the client's)"
+start_server "$d/pinned-sock.counts" --once
+opts=,shm=0 client "$fast" pinned > "$d/pinned-sock.out" 2> "$d/pinned-sock.err" || fail "pinned, shm=0: $(cat "$d/pinned-sock.err")"
+wait "$server"
+diff "$d/pinned-local.out" "$d/pinned-sock.out" > /dev/null && [ "$(stat_of "$d/pinned-sock.err" "zero-copy")" = 0 ] ||
+    fail "pinned, shm=0: $(diff "$d/pinned-local.out" "$d/pinned-sock.out"; grep 'driver calls' "$d/pinned-sock.err")"
 start_server "$d/batch.counts"
 client "$fast" batch > "$d/batch.out" 2> "$d/batch.err" || fail "batches: $(cat "$d/batch.err")"
 [ "$(stat_of "$d/batch.err" "batches")" -ge 4 ] 2>/dev/null || fail "batches: $(grep 'driver calls' "$d/batch.err")"

@@ -12,8 +12,8 @@
  *                  the proof of the token (AUTH, rm_auth_verify: accepted exactly when it is the HMAC);
  *   mode & 3 == 3: the payload is a REPLY for that API, decoded by a client whose own buffers are sized
  *                  from the call it sent (a hostile server must not make the client write past them).
- * Shared memory (rm_shm.h): mode 0 with bit 2 set sends the call as an RM_MSG_SHM_CALL, the first 8 body bytes
- * its offset; mode 2 takes RM_MSG_SHM_CALL and RM_MSG_SHM messages too. The area is a heap block of FZ_SHM
+ * Shared memory (rm_shm.h): mode 0 with bit 2 set sends the call as an RM_MSG_SHM_CALL, the first 16 body bytes
+ * its head (region, reserved word, offset: any region is the one area here); mode 2 takes RM_MSG_SHM_CALL and RM_MSG_SHM messages too. The area is a heap block of FZ_SHM
  * bytes (ASan sees a byte past it); a placed host buffer must lie inside it with its whole count, and every
  * byte of it is read and written as the DMA would. An RM_MSG_SHM maps a sealed memfd of that size (and is
  * refused for an unsealed one).
@@ -228,10 +228,12 @@ static void fz_one_shm_call(const uint8_t *msg, size_t len)
     rm_call c;
     uint32_t status = 0xffff;
     uint64_t off;
+    uint32_t region;
     const uint8_t *call;
     size_t clen;
-    if (rm_shm_call_split(msg, len, &off, &call, &clen) != RM_OK)
+    if (rm_shm_call_split(msg, len, &region, &off, &call, &clen) != RM_OK)
         return;
+    FUZZ_CHECK(region < RM_SHM_REGIONS);
     fz_msg = call;
     fz_msglen = clen;
     int rc = rm_decode_call(fz_plans, call, clen, &fz_arena, &fz_server_ctx, &c, &status);
@@ -252,17 +254,20 @@ static void fz_one_shm_call(const uint8_t *msg, size_t len)
     rm_arena_reset(&fz_arena);
 }
 
-/* An RM_MSG_SHM payload: mapped for the sealed memfd, refused for the unsealed one. */
+/* An RM_MSG_SHM payload: a region of the sealed memfd mapped, of the unsealed one refused. */
 static void fz_shm_msg(const uint8_t *msg, size_t len)
 {
     void *map;
-    size_t size;
-    int rc = rm_shm_map(fz_memfd, msg, len, &map, &size);
-    if (rc == RM_OK) {
-        FUZZ_CHECK(len == 8 && size <= FZ_SHM && size != 0);
-        munmap(map, size);
+    uint64_t size;
+    uint32_t region;
+    if (rm_shm_msg(msg, len, &size, &region) != RM_OK)
+        return;
+    FUZZ_CHECK(len == 12 && region < RM_SHM_REGIONS && size <= RM_SHM_MAX);
+    if (rm_shm_map(fz_memfd, size, &map) == RM_OK) {
+        FUZZ_CHECK(size <= FZ_SHM && size != 0);
+        munmap(map, (size_t)size);
     }
-    FUZZ_CHECK(rm_shm_map(fz_unsealed, msg, len, &map, &size) != RM_OK);
+    FUZZ_CHECK(rm_shm_map(fz_unsealed, size, &map) != RM_OK);
 }
 
 /* A hostile server's reply to a call of 'pl' whose client buffers are sized from the call itself. */
@@ -305,11 +310,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t len = mode == 0 ? body + 8 : body;
     uint8_t *msg = malloc(len ? len : 1);
     FUZZ_CHECK(msg != NULL);
-    if (mode == 0 && (data[0] & 4u) && body >= 8) {   /* an RM_MSG_SHM_CALL: offset, id, hash, the body */
-        memcpy(msg, data + 3, 8);
-        memcpy(msg + 8, &pl->id, 4);
-        memcpy(msg + 12, &pl->hash, 4);
-        memcpy(msg + 16, data + 11, body - 8);
+    if (mode == 0 && (data[0] & 4u) && body >= 16) {   /* an RM_MSG_SHM_CALL: its head, id, hash, the body */
+        memcpy(msg, data + 3, 16);
+        memcpy(msg + 16, &pl->id, 4);
+        memcpy(msg + 20, &pl->hash, 4);
+        memcpy(msg + 24, data + 19, body - 16);
         fz_one_shm_call(msg, len);
         free(msg);
         return 0;

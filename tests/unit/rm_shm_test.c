@@ -54,7 +54,6 @@ static void test_pass_and_map(void **state)
     (void)state;
     int sv[2], passed;
     void *mine, *theirs;
-    size_t size;
     rm_hdr h;
     uint8_t *buf = NULL;
     size_t cap = 0;
@@ -66,15 +65,18 @@ static void test_pass_and_map(void **state)
     assert_int_equal(rm_recv_fd(sv[1], &h, &buf, &cap, &passed), RM_OK);
     assert_int_equal(passed, -1);
     assert_int_equal(h.kind, RM_MSG_THREAD);
-    assert_int_equal(rm_shm_send(sv[0], 2, fd, 1u << 20), RM_OK);
+    assert_int_equal(rm_shm_send(sv[0], 2, fd, 1u << 20, 5), RM_OK);
     close(fd);
     assert_int_equal(rm_recv_fd(sv[1], &h, &buf, &cap, &passed), RM_OK);
     assert_int_equal(h.kind, RM_MSG_SHM);
     assert_int_equal(h.seq, 2);
     assert_true(passed >= 0);
     assert_true(fcntl(passed, F_GETFD) & FD_CLOEXEC);
-    assert_int_equal(rm_shm_map(passed, buf, h.length, &theirs, &size), RM_OK);
-    assert_int_equal(size, 1u << 20);
+    uint64_t want;
+    uint32_t region;
+    assert_int_equal(rm_shm_msg(buf, h.length, &want, &region), RM_OK);
+    assert_true(want == 1u << 20 && region == 5);
+    assert_int_equal(rm_shm_map(passed, want, &theirs), RM_OK);
     close(passed);
     memcpy(mine, "client", 7);
     assert_string_equal(theirs, "client");   /* one area, two mappings */
@@ -96,16 +98,29 @@ static void test_map_refusals(void **state)
     int fd = rm_shm_create(1u << 20, &map);
     int unsealed = memfd_create("unsealed", MFD_CLOEXEC), p[2];
     assert_true(fd >= 0 && unsealed >= 0 && ftruncate(unsealed, 1u << 20) == 0 && pipe(p) == 0);
-    assert_int_equal(rm_shm_map(fd, (const uint8_t *)&want, 4, &m2, &size), RM_EMALFORMED);
-    assert_int_equal(rm_shm_map(fd, (const uint8_t *)&zero, 8, &m2, &size), RM_EBOUNDS);
-    assert_int_equal(rm_shm_map(fd, (const uint8_t *)&huge, 8, &m2, &size), RM_EBOUNDS);
+    uint8_t msg[12] = {0};
+    uint32_t region;
+    memcpy(msg, &want, 8);
+    assert_int_equal(rm_shm_msg(msg, 8, &want, &region), RM_EMALFORMED);
+    assert_int_equal(rm_shm_msg(msg, 13, &want, &region), RM_EMALFORMED);
+    region = RM_SHM_REGIONS;
+    memcpy(msg + 8, &region, 4);
+    assert_int_equal(rm_shm_msg(msg, 12, &want, &region), RM_EBOUNDS);
+    memcpy(msg, &huge, 8);
+    region = 0;
+    memcpy(msg + 8, &region, 4);
+    assert_int_equal(rm_shm_msg(msg, 12, &want, &region), RM_EBOUNDS);
+    want = 1u << 20;
+    assert_int_equal(rm_shm_map(fd, zero, &m2), RM_EBOUNDS);
+    assert_int_equal(rm_shm_map(fd, huge, &m2), RM_EBOUNDS);
     /* larger than the file: pages past its end would raise SIGBUS in the back end */
-    assert_int_equal(rm_shm_map(fd, (const uint8_t *)&big, 8, &m2, &size), RM_EUNSUPPORTED);
+    assert_int_equal(rm_shm_map(fd, big, &m2), RM_EUNSUPPORTED);
     /* not sealed: the client could shrink it under the back end's mapping */
-    assert_int_equal(rm_shm_map(unsealed, (const uint8_t *)&want, 8, &m2, &size), RM_EUNSUPPORTED);
-    assert_int_equal(rm_shm_map(p[0], (const uint8_t *)&want, 8, &m2, &size), RM_EUNSUPPORTED);
-    assert_int_equal(rm_shm_map(-1, (const uint8_t *)&want, 8, &m2, &size), RM_EUNSUPPORTED);
-    assert_int_equal(rm_shm_map(fd, (const uint8_t *)&want, 8, &m2, &size), RM_OK);
+    assert_int_equal(rm_shm_map(unsealed, want, &m2), RM_EUNSUPPORTED);
+    assert_int_equal(rm_shm_map(p[0], want, &m2), RM_EUNSUPPORTED);
+    assert_int_equal(rm_shm_map(-1, want, &m2), RM_EUNSUPPORTED);
+    assert_int_equal(rm_shm_map(fd, want, &m2), RM_OK);
+    size = (size_t)want;
     munmap(m2, size);
     munmap(map, 1u << 20);
     close(fd);
@@ -133,10 +148,11 @@ static int shm_call(const char *name, const void *host, uint64_t count, uint64_t
     memcpy(params + pl->p[pl->chunk_host].offset, &host, 8);
     memcpy(params + pl->p[pl->chunk_count].offset, &count, 8);
     rm_wr_init(&w, 0);
-    rm_shm_call_head(&w, off);
+    uint32_t region;
+    rm_shm_call_head(&w, 7, off);
     assert_int_equal(rm_encode_call(pl, params, NULL, &w, &cc), RM_OK);
-    assert_int_equal(rm_shm_call_split(w.p, w.len, &got, &call, &clen), RM_OK);
-    assert_true(got == off);
+    assert_int_equal(rm_shm_call_split(w.p, w.len, &region, &got, &call, &clen), RM_OK);
+    assert_true(got == off && region == 7);
     rm_arena_reset(&arena);
     assert_int_equal(rm_decode_call(plans, call, clen, &arena, NULL, c, &status), RM_OK);
     int rc = rm_shm_place(c, off, map, size);
@@ -188,7 +204,15 @@ static void test_place_not_a_copy(void **state)
     const uint8_t *call;
     size_t clen;
     uint64_t off;
-    assert_int_equal(rm_shm_call_split((const uint8_t *)"1234567", 7, &off, &call, &clen), RM_EMALFORMED);
+    uint32_t region;
+    uint8_t head[16] = {0};
+    assert_int_equal(rm_shm_call_split(head, 15, &region, &off, &call, &clen), RM_EMALFORMED);
+    head[4] = 1;   /* the reserved word */
+    assert_int_equal(rm_shm_call_split(head, 16, &region, &off, &call, &clen), RM_EMALFORMED);
+    head[4] = 0;
+    region = RM_SHM_REGIONS;
+    memcpy(head, &region, 4);
+    assert_int_equal(rm_shm_call_split(head, 16, &region, &off, &call, &clen), RM_EBOUNDS);
 }
 
 static int setup(void **state)
