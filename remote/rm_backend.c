@@ -14,6 +14,9 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
+#include <poll.h>
+#include <time.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +45,7 @@ typedef struct rb_kchecked {
 typedef struct rb_region {
     void *map;                          /* NULL: none */
     size_t size;
+    size_t usable;                      /* bytes copies may use (region 0: less its doorbell) */
     int pinned;                         /* 0: not tried yet, 1: registered with the driver, -1: it refused */
 } rb_region;
 
@@ -56,6 +60,8 @@ typedef struct rb_state {
     uint64_t tid;
     int named;                          /* a client thread was named: calls go through 'workers' */
     rb_region shm[RM_SHM_REGIONS];      /* the client's shared regions (RM_MSG_SHM, rm_shm.h) */
+    rm_bell *bell;                      /* region 0's doorbell; NULL: none */
+    uint32_t bell_last;                 /* the last request answered through it */
 } rb_state;
 
 static uint32_t rb_sizes_hash(uint32_t n, const uint32_t *sizes)
@@ -159,6 +165,8 @@ static void rb_shm_unmap(void *p)
         if (j->b->host->call_real(a->id, params, &ret) != CUSHIM_OK || ret != 0)
             rb_log("shared region %d: cuMemHostUnregister returned %d", (int)(j->r - j->b->shm), (int)ret);
     }
+    if (j->r == &j->b->shm[0])
+        j->b->bell = NULL;
     munmap(j->r->map, j->r->size);
     *j->r = (rb_region){ 0 };
 }
@@ -175,7 +183,7 @@ static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t le
     int rc = rm_decode_call(b->plans, msg, len, &b->arena, cx, &c, &status);
     memset(ret, 0, 64);
     *ret_size = 0;
-    if (rc == RM_OK && shm != NULL && (shm->map == NULL || rm_shm_place(&c, shm_off, shm->map, shm->size) != RM_OK)) {
+    if (rc == RM_OK && shm != NULL && (shm->map == NULL || rm_shm_place(&c, shm_off, shm->map, shm->usable) != RM_OK)) {
         rc = RM_EMALFORMED;   /* no such region, not a byte copy, or outside the region: not run */
         status = RM_ST_MALFORMED;
     }
@@ -241,6 +249,80 @@ static void rb_call_on(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t
         *status = RM_ST_TOO_LARGE;
         rm_encode_reply(NULL, id, RM_ST_TOO_LARGE, ret, w);
     }
+}
+
+/* ---- the doorbell (rm_shm.h, rm_bell) ---- */
+static uint64_t rb_now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* 1 when a doorbell request waits, 0 when the socket has something (a message, a kick, the end): a bounded spin
+   on both, then a sleep in poll() on the socket, where the client's RM_MSG_KICK (or its death) wakes it. */
+static int rb_bell_wait(int fd, rm_bell *bell, uint32_t last)
+{
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    uint64_t t0 = rb_now_ns();
+    for (unsigned i = 1;; i++) {
+        if (atomic_load_explicit(&bell->req_seq, memory_order_acquire) != last)
+            return 1;
+        if ((i & 63) == 0 && (poll(&p, 1, 0) > 0 || rb_now_ns() - t0 > RM_BELL_SPIN_NS))
+            break;
+        rm_bell_relax();
+    }
+    atomic_store(&bell->srv_sleeping, 1);   /* then look again: the client stores req_seq, then loads this */
+    while (atomic_load(&bell->req_seq) == last && poll(&p, 1, -1) < 0 && errno == EINTR)
+        ;
+    atomic_store(&bell->srv_sleeping, 0);
+    return atomic_load(&bell->req_seq) != last;
+}
+
+/* The request at the doorbell: copied out, run as an RM_MSG_CALL, answered there (or on the socket when the reply
+   is larger). 0, or -1 when the reply could not be sent (the loop ends). */
+static int rb_bell_serve(rb_state *b, const rm_ctx *cx, int fd, rm_wr *w, uint8_t *dbuf)
+{
+    rm_bell *bell = b->bell;
+    uint32_t seq = atomic_load_explicit(&bell->req_seq, memory_order_acquire), status, ret_size;
+    uint8_t ret[64] = {0};
+    size_t len;
+    uint64_t tid;
+    int rc = RM_OK;
+    b->bell_last = seq;
+    rm_wr_reset(w);
+    if (rm_bell_take(bell, dbuf, &len, &tid) != RM_OK) {
+        rm_encode_reply(NULL, 0, RM_ST_MALFORMED, ret, w);
+    } else {
+        b->tid = tid;   /* as an RM_MSG_THREAD would have said */
+        b->named = 1;
+        rb_call_on(b, cx, dbuf, len, NULL, 0, w, &status, ret, &ret_size);
+    }
+    size_t total = rm_wr_payload_len(w);
+    int on_socket = w->err == RM_OK && total > RM_BELL_BYTES;
+    if (w->err != RM_OK) {
+        rc = w->err;
+    } else if (on_socket) {
+        bell->rep_len = RM_BELL_ON_SOCKET;   /* said first: the client reads the socket while this sends */
+    } else {
+        uint8_t *o = bell->rep;
+        size_t at = w->ref != NULL ? w->ref_at : w->len;
+        memcpy(o, w->p, at);
+        if (w->ref != NULL) {
+            memcpy(o + at, w->ref, w->ref_len);
+            memcpy(o + at + w->ref_len, w->p + at, w->len - at);
+        }
+        bell->rep_len = (uint32_t)total;
+    }
+    if (rc == RM_OK) {
+        atomic_store(&bell->rep_seq, seq);   /* then look at cli_sleeping: the client stores it, then loads rep_seq */
+        if (atomic_load(&bell->cli_sleeping))
+            rm_bell_wake(&bell->rep_seq);
+    }
+    if (rc == RM_OK && on_socket)
+        rc = rm_send_wr(fd, RM_MSG_REPLY, seq, w);   /* a large output sent from the arena */
+    rm_arena_reset(&b->arena);
+    return rc == RM_OK ? 0 : -1;
 }
 
 /* The hello and, with a token, the challenge: before the shim is loaded, under a time limit. 0 when the
@@ -340,10 +422,18 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
     uint8_t ret[64];
     rm_wr w;
     rm_hdr hd;
-    int rc, passed;
+    int rc = RM_OK, passed;
+    uint8_t *dbuf = malloc(RM_BELL_BYTES);   /* a doorbell request, copied out of the shared page */
     rm_wr_init(&w, 0);
     w.allow_ref = 1;   /* a large output goes from the arena, not copied into the reply (rm_send_wr) */
-    while ((rc = rm_recv_fd(fd, &hd, &buf, &cap, &passed)) == RM_OK) {
+    for (;;) {
+        if (b.bell != NULL && dbuf != NULL && rb_bell_wait(fd, b.bell, b.bell_last)) {
+            if (rb_bell_serve(&b, &cx, fd, &w, dbuf) != 0)
+                break;
+            continue;
+        }
+        if ((rc = rm_recv_fd(fd, &hd, &buf, &cap, &passed)) != RM_OK)
+            break;
         if (passed >= 0 && hd.kind != RM_MSG_SHM) {
             close(passed);   /* a descriptor only ever comes with RM_MSG_SHM */
             passed = -1;
@@ -425,8 +515,13 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
                 why = "refused (the client's regions would exceed RM_SHM_MAX bytes)";
             } else if (r != NULL && passed >= 0) {
                 mrc = rm_shm_map(passed, size, &r->map);
-                if (mrc == RM_OK)
-                    r->size = (size_t)size, r->pinned = 0, st = RM_SHM_OK;
+                if (mrc == RM_OK) {
+                    r->size = r->usable = (size_t)size, r->pinned = 0, st = RM_SHM_OK;
+                    if (region == 0 && (b.bell = rm_bell_of(r->map, r->size)) != NULL) {
+                        r->usable -= RM_BELL_SPAN;   /* copies never reach the doorbell */
+                        b.bell_last = atomic_load(&b.bell->req_seq);
+                    }
+                }
                 why = mrc == RM_OK ? "mapped" : mrc == RM_EBOUNDS ? "refused (size)" :
                       mrc == RM_EUNSUPPORTED ? "refused (not a sealed memfd of that size)" : "refused (mmap)";
             } else if (r != NULL) {
@@ -438,6 +533,8 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
                 rb_log("shared region %u: %s", r != NULL ? (unsigned)region : 0u, why);
             if (rm_send(fd, RM_MSG_SHM, hd.seq, &st, sizeof st) != RM_OK)
                 break;
+        } else if (hd.kind == RM_MSG_KICK) {
+            /* woke the loop for a doorbell request (rb_bell_wait) */
         } else if (hd.kind == RM_MSG_THREAD && hd.length == 8) {
             memcpy(&b.tid, buf, 8);   /* the client thread the next calls come from; no reply */
             b.named = 1;
@@ -451,6 +548,7 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
                "not a cushim message" : "read error");
     rm_wr_free(&w);
     free(buf);
+    free(dbuf);
     rm_workers_free(b.workers);
     rm_arena_destroy(&b.arena);
     rm_plans_free(b.plans);

@@ -6,7 +6,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -143,4 +146,42 @@ void rm_shm_unplace(rm_call *c)
 {
     void *none = NULL;
     memcpy((uint8_t *)c->params + c->plan->p[c->plan->chunk_host].offset, &none, sizeof none);
+}
+
+/* ---- the doorbell ---- */
+rm_bell *rm_bell_of(void *map, size_t size)
+{
+    return map != NULL && size >= RM_BELL_SPAN ? (rm_bell *)((uint8_t *)map + size - RM_BELL_SPAN) : NULL;
+}
+
+int rm_bell_take(rm_bell *b, uint8_t *dst, size_t *len, uint64_t *tid)
+{
+    volatile uint32_t *pl = &b->req_len;
+    uint32_t n = *pl;   /* read once: the client may change it meanwhile */
+    if (n > RM_BELL_BYTES)
+        return RM_EBOUNDS;
+    memcpy(dst, b->req, n);
+    memcpy(tid, &b->req_tid, sizeof *tid);
+    *len = n;
+    return RM_OK;
+}
+
+void rm_bell_wake(_Atomic uint32_t *w)
+{
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+void rm_bell_wait(_Atomic uint32_t *w, uint32_t old, int timeout_ms)
+{
+    struct timespec t = { .tv_sec = timeout_ms / 1000, .tv_nsec = (long)(timeout_ms % 1000) * 1000000L };
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT, old, &t, NULL, 0);
+}
+
+void rm_bell_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
 }

@@ -14,6 +14,7 @@
 #ifndef RM_SHM_H
 #define RM_SHM_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -53,5 +54,45 @@ int rm_shm_call_split(const uint8_t *msg, size_t len, uint32_t *region, uint64_t
 int rm_shm_place(rm_call *c, uint64_t offset, void *map, size_t size);
 /* Server: the host buffer set back to NULL before the reply is encoded (its bytes are in the area). */
 void rm_shm_unplace(rm_call *c);
+
+/* The doorbell: synchronous calls through the staging area's last pages, without the socket (docs/remote.md,
+   "Shared memory"). The client writes a CALL payload into 'req', its length and client thread, then 'req_seq'
+   (its sequence number, last); when 'srv_sleeping' is set it sends RM_MSG_KICK on the socket. The back end spins
+   a bounded while on 'req_seq', then sleeps in poll() on the socket; it copies the request out once (its length
+   bounded), runs it as an RM_MSG_CALL, writes the REPLY payload into 'rep' (or sends it on the socket when larger:
+   rep_len RM_BELL_ON_SOCKET), then 'rep_seq', and wakes the client's futex on 'rep_seq' when 'cli_sleeping' is set.
+   The client spins a bounded while, then waits on the futex with a timeout, polling the socket in between: a dead
+   back end is seen within RM_BELL_POLL_MS. The socket also orders the rest: the client rings only when nothing it
+   sent on the socket waits for an answer. */
+#define RM_BELL_BYTES (32u << 10)   /* a request or reply payload the doorbell carries at most */
+#define RM_BELL_ON_SOCKET 0xffffffffu
+#define RM_BELL_SPIN_NS 30000u      /* each side spins this long before it sleeps */
+#define RM_BELL_POLL_MS 20          /* a sleeping client looks at the socket this often */
+
+typedef struct rm_bell {
+    _Atomic uint32_t req_seq;       /* client: the request in 'req' (written last)          */
+    _Atomic uint32_t rep_seq;       /* back end: the request answered in 'rep' (written last) */
+    _Atomic uint32_t srv_sleeping;  /* the back end sleeps on the socket: kick it there      */
+    _Atomic uint32_t cli_sleeping;  /* the client waits on rep_seq's futex: wake it          */
+    uint32_t req_len, rep_len;
+    uint64_t req_tid;               /* the client thread of the request (RM_MSG_THREAD's number) */
+    uint8_t reserved[32];
+    uint8_t req[RM_BELL_BYTES];
+    uint8_t rep[RM_BELL_BYTES];
+} rm_bell;
+
+#define RM_BELL_SPAN ((sizeof(rm_bell) + 4095u) / 4096u * 4096u)   /* bytes at the end of region 0 */
+
+/* The bell at the end of region 0 ('size' bytes at 'map'), NULL when the region is too small for one. */
+rm_bell *rm_bell_of(void *map, size_t size);
+/* Server: the request copied out of the shared page once, its length bounded: into 'dst' (RM_BELL_BYTES), *len,
+   *tid. RM_OK or RM_EBOUNDS. */
+int rm_bell_take(rm_bell *b, uint8_t *dst, size_t *len, uint64_t *tid);
+/* futex(2) on a word of the shared area (not private: the two processes map it). wait: returns when *w != old,
+   on a wake, or after timeout_ms. */
+void rm_bell_wake(_Atomic uint32_t *w);
+void rm_bell_wait(_Atomic uint32_t *w, uint32_t old, int timeout_ms);
+/* A pause inside a spin loop. */
+void rm_bell_relax(void);
 
 #endif /* RM_SHM_H */

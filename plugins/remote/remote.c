@@ -328,6 +328,7 @@ static void rp_fork_child(cushim_plugin *self)
     atomic_store(&s->chunks, 0);
     atomic_store(&s->shm_chunks, 0);
     atomic_store(&s->zero_copies, 0);
+    atomic_store(&s->bell_calls, 0);
 }
 
 /* At exit: the queued calls sent and answered, the counts asked for, the connection closed (the back end
@@ -340,11 +341,12 @@ static void rp_flush(cushim_plugin *self)
     rp_conn_flush(s, 1);
     if (s->stats && atomic_load(&s->calls) != 0)
         fprintf(stderr, "remote: pid %d: %llu driver calls, %llu round trips to %s (%llu asynchronous in %llu "
-                "batches, %llu answered locally, %llu copy chunks, %llu through shared memory, %llu zero-copy)\n", (int)getpid(),
+                "batches, %llu answered locally, %llu copy chunks, %llu through shared memory, %llu zero-copy, %llu calls by doorbell)\n", (int)getpid(),
                 (unsigned long long)atomic_load(&s->calls), (unsigned long long)atomic_load(&s->trips), s->server,
                 (unsigned long long)atomic_load(&s->batched), (unsigned long long)atomic_load(&s->batches),
                 (unsigned long long)atomic_load(&s->cached), (unsigned long long)atomic_load(&s->chunks),
-                (unsigned long long)atomic_load(&s->shm_chunks), (unsigned long long)atomic_load(&s->zero_copies));
+                (unsigned long long)atomic_load(&s->shm_chunks), (unsigned long long)atomic_load(&s->zero_copies),
+                (unsigned long long)atomic_load(&s->bell_calls));
     rp_conn_close(s);
 }
 

@@ -92,7 +92,7 @@ typedef struct rp_state {
     uint32_t nheap, capheap;
     _Atomic int shm_state;         /* 0: not set up (no connection yet), 1: in use, -1: not used (TCP, shm=0, refused) */
     /* counts */
-    _Atomic uint64_t calls, trips, batched, batches, cached, chunks, shm_chunks, zero_copies;
+    _Atomic uint64_t calls, trips, batched, batches, cached, chunks, shm_chunks, zero_copies, bell_calls;
     _Atomic uint8_t *logged;       /* per API id: its refusal was logged */
     int32_t e_not_supported, e_invalid, e_not_found, e_unavailable, e_oom;
     const cushim_api_info *paraminfo;
@@ -146,6 +146,12 @@ int32_t rp_host_free(rp_state *s, void *p);
 /* A byte copy (rm_plan.chunk_*, no stream) through the shared area: *done = 0 when there is none (the caller
    takes the socket's path). */
 int32_t rp_copy_shm(rp_state *s, const rm_plan *pl, void *params, int *done);
+/* The doorbell for a synchronous call encoded in 'w' (rm_shm.h): NULL when it cannot take it now (no shared
+   area, calls queued or unanswered on the socket, a large input). */
+rm_bell *rp_bell_locked(rp_state *s, const rm_wr *w);
+/* The call rung: its reply's payload in s->rbuf and *h as rm_recv would give them. RM_OK or the socket's error
+   (the back end went away). */
+int rp_bell_call_locked(rp_state *s, rm_bell *bell, const rm_wr *w, uint32_t seq, rm_hdr *h);
 
 /* rp_cache.c */
 int rp_cache_get(rp_state *s, const rm_plan *pl, const rm_wr *key, const rm_call *c, void *retval, uint64_t *gen);

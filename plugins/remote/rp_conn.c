@@ -361,14 +361,21 @@ int32_t rp_forward(rp_state *s, const rm_plan *pl, void *params, void *retval, i
         pthread_mutex_unlock(&s->lock);
         return s->e_unavailable;
     }
-    rc = rp_send_batch_locked(s);
-    uint32_t seq = ++s->seq;
-    if (rc == RM_OK)
-        rc = rp_send_call_locked(s, w, seq);
-    if (rc == RM_OK)
-        rc = rp_read_ahead_locked(s);
-    if (rc == RM_OK)
-        rc = rm_recv(s->fd, &h, &s->rbuf, &s->rcap);
+    rm_bell *bell = rp_bell_locked(s, w);
+    uint32_t seq;
+    if (bell != NULL) {   /* on this host, nothing else in flight: through the shared area (rp_shm.c) */
+        seq = ++s->seq;
+        rc = rp_bell_call_locked(s, bell, w, seq, &h);
+    } else {
+        rc = rp_send_batch_locked(s);
+        seq = ++s->seq;
+        if (rc == RM_OK)
+            rc = rp_send_call_locked(s, w, seq);
+        if (rc == RM_OK)
+            rc = rp_read_ahead_locked(s);
+        if (rc == RM_OK)
+            rc = rm_recv(s->fd, &h, &s->rbuf, &s->rcap);
+    }
     if (rc == RM_OK && (h.kind != RM_MSG_REPLY || h.seq != seq))
         rc = RM_EMALFORMED;
     if (rc == RM_OK)

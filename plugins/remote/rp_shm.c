@@ -18,8 +18,11 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rm_sock.h"
@@ -69,7 +72,7 @@ int rp_shm_setup_locked(rp_state *s)
 {
     struct sockaddr_storage ss;
     socklen_t n = sizeof ss;
-    size_t size = (size_t)RP_SHM_SLOTS * RP_CHUNK;
+    size_t size = (size_t)RP_SHM_SLOTS * RP_CHUNK + RM_BELL_SPAN;   /* the slots, then the doorbell */
     void *map = NULL;
     int ok;
     s->shm_state = -1;
@@ -337,4 +340,83 @@ out:
         rm_wr_free(w);
     free(ps);
     return result;
+}
+
+/* ---- the doorbell (rm_shm.h, rm_bell) ---- */
+rm_bell *rp_bell_locked(rp_state *s, const rm_wr *w)
+{
+    if (s->shm_state != 1 || s->batch_n != 0 || s->ahead != 0 || w->ref != NULL || w->len > RM_BELL_BYTES)
+        return NULL;   /* the socket orders what is queued or in flight; a large input goes from where it lies */
+    return rm_bell_of(s->region[0].base, s->region[0].size);
+}
+
+static uint64_t rp_now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Is the back end gone? The socket at end of file or in error (it sends nothing else while a request waits). */
+static int rp_bell_peer_gone(int fd)
+{
+    struct pollfd p = { .fd = fd, .events = POLLIN | POLLRDHUP };
+    char c;
+    if (poll(&p, 1, 0) <= 0)
+        return 0;
+    if (p.revents & (POLLERR | POLLHUP | POLLRDHUP))
+        return 1;
+    return (p.revents & POLLIN) && recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
+int rp_bell_call_locked(rp_state *s, rm_bell *bell, const rm_wr *w, uint32_t seq, rm_hdr *h)
+{
+    uint64_t tid = rp_thread_id(s);
+    int rc = RM_OK;
+    memcpy(bell->req, w->p, w->len);
+    bell->req_len = (uint32_t)w->len;
+    bell->req_tid = tid;
+    atomic_store(&bell->req_seq, seq);   /* then look at srv_sleeping: the back end stores it, then loads req_seq */
+    s->thread_sent = tid;                /* the back end runs it on this thread's worker from now on */
+    if (atomic_load(&bell->srv_sleeping))
+        rc = rm_send(s->fd, RM_MSG_KICK, seq, NULL, 0);
+    uint64_t t0 = rp_now_ns();
+    for (unsigned i = 1; rc == RM_OK && atomic_load_explicit(&bell->rep_seq, memory_order_acquire) != seq; i++) {
+        if ((i & 63) == 0 && rp_now_ns() - t0 > RM_BELL_SPIN_NS) {
+            /* sleep on the futex, looking at the socket in between: a dead back end ends the wait */
+            atomic_store(&bell->cli_sleeping, 1);
+            uint32_t now;
+            while ((now = atomic_load(&bell->rep_seq)) != seq) {
+                if (rp_bell_peer_gone(s->fd)) {
+                    rc = RM_ECLOSED;
+                    break;
+                }
+                rm_bell_wait(&bell->rep_seq, now, RM_BELL_POLL_MS);
+            }
+            atomic_store(&bell->cli_sleeping, 0);
+            break;
+        }
+        rm_bell_relax();
+    }
+    if (rc != RM_OK)
+        return rc;
+    volatile uint32_t *pl = &bell->rep_len;
+    uint32_t n = *pl;   /* read once */
+    if (n == RM_BELL_ON_SOCKET) {   /* larger than the doorbell: the reply came on the socket */
+        rc = rm_recv(s->fd, h, &s->rbuf, &s->rcap);
+        return rc == RM_OK && (h->kind != RM_MSG_REPLY || h->seq != seq) ? RM_EMALFORMED : rc;
+    }
+    if (n > RM_BELL_BYTES)
+        return RM_EMALFORMED;
+    if (n > s->rcap) {
+        uint8_t *p = realloc(s->rbuf, n);
+        if (p == NULL)
+            return RM_ENOMEM;
+        s->rbuf = p;
+        s->rcap = n;
+    }
+    memcpy(s->rbuf, bell->rep, n);
+    *h = (rm_hdr){ .magic = RM_MAGIC, .version = RM_WIRE_VERSION, .kind = RM_MSG_REPLY, .length = n, .seq = seq };
+    atomic_fetch_add_explicit(&s->bell_calls, 1, memory_order_relaxed);
+    return RM_OK;
 }
