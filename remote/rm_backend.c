@@ -270,7 +270,7 @@ static int rb_bell_wait(int fd, rm_bell *bell, uint32_t last)
             return 1;
         if ((i & 63) == 0 && (poll(&p, 1, 0) > 0 || rb_now_ns() - t0 > RM_BELL_SPIN_NS))
             break;
-        rm_bell_relax();
+        rm_bell_relax(i);
     }
     atomic_store(&bell->srv_sleeping, 1);   /* then look again: the client stores req_seq, then loads this */
     while (atomic_load(&bell->req_seq) == last && poll(&p, 1, -1) < 0 && errno == EINTR)

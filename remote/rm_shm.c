@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <string.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
@@ -177,8 +178,12 @@ void rm_bell_wait(_Atomic uint32_t *w, uint32_t old, int timeout_ms)
     syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT, old, &t, NULL, 0);
 }
 
-void rm_bell_relax(void)
+void rm_bell_relax(unsigned i)
 {
+    if (i >= 16) {   /* past the first microseconds: let another thread on this CPU run (the peer, on a busy host) */
+        sched_yield();
+        return;
+    }
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #elif defined(__aarch64__)

@@ -92,7 +92,7 @@ int rm_bell_take(rm_bell *b, uint8_t *dst, size_t *len, uint64_t *tid);
    on a wake, or after timeout_ms. */
 void rm_bell_wake(_Atomic uint32_t *w);
 void rm_bell_wait(_Atomic uint32_t *w, uint32_t old, int timeout_ms);
-/* A pause inside a spin loop. */
-void rm_bell_relax(void);
+/* A pause inside a spin loop at its i-th turn: the CPU's pause instruction, then sched_yield(). */
+void rm_bell_relax(unsigned i);
 
 #endif /* RM_SHM_H */

@@ -396,7 +396,7 @@ int rp_bell_call_locked(rp_state *s, rm_bell *bell, const rm_wr *w, uint32_t seq
             atomic_store(&bell->cli_sleeping, 0);
             break;
         }
-        rm_bell_relax();
+        rm_bell_relax(i);
     }
     if (rc != RM_OK)
         return rc;
