@@ -64,6 +64,9 @@ count_of() {   # count_of COUNTS_FILE API
 trips=$(stat_of "$d/remote.err" "round trips") async=$(stat_of "$d/remote.err" "asynchronous")
 [ "${trips:-99}" -le 29 ] && [ "${async:-0}" -ge 3 ] ||
     fail "vecadd: $(grep 'driver calls' "$d/remote.err") (expected at most 29 round trips: 36 before batching and the pipelined parameter asks)"
+# on this host the synchronous calls ring the shared area's doorbell (those with nothing else in flight)
+[ "$(stat_of "$d/remote.err" "calls by doorbell")" -ge 20 ] 2>/dev/null ||
+    fail "vecadd: few calls by doorbell: $(grep 'driver calls' "$d/remote.err")"
 
 # 4. fast paths
 chunk=$((8 << 20))
@@ -84,7 +87,8 @@ wait "$server" || fail "the copies' back end (shm=0) exited with $?"
     fail "the shared area was registered $(count_of "$d/copies.counts" cuMemHostRegister_v2) times, not once (shm=0: $(count_of "$d/copies-sock.counts" cuMemHostRegister_v2), not at all)"
 diff <(grep -v ^cuMemHostRegister_v2 "$d/copies.counts" | sort) <(sort "$d/copies-sock.counts") > "$d/copies.diff" ||
     fail "the server ran other calls with shm=0: $(cat "$d/copies.diff")"
-[ "$(stat_of "$d/copies-sock.err" "copy chunks")" = 88 ] && [ "$(stat_of "$d/copies-sock.err" "through shared memory")" = 0 ] ||
+[ "$(stat_of "$d/copies-sock.err" "copy chunks")" = 88 ] && [ "$(stat_of "$d/copies-sock.err" "through shared memory")" = 0 ] &&
+    [ "$(stat_of "$d/copies-sock.err" "calls by doorbell")" = 0 ] ||
     fail "copy chunks with shm=0 (88, none through shared memory): $(grep 'driver calls' "$d/copies-sock.err")"
 # over TCP (a token), the option on: no shared area, the copies through the socket as with shm=0
 tok=$d/token port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -170,6 +174,18 @@ be=$(pgrep -P "$server" | head -1)
 touch "$d/go3"
 wait "$cl" || fail "the copying client did not fail cleanly: $(cat "$d/lossc.out" "$d/lossc.err")"
 grep -q "lost the connection" "$d/lossc.err" || fail "no message about the lost connection (copies): $(cat "$d/lossc.err")"
+
+# 2c. the back end dies while the client makes synchronous calls through the doorbell
+rm -f "$d/go5"
+client_bg "$d/losss.out" "$d/losss.err" "$loss" "$d/go5" sync
+cl=$!
+for _ in $(seq 100); do grep -q ready "$d/losss.out" 2>/dev/null && break; sleep 0.05; done
+sleep 0.1
+be=$(pgrep -P "$server" | head -1)
+[ -n "$be" ] && kill -9 "$be" || fail "no back end to kill (doorbell)"
+touch "$d/go5"
+wait "$cl" || fail "the client at the doorbell did not fail cleanly: $(cat "$d/losss.out" "$d/losss.err")"
+grep -q "lost the connection" "$d/losss.err" || fail "no message about the lost connection (doorbell): $(cat "$d/losss.err")"
 
 # 3. a client dies mid-session
 rm -f "$d/go2"
