@@ -9,7 +9,10 @@
 # doorbell for synchronous calls, the staging area and zero copy for pinned memory; docs/remote.md).
 # BEFORE=<another build tree> runs the remote part with that tree's drop-in, plugin and server too, in the same
 # run (before/after a change).
+# ALTERNATE=N instead runs only the synchronous round trip against one server, N times over the socket (shm=0) and
+# through the doorbell alternately (a loaded host moves both between runs).
 #   ROUNDS=20000 SIZE=1048576 BIG=268435456 BEFORE=/path/to/main/build bash bench/remote/run.sh build
+#   ALTERNATE=2 bash bench/remote/run.sh build
 set -eu
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -21,6 +24,20 @@ server=
 inc=$(sed -n 's/^CUSHIM_CUDA_INCLUDE:PATH=//p' "$build/CMakeCache.txt")
 gcc -O2 -o "$tmp/calls" "$here/bench_remote_calls.c" -I"$inc" -L"$build/tests/fake" -l:libcuda.so.1
 gcc -O2 -o "$tmp/pingpong" "$here/pingpong.c"
+if [ -n "${ALTERNATE:-}" ]; then
+    LD_LIBRARY_PATH="$build/tests/fake" "$build/remote/cushim-serve" --listen="unix:$tmp/s.sock" 2> "$tmp/serve.log" &
+    server=$!
+    for _ in $(seq 100); do [ -S "$tmp/s.sock" ] && break; sleep 0.05; done
+    for _ in $(seq "$ALTERNATE"); do
+        for opts in ,shm=0 ,shm=1; do
+            printf '%-7s ' "${opts#,}"
+            env -u LD_PRELOAD LD_LIBRARY_PATH="$build/dropin" CUSHIM_REAL_LIBCUDA=/nonexistent CUSHIM_LOG=error \
+                CUSHIM_PLUGINS="$build/plugins/remote.so:server=unix:$tmp/s.sock$opts" "$tmp/calls" "$rounds" 4096 10 |
+                grep cuStreamQuery
+        done
+    done
+    exit 0
+fi
 echo "== local (fake driver)"
 LD_LIBRARY_PATH="$build/tests/fake" "$tmp/calls" "$rounds" "$size" "$copies"
 LD_LIBRARY_PATH="$build/tests/fake" "$tmp/calls" 1000 "$big" "$big_copies" | grep Memcpy
