@@ -45,6 +45,13 @@ check_remotefast() {
     else
         result "remotefast copies" FAIL "rc $rc; $(grep -v '^copied' "$LOGS/remotefast.copies" | head -c 300 | tr '\n' ' ')"
     fi
+    tmo 120 "${cl[@]}" "$BIN/rf_fast" pinned >"$LOGS/remotefast.pinned" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ]; then
+        result "remotefast pinned" PASS "$(grep -c 'pinned: copied' "$LOGS/remotefast.pinned") copies from/to pinned memory byte-exact; $(grep -o '[0-9]* zero-copy' "$LOGS/remotefast.pinned")"
+    else
+        result "remotefast pinned" FAIL "rc $rc; $(grep -v 'copied' "$LOGS/remotefast.pinned" | head -c 300 | tr '\n' ' ')"
+    fi
     {
         echo "== local"
         LD_LIBRARY_PATH=$(dirname "$REAL_LIBCUDA") tmo 120 "$BIN/rf_calls" 20000 1048576 1000
