@@ -117,17 +117,17 @@ int rm_shm_call_split(const uint8_t *msg, size_t len, uint32_t *region, uint64_t
     return reserved != 0 ? RM_EMALFORMED : *region >= RM_SHM_REGIONS ? RM_EBOUNDS : RM_OK;
 }
 
-/* A byte copy of three parameters (device address, host buffer, count): a copy on a stream is not one, since
-   its DMA could still run when the client reuses the area. */
-static int rm_shm_plan_ok(const rm_plan *pl)
+/* A byte copy of three parameters (device address, host buffer, count), or four with its stream when 'stream'. */
+static int rm_shm_plan_ok(const rm_plan *pl, int stream)
 {
-    return pl != NULL && pl->chunk_host >= 0 && pl->chunk_dev >= 0 && pl->chunk_count >= 0 && pl->nparams == 3;
+    return pl != NULL && pl->chunk_host >= 0 && pl->chunk_dev >= 0 && pl->chunk_count >= 0 &&
+           (pl->nparams == 3 || (stream && pl->nparams == 4));
 }
 
-int rm_shm_place(rm_call *c, uint64_t offset, void *map, size_t size)
+int rm_shm_place(rm_call *c, uint64_t offset, void *map, size_t size, int stream)
 {
     const rm_plan *pl = c->plan;
-    if (!rm_shm_plan_ok(pl))
+    if (!rm_shm_plan_ok(pl, stream))
         return RM_EMALFORMED;
     const rm_pplan *ph = &pl->p[pl->chunk_host], *pc = &pl->p[pl->chunk_count];
     void *host;

@@ -50,8 +50,10 @@ int rm_shm_call_split(const uint8_t *msg, size_t len, uint32_t *region, uint64_t
                       size_t *call_len);
 /* Server: a decoded call's host buffer pointed at map + offset, after checking that the plan is a byte copy,
    that the buffer was absent and that [offset, offset + count) lies in the area (the count as decoded, from the
-   back end's own copy). RM_OK, or RM_EMALFORMED / RM_EBOUNDS: the call must not run. */
-int rm_shm_place(rm_call *c, uint64_t offset, void *map, size_t size);
+   back end's own copy). 'stream': a copy on a stream may be placed too (pinned regions: the DMA reads or writes
+   the program's own pages whenever the stream runs it, as locally; never the staging area, which the client
+   reuses as soon as the reply comes). RM_OK, or RM_EMALFORMED / RM_EBOUNDS: the call must not run. */
+int rm_shm_place(rm_call *c, uint64_t offset, void *map, size_t size, int stream);
 /* Server: the host buffer set back to NULL before the reply is encoded (its bytes are in the area). */
 void rm_shm_unplace(rm_call *c);
 

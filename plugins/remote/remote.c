@@ -103,12 +103,17 @@ static int32_t rp_dispatch(rp_state *s, const rm_plan *pl, void *params, void *r
         rp_kparam_forget(s);   /* the unloaded functions' handles may come back for other kernels */
     if (pl->cache == RM_CACHE_PROCESS || pl->cache == RM_CACHE_FUNC) {
         r = rp_cached(s, pl, params, retval, answered);
+    } else if (pl->chunk_host >= 0 && pl->nparams == 4 && s->shm_opt && s->shm_state >= 0 &&
+               s->host->api_param(pl->info, (uint32_t)pl->chunk_count)->size == 8 &&
+               *(const uint64_t *)((const uint8_t *)params + pl->p[pl->chunk_count].offset) >= RP_SHM_MIN &&
+               (r = rp_copy_shm(s, pl, params, 1, &done), done)) {
+        /* a copy on a stream from or to pinned memory: zero copy (rp_shm.c) */
     } else if (pl->async != RM_ASYNC_NO) {
         r = rp_queue(s, pl, params);
     } else if (pl->chunk_host >= 0 && pl->nparams == 3 && s->shm_opt && s->shm_state >= 0 &&
                s->host->api_param(pl->info, (uint32_t)pl->chunk_count)->size == 8 &&
                *(const uint64_t *)((const uint8_t *)params + pl->p[pl->chunk_count].offset) >= RP_SHM_MIN &&
-               (r = rp_copy_shm(s, pl, params, &done), done)) {
+               (r = rp_copy_shm(s, pl, params, 0, &done), done)) {
         /* through the shared area (rp_shm.c) */
     } else if (pl->chunk_host >= 0 && s->host->api_param(pl->info, (uint32_t)pl->chunk_count)->size == 8 &&
                *(const uint64_t *)((const uint8_t *)params + pl->p[pl->chunk_count].offset) > RP_CHUNK) {

@@ -143,9 +143,9 @@ void rp_shm_forget(rp_state *s);        /* a forked child: the parent's staging 
 int32_t rp_host_alloc(rp_state *s, size_t size, void **p);
 /* Frees a block rp_host_alloc gave: 0, or CUDA_ERROR_INVALID_VALUE's code for any other pointer. */
 int32_t rp_host_free(rp_state *s, void *p);
-/* A byte copy (rm_plan.chunk_*, no stream) through the shared area: *done = 0 when there is none (the caller
-   takes the socket's path). */
-int32_t rp_copy_shm(rp_state *s, const rm_plan *pl, void *params, int *done);
+/* A byte copy (rm_plan.chunk_*) through the shared memory: *done = 0 when there is none (the caller takes the
+   socket's path). pinned_only (a copy on a stream): only from or to a pinned region (zero copy). */
+int32_t rp_copy_shm(rp_state *s, const rm_plan *pl, void *params, int pinned_only, int *done);
 /* The doorbell for a synchronous call encoded in 'w' (rm_shm.h): NULL when it cannot take it now (no shared
    area, calls queued or unanswered on the socket, a large input). */
 rm_bell *rp_bell_locked(rp_state *s, const rm_wr *w);

@@ -7,7 +7,9 @@
  * memory (rp_host_alloc: cuMemAllocHost, cuMemHostAlloc, cudaMallocHost, cudaHostAlloc) is a region of its own,
  * a memfd passed the same way and registered by the back end with the driver.
  *   zero copy     a byte copy from or to pinned memory is one RM_MSG_SHM_CALL naming the region and offset:
- *                 the back end's DMA reads or writes the program's pages themselves;
+ *                 the back end's DMA reads or writes the program's pages themselves; a copy on a stream too
+ *                 (its DMA runs when the stream gets to it, as locally: the program synchronises before it
+ *                 reads or reuses the memory);
  *   staged        any other byte copy of at least RP_SHM_MIN bytes goes through the staging slots, pipelined:
  *                 host to device, the client fills slot k+1 while the back end copies slot k to the device;
  *                 device to host, the back end fills the next slots while the client copies one out.
@@ -264,7 +266,7 @@ static int rp_shm_recv_locked(rp_state *s, const rm_plan *pl, const void *params
     return RM_OK;
 }
 
-int32_t rp_copy_shm(rp_state *s, const rm_plan *pl, void *params, int *done)
+int32_t rp_copy_shm(rp_state *s, const rm_plan *pl, void *params, int pinned_only, int *done)
 {
     uint64_t total = rp_get(params, &pl->p[pl->chunk_count]), host = rp_get(params, &pl->p[pl->chunk_host]);
     uint64_t n = (total + RP_CHUNK - 1) / RP_CHUNK, sent = 0, got = 0, roff = 0;
@@ -286,9 +288,11 @@ int32_t rp_copy_shm(rp_state *s, const rm_plan *pl, void *params, int *done)
     }
     if (s->shm_state != 1)
         goto out;   /* no shared memory: the caller takes the socket's path */
+    uint32_t region = rp_region_of_locked(s, host, total, &roff);
+    if (pinned_only && region == 0)
+        goto out;   /* a copy on a stream from or to other memory: the socket's path */
     *done = 1;
     rc = rp_send_batch_locked(s);
-    uint32_t region = rp_region_of_locked(s, host, total, &roff);
     if (region != 0) {   /* pinned memory: one call, one DMA, no copy here */
         uint32_t seq = ++s->seq;
         if (rc == RM_OK)

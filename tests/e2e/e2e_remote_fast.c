@@ -5,7 +5,8 @@
  *                  at an offset into the allocation too) and of 256 MiB: every byte back as sent, nothing written
  *                  past the host buffer.
  *   pinned         HtoD then DtoH between pinned host memory (cuMemAllocHost, cuMemHostAlloc) and the device, 1 MiB,
- *                  8 MiB + 1 and 24 MiB + 5 at offsets 0 and 4093 into the blocks: byte-exact, nothing written
+ *                  8 MiB + 1 and 24 MiB + 5 at offsets 0 and 4093 into the blocks, synchronous and on a stream
+ *                  (cuMemcpy*Async, then cuStreamSynchronize): byte-exact, nothing written
  *                  past; cuMemFreeHost of memory that is not pinned fails; 300 blocks allocated and freed (more
  *                  than a back end's regions at once: their slots are reused). Through the shared area each
  *                  copy is one call (zero copy: stats=1 counts them).
@@ -292,6 +293,17 @@ static int pinned(void)
                     return 1;
                 }
             printf("pinned: copied %zu bytes at offset %zu both ways\n", n, off);
+            /* the same on a stream: the program synchronises before it reads */
+            memset(dst + off, 0xa5, n + guard);
+            src[off] ^= 0x80;
+            CK(cuMemcpyHtoDAsync(d, src + off, n, NULL));
+            CK(cuMemcpyDtoHAsync(dst + off, d, n, NULL));
+            CK(cuStreamSynchronize(NULL));
+            if (memcmp(src + off, dst + off, n) != 0 || dst[off + n] != 0xa5) {
+                fprintf(stderr, "e2e_remote_fast: pinned, on a stream, %zu bytes at offset %zu differ\n", n, off);
+                return 1;
+            }
+            printf("pinned: copied %zu bytes at offset %zu both ways on a stream\n", n, off);
         }
     printf("cuMemFreeHost of memory not pinned: %d\n", (int)cuMemFreeHost(local));
     CK(cuMemFreeHost(src));

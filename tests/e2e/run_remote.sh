@@ -111,10 +111,11 @@ client "$fast" pinned > "$d/pinned.out" 2> "$d/pinned.err" || fail "pinned: $(ca
 wait "$server" || fail "the pinned copies' back end exited with $?"
 LD_LIBRARY_PATH="$fake" "$fast" pinned > "$d/pinned-local.out" 2>&1 || fail "pinned locally: $(cat "$d/pinned-local.out")"
 diff "$d/pinned-local.out" "$d/pinned.out" > "$d/pinned.diff" || fail "pinned: outputs differ: $(cat "$d/pinned.diff")"
-[ "$(stat_of "$d/pinned.err" "zero-copy")" = 12 ] && [ "$(stat_of "$d/pinned.err" "through shared memory")" = 0 ] ||
-    fail "pinned: 12 zero-copy calls expected: $(grep 'driver calls' "$d/pinned.err")"
-[ "$(count_of "$d/pinned.counts" cuMemcpyHtoD_v2)" = 6 ] && [ -z "$(count_of "$d/pinned.counts" cuMemAllocHost_v2)" ] ||
-    fail "pinned: the server ran $(count_of "$d/pinned.counts" cuMemcpyHtoD_v2) HtoD (6: one per copy) and $(count_of "$d/pinned.counts" cuMemAllocHost_v2) cuMemAllocHost (none: the client's)"
+[ "$(stat_of "$d/pinned.err" "zero-copy")" = 24 ] && [ "$(stat_of "$d/pinned.err" "through shared memory")" = 0 ] ||
+    fail "pinned: 24 zero-copy calls expected (12 synchronous, 12 on a stream): $(grep '^remote:' "$d/pinned.err")"
+[ "$(count_of "$d/pinned.counts" cuMemcpyHtoD_v2)" = 6 ] && [ "$(count_of "$d/pinned.counts" cuMemcpyDtoHAsync_v2)" = 6 ] &&
+    [ -z "$(count_of "$d/pinned.counts" cuMemAllocHost_v2)" ] ||
+    fail "pinned: the server ran $(count_of "$d/pinned.counts" cuMemcpyHtoD_v2) HtoD and $(count_of "$d/pinned.counts" cuMemcpyDtoHAsync_v2) DtoHAsync (6 each: one per copy) and $(count_of "$d/pinned.counts" cuMemAllocHost_v2) cuMemAllocHost (none: the client's)"
 start_server "$d/pinned-sock.counts" --once
 opts=,shm=0 client "$fast" pinned > "$d/pinned-sock.out" 2> "$d/pinned-sock.err" || fail "pinned, shm=0: $(cat "$d/pinned-sock.err")"
 wait "$server"

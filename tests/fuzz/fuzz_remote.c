@@ -238,14 +238,14 @@ static void fz_one_shm_call(const uint8_t *msg, size_t len)
     fz_msglen = clen;
     int rc = rm_decode_call(fz_plans, call, clen, &fz_arena, &fz_server_ctx, &c, &status);
     FUZZ_CHECK((rc == RM_OK) == (status == RM_ST_OK));
-    if (rc == RM_OK && rm_shm_place(&c, off, fz_shm, FZ_SHM) == RM_OK) {
+    if (rc == RM_OK && rm_shm_place(&c, off, fz_shm, FZ_SHM, region != 0) == RM_OK) {
         const rm_plan *pl = c.plan;
         const rm_pplan *ph = &pl->p[pl->chunk_host], *pc = &pl->p[pl->chunk_count];
         uint8_t *host;
         uint64_t n = 0;
         memcpy(&host, (uint8_t *)c.params + ph->offset, sizeof host);
         memcpy(&n, (uint8_t *)c.params + pc->offset, pc->size < 8 ? pc->size : 8);
-        FUZZ_CHECK(pl->nparams == 3 && host >= fz_shm && n <= FZ_SHM && (size_t)(host - fz_shm) <= FZ_SHM - n);
+        FUZZ_CHECK((pl->nparams == 3 || (region != 0 && pl->nparams == 4)) && host >= fz_shm && n <= FZ_SHM && (size_t)(host - fz_shm) <= FZ_SHM - n);
         for (uint64_t k = 0; k < n; k++)   /* the DMA: every byte, read and written (ASan checks the block) */
             ((volatile uint8_t *)host)[k] = (uint8_t)(((volatile uint8_t *)host)[k] + 1);
         rm_shm_unplace(&c);

@@ -129,6 +129,8 @@ static void test_map_refusals(void **state)
     close(p[1]);
 }
 
+static int shm_stream;   /* rm_shm_place's 'stream': the region is pinned memory, not the staging area */
+
 /* An RM_MSG_SHM_CALL of 'name' (device 0x1000, host 'host', 'count' bytes) at 'off', split and decoded as the
    back end does: the decoded call in *c, placement's result returned. */
 static int shm_call(const char *name, const void *host, uint64_t count, uint64_t off, uint8_t *map, size_t size,
@@ -155,7 +157,7 @@ static int shm_call(const char *name, const void *host, uint64_t count, uint64_t
     assert_true(got == off && region == 7);
     rm_arena_reset(&arena);
     assert_int_equal(rm_decode_call(plans, call, clen, &arena, NULL, c, &status), RM_OK);
-    int rc = rm_shm_place(c, off, map, size);
+    int rc = rm_shm_place(c, off, map, size, shm_stream);
     rm_wr_free(&w);
     return rc;
 }
@@ -183,8 +185,14 @@ static void test_place(void **state)
     assert_int_equal(shm_call("cuMemcpyHtoD_v2", NULL, UINT64_MAX, 1, map, sizeof map, &c), RM_EBOUNDS);
     /* the bytes in the message as well: not a shared-memory call */
     assert_int_equal(shm_call("cuMemcpyHtoD_v2", src, sizeof src, 0, map, sizeof map, &c), RM_EMALFORMED);
-    /* a copy on a stream: its DMA could outlive the reply while the client reuses the slot */
+    /* a copy on a stream: not in the staging area (its DMA could outlive the reply while the client reuses the
+       slot); in a pinned region, yes (the program's own pages, as locally), within the same bounds */
     assert_int_equal(shm_call("cuMemcpyHtoDAsync_v2", NULL, 16, 0, map, sizeof map, &c), RM_EMALFORMED);
+    shm_stream = 1;
+    assert_int_equal(shm_call("cuMemcpyHtoDAsync_v2", NULL, 16, 0, map, sizeof map, &c), RM_OK);
+    assert_int_equal(shm_call("cuMemcpyDtoHAsync_v2", NULL, 4096, 0, map, sizeof map, &c), RM_OK);
+    assert_int_equal(shm_call("cuMemcpyDtoHAsync_v2", NULL, 4096, 1, map, sizeof map, &c), RM_EBOUNDS);
+    shm_stream = 0;
 }
 
 static void test_place_not_a_copy(void **state)
@@ -199,7 +207,7 @@ static void test_place_not_a_copy(void **state)
     assert_int_equal(rm_encode_call(pl, (uint8_t[8]){0}, NULL, &w, &cc), RM_OK);
     rm_arena_reset(&arena);
     assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, NULL, &c, &status), RM_OK);
-    assert_int_equal(rm_shm_place(&c, 0, map, sizeof map), RM_EMALFORMED);
+    assert_int_equal(rm_shm_place(&c, 0, map, sizeof map, 1), RM_EMALFORMED);
     rm_wr_free(&w);
     const uint8_t *call;
     size_t clen;
