@@ -100,8 +100,20 @@ void rp_shm_forget(rp_state *s)
     if (s->region[0].base != NULL)
         munmap(s->region[0].base, s->region[0].size);   /* the parent's staging area: never written here */
     s->region[0] = (rp_region){ 0 };
-    for (uint32_t k = 1; k < RM_SHM_REGIONS; k++)
-        s->region[k].inherited = s->region[k].base != NULL;   /* the program's memory still; unknown to our server */
+    for (uint32_t k = 1; k < RM_SHM_REGIONS; k++) {
+        rp_region *r = &s->region[k];
+        if (r->base == NULL || r->inherited)
+            continue;
+        /* the program's memory still, but its parent's too: a private copy put in its place, as fork() gives
+           for any other memory (left shared when there is no memory for the copy) */
+        void *copy = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (copy != MAP_FAILED) {
+            memcpy(copy, r->base, r->size);
+            if (mremap(copy, r->size, r->size, MREMAP_MAYMOVE | MREMAP_FIXED, r->base) == MAP_FAILED)
+                munmap(copy, r->size);
+        }
+        r->inherited = 1;   /* unknown to the child's server */
+    }
     s->shm_state = 0;
 }
 

@@ -305,6 +305,16 @@ static int pinned(void)
             }
             printf("pinned: copied %zu bytes at offset %zu both ways on a stream\n", n, off);
         }
+    /* a forked child writes its copy of the pinned memory: the parent's stays as it was (fork's copy-on-write) */
+    unsigned char before = src[100];
+    pid_t child = fork();
+    if (child == 0) {
+        src[100] = (unsigned char)(before + 1);
+        _exit(0);
+    }
+    int st = -1;
+    waitpid(child, &st, 0);
+    printf("pinned: a forked child's write %s the parent's memory\n", src[100] == before ? "left" : "changed");
     printf("cuMemFreeHost of memory not pinned: %d\n", (int)cuMemFreeHost(local));
     CK(cuMemFreeHost(src));
     CK(cuMemFreeHost(dst));
