@@ -1,8 +1,8 @@
 /*
  * e2e_remote_fast.c - the remoting's fast paths end to end (run_remote.sh, docs/remote.md "Fast paths"):
  *
- *   copies CHUNK   HtoD then DtoH of sizes around the client's chunk size (CHUNK-1, CHUNK, CHUNK+1, 3*CHUNK+5,
- *                  at an offset into the allocation too) and of 256 MiB: every byte back as sent, nothing written
+ *   copies CHUNK [LAST]  HtoD then DtoH of sizes around the client's chunk size (CHUNK-1, CHUNK, CHUNK+1,
+ *                  3*CHUNK+5, at an offset into the allocation too) and of LAST bytes (256 MiB): every byte back as sent, nothing written
  *                  past the host buffer.
  *   pinned         HtoD then DtoH between pinned host memory (cuMemAllocHost, cuMemHostAlloc) and the device, 1 MiB,
  *                  8 MiB + 1 and 24 MiB + 5 at offsets 0 and 4093 into the blocks, synchronous and on a stream
@@ -50,9 +50,9 @@ static CUcontext setup(void)
     return ctx;
 }
 
-static int copies(size_t chunk)
+static int copies(size_t chunk, size_t last)
 {
-    size_t sizes[] = { chunk - 1, chunk, chunk + 1, 3 * chunk + 5, (size_t)256 << 20 };
+    size_t sizes[] = { chunk - 1, chunk, chunk + 1, 3 * chunk + 5, last };
     size_t max = sizes[4], guard = 64;
     unsigned char *src = malloc(max), *dst = malloc(max + guard);
     CUdeviceptr d;
@@ -332,7 +332,7 @@ static int pinned(void)
 int main(int argc, char **argv)
 {
     if (argc >= 3 && strcmp(argv[1], "copies") == 0)
-        return copies(strtoul(argv[2], NULL, 0));
+        return copies(strtoul(argv[2], NULL, 0), argc >= 4 ? strtoul(argv[3], NULL, 0) : (size_t)256 << 20);
     if (argc >= 2 && strcmp(argv[1], "batch") == 0)
         return batch();
     if (argc >= 2 && strcmp(argv[1], "pinned") == 0)
