@@ -6,9 +6,12 @@
  * 10th/90th percentiles. Run it against the fake driver locally and through the remote plugin to cushim-serve.
  * With 'pinned' the host buffer is pinned memory (cuMemAllocHost): locally the DMA's own speed; through
  * cushim-serve on the same host a region shared with the back end (zero copy, docs/remote.md "Shared memory").
- *   bench_remote_calls [ROUNDS=20000] [SIZE=1048576] [COPIES=ROUNDS/20] [pinned]
+ * With 'thread' the synchronous round trip is measured on a second thread too (a back end runs a client's threads
+ * after the first on worker threads: a hand-off each call).
+ *   bench_remote_calls [ROUNDS=20000] [SIZE=1048576] [COPIES=ROUNDS/20] [pinned|thread]
  */
 #include <cuda.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +30,25 @@ static int cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+struct bench_thread {
+    CUcontext ctx;
+    double *t;
+    int rounds;
+};
+
+/* The synchronous round trips again, from another thread. */
+static void *bench_queries(void *p)
+{
+    struct bench_thread *a = p;
+    cuCtxSetCurrent(a->ctx);
+    for (int i = 0; i < a->rounds; i++) {
+        double t0 = now_us();
+        cuStreamQuery(NULL);
+        a->t[i] = now_us() - t0;
+    }
+    return NULL;
+}
+
 static void report(const char *what, double *t, int n, size_t bytes)
 {
     qsort(t, (size_t)n, sizeof *t, cmp);
@@ -41,7 +63,7 @@ int main(int argc, char **argv)
     int rounds = argc > 1 ? atoi(argv[1]) : 20000, count = 0;
     size_t size = argc > 2 ? strtoul(argv[2], NULL, 0) : 1 << 20;
     int big = argc > 3 ? atoi(argv[3]) : rounds / 20 > 0 ? rounds / 20 : 1;
-    int pinned = argc > 4 && strcmp(argv[4], "pinned") == 0;
+    int pinned = argc > 4 && strcmp(argv[4], "pinned") == 0, thread = argc > 4 && strcmp(argv[4], "thread") == 0;
     static const char ptx[] = ".version 9.0\n.target sm_75\n.address_size 64\n"
                               ".visible .entry empty(\n\t.param .u32 empty_param_0\n)\n{\n\tret;\n}\n";
     CUmodule mod;
@@ -66,6 +88,13 @@ int main(int argc, char **argv)
         t[i] = now_us() - t0;
     }
     report("cuStreamQuery", t, rounds, 0);
+    if (thread) {
+        pthread_t th;
+        struct bench_thread a = { .ctx = ctx, .t = t, .rounds = rounds };
+        if (pthread_create(&th, NULL, bench_queries, &a) != 0 || pthread_join(th, NULL) != 0)
+            return 1;
+        report("cuStreamQuery (thread 2)", t, rounds, 0);
+    }
     for (int i = 0; i < rounds; i++) {
         double t0 = now_us();
         cuDeviceGetCount(&count);

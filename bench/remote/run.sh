@@ -9,8 +9,9 @@
 # doorbell for synchronous calls, the staging area and zero copy for pinned memory; docs/remote.md).
 # BEFORE=<another build tree> runs the remote part with that tree's drop-in, plugin and server too, in the same
 # run (before/after a change).
-# ALTERNATE=N instead runs only the synchronous round trip against one server, N times over the socket (shm=0) and
-# through the doorbell alternately (a loaded host moves both between runs).
+# ALTERNATE=N instead runs only the synchronous round trip (from the first client thread and from a second one)
+# against one server, N times over the socket (shm=0) and through the doorbell alternately (a loaded host moves
+# both between runs).
 #   ROUNDS=20000 SIZE=1048576 BIG=268435456 BEFORE=/path/to/main/build bash bench/remote/run.sh build
 #   ALTERNATE=2 bash bench/remote/run.sh build
 set -eu
@@ -22,7 +23,7 @@ tmp=$(mktemp -d)
 trap 'kill $server 2>/dev/null; rm -rf "$tmp"' EXIT
 server=
 inc=$(sed -n 's/^CUSHIM_CUDA_INCLUDE:PATH=//p' "$build/CMakeCache.txt")
-gcc -O2 -o "$tmp/calls" "$here/bench_remote_calls.c" -I"$inc" -L"$build/tests/fake" -l:libcuda.so.1
+gcc -O2 -o "$tmp/calls" "$here/bench_remote_calls.c" -I"$inc" -L"$build/tests/fake" -l:libcuda.so.1 -lpthread
 gcc -O2 -o "$tmp/pingpong" "$here/pingpong.c"
 if [ -n "${ALTERNATE:-}" ]; then
     LD_LIBRARY_PATH="$build/tests/fake" "$build/remote/cushim-serve" --listen="unix:$tmp/s.sock" 2> "$tmp/serve.log" &
@@ -32,8 +33,8 @@ if [ -n "${ALTERNATE:-}" ]; then
         for opts in ,shm=0 ,shm=1; do
             printf '%-7s ' "${opts#,}"
             env -u LD_PRELOAD LD_LIBRARY_PATH="$build/dropin" CUSHIM_REAL_LIBCUDA=/nonexistent CUSHIM_LOG=error \
-                CUSHIM_PLUGINS="$build/plugins/remote.so:server=unix:$tmp/s.sock$opts" "$tmp/calls" "$rounds" 4096 10 |
-                grep cuStreamQuery
+                CUSHIM_PLUGINS="$build/plugins/remote.so:server=unix:$tmp/s.sock$opts" "$tmp/calls" "$rounds" 4096 10 \
+                thread | grep cuStreamQuery
         done
     done
     exit 0

@@ -39,7 +39,7 @@ set_tests_properties(rm_auth PROPERTIES LABELS "unit;remote")
 # evicted past RM_MAX_WORKERS.
 add_executable(rm_workers_test rm_workers_test.c "${PROJECT_SOURCE_DIR}/remote/rm_workers.c")
 target_include_directories(rm_workers_test PRIVATE "${PROJECT_SOURCE_DIR}/remote")
-target_link_libraries(rm_workers_test PRIVATE PkgConfig::CMOCKA Threads::Threads)
+target_link_libraries(rm_workers_test PRIVATE cushim_remote PkgConfig::CMOCKA Threads::Threads)   # rm_bell_relax
 target_compile_options(rm_workers_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME rm_workers COMMAND rm_workers_test)
 set_tests_properties(rm_workers PROPERTIES LABELS "unit;remote;concurrency")

@@ -16,7 +16,7 @@ check_remotefast() {
         result "remotefast" SKIP "no cushim-serve or remote.so in $BUILD_DIR"; return
     fi
     if ! tmo 90 "${CC:-gcc}" -O2 -I"$cuda/include" "$ROOT/bench/remote/bench_remote_calls.c" -o "$BIN/rf_calls" \
-            -L"$DROPIN" -l:libcuda.so.1 >"$LOGS/remotefast.build" 2>&1 ||
+            -L"$DROPIN" -l:libcuda.so.1 -lpthread >"$LOGS/remotefast.build" 2>&1 ||
        ! tmo 90 "${CC:-gcc}" -O2 -I"$cuda/include" "$ROOT/tests/e2e/e2e_remote_fast.c" -o "$BIN/rf_fast" \
             -L"$DROPIN" -l:libcuda.so.1 >>"$LOGS/remotefast.build" 2>&1; then
         result "remotefast" FAIL "build: $(tail -n 3 "$LOGS/remotefast.build" | tr '\n' ' ' | cut -c1-200)"; return
