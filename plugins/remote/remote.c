@@ -21,8 +21,11 @@
  * How a call goes (rp_pre): an immutable query answered before is answered here (rp_cache.c); a call of the
  * asynchronous class is queued into a batch and returns CUDA_SUCCESS (rp_conn.c, which also says where a
  * batched call's error is reported); a byte copy over RP_CHUNK bytes goes as pipelined chunks; anything else
- * is one synchronous round trip. One connection carries a process's calls in order (one server thread per
- * client thread is not built yet). 'stats=1' prints the calls, round trips, batches and local answers at exit.
+ * is one synchronous round trip. On a unix socket (unless 'shm=0') the client also shares memory with its back
+ * end (rp_shm.c): byte copies go through it (zero copy from and to pinned memory, which cuMemAllocHost,
+ * cuMemHostAlloc and cuMemFreeHost answer here), and a synchronous call with nothing in flight rings its doorbell.
+ * One connection carries a process's calls in order. 'stats=1' prints the calls, round trips, batches, local
+ * answers and shared-memory calls at exit.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
