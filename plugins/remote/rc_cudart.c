@@ -20,8 +20,9 @@
  *     cudaMemcpyDefault: each side is what the server's cudaPointerGetAttributes says it is (device or managed
  *     memory: the server's; anything else: this process's), refused when a "device" address is also mapped
  *     here (two address spaces, one number: which one the program meant is unknown).
- *   - Pinned host memory (cudaMallocHost, cudaHostAlloc, cudaFreeHost) is this process's own page-aligned
- *     memory: copies from and to it are host copies as above, staged by the call (the device never maps it).
+ *   - Pinned host memory (cudaMallocHost, cudaHostAlloc, cudaFreeHost) is remote.c's (rp_shm.c): a region
+ *     shared with the back end on the same host, which registers it with its driver, so that a copy from or to
+ *     it is one DMA; this process's own page-aligned memory otherwise (TCP), copied through the socket.
  *   - Errors of those translated calls are kept per thread and reported by cudaGetLastError and
  *     cudaPeekAtLastError after the server's own (the server's runtime never saw them).
  * The current device is the one the last successful cudaSetDevice chose (one connection: the back end has
@@ -105,6 +106,8 @@ static struct {
     cushim_plugin *self;
     const rm_plans *plans;
     rc_forward_fn forward;
+    rc_host_alloc_fn halloc;
+    rc_host_free_fn hfree;
     void *user;
     _Atomic uint64_t ctx_gen;          /* bumped when contexts go (a device reset): rc_ctx_mask starts over */
     rc_api load, getfn, launch[2], cfree, copy[2][2][RC_NCOPY];   /* copy[async][per_thread][kind] */
@@ -590,12 +593,7 @@ static int32_t rc_func_call(const cushim_call *call, int occupancy)
     return rc_fail(rc_call(&rc.fsetattr, params));
 }
 
-/* Pinned host memory: this process's, page-aligned; the blocks handed out are kept so that cudaFreeHost frees
-   only those. */
-static pthread_mutex_t rc_hlock = PTHREAD_MUTEX_INITIALIZER;
-static void **rc_hblocks;
-static uint32_t rc_nh, rc_caph;
-
+/* Pinned host memory: remote.c's (rp_host_alloc), which frees only the blocks it gave. */
 static int32_t rc_host_alloc(const cushim_call *call, const char *out_name)
 {
     void **out, *p = NULL;
@@ -604,38 +602,17 @@ static int32_t rc_host_alloc(const cushim_call *call, const char *out_name)
     rc_get(call, "size", &size, sizeof size);
     if (out == NULL)
         return rc_fail(rc.e_inval);
-    pthread_mutex_lock(&rc_hlock);
-    if (rc_nh == rc_caph) {
-        uint32_t cap = rc_caph ? rc_caph * 2 : 64;
-        void **t = realloc(rc_hblocks, cap * sizeof *t);
-        if (t != NULL)
-            rc_hblocks = t, rc_caph = cap;
-    }
-    if (rc_nh < rc_caph && posix_memalign(&p, 4096, size ? size : 1) == 0)
-        rc_hblocks[rc_nh++] = p;
-    pthread_mutex_unlock(&rc_hlock);
+    int32_t r = rc.halloc(rc.user, size, &p);
     *out = p;
-    return p != NULL ? 0 : rc_fail(rc.e_oom);
+    return r == 0 ? 0 : rc_fail(rc_lib_error(CUSHIM_LIB_RUNTIME, r));
 }
 
 static int32_t rc_host_free(const cushim_call *call)
 {
     void *p;
-    int found = 0;
     rc_get(call, "ptr", &p, sizeof p);
-    if (p == NULL)
-        return 0;
-    pthread_mutex_lock(&rc_hlock);
-    for (uint32_t i = 0; i < rc_nh && !found; i++)
-        if (rc_hblocks[i] == p) {
-            rc_hblocks[i] = rc_hblocks[--rc_nh];
-            found = 1;
-        }
-    pthread_mutex_unlock(&rc_hlock);
-    if (!found)
-        return rc_fail(rc.e_inval);
-    free(p);
-    return 0;
+    int32_t r = rc.hfree(rc.user, p);
+    return r == 0 ? 0 : rc_fail(rc_lib_error(CUSHIM_LIB_RUNTIME, r));
 }
 
 /* cudaMemcpyDefault: is 'p' the server's device memory (1) or this process's host memory (0)? -1: unknown. */
@@ -882,13 +859,16 @@ static uint32_t rc_id(const char *name)
     return a ? a->id : UINT32_MAX;
 }
 
-int rc_init(const cushim_host *host, cushim_plugin *self, const rm_plans *plans, rc_forward_fn forward, void *user)
+int rc_init(const cushim_host *host, cushim_plugin *self, const rm_plans *plans, rc_forward_fn forward,
+            rc_host_alloc_fn host_alloc, rc_host_free_fn host_free, void *user)
 {
     static const char *const copies[RC_NCOPY] = { "cuMemcpyHtoD", "cuMemcpyDtoH", "cuMemcpyDtoD" };
     rc.host = host;
     rc.self = self;
     rc.plans = plans;
     rc.forward = forward;
+    rc.halloc = host_alloc;
+    rc.hfree = host_free;
     rc.user = user;
     for (int i = 0; i < 6; i++) {
         rc.drv[i] = rc_code(rc_err_names[i][0], -1);
