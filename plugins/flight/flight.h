@@ -21,6 +21,8 @@ typedef struct fl_plan {
     uint8_t launch;        /* a driver launch with a function and kernelParams: arguments kept    */
     uint8_t sync;          /* category sync: the watchdog looks at it                             */
     uint8_t trunc;         /* the params struct is longer than what is kept                       */
+    uint8_t post_only;     /* a query that does not wait: one record at its return (fl_post_query)  */
+    uint8_t pad0;
     uint16_t func_off;     /* launch: the function handle's offset in the params                  */
     uint16_t args_off;     /* launch: kernelParams' offset                                        */
     uint16_t pad;

@@ -248,6 +248,22 @@ int main(int argc, char **argv)
             launch3(f, NULL, a, b, (int)i);
         return 0;
     }
-    fprintf(stderr, "usage: e2e_flight basic|kill|sticky|segv|hang|attrib|threads N|fork|exec|errors|launches N\n");
+    if (strcmp(mode, "query") == 0) {
+        /* a launch, two queries (recorded at their return), then a query that fails (faultinject) */
+        CUdeviceptr a;
+        CUcontext c = NULL;
+        int v = 0;
+        setup();
+        CK(cuMemAlloc(&a, 4096));
+        launch3(func("scale__ppi"), NULL, a, a, 1);
+        CK(cuCtxGetCurrent(&c));
+        CK(cuDeviceGetCount(&v));
+        printf("ctx=%p count=%d\n", (void *)c, v);
+        printf("version: %d\n", (int)cuDriverGetVersion(&v));
+        CK(cuCtxSynchronize());
+        return 0;
+    }
+    fprintf(stderr, "usage: e2e_flight basic|kill|sticky|segv|hang|attrib|threads N|fork|exec|errors|launches N|"
+                    "query\n");
     return 2;
 }

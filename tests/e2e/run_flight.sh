@@ -208,6 +208,27 @@ sticky)
     dump "$shm"/*-dump2-error.ring
     has dump.txt "cuMemAlloc_v2 returned CUDA_ERROR_OUT_OF_MEMORY on thread"
     ;;
+query)
+    # read-only queries that do not wait: one record each at their return, with the entry time alone (no exit
+    # clock: '-' where a duration would be), in order among the other calls; a failing query still dumps
+    FL_MORE="$fi:rule=cuDriverGetVersion:CUDA_ERROR_ILLEGAL_ADDRESS" run "" query
+    [ "$rc" = 0 ] || fail "exited with $rc"
+    has out "version: 700"
+    flight_lines 1
+    has err "cuDriverGetVersion returned CUDA_ERROR_ILLEGAL_ADDRESS (a sticky error: the context is lost)"
+    d=$(dump_path)
+    [ -f "$d" ] || fail "no dump file '$d'"
+    dump "$d"
+    grep -Eq '^ *#[0-9]+ +[-+][0-9.]+ s +- +cuCtxGetCurrent\(pctx=0x' dump.txt ||
+        fail "cuCtxGetCurrent is not one untimed record ('-' for its duration)"
+    grep -Eq '^ *#[0-9]+ +[-+][0-9.]+ s +- +cuDeviceGetCount\(count=0x' dump.txt || fail "cuDeviceGetCount untimed"
+    grep -Eq '^ *#[0-9]+ +[-+][0-9.]+ s +[0-9.]+ us +cuLaunchKernel\(' dump.txt || fail "the launch lost its duration"
+    grep -Eq ' - +cuDriverGetVersion\(.* = CUDA_ERROR_ILLEGAL_ADDRESS' dump.txt || fail "the failing query's record"
+    json "$d" "count('cuCtxGetCurrent') == 1" "count('cuDeviceGetCount') == 1" \
+        "[e['name'] for e in X if e['name'] in ('cuLaunchKernel', 'cuCtxGetCurrent', 'cuDeviceGetCount', 'cuDriverGetVersion')] == ['cuLaunchKernel', 'cuCtxGetCurrent', 'cuDeviceGetCount', 'cuDriverGetVersion']" \
+        "all(e['dur'] == 0 for e in X if e['name'] in ('cuCtxGetCurrent', 'cuDeviceGetCount'))" \
+        "[e['args']['result'] for e in X if e['name'] == 'cuDriverGetVersion'] == ['CUDA_ERROR_ILLEGAL_ADDRESS']"
+    ;;
 segv)
     run "" segv
     [ "$rc" = 139 ] || fail "exited with $rc, not SIGSEGV's 139"
