@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cuda.h>
@@ -263,7 +264,26 @@ int main(int argc, char **argv)
         CK(cuCtxSynchronize());
         return 0;
     }
+    if (strcmp(mode, "ab") == 0) {
+        /* under the A/B copy (bench/gpu/flight_ab.c): each SIGUSR2 removes or adds again the recorder's hooks;
+           its helper thread switches, so each state is given time before the next call */
+        CUdeviceptr a;
+        int v = 0;
+        struct timespec gap = {0, 100 * 1000 * 1000};
+        setup();
+        CK(cuMemAlloc(&a, 4096));
+        launch3(func("scale__ppi"), NULL, a, a, 1);
+        raise(SIGUSR2);
+        nanosleep(&gap, NULL);
+        CK(cuDeviceGetCount(&v));
+        launch3(func("shift__ppi"), NULL, a, a, 2);
+        raise(SIGUSR2);
+        nanosleep(&gap, NULL);
+        CK(cuDriverGetVersion(&v));
+        launch3(func("bench__ppi"), NULL, a, a, 3);
+        return 0;
+    }
     fprintf(stderr, "usage: e2e_flight basic|kill|sticky|segv|hang|attrib|threads N|fork|exec|errors|launches N|"
-                    "query\n");
+                    "query|ab\n");
     return 2;
 }

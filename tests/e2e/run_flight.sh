@@ -229,6 +229,31 @@ query)
         "all(e['dur'] == 0 for e in X if e['name'] in ('cuCtxGetCurrent', 'cuDeviceGetCount'))" \
         "[e['args']['result'] for e in X if e['name'] == 'cuDriverGetVersion'] == ['CUDA_ERROR_ILLEGAL_ADDRESS']"
     ;;
+ab)
+    # the bench-only A/B copy (bench/gpu/flight_ab.c; the GPU check flightab): SIGUSR2 removes the recorder's
+    # hooks and adds them again; the calls between are not recorded, those after are
+    abso=$(dirname "$plugin")/../plugins-ab/flight.so
+    [ -f "$abso" ] || { echo "SKIP: no A/B copy at $abso (CUSHIM_BUILD_GPUAB=OFF)"; exit 77; }
+    env LD_PRELOAD="$preload" CUSHIM_LOG=info CUSHIM_PLUGINS="$abso:dir=$shm,keep=1,signal=off" "$prog" ab >out 2>err
+    rc=$?
+    [ "$rc" = 0 ] || fail "exited with $rc"
+    has err "each SIGUSR2 removes or adds again the recorder's 4 hook groups (now in)"
+    has err "A/B copy: 2 switches, 0 failures"
+    dump "$shm"/cushim-flight-*.ring
+    has dump.txt "kernel scale__ppi"
+    hasnt dump.txt "kernel shift__ppi"
+    hasnt dump.txt "cuDeviceGetCount("
+    has dump.txt "cuDriverGetVersion("
+    has dump.txt "kernel bench__ppi"
+    rm -f "$shm"/*
+    # ab_paused=1: nothing recorded until the first signal
+    env LD_PRELOAD="$preload" CUSHIM_PLUGINS="$abso:dir=$shm,keep=1,signal=off,ab_paused=1" "$prog" ab >out 2>err
+    [ "$?" = 0 ] || fail "ab_paused=1: exited with $?"
+    dump "$shm"/cushim-flight-*.ring
+    hasnt dump.txt "kernel scale__ppi"
+    has dump.txt "kernel shift__ppi"
+    hasnt dump.txt "kernel bench__ppi"
+    ;;
 segv)
     run "" segv
     [ "$rc" = 139 ] || fail "exited with $rc, not SIGSEGV's 139"
