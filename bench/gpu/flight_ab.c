@@ -43,7 +43,7 @@ static struct {
     } g[AB_GROUPS];
     int n, on;
     sem_t sem;
-    _Atomic unsigned long switches, failures;
+    _Atomic unsigned long switches, failures;   /* switches: by a signal */
 } ab;
 
 static int ab_hooks_add(cushim_plugin *self, const cushim_hook_spec *spec, uint64_t *group)
@@ -77,7 +77,6 @@ static void ab_set(int on)
             atomic_fetch_add(&ab.failures, 1);
     }
     ab.on = on;
-    atomic_fetch_add(&ab.switches, 1);
 }
 
 static void *ab_thread(void *arg)
@@ -87,6 +86,7 @@ static void *ab_thread(void *arg)
         while (sem_wait(&ab.sem) != 0 && errno == EINTR)
             ;
         ab_set(!ab.on);
+        atomic_fetch_add(&ab.switches, 1);   /* the signals' switches (not ab_paused's at start) */
     }
     return NULL;
 }
