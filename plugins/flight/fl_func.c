@@ -149,51 +149,59 @@ static inline uint32_t fl_hash(uint64_t p)
     return (uint32_t)((p * 0x9e3779b97f4a7c15ull) >> 32);
 }
 
-uint16_t fl_func_args(fl_thread *t, const fl_plan *pl, const cushim_call *call, fl_rec *r)
+/* The arguments' bytes after the params, by the function's layout: where the record has room, 8- and 4-byte
+   arguments (pointers, ints) in line. The flags to add. */
+static inline uint16_t fl_args_copy(const fl_func *fn, void *const *kp, fl_rec *r)
+{
+    unsigned char *out = (unsigned char *)(r + 1) + fl_pad8(r->params_len);
+    uint32_t room = FL_REC_DATA - fl_pad8(r->params_len), used = 0, trunc = 0, nargs = fn->nargs;
+    for (uint32_t i = 0; i < nargs; i++) {
+        uint32_t off = fn->arg_off[i], size = fn->arg_size[i];
+        const void *src = kp[i];
+        if (off + size > room || src == NULL) {
+            trunc = 1;
+            continue;
+        }
+        if (size == 8)   /* pointers and 64-bit scalars, ints: in line */
+            __builtin_memcpy(out + off, src, 8);
+        else if (size == 4)
+            __builtin_memcpy(out + off, src, 4);
+        else
+            memcpy(out + off, src, size);
+        if (off + size > used)
+            used = off + size;
+    }
+    r->args_len = (uint16_t)used;
+    return (uint16_t)(FL_R_ARGS | (trunc || fn->args_known == 2 ? FL_R_ARGS_TRUNC : 0));
+}
+
+void fl_func_args(fl_thread *t, const fl_plan *pl, const cushim_call *call, fl_rec *r, uint16_t f)
 {
     const unsigned char *pv = call->params;
     uint64_t handle, gen = atomic_load_explicit(&fl_func_gen, memory_order_acquire);
     void **kp;
     fl_fcache *e;
     const fl_func *fn;
-    unsigned char *out;
-    uint32_t idx, room, used = 0, trunc = 0;
     memcpy(&handle, pv + pl->func_off, sizeof handle);
     memcpy(&kp, pv + pl->args_off, sizeof kp);
     if (handle == 0 || kp == NULL)   /* no function, or the 'extra' form: nothing described to copy */
-        return 0;
+        goto out;
     e = &t->cache[fl_hash(handle) & (FL_FCACHE - 1)];
-    if (e->key == handle && e->gen == gen) {
-        idx = e->index;
+    if (__builtin_expect(e->key == handle && e->gen == gen, 1)) {
+        fn = e->fn;
     } else {
-        if ((idx = fl_describe(t->ring, handle, call->seq, gen)) == UINT32_MAX)
-            return 0;
+        uint32_t idx = fl_describe(t->ring, handle, call->seq, gen);
+        if (idx == UINT32_MAX)
+            goto out;
+        fn = &t->funcs[idx];
         e->key = handle;
         e->gen = gen;
-        e->index = idx;
+        e->fn = fn;
     }
-    fn = &t->funcs[idx];
-    if (fn->args_known == 0)
-        return 0;
-    out = (unsigned char *)(r + 1) + fl_pad8(r->params_len);
-    room = FL_REC_DATA - fl_pad8(r->params_len);
-    for (uint32_t i = 0; i < fn->nargs; i++) {
-        uint32_t off = fn->arg_off[i], size = fn->arg_size[i];
-        if (off + size > room || kp[i] == NULL) {
-            trunc = 1;
-            continue;
-        }
-        if (size == 8)   /* pointers and 64-bit scalars, ints: in line */
-            __builtin_memcpy(out + off, kp[i], 8);
-        else if (size == 4)
-            __builtin_memcpy(out + off, kp[i], 4);
-        else
-            memcpy(out + off, kp[i], size);
-        if (off + size > used)
-            used = off + size;
-    }
-    r->args_len = (uint16_t)used;
-    return (uint16_t)(FL_R_ARGS | (trunc || fn->args_known == 2 ? FL_R_ARGS_TRUNC : 0));
+    if (fn->args_known != 0)
+        f |= fl_args_copy(fn, (void *const *)kp, r);
+out:
+    atomic_store_explicit(&r->flags, f, memory_order_release);
 }
 
 void fl_func_unloaded(cushim_call *call, void *user, uint64_t *slot)

@@ -233,8 +233,10 @@ static __attribute__((noinline)) void fl_post_launch(const fl_plan *pl, const cu
                                                      uint16_t f)
 {
     fl_thread *t = fl_me;
-    if (t != NULL && !t->sink)
-        f |= fl_func_args(t, pl, call, r);
+    if (t != NULL && !t->sink) {
+        fl_func_args(t, pl, call, r, f);   /* finishes the record */
+        return;
+    }
     atomic_store_explicit(&r->flags, f, memory_order_release);
 }
 
