@@ -154,19 +154,20 @@ static __attribute__((noinline)) fl_thread *fl_thread_new(uint64_t t_first)
 
 /* ---- hooks ---- */
 
-/* The params struct into the record: 8-byte words, then the tail, in line (a call to memcpy would make the hook
-   save registers; the structs are small: 64 bytes for cuLaunchKernel). */
+/* The params struct into the record: 16-byte moves, then the tail, in line (a call to memcpy would make the
+   hook save registers; the structs are small: 64 bytes for cuLaunchKernel, in 4 steps of 5 instructions). */
+typedef uint64_t fl_v16 __attribute__((vector_size(16)));
 static inline __attribute__((always_inline)) void fl_copy(unsigned char *d, const unsigned char *s, uint32_t n)
 {
     uint32_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        uint64_t w0, w1;
-        __builtin_memcpy(&w0, s + i, 8);
-        __builtin_memcpy(&w1, s + i + 8, 8);
-        __builtin_memcpy(d + i, &w0, 8);
-        __builtin_memcpy(d + i + 8, &w1, 8);
+        fl_v16 v;
+        __builtin_memcpy(&v, s + i, 16);
+        __builtin_memcpy(d + i, &v, 16);
         __asm__("" ::: "memory");   /* keeps the compiler from making the loop a memcpy call again */
     }
+    if (__builtin_expect(i == n, 1))
+        return;
     if (i + 8 <= n) {
         uint64_t w;
         __builtin_memcpy(&w, s + i, 8);

@@ -37,6 +37,10 @@ typedef struct fl_fcache {
     uint64_t key;
     uint64_t gen;
     const fl_func *fn;     /* its entry in the ring's function table                             */
+    uint32_t m4;           /* simple: bit i set when argument i is 4 bytes (else 8)              */
+    uint16_t end;          /* simple: the end of the last argument's bytes                       */
+    uint8_t nargs;
+    uint8_t simple;        /* every argument known, of 4 or 8 bytes: copied without a size test  */
 } fl_fcache;
 
 typedef struct fl_thread {

@@ -264,6 +264,27 @@ int main(int argc, char **argv)
         CK(cuCtxSynchronize());
         return 0;
     }
+    if (strcmp(mode, "wide") == 0) {
+        /* arguments the record has no room for (19 pointers and an int: 156 bytes after 64 of params, 144 of
+           room), then a launch whose second argument's pointer is NULL (the fake does not read them) */
+        CUdeviceptr a, p[19];
+        int n = 7;
+        void *args[20];
+        setup();
+        CK(cuMemAlloc(&a, 4096));
+        for (int i = 0; i < 19; i++) {
+            p[i] = a + (CUdeviceptr)i * 8;
+            args[i] = &p[i];
+        }
+        args[19] = &n;
+        CK(cuLaunchKernel(func("wide__pppppppppppppppppppi"), 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
+        {
+            void *holes[] = {&p[0], NULL, &n};
+            CK(cuLaunchKernel(func("holes__ppi"), 1, 1, 1, 1, 1, 1, 0, NULL, holes, NULL));
+        }
+        launch3(func("scale__ppi"), NULL, a, a + 8, 1);
+        return 0;
+    }
     if (strcmp(mode, "ab") == 0) {
         /* under the A/B copy (bench/gpu/flight_ab.c): each SIGUSR2 removes or adds again the recorder's hooks;
            its helper thread switches, so each state is given time before the next call */
@@ -284,6 +305,6 @@ int main(int argc, char **argv)
         return 0;
     }
     fprintf(stderr, "usage: e2e_flight basic|kill|sticky|segv|hang|attrib|threads N|fork|exec|errors|launches N|"
-                    "query|ab\n");
+                    "query|ab|wide\n");
     return 2;
 }

@@ -229,6 +229,25 @@ query)
         "all(e['dur'] == 0 for e in X if e['name'] in ('cuCtxGetCurrent', 'cuDeviceGetCount'))" \
         "[e['args']['result'] for e in X if e['name'] == 'cuDriverGetVersion'] == ['CUDA_ERROR_ILLEGAL_ADDRESS']"
     ;;
+wide)
+    # a launch's arguments past the record's room (19 pointers and an int after 64 bytes of params: 144 bytes of
+    # room) keep the first 18; a NULL among the argument pointers keeps the others; then a usual kernel
+    run "keep=1" wide
+    [ "$rc" = 0 ] || fail "exited with $rc"
+    dump "$shm"/cushim-flight-*.ring
+    sed -n '/^launches, copies and sets since/,/^live allocations/p' dump.txt >pending.txt
+    sed -n '/kernel wide__/,/kernel holes__/p' pending.txt >wide.txt
+    has wide.txt "arg 0 = "
+    has wide.txt "arg 17 = "
+    hasnt wide.txt "arg 18 = "
+    sed -n '/kernel holes__/,/kernel scale__/p' pending.txt >holes.txt
+    has holes.txt "arg 0 = "
+    has holes.txt "arg 1 = 0x0:"
+    sed -n '/kernel scale__/,$p' pending.txt >scale.txt
+    has scale.txt "arg 0 = "
+    has scale.txt "arg 1 = "
+    hasnt scale.txt "arg 2 = "
+    ;;
 ab)
     # the bench-only A/B copy (bench/gpu/flight_ab.c; the GPU check flightab): SIGUSR2 removes the recorder's
     # hooks and adds them again; the calls between are not recorded, those after are
