@@ -25,7 +25,7 @@ DRV=${FP_DRIVER:-$BUILD/tests/fake/libcuda.so.1}
 command -v valgrind >/dev/null || { echo "flight_lines.sh: needs valgrind" >&2; exit 1; }
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
+SRC=${PARTS_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}   # the sources the build was made from (parts.py)
 # lines.py counts the shim's, the trace plugin's, ld.so's and libc's code: flight.so's too here
 sed 's/"trace.so", /"trace.so", "flight.so", /' "$(dirname "$0")/lines.py" >"$TMP/lines.py"
 one() {   # one NAME PLUGINS [BENCH_CONFIG]
@@ -36,7 +36,7 @@ one() {   # one NAME PLUGINS [BENCH_CONFIG]
     { tail -5 "$TMP/err" >&2; exit 1; }
   python3 "$TMP/lines.py" "$TMP/cg" "$CALLS" "${LINES_DETAIL:-0}"
   executed
-  python3 "$SRC/bench/cpu/parts.py" "$TMP/cg" "$CALLS" "$SRC" "${LINES_DETAIL:-0}"
+  python3 "$(dirname "$0")/parts.py" "$TMP/cg" "$CALLS" "$SRC" "${LINES_DETAIL:-0}"
 }
 # the instructions executed per call in the shim, the plugins, ld.so and libc (loops counted; the driver and the
 # program left out, as lines.py leaves them out): every instruction's exclusive cost, by object, over CALLS
@@ -74,7 +74,7 @@ launch() {   # launch NAME PLUGINS
     "$BUILD/tests/e2e/e2e_flight" launches "$CALLS" >/dev/null 2>"$TMP/err" || { tail -5 "$TMP/err" >&2; exit 1; }
   python3 "$TMP/lines.py" "$TMP/cg" "$CALLS" "${LINES_DETAIL:-0}"
   executed
-  python3 "$SRC/bench/cpu/parts.py" "$TMP/cg" "$CALLS" "$SRC" "${LINES_DETAIL:-0}"
+  python3 "$(dirname "$0")/parts.py" "$TMP/cg" "$CALLS" "$SRC" "${LINES_DETAIL:-0}"
 }
 one "no hook" ""
 one "empty pre hook with the entry clock (cushim_bench_cpu hooktime)" "" hooktime

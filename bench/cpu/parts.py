@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""parts.py CALLGRIND_OUT CALLS SRC_ROOT - bench/cpu/parts.sh's reader: the instructions one recorded call
-executes (callgrind's Ir, loops counted, over CALLS calls), split by part of the work, from the source line
+"""parts.py CALLGRIND_OUT CALLS SRC_ROOT[:SRC_ROOT...] [DETAIL] - bench/cpu/flight_lines.sh's reader: the
+instructions one recorded call executes (callgrind's Ir, loops counted, over CALLS calls), split by part of the work, from the source line
 each instruction comes from (callgrind's line-level data of a build with debug information; inlined code is
 counted where its source is). A line belongs to the source function it lies in - the nearest definition above
 it in SRC_ROOT's file - and the function to a part:
@@ -51,7 +51,8 @@ def functions_of(path, cache={}):
 
 
 def main():
-    path, calls, root = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    path, calls = sys.argv[1], int(sys.argv[2])
+    roots = [r.rstrip("/") for r in sys.argv[3].split(":") if r]   # SRC_ROOT: a list, ':' between
     names = {}
 
     def name(kind, text):   # callgrind's name compression: "(N) name" defines, "(N)" refers
@@ -108,10 +109,11 @@ def main():
     for (ob, f, ln), c in cost.items():
         if not any(k in ob for k in ("libcushim", "trace.so", "flight.so", "ld-linux", "libc.so")):
             continue
-        rel = f
-        for pre in (root.rstrip("/") + "/",):
-            if rel.startswith(pre):
-                rel = rel[len(pre):]
+        rel, root = f, roots[0]
+        for r in roots:
+            if rel.startswith(r + "/"):
+                rel, root = rel[len(r) + 1:], r
+                break
         fns = functions_of(os.path.join(root, rel)) if not rel.startswith("/") and not rel.startswith(".") else None
         fn = fns[ln - 1] if fns and 0 < ln <= len(fns) else "?"
         if rel.startswith(CLOCK_FILES) or "clock_gettime" in f:

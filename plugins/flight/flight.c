@@ -166,14 +166,14 @@ static inline __attribute__((always_inline)) void fl_copy(unsigned char *d, cons
         __builtin_memcpy(d + i, &v, 16);
         __asm__("" ::: "memory");   /* keeps the compiler from making the loop a memcpy call again */
     }
-    if (__builtin_expect(i == n, 1))
-        return;
     if (i + 8 <= n) {
         uint64_t w;
         __builtin_memcpy(&w, s + i, 8);
         __builtin_memcpy(d + i, &w, 8);
         i += 8;
     }
+    if (__builtin_expect(i == n, 1))   /* a struct with a pointer in it is a multiple of 8 bytes */
+        return;
     if (i + 4 <= n) {
         uint32_t w;
         __builtin_memcpy(&w, s + i, 4);
