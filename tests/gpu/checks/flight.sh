@@ -120,7 +120,8 @@ gpu_check flight check_flight
 #                         trace_gpu.py abbench (ABBA blocks recording / hooks out, TRACE_AB_SETTLE_MS=20 after
 #                         each switch): the median over processes of each process's median pair ratio,
 #                         min..max, and each process's median on/off step
-# FLIGHT_AB_RUNS (4) processes each; FLIGHT_AB_BLOCKS (24) launch_bench blocks; FLIGHT_AB_STEP_BLOCKS (48) and
+# FLIGHT_AB_RUNS (4) processes each; FLIGHT_AB_BLOCKS (32: 4 cycles; the ring is made in the first recorded block)
+# launch_bench blocks; FLIGHT_AB_STEP_BLOCKS (48) and
 # FLIGHT_AB_STEPS (50) for the MLP step, FLIGHT_AB_TF_BLOCKS (16) and FLIGHT_AB_TF_STEPS (20) for the transformer.
 check_flight_ab() {
     local ab=$BUILD_DIR/plugins-ab/flight.so d=/dev/shm/cushim-flightab.$$ lb=$WORK/launch_bench_flight
@@ -146,7 +147,7 @@ check_flight_ab() {
         : >"$LOGS/flightab-calls.txt"
         for ((r = 0; r < runs; r++)); do
             tmo 150 env BENCH_LABEL=flightab BENCH_CUPTI=1 BENCH_CUPTI_LIB="${lib:-libcupti.so.13}" \
-                BENCH_AB="${FLIGHT_AB_BLOCKS:-24}" BENCH_AB_VS=1 BENCH_AB_GAP_MS="${BENCH_AB_GAP_MS:-150}" \
+                BENCH_AB="${FLIGHT_AB_BLOCKS:-32}" BENCH_AB_VS=1 BENCH_AB_GAP_MS="${BENCH_AB_GAP_MS:-150}" \
                 LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$ab:dir=$d,signal=off,ab_paused=1" \
                 "$lb" 200000 1000000 >>"$LOGS/flightab-calls.txt" 2>>"$LOGS/flightab-calls.err"
             rm -f "$d"/cushim-flight-* 2>/dev/null
