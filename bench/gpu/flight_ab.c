@@ -114,6 +114,8 @@ static int ab_init(const cushim_host *host, cushim_plugin *self)
     if (ab.inner->init(&ab.proxy, self) != 0)
         return -1;
     ab.on = 1;
+    if (host->opt_bool(self, "ab_paused"))
+        ab_set(0);   /* before the helper thread exists: it alone switches from here on */
     if (sem_init(&ab.sem, 0, 0) != 0) {
         host->log(self, CUSHIM_LOG_ERROR, "A/B copy: sem_init: %s", strerror(errno));
         return -1;
@@ -138,8 +140,6 @@ static int ab_init(const cushim_host *host, cushim_plugin *self)
         host->log(self, CUSHIM_LOG_ERROR, "A/B copy: sigaction(SIGUSR2): %s", strerror(errno));
         return -1;
     }
-    if (host->opt_bool(self, "ab_paused"))
-        ab_set(0);
     host->log(self, CUSHIM_LOG_INFO, "A/B copy: each SIGUSR2 removes or adds again the recorder's %d hook groups "
                                      "(now %s)", ab.n, ab.on ? "in" : "out");
     return 0;
