@@ -1,5 +1,5 @@
 #!/bin/sh
-# run_flight.sh CASE PLUGIN PROGRAM TOOL FAULTINJECT
+# run_flight.sh CASE PLUGIN PROGRAM TOOL FAULTINJECT [FLIGHT_AB]
 # The flight recorder loaded by the preloaded shim through CUSHIM_PLUGINS, against the fake driver (ctest sets
 # LD_PRELOAD and LD_LIBRARY_PATH). PROGRAM is e2e_flight (workloads by mode), TOOL cushim-flight, FAULTINJECT the
 # faultinject plugin (a sticky error from the fake). Each case checks the program's exit, the recorder's lines on
@@ -251,8 +251,7 @@ wide)
 ab)
     # the bench-only A/B copy (bench/gpu/flight_ab.c; the GPU check flightab): SIGUSR2 removes the recorder's
     # hooks and adds them again; the calls between are not recorded, those after are
-    abso=$(dirname "$plugin")/../plugins-ab/flight.so
-    [ -f "$abso" ] || { echo "SKIP: no A/B copy at $abso (CUSHIM_BUILD_GPUAB=OFF)"; exit 77; }
+    abso=${6:?the path of the A/B copy}
     env LD_PRELOAD="$preload" CUSHIM_LOG=info CUSHIM_PLUGINS="$abso:dir=$shm,keep=1,signal=off" "$prog" ab >out 2>err
     rc=$?
     [ "$rc" = 0 ] || fail "exited with $rc"
