@@ -20,7 +20,7 @@ import os
 import re
 import sys
 
-COPY = {"tr_copy_params", "tr_copy_params_odd", "fl_copy", "fl_args_copy", "fl_args_simple"}
+COPY = {"tr_copy_params", "tr_copy_params_wide", "tr_copy_params_odd", "fl_copy", "fl_args_copy", "fl_args_simple"}
 NAMES = {"tr_kernel_name", "tr_kernel_name_slow", "tr_launch_name", "tr_launch_name_up", "tr_open_kname_up",
          "tr_ptr_hash", "tr_enter_aux", "fl_func_args", "fl_hash", "fl_describe"}
 CLOCK_FILES = ("runtime/clock.h", "runtime/clock.c")
