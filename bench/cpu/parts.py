@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """parts.py CALLGRIND_OUT CALLS SRC_ROOT[:SRC_ROOT...] [DETAIL] - bench/cpu/flight_lines.sh's reader: the
-instructions one recorded call executes (callgrind's Ir, loops counted, over CALLS calls), split by part of the work, from the source line
-each instruction comes from (callgrind's line-level data of a build with debug information; inlined code is
-counted where its source is). A line belongs to the source function it lies in - the nearest definition above
-it in SRC_ROOT's file - and the function to a part:
+instructions one recorded call executes (callgrind's Ir, loops counted, over CALLS calls), split by part of the
+work, from the source line each instruction comes from (callgrind's line-level data of a build with debug
+information; inlined code is counted where its source is). A line belongs to the source function it lies in -
+the nearest definition above it in the file under the SRC_ROOT its path starts with (the first root for the
+others) - and the function to a part:
 
   clocks     the host's clock reads (runtime/clock.h, clock.c; libc's clock_gettime)
   dispatch   the rest of the host: the exported wrapper, the call frame, the epoch, the unwinding record, the
@@ -14,7 +15,8 @@ it in SRC_ROOT's file - and the function to a part:
   record     the rest of the plugin: the record's header, the thread's buffer, the result
   other      anything else (libc's memset...)
 
-The driver and the program are left out, as lines.py leaves them out."""
+The driver and the program are left out, as lines.py leaves them out. DETAIL (not empty, not 0): also each
+source function's share, per part."""
 import collections
 import os
 import re

@@ -1,6 +1,6 @@
 #!/bin/sh
-# run_gpubench_ab.sh BENCH SHIM TRACE_SO OUT [FAKE_CUPTI [GPUAB_SO [FLIGHT_AB_SO]]]: launch_bench's BENCH_AB inside one process, on the
-# fake driver (tests/e2e/gpubench.cmake). Checks the plumbing, never the timings: a result line with its pairs,
+# run_gpubench_ab.sh BENCH SHIM TRACE_SO OUT [FAKE_CUPTI [GPUAB_SO [FLIGHT_AB_SO]]]: launch_bench's BENCH_AB inside
+# one process, on the fake driver (tests/e2e/gpubench.cmake). Checks the plumbing, never the timings: a result line with its pairs,
 # every block switched (hooks removed and added again; the trace's recording toggled: the trace holds the calls
 # of the recording blocks and not those of the paused ones), a refusal without anything to switch, and with the
 # stand-in libcupti BENCH_AB_VS (trace, CUPTI and the floor in turns: the trace holds its blocks' calls alone);
