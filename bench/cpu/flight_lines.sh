@@ -10,9 +10,13 @@
 #   trace       the trace plugin, for comparison (as bench/cpu/lines.sh)
 # and then the same for a launch: tests/e2e/e2e_flight's 'launches' (cuLaunchKernel of a kernel with three
 # arguments, 64 bytes of params; the recorder also copies the 20 bytes of arguments after the call) with no hook,
-# with the flight recorder and with the trace plugin.
+# with the flight recorder and with the trace plugin. Each configuration ends with the instructions executed a
+# call split by part of the work (bench/cpu/parts.py: the host's clock reads and dispatch, the plugin's record,
+# its copies of the params and kernel arguments, its work on the launched function), from the source lines of a
+# build with debug information (RelWithDebInfo; a Release build's figures lack the split).
 #
-# USAGE: bash bench/cpu/flight_lines.sh [BUILD_DIR]      CALLS=20000  FP_DRIVER=PATH  LINES_DETAIL=1
+# USAGE: bash bench/cpu/flight_lines.sh [BUILD_DIR]      CALLS=20000  FP_DRIVER=PATH  LINES_DETAIL=1 (also each
+#        source function's share in parts.py's split)
 set -euo pipefail
 BUILD=$(cd "${1:-build}" && pwd)
 CALLS=${CALLS:-20000}
@@ -21,6 +25,7 @@ DRV=${FP_DRIVER:-$BUILD/tests/fake/libcuda.so.1}
 command -v valgrind >/dev/null || { echo "flight_lines.sh: needs valgrind" >&2; exit 1; }
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
+SRC=${PARTS_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}   # the sources the build was made from (parts.py)
 # lines.py counts the shim's, the trace plugin's, ld.so's and libc's code: flight.so's too here
 sed 's/"trace.so", /"trace.so", "flight.so", /' "$(dirname "$0")/lines.py" >"$TMP/lines.py"
 one() {   # one NAME PLUGINS [BENCH_CONFIG]
@@ -31,6 +36,7 @@ one() {   # one NAME PLUGINS [BENCH_CONFIG]
     { tail -5 "$TMP/err" >&2; exit 1; }
   python3 "$TMP/lines.py" "$TMP/cg" "$CALLS" "${LINES_DETAIL:-0}"
   executed
+  python3 "$(dirname "$0")/parts.py" "$TMP/cg" "$CALLS" "$SRC" "${LINES_DETAIL:-0}"
 }
 # the instructions executed per call in the shim, the plugins, ld.so and libc (loops counted; the driver and the
 # program left out, as lines.py leaves them out): every instruction's exclusive cost, by object, over CALLS
@@ -68,6 +74,7 @@ launch() {   # launch NAME PLUGINS
     "$BUILD/tests/e2e/e2e_flight" launches "$CALLS" >/dev/null 2>"$TMP/err" || { tail -5 "$TMP/err" >&2; exit 1; }
   python3 "$TMP/lines.py" "$TMP/cg" "$CALLS" "${LINES_DETAIL:-0}"
   executed
+  python3 "$(dirname "$0")/parts.py" "$TMP/cg" "$CALLS" "$SRC" "${LINES_DETAIL:-0}"
 }
 one "no hook" ""
 one "empty pre hook with the entry clock (cushim_bench_cpu hooktime)" "" hooktime

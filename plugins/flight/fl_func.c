@@ -149,51 +149,119 @@ static inline uint32_t fl_hash(uint64_t p)
     return (uint32_t)((p * 0x9e3779b97f4a7c15ull) >> 32);
 }
 
-uint16_t fl_func_args(fl_thread *t, const fl_plan *pl, const cushim_call *call, fl_rec *r)
+/* The arguments' bytes after the params, by the function's layout: where the record has room, 8- and 4-byte
+   arguments (pointers, ints) in line; then the record finished with its flags 'f' and FL_R_ARGS... The general
+   case (any size, room checked an argument), out of line. */
+static __attribute__((noinline)) void fl_args_copy(const fl_func *fn, void *const *kp, fl_rec *r, uint16_t f)
 {
-    const unsigned char *pv = call->params;
-    uint64_t handle, gen = atomic_load_explicit(&fl_func_gen, memory_order_acquire);
-    void **kp;
-    fl_fcache *e;
-    const fl_func *fn;
-    unsigned char *out;
-    uint32_t idx, room, used = 0, trunc = 0;
-    memcpy(&handle, pv + pl->func_off, sizeof handle);
-    memcpy(&kp, pv + pl->args_off, sizeof kp);
-    if (handle == 0 || kp == NULL)   /* no function, or the 'extra' form: nothing described to copy */
-        return 0;
-    e = &t->cache[fl_hash(handle) & (FL_FCACHE - 1)];
-    if (e->key == handle && e->gen == gen) {
-        idx = e->index;
-    } else {
-        if ((idx = fl_describe(t->ring, handle, call->seq, gen)) == UINT32_MAX)
-            return 0;
-        e->key = handle;
-        e->gen = gen;
-        e->index = idx;
-    }
-    fn = &t->funcs[idx];
-    if (fn->args_known == 0)
-        return 0;
-    out = (unsigned char *)(r + 1) + fl_pad8(r->params_len);
-    room = FL_REC_DATA - fl_pad8(r->params_len);
-    for (uint32_t i = 0; i < fn->nargs; i++) {
+    unsigned char *out = (unsigned char *)(r + 1) + fl_pad8(r->params_len);
+    uint32_t room = FL_REC_DATA - fl_pad8(r->params_len), used = 0, trunc = 0, nargs = fn->nargs;
+    for (uint32_t i = 0; i < nargs; i++) {
         uint32_t off = fn->arg_off[i], size = fn->arg_size[i];
-        if (off + size > room || kp[i] == NULL) {
+        const void *src = kp[i];
+        if (off + size > room || src == NULL) {
+            if (off + size <= room)
+                memset(out + off, 0, size);   /* not a former record's bytes */
             trunc = 1;
             continue;
         }
         if (size == 8)   /* pointers and 64-bit scalars, ints: in line */
-            __builtin_memcpy(out + off, kp[i], 8);
+            __builtin_memcpy(out + off, src, 8);
         else if (size == 4)
-            __builtin_memcpy(out + off, kp[i], 4);
+            __builtin_memcpy(out + off, src, 4);
         else
-            memcpy(out + off, kp[i], size);
+            memcpy(out + off, src, size);
         if (off + size > used)
             used = off + size;
     }
     r->args_len = (uint16_t)used;
-    return (uint16_t)(FL_R_ARGS | (trunc || fn->args_known == 2 ? FL_R_ARGS_TRUNC : 0));
+    f |= (uint16_t)(FL_R_ARGS | (trunc || fn->args_known == 2 ? FL_R_ARGS_TRUNC : 0));
+    atomic_store_explicit(&r->flags, f, memory_order_release);
+}
+
+/* A miss in the thread's cache: the function's table entry (described now if need be) and its copy plan in 'e',
+   then the launch's arguments as on a hit. */
+static __attribute__((noinline)) void fl_func_args_miss(fl_thread *t, const fl_plan *pl, const cushim_call *call,
+                                                        fl_rec *r, uint16_t f, fl_fcache *e, uint64_t handle,
+                                                        uint64_t gen)
+{
+    uint32_t idx = fl_describe(t->ring, handle, call->seq, gen), end = 0, m4 = 0, simple;
+    const fl_func *fn;
+    if (idx == UINT32_MAX) {
+        atomic_store_explicit(&r->flags, f, memory_order_release);
+        return;
+    }
+    fn = &t->funcs[idx];
+    simple = fn->args_known == 1 && fn->nargs <= 32;
+    for (uint32_t i = 0; simple && i < fn->nargs; i++) {
+        uint32_t sz = fn->arg_size[i];
+        if (sz != 4 && sz != 8)
+            simple = 0;
+        if (sz == 4)
+            m4 |= 1u << i;
+        if (fn->arg_off[i] + sz > end)
+            end = fn->arg_off[i] + sz;
+    }
+    e->key = handle;
+    e->gen = gen;
+    e->fn = fn;
+    e->m4 = m4;
+    e->end = (uint16_t)(end <= 0xffff ? end : 0xffff);
+    e->nargs = (uint8_t)(simple ? fn->nargs : 0);
+    e->simple = (uint8_t)simple;
+    fl_func_args(t, pl, call, r, f);   /* a hit now */
+}
+
+/* The usual kernel's arguments (e->simple: pointers and ints, all in the record's room): no size or room test
+   an argument - the same bytes as fl_args_copy. 0 when one is NULL (the driver accepted it anyway): then
+   fl_args_copy says what is missing. */
+static inline __attribute__((always_inline)) int fl_args_simple(const fl_fcache *e, const fl_func *fn,
+                                                                void *const *kp, fl_rec *r)
+{
+    unsigned char *out = (unsigned char *)(r + 1) + fl_pad8(r->params_len);
+    uint32_t m4 = e->m4, n = e->nargs;
+    for (uint32_t i = 0; i < n; i++, m4 >>= 1) {
+        const void *src = kp[i];
+        if (__builtin_expect(src == NULL, 0))
+            return 0;
+        if (m4 & 1)
+            __builtin_memcpy(out + fn->arg_off[i], src, 4);
+        else
+            __builtin_memcpy(out + fn->arg_off[i], src, 8);
+    }
+    r->args_len = e->end;
+    return 1;
+}
+
+/* Only tail calls out of the usual case (a hit, a kernel of pointers and ints): no registers to save. */
+void fl_func_args(fl_thread *t, const fl_plan *pl, const cushim_call *call, fl_rec *r, uint16_t f)
+{
+    const unsigned char *pv = call->params;
+    uint64_t handle, gen = atomic_load_explicit(&fl_func_gen, memory_order_acquire);
+    void *const *kp;
+    fl_fcache *e;
+    const fl_func *fn;
+    memcpy(&handle, pv + pl->func_off, sizeof handle);
+    memcpy(&kp, pv + pl->args_off, sizeof kp);
+    if (handle == 0 || kp == NULL)   /* no function, or the 'extra' form: nothing described to copy */
+        goto out;
+    e = &t->cache[fl_hash(handle) & (FL_FCACHE - 1)];
+    if (__builtin_expect(e->key != handle || e->gen != gen, 0)) {
+        fl_func_args_miss(t, pl, call, r, f, e, handle, gen);
+        return;
+    }
+    fn = e->fn;
+    if (__builtin_expect(e->simple, 1) && e->end <= FL_REC_DATA - fl_pad8(r->params_len) &&
+        __builtin_expect(fl_args_simple(e, fn, kp, r), 1)) {
+        f |= FL_R_ARGS;
+        goto out;
+    }
+    if (fn->args_known != 0) {
+        fl_args_copy(fn, kp, r, f);
+        return;
+    }
+out:
+    atomic_store_explicit(&r->flags, f, memory_order_release);
 }
 
 void fl_func_unloaded(cushim_call *call, void *user, uint64_t *slot)

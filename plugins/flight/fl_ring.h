@@ -141,6 +141,7 @@ typedef struct fl_slice {
 #define FL_R_TRUNC 4u         /* the params struct did not fit: 'params_len' bytes kept                     */
 #define FL_R_ARGS 8u          /* kernel arguments follow the params (args_len bytes, the launch's layout)    */
 #define FL_R_ARGS_TRUNC 16u   /* ... not all of them                                                       */
+#define FL_R_UNTIMED 32u      /* a query recorded at its return, one clock read: t_exit is its entry time    */
 
 typedef struct fl_rec {
     _Atomic uint64_t seq;     /* the call's seq (unique in the process); 0 while being written             */

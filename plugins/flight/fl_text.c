@@ -17,7 +17,9 @@ void fl_call_line(fl_sb *sb, const fl_all *A, const fl_call *c, const char *inde
     const cushim_api_info *api = fl_meta_api(c->rec.api_id);
     const fl_func *fn = fl_kernel_of(A, c);
     fl_sb_printf(sb, "%s#%-6" PRIu64 " %+11.6f s ", indent, c->seq, fl_rel(A->f, c->rec.t_enter));
-    if (c->flags & FL_R_DONE)
+    if (c->flags & FL_R_UNTIMED)   /* a query: recorded at its return with its entry time alone */
+        fl_sb_put(sb, "        -     ");
+    else if (c->flags & FL_R_DONE)
         fl_sb_printf(sb, "%9.1f us  ", (double)(c->rec.t_exit - c->rec.t_enter) / 1e3);
     else
         fl_sb_put(sb, "   running   ");

@@ -40,8 +40,8 @@ static struct {
     fl_ring_config cfg;
     char *dir;
     uint32_t tls_key;
-    uint64_t group, alloc_group, unload_group;
-    int have_alloc, have_unload;
+    uint64_t group, query_group, alloc_group, unload_group;
+    int have_query, have_alloc, have_unload;
     int keep;
     _Atomic int lost_said;      /* threads without a slice: said once                            */
 } fl_st = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -58,7 +58,10 @@ fl_ring *fl_ring_now(void)
 
 static void fl_hooks_off(void)
 {
-    fl_host->hooks_remove(fl_self, fl_st.group);
+    if (fl_st.group != 0)
+        fl_host->hooks_remove(fl_self, fl_st.group);
+    if (fl_st.have_query)
+        fl_host->hooks_remove(fl_self, fl_st.query_group);
     if (fl_st.have_alloc)
         fl_host->hooks_remove(fl_self, fl_st.alloc_group);
     if (fl_st.have_unload)
@@ -151,17 +154,16 @@ static __attribute__((noinline)) fl_thread *fl_thread_new(uint64_t t_first)
 
 /* ---- hooks ---- */
 
-/* The params struct into the record: 8-byte words, then the tail, in line (a call to memcpy would make the hook
-   save registers; the structs are small: 64 bytes for cuLaunchKernel). */
+/* The params struct into the record: 16-byte moves, then the tail, in line (a call to memcpy would make the
+   hook save registers; the structs are small: 64 bytes for cuLaunchKernel, in 4 steps of 5 instructions). */
+typedef uint64_t fl_v16 __attribute__((vector_size(16)));
 static inline __attribute__((always_inline)) void fl_copy(unsigned char *d, const unsigned char *s, uint32_t n)
 {
     uint32_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        uint64_t w0, w1;
-        __builtin_memcpy(&w0, s + i, 8);
-        __builtin_memcpy(&w1, s + i + 8, 8);
-        __builtin_memcpy(d + i, &w0, 8);
-        __builtin_memcpy(d + i + 8, &w1, 8);
+        fl_v16 v;
+        __builtin_memcpy(&v, s + i, 16);
+        __builtin_memcpy(d + i, &v, 16);
         __asm__("" ::: "memory");   /* keeps the compiler from making the loop a memcpy call again */
     }
     if (i + 8 <= n) {
@@ -170,6 +172,8 @@ static inline __attribute__((always_inline)) void fl_copy(unsigned char *d, cons
         __builtin_memcpy(d + i, &w, 8);
         i += 8;
     }
+    if (__builtin_expect(i == n, 1))   /* a struct with a pointer in it is a multiple of 8 bytes */
+        return;
     if (i + 4 <= n) {
         uint32_t w;
         __builtin_memcpy(&w, s + i, 4);
@@ -230,8 +234,10 @@ static __attribute__((noinline)) void fl_post_launch(const fl_plan *pl, const cu
                                                      uint16_t f)
 {
     fl_thread *t = fl_me;
-    if (t != NULL && !t->sink)
-        f |= fl_func_args(t, pl, call, r);
+    if (t != NULL && !t->sink) {
+        fl_func_args(t, pl, call, r, f);   /* finishes the record */
+        return;
+    }
     atomic_store_explicit(&r->flags, f, memory_order_release);
 }
 
@@ -265,6 +271,46 @@ static void fl_post(cushim_call *call, void *user, uint64_t *slot)
     atomic_store_explicit(&r->flags, f, memory_order_release);
 }
 
+/* A read-only query that does not wait (pl->post_only), hooked without a pre hook: its one record written at its
+   return, complete, with one clock read - the entry time the core took (CUSHIM_HOOK_TIME); no exit clock, no pre
+   hook call (docs/plugins/flight.md "Cost"). Such a call cannot hang, and one that faults inside the driver is
+   the one call the ring then lacks. */
+static void fl_post_query(cushim_call *call, void *user, uint64_t *slot)
+{
+    fl_thread *t = fl_me;
+    const fl_plan *pl;
+    fl_slice *s;
+    fl_rec *r;
+    uint64_t k, word, te;
+    uint16_t f;
+    (void)user;
+    (void)slot;
+    if (__builtin_expect(t == NULL, 0) && (t = fl_thread_new(call->t_enter_ns)) == NULL)
+        return;
+    pl = &fl_plans[call->api_id];
+    s = t->slice;
+    k = atomic_load_explicit(&s->head, memory_order_relaxed);
+    r = fl_rec_at(s, t->mask, k);
+    te = call->t_enter_ns;
+    if (__builtin_expect(te == 0, 0))
+        te = fl_host->now_ns();
+    f = FL_R_DONE | FL_R_UNTIMED | ((call->flags & CUSHIM_CALL_SKIPPED) ? FL_R_SKIPPED : 0);
+    atomic_store_explicit(&r->seq, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->head, k + 1, memory_order_release);
+    __atomic_store_n(&r->t_enter, te, __ATOMIC_RELAXED);
+    r->t_exit = te;
+    __atomic_store_n(&r->tid, call->tid, __ATOMIC_RELAXED);
+    __atomic_store_n(&r->api_id, call->api_id, __ATOMIC_RELAXED);
+    r->result = pl->status ? *(const int32_t *)call->retval : 0;
+    /* flags (done), params_len, args_len (0), depth, reserved: one store */
+    word = pl->head_word | f | (uint64_t)(call->depth < 255 ? call->depth : 255) << 48;
+    __builtin_memcpy((char *)r + offsetof(fl_rec, flags), &word, sizeof word);
+    fl_copy((unsigned char *)(r + 1), call->params, pl->params_len);
+    atomic_store_explicit(&r->seq, call->seq, memory_order_release);
+    if (__builtin_expect(r->result != 0, 0))
+        fl_event_error(call, r);
+}
+
 /* ---- init ---- */
 
 static int fl_plan_build(const cushim_host *h, fl_plan **out)
@@ -291,6 +337,7 @@ static int fl_plan_build(const cushim_host *h, fl_plan **out)
             pl->func_off = h->api_param(a, (uint32_t)sh.func)->offset;
             pl->args_off = h->api_param(a, (uint32_t)sh.args)->offset;
         }
+        pl->post_only = (a->categories & CUSHIM_CAT_QUERY) && !pl->sync && !pl->launch;
     }
     *out = p;
     return 0;
@@ -321,6 +368,77 @@ static int fl_opt_range(cushim_plugin *self, const char *name, int64_t lo, int64
     return 0;
 }
 
+/* ",id:N" (or "id:N" first) appended to the selector being built in *sel (*len bytes): 0, or -1 (no memory). */
+static int fl_sel_add(char **sel, size_t *len, uint32_t id)
+{
+    char one[24];
+    int n = snprintf(one, sizeof one, "%sid:%u", *len != 0 ? "," : "", id);
+    char *g = realloc(*sel, *len + (size_t)n + 1);
+    if (g == NULL)
+        return -1;
+    memcpy(g + *len, one, (size_t)n + 1);
+    *sel = g;
+    *len += (size_t)n;
+    return 0;
+}
+
+/* The filter's APIs hooked in two groups, first in and last out (the record sees what every other plugin did):
+   pre + post with both clocks on most (fl_pre, fl_post), the exit alone with the entry clock on read-only
+   queries that do not wait (fl_post_query: one hook call and one clock read a query). */
+static int fl_hooks_on(const cushim_host *host, cushim_plugin *self, const char *filter, const fl_plan *plans)
+{
+    uint32_t limit = host->api_id_limit();
+    uint32_t *ids = malloc((size_t)(limit ? limit : 1) * sizeof *ids);
+    char *sel[2] = {NULL, NULL}, err[256] = "";
+    size_t len[2] = {0, 0};
+    cushim_hook_spec spec;
+    int n, rc = -1;
+    if (ids == NULL) {
+        host->log(self, CUSHIM_LOG_ERROR, "out of memory");
+        return -1;
+    }
+    n = host->api_select(filter, ids, limit, err, sizeof err);
+    if (n <= 0) {
+        host->log(self, CUSHIM_LOG_ERROR, "filter=%s: %s", filter,
+                  n == 0 || n == CUSHIM_ENOMATCH ? "matches no API of this build" : "not a valid selector");
+        goto out;
+    }
+    for (int i = 0; i < n && (uint32_t)i < limit; i++) {
+        int k;
+        if (ids[i] >= limit)
+            continue;
+        k = plans[ids[i]].post_only ? 1 : 0;
+        if (fl_sel_add(&sel[k], &len[k], ids[i]) != 0) {
+            host->log(self, CUSHIM_LOG_ERROR, "out of memory");
+            goto out;
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        if (sel[k] == NULL)
+            continue;
+        memset(&spec, 0, sizeof spec);
+        spec.size = sizeof spec;
+        spec.flags = k == 0 ? CUSHIM_HOOK_TIME | CUSHIM_HOOK_EXIT_TIME : CUSHIM_HOOK_TIME;
+        spec.select = sel[k];
+        spec.priority = -1000000;
+        spec.pre = k == 0 ? fl_pre : NULL;
+        spec.post = k == 0 ? fl_post : fl_post_query;
+        if (host->hooks_add(self, &spec, k == 0 ? &fl_st.group : &fl_st.query_group) != CUSHIM_OK) {
+            host->log(self, CUSHIM_LOG_ERROR, "filter=%s: the host refused its hooks", filter);
+            fl_hooks_off();
+            goto out;
+        }
+        if (k == 1)
+            fl_st.have_query = 1;
+    }
+    rc = 0;
+out:
+    free(sel[0]);
+    free(sel[1]);
+    free(ids);
+    return rc;
+}
+
 static int fl_init(const cushim_host *host, cushim_plugin *self)
 {
     fl_event_config ec;
@@ -328,7 +446,6 @@ static int fl_init(const cushim_host *host, cushim_plugin *self)
     fl_plan *plans;
     const char *filter, *on, *sig, *dd;
     char why[300];
-    int rc;
     if (fl_host != NULL) {
         host->log(self, CUSHIM_LOG_ERROR, "the flight recorder is loaded once per process");
         return -1;
@@ -401,19 +518,8 @@ static int fl_init(const cushim_host *host, cushim_plugin *self)
     }
     fl_plans = plans;
     filter = host->opt_string(self, "filter");
-    memset(&spec, 0, sizeof spec);
-    spec.size = sizeof spec;
-    spec.flags = CUSHIM_HOOK_TIME | CUSHIM_HOOK_EXIT_TIME;
-    spec.select = filter[0] != '\0' ? filter : "all";
-    spec.priority = -1000000;   /* first in, last out: the record sees what every other plugin did */
-    spec.pre = fl_pre;
-    spec.post = fl_post;
-    rc = host->hooks_add(self, &spec, &fl_st.group);
-    if (rc != CUSHIM_OK) {
-        host->log(self, CUSHIM_LOG_ERROR, "filter=%s: %s", spec.select,
-                  rc == CUSHIM_ENOMATCH ? "matches no API of this build" : "not a valid selector");
+    if (fl_hooks_on(host, self, filter[0] != '\0' ? filter : "all", plans) != 0)
         goto fail;
-    }
     if (fl_alloc_init(host, self, &fl_st.alloc_group) == 0)
         fl_st.have_alloc = 1;
     memset(&spec, 0, sizeof spec);

@@ -21,6 +21,8 @@ typedef struct fl_plan {
     uint8_t launch;        /* a driver launch with a function and kernelParams: arguments kept    */
     uint8_t sync;          /* category sync: the watchdog looks at it                             */
     uint8_t trunc;         /* the params struct is longer than what is kept                       */
+    uint8_t post_only;     /* a query that does not wait: one record at its return (fl_post_query)  */
+    uint8_t pad0;
     uint16_t func_off;     /* launch: the function handle's offset in the params                  */
     uint16_t args_off;     /* launch: kernelParams' offset                                        */
     uint16_t pad;
@@ -34,8 +36,11 @@ typedef struct fl_plan {
 typedef struct fl_fcache {
     uint64_t key;
     uint64_t gen;
-    uint32_t index;        /* in the ring's function table                                       */
-    uint32_t pad;
+    const fl_func *fn;     /* its entry in the ring's function table                             */
+    uint32_t m4;           /* simple: bit i set when argument i is 4 bytes (else 8)              */
+    uint16_t end;          /* simple: the end of the last argument's bytes                       */
+    uint8_t nargs;
+    uint8_t simple;        /* every argument known, of 4 or 8 bytes: copied without a size test  */
 } fl_fcache;
 
 typedef struct fl_thread {
@@ -65,8 +70,9 @@ fl_ring *fl_ring_ensure(uint64_t t_first);
 /* Resolves the driver's name and parameter-layout queries. 0. */
 int fl_func_init(const cushim_host *h);
 /* A launch's post hook after success: the kernel's arguments copied after the params (layout from the
-   function table, described at the function's first launch); the record's flags to add (FL_R_ARGS...). */
-uint16_t fl_func_args(fl_thread *t, const fl_plan *pl, const cushim_call *call, fl_rec *r);
+   function table, described at the function's first launch), then the record finished: its flags 'f' with
+   FL_R_ARGS... added, stored with release. */
+void fl_func_args(fl_thread *t, const fl_plan *pl, const cushim_call *call, fl_rec *r, uint16_t f);
 /* A module or library was unloaded: every thread asks again. */
 void fl_func_unloaded(cushim_call *call, void *user, uint64_t *slot);
 void fl_func_fork_child(void);

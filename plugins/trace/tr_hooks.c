@@ -277,8 +277,10 @@ static inline __attribute__((always_inline)) void tr_post_call(tr_state *st, con
     }
     /* off the stack before the record is published (tr_open_pop) */
     atomic_store_explicit(&tb->nopen, n - 1, memory_order_relaxed);
-    tr_buf_commit(tb, tr_call_write(c->data + tb->wr, pl, call, call->t_enter_ns, t,
-                                    launch ? atomic_load_explicit(&tb->opens[n - 1].kname, memory_order_relaxed) : 0));
+    tr_buf_commit(tb, tr_call_write_as(c->data + tb->wr, pl, call, call->t_enter_ns, t,
+                                       launch ? atomic_load_explicit(&tb->opens[n - 1].kname, memory_order_relaxed)
+                                              : 0,
+                                       launch));   /* a launch's 64-byte params: the 16-byte loop */
 }
 
 /* The exit of a two-record call: its EXIT record. */

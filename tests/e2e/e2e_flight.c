@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cuda.h>
@@ -248,6 +249,62 @@ int main(int argc, char **argv)
             launch3(f, NULL, a, b, (int)i);
         return 0;
     }
-    fprintf(stderr, "usage: e2e_flight basic|kill|sticky|segv|hang|attrib|threads N|fork|exec|errors|launches N\n");
+    if (strcmp(mode, "query") == 0) {
+        /* a launch, two queries (recorded at their return), then a query that fails (faultinject) */
+        CUdeviceptr a;
+        CUcontext c = NULL;
+        int v = 0;
+        setup();
+        CK(cuMemAlloc(&a, 4096));
+        launch3(func("scale__ppi"), NULL, a, a, 1);
+        CK(cuCtxGetCurrent(&c));
+        CK(cuDeviceGetCount(&v));
+        printf("ctx=%p count=%d\n", (void *)c, v);
+        printf("version: %d\n", (int)cuDriverGetVersion(&v));
+        CK(cuCtxSynchronize());
+        return 0;
+    }
+    if (strcmp(mode, "wide") == 0) {
+        /* arguments the record has no room for (19 pointers and an int: 156 bytes after 64 of params, 144 of
+           room), then a launch whose second argument's pointer is NULL (the fake does not read them) */
+        CUdeviceptr a, p[19];
+        int n = 7;
+        void *args[20];
+        setup();
+        CK(cuMemAlloc(&a, 4096));
+        for (int i = 0; i < 19; i++) {
+            p[i] = a + (CUdeviceptr)i * 8;
+            args[i] = &p[i];
+        }
+        args[19] = &n;
+        CK(cuLaunchKernel(func("wide__pppppppppppppppppppi"), 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
+        {
+            void *holes[] = {&p[0], NULL, &n};
+            CK(cuLaunchKernel(func("holes__ppi"), 1, 1, 1, 1, 1, 1, 0, NULL, holes, NULL));
+        }
+        launch3(func("scale__ppi"), NULL, a, a + 8, 1);
+        return 0;
+    }
+    if (strcmp(mode, "ab") == 0) {
+        /* under the A/B copy (bench/gpu/flight_ab.c): each SIGUSR2 removes or adds again the recorder's hooks;
+           its helper thread switches, so each state is given time before the next call */
+        CUdeviceptr a;
+        int v = 0;
+        struct timespec gap = {0, 100 * 1000 * 1000};
+        setup();
+        CK(cuMemAlloc(&a, 4096));
+        launch3(func("scale__ppi"), NULL, a, a, 1);
+        raise(SIGUSR2);
+        nanosleep(&gap, NULL);
+        CK(cuDeviceGetCount(&v));
+        launch3(func("shift__ppi"), NULL, a, a, 2);
+        raise(SIGUSR2);
+        nanosleep(&gap, NULL);
+        CK(cuDriverGetVersion(&v));
+        launch3(func("bench__ppi"), NULL, a, a, 3);
+        return 0;
+    }
+    fprintf(stderr, "usage: e2e_flight basic|kill|sticky|segv|hang|attrib|threads N|fork|exec|errors|launches N|"
+                    "query|ab|wide\n");
     return 2;
 }

@@ -12,7 +12,7 @@ target_link_libraries(e2e_flight PRIVATE cushim_fake_cuda pthread)
 set(_fl sh "${CMAKE_CURRENT_SOURCE_DIR}/run_flight.sh")
 set(_fl_args "$<TARGET_FILE:flight>" "$<TARGET_FILE:e2e_flight>" "$<TARGET_FILE:cushim-flight>"
     "$<TARGET_FILE:faultinject>")
-foreach(_c basic env kill sticky hang attrib threads exec full readonly)
+foreach(_c basic env kill sticky hang attrib threads exec full readonly query wide)
   e2e_test(flight_${_c} COMMAND ${_fl} ${_c} ${_fl_args})
 endforeach()
 # A forked child of a multi-threaded process: TSan's runtime does not follow (as trace_fork).
@@ -24,6 +24,11 @@ if(CUSHIM_SANITIZE STREQUAL "")
   e2e_test(flight_segv COMMAND ${_fl} segv ${_fl_args})
 endif()
 set_tests_properties(flight_full flight_readonly PROPERTIES SKIP_RETURN_CODE 77)
+# The bench-only A/B copy (bench/gpu/flight_ab.c; CUSHIM_BUILD_GPUAB, on with the tests).
+if(TARGET flight_ab)
+  e2e_test(flight_ab COMMAND ${_fl} ab ${_fl_args} "$<TARGET_FILE:flight_ab>")
+  set_property(TEST flight_ab APPEND PROPERTY LABELS concurrency)
+endif()
 set_property(TEST flight_threads APPEND PROPERTY LABELS concurrency)
 # The launcher preloads the shim itself (without a sanitizer runtime first, which ASan refuses).
 e2e_test(flight_launcher COMMAND ${_fl} launcher ${_fl_args} NO_PRELOAD

@@ -25,5 +25,10 @@ set(_gb_gpuab "")
 if(TARGET trace_gpuab AND TARGET trace_fake_cupti)
   set(_gb_gpuab "$<TARGET_FILE:trace_gpuab>")
 endif()
+# With the flight recorder's A/B copy (plugins/flight/CMakeLists.txt): BENCH_AB_VS switching it.
+set(_gb_flightab "")
+if(TARGET flight_ab AND TARGET trace_fake_cupti)
+  set(_gb_flightab "$<TARGET_FILE:flight_ab>")
+endif()
 e2e_test(gpubench_ab COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_gpubench_ab.sh" $<TARGET_FILE:gpubench_launch_fake>
-  "${E2E_PRELOAD}" $<TARGET_FILE:trace> "${E2E_OUT}" "${_gb_cupti}" "${_gb_gpuab}" NO_PRELOAD)
+  "${E2E_PRELOAD}" $<TARGET_FILE:trace> "${E2E_OUT}" "${_gb_cupti}" "${_gb_gpuab}" "${_gb_flightab}" NO_PRELOAD)

@@ -1,5 +1,5 @@
 #!/bin/sh
-# run_flight.sh CASE PLUGIN PROGRAM TOOL FAULTINJECT
+# run_flight.sh CASE PLUGIN PROGRAM TOOL FAULTINJECT [FLIGHT_AB]
 # The flight recorder loaded by the preloaded shim through CUSHIM_PLUGINS, against the fake driver (ctest sets
 # LD_PRELOAD and LD_LIBRARY_PATH). PROGRAM is e2e_flight (workloads by mode), TOOL cushim-flight, FAULTINJECT the
 # faultinject plugin (a sticky error from the fake). Each case checks the program's exit, the recorder's lines on
@@ -207,6 +207,70 @@ sticky)
     [ "$(ls "$shm" | grep -c -- '-dump[12]-error.ring$')" = 2 ] || fail "error dumps: $(ls "$shm")"
     dump "$shm"/*-dump2-error.ring
     has dump.txt "cuMemAlloc_v2 returned CUDA_ERROR_OUT_OF_MEMORY on thread"
+    ;;
+query)
+    # read-only queries that do not wait: one record each at their return, with the entry time alone (no exit
+    # clock: '-' where a duration would be), in order among the other calls; a failing query still dumps
+    FL_MORE="$fi:rule=cuDriverGetVersion:CUDA_ERROR_ILLEGAL_ADDRESS" run "" query
+    [ "$rc" = 0 ] || fail "exited with $rc"
+    has out "version: 700"
+    flight_lines 1
+    has err "cuDriverGetVersion returned CUDA_ERROR_ILLEGAL_ADDRESS (a sticky error: the context is lost)"
+    d=$(dump_path)
+    [ -f "$d" ] || fail "no dump file '$d'"
+    dump "$d"
+    grep -Eq '^ *#[0-9]+ +[-+][0-9.]+ s +- +cuCtxGetCurrent\(pctx=0x' dump.txt ||
+        fail "cuCtxGetCurrent is not one untimed record ('-' for its duration)"
+    grep -Eq '^ *#[0-9]+ +[-+][0-9.]+ s +- +cuDeviceGetCount\(count=0x' dump.txt || fail "cuDeviceGetCount untimed"
+    grep -Eq '^ *#[0-9]+ +[-+][0-9.]+ s +[0-9.]+ us +cuLaunchKernel\(' dump.txt || fail "the launch lost its duration"
+    grep -Eq ' - +cuDriverGetVersion\(.* = CUDA_ERROR_ILLEGAL_ADDRESS' dump.txt || fail "the failing query's record"
+    json "$d" "count('cuCtxGetCurrent') == 1" "count('cuDeviceGetCount') == 1" \
+        "[e['name'] for e in X if e['name'] in ('cuLaunchKernel', 'cuCtxGetCurrent', 'cuDeviceGetCount', 'cuDriverGetVersion')] == ['cuLaunchKernel', 'cuCtxGetCurrent', 'cuDeviceGetCount', 'cuDriverGetVersion']" \
+        "all(e['dur'] == 0 for e in X if e['name'] in ('cuCtxGetCurrent', 'cuDeviceGetCount'))" \
+        "[e['args']['result'] for e in X if e['name'] == 'cuDriverGetVersion'] == ['CUDA_ERROR_ILLEGAL_ADDRESS']"
+    ;;
+wide)
+    # a launch's arguments past the record's room (19 pointers and an int after 64 bytes of params: 144 bytes of
+    # room) keep the first 18; a NULL among the argument pointers keeps the others; then a usual kernel
+    run "keep=1" wide
+    [ "$rc" = 0 ] || fail "exited with $rc"
+    dump "$shm"/cushim-flight-*.ring
+    sed -n '/^launches, copies and sets since/,/^live allocations/p' dump.txt >pending.txt
+    sed -n '/kernel wide__/,/kernel holes__/p' pending.txt >wide.txt
+    has wide.txt "arg 0 = "
+    has wide.txt "arg 17 = "
+    hasnt wide.txt "arg 18 = "
+    sed -n '/kernel holes__/,/kernel scale__/p' pending.txt >holes.txt
+    has holes.txt "arg 0 = "
+    has holes.txt "arg 1 = 0x0:"
+    sed -n '/kernel scale__/,$p' pending.txt >scale.txt
+    has scale.txt "arg 0 = "
+    has scale.txt "arg 1 = "
+    hasnt scale.txt "arg 2 = "
+    ;;
+ab)
+    # the bench-only A/B copy (bench/gpu/flight_ab.c; the GPU check flightab): SIGUSR2 removes the recorder's
+    # hooks and adds them again; the calls between are not recorded, those after are
+    abso=${6:?the path of the A/B copy}
+    env LD_PRELOAD="$preload" CUSHIM_LOG=info CUSHIM_PLUGINS="$abso:dir=$shm,keep=1,signal=off" "$prog" ab >out 2>err
+    rc=$?
+    [ "$rc" = 0 ] || fail "exited with $rc"
+    has err "each SIGUSR2 removes or adds again the recorder's 4 hook groups (now in)"
+    has err "A/B copy: 2 switches, 0 failures"
+    dump "$shm"/cushim-flight-*.ring
+    has dump.txt "kernel scale__ppi"
+    hasnt dump.txt "kernel shift__ppi"
+    hasnt dump.txt "cuDeviceGetCount("
+    has dump.txt "cuDriverGetVersion("
+    has dump.txt "kernel bench__ppi"
+    rm -f "$shm"/*
+    # ab_paused=1: nothing recorded until the first signal
+    env LD_PRELOAD="$preload" CUSHIM_PLUGINS="$abso:dir=$shm,keep=1,signal=off,ab_paused=1" "$prog" ab >out 2>err
+    [ "$?" = 0 ] || fail "ab_paused=1: exited with $?"
+    dump "$shm"/cushim-flight-*.ring
+    hasnt dump.txt "kernel scale__ppi"
+    has dump.txt "kernel shift__ppi"
+    hasnt dump.txt "kernel bench__ppi"
     ;;
 segv)
     run "" segv

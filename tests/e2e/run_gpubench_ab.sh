@@ -1,13 +1,14 @@
 #!/bin/sh
-# run_gpubench_ab.sh BENCH SHIM TRACE_SO OUT [FAKE_CUPTI [GPUAB_SO]]: launch_bench's BENCH_AB inside one process, on the
-# fake driver (tests/e2e/gpubench.cmake). Checks the plumbing, never the timings: a result line with its pairs,
+# run_gpubench_ab.sh BENCH SHIM TRACE_SO OUT [FAKE_CUPTI [GPUAB_SO [FLIGHT_AB_SO]]]: launch_bench's BENCH_AB inside
+# one process, on the fake driver (tests/e2e/gpubench.cmake). Checks the plumbing, never the timings: a result line with its pairs,
 # every block switched (hooks removed and added again; the trace's recording toggled: the trace holds the calls
 # of the recording blocks and not those of the paused ones), a refusal without anything to switch, and with the
 # stand-in libcupti BENCH_AB_VS (trace, CUPTI and the floor in turns: the trace holds its blocks' calls alone);
 # with the gpu-ab copy of the plugin (GPUAB_SO, the GPU check tracegpuab's instrument) its CUPTI switch: API records
-# in the paused blocks, CUPTI detached and attached again on each resume, the recording blocks' launches linked.
+# in the paused blocks, CUPTI detached and attached again on each resume, the recording blocks' launches linked;
+# with the flight recorder's A/B copy (FLIGHT_AB_SO, the GPU check flightab's instrument) BENCH_AB_VS switching it.
 set -u
-bench=$1 shim=$2 trace=$3 out=$4/gpubench_ab cupti=${5:-} gpuab=${6:-}
+bench=$1 shim=$2 trace=$3 out=$4/gpubench_ab cupti=${5:-} gpuab=${6:-} flightab=${7:-}
 rm -rf "$out" && mkdir -p "$out" && cd "$out" || exit 1
 fail() { echo "gpubench_ab: FAIL: $*"; exit 1; }
 export CUSHIM_LOG=error
@@ -91,5 +92,20 @@ if launches < 4 * 2 * 256:
 if len(kernels) < 4 * 2 * 256:
     sys.exit("%d kernel events, want at least %d: the callbacks did not come back after a re-attachment" % (len(kernels), 4 * 2 * 256))
 PY
+fi
+# 6. the flight recorder's A/B copy under BENCH_AB_VS (tests/gpu/checks/flight.sh 'flightab'): 2 cycles, the
+#    recorder's hooks out at start (ab_paused) and switched 4 times a cycle; the ring kept (keep=1) holds the calls
+#    of its blocks: launches of the gate kernel and of the bursts
+if [ -n "$cupti" ] && [ -n "$flightab" ]; then
+    mkdir -p "$out/fl"
+    env CUSHIM_LOG=info BENCH_LABEL=ab-vs BENCH_CUPTI=1 BENCH_CUPTI_LIB="$cupti" BENCH_AB=16 BENCH_AB_VS=1 \
+        BENCH_AB_CALLS=1000 BENCH_AB_BURSTS=2 BENCH_AB_GAP_MS=50 BENCH_GATE=1 LD_PRELOAD="$shim" \
+        CUSHIM_PLUGINS="$flightab:dir=$out/fl,keep=1,signal=off,ab_paused=1" "$bench" 512 1000 \
+        >flab.out 2>flab.err || fail "flight ab-vs run: $(cat flab.err)"
+    grep -Eq '^label=ab-vs .* cupti=1 gate=1 ab_vs_cycles=2 ab_vs_trace_ctx_ns=-?[0-9.]+ ' flab.out ||
+        fail "flight ab-vs line: $(cat flab.out)"
+    grep -q 'hook groups (now out)' flab.err || fail "the A/B copy did not start paused: $(cat flab.err)"
+    grep -q 'A/B copy: 8 switches, 0 failures' flab.err || fail "the A/B copy's switches: $(grep 'A/B' flab.err)"
+    [ "$(ls "$out/fl" | grep -c '^cushim-flight-.*\.ring$')" = 1 ] || fail "no ring of the recorded blocks: $(ls "$out/fl")"
 fi
 echo "gpubench_ab: PASS"

@@ -10,6 +10,7 @@
 #   flight train    tests/gpu/torch_train.py under the recorder: losses and parameters bitwise identical to native
 #   flight bench    trace_gpu.py bench (the launch-bound MLP step) native / shim / shim+flight, interleaved rounds:
 #                   the medians, reported as information (never asserted)
+# (check 'flightab': the recorder's cost inside one process, issue 45's benchmarks; see check_flight_ab)
 check_flight() {
     local nv=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc exe=$BIN/flight_bad d=$WORK/flight tool=$BUILD_DIR/tools/cushim-flight
     local fl=$BUILD_DIR/plugins/flight.so out err line f dump rc
@@ -106,3 +107,87 @@ check_flight() {
     rm -f "$d"/* 2>/dev/null
 }
 gpu_check flight check_flight
+
+# flightab: what --flight adds, measured inside one process against the shim with no hook (issue 45's targets: at
+# most 30 ns on a cuCtxGetCurrent, 1% on the launch-bound MLP step and on the transformer step), with the A/B copy
+# of the recorder (<build>/plugins-ab/flight.so, bench/gpu/flight_ab.c: each SIGUSR2 removes or adds again the
+# shipped recorder's hooks). Information rows only (PASS: measured; never a timed assertion):
+#   flightab calls        bench/gpu/launch_bench.c BENCH_AB_VS (cycles none, flight, CUPTI, floor, floor, CUPTI,
+#                         flight, none): the added ns a cuCtxGetCurrent and an empty launch (per burst of 256 and
+#                         the median launch timed alone) of the recorder, the empty CUPTI callback and the floor
+#                         of any recorder (bench/floor.h), medians over FLIGHT_AB_RUNS (4) processes, min..max
+#   flightab mlp / transformer
+#                         trace_gpu.py abbench (ABBA blocks recording / hooks out, TRACE_AB_SETTLE_MS=20 after
+#                         each switch): the median over processes of each process's median pair ratio,
+#                         min..max, and each process's median on/off step
+# FLIGHT_AB_RUNS (4) processes each; FLIGHT_AB_BLOCKS (32: 4 cycles; the ring is made in the first recorded block)
+# launch_bench blocks; FLIGHT_AB_STEP_BLOCKS (48) and
+# FLIGHT_AB_STEPS (50) for the MLP step, FLIGHT_AB_TF_BLOCKS (16) and FLIGHT_AB_TF_STEPS (20) for the transformer.
+check_flight_ab() {
+    local ab=$BUILD_DIR/plugins-ab/flight.so d=/dev/shm/cushim-flightab.$$ lb=$WORK/launch_bench_flight
+    local cuda=${CUDA_HOME:-/usr/local/cuda} lib=${BENCH_CUPTI_LIB:-} r out k v line model blocks steps
+    local runs=${FLIGHT_AB_RUNS:-4}
+    if [ ! -f "$ab" ]; then
+        result "flightab" FAIL "no $ab (the A/B copy: a build with CUSHIM_BUILD_GPUAB=ON)"
+        return
+    fi
+    mkdir -p "$d" || { result "flightab" FAIL "cannot make $d"; return; }
+    if [ -z "$lib" ]; then
+        for c in "$cuda/extras/CUPTI/lib64/libcupti.so" "$cuda/lib64/libcupti.so" \
+                 "$cuda/targets/x86_64-linux/lib/libcupti.so" "$cuda/lib/libcupti.so"; do
+            if [ -e "$c" ]; then lib=$c; break; fi
+        done
+    fi
+    # 1. calls: launch_bench's paired cycles
+    if ! tmo 120 gcc -std=gnu11 -O2 -Wall -Wextra -I"$cuda/include" -I"$ROOT/sdk/include" -I"$ROOT/bench" -o "$lb" \
+            "$ROOT/bench/gpu/launch_bench.c" -L"$cuda/lib64" -L"$cuda/lib64/stubs" -lcuda -ldl -lm \
+            >"$LOGS/flightab-build.log" 2>&1; then
+        result "flightab calls" FAIL "launch_bench did not build: $(tail -n 2 "$LOGS/flightab-build.log" | tr '\n' ' ' | cut -c1-200)"
+    else
+        : >"$LOGS/flightab-calls.txt"
+        for ((r = 0; r < runs; r++)); do
+            tmo 150 env BENCH_LABEL=flightab BENCH_CUPTI=1 BENCH_CUPTI_LIB="${lib:-libcupti.so.13}" \
+                BENCH_AB="${FLIGHT_AB_BLOCKS:-32}" BENCH_AB_VS=1 BENCH_AB_GAP_MS="${BENCH_AB_GAP_MS:-150}" \
+                LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$ab:dir=$d,signal=off,ab_paused=1" \
+                "$lb" 200000 1000000 >>"$LOGS/flightab-calls.txt" 2>>"$LOGS/flightab-calls.err"
+            rm -f "$d"/cushim-flight-* 2>/dev/null
+        done
+        # ab_vs_trace_*: the plugin that SIGUSR2 switches - the recorder here
+        line=""
+        for k in trace_ctx_ns cupti_ctx_ns floor_ctx_ns trace_burst_ns cupti_burst_ns trace_lmed_ns cupti_lmed_ns \
+                 ratio_ctx ratio_burst ratio_lmed; do
+            v=$(grep -o "ab_vs_$k=[-0-9.naif]*" "$LOGS/flightab-calls.txt" | cut -d= -f2 | grep -v nan)
+            [ -n "$v" ] || continue
+            line+="${k/trace/flight} $(printf '%s\n' "$v" | median) ($(printf '%s\n' "$v" | sort -g | head -n 1)..$(printf '%s\n' "$v" | sort -g | tail -n 1)); "
+        done
+        if grep -q 'ab_vs_trace_ctx_ns' "$LOGS/flightab-calls.txt"; then
+            result "flightab calls" PASS "information: added ns, medians of $(grep -c ab_vs_trace_ctx_ns "$LOGS/flightab-calls.txt") processes (min..max), recorder / CUPTI ratios as ratio_*: ${line% }"
+        else
+            result "flightab calls" FAIL "no measurement: $(tail -n 2 "$LOGS/flightab-calls.err" | tr '\n' ' ' | cut -c1-200)"
+        fi
+    fi
+    # 2. the PyTorch steps: recording / hooks out, ABBA blocks in one process
+    for model in mlp transformer; do
+        if [ "$model" = mlp ]; then blocks=${FLIGHT_AB_STEP_BLOCKS:-48} steps=${FLIGHT_AB_STEPS:-50}
+        else blocks=${FLIGHT_AB_TF_BLOCKS:-16} steps=${FLIGHT_AB_TF_STEPS:-20}; fi
+        local all="" ons="" offs=""
+        for ((r = 0; r < runs; r++)); do
+            out=$LOGS/flightab.$model.$r.out
+            tmo 240 env LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$ab:dir=$d,signal=off" TRACE_AB_SETTLE_MS=20 \
+                TRACE_GPU_MODEL=$model "$PY" "$HERE/trace/trace_gpu.py" abbench "$blocks" "$steps" >"$out" \
+                2>"$LOGS/flightab.$model.$r.err"
+            rm -f "$d"/cushim-flight-* 2>/dev/null
+            v=$(awk '/^ab_ratio/ {print $2}' "$out")
+            all+="${v:-fail} "
+            ons+="$(awk '/^ab_on_ns/ {print $2}' "$out") " offs+="$(awk '/^ab_off_ns/ {print $2}' "$out") "
+        done
+        v=$(printf '%s\n' $all | grep -v fail | median)
+        if [ -z "$v" ]; then
+            result "flightab $model" FAIL "no run gave a ratio: $(tail -n 2 "$LOGS/flightab.$model.0.err" | tr '\n' ' ' | cut -c1-200)"
+        else
+            result "flightab $model" PASS "information: step recording / hooks out in one process, median of processes $v ($(printf '%s\n' $all | grep -v fail | sort -g | head -n 1)..$(printf '%s\n' $all | grep -v fail | sort -g | tail -n 1); runs: $all); each process's median step on/off ns: $ons/ $offs(target: at most 1.01)"
+        fi
+    done
+    rm -rf "$d"
+}
+gpu_check flightab check_flight_ab
