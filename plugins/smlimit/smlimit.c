@@ -72,22 +72,25 @@ static int sml_resolve(sml_state *st);
 
 /* The real functions, resolved at the first launch rather than in init: a
    process that never launches (a shell the environment passes through) must
-   not load the driver for us. 1 when usable. */
-static int sml_ready(sml_state *st)
+   not load the driver for us. Returns the launch path (SML_PATH_*, smlimit.h):
+   sml_pre reads it once a launch, so a process without a priority runs a path
+   compiled without any of the priority work. */
+static __attribute__((noinline)) int sml_ready(sml_state *st)
 {
-    int r = atomic_load_explicit(&st->resolved, memory_order_acquire);
-    if (r != 0)
-        return r > 0;
+    int r;
     pthread_mutex_lock(&st->mq);
-    if ((r = atomic_load(&st->resolved)) == 0) {
-        r = sml_resolve(st) == 0 ? 1 : -1;
-        atomic_store_explicit(&st->resolved, r, memory_order_release);
-        if (r < 0)
+    if ((r = atomic_load(&st->path)) == SML_PATH_UNRESOLVED) {
+        r = sml_resolve(st) != 0 ? SML_PATH_OFF : st->prio >= 0 ? SML_PATH_PRIO : SML_PATH_PLAIN;
+        atomic_store_explicit(&st->path, r, memory_order_release);
+        if (r == SML_PATH_OFF)
             sml_host->log(st->self, CUSHIM_LOG_ERROR, "the driver lacks cuCtxGetDevice, cuEventQuery or another "
                                                       "function smlimit needs: launches are not limited");
+        else
+            sml_host->log(st->self, CUSHIM_LOG_DEBUG, "launch path: %s",
+                          r == SML_PATH_PRIO ? "with priorities" : "without priorities");
     }
     pthread_mutex_unlock(&st->mq);
-    return r > 0;
+    return r;
 }
 
 /* ---- turns ---------------------------------------------------------------------
@@ -231,17 +234,16 @@ static int sml_turn_blocked(sml_state *st, int i, sml_dev *d, sml_region *r, uin
     return 1;
 }
 
-static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
+/* The pre hook's body, compiled twice (sml_pre): 'with_prio' 0 leaves out every priority branch, so a process
+   without a priority pays nothing for them (bench/cpu/smlimit_instr.sh). */
+static inline __attribute__((always_inline)) int sml_pre_run(cushim_call *call, sml_state *st, uint64_t *slot,
+                                                             const int with_prio)
 {
-    sml_state *st = user;
-    int i;
-    if (!sml_ready(st))
-        return CUSHIM_CONTINUE;
-    i = sml_current_device(st);
+    int i = sml_current_device(st);
     sml_dev *d;
     uint64_t now, wait, turn_t0 = 0;   /* when this launch began to wait for the turn; MAX: gave up */
     uint64_t prio_t0 = 0;              /* when it began to wait for a higher priority's work; MAX: done */
-    const int prio = st->prio;         /* in a register across the loop's calls */
+    const int prio = with_prio ? st->prio : -1;   /* in a register across the loop's calls */
     uint32_t dead = 0;
     CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
     if (i < 0 || !(d = &st->dev[i])->limited)
@@ -261,7 +263,7 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
             d->t_start = now;
             sml_init(&d->lim, d->share, st->window_ns, now);
         }
-        if (__builtin_expect(prio >= 0, 0) && prio_t0 != UINT64_MAX && sml_prio_hold(st, d, i, now, &prio_t0)) {
+        if (with_prio && prio_t0 != UINT64_MAX && sml_prio_hold(st, d, i, now, &prio_t0)) {
             pthread_mutex_unlock(&d->mu);
             sml_sleep_ns(SML_TURN_POLL_NS);
             continue;
@@ -279,7 +281,7 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
             sml_sleep_ns(SML_TURN_POLL_NS);
             continue;
         }
-        if (__builtin_expect(prio == SML_PRIO_HIGH, 0) && d->limit >= 1.0 && d->share >= 1.0) {
+        if (with_prio && prio == SML_PRIO_HIGH && d->limit >= 1.0 && d->share >= 1.0) {
             /* no limit here and nothing to yield to: only counted (a lower level keeps the limiter's bound on
                its queued work, about a window of it, so that what it has queued when a higher one starts is
                bounded) */
@@ -305,7 +307,7 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
                 turn_r = d->turn_region;
             }
         }
-        if (__builtin_expect(prio >= 0, 0)) {
+        if (with_prio) {
             if (wait == 0 && !other_turn && d->prio_slot != NULL && !d->prio_pub) {
                 /* admitted: ours is pending here now (cleared by sml_turn_idle when it is done) */
                 sml_shm_busy(d->prio_region, i, d->prio_slot, st->prio, 1);
@@ -323,6 +325,46 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
         sml_sleep_ns(wait);
     }
     *slot = now;
+    return CUSHIM_CONTINUE;
+}
+
+static __attribute__((noinline)) int sml_pre_plain(cushim_call *call, sml_state *st, uint64_t *slot)
+{
+    return sml_pre_run(call, st, slot, 0);
+}
+
+static __attribute__((noinline)) int sml_pre_prio(cushim_call *call, sml_state *st, uint64_t *slot)
+{
+    return sml_pre_run(call, st, slot, 1);
+}
+
+/* A process's first launch: resolve, then the path chosen (a call of its own, so that sml_pre keeps no frame). */
+static __attribute__((noinline)) int sml_pre_first(cushim_call *call, sml_state *st, uint64_t *slot)
+{
+    switch (sml_ready(st)) {
+    case SML_PATH_PLAIN:
+        return sml_pre_plain(call, st, slot);
+    case SML_PATH_PRIO:
+        return sml_pre_prio(call, st, slot);
+    default:
+        return CUSHIM_CONTINUE;
+    }
+}
+
+/* The launch path is chosen once a launch by the value that also says the real functions are resolved (one load
+   and compare, as before priorities, then a tail jump): SML_PATH_PLAIN runs the body compiled without the
+   priority work, SML_PATH_PRIO the one with it (both out of line, so neither pays the other's prologue). A priority that arrives while the process runs switches it by
+   storing SML_PATH_PRIO (release) after st->prio. */
+static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
+{
+    sml_state *st = user;
+    int path = atomic_load_explicit(&st->path, memory_order_acquire);
+    if (__builtin_expect(path == SML_PATH_PLAIN, 1))
+        return sml_pre_plain(call, st, slot);
+    if (path == SML_PATH_PRIO)
+        return sml_pre_prio(call, st, slot);
+    if (path == SML_PATH_UNRESOLVED)
+        return sml_pre_first(call, st, slot);
     return CUSHIM_CONTINUE;
 }
 

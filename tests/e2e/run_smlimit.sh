@@ -93,7 +93,10 @@ case $case in
     CUSHIM_PLUGINS= "$prog" 200 >"$out" 2>"$out.err" || fail "exit $?"
     share_in 0.5 1.01 ;;
   limit)
-    CUSHIM_PLUGINS="$plugin:limit=25,report=1,shared=0" "$prog" 200 >"$out" 2>"$out.err" || fail "exit $?"
+    CUSHIM_LOG=debug CUSHIM_PLUGINS="$plugin:limit=25,report=1,shared=0" "$prog" 200 >"$out" 2>"$out.err" ||
+      fail "exit $?"
+    # no priority: the launch path compiled without the priority work (bench/cpu/smlimit_instr.sh)
+    grep -q 'smlimit: launch path: without priorities' "$out.err" || fail "not the launch path without priorities"
     share_in 0.05 0.40; report_ok ;;
   env)
     CUDA_DEVICE_SM_LIMIT=25 CUSHIM_PLUGINS="$plugin:report=1,shared=0" "$prog" 200 >"$out" 2>"$out.err" || fail "exit $?"
@@ -282,8 +285,10 @@ case $case in
         >"$out.h" 2>"$out.h.err" &
       ph=$!
       sleep 0.2   # the high one busy first
-      FAKE_CUDA_KERNEL_LOG="$out.kl$pr" CUSHIM_PLUGINS="$plugin:group=$grp,report=1$lo" "$prog" 300 \
+      FAKE_CUDA_KERNEL_LOG="$out.kl$pr" CUSHIM_LOG=debug CUSHIM_PLUGINS="$plugin:group=$grp,report=1$lo" "$prog" 300 \
         >"$out" 2>"$out.err" || fail "priority=$pr: low process: exit $?"
+      [ $pr = 0 ] || grep -q "smlimit: launch path: with priorities" "$out.err" ||
+        fail "priority=$pr: not the launch path with priorities"
       wait $ph || fail "priority=$pr: high process: exit $?"
       rm -f "/dev/shm/cushim-smlimit4-$(id -u)-$grp" "/dev/shm${FAKE_CUDA_SHARED_GPU}"
       unset FAKE_CUDA_SHARED_GPU
