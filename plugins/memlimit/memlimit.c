@@ -50,6 +50,7 @@ enum { ML_DO_CHARGED = 1, ML_DO_TAKEN = 2, ML_DO_REFDROP = 3, ML_DO_RECORD = 4 }
 #define ML_NS_POOL 2
 
 typedef CUresult (*ml_cuCtxGetDevice_fn)(CUdevice *);
+typedef CUresult (*ml_cuDeviceGetCount_fn)(int *);
 typedef cudaError_t (*ml_cudaGetDevice_fn)(int *);
 typedef int (*ml_nvmlDeviceGetIndex_fn)(void *, unsigned int *);
 
@@ -63,7 +64,7 @@ typedef struct ml_state {
     int32_t oom_driver, oom_runtime;
     uint8_t *handle_ref;          /* per API id: the released/produced value is a VMM handle */
     uint32_t id_limit;
-    uint32_t id_ctx_dev, id_rt_dev, id_nvml_index;   /* real functions, resolved at first use */
+    uint32_t id_ctx_dev, id_rt_dev, id_nvml_index, id_dev_count;   /* real functions, resolved at first use */
     int vis_map[ML_MAX_DEVICES];  /* CUDA_VISIBLE_DEVICES: host index of ordinal i */
     int vis_n;                    /* 0 identity, -1 not numeric                   */
     uint32_t id_getinfo, id_getinfo_v2, id_totalmem, id_totalmem_v2, id_rt_getinfo, id_rt_props,
@@ -255,7 +256,7 @@ static void *ml_real(uint32_t id, _Atomic(void *) *cache)
     return f;
 }
 
-static _Atomic(void *) ml_ctx_dev_fn, ml_rt_dev_fn, ml_nvml_index_fn;
+static _Atomic(void *) ml_ctx_dev_fn, ml_rt_dev_fn, ml_nvml_index_fn, ml_dev_count_fn;
 
 /* The current device of the calling thread, as the library of 'call' sees it; -1 if none. */
 static int ml_current_device(const cushim_call *call)
@@ -271,6 +272,38 @@ static int ml_current_device(const cushim_call *call)
         CUdevice d = -1;
         return f != NULL && f(&d) == CUDA_SUCCESS ? (int)d : -1;
     }
+}
+
+/* With one device visible (a container given one GPU, a MIG instance) every context is on device 0: an
+   allocation's device then needs no driver call (the cuCtxGetDevice that was the quota's only driver call per
+   allocation, docs/benchmarks.md). 1: one device; -1: several, or no count (ask each time); 0: not known yet (the
+   driver not initialised: asked again at the next allocation). The count is fixed at cuInit
+   (CUDA_VISIBLE_DEVICES). */
+static atomic_int ml_one_dev;
+
+static int ml_single_device(void)
+{
+    int v = atomic_load_explicit(&ml_one_dev, memory_order_relaxed), n = 0;
+    if (__builtin_expect(v != 0, 1))
+        return v > 0;
+    ml_cuDeviceGetCount_fn f = (ml_cuDeviceGetCount_fn)ml_real(ml_st.id_dev_count, &ml_dev_count_fn);
+    if (f == NULL)
+        v = -1;
+    else if (f(&n) == CUDA_SUCCESS)
+        v = n == 1 ? 1 : -1;
+    else
+        return 0;
+    atomic_store_explicit(&ml_one_dev, v, memory_order_relaxed);
+    return v > 0;
+}
+
+/* The device an allocation made now goes to: 0 without asking when only one is visible (*guessed = 1: whether
+   there is a current context at all is then not known; a refusal asks, so a call without one still gets the
+   driver's own error), else the current device as ml_current_device asks it; -1 if none. */
+static int ml_alloc_device(const cushim_call *call, int *guessed)
+{
+    *guessed = ml_single_device();
+    return *guessed ? 0 : ml_current_device(call);
 }
 
 /* Inside another call that has an allocation role (cudaMalloc -> cuMemAlloc)? */
@@ -362,7 +395,7 @@ static int ml_pool_device(uint64_t pool)
 
 static int ml_alloc_pre(cushim_call *call, const cushim_alloc_role *r, uint64_t *slot)
 {
-    int cat = ml_cat_of(r->mem), dev = -1;
+    int cat = ml_cat_of(r->mem), dev = -1, guessed = 0;
     uint64_t bytes;
     if (!ml_role_readable(ml_host, call, r))
         return CUSHIM_CONTINUE;   /* a descriptor into unreadable memory: the driver refuses it, uncharged */
@@ -384,7 +417,7 @@ static int ml_alloc_pre(cushim_call *call, const cushim_alloc_role *r, uint64_t 
             dev = ml_current_device(call);
         break;
     default:
-        dev = ml_current_device(call);
+        dev = ml_alloc_device(call, &guessed);
     }
     if (cat == ML_CAT_HOST)
         dev = dev < 0 ? 0 : dev;
@@ -394,12 +427,14 @@ static int ml_alloc_pre(cushim_call *call, const cushim_alloc_role *r, uint64_t 
     if (bytes > ML_S_BYTES_MASK) {
         /* 256 TiB or more: no device has it. Past a quota: refused; else the driver says no, uncharged
            (the slot could not carry the amount back to the post hook) */
-        if (cat == ML_CAT_HOST || ml_limit_now(dev) == 0)
+        if (cat == ML_CAT_HOST || ml_limit_now(dev) == 0 || (guessed && ml_current_device(call) < 0))
             return CUSHIM_CONTINUE;
         return cushim_call_skip(call, call->info && call->info->ret_kind == CUSHIM_RET_CUDAERROR ? ml_st.oom_runtime
                                                                                                  : ml_st.oom_driver);
     }
     if (ml_take(cat, dev, bytes) != 0) {
+        if (guessed && ml_current_device(call) < 0)
+            return CUSHIM_CONTINUE;   /* no context: the driver's own error, uncharged */
         int32_t oom = call->info && call->info->ret_kind == CUSHIM_RET_CUDAERROR ? ml_st.oom_runtime : ml_st.oom_driver;
         if (ml_host->log_enabled(CUSHIM_LOG_INFO))
             ml_host->log(ml_st.self, CUSHIM_LOG_INFO, "%s: %llu bytes on device %d refused: %llu of %llu in use",
@@ -794,6 +829,7 @@ static int ml_init(const cushim_host *host, cushim_plugin *self)
     ml_st.id_ctx_dev = ml_id("cuCtxGetDevice");
     ml_st.id_rt_dev = ml_id("cudaGetDevice");
     ml_st.id_nvml_index = ml_id("nvmlDeviceGetIndex");
+    ml_st.id_dev_count = ml_id("cuDeviceGetCount");
 
     /* every API with a role that moves memory, as one selector "id:N,id:M,..." */
     ml_st.id_limit = host->api_id_limit();

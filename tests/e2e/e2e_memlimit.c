@@ -659,6 +659,33 @@ int main(int argc, char **argv)
         printf("%s: %d failures\n", argv[1], failures);
         return failures ? 1 : 0;
     }
+    if (!strcmp(argv[1], "nocontext") && argc == 3) {
+        /* one device visible: memlimit takes an allocation's device as 0 without asking the driver; with no
+           context current the call still gets the driver's own error, past the quota or not, and nothing stays
+           charged */
+        CUdeviceptr p = 0;
+        CUdevice d;
+        CUresult r;
+        size_t f = 0, t = 0;
+        CHECK(cuInit(0) == CUDA_SUCCESS, "nocontext: cuInit");
+        r = cuMemAlloc(&p, limit + MiB);
+        CHECK(r == CUDA_ERROR_INVALID_CONTEXT, "nocontext: past the quota without a context: %d, want %d", (int)r,
+              (int)CUDA_ERROR_INVALID_CONTEXT);
+        r = cuMemAlloc(&p, MiB);
+        CHECK(r == CUDA_ERROR_INVALID_CONTEXT, "nocontext: within the quota without a context: %d, want %d", (int)r,
+              (int)CUDA_ERROR_INVALID_CONTEXT);
+        CHECK(cuDeviceGet(&d, 0) == CUDA_SUCCESS && cuDevicePrimaryCtxRetain(&ctx[0], d) == CUDA_SUCCESS &&
+                  cuCtxSetCurrent(ctx[0]) == CUDA_SUCCESS, "nocontext: a context");
+        CHECK(cuMemGetInfo(&f, &t) == CUDA_SUCCESS && t == limit && f == limit,
+              "nocontext: free %zu of %zu after the failed calls, want all of %zu", f, t, limit);
+        CHECK(cuMemAlloc(&p, limit + MiB) == CUDA_ERROR_OUT_OF_MEMORY, "nocontext: past the quota not refused");
+        CHECK(cuMemAlloc(&p, MiB) == CUDA_SUCCESS, "nocontext: cuMemAlloc");
+        CHECK(cuMemGetInfo(&f, &t) == CUDA_SUCCESS && limit - f == MiB, "nocontext: %zu charged, want 1 MiB",
+              limit - f);
+        CHECK(cuMemFree(p) == CUDA_SUCCESS, "nocontext: cuMemFree");
+        printf("%s: %d failures\n", argv[1], failures);
+        return failures ? 1 : 0;
+    }
     init();
     if (!strcmp(argv[1], "table") && argc == 3) {
         table_driver();

@@ -102,6 +102,21 @@ set_tests_properties(memlimit_region_owner PROPERTIES SKIP_RETURN_CODE 77)
 e2e_test(memlimit_pidns COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_memlimit_pidns.sh" ${_ml} ${_ml_plugin}
   $<TARGET_FILE:cushim-usage>)
 set_tests_properties(memlimit_pidns PROPERTIES SKIP_RETURN_CODE 77)
+# What the quota adds to an allocation pair (run_memlimit_cost.sh): the driver calls per pair on the fake with
+# one and two devices (none with one, one cuCtxGetDevice per allocation with two), and the GPU check's
+# in-process comparison (bench/gpu/memlimit_bench.c, MEMLIMIT_BENCH_INPROC) against the fake.
+add_executable(gpubench_memlimit_fake "${PROJECT_SOURCE_DIR}/bench/gpu/memlimit_bench.c")
+target_include_directories(gpubench_memlimit_fake PRIVATE "${CUSHIM_CUDA_INCLUDE}")
+target_compile_options(gpubench_memlimit_fake PRIVATE ${CUSHIM_WARN_FLAGS})
+target_link_libraries(gpubench_memlimit_fake PRIVATE cushim_fake_cuda ${CMAKE_DL_LIBS})
+# One device visible, no context current: the driver's own error, past the quota or not (the device taken as 0
+# without asking must not turn it into an out-of-memory), nothing left charged.
+e2e_test(memlimit_nocontext COMMAND ${_ml} nocontext 268435456
+  ENV "FAKE_CUDA_DEVICES=1" "CUSHIM_LOG=warn" "CUSHIM_PLUGINS=${_ml_plugin}:limit=256MiB")
+foreach(_c drivercalls inproc)
+  e2e_test(memlimit_${_c} COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_memlimit_cost.sh" ${_c}
+    $<TARGET_FILE:gpubench_memlimit_fake> ${_ml_plugin})
+endforeach()
 # Live limits: 'cushim limit' lowers a running process's budget (refused past it, nothing freed), then drops it.
 e2e_test(memlimit_live COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_memlimit_live.sh" ${_ml} ${_ml_plugin}
   "${PROJECT_SOURCE_DIR}/tools/cushim" ENV "CUSHIM_LIB=$<TARGET_FILE:cushim>")
