@@ -306,6 +306,21 @@ static int ml_alloc_device(const cushim_call *call, int *guessed)
     return *guessed ? 0 : ml_current_device(call);
 }
 
+/* The physical device (host/NVML index) of CUDA ordinal 'ord': the budget, its slots and every per-device limit
+   (limit=, HAMi's CUDA_DEVICE_MEMORY_LIMIT_<i>, cushim limit) are by physical device, so processes that see the
+   GPUs in other orders (CUDA_VISIBLE_DEVICES=1,0 beside 0,1) charge and read the same GPU's figures. A list of
+   UUIDs or MIG names cannot be mapped by index: the ordinal then (docs/limitations.md). -1: none or beyond what
+   we track. */
+static int ml_phys(int ord)
+{
+    int p = ord;
+    if (ord < 0)
+        return -1;
+    if (ml_st.vis_n > 0)
+        p = ord < ml_st.vis_n ? ml_st.vis_map[ord] : -1;
+    return p < ML_MAX_DEVICES ? p : -1;
+}
+
 /* Inside another call that has an allocation role (cudaMalloc -> cuMemAlloc)? */
 static int ml_nested(const cushim_call *call)
 {
@@ -421,6 +436,8 @@ static int ml_alloc_pre(cushim_call *call, const cushim_alloc_role *r, uint64_t 
     }
     if (cat == ML_CAT_HOST)
         dev = dev < 0 ? 0 : dev;
+    else
+        dev = ml_phys(dev);   /* an ordinal so far */
     if (dev < 0 || dev >= ML_MAX_DEVICES)
         return CUSHIM_CONTINUE;   /* no context (the call will fail) or beyond what we track */
     bytes = ml_role_size(ml_host, call, r, 0);
@@ -626,9 +643,11 @@ static void ml_pool_post(cushim_call *call, void *user, uint64_t *slot)
 }
 
 /* ---- queries report the quota ---- */
-static void ml_report(int dev, uint64_t *free_b, uint64_t *total)
+/* What a query on CUDA ordinal 'ord' reports: the quota of its physical device as its total, what is left as free. */
+static void ml_report(int ord, uint64_t *free_b, uint64_t *total)
 {
-    uint64_t lim = ml_limit_now(dev), used, left;
+    int dev = ml_phys(ord);
+    uint64_t lim = dev >= 0 ? ml_limit_now(dev) : 0, used, left;
     if (lim == 0)
         return;
     used = ml_used(dev);
@@ -687,7 +706,7 @@ static void ml_query_post(cushim_call *call, void *user, uint64_t *slot)
         unsigned long long *m = (unsigned long long *)(uintptr_t)ml_arg(ml_host, call, 1);
         uint64_t lim, used;
         if (m == NULL || nvml_index((void *)(uintptr_t)ml_arg(ml_host, call, 0), &idx) != 0 ||
-            (dev = ml_nvml_ordinal(idx)) < 0 || (lim = ml_limit_now(dev)) == 0)
+            (dev = ml_phys(ml_nvml_ordinal(idx))) < 0 || (lim = ml_limit_now(dev)) == 0)
             return;
         used = ml_used(dev);
         if (id == ml_st.id_nvml_mem) {
