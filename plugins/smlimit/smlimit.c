@@ -36,6 +36,7 @@
 #include "cushim_params.h"      /* generated; installed as <cushim/cushim_params.h> */
 #include "limitspec.h"
 #include "smlimit.h"
+#include "visible.h"   /* plugins/common */
 
 _Static_assert(SML_LIMIT_DEVICES == SML_MAX_DEV, "limitspec.h and shm.h disagree on the device count");
 
@@ -112,14 +113,14 @@ static __attribute__((noinline)) int sml_ready(sml_state *st)
  * that has had the turn for half a window while another process waits admits
  * nothing more until its work is done, and the turn passes on).
  */
-void sml_turn_idle(sml_dev *d, int i)
+void sml_turn_idle(sml_dev *d)
 {
     if (d->turn_slot != NULL && d->lim.outstanding == 0) {
-        sml_shm_turn_give(d->turn_region, i, d->turn_slot);
+        sml_shm_turn_give(d->turn_region, d->rdev, d->turn_slot);
         d->turn_since = 0;
     }
     if (d->prio_pub && d->lim.outstanding == 0) {   /* priorities: nothing of ours pending any more */
-        sml_shm_busy(d->prio_region, i, d->prio_slot, d->prio_level, 0);
+        sml_shm_busy(d->prio_region, d->rdev, d->prio_slot, d->prio_level, 0);
         d->prio_pub = 0;
     }
 }
@@ -166,7 +167,7 @@ static const char *sml_prio_name(int p)
 
 /* Should this launch (d->mu held) be held for a higher priority's work? *t0: when it began to wait, 0 none yet;
    set to UINT64_MAX once it may go (its wait counted). Out of line: a process without a priority never calls it. */
-static __attribute__((noinline)) int sml_prio_hold(sml_state *st, sml_dev *d, int i, uint64_t now, uint64_t *t0)
+static __attribute__((noinline)) int sml_prio_hold(sml_state *st, sml_dev *d, uint64_t now, uint64_t *t0)
 {
     int held;
     if (st->prio == SML_PRIO_HIGH) {
@@ -184,8 +185,8 @@ static __attribute__((noinline)) int sml_prio_hold(sml_state *st, sml_dev *d, in
     /* a process of a higher priority has work pending here, or has had within SML_PRIO_RECENT_NS and we have
        work in flight (so that what it waits behind when it starts again is one launch of ours, not a queue):
        hold, up to the starvation guard */
-    held = sml_shm_higher_busy(d->prio_region, i, d->prio_slot, st->prio, now, *t0 == 0) ||
-           (d->lim.outstanding > 0 && sml_shm_higher_recent(d->prio_region, i, st->prio, now));
+    held = sml_shm_higher_busy(d->prio_region, d->rdev, d->prio_slot, st->prio, now, *t0 == 0) ||
+           (d->lim.outstanding > 0 && sml_shm_higher_recent(d->prio_region, d->rdev, st->prio, now));
     if (held && *t0 == 0)
         *t0 = now;
     if (held && now - *t0 < st->prio_wait_ns)
@@ -206,19 +207,19 @@ static __attribute__((noinline)) int sml_prio_hold(sml_state *st, sml_dev *d, in
    again (after a short sleep), 0 when it has waited turn_wait_ms and launches without
    the turn (counted as a wait that gave up). The first time, a holder that is gone is
    passed over ('dead'); else we get in line. */
-static int sml_turn_blocked(sml_state *st, int i, sml_dev *d, sml_region *r, uint64_t *t0, uint32_t *dead)
+static int sml_turn_blocked(sml_state *st, sml_dev *d, sml_region *r, uint64_t *t0, uint32_t *dead)
 {
     uint64_t now = sml_now();
     if (*t0 == 0) {
-        uint32_t holder = sml_shm_turn_holder(r, i);
+        uint32_t holder = sml_shm_turn_holder(r, d->rdev);
         *t0 = now;
-        if (holder != 0 && !sml_shm_live(&r->slot[i][holder - 1], now)) {
+        if (holder != 0 && !sml_shm_live(&r->slot[d->rdev][holder - 1], now)) {
             *dead = holder;
             return 1;
         }
         pthread_mutex_lock(&d->mu);
         if (d->turn_slot != NULL)   /* the holder hands the turn to us when it is done */
-            sml_shm_turn_wait_mark(r, i, d->turn_slot);
+            sml_shm_turn_wait_mark(r, d->rdev, d->turn_slot);
         pthread_mutex_unlock(&d->mu);
     } else if (now - *t0 >= st->turn_wait_ns) {
         pthread_mutex_lock(&d->mu);
@@ -226,7 +227,7 @@ static int sml_turn_blocked(sml_state *st, int i, sml_dev *d, sml_region *r, uin
         d->turn_wait_ns += now - *t0;
         d->turn_gave_up++;
         if (d->turn_slot != NULL)
-            sml_shm_turn_wait_clear(r, i, d->turn_slot);
+            sml_shm_turn_wait_clear(r, d->rdev, d->turn_slot);
         pthread_mutex_unlock(&d->mu);
         return 0;
     }
@@ -263,14 +264,14 @@ static inline __attribute__((always_inline)) int sml_pre_run(cushim_call *call, 
             d->t_start = now;
             sml_init(&d->lim, d->share, st->window_ns, now);
         }
-        if (with_prio && prio_t0 != UINT64_MAX && sml_prio_hold(st, d, i, now, &prio_t0)) {
+        if (with_prio && prio_t0 != UINT64_MAX && sml_prio_hold(st, d, now, &prio_t0)) {
             pthread_mutex_unlock(&d->mu);
             sml_sleep_ns(SML_TURN_POLL_NS);
             continue;
         }
         burst = d->lim.outstanding == 0;   /* nothing of ours pending: this launch starts a burst */
         if (!burst && d->turn_since != 0 && d->turn_region != NULL && turn_t0 != UINT64_MAX &&
-            now - d->turn_since >= st->window_ns / 2 && sml_shm_turn_waited_for(d->turn_region, i, d->turn_slot)) {
+            now - d->turn_since >= st->window_ns / 2 && sml_shm_turn_waited_for(d->turn_region, d->rdev, d->turn_slot)) {
             /* our turn has lasted half a window and another process waits: nothing more
                until our work is done (the turn then passes to it) */
             if (d->turn_since != UINT64_MAX) {
@@ -293,9 +294,9 @@ static inline __attribute__((always_inline)) int sml_pre_run(cushim_call *call, 
         if (wait > 0) {
             d->waited_ns += wait;
             if (burst)   /* handed the turn while out of budget: nothing of ours runs, pass it on */
-                sml_turn_idle(d, i);
+                sml_turn_idle(d);
         } else if (burst && turn_t0 != UINT64_MAX && d->turn_region != NULL) {
-            if (sml_shm_turn_take(d->turn_region, i, d->turn_slot, dead)) {
+            if (sml_shm_turn_take(d->turn_region, d->rdev, d->turn_slot, dead)) {
                 d->turn_since = now;
                 if (turn_t0 != 0) {
                     d->turn_waits++;
@@ -310,13 +311,13 @@ static inline __attribute__((always_inline)) int sml_pre_run(cushim_call *call, 
         if (with_prio) {
             if (wait == 0 && !other_turn && d->prio_slot != NULL && !d->prio_pub) {
                 /* admitted: ours is pending here now (cleared by sml_turn_idle when it is done) */
-                sml_shm_busy(d->prio_region, i, d->prio_slot, st->prio, 1);
+                sml_shm_busy(d->prio_region, d->rdev, d->prio_slot, st->prio, 1);
                 d->prio_pub = 1;
             }
         }
         pthread_mutex_unlock(&d->mu);
         if (other_turn) {
-            if (!sml_turn_blocked(st, i, d, turn_r, &turn_t0, &dead))
+            if (!sml_turn_blocked(st, d, turn_r, &turn_t0, &dead))
                 turn_t0 = UINT64_MAX;   /* waited long enough: launch without the turn */
             continue;
         }
@@ -482,7 +483,7 @@ static void sml_post(cushim_call *call, void *user, uint64_t *slot)
 forget:
     pthread_mutex_lock(&d->mu);
     sml_forget(&d->lim, 1);
-    sml_turn_idle(d, i);
+    sml_turn_idle(d);
     pthread_mutex_unlock(&d->mu);
 }
 
@@ -668,12 +669,17 @@ static int sml_init_plugin(const cushim_host *host, cushim_plugin *self)
     st->pid_start = sml_proc_start(st->pid);
     for (int i = 0; i < SML_MAX_DEV; i++) {
         sml_dev *d = &st->dev[i];
+        /* CUDA ordinal i is physical device p: the limits and the region are by physical device (a list of
+           UUIDs cannot be mapped by index: the ordinal then, docs/limitations.md) */
+        int p = vis_physical(host->env("CUDA_VISIBLE_DEVICES"), i);
+        d->rdev = p >= 0 && p < SML_MAX_DEV ? p : i;
         pthread_mutex_init(&d->mu, NULL);
         /* a process with a priority and no limit here is admitted at 100% (its launches are seen, for the
            priorities, and a live limit can reach it) */
-        d->limited = (pct[i] > 0 && pct[i] < 100) || prio >= 0;
+        p = d->rdev;
+        d->limited = (pct[p] > 0 && pct[p] < 100) || prio >= 0;
         d->prio_level = prio;
-        d->limit = d->limit_own = d->share = d->share_min = pct[i] > 0 && pct[i] < 100 ? pct[i] / 100.0 : 1.0;
+        d->limit = d->limit_own = d->share = d->share_min = pct[p] > 0 && pct[p] < 100 ? pct[p] / 100.0 : 1.0;
     }
     if (st->shared) {
         const char *group = host->opt_string(self, "group");
@@ -702,8 +708,8 @@ static int sml_init_plugin(const cushim_host *host, cushim_plugin *self)
             same &= pct[i] == pct[0];
         if (same)
             snprintf(line, sizeof line, "%.4g%% on every device", pct[0]);
-        for (int i = 0; i < SML_MAX_DEV && len < sizeof line && !same; i++)
-            if (st->dev[i].limited)
+        for (int i = 0; i < SML_MAX_DEV && len < sizeof line && !same; i++)   /* physical devices */
+            if (pct[i] > 0 && pct[i] < 100)
                 len += (size_t)snprintf(line + len, sizeof line - len, "%s%d:%.4g%%", len ? " " : "", i, pct[i]);
         host->log(self, CUSHIM_LOG_INFO, "limits (device:percent): %s; window %llu ms%s%s%s%s", line,
                   (unsigned long long)(st->window_ns / 1000000), st->work_conserving ? ", work conserving" : "",
@@ -741,9 +747,9 @@ static void sml_flush(cushim_plugin *self)
                           d->waited_ns / 1e6, d->share * 100, d->share_min * 100, sml_clock_note(st, d, clock_note),
                           sml_turn_note(st, d, turn_note), sml_prio_note(st, d, prio_note));
         if (d->turn_slot != NULL)   /* leaving: the turn to whoever waits */
-            sml_shm_turn_give(d->turn_region, i, d->turn_slot);
+            sml_shm_turn_give(d->turn_region, d->rdev, d->turn_slot);
         if (d->prio_pub) {   /* and nothing of ours holds lower priorities back */
-            sml_shm_busy(d->prio_region, i, d->prio_slot, st->prio, 0);
+            sml_shm_busy(d->prio_region, d->rdev, d->prio_slot, st->prio, 0);
             d->prio_pub = 0;
         }
         pthread_mutex_unlock(&d->mu);

@@ -84,6 +84,9 @@ typedef struct sml_dev {
     int prio_level;                     /* st->prio, where sml_turn_idle can read it     */
     uint64_t prio_waits, prio_wait_ns, prio_wait_max, prio_guard;
     int alone;                          /* policy default: no other process active here */
+    int rdev;                           /* the physical device (CUDA_VISIBLE_DEVICES): its index in the
+                                           shared region and in the limits, where processes that see the
+                                           GPUs in other orders meet                          */
 } sml_dev;
 
 typedef struct sml_state {
@@ -137,8 +140,8 @@ extern const cushim_host *sml_host;
 
 uint64_t sml_now(void);                 /* CLOCK_MONOTONIC, ns */
 void sml_sleep_ns(uint64_t ns);
-/* Give device i's turn back when nothing of ours is pending there (d->mu held). */
-void sml_turn_idle(sml_dev *d, int i);
+/* Give the device's turn back when nothing of ours is pending there (d->mu held). */
+void sml_turn_idle(sml_dev *d);
 /* The polling thread (poll.c): started by the first launch's post hook. */
 void *sml_poll_thread(void *arg);
 
