@@ -951,7 +951,8 @@ static void ml_fork_child(cushim_plugin *self)
 
 static const cushim_option ml_options[] = {
     {"limit", CUSHIM_OPT_STRING, NULL,
-     "quota: 8GiB for every device, or per CUDA ordinal 0:8GiB,1:4GiB (*:N for the rest)"},
+     "quota: 8GiB for every device, or per physical device (CUDA_VISIBLE_DEVICES's numbers) 0:8GiB,1:4GiB "
+     "(*:N for the rest)"},
     {"budget", CUSHIM_OPT_STRING, NULL,
      "share the quota with every process naming this budget (/dev/shm/cushim-budget-NAME, or an absolute path)"},
     {"budget_group", CUSHIM_OPT_STRING, NULL,

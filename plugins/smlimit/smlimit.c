@@ -803,7 +803,8 @@ static void sml_fork_child(cushim_plugin *self)
 
 static const cushim_option sml_options[] = {
     {"limit", CUSHIM_OPT_STRING, NULL,
-     "percent of each device's time: 30, or per device 0:30,1:50; default CUDA_DEVICE_SM_LIMIT[_<i>]; 100: none"},
+     "percent of each device's time: 30, or per physical device (CUDA_VISIBLE_DEVICES's numbers) 0:30,1:50; default "
+     "CUDA_DEVICE_SM_LIMIT[_<i>]; 100: none"},
     {"window_ms", CUSHIM_OPT_INT, "100", "burst bound: an idle process saves up at most limit x window of GPU time"},
     {"poll_us", CUSHIM_OPT_INT, "20", "how often pending launches are checked for completion"},
     {"work_conserving", CUSHIM_OPT_BOOL, "false", "also use the share that partners on the device leave unused"},
