@@ -59,6 +59,7 @@ void sml_sleep_ns(uint64_t ns)
 
 /* ---- hooks ---------------------------------------------------------------- */
 
+/* The launching thread's device, as the driver says. */
 static int sml_current_device(const sml_state *st)
 {
     CUdevice dev;
@@ -81,14 +82,17 @@ static __attribute__((noinline)) int sml_ready(sml_state *st)
     int r;
     pthread_mutex_lock(&st->mq);
     if ((r = atomic_load(&st->path)) == SML_PATH_UNRESOLVED) {
-        r = sml_resolve(st) != 0 ? SML_PATH_OFF : st->prio >= 0 ? SML_PATH_PRIO : SML_PATH_PLAIN;
+        r = sml_resolve(st) != 0 ? SML_PATH_OFF
+            : st->prio >= 0     ? (st->one_dev ? SML_PATH_PRIO1 : SML_PATH_PRIO)
+                                : (st->one_dev ? SML_PATH_PLAIN1 : SML_PATH_PLAIN);
         atomic_store_explicit(&st->path, r, memory_order_release);
         if (r == SML_PATH_OFF)
             sml_host->log(st->self, CUSHIM_LOG_ERROR, "the driver lacks cuCtxGetDevice, cuEventQuery or another "
                                                       "function smlimit needs: launches are not limited");
         else
-            sml_host->log(st->self, CUSHIM_LOG_DEBUG, "launch path: %s",
-                          r == SML_PATH_PRIO ? "with priorities" : "without priorities");
+            sml_host->log(st->self, CUSHIM_LOG_DEBUG, "launch path: %s%s",
+                          r == SML_PATH_PRIO || r == SML_PATH_PRIO1 ? "with priorities" : "without priorities",
+                          st->one_dev ? ", one device" : "");
     }
     pthread_mutex_unlock(&st->mq);
     return r;
@@ -235,12 +239,14 @@ static int sml_turn_blocked(sml_state *st, sml_dev *d, sml_region *r, uint64_t *
     return 1;
 }
 
-/* The pre hook's body, compiled twice (sml_pre): 'with_prio' 0 leaves out every priority branch, so a process
-   without a priority pays nothing for them (bench/cpu/smlimit_instr.sh). */
+/* The pre hook's body, compiled once per launch path (sml_pre): 'with_prio' 0 leaves out every priority branch, so
+   a process without a priority pays nothing for them (bench/cpu/smlimit_instr.sh); 'one_dev' 1 (one device
+   visible: every context is on it) takes device 0 without asking the driver (a launch without a context then
+   fails its capture query below, and its result in sml_post). */
 static inline __attribute__((always_inline)) int sml_pre_run(cushim_call *call, sml_state *st, uint64_t *slot,
-                                                             const int with_prio)
+                                                             const int with_prio, const int one_dev)
 {
-    int i = sml_current_device(st);
+    int i = one_dev ? 0 : sml_current_device(st);
     sml_dev *d;
     uint64_t now, wait, turn_t0 = 0;   /* when this launch began to wait for the turn; MAX: gave up */
     uint64_t prio_t0 = 0;              /* when it began to wait for a higher priority's work; MAX: done */
@@ -331,12 +337,22 @@ static inline __attribute__((always_inline)) int sml_pre_run(cushim_call *call, 
 
 static __attribute__((noinline)) int sml_pre_plain(cushim_call *call, sml_state *st, uint64_t *slot)
 {
-    return sml_pre_run(call, st, slot, 0);
+    return sml_pre_run(call, st, slot, 0, 0);
 }
 
 static __attribute__((noinline)) int sml_pre_prio(cushim_call *call, sml_state *st, uint64_t *slot)
 {
-    return sml_pre_run(call, st, slot, 1);
+    return sml_pre_run(call, st, slot, 1, 0);
+}
+
+static __attribute__((noinline)) int sml_pre_plain1(cushim_call *call, sml_state *st, uint64_t *slot)
+{
+    return sml_pre_run(call, st, slot, 0, 1);
+}
+
+static __attribute__((noinline)) int sml_pre_prio1(cushim_call *call, sml_state *st, uint64_t *slot)
+{
+    return sml_pre_run(call, st, slot, 1, 1);
 }
 
 /* A process's first launch: resolve, then the path chosen (a call of its own, so that sml_pre keeps no frame). */
@@ -347,6 +363,10 @@ static __attribute__((noinline)) int sml_pre_first(cushim_call *call, sml_state 
         return sml_pre_plain(call, st, slot);
     case SML_PATH_PRIO:
         return sml_pre_prio(call, st, slot);
+    case SML_PATH_PLAIN1:
+        return sml_pre_plain1(call, st, slot);
+    case SML_PATH_PRIO1:
+        return sml_pre_prio1(call, st, slot);
     default:
         return CUSHIM_CONTINUE;
     }
@@ -362,8 +382,12 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
     int path = atomic_load_explicit(&st->path, memory_order_acquire);
     if (__builtin_expect(path == SML_PATH_PLAIN, 1))
         return sml_pre_plain(call, st, slot);
+    if (path == SML_PATH_PLAIN1)
+        return sml_pre_plain1(call, st, slot);
     if (path == SML_PATH_PRIO)
         return sml_pre_prio(call, st, slot);
+    if (path == SML_PATH_PRIO1)
+        return sml_pre_prio1(call, st, slot);
     if (path == SML_PATH_UNRESOLVED)
         return sml_pre_first(call, st, slot);
     return CUSHIM_CONTINUE;
@@ -412,7 +436,7 @@ static void sml_post(cushim_call *call, void *user, uint64_t *slot)
     sml_marker *m = NULL, **pp;
     CUcontext ctx = NULL;
     CUstream s;
-    if (*slot == 0 || (i = sml_current_device(st)) < 0)
+    if (*slot == 0 || (i = st->one_dev ? 0 : sml_current_device(st)) < 0)
         return;
     d = &st->dev[i];
     if (cushim_call_result(call) != CUDA_SUCCESS || call->api_id == CUSHIM_API_cuLaunchCooperativeKernelMultiDevice ||
@@ -522,6 +546,10 @@ static const char *sml_prio_note(const sml_state *st, const sml_dev *d, char not
 
 static int sml_resolve(sml_state *st)
 {
+    CUresult (*count)(int *) = (CUresult(*)(int *))sml_host->real(CUSHIM_API_cuDeviceGetCount);
+    int n = 0;
+    /* at the first launch the driver is initialised: with one device visible no launch asks for its device */
+    st->one_dev = count != NULL && count(&n) == CUDA_SUCCESS && n == 1;
 #define SML_REAL(field, api) (st->field = (__typeof__(st->field))sml_host->real(CUSHIM_API_##api)) != NULL
     return SML_REAL(ctx_get_device, cuCtxGetDevice) && SML_REAL(ctx_get_current, cuCtxGetCurrent) &&
                    SML_REAL(ctx_set_current, cuCtxSetCurrent) && SML_REAL(event_create, cuEventCreate) &&

@@ -26,9 +26,17 @@
 #define SML_PRIO_JOIN_NS 200000000ull   /* priorities: launches after the first wait at most this long for the
                                            poller to join the region                      */
 
-/* sml_state.path: which launch path sml_pre runs (smlimit.c). 0 until the first launch resolves the real
-   functions; OFF when some are missing (launches pass unlimited). */
-enum { SML_PATH_OFF = -1, SML_PATH_UNRESOLVED = 0, SML_PATH_PLAIN = 1, SML_PATH_PRIO = 2 };
+/* sml_state.path: which launch path sml_pre runs (smlimit.c): without or with priorities, asking the driver for the
+   launch's device or (…1) not, one device being visible. 0 until the first launch resolves the real functions; OFF
+   when some are missing (launches pass unlimited). */
+enum {
+    SML_PATH_OFF = -1,
+    SML_PATH_UNRESOLVED = 0,
+    SML_PATH_PLAIN = 1,
+    SML_PATH_PRIO = 2,
+    SML_PATH_PLAIN1 = 3,
+    SML_PATH_PRIO1 = 4
+};
 
 typedef CUresult (*sml_ctx_get_device_fn)(CUdevice *);
 typedef CUresult (*sml_ctx_get_current_fn)(CUcontext *);
@@ -124,6 +132,7 @@ typedef struct sml_state {
     sml_capture_mode_fn capture_mode;
     CUresult (*pci_bus_id)(char *, int, CUdevice);   /* optional: clock_ref_mhz's NVML match */
     atomic_int path;                    /* SML_PATH_*: the launch path, 0 until resolved */
+    int one_dev;                        /* one device visible: a launch's device is 0 (set before 'path') */
     atomic_int region_tried;            /* the poller has joined the region's devices, or failed to open it */
 } sml_state;
 

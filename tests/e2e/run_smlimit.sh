@@ -96,8 +96,25 @@ case $case in
     CUSHIM_LOG=debug CUSHIM_PLUGINS="$plugin:limit=25,report=1,shared=0" "$prog" 200 >"$out" 2>"$out.err" ||
       fail "exit $?"
     # no priority: the launch path compiled without the priority work (bench/cpu/smlimit_instr.sh)
-    grep -q 'smlimit: launch path: without priorities' "$out.err" || fail "not the launch path without priorities"
-    share_in 0.05 0.40; report_ok ;;
+    grep -q 'smlimit: launch path: without priorities$' "$out.err" || fail "not the launch path without priorities"
+    share_in 0.05 0.40; report_ok
+    # the driver calls for the launch's device (the fake's counts): two a launch (pre and post hook) with the fake's
+    # two devices, none with one (its own path: every context is on device 0)
+    for nd in 2 1; do
+      rm -f "$out.cnt"
+      FAKE_CUDA_DEVICES=$nd FAKE_CUDA_COUNTS="$out.cnt" CUSHIM_LOG=debug \
+        CUSHIM_PLUGINS="$plugin:limit=25,report=1,shared=0" "$prog" 200 >"$out" 2>"$out.err" || fail "devices $nd: exit $?"
+      n=$(awk '$1 == "cuCtxGetDevice" { print $2 }' "$out.cnt")
+      echo "devices $nd: ${n:-0} cuCtxGetDevice for 200 launches"
+      if [ $nd = 1 ]; then
+        grep -q 'smlimit: launch path: without priorities, one device' "$out.err" || fail "devices 1: not the one-device path"
+        [ "${n:-0}" -lt 10 ] || fail "devices 1: $n cuCtxGetDevice for 200 launches"
+      else
+        [ "${n:-0}" -ge 400 ] || fail "devices 2: ${n:-0} cuCtxGetDevice for 200 launches, want 2 a launch"
+      fi
+      share_in 0.05 0.40; report_ok
+    done
+    rm -f "$out.cnt" ;;
   env)
     CUDA_DEVICE_SM_LIMIT=25 CUSHIM_PLUGINS="$plugin:report=1,shared=0" "$prog" 200 >"$out" 2>"$out.err" || fail "exit $?"
     share_in 0.05 0.40; report_ok ;;
