@@ -3,15 +3,18 @@
 # private and shared budget, against the fake driver: callgrind over bench_memlimit.c's loop at two pair counts
 # (the difference over the extra pairs: start-up cancels), main thread from main() on. Stable on a loaded
 # machine, unlike the ns of memlimit.sh. PLUGIN (default the build's memlimit.so) lets two builds of the plugin
-# be compared against the same shim and driver.
+# be compared against the same shim and driver. SPEC (e.g. ',oversubscribe=2' or ',on_full=wait:5') is appended to
+# every configuration's options, LIMIT (default 64GiB) is the quota (LIMIT=128 SPEC=,oversubscribe=64: every
+# 256-byte allocation host-backed), DRV another libcuda.so.1 (a fake with cuMemAdvise, for the host-backed path).
 #
-# USAGE: bench/cpu/memlimit_instr.sh [build dir] [memlimit.so]
+# USAGE: [SPEC=...] [LIMIT=...] [DRV=...] bench/cpu/memlimit_instr.sh [build dir] [memlimit.so]
 set -euo pipefail
 BUILD=$(cd "${1:-build}" && pwd)
 PLUGIN=${2:-$BUILD/plugins/memlimit.so}
 BENCH=$BUILD/bench/cpu/cushim_bench_memlimit
 SHIM=$BUILD/runtime/libcushim.so
-DRV=$BUILD/tests/fake/libcuda.so.1
+DRV=${DRV:-$BUILD/tests/fake/libcuda.so.1}
+LIMIT=${LIMIT:-64GiB} SPEC=${SPEC:-}
 for f in "$BENCH" "$SHIM" "$DRV" "$PLUGIN"; do
   [ -e "$f" ] || { echo "missing $f" >&2; exit 1; }
 done
@@ -22,14 +25,15 @@ trap 'rm -rf "$TMP" "/dev/shm/cushim-budget-$BUDGET"' EXIT
 export CUSHIM_LOG=error
 ir() {   # ir N SPEC: instructions of the main thread from main() on
   rm -f "/dev/shm/cushim-budget-$BUDGET"
-  env LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$2" valgrind --tool=callgrind --toggle-collect=main \
+  # the knobs are not passed on: the environment's size moves the count (getenv on the path: +121 a pair for SPEC)
+  env -u SPEC -u LIMIT -u DRV -u N1 -u N2 LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$2" valgrind --tool=callgrind --toggle-collect=main \
     --callgrind-out-file="$TMP/cg" "$BENCH" "$DRV" "$1" 1 >/dev/null 2>"$TMP/err" || { cat "$TMP/err" >&2; exit 1; }
   sed -n 's/^summary: //p' "$TMP/cg"
 }
 # shared: memory by library on (its default: a backtrace per allocation, docs/benchmarks.md); shared-nolib:
 # by_library=false, what the shared budget costs without it
-for cfg in "private:$PLUGIN:limit=64GiB" "shared:$PLUGIN:limit=64GiB,budget=$BUDGET" \
-           "shared-nolib:$PLUGIN:limit=64GiB,budget=$BUDGET,by_library=false"; do
+for cfg in "private:$PLUGIN:limit=$LIMIT$SPEC" "shared:$PLUGIN:limit=$LIMIT,budget=$BUDGET$SPEC" \
+           "shared-nolib:$PLUGIN:limit=$LIMIT,budget=$BUDGET,by_library=false$SPEC"; do
   name=${cfg%%:*} spec=${cfg#*:}
   a=$(ir "$N1" "$spec") b=$(ir "$N2" "$spec")
   awk -v n="$name" -v a="$a" -v b="$b" -v d=$((N2 - N1)) 'BEGIN { printf "%s budget: %.1f instructions per pair\n", n, (b - a) / d }'

@@ -34,6 +34,7 @@
 #include "ml_budget.h"
 #include "ml_caller.h"
 #include "ml_limits.h"
+#include "ml_oversub.h"
 #include "ml_size.h"
 #include "ml_table.h"
 
@@ -129,6 +130,8 @@ static void ml_recharge(const ml_rec *r, void *ctx)
     }
     if (r->dev < 0 || r->dev >= ML_MAX_DEVICES)
         return;
+    if (r->cat == ML_CAT_SPILL)
+        atomic_fetch_add(&s->spilled[r->dev], r->bytes);
     if (r->cat == ML_CAT_MANAGED)
         atomic_fetch_add(&s->managed[r->dev], r->bytes);
     if (r->cat == ML_CAT_DEVICE || (r->cat == ML_CAT_MANAGED && ml_st.charge_managed))
@@ -321,6 +324,24 @@ static int ml_phys(int ord)
     return p < ML_MAX_DEVICES ? p : -1;
 }
 
+/* NVML index -> CUDA ordinal by CUDA_VISIBLE_DEVICES; -1 if not visible/unknown. */
+static int ml_nvml_ordinal(unsigned idx)
+{
+    if (ml_st.vis_n == 0)
+        return (int)idx;
+    for (int i = 0; i < ml_st.vis_n; i++)
+        if (ml_st.vis_map[i] == (int)idx)
+            return i;
+    return -1;
+}
+
+/* The CUDA ordinal of physical device 'phys' (ml_phys's inverse), for a driver call made on it (the oversubscribed
+   allocation's cuMemAdvise, cuDeviceTotalMem); -1 if this process does not see it. */
+static int ml_ord(int phys)
+{
+    return ml_st.vis_n < 0 ? phys : ml_nvml_ordinal((unsigned)phys);
+}
+
 /* Inside another call that has an allocation role (cudaMalloc -> cuMemAlloc)? */
 static int ml_nested(const cushim_call *call)
 {
@@ -378,6 +399,10 @@ static void ml_give(int cat, int dev, uint64_t bytes)
     ml_slot *s = ml_myslot();
     if (s == NULL || cat == (ML_CAT_NONE & 0xf))
         return;
+    if (cat == ML_CAT_DEVICE) {   /* the common case first: the categories below cost it nothing */
+        ml_budget_credit(&ml_st.budget, dev, bytes);
+        return;
+    }
     switch (cat) {
     case ML_CAT_HOST:
         ml_sub_clamped(&s->host, bytes);
@@ -388,9 +413,108 @@ static void ml_give(int cat, int dev, uint64_t bytes)
         if (ml_st.charge_managed)
             ml_budget_credit(&ml_st.budget, dev, bytes);
         return;
+    case ML_CAT_SPILL:
+        ml_budget_spill_credit(&ml_st.budget, dev, bytes);
+        return;
     default:
-        ml_budget_credit(&ml_st.budget, dev, bytes);
+        return;
     }
+}
+
+/* ---- an allocation that does not fit (ml_oversub.h): on_full=wait, oversubscribe ---- */
+static struct {
+    uint32_t milli;       /* oversubscribe: the ratio in thousandths, 0 off */
+    uint32_t wait_ms;     /* on_full=wait:SEC, 0 fail at once */
+    uint8_t *spillable;   /* per API id: ml_oversub_eligible */
+} ml_ov;
+
+typedef struct ml_fit {
+    int cat, dev;
+    uint64_t bytes;
+} ml_fit;
+
+/* Poll the budget's use (loads only); charge once it looks as if it fits. */
+static int ml_fit_try(void *ctx)
+{
+    ml_fit *f = ctx;
+    uint64_t lim = ml_limit_in(&ml_st.budget, f->dev), u = ml_budget_used(&ml_st.budget, f->dev);
+    if (lim != 0 && (u > lim || f->bytes > lim - u))
+        return 0;
+    return ml_take(f->cat, f->dev, f->bytes) == 0;
+}
+
+static int ml_spillable(uint32_t id)
+{
+    return ml_ov.milli != 0 && ml_ov.spillable != NULL && id < ml_st.id_limit && ml_ov.spillable[id];
+}
+
+/* Answer 'call' (an eligible allocation of 'bytes' on physical device 'dev') with managed memory in host memory,
+   charged to the host-backed pool: 0, or -1 past the bound or when the driver refuses (nothing charged). */
+static int ml_spill(cushim_call *call, const cushim_alloc_role *r, int dev, uint64_t bytes)
+{
+    uint64_t quota = ml_limit_in(&ml_st.budget, dev), ptr = 0, bound;
+    int runtime = call->info != NULL && call->info->library == CUSHIM_LIB_RUNTIME, ord = ml_ord(dev);
+    int32_t e;
+    ml_rec rec, old;
+    if (ord < 0)
+        return -1;
+    bound = ml_oversub_bound(quota, quota ? 0 : ml_oversub_device_total(ml_host, ord), ml_ov.milli);
+    if (bound == 0 || ml_budget_spill_charge(&ml_st.budget, dev, bytes, bound) != 0)
+        return -1;
+    if ((e = ml_oversub_back(ml_host, runtime, ord, bytes, &ptr)) != 0) {
+        ml_budget_spill_credit(&ml_st.budget, dev, bytes);
+        ml_host->log(ml_st.self, CUSHIM_LOG_WARN, "%s: %llu bytes on device %d could not be backed by managed memory "
+                     "(error %d): refused", call->info ? call->info->name : "?", (unsigned long long)bytes, dev, e);
+        return -1;
+    }
+    memset(&rec, 0, sizeof rec);
+    rec.key = ptr;
+    rec.bytes = bytes;
+    rec.refs = 1;
+    rec.ns = ML_NS_ADDR;
+    rec.cat = ML_CAT_SPILL;
+    rec.dev = (int16_t)dev;
+    if (ml_table_put(&ml_st.table, &rec, &old) != 0)
+        ml_budget_spill_credit(&ml_st.budget, dev, bytes);   /* untracked: its free will find no record */
+    else if (old.key != 0 && old.cat != ML_CAT_NONE) {
+        ml_lib_credit(&old);
+        ml_give(old.cat, old.dev, old.bytes);
+    }
+    ml_arg_store(ml_host, call, r->out_arg, ptr);
+    if (ml_host->log_enabled(CUSHIM_LOG_INFO))
+        ml_host->log(ml_st.self, CUSHIM_LOG_INFO, "%s: %llu bytes on device %d backed by host memory (%llu host-backed, "
+                     "%llu on the device, bound %llu)", call->info ? call->info->name : "?", (unsigned long long)bytes,
+                     dev, (unsigned long long)ml_budget_spilled(&ml_st.budget, dev),
+                     (unsigned long long)ml_budget_used(&ml_st.budget, dev), (unsigned long long)bound);
+    return 0;
+}
+
+/* The pre hook's allocation did not fit: 0 when it is charged now (after a wait), 1 when 'call' is answered with
+   host-backed memory (skipped with success), -1 to refuse it. */
+static int ml_on_full(cushim_call *call, const cushim_alloc_role *r, int cat, int dev, uint64_t bytes)
+{
+    if (ml_ov.wait_ms != 0 && ml_st.budget.shared && cat != ML_CAT_HOST) {
+        ml_fit f = {cat, dev, bytes};
+        if (ml_wait_fit(ml_ov.wait_ms, ml_fit_try, &f))
+            return 0;
+    }
+    if (cat == ML_CAT_DEVICE && ml_spillable(call->api_id) && ml_spill(call, r, dev, bytes) == 0) {
+        cushim_call_set_result(call, 0);   /* the pre hook then skips the call */
+        return 1;
+    }
+    return -1;
+}
+
+/* The driver refused an eligible allocation for want of device memory: host-backed memory instead. */
+static void ml_oom_backed(cushim_call *call, const cushim_alloc_role *r, int dev, uint64_t bytes)
+{
+    int32_t res = cushim_call_result(call);
+    if ((call->flags & CUSHIM_CALL_SKIPPED) || !ml_spillable(call->api_id) ||
+        (res != ml_st.oom_driver && res != ml_st.oom_runtime) || ml_spill(call, r, dev, bytes) != 0)
+        return;
+    cushim_call_set_result(call, 0);
+    if (call->info != NULL && call->info->library == CUSHIM_LIB_RUNTIME)
+        ml_oversub_forget_error(ml_host);
 }
 
 static int ml_cat_of(uint8_t mem)
@@ -410,7 +534,7 @@ static int ml_pool_device(uint64_t pool)
 
 static int ml_alloc_pre(cushim_call *call, const cushim_alloc_role *r, uint64_t *slot)
 {
-    int cat = ml_cat_of(r->mem), dev = -1, guessed = 0;
+    int cat = ml_cat_of(r->mem), dev = -1, guessed = 0, full;
     uint64_t bytes;
     if (!ml_role_readable(ml_host, call, r))
         return CUSHIM_CONTINUE;   /* a descriptor into unreadable memory: the driver refuses it, uncharged */
@@ -450,15 +574,19 @@ static int ml_alloc_pre(cushim_call *call, const cushim_alloc_role *r, uint64_t 
                                                                                                  : ml_st.oom_driver);
     }
     if (ml_take(cat, dev, bytes) != 0) {
+        int32_t oom;
         if (guessed && ml_current_device(call) < 0)
-            return CUSHIM_CONTINUE;   /* no context: the driver's own error, uncharged */
-        int32_t oom = call->info && call->info->ret_kind == CUSHIM_RET_CUDAERROR ? ml_st.oom_runtime : ml_st.oom_driver;
-        if (ml_host->log_enabled(CUSHIM_LOG_INFO))
-            ml_host->log(ml_st.self, CUSHIM_LOG_INFO, "%s: %llu bytes on device %d refused: %llu of %llu in use",
-                         call->info ? call->info->name : "?", (unsigned long long)bytes, dev,
-                         (unsigned long long)ml_used(dev),
-                         (unsigned long long)ml_limit_now(dev));
-        return cushim_call_skip(call, oom);
+            return CUSHIM_CONTINUE;   /* the device taken as 0, but no context: the driver's own error, uncharged */
+        if ((full = ml_on_full(call, r, cat, dev, bytes)) != 0) {
+            oom = call->info && call->info->ret_kind == CUSHIM_RET_CUDAERROR ? ml_st.oom_runtime : ml_st.oom_driver;
+            if (full > 0)
+                return CUSHIM_SKIP;   /* answered with host-backed memory */
+            if (ml_host->log_enabled(CUSHIM_LOG_INFO))
+                ml_host->log(ml_st.self, CUSHIM_LOG_INFO, "%s: %llu bytes on device %d refused: %llu of %llu in use",
+                             call->info ? call->info->name : "?", (unsigned long long)bytes, dev,
+                             (unsigned long long)ml_used(dev), (unsigned long long)ml_limit_now(dev));
+            return cushim_call_skip(call, oom);
+        }
     }
     *slot = ml_pack(ML_DO_CHARGED, cat, dev, bytes);
     return CUSHIM_CONTINUE;
@@ -479,6 +607,8 @@ static void ml_alloc_post(cushim_call *call, const cushim_alloc_role *r, uint64_
     ml_rec rec, old;
     if (!ml_happened(call)) {   /* nothing was allocated */
         ml_give(cat, dev, bytes);
+        if (ml_ov.milli != 0 && cat == ML_CAT_DEVICE)
+            ml_oom_backed(call, r, dev, bytes);
         return;
     }
     final = ml_role_size(ml_host, call, r, 1);
@@ -658,17 +788,6 @@ static void ml_report(int ord, uint64_t *free_b, uint64_t *total)
         *free_b = left;
 }
 
-/* NVML index -> CUDA ordinal by CUDA_VISIBLE_DEVICES; -1 if not visible/unknown. */
-static int ml_nvml_ordinal(unsigned idx)
-{
-    if (ml_st.vis_n == 0)
-        return (int)idx;
-    for (int i = 0; i < ml_st.vis_n; i++)
-        if (ml_st.vis_map[i] == (int)idx)
-            return i;
-    return -1;
-}
-
 static void ml_query_post(cushim_call *call, void *user, uint64_t *slot)
 {
     uint32_t id = call->api_id;
@@ -770,6 +889,31 @@ static int ml_group_id(const char *s, long *gid)
     return 0;
 }
 
+/* oversubscribe= (or HAMi's CUDA_OVERSUBSCRIBE=true: ratio 1, HAMi's limit being the whole) and on_full=. */
+static int ml_ov_config(const cushim_host *host, cushim_plugin *self)
+{
+    const char *ov = host->opt_string(self, "oversubscribe"), *full = host->opt_string(self, "on_full");
+    memset(&ml_ov, 0, sizeof ml_ov);
+    if (ov != NULL) {
+        if (ml_oversub_parse_ratio(ov, &ml_ov.milli) != 0) {
+            host->log(self, CUSHIM_LOG_ERROR, "oversubscribe=%.100s: want a ratio from 1 to 64 (1.5), true or false",
+                      ov);
+            return -1;
+        }
+    } else if (host->opt_bool(self, "hami") && ml_oversub_hami(host->env("CUDA_OVERSUBSCRIBE"))) {
+        ml_ov.milli = 1000;
+    }
+    if (ml_oversub_parse_wait(full, &ml_ov.wait_ms) != 0) {
+        host->log(self, CUSHIM_LOG_ERROR, "on_full=%.100s: want 'fail', 'wait' or 'wait:SECONDS' (at most 86400)",
+                  full);
+        return -1;
+    }
+    if (ml_ov.milli != 0 || ml_ov.wait_ms != 0)
+        host->log(self, CUSHIM_LOG_INFO, "an allocation over a shared budget waits up to %u ms; oversubscription "
+                  "ratio %.3f (0: off)", ml_ov.wait_ms, ml_ov.milli / 1000.0);
+    return 0;
+}
+
 static int ml_init(const cushim_host *host, cushim_plugin *self)
 {
     char err[512], path[256];
@@ -814,6 +958,8 @@ static int ml_init(const cushim_host *host, cushim_plugin *self)
     }
     ml_st.charge_managed = managed == NULL || !strcmp(managed, "charge");
     ml_st.vis_n = ml_visible_devices(host->env("CUDA_VISIBLE_DEVICES"), ml_st.vis_map, ML_MAX_DEVICES);
+    if (ml_ov_config(host, self) != 0)
+        return -1;
 
     budget = host->opt_string(self, "budget");
     if (!ml_opt_given_nonempty(budget) && host->opt_bool(self, "hami"))
@@ -855,6 +1001,8 @@ static int ml_init(const cushim_host *host, cushim_plugin *self)
     ml_st.handle_ref = calloc(ml_st.id_limit ? ml_st.id_limit : 1, 1);
     if (ml_st.handle_ref == NULL)
         return -1;
+    if (ml_ov.milli != 0 && (ml_ov.spillable = calloc(ml_st.id_limit ? ml_st.id_limit : 1, 1)) == NULL)
+        return -1;
     for (uint32_t i = 0; i < host->api_count(); i++) {
         const cushim_api_info *a = host->api_at(i);
         const cushim_alloc_role *r = host->alloc_role(a->id);
@@ -868,6 +1016,8 @@ static int ml_init(const cushim_host *host, cushim_plugin *self)
                                                                          : r->out_arg);
         if (a->id < ml_st.id_limit && r->size_rule == CUSHIM_SIZE_NODE)
             ml_st.handle_ref[a->id] = 0;
+        if (ml_ov.spillable != NULL && a->id < ml_st.id_limit && !ml_st.handle_ref[a->id])
+            ml_ov.spillable[a->id] = (uint8_t)ml_oversub_eligible(a, r);
         n = snprintf(item, sizeof item, "%sid:%u", len ? "," : "", a->id);
         if (len + (size_t)n + 1 > cap) {
             char *s2 = realloc(sel, cap = cap * 2 + 256);
@@ -961,6 +1111,11 @@ static const cushim_option ml_options[] = {
     {"by_library", CUSHIM_OPT_BOOL, "false",
      "in a shared budget, publish memory by the library that allocated it (cushim usage --by-library; about 1 us "
      "an allocation: the stack walk)"},
+    {"oversubscribe", CUSHIM_OPT_STRING, NULL,
+     "past the quota or the device's free memory, back cuMemAlloc/cudaMalloc with managed memory in host memory; "
+     "RATIO (default 2) bounds the total at quota x RATIO (true, false, or a ratio 1-64)"},
+    {"on_full", CUSHIM_OPT_STRING, "fail",
+     "an allocation over a shared budget: 'fail' at once, or 'wait[:SEC]' (default 30 s) for other processes to free"},
     {"hami", CUSHIM_OPT_BOOL, "true",
      "read HAMi-core's CUDA_DEVICE_MEMORY_LIMIT[_<i>] and CUDA_DEVICE_MEMORY_SHARED_CACHE"},
     {NULL, 0, NULL, NULL},

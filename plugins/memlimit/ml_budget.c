@@ -24,6 +24,7 @@ static void ml_zero_slot(ml_slot *s)
         atomic_store_explicit(&s->used[d], 0, memory_order_relaxed);
         atomic_store_explicit(&s->managed[d], 0, memory_order_relaxed);
         atomic_store_explicit(&s->peak[d], 0, memory_order_relaxed);
+        atomic_store_explicit(&s->spilled[d], 0, memory_order_relaxed);
     }
     for (int i = 0; i < ML_SLOT_LIBS; i++) {
         atomic_store_explicit(&s->libs[i].named, 0, memory_order_relaxed);
@@ -303,6 +304,49 @@ void ml_budget_credit(ml_budget *b, int dev, uint64_t n)
     /* our slot has one writer per field at a time only via atomics: CAS so a
        credit never takes it below zero */
     while (!atomic_compare_exchange_weak_explicit(&s->used[dev], &cur, cur > n ? cur - n : 0, memory_order_acq_rel,
+                                                  memory_order_relaxed))
+        ;
+}
+
+uint64_t ml_budget_spilled(const ml_budget *b, int dev)
+{
+    uint64_t sum = 0;
+    uint32_t hw = atomic_load_explicit(&b->r->hiwater, memory_order_acquire);
+    if (dev < 0 || dev >= ML_MAX_DEVICES)
+        return 0;
+    for (uint32_t i = 0; i < hw && i < ML_BUDGET_SLOTS; i++)
+        sum += atomic_load_explicit(&b->r->slots[i].spilled[dev], memory_order_acquire);
+    return sum;
+}
+
+/* As ml_budget_charge: add to our slot, then the sum decides (two processes racing for the last bytes may
+   both fail, never both pass). */
+int ml_budget_spill_charge(ml_budget *b, int dev, uint64_t n, uint64_t bound)
+{
+    ml_slot *s;
+    if (dev < 0 || dev >= ML_MAX_DEVICES || b->slot < 0)
+        return -1;   /* nowhere to count it: not oversubscribed */
+    s = &b->r->slots[b->slot];
+    atomic_fetch_add_explicit(&s->spilled[dev], n, memory_order_acq_rel);
+    if (bound) {
+        uint64_t u = ml_budget_used(b, dev), sp = ml_budget_spilled(b, dev);
+        if (u + sp < u || u + sp > bound) {
+            ml_budget_spill_credit(b, dev, n);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void ml_budget_spill_credit(ml_budget *b, int dev, uint64_t n)
+{
+    _Atomic uint64_t *v;
+    uint64_t cur;
+    if (dev < 0 || dev >= ML_MAX_DEVICES || b->slot < 0)
+        return;
+    v = &b->r->slots[b->slot].spilled[dev];
+    cur = atomic_load_explicit(v, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(v, &cur, cur > n ? cur - n : 0, memory_order_acq_rel,
                                                   memory_order_relaxed))
         ;
 }

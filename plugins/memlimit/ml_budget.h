@@ -23,8 +23,8 @@
 #include "ml_limits.h"
 #include "region.h"
 
-#define ML_BUDGET_MAGIC 0x33746764626d6c63ull /* "clmbdgt3": memory by library (clmbdgt2 had none,
-                                                  clmbdgt1 no live limits) */
+#define ML_BUDGET_MAGIC 0x34746764626d6c63ull /* "clmbdgt4": host-backed bytes (clmbdgt3 had none,
+                                                  clmbdgt2 no memory by library, clmbdgt1 no live limits) */
 #define ML_LIVE_UNLIMITED UINT64_MAX           /* a live limit of "no limit" (ml_region.live)   */
 #define ML_BUDGET_SLOTS 1024
 #define ML_LOCK_BASE RG_LOCK_BASE             /* lock byte of slot i: ML_LOCK_BASE + i (region.h) */
@@ -43,7 +43,9 @@ typedef struct ml_libent {
     _Atomic uint64_t used;                   /* bytes charged now                          */
 } ml_libent;
 
-enum { ML_CAT_DEVICE = 0, ML_CAT_MANAGED = 1, ML_CAT_HOST = 2, ML_NCATS = 3 };
+/* ML_CAT_SPILL: a device allocation oversubscription backed with managed memory in host memory (ml_oversub.h):
+   in the slot's 'spilled', never in 'used'. */
+enum { ML_CAT_DEVICE = 0, ML_CAT_MANAGED = 1, ML_CAT_HOST = 2, ML_CAT_SPILL = 3, ML_NCATS = 4 };
 
 typedef struct ml_slot {
     _Atomic uint64_t pid;                    /* owner, 0: free                          */
@@ -56,6 +58,7 @@ typedef struct ml_slot {
     _Atomic uint64_t denied;                 /* allocations refused                     */
     char comm[16];
     ml_libent libs[ML_SLOT_LIBS];            /* 'used' by allocating library (above)    */
+    _Atomic uint64_t spilled[ML_MAX_DEVICES];/* host-backed device allocations (oversubscription) */
 } ml_slot;
 
 typedef struct ml_region {
@@ -112,6 +115,12 @@ int ml_budget_charge(ml_budget *b, int dev, uint64_t n, uint64_t limit);
 void ml_budget_credit(ml_budget *b, int dev, uint64_t n);
 /* Sum over all live slots of device 'dev'. */
 uint64_t ml_budget_used(const ml_budget *b, int dev);
+/* Oversubscription (ml_oversub.h): charge 'n' host-backed bytes on 'dev' to our slot's 'spilled' while the
+   budget's used + spilled stays within 'bound' (0: none); 0 or -1 (past it). Credit gives them back; spilled is
+   the sum over all slots. */
+int ml_budget_spill_charge(ml_budget *b, int dev, uint64_t n, uint64_t bound);
+void ml_budget_spill_credit(ml_budget *b, int dev, uint64_t n);
+uint64_t ml_budget_spilled(const ml_budget *b, int dev);
 /* Zero and free slots whose owners died; returns how many. */
 int ml_budget_reclaim(ml_budget *b);
 /* 1 if slot i's owner is alive (its lock is held), 0 if not. */

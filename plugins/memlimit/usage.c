@@ -253,8 +253,9 @@ void ml_usage_print(FILE *f, ml_budget *b, const char *path, unsigned flags, con
     } else {
         clean_text(path, shown, sizeof shown);
         fprintf(f, "budget %s\n", shown);
-        fprintf(f, "%-5s %-8s %-16s %-6s %5s %16s %16s %16s %16s %8s %12s %10s %5s %6s\n", "slot", "pid", "command",
-                "state", "dev", "used", "peak", "managed", "host", "denied", "busy_ms", "kernels", "sm%", "prio");
+        fprintf(f, "%-5s %-8s %-16s %-6s %5s %16s %16s %16s %16s %8s %12s %10s %5s %6s %16s\n", "slot", "pid",
+                "command", "state", "dev", "used", "peak", "managed", "host", "denied", "busy_ms", "kernels", "sm%",
+                "prio", "host_backed");
     }
     for (uint32_t i = 0; i < hw && i < ML_BUDGET_SLOTS; i++) {
         ml_slot *s = &b->r->slots[i];
@@ -289,12 +290,12 @@ void ml_usage_print(FILE *f, ml_budget *b, const char *path, unsigned flags, con
                     if (w > 0 && w < 1000)
                         snprintf(share, sizeof share, "%.1f", w / 10.0);
                 }
-                fprintf(f, "%-5u %-8llu %-16s %-6s %5d %16llu %16llu %16llu %16llu %8llu %12s %10s %5s %6s\n", i,
-                        (unsigned long long)pid, comm, alive ? "alive" : "dead", d, (unsigned long long)u,
+                fprintf(f, "%-5u %-8llu %-16s %-6s %5d %16llu %16llu %16llu %16llu %8llu %12s %10s %5s %6s %16llu\n",
+                        i, (unsigned long long)pid, comm, alive ? "alive" : "dead", d, (unsigned long long)u,
                         (unsigned long long)pk, (unsigned long long)m,
                         (unsigned long long)(d == 0 ? atomic_load(&s->host) : 0),
                         (unsigned long long)(d == 0 ? atomic_load(&s->denied) : 0), busy, kern, share,
-                        prios[pr <= 3 ? pr : 0]);
+                        prios[pr <= 3 ? pr : 0], (unsigned long long)atomic_load(&s->spilled[d]));
             }
         }
     }
@@ -315,9 +316,30 @@ void ml_usage_print(FILE *f, ml_budget *b, const char *path, unsigned flags, con
                         (unsigned long long)l);
         }
     }
-    if (prom)
+    if (prom) {
+        fprintf(f, "# HELP cushim_memlimit_host_backed_bytes Device allocations of a process that cushim memlimit's "
+                   "oversubscription backed with host memory.\n# TYPE cushim_memlimit_host_backed_bytes gauge\n");
+        for (uint32_t i = 0; i < hw && i < ML_BUDGET_SLOTS; i++) {
+            ml_slot *s = &b->r->slots[i];
+            uint64_t pid = atomic_load(&s->pid);
+            char raw[17];
+            if (pid == 0)
+                continue;
+            memcpy(raw, s->comm, 16);
+            raw[16] = '\0';
+            clean_text(raw, comm, sizeof comm);
+            for (int d = 0; d < ndev; d++) {
+                fprintf(f, "cushim_memlimit_host_backed_bytes{budget=\"");
+                prom_label(f, path);
+                fprintf(f, "\",pid=\"%llu\",command=\"", (unsigned long long)pid);
+                prom_label(f, comm);
+                fprintf(f, "\",device=\"%d\",alive=\"%d\"} %llu\n", d, ml_budget_slot_alive(b, (int)i),
+                        (unsigned long long)atomic_load(&s->spilled[d]));
+            }
+        }
         for (int what = 0; what < 4; what++)
             us_prom_sm(f, b, path, sm, nsm, ndev, what);
+    }
     if (!prom && !(flags & ML_USAGE_BYLIB))
         return;
     if (prom)

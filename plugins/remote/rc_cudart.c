@@ -463,8 +463,11 @@ static int rc_max_threads(const void *stub, uint64_t f)
     return v;
 }
 
+/* A launch by a host stub. 'cuda13': CUDA 13's __cudaLaunchKernel path, whose runtime passes the driver's refusal
+   of a configuration on as cudaErrorInvalidValue, where cudaLaunchKernel says cudaErrorInvalidConfiguration
+   (`<<<1, 4096>>>` on an H100 with CUDA 13.0, journal 2026-12-07, run 157). */
 static int32_t rc_launch(const void *stub, rc_dim3 g, rc_dim3 b, void **args, size_t shmem, void *stream,
-                         int per_thread)
+                         int per_thread, int cuda13)
 {
     uint64_t f = 0;
     if (rc.host == NULL)
@@ -479,7 +482,7 @@ static int32_t rc_launch(const void *stub, rc_dim3 g, rc_dim3 b, void **args, si
     int max = rc_max_threads(stub, f);
     if (g.x == 0 || g.y == 0 || g.z == 0 || b.x == 0 || b.y == 0 || b.z == 0 ||
         (max > 0 && (uint64_t)b.x * b.y * b.z > (uint64_t)max))
-        return rc_fail(rc.e_config);
+        return rc_fail(cuda13 ? rc.e_inval : rc.e_config);
     const rc_api *api = &rc.launch[per_thread];
     uint8_t params[256] = {0};
     unsigned v[6] = { g.x, g.y, g.z, b.x, b.y, b.z }, sh = (unsigned)shmem;
@@ -492,7 +495,8 @@ static int32_t rc_launch(const void *stub, rc_dim3 g, rc_dim3 b, void **args, si
     rc_put(api, params, 9, &args, sizeof args);
     rc_put(api, params, 10, &extra, sizeof extra);
     r = rc_call(api, params);
-    return rc_fail(r == rc.drv[1] ? rc.e_config : r);   /* the runtime's word for a launch the driver refuses */
+    /* the runtime's word for a launch the driver refuses */
+    return rc_fail(r == rc.drv[1] ? (cuda13 ? rc.e_inval : rc.e_config) : r);
 }
 
 /* CUDA 13's launch path (nvcc without __NV_LEGACY_LAUNCH): a kernel handle per stub, then a launch by it. */
@@ -508,13 +512,13 @@ int __cudaGetKernel(void **kernel, const void *stub)
 RC_EXPORT int __cudaLaunchKernel(void *kernel, rc_dim3 g, rc_dim3 b, void **args, size_t shmem, void *stream);
 int __cudaLaunchKernel(void *kernel, rc_dim3 g, rc_dim3 b, void **args, size_t shmem, void *stream)
 {
-    return rc_launch(kernel, g, b, args, shmem, stream, 0);
+    return rc_launch(kernel, g, b, args, shmem, stream, 0, 1);
 }
 
 RC_EXPORT int __cudaLaunchKernel_ptsz(void *kernel, rc_dim3 g, rc_dim3 b, void **args, size_t shmem, void *stream);
 int __cudaLaunchKernel_ptsz(void *kernel, rc_dim3 g, rc_dim3 b, void **args, size_t shmem, void *stream)
 {
-    return rc_launch(kernel, g, b, args, shmem, stream, 1);
+    return rc_launch(kernel, g, b, args, shmem, stream, 1, 1);
 }
 
 /* cudaFuncGetAttributes: struct cudaFuncAttributes (CUDA 11 to 13: three size_t, then ints), field by field from
@@ -749,7 +753,7 @@ int rc_pre(cushim_call *call, const rm_plan *pl, int32_t *result)
             rc_get(call, "args", &args, sizeof args);
             rc_get(call, "sharedMem", &shmem, sizeof shmem);
             rc_get(call, "stream", &stream, sizeof stream);
-            *result = rc_launch(func, g, b, args, shmem, stream, pt);
+            *result = rc_launch(func, g, b, args, shmem, stream, pt, 0);
             return 1;
         }
         for (int async = 0; async < 2; async++)

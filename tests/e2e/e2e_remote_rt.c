@@ -217,6 +217,13 @@ int main(int argc, char **argv)
     report("bad launch, peek", cudaPeekAtLastError());
     report("bad launch", cudaGetLastError());
     report("after it", cudaGetLastError());
+    /* the same through CUDA 13's launch path, whose runtime says cudaErrorInvalidValue (the driver's word) */
+    if (__cudaPushCallConfiguration((dim3){ 1, 1, 1 }, (dim3){ 0, 1, 1 }, 0, s) == 0)
+        scale13(d, 1.0f, 1);
+    cudaError_t bad13 = cudaGetLastError();
+    report("bad launch by a kernel handle", bad13);
+    CHECK(bad13 == cudaErrorInvalidValue, "a refused launch by a kernel handle gave %d, not cudaErrorInvalidValue\n",
+          (int)bad13);
     report("cudaMemcpyAsync DtoH", cudaMemcpyAsync(back, d, 4096, cudaMemcpyDeviceToHost, s));
     report("cudaMemcpyAsync HtoD", cudaMemcpyAsync(d2, host, 4096, cudaMemcpyHostToDevice, s));
     /* pinned host memory both ways */

@@ -145,3 +145,41 @@ target_link_libraries(e2e_usage_libs PRIVATE e2e_usage_a e2e_usage_b cushim_fake
 e2e_test(memlimit_bylib COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_memlimit_bylib.sh" $<TARGET_FILE:e2e_usage_libs>
   ${_ml_plugin} "${PROJECT_SOURCE_DIR}/tools/cushim" "${CMAKE_CURRENT_SOURCE_DIR}/prom_check.py" $<TARGET_FILE:smlimit>
   ENV "CUSHIM_LIB=$<TARGET_FILE:cushim>")
+
+# Oversubscription and the wait policy (e2e_oversub.c, docs/plugins/memlimit.md "Oversubscription").
+add_executable(e2e_oversub e2e_oversub.c "${_ml_dir}/ml_budget.c" "${_ml_dir}/ml_limits.c")
+target_include_directories(e2e_oversub PRIVATE "${CUSHIM_CUDA_INCLUDE}" "${_ml_dir}"
+  "${PROJECT_SOURCE_DIR}/tests/fake" "${PROJECT_SOURCE_DIR}/sdk/include")
+target_compile_options(e2e_oversub PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-declarations)
+target_link_libraries(e2e_oversub PRIVATE cushim_fake_cuda cushim_fake_cudart cushim_region pthread)
+set(_ov $<TARGET_FILE:e2e_oversub>)
+# Past the 8 MiB quota: host-backed up to 16 MiB (ratio 2); frees credit the right pool; other kinds refused.
+e2e_test(memlimit_oversub COMMAND ${_ov} quota "${E2E_OUT}/memlimit-oversub.region"
+  ENV ${_ml_env} "CUSHIM_PLUGINS=${_ml_plugin}:limit=8MiB,oversubscribe=2,budget=${E2E_OUT}/memlimit-oversub.region")
+# The device (64 MiB) full before the quota: HAMi's CUDA_OVERSUBSCRIBE=true by preload alone (the total bounded
+# by HAMi's limit, 96 MiB); oversubscribe=1.5 with no quota (bounded by the device's memory x 1.5, 96 MiB); HAMi's
+# limit without CUDA_OVERSUBSCRIBE refused as before.
+e2e_test(memlimit_oversub_hami COMMAND ${_ov} devfull "${E2E_OUT}/memlimit-oversub-hami.region" 100663296 100663296
+  ENV ${_ml_env} "FAKE_CUDA_MEM=67108864" "CUDA_DEVICE_MEMORY_LIMIT=96m" "CUDA_OVERSUBSCRIBE=true"
+  "CUDA_DEVICE_MEMORY_SHARED_CACHE=${E2E_OUT}/memlimit-oversub-hami.region")
+e2e_test(memlimit_oversub_devfull COMMAND ${_ov} devfull "${E2E_OUT}/memlimit-oversub-dev.region" 67108864 100663296
+  ENV ${_ml_env} "FAKE_CUDA_MEM=67108864"
+  "CUSHIM_PLUGINS=${_ml_plugin}:oversubscribe=1.5,budget=${E2E_OUT}/memlimit-oversub-dev.region")
+e2e_test(memlimit_oversub_hami_off COMMAND ${_ov} devfull "${E2E_OUT}/memlimit-oversub-off.region" 100663296 0 off
+  ENV ${_ml_env} "FAKE_CUDA_MEM=67108864" "CUDA_DEVICE_MEMORY_LIMIT=96m" "CUDA_OVERSUBSCRIBE=false"
+  "CUDA_DEVICE_MEMORY_SHARED_CACHE=${E2E_OUT}/memlimit-oversub-off.region")
+# Under CUDA_VISIBLE_DEVICES=1,0 the host-backed memory is advised to the process's ordinal (the driver's
+# numbering) and charged to the physical device's pool (the budget's).
+e2e_test(memlimit_oversub_devmap COMMAND ${_ov} devmap "${E2E_OUT}/memlimit-oversub-devmap.region"
+  ENV ${_ml_env} "CUDA_VISIBLE_DEVICES=1,0"
+  "CUSHIM_PLUGINS=${_ml_plugin}:limit=1:8MiB,oversubscribe=2,budget=${E2E_OUT}/memlimit-oversub-devmap.region")
+# cushim usage: the host-backed bytes per process, table and Prometheus.
+e2e_test(memlimit_oversub_usage COMMAND ${_ov} usage "${E2E_OUT}/memlimit-oversub-usage.region"
+  $<TARGET_FILE:cushim-usage>
+  ENV ${_ml_env} "CUSHIM_PLUGINS=${_ml_plugin}:limit=8MiB,oversubscribe=2,budget=${E2E_OUT}/memlimit-oversub-usage.region")
+# on_full=wait: another process holds 6 of the budget's 8 MiB; 4 MiB more waits until it frees (after 300 ms,
+# within the 5 s wait), or gives up at a 300 ms deadline while it holds for 1.5 s.
+e2e_test(memlimit_wait COMMAND ${_ov} wait "${E2E_OUT}/memlimit-wait.region" ${_ov} 4194304 5000 300 ok
+  ENV ${_ml_env} "CUSHIM_PLUGINS=${_ml_plugin}:limit=8MiB,on_full=wait:5,budget=${E2E_OUT}/memlimit-wait.region")
+e2e_test(memlimit_wait_timeout COMMAND ${_ov} wait "${E2E_OUT}/memlimit-wait-to.region" ${_ov} 4194304 300 1500 oom
+  ENV ${_ml_env} "CUSHIM_PLUGINS=${_ml_plugin}:limit=8MiB,on_full=wait:0.3,budget=${E2E_OUT}/memlimit-wait-to.region")

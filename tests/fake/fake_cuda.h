@@ -30,8 +30,15 @@ uint64_t fake_cuda_calls_total(void);
 /* Write 'name<TAB>count' for every name called at least once to 'path'. */
 int fake_cuda_dump_counts(const char *path);
 
-/* Device memory currently allocated on 'dev' (cuMemAlloc*, async, managed). */
+/* Device memory currently allocated on 'dev' (cuMemAlloc*, async, and managed memory resident on the device). */
 size_t fake_cuda_bytes_allocated(int dev);
+/* Managed memory of device 'dev' (allocated with it current) resident on the device (host_backed 0) or in host
+   memory (1): past the device's free memory, after cuMemAdvise(SET_PREFERRED_LOCATION, CPU) or a prefetch to the
+   CPU. Placement is per allocation. */
+size_t fake_cuda_managed_bytes(int dev, int host_backed);
+/* The advice given to the managed allocation holding 'p': the preferred location (-2 none, -1 CU_DEVICE_CPU, else
+   a device) and the devices given SET_ACCESSED_BY (bit i: device i). 0, or -1 when 'p' is not managed memory. */
+int fake_cuda_mem_advice(const void *p, int *preferred, unsigned *accessed_by);
 /* Allocations alive now, of every kind (device, host, managed). */
 size_t fake_cuda_live_allocations(void);
 /* Size requested by the last successful device allocation. */

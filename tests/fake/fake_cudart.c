@@ -889,6 +889,20 @@ cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
     return frt_ret(frt_launch(1, func, gridDim, blockDim, args, sharedMem, stream));
 }
 
+/* CUDA 13's __cudaLaunchKernel[_ptsz] (fake_cudart_register.c): the same launch, counted as cudaLaunchKernel[_ptsz],
+   but a configuration the driver refuses is cudaErrorInvalidValue: CUDA 13's runtime passes the driver's word on
+   where cudaLaunchKernel says cudaErrorInvalidConfiguration (`<<<1, 4096>>>` on an H100, journal 2026-12-07, run
+   157). */
+cudaError_t frt_launch13(int per_thread, const void *func, dim3 g, dim3 b, void **args, size_t shmem, cudaStream_t s)
+{
+    if (per_thread)
+        FRT_ENTER(cudaLaunchKernel_ptsz);
+    else
+        FRT_ENTER(cudaLaunchKernel);
+    cudaError_t e = frt_launch(per_thread, func, g, b, args, shmem, s);
+    return frt_ret(e == cudaErrorInvalidConfiguration ? cudaErrorInvalidValue : e);
+}
+
 /* What a pointer is: the driver's memory type and device; memory the driver does not know is unregistered
    host memory (cudaSuccess, as the runtime answers since CUDA 11). */
 cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)

@@ -4,9 +4,11 @@
  * Device addresses are host addresses (every allocation is host memory), so
  * copies and sets are plain memcpy/memset after the device side has been checked
  * against the table of live allocations, as the real driver rejects addresses it
- * did not hand out. Each device has FAKE_CUDA_MEM bytes; allocations past that
- * fail with CUDA_ERROR_OUT_OF_MEMORY and cuMemGetInfo reports what is left, so a
- * quota plugin can be tested against it.
+ * did not hand out. Each device has FAKE_CUDA_MEM bytes; device allocations past
+ * that fail with CUDA_ERROR_OUT_OF_MEMORY and cuMemGetInfo reports what is left, so a
+ * quota plugin can be tested against it. Managed memory past it is resident in host
+ * memory instead (as the real driver oversubscribes it), and cuMemAdvise's preferred
+ * location and cuMemPrefetchAsync move an allocation between the two.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +22,11 @@ struct fk_alloc {
     size_t size;
     int kind;
     int device;
+    int host_backed;        /* managed memory resident in host memory: not in fk_used (fake_mem_managed below) */
+    int preferred;          /* managed: cuMemAdvise's preferred location, FK_PREF_NONE, CU_DEVICE_CPU or a device */
+    unsigned accessed_by;   /* managed: devices given CU_MEM_ADVISE_SET_ACCESSED_BY, one bit each */
 };
+#define FK_PREF_NONE (-2)
 
 /* All under fk_lock. */
 static struct fk_alloc *fk_allocs;
@@ -38,8 +44,11 @@ static CUresult fk_track(void *p, size_t size, int kind, int device)
         fk_allocs = n;
         fk_cap = cap;
     }
-    fk_allocs[fk_nallocs++] = (struct fk_alloc){(uintptr_t)p, size, kind, device};
-    if (kind != FK_MEM_HOST)
+    /* managed memory that does not fit on the device is resident in host memory, as the real driver
+       oversubscribes it (Linux, Pascal and later): it succeeds and is not device memory in use */
+    int host_backed = kind == FK_MEM_MANAGED && size > fk_device_total_mem() - fk_used[device];
+    fk_allocs[fk_nallocs++] = (struct fk_alloc){(uintptr_t)p, size, kind, device, host_backed, FK_PREF_NONE, 0};
+    if (kind != FK_MEM_HOST && !host_backed)
         fk_used[device] += size;
     return CUDA_SUCCESS;
 }
@@ -67,7 +76,7 @@ static CUresult fk_alloc(void **out, size_t size, int kind)
     pthread_mutex_lock(&fk_lock);
     CUresult r = CUDA_SUCCESS;
     void *p = NULL;
-    if (kind != FK_MEM_HOST && size > fk_device_total_mem() - fk_used[dev])
+    if (kind == FK_MEM_DEVICE && size > fk_device_total_mem() - fk_used[dev])
         r = CUDA_ERROR_OUT_OF_MEMORY;
     else if ((p = calloc(1, size)) == NULL)
         r = CUDA_ERROR_OUT_OF_MEMORY;
@@ -92,7 +101,7 @@ static CUresult fk_free(uintptr_t p, int host)
         struct fk_alloc *a = &fk_allocs[i];
         if (a->base != p || (a->kind == FK_MEM_HOST) != host)
             continue;
-        if (a->kind != FK_MEM_HOST)
+        if (a->kind != FK_MEM_HOST && !a->host_backed)
             fk_used[a->device] -= a->size;
         free((void *)a->base);
         *a = fk_allocs[--fk_nallocs];
@@ -470,4 +479,157 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdevi
     else
         *(int *)data = a.device;
     return CUDA_SUCCESS;
+}
+
+/* ---- managed memory's placement: cuMemAdvise, cuMemPrefetchAsync ------- */
+/* Residency is per allocation (the real driver's is per page): a preferred location or a prefetch moves the
+   whole allocation holding the range - into host memory, or onto its device when it fits there. Tests read it
+   with fake_cuda_managed_bytes and fake_cuda_mem_advice. */
+
+/* Under fk_lock: make allocation 'a' host-resident (to_host) or device-resident when it fits. */
+static void fk_managed_place(struct fk_alloc *a, int to_host)
+{
+    if (to_host && !a->host_backed) {
+        fk_used[a->device] -= a->size;
+        a->host_backed = 1;
+    } else if (!to_host && a->host_backed && a->size <= fk_device_total_mem() - fk_used[a->device]) {
+        fk_used[a->device] += a->size;
+        a->host_backed = 0;
+    }
+}
+
+/* 'dev': a device ordinal or CU_DEVICE_CPU. */
+static CUresult fk_advise(CUdeviceptr p, size_t count, int advice, int dev)
+{
+    FK_REQUIRE_INIT();
+    if (count == 0 || (dev != CU_DEVICE_CPU && (dev < 0 || dev >= fk_device_count())))
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_SUCCESS;
+    pthread_mutex_lock(&fk_lock);
+    long i = fk_find((uintptr_t)p, count);
+    if (i < 0 || fk_allocs[i].kind != FK_MEM_MANAGED) {
+        r = CUDA_ERROR_INVALID_VALUE;
+    } else {
+        struct fk_alloc *a = &fk_allocs[i];
+        switch (advice) {
+        case CU_MEM_ADVISE_SET_PREFERRED_LOCATION:
+            a->preferred = dev;
+            fk_managed_place(a, dev == CU_DEVICE_CPU);
+            break;
+        case CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION:
+            a->preferred = FK_PREF_NONE;
+            break;
+        case CU_MEM_ADVISE_SET_ACCESSED_BY:
+        case CU_MEM_ADVISE_UNSET_ACCESSED_BY:
+            if (dev == CU_DEVICE_CPU)
+                break;
+            if (advice == CU_MEM_ADVISE_SET_ACCESSED_BY)
+                a->accessed_by |= 1u << dev;
+            else
+                a->accessed_by &= ~(1u << dev);
+            break;
+        case CU_MEM_ADVISE_SET_READ_MOSTLY:
+        case CU_MEM_ADVISE_UNSET_READ_MOSTLY:
+            break;
+        default:
+            r = CUDA_ERROR_INVALID_VALUE;
+        }
+    }
+    pthread_mutex_unlock(&fk_lock);
+    return r;
+}
+
+static CUresult fk_prefetch(CUdeviceptr p, size_t count, int dev, CUstream s)
+{
+    FK_REQUIRE_INIT();
+    CUresult r = fk_stream_check(s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (count == 0 || (dev != CU_DEVICE_CPU && (dev < 0 || dev >= fk_device_count())))
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&fk_lock);
+    long i = fk_find((uintptr_t)p, count);
+    if (i < 0 || fk_allocs[i].kind != FK_MEM_MANAGED)
+        r = CUDA_ERROR_INVALID_VALUE;
+    else
+        fk_managed_place(&fk_allocs[i], dev == CU_DEVICE_CPU);
+    pthread_mutex_unlock(&fk_lock);
+    return r;
+}
+
+CUresult cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUdevice device)
+{
+    FAKE_ENTER(cuMemAdvise);
+    return fk_advise(devPtr, count, (int)advice, (int)device);
+}
+
+CUresult cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream)
+{
+    FAKE_ENTER(cuMemPrefetchAsync);
+    return fk_prefetch(devPtr, count, (int)dstDevice, hStream);
+}
+
+CUresult cuMemPrefetchAsync_ptsz(CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream)
+{
+    FAKE_ENTER(cuMemPrefetchAsync_ptsz);
+    return fk_prefetch(devPtr, count, (int)dstDevice, hStream);
+}
+
+#if CUDA_VERSION >= 12020   /* the _v2 advice and prefetch; CUmemLocation's host NUMA types */
+/* A CUmemLocation as a device ordinal or CU_DEVICE_CPU (host and host NUMA locations); -3 for another type. */
+static int fk_loc_dev(CUmemLocation loc)
+{
+    if (loc.type == CU_MEM_LOCATION_TYPE_DEVICE)
+        return loc.id;
+    return loc.type == CU_MEM_LOCATION_TYPE_HOST || loc.type == CU_MEM_LOCATION_TYPE_HOST_NUMA ||
+                   loc.type == CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT
+               ? CU_DEVICE_CPU
+               : -3;
+}
+
+CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location)
+{
+    FAKE_ENTER(cuMemAdvise_v2);
+    return fk_advise(devPtr, count, (int)advice, fk_loc_dev(location));
+}
+
+CUresult cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags,
+                               CUstream hStream)
+{
+    FAKE_ENTER(cuMemPrefetchAsync_v2);
+    return flags != 0 ? CUDA_ERROR_INVALID_VALUE : fk_prefetch(devPtr, count, fk_loc_dev(location), hStream);
+}
+
+CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags,
+                                    CUstream hStream)
+{
+    FAKE_ENTER(cuMemPrefetchAsync_v2_ptsz);
+    return flags != 0 ? CUDA_ERROR_INVALID_VALUE : fk_prefetch(devPtr, count, fk_loc_dev(location), hStream);
+}
+#endif
+
+FK_EXPORT size_t fake_cuda_managed_bytes(int dev, int host_backed)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&fk_lock);
+    for (size_t i = 0; i < fk_nallocs; i++)
+        if (fk_allocs[i].kind == FK_MEM_MANAGED && fk_allocs[i].device == dev &&
+            (fk_allocs[i].host_backed != 0) == (host_backed != 0))
+            n += fk_allocs[i].size;
+    pthread_mutex_unlock(&fk_lock);
+    return n;
+}
+
+FK_EXPORT int fake_cuda_mem_advice(const void *p, int *preferred, unsigned *accessed_by)
+{
+    int r = -1;
+    pthread_mutex_lock(&fk_lock);
+    long i = fk_find((uintptr_t)p, 1);
+    if (i >= 0 && fk_allocs[i].kind == FK_MEM_MANAGED) {
+        *preferred = fk_allocs[i].preferred;
+        *accessed_by = fk_allocs[i].accessed_by;
+        r = 0;
+    }
+    pthread_mutex_unlock(&fk_lock);
+    return r;
 }

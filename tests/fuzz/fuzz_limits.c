@@ -1,7 +1,8 @@
 /*
  * fuzz_limits.c - libFuzzer harness for the quota plugins' configuration text: memlimit's byte
  * sizes, limit lists, HAMi-core's values and CUDA_VISIBLE_DEVICES (plugins/memlimit/ml_limits.c),
- * smlimit's percentage lists and HAMi-core's variables (plugins/smlimit/limitspec.c). The same
+ * smlimit's percentage lists and HAMi-core's variables (plugins/smlimit/limitspec.c), memlimit's
+ * oversubscribe= and on_full= values and the oversubscription bound (plugins/memlimit/ml_ovopts.c). The same
  * bytes go to each parser, and as the value of every environment variable the HAMi readers ask
  * for. Checked for every input: statuses are 0/-1 (or a count within bounds), a failure leaves a
  * reason (the log writes its control bytes as \xNN: runtime/log.c), parsed limits are in range,
@@ -12,6 +13,7 @@
 #include "fuzz_common.h"
 #include "limitspec.h"
 #include "ml_limits.h"
+#include "ml_oversub.h"
 #include "visible.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -67,6 +69,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint64_t hv;
         rc = ml_hami_value(s, &hv);
         FUZZ_CHECK(rc == 0 || (rc == -1 && hv == 0));
+    }
+    {
+        /* oversubscribe=: off, or a ratio within [1, 64] in thousandths; on_full=: fail or a wait of at most a
+           day; the bound never below its base (a ratio of at least 1) and saturating rather than wrapping */
+        uint32_t milli = 12345, ms = 12345;
+        rc = ml_oversub_parse_ratio(s, &milli);
+        FUZZ_CHECK(rc == 0 || rc == -1);
+        if (rc == 0) {
+            FUZZ_CHECK(milli == 0 || (milli >= 1000 && milli <= ML_OVERSUB_MAX_MILLI));
+            if (milli != 0 && ml_parse_bytes(s, &v) == 0) {
+                uint64_t b = ml_oversub_bound(v, 0, milli);
+                FUZZ_CHECK(v == 0 ? b == 0 : b >= v);
+            }
+        }
+        rc = ml_oversub_parse_wait(s, &ms);
+        FUZZ_CHECK(rc == 0 || rc == -1);
+        if (rc == 0)
+            FUZZ_CHECK(ms <= ML_WAIT_MAX_MS);
+        FUZZ_CHECK(ml_oversub_hami(s) == (strcmp(s, "true") == 0));
     }
     rc = ml_visible_devices(s, map, 16);
     FUZZ_CHECK(rc >= -1 && rc <= 16);

@@ -282,6 +282,14 @@ if [ -f "$build/plugins/memlimit.so" ] && [ -f "$build/plugins/smlimit.so" ]; th
   v=$("$cushim" run --mem-limit=1GiB --memlimit-managed=count --sm-limit=30 --smlimit-window-ms=50 -- printenv CUSHIM_PLUGINS 2>&1)
   [ "$v" = "smlimit:limit=30,window_ms=50;memlimit:limit=1GiB,managed=count" ] \
     && ok "--memlimit-managed, --smlimit-window-ms join --mem-limit's and --sm-limit's specs" || fail "memlimit/smlimit flags gave '$v'"
+  # oversubscription and the wait policy (issue 44): the flag alone, with a ratio, and --mem-wait=SEC
+  v=$("$cushim" run --mem-limit=1GiB --mem-oversubscribe --mem-wait=30 -- printenv CUSHIM_PLUGINS 2>&1)
+  [ "$v" = "memlimit:limit=1GiB,oversubscribe=true,on_full=wait:30" ] \
+    && ok "--mem-oversubscribe, --mem-wait=SEC" || fail "--mem-oversubscribe/--mem-wait gave '$v'"
+  v=$("$cushim" run --mem-oversubscribe=1.5 -- printenv CUSHIM_PLUGINS 2>&1)
+  [ "$v" = "memlimit:oversubscribe=1.5" ] && ok "--mem-oversubscribe=RATIO" || fail "--mem-oversubscribe=1.5 gave '$v'"
+  run_cap memwait "$cushim" run --mem-wait -- true
+  [ "$rc" = 2 ] && ok "--mem-wait without seconds is a usage error" || fail "--mem-wait alone: status $rc"
   refused "--smlimit-window-ms: '5x' is not an int" run --sm-limit=30 --smlimit-window-ms=5x -- true \
     && ok "--smlimit-window-ms=5x: refused by its declared type"
 fi

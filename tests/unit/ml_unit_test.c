@@ -31,6 +31,7 @@
 #include "ml_budget.h"
 #include "ml_caller.h"
 #include "ml_limits.h"
+#include "ml_oversub.h"
 #include "ml_table.h"
 
 static void test_bytes(void **state)
@@ -246,6 +247,72 @@ static void *racer(void *arg)
     }
     ml_budget_close(&b);
     return NULL;
+}
+
+/* oversubscribe= and on_full= values, HAMi's CUDA_OVERSUBSCRIBE, the bound (ml_ovopts.c). */
+static void test_oversub_options(void **state)
+{
+    uint32_t v = 7;
+    (void)state;
+    assert_int_equal(ml_oversub_parse_ratio("true", &v), 0);
+    assert_int_equal(v, ML_OVERSUB_DEFAULT_MILLI);
+    assert_int_equal(ml_oversub_parse_ratio("", &v), 0);
+    assert_int_equal(v, 2000);
+    assert_int_equal(ml_oversub_parse_ratio("1.5", &v), 0);
+    assert_int_equal(v, 1500);
+    assert_int_equal(ml_oversub_parse_ratio("1", &v), 0);
+    assert_int_equal(v, 1000);
+    assert_int_equal(ml_oversub_parse_ratio("64", &v), 0);
+    assert_int_equal(v, 64000);
+    assert_int_equal(ml_oversub_parse_ratio("false", &v), 0);
+    assert_int_equal(v, 0);
+    assert_int_equal(ml_oversub_parse_ratio("0", &v), 0);
+    assert_int_equal(v, 0);
+    assert_int_equal(ml_oversub_parse_ratio("0.5", &v), -1);    /* below 1: less than the quota itself */
+    assert_int_equal(ml_oversub_parse_ratio("65", &v), -1);
+    assert_int_equal(ml_oversub_parse_ratio("2x", &v), -1);
+    assert_int_equal(ml_oversub_parse_ratio("nan", &v), -1);
+    assert_int_equal(ml_oversub_parse_ratio("-2", &v), -1);
+    assert_int_equal(ml_oversub_parse_wait("fail", &v), 0);
+    assert_int_equal(v, 0);
+    assert_int_equal(ml_oversub_parse_wait("wait", &v), 0);
+    assert_int_equal(v, ML_WAIT_DEFAULT_MS);
+    assert_int_equal(ml_oversub_parse_wait("wait:0.3", &v), 0);
+    assert_int_equal(v, 300);
+    assert_int_equal(ml_oversub_parse_wait("wait:86400", &v), 0);
+    assert_int_equal(v, 86400000);
+    assert_int_equal(ml_oversub_parse_wait("wait:86401", &v), -1);
+    assert_int_equal(ml_oversub_parse_wait("wait:", &v), -1);
+    assert_int_equal(ml_oversub_parse_wait("wait:-1", &v), -1);
+    assert_int_equal(ml_oversub_parse_wait("sleep", &v), -1);
+    assert_int_equal(ml_oversub_hami("true"), 1);
+    assert_int_equal(ml_oversub_hami("TRUE"), 0);   /* HAMi's device plugin writes "true" */
+    assert_int_equal(ml_oversub_hami(NULL), 0);
+    assert_true(ml_oversub_bound(8 << 20, 0, 2000) == 16u << 20);
+    assert_true(ml_oversub_bound(0, 64 << 20, 1500) == 96u << 20);   /* no quota: the device's memory */
+    assert_true(ml_oversub_bound(0, 0, 2000) == 0);
+    assert_true(ml_oversub_bound(UINT64_MAX / 2, 0, 64000) == UINT64_MAX);   /* saturates */
+}
+
+/* The host-backed pool: charged within the bound (used + spilled), credited apart from 'used'. */
+static void test_budget_spill(void **state)
+{
+    ml_budget b;
+    char err[256];
+    (void)state;
+    memset(&b, 0, sizeof b);
+    assert_int_equal(ml_budget_open(&b, NULL, err, sizeof err), 0);
+    assert_int_equal(ml_budget_charge(&b, 0, 6, 8), 0);
+    assert_int_equal(ml_budget_spill_charge(&b, 0, 8, 16), 0);
+    assert_int_equal(ml_budget_spill_charge(&b, 0, 3, 16), -1);   /* 6 + 8 + 3 > 16 */
+    assert_true(ml_budget_spilled(&b, 0) == 8 && ml_budget_used(&b, 0) == 6);
+    assert_int_equal(ml_budget_spill_charge(&b, 0, 2, 16), 0);
+    ml_budget_spill_credit(&b, 0, 4);
+    assert_true(ml_budget_spilled(&b, 0) == 6 && ml_budget_used(&b, 0) == 6);
+    ml_budget_spill_credit(&b, 0, 100);   /* never below zero */
+    assert_true(ml_budget_spilled(&b, 0) == 0);
+    assert_int_equal(ml_budget_spill_charge(&b, ML_MAX_DEVICES, 1, 0), -1);   /* beyond what is tracked */
+    ml_budget_close(&b);
 }
 
 static void test_budget_race(void **state)
@@ -612,6 +679,7 @@ int main(void)
         cmocka_unit_test(test_hami_values),   cmocka_unit_test(test_hami_env),
         cmocka_unit_test(test_visible),       cmocka_unit_test(test_budget_names),
         cmocka_unit_test(test_budget_race),   cmocka_unit_test(test_budget_dead_owner),
+        cmocka_unit_test(test_oversub_options), cmocka_unit_test(test_budget_spill),
         cmocka_unit_test(test_budget_foreign_file), cmocka_unit_test(test_budget_program_closes_fd),
         cmocka_unit_test(test_budget_live),
         cmocka_unit_test(test_budget_libs),   cmocka_unit_test(test_caller),

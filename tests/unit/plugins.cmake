@@ -115,7 +115,7 @@ add_test(NAME trace_link COMMAND trace_link_test)
 # memlimit: its host-free parts (limits and HAMi's variables, the budget region, the pointer table).
 set(_ml_dir "${PROJECT_SOURCE_DIR}/plugins/memlimit")
 add_executable(ml_unit_test ml_unit_test.c "${_ml_dir}/ml_limits.c" "${_ml_dir}/ml_budget.c" "${_ml_dir}/ml_table.c"
-  "${_ml_dir}/ml_caller.c")
+  "${_ml_dir}/ml_caller.c" "${_ml_dir}/ml_ovopts.c")
 target_include_directories(ml_unit_test PRIVATE "${_ml_dir}" "${PROJECT_SOURCE_DIR}/sdk/include")
 target_link_libraries(ml_unit_test PRIVATE PkgConfig::CMOCKA Threads::Threads cushim_region)
 target_compile_options(ml_unit_test PRIVATE ${CUSHIM_WARN_FLAGS})

@@ -207,7 +207,7 @@ static void check_libs(const ln_run *r, const char *libs)
 
 static const char *const value_options[] = {"--plugin", "--fault", "--lua", "--counts", "--log", "--log-file",
                                             "--real-libcuda", "--sm-limit", "--mem-limit", "--mem-budget",
-                                            "--libs", NULL};
+                                            "--mem-wait", "--libs", NULL};
 
 /* One option of the plugins and settings 'cushim run' and 'cushim serve' share (r->cmd names the command in
    messages): 1 when taken, 0 when it is none of them (the caller's own, or unknown). */
@@ -252,6 +252,17 @@ int ln_run_option(ln_run *r, const char *a)
     } else if (is_opt(a, "--mem-budget")) {
         ln_spec_set(ln_run_spec(r, "memlimit"), "--mem-budget", "budget", value_of(r, a, "--mem-budget", "a name"),
                     0);
+    } else if (strcmp(a, "--mem-oversubscribe") == 0) {
+        ln_spec_set(ln_run_spec(r, "memlimit"), a, "oversubscribe", "true", 0);
+    } else if (is_opt(a, "--mem-oversubscribe")) {
+        const char *v = value_of(r, a, "--mem-oversubscribe", "a ratio: --mem-oversubscribe=1.5 (or the flag alone)");
+        ln_spec_set(ln_run_spec(r, "memlimit"), "--mem-oversubscribe", "oversubscribe", v, 0);
+    } else if (is_opt(a, "--mem-wait")) {
+        ln_str full = {0};
+        const char *v = value_of(r, a, "--mem-wait", "seconds: --mem-wait=30");
+        ln_str_add(&full, "wait:");
+        ln_str_add(&full, v);
+        ln_spec_set(ln_run_spec(r, "memlimit"), "--mem-wait", "on_full", full.s, 0);
     } else if (is_opt(a, "--counts")) {
         const char *c = value_of(r, a, "--counts", "a file (or '-')");
         r->counts = strcmp(c, "-") == 0 ? c : ln_absolute("--counts", c);

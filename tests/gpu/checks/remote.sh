@@ -5,6 +5,11 @@
 #   remote tcp       the same over TCP loopback with a token; a wrong token refused
 #   remote quota     'serve --mem-limit=1GiB': cuMemGetInfo reports 1 GiB and the 5th 256 MiB block is
 #                    CUDA_ERROR_OUT_OF_MEMORY (tests/e2e/e2e_remote_quota, built here when the build has no tests)
+#   remote four      issue 43's four clients: 'serve --mem-limit=2GiB', four PyTorch clients at once through
+#                    'cushim run --remote=' (tests/gpu/remote/torch_fill.py), each filling 256 MiB tensors until
+#                    PyTorch's own torch.OutOfMemoryError; the fourth is SIGKILLed while the other three hold their
+#                    memory; then the three verify every block on the GPU. PASS: three 'verify OK', each stopped
+#                    at its own quota (at most 8 blocks, and the three together more than one quota)
 
 rm_client() {   # rm_client OUT ERR ARGS...: cushim run with no driver reachable
     local o=$1 e=$2
@@ -77,6 +82,50 @@ check_remote() {
         rm_stop
     else
         result "remote quota" FAIL "cushim serve did not listen: $(head -c 300 "$LOGS/remote-quota.log")"
+    fi
+    check_remote_four "$d"
+}
+
+check_remote_four() {
+    local d=$1 sock=$1/four.sock go=$1/four.go i pids=() why="" n tot=0
+    if ! tmo 60 "$PY" -c 'import torch' 2>/dev/null; then
+        result "remote four" SKIP "no torch for $PY"; return
+    fi
+    rm -f "$go"
+    if ! rm_serve "$LOGS/remote-four.log" --listen="unix:$sock" --mem-limit=2GiB; then
+        result "remote four" FAIL "cushim serve did not listen: $(head -c 300 "$LOGS/remote-four.log")"; return
+    fi
+    for i in 1 2 3 4; do
+        # no timeout(1) in front: the fourth's pid must be the program's (torch_fill.py waits at most 120 s)
+        env -u LD_PRELOAD -u CUSHIM_PLUGINS CUSHIM_LIB="$SHIM" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
+            bash "$ROOT/tools/cushim" run --remote="unix:$sock" -- "$PY" "$HERE/remote/torch_fill.py" \
+            "c$i" "$go" >"$d/four.$i.out" 2>"$LOGS/remote-four.$i.err" &
+        pids+=($!)
+    done
+    for _ in $(seq 1200); do   # every client filled (or failed)
+        n=0
+        for i in 1 2 3 4; do grep -q '^fill ' "$d/four.$i.out" 2>/dev/null && n=$((n + 1)); done
+        [ $n = 4 ] && break
+        sleep 0.1
+    done
+    # the fourth client SIGKILLed while the others hold their memory (the launcher execs: its pid is python's)
+    kill -KILL "${pids[3]}" 2>/dev/null
+    wait "${pids[3]}" 2>/dev/null
+    sleep 1
+    touch "$go"
+    for i in 0 1 2; do wait "${pids[$i]}"; done
+    for i in 1 2 3; do
+        grep -q "^verify c$i: OK" "$d/four.$i.out" || why+="client $i: $(tr '\n' ' ' <"$d/four.$i.out" | cut -c1-120) $(tail -n 2 "$LOGS/remote-four.$i.err" | tr '\n' ' ' | cut -c1-160); "
+        n=$(sed -nE 's/^fill c[0-9]: ([0-9]+) blocks.*/\1/p' "$d/four.$i.out")
+        [ -n "$n" ] && { [ "$n" -le 8 ] || why+="client $i held $n blocks, past its 2 GiB; "; tot=$((tot + n)); }
+    done
+    [ "$tot" -gt 8 ] || why+="the three held $tot blocks together: the quotas are not per client; "
+    grep -q "OOM OutOfMemoryError" "$d/four.4.out" 2>/dev/null || why+="the fourth never filled before its kill; "
+    rm_stop
+    if [ -z "$why" ]; then
+        result "remote four" PASS "$(cat "$d"/four.[123].out | grep '^fill' | tr '\n' ' '); the fourth SIGKILLed; the three verified"
+    else
+        result "remote four" FAIL "$why"
     fi
 }
 

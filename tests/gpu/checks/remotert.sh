@@ -9,6 +9,7 @@
 #   remotert nvml      nvidia-smi -L through the forwarded NVML: the same output as natively
 #   remotert torch     tests/gpu/remote/torch_small.py (elementwise kernels, copies, reductions): the same
 #                      output as natively (SKIP without torch)
+#   remotert train     tests/gpu/torch_train.py: 40 losses and the parameters bitwise identical to native
 # The server's log is $LOGS/remote.serve.log; each client's output and stderr are under $DATA and $LOGS.
 remote_hide_drivers() {   # remote_hide_drivers PATTERN: the files of the libraries matching PATTERN, one a line
     { ldconfig -p 2>/dev/null | awk -v p="$1" '$1 ~ p { print $NF }'
@@ -90,6 +91,9 @@ check_remotert() {
         return
     fi
     local opts="server=unix:$sock,stats=1"
+    # the drop-in first on the library path, as `cushim run --remote` sets it (tools/launcher/start.c): a library
+    # that dlopens libcuda.so.1 by name (PyTorch's c10) gets the shim, not a real driver
+    local dlp="$DROPIN${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     # 1. vecadd through the drop-in
     local v=$BUILD_DIR/examples/vecadd
     tmo 60 "$v" > "$DATA/remote.vecadd.native" 2> "$LOGS/remote.vecadd.native.err"
@@ -103,7 +107,8 @@ check_remotert() {
     if tmo 180 "$nvcc" -arch="${GPU_ARCH:-sm_90}" -O2 -cudart shared -o "$BIN/rt_vecadd" "$HERE/remote/rt_vecadd.cu" \
         -Xlinker -rpath -Xlinker "$(dirname "${cudart:-$cuda/lib64/x}")" > "$LOGS/remote.build.log" 2>&1; then
         tmo 60 "$BIN/rt_vecadd" > "$DATA/remote.runtime.native" 2> "$LOGS/remote.runtime.native.err"
-        remote_client runtime 'libcuda\.so' LD_PRELOAD="$SHIM $plugin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
+        remote_client runtime 'libcuda\.so' LD_PRELOAD="$SHIM $plugin" LD_LIBRARY_PATH="$dlp" \
+            CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
             CUSHIM_PLUGINS="$plugin:$opts" -- "$BIN/rt_vecadd"
         rc=$?
         remote_compare "remotert runtime" runtime $rc "$DATA/remote.runtime.native"
@@ -115,7 +120,8 @@ check_remotert() {
     smi=$(command -v nvidia-smi || true)
     if [ -n "$smi" ]; then
         tmo 30 "$smi" -L > "$DATA/remote.nvml.native" 2>&1
-        remote_client nvml 'libcuda\.so' LD_PRELOAD="$SHIM $plugin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
+        remote_client nvml 'libcuda\.so' LD_PRELOAD="$SHIM $plugin" LD_LIBRARY_PATH="$dlp" \
+            CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
             CUSHIM_PLUGINS="$plugin:$opts" -- "$smi" -L
         rc=$?
         remote_compare "remotert nvml" nvml $rc "$DATA/remote.nvml.native"
@@ -125,10 +131,17 @@ check_remotert() {
     # 4. PyTorch
     if tmo 60 "$PY" -c 'import torch' 2> /dev/null; then
         tmo 120 "$PY" "$HERE/remote/torch_small.py" > "$DATA/remote.torch.native" 2> "$LOGS/remote.torch.native.err"
-        remote_client torch 'libcuda\.so' LD_PRELOAD="$SHIM $plugin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
-            CUSHIM_PLUGINS="$plugin:$opts" -- "$PY" "$HERE/remote/torch_small.py"
+        remote_client torch 'libcuda\.so' LD_PRELOAD="$SHIM $plugin" LD_LIBRARY_PATH="$dlp" \
+            CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 CUSHIM_PLUGINS="$plugin:$opts" -- "$PY" "$HERE/remote/torch_small.py"
         rc=$?
         remote_compare "remotert torch" torch $rc "$DATA/remote.torch.native"
+        # 5. PyTorch training (tests/gpu/torch_train.py: cuBLAS, autograd, the caching allocator): losses and
+        # parameters bitwise identical to native
+        [ -s "$DATA/torch.native.out" ] || tmo 150 "$PY" "$HERE/torch_train.py" 40 >"$DATA/torch.native.out" 2>"$LOGS/torch.native.err"
+        remote_client train 'libcuda\.so' LD_PRELOAD="$SHIM $plugin" LD_LIBRARY_PATH="$dlp" \
+            CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 CUSHIM_PLUGINS="$plugin:$opts" -- "$PY" "$HERE/torch_train.py" 40
+        rc=$?
+        remote_compare "remotert train" train $rc "$DATA/torch.native.out"
     else
         result "remotert torch" SKIP "no torch for $PY"
     fi
@@ -136,3 +149,64 @@ check_remotert() {
     wait "$server" 2>/dev/null
 }
 gpu_check remotert check_remotert
+
+# remotewitness: issue 43's "per-API counts on the server equal a CUPTI witness in the server process".
+# cushim-serve on the real driver with CUSHIM_COUNTS (each back end, a forked child, writes FILE.<pid>) and
+# CUPTI's counter injected (tests/gpu/cupti_counter.c: every driver API call the driver itself sees, per back
+# end); clients: vecadd through the drop-in and tests/gpu/remote/torch_small.py (PyTorch: the runtime's calls
+# and the driver calls PyTorch makes). A second server without CUPTI tells CUPTI's own calls apart
+# (compare_counts.py --shim-alone). PASS: every driver API's count on the server equals CUPTI's, or the difference
+# has one of compare_counts.py's documented reasons.
+check_remote_witness() {
+    local serve=$BUILD_DIR/remote/cushim-serve plugin=$BUILD_DIR/plugins/remote.so sock=$WORK/rw.sock
+    local cupti=$BIN/libcupti_counter.so cuda=${CUDA_HOME:-/usr/local/cuda} cudart tag server rc line
+    if [ ! -x "$serve" ] || [ ! -f "$plugin" ]; then
+        result "remotewitness" FAIL "$serve or $plugin missing"; return
+    fi
+    if [ ! -f "$cupti" ]; then result "remotewitness" FAIL "CUPTI counter not built (see build.log)"; return; fi
+    cudart=$(ls "$cuda"/lib64/libcudart.so.13* "$cuda"/targets/x86_64-linux/lib/libcudart.so.13* 2>/dev/null | head -n 1)
+    local dlp="$DROPIN${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" opts="server=unix:$sock"
+    local have_torch=0
+    tmo 60 "$PY" -c 'import torch' 2>/dev/null && have_torch=1
+    for tag in both alone; do
+        rm -f "$sock" "$DATA/rw.$tag.counts"* "$DATA/rw.$tag.cupti"*
+        local inj=()
+        [ $tag = both ] && inj=(CUDA_INJECTION64_PATH="$cupti" CUPTI_COUNTER_OUT="$DATA/rw.$tag.cupti")
+        env CUSHIM_SERVE_CUDART="$cudart" CUSHIM_REAL_LIBCUDA="$REAL_LIBCUDA" CUSHIM_COUNTS="$DATA/rw.$tag.counts" \
+            "${inj[@]}" "$serve" --listen="unix:$sock" > "$LOGS/rw.$tag.serve.log" 2>&1 &
+        server=$!
+        for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+        tmo 60 env -u LD_PRELOAD LD_LIBRARY_PATH="$dlp" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
+            CUSHIM_PLUGINS="$plugin:$opts" "$BUILD_DIR/examples/vecadd" > "$DATA/rw.$tag.vecadd" 2> "$LOGS/rw.$tag.vecadd.err"
+        if [ $have_torch = 1 ]; then
+            tmo 120 env LD_PRELOAD="$SHIM $plugin" LD_LIBRARY_PATH="$dlp" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
+                CUSHIM_PLUGINS="$plugin:$opts" "$PY" "$HERE/remote/torch_small.py" > "$DATA/rw.$tag.torch" 2> "$LOGS/rw.$tag.torch.err"
+        fi
+        sleep 1   # the back ends exit when their clients go, writing their counts
+        kill "$server" 2>/dev/null
+        wait "$server" 2>/dev/null
+    done
+    if ! ls "$DATA"/rw.both.counts* >/dev/null 2>&1; then
+        result "remotewitness" FAIL "the server wrote no counts ($(head -c 200 "$LOGS/rw.both.serve.log" | tr '\n' ' '))"; return
+    fi
+    # compare_counts.py sums FILE and FILE.<pid>; a server that wrote only children's files gets an empty FILE
+    [ -e "$DATA/rw.both.counts" ] || : > "$DATA/rw.both.counts"
+    [ -e "$DATA/rw.alone.counts" ] || : > "$DATA/rw.alone.counts"
+    local calib=()
+    [ -s "$CALIB" ] && calib=(--calib "$CALIB")
+    "$PY" "$HERE/compare_counts.py" --shim "$DATA/rw.both.counts" --cupti "$DATA/rw.both.cupti" \
+        --shim-alone "$DATA/rw.alone.counts" --apis "$APIS" --label remotewitness "${calib[@]}" \
+        > "$LOGS/rw.counts.txt" 2>&1
+    rc=$?
+    line=$(grep '^RESULT' "$LOGS/rw.counts.txt" | tail -n 1)
+    line=${line#RESULT PASS }
+    line=${line#RESULT FAIL }
+    local clients="vecadd $(grep -c . "$DATA/rw.both.vecadd") lines"
+    [ $have_torch = 1 ] && clients+=", torch_small $(grep -c . "$DATA/rw.both.torch") lines"
+    if [ $rc -eq 0 ]; then
+        result "remotewitness" PASS "$line ($clients)"
+    else
+        result "remotewitness" FAIL "${line:-compare_counts.py failed, see logs/rw.counts.txt} $(grep -m 3 '^UNEXPLAINED' "$LOGS/rw.counts.txt" | awk '{print $2}' | tr '\n' ' ')"
+    fi
+}
+gpu_check remotewitness check_remote_witness

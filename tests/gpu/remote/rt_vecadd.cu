@@ -66,6 +66,8 @@ int main()
     axpb<<<1, 4096>>>(nullptr, nullptr, 0, 0, 0);   // too many threads: refused
     report("bad launch", cudaGetLastError());
     report("after it", cudaGetLastError());
+    axpb<<<1, 0>>>(nullptr, nullptr, 0, 0, 0);      // a block of no threads: refused
+    report("zero-thread launch", cudaGetLastError());
     report("cudaDeviceSynchronize", cudaDeviceSynchronize());
     return 0;
 }
