@@ -23,6 +23,8 @@
 #                         tests/gpu/hami_stack.sh built it in this run ($WORK/hami/libvgpu.so)
 # memlimit2 (two GPUs; SKIP with one):
 #   memlimit2 per-device  limit=0:4GiB,1:2GiB: each device reports its own quota; 3 GiB fits on 0, not on 1
+#   memlimit2 reordered   the same limits (and HAMi's CUDA_DEVICE_MEMORY_LIMIT_0/_1) under CUDA_VISIBLE_DEVICES=1,0:
+#                         by physical GPU, so ordinal 0 (GPU 1) has 2 GiB and ordinal 1 (GPU 0) 4 GiB
 #   memlimit2 nccl        a two-process NCCL all-reduce (torch.distributed, NCCL_CUMEM_ENABLE=1: NCCL's
 #                         cuMemCreate path) under CUDA_DEVICE_MEMORY_LIMIT=8g gives 1 + 2 = 3 on both ranks
 
@@ -232,6 +234,26 @@ check_memlimit2() {
     grep -q "^dev 1 total $((2 << 30)) oom own\$" "$out" || why+="device 1: '$(grep '^dev 1' "$out")' (want 2 GiB, own OOM); "
     [ -z "$why" ] && result "memlimit2 per-device" PASS "device 0 at 4 GiB, device 1 at 2 GiB" ||
         result "memlimit2 per-device" FAIL "$why"
+    # the same limits by physical device under a reordered CUDA_VISIBLE_DEVICES=1,0 (HAMi-core #319, #225): the
+    # process's ordinal 0 is GPU 1 (2 GiB, its own OOM), ordinal 1 is GPU 0 (4 GiB, 3 GiB fits); by the option and
+    # by HAMi's variables
+    why=""
+    for how in option hami; do
+        out=$ML_D/devices-reordered-$how
+        if [ $how = option ]; then
+            tmo 120 env LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$plugin:limit=0:4GiB\\,1:2GiB" CUDA_VISIBLE_DEVICES=1,0 \
+                "$PY" "$HERE/memlimit/ml_devices.py" >"$out" 2>"$LOGS/memlimit2-reordered-$how.err"
+        else
+            tmo 120 env LD_PRELOAD="$SHIM" CUDA_DEVICE_MEMORY_LIMIT_0=4g CUDA_DEVICE_MEMORY_LIMIT_1=2g \
+                CUDA_VISIBLE_DEVICES=1,0 "$PY" "$HERE/memlimit/ml_devices.py" >"$out" 2>"$LOGS/memlimit2-reordered-$how.err"
+        fi
+        grep -q "^dev 0 total $((2 << 30)) oom own\$" "$out" ||
+            why+="$how: ordinal 0 (GPU 1): '$(grep '^dev 0' "$out")' (want 2 GiB, own OOM); "
+        grep -q "^dev 1 total $((4 << 30)) oom none\$" "$out" ||
+            why+="$how: ordinal 1 (GPU 0): '$(grep '^dev 1' "$out")' (want 4 GiB, 3 GiB fits); "
+    done
+    [ -z "$why" ] && result "memlimit2 reordered" PASS "CUDA_VISIBLE_DEVICES=1,0: ordinal 0 at GPU 1's 2 GiB, ordinal 1 at GPU 0's 4 GiB (option and HAMi's variables)" ||
+        result "memlimit2 reordered" FAIL "$why"
     # two-process NCCL all-reduce under quotas (HAMi's variable; NCCL's cuMem path)
     port=$((29500 + RANDOM % 1000))
     tmo 150 env LD_PRELOAD="$SHIM" CUDA_DEVICE_MEMORY_LIMIT=8g NCCL_CUMEM_ENABLE=1 CUDA_VISIBLE_DEVICES=0,1 \
