@@ -277,7 +277,8 @@ static inline __attribute__((always_inline)) int sml_pre_run(cushim_call *call, 
         }
         burst = d->lim.outstanding == 0;   /* nothing of ours pending: this launch starts a burst */
         if (!burst && d->turn_since != 0 && d->turn_region != NULL && turn_t0 != UINT64_MAX &&
-            now - d->turn_since >= st->window_ns / 2 && sml_shm_turn_waited_for(d->turn_region, d->rdev, d->turn_slot)) {
+            now - d->turn_since >= st->window_ns / 2 &&
+            sml_shm_turn_waited_for(d->turn_region, d->rdev, d->turn_slot)) {
             /* our turn has lasted half a window and another process waits: nothing more
                until our work is done (the turn then passes to it) */
             if (d->turn_since != UINT64_MAX) {
@@ -374,8 +375,9 @@ static __attribute__((noinline)) int sml_pre_first(cushim_call *call, sml_state 
 
 /* The launch path is chosen once a launch by the value that also says the real functions are resolved (one load
    and compare, as before priorities, then a tail jump): SML_PATH_PLAIN runs the body compiled without the
-   priority work, SML_PATH_PRIO the one with it (both out of line, so neither pays the other's prologue). A priority that arrives while the process runs switches it by
-   storing SML_PATH_PRIO (release) after st->prio. */
+   priority work, SML_PATH_PRIO the one with it, the ...1 paths the same without asking for the device (all out
+   of line, so none pays another's prologue). A priority that arrives while the process runs would switch it by
+   storing SML_PATH_PRIO(1) (release) after st->prio. */
 static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
 {
     sml_state *st = user;
