@@ -11,17 +11,21 @@
 #                without the shim they are the same (1). Its figures mean nothing on the fake.
 set -u
 case=$1 bench=$2 plugin=$3
+# the shim (and, in the sanitizer stage, its runtime) only for the bench: the tools run plain (LeakSanitizer
+# preloaded into tr or awk changes their exit status)
+preload=${LD_PRELOAD:-}
+unset LD_PRELOAD
 out=${E2E_OUT:-${TMPDIR:-/tmp}}/memlimit-cost.$case.$$
 trap 'rm -f "$out".*' EXIT
-fail() { echo "FAIL: $*"; for f in "$out".err; do [ -f "$f" ] && sed "s|^|  $f: |" "$f"; done; exit 1; }
+fail() { echo "FAIL: $*" >&2; for f in "$out".err; do [ -f "$f" ] && sed "s|^|  $f: |" "$f" >&2; done; exit 1; }
 export CUSHIM_LOG=warn
 # calls DEVICES SPEC: "name per-pair;" for every driver function whose count grows with the pairs (the bench's
 # 200 or 400 timed pairs after the same warm-up: the difference over 200)
 calls() {
     for n in 200 400; do
         rm -f "$out.c$n"
-        FAKE_CUDA_DEVICES=$1 FAKE_CUDA_COUNTS="$out.c$n" CUSHIM_PLUGINS="$2" "$bench" $n >/dev/null 2>"$out.err" ||
-            fail "devices $1, plugins '$2': exit $?"
+        FAKE_CUDA_DEVICES=$1 FAKE_CUDA_COUNTS="$out.c$n" CUSHIM_PLUGINS="$2" LD_PRELOAD=$preload "$bench" $n \
+            >/dev/null 2>"$out.err" || fail "devices $1, plugins '$2': exit $?"
         [ -s "$out.c$n" ] || fail "the fake wrote no counts"
     done
     # the fake's counts file: "name<TAB>count" per function called
@@ -42,12 +46,12 @@ case $case in
     done
     echo "PASS" ;;
   inproc)
-    MEMLIMIT_BENCH_INPROC=6 CUSHIM_PLUGINS="$plugin:limit=64GiB" "$bench" 600 >"$out.q" 2>"$out.err" ||
-        fail "with the quota: exit $?"
+    MEMLIMIT_BENCH_INPROC=6 CUSHIM_PLUGINS="$plugin:limit=64GiB" LD_PRELOAD=$preload "$bench" 600 >"$out.q" \
+        2>"$out.err" || fail "with the quota: exit $?"
     cat "$out.q"
     grep -Eq '^inproc hooked_med -?[0-9.]+ driver_med -?[0-9.]+ diff_med -?[0-9.]+ diff_q1 -?[0-9.]+ diff_q3 -?[0-9.]+ diff_min -?[0-9.]+ diff_max -?[0-9.]+ blocks 6 same_pointer 0$' "$out.q" ||
         fail "no in-process line, or the shim's wrappers were not told from the driver's functions"
-    env -u LD_PRELOAD MEMLIMIT_BENCH_INPROC=6 "$bench" 600 >"$out.n" 2>"$out.err" || fail "without the shim: exit $?"
+    MEMLIMIT_BENCH_INPROC=6 "$bench" 600 >"$out.n" 2>"$out.err" || fail "without the shim: exit $?"
     cat "$out.n"
     grep -q 'same_pointer 1$' "$out.n" || fail "without the shim the lookup found another function than the program's"
     echo "PASS" ;;

@@ -9,6 +9,9 @@
 # CUDA_DEVICE_MEMORY_SHARED_CACHE. ctest sets LD_PRELOAD (the shim) and LD_LIBRARY_PATH (the fakes).
 set -u
 prog=$1 plugin=$2
+# the shim (and, in the sanitizer stage, its runtime) only for the program: the tools run plain
+preload=${LD_PRELOAD:-}
+unset LD_PRELOAD
 out=${E2E_OUT:-${TMPDIR:-/tmp}}/memlimit-devmap.$$
 region=$out.region
 M=1048576
@@ -19,9 +22,9 @@ export FAKE_CUDA_DEVICES=3 CUSHIM_LOG=warn
 # hold NAME VISIBLE BYTES: a holder of the budget with CUDA_VISIBLE_DEVICES=VISIBLE ('' unset), BYTES on its ordinal 0
 hold() {
     if [ -n "$2" ]; then
-        CUDA_VISIBLE_DEVICES=$2 "$prog" hold $((8 * M)) "$3" >"$out.$1" 2>&1 &
+        CUDA_VISIBLE_DEVICES=$2 LD_PRELOAD=$preload "$prog" hold $((8 * M)) "$3" >"$out.$1" 2>&1 &
     else
-        "$prog" hold $((8 * M)) "$3" >"$out.$1" 2>&1 &
+        LD_PRELOAD=$preload "$prog" hold $((8 * M)) "$3" >"$out.$1" 2>&1 &
     fi
     pids="$pids $!"
     i=0
@@ -32,7 +35,7 @@ hold() {
 }
 # check VISIBLE T0 F0 T1 F1
 check() {
-    CUDA_VISIBLE_DEVICES=$1 "$prog" devmap "$2" "$3" "$4" "$5" >"$out.check" 2>&1 ||
+    CUDA_VISIBLE_DEVICES=$1 LD_PRELOAD=$preload "$prog" devmap "$2" "$3" "$4" "$5" >"$out.check" 2>&1 ||
         fail "CUDA_VISIBLE_DEVICES=$1: $(grep FAIL "$out.check" | head -n 3)"
     echo "CUDA_VISIBLE_DEVICES=$1: ordinal 0 total $(($2 / M)) MiB free $(($3 / M)) MiB, ordinal 1 total $(($4 / M)) MiB free $(($5 / M)) MiB"
 }
