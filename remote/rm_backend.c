@@ -11,6 +11,7 @@
  * arena, run, answered, and the arena reset: nothing a client sends can make the back end read or write outside the
  * message and its arena, and one client's back end holds no other's state. The loop ends when the client closes the
  * connection (or dies), and the process exits normally, so the driver's and the plugins' exit handlers run.
+ * A client on the same host may share memory with it (rb_shm.c: regions, copies through them, the doorbell).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -23,30 +24,10 @@
 #include <unistd.h>
 
 #include "rb_libs.h"
+#include "rb_state.h"
 #include "rm_auth.h"
 #include "rm_backend.h"
-#include "rm_codec.h"
 #include "rm_sock.h"
-#include "rm_workers.h"
-
-#define RB_KCHECKED 256   /* functions whose launch arguments were checked once (a small direct-mapped cache) */
-
-typedef struct rb_kchecked {
-    uint64_t func;
-    uint32_t n, hash;                    /* the argument count and a hash of the sizes that passed */
-} rb_kchecked;
-
-typedef struct rb_state {
-    const cushim_host *host;
-    rm_plans *plans;
-    rm_arena arena;
-    const cushim_api_info *paraminfo;   /* cuFuncGetParamInfo: checks kernel argument sizes */
-    int verbose;
-    rb_kchecked kchecked[RB_KCHECKED];
-    rm_workers *workers;                /* a thread per client thread (RM_MSG_THREAD names it) */
-    uint64_t tid;
-    int named;                          /* a client thread was named: calls go through 'workers' */
-} rb_state;
 
 static uint32_t rb_sizes_hash(uint32_t n, const uint32_t *sizes)
 {
@@ -56,7 +37,7 @@ static uint32_t rb_sizes_hash(uint32_t n, const uint32_t *sizes)
     return h;
 }
 
-static void rb_log(const char *fmt, ...)
+void rb_log(const char *fmt, ...)
 {
     char line[512];
     va_list ap;
@@ -101,9 +82,10 @@ static int rb_kcheck(void *user, uint64_t func, uint32_t n, const uint32_t *size
     return RM_OK;
 }
 
-/* One CALL payload: decode, run, encode the reply into 'w'. The reply's status says what happened. */
-static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t len, rm_wr *w, uint32_t *ran_status,
-                    uint8_t *ret, uint32_t *ret_size)
+/* One CALL payload: decode, run, encode the reply into 'w'. The reply's status says what happened. 'shm': an
+   RM_MSG_SHM_CALL's region (the copy's host buffer at 'shm_off' in it), NULL for a plain call. */
+static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t len, rb_region *shm, uint64_t shm_off,
+                    rm_wr *w, uint32_t *ran_status, uint8_t *ret, uint32_t *ret_size)
 {
     rm_call c;
     uint32_t status, id = 0;
@@ -112,6 +94,12 @@ static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t le
     int rc = rm_decode_call(b->plans, msg, len, &b->arena, cx, &c, &status);
     memset(ret, 0, 64);
     *ret_size = 0;
+    if (rc == RM_OK && shm != NULL && (shm->map == NULL || rm_shm_place(&c, shm_off, shm->map, shm->usable, shm != &b->shm[0]) != RM_OK)) {
+        rc = RM_EMALFORMED;   /* no such region, not a byte copy, or outside the region: not run */
+        status = RM_ST_MALFORMED;
+    }
+    if (rc == RM_OK && shm != NULL && shm->pinned == 0)
+        rb_shm_pin(b, shm);
     if (rc == RM_OK) {
         if (c.plan->info->categories & CUSHIM_CAT_MODULE && strstr(c.plan->info->name, "Unload") != NULL)
             memset(b->kchecked, 0, sizeof b->kchecked);   /* its function handles may come back for other kernels */
@@ -121,6 +109,8 @@ static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t le
             status = RM_ST_NO_FUNCTION;
         else
             *ret_size = c.plan->info->ret_size;
+        if (shm != NULL)
+            rm_shm_unplace(&c);   /* the bytes are in the area: none go in the reply */
     }
     if (b->verbose || (status != RM_ST_OK && status != RM_ST_NO_FUNCTION))
         rb_log("%s: %s", c.plan ? c.plan->info->name : "?",
@@ -139,6 +129,8 @@ typedef struct rb_job {
     const rm_ctx *cx;
     const uint8_t *msg;
     size_t len;
+    rb_region *shm;
+    uint64_t shm_off;
     rm_wr *w;
     uint32_t *status, *ret_size;
     uint8_t *ret;
@@ -147,13 +139,14 @@ typedef struct rb_job {
 static void rb_job_run(void *p)
 {
     rb_job *j = p;
-    rb_call(j->b, j->cx, j->msg, j->len, j->w, j->status, j->ret, j->ret_size);
+    rb_call(j->b, j->cx, j->msg, j->len, j->shm, j->shm_off, j->w, j->status, j->ret, j->ret_size);
 }
 
-static void rb_call_on(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t len, rm_wr *w, uint32_t *status,
-                       uint8_t *ret, uint32_t *ret_size)
+void rb_call_on(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t len, rb_region *shm, uint64_t shm_off,
+                rm_wr *w, uint32_t *status, uint8_t *ret, uint32_t *ret_size)
 {
-    rb_job j = { .b = b, .cx = cx, .msg = msg, .len = len, .w = w, .status = status, .ret = ret, .ret_size = ret_size };
+    rb_job j = { .b = b, .cx = cx, .msg = msg, .len = len, .shm = shm, .shm_off = shm_off, .w = w, .status = status,
+                 .ret = ret, .ret_size = ret_size };
     if (!b->named) {
         rb_job_run(&j);
     } else if (rm_workers_run(b->workers, b->tid, rb_job_run, &j) != 0) {
@@ -266,16 +259,41 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
     uint8_t ret[64];
     rm_wr w;
     rm_hdr hd;
-    int rc;
+    int rc = RM_OK, passed;
+    uint8_t *dbuf = malloc(RM_BELL_BYTES);   /* a doorbell request, copied out of the shared page */
     rm_wr_init(&w, 0);
     w.allow_ref = 1;   /* a large output goes from the arena, not copied into the reply (rm_send_wr) */
-    while ((rc = rm_recv(fd, &hd, &buf, &cap)) == RM_OK) {
-        if (hd.version != RM_WIRE_VERSION)
+    for (;;) {
+        if (b.bell != NULL && dbuf != NULL && rb_bell_wait(fd, b.bell, b.bell_last)) {
+            if (rb_bell_serve(&b, &cx, fd, &w, dbuf) != 0)
+                break;
+            continue;
+        }
+        if ((rc = rm_recv_fd(fd, &hd, &buf, &cap, &passed)) != RM_OK)
             break;
+        if (passed >= 0 && hd.kind != RM_MSG_SHM) {
+            close(passed);   /* a descriptor only ever comes with RM_MSG_SHM */
+            passed = -1;
+        }
+        if (hd.version != RM_WIRE_VERSION) {
+            if (passed >= 0)
+                close(passed);
+            break;
+        }
         rm_wr_reset(&w);
         uint32_t status, ret_size;
-        if (hd.kind == RM_MSG_CALL) {
-            rb_call_on(&b, &cx, buf, hd.length, &w, &status, ret, &ret_size);
+        uint64_t shm_off = 0;
+        uint32_t region = 0;
+        rb_region *shm = NULL;
+        const uint8_t *call = buf;
+        size_t clen = hd.length;
+        if (hd.kind == RM_MSG_CALL || hd.kind == RM_MSG_SHM_CALL) {
+            if (hd.kind == RM_MSG_SHM_CALL) {   /* the offsets copied out of the message, which is the back end's */
+                if (rm_shm_call_split(buf, hd.length, &region, &shm_off, &call, &clen) != RM_OK)
+                    region = 0, shm_off = UINT64_MAX, call = buf, clen = 0;   /* refused by the decoder */
+                shm = &b.shm[region];
+            }
+            rb_call_on(&b, &cx, call, clen, shm, shm_off, &w, &status, ret, &ret_size);
             int sent = w.err == RM_OK && rm_send_wr(fd, RM_MSG_REPLY, hd.seq, &w) == RM_OK;
             rm_arena_reset(&b.arena);
             if (!sent)
@@ -297,7 +315,7 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
                     break;
                 }
                 rm_wr_reset(&one);
-                rb_call_on(&b, &cx, call, clen, &one, &status, ret, &ret_size);
+                rb_call_on(&b, &cx, call, clen, NULL, 0, &one, &status, ret, &ret_size);
                 rm_arena_reset(&b.arena);
                 int32_t code = 0;
                 if (ret_size >= 4)
@@ -315,6 +333,13 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
             rm_wr_bytes(&w, fret, fsize);
             if (w.err != RM_OK || rm_send(fd, RM_MSG_BATCH_REPLY, hd.seq, w.p, w.len) != RM_OK)
                 break;
+        } else if (hd.kind == RM_MSG_SHM) {
+            int r = rb_shm_message(&b, fd, &hd, buf, passed);   /* a region mapped or given back (rb_shm.c) */
+            passed = -1;
+            if (r != 0)
+                break;
+        } else if (hd.kind == RM_MSG_KICK) {
+            /* woke the loop for a doorbell request (rb_bell_wait) */
         } else if (hd.kind == RM_MSG_THREAD && hd.length == 8) {
             memcpy(&b.tid, buf, 8);   /* the client thread the next calls come from; no reply */
             b.named = 1;
@@ -328,6 +353,7 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
                "not a cushim message" : "read error");
     rm_wr_free(&w);
     free(buf);
+    free(dbuf);
     rm_workers_free(b.workers);
     rm_arena_destroy(&b.arena);
     rm_plans_free(b.plans);

@@ -342,6 +342,67 @@ static int rm_read_all(int fd, void *p, size_t n)
     return RM_OK;
 }
 
+/* Reads n bytes as rm_read_all does, keeping a descriptor passed with them (SCM_RIGHTS) in *passed (-1: none;
+   a second one is closed at once). */
+static int rm_read_all_fd(int fd, void *p, size_t n, int *passed)
+{
+    uint8_t *b = p;
+    while (n > 0) {
+        union {
+            struct cmsghdr h;
+            char b[CMSG_SPACE(4 * sizeof(int))];
+        } ctl;
+        struct iovec v = { b, n };
+        struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1, .msg_control = ctl.b, .msg_controllen = sizeof ctl.b };
+        ssize_t r = recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
+        if (r < 0 && errno == EINTR)
+            continue;
+        for (struct cmsghdr *c = r > 0 ? CMSG_FIRSTHDR(&m) : NULL; c != NULL; c = CMSG_NXTHDR(&m, c)) {
+            if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+                continue;
+            size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+            for (size_t i = 0; i < k; i++) {
+                int got;
+                memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof got);
+                if (*passed < 0)
+                    *passed = got;
+                else
+                    close(got);
+            }
+        }
+        if (r == 0)
+            return RM_ECLOSED;
+        if (r < 0)
+            return errno == ECONNRESET ? RM_ECLOSED : RM_EIO;
+        b += r;
+        n -= (size_t)r;
+    }
+    return RM_OK;
+}
+
+int rm_recv_fd(int fd, rm_hdr *h, uint8_t **buf, size_t *cap, int *passed)
+{
+    uint8_t raw[16];
+    *passed = -1;
+    int rc = rm_read_all_fd(fd, raw, sizeof raw, passed);
+    if (rc == RM_OK)
+        rc = rm_hdr_get(raw, h);
+    if (rc == RM_OK && h->length > *cap) {
+        uint8_t *p = realloc(*buf, h->length);
+        if (p == NULL)
+            rc = RM_ENOMEM;
+        else
+            *buf = p, *cap = h->length;
+    }
+    if (rc == RM_OK && h->length)
+        rc = rm_read_all_fd(fd, *buf, h->length, passed);
+    if (rc != RM_OK && *passed >= 0) {
+        close(*passed);
+        *passed = -1;
+    }
+    return rc;
+}
+
 int rm_recv(int fd, rm_hdr *h, uint8_t **buf, size_t *cap)
 {
     return rm_recv_max(fd, h, buf, cap, RM_MAX_PAYLOAD);

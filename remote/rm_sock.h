@@ -56,6 +56,9 @@ int rm_read_exact(int fd, void *p, size_t n);
 /* The next message: *h, and its payload in *buf (grown as needed, up to RM_MAX_PAYLOAD).
    RM_OK, RM_ECLOSED, RM_EIO, RM_EMALFORMED (bad magic), RM_EBOUNDS (payload over the bound). */
 int rm_recv(int fd, rm_hdr *h, uint8_t **buf, size_t *cap);
+/* The same, and a descriptor the peer passed with it (SCM_RIGHTS, close-on-exec) in *passed, -1 when none:
+   the back end's loop (RM_MSG_SHM, rm_shm.h), which closes one that came with any other message. */
+int rm_recv_fd(int fd, rm_hdr *h, uint8_t **buf, size_t *cap, int *passed);
 /* The same, refusing (RM_EBOUNDS) a payload over 'max' bytes before reading it: the server's handshake, where a
    peer not yet authenticated may send a hello or a proof and nothing larger. */
 int rm_recv_max(int fd, rm_hdr *h, uint8_t **buf, size_t *cap, uint32_t max);

@@ -21,7 +21,8 @@
 #endif
 
 #define RM_MAGIC 0x4d524843u       /* the bytes "CHRM" */
-#define RM_WIRE_VERSION 3u         /* any change of layout or meaning bumps it (2: token; 3: RM_MSG_THREAD) */
+#define RM_WIRE_VERSION 4u         /* any change of layout or meaning bumps it (2: token; 3: RM_MSG_THREAD;
+                                      4: RM_MSG_SHM, RM_MSG_SHM_CALL, RM_MSG_KICK and the doorbell) */
 
 /* Message kinds (rm_hdr.kind). */
 #define RM_MSG_HELLO 1u            /* client -> server: rm_hello; server -> client: rm_hello with 'status' */
@@ -32,6 +33,12 @@
 #define RM_MSG_CHALLENGE 6u        /* server -> client, before its hello when it needs a token: a nonce */
 #define RM_MSG_AUTH 7u             /* client -> server: HMAC-SHA256 of the nonce with the token (rm_auth.h) */
 #define RM_MSG_THREAD 8u           /* u64: the client thread the next calls and batches come from; no reply */
+#define RM_MSG_SHM 9u              /* client -> server: u64 size and a memfd (SCM_RIGHTS); answered by an
+                                      RM_MSG_SHM of u32 RM_SHM_OK or RM_SHM_REFUSED (rm_shm.h)            */
+#define RM_MSG_SHM_CALL 10u        /* a byte copy whose host bytes are in the shared area: u64 offset, then
+                                      a CALL payload with the host buffer absent; one RM_MSG_REPLY          */
+#define RM_MSG_KICK 11u            /* client -> server, no payload, no reply: a doorbell request waits while
+                                      the back end sleeps on the socket (rm_shm.h, rm_bell)              */
 
 /* Bounds. A decoder refuses more; an encoder refuses to produce more. */
 #define RM_MAX_PAYLOAD (64u << 20)  /* bytes of one message's payload                                  */

@@ -1,9 +1,15 @@
 /*
- * rm_workers.c - the back end's worker thread per client thread (rm_workers.h).
+ * rm_workers.c - the back end's worker thread per client thread (rm_workers.h). A hand-off is a job posted and its
+ * end awaited under a mutex and a condition variable, each side first spinning a bounded while (RM_BELL_SPIN_NS,
+ * as the doorbell) on the words it waits for: a client thread's calls come back to back, and two sleeps and
+ * wake-ups per call cost 3-4 us (docs/remote.md, "Shared memory on one host").
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
+#include "rm_shm.h"
 #include "rm_workers.h"
 
 typedef struct rm_worker {
@@ -11,9 +17,9 @@ typedef struct rm_worker {
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    void (*fn)(void *);    /* the job; NULL: none */
+    _Atomic(void (*)(void *)) fn;   /* the job; NULL: none (written under 'mu', read by spinners without it) */
     void *arg;
-    int done, quit;
+    _Atomic int done, quit;
     uint64_t used;         /* the back end's count of hand-offs at its last job (least recently used: evicted) */
 } rm_worker;
 
@@ -25,24 +31,49 @@ struct rm_workers {
     rm_worker *w[RM_MAX_WORKERS];
 };
 
+static uint64_t rm_now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Spins, at most RM_BELL_SPIN_NS, until the job is done (for_done) or a job or the end is posted (the worker);
+   the caller then sleeps under the mutex. */
+static int rm_ready(rm_worker *w, int for_done)
+{
+    return for_done ? atomic_load(&w->done) : atomic_load(&w->fn) != NULL || atomic_load(&w->quit);
+}
+
+static void rm_spin(rm_worker *w, int for_done)
+{
+    uint64_t t0 = rm_now_ns();
+    for (unsigned i = 1; !rm_ready(w, for_done); i++) {
+        if ((i & 63) == 0 && rm_now_ns() - t0 > RM_BELL_SPIN_NS)
+            return;
+        rm_bell_relax(i);
+    }
+}
+
 static void *rm_worker_main(void *p)
 {
     rm_worker *w = p;
-    pthread_mutex_lock(&w->mu);
     for (;;) {
-        while (w->fn == NULL && !w->quit)
+        rm_spin(w, 0);   /* the next job usually follows soon */
+        pthread_mutex_lock(&w->mu);
+        while (atomic_load(&w->fn) == NULL && !atomic_load(&w->quit))
             pthread_cond_wait(&w->cv, &w->mu);
-        if (w->fn == NULL)
-            break;
-        void (*fn)(void *) = w->fn;
+        void (*fn)(void *) = atomic_load(&w->fn);
         pthread_mutex_unlock(&w->mu);
+        if (fn == NULL)
+            break;
         fn(w->arg);
         pthread_mutex_lock(&w->mu);
-        w->fn = NULL;
-        w->done = 1;
+        atomic_store(&w->fn, NULL);
+        atomic_store(&w->done, 1);
         pthread_cond_broadcast(&w->cv);
+        pthread_mutex_unlock(&w->mu);
     }
-    pthread_mutex_unlock(&w->mu);
     return NULL;
 }
 
@@ -54,7 +85,7 @@ rm_workers *rm_workers_new(void)
 static void rm_worker_stop(rm_worker *w)
 {
     pthread_mutex_lock(&w->mu);
-    w->quit = 1;
+    atomic_store(&w->quit, 1);
     pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->mu);
     pthread_join(w->thread, NULL);
@@ -116,11 +147,14 @@ int rm_workers_run(rm_workers *ws, uint64_t tid, void (*fn)(void *), void *arg)
         return -1;
     w->used = ++ws->clock;
     pthread_mutex_lock(&w->mu);
-    w->fn = fn;
     w->arg = arg;
-    w->done = 0;
+    atomic_store(&w->done, 0);
+    atomic_store(&w->fn, fn);
     pthread_cond_broadcast(&w->cv);
-    while (!w->done)
+    pthread_mutex_unlock(&w->mu);
+    rm_spin(w, 1);
+    pthread_mutex_lock(&w->mu);
+    while (!atomic_load(&w->done))
         pthread_cond_wait(&w->cv, &w->mu);
     pthread_mutex_unlock(&w->mu);
     return 0;

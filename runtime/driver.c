@@ -181,6 +181,10 @@ static void *drv_open(void)
 {
     const rt_config *c = cfg_get();
     void *h = NULL;
+    /* 'none': this process has no driver and must not load one (the remoting's client, `cushim run --remote`:
+       a search by name would find the drop-in on the library path and take that copy for the driver) */
+    if (c->real_libcuda != NULL && strcmp(c->real_libcuda, "none") == 0)
+        return NULL;
     if (ob_is_dropin()) {
         if (c->real_libcuda != NULL)
             h = drv_try_open(c->real_libcuda, RTLD_NOW | RTLD_LOCAL);

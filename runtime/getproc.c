@@ -214,11 +214,38 @@ typedef CUresult (*gp_pa_v2)(const char *, void **, int, cuuint64_t, CUdriverPro
 #endif
 typedef cudaError_t (*gp_ep)(const char *, void **, unsigned long long GP_EP_STATUS);
 
+/* No driver function behind the shim (no libcuda on this machine: the remoting's client, whose calls a plugin
+   serves): the shim is the process's libcuda and answers as the driver does (the fake driver's fk_get_proc), with
+   its own export of the variant the driver would give (cushim_pa_lookup, which follows the recorded driver):
+   CUDA_ERROR_INVALID_VALUE for a version past the tree's; a name with no export: NULL, status SYMBOL_NOT_FOUND or
+   VERSION_NOT_SUFFICIENT, CUDA_SUCCESS from _v2 and CUDA_ERROR_NOT_FOUND from the first version. Calling such an
+   export with no driver and no serving plugin fails as any call then does. Reached through host->real (host.c);
+   a program's own call of cuGetProcAddress with no driver fails before its handler, as any call does. */
+static CUresult gp_own(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags, int *status, int v2)
+{
+    uint32_t id = 0;
+    int st = CUSHIM_PA_STATUS_SYMBOL_NOT_FOUND;
+    if (symbol == NULL || pfn == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pfn = NULL;
+    if (cushim_pa_lookup(symbol, cudaVersion, flags, &id, &st) != CUSHIM_PA_RESULT_SUCCESS)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (st == CUSHIM_PA_STATUS_SUCCESS) {
+        if (id != 0 && id < CUSHIM_API_ID_LIMIT && api_info(id) != NULL)
+            *pfn = rt_wrapper_of[id];
+        if (*pfn == NULL)
+            st = CUSHIM_PA_STATUS_SYMBOL_NOT_FOUND;
+    }
+    if (status != NULL)
+        *status = st;
+    return *pfn != NULL || v2 ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
 static CUresult gp_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
 {
     gp_pa_v1 real = (gp_pa_v1)rt_lib_real(CUSHIM_API_cuGetProcAddress);
     if (real == NULL)
-        return CUDA_ERROR_NOT_FOUND;
+        return gp_own(symbol, pfn, cudaVersion, flags, NULL, 0);
     CUresult r = real(symbol, pfn, cudaVersion, flags);
     if (r == CUDA_SUCCESS && pfn != NULL)
         *pfn = gp_map(symbol, *pfn, cudaVersion, flags);
@@ -230,8 +257,13 @@ static CUresult gp_cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaV
                                        cuuint64_t flags, CUdriverProcAddressQueryResult *status)
 {
     gp_pa_v2 real = (gp_pa_v2)rt_lib_real(CUSHIM_API_cuGetProcAddress_v2);
-    if (real == NULL)
-        return CUDA_ERROR_NOT_FOUND;
+    if (real == NULL) {
+        int st = CUSHIM_PA_STATUS_SYMBOL_NOT_FOUND;
+        CUresult r = gp_own(symbol, pfn, cudaVersion, flags, &st, 1);
+        if (status != NULL && r == CUDA_SUCCESS)
+            *status = (CUdriverProcAddressQueryResult)st;
+        return r;
+    }
     CUresult r = real(symbol, pfn, cudaVersion, flags, status);
     if (r == CUDA_SUCCESS && pfn != NULL)
         *pfn = gp_map(symbol, *pfn, cudaVersion, flags);

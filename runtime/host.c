@@ -30,6 +30,7 @@
 #include "plugins.h"
 #include "roles.h"
 #include "select.h"
+#include "slots.h"
 #include "thread.h"
 #include "types.h"
 
@@ -144,9 +145,16 @@ static int hs_hooks_sync(void)
    our wrappers (getproc.c), so pointers obtained through it stay interposed. */
 static void *hs_real(uint32_t api_id)
 {
-    if (api_info(api_id) == NULL)
+    const cushim_api_info *info = api_info(api_id);
+    if (info == NULL)
         return NULL;
-    return rt_resolve(api_id);
+    void *r = rt_resolve(api_id);
+    /* cuGetProcAddress(_v2) with no driver function (no libcuda on this machine: the remoting's client): their
+       handler, which then answers from the shim's own table (getproc.c, gp_own), so that a plugin serving the
+       calls can hand out the shim's functions */
+    if (r == NULL && info->library == CUSHIM_LIB_DRIVER)
+        r = sl_handler(api_id);
+    return r;
 }
 
 static uint64_t hs_thread_id(void)

@@ -4,11 +4,17 @@
  * client's cache after the first), empty kernel launches (ROUNDS launches then cuCtxSynchronize, 15 times:
  * the time per launch), and COPIES cuMemcpyHtoD_v2 / cuMemcpyDtoH_v2 of SIZE bytes; prints the median and
  * 10th/90th percentiles. Run it against the fake driver locally and through the remote plugin to cushim-serve.
- *   bench_remote_calls [ROUNDS=20000] [SIZE=1048576] [COPIES=ROUNDS/20]
+ * With 'pinned' the host buffer is pinned memory (cuMemAllocHost): locally the DMA's own speed; through
+ * cushim-serve on the same host a region shared with the back end (zero copy, docs/remote.md "Shared memory").
+ * With 'thread' the synchronous round trip is measured on a second thread too (a back end runs a client's threads
+ * after the first on worker threads: a hand-off each call).
+ *   bench_remote_calls [ROUNDS=20000] [SIZE=1048576] [COPIES=ROUNDS/20] [pinned|thread]
  */
 #include <cuda.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static double now_us(void)
@@ -22,6 +28,25 @@ static int cmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
+}
+
+struct bench_thread {
+    CUcontext ctx;
+    double *t;
+    int rounds;
+};
+
+/* The synchronous round trips again, from another thread. */
+static void *bench_queries(void *p)
+{
+    struct bench_thread *a = p;
+    cuCtxSetCurrent(a->ctx);
+    for (int i = 0; i < a->rounds; i++) {
+        double t0 = now_us();
+        cuStreamQuery(NULL);
+        a->t[i] = now_us() - t0;
+    }
+    return NULL;
 }
 
 static void report(const char *what, double *t, int n, size_t bytes)
@@ -38,6 +63,7 @@ int main(int argc, char **argv)
     int rounds = argc > 1 ? atoi(argv[1]) : 20000, count = 0;
     size_t size = argc > 2 ? strtoul(argv[2], NULL, 0) : 1 << 20;
     int big = argc > 3 ? atoi(argv[3]) : rounds / 20 > 0 ? rounds / 20 : 1;
+    int pinned = argc > 4 && strcmp(argv[4], "pinned") == 0, thread = argc > 4 && strcmp(argv[4], "thread") == 0;
     static const char ptx[] = ".version 9.0\n.target sm_75\n.address_size 64\n"
                               ".visible .entry empty(\n\t.param .u32 empty_param_0\n)\n{\n\tret;\n}\n";
     CUmodule mod;
@@ -45,13 +71,15 @@ int main(int argc, char **argv)
     CUdevice dev;
     CUcontext ctx;
     CUdeviceptr d;
-    char *host = calloc(1, size);
+    char *host = NULL;
     double *t = malloc(sizeof *t * (size_t)rounds);
     if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx) ||
-        cuMemAlloc(&d, size) || cuModuleLoadData(&mod, ptx) || cuModuleGetFunction(&fn, mod, "empty")) {
+        cuMemAlloc(&d, size) || cuModuleLoadData(&mod, ptx) || cuModuleGetFunction(&fn, mod, "empty") ||
+        (pinned ? cuMemAllocHost((void **)&host, size) : (host = calloc(1, size)) == NULL)) {
         fprintf(stderr, "bench_remote_calls: set-up failed\n");
         return 1;
     }
+    memset(host, 1, size);
     if (big > rounds)
         t = realloc(t, sizeof *t * (size_t)big);
     for (int i = 0; i < rounds; i++) {
@@ -60,6 +88,13 @@ int main(int argc, char **argv)
         t[i] = now_us() - t0;
     }
     report("cuStreamQuery", t, rounds, 0);
+    if (thread) {
+        pthread_t th;
+        struct bench_thread a = { .ctx = ctx, .t = t, .rounds = rounds };
+        if (pthread_create(&th, NULL, bench_queries, &a) != 0 || pthread_join(th, NULL) != 0)
+            return 1;
+        report("cuStreamQuery (thread 2)", t, rounds, 0);
+    }
     for (int i = 0; i < rounds; i++) {
         double t0 = now_us();
         cuDeviceGetCount(&count);
@@ -79,6 +114,7 @@ int main(int argc, char **argv)
         t[r] = (now_us() - t0) / rounds;
     }
     report("cuLaunchKernel (empty)", t, reps, 0);
+    const char *hto = pinned ? "cuMemcpyHtoD pinned" : "cuMemcpyHtoD", *dto = pinned ? "cuMemcpyDtoH pinned" : "cuMemcpyDtoH";
     CUresult bad = CUDA_SUCCESS;
     for (int i = 0; i < big; i++) {
         double t0 = now_us();
@@ -89,7 +125,7 @@ int main(int argc, char **argv)
     if (bad != CUDA_SUCCESS)
         printf("cuMemcpyHtoD           of %zu bytes failed: %d\n", size, (int)bad);
     else
-        report("cuMemcpyHtoD", t, big, size);
+        report(hto, t, big, size);
     for (int i = 0; i < big; i++) {
         double t0 = now_us();
         CUresult r = cuMemcpyDtoH(host, d, size);
@@ -99,8 +135,12 @@ int main(int argc, char **argv)
     if (bad != CUDA_SUCCESS)
         printf("cuMemcpyDtoH           of %zu bytes failed: %d\n", size, (int)bad);
     else
-        report("cuMemcpyDtoH", t, big, size);
+        report(dto, t, big, size);
     cuMemFree(d);
+    if (pinned)
+        cuMemFreeHost(host);
+    else
+        free(host);
     cuModuleUnload(mod);
     cuDevicePrimaryCtxRelease(dev);
     return 0;

@@ -20,8 +20,9 @@
  *     cudaMemcpyDefault: each side is what the server's cudaPointerGetAttributes says it is (device or managed
  *     memory: the server's; anything else: this process's), refused when a "device" address is also mapped
  *     here (two address spaces, one number: which one the program meant is unknown).
- *   - Pinned host memory (cudaMallocHost, cudaHostAlloc, cudaFreeHost) is this process's own page-aligned
- *     memory: copies from and to it are host copies as above, staged by the call (the device never maps it).
+ *   - Pinned host memory (cudaMallocHost, cudaHostAlloc, cudaFreeHost) is remote.c's (rp_shm.c): a region
+ *     shared with the back end on the same host, which registers it with its driver, so that a copy from or to
+ *     it is one DMA; this process's own page-aligned memory otherwise (TCP), copied through the socket.
  *   - Errors of those translated calls are kept per thread and reported by cudaGetLastError and
  *     cudaPeekAtLastError after the server's own (the server's runtime never saw them).
  * The current device is the one the last successful cudaSetDevice chose (one connection: the back end has
@@ -105,6 +106,8 @@ static struct {
     cushim_plugin *self;
     const rm_plans *plans;
     rc_forward_fn forward;
+    rc_host_alloc_fn halloc;
+    rc_host_free_fn hfree;
     void *user;
     _Atomic uint64_t ctx_gen;          /* bumped when contexts go (a device reset): rc_ctx_mask starts over */
     rc_api load, getfn, launch[2], cfree, copy[2][2][RC_NCOPY];   /* copy[async][per_thread][kind] */
@@ -113,6 +116,9 @@ static struct {
     int32_t e_oom;
     int32_t e_inval, e_devfn, e_kind, e_missing_config, e_config;
     uint32_t id_set_device, id_reset, id_last, id_peek, id_launch[2], id_copy[2][2];
+    uint32_t id_entry[2][2];           /* cudaGetDriverEntryPoint[ByVersion][_ptsz]: [by_version][per_thread] */
+    uint32_t id_getproc[2];            /* cuGetProcAddress, cuGetProcAddress_v2 */
+    int32_t e_symbol;
     int32_t drv[6], rt[6], nvml[6];   /* rc_lib_error's table */
 } rc;
 
@@ -463,11 +469,8 @@ static int rc_max_threads(const void *stub, uint64_t f)
     return v;
 }
 
-/* A launch by a host stub. 'cuda13': CUDA 13's __cudaLaunchKernel path, whose runtime passes the driver's refusal
-   of a configuration on as cudaErrorInvalidValue, where cudaLaunchKernel says cudaErrorInvalidConfiguration
-   (`<<<1, 4096>>>` on an H100 with CUDA 13.0, journal 2026-12-07, run 157). */
 static int32_t rc_launch(const void *stub, rc_dim3 g, rc_dim3 b, void **args, size_t shmem, void *stream,
-                         int per_thread, int cuda13)
+                         int per_thread)
 {
     uint64_t f = 0;
     if (rc.host == NULL)
@@ -482,7 +485,7 @@ static int32_t rc_launch(const void *stub, rc_dim3 g, rc_dim3 b, void **args, si
     int max = rc_max_threads(stub, f);
     if (g.x == 0 || g.y == 0 || g.z == 0 || b.x == 0 || b.y == 0 || b.z == 0 ||
         (max > 0 && (uint64_t)b.x * b.y * b.z > (uint64_t)max))
-        return rc_fail(cuda13 ? rc.e_inval : rc.e_config);
+        return rc_fail(rc.e_config);
     const rc_api *api = &rc.launch[per_thread];
     uint8_t params[256] = {0};
     unsigned v[6] = { g.x, g.y, g.z, b.x, b.y, b.z }, sh = (unsigned)shmem;
@@ -495,8 +498,7 @@ static int32_t rc_launch(const void *stub, rc_dim3 g, rc_dim3 b, void **args, si
     rc_put(api, params, 9, &args, sizeof args);
     rc_put(api, params, 10, &extra, sizeof extra);
     r = rc_call(api, params);
-    /* the runtime's word for a launch the driver refuses */
-    return rc_fail(r == rc.drv[1] ? (cuda13 ? rc.e_inval : rc.e_config) : r);
+    return rc_fail(r == rc.drv[1] ? rc.e_config : r);   /* the runtime's word for a launch the driver refuses */
 }
 
 /* CUDA 13's launch path (nvcc without __NV_LEGACY_LAUNCH): a kernel handle per stub, then a launch by it. */
@@ -512,13 +514,13 @@ int __cudaGetKernel(void **kernel, const void *stub)
 RC_EXPORT int __cudaLaunchKernel(void *kernel, rc_dim3 g, rc_dim3 b, void **args, size_t shmem, void *stream);
 int __cudaLaunchKernel(void *kernel, rc_dim3 g, rc_dim3 b, void **args, size_t shmem, void *stream)
 {
-    return rc_launch(kernel, g, b, args, shmem, stream, 0, 1);
+    return rc_launch(kernel, g, b, args, shmem, stream, 0);
 }
 
 RC_EXPORT int __cudaLaunchKernel_ptsz(void *kernel, rc_dim3 g, rc_dim3 b, void **args, size_t shmem, void *stream);
 int __cudaLaunchKernel_ptsz(void *kernel, rc_dim3 g, rc_dim3 b, void **args, size_t shmem, void *stream)
 {
-    return rc_launch(kernel, g, b, args, shmem, stream, 1, 1);
+    return rc_launch(kernel, g, b, args, shmem, stream, 1);
 }
 
 /* cudaFuncGetAttributes: struct cudaFuncAttributes (CUDA 11 to 13: three size_t, then ints), field by field from
@@ -591,12 +593,7 @@ static int32_t rc_func_call(const cushim_call *call, int occupancy)
     return rc_fail(rc_call(&rc.fsetattr, params));
 }
 
-/* Pinned host memory: this process's, page-aligned; the blocks handed out are kept so that cudaFreeHost frees
-   only those. */
-static pthread_mutex_t rc_hlock = PTHREAD_MUTEX_INITIALIZER;
-static void **rc_hblocks;
-static uint32_t rc_nh, rc_caph;
-
+/* Pinned host memory: remote.c's (rp_host_alloc), which frees only the blocks it gave. */
 static int32_t rc_host_alloc(const cushim_call *call, const char *out_name)
 {
     void **out, *p = NULL;
@@ -605,38 +602,17 @@ static int32_t rc_host_alloc(const cushim_call *call, const char *out_name)
     rc_get(call, "size", &size, sizeof size);
     if (out == NULL)
         return rc_fail(rc.e_inval);
-    pthread_mutex_lock(&rc_hlock);
-    if (rc_nh == rc_caph) {
-        uint32_t cap = rc_caph ? rc_caph * 2 : 64;
-        void **t = realloc(rc_hblocks, cap * sizeof *t);
-        if (t != NULL)
-            rc_hblocks = t, rc_caph = cap;
-    }
-    if (rc_nh < rc_caph && posix_memalign(&p, 4096, size ? size : 1) == 0)
-        rc_hblocks[rc_nh++] = p;
-    pthread_mutex_unlock(&rc_hlock);
+    int32_t r = rc.halloc(rc.user, size, &p);
     *out = p;
-    return p != NULL ? 0 : rc_fail(rc.e_oom);
+    return r == 0 ? 0 : rc_fail(rc_lib_error(CUSHIM_LIB_RUNTIME, r));
 }
 
 static int32_t rc_host_free(const cushim_call *call)
 {
     void *p;
-    int found = 0;
     rc_get(call, "ptr", &p, sizeof p);
-    if (p == NULL)
-        return 0;
-    pthread_mutex_lock(&rc_hlock);
-    for (uint32_t i = 0; i < rc_nh && !found; i++)
-        if (rc_hblocks[i] == p) {
-            rc_hblocks[i] = rc_hblocks[--rc_nh];
-            found = 1;
-        }
-    pthread_mutex_unlock(&rc_hlock);
-    if (!found)
-        return rc_fail(rc.e_inval);
-    free(p);
-    return 0;
+    int32_t r = rc.hfree(rc.user, p);
+    return r == 0 ? 0 : rc_fail(rc_lib_error(CUSHIM_LIB_RUNTIME, r));
 }
 
 /* cudaMemcpyDefault: is 'p' the server's device memory (1) or this process's host memory (0)? -1: unknown. */
@@ -709,6 +685,50 @@ static int32_t rc_memcpy(const cushim_call *call, int async, int per_thread)
     return rc_fail(r);
 }
 
+/* cudaGetDriverEntryPoint[ByVersion][_ptsz], answered in the client: the driver functions a program gets must be
+   this process's (the shim's exports, which the remoting serves), never the server's addresses (PyTorch's c10
+   takes its driver functions so). Asked of the shim's own cuGetProcAddress handler (host->real: its answer maps
+   to the shim's exports; with no driver here it answers from the shim's table, runtime/getproc.c), with the
+   runtime's conventions (the fake runtime's frt_entry_point): flags past the two stream bits and NULL arguments
+   are cudaErrorInvalidValue; with a status pointer the driver's status and cudaSuccess, without one
+   cudaErrorSymbolNotFound for a failed look-up; the entry point without a version asks with the tree's. */
+typedef int (*rc_getproc_v1_fn)(const char *, void **, int, uint64_t);
+typedef int (*rc_getproc_v2_fn)(const char *, void **, int, uint64_t, int *);
+static int32_t rc_entry_point(const cushim_call *call, int by_version)
+{
+    const char *symbol;
+    void **fp;
+    unsigned long long flags;
+    int *status;
+    unsigned int version = rc.plans->cuda_version;
+    rc_get(call, "symbol", &symbol, sizeof symbol);
+    rc_get(call, "funcPtr", &fp, sizeof fp);
+    rc_get(call, "flags", &flags, sizeof flags);
+    rc_get(call, "driverStatus", &status, sizeof status);
+    if (by_version)
+        rc_get(call, "cudaVersion", &version, sizeof version);
+    if (symbol == NULL || fp == NULL || (flags & ~3ull) != 0)
+        return rc_fail(rc.e_inval);
+    int st = 1, r;   /* CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND */
+    void *v2 = rc.id_getproc[1] != UINT32_MAX ? rc.host->real(rc.id_getproc[1]) : NULL;
+    void *v1 = rc.id_getproc[0] != UINT32_MAX ? rc.host->real(rc.id_getproc[0]) : NULL;
+    if (v2 != NULL) {
+        r = ((rc_getproc_v2_fn)v2)(symbol, fp, (int)version, flags, &st);
+    } else if (v1 != NULL) {
+        r = ((rc_getproc_v1_fn)v1)(symbol, fp, (int)version, flags);
+        st = r == 0 ? 0 : 1;
+    } else {
+        r = rc.drv[2];   /* CUDA_ERROR_NOT_FOUND */
+    }
+    if (r != 0)
+        *fp = NULL;
+    if (status != NULL) {
+        *status = st;
+        return 0;
+    }
+    return rc_fail(r == 0 ? 0 : rc.e_symbol);
+}
+
 /* Everything learnt from the server, forgotten: a new back end (fork_child) or a device reset ('dev' < 0: all). */
 static void rc_forget(int dev)
 {
@@ -753,7 +773,7 @@ int rc_pre(cushim_call *call, const rm_plan *pl, int32_t *result)
             rc_get(call, "args", &args, sizeof args);
             rc_get(call, "sharedMem", &shmem, sizeof shmem);
             rc_get(call, "stream", &stream, sizeof stream);
-            *result = rc_launch(func, g, b, args, shmem, stream, pt, 0);
+            *result = rc_launch(func, g, b, args, shmem, stream, pt);
             return 1;
         }
         for (int async = 0; async < 2; async++)
@@ -767,6 +787,12 @@ int rc_pre(cushim_call *call, const rm_plan *pl, int32_t *result)
                                         : rc_host_alloc(call, id == rc.id_host_alloc[0] ? "ptr" : "pHost");
         return 1;
     }
+    for (int v = 0; v < 2; v++)
+        for (int pt = 0; pt < 2; pt++)
+            if (id == rc.id_entry[v][pt]) {
+                *result = rc_entry_point(call, v);
+                return 1;
+            }
     if (id == rc.id_fattr || id == rc.id_fsetattr || id == rc.id_occ[0] || id == rc.id_occ[1]) {
         *result = id == rc.id_fattr ? rc_func_attributes(call) : rc_func_call(call, id != rc.id_fsetattr);
         return 1;
@@ -833,13 +859,16 @@ static uint32_t rc_id(const char *name)
     return a ? a->id : UINT32_MAX;
 }
 
-int rc_init(const cushim_host *host, cushim_plugin *self, const rm_plans *plans, rc_forward_fn forward, void *user)
+int rc_init(const cushim_host *host, cushim_plugin *self, const rm_plans *plans, rc_forward_fn forward,
+            rc_host_alloc_fn host_alloc, rc_host_free_fn host_free, void *user)
 {
     static const char *const copies[RC_NCOPY] = { "cuMemcpyHtoD", "cuMemcpyDtoH", "cuMemcpyDtoD" };
     rc.host = host;
     rc.self = self;
     rc.plans = plans;
     rc.forward = forward;
+    rc.halloc = host_alloc;
+    rc.hfree = host_free;
     rc.user = user;
     for (int i = 0; i < 6; i++) {
         rc.drv[i] = rc_code(rc_err_names[i][0], -1);
@@ -850,7 +879,10 @@ int rc_init(const cushim_host *host, cushim_plugin *self, const rm_plans *plans,
     rc.e_devfn = rc_code("cudaErrorInvalidDeviceFunction", 98);
     rc.e_kind = rc_code("cudaErrorInvalidMemcpyDirection", 21);
     rc.e_missing_config = rc_code("cudaErrorMissingConfiguration", 52);
-    rc.e_config = rc_code("cudaErrorInvalidConfiguration", 9);
+    /* a launch configuration the driver refuses: CUDA 12's runtime says cudaErrorInvalidConfiguration, CUDA 13's
+       passes the driver's word on by either launch path (an H100 with CUDA 13.0: 4096 or 0 threads, 0 blocks,
+       too much shared memory, journal 2026-12-07) */
+    rc.e_config = plans->cuda_version >= 13000 ? rc.e_inval : rc_code("cudaErrorInvalidConfiguration", 9);
     int bad = rc_api_of(&rc.load, "cuModuleLoadData") | rc_api_of(&rc.getfn, "cuModuleGetFunction") |
               rc_api_of(&rc.launch[0], "cuLaunchKernel") | rc_api_of(&rc.launch[1], "cuLaunchKernel_ptsz") |
               rc_api_of(&rc.cfree, "cudaFree") | rc_api_of(&rc.fattr, "cuFuncGetAttribute") |
@@ -884,6 +916,13 @@ int rc_init(const cushim_host *host, cushim_plugin *self, const rm_plans *plans,
     rc.id_occ[0] = rc_id("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     rc.id_occ[1] = rc_id("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
     rc.id_fattr = rc_id("cudaFuncGetAttributes");
+    rc.id_entry[0][0] = rc_id("cudaGetDriverEntryPoint");
+    rc.id_entry[0][1] = rc_id("cudaGetDriverEntryPoint_ptsz");
+    rc.id_entry[1][0] = rc_id("cudaGetDriverEntryPointByVersion");
+    rc.id_entry[1][1] = rc_id("cudaGetDriverEntryPointByVersion_ptsz");
+    rc.id_getproc[0] = rc_id("cuGetProcAddress");
+    rc.id_getproc[1] = rc_id("cuGetProcAddress_v2");
+    rc.e_symbol = rc_code("cudaErrorSymbolNotFound", 500);
     const cushim_api_info *fa = host->api_by_name("cudaFuncGetAttributes");
     const cushim_param_info *fp = fa ? host->api_param(fa, 0) : NULL;
     if (fp == NULL || fp->elem_size != 144)   /* another layout of struct cudaFuncAttributes: not translated */

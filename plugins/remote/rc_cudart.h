@@ -5,6 +5,7 @@
 #ifndef RC_CUDART_H
 #define RC_CUDART_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cushim/cushim.h"
@@ -14,8 +15,13 @@
    answer (the outputs were written), 0 when it is an error of the driver's code space (no answer). */
 typedef int32_t (*rc_forward_fn)(void *user, const rm_plan *pl, void *params, void *retval, int *answered);
 
+/* remote.c's pinned host memory (rp_shm.c): 0 and *p, or a driver error code; and its free. */
+typedef int32_t (*rc_host_alloc_fn)(void *user, size_t size, void **p);
+typedef int32_t (*rc_host_free_fn)(void *user, void *p);
+
 /* Called once from the plugin's init, before its hooks are added. 0, or -1 (logged). */
-int rc_init(const cushim_host *host, cushim_plugin *self, const rm_plans *plans, rc_forward_fn forward, void *user);
+int rc_init(const cushim_host *host, cushim_plugin *self, const rm_plans *plans, rc_forward_fn forward,
+            rc_host_alloc_fn host_alloc, rc_host_free_fn host_free, void *user);
 
 /* A runtime call the runtime part answers itself (copies, launches, the calls whose answer it completes):
    returns 1 with *result set; 0: forward it as any other call. */

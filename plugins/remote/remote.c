@@ -21,8 +21,11 @@
  * How a call goes (rp_pre): an immutable query answered before is answered here (rp_cache.c); a call of the
  * asynchronous class is queued into a batch and returns CUDA_SUCCESS (rp_conn.c, which also says where a
  * batched call's error is reported); a byte copy over RP_CHUNK bytes goes as pipelined chunks; anything else
- * is one synchronous round trip. One connection carries a process's calls in order (one server thread per
- * client thread is not built yet). 'stats=1' prints the calls, round trips, batches and local answers at exit.
+ * is one synchronous round trip. On a unix socket (unless 'shm=0') the client also shares memory with its back
+ * end (rp_shm.c): byte copies go through it (zero copy from and to pinned memory, which cuMemAllocHost,
+ * cuMemHostAlloc and cuMemFreeHost answer here), and a synchronous call with nothing in flight rings its doorbell.
+ * One connection carries a process's calls in order. 'stats=1' prints the calls, round trips, batches, local
+ * answers and shared-memory calls at exit.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -44,6 +47,8 @@ static const cushim_option rp_options[] = {
       "the cushim-serve to forward to (unix:/path, tcp://HOST:PORT, tcp://[IPv6]:PORT)" },
     { "token_file", CUSHIM_OPT_STRING, NULL, "the server's token (a TCP server needs it; mode 0600)" },
     { "stats", CUSHIM_OPT_BOOL, "false", "print the calls forwarded and round trips at exit" },
+    { "shm", CUSHIM_OPT_BOOL, "true",
+      "copies through a shared memory area when the server is on this host (unix socket); 0: through the socket" },
     { NULL, 0, NULL, NULL },
 };
 
@@ -94,15 +99,25 @@ static int32_t rp_cached(rp_state *s, const rm_plan *pl, void *params, void *ret
    *answered = 1 when the outputs and the result are the server's. */
 static int32_t rp_dispatch(rp_state *s, const rm_plan *pl, void *params, void *retval, int *answered)
 {
-    int own;
+    int own, done;
     int32_t r;
     *answered = 0;
     if ((pl->info->categories & CUSHIM_CAT_MODULE) && strstr(pl->info->name, "Unload") != NULL)
         rp_kparam_forget(s);   /* the unloaded functions' handles may come back for other kernels */
     if (pl->cache == RM_CACHE_PROCESS || pl->cache == RM_CACHE_FUNC) {
         r = rp_cached(s, pl, params, retval, answered);
+    } else if (pl->chunk_host >= 0 && pl->nparams == 4 && s->shm_opt && s->shm_state >= 0 &&
+               s->host->api_param(pl->info, (uint32_t)pl->chunk_count)->size == 8 &&
+               *(const uint64_t *)((const uint8_t *)params + pl->p[pl->chunk_count].offset) >= RP_SHM_MIN &&
+               (r = rp_copy_shm(s, pl, params, 1, &done), done)) {
+        /* a copy on a stream from or to pinned memory: zero copy (rp_shm.c) */
     } else if (pl->async != RM_ASYNC_NO) {
         r = rp_queue(s, pl, params);
+    } else if (pl->chunk_host >= 0 && pl->nparams == 3 && s->shm_opt && s->shm_state >= 0 &&
+               s->host->api_param(pl->info, (uint32_t)pl->chunk_count)->size == 8 &&
+               *(const uint64_t *)((const uint8_t *)params + pl->p[pl->chunk_count].offset) >= RP_SHM_MIN &&
+               (r = rp_copy_shm(s, pl, params, 0, &done), done)) {
+        /* through the shared area (rp_shm.c) */
     } else if (pl->chunk_host >= 0 && s->host->api_param(pl->info, (uint32_t)pl->chunk_count)->size == 8 &&
                *(const uint64_t *)((const uint8_t *)params + pl->p[pl->chunk_count].offset) > RP_CHUNK) {
         r = rp_copy_chunked(s, pl, params);
@@ -123,6 +138,58 @@ static int32_t rp_dispatch_rc(void *user, const rm_plan *pl, void *params, void 
     return rp_dispatch(user, pl, params, retval, answered);
 }
 
+/* ---- pinned host memory (rp_shm.c): cuMemAllocHost, cuMemHostAlloc, cuMemFreeHost answered here ---- */
+static uint32_t rp_id_alloc_host[2], rp_id_host_alloc, rp_id_free_host;
+
+static uint64_t rp_param(const cushim_host *h, const cushim_call *call, uint32_t i)
+{
+    const cushim_param_info *p = h->api_param(call->info, i);
+    uint64_t v = 0;
+    memcpy(&v, (const uint8_t *)call->params + p->offset, p->size < 8 ? p->size : 8);
+    return v;
+}
+
+/* 1 when 'call' is one of them (*r its result). cuMemHostAlloc's CU_MEMHOSTALLOC_DEVICEMAP (a device address for
+   the host memory) is not supported: the server's device would map the back end's view of it. */
+static int rp_pinned(rp_state *s, cushim_call *call, int32_t *r)
+{
+    uint32_t id = call->api_id;
+    if (id == 0 || (id != rp_id_alloc_host[0] && id != rp_id_alloc_host[1] && id != rp_id_host_alloc &&
+                    id != rp_id_free_host))
+        return 0;
+    if (id == rp_id_free_host) {
+        *r = rp_host_free(s, (void *)(uintptr_t)rp_param(s->host, call, 0));
+        return 1;
+    }
+    void **pp = (void **)(uintptr_t)rp_param(s->host, call, 0);
+    size_t size = (size_t)rp_param(s->host, call, 1);
+    if (pp == NULL) {
+        *r = s->e_invalid;
+    } else if (id == rp_id_host_alloc && (rp_param(s->host, call, 2) & 2u /* CU_MEMHOSTALLOC_DEVICEMAP */)) {
+        rp_refuse_once(s, rm_plan_of(s->plans, id), "CU_MEMHOSTALLOC_DEVICEMAP");
+        *r = s->e_not_supported;
+    } else {
+        *r = rp_host_alloc(s, size, pp);
+    }
+    return 1;
+}
+
+static uint32_t rp_api_id(const cushim_host *h, const char *name)
+{
+    const cushim_api_info *a = h->api_by_name(name);
+    return a != NULL ? a->id : 0;
+}
+
+static int32_t rp_host_alloc_rc(void *user, size_t size, void **p)
+{
+    return rp_host_alloc(user, size, p);
+}
+
+static int32_t rp_host_free_rc(void *user, void *p)
+{
+    return rp_host_free(user, p);
+}
+
 /* ---- the hook ---- */
 static int rp_pre(cushim_call *call, void *user, uint64_t *slot)
 {
@@ -132,6 +199,8 @@ static int rp_pre(cushim_call *call, void *user, uint64_t *slot)
     int32_t r;
     (void)slot;
     atomic_fetch_add_explicit(&s->calls, 1, memory_order_relaxed);
+    if (call->info->library == CUSHIM_LIB_DRIVER && rp_pinned(s, call, &r))
+        return cushim_call_skip(call, r);
     if (pl == NULL || (pl->cls != RM_CLASS_FORWARD && pl->cls != RM_CLASS_FORWARD_NULL && pl->cls != RM_CLASS_HAND)) {
         rp_refuse_once(s, pl, "not forwarded");
         return cushim_call_skip(call, rc_lib_error(call->info->library, s->e_not_supported));
@@ -169,12 +238,18 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
     s->server = host->opt_string(self, "server");
     s->token_file = host->opt_given(self, "token_file") ? host->opt_string(self, "token_file") : NULL;
     s->stats = host->opt_bool(self, "stats");
+    s->shm_opt = host->opt_bool(self, "shm");
     s->fd = -1;
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->klock, NULL);
     pthread_mutex_init(&s->slock, NULL);
     pthread_mutex_init(&s->clock, NULL);
+    pthread_mutex_init(&s->hlock, NULL);
     rm_wr_init(&s->batch, 0);
+    rp_id_alloc_host[0] = rp_api_id(host, "cuMemAllocHost");
+    rp_id_alloc_host[1] = rp_api_id(host, "cuMemAllocHost_v2");
+    rp_id_host_alloc = rp_api_id(host, "cuMemHostAlloc");
+    rp_id_free_host = rp_api_id(host, "cuMemFreeHost");
     rm_meta_from_host(&m, host);
     s->plans = rm_plans_build(&m);
     s->logged = calloc(host->api_id_limit() + 1, 1);
@@ -209,7 +284,7 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
        string (error texts) are answered by the client's library, which needs no driver for them */
     static const char *const rp_libs[] = { "lib:runtime&!cudaGetErrorName&!cudaGetErrorString",
                                            "lib:nvml&!nvmlErrorString" };
-    if (rc_init(host, self, s->plans, rp_dispatch_rc, s) != 0)   /* logged; the driver is forwarded still */
+    if (rc_init(host, self, s->plans, rp_dispatch_rc, rp_host_alloc_rc, rp_host_free_rc, s) != 0)   /* logged; the driver is forwarded still */
         host->log(self, CUSHIM_LOG_WARN, "runtime programs' launches and copies are not forwarded");
     for (size_t i = 0; i < sizeof rp_libs / sizeof rp_libs[0]; i++) {
         spec.select = rp_libs[i];
@@ -237,6 +312,7 @@ static void rp_fork_child(cushim_plugin *self)
     pthread_mutex_init(&s->klock, NULL);
     pthread_mutex_init(&s->slock, NULL);
     pthread_mutex_init(&s->clock, NULL);
+    pthread_mutex_init(&s->hlock, NULL);
     if (s->fd >= 0 && fstat(s->fd, &st) == 0 && st.st_dev == s->fd_dev && st.st_ino == s->fd_ino)
         close(s->fd);
     s->fd = -1;
@@ -248,6 +324,7 @@ static void rp_fork_child(cushim_plugin *self)
     s->thread_sent = 0;   /* the child's server knows none of its threads yet */
     s->batch_tid = 0;
     rm_wr_reset(&s->batch);
+    rp_shm_forget(s);   /* the parent's area: the child's connection makes its own */
     rp_cache_forget_functions(s);
     rp_kparam_forget(s);
     rc_fork_child();   /* the runtime's modules were the parent's back end's */
@@ -257,6 +334,9 @@ static void rp_fork_child(cushim_plugin *self)
     atomic_store(&s->batches, 0);
     atomic_store(&s->cached, 0);
     atomic_store(&s->chunks, 0);
+    atomic_store(&s->shm_chunks, 0);
+    atomic_store(&s->zero_copies, 0);
+    atomic_store(&s->bell_calls, 0);
 }
 
 /* At exit: the queued calls sent and answered, the counts asked for, the connection closed (the back end
@@ -269,10 +349,12 @@ static void rp_flush(cushim_plugin *self)
     rp_conn_flush(s, 1);
     if (s->stats && atomic_load(&s->calls) != 0)
         fprintf(stderr, "remote: pid %d: %llu driver calls, %llu round trips to %s (%llu asynchronous in %llu "
-                "batches, %llu answered locally, %llu copy chunks)\n", (int)getpid(),
+                "batches, %llu answered locally, %llu copy chunks, %llu through shared memory, %llu zero-copy, %llu calls by doorbell)\n", (int)getpid(),
                 (unsigned long long)atomic_load(&s->calls), (unsigned long long)atomic_load(&s->trips), s->server,
                 (unsigned long long)atomic_load(&s->batched), (unsigned long long)atomic_load(&s->batches),
-                (unsigned long long)atomic_load(&s->cached), (unsigned long long)atomic_load(&s->chunks));
+                (unsigned long long)atomic_load(&s->cached), (unsigned long long)atomic_load(&s->chunks),
+                (unsigned long long)atomic_load(&s->shm_chunks), (unsigned long long)atomic_load(&s->zero_copies),
+                (unsigned long long)atomic_load(&s->bell_calls));
     rp_conn_close(s);
 }
 

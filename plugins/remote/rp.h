@@ -5,6 +5,8 @@
  *   rp_conn.c    the connection (rp_state.lock): synchronous calls, the batch of asynchronous calls and the
  *                error of a batched call kept for the next synchronous one
  *   rp_bulk.c    chunked bulk copies, on rp_conn.c's steps
+ *   rp_shm.c     the regions shared with a back end on this host (rp_state.region, hlock): the staging area,
+ *                pinned host memory, and the copies through them
  *   rp_cache.c   answers kept for immutable queries (rp_state.clock)
  *   rp_args.c    kernel argument sizes (rp_state.klock) and the strings the server returned (rp_state.slock)
  */
@@ -18,6 +20,7 @@
 
 #include "cushim/cushim.h"
 #include "rm_codec.h"
+#include "rm_shm.h"
 
 #define RP_KCACHE 1024             /* functions whose argument sizes are kept (a full table asks again)      */
 #define RP_STRINGS 4096            /* distinct strings the server returned, kept for the process's life      */
@@ -26,6 +29,8 @@
 #define RP_BATCH_BYTES (256u << 10) /* ... or this many bytes                                                */
 #define RP_BATCHES_AHEAD 8         /* batches sent and not yet answered before the client waits for them     */
 #define RP_CHUNK (8u << 20)        /* bulk copies are split in calls of at most this many bytes, pipelined   */
+#define RP_SHM_SLOTS 4u            /* slots of RP_CHUNK bytes in the shared area (copies in flight at once)  */
+#define RP_SHM_MIN (64u << 10)     /* byte copies this large go through the shared area when there is one    */
 #define RP_KASK 8                  /* kernel parameters asked at once (cuFuncGetParamInfo, one round trip)    */
 
 typedef struct rp_kentry {
@@ -41,6 +46,13 @@ typedef struct rp_thread {
     uint64_t id;
 } rp_thread;
 
+/* A region shared with the back end (rp_shm.c): 0 the staging area, the others pinned host memory. */
+typedef struct rp_region {
+    uint8_t *base;                 /* NULL: free */
+    size_t size;
+    int inherited;                 /* a forked child's copy of its parent's: mapped here, unknown to its server */
+} rp_region;
+
 typedef struct rp_answer {
     uint64_t hash;
     uint32_t klen, vlen;
@@ -55,6 +67,7 @@ typedef struct rp_state {
     const char *server;
     const char *token_file;        /* NULL: no token (a unix socket's server needs none) */
     int stats;
+    int shm_opt;                   /* option 'shm': a shared area with a back end on this host (rp_shm.c) */
     /* the connection (rp_conn.c), under 'lock' */
     pthread_mutex_t lock;
     int fd;                        /* -1: not connected (yet) */
@@ -72,8 +85,14 @@ typedef struct rp_state {
     uint64_t batch_tid;            /* the thread whose calls the batch holds (a batch holds one thread's) */
     _Atomic uint64_t next_tid;     /* thread numbers, from 1, never reused */
     uint32_t async_err_api;        /* ... its API id */
+    rp_region region[RM_SHM_REGIONS]; /* shared with the back end (rp_shm.c), under 'lock' */
+    uint32_t nregions;             /* pinned regions in use (1..), inherited ones too */
+    pthread_mutex_t hlock;         /* pinned blocks of this process's heap, when there is no shared memory */
+    void **heap_blocks;
+    uint32_t nheap, capheap;
+    _Atomic int shm_state;         /* 0: not set up (no connection yet), 1: in use, -1: not used (TCP, shm=0, refused) */
     /* counts */
-    _Atomic uint64_t calls, trips, batched, batches, cached, chunks;
+    _Atomic uint64_t calls, trips, batched, batches, cached, chunks, shm_chunks, zero_copies, bell_calls;
     _Atomic uint8_t *logged;       /* per API id: its refusal was logged */
     int32_t e_not_supported, e_invalid, e_not_found, e_unavailable, e_oom;
     const cushim_api_info *paraminfo;
@@ -106,12 +125,33 @@ int rp_ready_locked(rp_state *s);
 void rp_lost_locked(rp_state *s, int rc);
 int32_t rp_status_result(rp_state *s, const rm_plan *pl, uint32_t status);
 int rp_send_call_locked(rp_state *s, const rm_wr *w, uint32_t seq);
+int rp_send_kind_locked(rp_state *s, uint16_t kind, const rm_wr *w, uint32_t seq);
 int rp_send_batch_locked(rp_state *s);
 int rp_read_ahead_locked(rp_state *s);
 void rp_take_async_err_locked(rp_state *s, const rm_plan *pl, void *retval);
 
 /* rp_bulk.c */
 int32_t rp_copy_chunked(rp_state *s, const rm_plan *pl, void *params);
+
+/* rp_shm.c */
+int rp_shm_setup_locked(rp_state *s);   /* at connection; RM_OK unless the connection failed */
+void rp_shm_forget(rp_state *s);        /* a forked child: the parent's staging area unmapped, its pinned
+                                           regions kept as memory but no longer shared */
+/* Pinned host memory (cuMemAllocHost, cuMemHostAlloc, cudaMallocHost, cudaHostAlloc): a region shared with the
+   back end when there is shared memory (copies from and to it are one DMA), else this process's page-aligned
+   heap. 0 and *p, or a driver error code. */
+int32_t rp_host_alloc(rp_state *s, size_t size, void **p);
+/* Frees a block rp_host_alloc gave: 0, or CUDA_ERROR_INVALID_VALUE's code for any other pointer. */
+int32_t rp_host_free(rp_state *s, void *p);
+/* A byte copy (rm_plan.chunk_*) through the shared memory: *done = 0 when there is none (the caller takes the
+   socket's path). pinned_only (a copy on a stream): only from or to a pinned region (zero copy). */
+int32_t rp_copy_shm(rp_state *s, const rm_plan *pl, void *params, int pinned_only, int *done);
+/* The doorbell for a synchronous call encoded in 'w' (rm_shm.h): NULL when it cannot take it now (no shared
+   area, calls queued or unanswered on the socket, a large input). */
+rm_bell *rp_bell_locked(rp_state *s, const rm_wr *w);
+/* The call rung: its reply's payload in s->rbuf and *h as rm_recv would give them. RM_OK or the socket's error
+   (the back end went away). */
+int rp_bell_call_locked(rp_state *s, rm_bell *bell, const rm_wr *w, uint32_t seq, rm_hdr *h);
 
 /* rp_cache.c */
 int rp_cache_get(rp_state *s, const rm_plan *pl, const rm_wr *key, const rm_call *c, void *retval, uint64_t *gen);

@@ -54,6 +54,11 @@ static int rp_connect_locked(rp_state *s)
         s->fd_ino = st.st_ino;
     }
     s->fd = fd;
+    int rc = rp_shm_setup_locked(s);   /* a unix socket's server on this host: the shared area */
+    if (rc != RM_OK) {
+        rp_lost_locked(s, rc);
+        return -1;
+    }
     return 0;
 fail:
     rm_token_clear(&token);
@@ -159,8 +164,14 @@ static int rp_name_thread_locked(rp_state *s, uint64_t tid)
 /* One call of this thread, the program's large input sent from where it lies (w->ref). */
 int rp_send_call_locked(rp_state *s, const rm_wr *w, uint32_t seq)
 {
+    return rp_send_kind_locked(s, RM_MSG_CALL, w, seq);
+}
+
+/* The same as a message of another kind (RM_MSG_SHM_CALL, rp_shm.c). */
+int rp_send_kind_locked(rp_state *s, uint16_t kind, const rm_wr *w, uint32_t seq)
+{
     int rc = rp_name_thread_locked(s, rp_thread_id(s));
-    return rc != RM_OK ? rc : rm_send_wr(s->fd, RM_MSG_CALL, seq, w);
+    return rc != RM_OK ? rc : rm_send_wr(s->fd, kind, seq, w);
 }
 
 /* ---- batches ---- */
@@ -350,14 +361,21 @@ int32_t rp_forward(rp_state *s, const rm_plan *pl, void *params, void *retval, i
         pthread_mutex_unlock(&s->lock);
         return s->e_unavailable;
     }
-    rc = rp_send_batch_locked(s);
-    uint32_t seq = ++s->seq;
-    if (rc == RM_OK)
-        rc = rp_send_call_locked(s, w, seq);
-    if (rc == RM_OK)
-        rc = rp_read_ahead_locked(s);
-    if (rc == RM_OK)
-        rc = rm_recv(s->fd, &h, &s->rbuf, &s->rcap);
+    rm_bell *bell = rp_bell_locked(s, w);
+    uint32_t seq;
+    if (bell != NULL) {   /* on this host, nothing else in flight: through the shared area (rp_shm.c) */
+        seq = ++s->seq;
+        rc = rp_bell_call_locked(s, bell, w, seq, &h);
+    } else {
+        rc = rp_send_batch_locked(s);
+        seq = ++s->seq;
+        if (rc == RM_OK)
+            rc = rp_send_call_locked(s, w, seq);
+        if (rc == RM_OK)
+            rc = rp_read_ahead_locked(s);
+        if (rc == RM_OK)
+            rc = rm_recv(s->fd, &h, &s->rbuf, &s->rcap);
+    }
     if (rc == RM_OK && (h.kind != RM_MSG_REPLY || h.seq != seq))
         rc = RM_EMALFORMED;
     if (rc == RM_OK)

@@ -1,9 +1,15 @@
 /*
  * e2e_remote_fast.c - the remoting's fast paths end to end (run_remote.sh, docs/remote.md "Fast paths"):
  *
- *   copies CHUNK   HtoD then DtoH of sizes around the client's chunk size (CHUNK-1, CHUNK, CHUNK+1, 3*CHUNK+5,
- *                  at an offset into the allocation too) and of 256 MiB: every byte back as sent, nothing written
+ *   copies CHUNK [LAST]  HtoD then DtoH of sizes around the client's chunk size (CHUNK-1, CHUNK, CHUNK+1,
+ *                  3*CHUNK+5, at an offset into the allocation too) and of LAST bytes (256 MiB): every byte back as sent, nothing written
  *                  past the host buffer.
+ *   pinned         HtoD then DtoH between pinned host memory (cuMemAllocHost, cuMemHostAlloc) and the device, 1 MiB,
+ *                  8 MiB + 1 and 24 MiB + 5 at offsets 0 and 4093 into the blocks, synchronous and on a stream
+ *                  (cuMemcpy*Async, then cuStreamSynchronize): byte-exact, nothing written
+ *                  past; cuMemFreeHost of memory that is not pinned fails; 300 blocks allocated and freed (more
+ *                  than a back end's regions at once: their slots are reused). Through the shared area each
+ *                  copy is one call (zero copy: stats=1 counts them).
  *   batch          3000 cuMemsetD32Async to one word in order (several batches: the last value wins); a memset
  *                  of an invalid address returns CUDA_SUCCESS and its error comes from the next synchronous call
  *                  (which ran), not from the one after; a forked child does not send its parent's queued calls.
@@ -44,9 +50,9 @@ static CUcontext setup(void)
     return ctx;
 }
 
-static int copies(size_t chunk)
+static int copies(size_t chunk, size_t last)
 {
-    size_t sizes[] = { chunk - 1, chunk, chunk + 1, 3 * chunk + 5, (size_t)256 << 20 };
+    size_t sizes[] = { chunk - 1, chunk, chunk + 1, 3 * chunk + 5, last };
     size_t max = sizes[4], guard = 64;
     unsigned char *src = malloc(max), *dst = malloc(max + guard);
     CUdeviceptr d;
@@ -258,12 +264,79 @@ static int cache(void)
     return 0;
 }
 
+static int pinned(void)
+{
+    size_t sizes[] = { (size_t)1 << 20, ((size_t)8 << 20) + 1, ((size_t)24 << 20) + 5 }, max = (size_t)32 << 20;
+    size_t guard = 64;
+    unsigned char *src, *dst, local[16];
+    CUdeviceptr d;
+    setup();
+    CK(cuMemAlloc(&d, max));
+    CK(cuMemAllocHost((void **)&src, max));
+    CK(cuMemHostAlloc((void **)&dst, max, CU_MEMHOSTALLOC_PORTABLE));
+    for (size_t i = 0; i < max; i++)
+        src[i] = (unsigned char)(i * 2654435761u >> 11);
+    for (int k = 0; k < 3; k++)
+        for (size_t off = 0; off <= 4093; off += 4093) {
+            size_t n = sizes[k];
+            memset(dst + off, 0xa5, n + guard);
+            src[off] ^= (unsigned char)(k + 1);
+            CK(cuMemcpyHtoD(d, src + off, n));
+            CK(cuMemcpyDtoH(dst + off, d, n));
+            if (memcmp(src + off, dst + off, n) != 0) {
+                fprintf(stderr, "e2e_remote_fast: pinned, %zu bytes at offset %zu differ\n", n, off);
+                return 1;
+            }
+            for (size_t i = off + n; i < off + n + guard; i++)
+                if (dst[i] != 0xa5) {
+                    fprintf(stderr, "e2e_remote_fast: pinned, %zu bytes: written past at %zu\n", n, i);
+                    return 1;
+                }
+            printf("pinned: copied %zu bytes at offset %zu both ways\n", n, off);
+            /* the same on a stream: the program synchronises before it reads */
+            memset(dst + off, 0xa5, n + guard);
+            src[off] ^= 0x80;
+            CK(cuMemcpyHtoDAsync(d, src + off, n, NULL));
+            CK(cuMemcpyDtoHAsync(dst + off, d, n, NULL));
+            CK(cuStreamSynchronize(NULL));
+            if (memcmp(src + off, dst + off, n) != 0 || dst[off + n] != 0xa5) {
+                fprintf(stderr, "e2e_remote_fast: pinned, on a stream, %zu bytes at offset %zu differ\n", n, off);
+                return 1;
+            }
+            printf("pinned: copied %zu bytes at offset %zu both ways on a stream\n", n, off);
+        }
+    /* a forked child writes its copy of the pinned memory: the parent's stays as it was (fork's copy-on-write) */
+    unsigned char before = src[100];
+    pid_t child = fork();
+    if (child == 0) {
+        src[100] = (unsigned char)(before + 1);
+        _exit(0);
+    }
+    int st = -1;
+    waitpid(child, &st, 0);
+    printf("pinned: a forked child's write %s the parent's memory\n", src[100] == before ? "left" : "changed");
+    printf("cuMemFreeHost of memory not pinned: %d\n", (int)cuMemFreeHost(local));
+    CK(cuMemFreeHost(src));
+    CK(cuMemFreeHost(dst));
+    for (int i = 0; i < 300; i++) {
+        void *p;
+        CK(cuMemAllocHost(&p, 4096));
+        memset(p, i, 4096);
+        CK(cuMemFreeHost(p));
+    }
+    CK(cuMemFree(d));
+    printf("pinned: 300 blocks allocated and freed\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 3 && strcmp(argv[1], "copies") == 0)
-        return copies(strtoul(argv[2], NULL, 0));
+        return copies(strtoul(argv[2], NULL, 0), argc >= 4 ? strtoul(argv[3], NULL, 0) : (size_t)256 << 20);
     if (argc >= 2 && strcmp(argv[1], "batch") == 0)
         return batch();
+    if (argc >= 2 && strcmp(argv[1], "pinned") == 0)
+        return pinned();
     if (argc >= 3 && strcmp(argv[1], "launches") == 0)
         return launches(atoi(argv[2]));
     if (argc >= 2 && strcmp(argv[1], "threads") == 0)
@@ -272,6 +345,6 @@ int main(int argc, char **argv)
         return at_exit(atoi(argv[2]));
     if (argc >= 2 && strcmp(argv[1], "cache") == 0)
         return cache();
-    fprintf(stderr, "usage: e2e_remote_fast copies CHUNK | batch | launches N | threads | exit N | cache\n");
+    fprintf(stderr, "usage: e2e_remote_fast copies CHUNK | pinned | batch | launches N | threads | exit N | cache\n");
     return 2;
 }

@@ -217,13 +217,49 @@ int main(int argc, char **argv)
     report("bad launch, peek", cudaPeekAtLastError());
     report("bad launch", cudaGetLastError());
     report("after it", cudaGetLastError());
-    /* the same through CUDA 13's launch path, whose runtime says cudaErrorInvalidValue (the driver's word) */
+    /* the same by a kernel handle (CUDA 13's path); CUDA 13's runtime says cudaErrorInvalidValue for both */
     if (__cudaPushCallConfiguration((dim3){ 1, 1, 1 }, (dim3){ 0, 1, 1 }, 0, s) == 0)
         scale13(d, 1.0f, 1);
     cudaError_t bad13 = cudaGetLastError();
     report("bad launch by a kernel handle", bad13);
-    CHECK(bad13 == cudaErrorInvalidValue, "a refused launch by a kernel handle gave %d, not cudaErrorInvalidValue\n",
-          (int)bad13);
+    cudaError_t want_bad = CUDART_VERSION >= 13000 ? cudaErrorInvalidValue : cudaErrorInvalidConfiguration;
+    CHECK(bad13 == want_bad, "a refused launch by a kernel handle gave %d, not %d\n", (int)bad13, (int)want_bad);
+    /* driver entry points through the runtime (PyTorch's c10 takes its driver functions so): they must be this
+       process's functions, callable here, not the server's addresses */
+    {
+        typedef int (*count_fn)(int *);
+        void *fn = NULL;
+        int n = -1;
+        enum cudaDriverEntryPointQueryResult st = cudaDriverEntryPointSymbolNotFound;
+        cudaError_t e = cudaGetDriverEntryPoint("cuDeviceGetCount", &fn, cudaEnableDefault, &st);
+        printf("entry point cuDeviceGetCount: %s, status %d, %s\n", cudaGetErrorName(e), (int)st,
+               fn ? "found" : "none");
+        CHECK(e == cudaSuccess && st == cudaDriverEntryPointSuccess && fn != NULL, "no cuDeviceGetCount entry point\n");
+        if (fn != NULL) {
+            int r = ((count_fn)fn)(&n);
+            printf("called: %d, %d devices\n", r, n);
+            CHECK(r == 0 && n == 2, "the entry point's cuDeviceGetCount gave %d, %d devices\n", r, n);
+        }
+        fn = (void *)1;
+        e = cudaGetDriverEntryPoint("cuNoSuchFunction", &fn, cudaEnableDefault, &st);
+        printf("entry point cuNoSuchFunction: %s, status %d, %s\n", cudaGetErrorName(e), (int)st,
+               fn ? "found" : "none");
+        CHECK(fn == NULL && st == cudaDriverEntryPointSymbolNotFound, "an unknown entry point was found\n");
+#if CUDART_VERSION >= 12050
+        typedef int (*get_fn)(int *, int);
+        int dev = -1;
+        fn = NULL;
+        e = cudaGetDriverEntryPointByVersion("cuDeviceGet", &fn, 12000, cudaEnableDefault, &st);
+        printf("entry point cuDeviceGet by version: %s, status %d, %s\n", cudaGetErrorName(e), (int)st,
+               fn ? "found" : "none");
+        CHECK(e == cudaSuccess && fn != NULL, "no cuDeviceGet entry point by version\n");
+        if (fn != NULL) {
+            int r = ((get_fn)fn)(&dev, 1);
+            printf("called: %d, device %d\n", r, dev);
+            CHECK(r == 0 && dev == 1, "the entry point's cuDeviceGet gave %d, device %d\n", r, dev);
+        }
+#endif
+    }
     report("cudaMemcpyAsync DtoH", cudaMemcpyAsync(back, d, 4096, cudaMemcpyDeviceToHost, s));
     report("cudaMemcpyAsync HtoD", cudaMemcpyAsync(d2, host, 4096, cudaMemcpyHostToDevice, s));
     /* pinned host memory both ways */

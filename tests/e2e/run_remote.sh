@@ -8,7 +8,8 @@
 #      within seconds (e2e_remote_loss), and the server still serves a new client;
 #   3. a client is SIGKILLed mid-session: its back end ends, the server still serves a new client;
 #   4. the fast paths (e2e_remote_fast): vecadd's round trips (29; 36 before batching and pipelined asks), chunked copies around the
-#      chunk size and of 256 MiB, batches (order, an error at the next synchronous call, fork, the flush at
+#      chunk size and of 256 MiB (through the shared area, the default on a unix socket, and with shm=0 through
+#      the socket: byte-exact both ways, the same calls on the server), batches (order, an error at the next synchronous call, fork, the flush at
 #      exit), a current context per client thread, and cached answers equal to the server's with only what cannot
 #      change kept.
 # Usage: run_remote.sh BUILD_DIR VECADD LOSS_PROGRAM OUT_DIR FAST_PROGRAM
@@ -23,7 +24,7 @@ sock=$d/s.sock
 # the client: the shim as libcuda.so.1, no driver anywhere it could find one
 client() {
     env -u LD_PRELOAD LD_LIBRARY_PATH="$dropin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
-        CUSHIM_PLUGINS="$plugin:server=unix:$sock,stats=1" "$@"
+        CUSHIM_PLUGINS="$plugin:server=unix:$sock,stats=1${opts:-}" "$@"
 }
 # ... in the background, $! its own pid (exec all the way down: a SIGKILL reaches the program itself)
 client_bg() {
@@ -63,6 +64,9 @@ count_of() {   # count_of COUNTS_FILE API
 trips=$(stat_of "$d/remote.err" "round trips") async=$(stat_of "$d/remote.err" "asynchronous")
 [ "${trips:-99}" -le 29 ] && [ "${async:-0}" -ge 3 ] ||
     fail "vecadd: $(grep 'driver calls' "$d/remote.err") (expected at most 29 round trips: 36 before batching and the pipelined parameter asks)"
+# on this host the synchronous calls ring the shared area's doorbell (those with nothing else in flight)
+[ "$(stat_of "$d/remote.err" "calls by doorbell")" -ge 20 ] 2>/dev/null ||
+    fail "vecadd: few calls by doorbell: $(grep 'driver calls' "$d/remote.err")"
 
 # 4. fast paths
 chunk=$((8 << 20))
@@ -71,7 +75,54 @@ client "$fast" copies $chunk > "$d/copies.out" 2> "$d/copies.err" || fail "chunk
 wait "$server" || fail "the copies' back end exited with $?"
 [ "$(count_of "$d/copies.counts" cuMemcpyHtoD_v2)" = 48 ] && [ "$(count_of "$d/copies.counts" cuMemcpyDtoH_v2)" = 48 ] ||
     fail "the server ran $(count_of "$d/copies.counts" cuMemcpyHtoD_v2) HtoD and $(count_of "$d/copies.counts" cuMemcpyDtoH_v2) DtoH calls, not 48 each (8 copies of 1, 1, 2, 4 chunks and one of 32)"
-[ "$(stat_of "$d/copies.err" "copy chunks")" = 88 ] || fail "copy chunks: $(grep 'driver calls' "$d/copies.err")"
+[ "$(stat_of "$d/copies.err" "copy chunks")" = 88 ] && [ "$(stat_of "$d/copies.err" "through shared memory")" = 96 ] ||
+    fail "copy chunks (88, all 96 calls through shared memory): $(grep 'driver calls' "$d/copies.err")"
+# the same copies through the socket (shm=0): byte-exact too, the same calls on the server, none through the area
+start_server "$d/copies-sock.counts" --once
+opts=,shm=0 client "$fast" copies $chunk > "$d/copies-sock.out" 2> "$d/copies-sock.err" ||
+    fail "chunked copies, shm=0: $(cat "$d/copies-sock.err")"
+wait "$server" || fail "the copies' back end (shm=0) exited with $?"
+# (but the area's registration with the driver, asked once, through the real function)
+[ "$(count_of "$d/copies.counts" cuMemHostRegister_v2)" = 1 ] && [ -z "$(count_of "$d/copies-sock.counts" cuMemHostRegister_v2)" ] ||
+    fail "the shared area was registered $(count_of "$d/copies.counts" cuMemHostRegister_v2) times, not once (shm=0: $(count_of "$d/copies-sock.counts" cuMemHostRegister_v2), not at all)"
+diff <(grep -v ^cuMemHostRegister_v2 "$d/copies.counts" | sort) <(sort "$d/copies-sock.counts") > "$d/copies.diff" ||
+    fail "the server ran other calls with shm=0: $(cat "$d/copies.diff")"
+[ "$(stat_of "$d/copies-sock.err" "copy chunks")" = 88 ] && [ "$(stat_of "$d/copies-sock.err" "through shared memory")" = 0 ] &&
+    [ "$(stat_of "$d/copies-sock.err" "calls by doorbell")" = 0 ] ||
+    fail "copy chunks with shm=0 (88, none through shared memory): $(grep 'driver calls' "$d/copies-sock.err")"
+# over TCP (a token), the option on: no shared area, the copies through the socket as with shm=0
+tok=$d/token port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+head -c 32 /dev/urandom | base64 > "$tok" && chmod 600 "$tok"
+LD_LIBRARY_PATH="$fake" FAKE_CUDA_COUNTS="$d/copies-tcp.counts" "$serve" --listen="tcp://127.0.0.1:$port" \
+    --token-file="$tok" --once > "$d/tcp.log" 2>&1 &
+tcpserver=$!
+for _ in $(seq 100); do grep -q listening "$d/tcp.log" && break; sleep 0.05; done
+env -u LD_PRELOAD LD_LIBRARY_PATH="$dropin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
+    CUSHIM_PLUGINS="$plugin:server=tcp://127.0.0.1:$port,token_file=$tok,stats=1" "$fast" copies $chunk $((32 << 20)) \
+    > "$d/copies-tcp.out" 2> "$d/copies-tcp.err" || fail "chunked copies over TCP: $(cat "$d/copies-tcp.err")"
+wait "$tcpserver" || fail "the TCP copies' back end exited with $?"
+# the last copy 32 MiB here: 4 chunks each way instead of 32
+[ "$(count_of "$d/copies-tcp.counts" cuMemcpyHtoD_v2)" = 20 ] && [ "$(stat_of "$d/copies-tcp.err" "copy chunks")" = 32 ] &&
+    [ "$(stat_of "$d/copies-tcp.err" "through shared memory")" = 0 ] && [ "$(stat_of "$d/copies-tcp.err" "calls by doorbell")" = 0 ] &&
+    [ -z "$(count_of "$d/copies-tcp.counts" cuMemHostRegister_v2)" ] ||
+    fail "TCP: other calls than through the socket, or shared memory: $(grep '^remote:' "$d/copies-tcp.err")"
+# pinned host memory: the program's own regions shared with the back end, each copy one call (zero copy);
+# the same output as a local run's, and with shm=0 (this process's heap, the copies through the socket)
+start_server "$d/pinned.counts" --once
+client "$fast" pinned > "$d/pinned.out" 2> "$d/pinned.err" || fail "pinned: $(cat "$d/pinned.err")"
+wait "$server" || fail "the pinned copies' back end exited with $?"
+LD_LIBRARY_PATH="$fake" "$fast" pinned > "$d/pinned-local.out" 2>&1 || fail "pinned locally: $(cat "$d/pinned-local.out")"
+diff "$d/pinned-local.out" "$d/pinned.out" > "$d/pinned.diff" || fail "pinned: outputs differ: $(cat "$d/pinned.diff")"
+[ "$(stat_of "$d/pinned.err" "zero-copy")" = 24 ] && [ "$(stat_of "$d/pinned.err" "through shared memory")" = 0 ] ||
+    fail "pinned: 24 zero-copy calls expected (12 synchronous, 12 on a stream): $(grep '^remote:' "$d/pinned.err")"
+[ "$(count_of "$d/pinned.counts" cuMemcpyHtoD_v2)" = 6 ] && [ "$(count_of "$d/pinned.counts" cuMemcpyDtoHAsync_v2)" = 6 ] &&
+    [ -z "$(count_of "$d/pinned.counts" cuMemAllocHost_v2)" ] ||
+    fail "pinned: the server ran $(count_of "$d/pinned.counts" cuMemcpyHtoD_v2) HtoD and $(count_of "$d/pinned.counts" cuMemcpyDtoHAsync_v2) DtoHAsync (6 each: one per copy) and $(count_of "$d/pinned.counts" cuMemAllocHost_v2) cuMemAllocHost (none: the client's)"
+start_server "$d/pinned-sock.counts" --once
+opts=,shm=0 client "$fast" pinned > "$d/pinned-sock.out" 2> "$d/pinned-sock.err" || fail "pinned, shm=0: $(cat "$d/pinned-sock.err")"
+wait "$server"
+diff "$d/pinned-local.out" "$d/pinned-sock.out" > /dev/null && [ "$(stat_of "$d/pinned-sock.err" "zero-copy")" = 0 ] ||
+    fail "pinned, shm=0: $(diff "$d/pinned-local.out" "$d/pinned-sock.out"; grep 'driver calls' "$d/pinned-sock.err")"
 start_server "$d/batch.counts"
 client "$fast" batch > "$d/batch.out" 2> "$d/batch.err" || fail "batches: $(cat "$d/batch.err")"
 [ "$(stat_of "$d/batch.err" "batches")" -ge 4 ] 2>/dev/null || fail "batches: $(grep 'driver calls' "$d/batch.err")"
@@ -115,6 +166,30 @@ wait "$cl" || fail "the client did not fail cleanly: $(cat "$d/loss.out" "$d/los
 grep -q "lost the connection" "$d/loss.err" || fail "no message about the lost connection: $(cat "$d/loss.err")"
 client "$vecadd" 100 > "$d/after1.out" 2>&1 || fail "the server did not serve a client after a back end died"
 
+# 2b. the back end dies in the middle of copies through the shared area
+rm -f "$d/go3"
+client_bg "$d/lossc.out" "$d/lossc.err" "$loss" "$d/go3" copy
+cl=$!
+for _ in $(seq 100); do grep -q ready "$d/lossc.out" 2>/dev/null && break; sleep 0.05; done
+sleep 0.2
+be=$(pgrep -P "$server" | head -1)
+[ -n "$be" ] && kill -9 "$be" || fail "no back end to kill (copies)"
+touch "$d/go3"
+wait "$cl" || fail "the copying client did not fail cleanly: $(cat "$d/lossc.out" "$d/lossc.err")"
+grep -q "lost the connection" "$d/lossc.err" || fail "no message about the lost connection (copies): $(cat "$d/lossc.err")"
+
+# 2c. the back end dies while the client makes synchronous calls through the doorbell
+rm -f "$d/go5"
+client_bg "$d/losss.out" "$d/losss.err" "$loss" "$d/go5" sync
+cl=$!
+for _ in $(seq 100); do grep -q ready "$d/losss.out" 2>/dev/null && break; sleep 0.05; done
+sleep 0.1
+be=$(pgrep -P "$server" | head -1)
+[ -n "$be" ] && kill -9 "$be" || fail "no back end to kill (doorbell)"
+touch "$d/go5"
+wait "$cl" || fail "the client at the doorbell did not fail cleanly: $(cat "$d/losss.out" "$d/losss.err")"
+grep -q "lost the connection" "$d/losss.err" || fail "no message about the lost connection (doorbell): $(cat "$d/losss.err")"
+
 # 3. a client dies mid-session
 rm -f "$d/go2"
 client_bg "$d/kill.out" "$d/kill.err" "$loss" "$d/go2"
@@ -125,6 +200,17 @@ wait "$cl" 2>/dev/null
 for _ in $(seq 100); do [ "$(pgrep -P "$server" | wc -l)" = 0 ] && break; sleep 0.05; done
 [ "$(pgrep -P "$server" | wc -l)" = 0 ] || fail "the killed client's back end is still running"
 client "$vecadd" 100 > "$d/after2.out" 2>&1 || fail "the server did not serve a client after one was killed"
+# 3b. a client dies in the middle of copies through the shared area
+rm -f "$d/go4"
+client_bg "$d/killc.out" "$d/killc.err" "$loss" "$d/go4" copy
+cl=$!
+for _ in $(seq 100); do grep -q ready "$d/killc.out" 2>/dev/null && break; sleep 0.05; done
+sleep 0.2
+kill -9 "$cl"
+wait "$cl" 2>/dev/null
+for _ in $(seq 100); do [ "$(pgrep -P "$server" | wc -l)" = 0 ] && break; sleep 0.05; done
+[ "$(pgrep -P "$server" | wc -l)" = 0 ] || fail "the back end of the client killed while copying is still running"
+client "$vecadd" 100 > "$d/after3.out" 2>&1 || fail "the server did not serve a client after a copying one was killed"
 kill "$server" 2>/dev/null
 wait "$server" 2>/dev/null
 [ $status = 0 ] && echo "run_remote.sh: vecadd remote = local; back end and client deaths handled"

@@ -5,7 +5,8 @@
 #   1. e2e_remote_rt (registration, <<<>>> launches the CUDA 12 and 13 ways on two devices, a kernel's
 #      attributes and occupancy, copies in pieces, streams, events, errors) prints the same as a local run; the
 #      server's fake runtime received the runtime calls the local one did (less the copies, launches, attributes
-#      and occupancy, which the client sends as driver calls, plus one cudaFree(NULL) per device that makes the
+#      and occupancy, which the client sends as driver calls, and the driver entry points, answered in the client
+#      from the shim's own functions, plus one cudaFree(NULL) per device that makes the
 #      runtime's context current before the module is loaded there and two cudaPointerGetAttributes for each
 #      cudaMemcpyDefault) and the client's received only the error
 #      texts; the server's fake driver loaded the fat binary once per device and made the driver calls the
@@ -53,7 +54,7 @@ grep -q "^pinned round trip: equal" "$d/rt.remote.out" || fail "no pinned round 
 grep -q "^default copies: equal" "$d/rt.remote.out" || fail "cudaMemcpyDefault: $(grep -i default "$d/rt.remote.out")"
 grep -q "driver calls, .* round trips" "$d/rt.remote.err" || fail "no stats line: $(cat "$d/rt.remote.err")"
 # the runtime calls: on the server's runtime, not the client's
-translated=$'^(cudaMemcpy|cudaMemcpyAsync|cudaLaunchKernel|cudaFuncGetAttributes|cudaFuncSetAttribute|cudaOccupancy[A-Za-z]*|cudaMallocHost|cudaHostAlloc|cudaFreeHost|cudaGetErrorName|cudaGetErrorString)\t'
+translated=$'^(cudaMemcpy|cudaMemcpyAsync|cudaLaunchKernel|cudaFuncGetAttributes|cudaFuncSetAttribute|cudaOccupancy[A-Za-z]*|cudaMallocHost|cudaHostAlloc|cudaFreeHost|cudaGetErrorName|cudaGetErrorString|cudaGetDriverEntryPoint[A-Za-z_]*)\t'
 grep -Ev "$translated" "$d/rt.local.runtime" | sort > "$d/rt.want"
 # a cudaFree(NULL) per client thread and device where the client makes driver calls for the program (the
 # runtime's context made current on that thread's server thread): the main thread on 2 devices, one more thread

@@ -871,8 +871,12 @@ static cudaError_t frt_launch(int per_thread, const void *func, dim3 g, dim3 b, 
     if (e != cudaSuccess)
         return e;
     CUresult r = fns->launch(f, g.x, g.y, g.z, b.x, b.y, b.z, (unsigned int)shmem, s, args, NULL);
-    return r == CUDA_SUCCESS ? cudaSuccess : r == CUDA_ERROR_INVALID_VALUE ? cudaErrorInvalidConfiguration
-                                                                              : frt_error(r);
+    /* a configuration the driver refuses: CUDA 12's runtime says cudaErrorInvalidConfiguration, CUDA 13's passes
+       the driver's word on, by either launch path (`<<<>>>` and cudaLaunchKernel with 4096 or 0 threads, 0
+       blocks, too much shared memory on an H100 with CUDA 13.0: cudaErrorInvalidValue, journal 2026-12-07) */
+    if (r == CUDA_ERROR_INVALID_VALUE)
+        return FRT_RUNTIME_VERSION >= 13000 ? cudaErrorInvalidValue : cudaErrorInvalidConfiguration;
+    return r == CUDA_SUCCESS ? cudaSuccess : frt_error(r);
 }
 
 cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
@@ -887,20 +891,6 @@ cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
 {
     FRT_ENTER(cudaLaunchKernel_ptsz);
     return frt_ret(frt_launch(1, func, gridDim, blockDim, args, sharedMem, stream));
-}
-
-/* CUDA 13's __cudaLaunchKernel[_ptsz] (fake_cudart_register.c): the same launch, counted as cudaLaunchKernel[_ptsz],
-   but a configuration the driver refuses is cudaErrorInvalidValue: CUDA 13's runtime passes the driver's word on
-   where cudaLaunchKernel says cudaErrorInvalidConfiguration (`<<<1, 4096>>>` on an H100, journal 2026-12-07, run
-   157). */
-cudaError_t frt_launch13(int per_thread, const void *func, dim3 g, dim3 b, void **args, size_t shmem, cudaStream_t s)
-{
-    if (per_thread)
-        FRT_ENTER(cudaLaunchKernel_ptsz);
-    else
-        FRT_ENTER(cudaLaunchKernel);
-    cudaError_t e = frt_launch(per_thread, func, g, b, args, shmem, s);
-    return frt_ret(e == cudaErrorInvalidConfiguration ? cudaErrorInvalidValue : e);
 }
 
 /* What a pointer is: the driver's memory type and device; memory the driver does not know is unregistered

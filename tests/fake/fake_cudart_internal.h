@@ -16,10 +16,6 @@ __attribute__((visibility("hidden"))) void frt_count(uint32_t id);
 /* fake_cudart_register.c: the fat binary and device name of a registered host stub; 0 if not registered. */
 __attribute__((visibility("hidden"))) int frr_lookup(const void *host, const void **image, char *name, size_t cap);
 
-/* fake_cudart.c: CUDA 13's launch by a kernel handle (the stub's address), with CUDA 13's error words. */
-__attribute__((visibility("hidden"))) cudaError_t frt_launch13(int per_thread, const void *func, dim3 g, dim3 b,
-                                                               void **args, size_t shmem, cudaStream_t s);
-
 /* Calls the fake runtime received under exported name 'name'. */
 uint64_t fake_cudart_call_count(const char *name);
 /* Calls this runtime made to the driver's cuGetProcAddress / cuGetProcAddress_v2. */

@@ -154,7 +154,7 @@ cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sh
 }
 
 /* CUDA 13's launch path (nvcc without __NV_LEGACY_LAUNCH): a kernel handle per stub, then a launch by it. Here
-   the handle is the stub's address and the launch the stub's cudaLaunchKernel[_ptsz] with CUDA 13's error words. */
+   the handle is the stub's address and the launch the stub's cudaLaunchKernel[_ptsz]. */
 __attribute__((visibility("default"))) cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *stub);
 __attribute__((visibility("default"))) cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 g, dim3 b, void **args,
                                                                       size_t shmem, cudaStream_t stream);
@@ -172,13 +172,13 @@ cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *stub)
 
 cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 g, dim3 b, void **args, size_t shmem, cudaStream_t stream)
 {
-    return frt_launch13(0, (const void *)(uintptr_t)kernel, g, b, args, shmem, stream);
+    return cudaLaunchKernel((const void *)(uintptr_t)kernel, g, b, args, shmem, stream);
 }
 
 cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 g, dim3 b, void **args, size_t shmem,
                                    cudaStream_t stream)
 {
-    return frt_launch13(1, (const void *)(uintptr_t)kernel, g, b, args, shmem, stream);
+    return cudaLaunchKernel_ptsz((const void *)(uintptr_t)kernel, g, b, args, shmem, stream);
 }
 
 /* For fake_cudart.c: the fat binary image (the wrapper's data) and device name of a registered host stub.

@@ -12,15 +12,25 @@
  *                  the proof of the token (AUTH, rm_auth_verify: accepted exactly when it is the HMAC);
  *   mode & 3 == 3: the payload is a REPLY for that API, decoded by a client whose own buffers are sized
  *                  from the call it sent (a hostile server must not make the client write past them).
+ * Shared memory (rm_shm.h): mode 0 with bit 2 set sends the call as an RM_MSG_SHM_CALL, the first 16 body bytes
+ * its head (region, reserved word, offset: any region is the one area here); mode 2 takes RM_MSG_SHM_CALL and RM_MSG_SHM messages too. The area is a heap block of FZ_SHM
+ * bytes (ASan sees a byte past it); a placed host buffer must lie inside it with its whole count, and every
+ * byte of it is read and written as the DMA would. An RM_MSG_SHM maps a sealed memfd of that size (and is
+ * refused for an unsealed one).
  * The payload is copied into a heap block of exactly its size (ASan sees a read one past its end). After a
  * call decodes, every pointer it holds must lie inside the arena, and every byte the driver could touch by
  * the metadata's own sizes (arrays by their count parameter, strings to their NUL, images by their content,
  * kernel arguments by their sizes) is read and written here, as the driver would; the reply is encoded too.
  * The arena is 4 MiB: a count past it must be refused, never allocated.
  */
+#define _GNU_SOURCE
 #include "fuzz_common.h"
 #include "rm_auth.h"
 #include "rm_codec.h"
+#include "rm_shm.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 void rm_meta_generated(rm_meta *m);
@@ -48,6 +58,10 @@ static const rm_ctx fz_server_ctx = { .kparam_check = fz_kcheck, .in_place_min =
 static const uint8_t *fz_msg;   /* the call being decoded: input byte arrays may point into it */
 static size_t fz_msglen;
 
+#define FZ_SHM (64u << 10)
+static uint8_t *fz_shm;          /* the shared area, as the back end sees it */
+static int fz_memfd = -1, fz_unsealed = -1;
+
 static void fz_init(void)
 {
     rm_meta m;
@@ -55,6 +69,13 @@ static void fz_init(void)
     fz_plans = rm_plans_build(&m);
     FUZZ_CHECK(fz_plans != NULL);
     FUZZ_CHECK(rm_arena_init(&fz_arena, 4u << 20) == 0);
+    fz_shm = malloc(FZ_SHM);
+    void *map;
+    fz_memfd = rm_shm_create(FZ_SHM, &map);
+    FUZZ_CHECK(fz_shm != NULL && fz_memfd >= 0);
+    munmap(map, FZ_SHM);
+    fz_unsealed = memfd_create("fuzz-unsealed", MFD_CLOEXEC);
+    FUZZ_CHECK(fz_unsealed >= 0 && ftruncate(fz_unsealed, FZ_SHM) == 0);
     fz_carried = calloc(fz_plans->count, sizeof *fz_carried);
     FUZZ_CHECK(fz_carried != NULL);
     for (uint32_t i = 0; i < fz_plans->count; i++) {
@@ -201,6 +222,54 @@ static void fz_one_call(const uint8_t *msg, size_t len)
     rm_arena_reset(&fz_arena);
 }
 
+/* An RM_MSG_SHM_CALL payload: what the back end runs only when its host buffer lies in the area. */
+static void fz_one_shm_call(const uint8_t *msg, size_t len)
+{
+    rm_call c;
+    uint32_t status = 0xffff;
+    uint64_t off;
+    uint32_t region;
+    const uint8_t *call;
+    size_t clen;
+    if (rm_shm_call_split(msg, len, &region, &off, &call, &clen) != RM_OK)
+        return;
+    FUZZ_CHECK(region < RM_SHM_REGIONS);
+    fz_msg = call;
+    fz_msglen = clen;
+    int rc = rm_decode_call(fz_plans, call, clen, &fz_arena, &fz_server_ctx, &c, &status);
+    FUZZ_CHECK((rc == RM_OK) == (status == RM_ST_OK));
+    if (rc == RM_OK && rm_shm_place(&c, off, fz_shm, FZ_SHM, region != 0) == RM_OK) {
+        const rm_plan *pl = c.plan;
+        const rm_pplan *ph = &pl->p[pl->chunk_host], *pc = &pl->p[pl->chunk_count];
+        uint8_t *host;
+        uint64_t n = 0;
+        memcpy(&host, (uint8_t *)c.params + ph->offset, sizeof host);
+        memcpy(&n, (uint8_t *)c.params + pc->offset, pc->size < 8 ? pc->size : 8);
+        FUZZ_CHECK((pl->nparams == 3 || (region != 0 && pl->nparams == 4)) && host >= fz_shm && n <= FZ_SHM && (size_t)(host - fz_shm) <= FZ_SHM - n);
+        for (uint64_t k = 0; k < n; k++)   /* the DMA: every byte, read and written (ASan checks the block) */
+            ((volatile uint8_t *)host)[k] = (uint8_t)(((volatile uint8_t *)host)[k] + 1);
+        rm_shm_unplace(&c);
+        fz_reply(&c);
+    }
+    rm_arena_reset(&fz_arena);
+}
+
+/* An RM_MSG_SHM payload: a region of the sealed memfd mapped, of the unsealed one refused. */
+static void fz_shm_msg(const uint8_t *msg, size_t len)
+{
+    void *map;
+    uint64_t size;
+    uint32_t region;
+    if (rm_shm_msg(msg, len, &size, &region) != RM_OK)
+        return;
+    FUZZ_CHECK(len == 12 && region < RM_SHM_REGIONS && size <= RM_SHM_MAX);
+    if (rm_shm_map(fz_memfd, size, &map) == RM_OK) {
+        FUZZ_CHECK(size <= FZ_SHM && size != 0);
+        munmap(map, (size_t)size);
+    }
+    FUZZ_CHECK(rm_shm_map(fz_unsealed, size, &map) != RM_OK);
+}
+
 /* A hostile server's reply to a call of 'pl' whose client buffers are sized from the call itself. */
 static void fz_client_reply(const rm_plan *pl, const uint8_t *msg, size_t len)
 {
@@ -241,6 +310,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t len = mode == 0 ? body + 8 : body;
     uint8_t *msg = malloc(len ? len : 1);
     FUZZ_CHECK(msg != NULL);
+    if (mode == 0 && (data[0] & 4u) && body >= 16) {   /* an RM_MSG_SHM_CALL: its head, id, hash, the body */
+        memcpy(msg, data + 3, 16);
+        memcpy(msg + 16, &pl->id, 4);
+        memcpy(msg + 20, &pl->hash, 4);
+        memcpy(msg + 24, data + 19, body - 16);
+        fz_one_shm_call(msg, len);
+        free(msg);
+        return 0;
+    }
     if (mode == 0) {
         memcpy(msg, &pl->id, 4);
         memcpy(msg + 4, &pl->hash, 4);
@@ -271,6 +349,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             FUZZ_CHECK(rm_auth_verify(&tok, nonce, msg + sizeof h, h.length) == want);
         } else if (h.kind == RM_MSG_CALL) {
             fz_one_call(msg + sizeof h, h.length);
+        } else if (h.kind == RM_MSG_SHM_CALL) {
+            fz_one_shm_call(msg + sizeof h, h.length);
+        } else if (h.kind == RM_MSG_SHM) {
+            fz_shm_msg(msg + sizeof h, h.length);
         } else if (h.kind == RM_MSG_BATCH) {
             rm_rd r = { .p = msg + sizeof h, .len = h.length };
             uint32_t n;

@@ -19,6 +19,15 @@ target_compile_options(rp_cache_test PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecate
 add_test(NAME rp_cache COMMAND rp_cache_test)
 set_tests_properties(rp_cache PROPERTIES LABELS "unit;remote")
 
+# The shared area of a client and its back end on one host (remote/rm_shm.c): sealed, passed, mapped, bounds.
+add_executable(rm_shm_test rm_shm_test.c "${PROJECT_SOURCE_DIR}/remote/rm_meta_gen.c" "${CUSHIM_GENERATED_DIR}/cushim_meta.c")
+target_include_directories(rm_shm_test PRIVATE "${CUSHIM_GENERATED_DIR}" "${PROJECT_SOURCE_DIR}/sdk/include/cushim"
+                           "${CUSHIM_CUDA_INCLUDE}" ${CUSHIM_LIB_INCLUDES})
+target_link_libraries(rm_shm_test PRIVATE cushim_remote PkgConfig::CMOCKA)
+target_compile_options(rm_shm_test PRIVATE ${CUSHIM_WARN_FLAGS})
+add_test(NAME rm_shm COMMAND rm_shm_test)
+set_tests_properties(rm_shm PROPERTIES LABELS "unit;remote")
+
 # Addresses and the token check (remote/rm_sock.c, remote/rm_auth.c; docs/remote-deploy.md).
 add_executable(rm_auth_test rm_auth_test.c)
 target_link_libraries(rm_auth_test PRIVATE cushim_remote PkgConfig::CMOCKA)
@@ -30,7 +39,7 @@ set_tests_properties(rm_auth PROPERTIES LABELS "unit;remote")
 # evicted past RM_MAX_WORKERS.
 add_executable(rm_workers_test rm_workers_test.c "${PROJECT_SOURCE_DIR}/remote/rm_workers.c")
 target_include_directories(rm_workers_test PRIVATE "${PROJECT_SOURCE_DIR}/remote")
-target_link_libraries(rm_workers_test PRIVATE PkgConfig::CMOCKA Threads::Threads)
+target_link_libraries(rm_workers_test PRIVATE cushim_remote PkgConfig::CMOCKA Threads::Threads)   # rm_bell_relax
 target_compile_options(rm_workers_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME rm_workers COMMAND rm_workers_test)
 set_tests_properties(rm_workers PROPERTIES LABELS "unit;remote;concurrency")

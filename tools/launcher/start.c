@@ -224,6 +224,8 @@ void ln_run_compose(ln_run *r)
             real = env != NULL && env[0] != '\0' ? env : ln_fmt("%s/libcuda.so.1", w->fake);
         }
     }
+    if (r->remote)   /* no driver of this machine is ever loaded: every call goes to the server */
+        real = "none";
     if (real != NULL && real[0] != '\0')
         setenv("CUSHIM_REAL_LIBCUDA", real, 1);
 }

@@ -97,7 +97,7 @@ check_remotert() {
     # 1. vecadd through the drop-in
     local v=$BUILD_DIR/examples/vecadd
     tmo 60 "$v" > "$DATA/remote.vecadd.native" 2> "$LOGS/remote.vecadd.native.err"
-    remote_client vecadd 'libcuda\.so' LD_LIBRARY_PATH="$DROPIN" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
+    remote_client vecadd 'libcuda\.so' LD_LIBRARY_PATH="$DROPIN" CUSHIM_REAL_LIBCUDA=none \
         CUSHIM_PLUGINS="$plugin:$opts" -- "$v"
     rc=$?
     remote_compare "remotert vecadd" vecadd $rc "$DATA/remote.vecadd.native" 's/kernel [0-9.]+ ms/kernel T ms/'
@@ -108,7 +108,7 @@ check_remotert() {
         -Xlinker -rpath -Xlinker "$(dirname "${cudart:-$cuda/lib64/x}")" > "$LOGS/remote.build.log" 2>&1; then
         tmo 60 "$BIN/rt_vecadd" > "$DATA/remote.runtime.native" 2> "$LOGS/remote.runtime.native.err"
         remote_client runtime 'libcuda\.so' LD_PRELOAD="$SHIM $plugin" LD_LIBRARY_PATH="$dlp" \
-            CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
+            CUSHIM_REAL_LIBCUDA=none \
             CUSHIM_PLUGINS="$plugin:$opts" -- "$BIN/rt_vecadd"
         rc=$?
         remote_compare "remotert runtime" runtime $rc "$DATA/remote.runtime.native"
@@ -121,7 +121,7 @@ check_remotert() {
     if [ -n "$smi" ]; then
         tmo 30 "$smi" -L > "$DATA/remote.nvml.native" 2>&1
         remote_client nvml 'libcuda\.so' LD_PRELOAD="$SHIM $plugin" LD_LIBRARY_PATH="$dlp" \
-            CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
+            CUSHIM_REAL_LIBCUDA=none \
             CUSHIM_PLUGINS="$plugin:$opts" -- "$smi" -L
         rc=$?
         remote_compare "remotert nvml" nvml $rc "$DATA/remote.nvml.native"
@@ -132,14 +132,14 @@ check_remotert() {
     if tmo 60 "$PY" -c 'import torch' 2> /dev/null; then
         tmo 120 "$PY" "$HERE/remote/torch_small.py" > "$DATA/remote.torch.native" 2> "$LOGS/remote.torch.native.err"
         remote_client torch 'libcuda\.so' LD_PRELOAD="$SHIM $plugin" LD_LIBRARY_PATH="$dlp" \
-            CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 CUSHIM_PLUGINS="$plugin:$opts" -- "$PY" "$HERE/remote/torch_small.py"
+            CUSHIM_REAL_LIBCUDA=none CUSHIM_PLUGINS="$plugin:$opts" -- "$PY" "$HERE/remote/torch_small.py"
         rc=$?
         remote_compare "remotert torch" torch $rc "$DATA/remote.torch.native"
         # 5. PyTorch training (tests/gpu/torch_train.py: cuBLAS, autograd, the caching allocator): losses and
         # parameters bitwise identical to native
         [ -s "$DATA/torch.native.out" ] || tmo 150 "$PY" "$HERE/torch_train.py" 40 >"$DATA/torch.native.out" 2>"$LOGS/torch.native.err"
         remote_client train 'libcuda\.so' LD_PRELOAD="$SHIM $plugin" LD_LIBRARY_PATH="$dlp" \
-            CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 CUSHIM_PLUGINS="$plugin:$opts" -- "$PY" "$HERE/torch_train.py" 40
+            CUSHIM_REAL_LIBCUDA=none CUSHIM_PLUGINS="$plugin:$opts" -- "$PY" "$HERE/torch_train.py" 40
         rc=$?
         remote_compare "remotert train" train $rc "$DATA/torch.native.out"
     else
@@ -176,10 +176,10 @@ check_remote_witness() {
             "${inj[@]}" "$serve" --listen="unix:$sock" > "$LOGS/rw.$tag.serve.log" 2>&1 &
         server=$!
         for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
-        tmo 60 env -u LD_PRELOAD LD_LIBRARY_PATH="$dlp" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
+        tmo 60 env -u LD_PRELOAD LD_LIBRARY_PATH="$dlp" CUSHIM_REAL_LIBCUDA=none \
             CUSHIM_PLUGINS="$plugin:$opts" "$BUILD_DIR/examples/vecadd" > "$DATA/rw.$tag.vecadd" 2> "$LOGS/rw.$tag.vecadd.err"
         if [ $have_torch = 1 ]; then
-            tmo 120 env LD_PRELOAD="$SHIM $plugin" LD_LIBRARY_PATH="$dlp" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
+            tmo 120 env LD_PRELOAD="$SHIM $plugin" LD_LIBRARY_PATH="$dlp" CUSHIM_REAL_LIBCUDA=none \
                 CUSHIM_PLUGINS="$plugin:$opts" "$PY" "$HERE/remote/torch_small.py" > "$DATA/rw.$tag.torch" 2> "$LOGS/rw.$tag.torch.err"
         fi
         sleep 1   # the back ends exit when their clients go, writing their counts

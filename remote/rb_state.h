@@ -1,0 +1,64 @@
+/*
+ * rb_state.h - one back end's state (rm_backend.c, docs/remote.md "Trust model"), shared by the files that make the
+ * back end: rm_backend.c (the handshake, the loop, the calls) and rb_shm.c (the client's shared regions and the
+ * doorbell). Private to cushim-serve.
+ */
+#ifndef RB_STATE_H
+#define RB_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cushim/cushim.h"
+#include "rm_codec.h"
+#include "rm_shm.h"
+#include "rm_workers.h"
+
+#define RB_KCHECKED 256   /* functions whose launch arguments were checked once (a small direct-mapped cache) */
+
+typedef struct rb_kchecked {
+    uint64_t func;
+    uint32_t n, hash;                    /* the argument count and a hash of the sizes that passed */
+} rb_kchecked;
+
+/* A region the client shares (rm_shm.h): 0 its staging area, the others its pinned host memory. */
+typedef struct rb_region {
+    void *map;                          /* NULL: none */
+    size_t size;
+    size_t usable;                      /* bytes copies may use (region 0: less its doorbell) */
+    int pinned;                         /* 0: not tried yet, 1: registered with the driver, -1: it refused */
+} rb_region;
+
+typedef struct rb_state {
+    const cushim_host *host;
+    rm_plans *plans;
+    rm_arena arena;
+    const cushim_api_info *paraminfo;   /* cuFuncGetParamInfo: checks kernel argument sizes */
+    int verbose;
+    rb_kchecked kchecked[RB_KCHECKED];
+    rm_workers *workers;                /* a thread per client thread (RM_MSG_THREAD names it) */
+    uint64_t tid;
+    int named;                          /* a client thread was named: calls go through 'workers' */
+    rb_region shm[RM_SHM_REGIONS];      /* the client's shared regions (RM_MSG_SHM, rm_shm.h) */
+    rm_bell *bell;                      /* region 0's doorbell; NULL: none */
+    uint32_t bell_last;                 /* the last request answered through it */
+} rb_state;
+
+/* rm_backend.c */
+void rb_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* One CALL payload run on the server thread of the client thread named last (rm_workers.h); 'shm': the region of an
+   RM_MSG_SHM_CALL (the copy's host buffer at 'shm_off' in it), NULL for a plain call. The reply goes into 'w'. */
+void rb_call_on(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t len, rb_region *shm, uint64_t shm_off,
+                rm_wr *w, uint32_t *status, uint8_t *ret, uint32_t *ret_size);
+
+/* rb_shm.c */
+void rb_shm_pin(rb_state *b, rb_region *r);   /* on the thread of the region's first copy */
+/* An RM_MSG_SHM ('passed' the descriptor that came with it, or -1; closed here): a region mapped or given back,
+   answered. 0, or -1 when the answer could not be sent. */
+int rb_shm_message(rb_state *b, int fd, const rm_hdr *hd, const uint8_t *buf, int passed);
+/* The doorbell: 1 when a request waits, 0 when the socket has something (after a bounded spin and a sleep). */
+int rb_bell_wait(int fd, rm_bell *bell, uint32_t last);
+/* The request at the doorbell run and answered. 0, or -1 when the reply could not be sent. */
+int rb_bell_serve(rb_state *b, const rm_ctx *cx, int fd, rm_wr *w, uint8_t *dbuf);
+
+#endif /* RB_STATE_H */
