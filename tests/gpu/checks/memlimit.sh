@@ -2,7 +2,7 @@
 # Sourced by tests/gpu/run.sh; `bash tests/gpu/run.sh build-gpu memlimit` (one GPU) and
 # `... memlimit2` (two GPUs, the nvidia-h200-x2 kind) run them. Quota ML_QUOTA_GIB (4) GiB.
 #
-# memlimit (about 2.5 minutes):
+# memlimit (about 3.5 minutes; bench-inproc about 45 s of it):
 #   memlimit torch-default, torch-expandable, torch-async (PYTORCH_CUDA_ALLOC_CONF
 #            backend:cudaMallocAsync), cupy, jax (XLA_PYTHON_CLIENT_PREALLOCATE=true, fraction 0.75),
 #            cublas (cuBLAS + cuDNN through PyTorch): the framework's memory query reports the quota,
