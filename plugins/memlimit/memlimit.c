@@ -51,6 +51,7 @@ enum { ML_DO_CHARGED = 1, ML_DO_TAKEN = 2, ML_DO_REFDROP = 3, ML_DO_RECORD = 4 }
 #define ML_NS_POOL 2
 
 typedef CUresult (*ml_cuCtxGetDevice_fn)(CUdevice *);
+typedef CUresult (*ml_cuDeviceGetCount_fn)(int *);
 typedef cudaError_t (*ml_cudaGetDevice_fn)(int *);
 typedef int (*ml_nvmlDeviceGetIndex_fn)(void *, unsigned int *);
 
@@ -64,7 +65,7 @@ typedef struct ml_state {
     int32_t oom_driver, oom_runtime;
     uint8_t *handle_ref;          /* per API id: the released/produced value is a VMM handle */
     uint32_t id_limit;
-    uint32_t id_ctx_dev, id_rt_dev, id_nvml_index;   /* real functions, resolved at first use */
+    uint32_t id_ctx_dev, id_rt_dev, id_nvml_index, id_dev_count;   /* real functions, resolved at first use */
     int vis_map[ML_MAX_DEVICES];  /* CUDA_VISIBLE_DEVICES: host index of ordinal i */
     int vis_n;                    /* 0 identity, -1 not numeric                   */
     uint32_t id_getinfo, id_getinfo_v2, id_totalmem, id_totalmem_v2, id_rt_getinfo, id_rt_props,
@@ -258,7 +259,7 @@ static void *ml_real(uint32_t id, _Atomic(void *) *cache)
     return f;
 }
 
-static _Atomic(void *) ml_ctx_dev_fn, ml_rt_dev_fn, ml_nvml_index_fn;
+static _Atomic(void *) ml_ctx_dev_fn, ml_rt_dev_fn, ml_nvml_index_fn, ml_dev_count_fn;
 
 /* The current device of the calling thread, as the library of 'call' sees it; -1 if none. */
 static int ml_current_device(const cushim_call *call)
@@ -274,6 +275,71 @@ static int ml_current_device(const cushim_call *call)
         CUdevice d = -1;
         return f != NULL && f(&d) == CUDA_SUCCESS ? (int)d : -1;
     }
+}
+
+/* With one device visible (a container given one GPU, a MIG instance) every context is on device 0: an
+   allocation's device then needs no driver call (the cuCtxGetDevice that was the quota's only driver call per
+   allocation, docs/benchmarks.md). 1: one device; -1: several, or no count (ask each time); 0: not known yet (the
+   driver not initialised: asked again at the next allocation). The count is fixed at cuInit
+   (CUDA_VISIBLE_DEVICES). */
+static atomic_int ml_one_dev;
+
+static int ml_single_device(void)
+{
+    int v = atomic_load_explicit(&ml_one_dev, memory_order_relaxed), n = 0;
+    if (__builtin_expect(v != 0, 1))
+        return v > 0;
+    ml_cuDeviceGetCount_fn f = (ml_cuDeviceGetCount_fn)ml_real(ml_st.id_dev_count, &ml_dev_count_fn);
+    if (f == NULL)
+        v = -1;
+    else if (f(&n) == CUDA_SUCCESS)
+        v = n == 1 ? 1 : -1;
+    else
+        return 0;
+    atomic_store_explicit(&ml_one_dev, v, memory_order_relaxed);
+    return v > 0;
+}
+
+/* The device an allocation made now goes to: 0 without asking when only one is visible (*guessed = 1: whether
+   there is a current context at all is then not known; a refusal asks, so a call without one still gets the
+   driver's own error), else the current device as ml_current_device asks it; -1 if none. */
+static int ml_alloc_device(const cushim_call *call, int *guessed)
+{
+    *guessed = ml_single_device();
+    return *guessed ? 0 : ml_current_device(call);
+}
+
+/* The physical device (host/NVML index) of CUDA ordinal 'ord': the budget, its slots and every per-device limit
+   (limit=, HAMi's CUDA_DEVICE_MEMORY_LIMIT_<i>, cushim limit) are by physical device, so processes that see the
+   GPUs in other orders (CUDA_VISIBLE_DEVICES=1,0 beside 0,1) charge and read the same GPU's figures. A list of
+   UUIDs or MIG names cannot be mapped by index: the ordinal then (docs/limitations.md). -1: none or beyond what
+   we track. */
+static int ml_phys(int ord)
+{
+    int p = ord;
+    if (ord < 0)
+        return -1;
+    if (ml_st.vis_n > 0)
+        p = ord < ml_st.vis_n ? ml_st.vis_map[ord] : -1;
+    return p < ML_MAX_DEVICES ? p : -1;
+}
+
+/* NVML index -> CUDA ordinal by CUDA_VISIBLE_DEVICES; -1 if not visible/unknown. */
+static int ml_nvml_ordinal(unsigned idx)
+{
+    if (ml_st.vis_n == 0)
+        return (int)idx;
+    for (int i = 0; i < ml_st.vis_n; i++)
+        if (ml_st.vis_map[i] == (int)idx)
+            return i;
+    return -1;
+}
+
+/* The CUDA ordinal of physical device 'phys' (ml_phys's inverse), for a driver call made on it (the oversubscribed
+   allocation's cuMemAdvise, cuDeviceTotalMem); -1 if this process does not see it. */
+static int ml_ord(int phys)
+{
+    return ml_st.vis_n < 0 ? phys : ml_nvml_ordinal((unsigned)phys);
 }
 
 /* Inside another call that has an allocation role (cudaMalloc -> cuMemAlloc)? */
@@ -382,18 +448,20 @@ static int ml_spillable(uint32_t id)
     return ml_ov.milli != 0 && ml_ov.spillable != NULL && id < ml_st.id_limit && ml_ov.spillable[id];
 }
 
-/* Answer 'call' (an eligible allocation of 'bytes' on 'dev') with managed memory in host memory, charged to the
-   host-backed pool: 0, or -1 past the bound or when the driver refuses (nothing charged). */
+/* Answer 'call' (an eligible allocation of 'bytes' on physical device 'dev') with managed memory in host memory,
+   charged to the host-backed pool: 0, or -1 past the bound or when the driver refuses (nothing charged). */
 static int ml_spill(cushim_call *call, const cushim_alloc_role *r, int dev, uint64_t bytes)
 {
     uint64_t quota = ml_limit_in(&ml_st.budget, dev), ptr = 0, bound;
-    int runtime = call->info != NULL && call->info->library == CUSHIM_LIB_RUNTIME;
+    int runtime = call->info != NULL && call->info->library == CUSHIM_LIB_RUNTIME, ord = ml_ord(dev);
     int32_t e;
     ml_rec rec, old;
-    bound = ml_oversub_bound(quota, quota ? 0 : ml_oversub_device_total(ml_host, dev), ml_ov.milli);
+    if (ord < 0)
+        return -1;
+    bound = ml_oversub_bound(quota, quota ? 0 : ml_oversub_device_total(ml_host, ord), ml_ov.milli);
     if (bound == 0 || ml_budget_spill_charge(&ml_st.budget, dev, bytes, bound) != 0)
         return -1;
-    if ((e = ml_oversub_back(ml_host, runtime, dev, bytes, &ptr)) != 0) {
+    if ((e = ml_oversub_back(ml_host, runtime, ord, bytes, &ptr)) != 0) {
         ml_budget_spill_credit(&ml_st.budget, dev, bytes);
         ml_host->log(ml_st.self, CUSHIM_LOG_WARN, "%s: %llu bytes on device %d could not be backed by managed memory "
                      "(error %d): refused", call->info ? call->info->name : "?", (unsigned long long)bytes, dev, e);
@@ -466,7 +534,7 @@ static int ml_pool_device(uint64_t pool)
 
 static int ml_alloc_pre(cushim_call *call, const cushim_alloc_role *r, uint64_t *slot)
 {
-    int cat = ml_cat_of(r->mem), dev = -1, full;
+    int cat = ml_cat_of(r->mem), dev = -1, guessed = 0, full;
     uint64_t bytes;
     if (!ml_role_readable(ml_host, call, r))
         return CUSHIM_CONTINUE;   /* a descriptor into unreadable memory: the driver refuses it, uncharged */
@@ -488,31 +556,37 @@ static int ml_alloc_pre(cushim_call *call, const cushim_alloc_role *r, uint64_t 
             dev = ml_current_device(call);
         break;
     default:
-        dev = ml_current_device(call);
+        dev = ml_alloc_device(call, &guessed);
     }
     if (cat == ML_CAT_HOST)
         dev = dev < 0 ? 0 : dev;
+    else
+        dev = ml_phys(dev);   /* an ordinal so far */
     if (dev < 0 || dev >= ML_MAX_DEVICES)
         return CUSHIM_CONTINUE;   /* no context (the call will fail) or beyond what we track */
     bytes = ml_role_size(ml_host, call, r, 0);
     if (bytes > ML_S_BYTES_MASK) {
         /* 256 TiB or more: no device has it. Past a quota: refused; else the driver says no, uncharged
            (the slot could not carry the amount back to the post hook) */
-        if (cat == ML_CAT_HOST || ml_limit_now(dev) == 0)
+        if (cat == ML_CAT_HOST || ml_limit_now(dev) == 0 || (guessed && ml_current_device(call) < 0))
             return CUSHIM_CONTINUE;
         return cushim_call_skip(call, call->info && call->info->ret_kind == CUSHIM_RET_CUDAERROR ? ml_st.oom_runtime
                                                                                                  : ml_st.oom_driver);
     }
-    if (ml_take(cat, dev, bytes) != 0 && (full = ml_on_full(call, r, cat, dev, bytes)) != 0) {
-        int32_t oom = call->info && call->info->ret_kind == CUSHIM_RET_CUDAERROR ? ml_st.oom_runtime : ml_st.oom_driver;
-        if (full > 0)
-            return CUSHIM_SKIP;   /* answered with host-backed memory */
-        if (ml_host->log_enabled(CUSHIM_LOG_INFO))
-            ml_host->log(ml_st.self, CUSHIM_LOG_INFO, "%s: %llu bytes on device %d refused: %llu of %llu in use",
-                         call->info ? call->info->name : "?", (unsigned long long)bytes, dev,
-                         (unsigned long long)ml_used(dev),
-                         (unsigned long long)ml_limit_now(dev));
-        return cushim_call_skip(call, oom);
+    if (ml_take(cat, dev, bytes) != 0) {
+        int32_t oom;
+        if (guessed && ml_current_device(call) < 0)
+            return CUSHIM_CONTINUE;   /* the device taken as 0, but no context: the driver's own error, uncharged */
+        if ((full = ml_on_full(call, r, cat, dev, bytes)) != 0) {
+            oom = call->info && call->info->ret_kind == CUSHIM_RET_CUDAERROR ? ml_st.oom_runtime : ml_st.oom_driver;
+            if (full > 0)
+                return CUSHIM_SKIP;   /* answered with host-backed memory */
+            if (ml_host->log_enabled(CUSHIM_LOG_INFO))
+                ml_host->log(ml_st.self, CUSHIM_LOG_INFO, "%s: %llu bytes on device %d refused: %llu of %llu in use",
+                             call->info ? call->info->name : "?", (unsigned long long)bytes, dev,
+                             (unsigned long long)ml_used(dev), (unsigned long long)ml_limit_now(dev));
+            return cushim_call_skip(call, oom);
+        }
     }
     *slot = ml_pack(ML_DO_CHARGED, cat, dev, bytes);
     return CUSHIM_CONTINUE;
@@ -699,9 +773,11 @@ static void ml_pool_post(cushim_call *call, void *user, uint64_t *slot)
 }
 
 /* ---- queries report the quota ---- */
-static void ml_report(int dev, uint64_t *free_b, uint64_t *total)
+/* What a query on CUDA ordinal 'ord' reports: the quota of its physical device as its total, what is left as free. */
+static void ml_report(int ord, uint64_t *free_b, uint64_t *total)
 {
-    uint64_t lim = ml_limit_now(dev), used, left;
+    int dev = ml_phys(ord);
+    uint64_t lim = dev >= 0 ? ml_limit_now(dev) : 0, used, left;
     if (lim == 0)
         return;
     used = ml_used(dev);
@@ -710,17 +786,6 @@ static void ml_report(int dev, uint64_t *free_b, uint64_t *total)
         *total = lim;
     if (free_b != NULL && *free_b > left)
         *free_b = left;
-}
-
-/* NVML index -> CUDA ordinal by CUDA_VISIBLE_DEVICES; -1 if not visible/unknown. */
-static int ml_nvml_ordinal(unsigned idx)
-{
-    if (ml_st.vis_n == 0)
-        return (int)idx;
-    for (int i = 0; i < ml_st.vis_n; i++)
-        if (ml_st.vis_map[i] == (int)idx)
-            return i;
-    return -1;
 }
 
 static void ml_query_post(cushim_call *call, void *user, uint64_t *slot)
@@ -760,7 +825,7 @@ static void ml_query_post(cushim_call *call, void *user, uint64_t *slot)
         unsigned long long *m = (unsigned long long *)(uintptr_t)ml_arg(ml_host, call, 1);
         uint64_t lim, used;
         if (m == NULL || nvml_index((void *)(uintptr_t)ml_arg(ml_host, call, 0), &idx) != 0 ||
-            (dev = ml_nvml_ordinal(idx)) < 0 || (lim = ml_limit_now(dev)) == 0)
+            (dev = ml_phys(ml_nvml_ordinal(idx))) < 0 || (lim = ml_limit_now(dev)) == 0)
             return;
         used = ml_used(dev);
         if (id == ml_st.id_nvml_mem) {
@@ -929,6 +994,7 @@ static int ml_init(const cushim_host *host, cushim_plugin *self)
     ml_st.id_ctx_dev = ml_id("cuCtxGetDevice");
     ml_st.id_rt_dev = ml_id("cudaGetDevice");
     ml_st.id_nvml_index = ml_id("nvmlDeviceGetIndex");
+    ml_st.id_dev_count = ml_id("cuDeviceGetCount");
 
     /* every API with a role that moves memory, as one selector "id:N,id:M,..." */
     ml_st.id_limit = host->api_id_limit();
@@ -1035,7 +1101,8 @@ static void ml_fork_child(cushim_plugin *self)
 
 static const cushim_option ml_options[] = {
     {"limit", CUSHIM_OPT_STRING, NULL,
-     "quota: 8GiB for every device, or per CUDA ordinal 0:8GiB,1:4GiB (*:N for the rest)"},
+     "quota: 8GiB for every device, or per physical device (CUDA_VISIBLE_DEVICES's numbers) 0:8GiB,1:4GiB "
+     "(*:N for the rest)"},
     {"budget", CUSHIM_OPT_STRING, NULL,
      "share the quota with every process naming this budget (/dev/shm/cushim-budget-NAME, or an absolute path)"},
     {"budget_group", CUSHIM_OPT_STRING, NULL,

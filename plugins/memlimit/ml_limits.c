@@ -125,7 +125,7 @@ int ml_parse_spec(const char *s, ml_limits *l, char *err, size_t errlen)
                 errno = 0;
                 d = strtol(t, &dend, 10);
                 if (errno || dend == t || *dend || d < 0 || d >= ML_MAX_DEVICES) {
-                    snprintf(err, errlen, "bad device '%s': a CUDA ordinal 0..%d or '*'", t, ML_MAX_DEVICES - 1);
+                    snprintf(err, errlen, "bad device '%s': a device 0..%d or '*'", t, ML_MAX_DEVICES - 1);
                     return -1;
                 }
                 l->dev[d] = v;

@@ -19,8 +19,7 @@
 #include <string.h>
 
 #include "smlimit.h"
-
-#include <stdlib.h>
+#include "visible.h"   /* plugins/common */
 
 typedef int (*nvml_init_fn)(void);
 typedef int (*nvml_by_pci_fn)(const char *, void **);
@@ -135,23 +134,7 @@ static void *sml_nvml_dev(sml_state *st, int i)
         return nv.pdev[i] = h;
     /* by index: CUDA ordinal i is the i-th of CUDA_VISIBLE_DEVICES's numbers, or NVML index i when it is unset */
     by_index = (nvml_by_index_fn)dlsym(nv.plib, "nvmlDeviceGetHandleByIndex_v2");
-    const char *vis = sml_host->env("CUDA_VISIBLE_DEVICES");
-    long idx = i;
-    if (vis != NULL && *vis) {
-        const char *p = vis;
-        idx = -1;
-        for (int k = 0; *p && idx < 0; k++) {
-            char *end;
-            long v = strtol(p, &end, 10);
-            if (end == p || v < 0)
-                break;   /* a UUID list: no index */
-            if (k == i)
-                idx = v;
-            p = *end == ',' ? end + 1 : end;
-            if (*end != ',' && *end != '\0')
-                break;
-        }
-    }
+    long idx = vis_physical(sml_host->env("CUDA_VISIBLE_DEVICES"), i);
     if (idx < 0 || by_index == NULL || by_index((unsigned)idx, &h) != 0)
         return NULL;
     return nv.pdev[i] = h;

@@ -43,7 +43,7 @@ static uint64_t *sml_stream_end(sml_dev *d, CUstream s)
 static void sml_live_apply(sml_state *st, int i, uint32_t g)
 {
     sml_dev *d = &st->dev[i];
-    uint32_t w = atomic_load_explicit(&st->region->live_weight[i], memory_order_relaxed);
+    uint32_t w = atomic_load_explicit(&st->region->live_weight[d->rdev], memory_order_relaxed);
     double was = d->limit;
     d->limit = w == 0 ? d->limit_own : w >= 1000 ? 1.0 : w / 1000.0;
     d->live_seen = g;
@@ -74,25 +74,25 @@ static void sml_update_share(sml_state *st, int i, uint64_t now)
     d->beat_t = now;
     if (st->region != NULL) {
         if (d->slot == NULL || atomic_load(&d->slot->pid) != st->pid) {
-            d->slot = sml_shm_claim(st->region, i, st->pid, st->pid_start, now);
+            d->slot = sml_shm_claim(st->region, d->rdev, st->pid, st->pid_start, now);
             if (st->turns) {   /* the launching threads read these under the lock */
                 pthread_mutex_lock(&d->mu);
                 if (d->turn_slot != NULL && d->turn_slot != d->slot)
-                    sml_shm_turn_give(d->turn_region, i, d->turn_slot);
+                    sml_shm_turn_give(d->turn_region, d->rdev, d->turn_slot);
                 d->turn_region = d->slot != NULL ? st->region : NULL;
                 d->turn_slot = d->slot;
                 d->turn_since = 0;   /* a turn of the old slot is given back above */
                 /* joined in the middle of a burst (the first one, before the region was
                    open): ours if nobody has the turn, as if it had been taken at its start */
                 if (d->turn_slot != NULL && d->lim.outstanding > 0 &&
-                    sml_shm_turn_take(d->turn_region, i, d->turn_slot, 0))
+                    sml_shm_turn_take(d->turn_region, d->rdev, d->turn_slot, 0))
                     d->turn_since = now;
                 pthread_mutex_unlock(&d->mu);
             }
             if (st->prio >= 0) {   /* the launching threads read these under the lock */
                 pthread_mutex_lock(&d->mu);
                 if (d->prio_pub && d->prio_slot != d->slot) {
-                    sml_shm_busy(d->prio_region, i, d->prio_slot, st->prio, 0);
+                    sml_shm_busy(d->prio_region, d->rdev, d->prio_slot, st->prio, 0);
                     d->prio_pub = 0;
                 }
                 d->prio_region = d->slot != NULL ? st->region : NULL;
@@ -100,7 +100,7 @@ static void sml_update_share(sml_state *st, int i, uint64_t now)
                 if (d->slot != NULL) {
                     atomic_store(&d->slot->prio, (uint32_t)st->prio + 1);
                     if (d->lim.outstanding > 0 && !d->prio_pub) {   /* launched before we joined: pending now */
-                        sml_shm_busy(d->prio_region, i, d->prio_slot, st->prio, 1);
+                        sml_shm_busy(d->prio_region, d->rdev, d->prio_slot, st->prio, 1);
                         d->prio_pub = 1;
                     }
                 }
@@ -118,7 +118,7 @@ static void sml_update_share(sml_state *st, int i, uint64_t now)
             atomic_store_explicit(&d->slot->kernels, kernels, memory_order_relaxed);
             atomic_store(&d->slot->live_gen, g);   /* applied: 'cushim limit' waits for it */
             for (int k = 0; k < SML_SHM_SLOTS; k++) {
-                const sml_slot *o = &st->region->slot[i][k];
+                const sml_slot *o = &st->region->slot[d->rdev][k];
                 if (o == d->slot || !sml_shm_live(o, now))
                     continue;
                 w[n] = atomic_load(&o->weight) / 1000.0;
@@ -135,7 +135,7 @@ static void sml_update_share(sml_state *st, int i, uint64_t now)
     if (st->policy_default) {
         int others = sml_nvml_others(st, i) == 1;
         if (!others && st->region != NULL && d->slot != NULL)
-            others = sml_shm_others_active(st->region, i, d->slot, now);
+            others = sml_shm_others_active(st->region, d->rdev, d->slot, now);
         d->alone = !others;
         if (d->alone)
             own = 1.0;
@@ -159,7 +159,7 @@ static uint64_t sml_others_end(const sml_state *st, int i)
     if (st->region == NULL || st->dev[i].slot == NULL)
         return 0;
     for (int k = 0; k < SML_SHM_SLOTS; k++) {
-        const sml_slot *o = &st->region->slot[i][k];
+        const sml_slot *o = &st->region->slot[st->dev[i].rdev][k];
         uint64_t e;
         if (o == st->dev[i].slot || atomic_load(&o->pid) == 0)
             continue;
@@ -186,12 +186,12 @@ static void sml_finish(sml_state *st, sml_marker *m, uint64_t now, uint64_t clip
     } else {
         sml_forget(&d->lim, 1);
     }
-    sml_turn_idle(d, m->dev);
+    sml_turn_idle(d);
     pthread_mutex_unlock(&d->mu);
     if (measured && d->slot != NULL)
         atomic_store(&d->slot->last_end, now);
     if (measured && d->prio_slot != NULL)   /* read without the lock: set once the poller (this thread) joined */
-        sml_shm_prio_end(d->prio_region, m->dev, st->prio, now);
+        sml_shm_prio_end(d->prio_region, d->rdev, st->prio, now);
 }
 
 void *sml_poll_thread(void *arg)

@@ -36,6 +36,7 @@
 #include "cushim_params.h"      /* generated; installed as <cushim/cushim_params.h> */
 #include "limitspec.h"
 #include "smlimit.h"
+#include "visible.h"   /* plugins/common */
 
 _Static_assert(SML_LIMIT_DEVICES == SML_MAX_DEV, "limitspec.h and shm.h disagree on the device count");
 
@@ -58,6 +59,7 @@ void sml_sleep_ns(uint64_t ns)
 
 /* ---- hooks ---------------------------------------------------------------- */
 
+/* The launching thread's device, as the driver says. */
 static int sml_current_device(const sml_state *st)
 {
     CUdevice dev;
@@ -72,22 +74,28 @@ static int sml_resolve(sml_state *st);
 
 /* The real functions, resolved at the first launch rather than in init: a
    process that never launches (a shell the environment passes through) must
-   not load the driver for us. 1 when usable. */
-static int sml_ready(sml_state *st)
+   not load the driver for us. Returns the launch path (SML_PATH_*, smlimit.h):
+   sml_pre reads it once a launch, so a process without a priority runs a path
+   compiled without any of the priority work. */
+static __attribute__((noinline)) int sml_ready(sml_state *st)
 {
-    int r = atomic_load_explicit(&st->resolved, memory_order_acquire);
-    if (r != 0)
-        return r > 0;
+    int r;
     pthread_mutex_lock(&st->mq);
-    if ((r = atomic_load(&st->resolved)) == 0) {
-        r = sml_resolve(st) == 0 ? 1 : -1;
-        atomic_store_explicit(&st->resolved, r, memory_order_release);
-        if (r < 0)
+    if ((r = atomic_load(&st->path)) == SML_PATH_UNRESOLVED) {
+        r = sml_resolve(st) != 0 ? SML_PATH_OFF
+            : st->prio >= 0     ? (st->one_dev ? SML_PATH_PRIO1 : SML_PATH_PRIO)
+                                : (st->one_dev ? SML_PATH_PLAIN1 : SML_PATH_PLAIN);
+        atomic_store_explicit(&st->path, r, memory_order_release);
+        if (r == SML_PATH_OFF)
             sml_host->log(st->self, CUSHIM_LOG_ERROR, "the driver lacks cuCtxGetDevice, cuEventQuery or another "
                                                       "function smlimit needs: launches are not limited");
+        else
+            sml_host->log(st->self, CUSHIM_LOG_DEBUG, "launch path: %s%s",
+                          r == SML_PATH_PRIO || r == SML_PATH_PRIO1 ? "with priorities" : "without priorities",
+                          st->one_dev ? ", one device" : "");
     }
     pthread_mutex_unlock(&st->mq);
-    return r > 0;
+    return r;
 }
 
 /* ---- turns ---------------------------------------------------------------------
@@ -109,14 +117,14 @@ static int sml_ready(sml_state *st)
  * that has had the turn for half a window while another process waits admits
  * nothing more until its work is done, and the turn passes on).
  */
-void sml_turn_idle(sml_dev *d, int i)
+void sml_turn_idle(sml_dev *d)
 {
     if (d->turn_slot != NULL && d->lim.outstanding == 0) {
-        sml_shm_turn_give(d->turn_region, i, d->turn_slot);
+        sml_shm_turn_give(d->turn_region, d->rdev, d->turn_slot);
         d->turn_since = 0;
     }
     if (d->prio_pub && d->lim.outstanding == 0) {   /* priorities: nothing of ours pending any more */
-        sml_shm_busy(d->prio_region, i, d->prio_slot, d->prio_level, 0);
+        sml_shm_busy(d->prio_region, d->rdev, d->prio_slot, d->prio_level, 0);
         d->prio_pub = 0;
     }
 }
@@ -163,7 +171,7 @@ static const char *sml_prio_name(int p)
 
 /* Should this launch (d->mu held) be held for a higher priority's work? *t0: when it began to wait, 0 none yet;
    set to UINT64_MAX once it may go (its wait counted). Out of line: a process without a priority never calls it. */
-static __attribute__((noinline)) int sml_prio_hold(sml_state *st, sml_dev *d, int i, uint64_t now, uint64_t *t0)
+static __attribute__((noinline)) int sml_prio_hold(sml_state *st, sml_dev *d, uint64_t now, uint64_t *t0)
 {
     int held;
     if (st->prio == SML_PRIO_HIGH) {
@@ -181,8 +189,8 @@ static __attribute__((noinline)) int sml_prio_hold(sml_state *st, sml_dev *d, in
     /* a process of a higher priority has work pending here, or has had within SML_PRIO_RECENT_NS and we have
        work in flight (so that what it waits behind when it starts again is one launch of ours, not a queue):
        hold, up to the starvation guard */
-    held = sml_shm_higher_busy(d->prio_region, i, d->prio_slot, st->prio, now, *t0 == 0) ||
-           (d->lim.outstanding > 0 && sml_shm_higher_recent(d->prio_region, i, st->prio, now));
+    held = sml_shm_higher_busy(d->prio_region, d->rdev, d->prio_slot, st->prio, now, *t0 == 0) ||
+           (d->lim.outstanding > 0 && sml_shm_higher_recent(d->prio_region, d->rdev, st->prio, now));
     if (held && *t0 == 0)
         *t0 = now;
     if (held && now - *t0 < st->prio_wait_ns)
@@ -203,19 +211,19 @@ static __attribute__((noinline)) int sml_prio_hold(sml_state *st, sml_dev *d, in
    again (after a short sleep), 0 when it has waited turn_wait_ms and launches without
    the turn (counted as a wait that gave up). The first time, a holder that is gone is
    passed over ('dead'); else we get in line. */
-static int sml_turn_blocked(sml_state *st, int i, sml_dev *d, sml_region *r, uint64_t *t0, uint32_t *dead)
+static int sml_turn_blocked(sml_state *st, sml_dev *d, sml_region *r, uint64_t *t0, uint32_t *dead)
 {
     uint64_t now = sml_now();
     if (*t0 == 0) {
-        uint32_t holder = sml_shm_turn_holder(r, i);
+        uint32_t holder = sml_shm_turn_holder(r, d->rdev);
         *t0 = now;
-        if (holder != 0 && !sml_shm_live(&r->slot[i][holder - 1], now)) {
+        if (holder != 0 && !sml_shm_live(&r->slot[d->rdev][holder - 1], now)) {
             *dead = holder;
             return 1;
         }
         pthread_mutex_lock(&d->mu);
         if (d->turn_slot != NULL)   /* the holder hands the turn to us when it is done */
-            sml_shm_turn_wait_mark(r, i, d->turn_slot);
+            sml_shm_turn_wait_mark(r, d->rdev, d->turn_slot);
         pthread_mutex_unlock(&d->mu);
     } else if (now - *t0 >= st->turn_wait_ns) {
         pthread_mutex_lock(&d->mu);
@@ -223,7 +231,7 @@ static int sml_turn_blocked(sml_state *st, int i, sml_dev *d, sml_region *r, uin
         d->turn_wait_ns += now - *t0;
         d->turn_gave_up++;
         if (d->turn_slot != NULL)
-            sml_shm_turn_wait_clear(r, i, d->turn_slot);
+            sml_shm_turn_wait_clear(r, d->rdev, d->turn_slot);
         pthread_mutex_unlock(&d->mu);
         return 0;
     }
@@ -231,17 +239,18 @@ static int sml_turn_blocked(sml_state *st, int i, sml_dev *d, sml_region *r, uin
     return 1;
 }
 
-static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
+/* The pre hook's body, compiled once per launch path (sml_pre): 'with_prio' 0 leaves out every priority branch, so
+   a process without a priority pays nothing for them (bench/cpu/smlimit_instr.sh); 'one_dev' 1 (one device
+   visible: every context is on it) takes device 0 without asking the driver (a launch without a context then
+   fails its capture query below, and its result in sml_post). */
+static inline __attribute__((always_inline)) int sml_pre_run(cushim_call *call, sml_state *st, uint64_t *slot,
+                                                             const int with_prio, const int one_dev)
 {
-    sml_state *st = user;
-    int i;
-    if (!sml_ready(st))
-        return CUSHIM_CONTINUE;
-    i = sml_current_device(st);
+    int i = one_dev ? 0 : sml_current_device(st);
     sml_dev *d;
     uint64_t now, wait, turn_t0 = 0;   /* when this launch began to wait for the turn; MAX: gave up */
     uint64_t prio_t0 = 0;              /* when it began to wait for a higher priority's work; MAX: done */
-    const int prio = st->prio;         /* in a register across the loop's calls */
+    const int prio = with_prio ? st->prio : -1;   /* in a register across the loop's calls */
     uint32_t dead = 0;
     CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
     if (i < 0 || !(d = &st->dev[i])->limited)
@@ -261,14 +270,15 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
             d->t_start = now;
             sml_init(&d->lim, d->share, st->window_ns, now);
         }
-        if (__builtin_expect(prio >= 0, 0) && prio_t0 != UINT64_MAX && sml_prio_hold(st, d, i, now, &prio_t0)) {
+        if (with_prio && prio_t0 != UINT64_MAX && sml_prio_hold(st, d, now, &prio_t0)) {
             pthread_mutex_unlock(&d->mu);
             sml_sleep_ns(SML_TURN_POLL_NS);
             continue;
         }
         burst = d->lim.outstanding == 0;   /* nothing of ours pending: this launch starts a burst */
         if (!burst && d->turn_since != 0 && d->turn_region != NULL && turn_t0 != UINT64_MAX &&
-            now - d->turn_since >= st->window_ns / 2 && sml_shm_turn_waited_for(d->turn_region, i, d->turn_slot)) {
+            now - d->turn_since >= st->window_ns / 2 &&
+            sml_shm_turn_waited_for(d->turn_region, d->rdev, d->turn_slot)) {
             /* our turn has lasted half a window and another process waits: nothing more
                until our work is done (the turn then passes to it) */
             if (d->turn_since != UINT64_MAX) {
@@ -279,7 +289,7 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
             sml_sleep_ns(SML_TURN_POLL_NS);
             continue;
         }
-        if (__builtin_expect(prio == SML_PRIO_HIGH, 0) && d->limit >= 1.0 && d->share >= 1.0) {
+        if (with_prio && prio == SML_PRIO_HIGH && d->limit >= 1.0 && d->share >= 1.0) {
             /* no limit here and nothing to yield to: only counted (a lower level keeps the limiter's bound on
                its queued work, about a window of it, so that what it has queued when a higher one starts is
                bounded) */
@@ -291,9 +301,9 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
         if (wait > 0) {
             d->waited_ns += wait;
             if (burst)   /* handed the turn while out of budget: nothing of ours runs, pass it on */
-                sml_turn_idle(d, i);
+                sml_turn_idle(d);
         } else if (burst && turn_t0 != UINT64_MAX && d->turn_region != NULL) {
-            if (sml_shm_turn_take(d->turn_region, i, d->turn_slot, dead)) {
+            if (sml_shm_turn_take(d->turn_region, d->rdev, d->turn_slot, dead)) {
                 d->turn_since = now;
                 if (turn_t0 != 0) {
                     d->turn_waits++;
@@ -305,16 +315,16 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
                 turn_r = d->turn_region;
             }
         }
-        if (__builtin_expect(prio >= 0, 0)) {
+        if (with_prio) {
             if (wait == 0 && !other_turn && d->prio_slot != NULL && !d->prio_pub) {
                 /* admitted: ours is pending here now (cleared by sml_turn_idle when it is done) */
-                sml_shm_busy(d->prio_region, i, d->prio_slot, st->prio, 1);
+                sml_shm_busy(d->prio_region, d->rdev, d->prio_slot, st->prio, 1);
                 d->prio_pub = 1;
             }
         }
         pthread_mutex_unlock(&d->mu);
         if (other_turn) {
-            if (!sml_turn_blocked(st, i, d, turn_r, &turn_t0, &dead))
+            if (!sml_turn_blocked(st, d, turn_r, &turn_t0, &dead))
                 turn_t0 = UINT64_MAX;   /* waited long enough: launch without the turn */
             continue;
         }
@@ -323,6 +333,65 @@ static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
         sml_sleep_ns(wait);
     }
     *slot = now;
+    return CUSHIM_CONTINUE;
+}
+
+static __attribute__((noinline)) int sml_pre_plain(cushim_call *call, sml_state *st, uint64_t *slot)
+{
+    return sml_pre_run(call, st, slot, 0, 0);
+}
+
+static __attribute__((noinline)) int sml_pre_prio(cushim_call *call, sml_state *st, uint64_t *slot)
+{
+    return sml_pre_run(call, st, slot, 1, 0);
+}
+
+static __attribute__((noinline)) int sml_pre_plain1(cushim_call *call, sml_state *st, uint64_t *slot)
+{
+    return sml_pre_run(call, st, slot, 0, 1);
+}
+
+static __attribute__((noinline)) int sml_pre_prio1(cushim_call *call, sml_state *st, uint64_t *slot)
+{
+    return sml_pre_run(call, st, slot, 1, 1);
+}
+
+/* A process's first launch: resolve, then the path chosen (a call of its own, so that sml_pre keeps no frame). */
+static __attribute__((noinline)) int sml_pre_first(cushim_call *call, sml_state *st, uint64_t *slot)
+{
+    switch (sml_ready(st)) {
+    case SML_PATH_PLAIN:
+        return sml_pre_plain(call, st, slot);
+    case SML_PATH_PRIO:
+        return sml_pre_prio(call, st, slot);
+    case SML_PATH_PLAIN1:
+        return sml_pre_plain1(call, st, slot);
+    case SML_PATH_PRIO1:
+        return sml_pre_prio1(call, st, slot);
+    default:
+        return CUSHIM_CONTINUE;
+    }
+}
+
+/* The launch path is chosen once a launch by the value that also says the real functions are resolved (one load
+   and compare, as before priorities, then a tail jump): SML_PATH_PLAIN runs the body compiled without the
+   priority work, SML_PATH_PRIO the one with it, the ...1 paths the same without asking for the device (all out
+   of line, so none pays another's prologue). A priority that arrives while the process runs would switch it by
+   storing SML_PATH_PRIO(1) (release) after st->prio. */
+static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
+{
+    sml_state *st = user;
+    int path = atomic_load_explicit(&st->path, memory_order_acquire);
+    if (__builtin_expect(path == SML_PATH_PLAIN, 1))
+        return sml_pre_plain(call, st, slot);
+    if (path == SML_PATH_PLAIN1)
+        return sml_pre_plain1(call, st, slot);
+    if (path == SML_PATH_PRIO)
+        return sml_pre_prio(call, st, slot);
+    if (path == SML_PATH_PRIO1)
+        return sml_pre_prio1(call, st, slot);
+    if (path == SML_PATH_UNRESOLVED)
+        return sml_pre_first(call, st, slot);
     return CUSHIM_CONTINUE;
 }
 
@@ -369,7 +438,7 @@ static void sml_post(cushim_call *call, void *user, uint64_t *slot)
     sml_marker *m = NULL, **pp;
     CUcontext ctx = NULL;
     CUstream s;
-    if (*slot == 0 || (i = sml_current_device(st)) < 0)
+    if (*slot == 0 || (i = st->one_dev ? 0 : sml_current_device(st)) < 0)
         return;
     d = &st->dev[i];
     if (cushim_call_result(call) != CUDA_SUCCESS || call->api_id == CUSHIM_API_cuLaunchCooperativeKernelMultiDevice ||
@@ -440,7 +509,7 @@ static void sml_post(cushim_call *call, void *user, uint64_t *slot)
 forget:
     pthread_mutex_lock(&d->mu);
     sml_forget(&d->lim, 1);
-    sml_turn_idle(d, i);
+    sml_turn_idle(d);
     pthread_mutex_unlock(&d->mu);
 }
 
@@ -479,6 +548,10 @@ static const char *sml_prio_note(const sml_state *st, const sml_dev *d, char not
 
 static int sml_resolve(sml_state *st)
 {
+    CUresult (*count)(int *) = (CUresult(*)(int *))sml_host->real(CUSHIM_API_cuDeviceGetCount);
+    int n = 0;
+    /* at the first launch the driver is initialised: with one device visible no launch asks for its device */
+    st->one_dev = count != NULL && count(&n) == CUDA_SUCCESS && n == 1;
 #define SML_REAL(field, api) (st->field = (__typeof__(st->field))sml_host->real(CUSHIM_API_##api)) != NULL
     return SML_REAL(ctx_get_device, cuCtxGetDevice) && SML_REAL(ctx_get_current, cuCtxGetCurrent) &&
                    SML_REAL(ctx_set_current, cuCtxSetCurrent) && SML_REAL(event_create, cuEventCreate) &&
@@ -626,12 +699,17 @@ static int sml_init_plugin(const cushim_host *host, cushim_plugin *self)
     st->pid_start = sml_proc_start(st->pid);
     for (int i = 0; i < SML_MAX_DEV; i++) {
         sml_dev *d = &st->dev[i];
+        /* CUDA ordinal i is physical device p: the limits and the region are by physical device (a list of
+           UUIDs cannot be mapped by index: the ordinal then, docs/limitations.md) */
+        int p = vis_physical(host->env("CUDA_VISIBLE_DEVICES"), i);
+        d->rdev = p >= 0 && p < SML_MAX_DEV ? p : i;
         pthread_mutex_init(&d->mu, NULL);
         /* a process with a priority and no limit here is admitted at 100% (its launches are seen, for the
            priorities, and a live limit can reach it) */
-        d->limited = (pct[i] > 0 && pct[i] < 100) || prio >= 0;
+        p = d->rdev;
+        d->limited = (pct[p] > 0 && pct[p] < 100) || prio >= 0;
         d->prio_level = prio;
-        d->limit = d->limit_own = d->share = d->share_min = pct[i] > 0 && pct[i] < 100 ? pct[i] / 100.0 : 1.0;
+        d->limit = d->limit_own = d->share = d->share_min = pct[p] > 0 && pct[p] < 100 ? pct[p] / 100.0 : 1.0;
     }
     if (st->shared) {
         const char *group = host->opt_string(self, "group");
@@ -660,8 +738,8 @@ static int sml_init_plugin(const cushim_host *host, cushim_plugin *self)
             same &= pct[i] == pct[0];
         if (same)
             snprintf(line, sizeof line, "%.4g%% on every device", pct[0]);
-        for (int i = 0; i < SML_MAX_DEV && len < sizeof line && !same; i++)
-            if (st->dev[i].limited)
+        for (int i = 0; i < SML_MAX_DEV && len < sizeof line && !same; i++)   /* physical devices */
+            if (pct[i] > 0 && pct[i] < 100)
                 len += (size_t)snprintf(line + len, sizeof line - len, "%s%d:%.4g%%", len ? " " : "", i, pct[i]);
         host->log(self, CUSHIM_LOG_INFO, "limits (device:percent): %s; window %llu ms%s%s%s%s", line,
                   (unsigned long long)(st->window_ns / 1000000), st->work_conserving ? ", work conserving" : "",
@@ -699,9 +777,9 @@ static void sml_flush(cushim_plugin *self)
                           d->waited_ns / 1e6, d->share * 100, d->share_min * 100, sml_clock_note(st, d, clock_note),
                           sml_turn_note(st, d, turn_note), sml_prio_note(st, d, prio_note));
         if (d->turn_slot != NULL)   /* leaving: the turn to whoever waits */
-            sml_shm_turn_give(d->turn_region, i, d->turn_slot);
+            sml_shm_turn_give(d->turn_region, d->rdev, d->turn_slot);
         if (d->prio_pub) {   /* and nothing of ours holds lower priorities back */
-            sml_shm_busy(d->prio_region, i, d->prio_slot, st->prio, 0);
+            sml_shm_busy(d->prio_region, d->rdev, d->prio_slot, st->prio, 0);
             d->prio_pub = 0;
         }
         pthread_mutex_unlock(&d->mu);
@@ -755,7 +833,8 @@ static void sml_fork_child(cushim_plugin *self)
 
 static const cushim_option sml_options[] = {
     {"limit", CUSHIM_OPT_STRING, NULL,
-     "percent of each device's time: 30, or per device 0:30,1:50; default CUDA_DEVICE_SM_LIMIT[_<i>]; 100: none"},
+     "percent of each device's time: 30, or per physical device (CUDA_VISIBLE_DEVICES's numbers) 0:30,1:50; default "
+     "CUDA_DEVICE_SM_LIMIT[_<i>]; 100: none"},
     {"window_ms", CUSHIM_OPT_INT, "100", "burst bound: an idle process saves up at most limit x window of GPU time"},
     {"poll_us", CUSHIM_OPT_INT, "20", "how often pending launches are checked for completion"},
     {"work_conserving", CUSHIM_OPT_BOOL, "false", "also use the share that partners on the device leave unused"},

@@ -26,6 +26,18 @@
 #define SML_PRIO_JOIN_NS 200000000ull   /* priorities: launches after the first wait at most this long for the
                                            poller to join the region                      */
 
+/* sml_state.path: which launch path sml_pre runs (smlimit.c): without or with priorities, asking the driver for the
+   launch's device or (…1) not, one device being visible. 0 until the first launch resolves the real functions; OFF
+   when some are missing (launches pass unlimited). */
+enum {
+    SML_PATH_OFF = -1,
+    SML_PATH_UNRESOLVED = 0,
+    SML_PATH_PLAIN = 1,
+    SML_PATH_PRIO = 2,
+    SML_PATH_PLAIN1 = 3,
+    SML_PATH_PRIO1 = 4
+};
+
 typedef CUresult (*sml_ctx_get_device_fn)(CUdevice *);
 typedef CUresult (*sml_ctx_get_current_fn)(CUcontext *);
 typedef CUresult (*sml_ctx_set_current_fn)(CUcontext);
@@ -80,6 +92,9 @@ typedef struct sml_dev {
     int prio_level;                     /* st->prio, where sml_turn_idle can read it     */
     uint64_t prio_waits, prio_wait_ns, prio_wait_max, prio_guard;
     int alone;                          /* policy default: no other process active here */
+    int rdev;                           /* the physical device (CUDA_VISIBLE_DEVICES): its index in the
+                                           shared region and in the limits, where processes that see the
+                                           GPUs in other orders meet                          */
 } sml_dev;
 
 typedef struct sml_state {
@@ -116,7 +131,8 @@ typedef struct sml_state {
     sml_is_capturing_fn is_capturing;
     sml_capture_mode_fn capture_mode;
     CUresult (*pci_bus_id)(char *, int, CUdevice);   /* optional: clock_ref_mhz's NVML match */
-    atomic_int resolved;                /* 0: not yet, 1: usable, -1: missing functions */
+    atomic_int path;                    /* SML_PATH_*: the launch path, 0 until resolved */
+    int one_dev;                        /* one device visible: a launch's device is 0 (set before 'path') */
     atomic_int region_tried;            /* the poller has joined the region's devices, or failed to open it */
 } sml_state;
 
@@ -133,8 +149,8 @@ extern const cushim_host *sml_host;
 
 uint64_t sml_now(void);                 /* CLOCK_MONOTONIC, ns */
 void sml_sleep_ns(uint64_t ns);
-/* Give device i's turn back when nothing of ours is pending there (d->mu held). */
-void sml_turn_idle(sml_dev *d, int i);
+/* Give the device's turn back when nothing of ours is pending there (d->mu held). */
+void sml_turn_idle(sml_dev *d);
 /* The polling thread (poll.c): started by the first launch's post hook. */
 void *sml_poll_thread(void *arg);
 

@@ -27,6 +27,11 @@
  *                                   (64 MiB); lowered to 16 MiB: nothing more, the queries say 16 MiB,
  *                                   nothing freed behind the program's back; freed by the program: 8 MiB
  *                                   more but not 16; the live limit dropped: LIMIT again
+ *   e2e_memlimit devmap T0 F0 T1 F1 CUDA ordinals 0 and 1 under a reordered CUDA_VISIBLE_DEVICES (run by
+ *                                   run_memlimit_devmap.sh beside a holder of the same budget): cuMemGetInfo
+ *                                   and cuDeviceTotalMem report total Ti and free Fi (the quota of the
+ *                                   physical device the ordinal is, less what the budget's processes hold
+ *                                   there); Fi + 1 MiB is refused, Fi is allocated
  *   e2e_memlimit killloop REGION LIMIT WORKERS KILLS
  *                                   WORKERS forked processes allocate and free on one shared budget;
  *                                   the parent SIGKILLs one at a random instant KILLS times and starts
@@ -659,6 +664,33 @@ int main(int argc, char **argv)
         printf("%s: %d failures\n", argv[1], failures);
         return failures ? 1 : 0;
     }
+    if (!strcmp(argv[1], "nocontext") && argc == 3) {
+        /* one device visible: memlimit takes an allocation's device as 0 without asking the driver; with no
+           context current the call still gets the driver's own error, past the quota or not, and nothing stays
+           charged */
+        CUdeviceptr p = 0;
+        CUdevice d;
+        CUresult r;
+        size_t f = 0, t = 0;
+        CHECK(cuInit(0) == CUDA_SUCCESS, "nocontext: cuInit");
+        r = cuMemAlloc(&p, limit + MiB);
+        CHECK(r == CUDA_ERROR_INVALID_CONTEXT, "nocontext: past the quota without a context: %d, want %d", (int)r,
+              (int)CUDA_ERROR_INVALID_CONTEXT);
+        r = cuMemAlloc(&p, MiB);
+        CHECK(r == CUDA_ERROR_INVALID_CONTEXT, "nocontext: within the quota without a context: %d, want %d", (int)r,
+              (int)CUDA_ERROR_INVALID_CONTEXT);
+        CHECK(cuDeviceGet(&d, 0) == CUDA_SUCCESS && cuDevicePrimaryCtxRetain(&ctx[0], d) == CUDA_SUCCESS &&
+                  cuCtxSetCurrent(ctx[0]) == CUDA_SUCCESS, "nocontext: a context");
+        CHECK(cuMemGetInfo(&f, &t) == CUDA_SUCCESS && t == limit && f == limit,
+              "nocontext: free %zu of %zu after the failed calls, want all of %zu", f, t, limit);
+        CHECK(cuMemAlloc(&p, limit + MiB) == CUDA_ERROR_OUT_OF_MEMORY, "nocontext: past the quota not refused");
+        CHECK(cuMemAlloc(&p, MiB) == CUDA_SUCCESS, "nocontext: cuMemAlloc");
+        CHECK(cuMemGetInfo(&f, &t) == CUDA_SUCCESS && limit - f == MiB, "nocontext: %zu charged, want 1 MiB",
+              limit - f);
+        CHECK(cuMemFree(p) == CUDA_SUCCESS, "nocontext: cuMemFree");
+        printf("%s: %d failures\n", argv[1], failures);
+        return failures ? 1 : 0;
+    }
     init();
     if (!strcmp(argv[1], "table") && argc == 3) {
         table_driver();
@@ -706,6 +738,24 @@ int main(int argc, char **argv)
     } else if (!strcmp(argv[1], "nvml") && argc == 5) {
         nvml((size_t)strtoull(argv[2], NULL, 0), (size_t)strtoull(argv[3], NULL, 0), (unsigned)atoi(argv[4]));
 #endif
+    } else if (!strcmp(argv[1], "devmap") && argc == 6) {
+        for (int i = 0; i < 2; i++) {
+            size_t t = 0, f = 0, tt = 0, want_t = (size_t)strtoull(argv[2 + 2 * i], NULL, 0),
+                   want_f = (size_t)strtoull(argv[3 + 2 * i], NULL, 0);
+            CUdeviceptr p = 0;
+            CUdevice d;
+            CHECK(cuCtxSetCurrent(ctx[i]) == CUDA_SUCCESS, "devmap: set ordinal %d current", i);
+            CHECK(cuMemGetInfo(&f, &t) == CUDA_SUCCESS && t == want_t && f == want_f,
+                  "devmap: ordinal %d: cuMemGetInfo total %zu free %zu, want %zu and %zu", i, t, f, want_t, want_f);
+            CHECK(cuDeviceGet(&d, i) == CUDA_SUCCESS && cuDeviceTotalMem(&tt, d) == CUDA_SUCCESS && tt == want_t,
+                  "devmap: ordinal %d: cuDeviceTotalMem %zu, want %zu", i, tt, want_t);
+            CHECK(cuMemAlloc(&p, want_f + MiB) == CUDA_ERROR_OUT_OF_MEMORY,
+                  "devmap: ordinal %d: %zu bytes not refused (%zu free)", i, want_f + MiB, want_f);
+            if (want_f > 0) {
+                CHECK(cuMemAlloc(&p, want_f) == CUDA_SUCCESS, "devmap: ordinal %d: %zu bytes refused", i, want_f);
+                CHECK(cuMemFree(p) == CUDA_SUCCESS, "devmap: ordinal %d: cuMemFree", i);
+            }
+        }
     } else if (!strcmp(argv[1], "live") && argc == 4) {
         live(argv[3]);
     } else if (!strcmp(argv[1], "killloop") && argc == 6) {

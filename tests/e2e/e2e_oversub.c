@@ -14,6 +14,8 @@
  *                                     the device (FAKE_CUDA_MEM) is smaller than QUOTA: an allocation past its free
  *                                     memory, refused by the driver, is host-backed when oversubscription is on
  *                                     (BOUND the total allowed), refused with 'off'
+ *   e2e_oversub devmap REGION         CUDA_VISIBLE_DEVICES=1,0, limit=1:8MiB: past physical device 1's quota on
+ *                                     ordinal 0, host-backed memory accessed by ordinal 0 and charged to physical 1
  *   e2e_oversub usage REGION TOOL     4 MiB host-backed past limit=8MiB: 'cushim-usage REGION' (TOOL) shows them in
  *                                     this process's host_backed column, '--prometheus' as
  *                                     cushim_memlimit_host_backed_bytes; freed, both say 0
@@ -332,6 +334,33 @@ static int mode_wait(const char *region, const char *self, size_t bytes, unsigne
     return failures ? 1 : 0;
 }
 
+/* CUDA_VISIBLE_DEVICES=1,0 with limit=1:8MiB (physical device 1, the process's ordinal 0): 10 MiB past that
+   quota on ordinal 0 are host-backed and accessed by ordinal 0 (the driver's numbering), charged to physical
+   device 1's host-backed pool in the region (its numbering); freed, nothing is left. */
+static int mode_devmap(const char *region)
+{
+    CUdeviceptr a = 0;
+    ml_budget b;
+    char err[256];
+    init();
+    CHECK(cuMemAlloc(&a, 10 * MiB) == CUDA_SUCCESS, "10 MiB past physical device 1's 8 MiB quota: host-backed");
+    expect_host_backed("cuMemAlloc on ordinal 0 = physical 1", (void *)(uintptr_t)a);
+    memset(&b, 0, sizeof b);
+    if (ml_budget_attach(&b, region, err, sizeof err) != 0) {
+        CHECK(0, "attach %s: %s", region, err);
+    } else {
+        CHECK(ml_budget_spilled(&b, 1) == 10 * MiB && ml_budget_spilled(&b, 0) == 0,
+              "host-backed bytes: physical 1 %llu, physical 0 %llu; expected 10 MiB on 1",
+              (unsigned long long)ml_budget_spilled(&b, 1), (unsigned long long)ml_budget_spilled(&b, 0));
+        CHECK(cuMemFree(a) == CUDA_SUCCESS, "cuMemFree");
+        CHECK(ml_budget_spilled(&b, 1) == 0 && ml_budget_used(&b, 1) == 0, "freed: %llu host-backed, %llu used",
+              (unsigned long long)ml_budget_spilled(&b, 1), (unsigned long long)ml_budget_used(&b, 1));
+        ml_budget_close(&b);
+    }
+    printf("devmap: %d failures\n", failures);
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *m = argc > 1 ? argv[1] : "";
@@ -342,6 +371,8 @@ int main(int argc, char **argv)
     if (!strcmp(m, "devfull") && argc >= 5)
         return mode_devfull(argv[2], strtoull(argv[3], NULL, 0), strtoull(argv[4], NULL, 0),
                             argc > 5 && !strcmp(argv[5], "off"));
+    if (!strcmp(m, "devmap") && argc == 3)
+        return mode_devmap(argv[2]);
     if (!strcmp(m, "usage") && argc == 4)
         return mode_usage(argv[2], argv[3]);
     if (!strcmp(m, "hold") && argc == 5)

@@ -11,6 +11,7 @@
  * where both come from the fake's simulated timeline, i.e. how much of the
  * (fake) GPU's time the loop got. Without a limiter the kernels run back to
  * back: share close to 1.
+ * E2E_SML_DEVICE=D: run on CUDA ordinal D (default 0).
  * E2E_SML_GAP_US=G: after each launch, wait for it (cuStreamSynchronize) and
  * sleep G us - a serving loop's requests (run_smlimit.sh 'priolatency').
  */
@@ -82,7 +83,7 @@ int main(int argc, char **argv)
         return 2;
     }
     CHECK(cuInit(0));
-    CHECK(cuDeviceGet(&dev, 0));
+    CHECK(cuDeviceGet(&dev, getenv("E2E_SML_DEVICE") != NULL ? atoi(getenv("E2E_SML_DEVICE")) : 0));
     CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
     CHECK(cuCtxSetCurrent(ctx));
     CHECK(cuModuleLoadData(&mod, "fake image"));

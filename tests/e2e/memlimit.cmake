@@ -56,16 +56,16 @@ e2e_test(memlimit_usage COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_memlimit_usa
 # charge every allocation twice and fail the table).
 e2e_test(memlimit_table_hami_dup COMMAND ${_ml} table 1073741824
   ENV ${_ml_env} "CUDA_DEVICE_MEMORY_LIMIT=1g" "CUSHIM_PLUGINS=${_ml_plugin}:limit=1GiB")
-# NVML's memory queries report the quota (nvidia-smi's memory.total), mapped from NVML's index to the CUDA ordinal
-# through CUDA_VISIBLE_DEVICES: 1 GiB everywhere; then device 1 alone visible, as CUDA ordinal 0 with its 1 GiB,
-# while NVML device 0 (no CUDA ordinal) keeps the fake's 16 GiB.
+# NVML's memory queries report the quota (nvidia-smi's memory.total) of the physical device NVML's index names:
+# 1 GiB everywhere; then device 1 alone visible (CUDA ordinal 0) with the 3 GiB the list gives physical device 1,
+# while NVML device 0 (not visible to the process) keeps the fake's 16 GiB.
 if(TARGET cushim_fake_nvml)
   target_compile_definitions(e2e_memlimit PRIVATE E2E_MEMLIMIT_NVML)
   target_include_directories(e2e_memlimit PRIVATE ${CUSHIM_LIB_INCLUDES})
   add_dependencies(e2e_memlimit cushim_fake_nvml)
   e2e_test(memlimit_nvml COMMAND ${_ml} nvml 1073741824 1073741824 0
     ENV ${_ml_env} "CUSHIM_PLUGINS=${_ml_plugin}:limit=1GiB")
-  e2e_test(memlimit_nvml_visible COMMAND ${_ml} nvml 17179869184 1073741824 1
+  e2e_test(memlimit_nvml_visible COMMAND ${_ml} nvml 17179869184 3221225472 1
     ENV ${_ml_env} "CUDA_VISIBLE_DEVICES=1" "CUSHIM_PLUGINS=${_ml_plugin}:limit=0:1GiB\\,1:3GiB")
 endif()
 # HAMi's variable in our syntax (3GiB: HAMi's own reader takes 3 bytes of it) gives the same quota.
@@ -102,6 +102,25 @@ set_tests_properties(memlimit_region_owner PROPERTIES SKIP_RETURN_CODE 77)
 e2e_test(memlimit_pidns COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_memlimit_pidns.sh" ${_ml} ${_ml_plugin}
   $<TARGET_FILE:cushim-usage>)
 set_tests_properties(memlimit_pidns PROPERTIES SKIP_RETURN_CODE 77)
+# What the quota adds to an allocation pair (run_memlimit_cost.sh): the driver calls per pair on the fake with
+# one and two devices (none with one, one cuCtxGetDevice per allocation with two), and the GPU check's
+# in-process comparison (bench/gpu/memlimit_bench.c, MEMLIMIT_BENCH_INPROC) against the fake.
+add_executable(gpubench_memlimit_fake "${PROJECT_SOURCE_DIR}/bench/gpu/memlimit_bench.c")
+target_include_directories(gpubench_memlimit_fake PRIVATE "${CUSHIM_CUDA_INCLUDE}")
+target_compile_options(gpubench_memlimit_fake PRIVATE ${CUSHIM_WARN_FLAGS})
+target_link_libraries(gpubench_memlimit_fake PRIVATE cushim_fake_cuda ${CMAKE_DL_LIBS})
+# One device visible, no context current: the driver's own error, past the quota or not (the device taken as 0
+# without asking must not turn it into an out-of-memory), nothing left charged.
+e2e_test(memlimit_nocontext COMMAND ${_ml} nocontext 268435456
+  ENV "FAKE_CUDA_DEVICES=1" "CUSHIM_LOG=warn" "CUSHIM_PLUGINS=${_ml_plugin}:limit=256MiB")
+foreach(_c drivercalls inproc)
+  e2e_test(memlimit_${_c} COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_memlimit_cost.sh" ${_c}
+    $<TARGET_FILE:gpubench_memlimit_fake> ${_ml_plugin})
+endforeach()
+# Per-device quotas and a shared budget under reordered CUDA_VISIBLE_DEVICES (1,0 / 2,0 / 0,2 / 2,1 on three
+# devices): limits by physical device, by the option and by HAMi's variables, and each process reads the
+# physical device's figures (run_memlimit_devmap.sh).
+e2e_test(memlimit_devmap COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_memlimit_devmap.sh" ${_ml} ${_ml_plugin})
 # Live limits: 'cushim limit' lowers a running process's budget (refused past it, nothing freed), then drops it.
 e2e_test(memlimit_live COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_memlimit_live.sh" ${_ml} ${_ml_plugin}
   "${PROJECT_SOURCE_DIR}/tools/cushim" ENV "CUSHIM_LIB=$<TARGET_FILE:cushim>")
@@ -149,6 +168,11 @@ e2e_test(memlimit_oversub_devfull COMMAND ${_ov} devfull "${E2E_OUT}/memlimit-ov
 e2e_test(memlimit_oversub_hami_off COMMAND ${_ov} devfull "${E2E_OUT}/memlimit-oversub-off.region" 100663296 0 off
   ENV ${_ml_env} "FAKE_CUDA_MEM=67108864" "CUDA_DEVICE_MEMORY_LIMIT=96m" "CUDA_OVERSUBSCRIBE=false"
   "CUDA_DEVICE_MEMORY_SHARED_CACHE=${E2E_OUT}/memlimit-oversub-off.region")
+# Under CUDA_VISIBLE_DEVICES=1,0 the host-backed memory is advised to the process's ordinal (the driver's
+# numbering) and charged to the physical device's pool (the budget's).
+e2e_test(memlimit_oversub_devmap COMMAND ${_ov} devmap "${E2E_OUT}/memlimit-oversub-devmap.region"
+  ENV ${_ml_env} "CUDA_VISIBLE_DEVICES=1,0"
+  "CUSHIM_PLUGINS=${_ml_plugin}:limit=1:8MiB,oversubscribe=2,budget=${E2E_OUT}/memlimit-oversub-devmap.region")
 # cushim usage: the host-backed bytes per process, table and Prometheus.
 e2e_test(memlimit_oversub_usage COMMAND ${_ov} usage "${E2E_OUT}/memlimit-oversub-usage.region"
   $<TARGET_FILE:cushim-usage>

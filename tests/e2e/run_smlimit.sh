@@ -93,8 +93,28 @@ case $case in
     CUSHIM_PLUGINS= "$prog" 200 >"$out" 2>"$out.err" || fail "exit $?"
     share_in 0.5 1.01 ;;
   limit)
-    CUSHIM_PLUGINS="$plugin:limit=25,report=1,shared=0" "$prog" 200 >"$out" 2>"$out.err" || fail "exit $?"
-    share_in 0.05 0.40; report_ok ;;
+    CUSHIM_LOG=debug CUSHIM_PLUGINS="$plugin:limit=25,report=1,shared=0" "$prog" 200 >"$out" 2>"$out.err" ||
+      fail "exit $?"
+    # no priority: the launch path compiled without the priority work (bench/cpu/smlimit_instr.sh)
+    grep -q 'smlimit: launch path: without priorities$' "$out.err" || fail "not the launch path without priorities"
+    share_in 0.05 0.40; report_ok
+    # the driver calls for the launch's device (the fake's counts): two a launch (pre and post hook) with the fake's
+    # two devices, none with one (its own path: every context is on device 0)
+    for nd in 2 1; do
+      rm -f "$out.cnt"
+      FAKE_CUDA_DEVICES=$nd FAKE_CUDA_COUNTS="$out.cnt" CUSHIM_LOG=debug \
+        CUSHIM_PLUGINS="$plugin:limit=25,report=1,shared=0" "$prog" 200 >"$out" 2>"$out.err" || fail "devices $nd: exit $?"
+      n=$(awk '$1 == "cuCtxGetDevice" { print $2 }' "$out.cnt")
+      echo "devices $nd: ${n:-0} cuCtxGetDevice for 200 launches"
+      if [ $nd = 1 ]; then
+        grep -q 'smlimit: launch path: without priorities, one device' "$out.err" || fail "devices 1: not the one-device path"
+        [ "${n:-0}" -lt 10 ] || fail "devices 1: $n cuCtxGetDevice for 200 launches"
+      else
+        [ "${n:-0}" -ge 400 ] || fail "devices 2: ${n:-0} cuCtxGetDevice for 200 launches, want 2 a launch"
+      fi
+      share_in 0.05 0.40; report_ok
+    done
+    rm -f "$out.cnt" ;;
   env)
     CUDA_DEVICE_SM_LIMIT=25 CUSHIM_PLUGINS="$plugin:report=1,shared=0" "$prog" 200 >"$out" 2>"$out.err" || fail "exit $?"
     share_in 0.05 0.40; report_ok ;;
@@ -245,6 +265,38 @@ case $case in
       fail "no wait for the dead process's turn, or it gave up waiting"
     ms=$(sed -n 's/.*turns: [0-9]* waits (\([0-9.]*\) ms).*/\1/p' "$out.err")
     awk -v m="$ms" 'BEGIN { exit !(m < 1000) }' || fail "waited $ms ms for a dead process's turn" ;;
+  devmap)
+    # limits and the region by physical device under reordered CUDA_VISIBLE_DEVICES (HAMi-core #319, #225), on
+    # the fake's three devices: the program runs on its CUDA ordinal 0 (E2E_SML_DEVICE another)
+    export FAKE_CUDA_DEVICES=3
+    CUDA_VISIBLE_DEVICES=1,0 CUSHIM_PLUGINS="$plugin:limit=1:25,report=1,shared=0" "$prog" 200 >"$out" 2>"$out.err" ||
+      fail "1,0 limit=1:25: exit $?"
+    echo "CUDA_VISIBLE_DEVICES=1,0, limit=1:25 (ordinal 0 is physical 1):"; share_in 0.05 0.40; report_ok
+    CUDA_VISIBLE_DEVICES=1,0 CUSHIM_PLUGINS="$plugin:limit=0:25,report=1,shared=0" "$prog" 200 >"$out" 2>"$out.err" ||
+      fail "1,0 limit=0:25: exit $?"
+    echo "CUDA_VISIBLE_DEVICES=1,0, limit=0:25 (physical 0 is ordinal 1, unused):"; share_in 0.5 1.01
+    CUDA_VISIBLE_DEVICES=2,0 CUDA_DEVICE_SM_LIMIT_2=25 CUSHIM_PLUGINS="$plugin:report=1,shared=0" "$prog" 200 \
+      >"$out" 2>"$out.err" || fail "2,0 CUDA_DEVICE_SM_LIMIT_2=25: exit $?"
+    echo "CUDA_VISIBLE_DEVICES=2,0, CUDA_DEVICE_SM_LIMIT_2=25:"; share_in 0.05 0.40; report_ok
+    # one group, two processes at 60: they weigh against each other (50% each) when on one physical device
+    # (1,0's ordinal 0 and ordinal 1 of a process that sees all), not when on two (1,0's ordinal 0 and 0's)
+    for pair in "1:50" "0:60"; do
+      grp=e2ed$$
+      CUDA_VISIBLE_DEVICES=1,0 CUSHIM_PLUGINS="$plugin:limit=60,group=$grp,report=1" "$prog" 300 >"$out.b" \
+        2>"$out.b.err" &
+      pb=$!
+      E2E_SML_DEVICE=${pair%%:*} CUSHIM_PLUGINS="$plugin:limit=60,group=$grp,report=1" "$prog" 300 >"$out" \
+        2>"$out.err" || fail "ordinal ${pair%%:*}: exit $?"
+      wait $pb || fail "the process with 1,0: exit $?"
+      rm -f "/dev/shm/cushim-smlimit4-$(id -u)-$grp"
+      cat "$out.err" "$out.b.err"
+      for f in "$out.err" "$out.b.err"; do
+        grep -q "limit 60%: .*(lowest ${pair#*:}%)" "$f" ||
+          fail "1,0's ordinal 0 beside ordinal ${pair%%:*}: not the lowest share ${pair#*:}%"
+      done
+      echo "1,0's ordinal 0 beside ordinal ${pair%%:*} of all: lowest share ${pair#*:}% each"
+    done
+    rm -f "$out.b" "$out.b.err" ;;
   live)
     grp=e2el$$
     L() { env -u LD_PRELOAD -u CUSHIM_PLUGINS "$launcher" limit "$@"; }
@@ -282,8 +334,10 @@ case $case in
         >"$out.h" 2>"$out.h.err" &
       ph=$!
       sleep 0.2   # the high one busy first
-      FAKE_CUDA_KERNEL_LOG="$out.kl$pr" CUSHIM_PLUGINS="$plugin:group=$grp,report=1$lo" "$prog" 300 \
+      FAKE_CUDA_KERNEL_LOG="$out.kl$pr" CUSHIM_LOG=debug CUSHIM_PLUGINS="$plugin:group=$grp,report=1$lo" "$prog" 300 \
         >"$out" 2>"$out.err" || fail "priority=$pr: low process: exit $?"
+      [ $pr = 0 ] || grep -q "smlimit: launch path: with priorities" "$out.err" ||
+        fail "priority=$pr: not the launch path with priorities"
       wait $ph || fail "priority=$pr: high process: exit $?"
       rm -f "/dev/shm/cushim-smlimit4-$(id -u)-$grp" "/dev/shm${FAKE_CUDA_SHARED_GPU}"
       unset FAKE_CUDA_SHARED_GPU

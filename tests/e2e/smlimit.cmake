@@ -11,7 +11,7 @@ target_compile_options(e2e_smlimit PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-
 target_link_libraries(e2e_smlimit PRIVATE cushim_fake_cuda pthread)
 
 foreach(_c native limit env preload unlimited threads weights pidns clockref turns turns3 turndead region priority
-    prioguard priolatency policy)
+    prioguard priolatency policy devmap)
   e2e_test(smlimit_${_c} COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_smlimit.sh" ${_c}
     $<TARGET_FILE:e2e_smlimit> $<TARGET_FILE:smlimit>)
 endforeach()
@@ -25,5 +25,5 @@ e2e_test(smlimit_live COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_smlimit.sh" li
   $<TARGET_FILE:e2e_smlimit> $<TARGET_FILE:smlimit> "${PROJECT_SOURCE_DIR}/tools/cushim"
   ENV "CUSHIM_LIB=$<TARGET_FILE:cushim>")
 set_property(TEST smlimit_threads smlimit_limit smlimit_weights smlimit_turns smlimit_turns3 smlimit_priority
-  smlimit_prioguard smlimit_priolatency smlimit_policy APPEND PROPERTY LABELS concurrency)
+  smlimit_prioguard smlimit_priolatency smlimit_policy smlimit_devmap APPEND PROPERTY LABELS concurrency)
 set_tests_properties(smlimit_pidns PROPERTIES SKIP_RETURN_CODE 77)

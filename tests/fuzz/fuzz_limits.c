@@ -14,6 +14,7 @@
 #include "limitspec.h"
 #include "ml_limits.h"
 #include "ml_oversub.h"
+#include "visible.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -92,6 +93,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(rc >= -1 && rc <= 16);
     for (int i = 0; i < rc; i++)
         FUZZ_CHECK(map[i] >= 0);
+    /* the same variable as memlimit's and smlimit's regions read it (plugins/common/visible.c): the identity when
+       empty, else what the list's own reading gives by position, none past it */
+    for (int i = -1; i < 18; i++) {
+        int p = vis_physical(s, i);
+        FUZZ_CHECK(p >= -1);
+        if (rc > 0 && i >= 0 && i < rc)
+            FUZZ_CHECK(p == map[i]);
+        if (rc < 0 || i < 0)
+            FUZZ_CHECK(p == -1);
+    }
     fz_value = s;
     memset(&l, 0, sizeof l);
     err[0] = '\0';

@@ -31,6 +31,12 @@ target_include_directories(sml_shm_test PRIVATE "${_sml_dir}" "${PROJECT_SOURCE_
 target_link_libraries(sml_shm_test PRIVATE PkgConfig::CMOCKA rt cushim_region)
 target_compile_options(sml_shm_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME sml_shm COMMAND sml_shm_test)
+# The physical GPU of a CUDA ordinal by CUDA_VISIBLE_DEVICES (plugins/common/visible.c: memlimit's and smlimit's
+# regions and per-device limits are by physical device).
+add_executable(visible_test visible_test.c)
+target_link_libraries(visible_test PRIVATE PkgConfig::CMOCKA cushim_region)
+target_compile_options(visible_test PRIVATE ${CUSHIM_WARN_FLAGS})
+add_test(NAME visible COMMAND visible_test)
 # ... and the reading of its limits (the option and HAMi-core's variables).
 add_executable(sml_limits_test sml_limits_test.c "${_sml_dir}/limitspec.c")
 target_include_directories(sml_limits_test PRIVATE "${PROJECT_SOURCE_DIR}/sdk/include")
