@@ -36,7 +36,7 @@ HARNESSES=(
   "opts tests/fuzz/fuzz_opts.c runtime/options.c runtime/optvalue.c runtime/env.c runtime/log.c runtime/once.c"
   "firule tests/fuzz/fuzz_firule.c plugins/faultinject/rules.c"
   "limits tests/fuzz/fuzz_limits.c plugins/memlimit/ml_limits.c plugins/memlimit/ml_ovopts.c plugins/smlimit/limitspec.c plugins/common/visible.c -Iplugins/common"
-  "usage tests/fuzz/fuzz_usage.c plugins/memlimit/usage.c plugins/memlimit/ml_budget.c plugins/memlimit/ml_limits.c plugins/common/region.c -DCUSHIM_USAGE_NO_MAIN -Iplugins/memlimit -Iplugins/common -Iplugins/smlimit"
+  "usage tests/fuzz/fuzz_usage.c plugins/memlimit/usage.c plugins/memlimit/ml_budget.c plugins/memlimit/ml_limits.c plugins/common/region.c plugins/common/visible.c -DCUSHIM_USAGE_NO_MAIN -Iplugins/memlimit -Iplugins/common -Iplugins/smlimit"
   "stats tests/fuzz/fuzz_stats.c tools/cushim-stats.c tools/stats-nvtx.c tools/stats-pf.c plugins/trace/lib/tr_stats.c plugins/trace/lib/tr_json.c -DCUSHIM_STATS_NO_MAIN -lz -lm -l:libyajl_s.a"
   "jsonstr tests/fuzz/fuzz_jsonstr.c plugins/trace/lib/tr_json.c"
   "tpath tests/fuzz/fuzz_tpath.c plugins/trace/tr_path.c"

@@ -4,6 +4,7 @@
  * behaviour: see docs/plugins/memlimit.md for the table.
  */
 #include "ml_limits.h"
+#include "visible.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -199,30 +200,15 @@ int ml_from_hami_env(const char *(*get)(const char *), ml_limits *l, char *err, 
 
 int ml_visible_devices(const char *s, int *map, int cap)
 {
-    int n = 0;
+    /* the rule is visible.c's (smlimit's too): one parser of the variable for both plugins */
     if (s == NULL)
         return 0;
     while (isspace((unsigned char)*s))
         s++;
     if (*s == '\0')
         return 0;
-    while (*s) {
-        char *end = NULL;
-        long v;
-        errno = 0;
-        v = strtol(s, &end, 10);
-        if (errno || end == s || v < 0 || v > 1 << 20)
-            return -1;
-        if (n < cap)
-            map[n] = (int)v;
-        n++;
-        s = end;
-        while (isspace((unsigned char)*s))
-            s++;
-        if (*s == ',')
-            s++;
-        else if (*s)
-            return -1;
-    }
-    return n < cap ? n : cap;
+    int n = 0;
+    for (int v; n < cap && (v = vis_physical(s, n)) >= 0; n++)
+        map[n] = v;
+    return n == 0 ? -1 : n;   /* not even a first number: UUIDs or MIG names, or nonsense */
 }
