@@ -596,11 +596,17 @@ void te_emit_check(ut_buf *b, const cg_model *m)
                "   (tests/unit/codegen_compile_check.c); bit-fields are left out. Define both before including. */\n");
     for (int i = 0; t && i < t->ns; i++) {
         const te_struct *s = &t->s[i];
+        /* NVML's structs (nvml.h, which cushim_cuda_headers.h does not include): checked where nvml.h is */
+        int nvml = strncmp(s->name, "nvml", 4) == 0;
+        if (nvml)
+            ut_puts(b, "#ifdef NVML_API_VERSION\n");
         ut_bprintf(b, "CUSHIM_STRUCT_CHECK(%s, %s, %u)\n", s->name, s->ctype, s->size);
         for (int k = 0; k < s->nfields; k++)
             if (!s->f[k].bitfield && s->f[k].name[0])
                 ut_bprintf(b, "CUSHIM_FIELD_CHECK(%s, %s, %s, %u, %u)\n", s->name, s->ctype, s->f[k].name,
                            s->f[k].offset, s->f[k].size);
+        if (nvml)
+            ut_puts(b, "#endif\n");
     }
 }
 

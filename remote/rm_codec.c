@@ -12,7 +12,8 @@
  *       KPARAMS    u32 n, n x u32 size, the n values
  *       STRING_OUT, ARRAY out: nothing
  *
- * A REPLY payload: u32 api_id, u32 status, ret_size bytes, u8 outputs, and when outputs is 1, per present
+ * A REPLY payload: u32 api_id, u32 status, ret_size bytes, u8 outputs (1 after success, and after NVML's
+ * INSUFFICIENT_SIZE with its counted arrays empty), and when outputs is 1, per present
  * output in plan order: ARRAY out/inout u32 n, n x elem bytes; STRING_OUT u32 n (0xffffffff: NULL), n bytes.
  */
 #include <stdlib.h>
@@ -381,7 +382,12 @@ int rm_encode_reply(const rm_call *c, uint32_t api_id, uint32_t status, const vo
     rm_wr_u32(w, ret_size);
     if (ret_size != 0)
         rm_wr_bytes(w, retval, ret_size);
-    int outputs = ret_size != 0 && (!pl->ret_status || *(const int32_t *)retval == 0);
+    int32_t ret = ret_size != 0 && pl->ret_status ? *(const int32_t *)retval : 0;
+    /* NVML_ERROR_INSUFFICIENT_SIZE (7): NVML says how much room it needs through the count it was given (a
+       process list's *infoCount, asked with room 0 first): that count goes back, the arrays it did not fill
+       do not (sent empty) */
+    int sizing = ret == 7 && pl->info->library == CUSHIM_LIB_NVML;
+    int outputs = ret_size != 0 && (ret == 0 || sizing);
     rm_wr_u8(w, (uint8_t)outputs);
     if (!outputs)
         return w->err;
@@ -396,6 +402,8 @@ int rm_encode_reply(const rm_call *c, uint32_t api_id, uint32_t status, const vo
             /* an array counted through a pointer: the callee may say it filled fewer */
             if (pp->counted && pp->count_indirect && rm_count_of(pl, pp, c->params, &now) == RM_OK && now < n)
                 n = now;
+            if (sizing && pp->counted)
+                n = 0;
             rm_wr_u32(w, (uint32_t)n);
             rm_wr_ref(w, ptr, n * pp->elem);   /* a large output is sent from the arena (the owner's choice) */
         } else if (pp->op == RM_OP_STRING_OUT) {

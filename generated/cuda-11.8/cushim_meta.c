@@ -1197,7 +1197,7 @@ const cushim_enum_info cushim_gen_enums[142] = {
 };
 const uint32_t cushim_gen_enum_count = 142;
 
-extern const cushim_struct_info cushim_gen_structs[42];
+extern const cushim_struct_info cushim_gen_structs[44];
 static const cushim_field_info cushim_gen_sf_0[] = { /* CUDA_MEMCPY2D */
     { "srcXInBytes", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "srcY", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
@@ -1581,7 +1581,17 @@ static const cushim_field_info cushim_gen_sf_41[] = { /* CUDA_RESOURCE_VIEW_DESC
     { "lastLayer", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 44, 4, 0, NULL, NULL },
     { "reserved", "unsigned int[16]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 48, 64, 16, NULL, NULL },
 };
-const cushim_struct_info cushim_gen_structs[42] = {
+static const cushim_field_info cushim_gen_sf_42[] = { /* nvmlProcessInfo_v1_t */
+    { "pid", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
+    { "usedGpuMemory", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_43[] = { /* nvmlProcessInfo_v2_t */
+    { "pid", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
+    { "usedGpuMemory", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
+    { "gpuInstanceId", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 4, 0, NULL, NULL },
+    { "computeInstanceId", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 20, 4, 0, NULL, NULL },
+};
+const cushim_struct_info cushim_gen_structs[44] = {
     { "CUDA_MEMCPY2D", 128, 16, cushim_gen_sf_0 },
     { "CUDA_MEMCPY3D", 200, 25, cushim_gen_sf_1 },
     { "CUDA_MEMCPY3D_PEER", 200, 25, cushim_gen_sf_2 },
@@ -1624,8 +1634,10 @@ const cushim_struct_info cushim_gen_structs[42] = {
     { "CUDA_ARRAY_MEMORY_REQUIREMENTS", 32, 3, cushim_gen_sf_39 },
     { "CUDA_TEXTURE_DESC", 104, 10, cushim_gen_sf_40 },
     { "CUDA_RESOURCE_VIEW_DESC", 112, 9, cushim_gen_sf_41 },
+    { "nvmlProcessInfo_v1_t", 16, 2, cushim_gen_sf_42 },
+    { "nvmlProcessInfo_v2_t", 24, 4, cushim_gen_sf_43 },
 };
-const uint32_t cushim_gen_struct_count = 42;
+const uint32_t cushim_gen_struct_count = 44;
 
 static const cushim_param_info cushim_gen_p_cuGetErrorString[] = {
     { "error", "CUresult", "enum cudaError_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cuGetErrorString, error), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[48], NULL },
@@ -6325,33 +6337,33 @@ static const cushim_param_info cushim_gen_p_nvmlComputeInstanceGetInfo[] = {
 };
 static const cushim_param_info cushim_gen_p_nvmlDeviceGetComputeRunningProcesses[] = {
     { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses, infoCount), -1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
-    { "infos", "nvmlProcessInfo_v1_t *", "struct nvmlProcessInfo_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses, infos), -1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses, infoCount), -1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_v1_t *", "struct nvmlProcessInfo_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses, infos), 1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses, infos), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, &cushim_gen_structs[42] },
 };
 static const cushim_param_info cushim_gen_p_nvmlDeviceGetComputeRunningProcesses_v2[] = {
     { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v2, infoCount), -1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses_v2, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
-    { "infos", "nvmlProcessInfo_v2_t *", "struct nvmlProcessInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v2, infos), -1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses_v2, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v2, infoCount), -1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses_v2, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_v2_t *", "struct nvmlProcessInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v2, infos), 1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses_v2, infos), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, &cushim_gen_structs[43] },
 };
 static const cushim_param_info cushim_gen_p_nvmlDeviceGetGraphicsRunningProcesses[] = {
     { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses, infoCount), -1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
-    { "infos", "nvmlProcessInfo_v1_t *", "struct nvmlProcessInfo_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses, infos), -1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses, infoCount), -1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_v1_t *", "struct nvmlProcessInfo_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses, infos), 1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses, infos), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, &cushim_gen_structs[42] },
 };
 static const cushim_param_info cushim_gen_p_nvmlDeviceGetGraphicsRunningProcesses_v2[] = {
     { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v2, infoCount), -1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses_v2, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
-    { "infos", "nvmlProcessInfo_v2_t *", "struct nvmlProcessInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v2, infos), -1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses_v2, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v2, infoCount), -1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses_v2, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_v2_t *", "struct nvmlProcessInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v2, infos), 1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses_v2, infos), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, &cushim_gen_structs[43] },
 };
 static const cushim_param_info cushim_gen_p_nvmlDeviceGetMPSComputeRunningProcesses[] = {
     { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses, infoCount), -1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
-    { "infos", "nvmlProcessInfo_v1_t *", "struct nvmlProcessInfo_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses, infos), -1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses, infoCount), -1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_v1_t *", "struct nvmlProcessInfo_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses, infos), 1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses, infos), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, &cushim_gen_structs[42] },
 };
 static const cushim_param_info cushim_gen_p_nvmlDeviceGetMPSComputeRunningProcesses_v2[] = {
     { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v2, infoCount), -1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses_v2, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
-    { "infos", "nvmlProcessInfo_v2_t *", "struct nvmlProcessInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v2, infos), -1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses_v2, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v2, infoCount), -1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses_v2, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_v2_t *", "struct nvmlProcessInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v2, infos), 1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses_v2, infos), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, &cushim_gen_structs[43] },
 };
 static const cushim_param_info cushim_gen_p_nvmlDeviceGetGpuInstancePossiblePlacements[] = {
     { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstancePossiblePlacements, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -6861,18 +6873,18 @@ static const cushim_param_info cushim_gen_p_nvmlDeviceGetBridgeChipInfo[] = {
 };
 static const cushim_param_info cushim_gen_p_nvmlDeviceGetComputeRunningProcesses_v3[] = {
     { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v3, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v3, infoCount), -1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses_v3, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
-    { "infos", "nvmlProcessInfo_t *", "struct nvmlProcessInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v3, infos), -1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses_v3, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v3, infoCount), -1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses_v3, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_t *", "struct nvmlProcessInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v3, infos), 1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses_v3, infos), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_nvmlDeviceGetGraphicsRunningProcesses_v3[] = {
     { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v3, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v3, infoCount), -1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses_v3, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
-    { "infos", "nvmlProcessInfo_t *", "struct nvmlProcessInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v3, infos), -1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses_v3, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v3, infoCount), -1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses_v3, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_t *", "struct nvmlProcessInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v3, infos), 1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses_v3, infos), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_nvmlDeviceGetMPSComputeRunningProcesses_v3[] = {
     { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v3, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v3, infoCount), -1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses_v3, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
-    { "infos", "nvmlProcessInfo_t *", "struct nvmlProcessInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v3, infos), -1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses_v3, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v3, infoCount), -1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses_v3, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_t *", "struct nvmlProcessInfo_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v3, infos), 1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses_v3, infos), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_nvmlDeviceOnSameBoard[] = {
     { "device1", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceOnSameBoard, device1), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -9729,8 +9741,8 @@ const uint16_t cushim_gen_enum_const_at[1444][2] = { /* enum, value index */
 };
 
 /* listed structs by name: host struct_by_name */
-const uint16_t cushim_gen_struct_by_name[42] = {
+const uint16_t cushim_gen_struct_by_name[44] = {
     4, 8, 3, 7, 39, 38, 12, 10, 18, 0, 5, 1, 2, 6, 11, 17,
     41, 40, 36, 37, 9, 15, 13, 14, 16, 35, 32, 23, 34, 27, 26, 25,
-    29, 31, 30, 20, 21, 28, 22, 33, 24, 19,
+    29, 31, 30, 20, 21, 28, 22, 33, 24, 19, 42, 43,
 };

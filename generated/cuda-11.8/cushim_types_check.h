@@ -343,3 +343,15 @@ CUSHIM_FIELD_CHECK(CUDA_RESOURCE_VIEW_DESC, CUDA_RESOURCE_VIEW_DESC, lastMipmapL
 CUSHIM_FIELD_CHECK(CUDA_RESOURCE_VIEW_DESC, CUDA_RESOURCE_VIEW_DESC, firstLayer, 40, 4)
 CUSHIM_FIELD_CHECK(CUDA_RESOURCE_VIEW_DESC, CUDA_RESOURCE_VIEW_DESC, lastLayer, 44, 4)
 CUSHIM_FIELD_CHECK(CUDA_RESOURCE_VIEW_DESC, CUDA_RESOURCE_VIEW_DESC, reserved, 48, 64)
+#ifdef NVML_API_VERSION
+CUSHIM_STRUCT_CHECK(nvmlProcessInfo_v1_t, nvmlProcessInfo_v1_t, 16)
+CUSHIM_FIELD_CHECK(nvmlProcessInfo_v1_t, nvmlProcessInfo_v1_t, pid, 0, 4)
+CUSHIM_FIELD_CHECK(nvmlProcessInfo_v1_t, nvmlProcessInfo_v1_t, usedGpuMemory, 8, 8)
+#endif
+#ifdef NVML_API_VERSION
+CUSHIM_STRUCT_CHECK(nvmlProcessInfo_v2_t, nvmlProcessInfo_v2_t, 24)
+CUSHIM_FIELD_CHECK(nvmlProcessInfo_v2_t, nvmlProcessInfo_v2_t, pid, 0, 4)
+CUSHIM_FIELD_CHECK(nvmlProcessInfo_v2_t, nvmlProcessInfo_v2_t, usedGpuMemory, 8, 8)
+CUSHIM_FIELD_CHECK(nvmlProcessInfo_v2_t, nvmlProcessInfo_v2_t, gpuInstanceId, 16, 4)
+CUSHIM_FIELD_CHECK(nvmlProcessInfo_v2_t, nvmlProcessInfo_v2_t, computeInstanceId, 20, 4)
+#endif

@@ -424,3 +424,15 @@ CUSHIM_FIELD_CHECK(CUmemcpyAttributes, CUmemcpyAttributes, srcAccessOrder, 0, 4)
 CUSHIM_FIELD_CHECK(CUmemcpyAttributes, CUmemcpyAttributes, srcLocHint, 4, 8)
 CUSHIM_FIELD_CHECK(CUmemcpyAttributes, CUmemcpyAttributes, dstLocHint, 12, 8)
 CUSHIM_FIELD_CHECK(CUmemcpyAttributes, CUmemcpyAttributes, flags, 20, 4)
+#ifdef NVML_API_VERSION
+CUSHIM_STRUCT_CHECK(nvmlProcessInfo_v1_t, nvmlProcessInfo_v1_t, 16)
+CUSHIM_FIELD_CHECK(nvmlProcessInfo_v1_t, nvmlProcessInfo_v1_t, pid, 0, 4)
+CUSHIM_FIELD_CHECK(nvmlProcessInfo_v1_t, nvmlProcessInfo_v1_t, usedGpuMemory, 8, 8)
+#endif
+#ifdef NVML_API_VERSION
+CUSHIM_STRUCT_CHECK(nvmlProcessInfo_v2_t, nvmlProcessInfo_v2_t, 24)
+CUSHIM_FIELD_CHECK(nvmlProcessInfo_v2_t, nvmlProcessInfo_v2_t, pid, 0, 4)
+CUSHIM_FIELD_CHECK(nvmlProcessInfo_v2_t, nvmlProcessInfo_v2_t, usedGpuMemory, 8, 8)
+CUSHIM_FIELD_CHECK(nvmlProcessInfo_v2_t, nvmlProcessInfo_v2_t, gpuInstanceId, 16, 4)
+CUSHIM_FIELD_CHECK(nvmlProcessInfo_v2_t, nvmlProcessInfo_v2_t, computeInstanceId, 20, 4)
+#endif

@@ -2182,7 +2182,7 @@ const cushim_enum_info cushim_gen_enums[231] = {
 };
 const uint32_t cushim_gen_enum_count = 231;
 
-extern const cushim_struct_info cushim_gen_structs[52];
+extern const cushim_struct_info cushim_gen_structs[54];
 static const cushim_field_info cushim_gen_sf_0[] = { /* CUDA_MEMCPY2D */
     { "srcXInBytes", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "srcY", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
@@ -2644,7 +2644,17 @@ static const cushim_field_info cushim_gen_sf_51[] = { /* CUmemcpyAttributes */
     { "dstLocHint", "CUmemLocation", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 12, 8, 0, NULL, &cushim_gen_structs[18] },
     { "flags", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 20, 4, 0, NULL, NULL },
 };
-const cushim_struct_info cushim_gen_structs[52] = {
+static const cushim_field_info cushim_gen_sf_52[] = { /* nvmlProcessInfo_v1_t */
+    { "pid", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
+    { "usedGpuMemory", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_53[] = { /* nvmlProcessInfo_v2_t */
+    { "pid", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
+    { "usedGpuMemory", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
+    { "gpuInstanceId", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 4, 0, NULL, NULL },
+    { "computeInstanceId", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 20, 4, 0, NULL, NULL },
+};
+const cushim_struct_info cushim_gen_structs[54] = {
     { "CUDA_MEMCPY2D", 128, 16, cushim_gen_sf_0 },
     { "CUDA_MEMCPY3D", 200, 25, cushim_gen_sf_1 },
     { "CUDA_MEMCPY3D_PEER", 200, 25, cushim_gen_sf_2 },
@@ -2697,8 +2707,10 @@ const cushim_struct_info cushim_gen_structs[52] = {
     { "CUgraphEdgeData", 8, 4, cushim_gen_sf_49 },
     { "CUctxCreateParams", 24, 3, cushim_gen_sf_50 },
     { "CUmemcpyAttributes", 24, 4, cushim_gen_sf_51 },
+    { "nvmlProcessInfo_v1_t", 16, 2, cushim_gen_sf_52 },
+    { "nvmlProcessInfo_v2_t", 24, 4, cushim_gen_sf_53 },
 };
-const uint32_t cushim_gen_struct_count = 52;
+const uint32_t cushim_gen_struct_count = 54;
 
 static const cushim_param_info cushim_gen_p_cuGetErrorString[] = {
     { "error", "CUresult", "enum cudaError_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cuGetErrorString, error), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[56], NULL },
@@ -8344,33 +8356,33 @@ static const cushim_param_info cushim_gen_p_nvmlComputeInstanceGetInfo[] = {
 };
 static const cushim_param_info cushim_gen_p_nvmlDeviceGetComputeRunningProcesses[] = {
     { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses, infoCount), -1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
-    { "infos", "nvmlProcessInfo_v1_t *", "struct nvmlProcessInfo_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses, infos), -1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses, infoCount), -1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_v1_t *", "struct nvmlProcessInfo_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses, infos), 1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses, infos), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, &cushim_gen_structs[52] },
 };
 static const cushim_param_info cushim_gen_p_nvmlDeviceGetComputeRunningProcesses_v2[] = {
     { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v2, infoCount), -1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses_v2, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
-    { "infos", "nvmlProcessInfo_v2_t *", "struct nvmlProcessInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v2, infos), -1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses_v2, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v2, infoCount), -1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses_v2, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_v2_t *", "struct nvmlProcessInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v2, infos), 1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses_v2, infos), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, &cushim_gen_structs[53] },
 };
 static const cushim_param_info cushim_gen_p_nvmlDeviceGetGraphicsRunningProcesses[] = {
     { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses, infoCount), -1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
-    { "infos", "nvmlProcessInfo_v1_t *", "struct nvmlProcessInfo_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses, infos), -1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses, infoCount), -1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_v1_t *", "struct nvmlProcessInfo_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses, infos), 1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses, infos), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, &cushim_gen_structs[52] },
 };
 static const cushim_param_info cushim_gen_p_nvmlDeviceGetGraphicsRunningProcesses_v2[] = {
     { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v2, infoCount), -1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses_v2, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
-    { "infos", "nvmlProcessInfo_v2_t *", "struct nvmlProcessInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v2, infos), -1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses_v2, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v2, infoCount), -1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses_v2, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_v2_t *", "struct nvmlProcessInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v2, infos), 1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses_v2, infos), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, &cushim_gen_structs[53] },
 };
 static const cushim_param_info cushim_gen_p_nvmlDeviceGetMPSComputeRunningProcesses[] = {
     { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses, infoCount), -1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
-    { "infos", "nvmlProcessInfo_v1_t *", "struct nvmlProcessInfo_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses, infos), -1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses, infoCount), -1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_v1_t *", "struct nvmlProcessInfo_v1_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses, infos), 1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses, infos), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, &cushim_gen_structs[52] },
 };
 static const cushim_param_info cushim_gen_p_nvmlDeviceGetMPSComputeRunningProcesses_v2[] = {
     { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v2, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v2, infoCount), -1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses_v2, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
-    { "infos", "nvmlProcessInfo_v2_t *", "struct nvmlProcessInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v2, infos), -1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses_v2, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v2, infoCount), -1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses_v2, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_v2_t *", "struct nvmlProcessInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v2, infos), 1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses_v2, infos), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, &cushim_gen_structs[53] },
 };
 static const cushim_param_info cushim_gen_p_nvmlDeviceGetGpuInstancePossiblePlacements[] = {
     { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGpuInstancePossiblePlacements, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -8998,18 +9010,18 @@ static const cushim_param_info cushim_gen_p_nvmlDeviceGetBridgeChipInfo[] = {
 };
 static const cushim_param_info cushim_gen_p_nvmlDeviceGetComputeRunningProcesses_v3[] = {
     { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v3, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v3, infoCount), -1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses_v3, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
-    { "infos", "nvmlProcessInfo_t *", "struct nvmlProcessInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v3, infos), -1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses_v3, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v3, infoCount), -1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses_v3, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_t *", "struct nvmlProcessInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetComputeRunningProcesses_v3, infos), 1, CUSHIM_E_(nvmlDeviceGetComputeRunningProcesses_v3, infos), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, &cushim_gen_structs[53] },
 };
 static const cushim_param_info cushim_gen_p_nvmlDeviceGetGraphicsRunningProcesses_v3[] = {
     { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v3, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v3, infoCount), -1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses_v3, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
-    { "infos", "nvmlProcessInfo_t *", "struct nvmlProcessInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v3, infos), -1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses_v3, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v3, infoCount), -1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses_v3, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_t *", "struct nvmlProcessInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetGraphicsRunningProcesses_v3, infos), 1, CUSHIM_E_(nvmlDeviceGetGraphicsRunningProcesses_v3, infos), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, &cushim_gen_structs[53] },
 };
 static const cushim_param_info cushim_gen_p_nvmlDeviceGetMPSComputeRunningProcesses_v3[] = {
     { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v3, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v3, infoCount), -1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses_v3, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
-    { "infos", "nvmlProcessInfo_t *", "struct nvmlProcessInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v3, infos), -1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses_v3, infos), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "infoCount", "unsigned int *", "unsigned int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v3, infoCount), -1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses_v3, infoCount), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
+    { "infos", "nvmlProcessInfo_t *", "struct nvmlProcessInfo_v2_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(nvmlDeviceGetMPSComputeRunningProcesses_v3, infos), 1, CUSHIM_E_(nvmlDeviceGetMPSComputeRunningProcesses_v3, infos), 0, CUSHIM_KIND_STRUCT, 1, 0, NULL, &cushim_gen_structs[53] },
 };
 static const cushim_param_info cushim_gen_p_nvmlDeviceGetRunningProcessDetailList[] = {
     { "device", "nvmlDevice_t", "struct nvmlDevice_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(nvmlDeviceGetRunningProcessDetailList, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -20401,9 +20413,9 @@ const uint16_t cushim_gen_enum_const_at[2837][2] = { /* enum, value index */
 };
 
 /* listed structs by name: host struct_by_name */
-const uint16_t cushim_gen_struct_by_name[52] = {
+const uint16_t cushim_gen_struct_by_name[54] = {
     4, 8, 3, 7, 43, 42, 47, 16, 12, 9, 13, 22, 0, 5, 1, 2,
     6, 15, 14, 21, 45, 44, 50, 40, 41, 49, 46, 10, 11, 19, 17, 18,
     20, 51, 48, 39, 36, 27, 38, 31, 30, 29, 33, 35, 34, 24, 25, 32,
-    26, 37, 28, 23,
+    26, 37, 28, 23, 52, 53,
 };

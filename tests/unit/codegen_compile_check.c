@@ -60,6 +60,7 @@ extern const uint32_t cushim_gen_struct_count;
    (cushim_types_check.h, at compile time) and what cushim_meta.c holds (at run time). */
 #include <stdio.h>
 #include <string.h>
+#include <nvml.h>   /* NVML's listed structs (nvmlProcessInfo_*): cushim_types_check.h checks them where it is */
 struct check_layout {
     const char *name, *field;
     size_t offset, size;
