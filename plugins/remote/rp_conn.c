@@ -163,19 +163,27 @@ int32_t rp_status_result(rp_state *s, const rm_plan *pl, uint32_t status)
 }
 
 /* ---- the simulated distance (delay_us) ---- */
-/* delay_us, slept (rp_conn.c's header). */
-static void rp_delay_locked(rp_state *s)
+/* delay_us, waited (rp_conn.c's header): slept to RP_DELAY_SPIN_NS before the end, the rest spun, since a sleep
+   overshoots by the timer slack (50 us by default), as much as a loopback round trip costs. */
+#define RP_DELAY_SPIN_NS 100000
+static int64_t rp_mono_ns(void)
 {
     struct timespec t;
-    s->delays++;
     clock_gettime(CLOCK_MONOTONIC, &t);
-    t.tv_sec += s->delay_us / 1000000u;
-    t.tv_nsec += (long)(s->delay_us % 1000000u) * 1000;
-    if (t.tv_nsec >= 1000000000) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000;
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static void rp_delay_locked(rp_state *s)
+{
+    int64_t end = rp_mono_ns() + (int64_t)s->delay_us * 1000;
+    s->delays++;
+    if (s->delay_us * 1000ll > RP_DELAY_SPIN_NS) {
+        int64_t wake = end - RP_DELAY_SPIN_NS;
+        struct timespec t = { .tv_sec = (time_t)(wake / 1000000000), .tv_nsec = (long)(wake % 1000000000) };
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) != 0) {   /* EINTR: sleep on */
+        }
     }
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) != 0) {   /* EINTR: sleep on to the end */
+    while (rp_mono_ns() < end) {
     }
 }
 
