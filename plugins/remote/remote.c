@@ -335,6 +335,8 @@ static void rp_fork_child(cushim_plugin *self)
     s->async_err = 0;
     s->thread_sent = 0;   /* the child's server knows none of its threads yet */
     s->batch_tid = 0;
+    s->in_flight = 0;
+    s->delays = 0;
     rm_wr_reset(&s->batch);
     rp_shm_forget(s);   /* the parent's area: the child's connection makes its own */
     rp_cache_forget_functions(s);
