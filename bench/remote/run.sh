@@ -48,7 +48,7 @@ if [ -n "${ALTERNATE:-}" ]; then
     exit 0
 fi
 net() {   # the TCP rows: raw socket beside the remote, and at a simulated distance
-    local port tok=$tmp/token kserver
+    local port tok=$tmp/token
     head -c 32 /dev/urandom | base64 > "$tok" && chmod 600 "$tok"
     tcp_server() {   # tcp_server [ENV=VALUE...]: cushim-serve on a free loopback port (its pid in $server)
         port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
