@@ -2,7 +2,8 @@
  * idsel.h - a selector of API ids, "id:N,id:M,...", built one id at a time: for a plugin that picks its APIs by
  * reading the metadata (allocation roles, a plan per API) and hands them to hooks_add as one group. The SDK's
  * selector syntax (docs/plugin-sdk.md); the same text memlimit, the flight recorder (its filter's two groups and
- * its allocation tracking) and the trace build. Host-free: tests/unit/idsel_test.c drives it.
+ * its allocation tracking) and the trace (its plan groups, its capture of the profiler API) build. Host-free:
+ * tests/unit/idsel_test.c drives it.
  */
 #ifndef CUSHIM_COMMON_IDSEL_H
 #define CUSHIM_COMMON_IDSEL_H
