@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "flight.h"
+#include "idsel.h"
 #include "ml_size.h"
 
 static struct {
@@ -141,8 +142,7 @@ static void fl_al_post(cushim_call *call, void *user, uint64_t *slot)
 int fl_alloc_init(const cushim_host *h, cushim_plugin *self, uint64_t *group)
 {
     cushim_hook_spec spec;
-    char *sel = NULL;
-    size_t len = 0, cap = 0;
+    idsel sel = {0};
     int rc;
     fl_al.id_limit = h->api_id_limit();
     fl_al.use = calloc(fl_al.id_limit ? fl_al.id_limit : 1, 1);
@@ -152,34 +152,26 @@ int fl_alloc_init(const cushim_host *h, cushim_plugin *self, uint64_t *group)
         const cushim_api_info *a = h->api_at(i);
         const cushim_alloc_role *r = a != NULL ? h->alloc_role(a->id) : NULL;
         int ref;
-        char item[32];
         if (r == NULL || r->action == CUSHIM_ROLE_NONE || a->id >= fl_al.id_limit || r->mem == CUSHIM_MEM_ARRAY)
             continue;
         ref = r->action == CUSHIM_ROLE_RELEASE || r->action == CUSHIM_ROLE_UNIMPORT ? r->ref_arg : r->out_arg;
         if (r->size_rule != CUSHIM_SIZE_NODE && ml_arg_is_handle(h, a, ref))
             continue;   /* a VMM handle is no address */
         fl_al.use[a->id] = r->action;
-        int n = snprintf(item, sizeof item, "%sid:%u", len ? "," : "", a->id);
-        if (len + (size_t)n + 1 > cap) {
-            char *s2 = realloc(sel, cap = cap * 2 + 256);
-            if (s2 == NULL) {
-                free(sel);
-                return -1;
-            }
-            sel = s2;
+        if (idsel_add(&sel, a->id) != 0) {
+            idsel_free(&sel);
+            return -1;
         }
-        memcpy(sel + len, item, (size_t)n + 1);
-        len += (size_t)n;
     }
-    if (sel == NULL)
+    if (sel.s == NULL)
         return -1;   /* no API with a role in this build: nothing to attribute to */
     memset(&spec, 0, sizeof spec);
     spec.size = sizeof spec;
-    spec.select = sel;
+    spec.select = sel.s;
     spec.priority = 1000000;   /* its post hook early among the post hooks: right after the call */
     spec.post = fl_al_post;
     rc = h->hooks_add(self, &spec, group);
-    free(sel);
+    idsel_free(&sel);
     if (rc != CUSHIM_OK) {
         h->log(self, CUSHIM_LOG_WARN, "no allocation tracking (hooks_add: %d): dumps will not attribute pointers", rc);
         return -1;

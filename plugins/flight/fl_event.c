@@ -7,8 +7,9 @@
  *     signal blocked) looks at the newest records of each thread;
  *   - the request signal (signal=USR2) when the program leaves it at its default;
  *   - a fatal signal: the event is written into the ring itself, which the process leaves behind as it dies
- *     (no copy: the handler only writes and msyncs a page). The program's own handler comes first; the mark is
- *     made where the default action - death - is what remains, as plugins/trace/tr_signal.c does.
+ *     (no copy: the handler only writes and msyncs a page). The handlers are plugins/common/fatal.c's, as the
+ *     trace's: the program's own handler comes first; the mark is made where the default action - death - is
+ *     what remains.
  * A dump is a copy of the ring with its event (fl_ring_snapshot), 'cushim-flight-<pid>-<start>-dump<k>-<what>.ring'
  * in dump_dir (default: the ring's directory). The copy and the lines use system calls only: the same code
  * serves the signal handlers.
@@ -27,10 +28,8 @@
 
 #include <cushim/cushim_io.h>
 
+#include "fatal.h"
 #include "flight.h"
-
-static const int fl_fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT, SIGHUP, SIGQUIT};
-#define FL_NFATAL (sizeof fl_fatal / sizeof fl_fatal[0])
 
 static struct {
     fl_event_config c;
@@ -46,7 +45,6 @@ static struct {
     _Atomic int limit_said;
     /* signals: installed once per process image (a fork's child keeps its parent's handlers) */
     int installed;
-    struct sigaction old[FL_NFATAL];
     _Atomic int fatal_done;
     int req_installed;
     /* the watchdog */
@@ -236,14 +234,6 @@ void fl_event_error(const cushim_call *call, const fl_rec *r)
 
 /* ---- signals ---- */
 
-static int fl_fatal_index(int sig)
-{
-    for (unsigned i = 0; i < FL_NFATAL; i++)
-        if (fl_fatal[i] == sig)
-            return (int)i;
-    return -1;
-}
-
 static const char *fl_sig_name(int sig)
 {
     switch (sig) {
@@ -262,7 +252,8 @@ static const char *fl_sig_name(int sig)
     }
 }
 
-/* The process dies of 'sig': the event goes into the ring, which stays behind. */
+/* The process dies of 'sig' (plugins/common/fatal.c calls it where the default action is what remains, after
+   the program's own handler): the event goes into the ring, which stays behind. */
 static void fl_mark_fatal(int sig, const siginfo_t *si)
 {
     fl_ring *rg = atomic_load(&fl_ev.rg);
@@ -293,38 +284,6 @@ static void fl_mark_fatal(int sig, const siginfo_t *si)
     fl_say_where(what, rg->path);
 }
 
-static void fl_on_fatal(int sig, siginfo_t *si, void *uc)
-{
-    int i = fl_fatal_index(sig), saved = errno;
-    const struct sigaction *old;
-    int sync = sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL || sig == SIGABRT;
-    if (i < 0)
-        return;
-    old = &fl_ev.old[i];
-    /* the program's own handler first (a runtime that recovers from its faults, a crash reporter) */
-    if (old->sa_flags & SA_SIGINFO) {
-        if (old->sa_sigaction != NULL) {
-            errno = saved;
-            old->sa_sigaction(sig, si, uc);
-            return;
-        }
-    } else if (old->sa_handler == SIG_IGN) {
-        return;
-    } else if (old->sa_handler != SIG_DFL) {
-        errno = saved;
-        old->sa_handler(sig);
-        return;
-    }
-    /* the default action: death. The ring says so, then the signal takes its course */
-    fl_mark_fatal(sig, si);
-    sigaction(sig, old, NULL);
-    /* sent (kill, raise: si_code <= 0) or not a fault: again, with the old disposition; a real fault returns to
-       the faulting instruction, which faults again and ends the process */
-    if (!sync || sig == SIGABRT || si == NULL || si->si_code <= 0)
-        raise(sig);
-    errno = saved;
-}
-
 static void fl_on_request(int sig)
 {
     int saved = errno;
@@ -344,17 +303,8 @@ static void fl_signals_install(void)
     if (fl_ev.installed)
         return;
     fl_ev.installed = 1;
-    for (unsigned i = 0; fl_ev.c.signals && i < FL_NFATAL; i++) {
-        if (sigaction(fl_fatal[i], NULL, &fl_ev.old[i]) != 0)
-            continue;
-        if (!(fl_ev.old[i].sa_flags & SA_SIGINFO) && fl_ev.old[i].sa_handler == SIG_IGN)
-            continue;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_sigaction = fl_on_fatal;
-        sa.sa_flags = SA_SIGINFO | SA_RESTART | (fl_ev.old[i].sa_flags & SA_ONSTACK);
-        sigfillset(&sa.sa_mask);
-        sigaction(fl_fatal[i], &sa, NULL);
-    }
+    if (fl_ev.c.signals)
+        fatal_install(NULL, fl_mark_fatal);
     if (fl_ev.c.request_sig != 0 && sigaction(fl_ev.c.request_sig, NULL, &cur) == 0 &&
         !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL) {
         memset(&sa, 0, sizeof sa);

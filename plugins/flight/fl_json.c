@@ -10,26 +10,26 @@
 
 #include "fl_report_int.h"
 
-static void fl_us(fl_sb *sb, const fl_file *f, uint64_t t)
+static void fl_us(tr_sb *sb, const fl_file *f, uint64_t t)
 {
     uint64_t rel = t > f->head.t0 ? t - f->head.t0 : 0;
-    fl_sb_printf(sb, "%" PRIu64 ".%03u", rel / 1000, (unsigned)(rel % 1000));
+    tr_sb_printf(sb, "%" PRIu64 ".%03u", rel / 1000, (unsigned)(rel % 1000));
 }
 
-void fl_json(fl_sb *sb, const fl_all *A, int alive)
+void fl_json(tr_sb *sb, const fl_all *A, int alive)
 {
     const fl_file *f = A->f;
     const fl_event *e = &f->head.event;
-    fl_sb ev = {0};
-    fl_sb_put(sb, "{\"traceEvents\":[\n");
-    fl_sb_printf(sb, "{\"ph\":\"M\",\"pid\":%" PRId64 ",\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":",
+    tr_sb ev = {0};
+    tr_sb_puts(sb, "{\"traceEvents\":[\n");
+    tr_sb_printf(sb, "{\"ph\":\"M\",\"pid\":%" PRId64 ",\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":",
                  f->head.pid);
     {
         char pn[64];
         snprintf(pn, sizeof pn, "%.16s (flight recorder)", f->head.comm);
-        fl_sb_json_str(sb, pn, sizeof pn);
+        fl_json_cstr(sb, pn, sizeof pn);
     }
-    fl_sb_put(sb, "}}");
+    tr_sb_puts(sb, "}}");
     for (uint32_t i = 0; i < A->nslices; i++) {
         const fl_slice *s = fl_file_slice(f, i);
         char name[17];
@@ -37,11 +37,11 @@ void fl_json(fl_sb *sb, const fl_all *A, int alive)
             continue;
         memcpy(name, s->name, 16);
         name[16] = '\0';
-        fl_sb_printf(sb, ",\n{\"ph\":\"M\",\"pid\":%" PRId64 ",\"tid\":%" PRIu64 ",\"name\":\"thread_name\",\"args\":"
+        tr_sb_printf(sb, ",\n{\"ph\":\"M\",\"pid\":%" PRId64 ",\"tid\":%" PRIu64 ",\"name\":\"thread_name\",\"args\":"
                          "{\"name\":",
                      f->head.pid, s->tid);
-        fl_sb_json_str(sb, name, sizeof name);
-        fl_sb_put(sb, "}}");
+        fl_json_cstr(sb, name, sizeof name);
+        tr_sb_puts(sb, "}}");
     }
     for (size_t i = 0; i < A->n; i++) {
         const fl_call *c = A->order[i];
@@ -51,11 +51,11 @@ void fl_json(fl_sb *sb, const fl_all *A, int alive)
         char cats[200] = "";
         if (api != NULL)
             fl_meta_categories(api->categories, cats, sizeof cats);
-        fl_sb_printf(sb, ",\n{\"ph\":\"X\",\"pid\":%" PRId64 ",\"tid\":%" PRIu64 ",\"ts\":", f->head.pid, c->rec.tid);
+        tr_sb_printf(sb, ",\n{\"ph\":\"X\",\"pid\":%" PRId64 ",\"tid\":%" PRIu64 ",\"ts\":", f->head.pid, c->rec.tid);
         fl_us(sb, f, c->rec.t_enter);
-        fl_sb_put(sb, ",\"dur\":");
+        tr_sb_puts(sb, ",\"dur\":");
         fl_us(sb, f, f->head.t0 + (end > c->rec.t_enter ? end - c->rec.t_enter : 0));
-        fl_sb_printf(sb, ",\"name\":\"%s\",\"cat\":\"%s\",\"args\":{\"seq\":%" PRIu64 ",\"depth\":%u",
+        tr_sb_printf(sb, ",\"name\":\"%s\",\"cat\":\"%s\",\"args\":{\"seq\":%" PRIu64 ",\"depth\":%u",
                      fl_api_name(c->rec.api_id), cats[0] ? cats : "other", c->seq, (unsigned)c->rec.depth);
         if (api != NULL)
             fl_render_params(sb, api, c->data, c->rec.params_len, 1);
@@ -63,44 +63,44 @@ void fl_json(fl_sb *sb, const fl_all *A, int alive)
             char name[FL_FUNC_NAME];
             memcpy(name, fn->name, sizeof name);
             name[sizeof name - 1] = '\0';
-            fl_sb_put(sb, ",\"kernel\":");
-            fl_sb_json_str(sb, name, sizeof name);
+            tr_sb_puts(sb, ",\"kernel\":");
+            fl_json_cstr(sb, name, sizeof name);
         }
         {
-            fl_sb p = {0};
+            tr_sb p = {0};
             fl_pointers(&p, A, c, "", 1);
             if (p.len > 0) {
-                fl_sb_put(sb, ",\"pointers\":");
-                fl_sb_put(sb, p.p);
+                tr_sb_puts(sb, ",\"pointers\":");
+                tr_sb_puts(sb, p.p);
             }
-            fl_sb_free(&p);
+            tr_sb_free(&p);
         }
         if (c->flags & FL_R_DONE) {
-            fl_sb_put(sb, ",\"result\":");
+            tr_sb_puts(sb, ",\"result\":");
             fl_render_result(sb, api, c->rec.result, 1);
             if (c->flags & FL_R_SKIPPED)
-                fl_sb_put(sb, ",\"skipped\":true");
+                tr_sb_puts(sb, ",\"skipped\":true");
         } else {
-            fl_sb_put(sb, ",\"unfinished\":true");
+            tr_sb_puts(sb, ",\"unfinished\":true");
         }
-        fl_sb_put(sb, "}}");
+        tr_sb_puts(sb, "}}");
     }
     fl_event_text(&ev, f, alive);
     if (ev.len > 0 && ev.p[ev.len - 1] == '\n')
         ev.p[--ev.len] = '\0';
     if (e->kind != FL_EV_NONE) {
-        fl_sb_printf(sb, ",\n{\"ph\":\"i\",\"s\":\"g\",\"pid\":%" PRId64 ",\"tid\":%" PRIu64 ",\"ts\":", f->head.pid,
+        tr_sb_printf(sb, ",\n{\"ph\":\"i\",\"s\":\"g\",\"pid\":%" PRId64 ",\"tid\":%" PRIu64 ",\"ts\":", f->head.pid,
                      e->tid);
         fl_us(sb, f, e->t);
-        fl_sb_put(sb, ",\"name\":");
-        fl_sb_json_str(sb, ev.p != NULL ? ev.p : "event", 4096);
-        fl_sb_put(sb, "}");
+        tr_sb_puts(sb, ",\"name\":");
+        fl_json_cstr(sb, ev.p != NULL ? ev.p : "event", 4096);
+        tr_sb_puts(sb, "}");
     }
-    fl_sb_put(sb, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"cushim_flight\":{\"file\":");
-    fl_sb_json_str(sb, f->path, sizeof f->path);
-    fl_sb_printf(sb, ",\"pid\":%" PRId64 ",\"calls_per_thread\":%u,\"event_kind\":%u,\"event\":", f->head.pid,
+    tr_sb_puts(sb, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"cushim_flight\":{\"file\":");
+    fl_json_cstr(sb, f->path, sizeof f->path);
+    tr_sb_printf(sb, ",\"pid\":%" PRId64 ",\"calls_per_thread\":%u,\"event_kind\":%u,\"event\":", f->head.pid,
                  f->head.n, e->kind);
-    fl_sb_json_str(sb, ev.p != NULL ? ev.p : "", 4096);
-    fl_sb_put(sb, "}}}\n");
-    fl_sb_free(&ev);
+    fl_json_cstr(sb, ev.p != NULL ? ev.p : "", 4096);
+    tr_sb_puts(sb, "}}}\n");
+    tr_sb_free(&ev);
 }

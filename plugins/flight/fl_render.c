@@ -8,7 +8,6 @@
 #define _GNU_SOURCE
 #include "fl_render.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,120 +17,26 @@
 extern const cushim_api_info cushim_gen_apis[];
 extern const int16_t cushim_gen_index_of_id[];
 
-/* ---- text buffer ---- */
+/* ---- strings and numbers (the buffer is the trace's text library's: tr_json.h) ---- */
 
-static int fl_sb_grow(fl_sb *sb, size_t more)
-{
-    size_t want;
-    char *np;
-    if (sb->oom)
-        return -1;
-    if (sb->len + more + 1 <= sb->cap)
-        return 0;
-    want = sb->cap ? sb->cap : 1024;
-    while (want < sb->len + more + 1)
-        want *= 2;
-    if ((np = realloc(sb->p, want)) == NULL) {
-        sb->oom = 1;
-        return -1;
-    }
-    sb->p = np;
-    sb->cap = want;
-    return 0;
-}
-
-void fl_sb_putn(fl_sb *sb, const char *s, size_t n)
-{
-    if (fl_sb_grow(sb, n) != 0)
-        return;
-    memcpy(sb->p + sb->len, s, n);
-    sb->len += n;
-    sb->p[sb->len] = '\0';
-}
-
-void fl_sb_put(fl_sb *sb, const char *s)
-{
-    fl_sb_putn(sb, s, strlen(s));
-}
-
-void fl_sb_printf(fl_sb *sb, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-    va_start(ap, fmt);
-    n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0 || fl_sb_grow(sb, (size_t)n) != 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(sb->p + sb->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    sb->len += (size_t)n;
-}
-
-void fl_sb_free(fl_sb *sb)
-{
-    free(sb->p);
-    memset(sb, 0, sizeof *sb);
-}
-
-/* The length of the well-formed UTF-8 sequence at s[i] (2 to 4 bytes, RFC 3629), 0 if none. */
-static size_t fl_utf8(const unsigned char *s, size_t i, size_t lim)
-{
-    unsigned char c = s[i];
-    size_t k = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : c >= 0xc2 ? 1 : 0;
-    int ok = k > 0 && c <= 0xf4 && i + k < lim;
-    if (ok && k > 1) {
-        unsigned char c1 = s[i + 1];
-        ok = c == 0xe0 ? c1 >= 0xa0 : c == 0xed ? c1 < 0xa0 : c == 0xf0 ? c1 >= 0x90 : c == 0xf4 ? c1 < 0x90 : 1;
-    }
-    for (size_t j = 1; ok && j <= k; j++)
-        ok = (s[i + j] & 0xc0) == 0x80;
-    return ok ? k + 1 : 0;
-}
-
-void fl_sb_json_str(fl_sb *sb, const char *str, size_t max)
-{
-    const unsigned char *s = (const unsigned char *)str;
-    size_t n = strnlen(str, max);
-    fl_sb_putn(sb, "\"", 1);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = s[i];
-        if (c == '"' || c == '\\') {
-            char e[2] = {'\\', (char)c};
-            fl_sb_putn(sb, e, 2);
-        } else if (c < 0x20 || c == 0x7f) {
-            fl_sb_printf(sb, "\\u%04x", c);
-        } else if (c < 0x80) {
-            fl_sb_putn(sb, (const char *)s + i, 1);
-        } else {
-            size_t k = fl_utf8(s, i, n);
-            if (k > 0) {
-                fl_sb_putn(sb, (const char *)s + i, k);
-                i += k - 1;
-            } else {
-                fl_sb_printf(sb, "\\u%04x", c);
-            }
-        }
-    }
-    fl_sb_putn(sb, "\"", 1);
-}
-
-void fl_sb_text_str(fl_sb *sb, const char *str, size_t max)
+void fl_text_str(tr_sb *sb, const char *str, size_t max)
 {
     size_t n = strnlen(str, max);
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)str[i];
         if (c >= 0x20 && c < 0x7f && c != '\\')
-            fl_sb_putn(sb, str + i, 1);
+            tr_sb_putn(sb, str + i, 1);
         else
-            fl_sb_printf(sb, "\\x%02x", c);
+            tr_sb_printf(sb, "\\x%02x", c);
     }
 }
 
-void fl_sb_hex(fl_sb *sb, uint64_t v, int json)
+void fl_hex(tr_sb *sb, uint64_t v, int json)
 {
-    fl_sb_printf(sb, json ? "\"0x%llx\"" : "0x%llx", (unsigned long long)v);
+    if (json)
+        tr_sb_hexq(sb, v);
+    else
+        tr_sb_printf(sb, "0x%llx", (unsigned long long)v);
 }
 
 /* ---- metadata ---- */
@@ -220,34 +125,34 @@ static int fl_is_char(const char *t)
            (n == 11 && strncmp(t, "signed char", 11) == 0);
 }
 
-static void fl_bytes(fl_sb *sb, const unsigned char *p, uint32_t n, int json)
+static void fl_bytes(tr_sb *sb, const unsigned char *p, uint32_t n, int json)
 {
-    fl_sb_put(sb, json ? "\"" : "<");
+    tr_sb_puts(sb, json ? "\"" : "<");
     for (uint32_t i = 0; i < n && i < 64; i++)
-        fl_sb_printf(sb, "%02x", p[i]);
-    fl_sb_put(sb, n > 64 ? "...": "");
-    fl_sb_put(sb, json ? "\"" : ">");
+        tr_sb_printf(sb, "%02x", p[i]);
+    tr_sb_puts(sb, n > 64 ? "...": "");
+    tr_sb_puts(sb, json ? "\"" : ">");
 }
 
-static void fl_value(fl_sb *sb, const unsigned char *p, uint32_t size, int kind, const char *ctype,
+static void fl_value(tr_sb *sb, const unsigned char *p, uint32_t size, int kind, const char *ctype,
                      const cushim_enum_info *e, const cushim_struct_info *s, int json, int depth);
 
-static void fl_struct(fl_sb *sb, const unsigned char *p, uint32_t avail, const cushim_struct_info *s, int json,
+static void fl_struct(tr_sb *sb, const unsigned char *p, uint32_t avail, const cushim_struct_info *s, int json,
                       int depth)
 {
-    fl_sb_put(sb, "{");
+    tr_sb_puts(sb, "{");
     for (uint32_t i = 0, first = 1; i < s->nfields; i++) {
         const cushim_field_info *f = &s->fields[i];
         const char *name = f->name != NULL && f->name[0] != '\0' ? f->name : "_";
         if ((uint64_t)f->offset + f->size > avail)
             break;
-        fl_sb_put(sb, first ? "" : json ? "," : ", ");
+        tr_sb_puts(sb, first ? "" : json ? "," : ", ");
         first = 0;
         if (json) {
-            fl_sb_json_str(sb, name, 128);
-            fl_sb_put(sb, ":");
+            fl_json_cstr(sb, name, 128);
+            tr_sb_puts(sb, ":");
         } else {
-            fl_sb_printf(sb, "%s=", name);
+            tr_sb_printf(sb, "%s=", name);
         }
         if (f->array_len > 0) {
             uint32_t esz = f->size / f->array_len;
@@ -257,29 +162,29 @@ static void fl_struct(fl_sb *sb, const unsigned char *p, uint32_t avail, const c
                 memcpy(tmp, p + f->offset, n);
                 tmp[n] = '\0';
                 if (json) {
-                    fl_sb_json_str(sb, tmp, n);
+                    fl_json_cstr(sb, tmp, n);
                 } else {
-                    fl_sb_put(sb, "\"");
-                    fl_sb_text_str(sb, tmp, n);
-                    fl_sb_put(sb, "\"");
+                    tr_sb_puts(sb, "\"");
+                    fl_text_str(sb, tmp, n);
+                    tr_sb_puts(sb, "\"");
                 }
                 continue;
             }
-            fl_sb_put(sb, "[");
+            tr_sb_puts(sb, "[");
             for (uint32_t k = 0; k < f->array_len && k < 16 && esz > 0; k++) {
-                fl_sb_put(sb, k ? (json ? "," : ", ") : "");
+                tr_sb_puts(sb, k ? (json ? "," : ", ") : "");
                 fl_value(sb, p + f->offset + k * esz, esz, f->kind, f->type, f->enum_type, f->struct_type, json,
                          depth);
             }
-            fl_sb_put(sb, f->array_len > 16 ? (json ? ",\"...\"]" : ", ...]") : "]");
+            tr_sb_puts(sb, f->array_len > 16 ? (json ? ",\"...\"]" : ", ...]") : "]");
             continue;
         }
         fl_value(sb, p + f->offset, f->size, f->kind, f->type, f->enum_type, f->struct_type, json, depth);
     }
-    fl_sb_put(sb, "}");
+    tr_sb_puts(sb, "}");
 }
 
-static void fl_value(fl_sb *sb, const unsigned char *p, uint32_t size, int kind, const char *ctype,
+static void fl_value(tr_sb *sb, const unsigned char *p, uint32_t size, int kind, const char *ctype,
                      const cushim_enum_info *e, const cushim_struct_info *s, int json, int depth)
 {
     switch (kind) {
@@ -294,13 +199,13 @@ static void fl_value(fl_sb *sb, const unsigned char *p, uint32_t size, int kind,
             } else {
                 memcpy(&d, p, 8);
             }
-            fl_sb_printf(sb, (d != d || d - d != 0) && json ? "\"%.9g\"" : "%.9g", d);
+            tr_sb_printf(sb, (d != d || d - d != 0) && json ? "\"%.9g\"" : "%.9g", d);
         } else if (size > 8) {
             fl_bytes(sb, p, size, json);
         } else if (fl_is_unsigned(ctype)) {
-            fl_sb_printf(sb, "%llu", (unsigned long long)fl_rd(p, size));
+            tr_sb_printf(sb, "%llu", (unsigned long long)fl_rd(p, size));
         } else {
-            fl_sb_printf(sb, "%lld", (long long)fl_rds(p, size));
+            tr_sb_printf(sb, "%lld", (long long)fl_rds(p, size));
         }
         return;
     }
@@ -309,12 +214,12 @@ static void fl_value(fl_sb *sb, const unsigned char *p, uint32_t size, int kind,
         for (uint32_t i = 0; e != NULL && i < e->nvalues; i++)
             if (e->values[i].value == v) {
                 if (json)
-                    fl_sb_json_str(sb, e->values[i].name, 128);
+                    fl_json_cstr(sb, e->values[i].name, 128);
                 else
-                    fl_sb_put(sb, e->values[i].name);
+                    tr_sb_puts(sb, e->values[i].name);
                 return;
             }
-        fl_sb_printf(sb, "%lld", (long long)v);
+        tr_sb_printf(sb, "%lld", (long long)v);
         return;
     }
     case CUSHIM_KIND_STRUCT:
@@ -329,46 +234,46 @@ static void fl_value(fl_sb *sb, const unsigned char *p, uint32_t size, int kind,
         } else {
             uint64_t v = fl_rd(p, size);
             if (v == 0 && kind != CUSHIM_KIND_UNKNOWN)
-                fl_sb_put(sb, json ? "null" : "NULL");
+                tr_sb_puts(sb, json ? "null" : "NULL");
             else
-                fl_sb_hex(sb, v, json);
+                fl_hex(sb, v, json);
         }
     }
 }
 
-void fl_render_param(fl_sb *sb, const cushim_param_info *p, const unsigned char *v, int json)
+void fl_render_param(tr_sb *sb, const cushim_param_info *p, const unsigned char *v, int json)
 {
     fl_value(sb, v, p->size, p->kind, p->canonical_type, p->enum_type, p->struct_type, json, 0);
 }
 
-void fl_render_params(fl_sb *sb, const cushim_api_info *api, const unsigned char *params, uint32_t plen, int json)
+void fl_render_params(tr_sb *sb, const cushim_api_info *api, const unsigned char *params, uint32_t plen, int json)
 {
     for (uint32_t i = 0; i < api->nparams; i++) {
         const cushim_param_info *p = fl_meta_param(api, i);
         const char *name = p->name != NULL ? p->name : "?";
         if (json) {
-            fl_sb_put(sb, ",");
-            fl_sb_json_str(sb, name, 128);
-            fl_sb_put(sb, ":");
+            tr_sb_puts(sb, ",");
+            fl_json_cstr(sb, name, 128);
+            tr_sb_puts(sb, ":");
         } else {
-            fl_sb_printf(sb, "%s%s=", i ? ", " : "", name);
+            tr_sb_printf(sb, "%s%s=", i ? ", " : "", name);
         }
         if ((uint32_t)p->offset + p->size > plen)
-            fl_sb_put(sb, json ? "\"(not kept)\"" : "(not kept)");
+            tr_sb_puts(sb, json ? "\"(not kept)\"" : "(not kept)");
         else
             fl_render_param(sb, p, params + p->offset, json);
     }
 }
 
-void fl_render_result(fl_sb *sb, const cushim_api_info *api, int32_t r, int json)
+void fl_render_result(tr_sb *sb, const cushim_api_info *api, int32_t r, int json)
 {
     const char *n = api != NULL ? fl_meta_result(api->ret_kind, r) : NULL;
     if (n != NULL) {
         if (json)
-            fl_sb_json_str(sb, n, 128);
+            fl_json_cstr(sb, n, 128);
         else
-            fl_sb_put(sb, n);
+            tr_sb_puts(sb, n);
     } else {
-        fl_sb_printf(sb, "%d", (int)r);
+        tr_sb_printf(sb, "%d", (int)r);
     }
 }

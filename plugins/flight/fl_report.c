@@ -124,55 +124,55 @@ const fl_func *fl_kernel_of(const fl_all *A, const fl_call *c)
 
 /* ---- attribution ---- */
 
-static void fl_where_text(fl_sb *sb, const fl_all *A, const fl_call *c, uint64_t v)
+static void fl_where_text(tr_sb *sb, const fl_all *A, const fl_call *c, uint64_t v)
 {
     fl_where w;
     if (v == 0) {
-        fl_sb_put(sb, "NULL");
+        tr_sb_puts(sb, "NULL");
         return;
     }
     fl_file_where(A->f, v, FL_NEAR, &w);
     switch (w.kind) {
     case FL_AT_INSIDE:
-        fl_sb_printf(sb, "inside 0x%" PRIx64 " (%" PRIu64 " bytes, offset %" PRIu64 ") made by #%" PRIu64 " %s%s",
+        tr_sb_printf(sb, "inside 0x%" PRIx64 " (%" PRIu64 " bytes, offset %" PRIu64 ") made by #%" PRIu64 " %s%s",
                      w.a.base, w.a.size, w.off, w.a.seq, fl_api_name(w.a.api_id),
                      w.a.t > c->rec.t_enter ? " after this call (not live at it)" : "");
         return;
     case FL_AT_PAST:
         if (w.off == w.a.size)
-            fl_sb_printf(sb, "not inside any live allocation: one past the end of 0x%" PRIx64 " (%" PRIu64
+            tr_sb_printf(sb, "not inside any live allocation: one past the end of 0x%" PRIx64 " (%" PRIu64
                              " bytes) made by #%" PRIu64 " %s",
                          w.a.base, w.a.size, w.a.seq, fl_api_name(w.a.api_id));
         else
-            fl_sb_printf(sb, "not inside any live allocation: %" PRIu64 " bytes past the end of 0x%" PRIx64
+            tr_sb_printf(sb, "not inside any live allocation: %" PRIu64 " bytes past the end of 0x%" PRIx64
                              " (%" PRIu64 " bytes) made by #%" PRIu64 " %s",
                          w.off - w.a.size, w.a.base, w.a.size, w.a.seq, fl_api_name(w.a.api_id));
         return;
     case FL_AT_FREED:
         if (w.a.free_t > c->rec.t_enter && w.a.t <= c->rec.t_enter)   /* live at this call, released since */
-            fl_sb_printf(sb, "inside 0x%" PRIx64 " (%" PRIu64 " bytes, offset %" PRIu64 ") made by #%" PRIu64
+            tr_sb_printf(sb, "inside 0x%" PRIx64 " (%" PRIu64 " bytes, offset %" PRIu64 ") made by #%" PRIu64
                              " %s, freed after this call by #%" PRIu64 " %s",
                          w.a.base, w.a.size, w.off, w.a.seq, fl_api_name(w.a.api_id), w.a.free_seq,
                          fl_api_name(w.a.free_api));
         else
-            fl_sb_printf(sb, "not inside any live allocation: inside 0x%" PRIx64 " (%" PRIu64 " bytes, offset %"
+            tr_sb_printf(sb, "not inside any live allocation: inside 0x%" PRIx64 " (%" PRIu64 " bytes, offset %"
                              PRIu64 ") made by #%" PRIu64 " %s, freed by #%" PRIu64 " %s before this call",
                          w.a.base, w.a.size, w.off, w.a.seq, fl_api_name(w.a.api_id), w.a.free_seq,
                          fl_api_name(w.a.free_api));
         return;
     default:
-        fl_sb_put(sb, "not inside any live allocation");
+        tr_sb_puts(sb, "not inside any live allocation");
     }
 }
 
 /* Every address the call passes, one per line after 'indent': address parameters, then a launch's 8-byte kernel
    arguments. 'json': a JSON object of the same ("name": "text"). */
-void fl_pointers(fl_sb *sb, const fl_all *A, const fl_call *c, const char *indent, int json)
+void fl_pointers(tr_sb *sb, const fl_all *A, const fl_call *c, const char *indent, int json)
 {
     const cushim_api_info *api = fl_meta_api(c->rec.api_id);
     const fl_func *fn;
     int first = 1;
-    fl_sb text = {0};
+    tr_sb text = {0};
     if (api == NULL || !(api->categories & (CUSHIM_CAT_LAUNCH | CUSHIM_CAT_COPY | CUSHIM_CAT_SET)))
         return;
     for (uint32_t i = 0; i < api->nparams; i++) {
@@ -184,13 +184,13 @@ void fl_pointers(fl_sb *sb, const fl_all *A, const fl_call *c, const char *inden
         text.len = 0;
         fl_where_text(&text, A, c, v);
         if (json) {
-            fl_sb_put(sb, first ? "{" : ",");
-            fl_sb_json_str(sb, p->name, 128);
-            fl_sb_printf(sb, ":\"0x%" PRIx64 ": ", v);
-            fl_sb_put(sb, text.p != NULL ? text.p : "");   /* our own text: no quote, no control byte */
-            fl_sb_put(sb, "\"");
+            tr_sb_puts(sb, first ? "{" : ",");
+            fl_json_cstr(sb, p->name, 128);
+            tr_sb_printf(sb, ":\"0x%" PRIx64 ": ", v);
+            tr_sb_puts(sb, text.p != NULL ? text.p : "");   /* our own text: no quote, no control byte */
+            tr_sb_puts(sb, "\"");
         } else {
-            fl_sb_printf(sb, "%s%s = 0x%" PRIx64 ": %s\n", indent, p->name, v, text.p != NULL ? text.p : "");
+            tr_sb_printf(sb, "%s%s = 0x%" PRIx64 ": %s\n", indent, p->name, v, text.p != NULL ? text.p : "");
         }
         first = 0;
     }
@@ -203,53 +203,53 @@ void fl_pointers(fl_sb *sb, const fl_all *A, const fl_call *c, const char *inden
             memcpy(&v, args + fn->arg_off[i], 8);
             text.len = 0;
             if (v < 65536)
-                fl_sb_printf(&text, "%" PRIu64 " (a small value: not an address)", v);
+                tr_sb_printf(&text, "%" PRIu64 " (a small value: not an address)", v);
             else
                 fl_where_text(&text, A, c, v);
             if (json) {
-                fl_sb_put(sb, first ? "{" : ",");
-                fl_sb_printf(sb, "\"arg %u\":\"0x%" PRIx64 ": %s\"", i, v, text.p != NULL ? text.p : "");
+                tr_sb_puts(sb, first ? "{" : ",");
+                tr_sb_printf(sb, "\"arg %u\":\"0x%" PRIx64 ": %s\"", i, v, text.p != NULL ? text.p : "");
             } else {
-                fl_sb_printf(sb, "%sarg %u = 0x%" PRIx64 ": %s\n", indent, i, v, text.p != NULL ? text.p : "");
+                tr_sb_printf(sb, "%sarg %u = 0x%" PRIx64 ": %s\n", indent, i, v, text.p != NULL ? text.p : "");
             }
             first = 0;
         }
     }
     if (json && !first)
-        fl_sb_put(sb, "}");
-    fl_sb_free(&text);
+        tr_sb_puts(sb, "}");
+    tr_sb_free(&text);
 }
 
-void fl_event_text(fl_sb *sb, const fl_file *f, int alive)
+void fl_event_text(tr_sb *sb, const fl_file *f, int alive)
 {
     const fl_event *e = &f->head.event;
     const cushim_api_info *api = fl_meta_api(e->api_id);
     switch (e->kind) {
     case FL_EV_STICKY:
     case FL_EV_ERROR:
-        fl_sb_printf(sb, "event: #%" PRIu64 " %s returned ", e->seq, fl_api_name(e->api_id));
+        tr_sb_printf(sb, "event: #%" PRIu64 " %s returned ", e->seq, fl_api_name(e->api_id));
         fl_render_result(sb, api, e->result, 0);
-        fl_sb_printf(sb, "%s on thread %" PRIu64 " at %+.6f s (dump %u)\n",
+        tr_sb_printf(sb, "%s on thread %" PRIu64 " at %+.6f s (dump %u)\n",
                      e->kind == FL_EV_STICKY ? " (a sticky error: the context is lost)" : "", e->tid, fl_rel(f, e->t),
                      e->number);
         break;
     case FL_EV_SIGNAL:
-        fl_sb_printf(sb, "event: the process died of signal %d (%s)", e->signo, strsignal(e->signo));
+        tr_sb_printf(sb, "event: the process died of signal %d (%s)", e->signo, strsignal(e->signo));
         if (e->si_code > 0 && e->addr != 0)
-            fl_sb_printf(sb, " at address 0x%" PRIx64, e->addr);
-        fl_sb_printf(sb, " on thread %" PRIu64 " at %+.6f s\n", e->tid, fl_rel(f, e->t));
+            tr_sb_printf(sb, " at address 0x%" PRIx64, e->addr);
+        tr_sb_printf(sb, " on thread %" PRIu64 " at %+.6f s\n", e->tid, fl_rel(f, e->t));
         break;
     case FL_EV_HANG:
-        fl_sb_printf(sb, "event: #%" PRIu64 " %s had been blocked for %.3f s on thread %" PRIu64
+        tr_sb_printf(sb, "event: #%" PRIu64 " %s had been blocked for %.3f s on thread %" PRIu64
                          " at %+.6f s (the hang watchdog; dump %u)\n",
                      e->seq, fl_api_name(e->api_id), (double)e->blocked_ns / 1e9, e->tid, fl_rel(f, e->t), e->number);
         break;
     case FL_EV_REQUEST:
-        fl_sb_printf(sb, "event: a dump asked for by signal %d (%s) at %+.6f s (dump %u)\n", e->signo,
+        tr_sb_printf(sb, "event: a dump asked for by signal %d (%s) at %+.6f s (dump %u)\n", e->signo,
                      strsignal(e->signo), fl_rel(f, e->t), e->number);
         break;
     default:
-        fl_sb_printf(sb, "event: none - the ring as it is; process %" PRId64 " is %s\n", f->head.pid,
+        tr_sb_printf(sb, "event: none - the ring as it is; process %" PRId64 " is %s\n", f->head.pid,
                      alive ? "running" : "gone (killed, or it ended without flushing)");
     }
 }
@@ -257,7 +257,7 @@ void fl_event_text(fl_sb *sb, const fl_file *f, int alive)
 int fl_report(FILE *out, const fl_file *f, int json, int alive)
 {
     fl_all A;
-    fl_sb sb = {0};
+    tr_sb sb = {0};
     int rc = 0;
     if (fl_load(&A, f) != 0) {
         fl_unload(&A);
@@ -270,7 +270,7 @@ int fl_report(FILE *out, const fl_file *f, int json, int alive)
         fl_text(&sb, &A, alive);
     if (sb.oom || (sb.len > 0 && fwrite(sb.p, 1, sb.len, out) != sb.len))
         rc = -1;
-    fl_sb_free(&sb);
+    tr_sb_free(&sb);
     fl_unload(&A);
     return rc;
 }

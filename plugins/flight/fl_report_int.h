@@ -31,15 +31,15 @@ uint64_t fl_u64_at(const fl_call *c, uint32_t off); /* 8 bytes of the params kep
 /* A launch's kernel: its function entry, else (a runtime launch) the one of the driver launch right inside it. */
 const fl_func *fl_kernel_of(const fl_all *A, const fl_call *c);
 /* Every address the call passes, one per line after 'indent', attributed; 'json': a JSON object of the same. */
-void fl_pointers(fl_sb *sb, const fl_all *A, const fl_call *c, const char *indent, int json);
+void fl_pointers(tr_sb *sb, const fl_all *A, const fl_call *c, const char *indent, int json);
 /* "event: ..." (one line). */
-void fl_event_text(fl_sb *sb, const fl_file *f, int alive);
+void fl_event_text(tr_sb *sb, const fl_file *f, int alive);
 
 /* fl_text.c */
-void fl_call_line(fl_sb *sb, const fl_all *A, const fl_call *c, const char *indent);
-void fl_text(fl_sb *sb, const fl_all *A, int alive);
+void fl_call_line(tr_sb *sb, const fl_all *A, const fl_call *c, const char *indent);
+void fl_text(tr_sb *sb, const fl_all *A, int alive);
 
 /* fl_json.c */
-void fl_json(fl_sb *sb, const fl_all *A, int alive);
+void fl_json(tr_sb *sb, const fl_all *A, int alive);
 
 #endif

@@ -12,42 +12,42 @@
 #include "fl_report_int.h"
 #include "fl_shape.h"
 
-void fl_call_line(fl_sb *sb, const fl_all *A, const fl_call *c, const char *indent)
+void fl_call_line(tr_sb *sb, const fl_all *A, const fl_call *c, const char *indent)
 {
     const cushim_api_info *api = fl_meta_api(c->rec.api_id);
     const fl_func *fn = fl_kernel_of(A, c);
-    fl_sb_printf(sb, "%s#%-6" PRIu64 " %+11.6f s ", indent, c->seq, fl_rel(A->f, c->rec.t_enter));
+    tr_sb_printf(sb, "%s#%-6" PRIu64 " %+11.6f s ", indent, c->seq, fl_rel(A->f, c->rec.t_enter));
     if (c->flags & FL_R_UNTIMED)   /* a query: recorded at its return with its entry time alone */
-        fl_sb_put(sb, "        -     ");
+        tr_sb_puts(sb, "        -     ");
     else if (c->flags & FL_R_DONE)
-        fl_sb_printf(sb, "%9.1f us  ", (double)(c->rec.t_exit - c->rec.t_enter) / 1e3);
+        tr_sb_printf(sb, "%9.1f us  ", (double)(c->rec.t_exit - c->rec.t_enter) / 1e3);
     else
-        fl_sb_put(sb, "   running   ");
+        tr_sb_puts(sb, "   running   ");
     for (unsigned d = 0; d < c->rec.depth && d < 8; d++)
-        fl_sb_put(sb, "  ");
-    fl_sb_put(sb, fl_api_name(c->rec.api_id));
-    fl_sb_put(sb, "(");
+        tr_sb_puts(sb, "  ");
+    tr_sb_puts(sb, fl_api_name(c->rec.api_id));
+    tr_sb_puts(sb, "(");
     if (api != NULL)
         fl_render_params(sb, api, c->data, c->rec.params_len, 0);
-    fl_sb_put(sb, ")");
+    tr_sb_puts(sb, ")");
     if (c->flags & FL_R_TRUNC)
-        fl_sb_put(sb, " (params cut)");
+        tr_sb_puts(sb, " (params cut)");
     if (c->flags & FL_R_DONE) {
-        fl_sb_put(sb, " = ");
+        tr_sb_puts(sb, " = ");
         fl_render_result(sb, api, c->rec.result, 0);
         if (c->flags & FL_R_SKIPPED)
-            fl_sb_put(sb, " (skipped by a plugin)");
+            tr_sb_puts(sb, " (skipped by a plugin)");
     } else {
-        fl_sb_put(sb, " (not returned)");
+        tr_sb_puts(sb, " (not returned)");
     }
     if (fn != NULL && fn->name[0] != '\0') {
         char name[FL_FUNC_NAME];
         memcpy(name, fn->name, sizeof name);
         name[sizeof name - 1] = '\0';
-        fl_sb_put(sb, "  kernel ");
-        fl_sb_text_str(sb, name, sizeof name);
+        tr_sb_puts(sb, "  kernel ");
+        fl_text_str(sb, name, sizeof name);
     }
-    fl_sb_put(sb, "\n");
+    tr_sb_puts(sb, "\n");
 }
 
 
@@ -83,7 +83,7 @@ static int fl_op_stream(const fl_call *c, const cushim_api_info *api, uint64_t *
     return (api->categories & CUSHIM_CAT_LAUNCH) != 0;
 }
 
-static void fl_pending_text(fl_sb *sb, const fl_all *A)
+static void fl_pending_text(tr_sb *sb, const fl_all *A)
 {
     uint64_t all_sync = 0;
     fl_stream_sync *syncs = calloc(A->n + 1, sizeof *syncs);
@@ -109,17 +109,17 @@ static void fl_pending_text(fl_sb *sb, const fl_all *A)
         syncs[nsync].stream = fl_u64_at(c, fl_meta_param(api, (uint32_t)sh.stream)->offset);
         syncs[nsync++].t = c->rec.t_enter;
     }
-    fl_sb_put(sb, "\nlaunches, copies and sets since their stream's last successful synchronisation:\n");
+    tr_sb_puts(sb, "\nlaunches, copies and sets since their stream's last successful synchronisation:\n");
     for (int pass = 0; pass < 2; pass++) {
         for (size_t s = 0; s < (pass == 0 ? 1 : nstreams); s++) {
             if (pass == 1) {
                 uint64_t stream = streams[s];
                 if (stream == UINT64_MAX)
-                    fl_sb_put(sb, "  stream unknown (given behind a pointer):\n");
+                    tr_sb_puts(sb, "  stream unknown (given behind a pointer):\n");
                 else if (stream == 0)
-                    fl_sb_put(sb, "  stream 0x0 (the default stream):\n");
+                    tr_sb_puts(sb, "  stream 0x0 (the default stream):\n");
                 else
-                    fl_sb_printf(sb, "  stream 0x%" PRIx64 ":\n", stream);
+                    tr_sb_printf(sb, "  stream 0x%" PRIx64 ":\n", stream);
             }
             for (size_t i = 0; i < A->n; i++) {
                 const fl_call *c = A->order[i];
@@ -149,13 +149,13 @@ static void fl_pending_text(fl_sb *sb, const fl_all *A)
         }
     }
     if (shown == 0)
-        fl_sb_put(sb, "  none\n");
+        tr_sb_puts(sb, "  none\n");
 out:
     free(syncs);
     free(streams);
 }
 
-void fl_text(fl_sb *sb, const fl_all *A, int alive)
+void fl_text(tr_sb *sb, const fl_all *A, int alive)
 {
     const fl_file *f = A->f;
     char when[64] = "?";
@@ -166,35 +166,35 @@ void fl_text(fl_sb *sb, const fl_all *A, int alive)
     size_t nallocs = 0;
     if (localtime_r(&wall, &tmv) != NULL)
         strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tmv);
-    fl_sb_put(sb, "flight recorder of process ");
-    fl_sb_printf(sb, "%" PRId64 " (", f->head.pid);
-    fl_sb_text_str(sb, f->head.comm, sizeof f->head.comm);
-    fl_sb_printf(sb, "), recording since %s: %s\n", when, f->path);
-    fl_sb_printf(sb, "%u calls kept per thread, %u threads recorded, %zu calls in the file; recorded by ", f->head.n,
+    tr_sb_puts(sb, "flight recorder of process ");
+    tr_sb_printf(sb, "%" PRId64 " (", f->head.pid);
+    fl_text_str(sb, f->head.comm, sizeof f->head.comm);
+    tr_sb_printf(sb, "), recording since %s: %s\n", when, f->path);
+    tr_sb_printf(sb, "%u calls kept per thread, %u threads recorded, %zu calls in the file; recorded by ", f->head.n,
                  A->nslices, A->n);
-    fl_sb_text_str(sb, f->head.host_version, sizeof f->head.host_version);
-    fl_sb_put(sb, "\n");
+    fl_text_str(sb, f->head.host_version, sizeof f->head.host_version);
+    tr_sb_puts(sb, "\n");
     if (atomic_load(&f->h->threads_lost) || atomic_load(&f->h->allocs_lost) || atomic_load(&f->h->funcs_lost) ||
         A->bad)
-        fl_sb_printf(sb, "not recorded: %" PRIu64 " threads (no slice left), %" PRIu64 " allocations (table full), %"
+        tr_sb_printf(sb, "not recorded: %" PRIu64 " threads (no slice left), %" PRIu64 " allocations (table full), %"
                          PRIu64 " kernels (table full); %zu bad records\n",
                      (uint64_t)atomic_load(&f->h->threads_lost), (uint64_t)atomic_load(&f->h->allocs_lost),
                      (uint64_t)atomic_load(&f->h->funcs_lost), A->bad);
     fl_event_text(sb, f, alive);
 
-    fl_sb_put(sb, "\ncalls not returned:\n");
+    tr_sb_puts(sb, "\ncalls not returned:\n");
     for (size_t i = 0; i < A->n; i++)
         if (!(A->order[i]->flags & FL_R_DONE)) {
             const fl_call *c = A->order[i];
-            fl_sb_printf(sb, "  thread %" PRIu64 ": ", c->rec.tid);
+            tr_sb_printf(sb, "  thread %" PRIu64 ": ", c->rec.tid);
             fl_call_line(sb, A, c, "");
             if (A->t_end > c->rec.t_enter)
-                fl_sb_printf(sb, "      in it for %.3f s %s\n", (double)(A->t_end - c->rec.t_enter) / 1e9,
+                tr_sb_printf(sb, "      in it for %.3f s %s\n", (double)(A->t_end - c->rec.t_enter) / 1e9,
                              alive && f->head.event.kind == FL_EV_NONE ? "now" : "at the latest time the file tells");
             running++;
         }
     if (running == 0)
-        fl_sb_put(sb, "  none\n");
+        tr_sb_puts(sb, "  none\n");
 
     fl_pending_text(sb, A);
 
@@ -202,13 +202,13 @@ void fl_text(fl_sb *sb, const fl_all *A, int alive)
         uint64_t bytes = 0;
         for (size_t i = 0; i < nallocs; i++)
             bytes += allocs[i].size;
-        fl_sb_printf(sb, "\nlive allocations: %zu, %" PRIu64 " bytes\n", nallocs, bytes);
+        tr_sb_printf(sb, "\nlive allocations: %zu, %" PRIu64 " bytes\n", nallocs, bytes);
         for (size_t i = 0; i < nallocs && i < 64; i++)
-            fl_sb_printf(sb, "  0x%" PRIx64 "  %12" PRIu64 " bytes  made by #%" PRIu64 " %s on thread %u\n",
+            tr_sb_printf(sb, "  0x%" PRIx64 "  %12" PRIu64 " bytes  made by #%" PRIu64 " %s on thread %u\n",
                          allocs[i].base, allocs[i].size, allocs[i].seq, fl_api_name(allocs[i].api_id),
                          allocs[i].tid);
         if (nallocs > 64)
-            fl_sb_printf(sb, "  ... %zu more\n", nallocs - 64);
+            tr_sb_printf(sb, "  ... %zu more\n", nallocs - 64);
         free(allocs);
     }
 
@@ -220,9 +220,9 @@ void fl_text(fl_sb *sb, const fl_all *A, int alive)
             continue;
         memcpy(name, s->name, 16);
         name[16] = '\0';
-        fl_sb_printf(sb, "\nthread %" PRIu64 " (", s->tid);
-        fl_sb_text_str(sb, name, sizeof name);
-        fl_sb_printf(sb, ")%s: %" PRIu64 " calls, the last %zu kept\n",
+        tr_sb_printf(sb, "\nthread %" PRIu64 " (", s->tid);
+        fl_text_str(sb, name, sizeof name);
+        tr_sb_printf(sb, ")%s: %" PRIu64 " calls, the last %zu kept\n",
                      atomic_load(&s->state) == FL_S_EXITED ? ", ended" : "", head, A->ncalls[i]);
         for (size_t j = 0; j < A->ncalls[i]; j++) {
             const fl_call *c = &A->calls[i][j];

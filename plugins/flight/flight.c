@@ -25,6 +25,7 @@
 #include <cushim/cushim_io.h>
 
 #include "flight.h"
+#include "idsel.h"
 
 const cushim_host *fl_host;
 cushim_plugin *fl_self;
@@ -368,20 +369,6 @@ static int fl_opt_range(cushim_plugin *self, const char *name, int64_t lo, int64
     return 0;
 }
 
-/* ",id:N" (or "id:N" first) appended to the selector being built in *sel (*len bytes): 0, or -1 (no memory). */
-static int fl_sel_add(char **sel, size_t *len, uint32_t id)
-{
-    char one[24];
-    int n = snprintf(one, sizeof one, "%sid:%u", *len != 0 ? "," : "", id);
-    char *g = realloc(*sel, *len + (size_t)n + 1);
-    if (g == NULL)
-        return -1;
-    memcpy(g + *len, one, (size_t)n + 1);
-    *sel = g;
-    *len += (size_t)n;
-    return 0;
-}
-
 /* The filter's APIs hooked in two groups, first in and last out (the record sees what every other plugin did):
    pre + post with both clocks on most (fl_pre, fl_post), the exit alone with the entry clock on read-only
    queries that do not wait (fl_post_query: one hook call and one clock read a query). */
@@ -389,8 +376,8 @@ static int fl_hooks_on(const cushim_host *host, cushim_plugin *self, const char 
 {
     uint32_t limit = host->api_id_limit();
     uint32_t *ids = malloc((size_t)(limit ? limit : 1) * sizeof *ids);
-    char *sel[2] = {NULL, NULL}, err[256] = "";
-    size_t len[2] = {0, 0};
+    idsel sel[2] = {{0}, {0}};
+    char err[256] = "";
     cushim_hook_spec spec;
     int n, rc = -1;
     if (ids == NULL) {
@@ -408,18 +395,18 @@ static int fl_hooks_on(const cushim_host *host, cushim_plugin *self, const char 
         if (ids[i] >= limit)
             continue;
         k = plans[ids[i]].post_only ? 1 : 0;
-        if (fl_sel_add(&sel[k], &len[k], ids[i]) != 0) {
+        if (idsel_add(&sel[k], ids[i]) != 0) {
             host->log(self, CUSHIM_LOG_ERROR, "out of memory");
             goto out;
         }
     }
     for (int k = 0; k < 2; k++) {
-        if (sel[k] == NULL)
+        if (sel[k].s == NULL)
             continue;
         memset(&spec, 0, sizeof spec);
         spec.size = sizeof spec;
         spec.flags = k == 0 ? CUSHIM_HOOK_TIME | CUSHIM_HOOK_EXIT_TIME : CUSHIM_HOOK_TIME;
-        spec.select = sel[k];
+        spec.select = sel[k].s;
         spec.priority = -1000000;
         spec.pre = k == 0 ? fl_pre : NULL;
         spec.post = k == 0 ? fl_post : fl_post_query;
@@ -433,8 +420,8 @@ static int fl_hooks_on(const cushim_host *host, cushim_plugin *self, const char 
     }
     rc = 0;
 out:
-    free(sel[0]);
-    free(sel[1]);
+    idsel_free(&sel[0]);
+    idsel_free(&sel[1]);
     free(ids);
     return rc;
 }

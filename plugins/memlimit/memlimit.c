@@ -31,6 +31,7 @@
 
 #include <cushim/cushim.h>
 
+#include "idsel.h"
 #include "ml_budget.h"
 #include "ml_caller.h"
 #include "ml_limits.h"
@@ -918,8 +919,7 @@ static int ml_init(const cushim_host *host, cushim_plugin *self)
 {
     char err[512], path[256];
     const char *spec, *budget, *managed;
-    char *sel = NULL;
-    size_t len = 0, cap = 0;
+    idsel sel = {0};
     uint32_t kind;
     int got_hami = 0;
     static _Atomic int active;
@@ -1006,8 +1006,6 @@ static int ml_init(const cushim_host *host, cushim_plugin *self)
     for (uint32_t i = 0; i < host->api_count(); i++) {
         const cushim_api_info *a = host->api_at(i);
         const cushim_alloc_role *r = host->alloc_role(a->id);
-        char item[32];
-        int n;
         if (r == NULL || r->action == CUSHIM_ROLE_NONE)
             continue;
         ml_st.handle_ref[a->id] = (uint8_t)ml_arg_is_handle(host, a, r->action == CUSHIM_ROLE_RELEASE ||
@@ -1018,23 +1016,16 @@ static int ml_init(const cushim_host *host, cushim_plugin *self)
             ml_st.handle_ref[a->id] = 0;
         if (ml_ov.spillable != NULL && a->id < ml_st.id_limit && !ml_st.handle_ref[a->id])
             ml_ov.spillable[a->id] = (uint8_t)ml_oversub_eligible(a, r);
-        n = snprintf(item, sizeof item, "%sid:%u", len ? "," : "", a->id);
-        if (len + (size_t)n + 1 > cap) {
-            char *s2 = realloc(sel, cap = cap * 2 + 256);
-            if (s2 == NULL) {
-                free(sel);
-                return -1;
-            }
-            sel = s2;
+        if (idsel_add(&sel, a->id) != 0) {
+            idsel_free(&sel);
+            return -1;
         }
-        memcpy(sel + len, item, (size_t)n + 1);
-        len += (size_t)n;
     }
-    if (sel == NULL || ml_add(sel, ml_pre, ml_post, 0) != 0) {
-        free(sel);
+    if (sel.s == NULL || ml_add(sel.s, ml_pre, ml_post, 0) != 0) {
+        idsel_free(&sel);
         return -1;
     }
-    free(sel);
+    idsel_free(&sel);
     ml_add("cuMemPoolCreate,cudaMemPoolCreate,cuDeviceGetDefaultMemPool,cuDeviceGetMemPool,"
            "cudaDeviceGetDefaultMemPool,cudaDeviceGetMemPool", NULL, ml_pool_post, 1);
     ml_add("cuMemGetMemPool,cuMemGetDefaultMemPool,cudaMemGetMemPool,cudaMemGetDefaultMemPool", NULL, ml_pool_post,

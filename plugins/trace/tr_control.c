@@ -32,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "idsel.h"
 #include "tr_control.h"
 #include "tr_gpause.h"
 #include "tr_hooks.h"
@@ -199,7 +200,8 @@ int tr_capture_start(tr_state *st)
     static const char *const names[4] = {"cuProfilerStart", "cuProfilerStop", "cudaProfilerStart",
                                           "cudaProfilerStop"};
     cushim_hook_spec spec;
-    char sel[160] = "";
+    idsel sel = {0};
+    int rc;
     if (st->capture == TR_CAPTURE_NONE)
         return 0;
     /* cuInit: the process uses CUDA (a shell between the launcher and the program does not, and is not told at
@@ -211,24 +213,27 @@ int tr_capture_start(tr_state *st)
     for (int k = 0; k < 4; k++) {
         const cushim_api_info *info = tr_host->api_by_name(names[k]);
         ctl.capture_ids[k] = info != NULL ? info->id : UINT32_MAX;   /* none in this build: never matched */
-        if (info == NULL)
-            continue;
-        snprintf(sel + strlen(sel), sizeof sel - strlen(sel), "%sid:%u", sel[0] != '\0' ? "," : "",
-                 ctl.capture_ids[k]);
+        if (info != NULL && idsel_add(&sel, ctl.capture_ids[k]) != 0) {
+            idsel_free(&sel);
+            tr_host->log(st->self, CUSHIM_LOG_ERROR, "out of memory");
+            return -1;
+        }
     }
-    if (sel[0] == '\0') {
+    if (sel.s == NULL) {
         tr_host->log(st->self, CUSHIM_LOG_ERROR, "capture=cudaProfilerApi: this build has no profiler API to hook");
         return -1;
     }
     memset(&spec, 0, sizeof spec);
     spec.size = sizeof spec;
-    spec.select = sel;
+    spec.select = sel.s;
     /* before the recording's pre hook (a stop is not recorded), after its post hook (nor is a start) */
     spec.priority = -2000;
     spec.pre = tr_capture_pre_hook;
     spec.post = tr_capture_post_hook;
     spec.user = st;
-    if (tr_host->hooks_add(st->self, &spec, &ctl.capture_group) != CUSHIM_OK) {
+    rc = tr_host->hooks_add(st->self, &spec, &ctl.capture_group);
+    idsel_free(&sel);
+    if (rc != CUSHIM_OK) {
         tr_host->log(st->self, CUSHIM_LOG_ERROR, "capture=cudaProfilerApi: cannot hook the profiler API");
         return -1;
     }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "idsel.h"
 #include "tr_cupti.h"
 #include "tr_hooks.h"
 #include "tr_kname.h"
@@ -338,24 +339,6 @@ static struct {
     int exit_by_core;
 } hk;
 
-/* ",id:N" (or "id:N" first) into 'out' (24 bytes): its length. Without printf: one per selected API at start. */
-static int tr_id_atom(char *out, int comma, uint32_t id)
-{
-    char digits[10];
-    int nd = 0, n = 0;
-    do
-        digits[nd++] = (char)('0' + id % 10);
-    while ((id /= 10) != 0);
-    if (comma)
-        out[n++] = ',';
-    memcpy(out + n, "id:", 3);
-    n += 3;
-    while (nd > 0)
-        out[n++] = digits[--nd];
-    out[n] = '\0';
-    return n;
-}
-
 int tr_hooks_add(tr_state *st)
 {
     cushim_hook_spec spec;
@@ -434,29 +417,18 @@ static int tr_register(tr_state *st, const char *filter)
     /* two groups: pre + post on most APIs; the exit alone on read-only queries on the fast path (tr_post_query:
        no pre hook to call, nothing on the open-call stack), each as a list of ids */
     {
-        char *sel[2] = {NULL, NULL};
-        size_t len[2] = {0, 0};
+        idsel sel[2] = {{0}, {0}};
         for (uint32_t id = 0; id < st->id_limit; id++) {
             const tr_plan *pl = st->plans[id];
-            char one[24];
-            int k, n;
-            char *g;
-            if (pl == NULL)
-                continue;
-            k = pl->post_only ? 1 : 0;
-            n = tr_id_atom(one, len[k] != 0, id);
-            if ((g = realloc(sel[k], len[k] + (size_t)n + 1)) == NULL) {
-                free(sel[0]);
-                free(sel[1]);
+            if (pl != NULL && idsel_add(&sel[pl->post_only ? 1 : 0], id) != 0) {
+                idsel_free(&sel[0]);
+                idsel_free(&sel[1]);
                 tr_host->log(st->self, CUSHIM_LOG_ERROR, "out of memory");
                 return -1;
             }
-            memcpy(g + len[k], one, (size_t)n + 1);
-            sel[k] = g;
-            len[k] += (size_t)n;
         }
-        hk.sel[0] = sel[0];
-        hk.sel[1] = sel[1];
+        hk.sel[0] = sel[0].s;   /* kept for re-adding the hooks (unhook); freed at fini */
+        hk.sel[1] = sel[1].s;
         if (tr_hooks_add(st) != 0) {
             tr_host->log(st->self, CUSHIM_LOG_ERROR, "cannot hook the filter's APIs");
             return -1;

@@ -37,6 +37,18 @@ add_executable(visible_test visible_test.c)
 target_link_libraries(visible_test PRIVATE PkgConfig::CMOCKA cushim_region)
 target_compile_options(visible_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME visible COMMAND visible_test)
+# The fatal signals' handlers chained to the program's (plugins/common/fatal.c: the trace's and the flight
+# recorder's last words).
+add_executable(fatal_test fatal_test.c)
+target_link_libraries(fatal_test PRIVATE PkgConfig::CMOCKA cushim_region)
+target_compile_options(fatal_test PRIVATE ${CUSHIM_WARN_FLAGS})
+add_test(NAME fatal COMMAND fatal_test)
+# A selector of API ids built one at a time (plugins/common/idsel.c: memlimit's, the flight recorder's and the
+# trace's hook groups).
+add_executable(idsel_test idsel_test.c)
+target_link_libraries(idsel_test PRIVATE PkgConfig::CMOCKA cushim_region)
+target_compile_options(idsel_test PRIVATE ${CUSHIM_WARN_FLAGS})
+add_test(NAME idsel COMMAND idsel_test)
 # ... and the reading of its limits (the option and HAMi-core's variables).
 add_executable(sml_limits_test sml_limits_test.c "${_sml_dir}/limitspec.c")
 target_include_directories(sml_limits_test PRIVATE "${PROJECT_SOURCE_DIR}/sdk/include")

@@ -1,7 +1,8 @@
 /*
  * tr_json.c - JSON text (tr_json.h): a growable buffer, numbers, strings
  * escaped for strict readers, and the text such a string decodes to. Part of
- * the trace's text library (lib/), shared by the plugin and 'cushim stats'.
+ * the trace's text library (lib/), shared by the plugin, 'cushim stats' and
+ * 'cushim flight'.
  */
 #include <stdarg.h>
 #include <stdio.h>

@@ -2,7 +2,8 @@
  * tr_json.h - JSON text for the trace's files and tables: a growable text
  * buffer, numbers in the C locale's form, strings escaped so that strict
  * readers load them. Host-free; part of the trace's text library (lib/),
- * linked by the plugin, 'cushim stats' and the unit tests.
+ * linked by the plugin, 'cushim stats', the flight recorder's 'cushim flight'
+ * (its report is written into a tr_sb) and the unit tests.
  */
 #ifndef TR_JSON_H
 #define TR_JSON_H
