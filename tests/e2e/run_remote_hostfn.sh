@@ -11,7 +11,8 @@
 #   3. e2e_remote_hostfn status: the server's cuStreamSynchronize fails (a server-side faultinject rule): the
 #      callback gets CUDA_ERROR_LAUNCH_FAILED (719) as its status, cuLaunchHostFunc returns it and its function is
 #      not called;
-#   4. e2e_remote_rt hostfn: the runtime's forms, the same output as a local run.
+#   4. e2e_remote_rt hostfn: the runtime's forms, the same output as a local run;
+#   5. 'cushim apis --remote' lists the eight APIs as hand-written.
 # Usage: run_remote_hostfn.sh BUILD_DIR HOSTFN_PROGRAM RT_PROGRAM OUT_DIR
 set -u
 build=$1 prog=$2 rt=$3 out=$4
@@ -90,6 +91,11 @@ diff "$d/rt.local" "$d/rt.remote" > "$d/rt.diff" || fail "runtime host functions
 [ "$(grep -c 'data as copied, cudaSuccess' "$d/rt.remote")" = 6 ] || fail "runtime: $(cat "$d/rt.remote")"
 [ "$(count "$d/rt.counts" cuStreamSynchronize)" = 6 ] ||
     fail "runtime: cuStreamSynchronize on the server: $(count "$d/rt.counts" cuStreamSynchronize), not 6"
+
+# 5. what 'cushim apis --remote' says
+"$build/tools/cushim" apis --remote > "$d/apis.tsv" 2>&1 || fail "cushim apis --remote: $(cat "$d/apis.tsv")"
+[ "$(awk -F'\t' '$2 ~ /^cu(da)?(LaunchHostFunc|StreamAddCallback)(_ptsz)?$/ && $4 == "hand-written"' "$d/apis.tsv" |
+    wc -l)" = 8 ] || fail "cushim apis --remote: $(grep -E 'HostFunc|AddCallback' "$d/apis.tsv")"
 
 [ $status = 0 ] && echo "run_remote_hostfn.sh: host functions remote = local"
 exit $status
