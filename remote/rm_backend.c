@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,6 +214,28 @@ static void rb_timeout(int fd, int seconds)
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
+/* The shim as the back end loads it: its drop-in copy (libcuda.so.1, where the launcher finds it beside the shim:
+   <dir>/cushim/dropin installed, <dir>/../dropin in the build tree) where there is one, so that the runtime and NVML
+   loaded next, which open "libcuda.so.1" by name, get the shim as their driver (the loaded object of that soname):
+   their own driver calls then pass its hooks and counts as in a local program (GPU run 158's witness found them
+   beside the shim). Else the shim itself. CUSHIM_SERVE_SHIM_ONLY=1 keeps the shim itself (tests compare both). */
+static const char *rb_shim_path(const char *shim, char *buf, size_t cap)
+{
+    const char *only = getenv("CUSHIM_SERVE_SHIM_ONLY");
+    if (only != NULL && strcmp(only, "1") == 0)
+        return shim;
+    const char *slash = strrchr(shim, '/');
+    int dl = slash != NULL ? (int)(slash - shim) : 1;
+    const char *dir = slash != NULL ? shim : ".";
+    static const char *const rel[] = { "cushim/dropin/libcuda.so.1", "../dropin/libcuda.so.1" };
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        int n = snprintf(buf, cap, "%.*s/%s", dl, dir, rel[i]);
+        if (n > 0 && (size_t)n < cap && access(buf, R_OK) == 0)
+            return buf;
+    }
+    return shim;
+}
+
 int rm_backend_run(int fd, const rm_backend_opts *o)
 {
     rb_state b = { .verbose = o->verbose };
@@ -227,10 +250,22 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
         free(buf);
         return 1;
     }
-    void *h = dlopen(o->shim, RTLD_NOW | RTLD_LOCAL);
+    char dropin[PATH_MAX];
+    const char *shim = rb_shim_path(o->shim, dropin, sizeof dropin);
+    /* CUSHIM_COUNTS: each back end its own FILE.<pid>, as a forked child of a counting process writes (the
+       listener never loads the shim, so every back end would otherwise write FILE over the others') */
+    const char *counts = getenv("CUSHIM_COUNTS");
+    if (counts != NULL && counts[0] != '\0' && strcmp(counts, "-") != 0 && strlen(counts) < PATH_MAX - 16) {
+        char per[PATH_MAX];
+        snprintf(per, sizeof per, "%s.%d", counts, (int)getpid());
+        setenv("CUSHIM_COUNTS", per, 1);
+    }
+    if (b.verbose)
+        rb_log("the shim: %s", shim);
+    void *h = dlopen(shim, RTLD_NOW | RTLD_LOCAL);
     cushim_host_get_fn get = h ? (cushim_host_get_fn)dlsym(h, CUSHIM_HOST_GET_NAME) : NULL;
     if (get == NULL || (b.host = get(CUSHIM_ABI_VERSION)) == NULL || !CUSHIM_HOST_HAS(b.host, call)) {
-        rb_log("cannot use the shim %s: %s", o->shim, h ? "no host table of this ABI" : dlerror());
+        rb_log("cannot use the shim %s: %s", shim, h ? "no host table of this ABI" : dlerror());
         free(buf);
         return 1;
     }

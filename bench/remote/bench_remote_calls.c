@@ -8,7 +8,12 @@
  * cushim-serve on the same host a region shared with the back end (zero copy, docs/remote.md "Shared memory").
  * With 'thread' the synchronous round trip is measured on a second thread too (a back end runs a client's threads
  * after the first on worker threads: a hand-off each call).
- *   bench_remote_calls [ROUNDS=20000] [SIZE=1048576] [COPIES=ROUNDS/20] [pinned|thread]
+ * With 'step LAUNCHES SPIN_US' only ROUNDS training-like steps are timed: LAUNCHES launches of a kernel that
+ * spins SPIN_US microseconds on the GPU (%globaltimer; 0: returns at once), then cuStreamSynchronize. A
+ * launch-bound step is 'step 100 0'; a compute-bound one e.g. 'step 10 5000' (50 ms of kernels). The fake
+ * driver runs no kernel: its FAKE_CUDA_KERNEL_US=N makes every launch take N us (set it where the driver is:
+ * the program locally, cushim-serve remotely).
+ *   bench_remote_calls [ROUNDS=20000] [SIZE=1048576] [COPIES=ROUNDS/20] [pinned|thread|step LAUNCHES SPIN_US]
  */
 #include <cuda.h>
 #include <pthread.h>
@@ -64,10 +69,16 @@ int main(int argc, char **argv)
     size_t size = argc > 2 ? strtoul(argv[2], NULL, 0) : 1 << 20;
     int big = argc > 3 ? atoi(argv[3]) : rounds / 20 > 0 ? rounds / 20 : 1;
     int pinned = argc > 4 && strcmp(argv[4], "pinned") == 0, thread = argc > 4 && strcmp(argv[4], "thread") == 0;
+    int step = argc > 6 && strcmp(argv[4], "step") == 0;
     static const char ptx[] = ".version 9.0\n.target sm_75\n.address_size 64\n"
-                              ".visible .entry empty(\n\t.param .u32 empty_param_0\n)\n{\n\tret;\n}\n";
+                              ".visible .entry empty(\n\t.param .u32 empty_param_0\n)\n{\n\tret;\n}\n"
+                              ".visible .entry spin(\n\t.param .u64 spin_param_0\n)\n{\n"
+                              "\t.reg .pred %p<2>;\n\t.reg .b64 %rd<5>;\n"
+                              "\tld.param.u64 %rd1, [spin_param_0];\n\tmov.u64 %rd2, %globaltimer;\n"
+                              "$L_spin:\n\tmov.u64 %rd3, %globaltimer;\n\tsub.s64 %rd4, %rd3, %rd2;\n"
+                              "\tsetp.lt.s64 %p1, %rd4, %rd1;\n\t@%p1 bra $L_spin;\n\tret;\n}\n";
     CUmodule mod;
-    CUfunction fn;
+    CUfunction fn, spin;
     CUdevice dev;
     CUcontext ctx;
     CUdeviceptr d;
@@ -75,6 +86,7 @@ int main(int argc, char **argv)
     double *t = malloc(sizeof *t * (size_t)rounds);
     if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx) ||
         cuMemAlloc(&d, size) || cuModuleLoadData(&mod, ptx) || cuModuleGetFunction(&fn, mod, "empty") ||
+        cuModuleGetFunction(&spin, mod, "spin") ||
         (pinned ? cuMemAllocHost((void **)&host, size) : (host = calloc(1, size)) == NULL)) {
         fprintf(stderr, "bench_remote_calls: set-up failed\n");
         return 1;
@@ -82,6 +94,26 @@ int main(int argc, char **argv)
     memset(host, 1, size);
     if (big > rounds)
         t = realloc(t, sizeof *t * (size_t)big);
+    if (step) {   /* LAUNCHES spinning kernels, then a synchronisation: ROUNDS times, after one to warm up */
+        int launches = atoi(argv[5]);
+        unsigned long long ns = strtoull(argv[6], NULL, 0) * 1000ull;
+        void *sargs[] = { &ns };
+        char what[64];
+        for (int r = -1; r < rounds; r++) {
+            double t0 = now_us();
+            for (int i = 0; i < launches; i++)
+                cuLaunchKernel(spin, 1, 1, 1, 32, 1, 1, 0, NULL, sargs, NULL);
+            if (cuStreamSynchronize(NULL) != CUDA_SUCCESS) {
+                fprintf(stderr, "bench_remote_calls: the step's launches failed\n");
+                return 1;
+            }
+            if (r >= 0)
+                t[r] = now_us() - t0;
+        }
+        snprintf(what, sizeof what, "step %dx%s us", launches, argv[6]);
+        report(what, t, rounds, 0);
+        return 0;
+    }
     for (int i = 0; i < rounds; i++) {
         double t0 = now_us();
         cuStreamQuery(NULL);

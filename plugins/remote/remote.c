@@ -52,6 +52,8 @@ static const cushim_option rp_options[] = {
     { "stats", CUSHIM_OPT_BOOL, "false", "print the calls forwarded and round trips at exit" },
     { "shm", CUSHIM_OPT_BOOL, "true",
       "copies through a shared memory area when the server is on this host (unix socket); 0: through the socket" },
+    { "delay_us", CUSHIM_OPT_INT, "0",
+      "test/benchmark knob: a simulated network distance, N microseconds added to each round trip (shm off)" },
     { NULL, 0, NULL, NULL },
 };
 
@@ -244,6 +246,16 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
     s->token_file = host->opt_given(self, "token_file") ? host->opt_string(self, "token_file") : NULL;
     s->stats = host->opt_bool(self, "stats");
     s->shm_opt = host->opt_bool(self, "shm");
+    int64_t delay = host->opt_int(self, "delay_us");
+    if (delay < 0 || delay > 10000000) {
+        host->log(self, CUSHIM_LOG_ERROR, "delay_us=%lld: give 0 to 10000000 microseconds",
+                  (long long)delay);
+        free(s);
+        return -1;
+    }
+    s->delay_us = (uint32_t)delay;
+    if (s->delay_us != 0)
+        s->shm_opt = 0;   /* a server at a distance shares no memory: every call crosses the (delayed) socket */
     s->fd = -1;
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->klock, NULL);
@@ -329,6 +341,8 @@ static void rp_fork_child(cushim_plugin *self)
     s->async_err = 0;
     s->thread_sent = 0;   /* the child's server knows none of its threads yet */
     s->batch_tid = 0;
+    s->in_flight = 0;
+    s->delays = 0;
     rm_wr_reset(&s->batch);
     rp_shm_forget(s);   /* the parent's area: the child's connection makes its own */
     rp_cache_forget_functions(s);

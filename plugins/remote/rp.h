@@ -69,6 +69,7 @@ typedef struct rp_state {
     const char *token_file;        /* NULL: no token (a unix socket's server needs none) */
     int stats;
     int shm_opt;                   /* option 'shm': a shared area with a back end on this host (rp_shm.c) */
+    uint32_t delay_us;             /* option 'delay_us': a simulated round trip added per flight (rp_conn.c) */
     /* the connection (rp_conn.c), under 'lock' */
     pthread_mutex_t lock;
     int fd;                        /* -1: not connected (yet) */
@@ -86,6 +87,8 @@ typedef struct rp_state {
     uint64_t batch_tid;            /* the thread whose calls the batch holds (a batch holds one thread's) */
     _Atomic uint64_t next_tid;     /* thread numbers, from 1, never reused */
     uint32_t async_err_api;        /* ... its API id */
+    int in_flight;                 /* delay_us: a flight of messages is being sent (delayed once, rp_conn.c) */
+    uint64_t delays;               /* delay_us: the flights delayed */
     rp_region region[RM_SHM_REGIONS]; /* shared with the back end (rp_shm.c), under 'lock' */
     uint32_t nregions;             /* pinned regions in use (1..), inherited ones too */
     pthread_mutex_t hlock;         /* pinned blocks of this process's heap, when there is no shared memory */

@@ -15,11 +15,23 @@
  * keeps that error and returns it from the next synchronous call that itself returns CUDA_SUCCESS (that call
  * ran; its outputs are written), as the driver returns an asynchronous error from a later call. A later
  * failure is not kept while one waits to be reported.
+ *
+ * delay_us=N (a test and benchmark knob, docs/plugins/remote.md) simulates a network distance: each round trip
+ * costs N microseconds more. The client sleeps N before the first message of a flight - the messages one
+ * operation writes back to back before it waits for their replies (a synchronous call and the batch in front of
+ * it, a copy's chunks, a thread's name) - and the rest ride with it. A batch sent ahead of its replies (a full
+ * batch, the flush before fork) is not delayed: its round trip is paid once, when the client waits for the
+ * batches sent ahead (rp_read_ahead_locked), as their replies would all arrive a round trip after the last was
+ * sent. So a batched call is never delayed on its own. The whole round trip is paid on the way out, not half
+ * before the send and half before the reply: every message leaves through this file's send steps while replies
+ * are read in three files, and a client that waits for the reply pays the same either way; a call the server
+ * takes long over (a synchronisation behind kernels) still costs its own time plus N.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rm_auth.h"
@@ -84,6 +96,7 @@ void rp_lost_locked(rp_state *s, int rc)
     s->fd = -1;
     s->dead = 1;
     s->ahead = 0;
+    s->in_flight = 0;
     s->batch_n = 0;
     rm_wr_reset(&s->batch);
 }
@@ -149,12 +162,56 @@ int32_t rp_status_result(rp_state *s, const rm_plan *pl, uint32_t status)
     }
 }
 
+/* ---- the simulated distance (delay_us) ---- */
+/* delay_us, waited (rp_conn.c's header): slept to RP_DELAY_SPIN_NS before the end, the rest spun, since a sleep
+   overshoots by the timer slack (50 us by default), as much as a loopback round trip costs. */
+#define RP_DELAY_SPIN_NS 100000
+static int64_t rp_mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static void rp_delay_locked(rp_state *s)
+{
+    int64_t end = rp_mono_ns() + (int64_t)s->delay_us * 1000;
+    s->delays++;
+    if (s->delay_us * 1000ll > RP_DELAY_SPIN_NS) {
+        int64_t wake = end - RP_DELAY_SPIN_NS;
+        struct timespec t = { .tv_sec = (time_t)(wake / 1000000000), .tv_nsec = (long)(wake % 1000000000) };
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) != 0) {   /* EINTR: sleep on */
+        }
+    }
+    while (rp_mono_ns() < end) {
+    }
+}
+
+#define RP_BEFORE_SEND(s)                                                                                          \
+    do {                                                                                                           \
+        if ((s)->delay_us != 0 && !(s)->in_flight) { /* unset: this one branch */                                  \
+            rp_delay_locked(s);                                                                                    \
+            (s)->in_flight = 1;                                                                                    \
+        }                                                                                                          \
+    } while (0)
+
+/* A batch sent ahead of its replies: no delay now (nor a flight started), paid when they are awaited. */
+static int rp_send_ahead_locked(rp_state *s)
+{
+    int was = s->in_flight;
+    s->in_flight = 1;
+    int rc = rp_send_batch_locked(s);
+    s->in_flight = was;
+    return rc;
+}
+
 /* The server runs a client thread's calls on a thread of its own (rm_workers.h): it is told which client
    thread the next messages come from whenever that changes. */
 static int rp_name_thread_locked(rp_state *s, uint64_t tid)
 {
     if (tid == s->thread_sent)
         return RM_OK;
+    RP_BEFORE_SEND(s);
     int rc = rm_send(s->fd, RM_MSG_THREAD, 0, &tid, sizeof tid);
     if (rc == RM_OK)
         s->thread_sent = tid;
@@ -171,7 +228,10 @@ int rp_send_call_locked(rp_state *s, const rm_wr *w, uint32_t seq)
 int rp_send_kind_locked(rp_state *s, uint16_t kind, const rm_wr *w, uint32_t seq)
 {
     int rc = rp_name_thread_locked(s, rp_thread_id(s));
-    return rc != RM_OK ? rc : rm_send_wr(s->fd, kind, seq, w);
+    if (rc != RM_OK)
+        return rc;
+    RP_BEFORE_SEND(s);
+    return rm_send_wr(s->fd, kind, seq, w);
 }
 
 /* ---- batches ---- */
@@ -181,6 +241,7 @@ int rp_send_batch_locked(rp_state *s)
         return RM_OK;
     memcpy(s->batch.p, &s->batch_n, 4);
     int rc = rp_name_thread_locked(s, s->batch_tid);
+    RP_BEFORE_SEND(s);
     if (rc == RM_OK)
         rc = rm_send(s->fd, RM_MSG_BATCH, ++s->seq, s->batch.p, s->batch.len);
     atomic_fetch_add_explicit(&s->batches, 1, memory_order_relaxed);
@@ -194,6 +255,11 @@ int rp_send_batch_locked(rp_state *s)
 /* The replies of the batches sent ahead (they come before any later reply); the first failure is kept. */
 int rp_read_ahead_locked(rp_state *s)
 {
+    if (s->delay_us != 0) {   /* every path that waits for replies comes here first */
+        if (!s->in_flight && s->ahead > 0)
+            rp_delay_locked(s);   /* batches sent ahead, awaited: their round trip */
+        s->in_flight = 0;         /* the next message starts a flight */
+    }
     while (s->ahead > 0) {
         rm_hdr h;
         uint32_t ran, failed, status, size;
@@ -239,7 +305,7 @@ void rp_conn_flush(rp_state *s, int wait)
 {
     pthread_mutex_lock(&s->lock);
     if (s->fd >= 0 && !s->dead && (s->batch_n != 0 || (wait && s->ahead != 0))) {
-        int rc = rp_send_batch_locked(s);
+        int rc = wait ? rp_send_batch_locked(s) : rp_send_ahead_locked(s);
         if (rc == RM_OK && wait) {
             rc = rp_read_ahead_locked(s);
             atomic_fetch_add_explicit(&s->trips, 1, memory_order_relaxed);
@@ -250,6 +316,9 @@ void rp_conn_flush(rp_state *s, int wait)
     if (wait && s->async_err != 0)
         s->host->log(s->self, CUSHIM_LOG_WARN, "an asynchronous call failed with %d and no later synchronous call "
                      "reported it", s->async_err);
+    if (wait && s->delay_us != 0)
+        s->host->log(s->self, CUSHIM_LOG_INFO, "delay_us=%u: %llu round trips delayed (a simulated distance)",
+                     s->delay_us, (unsigned long long)s->delays);
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -301,7 +370,7 @@ int32_t rp_queue(rp_state *s, const rm_plan *pl, void *params)
     uint64_t me = rp_thread_id(s);
     if (s->batch_n == RP_BATCH_CALLS || s->batch.len + 4 + w->len > RP_BATCH_BYTES ||
         (s->batch_n != 0 && s->batch_tid != me)) {   /* a batch holds one thread's calls */
-        rc = rp_send_batch_locked(s);
+        rc = rp_send_ahead_locked(s);
         if (rc == RM_OK && s->ahead >= RP_BATCHES_AHEAD) {
             rc = rp_read_ahead_locked(s);
             atomic_fetch_add_explicit(&s->trips, 1, memory_order_relaxed);

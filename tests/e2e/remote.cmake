@@ -55,3 +55,13 @@ target_link_libraries(e2e_remote_hostfn PRIVATE cushim_fake_cuda pthread)
 add_test(NAME e2e_remote_hostfn COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/run_remote_hostfn.sh" "${CMAKE_BINARY_DIR}"
          "$<TARGET_FILE:e2e_remote_hostfn>" "$<TARGET_FILE:e2e_remote_rt>" "${CMAKE_CURRENT_BINARY_DIR}")
 set_tests_properties(e2e_remote_hostfn PROPERTIES LABELS "e2e;remote;no_asan" TIMEOUT 60)
+
+# delay_us, a simulated network distance (docs/plugins/remote.md): round trips delayed by at least it, once each;
+# batched calls not one by one (run_remote_delay.sh).
+add_executable(e2e_remote_delay e2e_remote_delay.c)
+target_include_directories(e2e_remote_delay PRIVATE "${CUSHIM_CUDA_INCLUDE}")
+target_compile_options(e2e_remote_delay PRIVATE ${CUSHIM_WARN_FLAGS})
+target_link_libraries(e2e_remote_delay PRIVATE cushim_fake_cuda)
+add_test(NAME e2e_remote_delay COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/run_remote_delay.sh" "${CMAKE_BINARY_DIR}"
+         "$<TARGET_FILE:e2e_remote_delay>" "${CMAKE_CURRENT_BINARY_DIR}")
+set_tests_properties(e2e_remote_delay PROPERTIES LABELS "e2e;remote;no_asan" TIMEOUT 120)

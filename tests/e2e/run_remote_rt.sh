@@ -33,8 +33,10 @@ client() {   # client OUT ERR PROGRAM...: the shim and the plugin preloaded, no 
 }
 start_server() {   # start_server TAG: one client, counts under $d/TAG.server.*
     rm -f "$sock"
+    rm -f "$d/$1.server.shim"*
     LD_LIBRARY_PATH="$fake" FAKE_CUDA_COUNTS="$d/$1.server.driver" FAKE_CUDART_COUNTS="$d/$1.server.runtime" \
-        FAKE_NVML_COUNTS="$d/$1.server.nvml" "$serve" --listen="unix:$sock" --once >> "$d/serve.log" 2>&1 &
+        FAKE_NVML_COUNTS="$d/$1.server.nvml" CUSHIM_COUNTS="$d/$1.server.shim" \
+        "$serve" --listen="unix:$sock" --once >> "$d/serve.log" 2>&1 &
     server=$!
     for _ in $(seq 100); do [ -S "$sock" ] && return 0; sleep 0.05; done
     fail "cushim-serve did not listen"; cat "$d/serve.log"
@@ -46,6 +48,17 @@ start_server rt
 FAKE_CUDART_COUNTS="$d/rt.client.runtime" client "$d/rt.remote.out" "$d/rt.remote.err" "$rt" ||
     fail "e2e_remote_rt failed remotely: $(cat "$d/rt.remote.err")"
 wait "$server" || fail "the server's back end exited with $?"
+# the server's witness: every driver call the server's fake driver received passed the shim in the back end and
+# was counted there (its own FILE.<pid>) - the runtime's own driver calls too, the shim being the driver the
+# back end's runtime opened (its drop-in copy) - but the back end's own calls (call_real, not counted: kernel
+# parameter sizes, the shared area's registration)
+ls "$d"/rt.server.shim.* > /dev/null 2>&1 || fail "the back end wrote no CUSHIM_COUNTS file of its own (FILE.<pid>)"
+cat "$d"/rt.server.shim.* 2>/dev/null > "$d/rt.server.shimall"
+while IFS=$'\t' read -r api n; do
+    case $api in cuFuncGetParamInfo|cuMemHostRegister*|cuMemHostUnregister) continue ;; esac
+    [ "$(count "$d/rt.server.shimall" "$api")" = "$n" ] ||
+        fail "the server's shim counted $api $(count "$d/rt.server.shimall" "$api") times, its driver received $n"
+done < "$d/rt.server.driver"
 LD_LIBRARY_PATH="$fake" FAKE_CUDA_COUNTS="$d/rt.local.driver" FAKE_CUDART_COUNTS="$d/rt.local.runtime" "$rt" \
     > "$d/rt.local.out" 2> "$d/rt.local.err" || fail "e2e_remote_rt failed locally: $(cat "$d/rt.local.err")"
 diff "$d/rt.local.out" "$d/rt.remote.out" > "$d/rt.diff" || fail "outputs differ: $(cat "$d/rt.diff")"
