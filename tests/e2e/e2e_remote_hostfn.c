@@ -9,7 +9,9 @@
  *                      (the order of the calls, each one's data and status) is printed, the same locally and
  *                      remotely. KERNEL_US (the server's FAKE_CUDA_KERNEL_US, remote only): each function must
  *                      start no earlier than KERNEL_US after the launch before it on its stream (it ran after the
- *                      stream drained, not when the call was made).
+ *                      stream drained, not when the call was made). On a real driver functions of different
+ *                      streams may run in another order than they were enqueued: compare per stream
+ *                      (tests/gpu/checks/remotehostfn.sh).
  *   null               a NULL function or callback, and a callback with flags, are CUDA_ERROR_INVALID_VALUE.
  *   status             the server's cuStreamSynchronize fails (a server-side faultinject rule): the callback gets
  *                      its error as status and cuStreamAddCallback returns CUDA_SUCCESS; cuLaunchHostFunc returns
@@ -109,7 +111,8 @@ static int order(void)
     CUmodule mod;
     CUfunction fn;
     setup();
-    CK(cuModuleLoadData(&mod, ".version 9.0\n.target sm_75\n.address_size 64\n"));
+    /* a real kernel (the GPU check runs this program on a driver too; the fake loads any image) */
+    CK(cuModuleLoadData(&mod, ".version 7.0\n.target sm_50\n.address_size 64\n.visible .entry noop()\n{\n\tret;\n}\n"));
     CK(cuModuleGetFunction(&fn, mod, "noop"));
     for (int k = 0; k < 2; k++) {
         CK(cuStreamCreate(&s[k], CU_STREAM_NON_BLOCKING));
