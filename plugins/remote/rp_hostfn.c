@@ -152,19 +152,22 @@ static uint64_t rh_param(const cushim_call *call, uint32_t i)
     return v;
 }
 
+/* Which of the eight 'id' is: 1 and its runtime/form/per-thread indices, or 0. */
+static int rh_which(uint32_t id, int *rt, int *k, int *pt)
+{
+    for (*rt = 0; *rt < 2; ++*rt)
+        for (*k = 0; *k < 2; ++*k)
+            for (*pt = 0; *pt < 2; ++*pt)
+                if (rh.id[*rt][*k][*pt] == id)
+                    return 1;
+    return 0;
+}
+
 int rp_hostfn_pre(cushim_call *call, int32_t *result)
 {
-    uint32_t id = call->api_id;
     int rt, k, pt;
-    if (rh.host == NULL || id == 0)
+    if (rh.host == NULL || call->api_id == 0 || !rh_which(call->api_id, &rt, &k, &pt))
         return 0;
-    for (rt = 0; rt < 2; rt++)
-        for (k = 0; k < 2; k++)
-            for (pt = 0; pt < 2; pt++)
-                if (rh.id[rt][k][pt] == id)
-                    goto found;
-    return 0;
-found:;
     uint32_t lib = rt ? CUSHIM_LIB_RUNTIME : CUSHIM_LIB_DRIVER;
     rh_call c = { .api = call->info, .runtime = rt, .per_thread = pt,
                   .code_of_failure = rc_lib_error(lib, rh.e_not_supported) };
