@@ -54,6 +54,12 @@ static const rm_special rm_specials[] = {
     { "cudaMemcpy_ptds", RM_CLASS_HAND, RM_OP_CLIENT, "dst", NULL, "by its kind: cuMemcpyHtoD/DtoH/DtoD_ptds" },
     { "cudaMemcpyAsync", RM_CLASS_HAND, RM_OP_CLIENT, "dst", NULL, "by its kind: cuMemcpyHtoD/DtoH/DtoDAsync" },
     { "cudaMemcpyAsync_ptsz", RM_CLASS_HAND, RM_OP_CLIENT, "dst", NULL, "by its kind: cuMemcpyHtoD/DtoH/DtoDAsync_ptsz" },
+    /* host functions: the client's code and data, run in the client once the stream drained on the server
+       (plugins/remote/rp_hostfn.c); a server decodes the function only as absent, so never calls a pointer */
+    { "cuLaunchHostFunc*", RM_CLASS_HAND, RM_OP_CLIENT, "fn", NULL, "host function: run in the client after cuStreamSynchronize (synchronous)" },
+    { "cuStreamAddCallback*", RM_CLASS_HAND, RM_OP_CLIENT, "callback", NULL, "stream callback: run in the client after cuStreamSynchronize (synchronous)" },
+    { "cudaLaunchHostFunc*", RM_CLASS_HAND, RM_OP_CLIENT, "fn", NULL, "host function: run in the client after cuStreamSynchronize (synchronous)" },
+    { "cudaStreamAddCallback*", RM_CLASS_HAND, RM_OP_CLIENT, "callback", NULL, "stream callback: run in the client after cuStreamSynchronize (synchronous)" },
 
     /* answered by the client's shim, never by the server */
     { "cuGetProcAddress*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "entry points are the client shim's own (getproc.c)" },

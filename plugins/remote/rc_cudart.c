@@ -356,6 +356,18 @@ static int32_t rc_fail(int32_t r)
     return r;
 }
 
+static int32_t rc_context(void);
+
+int32_t rc_note_error(int32_t r)
+{
+    return rc_fail(r);
+}
+
+int32_t rc_driver_context(void)
+{
+    return rc.host != NULL ? rc_context() : 3;   /* cudaErrorInitializationError: rc_init failed */
+}
+
 /* The runtime's context of the thread's device made current on the server's thread for it, before a driver call
    the runtime part makes for the program (a thread whose first call is a launch or a copy has none yet):
    cudaFree(NULL), once per client thread and device. */

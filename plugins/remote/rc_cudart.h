@@ -27,6 +27,13 @@ int rc_init(const cushim_host *host, cushim_plugin *self, const rm_plans *plans,
    returns 1 with *result set; 0: forward it as any other call. */
 int rc_pre(cushim_call *call, const rm_plan *pl, int32_t *result);
 
+/* Before driver calls the client makes for a runtime call (rp_hostfn.c): the runtime's context of this thread's
+   device made current on its server thread (cudaFree(NULL), once per thread and device). 0 or a runtime error. */
+int32_t rc_driver_context(void);
+
+/* A runtime call answered in the client returns 'r': kept for cudaGetLastError when it is an error. Returns r. */
+int32_t rc_note_error(int32_t r);
+
 /* In the child of fork(): the server's modules and functions were the parent's back end's; the child's first
    launch loads them in its own. */
 void rc_fork_child(void);

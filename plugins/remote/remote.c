@@ -24,6 +24,8 @@
  * is one synchronous round trip. On a unix socket (unless 'shm=0') the client also shares memory with its back
  * end (rp_shm.c): byte copies go through it (zero copy from and to pinned memory, which cuMemAllocHost,
  * cuMemHostAlloc and cuMemFreeHost answer here), and a synchronous call with nothing in flight rings its doorbell.
+ * Host functions (cuLaunchHostFunc, cuStreamAddCallback and the runtime's) run in the calling thread once their
+ * stream has drained on the server (rp_hostfn.c).
  * One connection carries a process's calls in order. 'stats=1' prints the calls, round trips, batches, local
  * answers and shared-memory calls at exit.
  */
@@ -36,6 +38,7 @@
 #include <unistd.h>
 
 #include "rc_cudart.h"
+#include "rp_hostfn.h"
 #include "rm_sock.h"
 #include "rp.h"
 
@@ -203,6 +206,8 @@ static int rp_pre(cushim_call *call, void *user, uint64_t *slot)
     atomic_fetch_add_explicit(&s->calls, 1, memory_order_relaxed);
     if (call->info->library == CUSHIM_LIB_DRIVER && rp_pinned(s, call, &r))
         return cushim_call_skip(call, r);
+    if (rp_hostfn_pre(call, &r))   /* host functions run here (rp_hostfn.c) */
+        return cushim_call_skip(call, r);
     if (pl == NULL || (pl->cls != RM_CLASS_FORWARD && pl->cls != RM_CLASS_FORWARD_NULL && pl->cls != RM_CLASS_HAND)) {
         rp_refuse_once(s, pl, "not forwarded");
         return cushim_call_skip(call, rc_lib_error(call->info->library, s->e_not_supported));
@@ -296,6 +301,7 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
        string (error texts) are answered by the client's library, which needs no driver for them */
     static const char *const rp_libs[] = { "lib:runtime&!cudaGetErrorName&!cudaGetErrorString",
                                            "lib:nvml&!nvmlErrorString" };
+    rp_hostfn_init(host, self, s->plans, rp_dispatch_rc, s, s->e_invalid, s->e_not_supported);
     if (rc_init(host, self, s->plans, rp_dispatch_rc, rp_host_alloc_rc, rp_host_free_rc, s) != 0)   /* logged; the driver is forwarded still */
         host->log(self, CUSHIM_LOG_WARN, "runtime programs' launches and copies are not forwarded");
     for (size_t i = 0; i < sizeof rp_libs / sizeof rp_libs[0]; i++) {

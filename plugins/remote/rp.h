@@ -9,6 +9,7 @@
  *                pinned host memory, and the copies through them
  *   rp_cache.c   answers kept for immutable queries (rp_state.clock)
  *   rp_args.c    kernel argument sizes (rp_state.klock) and the strings the server returned (rp_state.slock)
+ *   rp_hostfn.c  host functions, run in the client after their stream drained (no state of rp_state; rp_hostfn.h)
  */
 #ifndef RP_H
 #define RP_H

@@ -9,7 +9,10 @@
  * cudaLaunchKernel; a second kernel is launched the CUDA 13 way (__cudaGetKernel, __cudaLaunchKernel). The program
  * prints only what both runs must agree on. With E2E_NO_DRIVER=1 it also checks, at the end, that no
  * libcuda.so.1 was ever loaded in this process. 'e2e_remote_rt fork' (remote only) then forks a child that
- * allocates and launches: through cushim-serve it has a back end of its own.
+ * allocates and launches: through cushim-serve it has a back end of its own. 'e2e_remote_rt hostfn' runs only
+ * the host functions' part (docs/remote.md, "Host functions"): rounds of a copy in, a <<<>>> launch and a copy back
+ * on two streams, each followed by cudaLaunchHostFunc or cudaStreamAddCallback, whose functions log what their
+ * buffers hold, in their order; a NULL function is cudaErrorInvalidValue, reported by cudaGetLastError.
  */
 #define _GNU_SOURCE
 #include <cuda_runtime_api.h>
@@ -118,8 +121,72 @@ static void report(const char *what, cudaError_t e)
     printf("%s: %s\n", what, cudaGetErrorName(e));
 }
 
+/* ---- 'hostfn': host functions ---- */
+#define HF_WORDS 256
+typedef struct hf_rec {
+    int stream, round;
+    unsigned expect;
+    unsigned buf[HF_WORDS];
+} hf_rec;
+static char hf_log[4096];
+static size_t hf_len;
+
+static void hf_note(const hf_rec *r, const char *form, cudaError_t status)
+{
+    int ok = 1;
+    for (int i = 0; i < HF_WORDS; i++)
+        ok &= r->buf[i] == r->expect;
+    hf_len += (size_t)snprintf(hf_log + hf_len, sizeof hf_log - hf_len, "%s stream %d round %d: data %s, %s\n",
+                               form, r->stream, r->round, ok ? "as copied" : "WRONG", cudaGetErrorName(status));
+}
+
+static void CUDART_CB hf_fn(void *p)
+{
+    hf_note(p, "cudaLaunchHostFunc", cudaSuccess);
+}
+
+static void CUDART_CB hf_cb(cudaStream_t s, cudaError_t status, void *p)
+{
+    (void)s;
+    hf_note(p, "cudaStreamAddCallback", status);
+}
+
+static int hostfn(void)
+{
+    static hf_rec recs[2][3];
+    cudaStream_t s[2];
+    unsigned *d[2];
+    report("cudaSetDevice(0)", cudaSetDevice(0));
+    for (int k = 0; k < 2; k++) {
+        report("cudaStreamCreate", cudaStreamCreate(&s[k]));
+        report("cudaMalloc", cudaMalloc((void **)&d[k], HF_WORDS * sizeof(unsigned)));
+    }
+    for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 2; k++) {
+            hf_rec *r = &recs[k][i];
+            unsigned src[HF_WORDS];
+            r->stream = k, r->round = i, r->expect = 1000u * (unsigned)(k + 1) + (unsigned)i;
+            for (int w = 0; w < HF_WORDS; w++)
+                src[w] = r->expect;
+            report("cudaMemcpyAsync HtoD", cudaMemcpyAsync(d[k], src, sizeof src, cudaMemcpyHostToDevice, s[k]));
+            if (__cudaPushCallConfiguration((dim3){ 1, 1, 1 }, (dim3){ 32, 1, 1 }, 0, s[k]) == 0)
+                scale((float *)d[k], 1.0f, 0);
+            report("launch", cudaGetLastError());
+            report("cudaMemcpyAsync", cudaMemcpyAsync(r->buf, d[k], sizeof r->buf, cudaMemcpyDeviceToHost, s[k]));
+            report(k == 0 ? "cudaLaunchHostFunc" : "cudaStreamAddCallback",
+                   k == 0 ? cudaLaunchHostFunc(s[k], hf_fn, r) : cudaStreamAddCallback(s[k], hf_cb, r, 0));
+        }
+    report("cudaLaunchHostFunc(NULL)", cudaLaunchHostFunc(s[0], NULL, NULL));
+    report("cudaGetLastError", cudaGetLastError());
+    report("cudaDeviceSynchronize", cudaDeviceSynchronize());
+    fputs(hf_log, stdout);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "hostfn") == 0)
+        return hostfn();
     int rv = 0, dv = 0, n = 0, dev = -1;
     report("cudaRuntimeGetVersion", cudaRuntimeGetVersion(&rv));
     report("cudaDriverGetVersion", cudaDriverGetVersion(&dv));

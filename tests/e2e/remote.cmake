@@ -45,6 +45,17 @@ add_test(NAME e2e_remote_rt COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/run_remote
          "$<TARGET_FILE:e2e_remote_rt>" "${CMAKE_CURRENT_BINARY_DIR}" ${_rm_nvml})
 set_tests_properties(e2e_remote_rt PROPERTIES LABELS "e2e;remote;no_asan" TIMEOUT 120)
 
+# Host functions (docs/remote.md, "Host functions"): cuLaunchHostFunc, cuStreamAddCallback and the runtime's
+# forms run in the client after their stream drained on the server; the order and the data they see equal a local
+# run's (run_remote_hostfn.sh).
+add_executable(e2e_remote_hostfn e2e_remote_hostfn.c)
+target_include_directories(e2e_remote_hostfn PRIVATE "${CUSHIM_CUDA_INCLUDE}")
+target_compile_options(e2e_remote_hostfn PRIVATE ${CUSHIM_WARN_FLAGS})
+target_link_libraries(e2e_remote_hostfn PRIVATE cushim_fake_cuda pthread)
+add_test(NAME e2e_remote_hostfn COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/run_remote_hostfn.sh" "${CMAKE_BINARY_DIR}"
+         "$<TARGET_FILE:e2e_remote_hostfn>" "$<TARGET_FILE:e2e_remote_rt>" "${CMAKE_CURRENT_BINARY_DIR}")
+set_tests_properties(e2e_remote_hostfn PROPERTIES LABELS "e2e;remote;no_asan" TIMEOUT 60)
+
 # delay_us, a simulated network distance (docs/plugins/remote.md): round trips delayed by at least it, once each;
 # batched calls not one by one (run_remote_delay.sh).
 add_executable(e2e_remote_delay e2e_remote_delay.c)

@@ -69,6 +69,7 @@ static struct {
     FRT_PFN(cuModuleLoadData) module_load;
     FRT_PFN(cuModuleGetFunction) module_get_function;
     FRT_PFN(cuLaunchHostFunc) launch_host_func;
+    FRT_PFN(cuStreamAddCallback) stream_add_callback;
 } frt_drv;
 
 /* The functions that have per-thread variants: one set per flag. */
@@ -244,6 +245,7 @@ static void frt_load_driver(void)
     FRT_GET(module_load, "cuModuleLoadData");
     FRT_GET(module_get_function, "cuModuleGetFunction");
     FRT_GET(launch_host_func, "cuLaunchHostFunc");
+    FRT_GET(stream_add_callback, "cuStreamAddCallback");
 #undef FRT_GET
     ok &= frt_resolve_stream_fns(&frt_legacy, CU_GET_PROC_ADDRESS_DEFAULT);
     if (!ok) {
@@ -775,6 +777,15 @@ cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userD
     FRT_ENTER(cudaLaunchHostFunc);
     FRT_CTX();
     return frt_ret(frt_error(frt_drv.launch_host_func(stream, fn, userData)));
+}
+
+/* the callback's status is the driver's CUresult: the fake's streams never fail, so it is CUDA_SUCCESS (cudaSuccess) */
+cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void *userData, unsigned int flags)
+{
+    FRT_ENTER(cudaStreamAddCallback);
+    FRT_CTX();
+    return frt_ret(frt_error(frt_drv.stream_add_callback(stream, (CUstreamCallback)(void (*)(void))callback, userData,
+                                                         flags)));
 }
 
 cudaError_t cudaEventCreate(cudaEvent_t *event)

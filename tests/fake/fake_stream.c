@@ -2,7 +2,8 @@
  * fake_stream.c - streams, events and host functions of the fake driver.
  *
  * Work the fake accepts (copies, sets, launches) completes before the call
- * returns, so streams only order host functions. cuLaunchHostFunc queues the
+ * returns, so streams only order host functions. cuLaunchHostFunc (and
+ * cuStreamAddCallback, whose callback gets CUDA_SUCCESS) queues the
  * function for one callback thread that the fake owns, as the real driver runs
  * host functions on a thread of its own; synchronising a stream (or the
  * context) waits until the functions queued on it have run. Events record a
@@ -525,6 +526,47 @@ CUresult cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void *userData)
 {
     FAKE_ENTER(cuLaunchHostFunc_ptsz);
     return fk_launch_host_func(hStream, fn, userData);
+}
+
+/* cuStreamAddCallback: a host function that calls the callback with the stream and CUDA_SUCCESS (the fake's streams
+   never fail). */
+struct fk_stream_cb {
+    CUstreamCallback cb;
+    CUstream stream;
+    void *user;
+};
+
+static void CUDA_CB fk_stream_cb_run(void *p)
+{
+    struct fk_stream_cb *c = p;
+    c->cb(c->stream, CUDA_SUCCESS, c->user);
+    free(c);
+}
+
+static CUresult fk_stream_add_callback(CUstream s, CUstreamCallback cb, void *user, unsigned flags)
+{
+    if (cb == NULL || flags != 0)
+        return fk_stream_check(s) != CUDA_SUCCESS ? fk_stream_check(s) : CUDA_ERROR_INVALID_VALUE;
+    struct fk_stream_cb *c = malloc(sizeof *c);
+    if (c == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *c = (struct fk_stream_cb){ .cb = cb, .stream = s, .user = user };
+    CUresult r = fk_launch_host_func(s, fk_stream_cb_run, c);
+    if (r != CUDA_SUCCESS)
+        free(c);
+    return r;
+}
+
+CUresult cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags)
+{
+    FAKE_ENTER(cuStreamAddCallback);
+    return fk_stream_add_callback(hStream, callback, userData, flags);
+}
+
+CUresult cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags)
+{
+    FAKE_ENTER(cuStreamAddCallback_ptsz);
+    return fk_stream_add_callback(hStream, callback, userData, flags);
 }
 
 static CUresult fk_stream_query(CUstream s)

@@ -43,3 +43,14 @@ target_link_libraries(rm_workers_test PRIVATE cushim_remote PkgConfig::CMOCKA Th
 target_compile_options(rm_workers_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME rm_workers COMMAND rm_workers_test)
 set_tests_properties(rm_workers PROPERTIES LABELS "unit;remote;concurrency")
+
+# The remote client's rule for host functions (plugins/remote/rp_hostfn.c): capture refused, the stream
+# synchronised, then the function; with stand-ins for the server's calls.
+add_executable(rp_hostfn_test rp_hostfn_test.c "${PROJECT_SOURCE_DIR}/plugins/remote/rp_hostfn.c")
+target_include_directories(rp_hostfn_test PRIVATE "${PROJECT_SOURCE_DIR}/sdk/include/cushim"
+                           "${PROJECT_SOURCE_DIR}/sdk/include" "${PROJECT_SOURCE_DIR}/plugins/remote"
+                           "${PROJECT_SOURCE_DIR}/remote")
+target_link_libraries(rp_hostfn_test PRIVATE PkgConfig::CMOCKA)
+target_compile_options(rp_hostfn_test PRIVATE ${CUSHIM_WARN_FLAGS})
+add_test(NAME rp_hostfn COMMAND rp_hostfn_test)
+set_tests_properties(rp_hostfn PROPERTIES LABELS "unit;remote")

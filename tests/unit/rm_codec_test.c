@@ -477,7 +477,7 @@ static void test_refusals(void **state)
     memcpy(msg + 4, &v, 4);
     assert_int_equal(rm_decode_call(plans, msg, 9, &arena, NULL, &c, &status), RM_ELAYOUT);
     assert_int_equal(status, RM_ST_LAYOUT);
-    pl = plan_named("cuLaunchHostFunc");
+    pl = plan_named("cuUserObjectCreate");
     assert_int_equal(pl->cls, RM_CLASS_NEEDS_HAND);
     memcpy(msg, &pl->id, 4);
     memcpy(msg + 4, &pl->hash, 4);
@@ -485,6 +485,37 @@ static void test_refusals(void **state)
     assert_int_equal(status, RM_ST_REFUSED);
     assert_int_equal(rm_decode_call(plans, msg, 3, &arena, NULL, &c, &status), RM_EMALFORMED);
     rm_arena_reset(&arena);
+    /* host functions run in the client (plugins/remote/rp_hostfn.c): the function crosses the wire only as absent,
+       so a server never calls a pointer a client sent; a present one is malformed */
+    static const char *const hostfns[] = { "cuLaunchHostFunc", "cuStreamAddCallback_ptsz", "cudaLaunchHostFunc",
+                                           "cudaStreamAddCallback" };
+    for (size_t h = 0; h < sizeof hostfns / sizeof hostfns[0]; h++) {
+        uint8_t params[64] __attribute__((aligned(16))) = {0};
+        rm_wr w;
+        pl = plan_named(hostfns[h]);
+        assert_int_equal(pl->cls, RM_CLASS_HAND);
+        assert_int_equal(pl->p[1].op, RM_OP_CLIENT);
+        memcpy(params + pl->p[0].offset, &(uint64_t){ 0x5000 }, 8);   /* a stream */
+        memcpy(params + pl->p[1].offset, &(void *){ (void *)test_refusals }, 8);
+        rm_wr_init(&w, 0);
+        assert_int_equal(rm_encode_call(pl, params, NULL, &w, &c), RM_EUNSUPPORTED);
+        rm_wr_free(&w);
+        memset(params + pl->p[1].offset, 0, 8);
+        rm_wr_init(&w, 0);
+        assert_int_equal(rm_encode_call(pl, params, NULL, &w, &c), RM_OK);
+        assert_true(w.len <= sizeof msg);
+        memcpy(msg, w.p, w.len);
+        assert_int_equal(rm_decode_call(plans, msg, w.len, &arena, NULL, &c, &status), RM_OK);
+        assert_null(*(void **)((uint8_t *)c.params + pl->p[1].offset));
+        rm_arena_reset(&arena);
+        for (size_t k = w.len - pl->nptr; k < w.len; k++) {   /* each 'present' byte set: none decodes */
+            memcpy(msg, w.p, w.len);
+            msg[k] = 1;
+            assert_int_not_equal(rm_decode_call(plans, msg, w.len, &arena, NULL, &c, &status), RM_OK);
+            rm_arena_reset(&arena);
+        }
+        rm_wr_free(&w);
+    }
 }
 
 /* Every strict prefix of a valid call, and the call with a byte more, is refused. */
@@ -677,7 +708,8 @@ static void test_classification(void **state)
     assert_int_equal(plan_named("cuGetErrorName")->cls, RM_CLASS_FORWARD);
     assert_int_equal(plan_named("cuModuleLoadData")->cls, RM_CLASS_HAND);
     assert_int_equal(plan_named("cuLaunchKernel")->cls, RM_CLASS_HAND);
-    assert_int_equal(plan_named("cuStreamAddCallback")->cls, RM_CLASS_NEEDS_HAND);
+    assert_int_equal(plan_named("cuStreamAddCallback")->cls, RM_CLASS_HAND);   /* run in the client (rp_hostfn.c) */
+    assert_int_equal(plan_named("cuUserObjectCreate")->cls, RM_CLASS_NEEDS_HAND);
     assert_int_equal(plan_named("cuGraphicsMapResources")->cls, RM_CLASS_UNSUPPORTED);
     for (uint32_t i = 0; i < plans->count; i++)
         if (plans->all[i].cls != RM_CLASS_FORWARD)
