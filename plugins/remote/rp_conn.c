@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rc_cudart.h"
 #include "rm_auth.h"
 #include "rm_sock.h"
 #include "rp.h"
@@ -103,9 +104,13 @@ void rp_lost_locked(rp_state *s, int rc)
 
 void rp_refuse_once(rp_state *s, const rm_plan *pl, const char *what)
 {
-    if (pl != NULL && pl->id < s->plans->id_limit && atomic_exchange(&s->logged[pl->id], 1) == 0)
-        s->host->log(s->self, CUSHIM_LOG_WARN, "%s: %s (%s): returns CUDA_ERROR_NOT_SUPPORTED",
-                     pl->info->name, what, pl->reason ? pl->reason : rm_class_name(pl->cls));
+    if (pl != NULL && pl->id < s->plans->id_limit && atomic_exchange(&s->logged[pl->id], 1) == 0) {
+        /* the library's own word for it (NVML_ERROR_NOT_SUPPORTED, cudaErrorNotSupported...) */
+        const char *code = s->host->result_name(pl->info->ret_kind,
+                                                rc_lib_error(pl->info->library, s->e_not_supported));
+        s->host->log(s->self, CUSHIM_LOG_WARN, "%s: %s (%s): returns %s", pl->info->name, what,
+                     pl->reason ? pl->reason : rm_class_name(pl->cls), code ? code : "CUDA_ERROR_NOT_SUPPORTED");
+    }
 }
 
 /* This thread's encoding buffer, emptied; a fresh one when TLS is not available. *own: the caller frees it. */
