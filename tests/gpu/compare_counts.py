@@ -40,6 +40,9 @@ A difference is explained only by one of these reasons (printed with the numbers
               in front of the shim reaches the _v2 export), the same count in the
               run without CUPTI: calls made by the runtime's teardown at exit, after
               CUPTI has stopped delivering callbacks (its count at exit is final).
+  server-own  an API named with --server-own (cushim-serve's back end: cuFuncGetParamInfo for a launch's argument
+              sizes, cuMemHostRegister_v2/cuMemHostUnregister for the shared area): CUPTI counted more than the
+              shim, the excess being the back end's own calls through call_real, which the shim does not count.
   plugin-own  an API named with --plugin-own (the trace plugin's cuFuncGetName/cuKernelGetName,
               which name each launched kernel once): the shim counted none (a plugin's own calls
               go through host->call_real, past every hook), also without CUPTI, and CUPTI counted
@@ -146,6 +149,8 @@ def main():
     ap.add_argument("--require-prefix", action="append", default=[])
     ap.add_argument("--label", default="")
     ap.add_argument("--calib", help="name<TAB>excess lines: CUPTI's own calls measured elsewhere")
+    ap.add_argument("--server-own", action="append", default=[],
+                    help="an API the remoting's back end also calls itself through the real function (server-own)")
     ap.add_argument("--plugin-own", action="append", default=[],
                     help="an API a loaded plugin calls itself through the real function (see plugin-own)")
     ap.add_argument("--write-calib", help="write this run's proven cupti-self excesses here")
@@ -212,6 +217,8 @@ def main():
             explained.append(("teardown", row))
         elif name in a.plugin_own and s == 0 and (a0 is None or a0 == 0) and 0 < c <= launches:
             explained.append(("plugin-own", row))
+        elif name in a.server_own and c > s:
+            explained.append(("server-own", row))
         elif a0 is not None and s > c and c == a0:
             explained.append(("cupti-self", row))
             proven[name] = s - c

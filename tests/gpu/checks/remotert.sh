@@ -196,6 +196,7 @@ check_remote_witness() {
     [ -s "$CALIB" ] && calib=(--calib "$CALIB")
     "$PY" "$HERE/compare_counts.py" --shim "$DATA/rw.both.counts" --cupti "$DATA/rw.both.cupti" \
         --shim-alone "$DATA/rw.alone.counts" --apis "$APIS" --label remotewitness "${calib[@]}" \
+        --server-own cuFuncGetParamInfo --server-own cuMemHostRegister_v2 --server-own cuMemHostUnregister \
         > "$LOGS/rw.counts.txt" 2>&1
     rc=$?
     line=$(grep '^RESULT' "$LOGS/rw.counts.txt" | tail -n 1)
