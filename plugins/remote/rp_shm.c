@@ -42,20 +42,15 @@ static void rp_put(void *params, const rm_pplan *pp, uint64_t v)
     memcpy((uint8_t *)params + pp->offset, &v, pp->size < 8 ? pp->size : 8);
 }
 
-/* Region 'k' (a sealed memfd of 'size' bytes, mapped at *map) given to the back end: RM_OK and *accepted. */
-static int rp_region_give_locked(rp_state *s, uint32_t k, size_t size, void **map, int *accepted)
+/* Region 'k' said to the back end (RM_MSG_SHM, after the queued batch): 'mfd' (a descriptor passed, 'size' bytes)
+   to map, or -1 (size 0) to give back; its answer in *st. */
+static int rp_region_say_locked(rp_state *s, uint32_t k, int mfd, size_t size, uint32_t *st)
 {
     rm_hdr h;
-    uint32_t st = RM_SHM_REFUSED;
-    *accepted = 0;
-    int mfd = rm_shm_create(size, map);
-    if (mfd < 0)
-        return RM_OK;
     int rc = rp_send_batch_locked(s);
     uint32_t seq = ++s->seq;
     if (rc == RM_OK)
         rc = rm_shm_send(s->fd, seq, mfd, size, k);
-    close(mfd);   /* the mapping stays; the back end holds its own */
     if (rc == RM_OK)
         rc = rp_read_ahead_locked(s);
     if (rc == RM_OK)
@@ -63,7 +58,20 @@ static int rp_region_give_locked(rp_state *s, uint32_t k, size_t size, void **ma
     if (rc == RM_OK && (h.kind != RM_MSG_SHM || h.seq != seq || h.length != 4))
         rc = RM_EMALFORMED;
     if (rc == RM_OK)
-        memcpy(&st, s->rbuf, 4);
+        memcpy(st, s->rbuf, 4);
+    return rc;
+}
+
+/* Region 'k' (a sealed memfd of 'size' bytes, mapped at *map) given to the back end: RM_OK and *accepted. */
+static int rp_region_give_locked(rp_state *s, uint32_t k, size_t size, void **map, int *accepted)
+{
+    uint32_t st = RM_SHM_REFUSED;
+    *accepted = 0;
+    int mfd = rm_shm_create(size, map);
+    if (mfd < 0)
+        return RM_OK;
+    int rc = rp_region_say_locked(s, k, mfd, size, &st);
+    close(mfd);   /* the mapping stays; the back end holds its own */
     if (rc != RM_OK || st != RM_SHM_OK)
         munmap(*map, size);
     *accepted = rc == RM_OK && st == RM_SHM_OK;
@@ -181,17 +189,8 @@ int32_t rp_host_free(rp_state *s, void *p)
             continue;
         found = 1;
         if (!r->inherited && !s->dead && s->fd >= 0) {   /* the back end unmaps it first (and unregisters it) */
-            rm_hdr h;
-            rc = rp_send_batch_locked(s);
-            uint32_t seq = ++s->seq;
-            if (rc == RM_OK)
-                rc = rm_shm_send(s->fd, seq, -1, 0, k);
-            if (rc == RM_OK)
-                rc = rp_read_ahead_locked(s);
-            if (rc == RM_OK)
-                rc = rm_recv(s->fd, &h, &s->rbuf, &s->rcap);
-            if (rc == RM_OK && (h.kind != RM_MSG_SHM || h.seq != seq || h.length != 4))
-                rc = RM_EMALFORMED;
+            uint32_t st;
+            rc = rp_region_say_locked(s, k, -1, 0, &st);
             if (rc != RM_OK)
                 rp_lost_locked(s, rc);
         }
