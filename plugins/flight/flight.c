@@ -182,6 +182,12 @@ typedef uint64_t fl_v16 __attribute__((vector_size(16)));
 static inline __attribute__((always_inline)) void fl_copy(unsigned char *d, const unsigned char *s, uint32_t n)
 {
     uint32_t i = 0;
+    if (n == 8) {   /* one pointer: most queries (cuCtxGetCurrent, cudaGetDevice, cuCtxGetDevice) */
+        uint64_t w;
+        __builtin_memcpy(&w, s, 8);
+        __builtin_memcpy(d, &w, 8);
+        return;
+    }
     for (; i + 16 <= n; i += 16) {
         fl_v16 v;
         __builtin_memcpy(&v, s + i, 16);
