@@ -29,15 +29,18 @@ static inline uint64_t fl_rdtsc(void)
 }
 #endif
 
-/* A TSC time of the file in CLOCK_MONOTONIC ns: 'c0' extrapolated at 'ns_per_tick'. 0 stays 0 (a time not set). */
+/* A TSC time of the file in CLOCK_MONOTONIC ns: 'c0' extrapolated at 'ns_per_tick' (0.01 to 100: fl_cal_rate).
+   0 stays 0 (a time not set); a file's nonsense saturates (a file is input: no conversion out of range). */
 static inline uint64_t fl_tsc_ns(const fl_cal *c0, double ns_per_tick, uint64_t t)
 {
+    double v;
     uint64_t d;
     if (t == 0)
         return 0;
+    v = (double)(t >= c0->tsc ? t - c0->tsc : c0->tsc - t) * ns_per_tick + 0.5;
+    d = v < 18446744073709549568.0 ? (uint64_t)v : UINT64_MAX;
     if (t >= c0->tsc)
-        return c0->ns + (uint64_t)((double)(t - c0->tsc) * ns_per_tick + 0.5);
-    d = (uint64_t)((double)(c0->tsc - t) * ns_per_tick + 0.5);
+        return d <= UINT64_MAX - c0->ns ? c0->ns + d : UINT64_MAX;
     return d < c0->ns ? c0->ns - d : 1;
 }
 
