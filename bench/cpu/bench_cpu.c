@@ -1,7 +1,7 @@
 /*
  * bench_cpu.c - CPU cost of one interposed driver call (bench/cpu/run.sh runs it).
  *
- * USAGE: cushim_bench_cpu <path of libcuda.so.1> <iterations> <runs> [hook|hooktime|posttime|floor]
+ * USAGE: cushim_bench_cpu <path of libcuda.so.1> <iterations> <runs> [hook|hooktime|posttime|post|floor]
  *
  * Opens the driver by path and calls cuDriverGetVersion through the pointer
  * dlsym returns: the driver's own function when run plainly, the shim's
@@ -9,7 +9,8 @@
  * empty pre and one empty post hook on it first (through the host table of the
  * shim's exported cushim_host_get); 'hooktime' adds CUSHIM_HOOK_TIME (the host
  * reads the clock for call->t_enter_ns); 'posttime' registers the post hook alone, with
- * CUSHIM_HOOK_TIME (what a post-only recorder, the trace plugin on a query, costs the core); 'floor'
+ * CUSHIM_HOOK_TIME (what a post-only recorder, the trace plugin on a query, costs the core); 'post' the post hook
+ * alone without a clock (the core's part of a query the flight recorder times with the TSC itself); 'floor'
  * calls the driver through floor_call() below, without any shim (the least any recorder could cost).
  * Prints the latency of the first call (lazy resolution included), the median over 'runs' of the mean ns
  * per call, and the same in the calling thread's CPU
@@ -175,7 +176,8 @@ static int cmp_double(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: %s <libcuda.so.1 path> <iterations> <runs> [hook|hooktime|posttime|floor]\n", argv[0]);
+        fprintf(stderr, "usage: %s <libcuda.so.1 path> <iterations> <runs> [hook|hooktime|posttime|post|floor]\n",
+                argv[0]);
         return 2;
     }
     long iters = atol(argv[2]), runs = atol(argv[3]);
@@ -190,7 +192,7 @@ int main(int argc, char **argv)
         return 1;
     }
     if (argc > 4 && (strcmp(argv[4], "hook") == 0 || strcmp(argv[4], "hooktime") == 0 ||
-                     strcmp(argv[4], "posttime") == 0)) {
+                     strcmp(argv[4], "posttime") == 0 || strcmp(argv[4], "post") == 0)) {
         cushim_host_get_fn get = (cushim_host_get_fn)dlsym(RTLD_DEFAULT, CUSHIM_HOST_GET_NAME);
         const cushim_host *host = get ? get(CUSHIM_ABI_VERSION) : NULL;
         static const cushim_plugin_def def = { .size = sizeof def, .abi_version = CUSHIM_ABI_VERSION,
@@ -199,8 +201,9 @@ int main(int argc, char **argv)
         uint64_t group;
         const cushim_api_info *api = host ? host->api_by_name("cuDriverGetVersion") : NULL;
         cushim_hook_spec spec = { .size = sizeof spec, .api_id = api ? api->id : 0,
-                                  .pre = strcmp(argv[4], "posttime") == 0 ? NULL : empty_pre, .post = empty_post,
-                                  .flags = strcmp(argv[4], "hook") != 0 ? CUSHIM_HOOK_TIME : 0 };
+                                  .pre = argv[4][0] == 'p' ? NULL : empty_pre, .post = empty_post,
+                                  .flags = strcmp(argv[4], "hook") != 0 && strcmp(argv[4], "post") != 0
+                                               ? CUSHIM_HOOK_TIME : 0 };
         if (api == NULL || host->plugin_register(&def, NULL, &self, NULL, 0) != CUSHIM_OK ||
             host->hooks_add(self, &spec, &group) != CUSHIM_OK) {
             fprintf(stderr, "hook: the shim is not preloaded\n");

@@ -5,8 +5,12 @@
 # four configurations, so that the recorder's own part can be told from the host's:
 #   no hook     the call through the shim, nothing hooked
 #   hooktime    an empty pre and post hook, the host reading the entry clock (cushim_bench_cpu hooktime)
-#   flight      the flight plugin recording every call (its ring in a temporary directory): both hooks, both
-#               clocks (CUSHIM_HOOK_TIME | CUSHIM_HOOK_EXIT_TIME)
+#   posttime    an empty post hook alone, the host reading the entry clock: the core's part of a query that the
+#               flight recorder times with the host's clock (clock=host)
+#   post        an empty post hook alone, no clock: the core's part of a query the recorder times with the TSC
+#   flight      the flight plugin recording every call (its ring in a temporary directory), as it runs here
+#               (clock=auto: the TSC read in its hooks where it can be, docs/plugins/flight.md "Time")
+#   flight, host clock   the same with clock=host (the host's clocks, CUSHIM_HOOK_TIME | CUSHIM_HOOK_EXIT_TIME)
 #   trace       the trace plugin, for comparison (as bench/cpu/lines.sh)
 # and then the same for a launch: tests/e2e/e2e_flight's 'launches' (cuLaunchKernel of a kernel with three
 # arguments, 64 bytes of params; the recorder also copies the 20 bytes of arguments after the call) with no hook,
@@ -78,10 +82,14 @@ launch() {   # launch NAME PLUGINS
 }
 one "no hook" ""
 one "empty pre hook with the entry clock (cushim_bench_cpu hooktime)" "" hooktime
+one "empty post hook alone with the entry clock (cushim_bench_cpu posttime)" "" posttime
+one "empty post hook alone, no clock (cushim_bench_cpu post)" "" post
 one "flight" "$BUILD/plugins/flight.so:dir=$TMP,n=1024"
+one "flight, host clock" "$BUILD/plugins/flight.so:dir=$TMP,n=1024,clock=host"
 one "trace" "$BUILD/plugins/trace.so:file=$TMP/t.json,summary=0,buffer=1GiB"
 if [ -x "$BUILD/tests/e2e/e2e_flight" ]; then
   launch "no hook" ""
   launch "flight" "$BUILD/plugins/flight.so:dir=$TMP,n=1024"
+  launch "flight, host clock" "$BUILD/plugins/flight.so:dir=$TMP,n=1024,clock=host"
   launch "trace" "$BUILD/plugins/trace.so:file=$TMP/t2.json,summary=0,buffer=1GiB"
 fi

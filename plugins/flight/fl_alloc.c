@@ -69,7 +69,7 @@ static void fl_al_add(fl_ring *rg, const cushim_call *call, uint64_t base, uint6
     if (size != 0 || e->size == 0)   /* the outer call of a nested pair may not know the size: keep the inner's */
         e->size = size;
     e->seq = call->seq;
-    e->t = call->t_enter_ns;
+    e->t = fl_time(call);
     e->tid = (uint32_t)call->tid;
     e->api_id = (uint16_t)call->api_id;
     e->free_seq = 0;
@@ -97,7 +97,7 @@ static void fl_al_remove(fl_ring *rg, const cushim_call *call, uint64_t base)
     f->api_id = e->api_id;
     f->mem = e->mem;
     f->free_seq = call->seq;
-    f->free_t = call->t_enter_ns;
+    f->free_t = fl_time(call);
     f->free_api = (uint16_t)call->api_id;
     atomic_store_explicit(&f->state, FL_A_GONE, memory_order_release);
     atomic_store_explicit(&e->state, FL_A_GONE, memory_order_release);
@@ -114,7 +114,7 @@ static void fl_al_post(cushim_call *call, void *user, uint64_t *slot)
     if (call->api_id >= fl_al.id_limit || (action = fl_al.use[call->api_id]) == 0 ||
         !cushim_call_vouched(call, call->info) || (t != NULL && t->al_busy))
         return;
-    if ((r = fl_host->alloc_role(call->api_id)) == NULL || (rg = fl_ring_ensure(call->t_enter_ns)) == NULL)
+    if ((r = fl_host->alloc_role(call->api_id)) == NULL || (rg = fl_ring_ensure(fl_time(call))) == NULL)
         return;
     /* inside the lock: a signal handler's call on this thread does not wait for itself */
     if (t != NULL)

@@ -29,6 +29,7 @@
 #include <cushim/cushim_io.h>
 
 #include "fatal.h"
+#include "fl_clock.h"
 #include "flight.h"
 
 static struct {
@@ -324,6 +325,17 @@ static void fl_wd_check(fl_ring *rg, uint64_t *reported, uint64_t hang_ns)
     fl_head *h = rg->head;
     uint64_t now = fl_host->now_ns();
     uint32_t used = atomic_load(&h->slices_used);
+    double rate = 0;
+    if (h->clock == FL_CLOCK_TSC) {
+        /* the records' TSC times in ns through a pair taken now, left in the file for its readers too */
+        fl_cal c;
+        fl_cal_take(&c);
+        rate = fl_cal_rate(&h->cal0, &c);
+        if (rate == 0)
+            return;
+        fl_cal_store(&h->cal1, &c);
+        now = c.ns;
+    }
     for (uint32_t i = 0; i < used && i < h->nslices; i++) {
         fl_slice *s = fl_slice_at(h, rg->base, i);
         uint64_t head;
@@ -334,6 +346,8 @@ static void fl_wd_check(fl_ring *rg, uint64_t *reported, uint64_t hang_ns)
             fl_rec *r = fl_rec_at(s, rg->mask, head - 1 - j);
             uint64_t seq = atomic_load_explicit(&r->seq, memory_order_acquire);
             uint64_t t = __atomic_load_n(&r->t_enter, __ATOMIC_RELAXED);
+            if (rate > 0)
+                t = fl_tsc_ns(&h->cal0, rate, t);
             uint64_t tid = __atomic_load_n(&r->tid, __ATOMIC_RELAXED);
             uint32_t api = __atomic_load_n(&r->api_id, __ATOMIC_RELAXED);
             uint16_t f = atomic_load_explicit(&r->flags, memory_order_acquire);

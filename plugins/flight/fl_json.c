@@ -98,8 +98,11 @@ void fl_json(tr_sb *sb, const fl_all *A, int alive)
     }
     tr_sb_puts(sb, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"cushim_flight\":{\"file\":");
     fl_json_cstr(sb, f->path, sizeof f->path);
-    tr_sb_printf(sb, ",\"pid\":%" PRId64 ",\"calls_per_thread\":%u,\"event_kind\":%u,\"event\":", f->head.pid,
-                 f->head.n, e->kind);
+    tr_sb_printf(sb, ",\"pid\":%" PRId64 ",\"calls_per_thread\":%u,\"t0_ns\":%" PRIu64 ",\"clock\":\"%s\"",
+                 f->head.pid, f->head.n, f->head.t0, f->head.clock == FL_CLOCK_TSC ? "tsc" : "host");
+    if (f->head.clock == FL_CLOCK_TSC)
+        tr_sb_printf(sb, ",\"tsc_ghz\":%.6f", 1.0 / f->ns_per_tick);
+    tr_sb_printf(sb, ",\"event_kind\":%u,\"event\":", e->kind);
     fl_json_cstr(sb, ev.p != NULL ? ev.p : "", 4096);
     tr_sb_puts(sb, "}}}\n");
     tr_sb_free(&ev);

@@ -17,6 +17,8 @@
 
 #include <cushim/cushim_io.h>
 
+#include "fl_clock.h"
+
 static int fl_bad(char *why, size_t whylen, const char *path, const char *what)
 {
     cushim_why(why, whylen, "'%.400s' is not a flight recorder file this tool reads: %s", path, what);
@@ -44,7 +46,7 @@ int fl_file_open(fl_file *f, const char *path, char *why, size_t whylen)
     }
     n = h.n;
     end = h.off_slices + (uint64_t)h.nslices * h.slice_size;
-    if (h.version != FL_VERSION || h.head_size != FL_HEAD_SIZE || h.rec_size != FL_REC_SIZE) {
+    if (h.version < 1 || h.version > FL_VERSION || h.head_size != FL_HEAD_SIZE || h.rec_size != FL_REC_SIZE) {
         close(fd);
         return fl_bad(why, whylen, path, "another version's layout");
     }
@@ -75,7 +77,37 @@ int fl_file_open(fl_file *f, const char *path, char *why, size_t whylen)
     f->head.comm[sizeof f->head.comm - 1] = '\0';
     f->head.host_version[sizeof f->head.host_version - 1] = '\0';
     snprintf(f->path, sizeof f->path, "%s", path);
+    if (h.version < 2)
+        f->head.clock = FL_CLOCK_HOST;   /* version 1 kept ns, and nothing after 'last_ok_sync_seq' */
+    if (f->head.clock == FL_CLOCK_TSC) {
+        /* the rate over the longest stretch the file tells: the pair made 1 ms after the first, or a later one
+           (the watchdog's, a dump's, a fatal signal's, each thread's latest) */
+        uint32_t used = fl_file_nslices(f);
+        fl_cal best = f->head.cal1;
+        f->ns_per_tick = fl_cal_rate(&f->head.cal0, &best);
+        for (uint32_t i = 0; i < used; i++) {
+            fl_cal c;
+            double r;
+            memcpy(&c, &fl_file_slice(f, i)->cal, sizeof c);
+            if ((r = fl_cal_rate(&f->head.cal0, &c)) > 0 && (f->ns_per_tick == 0 || c.ns > best.ns)) {
+                best = c;
+                f->ns_per_tick = r;
+            }
+        }
+        if (f->ns_per_tick == 0) {
+            fl_file_close(f);
+            return fl_bad(why, whylen, path, "its TSC times have no calibration to convert them with");
+        }
+    } else if (f->head.clock != FL_CLOCK_HOST) {
+        fl_file_close(f);
+        return fl_bad(why, whylen, path, "an unknown clock");
+    }
     return 0;
+}
+
+uint64_t fl_file_ns(const fl_file *f, uint64_t t)
+{
+    return f->head.clock == FL_CLOCK_TSC ? fl_tsc_ns(&f->head.cal0, f->ns_per_tick, t) : t;
 }
 
 void fl_file_close(fl_file *f)
@@ -132,6 +164,8 @@ int fl_file_calls(const fl_file *f, uint32_t i, fl_call **out, size_t *n, size_t
         }
         if (!(c->flags & FL_R_ARGS))
             c->rec.args_len = 0;
+        c->rec.t_enter = fl_file_ns(f, c->rec.t_enter);
+        c->rec.t_exit = fl_file_ns(f, c->rec.t_exit);
         k++;
     }
     *out = v;
@@ -156,14 +190,18 @@ const fl_func *fl_file_func(const fl_file *f, uint64_t handle, uint64_t seq)
     return best != NULL ? best : any;
 }
 
-static int fl_copy_alloc(const fl_alloc *src, fl_alloc *dst, uint32_t want)
+static int fl_copy_alloc(const fl_file *f, const fl_alloc *src, fl_alloc *dst, uint32_t want)
 {
     uint32_t st = atomic_load_explicit(&src->state, memory_order_acquire);
     if (st != want)
         return 0;
     memcpy(dst, src, sizeof *dst);
     FL_FENCE_ACQUIRE();
-    return atomic_load_explicit(&src->state, memory_order_relaxed) == want && dst->size < (1ull << 56);
+    if (atomic_load_explicit(&src->state, memory_order_relaxed) != want || dst->size >= (1ull << 56))
+        return 0;
+    dst->t = fl_file_ns(f, dst->t);
+    dst->free_t = fl_file_ns(f, dst->free_t);
+    return 1;
 }
 
 void fl_file_where(const fl_file *f, uint64_t addr, uint64_t near, fl_where *w)
@@ -177,7 +215,7 @@ void fl_file_where(const fl_file *f, uint64_t addr, uint64_t near, fl_where *w)
     memset(&past, 0, sizeof past);
     w->kind = past.kind = FL_AT_NONE;
     for (uint32_t i = 0; i < f->head.nallocs; i++) {
-        if (!fl_copy_alloc(&tab[i], &a, FL_A_LIVE) || addr < a.base)
+        if (!fl_copy_alloc(f, &tab[i], &a, FL_A_LIVE) || addr < a.base)
             continue;
         if (addr - a.base < a.size || (a.size == 0 && addr == a.base)) {
             w->kind = FL_AT_INSIDE;
@@ -196,7 +234,7 @@ void fl_file_where(const fl_file *f, uint64_t addr, uint64_t near, fl_where *w)
     /* released memory, the latest release first */
     for (uint64_t k = 0; k < nf && k < f->head.nfreed; k++) {
         const fl_alloc *e = &freed[(nf - 1 - k) % f->head.nfreed];
-        if (!fl_copy_alloc(e, &a, FL_A_GONE) || addr < a.base || addr - a.base >= a.size)
+        if (!fl_copy_alloc(f, e, &a, FL_A_GONE) || addr < a.base || addr - a.base >= a.size)
             continue;
         w->kind = FL_AT_FREED;
         w->a = a;
@@ -230,7 +268,7 @@ int fl_file_allocs(const fl_file *f, fl_alloc **out, size_t *n)
             }
             v = v2;
         }
-        if (fl_copy_alloc(&tab[i], &v[k], FL_A_LIVE))
+        if (fl_copy_alloc(f, &tab[i], &v[k], FL_A_LIVE))
             k++;
     }
     qsort(v, k, sizeof *v, fl_by_base);

@@ -18,6 +18,7 @@ typedef struct fl_file {
     size_t size;
     const fl_head *h;
     fl_head head;          /* a copy: the live process may change the counters */
+    double ns_per_tick;    /* FL_CLOCK_TSC: the rate the file's pairs give (fl_clock.h)               */
     char path[1024];
 } fl_file;
 
@@ -30,8 +31,11 @@ typedef struct fl_call {
     unsigned char data[FL_REC_DATA];
 } fl_call;
 
-/* 0, or -1 with one line in 'why'. */
+/* 0, or -1 with one line in 'why'. The calls and the allocations are read with their times in CLOCK_MONOTONIC
+   ns, whatever clock the file keeps (fl_clock.h). */
 int fl_file_open(fl_file *f, const char *path, char *why, size_t whylen);
+/* A time of the file's records or allocations in CLOCK_MONOTONIC ns (0 stays 0). */
+uint64_t fl_file_ns(const fl_file *f, uint64_t t);
 void fl_file_close(fl_file *f);
 
 /* The slices that hold calls (claimed at some point), in index order: count and access. */

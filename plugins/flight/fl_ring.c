@@ -18,6 +18,7 @@
 
 #include <cushim/cushim_io.h>
 
+#include "fl_clock.h"
 #include "region.h"   /* rg_proc_start, rg_proc_comm */
 
 /* ---- async-signal-safe text ---- */
@@ -197,6 +198,9 @@ int fl_ring_create(fl_ring *r, const fl_ring_config *c, char *why, size_t whylen
     h->pid = pid;
     h->start = start;
     h->t0 = c->t0;
+    h->clock = c->clock;
+    h->cal0 = c->cal0;
+    h->cal1 = c->cal1;
     clock_gettime(CLOCK_REALTIME, &ts);
     h->wall0_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
     h->cuda_version = c->cuda_version;
@@ -363,6 +367,7 @@ static int fl_copy_slice(int fd, const fl_ring *r, const fl_slice *s, uint64_t o
 int fl_ring_snapshot(const fl_ring *r, const char *path, const fl_event *ev)
 {
     const fl_head *h = r->head;
+    fl_cal now;
     cushim_io_guard g;
     int fd, rc = -1, e = 0;
     if (h == NULL) {
@@ -375,8 +380,11 @@ int fl_ring_snapshot(const fl_ring *r, const char *path, const fl_event *ev)
     if (fd < 0)
         return -1;
     cushim_io_guard_begin(&g);
+    if (h->clock == FL_CLOCK_TSC)
+        fl_cal_take(&now);   /* the copy's latest pair: its reader's rate */
     if (fl_pwrite_all(fd, h, FL_HEAD_SIZE, 0) != 0 ||
         fl_pwrite_all(fd, ev, sizeof *ev, offsetof(fl_head, event)) != 0 ||
+        (h->clock == FL_CLOCK_TSC && fl_pwrite_all(fd, &now, sizeof now, offsetof(fl_head, cal1)) != 0) ||
         fl_pwrite_all(fd, (const char *)r->base + h->off_funcs, (size_t)(h->off_slices - h->off_funcs),
                       h->off_funcs) != 0)
         goto out;
@@ -406,5 +414,10 @@ void fl_ring_mark(fl_ring *r, const fl_event *ev)
     if (r->head == NULL)
         return;
     memcpy(&r->head->event, ev, sizeof *ev);
+    if (r->head->clock == FL_CLOCK_TSC) {
+        fl_cal now;
+        fl_cal_take(&now);
+        fl_cal_store(&r->head->cal1, &now);
+    }
     msync(r->base, r->size, MS_SYNC);
 }

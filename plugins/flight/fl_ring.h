@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #define FL_MAGIC 0x31544847494c4643ull   /* "CFLIGHT1" */
-#define FL_VERSION 1u
+#define FL_VERSION 2u                     /* 2: the clock fields (1: times are ns, read as FL_CLOCK_HOST) */
 #define FL_HEAD_SIZE 4096u
 #define FL_REC_SIZE 256u                  /* one call: fl_rec, then params and kernel arguments */
 #define FL_REC_DATA (FL_REC_SIZE - 48u)   /* bytes after the record's header                     */
@@ -31,6 +31,16 @@
 #define FL_FUNC_NAME 256u                 /* bytes of a kernel's name kept (NUL included)           */
 #define FL_N_MAX (1u << 20)               /* calls per thread at most                              */
 #define FL_SLICES_MAX 4096u
+
+/* fl_head.clock: what the records' and the allocations' times are (an event's are always ns) */
+#define FL_CLOCK_HOST 0u  /* CLOCK_MONOTONIC ns, the host's clock                                        */
+#define FL_CLOCK_TSC 1u   /* TSC ticks: ns through cal0 and the latest later pair (fl_clock.h)            */
+#define FL_CAL_EVERY 4096u   /* a thread's calls between the pairs it leaves in its slice (FL_CLOCK_TSC)   */
+
+/* A (TSC, CLOCK_MONOTONIC ns) pair. */
+typedef struct fl_cal {
+    uint64_t tsc, ns;     /* ns 0: none                                                                */
+} fl_cal;
 
 /* fl_head.event.kind */
 #define FL_EV_NONE 0      /* the ring as it is (a live process, or one killed by SIGKILL)            */
@@ -83,6 +93,11 @@ typedef struct fl_head {
     uint32_t pad0;
     fl_event event;       /* a dump's event (the live ring: FL_EV_SIGNAL once a fatal signal came)       */
     uint64_t last_ok_sync_seq;      /* reserved                                                          */
+    uint32_t clock;       /* FL_CLOCK_* (version 2)                                                       */
+    uint32_t pad1;
+    fl_cal cal0;          /* FL_CLOCK_TSC: at t0 (cal0.ns == t0)                                          */
+    fl_cal cal1;          /* ... a later one: 1 ms on when the file is made; renewed by the watchdog, a fatal
+                             signal, and in a dump's copy when it is made                                 */
 } fl_head;
 
 _Static_assert(sizeof(fl_head) <= FL_HEAD_SIZE, "the header fits its page");
@@ -132,7 +147,7 @@ typedef struct fl_slice {
     _Atomic uint64_t head;    /* calls recorded on this slice so far (the next record: head % n)           */
     uint64_t t_claim;
     char name[16];            /* the thread's name when it claimed the slice                               */
-    uint64_t pad[2];
+    fl_cal cal;               /* FL_CLOCK_TSC: a pair its thread took at its latest FL_CAL_EVERY-th call      */
 } fl_slice;
 
 /* fl_rec.flags */
@@ -209,6 +224,8 @@ typedef struct fl_ring_config {
     uint64_t t0;
     uint32_t cuda_version, api_id_limit;
     const char *host_version;
+    uint32_t clock;       /* FL_CLOCK_*                                                                 */
+    fl_cal cal0, cal1;    /* FL_CLOCK_TSC: the first two pairs (t0 is cal0.ns)                            */
 } fl_ring_config;
 
 /* Makes, sizes (the header and the tables reserved with fallocate: a full file system fails here, not later with

@@ -174,6 +174,8 @@ void fl_text(tr_sb *sb, const fl_all *A, int alive)
                  A->nslices, A->n);
     fl_text_str(sb, f->head.host_version, sizeof f->head.host_version);
     tr_sb_puts(sb, "\n");
+    if (f->head.clock == FL_CLOCK_TSC)
+        tr_sb_printf(sb, "times: the TSC's, read in the hooks, in CLOCK_MONOTONIC at %.6f GHz\n", 1.0 / f->ns_per_tick);
     if (atomic_load(&f->h->threads_lost) || atomic_load(&f->h->allocs_lost) || atomic_load(&f->h->funcs_lost) ||
         A->bad)
         tr_sb_printf(sb, "not recorded: %" PRIu64 " threads (no slice left), %" PRIu64 " allocations (table full), %"

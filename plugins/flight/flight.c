@@ -8,7 +8,8 @@
  * One pre+post hook group on every selected API, run first among pre hooks and last among post hooks. The pre
  * hook claims the next record of the thread's slice (a ring in the file, fl_ring.h) and copies the raw params
  * struct into it; the post hook adds the result and the exit time, and after a successful driver launch the
- * kernel's arguments (fl_func.c). Nothing is formatted, locked or allocated on that path: rendering is the dump
+ * kernel's arguments (fl_func.c). Times are the TSC read in line where it can be (fl_clock.h: converted to ns
+ * by the reader), else the host's clock. Nothing is formatted, locked or allocated on that path: rendering is the dump
  * tool's (tools/cushim-flight.c), from the metadata. The file is made at the process's first recorded call (a
  * shell that makes none leaves none), removed at a normal exit, and left where the process dies of a signal
  * or is killed. Built on the public SDK only.
@@ -20,10 +21,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cushim/cushim_io.h>
 
+#include "fl_clock.h"
 #include "flight.h"
 #include "idsel.h"
 
@@ -41,6 +44,7 @@ static struct {
     fl_ring_config cfg;
     char *dir;
     uint32_t tls_key;
+    int tsc;                    /* times are TSC ticks (fl_clock.h), else the host's ns          */
     uint64_t group, query_group, alloc_group, unload_group;
     int have_query, have_alloc, have_unload;
     int keep;
@@ -50,6 +54,11 @@ static struct {
 fl_thread *fl_thread_me(void)
 {
     return fl_me;
+}
+
+uint64_t fl_time(const cushim_call *call)
+{
+    return fl_st.tsc ? fl_rdtsc() : call->t_enter_ns != 0 ? call->t_enter_ns : fl_host->now_ns();
 }
 
 fl_ring *fl_ring_now(void)
@@ -79,6 +88,18 @@ fl_ring *fl_ring_ensure(uint64_t t_first)
     if (s == 0) {
         char why[600];
         fl_st.cfg.t0 = t_first != 0 ? t_first : fl_host->now_ns();
+        if (fl_st.tsc) {
+            /* the first rate over 1 ms at least, once a process: a file that a process killed early leaves has
+               one; later pairs (the threads', the watchdog's, a dump's) only make it better */
+            struct timespec ms = {0, 1000000};
+            double rate;
+            fl_st.cfg.clock = FL_CLOCK_TSC;
+            fl_cal_take(&fl_st.cfg.cal0);
+            nanosleep(&ms, NULL);
+            fl_cal_take(&fl_st.cfg.cal1);
+            rate = fl_cal_rate(&fl_st.cfg.cal0, &fl_st.cfg.cal1);
+            fl_st.cfg.t0 = t_first != 0 && rate > 0 ? fl_tsc_ns(&fl_st.cfg.cal0, rate, t_first) : fl_st.cfg.cal0.ns;
+        }
         if (fl_ring_create(&fl_st.ring, &fl_st.cfg, why, sizeof why) == 0) {
             s = 1;
             atomic_store_explicit(&fl_st.ready, 1, memory_order_release);
@@ -161,6 +182,12 @@ typedef uint64_t fl_v16 __attribute__((vector_size(16)));
 static inline __attribute__((always_inline)) void fl_copy(unsigned char *d, const unsigned char *s, uint32_t n)
 {
     uint32_t i = 0;
+    if (n == 8) {   /* one pointer: most queries (cuCtxGetCurrent, cudaGetDevice, cuCtxGetDevice) */
+        uint64_t w;
+        __builtin_memcpy(&w, s, 8);
+        __builtin_memcpy(d, &w, 8);
+        return;
+    }
     for (; i + 16 <= n; i += 16) {
         fl_v16 v;
         __builtin_memcpy(&v, s + i, 16);
@@ -188,7 +215,17 @@ static inline __attribute__((always_inline)) void fl_copy(unsigned char *d, cons
 /* The call's record: the next of the thread's slice, its seq zeroed before the slice says it is there (readers
    skip a record with seq 0); a signal handler's call between the load and the store takes the same record and
    loses it to this one. Plain stores, one release to publish. */
-static inline __attribute__((always_inline)) void fl_record(fl_thread *t, const cushim_call *call, uint64_t *slot)
+/* A pair in the slice, every FL_CAL_EVERY calls of its thread (TSC times): the rate of a file a killed process
+   left is measured up to its last few thousand calls. */
+static __attribute__((noinline)) void fl_cal_slice(fl_slice *s)
+{
+    fl_cal c;
+    fl_cal_take(&c);
+    fl_cal_store(&s->cal, &c);
+}
+
+static inline __attribute__((always_inline)) void fl_record(fl_thread *t, const cushim_call *call, uint64_t *slot,
+                                                            uint64_t te, int tsc)
 {
     const fl_plan *pl = &fl_plans[call->api_id];
     fl_slice *s = t->slice;
@@ -198,7 +235,7 @@ static inline __attribute__((always_inline)) void fl_record(fl_thread *t, const 
     atomic_store_explicit(&r->seq, 0, memory_order_relaxed);
     atomic_store_explicit(&s->head, k + 1, memory_order_release);
     /* what the watchdog reads of other threads' records, as relaxed atomics (plain stores on x86-64) */
-    __atomic_store_n(&r->t_enter, call->t_enter_ns, __ATOMIC_RELAXED);
+    __atomic_store_n(&r->t_enter, te, __ATOMIC_RELAXED);
     r->t_exit = 0;
     __atomic_store_n(&r->tid, call->tid, __ATOMIC_RELAXED);
     __atomic_store_n(&r->api_id, call->api_id, __ATOMIC_RELAXED);
@@ -209,25 +246,41 @@ static inline __attribute__((always_inline)) void fl_record(fl_thread *t, const 
     fl_copy((unsigned char *)(r + 1), call->params, pl->params_len);
     atomic_store_explicit(&r->seq, call->seq, memory_order_release);
     *slot = (uint64_t)(uintptr_t)r;
+    if (tsc && __builtin_expect((k & (FL_CAL_EVERY - 1)) == 0, 0))
+        fl_cal_slice(s);
 }
 
 /* The thread's first recorded call (no state yet): made, then recorded. */
-static __attribute__((noinline)) int fl_pre_first(cushim_call *call, uint64_t *slot)
+static __attribute__((noinline)) int fl_pre_first(cushim_call *call, uint64_t *slot, uint64_t te, int tsc)
 {
-    fl_thread *t = fl_thread_new(call->t_enter_ns);
+    fl_thread *t = fl_thread_new(te);
     if (t != NULL)
-        fl_record(t, call, slot);
+        fl_record(t, call, slot, te, tsc);
+    return CUSHIM_CONTINUE;
+}
+
+/* 'tsc': the entry time is the TSC's, read here (the hooks are registered without the host's clocks), else the
+   host's. Two copies of each hook, one per clock: no test of the clock on the call path. */
+static inline __attribute__((always_inline)) int fl_pre_as(cushim_call *call, uint64_t *slot, int tsc)
+{
+    fl_thread *t = fl_me;
+    uint64_t te = tsc ? fl_rdtsc() : call->t_enter_ns;
+    if (__builtin_expect(t == NULL, 0))
+        return fl_pre_first(call, slot, te, tsc);
+    fl_record(t, call, slot, te, tsc);
     return CUSHIM_CONTINUE;
 }
 
 static int fl_pre(cushim_call *call, void *user, uint64_t *slot)
 {
-    fl_thread *t = fl_me;
     (void)user;
-    if (__builtin_expect(t == NULL, 0))
-        return fl_pre_first(call, slot);
-    fl_record(t, call, slot);
-    return CUSHIM_CONTINUE;
+    return fl_pre_as(call, slot, 0);
+}
+
+static int fl_pre_tsc(cushim_call *call, void *user, uint64_t *slot)
+{
+    (void)user;
+    return fl_pre_as(call, slot, 1);
 }
 
 /* A driver launch that succeeded: its kernel's arguments after the params, then the record finished. */
@@ -242,12 +295,12 @@ static __attribute__((noinline)) void fl_post_launch(const fl_plan *pl, const cu
     atomic_store_explicit(&r->flags, f, memory_order_release);
 }
 
-static void fl_post(cushim_call *call, void *user, uint64_t *slot)
+static inline __attribute__((always_inline)) void fl_post_as(cushim_call *call, uint64_t *slot, int tsc)
 {
     fl_rec *r = (fl_rec *)(uintptr_t)*slot;
+    uint64_t tx = tsc ? fl_rdtsc() : call->t_exit_ns;
     const fl_plan *pl;
     uint16_t f;
-    (void)user;
     /* overwritten meanwhile (a ring of n calls wrapped inside this one): nothing to finish */
     if (r == NULL || atomic_load_explicit(&r->seq, memory_order_relaxed) != call->seq)
         return;
@@ -255,7 +308,7 @@ static void fl_post(cushim_call *call, void *user, uint64_t *slot)
     f = (uint16_t)(atomic_load_explicit(&r->flags, memory_order_relaxed) | FL_R_DONE);
     if (call->flags & CUSHIM_CALL_SKIPPED)
         f |= FL_R_SKIPPED;
-    r->t_exit = call->t_exit_ns;
+    r->t_exit = tx;
     if (pl->status) {
         int32_t res = *(const int32_t *)call->retval;
         r->result = res;
@@ -272,29 +325,38 @@ static void fl_post(cushim_call *call, void *user, uint64_t *slot)
     atomic_store_explicit(&r->flags, f, memory_order_release);
 }
 
-/* A read-only query that does not wait (pl->post_only), hooked without a pre hook: its one record written at its
-   return, complete, with one clock read - the entry time the core took (CUSHIM_HOOK_TIME); no exit clock, no pre
-   hook call (docs/plugins/flight.md "Cost"). Such a call cannot hang, and one that faults inside the driver is
-   the one call the ring then lacks. */
-static void fl_post_query(cushim_call *call, void *user, uint64_t *slot)
+static void fl_post(cushim_call *call, void *user, uint64_t *slot)
 {
-    fl_thread *t = fl_me;
+    (void)user;
+    fl_post_as(call, slot, 0);
+}
+
+static void fl_post_tsc(cushim_call *call, void *user, uint64_t *slot)
+{
+    (void)user;
+    fl_post_as(call, slot, 1);
+}
+
+/* The thread's first recorded call is a query: the thread made, then the query recorded. */
+static __attribute__((noinline)) void fl_post_query_first(cushim_call *call, uint64_t te, int tsc);
+
+/* A read-only query that does not wait (pl->post_only), hooked without a pre hook: its one record written at its
+   return, complete, with one clock read - the TSC read here at its return ('tsc'), else the entry time the core
+   took (CUSHIM_HOOK_TIME); no exit clock, no pre hook call (docs/plugins/flight.md "Cost"). Such a call cannot
+   hang, and one that faults inside the driver is the one call the ring then lacks. Every call out of it is a tail
+   call: no register saved on its way. */
+static inline __attribute__((always_inline)) void fl_post_query_as(cushim_call *call, fl_thread *t, uint64_t te,
+                                                                   int tsc)
+{
     const fl_plan *pl;
     fl_slice *s;
     fl_rec *r;
-    uint64_t k, word, te;
+    uint64_t k, word;
     uint16_t f;
-    (void)user;
-    (void)slot;
-    if (__builtin_expect(t == NULL, 0) && (t = fl_thread_new(call->t_enter_ns)) == NULL)
-        return;
     pl = &fl_plans[call->api_id];
     s = t->slice;
     k = atomic_load_explicit(&s->head, memory_order_relaxed);
     r = fl_rec_at(s, t->mask, k);
-    te = call->t_enter_ns;
-    if (__builtin_expect(te == 0, 0))
-        te = fl_host->now_ns();
     f = FL_R_DONE | FL_R_UNTIMED | ((call->flags & CUSHIM_CALL_SKIPPED) ? FL_R_SKIPPED : 0);
     atomic_store_explicit(&r->seq, 0, memory_order_relaxed);
     atomic_store_explicit(&s->head, k + 1, memory_order_release);
@@ -310,6 +372,47 @@ static void fl_post_query(cushim_call *call, void *user, uint64_t *slot)
     atomic_store_explicit(&r->seq, call->seq, memory_order_release);
     if (__builtin_expect(r->result != 0, 0))
         fl_event_error(call, r);
+    else if (tsc && __builtin_expect((k & (FL_CAL_EVERY - 1)) == 0, 0))
+        fl_cal_slice(s);
+}
+
+static __attribute__((noinline)) void fl_post_query_first(cushim_call *call, uint64_t te, int tsc)
+{
+    fl_thread *t = fl_thread_new(te);
+    if (t == NULL)
+        return;
+    if (tsc)
+        fl_post_query_as(call, t, te, 1);
+    else
+        fl_post_query_as(call, t, te, 0);
+}
+
+static void fl_post_query(cushim_call *call, void *user, uint64_t *slot)
+{
+    fl_thread *t = fl_me;
+    uint64_t te = call->t_enter_ns;
+    (void)user;
+    (void)slot;
+    if (__builtin_expect(te == 0, 0))
+        te = fl_host->now_ns();
+    if (__builtin_expect(t == NULL, 0)) {
+        fl_post_query_first(call, te, 0);
+        return;
+    }
+    fl_post_query_as(call, t, te, 0);
+}
+
+static void fl_post_query_tsc(cushim_call *call, void *user, uint64_t *slot)
+{
+    fl_thread *t = fl_me;
+    uint64_t te = fl_rdtsc();
+    (void)user;
+    (void)slot;
+    if (__builtin_expect(t == NULL, 0)) {
+        fl_post_query_first(call, te, 1);
+        return;
+    }
+    fl_post_query_as(call, t, te, 1);
 }
 
 /* ---- init ---- */
@@ -405,11 +508,12 @@ static int fl_hooks_on(const cushim_host *host, cushim_plugin *self, const char 
             continue;
         memset(&spec, 0, sizeof spec);
         spec.size = sizeof spec;
-        spec.flags = k == 0 ? CUSHIM_HOOK_TIME | CUSHIM_HOOK_EXIT_TIME : CUSHIM_HOOK_TIME;
+        /* the TSC's hooks read their clock themselves; the host's are given the host's */
+        spec.flags = fl_st.tsc ? 0u : k == 0 ? CUSHIM_HOOK_TIME | CUSHIM_HOOK_EXIT_TIME : CUSHIM_HOOK_TIME;
         spec.select = sel[k].s;
         spec.priority = -1000000;
-        spec.pre = k == 0 ? fl_pre : NULL;
-        spec.post = k == 0 ? fl_post : fl_post_query;
+        spec.pre = k != 0 ? NULL : fl_st.tsc ? fl_pre_tsc : fl_pre;
+        spec.post = k == 0 ? (fl_st.tsc ? fl_post_tsc : fl_post) : fl_st.tsc ? fl_post_query_tsc : fl_post_query;
         if (host->hooks_add(self, &spec, k == 0 ? &fl_st.group : &fl_st.query_group) != CUSHIM_OK) {
             host->log(self, CUSHIM_LOG_ERROR, "filter=%s: the host refused its hooks", filter);
             fl_hooks_off();
@@ -431,7 +535,7 @@ static int fl_init(const cushim_host *host, cushim_plugin *self)
     fl_event_config ec;
     cushim_hook_spec spec;
     fl_plan *plans;
-    const char *filter, *on, *sig, *dd;
+    const char *filter, *on, *sig, *dd, *clk;
     char why[300];
     if (fl_host != NULL) {
         host->log(self, CUSHIM_LOG_ERROR, "the flight recorder is loaded once per process");
@@ -469,6 +573,11 @@ static int fl_init(const cushim_host *host, cushim_plugin *self)
     fl_st.cfg.api_id_limit = host->api_id_limit();
     fl_st.cfg.host_version = host->version();
     fl_st.keep = host->opt_bool(self, "keep");
+    clk = host->opt_string(self, "clock");
+    if (fl_clock_choose(clk, &fl_st.tsc, why, sizeof why) != 0) {
+        host->log(self, CUSHIM_LOG_ERROR, "%s", why);
+        goto fail;
+    }
     on = host->opt_string(self, "on_error");
     ec.on_error = strcmp(on, "sticky") == 0 ? FL_ON_STICKY : strcmp(on, "any") == 0 ? FL_ON_ANY
                 : strcmp(on, "off") == 0    ? FL_ON_OFF
@@ -569,6 +678,9 @@ static const cushim_option fl_options[] = {
     {"dumps", CUSHIM_OPT_INT, "16", "dump files a process makes at most"},
     {"dump_dir", CUSHIM_OPT_STRING, "", "where dump files go (default: the ring's directory)"},
     {"keep", CUSHIM_OPT_BOOL, "false", "keep the ring file at a normal exit"},
+    {"clock", CUSHIM_OPT_STRING, "auto", "the records' clock: 'tsc' (read in the hooks, converted to ns when the "
+                                         "file is read), 'host' (the core's clock), 'auto' (tsc where the TSC is "
+                                         "invariant and the kernel's clocksource)"},
     {NULL, 0, NULL, NULL},
 };
 

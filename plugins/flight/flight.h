@@ -60,9 +60,13 @@ extern cushim_plugin *fl_self;
 extern const fl_plan *fl_plans;
 /* The calling thread's state (made at its first recorded call), else NULL. */
 fl_thread *fl_thread_me(void);
+/* Now, in the records' clock (fl_clock.h: TSC ticks, or the host's ns - then the call's entry time if the core
+   took it). */
+uint64_t fl_time(const cushim_call *call);
 /* The process's ring once made (the first recorded call makes it), else NULL. */
 fl_ring *fl_ring_now(void);
-/* The ring, made now if it is not yet ('t_first': the making call's entry, the file's time origin): NULL when it
+/* The ring, made now if it is not yet ('t_first': the making call's entry in the records' clock, the file's time
+   origin): NULL when it
    cannot be (said once: the recorder is off). */
 fl_ring *fl_ring_ensure(uint64_t t_first);
 

@@ -67,6 +67,13 @@ static void launch3(CUfunction f, CUstream s, CUdeviceptr a, CUdeviceptr b, int 
     CK(cuLaunchKernel(f, 4, 1, 1, 128, 1, 1, 0, s, args, NULL));
 }
 
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void basic(void)
 {
     CUdeviceptr a, b;
@@ -262,6 +269,28 @@ int main(int argc, char **argv)
         printf("ctx=%p count=%d\n", (void *)c, v);
         printf("version: %d\n", (int)cuDriverGetVersion(&v));
         CK(cuCtxSynchronize());
+        return 0;
+    }
+    if (strcmp(mode, "paced") == 0) {
+        /* calls 20 ms apart, each bracketed by the program's own CLOCK_MONOTONIC readings (printed): the test
+           finds the dump's times between them, whatever clock the recorder kept ('kill': ended by SIGKILL) */
+        CUdeviceptr a;
+        int v = 0;
+        struct timespec gap = {0, 20 * 1000 * 1000};
+        setup();
+        for (int i = 0; i < 3; i++) {
+            uint64_t t1 = mono_ns(), t2, t3;
+            CK(cuDriverGetVersion(&v));   /* a query: one record, at its return */
+            t2 = mono_ns();
+            CK(cuMemAlloc(&a, 4096));     /* entry and exit */
+            t3 = mono_ns();
+            printf("paced %d %llu %llu %llu\n", i, (unsigned long long)t1, (unsigned long long)t2,
+                   (unsigned long long)t3);
+            nanosleep(&gap, NULL);
+        }
+        fflush(stdout);
+        if (argc > 2 && strcmp(argv[2], "kill") == 0)
+            kill(getpid(), SIGKILL);
         return 0;
     }
     if (strcmp(mode, "wide") == 0) {

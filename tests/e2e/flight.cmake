@@ -12,7 +12,7 @@ target_link_libraries(e2e_flight PRIVATE cushim_fake_cuda pthread)
 set(_fl sh "${CMAKE_CURRENT_SOURCE_DIR}/run_flight.sh")
 set(_fl_args "$<TARGET_FILE:flight>" "$<TARGET_FILE:e2e_flight>" "$<TARGET_FILE:cushim-flight>"
     "$<TARGET_FILE:faultinject>")
-foreach(_c basic env kill sticky hang attrib threads exec full readonly query wide)
+foreach(_c basic env kill sticky hang attrib threads exec full readonly query wide clock)
   e2e_test(flight_${_c} COMMAND ${_fl} ${_c} ${_fl_args})
 endforeach()
 # A forked child of a multi-threaded process: TSan's runtime does not follow (as trace_fork).

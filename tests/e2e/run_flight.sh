@@ -229,6 +229,54 @@ query)
         "all(e['dur'] == 0 for e in X if e['name'] in ('cuCtxGetCurrent', 'cuDeviceGetCount'))" \
         "[e['args']['result'] for e in X if e['name'] == 'cuDriverGetVersion'] == ['CUDA_ERROR_ILLEGAL_ADDRESS']"
     ;;
+clock)
+    # time as the dump renders it (fl_clock.h): for each clock the recorder can keep (the TSC read in its hooks and
+    # converted by the reader, the host's), a normal exit (keep=1) and a SIGKILL, the dump's call times in
+    # CLOCK_MONOTONIC lie within the program's own readings around each call (0.5 ms of slack: the conversion's
+    # error over 60 ms is well under it), and a thread's calls are in time order. Without the conversion a TSC
+    # time would be ticks: seconds off.
+    for clk in tsc host; do
+        for end in exit kill; do
+            rm -f "$shm"/cushim-flight-*
+            if [ "$end" = exit ]; then run "clock=$clk,keep=1" paced; else run "clock=$clk" paced kill; fi
+            if [ "$clk" = tsc ] && grep -q "clock=tsc: this CPU's TSC" err; then
+                echo "clock=tsc: not here ($(grep -m1 'clock=tsc' err)); the host's clock alone checked"
+                continue 2
+            fi
+            { [ "$end" = exit ] && [ "$rc" = 0 ]; } || { [ "$end" = kill ] && [ "$rc" = 137 ]; } ||
+                fail "clock=$clk $end: exited with $rc"
+            ring=$(ls "$shm"/cushim-flight-*.ring)
+            dump "$ring"
+            if [ "$clk" = tsc ]; then has dump.txt "times: the TSC's, read in the hooks, in CLOCK_MONOTONIC at"; fi
+            "$tool" dump --format=json "$ring" >dump.json 2>dump.err || fail "dump --format=json failed: $(cat dump.err)"
+            python3 - dump.json out "$clk" <<'PY' || fail "clock=$clk $end: the dump's times"
+import json, sys
+d = json.load(open(sys.argv[1], encoding='utf-8'))
+meta = d['otherData']['cushim_flight']
+assert meta['clock'] == sys.argv[3], meta
+t0 = meta['t0_ns']
+X = [e for e in d['traceEvents'] if e.get('ph') == 'X']
+marks = [list(map(int, l.split()[1:])) for l in open(sys.argv[2]) if l.startswith('paced ')]
+assert len(marks) == 3, marks
+q = [e for e in X if e['name'] == 'cuDriverGetVersion']
+m = [e for e in X if e['name'] == 'cuMemAlloc_v2']
+assert len(q) == 3 and len(m) == 3, (len(q), len(m))
+slack = 500e3
+def at(us): return t0 + us * 1e3
+for (i, t1, t2, t3), eq, em in zip(marks, q, m):
+    for what, t, lo, hi in (('query', at(eq['ts']), t1, t2), ('alloc start', at(em['ts']), t2, t3),
+                            ('alloc end', at(em['ts'] + em['dur']), t2, t3)):
+        if not (lo - slack <= t <= hi + slack):
+            print('call %d %s at %.0f ns, not within %d..%d (off by %.0f ns)' % (i, what, t, lo, hi,
+                  t - lo if t < lo else t - hi))
+            sys.exit(1)
+ts = [e['ts'] for e in X if e['tid'] == X[0]['tid']]
+assert ts == sorted(ts), 'not in time order'
+print('clock=%s: %d calls within the program\'s readings' % (sys.argv[3], len(q) + len(m)))
+PY
+        done
+    done
+    ;;
 wide)
     # a launch's arguments past the record's room (19 pointers and an int after 64 bytes of params: 144 bytes of
     # room) keep the first 18; a NULL among the argument pointers keeps the others; then a usual kernel

@@ -123,6 +123,8 @@ gpu_check flight check_flight
 # FLIGHT_AB_RUNS (4) processes each; FLIGHT_AB_BLOCKS (32: 4 cycles; the ring is made in the first recorded block)
 # launch_bench blocks; FLIGHT_AB_STEP_BLOCKS (48) and
 # FLIGHT_AB_STEPS (50) for the MLP step, FLIGHT_AB_TF_BLOCKS (16) and FLIGHT_AB_TF_STEPS (20) for the transformer.
+# FLIGHT_AB_OPTS: more options of the recorder (clock=host: the host's clocks instead of the TSC read in the hooks,
+# docs/plugins/flight.md "Time"), named in the rows.
 check_flight_ab() {
     local ab=$BUILD_DIR/plugins-ab/flight.so d=/dev/shm/cushim-flightab.$$ lb=$WORK/launch_bench_flight
     local cuda=${CUDA_HOME:-/usr/local/cuda} lib=${BENCH_CUPTI_LIB:-} r out k v line model blocks steps
@@ -148,7 +150,7 @@ check_flight_ab() {
         for ((r = 0; r < runs; r++)); do
             tmo 150 env BENCH_LABEL=flightab BENCH_CUPTI=1 BENCH_CUPTI_LIB="${lib:-libcupti.so.13}" \
                 BENCH_AB="${FLIGHT_AB_BLOCKS:-32}" BENCH_AB_VS=1 BENCH_AB_GAP_MS="${BENCH_AB_GAP_MS:-150}" \
-                LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$ab:dir=$d,signal=off,ab_paused=1" \
+                LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$ab:dir=$d,signal=off,ab_paused=1${FLIGHT_AB_OPTS:+,$FLIGHT_AB_OPTS}" \
                 "$lb" 200000 1000000 >>"$LOGS/flightab-calls.txt" 2>>"$LOGS/flightab-calls.err"
             rm -f "$d"/cushim-flight-* 2>/dev/null
         done
@@ -161,7 +163,7 @@ check_flight_ab() {
             line+="${k/trace/flight} $(printf '%s\n' "$v" | median) ($(printf '%s\n' "$v" | sort -g | head -n 1)..$(printf '%s\n' "$v" | sort -g | tail -n 1)); "
         done
         if grep -q 'ab_vs_trace_ctx_ns' "$LOGS/flightab-calls.txt"; then
-            result "flightab calls" PASS "information: added ns, medians of $(grep -c ab_vs_trace_ctx_ns "$LOGS/flightab-calls.txt") processes (min..max), recorder / CUPTI ratios as ratio_*: ${line% }"
+            result "flightab calls" PASS "information${FLIGHT_AB_OPTS:+ ($FLIGHT_AB_OPTS)}: added ns, medians of $(grep -c ab_vs_trace_ctx_ns "$LOGS/flightab-calls.txt") processes (min..max), recorder / CUPTI ratios as ratio_*: ${line% }"
         else
             result "flightab calls" FAIL "no measurement: $(tail -n 2 "$LOGS/flightab-calls.err" | tr '\n' ' ' | cut -c1-200)"
         fi
@@ -173,7 +175,7 @@ check_flight_ab() {
         local all="" ons="" offs=""
         for ((r = 0; r < runs; r++)); do
             out=$LOGS/flightab.$model.$r.out
-            tmo 240 env LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$ab:dir=$d,signal=off" TRACE_AB_SETTLE_MS=20 \
+            tmo 240 env LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$ab:dir=$d,signal=off${FLIGHT_AB_OPTS:+,$FLIGHT_AB_OPTS}" TRACE_AB_SETTLE_MS=20 \
                 TRACE_GPU_MODEL=$model "$PY" "$HERE/trace/trace_gpu.py" abbench "$blocks" "$steps" >"$out" \
                 2>"$LOGS/flightab.$model.$r.err"
             rm -f "$d"/cushim-flight-* 2>/dev/null
@@ -185,7 +187,7 @@ check_flight_ab() {
         if [ -z "$v" ]; then
             result "flightab $model" FAIL "no run gave a ratio: $(tail -n 2 "$LOGS/flightab.$model.0.err" | tr '\n' ' ' | cut -c1-200)"
         else
-            result "flightab $model" PASS "information: step recording / hooks out in one process, median of processes $v ($(printf '%s\n' $all | grep -v fail | sort -g | head -n 1)..$(printf '%s\n' $all | grep -v fail | sort -g | tail -n 1); runs: $all); each process's median step on/off ns: $ons/ $offs(target: at most 1.01)"
+            result "flightab $model" PASS "information${FLIGHT_AB_OPTS:+ ($FLIGHT_AB_OPTS)}: step recording / hooks out in one process, median of processes $v ($(printf '%s\n' $all | grep -v fail | sort -g | head -n 1)..$(printf '%s\n' $all | grep -v fail | sort -g | tail -n 1); runs: $all); each process's median step on/off ns: $ons/ $offs(target: at most 1.01)"
         fi
     done
     rm -rf "$d"
