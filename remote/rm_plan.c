@@ -269,6 +269,19 @@ static void rm_plan_param(rm_plan *pl, const rm_meta *m, uint32_t i, const cushi
     }
 }
 
+int rm_struct_field_at(const cushim_struct_info *st, const char *name, uint32_t *offset, uint32_t *size)
+{
+    for (uint32_t i = 0; st != NULL && i < st->nfields; i++) {
+        const cushim_field_info *f = rm_field(st, i);
+        if (f != NULL && f->name != NULL && strcmp(f->name, name) == 0) {
+            *offset = f->offset;
+            *size = f->size;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* ---- hashing: FNV-1a ---- */
 static uint64_t rm_fnv(uint64_t h, const void *p, size_t n)
 {
@@ -470,6 +483,7 @@ static void rm_plan_timing(rm_plan *pl, const rm_meta *m)
     const cushim_api_info *a = pl->info;
     const rm_trait *t = rm_trait_find(a->name);
     pl->cache_skip_param = -1;
+    pl->devcopy_param = -1;
     rm_plan_chunk(pl, m);
     if (rm_async_by_meta(pl, m)) {
         pl->async = RM_ASYNC_META;
@@ -480,6 +494,13 @@ static void rm_plan_timing(rm_plan *pl, const rm_meta *m)
     }
     if (t == NULL || !rm_forwarded(pl))
         return;
+    if (t->flags & (RM_TRAIT_CAPTURE_BEGIN | RM_TRAIT_CAPTURE_END))
+        pl->capture = t->flags & RM_TRAIT_CAPTURE_BEGIN ? RM_CAPTURE_BEGIN : RM_CAPTURE_END;
+    for (uint32_t i = 0; (t->flags & RM_TRAIT_DEVCOPY) && i < pl->nparams; i++) {
+        const cushim_param_info *p = m->api_param(a, i);
+        if (strcmp(p->name, t->skip_param) == 0 && p->struct_type != NULL && pl->p[i].op == RM_OP_ARRAY)
+            pl->devcopy_param = (int8_t)i;
+    }
     if (t->flags & RM_TRAIT_FORGET)
         pl->cache = RM_CACHE_FORGET;
     else if ((t->flags & (RM_TRAIT_CACHE | RM_TRAIT_CACHE_FUNC)) && pl->ret_status && !pl->async)

@@ -98,6 +98,9 @@ typedef struct rm_plan {
     int8_t chunk_host;           /* its host buffer (an ARRAY of bytes) and its byte count (a value); -1:   */
     int8_t chunk_count;          /* not such a copy (decided from the metadata: category copy)               */
     int64_t cache_skip_value;    /* ... holds this value (an attribute that can change: the compute mode)    */
+    uint8_t capture;             /* RM_CAPTURE_*: begins or ends a stream capture (the client tracks them)   */
+    int8_t devcopy_param;        /* a CUDA_MEMCPY3D parameter whose memory types must be device or array
+                                    (a graph's memcpy node: host memory is the client's); -1: none          */
     const char *reason;          /* not RM_CLASS_FORWARD: why (points into 'why' or at static text)         */
     const char *async_reason;    /* async: why (static text)                                                */
     char why[120];
@@ -128,6 +131,9 @@ const char *rm_op_name(int op);
 /* Does one element of struct 'st' at 'elem' keep every pointer field NULL? (null_fields) */
 int rm_struct_nulls(const cushim_struct_info *st, const void *elem);
 
+/* A struct's field by name: 1 and its offset and size, or 0. */
+int rm_struct_field_at(const cushim_struct_info *st, const char *name, uint32_t *offset, uint32_t *size);
+
 /* ---- the hand-written part (rm_special.c) ---- */
 typedef struct rm_special {
     const char *glob;            /* fnmatch(3) on the exported name                                        */
@@ -147,10 +153,15 @@ const rm_special *rm_special_find(const char *name, uint32_t categories);
 #define RM_TRAIT_CACHE 2u        /* RM_CACHE_PROCESS                                                         */
 #define RM_TRAIT_CACHE_FUNC 4u   /* RM_CACHE_FUNC                                                            */
 #define RM_TRAIT_FORGET 8u       /* RM_CACHE_FORGET                                                          */
+#define RM_TRAIT_CAPTURE_BEGIN 16u /* begins a stream capture (rm_plan.capture)                              */
+#define RM_TRAIT_CAPTURE_END 32u /* ends one                                                                 */
+#define RM_TRAIT_DEVCOPY 64u     /* 'skip_param' names a CUDA_MEMCPY3D that must copy device memory only     */
+#define RM_CAPTURE_BEGIN 1
+#define RM_CAPTURE_END 2
 typedef struct rm_trait {
     const char *glob;            /* fnmatch(3) on the exported name                                         */
     uint32_t flags;              /* RM_TRAIT_*                                                              */
-    const char *skip_param;      /* CACHE: not kept when this parameter ...                                 */
+    const char *skip_param;      /* CACHE: not kept when this parameter ... (DEVCOPY: the copy's parameter) */
     const char *skip_value;      /* ... holds this enum value (by name)                                     */
     const char *reason;
 } rm_trait;

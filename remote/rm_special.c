@@ -120,6 +120,16 @@ static const rm_trait rm_traits[] = {
     { "cuKernelSetCacheConfig", RM_TRAIT_FORGET, NULL, NULL, "changes kernel attributes" },
     { "cuModuleUnload", RM_TRAIT_FORGET, NULL, NULL, "function handles may be reused" },
     { "cuLibraryUnload", RM_TRAIT_FORGET, NULL, NULL, "kernel handles may be reused" },
+    /* stream capture (docs/remote.md, "Graphs"): while one is open the client sends nothing in batches, so an
+       error in a captured call surfaces at that call, and refuses host copies the graph would replay */
+    { "cuStreamBeginCapture*", RM_TRAIT_CAPTURE_BEGIN, NULL, NULL, "begins a stream capture" },
+    { "cudaStreamBeginCapture*", RM_TRAIT_CAPTURE_BEGIN, NULL, NULL, "begins a stream capture" },
+    { "cuStreamEndCapture*", RM_TRAIT_CAPTURE_END, NULL, NULL, "ends a stream capture" },
+    { "cudaStreamEndCapture*", RM_TRAIT_CAPTURE_END, NULL, NULL, "ends a stream capture" },
+    /* a memcpy node's host memory would be the client's: device and array copies only */
+    { "cuGraphAddMemcpyNode", RM_TRAIT_DEVCOPY, "copyParams", NULL, "memcpy node: device memory only" },
+    { "cuGraphMemcpyNodeSetParams", RM_TRAIT_DEVCOPY, "nodeParams", NULL, "memcpy node: device memory only" },
+    { "cuGraphExecMemcpyNodeSetParams", RM_TRAIT_DEVCOPY, "copyParams", NULL, "memcpy node: device memory only" },
 };
 
 const rm_trait *rm_trait_find(const char *name)
