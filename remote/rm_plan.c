@@ -51,8 +51,8 @@ const char *rm_class_name(int cls)
 const char *rm_op_name(int op)
 {
     static const char *const names[] = { "?", "value", "string-in", "array", "string-out", "null-only",
-                                         "image", "kparams", "opaque", "client" };
-    return op > 0 && op <= RM_OP_CLIENT ? names[op] : "?";
+                                         "image", "kparams", "opaque", "client", "knode" };
+    return op > 0 && op <= RM_OP_KNODE ? names[op] : "?";
 }
 
 /* ---- structs ---- */
@@ -355,6 +355,17 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
                 /* runtime and NVML (rm_special.c): one element of the pointee, which the row vouches holds no
                    host pointer (a device address, cudaDeviceProp, nvmlMemory_v2_t); in and out, as a versioned
                    struct's 'version' field is read by the callee */
+                /* a kernel node's parameters: one struct, read by the callee only */
+                if (sp->op == RM_OP_KNODE) {
+                    int ok = p->kind == CUSHIM_KIND_POINTER && p->pointee == CUSHIM_KIND_STRUCT &&
+                             p->struct_type != NULL && p->elem_size != 0 && p->dir == CUSHIM_DIR_IN;
+                    pl->p[i].op = ok ? RM_OP_KNODE : RM_OP_NULL_ONLY;
+                    pl->p[i].dir = CUSHIM_DIR_IN;
+                    pl->p[i].elem = p->elem_size;
+                    pl->p[i].fixed = 1;
+                    pl->p[i].null_fields = 0;
+                    pl->p[i].st = p->struct_type;
+                }
                 if (sp->op == RM_OP_ARRAY) {
                     pl->p[i].op = p->elem_size != 0 ? RM_OP_ARRAY : RM_OP_NULL_ONLY;
                     pl->p[i].dir = CUSHIM_DIR_INOUT;

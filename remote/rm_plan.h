@@ -47,6 +47,8 @@ void rm_meta_from_host(rm_meta *m, const cushim_host *host);
 #define RM_OP_IMAGE 6            /* hand-written: a module image, sized from its content                    */
 #define RM_OP_KPARAMS 7          /* hand-written: kernel arguments, sized by the function's parameter info  */
 #define RM_OP_OPAQUE 8           /* cannot be carried at all (a callback): the API is not forwarded         */
+#define RM_OP_KNODE 10           /* hand-written: a kernel node's parameters (CUDA_KERNEL_NODE_PARAMS): the
+                                    struct, its kernelParams carried as a launch's (KPARAMS), 'extra' NULL   */
 #define RM_OP_CLIENT 9           /* hand-written in the client (rc_cudart.c: the runtime's copies and launches
                                     become driver calls); never carried itself: absent only on the wire     */
 

@@ -29,6 +29,22 @@ static const rm_special rm_specials[] = {
     { "cuLaunchKernel*", RM_CLASS_HAND, RM_OP_KPARAMS, "kernelParams", "f", "kernel arguments sized by cuFuncGetParamInfo" },
     { "cuLaunchCooperativeKernel", RM_CLASS_HAND, RM_OP_KPARAMS, "kernelParams", "f", "kernel arguments sized by cuFuncGetParamInfo" },
     { "cuLaunchCooperativeKernel_ptsz", RM_CLASS_HAND, RM_OP_KPARAMS, "kernelParams", "f", "kernel arguments sized by cuFuncGetParamInfo" },
+    /* graphs (docs/remote.md, "Graphs"): a kernel node's arguments are marshalled as a launch's */
+    { "cuGraphAddKernelNode*", RM_CLASS_HAND, RM_OP_KNODE, "nodeParams", NULL, "kernel node: arguments sized by cuFuncGetParamInfo" },
+    { "cuGraphKernelNodeSetParams*", RM_CLASS_HAND, RM_OP_KNODE, "nodeParams", NULL, "kernel node: arguments sized by cuFuncGetParamInfo" },
+    { "cuGraphExecKernelNodeSetParams*", RM_CLASS_HAND, RM_OP_KNODE, "nodeParams", NULL, "kernel node: arguments sized by cuFuncGetParamInfo" },
+    { "cuGraphKernelNodeGetParams*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL,
+      "kernel node read back: its kernelParams would be the server's addresses (set the node's parameters instead)" },
+    { "cudaGraphKernelNodeGetParams", RM_CLASS_UNSUPPORTED, 0, NULL, NULL,
+      "kernel node read back: its kernelParams would be the server's addresses (set the node's parameters instead)" },
+    { "cu*Graph*HostNode*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL,
+      "host node: a function of the client, which the server's graph cannot call at each launch" },
+    { "cuda*Graph*HostNode*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL,
+      "host node: a function of the client, which the server's graph cannot call at each launch" },
+    { "cudaGraph*KernelNodeSetParams", RM_CLASS_NEEDS_HAND, 0, NULL, NULL,
+      "runtime kernel node: its host stub would be mapped to the server's function (rc_cudart.c), not yet" },
+    { "cudaGraphAddKernelNode", RM_CLASS_NEEDS_HAND, 0, NULL, NULL,
+      "runtime kernel node: its host stub would be mapped to the server's function (rc_cudart.c), not yet" },
 
     /* runtime API (docs/remote.md, "Runtime-API programs"). A device address or a struct without pointers
        returned through a pointer: one element of the pointee's size (RM_OP_ARRAY, in and out). */

@@ -287,6 +287,7 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
     s->e_not_found = rp_code(host, "CUDA_ERROR_NOT_FOUND");
     s->e_unavailable = rp_code(host, "CUDA_ERROR_DEVICE_UNAVAILABLE");
     s->e_wrong_thread = rp_code(host, "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD");
+    s->e_invalidated = rp_code(host, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED");
     s->e_oom = rp_code(host, "CUDA_ERROR_OUT_OF_MEMORY");
     s->paraminfo = host->api_by_name("cuFuncGetParamInfo");
     s->cx = (rm_ctx){ .kparam_sizes = rp_kparam_sizes, .intern = rp_intern, .user = s };

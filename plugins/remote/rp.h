@@ -120,6 +120,7 @@ typedef struct rp_state {
     uint8_t capture_used[RP_CAPTURES];
     uint64_t capture_stream[RP_CAPTURES];
     int32_t e_wrong_thread;        /* CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: an end that did not end it */
+    int32_t e_invalidated;         /* CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: an end that returns no graph */
 } rp_state;
 
 /* rp_conn.c: the calls */
@@ -184,7 +185,7 @@ static inline int rp_capturing(rp_state *s)
 /* Before a call: 1 when rp_graph.c answered it (*r: a refusal, or a host copy made zero copy while capturing). */
 int rp_graph_pre(rp_state *s, const rm_plan *pl, void *params, int32_t *r);
 /* After a call of a plan with 'capture' set, with the program's result. */
-void rp_graph_post(rp_state *s, const rm_plan *pl, const void *params, int32_t result);
+void rp_graph_post(rp_state *s, const rm_plan *pl, void *params, int32_t result);
 void rp_graph_forget(rp_state *s);   /* a forked child */
 
 #endif /* RP_H */

@@ -124,7 +124,7 @@ int rp_graph_pre(rp_state *s, const rm_plan *pl, void *params, int32_t *r)
     return 0;
 }
 
-void rp_graph_post(rp_state *s, const rm_plan *pl, const void *params, int32_t result)
+void rp_graph_post(rp_state *s, const rm_plan *pl, void *params, int32_t result)
 {
     uint64_t stream = rg_value(s, pl, params, 0);   /* every Begin/EndCapture form takes the stream first */
     pthread_mutex_lock(&s->glock);
@@ -146,6 +146,11 @@ void rp_graph_post(rp_state *s, const rm_plan *pl, const void *params, int32_t r
         atomic_fetch_sub(&s->captures, 1);
     }
     pthread_mutex_unlock(&s->glock);
+    /* an invalidated capture ends with no graph: the driver stores NULL, which a failed call's reply does not
+       carry (outputs come back after success only) */
+    void *graph_out = (void *)(uintptr_t)rg_value(s, pl, params, 1);
+    if (pl->capture == RM_CAPTURE_END && result == s->e_invalidated && graph_out != NULL && pl->nparams == 2)
+        memset(graph_out, 0, sizeof(void *));
 }
 
 void rp_graph_forget(rp_state *s)
