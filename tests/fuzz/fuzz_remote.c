@@ -161,6 +161,19 @@ static void fz_check_call(const rm_call *c)
                 fz_touch(args[k], fz_ksizes[k]);
             break;
         }
+        case RM_OP_KNODE: {   /* the struct, and its kernelParams as a launch's arguments */
+            void **args = NULL;
+            uint32_t ko = 0, ks = 0;
+            fz_touch(ptr, mp->elem_size);
+            FUZZ_CHECK(rm_struct_field_at(mp->struct_type, "kernelParams", &ko, &ks) && ks == 8);
+            memcpy(&args, (uint8_t *)ptr + ko, sizeof args);
+            if (args != NULL) {
+                fz_touch(args, fz_kn * sizeof(void *));
+                for (uint32_t k = 0; k < fz_kn; k++)
+                    fz_touch(args[k], fz_ksizes[k]);
+            }
+            break;
+        }
         case RM_OP_ARRAY: {
             uint64_t n = 1;
             uint32_t elem = mp->elem_size ? mp->elem_size : 1;

@@ -122,7 +122,17 @@ typedef struct side {
     void *bufs[RM_MAX_PARAMS];     /* what each pointer parameter points to (client) */
     uint64_t count[RM_MAX_PARAMS]; /* its elements (ARRAY), bytes (IMAGE), arguments (KPARAMS) */
     void *kargs[8];
+    void **knode_args;             /* KNODE: the kernelParams array inside the struct */
 } side;
+
+/* A struct field's offset by name (the test's own reading of the metadata), or -1. */
+static int field_offset(const cushim_struct_info *st, const char *name)
+{
+    for (uint32_t i = 0; st != NULL && i < st->nfields; i++)
+        if (st->fields[i].name != NULL && strcmp(st->fields[i].name, name) == 0)
+            return (int)st->fields[i].offset;
+    return -1;
+}
 
 /* Sizes come from the metadata itself (cushim_param_info), not from the plan under test: a walker that drops a
    parameter or sizes it wrongly then disagrees with the test. */
@@ -241,6 +251,25 @@ static void build_client(const rm_plan *pl, side *s)
                 s->count[i] = kp.n;
                 break;
             }
+            case RM_OP_KNODE: {   /* a kernel node: the struct (pointer fields NULL) and kernelParams, or NULL */
+                const cushim_param_info *mp = meta_param(pl, i);
+                int ko = field_offset(mp->struct_type, "kernelParams");
+                buf = malloc(mp->elem_size);
+                rnd_fill(buf, mp->elem_size);
+                zero_pointer_fields(mp->struct_type, buf, 0);
+                kp.n = (uint32_t)(rnd() % 7);
+                void **args = rnd() % 4 != 0 ? malloc(8 * sizeof *args) : NULL;
+                for (uint32_t j = 0; args != NULL && j < kp.n; j++) {
+                    kp.sizes[j] = (uint32_t)(1 + rnd() % 16);
+                    args[j] = s->kargs[j] = malloc(kp.sizes[j]);
+                    rnd_fill(args[j], kp.sizes[j]);
+                }
+                assert_true(ko >= 0);
+                memcpy((uint8_t *)buf + ko, &args, sizeof args);
+                s->knode_args = args;
+                s->count[i] = args != NULL ? kp.n : 0;
+                break;
+            }
             default:
                 break;
             }
@@ -256,6 +285,7 @@ static void free_client(const rm_plan *pl, side *s)
         free(s->bufs[i]);
     for (uint32_t j = 0; j < 8; j++)
         free(s->kargs[j]);
+    free(s->knode_args);
     free(s->params);
 }
 
@@ -315,6 +345,26 @@ static void check_inputs(const rm_plan *pl, const side *cl, const rm_call *sv)
                 if (memcmp(((void **)c)[j], ((void **)s)[j], kp.sizes[j]) != 0)
                     fail_msg("%s: kernel argument %u differs", name, j);
             break;
+        case RM_OP_KNODE: {   /* the struct byte for byte but kernelParams, which holds the arguments */
+            int ko = field_offset(mp->struct_type, "kernelParams");
+            uint8_t *cc = malloc(mp->elem_size), *sc = malloc(mp->elem_size);
+            void **sargs;
+            memcpy(cc, c, mp->elem_size);
+            memcpy(sc, s, mp->elem_size);
+            memcpy(&sargs, sc + ko, sizeof sargs);
+            memset(cc + ko, 0, 8);
+            memset(sc + ko, 0, 8);
+            if (memcmp(cc, sc, mp->elem_size) != 0)
+                fail_msg("%s: kernel node %u differs on the server", name, i);
+            if ((sargs == NULL) != (cl->knode_args == NULL))
+                fail_msg("%s: kernel node's kernelParams is %s on the server", name, sargs ? "set" : "NULL");
+            for (uint32_t j = 0; sargs != NULL && j < cl->count[i]; j++)
+                if (memcmp(cl->knode_args[j], sargs[j], kp.sizes[j]) != 0)
+                    fail_msg("%s: kernel node argument %u differs", name, j);
+            free(cc);
+            free(sc);
+            break;
+        }
         default:
             break;
         }
