@@ -93,7 +93,7 @@ CUresult fk_work_kernel(fk_work *w, CUfunction f, const unsigned grid[3], const 
         if (off + sz > sizeof w->args)
             return CUDA_ERROR_INVALID_VALUE;
         if (params == NULL || params[i] == NULL)
-            return CUDA_ERROR_INVALID_VALUE;
+            break;   /* arguments by 'extra', or none given: nothing recorded (the fake checks no more) */
         memcpy(w->args + off, params[i], sz);   /* copied now, as the driver does */
         w->spec[i] = spec[2 + i];
         w->off[i] = (uint32_t)off;
@@ -285,6 +285,8 @@ CUresult cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, const
     FAKE_ENTER(cuGraphAddKernelNode_v2);
     FK_REQUIRE_INIT();
     fk_work w;
+    if (phGraphNode == NULL || !fk_graph_ok(hGraph))   /* before the parameters are read */
+        return CUDA_ERROR_INVALID_VALUE;
     CUresult r = fk_kernel_node_work(&w, nodeParams);
     return r != CUDA_SUCCESS ? r : fk_add_node(phGraphNode, hGraph, dependencies, numDependencies, &w);
 }
@@ -294,6 +296,8 @@ CUresult cuGraphKernelNodeSetParams_v2(CUgraphNode hNode, const CUDA_KERNEL_NODE
     FAKE_ENTER(cuGraphKernelNodeSetParams_v2);
     FK_REQUIRE_INIT();
     fk_work w;
+    if (!fk_node_ok(hNode))
+        return CUDA_ERROR_INVALID_VALUE;
     CUresult r = fk_kernel_node_work(&w, nodeParams);
     if (r != CUDA_SUCCESS)
         return r;
@@ -310,7 +314,7 @@ CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAM
 {
     FAKE_ENTER(cuGraphKernelNodeGetParams_v2);
     FK_REQUIRE_INIT();
-    if (nodeParams == NULL)
+    if (nodeParams == NULL || !fk_node_ok(hNode))
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&fk_lock);
     CUresult r = fk_node_ok(hNode) && hNode->w.kind == FK_WORK_KERNEL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
@@ -335,7 +339,7 @@ CUresult cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CU
     FK_REQUIRE_INIT();
     (void)ctx;
     const CUDA_MEMSET_NODE_PARAMS *p = memsetParams;
-    if (p == NULL || p->height != 1 || (p->elementSize != 1 && p->elementSize != 2 && p->elementSize != 4) ||
+    if (phGraphNode == NULL || !fk_graph_ok(hGraph) || p == NULL || p->height != 1 || (p->elementSize != 1 && p->elementSize != 2 && p->elementSize != 4) ||
         p->dst % p->elementSize != 0 || !fk_dev_range((uintptr_t)p->dst, p->width * p->elementSize))
         return CUDA_ERROR_INVALID_VALUE;
     fk_work w = { .kind = FK_WORK_SET, .dst = (uintptr_t)p->dst, .value = p->value, .elem = p->elementSize,
@@ -422,6 +426,8 @@ CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode h
     FAKE_ENTER(cuGraphExecKernelNodeSetParams_v2);
     FK_REQUIRE_INIT();
     fk_work w;
+    if (hGraphExec == NULL || hGraphExec->magic != FK_MAGIC_GEXEC || !fk_node_ok(hNode))
+        return CUDA_ERROR_INVALID_VALUE;
     CUresult r = fk_kernel_node_work(&w, nodeParams);
     if (r != CUDA_SUCCESS)
         return r;

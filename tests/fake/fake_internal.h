@@ -151,8 +151,8 @@ FK_HIDDEN int fk_capture(CUstream s, const fk_work *w, CUresult *r);
 FK_HIDDEN void fk_capture_fail(CUstream s);
 /* Runs 'w' now ('how': "stream" or "graph", for FAKE_CUDA_WORK_LOG). */
 FK_HIDDEN void fk_work_run(const fk_work *w, CUstream s, const char *how);
-/* A kernel's arguments copied into 'w' from kernelParams (the layout from f's name): CUDA_SUCCESS, or
-   CUDA_ERROR_INVALID_VALUE when they are needed and absent. */
+/* A kernel's arguments copied into 'w' from kernelParams (the layout from f's name; none when kernelParams is
+   NULL): CUDA_SUCCESS, or CUDA_ERROR_INVALID_VALUE for a layout past FK_WORK_ARG_BYTES. */
 FK_HIDDEN CUresult fk_work_kernel(fk_work *w, CUfunction f, const unsigned grid[3], const unsigned block[3],
                                   void **params);
 FK_HIDDEN void fk_kernel_record(const fk_work *w, CUstream s);   /* fake_module.c: counts, last name, time */
