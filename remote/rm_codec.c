@@ -11,11 +11,12 @@
  *       IMAGE      u32 n, n bytes
  *       KPARAMS    u32 n, n x u32 size, the n values
  *       KNODE      the struct's bytes (kernelParams zeroed), u8 present, and when present the arguments as KPARAMS
- *       STRING_OUT, ARRAY out: nothing
+ *       STRING_OUT, OWNED_OUT, ARRAY out: nothing
  *
  * A REPLY payload: u32 api_id, u32 status, ret_size bytes, u8 outputs (1 after success, and after NVML's
  * INSUFFICIENT_SIZE with its counted arrays empty), and when outputs is 1, per present
- * output in plan order: ARRAY out/inout u32 n, n x elem bytes; STRING_OUT u32 n (0xffffffff: NULL), n bytes.
+ * output in plan order: ARRAY out/inout u32 n, n x elem bytes; STRING_OUT u32 n (0xffffffff: NULL), n bytes;
+ * OWNED_OUT u32 n (0xffffffff: NULL), n x elem bytes (n: its count output's value, at most RM_MAX_OWNED).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 #include "rm_codec.h"
 
 #define RM_NULL_STRING 0xffffffffu
+#define RM_MAX_OWNED 65536u   /* elements of an array the callee owns (OWNED_OUT) sent back */
 
 static void *rm_ptr_at(const void *params, const rm_pplan *pp)
 {
@@ -199,6 +201,7 @@ int rm_encode_call(const rm_plan *pl, void *params, const rm_ctx *cx, rm_wr *w, 
             break;
         }
         case RM_OP_STRING_OUT:
+        case RM_OP_OWNED_OUT:
             break;
         case RM_OP_ARRAY: {
             uint64_t count, bytes;
@@ -328,6 +331,7 @@ static int rm_decode_pointer(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r
         break;
     }
     case RM_OP_STRING_OUT:
+    case RM_OP_OWNED_OUT:   /* the slot the callee stores its pointer in */
         if ((buf = rm_arena_alloc(a, sizeof(char *))) == NULL)
             return RM_ENOMEM;
         break;
@@ -481,6 +485,21 @@ int rm_encode_reply(const rm_call *c, uint32_t api_id, uint32_t status, const vo
                 n = 0;
             rm_wr_u32(w, (uint32_t)n);
             rm_wr_ref(w, ptr, n * pp->elem);   /* a large output is sent from the arena (the owner's choice) */
+        } else if (pp->op == RM_OP_OWNED_OUT) {
+            const uint8_t *arr;
+            uint64_t n = 0;
+            const void *cnt = rm_ptr_at(c->params, &pl->p[pp->func_param]);
+            memcpy(&arr, ptr, sizeof arr);
+            if (cnt != NULL)
+                memcpy(&n, cnt, 8);
+            if (arr == NULL) {
+                rm_wr_u32(w, RM_NULL_STRING);
+            } else {
+                if (n > RM_MAX_OWNED)
+                    n = RM_MAX_OWNED;   /* the client finds its count differs and fails the call */
+                rm_wr_u32(w, (uint32_t)n);
+                rm_wr_bytes(w, arr, n * pp->elem);
+            }
         } else if (pp->op == RM_OP_STRING_OUT) {
             const char *s;
             memcpy(&s, ptr, sizeof s);
@@ -511,13 +530,30 @@ int rm_decode_reply(const rm_call *c, void *retval, const uint8_t *msg, size_t l
         return RM_EMALFORMED;
     if (rm_rd_u8(&r, &outputs) != RM_OK || outputs > 1 || (outputs && ret_size == 0))
         return RM_EMALFORMED;
+    int owned = -1;
+    uint32_t owned_n = 0;
     for (uint32_t k = 0; outputs && k < pl->nptr; k++) {
         uint32_t i = pl->order[k];
         const rm_pplan *pp = &pl->p[i];
         void *ptr = rm_ptr_at(c->params, pp);
         if (ptr == NULL)
             continue;
-        if (pp->op == RM_OP_ARRAY && rm_dir_out(pp)) {
+        if (pp->op == RM_OP_OWNED_OUT) {
+            uint32_t n;
+            const void *v = NULL;
+            const uint8_t *s;
+            if (rm_rd_u32(&r, &n) != RM_OK)
+                return RM_EMALFORMED;
+            if (n != RM_NULL_STRING) {
+                if (n > RM_MAX_OWNED || (s = rm_rd_take(&r, (size_t)n * pp->elem)) == NULL)
+                    return RM_EMALFORMED;
+                if (cx == NULL || cx->keep == NULL || (v = cx->keep(cx->user, i, s, (size_t)n * pp->elem)) == NULL)
+                    return RM_ENOMEM;
+                owned = (int)i;
+                owned_n = n;
+            }
+            memcpy(ptr, &v, sizeof v);
+        } else if (pp->op == RM_OP_ARRAY && rm_dir_out(pp)) {
             uint32_t n;
             const uint8_t *s;
             if (rm_rd_u32(&r, &n) != RM_OK || n > c->cap[i] || (s = rm_rd_take(&r, (size_t)n * pp->elem)) == NULL)
@@ -537,6 +573,15 @@ int rm_decode_reply(const rm_call *c, void *retval, const uint8_t *msg, size_t l
             }
             memcpy(ptr, &v, sizeof v);
         }
+    }
+    if (owned >= 0) {   /* the array's length is what its count output says */
+        const void *cnt = rm_ptr_at(c->params, &pl->p[pl->p[owned].func_param]);
+        uint64_t n;
+        if (cnt == NULL)
+            return owned_n == 0 ? RM_OK : RM_EMALFORMED;
+        memcpy(&n, cnt, 8);
+        if (n != owned_n)
+            return RM_EMALFORMED;
     }
     return r.pos == r.len ? RM_OK : RM_EMALFORMED;
 }

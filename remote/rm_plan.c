@@ -51,8 +51,8 @@ const char *rm_class_name(int cls)
 const char *rm_op_name(int op)
 {
     static const char *const names[] = { "?", "value", "string-in", "array", "string-out", "null-only",
-                                         "image", "kparams", "opaque", "client", "knode" };
-    return op > 0 && op <= RM_OP_KNODE ? names[op] : "?";
+                                         "image", "kparams", "opaque", "client", "knode", "owned-out" };
+    return op > 0 && op <= RM_OP_OWNED_OUT ? names[op] : "?";
 }
 
 /* ---- structs ---- */
@@ -366,6 +366,16 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
                     pl->p[i].null_fields = 0;
                     pl->p[i].st = p->struct_type;
                 }
+                /* an array the callee owns, returned by pointer: its elements are handles (8 bytes) */
+                if (sp->op == RM_OP_OWNED_OUT) {
+                    int ok = p->kind == CUSHIM_KIND_POINTER && p->pointee == CUSHIM_KIND_POINTER && p->size == 8;
+                    pl->p[i].op = ok ? RM_OP_OWNED_OUT : RM_OP_NULL_ONLY;
+                    pl->p[i].dir = CUSHIM_DIR_OUT;
+                    pl->p[i].elem = 8;
+                    pl->p[i].fixed = 0;
+                    pl->p[i].null_fields = 0;
+                    pl->p[i].st = NULL;
+                }
                 if (sp->op == RM_OP_ARRAY) {
                     pl->p[i].op = p->elem_size != 0 ? RM_OP_ARRAY : RM_OP_NULL_ONLY;
                     pl->p[i].dir = CUSHIM_DIR_INOUT;
@@ -390,6 +400,10 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
         opaque |= pl->p[i].op == RM_OP_OPAQUE;
         nullonly |= pl->p[i].op == RM_OP_NULL_ONLY || pl->p[i].null_fields;
         if (pl->p[i].op == RM_OP_KPARAMS && pl->p[i].func_param < 0)
+            opaque = 1;
+        if (pl->p[i].op == RM_OP_OWNED_OUT &&   /* its count: a size_t output carried as one element */
+            (pl->p[i].func_param < 0 || pl->p[pl->p[i].func_param].op != RM_OP_ARRAY ||
+             pl->p[pl->p[i].func_param].elem != 8 || pl->p[pl->p[i].func_param].dir != CUSHIM_DIR_OUT))
             opaque = 1;
     }
     /* wire order of the pointers: uncounted ones first (an indirect count is one of them), then counted */

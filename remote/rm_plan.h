@@ -49,6 +49,9 @@ void rm_meta_from_host(rm_meta *m, const cushim_host *host);
 #define RM_OP_OPAQUE 8           /* cannot be carried at all (a callback): the API is not forwarded         */
 #define RM_OP_KNODE 10           /* hand-written: a kernel node's parameters (CUDA_KERNEL_NODE_PARAMS): the
                                     struct, its kernelParams carried as a launch's (KPARAMS), 'extra' NULL   */
+#define RM_OP_OWNED_OUT 11       /* hand-written: an output pointer the callee sets to an array it owns (capture
+                                    dependencies), counted by the output 'func_param' points to: the server
+                                    sends the elements, the client keeps a copy per thread (rm_ctx.keep)      */
 #define RM_OP_CLIENT 9           /* hand-written in the client (rc_cudart.c: the runtime's copies and launches
                                     become driver calls); never carried itself: absent only on the wire     */
 
@@ -78,7 +81,7 @@ typedef struct rm_pplan {
     uint8_t null_fields;         /* ARRAY of structs whose pointer fields must be NULL (rm_struct_nulls)    */
     uint8_t reserved;
     int16_t count_param;         /* -1: none                                                                */
-    int16_t func_param;          /* KPARAMS: the parameter holding the function handle                      */
+    int16_t func_param;          /* KPARAMS: the parameter holding the function handle; OWNED_OUT: the count */
     uint16_t offset, size;       /* in the params struct                                                    */
     uint32_t elem;               /* ARRAY: bytes of one element                                             */
     uint32_t fixed;              /* ARRAY: a fixed element count (0: count_param, else 1)                  */
@@ -142,7 +145,8 @@ typedef struct rm_special {
     uint8_t cls;                 /* RM_CLASS_HAND, RM_CLASS_NEEDS_HAND or RM_CLASS_UNSUPPORTED              */
     uint8_t op;                  /* HAND: the operation 'param' gets                                       */
     const char *param;           /* HAND: the parameter handled by hand                                    */
-    const char *func;            /* RM_OP_KPARAMS: the parameter naming the function; RM_OP_ARRAY: a
+    const char *func;            /* RM_OP_KPARAMS: the parameter naming the function; RM_OP_OWNED_OUT: the
+                                    output counting its elements (a size_t *); RM_OP_ARRAY: a
                                     pointer parameter carried as its value (an address the callee looks up,
                                     never reads: cudaPointerGetAttributes's 'ptr')                          */
     const char *reason;

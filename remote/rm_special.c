@@ -33,6 +33,12 @@ static const rm_special rm_specials[] = {
     { "cuGraphAddKernelNode*", RM_CLASS_HAND, RM_OP_KNODE, "nodeParams", NULL, "kernel node: arguments sized by cuFuncGetParamInfo" },
     { "cuGraphKernelNodeSetParams*", RM_CLASS_HAND, RM_OP_KNODE, "nodeParams", NULL, "kernel node: arguments sized by cuFuncGetParamInfo" },
     { "cuGraphExecKernelNodeSetParams*", RM_CLASS_HAND, RM_OP_KNODE, "nodeParams", NULL, "kernel node: arguments sized by cuFuncGetParamInfo" },
+    /* capture dependencies: an array the driver owns, copied back and kept in the client per thread (the v3
+       forms' edgeData_out stays NULL-only) */
+    { "cuStreamGetCaptureInfo_v[23]*", RM_CLASS_HAND, RM_OP_OWNED_OUT, "dependencies_out", "numDependencies_out",
+      "capture dependencies: the driver's array copied, kept in the client per thread" },
+    { "cudaStreamGetCaptureInfo*", RM_CLASS_HAND, RM_OP_OWNED_OUT, "dependencies_out", "numDependencies_out",
+      "capture dependencies: the driver's array copied, kept in the client per thread" },
     { "cuGraphKernelNodeGetParams*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL,
       "kernel node read back: its kernelParams would be the server's addresses (set the node's parameters instead)" },
     { "cudaGraphKernelNodeGetParams", RM_CLASS_UNSUPPORTED, 0, NULL, NULL,

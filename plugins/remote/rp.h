@@ -121,6 +121,7 @@ typedef struct rp_state {
     uint64_t capture_stream[RP_CAPTURES];
     int32_t e_wrong_thread;        /* CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: an end that did not end it */
     int32_t e_invalidated;         /* CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: an end that returns no graph */
+    uint32_t tls_graph;            /* host TLS key: this thread's kept capture dependencies (rp_graph.c) */
 } rp_state;
 
 /* rp_conn.c: the calls */
@@ -187,5 +188,8 @@ int rp_graph_pre(rp_state *s, const rm_plan *pl, void *params, int32_t *r);
 /* After a call of a plan with 'capture' set, with the program's result. */
 void rp_graph_post(rp_state *s, const rm_plan *pl, void *params, int32_t result);
 void rp_graph_forget(rp_state *s);   /* a forked child */
+int rp_graph_init(rp_state *s, cushim_plugin *self);   /* at load: CUSHIM_OK or the host's error */
+/* rm_ctx.keep: an array the server returned for an OWNED_OUT output, kept for this thread (rp_graph.c) */
+const void *rp_graph_keep(void *user, uint32_t param, const void *bytes, size_t n);
 
 #endif /* RP_H */

@@ -19,8 +19,13 @@
  *     cuGraphExecMemcpyNodeSetParams): a CUDA_MEMCPY3D whose source or destination is host or unified memory
  *     (CU_MEMORYTYPE_HOST, CU_MEMORYTYPE_UNIFIED: an address of this process) is refused with
  *     CUDA_ERROR_NOT_SUPPORTED; device and array copies go by their plan.
- * State: the streams being captured (rp_state.glock), dropped in a forked child (its back end has none).
+ *   - capture dependencies (cuStreamGetCaptureInfo_v2/_v3's and cudaStreamGetCaptureInfo's dependencies_out): the
+ *     driver returns a pointer to an array it owns; the server sends the elements (RM_OP_OWNED_OUT) and the client
+ *     keeps a copy per thread (rp_graph_keep), valid until the thread's next such call.
+ * State: the streams being captured (rp_state.glock), dropped in a forked child (its back end has none); the
+ * kept arrays (host TLS, rp_state.tls_graph).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "rp.h"
@@ -151,6 +156,49 @@ void rp_graph_post(rp_state *s, const rm_plan *pl, void *params, int32_t result)
     void *graph_out = (void *)(uintptr_t)rg_value(s, pl, params, 1);
     if (pl->capture == RM_CAPTURE_END && result == s->e_invalidated && graph_out != NULL && pl->nparams == 2)
         memset(graph_out, 0, sizeof(void *));
+}
+
+/* A thread's kept array (rp_graph_keep). */
+typedef struct rg_kept {
+    void *buf;
+    size_t cap;
+} rg_kept;
+
+static void rg_kept_free(void *p)
+{
+    rg_kept *k = p;
+    if (k != NULL)
+        free(k->buf);
+    free(k);
+}
+
+int rp_graph_init(rp_state *s, cushim_plugin *self)
+{
+    return s->host->tls_create(self, rg_kept_free, &s->tls_graph);
+}
+
+const void *rp_graph_keep(void *user, uint32_t param, const void *bytes, size_t n)
+{
+    rp_state *s = user;
+    rg_kept *k = s->host->tls_get(s->tls_graph);
+    (void)param;   /* one such output per API */
+    if (k == NULL) {
+        if ((k = calloc(1, sizeof *k)) == NULL)
+            return NULL;
+        if (s->host->tls_set(s->tls_graph, k) != CUSHIM_OK) {
+            free(k);
+            return NULL;
+        }
+    }
+    if (n > k->cap || k->buf == NULL) {
+        void *b = realloc(k->buf, n ? n : 8);
+        if (b == NULL)
+            return NULL;
+        k->buf = b;
+        k->cap = n ? n : 8;
+    }
+    memcpy(k->buf, bytes, n);
+    return k->buf;
 }
 
 void rp_graph_forget(rp_state *s)

@@ -16,9 +16,11 @@
  *               capture invalidated (the next captured call and cuStreamEndCapture say so), no error left over.
  *   pinned N    a capture of a copy from pinned host memory (cuMemAllocHost), a launch and a copy back into it:
  *               each of the N launches reads the host buffer as it is then and writes the result back.
+ *   deps        cuStreamGetCaptureInfo's dependencies (a pointer to the driver's array) used to add a memset node by
+ *               hand to the graph being captured.
  *   refused     what the remoting refuses (run_remote_graph.sh checks the remote answers): a host node, a
  *               memcpy node from host memory, a kernel node's parameters read back, a copy from pageable host
- *               memory into a stream being captured (the capture stays valid), the capture's dependencies,
+ *               memory into a stream being captured (the capture stays valid), the capture's edge data,
  *               a kernel node's arguments by 'extra'.
  */
 #include <cuda.h>
@@ -219,6 +221,35 @@ static int pinned(int n)
     return 0;
 }
 
+/* The capture's dependencies returned by pointer, used to add a node by hand to the graph being captured. */
+static int deps(void)
+{
+    CUstreamCaptureStatus st;
+    CUgraph g = NULL, cg;
+    CUgraphNode node;
+    CUgraphExec e;
+    const CUgraphNode *d = (const CUgraphNode *)1;
+    size_t n = 7;
+    CK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CK(GET_INFO(&st, NULL, &g, &d, &n));
+    printf("dependencies at start: %zu, %s\n", n, d == NULL ? "NULL" : "set");
+    CK(cuMemsetD32Async(a, 2, WORDS, s));
+    CK(launch_add(a, 3, 128));
+    CK(GET_INFO(&st, NULL, &g, &d, &n));
+    printf("dependencies: %zu, %s\n", n, d == NULL ? "NULL" : "set");
+    CUDA_MEMSET_NODE_PARAMS m = { .dst = b, .value = 9, .elementSize = 4, .width = WORDS, .height = 1 };
+    SAY(cuGraphAddMemsetNode(&node, g, d, n, &m, ctx));   /* after the launch, by the handle returned */
+    CK(cuStreamEndCapture(s, &cg));
+    CK(cuGraphInstantiate(&e, cg, 0));
+    CK(cuGraphLaunch(e, s));
+    CK(cuStreamSynchronize(s));
+    show("a", a);
+    show("b", b);
+    CK(cuGraphExecDestroy(e));
+    CK(cuGraphDestroy(cg));
+    return 0;
+}
+
 static void host_fn(void *data)
 {
     (void)data;
@@ -249,9 +280,10 @@ static int refused(void)
     SAY(cuMemcpyHtoDAsync(a, host, sizeof host, s));
     SAY(cuMemcpyDtoHAsync(host, a, sizeof host, s));
     const CUgraphNode *deps = NULL;
+    const CUgraphEdgeData *edges = NULL;
     size_t ndeps = 0;
     CUstreamCaptureStatus st;
-    SAY(GET_INFO(&st, NULL, NULL, &deps, &ndeps));
+    SAY(cuStreamGetCaptureInfo_v3(s, &st, NULL, NULL, &deps, &edges, &ndeps));
     CK(launch_add(a, 1, 32));
     SAY(cuStreamEndCapture(s, &cg));
     CK(cuGraphDestroy(cg));
@@ -262,13 +294,13 @@ static int refused(void)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: e2e_remote_graph capture N | knode | error | pinned N | refused\n");
+        fprintf(stderr, "usage: e2e_remote_graph capture N | knode | error | pinned N | deps | refused\n");
         return 2;
     }
     setup();
     int n = argc > 2 ? atoi(argv[2]) : 3;
     int r = !strcmp(argv[1], "capture") ? capture(n) : !strcmp(argv[1], "knode") ? knode() :
             !strcmp(argv[1], "error") ? error() : !strcmp(argv[1], "pinned") ? pinned(n) :
-            !strcmp(argv[1], "refused") ? refused() : 2;
+            !strcmp(argv[1], "refused") ? refused() : !strcmp(argv[1], "deps") ? deps() : 2;
     return r;
 }

@@ -12,10 +12,12 @@
 #   4. pinned 3: a capture of copies from and to pinned host memory: each graph launch reads and writes the
 #      program's pages as locally (zero copy through the shared memory); with shm=0 the copies are refused
 #      (CUDA_ERROR_NOT_SUPPORTED): the graph would replay the server's staging copy;
-#   5. refused: host nodes, memcpy nodes of host or unified memory, a kernel node's parameters read back or given
-#      by 'extra', pageable host copies into a capture and the capture's dependencies are CUDA_ERROR_NOT_SUPPORTED
+#   5. deps: cuStreamGetCaptureInfo's dependencies (the driver's array, copied back and kept in the client) name
+#      the node to add a memset node after, in the graph being captured: equal to a local run;
+#   6. refused: host nodes, memcpy nodes of host or unified memory, a kernel node's parameters read back or given
+#      by 'extra', pageable host copies into a capture and the capture's edge data are CUDA_ERROR_NOT_SUPPORTED
 #      (801) and never reach the server's driver; the capture stays valid;
-#   6. 'cushim apis --remote' lists the kernel node forms as hand-written.
+#   7. 'cushim apis --remote' lists the kernel node forms as hand-written.
 # Usage: run_remote_graph.sh BUILD_DIR PROGRAM OUT_DIR
 set -u
 build=$1 prog=$2 out=$3
@@ -81,7 +83,12 @@ grep -qx 'cuMemcpyHtoDAsync(a, h, WORDS \* 4, s): 801' "$d/pinned_noshm.remote" 
     fail "pinned, shm=0: not refused: $(cat "$d/pinned_noshm.remote")"
 grep -q '^graph copy' "$d/pinned_noshm.work.remote" && fail "pinned, shm=0: the server's graph copied"
 
-# 5. refused
+# 5. the capture's dependencies by pointer, used to add a node to the graph being captured
+compare deps "" deps
+grep -qx 'dependencies: 1, set' "$d/deps.remote" && grep -qx 'b: 9 9 9' "$d/deps.remote" ||
+    fail "deps: $(cat "$d/deps.remote")"
+
+# 6. refused
 start_server refused
 client "" "$prog" refused > "$d/refused.remote" 2> "$d/refused.remote.err" ||
     fail "refused failed remotely: $(cat "$d/refused.remote.err")"
@@ -94,7 +101,7 @@ cuGraphKernelNodeGetParams(kn, &k): 801
 cuGraphKernelNodeSetParams(kn, &k): 801
 cuMemcpyHtoDAsync(a, host, sizeof host, s): 801
 cuMemcpyDtoHAsync(host, a, sizeof host, s): 801
-GET_INFO(&st, NULL, NULL, &deps, &ndeps): 801
+cuStreamGetCaptureInfo_v3(s, &st, NULL, NULL, &deps, &edges, &ndeps): 801
 cuStreamEndCapture(s, &cg): 0
 END
 diff "$d/refused.expected" "$d/refused.remote" > "$d/refused.diff" || fail "refused: $(cat "$d/refused.diff")"
@@ -102,7 +109,7 @@ for f in cuGraphAddHostNode cuGraphAddMemcpyNode cuGraphKernelNodeGetParams_v2 c
     [ "$(count "$d/refused.counts" $f)" = 0 ] || fail "refused: the server's driver saw $f"
 done
 
-# 6. what 'cushim apis --remote' says
+# 7. what 'cushim apis --remote' says
 "$build/tools/cushim" apis --remote > "$d/apis.tsv" 2>&1 || fail "cushim apis --remote: $(cat "$d/apis.tsv")"
 [ "$(awk -F'\t' '$2 ~ /^cuGraph(Add|Exec)?KernelNode(SetParams)?(_v2)?$/ && $4 == "hand-written"' "$d/apis.tsv" |
     wc -l)" = 6 ] || fail "cushim apis --remote: $(grep -E 'KernelNode' "$d/apis.tsv")"

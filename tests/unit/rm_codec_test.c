@@ -109,7 +109,19 @@ static const char *intern(void *user, const char *s, size_t n)
     return c;
 }
 
-static const rm_ctx ctx = { .kparam_sizes = kp_sizes, .intern = intern };
+/* The client keeps an array the server returned (OWNED_OUT) until the next one, as the plugin does per thread. */
+static uint8_t kept[1 << 20];
+
+static const void *keep(void *user, uint32_t param, const void *bytes, size_t n)
+{
+    (void)user, (void)param;
+    if (n > sizeof kept)
+        return NULL;
+    memcpy(kept, bytes, n);
+    return kept;
+}
+
+static const rm_ctx ctx = { .kparam_sizes = kp_sizes, .intern = intern, .keep = keep };
 
 static int carried(const rm_plan *pl)
 {
@@ -207,7 +219,8 @@ static void build_client(const rm_plan *pl, side *s)
                 buf = t;
                 break;
             }
-            case RM_OP_STRING_OUT: {
+            case RM_OP_STRING_OUT:
+            case RM_OP_OWNED_OUT: {
                 const char **slot = malloc(sizeof *slot);
                 *slot = "sentinel";
                 buf = slot;
@@ -392,6 +405,20 @@ static void fill_outputs(const rm_plan *pl, rm_call *sv, void *retval)
             memcpy(s, &v, sizeof v);
         }
     }
+    /* an array the callee owns: its count output says how many (set after the outputs above got random bytes) */
+    static uint64_t owned[5];
+    for (uint32_t i = 0; i < pl->nparams; i++) {
+        void *s = pl->p[i].op == RM_OP_OWNED_OUT ? ptr_of(sv->params, &pl->p[i]) : NULL;
+        if (s == NULL)
+            continue;
+        void *cnt = ptr_of(sv->params, &pl->p[pl->p[i].func_param]);
+        uint64_t n = cnt != NULL ? rnd() % 6 : 0;
+        const void *arr = rnd() % 5 ? (const void *)owned : NULL;
+        rnd_fill(owned, sizeof owned);
+        if (cnt != NULL)
+            memcpy(cnt, &n, 8);
+        memcpy(s, &arr, sizeof arr);
+    }
     rnd_fill(retval, pl->info->ret_size);
     if (pl->ret_status)
         memset(retval, 0, 4);
@@ -419,6 +446,16 @@ static void check_outputs(const rm_plan *pl, const side *cl, const rm_call *sv, 
                          (unsigned long long)n, elem);
             if (memcmp((uint8_t *)c + n * elem, before[i] + n * elem, (cl->count[i] - n) * elem) != 0)
                 fail_msg("%s: output %u changed past the %llu elements returned", name, i, (unsigned long long)n);
+        } else if (pp->op == RM_OP_OWNED_OUT) {   /* the client's copy holds the server's elements */
+            const uint8_t *cv, *sv_;
+            uint64_t n = 0;
+            const void *cnt = ptr_of(sv->params, &pl->p[pp->func_param]);
+            memcpy(&cv, c, sizeof cv);
+            memcpy(&sv_, s, sizeof sv_);
+            if (cnt != NULL)
+                memcpy(&n, cnt, 8);
+            if ((cv == NULL) != (sv_ == NULL) || (cv != NULL && memcmp(cv, sv_, n * 8) != 0))
+                fail_msg("%s: owned array %u differs from the server's (%llu elements)", name, i, (unsigned long long)n);
         } else if (pp->op == RM_OP_STRING_OUT) {
             const char *cv, *sv_;
             memcpy(&cv, c, sizeof cv);
