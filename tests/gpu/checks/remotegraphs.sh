@@ -12,6 +12,8 @@
 #   remotegraphs cupy            tests/gpu/remote/cupy_graph.py: elementwise, a RawKernel, a captured stream
 #                                launched as a graph 5 times (SKIP without cupy)
 #   remotegraphs jax             tests/gpu/remote/jax_small.py: a jitted step called 5 times (SKIP without jax)
+#   remotegraphs tcp-torch-graph, tcp-cupy   the first and the CuPy case again over TCP loopback with a token (no
+#                                shared memory)
 # Every run is under tmo (remote_client: 300 s; the native runs 300 s). The server's log is
 # $LOGS/remote.graphs.serve.log.
 remotegraphs_case() {   # remotegraphs_case NAME TAG REMOTE_ENV... -- PYTHON_ARGS...: native, then remote, compared
@@ -89,6 +91,22 @@ check_remotegraphs() {
         remotegraphs_case "remotegraphs jax" graph.jax -- "$HERE/remote/jax_small.py"
     else
         result "remotegraphs jax" SKIP "no jax for $PY"
+    fi
+    kill "$server" 2>/dev/null
+    wait "$server" 2>/dev/null
+    # TCP loopback with a token
+    local port=$((20000 + RANDOM % 20000)) tok=$WORK/remote.graphs.token
+    head -c 32 /dev/urandom | base64 > "$tok" && chmod 600 "$tok"
+    CUSHIM_SERVE_CUDART=$cudart "$serve" --listen="tcp://127.0.0.1:$port" --token-file="$tok" --verbose \
+        > "$LOGS/remote.graphs.tcp.serve.log" 2>&1 &
+    server=$!
+    sleep 1
+    RG_OPTS="server=tcp://127.0.0.1:$port,token_file=$tok,stats=1"
+    if tmo 60 "$PY" -c 'import torch' 2> /dev/null; then
+        remotegraphs_case "remotegraphs tcp-torch-graph" graph.tcp.torch -- "$HERE/remote/torch_graph.py" elementwise
+    fi
+    if tmo 60 "$PY" -c 'import cupy' 2> /dev/null; then
+        remotegraphs_case "remotegraphs tcp-cupy" graph.tcp.cupy -- "$HERE/remote/cupy_graph.py"
     fi
     kill "$server" 2>/dev/null
     wait "$server" 2>/dev/null
