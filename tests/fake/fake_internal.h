@@ -155,6 +155,9 @@ FK_HIDDEN void fk_work_run(const fk_work *w, CUstream s, const char *how);
    NULL): CUDA_SUCCESS, or CUDA_ERROR_INVALID_VALUE for a layout past FK_WORK_ARG_BYTES. */
 FK_HIDDEN CUresult fk_work_kernel(fk_work *w, CUfunction f, const unsigned grid[3], const unsigned block[3],
                                   void **params);
+/* Does a launch of 'f' on 's' need its arguments copied (a capture, the fk_add kernel, FAKE_CUDA_WORK_LOG)?
+   Otherwise kernelParams is not read, as before these existed. */
+FK_HIDDEN int fk_work_wants_args(CUstream s, CUfunction f);
 FK_HIDDEN void fk_kernel_record(const fk_work *w, CUstream s);   /* fake_module.c: counts, last name, time */
 FK_HIDDEN void fk_set_run(uintptr_t dst, unsigned value, size_t elem, size_t n);   /* fake_mem.c */
 FK_HIDDEN int fk_dev_range(uintptr_t p, size_t n);   /* fake_mem.c: [p, p+n) lies in one device allocation */

@@ -279,7 +279,8 @@ static CUresult fk_launch_checked(CUfunction f, unsigned int gx, unsigned int gy
         (unsigned long long)bx * by * bz > 1024 || (params != NULL && extra != NULL))
         return CUDA_ERROR_INVALID_VALUE;
     fk_work w;
-    if ((r = fk_work_kernel(&w, f, (const unsigned[3]){ gx, gy, gz }, (const unsigned[3]){ bx, by, bz }, params)) !=
+    if ((r = fk_work_kernel(&w, f, (const unsigned[3]){ gx, gy, gz }, (const unsigned[3]){ bx, by, bz },
+                            fk_work_wants_args(s, f) ? params : NULL)) !=
         CUDA_SUCCESS)
         return r;
     if (fk_capture(s, &w, &r))   /* a stream being captured: recorded into its graph (fake_graph.c) */
