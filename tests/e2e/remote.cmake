@@ -73,6 +73,11 @@ add_executable(e2e_remote_graph e2e_remote_graph.c)
 target_include_directories(e2e_remote_graph PRIVATE "${CUSHIM_CUDA_INCLUDE}")
 target_compile_options(e2e_remote_graph PRIVATE ${CUSHIM_WARN_FLAGS})
 target_link_libraries(e2e_remote_graph PRIVATE cushim_fake_cuda)
+add_executable(e2e_remote_graph_rt e2e_remote_graph_rt.c)
+target_include_directories(e2e_remote_graph_rt PRIVATE "${CUSHIM_CUDA_INCLUDE}")
+target_compile_options(e2e_remote_graph_rt PRIVATE ${CUSHIM_WARN_FLAGS})
+target_link_libraries(e2e_remote_graph_rt PRIVATE cushim_fake_cudart)
 add_test(NAME e2e_remote_graph COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/run_remote_graph.sh" "${CMAKE_BINARY_DIR}"
-         "$<TARGET_FILE:e2e_remote_graph>" "${CMAKE_CURRENT_BINARY_DIR}")
+         "$<TARGET_FILE:e2e_remote_graph>" "${CMAKE_CURRENT_BINARY_DIR}"
+         "$<TARGET_FILE:e2e_remote_graph_rt>")
 set_tests_properties(e2e_remote_graph PROPERTIES LABELS "e2e;remote;no_asan" TIMEOUT 60)

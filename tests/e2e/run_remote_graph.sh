@@ -17,10 +17,15 @@
 #   6. refused: host nodes, memcpy nodes of host or unified memory, a kernel node's parameters read back or given
 #      by 'extra', pageable host copies into a capture and the capture's edge data are CUDA_ERROR_NOT_SUPPORTED
 #      (801) and never reach the server's driver; the capture stays valid;
-#   7. 'cushim apis --remote' lists the kernel node forms as hand-written.
-# Usage: run_remote_graph.sh BUILD_DIR PROGRAM OUT_DIR
+#   7. 'cushim apis --remote' lists the kernel node forms as hand-written;
+#   8. e2e_remote_graph_rt: the runtime's forms (cudaStreamBeginCapture, cudaStreamIsCapturing,
+#      cudaStreamGetCaptureInfo with its dependencies, cudaStreamEndCapture, cudaGraphInstantiate, cudaGraphUpload,
+#      cudaGraphLaunch) around a cudaMemcpyAsync the client makes a driver copy, and a refused copy inside a capture
+#      (its error at the call, the capture invalidated): the same output as a local run; the server's fake runtime
+#      received the graph calls.
+# Usage: run_remote_graph.sh BUILD_DIR PROGRAM OUT_DIR RT_PROGRAM
 set -u
-build=$1 prog=$2 out=$3
+build=$1 prog=$2 out=$3 rtprog=$4
 d=$out/remote_graph
 rm -rf "$d" && mkdir -p "$d"
 status=0
@@ -113,6 +118,26 @@ done
 "$build/tools/cushim" apis --remote > "$d/apis.tsv" 2>&1 || fail "cushim apis --remote: $(cat "$d/apis.tsv")"
 [ "$(awk -F'\t' '$2 ~ /^cuGraph(Add|Exec)?KernelNode(SetParams)?(_v2)?$/ && $4 == "hand-written"' "$d/apis.tsv" |
     wc -l)" = 6 ] || fail "cushim apis --remote: $(grep -E 'KernelNode' "$d/apis.tsv")"
+
+# 8. the runtime's forms: the shim and the plugin preloaded, no driver
+FAKE_CUDA_WORK_LOG="$d/rt.work.local" LD_LIBRARY_PATH="$fake" "$rtprog" > "$d/rt.local" 2> "$d/rt.local.err" ||
+    fail "rt failed locally: $(cat "$d/rt.local.err")"
+rm -f "$sock"
+env LD_LIBRARY_PATH="$fake" FAKE_CUDA_WORK_LOG="$d/rt.work.remote" FAKE_CUDART_COUNTS="$d/rt.server.runtime" \
+    "$serve" --listen="unix:$sock" --once >> "$d/serve.log" 2>&1 &
+server=$!
+for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.02; done
+env -u LD_LIBRARY_PATH LD_PRELOAD="$build/runtime/libcushim.so $plugin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
+    CUSHIM_PLUGINS="$plugin:server=unix:$sock" "$rtprog" > "$d/rt.remote" 2> "$d/rt.remote.err" ||
+    fail "rt failed remotely: $(cat "$d/rt.remote.err")"
+wait "$server" || fail "rt: the server's back end exited with $?"
+diff "$d/rt.local" "$d/rt.remote" > "$d/rt.diff" || fail "rt: output differs: $(cat "$d/rt.diff")"
+diff "$d/rt.work.local" "$d/rt.work.remote" > "$d/rt.work.diff" ||
+    fail "rt: the server's driver ran other work: $(head -20 "$d/rt.work.diff")"
+grep -qx 'launch 2: 102 1023' "$d/rt.remote" || fail "rt: $(cat "$d/rt.remote")"
+for f in cudaStreamBeginCapture cudaStreamEndCapture cudaGraphInstantiate cudaGraphLaunch; do
+    [ "$(count "$d/rt.server.runtime" $f)" != 0 ] || fail "rt: the server's runtime did not receive $f"
+done
 
 [ $status = 0 ] && echo "run_remote_graph.sh: graphs remote = local"
 exit $status
