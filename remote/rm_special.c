@@ -5,8 +5,10 @@
  * Each row overrides the class rm_plan.c derived from the metadata:
  *   - HAND: one parameter is carried by a hand-written operation of the codec
  *     (RM_OP_IMAGE: a module image sized from its content; RM_OP_KPARAMS: kernel
- *     arguments sized by the function's parameter info). The rest of the API is
- *     still carried by metadata.
+ *     arguments sized by the function's parameter info; RM_OP_KNODE: a graph kernel
+ *     node's parameters, its arguments as KPARAMS; RM_OP_OWNED_OUT: an array the
+ *     callee owns, returned by pointer). The rest of the API is still carried by
+ *     metadata.
  *   - NEEDS_HAND / UNSUPPORTED: not forwarded, with the reason users see
  *     (`CUDA_ERROR_NOT_SUPPORTED`, logged once).
  * Whatever can be said as metadata goes into codegen/overlay.txt instead (a

@@ -25,7 +25,8 @@
  * end (rp_shm.c): byte copies go through it (zero copy from and to pinned memory, which cuMemAllocHost,
  * cuMemHostAlloc and cuMemFreeHost answer here), and a synchronous call with nothing in flight rings its doorbell.
  * Host functions (cuLaunchHostFunc, cuStreamAddCallback and the runtime's) run in the calling thread once their
- * stream has drained on the server (rp_hostfn.c).
+ * stream has drained on the server (rp_hostfn.c). While a stream capture is open nothing is batched, and host copies
+ * a graph would replay from the server's staging memory are refused (rp_graph.c).
  * One connection carries a process's calls in order. 'stats=1' prints the calls, round trips, batches, local
  * answers and shared-memory calls at exit.
  */

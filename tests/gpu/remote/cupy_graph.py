@@ -17,6 +17,8 @@ add(((n + 255) // 256,), (256,), (x, cp.float32(0.5), cp.int32(n)))
 print("rawkernel: %.6f" % float(x.sum()))
 s = cp.cuda.Stream(non_blocking=True)
 with s:
+    y *= 1.0   # the multiply kernel compiled and loaded before the capture (no module load while capturing)
+    s.synchronize()
     s.begin_capture()
     add(((n + 255) // 256,), (256,), (x, cp.float32(1.0), cp.int32(n)))
     y *= 2.0
