@@ -21,7 +21,7 @@
  *   refused     what the remoting refuses (run_remote_graph.sh checks the remote answers): a host node, a
  *               memcpy node from host memory, a kernel node's parameters read back, a copy from pageable host
  *               memory into a stream being captured (the capture stays valid), the capture's edge data,
- *               a kernel node's arguments by 'extra'.
+ *               a kernel node's arguments by 'extra', a host function on the stream being captured.
  */
 #include <cuda.h>
 #include <stdio.h>
@@ -284,6 +284,7 @@ static int refused(void)
     size_t ndeps = 0;
     CUstreamCaptureStatus st;
     SAY(cuStreamGetCaptureInfo_v3(s, &st, NULL, NULL, &deps, &edges, &ndeps));
+    SAY(cuLaunchHostFunc(s, host_fn, NULL));   /* a host function captured: it would be a host node */
     CK(launch_add(a, 1, 32));
     SAY(cuStreamEndCapture(s, &cg));
     CK(cuGraphDestroy(cg));

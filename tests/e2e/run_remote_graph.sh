@@ -15,7 +15,7 @@
 #   5. deps: cuStreamGetCaptureInfo's dependencies (the driver's array, copied back and kept in the client) name
 #      the node to add a memset node after, in the graph being captured: equal to a local run;
 #   6. refused: host nodes, memcpy nodes of host or unified memory, a kernel node's parameters read back or given
-#      by 'extra', pageable host copies into a capture and the capture's edge data are CUDA_ERROR_NOT_SUPPORTED
+#      by 'extra', pageable host copies and host functions into a capture and the capture's edge data are CUDA_ERROR_NOT_SUPPORTED
 #      (801) and never reach the server's driver; the capture stays valid;
 #   7. 'cushim apis --remote' lists the kernel node forms as hand-written;
 #   8. e2e_remote_graph_rt: the runtime's forms (cudaStreamBeginCapture, cudaStreamIsCapturing,
@@ -107,10 +107,12 @@ cuGraphKernelNodeSetParams(kn, &k): 801
 cuMemcpyHtoDAsync(a, host, sizeof host, s): 801
 cuMemcpyDtoHAsync(host, a, sizeof host, s): 801
 cuStreamGetCaptureInfo_v3(s, &st, NULL, NULL, &deps, &edges, &ndeps): 801
+cuLaunchHostFunc(s, host_fn, NULL): 801
 cuStreamEndCapture(s, &cg): 0
 END
 diff "$d/refused.expected" "$d/refused.remote" > "$d/refused.diff" || fail "refused: $(cat "$d/refused.diff")"
-for f in cuGraphAddHostNode cuGraphAddMemcpyNode cuGraphKernelNodeGetParams_v2 cuMemcpyHtoDAsync_v2 cuMemcpyDtoHAsync_v2; do
+for f in cuGraphAddHostNode cuGraphAddMemcpyNode cuGraphKernelNodeGetParams_v2 cuMemcpyHtoDAsync_v2 cuMemcpyDtoHAsync_v2 \
+    cuLaunchHostFunc cuStreamSynchronize; do
     [ "$(count "$d/refused.counts" $f)" = 0 ] || fail "refused: the server's driver saw $f"
 done
 
