@@ -10,11 +10,13 @@
  *       ARRAY      count x elem bytes when the data goes in (the count is the decoded parameter's)
  *       IMAGE      u32 n, n bytes
  *       KPARAMS    u32 n, n x u32 size, the n values
- *       STRING_OUT, ARRAY out: nothing
+ *       KNODE      the struct's bytes (kernelParams zeroed), u8 present, and when present the arguments as KPARAMS
+ *       STRING_OUT, OWNED_OUT, ARRAY out: nothing
  *
  * A REPLY payload: u32 api_id, u32 status, ret_size bytes, u8 outputs (1 after success, and after NVML's
  * INSUFFICIENT_SIZE with its counted arrays empty), and when outputs is 1, per present
- * output in plan order: ARRAY out/inout u32 n, n x elem bytes; STRING_OUT u32 n (0xffffffff: NULL), n bytes.
+ * output in plan order: ARRAY out/inout u32 n, n x elem bytes; STRING_OUT u32 n (0xffffffff: NULL), n bytes;
+ * OWNED_OUT u32 n (0xffffffff: NULL), n x elem bytes (n: its count output's value, at most RM_MAX_OWNED).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,7 @@
 #include "rm_codec.h"
 
 #define RM_NULL_STRING 0xffffffffu
+#define RM_MAX_OWNED 65536u   /* elements of an array the callee owns (OWNED_OUT) sent back */
 
 static void *rm_ptr_at(const void *params, const rm_pplan *pp)
 {
@@ -99,23 +102,18 @@ static int rm_elems_null_fields(const rm_pplan *pp, const uint8_t *buf, uint64_t
 }
 
 /* ---- client: encode a call ---- */
-static int rm_encode_kparams(const rm_plan *pl, const rm_pplan *pp, void *params, void **args, const rm_ctx *cx,
-                             rm_wr *w)
+static int rm_encode_kparams(uint64_t func, void **args, const rm_ctx *cx, rm_wr *w)
 {
     uint32_t n = 0, *sizes = malloc(RM_MAX_KPARAMS * sizeof *sizes);
-    uint64_t func = 0, total = 0;
     int rc;
     if (sizes == NULL)
         return RM_ENOMEM;
-    memcpy(&func, (uint8_t *)params + pl->p[pp->func_param].offset, sizeof func);
     rc = cx && cx->kparam_sizes ? cx->kparam_sizes(cx->user, func, &n, sizes, RM_MAX_KPARAMS) : RM_EUNSUPPORTED;
     if (rc == RM_OK && n > RM_MAX_KPARAMS)
         rc = RM_EBOUNDS;
-    for (uint32_t i = 0; rc == RM_OK && i < n; i++) {
+    for (uint32_t i = 0; rc == RM_OK && i < n; i++)
         if (sizes[i] > RM_MAX_KPARAM_BYTES || (sizes[i] != 0 && args[i] == NULL))
             rc = RM_EBOUNDS;
-        total += sizes[i];
-    }
     if (rc == RM_OK) {
         rm_wr_u32(w, n);
         for (uint32_t i = 0; i < n; i++)
@@ -123,8 +121,52 @@ static int rm_encode_kparams(const rm_plan *pl, const rm_pplan *pp, void *params
         for (uint32_t i = 0; i < n; i++)
             rm_wr_bytes(w, args[i], sizes[i]);
     }
-    (void)total;
     free(sizes);
+    return rc;
+}
+
+/* A kernel node's parameters (RM_OP_KNODE): which handle names the function ('func', else 'kern') and where its
+   kernelParams lie. RM_OK, or RM_EUNSUPPORTED for a struct without those fields. */
+static int rm_knode_fields(const rm_pplan *pp, const uint8_t *node, uint64_t *func, uint32_t *kp_off)
+{
+    uint32_t fo, fs, ko, ks, no, ns;
+    if (pp->st == NULL || !rm_struct_field_at(pp->st, "func", &fo, &fs) ||
+        !rm_struct_field_at(pp->st, "kernelParams", &ko, &ks) || fs != 8 || ks != 8 || fo + 8 > pp->elem ||
+        ko + 8 > pp->elem)
+        return RM_EUNSUPPORTED;
+    memcpy(func, node + fo, 8);
+    if (*func == 0 && rm_struct_field_at(pp->st, "kern", &no, &ns) && ns == 8 && no + 8 <= pp->elem)
+        memcpy(func, node + no, 8);   /* a CUkernel, as cuLaunchKernel takes one for a CUfunction */
+    *kp_off = ko;
+    return RM_OK;
+}
+
+/* KNODE on the wire: the struct's bytes with kernelParams zeroed (every other pointer field must be NULL: 'extra'
+   is not carried), u8 present, and when present the arguments as a launch's (KPARAMS). */
+static int rm_encode_knode(const rm_pplan *pp, const void *node, const rm_ctx *cx, rm_wr *w)
+{
+    uint8_t *copy = malloc(pp->elem);
+    uint64_t func;
+    uint32_t ko;
+    void **args;
+    int rc;
+    if (copy == NULL)
+        return RM_ENOMEM;
+    memcpy(copy, node, pp->elem);
+    rc = rm_knode_fields(pp, copy, &func, &ko);
+    if (rc == RM_OK) {
+        memcpy(&args, copy + ko, sizeof args);
+        memset(copy + ko, 0, 8);
+        if (!rm_struct_nulls(pp->st, copy))
+            rc = RM_EUNSUPPORTED;   /* 'extra' (launch options by pointer) is not carried */
+    }
+    if (rc == RM_OK) {
+        rm_wr_bytes(w, copy, pp->elem);
+        rm_wr_u8(w, args != NULL);
+        if (args != NULL)
+            rc = rm_encode_kparams(func, args, cx, w);
+    }
+    free(copy);
     return rc;
 }
 
@@ -159,6 +201,7 @@ int rm_encode_call(const rm_plan *pl, void *params, const rm_ctx *cx, rm_wr *w, 
             break;
         }
         case RM_OP_STRING_OUT:
+        case RM_OP_OWNED_OUT:
             break;
         case RM_OP_ARRAY: {
             uint64_t count, bytes;
@@ -184,7 +227,15 @@ int rm_encode_call(const rm_plan *pl, void *params, const rm_ctx *cx, rm_wr *w, 
             break;
         }
         case RM_OP_KPARAMS: {
-            int rc = rm_encode_kparams(pl, pp, params, ptr, cx, w);
+            uint64_t func;
+            memcpy(&func, (uint8_t *)params + pl->p[pp->func_param].offset, sizeof func);
+            int rc = rm_encode_kparams(func, ptr, cx, w);
+            if (rc != RM_OK)
+                return rc;
+            break;
+        }
+        case RM_OP_KNODE: {
+            int rc = rm_encode_knode(pp, ptr, cx, w);
             if (rc != RM_OK)
                 return rc;
             break;
@@ -197,8 +248,7 @@ int rm_encode_call(const rm_plan *pl, void *params, const rm_ctx *cx, rm_wr *w, 
 }
 
 /* ---- server: decode a call ---- */
-static int rm_decode_kparams(const rm_plan *pl, const rm_pplan *pp, rm_call *c, rm_rd *r, rm_arena *a,
-                             const rm_ctx *cx, void **out)
+static int rm_decode_kparams(uint64_t func, rm_rd *r, rm_arena *a, const rm_ctx *cx, void **out)
 {
     uint32_t n;
     if (rm_rd_u32(r, &n) != RM_OK)
@@ -224,13 +274,33 @@ static int rm_decode_kparams(const rm_plan *pl, const rm_pplan *pp, rm_call *c, 
             return RM_ENOMEM;
         memcpy(args[i], v, sizes[i]);
     }
-    if (cx != NULL && cx->kparam_check != NULL) {
-        uint64_t func;
-        memcpy(&func, (uint8_t *)c->params + pl->p[pp->func_param].offset, sizeof func);
-        if (cx->kparam_check(cx->user, func, n, sizes) != RM_OK)
-            return RM_EMALFORMED;
-    }
+    if (cx != NULL && cx->kparam_check != NULL && cx->kparam_check(cx->user, func, n, sizes) != RM_OK)
+        return RM_EMALFORMED;
     *out = args;
+    return RM_OK;
+}
+
+static int rm_decode_knode(const rm_pplan *pp, rm_rd *r, rm_arena *a, const rm_ctx *cx, void **out)
+{
+    const uint8_t *s = rm_rd_take(r, pp->elem);
+    uint8_t *node, present;
+    uint64_t func;
+    uint32_t ko;
+    void *args = NULL;
+    int rc;
+    if (s == NULL || rm_rd_u8(r, &present) != RM_OK || present > 1)
+        return RM_EMALFORMED;
+    if ((node = rm_arena_alloc_raw(a, pp->elem)) == NULL)
+        return RM_ENOMEM;
+    memcpy(node, s, pp->elem);
+    if (!rm_struct_nulls(pp->st, node))   /* kernelParams comes zeroed, and nothing else is carried */
+        return RM_EMALFORMED;
+    if ((rc = rm_knode_fields(pp, node, &func, &ko)) != RM_OK)
+        return RM_EMALFORMED;
+    if (present && (rc = rm_decode_kparams(func, r, a, cx, &args)) != RM_OK)
+        return rc;
+    memcpy(node + ko, &args, sizeof args);
+    *out = node;
     return RM_OK;
 }
 
@@ -261,6 +331,7 @@ static int rm_decode_pointer(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r
         break;
     }
     case RM_OP_STRING_OUT:
+    case RM_OP_OWNED_OUT:   /* the slot the callee stores its pointer in */
         if ((buf = rm_arena_alloc(a, sizeof(char *))) == NULL)
             return RM_ENOMEM;
         break;
@@ -306,7 +377,15 @@ static int rm_decode_pointer(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r
         break;
     }
     case RM_OP_KPARAMS: {
-        int rc = rm_decode_kparams(pl, pp, c, r, a, cx, &buf);
+        uint64_t func;
+        memcpy(&func, (uint8_t *)c->params + pl->p[pp->func_param].offset, sizeof func);
+        int rc = rm_decode_kparams(func, r, a, cx, &buf);
+        if (rc != RM_OK)
+            return rc;
+        break;
+    }
+    case RM_OP_KNODE: {
+        int rc = rm_decode_knode(pp, r, a, cx, &buf);
         if (rc != RM_OK)
             return rc;
         break;
@@ -406,6 +485,21 @@ int rm_encode_reply(const rm_call *c, uint32_t api_id, uint32_t status, const vo
                 n = 0;
             rm_wr_u32(w, (uint32_t)n);
             rm_wr_ref(w, ptr, n * pp->elem);   /* a large output is sent from the arena (the owner's choice) */
+        } else if (pp->op == RM_OP_OWNED_OUT) {
+            const uint8_t *arr;
+            uint64_t n = 0;
+            const void *cnt = rm_ptr_at(c->params, &pl->p[pp->func_param]);
+            memcpy(&arr, ptr, sizeof arr);
+            if (cnt != NULL)
+                memcpy(&n, cnt, 8);
+            if (arr == NULL) {
+                rm_wr_u32(w, RM_NULL_STRING);
+            } else {
+                if (n > RM_MAX_OWNED)
+                    n = RM_MAX_OWNED;   /* the client finds its count differs and fails the call */
+                rm_wr_u32(w, (uint32_t)n);
+                rm_wr_bytes(w, arr, n * pp->elem);
+            }
         } else if (pp->op == RM_OP_STRING_OUT) {
             const char *s;
             memcpy(&s, ptr, sizeof s);
@@ -436,13 +530,30 @@ int rm_decode_reply(const rm_call *c, void *retval, const uint8_t *msg, size_t l
         return RM_EMALFORMED;
     if (rm_rd_u8(&r, &outputs) != RM_OK || outputs > 1 || (outputs && ret_size == 0))
         return RM_EMALFORMED;
+    int owned = -1;
+    uint32_t owned_n = 0;
     for (uint32_t k = 0; outputs && k < pl->nptr; k++) {
         uint32_t i = pl->order[k];
         const rm_pplan *pp = &pl->p[i];
         void *ptr = rm_ptr_at(c->params, pp);
         if (ptr == NULL)
             continue;
-        if (pp->op == RM_OP_ARRAY && rm_dir_out(pp)) {
+        if (pp->op == RM_OP_OWNED_OUT) {
+            uint32_t n;
+            const void *v = NULL;
+            const uint8_t *s;
+            if (rm_rd_u32(&r, &n) != RM_OK)
+                return RM_EMALFORMED;
+            if (n != RM_NULL_STRING) {
+                if (n > RM_MAX_OWNED || (s = rm_rd_take(&r, (size_t)n * pp->elem)) == NULL)
+                    return RM_EMALFORMED;
+                if (cx == NULL || cx->keep == NULL || (v = cx->keep(cx->user, i, s, (size_t)n * pp->elem)) == NULL)
+                    return RM_ENOMEM;
+                owned = (int)i;
+                owned_n = n;
+            }
+            memcpy(ptr, &v, sizeof v);
+        } else if (pp->op == RM_OP_ARRAY && rm_dir_out(pp)) {
             uint32_t n;
             const uint8_t *s;
             if (rm_rd_u32(&r, &n) != RM_OK || n > c->cap[i] || (s = rm_rd_take(&r, (size_t)n * pp->elem)) == NULL)
@@ -462,6 +573,15 @@ int rm_decode_reply(const rm_call *c, void *retval, const uint8_t *msg, size_t l
             }
             memcpy(ptr, &v, sizeof v);
         }
+    }
+    if (owned >= 0) {   /* the array's length is what its count output says */
+        const void *cnt = rm_ptr_at(c->params, &pl->p[pl->p[owned].func_param]);
+        uint64_t n;
+        if (cnt == NULL)
+            return owned_n == 0 ? RM_OK : RM_EMALFORMED;
+        memcpy(&n, cnt, 8);
+        if (n != owned_n)
+            return RM_EMALFORMED;
     }
     return r.pos == r.len ? RM_OK : RM_EMALFORMED;
 }

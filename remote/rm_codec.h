@@ -34,6 +34,10 @@ typedef struct rm_ctx {
     /* client, RM_OP_STRING_OUT: a copy of a string the server returned that lives as long as the process
        (strings such as cuGetErrorName's are static in the driver). NULL: out of memory. */
     const char *(*intern)(void *user, const char *s, size_t n);
+    /* client, RM_OP_OWNED_OUT: a copy of n bytes the server returned for parameter 'param', kept until this
+       thread's next call that returns such an array (as the driver keeps its own until the stream's next capture
+       call). NULL: out of memory. */
+    const void *(*keep)(void *user, uint32_t param, const void *bytes, size_t n);
     void *user;
     /* server: an input-only byte array of at least this many bytes is handed to the driver where it lies in
        the received message, not copied into the arena (the driver only reads it; the message outlives the

@@ -51,8 +51,8 @@ const char *rm_class_name(int cls)
 const char *rm_op_name(int op)
 {
     static const char *const names[] = { "?", "value", "string-in", "array", "string-out", "null-only",
-                                         "image", "kparams", "opaque", "client" };
-    return op > 0 && op <= RM_OP_CLIENT ? names[op] : "?";
+                                         "image", "kparams", "opaque", "client", "knode", "owned-out" };
+    return op > 0 && op <= RM_OP_OWNED_OUT ? names[op] : "?";
 }
 
 /* ---- structs ---- */
@@ -269,6 +269,19 @@ static void rm_plan_param(rm_plan *pl, const rm_meta *m, uint32_t i, const cushi
     }
 }
 
+int rm_struct_field_at(const cushim_struct_info *st, const char *name, uint32_t *offset, uint32_t *size)
+{
+    for (uint32_t i = 0; st != NULL && i < st->nfields; i++) {
+        const cushim_field_info *f = rm_field(st, i);
+        if (f != NULL && f->name != NULL && strcmp(f->name, name) == 0) {
+            *offset = f->offset;
+            *size = f->size;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* ---- hashing: FNV-1a ---- */
 static uint64_t rm_fnv(uint64_t h, const void *p, size_t n)
 {
@@ -342,6 +355,27 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
                 /* runtime and NVML (rm_special.c): one element of the pointee, which the row vouches holds no
                    host pointer (a device address, cudaDeviceProp, nvmlMemory_v2_t); in and out, as a versioned
                    struct's 'version' field is read by the callee */
+                /* a kernel node's parameters: one struct, read by the callee only */
+                if (sp->op == RM_OP_KNODE) {
+                    int ok = p->kind == CUSHIM_KIND_POINTER && p->pointee == CUSHIM_KIND_STRUCT &&
+                             p->struct_type != NULL && p->elem_size != 0 && p->dir == CUSHIM_DIR_IN;
+                    pl->p[i].op = ok ? RM_OP_KNODE : RM_OP_NULL_ONLY;
+                    pl->p[i].dir = CUSHIM_DIR_IN;
+                    pl->p[i].elem = p->elem_size;
+                    pl->p[i].fixed = 1;
+                    pl->p[i].null_fields = 0;
+                    pl->p[i].st = p->struct_type;
+                }
+                /* an array the callee owns, returned by pointer: its elements are handles (8 bytes) */
+                if (sp->op == RM_OP_OWNED_OUT) {
+                    int ok = p->kind == CUSHIM_KIND_POINTER && p->pointee == CUSHIM_KIND_POINTER && p->size == 8;
+                    pl->p[i].op = ok ? RM_OP_OWNED_OUT : RM_OP_NULL_ONLY;
+                    pl->p[i].dir = CUSHIM_DIR_OUT;
+                    pl->p[i].elem = 8;
+                    pl->p[i].fixed = 0;
+                    pl->p[i].null_fields = 0;
+                    pl->p[i].st = NULL;
+                }
                 if (sp->op == RM_OP_ARRAY) {
                     pl->p[i].op = p->elem_size != 0 ? RM_OP_ARRAY : RM_OP_NULL_ONLY;
                     pl->p[i].dir = CUSHIM_DIR_INOUT;
@@ -366,6 +400,10 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
         opaque |= pl->p[i].op == RM_OP_OPAQUE;
         nullonly |= pl->p[i].op == RM_OP_NULL_ONLY || pl->p[i].null_fields;
         if (pl->p[i].op == RM_OP_KPARAMS && pl->p[i].func_param < 0)
+            opaque = 1;
+        if (pl->p[i].op == RM_OP_OWNED_OUT &&   /* its count: a size_t output carried as one element */
+            (pl->p[i].func_param < 0 || pl->p[pl->p[i].func_param].op != RM_OP_ARRAY ||
+             pl->p[pl->p[i].func_param].elem != 8 || pl->p[pl->p[i].func_param].dir != CUSHIM_DIR_OUT))
             opaque = 1;
     }
     /* wire order of the pointers: uncounted ones first (an indirect count is one of them), then counted */
@@ -470,6 +508,7 @@ static void rm_plan_timing(rm_plan *pl, const rm_meta *m)
     const cushim_api_info *a = pl->info;
     const rm_trait *t = rm_trait_find(a->name);
     pl->cache_skip_param = -1;
+    pl->devcopy_param = -1;
     rm_plan_chunk(pl, m);
     if (rm_async_by_meta(pl, m)) {
         pl->async = RM_ASYNC_META;
@@ -480,6 +519,13 @@ static void rm_plan_timing(rm_plan *pl, const rm_meta *m)
     }
     if (t == NULL || !rm_forwarded(pl))
         return;
+    if (t->flags & (RM_TRAIT_CAPTURE_BEGIN | RM_TRAIT_CAPTURE_END))
+        pl->capture = t->flags & RM_TRAIT_CAPTURE_BEGIN ? RM_CAPTURE_BEGIN : RM_CAPTURE_END;
+    for (uint32_t i = 0; (t->flags & RM_TRAIT_DEVCOPY) && i < pl->nparams; i++) {
+        const cushim_param_info *p = m->api_param(a, i);
+        if (strcmp(p->name, t->skip_param) == 0 && p->struct_type != NULL && pl->p[i].op == RM_OP_ARRAY)
+            pl->devcopy_param = (int8_t)i;
+    }
     if (t->flags & RM_TRAIT_FORGET)
         pl->cache = RM_CACHE_FORGET;
     else if ((t->flags & (RM_TRAIT_CACHE | RM_TRAIT_CACHE_FUNC)) && pl->ret_status && !pl->async)

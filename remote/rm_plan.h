@@ -47,6 +47,11 @@ void rm_meta_from_host(rm_meta *m, const cushim_host *host);
 #define RM_OP_IMAGE 6            /* hand-written: a module image, sized from its content                    */
 #define RM_OP_KPARAMS 7          /* hand-written: kernel arguments, sized by the function's parameter info  */
 #define RM_OP_OPAQUE 8           /* cannot be carried at all (a callback): the API is not forwarded         */
+#define RM_OP_KNODE 10           /* hand-written: a kernel node's parameters (CUDA_KERNEL_NODE_PARAMS): the
+                                    struct, its kernelParams carried as a launch's (KPARAMS), 'extra' NULL   */
+#define RM_OP_OWNED_OUT 11       /* hand-written: an output pointer the callee sets to an array it owns (capture
+                                    dependencies), counted by the output 'func_param' points to: the server
+                                    sends the elements, the client keeps a copy per thread (rm_ctx.keep)      */
 #define RM_OP_CLIENT 9           /* hand-written in the client (rc_cudart.c: the runtime's copies and launches
                                     become driver calls); never carried itself: absent only on the wire     */
 
@@ -76,7 +81,7 @@ typedef struct rm_pplan {
     uint8_t null_fields;         /* ARRAY of structs whose pointer fields must be NULL (rm_struct_nulls)    */
     uint8_t reserved;
     int16_t count_param;         /* -1: none                                                                */
-    int16_t func_param;          /* KPARAMS: the parameter holding the function handle                      */
+    int16_t func_param;          /* KPARAMS: the parameter holding the function handle; OWNED_OUT: the count */
     uint16_t offset, size;       /* in the params struct                                                    */
     uint32_t elem;               /* ARRAY: bytes of one element                                             */
     uint32_t fixed;              /* ARRAY: a fixed element count (0: count_param, else 1)                  */
@@ -98,6 +103,9 @@ typedef struct rm_plan {
     int8_t chunk_host;           /* its host buffer (an ARRAY of bytes) and its byte count (a value); -1:   */
     int8_t chunk_count;          /* not such a copy (decided from the metadata: category copy)               */
     int64_t cache_skip_value;    /* ... holds this value (an attribute that can change: the compute mode)    */
+    uint8_t capture;             /* RM_CAPTURE_*: begins or ends a stream capture (the client tracks them)   */
+    int8_t devcopy_param;        /* a CUDA_MEMCPY3D parameter whose memory types must be device or array
+                                    (a graph's memcpy node: host memory is the client's); -1: none          */
     const char *reason;          /* not RM_CLASS_FORWARD: why (points into 'why' or at static text)         */
     const char *async_reason;    /* async: why (static text)                                                */
     char why[120];
@@ -128,13 +136,17 @@ const char *rm_op_name(int op);
 /* Does one element of struct 'st' at 'elem' keep every pointer field NULL? (null_fields) */
 int rm_struct_nulls(const cushim_struct_info *st, const void *elem);
 
+/* A struct's field by name: 1 and its offset and size, or 0. */
+int rm_struct_field_at(const cushim_struct_info *st, const char *name, uint32_t *offset, uint32_t *size);
+
 /* ---- the hand-written part (rm_special.c) ---- */
 typedef struct rm_special {
     const char *glob;            /* fnmatch(3) on the exported name                                        */
     uint8_t cls;                 /* RM_CLASS_HAND, RM_CLASS_NEEDS_HAND or RM_CLASS_UNSUPPORTED              */
     uint8_t op;                  /* HAND: the operation 'param' gets                                       */
     const char *param;           /* HAND: the parameter handled by hand                                    */
-    const char *func;            /* RM_OP_KPARAMS: the parameter naming the function; RM_OP_ARRAY: a
+    const char *func;            /* RM_OP_KPARAMS: the parameter naming the function; RM_OP_OWNED_OUT: the
+                                    output counting its elements (a size_t *); RM_OP_ARRAY: a
                                     pointer parameter carried as its value (an address the callee looks up,
                                     never reads: cudaPointerGetAttributes's 'ptr')                          */
     const char *reason;
@@ -147,10 +159,15 @@ const rm_special *rm_special_find(const char *name, uint32_t categories);
 #define RM_TRAIT_CACHE 2u        /* RM_CACHE_PROCESS                                                         */
 #define RM_TRAIT_CACHE_FUNC 4u   /* RM_CACHE_FUNC                                                            */
 #define RM_TRAIT_FORGET 8u       /* RM_CACHE_FORGET                                                          */
+#define RM_TRAIT_CAPTURE_BEGIN 16u /* begins a stream capture (rm_plan.capture)                              */
+#define RM_TRAIT_CAPTURE_END 32u /* ends one                                                                 */
+#define RM_TRAIT_DEVCOPY 64u     /* 'skip_param' names a CUDA_MEMCPY3D that must copy device memory only     */
+#define RM_CAPTURE_BEGIN 1
+#define RM_CAPTURE_END 2
 typedef struct rm_trait {
     const char *glob;            /* fnmatch(3) on the exported name                                         */
     uint32_t flags;              /* RM_TRAIT_*                                                              */
-    const char *skip_param;      /* CACHE: not kept when this parameter ...                                 */
+    const char *skip_param;      /* CACHE: not kept when this parameter ... (DEVCOPY: the copy's parameter) */
     const char *skip_value;      /* ... holds this enum value (by name)                                     */
     const char *reason;
 } rm_trait;

@@ -5,8 +5,10 @@
  * Each row overrides the class rm_plan.c derived from the metadata:
  *   - HAND: one parameter is carried by a hand-written operation of the codec
  *     (RM_OP_IMAGE: a module image sized from its content; RM_OP_KPARAMS: kernel
- *     arguments sized by the function's parameter info). The rest of the API is
- *     still carried by metadata.
+ *     arguments sized by the function's parameter info; RM_OP_KNODE: a graph kernel
+ *     node's parameters, its arguments as KPARAMS; RM_OP_OWNED_OUT: an array the
+ *     callee owns, returned by pointer). The rest of the API is still carried by
+ *     metadata.
  *   - NEEDS_HAND / UNSUPPORTED: not forwarded, with the reason users see
  *     (`CUDA_ERROR_NOT_SUPPORTED`, logged once).
  * Whatever can be said as metadata goes into codegen/overlay.txt instead (a
@@ -29,6 +31,28 @@ static const rm_special rm_specials[] = {
     { "cuLaunchKernel*", RM_CLASS_HAND, RM_OP_KPARAMS, "kernelParams", "f", "kernel arguments sized by cuFuncGetParamInfo" },
     { "cuLaunchCooperativeKernel", RM_CLASS_HAND, RM_OP_KPARAMS, "kernelParams", "f", "kernel arguments sized by cuFuncGetParamInfo" },
     { "cuLaunchCooperativeKernel_ptsz", RM_CLASS_HAND, RM_OP_KPARAMS, "kernelParams", "f", "kernel arguments sized by cuFuncGetParamInfo" },
+    /* graphs (docs/remote.md, "Graphs"): a kernel node's arguments are marshalled as a launch's */
+    { "cuGraphAddKernelNode*", RM_CLASS_HAND, RM_OP_KNODE, "nodeParams", NULL, "kernel node: arguments sized by cuFuncGetParamInfo" },
+    { "cuGraphKernelNodeSetParams*", RM_CLASS_HAND, RM_OP_KNODE, "nodeParams", NULL, "kernel node: arguments sized by cuFuncGetParamInfo" },
+    { "cuGraphExecKernelNodeSetParams*", RM_CLASS_HAND, RM_OP_KNODE, "nodeParams", NULL, "kernel node: arguments sized by cuFuncGetParamInfo" },
+    /* capture dependencies: an array the driver owns, copied back and kept in the client per thread (the v3
+       forms' edgeData_out stays NULL-only) */
+    { "cuStreamGetCaptureInfo_v[23]*", RM_CLASS_HAND, RM_OP_OWNED_OUT, "dependencies_out", "numDependencies_out",
+      "capture dependencies: the driver's array copied, kept in the client per thread" },
+    { "cudaStreamGetCaptureInfo*", RM_CLASS_HAND, RM_OP_OWNED_OUT, "dependencies_out", "numDependencies_out",
+      "capture dependencies: the driver's array copied, kept in the client per thread" },
+    { "cuGraphKernelNodeGetParams*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL,
+      "kernel node read back: its kernelParams would be the server's addresses (set the node's parameters instead)" },
+    { "cudaGraphKernelNodeGetParams", RM_CLASS_UNSUPPORTED, 0, NULL, NULL,
+      "kernel node read back: its kernelParams would be the server's addresses (set the node's parameters instead)" },
+    { "cu*Graph*HostNode*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL,
+      "host node: a function of the client, which the server's graph cannot call at each launch" },
+    { "cuda*Graph*HostNode*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL,
+      "host node: a function of the client, which the server's graph cannot call at each launch" },
+    { "cudaGraph*KernelNodeSetParams", RM_CLASS_NEEDS_HAND, 0, NULL, NULL,
+      "runtime kernel node: its host stub would be mapped to the server's function (rc_cudart.c), not yet" },
+    { "cudaGraphAddKernelNode", RM_CLASS_NEEDS_HAND, 0, NULL, NULL,
+      "runtime kernel node: its host stub would be mapped to the server's function (rc_cudart.c), not yet" },
 
     /* runtime API (docs/remote.md, "Runtime-API programs"). A device address or a struct without pointers
        returned through a pointer: one element of the pointee's size (RM_OP_ARRAY, in and out). */
@@ -120,6 +144,16 @@ static const rm_trait rm_traits[] = {
     { "cuKernelSetCacheConfig", RM_TRAIT_FORGET, NULL, NULL, "changes kernel attributes" },
     { "cuModuleUnload", RM_TRAIT_FORGET, NULL, NULL, "function handles may be reused" },
     { "cuLibraryUnload", RM_TRAIT_FORGET, NULL, NULL, "kernel handles may be reused" },
+    /* stream capture (docs/remote.md, "Graphs"): while one is open the client sends nothing in batches, so an
+       error in a captured call surfaces at that call, and refuses host copies the graph would replay */
+    { "cuStreamBeginCapture*", RM_TRAIT_CAPTURE_BEGIN, NULL, NULL, "begins a stream capture" },
+    { "cudaStreamBeginCapture*", RM_TRAIT_CAPTURE_BEGIN, NULL, NULL, "begins a stream capture" },
+    { "cuStreamEndCapture*", RM_TRAIT_CAPTURE_END, NULL, NULL, "ends a stream capture" },
+    { "cudaStreamEndCapture*", RM_TRAIT_CAPTURE_END, NULL, NULL, "ends a stream capture" },
+    /* a memcpy node's host memory would be the client's: device and array copies only */
+    { "cuGraphAddMemcpyNode", RM_TRAIT_DEVCOPY, "copyParams", NULL, "memcpy node: device memory only" },
+    { "cuGraphMemcpyNodeSetParams", RM_TRAIT_DEVCOPY, "nodeParams", NULL, "memcpy node: device memory only" },
+    { "cuGraphExecMemcpyNodeSetParams", RM_TRAIT_DEVCOPY, "copyParams", NULL, "memcpy node: device memory only" },
 };
 
 const rm_trait *rm_trait_find(const char *name)

@@ -25,7 +25,8 @@
  * end (rp_shm.c): byte copies go through it (zero copy from and to pinned memory, which cuMemAllocHost,
  * cuMemHostAlloc and cuMemFreeHost answer here), and a synchronous call with nothing in flight rings its doorbell.
  * Host functions (cuLaunchHostFunc, cuStreamAddCallback and the runtime's) run in the calling thread once their
- * stream has drained on the server (rp_hostfn.c).
+ * stream has drained on the server (rp_hostfn.c). While a stream capture is open nothing is batched, and host copies
+ * a graph would replay from the server's staging memory are refused (rp_graph.c).
  * One connection carries a process's calls in order. 'stats=1' prints the calls, round trips, batches, local
  * answers and shared-memory calls at exit.
  */
@@ -109,14 +110,16 @@ static int32_t rp_dispatch(rp_state *s, const rm_plan *pl, void *params, void *r
     *answered = 0;
     if ((pl->info->categories & CUSHIM_CAT_MODULE) && strstr(pl->info->name, "Unload") != NULL)
         rp_kparam_forget(s);   /* the unloaded functions' handles may come back for other kernels */
-    if (pl->cache == RM_CACHE_PROCESS || pl->cache == RM_CACHE_FUNC) {
+    if ((pl->devcopy_param >= 0 || pl->chunk_host >= 0) && rp_graph_pre(s, pl, params, &r)) {
+        /* refused, or made zero copy, because of a stream capture or a graph (rp_graph.c) */
+    } else if (pl->cache == RM_CACHE_PROCESS || pl->cache == RM_CACHE_FUNC) {
         r = rp_cached(s, pl, params, retval, answered);
     } else if (pl->chunk_host >= 0 && pl->nparams == 4 && s->shm_opt && s->shm_state >= 0 &&
                s->host->api_param(pl->info, (uint32_t)pl->chunk_count)->size == 8 &&
                *(const uint64_t *)((const uint8_t *)params + pl->p[pl->chunk_count].offset) >= RP_SHM_MIN &&
                (r = rp_copy_shm(s, pl, params, 1, &done), done)) {
         /* a copy on a stream from or to pinned memory: zero copy (rp_shm.c) */
-    } else if (pl->async != RM_ASYNC_NO) {
+    } else if (pl->async != RM_ASYNC_NO && !rp_capturing(s)) {   /* capturing: each call answered (rp_graph.c) */
         r = rp_queue(s, pl, params);
     } else if (pl->chunk_host >= 0 && pl->nparams == 3 && s->shm_opt && s->shm_state >= 0 &&
                s->host->api_param(pl->info, (uint32_t)pl->chunk_count)->size == 8 &&
@@ -134,6 +137,8 @@ static int32_t rp_dispatch(rp_state *s, const rm_plan *pl, void *params, void *r
     }
     if (pl->cache == RM_CACHE_FORGET)
         rp_cache_forget_functions(s);   /* after the call: an answer asked before it is not kept (rp_cache.c) */
+    if (pl->capture)
+        rp_graph_post(s, pl, params, *answered && pl->ret_status ? *(const int32_t *)retval : r);
     return r;
 }
 
@@ -262,6 +267,7 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
     pthread_mutex_init(&s->slock, NULL);
     pthread_mutex_init(&s->clock, NULL);
     pthread_mutex_init(&s->hlock, NULL);
+    pthread_mutex_init(&s->glock, NULL);
     rm_wr_init(&s->batch, 0);
     rp_id_alloc_host[0] = rp_api_id(host, "cuMemAllocHost");
     rp_id_alloc_host[1] = rp_api_id(host, "cuMemAllocHost_v2");
@@ -281,10 +287,12 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
     s->e_invalid = rp_code(host, "CUDA_ERROR_INVALID_VALUE");
     s->e_not_found = rp_code(host, "CUDA_ERROR_NOT_FOUND");
     s->e_unavailable = rp_code(host, "CUDA_ERROR_DEVICE_UNAVAILABLE");
+    s->e_wrong_thread = rp_code(host, "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD");
+    s->e_invalidated = rp_code(host, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED");
     s->e_oom = rp_code(host, "CUDA_ERROR_OUT_OF_MEMORY");
     s->paraminfo = host->api_by_name("cuFuncGetParamInfo");
-    s->cx = (rm_ctx){ .kparam_sizes = rp_kparam_sizes, .intern = rp_intern, .user = s };
-    if (host->tls_create(self, rp_thread_free, &s->tls_wr) != CUSHIM_OK) {
+    s->cx = (rm_ctx){ .kparam_sizes = rp_kparam_sizes, .intern = rp_intern, .keep = rp_graph_keep, .user = s };
+    if (host->tls_create(self, rp_thread_free, &s->tls_wr) != CUSHIM_OK || rp_graph_init(s, self) != CUSHIM_OK) {
         host->log(self, CUSHIM_LOG_ERROR, "no TLS key left");
         return -1;
     }
@@ -331,6 +339,7 @@ static void rp_fork_child(cushim_plugin *self)
     pthread_mutex_init(&s->slock, NULL);
     pthread_mutex_init(&s->clock, NULL);
     pthread_mutex_init(&s->hlock, NULL);
+    pthread_mutex_init(&s->glock, NULL);
     if (s->fd >= 0 && fstat(s->fd, &st) == 0 && st.st_dev == s->fd_dev && st.st_ino == s->fd_ino)
         close(s->fd);
     s->fd = -1;
@@ -347,6 +356,7 @@ static void rp_fork_child(cushim_plugin *self)
     rp_shm_forget(s);   /* the parent's area: the child's connection makes its own */
     rp_cache_forget_functions(s);
     rp_kparam_forget(s);
+    rp_graph_forget(s);   /* its back end has no capture open */
     rc_fork_child();   /* the runtime's modules were the parent's back end's */
     atomic_store(&s->calls, 0);
     atomic_store(&s->trips, 0);

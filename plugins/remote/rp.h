@@ -10,6 +10,7 @@
  *   rp_cache.c   answers kept for immutable queries (rp_state.clock)
  *   rp_args.c    kernel argument sizes (rp_state.klock) and the strings the server returned (rp_state.slock)
  *   rp_hostfn.c  host functions, run in the client after their stream drained (no state of rp_state; rp_hostfn.h)
+ *   rp_graph.c   stream captures and graphs: the streams being captured (rp_state.glock), what a capture changes
  */
 #ifndef RP_H
 #define RP_H
@@ -32,6 +33,7 @@
 #define RP_CHUNK (8u << 20)        /* bulk copies are split in calls of at most this many bytes, pipelined   */
 #define RP_SHM_SLOTS 4u            /* slots of RP_CHUNK bytes in the shared area (copies in flight at once)  */
 #define RP_SHM_MIN (64u << 10)     /* byte copies this large go through the shared area when there is one    */
+#define RP_CAPTURES 64             /* stream captures tracked at once (more: batching stays off until exit)   */
 #define RP_KASK 8                  /* kernel parameters asked at once (cuFuncGetParamInfo, one round trip)    */
 
 typedef struct rp_kentry {
@@ -112,6 +114,14 @@ typedef struct rp_state {
     uint64_t cache_gen;            /* bumped when RM_CACHE_FUNC answers are forgotten */
     rp_answer answers[RP_ANSWERS];
     rm_ctx cx;
+    /* stream captures this process began and has not ended (rp_graph.c), under glock */
+    pthread_mutex_t glock;
+    _Atomic int captures;          /* open captures: nothing is batched while > 0 */
+    uint8_t capture_used[RP_CAPTURES];
+    uint64_t capture_stream[RP_CAPTURES];
+    int32_t e_wrong_thread;        /* CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: an end that did not end it */
+    int32_t e_invalidated;         /* CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: an end that returns no graph */
+    uint32_t tls_graph;            /* host TLS key: this thread's kept capture dependencies (rp_graph.c) */
 } rp_state;
 
 /* rp_conn.c: the calls */
@@ -167,5 +177,19 @@ void rp_cache_free(rp_state *s);
 int rp_kparam_sizes(void *user, uint64_t func, uint32_t *n, uint32_t *sizes, uint32_t cap);
 void rp_kparam_forget(rp_state *s);
 const char *rp_intern(void *user, const char *str, size_t n);
+
+/* rp_graph.c */
+static inline int rp_capturing(rp_state *s)
+{
+    return atomic_load_explicit(&s->captures, memory_order_relaxed) > 0;
+}
+/* Before a call: 1 when rp_graph.c answered it (*r: a refusal, or a host copy made zero copy while capturing). */
+int rp_graph_pre(rp_state *s, const rm_plan *pl, void *params, int32_t *r);
+/* After a call of a plan with 'capture' set, with the program's result. */
+void rp_graph_post(rp_state *s, const rm_plan *pl, void *params, int32_t result);
+void rp_graph_forget(rp_state *s);   /* a forked child */
+int rp_graph_init(rp_state *s, cushim_plugin *self);   /* at load: CUSHIM_OK or the host's error */
+/* rm_ctx.keep: an array the server returned for an OWNED_OUT output, kept for this thread (rp_graph.c) */
+const void *rp_graph_keep(void *user, uint32_t param, const void *bytes, size_t n);
 
 #endif /* RP_H */

@@ -4,7 +4,7 @@
  *
  * A host function's pointer and data are this process's: the server cannot call them. The client answers the
  * call itself: what is batched is sent, the stream is asked whether it is being captured (a host function in a
- * graph cannot run now: CUDA_ERROR_NOT_SUPPORTED, logged once, graphs are not forwarded), the stream is
+ * graph cannot run now: CUDA_ERROR_NOT_SUPPORTED, logged once, the graph runs on the server), the stream is
  * synchronised on the server, and the function runs here, in the calling thread, before the call returns. So
  * everything enqueued on the stream before it has completed when it runs, and nothing this thread enqueues after
  * it starts before it returns - CUDA's ordering, at the price of the call becoming synchronous (two round trips
@@ -139,7 +139,7 @@ static void rh_refused(void *ctx)
     const rh_call *c = ctx;
     if (atomic_exchange(&rh.logged, 1) == 0)
         rh.host->log(rh.self, CUSHIM_LOG_WARN, "%s: a host function on a stream being captured cannot run in this "
-                     "process at the graph's launch (graphs are not forwarded): returns %s", c->api->name,
+                     "process at the graph's launch (the graph runs on the server): returns %s", c->api->name,
                      c->runtime ? "cudaErrorNotSupported" : "CUDA_ERROR_NOT_SUPPORTED");
 }
 

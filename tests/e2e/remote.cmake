@@ -65,3 +65,19 @@ target_link_libraries(e2e_remote_delay PRIVATE cushim_fake_cuda)
 add_test(NAME e2e_remote_delay COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/run_remote_delay.sh" "${CMAKE_BINARY_DIR}"
          "$<TARGET_FILE:e2e_remote_delay>" "${CMAKE_CURRENT_BINARY_DIR}")
 set_tests_properties(e2e_remote_delay PROPERTIES LABELS "e2e;remote;no_asan" TIMEOUT 120)
+
+# Stream capture and graphs (docs/remote.md, "Graphs"): captured launches and copies, graphs launched N times,
+# kernel nodes with arguments, an error inside a capture at its own call, pinned memory in a graph, and what is
+# refused (run_remote_graph.sh).
+add_executable(e2e_remote_graph e2e_remote_graph.c)
+target_include_directories(e2e_remote_graph PRIVATE "${CUSHIM_CUDA_INCLUDE}")
+target_compile_options(e2e_remote_graph PRIVATE ${CUSHIM_WARN_FLAGS})
+target_link_libraries(e2e_remote_graph PRIVATE cushim_fake_cuda)
+add_executable(e2e_remote_graph_rt e2e_remote_graph_rt.c)
+target_include_directories(e2e_remote_graph_rt PRIVATE "${CUSHIM_CUDA_INCLUDE}")
+target_compile_options(e2e_remote_graph_rt PRIVATE ${CUSHIM_WARN_FLAGS})
+target_link_libraries(e2e_remote_graph_rt PRIVATE cushim_fake_cudart)
+add_test(NAME e2e_remote_graph COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/run_remote_graph.sh" "${CMAKE_BINARY_DIR}"
+         "$<TARGET_FILE:e2e_remote_graph>" "${CMAKE_CURRENT_BINARY_DIR}"
+         "$<TARGET_FILE:e2e_remote_graph_rt>")
+set_tests_properties(e2e_remote_graph PROPERTIES LABELS "e2e;remote;no_asan" TIMEOUT 60)

@@ -132,7 +132,10 @@ static cudaError_t frt_error(CUresult r)
     case CUDA_ERROR_NOT_FOUND: return cudaErrorSymbolNotFound;
     case CUDA_ERROR_NOT_READY: return cudaErrorNotReady;
     case CUDA_ERROR_NOT_SUPPORTED: return cudaErrorNotSupported;
-    default: return cudaErrorUnknown;
+    case CUDA_ERROR_ILLEGAL_STATE: return cudaErrorIllegalState;
+    default:   /* the stream-capture errors have the same numbers in both APIs */
+        return r >= CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED && r <= CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD ?
+               (cudaError_t)r : cudaErrorUnknown;
     }
 }
 
@@ -306,6 +309,23 @@ static cudaError_t frt_context(void)
             frt_bound = c;
     }
     return frt_error(r);
+}
+
+/* For fake_cudart_graph.c: the calling thread's context made current (the runtime's device), and a driver
+   function by name, looked up at its first use through cuGetProcAddress as the others. */
+cudaError_t frt_context_for_graphs(void)
+{
+    return frt_context();
+}
+
+void *frt_resolve_late(const char *name)
+{
+    return frt_driver() == cudaSuccess ? frt_resolve(name, CU_GET_PROC_ADDRESS_DEFAULT) : NULL;
+}
+
+cudaError_t frt_result(CUresult r)
+{
+    return frt_ret(frt_error(r));
 }
 
 #define FRT_CTX()                              \

@@ -16,6 +16,12 @@ __attribute__((visibility("hidden"))) void frt_count(uint32_t id);
 /* fake_cudart_register.c: the fat binary and device name of a registered host stub; 0 if not registered. */
 __attribute__((visibility("hidden"))) int frr_lookup(const void *host, const void **image, char *name, size_t cap);
 
+/* fake_cudart.c, for fake_cudart_graph.c: the thread's context made current; a driver function looked up by name
+   (NULL: none); a driver result as the runtime's, kept as the thread's last error. */
+__attribute__((visibility("hidden"))) cudaError_t frt_context_for_graphs(void);
+__attribute__((visibility("hidden"))) void *frt_resolve_late(const char *name);
+__attribute__((visibility("hidden"))) cudaError_t frt_result(CUresult r);
+
 /* Calls the fake runtime received under exported name 'name'. */
 uint64_t fake_cudart_call_count(const char *name);
 /* Calls this runtime made to the driver's cuGetProcAddress / cuGetProcAddress_v2. */

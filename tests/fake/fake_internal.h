@@ -124,4 +124,42 @@ FK_HIDDEN void fk_mem_forget_all(void);   /* after fork in the child: nothing */
 FK_HIDDEN CUresult fk_mem_alloc_on(void **out, size_t size, int dev);   /* dev -1: current context's */
 FK_HIDDEN CUresult fk_mem_free_dev(uintptr_t p);
 
+/* Stream-ordered work (fake_graph.c): what a copy, a memset or a launch does, kept so that a stream being
+   captured records it into its graph and a graph launch runs it later. Kernel arguments are copied (their
+   layout from the function's name, fk_param_info), as the driver copies them at capture. */
+#define FK_WORK_KERNEL 1
+#define FK_WORK_COPY 2
+#define FK_WORK_SET 3
+#define FK_WORK_MAX_ARGS 16
+#define FK_WORK_ARG_BYTES 256
+typedef struct fk_work {
+    int kind;
+    CUfunction f;
+    unsigned grid[3], block[3];
+    uint32_t nargs;                    /* KERNEL: arguments known from the name ('__' suffix), else 0 */
+    char spec[FK_WORK_MAX_ARGS];       /* ... their letters */
+    uint32_t off[FK_WORK_MAX_ARGS];
+    uint8_t args[FK_WORK_ARG_BYTES];
+    uintptr_t dst, src;                /* COPY, SET */
+    size_t n, elem;
+    unsigned value;
+} fk_work;
+/* 1 when 's' is being captured: 'w' was added to its graph (*r CUDA_SUCCESS), or the capture is invalidated
+   (*r its error). 0: not captured, run it. */
+FK_HIDDEN int fk_capture(CUstream s, const fk_work *w, CUresult *r);
+/* A captured stream's work failed its checks: the capture is invalidated, as the driver's is. */
+FK_HIDDEN void fk_capture_fail(CUstream s);
+/* Runs 'w' now ('how': "stream" or "graph", for FAKE_CUDA_WORK_LOG). */
+FK_HIDDEN void fk_work_run(const fk_work *w, CUstream s, const char *how);
+/* A kernel's arguments copied into 'w' from kernelParams (the layout from f's name; none when kernelParams is
+   NULL): CUDA_SUCCESS, or CUDA_ERROR_INVALID_VALUE for a layout past FK_WORK_ARG_BYTES. */
+FK_HIDDEN CUresult fk_work_kernel(fk_work *w, CUfunction f, const unsigned grid[3], const unsigned block[3],
+                                  void **params);
+/* Does a launch of 'f' on 's' need its arguments copied (a capture, the fk_add kernel, FAKE_CUDA_WORK_LOG)?
+   Otherwise kernelParams is not read, as before these existed. */
+FK_HIDDEN int fk_work_wants_args(CUstream s, CUfunction f);
+FK_HIDDEN void fk_kernel_record(const fk_work *w, CUstream s);   /* fake_module.c: counts, last name, time */
+FK_HIDDEN void fk_set_run(uintptr_t dst, unsigned value, size_t elem, size_t n);   /* fake_mem.c */
+FK_HIDDEN int fk_dev_range(uintptr_t p, size_t n);   /* fake_mem.c: [p, p+n) lies in one device allocation */
+
 #endif /* FAKE_INTERNAL_H */

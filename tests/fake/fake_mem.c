@@ -266,10 +266,25 @@ static CUresult fk_copy(uintptr_t dst, int dev_dst, uintptr_t src, int dev_src, 
     pthread_mutex_lock(&fk_lock);
     int ok = (!dev_dst || fk_find(dst, n) >= 0) && (!dev_src || fk_find(src, n) >= 0);
     pthread_mutex_unlock(&fk_lock);
-    if (!ok)
+    if (!ok) {
+        if (check_s)
+            fk_capture_fail(s);
         return CUDA_ERROR_INVALID_VALUE;
-    memmove((void *)dst, (const void *)src, n);
+    }
+    CUresult r;
+    fk_work w = { .kind = FK_WORK_COPY, .dst = dst, .src = src, .n = n };
+    if (check_s && fk_capture(s, &w, &r))   /* a stream being captured: recorded (fake_graph.c) */
+        return r;
+    fk_work_run(&w, s, "stream");
     return CUDA_SUCCESS;
+}
+
+int fk_dev_range(uintptr_t p, size_t n)
+{
+    pthread_mutex_lock(&fk_lock);
+    int ok = fk_find(p, n) >= 0;
+    pthread_mutex_unlock(&fk_lock);
+    return ok;
 }
 
 #define FK_HTOD(name, sync)                                                                 \
@@ -353,9 +368,22 @@ static CUresult fk_set(CUdeviceptr dst, unsigned int value, size_t elem, size_t 
     pthread_mutex_lock(&fk_lock);
     int ok = fk_find((uintptr_t)dst, n * elem) >= 0;
     pthread_mutex_unlock(&fk_lock);
-    if (!ok)
+    if (!ok) {
+        if (check_s)
+            fk_capture_fail(s);
         return CUDA_ERROR_INVALID_VALUE;
-    unsigned char *p = (unsigned char *)(uintptr_t)dst;
+    }
+    CUresult r;
+    fk_work w = { .kind = FK_WORK_SET, .dst = (uintptr_t)dst, .value = value, .elem = elem, .n = n };
+    if (check_s && fk_capture(s, &w, &r))   /* a stream being captured: recorded (fake_graph.c) */
+        return r;
+    fk_work_run(&w, s, "stream");
+    return CUDA_SUCCESS;
+}
+
+void fk_set_run(uintptr_t dst, unsigned int value, size_t elem, size_t n)
+{
+    unsigned char *p = (unsigned char *)dst;
     if (elem == 1) {
         memset(p, (int)(value & 0xff), n);
     } else {
@@ -363,7 +391,6 @@ static CUresult fk_set(CUdeviceptr dst, unsigned int value, size_t elem, size_t 
             memcpy(p + i * elem, elem == 2 ? (const void *)&(uint16_t){(uint16_t)value}
                                            : (const void *)&(uint32_t){(uint32_t)value}, elem);
     }
-    return CUDA_SUCCESS;
 }
 
 #define FK_SET(name, T, arg, elem)                         \

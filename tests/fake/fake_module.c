@@ -10,7 +10,10 @@
  * (CUDA_ERROR_NOT_SUPPORTED, as before). Launches are
  * checked (handle, block size, stream) and recorded, never run: tests read the
  * count and the last kernel's name through fake_cuda_launch_count() and
- * fake_cuda_last_launch_name().
+ * fake_cuda_last_launch_name(). Two exceptions (fake_graph.c): a kernel named
+ * "fk_add_i32__pii" (p, n, v) adds v to the n ints at p, so that tests see launches
+ * take effect in order; and a stream being captured records the launch into its
+ * graph instead (fake_graph.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -261,8 +264,8 @@ CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t *paramO
 
 /* ---- launches ---------------------------------------------------------- */
 
-static CUresult fk_launch(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
-                          unsigned int by, unsigned int bz, CUstream s, void **params, void **extra)
+static CUresult fk_launch_checked(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                                  unsigned int by, unsigned int bz, CUstream s, void **params, void **extra)
 {
     CUresult r = fk_stream_check(s);
     if (r != CUDA_SUCCESS)
@@ -275,12 +278,34 @@ static CUresult fk_launch(CUfunction f, unsigned int gx, unsigned int gy, unsign
     if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 ||
         (unsigned long long)bx * by * bz > 1024 || (params != NULL && extra != NULL))
         return CUDA_ERROR_INVALID_VALUE;
+    fk_work w;
+    if ((r = fk_work_kernel(&w, f, (const unsigned[3]){ gx, gy, gz }, (const unsigned[3]){ bx, by, bz },
+                            fk_work_wants_args(s, f) ? params : NULL)) !=
+        CUDA_SUCCESS)
+        return r;
+    if (fk_capture(s, &w, &r))   /* a stream being captured: recorded into its graph (fake_graph.c) */
+        return r;
+    fk_work_run(&w, s, "stream");
+    return CUDA_SUCCESS;
+}
+
+/* A launch's failure also invalidates a capture of its stream, as the driver's does. */
+static CUresult fk_launch(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                          unsigned int by, unsigned int bz, CUstream s, void **params, void **extra)
+{
+    CUresult r = fk_launch_checked(f, gx, gy, gz, bx, by, bz, s, params, extra);
+    if (r != CUDA_SUCCESS && r != CUDA_ERROR_STREAM_CAPTURE_INVALIDATED && fk_stream_check(s) == CUDA_SUCCESS)
+        fk_capture_fail(s);
+    return r;
+}
+
+void fk_kernel_record(const fk_work *w, CUstream s)
+{
     pthread_mutex_lock(&fk_lock);
-    memcpy(fk_last_launch, f->name, sizeof fk_last_launch);
+    memcpy(fk_last_launch, w->f->name, sizeof fk_last_launch);
     pthread_mutex_unlock(&fk_lock);
     atomic_fetch_add(&fk_launches, 1);
     fk_kernel_enqueue(s);
-    return CUDA_SUCCESS;
 }
 
 CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,

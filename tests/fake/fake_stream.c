@@ -621,41 +621,4 @@ CUresult cuStreamGetFlags(CUstream hStream, unsigned int *flags)
     return CUDA_SUCCESS;
 }
 
-/* ---- stream capture: the fake never captures --------------------------- */
-
-static _Thread_local CUstreamCaptureMode fk_capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
-
-static CUresult fk_stream_is_capturing(CUstream s, CUstreamCaptureStatus *status)
-{
-    CUresult r = fk_stream_check(s);
-    if (r != CUDA_SUCCESS)
-        return r;
-    if (status == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
-    *status = CU_STREAM_CAPTURE_STATUS_NONE;
-    return CUDA_SUCCESS;
-}
-
-CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)
-{
-    FAKE_ENTER(cuStreamIsCapturing);
-    return fk_stream_is_capturing(hStream, captureStatus);
-}
-
-CUresult cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus)
-{
-    FAKE_ENTER(cuStreamIsCapturing_ptsz);
-    return fk_stream_is_capturing(hStream, captureStatus);
-}
-
-CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
-{
-    FAKE_ENTER(cuThreadExchangeStreamCaptureMode);
-    FK_REQUIRE_INIT();
-    if (mode == NULL || (unsigned)*mode > CU_STREAM_CAPTURE_MODE_RELAXED)
-        return CUDA_ERROR_INVALID_VALUE;
-    CUstreamCaptureMode old = fk_capture_mode;
-    fk_capture_mode = *mode;
-    *mode = old;
-    return CUDA_SUCCESS;
-}
+/* Stream capture and graphs: fake_graph.c. */

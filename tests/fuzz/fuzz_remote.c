@@ -149,6 +149,7 @@ static void fz_check_call(const rm_call *c)
             fz_touch(ptr, strlen(ptr) + 1);
             break;
         case RM_OP_STRING_OUT:
+        case RM_OP_OWNED_OUT:   /* the slot the callee sets */
             fz_touch(ptr, sizeof(char *));
             break;
         case RM_OP_IMAGE:
@@ -159,6 +160,19 @@ static void fz_check_call(const rm_call *c)
             fz_touch(args, fz_kn * sizeof(void *));
             for (uint32_t k = 0; k < fz_kn; k++)
                 fz_touch(args[k], fz_ksizes[k]);
+            break;
+        }
+        case RM_OP_KNODE: {   /* the struct, and its kernelParams as a launch's arguments */
+            void **args = NULL;
+            uint32_t ko = 0, ks = 0;
+            fz_touch(ptr, mp->elem_size);
+            FUZZ_CHECK(rm_struct_field_at(mp->struct_type, "kernelParams", &ko, &ks) && ks == 8);
+            memcpy(&args, (uint8_t *)ptr + ko, sizeof args);
+            if (args != NULL) {
+                fz_touch(args, fz_kn * sizeof(void *));
+                for (uint32_t k = 0; k < fz_kn; k++)
+                    fz_touch(args[k], fz_ksizes[k]);
+            }
             break;
         }
         case RM_OP_ARRAY: {
@@ -284,7 +298,8 @@ static void fz_client_reply(const rm_plan *pl, const uint8_t *msg, size_t len)
     for (uint32_t k = 0; k < pl->nptr; k++) {   /* one element behind each output, at most */
         uint32_t i = pl->order[k];
         const rm_pplan *pp = &pl->p[i];
-        size_t n = pp->op == RM_OP_ARRAY ? pp->elem : pp->op == RM_OP_STRING_OUT ? sizeof(char *) : 0;
+        size_t n = pp->op == RM_OP_ARRAY ? pp->elem :
+                   pp->op == RM_OP_STRING_OUT || pp->op == RM_OP_OWNED_OUT ? sizeof(char *) : 0;
         if (n == 0 || !(pp->dir & CUSHIM_DIR_OUT))
             continue;
         bufs[i] = malloc(n);

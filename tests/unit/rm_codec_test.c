@@ -109,7 +109,19 @@ static const char *intern(void *user, const char *s, size_t n)
     return c;
 }
 
-static const rm_ctx ctx = { .kparam_sizes = kp_sizes, .intern = intern };
+/* The client keeps an array the server returned (OWNED_OUT) until the next one, as the plugin does per thread. */
+static uint8_t kept[1 << 20];
+
+static const void *keep(void *user, uint32_t param, const void *bytes, size_t n)
+{
+    (void)user, (void)param;
+    if (n > sizeof kept)
+        return NULL;
+    memcpy(kept, bytes, n);
+    return kept;
+}
+
+static const rm_ctx ctx = { .kparam_sizes = kp_sizes, .intern = intern, .keep = keep };
 
 static int carried(const rm_plan *pl)
 {
@@ -122,7 +134,17 @@ typedef struct side {
     void *bufs[RM_MAX_PARAMS];     /* what each pointer parameter points to (client) */
     uint64_t count[RM_MAX_PARAMS]; /* its elements (ARRAY), bytes (IMAGE), arguments (KPARAMS) */
     void *kargs[8];
+    void **knode_args;             /* KNODE: the kernelParams array inside the struct */
 } side;
+
+/* A struct field's offset by name (the test's own reading of the metadata), or -1. */
+static int field_offset(const cushim_struct_info *st, const char *name)
+{
+    for (uint32_t i = 0; st != NULL && i < st->nfields; i++)
+        if (st->fields[i].name != NULL && strcmp(st->fields[i].name, name) == 0)
+            return (int)st->fields[i].offset;
+    return -1;
+}
 
 /* Sizes come from the metadata itself (cushim_param_info), not from the plan under test: a walker that drops a
    parameter or sizes it wrongly then disagrees with the test. */
@@ -197,7 +219,8 @@ static void build_client(const rm_plan *pl, side *s)
                 buf = t;
                 break;
             }
-            case RM_OP_STRING_OUT: {
+            case RM_OP_STRING_OUT:
+            case RM_OP_OWNED_OUT: {
                 const char **slot = malloc(sizeof *slot);
                 *slot = "sentinel";
                 buf = slot;
@@ -241,6 +264,25 @@ static void build_client(const rm_plan *pl, side *s)
                 s->count[i] = kp.n;
                 break;
             }
+            case RM_OP_KNODE: {   /* a kernel node: the struct (pointer fields NULL) and kernelParams, or NULL */
+                const cushim_param_info *mp = meta_param(pl, i);
+                int ko = field_offset(mp->struct_type, "kernelParams");
+                buf = malloc(mp->elem_size);
+                rnd_fill(buf, mp->elem_size);
+                zero_pointer_fields(mp->struct_type, buf, 0);
+                kp.n = (uint32_t)(rnd() % 7);
+                void **args = rnd() % 4 != 0 ? malloc(8 * sizeof *args) : NULL;
+                for (uint32_t j = 0; args != NULL && j < kp.n; j++) {
+                    kp.sizes[j] = (uint32_t)(1 + rnd() % 16);
+                    args[j] = s->kargs[j] = malloc(kp.sizes[j]);
+                    rnd_fill(args[j], kp.sizes[j]);
+                }
+                assert_true(ko >= 0);
+                memcpy((uint8_t *)buf + ko, &args, sizeof args);
+                s->knode_args = args;
+                s->count[i] = args != NULL ? kp.n : 0;
+                break;
+            }
             default:
                 break;
             }
@@ -256,6 +298,7 @@ static void free_client(const rm_plan *pl, side *s)
         free(s->bufs[i]);
     for (uint32_t j = 0; j < 8; j++)
         free(s->kargs[j]);
+    free(s->knode_args);
     free(s->params);
 }
 
@@ -315,6 +358,26 @@ static void check_inputs(const rm_plan *pl, const side *cl, const rm_call *sv)
                 if (memcmp(((void **)c)[j], ((void **)s)[j], kp.sizes[j]) != 0)
                     fail_msg("%s: kernel argument %u differs", name, j);
             break;
+        case RM_OP_KNODE: {   /* the struct byte for byte but kernelParams, which holds the arguments */
+            int ko = field_offset(mp->struct_type, "kernelParams");
+            uint8_t *cc = malloc(mp->elem_size), *sc = malloc(mp->elem_size);
+            void **sargs;
+            memcpy(cc, c, mp->elem_size);
+            memcpy(sc, s, mp->elem_size);
+            memcpy(&sargs, sc + ko, sizeof sargs);
+            memset(cc + ko, 0, 8);
+            memset(sc + ko, 0, 8);
+            if (memcmp(cc, sc, mp->elem_size) != 0)
+                fail_msg("%s: kernel node %u differs on the server", name, i);
+            if ((sargs == NULL) != (cl->knode_args == NULL))
+                fail_msg("%s: kernel node's kernelParams is %s on the server", name, sargs ? "set" : "NULL");
+            for (uint32_t j = 0; sargs != NULL && j < cl->count[i]; j++)
+                if (memcmp(cl->knode_args[j], sargs[j], kp.sizes[j]) != 0)
+                    fail_msg("%s: kernel node argument %u differs", name, j);
+            free(cc);
+            free(sc);
+            break;
+        }
         default:
             break;
         }
@@ -341,6 +404,20 @@ static void fill_outputs(const rm_plan *pl, rm_call *sv, void *retval)
             const char *v = rnd() % 4 ? out_strings[rnd() % 3] : NULL;
             memcpy(s, &v, sizeof v);
         }
+    }
+    /* an array the callee owns: its count output says how many (set after the outputs above got random bytes) */
+    static uint64_t owned[5];
+    for (uint32_t i = 0; i < pl->nparams; i++) {
+        void *s = pl->p[i].op == RM_OP_OWNED_OUT ? ptr_of(sv->params, &pl->p[i]) : NULL;
+        if (s == NULL)
+            continue;
+        void *cnt = ptr_of(sv->params, &pl->p[pl->p[i].func_param]);
+        uint64_t n = cnt != NULL ? rnd() % 6 : 0;
+        const void *arr = rnd() % 5 ? (const void *)owned : NULL;
+        rnd_fill(owned, sizeof owned);
+        if (cnt != NULL)
+            memcpy(cnt, &n, 8);
+        memcpy(s, &arr, sizeof arr);
     }
     rnd_fill(retval, pl->info->ret_size);
     if (pl->ret_status)
@@ -369,6 +446,16 @@ static void check_outputs(const rm_plan *pl, const side *cl, const rm_call *sv, 
                          (unsigned long long)n, elem);
             if (memcmp((uint8_t *)c + n * elem, before[i] + n * elem, (cl->count[i] - n) * elem) != 0)
                 fail_msg("%s: output %u changed past the %llu elements returned", name, i, (unsigned long long)n);
+        } else if (pp->op == RM_OP_OWNED_OUT) {   /* the client's copy holds the server's elements */
+            const uint8_t *cv, *sv_;
+            uint64_t n = 0;
+            const void *cnt = ptr_of(sv->params, &pl->p[pp->func_param]);
+            memcpy(&cv, c, sizeof cv);
+            memcpy(&sv_, s, sizeof sv_);
+            if (cnt != NULL)
+                memcpy(&n, cnt, 8);
+            if ((cv == NULL) != (sv_ == NULL) || (cv != NULL && memcmp(cv, sv_, n * 8) != 0))
+                fail_msg("%s: owned array %u differs from the server's (%llu elements)", name, i, (unsigned long long)n);
         } else if (pp->op == RM_OP_STRING_OUT) {
             const char *cv, *sv_;
             memcpy(&cv, c, sizeof cv);
