@@ -16274,7 +16274,7 @@ static const cushim_param_info cushim_gen_p_cublasLtMatrixLayoutInit_internal[] 
     { "ld", "int64_t", "long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cublasLtMatrixLayoutInit_internal, ld), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cublasLtMatrixLayoutCreate[] = {
-    { "matLayout", "cublasLtMatrixLayout_t *", "cublasLtMatrixLayoutOpaque_t **", CUSHIM_KIND_HANDLE, CUSHIM_DIR_OUT, CUSHIM_F_(cublasLtMatrixLayoutCreate, matLayout), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "matLayout", "cublasLtMatrixLayout_t *", "cublasLtMatrixLayoutOpaque_t **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cublasLtMatrixLayoutCreate, matLayout), -1, CUSHIM_E_(cublasLtMatrixLayoutCreate, matLayout), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
     { "type", "cudaDataType", "enum cudaDataType_t", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cublasLtMatrixLayoutCreate, type), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[183], NULL },
     { "rows", "uint64_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cublasLtMatrixLayoutCreate, rows), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "cols", "uint64_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cublasLtMatrixLayoutCreate, cols), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -16303,7 +16303,7 @@ static const cushim_param_info cushim_gen_p_cublasLtMatmulDescInit_internal[] = 
     { "scaleType", "cudaDataType_t", "enum cudaDataType_t", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cublasLtMatmulDescInit_internal, scaleType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[183], NULL },
 };
 static const cushim_param_info cushim_gen_p_cublasLtMatmulDescCreate[] = {
-    { "matmulDesc", "cublasLtMatmulDesc_t *", "cublasLtMatmulDescOpaque_t **", CUSHIM_KIND_HANDLE, CUSHIM_DIR_OUT, CUSHIM_F_(cublasLtMatmulDescCreate, matmulDesc), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "matmulDesc", "cublasLtMatmulDesc_t *", "cublasLtMatmulDescOpaque_t **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cublasLtMatmulDescCreate, matmulDesc), -1, CUSHIM_E_(cublasLtMatmulDescCreate, matmulDesc), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
     { "computeType", "cublasComputeType_t", "cublasComputeType_t", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cublasLtMatmulDescCreate, computeType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[204], NULL },
     { "scaleType", "cudaDataType_t", "enum cudaDataType_t", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cublasLtMatmulDescCreate, scaleType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[183], NULL },
 };
@@ -16329,7 +16329,7 @@ static const cushim_param_info cushim_gen_p_cublasLtMatrixTransformDescInit_inte
     { "scaleType", "cudaDataType", "enum cudaDataType_t", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cublasLtMatrixTransformDescInit_internal, scaleType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[183], NULL },
 };
 static const cushim_param_info cushim_gen_p_cublasLtMatrixTransformDescCreate[] = {
-    { "transformDesc", "cublasLtMatrixTransformDesc_t *", "cublasLtMatrixTransformDescOpaque_t **", CUSHIM_KIND_HANDLE, CUSHIM_DIR_OUT, CUSHIM_F_(cublasLtMatrixTransformDescCreate, transformDesc), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "transformDesc", "cublasLtMatrixTransformDesc_t *", "cublasLtMatrixTransformDescOpaque_t **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cublasLtMatrixTransformDescCreate, transformDesc), -1, CUSHIM_E_(cublasLtMatrixTransformDescCreate, transformDesc), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
     { "scaleType", "cudaDataType", "enum cudaDataType_t", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cublasLtMatrixTransformDescCreate, scaleType), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[183], NULL },
 };
 static const cushim_param_info cushim_gen_p_cublasLtMatrixTransformDescDestroy[] = {
@@ -16353,7 +16353,7 @@ static const cushim_param_info cushim_gen_p_cublasLtMatmulPreferenceInit_interna
     { "size", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cublasLtMatmulPreferenceInit_internal, size), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cublasLtMatmulPreferenceCreate[] = {
-    { "pref", "cublasLtMatmulPreference_t *", "cublasLtMatmulPreferenceOpaque_t **", CUSHIM_KIND_HANDLE, CUSHIM_DIR_OUT, CUSHIM_F_(cublasLtMatmulPreferenceCreate, pref), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "pref", "cublasLtMatmulPreference_t *", "cublasLtMatmulPreferenceOpaque_t **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cublasLtMatmulPreferenceCreate, pref), -1, CUSHIM_E_(cublasLtMatmulPreferenceCreate, pref), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cublasLtMatmulPreferenceDestroy[] = {
     { "pref", "cublasLtMatmulPreference_t", "cublasLtMatmulPreferenceOpaque_t *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_OUT, CUSHIM_F_(cublasLtMatmulPreferenceDestroy, pref), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },

@@ -65,3 +65,16 @@ target_link_libraries(e2e_remote_delay PRIVATE cushim_fake_cuda)
 add_test(NAME e2e_remote_delay COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/run_remote_delay.sh" "${CMAKE_BINARY_DIR}"
          "$<TARGET_FILE:e2e_remote_delay>" "${CMAKE_CURRENT_BINARY_DIR}")
 set_tests_properties(e2e_remote_delay PROPERTIES LABELS "e2e;remote;no_asan" TIMEOUT 120)
+
+# cuBLAS and cuBLASLt (docs/remote.md, "cuBLAS and cuBLASLt"): the calls PyTorch makes, linked against the fake
+# runtime, cuBLAS and cuBLASLt; run_remote_cublas.sh compares a run through cushim-serve with a local one's.
+if(TARGET cushim_fake_cublas)
+  add_executable(e2e_remote_cublas e2e_remote_cublas.c)
+  target_include_directories(e2e_remote_cublas PRIVATE ${CUSHIM_LIB_INCLUDES} "${CUSHIM_CUDA_INCLUDE}")
+  target_compile_options(e2e_remote_cublas PRIVATE ${CUSHIM_WARN_FLAGS})
+  target_link_libraries(e2e_remote_cublas PRIVATE cushim_fake_cudart cushim_fake_cublas cushim_fake_cublaslt
+                        ${CMAKE_DL_LIBS})
+  add_test(NAME e2e_remote_cublas COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/run_remote_cublas.sh" "${CMAKE_BINARY_DIR}"
+           "$<TARGET_FILE:e2e_remote_cublas>" "${CMAKE_CURRENT_BINARY_DIR}")
+  set_tests_properties(e2e_remote_cublas PROPERTIES LABELS "e2e;remote;no_asan" TIMEOUT 60)
+endif()
