@@ -270,7 +270,7 @@ static int rm_decode_kparams(const rm_plan *pl, const rm_pplan *pp, rm_call *c, 
 
 /* A pointer-mode scalar: a host value staged in RM_SCALAR_MAX zeroed bytes (whatever the library reads for the
    type it was told lies inside them), or a device address passed as it came. */
-static int rm_decode_scalar(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r, rm_arena *a)
+static int rm_decode_scalar(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r, rm_arena *a, const rm_ctx *cx)
 {
     const rm_pplan *pp = &pl->p[i];
     uint8_t how, n;
@@ -282,6 +282,10 @@ static int rm_decode_scalar(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r,
         rm_ptr_set(c->params, pp, NULL);
         return RM_OK;
     }
+    /* the way the client claims against the server's own handle or descriptor (the values are decoded) */
+    if ((how == RM_SCALAR_HOST || how == RM_SCALAR_DEVICE) && cx != NULL && cx->scalar_check != NULL &&
+        cx->scalar_check(cx->user, pl, c->params, i, how) != RM_OK)
+        return RM_EMALFORMED;
     if (how == RM_SCALAR_DEVICE) {
         uint64_t v;
         if (rm_rd_bytes(r, &v, sizeof v) != RM_OK || v == 0)
@@ -310,7 +314,7 @@ static int rm_decode_pointer(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r
     uint8_t present;
     void *buf = NULL;
     if (pp->op == RM_OP_SCALAR)
-        return rm_decode_scalar(pl, i, c, r, a);
+        return rm_decode_scalar(pl, i, c, r, a, cx);
     if (rm_rd_u8(r, &present) != RM_OK || present > 1)
         return RM_EMALFORMED;
     if (!present) {

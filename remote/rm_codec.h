@@ -38,6 +38,9 @@ typedef struct rm_ctx {
        of host value, RM_SCALAR_DEVICE (a device address, its value), or an RM_E* code (RM_EUNSUPPORTED: the
        size or the mode is not known). NULL: no scalar is carried. */
     int (*scalar)(void *user, const rm_plan *pl, uint32_t param, const void *params, uint32_t *bytes);
+    /* server, RM_OP_SCALAR: may parameter 'param' go this way (RM_SCALAR_HOST or RM_SCALAR_DEVICE) with these
+       values (the handle or descriptor, decoded before the pointers)? RM_OK or RM_EMALFORMED. NULL: not checked. */
+    int (*scalar_check)(void *user, const rm_plan *pl, const void *params, uint32_t param, int how);
     void *user;
     /* server: an input-only byte array of at least this many bytes is handed to the driver where it lies in
        the received message, not copied into the arena (the driver only reads it; the message outlives the

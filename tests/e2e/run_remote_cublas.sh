@@ -7,7 +7,8 @@
 #   1. prints the same as a local run on the fakes;
 #   2. the server's fake cuBLAS and cuBLASLt received what a local run's did (their logs: pointer modes, scalar
 #      values, shapes, stream and workspace set, the heuristic's algorithm carried) and were called as often,
-#      but the refused GemmEx, which never leaves the client;
+#      but the refused GemmEx, which never leaves the client, and the back end's own checks of each scalar's way
+#      (a pointer-mode query per scalar sent);
 #   3. the client's own (fake) cuBLAS and cuBLASLt, linked into the program, were never called;
 #   4. the refused call is logged once, by name, with cuBLAS's status;
 #   5. through 'cushim run --remote=' (which interposes cuBLAS by itself) it prints the same.
@@ -48,9 +49,15 @@ diff "$d/local.blaslog" "$d/plain.server.blaslog" > "$d/blaslog.diff" ||
     fail "the server's cuBLAS received other calls than a local run's: $(cat "$d/blaslog.diff")"
 diff "$d/local.ltlog" "$d/plain.server.ltlog" > "$d/ltlog.diff" ||
     fail "the server's cuBLASLt received other calls than a local run's: $(cat "$d/ltlog.diff")"
-# the GemmEx of an unknown compute type is refused in the client (its scalars' size cannot be told): one fewer
-awk -F'\t' -v OFS='\t' '$1 == "cublasGemmEx" { $2 = $2 - 1 } { print }' "$d/local.blas" > "$d/local.blas.want"
+# the GemmEx of an unknown compute type is refused in the client (its scalars' size cannot be told): one fewer;
+# the back end checks each scalar's way against its library's pointer mode before the call (rb_cublas.c): two
+# more cublasGetPointerMode_v2 for each of the 7 cuBLAS calls with alpha and beta sent, two more
+# cublasLtMatmulDescGetAttribute for each of the 2 matmuls
+awk -F'\t' -v OFS='\t' '$1 == "cublasGemmEx" { $2 = $2 - 1 } $1 == "cublasGetPointerMode_v2" { $2 = $2 + 14 }
+    { print }' "$d/local.blas" > "$d/local.blas.want"
+awk -F'\t' -v OFS='\t' '$1 == "cublasLtMatmulDescGetAttribute" { $2 = $2 + 4 } { print }' "$d/local.lt" > "$d/local.lt.want"
 mv "$d/local.blas.want" "$d/local.blas"
+mv "$d/local.lt.want" "$d/local.lt"
 for lib in blas lt; do
     diff <(sort "$d/local.$lib") <(sort "$d/plain.server.$lib") > "$d/$lib.counts.diff" ||
         fail "the server's $lib counts differ from a local run's: $(cat "$d/$lib.counts.diff")"

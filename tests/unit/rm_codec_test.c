@@ -868,6 +868,20 @@ static int sc_scalar(void *user, const rm_plan *pl, uint32_t param, const void *
 
 static const rm_ctx sc_ctx = { .scalar = sc_scalar };
 
+/* the server's side: its own library says the handle's mode is device (sck_device) or host */
+static int sck_device, sck_calls;
+static uint64_t sck_handle;
+
+static int sck_check(void *user, const rm_plan *pl, const void *params, uint32_t param, int how)
+{
+    (void)user, (void)param;
+    sck_calls++;
+    memcpy(&sck_handle, (const uint8_t *)params + pl->p[0].offset, 8);   /* 'handle', decoded before the pointers */
+    return (how == RM_SCALAR_DEVICE) == sck_device ? RM_OK : RM_EMALFORMED;
+}
+
+static const rm_ctx sck_ctx = { .scalar_check = sck_check };
+
 static int sc_index(const rm_plan *pl, const char *name)
 {
     for (uint32_t i = 0; i < pl->nparams; i++)
@@ -990,6 +1004,34 @@ static void test_scalars(void **state)
         rm_arena_reset(&arena);
         rm_wr_free(&w);
         rm_wr_free(&rw);
+    }
+
+    /* the server's check (rm_ctx.scalar_check): asked with the decoded values, a way it refuses is malformed */
+    {
+        const rm_plan *sg = plan_named("cublasSgemm_v2");
+        int ih = sc_index(sg, "handle"), ia = sc_index(sg, "alpha");
+        for (int mode = 0; mode < 2; mode++)
+            for (int server_device = 0; server_device < 2; server_device++) {
+                uint8_t params[512] __attribute__((aligned(16))) = {0}, alpha[4] = {1, 2, 3, 4};
+                uint32_t status;
+                rm_call cc, sc;
+                rm_wr w;
+                memcpy(params + sg->p[ih].offset, &(uint64_t){ 0xabc0ull }, 8);
+                memcpy(params + sg->p[ia].offset, &(void *){ alpha }, 8);
+                sc_how = mode ? RM_SCALAR_DEVICE : RM_SCALAR_HOST;
+                sc_bytes = 4;
+                sck_device = server_device;
+                sck_calls = 0;
+                rm_wr_init(&w, 0);
+                assert_int_equal(rm_encode_call(sg, params, &sc_ctx, &w, &cc), RM_OK);
+                int rc = rm_decode_call(plans, w.p, w.len, &arena, &sck_ctx, &sc, &status);
+                assert_int_equal(rc, mode == server_device ? RM_OK : RM_EMALFORMED);
+                assert_int_equal(status, mode == server_device ? RM_ST_OK : RM_ST_MALFORMED);
+                assert_true(sck_calls >= 1);
+                assert_int_equal(sck_handle, 0xabc0ull);
+                rm_arena_reset(&arena);
+                rm_wr_free(&w);
+            }
     }
 
     /* the server refuses what a client cannot have sent: another way, sizes 0 and 17, a NULL device address */
