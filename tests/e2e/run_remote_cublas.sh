@@ -11,10 +11,13 @@
 #      (a pointer-mode query per scalar sent);
 #   3. the client's own (fake) cuBLAS and cuBLASLt, linked into the program, were never called;
 #   4. the refused call is logged once, by name, with cuBLAS's status;
-#   5. through 'cushim run --remote=' (which interposes cuBLAS by itself) it prints the same.
-# Usage: run_remote_cublas.sh BUILD_DIR PROGRAM OUT_DIR
+#   5. through 'cushim run --remote=' (which interposes cuBLAS by itself) it prints the same;
+#   6. e2e_remote_liar, a client speaking the wire itself, claims device scalars on a host-mode handle and
+#      descriptor and host scalars on a device-mode handle, with bogus matrices: the back end refuses each before
+#      the call runs (its fake cuBLAS would crash on them) and serves the next call.
+# Usage: run_remote_cublas.sh BUILD_DIR PROGRAM OUT_DIR LIAR
 set -u
-build=$1 prog=$2 out=$3
+build=$1 prog=$2 out=$3 liar=$4
 d=$out/remote_cublas
 rm -rf "$d" && mkdir -p "$d"
 status=0
@@ -75,4 +78,12 @@ env -u LD_LIBRARY_PATH -u CUSHIM_LIBS "$build/tools/cushim" run --remote="unix:$
     > "$d/run.out" 2> "$d/run.err" || fail "cushim run --remote= failed: $(cat "$d/run.err")"
 wait "$server" || fail "the server's back end exited with $?"
 diff "$d/local.out" "$d/run.out" > "$d/run.diff" || fail "cushim run --remote= printed otherwise: $(cat "$d/run.diff")"
+
+# 6. a hostile client's pointer-mode lies
+start_server liar
+"$liar" "unix:$sock" > "$d/liar.out" 2> "$d/liar.err" || fail "e2e_remote_liar: $(cat "$d/liar.out" "$d/liar.err")"
+wait "$server" || fail "the liar's back end exited with $?"
+[ "$(grep -c "as expected" "$d/liar.out")" = 8 ] || fail "e2e_remote_liar: $(cat "$d/liar.out")"
+grep -q "cublasSgemm_v2: malformed" "$d/serve.log" || fail "the back end did not log the refused SGEMM"
+grep -q "cublasSgemm_v2" "$d/liar.server.blaslog" 2>/dev/null && fail "a lying SGEMM ran: $(cat "$d/liar.server.blaslog")"
 exit $status
