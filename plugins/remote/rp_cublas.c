@@ -20,17 +20,17 @@
 
 /* A handle's or descriptor's state; a linear scan: a program keeps few alive at once (PyTorch: a handle per
    thread and device, a descriptor per matmul call, destroyed after it). */
-typedef struct rb_entry {
+typedef struct rpb_entry {
     uint64_t key;        /* the server's handle or descriptor; 0: free */
     int64_t scale;       /* Lt descriptor: its scale type (cudaDataType) */
     int64_t mode;        /* cuBLAS: cublasPointerMode_t; Lt: cublasLtPointerMode_t */
     uint8_t lt;          /* 1: a cuBLASLt matmul descriptor */
-} rb_entry;
+} rpb_entry;
 
 static struct {
     const cushim_host *host;
     pthread_mutex_t lock;
-    rb_entry *e;
+    rpb_entry *e;
     uint32_t n, cap;
     /* API ids followed after success */
     uint32_t id_set_mode, id_destroy, id_desc_create, id_desc_set, id_desc_destroy;
@@ -42,26 +42,26 @@ static struct {
     int ok;                                  /* every name above was found */
     int32_t st[6];                           /* cuBLAS statuses for rp_cublas_error */
     int32_t drv[6];                          /* ... of these driver codes */
-} rb = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} rpb = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static const cushim_param_info *rb_param(const cushim_api_info *a, const char *name, uint32_t *index);
+static const cushim_param_info *rpb_param(const cushim_api_info *a, const char *name, uint32_t *index);
 
-static uint32_t rb_id(const char *name)
+static uint32_t rpb_id(const char *name)
 {
-    const cushim_api_info *a = rb.host->api_by_name(name);
+    const cushim_api_info *a = rpb.host->api_by_name(name);
     return a != NULL ? a->id : UINT32_MAX;
 }
 
-static int rb_const(const char *name, int64_t *v)
+static int rpb_const(const char *name, int64_t *v)
 {
-    return CUSHIM_HOST_HAS(rb.host, enum_constant) && rb.host->enum_constant(name, v, NULL) == CUSHIM_OK;
+    return CUSHIM_HOST_HAS(rpb.host, enum_constant) && rpb.host->enum_constant(name, v, NULL) == CUSHIM_OK;
 }
 
-static int32_t rb_result(const char *name, int32_t dflt)
+static int32_t rpb_result(const char *name, int32_t dflt)
 {
     uint32_t kind;
     int32_t code = dflt;
-    if (rb.host->result_by_name(name, &kind, &code) != CUSHIM_OK)
+    if (rpb.host->result_by_name(name, &kind, &code) != CUSHIM_OK)
         code = dflt;
     return code;
 }
@@ -76,64 +76,64 @@ void rp_cublas_init(const cushim_host *host)
         { "CUDA_ERROR_OUT_OF_MEMORY", "CUBLAS_STATUS_ALLOC_FAILED" },
         { "CUDA_ERROR_UNKNOWN", "CUBLAS_STATUS_INTERNAL_ERROR" },
     };
-    rb.host = host;
-    rb.id_set_mode = rb_id("cublasSetPointerMode_v2");
-    rb.id_destroy = rb_id("cublasDestroy_v2");
-    rb.id_desc_create = rb_id("cublasLtMatmulDescCreate");
-    rb.id_desc_set = rb_id("cublasLtMatmulDescSetAttribute");
-    rb.id_desc_destroy = rb_id("cublasLtMatmulDescDestroy");
+    rpb.host = host;
+    rpb.id_set_mode = rpb_id("cublasSetPointerMode_v2");
+    rpb.id_destroy = rpb_id("cublasDestroy_v2");
+    rpb.id_desc_create = rpb_id("cublasLtMatmulDescCreate");
+    rpb.id_desc_set = rpb_id("cublasLtMatmulDescSetAttribute");
+    rpb.id_desc_destroy = rpb_id("cublasLtMatmulDescDestroy");
     const cushim_api_info *dc = host->api_by_name("cublasLtMatmulDescCreate");
-    rb.scale_param = dc != NULL ? rb_param(dc, "scaleType", NULL) : NULL;
-    rb.ok = rb_const("CUBLAS_POINTER_MODE_DEVICE", &rb.pm_device) &
-            rb_const("CUBLASLT_MATMUL_DESC_SCALE_TYPE", &rb.lt_attr_scale) &
-            rb_const("CUBLASLT_MATMUL_DESC_POINTER_MODE", &rb.lt_attr_mode) &
-            rb_const("CUBLASLT_POINTER_MODE_HOST", &rb.lt_pm_host) &
-            rb_const("CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_HOST", &rb.lt_pm_alpha_beta_host);
+    rpb.scale_param = dc != NULL ? rpb_param(dc, "scaleType", NULL) : NULL;
+    rpb.ok = rpb_const("CUBLAS_POINTER_MODE_DEVICE", &rpb.pm_device) &
+            rpb_const("CUBLASLT_MATMUL_DESC_SCALE_TYPE", &rpb.lt_attr_scale) &
+            rpb_const("CUBLASLT_MATMUL_DESC_POINTER_MODE", &rpb.lt_attr_mode) &
+            rpb_const("CUBLASLT_POINTER_MODE_HOST", &rpb.lt_pm_host) &
+            rpb_const("CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_HOST", &rpb.lt_pm_alpha_beta_host);
     for (int i = 0; i < 6; i++) {
-        rb.drv[i] = rb_result(names[i][0], -1);
-        rb.st[i] = rb_result(names[i][1], 14 /* CUBLAS_STATUS_INTERNAL_ERROR */);
+        rpb.drv[i] = rpb_result(names[i][0], -1);
+        rpb.st[i] = rpb_result(names[i][1], 14 /* CUBLAS_STATUS_INTERNAL_ERROR */);
     }
 }
 
 int32_t rp_cublas_error(int32_t driver_code)
 {
-    if (driver_code == 0)
-        return 0;
+    if (driver_code == 0 || rpb.host == NULL)
+        return driver_code;   /* before rp_cublas_init: no table yet (never the case for a forwarded call) */
     for (int i = 0; i < 6; i++)
-        if (rb.drv[i] == driver_code)
-            return rb.st[i];
-    return rb.st[5];
+        if (rpb.drv[i] == driver_code)
+            return rpb.st[i];
+    return rpb.st[5];
 }
 
-/* ---- the table (rb.lock) ---- */
-static rb_entry *rb_find_locked(uint64_t key, int lt)
+/* ---- the table (rpb.lock) ---- */
+static rpb_entry *rpb_find_locked(uint64_t key, int lt)
 {
-    for (uint32_t i = 0; i < rb.n; i++)
-        if (rb.e[i].key == key && rb.e[i].lt == lt)
-            return &rb.e[i];
+    for (uint32_t i = 0; i < rpb.n; i++)
+        if (rpb.e[i].key == key && rpb.e[i].lt == lt)
+            return &rpb.e[i];
     return NULL;
 }
 
-static rb_entry *rb_add_locked(uint64_t key, int lt)
+static rpb_entry *rpb_add_locked(uint64_t key, int lt)
 {
-    rb_entry *e = rb_find_locked(key, lt);
+    rpb_entry *e = rpb_find_locked(key, lt);
     if (e != NULL)
         return e;
-    for (uint32_t i = 0; i < rb.n; i++)
-        if (rb.e[i].key == 0) {
-            e = &rb.e[i];
+    for (uint32_t i = 0; i < rpb.n; i++)
+        if (rpb.e[i].key == 0) {
+            e = &rpb.e[i];
             break;
         }
     if (e == NULL) {
-        if (rb.n == rb.cap) {
-            uint32_t cap = rb.cap ? rb.cap * 2 : 64;
-            rb_entry *t = realloc(rb.e, cap * sizeof *t);
+        if (rpb.n == rpb.cap) {
+            uint32_t cap = rpb.cap ? rpb.cap * 2 : 64;
+            rpb_entry *t = realloc(rpb.e, cap * sizeof *t);
             if (t == NULL)
                 return NULL;
-            rb.e = t;
-            rb.cap = cap;
+            rpb.e = t;
+            rpb.cap = cap;
         }
-        e = &rb.e[rb.n++];
+        e = &rpb.e[rpb.n++];
     }
     memset(e, 0, sizeof *e);
     e->key = key;
@@ -142,10 +142,10 @@ static rb_entry *rb_add_locked(uint64_t key, int lt)
 }
 
 /* ---- parameters by name ---- */
-static const cushim_param_info *rb_param(const cushim_api_info *a, const char *name, uint32_t *index)
+static const cushim_param_info *rpb_param(const cushim_api_info *a, const char *name, uint32_t *index)
 {
     for (uint32_t i = 0; i < a->nparams; i++) {
-        const cushim_param_info *p = rb.host->api_param(a, i);
+        const cushim_param_info *p = rpb.host->api_param(a, i);
         if (p != NULL && strcmp(p->name, name) == 0) {
             if (index != NULL)
                 *index = i;
@@ -156,9 +156,9 @@ static const cushim_param_info *rb_param(const cushim_api_info *a, const char *n
 }
 
 /* A by-value parameter (at most 8 bytes, sign-extended from 4). 1 when the API has it. */
-static int rb_value(const cushim_api_info *a, const void *params, const char *name, int64_t *v)
+static int rpb_value(const cushim_api_info *a, const void *params, const char *name, int64_t *v)
 {
-    const cushim_param_info *p = rb_param(a, name, NULL);
+    const cushim_param_info *p = rpb_param(a, name, NULL);
     if (p == NULL || p->size > 8)
         return 0;
     if (p->size == 4) {
@@ -174,10 +174,10 @@ static int rb_value(const cushim_api_info *a, const void *params, const char *na
 }
 
 /* The bytes of a scalar of cudaDataType 'type' (from its name: CUDA_R_16F 2, CUDA_C_64F 16...); 0: unknown. */
-static uint32_t rb_dtype_bytes(const cushim_param_info *p, int64_t type)
+static uint32_t rpb_dtype_bytes(const cushim_param_info *p, int64_t type)
 {
-    const char *name = p != NULL && p->enum_type != NULL && CUSHIM_HOST_HAS(rb.host, enum_value_name) ?
-                       rb.host->enum_value_name(p->enum_type, type) : NULL;
+    const char *name = p != NULL && p->enum_type != NULL && CUSHIM_HOST_HAS(rpb.host, enum_value_name) ?
+                       rpb.host->enum_value_name(p->enum_type, type) : NULL;
     if (name == NULL || strncmp(name, "CUDA_", 5) != 0 || (name[5] != 'R' && name[5] != 'C') || name[6] != '_')
         return 0;
     unsigned bits = (unsigned)strtoul(name + 7, NULL, 10);
@@ -187,14 +187,14 @@ static uint32_t rb_dtype_bytes(const cushim_param_info *p, int64_t type)
 }
 
 /* The scalar of cublasGemmEx and its batched forms: the compute type's real type, complex when C is. */
-static uint32_t rb_compute_bytes(const cushim_api_info *a, const void *params)
+static uint32_t rpb_compute_bytes(const cushim_api_info *a, const void *params)
 {
-    const cushim_param_info *p = rb_param(a, "computeType", NULL);
+    const cushim_param_info *p = rpb_param(a, "computeType", NULL);
     int64_t ct, ctype;
     const char *name;
     uint32_t n = 0;
-    if (p == NULL || p->enum_type == NULL || !rb_value(a, params, "computeType", &ct) ||
-        !CUSHIM_HOST_HAS(rb.host, enum_value_name) || (name = rb.host->enum_value_name(p->enum_type, ct)) == NULL)
+    if (p == NULL || p->enum_type == NULL || !rpb_value(a, params, "computeType", &ct) ||
+        !CUSHIM_HOST_HAS(rpb.host, enum_value_name) || (name = rpb.host->enum_value_name(p->enum_type, ct)) == NULL)
         return 0;
     if (strncmp(name, "CUBLAS_COMPUTE_16F", 18) == 0)
         n = 2;
@@ -202,10 +202,10 @@ static uint32_t rb_compute_bytes(const cushim_api_info *a, const void *params)
         n = 4;
     else if (strncmp(name, "CUBLAS_COMPUTE_64F", 18) == 0)
         n = 8;
-    const cushim_param_info *cp = rb_param(a, "Ctype", NULL);
-    if (n != 0 && cp != NULL && rb_value(a, params, "Ctype", &ctype)) {
-        uint32_t cb = rb_dtype_bytes(cp, ctype);
-        const char *cn = cp->enum_type != NULL ? rb.host->enum_value_name(cp->enum_type, ctype) : NULL;
+    const cushim_param_info *cp = rpb_param(a, "Ctype", NULL);
+    if (n != 0 && cp != NULL && rpb_value(a, params, "Ctype", &ctype)) {
+        uint32_t cb = rpb_dtype_bytes(cp, ctype);
+        const char *cn = cp->enum_type != NULL ? rpb.host->enum_value_name(cp->enum_type, ctype) : NULL;
         if (cb == 0)
             return 0;
         if (cn != NULL && strncmp(cn, "CUDA_C_", 7) == 0)
@@ -217,47 +217,47 @@ static uint32_t rb_compute_bytes(const cushim_api_info *a, const void *params)
 int rp_cublas_scalar(void *user, const rm_plan *pl, uint32_t param, const void *params, uint32_t *bytes)
 {
     const cushim_api_info *a = pl->info;
-    const cushim_param_info *p = rb.host->api_param(a, param);
+    const cushim_param_info *p = rpb.host->api_param(a, param);
     int64_t key = 0, mode = 0, scale = 0, type;
     int found = 0;
     (void)user;
-    if (!rb.ok || p == NULL)
+    if (!rpb.ok || p == NULL)
         return RM_EUNSUPPORTED;
     if (a->library == CUSHIM_LIB_CUBLAS) {
-        if (rb_value(a, params, "handle", &key)) {
-            pthread_mutex_lock(&rb.lock);
-            rb_entry *e = rb_find_locked((uint64_t)key, 0);
+        if (rpb_value(a, params, "handle", &key)) {
+            pthread_mutex_lock(&rpb.lock);
+            rpb_entry *e = rpb_find_locked((uint64_t)key, 0);
             mode = e != NULL ? e->mode : 0;   /* a new handle's mode is host */
-            pthread_mutex_unlock(&rb.lock);
+            pthread_mutex_unlock(&rpb.lock);
         }
-        if (mode == rb.pm_device)
+        if (mode == rpb.pm_device)
             return RM_SCALAR_DEVICE;
         *bytes = pl->p[param].elem;
         if (*bytes == 0)   /* void *: by the call's types */
-            *bytes = rb_param(a, "computeType", NULL) != NULL ? rb_compute_bytes(a, params) :
-                     strcmp(p->name, "result") == 0 && rb_value(a, params, "resultType", &type) ?
-                         rb_dtype_bytes(rb_param(a, "resultType", NULL), type) :
-                     rb_value(a, params, "alphaType", &type) ? rb_dtype_bytes(rb_param(a, "alphaType", NULL), type) : 0;
+            *bytes = rpb_param(a, "computeType", NULL) != NULL ? rpb_compute_bytes(a, params) :
+                     strcmp(p->name, "result") == 0 && rpb_value(a, params, "resultType", &type) ?
+                         rpb_dtype_bytes(rpb_param(a, "resultType", NULL), type) :
+                     rpb_value(a, params, "alphaType", &type) ? rpb_dtype_bytes(rpb_param(a, "alphaType", NULL), type) : 0;
         return *bytes != 0 && *bytes <= RM_SCALAR_MAX ? RM_SCALAR_HOST : RM_EUNSUPPORTED;
     }
     /* cuBLASLt: cublasLtMatmul, by its descriptor */
-    if (!rb_value(a, params, "computeDesc", &key))
+    if (!rpb_value(a, params, "computeDesc", &key))
         return RM_EUNSUPPORTED;
-    pthread_mutex_lock(&rb.lock);
-    rb_entry *e = rb_find_locked((uint64_t)key, 1);
+    pthread_mutex_lock(&rpb.lock);
+    rpb_entry *e = rpb_find_locked((uint64_t)key, 1);
     if (e != NULL) {
         found = 1;
         mode = e->mode;
         scale = e->scale;
     }
-    pthread_mutex_unlock(&rb.lock);
+    pthread_mutex_unlock(&rpb.lock);
     if (!found)
         return RM_EUNSUPPORTED;
     /* HOST: both host values; ALPHA_DEVICE_VECTOR_BETA_HOST: beta only; every other mode: device addresses
        (BETA_ZERO's beta is not read) */
-    if (mode != rb.lt_pm_host && !(mode == rb.lt_pm_alpha_beta_host && strcmp(p->name, "beta") == 0))
+    if (mode != rpb.lt_pm_host && !(mode == rpb.lt_pm_alpha_beta_host && strcmp(p->name, "beta") == 0))
         return RM_SCALAR_DEVICE;
-    *bytes = rb.scale_param != NULL ? rb_dtype_bytes(rb.scale_param, scale) : 0;
+    *bytes = rpb.scale_param != NULL ? rpb_dtype_bytes(rpb.scale_param, scale) : 0;
     return *bytes != 0 && *bytes <= RM_SCALAR_MAX ? RM_SCALAR_HOST : RM_EUNSUPPORTED;
 }
 
@@ -266,58 +266,58 @@ void rp_cublas_after(const cushim_call *call, int32_t status)
     const cushim_api_info *a = call->info;
     uint32_t id = call->api_id;
     int64_t key = 0, v = 0;
-    if (status != 0 || (id != rb.id_set_mode && id != rb.id_destroy && id != rb.id_desc_create &&
-                        id != rb.id_desc_set && id != rb.id_desc_destroy))
+    if (status != 0 || (id != rpb.id_set_mode && id != rpb.id_destroy && id != rpb.id_desc_create &&
+                        id != rpb.id_desc_set && id != rpb.id_desc_destroy))
         return;
-    pthread_mutex_lock(&rb.lock);
-    if (id == rb.id_set_mode && rb_value(a, call->params, "handle", &key) && rb_value(a, call->params, "mode", &v)) {
-        rb_entry *e = rb_add_locked((uint64_t)key, 0);
+    pthread_mutex_lock(&rpb.lock);
+    if (id == rpb.id_set_mode && rpb_value(a, call->params, "handle", &key) && rpb_value(a, call->params, "mode", &v)) {
+        rpb_entry *e = rpb_add_locked((uint64_t)key, 0);
         if (e != NULL)
             e->mode = v;
-    } else if (id == rb.id_destroy && rb_value(a, call->params, "handle", &key)) {
-        rb_entry *e = rb_find_locked((uint64_t)key, 0);
+    } else if (id == rpb.id_destroy && rpb_value(a, call->params, "handle", &key)) {
+        rpb_entry *e = rpb_find_locked((uint64_t)key, 0);
         if (e != NULL)
             e->key = 0;
-    } else if (id == rb.id_desc_create) {
+    } else if (id == rpb.id_desc_create) {
         void *out = NULL;
-        const cushim_param_info *p = rb_param(a, "matmulDesc", NULL);
+        const cushim_param_info *p = rpb_param(a, "matmulDesc", NULL);
         if (p != NULL)
             memcpy(&out, (const uint8_t *)call->params + p->offset, sizeof out);
-        rb_entry *e = NULL;
-        if (out != NULL && rb_value(a, call->params, "scaleType", &v)) {
+        rpb_entry *e = NULL;
+        if (out != NULL && rpb_value(a, call->params, "scaleType", &v)) {
             memcpy(&key, out, sizeof key);   /* the descriptor the server returned */
-            e = rb_add_locked((uint64_t)key, 1);
+            e = rpb_add_locked((uint64_t)key, 1);
         }
         if (e != NULL) {
             e->scale = v;
-            e->mode = rb.lt_pm_host;
+            e->mode = rpb.lt_pm_host;
         }
-    } else if (id == rb.id_desc_set && rb_value(a, call->params, "matmulDesc", &key) &&
-               rb_value(a, call->params, "attr", &v) && (v == rb.lt_attr_scale || v == rb.lt_attr_mode)) {
+    } else if (id == rpb.id_desc_set && rpb_value(a, call->params, "matmulDesc", &key) &&
+               rpb_value(a, call->params, "attr", &v) && (v == rpb.lt_attr_scale || v == rpb.lt_attr_mode)) {
         const void *buf = NULL;
         int64_t size = 0;
         int32_t val;
-        const cushim_param_info *p = rb_param(a, "buf", NULL);
+        const cushim_param_info *p = rpb_param(a, "buf", NULL);
         if (p != NULL)
             memcpy(&buf, (const uint8_t *)call->params + p->offset, sizeof buf);
-        rb_entry *e = rb_find_locked((uint64_t)key, 1);
-        if (e != NULL && buf != NULL && rb_value(a, call->params, "sizeInBytes", &size) && size == 4) {
+        rpb_entry *e = rpb_find_locked((uint64_t)key, 1);
+        if (e != NULL && buf != NULL && rpb_value(a, call->params, "sizeInBytes", &size) && size == 4) {
             memcpy(&val, buf, 4);   /* both attributes are 32-bit enums */
-            if (v == rb.lt_attr_scale)
+            if (v == rpb.lt_attr_scale)
                 e->scale = val;
             else
                 e->mode = val;
         }
-    } else if (id == rb.id_desc_destroy && rb_value(a, call->params, "matmulDesc", &key)) {
-        rb_entry *e = rb_find_locked((uint64_t)key, 1);
+    } else if (id == rpb.id_desc_destroy && rpb_value(a, call->params, "matmulDesc", &key)) {
+        rpb_entry *e = rpb_find_locked((uint64_t)key, 1);
         if (e != NULL)
             e->key = 0;
     }
-    pthread_mutex_unlock(&rb.lock);
+    pthread_mutex_unlock(&rpb.lock);
 }
 
 void rp_cublas_fork_child(void)
 {
-    pthread_mutex_init(&rb.lock, NULL);
-    rb.n = 0;   /* the parent's handles were its back end's */
+    pthread_mutex_init(&rpb.lock, NULL);
+    rpb.n = 0;   /* the parent's handles were its back end's */
 }
