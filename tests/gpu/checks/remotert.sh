@@ -9,6 +9,8 @@
 #   remotert nvml      nvidia-smi -L through the forwarded NVML: the same output as natively
 #   remotert torch     tests/gpu/remote/torch_small.py (elementwise kernels, copies, reductions): the same
 #                      output as natively (SKIP without torch)
+#   remotert blas      tests/gpu/remote/torch_blas.py (mm in f32/TF32/f64/f16, bmm, addmm with bias, linear and its
+#                      backward: cuBLAS and cuBLASLt): the results' bytes equal to native
 #   remotert train     tests/gpu/torch_train.py: 40 losses and the parameters bitwise identical to native; cuBLAS
 #                      and cuBLASLt forwarded at their APIs (docs/remote.md, "cuBLAS and cuBLASLt": CUSHIM_LIBS
 #                      interposes them in the client, the server runs PyTorch's own copies, CUSHIM_SERVE_CUBLAS*)
@@ -150,7 +152,14 @@ check_remotert() {
             CUSHIM_PLUGINS="$plugin:$opts" -- "$PY" "$HERE/remote/torch_small.py"
         rc=$?
         remote_compare "remotert torch" torch $rc "$DATA/remote.torch.native"
-        # 5. PyTorch training (tests/gpu/torch_train.py: cuBLAS, autograd, the caching allocator): losses and
+        # 5. PyTorch's cuBLAS and cuBLASLt paths (tests/gpu/remote/torch_blas.py): the results' bytes as native
+        tmo 120 "$PY" "$HERE/remote/torch_blas.py" > "$DATA/remote.blas.native" 2> "$LOGS/remote.blas.native.err"
+        remote_client blas 'libcuda\.so' LD_PRELOAD="$SHIM $plugin" LD_LIBRARY_PATH="$dlp" \
+            CUSHIM_REAL_LIBCUDA=none CUSHIM_LIBS=driver,runtime,nvml,cublas,cublaslt \
+            CUSHIM_PLUGINS="$plugin:$opts" -- "$PY" "$HERE/remote/torch_blas.py"
+        rc=$?
+        remote_compare "remotert blas" blas $rc "$DATA/remote.blas.native"
+        # 6. PyTorch training (tests/gpu/torch_train.py: cuBLAS, autograd, the caching allocator): losses and
         # parameters bitwise identical to native
         [ -s "$DATA/torch.native.out" ] || tmo 150 "$PY" "$HERE/torch_train.py" 40 >"$DATA/torch.native.out" 2>"$LOGS/torch.native.err"
         # cuBLAS and cuBLASLt interposed, as `cushim run --remote=` sets it: the server's run every call
