@@ -8,5 +8,8 @@
 
 /* Loads the runtime of the tree's major (or $CUSHIM_SERVE_CUDART) and NVML, when present. */
 void rb_load_libraries(uint32_t cuda_version, int verbose);
+/* Loads cuBLASLt and cuBLAS of that major (or $CUSHIM_SERVE_CUBLASLT, $CUSHIM_SERVE_CUBLAS) once, at the first
+   call of theirs (rm_backend.c); after rb_load_libraries. */
+void rb_load_blas(void);
 
 #endif /* RB_LIBS_H */

@@ -44,6 +44,9 @@ typedef struct rb_state {
     uint32_t bell_last;                 /* the last request answered through it */
 } rb_state;
 
+/* rb_cublas.c: rm_ctx.scalar_check, the client's claim of a cuBLAS scalar's way against the server's own mode */
+int rb_scalar_check(void *user, const rm_plan *pl, const void *params, uint32_t param, int how);
+
 /* rm_backend.c */
 void rb_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* One CALL payload run on the server thread of the client thread named last (rm_workers.h); 'shm': the region of an

@@ -92,6 +92,9 @@ static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t le
     uint32_t status, id = 0;
     if (len >= 4)
         memcpy(&id, msg, 4);
+    const rm_plan *pl = rm_plan_of(b->plans, id);
+    if (pl != NULL && (pl->info->library == CUSHIM_LIB_CUBLAS || pl->info->library == CUSHIM_LIB_CUBLASLT))
+        rb_load_blas();   /* at the first call (rb_libs.c): before the decoder asks it a handle's pointer mode */
     int rc = rm_decode_call(b->plans, msg, len, &b->arena, cx, &c, &status);
     memset(ret, 0, 64);
     *ret_size = 0;
@@ -290,7 +293,8 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
     }
     b.paraminfo = b.host->api_by_name("cuFuncGetParamInfo");
     b.workers = rm_workers_new();
-    const rm_ctx cx = { .kparam_check = rb_kcheck, .user = &b, .in_place_min = RM_REF_MIN };
+    const rm_ctx cx = { .kparam_check = rb_kcheck, .scalar_check = rb_scalar_check, .user = &b,
+                        .in_place_min = RM_REF_MIN };
     uint8_t ret[64];
     rm_wr w;
     rm_hdr hd;

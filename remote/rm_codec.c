@@ -12,11 +12,14 @@
  *       KPARAMS    u32 n, n x u32 size, the n values
  *       KNODE      the struct's bytes (kernelParams zeroed), u8 present, and when present the arguments as KPARAMS
  *       STRING_OUT, OWNED_OUT, ARRAY out: nothing
+ *     SCALAR (a pointer-mode scalar): u8 0 NULL, 1 a host value: u8 n (1..16) and, going in, n bytes;
+ *       2 a device address: u64
  *
  * A REPLY payload: u32 api_id, u32 status, ret_size bytes, u8 outputs (1 after success, and after NVML's
  * INSUFFICIENT_SIZE with its counted arrays empty), and when outputs is 1, per present
  * output in plan order: ARRAY out/inout u32 n, n x elem bytes; STRING_OUT u32 n (0xffffffff: NULL), n bytes;
  * OWNED_OUT u32 n (0xffffffff: NULL), n x elem bytes (n: its count output's value, at most RM_MAX_OWNED).
+ * SCALAR out as a host value: u32 n, n bytes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -170,6 +173,31 @@ static int rm_encode_knode(const rm_pplan *pp, const void *node, const rm_ctx *c
     return rc;
 }
 
+/* A pointer-mode scalar: the client's side says how it goes this call (rm_ctx.scalar). */
+static int rm_encode_scalar(const rm_plan *pl, uint32_t i, const void *params, const void *ptr, const rm_ctx *cx,
+                            rm_wr *w, rm_call *c)
+{
+    uint32_t n = 0;
+    int how = cx && cx->scalar ? cx->scalar(cx->user, pl, i, params, &n) : RM_EUNSUPPORTED;
+    if (how == RM_SCALAR_DEVICE) {
+        uint64_t v = (uint64_t)(uintptr_t)ptr;
+        rm_wr_u8(w, RM_SCALAR_DEVICE);
+        rm_wr_bytes(w, &v, sizeof v);
+        c->cap[i] = 0;
+        return RM_OK;
+    }
+    if (how != RM_SCALAR_HOST)
+        return how < 0 ? how : RM_EUNSUPPORTED;
+    if (n == 0 || n > RM_SCALAR_MAX)
+        return RM_EBOUNDS;
+    rm_wr_u8(w, RM_SCALAR_HOST);
+    rm_wr_u8(w, (uint8_t)n);
+    if (rm_dir_in(&pl->p[i]))
+        rm_wr_bytes(w, ptr, n);
+    c->cap[i] = n;
+    return RM_OK;
+}
+
 int rm_encode_call(const rm_plan *pl, void *params, const rm_ctx *cx, rm_wr *w, rm_call *c)
 {
     memset(c, 0, sizeof *c);
@@ -188,6 +216,12 @@ int rm_encode_call(const rm_plan *pl, void *params, const rm_ctx *cx, rm_wr *w, 
         void *ptr = rm_ptr_at(params, pp);
         if (pp->op == RM_OP_NULL_ONLY && ptr != NULL)
             return RM_EUNSUPPORTED;
+        if (pp->op == RM_OP_SCALAR && ptr != NULL) {
+            int rc = rm_encode_scalar(pl, i, params, ptr, cx, w, c);
+            if (rc != RM_OK)
+                return rc;
+            continue;
+        }
         rm_wr_u8(w, ptr != NULL);
         if (ptr == NULL)
             continue;
@@ -304,11 +338,53 @@ static int rm_decode_knode(const rm_pplan *pp, rm_rd *r, rm_arena *a, const rm_c
     return RM_OK;
 }
 
+/* A pointer-mode scalar: a host value staged in RM_SCALAR_MAX zeroed bytes (whatever the library reads for the
+   type it was told lies inside them), or a device address passed as it came. */
+static int rm_decode_scalar(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r, rm_arena *a, const rm_ctx *cx)
+{
+    const rm_pplan *pp = &pl->p[i];
+    uint8_t how, n;
+    void *buf;
+    if (rm_rd_u8(r, &how) != RM_OK)
+        return RM_EMALFORMED;
+    c->cap[i] = 0;
+    if (how == 0) {
+        rm_ptr_set(c->params, pp, NULL);
+        return RM_OK;
+    }
+    /* the way the client claims against the server's own handle or descriptor (the values are decoded) */
+    if ((how == RM_SCALAR_HOST || how == RM_SCALAR_DEVICE) && cx != NULL && cx->scalar_check != NULL &&
+        cx->scalar_check(cx->user, pl, c->params, i, how) != RM_OK)
+        return RM_EMALFORMED;
+    if (how == RM_SCALAR_DEVICE) {
+        uint64_t v;
+        if (rm_rd_bytes(r, &v, sizeof v) != RM_OK || v == 0)
+            return RM_EMALFORMED;
+        rm_ptr_set(c->params, pp, (const void *)(uintptr_t)v);
+        return RM_OK;
+    }
+    if (how != RM_SCALAR_HOST || rm_rd_u8(r, &n) != RM_OK || n == 0 || n > RM_SCALAR_MAX)
+        return RM_EMALFORMED;
+    if ((buf = rm_arena_alloc(a, RM_SCALAR_MAX)) == NULL)
+        return RM_ENOMEM;
+    if (rm_dir_in(pp)) {
+        const uint8_t *s = rm_rd_take(r, n);
+        if (s == NULL)
+            return RM_EMALFORMED;
+        memcpy(buf, s, n);
+    }
+    c->cap[i] = n;
+    rm_ptr_set(c->params, pp, buf);
+    return RM_OK;
+}
+
 static int rm_decode_pointer(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r, rm_arena *a, const rm_ctx *cx)
 {
     const rm_pplan *pp = &pl->p[i];
     uint8_t present;
     void *buf = NULL;
+    if (pp->op == RM_OP_SCALAR)
+        return rm_decode_scalar(pl, i, c, r, a, cx);
     if (rm_rd_u8(r, &present) != RM_OK || present > 1)
         return RM_EMALFORMED;
     if (!present) {
@@ -500,6 +576,9 @@ int rm_encode_reply(const rm_call *c, uint32_t api_id, uint32_t status, const vo
                 rm_wr_u32(w, (uint32_t)n);
                 rm_wr_bytes(w, arr, n * pp->elem);
             }
+        } else if (pp->op == RM_OP_SCALAR && rm_dir_out(pp) && c->cap[i] != 0) {
+            rm_wr_u32(w, (uint32_t)c->cap[i]);
+            rm_wr_bytes(w, ptr, (size_t)c->cap[i]);
         } else if (pp->op == RM_OP_STRING_OUT) {
             const char *s;
             memcpy(&s, ptr, sizeof s);
@@ -559,6 +638,12 @@ int rm_decode_reply(const rm_call *c, void *retval, const uint8_t *msg, size_t l
             if (rm_rd_u32(&r, &n) != RM_OK || n > c->cap[i] || (s = rm_rd_take(&r, (size_t)n * pp->elem)) == NULL)
                 return RM_EMALFORMED;
             memcpy(ptr, s, (size_t)n * pp->elem);
+        } else if (pp->op == RM_OP_SCALAR && rm_dir_out(pp) && c->cap[i] != 0) {
+            uint32_t n;
+            const uint8_t *s;
+            if (rm_rd_u32(&r, &n) != RM_OK || n != c->cap[i] || (s = rm_rd_take(&r, n)) == NULL)
+                return RM_EMALFORMED;
+            memcpy(ptr, s, n);
         } else if (pp->op == RM_OP_STRING_OUT) {
             uint32_t n;
             const char *v = NULL;

@@ -38,6 +38,13 @@ typedef struct rm_ctx {
        thread's next call that returns such an array (as the driver keeps its own until the stream's next capture
        call). NULL: out of memory. */
     const void *(*keep)(void *user, uint32_t param, const void *bytes, size_t n);
+    /* client, RM_OP_SCALAR: how parameter 'param' of this call goes: RM_SCALAR_HOST with *bytes (1..RM_SCALAR_MAX)
+       of host value, RM_SCALAR_DEVICE (a device address, its value), or an RM_E* code (RM_EUNSUPPORTED: the
+       size or the mode is not known). NULL: no scalar is carried. */
+    int (*scalar)(void *user, const rm_plan *pl, uint32_t param, const void *params, uint32_t *bytes);
+    /* server, RM_OP_SCALAR: may parameter 'param' go this way (RM_SCALAR_HOST or RM_SCALAR_DEVICE) with these
+       values (the handle or descriptor, decoded before the pointers)? RM_OK or RM_EMALFORMED. NULL: not checked. */
+    int (*scalar_check)(void *user, const rm_plan *pl, const void *params, uint32_t param, int how);
     void *user;
     /* server: an input-only byte array of at least this many bytes is handed to the driver where it lies in
        the received message, not copied into the arena (the driver only reads it; the message outlives the
@@ -45,11 +52,15 @@ typedef struct rm_ctx {
     size_t in_place_min;
 } rm_ctx;
 
+#define RM_SCALAR_HOST 1         /* rm_ctx.scalar: a host value (and the 'present' byte on the wire)         */
+#define RM_SCALAR_DEVICE 2       /* a device address                                                       */
+
 /* One call in flight on either side. */
 typedef struct rm_call {
     const rm_plan *plan;
     void *params;                    /* client: the program's; server: in the arena             */
-    uint64_t cap[RM_MAX_PARAMS];     /* RM_OP_ARRAY: elements the buffer holds, before the call  */
+    uint64_t cap[RM_MAX_PARAMS];     /* RM_OP_ARRAY: elements the buffer holds, before the call;
+                                        RM_OP_SCALAR: bytes of a host value (0: a device address)  */
 } rm_call;
 
 /* Client: the CALL payload of 'params' into 'w' (appended). RM_EUNSUPPORTED for a non-NULL pointer the

@@ -51,8 +51,8 @@ const char *rm_class_name(int cls)
 const char *rm_op_name(int op)
 {
     static const char *const names[] = { "?", "value", "string-in", "array", "string-out", "null-only",
-                                         "image", "kparams", "opaque", "client", "knode", "owned-out" };
-    return op > 0 && op <= RM_OP_OWNED_OUT ? names[op] : "?";
+                                         "image", "kparams", "opaque", "client", "knode", "owned-out", "scalar" };
+    return op > 0 && op <= RM_OP_SCALAR ? names[op] : "?";
 }
 
 /* ---- structs ---- */
@@ -141,8 +141,8 @@ static int rm_int_size(uint32_t n)
 
 /* One parameter's plan; a parameter that cannot be carried gets NULL_ONLY or OPAQUE and a reason in 'why'
    (only the first reason of an API is kept). */
-static void rm_plan_param(rm_plan *pl, const rm_meta *m, uint32_t i, const cushim_param_info *p, char *why,
-                          size_t whylen)
+static void rm_plan_param(rm_plan *pl, const rm_meta *m, uint32_t i, const cushim_param_info *p, int vouched,
+                          char *why, size_t whylen)
 {
     rm_pplan *pp = &pl->p[i];
     const cushim_api_info *a = pl->info;
@@ -213,7 +213,7 @@ static void rm_plan_param(rm_plan *pl, const rm_meta *m, uint32_t i, const cushi
             snprintf(why, whylen, "'%s': host buffer whose size the metadata does not give", p->name);
             break;
         }
-        if (p->pointee == CUSHIM_KIND_STRUCT) {
+        if (p->pointee == CUSHIM_KIND_STRUCT && !vouched) {   /* vouched: rm_special.c says it holds no pointer */
             const char *field = NULL;
             int s = p->struct_type ? rm_struct_scan(p->struct_type, 0, &field) : RM_ST_UNKNOWN;
             if (s == RM_ST_UNKNOWN) {
@@ -316,6 +316,28 @@ static uint32_t rm_plan_hash(const rm_plan *pl)
     return (uint32_t)(h ^ (h >> 32));
 }
 
+/* A pointer-mode scalar (rm_special.c, rm_scalars): a host value or a device address, as the call's pointer
+   mode says (the client decides per call, rm_ctx.scalar). 1 when parameter i is one. */
+static int rm_plan_scalar(rm_plan *pl, const cushim_param_info *p, uint32_t i, const rm_special *sp)
+{
+    /* a number: a scalar, a void * sized by the call, or a small struct of numbers (cuComplex) */
+    int number = p->pointee == CUSHIM_KIND_SCALAR || p->pointee == CUSHIM_KIND_UNKNOWN ||
+                 (p->pointee == CUSHIM_KIND_STRUCT && p->elem_size != 0 && p->elem_size <= RM_SCALAR_MAX);
+    if ((sp != NULL && sp->cls != RM_CLASS_HAND) || p->kind != CUSHIM_KIND_POINTER || !number ||
+        !rm_scalar_find(pl->info->name, p->name))
+        return 0;
+    rm_pplan *pp = &pl->p[i];
+    memset(pp, 0, sizeof *pp);
+    pp->op = RM_OP_SCALAR;
+    pp->dir = p->dir == CUSHIM_DIR_OUT || p->dir == CUSHIM_DIR_INOUT ? p->dir : CUSHIM_DIR_IN;
+    pp->offset = p->offset;
+    pp->size = p->size;
+    pp->elem = p->elem_size;   /* 0 (void *): sized by the call's compute or scale type */
+    pp->count_param = -1;
+    pp->func_param = -1;
+    return 1;
+}
+
 /* ---- one API ---- */
 static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
 {
@@ -333,8 +355,16 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
     }
     /* the reason kept: the first parameter that stops the API, else the first that must be NULL */
     char why[120], first_null[120] = "";
+    int scalars = 0;
     for (uint32_t i = 0; i < a->nparams; i++) {
-        rm_plan_param(pl, m, i, m->api_param(a, i), why, sizeof why);
+        const cushim_param_info *p = m->api_param(a, i);
+        int vouched = sp != NULL && sp->cls == RM_CLASS_HAND && sp->op == RM_OP_ARRAY && sp->param != NULL &&
+                      strcmp(p->name, sp->param) == 0 && p->count_param >= 0;
+        if (rm_plan_scalar(pl, p, i, sp)) {
+            scalars = 1;
+            continue;
+        }
+        rm_plan_param(pl, m, i, p, vouched, why, sizeof why);
         if (why[0] != '\0' && pl->p[i].op == RM_OP_OPAQUE && pl->why[0] == '\0')
             snprintf(pl->why, sizeof pl->why, "%s", why);
         else if (why[0] != '\0' && first_null[0] == '\0')
@@ -347,7 +377,11 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
     if (sp != NULL && sp->cls == RM_CLASS_HAND && sp->param != NULL) {
         for (uint32_t i = 0; i < a->nparams; i++) {
             const cushim_param_info *p = m->api_param(a, i);
-            if (strcmp(p->name, sp->param) == 0) {
+            if (strcmp(p->name, sp->param) == 0 && sp->op == RM_OP_ARRAY && p->count_param >= 0) {
+                /* a counted array of structs the row vouches for (cuBLASLt's heuristic results): planned by
+                   rm_plan_param as the metadata counts it, in its direction */
+                hand = 1;
+            } else if (strcmp(p->name, sp->param) == 0) {
                 pl->p[i].op = sp->op;
                 pl->p[i].counted = 0;
                 pl->p[i].count_param = -1;
@@ -378,7 +412,8 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
                 }
                 if (sp->op == RM_OP_ARRAY) {
                     pl->p[i].op = p->elem_size != 0 ? RM_OP_ARRAY : RM_OP_NULL_ONLY;
-                    pl->p[i].dir = CUSHIM_DIR_INOUT;
+                    /* cuBLASLt's algo: its own direction (a const one is never written back) */
+                    pl->p[i].dir = a->library == CUSHIM_LIB_CUBLASLT ? p->dir : CUSHIM_DIR_INOUT;
                     pl->p[i].elem = p->elem_size;
                     pl->p[i].fixed = 1;
                     pl->p[i].null_fields = 0;
@@ -426,6 +461,9 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
     } else if (hand) {
         pl->cls = RM_CLASS_HAND;
         pl->reason = sp->reason;
+    } else if (scalars && !nullonly) {
+        pl->cls = RM_CLASS_HAND;
+        pl->reason = "alpha/beta/result: a host value or a device address by the pointer mode";
     } else if (nullonly) {
         pl->cls = RM_CLASS_FORWARD_NULL;
         pl->reason = pl->why;

@@ -54,6 +54,10 @@ void rm_meta_from_host(rm_meta *m, const cushim_host *host);
                                     sends the elements, the client keeps a copy per thread (rm_ctx.keep)      */
 #define RM_OP_CLIENT 9           /* hand-written in the client (rc_cudart.c: the runtime's copies and launches
                                     become driver calls); never carried itself: absent only on the wire     */
+#define RM_OP_SCALAR 12          /* hand-written: a pointer-mode scalar (cuBLAS alpha/beta/result): a host
+                                    value of 1..RM_SCALAR_MAX bytes or a device address, as the client's
+                                    rm_ctx.scalar says for this call (rm_scalars in rm_special.c)           */
+#define RM_SCALAR_MAX 16         /* the largest scalar (cuDoubleComplex): what the server stages            */
 
 #define RM_MAX_PARAMS 32
 
@@ -153,6 +157,13 @@ typedef struct rm_special {
 } rm_special;
 
 const rm_special *rm_special_find(const char *name, uint32_t categories);
+
+/* Pointer-mode scalars (RM_OP_SCALAR): is parameter 'param' of 'api' one? (rm_special.c, one table) */
+typedef struct rm_scalar {
+    const char *glob;            /* fnmatch(3) on the exported name                                         */
+    const char *param;           /* the parameter's name                                                    */
+} rm_scalar;
+int rm_scalar_find(const char *api, const char *param);
 
 /* What the metadata cannot say about an API's timing and answers (rm_special.c, one table). */
 #define RM_TRAIT_ASYNC 1u        /* asynchronous although a parameter is a host pointer read at call time    */

@@ -85,6 +85,27 @@ static const rm_special rm_specials[] = {
     { "cudaLaunchHostFunc*", RM_CLASS_HAND, RM_OP_CLIENT, "fn", NULL, "host function: run in the client after cuStreamSynchronize (synchronous)" },
     { "cudaStreamAddCallback*", RM_CLASS_HAND, RM_OP_CLIENT, "callback", NULL, "stream callback: run in the client after cuStreamSynchronize (synchronous)" },
 
+    /* cuBLAS and cuBLASLt (docs/remote.md, "cuBLAS and cuBLASLt"): matrices are device addresses (the
+       overlay), alpha/beta/result by the pointer mode (rm_scalars below); what they cannot carry: */
+    { "cublasLtMatmul", RM_CLASS_HAND, RM_OP_ARRAY, "algo", NULL, "cublasLtMatmulAlgo_t holds no pointer: its bytes" },
+    { "cublasLtMatmulAlgoGetHeuristic", RM_CLASS_HAND, RM_OP_ARRAY, "heuristicResultsArray", NULL, "cublasLtMatmulHeuristicResult_t holds no pointer: requestedAlgoCount of them" },
+    { "cublasLtMatmulAlgoInit", RM_CLASS_HAND, RM_OP_ARRAY, "algo", NULL, "cublasLtMatmulAlgo_t holds no pointer: its bytes" },
+    { "cublasLtMatmulAlgoCapGetAttribute", RM_CLASS_HAND, RM_OP_ARRAY, "algo", NULL, "cublasLtMatmulAlgo_t holds no pointer: its bytes" },
+    { "cublasLtMatmulAlgoConfig?etAttribute", RM_CLASS_HAND, RM_OP_ARRAY, "algo", NULL, "cublasLtMatmulAlgo_t holds no pointer: its bytes" },
+    { "cublasLtMatmulDescCreate", RM_CLASS_HAND, RM_OP_ARRAY, "matmulDesc", NULL, "a descriptor returned: the server's pointer, an opaque value" },
+    { "cublasLtMatrixLayoutCreate", RM_CLASS_HAND, RM_OP_ARRAY, "matLayout", NULL, "a descriptor returned: the server's pointer, an opaque value" },
+    { "cublasLtMatmulPreferenceCreate", RM_CLASS_HAND, RM_OP_ARRAY, "pref", NULL, "a descriptor returned: the server's pointer, an opaque value" },
+    { "cublasLtMatrixTransformDescCreate", RM_CLASS_HAND, RM_OP_ARRAY, "transformDesc", NULL, "a descriptor returned: the server's pointer, an opaque value" },
+    { "cublasLtEmulationDescCreate", RM_CLASS_HAND, RM_OP_ARRAY, "emulationDesc", NULL, "a descriptor returned: the server's pointer, an opaque value" },
+    { "cublasLt*Init_internal", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "initialises a descriptor in the caller's memory: use the Create function" },
+    { "cublas[SG]etVector*", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "host<->device copy: the host side sized by elemSize and strides" },
+    { "cublas[SG]etMatrix*", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "host<->device copy: the host side sized by elemSize and strides" },
+    { "cublasRot*", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "pointer-mode scalars other than alpha, beta and result (c, s, param...)" },
+    { "cublas*rot*", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "pointer-mode scalars other than alpha, beta and result (c, s, param...)" },
+    { "cublas*GroupedBatched*", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "per-group host arrays counted by group_count" },
+    { "cublas*LoggerConfigure", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "a log file of the client's machine" },
+    { "cublasLtLogger*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "a log file or callback of the client's machine" },
+
     /* answered by the client's shim, never by the server */
     { "cuGetProcAddress*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "entry points are the client shim's own (getproc.c)" },
     { "cu*GetExportTable", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "hidden export tables: one hand-written forwarder per table id" },
@@ -155,6 +176,23 @@ static const rm_trait rm_traits[] = {
     { "cuGraphMemcpyNodeSetParams", RM_TRAIT_DEVCOPY, "nodeParams", NULL, "memcpy node: device memory only" },
     { "cuGraphExecMemcpyNodeSetParams", RM_TRAIT_DEVCOPY, "copyParams", NULL, "memcpy node: device memory only" },
 };
+
+/* Pointer-mode scalars: a host value or a device address, as the handle's pointer mode (cuBLAS) or the
+   matmul descriptor's (cuBLASLt) says at the call; the client decides (rm_ctx.scalar), the server stages a host
+   value in RM_SCALAR_MAX bytes whatever size the client gave. Only scalar or void pointees. */
+static const rm_scalar rm_scalars[] = {
+    { "cublas*", "alpha" },
+    { "cublas*", "beta" },
+    { "cublas*", "result" },
+};
+
+int rm_scalar_find(const char *api, const char *param)
+{
+    for (size_t i = 0; i < sizeof rm_scalars / sizeof rm_scalars[0]; i++)
+        if (fnmatch(rm_scalars[i].glob, api, 0) == 0 && strcmp(rm_scalars[i].param, param) == 0)
+            return 1;
+    return 0;
+}
 
 const rm_trait *rm_trait_find(const char *name)
 {

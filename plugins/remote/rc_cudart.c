@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "rc_cudart.h"
+#include "rp_cublas.h"
 
 #define RC_EXPORT __attribute__((visibility("default")))
 #define RC_MAX_DEVICES 64
@@ -847,6 +848,8 @@ static const char *const rc_err_names[6][3] = {
 
 int32_t rc_lib_error(uint32_t library, int32_t driver_code)
 {
+    if (library == CUSHIM_LIB_CUBLAS || library == CUSHIM_LIB_CUBLASLT)
+        return rp_cublas_error(driver_code);   /* cuBLAS's words (rp_cublas.c) */
     if (rc.host == NULL || (library != CUSHIM_LIB_RUNTIME && library != CUSHIM_LIB_NVML))
         return driver_code;
     const int32_t *to = library == CUSHIM_LIB_RUNTIME ? rc.rt : rc.nvml;

@@ -8,7 +8,8 @@
  *   cushim run --remote=tcp://gpu-host:7480 --remote-token-file=/etc/cushim/token -- ./app
  *
  * One pre hook on every driver API (lib:driver, but cuGetProcAddress, which the shim answers itself), and on
- * the runtime and NVML but the calls returning error texts (rc_cudart.c: runtime-API programs, preloaded),
+ * the runtime, NVML, cuBLAS and cuBLASLt but the calls returning error texts (rc_cudart.c: runtime-API programs,
+ * preloaded; rp_cublas.c: cuBLAS's pointer-mode scalars; cuBLAS is interposed where CUSHIM_LIBS names it),
  * registered with CUSHIM_HOOK_SERVE so that it is reached when no libcuda.so.1 is installed. It runs last
  * among pre hooks (other plugins see the call first) and always skips the real function: the call is encoded
  * by its plan (remote/rm_plan.h, from the metadata), sent, and the reply decoded into the program's own
@@ -39,6 +40,7 @@
 #include <unistd.h>
 
 #include "rc_cudart.h"
+#include "rp_cublas.h"
 #include "rp_hostfn.h"
 #include "rm_sock.h"
 #include "rp.h"
@@ -222,6 +224,8 @@ static int rp_pre(cushim_call *call, void *user, uint64_t *slot)
     r = rp_dispatch(s, pl, call->params, call->retval, &answered);
     if (!answered)
         cushim_call_set_result(call, rc_lib_error(call->info->library, r));
+    else if (call->info->library == CUSHIM_LIB_CUBLAS || call->info->library == CUSHIM_LIB_CUBLASLT)
+        rp_cublas_after(call, pl->ret_status ? *(const int32_t *)call->retval : 0);   /* pointer modes... */
     return CUSHIM_SKIP;
 }
 
@@ -291,7 +295,9 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
     s->e_invalidated = rp_code(host, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED");
     s->e_oom = rp_code(host, "CUDA_ERROR_OUT_OF_MEMORY");
     s->paraminfo = host->api_by_name("cuFuncGetParamInfo");
-    s->cx = (rm_ctx){ .kparam_sizes = rp_kparam_sizes, .intern = rp_intern, .keep = rp_graph_keep, .user = s };
+    s->cx = (rm_ctx){ .kparam_sizes = rp_kparam_sizes, .intern = rp_intern, .keep = rp_graph_keep,
+                      .scalar = rp_cublas_scalar, .user = s };
+    rp_cublas_init(host);
     if (host->tls_create(self, rp_thread_free, &s->tls_wr) != CUSHIM_OK || rp_graph_init(s, self) != CUSHIM_OK) {
         host->log(self, CUSHIM_LOG_ERROR, "no TLS key left");
         return -1;
@@ -308,7 +314,9 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
     /* the runtime and NVML, answered by the server's own libraries (rc_cudart.c); the calls that return a
        string (error texts) are answered by the client's library, which needs no driver for them */
     static const char *const rp_libs[] = { "lib:runtime&!cudaGetErrorName&!cudaGetErrorString",
-                                           "lib:nvml&!nvmlErrorString" };
+                                           "lib:nvml&!nvmlErrorString",
+                                           "lib:cublas&!cublasGetStatusName&!cublasGetStatusString",
+                                           "lib:cublaslt&!cublasLtGetStatusName&!cublasLtGetStatusString" };
     rp_hostfn_init(host, self, s->plans, rp_dispatch_rc, s, s->e_invalid, s->e_not_supported);
     if (rc_init(host, self, s->plans, rp_dispatch_rc, rp_host_alloc_rc, rp_host_free_rc, s) != 0)   /* logged; the driver is forwarded still */
         host->log(self, CUSHIM_LOG_WARN, "runtime programs' launches and copies are not forwarded");
@@ -358,6 +366,7 @@ static void rp_fork_child(cushim_plugin *self)
     rp_kparam_forget(s);
     rp_graph_forget(s);   /* its back end has no capture open */
     rc_fork_child();   /* the runtime's modules were the parent's back end's */
+    rp_cublas_fork_child();   /* and so were its cuBLAS handles */
     atomic_store(&s->calls, 0);
     atomic_store(&s->trips, 0);
     atomic_store(&s->batched, 0);
@@ -393,7 +402,7 @@ static const cushim_plugin_def rp_def = {
     .abi_version = CUSHIM_ABI_VERSION,
     .name = "remote",
     .version = "0.2",
-    .description = "forwards every driver, runtime and NVML call to cushim-serve (docs/remote.md)",
+    .description = "forwards every driver, runtime, NVML, cuBLAS and cuBLASLt call to cushim-serve (docs/remote.md)",
     .options = rp_options,
     .init = rp_init,
     .flush = rp_flush,

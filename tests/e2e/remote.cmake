@@ -81,3 +81,22 @@ add_test(NAME e2e_remote_graph COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/run_rem
          "$<TARGET_FILE:e2e_remote_graph>" "${CMAKE_CURRENT_BINARY_DIR}"
          "$<TARGET_FILE:e2e_remote_graph_rt>")
 set_tests_properties(e2e_remote_graph PROPERTIES LABELS "e2e;remote;no_asan" TIMEOUT 60)
+# cuBLAS and cuBLASLt (docs/remote.md, "cuBLAS and cuBLASLt"): the calls PyTorch makes, linked against the fake
+# runtime, cuBLAS and cuBLASLt; run_remote_cublas.sh compares a run through cushim-serve with a local one's.
+if(TARGET cushim_fake_cublas)
+  add_executable(e2e_remote_cublas e2e_remote_cublas.c)
+  target_include_directories(e2e_remote_cublas PRIVATE ${CUSHIM_LIB_INCLUDES} "${CUSHIM_CUDA_INCLUDE}")
+  target_compile_options(e2e_remote_cublas PRIVATE ${CUSHIM_WARN_FLAGS})
+  target_link_libraries(e2e_remote_cublas PRIVATE cushim_fake_cudart cushim_fake_cublas cushim_fake_cublaslt
+                        ${CMAKE_DL_LIBS})
+  # a hostile client speaking the wire itself: pointer-mode lies refused by the back end (rb_cublas.c)
+  add_executable(e2e_remote_liar e2e_remote_liar.c "${PROJECT_SOURCE_DIR}/remote/rm_meta_gen.c"
+                 "${CUSHIM_GENERATED_DIR}/cushim_meta.c")
+  target_include_directories(e2e_remote_liar PRIVATE "${CUSHIM_GENERATED_DIR}" "${PROJECT_SOURCE_DIR}/sdk/include/cushim"
+                             "${CUSHIM_CUDA_INCLUDE}" ${CUSHIM_LIB_INCLUDES})
+  target_compile_options(e2e_remote_liar PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-declarations)
+  target_link_libraries(e2e_remote_liar PRIVATE cushim_remote)
+  add_test(NAME e2e_remote_cublas COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/run_remote_cublas.sh" "${CMAKE_BINARY_DIR}"
+           "$<TARGET_FILE:e2e_remote_cublas>" "${CMAKE_CURRENT_BINARY_DIR}" "$<TARGET_FILE:e2e_remote_liar>")
+  set_tests_properties(e2e_remote_cublas PROPERTIES LABELS "e2e;remote;no_asan" TIMEOUT 60)
+endif()

@@ -1,21 +1,99 @@
 /*
  * fake_cublas.c - a small fake cuBLAS (libcublas.so.13) and, built with
- * FAKE_CUBLASLT, cuBLASLt (libcublasLt.so.13) for the CPU tests: handles,
- * version queries and an SGEMM on host memory. Counts in FAKE_CUBLAS_COUNTS /
- * FAKE_CUBLASLT_COUNTS. Every other export is absent.
+ * FAKE_CUBLASLT, cuBLASLt (libcublasLt.so.13) for the CPU tests: handles with
+ * their stream, workspace, math and pointer modes; SGEMM (and strided
+ * batched), GemmEx and GemmStridedBatchedEx in float or double by the compute
+ * type; cuBLASLt's descriptors, layouts, preferences, their attributes, a
+ * heuristic and a float/double matmul. Matrices live in the fake driver's
+ * device memory, which is this process's heap: the routines compute on it.
+ * Counts in FAKE_CUBLAS_COUNTS / FAKE_CUBLASLT_COUNTS; each computing call
+ * appends what it received (pointer mode, scalar values, shapes, whether a
+ * stream and workspace were set) to FAKE_CUBLAS_LOG / FAKE_CUBLASLT_LOG, so a
+ * test can compare what the library saw through the remoting with a local
+ * run. Every other export is absent.
  */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* One line appended to the file $ENVVAR names (no file: nothing). */
+static void fl_log(const char *envvar, const char *fmt, ...)
+{
+    const char *path = getenv(envvar);
+    FILE *f = path != NULL && *path != '\0' ? fopen(path, "a") : NULL;
+    va_list ap;
+    if (f == NULL)
+        return;
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+    fputc('\n', f);
+    fclose(f);
+}
+
+/* A column-major GEMM on doubles read from float or double matrices: D = alpha*op(A)*op(B) + beta*C. */
+static double fl_get(const void *p, int dbl, int64_t i)
+{
+    return dbl ? ((const double *)p)[i] : (double)((const float *)p)[i];
+}
+
+static void fl_gemm(int ta, int tb, int m, int n, int k, double alpha, const void *A, int64_t lda, const void *B,
+                    int64_t ldb, double beta, const void *C, int64_t ldc, void *D, int64_t ldd, int dbl)
+{
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < m; i++) {
+            double s = 0;
+            for (int l = 0; l < k; l++)
+                s += fl_get(A, dbl, ta ? l + (int64_t)i * lda : i + (int64_t)l * lda) *
+                     fl_get(B, dbl, tb ? j + (int64_t)l * ldb : l + (int64_t)j * ldb);
+            double v = alpha * s + (beta != 0 ? beta * fl_get(C, dbl, i + (int64_t)j * ldc) : 0);
+            if (dbl)
+                ((double *)D)[i + (int64_t)j * ldd] = v;
+            else
+                ((float *)D)[i + (int64_t)j * ldd] = (float)v;
+        }
+}
+
 #ifdef FAKE_CUBLASLT
 #include <cublasLt.h>
 
 #include "fake_libcount.h"
 
-static const char *const fl_names[] = {"cublasLtCreate", "cublasLtDestroy", "cublasLtGetVersion"};
+static const char *const fl_names[] = {"cublasLtCreate", "cublasLtDestroy", "cublasLtGetVersion",
+                                       "cublasLtMatmulDescCreate", "cublasLtMatmulDescDestroy",
+                                       "cublasLtMatmulDescSetAttribute", "cublasLtMatmulDescGetAttribute",
+                                       "cublasLtMatrixLayoutCreate", "cublasLtMatrixLayoutDestroy",
+                                       "cublasLtMatrixLayoutSetAttribute", "cublasLtMatmulPreferenceCreate",
+                                       "cublasLtMatmulPreferenceDestroy", "cublasLtMatmulPreferenceSetAttribute",
+                                       "cublasLtMatmulAlgoGetHeuristic", "cublasLtMatmul"};
 FL_COUNTING("FAKE_CUBLASLT_COUNTS", fake_cublaslt_count)
+
+#define FL_ALGO 0x5eed0a1ull   /* the heuristic's algorithm: cublasLtMatmul checks it came back whole */
 
 struct cublasLtContext {
     int magic;
 };
 static struct cublasLtContext fl_lt = {0x17};
+
+/* What the header's opaque descriptors hold here (the handles point to these) */
+typedef struct fl_desc {
+    int magic;
+    int32_t compute, scale, pmode, transa, transb;
+} fl_desc;
+typedef struct fl_layout {
+    int magic;
+    int32_t type, batch;
+    uint64_t rows, cols;
+    int64_t ld;
+} fl_layout;
+typedef struct fl_pref {
+    int magic;
+    uint64_t max_ws;
+} fl_pref;
+#define FL_D(x) ((fl_desc *)(void *)(x))
+#define FL_L(x) ((fl_layout *)(void *)(x))
+#define FL_P(x) ((fl_pref *)(void *)(x))
 
 FL_EXPORT cublasStatus_t cublasLtCreate(cublasLtHandle_t *h)
 {
@@ -35,6 +113,188 @@ FL_EXPORT size_t cublasLtGetVersion(void)
     FK_COUNT(2);
     return CUBLAS_VERSION;
 }
+
+FL_EXPORT cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *d, cublasComputeType_t compute,
+                                                  cudaDataType_t scale)
+{
+    FK_COUNT(3);
+    fl_desc *n = d != NULL ? calloc(1, sizeof *n) : NULL;
+    if (n == NULL)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    n->magic = 0x1d;
+    n->compute = (int32_t)compute;
+    n->scale = (int32_t)scale;
+    *d = (cublasLtMatmulDesc_t)(void *)n;
+    return CUBLAS_STATUS_SUCCESS;
+}
+FL_EXPORT cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t dh)
+{
+    fl_desc *d = FL_D(dh);
+    FK_COUNT(4);
+    if (d == NULL || d->magic != 0x1d)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    d->magic = 0;
+    free(d);
+    return CUBLAS_STATUS_SUCCESS;
+}
+static int32_t *fl_desc_field(fl_desc *d, cublasLtMatmulDescAttributes_t a)
+{
+    switch (a) {
+    case CUBLASLT_MATMUL_DESC_COMPUTE_TYPE: return &d->compute;
+    case CUBLASLT_MATMUL_DESC_SCALE_TYPE: return &d->scale;
+    case CUBLASLT_MATMUL_DESC_POINTER_MODE: return &d->pmode;
+    case CUBLASLT_MATMUL_DESC_TRANSA: return &d->transa;
+    case CUBLASLT_MATMUL_DESC_TRANSB: return &d->transb;
+    default: return NULL;
+    }
+}
+FL_EXPORT cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t dh, cublasLtMatmulDescAttributes_t a,
+                                                        const void *buf, size_t size)
+{
+    fl_desc *d = FL_D(dh);
+    FK_COUNT(5);
+    int32_t *f = d != NULL && d->magic == 0x1d ? fl_desc_field(d, a) : NULL;
+    if (f == NULL || buf == NULL || size != sizeof *f)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    memcpy(f, buf, sizeof *f);
+    return CUBLAS_STATUS_SUCCESS;
+}
+FL_EXPORT cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t dh, cublasLtMatmulDescAttributes_t a,
+                                                        void *buf, size_t size, size_t *written)
+{
+    fl_desc *d = FL_D(dh);
+    FK_COUNT(6);
+    int32_t *f = d != NULL && d->magic == 0x1d ? fl_desc_field(d, a) : NULL;
+    if (f == NULL || written == NULL)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    *written = sizeof *f;   /* asked with no buffer: the size it needs */
+    if (buf == NULL && size == 0)
+        return CUBLAS_STATUS_SUCCESS;
+    if (buf == NULL || size < sizeof *f)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    memcpy(buf, f, sizeof *f);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+FL_EXPORT cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *l, cudaDataType type, uint64_t rows,
+                                                    uint64_t cols, int64_t ld)
+{
+    FK_COUNT(7);
+    fl_layout *n = l != NULL ? calloc(1, sizeof *n) : NULL;
+    if (n == NULL)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    *n = (fl_layout){ .magic = 0x1a, .type = (int32_t)type, .batch = 1, .rows = rows, .cols = cols, .ld = ld };
+    *l = (cublasLtMatrixLayout_t)(void *)n;
+    return CUBLAS_STATUS_SUCCESS;
+}
+FL_EXPORT cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t lh)
+{
+    fl_layout *l = FL_L(lh);
+    FK_COUNT(8);
+    if (l == NULL || l->magic != 0x1a)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    l->magic = 0;
+    free(l);
+    return CUBLAS_STATUS_SUCCESS;
+}
+FL_EXPORT cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t lh, cublasLtMatrixLayoutAttribute_t a,
+                                                          const void *buf, size_t size)
+{
+    fl_layout *l = FL_L(lh);
+    FK_COUNT(9);
+    if (l == NULL || l->magic != 0x1a || buf == NULL || a != CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT ||
+        size != sizeof l->batch)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    memcpy(&l->batch, buf, sizeof l->batch);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+FL_EXPORT cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t *p)
+{
+    FK_COUNT(10);
+    fl_pref *n = p != NULL ? calloc(1, sizeof *n) : NULL;
+    if (n == NULL)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    n->magic = 0x1b;
+    *p = (cublasLtMatmulPreference_t)(void *)n;
+    return CUBLAS_STATUS_SUCCESS;
+}
+FL_EXPORT cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t ph)
+{
+    fl_pref *p = FL_P(ph);
+    FK_COUNT(11);
+    if (p == NULL || p->magic != 0x1b)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    p->magic = 0;
+    free(p);
+    return CUBLAS_STATUS_SUCCESS;
+}
+FL_EXPORT cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t ph,
+                                                              cublasLtMatmulPreferenceAttributes_t a, const void *buf,
+                                                              size_t size)
+{
+    fl_pref *p = FL_P(ph);
+    FK_COUNT(12);
+    if (p == NULL || p->magic != 0x1b || buf == NULL || a != CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES ||
+        size != sizeof p->max_ws)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    memcpy(&p->max_ws, buf, sizeof p->max_ws);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* One algorithm for float or double layouts that agree, whatever is asked. */
+FL_EXPORT cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t h, cublasLtMatmulDesc_t dh,
+                                                        cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+                                                        cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t dd,
+                                                        cublasLtMatmulPreference_t ph, int requested,
+                                                        cublasLtMatmulHeuristicResult_t results[], int *returned)
+{
+    fl_desc *d = FL_D(dh);
+    fl_pref *p = FL_P(ph);
+    FK_COUNT(13);
+    if (h != &fl_lt || d == NULL || d->magic != 0x1d || a == NULL || b == NULL || c == NULL || dd == NULL ||
+        p == NULL || p->magic != 0x1b || requested < 1 || results == NULL || returned == NULL)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    memset(&results[0], 0, sizeof results[0]);
+    results[0].algo.data[0] = FL_ALGO;
+    results[0].algo.data[7] = p->max_ws;
+    results[0].workspaceSize = 0;
+    results[0].state = CUBLAS_STATUS_SUCCESS;
+    results[0].wavesCount = 1.0f;
+    *returned = 1;
+    fl_log("FAKE_CUBLASLT_LOG", "cublasLtMatmulAlgoGetHeuristic requested=%d max_ws=%llu", requested,
+           (unsigned long long)p->max_ws);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* D = alpha*op(A)*op(B) + beta*C in float or double (the layouts' type), the scalars of the scale type read from
+   host or device memory by the pointer mode (this fake's device memory is its heap: both are read alike). */
+FL_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t dh, const void *alpha,
+                                        const void *A, cublasLtMatrixLayout_t alh, const void *B,
+                                        cublasLtMatrixLayout_t blh, const void *beta, const void *C,
+                                        cublasLtMatrixLayout_t clh, void *D, cublasLtMatrixLayout_t dlh,
+                                        const cublasLtMatmulAlgo_t *algo, void *ws, size_t wssize, cudaStream_t stream)
+{
+    fl_desc *d = FL_D(dh);
+    fl_layout *al = FL_L(alh), *bl = FL_L(blh), *cl = FL_L(clh), *dl = FL_L(dlh);
+    FK_COUNT(14);
+    if (h != &fl_lt || d == NULL || d->magic != 0x1d || al == NULL || bl == NULL || cl == NULL || dl == NULL ||
+        alpha == NULL || beta == NULL || A == NULL || B == NULL || C == NULL || D == NULL ||
+        (algo != NULL && algo->data[0] != FL_ALGO))
+        return CUBLAS_STATUS_INVALID_VALUE;
+    int dbl = al->type == CUDA_R_64F;
+    if ((al->type != CUDA_R_32F && !dbl) || bl->type != al->type || cl->type != al->type || dl->type != al->type ||
+        (d->scale != CUDA_R_32F && d->scale != CUDA_R_64F))
+        return CUBLAS_STATUS_NOT_SUPPORTED;
+    double a = d->scale == CUDA_R_64F ? *(const double *)alpha : *(const float *)alpha;
+    double b = d->scale == CUDA_R_64F ? *(const double *)beta : *(const float *)beta;
+    int m = (int)dl->rows, n = (int)dl->cols, k = (int)(d->transa ? al->rows : al->cols);
+    fl_gemm(d->transa != 0, d->transb != 0, m, n, k, a, A, al->ld, B, bl->ld, b, C, cl->ld, D, dl->ld, dbl);
+    fl_log("FAKE_CUBLASLT_LOG", "cublasLtMatmul pointer_mode=%d scale=%d alpha=%g beta=%g m=%d n=%d k=%d algo=%s "
+           "ws=%zu stream=%s", d->pmode, d->scale, a, b, m, n, k, algo ? "given" : "none", ws ? wssize : 0,
+           stream ? "set" : "default");
+    return CUBLAS_STATUS_SUCCESS;
+}
 #else
 #ifndef CUBLASAPI   /* CUDA 12's cublas_api.h wants it (cublas_v2.h defines it empty for host code) */
 #define CUBLASAPI
@@ -44,51 +304,193 @@ FL_EXPORT size_t cublasLtGetVersion(void)
 #include "fake_libcount.h"
 
 static const char *const fl_names[] = {"cublasCreate_v2", "cublasDestroy_v2", "cublasGetVersion_v2",
-                                       "cublasSgemm_v2"};
+                                       "cublasSgemm_v2", "cublasSetStream_v2", "cublasGetStream_v2",
+                                       "cublasSetWorkspace_v2", "cublasSetMathMode", "cublasGetMathMode",
+                                       "cublasSetPointerMode_v2", "cublasGetPointerMode_v2",
+                                       "cublasSgemmStridedBatched", "cublasGemmEx", "cublasGemmStridedBatchedEx"};
 FL_COUNTING("FAKE_CUBLAS_COUNTS", fake_cublas_count)
 
 struct cublasContext {
     int magic;
+    cudaStream_t stream;
+    void *ws;
+    size_t ws_size;
+    cublasMath_t math;
+    cublasPointerMode_t pmode;
 };
-static struct cublasContext fl_h = {0x42};
+
+static int fl_ok(cublasHandle_t h)
+{
+    return h != NULL && h->magic == 0x42;
+}
 
 FL_EXPORT cublasStatus_t cublasCreate_v2(cublasHandle_t *h)
 {
     FK_COUNT(0);
-    if (h == NULL)
+    if (h == NULL || (*h = calloc(1, sizeof **h)) == NULL)
         return CUBLAS_STATUS_INVALID_VALUE;
-    *h = &fl_h;
+    (*h)->magic = 0x42;
     return CUBLAS_STATUS_SUCCESS;
 }
 FL_EXPORT cublasStatus_t cublasDestroy_v2(cublasHandle_t h)
 {
     FK_COUNT(1);
-    return h == &fl_h ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_NOT_INITIALIZED;
+    if (!fl_ok(h))
+        return CUBLAS_STATUS_NOT_INITIALIZED;
+    h->magic = 0;
+    free(h);
+    return CUBLAS_STATUS_SUCCESS;
 }
 FL_EXPORT cublasStatus_t cublasGetVersion_v2(cublasHandle_t h, int *version)
 {
     FK_COUNT(2);
-    if (h != &fl_h || version == NULL)
+    if (!fl_ok(h) || version == NULL)
         return CUBLAS_STATUS_INVALID_VALUE;
     *version = CUBLAS_VERSION;
     return CUBLAS_STATUS_SUCCESS;
 }
-/* Column-major C = alpha*op(A)*op(B) + beta*C on host memory (no transposes). */
+FL_EXPORT cublasStatus_t cublasSetStream_v2(cublasHandle_t h, cudaStream_t s)
+{
+    FK_COUNT(4);
+    if (!fl_ok(h))
+        return CUBLAS_STATUS_NOT_INITIALIZED;
+    h->stream = s;
+    return CUBLAS_STATUS_SUCCESS;
+}
+FL_EXPORT cublasStatus_t cublasGetStream_v2(cublasHandle_t h, cudaStream_t *s)
+{
+    FK_COUNT(5);
+    if (!fl_ok(h) || s == NULL)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    *s = h->stream;
+    return CUBLAS_STATUS_SUCCESS;
+}
+FL_EXPORT cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t h, void *ws, size_t size)
+{
+    FK_COUNT(6);
+    if (!fl_ok(h) || (ws == NULL) != (size == 0))
+        return CUBLAS_STATUS_INVALID_VALUE;
+    memset(ws, 0, size);   /* device memory of the fake driver: this process's heap, writable */
+    h->ws = ws;
+    h->ws_size = size;
+    return CUBLAS_STATUS_SUCCESS;
+}
+FL_EXPORT cublasStatus_t cublasSetMathMode(cublasHandle_t h, cublasMath_t mode)
+{
+    FK_COUNT(7);
+    if (!fl_ok(h))
+        return CUBLAS_STATUS_NOT_INITIALIZED;
+    h->math = mode;
+    return CUBLAS_STATUS_SUCCESS;
+}
+FL_EXPORT cublasStatus_t cublasGetMathMode(cublasHandle_t h, cublasMath_t *mode)
+{
+    FK_COUNT(8);
+    if (!fl_ok(h) || mode == NULL)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    *mode = h->math;
+    return CUBLAS_STATUS_SUCCESS;
+}
+FL_EXPORT cublasStatus_t cublasSetPointerMode_v2(cublasHandle_t h, cublasPointerMode_t mode)
+{
+    FK_COUNT(9);
+    if (!fl_ok(h) || (mode != CUBLAS_POINTER_MODE_HOST && mode != CUBLAS_POINTER_MODE_DEVICE))
+        return CUBLAS_STATUS_INVALID_VALUE;
+    h->pmode = mode;
+    return CUBLAS_STATUS_SUCCESS;
+}
+FL_EXPORT cublasStatus_t cublasGetPointerMode_v2(cublasHandle_t h, cublasPointerMode_t *mode)
+{
+    FK_COUNT(10);
+    if (!fl_ok(h) || mode == NULL)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    *mode = h->pmode;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+static void fl_note(const char *api, cublasHandle_t h, double alpha, double beta, int m, int n, int k, int batch)
+{
+    fl_log("FAKE_CUBLAS_LOG", "%s pointer_mode=%d alpha=%g beta=%g m=%d n=%d k=%d batch=%d stream=%s ws=%zu math=%d",
+           api, (int)h->pmode, alpha, beta, m, n, k, batch, h->stream ? "set" : "default", h->ws_size, (int)h->math);
+}
+
+static int fl_args(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                   const void *alpha, const void *A, const void *B, const void *beta, const void *C)
+{
+    return fl_ok(h) && (ta == CUBLAS_OP_N || ta == CUBLAS_OP_T) && (tb == CUBLAS_OP_N || tb == CUBLAS_OP_T) &&
+           m >= 0 && n >= 0 && k >= 0 && alpha != NULL && beta != NULL && A != NULL && B != NULL && C != NULL;
+}
+
+/* Column-major C = alpha*op(A)*op(B) + beta*C (the scalars read alike in both pointer modes: this fake's
+   device memory is its heap). */
 FL_EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
                                         int k, const float *alpha, const float *A, int lda, const float *B, int ldb,
                                         const float *beta, float *C, int ldc)
 {
     FK_COUNT(3);
-    if (h != &fl_h || ta != CUBLAS_OP_N || tb != CUBLAS_OP_N || m < 0 || n < 0 || k < 0 || alpha == NULL ||
-        beta == NULL || A == NULL || B == NULL || C == NULL)
+    if (!fl_args(h, ta, tb, m, n, k, alpha, A, B, beta, C))
         return CUBLAS_STATUS_INVALID_VALUE;
-    for (int j = 0; j < n; j++)
-        for (int i = 0; i < m; i++) {
-            float s = 0;
-            for (int l = 0; l < k; l++)
-                s += A[i + l * lda] * B[l + j * ldb];
-            C[i + j * ldc] = *alpha * s + *beta * C[i + j * ldc];
-        }
+    fl_gemm(ta == CUBLAS_OP_T, tb == CUBLAS_OP_T, m, n, k, *alpha, A, lda, B, ldb, *beta, C, ldc, C, ldc, 0);
+    fl_note("cublasSgemm_v2", h, *alpha, *beta, m, n, k, 1);
     return CUBLAS_STATUS_SUCCESS;
+}
+FL_EXPORT cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                                                   int n, int k, const float *alpha, const float *A, int lda,
+                                                   long long sa, const float *B, int ldb, long long sb,
+                                                   const float *beta, float *C, int ldc, long long sc, int batch)
+{
+    FK_COUNT(11);
+    if (!fl_args(h, ta, tb, m, n, k, alpha, A, B, beta, C) || batch < 0)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    for (int i = 0; i < batch; i++)
+        fl_gemm(ta == CUBLAS_OP_T, tb == CUBLAS_OP_T, m, n, k, *alpha, A + i * sa, lda, B + i * sb, ldb, *beta,
+                C + i * sc, ldc, C + i * sc, ldc, 0);
+    fl_note("cublasSgemmStridedBatched", h, *alpha, *beta, m, n, k, batch);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* GemmEx: float matrices with a 32F compute type (float scalars), double with 64F (double scalars). */
+static cublasStatus_t fl_gemm_ex(const char *api, cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                                 int n, int k, const void *alpha, const void *A, cudaDataType at, int lda,
+                                 long long sa, const void *B, cudaDataType bt, int ldb, long long sb, const void *beta,
+                                 void *C, cudaDataType ct, int ldc, long long sc, int batch,
+                                 cublasComputeType_t compute)
+{
+    if (!fl_args(h, ta, tb, m, n, k, alpha, A, B, beta, C) || batch < 0)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    int dbl = compute == CUBLAS_COMPUTE_64F;
+    if ((compute != CUBLAS_COMPUTE_32F && compute != CUBLAS_COMPUTE_32F_FAST_TF32 && !dbl) || at != bt || at != ct ||
+        at != (dbl ? CUDA_R_64F : CUDA_R_32F))
+        return CUBLAS_STATUS_NOT_SUPPORTED;
+    double a = dbl ? *(const double *)alpha : *(const float *)alpha;
+    double b = dbl ? *(const double *)beta : *(const float *)beta;
+    size_t e = dbl ? sizeof(double) : sizeof(float);
+    for (int i = 0; i < batch; i++)
+        fl_gemm(ta == CUBLAS_OP_T, tb == CUBLAS_OP_T, m, n, k, a, (const char *)A + i * sa * e, lda,
+                (const char *)B + i * sb * e, ldb, b, (char *)C + i * sc * e, ldc, (char *)C + i * sc * e, ldc, dbl);
+    fl_note(api, h, a, b, m, n, k, batch);
+    return CUBLAS_STATUS_SUCCESS;
+}
+FL_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                                      int k, const void *alpha, const void *A, cudaDataType at, int lda, const void *B,
+                                      cudaDataType bt, int ldb, const void *beta, void *C, cudaDataType ct, int ldc,
+                                      cublasComputeType_t compute, cublasGemmAlgo_t algo)
+{
+    FK_COUNT(12);
+    (void)algo;
+    return fl_gemm_ex("cublasGemmEx", h, ta, tb, m, n, k, alpha, A, at, lda, 0, B, bt, ldb, 0, beta, C, ct, ldc, 0, 1,
+                      compute);
+}
+FL_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
+                                                    int m, int n, int k, const void *alpha, const void *A,
+                                                    cudaDataType at, int lda, long long sa, const void *B,
+                                                    cudaDataType bt, int ldb, long long sb, const void *beta, void *C,
+                                                    cudaDataType ct, int ldc, long long sc, int batch,
+                                                    cublasComputeType_t compute, cublasGemmAlgo_t algo)
+{
+    FK_COUNT(13);
+    (void)algo;
+    return fl_gemm_ex("cublasGemmStridedBatchedEx", h, ta, tb, m, n, k, alpha, A, at, lda, sa, B, bt, ldb, sb, beta,
+                      C, ct, ldc, sc, batch, compute);
 }
 #endif

@@ -20,7 +20,8 @@
  * The payload is copied into a heap block of exactly its size (ASan sees a read one past its end). After a
  * call decodes, every pointer it holds must lie inside the arena, and every byte the driver could touch by
  * the metadata's own sizes (arrays by their count parameter, strings to their NUL, images by their content,
- * kernel arguments by their sizes) is read and written here, as the driver would; the reply is encoded too.
+ * kernel arguments by their sizes, a host-mode cuBLAS scalar's 16 staged bytes) is read and written here, as the
+ * driver would; the reply is encoded too.
  * The arena is 4 MiB: a count past it must be refused, never allocated.
  */
 #define _GNU_SOURCE
@@ -200,6 +201,12 @@ static void fz_check_call(const rm_call *c)
             }
             break;
         }
+        case RM_OP_SCALAR:   /* cuBLAS's alpha/beta/result: a host value staged whole, or a device address */
+            if (c->cap[i] != 0) {
+                FUZZ_CHECK(c->cap[i] <= RM_SCALAR_MAX && fz_in_arena(ptr, RM_SCALAR_MAX));
+                fz_touch(ptr, RM_SCALAR_MAX);   /* the library reads the size of the type it was told */
+            }
+            break;
         default:
             FUZZ_CHECK(0);   /* NULL_ONLY and the rest must stay NULL */
         }
@@ -299,13 +306,14 @@ static void fz_client_reply(const rm_plan *pl, const uint8_t *msg, size_t len)
         uint32_t i = pl->order[k];
         const rm_pplan *pp = &pl->p[i];
         size_t n = pp->op == RM_OP_ARRAY ? pp->elem :
-                   pp->op == RM_OP_STRING_OUT || pp->op == RM_OP_OWNED_OUT ? sizeof(char *) : 0;
+                   pp->op == RM_OP_STRING_OUT || pp->op == RM_OP_OWNED_OUT ? sizeof(char *) :
+                   pp->op == RM_OP_SCALAR ? 8 : 0;   /* a host-mode result of 8 bytes */
         if (n == 0 || !(pp->dir & CUSHIM_DIR_OUT))
             continue;
         bufs[i] = malloc(n);
         FUZZ_CHECK(bufs[i] != NULL);
         memcpy(params + pp->offset, &bufs[i], sizeof(void *));
-        c.cap[i] = pp->op == RM_OP_ARRAY ? 1 : 0;
+        c.cap[i] = pp->op == RM_OP_ARRAY ? 1 : pp->op == RM_OP_SCALAR ? 8 : 0;
     }
     (void)rm_decode_reply(&c, ret, msg, len, NULL, &status);   /* no intern: a string output fails cleanly */
     for (uint32_t i = 0; i < RM_MAX_PARAMS; i++)

@@ -942,6 +942,220 @@ static void test_cache_and_chunk_class(void **state)
     assert_int_equal(plan_named("cuMemcpyHtoA_v2")->chunk_host, -1);
 }
 
+/* ---- pointer-mode scalars (cuBLAS alpha/beta/result: RM_OP_SCALAR) ---- */
+static int sc_how;           /* what the client's side says: RM_SCALAR_HOST, RM_SCALAR_DEVICE or an RM_E* code */
+static uint32_t sc_bytes;
+
+static int sc_scalar(void *user, const rm_plan *pl, uint32_t param, const void *params, uint32_t *bytes)
+{
+    (void)user, (void)pl, (void)param, (void)params;
+    *bytes = sc_bytes;
+    return sc_how;
+}
+
+static const rm_ctx sc_ctx = { .scalar = sc_scalar };
+
+/* the server's side: its own library says the handle's mode is device (sck_device) or host */
+static int sck_device, sck_calls;
+static uint64_t sck_handle;
+
+static int sck_check(void *user, const rm_plan *pl, const void *params, uint32_t param, int how)
+{
+    (void)user, (void)param;
+    sck_calls++;
+    memcpy(&sck_handle, (const uint8_t *)params + pl->p[0].offset, 8);   /* 'handle', decoded before the pointers */
+    return (how == RM_SCALAR_DEVICE) == sck_device ? RM_OK : RM_EMALFORMED;
+}
+
+static const rm_ctx sck_ctx = { .scalar_check = sck_check };
+
+static int sc_index(const rm_plan *pl, const char *name)
+{
+    for (uint32_t i = 0; i < pl->nparams; i++)
+        if (strcmp(meta_param(pl, i)->name, name) == 0)
+            return (int)i;
+    fail_msg("%s has no parameter %s", pl->info->name, name);
+    return -1;
+}
+
+static void *sc_ptr(const rm_plan *pl, const uint8_t *params, int i)
+{
+    void *v;
+    memcpy(&v, params + pl->p[i].offset, sizeof v);
+    return v;
+}
+
+/* alpha and beta in, by host value (their size as the client says, staged in 16 zeroed bytes) or as a device
+   address passed untouched; result out only as a host value; matrices are addresses (the overlay). */
+static void test_scalars(void **state)
+{
+    (void)state;
+    static const char *const names[] = { "cublasSgemm_v2", "cublasGemmEx", "cublasZgemm_v2", "cublasLtMatmul" };
+    for (size_t n = 0; n < sizeof names / sizeof names[0]; n++) {
+        const rm_plan *pl = plan_named(names[n]);
+        int ia = sc_index(pl, "alpha"), ib = sc_index(pl, "beta"), im = sc_index(pl, "A");
+        assert_true(pl->cls == RM_CLASS_HAND);
+        assert_int_equal(pl->p[ia].op, RM_OP_SCALAR);
+        assert_int_equal(pl->p[ib].op, RM_OP_SCALAR);
+        assert_int_equal(pl->p[im].op, RM_OP_VALUE);   /* a device address, never read in the client */
+        for (int mode = 0; mode < 2; mode++) {
+            uint8_t params[512] __attribute__((aligned(16))) = {0}, alpha[16], beta[16];
+            uint32_t status;
+            rm_call cc, sc;
+            rm_wr w;
+            rnd_fill(alpha, sizeof alpha);
+            rnd_fill(beta, sizeof beta);
+            memcpy(params + pl->p[ia].offset, &(void *){ alpha }, 8);
+            memcpy(params + pl->p[ib].offset, &(void *){ beta }, 8);
+            memcpy(params + pl->p[im].offset, &(uint64_t){ 0x7f0000001000ull }, 8);
+            sc_how = mode ? RM_SCALAR_DEVICE : RM_SCALAR_HOST;
+            sc_bytes = n == 2 ? 16 : n == 1 ? 8 : 4;
+            rm_wr_init(&w, 0);
+            assert_int_equal(rm_encode_call(pl, params, &sc_ctx, &w, &cc), RM_OK);
+            assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, NULL, &sc, &status), RM_OK);
+            assert_int_equal(get_int((uint8_t *)sc.params + pl->p[im].offset, 8), 0x7f0000001000ull);
+            uint8_t *sa = sc_ptr(pl, sc.params, ia), *sb = sc_ptr(pl, sc.params, ib);
+            if (mode) {   /* device addresses: the client's values, nothing read */
+                assert_ptr_equal(sa, alpha);
+                assert_ptr_equal(sb, beta);
+            } else {
+                uint8_t zero[16] = {0};
+                assert_ptr_not_equal(sa, alpha);
+                assert_memory_equal(sa, alpha, sc_bytes);
+                assert_memory_equal(sb, beta, sc_bytes);
+                if (sc_bytes < 16)   /* the rest of the staged block is zero: never the client's bytes */
+                    assert_memory_equal(sa + sc_bytes, zero, 16 - sc_bytes);
+            }
+            for (size_t len = 0; len < w.len; len++) {   /* every strict prefix refused */
+                rm_arena_reset(&arena);
+                assert_int_not_equal(rm_decode_call(plans, w.p, len, &arena, NULL, &sc, &status), RM_OK);
+            }
+            rm_arena_reset(&arena);
+            rm_wr_free(&w);
+        }
+        sc_how = RM_EUNSUPPORTED;   /* a size or mode the client cannot tell: the call is not sent */
+        uint8_t params[512] __attribute__((aligned(16))) = {0}, alpha[16] = {0};
+        memcpy(params + pl->p[ia].offset, &(void *){ alpha }, 8);
+        rm_wr w;
+        rm_call cc;
+        rm_wr_init(&w, 0);
+        assert_int_equal(rm_encode_call(pl, params, &sc_ctx, &w, &cc), RM_EUNSUPPORTED);
+        rm_wr_reset(&w);
+        sc_how = RM_SCALAR_HOST;
+        sc_bytes = 17;   /* over RM_SCALAR_MAX */
+        assert_int_equal(rm_encode_call(pl, params, &sc_ctx, &w, &cc), RM_EBOUNDS);
+        rm_wr_reset(&w);
+        assert_int_equal(rm_encode_call(pl, params, NULL, &w, &cc), RM_EUNSUPPORTED);   /* no scalar hook */
+        rm_wr_free(&w);
+    }
+
+    /* result: out, a host value sent back whole, nothing past it written; in device mode nothing comes back */
+    const rm_plan *pl = plan_named("cublasDdot_v2");
+    int ir = sc_index(pl, "result");
+    assert_int_equal(pl->p[ir].op, RM_OP_SCALAR);
+    assert_int_equal(pl->p[ir].dir, CUSHIM_DIR_OUT);
+    for (int mode = 0; mode < 2; mode++) {
+        uint8_t params[256] __attribute__((aligned(16))) = {0}, result[24], reply_params[256];
+        uint32_t status;
+        int32_t ret = 0, got = -1;
+        rm_call cc, sc;
+        rm_wr w, rw;
+        memset(result, 0xa5, sizeof result);
+        memcpy(params + pl->p[ir].offset, &(void *){ result }, 8);
+        sc_how = mode ? RM_SCALAR_DEVICE : RM_SCALAR_HOST;
+        sc_bytes = 8;
+        rm_wr_init(&w, 0);
+        rm_wr_init(&rw, 0);
+        assert_int_equal(rm_encode_call(pl, params, &sc_ctx, &w, &cc), RM_OK);
+        assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, NULL, &sc, &status), RM_OK);
+        uint8_t *sr = sc_ptr(pl, sc.params, ir);
+        if (mode) {
+            assert_ptr_equal(sr, result);   /* the server's device address: the server writes it, not the codec */
+        } else {
+            assert_ptr_not_equal(sr, result);
+            memcpy(sr, "\x01\x02\x03\x04\x05\x06\x07\x08", 8);
+        }
+        memcpy(reply_params, params, sizeof reply_params);
+        assert_int_equal(rm_encode_reply(&sc, 0, RM_ST_OK, &ret, &rw), RM_OK);
+        assert_int_equal(rm_decode_reply(&cc, &got, rw.p, rw.len, NULL, &status), RM_OK);
+        assert_int_equal(got, 0);
+        if (mode) {
+            uint8_t untouched[24];
+            memset(untouched, 0xa5, sizeof untouched);
+            assert_memory_equal(result, untouched, sizeof result);
+        } else {
+            assert_memory_equal(result, "\x01\x02\x03\x04\x05\x06\x07\x08", 8);
+            for (int k = 8; k < 24; k++)
+                assert_int_equal(result[k], 0xa5);
+        }
+        rm_arena_reset(&arena);
+        rm_wr_free(&w);
+        rm_wr_free(&rw);
+    }
+
+    /* the server's check (rm_ctx.scalar_check): asked with the decoded values, a way it refuses is malformed */
+    {
+        const rm_plan *sg = plan_named("cublasSgemm_v2");
+        int ih = sc_index(sg, "handle"), ia = sc_index(sg, "alpha");
+        for (int mode = 0; mode < 2; mode++)
+            for (int server_device = 0; server_device < 2; server_device++) {
+                uint8_t params[512] __attribute__((aligned(16))) = {0}, alpha[4] = {1, 2, 3, 4};
+                uint32_t status;
+                rm_call cc, sc;
+                rm_wr w;
+                memcpy(params + sg->p[ih].offset, &(uint64_t){ 0xabc0ull }, 8);
+                memcpy(params + sg->p[ia].offset, &(void *){ alpha }, 8);
+                sc_how = mode ? RM_SCALAR_DEVICE : RM_SCALAR_HOST;
+                sc_bytes = 4;
+                sck_device = server_device;
+                sck_calls = 0;
+                rm_wr_init(&w, 0);
+                assert_int_equal(rm_encode_call(sg, params, &sc_ctx, &w, &cc), RM_OK);
+                int rc = rm_decode_call(plans, w.p, w.len, &arena, &sck_ctx, &sc, &status);
+                assert_int_equal(rc, mode == server_device ? RM_OK : RM_EMALFORMED);
+                assert_int_equal(status, mode == server_device ? RM_ST_OK : RM_ST_MALFORMED);
+                assert_true(sck_calls >= 1);
+                assert_int_equal(sck_handle, 0xabc0ull);
+                rm_arena_reset(&arena);
+                rm_wr_free(&w);
+            }
+    }
+
+    /* the server refuses what a client cannot have sent: another way, sizes 0 and 17, a NULL device address */
+    pl = plan_named("cublasSgemm_v2");
+    int ia = sc_index(pl, "alpha");
+    static const uint8_t bad[][10] = { { 3 }, { RM_SCALAR_HOST, 0 }, { RM_SCALAR_HOST, 17 },
+                                       { RM_SCALAR_DEVICE, 0, 0, 0, 0, 0, 0, 0, 0 } };
+    static const size_t badlen[] = { 1, 2, 2, 9 };
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+        uint8_t params[512] __attribute__((aligned(16))) = {0}, alpha[4] = {0};
+        uint32_t status;
+        rm_call cc, sc;
+        rm_wr w;
+        memcpy(params + pl->p[ia].offset, &(void *){ alpha }, 8);
+        sc_how = RM_SCALAR_HOST;
+        sc_bytes = 4;
+        rm_wr_init(&w, 0);
+        assert_int_equal(rm_encode_call(pl, params, &sc_ctx, &w, &cc), RM_OK);
+        /* alpha is the first pointer on the wire: its 6 bytes (way, size, 4 bytes) follow the values */
+        size_t at = 8;
+        for (uint32_t i = 0; i < pl->nparams; i++)
+            if (pl->p[i].op == RM_OP_VALUE)
+                at += pl->p[i].size;
+        assert_int_equal(pl->order[0], (uint8_t)ia);
+        assert_int_equal(w.p[at], RM_SCALAR_HOST);
+        rm_wr msg;
+        rm_wr_init(&msg, 0);
+        rm_wr_bytes(&msg, w.p, at);
+        rm_wr_bytes(&msg, bad[b], badlen[b]);
+        rm_wr_bytes(&msg, w.p + at + 6, w.len - at - 6);
+        assert_int_equal(rm_decode_call(plans, msg.p, msg.len, &arena, NULL, &sc, &status), RM_EMALFORMED);
+        rm_arena_reset(&arena);
+        rm_wr_free(&msg);
+        rm_wr_free(&w);
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -975,6 +1189,7 @@ int main(void)
         cmocka_unit_test(test_async_class),
         cmocka_unit_test(test_zero_copy),
         cmocka_unit_test(test_cache_and_chunk_class),
+        cmocka_unit_test(test_scalars),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

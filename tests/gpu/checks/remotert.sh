@@ -9,7 +9,11 @@
 #   remotert nvml      nvidia-smi -L through the forwarded NVML: the same output as natively
 #   remotert torch     tests/gpu/remote/torch_small.py (elementwise kernels, copies, reductions): the same
 #                      output as natively (SKIP without torch)
-#   remotert train     tests/gpu/torch_train.py: 40 losses and the parameters bitwise identical to native
+#   remotert blas      tests/gpu/remote/torch_blas.py (mm in f32/TF32/f64/f16, bmm, addmm with bias, linear and its
+#                      backward: cuBLAS and cuBLASLt): the results' bytes equal to native
+#   remotert train     tests/gpu/torch_train.py: 40 losses and the parameters bitwise identical to native; cuBLAS
+#                      and cuBLASLt forwarded at their APIs (docs/remote.md, "cuBLAS and cuBLASLt": CUSHIM_LIBS
+#                      interposes them in the client, the server runs PyTorch's own copies, CUSHIM_SERVE_CUBLAS*)
 # The server's log is $LOGS/remote.serve.log; each client's output and stderr are under $DATA and $LOGS.
 remote_hide_drivers() {   # remote_hide_drivers PATTERN: the files of the libraries matching PATTERN, one a line
     { ldconfig -p 2>/dev/null | awk -v p="$1" '$1 ~ p { print $NF }'
@@ -81,8 +85,20 @@ check_remotert() {
         [ -n "$site" ] && cudart=$(find "$site/nvidia" -name 'libcudart.so.13*' 2>/dev/null | head -n 1)
     fi
     echo "server runtime: ${cudart:-none found here: the back end opens libcudart.so.13 by name}" > "$LOGS/remote.cudart"
+    # the server's cuBLAS and cuBLASLt: PyTorch's own (the training's losses must equal a native run's, which uses
+    # them), else the toolkit's
+    local blas="" blaslt="" tsite
+    tsite=$(tmo 60 "$PY" -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))' 2>/dev/null)
+    if [ -n "$tsite" ]; then
+        blas=$(find "$tsite/nvidia" -name 'libcublas.so.13*' 2>/dev/null | head -n 1)
+        blaslt=$(find "$tsite/nvidia" -name 'libcublasLt.so.13*' 2>/dev/null | head -n 1)
+    fi
+    [ -n "$blas" ] || blas=$(ls "$cuda"/lib64/libcublas.so.13* "$cuda"/targets/x86_64-linux/lib/libcublas.so.13* 2>/dev/null | head -n 1)
+    [ -n "$blaslt" ] || blaslt=$(ls "$cuda"/lib64/libcublasLt.so.13* "$cuda"/targets/x86_64-linux/lib/libcublasLt.so.13* 2>/dev/null | head -n 1)
+    echo "server cuBLAS: ${blas:-by name} ${blaslt:-by name}" >> "$LOGS/remote.cudart"
     rm -f "$sock"
-    CUSHIM_SERVE_CUDART=$cudart "$serve" --listen="unix:$sock" --verbose > "$LOGS/remote.serve.log" 2>&1 &
+    CUSHIM_SERVE_CUDART=$cudart CUSHIM_SERVE_CUBLAS=$blas CUSHIM_SERVE_CUBLASLT=$blaslt \
+        "$serve" --listen="unix:$sock" --verbose > "$LOGS/remote.serve.log" 2>&1 &
     local server=$!
     for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
     if [ ! -S "$sock" ]; then
@@ -132,16 +148,29 @@ check_remotert() {
     if tmo 60 "$PY" -c 'import torch' 2> /dev/null; then
         tmo 120 "$PY" "$HERE/remote/torch_small.py" > "$DATA/remote.torch.native" 2> "$LOGS/remote.torch.native.err"
         remote_client torch 'libcuda\.so' LD_PRELOAD="$SHIM $plugin" LD_LIBRARY_PATH="$dlp" \
-            CUSHIM_REAL_LIBCUDA=none CUSHIM_PLUGINS="$plugin:$opts" -- "$PY" "$HERE/remote/torch_small.py"
+            CUSHIM_REAL_LIBCUDA=none CUSHIM_LIBS=driver,runtime,nvml,cublas,cublaslt \
+            CUSHIM_PLUGINS="$plugin:$opts" -- "$PY" "$HERE/remote/torch_small.py"
         rc=$?
         remote_compare "remotert torch" torch $rc "$DATA/remote.torch.native"
-        # 5. PyTorch training (tests/gpu/torch_train.py: cuBLAS, autograd, the caching allocator): losses and
+        # 5. PyTorch's cuBLAS and cuBLASLt paths (tests/gpu/remote/torch_blas.py): the results' bytes as native
+        tmo 120 "$PY" "$HERE/remote/torch_blas.py" > "$DATA/remote.blas.native" 2> "$LOGS/remote.blas.native.err"
+        remote_client blas 'libcuda\.so' LD_PRELOAD="$SHIM $plugin" LD_LIBRARY_PATH="$dlp" \
+            CUSHIM_REAL_LIBCUDA=none CUSHIM_LIBS=driver,runtime,nvml,cublas,cublaslt \
+            CUSHIM_PLUGINS="$plugin:$opts" -- "$PY" "$HERE/remote/torch_blas.py"
+        rc=$?
+        remote_compare "remotert blas" blas $rc "$DATA/remote.blas.native"
+        # 6. PyTorch training (tests/gpu/torch_train.py: cuBLAS, autograd, the caching allocator): losses and
         # parameters bitwise identical to native
         [ -s "$DATA/torch.native.out" ] || tmo 150 "$PY" "$HERE/torch_train.py" 40 >"$DATA/torch.native.out" 2>"$LOGS/torch.native.err"
+        # cuBLAS and cuBLASLt interposed, as `cushim run --remote=` sets it: the server's run every call
         remote_client train 'libcuda\.so' LD_PRELOAD="$SHIM $plugin" LD_LIBRARY_PATH="$dlp" \
-            CUSHIM_REAL_LIBCUDA=none CUSHIM_PLUGINS="$plugin:$opts" -- "$PY" "$HERE/torch_train.py" 40
+            CUSHIM_REAL_LIBCUDA=none CUSHIM_LIBS=driver,runtime,nvml,cublas,cublaslt \
+            CUSHIM_PLUGINS="$plugin:$opts" -- "$PY" "$HERE/torch_train.py" 40
         rc=$?
         remote_compare "remotert train" train $rc "$DATA/torch.native.out"
+        # the server ran cuBLAS: its back end's log names the library it loaded (--verbose)
+        grep -q "libcublas.*loaded" "$LOGS/remote.serve.log" ||
+            result "remotert train cublas" FAIL "the server loaded no cuBLAS: $(grep -i cublas "$LOGS/remote.serve.log" | head -n 2 | tr '\n' ' ')"
     else
         result "remotert torch" SKIP "no torch for $PY"
     fi

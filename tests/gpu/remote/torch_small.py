@@ -1,5 +1,5 @@
 # torch_small.py - a small PyTorch program for the GPU check 'remote' (tests/gpu/checks/remote.sh): tensors made,
-# copied both ways and reduced on the GPU with elementwise kernels only (cuBLAS is not forwarded). Prints values
+# copied both ways and reduced on the GPU with elementwise kernels only (cuBLAS: torch_blas.py). Prints values
 # a local run and a run through cushim-serve must agree on.
 import torch
 

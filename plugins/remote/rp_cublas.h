@@ -1,0 +1,22 @@
+/*
+ * rp_cublas.h - the client's part of cuBLAS and cuBLASLt forwarding (rp_cublas.c; docs/remote.md, "cuBLAS and
+ * cuBLASLt"): pointer-mode scalars and cuBLAS's words for the remoting's errors.
+ */
+#ifndef RP_CUBLAS_H
+#define RP_CUBLAS_H
+
+#include <stdint.h>
+
+#include "cushim/cushim.h"
+#include "rm_codec.h"
+
+void rp_cublas_init(const cushim_host *host);
+/* rm_ctx.scalar: a host value of *bytes or a device address, by the handle's or descriptor's pointer mode. */
+int rp_cublas_scalar(void *user, const rm_plan *pl, uint32_t param, const void *params, uint32_t *bytes);
+/* After a forwarded cuBLAS/cuBLASLt call returned 'status': follows pointer modes, scale types, destroys. */
+void rp_cublas_after(const cushim_call *call, int32_t status);
+/* A driver code of the remoting (CUDA_ERROR_NOT_SUPPORTED...) as a cublasStatus_t. */
+int32_t rp_cublas_error(int32_t driver_code);
+void rp_cublas_fork_child(void);
+
+#endif /* RP_CUBLAS_H */

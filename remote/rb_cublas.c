@@ -1,0 +1,107 @@
+/*
+ * rb_cublas.c - the back end's check of cuBLAS's pointer-mode scalars (docs/remote.md, "cuBLAS and cuBLASLt"):
+ * a client says each alpha/beta/result is a host value or a device address from the pointer mode it saw set;
+ * before the call runs, the back end asks its own library what the handle's mode (cublasGetPointerMode_v2) or
+ * the matmul descriptor's (cublasLtMatmulDescGetAttribute, CUBLASLT_MATMUL_DESC_POINTER_MODE) is, and refuses a
+ * call whose claim differs: a client cannot make the library dereference an address it sent as a host scalar.
+ * The handle itself is the client's number, as every handle is (no handle translation yet).
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "rb_state.h"
+
+static struct {
+    pthread_once_t once;
+    const cushim_host *host;
+    const cushim_api_info *get_mode, *lt_get, *lt_matmul;
+    int64_t pm_device, lt_attr_mode, lt_pm_host, lt_pm_beta_host;
+    int ok;
+} rbc = { .once = PTHREAD_ONCE_INIT };
+static const cushim_host *rbc_host_arg;
+
+static int rbc_const(const char *name, int64_t *v)
+{
+    return CUSHIM_HOST_HAS(rbc.host, enum_constant) && rbc.host->enum_constant(name, v, NULL) == CUSHIM_OK;
+}
+
+static void rbc_init(void)
+{
+    rbc.host = rbc_host_arg;
+    rbc.get_mode = rbc.host->api_by_name("cublasGetPointerMode_v2");
+    rbc.lt_get = rbc.host->api_by_name("cublasLtMatmulDescGetAttribute");
+    rbc.lt_matmul = rbc.host->api_by_name("cublasLtMatmul");
+    rbc.ok = rbc_const("CUBLAS_POINTER_MODE_DEVICE", &rbc.pm_device) &
+            rbc_const("CUBLASLT_MATMUL_DESC_POINTER_MODE", &rbc.lt_attr_mode) &
+            rbc_const("CUBLASLT_POINTER_MODE_HOST", &rbc.lt_pm_host) &
+            rbc_const("CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_HOST", &rbc.lt_pm_beta_host);
+}
+
+/* Parameter 'name' of 'a': its index, or -1. */
+static int rbc_index(const cushim_api_info *a, const char *name)
+{
+    for (uint32_t i = 0; i < a->nparams; i++) {
+        const cushim_param_info *p = rbc.host->api_param(a, i);
+        if (p != NULL && strcmp(p->name, name) == 0)
+            return (int)i;
+    }
+    return -1;
+}
+
+static void rbc_put(const cushim_api_info *a, uint8_t *params, const char *name, const void *v, size_t n)
+{
+    int i = rbc_index(a, name);
+    if (i >= 0)
+        memcpy(params + rbc.host->api_param(a, (uint32_t)i)->offset, v, n);
+}
+
+/* The handle's or descriptor's value in the decoded call (8 bytes). */
+static int rbc_value(const rm_plan *pl, const void *params, const char *name, uint64_t *v)
+{
+    int i = rbc_index(pl->info, name);
+    if (i < 0 || rbc.host->api_param(pl->info, (uint32_t)i)->size != 8)
+        return 0;
+    memcpy(v, (const uint8_t *)params + rbc.host->api_param(pl->info, (uint32_t)i)->offset, 8);
+    return 1;
+}
+
+int rb_scalar_check(void *user, const rm_plan *pl, const void *params, uint32_t param, int how)
+{
+    rb_state *b = user;
+    uint8_t q[64] = {0};
+    int32_t ret = -1, mode = 0;
+    uint64_t h;
+    int device;
+    rbc_host_arg = b->host;
+    pthread_once(&rbc.once, rbc_init);
+    if (!rbc.ok)
+        return RM_EMALFORMED;
+    if (pl->info->library == CUSHIM_LIB_CUBLAS) {
+        void *pm = &mode;
+        if (rbc.get_mode == NULL || rbc.get_mode->params_size > sizeof q || !rbc_value(pl, params, "handle", &h))
+            return RM_EMALFORMED;
+        rbc_put(rbc.get_mode, q, "handle", &h, 8);
+        rbc_put(rbc.get_mode, q, "mode", &pm, sizeof pm);
+        /* a handle the library does not know: only a host value (staged in the arena) passes, and the library
+           answers the call with its own error for the handle */
+        device = rbc.host->call_real(rbc.get_mode->id, q, &ret) == CUSHIM_OK && ret == 0 && mode == rbc.pm_device;
+    } else if (rbc.lt_matmul != NULL && pl->id == rbc.lt_matmul->id) {
+        size_t written = 0, size = sizeof mode;
+        void *pm = &mode, *pw = &written;
+        if (rbc.lt_get == NULL || rbc.lt_get->params_size > sizeof q || !rbc_value(pl, params, "computeDesc", &h))
+            return RM_EMALFORMED;
+        int32_t attr = (int32_t)rbc.lt_attr_mode;
+        rbc_put(rbc.lt_get, q, "matmulDesc", &h, 8);
+        rbc_put(rbc.lt_get, q, "attr", &attr, sizeof attr);
+        rbc_put(rbc.lt_get, q, "buf", &pm, sizeof pm);
+        rbc_put(rbc.lt_get, q, "sizeInBytes", &size, sizeof size);
+        rbc_put(rbc.lt_get, q, "sizeWritten", &pw, sizeof pw);
+        const cushim_param_info *p = rbc.host->api_param(pl->info, param);
+        if (rbc.host->call_real(rbc.lt_get->id, q, &ret) != CUSHIM_OK || ret != 0 || written != sizeof mode)
+            mode = (int32_t)rbc.lt_pm_host;   /* not a descriptor the library knows: host values only, as above */
+        device = !(mode == rbc.lt_pm_host || (mode == rbc.lt_pm_beta_host && p != NULL && strcmp(p->name, "beta") == 0));
+    } else {
+        return RM_EMALFORMED;   /* a client sizes no other API's scalars (rp_cublas.c) */
+    }
+    return (how == RM_SCALAR_DEVICE) == device ? RM_OK : RM_EMALFORMED;
+}

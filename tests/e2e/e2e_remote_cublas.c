@@ -1,0 +1,226 @@
+/*
+ * e2e_remote_cublas.c - the cuBLAS and cuBLASLt calls PyTorch makes, with matrices in device memory
+ * (docs/remote.md, "cuBLAS and cuBLASLt"): run locally on the fakes and through cushim-serve
+ * (run_remote_cublas.sh), it must print the same. Linked against the runtime, cuBLAS and cuBLASLt (the fakes).
+ *
+ *   - a handle: versions, its stream, a workspace, the math mode, set and read back;
+ *   - SGEMM with host scalars, then with the scalars in device memory (CUBLAS_POINTER_MODE_DEVICE: never read
+ *     by the client), then host again; SGEMM strided batched;
+ *   - GemmEx with a 32F compute type (float scalars) and a 64F one (double scalars: 8 bytes), GemmStridedBatchedEx
+ *     in double, and GemmEx with a compute type no fake supports (refused: CUBLAS_STATUS_NOT_SUPPORTED both ways);
+ *   - cuBLASLt: a matmul descriptor, its scale type read back (asked for its size first), layouts, a preference
+ *     with a workspace bound, the heuristic (4 asked, 1 returned, its algorithm carried whole into the matmul),
+ *     a matmul with host scalars, then with device scalars (CUBLASLT_MATMUL_DESC_POINTER_MODE), destroyed.
+ * Every result is printed; with E2E_NO_DRIVER=1 it checks that no libcuda.so.1 was loaded in this process.
+ */
+#define _GNU_SOURCE
+#include <cuda_runtime_api.h>
+#ifndef CUBLASAPI   /* CUDA 12's cublas_api.h wants it (cublas_v2.h defines it empty for host code) */
+#define CUBLASAPI
+#endif
+#include <cublasLt.h>
+#include <cublas_api.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+
+#define CHECK(cond, ...)                                                          \
+    do {                                                                          \
+        if (!(cond)) {                                                            \
+            fprintf(stderr, "e2e_remote_cublas: FAIL %s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                                         \
+            fputc('\n', stderr);                                                  \
+            failures++;                                                           \
+        }                                                                         \
+    } while (0)
+#define BLAS(call)                                                                \
+    do {                                                                          \
+        cublasStatus_t s_ = (call);                                               \
+        CHECK(s_ == CUBLAS_STATUS_SUCCESS, "%s: status %d", #call, (int)s_);      \
+    } while (0)
+
+static void *dev(const void *host, size_t n)
+{
+    void *d = NULL;
+    CHECK(cudaMalloc(&d, n) == cudaSuccess, "cudaMalloc(%zu)", n);
+    if (d != NULL && host != NULL)
+        CHECK(cudaMemcpy(d, host, n, cudaMemcpyHostToDevice) == cudaSuccess, "cudaMemcpy to the device");
+    return d;
+}
+
+static void show_f(const char *what, const void *d, int n)
+{
+    float h[64];
+    CHECK(cudaMemcpy(h, d, (size_t)n * sizeof *h, cudaMemcpyDeviceToHost) == cudaSuccess, "cudaMemcpy back");
+    printf("%s:", what);
+    for (int i = 0; i < n; i++)
+        printf(" %g", h[i]);
+    printf("\n");
+}
+
+static void show_d(const char *what, const void *d, int n)
+{
+    double h[64];
+    CHECK(cudaMemcpy(h, d, (size_t)n * sizeof *h, cudaMemcpyDeviceToHost) == cudaSuccess, "cudaMemcpy back");
+    printf("%s:", what);
+    for (int i = 0; i < n; i++)
+        printf(" %.17g", h[i]);
+    printf("\n");
+}
+
+/* A (2x3), B (3x2), C (2x2), column-major */
+static const float fa[6] = { 1, 2, 3, 4, 5, 6 }, fb[6] = { 7, 8, 9, 10, 11, 12 }, fc[4] = { 1, -1, 2, -2 };
+static const double da[6] = { 0.5, 1.5, -2, 3, 4.25, -1 }, db[6] = { 2, 1, 0.125, -3, 5, 7 }, dc[4] = { 1, 2, 3, 4 };
+
+static void blas(void)
+{
+    cublasHandle_t h = NULL;
+    cudaStream_t st = NULL, got = NULL;
+    int version = 0;
+    cublasMath_t math = CUBLAS_DEFAULT_MATH;
+    cublasPointerMode_t pm = CUBLAS_POINTER_MODE_HOST;
+    BLAS(cublasCreate_v2(&h));
+    BLAS(cublasGetVersion_v2(h, &version));
+    printf("cublas version %d, cublasLt version %zu\n", version, cublasLtGetVersion());
+    CHECK(cudaStreamCreate(&st) == cudaSuccess, "cudaStreamCreate");
+    BLAS(cublasSetStream_v2(h, st));
+    BLAS(cublasGetStream_v2(h, &got));
+    printf("stream read back: %s\n", got == st ? "the one set" : "another");
+    void *ws = dev(NULL, 1 << 20);
+    BLAS(cublasSetWorkspace_v2(h, ws, 1 << 20));
+    BLAS(cublasSetMathMode(h, CUBLAS_TF32_TENSOR_OP_MATH));
+    BLAS(cublasGetMathMode(h, &math));
+    printf("math mode %d\n", (int)math);
+
+    float *A = dev(fa, sizeof fa), *B = dev(fb, sizeof fb), *C = dev(fc, sizeof fc);
+    float alpha = 2, beta = 0.5f;
+    BLAS(cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &alpha, A, 2, B, 3, &beta, C, 2));
+    show_f("sgemm host scalars", C, 4);
+    /* device scalars: the library reads them on the device; the client never does */
+    const float dscal[2] = { -1, 3 };
+    float *ds = dev(dscal, sizeof dscal);
+    BLAS(cublasSetPointerMode_v2(h, CUBLAS_POINTER_MODE_DEVICE));
+    BLAS(cublasGetPointerMode_v2(h, &pm));
+    printf("pointer mode %d\n", (int)pm);
+    BLAS(cublasSgemm_v2(h, CUBLAS_OP_T, CUBLAS_OP_T, 2, 2, 3, ds, B, 3, A, 2, ds + 1, C, 2));
+    show_f("sgemm device scalars", C, 4);
+    BLAS(cublasSetPointerMode_v2(h, CUBLAS_POINTER_MODE_HOST));
+    alpha = 0.25f;
+    beta = 1;
+    BLAS(cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &alpha, A, 2, B, 3, &beta, C, 2));
+    show_f("sgemm host again", C, 4);
+
+    /* two batches of the same shapes, strided */
+    float ba[12], bb[12], bc[8];
+    for (int i = 0; i < 12; i++)
+        ba[i] = (float)(i % 5) - 1, bb[i] = (float)(i % 3) + 0.5f;
+    for (int i = 0; i < 8; i++)
+        bc[i] = (float)i;
+    float *BA = dev(ba, sizeof ba), *BB = dev(bb, sizeof bb), *BC = dev(bc, sizeof bc);
+    alpha = 1.5f;
+    beta = -1;
+    BLAS(cublasSgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &alpha, BA, 2, 6, BB, 3, 6, &beta, BC, 2, 4,
+                                   2));
+    show_f("sgemm strided batched", BC, 8);
+
+    /* GemmEx: the scalars' size is the compute type's - 4 bytes for 32F, 8 for 64F */
+    float fx = 1.5f, fy = -0.5f;
+    BLAS(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &fx, A, CUDA_R_32F, 2, B, CUDA_R_32F, 3, &fy, C,
+                      CUDA_R_32F, 2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    show_f("gemmex 32F", C, 4);
+    double *DA = dev(da, sizeof da), *DB = dev(db, sizeof db), *DC = dev(dc, sizeof dc);
+    double dx = 0.1, dy = 1.0 / 3;   /* not representable as floats: a 4-byte scalar would change them */
+    BLAS(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &dx, DA, CUDA_R_64F, 2, DB, CUDA_R_64F, 3, &dy, DC,
+                      CUDA_R_64F, 2, CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT));
+    show_d("gemmex 64F", DC, 4);
+    double bda[12], bdb[12], bdc[8];
+    for (int i = 0; i < 12; i++)
+        bda[i] = i * 0.3 - 1, bdb[i] = 1.0 / (i + 1);
+    for (int i = 0; i < 8; i++)
+        bdc[i] = i * 0.7;
+    double *BDA = dev(bda, sizeof bda), *BDB = dev(bdb, sizeof bdb), *BDC = dev(bdc, sizeof bdc);
+    dx = 1.0 / 7;
+    dy = -0.1;
+    BLAS(cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, 2, 2, 3, &dx, BDA, CUDA_R_64F, 3, 6, BDB,
+                                    CUDA_R_64F, 3, 6, &dy, BDC, CUDA_R_64F, 2, 4, 2, CUBLAS_COMPUTE_64F,
+                                    CUBLAS_GEMM_DEFAULT));
+    show_d("gemm strided batched ex 64F", BDC, 8);
+    /* a compute type neither the fake nor the remoting's sizing knows: refused, C untouched */
+    cublasStatus_t s = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &fx, A, CUDA_R_32F, 2, B, CUDA_R_32F, 3, &fy,
+                                    C, CUDA_R_32F, 2, (cublasComputeType_t)99, CUBLAS_GEMM_DEFAULT);
+    printf("gemmex unknown compute type: status %d\n", (int)s);
+    show_f("gemmex refused left C", C, 4);
+
+    void *ptrs[] = { A, B, C, ds, BA, BB, BC, DA, DB, DC, BDA, BDB, BDC, ws };
+    for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
+        CHECK(cudaFree(ptrs[i]) == cudaSuccess, "cudaFree");
+    BLAS(cublasDestroy_v2(h));
+    CHECK(cudaStreamDestroy(st) == cudaSuccess, "cudaStreamDestroy");
+}
+
+static void lt(void)
+{
+    cublasLtHandle_t h = NULL;
+    cublasLtMatmulDesc_t desc = NULL;
+    cublasLtMatrixLayout_t la = NULL, lb = NULL, lc = NULL;
+    cublasLtMatmulPreference_t pref = NULL;
+    cublasLtMatmulHeuristicResult_t res[4];
+    int returned = 0;
+    int32_t scale = -1, trans = CUBLAS_OP_N;
+    size_t written = 0;
+    uint64_t max_ws = 1 << 16;
+    BLAS(cublasLtCreate(&h));
+    BLAS(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    BLAS(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof trans));
+    BLAS(cublasLtMatmulDescGetAttribute(desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE, NULL, 0, &written));
+    BLAS(cublasLtMatmulDescGetAttribute(desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE, &scale, sizeof scale, &written));
+    printf("lt scale type %d (%zu bytes)\n", (int)scale, written);
+    BLAS(cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, 2, 3, 2));
+    BLAS(cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, 3, 2, 3));
+    BLAS(cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, 2, 2, 2));
+    int32_t one = 1;
+    BLAS(cublasLtMatrixLayoutSetAttribute(lc, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &one, sizeof one));
+    BLAS(cublasLtMatmulPreferenceCreate(&pref));
+    BLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws, sizeof max_ws));
+    memset(res, 0x5a, sizeof res);
+    BLAS(cublasLtMatmulAlgoGetHeuristic(h, desc, la, lb, lc, lc, pref, 4, res, &returned));
+    printf("lt heuristic: %d returned, state %d, workspace %zu, waves %g\n", returned, (int)res[0].state,
+           res[0].workspaceSize, (double)res[0].wavesCount);
+    float *A = dev(fa, sizeof fa), *B = dev(fb, sizeof fb), *C = dev(fc, sizeof fc), *D = dev(NULL, sizeof fc);
+    void *ws = dev(NULL, 1 << 16);
+    cudaStream_t st = NULL;
+    CHECK(cudaStreamCreate(&st) == cudaSuccess, "cudaStreamCreate");
+    float alpha = 3, beta = -2;
+    BLAS(cublasLtMatmul(h, desc, &alpha, A, la, B, lb, &beta, C, lc, D, lc, &res[0].algo, ws, 1 << 16, st));
+    show_f("lt matmul host scalars", D, 4);
+    const float dscal[2] = { 0.5f, 4 };
+    float *ds = dev(dscal, sizeof dscal);
+    int32_t mode = CUBLASLT_POINTER_MODE_DEVICE;
+    BLAS(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, &mode, sizeof mode));
+    BLAS(cublasLtMatmul(h, desc, ds, A, la, B, lb, ds + 1, C, lc, D, lc, &res[0].algo, ws, 1 << 16, st));
+    show_f("lt matmul device scalars", D, 4);
+    BLAS(cublasLtMatmulPreferenceDestroy(pref));
+    BLAS(cublasLtMatrixLayoutDestroy(la));
+    BLAS(cublasLtMatrixLayoutDestroy(lb));
+    BLAS(cublasLtMatrixLayoutDestroy(lc));
+    BLAS(cublasLtMatmulDescDestroy(desc));
+    BLAS(cublasLtDestroy(h));
+    void *ptrs[] = { A, B, C, D, ws, ds };
+    for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
+        CHECK(cudaFree(ptrs[i]) == cudaSuccess, "cudaFree");
+    CHECK(cudaStreamDestroy(st) == cudaSuccess, "cudaStreamDestroy");
+}
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    blas();
+    lt();
+    if (getenv("E2E_NO_DRIVER") && strcmp(getenv("E2E_NO_DRIVER"), "1") == 0)
+        CHECK(dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD) == NULL, "a libcuda.so.1 is loaded in the client");
+    printf("%s\n", failures ? "FAILED" : "done");
+    return failures != 0;
+}

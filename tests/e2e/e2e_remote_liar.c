@@ -1,0 +1,176 @@
+/*
+ * e2e_remote_liar.c - a hostile client of cushim-serve that lies about cuBLAS's pointer-mode scalars
+ * (docs/remote.md, "cuBLAS and cuBLASLt"): it speaks the wire itself (the codec of remote/, the generated plans)
+ * and sends an SGEMM whose alpha it calls a device address while the handle is in host mode - an address the
+ * library would read in the back end's memory - and the other way round, and a cuBLASLt matmul whose descriptor
+ * is in host mode with device-claimed scalars. The back end must refuse each (RM_ST_MALFORMED) before the call
+ * runs (the matrices are bogus addresses: a call that ran would crash the back end), and keep serving.
+ * Usage: e2e_remote_liar unix:/path   (prints one line per step; exit 0 when every step went as expected)
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rm_auth.h"
+#include "rm_codec.h"
+#include "rm_sock.h"
+
+void rm_meta_generated(rm_meta *m);
+
+static rm_plans *plans;
+static int fd, failures;
+static uint32_t seq;
+static int lie_how;   /* the way every scalar is claimed to go */
+static uint8_t *rbuf;
+static size_t rcap;
+
+static int lie(void *user, const rm_plan *pl, uint32_t param, const void *params, uint32_t *bytes)
+{
+    (void)user, (void)pl, (void)param, (void)params;
+    *bytes = 4;
+    return lie_how;
+}
+
+static const rm_ctx cx = { .scalar = lie };
+
+static const rm_plan *plan(const char *name)
+{
+    for (uint32_t i = 0; i < plans->count; i++)
+        if (strcmp(plans->all[i].info->name, name) == 0)
+            return &plans->all[i];
+    fprintf(stderr, "e2e_remote_liar: no plan for %s\n", name);
+    exit(2);
+}
+
+static void put(const rm_plan *pl, uint8_t *params, const char *name, const void *v, size_t n)
+{
+    for (uint32_t i = 0; i < pl->nparams; i++)
+        if (strcmp(pl->info->params[i].name, name) == 0) {
+            memcpy(params + pl->p[i].offset, v, n);
+            return;
+        }
+    fprintf(stderr, "e2e_remote_liar: %s has no %s\n", pl->info->name, name);
+    exit(2);
+}
+
+/* One call; its reply's status (RM_ST_*), the result in *ret, outputs into the params' pointers. -1: lost. */
+static int call(const rm_plan *pl, uint8_t *params, int32_t *ret)
+{
+    rm_wr w;
+    rm_call c;
+    rm_hdr h;
+    uint32_t status = 0;
+    rm_wr_init(&w, 0);
+    if (rm_encode_call(pl, params, &cx, &w, &c) != RM_OK || rm_send_wr(fd, RM_MSG_CALL, ++seq, &w) != RM_OK ||
+        rm_recv(fd, &h, &rbuf, &rcap) != RM_OK || h.kind != RM_MSG_REPLY) {
+        rm_wr_free(&w);
+        return -1;
+    }
+    rm_wr_free(&w);
+    *ret = -1;
+    if (rm_decode_reply(&c, ret, rbuf, h.length, NULL, &status) != RM_OK)
+        return -1;
+    return (int)status;
+}
+
+static void expect(const char *what, int got, int want)
+{
+    printf("%s: %s\n", what, got == want ? "as expected" : "UNEXPECTED");
+    if (got != want) {
+        fprintf(stderr, "e2e_remote_liar: %s: status %d, expected %d\n", what, got, want);
+        failures++;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    char err[256];
+    rm_meta m;
+    rm_hello mine, theirs;
+    if (argc != 2)
+        return 2;
+    rm_meta_generated(&m);
+    plans = rm_plans_build(&m);
+    if (plans == NULL || (fd = rm_connect(argv[1], err, sizeof err)) < 0) {
+        fprintf(stderr, "e2e_remote_liar: %s\n", plans ? err : "no plans");
+        return 2;
+    }
+    rm_hello_make(&mine, plans, "e2e_remote_liar", (uint32_t)getpid());
+    if (rm_client_hello(fd, &mine, NULL, argv[1], NULL, &theirs, &rbuf, &rcap, err, sizeof err) != 0) {
+        fprintf(stderr, "e2e_remote_liar: hello: %s\n", err);
+        return 2;
+    }
+    int32_t ret;
+    uint8_t p[512] __attribute__((aligned(16)));
+    void *handle = NULL, *out = &handle;
+    const rm_plan *create = plan("cublasCreate_v2"), *sgemm = plan("cublasSgemm_v2"),
+                  *mode = plan("cublasSetPointerMode_v2"), *version = plan("cublasGetVersion_v2");
+    memset(p, 0, sizeof p);
+    put(create, p, "handle", &out, sizeof out);
+    expect("cublasCreate_v2", call(create, p, &ret) == RM_ST_OK && ret == 0 && handle != NULL, 1);
+
+    /* an SGEMM whose matrices are bogus addresses: it must never run */
+    float alpha = 2;
+    void *pa = &alpha, *bogus = (void *)(uintptr_t)0x40;
+    int dim = 1;
+    memset(p, 0, sizeof p);
+    put(sgemm, p, "handle", &handle, sizeof handle);
+    put(sgemm, p, "m", &dim, sizeof dim);
+    put(sgemm, p, "n", &dim, sizeof dim);
+    put(sgemm, p, "k", &dim, sizeof dim);
+    put(sgemm, p, "lda", &dim, sizeof dim);
+    put(sgemm, p, "ldb", &dim, sizeof dim);
+    put(sgemm, p, "ldc", &dim, sizeof dim);
+    put(sgemm, p, "A", &bogus, sizeof bogus);
+    put(sgemm, p, "B", &bogus, sizeof bogus);
+    put(sgemm, p, "C", &bogus, sizeof bogus);
+    put(sgemm, p, "alpha", &bogus, sizeof bogus);   /* "a device address" of a host-mode handle */
+    put(sgemm, p, "beta", &bogus, sizeof bogus);
+    lie_how = RM_SCALAR_DEVICE;
+    expect("sgemm, device scalars claimed on a host-mode handle", call(sgemm, p, &ret), RM_ST_MALFORMED);
+
+    int32_t dev = 1;   /* CUBLAS_POINTER_MODE_DEVICE */
+    uint8_t q[64] __attribute__((aligned(16))) = {0};
+    put(mode, q, "handle", &handle, sizeof handle);
+    put(mode, q, "mode", &dev, sizeof dev);
+    expect("cublasSetPointerMode_v2 device", call(mode, q, &ret) == RM_ST_OK && ret == 0, 1);
+    put(sgemm, p, "alpha", &pa, sizeof pa);   /* host bytes for a device-mode handle */
+    put(sgemm, p, "beta", &pa, sizeof pa);
+    lie_how = RM_SCALAR_HOST;
+    expect("sgemm, host scalars claimed on a device-mode handle", call(sgemm, p, &ret), RM_ST_MALFORMED);
+
+    /* cuBLASLt: a host-mode descriptor, device-claimed scalars */
+    const rm_plan *ltcreate = plan("cublasLtCreate"), *dcreate = plan("cublasLtMatmulDescCreate"),
+                  *matmul = plan("cublasLtMatmul");
+    void *lt = NULL, *desc = NULL, *plt = &lt, *pdesc = &desc;
+    int32_t compute = 68 /* CUBLAS_COMPUTE_32F */, scale = 0 /* CUDA_R_32F */;
+    memset(q, 0, sizeof q);
+    put(ltcreate, q, "lightHandle", &plt, sizeof plt);
+    expect("cublasLtCreate", call(ltcreate, q, &ret) == RM_ST_OK && ret == 0 && lt != NULL, 1);
+    memset(q, 0, sizeof q);
+    put(dcreate, q, "matmulDesc", &pdesc, sizeof pdesc);
+    put(dcreate, q, "computeType", &compute, sizeof compute);
+    put(dcreate, q, "scaleType", &scale, sizeof scale);
+    expect("cublasLtMatmulDescCreate", call(dcreate, q, &ret) == RM_ST_OK && ret == 0 && desc != NULL, 1);
+    memset(p, 0, sizeof p);
+    put(matmul, p, "lightHandle", &lt, sizeof lt);
+    put(matmul, p, "computeDesc", &desc, sizeof desc);
+    put(matmul, p, "alpha", &bogus, sizeof bogus);
+    put(matmul, p, "beta", &bogus, sizeof bogus);
+    put(matmul, p, "A", &bogus, sizeof bogus);
+    lie_how = RM_SCALAR_DEVICE;
+    expect("lt matmul, device scalars claimed on a host-mode descriptor", call(matmul, p, &ret), RM_ST_MALFORMED);
+
+    /* the back end still serves */
+    int v = 0, *pv = &v;
+    memset(q, 0, sizeof q);
+    put(version, q, "handle", &handle, sizeof handle);
+    put(version, q, "version", &pv, sizeof pv);
+    expect("cublasGetVersion_v2 afterwards", call(version, q, &ret) == RM_ST_OK && ret == 0 && v > 0, 1);
+    close(fd);
+    free(rbuf);
+    rm_plans_free(plans);
+    return failures != 0;
+}

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# run_remote_cublas.sh - cuBLAS and cuBLASLt over remoting, on the fakes (docs/remote.md, "cuBLAS and cuBLASLt").
+# cushim-serve serves the fake driver, runtime, cuBLAS and cuBLASLt; the client preloads the shim and the remote
+# plugin, interposes cuBLAS (CUSHIM_LIBS) and finds no libcuda.so.1 anywhere. e2e_remote_cublas (handle, stream,
+# workspace, modes, SGEMM with host and device scalars, strided batched, GemmEx with a 4-byte and an 8-byte scalar,
+# a refused compute type, the cuBLASLt matmul path with host and device scalars):
+#   1. prints the same as a local run on the fakes;
+#   2. the server's fake cuBLAS and cuBLASLt received what a local run's did (their logs: pointer modes, scalar
+#      values, shapes, stream and workspace set, the heuristic's algorithm carried) and were called as often,
+#      but the refused GemmEx, which never leaves the client, and the back end's own checks of each scalar's way
+#      (a pointer-mode query per scalar sent);
+#   3. the client's own (fake) cuBLAS and cuBLASLt, linked into the program, were never called;
+#   4. the refused call is logged once, by name, with cuBLAS's status;
+#   5. through 'cushim run --remote=' (which interposes cuBLAS by itself) it prints the same;
+#   6. e2e_remote_liar, a client speaking the wire itself, claims device scalars on a host-mode handle and
+#      descriptor and host scalars on a device-mode handle, with bogus matrices: the back end refuses each before
+#      the call runs (its fake cuBLAS would crash on them) and serves the next call.
+# Usage: run_remote_cublas.sh BUILD_DIR PROGRAM OUT_DIR LIAR
+set -u
+build=$1 prog=$2 out=$3 liar=$4
+d=$out/remote_cublas
+rm -rf "$d" && mkdir -p "$d"
+status=0
+fail() { echo "run_remote_cublas.sh: FAIL: $*"; status=1; }
+fake=$build/tests/fake serve=$build/remote/cushim-serve plugin=$build/plugins/remote.so shim=$build/runtime/libcushim.so
+sock=$d/s.sock
+start_server() {   # start_server TAG: one client, logs and counts under $d/TAG.server.*
+    rm -f "$sock"
+    LD_LIBRARY_PATH="$fake" FAKE_CUBLAS_LOG="$d/$1.server.blaslog" FAKE_CUBLASLT_LOG="$d/$1.server.ltlog" \
+        FAKE_CUBLAS_COUNTS="$d/$1.server.blas" FAKE_CUBLASLT_COUNTS="$d/$1.server.lt" \
+        "$serve" --listen="unix:$sock" --once >> "$d/serve.log" 2>&1 &
+    server=$!
+    for _ in $(seq 100); do [ -S "$sock" ] && return 0; sleep 0.05; done
+    fail "cushim-serve did not listen"; cat "$d/serve.log"
+}
+
+# the local run: the fakes themselves
+LD_LIBRARY_PATH="$fake" FAKE_CUBLAS_LOG="$d/local.blaslog" FAKE_CUBLASLT_LOG="$d/local.ltlog" \
+    FAKE_CUBLAS_COUNTS="$d/local.blas" FAKE_CUBLASLT_COUNTS="$d/local.lt" "$prog" > "$d/local.out" 2> "$d/local.err" ||
+    fail "e2e_remote_cublas failed locally: $(cat "$d/local.err")"
+grep -q "^done" "$d/local.out" || fail "the local run did not finish: $(cat "$d/local.out")"
+
+# 1-4. through cushim-serve, the shim and the plugin preloaded, no driver
+start_server plain
+env -u LD_LIBRARY_PATH LD_PRELOAD="$shim $plugin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
+    CUSHIM_LIBS=driver,runtime,nvml,cublas,cublaslt CUSHIM_PLUGINS="$plugin:server=unix:$sock,stats=1" \
+    E2E_NO_DRIVER=1 FAKE_CUBLAS_COUNTS="$d/client.blas" FAKE_CUBLASLT_COUNTS="$d/client.lt" \
+    "$prog" > "$d/remote.out" 2> "$d/remote.err" || fail "e2e_remote_cublas failed remotely: $(cat "$d/remote.err")"
+wait "$server" || fail "the server's back end exited with $?"
+diff "$d/local.out" "$d/remote.out" > "$d/out.diff" || fail "outputs differ: $(cat "$d/out.diff")"
+diff "$d/local.blaslog" "$d/plain.server.blaslog" > "$d/blaslog.diff" ||
+    fail "the server's cuBLAS received other calls than a local run's: $(cat "$d/blaslog.diff")"
+diff "$d/local.ltlog" "$d/plain.server.ltlog" > "$d/ltlog.diff" ||
+    fail "the server's cuBLASLt received other calls than a local run's: $(cat "$d/ltlog.diff")"
+# the GemmEx of an unknown compute type is refused in the client (its scalars' size cannot be told): one fewer;
+# the back end checks each scalar's way against its library's pointer mode before the call (rb_cublas.c): two
+# more cublasGetPointerMode_v2 for each of the 7 cuBLAS calls with alpha and beta sent, two more
+# cublasLtMatmulDescGetAttribute for each of the 2 matmuls
+awk -F'\t' -v OFS='\t' '$1 == "cublasGemmEx" { $2 = $2 - 1 } $1 == "cublasGetPointerMode_v2" { $2 = $2 + 14 }
+    { print }' "$d/local.blas" > "$d/local.blas.want"
+awk -F'\t' -v OFS='\t' '$1 == "cublasLtMatmulDescGetAttribute" { $2 = $2 + 4 } { print }' "$d/local.lt" > "$d/local.lt.want"
+mv "$d/local.blas.want" "$d/local.blas"
+mv "$d/local.lt.want" "$d/local.lt"
+for lib in blas lt; do
+    diff <(sort "$d/local.$lib") <(sort "$d/plain.server.$lib") > "$d/$lib.counts.diff" ||
+        fail "the server's $lib counts differ from a local run's: $(cat "$d/$lib.counts.diff")"
+    [ -s "$d/client.$lib" ] && fail "the client's own $lib was called: $(cat "$d/client.$lib")"
+done
+grep -q "^cublasSgemm_v2 pointer_mode=1 " "$d/plain.server.blaslog" || fail "no device-mode SGEMM on the server"
+grep -q "^cublasLtMatmul pointer_mode=1 " "$d/plain.server.ltlog" || fail "no device-mode matmul on the server"
+[ "$(grep -c "cublasGemmEx: .*CUBLAS_STATUS_NOT_SUPPORTED" "$d/remote.err")" = 1 ] ||
+    fail "the refused GemmEx was not logged once by name: $(cat "$d/remote.err")"
+grep -q "driver calls, .* round trips" "$d/remote.err" || fail "no stats line: $(cat "$d/remote.err")"
+
+# 5. the launcher: cushim run --remote= interposes cuBLAS and cuBLASLt itself
+start_server run
+env -u LD_LIBRARY_PATH -u CUSHIM_LIBS "$build/tools/cushim" run --remote="unix:$sock" -- "$prog" \
+    > "$d/run.out" 2> "$d/run.err" || fail "cushim run --remote= failed: $(cat "$d/run.err")"
+wait "$server" || fail "the server's back end exited with $?"
+diff "$d/local.out" "$d/run.out" > "$d/run.diff" || fail "cushim run --remote= printed otherwise: $(cat "$d/run.diff")"
+
+# 6. a hostile client's pointer-mode lies
+start_server liar
+"$liar" "unix:$sock" > "$d/liar.out" 2> "$d/liar.err" || fail "e2e_remote_liar: $(cat "$d/liar.out" "$d/liar.err")"
+wait "$server" || fail "the liar's back end exited with $?"
+[ "$(grep -c "as expected" "$d/liar.out")" = 8 ] || fail "e2e_remote_liar: $(cat "$d/liar.out")"
+grep -q "cublasSgemm_v2: malformed" "$d/serve.log" || fail "the back end did not log the refused SGEMM"
+grep -q "cublasSgemm_v2" "$d/liar.server.blaslog" 2>/dev/null && fail "a lying SGEMM ran: $(cat "$d/liar.server.blaslog")"
+exit $status
