@@ -117,10 +117,16 @@ static struct addrinfo *rm_resolve(const rm_addr *a, int passive, char *err, siz
     return res;
 }
 
-static void rm_nodelay(int fd)
+/* A TCP connection's options, on both ends: no Nagle (a call is one small message), and fixed socket buffers of
+   RM_TCP_BUF bytes (the kernel caps them at net.core.[rw]mem_max): a bulk copy's next chunk then fits in the
+   socket while the back end copies the last one to the device, where autotuning started small (measured:
+   docs/benchmarks.md, "Remoting over TCP"). */
+static void rm_tcp_opts(int fd)
 {
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);   /* a call is one small message: no Nagle */
+    int one = 1, buf = RM_TCP_BUF;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
 }
 
 static int rm_listen_tcp(const rm_addr *a, char *err, size_t errlen)
@@ -201,7 +207,7 @@ static int rm_connect_tcp(const rm_addr *a, char *err, size_t errlen)
         snprintf(err, errlen, "cannot connect to tcp://%s%s%s:%u: %s", RM_BRACKETS(a), a->port, strerror(e));
         return -1;
     }
-    rm_nodelay(fd);
+    rm_tcp_opts(fd);
     return fd;
 }
 
@@ -265,7 +271,7 @@ int rm_accepted(int fd, char *peer, size_t peerlen)
         snprintf(peer, peerlen, "a local client");
         return 0;
     }
-    rm_nodelay(fd);
+    rm_tcp_opts(fd);
     n = sizeof ss;
     char host[INET6_ADDRSTRLEN + 2] = "?", port[8] = "?";
     if (getpeername(fd, (struct sockaddr *)&ss, &n) == 0)
