@@ -117,16 +117,13 @@ static struct addrinfo *rm_resolve(const rm_addr *a, int passive, char *err, siz
     return res;
 }
 
-/* A TCP connection's options, on both ends: no Nagle (a call is one small message), and fixed socket buffers of
-   RM_TCP_BUF bytes (the kernel caps them at net.core.[rw]mem_max): a bulk copy's next chunk then fits in the
-   socket while the back end copies the last one to the device, where autotuning started small (measured:
-   docs/benchmarks.md, "Remoting over TCP"). */
+/* A TCP connection's option, on both ends: no Nagle (a call is one small message). The socket buffers are left to
+   the kernel's autotuning (fixed ones measured no better for bulk copies: docs/remote.md, "TCP: where a round
+   trip and a copy go"). */
 static void rm_tcp_opts(int fd)
 {
-    int one = 1, buf = RM_TCP_BUF;
+    int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
 }
 
 static int rm_listen_tcp(const rm_addr *a, char *err, size_t errlen)

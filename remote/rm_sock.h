@@ -3,7 +3,7 @@
  * (docs/remote.md, "Transport": why plain sockets, and what UCX would change).
  *
  * Addresses: "unix:/path", "tcp://HOST:PORT", "tcp://[IPv6]:PORT" (HOST a literal or a name; an empty HOST is
- * 127.0.0.1, a missing PORT RM_TCP_PORT). TCP sockets have TCP_NODELAY and RM_TCP_BUF socket buffers. Sends never raise SIGPIPE
+ * 127.0.0.1, a missing PORT RM_TCP_PORT). TCP sockets have TCP_NODELAY. Sends never raise SIGPIPE
  * (MSG_NOSIGNAL) and retry EINTR and short writes; receives check the header (magic, payload bound) before
  * reading the payload into a growable buffer.
  */
@@ -20,7 +20,6 @@
 
 #define RM_TCP_PORT 7480u      /* the default port of tcp:// addresses */
 #define RM_CONNECT_SECONDS 10  /* a TCP connection not made by then fails (ETIMEDOUT) */
-#define RM_TCP_BUF (4 << 20)   /* SO_SNDBUF and SO_RCVBUF of a TCP connection, both ends */
 
 /* An address taken apart: a unix socket's path, or a TCP host and port. */
 typedef struct rm_addr {
@@ -38,7 +37,7 @@ int rm_listen(const char *address, char *err, size_t errlen);
 /* A connected socket (TCP: within RM_CONNECT_SECONDS, to the first of the host's addresses that answers), or
    -1 and a reason. */
 int rm_connect(const char *address, char *err, size_t errlen);
-/* An accepted connection: 1 for TCP (TCP_NODELAY and the buffers set, its peer "host:port" in 'peer'), 0 for a unix socket. */
+/* An accepted connection: 1 for TCP (TCP_NODELAY set, its peer "host:port" in 'peer'), 0 for a unix socket. */
 int rm_accepted(int fd, char *peer, size_t peerlen);
 /* The uid of a unix socket's peer (SO_PEERCRED), -1 if unknown. */
 long rm_peer_uid(int fd);

@@ -16,7 +16,7 @@
  *                (8 MiB). Then the same raw transfer with the peer copying each chunk to or from a SIZE buffer
  *                (memcpy), as the fake driver's cuMemcpy does in the back end: the floor of the remote path on the
  *                fake driver, whose "DMA" is a CPU copy on the back end's thread.
- * Both connections have what rm_sock.c gives a TCP connection: TCP_NODELAY and 4 MiB socket buffers.
+ * Both connections have what rm_sock.c gives a TCP connection: TCP_NODELAY, the kernel's buffer autotuning.
  * Prints each side's median (p10-p90) and the ratio of the medians, with the ratio's spread over blocks/copies.
  *   tcp_vs_raw [BLOCKS=10] [ROUNDS=2000] [SIZE=268435456] [COPIES=5]
  */
@@ -178,10 +178,6 @@ int main(int argc, char **argv)
         return 2;
     setsockopt(sv[0], IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     setsockopt(sv[1], IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    for (int k = 0, b = 4 << 20; k < 2; k++) {   /* rm_sock.c's RM_TCP_BUF, as the remote's sockets */
-        setsockopt(sv[k], SOL_SOCKET, SO_SNDBUF, &b, sizeof b);
-        setsockopt(sv[k], SOL_SOCKET, SO_RCVBUF, &b, sizeof b);
-    }
     close(l);
     if (fork() == 0) {   /* before any CUDA call: the peer holds no connection of the plugin's */
         close(sv[0]);
