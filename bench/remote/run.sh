@@ -14,10 +14,10 @@
 # both between runs).
 # Then, over TCP loopback (a token, as a TCP server needs): tcp_vs_raw.c, the remote round trip and BIG_COPIES
 # copies of BIG bytes each way against a raw TCP exchange of the same messages (and against that exchange with
-# the peer copying each chunk as the fake driver does), interleaved in one process, TCP_BLOCKS blocks of
-# ROUNDS/10 round trips; the "ratio" in its lines is issue 43's. And at a simulated distance (the plugin's
-# delay_us=DELAY, default 1000: a 1 ms round trip; DELAY=0 skips it), local and remote in the same run: the synchronous
-# round trip, the empty-launch rate (batched), a launch-bound step (100 empty launches, cuStreamSynchronize)
+# the peer copying each chunk as the fake driver does), interleaved in one process: TCP_BLOCKS (100) blocks of
+# ROUNDS/TCP_BLOCKS round trips each side; the "ratio" in its lines is issue 43's (for the round trip, the
+# median block's is the robust one on a loaded host). And at a simulated distance (the plugin's delay_us=DELAY,
+# default 1000: a 1 ms round trip; DELAY=0 skips it), local and remote in the same run: the synchronous round trip, the empty-launch rate (batched), a launch-bound step (100 empty launches, cuStreamSynchronize)
 # and a compute-bound step (10 kernels of 5 ms: the fake's FAKE_CUDA_KERNEL_US=5000, then a sync). The
 # "ratio" lines at the end put those beside local. NET_ONLY=1 runs only these TCP parts.
 #   ROUNDS=20000 SIZE=1048576 BIG=268435456 BEFORE=/path/to/main/build bash bench/remote/run.sh build
@@ -37,7 +37,7 @@ inc=$(sed -n 's/^CUSHIM_CUDA_INCLUDE:PATH=//p' "$build/CMakeCache.txt")
 gcc -O2 -o "$tmp/calls" "$here/bench_remote_calls.c" -I"$inc" -L"$build/tests/fake" -l:libcuda.so.1 -lpthread
 gcc -O2 -o "$tmp/pingpong" "$here/pingpong.c"
 gcc -O2 -o "$tmp/vs" "$here/tcp_vs_raw.c" -I"$inc" -L"$build/tests/fake" -l:libcuda.so.1
-tcp_blocks=${TCP_BLOCKS:-10}
+tcp_blocks=${TCP_BLOCKS:-100}
 if [ -n "${ALTERNATE:-}" ]; then
     LD_LIBRARY_PATH="$build/tests/fake" "$build/remote/cushim-serve" --listen="unix:$tmp/s.sock" 2> "$tmp/serve.log" &
     server=$!
@@ -77,7 +77,7 @@ net() {   # the TCP rows: raw socket beside the remote, and at a simulated dista
     }
     tcp_server
     echo "== remote over TCP loopback against raw TCP with the same messages, interleaved in one process (tcp_vs_raw.c)"
-    tclient_vs "" "$tcp_blocks" $(( rounds / 10 > 0 ? rounds / 10 : 1 )) "$big" "$big_copies"
+    tclient_vs "" "$tcp_blocks" $(( rounds / tcp_blocks > 0 ? rounds / tcp_blocks : 1 )) "$big" "$big_copies"
     if [ "$delay" = 0 ]; then
         kill "$server"; wait "$server" 2>/dev/null || true
         return 0
