@@ -23,7 +23,8 @@
 #   ROUNDS=20000 SIZE=1048576 BIG=268435456 BEFORE=/path/to/main/build bash bench/remote/run.sh build
 #   ALTERNATE=2 bash bench/remote/run.sh build
 #   NET_ONLY=1 DELAY=1000 bash bench/remote/run.sh build
-#   NET_ONLY=1 DELAY=0 BIG_COPIES=5 bash bench/remote/run.sh build   # issue 43's TCP targets only
+#   NET_ONLY=1 DELAY=0 BIG_COPIES=5 BEFORE=/path/to/main/build bash bench/remote/run.sh build   # the TCP targets
+# With BEFORE the TCP part runs tcp_vs_raw a second time with BEFORE's server, plugin and drop-in.
 set -eu
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -57,7 +58,7 @@ net() {   # the TCP rows: raw socket beside the remote, and at a simulated dista
     head -c 32 /dev/urandom | base64 > "$tok" && chmod 600 "$tok"
     tcp_server() {   # tcp_server [ENV=VALUE...]: cushim-serve on a free loopback port (its pid in $server)
         port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-        env LD_LIBRARY_PATH="$build/tests/fake" "$@" "$build/remote/cushim-serve" --listen="tcp://127.0.0.1:$port" \
+        env LD_LIBRARY_PATH="$build/tests/fake" "$@" "${tree:-$build}/remote/cushim-serve" --listen="tcp://127.0.0.1:$port" \
             --token-file="$tok" 2>> "$tmp/serve.log" &
         server=$!
         for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.05; done
@@ -72,12 +73,24 @@ net() {   # the TCP rows: raw socket beside the remote, and at a simulated dista
     tclient_vs() {   # tclient_vs OPTIONS ARGS...: tcp_vs_raw through the drop-in and the plugin, over TCP
         local o=$1
         shift
-        env -u LD_PRELOAD LD_LIBRARY_PATH="$build/dropin" CUSHIM_REAL_LIBCUDA=/nonexistent CUSHIM_LOG=error \
-            CUSHIM_PLUGINS="$build/plugins/remote.so:server=tcp://127.0.0.1:$port,token_file=$tok$o" "$tmp/vs" "$@"
+        env -u LD_PRELOAD LD_LIBRARY_PATH="${tree:-$build}/dropin" CUSHIM_REAL_LIBCUDA=/nonexistent CUSHIM_LOG=error \
+            CUSHIM_PLUGINS="${tree:-$build}/plugins/remote.so:server=tcp://127.0.0.1:$port,token_file=$tok$o" \
+            "$tmp/vs" "$@"
     }
     tcp_server
     echo "== remote over TCP loopback against raw TCP with the same messages, interleaved in one process (tcp_vs_raw.c)"
     tclient_vs "" "$tcp_blocks" $(( rounds / tcp_blocks > 0 ? rounds / tcp_blocks : 1 )) "$big" "$big_copies"
+    if [ -n "${BEFORE:-}" ]; then   # the same with BEFORE's server, plugin and drop-in (the raw side is this run's)
+        kill "$server"; wait "$server" 2>/dev/null || true
+        local tree
+        tree=$(cd "$BEFORE" && pwd)
+        tcp_server
+        echo "== the same, before: $tree"
+        tclient_vs "" "$tcp_blocks" $(( rounds / tcp_blocks > 0 ? rounds / tcp_blocks : 1 )) "$big" "$big_copies"
+        kill "$server"; wait "$server" 2>/dev/null || true
+        tree=
+        tcp_server
+    fi
     if [ "$delay" = 0 ]; then
         kill "$server"; wait "$server" 2>/dev/null || true
         return 0
