@@ -15,7 +15,9 @@
  *                CHUNK bytes from the peer's buffer, read straight into the program's buffer. CHUNK is the plugin's
  *                (8 MiB). Then the same raw transfer with the peer copying each chunk to or from a SIZE buffer
  *                (memcpy), as the fake driver's cuMemcpy does in the back end: the floor of the remote path on the
- *                fake driver, whose "DMA" is a CPU copy on the back end's thread.
+ *                fake driver, whose "DMA" is a CPU copy on the back end's thread. And once more with that copy
+ *                overlapped with the socket on a second thread of the peer (chunk k copied while chunk k+1 is read,
+ *                or chunk k+1 copied while chunk k is sent): what a back end that pipelined its copies could reach.
  * Both connections have what rm_sock.c gives a TCP connection: TCP_NODELAY, the kernel's buffer autotuning.
  * Prints each side's median (p10-p90) and the ratio of the medians, with the ratio's spread over blocks/copies.
  *   tcp_vs_raw [BLOCKS=10] [ROUNDS=2000] [SIZE=268435456] [COPIES=5]
@@ -24,6 +26,7 @@
 #include <cuda.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,13 +93,28 @@ static double pct(double *t, int n, int p)
     return t[(size_t)n * (size_t)p / 100 < (size_t)n ? (size_t)n * (size_t)p / 100 : (size_t)n - 1];
 }
 
+/* A copy on a thread of its own (the overlapped floor). */
+typedef struct copy_job {
+    char *dst;
+    const char *src;
+    size_t n;
+} copy_job;
+
+static void *copy_run(void *a)
+{
+    copy_job *c = a;
+    memcpy(c->dst, c->src, c->n);
+    return NULL;
+}
+
 /* The echo peer: a command byte, then what it stands for. */
 static void peer(int fd, size_t size)
 {
     char small[64] = {0}, cmd;
-    char *buf = malloc(CHUNK), *mem = malloc(size);   /* 'mem': the device memory of the fake driver */
-    if (buf == NULL || mem == NULL)
+    char *buf = malloc(CHUNK), *buf2 = malloc(CHUNK), *mem = malloc(size);   /* 'mem': the fake's device memory */
+    if (buf == NULL || buf2 == NULL || mem == NULL)
         exit(2);
+    memset(buf2, 2, CHUNK);
     memset(buf, 2, CHUNK);
     memset(mem, 2, size);
     while (read(fd, &cmd, 1) == 1) {
@@ -115,6 +133,46 @@ static void peer(int fd, size_t size)
                 if (cmd == 'H')
                     memcpy(mem + (size_t)i * CHUNK, buf, len);
                 xfer(fd, small, ACK, 1);
+            }
+        } else if (cmd == 'o') {   /* 'H' with chunk k copied on a thread while chunk k+1 is read */
+            char *b[2] = { buf, buf2 };
+            pthread_t th;
+            copy_job job;
+            for (uint32_t i = 0; i <= n; i++) {
+                size_t len = i + 1 < n || size % CHUNK == 0 ? CHUNK : size % CHUNK;
+                if (i < n) {
+                    xfer(fd, small, HEAD_OUT, 0);
+                    xfer(fd, b[i & 1], len, 0);
+                }
+                if (i > 0) {
+                    pthread_join(th, NULL);
+                    xfer(fd, small, ACK, 1);
+                }
+                if (i < n) {
+                    job = (copy_job){ mem + (size_t)i * CHUNK, b[i & 1], len };
+                    if (pthread_create(&th, NULL, copy_run, &job) != 0)
+                        exit(2);
+                }
+            }
+        } else if (cmd == 'O') {   /* 'D' with chunk k+1 copied on a thread while chunk k is sent */
+            char *b[2] = { buf, buf2 };
+            pthread_t th;
+            copy_job job;
+            for (uint32_t i = 0; i < n; i++)
+                xfer(fd, small, HEAD_OUT, 0);
+            memcpy(b[0], mem, n > 1 || size % CHUNK == 0 ? CHUNK : size % CHUNK);
+            for (uint32_t i = 0; i < n; i++) {
+                size_t len = i + 1 < n || size % CHUNK == 0 ? CHUNK : size % CHUNK;
+                int more = i + 1 < n;
+                if (more) {
+                    size_t next = i + 2 < n || size % CHUNK == 0 ? CHUNK : size % CHUNK;
+                    job = (copy_job){ b[(i + 1) & 1], mem + (size_t)(i + 1) * CHUNK, next };
+                    if (pthread_create(&th, NULL, copy_run, &job) != 0)
+                        exit(2);
+                }
+                send2(fd, small, HEAD_IN, b[i & 1], len);
+                if (more)
+                    pthread_join(th, NULL);
             }
         } else if (cmd == 'd' || cmd == 'D') {   /* n requests, each answered with a chunk ('D': copied first) */
             for (uint32_t i = 0; i < n; i++) {
@@ -225,33 +283,36 @@ int main(int argc, char **argv)
            "(p10 %.2f, p90 %.2f); ratio %.2fx (blocks: min %.2f, median %.2f, max %.2f; %d x %d)\n",
            rm, rp10, rp90, wm, wp10, wp90, rm / wm, pct(ratio, blocks, 0), pct(ratio, blocks, 50),
            pct(ratio, blocks, 100), blocks, rounds);
-    /* per copy, GB/s: [dir][kind][copy], kind 0 remote, 1 raw, 2 raw with the peer's memcpy (the fake's DMA) */
-    double *th = malloc(sizeof *th * 6 * (size_t)copies);
+    /* per copy, GB/s: [dir][kind][copy], kind 0 remote, 1 raw, 2 raw with the peer's memcpy (the fake's DMA),
+       3 that memcpy overlapped with the socket on a second thread of the peer */
+    double *th = malloc(sizeof *th * 8 * (size_t)copies);
     for (int c = 0; c < copies; c++) {
         for (int dir = 0; dir < 2; dir++)
-            for (int kind = 0; kind < 3; kind++) {
+            for (int kind = 0; kind < 4; kind++) {
                 double t0 = now_us();
                 if (kind == 0 && (dir ? cuMemcpyDtoH(host, d, size) : cuMemcpyHtoD(d, host, size)) != CUDA_SUCCESS)
                     return 1;
                 if (kind != 0 && dir == 0)
-                    raw_htod(fd, kind == 2 ? 'H' : 'h', host, size, chunks, small);
+                    raw_htod(fd, "_hHo"[kind], host, size, chunks, small);
                 if (kind != 0 && dir == 1)
-                    raw_dtoh(fd, kind == 2 ? 'D' : 'd', host, size, chunks, small);
-                th[(dir * 3 + kind) * copies + c] = (double)size / ((now_us() - t0) * 1e3);
+                    raw_dtoh(fd, "_dDO"[kind], host, size, chunks, small);
+                th[(dir * 4 + kind) * copies + c] = (double)size / ((now_us() - t0) * 1e3);
             }
     }
     for (int dir = 0; dir < 2; dir++) {
-        double *r = th + (size_t)dir * 3 * copies, *w = r + copies, *wc = w + copies;
+        double *r = th + (size_t)dir * 4 * copies, *w = r + copies, *wc = w + copies, *wo = wc + copies;
         for (int c = 0; c < copies; c++)
             ratio[c] = r[c] / w[c], ratio[copies + c] = r[c] / wc[c];
         double rm2 = pct(r, copies, 50), wm2 = pct(w, copies, 50), cm2 = pct(wc, copies, 50);
         printf("%s %zu MiB: remote median %.2f GB/s (%.2f-%.2f); raw TCP, same messages, median %.2f GB/s "
                "(%.2f-%.2f); ratio %.0f%% (copies: min %.0f%%, median %.0f%%, max %.0f%%; %d); raw with the peer's "
-               "memcpy %.2f GB/s (%.2f-%.2f), remote/that %.0f%% (copies: median %.0f%%)\n",
+               "memcpy %.2f GB/s (%.2f-%.2f), remote/that %.0f%% (copies: median %.0f%%); that memcpy overlapped "
+               "on a second thread %.2f GB/s (%.2f-%.2f), %.0f%% of the raw\n",
                dir ? "DtoH" : "HtoD", size >> 20, rm2, pct(r, copies, 0), pct(r, copies, 100), wm2,
                pct(w, copies, 0), pct(w, copies, 100), 100 * rm2 / wm2, 100 * pct(ratio, copies, 0),
                100 * pct(ratio, copies, 50), 100 * pct(ratio, copies, 100), copies, cm2, pct(wc, copies, 0),
-               pct(wc, copies, 100), 100 * rm2 / cm2, 100 * pct(ratio + copies, copies, 50));
+               pct(wc, copies, 100), 100 * rm2 / cm2, 100 * pct(ratio + copies, copies, 50), pct(wo, copies, 50),
+               pct(wo, copies, 0), pct(wo, copies, 100), 100 * pct(wo, copies, 50) / wm2);
     }
     close(fd);
     wait(NULL);
