@@ -89,7 +89,9 @@ typedef struct sml_dev {
     sml_region *prio_region;
     const sml_slot *prio_slot;
     int prio_pub;
-    int prio_level;                     /* st->prio, where sml_turn_idle can read it     */
+    int prio_level;                     /* the level in force here (SML_PRIO_*, -1: no part): st->prio, or the
+                                           group's live one ('cushim limit --priority'); written by the poller
+                                           under mu, read under mu (and by the poller)   */
     uint64_t prio_waits, prio_wait_ns, prio_wait_max, prio_guard;
     int alone;                          /* policy default: no other process active here */
     int rdev;                           /* the physical device (CUDA_VISIBLE_DEVICES): its index in the
@@ -104,7 +106,9 @@ typedef struct sml_state {
     int work_conserving, report, shared, turns;
     uint64_t turn_wait_ns;              /* the longest a burst waits for the turn       */
     double clock_ref_mhz;               /* 0: time shares; else throughput shares (clock.c) */
-    int prio;                           /* SML_PRIO_*; -1: takes no part in priorities  */
+    int prio;                           /* the configured level, SML_PRIO_*; -1: takes no part in priorities
+                                           (each device's prio_level is the one in force) */
+    uint32_t prio_gen;                  /* the region's live_gen whose live_prio the poller applied */
     uint64_t prio_wait_ns;              /* the starvation guard: the longest a launch is held */
     int policy_default;                 /* HAMi's 'default': limit only while others use the GPU */
     sml_region *region;

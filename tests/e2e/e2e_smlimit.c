@@ -3,6 +3,7 @@
  * against the fake driver with simulated kernel durations (FAKE_CUDA_KERNEL_US).
  *
  *   e2e_smlimit N [threads]
+ *   e2e_smlimit now            CLOCK_MONOTONIC in ms, the fake's kernel log's clock (no CUDA call)
  *
  * Launches N kernels on one stream (alternating cuLaunchKernel and
  * cuLaunchKernelEx; with 'threads', two threads each launch N/2 on their own
@@ -76,6 +77,12 @@ int main(int argc, char **argv)
     CUevent a, b;
     struct job jobs[2];
     float ms = 0;
+    if (argc > 1 && !strcmp(argv[1], "now")) {   /* marks a moment of the test in the kernel log's clock */
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        printf("%.3f\n", now.tv_sec * 1e3 + now.tv_nsec / 1e6);
+        return 0;
+    }
     if (getenv("E2E_SML_GAP_US") != NULL)
         gap_us = atol(getenv("E2E_SML_GAP_US"));
     if (n <= 0 || kernel_ms <= 0) {

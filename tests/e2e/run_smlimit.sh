@@ -34,6 +34,13 @@
 #             kernels pending is under a third of what it is without priorities), and proceeds once the high one
 #             is done (all its kernels ran, none of them
 #             let through by the starvation guard)
+#   prioritylive a high- and a low-priority process of one group on one simulated GPU (the low one started 0.3 s
+#             later, a serving loop: a kernel, wait, 1 ms idle): held at first (at most 3 of
+#             its kernels submitted before the change); 'cushim limit GROUP --priority=high' (every process of the
+#             group high: acknowledged by both within 1 s, shown) and the low one's kernels flow beside the high
+#             one's; '--priority=off' (each process's own again) and it is held again (its submit rate under a fifth
+#             of the rate while raised). The times come from the fake's clock (e2e_smlimit now); with the processes
+#             gone, the tool says that nothing applied the change
 #   prioguard a high-priority process (at 99%: its queue bounded) busy for about 2 s next to a low one with priority_wait_ms=50: the low
 #             one's launches are let through by the guard (its report counts them; its longest wait is about the
 #             guard's 50 ms, checked under 500 for a loaded machine), and it finishes well before the high one does
@@ -354,6 +361,70 @@ case $case in
       fail "the low-priority process did not wait, or the guard let it through"
     grep -q 'priority high: 0 waits' "$out.h.err" || fail "the high-priority process waited"
     rm -f "$out.kh0" "$out.kl0" "$out.kh1" "$out.kl1" "$out.h" "$out.h.err" ;;
+  prioritylive)
+    grp=e2ev$$
+    L() { env -u LD_PRELOAD -u CUSHIM_PLUGINS "$launcher" limit "$@"; }
+    now() { env -u LD_PRELOAD -u CUSHIM_PLUGINS "$prog" now; }
+    # L's kernels submitted in [FROM, TO) (ms, the kernel log's clock)
+    count_in() { awk -v a="$1" -v b="$2" '$1 >= a && $1 < b { n++ } END { print n + 0 }' "$out.kl"; }
+    export FAKE_CUDA_SHARED_GPU="/cushim-e2e-gpuv-$$"
+    rm -f "$out.kh" "$out.kl"
+    # the high one always has work pending (at 99%, its queue about a 20 ms window: the fake's shared GPU runs
+    # kernels in launch order); the low one a serving loop (a kernel, wait for it, 1 ms idle) without a limit (no
+    # weight: the high one keeps its 99%)
+    FAKE_CUDA_KERNEL_LOG="$out.kh" CUSHIM_PLUGINS="$plugin:group=$grp,priority=high,limit=99,window_ms=20,report=1" \
+      "$prog" 1500 >"$out.h" 2>"$out.h.err" &
+    ph=$!
+    sleep 0.3   # the high one busy first
+    E2E_SML_GAP_US=1000 FAKE_CUDA_KERNEL_LOG="$out.kl" CUSHIM_LOG=info \
+      CUSHIM_PLUGINS="$plugin:group=$grp,priority=low,priority_wait_ms=5000,report=1" "$prog" 400 \
+      >"$out" 2>"$out.err" &
+    pl=$!
+    i=0
+    until L "$grp" 2>/dev/null | grep -q "device 0: .*, 2 processes"; do
+      i=$((i + 1)); [ $i -lt 250 ] || fail "the two processes never met in the group's region"; sleep 0.02
+    done
+    sleep 0.4
+    t1=$(now)
+    L "$grp" --priority=high >"$out.lim" 2>&1 || { rc=$?; cat "$out.lim" >&2; fail "cushim limit --priority=high: exit $rc"; }
+    t2=$(now)
+    cat "$out.lim"
+    grep -q "live priority set (generation [0-9]*): applied by 2 of 2 processes' devices in [0-9]* ms" "$out.lim" ||
+      fail "--priority=high not applied by both"
+    grep -q "live priority: high for every process" "$out.lim" || fail "the live priority is not shown"
+    [ "$(grep -o 'priority high\]' "$out.lim" | wc -l)" = 2 ] || fail "the processes are not shown at priority high"
+    sleep 0.8
+    t3=$(now)
+    L "$grp" --priority=off >"$out.lim" 2>&1 || { rc=$?; cat "$out.lim" >&2; fail "cushim limit --priority=off: exit $rc"; }
+    t4=$(now)
+    cat "$out.lim"
+    grep -q "applied by 2 of 2 processes' devices" "$out.lim" || fail "--priority=off not applied by both"
+    grep -q "priority: each process's own" "$out.lim" || fail "off: not shown as each process's own"
+    grep -q "priority low\]" "$out.lim" && grep -q "priority high\]" "$out.lim" ||
+      fail "off: the processes do not show their own priorities again"
+    wait $ph || fail "high process: exit $?"
+    hend=$(sort -n -k1,1 "$out.kh" | tail -1 | awk '{ print $1 }')
+    wait $pl || fail "low process: exit $?"
+    L "$grp" --priority=normal >"$out.lim" 2>&1
+    grep -q "no process of the group runs with smlimit's hooks now: nothing applied it" "$out.lim" ||
+      { cat "$out.lim" >&2; fail "a group without processes: not said"; }
+    rm -f "/dev/shm/cushim-smlimit4-$(id -u)-$grp" "/dev/shm${FAKE_CUDA_SHARED_GPU}"
+    unset FAKE_CUDA_SHARED_GPU
+    cat "$out.h.err" "$out.err"
+    grep -q "live priority high (was low; set by cushim limit)" "$out.err" || fail "the low process did not log the change"
+    grep -q "live priority low (was high; this process's own)" "$out.err" || fail "the low process did not log off"
+    # phases (the high one busy throughout: its last submit at $hend): held, raised, held again; a phase's rate
+    # starts 100 ms after the tool returned (the queue admitted just before it is not the new order's)
+    n1=$(count_in 0 "$t1"); n2=$(count_in "$(echo "$t2" | awk '{ print $1 + 100 }')" "$t3")
+    s3=$(echo "$t4" | awk '{ print $1 + 100 }'); n3=$(count_in "$s3" "$hend")
+    r2=$(awk -v n="$n2" -v a="$t2" -v b="$t3" 'BEGIN { printf "%.1f", n / ((b - a - 100) / 1000) }')
+    r3=$(awk -v n="$n3" -v a="$s3" -v b="$hend" 'BEGIN { printf "%.1f", (b > a ? n / ((b - a) / 1000) : -1) }')
+    echo "low process's kernels: $n1 before the change; $n2 while raised ($r2/s); $n3 after off ($r3/s, until the high one's last at $hend)"
+    [ "$n1" -le 3 ] || fail "$n1 of the low one's kernels submitted before the change (held: want at most 3)"
+    [ "$n2" -ge 8 ] || fail "only $n2 of its kernels submitted while raised to high"
+    awk -v a="$s3" -v b="$hend" 'BEGIN { exit !(b - a >= 300) }' || fail "the high one ended $hend, too soon after off ($s3) to tell"
+    awk -v a="$r3" -v b="$r2" 'BEGIN { exit !(a >= 0 && a < b / 5) }' || fail "after off its rate $r3/s, raised $r2/s (want under a fifth)"
+    rm -f "$out.kh" "$out.kl" "$out.h" "$out.h.err" "$out.lim" ;;
   prioguard)
     grp=e2eg$$
     export FAKE_CUDA_SHARED_GPU="/cushim-e2e-gpug-$$"

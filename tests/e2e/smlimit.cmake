@@ -24,6 +24,10 @@ set_tests_properties(smlimit_launcher PROPERTIES LABELS "e2e;no_asan")
 e2e_test(smlimit_live COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_smlimit.sh" live
   $<TARGET_FILE:e2e_smlimit> $<TARGET_FILE:smlimit> "${PROJECT_SOURCE_DIR}/tools/cushim"
   ENV "CUSHIM_LIB=$<TARGET_FILE:cushim>")
+# 'cushim limit GROUP --priority=high' then '--priority=off' on a high- and a low-priority process.
+e2e_test(smlimit_prioritylive COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_smlimit.sh" prioritylive
+  $<TARGET_FILE:e2e_smlimit> $<TARGET_FILE:smlimit> "${PROJECT_SOURCE_DIR}/tools/cushim"
+  ENV "CUSHIM_LIB=$<TARGET_FILE:cushim>")
 set_property(TEST smlimit_threads smlimit_limit smlimit_weights smlimit_turns smlimit_turns3 smlimit_priority
-  smlimit_prioguard smlimit_priolatency smlimit_policy smlimit_devmap APPEND PROPERTY LABELS concurrency)
+  smlimit_prioritylive smlimit_prioguard smlimit_priolatency smlimit_policy smlimit_devmap APPEND PROPERTY LABELS concurrency)
 set_tests_properties(smlimit_pidns PROPERTIES SKIP_RETURN_CODE 77)
