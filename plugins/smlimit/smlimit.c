@@ -596,6 +596,8 @@ static int sml_init_plugin(const cushim_host *host, cushim_plugin *self)
         host->log(self, CUSHIM_LOG_WARN, "CUDA_TASK_PRIORITY=%.40s is not a number: no priority", ptext);
         prio = -1;
     }
+    /* under MPS, the client priority too (mps.c): before the driver connects, at its initialisation */
+    sml_mps_priority(host, self, prio);
     /* HAMi's GPU_CORE_UTILIZATION_POLICY (or the option policy): force (limit at all times), default (limit
        only while another process uses the GPU), disable (no limit) */
     pol = host->opt_string(self, "policy");

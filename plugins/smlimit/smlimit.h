@@ -3,7 +3,8 @@
  * the per-device state, the pending launch markers, the real driver functions.
  * smlimit.c: options, hooks, lifecycle; poll.c: the polling thread that measures
  * finished launches and keeps the shares between processes; limitspec.c: reading
- * the limits; core.c: the admission logic; shm.c: the shared region.
+ * the limits; core.c: the admission logic; shm.c: the shared region; mps.c: the
+ * priority handed to MPS.
  */
 #ifndef SML_SMLIMIT_H
 #define SML_SMLIMIT_H
@@ -147,6 +148,10 @@ void sml_clock_fork_child(void);
    device). Poller thread. */
 int sml_nvml_others(sml_state *st, int i);
 #define SML_CLOCK_EVERY_NS 2000000ull   /* clock samples while work is pending, at most every 2 ms */
+
+/* mps.c: a process with priority 'prio' (SML_PRIO_*, -1 none) that will be an MPS client gets CUDA_MPS_CLIENT_PRIORITY
+   (high 0, else 1) unless it is set; at init, before the driver reads it. */
+void sml_mps_priority(const cushim_host *host, cushim_plugin *self, int prio);
 
 /* One host serves the process; flush and fork_child get only 'self'. */
 extern const cushim_host *sml_host;

@@ -15,6 +15,8 @@
  * E2E_SML_DEVICE=D: run on CUDA ordinal D (default 0).
  * E2E_SML_GAP_US=G: after each launch, wait for it (cuStreamSynchronize) and
  * sleep G us - a serving loop's requests (run_smlimit.sh 'priolatency').
+ * E2E_SML_SHOW_MPS=1: after cuInit (the plugins loaded), print
+ *   mps <CUDA_MPS_CLIENT_PRIORITY, or (unset)>   (run_smlimit.sh 'mpsprio').
  */
 #include <cuda.h>
 #include <pthread.h>
@@ -90,6 +92,10 @@ int main(int argc, char **argv)
         return 2;
     }
     CHECK(cuInit(0));
+    if (getenv("E2E_SML_SHOW_MPS") != NULL) {
+        const char *m = getenv("CUDA_MPS_CLIENT_PRIORITY");
+        printf("mps %s\n", m != NULL ? m : "(unset)");
+    }
     CHECK(cuDeviceGet(&dev, getenv("E2E_SML_DEVICE") != NULL ? atoi(getenv("E2E_SML_DEVICE")) : 0));
     CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
     CHECK(cuCtxSetCurrent(ctx));

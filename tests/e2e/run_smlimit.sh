@@ -53,6 +53,10 @@
 #             native); two processes of one group using their devices together are (each share at 25%); so is a
 #             process alone in its region when NVML lists another process on the device (the fake NVML's
 #             FAKE_NVML_PROCS=2: another user's or container's)
+#   mpsprio   under MPS (an MPS control socket where the driver looks: CUDA_MPS_PIPE_DIRECTORY's 'control', a FIFO
+#             here, and a socket when python3 can make one) a priority sets CUDA_MPS_CLIENT_PRIORITY before cuInit:
+#             high 0, normal and low 1, HAMi's CUDA_TASK_PRIORITY by preload alone too; a value the user set is
+#             kept; without the control socket, or without a priority, it stays unset
 #   turndead  a process killed (SIGKILL) while it has the turn: the next process's bursts pass over it
 #             (waited well under its turn_wait_ms of 5 s, none gave up)
 set -u
@@ -425,6 +429,35 @@ case $case in
     awk -v a="$s3" -v b="$hend" 'BEGIN { exit !(b - a >= 300) }' || fail "the high one ended $hend, too soon after off ($s3) to tell"
     awk -v a="$r3" -v b="$r2" 'BEGIN { exit !(a >= 0 && a < b / 5) }' || fail "after off its rate $r3/s, raised $r2/s (want under a fifth)"
     rm -f "$out.kh" "$out.kl" "$out.h" "$out.h.err" "$out.lim" ;;
+  mpsprio)
+    d=$(mktemp -d "${E2E_OUT:-/tmp}/smlimit-mps.XXXXXX") || fail "mktemp"
+    # mps EXPECTED [VAR=VALUE...]: the variable the program sees after cuInit
+    mps() {
+      want=$1; shift
+      env -u CUSHIM_PLUGINS "$@" E2E_SML_SHOW_MPS=1 CUSHIM_LOG=info "$prog" 5 >"$out" 2>"$out.err" || fail "$*: exit $?"
+      got=$(sed -n 's/^mps //p' "$out")
+      [ "$got" = "$want" ] || fail "$*: CUDA_MPS_CLIENT_PRIORITY '$got', want '$want'"
+      echo "$*: CUDA_MPS_CLIENT_PRIORITY $got"
+    }
+    P="CUDA_MPS_PIPE_DIRECTORY=$d"
+    mps "(unset)" "$P" CUSHIM_PLUGINS="$plugin:priority=high,shared=0"   # no daemon there
+    mkfifo "$d/control" || fail "mkfifo"
+    mps 0 "$P" CUSHIM_PLUGINS="$plugin:priority=high,shared=0"
+    grep -q "smlimit: MPS client ($d/control): CUDA_MPS_CLIENT_PRIORITY=0 for priority high" "$out.err" ||
+      fail "the setting is not logged"
+    mps 1 "$P" CUSHIM_PLUGINS="$plugin:priority=normal,shared=0"
+    mps 1 "$P" CUSHIM_PLUGINS="$plugin:priority=low,shared=0"
+    mps 1 "$P" CUDA_MPS_CLIENT_PRIORITY=1 CUSHIM_PLUGINS="$plugin:priority=high,shared=0"   # the user's kept
+    mps 0 "$P" CUDA_MPS_CLIENT_PRIORITY=0 CUSHIM_PLUGINS="$plugin:priority=low,shared=0"
+    mps "(unset)" "$P" CUSHIM_PLUGINS="$plugin:limit=25,shared=0"   # no priority
+    mps 0 "$P" CUDA_TASK_PRIORITY=0                # HAMi's variable, the shim alone (no CUSHIM_PLUGINS)
+    mps 1 "$P" CUDA_TASK_PRIORITY=2
+    rm -f "$d/control"
+    if command -v python3 >/dev/null 2>&1 &&
+       env -u LD_PRELOAD python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$d/control" 2>/dev/null; then
+      mps 0 "$P" CUSHIM_PLUGINS="$plugin:priority=high,shared=0"   # the daemon's socket
+    fi
+    rm -rf "$d" ;;
   prioguard)
     grp=e2eg$$
     export FAKE_CUDA_SHARED_GPU="/cushim-e2e-gpug-$$"
@@ -541,6 +574,14 @@ case $case in
     [ "$v" = 'smlimit:turns=1' ] || fail "CUDA_DEVICE_SM_LIMIT --sm-turns gave CUSHIM_PLUGINS='$v'"
     L --sm-turns -- true 2>"$out.err" && fail "--sm-turns without a limit accepted"
     grep -q -- '--sm-turns needs --sm-limit' "$out.err" || fail "--sm-turns alone: no reason given"
+    # --priority: smlimit's priority=, no limit needed; under MPS the client priority is set in the program
+    v=$(L --priority=high -- sh -c 'echo "$CUSHIM_PLUGINS"') || fail "launcher exit $?"
+    [ "$v" = 'smlimit:priority=high' ] || fail "--priority=high gave CUSHIM_PLUGINS='$v'"
+    L --priority= -- true 2>/dev/null && fail "--priority= accepted"
+    d=$(mktemp -d "${E2E_OUT:-/tmp}/smlimit-mps.XXXXXX") && mkfifo "$d/control" || fail "mkfifo"
+    v=$(CUDA_MPS_PIPE_DIRECTORY="$d" E2E_SML_SHOW_MPS=1 L --priority=high -- "$prog" 5) || fail "--priority=high: exit $?"
+    rm -rf "$d"
+    [ "$(echo "$v" | sed -n 's/^mps //p')" = 0 ] || fail "--priority=high under MPS: '$v'"
     CUSHIM_LOG=warn L --sm-limit=25 -- "$prog" 200 >"$out" 2>"$out.err" || fail "exit $?"
     share_in 0.05 0.40 ;;
   *) fail "unknown case" ;;

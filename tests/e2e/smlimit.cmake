@@ -11,7 +11,7 @@ target_compile_options(e2e_smlimit PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-
 target_link_libraries(e2e_smlimit PRIVATE cushim_fake_cuda pthread)
 
 foreach(_c native limit env preload unlimited threads weights pidns clockref turns turns3 turndead region priority
-    prioguard priolatency policy devmap)
+    prioguard priolatency policy devmap mpsprio)
   e2e_test(smlimit_${_c} COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_smlimit.sh" ${_c}
     $<TARGET_FILE:e2e_smlimit> $<TARGET_FILE:smlimit>)
 endforeach()
