@@ -377,7 +377,7 @@ case $case in
     # kernels in launch order); the low one a serving loop (a kernel, wait for it, 1 ms idle) without a limit (no
     # weight: the high one keeps its 99%)
     FAKE_CUDA_KERNEL_LOG="$out.kh" CUSHIM_PLUGINS="$plugin:group=$grp,priority=high,limit=99,window_ms=20,report=1" \
-      "$prog" 1500 >"$out.h" 2>"$out.h.err" &
+      "$prog" 2500 >"$out.h" 2>"$out.h.err" &
     ph=$!
     sleep 0.3   # the high one busy first
     E2E_SML_GAP_US=1000 FAKE_CUDA_KERNEL_LOG="$out.kl" CUSHIM_LOG=info \
