@@ -29,5 +29,5 @@ e2e_test(smlimit_prioritylive COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_smlimi
   $<TARGET_FILE:e2e_smlimit> $<TARGET_FILE:smlimit> "${PROJECT_SOURCE_DIR}/tools/cushim"
   ENV "CUSHIM_LIB=$<TARGET_FILE:cushim>")
 set_property(TEST smlimit_threads smlimit_limit smlimit_weights smlimit_turns smlimit_turns3 smlimit_priority
-  smlimit_prioritylive smlimit_prioguard smlimit_priolatency smlimit_policy smlimit_devmap APPEND PROPERTY LABELS concurrency)
+  smlimit_prioguard smlimit_priolatency smlimit_policy smlimit_devmap APPEND PROPERTY LABELS concurrency)
 set_tests_properties(smlimit_pidns PROPERTIES SKIP_RETURN_CODE 77)
