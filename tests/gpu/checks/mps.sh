@@ -1,7 +1,7 @@
 # mps.sh - the GPU's own sharing, MPS, beside ours: the workloads of the priority, smlimit (the 50% matmul loop) and
 # memlimit (the 4 GiB quota) checks run as clients of an MPS control daemon private to this check, with MPS's own
 # controls, then the shim's priorities on top of MPS. Sourced by tests/gpu/run.sh; `bash tests/gpu/run.sh build-gpu
-# mps` runs it (one GPU; about 3 minutes). docs/isolation.md, "MPS", gives the table these lines fill.
+# mps` runs it (one GPU; about 4 minutes). docs/isolation.md, "MPS", gives the table these lines fill.
 #
 # The daemon: nvidia-cuda-mps-control -d with CUDA_MPS_PIPE_DIRECTORY and CUDA_MPS_LOG_DIRECTORY under $WORK (its
 # clients get the same two variables, so nothing else on the machine is touched); quit (echo quit |
@@ -18,6 +18,8 @@
 #   mps shim-prio     the shim's priorities on top of MPS: the loop at smlimit priority=high, the trainer at
 #                     priority=low (one group), CUDA_MPS_CLIENT_PRIORITY left to the plugin: PASS when the plugin set
 #                     it (0 and 1, its log lines) and the loop's p99 is at most 10% above alone (the issue's bound)
+#   mps shim-order    information: the same pair with smlimit's priorities and both clients at MPS priority 0 (set,
+#                     so the plugin keeps it): our admission order alone under MPS, beside 'client-prio' and 'shim-prio'
 #   mps sm50          information: the bf16 matmul loop with CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50: its rate over the
 #                     MPS client's rate without it (smlimit's 50% row)
 #   mps smlimit50     information: the same loop with smlimit limit=50 under MPS (smlimit's time accounting assumes
@@ -129,6 +131,14 @@ mps_vs_alone() {
             h, a, (h / a - 1) * 100, (h <= a * 1.10 ? "within" : "above"), (t == "" ? "?" : t) }'
 }
 
+# mps_time SECONDS ROW: 0 when the suite's budget leaves SECONDS; else ROW is reported not run (budget_out), 1
+mps_time() {
+    [ "$(time_left)" -gt "$1" ] && return 0
+    budget_out
+    result "mps $2" FAIL "not run (the suite's time budget; GPU_SUITE_BUDGET=900 runs every row)"
+    return 1
+}
+
 check_mps() {
     local plugin=$BUILD_DIR/plugins/smlimit.so grp="mps$$" nat got detail ok
     MPS_D=$WORK/mps-runs
@@ -152,11 +162,14 @@ check_mps() {
     mps_client timeout -k 5 60 "$PY" "$HERE/smlimit/matmul_loop.py" matmul --seconds "$MPS_SECS" \
         >"$MPS_D/alone.train" 2>>"$LOGS/mps.err"
     result "mps alone" SKIP "information: the loop's p99 ${MPS_ALONE:-?} ms alone as an MPS client; the trainer alone $(mps_rate "$MPS_D/alone.train") TFLOP/s"
+    mps_time 45 plain || { mps_quit; return; }
     mps_pair plain "" ""
     result "mps plain" SKIP "information: no priorities: $(mps_vs_alone plain)"
+    mps_time 45 client-prio || { mps_quit; return; }
     mps_pair client-prio "CUDA_MPS_CLIENT_PRIORITY=0" "CUDA_MPS_CLIENT_PRIORITY=1"
     result "mps client-prio" SKIP "information: CUDA_MPS_CLIENT_PRIORITY 0 (loop) / 1 (trainer): $(mps_vs_alone client-prio)"
     rm -f "/dev/shm/cushim-smlimit4-$(id -u)-$grp"
+    mps_time 45 shim-prio || { mps_quit; return; }
     mps_pair shim-prio "LD_PRELOAD=$SHIM CUSHIM_LOG=info CUSHIM_PLUGINS=$plugin:priority=high,group=$grp,report=1" \
         "LD_PRELOAD=$SHIM CUSHIM_LOG=info CUSHIM_PLUGINS=$plugin:priority=low,group=$grp,report=1"
     rm -f "/dev/shm/cushim-smlimit4-$(id -u)-$grp"
@@ -173,8 +186,15 @@ check_mps() {
         esac
     fi
 
+    mps_time 45 shim-order || { mps_quit; return; }
+    mps_pair shim-order "LD_PRELOAD=$SHIM CUDA_MPS_CLIENT_PRIORITY=0 CUSHIM_PLUGINS=$plugin:priority=high,group=$grp" \
+        "LD_PRELOAD=$SHIM CUDA_MPS_CLIENT_PRIORITY=0 CUSHIM_PLUGINS=$plugin:priority=low,group=$grp"
+    rm -f "/dev/shm/cushim-smlimit4-$(id -u)-$grp"
+    result "mps shim-order" SKIP "information: smlimit priority high/low, both clients at MPS priority 0: $(mps_vs_alone shim-order)"
+
     # compute share: the matmul loop at 50% of the SMs (MPS) and at smlimit's 50 under MPS, over the MPS client alone
     nat=$(mps_rate "$MPS_D/alone.train")
+    mps_time 60 sm50 || { mps_quit; return; }
     mps_client env CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50 timeout -k 5 60 "$PY" "$HERE/smlimit/matmul_loop.py" matmul \
         --seconds "$MPS_SECS" --clocks >"$MPS_D/sm50.train" 2>>"$LOGS/mps.err"
     got=$(mps_rate "$MPS_D/sm50.train")
@@ -189,6 +209,7 @@ check_mps() {
         if (n > 0 && g > 0) printf "%.1f%% of the MPS client'"'"'s rate alone (%.1f / %.1f TFLOP/s)", 100 * g / n, g, n
         else printf "no measurement (%s / %s)", g, n }'); $(grep -o 'busy [^,]*' "$MPS_D/smlimit50.err" | head -n 1)"
 
+    mps_time 60 mem4g || { mps_quit; return; }
     # memory: MPS's pinned device memory limit against the 4 GiB quota's checks (memlimit's torch-default case)
     mps_client timeout -k 5 120 "$PY" "$HERE/memlimit/ml_frameworks.py" torch 4 >"$MPS_D/mem.native" \
         2>>"$LOGS/mps.err"
