@@ -1,7 +1,9 @@
 /*
  * mps.c - smlimit's priority handed to MPS as well: a process that will run as an
  * MPS client gets CUDA_MPS_CLIENT_PRIORITY from its priority (high 0, normal and
- * low 1: MPS has these two levels), unless the variable is set already.
+ * low 1: MPS has these two levels), unless the variable is set already - by the
+ * user: a value smlimit set in a parent process (it says so in SML_MPS_MARK, which
+ * children inherit with it) is replaced by this process's own.
  *
  * The driver connects to the MPS control daemon when CUDA is initialised (cuInit)
  * and reads the variable then; smlimit's init runs at the shim's initialisation,
@@ -22,6 +24,7 @@
 #include "smlimit.h"
 
 #define SML_MPS_DEFAULT_PIPE_DIR "/tmp/nvidia-mps"
+#define SML_MPS_MARK "CUSHIM_SMLIMIT_MPS_PRIORITY"   /* the value smlimit set, beside the variable */
 
 /* Is there an MPS control daemon's socket where the driver will look? Its path in 'path'. */
 static int sml_mps_present(const cushim_host *host, char *path, size_t cap)
@@ -52,11 +55,13 @@ static int sml_thread_count(void)
 void sml_mps_priority(const cushim_host *host, cushim_plugin *self, int prio)
 {
     char path[4200];
-    const char *want = prio == SML_PRIO_HIGH ? "0" : "1", *have;
+    const char *want = prio == SML_PRIO_HIGH ? "0" : "1", *have, *mark;
     int threads;
     if (prio < 0 || !sml_mps_present(host, path, sizeof path))
         return;
-    if ((have = host->env("CUDA_MPS_CLIENT_PRIORITY")) != NULL) {   /* the user's (or the launcher's) word */
+    have = host->env("CUDA_MPS_CLIENT_PRIORITY");
+    mark = host->env(SML_MPS_MARK);
+    if (have != NULL && (mark == NULL || strcmp(mark, have) != 0)) {   /* the user's word */
         host->log(self, CUSHIM_LOG_DEBUG, "MPS client (%s): CUDA_MPS_CLIENT_PRIORITY=%.20s kept (priority %s)", path,
                   have, sml_priority_name(prio));
         return;
@@ -69,7 +74,9 @@ void sml_mps_priority(const cushim_host *host, cushim_plugin *self, int prio)
                   path, sml_priority_name(prio), threads, want);
         return;
     }
-    if (setenv("CUDA_MPS_CLIENT_PRIORITY", want, 0) != 0) {
+    if (have != NULL && strcmp(have, want) == 0)
+        return;   /* a parent's, the same */
+    if (setenv(SML_MPS_MARK, want, 1) != 0 || setenv("CUDA_MPS_CLIENT_PRIORITY", want, 1) != 0) {
         host->log(self, CUSHIM_LOG_WARN, "MPS client (%s): cannot set CUDA_MPS_CLIENT_PRIORITY=%s", path, want);
         return;
     }

@@ -56,7 +56,8 @@
 #   mpsprio   under MPS (an MPS control socket where the driver looks: CUDA_MPS_PIPE_DIRECTORY's 'control', a FIFO
 #             here, and a socket when python3 can make one) a priority sets CUDA_MPS_CLIENT_PRIORITY before cuInit:
 #             high 0, normal and low 1, HAMi's CUDA_TASK_PRIORITY by preload alone too; a value the user set is
-#             kept; without the control socket, or without a priority, it stays unset
+#             kept, one a parent's smlimit set (CUSHIM_SMLIMIT_MPS_PRIORITY beside it, equal) is replaced; without
+#             the control socket, or without a priority, it stays unset
 #   turndead  a process killed (SIGKILL) while it has the turn: the next process's bursts pass over it
 #             (waited well under its turn_wait_ms of 5 s, none gave up)
 set -u
@@ -463,6 +464,10 @@ case $case in
     mps 1 "$P" CUSHIM_PLUGINS="$plugin:priority=low,shared=0"
     mps 1 "$P" CUDA_MPS_CLIENT_PRIORITY=1 CUSHIM_PLUGINS="$plugin:priority=high,shared=0"   # the user's kept
     mps 0 "$P" CUDA_MPS_CLIENT_PRIORITY=0 CUSHIM_PLUGINS="$plugin:priority=low,shared=0"
+    # a value smlimit set in a parent (its mark beside it): this process's own priority instead
+    mps 1 "$P" CUDA_MPS_CLIENT_PRIORITY=0 CUSHIM_SMLIMIT_MPS_PRIORITY=0 CUSHIM_PLUGINS="$plugin:priority=low,shared=0"
+    mps 0 "$P" CUDA_MPS_CLIENT_PRIORITY=1 CUSHIM_SMLIMIT_MPS_PRIORITY=1 CUSHIM_PLUGINS="$plugin:priority=high,shared=0"
+    mps 1 "$P" CUDA_MPS_CLIENT_PRIORITY=1 CUSHIM_SMLIMIT_MPS_PRIORITY=0 CUSHIM_PLUGINS="$plugin:priority=high,shared=0"   # changed since: the user's
     mps "(unset)" "$P" CUSHIM_PLUGINS="$plugin:limit=25,shared=0"   # no priority
     mps 0 "$P" CUDA_TASK_PRIORITY=0                # HAMi's variable, the shim alone (no CUSHIM_PLUGINS)
     mps 1 "$P" CUDA_TASK_PRIORITY=2
