@@ -38,8 +38,8 @@
 #             later, a serving loop: a kernel, wait, 1 ms idle): held at first; 'cushim limit GROUP --priority=high'
 #             (every process of the group high: acknowledged by both within 1 s, shown) and its kernels are
 #             submitted beside the high one's pending work (over 0.3 of them, at least 8); '--priority=off' (each
-#             process's own again) and it is held again: before the change and after off, under half the share
-#             raised (about 0.02 against 0.9 here). The phases' times come from the fake's clock (e2e_smlimit now);
+#             process's own again) and it is held again: before the change and after off, at most 3 of its kernels
+#             beside the high one's work (0 or 1 seen), against about 50 raised. The phases' times come from the fake's clock (e2e_smlimit now);
 #             with the processes gone, the tool says that nothing applied the change
 #   prioguard a high-priority process (at 99%: its queue bounded) busy for about 2 s next to a low one with priority_wait_ms=50: the low
 #             one's launches are let through by the guard (its report counts them; its longest wait is about the
@@ -436,16 +436,19 @@ case $case in
     echo "low process's kernels submitted while the high one had kernels pending: before the change $f1; raised $f2; after off $f3 (share, kernels)"
     set -- $f2; [ "$2" -ge 8 ] || fail "only $2 of its kernels submitted while raised to high"
     awk -v f="$1" 'BEGIN { exit !(f > 0.3) }' || fail "raised, only $1 of its kernels beside the high one's: the check cannot tell"
+    # held: at most 3 of its kernels beside the high one's pending work (one can slip into a gap of the high one's
+    # queue as it refills), against about 50 raised
+    r=$(echo "$f2" | awk '{ printf "%d", $1 * $2 + 0.5 }')
     for f in "$f1" "$f3"; do
-      set -- $f
-      [ "$2" -ge 1 ] || continue   # none submitted at all: held
-      awk -v a="$1" -v b="${f2%% *}" 'BEGIN { exit !(a < b / 2) }' || fail "held, $1 of its kernels beside the high one's, raised ${f2%% *} (want under half)"
+      h=$(echo "$f" | awk '{ printf "%d", $1 * $2 + 0.5 }')
+      [ "$h" -le 3 ] && [ $((h * 5)) -lt "$r" ] || fail "held, $h of its kernels ($f) beside the high one's, raised $r"
     done
     awk -v a="$s1" -v b="$t1" 'BEGIN { exit !(b - a >= 300) }' || fail "the first phase ($s1 to $t1) too short to tell"
     awk -v a="$s3" -v b="$hend" 'BEGIN { exit !(b - a >= 300) }' || fail "the high one ended $hend, too soon after off ($s3) to tell"
     rm -f "$out.kh" "$out.kl" "$out.h" "$out.h.err" "$out.lim" ;;
   mpsprio)
-    d=$(mktemp -d "${E2E_OUT:-/tmp}/smlimit-mps.XXXXXX") || fail "mktemp"
+    # the tools without the preloaded shim (and a sanitizer runtime, under which their exit status is its own)
+    d=$(env -u LD_PRELOAD mktemp -d "${E2E_OUT:-/tmp}/smlimit-mps.XXXXXX") || fail "mktemp"
     # mps EXPECTED [VAR=VALUE...]: the variable the program sees after cuInit
     mps() {
       want=$1; shift
@@ -456,7 +459,7 @@ case $case in
     }
     P="CUDA_MPS_PIPE_DIRECTORY=$d"
     mps "(unset)" "$P" CUSHIM_PLUGINS="$plugin:priority=high,shared=0"   # no daemon there
-    mkfifo "$d/control" || fail "mkfifo"
+    env -u LD_PRELOAD mkfifo "$d/control" || fail "mkfifo"
     mps 0 "$P" CUSHIM_PLUGINS="$plugin:priority=high,shared=0"
     grep -q "smlimit: MPS client ($d/control): CUDA_MPS_CLIENT_PRIORITY=0 for priority high" "$out.err" ||
       fail "the setting is not logged"
@@ -597,7 +600,7 @@ case $case in
     v=$(L --priority=high -- sh -c 'echo "$CUSHIM_PLUGINS"') || fail "launcher exit $?"
     [ "$v" = 'smlimit:priority=high' ] || fail "--priority=high gave CUSHIM_PLUGINS='$v'"
     L --priority= -- true 2>/dev/null && fail "--priority= accepted"
-    d=$(mktemp -d "${E2E_OUT:-/tmp}/smlimit-mps.XXXXXX") && mkfifo "$d/control" || fail "mkfifo"
+    d=$(env -u LD_PRELOAD mktemp -d "${E2E_OUT:-/tmp}/smlimit-mps.XXXXXX") && env -u LD_PRELOAD mkfifo "$d/control" || fail "mkfifo"
     v=$(CUDA_MPS_PIPE_DIRECTORY="$d" E2E_SML_SHOW_MPS=1 L --priority=high -- "$prog" 5) || fail "--priority=high: exit $?"
     rm -rf "$d"
     [ "$(echo "$v" | sed -n 's/^mps //p')" = 0 ] || fail "--priority=high under MPS: '$v'"
