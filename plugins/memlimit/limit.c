@@ -301,10 +301,15 @@ static int lm_sm(const char *name, const char *spec, const char *prio, long wait
             uint32_t p;
             if (atomic_load(&s->pid) == 0 || !rg_slot_held(&rg, (uint32_t)(d * SML_SHM_SLOTS + k)))
                 continue;
+            uint32_t wt = atomic_load(&s->weight);
+            char lim[32];
             p = atomic_load(&s->prio);
-            printf(" [pid %d: %.4g%%, using %.4g%%, priority %s]", (int)atomic_load(&s->pid),
-                   atomic_load(&s->weight) / 10.0, atomic_load(&s->usage) / 10.0,
-                   p >= 1 && p <= 3 ? sml_priority_name((int)p - 1) : "none");
+            if (wt == 0)   /* a priority alone, or a live 100%: it claims no share */
+                snprintf(lim, sizeof lim, "no limit");
+            else
+                snprintf(lim, sizeof lim, "%.4g%%", wt / 10.0);
+            printf(" [pid %d: %s, using %.4g%%, priority %s]", (int)atomic_load(&s->pid), lim,
+                   atomic_load(&s->usage) / 10.0, p >= 1 && p <= 3 ? sml_priority_name((int)p - 1) : "none");
         }
         printf("\n");
     }
