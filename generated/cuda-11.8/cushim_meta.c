@@ -2325,7 +2325,7 @@ static const cushim_param_info cushim_gen_p_cuMemGetAllocationPropertiesFromHand
 };
 static const cushim_param_info cushim_gen_p_cuMemRetainAllocationHandle[] = {
     { "handle", "CUmemGenericAllocationHandle *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemRetainAllocationHandle, handle), -1, CUSHIM_E_(cuMemRetainAllocationHandle, handle), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "addr", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemRetainAllocationHandle, addr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "addr", "void *", "void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemRetainAllocationHandle, addr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemFreeAsync_ptsz[] = {
     { "dptr", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemFreeAsync_ptsz, dptr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
