@@ -14,12 +14,17 @@
  *       STRING_OUT, OWNED_OUT, ARRAY out: nothing
  *     SCALAR (a pointer-mode scalar): u8 0 NULL, 1 a host value: u8 n (1..16) and, going in, n bytes;
  *       2 a device address: u64
+ *     ADDR (an address looked up): u8 0 and the u64 value, or u8 1, u32 region, u64 offset (shared pinned memory)
+ *     ATTR (a value sized by its attribute): u8 present, and going in its n bytes (n: the attribute's size)
+ *     ATTRS: u8 present, and per attribute u8 present (out only)
  *
  * A REPLY payload: u32 api_id, u32 status, ret_size bytes, u8 outputs (1 after success, and after NVML's
  * INSUFFICIENT_SIZE with its counted arrays empty), and when outputs is 1, per present
  * output in plan order: ARRAY out/inout u32 n, n x elem bytes; STRING_OUT u32 n (0xffffffff: NULL), n bytes;
  * OWNED_OUT u32 n (0xffffffff: NULL), n x elem bytes (n: its count output's value, at most RM_MAX_OWNED).
- * SCALAR out as a host value: u32 n, n bytes.
+ * SCALAR out as a host value: u32 n, n bytes. ATTR out, and each present value of ATTRS: u32 n, n bytes, and
+ * for a host address (RM_ATTR_HOSTPTR) u32 region: the bytes are the offset in that shared region, or with
+ * 0xffffffff a NULL address (any other host address of the server is refused: RM_ST_REFUSED, no outputs).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +107,60 @@ static int rm_elems_null_fields(const rm_pplan *pp, const uint8_t *buf, uint64_t
         if (!rm_struct_nulls(pp->st, buf + k * pp->elem))
             return 0;
     return 1;
+}
+
+/* ---- values sized by their attribute (RM_OP_ATTR, RM_OP_ATTRS) and addresses looked up (RM_OP_ADDR) ---- */
+static int rm_attr_of(const rm_plan *pl, const rm_pplan *pp, const void *params, int32_t *attr)
+{
+    memcpy(attr, (const uint8_t *)params + pl->p[pp->func_param].offset, sizeof *attr);
+    return RM_OK;
+}
+
+/* ATTRS: the attribute array and its count, from the parameters as they are (client: the program's; server:
+   decoded before the values). */
+static int rm_attrs_of(const rm_plan *pl, const rm_pplan *pp, const void *params, const int32_t **attrs, uint64_t *n)
+{
+    int rc = rm_count_of(pl, pp, params, n);
+    if (rc != RM_OK)
+        return rc;
+    if (*n > RM_MAX_ATTRS)
+        return RM_EBOUNDS;
+    *attrs = rm_ptr_at(params, &pl->p[pp->func_param]);
+    return *attrs == NULL && *n != 0 ? RM_EMALFORMED : RM_OK;
+}
+
+static void rm_encode_addr(const rm_pplan *pp, const void *params, const rm_ctx *cx, rm_wr *w)
+{
+    uint64_t v, off;
+    uint32_t region;
+    memcpy(&v, (const uint8_t *)params + pp->offset, sizeof v);
+    if (v != 0 && cx != NULL && cx->addr_out != NULL && cx->addr_out(cx->user, v, &region, &off)) {
+        rm_wr_u8(w, 1);
+        rm_wr_u32(w, region);
+        rm_wr_bytes(w, &off, sizeof off);
+    } else {
+        rm_wr_u8(w, 0);
+        rm_wr_bytes(w, &v, sizeof v);
+    }
+}
+
+static int rm_decode_addr(const rm_pplan *pp, rm_call *c, rm_rd *r, const rm_ctx *cx)
+{
+    uint8_t form;
+    uint64_t v;
+    if (rm_rd_u8(r, &form) != RM_OK || form > 1)
+        return RM_EMALFORMED;
+    if (form == 1) {
+        uint32_t region;
+        uint64_t off;
+        if (rm_rd_u32(r, &region) != RM_OK || rm_rd_bytes(r, &off, sizeof off) != RM_OK || cx == NULL ||
+            cx->addr_in == NULL || cx->addr_in(cx->user, region, off, &v) != RM_OK)
+            return RM_EMALFORMED;
+    } else if (rm_rd_bytes(r, &v, sizeof v) != RM_OK) {
+        return RM_EMALFORMED;
+    }
+    memcpy((uint8_t *)c->params + pp->offset, &v, sizeof v);
+    return RM_OK;
 }
 
 /* ---- client: encode a call ---- */
@@ -222,6 +281,10 @@ int rm_encode_call(const rm_plan *pl, void *params, const rm_ctx *cx, rm_wr *w, 
                 return rc;
             continue;
         }
+        if (pp->op == RM_OP_ADDR) {
+            rm_encode_addr(pp, params, cx, w);
+            continue;
+        }
         rm_wr_u8(w, ptr != NULL);
         if (ptr == NULL)
             continue;
@@ -272,6 +335,35 @@ int rm_encode_call(const rm_plan *pl, void *params, const rm_ctx *cx, rm_wr *w, 
             int rc = rm_encode_knode(pp, ptr, cx, w);
             if (rc != RM_OK)
                 return rc;
+            break;
+        }
+        case RM_OP_ATTR: {
+            int32_t attr;
+            uint8_t kind = 0;
+            rm_attr_of(pl, pp, params, &attr);
+            uint32_t n = rm_attr_size_of(pp, attr, &kind);
+            if (n == 0 || (kind == RM_ATTR_HOSTPTR && rm_dir_in(pp)))
+                return RM_EUNSUPPORTED;   /* an attribute the table does not know (or a host address set) */
+            c->cap[i] = n;
+            if (rm_dir_in(pp))
+                rm_wr_bytes(w, ptr, n);
+            break;
+        }
+        case RM_OP_ATTRS: {
+            const int32_t *attrs;
+            uint64_t n;
+            int rc = rm_attrs_of(pl, pp, params, &attrs, &n);
+            if (rc != RM_OK)
+                return rc == RM_EMALFORMED ? RM_EUNSUPPORTED : rc;
+            for (uint64_t k = 0; k < n; k++) {
+                uint8_t kind;
+                void *v;
+                memcpy(&v, (const uint8_t *)ptr + k * sizeof v, sizeof v);
+                if (rm_attr_size_of(pp, attrs[k], &kind) == 0)
+                    return RM_EUNSUPPORTED;
+                rm_wr_u8(w, v != NULL);
+            }
+            c->cap[i] = n;
             break;
         }
         default:
@@ -385,6 +477,8 @@ static int rm_decode_pointer(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r
     void *buf = NULL;
     if (pp->op == RM_OP_SCALAR)
         return rm_decode_scalar(pl, i, c, r, a, cx);
+    if (pp->op == RM_OP_ADDR)
+        return rm_decode_addr(pp, c, r, cx);
     if (rm_rd_u8(r, &present) != RM_OK || present > 1)
         return RM_EMALFORMED;
     if (!present) {
@@ -466,6 +560,46 @@ static int rm_decode_pointer(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r
             return rc;
         break;
     }
+    case RM_OP_ATTR: {   /* staged in RM_ATTR_STAGE zeroed bytes, whatever the attribute's size */
+        int32_t attr;
+        uint8_t kind = 0;
+        rm_attr_of(pl, pp, c->params, &attr);
+        uint32_t n = rm_attr_size_of(pp, attr, &kind);
+        if (n == 0 || (kind == RM_ATTR_HOSTPTR && rm_dir_in(pp)))
+            return RM_EUNSUPPORTED;
+        if ((buf = rm_arena_alloc(a, RM_ATTR_STAGE)) == NULL)
+            return RM_ENOMEM;
+        if (rm_dir_in(pp)) {
+            const uint8_t *s = rm_rd_take(r, n);
+            if (s == NULL)
+                return RM_EMALFORMED;
+            memcpy(buf, s, n);
+        }
+        c->cap[i] = n;
+        break;
+    }
+    case RM_OP_ATTRS: {
+        const int32_t *attrs;
+        uint64_t n;
+        int rc = rm_attrs_of(pl, pp, c->params, &attrs, &n);
+        if (rc != RM_OK)
+            return rc;
+        void **vals = rm_arena_alloc(a, (size_t)(n ? n : 1) * sizeof(void *));
+        if (vals == NULL)
+            return RM_ENOMEM;
+        for (uint64_t k = 0; k < n; k++) {
+            uint8_t kind, here;
+            if (rm_rd_u8(r, &here) != RM_OK || here > 1)
+                return RM_EMALFORMED;
+            if (rm_attr_size_of(pp, attrs[k], &kind) == 0)
+                return RM_EUNSUPPORTED;
+            if (here && (vals[k] = rm_arena_alloc(a, RM_ATTR_STAGE)) == NULL)
+                return RM_ENOMEM;
+        }
+        c->cap[i] = n;
+        buf = vals;
+        break;
+    }
     default:   /* NULL_ONLY: only absent */
         return RM_EMALFORMED;
     }
@@ -490,6 +624,7 @@ int rm_decode_call(const rm_plans *ps, const uint8_t *msg, size_t len, rm_arena 
     uint32_t id, hash;
     int rc;
     memset(c, 0, sizeof *c);
+    c->cx = cx;
     *status = RM_ST_MALFORMED;
     if (rm_rd_u32(&r, &id) != RM_OK || rm_rd_u32(&r, &hash) != RM_OK)
         return RM_EMALFORMED;
@@ -528,9 +663,66 @@ int rm_decode_call(const rm_plans *ps, const uint8_t *msg, size_t len, rm_arena 
 }
 
 /* ---- server: encode a reply ---- */
+/* One attribute value of a reply: u32 n, n bytes, and for a host address u32 region (the bytes its offset there,
+   or 0xffffffff for NULL). 0 when it cannot go: a host address of the server outside the shared regions, which
+   would mean nothing to the client. 'w' NULL: only that check. */
+static int rm_attr_out(const rm_call *c, const rm_pplan *pp, int32_t attr, const void *val, rm_wr *w)
+{
+    uint8_t kind = 0;
+    uint32_t n = rm_attr_size_of(pp, attr, &kind), region = RM_NULL_STRING;
+    uint64_t v = 0, off = 0;
+    if (kind == RM_ATTR_HOSTPTR) {
+        memcpy(&v, val, sizeof v);
+        if (v != 0 && (c->cx == NULL || c->cx->addr_out == NULL || !c->cx->addr_out(c->cx->user, v, &region, &off)))
+            return 0;
+    }
+    if (w == NULL)
+        return 1;
+    rm_wr_u32(w, n);
+    if (kind == RM_ATTR_HOSTPTR) {
+        rm_wr_bytes(w, &off, sizeof off);
+        rm_wr_u32(w, region);
+    } else {
+        rm_wr_bytes(w, val, n);
+    }
+    return 1;
+}
+
+/* Every attribute value of the call, sent or checked (w NULL). */
+static int rm_attrs_out(const rm_call *c, rm_wr *w)
+{
+    const rm_plan *pl = c->plan;
+    for (uint32_t k = 0; k < pl->nptr; k++) {
+        const rm_pplan *pp = &pl->p[pl->order[k]];
+        void *ptr = rm_ptr_at(c->params, pp);
+        if (ptr == NULL || !rm_dir_out(pp))
+            continue;
+        if (pp->op == RM_OP_ATTR) {
+            int32_t attr;
+            rm_attr_of(pl, pp, c->params, &attr);
+            if (!rm_attr_out(c, pp, attr, ptr, w))
+                return 0;
+        } else if (pp->op == RM_OP_ATTRS) {
+            const int32_t *attrs = rm_ptr_at(c->params, &pl->p[pp->func_param]);
+            void *const *vals = ptr;
+            for (uint64_t j = 0; j < c->cap[pl->order[k]]; j++)
+                if (vals[j] != NULL && !rm_attr_out(c, pp, attrs[j], vals[j], w))
+                    return 0;
+        }
+    }
+    return 1;
+}
+
 int rm_encode_reply(const rm_call *c, uint32_t api_id, uint32_t status, const void *retval, rm_wr *w)
 {
     const rm_plan *pl = c != NULL ? c->plan : NULL;
+    /* an attribute value that cannot go (a host address of the server's own): the call is refused, nothing sent */
+    if (pl != NULL && status == RM_ST_OK && pl->info->ret_size != 0 && (!pl->ret_status || *(const int32_t *)retval == 0) &&
+        !rm_attrs_out(c, NULL)) {
+        api_id = pl->id;
+        status = RM_ST_REFUSED;
+        pl = NULL;
+    }
     uint32_t ret_size = pl != NULL && status == RM_ST_OK ? pl->info->ret_size : 0;
     rm_wr_u32(w, pl != NULL ? pl->id : api_id);
     rm_wr_u32(w, status);
@@ -579,6 +771,16 @@ int rm_encode_reply(const rm_call *c, uint32_t api_id, uint32_t status, const vo
         } else if (pp->op == RM_OP_SCALAR && rm_dir_out(pp) && c->cap[i] != 0) {
             rm_wr_u32(w, (uint32_t)c->cap[i]);
             rm_wr_bytes(w, ptr, (size_t)c->cap[i]);
+        } else if (pp->op == RM_OP_ATTR && rm_dir_out(pp)) {
+            int32_t attr;
+            rm_attr_of(pl, pp, c->params, &attr);
+            rm_attr_out(c, pp, attr, ptr, w);
+        } else if (pp->op == RM_OP_ATTRS) {
+            const int32_t *attrs = rm_ptr_at(c->params, &pl->p[pp->func_param]);
+            void *const *vals = ptr;
+            for (uint64_t j = 0; j < c->cap[i]; j++)
+                if (vals[j] != NULL)
+                    rm_attr_out(c, pp, attrs[j], vals[j], w);
         } else if (pp->op == RM_OP_STRING_OUT) {
             const char *s;
             memcpy(&s, ptr, sizeof s);
@@ -595,6 +797,30 @@ int rm_encode_reply(const rm_call *c, uint32_t api_id, uint32_t status, const vo
 }
 
 /* ---- client: decode a reply ---- */
+/* One attribute value into the program's 'dst' (rm_attr_out's layout): exactly the attribute's size, a host
+   address only as a region this client shares, or NULL. */
+static int rm_attr_in(const rm_pplan *pp, int32_t attr, void *dst, rm_rd *r, const rm_ctx *cx)
+{
+    uint8_t kind = 0;
+    uint32_t n, want = rm_attr_size_of(pp, attr, &kind), region;
+    const uint8_t *s;
+    if (rm_rd_u32(r, &n) != RM_OK || n != want || want == 0 || (s = rm_rd_take(r, n)) == NULL)
+        return RM_EMALFORMED;
+    if (kind != RM_ATTR_HOSTPTR) {
+        memcpy(dst, s, n);
+        return RM_OK;
+    }
+    uint64_t off, v = 0;
+    memcpy(&off, s, sizeof off);
+    if (rm_rd_u32(r, &region) != RM_OK)
+        return RM_EMALFORMED;
+    if (region == RM_NULL_STRING ? off != 0 :
+        cx == NULL || cx->addr_in == NULL || cx->addr_in(cx->user, region, off, &v) != RM_OK)
+        return RM_EMALFORMED;
+    memcpy(dst, &v, sizeof v);
+    return RM_OK;
+}
+
 int rm_decode_reply(const rm_call *c, void *retval, const uint8_t *msg, size_t len, const rm_ctx *cx,
                     uint32_t *status)
 {
@@ -644,6 +870,17 @@ int rm_decode_reply(const rm_call *c, void *retval, const uint8_t *msg, size_t l
             if (rm_rd_u32(&r, &n) != RM_OK || n != c->cap[i] || (s = rm_rd_take(&r, n)) == NULL)
                 return RM_EMALFORMED;
             memcpy(ptr, s, n);
+        } else if (pp->op == RM_OP_ATTR && rm_dir_out(pp)) {
+            int32_t attr;
+            rm_attr_of(pl, pp, c->params, &attr);
+            if (rm_attr_in(pp, attr, ptr, &r, cx) != RM_OK)
+                return RM_EMALFORMED;
+        } else if (pp->op == RM_OP_ATTRS) {
+            const int32_t *attrs = rm_ptr_at(c->params, &pl->p[pp->func_param]);
+            void *const *vals = ptr;
+            for (uint64_t j = 0; j < c->cap[i]; j++)
+                if (vals[j] != NULL && rm_attr_in(pp, attrs[j], vals[j], &r, cx) != RM_OK)
+                    return RM_EMALFORMED;
         } else if (pp->op == RM_OP_STRING_OUT) {
             uint32_t n;
             const char *v = NULL;
