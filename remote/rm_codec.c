@@ -23,8 +23,9 @@
  * output in plan order: ARRAY out/inout u32 n, n x elem bytes; STRING_OUT u32 n (0xffffffff: NULL), n bytes;
  * OWNED_OUT u32 n (0xffffffff: NULL), n x elem bytes (n: its count output's value, at most RM_MAX_OWNED).
  * SCALAR out as a host value: u32 n, n bytes. ATTR out, and each present value of ATTRS: u32 n, n bytes, and
- * for a host address (RM_ATTR_HOSTPTR) u32 region: the bytes are the offset in that shared region, or with
- * 0xffffffff a NULL address (any other host address of the server is refused: RM_ST_REFUSED, no outputs).
+ * for an address (RM_ATTR_HOSTPTR, RM_ATTR_ADDR) u32 region: the bytes are the offset in that shared region, or
+ * with 0xffffffff the value as it is (a host address only when NULL: any other host address of the server is
+ * refused, RM_ST_REFUSED with no outputs).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -671,15 +672,19 @@ static int rm_attr_out(const rm_call *c, const rm_pplan *pp, int32_t attr, const
     uint8_t kind = 0;
     uint32_t n = rm_attr_size_of(pp, attr, &kind), region = RM_NULL_STRING;
     uint64_t v = 0, off = 0;
-    if (kind == RM_ATTR_HOSTPTR) {
+    int addr = kind == RM_ATTR_HOSTPTR || kind == RM_ATTR_ADDR;
+    if (addr) {
         memcpy(&v, val, sizeof v);
-        if (v != 0 && (c->cx == NULL || c->cx->addr_out == NULL || !c->cx->addr_out(c->cx->user, v, &region, &off)))
-            return 0;
+        if (v != 0 && (c->cx == NULL || c->cx->addr_out == NULL || !c->cx->addr_out(c->cx->user, v, &region, &off))) {
+            if (kind == RM_ATTR_HOSTPTR)
+                return 0;
+            off = v;   /* a device address of the server's: as it is */
+        }
     }
     if (w == NULL)
         return 1;
     rm_wr_u32(w, n);
-    if (kind == RM_ATTR_HOSTPTR) {
+    if (addr) {
         rm_wr_bytes(w, &off, sizeof off);
         rm_wr_u32(w, region);
     } else {
@@ -806,15 +811,16 @@ static int rm_attr_in(const rm_pplan *pp, int32_t attr, void *dst, rm_rd *r, con
     const uint8_t *s;
     if (rm_rd_u32(r, &n) != RM_OK || n != want || want == 0 || (s = rm_rd_take(r, n)) == NULL)
         return RM_EMALFORMED;
-    if (kind != RM_ATTR_HOSTPTR) {
+    if (kind != RM_ATTR_HOSTPTR && kind != RM_ATTR_ADDR) {
         memcpy(dst, s, n);
         return RM_OK;
     }
-    uint64_t off, v = 0;
+    uint64_t off, v;
     memcpy(&off, s, sizeof off);
-    if (rm_rd_u32(r, &region) != RM_OK)
+    v = off;   /* no region: the value as it is (a host address only when NULL) */
+    if (n != sizeof v || rm_rd_u32(r, &region) != RM_OK)
         return RM_EMALFORMED;
-    if (region == RM_NULL_STRING ? off != 0 :
+    if (region == RM_NULL_STRING ? kind == RM_ATTR_HOSTPTR && off != 0 :
         cx == NULL || cx->addr_in == NULL || cx->addr_in(cx->user, region, off, &v) != RM_OK)
         return RM_EMALFORMED;
     memcpy(dst, &v, sizeof v);

@@ -182,7 +182,10 @@ int rm_scalar_find(const char *api, const char *param);
 /* Values sized by an attribute (RM_OP_ATTR, RM_OP_ATTRS; rm_special.c, one table per enum). */
 #define RM_ATTR_BYTES 1          /* 'size' bytes, as the callee wrote them                                   */
 #define RM_ATTR_HOSTPTR 2        /* a host address of the callee's process: only a shared pinned region's
-                                    address means something to the client (rm_ctx.addr_out / addr_in)       */
+                                    address means something to the client (rm_ctx.addr_out / addr_in); any
+                                    other but NULL is refused                                               */
+#define RM_ATTR_ADDR 3           /* a device address: in a shared pinned region (unified addressing) the
+                                    client's address of it, else the server's value as it is               */
 typedef struct rm_attr_size {
     const char *name;            /* the enum value's name: looked up in the tree's enum (absent: unknown)    */
     uint8_t size;                /* bytes of the value (at most RM_ATTR_STAGE)                              */

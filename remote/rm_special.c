@@ -200,7 +200,7 @@ static const rm_scalar rm_scalars[] = {
 static const rm_attr_size rm_pointer_attrs[] = {
     { "CU_POINTER_ATTRIBUTE_CONTEXT", 8, RM_ATTR_BYTES },                    /* CUcontext                  */
     { "CU_POINTER_ATTRIBUTE_MEMORY_TYPE", 4, RM_ATTR_BYTES },                /* unsigned int (CUmemorytype) */
-    { "CU_POINTER_ATTRIBUTE_DEVICE_POINTER", 8, RM_ATTR_BYTES },             /* CUdeviceptr: the server's   */
+    { "CU_POINTER_ATTRIBUTE_DEVICE_POINTER", 8, RM_ATTR_ADDR },             /* CUdeviceptr                */
     { "CU_POINTER_ATTRIBUTE_HOST_POINTER", 8, RM_ATTR_HOSTPTR },             /* void *                     */
     { "CU_POINTER_ATTRIBUTE_P2P_TOKENS", 16, RM_ATTR_BYTES },                /* CUDA_POINTER_ATTRIBUTE_P2P_TOKENS */
     { "CU_POINTER_ATTRIBUTE_SYNC_MEMOPS", 1, RM_ATTR_BYTES },                /* bool                       */
@@ -208,7 +208,7 @@ static const rm_attr_size rm_pointer_attrs[] = {
     { "CU_POINTER_ATTRIBUTE_IS_MANAGED", 1, RM_ATTR_BYTES },                 /* bool                       */
     { "CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL", 4, RM_ATTR_BYTES },             /* int                        */
     { "CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE", 1, RM_ATTR_BYTES }, /* bool                       */
-    { "CU_POINTER_ATTRIBUTE_RANGE_START_ADDR", 8, RM_ATTR_BYTES },           /* CUdeviceptr                */
+    { "CU_POINTER_ATTRIBUTE_RANGE_START_ADDR", 8, RM_ATTR_ADDR },           /* CUdeviceptr                */
     { "CU_POINTER_ATTRIBUTE_RANGE_SIZE", 8, RM_ATTR_BYTES },                 /* size_t                     */
     { "CU_POINTER_ATTRIBUTE_MAPPED", 1, RM_ATTR_BYTES },                     /* bool                       */
     { "CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES", 8, RM_ATTR_BYTES },       /* unsigned long long bitmask */
@@ -216,7 +216,7 @@ static const rm_attr_size rm_pointer_attrs[] = {
     { "CU_POINTER_ATTRIBUTE_ACCESS_FLAGS", 4, RM_ATTR_BYTES },               /* CUpointer_attribute_access_flags */
     { "CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE", 8, RM_ATTR_BYTES },             /* CUmemoryPool               */
     { "CU_POINTER_ATTRIBUTE_MAPPING_SIZE", 8, RM_ATTR_BYTES },               /* size_t                     */
-    { "CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR", 8, RM_ATTR_BYTES },          /* CUdeviceptr (a device range) */
+    { "CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR", 8, RM_ATTR_ADDR },          /* CUdeviceptr (a device range) */
     { "CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID", 8, RM_ATTR_BYTES },            /* unsigned long long         */
     { "CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE", 1, RM_ATTR_BYTES },   /* bool (13.x)                */
     { "CU_POINTER_ATTRIBUTE_LOCALITY_DOMAIN_ORDINAL", 4, RM_ATTR_BYTES },    /* int (13.5)                 */
