@@ -17,6 +17,8 @@
  *     ADDR (an address looked up): u8 0 and the u64 value, or u8 1, u32 region, u64 offset (shared pinned memory)
  *     ATTR (a value sized by its attribute): u8 present, and going in its n bytes (n: the attribute's size)
  *     ATTRS: u8 present, and per attribute u8 present (out only)
+ *     LCONFIG (a launch configuration): u8 present, the struct's bytes (attrs zeroed), u32 n (its numAttrs), and
+ *       n attributes' bytes
  *
  * A REPLY payload: u32 api_id, u32 status, ret_size bytes, u8 outputs (1 after success, and after NVML's
  * INSUFFICIENT_SIZE with its counted arrays empty), and when outputs is 1, per present
@@ -128,6 +130,88 @@ static int rm_attrs_of(const rm_plan *pl, const rm_pplan *pp, const void *params
         return RM_EBOUNDS;
     *attrs = rm_ptr_at(params, &pl->p[pp->func_param]);
     return *attrs == NULL && *n != 0 ? RM_EMALFORMED : RM_OK;
+}
+
+/* A launch attribute's id: one this tree names, and none whose value holds a host pointer. */
+static int rm_lattr_ok(const cushim_struct_info *at, const uint8_t *attr)
+{
+    uint32_t io, is;
+    int32_t id;
+    if (!rm_struct_field_at(at, "id", &io, &is))
+        return 0;
+    memcpy(&id, attr + io, sizeof id);
+    const cushim_enum_info *e = NULL;
+    for (uint32_t i = 0; i < at->nfields; i++)
+        if (at->fields[i].name != NULL && strcmp(at->fields[i].name, "id") == 0)
+            e = at->fields[i].enum_type;
+    for (uint32_t k = 0; e != NULL && k < e->nvalues; k++)
+        if (e->values[k].value == id)
+            return !rm_lattr_refused(e->values[k].name);
+    return 0;
+}
+
+static int rm_encode_lconfig(const rm_pplan *pp, const void *cfg, rm_wr *w)
+{
+    uint32_t ao, no, n;
+    const cushim_struct_info *at;
+    const uint8_t *attrs;
+    uint8_t *copy;
+    if (!rm_lconfig_fields(pp->st, &ao, &no, &at))
+        return RM_EUNSUPPORTED;
+    memcpy(&attrs, (const uint8_t *)cfg + ao, sizeof attrs);
+    memcpy(&n, (const uint8_t *)cfg + no, sizeof n);
+    if (n > RM_MAX_LATTRS)
+        return RM_EBOUNDS;
+    if (n != 0 && attrs == NULL)
+        return RM_EUNSUPPORTED;   /* the driver's error; refused here rather than guessed */
+    for (uint32_t k = 0; k < n; k++)
+        if (!rm_lattr_ok(at, attrs + (size_t)k * at->size))
+            return RM_EUNSUPPORTED;
+    if ((copy = malloc(pp->elem)) == NULL)
+        return RM_ENOMEM;
+    memcpy(copy, cfg, pp->elem);
+    memset(copy + ao, 0, 8);
+    int ok = rm_struct_nulls(pp->st, copy);
+    if (ok) {
+        rm_wr_bytes(w, copy, pp->elem);
+        rm_wr_u32(w, n);
+        rm_wr_bytes(w, attrs, (size_t)n * at->size);
+    }
+    free(copy);
+    return ok ? RM_OK : RM_EUNSUPPORTED;
+}
+
+static int rm_decode_lconfig(const rm_pplan *pp, rm_rd *r, rm_arena *a, void **out)
+{
+    uint32_t ao, no, n, want;
+    const cushim_struct_info *at;
+    const uint8_t *s, *v;
+    uint8_t *cfg, *attrs = NULL;
+    if (!rm_lconfig_fields(pp->st, &ao, &no, &at))
+        return RM_EMALFORMED;
+    if ((s = rm_rd_take(r, pp->elem)) == NULL || rm_rd_u32(r, &n) != RM_OK)
+        return RM_EMALFORMED;
+    if ((cfg = rm_arena_alloc_raw(a, pp->elem)) == NULL)
+        return RM_ENOMEM;
+    memcpy(cfg, s, pp->elem);
+    memcpy(&want, cfg + no, sizeof want);
+    if (!rm_struct_nulls(pp->st, cfg) || n != want)   /* attrs comes zeroed; its count is the struct's */
+        return RM_EMALFORMED;
+    if (n > RM_MAX_LATTRS)
+        return RM_EBOUNDS;
+    if (n != 0) {
+        if ((v = rm_rd_take(r, (size_t)n * at->size)) == NULL)
+            return RM_EMALFORMED;
+        if ((attrs = rm_arena_alloc_raw(a, (size_t)n * at->size)) == NULL)
+            return RM_ENOMEM;
+        memcpy(attrs, v, (size_t)n * at->size);
+        for (uint32_t k = 0; k < n; k++)
+            if (!rm_lattr_ok(at, attrs + (size_t)k * at->size))
+                return RM_EUNSUPPORTED;
+    }
+    memcpy(cfg + ao, &attrs, sizeof attrs);
+    *out = cfg;
+    return RM_OK;
 }
 
 static void rm_encode_addr(const rm_pplan *pp, const void *params, const rm_ctx *cx, rm_wr *w)
@@ -334,6 +418,12 @@ int rm_encode_call(const rm_plan *pl, void *params, const rm_ctx *cx, rm_wr *w, 
         }
         case RM_OP_KNODE: {
             int rc = rm_encode_knode(pp, ptr, cx, w);
+            if (rc != RM_OK)
+                return rc;
+            break;
+        }
+        case RM_OP_LCONFIG: {
+            int rc = rm_encode_lconfig(pp, ptr, w);
             if (rc != RM_OK)
                 return rc;
             break;
@@ -557,6 +647,12 @@ static int rm_decode_pointer(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r
     }
     case RM_OP_KNODE: {
         int rc = rm_decode_knode(pp, r, a, cx, &buf);
+        if (rc != RM_OK)
+            return rc;
+        break;
+    }
+    case RM_OP_LCONFIG: {
+        int rc = rm_decode_lconfig(pp, r, a, &buf);
         if (rc != RM_OK)
             return rc;
         break;

@@ -52,8 +52,8 @@ const char *rm_op_name(int op)
 {
     static const char *const names[] = { "?", "value", "string-in", "array", "string-out", "null-only",
                                          "image", "kparams", "opaque", "client", "knode", "owned-out", "scalar",
-                                         "attr", "attrs", "addr" };
-    return op > 0 && op <= RM_OP_ADDR ? names[op] : "?";
+                                         "attr", "attrs", "addr", "lconfig" };
+    return op > 0 && op <= RM_OP_LCONFIG ? names[op] : "?";
 }
 
 /* ---- structs ---- */
@@ -283,6 +283,36 @@ int rm_struct_field_at(const cushim_struct_info *st, const char *name, uint32_t 
     return 0;
 }
 
+int rm_lconfig_fields(const cushim_struct_info *st, uint32_t *attrs_off, uint32_t *num_off,
+                      const cushim_struct_info **attr_st)
+{
+    const cushim_field_info *fa = NULL, *fn = NULL;
+    for (uint32_t i = 0; st != NULL && i < st->nfields; i++) {
+        const cushim_field_info *f = rm_field(st, i);
+        if (f != NULL && f->name != NULL && strcmp(f->name, "attrs") == 0)
+            fa = f;
+        if (f != NULL && f->name != NULL && strcmp(f->name, "numAttrs") == 0)
+            fn = f;
+    }
+    if (fa == NULL || fn == NULL || fa->kind != CUSHIM_KIND_POINTER || fa->size != 8 || fa->struct_type == NULL ||
+        fn->size != 4 || fa->offset + 8 > st->size || fn->offset + 4 > st->size)
+        return 0;
+    /* every other pointer field must be NULL (rm_struct_nulls); the attribute: an enum 'id', no pointer */
+    uint32_t io, is;
+    const cushim_struct_info *at = fa->struct_type;
+    if (!rm_struct_field_at(at, "id", &io, &is) || is != 4 || at->size == 0)
+        return 0;
+    for (uint32_t i = 0; i < at->nfields; i++) {
+        const cushim_field_info *f = rm_field(at, i);
+        if (f == NULL || f->kind == CUSHIM_KIND_POINTER || f->kind == CUSHIM_KIND_STRING)
+            return 0;
+    }
+    *attrs_off = fa->offset;
+    *num_off = fn->offset;
+    *attr_st = at;
+    return 1;
+}
+
 /* ---- hashing: FNV-1a ---- */
 static uint64_t rm_fnv(uint64_t h, const void *p, size_t n)
 {
@@ -494,6 +524,17 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
     }
     if (sp != NULL && sp->cls == RM_CLASS_HAND && (sp->op == RM_OP_ATTR || sp->op == RM_OP_ATTRS) && sp->func != NULL)
         rm_plan_attr_link(pl, m, a, sp);
+    /* a driver launch configuration passed in (CUlaunchConfig): its attributes carried with it */
+    for (uint32_t i = 0; a->library == CUSHIM_LIB_DRIVER && i < a->nparams; i++) {
+        rm_pplan *pp = &pl->p[i];
+        uint32_t ao, no;
+        const cushim_struct_info *at;
+        if (pp->op == RM_OP_ARRAY && pp->null_fields && pp->dir == CUSHIM_DIR_IN && !pp->counted && pp->fixed <= 1 &&
+            pp->st != NULL && pp->elem == pp->st->size && rm_lconfig_fields(pp->st, &ao, &no, &at)) {
+            pp->op = RM_OP_LCONFIG;
+            pp->null_fields = 0;
+        }
+    }
     for (uint32_t i = 0; i < a->nparams; i++) {
         opaque |= pl->p[i].op == RM_OP_OPAQUE;
         nullonly |= pl->p[i].op == RM_OP_NULL_ONLY || pl->p[i].null_fields;

@@ -67,6 +67,10 @@ void rm_meta_from_host(rm_meta *m, const cushim_host *host);
 #define RM_OP_ADDR 15            /* hand-written: an address the callee looks up, by value (cuPointer*'s 'ptr'):
                                     the client's shared pinned memory goes as its region and offset, which
                                     the server turns into its own mapping (rm_ctx.addr_out / addr_in)       */
+#define RM_OP_LCONFIG 16         /* hand-written: a launch configuration (CUlaunchConfig) passed in: the struct,
+                                    and its 'attrs' array counted by its 'numAttrs' (CUlaunchAttribute: ids
+                                    and value unions holding no host pointer, rm_lattr_refused excepted)    */
+#define RM_MAX_LATTRS 64         /* launch attributes of one configuration                                 */
 #define RM_ATTR_STAGE 64         /* bytes the server stages for one attribute value, zeroed, whatever its
                                     size: a driver that writes more than the table says stays in them       */
 #define RM_MAX_ATTRS 64          /* attributes of one cuPointerGetAttributes call                           */
@@ -203,6 +207,12 @@ const rm_attr_table *rm_attr_table_find(const char *enum_name);
 uint32_t rm_attr_size_of(const rm_pplan *pp, int64_t value, uint8_t *kind);
 /* A hash of what the table says in this tree's enum (value, size, kind): folded into the layout hash. */
 uint32_t rm_attr_hash(const rm_attr_table *t, const cushim_enum_info *e);
+/* A launch attribute id (by its enum name) that RM_OP_LCONFIG refuses: its value holds a host pointer. */
+int rm_lattr_refused(const char *name);
+/* RM_OP_LCONFIG: where the configuration struct 'st' keeps its attributes and their count, and the attribute's
+   struct (its 'id' field names the attribute). 1 when 'st' is such a struct. */
+int rm_lconfig_fields(const cushim_struct_info *st, uint32_t *attrs_off, uint32_t *num_off,
+                      const cushim_struct_info **attr_st);
 /* Is parameter 'param' of 'api' an address the callee only looks up (RM_OP_ADDR)? */
 int rm_addr_find(const char *api, const char *param);
 

@@ -290,6 +290,19 @@ uint32_t rm_attr_hash(const rm_attr_table *t, const cushim_enum_info *e)
     return h;
 }
 
+/* Launch attributes whose value holds a pointer of the caller's (RM_OP_LCONFIG refuses them: NOT_SUPPORTED). */
+static const char *const rm_lattrs_refused[] = {
+    "CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE",   /* deviceUpdatableKernelNode.devNode: written by the driver */
+};
+
+int rm_lattr_refused(const char *name)
+{
+    for (size_t i = 0; i < sizeof rm_lattrs_refused / sizeof rm_lattrs_refused[0]; i++)
+        if (strcmp(rm_lattrs_refused[i], name) == 0)
+            return 1;
+    return 0;
+}
+
 int rm_addr_find(const char *api, const char *param)
 {
     for (size_t i = 0; i < sizeof rm_addrs / sizeof rm_addrs[0]; i++)

@@ -9,6 +9,10 @@
  *   with its result, the bytes the call wrote (a 32-byte buffer filled twice with other canaries) and its value;
  *   cuPointerGetAttributes of nine attributes at once, one output NULL; cuPointerSetAttribute(SYNC_MEMOPS) on
  *   device memory, read back; the buffer ids of two allocations differ.
+ *   cuLaunchKernelEx with launch attributes (a cluster of 2, cooperative 0, a priority): the kernel ran; a cluster
+ *   that does not divide the grid: the driver's CUDA_ERROR_INVALID_CLUSTER_SIZE, at the launch or at the next
+ *   synchronisation (a launch is asynchronous); cuOccupancyMaxActiveClusters with and without a cluster; an
+ *   attribute whose value holds a pointer (DEVICE_UPDATABLE_KERNEL_NODE), printed apart ('updatable:').
  */
 #include <cuda.h>
 #include <stdio.h>
@@ -107,6 +111,53 @@ static void many(const char *what, CUdeviceptr p, unsigned long long base)
     printf("\n");
 }
 
+/* fk_add_i32__pii (the fake driver's kernel: p, n, v adds v to n ints at p) launched with attributes */
+static void launch_ex(CUdeviceptr d)
+{
+    CUmodule mod;
+    CUfunction add;
+    CK(cuModuleLoadData(&mod, ".version 7.0\n.target sm_50\n.address_size 64\n"));
+    CK(cuModuleGetFunction(&add, mod, "fk_add_i32__pii"));
+    CK(cuMemsetD32(d, 0, 64));
+    int n = 64, v = 5;
+    void *args[] = { &d, &n, &v };
+    CUlaunchAttribute at[3];
+    memset(at, 0, sizeof at);
+    at[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    at[0].value.clusterDim.x = 2, at[0].value.clusterDim.y = 1, at[0].value.clusterDim.z = 1;
+    at[1].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    at[1].value.cooperative = 0;
+    at[2].id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+    at[2].value.priority = 1;
+    CUlaunchConfig cfg = { .gridDimX = 4, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 16, .blockDimY = 1,
+                           .blockDimZ = 1, .hStream = NULL, .attrs = at, .numAttrs = 3 };
+    CUresult r = cuLaunchKernelEx(&cfg, add, args, NULL), s = cuCtxSynchronize();
+    int h[64];
+    CK(cuMemcpyDtoH(h, d, sizeof h));
+    printf("launch ex: %d %d, %d %d\n", (int)r, (int)s, h[0], h[63]);
+    at[0].value.clusterDim.x = 3;   /* does not divide 4 blocks */
+    r = cuLaunchKernelEx(&cfg, add, args, NULL);
+    s = cuCtxSynchronize();
+    printf("launch ex, cluster of 3: %d\n", (int)(r != CUDA_SUCCESS ? r : s));
+    CK(cuMemcpyDtoH(h, d, sizeof h));
+    printf("after: %d\n", h[0]);
+    int clusters = 0;
+    at[0].value.clusterDim.x = 2;
+    printf("clusters of 2: %d", (int)cuOccupancyMaxActiveClusters(&clusters, add, &cfg));
+    printf(" %d\n", clusters);
+    cfg.numAttrs = 0;
+    cfg.attrs = NULL;
+    printf("clusters, none: %d", (int)cuOccupancyMaxActiveClusters(&clusters, add, &cfg));
+    printf(" %d\n", clusters);
+    at[0].id = CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    r = cuLaunchKernelEx(&cfg, add, args, NULL);
+    s = cuCtxSynchronize();
+    printf("updatable: %d\n", (int)(r != CUDA_SUCCESS ? r : s));
+    CK(cuModuleUnload(mod));
+}
+
 int main(void)
 {
     CUdevice dev;
@@ -148,6 +199,7 @@ int main(void)
     unsigned char back[4] = { 0 };
     CK(cuMemcpyDtoH(back, d + 10, sizeof back));
     printf("pinned copy: %d %d\n", back[0], back[3]);
+    launch_ex(d);
     free(pageable);
     CK(cuMemFreeHost(pinned));
     CK(cuMemFree(d));

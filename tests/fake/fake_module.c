@@ -326,10 +326,42 @@ CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int g
     return fk_launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, hStream, kernelParams, extra);
 }
 
+/* A launch configuration's attributes, as the driver checks them: a cluster's dimensions divide the grid's
+   (CUDA_ERROR_INVALID_CLUSTER_SIZE otherwise), cooperative 0 or 1; the ids the fake does not model: invalid. */
+CUresult fk_launch_attrs(const CUlaunchConfig *c)
+{
+    if (c->numAttrs != 0 && c->attrs == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned int k = 0; k < c->numAttrs; k++) {
+        const CUlaunchAttribute *a = &c->attrs[k];
+        switch (a->id) {
+        case CU_LAUNCH_ATTRIBUTE_IGNORE:
+        case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+            break;
+        case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+            if (a->value.cooperative != 0 && a->value.cooperative != 1)
+                return CUDA_ERROR_INVALID_VALUE;
+            break;
+        case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: {
+            unsigned x = a->value.clusterDim.x, y = a->value.clusterDim.y, z = a->value.clusterDim.z;
+            if (x == 0 || y == 0 || z == 0 || x * y * z > 8 || c->gridDimX % x || c->gridDimY % y || c->gridDimZ % z)
+                return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+            break;
+        }
+        default:
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
 static CUresult fk_launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
 {
     if (c == NULL)
         return atomic_load(&fk_initialized) ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_INITIALIZED;
+    CUresult r = fk_launch_attrs(c);
+    if (r != CUDA_SUCCESS)
+        return r;
     return fk_launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ,
                      c->hStream, params, extra);
 }

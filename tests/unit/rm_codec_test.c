@@ -876,6 +876,7 @@ static void test_async_class(void **state)
                 assert_int_equal(p->dir, CUSHIM_DIR_IN);
                 assert_int_equal(pl->async, RM_ASYNC_SPECIAL);   /* by metadata: values only */
                 assert_true(pl->p[k].op == RM_OP_KPARAMS || pl->p[k].op == RM_OP_NULL_ONLY ||
+                            pl->p[k].op == RM_OP_LCONFIG ||   /* a launch's configuration: copied at call time */
                             (pl->p[k].op == RM_OP_ARRAY && pl->p[k].dir == CUSHIM_DIR_IN));
             }
             assert_true(p->dir != CUSHIM_DIR_OUT && p->dir != CUSHIM_DIR_INOUT);
