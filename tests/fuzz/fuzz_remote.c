@@ -224,6 +224,19 @@ static void fz_check_call(const rm_call *c)
             }
             break;
         }
+        case RM_OP_LCONFIG: {   /* a launch configuration and its attributes, as many as its count says */
+            uint32_t ao, no, n;
+            const cushim_struct_info *at;
+            const uint8_t *attrs;
+            FUZZ_CHECK(rm_lconfig_fields(mp->struct_type, &ao, &no, &at));
+            fz_touch(ptr, mp->elem_size);
+            memcpy(&attrs, (uint8_t *)ptr + ao, sizeof attrs);
+            memcpy(&n, (uint8_t *)ptr + no, sizeof n);
+            FUZZ_CHECK(n <= RM_MAX_LATTRS && (n == 0) == (attrs == NULL));
+            if (n != 0)
+                fz_touch((void *)attrs, (size_t)n * at->size);
+            break;
+        }
         case RM_OP_ATTR:   /* a value sized by its attribute: staged in RM_ATTR_STAGE bytes whatever it is */
             FUZZ_CHECK(c->cap[i] != 0 && c->cap[i] <= RM_ATTR_STAGE);
             fz_touch(ptr, RM_ATTR_STAGE);

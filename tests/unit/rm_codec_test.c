@@ -1430,6 +1430,84 @@ static void test_attrs_many(void **state)
     rm_wr_free(&rw);
 }
 
+/* cuLaunchKernelEx's configuration: the struct and its attributes arrive whole, the count is the struct's, an id
+   this tree does not name or one whose value holds a pointer refused on both sides, more than RM_MAX_LATTRS too. */
+static void test_lconfig(void **state)
+{
+    (void)state;
+    const rm_plan *pl = plan_named("cuOccupancyMaxActiveClusters");
+    int ic = sc_index(pl, "config"), in = sc_index(pl, "numClusters");
+    assert_int_equal(pl->p[ic].op, RM_OP_LCONFIG);
+    assert_int_equal(pl->cls, RM_CLASS_FORWARD);
+    assert_int_equal(plan_named("cuLaunchKernelEx")->p[0].op, RM_OP_LCONFIG);
+    uint32_t ao, no;
+    const cushim_struct_info *at;
+    assert_true(rm_lconfig_fields(pl->p[ic].st, &ao, &no, &at));
+    assert_int_equal(at->size, 72);   /* CUlaunchAttribute: id, pad, a 64-byte value */
+    uint8_t cfg[64] __attribute__((aligned(16))), attrs[3 * 72] __attribute__((aligned(16)));
+    uint8_t params[64] __attribute__((aligned(16))) = {0};
+    int clusters = -1;
+    rnd_fill(cfg, sizeof cfg);
+    rnd_fill(attrs, sizeof attrs);
+    int32_t ids[3] = { 4 /* CLUSTER_DIMENSION */, 2 /* COOPERATIVE */, 8 /* PRIORITY */ };
+    for (int k = 0; k < 3; k++)
+        memcpy(attrs + k * 72, &ids[k], 4);
+    memcpy(cfg + ao, &(void *){ attrs }, 8);
+    memcpy(cfg + no, &(uint32_t){ 3 }, 4);
+    memcpy(params + pl->p[ic].offset, &(void *){ cfg }, 8);
+    memcpy(params + pl->p[in].offset, &(void *){ &clusters }, 8);
+    rm_call cc, sc;
+    rm_wr w;
+    uint32_t st;
+    rm_wr_init(&w, 0);
+    assert_int_equal(rm_encode_call(pl, params, NULL, &w, &cc), RM_OK);
+    assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, NULL, &sc, &st), RM_OK);
+    const uint8_t *scfg = sc_ptr(pl, sc.params, ic), *sattrs;
+    memcpy(&sattrs, scfg + ao, 8);
+    assert_memory_equal(scfg, cfg, ao);   /* the fields before attrs, then numAttrs */
+    assert_memory_equal(scfg + no, cfg + no, 4);
+    assert_memory_equal(sattrs, attrs, sizeof attrs);
+    rm_arena_reset(&arena);
+    /* numAttrs changed on the wire (the struct's copy says 3, the count 2): malformed */
+    uint8_t forged[1024];
+    assert_true(w.len <= sizeof forged);
+    memcpy(forged, w.p, w.len);
+    size_t cnt = w.len - sizeof attrs - 4;
+    memcpy(forged + cnt, &(uint32_t){ 2 }, 4);
+    assert_int_equal(rm_decode_call(plans, forged, w.len - 72, &arena, NULL, &sc, &st), RM_EMALFORMED);
+    rm_arena_reset(&arena);
+    /* a refused id forged into the message: refused by the server */
+    memcpy(forged, w.p, w.len);
+    memcpy(forged + cnt + 4 + 72, &(int32_t){ 13 /* DEVICE_UPDATABLE_KERNEL_NODE */ }, 4);
+    assert_int_equal(rm_decode_call(plans, forged, w.len, &arena, NULL, &sc, &st), RM_EUNSUPPORTED);
+    rm_arena_reset(&arena);
+    for (size_t len = 0; len < w.len; len++) {
+        assert_int_not_equal(rm_decode_call(plans, w.p, len, &arena, NULL, &sc, &st), RM_OK);
+        rm_arena_reset(&arena);
+    }
+    rm_wr_free(&w);
+    /* the client refuses the same, and an id no enum names, and too many */
+    static const int32_t bad[] = { 13, 9999 };
+    for (size_t b = 0; b < 2; b++) {
+        memcpy(attrs + 72, &bad[b], 4);
+        rm_wr_init(&w, 0);
+        assert_int_equal(rm_encode_call(pl, params, NULL, &w, &cc), RM_EUNSUPPORTED);
+        rm_wr_free(&w);
+    }
+    memcpy(cfg + no, &(uint32_t){ RM_MAX_LATTRS + 1 }, 4);
+    rm_wr_init(&w, 0);
+    assert_int_equal(rm_encode_call(pl, params, NULL, &w, &cc), RM_EBOUNDS);
+    rm_wr_free(&w);
+    memcpy(cfg + no, &(uint32_t){ 0 }, 4);   /* none: attrs may be anything, goes NULL */
+    rm_wr_init(&w, 0);
+    assert_int_equal(rm_encode_call(pl, params, NULL, &w, &cc), RM_OK);
+    assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, NULL, &sc, &st), RM_OK);
+    memcpy(&sattrs, (const uint8_t *)sc_ptr(pl, sc.params, ic) + ao, 8);
+    assert_null(sattrs);
+    rm_arena_reset(&arena);
+    rm_wr_free(&w);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -1466,6 +1544,7 @@ int main(void)
         cmocka_unit_test(test_scalars),
         cmocka_unit_test(test_attrs),
         cmocka_unit_test(test_attrs_many),
+        cmocka_unit_test(test_lconfig),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
