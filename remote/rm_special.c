@@ -60,6 +60,9 @@ static const rm_special rm_specials[] = {
     { "cuPointerGetAttributes", RM_CLASS_HAND, RM_OP_ATTRS, "data", "attributes", "each value sized by its attribute (CUpointer_attribute)" },
     { "cuMemPoolGetAttribute", RM_CLASS_HAND, RM_OP_ATTR, "value", "attr", "the value sized by its attribute (CUmemPool_attribute)" },
     { "cuMemPoolSetAttribute", RM_CLASS_HAND, RM_OP_ATTR, "value", "attr", "the value sized by its attribute (CUmemPool_attribute)" },
+    { "cudaMemPool[GS]etAttribute", RM_CLASS_HAND, RM_OP_ATTR, "value", "attr", "the value sized by its attribute (cudaMemPoolAttr)" },
+    { "cuDevice[GS]etGraphMemAttribute", RM_CLASS_HAND, RM_OP_ATTR, "value", "attr", "the value sized by its attribute (CUgraphMem_attribute)" },
+    { "cudaDevice[GS]etGraphMemAttribute", RM_CLASS_HAND, RM_OP_ATTR, "value", "attr", "the value sized by its attribute (cudaGraphMemAttributeType)" },
 
     /* runtime API (docs/remote.md, "Runtime-API programs"). A device address or a struct without pointers
        returned through a pointer: one element of the pointee's size (RM_OP_ARRAY, in and out). */
@@ -112,6 +115,12 @@ static const rm_special rm_specials[] = {
     { "cublas*GroupedBatched*", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "per-group host arrays counted by group_count" },
     { "cublas*LoggerConfigure", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "a log file of the client's machine" },
     { "cublasLtLogger*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "a log file or callback of the client's machine" },
+
+    /* what Triton, XLA and CuPy also call, not carried yet (docs/remote.md, "Values sized by their attribute") */
+    { "cuLinkComplete", RM_CLASS_NEEDS_HAND, 0, NULL, NULL,
+      "the linked cubin is a host buffer of the server's driver: to be copied back and kept until cuLinkDestroy" },
+    { "cuTensorMapEncode*", RM_CLASS_NEEDS_HAND, 0, NULL, NULL,
+      "globalStrides holds tensorRank - 1 elements, a count the metadata cannot say (the CUtensorMap itself is 128 opaque bytes)" },
 
     /* answered by the client's shim, never by the server */
     { "cuGetProcAddress*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "entry points are the client shim's own (getproc.c)" },
@@ -239,9 +248,34 @@ static const rm_attr_size rm_mempool_attrs[] = {
     { "CU_MEMPOOL_ATTR_MAX_POOL_SIZE", 8, RM_ATTR_BYTES },                    /* cuuint64_t                 */
 };
 
+static const rm_attr_size rm_rt_mempool_attrs[] = {   /* driver_types.h: the same types as the driver's */
+    { "cudaMemPoolReuseFollowEventDependencies", 4, RM_ATTR_BYTES },   /* int        */
+    { "cudaMemPoolReuseAllowOpportunistic", 4, RM_ATTR_BYTES },        /* int        */
+    { "cudaMemPoolReuseAllowInternalDependencies", 4, RM_ATTR_BYTES }, /* int        */
+    { "cudaMemPoolAttrReleaseThreshold", 8, RM_ATTR_BYTES },           /* cuuint64_t */
+    { "cudaMemPoolAttrReservedMemCurrent", 8, RM_ATTR_BYTES },         /* cuuint64_t */
+    { "cudaMemPoolAttrReservedMemHigh", 8, RM_ATTR_BYTES },            /* cuuint64_t */
+    { "cudaMemPoolAttrUsedMemCurrent", 8, RM_ATTR_BYTES },             /* cuuint64_t */
+    { "cudaMemPoolAttrUsedMemHigh", 8, RM_ATTR_BYTES },                /* cuuint64_t */
+};
+
+static const rm_attr_size rm_graphmem_attrs[] = {   /* every one a cuuint64_t */
+    { "CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT", 8, RM_ATTR_BYTES },
+    { "CU_GRAPH_MEM_ATTR_USED_MEM_HIGH", 8, RM_ATTR_BYTES },
+    { "CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT", 8, RM_ATTR_BYTES },
+    { "CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH", 8, RM_ATTR_BYTES },
+    { "cudaGraphMemAttrUsedMemCurrent", 8, RM_ATTR_BYTES },
+    { "cudaGraphMemAttrUsedMemHigh", 8, RM_ATTR_BYTES },
+    { "cudaGraphMemAttrReservedMemCurrent", 8, RM_ATTR_BYTES },
+    { "cudaGraphMemAttrReservedMemHigh", 8, RM_ATTR_BYTES },
+};
+
 static const rm_attr_table rm_attr_tables[] = {
     { "CUpointer_attribute", rm_pointer_attrs, sizeof rm_pointer_attrs / sizeof rm_pointer_attrs[0] },
     { "CUmemPool_attribute", rm_mempool_attrs, sizeof rm_mempool_attrs / sizeof rm_mempool_attrs[0] },
+    { "cudaMemPoolAttr", rm_rt_mempool_attrs, sizeof rm_rt_mempool_attrs / sizeof rm_rt_mempool_attrs[0] },
+    { "CUgraphMem_attribute", rm_graphmem_attrs, sizeof rm_graphmem_attrs / sizeof rm_graphmem_attrs[0] },
+    { "cudaGraphMemAttributeType", rm_graphmem_attrs, sizeof rm_graphmem_attrs / sizeof rm_graphmem_attrs[0] },
 };
 
 /* Addresses the callee only looks up (RM_OP_ADDR): a client's shared pinned memory goes as region and offset. */
@@ -253,6 +287,8 @@ static const rm_scalar rm_addrs[] = {
 
 const rm_attr_table *rm_attr_table_find(const char *enum_name)
 {
+    if (enum_name != NULL && strncmp(enum_name, "enum ", 5) == 0)   /* the runtime's enums have no typedef */
+        enum_name += 5;
     for (size_t i = 0; enum_name != NULL && i < sizeof rm_attr_tables / sizeof rm_attr_tables[0]; i++)
         if (strcmp(rm_attr_tables[i].enum_name, enum_name) == 0)
             return &rm_attr_tables[i];

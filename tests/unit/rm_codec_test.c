@@ -1408,6 +1408,21 @@ static void test_attrs_many(void **state)
     assert_int_equal(rm_encode_call(pl, sp, &ad_client, &w, &cc), RM_EUNSUPPORTED);
     rm_wr_free(&w);
 
+    /* the other tables: every value an ATTR sized by its enum (4: the release threshold; graph memory: u64s) */
+    static const struct { const char *api; int attr, size; } others[] = {
+        { "cuMemPoolSetAttribute", 1, 4 }, { "cudaMemPoolGetAttribute", 4, 8 }, { "cudaMemPoolSetAttribute", 1, 4 },
+        { "cuDeviceGetGraphMemAttribute", 0, 8 }, { "cuDeviceSetGraphMemAttribute", 1, 8 },
+        { "cudaDeviceGetGraphMemAttribute", 3, 8 }, { "cudaDeviceSetGraphMemAttribute", 1, 8 },
+    };
+    for (size_t k = 0; k < sizeof others / sizeof others[0]; k++) {
+        const rm_plan *op = plan_named(others[k].api);
+        const rm_pplan *vp = &op->p[sc_index(op, "value")];
+        uint8_t kind;
+        assert_int_equal(op->cls, RM_CLASS_HAND);
+        assert_int_equal(vp->op, RM_OP_ATTR);
+        assert_int_equal(rm_attr_size_of(vp, others[k].attr, &kind), others[k].size);
+        assert_int_equal(rm_attr_size_of(vp, 1000, &kind), 0);
+    }
     /* cuMemPoolGetAttribute(RELEASE_THRESHOLD): 8 bytes back */
     pl = plan_named("cuMemPoolGetAttribute");
     assert_int_equal(pl->cls, RM_CLASS_HAND);
