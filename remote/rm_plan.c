@@ -494,7 +494,8 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
                     int ok = p->kind == CUSHIM_KIND_POINTER && p->size == 8;
                     pl->p[i].op = ok ? sp->op : RM_OP_NULL_ONLY;
                     pl->p[i].dir = sp->op == RM_OP_ATTRS || p->dir == CUSHIM_DIR_OUT ? CUSHIM_DIR_OUT : CUSHIM_DIR_IN;
-                    pl->p[i].elem = sp->op == RM_OP_ATTRS ? 8 : 0;
+                    /* ATTRS: pointers; ATTR: the pointee's size, for a value union (RM_ATTR_POINTEE), if it fits */
+                    pl->p[i].elem = sp->op == RM_OP_ATTRS ? 8 : p->elem_size <= RM_ATTR_STAGE ? p->elem_size : 0;
                     pl->p[i].fixed = 0;
                     pl->p[i].null_fields = 0;
                     pl->p[i].st = NULL;

@@ -188,6 +188,8 @@ int rm_scalar_find(const char *api, const char *param);
 #define RM_ATTR_HOSTPTR 2        /* a host address of the callee's process: only a shared pinned region's
                                     address means something to the client (rm_ctx.addr_out / addr_in); any
                                     other but NULL is refused                                               */
+#define RM_ATTR_POINTEE 4        /* the pointee's whole size (a value union: CUlaunchAttributeValue), from the
+                                    metadata of the value parameter ('elem'); the row's size is 0          */
 #define RM_ATTR_ADDR 3           /* a device address: in a shared pinned region (unified addressing) the
                                     client's address of it, else the server's value as it is               */
 typedef struct rm_attr_size {

@@ -63,6 +63,18 @@ static const rm_special rm_specials[] = {
     { "cudaMemPool[GS]etAttribute", RM_CLASS_HAND, RM_OP_ATTR, "value", "attr", "the value sized by its attribute (cudaMemPoolAttr)" },
     { "cuDevice[GS]etGraphMemAttribute", RM_CLASS_HAND, RM_OP_ATTR, "value", "attr", "the value sized by its attribute (CUgraphMem_attribute)" },
     { "cudaDevice[GS]etGraphMemAttribute", RM_CLASS_HAND, RM_OP_ATTR, "value", "attr", "the value sized by its attribute (cudaGraphMemAttributeType)" },
+    { "cuStreamGetAttribute", RM_CLASS_HAND, RM_OP_ATTR, "value", "attr", "a launch attribute's value union, its ids checked (CUlaunchAttributeID)" },
+    { "cuStreamGetAttribute_ptsz", RM_CLASS_HAND, RM_OP_ATTR, "value_out", "attr", "a launch attribute's value union, its ids checked (CUlaunchAttributeID)" },
+    { "cuStreamSetAttribute", RM_CLASS_HAND, RM_OP_ATTR, "param", "attr", "a launch attribute's value union, its ids checked (CUlaunchAttributeID)" },
+    { "cuStreamSetAttribute_ptsz", RM_CLASS_HAND, RM_OP_ATTR, "value", "attr", "a launch attribute's value union, its ids checked (CUlaunchAttributeID)" },
+    { "cuGraphKernelNodeGetAttribute", RM_CLASS_HAND, RM_OP_ATTR, "value_out", "attr", "a launch attribute's value union, its ids checked (CUlaunchAttributeID)" },
+    { "cuGraphKernelNodeSetAttribute", RM_CLASS_HAND, RM_OP_ATTR, "value", "attr", "a launch attribute's value union, its ids checked (CUlaunchAttributeID)" },
+    { "cudaStreamGetAttribute", RM_CLASS_HAND, RM_OP_ATTR, "value", "attr", "a launch attribute's value union, its ids checked (cudaLaunchAttributeID)" },
+    { "cudaStreamGetAttribute_ptsz", RM_CLASS_HAND, RM_OP_ATTR, "value_out", "attr", "a launch attribute's value union, its ids checked (cudaLaunchAttributeID)" },
+    { "cudaStreamSetAttribute", RM_CLASS_HAND, RM_OP_ATTR, "param", "attr", "a launch attribute's value union, its ids checked (cudaLaunchAttributeID)" },
+    { "cudaStreamSetAttribute_ptsz", RM_CLASS_HAND, RM_OP_ATTR, "value", "attr", "a launch attribute's value union, its ids checked (cudaLaunchAttributeID)" },
+    { "cudaGraphKernelNodeGetAttribute", RM_CLASS_HAND, RM_OP_ATTR, "value_out", "attr", "a launch attribute's value union, its ids checked (cudaLaunchAttributeID)" },
+    { "cudaGraphKernelNodeSetAttribute", RM_CLASS_HAND, RM_OP_ATTR, "value", "attr", "a launch attribute's value union, its ids checked (cudaLaunchAttributeID)" },
 
     /* runtime API (docs/remote.md, "Runtime-API programs"). A device address or a struct without pointers
        returned through a pointer: one element of the pointee's size (RM_OP_ARRAY, in and out). */
@@ -270,12 +282,49 @@ static const rm_attr_size rm_graphmem_attrs[] = {   /* every one a cuuint64_t */
     { "cudaGraphMemAttrReservedMemHigh", 8, RM_ATTR_BYTES },
 };
 
+/* Launch attributes of streams and kernel nodes: the value union whole (its size is the tree's), every id whose
+   value holds no pointer of the caller's (DEVICE_UPDATABLE_KERNEL_NODE's devNode is one: absent, so refused). */
+static const rm_attr_size rm_launch_attrs[] = {
+    { "CU_LAUNCH_ATTRIBUTE_IGNORE", 0, RM_ATTR_POINTEE },
+    { "CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW", 0, RM_ATTR_POINTEE },   /* base_ptr: a device address */
+    { "CU_LAUNCH_ATTRIBUTE_COOPERATIVE", 0, RM_ATTR_POINTEE },
+    { "CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY", 0, RM_ATTR_POINTEE },
+    { "CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION", 0, RM_ATTR_POINTEE },
+    { "CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE", 0, RM_ATTR_POINTEE },
+    { "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION", 0, RM_ATTR_POINTEE },
+    { "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT", 0, RM_ATTR_POINTEE },     /* a CUevent: the server's handle */
+    { "CU_LAUNCH_ATTRIBUTE_PRIORITY", 0, RM_ATTR_POINTEE },
+    { "CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP", 0, RM_ATTR_POINTEE },
+    { "CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN", 0, RM_ATTR_POINTEE },
+    { "CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION", 0, RM_ATTR_POINTEE },
+    { "CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT", 0, RM_ATTR_POINTEE },
+    { "CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT", 0, RM_ATTR_POINTEE },
+    { "CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING", 0, RM_ATTR_POINTEE },
+    { "cudaLaunchAttributeIgnore", 0, RM_ATTR_POINTEE },
+    { "cudaLaunchAttributeAccessPolicyWindow", 0, RM_ATTR_POINTEE },
+    { "cudaLaunchAttributeCooperative", 0, RM_ATTR_POINTEE },
+    { "cudaLaunchAttributeSynchronizationPolicy", 0, RM_ATTR_POINTEE },
+    { "cudaLaunchAttributeClusterDimension", 0, RM_ATTR_POINTEE },
+    { "cudaLaunchAttributeClusterSchedulingPolicyPreference", 0, RM_ATTR_POINTEE },
+    { "cudaLaunchAttributeProgrammaticStreamSerialization", 0, RM_ATTR_POINTEE },
+    { "cudaLaunchAttributeProgrammaticEvent", 0, RM_ATTR_POINTEE },
+    { "cudaLaunchAttributePriority", 0, RM_ATTR_POINTEE },
+    { "cudaLaunchAttributeMemSyncDomainMap", 0, RM_ATTR_POINTEE },
+    { "cudaLaunchAttributeMemSyncDomain", 0, RM_ATTR_POINTEE },
+    { "cudaLaunchAttributePreferredClusterDimension", 0, RM_ATTR_POINTEE },
+    { "cudaLaunchAttributeLaunchCompletionEvent", 0, RM_ATTR_POINTEE },
+    { "cudaLaunchAttributePreferredSharedMemoryCarveout", 0, RM_ATTR_POINTEE },
+    { "cudaLaunchAttributeNvlinkUtilCentricScheduling", 0, RM_ATTR_POINTEE },
+};
+
 static const rm_attr_table rm_attr_tables[] = {
     { "CUpointer_attribute", rm_pointer_attrs, sizeof rm_pointer_attrs / sizeof rm_pointer_attrs[0] },
     { "CUmemPool_attribute", rm_mempool_attrs, sizeof rm_mempool_attrs / sizeof rm_mempool_attrs[0] },
     { "cudaMemPoolAttr", rm_rt_mempool_attrs, sizeof rm_rt_mempool_attrs / sizeof rm_rt_mempool_attrs[0] },
     { "CUgraphMem_attribute", rm_graphmem_attrs, sizeof rm_graphmem_attrs / sizeof rm_graphmem_attrs[0] },
     { "cudaGraphMemAttributeType", rm_graphmem_attrs, sizeof rm_graphmem_attrs / sizeof rm_graphmem_attrs[0] },
+    { "CUlaunchAttributeID", rm_launch_attrs, sizeof rm_launch_attrs / sizeof rm_launch_attrs[0] },
+    { "cudaLaunchAttributeID", rm_launch_attrs, sizeof rm_launch_attrs / sizeof rm_launch_attrs[0] },
 };
 
 /* Addresses the callee only looks up (RM_OP_ADDR): a client's shared pinned memory goes as region and offset. */
@@ -307,7 +356,7 @@ uint32_t rm_attr_size_of(const rm_pplan *pp, int64_t value, uint8_t *kind)
         for (uint32_t j = 0; j < t->n; j++)
             if (strcmp(t->rows[j].name, e->values[k].name) == 0) {
                 *kind = t->rows[j].kind;
-                return t->rows[j].size;
+                return t->rows[j].kind == RM_ATTR_POINTEE ? pp->elem : t->rows[j].size;
             }
     }
     return 0;

@@ -1423,6 +1423,25 @@ static void test_attrs_many(void **state)
         assert_int_equal(rm_attr_size_of(vp, others[k].attr, &kind), others[k].size);
         assert_int_equal(rm_attr_size_of(vp, 1000, &kind), 0);
     }
+    /* launch attribute unions (streams, kernel nodes): the tree's whole union (CUlaunchAttributeValue, 64 bytes in
+       13.0), every id but the one whose value holds a pointer (DEVICE_UPDATABLE_KERNEL_NODE, 13) */
+    static const char *const unions[] = { "cuStreamGetAttribute", "cuStreamSetAttribute_ptsz", "cuGraphKernelNodeGetAttribute",
+                                          "cudaStreamSetAttribute", "cudaGraphKernelNodeGetAttribute" };
+    for (size_t k = 0; k < sizeof unions / sizeof unions[0]; k++) {
+        const rm_plan *op = plan_named(unions[k]);
+        const rm_pplan *vp = NULL;
+        uint8_t kind;
+        for (uint32_t i = 0; i < op->nparams; i++)
+            if (op->p[i].op == RM_OP_ATTR)
+                vp = &op->p[i];
+        assert_non_null(vp);
+        assert_int_equal(op->cls, RM_CLASS_HAND);
+        assert_int_equal(rm_attr_size_of(vp, 8 /* PRIORITY */, &kind), 64);
+        assert_int_equal(kind, RM_ATTR_POINTEE);
+        assert_int_equal(rm_attr_size_of(vp, 1 /* ACCESS_POLICY_WINDOW */, &kind), 64);
+        assert_int_equal(rm_attr_size_of(vp, 13, &kind), 0);
+        assert_int_equal(rm_attr_size_of(vp, 999, &kind), 0);
+    }
     /* cuMemPoolGetAttribute(RELEASE_THRESHOLD): 8 bytes back */
     pl = plan_named("cuMemPoolGetAttribute");
     assert_int_equal(pl->cls, RM_CLASS_HAND);
