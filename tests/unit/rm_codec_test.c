@@ -1330,7 +1330,7 @@ static void test_attrs_many(void **state)
     assert_int_equal(pl->cls, RM_CLASS_HAND);
     assert_int_equal(pl->p[id].op, RM_OP_ATTRS);
     assert_int_equal(pl->p[ip].op, RM_OP_ADDR);
-    int32_t attrs[5] = { 2, 3, 8, 12, 4 };
+    int32_t attrs[RM_MAX_ATTRS + 1] = { 2, 3, 8, 12, 4 };   /* room for the count over the bound, below */
     static const int size[5] = { 4, 8, 1, 8, 8 };
     uint8_t vals[5][16];
     void *data[5];
@@ -1381,7 +1381,9 @@ static void test_attrs_many(void **state)
     rm_wr_init(&w, 0);
     assert_int_equal(rm_encode_call(pl, params, &ad_client, &w, &cc), RM_EUNSUPPORTED);
     rm_wr_free(&w);
-    n = RM_MAX_ATTRS + 1;
+    n = RM_MAX_ATTRS + 1;   /* the program's array holds them: the bound is the codec's */
+    for (uint32_t k = 0; k < n; k++)
+        attrs[k] = 2;
     memcpy(params + pl->p[in].offset, &n, 4);
     rm_wr_init(&w, 0);
     assert_int_equal(rm_encode_call(pl, params, &ad_client, &w, &cc), RM_EBOUNDS);
