@@ -23,7 +23,8 @@
  * A REPLY payload: u32 api_id, u32 status, ret_size bytes, u8 outputs (1 after success, and after NVML's
  * INSUFFICIENT_SIZE with its counted arrays empty), and when outputs is 1, per present
  * output in plan order: ARRAY out/inout u32 n, n x elem bytes; STRING_OUT u32 n (0xffffffff: NULL), n bytes;
- * OWNED_OUT u32 n (0xffffffff: NULL), n x elem bytes (n: its count output's value, at most RM_MAX_OWNED).
+ * OWNED_OUT u32 n (0xffffffff: NULL), n x elem bytes (n: its count output's value, at most RM_MAX_OWNED elements,
+ * or RM_MAX_OWNED_BYTES of an image).
  * SCALAR out as a host value: u32 n, n bytes. ATTR out, and each present value of ATTRS: u32 n, n bytes, and
  * for an address (RM_ATTR_HOSTPTR, RM_ATTR_ADDR) u32 region: the bytes are the offset in that shared region, or
  * with 0xffffffff the value as it is (a host address only when NULL: any other host address of the server is
@@ -36,6 +37,8 @@
 
 #define RM_NULL_STRING 0xffffffffu
 #define RM_MAX_OWNED 65536u   /* elements of an array the callee owns (OWNED_OUT) sent back */
+#define RM_MAX_OWNED_BYTES (32u << 20)   /* ... of bytes (an image: cuLinkComplete's cubin) */
+#define RM_OWNED_MAX(pp) ((pp)->elem == 1 ? RM_MAX_OWNED_BYTES : RM_MAX_OWNED)
 
 static void *rm_ptr_at(const void *params, const rm_pplan *pp)
 {
@@ -864,8 +867,8 @@ int rm_encode_reply(const rm_call *c, uint32_t api_id, uint32_t status, const vo
             if (arr == NULL) {
                 rm_wr_u32(w, RM_NULL_STRING);
             } else {
-                if (n > RM_MAX_OWNED)
-                    n = RM_MAX_OWNED;   /* the client finds its count differs and fails the call */
+                if (n > RM_OWNED_MAX(pp))
+                    n = RM_OWNED_MAX(pp);   /* the client finds its count differs and fails the call */
                 rm_wr_u32(w, (uint32_t)n);
                 rm_wr_bytes(w, arr, n * pp->elem);
             }
@@ -952,7 +955,7 @@ int rm_decode_reply(const rm_call *c, void *retval, const uint8_t *msg, size_t l
             if (rm_rd_u32(&r, &n) != RM_OK)
                 return RM_EMALFORMED;
             if (n != RM_NULL_STRING) {
-                if (n > RM_MAX_OWNED || (s = rm_rd_take(&r, (size_t)n * pp->elem)) == NULL)
+                if (n > RM_OWNED_MAX(pp) || (s = rm_rd_take(&r, (size_t)n * pp->elem)) == NULL)
                     return RM_EMALFORMED;
                 if (cx == NULL || cx->keep == NULL || (v = cx->keep(cx->user, i, s, (size_t)n * pp->elem)) == NULL)
                     return RM_ENOMEM;

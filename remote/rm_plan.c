@@ -484,7 +484,8 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
                     int ok = p->kind == CUSHIM_KIND_POINTER && p->pointee == CUSHIM_KIND_POINTER && p->size == 8;
                     pl->p[i].op = ok ? RM_OP_OWNED_OUT : RM_OP_NULL_ONLY;
                     pl->p[i].dir = CUSHIM_DIR_OUT;
-                    pl->p[i].elem = 8;
+                    /* handles (8 bytes each), or the bytes of an image ('void **': cuLinkComplete's cubin) */
+                    pl->p[i].elem = p->type != NULL && strcmp(p->type, "void **") == 0 ? 1 : 8;
                     pl->p[i].fixed = 0;
                     pl->p[i].null_fields = 0;
                     pl->p[i].st = NULL;

@@ -41,6 +41,9 @@ static const rm_special rm_specials[] = {
       "capture dependencies: the driver's array copied, kept in the client per thread" },
     { "cudaStreamGetCaptureInfo*", RM_CLASS_HAND, RM_OP_OWNED_OUT, "dependencies_out", "numDependencies_out",
       "capture dependencies: the driver's array copied, kept in the client per thread" },
+    /* the linked image: a buffer of the driver's (until cuLinkDestroy), its bytes copied back and kept per thread */
+    { "cuLinkComplete", RM_CLASS_HAND, RM_OP_OWNED_OUT, "cubinOut", "sizeOut",
+      "the linked cubin: the driver's buffer copied back, kept in the client per thread" },
     { "cuGraphKernelNodeGetParams*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL,
       "kernel node read back: its kernelParams would be the server's addresses (set the node's parameters instead)" },
     { "cudaGraphKernelNodeGetParams", RM_CLASS_UNSUPPORTED, 0, NULL, NULL,
@@ -129,8 +132,6 @@ static const rm_special rm_specials[] = {
     { "cublasLtLogger*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "a log file or callback of the client's machine" },
 
     /* what Triton, XLA and CuPy also call, not carried yet (docs/remote.md, "Values sized by their attribute") */
-    { "cuLinkComplete", RM_CLASS_NEEDS_HAND, 0, NULL, NULL,
-      "the linked cubin is a host buffer of the server's driver: to be copied back and kept until cuLinkDestroy" },
     { "cuTensorMapEncode*", RM_CLASS_NEEDS_HAND, 0, NULL, NULL,
       "globalStrides holds tensorRank - 1 elements, a count the metadata cannot say (the CUtensorMap itself is 128 opaque bytes)" },
 

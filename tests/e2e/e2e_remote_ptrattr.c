@@ -12,7 +12,9 @@
  *   cuLaunchKernelEx with launch attributes (a cluster of 2, cooperative 0, a priority): the kernel ran; a cluster
  *   that does not divide the grid: the driver's CUDA_ERROR_INVALID_CLUSTER_SIZE, at the launch or at the next
  *   synchronisation (a launch is asynchronous); cuOccupancyMaxActiveClusters with and without a cluster; an
- *   attribute whose value holds a pointer (DEVICE_UPDATABLE_KERNEL_NODE), printed apart ('updatable:'). Not with
+ *   attribute whose value holds a pointer (DEVICE_UPDATABLE_KERNEL_NODE), printed apart ('updatable:').
+ *   cuLinkCreate, two cuLinkAddData of PTX, cuLinkComplete: the linked image's size and bytes, loaded as a module;
+ *   a link with JIT options (refused: the fake has none, the remoting carries none). Not with
  *   the argument "attrs" (a real driver has no fk_add_i32__pii: tests/gpu/checks/remoteptrattr.sh).
  */
 #include <cuda.h>
@@ -112,6 +114,30 @@ static void many(const char *what, CUdeviceptr p, unsigned long long base)
     printf("\n");
 }
 
+/* cuLinkCreate/AddData/Complete: the linked image (the driver's buffer) read back, loaded, the link destroyed */
+static void link_ptx(void)
+{
+    static const char a[] = ".version 7.0\n.target sm_50\n", b[] = ".address_size 64\n";
+    CUlinkState st;
+    void *cubin = NULL;
+    size_t size = 0;
+    CUmodule mod;
+    CUfunction f;
+    CK(cuLinkCreate(0, NULL, NULL, &st));
+    CK(cuLinkAddData(st, CU_JIT_INPUT_PTX, (void *)a, sizeof a, "a.ptx", 0, NULL, NULL));
+    CK(cuLinkAddData(st, CU_JIT_INPUT_PTX, (void *)b, sizeof b, "b.ptx", 0, NULL, NULL));
+    CK(cuLinkComplete(st, &cubin, &size));
+    printf("linked: %zu bytes, text '%.*s'\n", size, (int)(size ? size - 1 : 0), (const char *)cubin);
+    CK(cuModuleLoadData(&mod, cubin));
+    printf("linked module: %d\n", (int)cuModuleGetFunction(&f, mod, "fk_add_i32__pii"));
+    CK(cuModuleUnload(mod));
+    CK(cuLinkDestroy(st));
+    CUjit_option opt = CU_JIT_WALL_TIME;
+    float wall = 0;
+    void *val = &wall;
+    printf("link with options: %d\n", (int)cuLinkCreate(1, &opt, &val, &st));
+}
+
 /* fk_add_i32__pii (the fake driver's kernel: p, n, v adds v to n ints at p) launched with attributes */
 static void launch_ex(CUdeviceptr d)
 {
@@ -201,7 +227,7 @@ int main(int argc, char **argv)
     CK(cuMemcpyDtoH(back, d + 10, sizeof back));
     printf("pinned copy: %d %d\n", back[0], back[3]);
     if (argc < 2 || strcmp(argv[1], "attrs") != 0)   /* "attrs": no launch (the fake driver's kernel) */
-        launch_ex(d);
+        launch_ex(d), link_ptx();
     free(pageable);
     CK(cuMemFreeHost(pinned));
     CK(cuMemFree(d));

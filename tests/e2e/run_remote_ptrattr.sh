@@ -13,6 +13,8 @@
 #      does not divide the grid refused by the server's driver as by the local one (CUDA_ERROR_INVALID_CLUSTER_SIZE),
 #      cuOccupancyMaxActiveClusters answered by the cluster size; a launch attribute whose value holds a pointer
 #      (DEVICE_UPDATABLE_KERNEL_NODE) refused in the client (801);
+#      cuLinkComplete's image (a buffer of the server's driver) copied back: its size and text as locally, loaded as
+#      a module;
 #   3. 'cushim apis --remote' lists the three APIs as hand-written.
 # Usage: run_remote_ptrattr.sh BUILD_DIR PROGRAM OUT_DIR
 set -u
@@ -59,7 +61,8 @@ for want in 'device attr 2: 0 4 bytes 02 00 00 00' 'device+100 attr 1: 0 8 bytes
             'pinned attr 2: 0 4 bytes 01 00 00 00' 'pinned+100 attr 4: 0 8 bytes base+100' \
             'pinned+100 attr 3: 0 8 bytes base+100' 'pinned attr 1000: 801' 'pageable attr 2: 1' \
             'sync_memops device: 1' 'buffer ids differ: 1' 'pinned copy: 7 7' 'launch ex: 0 0, 5 5' \
-            'launch ex, cluster of 3: 912' 'after: 5' 'clusters of 2: 0 64' 'clusters, none: 0 128'; do
+            'launch ex, cluster of 3: 912' 'after: 5' 'clusters of 2: 0 64' 'clusters, none: 0 128' \
+            "linked: 45 bytes, text '.version 7.0" 'linked module: 0' 'link with options: 801'; do
     grep -qxF -- "$want" "$d/remote.out" || fail "no line '$want' in the remote run: $(grep -F "${want%%:*}:" "$d/remote.out" | head -3)"
 done
 grep -qF 'pinned+100 all: 0 |1 current |2 01 00 00 00 |3 base+100 |4 base+100 |8 00 |9 |11 base+0 |12 00 20 00 00 00 00 00 00 |13 01' "$d/remote.out" ||

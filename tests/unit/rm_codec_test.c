@@ -454,7 +454,7 @@ static void check_outputs(const rm_plan *pl, const side *cl, const rm_call *sv, 
             memcpy(&sv_, s, sizeof sv_);
             if (cnt != NULL)
                 memcpy(&n, cnt, 8);
-            if ((cv == NULL) != (sv_ == NULL) || (cv != NULL && memcmp(cv, sv_, n * 8) != 0))
+            if ((cv == NULL) != (sv_ == NULL) || (cv != NULL && memcmp(cv, sv_, n * pp->elem) != 0))
                 fail_msg("%s: owned array %u differs from the server's (%llu elements)", name, i, (unsigned long long)n);
         } else if (pp->op == RM_OP_STRING_OUT) {
             const char *cv, *sv_;
