@@ -301,6 +301,8 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
     rm_hdr hd;
     int rc = RM_OK, passed;
     uint8_t *dbuf = malloc(RM_BELL_BYTES);   /* a doorbell request, copied out of the shared page */
+    rm_inbuf inb = {0};
+    int tcp = rm_sock_is_tcp(fd);   /* a unix socket may carry a descriptor: read message by message */
     rm_wr_init(&w, 0);
     w.allow_ref = 1;   /* a large output goes from the arena, not copied into the reply (rm_send_wr) */
     for (;;) {
@@ -309,7 +311,8 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
                 break;
             continue;
         }
-        if ((rc = rm_recv_fd(fd, &hd, &buf, &cap, &passed)) != RM_OK)
+        passed = -1;   /* over TCP a message is read in one read() with what follows it (rm_inbuf) */
+        if ((rc = tcp ? rm_in_recv(fd, &inb, &hd, &buf, &cap, RM_MAX_PAYLOAD) : rm_recv_fd(fd, &hd, &buf, &cap, &passed)) != RM_OK)
             break;
         if (passed >= 0 && hd.kind != RM_MSG_SHM) {
             close(passed);   /* a descriptor only ever comes with RM_MSG_SHM */
@@ -392,6 +395,7 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
         rb_log("connection: %s", rc == RM_EBOUNDS ? "a message over the bound" : rc == RM_EMALFORMED ?
                "not a cushim message" : "read error");
     rm_wr_free(&w);
+    rm_inbuf_free(&inb);
     free(buf);
     free(dbuf);
     rm_workers_free(b.workers);

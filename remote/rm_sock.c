@@ -117,10 +117,13 @@ static struct addrinfo *rm_resolve(const rm_addr *a, int passive, char *err, siz
     return res;
 }
 
-static void rm_nodelay(int fd)
+/* A TCP connection's option, on both ends: no Nagle (a call is one small message). The socket buffers are left to
+   the kernel's autotuning (fixed ones measured no better for bulk copies: docs/remote.md, "TCP: where a round
+   trip and a copy go"). */
+static void rm_tcp_opts(int fd)
 {
     int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);   /* a call is one small message: no Nagle */
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
 static int rm_listen_tcp(const rm_addr *a, char *err, size_t errlen)
@@ -201,7 +204,7 @@ static int rm_connect_tcp(const rm_addr *a, char *err, size_t errlen)
         snprintf(err, errlen, "cannot connect to tcp://%s%s%s:%u: %s", RM_BRACKETS(a), a->port, strerror(e));
         return -1;
     }
-    rm_nodelay(fd);
+    rm_tcp_opts(fd);
     return fd;
 }
 
@@ -265,7 +268,7 @@ int rm_accepted(int fd, char *peer, size_t peerlen)
         snprintf(peer, peerlen, "a local client");
         return 0;
     }
-    rm_nodelay(fd);
+    rm_tcp_opts(fd);
     n = sizeof ss;
     char host[INET6_ADDRSTRLEN + 2] = "?", port[8] = "?";
     if (getpeername(fd, (struct sockaddr *)&ss, &n) == 0)
@@ -448,4 +451,77 @@ int rm_recv_hdr(int fd, rm_hdr *h)
     uint8_t raw[16];
     int rc = rm_read_all(fd, raw, sizeof raw);
     return rc != RM_OK ? rc : rm_hdr_get(raw, h);
+}
+
+/* ---- the receive buffer (rm_inbuf): one read() per small message ---- */
+int rm_in_read(int fd, rm_inbuf *in, void *p, size_t n)
+{
+    uint8_t *b = p;
+    while (n > 0) {
+        if (in->pos < in->end) {   /* read ahead before */
+            size_t k = in->end - in->pos < n ? in->end - in->pos : n;
+            memcpy(b, in->p + in->pos, k);
+            in->pos += k;
+            b += k;
+            n -= k;
+            continue;
+        }
+        in->pos = in->end = 0;
+        if (n >= RM_INBUF_BYTES)   /* a bulk payload: into its destination, nothing read past it */
+            return rm_read_all(fd, b, n);
+        if (in->p == NULL && (in->p = malloc(RM_INBUF_BYTES)) == NULL)
+            return rm_read_all(fd, b, n);   /* no memory for the buffer: unbuffered, still correct */
+        ssize_t r = read(fd, in->p, RM_INBUF_BYTES);   /* what the socket holds: this message and what follows */
+        if (r == 0)
+            return RM_ECLOSED;
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno == ECONNRESET ? RM_ECLOSED : RM_EIO;
+        }
+        in->end = (size_t)r;
+    }
+    return RM_OK;
+}
+
+int rm_in_recv_hdr(int fd, rm_inbuf *in, rm_hdr *h)
+{
+    uint8_t raw[16];
+    int rc = rm_in_read(fd, in, raw, sizeof raw);
+    return rc != RM_OK ? rc : rm_hdr_get(raw, h);
+}
+
+int rm_in_recv(int fd, rm_inbuf *in, rm_hdr *h, uint8_t **buf, size_t *cap, uint32_t max)
+{
+    int rc = rm_in_recv_hdr(fd, in, h);
+    if (rc != RM_OK)
+        return rc;
+    if (h->length > max)
+        return RM_EBOUNDS;   /* before anything is allocated or read */
+    if (h->length > *cap) {
+        uint8_t *p = realloc(*buf, h->length);
+        if (p == NULL)
+            return RM_ENOMEM;
+        *buf = p;
+        *cap = h->length;
+    }
+    return h->length ? rm_in_read(fd, in, *buf, h->length) : RM_OK;
+}
+
+void rm_inbuf_reset(rm_inbuf *in)
+{
+    in->pos = in->end = 0;
+}
+
+void rm_inbuf_free(rm_inbuf *in)
+{
+    free(in->p);
+    *in = (rm_inbuf){0};
+}
+
+int rm_sock_is_tcp(int fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t n = sizeof ss;
+    return getsockname(fd, (struct sockaddr *)&ss, &n) == 0 && (ss.ss_family == AF_INET || ss.ss_family == AF_INET6);
 }

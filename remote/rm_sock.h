@@ -63,4 +63,25 @@ int rm_recv_fd(int fd, rm_hdr *h, uint8_t **buf, size_t *cap, int *passed);
    peer not yet authenticated may send a hello or a proof and nothing larger. */
 int rm_recv_max(int fd, rm_hdr *h, uint8_t **buf, size_t *cap, uint32_t max);
 
+/* A connection's receive buffer (docs/remote.md, "Where the round trip goes over TCP"): a small message - its
+   header and payload - comes in one read() with whatever follows it on the socket, where the functions above
+   make two (header, then payload). Bytes read ahead stay in the buffer for the next message; a read of
+   RM_INBUF_BYTES or more (a bulk payload) goes straight to its destination once the buffered bytes are used.
+   Every read of a buffered connection must then go through the rm_in_* functions. Never used where a descriptor
+   may come with a message (rm_recv_fd): it would be read ahead with bytes of another message. */
+#define RM_INBUF_BYTES 65536u
+typedef struct rm_inbuf {
+    uint8_t *p;               /* RM_INBUF_BYTES, allocated at the first read */
+    size_t pos, end;          /* the bytes read ahead: [pos, end) */
+} rm_inbuf;
+/* rm_recv_max, rm_recv_hdr and rm_read_exact through 'in' (the same checks, the same results). */
+int rm_in_recv(int fd, rm_inbuf *in, rm_hdr *h, uint8_t **buf, size_t *cap, uint32_t max);
+int rm_in_recv_hdr(int fd, rm_inbuf *in, rm_hdr *h);
+int rm_in_read(int fd, rm_inbuf *in, void *p, size_t n);
+/* The bytes read ahead, dropped (a connection closed or replaced); the buffer kept, or freed. */
+void rm_inbuf_reset(rm_inbuf *in);
+void rm_inbuf_free(rm_inbuf *in);
+/* 1 when 'fd' is a TCP socket (a descriptor can never come with its bytes). */
+int rm_sock_is_tcp(int fd);
+
 #endif /* RM_SOCK_H */

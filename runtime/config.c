@@ -31,7 +31,7 @@
 #include "log.h"
 #include "once.h"
 
-static rt_config cfg_value = { 0, NULL, NULL, -1 };
+static rt_config cfg_value = { .counts_fd = -1 };
 static rt_once_t cfg_once = RT_ONCE_INIT;   /* once.c: no wait on re-entry or after fork */
 static char cfg_counts_buf[ENV_PATH_MAX];
 static char cfg_libcuda_buf[ENV_PATH_MAX];
@@ -108,6 +108,7 @@ static void cfg_load(void)
     if (val == ENV_PATH_FILE) {
         strcpy(cfg_libcuda_buf, v);
         cfg_value.real_libcuda = cfg_libcuda_buf;
+        cfg_value.no_driver = strcmp(cfg_libcuda_buf, "none") == 0;
     }
 }
 

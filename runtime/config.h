@@ -10,6 +10,8 @@ typedef struct rt_config {
     int disable;                /* CUSHIM_DISABLE=1, or another copy of cushim came first */
     const char *counts_path;    /* CUSHIM_COUNTS or NULL ("-" when counts_fd is set) */
     const char *real_libcuda;   /* CUSHIM_REAL_LIBCUDA or NULL */
+    int no_driver;              /* CUSHIM_REAL_LIBCUDA=none: this process has no driver and loads none (the
+                                   remoting's client, `cushim run --remote`): the shim is its libcuda */
     int counts_fd;              /* CUSHIM_COUNTS=-: fd 2 as it was at start (dup, CLOEXEC), or -1 */
 } rt_config;
 const rt_config *cfg_get(void);

@@ -320,6 +320,16 @@ static int rt_fail_missing(rt_frame *f, uint32_t id)
     return RT_MODE_FAIL;
 }
 
+/* A driver API the shim answers itself when the process has no driver by declaration (CUSHIM_REAL_LIBCUDA=none:
+   the remoting's client, where the shim is the process's libcuda): the cuGetProcAddress family's handlers, which
+   then hand out the shim's own exports (getproc.c, gp_own) - a static cudart (CuPy's, cuBLAS's) asks them itself
+   and fails with cudaErrorCallRequiresNewerDriver when they fail. NULL for every other API. */
+static void *rt_own_answer(uint32_t id)
+{
+    const cushim_api_info *info = api_info(id);
+    return info != NULL && info->library == CUSHIM_LIB_DRIVER ? sl_handler(id) : NULL;
+}
+
 #define RT_SERVE (-2)   /* rt_enter_slow: no real function, but hooks that may serve the call */
 
 /* Not the fast lane: initialisation still running, unresolved, foreign, failed. Out of line and cold, so that
@@ -345,6 +355,10 @@ static __attribute__((noinline, cold)) int rt_enter_slow(rt_frame *f, uint32_t i
             return real != NULL ? RT_MODE_DIRECT : rt_fail_missing(f, id);
         rt_fail_note(id);
         return RT_MODE_FAIL_INIT;
+    }
+    if (real == NULL && cfg_get()->no_driver && (real = rt_own_answer(id)) != NULL) {
+        f->call.real = real;   /* its hooks run as before the real call */
+        return -1;
     }
     if (real == NULL) {
         const hk_chain *ch = atomic_load_explicit(&rt_slots[id].chain, memory_order_relaxed);

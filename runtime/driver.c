@@ -183,7 +183,7 @@ static void *drv_open(void)
     void *h = NULL;
     /* 'none': this process has no driver and must not load one (the remoting's client, `cushim run --remote`:
        a search by name would find the drop-in on the library path and take that copy for the driver) */
-    if (c->real_libcuda != NULL && strcmp(c->real_libcuda, "none") == 0)
+    if (c->no_driver)
         return NULL;
     if (ob_is_dropin()) {
         if (c->real_libcuda != NULL)

@@ -219,8 +219,9 @@ typedef cudaError_t (*gp_ep)(const char *, void **, unsigned long long GP_EP_STA
    its own export of the variant the driver would give (cushim_pa_lookup, which follows the recorded driver):
    CUDA_ERROR_INVALID_VALUE for a version past the tree's; a name with no export: NULL, status SYMBOL_NOT_FOUND or
    VERSION_NOT_SUFFICIENT, CUDA_SUCCESS from _v2 and CUDA_ERROR_NOT_FOUND from the first version. Calling such an
-   export with no driver and no serving plugin fails as any call then does. Reached through host->real (host.c);
-   a program's own call of cuGetProcAddress with no driver fails before its handler, as any call does. */
+   export with no driver and no serving plugin fails as any call then does. Reached through host->real (host.c),
+   and by the program's own call when it has no driver by declaration (CUSHIM_REAL_LIBCUDA=none: dispatch.c
+   rt_own_answer; a static cudart asks so); with a driver only not found, that call fails as any call does. */
 static CUresult gp_own(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags, int *status, int v2)
 {
     uint32_t id = 0;

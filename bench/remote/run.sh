@@ -12,15 +12,19 @@
 # ALTERNATE=N instead runs only the synchronous round trip (from the first client thread and from a second one)
 # against one server, N times over the socket (shm=0) and through the doorbell alternately (a loaded host moves
 # both between runs).
-# Then, over TCP loopback (a token, as a TCP server needs): the remote round trip and BIG copies beside the raw
-# TCP ping-pong and 1 MiB-message throughput, in the same run; and at a simulated distance (the plugin's
-# delay_us=DELAY, default 1000: a 1 ms round trip; TCP), local and remote in the same run: the synchronous
-# round trip, the empty-launch rate (batched), a launch-bound step (100 empty launches, cuStreamSynchronize)
+# Then, over TCP loopback (a token, as a TCP server needs): tcp_vs_raw.c, the remote round trip and BIG_COPIES
+# copies of BIG bytes each way against a raw TCP exchange of the same messages (and against that exchange with
+# the peer copying each chunk as the fake driver does), interleaved in one process: TCP_BLOCKS (100) blocks of
+# ROUNDS/TCP_BLOCKS round trips each side; the "ratio" in its lines is issue 43's (for the round trip, the
+# median block's is the robust one on a loaded host). And at a simulated distance (the plugin's delay_us=DELAY,
+# default 1000: a 1 ms round trip; DELAY=0 skips it), local and remote in the same run: the synchronous round trip, the empty-launch rate (batched), a launch-bound step (100 empty launches, cuStreamSynchronize)
 # and a compute-bound step (10 kernels of 5 ms: the fake's FAKE_CUDA_KERNEL_US=5000, then a sync). The
-# "ratio" lines at the end put issue 43's targets beside them. NET_ONLY=1 runs only these TCP parts.
+# "ratio" lines at the end put those beside local. NET_ONLY=1 runs only these TCP parts.
 #   ROUNDS=20000 SIZE=1048576 BIG=268435456 BEFORE=/path/to/main/build bash bench/remote/run.sh build
 #   ALTERNATE=2 bash bench/remote/run.sh build
 #   NET_ONLY=1 DELAY=1000 bash bench/remote/run.sh build
+#   NET_ONLY=1 DELAY=0 BIG_COPIES=5 BEFORE=/path/to/main/build bash bench/remote/run.sh build   # the TCP targets
+# With BEFORE the TCP part runs tcp_vs_raw a second time with BEFORE's server, plugin and drop-in.
 set -eu
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -33,6 +37,8 @@ server=
 inc=$(sed -n 's/^CUSHIM_CUDA_INCLUDE:PATH=//p' "$build/CMakeCache.txt")
 gcc -O2 -o "$tmp/calls" "$here/bench_remote_calls.c" -I"$inc" -L"$build/tests/fake" -l:libcuda.so.1 -lpthread
 gcc -O2 -o "$tmp/pingpong" "$here/pingpong.c"
+gcc -O2 -o "$tmp/vs" "$here/tcp_vs_raw.c" -I"$inc" -L"$build/tests/fake" -l:libcuda.so.1
+tcp_blocks=${TCP_BLOCKS:-100}
 if [ -n "${ALTERNATE:-}" ]; then
     LD_LIBRARY_PATH="$build/tests/fake" "$build/remote/cushim-serve" --listen="unix:$tmp/s.sock" 2> "$tmp/serve.log" &
     server=$!
@@ -52,7 +58,7 @@ net() {   # the TCP rows: raw socket beside the remote, and at a simulated dista
     head -c 32 /dev/urandom | base64 > "$tok" && chmod 600 "$tok"
     tcp_server() {   # tcp_server [ENV=VALUE...]: cushim-serve on a free loopback port (its pid in $server)
         port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-        env LD_LIBRARY_PATH="$build/tests/fake" "$@" "$build/remote/cushim-serve" --listen="tcp://127.0.0.1:$port" \
+        env LD_LIBRARY_PATH="$build/tests/fake" "$@" "${tree:-$build}/remote/cushim-serve" --listen="tcp://127.0.0.1:$port" \
             --token-file="$tok" 2>> "$tmp/serve.log" &
         server=$!
         for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.05; done
@@ -64,12 +70,31 @@ net() {   # the TCP rows: raw socket beside the remote, and at a simulated dista
             CUSHIM_PLUGINS="$build/plugins/remote.so:server=tcp://127.0.0.1:$port,token_file=$tok$o" "$tmp/calls" "$@"
     }
     local_() { LD_LIBRARY_PATH="$build/tests/fake" "$tmp/calls" "$@"; }
+    tclient_vs() {   # tclient_vs OPTIONS ARGS...: tcp_vs_raw through the drop-in and the plugin, over TCP
+        local o=$1
+        shift
+        env -u LD_PRELOAD LD_LIBRARY_PATH="${tree:-$build}/dropin" CUSHIM_REAL_LIBCUDA=/nonexistent CUSHIM_LOG=error \
+            CUSHIM_PLUGINS="${tree:-$build}/plugins/remote.so:server=tcp://127.0.0.1:$port,token_file=$tok$o" \
+            "$tmp/vs" "$@"
+    }
     tcp_server
-    echo "== remote over TCP loopback"
-    tclient "" "$rounds" 4096 1 | grep cuStreamQuery | tee "$tmp/tcp.rt"
-    tclient "" 1000 "$big" "$big_copies" | grep Memcpy | tee "$tmp/tcp.copy"
-    echo "== raw TCP loopback (the same run)"
-    "$tmp/pingpong" tcp 16 "$rounds" | tee "$tmp/tcp.raw"
+    echo "== remote over TCP loopback against raw TCP with the same messages, interleaved in one process (tcp_vs_raw.c)"
+    tclient_vs "" "$tcp_blocks" $(( rounds / tcp_blocks > 0 ? rounds / tcp_blocks : 1 )) "$big" "$big_copies"
+    if [ -n "${BEFORE:-}" ]; then   # the same with BEFORE's server, plugin and drop-in (the raw side is this run's)
+        kill "$server"; wait "$server" 2>/dev/null || true
+        local tree
+        tree=$(cd "$BEFORE" && pwd)
+        tcp_server
+        echo "== the same, before: $tree"
+        tclient_vs "" "$tcp_blocks" $(( rounds / tcp_blocks > 0 ? rounds / tcp_blocks : 1 )) "$big" "$big_copies"
+        kill "$server"; wait "$server" 2>/dev/null || true
+        tree=
+        tcp_server
+    fi
+    if [ "$delay" = 0 ]; then
+        kill "$server"; wait "$server" 2>/dev/null || true
+        return 0
+    fi
     echo "== simulated ${delay} us round trip (delay_us=$delay, TCP loopback) and local, the same run"
     local dr=$(( rounds / 20 > 200 ? 200 : rounds / 20 )) lr=$(( rounds / 20 > 1000 ? 1000 : rounds / 20 ))
     { echo "local:"; local_ "$dr" 4096 1 | grep cuStreamQuery; } | tee "$tmp/d.local"
@@ -84,14 +109,7 @@ net() {   # the TCP rows: raw socket beside the remote, and at a simulated dista
     { echo "remote:"; tclient ",delay_us=$delay" 11 4096 1 step 10 5000; } | tee -a "$tmp/d.remote"
     { echo "remote, no delay:"; tclient "" 11 4096 1 step 10 5000; } | tee -a "$tmp/d.nodelay"
     kill "$server"; wait "$server" 2>/dev/null || true
-    # the ratios: medians of the same run (p10/p90 above)
-    local rt raw
-    rt=$(awk '{ print $3 }' "$tmp/tcp.rt") raw=$(sed -nE 's/.*round trip median ([0-9.]+) us.*/\1/p' "$tmp/tcp.raw")
-    awk -v a="$rt" -v b="$raw" 'BEGIN { printf "ratio TCP round trip: remote %s us / raw ping-pong %s us = %.2fx (target <= 1.2x)\n", a, b, a / b }'
-    raw=$(sed -nE 's/.*1 MiB messages ([0-9.]+) GB.s.*/\1/p' "$tmp/tcp.raw")
-    for dir in HtoD DtoH; do
-        awk -v d="$dir" -v b="$raw" '$1 == "cuMemcpy" d { printf "ratio TCP %s %d MiB: remote %s GB/s / raw socket %s GB/s = %.0f%% (target >= 80%%)\n", d, '"$big"' / 1048576, $(NF-1), b, 100 * $(NF-1) / b }' "$tmp/tcp.copy"
-    done
+    # the ratios at a distance: medians of the same run (p10/p90 above); the TCP ones are tcp_vs_raw's lines
     paste <(grep -v : "$tmp/d.local") <(grep -v : "$tmp/d.remote") |
         awk -F'\t' '{ split($1, l, " +"); split($2, r, " +"); n = split($1, w, "median"); name = w[1]; sub(/ +$/, "", name)
                       for (i = 1; i in l; i++) if (l[i] == "median") lm = l[i + 1]

@@ -6,6 +6,7 @@
  *   cushim-limit NAME                       the limits in force
  *   cushim-limit NAME --mem=8GiB --sm=30    set them (every process within 1 s)
  *   cushim-limit NAME --mem=off --sm=off    back to each process's own limits
+ *   cushim-limit NAME --priority=high       smlimit's priority of every process of the group (off: their own)
  *
  * NAME is memlimit's budget (/dev/shm/cushim-budget-NAME, budget=NAME) and
  * smlimit's group of this user (/dev/shm/cushim-smlimit4-<uid>-NAME, group=NAME).
@@ -32,12 +33,16 @@
 #include "shm.h"
 
 static const char lm_usage[] =
-    "usage: cushim-limit NAME [--mem=SPEC|off] [--sm=PCT|off] [--wait-ms=N]\n"
+    "usage: cushim-limit NAME [--mem=SPEC|off] [--sm=PCT|off] [--priority=LEVEL|off] [--wait-ms=N]\n"
     "  --mem=SPEC   memlimit budget NAME: 8GiB (every device), 0:8GiB,1:4GiB (the devices named), 0 = no limit;\n"
     "               off = each process's own limit again\n"
     "  --sm=PCT     smlimit group NAME: 30 (every device), 0:30,1:50; 100 = no limit; off = each process's own\n"
+    "  --priority=LEVEL  smlimit group NAME: high, normal, low (or HAMi's number: 0 high, 1 normal, 2 low) for\n"
+    "               every process of the group; off = each process's own priority again\n"
     "  --wait-ms=N  how long to wait for smlimit's processes to acknowledge (default 1000)\n"
-    "Without --mem or --sm: the limits in force.\n";
+    "Without --mem, --sm or --priority: the limits in force.\n"
+    "--sm and --priority reach the processes that run with smlimit's hooks (started with a compute limit or a\n"
+    "priority); others have nothing to change.\n";
 
 static int lm_bad(const char *fmt, const char *arg)
 {
@@ -167,25 +172,40 @@ static int lm_mem(const char *name, const char *spec, int *found)
 
 /* ---- smlimit's group ---- */
 
-static int lm_sm(const char *name, const char *spec, long wait_ms, int *found)
+/* --priority's text: the region's live_prio (SML_PRIO_* + 1; 0 = off). 0, or -1 when it is no priority. */
+static int lm_prio_spec(const char *text, uint32_t *out)
+{
+    int level;
+    if (strcmp(text, "off") == 0) {
+        *out = 0;
+        return 0;
+    }
+    if (sml_parse_priority(text, &level) != 0)
+        return -1;
+    *out = (uint32_t)level + 1;
+    return 0;
+}
+
+static int lm_sm(const char *name, const char *spec, const char *prio, long wait_ms, int *found)
 {
     char path[200], err[700];
     struct stat st;
     rg_region rg;
     sml_region *r;
     uint32_t g = 0;
+    int change = spec != NULL || prio != NULL;
     if (strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(name) || strlen(name) > 64)
         return 0;   /* not a group name (smlimit's are [a-z0-9_-]) */
     snprintf(path, sizeof path, "/dev/shm" SML_SHM_PREFIX "%u-%s", (unsigned)geteuid(), name);
     if (stat(path, &st) != 0)
         return 0;
     *found = 1;
-    if (spec != NULL) {
-        uint32_t w[SML_SHM_DEVICES];
-        if (strcmp(spec, "off") == 0) {
+    if (change) {
+        uint32_t w[SML_SHM_DEVICES], lp = 0;
+        if (spec != NULL && strcmp(spec, "off") == 0) {
             for (int d = 0; d < SML_SHM_DEVICES; d++)
                 w[d] = 0;
-        } else {
+        } else if (spec != NULL) {
             double pct[SML_LIMIT_DEVICES];
             if (sml_parse_limits(spec, pct, err, sizeof err) != 0) {
                 fprintf(stderr, "cushim limit: --sm=%s: %s\n", spec, err);
@@ -198,13 +218,20 @@ static int lm_sm(const char *name, const char *spec, long wait_ms, int *found)
                     w[d] = 1;
             }
         }
+        if (prio != NULL && lm_prio_spec(prio, &lp) != 0) {   /* checked in main already */
+            fprintf(stderr, "cushim limit: --priority=%s: give high, normal, low, HAMi's number or off\n", prio);
+            return 2;
+        }
         if (rg_open(&rg, path, sizeof(sml_region), SML_SHM_MAGIC, 4, -1, 0, err, sizeof err) != 0) {
             fprintf(stderr, "cushim limit: %s: not changed (only its owner may change it)\n", err);
             return 1;
         }
         r = rg.base;
-        for (int d = 0; d < SML_SHM_DEVICES; d++)
-            atomic_store_explicit(&r->live_weight[d], w[d], memory_order_relaxed);
+        if (spec != NULL)
+            for (int d = 0; d < SML_SHM_DEVICES; d++)
+                atomic_store_explicit(&r->live_weight[d], w[d], memory_order_relaxed);
+        if (prio != NULL)
+            atomic_store_explicit(&r->live_prio, lp, memory_order_relaxed);
         g = atomic_fetch_add_explicit(&r->live_gen, 1, memory_order_release) + 1;
         rg_close(&rg);
     }
@@ -227,15 +254,25 @@ static int lm_sm(const char *name, const char *spec, long wait_ms, int *found)
                 live++;
                 acked += atomic_load(&s->live_gen) == atomic_load(&r->live_gen);
             }
-        if (spec == NULL || acked == live || now >= deadline)
+        if (!change || acked == live || now >= deadline)
             break;
         struct timespec ts = {0, 5000000};
         nanosleep(&ts, NULL);
     }
     printf("compute: group %s\n", path);
-    if (spec != NULL)
-        printf("  live limits set (generation %u): applied by %d of %d processes' devices in %.0f ms\n", g, acked,
+    if (change)
+        printf("  live %s set (generation %u): applied by %d of %d processes' devices in %.0f ms\n",
+               spec != NULL && prio != NULL ? "limits and priority" : spec != NULL ? "limits" : "priority", g, acked,
                live, (lm_now() - t0) / 1e6);
+    if (live == 0)   /* a process without smlimit's hooks never joins the region: it cannot be reached */
+        printf("  no process of the group runs with smlimit's hooks now: %s (a process started without a compute "
+               "limit or a priority has none; start it with priority=normal, or a limit, to make it reachable)\n",
+               change ? "nothing applied it" : "nothing to show");
+    uint32_t lp = atomic_load(&r->live_prio);
+    if (lp >= 1 && lp <= 3)
+        printf("  live priority: %s for every process\n", sml_priority_name((int)lp - 1));
+    else
+        printf("  priority: each process's own\n");
     int same = 1;
     for (int d = 1; d < SML_SHM_DEVICES; d++)
         same &= atomic_load(&r->live_weight[d]) == atomic_load(&r->live_weight[0]);
@@ -261,20 +298,28 @@ static int lm_sm(const char *name, const char *spec, long wait_ms, int *found)
         printf(", %d process%s", n, n == 1 ? "" : "es");
         for (int k = 0; k < SML_SHM_SLOTS; k++) {
             sml_slot *s = &r->slot[d][k];
+            uint32_t p;
             if (atomic_load(&s->pid) == 0 || !rg_slot_held(&rg, (uint32_t)(d * SML_SHM_SLOTS + k)))
                 continue;
-            printf(" [pid %d: %.4g%%, using %.4g%%]", (int)atomic_load(&s->pid), atomic_load(&s->weight) / 10.0,
-                   atomic_load(&s->usage) / 10.0);
+            uint32_t wt = atomic_load(&s->weight);
+            char lim[32];
+            p = atomic_load(&s->prio);
+            if (wt == 0)   /* a priority alone, or a live 100%: it claims no share */
+                snprintf(lim, sizeof lim, "no limit");
+            else
+                snprintf(lim, sizeof lim, "%.4g%%", wt / 10.0);
+            printf(" [pid %d: %s, using %.4g%%, priority %s]", (int)atomic_load(&s->pid), lim,
+                   atomic_load(&s->usage) / 10.0, p >= 1 && p <= 3 ? sml_priority_name((int)p - 1) : "none");
         }
         printf("\n");
     }
     rg_close(&rg);
-    return spec != NULL && acked < live ? 3 : 0;
+    return change && acked < live ? 3 : 0;
 }
 
 int main(int argc, char **argv)
 {
-    const char *name = NULL, *mem = NULL, *sm = NULL;
+    const char *name = NULL, *mem = NULL, *sm = NULL, *prio = NULL;
     long wait_ms = 1000;
     int found = 0, rc, rc2;
     for (int i = 1; i < argc; i++) {
@@ -286,6 +331,12 @@ int main(int argc, char **argv)
             mem = a + 6;
         } else if (strncmp(a, "--sm=", 5) == 0 && a[5]) {
             sm = a + 5;
+        } else if (strncmp(a, "--priority=", 11) == 0 && a[11]) {
+            uint32_t lp;
+            prio = a + 11;
+            if (lm_prio_spec(prio, &lp) != 0)
+                return lm_bad("--priority: '%s' is not high, normal, low, HAMi's number (0 high, 1 normal, 2 low) "
+                              "nor off", prio);
         } else if (strncmp(a, "--wait-ms=", 10) == 0) {
             char *end;
             errno = 0;
@@ -305,7 +356,7 @@ int main(int argc, char **argv)
     rc = lm_mem(name, mem, &found);
     if (rc == 2)
         return 2;
-    rc2 = lm_sm(name, sm, wait_ms, &found);
+    rc2 = lm_sm(name, sm, prio, wait_ms, &found);
     if (!found) {
         fprintf(stderr, "cushim limit: no budget or group '%s': no process has opened /dev/shm/cushim-budget-%s nor "
                 "/dev/shm" SML_SHM_PREFIX "%u-%s (nothing is created)\n", name, name, (unsigned)geteuid(), name);
@@ -319,12 +370,13 @@ int main(int argc, char **argv)
             rc = rc ? rc : 1;
         }
     }
-    if (sm != NULL) {
+    if (sm != NULL || prio != NULL) {
         char p[200];
         struct stat st;
         snprintf(p, sizeof p, "/dev/shm" SML_SHM_PREFIX "%u-%s", (unsigned)geteuid(), name);
         if (stat(p, &st) != 0) {
-            fprintf(stderr, "cushim limit: --sm: no smlimit group '%s' of this user is open\n", name);
+            fprintf(stderr, "cushim limit: %s: no smlimit group '%s' of this user is open\n",
+                    sm != NULL ? "--sm" : "--priority", name);
             rc = rc ? rc : 1;
         }
     }

@@ -23,6 +23,7 @@
 #include "cushim/cushim.h"
 #include "rm_codec.h"
 #include "rm_shm.h"
+#include "rm_sock.h"
 
 #define RP_KCACHE 1024             /* functions whose argument sizes are kept (a full table asks again)      */
 #define RP_STRINGS 4096            /* distinct strings the server returned, kept for the process's life      */
@@ -81,6 +82,7 @@ typedef struct rp_state {
     uint32_t seq;
     uint8_t *rbuf;
     size_t rcap;
+    rm_inbuf in;                   /* what the socket gave past the message read (rm_sock.h): every read takes it */
     rm_wr batch;                   /* u32 n, then each queued call's u32 length and payload */
     uint32_t batch_n;
     uint32_t ahead;                /* batches sent whose replies are not read yet */
@@ -139,6 +141,8 @@ int rp_ready_locked(rp_state *s);
 void rp_lost_locked(rp_state *s, int rc);
 int32_t rp_status_result(rp_state *s, const rm_plan *pl, uint32_t status);
 int rp_send_call_locked(rp_state *s, const rm_wr *w, uint32_t seq);
+/* The next message (rm_recv's checks) through the connection's receive buffer, 'in': the only way to read it. */
+int rp_recv_locked(rp_state *s, rm_hdr *h);
 int rp_send_kind_locked(rp_state *s, uint16_t kind, const rm_wr *w, uint32_t seq);
 int rp_send_batch_locked(rp_state *s);
 int rp_read_ahead_locked(rp_state *s);

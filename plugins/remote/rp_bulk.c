@@ -33,7 +33,7 @@ static int rp_recv_rest_locked(rp_state *s, const rm_hdr *h)
         s->rbuf = p;
         s->rcap = h->length;
     }
-    return h->length ? rm_read_exact(s->fd, s->rbuf, h->length) : RM_OK;
+    return h->length ? rm_in_read(s->fd, &s->in, s->rbuf, h->length) : RM_OK;
 }
 
 /* One chunk's reply. A successful device-to-host chunk's bytes are read straight into the program's buffer:
@@ -47,7 +47,7 @@ static int rp_recv_chunk_locked(rp_state *s, const rm_plan *pl, const rm_call *c
     size_t head = 4 + 4 + 4 + pl->info->ret_size + 1 + 4;
     uint8_t hb[64];
     rm_hdr h;
-    int rc = rm_recv_hdr(s->fd, &h);
+    int rc = rm_in_recv_hdr(s->fd, &s->in, &h);
     if (rc != RM_OK)
         return rc;
     if (h.kind != RM_MSG_REPLY || h.seq != seq)
@@ -55,7 +55,7 @@ static int rp_recv_chunk_locked(rp_state *s, const rm_plan *pl, const rm_call *c
     if (ph->dir == CUSHIM_DIR_OUT && pl->info->ret_size == 4 && h.length == head + len && head <= sizeof hb) {
         uint32_t id, st, rs, n;
         int32_t r;
-        if ((rc = rm_read_exact(s->fd, hb, head)) != RM_OK)
+        if ((rc = rm_in_read(s->fd, &s->in, hb, head)) != RM_OK)
             return rc;
         memcpy(&id, hb, 4);
         memcpy(&st, hb + 4, 4);
@@ -66,7 +66,7 @@ static int rp_recv_chunk_locked(rp_state *s, const rm_plan *pl, const rm_call *c
             return RM_EMALFORMED;   /* that length is only a success's */
         *status = RM_ST_OK;
         *result = 0;
-        return rm_read_exact(s->fd, (void *)(uintptr_t)rp_get(c->params, ph), (size_t)len);
+        return rm_in_read(s->fd, &s->in, (void *)(uintptr_t)rp_get(c->params, ph), (size_t)len);
     }
     if ((rc = rp_recv_rest_locked(s, &h)) != RM_OK)
         return rc;

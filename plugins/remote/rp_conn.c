@@ -67,6 +67,7 @@ static int rp_connect_locked(rp_state *s)
         s->fd_ino = st.st_ino;
     }
     s->fd = fd;
+    rm_inbuf_reset(&s->in);   /* nothing read ahead from another connection (a forked child's parent's) */
     int rc = rp_shm_setup_locked(s);   /* a unix socket's server on this host: the shared area */
     if (rc != RM_OK) {
         rp_lost_locked(s, rc);
@@ -95,6 +96,7 @@ void rp_lost_locked(rp_state *s, int rc)
                  rc == RM_ECLOSED ? "closed by the server" : "read/write error");
     close(s->fd);
     s->fd = -1;
+    rm_inbuf_reset(&s->in);
     s->dead = 1;
     s->ahead = 0;
     s->in_flight = 0;
@@ -165,6 +167,12 @@ int32_t rp_status_result(rp_state *s, const rm_plan *pl, uint32_t status)
     default:
         return s->e_invalid;
     }
+}
+
+/* The next message from the server: every read of the connection goes through its receive buffer. */
+int rp_recv_locked(rp_state *s, rm_hdr *h)
+{
+    return rm_in_recv(s->fd, &s->in, h, &s->rbuf, &s->rcap, RM_MAX_PAYLOAD);
 }
 
 /* ---- the simulated distance (delay_us) ---- */
@@ -269,7 +277,7 @@ int rp_read_ahead_locked(rp_state *s)
         rm_hdr h;
         uint32_t ran, failed, status, size;
         int32_t code = 0;
-        int rc = rm_recv(s->fd, &h, &s->rbuf, &s->rcap);
+        int rc = rp_recv_locked(s, &h);
         if (rc != RM_OK)
             return rc;
         rm_rd r = { .p = s->rbuf, .len = h.length };
@@ -448,7 +456,7 @@ int32_t rp_forward(rp_state *s, const rm_plan *pl, void *params, void *retval, i
         if (rc == RM_OK)
             rc = rp_read_ahead_locked(s);
         if (rc == RM_OK)
-            rc = rm_recv(s->fd, &h, &s->rbuf, &s->rcap);
+            rc = rp_recv_locked(s, &h);
     }
     if (rc == RM_OK && (h.kind != RM_MSG_REPLY || h.seq != seq))
         rc = RM_EMALFORMED;
@@ -515,7 +523,7 @@ void rp_forward_many(rp_state *s, const rm_plan *pl, uint32_t n, void *const *pa
         uint32_t status;
         if (seqs[k] == 0)
             continue;
-        rc = rm_recv(s->fd, &h, &s->rbuf, &s->rcap);
+        rc = rp_recv_locked(s, &h);
         if (rc == RM_OK && (h.kind != RM_MSG_REPLY || h.seq != seqs[k]))
             rc = RM_EMALFORMED;
         if (rc == RM_OK)

@@ -54,7 +54,7 @@ static int rp_region_say_locked(rp_state *s, uint32_t k, int mfd, size_t size, u
     if (rc == RM_OK)
         rc = rp_read_ahead_locked(s);
     if (rc == RM_OK)
-        rc = rm_recv(s->fd, &h, &s->rbuf, &s->rcap);
+        rc = rp_recv_locked(s, &h);
     if (rc == RM_OK && (h.kind != RM_MSG_SHM || h.seq != seq || h.length != 4))
         rc = RM_EMALFORMED;
     if (rc == RM_OK)
@@ -281,7 +281,7 @@ static int rp_shm_recv_locked(rp_state *s, const rm_plan *pl, const void *params
     uint32_t status;
     int32_t r = 0;
     rm_hdr h;
-    int rc = rm_recv(s->fd, &h, &s->rbuf, &s->rcap);
+    int rc = rp_recv_locked(s, &h);
     if (rc == RM_OK && (h.kind != RM_MSG_REPLY || h.seq != seq))
         rc = RM_EMALFORMED;
     if (rc == RM_OK)
@@ -438,7 +438,7 @@ int rp_bell_call_locked(rp_state *s, rm_bell *bell, const rm_wr *w, uint32_t seq
     volatile uint32_t *pl = &bell->rep_len;
     uint32_t n = *pl;   /* read once */
     if (n == RM_BELL_ON_SOCKET) {   /* larger than the doorbell: the reply came on the socket */
-        rc = rm_recv(s->fd, h, &s->rbuf, &s->rcap);
+        rc = rp_recv_locked(s, h);
         return rc == RM_OK && (h->kind != RM_MSG_REPLY || h->seq != seq) ? RM_EMALFORMED : rc;
     }
     if (n > RM_BELL_BYTES)

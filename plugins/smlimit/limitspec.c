@@ -1,13 +1,18 @@
 /*
  * limitspec.c - reading smlimit's limits: the 'limit' option and HAMi-core's
- * CUDA_DEVICE_SM_LIMIT[_<i>] variables (limitspec.h). Pure: the unit test
- * sml_limits drives it with its own environment.
+ * CUDA_DEVICE_SM_LIMIT[_<i>] variables, and the priorities' forms (limitspec.h).
+ * Pure: the unit test sml_limits drives it with its own environment; the
+ * cushim-limit tool links it for --sm and --priority.
  */
 #include "limitspec.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+#include "shm.h"   /* SML_PRIO_* */
 
 #include "cushim/cushim_io.h"
 
@@ -103,4 +108,31 @@ int sml_env_limits(const char *(*getenv_fn)(const char *), double out[SML_LIMIT_
             out[i] = 100;
     }
     return 0;
+}
+
+/* high | normal | low (any case), or HAMi's CUDA_TASK_PRIORITY number: lower is higher; 0 (and below) high, 1
+   (HAMi's default) normal, 2 and more low. */
+int sml_parse_priority(const char *s, int *out)
+{
+    char *end;
+    long v;
+    if (s == NULL || *s == '\0')
+        return 1;   /* not given */
+    if (!strcasecmp(s, "high"))
+        return *out = SML_PRIO_HIGH, 0;
+    if (!strcasecmp(s, "normal"))
+        return *out = SML_PRIO_NORMAL, 0;
+    if (!strcasecmp(s, "low"))
+        return *out = SML_PRIO_LOW, 0;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || *end || end == s)
+        return -1;
+    *out = v <= 0 ? SML_PRIO_HIGH : v == 1 ? SML_PRIO_NORMAL : SML_PRIO_LOW;
+    return 0;
+}
+
+const char *sml_priority_name(int p)
+{
+    return p == SML_PRIO_HIGH ? "high" : p == SML_PRIO_NORMAL ? "normal" : p == SML_PRIO_LOW ? "low" : "none";
 }

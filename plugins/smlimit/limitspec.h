@@ -16,5 +16,10 @@ int sml_parse_limits(const char *text, double out[SML_LIMIT_DEVICES], char *err,
    else CUDA_DEVICE_SM_LIMIT; unset or 0 = none, above 100 = 100 (none). */
 int sml_env_limits(const char *(*getenv_fn)(const char *), double out[SML_LIMIT_DEVICES], char *err,
                    size_t errlen);
+/* A priority: high, normal, low or HAMi's number (0 high, 1 normal, 2 and more low) into *out (SML_PRIO_*, shm.h).
+   0, 1 when 's' is NULL or empty (not given), -1 when it is none of these. */
+int sml_parse_priority(const char *s, int *out);
+/* "high", "normal", "low"; "none" for anything else (-1: takes no part). */
+const char *sml_priority_name(int p);
 
 #endif /* SML_LIMITSPEC_H */

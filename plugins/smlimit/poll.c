@@ -15,6 +15,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include "limitspec.h"
 #include "smlimit.h"
 
 /* ---- the stream table (under the device lock) ---------------------------- */
@@ -39,6 +40,57 @@ static uint64_t *sml_stream_end(sml_dev *d, CUstream s)
 
 /* ---- shares between processes ------------------------------------------- */
 
+/* Device d's priority level in force (d->mu held): 'level' (SML_PRIO_*, -1: no part) in our slot 'd->slot' (NULL:
+   not joined yet). A busy bit published at another level or for another slot is taken back first; with launches
+   pending here, ours is published at the new level (launched before we joined, or before the level changed). */
+static void sml_prio_level_set(sml_state *st, sml_dev *d, int level)
+{
+    if (d->prio_pub && (d->prio_slot != d->slot || d->prio_level != level)) {
+        sml_shm_busy(d->prio_region, d->rdev, d->prio_slot, d->prio_level, 0);
+        d->prio_pub = 0;
+    }
+    d->prio_level = level;
+    d->prio_region = d->slot != NULL && level >= 0 ? st->region : NULL;
+    d->prio_slot = d->slot != NULL && level >= 0 ? d->slot : NULL;
+    if (d->slot != NULL)
+        atomic_store(&d->slot->prio, (uint32_t)(level + 1));
+    if (d->prio_slot != NULL && d->lim.outstanding > 0 && !d->prio_pub) {
+        sml_shm_busy(d->prio_region, d->rdev, d->prio_slot, level, 1);
+        d->prio_pub = 1;
+    }
+}
+
+/* The group's live priority ('cushim limit GROUP --priority=high', shm.h), region generation 'g': every device's
+   level in force, and the launch path that goes with it. Before the devices' acknowledgements of 'g'. */
+static void sml_live_prio_apply(sml_state *st, uint32_t g)
+{
+    uint32_t v = atomic_load_explicit(&st->region->live_prio, memory_order_relaxed);
+    int level = v >= 1 && v <= 3 ? (int)v - 1 : st->prio, any = 0, was = -2, path;
+    st->prio_gen = g;
+    for (int i = 0; i < SML_MAX_DEV; i++) {
+        sml_dev *d = &st->dev[i];
+        if (!d->limited)   /* no hook here: nothing to order */
+            continue;
+        pthread_mutex_lock(&d->mu);
+        if (was == -2)
+            was = d->prio_level;
+        if (d->prio_level != level)
+            sml_prio_level_set(st, d, level);
+        pthread_mutex_unlock(&d->mu);
+        any = 1;
+    }
+    if (!any || was == level)
+        return;
+    /* the launch path: with the priority work while a level is in force (once resolved: OFF stays OFF) */
+    path = atomic_load(&st->path);
+    if (level >= 0 && (path == SML_PATH_PLAIN || path == SML_PATH_PLAIN1))
+        atomic_compare_exchange_strong(&st->path, &path, path == SML_PATH_PLAIN ? SML_PATH_PRIO : SML_PATH_PRIO1);
+    else if (level < 0 && (path == SML_PATH_PRIO || path == SML_PATH_PRIO1))
+        atomic_compare_exchange_strong(&st->path, &path, path == SML_PATH_PRIO ? SML_PATH_PLAIN : SML_PATH_PLAIN1);
+    sml_host->log(st->self, CUSHIM_LOG_INFO, "live priority %s (was %s; %s)", sml_priority_name(level),
+                  sml_priority_name(was), v >= 1 && v <= 3 ? "set by cushim limit" : "this process's own");
+}
+
 /* The group's live limit of device i ('cushim limit GROUP --sm=N', shm.h), if it moved: d->limit. */
 static void sml_live_apply(sml_state *st, int i, uint32_t g)
 {
@@ -52,14 +104,13 @@ static void sml_live_apply(sml_state *st, int i, uint32_t g)
                       was * 100, w == 0 ? "this process's own" : "set by cushim limit");
 }
 
-static void sml_update_share(sml_state *st, int i, uint64_t now)
+/* Device i's share at a heartbeat; 'g': the region's live_gen read at this heartbeat (its live priority applied). */
+static void sml_update_share(sml_state *st, int i, uint64_t now, uint32_t g)
 {
     sml_dev *d = &st->dev[i];
     double own;
     uint64_t busy, kernels;
-    uint32_t g = 0;
-    if (st->region != NULL &&
-        (g = atomic_load_explicit(&st->region->live_gen, memory_order_acquire)) != d->live_seen)
+    if (st->region != NULL && g != d->live_seen)
         sml_live_apply(st, i, g);
     own = d->limit;
     pthread_mutex_lock(&d->mu);
@@ -89,23 +140,9 @@ static void sml_update_share(sml_state *st, int i, uint64_t now)
                     d->turn_since = now;
                 pthread_mutex_unlock(&d->mu);
             }
-            if (st->prio >= 0) {   /* the launching threads read these under the lock */
-                pthread_mutex_lock(&d->mu);
-                if (d->prio_pub && d->prio_slot != d->slot) {
-                    sml_shm_busy(d->prio_region, d->rdev, d->prio_slot, st->prio, 0);
-                    d->prio_pub = 0;
-                }
-                d->prio_region = d->slot != NULL ? st->region : NULL;
-                d->prio_slot = d->slot;
-                if (d->slot != NULL) {
-                    atomic_store(&d->slot->prio, (uint32_t)st->prio + 1);
-                    if (d->lim.outstanding > 0 && !d->prio_pub) {   /* launched before we joined: pending now */
-                        sml_shm_busy(d->prio_region, d->rdev, d->prio_slot, st->prio, 1);
-                        d->prio_pub = 1;
-                    }
-                }
-                pthread_mutex_unlock(&d->mu);
-            }
+            pthread_mutex_lock(&d->mu);   /* the launching threads read these under the lock */
+            sml_prio_level_set(st, d, d->prio_level);
+            pthread_mutex_unlock(&d->mu);
         }
         if (d->slot != NULL) {
             double w[SML_SHM_SLOTS], u[SML_SHM_SLOTS];
@@ -190,8 +227,8 @@ static void sml_finish(sml_state *st, sml_marker *m, uint64_t now, uint64_t clip
     pthread_mutex_unlock(&d->mu);
     if (measured && d->slot != NULL)
         atomic_store(&d->slot->last_end, now);
-    if (measured && d->prio_slot != NULL)   /* read without the lock: set once the poller (this thread) joined */
-        sml_shm_prio_end(d->prio_region, d->rdev, st->prio, now);
+    if (measured && d->prio_slot != NULL)   /* read without the lock: only the poller (this thread) writes them */
+        sml_shm_prio_end(d->prio_region, d->rdev, d->prio_level, now);
 }
 
 void *sml_poll_thread(void *arg)
@@ -220,9 +257,13 @@ void *sml_poll_thread(void *arg)
             if (st->region != NULL && sml_shm_lost())
                 sml_host->log(st->self, CUSHIM_LOG_WARN, "the shared region %s was truncated under this process: "
                               "no sharing between processes from now on", st->region_name);
+            uint32_t g = 0;
+            if (st->region != NULL &&
+                (g = atomic_load_explicit(&st->region->live_gen, memory_order_acquire)) != st->prio_gen)
+                sml_live_prio_apply(st, g);
             for (int i = 0; i < SML_MAX_DEV; i++)
                 if (st->dev[i].limited && st->dev[i].started)
-                    sml_update_share(st, i, now);
+                    sml_update_share(st, i, now, g);
             if (st->region == NULL || st->prio < 0)
                 atomic_store(&st->region_tried, 1);   /* nothing to wait for */
             next_beat = now + SML_BEAT_NS;

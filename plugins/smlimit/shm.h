@@ -60,11 +60,22 @@ typedef struct sml_region {
        cleared when the poller sees its last one finish); a process of a lower level
        holds its launches while a higher level's mask is not empty (smlimit.c) */
     _Atomic uint32_t busy[SML_SHM_DEVICES][3];
+    /* live priority ('cushim limit GROUP --priority=high'), stored before live_gen is bumped like live_weight:
+       SML_PRIO_* + 1 for every process of the region, 0: each process's own. It fills what was the alignment
+       gap before prio_end, so the layout (its size, the other fields' offsets) is SML4's: a region written
+       before it existed reads 0 here */
+    _Atomic uint32_t live_prio;
     /* per device and level: when a process of that level last finished work there
        (CLOCK_MONOTONIC ns): a lower level keeps one launch in flight at a time while a
        higher one has been active within SML_PRIO_RECENT_NS */
     _Atomic uint64_t prio_end[SML_SHM_DEVICES][3];
 } sml_region;
+
+/* live_prio took the gap between busy and prio_end: SML4's layout unchanged (processes and tools built before it
+   still share the region) */
+_Static_assert(offsetof(sml_region, live_prio) + sizeof(uint32_t) == offsetof(sml_region, prio_end) &&
+                   sizeof(sml_region) == 33552,
+               "sml_region's layout changed: bump SML_SHM_MAGIC and the region's name");
 
 #define SML_PRIO_RECENT_NS 100000000ull   /* 100 ms */
 

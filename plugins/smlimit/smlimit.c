@@ -143,39 +143,13 @@ void sml_turn_idle(sml_dev *d)
  * time-slice with the higher one's meanwhile). A process that takes no part
  * (neither option nor variable) neither waits nor is waited for.
  */
-static int sml_prio_parse(const char *s, int *out)
-{
-    char *end;
-    long v;
-    if (s == NULL || *s == '\0')
-        return 1;   /* not given */
-    if (!strcasecmp(s, "high"))
-        return *out = SML_PRIO_HIGH, 0;
-    if (!strcasecmp(s, "normal"))
-        return *out = SML_PRIO_NORMAL, 0;
-    if (!strcasecmp(s, "low"))
-        return *out = SML_PRIO_LOW, 0;
-    /* HAMi's number (CUDA_TASK_PRIORITY): lower is higher; 0 high, 1 (HAMi's default) normal, 2 and more low */
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || *end || end == s)
-        return -1;
-    *out = v <= 0 ? SML_PRIO_HIGH : v == 1 ? SML_PRIO_NORMAL : SML_PRIO_LOW;
-    return 0;
-}
-
-static const char *sml_prio_name(int p)
-{
-    return p == SML_PRIO_HIGH ? "high" : p == SML_PRIO_NORMAL ? "normal" : "low";
-}
-
 /* Should this launch (d->mu held) be held for a higher priority's work? *t0: when it began to wait, 0 none yet;
    set to UINT64_MAX once it may go (its wait counted). Out of line: a process without a priority never calls it. */
 static __attribute__((noinline)) int sml_prio_hold(sml_state *st, sml_dev *d, uint64_t now, uint64_t *t0)
 {
     int held;
-    if (st->prio == SML_PRIO_HIGH) {
-        *t0 = UINT64_MAX;   /* nothing to yield to */
+    if (d->prio_level < 0 || d->prio_level == SML_PRIO_HIGH) {
+        *t0 = UINT64_MAX;   /* nothing to yield to (or no part any more: 'cushim limit --priority=off') */
         return 0;
     }
     if (d->prio_slot == NULL) {
@@ -189,8 +163,8 @@ static __attribute__((noinline)) int sml_prio_hold(sml_state *st, sml_dev *d, ui
     /* a process of a higher priority has work pending here, or has had within SML_PRIO_RECENT_NS and we have
        work in flight (so that what it waits behind when it starts again is one launch of ours, not a queue):
        hold, up to the starvation guard */
-    held = sml_shm_higher_busy(d->prio_region, d->rdev, d->prio_slot, st->prio, now, *t0 == 0) ||
-           (d->lim.outstanding > 0 && sml_shm_higher_recent(d->prio_region, d->rdev, st->prio, now));
+    held = sml_shm_higher_busy(d->prio_region, d->rdev, d->prio_slot, d->prio_level, now, *t0 == 0) ||
+           (d->lim.outstanding > 0 && sml_shm_higher_recent(d->prio_region, d->rdev, d->prio_level, now));
     if (held && *t0 == 0)
         *t0 = now;
     if (held && now - *t0 < st->prio_wait_ns)
@@ -250,7 +224,6 @@ static inline __attribute__((always_inline)) int sml_pre_run(cushim_call *call, 
     sml_dev *d;
     uint64_t now, wait, turn_t0 = 0;   /* when this launch began to wait for the turn; MAX: gave up */
     uint64_t prio_t0 = 0;              /* when it began to wait for a higher priority's work; MAX: done */
-    const int prio = with_prio ? st->prio : -1;   /* in a register across the loop's calls */
     uint32_t dead = 0;
     CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
     if (i < 0 || !(d = &st->dev[i])->limited)
@@ -289,7 +262,7 @@ static inline __attribute__((always_inline)) int sml_pre_run(cushim_call *call, 
             sml_sleep_ns(SML_TURN_POLL_NS);
             continue;
         }
-        if (with_prio && prio == SML_PRIO_HIGH && d->limit >= 1.0 && d->share >= 1.0) {
+        if (with_prio && d->prio_level == SML_PRIO_HIGH && d->limit >= 1.0 && d->share >= 1.0) {
             /* no limit here and nothing to yield to: only counted (a lower level keeps the limiter's bound on
                its queued work, about a window of it, so that what it has queued when a higher one starts is
                bounded) */
@@ -318,7 +291,7 @@ static inline __attribute__((always_inline)) int sml_pre_run(cushim_call *call, 
         if (with_prio) {
             if (wait == 0 && !other_turn && d->prio_slot != NULL && !d->prio_pub) {
                 /* admitted: ours is pending here now (cleared by sml_turn_idle when it is done) */
-                sml_shm_busy(d->prio_region, d->rdev, d->prio_slot, st->prio, 1);
+                sml_shm_busy(d->prio_region, d->rdev, d->prio_slot, d->prio_level, 1);
                 d->prio_pub = 1;
             }
         }
@@ -376,8 +349,10 @@ static __attribute__((noinline)) int sml_pre_first(cushim_call *call, sml_state 
 /* The launch path is chosen once a launch by the value that also says the real functions are resolved (one load
    and compare, as before priorities, then a tail jump): SML_PATH_PLAIN runs the body compiled without the
    priority work, SML_PATH_PRIO the one with it, the ...1 paths the same without asking for the device (all out
-   of line, so none pays another's prologue). A priority that arrives while the process runs would switch it by
-   storing SML_PATH_PRIO(1) (release) after st->prio. */
+   of line, so none pays another's prologue). A priority that arrives while the process runs ('cushim limit
+   --priority', poll.c) switches it by storing SML_PATH_PRIO(1) after the devices' prio_level, and back to
+   SML_PATH_PLAIN(1) when it is taken away (a launch already on the priority path then finds level -1 and
+   takes no part). */
 static int sml_pre(cushim_call *call, void *user, uint64_t *slot)
 {
     sml_state *st = user;
@@ -536,10 +511,10 @@ static const char *sml_turn_note(const sml_state *st, const sml_dev *d, char not
 /* ", priority low: 12 waits for higher priority (3.1 ms, longest 0.9 ms), 2 by the guard" for the report, or "" */
 static const char *sml_prio_note(const sml_state *st, const sml_dev *d, char note[128])
 {
-    if (st->prio < 0)
+    if (st->prio < 0 && d->prio_level < 0 && d->prio_waits == 0)
         return "";
     snprintf(note, 128, ", priority %s: %llu waits for higher priority (%.3f ms, longest %.3f ms), %llu by the guard",
-             sml_prio_name(st->prio), (unsigned long long)d->prio_waits, d->prio_wait_ns / 1e6,
+             sml_priority_name(d->prio_level), (unsigned long long)d->prio_waits, d->prio_wait_ns / 1e6,
              d->prio_wait_max / 1e6, (unsigned long long)d->prio_guard);
     return note;
 }
@@ -612,15 +587,17 @@ static int sml_init_plugin(const cushim_host *host, cushim_plugin *self)
        option) or one warning (the variable: a priority is not a safety limit) */
     ptext = host->opt_string(self, "priority");
     if (ptext != NULL && *ptext) {
-        if (sml_prio_parse(ptext, &prio) != 0) {
+        if (sml_parse_priority(ptext, &prio) != 0) {
             host->log(self, CUSHIM_LOG_ERROR, "priority=%.40s: give high, normal or low (or HAMi's number: 0 high, "
                       "1 normal, 2 low)", ptext);
             return -1;
         }
-    } else if ((ptext = host->env("CUDA_TASK_PRIORITY")) != NULL && *ptext && sml_prio_parse(ptext, &prio) != 0) {
+    } else if ((ptext = host->env("CUDA_TASK_PRIORITY")) != NULL && *ptext && sml_parse_priority(ptext, &prio) != 0) {
         host->log(self, CUSHIM_LOG_WARN, "CUDA_TASK_PRIORITY=%.40s is not a number: no priority", ptext);
         prio = -1;
     }
+    /* under MPS, the client priority too (mps.c): before the driver connects, at its initialisation */
+    sml_mps_priority(host, self, prio);
     /* HAMi's GPU_CORE_UTILIZATION_POLICY (or the option policy): force (limit at all times), default (limit
        only while another process uses the GPU), disable (no limit) */
     pol = host->opt_string(self, "policy");
@@ -743,7 +720,7 @@ static int sml_init_plugin(const cushim_host *host, cushim_plugin *self)
                 len += (size_t)snprintf(line + len, sizeof line - len, "%s%d:%.4g%%", len ? " " : "", i, pct[i]);
         host->log(self, CUSHIM_LOG_INFO, "limits (device:percent): %s; window %llu ms%s%s%s%s", line,
                   (unsigned long long)(st->window_ns / 1000000), st->work_conserving ? ", work conserving" : "",
-                  prio >= 0 ? ", priority " : "", prio >= 0 ? sml_prio_name(prio) : "",
+                  prio >= 0 ? ", priority " : "", prio >= 0 ? sml_priority_name(prio) : "",
                   policy_default ? ", policy default (limited only while another process uses the device)" : "");
     }
     return 0;
@@ -779,7 +756,7 @@ static void sml_flush(cushim_plugin *self)
         if (d->turn_slot != NULL)   /* leaving: the turn to whoever waits */
             sml_shm_turn_give(d->turn_region, d->rdev, d->turn_slot);
         if (d->prio_pub) {   /* and nothing of ours holds lower priorities back */
-            sml_shm_busy(d->prio_region, d->rdev, d->prio_slot, st->prio, 0);
+            sml_shm_busy(d->prio_region, d->rdev, d->prio_slot, d->prio_level, 0);
             d->prio_pub = 0;
         }
         pthread_mutex_unlock(&d->mu);
@@ -800,6 +777,14 @@ static void sml_fork_child(cushim_plugin *self)
     st->npending = 0;
     st->poller_started = 0;
     atomic_store(&st->region_tried, 0);
+    st->prio_gen = 0;
+    {   /* the path of the configured priority, as the parent had before a live one (once resolved) */
+        int path = atomic_load(&st->path);
+        if (st->prio < 0 && (path == SML_PATH_PRIO || path == SML_PATH_PRIO1))
+            atomic_store(&st->path, path == SML_PATH_PRIO ? SML_PATH_PLAIN : SML_PATH_PLAIN1);
+        else if (st->prio >= 0 && (path == SML_PATH_PLAIN || path == SML_PATH_PLAIN1))
+            atomic_store(&st->path, path == SML_PATH_PLAIN ? SML_PATH_PRIO : SML_PATH_PRIO1);
+    }
     st->pid = (int32_t)getpid();
     st->pid_start = sml_proc_start(st->pid);
     if (st->region != NULL) {
@@ -824,6 +809,7 @@ static void sml_fork_child(cushim_plugin *self)
         d->prio_region = NULL;   /* the parent's bits stay the parent's */
         d->prio_slot = NULL;
         d->prio_pub = 0;
+        d->prio_level = st->prio;   /* the child reads the live priority again */
         d->prio_waits = d->prio_wait_ns = d->prio_wait_max = d->prio_guard = 0;
         d->alone = 0;
         memset(d->s_key, 0, sizeof d->s_key);

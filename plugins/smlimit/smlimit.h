@@ -3,7 +3,8 @@
  * the per-device state, the pending launch markers, the real driver functions.
  * smlimit.c: options, hooks, lifecycle; poll.c: the polling thread that measures
  * finished launches and keeps the shares between processes; limitspec.c: reading
- * the limits; core.c: the admission logic; shm.c: the shared region.
+ * the limits; core.c: the admission logic; shm.c: the shared region; mps.c: the
+ * priority handed to MPS.
  */
 #ifndef SML_SMLIMIT_H
 #define SML_SMLIMIT_H
@@ -89,7 +90,9 @@ typedef struct sml_dev {
     sml_region *prio_region;
     const sml_slot *prio_slot;
     int prio_pub;
-    int prio_level;                     /* st->prio, where sml_turn_idle can read it     */
+    int prio_level;                     /* the level in force here (SML_PRIO_*, -1: no part): st->prio, or the
+                                           group's live one ('cushim limit --priority'); written by the poller
+                                           under mu, read under mu (and by the poller)   */
     uint64_t prio_waits, prio_wait_ns, prio_wait_max, prio_guard;
     int alone;                          /* policy default: no other process active here */
     int rdev;                           /* the physical device (CUDA_VISIBLE_DEVICES): its index in the
@@ -104,7 +107,9 @@ typedef struct sml_state {
     int work_conserving, report, shared, turns;
     uint64_t turn_wait_ns;              /* the longest a burst waits for the turn       */
     double clock_ref_mhz;               /* 0: time shares; else throughput shares (clock.c) */
-    int prio;                           /* SML_PRIO_*; -1: takes no part in priorities  */
+    int prio;                           /* the configured level, SML_PRIO_*; -1: takes no part in priorities
+                                           (each device's prio_level is the one in force) */
+    uint32_t prio_gen;                  /* the region's live_gen whose live_prio the poller applied */
     uint64_t prio_wait_ns;              /* the starvation guard: the longest a launch is held */
     int policy_default;                 /* HAMi's 'default': limit only while others use the GPU */
     sml_region *region;
@@ -143,6 +148,10 @@ void sml_clock_fork_child(void);
    device). Poller thread. */
 int sml_nvml_others(sml_state *st, int i);
 #define SML_CLOCK_EVERY_NS 2000000ull   /* clock samples while work is pending, at most every 2 ms */
+
+/* mps.c: a process with priority 'prio' (SML_PRIO_*, -1 none) that will be an MPS client gets CUDA_MPS_CLIENT_PRIORITY
+   (high 0, else 1) unless it is set; at init, before the driver reads it. */
+void sml_mps_priority(const cushim_host *host, cushim_plugin *self, int prio);
 
 /* One host serves the process; flush and fork_child get only 'self'. */
 extern const cushim_host *sml_host;

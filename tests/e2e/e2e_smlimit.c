@@ -3,6 +3,7 @@
  * against the fake driver with simulated kernel durations (FAKE_CUDA_KERNEL_US).
  *
  *   e2e_smlimit N [threads]
+ *   e2e_smlimit now            CLOCK_MONOTONIC in ms, the fake's kernel log's clock (no CUDA call)
  *
  * Launches N kernels on one stream (alternating cuLaunchKernel and
  * cuLaunchKernelEx; with 'threads', two threads each launch N/2 on their own
@@ -14,6 +15,8 @@
  * E2E_SML_DEVICE=D: run on CUDA ordinal D (default 0).
  * E2E_SML_GAP_US=G: after each launch, wait for it (cuStreamSynchronize) and
  * sleep G us - a serving loop's requests (run_smlimit.sh 'priolatency').
+ * E2E_SML_SHOW_MPS=1: after cuInit (the plugins loaded), print
+ *   mps <CUDA_MPS_CLIENT_PRIORITY, or (unset)>   (run_smlimit.sh 'mpsprio').
  */
 #include <cuda.h>
 #include <pthread.h>
@@ -76,6 +79,12 @@ int main(int argc, char **argv)
     CUevent a, b;
     struct job jobs[2];
     float ms = 0;
+    if (argc > 1 && !strcmp(argv[1], "now")) {   /* marks a moment of the test in the kernel log's clock */
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        printf("%.3f\n", now.tv_sec * 1e3 + now.tv_nsec / 1e6);
+        return 0;
+    }
     if (getenv("E2E_SML_GAP_US") != NULL)
         gap_us = atol(getenv("E2E_SML_GAP_US"));
     if (n <= 0 || kernel_ms <= 0) {
@@ -83,6 +92,10 @@ int main(int argc, char **argv)
         return 2;
     }
     CHECK(cuInit(0));
+    if (getenv("E2E_SML_SHOW_MPS") != NULL) {
+        const char *m = getenv("CUDA_MPS_CLIENT_PRIORITY");
+        printf("mps %s\n", m != NULL ? m : "(unset)");
+    }
     CHECK(cuDeviceGet(&dev, getenv("E2E_SML_DEVICE") != NULL ? atoi(getenv("E2E_SML_DEVICE")) : 0));
     CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
     CHECK(cuCtxSetCurrent(ctx));

@@ -34,6 +34,13 @@
 #             kernels pending is under a third of what it is without priorities), and proceeds once the high one
 #             is done (all its kernels ran, none of them
 #             let through by the starvation guard)
+#   prioritylive a high- and a low-priority process of one group on one simulated GPU (the low one started 0.3 s
+#             later, a serving loop: a kernel, wait, 1 ms idle): held at first; 'cushim limit GROUP --priority=high'
+#             (every process of the group high: acknowledged by both within 1 s, shown) and its kernels are
+#             submitted beside the high one's pending work (over 0.3 of them, at least 8); '--priority=off' (each
+#             process's own again) and it is held again: before the change and after off, at most 3 of its kernels
+#             beside the high one's work (0 or 1 seen), against about 50 raised. The phases' times come from the fake's clock (e2e_smlimit now);
+#             with the processes gone, the tool says that nothing applied the change
 #   prioguard a high-priority process (at 99%: its queue bounded) busy for about 2 s next to a low one with priority_wait_ms=50: the low
 #             one's launches are let through by the guard (its report counts them; its longest wait is about the
 #             guard's 50 ms, checked under 500 for a loaded machine), and it finishes well before the high one does
@@ -46,6 +53,11 @@
 #             native); two processes of one group using their devices together are (each share at 25%); so is a
 #             process alone in its region when NVML lists another process on the device (the fake NVML's
 #             FAKE_NVML_PROCS=2: another user's or container's)
+#   mpsprio   under MPS (an MPS control socket where the driver looks: CUDA_MPS_PIPE_DIRECTORY's 'control', a FIFO
+#             here, and a socket when python3 can make one) a priority sets CUDA_MPS_CLIENT_PRIORITY before cuInit:
+#             high 0, normal and low 1, HAMi's CUDA_TASK_PRIORITY by preload alone too; a value the user set is
+#             kept, one a parent's smlimit set (CUSHIM_SMLIMIT_MPS_PRIORITY beside it, equal) is replaced; without
+#             the control socket, or without a priority, it stays unset
 #   turndead  a process killed (SIGKILL) while it has the turn: the next process's bursts pass over it
 #             (waited well under its turn_wait_ms of 5 s, none gave up)
 set -u
@@ -354,6 +366,120 @@ case $case in
       fail "the low-priority process did not wait, or the guard let it through"
     grep -q 'priority high: 0 waits' "$out.h.err" || fail "the high-priority process waited"
     rm -f "$out.kh0" "$out.kl0" "$out.kh1" "$out.kl1" "$out.h" "$out.h.err" ;;
+  prioritylive)
+    grp=e2ev$$
+    L() { env -u LD_PRELOAD -u CUSHIM_PLUGINS "$launcher" limit "$@"; }
+    now() { env -u LD_PRELOAD -u CUSHIM_PLUGINS "$prog" now; }
+    # during_in FROM TO: of the low one's kernels submitted in [FROM, TO) (ms, the kernel log's clock), the share
+    # submitted while the high one had kernels pending (the union of its [submit, end]), and their count
+    during_in() {
+      { sort -n -k1,1 "$out.kh" | awk '{ if (NR > 1 && $1 <= e) { if ($3 > e) e = $3 } else { if (NR > 1) print "p", s, e; s = $1; e = $3 } }
+          END { if (NR) print "p", s, e }'
+        awk -v a="$1" -v b="$2" '$1 >= a && $1 < b { print "s", $1 }' "$out.kl"; } |
+      awk '$1 == "p" { ps[++n] = $2; pe[n] = $3; next } { t++; for (i = 1; i <= n; i++) if ($2 >= ps[i] && $2 < pe[i]) { h++; break } }
+        END { printf "%.3f %d\n", (t > 0 ? h / t : 0), t }'
+    }
+    export FAKE_CUDA_SHARED_GPU="/cushim-e2e-gpuv-$$"
+    rm -f "$out.kh" "$out.kl"
+    # the high one always has work pending (at 99%, its queue about a 20 ms window: the fake's shared GPU runs
+    # kernels in launch order); the low one a serving loop (a kernel, wait for it, 1 ms idle) without a limit (no
+    # weight: the high one keeps its 99%)
+    FAKE_CUDA_KERNEL_LOG="$out.kh" CUSHIM_PLUGINS="$plugin:group=$grp,priority=high,limit=99,window_ms=20,report=1" \
+      "$prog" 2500 >"$out.h" 2>"$out.h.err" &
+    ph=$!
+    sleep 0.3   # the high one busy first
+    E2E_SML_GAP_US=1000 FAKE_CUDA_KERNEL_LOG="$out.kl" CUSHIM_LOG=info \
+      CUSHIM_PLUGINS="$plugin:group=$grp,priority=low,priority_wait_ms=5000,report=1" "$prog" 400 \
+      >"$out" 2>"$out.err" &
+    pl=$!
+    i=0
+    until L "$grp" 2>/dev/null | grep -q "device 0: .*, 2 processes"; do
+      i=$((i + 1)); [ $i -lt 250 ] || fail "the two processes never met in the group's region"; sleep 0.02
+    done
+    sleep 0.8
+    t1=$(now)
+    L "$grp" --priority=high >"$out.lim" 2>&1 || { rc=$?; cat "$out.lim" >&2; fail "cushim limit --priority=high: exit $rc"; }
+    t2=$(now)
+    cat "$out.lim"
+    grep -q "live priority set (generation [0-9]*): applied by 2 of 2 processes' devices in [0-9]* ms" "$out.lim" ||
+      fail "--priority=high not applied by both"
+    grep -q "live priority: high for every process" "$out.lim" || fail "the live priority is not shown"
+    [ "$(grep -o 'priority high\]' "$out.lim" | wc -l)" = 2 ] || fail "the processes are not shown at priority high"
+    sleep 0.8
+    t3=$(now)
+    L "$grp" --priority=off >"$out.lim" 2>&1 || { rc=$?; cat "$out.lim" >&2; fail "cushim limit --priority=off: exit $rc"; }
+    t4=$(now)
+    cat "$out.lim"
+    grep -q "applied by 2 of 2 processes' devices" "$out.lim" || fail "--priority=off not applied by both"
+    grep -q "priority: each process's own" "$out.lim" || fail "off: not shown as each process's own"
+    grep -q "priority low\]" "$out.lim" && grep -q "priority high\]" "$out.lim" ||
+      fail "off: the processes do not show their own priorities again"
+    wait $ph || fail "high process: exit $?"
+    hend=$(sort -n -k1,1 "$out.kh" | tail -1 | awk '{ print $1 }')
+    wait $pl || fail "low process: exit $?"
+    L "$grp" --priority=normal >"$out.lim" 2>&1
+    grep -q "no process of the group runs with smlimit's hooks now: nothing applied it" "$out.lim" ||
+      { cat "$out.lim" >&2; fail "a group without processes: not said"; }
+    rm -f "/dev/shm/cushim-smlimit4-$(id -u)-$grp" "/dev/shm${FAKE_CUDA_SHARED_GPU}"
+    unset FAKE_CUDA_SHARED_GPU
+    cat "$out.h.err" "$out.err"
+    grep -q "live priority high (was low; set by cushim limit)" "$out.err" || fail "the low process did not log the change"
+    grep -q "live priority low (was high; this process's own)" "$out.err" || fail "the low process did not log off"
+    # phases: held, raised, held again. In each, the share of the low one's kernels submitted while the high one had
+    # kernels pending (its queue; where a loaded machine leaves the high one's launcher without CPU its queue runs
+    # dry and the low one may go - that is no order to judge). The first phase starts 250 ms after the low one's
+    # first kernel (until its poller has joined the region, at most 200 ms, its launches are not held); the others
+    # 100 ms after the tool returned (the queue admitted just before it is not the new order's)
+    s1=$(sort -n -k1,1 "$out.kl" | head -n 1 | awk '{ print $1 + 250 }')
+    s2=$(echo "$t2" | awk '{ print $1 + 100 }'); s3=$(echo "$t4" | awk '{ print $1 + 100 }')
+    f1=$(during_in "$s1" "$t1"); f2=$(during_in "$s2" "$t3"); f3=$(during_in "$s3" "$hend")
+    echo "low process's kernels submitted while the high one had kernels pending: before the change $f1; raised $f2; after off $f3 (share, kernels)"
+    set -- $f2; [ "$2" -ge 8 ] || fail "only $2 of its kernels submitted while raised to high"
+    awk -v f="$1" 'BEGIN { exit !(f > 0.3) }' || fail "raised, only $1 of its kernels beside the high one's: the check cannot tell"
+    # held: at most 3 of its kernels beside the high one's pending work (one can slip into a gap of the high one's
+    # queue as it refills), against about 50 raised
+    r=$(echo "$f2" | awk '{ printf "%d", $1 * $2 + 0.5 }')
+    for f in "$f1" "$f3"; do
+      h=$(echo "$f" | awk '{ printf "%d", $1 * $2 + 0.5 }')
+      [ "$h" -le 3 ] && [ $((h * 5)) -lt "$r" ] || fail "held, $h of its kernels ($f) beside the high one's, raised $r"
+    done
+    awk -v a="$s1" -v b="$t1" 'BEGIN { exit !(b - a >= 300) }' || fail "the first phase ($s1 to $t1) too short to tell"
+    awk -v a="$s3" -v b="$hend" 'BEGIN { exit !(b - a >= 300) }' || fail "the high one ended $hend, too soon after off ($s3) to tell"
+    rm -f "$out.kh" "$out.kl" "$out.h" "$out.h.err" "$out.lim" ;;
+  mpsprio)
+    # the tools without the preloaded shim (and a sanitizer runtime, under which their exit status is its own)
+    d=$(env -u LD_PRELOAD mktemp -d "${E2E_OUT:-/tmp}/smlimit-mps.XXXXXX") || fail "mktemp"
+    # mps EXPECTED [VAR=VALUE...]: the variable the program sees after cuInit
+    mps() {
+      want=$1; shift
+      env -u CUSHIM_PLUGINS "$@" E2E_SML_SHOW_MPS=1 CUSHIM_LOG=info "$prog" 5 >"$out" 2>"$out.err" || fail "$*: exit $?"
+      got=$(sed -n 's/^mps //p' "$out")
+      [ "$got" = "$want" ] || fail "$*: CUDA_MPS_CLIENT_PRIORITY '$got', want '$want'"
+      echo "$*: CUDA_MPS_CLIENT_PRIORITY $got"
+    }
+    P="CUDA_MPS_PIPE_DIRECTORY=$d"
+    mps "(unset)" "$P" CUSHIM_PLUGINS="$plugin:priority=high,shared=0"   # no daemon there
+    env -u LD_PRELOAD mkfifo "$d/control" || fail "mkfifo"
+    mps 0 "$P" CUSHIM_PLUGINS="$plugin:priority=high,shared=0"
+    grep -q "smlimit: MPS client ($d/control): CUDA_MPS_CLIENT_PRIORITY=0 for priority high" "$out.err" ||
+      fail "the setting is not logged"
+    mps 1 "$P" CUSHIM_PLUGINS="$plugin:priority=normal,shared=0"
+    mps 1 "$P" CUSHIM_PLUGINS="$plugin:priority=low,shared=0"
+    mps 1 "$P" CUDA_MPS_CLIENT_PRIORITY=1 CUSHIM_PLUGINS="$plugin:priority=high,shared=0"   # the user's kept
+    mps 0 "$P" CUDA_MPS_CLIENT_PRIORITY=0 CUSHIM_PLUGINS="$plugin:priority=low,shared=0"
+    # a value smlimit set in a parent (its mark beside it): this process's own priority instead
+    mps 1 "$P" CUDA_MPS_CLIENT_PRIORITY=0 CUSHIM_SMLIMIT_MPS_PRIORITY=0 CUSHIM_PLUGINS="$plugin:priority=low,shared=0"
+    mps 0 "$P" CUDA_MPS_CLIENT_PRIORITY=1 CUSHIM_SMLIMIT_MPS_PRIORITY=1 CUSHIM_PLUGINS="$plugin:priority=high,shared=0"
+    mps 1 "$P" CUDA_MPS_CLIENT_PRIORITY=1 CUSHIM_SMLIMIT_MPS_PRIORITY=0 CUSHIM_PLUGINS="$plugin:priority=high,shared=0"   # changed since: the user's
+    mps "(unset)" "$P" CUSHIM_PLUGINS="$plugin:limit=25,shared=0"   # no priority
+    mps 0 "$P" CUDA_TASK_PRIORITY=0                # HAMi's variable, the shim alone (no CUSHIM_PLUGINS)
+    mps 1 "$P" CUDA_TASK_PRIORITY=2
+    rm -f "$d/control"
+    if command -v python3 >/dev/null 2>&1 &&
+       env -u LD_PRELOAD python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$d/control" 2>/dev/null; then
+      mps 0 "$P" CUSHIM_PLUGINS="$plugin:priority=high,shared=0"   # the daemon's socket
+    fi
+    rm -rf "$d" ;;
   prioguard)
     grp=e2eg$$
     export FAKE_CUDA_SHARED_GPU="/cushim-e2e-gpug-$$"
@@ -470,6 +596,14 @@ case $case in
     [ "$v" = 'smlimit:turns=1' ] || fail "CUDA_DEVICE_SM_LIMIT --sm-turns gave CUSHIM_PLUGINS='$v'"
     L --sm-turns -- true 2>"$out.err" && fail "--sm-turns without a limit accepted"
     grep -q -- '--sm-turns needs --sm-limit' "$out.err" || fail "--sm-turns alone: no reason given"
+    # --priority: smlimit's priority=, no limit needed; under MPS the client priority is set in the program
+    v=$(L --priority=high -- sh -c 'echo "$CUSHIM_PLUGINS"') || fail "launcher exit $?"
+    [ "$v" = 'smlimit:priority=high' ] || fail "--priority=high gave CUSHIM_PLUGINS='$v'"
+    L --priority= -- true 2>/dev/null && fail "--priority= accepted"
+    d=$(env -u LD_PRELOAD mktemp -d "${E2E_OUT:-/tmp}/smlimit-mps.XXXXXX") && env -u LD_PRELOAD mkfifo "$d/control" || fail "mkfifo"
+    v=$(CUDA_MPS_PIPE_DIRECTORY="$d" E2E_SML_SHOW_MPS=1 L --priority=high -- "$prog" 5) || fail "--priority=high: exit $?"
+    rm -rf "$d"
+    [ "$(echo "$v" | sed -n 's/^mps //p')" = 0 ] || fail "--priority=high under MPS: '$v'"
     CUSHIM_LOG=warn L --sm-limit=25 -- "$prog" 200 >"$out" 2>"$out.err" || fail "exit $?"
     share_in 0.05 0.40 ;;
   *) fail "unknown case" ;;

@@ -11,7 +11,7 @@ target_compile_options(e2e_smlimit PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-
 target_link_libraries(e2e_smlimit PRIVATE cushim_fake_cuda pthread)
 
 foreach(_c native limit env preload unlimited threads weights pidns clockref turns turns3 turndead region priority
-    prioguard priolatency policy devmap)
+    prioguard priolatency policy devmap mpsprio)
   e2e_test(smlimit_${_c} COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_smlimit.sh" ${_c}
     $<TARGET_FILE:e2e_smlimit> $<TARGET_FILE:smlimit>)
 endforeach()
@@ -22,6 +22,10 @@ e2e_test(smlimit_launcher COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_smlimit.sh
 set_tests_properties(smlimit_launcher PROPERTIES LABELS "e2e;no_asan")
 # 'cushim limit GROUP --sm=20' on two running processes (the launcher runs the cushim-limit helper).
 e2e_test(smlimit_live COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_smlimit.sh" live
+  $<TARGET_FILE:e2e_smlimit> $<TARGET_FILE:smlimit> "${PROJECT_SOURCE_DIR}/tools/cushim"
+  ENV "CUSHIM_LIB=$<TARGET_FILE:cushim>")
+# 'cushim limit GROUP --priority=high' then '--priority=off' on a high- and a low-priority process.
+e2e_test(smlimit_prioritylive COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_smlimit.sh" prioritylive
   $<TARGET_FILE:e2e_smlimit> $<TARGET_FILE:smlimit> "${PROJECT_SOURCE_DIR}/tools/cushim"
   ENV "CUSHIM_LIB=$<TARGET_FILE:cushim>")
 set_property(TEST smlimit_threads smlimit_limit smlimit_weights smlimit_turns smlimit_turns3 smlimit_priority

@@ -1,7 +1,8 @@
 /*
  * fuzz_limits.c - libFuzzer harness for the quota plugins' configuration text: memlimit's byte
  * sizes, limit lists, HAMi-core's values and CUDA_VISIBLE_DEVICES (plugins/memlimit/ml_limits.c),
- * smlimit's percentage lists and HAMi-core's variables (plugins/smlimit/limitspec.c), memlimit's
+ * smlimit's percentage lists, HAMi-core's variables and the priorities' forms (plugins/smlimit/limitspec.c:
+ * the option, CUDA_TASK_PRIORITY and 'cushim limit --priority'), memlimit's
  * oversubscribe= and on_full= values and the oversubscription bound (plugins/memlimit/ml_ovopts.c). The same
  * bytes go to each parser, and as the value of every environment variable the HAMi readers ask
  * for. Checked for every input: statuses are 0/-1 (or a count within bounds), a failure leaves a
@@ -12,6 +13,7 @@
 
 #include "fuzz_common.h"
 #include "limitspec.h"
+#include "shm.h"
 #include "ml_limits.h"
 #include "ml_oversub.h"
 #include "visible.h"
@@ -115,6 +117,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_pct(sml_parse_limits(s, pct, err, sizeof err), pct, err, sizeof err);
     err[0] = '\0';
     check_pct(sml_env_limits(fz_getenv, pct, err, sizeof err), pct, err, sizeof err);
+    {   /* a priority: a level or untouched, and 1 only for nothing given */
+        int lv = -7, prc = sml_parse_priority(s, &lv);
+        FUZZ_CHECK(prc == 0 || prc == -1 || prc == 1);
+        FUZZ_CHECK(prc == 1 ? s[0] == '\0' : 1);
+        FUZZ_CHECK(prc == 0 ? (lv == SML_PRIO_LOW || lv == SML_PRIO_NORMAL || lv == SML_PRIO_HIGH) : lv == -7);
+        FUZZ_CHECK(strcmp(sml_priority_name(lv), prc == 0 ? sml_priority_name(lv) : "none") == 0);
+    }
     free(s);
     return 0;
 }

@@ -29,8 +29,10 @@
 #include "rm_auth.h"
 #include "rm_codec.h"
 #include "rm_shm.h"
+#include "rm_sock.h"
 
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -370,6 +372,40 @@ static void fz_client_reply(const rm_plan *pl, const uint8_t *msg, size_t len)
     free(params);
 }
 
+/* The bytes through a socket, read as the back end reads a TCP client (rm_in_recv with its receive buffer, the
+   payload bound of a call): every message read is the input's next header and payload, byte for byte, and the
+   stream ends in an error (the end of the bytes, a bad header, a length over the bound), never a hang. */
+static void fz_stream(const uint8_t *msg, size_t len)
+{
+    int sv[2];
+    if (len > 65536)
+        return;   /* written whole before it is read: within the socket's buffer */
+    FUZZ_CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    size_t off = 0;
+    while (off < len) {
+        ssize_t w = write(sv[1], msg + off, len - off);
+        FUZZ_CHECK(w > 0);
+        off += (size_t)w;
+    }
+    close(sv[1]);
+    rm_inbuf in = {0};
+    rm_hdr h;
+    uint8_t *buf = NULL;
+    size_t cap = 0, at = 0;
+    uint32_t max = len > 64 ? 64 + msg[0] : RM_MAX_PAYLOAD;   /* sometimes a small bound, as the handshake's */
+    int rc;
+    while ((rc = rm_in_recv(sv[0], &in, &h, &buf, &cap, max)) == RM_OK) {
+        FUZZ_CHECK(at + 16 + h.length <= len && h.length <= max);
+        FUZZ_CHECK(h.length == 0 || memcmp(buf, msg + at + 16, h.length) == 0);
+        at += 16 + h.length;
+    }
+    FUZZ_CHECK(rc == RM_ECLOSED || rc == RM_EMALFORMED || rc == RM_EBOUNDS);
+    FUZZ_CHECK(rc != RM_ECLOSED || len - at < 16 || 16 + (size_t)h.length > len - at);
+    close(sv[0]);
+    free(buf);
+    rm_inbuf_free(&in);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (fz_plans == NULL)
@@ -405,6 +441,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     case 2: {
         rm_hdr h;
+        if (data[0] & 8u) {   /* a TCP back end's reader (rm_inbuf): the bytes as a stream of messages */
+            fz_stream(msg, len);
+            break;
+        }
         if (len < sizeof h || rm_hdr_get(msg, &h) != RM_OK || h.length != len - sizeof h)
             break;
         if (h.kind == RM_MSG_HELLO) {

@@ -29,8 +29,9 @@ A difference is explained only by one of these reasons (printed with the numbers
               own call counts vary from run to run, the shim's excess equals exactly
               the excess proven to be CUPTI's in a deterministic program (--calib,
               written by that program's comparison with --write-calib).
-  pre-attach  cuInit / cuDriverGetVersion, exactly one call more, the same count in
-              the run without CUPTI: the program's first such call happens before
+  pre-attach  cuInit / cuDriverGetVersion, one call more per witnessed process (the
+              CUPTI files read: two back ends of cushim-serve, two), the same count in
+              the run without CUPTI: each process's first such call happens before
               CUPTI is attached (the injection library is loaded inside the first
               cuInit; cudart asks cuDriverGetVersion before that). Seen with driver 580.
   no-callback cuGetExportTable: CUPTI has a callback id for it (135) but delivers no
@@ -209,7 +210,7 @@ def main():
             explained.append(("not-export", row))
         elif name in PROCADDR:
             explained.append(("procaddr", row))
-        elif name in PRE_ATTACH and s - c == 1 and a0 == s:
+        elif name in PRE_ATTACH and 1 <= s - c <= max(1, len(bins)) and a0 == s:
             explained.append(("pre-attach", row))
         elif name in NO_CALLBACK and c == 0:
             explained.append(("no-callback", row))

@@ -5,6 +5,10 @@
  * an API with hooks but none serving fails before them as before; the flag without a pre hook is refused;
  * a CUDA call made inside the serving hook is not served (it fails: the hook owns the call). Skips where a
  * real libcuda.so.1 is installed.
+ * Run as 'rt_serve_test none' under CUSHIM_REAL_LIBCUDA=none (the remoting's client: no driver by declaration),
+ * the program's own cuGetProcAddress_v2 answers with the shim's exports (a static cudart, CuPy's, asks it itself
+ * and gives up with cudaErrorCallRequiresNewerDriver when it fails), and a function it hands out is served; with
+ * only no driver found (CUSHIM_REAL_LIBCUDA=/nonexistent) it fails as any call does.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -24,6 +28,9 @@ int cuInit(unsigned int flags);
 int cuDriverGetVersion(int *v);
 int cuDeviceGetCount(int *n);
 int cuGetErrorName(int error, const char **s);
+int cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, unsigned long long flags, int *status);
+
+static int mode_none;   /* argv[1] "none": run under CUSHIM_REAL_LIBCUDA=none */
 
 static const cushim_host *host;
 static int served, posts, post_skipped, inner_result;
@@ -108,10 +115,32 @@ static void test_serve(void **state)
     assert_int_equal(cuGetErrorName(0, &s), 500);  /* hooked, none serving: fails before the hooks */
     assert_int_equal(served, 2);
     assert_string_equal(s, "untouched");
+
+    /* the program's own cuGetProcAddress_v2 (not hooked here) */
+    void *fn = NULL;
+    int st = -1;
+    int r = cuGetProcAddress_v2("cuDriverGetVersion", &fn, 12000, 0, &st);
+    if (!mode_none) {
+        assert_int_equal(r, 500);                  /* no driver found: fails as any call */
+        assert_null(fn);
+        return;
+    }
+    assert_int_equal(r, 0);
+    assert_int_equal(st, 0);                       /* CU_GET_PROC_ADDRESS_SUCCESS */
+    assert_ptr_equal(fn, (void *)cuDriverGetVersion);   /* the shim's export */
+    v = -1;
+    assert_int_equal(((int (*)(int *))fn)(&v), 0); /* served by the hook */
+    assert_int_equal(v, 424242);
+    assert_int_equal(served, 3);
+    fn = (void *)1;
+    assert_int_equal(cuGetProcAddress_v2("cuNoSuchFunction", &fn, 12000, 0, &st), 0);
+    assert_null(fn);
+    assert_int_equal(st, 1);                       /* CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND */
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    mode_none = argc > 1 && strcmp(argv[1], "none") == 0;
     const struct CMUnitTest tests[] = { cmocka_unit_test(test_serve) };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

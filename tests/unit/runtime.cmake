@@ -143,6 +143,8 @@ target_include_directories(rt_serve_test PRIVATE "${PROJECT_SOURCE_DIR}/sdk/incl
 target_link_libraries(rt_serve_test PRIVATE cushim PkgConfig::CMOCKA ${CMAKE_DL_LIBS})
 add_test(NAME rt_serve_test COMMAND rt_serve_test)
 set_tests_properties(rt_serve_test PROPERTIES ENVIRONMENT "CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1;CUSHIM_LOG=off")
+add_test(NAME rt_serve_none_test COMMAND rt_serve_test none)
+set_tests_properties(rt_serve_none_test PROPERTIES ENVIRONMENT "CUSHIM_REAL_LIBCUDA=none;CUSHIM_LOG=off")
 
 add_executable(rt_dropin_test "${RT_TEST_DIR}/rt_dropin_test.c")
 target_compile_options(rt_dropin_test PRIVATE ${RT_TEST_FLAGS})

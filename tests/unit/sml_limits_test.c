@@ -1,7 +1,8 @@
 /*
  * sml_limits_test.c - reading smlimit's limits (plugins/smlimit/limitspec.c): the 'limit'
  * option's forms and its errors, and HAMi-core's CUDA_DEVICE_SM_LIMIT[_<i>] with the
- * meaning HAMi-core gives them (per device first, unset or 0 = none, above 100 = none).
+ * meaning HAMi-core gives them (per device first, unset or 0 = none, above 100 = none); the
+ * priorities' forms (the option, CUDA_TASK_PRIORITY and 'cushim limit --priority').
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include <cmocka.h>
 
 #include "limitspec.h"
+#include "shm.h"
 
 static void parse_ok(const char *text, const double *want, int n)
 {
@@ -108,11 +110,47 @@ static void test_hami_env(void **state)
     assert_non_null(strstr(err, "CUDA_DEVICE_SM_LIMIT_2"));
 }
 
+static void test_priority(void **state)
+{
+    int p = -7;
+    (void)state;
+    assert_int_equal(sml_parse_priority(NULL, &p), 1);
+    assert_int_equal(sml_parse_priority("", &p), 1);
+    assert_int_equal(p, -7);   /* not given: untouched */
+    assert_int_equal(sml_parse_priority("high", &p), 0);
+    assert_int_equal(p, SML_PRIO_HIGH);
+    assert_int_equal(sml_parse_priority("Normal", &p), 0);
+    assert_int_equal(p, SML_PRIO_NORMAL);
+    assert_int_equal(sml_parse_priority("LOW", &p), 0);
+    assert_int_equal(p, SML_PRIO_LOW);
+    /* HAMi's numbers: lower is higher */
+    assert_int_equal(sml_parse_priority("0", &p), 0);
+    assert_int_equal(p, SML_PRIO_HIGH);
+    assert_int_equal(sml_parse_priority("-3", &p), 0);
+    assert_int_equal(p, SML_PRIO_HIGH);
+    assert_int_equal(sml_parse_priority("1", &p), 0);
+    assert_int_equal(p, SML_PRIO_NORMAL);
+    assert_int_equal(sml_parse_priority("2", &p), 0);
+    assert_int_equal(p, SML_PRIO_LOW);
+    assert_int_equal(sml_parse_priority("9", &p), 0);
+    assert_int_equal(p, SML_PRIO_LOW);
+    p = -7;
+    assert_int_equal(sml_parse_priority("highest", &p), -1);
+    assert_int_equal(sml_parse_priority("1x", &p), -1);
+    assert_int_equal(sml_parse_priority("off", &p), -1);   /* the tool's 'off' is its own word */
+    assert_int_equal(sml_parse_priority("99999999999999999999", &p), -1);
+    assert_int_equal(p, -7);
+    assert_string_equal(sml_priority_name(SML_PRIO_HIGH), "high");
+    assert_string_equal(sml_priority_name(SML_PRIO_LOW), "low");
+    assert_string_equal(sml_priority_name(-1), "none");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_option),
         cmocka_unit_test(test_hami_env),
+        cmocka_unit_test(test_priority),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -206,7 +206,7 @@ static void check_libs(const ln_run *r, const char *libs)
 }
 
 static const char *const value_options[] = {"--plugin", "--fault", "--lua", "--counts", "--log", "--log-file",
-                                            "--real-libcuda", "--sm-limit", "--mem-limit", "--mem-budget",
+                                            "--real-libcuda", "--sm-limit", "--priority", "--mem-limit", "--mem-budget",
                                             "--mem-wait", "--libs", NULL};
 
 /* One option of the plugins and settings 'cushim run' and 'cushim serve' share (r->cmd names the command in
@@ -244,6 +244,9 @@ int ln_run_option(ln_run *r, const char *a)
     } else if (is_opt(a, "--sm-limit")) {
         const char *v = value_of(r, a, "--sm-limit", "a percentage: --sm-limit=30 or --sm-limit=0:30,1:50");
         ln_spec_set(ln_run_spec(r, "smlimit"), "--sm-limit", "limit", v, 0);
+    } else if (is_opt(a, "--priority")) {
+        const char *v = value_of(r, a, "--priority", "a level: --priority=high, normal, low or HAMi's number (0 high)");
+        ln_spec_set(ln_run_spec(r, "smlimit"), "--priority", "priority", v, 0);
     } else if (strcmp(a, "--sm-turns") == 0) {
         ln_spec_set(ln_run_spec(r, "smlimit"), a, "turns", "1", 0);
     } else if (is_opt(a, "--mem-limit")) {

@@ -114,14 +114,16 @@ static void join_lua(ln_run *r)
     flags->text = NULL;   /* dropped */
 }
 
-/* smlimit: --sm-limit (or its flags' limit=), else HAMi-core's CUDA_DEVICE_SM_LIMIT[_<i>] (the plugin reads
-   them itself); its other options (--sm-turns: turns=1) need one of the two. Returns whether it is loaded. */
+/* smlimit: --sm-limit (or its flags' limit=) or --priority (priority=: priorities without a limit), else HAMi-core's
+   CUDA_DEVICE_SM_LIMIT[_<i>] (the plugin reads them itself); its other options (--sm-turns: turns=1) need one of
+   these. Returns whether it is loaded. */
 static int compose_smlimit(ln_run *r)
 {
     ln_spec *s = &r->sm;
-    if (ln_spec_get(s, "limit") != NULL) {
+    if (ln_spec_get(s, "limit") != NULL || ln_spec_get(s, "priority") != NULL) {
         if (!shipped(r->w, "smlimit"))
-            ln_die("--sm-limit needs the shipped smlimit plugin, not found (cushim plugins)");
+            ln_die("%s needs the shipped smlimit plugin, not found (cushim plugins)",
+                   ln_spec_get(s, "limit") != NULL ? "--sm-limit" : "--priority");
         return 1;
     }
     if (hami_sm_limit() && shipped(r->w, "smlimit")) {
@@ -136,7 +138,7 @@ static int compose_smlimit(ln_run *r)
         return 0;
     }
     if (s->n > 0)
-        ln_bad(r->cmd, "%s needs --sm-limit (or HAMi-core's CUDA_DEVICE_SM_LIMIT)", s->items[0].flag);
+        ln_bad(r->cmd, "%s needs --sm-limit or --priority (or HAMi-core's CUDA_DEVICE_SM_LIMIT)", s->items[0].flag);
     return 0;
 }
 

@@ -1,6 +1,6 @@
 # priority.sh - GPU checks of issue 44's sharing features: priorities between processes (smlimit priority=) and
 # live limits (cushim limit). Sourced by tests/gpu/run.sh; `bash tests/gpu/run.sh build-gpu priority` and
-# `... livelimit` run them (one GPU; about 2 and 1 minutes).
+# `... livelimit` run them (one GPU; about 2 and 1.5 minutes). Under MPS: mps.sh.
 #
 # priority (docs/plugins/smlimit.md, "Priorities between processes"):
 #   priority alone        information (SKIP): an inference-like loop (tests/gpu/smlimit/latency_loop.py: a 4-layer bf16
@@ -16,6 +16,9 @@
 #   livelimit sm          a matmul loop at limit=80 in a group; 'cushim-limit GROUP --sm=20' during its measured
 #                         part: PASS when the helper reports it applied within 1000 ms (exit 0) and the plugin's
 #                         report ends with 20% in force
+#   livelimit priority    the matmul loop at priority=low in a group; 'cushim-limit GROUP --priority=high' while it
+#                         runs: PASS when the helper reports it applied within 1000 ms (exit 0), shows the process at
+#                         priority high, and the plugin logged the change
 #   livelimit mem         a PyTorch process holding 2 GiB in budget GROUP (quota 8 GiB); 'cushim-limit GROUP
 #                         --mem=1GiB': PASS when its next 64 MiB allocation raises torch's out-of-memory error,
 #                         within 1 s of the helper's return, and the 2 GiB it holds stay usable (nothing freed)
@@ -116,6 +119,26 @@ check_livelimit() {
         result "livelimit sm" PASS "applied in $ms ms; $(grep -o 'limit 20%: busy [^,]*' "$d/sm.err" | head -1)"
     else
         result "livelimit sm" FAIL "exit $rc, applied in '${ms}' ms; $(echo "$out" | head -2 | tr '\n' ' ')"
+    fi
+    # priority: the loop at priority=low, raised to high while it runs
+    rm -f "/dev/shm/cushim-smlimit4-$(id -u)-$grp"
+    env LD_PRELOAD="$SHIM" CUSHIM_LOG=info CUSHIM_PLUGINS="$plugin:priority=low,group=$grp,report=1" timeout -k 5 90 \
+        "$PY" "$HERE/smlimit/matmul_loop.py" matmul --seconds 4 --warmup 1 >"$d/prio.out" 2>"$d/prio.err" &
+    pl=$! i=0
+    until "$tool" "$grp" 2>/dev/null | grep -q ', 1 process '; do
+        i=$((i + 1)); [ $i -lt 600 ] && kill -0 $pl 2>/dev/null || break; sleep 0.1
+    done
+    sleep 1
+    out=$(tmo 10 "$tool" "$grp" --priority=high 2>&1); rc=$?
+    wait $pl
+    rm -f "/dev/shm/cushim-smlimit4-$(id -u)-$grp"
+    echo "$out" >"$d/prio.tool"
+    ms=$(echo "$out" | sed -n "s/.*applied by 1 of 1 processes' devices in \([0-9]*\) ms.*/\1/p")
+    if [ "$rc" = 0 ] && [ -n "$ms" ] && [ "$ms" -lt 1000 ] && echo "$out" | grep -q 'priority high\]' &&
+        grep -q 'live priority high (was low; set by cushim limit)' "$d/prio.err"; then
+        result "livelimit priority" PASS "applied in $ms ms; $(grep -o 'priority high: [^,]*' "$d/prio.err" | head -1)"
+    else
+        result "livelimit priority" FAIL "exit $rc, applied in '${ms}' ms; $(echo "$out" | head -3 | tr '\n' ' ')"
     fi
     # memory: 2 GiB held under 8 GiB, the budget lowered to 1 GiB: the next allocation refused, nothing freed
     rm -f "/dev/shm/cushim-budget-$grp" "$d/ready" "$d/go"

@@ -29,7 +29,8 @@ remotegraphs_case() {   # remotegraphs_case NAME TAG REMOTE_ENV... -- PYTHON_ARG
         return
     fi
     remote_client "$tag" 'libcuda\.so' "${envs[@]}" LD_PRELOAD="$SHIM $RG_PLUGIN" LD_LIBRARY_PATH="$RG_DLP" \
-        CUSHIM_REAL_LIBCUDA=none CUSHIM_PLUGINS="$RG_PLUGIN:$RG_OPTS" -- "$PY" "$@"
+        CUSHIM_REAL_LIBCUDA=none CUSHIM_LIBS=driver,runtime,nvml,cublas,cublaslt \
+        CUSHIM_PLUGINS="$RG_PLUGIN:$RG_OPTS" -- "$PY" "$@"
     rc=$?
     remote_compare "$name" "$tag" $rc "$DATA/remote.$tag.native"
 }
@@ -56,8 +57,10 @@ check_remotegraphs() {
         site=$(tmo 60 "$PY" -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))' 2>/dev/null)
         [ -n "$site" ] && cudart=$(find "$site/nvidia" -name 'libcudart.so.13*' 2>/dev/null | head -n 1)
     fi
+    remote_server_blas "$cuda"   # remotert.sh: PyTorch's cuBLAS on the server; the clients interpose cuBLAS
+    echo "server cuBLAS: ${RS_BLAS:-by name} ${RS_BLASLT:-by name}" > "$LOGS/remote.graphs.blas"
     rm -f "$sock"
-    CUSHIM_SERVE_CUDART=$cudart "$serve" --listen="unix:$sock" --verbose > "$LOGS/remote.graphs.serve.log" 2>&1 &
+    CUSHIM_SERVE_CUDART=$cudart CUSHIM_SERVE_CUBLAS=$RS_BLAS CUSHIM_SERVE_CUBLASLT=$RS_BLASLT "$serve" --listen="unix:$sock" --verbose > "$LOGS/remote.graphs.serve.log" 2>&1 &
     server=$!
     for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
     if [ ! -S "$sock" ]; then
@@ -97,7 +100,7 @@ check_remotegraphs() {
     # TCP loopback with a token
     local port=$((20000 + RANDOM % 20000)) tok=$WORK/remote.graphs.token
     head -c 32 /dev/urandom | base64 > "$tok" && chmod 600 "$tok"
-    CUSHIM_SERVE_CUDART=$cudart "$serve" --listen="tcp://127.0.0.1:$port" --token-file="$tok" --verbose \
+    CUSHIM_SERVE_CUDART=$cudart CUSHIM_SERVE_CUBLAS=$RS_BLAS CUSHIM_SERVE_CUBLASLT=$RS_BLASLT "$serve" --listen="tcp://127.0.0.1:$port" --token-file="$tok" --verbose \
         > "$LOGS/remote.graphs.tcp.serve.log" 2>&1 &
     server=$!
     sleep 1

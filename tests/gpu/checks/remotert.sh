@@ -62,6 +62,21 @@ remote_compare() {   # remote_compare NAME TAG RC NATIVE_FILE [SED]: PASS when t
     fi
 }
 
+# remote_server_blas CUDA_HOME: the cuBLAS and cuBLASLt a server runs for its clients, in RS_BLAS and RS_BLASLT -
+# PyTorch's own (a client's results must equal a native run's, which uses them), else the toolkit's, else empty
+# (the server then loads them by name). remotert and remotegraphs start their servers with them.
+remote_server_blas() {
+    local cuda=$1 tsite
+    RS_BLAS="" RS_BLASLT=""
+    tsite=$(tmo 60 "$PY" -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))' 2>/dev/null)
+    if [ -n "$tsite" ]; then
+        RS_BLAS=$(find "$tsite/nvidia" -name 'libcublas.so.13*' 2>/dev/null | head -n 1)
+        RS_BLASLT=$(find "$tsite/nvidia" -name 'libcublasLt.so.13*' 2>/dev/null | head -n 1)
+    fi
+    [ -n "$RS_BLAS" ] || RS_BLAS=$(ls "$cuda"/lib64/libcublas.so.13* "$cuda"/targets/x86_64-linux/lib/libcublas.so.13* 2>/dev/null | head -n 1)
+    [ -n "$RS_BLASLT" ] || RS_BLASLT=$(ls "$cuda"/lib64/libcublasLt.so.13* "$cuda"/targets/x86_64-linux/lib/libcublasLt.so.13* 2>/dev/null | head -n 1)
+}
+
 check_remotert() {
     local serve=$BUILD_DIR/remote/cushim-serve plugin=$BUILD_DIR/plugins/remote.so sock=$WORK/remote.sock
     local cuda=${CUDA_HOME:-/usr/local/cuda} rc cudart nvcc ns
@@ -87,14 +102,9 @@ check_remotert() {
     echo "server runtime: ${cudart:-none found here: the back end opens libcudart.so.13 by name}" > "$LOGS/remote.cudart"
     # the server's cuBLAS and cuBLASLt: PyTorch's own (the training's losses must equal a native run's, which uses
     # them), else the toolkit's
-    local blas="" blaslt="" tsite
-    tsite=$(tmo 60 "$PY" -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))' 2>/dev/null)
-    if [ -n "$tsite" ]; then
-        blas=$(find "$tsite/nvidia" -name 'libcublas.so.13*' 2>/dev/null | head -n 1)
-        blaslt=$(find "$tsite/nvidia" -name 'libcublasLt.so.13*' 2>/dev/null | head -n 1)
-    fi
-    [ -n "$blas" ] || blas=$(ls "$cuda"/lib64/libcublas.so.13* "$cuda"/targets/x86_64-linux/lib/libcublas.so.13* 2>/dev/null | head -n 1)
-    [ -n "$blaslt" ] || blaslt=$(ls "$cuda"/lib64/libcublasLt.so.13* "$cuda"/targets/x86_64-linux/lib/libcublasLt.so.13* 2>/dev/null | head -n 1)
+    local blas blaslt
+    remote_server_blas "$cuda"
+    blas=$RS_BLAS blaslt=$RS_BLASLT
     echo "server cuBLAS: ${blas:-by name} ${blaslt:-by name}" >> "$LOGS/remote.cudart"
     rm -f "$sock"
     CUSHIM_SERVE_CUDART=$cudart CUSHIM_SERVE_CUBLAS=$blas CUSHIM_SERVE_CUBLASLT=$blaslt \

@@ -32,7 +32,9 @@ def main():
     deadline = time.time() + 120
     while not os.path.exists(go) and time.time() < deadline:
         time.sleep(0.1)
-    bad = [i for i, b in enumerate(blocks) if float(b.sum().item()) != float(i + 1) * (BLOCK // 4)]
+    # read back to the host (a copy, no device memory: the client holds its whole quota, and a reduction on the
+    # GPU would need a block of its own)
+    bad = [i for i, b in enumerate(blocks) if float(b.cpu().sum().item()) != float(i + 1) * (BLOCK // 4)]
     ok = oom == "OutOfMemoryError" and not bad and len(blocks) > 0
     print(f"verify {tag}: {'OK' if ok else 'FAIL'} {len(blocks)} blocks" + (f", bad {bad}" if bad else ""),
           flush=True)
