@@ -502,13 +502,15 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
                     pl->p[i].st = NULL;
                 }
                 if (sp->op == RM_OP_ARRAY) {
+                    /* a driver struct passed in (CUmemAllocationProp): in only, its described pointers NULL */
+                    int in = a->library == CUSHIM_LIB_DRIVER && p->dir == CUSHIM_DIR_IN && p->struct_type != NULL;
                     pl->p[i].op = p->elem_size != 0 ? RM_OP_ARRAY : RM_OP_NULL_ONLY;
                     /* cuBLASLt's algo: its own direction (a const one is never written back) */
-                    pl->p[i].dir = a->library == CUSHIM_LIB_CUBLASLT ? p->dir : CUSHIM_DIR_INOUT;
+                    pl->p[i].dir = a->library == CUSHIM_LIB_CUBLASLT || in ? p->dir : CUSHIM_DIR_INOUT;
                     pl->p[i].elem = p->elem_size;
                     pl->p[i].fixed = 1;
-                    pl->p[i].null_fields = 0;
-                    pl->p[i].st = NULL;
+                    pl->p[i].null_fields = (uint8_t)in;
+                    pl->p[i].st = in ? p->struct_type : NULL;
                 }
             }
             if (sp->op == RM_OP_ARRAY && sp->func != NULL && strcmp(p->name, sp->func) == 0 &&

@@ -86,6 +86,10 @@ static const rm_special rm_specials[] = {
     { "cudaMallocAsync*", RM_CLASS_HAND, RM_OP_ARRAY, "devPtr", NULL, "device address returned: one pointer-sized element" },
     { "cudaMallocFromPoolAsync*", RM_CLASS_HAND, RM_OP_ARRAY, "ptr", NULL, "device address returned: one pointer-sized element" },
     { "cudaGetDeviceProperties*", RM_CLASS_HAND, RM_OP_ARRAY, "prop", NULL, "cudaDeviceProp holds no pointer: its bytes" },
+    /* XLA's allocator asks the granularity first; the anonymous 'allocFlags' holds bytes only, and the one pointer,
+       win32HandleMetaData (Windows), must be NULL (checked on both sides) */
+    { "cuMemGetAllocationGranularity", RM_CLASS_HAND, RM_OP_ARRAY, "prop", NULL, "CUmemAllocationProp: its bytes (allocFlags holds no pointer; win32HandleMetaData NULL)" },
+    { "cuMemCreate", RM_CLASS_HAND, RM_OP_ARRAY, "prop", NULL, "CUmemAllocationProp: its bytes (allocFlags holds no pointer; win32HandleMetaData NULL)" },
     { "cudaPointerGetAttributes", RM_CLASS_HAND, RM_OP_ARRAY, "attributes", "ptr", "the server's view of an address: 'ptr' and the pointers returned are values" },
     /* NVML: structs without pointers, returned through a pointer */
     { "nvmlDeviceGetMemoryInfo*", RM_CLASS_HAND, RM_OP_ARRAY, "memory", NULL, "nvmlMemory_t holds no pointer: its bytes" },

@@ -14,7 +14,9 @@
  *   synchronisation (a launch is asynchronous); cuOccupancyMaxActiveClusters with and without a cluster; an
  *   attribute whose value holds a pointer (DEVICE_UPDATABLE_KERNEL_NODE), printed apart ('updatable:').
  *   cuLinkCreate, two cuLinkAddData of PTX, cuLinkComplete: the linked image's size and bytes, loaded as a module;
- *   a link with JIT options (refused: the fake has none, the remoting carries none). Not with
+ *   a link with JIT options (refused: the fake has none, the remoting carries none). cuMemGetAllocationGranularity
+ *   and cuMemCreate of a CUmemAllocationProp (XLA's allocator); one with win32HandleMetaData set printed apart
+ *   ('win32:'). Not with
  *   the argument "attrs" (a real driver has no fk_add_i32__pii: tests/gpu/checks/remoteptrattr.sh).
  */
 #include <cuda.h>
@@ -112,6 +114,28 @@ static void many(const char *what, CUdeviceptr p, unsigned long long base)
             show(at[k], v[k], size[k], base);
     }
     printf("\n");
+}
+
+/* XLA's allocator: cuMemGetAllocationGranularity of a CUmemAllocationProp (its anonymous allocFlags), cuMemCreate */
+static void vmm(void)
+{
+    CUmemAllocationProp prop;
+    size_t g = 0;
+    CUmemGenericAllocationHandle h;
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 0;
+    prop.allocFlags.gpuDirectRDMACapable = 1;
+    printf("granularity: %d", (int)cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
+    printf(" %zu\n", g);
+    CUresult r = cuMemCreate(&h, g, &prop, 0);
+    printf("create: %d, release: %d\n", (int)r, r == CUDA_SUCCESS ? (int)cuMemRelease(h) : -1);
+    prop.location.id = 99;
+    printf("granularity, device 99: %d\n", (int)cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    prop.location.id = 0;
+    prop.win32HandleMetaData = &g;   /* a pointer the remoting cannot carry (refused 801; the fake says 1) */
+    printf("win32: %d\n", (int)cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
 }
 
 /* cuLinkCreate/AddData/Complete: the linked image (the driver's buffer) read back, loaded, the link destroyed */
@@ -227,7 +251,7 @@ int main(int argc, char **argv)
     CK(cuMemcpyDtoH(back, d + 10, sizeof back));
     printf("pinned copy: %d %d\n", back[0], back[3]);
     if (argc < 2 || strcmp(argv[1], "attrs") != 0)   /* "attrs": no launch (the fake driver's kernel) */
-        launch_ex(d), link_ptx();
+        launch_ex(d), link_ptx(), vmm();
     free(pageable);
     CK(cuMemFreeHost(pinned));
     CK(cuMemFree(d));

@@ -14,7 +14,8 @@
 #      cuOccupancyMaxActiveClusters answered by the cluster size; a launch attribute whose value holds a pointer
 #      (DEVICE_UPDATABLE_KERNEL_NODE) refused in the client (801);
 #      cuLinkComplete's image (a buffer of the server's driver) copied back: its size and text as locally, loaded as
-#      a module;
+#      a module; cuMemGetAllocationGranularity and cuMemCreate of a CUmemAllocationProp (XLA's allocator) as locally,
+#      one with win32HandleMetaData set refused in the client (801);
 #   3. 'cushim apis --remote' lists the three APIs as hand-written.
 # Usage: run_remote_ptrattr.sh BUILD_DIR PROGRAM OUT_DIR
 set -u
@@ -53,7 +54,8 @@ start_server attrs
 client "" "$prog" > "$d/remote.out" 2> "$d/remote.err" || { fail "remote run failed: $(cat "$d/remote.err")"; kill "$server"; }
 wait "$server" || fail "the server's back end exited with $?"
 grep -qxF 'updatable: 801' "$d/remote.out" || fail "a launch attribute holding a pointer was not refused: $(grep updatable "$d/remote.out")"
-diff <(grep -v '^updatable:' "$d/local.out") <(grep -v '^updatable:' "$d/remote.out") > "$d/attrs.diff" || fail "output differs from a local run: $(head -20 "$d/attrs.diff")"
+grep -qxF 'win32: 801' "$d/remote.out" || fail "win32HandleMetaData was not refused: $(grep win32 "$d/remote.out")"
+diff <(grep -v '^updatable:\|^win32:' "$d/local.out") <(grep -v '^updatable:\|^win32:' "$d/remote.out") > "$d/attrs.diff" || fail "output differs from a local run: $(head -20 "$d/attrs.diff")"
 # what the run must show (so that equal outputs are not equally wrong)
 for want in 'device attr 2: 0 4 bytes 02 00 00 00' 'device+100 attr 1: 0 8 bytes current' \
             'device+100 attr 3: 0 8 bytes base+100' 'device+100 attr 11: 0 8 bytes base+0' \
@@ -62,7 +64,8 @@ for want in 'device attr 2: 0 4 bytes 02 00 00 00' 'device+100 attr 1: 0 8 bytes
             'pinned+100 attr 3: 0 8 bytes base+100' 'pinned attr 1000: 801' 'pageable attr 2: 1' \
             'sync_memops device: 1' 'buffer ids differ: 1' 'pinned copy: 7 7' 'launch ex: 0 0, 5 5' \
             'launch ex, cluster of 3: 912' 'after: 5' 'clusters of 2: 0 64' 'clusters, none: 0 128' \
-            "linked: 45 bytes, text '.version 7.0" 'linked module: 0' 'link with options: 801'; do
+            "linked: 45 bytes, text '.version 7.0" 'linked module: 0' 'link with options: 801' \
+            'granularity: 0 2097152' 'create: 0, release: 0' 'granularity, device 99: 101'; do
     grep -qxF -- "$want" "$d/remote.out" || fail "no line '$want' in the remote run: $(grep -F "${want%%:*}:" "$d/remote.out" | head -3)"
 done
 grep -qF 'pinned+100 all: 0 |1 current |2 01 00 00 00 |3 base+100 |4 base+100 |8 00 |9 |11 base+0 |12 00 20 00 00 00 00 00 00 |13 01' "$d/remote.out" ||

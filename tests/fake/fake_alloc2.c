@@ -136,6 +136,21 @@ CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemo
 }
 
 /* ---- VMM ------------------------------------------------------------------ */
+/* The granularity cuMemCreate asks of sizes: 2 MiB, minimum and recommended alike, for pinned device memory. */
+CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop,
+                                       CUmemAllocationGranularity_flags option)
+{
+    FAKE_ENTER(cuMemGetAllocationGranularity);
+    if (granularity == NULL || prop == NULL || prop->type != CU_MEM_ALLOCATION_TYPE_PINNED ||
+        prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE || prop->win32HandleMetaData != NULL ||
+        (option != CU_MEM_ALLOC_GRANULARITY_MINIMUM && option != CU_MEM_ALLOC_GRANULARITY_RECOMMENDED))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (prop->location.id < 0 || prop->location.id >= fk_device_count())
+        return CUDA_ERROR_INVALID_DEVICE;
+    *granularity = 2u << 20;
+    return CUDA_SUCCESS;
+}
+
 CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop,
                      unsigned long long flags)
 {
