@@ -39,6 +39,33 @@ void rb_shm_pin(rb_state *b, rb_region *r)
                "registered (pinned)" : "not registered with the driver (copies through it run at pageable speed)");
 }
 
+int rb_addr_in(void *user, uint32_t region, uint64_t off, uint64_t *addr)
+{
+    rb_state *b = user;
+    rb_region *r = region != 0 && region < RM_SHM_REGIONS ? &b->shm[region] : NULL;
+    if (r == NULL || r->map == NULL || off >= r->size)
+        return RM_EMALFORMED;
+    if (r->pinned == 0)
+        rb_shm_pin(b, r);   /* on the call's thread, as for a copy */
+    *addr = (uint64_t)(uintptr_t)r->map + off;
+    return RM_OK;
+}
+
+int rb_addr_out(void *user, uint64_t addr, uint32_t *region, uint64_t *off)
+{
+    const rb_state *b = user;
+    for (uint32_t k = 1; k < RM_SHM_REGIONS; k++) {
+        const rb_region *r = &b->shm[k];
+        uint64_t base = (uint64_t)(uintptr_t)r->map;
+        if (r->map != NULL && addr >= base && addr - base < r->size) {
+            *region = k;
+            *off = addr - base;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static uint64_t rb_shm_total(const rb_state *b)
 {
     uint64_t t = 0;

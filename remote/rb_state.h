@@ -55,6 +55,10 @@ void rb_call_on(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t len, r
                 rm_wr *w, uint32_t *status, uint8_t *ret, uint32_t *ret_size);
 
 /* rb_shm.c */
+/* rm_ctx.addr_in / addr_out of the back end: a client's pinned region and offset to this process's mapping of it
+   (registered with the driver first, so that it answers as for pinned memory), and back. */
+int rb_addr_in(void *user, uint32_t region, uint64_t off, uint64_t *addr);
+int rb_addr_out(void *user, uint64_t addr, uint32_t *region, uint64_t *off);
 void rb_shm_pin(rb_state *b, rb_region *r);   /* on the thread of the region's first copy */
 /* An RM_MSG_SHM ('passed' the descriptor that came with it, or -1; closed here): a region mapped or given back,
    answered. 0, or -1 when the answer could not be sent. */

@@ -293,7 +293,8 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
     }
     b.paraminfo = b.host->api_by_name("cuFuncGetParamInfo");
     b.workers = rm_workers_new();
-    const rm_ctx cx = { .kparam_check = rb_kcheck, .scalar_check = rb_scalar_check, .user = &b,
+    const rm_ctx cx = { .kparam_check = rb_kcheck, .scalar_check = rb_scalar_check, .addr_in = rb_addr_in,
+                        .addr_out = rb_addr_out, .user = &b,
                         .in_place_min = RM_REF_MIN };
     uint8_t ret[64];
     rm_wr w;

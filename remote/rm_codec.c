@@ -14,12 +14,21 @@
  *       STRING_OUT, OWNED_OUT, ARRAY out: nothing
  *     SCALAR (a pointer-mode scalar): u8 0 NULL, 1 a host value: u8 n (1..16) and, going in, n bytes;
  *       2 a device address: u64
+ *     ADDR (an address looked up): u8 0 and the u64 value, or u8 1, u32 region, u64 offset (shared pinned memory)
+ *     ATTR (a value sized by its attribute): u8 present, and going in its n bytes (n: the attribute's size)
+ *     ATTRS: u8 present, and per attribute u8 present (out only)
+ *     LCONFIG (a launch configuration): u8 present, the struct's bytes (attrs zeroed), u32 n (its numAttrs), and
+ *       n attributes' bytes
  *
  * A REPLY payload: u32 api_id, u32 status, ret_size bytes, u8 outputs (1 after success, and after NVML's
  * INSUFFICIENT_SIZE with its counted arrays empty), and when outputs is 1, per present
  * output in plan order: ARRAY out/inout u32 n, n x elem bytes; STRING_OUT u32 n (0xffffffff: NULL), n bytes;
- * OWNED_OUT u32 n (0xffffffff: NULL), n x elem bytes (n: its count output's value, at most RM_MAX_OWNED).
- * SCALAR out as a host value: u32 n, n bytes.
+ * OWNED_OUT u32 n (0xffffffff: NULL), n x elem bytes (n: its count output's value, at most RM_MAX_OWNED elements,
+ * or RM_MAX_OWNED_BYTES of an image).
+ * SCALAR out as a host value: u32 n, n bytes. ATTR out, and each present value of ATTRS: u32 n, n bytes, and
+ * for an address (RM_ATTR_HOSTPTR, RM_ATTR_ADDR) u32 region: the bytes are the offset in that shared region, or
+ * with 0xffffffff the value as it is (a host address only when NULL: any other host address of the server is
+ * refused, RM_ST_REFUSED with no outputs).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +37,8 @@
 
 #define RM_NULL_STRING 0xffffffffu
 #define RM_MAX_OWNED 65536u   /* elements of an array the callee owns (OWNED_OUT) sent back */
+#define RM_MAX_OWNED_BYTES (32u << 20)   /* ... of bytes (an image: cuLinkComplete's cubin) */
+#define RM_OWNED_MAX(pp) ((pp)->elem == 1 ? RM_MAX_OWNED_BYTES : RM_MAX_OWNED)
 
 static void *rm_ptr_at(const void *params, const rm_pplan *pp)
 {
@@ -112,6 +123,142 @@ static int rm_elems_zero_field(const rm_pplan *pp, const uint8_t *buf, uint64_t 
             if (buf[k * pp->elem + pp->zero_off + b] != 0)
                 return 0;
     return 1;
+}
+
+/* ---- values sized by their attribute (RM_OP_ATTR, RM_OP_ATTRS) and addresses looked up (RM_OP_ADDR) ---- */
+static int rm_attr_of(const rm_plan *pl, const rm_pplan *pp, const void *params, int32_t *attr)
+{
+    memcpy(attr, (const uint8_t *)params + pl->p[pp->func_param].offset, sizeof *attr);
+    return RM_OK;
+}
+
+/* ATTRS: the attribute array and its count, from the parameters as they are (client: the program's; server:
+   decoded before the values). */
+static int rm_attrs_of(const rm_plan *pl, const rm_pplan *pp, const void *params, const int32_t **attrs, uint64_t *n)
+{
+    int rc = rm_count_of(pl, pp, params, n);
+    if (rc != RM_OK)
+        return rc;
+    if (*n > RM_MAX_ATTRS)
+        return RM_EBOUNDS;
+    *attrs = rm_ptr_at(params, &pl->p[pp->func_param]);
+    return *attrs == NULL && *n != 0 ? RM_EMALFORMED : RM_OK;
+}
+
+/* A launch attribute's id: one this tree names, and none whose value holds a host pointer. */
+static int rm_lattr_ok(const cushim_struct_info *at, const uint8_t *attr)
+{
+    uint32_t io, is;
+    int32_t id;
+    if (!rm_struct_field_at(at, "id", &io, &is))
+        return 0;
+    memcpy(&id, attr + io, sizeof id);
+    const cushim_enum_info *e = NULL;
+    for (uint32_t i = 0; i < at->nfields; i++)
+        if (at->fields[i].name != NULL && strcmp(at->fields[i].name, "id") == 0)
+            e = at->fields[i].enum_type;
+    for (uint32_t k = 0; e != NULL && k < e->nvalues; k++)
+        if (e->values[k].value == id)
+            return !rm_lattr_refused(e->values[k].name);
+    return 0;
+}
+
+static int rm_encode_lconfig(const rm_pplan *pp, const void *cfg, rm_wr *w)
+{
+    uint32_t ao, no, n;
+    const cushim_struct_info *at;
+    const uint8_t *attrs;
+    uint8_t *copy;
+    if (!rm_lconfig_fields(pp->st, &ao, &no, &at))
+        return RM_EUNSUPPORTED;
+    memcpy(&attrs, (const uint8_t *)cfg + ao, sizeof attrs);
+    memcpy(&n, (const uint8_t *)cfg + no, sizeof n);
+    if (n > RM_MAX_LATTRS)
+        return RM_EBOUNDS;
+    if (n != 0 && attrs == NULL)
+        return RM_EUNSUPPORTED;   /* the driver's error; refused here rather than guessed */
+    for (uint32_t k = 0; k < n; k++)
+        if (!rm_lattr_ok(at, attrs + (size_t)k * at->size))
+            return RM_EUNSUPPORTED;
+    if ((copy = malloc(pp->elem)) == NULL)
+        return RM_ENOMEM;
+    memcpy(copy, cfg, pp->elem);
+    memset(copy + ao, 0, 8);
+    int ok = rm_struct_nulls(pp->st, copy);
+    if (ok) {
+        rm_wr_bytes(w, copy, pp->elem);
+        rm_wr_u32(w, n);
+        rm_wr_bytes(w, attrs, (size_t)n * at->size);
+    }
+    free(copy);
+    return ok ? RM_OK : RM_EUNSUPPORTED;
+}
+
+static int rm_decode_lconfig(const rm_pplan *pp, rm_rd *r, rm_arena *a, void **out)
+{
+    uint32_t ao, no, n, want;
+    const cushim_struct_info *at;
+    const uint8_t *s, *v;
+    uint8_t *cfg, *attrs = NULL;
+    if (!rm_lconfig_fields(pp->st, &ao, &no, &at))
+        return RM_EMALFORMED;
+    if ((s = rm_rd_take(r, pp->elem)) == NULL || rm_rd_u32(r, &n) != RM_OK)
+        return RM_EMALFORMED;
+    if ((cfg = rm_arena_alloc_raw(a, pp->elem)) == NULL)
+        return RM_ENOMEM;
+    memcpy(cfg, s, pp->elem);
+    memcpy(&want, cfg + no, sizeof want);
+    if (!rm_struct_nulls(pp->st, cfg) || n != want)   /* attrs comes zeroed; its count is the struct's */
+        return RM_EMALFORMED;
+    if (n > RM_MAX_LATTRS)
+        return RM_EBOUNDS;
+    if (n != 0) {
+        if ((v = rm_rd_take(r, (size_t)n * at->size)) == NULL)
+            return RM_EMALFORMED;
+        if ((attrs = rm_arena_alloc_raw(a, (size_t)n * at->size)) == NULL)
+            return RM_ENOMEM;
+        memcpy(attrs, v, (size_t)n * at->size);
+        for (uint32_t k = 0; k < n; k++)
+            if (!rm_lattr_ok(at, attrs + (size_t)k * at->size))
+                return RM_EUNSUPPORTED;
+    }
+    memcpy(cfg + ao, &attrs, sizeof attrs);
+    *out = cfg;
+    return RM_OK;
+}
+
+static void rm_encode_addr(const rm_pplan *pp, const void *params, const rm_ctx *cx, rm_wr *w)
+{
+    uint64_t v, off;
+    uint32_t region;
+    memcpy(&v, (const uint8_t *)params + pp->offset, sizeof v);
+    if (v != 0 && cx != NULL && cx->addr_out != NULL && cx->addr_out(cx->user, v, &region, &off)) {
+        rm_wr_u8(w, 1);
+        rm_wr_u32(w, region);
+        rm_wr_bytes(w, &off, sizeof off);
+    } else {
+        rm_wr_u8(w, 0);
+        rm_wr_bytes(w, &v, sizeof v);
+    }
+}
+
+static int rm_decode_addr(const rm_pplan *pp, rm_call *c, rm_rd *r, const rm_ctx *cx)
+{
+    uint8_t form;
+    uint64_t v;
+    if (rm_rd_u8(r, &form) != RM_OK || form > 1)
+        return RM_EMALFORMED;
+    if (form == 1) {
+        uint32_t region;
+        uint64_t off;
+        if (rm_rd_u32(r, &region) != RM_OK || rm_rd_bytes(r, &off, sizeof off) != RM_OK || cx == NULL ||
+            cx->addr_in == NULL || cx->addr_in(cx->user, region, off, &v) != RM_OK)
+            return RM_EMALFORMED;
+    } else if (rm_rd_bytes(r, &v, sizeof v) != RM_OK) {
+        return RM_EMALFORMED;
+    }
+    memcpy((uint8_t *)c->params + pp->offset, &v, sizeof v);
+    return RM_OK;
 }
 
 /* ---- client: encode a call ---- */
@@ -232,6 +379,10 @@ int rm_encode_call(const rm_plan *pl, void *params, const rm_ctx *cx, rm_wr *w, 
                 return rc;
             continue;
         }
+        if (pp->op == RM_OP_ADDR) {
+            rm_encode_addr(pp, params, cx, w);
+            continue;
+        }
         rm_wr_u8(w, ptr != NULL);
         if (ptr == NULL)
             continue;
@@ -284,6 +435,41 @@ int rm_encode_call(const rm_plan *pl, void *params, const rm_ctx *cx, rm_wr *w, 
             int rc = rm_encode_knode(pp, ptr, cx, w);
             if (rc != RM_OK)
                 return rc;
+            break;
+        }
+        case RM_OP_LCONFIG: {
+            int rc = rm_encode_lconfig(pp, ptr, w);
+            if (rc != RM_OK)
+                return rc;
+            break;
+        }
+        case RM_OP_ATTR: {
+            int32_t attr;
+            uint8_t kind = 0;
+            rm_attr_of(pl, pp, params, &attr);
+            uint32_t n = rm_attr_size_of(pp, attr, &kind);
+            if (n == 0 || (kind == RM_ATTR_HOSTPTR && rm_dir_in(pp)))
+                return RM_EUNSUPPORTED;   /* an attribute the table does not know (or a host address set) */
+            c->cap[i] = n;
+            if (rm_dir_in(pp))
+                rm_wr_bytes(w, ptr, n);
+            break;
+        }
+        case RM_OP_ATTRS: {
+            const int32_t *attrs;
+            uint64_t n;
+            int rc = rm_attrs_of(pl, pp, params, &attrs, &n);
+            if (rc != RM_OK)
+                return rc == RM_EMALFORMED ? RM_EUNSUPPORTED : rc;
+            for (uint64_t k = 0; k < n; k++) {
+                uint8_t kind;
+                void *v;
+                memcpy(&v, (const uint8_t *)ptr + k * sizeof v, sizeof v);
+                if (rm_attr_size_of(pp, attrs[k], &kind) == 0)
+                    return RM_EUNSUPPORTED;
+                rm_wr_u8(w, v != NULL);
+            }
+            c->cap[i] = n;
             break;
         }
         default:
@@ -397,6 +583,8 @@ static int rm_decode_pointer(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r
     void *buf = NULL;
     if (pp->op == RM_OP_SCALAR)
         return rm_decode_scalar(pl, i, c, r, a, cx);
+    if (pp->op == RM_OP_ADDR)
+        return rm_decode_addr(pp, c, r, cx);
     if (rm_rd_u8(r, &present) != RM_OK || present > 1)
         return RM_EMALFORMED;
     if (!present) {
@@ -480,6 +668,52 @@ static int rm_decode_pointer(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r
             return rc;
         break;
     }
+    case RM_OP_LCONFIG: {
+        int rc = rm_decode_lconfig(pp, r, a, &buf);
+        if (rc != RM_OK)
+            return rc;
+        break;
+    }
+    case RM_OP_ATTR: {   /* staged in RM_ATTR_STAGE zeroed bytes, whatever the attribute's size */
+        int32_t attr;
+        uint8_t kind = 0;
+        rm_attr_of(pl, pp, c->params, &attr);
+        uint32_t n = rm_attr_size_of(pp, attr, &kind);
+        if (n == 0 || (kind == RM_ATTR_HOSTPTR && rm_dir_in(pp)))
+            return RM_EUNSUPPORTED;
+        if ((buf = rm_arena_alloc(a, RM_ATTR_STAGE)) == NULL)
+            return RM_ENOMEM;
+        if (rm_dir_in(pp)) {
+            const uint8_t *s = rm_rd_take(r, n);
+            if (s == NULL)
+                return RM_EMALFORMED;
+            memcpy(buf, s, n);
+        }
+        c->cap[i] = n;
+        break;
+    }
+    case RM_OP_ATTRS: {
+        const int32_t *attrs;
+        uint64_t n;
+        int rc = rm_attrs_of(pl, pp, c->params, &attrs, &n);
+        if (rc != RM_OK)
+            return rc;
+        void **vals = rm_arena_alloc(a, (size_t)(n ? n : 1) * sizeof(void *));
+        if (vals == NULL)
+            return RM_ENOMEM;
+        for (uint64_t k = 0; k < n; k++) {
+            uint8_t kind, here;
+            if (rm_rd_u8(r, &here) != RM_OK || here > 1)
+                return RM_EMALFORMED;
+            if (rm_attr_size_of(pp, attrs[k], &kind) == 0)
+                return RM_EUNSUPPORTED;
+            if (here && (vals[k] = rm_arena_alloc(a, RM_ATTR_STAGE)) == NULL)
+                return RM_ENOMEM;
+        }
+        c->cap[i] = n;
+        buf = vals;
+        break;
+    }
     default:   /* NULL_ONLY: only absent */
         return RM_EMALFORMED;
     }
@@ -504,6 +738,7 @@ int rm_decode_call(const rm_plans *ps, const uint8_t *msg, size_t len, rm_arena 
     uint32_t id, hash;
     int rc;
     memset(c, 0, sizeof *c);
+    c->cx = cx;
     *status = RM_ST_MALFORMED;
     if (rm_rd_u32(&r, &id) != RM_OK || rm_rd_u32(&r, &hash) != RM_OK)
         return RM_EMALFORMED;
@@ -557,12 +792,73 @@ static int rm_out_pointers(const rm_call *c)
     return 0;
 }
 
+/* One attribute value of a reply: u32 n, n bytes, and for a host address u32 region (the bytes its offset there,
+   or 0xffffffff for NULL). 0 when it cannot go: a host address of the server outside the shared regions, which
+   would mean nothing to the client. 'w' NULL: only that check. */
+static int rm_attr_out(const rm_call *c, const rm_pplan *pp, int32_t attr, const void *val, rm_wr *w)
+{
+    uint8_t kind = 0;
+    uint32_t n = rm_attr_size_of(pp, attr, &kind), region = RM_NULL_STRING;
+    uint64_t v = 0, off = 0;
+    int addr = kind == RM_ATTR_HOSTPTR || kind == RM_ATTR_ADDR;
+    if (addr) {
+        memcpy(&v, val, sizeof v);
+        if (v != 0 && (c->cx == NULL || c->cx->addr_out == NULL || !c->cx->addr_out(c->cx->user, v, &region, &off))) {
+            if (kind == RM_ATTR_HOSTPTR)
+                return 0;
+            off = v;   /* a device address of the server's: as it is */
+        }
+    }
+    if (w == NULL)
+        return 1;
+    rm_wr_u32(w, n);
+    if (addr) {
+        rm_wr_bytes(w, &off, sizeof off);
+        rm_wr_u32(w, region);
+    } else {
+        rm_wr_bytes(w, val, n);
+    }
+    return 1;
+}
+
+/* Every attribute value of the call, sent or checked (w NULL). */
+static int rm_attrs_out(const rm_call *c, rm_wr *w)
+{
+    const rm_plan *pl = c->plan;
+    for (uint32_t k = 0; k < pl->nptr; k++) {
+        const rm_pplan *pp = &pl->p[pl->order[k]];
+        void *ptr = rm_ptr_at(c->params, pp);
+        if (ptr == NULL || !rm_dir_out(pp))
+            continue;
+        if (pp->op == RM_OP_ATTR) {
+            int32_t attr;
+            rm_attr_of(pl, pp, c->params, &attr);
+            if (!rm_attr_out(c, pp, attr, ptr, w))
+                return 0;
+        } else if (pp->op == RM_OP_ATTRS) {
+            const int32_t *attrs = rm_ptr_at(c->params, &pl->p[pp->func_param]);
+            void *const *vals = ptr;
+            for (uint64_t j = 0; j < c->cap[pl->order[k]]; j++)
+                if (vals[j] != NULL && !rm_attr_out(c, pp, attrs[j], vals[j], w))
+                    return 0;
+        }
+    }
+    return 1;
+}
+
 int rm_encode_reply(const rm_call *c, uint32_t api_id, uint32_t status, const void *retval, rm_wr *w)
 {
     const rm_plan *pl = c != NULL ? c->plan : NULL;
     if (pl != NULL && status == RM_ST_OK && pl->info->ret_size != 0 && pl->ret_status &&
         *(const int32_t *)retval == 0 && rm_out_pointers(c))
         status = RM_ST_REFUSED;
+    /* an attribute value that cannot go (a host address of the server's own): the call is refused, nothing sent */
+    if (pl != NULL && status == RM_ST_OK && pl->info->ret_size != 0 && (!pl->ret_status || *(const int32_t *)retval == 0) &&
+        !rm_attrs_out(c, NULL)) {
+        api_id = pl->id;
+        status = RM_ST_REFUSED;
+        pl = NULL;
+    }
     uint32_t ret_size = pl != NULL && status == RM_ST_OK ? pl->info->ret_size : 0;
     rm_wr_u32(w, pl != NULL ? pl->id : api_id);
     rm_wr_u32(w, status);
@@ -603,14 +899,24 @@ int rm_encode_reply(const rm_call *c, uint32_t api_id, uint32_t status, const vo
             if (arr == NULL) {
                 rm_wr_u32(w, RM_NULL_STRING);
             } else {
-                if (n > RM_MAX_OWNED)
-                    n = RM_MAX_OWNED;   /* the client finds its count differs and fails the call */
+                if (n > RM_OWNED_MAX(pp))
+                    n = RM_OWNED_MAX(pp);   /* the client finds its count differs and fails the call */
                 rm_wr_u32(w, (uint32_t)n);
                 rm_wr_bytes(w, arr, n * pp->elem);
             }
         } else if (pp->op == RM_OP_SCALAR && rm_dir_out(pp) && c->cap[i] != 0) {
             rm_wr_u32(w, (uint32_t)c->cap[i]);
             rm_wr_bytes(w, ptr, (size_t)c->cap[i]);
+        } else if (pp->op == RM_OP_ATTR && rm_dir_out(pp)) {
+            int32_t attr;
+            rm_attr_of(pl, pp, c->params, &attr);
+            rm_attr_out(c, pp, attr, ptr, w);
+        } else if (pp->op == RM_OP_ATTRS) {
+            const int32_t *attrs = rm_ptr_at(c->params, &pl->p[pp->func_param]);
+            void *const *vals = ptr;
+            for (uint64_t j = 0; j < c->cap[i]; j++)
+                if (vals[j] != NULL)
+                    rm_attr_out(c, pp, attrs[j], vals[j], w);
         } else if (pp->op == RM_OP_STRING_OUT) {
             const char *s;
             memcpy(&s, ptr, sizeof s);
@@ -627,6 +933,31 @@ int rm_encode_reply(const rm_call *c, uint32_t api_id, uint32_t status, const vo
 }
 
 /* ---- client: decode a reply ---- */
+/* One attribute value into the program's 'dst' (rm_attr_out's layout): exactly the attribute's size, a host
+   address only as a region this client shares, or NULL. */
+static int rm_attr_in(const rm_pplan *pp, int32_t attr, void *dst, rm_rd *r, const rm_ctx *cx)
+{
+    uint8_t kind = 0;
+    uint32_t n, want = rm_attr_size_of(pp, attr, &kind), region;
+    const uint8_t *s;
+    if (rm_rd_u32(r, &n) != RM_OK || n != want || want == 0 || (s = rm_rd_take(r, n)) == NULL)
+        return RM_EMALFORMED;
+    if (kind != RM_ATTR_HOSTPTR && kind != RM_ATTR_ADDR) {
+        memcpy(dst, s, n);
+        return RM_OK;
+    }
+    uint64_t off, v;
+    memcpy(&off, s, sizeof off);
+    v = off;   /* no region: the value as it is (a host address only when NULL) */
+    if (n != sizeof v || rm_rd_u32(r, &region) != RM_OK)
+        return RM_EMALFORMED;
+    if (region == RM_NULL_STRING ? kind == RM_ATTR_HOSTPTR && off != 0 :
+        cx == NULL || cx->addr_in == NULL || cx->addr_in(cx->user, region, off, &v) != RM_OK)
+        return RM_EMALFORMED;
+    memcpy(dst, &v, sizeof v);
+    return RM_OK;
+}
+
 int rm_decode_reply(const rm_call *c, void *retval, const uint8_t *msg, size_t len, const rm_ctx *cx,
                     uint32_t *status)
 {
@@ -656,7 +987,7 @@ int rm_decode_reply(const rm_call *c, void *retval, const uint8_t *msg, size_t l
             if (rm_rd_u32(&r, &n) != RM_OK)
                 return RM_EMALFORMED;
             if (n != RM_NULL_STRING) {
-                if (n > RM_MAX_OWNED || (s = rm_rd_take(&r, (size_t)n * pp->elem)) == NULL)
+                if (n > RM_OWNED_MAX(pp) || (s = rm_rd_take(&r, (size_t)n * pp->elem)) == NULL)
                     return RM_EMALFORMED;
                 if (cx == NULL || cx->keep == NULL || (v = cx->keep(cx->user, i, s, (size_t)n * pp->elem)) == NULL)
                     return RM_ENOMEM;
@@ -676,6 +1007,17 @@ int rm_decode_reply(const rm_call *c, void *retval, const uint8_t *msg, size_t l
             if (rm_rd_u32(&r, &n) != RM_OK || n != c->cap[i] || (s = rm_rd_take(&r, n)) == NULL)
                 return RM_EMALFORMED;
             memcpy(ptr, s, n);
+        } else if (pp->op == RM_OP_ATTR && rm_dir_out(pp)) {
+            int32_t attr;
+            rm_attr_of(pl, pp, c->params, &attr);
+            if (rm_attr_in(pp, attr, ptr, &r, cx) != RM_OK)
+                return RM_EMALFORMED;
+        } else if (pp->op == RM_OP_ATTRS) {
+            const int32_t *attrs = rm_ptr_at(c->params, &pl->p[pp->func_param]);
+            void *const *vals = ptr;
+            for (uint64_t j = 0; j < c->cap[i]; j++)
+                if (vals[j] != NULL && rm_attr_in(pp, attrs[j], vals[j], &r, cx) != RM_OK)
+                    return RM_EMALFORMED;
         } else if (pp->op == RM_OP_STRING_OUT) {
             uint32_t n;
             const char *v = NULL;

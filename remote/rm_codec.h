@@ -45,6 +45,12 @@ typedef struct rm_ctx {
     /* server, RM_OP_SCALAR: may parameter 'param' go this way (RM_SCALAR_HOST or RM_SCALAR_DEVICE) with these
        values (the handle or descriptor, decoded before the pointers)? RM_OK or RM_EMALFORMED. NULL: not checked. */
     int (*scalar_check)(void *user, const rm_plan *pl, const void *params, uint32_t param, int how);
+    /* RM_OP_ADDR and RM_ATTR_HOSTPTR values: this side's address in one of the client's shared pinned regions
+       (1..RM_SHM_REGIONS-1, never the staging area): 1 with its region and offset, 0 when it lies in none. */
+    int (*addr_out)(void *user, uint64_t addr, uint32_t *region, uint64_t *off);
+    /* ... and back: region and offset to this side's address. RM_OK, or RM_EMALFORMED (no such region, or the
+       offset past its end). NULL on either side: addresses go as they are, and a host address is refused. */
+    int (*addr_in)(void *user, uint32_t region, uint64_t off, uint64_t *addr);
     void *user;
     /* server: an input-only byte array of at least this many bytes is handed to the driver where it lies in
        the received message, not copied into the arena (the driver only reads it; the message outlives the
@@ -60,7 +66,9 @@ typedef struct rm_call {
     const rm_plan *plan;
     void *params;                    /* client: the program's; server: in the arena             */
     uint64_t cap[RM_MAX_PARAMS];     /* RM_OP_ARRAY: elements the buffer holds, before the call;
-                                        RM_OP_SCALAR: bytes of a host value (0: a device address)  */
+                                        RM_OP_SCALAR: bytes of a host value (0: a device address);
+                                        RM_OP_ATTR: bytes of the value; RM_OP_ATTRS: the values   */
+    const rm_ctx *cx;                /* server: the decoder's context, for the reply (addr_out)   */
 } rm_call;
 
 /* Client: the CALL payload of 'params' into 'w' (appended). RM_EUNSUPPORTED for a non-NULL pointer the

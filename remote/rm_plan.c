@@ -51,8 +51,9 @@ const char *rm_class_name(int cls)
 const char *rm_op_name(int op)
 {
     static const char *const names[] = { "?", "value", "string-in", "array", "string-out", "null-only",
-                                         "image", "kparams", "opaque", "client", "knode", "owned-out", "scalar" };
-    return op > 0 && op <= RM_OP_SCALAR ? names[op] : "?";
+                                         "image", "kparams", "opaque", "client", "knode", "owned-out", "scalar",
+                                         "attr", "attrs", "addr", "lconfig" };
+    return op > 0 && op <= RM_OP_LCONFIG ? names[op] : "?";
 }
 
 /* ---- structs ---- */
@@ -290,6 +291,36 @@ int rm_struct_field_at(const cushim_struct_info *st, const char *name, uint32_t 
     return 0;
 }
 
+int rm_lconfig_fields(const cushim_struct_info *st, uint32_t *attrs_off, uint32_t *num_off,
+                      const cushim_struct_info **attr_st)
+{
+    const cushim_field_info *fa = NULL, *fn = NULL;
+    for (uint32_t i = 0; st != NULL && i < st->nfields; i++) {
+        const cushim_field_info *f = rm_field(st, i);
+        if (f != NULL && f->name != NULL && strcmp(f->name, "attrs") == 0)
+            fa = f;
+        if (f != NULL && f->name != NULL && strcmp(f->name, "numAttrs") == 0)
+            fn = f;
+    }
+    if (fa == NULL || fn == NULL || fa->kind != CUSHIM_KIND_POINTER || fa->size != 8 || fa->struct_type == NULL ||
+        fn->size != 4 || fa->offset + 8 > st->size || fn->offset + 4 > st->size)
+        return 0;
+    /* every other pointer field must be NULL (rm_struct_nulls); the attribute: an enum 'id', no pointer */
+    uint32_t io, is;
+    const cushim_struct_info *at = fa->struct_type;
+    if (!rm_struct_field_at(at, "id", &io, &is) || is != 4 || at->size == 0)
+        return 0;
+    for (uint32_t i = 0; i < at->nfields; i++) {
+        const cushim_field_info *f = rm_field(at, i);
+        if (f == NULL || f->kind == CUSHIM_KIND_POINTER || f->kind == CUSHIM_KIND_STRING)
+            return 0;
+    }
+    *attrs_off = fa->offset;
+    *num_off = fn->offset;
+    *attr_st = at;
+    return 1;
+}
+
 /* ---- hashing: FNV-1a ---- */
 static uint64_t rm_fnv(uint64_t h, const void *p, size_t n)
 {
@@ -319,7 +350,7 @@ static uint32_t rm_plan_hash(const rm_plan *pl)
         uint32_t w[] = { p->op, p->dir, p->counted, p->count_indirect, p->count_size, p->count_signed, p->null_fields,
                          (uint32_t)(int32_t)p->count_param, (uint32_t)(int32_t)p->func_param, p->offset, p->size,
                          p->elem, p->fixed, p->st ? p->st->size : 0, p->st ? p->st->nfields : 0, p->zero_off,
-                         p->zero_size };
+                         p->zero_size, p->attrs != NULL ? rm_attr_hash(p->attrs, p->attr_enum) : 0 };
         h = rm_fnv(h, w, sizeof w);
     }
     return (uint32_t)(h ^ (h >> 32));
@@ -347,6 +378,42 @@ static int rm_plan_scalar(rm_plan *pl, const cushim_param_info *p, uint32_t i, c
     return 1;
 }
 
+/* A value sized by its attribute (RM_OP_ATTR, RM_OP_ATTRS): the attribute parameter named by the row's 'func' is an
+   enum by value (ATTR) or an array of them counted as the values are (ATTRS, decoded after them). Anything else,
+   or an enum without a table: the value stays NULL-only. */
+static void rm_plan_attr_link(rm_plan *pl, const rm_meta *m, const cushim_api_info *a, const rm_special *sp)
+{
+    int ai = -1, vi = -1;
+    for (uint32_t i = 0; i < a->nparams; i++) {
+        if (strcmp(m->api_param(a, i)->name, sp->func) == 0)
+            ai = (int)i;
+        if (strcmp(m->api_param(a, i)->name, sp->param) == 0 && pl->p[i].op == sp->op)
+            vi = (int)i;
+    }
+    if (vi < 0)
+        return;
+    rm_pplan *vp = &pl->p[vi], *ap = ai >= 0 ? &pl->p[ai] : NULL;
+    const cushim_param_info *p = ai >= 0 ? m->api_param(a, (uint32_t)ai) : NULL;
+    const rm_attr_table *t = p != NULL && p->enum_type != NULL ? rm_attr_table_find(p->enum_type->name) : NULL;
+    int byval = sp->op == RM_OP_ATTR && ap != NULL && ap->op == RM_OP_VALUE && p->enum_type->size == 4;
+    int array = sp->op == RM_OP_ATTRS && ap != NULL && ap->op == RM_OP_ARRAY && ap->counted && ap->elem == 4 &&
+                ap->dir == CUSHIM_DIR_IN;
+    if (t == NULL || (!byval && !array)) {
+        vp->op = RM_OP_NULL_ONLY;
+        return;
+    }
+    vp->func_param = (int16_t)ai;
+    vp->attrs = t;
+    vp->attr_enum = p->enum_type;
+    if (array) {
+        vp->counted = 1;
+        vp->count_param = ap->count_param;
+        vp->count_indirect = ap->count_indirect;
+        vp->count_size = ap->count_size;
+        vp->count_signed = ap->count_signed;
+    }
+}
+
 /* ---- one API ---- */
 static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
 {
@@ -372,6 +439,17 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
                       strcmp(p->name, sp->param) == 0 && p->count_param >= 0;
         if (rm_plan_scalar(pl, p, i, sp)) {
             scalars = 1;
+            continue;
+        }
+        if (sp != NULL && sp->cls == RM_CLASS_HAND && p->kind == CUSHIM_KIND_DEVPTR && p->size == 8 &&
+            rm_addr_find(a->name, p->name)) {   /* an address looked up: shared pinned memory translated */
+            memset(&pl->p[i], 0, sizeof pl->p[i]);
+            pl->p[i].op = RM_OP_ADDR;
+            pl->p[i].dir = CUSHIM_DIR_IN;
+            pl->p[i].offset = p->offset;
+            pl->p[i].size = p->size;
+            pl->p[i].count_param = -1;
+            pl->p[i].func_param = -1;
             continue;
         }
         rm_plan_param(pl, m, i, p, vouched, why, sizeof why);
@@ -423,19 +501,33 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
                     int ok = p->kind == CUSHIM_KIND_POINTER && p->pointee == CUSHIM_KIND_POINTER && p->size == 8;
                     pl->p[i].op = ok ? RM_OP_OWNED_OUT : RM_OP_NULL_ONLY;
                     pl->p[i].dir = CUSHIM_DIR_OUT;
-                    pl->p[i].elem = 8;
+                    /* handles (8 bytes each), or the bytes of an image ('void **': cuLinkComplete's cubin) */
+                    pl->p[i].elem = p->type != NULL && strcmp(p->type, "void **") == 0 ? 1 : 8;
+                    pl->p[i].fixed = 0;
+                    pl->p[i].null_fields = 0;
+                    pl->p[i].st = NULL;
+                }
+                /* a value sized by its attribute (func: the attribute parameter, planned below) */
+                if (sp->op == RM_OP_ATTR || sp->op == RM_OP_ATTRS) {
+                    int ok = p->kind == CUSHIM_KIND_POINTER && p->size == 8;
+                    pl->p[i].op = ok ? sp->op : RM_OP_NULL_ONLY;
+                    pl->p[i].dir = sp->op == RM_OP_ATTRS || p->dir == CUSHIM_DIR_OUT ? CUSHIM_DIR_OUT : CUSHIM_DIR_IN;
+                    /* ATTRS: pointers; ATTR: the pointee's size, for a value union (RM_ATTR_POINTEE), if it fits */
+                    pl->p[i].elem = sp->op == RM_OP_ATTRS ? 8 : p->elem_size <= RM_ATTR_STAGE ? p->elem_size : 0;
                     pl->p[i].fixed = 0;
                     pl->p[i].null_fields = 0;
                     pl->p[i].st = NULL;
                 }
                 if (sp->op == RM_OP_ARRAY) {
+                    /* a driver struct passed in (CUmemAllocationProp): in only, its described pointers NULL */
+                    int in = a->library == CUSHIM_LIB_DRIVER && p->dir == CUSHIM_DIR_IN && p->struct_type != NULL;
                     pl->p[i].op = p->elem_size != 0 ? RM_OP_ARRAY : RM_OP_NULL_ONLY;
                     /* cuBLASLt's algo: its own direction (a const one is never written back) */
-                    pl->p[i].dir = a->library == CUSHIM_LIB_CUBLASLT ? p->dir : CUSHIM_DIR_INOUT;
+                    pl->p[i].dir = a->library == CUSHIM_LIB_CUBLASLT || in ? p->dir : CUSHIM_DIR_INOUT;
                     pl->p[i].elem = p->elem_size;
                     pl->p[i].fixed = 1;
-                    pl->p[i].null_fields = 0;
-                    pl->p[i].st = NULL;
+                    pl->p[i].null_fields = (uint8_t)in;
+                    pl->p[i].st = in ? p->struct_type : NULL;
                 }
             }
             if (sp->op == RM_OP_ARRAY && sp->func != NULL && strcmp(p->name, sp->func) == 0 &&
@@ -443,16 +535,32 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
                 pl->p[i].op = RM_OP_VALUE;   /* an address looked up, never read: its value */
                 continue;
             }
+            if ((sp->op == RM_OP_ATTR || sp->op == RM_OP_ATTRS) && sp->func != NULL && strcmp(p->name, sp->func) == 0)
+                continue;   /* linked below, once every parameter is planned */
             if (sp->func != NULL && strcmp(p->name, sp->func) == 0)
                 for (uint32_t k = 0; k < a->nparams; k++)
                     if (m->api_param(a, k)->kind == CUSHIM_KIND_POINTER && strcmp(m->api_param(a, k)->name, sp->param) == 0)
                         pl->p[k].func_param = (int16_t)i;
         }
     }
+    if (sp != NULL && sp->cls == RM_CLASS_HAND && (sp->op == RM_OP_ATTR || sp->op == RM_OP_ATTRS) && sp->func != NULL)
+        rm_plan_attr_link(pl, m, a, sp);
+    /* a driver launch configuration passed in (CUlaunchConfig): its attributes carried with it */
+    for (uint32_t i = 0; a->library == CUSHIM_LIB_DRIVER && i < a->nparams; i++) {
+        rm_pplan *pp = &pl->p[i];
+        uint32_t ao, no;
+        const cushim_struct_info *at;
+        if (pp->op == RM_OP_ARRAY && pp->null_fields && pp->dir == CUSHIM_DIR_IN && !pp->counted && pp->fixed <= 1 &&
+            pp->st != NULL && pp->elem == pp->st->size && rm_lconfig_fields(pp->st, &ao, &no, &at)) {
+            pp->op = RM_OP_LCONFIG;
+            pp->null_fields = 0;
+        }
+    }
     for (uint32_t i = 0; i < a->nparams; i++) {
         opaque |= pl->p[i].op == RM_OP_OPAQUE;
         nullonly |= pl->p[i].op == RM_OP_NULL_ONLY || pl->p[i].null_fields || pl->p[i].zero_size != 0;
-        if (pl->p[i].op == RM_OP_KPARAMS && pl->p[i].func_param < 0)
+        if ((pl->p[i].op == RM_OP_KPARAMS || pl->p[i].op == RM_OP_ATTR || pl->p[i].op == RM_OP_ATTRS) &&
+            pl->p[i].func_param < 0)
             opaque = 1;
         if (pl->p[i].op == RM_OP_OWNED_OUT &&   /* its count: a size_t output carried as one element */
             (pl->p[i].func_param < 0 || pl->p[pl->p[i].func_param].op != RM_OP_ARRAY ||

@@ -58,6 +58,22 @@ void rm_meta_from_host(rm_meta *m, const cushim_host *host);
                                     value of 1..RM_SCALAR_MAX bytes or a device address, as the client's
                                     rm_ctx.scalar says for this call (rm_scalars in rm_special.c)           */
 #define RM_SCALAR_MAX 16         /* the largest scalar (cuDoubleComplex): what the server stages            */
+#define RM_OP_ATTR 13            /* hand-written: a value whose size its attribute gives (cuPointerGetAttribute's
+                                    'data'): 'func_param' the attribute (an enum by value), 'attrs' the table
+                                    of sizes by attribute (rm_attr_tables in rm_special.c)                  */
+#define RM_OP_ATTRS 14           /* hand-written: an array of pointers to such values, one per element of the
+                                    attribute array 'func_param' (cuPointerGetAttributes's 'data'), counted
+                                    as that array is; out only                                             */
+#define RM_OP_ADDR 15            /* hand-written: an address the callee looks up, by value (cuPointer*'s 'ptr'):
+                                    the client's shared pinned memory goes as its region and offset, which
+                                    the server turns into its own mapping (rm_ctx.addr_out / addr_in)       */
+#define RM_OP_LCONFIG 16         /* hand-written: a launch configuration (CUlaunchConfig) passed in: the struct,
+                                    and its 'attrs' array counted by its 'numAttrs' (CUlaunchAttribute: ids
+                                    and value unions holding no host pointer, rm_lattr_refused excepted)    */
+#define RM_MAX_LATTRS 64         /* launch attributes of one configuration                                 */
+#define RM_ATTR_STAGE 64         /* bytes the server stages for one attribute value, zeroed, whatever its
+                                    size: a driver that writes more than the table says stays in them       */
+#define RM_MAX_ATTRS 64          /* attributes of one cuPointerGetAttributes call                           */
 
 #define RM_MAX_PARAMS 32
 
@@ -92,6 +108,8 @@ typedef struct rm_pplan {
     const cushim_struct_info *st; /* ARRAY of structs: the element's descriptor (null_fields)               */
     uint32_t zero_off, zero_size; /* ARRAY of structs (IN): a field that must be 0 (rm_zero_field_find), 0:
                                     none                                                                    */
+    const struct rm_attr_table *attrs; /* ATTR, ATTRS: the sizes by attribute                               */
+    const cushim_enum_info *attr_enum; /* ATTR, ATTRS: the attribute's enum in this tree (names to values)   */
 } rm_pplan;
 
 typedef struct rm_plan {
@@ -166,6 +184,41 @@ typedef struct rm_scalar {
     const char *param;           /* the parameter's name                                                    */
 } rm_scalar;
 int rm_scalar_find(const char *api, const char *param);
+
+/* Values sized by an attribute (RM_OP_ATTR, RM_OP_ATTRS; rm_special.c, one table per enum). */
+#define RM_ATTR_BYTES 1          /* 'size' bytes, as the callee wrote them                                   */
+#define RM_ATTR_HOSTPTR 2        /* a host address of the callee's process: only a shared pinned region's
+                                    address means something to the client (rm_ctx.addr_out / addr_in); any
+                                    other but NULL is refused                                               */
+#define RM_ATTR_POINTEE 4        /* the pointee's whole size (a value union: CUlaunchAttributeValue), from the
+                                    metadata of the value parameter ('elem'); the row's size is 0          */
+#define RM_ATTR_ADDR 3           /* a device address: in a shared pinned region (unified addressing) the
+                                    client's address of it, else the server's value as it is               */
+typedef struct rm_attr_size {
+    const char *name;            /* the enum value's name: looked up in the tree's enum (absent: unknown)    */
+    uint8_t size;                /* bytes of the value (at most RM_ATTR_STAGE)                              */
+    uint8_t kind;                /* RM_ATTR_*                                                               */
+} rm_attr_size;
+typedef struct rm_attr_table {
+    const char *enum_name;       /* the attribute parameter's enum type ("CUpointer_attribute")              */
+    const rm_attr_size *rows;
+    uint32_t n;
+} rm_attr_table;
+/* The table of the enum 'enum_name', or NULL. */
+const rm_attr_table *rm_attr_table_find(const char *enum_name);
+/* Attribute 'value' of 'pp' (an ATTR or ATTRS plan): its size and kind, or 0 when the table or this tree does not
+   know it (the call is refused: CUDA_ERROR_NOT_SUPPORTED). */
+uint32_t rm_attr_size_of(const rm_pplan *pp, int64_t value, uint8_t *kind);
+/* A hash of what the table says in this tree's enum (value, size, kind): folded into the layout hash. */
+uint32_t rm_attr_hash(const rm_attr_table *t, const cushim_enum_info *e);
+/* A launch attribute id (by its enum name) that RM_OP_LCONFIG refuses: its value holds a host pointer. */
+int rm_lattr_refused(const char *name);
+/* RM_OP_LCONFIG: where the configuration struct 'st' keeps its attributes and their count, and the attribute's
+   struct (its 'id' field names the attribute). 1 when 'st' is such a struct. */
+int rm_lconfig_fields(const cushim_struct_info *st, uint32_t *attrs_off, uint32_t *num_off,
+                      const cushim_struct_info **attr_st);
+/* Is parameter 'param' of 'api' an address the callee only looks up (RM_OP_ADDR)? */
+int rm_addr_find(const char *api, const char *param);
 
 /* What the metadata cannot say about an API's timing and answers (rm_special.c, one table). */
 #define RM_TRAIT_ASYNC 1u        /* asynchronous although a parameter is a host pointer read at call time    */

@@ -41,6 +41,9 @@ static const rm_special rm_specials[] = {
       "capture dependencies: the driver's array copied, kept in the client per thread" },
     { "cudaStreamGetCaptureInfo*", RM_CLASS_HAND, RM_OP_OWNED_OUT, "dependencies_out", "numDependencies_out",
       "capture dependencies: the driver's array copied, kept in the client per thread" },
+    /* the linked image: a buffer of the driver's (until cuLinkDestroy), its bytes copied back and kept per thread */
+    { "cuLinkComplete", RM_CLASS_HAND, RM_OP_OWNED_OUT, "cubinOut", "sizeOut",
+      "the linked cubin: the driver's buffer copied back, kept in the client per thread" },
     { "cuGraphKernelNodeGetParams*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL,
       "kernel node read back: its kernelParams would be the server's addresses (set the node's parameters instead)" },
     { "cudaGraphKernelNodeGetParams", RM_CLASS_UNSUPPORTED, 0, NULL, NULL,
@@ -53,6 +56,28 @@ static const rm_special rm_specials[] = {
       "runtime kernel node: its host stub would be mapped to the server's function (rc_cudart.c), not yet" },
     { "cudaGraphAddKernelNode", RM_CLASS_NEEDS_HAND, 0, NULL, NULL,
       "runtime kernel node: its host stub would be mapped to the server's function (rc_cudart.c), not yet" },
+
+    /* values sized by their attribute (rm_attr_tables below); the pointer looked up is RM_OP_ADDR (rm_addrs) */
+    { "cuPointerGetAttribute", RM_CLASS_HAND, RM_OP_ATTR, "data", "attribute", "the value sized by its attribute (CUpointer_attribute)" },
+    { "cuPointerSetAttribute", RM_CLASS_HAND, RM_OP_ATTR, "value", "attribute", "the value sized by its attribute (CUpointer_attribute)" },
+    { "cuPointerGetAttributes", RM_CLASS_HAND, RM_OP_ATTRS, "data", "attributes", "each value sized by its attribute (CUpointer_attribute)" },
+    { "cuMemPoolGetAttribute", RM_CLASS_HAND, RM_OP_ATTR, "value", "attr", "the value sized by its attribute (CUmemPool_attribute)" },
+    { "cuMemPoolSetAttribute", RM_CLASS_HAND, RM_OP_ATTR, "value", "attr", "the value sized by its attribute (CUmemPool_attribute)" },
+    { "cudaMemPool[GS]etAttribute", RM_CLASS_HAND, RM_OP_ATTR, "value", "attr", "the value sized by its attribute (cudaMemPoolAttr)" },
+    { "cuDevice[GS]etGraphMemAttribute", RM_CLASS_HAND, RM_OP_ATTR, "value", "attr", "the value sized by its attribute (CUgraphMem_attribute)" },
+    { "cudaDevice[GS]etGraphMemAttribute", RM_CLASS_HAND, RM_OP_ATTR, "value", "attr", "the value sized by its attribute (cudaGraphMemAttributeType)" },
+    { "cuStreamGetAttribute", RM_CLASS_HAND, RM_OP_ATTR, "value", "attr", "a launch attribute's value union, its ids checked (CUlaunchAttributeID)" },
+    { "cuStreamGetAttribute_ptsz", RM_CLASS_HAND, RM_OP_ATTR, "value_out", "attr", "a launch attribute's value union, its ids checked (CUlaunchAttributeID)" },
+    { "cuStreamSetAttribute", RM_CLASS_HAND, RM_OP_ATTR, "param", "attr", "a launch attribute's value union, its ids checked (CUlaunchAttributeID)" },
+    { "cuStreamSetAttribute_ptsz", RM_CLASS_HAND, RM_OP_ATTR, "value", "attr", "a launch attribute's value union, its ids checked (CUlaunchAttributeID)" },
+    { "cuGraphKernelNodeGetAttribute", RM_CLASS_HAND, RM_OP_ATTR, "value_out", "attr", "a launch attribute's value union, its ids checked (CUlaunchAttributeID)" },
+    { "cuGraphKernelNodeSetAttribute", RM_CLASS_HAND, RM_OP_ATTR, "value", "attr", "a launch attribute's value union, its ids checked (CUlaunchAttributeID)" },
+    { "cudaStreamGetAttribute", RM_CLASS_HAND, RM_OP_ATTR, "value", "attr", "a launch attribute's value union, its ids checked (cudaLaunchAttributeID)" },
+    { "cudaStreamGetAttribute_ptsz", RM_CLASS_HAND, RM_OP_ATTR, "value_out", "attr", "a launch attribute's value union, its ids checked (cudaLaunchAttributeID)" },
+    { "cudaStreamSetAttribute", RM_CLASS_HAND, RM_OP_ATTR, "param", "attr", "a launch attribute's value union, its ids checked (cudaLaunchAttributeID)" },
+    { "cudaStreamSetAttribute_ptsz", RM_CLASS_HAND, RM_OP_ATTR, "value", "attr", "a launch attribute's value union, its ids checked (cudaLaunchAttributeID)" },
+    { "cudaGraphKernelNodeGetAttribute", RM_CLASS_HAND, RM_OP_ATTR, "value_out", "attr", "a launch attribute's value union, its ids checked (cudaLaunchAttributeID)" },
+    { "cudaGraphKernelNodeSetAttribute", RM_CLASS_HAND, RM_OP_ATTR, "value", "attr", "a launch attribute's value union, its ids checked (cudaLaunchAttributeID)" },
 
     /* runtime API (docs/remote.md, "Runtime-API programs"). A device address or a struct without pointers
        returned through a pointer: one element of the pointee's size (RM_OP_ARRAY, in and out). */
@@ -105,6 +130,10 @@ static const rm_special rm_specials[] = {
     { "cublas*GroupedBatched*", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "per-group host arrays counted by group_count" },
     { "cublas*LoggerConfigure", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "a log file of the client's machine" },
     { "cublasLtLogger*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "a log file or callback of the client's machine" },
+
+    /* what Triton, XLA and CuPy also call, not carried yet (docs/remote.md, "Values sized by their attribute") */
+    { "cuTensorMapEncode*", RM_CLASS_NEEDS_HAND, 0, NULL, NULL,
+      "globalStrides holds tensorRank - 1 elements, a count the metadata cannot say (the CUtensorMap itself is 128 opaque bytes)" },
 
     /* answered by the client's shim, never by the server */
     { "cuGetProcAddress*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "entry points are the client shim's own (getproc.c)" },
@@ -185,6 +214,188 @@ static const rm_scalar rm_scalars[] = {
     { "cublas*", "beta" },
     { "cublas*", "result" },
 };
+
+/* Sizes of values by attribute, from cuda.h's documentation of each (the type it names for *data). Booleans are
+   one byte (`bool`, as NVIDIA's own Python bindings declare them): the server stages RM_ATTR_STAGE zeroed bytes,
+   so a driver writing an int leaves its low byte, the value, to be sent. A name this tree's enum lacks is not
+   known here (NOT_SUPPORTED), nor is an attribute missing from a table: add it with its type. */
+static const rm_attr_size rm_pointer_attrs[] = {
+    { "CU_POINTER_ATTRIBUTE_CONTEXT", 8, RM_ATTR_BYTES },                    /* CUcontext                  */
+    { "CU_POINTER_ATTRIBUTE_MEMORY_TYPE", 4, RM_ATTR_BYTES },                /* unsigned int (CUmemorytype) */
+    { "CU_POINTER_ATTRIBUTE_DEVICE_POINTER", 8, RM_ATTR_ADDR },             /* CUdeviceptr                */
+    { "CU_POINTER_ATTRIBUTE_HOST_POINTER", 8, RM_ATTR_HOSTPTR },             /* void *                     */
+    { "CU_POINTER_ATTRIBUTE_P2P_TOKENS", 16, RM_ATTR_BYTES },                /* CUDA_POINTER_ATTRIBUTE_P2P_TOKENS */
+    { "CU_POINTER_ATTRIBUTE_SYNC_MEMOPS", 1, RM_ATTR_BYTES },                /* bool                       */
+    { "CU_POINTER_ATTRIBUTE_BUFFER_ID", 8, RM_ATTR_BYTES },                  /* unsigned long long         */
+    { "CU_POINTER_ATTRIBUTE_IS_MANAGED", 1, RM_ATTR_BYTES },                 /* bool                       */
+    { "CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL", 4, RM_ATTR_BYTES },             /* int                        */
+    { "CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE", 1, RM_ATTR_BYTES }, /* bool                       */
+    { "CU_POINTER_ATTRIBUTE_RANGE_START_ADDR", 8, RM_ATTR_ADDR },           /* CUdeviceptr                */
+    { "CU_POINTER_ATTRIBUTE_RANGE_SIZE", 8, RM_ATTR_BYTES },                 /* size_t                     */
+    { "CU_POINTER_ATTRIBUTE_MAPPED", 1, RM_ATTR_BYTES },                     /* bool                       */
+    { "CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES", 8, RM_ATTR_BYTES },       /* unsigned long long bitmask */
+    { "CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE", 1, RM_ATTR_BYTES }, /* bool                       */
+    { "CU_POINTER_ATTRIBUTE_ACCESS_FLAGS", 4, RM_ATTR_BYTES },               /* CUpointer_attribute_access_flags */
+    { "CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE", 8, RM_ATTR_BYTES },             /* CUmemoryPool               */
+    { "CU_POINTER_ATTRIBUTE_MAPPING_SIZE", 8, RM_ATTR_BYTES },               /* size_t                     */
+    { "CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR", 8, RM_ATTR_ADDR },          /* CUdeviceptr (a device range) */
+    { "CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID", 8, RM_ATTR_BYTES },            /* unsigned long long         */
+    { "CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE", 1, RM_ATTR_BYTES },   /* bool (13.x)                */
+    { "CU_POINTER_ATTRIBUTE_LOCALITY_DOMAIN_ORDINAL", 4, RM_ATTR_BYTES },    /* int (13.5)                 */
+};
+
+/* cuda.h: "(value type = ...)" before each enumerator */
+static const rm_attr_size rm_mempool_attrs[] = {
+    { "CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES", 4, RM_ATTR_BYTES },  /* int                        */
+    { "CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC", 4, RM_ATTR_BYTES },        /* int                        */
+    { "CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES", 4, RM_ATTR_BYTES }, /* int                       */
+    { "CU_MEMPOOL_ATTR_RELEASE_THRESHOLD", 8, RM_ATTR_BYTES },                /* cuuint64_t                 */
+    { "CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT", 8, RM_ATTR_BYTES },             /* cuuint64_t                 */
+    { "CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH", 8, RM_ATTR_BYTES },                /* cuuint64_t                 */
+    { "CU_MEMPOOL_ATTR_USED_MEM_CURRENT", 8, RM_ATTR_BYTES },                 /* cuuint64_t                 */
+    { "CU_MEMPOOL_ATTR_USED_MEM_HIGH", 8, RM_ATTR_BYTES },                    /* cuuint64_t                 */
+    { "CU_MEMPOOL_ATTR_ALLOCATION_TYPE", 4, RM_ATTR_BYTES },                  /* CUmemAllocationType        */
+    { "CU_MEMPOOL_ATTR_EXPORT_HANDLE_TYPES", 4, RM_ATTR_BYTES },              /* CUmemAllocationHandleType  */
+    { "CU_MEMPOOL_ATTR_LOCATION_ID", 4, RM_ATTR_BYTES },                      /* int                        */
+    { "CU_MEMPOOL_ATTR_LOCATION_TYPE", 4, RM_ATTR_BYTES },                    /* CUmemLocationType          */
+    { "CU_MEMPOOL_ATTR_MAX_POOL_SIZE", 8, RM_ATTR_BYTES },                    /* cuuint64_t                 */
+};
+
+static const rm_attr_size rm_rt_mempool_attrs[] = {   /* driver_types.h: the same types as the driver's */
+    { "cudaMemPoolReuseFollowEventDependencies", 4, RM_ATTR_BYTES },   /* int        */
+    { "cudaMemPoolReuseAllowOpportunistic", 4, RM_ATTR_BYTES },        /* int        */
+    { "cudaMemPoolReuseAllowInternalDependencies", 4, RM_ATTR_BYTES }, /* int        */
+    { "cudaMemPoolAttrReleaseThreshold", 8, RM_ATTR_BYTES },           /* cuuint64_t */
+    { "cudaMemPoolAttrReservedMemCurrent", 8, RM_ATTR_BYTES },         /* cuuint64_t */
+    { "cudaMemPoolAttrReservedMemHigh", 8, RM_ATTR_BYTES },            /* cuuint64_t */
+    { "cudaMemPoolAttrUsedMemCurrent", 8, RM_ATTR_BYTES },             /* cuuint64_t */
+    { "cudaMemPoolAttrUsedMemHigh", 8, RM_ATTR_BYTES },                /* cuuint64_t */
+};
+
+static const rm_attr_size rm_graphmem_attrs[] = {   /* every one a cuuint64_t */
+    { "CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT", 8, RM_ATTR_BYTES },
+    { "CU_GRAPH_MEM_ATTR_USED_MEM_HIGH", 8, RM_ATTR_BYTES },
+    { "CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT", 8, RM_ATTR_BYTES },
+    { "CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH", 8, RM_ATTR_BYTES },
+    { "cudaGraphMemAttrUsedMemCurrent", 8, RM_ATTR_BYTES },
+    { "cudaGraphMemAttrUsedMemHigh", 8, RM_ATTR_BYTES },
+    { "cudaGraphMemAttrReservedMemCurrent", 8, RM_ATTR_BYTES },
+    { "cudaGraphMemAttrReservedMemHigh", 8, RM_ATTR_BYTES },
+};
+
+/* Launch attributes of streams and kernel nodes: the value union whole (its size is the tree's), every id whose
+   value holds no pointer of the caller's (DEVICE_UPDATABLE_KERNEL_NODE's devNode is one: absent, so refused). */
+static const rm_attr_size rm_launch_attrs[] = {
+    { "CU_LAUNCH_ATTRIBUTE_IGNORE", 0, RM_ATTR_POINTEE },
+    { "CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW", 0, RM_ATTR_POINTEE },   /* base_ptr: a device address */
+    { "CU_LAUNCH_ATTRIBUTE_COOPERATIVE", 0, RM_ATTR_POINTEE },
+    { "CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY", 0, RM_ATTR_POINTEE },
+    { "CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION", 0, RM_ATTR_POINTEE },
+    { "CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE", 0, RM_ATTR_POINTEE },
+    { "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION", 0, RM_ATTR_POINTEE },
+    { "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT", 0, RM_ATTR_POINTEE },     /* a CUevent: the server's handle */
+    { "CU_LAUNCH_ATTRIBUTE_PRIORITY", 0, RM_ATTR_POINTEE },
+    { "CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP", 0, RM_ATTR_POINTEE },
+    { "CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN", 0, RM_ATTR_POINTEE },
+    { "CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION", 0, RM_ATTR_POINTEE },
+    { "CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT", 0, RM_ATTR_POINTEE },
+    { "CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT", 0, RM_ATTR_POINTEE },
+    { "CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING", 0, RM_ATTR_POINTEE },
+    { "cudaLaunchAttributeIgnore", 0, RM_ATTR_POINTEE },
+    { "cudaLaunchAttributeAccessPolicyWindow", 0, RM_ATTR_POINTEE },
+    { "cudaLaunchAttributeCooperative", 0, RM_ATTR_POINTEE },
+    { "cudaLaunchAttributeSynchronizationPolicy", 0, RM_ATTR_POINTEE },
+    { "cudaLaunchAttributeClusterDimension", 0, RM_ATTR_POINTEE },
+    { "cudaLaunchAttributeClusterSchedulingPolicyPreference", 0, RM_ATTR_POINTEE },
+    { "cudaLaunchAttributeProgrammaticStreamSerialization", 0, RM_ATTR_POINTEE },
+    { "cudaLaunchAttributeProgrammaticEvent", 0, RM_ATTR_POINTEE },
+    { "cudaLaunchAttributePriority", 0, RM_ATTR_POINTEE },
+    { "cudaLaunchAttributeMemSyncDomainMap", 0, RM_ATTR_POINTEE },
+    { "cudaLaunchAttributeMemSyncDomain", 0, RM_ATTR_POINTEE },
+    { "cudaLaunchAttributePreferredClusterDimension", 0, RM_ATTR_POINTEE },
+    { "cudaLaunchAttributeLaunchCompletionEvent", 0, RM_ATTR_POINTEE },
+    { "cudaLaunchAttributePreferredSharedMemoryCarveout", 0, RM_ATTR_POINTEE },
+    { "cudaLaunchAttributeNvlinkUtilCentricScheduling", 0, RM_ATTR_POINTEE },
+};
+
+static const rm_attr_table rm_attr_tables[] = {
+    { "CUpointer_attribute", rm_pointer_attrs, sizeof rm_pointer_attrs / sizeof rm_pointer_attrs[0] },
+    { "CUmemPool_attribute", rm_mempool_attrs, sizeof rm_mempool_attrs / sizeof rm_mempool_attrs[0] },
+    { "cudaMemPoolAttr", rm_rt_mempool_attrs, sizeof rm_rt_mempool_attrs / sizeof rm_rt_mempool_attrs[0] },
+    { "CUgraphMem_attribute", rm_graphmem_attrs, sizeof rm_graphmem_attrs / sizeof rm_graphmem_attrs[0] },
+    { "cudaGraphMemAttributeType", rm_graphmem_attrs, sizeof rm_graphmem_attrs / sizeof rm_graphmem_attrs[0] },
+    { "CUlaunchAttributeID", rm_launch_attrs, sizeof rm_launch_attrs / sizeof rm_launch_attrs[0] },
+    { "cudaLaunchAttributeID", rm_launch_attrs, sizeof rm_launch_attrs / sizeof rm_launch_attrs[0] },
+};
+
+/* Addresses the callee only looks up (RM_OP_ADDR): a client's shared pinned memory goes as region and offset. */
+static const rm_scalar rm_addrs[] = {
+    { "cuPointerGetAttribute", "ptr" },
+    { "cuPointerSetAttribute", "ptr" },
+    { "cuPointerGetAttributes", "ptr" },
+};
+
+const rm_attr_table *rm_attr_table_find(const char *enum_name)
+{
+    if (enum_name != NULL && strncmp(enum_name, "enum ", 5) == 0)   /* the runtime's enums have no typedef */
+        enum_name += 5;
+    for (size_t i = 0; enum_name != NULL && i < sizeof rm_attr_tables / sizeof rm_attr_tables[0]; i++)
+        if (strcmp(rm_attr_tables[i].enum_name, enum_name) == 0)
+            return &rm_attr_tables[i];
+    return NULL;
+}
+
+uint32_t rm_attr_size_of(const rm_pplan *pp, int64_t value, uint8_t *kind)
+{
+    const rm_attr_table *t = pp->attrs;
+    const cushim_enum_info *e = pp->attr_enum;
+    if (t == NULL || e == NULL)
+        return 0;
+    for (uint32_t k = 0; k < e->nvalues; k++) {
+        if (e->values[k].value != value)
+            continue;
+        for (uint32_t j = 0; j < t->n; j++)
+            if (strcmp(t->rows[j].name, e->values[k].name) == 0) {
+                *kind = t->rows[j].kind;
+                return t->rows[j].kind == RM_ATTR_POINTEE ? pp->elem : t->rows[j].size;
+            }
+    }
+    return 0;
+}
+
+uint32_t rm_attr_hash(const rm_attr_table *t, const cushim_enum_info *e)
+{
+    uint32_t h = 2166136261u;
+    for (uint32_t k = 0; t != NULL && e != NULL && k < e->nvalues; k++)
+        for (uint32_t j = 0; j < t->n; j++)
+            if (strcmp(t->rows[j].name, e->values[k].name) == 0) {
+                uint32_t w[3] = { (uint32_t)e->values[k].value, t->rows[j].size, t->rows[j].kind };
+                for (size_t b = 0; b < sizeof w; b++)
+                    h = (h ^ ((const uint8_t *)w)[b]) * 16777619u;
+            }
+    return h;
+}
+
+/* Launch attributes whose value holds a pointer of the caller's (RM_OP_LCONFIG refuses them: NOT_SUPPORTED). */
+static const char *const rm_lattrs_refused[] = {
+    "CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE",   /* deviceUpdatableKernelNode.devNode: written by the driver */
+};
+
+int rm_lattr_refused(const char *name)
+{
+    for (size_t i = 0; i < sizeof rm_lattrs_refused / sizeof rm_lattrs_refused[0]; i++)
+        if (strcmp(rm_lattrs_refused[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+int rm_addr_find(const char *api, const char *param)
+{
+    for (size_t i = 0; i < sizeof rm_addrs / sizeof rm_addrs[0]; i++)
+        if (fnmatch(rm_addrs[i].glob, api, 0) == 0 && strcmp(rm_addrs[i].param, param) == 0)
+            return 1;
+    return 0;
+}
 
 int rm_scalar_find(const char *api, const char *param)
 {

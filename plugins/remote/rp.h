@@ -161,6 +161,11 @@ void rp_shm_forget(rp_state *s);        /* a forked child: the parent's staging 
 int32_t rp_host_alloc(rp_state *s, size_t size, void **p);
 /* Frees a block rp_host_alloc gave: 0, or CUDA_ERROR_INVALID_VALUE's code for any other pointer. */
 int32_t rp_host_free(rp_state *s, void *p);
+/* rm_ctx.addr_out / addr_in of the client: an address of this process's shared pinned memory as its region and
+   offset, and back (cuPointerGetAttribute's 'ptr' and HOST_POINTER, docs/remote.md "Values sized by their
+   attribute"). addr_out takes 'lock' (the encoder runs outside it); addr_in runs under it (the reply's decoder). */
+int rp_addr_out(void *user, uint64_t addr, uint32_t *region, uint64_t *off);
+int rp_addr_in(void *user, uint32_t region, uint64_t off, uint64_t *addr);
 /* A byte copy (rm_plan.chunk_*) through the shared memory: *done = 0 when there is none (the caller takes the
    socket's path). pinned_only (a copy on a stream): only from or to a pinned region (zero copy). */
 int32_t rp_copy_shm(rp_state *s, const rm_plan *pl, void *params, int pinned_only, int *done);

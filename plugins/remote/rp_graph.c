@@ -21,7 +21,8 @@
  *     CUDA_ERROR_NOT_SUPPORTED; device and array copies go by their plan.
  *   - capture dependencies (cuStreamGetCaptureInfo_v2/_v3's and cudaStreamGetCaptureInfo's dependencies_out): the
  *     driver returns a pointer to an array it owns; the server sends the elements (RM_OP_OWNED_OUT) and the client
- *     keeps a copy per thread (rp_graph_keep), valid until the thread's next such call.
+ *     keeps a copy per thread (rp_graph_keep), valid until the thread's next such call; cuLinkComplete's cubin the
+ *     same way (a slot per parameter index).
  * State: the streams being captured (rp_state.glock), dropped in a forked child (its back end has none); the
  * kept arrays (host TLS, rp_state.tls_graph).
  */
@@ -158,17 +159,17 @@ void rp_graph_post(rp_state *s, const rm_plan *pl, void *params, int32_t result)
         memset(graph_out, 0, sizeof(void *));
 }
 
-/* A thread's kept array (rp_graph_keep). */
+/* A thread's kept arrays (rp_graph_keep), one per parameter index: capture dependencies, a linked cubin. */
 typedef struct rg_kept {
-    void *buf;
-    size_t cap;
+    void *buf[RM_MAX_PARAMS];
+    size_t cap[RM_MAX_PARAMS];
 } rg_kept;
 
 static void rg_kept_free(void *p)
 {
     rg_kept *k = p;
-    if (k != NULL)
-        free(k->buf);
+    for (uint32_t i = 0; k != NULL && i < RM_MAX_PARAMS; i++)
+        free(k->buf[i]);
     free(k);
 }
 
@@ -181,7 +182,8 @@ const void *rp_graph_keep(void *user, uint32_t param, const void *bytes, size_t 
 {
     rp_state *s = user;
     rg_kept *k = s->host->tls_get(s->tls_graph);
-    (void)param;   /* one such output per API */
+    if (param >= RM_MAX_PARAMS)
+        return NULL;
     if (k == NULL) {
         if ((k = calloc(1, sizeof *k)) == NULL)
             return NULL;
@@ -190,15 +192,15 @@ const void *rp_graph_keep(void *user, uint32_t param, const void *bytes, size_t 
             return NULL;
         }
     }
-    if (n > k->cap || k->buf == NULL) {
-        void *b = realloc(k->buf, n ? n : 8);
+    if (n > k->cap[param] || k->buf[param] == NULL) {
+        void *b = realloc(k->buf[param], n ? n : 8);
         if (b == NULL)
             return NULL;
-        k->buf = b;
-        k->cap = n ? n : 8;
+        k->buf[param] = b;
+        k->cap[param] = n ? n : 8;
     }
-    memcpy(k->buf, bytes, n);
-    return k->buf;
+    memcpy(k->buf[param], bytes, n);
+    return k->buf[param];
 }
 
 void rp_graph_forget(rp_state *s)

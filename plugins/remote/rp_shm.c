@@ -229,6 +229,26 @@ static uint32_t rp_region_of_locked(rp_state *s, uint64_t host, uint64_t len, ui
     return 0;
 }
 
+int rp_addr_out(void *user, uint64_t addr, uint32_t *region, uint64_t *off)
+{
+    rp_state *s = user;
+    pthread_mutex_lock(&s->lock);
+    uint32_t k = s->shm_state == 1 ? rp_region_of_locked(s, addr, 1, off) : 0;
+    pthread_mutex_unlock(&s->lock);
+    *region = k;
+    return k != 0;
+}
+
+int rp_addr_in(void *user, uint32_t region, uint64_t off, uint64_t *addr)
+{
+    rp_state *s = user;
+    const rp_region *r = region != 0 && region < RM_SHM_REGIONS ? &s->region[region] : NULL;
+    if (r == NULL || r->base == NULL || r->inherited || off >= r->size)
+        return RM_EMALFORMED;
+    *addr = (uint64_t)(uintptr_t)r->base + off;
+    return RM_OK;
+}
+
 /* ---- copies ---- */
 /* One call of the copy: bytes [off, off + len) of it, the host side at 'region' + 'roff'. A staged host to device
    copy fills its slot first. */

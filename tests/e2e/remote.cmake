@@ -111,3 +111,13 @@ target_link_libraries(e2e_remote_vmm PRIVATE cushim_fake_cuda)
 add_test(NAME e2e_remote_vmm COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/run_remote_vmm.sh" "${CMAKE_BINARY_DIR}"
          "$<TARGET_FILE:e2e_remote_vmm>" "${CMAKE_CURRENT_BINARY_DIR}")
 set_tests_properties(e2e_remote_vmm PROPERTIES LABELS "e2e;remote;no_asan" TIMEOUT 60)
+# Pointer attributes (docs/remote.md, "Values sized by their attribute"): every attribute of device, pinned and
+# pageable memory equal to a local run, pinned memory's addresses translated, an unknown attribute refused
+# (run_remote_ptrattr.sh).
+add_executable(e2e_remote_ptrattr e2e_remote_ptrattr.c)
+target_include_directories(e2e_remote_ptrattr PRIVATE "${CUSHIM_CUDA_INCLUDE}")
+target_compile_options(e2e_remote_ptrattr PRIVATE ${CUSHIM_WARN_FLAGS})
+target_link_libraries(e2e_remote_ptrattr PRIVATE cushim_fake_cuda)
+add_test(NAME e2e_remote_ptrattr COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/run_remote_ptrattr.sh" "${CMAKE_BINARY_DIR}"
+         "$<TARGET_FILE:e2e_remote_ptrattr>" "${CMAKE_CURRENT_BINARY_DIR}")
+set_tests_properties(e2e_remote_ptrattr PROPERTIES LABELS "e2e;remote;no_asan" TIMEOUT 60)

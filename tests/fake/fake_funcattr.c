@@ -88,3 +88,22 @@ CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CU
         return CUDA_ERROR_INVALID_VALUE;
     return ff_occupancy(numBlocks, func, blockSize, dynamicSMemSize);
 }
+
+/* Clusters of a configuration's cluster size (1 without the attribute) that fit at once: 128 blocks' worth. */
+CUresult cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func, const CUlaunchConfig *config)
+{
+    FAKE_ENTER(cuOccupancyMaxActiveClusters);
+    FK_REQUIRE_INIT();
+    if (numClusters == NULL || func == NULL || config == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fk_launch_attrs(config);
+    if (r != CUDA_SUCCESS)
+        return r;
+    unsigned size = 1;
+    for (unsigned int k = 0; k < config->numAttrs; k++)
+        if (config->attrs[k].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+            size = config->attrs[k].value.clusterDim.x * config->attrs[k].value.clusterDim.y *
+                   config->attrs[k].value.clusterDim.z;
+    *numClusters = (int)(128 / size);
+    return CUDA_SUCCESS;
+}

@@ -25,6 +25,10 @@ struct fk_alloc {
     int host_backed;        /* managed memory resident in host memory: not in fk_used (fake_mem_managed below) */
     int preferred;          /* managed: cuMemAdvise's preferred location, FK_PREF_NONE, CU_DEVICE_CPU or a device */
     unsigned accessed_by;   /* managed: devices given CU_MEM_ADVISE_SET_ACCESSED_BY, one bit each */
+    CUcontext ctx;          /* the context current at the allocation (CU_POINTER_ATTRIBUTE_CONTEXT)          */
+    unsigned long long id;  /* CU_POINTER_ATTRIBUTE_BUFFER_ID: unique over the process's life               */
+    int registered;         /* host memory of the caller's (cuMemHostRegister): never freed here             */
+    unsigned char sync_memops; /* CU_POINTER_ATTRIBUTE_SYNC_MEMOPS                                          */
 };
 #define FK_PREF_NONE (-2)
 
@@ -33,6 +37,7 @@ static struct fk_alloc *fk_allocs;
 static size_t fk_nallocs, fk_cap;
 static size_t fk_used[FK_MAX_DEVICES];
 static size_t fk_last_size;
+static unsigned long long fk_next_id;
 
 static CUresult fk_track(void *p, size_t size, int kind, int device)
 {
@@ -47,7 +52,9 @@ static CUresult fk_track(void *p, size_t size, int kind, int device)
     /* managed memory that does not fit on the device is resident in host memory, as the real driver
        oversubscribes it (Linux, Pascal and later): it succeeds and is not device memory in use */
     int host_backed = kind == FK_MEM_MANAGED && size > fk_device_total_mem() - fk_used[device];
-    fk_allocs[fk_nallocs++] = (struct fk_alloc){(uintptr_t)p, size, kind, device, host_backed, FK_PREF_NONE, 0};
+    fk_allocs[fk_nallocs++] = (struct fk_alloc){ .base = (uintptr_t)p, .size = size, .kind = kind, .device = device,
+                                                 .host_backed = host_backed, .preferred = FK_PREF_NONE,
+                                                 .ctx = fk_current_ctx(), .id = ++fk_next_id };
     if (kind != FK_MEM_HOST && kind != FK_MEM_MAPPED && !host_backed)
         fk_used[device] += size;
     return CUDA_SUCCESS;
@@ -99,7 +106,7 @@ static CUresult fk_free(uintptr_t p, int host)
     pthread_mutex_lock(&fk_lock);
     for (size_t i = 0; i < fk_nallocs; i++) {
         struct fk_alloc *a = &fk_allocs[i];
-        if (a->base != p || (a->kind == FK_MEM_HOST) != host || a->kind == FK_MEM_MAPPED)
+        if (a->base != p || (a->kind == FK_MEM_HOST) != host || a->kind == FK_MEM_MAPPED || a->registered)
             continue;
         if (a->kind != FK_MEM_HOST && !a->host_backed)
             fk_used[a->device] -= a->size;
@@ -505,28 +512,157 @@ void fk_mem_untrack_mapped(uintptr_t p)
     pthread_mutex_unlock(&fk_lock);
 }
 
-/* A pointer's memory type and device, as the driver knows its allocations; anything else is not a CUDA
-   pointer (CUDA_ERROR_INVALID_VALUE, as the real driver answers for pageable memory). Other attributes: not
-   supported by the fake. */
+/* Pointer attributes, as the driver knows its allocations (cuda.h's type for each: booleans one byte); anything
+   else is not a CUDA pointer (CUDA_ERROR_INVALID_VALUE, as the real driver answers for pageable memory). The
+   attributes the fake does not model: CUDA_ERROR_NOT_SUPPORTED. */
+static CUresult fk_ptr_attr(void *data, int attribute, const struct fk_alloc *a, uintptr_t ptr)
+{
+    switch (attribute) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data = a->ctx; break;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+        *(unsigned int *)data = a->kind == FK_MEM_HOST ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+        break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: *(CUdeviceptr *)data = (CUdeviceptr)ptr; break;
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+        if (a->kind == FK_MEM_DEVICE || a->kind == FK_MEM_MAPPED)
+            return CUDA_ERROR_INVALID_VALUE;
+        *(void **)data = (void *)ptr;
+        break;
+    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: *(unsigned char *)data = a->sync_memops; break;
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID: *(unsigned long long *)data = a->id; break;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(unsigned char *)data = a->kind == FK_MEM_MANAGED; break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = a->device; break;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(CUdeviceptr *)data = (CUdeviceptr)a->base; break;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data = a->size; break;
+    case CU_POINTER_ATTRIBUTE_MAPPED: *(unsigned char *)data = 1; break;
+    default: return CUDA_ERROR_NOT_SUPPORTED;
+    }
+    return CUDA_SUCCESS;
+}
+
+/* Bytes of an attribute's value (0: not modelled). */
+static size_t fk_ptr_attr_size(int attribute)
+{
+    switch (attribute) {
+    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+    case CU_POINTER_ATTRIBUTE_MAPPED: return 1;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: return 4;
+    case CU_POINTER_ATTRIBUTE_CONTEXT:
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: return 8;
+    default: return 0;
+    }
+}
+
+/* The allocation holding 'ptr', copied out, or -1. */
+static long fk_ptr_find(uintptr_t ptr, struct fk_alloc *out)
+{
+    pthread_mutex_lock(&fk_lock);
+    long i = fk_find(ptr, 1);
+    if (i >= 0)
+        *out = fk_allocs[i];
+    pthread_mutex_unlock(&fk_lock);
+    return i;
+}
+
 CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
 {
     FAKE_ENTER(cuPointerGetAttribute);
     FK_REQUIRE_INIT();
+    struct fk_alloc a;
     if (data == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    if (attribute != CU_POINTER_ATTRIBUTE_MEMORY_TYPE && attribute != CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)
+    if (fk_ptr_attr_size(attribute) == 0)
         return CUDA_ERROR_NOT_SUPPORTED;
+    if (fk_ptr_find((uintptr_t)ptr, &a) < 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    return fk_ptr_attr(data, attribute, &a, (uintptr_t)ptr);
+}
+
+/* As the driver: no error for a pointer it does not know, each value then zero (a context NULL, a memory type 0). */
+CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes, void **data, CUdeviceptr ptr)
+{
+    FAKE_ENTER(cuPointerGetAttributes);
+    FK_REQUIRE_INIT();
+    struct fk_alloc a = { 0 };
+    if (numAttributes == 0 || attributes == NULL || data == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    int known = fk_ptr_find((uintptr_t)ptr, &a) >= 0;
+    for (unsigned int k = 0; k < numAttributes; k++) {
+        size_t n = fk_ptr_attr_size(attributes[k]);
+        if (n == 0)
+            return CUDA_ERROR_INVALID_VALUE;
+        if (data[k] == NULL)
+            continue;
+        memset(data[k], 0, n);
+        if (known)
+            (void)fk_ptr_attr(data[k], attributes[k], &a, (uintptr_t)ptr);   /* a failure leaves the zeros */
+    }
+    return CUDA_SUCCESS;
+}
+
+/* CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, a bool, is the one attribute that can be set. */
+CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attribute, CUdeviceptr ptr)
+{
+    FAKE_ENTER(cuPointerSetAttribute);
+    FK_REQUIRE_INIT();
+    if (value == NULL || attribute != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&fk_lock);
     long i = fk_find((uintptr_t)ptr, 1);
-    struct fk_alloc a = i >= 0 ? fk_allocs[i] : (struct fk_alloc){ 0 };
+    if (i >= 0 && fk_allocs[i].kind != FK_MEM_HOST) {
+        fk_allocs[i].sync_memops = *(const unsigned char *)value != 0;
+        r = CUDA_SUCCESS;
+    }
     pthread_mutex_unlock(&fk_lock);
-    if (i < 0)
+    return r;
+}
+
+/* Registered host memory: the caller's, known as host memory until unregistered. Only with
+   FAKE_CUDA_HOST_REGISTER=1 (else NOT_SUPPORTED, as the fake always answered: a back end then leaves its shared
+   regions pageable, and the tests that count its calls see no cuMemHostUnregister). */
+CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
+{
+    FAKE_ENTER(cuMemHostRegister_v2);
+    FK_REQUIRE_INIT();
+    const char *on = getenv("FAKE_CUDA_HOST_REGISTER");
+    (void)Flags;
+    if (on == NULL || strcmp(on, "1") != 0)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    if (p == NULL || bytesize == 0)
         return CUDA_ERROR_INVALID_VALUE;
-    if (attribute == CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
-        *(unsigned int *)data = a.kind == FK_MEM_HOST ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
-    else
-        *(int *)data = a.device;
-    return CUDA_SUCCESS;
+    CUcontext ctx = fk_current_ctx();
+    if (!fk_ctx_valid(ctx))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&fk_lock);
+    CUresult r = fk_find((uintptr_t)p, 1) >= 0 ? CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED
+                                               : fk_track(p, bytesize, FK_MEM_HOST, ctx->device);
+    if (r == CUDA_SUCCESS)
+        fk_allocs[fk_nallocs - 1].registered = 1;
+    pthread_mutex_unlock(&fk_lock);
+    return r;
+}
+
+CUresult cuMemHostUnregister(void *p)
+{
+    FAKE_ENTER(cuMemHostUnregister);
+    FK_REQUIRE_INIT();
+    CUresult r = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    pthread_mutex_lock(&fk_lock);
+    for (size_t i = 0; i < fk_nallocs; i++)
+        if (fk_allocs[i].base == (uintptr_t)p && fk_allocs[i].registered) {
+            fk_allocs[i] = fk_allocs[--fk_nallocs];
+            r = CUDA_SUCCESS;
+            break;
+        }
+    pthread_mutex_unlock(&fk_lock);
+    return r;
 }
 
 /* ---- managed memory's placement: cuMemAdvise, cuMemPrefetchAsync ------- */

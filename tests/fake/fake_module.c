@@ -326,10 +326,42 @@ CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int g
     return fk_launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, hStream, kernelParams, extra);
 }
 
+/* A launch configuration's attributes, as the driver checks them: a cluster's dimensions divide the grid's
+   (CUDA_ERROR_INVALID_CLUSTER_SIZE otherwise), cooperative 0 or 1; the ids the fake does not model: invalid. */
+CUresult fk_launch_attrs(const CUlaunchConfig *c)
+{
+    if (c->numAttrs != 0 && c->attrs == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned int k = 0; k < c->numAttrs; k++) {
+        const CUlaunchAttribute *a = &c->attrs[k];
+        switch (a->id) {
+        case CU_LAUNCH_ATTRIBUTE_IGNORE:
+        case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+            break;
+        case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+            if (a->value.cooperative != 0 && a->value.cooperative != 1)
+                return CUDA_ERROR_INVALID_VALUE;
+            break;
+        case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: {
+            unsigned x = a->value.clusterDim.x, y = a->value.clusterDim.y, z = a->value.clusterDim.z;
+            if (x == 0 || y == 0 || z == 0 || x * y * z > 8 || c->gridDimX % x || c->gridDimY % y || c->gridDimZ % z)
+                return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+            break;
+        }
+        default:
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
 static CUresult fk_launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
 {
     if (c == NULL)
         return atomic_load(&fk_initialized) ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_INITIALIZED;
+    CUresult r = fk_launch_attrs(c);
+    if (r != CUDA_SUCCESS)
+        return r;
     return fk_launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ,
                      c->hStream, params, extra);
 }
@@ -354,4 +386,64 @@ FK_EXPORT uint64_t fake_cuda_launch_count(void)
 FK_EXPORT const char *fake_cuda_last_launch_name(void)
 {
     return fk_last_launch;
+}
+
+/* ---- linking: cuLinkCreate, cuLinkAddData, cuLinkComplete, cuLinkDestroy ----------------------------------------
+   The fake "links" by concatenating the PTX texts it was given (each without its NUL), then a NUL: an image its own
+   cuModuleLoadData takes. The image is the link state's until cuLinkDestroy, as the driver's cubin is. */
+struct CUlinkState_st {
+    char *image;
+    size_t len;
+};
+
+CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut)
+{
+    FAKE_ENTER(cuLinkCreate_v2);
+    FK_REQUIRE_INIT();
+    (void)options, (void)optionValues;
+    if (stateOut == NULL || numOptions != 0)
+        return stateOut == NULL ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_SUPPORTED;   /* no JIT options here */
+    if ((*stateOut = calloc(1, sizeof **stateOut)) == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name,
+                          unsigned int numOptions, CUjit_option *options, void **optionValues)
+{
+    FAKE_ENTER(cuLinkAddData_v2);
+    FK_REQUIRE_INIT();
+    (void)name, (void)options, (void)optionValues;
+    if (state == NULL || data == NULL || size == 0 || numOptions != 0 || type != CU_JIT_INPUT_PTX)
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t n = strnlen(data, size);
+    char *b = realloc(state->image, state->len + n + 1);
+    if (b == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    memcpy(b + state->len, data, n);
+    state->len += n;
+    b[state->len] = '\0';
+    state->image = b;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut)
+{
+    FAKE_ENTER(cuLinkComplete);
+    FK_REQUIRE_INIT();
+    if (state == NULL || cubinOut == NULL || sizeOut == NULL || state->image == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    *cubinOut = state->image;
+    *sizeOut = state->len + 1;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuLinkDestroy(CUlinkState state)
+{
+    FAKE_ENTER(cuLinkDestroy);
+    if (state == NULL)
+        return CUDA_ERROR_INVALID_HANDLE;
+    free(state->image);
+    free(state);
+    return CUDA_SUCCESS;
 }

@@ -56,13 +56,36 @@ static int fz_kcheck(void *user, uint64_t func, uint32_t n, const uint32_t *size
     return func == 0xdeadull ? RM_EMALFORMED : RM_OK;   /* a refused launch takes the error path */
 }
 
+#define FZ_SHM (64u << 10)
+static uint8_t *fz_shm;          /* the shared area, as the back end sees it */
+
+/* a client's pinned region 1 is the shared area (RM_OP_ADDR, host addresses of RM_OP_ATTR values) */
+static int fz_addr_in(void *user, uint32_t region, uint64_t off, uint64_t *addr)
+{
+    (void)user;
+    if (region != 1 || off >= FZ_SHM)
+        return RM_EMALFORMED;
+    *addr = (uint64_t)(uintptr_t)fz_shm + off;
+    return RM_OK;
+}
+
+static int fz_addr_out(void *user, uint64_t addr, uint32_t *region, uint64_t *off)
+{
+    (void)user;
+    uint64_t b = (uint64_t)(uintptr_t)fz_shm;
+    if (addr < b || addr - b >= FZ_SHM)
+        return 0;
+    *region = 1;
+    *off = addr - b;
+    return 1;
+}
+
 /* in place from 16 bytes: the decoder's in-place path is reached by inputs of a fuzzer's usual sizes */
-static const rm_ctx fz_server_ctx = { .kparam_check = fz_kcheck, .in_place_min = 16 };
+static const rm_ctx fz_server_ctx = { .kparam_check = fz_kcheck, .in_place_min = 16, .addr_in = fz_addr_in,
+                                      .addr_out = fz_addr_out };
 static const uint8_t *fz_msg;   /* the call being decoded: input byte arrays may point into it */
 static size_t fz_msglen;
 
-#define FZ_SHM (64u << 10)
-static uint8_t *fz_shm;          /* the shared area, as the back end sees it */
 static int fz_memfd = -1, fz_unsealed = -1;
 
 static void fz_init(void)
@@ -201,6 +224,32 @@ static void fz_check_call(const rm_call *c)
             } else {
                 fz_touch(ptr, (size_t)n * elem);
             }
+            break;
+        }
+        case RM_OP_LCONFIG: {   /* a launch configuration and its attributes, as many as its count says */
+            uint32_t ao, no, n;
+            const cushim_struct_info *at;
+            const uint8_t *attrs;
+            FUZZ_CHECK(rm_lconfig_fields(mp->struct_type, &ao, &no, &at));
+            fz_touch(ptr, mp->elem_size);
+            memcpy(&attrs, (uint8_t *)ptr + ao, sizeof attrs);
+            memcpy(&n, (uint8_t *)ptr + no, sizeof n);
+            FUZZ_CHECK(n <= RM_MAX_LATTRS && (n == 0) == (attrs == NULL));
+            if (n != 0)
+                fz_touch((void *)attrs, (size_t)n * at->size);
+            break;
+        }
+        case RM_OP_ATTR:   /* a value sized by its attribute: staged in RM_ATTR_STAGE bytes whatever it is */
+            FUZZ_CHECK(c->cap[i] != 0 && c->cap[i] <= RM_ATTR_STAGE);
+            fz_touch(ptr, RM_ATTR_STAGE);
+            break;
+        case RM_OP_ATTRS: {   /* one pointer per attribute, each NULL or to RM_ATTR_STAGE bytes */
+            void **vals = ptr;
+            FUZZ_CHECK(c->cap[i] <= RM_MAX_ATTRS);
+            fz_touch(vals, (size_t)c->cap[i] * sizeof(void *));
+            for (uint64_t k = 0; k < c->cap[i]; k++)
+                if (vals[k] != NULL)
+                    fz_touch(vals[k], RM_ATTR_STAGE);
             break;
         }
         case RM_OP_SCALAR:   /* cuBLAS's alpha/beta/result: a host value staged whole, or a device address */

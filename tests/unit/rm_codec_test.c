@@ -460,7 +460,7 @@ static void check_outputs(const rm_plan *pl, const side *cl, const rm_call *sv, 
             memcpy(&sv_, s, sizeof sv_);
             if (cnt != NULL)
                 memcpy(&n, cnt, 8);
-            if ((cv == NULL) != (sv_ == NULL) || (cv != NULL && memcmp(cv, sv_, n * 8) != 0))
+            if ((cv == NULL) != (sv_ == NULL) || (cv != NULL && memcmp(cv, sv_, n * pp->elem) != 0))
                 fail_msg("%s: owned array %u differs from the server's (%llu elements)", name, i, (unsigned long long)n);
         } else if (pp->op == RM_OP_STRING_OUT) {
             const char *cv, *sv_;
@@ -1047,6 +1047,7 @@ static void test_async_class(void **state)
                 assert_int_equal(p->dir, CUSHIM_DIR_IN);
                 assert_int_equal(pl->async, RM_ASYNC_SPECIAL);   /* by metadata: values only */
                 assert_true(pl->p[k].op == RM_OP_KPARAMS || pl->p[k].op == RM_OP_NULL_ONLY ||
+                            pl->p[k].op == RM_OP_LCONFIG ||   /* a launch's configuration: copied at call time */
                             (pl->p[k].op == RM_OP_ARRAY && pl->p[k].dir == CUSHIM_DIR_IN));
             }
             assert_true(p->dir != CUSHIM_DIR_OUT && p->dir != CUSHIM_DIR_INOUT);
@@ -1332,6 +1333,393 @@ static void test_scalars(void **state)
     }
 }
 
+/* ---- values sized by their attribute (RM_OP_ATTR, RM_OP_ATTRS) and addresses looked up (RM_OP_ADDR) ---- */
+/* Stand-ins for the two sides' shared regions: region 3 is [0x10000, +0x2000) in the client and [0x7f000000,
+   +0x2000) in the server. */
+static int ad_out(void *user, uint64_t addr, uint32_t *region, uint64_t *off)
+{
+    uint64_t base = user != NULL ? 0x7f000000u : 0x10000u;
+    if (addr < base || addr - base >= 0x2000)
+        return 0;
+    *region = 3;
+    *off = addr - base;
+    return 1;
+}
+
+static int ad_in(void *user, uint32_t region, uint64_t off, uint64_t *addr)
+{
+    if (region != 3 || off >= 0x2000)
+        return RM_EMALFORMED;
+    *addr = (user != NULL ? 0x7f000000u : 0x10000u) + off;
+    return RM_OK;
+}
+
+static int ad_server_tag;
+static const rm_ctx ad_client = { .addr_out = ad_out, .addr_in = ad_in };
+static const rm_ctx ad_server = { .addr_out = ad_out, .addr_in = ad_in, .user = &ad_server_tag };
+
+/* cuPointerGetAttribute(data, attribute, ptr): encode, decode on the server, the server writes 'wrote' bytes of
+   'fill' (as a driver that writes more than the type would), reply, client decode into a 32-byte buffer of 0xa5.
+   Returns the bytes the client got written (the last that is not 0xa5, + 1), or -1 when refused somewhere. */
+static int pa_round(int attr, uint64_t ptr, uint64_t *server_ptr, const uint8_t *fill, int wrote, uint8_t out[32],
+                    uint32_t *reply_status)
+{
+    const rm_plan *pl = plan_named("cuPointerGetAttribute");
+    int id = sc_index(pl, "data"), ia = sc_index(pl, "attribute"), ip = sc_index(pl, "ptr");
+    uint8_t params[64] __attribute__((aligned(16))) = {0};
+    uint32_t status;
+    int32_t ret = 0;
+    rm_call cc, sc;
+    rm_wr w, rw;
+    memset(out, 0xa5, 32);
+    memcpy(params + pl->p[id].offset, &(void *){ out }, 8);
+    memcpy(params + pl->p[ia].offset, &attr, 4);
+    memcpy(params + pl->p[ip].offset, &ptr, 8);
+    rm_wr_init(&w, 0);
+    rm_wr_init(&rw, 0);
+    int n = -1;
+    if (rm_encode_call(pl, params, &ad_client, &w, &cc) != RM_OK)
+        goto out;
+    assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, &ad_server, &sc, &status), RM_OK);
+    *server_ptr = get_int((uint8_t *)sc.params + pl->p[ip].offset, 8);
+    uint8_t *staged = sc_ptr(pl, sc.params, id);
+    for (int k = 0; k < RM_ATTR_STAGE; k++)
+        assert_int_equal(staged[k], 0);   /* zeroed, RM_ATTR_STAGE bytes of the arena: ASan checks the size */
+    memcpy(staged, fill, (size_t)wrote);
+    assert_int_equal(rm_encode_reply(&sc, 0, RM_ST_OK, &ret, &rw), RM_OK);
+    assert_int_equal(rm_decode_reply(&cc, &ret, rw.p, rw.len, &ad_client, reply_status), RM_OK);
+    n = 0;
+    for (int k = 0; k < 32; k++)
+        if (out[k] != 0xa5)
+            n = k + 1;
+out:
+    rm_arena_reset(&arena);
+    rm_wr_free(&w);
+    rm_wr_free(&rw);
+    return n;
+}
+
+static void test_attrs(void **state)
+{
+    (void)state;
+    /* sizes by attribute: the test's own reading of cuda.h (the type each attribute's documentation names) */
+    static const struct { int attr, size; } sizes[] = {
+        { 1, 8 } /* CONTEXT */, { 2, 4 } /* MEMORY_TYPE */, { 3, 8 } /* DEVICE_POINTER */, { 5, 16 } /* P2P_TOKENS */,
+        { 6, 1 } /* SYNC_MEMOPS */, { 7, 8 } /* BUFFER_ID */, { 8, 1 } /* IS_MANAGED */, { 9, 4 } /* DEVICE_ORDINAL */,
+        { 11, 8 } /* RANGE_START_ADDR */, { 12, 8 } /* RANGE_SIZE */, { 13, 1 } /* MAPPED */,
+        { 16, 4 } /* ACCESS_FLAGS */, { 17, 8 } /* MEMPOOL_HANDLE */, { 18, 8 } /* MAPPING_SIZE */,
+        { 20, 8 } /* MEMORY_BLOCK_ID */,
+    };
+    uint8_t fill[RM_ATTR_STAGE], out[32];
+    uint64_t sp;
+    uint32_t st;
+    rnd_fill(fill, sizeof fill);
+    fill[0] = fill[0] ? fill[0] : 1;
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        /* the driver writing all 64 staged bytes: the client gets exactly the attribute's size, the bytes equal */
+        int n = pa_round(sizes[k].attr, 0x5000, &sp, fill, RM_ATTR_STAGE, out, &st);
+        assert_int_equal(st, RM_ST_OK);
+        assert_int_equal(sp, 0x5000);   /* a device address: as it is */
+        if (sizes[k].attr == 3 || sizes[k].attr == 11) {   /* addresses: the server's, not in a region */
+            assert_int_equal(n, 8);
+        } else {
+            assert_true(n <= sizes[k].size);
+            assert_memory_equal(out, fill, (size_t)sizes[k].size);
+        }
+        for (int j = sizes[k].size; j < 32; j++)
+            assert_int_equal(out[j], 0xa5);
+    }
+    /* an attribute no table knows: refused in the client */
+    assert_int_equal(pa_round(1000, 0x5000, &sp, fill, 8, out, &st), -1);
+    assert_int_equal(pa_round(-1, 0x5000, &sp, fill, 8, out, &st), -1);
+
+    /* shared pinned memory: the client's address goes as region 3 + offset and arrives as the server's */
+    uint64_t srv = 0x7f000000u + 0x123;
+    assert_int_equal(pa_round(4 /* HOST_POINTER */, 0x10000 + 0x123, &sp, (const uint8_t *)&srv, 8, out, &st), 8);
+    assert_int_equal(sp, 0x7f000123u);
+    assert_int_equal(st, RM_ST_OK);
+    assert_int_equal(get_int(out, 8), 0x10123u);   /* ... and the server's host address back as the client's */
+    assert_int_equal(pa_round(3 /* DEVICE_POINTER */, 0x10000 + 0x123, &sp, (const uint8_t *)&srv, 8, out, &st), 8);
+    assert_int_equal(get_int(out, 8), 0x10123u);
+    /* a host address of the server outside the regions: refused by the server, the program's buffer untouched */
+    uint64_t alien = 0x7f100000u, null = 0;
+    assert_int_equal(pa_round(4, 0x5000, &sp, (const uint8_t *)&alien, 8, out, &st), 0);
+    assert_int_equal(st, RM_ST_REFUSED);
+    /* NULL goes as NULL; a device address outside the regions as it is */
+    assert_int_equal(pa_round(4, 0x5000, &sp, (const uint8_t *)&null, 8, out, &st), 8);
+    assert_int_equal(get_int(out, 8), 0);
+    assert_int_equal(pa_round(3, 0x5000, &sp, (const uint8_t *)&alien, 8, out, &st), 8);
+    assert_int_equal(get_int(out, 8), alien);
+
+    /* the server refuses a region it does not have and an offset past one; every prefix and a byte more */
+    const rm_plan *pl = plan_named("cuPointerGetAttribute");
+    uint8_t params[64] __attribute__((aligned(16))) = {0};
+    uint64_t p = 0x10000 + 8;
+    int attr = 2;
+    rm_call cc, sc;
+    rm_wr w;
+    memcpy(params + pl->p[sc_index(pl, "data")].offset, &(void *){ out }, 8);
+    memcpy(params + pl->p[sc_index(pl, "attribute")].offset, &attr, 4);
+    memcpy(params + pl->p[sc_index(pl, "ptr")].offset, &p, 8);
+    rm_wr_init(&w, 0);
+    assert_int_equal(rm_encode_call(pl, params, &ad_client, &w, &cc), RM_OK);
+    for (size_t len = 0; len < w.len; len++) {
+        assert_int_not_equal(rm_decode_call(plans, w.p, len, &arena, &ad_server, &sc, &st), RM_OK);
+        rm_arena_reset(&arena);
+    }
+    uint8_t more[128];
+    memcpy(more, w.p, w.len);
+    more[w.len] = 0;
+    assert_int_equal(rm_decode_call(plans, more, w.len + 1, &arena, &ad_server, &sc, &st), RM_EMALFORMED);
+    rm_arena_reset(&arena);
+    assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, NULL, &sc, &st), RM_EMALFORMED);   /* no regions */
+    rm_arena_reset(&arena);
+    /* the layout: data (u8 present) and ptr's form, region and offset at the end */
+    memcpy(more, w.p, w.len);
+    uint32_t region = 4;
+    memcpy(more + w.len - 12, &region, 4);
+    assert_int_equal(rm_decode_call(plans, more, w.len, &arena, &ad_server, &sc, &st), RM_EMALFORMED);
+    rm_arena_reset(&arena);
+    uint64_t far = 0x2000;
+    memcpy(more, w.p, w.len);
+    memcpy(more + w.len - 8, &far, 8);
+    assert_int_equal(rm_decode_call(plans, more, w.len, &arena, &ad_server, &sc, &st), RM_EMALFORMED);
+    rm_arena_reset(&arena);
+    /* an attribute the client would refuse, forged: refused by the server too */
+    memcpy(more, w.p, w.len);
+    int forged = 1000;
+    memcpy(more + 8, &forged, 4);   /* the values follow the id and hash: 'attribute' is the only one */
+    assert_int_equal(rm_decode_call(plans, more, w.len, &arena, &ad_server, &sc, &st), RM_EUNSUPPORTED);
+    assert_int_equal(st, RM_ST_REFUSED);
+    rm_arena_reset(&arena);
+    rm_wr_free(&w);
+}
+
+/* cuPointerGetAttributes: each value its own size, a NULL output left NULL; cuPointerSetAttribute's value in;
+   a host address set refused; cuMemPoolGetAttribute by the pool table. */
+static void test_attrs_many(void **state)
+{
+    (void)state;
+    const rm_plan *pl = plan_named("cuPointerGetAttributes");
+    int in = sc_index(pl, "numAttributes"), ia = sc_index(pl, "attributes"), id = sc_index(pl, "data"),
+        ip = sc_index(pl, "ptr");
+    assert_int_equal(pl->cls, RM_CLASS_HAND);
+    assert_int_equal(pl->p[id].op, RM_OP_ATTRS);
+    assert_int_equal(pl->p[ip].op, RM_OP_ADDR);
+    int32_t attrs[RM_MAX_ATTRS + 1] = { 2, 3, 8, 12, 4 };   /* room for the count over the bound, below */
+    static const int size[5] = { 4, 8, 1, 8, 8 };
+    uint8_t vals[5][16];
+    void *data[5];
+    uint8_t params[64] __attribute__((aligned(16))) = {0};
+    uint32_t n = 5, st;
+    uint64_t ptr = 0x10000 + 64;
+    int32_t ret = 0;
+    memset(vals, 0xa5, sizeof vals);
+    for (int k = 0; k < 5; k++)
+        data[k] = k == 2 ? NULL : vals[k];
+    memcpy(params + pl->p[in].offset, &n, 4);
+    memcpy(params + pl->p[ia].offset, &(void *){ attrs }, 8);
+    memcpy(params + pl->p[id].offset, &(void *){ data }, 8);
+    memcpy(params + pl->p[ip].offset, &ptr, 8);
+    rm_call cc, sc;
+    rm_wr w, rw;
+    rm_wr_init(&w, 0);
+    rm_wr_init(&rw, 0);
+    assert_int_equal(rm_encode_call(pl, params, &ad_client, &w, &cc), RM_OK);
+    assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, &ad_server, &sc, &st), RM_OK);
+    void **sv = sc_ptr(pl, sc.params, id);
+    assert_int_equal(get_int((uint8_t *)sc.params + pl->p[ip].offset, 8), 0x7f000040u);
+    uint64_t host = 0x7f000000u + 100;
+    for (int k = 0; k < 5; k++) {
+        if (k == 2) {
+            assert_null(sv[k]);
+            continue;
+        }
+        assert_non_null(sv[k]);
+        memset(sv[k], 0x40 + k, RM_ATTR_STAGE);
+        if (k == 1 || k == 4)
+            memcpy(sv[k], &host, 8);
+    }
+    assert_int_equal(rm_encode_reply(&sc, 0, RM_ST_OK, &ret, &rw), RM_OK);
+    assert_int_equal(rm_decode_reply(&cc, &ret, rw.p, rw.len, &ad_client, &st), RM_OK);
+    assert_int_equal(st, RM_ST_OK);
+    for (int k = 0; k < 5; k++) {
+        for (int j = 0; j < 16; j++) {
+            int want = k == 2 || j >= size[k] ? 0xa5 : (k == 1 || k == 4) ? ((const uint8_t *)&(uint64_t){ 0x10064 })[j] : 0x40 + k;
+            assert_int_equal(vals[k][j], want);
+        }
+    }
+    rm_arena_reset(&arena);
+    rm_wr_free(&w);
+    rm_wr_free(&rw);
+    /* an unknown attribute among them, or more than RM_MAX_ATTRS: refused in the client */
+    attrs[3] = 1000;
+    rm_wr_init(&w, 0);
+    assert_int_equal(rm_encode_call(pl, params, &ad_client, &w, &cc), RM_EUNSUPPORTED);
+    rm_wr_free(&w);
+    n = RM_MAX_ATTRS + 1;   /* the program's array holds them: the bound is the codec's */
+    for (uint32_t k = 0; k < n; k++)
+        attrs[k] = 2;
+    memcpy(params + pl->p[in].offset, &n, 4);
+    rm_wr_init(&w, 0);
+    assert_int_equal(rm_encode_call(pl, params, &ad_client, &w, &cc), RM_EBOUNDS);
+    rm_wr_free(&w);
+
+    /* cuPointerSetAttribute(SYNC_MEMOPS): one byte in, staged in RM_ATTR_STAGE zeroed bytes */
+    pl = plan_named("cuPointerSetAttribute");
+    uint8_t sp[64] __attribute__((aligned(16))) = {0}, on[8] = { 1, 0x77, 0x77, 0x77 };
+    int attr = 6;
+    memcpy(sp + pl->p[sc_index(pl, "value")].offset, &(void *){ on }, 8);
+    memcpy(sp + pl->p[sc_index(pl, "attribute")].offset, &attr, 4);
+    rm_wr_init(&w, 0);
+    assert_int_equal(rm_encode_call(pl, sp, &ad_client, &w, &cc), RM_OK);
+    assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, &ad_server, &sc, &st), RM_OK);
+    const uint8_t *staged = sc_ptr(pl, sc.params, sc_index(pl, "value"));
+    assert_int_equal(staged[0], 1);
+    for (int k = 1; k < RM_ATTR_STAGE; k++)
+        assert_int_equal(staged[k], 0);
+    rm_arena_reset(&arena);
+    rm_wr_free(&w);
+    attr = 4;   /* HOST_POINTER set: a client address the server cannot use */
+    memcpy(sp + pl->p[sc_index(pl, "attribute")].offset, &attr, 4);
+    rm_wr_init(&w, 0);
+    assert_int_equal(rm_encode_call(pl, sp, &ad_client, &w, &cc), RM_EUNSUPPORTED);
+    rm_wr_free(&w);
+
+    /* the other tables: every value an ATTR sized by its enum (4: the release threshold; graph memory: u64s) */
+    static const struct { const char *api; int attr, size; } others[] = {
+        { "cuMemPoolSetAttribute", 1, 4 }, { "cudaMemPoolGetAttribute", 4, 8 }, { "cudaMemPoolSetAttribute", 1, 4 },
+        { "cuDeviceGetGraphMemAttribute", 0, 8 }, { "cuDeviceSetGraphMemAttribute", 1, 8 },
+        { "cudaDeviceGetGraphMemAttribute", 3, 8 }, { "cudaDeviceSetGraphMemAttribute", 1, 8 },
+    };
+    for (size_t k = 0; k < sizeof others / sizeof others[0]; k++) {
+        const rm_plan *op = plan_named(others[k].api);
+        const rm_pplan *vp = &op->p[sc_index(op, "value")];
+        uint8_t kind;
+        assert_int_equal(op->cls, RM_CLASS_HAND);
+        assert_int_equal(vp->op, RM_OP_ATTR);
+        assert_int_equal(rm_attr_size_of(vp, others[k].attr, &kind), others[k].size);
+        assert_int_equal(rm_attr_size_of(vp, 1000, &kind), 0);
+    }
+    /* launch attribute unions (streams, kernel nodes): the tree's whole union (CUlaunchAttributeValue, 64 bytes in
+       13.0), every id but the one whose value holds a pointer (DEVICE_UPDATABLE_KERNEL_NODE, 13) */
+    static const char *const unions[] = { "cuStreamGetAttribute", "cuStreamSetAttribute_ptsz", "cuGraphKernelNodeGetAttribute",
+                                          "cudaStreamSetAttribute", "cudaGraphKernelNodeGetAttribute" };
+    for (size_t k = 0; k < sizeof unions / sizeof unions[0]; k++) {
+        const rm_plan *op = plan_named(unions[k]);
+        const rm_pplan *vp = NULL;
+        uint8_t kind;
+        for (uint32_t i = 0; i < op->nparams; i++)
+            if (op->p[i].op == RM_OP_ATTR)
+                vp = &op->p[i];
+        assert_non_null(vp);
+        assert_int_equal(op->cls, RM_CLASS_HAND);
+        assert_int_equal(rm_attr_size_of(vp, 8 /* PRIORITY */, &kind), 64);
+        assert_int_equal(kind, RM_ATTR_POINTEE);
+        assert_int_equal(rm_attr_size_of(vp, 1 /* ACCESS_POLICY_WINDOW */, &kind), 64);
+        assert_int_equal(rm_attr_size_of(vp, 13, &kind), 0);
+        assert_int_equal(rm_attr_size_of(vp, 999, &kind), 0);
+    }
+    /* cuMemPoolGetAttribute(RELEASE_THRESHOLD): 8 bytes back */
+    pl = plan_named("cuMemPoolGetAttribute");
+    assert_int_equal(pl->cls, RM_CLASS_HAND);
+    uint8_t mp[64] __attribute__((aligned(16))) = {0}, v[16];
+    memset(v, 0xa5, sizeof v);
+    attr = 4;   /* CU_MEMPOOL_ATTR_RELEASE_THRESHOLD */
+    memcpy(mp + pl->p[sc_index(pl, "value")].offset, &(void *){ v }, 8);
+    memcpy(mp + pl->p[sc_index(pl, "attr")].offset, &attr, 4);
+    rm_wr_init(&w, 0);
+    rm_wr_init(&rw, 0);
+    assert_int_equal(rm_encode_call(pl, mp, NULL, &w, &cc), RM_OK);
+    assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, NULL, &sc, &st), RM_OK);
+    memset(sc_ptr(pl, sc.params, sc_index(pl, "value")), 0x33, RM_ATTR_STAGE);
+    assert_int_equal(rm_encode_reply(&sc, 0, RM_ST_OK, &ret, &rw), RM_OK);
+    assert_int_equal(rm_decode_reply(&cc, &ret, rw.p, rw.len, NULL, &st), RM_OK);
+    for (int k = 0; k < 16; k++)
+        assert_int_equal(v[k], k < 8 ? 0x33 : 0xa5);
+    rm_arena_reset(&arena);
+    rm_wr_free(&w);
+    rm_wr_free(&rw);
+}
+
+/* cuLaunchKernelEx's configuration: the struct and its attributes arrive whole, the count is the struct's, an id
+   this tree does not name or one whose value holds a pointer refused on both sides, more than RM_MAX_LATTRS too. */
+static void test_lconfig(void **state)
+{
+    (void)state;
+    const rm_plan *pl = plan_named("cuOccupancyMaxActiveClusters");
+    int ic = sc_index(pl, "config"), in = sc_index(pl, "numClusters");
+    assert_int_equal(pl->p[ic].op, RM_OP_LCONFIG);
+    assert_int_equal(pl->cls, RM_CLASS_FORWARD);
+    assert_int_equal(plan_named("cuLaunchKernelEx")->p[0].op, RM_OP_LCONFIG);
+    uint32_t ao, no;
+    const cushim_struct_info *at;
+    assert_true(rm_lconfig_fields(pl->p[ic].st, &ao, &no, &at));
+    assert_int_equal(at->size, 72);   /* CUlaunchAttribute: id, pad, a 64-byte value */
+    uint8_t cfg[64] __attribute__((aligned(16))), attrs[3 * 72] __attribute__((aligned(16)));
+    uint8_t params[64] __attribute__((aligned(16))) = {0};
+    int clusters = -1;
+    rnd_fill(cfg, sizeof cfg);
+    rnd_fill(attrs, sizeof attrs);
+    int32_t ids[3] = { 4 /* CLUSTER_DIMENSION */, 2 /* COOPERATIVE */, 8 /* PRIORITY */ };
+    for (int k = 0; k < 3; k++)
+        memcpy(attrs + k * 72, &ids[k], 4);
+    memcpy(cfg + ao, &(void *){ attrs }, 8);
+    memcpy(cfg + no, &(uint32_t){ 3 }, 4);
+    memcpy(params + pl->p[ic].offset, &(void *){ cfg }, 8);
+    memcpy(params + pl->p[in].offset, &(void *){ &clusters }, 8);
+    rm_call cc, sc;
+    rm_wr w;
+    uint32_t st;
+    rm_wr_init(&w, 0);
+    assert_int_equal(rm_encode_call(pl, params, NULL, &w, &cc), RM_OK);
+    assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, NULL, &sc, &st), RM_OK);
+    const uint8_t *scfg = sc_ptr(pl, sc.params, ic), *sattrs;
+    memcpy(&sattrs, scfg + ao, 8);
+    assert_memory_equal(scfg, cfg, ao);   /* the fields before attrs, then numAttrs */
+    assert_memory_equal(scfg + no, cfg + no, 4);
+    assert_memory_equal(sattrs, attrs, sizeof attrs);
+    rm_arena_reset(&arena);
+    /* numAttrs changed on the wire (the struct's copy says 3, the count 2): malformed */
+    uint8_t forged[1024];
+    assert_true(w.len <= sizeof forged);
+    memcpy(forged, w.p, w.len);
+    size_t cnt = w.len - sizeof attrs - 4;
+    memcpy(forged + cnt, &(uint32_t){ 2 }, 4);
+    assert_int_equal(rm_decode_call(plans, forged, w.len - 72, &arena, NULL, &sc, &st), RM_EMALFORMED);
+    rm_arena_reset(&arena);
+    /* a refused id forged into the message: refused by the server */
+    memcpy(forged, w.p, w.len);
+    memcpy(forged + cnt + 4 + 72, &(int32_t){ 13 /* DEVICE_UPDATABLE_KERNEL_NODE */ }, 4);
+    assert_int_equal(rm_decode_call(plans, forged, w.len, &arena, NULL, &sc, &st), RM_EUNSUPPORTED);
+    rm_arena_reset(&arena);
+    for (size_t len = 0; len < w.len; len++) {
+        assert_int_not_equal(rm_decode_call(plans, w.p, len, &arena, NULL, &sc, &st), RM_OK);
+        rm_arena_reset(&arena);
+    }
+    rm_wr_free(&w);
+    /* the client refuses the same, and an id no enum names, and too many */
+    static const int32_t bad[] = { 13, 9999 };
+    for (size_t b = 0; b < 2; b++) {
+        memcpy(attrs + 72, &bad[b], 4);
+        rm_wr_init(&w, 0);
+        assert_int_equal(rm_encode_call(pl, params, NULL, &w, &cc), RM_EUNSUPPORTED);
+        rm_wr_free(&w);
+    }
+    memcpy(cfg + no, &(uint32_t){ RM_MAX_LATTRS + 1 }, 4);
+    rm_wr_init(&w, 0);
+    assert_int_equal(rm_encode_call(pl, params, NULL, &w, &cc), RM_EBOUNDS);
+    rm_wr_free(&w);
+    memcpy(cfg + no, &(uint32_t){ 0 }, 4);   /* none: attrs may be anything, goes NULL */
+    rm_wr_init(&w, 0);
+    assert_int_equal(rm_encode_call(pl, params, NULL, &w, &cc), RM_OK);
+    assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, NULL, &sc, &st), RM_OK);
+    memcpy(&sattrs, (const uint8_t *)sc_ptr(pl, sc.params, ic) + ao, 8);
+    assert_null(sattrs);
+    rm_arena_reset(&arena);
+    rm_wr_free(&w);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -1368,6 +1756,9 @@ int main(void)
         cmocka_unit_test(test_scalars),
         cmocka_unit_test(test_anonymous_members),
         cmocka_unit_test(test_vmm),
+        cmocka_unit_test(test_attrs),
+        cmocka_unit_test(test_attrs_many),
+        cmocka_unit_test(test_lconfig),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
