@@ -29,7 +29,7 @@
  * stream has drained on the server (rp_hostfn.c). While a stream capture is open nothing is batched, and host copies
  * a graph would replay from the server's staging memory are refused (rp_graph.c).
  * One connection carries a process's calls in order. 'stats=1' prints the calls, round trips, batches, local
- * answers and shared-memory calls at exit.
+ * answers and shared-memory calls at exit, and the APIs with the most synchronous round trips.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -280,6 +280,8 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
     rm_meta_from_host(&m, host);
     s->plans = rm_plans_build(&m);
     s->logged = calloc(host->api_id_limit() + 1, 1);
+    if (s->stats && s->plans != NULL)   /* where the round trips go (rp_print_sync); none counted: no line */
+        s->sync_calls = calloc(s->plans->id_limit, sizeof *s->sync_calls);
     if (s->plans == NULL || s->logged == NULL) {
         host->log(self, CUSHIM_LOG_ERROR, "out of memory");
         rm_plans_free(s->plans);
@@ -376,6 +378,42 @@ static void rp_fork_child(cushim_plugin *self)
     atomic_store(&s->shm_chunks, 0);
     atomic_store(&s->zero_copies, 0);
     atomic_store(&s->bell_calls, 0);
+    for (uint32_t i = 0; s->sync_calls != NULL && i < s->plans->id_limit; i++)
+        atomic_store(&s->sync_calls[i], 0);
+}
+
+/* stats=1: the APIs that made the most synchronous round trips, most first (at most RP_SYNC_TOP), so that a run
+   shows where its round trips go: "remote: pid N: sync: cublasSetStream_v2 3200, cudaGetDevice 120". */
+#define RP_SYNC_TOP 8
+static void rp_print_sync(rp_state *s)
+{
+    uint32_t top[RP_SYNC_TOP], cnt[RP_SYNC_TOP], n = 0;
+    char line[1024];
+    int len;
+    if (s->sync_calls == NULL)
+        return;
+    for (uint32_t id = 0; id < s->plans->id_limit; id++) {
+        uint32_t c = atomic_load_explicit(&s->sync_calls[id], memory_order_relaxed), k;
+        if (c == 0 || (n == RP_SYNC_TOP && c <= cnt[n - 1]))
+            continue;
+        if (n < RP_SYNC_TOP)
+            n++;
+        for (k = n - 1; k > 0 && cnt[k - 1] < c; k--) {   /* an insertion: ties keep the lower id first */
+            top[k] = top[k - 1];
+            cnt[k] = cnt[k - 1];
+        }
+        top[k] = id;
+        cnt[k] = c;
+    }
+    if (n == 0)
+        return;
+    len = snprintf(line, sizeof line, "remote: pid %d: sync:", (int)getpid());
+    for (uint32_t k = 0; k < n && len > 0 && (size_t)len < sizeof line; k++) {
+        const rm_plan *pl = rm_plan_of(s->plans, top[k]);
+        len += snprintf(line + len, sizeof line - (size_t)len, "%s %s %u", k ? "," : "",
+                        pl != NULL ? pl->info->name : "?", cnt[k]);
+    }
+    fprintf(stderr, "%s\n", line);
 }
 
 /* At exit: the queued calls sent and answered, the counts asked for, the connection closed (the back end
@@ -394,6 +432,8 @@ static void rp_flush(cushim_plugin *self)
                 (unsigned long long)atomic_load(&s->cached), (unsigned long long)atomic_load(&s->chunks),
                 (unsigned long long)atomic_load(&s->shm_chunks), (unsigned long long)atomic_load(&s->zero_copies),
                 (unsigned long long)atomic_load(&s->bell_calls));
+    if (s->stats && atomic_load(&s->calls) != 0)
+        rp_print_sync(s);
     rp_conn_close(s);
 }
 

@@ -102,6 +102,7 @@ typedef struct rp_state {
     /* counts */
     _Atomic uint64_t calls, trips, batched, batches, cached, chunks, shm_chunks, zero_copies, bell_calls;
     _Atomic uint8_t *logged;       /* per API id: its refusal was logged */
+    _Atomic uint32_t *sync_calls;  /* per API id: its synchronous round trips (stats=1; NULL: not counted) */
     int32_t e_not_supported, e_invalid, e_not_found, e_unavailable, e_oom;
     const cushim_api_info *paraminfo;
     uint32_t tls_wr;               /* host TLS key: this thread's encoding buffer (kept: no page faults a call) */

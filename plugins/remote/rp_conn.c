@@ -41,6 +41,13 @@
 
 #define RP_NO_FAILURE 0xffffffffu
 
+/* A synchronous round trip of 'pl', counted by API for stats=1's list of where round trips go. */
+static void rp_count_sync(rp_state *s, const rm_plan *pl)
+{
+    if (s->sync_calls != NULL && pl != NULL && pl->id < s->plans->id_limit)
+        atomic_fetch_add_explicit(&s->sync_calls[pl->id], 1, memory_order_relaxed);
+}
+
 /* ---- the connection ---- */
 static int rp_connect_locked(rp_state *s)
 {
@@ -472,6 +479,7 @@ int32_t rp_forward(rp_state *s, const rm_plan *pl, void *params, void *retval, i
         rp_lost_locked(s, rc);
     pthread_mutex_unlock(&s->lock);
     atomic_fetch_add_explicit(&s->trips, 1, memory_order_relaxed);
+    rp_count_sync(s, pl);
     if (rc != RM_OK)
         return s->e_unavailable;
     if (status != RM_ST_OK)
@@ -538,6 +546,7 @@ void rp_forward_many(rp_state *s, const rm_plan *pl, uint32_t n, void *const *pa
     }
     pthread_mutex_unlock(&s->lock);
     atomic_fetch_add_explicit(&s->trips, 1, memory_order_relaxed);
+    rp_count_sync(s, pl);
 out:
     for (uint32_t k = 0; ws != NULL && k < n; k++)
         rm_wr_free(&ws[k]);

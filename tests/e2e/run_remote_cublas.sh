@@ -71,6 +71,14 @@ grep -q "^cublasLtMatmul pointer_mode=1 " "$d/plain.server.ltlog" || fail "no de
 [ "$(grep -c "cublasGemmEx: .*CUBLAS_STATUS_NOT_SUPPORTED" "$d/remote.err")" = 1 ] ||
     fail "the refused GemmEx was not logged once by name: $(cat "$d/remote.err")"
 grep -q "driver calls, .* round trips" "$d/remote.err" || fail "no stats line: $(cat "$d/remote.err")"
+# stats=1's list of the APIs with the most synchronous round trips: at most 8, most first, the counts adding up
+# to no more than the round trips
+syncs=$(sed -n 's/^remote: pid [0-9]*: sync: //p' "$d/remote.err")
+trips=$(sed -n 's/^remote: pid [0-9]*: [0-9]* driver calls, \([0-9]*\) round trips.*/\1/p' "$d/remote.err")
+echo "$syncs" | tr ',' '\n' | awk -v trips="${trips:-0}" 'NF != 2 || $2 !~ /^[0-9]+$/ { bad = 1 }
+    NR > 1 && $2 > last { bad = 1 } { last = $2; sum += $2 } END { exit bad || NR < 1 || NR > 8 || sum > trips }' ||
+    fail "no list of synchronous APIs (at most 8, most first, within $trips round trips): '$syncs'"
+echo "$syncs" | grep -q "cudaMalloc [0-9]" || fail "cudaMalloc's round trips not listed: '$syncs'"
 
 # 5. the launcher: cushim run --remote= interposes cuBLAS and cuBLASLt itself
 start_server run
