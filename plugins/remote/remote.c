@@ -202,6 +202,25 @@ static int32_t rp_host_free_rc(void *user, void *p)
     return rp_host_free(user, p);
 }
 
+/* ---- cuBLAS's fast paths (rp_cublas.c decides, docs/remote.md "cuBLAS and cuBLASLt") ---- */
+/* 1 when the call was answered here (*r its status) or batched (*r success, or why it could not be queued). While
+   a stream capture is open nothing is batched: the call is forwarded (0). */
+static int rp_blas_fast(rp_state *s, cushim_call *call, const rm_plan *pl, int32_t *r)
+{
+    int how = rp_cublas_route(call, r);
+    if (how == RP_BLAS_LOCAL) {
+        atomic_fetch_add_explicit(&s->cached, 1, memory_order_relaxed);
+        return 1;
+    }
+    if (how != RP_BLAS_BATCH || rp_capturing(s) || atomic_load_explicit(&s->dead, memory_order_relaxed))
+        return 0;
+    int32_t q = rp_queue(s, pl, call->params);
+    if (q == 0)
+        rp_cublas_after(call, 0);
+    *r = rc_lib_error(call->info->library, q);
+    return 1;
+}
+
 /* ---- the hook ---- */
 static int rp_pre(cushim_call *call, void *user, uint64_t *slot)
 {
@@ -220,6 +239,9 @@ static int rp_pre(cushim_call *call, void *user, uint64_t *slot)
         return cushim_call_skip(call, rc_lib_error(call->info->library, s->e_not_supported));
     }
     if (call->info->library == CUSHIM_LIB_RUNTIME && rc_pre(call, pl, &r))   /* copies, launches... */
+        return cushim_call_skip(call, r);
+    if ((call->info->library == CUSHIM_LIB_CUBLAS || call->info->library == CUSHIM_LIB_CUBLASLT) &&
+        rp_blas_fast(s, call, pl, &r))   /* a setter of the same value, a batched one (rp_cublas.c) */
         return cushim_call_skip(call, r);
     r = rp_dispatch(s, pl, call->params, call->retval, &answered);
     if (!answered)
@@ -358,6 +380,8 @@ static void rp_fork_child(cushim_plugin *self)
     s->batch_n = 0;
     s->ahead = 0;
     s->async_err = 0;
+    s->async_blas_err = 0;
+    s->batches_sent = s->batches_read = 0;
     s->thread_sent = 0;   /* the child's server knows none of its threads yet */
     s->batch_tid = 0;
     s->in_flight = 0;

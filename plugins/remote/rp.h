@@ -31,6 +31,7 @@
 #define RP_BATCH_CALLS 1024        /* a batch is sent when it holds this many calls ...                      */
 #define RP_BATCH_BYTES (256u << 10) /* ... or this many bytes                                                */
 #define RP_BATCHES_AHEAD 8         /* batches sent and not yet answered before the client waits for them     */
+#define RP_BATCH_RING (RP_BATCHES_AHEAD + 2) /* batches followed at once: sent ahead, one more, the one queued */
 #define RP_CHUNK (8u << 20)        /* bulk copies are split in calls of at most this many bytes, pipelined   */
 #define RP_SHM_SLOTS 4u            /* slots of RP_CHUNK bytes in the shared area (copies in flight at once)  */
 #define RP_SHM_MIN (64u << 10)     /* byte copies this large go through the shared area when there is one    */
@@ -87,6 +88,10 @@ typedef struct rp_state {
     uint32_t batch_n;
     uint32_t ahead;                /* batches sent whose replies are not read yet */
     int32_t async_err;             /* the first batched call that failed since the last report (0: none) */
+    int32_t async_blas_err;        /* ... of cuBLAS or cuBLASLt: a cublasStatus_t, reported by their calls only */
+    uint32_t batches_sent, batches_read;  /* batches sent, and whose replies were read (counts, wrapping) */
+    uint8_t batch_blas[RP_BATCH_RING][RP_BATCH_CALLS / 8]; /* per batch in flight or queued, by batches_sent:
+                                                              which of its calls are cuBLAS's (the error's domain) */
     uint64_t thread_sent;          /* the client thread last named to the server (RM_MSG_THREAD); 0: none */
     uint64_t batch_tid;            /* the thread whose calls the batch holds (a batch holds one thread's) */
     _Atomic uint64_t next_tid;     /* thread numbers, from 1, never reused */

@@ -106,6 +106,7 @@ void rp_lost_locked(rp_state *s, int rc)
     rm_inbuf_reset(&s->in);
     s->dead = 1;
     s->ahead = 0;
+    s->batches_read = s->batches_sent;
     s->in_flight = 0;
     s->batch_n = 0;
     rm_wr_reset(&s->batch);
@@ -267,8 +268,10 @@ int rp_send_batch_locked(rp_state *s)
     atomic_fetch_add_explicit(&s->batches, 1, memory_order_relaxed);
     s->batch_n = 0;
     rm_wr_reset(&s->batch);
-    if (rc == RM_OK)
+    if (rc == RM_OK) {
         s->ahead++;
+        s->batches_sent++;
+    }
     return rc;
 }
 
@@ -293,14 +296,17 @@ int rp_read_ahead_locked(rp_state *s)
             rm_rd_bytes(&r, (uint8_t[64]){0}, size) != RM_OK || r.pos != r.len)
             return RM_EMALFORMED;
         s->ahead--;
+        const uint8_t *blas = s->batch_blas[s->batches_read++ % RP_BATCH_RING];
         if (failed == RP_NO_FAILURE)
             continue;
+        int32_t *keep = failed < RP_BATCH_CALLS && (blas[failed / 8] >> (failed % 8) & 1) ? &s->async_blas_err :
+                        &s->async_err;
         if (status == RM_ST_OK && size >= 4)
             memcpy(&code, s->rbuf + 16, 4);
         else
             code = rp_status_result(s, NULL, status);
-        if (s->async_err == 0 && code != 0) {
-            s->async_err = code;
+        if (*keep == 0 && code != 0) {
+            *keep = code;
             s->host->log(s->self, CUSHIM_LOG_DEBUG, "call %u of a batch failed with %d: the next synchronous call "
                          "returns it", failed, code);
         }
@@ -312,12 +318,15 @@ int rp_read_ahead_locked(rp_state *s)
 void rp_take_async_err_locked(rp_state *s, const rm_plan *pl, void *retval)
 {
     int32_t result;
-    if (s->async_err == 0 || !pl->ret_status)
+    /* each in its own domain: a cuBLAS status from a cuBLAS or cuBLASLt call, a CUresult from any other */
+    int32_t *err = pl->info->library == CUSHIM_LIB_CUBLAS || pl->info->library == CUSHIM_LIB_CUBLASLT ?
+                   &s->async_blas_err : &s->async_err;
+    if (*err == 0 || !pl->ret_status)
         return;
     memcpy(&result, retval, sizeof result);
     if (result == 0) {
-        memcpy(retval, &s->async_err, sizeof s->async_err);
-        s->async_err = 0;
+        memcpy(retval, err, sizeof *err);
+        *err = 0;
     }
 }
 
@@ -336,6 +345,9 @@ void rp_conn_flush(rp_state *s, int wait)
     if (wait && s->async_err != 0)
         s->host->log(s->self, CUSHIM_LOG_WARN, "an asynchronous call failed with %d and no later synchronous call "
                      "reported it", s->async_err);
+    if (wait && s->async_blas_err != 0)
+        s->host->log(s->self, CUSHIM_LOG_WARN, "a batched cuBLAS call failed with status %d and no later "
+                     "synchronous cuBLAS call reported it", s->async_blas_err);
     if (wait && s->delay_us != 0)
         s->host->log(s->self, CUSHIM_LOG_INFO, "delay_us=%u: %llu round trips delayed (a simulated distance)",
                      s->delay_us, (unsigned long long)s->delays);
@@ -401,11 +413,17 @@ int32_t rp_queue(rp_state *s, const rm_plan *pl, void *params)
             goto out;
         }
     }
+    uint8_t *blas = s->batch_blas[s->batches_sent % RP_BATCH_RING];
     if (s->batch_n == 0) {
         s->batch_tid = me;
         rm_wr_reset(&s->batch);
         rm_wr_u32(&s->batch, 0);   /* the count, written when sent */
+        memset(blas, 0, sizeof s->batch_blas[0]);
     }
+    if (pl->info->library == CUSHIM_LIB_CUBLAS || pl->info->library == CUSHIM_LIB_CUBLASLT)
+        blas[s->batch_n / 8] |= (uint8_t)(1u << (s->batch_n % 8));
+    else
+        blas[s->batch_n / 8] &= (uint8_t)~(1u << (s->batch_n % 8));
     rm_wr_u32(&s->batch, (uint32_t)w->len);
     rm_wr_bytes(&s->batch, w->p, w->len);
     if (s->batch.err != RM_OK) {   /* no memory for the batch: what it held is lost, say so at the next call */

@@ -6,6 +6,10 @@
  * type; cuBLASLt's descriptors, layouts, preferences, their attributes, a
  * heuristic and a float/double matmul. Matrices live in the fake driver's
  * device memory, which is this process's heap: the routines compute on it.
+ * As the real cuBLAS, cublasSetStream_v2 resets the handle's workspace to the
+ * library's own. Every call that changes a handle's state (a setter of another
+ * value, a stream set, every cuBLASLt attribute setter and destroy, with its
+ * status) is logged too, in order, so a test sees that none was lost.
  * Counts in FAKE_CUBLAS_COUNTS / FAKE_CUBLASLT_COUNTS; each computing call
  * appends what it received (pointer mode, scalar values, shapes, whether a
  * stream and workspace were set) to FAKE_CUBLAS_LOG / FAKE_CUBLASLT_LOG, so a
@@ -131,6 +135,7 @@ FL_EXPORT cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t dh)
 {
     fl_desc *d = FL_D(dh);
     FK_COUNT(4);
+    fl_log("FAKE_CUBLASLT_LOG", "cublasLtMatmulDescDestroy %s", d != NULL && d->magic == 0x1d ? "ok" : "invalid");
     if (d == NULL || d->magic != 0x1d)
         return CUBLAS_STATUS_INVALID_VALUE;
     d->magic = 0;
@@ -154,7 +159,10 @@ FL_EXPORT cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t dh,
     fl_desc *d = FL_D(dh);
     FK_COUNT(5);
     int32_t *f = d != NULL && d->magic == 0x1d ? fl_desc_field(d, a) : NULL;
-    if (f == NULL || buf == NULL || size != sizeof *f)
+    int ok = f != NULL && buf != NULL && size == sizeof *f;
+    fl_log("FAKE_CUBLASLT_LOG", "cublasLtMatmulDescSetAttribute attr=%d size=%zu value=%d %s", (int)a, size,
+           ok ? *(const int32_t *)buf : 0, ok ? "ok" : "invalid");
+    if (!ok)
         return CUBLAS_STATUS_INVALID_VALUE;
     memcpy(f, buf, sizeof *f);
     return CUBLAS_STATUS_SUCCESS;
@@ -191,6 +199,7 @@ FL_EXPORT cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t lh)
 {
     fl_layout *l = FL_L(lh);
     FK_COUNT(8);
+    fl_log("FAKE_CUBLASLT_LOG", "cublasLtMatrixLayoutDestroy %s", l != NULL && l->magic == 0x1a ? "ok" : "invalid");
     if (l == NULL || l->magic != 0x1a)
         return CUBLAS_STATUS_INVALID_VALUE;
     l->magic = 0;
@@ -202,8 +211,11 @@ FL_EXPORT cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t
 {
     fl_layout *l = FL_L(lh);
     FK_COUNT(9);
-    if (l == NULL || l->magic != 0x1a || buf == NULL || a != CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT ||
-        size != sizeof l->batch)
+    int ok = l != NULL && l->magic == 0x1a && buf != NULL && a == CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT &&
+             size == sizeof l->batch;
+    fl_log("FAKE_CUBLASLT_LOG", "cublasLtMatrixLayoutSetAttribute attr=%d size=%zu value=%d %s", (int)a, size,
+           ok ? *(const int32_t *)buf : 0, ok ? "ok" : "invalid");
+    if (!ok)
         return CUBLAS_STATUS_INVALID_VALUE;
     memcpy(&l->batch, buf, sizeof l->batch);
     return CUBLAS_STATUS_SUCCESS;
@@ -223,6 +235,7 @@ FL_EXPORT cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreferenc
 {
     fl_pref *p = FL_P(ph);
     FK_COUNT(11);
+    fl_log("FAKE_CUBLASLT_LOG", "cublasLtMatmulPreferenceDestroy %s", p != NULL && p->magic == 0x1b ? "ok" : "invalid");
     if (p == NULL || p->magic != 0x1b)
         return CUBLAS_STATUS_INVALID_VALUE;
     p->magic = 0;
@@ -235,8 +248,11 @@ FL_EXPORT cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPref
 {
     fl_pref *p = FL_P(ph);
     FK_COUNT(12);
-    if (p == NULL || p->magic != 0x1b || buf == NULL || a != CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES ||
-        size != sizeof p->max_ws)
+    int ok = p != NULL && p->magic == 0x1b && buf != NULL && a == CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES &&
+             size == sizeof p->max_ws;
+    fl_log("FAKE_CUBLASLT_LOG", "cublasLtMatmulPreferenceSetAttribute attr=%d size=%zu value=%llu %s", (int)a, size,
+           ok ? (unsigned long long)*(const uint64_t *)buf : 0ull, ok ? "ok" : "invalid");
+    if (!ok)
         return CUBLAS_STATUS_INVALID_VALUE;
     memcpy(&p->max_ws, buf, sizeof p->max_ws);
     return CUBLAS_STATUS_SUCCESS;
@@ -337,6 +353,7 @@ FL_EXPORT cublasStatus_t cublasDestroy_v2(cublasHandle_t h)
     FK_COUNT(1);
     if (!fl_ok(h))
         return CUBLAS_STATUS_NOT_INITIALIZED;
+    fl_log("FAKE_CUBLAS_LOG", "cublasDestroy_v2");
     h->magic = 0;
     free(h);
     return CUBLAS_STATUS_SUCCESS;
@@ -354,7 +371,12 @@ FL_EXPORT cublasStatus_t cublasSetStream_v2(cublasHandle_t h, cudaStream_t s)
     FK_COUNT(4);
     if (!fl_ok(h))
         return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (h->stream != s || h->ws != NULL)
+        fl_log("FAKE_CUBLAS_LOG", "cublasSetStream_v2 stream=%s%s", s ? "set" : "default",
+               h->ws != NULL ? ", workspace reset" : "");
     h->stream = s;
+    h->ws = NULL;   /* the real library's too: "unconditionally resets the workspace to the default pool" */
+    h->ws_size = 0;
     return CUBLAS_STATUS_SUCCESS;
 }
 FL_EXPORT cublasStatus_t cublasGetStream_v2(cublasHandle_t h, cudaStream_t *s)
@@ -371,6 +393,8 @@ FL_EXPORT cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t h, void *ws, size_
     if (!fl_ok(h) || (ws == NULL) != (size == 0))
         return CUBLAS_STATUS_INVALID_VALUE;
     memset(ws, 0, size);   /* device memory of the fake driver: this process's heap, writable */
+    if (h->ws != ws || h->ws_size != size)
+        fl_log("FAKE_CUBLAS_LOG", "cublasSetWorkspace_v2 size=%zu", size);
     h->ws = ws;
     h->ws_size = size;
     return CUBLAS_STATUS_SUCCESS;
@@ -380,6 +404,8 @@ FL_EXPORT cublasStatus_t cublasSetMathMode(cublasHandle_t h, cublasMath_t mode)
     FK_COUNT(7);
     if (!fl_ok(h))
         return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (h->math != mode)
+        fl_log("FAKE_CUBLAS_LOG", "cublasSetMathMode %d", (int)mode);
     h->math = mode;
     return CUBLAS_STATUS_SUCCESS;
 }
@@ -396,6 +422,8 @@ FL_EXPORT cublasStatus_t cublasSetPointerMode_v2(cublasHandle_t h, cublasPointer
     FK_COUNT(9);
     if (!fl_ok(h) || (mode != CUBLAS_POINTER_MODE_HOST && mode != CUBLAS_POINTER_MODE_DEVICE))
         return CUBLAS_STATUS_INVALID_VALUE;
+    if (h->pmode != mode)
+        fl_log("FAKE_CUBLAS_LOG", "cublasSetPointerMode_v2 %d", (int)mode);
     h->pmode = mode;
     return CUBLAS_STATUS_SUCCESS;
 }
