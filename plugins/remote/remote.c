@@ -114,6 +114,8 @@ static int32_t rp_dispatch(rp_state *s, const rm_plan *pl, void *params, void *r
         rp_kparam_forget(s);   /* the unloaded functions' handles may come back for other kernels */
     if ((pl->devcopy_param >= 0 || pl->chunk_host >= 0) && rp_graph_pre(s, pl, params, &r)) {
         /* refused, or made zero copy, because of a stream capture or a graph (rp_graph.c) */
+    } else if (pl->nparams == 2 && rp_graph_is_capturing(s, pl, params, retval, answered, &r)) {
+        /* a capture query: of a special stream with no capture open, answered here (rp_graph.c) */
     } else if (pl->cache == RM_CACHE_PROCESS || pl->cache == RM_CACHE_FUNC) {
         r = rp_cached(s, pl, params, retval, answered);
     } else if (pl->chunk_host >= 0 && pl->nparams == 4 && s->shm_opt && s->shm_state >= 0 &&

@@ -125,6 +125,7 @@ typedef struct rp_state {
     /* stream captures this process began and has not ended (rp_graph.c), under glock */
     pthread_mutex_t glock;
     _Atomic int captures;          /* open captures: nothing is batched while > 0 */
+    _Atomic int iscap_seen;        /* the server answered a capture query of a special stream (rp_graph.c) */
     uint8_t capture_used[RP_CAPTURES];
     uint64_t capture_stream[RP_CAPTURES];
     int32_t e_wrong_thread;        /* CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: an end that did not end it */
@@ -198,6 +199,9 @@ int rp_graph_pre(rp_state *s, const rm_plan *pl, void *params, int32_t *r);
 /* After a call of a plan with 'capture' set, with the program's result. */
 void rp_graph_post(rp_state *s, const rm_plan *pl, void *params, int32_t result);
 void rp_graph_forget(rp_state *s);   /* a forked child */
+/* cuStreamIsCapturing/cudaStreamIsCapturing[_ptsz]: 1 when it took the call (answered here, or forwarded: *r, and
+   *answered as rp_forward's); 0 for any other API. */
+int rp_graph_is_capturing(rp_state *s, const rm_plan *pl, void *params, void *retval, int *answered, int32_t *r);
 int rp_graph_init(rp_state *s, cushim_plugin *self);   /* at load: CUSHIM_OK or the host's error */
 /* rm_ctx.keep: an array the server returned for an OWNED_OUT output, kept for this thread (rp_graph.c) */
 const void *rp_graph_keep(void *user, uint32_t param, const void *bytes, size_t n);
