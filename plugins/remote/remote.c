@@ -232,6 +232,7 @@ static int rp_pre(cushim_call *call, void *user, uint64_t *slot)
     int32_t r;
     (void)slot;
     atomic_fetch_add_explicit(&s->calls, 1, memory_order_relaxed);
+    rc_note_api(call->api_id);   /* a context change: cudaGetDevice asks again (rc_cudart.c) */
     if (call->info->library == CUSHIM_LIB_DRIVER && rp_pinned(s, call, &r))
         return cushim_call_skip(call, r);
     if (rp_hostfn_pre(call, &r))   /* host functions run here (rp_hostfn.c) */
@@ -455,7 +456,8 @@ static void rp_flush(cushim_plugin *self)
                 "batches, %llu answered locally, %llu copy chunks, %llu through shared memory, %llu zero-copy, %llu calls by doorbell)\n", (int)getpid(),
                 (unsigned long long)atomic_load(&s->calls), (unsigned long long)atomic_load(&s->trips), s->server,
                 (unsigned long long)atomic_load(&s->batched), (unsigned long long)atomic_load(&s->batches),
-                (unsigned long long)atomic_load(&s->cached), (unsigned long long)atomic_load(&s->chunks),
+                (unsigned long long)(atomic_load(&s->cached) + rc_local_answers()),
+                (unsigned long long)atomic_load(&s->chunks),
                 (unsigned long long)atomic_load(&s->shm_chunks), (unsigned long long)atomic_load(&s->zero_copies),
                 (unsigned long long)atomic_load(&s->bell_calls));
     if (s->stats && atomic_load(&s->calls) != 0)
