@@ -303,6 +303,8 @@ int rp_read_ahead_locked(rp_state *s)
                         &s->async_err;
         if (status == RM_ST_OK && size >= 4)
             memcpy(&code, s->rbuf + 16, 4);
+        else if (keep == &s->async_blas_err)   /* did not run: the remoting's reason, in cuBLAS's words */
+            code = rc_lib_error(CUSHIM_LIB_CUBLAS, rp_status_result(s, NULL, status));
         else
             code = rp_status_result(s, NULL, status);
         if (*keep == 0 && code != 0) {

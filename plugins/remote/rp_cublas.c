@@ -45,7 +45,8 @@ typedef struct rpb_entry {
 enum {
     RPB_CREATE, RPB_DESTROY, RPB_SET_STREAM, RPB_GET_STREAM, RPB_SET_WS, RPB_SET_MATH, RPB_GET_MATH, RPB_SET_PMODE,
     RPB_GET_PMODE, RPB_SET_ATOMICS, RPB_GET_ATOMICS, RPB_DESC_CREATE, RPB_DESC_SET, RPB_DESC_DESTROY,
-    RPB_LAYOUT_CREATE, RPB_LAYOUT_SET, RPB_LAYOUT_DESTROY, RPB_PREF_CREATE, RPB_PREF_SET, RPB_PREF_DESTROY, RPB_NAPI
+    RPB_LAYOUT_CREATE, RPB_LAYOUT_SET, RPB_LAYOUT_DESTROY, RPB_PREF_CREATE, RPB_PREF_SET, RPB_PREF_DESTROY,
+    RPB_SGEMM, RPB_SGEMM_SB, RPB_NAPI
 };
 static const char *const rpb_api_names[RPB_NAPI] = {
     "cublasCreate_v2", "cublasDestroy_v2", "cublasSetStream_v2", "cublasGetStream_v2", "cublasSetWorkspace_v2",
@@ -53,7 +54,7 @@ static const char *const rpb_api_names[RPB_NAPI] = {
     "cublasSetAtomicsMode", "cublasGetAtomicsMode", "cublasLtMatmulDescCreate", "cublasLtMatmulDescSetAttribute",
     "cublasLtMatmulDescDestroy", "cublasLtMatrixLayoutCreate", "cublasLtMatrixLayoutSetAttribute",
     "cublasLtMatrixLayoutDestroy", "cublasLtMatmulPreferenceCreate", "cublasLtMatmulPreferenceSetAttribute",
-    "cublasLtMatmulPreferenceDestroy",
+    "cublasLtMatmulPreferenceDestroy", "cublasSgemm_v2", "cublasSgemmStridedBatched",
 };
 
 /* The cuBLASLt attributes whose setter is batched, with the bytes each takes (cublasLt.h's documentation of each
@@ -366,6 +367,28 @@ static int rpb_attr_ok(int kind, int64_t attr, int64_t size)
     return 0;
 }
 
+/* An SGEMM (or its strided batched form) whose arguments pass every check cuBLAS makes before it launches (those
+   of the reference BLAS: the operations, m, n, k and the batch count not negative, each leading dimension at
+   least the rows it holds) on a handle the client created, with its scalars and matrices given. 1: it can be
+   batched. The pointers are not checked, as cuBLAS does not check them either: a bad one faults on the device,
+   an asynchronous error in both. */
+static int rpb_gemm_ok(const cushim_api_info *a, const void *params, int batched)
+{
+    int64_t ta, tb, m, n, k, lda, ldb, ldc, count = 1;
+    if (!rpb_value(a, params, "transa", &ta) || !rpb_value(a, params, "transb", &tb) ||
+        !rpb_value(a, params, "m", &m) || !rpb_value(a, params, "n", &n) || !rpb_value(a, params, "k", &k) ||
+        !rpb_value(a, params, "lda", &lda) || !rpb_value(a, params, "ldb", &ldb) ||
+        !rpb_value(a, params, "ldc", &ldc) || (batched && !rpb_value(a, params, "batchCount", &count)))
+        return 0;
+    if (ta < 0 || ta > 2 || tb < 0 || tb > 2 || m < 0 || n < 0 || k < 0 || count < 0)   /* CUBLAS_OP_N, _T, _C */
+        return 0;
+    int64_t arows = ta == 0 ? m : k, brows = tb == 0 ? k : n;
+    if (lda < (arows > 1 ? arows : 1) || ldb < (brows > 1 ? brows : 1) || ldc < (m > 1 ? m : 1))
+        return 0;
+    return rpb_ptr(a, params, "alpha") != NULL && rpb_ptr(a, params, "beta") != NULL &&
+           rpb_ptr(a, params, "A") != NULL && rpb_ptr(a, params, "B") != NULL && rpb_ptr(a, params, "C") != NULL;
+}
+
 int rp_cublas_route(const cushim_call *call, int32_t *status)
 {
     static const uint8_t kind_of[RPB_NAPI] = {
@@ -381,7 +404,11 @@ int rp_cublas_route(const cushim_call *call, int32_t *status)
         return RP_BLAS_FORWARD;
     *status = 0;
     pthread_mutex_lock(&rpb.lock);
-    if (which <= RPB_GET_ATOMICS) {   /* a cuBLAS handle's setter or getter */
+    if (which == RPB_SGEMM || which == RPB_SGEMM_SB) {
+        rpb_entry *e = rpb_value(a, call->params, "handle", &key) ? rpb_find_locked((uint64_t)key, RPB_HANDLE) : NULL;
+        if (e != NULL && e->created && rpb_gemm_ok(a, call->params, which == RPB_SGEMM_SB))
+            how = RP_BLAS_BATCH;
+    } else if (which <= RPB_GET_ATOMICS) {   /* a cuBLAS handle's setter or getter */
         rpb_entry *e = rpb_value(a, call->params, "handle", &key) ? rpb_find_locked((uint64_t)key, RPB_HANDLE) : NULL;
         void *out = NULL;
         if (e == NULL)

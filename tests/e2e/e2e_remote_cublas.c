@@ -13,8 +13,8 @@
  *     a matmul with host scalars, then with device scalars (CUBLASLT_MATMUL_DESC_POINTER_MODE), destroyed.
  *   - PyTorch's pattern per GEMM, E2E_LOOP times (default 4): a handle's stream, workspace and math mode set to
  *     the same values, an SGEMM; a cuBLASLt descriptor, layouts and preference created, their attributes set, the
- *     heuristic, a matmul, all destroyed; then setters the library refuses (an attribute it does not know, a size
- *     it does not take): their statuses printed;
+ *     heuristic, a matmul, all destroyed; then SGEMMs and setters the library refuses (a leading dimension too
+ *     small, a negative k, an attribute it does not know, a size it does not take): their statuses printed;
  *   - E2E_ASYNC_ERR=1 instead: a batched setter the server's library refuses (the fake knows no epilogue), then a
  *     driver call (success: cuBLAS's error is not the driver's) and a cuBLAS call (returns the setter's status).
  * Every result is printed; with E2E_NO_DRIVER=1 it checks that no libcuda.so.1 was loaded in this process.
@@ -272,6 +272,10 @@ static void torch_like(int n)
         if (it == n - 1) {   /* what the library refuses stays its answer */
             int32_t bad = 1;
             int64_t wide = 1;
+            printf("sgemm with lda below m: status %d\n",
+                   (int)cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &alpha, A, 1, B, 3, &beta, C, 2));
+            printf("sgemm with a negative k: status %d\n",
+                   (int)cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, -3, &alpha, A, 2, B, 3, &beta, C, 2));
             printf("lt set unknown attribute: status %d\n",
                    (int)cublasLtMatmulDescSetAttribute(desc, (cublasLtMatmulDescAttributes_t)9999, &bad, sizeof bad));
             printf("lt set attribute of another size: status %d\n",

@@ -442,11 +442,18 @@ static void fl_note(const char *api, cublasHandle_t h, double alpha, double beta
            api, (int)h->pmode, alpha, beta, m, n, k, batch, h->stream ? "set" : "default", h->ws_size, (int)h->math);
 }
 
+/* cuBLAS's checks before a GEMM runs (the reference BLAS's): the operations (CUBLAS_OP_C is CUBLAS_OP_T for real
+   matrices), m, n, k not negative, each leading dimension at least the rows it holds, the scalars and matrices
+   given. */
 static int fl_args(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
-                   const void *alpha, const void *A, const void *B, const void *beta, const void *C)
+                   const void *alpha, const void *A, int lda, const void *B, int ldb, const void *beta, const void *C,
+                   int ldc)
 {
-    return fl_ok(h) && (ta == CUBLAS_OP_N || ta == CUBLAS_OP_T) && (tb == CUBLAS_OP_N || tb == CUBLAS_OP_T) &&
-           m >= 0 && n >= 0 && k >= 0 && alpha != NULL && beta != NULL && A != NULL && B != NULL && C != NULL;
+    int arows = ta == CUBLAS_OP_N ? m : k, brows = tb == CUBLAS_OP_N ? k : n;
+    return fl_ok(h) && (ta == CUBLAS_OP_N || ta == CUBLAS_OP_T || ta == CUBLAS_OP_C) &&
+           (tb == CUBLAS_OP_N || tb == CUBLAS_OP_T || tb == CUBLAS_OP_C) && m >= 0 && n >= 0 && k >= 0 &&
+           lda >= (arows > 1 ? arows : 1) && ldb >= (brows > 1 ? brows : 1) && ldc >= (m > 1 ? m : 1) &&
+           alpha != NULL && beta != NULL && A != NULL && B != NULL && C != NULL;
 }
 
 /* Column-major C = alpha*op(A)*op(B) + beta*C (the scalars read alike in both pointer modes: this fake's
@@ -456,9 +463,9 @@ FL_EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t h, cublasOperation_t ta, 
                                         const float *beta, float *C, int ldc)
 {
     FK_COUNT(3);
-    if (!fl_args(h, ta, tb, m, n, k, alpha, A, B, beta, C))
+    if (!fl_args(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc))
         return CUBLAS_STATUS_INVALID_VALUE;
-    fl_gemm(ta == CUBLAS_OP_T, tb == CUBLAS_OP_T, m, n, k, *alpha, A, lda, B, ldb, *beta, C, ldc, C, ldc, 0);
+    fl_gemm(ta != CUBLAS_OP_N, tb != CUBLAS_OP_N, m, n, k, *alpha, A, lda, B, ldb, *beta, C, ldc, C, ldc, 0);
     fl_note("cublasSgemm_v2", h, *alpha, *beta, m, n, k, 1);
     return CUBLAS_STATUS_SUCCESS;
 }
@@ -468,10 +475,10 @@ FL_EXPORT cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOpera
                                                    const float *beta, float *C, int ldc, long long sc, int batch)
 {
     FK_COUNT(11);
-    if (!fl_args(h, ta, tb, m, n, k, alpha, A, B, beta, C) || batch < 0)
+    if (!fl_args(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc) || batch < 0)
         return CUBLAS_STATUS_INVALID_VALUE;
     for (int i = 0; i < batch; i++)
-        fl_gemm(ta == CUBLAS_OP_T, tb == CUBLAS_OP_T, m, n, k, *alpha, A + i * sa, lda, B + i * sb, ldb, *beta,
+        fl_gemm(ta != CUBLAS_OP_N, tb != CUBLAS_OP_N, m, n, k, *alpha, A + i * sa, lda, B + i * sb, ldb, *beta,
                 C + i * sc, ldc, C + i * sc, ldc, 0);
     fl_note("cublasSgemmStridedBatched", h, *alpha, *beta, m, n, k, batch);
     return CUBLAS_STATUS_SUCCESS;
@@ -484,7 +491,7 @@ static cublasStatus_t fl_gemm_ex(const char *api, cublasHandle_t h, cublasOperat
                                  void *C, cudaDataType ct, int ldc, long long sc, int batch,
                                  cublasComputeType_t compute)
 {
-    if (!fl_args(h, ta, tb, m, n, k, alpha, A, B, beta, C) || batch < 0)
+    if (!fl_args(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc) || batch < 0)
         return CUBLAS_STATUS_INVALID_VALUE;
     int dbl = compute == CUBLAS_COMPUTE_64F;
     if ((compute != CUBLAS_COMPUTE_32F && compute != CUBLAS_COMPUTE_32F_FAST_TF32 && !dbl) || at != bt || at != ct ||
@@ -494,7 +501,7 @@ static cublasStatus_t fl_gemm_ex(const char *api, cublasHandle_t h, cublasOperat
     double b = dbl ? *(const double *)beta : *(const float *)beta;
     size_t e = dbl ? sizeof(double) : sizeof(float);
     for (int i = 0; i < batch; i++)
-        fl_gemm(ta == CUBLAS_OP_T, tb == CUBLAS_OP_T, m, n, k, a, (const char *)A + i * sa * e, lda,
+        fl_gemm(ta != CUBLAS_OP_N, tb != CUBLAS_OP_N, m, n, k, a, (const char *)A + i * sa * e, lda,
                 (const char *)B + i * sb * e, ldb, b, (char *)C + i * sc * e, ldc, (char *)C + i * sc * e, ldc, dbl);
     fl_note(api, h, a, b, m, n, k, batch);
     return CUBLAS_STATUS_SUCCESS;
