@@ -9,7 +9,8 @@
  *
  * One pre hook on every driver API (lib:driver, but cuGetProcAddress, which the shim answers itself), and on
  * the runtime, NVML, cuBLAS and cuBLASLt but the calls returning error texts (rc_cudart.c: runtime-API programs,
- * preloaded; rp_cublas.c: cuBLAS's pointer-mode scalars; cuBLAS is interposed where CUSHIM_LIBS names it),
+ * preloaded; rp_cublas.c: cuBLAS's pointer-mode scalars, its setters answered here or batched, SGEMMs batched;
+ * cuBLAS is interposed where CUSHIM_LIBS names it),
  * registered with CUSHIM_HOOK_SERVE so that it is reached when no libcuda.so.1 is installed. It runs last
  * among pre hooks (other plugins see the call first) and always skips the real function: the call is encoded
  * by its plan (remote/rm_plan.h, from the metadata), sent, and the reply decoded into the program's own

@@ -9,7 +9,12 @@
  * type, data type or the descriptor's scale type) and sent as bytes; in device mode it is a device address and
  * never read here. A scalar whose size or mode cannot be told (an untracked descriptor, an unknown compute type)
  * is refused: the call returns CUBLAS_STATUS_NOT_SUPPORTED and its name is logged once (remote.c).
- * Everything is read through the SDK's metadata (parameters and enum constants by name), never from headers.
+ * The fast paths (rp_cublas_route, before a call is dispatched): the handles and descriptors the client saw
+ * created, and the values the library accepted on a handle, make a setter of the value it has and a getter of a
+ * value set answerable here, and a setter, a destroy or an SGEMM that passes the library's own checks batchable
+ * (remote.c queues it and calls rp_cublas_after as for an answered call). Anything not known goes as before.
+ * Everything is read through the SDK's metadata (parameters and enum constants by name), never from headers,
+ * but the sizes of cuBLASLt's attributes (rpb_*_attrs), which only the header's documentation gives.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
