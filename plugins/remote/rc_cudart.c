@@ -31,7 +31,9 @@
  * or the server last gave it, until a call that may change a thread's current context or device is made by any
  * thread (rc_note_api: a driver API with 'Ctx' in its name but not 'Get', cudaDeviceReset, cudaThreadExit,
  * cudaSetValidDevices, cudaInitDevice, a runtime API with 'Ctx') or the process forks: exact, as cudaGetDevice
- * returns the device of the thread's current context, which only those change.
+ * returns the device of the thread's current context, which only those change. In the same window a
+ * cudaSetDevice of the device this thread's last successful cudaSetDevice chose returns success here: that device
+ * and its primary context are current already.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -95,8 +97,9 @@ static __thread int32_t rc_last;     /* the last error of a translated call, for
 /* The client thread's current device (cudaSetDevice), as the runtime keeps one per thread; the server runs each
    client thread's calls on a thread of its own, where the runtime keeps the same. */
 static __thread int rc_device;
-/* cudaGetDevice's answer for this thread, valid while rc.dev_gen is rc_gdev_gen (rc_note_api) */
-static __thread int rc_gdev, rc_gdev_known;
+/* cudaGetDevice's answer for this thread, valid while rc.dev_gen is rc_gdev_gen (rc_note_api); rc_gdev_set: it
+   is the device this thread's last cudaSetDevice made current, with its primary context */
+static __thread int rc_gdev, rc_gdev_known, rc_gdev_set;
 static __thread uint64_t rc_gdev_gen;
 /* The devices whose runtime context this client thread's server thread was made to take (cudaFree(NULL)), as
    of generation rc_ctx_seen of rc.ctx_gen. */
@@ -871,12 +874,21 @@ int rc_pre(cushim_call *call, const rm_plan *pl, int32_t *result)
             *result = 0;
             return 1;
         }
+    } else if (id == rc.id_set_device && rc_gdev_known && rc_gdev_set && rc_gdev_gen == gen) {
+        int dev;
+        rc_get(call, "device", &dev, sizeof dev);
+        if (dev == rc_gdev) {   /* already current, its context too: setting it again changes nothing */
+            atomic_fetch_add_explicit(&rc.local_answers, 1, memory_order_relaxed);
+            *result = 0;
+            return 1;
+        }
     }
     int32_t r = rc.forward(rc.user, pl, call->params, call->retval, &answered);
     if (!answered)
         r = rc_lib_error(CUSHIM_LIB_RUNTIME, r);
     if (id == rc.id_get_device) {
         rc_gdev_known = r == 0 && dev_out != NULL;
+        rc_gdev_set = rc_gdev_set && rc_gdev_known && *dev_out == rc_gdev && rc_gdev_gen == gen;
         if (rc_gdev_known) {
             rc_gdev = *dev_out;
             rc_gdev_gen = gen;
@@ -886,7 +898,7 @@ int rc_pre(cushim_call *call, const rm_plan *pl, int32_t *result)
         rc_get(call, "device", &dev, sizeof dev);
         if (r == 0)
             rc_device = dev;
-        rc_gdev_known = r == 0;   /* a failed set: the device is what it was, but asked again */
+        rc_gdev_known = rc_gdev_set = r == 0;   /* a failed set: the device is what it was, but asked again */
         rc_gdev = dev;
         rc_gdev_gen = gen;
     } else if (id == rc.id_reset && r == 0) {
