@@ -96,7 +96,7 @@ echo "$syncs" | grep -q "cudaMalloc [0-9]" || fail "cudaMalloc's round trips not
 # cublasLtMatmulPreferenceCreate, cublasLtMatmulAlgoGetHeuristic, cublasLtMatmul: 7 - and once, the first
 # cublasSetMathMode (the value is not known yet) and the 2 SGEMMs and 3 setters the library refuses. The SGEMM
 # (its arguments checked in the client), the stream, workspace and attribute setters and the destroys are batched,
-# the same-value setters and the getters answered in the client (a round trip each before: 13 more per iteration).
+# the same-value setters and the getters answered in the client (a round trip each before: 15 more per iteration).
 remote_trips() {   # remote_trips TAG [ENV...]: the client's round trips, its run's stderr in $d/TAG.err
     local tag=$1; shift
     start_server "$tag"
