@@ -38,13 +38,21 @@ typedef struct te_field {
 } te_field;
 
 typedef struct te_struct {
-    char *name;        /* as listed */
-    char *ctype;       /* the C type: the typedef name, or "struct X" */
+    char *name;        /* as listed; "Parent.field" for an anonymous member type */
+    char *ctype;       /* the C type: the typedef name, "struct X", or __typeof__ of the member */
     char *usr;
     unsigned size;
     int nfields, cfields;
     te_field *f;
+    CXType type;       /* while the unit is alive (te_structs) */
 } te_struct;
+
+/* A named field whose type is an anonymous struct or union ('struct { ... } allocFlags;'): described after
+   the listed structs, as a struct of its own (te_anon_add). */
+typedef struct te_pending {
+    char *name, *ctype, *usr;
+    CXType type;
+} te_pending;
 
 /* A typedef or tag of the open unit: for the lookup of listed structs. */
 typedef struct te_name {
@@ -60,6 +68,8 @@ struct te_types {
     int ns, cs;
     te_name *names;
     int nnames, cnames;
+    te_pending *pend;
+    int npend, cpend;
 };
 
 static struct te_types *te_get(cg_model *m)
@@ -235,7 +245,8 @@ void te_param(cg_param *p, CXType t)
 
 /* ---- listed structs ---- */
 typedef struct te_walk {
-    te_struct *s;
+    struct te_types *t;
+    int si;            /* index of the struct in t->s (t->s may move while walking) */
     unsigned base;     /* byte offset of the record being walked */
 } te_walk;
 
@@ -248,9 +259,30 @@ static void te_add_field(te_struct *s, te_field *f)
     s->f[s->nfields++] = *f;
 }
 
+/* Queues the anonymous record type of field 'field' of 's' (once per record: a struct listed under two names
+   walks its fields twice). */
+static void te_anon_pend(struct te_types *t, const te_struct *s, const char *field, const char *usr, CXType type)
+{
+    if (te_struct_index(t, usr) >= 0)
+        return;
+    for (int i = 0; i < t->npend; i++)
+        if (!strcmp(t->pend[i].usr, usr))
+            return;
+    if (t->npend == t->cpend) {
+        t->cpend = t->cpend ? 2 * t->cpend : 8;
+        t->pend = ut_realloc(t->pend, (size_t)t->cpend * sizeof *t->pend);
+    }
+    t->pend[t->npend].name = ut_printf("%s.%s", s->name, field);
+    t->pend[t->npend].ctype = ut_printf("__typeof__(((%s *)0)->%s)", s->ctype, field);
+    t->pend[t->npend].usr = ut_strdup(usr);
+    t->pend[t->npend].type = type;
+    t->npend++;
+}
+
 static enum CXVisitorResult te_field_visit(CXCursor c, CXClientData data)
 {
     te_walk *w = data;
+    te_struct *s = &w->t->s[w->si];
     te_field f;
     CXType ft = clang_getCursorType(c), et, ec;
     long long bits = clang_Cursor_getOffsetOfField(c);
@@ -261,7 +293,7 @@ static enum CXVisitorResult te_field_visit(CXCursor c, CXClientData data)
     ec = clang_getCanonicalType(ft);
     /* an anonymous struct/union member: its fields are the parent's */
     if (ec.kind == CXType_Record && (!name[0] || clang_Cursor_isAnonymousRecordDecl(clang_getTypeDeclaration(ec)))) {
-        te_walk in = {w->s, off};
+        te_walk in = {w->t, w->si, off};
         free(name);
         clang_Type_visitFields(ec, te_field_visit, &in);
         return CXVisit_Continue;
@@ -304,8 +336,91 @@ static enum CXVisitorResult te_field_visit(CXCursor c, CXClientData data)
         free(f.record_usr);
         f.record_usr = NULL;
     }
-    te_add_field(w->s, &f);
+    if (f.kind == KIND_STRUCT && f.record_usr) {   /* 'struct { ... } allocFlags': its own description, later */
+        CXType rt = clang_getCanonicalType(et);
+        if (rt.kind == CXType_Record && ty_tag_anonymous(clang_getTypeDeclaration(rt)))
+            te_anon_pend(w->t, s, f.name, f.record_usr, rt);
+    }
+    te_add_field(s, &f);
     return CXVisit_Continue;
+}
+
+/* ---- anonymous member types ---- */
+typedef struct te_plain_walk {
+    const struct te_types *t;
+    int depth, plain;
+} te_plain_walk;
+
+static int te_plain(const struct te_types *t, CXType rec, int depth);
+
+static enum CXVisitorResult te_plain_visit(CXCursor c, CXClientData data)
+{
+    te_plain_walk *w = data;
+    CXType et = clang_getCanonicalType(clang_getCursorType(c));
+    while (et.kind == CXType_ConstantArray)
+        et = clang_getCanonicalType(clang_getArrayElementType(et));
+    switch (ty_kind(clang_getCursorType(c).kind == CXType_ConstantArray ? et : clang_getCursorType(c))) {
+    case KIND_SCALAR:
+    case KIND_ENUM:
+    case KIND_HANDLE:
+    case KIND_DEVPTR:
+        break;
+    case KIND_STRUCT: {
+        char *usr = te_usr(clang_getTypeDeclaration(et));
+        int described = ty_tag_anonymous(clang_getTypeDeclaration(et)) || te_struct_index(w->t, usr) >= 0;
+        free(usr);
+        if (!described || !te_plain(w->t, et, w->depth + 1))
+            w->plain = 0;
+        break;
+    }
+    default:   /* a pointer, string or callback: the union's bytes may be a host address */
+        w->plain = 0;
+    }
+    return w->plain ? CXVisit_Continue : CXVisit_Break;
+}
+
+/* 1 when every member of 'rec' is plain data: scalars, enums, handles, device addresses, arrays of those,
+   and nested structs that are described and plain themselves. */
+static int te_plain(const struct te_types *t, CXType rec, int depth)
+{
+    te_plain_walk w = {t, depth, depth <= 8};
+    if (w.plain)
+        clang_Type_visitFields(rec, te_plain_visit, &w);
+    return w.plain;
+}
+
+/* The anonymous struct and union types of named fields of the described structs, each described as a struct
+   of its own named "Parent.field", after the listed ones (their indexes do not move). A union is described only
+   when it is plain data: one with a pointer member stays without a descriptor (read it as raw bytes). */
+static void te_anon_structs(struct te_types *t)
+{
+    for (int i = 0; i < t->npend; i++) {
+        te_pending p = t->pend[i];   /* a copy: walking may queue more */
+        te_struct *s;
+        if (clang_getTypeDeclaration(p.type).kind == CXCursor_UnionDecl && !te_plain(t, p.type, 0)) {
+            free(p.name);
+            free(p.ctype);
+            free(p.usr);
+            continue;
+        }
+        if (t->ns == t->cs) {
+            t->cs = t->cs ? 2 * t->cs : 64;
+            t->s = ut_realloc(t->s, (size_t)t->cs * sizeof *t->s);
+        }
+        s = &t->s[t->ns++];
+        memset(s, 0, sizeof *s);
+        s->name = p.name;
+        s->ctype = p.ctype;
+        s->usr = p.usr;
+        s->size = (unsigned)clang_Type_getSizeOf(p.type);
+        {
+            te_walk w = {t, t->ns - 1, 0};
+            clang_Type_visitFields(p.type, te_field_visit, &w);
+        }
+    }
+    free(t->pend);
+    t->pend = NULL;
+    t->npend = t->cpend = 0;
 }
 
 int te_structs(cg_model *m, const ps_options *o)
@@ -346,10 +461,11 @@ int te_structs(cg_model *m, const ps_options *o)
         }
         s->size = (unsigned)clang_Type_getSizeOf(t->names[found].type);
         {
-            te_walk w = {s, 0};
+            te_walk w = {t, t->ns - 1, 0};
             clang_Type_visitFields(t->names[found].type, te_field_visit, &w);
         }
     }
+    te_anon_structs(t);
     for (int k = 0; k < t->nnames; k++)
         free(t->names[k].name);
     free(t->names);
@@ -683,6 +799,12 @@ void te_free(cg_model *m)
     for (int k = 0; k < t->nnames; k++)
         free(t->names[k].name);
     free(t->names);
+    for (int k = 0; k < t->npend; k++) {
+        free(t->pend[k].name);
+        free(t->pend[k].ctype);
+        free(t->pend[k].usr);
+    }
+    free(t->pend);
     free(t->e);
     free(t->s);
     free(t);

@@ -104,6 +104,16 @@ static int rm_elems_null_fields(const rm_pplan *pp, const uint8_t *buf, uint64_t
     return 1;
 }
 
+/* The field each element must hold 0 in (rm_zero_field: an exportable VMM handle type). */
+static int rm_elems_zero_field(const rm_pplan *pp, const uint8_t *buf, uint64_t count)
+{
+    for (uint64_t k = 0; k < count; k++)
+        for (uint32_t b = 0; b < pp->zero_size; b++)
+            if (buf[k * pp->elem + pp->zero_off + b] != 0)
+                return 0;
+    return 1;
+}
+
 /* ---- client: encode a call ---- */
 static int rm_encode_kparams(uint64_t func, void **args, const rm_ctx *cx, rm_wr *w)
 {
@@ -247,6 +257,8 @@ int rm_encode_call(const rm_plan *pl, void *params, const rm_ctx *cx, rm_wr *w, 
             c->cap[i] = count;
             if (rm_dir_in(pp)) {
                 if (pp->null_fields && !rm_elems_null_fields(pp, ptr, count))
+                    return RM_EUNSUPPORTED;
+                if (pp->zero_size != 0 && !rm_elems_zero_field(pp, ptr, count))
                     return RM_EUNSUPPORTED;
                 rm_wr_ref(w, ptr, bytes);   /* a large buffer is sent from the program's memory */
             }
@@ -437,6 +449,8 @@ static int rm_decode_pointer(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r
             memcpy(buf, s, bytes);
             if (pp->null_fields && !rm_elems_null_fields(pp, buf, count))
                 return RM_EMALFORMED;
+            if (pp->zero_size != 0 && !rm_elems_zero_field(pp, buf, count))
+                return RM_EUNSUPPORTED;   /* refused (RM_ST_REFUSED), as the client would have */
         }
         break;
     }
@@ -528,9 +542,27 @@ int rm_decode_call(const rm_plans *ps, const uint8_t *msg, size_t len, rm_arena 
 }
 
 /* ---- server: encode a reply ---- */
+/* An output struct whose pointer fields the callee filled (null_fields): its host pointers mean nothing to the
+   client. 1 when one of the call's outputs holds one. */
+static int rm_out_pointers(const rm_call *c)
+{
+    const rm_plan *pl = c->plan;
+    for (uint32_t k = 0; k < pl->nptr; k++) {
+        const rm_pplan *pp = &pl->p[pl->order[k]];
+        const void *ptr = rm_ptr_at(c->params, pp);
+        if (pp->op == RM_OP_ARRAY && pp->null_fields && rm_dir_out(pp) && ptr != NULL &&
+            !rm_elems_null_fields(pp, ptr, c->cap[pl->order[k]]))
+            return 1;
+    }
+    return 0;
+}
+
 int rm_encode_reply(const rm_call *c, uint32_t api_id, uint32_t status, const void *retval, rm_wr *w)
 {
     const rm_plan *pl = c != NULL ? c->plan : NULL;
+    if (pl != NULL && status == RM_ST_OK && pl->info->ret_size != 0 && pl->ret_status &&
+        *(const int32_t *)retval == 0 && rm_out_pointers(c))
+        status = RM_ST_REFUSED;
     uint32_t ret_size = pl != NULL && status == RM_ST_OK ? pl->info->ret_size : 0;
     rm_wr_u32(w, pl != NULL ? pl->id : api_id);
     rm_wr_u32(w, status);

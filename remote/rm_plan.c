@@ -226,16 +226,24 @@ static void rm_plan_param(rm_plan *pl, const rm_meta *m, uint32_t i, const cushi
                 break;
             }
             if (s == RM_ST_POINTERS) {
-                if (p->dir != CUSHIM_DIR_IN) {   /* the callee would hand back its own host pointers */
+                /* carried while its pointers are NULL: on the way in the client checks them, on the way out the
+                   server (the callee's own host pointers mean nothing to the client: rm_encode_reply refuses the
+                   answer). Only pure outputs of an API that creates nothing: refused after the call, an API
+                   that creates (memory, a graph node) would leak it */
+                if (p->dir == CUSHIM_DIR_INOUT || (p->dir == CUSHIM_DIR_OUT && (a->categories & CUSHIM_CAT_ALLOC))) {
                     pp->op = RM_OP_NULL_ONLY;
                     snprintf(why, whylen, "'%s': struct %s returns pointer '%s'", p->name,
                              p->struct_type->name, field ? field : "?");
                     break;
                 }
-                pp->null_fields = 1;   /* carried while its pointers are NULL */
+                pp->null_fields = 1;
                 pp->st = p->struct_type;
-                snprintf(why, whylen, "'%s': struct %s pointer field '%s'", p->name, p->struct_type->name,
-                         field ? field : "?");
+                if (p->dir == CUSHIM_DIR_IN)
+                    snprintf(why, whylen, "'%s': struct %s pointer field '%s'", p->name, p->struct_type->name,
+                             field ? field : "?");
+                else
+                    snprintf(why, whylen, "'%s': struct %s returns pointer '%s' (refused unless NULL)", p->name,
+                             p->struct_type->name, field ? field : "?");
             }
         }
         pp->op = RM_OP_ARRAY;
@@ -310,7 +318,8 @@ static uint32_t rm_plan_hash(const rm_plan *pl)
         const rm_pplan *p = &pl->p[i];
         uint32_t w[] = { p->op, p->dir, p->counted, p->count_indirect, p->count_size, p->count_signed, p->null_fields,
                          (uint32_t)(int32_t)p->count_param, (uint32_t)(int32_t)p->func_param, p->offset, p->size,
-                         p->elem, p->fixed, p->st ? p->st->size : 0, p->st ? p->st->nfields : 0 };
+                         p->elem, p->fixed, p->st ? p->st->size : 0, p->st ? p->st->nfields : 0, p->zero_off,
+                         p->zero_size };
         h = rm_fnv(h, w, sizeof w);
     }
     return (uint32_t)(h ^ (h >> 32));
@@ -355,6 +364,7 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
     }
     /* the reason kept: the first parameter that stops the API, else the first that must be NULL */
     char why[120], first_null[120] = "";
+    const char *zreason = NULL;   /* a field that must be 0 (rm_zero_field): the reason a refusal logs */
     int scalars = 0;
     for (uint32_t i = 0; i < a->nparams; i++) {
         const cushim_param_info *p = m->api_param(a, i);
@@ -365,6 +375,14 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
             continue;
         }
         rm_plan_param(pl, m, i, p, vouched, why, sizeof why);
+        const rm_zero_field *zf = rm_zero_field_find(a->name, p->name);
+        if (zf != NULL && pl->p[i].op == RM_OP_ARRAY && pl->p[i].dir == CUSHIM_DIR_IN && p->struct_type != NULL) {
+            if (rm_struct_field_at(p->struct_type, zf->field, &pl->p[i].zero_off, &pl->p[i].zero_size) &&
+                pl->p[i].zero_size != 0 && pl->p[i].zero_off + pl->p[i].zero_size <= pl->p[i].elem)
+                zreason = zf->reason;
+            else
+                pl->p[i].zero_off = pl->p[i].zero_size = 0;
+        }
         if (why[0] != '\0' && pl->p[i].op == RM_OP_OPAQUE && pl->why[0] == '\0')
             snprintf(pl->why, sizeof pl->why, "%s", why);
         else if (why[0] != '\0' && first_null[0] == '\0')
@@ -433,7 +451,7 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
     }
     for (uint32_t i = 0; i < a->nparams; i++) {
         opaque |= pl->p[i].op == RM_OP_OPAQUE;
-        nullonly |= pl->p[i].op == RM_OP_NULL_ONLY || pl->p[i].null_fields;
+        nullonly |= pl->p[i].op == RM_OP_NULL_ONLY || pl->p[i].null_fields || pl->p[i].zero_size != 0;
         if (pl->p[i].op == RM_OP_KPARAMS && pl->p[i].func_param < 0)
             opaque = 1;
         if (pl->p[i].op == RM_OP_OWNED_OUT &&   /* its count: a size_t output carried as one element */
@@ -466,7 +484,7 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
         pl->reason = "alpha/beta/result: a host value or a device address by the pointer mode";
     } else if (nullonly) {
         pl->cls = RM_CLASS_FORWARD_NULL;
-        pl->reason = pl->why;
+        pl->reason = zreason != NULL ? zreason : pl->why;
     } else {
         pl->cls = RM_CLASS_FORWARD;
         pl->reason = NULL;

@@ -90,6 +90,8 @@ typedef struct rm_pplan {
     uint32_t elem;               /* ARRAY: bytes of one element                                             */
     uint32_t fixed;              /* ARRAY: a fixed element count (0: count_param, else 1)                  */
     const cushim_struct_info *st; /* ARRAY of structs: the element's descriptor (null_fields)               */
+    uint32_t zero_off, zero_size; /* ARRAY of structs (IN): a field that must be 0 (rm_zero_field_find), 0:
+                                    none                                                                    */
 } rm_pplan;
 
 typedef struct rm_plan {
@@ -184,6 +186,17 @@ typedef struct rm_trait {
 } rm_trait;
 
 const rm_trait *rm_trait_find(const char *name);
+
+/* A struct field that must hold 0 for the call to be forwarded (an exportable VMM handle: the server's file
+   descriptor or fabric handle would mean nothing to the client). */
+typedef struct rm_zero_field {
+    const char *glob;            /* fnmatch(3) on the exported name                                         */
+    const char *param;           /* a pointer to structs, carried in                                        */
+    const char *field;           /* the field of the struct that must be 0                                  */
+    const char *reason;          /* the plan's reason (what a refused call logs)                            */
+} rm_zero_field;
+
+const rm_zero_field *rm_zero_field_find(const char *api, const char *param);
 
 /* A module image's size from its content: a cubin (ELF), a fatbin, or NUL-terminated text (PTX). At most
    'avail' bytes are read; returns the size, or 0 when it is not known within 'avail' (no NUL in text, an ELF

@@ -194,6 +194,21 @@ int rm_scalar_find(const char *api, const char *param)
     return 0;
 }
 
+/* Struct fields that must be 0 (rm_plan.h, rm_zero_field). */
+static const rm_zero_field rm_zero_fields[] = {
+    { "cuMemCreate", "prop", "requestedHandleTypes",
+      "'prop': carried while requestedHandleTypes is CU_MEM_HANDLE_TYPE_NONE and win32HandleMetaData NULL "
+      "(an exportable handle would be the server's file descriptor or fabric handle)" },
+};
+
+const rm_zero_field *rm_zero_field_find(const char *api, const char *param)
+{
+    for (size_t i = 0; i < sizeof rm_zero_fields / sizeof rm_zero_fields[0]; i++)
+        if (fnmatch(rm_zero_fields[i].glob, api, 0) == 0 && strcmp(rm_zero_fields[i].param, param) == 0)
+            return &rm_zero_fields[i];
+    return NULL;
+}
+
 const rm_trait *rm_trait_find(const char *name)
 {
     for (size_t i = 0; i < sizeof rm_traits / sizeof rm_traits[0]; i++)

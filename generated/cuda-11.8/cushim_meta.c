@@ -1197,7 +1197,7 @@ const cushim_enum_info cushim_gen_enums[142] = {
 };
 const uint32_t cushim_gen_enum_count = 142;
 
-extern const cushim_struct_info cushim_gen_structs[44];
+extern const cushim_struct_info cushim_gen_structs[48];
 static const cushim_field_info cushim_gen_sf_0[] = { /* CUDA_MEMCPY2D */
     { "srcXInBytes", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "srcY", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
@@ -1377,7 +1377,7 @@ static const cushim_field_info cushim_gen_sf_13[] = { /* CUmemAllocationProp */
     { "requestedHandleTypes", "CUmemAllocationHandleType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, &cushim_gen_enums[54], NULL },
     { "location", "CUmemLocation", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, &cushim_gen_structs[14] },
     { "win32HandleMetaData", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
-    { "allocFlags", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, NULL },
+    { "allocFlags", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, &cushim_gen_structs[45] },
 };
 static const cushim_field_info cushim_gen_sf_14[] = { /* CUmemLocation */
     { "type", "CUmemLocationType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[56], NULL },
@@ -1544,10 +1544,10 @@ static const cushim_field_info cushim_gen_sf_36[] = { /* CUdevprop */
 };
 static const cushim_field_info cushim_gen_sf_37[] = { /* CUexecAffinityParam */
     { "type", "CUexecAffinityType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[47], NULL },
-    { "param", "union <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
+    { "param", "union <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, &cushim_gen_structs[46] },
 };
 static const cushim_field_info cushim_gen_sf_38[] = { /* CUDA_ARRAY_SPARSE_PROPERTIES */
-    { "tileExtent", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 12, 0, NULL, NULL },
+    { "tileExtent", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 12, 0, NULL, &cushim_gen_structs[47] },
     { "miptailFirstLevel", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 12, 4, 0, NULL, NULL },
     { "miptailSize", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
     { "flags", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 24, 4, 0, NULL, NULL },
@@ -1591,7 +1591,24 @@ static const cushim_field_info cushim_gen_sf_43[] = { /* nvmlProcessInfo_v2_t */
     { "gpuInstanceId", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 4, 0, NULL, NULL },
     { "computeInstanceId", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 20, 4, 0, NULL, NULL },
 };
-const cushim_struct_info cushim_gen_structs[44] = {
+static const cushim_field_info cushim_gen_sf_44[] = { /* CUexecAffinitySmCount */
+    { "val", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_45[] = { /* CUmemAllocationProp.allocFlags */
+    { "compressionType", "unsigned char", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 1, 0, NULL, NULL },
+    { "gpuDirectRDMACapable", "unsigned char", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 1, 1, 0, NULL, NULL },
+    { "usage", "unsigned short", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 2, 2, 0, NULL, NULL },
+    { "reserved", "unsigned char[4]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 4, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_46[] = { /* CUexecAffinityParam.param */
+    { "smCount", "CUexecAffinitySmCount", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, &cushim_gen_structs[44] },
+};
+static const cushim_field_info cushim_gen_sf_47[] = { /* CUDA_ARRAY_SPARSE_PROPERTIES.tileExtent */
+    { "width", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
+    { "height", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
+    { "depth", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, NULL, NULL },
+};
+const cushim_struct_info cushim_gen_structs[48] = {
     { "CUDA_MEMCPY2D", 128, 16, cushim_gen_sf_0 },
     { "CUDA_MEMCPY3D", 200, 25, cushim_gen_sf_1 },
     { "CUDA_MEMCPY3D_PEER", 200, 25, cushim_gen_sf_2 },
@@ -1636,8 +1653,12 @@ const cushim_struct_info cushim_gen_structs[44] = {
     { "CUDA_RESOURCE_VIEW_DESC", 112, 9, cushim_gen_sf_41 },
     { "nvmlProcessInfo_v1_t", 16, 2, cushim_gen_sf_42 },
     { "nvmlProcessInfo_v2_t", 24, 4, cushim_gen_sf_43 },
+    { "CUexecAffinitySmCount", 4, 1, cushim_gen_sf_44 },
+    { "CUmemAllocationProp.allocFlags", 8, 4, cushim_gen_sf_45 },
+    { "CUexecAffinityParam.param", 4, 1, cushim_gen_sf_46 },
+    { "CUDA_ARRAY_SPARSE_PROPERTIES.tileExtent", 12, 3, cushim_gen_sf_47 },
 };
-const uint32_t cushim_gen_struct_count = 44;
+const uint32_t cushim_gen_struct_count = 48;
 
 static const cushim_param_info cushim_gen_p_cuGetErrorString[] = {
     { "error", "CUresult", "enum cudaError_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cuGetErrorString, error), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[48], NULL },
@@ -2304,7 +2325,7 @@ static const cushim_param_info cushim_gen_p_cuMemGetAllocationPropertiesFromHand
 };
 static const cushim_param_info cushim_gen_p_cuMemRetainAllocationHandle[] = {
     { "handle", "CUmemGenericAllocationHandle *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemRetainAllocationHandle, handle), -1, CUSHIM_E_(cuMemRetainAllocationHandle, handle), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "addr", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemRetainAllocationHandle, addr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "addr", "void *", "void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemRetainAllocationHandle, addr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemFreeAsync_ptsz[] = {
     { "dptr", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemFreeAsync_ptsz, dptr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -9741,8 +9762,8 @@ const uint16_t cushim_gen_enum_const_at[1444][2] = { /* enum, value index */
 };
 
 /* listed structs by name: host struct_by_name */
-const uint16_t cushim_gen_struct_by_name[44] = {
-    4, 8, 3, 7, 39, 38, 12, 10, 18, 0, 5, 1, 2, 6, 11, 17,
-    41, 40, 36, 37, 9, 15, 13, 14, 16, 35, 32, 23, 34, 27, 26, 25,
-    29, 31, 30, 20, 21, 28, 22, 33, 24, 19, 42, 43,
+const uint16_t cushim_gen_struct_by_name[48] = {
+    4, 8, 3, 7, 39, 38, 47, 12, 10, 18, 0, 5, 1, 2, 6, 11,
+    17, 41, 40, 36, 37, 46, 44, 9, 15, 13, 45, 14, 16, 35, 32, 23,
+    34, 27, 26, 25, 29, 31, 30, 20, 21, 28, 22, 33, 24, 19, 42, 43,
 };

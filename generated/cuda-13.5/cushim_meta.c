@@ -1740,7 +1740,7 @@ const cushim_enum_info cushim_gen_enums[222] = {
 };
 const uint32_t cushim_gen_enum_count = 222;
 
-extern const cushim_struct_info cushim_gen_structs[54];
+extern const cushim_struct_info cushim_gen_structs[60];
 static const cushim_field_info cushim_gen_sf_0[] = { /* CUDA_MEMCPY2D */
     { "srcXInBytes", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "srcY", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
@@ -1952,12 +1952,12 @@ static const cushim_field_info cushim_gen_sf_17[] = { /* CUmemAllocationProp */
     { "requestedHandleTypes", "CUmemAllocationHandleType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, &cushim_gen_enums[77], NULL },
     { "location", "CUmemLocation", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, &cushim_gen_structs[18] },
     { "win32HandleMetaData", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
-    { "allocFlags", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, NULL },
+    { "allocFlags", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, &cushim_gen_structs[55] },
 };
 static const cushim_field_info cushim_gen_sf_18[] = { /* CUmemLocation */
     { "type", "CUmemLocationType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[79], NULL },
     { "id", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
-    { "localized", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 4, 2, 0, NULL, NULL },
+    { "localized", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 4, 2, 0, NULL, &cushim_gen_structs[56] },
 };
 static const cushim_field_info cushim_gen_sf_19[] = { /* CUmemAccessDesc */
     { "location", "CUmemLocation", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, &cushim_gen_structs[18] },
@@ -2083,7 +2083,7 @@ static const cushim_field_info cushim_gen_sf_34[] = { /* cudaMemPoolProps */
 static const cushim_field_info cushim_gen_sf_35[] = { /* cudaMemLocation */
     { "type", "enum cudaMemLocationType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[164], NULL },
     { "id", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
-    { "localized", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 4, 2, 0, NULL, NULL },
+    { "localized", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 4, 2, 0, NULL, &cushim_gen_structs[57] },
 };
 static const cushim_field_info cushim_gen_sf_36[] = { /* cudaChannelFormatDesc */
     { "x", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
@@ -2139,10 +2139,10 @@ static const cushim_field_info cushim_gen_sf_40[] = { /* CUdevprop */
 };
 static const cushim_field_info cushim_gen_sf_41[] = { /* CUexecAffinityParam */
     { "type", "CUexecAffinityType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[60], NULL },
-    { "param", "union <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
+    { "param", "union <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, &cushim_gen_structs[58] },
 };
 static const cushim_field_info cushim_gen_sf_42[] = { /* CUDA_ARRAY_SPARSE_PROPERTIES */
-    { "tileExtent", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 12, 0, NULL, NULL },
+    { "tileExtent", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 12, 0, NULL, &cushim_gen_structs[59] },
     { "miptailFirstLevel", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 12, 4, 0, NULL, NULL },
     { "miptailSize", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
     { "flags", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 24, 4, 0, NULL, NULL },
@@ -2220,7 +2220,32 @@ static const cushim_field_info cushim_gen_sf_53[] = { /* nvmlProcessInfo_v2_t */
     { "gpuInstanceId", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 4, 0, NULL, NULL },
     { "computeInstanceId", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 20, 4, 0, NULL, NULL },
 };
-const cushim_struct_info cushim_gen_structs[54] = {
+static const cushim_field_info cushim_gen_sf_54[] = { /* CUexecAffinitySmCount */
+    { "val", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_55[] = { /* CUmemAllocationProp.allocFlags */
+    { "compressionType", "unsigned char", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 1, 0, NULL, NULL },
+    { "gpuDirectRDMACapable", "unsigned char", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 1, 1, 0, NULL, NULL },
+    { "usage", "unsigned short", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 2, 2, 0, NULL, NULL },
+    { "reserved", "unsigned char[4]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 4, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_56[] = { /* CUmemLocation.localized */
+    { "deviceId", "unsigned char", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 1, 0, NULL, NULL },
+    { "localityDomainId", "unsigned char", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 1, 1, 0, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_57[] = { /* cudaMemLocation.localized */
+    { "deviceId", "unsigned char", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 1, 0, NULL, NULL },
+    { "localityDomainId", "unsigned char", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 1, 1, 0, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_58[] = { /* CUexecAffinityParam.param */
+    { "smCount", "CUexecAffinitySmCount", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, &cushim_gen_structs[54] },
+};
+static const cushim_field_info cushim_gen_sf_59[] = { /* CUDA_ARRAY_SPARSE_PROPERTIES.tileExtent */
+    { "width", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
+    { "height", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
+    { "depth", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, NULL, NULL },
+};
+const cushim_struct_info cushim_gen_structs[60] = {
     { "CUDA_MEMCPY2D", 128, 16, cushim_gen_sf_0 },
     { "CUDA_MEMCPY3D", 200, 25, cushim_gen_sf_1 },
     { "CUDA_MEMCPY3D_PEER", 200, 25, cushim_gen_sf_2 },
@@ -2275,8 +2300,14 @@ const cushim_struct_info cushim_gen_structs[54] = {
     { "CUmemcpyAttributes", 24, 4, cushim_gen_sf_51 },
     { "nvmlProcessInfo_v1_t", 16, 2, cushim_gen_sf_52 },
     { "nvmlProcessInfo_v2_t", 24, 4, cushim_gen_sf_53 },
+    { "CUexecAffinitySmCount", 4, 1, cushim_gen_sf_54 },
+    { "CUmemAllocationProp.allocFlags", 8, 4, cushim_gen_sf_55 },
+    { "CUmemLocation.localized", 2, 2, cushim_gen_sf_56 },
+    { "cudaMemLocation.localized", 2, 2, cushim_gen_sf_57 },
+    { "CUexecAffinityParam.param", 4, 1, cushim_gen_sf_58 },
+    { "CUDA_ARRAY_SPARSE_PROPERTIES.tileExtent", 12, 3, cushim_gen_sf_59 },
 };
-const uint32_t cushim_gen_struct_count = 54;
+const uint32_t cushim_gen_struct_count = 60;
 
 static const cushim_param_info cushim_gen_p_cuGetErrorString[] = {
     { "error", "CUresult", "enum cudaError_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cuGetErrorString, error), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[64], NULL },
@@ -3112,7 +3143,7 @@ static const cushim_param_info cushim_gen_p_cuMemGetAllocationPropertiesFromHand
 };
 static const cushim_param_info cushim_gen_p_cuMemRetainAllocationHandle[] = {
     { "handle", "CUmemGenericAllocationHandle *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuMemRetainAllocationHandle, handle), -1, CUSHIM_E_(cuMemRetainAllocationHandle, handle), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "addr", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(cuMemRetainAllocationHandle, addr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "addr", "void *", "void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemRetainAllocationHandle, addr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuMemFreeAsync_ptsz[] = {
     { "dptr", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuMemFreeAsync_ptsz, dptr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -12998,9 +13029,9 @@ const uint16_t cushim_gen_enum_const_at[2021][2] = { /* enum, value index */
 };
 
 /* listed structs by name: host struct_by_name */
-const uint16_t cushim_gen_struct_by_name[54] = {
-    4, 8, 3, 7, 43, 42, 47, 16, 12, 9, 13, 22, 0, 5, 1, 2,
-    6, 15, 14, 21, 45, 44, 50, 40, 41, 49, 46, 10, 11, 19, 17, 18,
-    20, 51, 48, 39, 36, 27, 38, 31, 30, 29, 33, 35, 34, 24, 25, 32,
-    26, 37, 28, 23, 52, 53,
+const uint16_t cushim_gen_struct_by_name[60] = {
+    4, 8, 3, 7, 43, 42, 59, 47, 16, 12, 9, 13, 22, 0, 5, 1,
+    2, 6, 15, 14, 21, 45, 44, 50, 40, 41, 58, 54, 49, 46, 10, 11,
+    19, 17, 55, 18, 56, 20, 51, 48, 39, 36, 27, 38, 31, 30, 29, 33,
+    35, 57, 34, 24, 25, 32, 26, 37, 28, 23, 52, 53,
 };

@@ -341,17 +341,22 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
     }
     /* the runtime and NVML, answered by the server's own libraries (rc_cudart.c); the calls that return a
        string (error texts) are answered by the client's library, which needs no driver for them */
-    static const char *const rp_libs[] = { "lib:runtime&!cudaGetErrorName&!cudaGetErrorString",
-                                           "lib:nvml&!nvmlErrorString",
-                                           "lib:cublas&!cublasGetStatusName&!cublasGetStatusString",
-                                           "lib:cublaslt&!cublasLtGetStatusName&!cublasLtGetStatusString" };
+    /* each with an API that says the build's tree has the library (13.5's has no cuBLAS: 'lib:cublas' would be
+       a selector error there, and the plugin would fail closed) */
+    static const char *const rp_libs[][2] = {
+        { "lib:runtime&!cudaGetErrorName&!cudaGetErrorString", "cudaGetDeviceCount" },
+        { "lib:nvml&!nvmlErrorString", "nvmlInit_v2" },
+        { "lib:cublas&!cublasGetStatusName&!cublasGetStatusString", "cublasCreate_v2" },
+        { "lib:cublaslt&!cublasLtGetStatusName&!cublasLtGetStatusString", "cublasLtCreate" } };
     rp_hostfn_init(host, self, s->plans, rp_dispatch_rc, s, s->e_invalid, s->e_not_supported);
     if (rc_init(host, self, s->plans, rp_dispatch_rc, rp_host_alloc_rc, rp_host_free_rc, s) != 0)   /* logged; the driver is forwarded still */
         host->log(self, CUSHIM_LOG_WARN, "runtime programs' launches and copies are not forwarded");
     for (size_t i = 0; i < sizeof rp_libs / sizeof rp_libs[0]; i++) {
-        spec.select = rp_libs[i];
+        if (host->api_by_name(rp_libs[i][1]) == NULL)
+            continue;   /* not in this build's tree */
+        spec.select = rp_libs[i][0];
         if ((rc = host->hooks_add(self, &spec, &group)) != CUSHIM_OK && rc != CUSHIM_ENOMATCH) {
-            host->log(self, CUSHIM_LOG_ERROR, "hooks_add(%s): %d", rp_libs[i], rc);
+            host->log(self, CUSHIM_LOG_ERROR, "hooks_add(%s): %d", rp_libs[i][0], rc);
             return -1;
         }
     }

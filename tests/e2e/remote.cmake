@@ -100,3 +100,14 @@ if(TARGET cushim_fake_cublas)
            "$<TARGET_FILE:e2e_remote_cublas>" "${CMAKE_CURRENT_BINARY_DIR}" "$<TARGET_FILE:e2e_remote_liar>")
   set_tests_properties(e2e_remote_cublas PROPERTIES LABELS "e2e;remote;no_asan" TIMEOUT 60)
 endif()
+
+# Virtual memory management (docs/remote.md, "Virtual memory management"): JAX's allocator's calls - granularity,
+# create, reserve, map, set access, memory used through the mapping, unmap, free, release - equal a local run;
+# exportable handle types refused; the server's quota charges cuMemCreate (run_remote_vmm.sh).
+add_executable(e2e_remote_vmm e2e_remote_vmm.c)
+target_include_directories(e2e_remote_vmm PRIVATE "${CUSHIM_CUDA_INCLUDE}")
+target_compile_options(e2e_remote_vmm PRIVATE ${CUSHIM_WARN_FLAGS})
+target_link_libraries(e2e_remote_vmm PRIVATE cushim_fake_cuda)
+add_test(NAME e2e_remote_vmm COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/run_remote_vmm.sh" "${CMAKE_BINARY_DIR}"
+         "$<TARGET_FILE:e2e_remote_vmm>" "${CMAKE_CURRENT_BINARY_DIR}")
+set_tests_properties(e2e_remote_vmm PROPERTIES LABELS "e2e;remote;no_asan" TIMEOUT 60)

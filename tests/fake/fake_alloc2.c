@@ -1,23 +1,17 @@
 /*
  * fake_alloc2.c - the fake driver's other allocation paths, for the quota
  * plugin's tests: pitched memory, memory pools (cuMemAllocFromPoolAsync,
- * default pools), VMM (cuMemCreate on the device its properties name,
- * cuMemRelease, retain, shareable-handle import), arrays and mipmapped arrays
- * (sized from their descriptors), graph memory nodes and IPC handles. All
- * device memory goes through fake_mem.c, so FAKE_CUDA_MEM bounds it and
+ * default pools), arrays and mipmapped arrays (sized from their descriptors),
+ * graph memory nodes and IPC handles (VMM: fake_vmm.c). All device memory
+ * goes through fake_mem.c, so FAKE_CUDA_MEM bounds it and
  * fake_cuda_bytes_allocated() tells what is live.
  *
- * VMM handles are the memory's address with the top bit set (never equal to
- * a device pointer); imported handles and IPC mappings have a range of their
- * own and hold no memory.
+ * IPC mappings have a range of their own and hold no memory.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "fake_internal.h"
-
-#define FK_VMM_BIT (1ull << 63)
-#define FK_IMPORT_BITS (3ull << 61)
 
 struct CUmemPoolHandle_st {
     uint32_t magic;
@@ -27,24 +21,6 @@ struct CUmemPoolHandle_st {
 #define FK_MAGIC_POOL 0x706f6f6cu
 
 static struct CUmemPoolHandle_st fk_default_pools[FK_MAX_DEVICES];
-/* Extra references taken by cuMemRetainAllocationHandle (under fk_lock): a release frees at the last. */
-static struct { uint64_t h; int refs; } fk_retained[64];
-
-/* Drop one extra reference of 'h' if it has one: 1, else 0. */
-static int fk_unretain(uint64_t h)
-{
-    int done = 0;
-    pthread_mutex_lock(&fk_lock);
-    for (int i = 0; i < 64 && !done; i++)
-        if (fk_retained[i].h == h && fk_retained[i].refs > 0) {
-            if (--fk_retained[i].refs == 0)
-                fk_retained[i].h = 0;
-            done = 1;
-        }
-    pthread_mutex_unlock(&fk_lock);
-    return done;
-}
-static _Atomic uint64_t fk_import_seq;
 
 CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height,
                             unsigned int ElementSizeBytes)
@@ -133,76 +109,6 @@ CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemo
 {
     FAKE_ENTER(cuMemAllocFromPoolAsync_ptsz);
     return fk_from_pool(dptr, bytesize, pool, hStream);
-}
-
-/* ---- VMM ------------------------------------------------------------------ */
-CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop,
-                     unsigned long long flags)
-{
-    FAKE_ENTER(cuMemCreate);
-    void *p = NULL;
-    (void)flags;
-    if (handle == NULL || prop == NULL || prop->type != CU_MEM_ALLOCATION_TYPE_PINNED ||
-        prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE || size == 0 || size % (2u << 20))
-        return CUDA_ERROR_INVALID_VALUE;
-    if (prop->location.id < 0 || prop->location.id >= fk_device_count())
-        return CUDA_ERROR_INVALID_DEVICE;
-    CUresult r = fk_mem_alloc_on(&p, size, prop->location.id);
-    if (r == CUDA_SUCCESS)
-        *handle = (CUmemGenericAllocationHandle)(uintptr_t)p | FK_VMM_BIT;
-    return r;
-}
-
-CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
-{
-    FAKE_ENTER(cuMemRelease);
-    if ((handle & FK_IMPORT_BITS) == FK_IMPORT_BITS)
-        return CUDA_SUCCESS;   /* an imported handle holds no memory of ours */
-    if (!(handle & FK_VMM_BIT))
-        return CUDA_ERROR_INVALID_VALUE;
-    if (fk_unretain(handle))
-        return CUDA_SUCCESS;
-    return fk_mem_free_dev((uintptr_t)(handle & ~FK_VMM_BIT));
-}
-
-/* The fake maps nothing: 'addr' is taken to be the memory of a handle (handle without its top bit). */
-CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
-{
-    FAKE_ENTER(cuMemRetainAllocationHandle);
-    if (handle == NULL || addr == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
-    uint64_t h = (CUmemGenericAllocationHandle)(uintptr_t)addr | FK_VMM_BIT;
-    int i, free_i = -1;
-    pthread_mutex_lock(&fk_lock);
-    for (i = 0; i < 64; i++) {
-        if (fk_retained[i].h == h)
-            break;
-        if (fk_retained[i].h == 0 && free_i < 0)
-            free_i = i;
-    }
-    if (i == 64)
-        i = free_i;
-    if (i >= 0) {
-        fk_retained[i].h = h;
-        fk_retained[i].refs++;
-    }
-    pthread_mutex_unlock(&fk_lock);
-    if (i < 0)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    *handle = h;
-    return CUDA_SUCCESS;
-}
-
-CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *osHandle,
-                                        CUmemAllocationHandleType shHandleType)
-{
-    FAKE_ENTER(cuMemImportFromShareableHandle);
-    (void)osHandle;
-    (void)shHandleType;
-    if (handle == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
-    *handle = FK_IMPORT_BITS | (atomic_fetch_add(&fk_import_seq, 1) + 1);
-    return CUDA_SUCCESS;
 }
 
 /* ---- IPC: a mapping is a small block of its own, holding no device memory ---- */

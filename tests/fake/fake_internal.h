@@ -123,6 +123,8 @@ FK_HIDDEN void fk_wait_until_ms(double t);
 FK_HIDDEN void fk_mem_forget_all(void);   /* after fork in the child: nothing */
 FK_HIDDEN CUresult fk_mem_alloc_on(void **out, size_t size, int dev);   /* dev -1: current context's */
 FK_HIDDEN CUresult fk_mem_free_dev(uintptr_t p);
+FK_HIDDEN CUresult fk_mem_track_mapped(uintptr_t p, size_t n, int dev);   /* fake_vmm.c: a mapping made accessible */
+FK_HIDDEN void fk_mem_untrack_mapped(uintptr_t p);
 
 /* Stream-ordered work (fake_graph.c): what a copy, a memset or a launch does, kept so that a stream being
    captured records it into its graph and a graph launch runs it later. Kernel arguments are copied (their

@@ -15,7 +15,7 @@
 
 #include "fake_internal.h"
 
-enum fk_mem_kind { FK_MEM_DEVICE, FK_MEM_HOST, FK_MEM_MANAGED };
+enum fk_mem_kind { FK_MEM_DEVICE, FK_MEM_HOST, FK_MEM_MANAGED, FK_MEM_MAPPED /* a VMM mapping (fake_vmm.c) */ };
 
 struct fk_alloc {
     uintptr_t base;
@@ -48,7 +48,7 @@ static CUresult fk_track(void *p, size_t size, int kind, int device)
        oversubscribes it (Linux, Pascal and later): it succeeds and is not device memory in use */
     int host_backed = kind == FK_MEM_MANAGED && size > fk_device_total_mem() - fk_used[device];
     fk_allocs[fk_nallocs++] = (struct fk_alloc){(uintptr_t)p, size, kind, device, host_backed, FK_PREF_NONE, 0};
-    if (kind != FK_MEM_HOST && !host_backed)
+    if (kind != FK_MEM_HOST && kind != FK_MEM_MAPPED && !host_backed)
         fk_used[device] += size;
     return CUDA_SUCCESS;
 }
@@ -99,7 +99,7 @@ static CUresult fk_free(uintptr_t p, int host)
     pthread_mutex_lock(&fk_lock);
     for (size_t i = 0; i < fk_nallocs; i++) {
         struct fk_alloc *a = &fk_allocs[i];
-        if (a->base != p || (a->kind == FK_MEM_HOST) != host)
+        if (a->base != p || (a->kind == FK_MEM_HOST) != host || a->kind == FK_MEM_MAPPED)
             continue;
         if (a->kind != FK_MEM_HOST && !a->host_backed)
             fk_used[a->device] -= a->size;
@@ -482,6 +482,27 @@ CUresult fk_mem_alloc_on(void **out, size_t size, int dev)
 CUresult fk_mem_free_dev(uintptr_t p)
 {
     return fk_free(p, 0);
+}
+
+/* A VMM mapping made accessible (fake_vmm.c): device memory for copies, sets and kernels, charged at cuMemCreate
+   already (not in fk_used). */
+CUresult fk_mem_track_mapped(uintptr_t p, size_t n, int dev)
+{
+    pthread_mutex_lock(&fk_lock);
+    CUresult r = fk_track((void *)p, n, FK_MEM_MAPPED, dev);
+    pthread_mutex_unlock(&fk_lock);
+    return r;
+}
+
+void fk_mem_untrack_mapped(uintptr_t p)
+{
+    pthread_mutex_lock(&fk_lock);
+    for (size_t i = 0; i < fk_nallocs; i++)
+        if (fk_allocs[i].base == p && fk_allocs[i].kind == FK_MEM_MAPPED) {
+            fk_allocs[i] = fk_allocs[--fk_nallocs];
+            break;
+        }
+    pthread_mutex_unlock(&fk_lock);
 }
 
 /* A pointer's memory type and device, as the driver knows its allocations; anything else is not a CUDA

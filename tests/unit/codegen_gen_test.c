@@ -230,6 +230,18 @@ static void test_directions_and_overlay(void **state)
                           "    { \"w\", \"int\", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },\n"
                           "    { \"h\", \"int\", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },\n};");
     assert_contains(meta, "{ \"CUDA_DESC\", 8, 2, cushim_gen_sf_0 },");
+    /* anonymous member types: a struct (with one nested), a union of plain data described as structs of their own
+       after the listed ones; a union with a pointer member left without a descriptor */
+    assert_contains(meta, "{ \"flags\", \"struct <anonymous>\", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 4, 8, 0, NULL, "
+                          "&cushim_gen_structs[2] },");
+    assert_contains(meta, "{ \"plain\", \"union <anonymous>\", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, "
+                          "&cushim_gen_structs[3] },");
+    assert_contains(meta, "{ \"ptrs\", \"union <anonymous>\", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, NULL },");
+    assert_contains(meta, "{ \"CUDA_ANON.flags\", 8, 3, cushim_gen_sf_2 },\n    { \"CUDA_ANON.plain\", 8, 3, cushim_gen_sf_3 },\n"
+                          "    { \"CUDA_ANON.flags.inner\", 4, 1, cushim_gen_sf_4 },");
+    assert_contains(meta, "{ \"s\", \"CUstream\", CUSHIM_KIND_HANDLE, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },");
+    assert_contains(meta, "{ \"inner\", \"struct <anonymous>\", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, "
+                          "&cushim_gen_structs[4] },");
     assert_contains(meta, "CUSHIM_F_(cuGetDesc, desc), -1, CUSHIM_E_(cuGetDesc, desc), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, "
                           "&cushim_gen_structs[0] },");
     assert_contains(meta, "CUSHIM_F_(cuGetHandles, streams), 1, CUSHIM_E_(cuGetHandles, streams), 0, CUSHIM_KIND_HANDLE, 0, 0,");
@@ -237,6 +249,9 @@ static void test_directions_and_overlay(void **state)
     assert_contains(meta, "const char *const cushim_gen_enum_const_names[");
     chk = out_file(f, "cushim_types_check.h");
     assert_contains(chk, "CUSHIM_STRUCT_CHECK(CUDA_DESC, CUDA_DESC, 8)\nCUSHIM_FIELD_CHECK(CUDA_DESC, CUDA_DESC, w, 0, 4)\n");
+    assert_contains(chk, "CUSHIM_STRUCT_CHECK(CUDA_ANON.flags, __typeof__(((CUDA_ANON *)0)->flags), 8)\n");
+    assert_contains(chk, "CUSHIM_FIELD_CHECK(CUDA_ANON.flags.inner, __typeof__(((__typeof__(((CUDA_ANON *)0)->flags) *)0)->inner), "
+                         "deep, 0, 4)\n");
     /* handles, callbacks, overlay direction, inferred element count */
     assert_contains(meta, "{ \"hStream\", \"CUstream\", \"struct CUstream_st *\", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN,");
     assert_contains(meta, "{ \"fn\", \"CUhostFn\", \"void (*)(void *)\", CUSHIM_KIND_CALLBACK, CUSHIM_DIR_IN,");
@@ -453,9 +468,9 @@ static void test_error_missing_header(void **state)
 static void test_error_syntax(void **state)
 {
     fx *f = *state;
-    /* a broken declaration as line 66, before the final #endif */
+    /* a broken declaration as line 74, before the final #endif */
     assert_int_equal(sh("sed -i '$i CUresult cuBroken(int x;' '%s/cuda.h'", f->inc), 0);
-    expect_failure(f, OVERLAY, "/cuda.h:66: error: expected ')'");
+    expect_failure(f, OVERLAY, "/cuda.h:74: error: expected ')'");
 }
 
 static void test_error_bad_pfn(void **state)

@@ -15,6 +15,7 @@
  * truncated and padded payloads, negative and oversized counts, outputs withheld after a failed call, image
  * sizes (PTX, ELF, fatbin), batches, and the classification's counts for the driver API.
  */
+#define _GNU_SOURCE   /* memmem */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -237,8 +238,10 @@ static void build_client(const rm_plan *pl, side *s)
                 if (is_count_target(pl, i, 1))
                     put_int(buf, elem, rnd() % 6);
                 if (meta_param(pl, i)->struct_type != NULL)
-                    for (uint64_t e = 0; e < n; e++)
+                    for (uint64_t e = 0; e < n; e++) {
                         zero_pointer_fields(meta_param(pl, i)->struct_type, (uint8_t *)buf + e * elem, 0);
+                        memset((uint8_t *)buf + e * elem + pp->zero_off, 0, pp->zero_size);   /* rm_zero_field */
+                    }
                 s->count[i] = n;
                 break;
             }
@@ -400,6 +403,9 @@ static void fill_outputs(const rm_plan *pl, rm_call *sv, void *retval)
             rnd_fill(s, sv->cap[i] * elem);
             if (is_count_target(pl, i, 1))   /* the callee says how many it filled: at most the capacity */
                 put_int(s, elem, rnd() % 8);
+            if (pp->null_fields)   /* a struct returned with pointer fields: answered only when they are NULL */
+                for (uint64_t e = 0; e < sv->cap[i]; e++)
+                    zero_pointer_fields(pp->st, (uint8_t *)s + e * elem, 0);
         } else if (pp->op == RM_OP_STRING_OUT) {
             const char *v = rnd() % 4 ? out_strings[rnd() % 3] : NULL;
             memcpy(s, &v, sizeof v);
@@ -546,6 +552,171 @@ static const rm_plan *plan_named(const char *name)
             return &plans->all[i];
     fail_msg("no API %s", name);
     return NULL;
+}
+
+/* ---- VMM (docs/remote.md, "Virtual memory management") ---- */
+static const cushim_field_info *field_named(const cushim_struct_info *st, const char *name)
+{
+    for (uint32_t i = 0; st != NULL && i < st->nfields; i++)
+        if (strcmp(st->fields[i].name, name) == 0)
+            return &st->fields[i];
+    fail_msg("struct %s: no field %s", st ? st->name : "(null)", name);
+    return NULL;
+}
+
+#define CHECK_FIELD(ST, CTYPE, NAME)                                                                   \
+    do {                                                                                               \
+        const cushim_field_info *f_ = field_named((ST), #NAME);                                         \
+        assert_int_equal(f_->offset, offsetof(CTYPE, NAME));                                           \
+        assert_int_equal(f_->size, sizeof(((CTYPE *)0)->NAME));                                        \
+    } while (0)
+
+/* The anonymous members' descriptors, against the real header's layout. */
+static void test_anonymous_members(void **state)
+{
+    (void)state;
+    const cushim_struct_info *prop = meta_param(plan_named("cuMemCreate"), 2)->struct_type;
+    assert_non_null(prop);
+    assert_string_equal(prop->name, "CUmemAllocationProp");
+    const cushim_field_info *af = field_named(prop, "allocFlags");
+    assert_int_equal(af->kind, CUSHIM_KIND_STRUCT);
+    assert_int_equal(af->offset, offsetof(CUmemAllocationProp, allocFlags));
+    assert_non_null(af->struct_type);
+    assert_string_equal(af->struct_type->name, "CUmemAllocationProp.allocFlags");
+    typedef __typeof__(((CUmemAllocationProp *)0)->allocFlags) alloc_flags;
+    assert_int_equal(af->struct_type->size, sizeof(alloc_flags));
+    assert_int_equal(af->struct_type->nfields, 4);
+    CHECK_FIELD(af->struct_type, alloc_flags, compressionType);
+    CHECK_FIELD(af->struct_type, alloc_flags, gpuDirectRDMACapable);
+    CHECK_FIELD(af->struct_type, alloc_flags, usage);
+    CHECK_FIELD(af->struct_type, alloc_flags, reserved);
+    /* a union of plain data: CUexecAffinityParam.param { CUexecAffinitySmCount smCount; } */
+    const cushim_struct_info *aff = meta_param(plan_named("cuCtxGetExecAffinity"), 0)->struct_type;
+    assert_non_null(aff);
+    const cushim_field_info *uf = field_named(aff, "param");
+    assert_int_equal(uf->offset, offsetof(CUexecAffinityParam, param));
+    assert_non_null(uf->struct_type);
+    assert_string_equal(uf->struct_type->name, "CUexecAffinityParam.param");
+    typedef __typeof__(((CUexecAffinityParam *)0)->param) affinity_param;
+    assert_int_equal(uf->struct_type->size, sizeof(affinity_param));
+    CHECK_FIELD(uf->struct_type, affinity_param, smCount);
+    const cushim_field_info *sm = field_named(uf->struct_type, "smCount");
+    assert_non_null(sm->struct_type);
+    CHECK_FIELD(sm->struct_type, CUexecAffinitySmCount, val);
+    /* what the remoting makes of them */
+    assert_int_equal(plan_named("cuCtxGetExecAffinity")->cls, RM_CLASS_FORWARD);
+    assert_int_equal(plan_named("cuArrayGetSparseProperties")->cls, RM_CLASS_FORWARD);
+}
+
+/* Encodes 'pl' with 'params' and returns the encoder's code; on RM_OK the message is left in 'w'. */
+static int vmm_encode(const rm_plan *pl, void *params, rm_wr *w, rm_call *c)
+{
+    rm_wr_init(w, 0);
+    return rm_encode_call(pl, params, &ctx, w, c);
+}
+
+static void test_vmm(void **state)
+{
+    (void)state;
+    static const char *const forward[] = { "cuMemAddressReserve", "cuMemAddressFree", "cuMemRelease", "cuMemMap",
+                                           "cuMemUnmap", "cuMemSetAccess", "cuMemRetainAllocationHandle" };
+    for (size_t i = 0; i < sizeof forward / sizeof forward[0]; i++)
+        assert_int_equal(plan_named(forward[i])->cls, RM_CLASS_FORWARD);
+    /* cuMemSetAccess: its descriptors counted by 'count' */
+    const rm_plan *sa = plan_named("cuMemSetAccess");
+    assert_int_equal(sa->p[2].op, RM_OP_ARRAY);
+    assert_int_equal(sa->p[2].count_param, 3);
+    assert_int_equal(sa->p[2].elem, sizeof(CUmemAccessDesc));
+
+    /* cuMemCreate: the properties cross while no handle type is asked for and win32HandleMetaData is NULL */
+    const rm_plan *pl = plan_named("cuMemCreate");
+    assert_int_equal(pl->cls, RM_CLASS_FORWARD_NULL);
+    assert_non_null(strstr(pl->reason, "requestedHandleTypes"));
+    uint8_t params[64] __attribute__((aligned(16))) = {0};
+    CUmemAllocationProp prop;
+    CUmemGenericAllocationHandle h = 0;
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.allocFlags.gpuDirectRDMACapable = 1;
+    prop.allocFlags.usage = 0x1234;
+    memcpy(params + pl->p[0].offset, &(void *){ &h }, 8);
+    memcpy(params + pl->p[1].offset, &(size_t){ 2u << 20 }, 8);
+    memcpy(params + pl->p[2].offset, &(void *){ &prop }, 8);
+    rm_wr w;
+    rm_call cc, sc;
+    uint32_t status;
+    assert_int_equal(vmm_encode(pl, params, &w, &cc), RM_OK);
+    assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, NULL, &sc, &status), RM_OK);
+    const CUmemAllocationProp *got = *(void **)((uint8_t *)sc.params + pl->p[2].offset);
+    assert_memory_equal(got, &prop, sizeof prop);   /* allocFlags included */
+    rm_arena_reset(&arena);
+    /* the server refuses an exportable type a client sent anyway (patched into the message) */
+    uint8_t *at = memmem(w.p, w.len, &prop, sizeof prop);
+    assert_non_null(at);
+    CUmemAllocationHandleType fd = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    memcpy(at + offsetof(CUmemAllocationProp, requestedHandleTypes), &fd, sizeof fd);
+    assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, NULL, &sc, &status), RM_EUNSUPPORTED);
+    assert_int_equal(status, RM_ST_REFUSED);
+    rm_arena_reset(&arena);
+    rm_wr_free(&w);
+    /* the client refuses it before sending: a POSIX fd, a fabric handle, and a win32HandleMetaData */
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    assert_int_equal(vmm_encode(pl, params, &w, &cc), RM_EUNSUPPORTED);
+    rm_wr_free(&w);
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_FABRIC;
+    assert_int_equal(vmm_encode(pl, params, &w, &cc), RM_EUNSUPPORTED);
+    rm_wr_free(&w);
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_NONE;
+    prop.win32HandleMetaData = &prop;
+    assert_int_equal(vmm_encode(pl, params, &w, &cc), RM_EUNSUPPORTED);
+    rm_wr_free(&w);
+    prop.win32HandleMetaData = NULL;
+    /* the granularity query takes any handle type (it creates nothing) */
+    const rm_plan *gr = plan_named("cuMemGetAllocationGranularity");
+    size_t gran = 0;
+    memset(params, 0, sizeof params);
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    memcpy(params + gr->p[0].offset, &(void *){ &gran }, 8);
+    memcpy(params + gr->p[1].offset, &(void *){ &prop }, 8);
+    assert_int_equal(vmm_encode(gr, params, &w, &cc), RM_OK);
+    rm_wr_free(&w);
+
+    /* cuMemGetAllocationPropertiesFromHandle: answered while the returned pointer field is NULL */
+    const rm_plan *gp = plan_named("cuMemGetAllocationPropertiesFromHandle");
+    assert_int_equal(gp->cls, RM_CLASS_FORWARD_NULL);
+    for (int round = 0; round < 2; round++) {
+        CUmemAllocationProp out;
+        int32_t sret = 0, cret = -1;
+        rm_wr rw;
+        memset(&out, 0xa5, sizeof out);
+        memset(params, 0, sizeof params);
+        memcpy(params + gp->p[0].offset, &(void *){ &out }, 8);
+        memcpy(params + gp->p[1].offset, &(uint64_t){ 0x8000000000001000ull }, 8);
+        assert_int_equal(vmm_encode(gp, params, &w, &cc), RM_OK);
+        assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, NULL, &sc, &status), RM_OK);
+        CUmemAllocationProp *sv = *(void **)((uint8_t *)sc.params + gp->p[0].offset);
+        memset(sv, 0, sizeof *sv);
+        sv->type = CU_MEM_ALLOCATION_TYPE_PINNED;
+        sv->location.id = 3;
+        sv->allocFlags.usage = 7;
+        if (round == 1)
+            sv->win32HandleMetaData = (void *)0x1000;   /* the server's host pointer: never handed over */
+        rm_wr_init(&rw, 0);
+        assert_int_equal(rm_encode_reply(&sc, gp->id, RM_ST_OK, &sret, &rw), RM_OK);
+        assert_int_equal(rm_decode_reply(&cc, &cret, rw.p, rw.len, &ctx, &status), RM_OK);
+        if (round == 0) {
+            assert_int_equal(status, RM_ST_OK);
+            assert_int_equal(cret, 0);
+            assert_memory_equal(&out, sv, sizeof out);
+        } else {
+            assert_int_equal(status, RM_ST_REFUSED);
+            assert_int_equal(out.type, (CUmemAllocationType)0xa5a5a5a5u);   /* untouched */
+        }
+        rm_wr_free(&rw);
+        rm_wr_free(&w);
+        rm_arena_reset(&arena);
+    }
 }
 
 static void test_refusals(void **state)
@@ -990,6 +1161,11 @@ static void *sc_ptr(const rm_plan *pl, const uint8_t *params, int i)
 static void test_scalars(void **state)
 {
     (void)state;
+    int have_cublas = 0;   /* a tree without cuBLAS (13.5's): nothing to test */
+    for (uint32_t i = 0; i < plans->count; i++)
+        have_cublas |= strcmp(plans->all[i].info->name, "cublasSgemm_v2") == 0;
+    if (!have_cublas)
+        skip();
     static const char *const names[] = { "cublasSgemm_v2", "cublasGemmEx", "cublasZgemm_v2", "cublasLtMatmul" };
     for (size_t n = 0; n < sizeof names / sizeof names[0]; n++) {
         const rm_plan *pl = plan_named(names[n]);
@@ -1190,6 +1366,8 @@ int main(void)
         cmocka_unit_test(test_zero_copy),
         cmocka_unit_test(test_cache_and_chunk_class),
         cmocka_unit_test(test_scalars),
+        cmocka_unit_test(test_anonymous_members),
+        cmocka_unit_test(test_vmm),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

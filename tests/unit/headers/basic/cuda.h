@@ -21,6 +21,14 @@ typedef struct CUstream_st *CUstream;
 typedef struct CUdesc_st {
     int w, h;
 } CUDA_DESC;
+/* anonymous member types (listed as "CUDA_ANON.<field>"): a struct, a plain union, a union with a pointer, and a
+   nested anonymous struct */
+typedef struct CUanon_st {
+    int kind;
+    struct { unsigned char a; unsigned short b; struct { int deep; } inner; } flags;
+    union { int i; CUstream s; unsigned char bytes[8]; } plain;
+    union { int i; void *p; } ptrs;
+} CUDA_ANON;
 typedef void(CUDAAPI *CUhostFn)(void *userData);
 
 /**

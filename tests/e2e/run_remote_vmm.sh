@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# run_remote_vmm.sh - virtual memory management over remoting (docs/remote.md, "Virtual memory management"), as
+# JAX's allocator uses it, through cushim-serve on the fake driver and a client with no driver:
+#   1. e2e_remote_vmm map: granularity, cuMemCreate, the handle's properties, reserve, map, set access, a memset
+#      and copies into the mapped range read back, retain by address, unmap, free, release: the same output as a
+#      local run, every step CUDA_SUCCESS; the server's driver saw each VMM call;
+#   2. e2e_remote_vmm export: an exportable handle type (POSIX fd, fabric) is refused with
+#      CUDA_ERROR_NOT_SUPPORTED (801) and a reason, before the server sees it; none is created;
+#   3. e2e_remote_vmm quota: under the server's memlimit (5 MiB) a client's cuMemCreate is charged to its quota:
+#      two 2 MiB handles, the third CUDA_ERROR_OUT_OF_MEMORY (2).
+# Usage: run_remote_vmm.sh BUILD_DIR VMM_PROGRAM OUT_DIR
+set -u
+build=$1 prog=$2 out=$3
+d=$out/remote_vmm
+rm -rf "$d" && mkdir -p "$d"
+status=0
+fail() { echo "run_remote_vmm.sh: FAIL: $*"; status=1; }
+fake=$build/tests/fake dropin=$build/dropin serve=$build/remote/cushim-serve plugin=$build/plugins/remote.so
+sock=$d/s.sock
+client() {   # the shim as libcuda.so.1, no driver anywhere it could find one
+    env -u LD_PRELOAD LD_LIBRARY_PATH="$dropin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
+        CUSHIM_PLUGINS="$plugin:server=unix:$sock" "$@"
+}
+start_server() {   # start_server COUNTS_FILE [ENV=VALUE...]: one client
+    local counts=$1
+    shift
+    rm -f "$sock"
+    env LD_LIBRARY_PATH="$fake" FAKE_CUDA_COUNTS="$counts" "$@" "$serve" --listen="unix:$sock" --once \
+        >> "$d/serve.log" 2>&1 &
+    server=$!
+    for _ in $(seq 100); do [ -S "$sock" ] && return 0; sleep 0.02; done
+    fail "cushim-serve did not listen"; cat "$d/serve.log"
+}
+count() { awk -F'\t' -v n="$2" '$1 == n { print $2; f = 1 } END { if (!f) print 0 }' "$1" 2>/dev/null; }
+
+# 1. map and use, remote = local
+LD_LIBRARY_PATH="$fake" "$prog" map > "$d/map.local" 2> "$d/map.local.err" ||
+    fail "map failed locally: $(cat "$d/map.local" "$d/map.local.err")"
+start_server "$d/map.counts"
+client "$prog" map > "$d/map.remote" 2> "$d/map.remote.err" ||
+    fail "map failed remotely: $(cat "$d/map.remote" "$d/map.remote.err")"
+wait "$server" || fail "the server's back end exited with $?"
+diff "$d/map.local" "$d/map.remote" > "$d/map.diff" || fail "VMM differs from a local run: $(cat "$d/map.diff")"
+grep -qx 'start equals the copied block: 1' "$d/map.remote" && grep -qx 'middle holds the memset: 1' "$d/map.remote" &&
+    grep -qx 'retained the mapped handle: 1' "$d/map.remote" ||
+    fail "the mapped memory did not hold its data: $(cat "$d/map.remote")"
+grep -qx 'properties: type 1 location 1/0 handle types 0 win32 NULL usage 0' "$d/map.remote" ||
+    fail "the handle's properties: $(grep properties "$d/map.remote")"
+[ "$(grep -v 'after unmap' "$d/map.remote" | grep -c ': 0$')" = 17 ] ||
+    fail "not 17 successful steps: $(cat "$d/map.remote")"
+for f in cuMemGetAllocationGranularity cuMemCreate cuMemAddressReserve cuMemMap cuMemSetAccess cuMemUnmap \
+         cuMemAddressFree cuMemGetAllocationPropertiesFromHandle cuMemRetainAllocationHandle; do
+    [ "$(count "$d/map.counts" $f)" = 1 ] || fail "the server's driver saw $f $(count "$d/map.counts" $f) times"
+done
+[ "$(count "$d/map.counts" cuMemRelease)" = 2 ] || fail "cuMemRelease on the server: $(count "$d/map.counts" cuMemRelease)"
+
+# 2. exportable handles: refused in the client, with the reason
+start_server "$d/export.counts"
+client "$prog" export > "$d/export.remote" 2> "$d/export.remote.err" ||
+    fail "export failed remotely: $(cat "$d/export.remote.err")"
+wait "$server" || fail "the server's back end exited with $?"
+printf '%s\n' 'cuMemCreate posix fd: 801' 'cuMemCreate fabric: 801' 'cuMemCreate none: 0' 'cuMemRelease: 0' |
+    diff - "$d/export.remote" > "$d/export.diff" || fail "exportable handles: $(cat "$d/export.diff")"
+grep -q "cuMemCreate: .*requestedHandleTypes is CU_MEM_HANDLE_TYPE_NONE.*returns CUDA_ERROR_NOT_SUPPORTED" \
+    "$d/export.remote.err" || fail "no reason logged for the refusal: $(cat "$d/export.remote.err")"
+[ "$(count "$d/export.counts" cuMemCreate)" = 1 ] ||
+    fail "the server's driver saw cuMemCreate $(count "$d/export.counts" cuMemCreate) times, not once"
+
+# 3. the server's quota charges a client's cuMemCreate
+start_server "$d/quota.counts" CUSHIM_PLUGINS="$build/plugins/memlimit.so:limit=5MiB"
+client "$prog" quota > "$d/quota.remote" 2> "$d/quota.remote.err" ||
+    fail "quota failed remotely: $(cat "$d/quota.remote.err")"
+wait "$server" || fail "the server's back end exited with $?"
+grep -qx 'created 2 then 2' "$d/quota.remote" || fail "quota: $(cat "$d/quota.remote" "$d/quota.remote.err")"
+
+[ $status = 0 ] && echo "run_remote_vmm.sh: VMM remote = local, exportable handles refused, quota charged"
+exit $status
