@@ -125,7 +125,7 @@ static int32_t rp_dispatch(rp_state *s, const rm_plan *pl, void *params, void *r
                (r = rp_copy_shm(s, pl, params, 1, &done), done)) {
         /* a copy on a stream from or to pinned memory: zero copy (rp_shm.c) */
     } else if (pl->async != RM_ASYNC_NO && !rp_capturing(s)) {   /* capturing: each call answered (rp_graph.c) */
-        r = rp_queue(s, pl, params);
+        r = rp_queue(s, pl, params, NULL);
     } else if (pl->chunk_host >= 0 && pl->nparams == 3 && s->shm_opt && s->shm_state >= 0 &&
                s->host->api_param(pl->info, (uint32_t)pl->chunk_count)->size == 8 &&
                *(const uint64_t *)((const uint8_t *)params + pl->p[pl->chunk_count].offset) >= RP_SHM_MIN &&
@@ -215,9 +215,16 @@ static int rp_blas_fast(rp_state *s, cushim_call *call, const rm_plan *pl, int32
         atomic_fetch_add_explicit(&s->cached, 1, memory_order_relaxed);
         return 1;
     }
-    if (how != RP_BLAS_BATCH || rp_capturing(s) || atomic_load_explicit(&s->dead, memory_order_relaxed))
+    if ((how != RP_BLAS_BATCH && how != RP_BLAS_CREATE) || rp_capturing(s) ||
+        atomic_load_explicit(&s->dead, memory_order_relaxed))
         return 0;
-    int32_t q = rp_queue(s, pl, call->params);
+    uint64_t num = 0;
+    int32_t q = rp_queue(s, pl, call->params, &num);
+    if (q == 0 && how == RP_BLAS_CREATE && num != 0) {   /* the descriptor's number, known without the reply */
+        void *out = NULL;
+        memcpy(&out, (const uint8_t *)call->params + s->host->api_param(call->info, 0)->offset, sizeof out);
+        memcpy(out, &num, sizeof num);
+    }
     if (q == 0)
         rp_cublas_after(call, 0);
     *r = rc_lib_error(call->info->library, q);
@@ -303,6 +310,12 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
     rp_id_alloc_host[1] = rp_api_id(host, "cuMemAllocHost_v2");
     rp_id_host_alloc = rp_api_id(host, "cuMemHostAlloc");
     rp_id_free_host = rp_api_id(host, "cuMemFreeHost");
+    static const char *const lt_creates[3] = { "cublasLtMatmulDescCreate", "cublasLtMatrixLayoutCreate",
+                                               "cublasLtMatmulPreferenceCreate" };
+    for (int k = 0; k < 3; k++) {
+        uint32_t id = rp_api_id(host, lt_creates[k]);
+        s->lt_create_id[k] = id != 0 ? id : UINT32_MAX;
+    }
     rm_meta_from_host(&m, host);
     s->plans = rm_plans_build(&m);
     s->logged = calloc(host->api_id_limit() + 1, 1);
@@ -391,6 +404,7 @@ static void rp_fork_child(cushim_plugin *self)
     s->async_err = 0;
     s->async_blas_err = 0;
     s->batches_sent = s->batches_read = 0;
+    s->lt_creates = 0;   /* its back end numbers its own cuBLASLt descriptors */
     s->thread_sent = 0;   /* the child's server knows none of its threads yet */
     s->batch_tid = 0;
     s->in_flight = 0;

@@ -96,6 +96,8 @@ typedef struct rp_state {
     uint64_t batch_tid;            /* the thread whose calls the batch holds (a batch holds one thread's) */
     _Atomic uint64_t next_tid;     /* thread numbers, from 1, never reused */
     uint32_t async_err_api;        /* ... its API id */
+    uint64_t lt_creates;           /* cuBLASLt Create calls sent on this connection (rm_ltid.h: their numbers) */
+    uint32_t lt_create_id[3];      /* cublasLtMatmulDescCreate, cublasLtMatrixLayoutCreate, ...PreferenceCreate */
     int in_flight;                 /* delay_us: a flight of messages is being sent (delayed once, rp_conn.c) */
     uint64_t delays;               /* delay_us: the flights delayed */
     rp_region region[RM_SHM_REGIONS]; /* shared with the back end (rp_shm.c), under 'lock' */
@@ -137,7 +139,8 @@ typedef struct rp_state {
 int32_t rp_forward(rp_state *s, const rm_plan *pl, void *params, void *retval, int *answered, rm_wr *w,
                    uint8_t **reply, size_t *reply_len);
 void rp_forward_many(rp_state *s, const rm_plan *pl, uint32_t n, void *const *params, int32_t *results);
-int32_t rp_queue(rp_state *s, const rm_plan *pl, void *params);
+/* *ltid (when not NULL): the number of a cuBLASLt descriptor whose Create was queued (rm_ltid.h); 0 otherwise. */
+int32_t rp_queue(rp_state *s, const rm_plan *pl, void *params, uint64_t *ltid);
 void rp_conn_flush(rp_state *s, int wait);   /* the batch sent; wait: and its replies read */
 void rp_conn_close(rp_state *s);
 void rp_refuse_once(rp_state *s, const rm_plan *pl, const char *what);

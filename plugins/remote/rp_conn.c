@@ -36,6 +36,7 @@
 
 #include "rc_cudart.h"
 #include "rm_auth.h"
+#include "rm_ltid.h"
 #include "rm_sock.h"
 #include "rp.h"
 
@@ -46,6 +47,16 @@ static void rp_count_sync(rp_state *s, const rm_plan *pl)
 {
     if (s->sync_calls != NULL && pl != NULL && pl->id < s->plans->id_limit)
         atomic_fetch_add_explicit(&s->sync_calls[pl->id], 1, memory_order_relaxed);
+}
+
+/* A call message about to be sent or queued, under 'lock' in the order the server gets them: a cuBLASLt Create
+   takes the next descriptor number, as the back end counts them (rm_ltid.h). Its number, or 0. */
+static uint64_t rp_note_message_locked(rp_state *s, const rm_plan *pl)
+{
+    for (int k = 0; k < 3; k++)
+        if (pl->id == s->lt_create_id[k])
+            return rm_ltid(s->lt_creates++);
+    return 0;
 }
 
 /* ---- the connection ---- */
@@ -367,12 +378,14 @@ void rp_conn_close(rp_state *s)
 }
 
 /* An asynchronous call: encoded now, queued, CUDA_SUCCESS (or the error of encoding it, at once). */
-int32_t rp_queue(rp_state *s, const rm_plan *pl, void *params)
+int32_t rp_queue(rp_state *s, const rm_plan *pl, void *params, uint64_t *ltid)
 {
     rm_wr own_wr, *w;
     int own;
     rm_call c;
     int32_t result = 0;
+    if (ltid != NULL)
+        *ltid = 0;
     w = rp_wr(s, &own_wr, &own);
     w->allow_ref = 0;   /* the inputs are copied now: the program may change them once the call returns */
     int rc = rm_encode_call(pl, params, &s->cx, w, &c);   /* outside the lock: it may ask the server itself */
@@ -434,6 +447,9 @@ int32_t rp_queue(rp_state *s, const rm_plan *pl, void *params)
         result = s->e_oom;
         goto out;
     }
+    uint64_t num = rp_note_message_locked(s, pl);
+    if (ltid != NULL)
+        *ltid = num;
     s->batch_n++;
     atomic_fetch_add_explicit(&s->batched, 1, memory_order_relaxed);
 out:
@@ -472,6 +488,7 @@ int32_t rp_forward(rp_state *s, const rm_plan *pl, void *params, void *retval, i
     }
     rm_bell *bell = rp_bell_locked(s, w);
     uint32_t seq;
+    rp_note_message_locked(s, pl);   /* sent below, either way */
     if (bell != NULL) {   /* on this host, nothing else in flight: through the shared area (rp_shm.c) */
         seq = ++s->seq;
         rc = rp_bell_call_locked(s, bell, w, seq, &h);
@@ -540,6 +557,7 @@ void rp_forward_many(rp_state *s, const rm_plan *pl, uint32_t n, void *const *pa
     rc = rp_send_batch_locked(s);
     for (uint32_t k = 0; k < n; k++)
         if (seqs[k] != 0) {
+            rp_note_message_locked(s, pl);
             if (rc == RM_OK && (seqs[k] = ++s->seq) != 0 && (rc = rp_send_call_locked(s, &ws[k], seqs[k])) == RM_OK)
                 continue;
             seqs[k] = 0;   /* not sent */

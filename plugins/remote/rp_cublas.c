@@ -394,6 +394,30 @@ static int rpb_gemm_ok(const cushim_api_info *a, const void *params, int batched
            rpb_ptr(a, params, "A") != NULL && rpb_ptr(a, params, "B") != NULL && rpb_ptr(a, params, "C") != NULL;
 }
 
+/* A cuBLASLt Create the library can only fail for want of memory: an output given, each enum a value of its type
+   (compute type, scale type, data type: named in the metadata), a layout's leading dimension at least its rows. */
+static int rpb_create_ok(const cushim_api_info *a, const void *params, int which)
+{
+    static const char *const enums[2][2] = { { "computeType", "scaleType" }, { "type", NULL } };
+    if (a->nparams == 0 || rpb_ptr(a, params, rpb.host->api_param(a, 0)->name) == NULL)
+        return 0;
+    if (which == RPB_PREF_CREATE)
+        return 1;
+    const char *const *e = enums[which == RPB_DESC_CREATE ? 0 : 1];
+    for (int i = 0; i < 2 && e[i] != NULL; i++) {
+        const cushim_param_info *p = rpb_param(a, e[i], NULL);
+        int64_t v;
+        if (p == NULL || p->enum_type == NULL || !rpb_value(a, params, e[i], &v) ||
+            !CUSHIM_HOST_HAS(rpb.host, enum_value_name) || rpb.host->enum_value_name(p->enum_type, v) == NULL)
+            return 0;
+    }
+    int64_t rows, ld;
+    if (which == RPB_LAYOUT_CREATE &&
+        (!rpb_value(a, params, "rows", &rows) || !rpb_value(a, params, "ld", &ld) || ld < rows))
+        return 0;
+    return 1;
+}
+
 int rp_cublas_route(const cushim_call *call, int32_t *status)
 {
     static const uint8_t kind_of[RPB_NAPI] = {
@@ -404,9 +428,10 @@ int rp_cublas_route(const cushim_call *call, int32_t *status)
     const cushim_api_info *a = call->info;
     int which = rpb.host != NULL ? rpb_which(call->api_id) : -1, how = RP_BLAS_FORWARD;
     int64_t key = 0, v = 0, w = 0;
-    if (which < 0 || which == RPB_CREATE || which == RPB_DESTROY || which == RPB_DESC_CREATE ||
-        which == RPB_LAYOUT_CREATE || which == RPB_PREF_CREATE)
+    if (which < 0 || which == RPB_CREATE || which == RPB_DESTROY)
         return RP_BLAS_FORWARD;
+    if (which == RPB_DESC_CREATE || which == RPB_LAYOUT_CREATE || which == RPB_PREF_CREATE)
+        return rpb_create_ok(a, call->params, which) ? RP_BLAS_CREATE : RP_BLAS_FORWARD;
     *status = 0;
     pthread_mutex_lock(&rpb.lock);
     if (which == RPB_SGEMM || which == RPB_SGEMM_SB) {

@@ -18,8 +18,10 @@ enum {
     RP_BLAS_FORWARD,   /* a synchronous round trip, as any call */
     RP_BLAS_LOCAL,     /* answered here (*status, outputs written): a setter of the value the handle has, a getter
                           of a value set */
-    RP_BLAS_BATCH      /* it cannot fail once checked here: queued with the asynchronous calls, success; the
+    RP_BLAS_BATCH,     /* it cannot fail once checked here: queued with the asynchronous calls, success; the
                           caller then calls rp_cublas_after(call, 0) */
+    RP_BLAS_CREATE     /* a cuBLASLt Create, batched the same way: its output (the first parameter) is the
+                          descriptor's number rp_queue gives (rm_ltid.h) */
 };
 int rp_cublas_route(const cushim_call *call, int32_t *status);
 /* After a cuBLAS/cuBLASLt call returned 'status' (forwarded, or batched: 0): follows handles and descriptors
