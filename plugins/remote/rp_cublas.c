@@ -394,8 +394,9 @@ static int rpb_gemm_ok(const cushim_api_info *a, const void *params, int batched
            rpb_ptr(a, params, "A") != NULL && rpb_ptr(a, params, "B") != NULL && rpb_ptr(a, params, "C") != NULL;
 }
 
-/* A cuBLASLt Create the library can only fail for want of memory: an output given, each enum a value of its type
-   (compute type, scale type, data type: named in the metadata), a layout's leading dimension at least its rows. */
+/* A cuBLASLt Create whose arguments pass what the client can check: an output given, each enum a value of its type
+   (compute type, scale type, data type: named in the metadata), a layout's leading dimension at least its rows.
+   Memory, or a combination the library refuses, is then a batched error (and the number is refused at each use). */
 static int rpb_create_ok(const cushim_api_info *a, const void *params, int which)
 {
     static const char *const enums[2][2] = { { "computeType", "scaleType" }, { "type", NULL } };
