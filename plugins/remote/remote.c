@@ -210,13 +210,14 @@ static int32_t rp_host_free_rc(void *user, void *p)
    a stream capture is open nothing is batched: the call is forwarded (0). */
 static int rp_blas_fast(rp_state *s, cushim_call *call, const rm_plan *pl, int32_t *r)
 {
+    if (atomic_load_explicit(&s->dead, memory_order_relaxed))
+        return 0;   /* what is known here described a back end that is gone: the call fails as any other */
     int how = rp_cublas_route(call, r);
     if (how == RP_BLAS_LOCAL) {
         atomic_fetch_add_explicit(&s->cached, 1, memory_order_relaxed);
         return 1;
     }
-    if ((how != RP_BLAS_BATCH && how != RP_BLAS_CREATE) || rp_capturing(s) ||
-        atomic_load_explicit(&s->dead, memory_order_relaxed))
+    if ((how != RP_BLAS_BATCH && how != RP_BLAS_CREATE) || rp_capturing(s))
         return 0;
     uint64_t num = 0;
     int32_t q = rp_queue(s, pl, call->params, &num);
