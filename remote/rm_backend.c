@@ -98,6 +98,8 @@ static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t le
     int rc = rm_decode_call(b->plans, msg, len, &b->arena, cx, &c, &status);
     memset(ret, 0, 64);
     *ret_size = 0;
+    if (rc == RM_OK && (rc = rb_ltid_pre(b, &c)) != RM_OK)   /* cuBLASLt descriptors by number (rb_cublas.c) */
+        status = RM_ST_MALFORMED;
     if (rc == RM_OK && shm != NULL && (shm->map == NULL || rm_shm_place(&c, shm_off, shm->map, shm->usable, shm != &b->shm[0]) != RM_OK)) {
         rc = RM_EMALFORMED;   /* no such region, not a byte copy, or outside the region: not run */
         status = RM_ST_MALFORMED;
@@ -113,6 +115,9 @@ static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t le
             status = RM_ST_NO_FUNCTION;
         else
             *ret_size = c.plan->info->ret_size;
+        int32_t result = 0;
+        memcpy(&result, ret, sizeof result);
+        rb_ltid_post(b, &c, status == RM_ST_OK, result);
         if (shm != NULL)
             rm_shm_unplace(&c);   /* the bytes are in the area: none go in the reply */
     }
@@ -151,6 +156,10 @@ void rb_call_on(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t len, r
 {
     rb_job j = { .b = b, .cx = cx, .msg = msg, .len = len, .shm = shm, .shm_off = shm_off, .w = w, .status = status,
                  .ret = ret, .ret_size = ret_size };
+    uint32_t api = 0;
+    if (len >= 4)
+        memcpy(&api, msg, 4);
+    rb_ltid_message(b, api);   /* every call message counts, whether it runs or not: as the client counts */
     if (!b->named) {
         rb_job_run(&j);
     } else if (rm_workers_run(b->workers, b->tid, rb_job_run, &j) != 0) {
@@ -399,6 +408,7 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
     free(buf);
     free(dbuf);
     rm_workers_free(b.workers);
+    rb_ltid_free(&b);
     rm_arena_destroy(&b.arena);
     rm_plans_free(b.plans);
     return 0;

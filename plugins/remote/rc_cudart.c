@@ -27,6 +27,13 @@
  *     cudaPeekAtLastError after the server's own (the server's runtime never saw them).
  * The current device is the one the last successful cudaSetDevice chose (one connection: the back end has
  * one thread, whose device is the last one any client thread set).
+ * cudaGetDevice is answered in the client with the device this thread last set (cudaSetDevice returned success)
+ * or the server last gave it, until a call that may change a thread's current context or device is made by any
+ * thread (rc_note_api: a driver API with 'Ctx' in its name but not 'Get', cudaDeviceReset, cudaThreadExit,
+ * cudaSetValidDevices, cudaInitDevice, a runtime API with 'Ctx') or the process forks: exact, as cudaGetDevice
+ * returns the device of the thread's current context, which only those change. In the same window a
+ * cudaSetDevice of the device this thread's last successful cudaSetDevice chose returns success here: that device
+ * and its primary context are current already.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -90,6 +97,10 @@ static __thread int32_t rc_last;     /* the last error of a translated call, for
 /* The client thread's current device (cudaSetDevice), as the runtime keeps one per thread; the server runs each
    client thread's calls on a thread of its own, where the runtime keeps the same. */
 static __thread int rc_device;
+/* cudaGetDevice's answer for this thread, valid while rc.dev_gen is rc_gdev_gen (rc_note_api); rc_gdev_set: it
+   is the device this thread's last cudaSetDevice made current, with its primary context */
+static __thread int rc_gdev, rc_gdev_known, rc_gdev_set;
+static __thread uint64_t rc_gdev_gen;
 /* The devices whose runtime context this client thread's server thread was made to take (cudaFree(NULL)), as
    of generation rc_ctx_seen of rc.ctx_gen. */
 static __thread uint64_t rc_ctx_mask, rc_ctx_seen;
@@ -111,6 +122,10 @@ static struct {
     rc_host_free_fn hfree;
     void *user;
     _Atomic uint64_t ctx_gen;          /* bumped when contexts go (a device reset): rc_ctx_mask starts over */
+    _Atomic uint64_t dev_gen;          /* bumped by a call that may change a thread's current context */
+    _Atomic uint64_t local_answers;    /* cudaGetDevice answered here */
+    uint8_t *ctx_api;                  /* per API id: 1 when it bumps dev_gen */
+    uint32_t nctx_api, id_get_device;
     rc_api load, getfn, launch[2], cfree, copy[2][2][RC_NCOPY];   /* copy[async][per_thread][kind] */
     rc_api fattr, fsetattr, occupancy, ptrattr;
     uint32_t id_fattr, id_fsetattr, id_occ[2], id_host_alloc[2], id_host_free;
@@ -765,6 +780,42 @@ void rc_fork_child(void)
     pthread_mutex_init(&rc_slow, NULL);
     rc_forget(-1);
     rc_ctx_mask = 0;   /* the child's one thread: the one that forked */
+    atomic_fetch_add(&rc.dev_gen, 1);   /* its back end has its own current device */
+}
+
+void rc_note_api(uint32_t id)
+{
+    if (id < rc.nctx_api && rc.ctx_api[id])
+        atomic_fetch_add(&rc.dev_gen, 1);
+}
+
+uint64_t rc_local_answers(void)
+{
+    return atomic_load(&rc.local_answers);
+}
+
+/* The APIs after which cudaGetDevice is asked again (rc_note_api). */
+static void rc_ctx_apis(void)
+{
+    static const char *const rt[] = { "cudaDeviceReset", "cudaThreadExit", "cudaSetValidDevices", "cudaInitDevice" };
+    rc.nctx_api = rc.plans->id_limit;
+    if ((rc.ctx_api = calloc(rc.nctx_api ? rc.nctx_api : 1, 1)) == NULL) {
+        rc.nctx_api = 0;
+        rc.id_get_device = UINT32_MAX;   /* nothing followed: always asked */
+        return;
+    }
+    for (uint32_t id = 0; id < rc.nctx_api; id++) {
+        const rm_plan *pl = rm_plan_of(rc.plans, id);
+        const char *n = pl != NULL ? pl->info->name : NULL;
+        if (n == NULL)
+            continue;
+        if ((pl->info->library == CUSHIM_LIB_DRIVER || pl->info->library == CUSHIM_LIB_RUNTIME) &&
+            strstr(n, "Ctx") != NULL && strstr(n, "Get") == NULL)
+            rc.ctx_api[id] = 1;
+        for (size_t i = 0; i < sizeof rt / sizeof rt[0]; i++)
+            if (pl->info->library == CUSHIM_LIB_RUNTIME && strcmp(n, rt[i]) == 0)
+                rc.ctx_api[id] = 1;
+    }
 }
 
 int rc_pre(cushim_call *call, const rm_plan *pl, int32_t *result)
@@ -810,15 +861,46 @@ int rc_pre(cushim_call *call, const rm_plan *pl, int32_t *result)
         *result = id == rc.id_fattr ? rc_func_attributes(call) : rc_func_call(call, id != rc.id_fsetattr);
         return 1;
     }
-    if (id != rc.id_set_device && id != rc.id_reset && id != rc.id_last && id != rc.id_peek)
+    if (id != rc.id_set_device && id != rc.id_reset && id != rc.id_last && id != rc.id_peek &&
+        id != rc.id_get_device)
         return 0;
+    uint64_t gen = atomic_load(&rc.dev_gen);   /* before the call: a change meanwhile voids its answer */
+    int *dev_out = NULL;
+    if (id == rc.id_get_device) {
+        rc_get(call, "device", &dev_out, sizeof dev_out);
+        if (dev_out != NULL && rc_gdev_known && rc_gdev_gen == gen) {
+            *dev_out = rc_gdev;
+            atomic_fetch_add_explicit(&rc.local_answers, 1, memory_order_relaxed);
+            *result = 0;
+            return 1;
+        }
+    } else if (id == rc.id_set_device && rc_gdev_known && rc_gdev_set && rc_gdev_gen == gen) {
+        int dev;
+        rc_get(call, "device", &dev, sizeof dev);
+        if (dev == rc_gdev) {   /* already current, its context too: setting it again changes nothing */
+            atomic_fetch_add_explicit(&rc.local_answers, 1, memory_order_relaxed);
+            *result = 0;
+            return 1;
+        }
+    }
     int32_t r = rc.forward(rc.user, pl, call->params, call->retval, &answered);
     if (!answered)
         r = rc_lib_error(CUSHIM_LIB_RUNTIME, r);
-    if (id == rc.id_set_device && r == 0) {
+    if (id == rc.id_get_device) {
+        rc_gdev_known = r == 0 && dev_out != NULL;
+        rc_gdev_set = rc_gdev_set && rc_gdev_known && *dev_out == rc_gdev && rc_gdev_gen == gen;
+        if (rc_gdev_known) {
+            rc_gdev = *dev_out;
+            rc_gdev_gen = gen;
+        }
+    } else if (id == rc.id_set_device) {
         int dev;
         rc_get(call, "device", &dev, sizeof dev);
-        rc_device = dev;
+        if (r == 0)
+            rc_device = dev;
+        rc_gdev_known = rc_gdev_set = r == 0;   /* a failed set: the device is what it was, but asked again */
+        rc_gdev = dev;
+        rc_gdev_gen = gen;
     } else if (id == rc.id_reset && r == 0) {
         int dev = rc_device;   /* its context is gone, and the modules with it */
         if (dev >= 0 && dev < RC_MAX_DEVICES)
@@ -914,6 +996,8 @@ int rc_init(const cushim_host *host, cushim_plugin *self, const rm_plans *plans,
             }
     }
     rc.id_set_device = rc_id("cudaSetDevice");
+    rc.id_get_device = rc_id("cudaGetDevice");
+    rc_ctx_apis();
     rc.id_reset = rc_id("cudaDeviceReset");
     rc.id_last = rc_id("cudaGetLastError");
     rc.id_peek = rc_id("cudaPeekAtLastError");
@@ -949,6 +1033,9 @@ int rc_init(const cushim_host *host, cushim_plugin *self, const rm_plans *plans,
         bad = 1;
     }
     if (bad) {
+        free(rc.ctx_api);
+        rc.ctx_api = NULL;
+        rc.nctx_api = 0;
         rc.host = NULL;
         return -1;
     }

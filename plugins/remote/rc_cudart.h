@@ -34,6 +34,12 @@ int32_t rc_driver_context(void);
 /* A runtime call answered in the client returns 'r': kept for cudaGetLastError when it is an error. Returns r. */
 int32_t rc_note_error(int32_t r);
 
+/* Before every call the plugin takes, by API id: one that may change a thread's current context or device makes
+   cudaGetDevice ask the server again. */
+void rc_note_api(uint32_t id);
+/* The calls the runtime part answered itself (cudaGetDevice), for stats=1. */
+uint64_t rc_local_answers(void);
+
 /* In the child of fork(): the server's modules and functions were the parent's back end's; the child's first
    launch loads them in its own. */
 void rc_fork_child(void);

@@ -9,7 +9,8 @@
  *
  * One pre hook on every driver API (lib:driver, but cuGetProcAddress, which the shim answers itself), and on
  * the runtime, NVML, cuBLAS and cuBLASLt but the calls returning error texts (rc_cudart.c: runtime-API programs,
- * preloaded; rp_cublas.c: cuBLAS's pointer-mode scalars; cuBLAS is interposed where CUSHIM_LIBS names it),
+ * preloaded; rp_cublas.c: cuBLAS's pointer-mode scalars, its setters answered here or batched, SGEMMs batched;
+ * cuBLAS is interposed where CUSHIM_LIBS names it),
  * registered with CUSHIM_HOOK_SERVE so that it is reached when no libcuda.so.1 is installed. It runs last
  * among pre hooks (other plugins see the call first) and always skips the real function: the call is encoded
  * by its plan (remote/rm_plan.h, from the metadata), sent, and the reply decoded into the program's own
@@ -29,7 +30,7 @@
  * stream has drained on the server (rp_hostfn.c). While a stream capture is open nothing is batched, and host copies
  * a graph would replay from the server's staging memory are refused (rp_graph.c).
  * One connection carries a process's calls in order. 'stats=1' prints the calls, round trips, batches, local
- * answers and shared-memory calls at exit.
+ * answers and shared-memory calls at exit, and the APIs with the most synchronous round trips.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -114,6 +115,8 @@ static int32_t rp_dispatch(rp_state *s, const rm_plan *pl, void *params, void *r
         rp_kparam_forget(s);   /* the unloaded functions' handles may come back for other kernels */
     if ((pl->devcopy_param >= 0 || pl->chunk_host >= 0) && rp_graph_pre(s, pl, params, &r)) {
         /* refused, or made zero copy, because of a stream capture or a graph (rp_graph.c) */
+    } else if (pl->nparams == 2 && rp_graph_is_capturing(s, pl, params, retval, answered, &r)) {
+        /* a capture query: of a special stream with no capture open, answered here (rp_graph.c) */
     } else if (pl->cache == RM_CACHE_PROCESS || pl->cache == RM_CACHE_FUNC) {
         r = rp_cached(s, pl, params, retval, answered);
     } else if (pl->chunk_host >= 0 && pl->nparams == 4 && s->shm_opt && s->shm_state >= 0 &&
@@ -122,7 +125,7 @@ static int32_t rp_dispatch(rp_state *s, const rm_plan *pl, void *params, void *r
                (r = rp_copy_shm(s, pl, params, 1, &done), done)) {
         /* a copy on a stream from or to pinned memory: zero copy (rp_shm.c) */
     } else if (pl->async != RM_ASYNC_NO && !rp_capturing(s)) {   /* capturing: each call answered (rp_graph.c) */
-        r = rp_queue(s, pl, params);
+        r = rp_queue(s, pl, params, NULL);
     } else if (pl->chunk_host >= 0 && pl->nparams == 3 && s->shm_opt && s->shm_state >= 0 &&
                s->host->api_param(pl->info, (uint32_t)pl->chunk_count)->size == 8 &&
                *(const uint64_t *)((const uint8_t *)params + pl->p[pl->chunk_count].offset) >= RP_SHM_MIN &&
@@ -202,6 +205,33 @@ static int32_t rp_host_free_rc(void *user, void *p)
     return rp_host_free(user, p);
 }
 
+/* ---- cuBLAS's fast paths (rp_cublas.c decides, docs/remote.md "cuBLAS and cuBLASLt") ---- */
+/* 1 when the call was answered here (*r its status) or batched (*r success, or why it could not be queued). While
+   a stream capture is open nothing is batched: the call is forwarded (0). */
+static int rp_blas_fast(rp_state *s, cushim_call *call, const rm_plan *pl, int32_t *r)
+{
+    if (atomic_load_explicit(&s->dead, memory_order_relaxed))
+        return 0;   /* what is known here described a back end that is gone: the call fails as any other */
+    int how = rp_cublas_route(call, r);
+    if (how == RP_BLAS_LOCAL) {
+        atomic_fetch_add_explicit(&s->cached, 1, memory_order_relaxed);
+        return 1;
+    }
+    if ((how != RP_BLAS_BATCH && how != RP_BLAS_CREATE) || rp_capturing(s))
+        return 0;
+    uint64_t num = 0;
+    int32_t q = rp_queue(s, pl, call->params, &num);
+    if (q == 0 && how == RP_BLAS_CREATE && num != 0) {   /* the descriptor's number, known without the reply */
+        void *out = NULL;
+        memcpy(&out, (const uint8_t *)call->params + s->host->api_param(call->info, 0)->offset, sizeof out);
+        memcpy(out, &num, sizeof num);
+    }
+    if (q == 0)
+        rp_cublas_after(call, 0);
+    *r = rc_lib_error(call->info->library, q);
+    return 1;
+}
+
 /* ---- the hook ---- */
 static int rp_pre(cushim_call *call, void *user, uint64_t *slot)
 {
@@ -211,6 +241,7 @@ static int rp_pre(cushim_call *call, void *user, uint64_t *slot)
     int32_t r;
     (void)slot;
     atomic_fetch_add_explicit(&s->calls, 1, memory_order_relaxed);
+    rc_note_api(call->api_id);   /* a context change: cudaGetDevice asks again (rc_cudart.c) */
     if (call->info->library == CUSHIM_LIB_DRIVER && rp_pinned(s, call, &r))
         return cushim_call_skip(call, r);
     if (rp_hostfn_pre(call, &r))   /* host functions run here (rp_hostfn.c) */
@@ -220,6 +251,9 @@ static int rp_pre(cushim_call *call, void *user, uint64_t *slot)
         return cushim_call_skip(call, rc_lib_error(call->info->library, s->e_not_supported));
     }
     if (call->info->library == CUSHIM_LIB_RUNTIME && rc_pre(call, pl, &r))   /* copies, launches... */
+        return cushim_call_skip(call, r);
+    if ((call->info->library == CUSHIM_LIB_CUBLAS || call->info->library == CUSHIM_LIB_CUBLASLT) &&
+        rp_blas_fast(s, call, pl, &r))   /* a setter of the same value, a batched one (rp_cublas.c) */
         return cushim_call_skip(call, r);
     r = rp_dispatch(s, pl, call->params, call->retval, &answered);
     if (!answered)
@@ -277,9 +311,17 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
     rp_id_alloc_host[1] = rp_api_id(host, "cuMemAllocHost_v2");
     rp_id_host_alloc = rp_api_id(host, "cuMemHostAlloc");
     rp_id_free_host = rp_api_id(host, "cuMemFreeHost");
+    static const char *const lt_creates[3] = { "cublasLtMatmulDescCreate", "cublasLtMatrixLayoutCreate",
+                                               "cublasLtMatmulPreferenceCreate" };
+    for (int k = 0; k < 3; k++) {
+        uint32_t id = rp_api_id(host, lt_creates[k]);
+        s->lt_create_id[k] = id != 0 ? id : UINT32_MAX;
+    }
     rm_meta_from_host(&m, host);
     s->plans = rm_plans_build(&m);
     s->logged = calloc(host->api_id_limit() + 1, 1);
+    if (s->stats && s->plans != NULL)   /* where the round trips go (rp_print_sync); none counted: no line */
+        s->sync_calls = calloc(s->plans->id_limit, sizeof *s->sync_calls);
     if (s->plans == NULL || s->logged == NULL) {
         host->log(self, CUSHIM_LOG_ERROR, "out of memory");
         rm_plans_free(s->plans);
@@ -361,6 +403,9 @@ static void rp_fork_child(cushim_plugin *self)
     s->batch_n = 0;
     s->ahead = 0;
     s->async_err = 0;
+    s->async_blas_err = 0;
+    s->batches_sent = s->batches_read = 0;
+    s->lt_creates = 0;   /* its back end numbers its own cuBLASLt descriptors */
     s->thread_sent = 0;   /* the child's server knows none of its threads yet */
     s->batch_tid = 0;
     s->in_flight = 0;
@@ -381,6 +426,42 @@ static void rp_fork_child(cushim_plugin *self)
     atomic_store(&s->shm_chunks, 0);
     atomic_store(&s->zero_copies, 0);
     atomic_store(&s->bell_calls, 0);
+    for (uint32_t i = 0; s->sync_calls != NULL && i < s->plans->id_limit; i++)
+        atomic_store(&s->sync_calls[i], 0);
+}
+
+/* stats=1: the APIs that made the most synchronous round trips, most first (at most RP_SYNC_TOP), so that a run
+   shows where its round trips go: "remote: pid N: sync: cublasSetStream_v2 3200, cudaGetDevice 120". */
+#define RP_SYNC_TOP 8
+static void rp_print_sync(rp_state *s)
+{
+    uint32_t top[RP_SYNC_TOP], cnt[RP_SYNC_TOP], n = 0;
+    char line[1024];
+    int len;
+    if (s->sync_calls == NULL)
+        return;
+    for (uint32_t id = 0; id < s->plans->id_limit; id++) {
+        uint32_t c = atomic_load_explicit(&s->sync_calls[id], memory_order_relaxed), k;
+        if (c == 0 || (n == RP_SYNC_TOP && c <= cnt[n - 1]))
+            continue;
+        if (n < RP_SYNC_TOP)
+            n++;
+        for (k = n - 1; k > 0 && cnt[k - 1] < c; k--) {   /* an insertion: ties keep the lower id first */
+            top[k] = top[k - 1];
+            cnt[k] = cnt[k - 1];
+        }
+        top[k] = id;
+        cnt[k] = c;
+    }
+    if (n == 0)
+        return;
+    len = snprintf(line, sizeof line, "remote: pid %d: sync:", (int)getpid());
+    for (uint32_t k = 0; k < n && len > 0 && (size_t)len < sizeof line; k++) {
+        const rm_plan *pl = rm_plan_of(s->plans, top[k]);
+        len += snprintf(line + len, sizeof line - (size_t)len, "%s %s %u", k ? "," : "",
+                        pl != NULL ? pl->info->name : "?", cnt[k]);
+    }
+    fprintf(stderr, "%s\n", line);
 }
 
 /* At exit: the queued calls sent and answered, the counts asked for, the connection closed (the back end
@@ -396,9 +477,12 @@ static void rp_flush(cushim_plugin *self)
                 "batches, %llu answered locally, %llu copy chunks, %llu through shared memory, %llu zero-copy, %llu calls by doorbell)\n", (int)getpid(),
                 (unsigned long long)atomic_load(&s->calls), (unsigned long long)atomic_load(&s->trips), s->server,
                 (unsigned long long)atomic_load(&s->batched), (unsigned long long)atomic_load(&s->batches),
-                (unsigned long long)atomic_load(&s->cached), (unsigned long long)atomic_load(&s->chunks),
+                (unsigned long long)(atomic_load(&s->cached) + rc_local_answers()),
+                (unsigned long long)atomic_load(&s->chunks),
                 (unsigned long long)atomic_load(&s->shm_chunks), (unsigned long long)atomic_load(&s->zero_copies),
                 (unsigned long long)atomic_load(&s->bell_calls));
+    if (s->stats && atomic_load(&s->calls) != 0)
+        rp_print_sync(s);
     rp_conn_close(s);
 }
 

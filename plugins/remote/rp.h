@@ -31,6 +31,7 @@
 #define RP_BATCH_CALLS 1024        /* a batch is sent when it holds this many calls ...                      */
 #define RP_BATCH_BYTES (256u << 10) /* ... or this many bytes                                                */
 #define RP_BATCHES_AHEAD 8         /* batches sent and not yet answered before the client waits for them     */
+#define RP_BATCH_RING (RP_BATCHES_AHEAD + 2) /* batches followed at once: sent ahead, one more, the one queued */
 #define RP_CHUNK (8u << 20)        /* bulk copies are split in calls of at most this many bytes, pipelined   */
 #define RP_SHM_SLOTS 4u            /* slots of RP_CHUNK bytes in the shared area (copies in flight at once)  */
 #define RP_SHM_MIN (64u << 10)     /* byte copies this large go through the shared area when there is one    */
@@ -87,10 +88,16 @@ typedef struct rp_state {
     uint32_t batch_n;
     uint32_t ahead;                /* batches sent whose replies are not read yet */
     int32_t async_err;             /* the first batched call that failed since the last report (0: none) */
+    int32_t async_blas_err;        /* ... of cuBLAS or cuBLASLt: a cublasStatus_t, reported by their calls only */
+    uint32_t batches_sent, batches_read;  /* batches sent, and whose replies were read (counts, wrapping) */
+    uint8_t batch_blas[RP_BATCH_RING][RP_BATCH_CALLS / 8]; /* per batch in flight or queued, by batches_sent:
+                                                              which of its calls are cuBLAS's (the error's domain) */
     uint64_t thread_sent;          /* the client thread last named to the server (RM_MSG_THREAD); 0: none */
     uint64_t batch_tid;            /* the thread whose calls the batch holds (a batch holds one thread's) */
     _Atomic uint64_t next_tid;     /* thread numbers, from 1, never reused */
     uint32_t async_err_api;        /* ... its API id */
+    uint64_t lt_creates;           /* cuBLASLt Create calls sent on this connection (rm_ltid.h: their numbers) */
+    uint32_t lt_create_id[3];      /* cublasLtMatmulDescCreate, cublasLtMatrixLayoutCreate, ...PreferenceCreate */
     int in_flight;                 /* delay_us: a flight of messages is being sent (delayed once, rp_conn.c) */
     uint64_t delays;               /* delay_us: the flights delayed */
     rp_region region[RM_SHM_REGIONS]; /* shared with the back end (rp_shm.c), under 'lock' */
@@ -102,6 +109,7 @@ typedef struct rp_state {
     /* counts */
     _Atomic uint64_t calls, trips, batched, batches, cached, chunks, shm_chunks, zero_copies, bell_calls;
     _Atomic uint8_t *logged;       /* per API id: its refusal was logged */
+    _Atomic uint32_t *sync_calls;  /* per API id: its synchronous round trips (stats=1; NULL: not counted) */
     int32_t e_not_supported, e_invalid, e_not_found, e_unavailable, e_oom;
     const cushim_api_info *paraminfo;
     uint32_t tls_wr;               /* host TLS key: this thread's encoding buffer (kept: no page faults a call) */
@@ -119,6 +127,7 @@ typedef struct rp_state {
     /* stream captures this process began and has not ended (rp_graph.c), under glock */
     pthread_mutex_t glock;
     _Atomic int captures;          /* open captures: nothing is batched while > 0 */
+    _Atomic int iscap_seen;        /* the server answered a capture query of a special stream (rp_graph.c) */
     uint8_t capture_used[RP_CAPTURES];
     uint64_t capture_stream[RP_CAPTURES];
     int32_t e_wrong_thread;        /* CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: an end that did not end it */
@@ -130,7 +139,8 @@ typedef struct rp_state {
 int32_t rp_forward(rp_state *s, const rm_plan *pl, void *params, void *retval, int *answered, rm_wr *w,
                    uint8_t **reply, size_t *reply_len);
 void rp_forward_many(rp_state *s, const rm_plan *pl, uint32_t n, void *const *params, int32_t *results);
-int32_t rp_queue(rp_state *s, const rm_plan *pl, void *params);
+/* *ltid (when not NULL): the number of a cuBLASLt descriptor whose Create was queued (rm_ltid.h); 0 otherwise. */
+int32_t rp_queue(rp_state *s, const rm_plan *pl, void *params, uint64_t *ltid);
 void rp_conn_flush(rp_state *s, int wait);   /* the batch sent; wait: and its replies read */
 void rp_conn_close(rp_state *s);
 void rp_refuse_once(rp_state *s, const rm_plan *pl, const char *what);
@@ -197,6 +207,9 @@ int rp_graph_pre(rp_state *s, const rm_plan *pl, void *params, int32_t *r);
 /* After a call of a plan with 'capture' set, with the program's result. */
 void rp_graph_post(rp_state *s, const rm_plan *pl, void *params, int32_t result);
 void rp_graph_forget(rp_state *s);   /* a forked child */
+/* cuStreamIsCapturing/cudaStreamIsCapturing[_ptsz]: 1 when it took the call (answered here, or forwarded: *r, and
+   *answered as rp_forward's); 0 for any other API. */
+int rp_graph_is_capturing(rp_state *s, const rm_plan *pl, void *params, void *retval, int *answered, int32_t *r);
 int rp_graph_init(rp_state *s, cushim_plugin *self);   /* at load: CUSHIM_OK or the host's error */
 /* rm_ctx.keep: an array the server returned for an OWNED_OUT output, kept for this thread (rp_graph.c) */
 const void *rp_graph_keep(void *user, uint32_t param, const void *bytes, size_t n);

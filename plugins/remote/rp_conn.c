@@ -36,10 +36,28 @@
 
 #include "rc_cudart.h"
 #include "rm_auth.h"
+#include "rm_ltid.h"
 #include "rm_sock.h"
 #include "rp.h"
 
 #define RP_NO_FAILURE 0xffffffffu
+
+/* A synchronous round trip of 'pl', counted by API for stats=1's list of where round trips go. */
+static void rp_count_sync(rp_state *s, const rm_plan *pl)
+{
+    if (s->sync_calls != NULL && pl != NULL && pl->id < s->plans->id_limit)
+        atomic_fetch_add_explicit(&s->sync_calls[pl->id], 1, memory_order_relaxed);
+}
+
+/* A call message about to be sent or queued, under 'lock' in the order the server gets them: a cuBLASLt Create
+   takes the next descriptor number, as the back end counts them (rm_ltid.h). Its number, or 0. */
+static uint64_t rp_note_message_locked(rp_state *s, const rm_plan *pl)
+{
+    for (int k = 0; k < 3; k++)
+        if (pl->id == s->lt_create_id[k])
+            return rm_ltid(s->lt_creates++);
+    return 0;
+}
 
 /* ---- the connection ---- */
 static int rp_connect_locked(rp_state *s)
@@ -99,6 +117,7 @@ void rp_lost_locked(rp_state *s, int rc)
     rm_inbuf_reset(&s->in);
     s->dead = 1;
     s->ahead = 0;
+    s->batches_read = s->batches_sent;
     s->in_flight = 0;
     s->batch_n = 0;
     rm_wr_reset(&s->batch);
@@ -260,8 +279,10 @@ int rp_send_batch_locked(rp_state *s)
     atomic_fetch_add_explicit(&s->batches, 1, memory_order_relaxed);
     s->batch_n = 0;
     rm_wr_reset(&s->batch);
-    if (rc == RM_OK)
+    if (rc == RM_OK) {
         s->ahead++;
+        s->batches_sent++;
+    }
     return rc;
 }
 
@@ -286,14 +307,19 @@ int rp_read_ahead_locked(rp_state *s)
             rm_rd_bytes(&r, (uint8_t[64]){0}, size) != RM_OK || r.pos != r.len)
             return RM_EMALFORMED;
         s->ahead--;
+        const uint8_t *blas = s->batch_blas[s->batches_read++ % RP_BATCH_RING];
         if (failed == RP_NO_FAILURE)
             continue;
+        int32_t *keep = failed < RP_BATCH_CALLS && (blas[failed / 8] >> (failed % 8) & 1) ? &s->async_blas_err :
+                        &s->async_err;
         if (status == RM_ST_OK && size >= 4)
             memcpy(&code, s->rbuf + 16, 4);
+        else if (keep == &s->async_blas_err)   /* did not run: the remoting's reason, in cuBLAS's words */
+            code = rc_lib_error(CUSHIM_LIB_CUBLAS, rp_status_result(s, NULL, status));
         else
             code = rp_status_result(s, NULL, status);
-        if (s->async_err == 0 && code != 0) {
-            s->async_err = code;
+        if (*keep == 0 && code != 0) {
+            *keep = code;
             s->host->log(s->self, CUSHIM_LOG_DEBUG, "call %u of a batch failed with %d: the next synchronous call "
                          "returns it", failed, code);
         }
@@ -305,12 +331,15 @@ int rp_read_ahead_locked(rp_state *s)
 void rp_take_async_err_locked(rp_state *s, const rm_plan *pl, void *retval)
 {
     int32_t result;
-    if (s->async_err == 0 || !pl->ret_status)
+    /* each in its own domain: a cuBLAS status from a cuBLAS or cuBLASLt call, a CUresult from any other */
+    int32_t *err = pl->info->library == CUSHIM_LIB_CUBLAS || pl->info->library == CUSHIM_LIB_CUBLASLT ?
+                   &s->async_blas_err : &s->async_err;
+    if (*err == 0 || !pl->ret_status)
         return;
     memcpy(&result, retval, sizeof result);
     if (result == 0) {
-        memcpy(retval, &s->async_err, sizeof s->async_err);
-        s->async_err = 0;
+        memcpy(retval, err, sizeof *err);
+        *err = 0;
     }
 }
 
@@ -329,6 +358,9 @@ void rp_conn_flush(rp_state *s, int wait)
     if (wait && s->async_err != 0)
         s->host->log(s->self, CUSHIM_LOG_WARN, "an asynchronous call failed with %d and no later synchronous call "
                      "reported it", s->async_err);
+    if (wait && s->async_blas_err != 0)
+        s->host->log(s->self, CUSHIM_LOG_WARN, "a batched cuBLAS call failed with status %d and no later "
+                     "synchronous cuBLAS call reported it", s->async_blas_err);
     if (wait && s->delay_us != 0)
         s->host->log(s->self, CUSHIM_LOG_INFO, "delay_us=%u: %llu round trips delayed (a simulated distance)",
                      s->delay_us, (unsigned long long)s->delays);
@@ -346,12 +378,14 @@ void rp_conn_close(rp_state *s)
 }
 
 /* An asynchronous call: encoded now, queued, CUDA_SUCCESS (or the error of encoding it, at once). */
-int32_t rp_queue(rp_state *s, const rm_plan *pl, void *params)
+int32_t rp_queue(rp_state *s, const rm_plan *pl, void *params, uint64_t *ltid)
 {
     rm_wr own_wr, *w;
     int own;
     rm_call c;
     int32_t result = 0;
+    if (ltid != NULL)
+        *ltid = 0;
     w = rp_wr(s, &own_wr, &own);
     w->allow_ref = 0;   /* the inputs are copied now: the program may change them once the call returns */
     int rc = rm_encode_call(pl, params, &s->cx, w, &c);   /* outside the lock: it may ask the server itself */
@@ -394,11 +428,17 @@ int32_t rp_queue(rp_state *s, const rm_plan *pl, void *params)
             goto out;
         }
     }
+    uint8_t *blas = s->batch_blas[s->batches_sent % RP_BATCH_RING];
     if (s->batch_n == 0) {
         s->batch_tid = me;
         rm_wr_reset(&s->batch);
         rm_wr_u32(&s->batch, 0);   /* the count, written when sent */
+        memset(blas, 0, sizeof s->batch_blas[0]);
     }
+    if (pl->info->library == CUSHIM_LIB_CUBLAS || pl->info->library == CUSHIM_LIB_CUBLASLT)
+        blas[s->batch_n / 8] |= (uint8_t)(1u << (s->batch_n % 8));
+    else
+        blas[s->batch_n / 8] &= (uint8_t)~(1u << (s->batch_n % 8));
     rm_wr_u32(&s->batch, (uint32_t)w->len);
     rm_wr_bytes(&s->batch, w->p, w->len);
     if (s->batch.err != RM_OK) {   /* no memory for the batch: what it held is lost, say so at the next call */
@@ -407,6 +447,9 @@ int32_t rp_queue(rp_state *s, const rm_plan *pl, void *params)
         result = s->e_oom;
         goto out;
     }
+    uint64_t num = rp_note_message_locked(s, pl);
+    if (ltid != NULL)
+        *ltid = num;
     s->batch_n++;
     atomic_fetch_add_explicit(&s->batched, 1, memory_order_relaxed);
 out:
@@ -445,6 +488,7 @@ int32_t rp_forward(rp_state *s, const rm_plan *pl, void *params, void *retval, i
     }
     rm_bell *bell = rp_bell_locked(s, w);
     uint32_t seq;
+    rp_note_message_locked(s, pl);   /* sent below, either way */
     if (bell != NULL) {   /* on this host, nothing else in flight: through the shared area (rp_shm.c) */
         seq = ++s->seq;
         rc = rp_bell_call_locked(s, bell, w, seq, &h);
@@ -472,6 +516,7 @@ int32_t rp_forward(rp_state *s, const rm_plan *pl, void *params, void *retval, i
         rp_lost_locked(s, rc);
     pthread_mutex_unlock(&s->lock);
     atomic_fetch_add_explicit(&s->trips, 1, memory_order_relaxed);
+    rp_count_sync(s, pl);
     if (rc != RM_OK)
         return s->e_unavailable;
     if (status != RM_ST_OK)
@@ -512,6 +557,7 @@ void rp_forward_many(rp_state *s, const rm_plan *pl, uint32_t n, void *const *pa
     rc = rp_send_batch_locked(s);
     for (uint32_t k = 0; k < n; k++)
         if (seqs[k] != 0) {
+            rp_note_message_locked(s, pl);
             if (rc == RM_OK && (seqs[k] = ++s->seq) != 0 && (rc = rp_send_call_locked(s, &ws[k], seqs[k])) == RM_OK)
                 continue;
             seqs[k] = 0;   /* not sent */
@@ -538,6 +584,7 @@ void rp_forward_many(rp_state *s, const rm_plan *pl, uint32_t n, void *const *pa
     }
     pthread_mutex_unlock(&s->lock);
     atomic_fetch_add_explicit(&s->trips, 1, memory_order_relaxed);
+    rp_count_sync(s, pl);
 out:
     for (uint32_t k = 0; ws != NULL && k < n; k++)
         rm_wr_free(&ws[k]);

@@ -9,7 +9,12 @@
  * type, data type or the descriptor's scale type) and sent as bytes; in device mode it is a device address and
  * never read here. A scalar whose size or mode cannot be told (an untracked descriptor, an unknown compute type)
  * is refused: the call returns CUBLAS_STATUS_NOT_SUPPORTED and its name is logged once (remote.c).
- * Everything is read through the SDK's metadata (parameters and enum constants by name), never from headers.
+ * The fast paths (rp_cublas_route, before a call is dispatched): the handles and descriptors the client saw
+ * created, and the values the library accepted on a handle, make a setter of the value it has and a getter of a
+ * value set answerable here, and a setter, a destroy or an SGEMM that passes the library's own checks batchable
+ * (remote.c queues it and calls rp_cublas_after as for an answered call). Anything not known goes as before.
+ * Everything is read through the SDK's metadata (parameters and enum constants by name), never from headers,
+ * but the sizes of cuBLASLt's attributes (rpb_*_attrs), which only the header's documentation gives.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -18,22 +23,92 @@
 
 #include "rp_cublas.h"
 
+/* What is kept of each: a cuBLAS handle, a cuBLASLt matmul descriptor, matrix layout, matmul preference. */
+enum { RPB_HANDLE, RPB_DESC, RPB_LAYOUT, RPB_PREF };
+/* rpb_entry.known: which of a handle's values the client saw the library accept (set with success) */
+#define RPB_K_STREAM 1u
+#define RPB_K_WS 2u          /* ws, ws_size: set since the last stream set */
+#define RPB_K_WS_DEFAULT 4u  /* the library's own workspace: cublasSetStream_v2 resets it, unconditionally */
+#define RPB_K_MATH 8u
+#define RPB_K_PMODE 16u
+#define RPB_K_ATOMICS 32u
+
 /* A handle's or descriptor's state; a linear scan: a program keeps few alive at once (PyTorch: a handle per
-   thread and device, a descriptor per matmul call, destroyed after it). */
+   thread and device, a descriptor and three layouts per matmul call, destroyed after it). */
 typedef struct rpb_entry {
     uint64_t key;        /* the server's handle or descriptor; 0: free */
     int64_t scale;       /* Lt descriptor: its scale type (cudaDataType) */
     int64_t mode;        /* cuBLAS: cublasPointerMode_t; Lt: cublasLtPointerMode_t */
-    uint8_t lt;          /* 1: a cuBLASLt matmul descriptor */
+    uint64_t stream, ws, ws_size;   /* cuBLAS handle: the values last set (RPB_K_*) */
+    int64_t math, atomics;
+    uint8_t kind;        /* RPB_HANDLE... */
+    uint8_t created;     /* created through this client and not destroyed: its setters may be batched */
+    uint8_t known;       /* RPB_K_* */
 } rpb_entry;
+
+/* The APIs rp_cublas_route and rp_cublas_after know, by name. */
+enum {
+    RPB_CREATE, RPB_DESTROY, RPB_SET_STREAM, RPB_GET_STREAM, RPB_SET_WS, RPB_SET_MATH, RPB_GET_MATH, RPB_SET_PMODE,
+    RPB_GET_PMODE, RPB_SET_ATOMICS, RPB_GET_ATOMICS, RPB_DESC_CREATE, RPB_DESC_SET, RPB_DESC_DESTROY,
+    RPB_LAYOUT_CREATE, RPB_LAYOUT_SET, RPB_LAYOUT_DESTROY, RPB_PREF_CREATE, RPB_PREF_SET, RPB_PREF_DESTROY,
+    RPB_SGEMM, RPB_SGEMM_SB, RPB_NAPI
+};
+static const char *const rpb_api_names[RPB_NAPI] = {
+    "cublasCreate_v2", "cublasDestroy_v2", "cublasSetStream_v2", "cublasGetStream_v2", "cublasSetWorkspace_v2",
+    "cublasSetMathMode", "cublasGetMathMode", "cublasSetPointerMode_v2", "cublasGetPointerMode_v2",
+    "cublasSetAtomicsMode", "cublasGetAtomicsMode", "cublasLtMatmulDescCreate", "cublasLtMatmulDescSetAttribute",
+    "cublasLtMatmulDescDestroy", "cublasLtMatrixLayoutCreate", "cublasLtMatrixLayoutSetAttribute",
+    "cublasLtMatrixLayoutDestroy", "cublasLtMatmulPreferenceCreate", "cublasLtMatmulPreferenceSetAttribute",
+    "cublasLtMatmulPreferenceDestroy", "cublasSgemm_v2", "cublasSgemmStridedBatched",
+};
+
+/* The cuBLASLt attributes whose setter is batched, with the bytes each takes (cublasLt.h's documentation of each
+   attribute: int32_t, uint32_t, int64_t, uint64_t, a pointer, float, int8_t). A name the tree's enums lack is
+   left out (its setter stays synchronous), as is every attribute not listed. */
+typedef struct rpb_attr_def {
+    const char *name;
+    uint8_t size;
+} rpb_attr_def;
+static const rpb_attr_def rpb_desc_attrs[] = {
+    { "CUBLASLT_MATMUL_DESC_COMPUTE_TYPE", 4 }, { "CUBLASLT_MATMUL_DESC_SCALE_TYPE", 4 },
+    { "CUBLASLT_MATMUL_DESC_POINTER_MODE", 4 }, { "CUBLASLT_MATMUL_DESC_TRANSA", 4 },
+    { "CUBLASLT_MATMUL_DESC_TRANSB", 4 }, { "CUBLASLT_MATMUL_DESC_TRANSC", 4 },
+    { "CUBLASLT_MATMUL_DESC_FILL_MODE", 4 }, { "CUBLASLT_MATMUL_DESC_EPILOGUE", 4 },
+    { "CUBLASLT_MATMUL_DESC_BIAS_POINTER", 8 }, { "CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE", 8 },
+    { "CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER", 8 }, { "CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD", 8 },
+    { "CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE", 8 }, { "CUBLASLT_MATMUL_DESC_ALPHA_VECTOR_BATCH_STRIDE", 8 },
+    { "CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET", 4 }, { "CUBLASLT_MATMUL_DESC_A_SCALE_POINTER", 8 },
+    { "CUBLASLT_MATMUL_DESC_B_SCALE_POINTER", 8 }, { "CUBLASLT_MATMUL_DESC_C_SCALE_POINTER", 8 },
+    { "CUBLASLT_MATMUL_DESC_D_SCALE_POINTER", 8 }, { "CUBLASLT_MATMUL_DESC_AMAX_D_POINTER", 8 },
+    { "CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE", 4 }, { "CUBLASLT_MATMUL_DESC_FAST_ACCUM", 1 },
+    { "CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE", 4 },
+};
+static const rpb_attr_def rpb_layout_attrs[] = {
+    { "CUBLASLT_MATRIX_LAYOUT_TYPE", 4 }, { "CUBLASLT_MATRIX_LAYOUT_ORDER", 4 },
+    { "CUBLASLT_MATRIX_LAYOUT_ROWS", 8 }, { "CUBLASLT_MATRIX_LAYOUT_COLS", 8 },
+    { "CUBLASLT_MATRIX_LAYOUT_LD", 8 }, { "CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT", 4 },
+    { "CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET", 8 }, { "CUBLASLT_MATRIX_LAYOUT_PLANE_OFFSET", 8 },
+};
+static const rpb_attr_def rpb_pref_attrs[] = {
+    { "CUBLASLT_MATMUL_PREF_SEARCH_MODE", 4 }, { "CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES", 8 },
+    { "CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK", 4 }, { "CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES", 4 },
+    { "CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES", 4 }, { "CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES", 4 },
+    { "CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES", 4 }, { "CUBLASLT_MATMUL_PREF_MAX_WAVES_COUNT", 4 },
+    { "CUBLASLT_MATMUL_PREF_IMPL_MASK", 8 },
+};
+#define RPB_NATTR (sizeof rpb_desc_attrs / sizeof rpb_desc_attrs[0])
+typedef struct rpb_attr {
+    int64_t value;
+    uint32_t size;       /* 0: not in the tree */
+} rpb_attr;
 
 static struct {
     const cushim_host *host;
     pthread_mutex_t lock;
     rpb_entry *e;
     uint32_t n, cap;
-    /* API ids followed after success */
-    uint32_t id_set_mode, id_destroy, id_desc_create, id_desc_set, id_desc_destroy;
+    uint32_t id[RPB_NAPI];                   /* API ids, UINT32_MAX where the tree lacks one */
+    rpb_attr attrs[3][RPB_NATTR];            /* descriptor, layout, preference attributes batched */
     /* enum values, by name from the metadata */
     int64_t pm_device;                       /* CUBLAS_POINTER_MODE_DEVICE */
     int64_t lt_attr_scale, lt_attr_mode;     /* CUBLASLT_MATMUL_DESC_SCALE_TYPE, _POINTER_MODE */
@@ -76,12 +151,19 @@ void rp_cublas_init(const cushim_host *host)
         { "CUDA_ERROR_OUT_OF_MEMORY", "CUBLAS_STATUS_ALLOC_FAILED" },
         { "CUDA_ERROR_UNKNOWN", "CUBLAS_STATUS_INTERNAL_ERROR" },
     };
+    static const rpb_attr_def *const defs[3] = { rpb_desc_attrs, rpb_layout_attrs, rpb_pref_attrs };
+    static const size_t ndefs[3] = { sizeof rpb_desc_attrs / sizeof rpb_desc_attrs[0],
+                                     sizeof rpb_layout_attrs / sizeof rpb_layout_attrs[0],
+                                     sizeof rpb_pref_attrs / sizeof rpb_pref_attrs[0] };
+    _Static_assert(sizeof rpb_layout_attrs <= sizeof rpb_desc_attrs && sizeof rpb_pref_attrs <= sizeof rpb_desc_attrs,
+                   "rpb.attrs is sized by the longest table");
     rpb.host = host;
-    rpb.id_set_mode = rpb_id("cublasSetPointerMode_v2");
-    rpb.id_destroy = rpb_id("cublasDestroy_v2");
-    rpb.id_desc_create = rpb_id("cublasLtMatmulDescCreate");
-    rpb.id_desc_set = rpb_id("cublasLtMatmulDescSetAttribute");
-    rpb.id_desc_destroy = rpb_id("cublasLtMatmulDescDestroy");
+    for (int i = 0; i < RPB_NAPI; i++)
+        rpb.id[i] = rpb_id(rpb_api_names[i]);
+    for (int k = 0; k < 3; k++)
+        for (size_t i = 0; i < ndefs[k]; i++)
+            if (rpb_const(defs[k][i].name, &rpb.attrs[k][i].value))
+                rpb.attrs[k][i].size = defs[k][i].size;
     const cushim_api_info *dc = host->api_by_name("cublasLtMatmulDescCreate");
     rpb.scale_param = dc != NULL ? rpb_param(dc, "scaleType", NULL) : NULL;
     rpb.ok = rpb_const("CUBLAS_POINTER_MODE_DEVICE", &rpb.pm_device) &
@@ -106,24 +188,24 @@ int32_t rp_cublas_error(int32_t driver_code)
 }
 
 /* ---- the table (rpb.lock) ---- */
-static rpb_entry *rpb_find_locked(uint64_t key, int lt)
+static rpb_entry *rpb_find_locked(uint64_t key, int kind)
 {
-    for (uint32_t i = 0; i < rpb.n; i++)
-        if (rpb.e[i].key == key && rpb.e[i].lt == lt)
+    for (uint32_t i = 0; key != 0 && i < rpb.n; i++)
+        if (rpb.e[i].key == key && rpb.e[i].kind == kind)
             return &rpb.e[i];
     return NULL;
 }
 
-static rpb_entry *rpb_add_locked(uint64_t key, int lt)
+/* The entry of 'key', made when there is none; fresh: a new one, or the old one emptied (a handle or descriptor
+   created at the address of one destroyed). NULL: no memory (nothing is then known of it: calls stay forwarded). */
+static rpb_entry *rpb_add_locked(uint64_t key, int kind, int fresh)
 {
-    rpb_entry *e = rpb_find_locked(key, lt);
-    if (e != NULL)
+    rpb_entry *e = rpb_find_locked(key, kind);
+    if (key == 0 || (e != NULL && !fresh))
         return e;
-    for (uint32_t i = 0; i < rpb.n; i++)
-        if (rpb.e[i].key == 0) {
+    for (uint32_t i = 0; e == NULL && i < rpb.n; i++)
+        if (rpb.e[i].key == 0)
             e = &rpb.e[i];
-            break;
-        }
     if (e == NULL) {
         if (rpb.n == rpb.cap) {
             uint32_t cap = rpb.cap ? rpb.cap * 2 : 64;
@@ -137,7 +219,7 @@ static rpb_entry *rpb_add_locked(uint64_t key, int lt)
     }
     memset(e, 0, sizeof *e);
     e->key = key;
-    e->lt = (uint8_t)lt;
+    e->kind = (uint8_t)kind;
     return e;
 }
 
@@ -226,7 +308,7 @@ int rp_cublas_scalar(void *user, const rm_plan *pl, uint32_t param, const void *
     if (a->library == CUSHIM_LIB_CUBLAS) {
         if (rpb_value(a, params, "handle", &key)) {
             pthread_mutex_lock(&rpb.lock);
-            rpb_entry *e = rpb_find_locked((uint64_t)key, 0);
+            rpb_entry *e = rpb_find_locked((uint64_t)key, RPB_HANDLE);
             mode = e != NULL ? e->mode : 0;   /* a new handle's mode is host */
             pthread_mutex_unlock(&rpb.lock);
         }
@@ -244,7 +326,7 @@ int rp_cublas_scalar(void *user, const rm_plan *pl, uint32_t param, const void *
     if (!rpb_value(a, params, "computeDesc", &key))
         return RM_EUNSUPPORTED;
     pthread_mutex_lock(&rpb.lock);
-    rpb_entry *e = rpb_find_locked((uint64_t)key, 1);
+    rpb_entry *e = rpb_find_locked((uint64_t)key, RPB_DESC);
     if (e != NULL) {
         found = 1;
         mode = e->mode;
@@ -261,57 +343,258 @@ int rp_cublas_scalar(void *user, const rm_plan *pl, uint32_t param, const void *
     return *bytes != 0 && *bytes <= RM_SCALAR_MAX ? RM_SCALAR_HOST : RM_EUNSUPPORTED;
 }
 
+/* Which of rpb_api_names 'id' is; -1: none. */
+static int rpb_which(uint32_t id)
+{
+    for (int i = 0; i < RPB_NAPI; i++)
+        if (rpb.id[i] == id)
+            return i;
+    return -1;
+}
+
+/* A pointer parameter's value. */
+static void *rpb_ptr(const cushim_api_info *a, const void *params, const char *name)
+{
+    const cushim_param_info *p = rpb_param(a, name, NULL);
+    void *v = NULL;
+    if (p != NULL && p->size == sizeof v)
+        memcpy(&v, (const uint8_t *)params + p->offset, sizeof v);
+    return v;
+}
+
+/* A cuBLASLt setter's attribute is one batched, with the bytes it takes. */
+static int rpb_attr_ok(int kind, int64_t attr, int64_t size)
+{
+    const rpb_attr *t = rpb.attrs[kind - RPB_DESC];
+    for (size_t i = 0; i < RPB_NATTR; i++)
+        if (t[i].size != 0 && t[i].value == attr)
+            return size == t[i].size;
+    return 0;
+}
+
+/* An SGEMM (or its strided batched form) whose arguments pass every check cuBLAS makes before it launches (those
+   of the reference BLAS: the operations, m, n, k and the batch count not negative, each leading dimension at
+   least the rows it holds) on a handle the client created, with its scalars and matrices given. 1: it can be
+   batched. The pointers are not checked, as cuBLAS does not check them either: a bad one faults on the device,
+   an asynchronous error in both. */
+static int rpb_gemm_ok(const cushim_api_info *a, const void *params, int batched)
+{
+    int64_t ta, tb, m, n, k, lda, ldb, ldc, count = 1;
+    if (!rpb_value(a, params, "transa", &ta) || !rpb_value(a, params, "transb", &tb) ||
+        !rpb_value(a, params, "m", &m) || !rpb_value(a, params, "n", &n) || !rpb_value(a, params, "k", &k) ||
+        !rpb_value(a, params, "lda", &lda) || !rpb_value(a, params, "ldb", &ldb) ||
+        !rpb_value(a, params, "ldc", &ldc) || (batched && !rpb_value(a, params, "batchCount", &count)))
+        return 0;
+    if (ta < 0 || ta > 2 || tb < 0 || tb > 2 || m < 0 || n < 0 || k < 0 || count < 0)   /* CUBLAS_OP_N, _T, _C */
+        return 0;
+    int64_t arows = ta == 0 ? m : k, brows = tb == 0 ? k : n;
+    if (lda < (arows > 1 ? arows : 1) || ldb < (brows > 1 ? brows : 1) || ldc < (m > 1 ? m : 1))
+        return 0;
+    return rpb_ptr(a, params, "alpha") != NULL && rpb_ptr(a, params, "beta") != NULL &&
+           rpb_ptr(a, params, "A") != NULL && rpb_ptr(a, params, "B") != NULL && rpb_ptr(a, params, "C") != NULL;
+}
+
+/* A cuBLASLt Create whose arguments pass what the client can check: an output given, each enum a value of its type
+   (compute type, scale type, data type: named in the metadata), a layout's leading dimension at least its rows.
+   Memory, or a combination the library refuses, is then a batched error (and the number is refused at each use). */
+static int rpb_create_ok(const cushim_api_info *a, const void *params, int which)
+{
+    static const char *const enums[2][2] = { { "computeType", "scaleType" }, { "type", NULL } };
+    if (a->nparams == 0 || rpb_ptr(a, params, rpb.host->api_param(a, 0)->name) == NULL)
+        return 0;
+    if (which == RPB_PREF_CREATE)
+        return 1;
+    const char *const *e = enums[which == RPB_DESC_CREATE ? 0 : 1];
+    for (int i = 0; i < 2 && e[i] != NULL; i++) {
+        const cushim_param_info *p = rpb_param(a, e[i], NULL);
+        int64_t v;
+        if (p == NULL || p->enum_type == NULL || !rpb_value(a, params, e[i], &v) ||
+            !CUSHIM_HOST_HAS(rpb.host, enum_value_name) || rpb.host->enum_value_name(p->enum_type, v) == NULL)
+            return 0;
+    }
+    int64_t rows, ld;
+    if (which == RPB_LAYOUT_CREATE &&
+        (!rpb_value(a, params, "rows", &rows) || !rpb_value(a, params, "ld", &ld) || ld < rows))
+        return 0;
+    return 1;
+}
+
+int rp_cublas_route(const cushim_call *call, int32_t *status)
+{
+    static const uint8_t kind_of[RPB_NAPI] = {
+        [RPB_DESC_SET] = RPB_DESC, [RPB_DESC_DESTROY] = RPB_DESC, [RPB_LAYOUT_SET] = RPB_LAYOUT,
+        [RPB_LAYOUT_DESTROY] = RPB_LAYOUT, [RPB_PREF_SET] = RPB_PREF, [RPB_PREF_DESTROY] = RPB_PREF,
+    };
+    static const char *const key_of[3] = { "matmulDesc", "matLayout", "pref" };
+    const cushim_api_info *a = call->info;
+    int which = rpb.host != NULL ? rpb_which(call->api_id) : -1, how = RP_BLAS_FORWARD;
+    int64_t key = 0, v = 0, w = 0;
+    if (which < 0 || which == RPB_CREATE || which == RPB_DESTROY)
+        return RP_BLAS_FORWARD;
+    if (which == RPB_DESC_CREATE || which == RPB_LAYOUT_CREATE || which == RPB_PREF_CREATE)
+        return rpb_create_ok(a, call->params, which) ? RP_BLAS_CREATE : RP_BLAS_FORWARD;
+    *status = 0;
+    pthread_mutex_lock(&rpb.lock);
+    if (which == RPB_SGEMM || which == RPB_SGEMM_SB) {
+        rpb_entry *e = rpb_value(a, call->params, "handle", &key) ? rpb_find_locked((uint64_t)key, RPB_HANDLE) : NULL;
+        if (e != NULL && e->created && rpb_gemm_ok(a, call->params, which == RPB_SGEMM_SB))
+            how = RP_BLAS_BATCH;
+    } else if (which <= RPB_GET_ATOMICS) {   /* a cuBLAS handle's setter or getter */
+        rpb_entry *e = rpb_value(a, call->params, "handle", &key) ? rpb_find_locked((uint64_t)key, RPB_HANDLE) : NULL;
+        void *out = NULL;
+        if (e == NULL)
+            goto out;
+        switch (which) {
+        case RPB_SET_STREAM:   /* the same stream, and the library's workspace still: nothing to change */
+            if (rpb_value(a, call->params, "streamId", &v) && (e->known & RPB_K_STREAM) && e->stream == (uint64_t)v &&
+                (e->known & RPB_K_WS_DEFAULT))
+                how = RP_BLAS_LOCAL;
+            else if (e->created)
+                how = RP_BLAS_BATCH;   /* it resets the workspace, so it changes something: sent, batched */
+            break;
+        case RPB_SET_WS:
+            if (!rpb_value(a, call->params, "workspace", &v) || !rpb_value(a, call->params, "workspaceSizeInBytes", &w))
+                break;
+            if ((e->known & RPB_K_WS) && e->ws == (uint64_t)v && e->ws_size == (uint64_t)w)
+                how = RP_BLAS_LOCAL;
+            else if (e->created && v != 0 && w != 0 && (uint64_t)v % 256 == 0)   /* the library's own checks */
+                how = RP_BLAS_BATCH;
+            break;
+        case RPB_SET_MATH:
+            if (rpb_value(a, call->params, "mode", &v) && (e->known & RPB_K_MATH) && e->math == v)
+                how = RP_BLAS_LOCAL;
+            break;
+        case RPB_SET_PMODE:
+            if (rpb_value(a, call->params, "mode", &v) && (e->known & RPB_K_PMODE) && e->mode == v)
+                how = RP_BLAS_LOCAL;
+            break;
+        case RPB_SET_ATOMICS:
+            if (rpb_value(a, call->params, "mode", &v) && (e->known & RPB_K_ATOMICS) && e->atomics == v)
+                how = RP_BLAS_LOCAL;
+            break;
+        case RPB_GET_STREAM:   /* what the library was told last, and accepted */
+            if ((e->known & RPB_K_STREAM) && (out = rpb_ptr(a, call->params, "streamId")) != NULL) {
+                memcpy(out, &e->stream, sizeof e->stream);   /* cudaStream_t: a pointer */
+                how = RP_BLAS_LOCAL;
+            }
+            break;
+        default: {   /* the modes: enums, 4 bytes */
+            uint8_t bit = which == RPB_GET_MATH ? RPB_K_MATH : which == RPB_GET_PMODE ? RPB_K_PMODE : RPB_K_ATOMICS;
+            int32_t m = (int32_t)(which == RPB_GET_MATH ? e->math : which == RPB_GET_PMODE ? e->mode : e->atomics);
+            if ((e->known & bit) && (out = rpb_ptr(a, call->params, "mode")) != NULL) {
+                memcpy(out, &m, sizeof m);
+                how = RP_BLAS_LOCAL;
+            }
+            break;
+        }
+        }
+    } else {   /* a cuBLASLt descriptor's, layout's or preference's setter or destroy */
+        int kind = kind_of[which];
+        rpb_entry *e = rpb_value(a, call->params, key_of[kind - RPB_DESC], &key) ?
+                       rpb_find_locked((uint64_t)key, kind) : NULL;
+        if (e == NULL || !e->created)
+            goto out;
+        if (which == RPB_DESC_DESTROY || which == RPB_LAYOUT_DESTROY || which == RPB_PREF_DESTROY)
+            how = RP_BLAS_BATCH;
+        else if (rpb_ptr(a, call->params, "buf") != NULL && rpb_value(a, call->params, "attr", &v) &&
+                 rpb_value(a, call->params, "sizeInBytes", &w) && rpb_attr_ok(kind, v, w))
+            how = RP_BLAS_BATCH;
+    }
+out:
+    pthread_mutex_unlock(&rpb.lock);
+    return how;
+}
+
+/* The object a Create returned through its pointer parameter 'name'. */
+static uint64_t rpb_created(const cushim_api_info *a, const void *params, const char *name)
+{
+    void *out = rpb_ptr(a, params, name);
+    uint64_t key = 0;
+    if (out != NULL)
+        memcpy(&key, out, sizeof key);
+    return key;
+}
+
 void rp_cublas_after(const cushim_call *call, int32_t status)
 {
     const cushim_api_info *a = call->info;
-    uint32_t id = call->api_id;
-    int64_t key = 0, v = 0;
-    if (status != 0 || (id != rpb.id_set_mode && id != rpb.id_destroy && id != rpb.id_desc_create &&
-                        id != rpb.id_desc_set && id != rpb.id_desc_destroy))
+    int which = status == 0 ? rpb_which(call->api_id) : -1;
+    int64_t key = 0, v = 0, w = 0;
+    rpb_entry *e = NULL;
+    if (which < 0)
         return;
     pthread_mutex_lock(&rpb.lock);
-    if (id == rpb.id_set_mode && rpb_value(a, call->params, "handle", &key) && rpb_value(a, call->params, "mode", &v)) {
-        rpb_entry *e = rpb_add_locked((uint64_t)key, 0);
+    switch (which) {
+    case RPB_CREATE:
+    case RPB_LAYOUT_CREATE:
+    case RPB_PREF_CREATE:
+        e = rpb_add_locked(rpb_created(a, call->params, which == RPB_CREATE ? "handle" : which == RPB_LAYOUT_CREATE ?
+                                       "matLayout" : "pref"),
+                           which == RPB_CREATE ? RPB_HANDLE : which == RPB_LAYOUT_CREATE ? RPB_LAYOUT : RPB_PREF, 1);
         if (e != NULL)
-            e->mode = v;
-    } else if (id == rpb.id_destroy && rpb_value(a, call->params, "handle", &key)) {
-        rpb_entry *e = rpb_find_locked((uint64_t)key, 0);
-        if (e != NULL)
-            e->key = 0;
-    } else if (id == rpb.id_desc_create) {
-        void *out = NULL;
-        const cushim_param_info *p = rpb_param(a, "matmulDesc", NULL);
-        if (p != NULL)
-            memcpy(&out, (const uint8_t *)call->params + p->offset, sizeof out);
-        rpb_entry *e = NULL;
-        if (out != NULL && rpb_value(a, call->params, "scaleType", &v)) {
-            memcpy(&key, out, sizeof key);   /* the descriptor the server returned */
-            e = rpb_add_locked((uint64_t)key, 1);
-        }
-        if (e != NULL) {
+            e->created = 1;
+        break;
+    case RPB_DESC_CREATE:
+        if (rpb_value(a, call->params, "scaleType", &v) &&
+            (e = rpb_add_locked(rpb_created(a, call->params, "matmulDesc"), RPB_DESC, 1)) != NULL) {
+            e->created = 1;
             e->scale = v;
             e->mode = rpb.lt_pm_host;
         }
-    } else if (id == rpb.id_desc_set && rpb_value(a, call->params, "matmulDesc", &key) &&
-               rpb_value(a, call->params, "attr", &v) && (v == rpb.lt_attr_scale || v == rpb.lt_attr_mode)) {
-        const void *buf = NULL;
-        int64_t size = 0;
-        int32_t val;
-        const cushim_param_info *p = rpb_param(a, "buf", NULL);
-        if (p != NULL)
-            memcpy(&buf, (const uint8_t *)call->params + p->offset, sizeof buf);
-        rpb_entry *e = rpb_find_locked((uint64_t)key, 1);
-        if (e != NULL && buf != NULL && rpb_value(a, call->params, "sizeInBytes", &size) && size == 4) {
-            memcpy(&val, buf, 4);   /* both attributes are 32-bit enums */
-            if (v == rpb.lt_attr_scale)
-                e->scale = val;
+        break;
+    case RPB_SET_STREAM:
+    case RPB_SET_WS:
+    case RPB_SET_MATH:
+    case RPB_SET_PMODE:
+    case RPB_SET_ATOMICS:
+        if (!rpb_value(a, call->params, "handle", &key) || (e = rpb_add_locked((uint64_t)key, RPB_HANDLE, 0)) == NULL)
+            break;
+        if (which == RPB_SET_STREAM && rpb_value(a, call->params, "streamId", &v)) {
+            e->stream = (uint64_t)v;
+            e->known = (uint8_t)((e->known & ~RPB_K_WS) | RPB_K_STREAM | RPB_K_WS_DEFAULT);
+        } else if (which == RPB_SET_WS && rpb_value(a, call->params, "workspace", &v) &&
+                   rpb_value(a, call->params, "workspaceSizeInBytes", &w)) {
+            e->ws = (uint64_t)v;
+            e->ws_size = (uint64_t)w;
+            e->known = (uint8_t)((e->known & ~RPB_K_WS_DEFAULT) | RPB_K_WS);
+        } else if (which != RPB_SET_STREAM && which != RPB_SET_WS && rpb_value(a, call->params, "mode", &v)) {
+            if (which == RPB_SET_MATH)
+                e->math = v, e->known |= RPB_K_MATH;
+            else if (which == RPB_SET_PMODE)
+                e->mode = v, e->known |= RPB_K_PMODE;
             else
-                e->mode = val;
+                e->atomics = v, e->known |= RPB_K_ATOMICS;
         }
-    } else if (id == rpb.id_desc_destroy && rpb_value(a, call->params, "matmulDesc", &key)) {
-        rpb_entry *e = rpb_find_locked((uint64_t)key, 1);
-        if (e != NULL)
-            e->key = 0;
+        break;
+    case RPB_DESC_SET:
+        if (rpb_value(a, call->params, "matmulDesc", &key) && rpb_value(a, call->params, "attr", &v) &&
+            (v == rpb.lt_attr_scale || v == rpb.lt_attr_mode)) {
+            const void *buf = rpb_ptr(a, call->params, "buf");
+            int64_t size = 0;
+            int32_t val;
+            e = rpb_find_locked((uint64_t)key, RPB_DESC);
+            if (e != NULL && buf != NULL && rpb_value(a, call->params, "sizeInBytes", &size) && size == 4) {
+                memcpy(&val, buf, 4);   /* both attributes are 32-bit enums */
+                if (v == rpb.lt_attr_scale)
+                    e->scale = val;
+                else
+                    e->mode = val;
+            }
+        }
+        break;
+    case RPB_DESTROY:
+    case RPB_DESC_DESTROY:
+    case RPB_LAYOUT_DESTROY:
+    case RPB_PREF_DESTROY: {
+        static const char *const key_name[] = { "handle", "matmulDesc", "matLayout", "pref" };
+        int kind = which == RPB_DESTROY ? RPB_HANDLE : which == RPB_DESC_DESTROY ? RPB_DESC :
+                   which == RPB_LAYOUT_DESTROY ? RPB_LAYOUT : RPB_PREF;
+        if (rpb_value(a, call->params, key_name[kind], &key) && (e = rpb_find_locked((uint64_t)key, kind)) != NULL)
+            e->key = 0;   /* dropped: its address may come back for another */
+        break;
+    }
+    default:
+        break;
     }
     pthread_mutex_unlock(&rpb.lock);
 }

@@ -13,7 +13,19 @@
 void rp_cublas_init(const cushim_host *host);
 /* rm_ctx.scalar: a host value of *bytes or a device address, by the handle's or descriptor's pointer mode. */
 int rp_cublas_scalar(void *user, const rm_plan *pl, uint32_t param, const void *params, uint32_t *bytes);
-/* After a forwarded cuBLAS/cuBLASLt call returned 'status': follows pointer modes, scale types, destroys. */
+/* How a cuBLAS/cuBLASLt call goes (docs/remote.md, "cuBLAS and cuBLASLt", fast paths): */
+enum {
+    RP_BLAS_FORWARD,   /* a synchronous round trip, as any call */
+    RP_BLAS_LOCAL,     /* answered here (*status, outputs written): a setter of the value the handle has, a getter
+                          of a value set */
+    RP_BLAS_BATCH,     /* it cannot fail once checked here: queued with the asynchronous calls, success; the
+                          caller then calls rp_cublas_after(call, 0) */
+    RP_BLAS_CREATE     /* a cuBLASLt Create, batched the same way: its output (the first parameter) is the
+                          descriptor's number rp_queue gives (rm_ltid.h) */
+};
+int rp_cublas_route(const cushim_call *call, int32_t *status);
+/* After a cuBLAS/cuBLASLt call returned 'status' (forwarded, or batched: 0): follows handles and descriptors
+   created and destroyed, the values set, pointer modes and scale types. */
 void rp_cublas_after(const cushim_call *call, int32_t status);
 /* A driver code of the remoting (CUDA_ERROR_NOT_SUPPORTED...) as a cublasStatus_t. */
 int32_t rp_cublas_error(int32_t driver_code);

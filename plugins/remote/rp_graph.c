@@ -23,6 +23,10 @@
  *     driver returns a pointer to an array it owns; the server sends the elements (RM_OP_OWNED_OUT) and the client
  *     keeps a copy per thread (rp_graph_keep), valid until the thread's next such call; cuLinkComplete's cubin the
  *     same way (a slot per parameter index).
+ *   - cuStreamIsCapturing / cudaStreamIsCapturing (and _ptsz) of the null, legacy or per-thread stream while no
+ *     capture this process began is open are answered here: not capturing (rp_graph_is_capturing). Exact: only
+ *     this process captures its back end's streams, and these three always exist; the first such call is the
+ *     server's (the runtime and context initialised, their errors its own).
  * State: the streams being captured (rp_state.glock), dropped in a forked child (its back end has none); the
  * kept arrays (host TLS, rp_state.tls_graph).
  */
@@ -173,9 +177,50 @@ static void rg_kept_free(void *p)
     free(k);
 }
 
+/* The stream-capture queries answered here (rp_graph_is_capturing); by API id, set at load. */
+static uint32_t rg_iscap_id[4] = { UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX };
+
 int rp_graph_init(rp_state *s, cushim_plugin *self)
 {
+    static const char *const names[4] = { "cuStreamIsCapturing", "cuStreamIsCapturing_ptsz", "cudaStreamIsCapturing",
+                                           "cudaStreamIsCapturing_ptsz" };
+    for (int i = 0; i < 4; i++) {
+        const cushim_api_info *a = s->host->api_by_name(names[i]);
+        rg_iscap_id[i] = a != NULL ? a->id : UINT32_MAX;
+    }
     return s->host->tls_create(self, rg_kept_free, &s->tls_graph);
+}
+
+int rp_graph_is_capturing(rp_state *s, const rm_plan *pl, void *params, void *retval, int *answered, int32_t *r)
+{
+    int which = -1;
+    for (int i = 0; i < 4; i++)
+        if (rg_iscap_id[i] == pl->id)
+            which = i;
+    if (which < 0 || pl->nparams != 2 || !pl->ret_status)
+        return 0;
+    const cushim_param_info *out = s->host->api_param(pl->info, 1);
+    uint64_t stream = rg_value(s, pl, params, 0);
+    void *status = NULL;
+    memcpy(&status, (const uint8_t *)params + out->offset, sizeof status);
+    if (stream <= 2 /* NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD */ && status != NULL && !rp_capturing(s) &&
+        atomic_load_explicit(&s->iscap_seen, memory_order_relaxed) &&
+        !atomic_load_explicit(&s->dead, memory_order_relaxed)) {
+        memset(status, 0, 4);   /* CU_STREAM_CAPTURE_STATUS_NONE, cudaStreamCaptureStatusNone */
+        memset(retval, 0, 4);   /* CUDA_SUCCESS, cudaSuccess */
+        atomic_fetch_add_explicit(&s->cached, 1, memory_order_relaxed);
+        *answered = 1;
+        *r = 0;
+        return 1;
+    }
+    int own;
+    rm_wr own_wr, *w = rp_wr(s, &own_wr, &own);
+    *r = rp_forward(s, pl, params, retval, answered, w, NULL, NULL);
+    if (own)
+        rm_wr_free(w);
+    if (*answered && *r == 0 && stream <= 2)
+        atomic_store_explicit(&s->iscap_seen, 1, memory_order_relaxed);
+    return 1;
 }
 
 const void *rp_graph_keep(void *user, uint32_t param, const void *bytes, size_t n)
@@ -208,5 +253,6 @@ void rp_graph_forget(rp_state *s)
     pthread_mutex_lock(&s->glock);
     memset(s->capture_used, 0, sizeof s->capture_used);
     atomic_store(&s->captures, 0);
+    atomic_store(&s->iscap_seen, 0);   /* its back end answers the first again */
     pthread_mutex_unlock(&s->glock);
 }

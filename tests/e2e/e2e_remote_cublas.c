@@ -11,6 +11,12 @@
  *   - cuBLASLt: a matmul descriptor, its scale type read back (asked for its size first), layouts, a preference
  *     with a workspace bound, the heuristic (4 asked, 1 returned, its algorithm carried whole into the matmul),
  *     a matmul with host scalars, then with device scalars (CUBLASLT_MATMUL_DESC_POINTER_MODE), destroyed.
+ *   - PyTorch's pattern per GEMM, E2E_LOOP times (default 4): a handle's stream, workspace and math mode set to
+ *     the same values, an SGEMM; a cuBLASLt descriptor, layouts and preference created, their attributes set, the
+ *     heuristic, a matmul, all destroyed; then SGEMMs and setters the library refuses (a leading dimension too
+ *     small, a negative k, an attribute it does not know, a size it does not take): their statuses printed;
+ *   - E2E_ASYNC_ERR=1 instead: a batched setter the server's library refuses (the fake knows no epilogue), then a
+ *     driver call (success: cuBLAS's error is not the driver's) and a cuBLAS call (returns the setter's status).
  * Every result is printed; with E2E_NO_DRIVER=1 it checks that no libcuda.so.1 was loaded in this process.
  */
 #define _GNU_SOURCE
@@ -21,6 +27,7 @@
 #include <cublasLt.h>
 #include <cublas_api.h>
 #include <dlfcn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,11 +221,117 @@ static void lt(void)
     CHECK(cudaStreamDestroy(st) == cudaSuccess, "cudaStreamDestroy");
 }
 
+/* What PyTorch does per Linear: cublasSetStream_v2, cublasSetWorkspace_v2, cublasSetMathMode (the same values each
+   time) around a GEMM, and the cuBLASLt path with descriptors made and destroyed per call. */
+static void torch_like(int n)
+{
+    cublasHandle_t h = NULL;
+    cublasLtHandle_t lh = NULL;
+    cudaStream_t st = NULL;
+    CHECK(cudaStreamCreate(&st) == cudaSuccess, "cudaStreamCreate");
+    BLAS(cublasCreate_v2(&h));
+    BLAS(cublasLtCreate(&lh));
+    float *A = dev(fa, sizeof fa), *B = dev(fb, sizeof fb), *C = dev(fc, sizeof fc), *D = dev(NULL, sizeof fc);
+    /* the workspace 256-byte aligned, as cuBLAS wants it and the real driver's allocations are (the fake driver's
+       are the heap's): PyTorch's caching allocator hands out such a block inside a larger one */
+    void *ws_block = dev(NULL, (1 << 16) + 256);
+    void *ws = (void *)(((uintptr_t)ws_block + 255) & ~(uintptr_t)255);
+    for (int it = 0; it < n; it++) {
+        cublasMath_t math = CUBLAS_DEFAULT_MATH;
+        cudaStream_t got = NULL;
+        float alpha = 1.0f + (float)it, beta = 0.5f;
+        BLAS(cublasSetStream_v2(h, st));
+        BLAS(cublasSetWorkspace_v2(h, ws, 1 << 16));
+        BLAS(cublasSetMathMode(h, CUBLAS_TF32_TENSOR_OP_MATH));
+        BLAS(cublasGetMathMode(h, &math));
+        BLAS(cublasGetStream_v2(h, &got));
+        CHECK(math == CUBLAS_TF32_TENSOR_OP_MATH && got == st, "iteration %d: math mode %d, stream %s", it, (int)math,
+              got == st ? "the one set" : "another");
+        BLAS(cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &alpha, A, 2, B, 3, &beta, C, 2));
+
+        cublasLtMatmulDesc_t desc = NULL;
+        cublasLtMatrixLayout_t la = NULL, lb = NULL, lc = NULL;
+        cublasLtMatmulPreference_t pref = NULL;
+        cublasLtMatmulHeuristicResult_t res;
+        int returned = 0;
+        int32_t ta = CUBLAS_OP_N, tb = CUBLAS_OP_N, one = 1;
+        uint64_t max_ws = 1 << 16;
+        BLAS(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+        BLAS(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+        BLAS(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+        BLAS(cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, 2, 3, 2));
+        BLAS(cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, 3, 2, 3));
+        BLAS(cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, 2, 2, 2));
+        BLAS(cublasLtMatrixLayoutSetAttribute(lc, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &one, sizeof one));
+        BLAS(cublasLtMatmulPreferenceCreate(&pref));
+        BLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws,
+                                                  sizeof max_ws));
+        BLAS(cublasLtMatmulAlgoGetHeuristic(lh, desc, la, lb, lc, lc, pref, 1, &res, &returned));
+        float la_alpha = 2, la_beta = -1.0f * (float)it;
+        BLAS(cublasLtMatmul(lh, desc, &la_alpha, A, la, B, lb, &la_beta, C, lc, D, lc, &res.algo, ws, 1 << 16, st));
+        if (it == n - 1) {   /* what the library refuses stays its answer */
+            int32_t bad = 1;
+            int64_t wide = 1;
+            printf("sgemm with lda below m: status %d\n",
+                   (int)cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &alpha, A, 1, B, 3, &beta, C, 2));
+            printf("sgemm with a negative k: status %d\n",
+                   (int)cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, -3, &alpha, A, 2, B, 3, &beta, C, 2));
+            printf("lt set unknown attribute: status %d\n",
+                   (int)cublasLtMatmulDescSetAttribute(desc, (cublasLtMatmulDescAttributes_t)9999, &bad, sizeof bad));
+            printf("lt set attribute of another size: status %d\n",
+                   (int)cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &wide, sizeof wide));
+            printf("lt set layout attribute of another size: status %d\n",
+                   (int)cublasLtMatrixLayoutSetAttribute(lc, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &wide, sizeof wide));
+        }
+        BLAS(cublasLtMatmulPreferenceDestroy(pref));
+        BLAS(cublasLtMatrixLayoutDestroy(la));
+        BLAS(cublasLtMatrixLayoutDestroy(lb));
+        BLAS(cublasLtMatrixLayoutDestroy(lc));
+        BLAS(cublasLtMatmulDescDestroy(desc));
+    }
+    show_f("torch-like sgemm", C, 4);
+    show_f("torch-like lt matmul", D, 4);
+    BLAS(cublasLtDestroy(lh));
+    BLAS(cublasDestroy_v2(h));
+    void *ptrs[] = { A, B, C, D, ws_block };
+    for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
+        CHECK(cudaFree(ptrs[i]) == cudaSuccess, "cudaFree");
+    CHECK(cudaStreamDestroy(st) == cudaSuccess, "cudaStreamDestroy");
+}
+
+/* A batched setter the server's library refuses: its status comes back from the next synchronous cuBLAS call,
+   never from a driver or runtime call. */
+static void async_err(void)
+{
+    cublasLtMatmulDesc_t desc = NULL;
+    uint32_t epi = 1;   /* CUBLASLT_EPILOGUE_DEFAULT: the fake keeps no epilogue and refuses it */
+    int32_t scale = 0;
+    size_t written = 0;
+    void *p = NULL;
+    BLAS(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    cublasStatus_t set = cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi);
+    cudaError_t drv = cudaMalloc(&p, 256);
+    cublasStatus_t next = cublasLtMatmulDescGetAttribute(desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE, &scale, sizeof scale,
+                                                         &written);
+    cublasStatus_t after = cublasLtMatmulDescGetAttribute(desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE, &scale, sizeof scale,
+                                                          &written);
+    printf("async error: set %d, cudaMalloc %d, next cuBLAS call %d, the one after %d\n", (int)set, (int)drv,
+           (int)next, (int)after);
+    CHECK(cudaFree(p) == cudaSuccess, "cudaFree");
+    BLAS(cublasLtMatmulDescDestroy(desc));
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
+    if (getenv("E2E_ASYNC_ERR") && strcmp(getenv("E2E_ASYNC_ERR"), "1") == 0) {
+        async_err();
+        printf("%s\n", failures ? "FAILED" : "done");
+        return failures != 0;
+    }
     blas();
     lt();
+    torch_like(getenv("E2E_LOOP") ? atoi(getenv("E2E_LOOP")) : 4);
     if (getenv("E2E_NO_DRIVER") && strcmp(getenv("E2E_NO_DRIVER"), "1") == 0)
         CHECK(dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD) == NULL, "a libcuda.so.1 is loaded in the client");
     printf("%s\n", failures ? "FAILED" : "done");

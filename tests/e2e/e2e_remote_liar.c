@@ -3,7 +3,8 @@
  * (docs/remote.md, "cuBLAS and cuBLASLt"): it speaks the wire itself (the codec of remote/, the generated plans)
  * and sends an SGEMM whose alpha it calls a device address while the handle is in host mode - an address the
  * library would read in the back end's memory - and the other way round, and a cuBLASLt matmul whose descriptor
- * is in host mode with device-claimed scalars. The back end must refuse each (RM_ST_MALFORMED) before the call
+ * is in host mode with device-claimed scalars; then a cuBLASLt descriptor that is not a number the back end gave
+ * (a pointer-like value, a number not given yet). The back end must refuse each (RM_ST_MALFORMED) before the call
  * runs (the matrices are bogus addresses: a call that ran would crash the back end), and keep serving.
  * Usage: e2e_remote_liar unix:/path   (prints one line per step; exit 0 when every step went as expected)
  */
@@ -15,6 +16,7 @@
 
 #include "rm_auth.h"
 #include "rm_codec.h"
+#include "rm_ltid.h"
 #include "rm_sock.h"
 
 void rm_meta_generated(rm_meta *m);
@@ -162,6 +164,24 @@ int main(int argc, char **argv)
     put(matmul, p, "A", &bogus, sizeof bogus);
     lie_how = RM_SCALAR_DEVICE;
     expect("lt matmul, device scalars claimed on a host-mode descriptor", call(matmul, p, &ret), RM_ST_MALFORMED);
+
+    /* cuBLASLt descriptors are numbers the back end gave (rm_ltid.h): any other value is refused before the call
+       runs (the fake cuBLASLt would read through it) */
+    expect("the descriptor is the back end's number", rm_ltid_is((uint64_t)(uintptr_t)desc), 1);
+    const rm_plan *dset = plan("cublasLtMatmulDescSetAttribute");
+    int32_t trans = 1;
+    const void *ptrans = &trans;
+    size_t tsize = sizeof trans;
+    void *fakes[2] = { (void *)(uintptr_t)0x7f0000001000ull, (void *)(uintptr_t)((uint64_t)(uintptr_t)desc + 1000) };
+    const char *what[2] = { "a descriptor value the back end did not give", "a descriptor number not given yet" };
+    for (int i = 0; i < 2; i++) {
+        memset(q, 0, sizeof q);
+        put(dset, q, "matmulDesc", &fakes[i], sizeof fakes[i]);
+        put(dset, q, "attr", &trans, sizeof trans);   /* CUBLASLT_MATMUL_DESC_SCALE_TYPE is 1 too: any */
+        put(dset, q, "buf", &ptrans, sizeof ptrans);
+        put(dset, q, "sizeInBytes", &tsize, sizeof tsize);
+        expect(what[i], call(dset, q, &ret), RM_ST_MALFORMED);
+    }
 
     /* the back end still serves */
     int v = 0, *pv = &v;

@@ -370,6 +370,16 @@ int main(int argc, char **argv)
         pthread_join(th, NULL);
     report("a new thread's first call, a launch", te);
     report("cudaFree on device 0", cudaFree(d0));
+    /* cudaGetDevice and cudaSetDevice of the device set: answered in the client (cudaSetDevice(0) succeeded), then
+       after cudaDeviceReset, which may change the current context, asked of the server again (run_remote_rt.sh
+       counts them) */
+    report("cudaGetDevice", cudaGetDevice(&dev));
+    printf("device: %d\n", dev);
+    report("cudaSetDevice(0) again", cudaSetDevice(0));   /* unchanged: answered in the client too */
+    report("cudaDeviceReset", cudaDeviceReset());
+    report("cudaGetDevice", cudaGetDevice(&dev));
+    printf("device: %d\n", dev);
+    report("cudaSetDevice(0) after the reset", cudaSetDevice(0));
     if (argc > 1 && strcmp(argv[1], "fork") == 0) {
         /* a child has a back end of its own when remote (a context does not survive fork locally) */
         fflush(stdout);

@@ -14,11 +14,14 @@
 #   5. through 'cushim run --remote=' (which interposes cuBLAS by itself) it prints the same;
 #   6. e2e_remote_liar, a client speaking the wire itself, claims device scalars on a host-mode handle and
 #      descriptor and host scalars on a device-mode handle, with bogus matrices: the back end refuses each before
-#      the call runs (its fake cuBLAS would crash on them) and serves the next call.
+#      the call runs (its fake cuBLAS would crash on them) and serves the next call; a cuBLASLt descriptor is a
+#      number the back end gave (rm_ltid.h), and a value it did not give is refused the same way.
 # Usage: run_remote_cublas.sh BUILD_DIR PROGRAM OUT_DIR LIAR
 set -u
 build=$1 prog=$2 out=$3 liar=$4
 d=$out/remote_cublas
+loop=6   # PyTorch-like iterations (E2E_LOOP)
+export E2E_LOOP=$loop
 rm -rf "$d" && mkdir -p "$d"
 status=0
 fail() { echo "run_remote_cublas.sh: FAIL: $*"; status=1; }
@@ -56,9 +59,18 @@ diff "$d/local.ltlog" "$d/plain.server.ltlog" > "$d/ltlog.diff" ||
 # the back end checks each scalar's way against its library's pointer mode before the call (rb_cublas.c): two
 # more cublasGetPointerMode_v2 for each of the 7 cuBLAS calls with alpha and beta sent, two more
 # cublasLtMatmulDescGetAttribute for each of the 2 matmuls
-awk -F'\t' -v OFS='\t' '$1 == "cublasGemmEx" { $2 = $2 - 1 } $1 == "cublasGetPointerMode_v2" { $2 = $2 + 14 }
-    { print }' "$d/local.blas" > "$d/local.blas.want"
-awk -F'\t' -v OFS='\t' '$1 == "cublasLtMatmulDescGetAttribute" { $2 = $2 + 4 } { print }' "$d/local.lt" > "$d/local.lt.want"
+# more, and 2 more for the SGEMM and the matmul of each of the $loop PyTorch-like iterations and for each of the 2
+# SGEMMs the library refuses after them; answered in the client
+# (rp_cublas.c), never sent: the getters of a value set (cublasGetStream_v2 and cublasGetMathMode: once in blas(),
+# once per iteration; cublasGetPointerMode_v2 once), and cublasSetMathMode of the value the handle has (every
+# iteration but the first). The setters that change something all reach the server, in order: the logs above.
+awk -F'\t' -v OFS='\t' -v n="$loop" '$1 == "cublasGemmEx" { $2 = $2 - 1 }
+    $1 == "cublasGetPointerMode_v2" { $2 = $2 + 14 + 2 * n + 4 - 1 }
+    $1 == "cublasGetStream_v2" || $1 == "cublasGetMathMode" { $2 = $2 - 1 - n }
+    $1 == "cublasSetMathMode" { $2 = $2 - (n - 1) }
+    $2 != 0 { print }' "$d/local.blas" > "$d/local.blas.want"
+awk -F'\t' -v OFS='\t' -v n="$loop" '$1 == "cublasLtMatmulDescGetAttribute" { $2 = $2 + 4 + 2 * n } { print }' \
+    "$d/local.lt" > "$d/local.lt.want"
 mv "$d/local.blas.want" "$d/local.blas"
 mv "$d/local.lt.want" "$d/local.lt"
 for lib in blas lt; do
@@ -71,6 +83,42 @@ grep -q "^cublasLtMatmul pointer_mode=1 " "$d/plain.server.ltlog" || fail "no de
 [ "$(grep -c "cublasGemmEx: .*CUBLAS_STATUS_NOT_SUPPORTED" "$d/remote.err")" = 1 ] ||
     fail "the refused GemmEx was not logged once by name: $(cat "$d/remote.err")"
 grep -q "driver calls, .* round trips" "$d/remote.err" || fail "no stats line: $(cat "$d/remote.err")"
+# stats=1's list of the APIs with the most synchronous round trips: at most 8, most first, the counts adding up
+# to no more than the round trips
+syncs=$(sed -n 's/^remote: pid [0-9]*: sync: //p' "$d/remote.err")
+trips=$(sed -n 's/^remote: pid [0-9]*: [0-9]* driver calls, \([0-9]*\) round trips.*/\1/p' "$d/remote.err")
+echo "$syncs" | tr ',' '\n' | awk -v trips="${trips:-0}" 'NF != 2 || $2 !~ /^[0-9]+$/ { bad = 1 }
+    NR > 1 && $2 > last { bad = 1 } { last = $2; sum += $2 } END { exit bad || NR < 1 || NR > 8 || sum > trips }' ||
+    fail "no list of synchronous APIs (at most 8, most first, within $trips round trips): '$syncs'"
+echo "$syncs" | grep -q "cudaMalloc [0-9]" || fail "cudaMalloc's round trips not listed: '$syncs'"
+
+# 1b. round trips: the same program without the PyTorch-like iterations is the baseline; each iteration may add
+# only its calls whose answer the client cannot know - cublasLtMatmulAlgoGetHeuristic (its results) and
+# cublasLtMatmul (its status): 2 - and once, the first cublasSetMathMode (the value is not known yet) and the 2
+# SGEMMs and 3 setters the library refuses. The SGEMM (its arguments checked in the client), the cuBLASLt
+# descriptors' Creates (numbered by the client and the back end alike), the stream, workspace and attribute setters
+# and the destroys are batched, the same-value setters and the getters answered in the client (a round trip each
+# before: 20 more per iteration).
+remote_trips() {   # remote_trips TAG [ENV...]: the client's round trips, its run's stderr in $d/TAG.err
+    local tag=$1; shift
+    start_server "$tag"
+    env -u LD_LIBRARY_PATH "$@" LD_PRELOAD="$shim $plugin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
+        CUSHIM_LIBS=driver,runtime,nvml,cublas,cublaslt CUSHIM_PLUGINS="$plugin:server=unix:$sock,stats=1" \
+        "$prog" > "$d/$tag.out" 2> "$d/$tag.err" || fail "e2e_remote_cublas ($tag) failed: $(cat "$d/$tag.out" "$d/$tag.err")"
+    wait "$server" || fail "the server's back end ($tag) exited with $?"
+    sed -n 's/^remote: pid [0-9]*: [0-9]* driver calls, \([0-9]*\) round trips.*/\1/p' "$d/$tag.err"
+}
+base=$(remote_trips base E2E_LOOP=0)
+bound=$((base + 2 * loop + 1 + 2 + 3))
+[ -n "$base" ] && [ -n "$trips" ] && [ "$trips" -le "$bound" ] ||
+    fail "$loop PyTorch-like iterations took $trips round trips, more than $bound (the baseline $base + 2 a step + 6)"
+
+# 1c. a batched setter the server's library refuses (cublasLtMatmulDescSetAttribute of an epilogue, which the fake
+# does not keep): success at once, a driver call after it succeeds (the status is cuBLAS's, not the driver's), the
+# next synchronous cuBLAS call returns it (CUBLAS_STATUS_INVALID_VALUE, 7), and only that one
+remote_trips asyncerr E2E_ASYNC_ERR=1 > /dev/null
+grep -q "^async error: set 0, cudaMalloc 0, next cuBLAS call 7, the one after 0$" "$d/asyncerr.out" ||
+    fail "a batched cuBLAS error was not reported by the next cuBLAS call alone: $(cat "$d/asyncerr.out")"
 
 # 5. the launcher: cushim run --remote= interposes cuBLAS and cuBLASLt itself
 start_server run
@@ -83,7 +131,7 @@ diff "$d/local.out" "$d/run.out" > "$d/run.diff" || fail "cushim run --remote= p
 start_server liar
 "$liar" "unix:$sock" > "$d/liar.out" 2> "$d/liar.err" || fail "e2e_remote_liar: $(cat "$d/liar.out" "$d/liar.err")"
 wait "$server" || fail "the liar's back end exited with $?"
-[ "$(grep -c "as expected" "$d/liar.out")" = 8 ] || fail "e2e_remote_liar: $(cat "$d/liar.out")"
+[ "$(grep -c "as expected" "$d/liar.out")" = 11 ] || fail "e2e_remote_liar: $(cat "$d/liar.out")"
 grep -q "cublasSgemm_v2: malformed" "$d/serve.log" || fail "the back end did not log the refused SGEMM"
 grep -q "cublasSgemm_v2" "$d/liar.server.blaslog" 2>/dev/null && fail "a lying SGEMM ran: $(cat "$d/liar.server.blaslog")"
 exit $status

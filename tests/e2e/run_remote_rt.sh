@@ -68,7 +68,11 @@ grep -q "^default copies: equal" "$d/rt.remote.out" || fail "cudaMemcpyDefault: 
 grep -q "driver calls, .* round trips" "$d/rt.remote.err" || fail "no stats line: $(cat "$d/rt.remote.err")"
 # the runtime calls: on the server's runtime, not the client's
 translated=$'^(cudaMemcpy|cudaMemcpyAsync|cudaLaunchKernel|cudaFuncGetAttributes|cudaFuncSetAttribute|cudaOccupancy[A-Za-z]*|cudaMallocHost|cudaHostAlloc|cudaFreeHost|cudaGetErrorName|cudaGetErrorString|cudaGetDriverEntryPoint[A-Za-z_]*)\t'
-grep -Ev "$translated" "$d/rt.local.runtime" | sort > "$d/rt.want"
+# cudaGetDevice after a successful cudaSetDevice is answered in the client (rc_cudart.c), after cudaDeviceReset
+# asked again: of 3, 1 reaches the server; cudaSetDevice(0) of the device set is too, but after the reset
+grep -Ev "$translated" "$d/rt.local.runtime" |
+    awk -F'\t' -v OFS='\t' '$1 == "cudaGetDevice" { $2 = $2 - 2 } $1 == "cudaSetDevice" { $2 = $2 - 1 }
+        $2 != 0 { print }' | sort > "$d/rt.want"
 # a cudaFree(NULL) per client thread and device where the client makes driver calls for the program (the
 # runtime's context made current on that thread's server thread): the main thread on 2 devices, one more thread
 loads=3

@@ -6,6 +6,10 @@
  * type; cuBLASLt's descriptors, layouts, preferences, their attributes, a
  * heuristic and a float/double matmul. Matrices live in the fake driver's
  * device memory, which is this process's heap: the routines compute on it.
+ * As the real cuBLAS, cublasSetStream_v2 resets the handle's workspace to the
+ * library's own. Every call that changes a handle's state (a setter of another
+ * value, a stream set, every cuBLASLt attribute setter and destroy, with its
+ * status) is logged too, in order, so a test sees that none was lost.
  * Counts in FAKE_CUBLAS_COUNTS / FAKE_CUBLASLT_COUNTS; each computing call
  * appends what it received (pointer mode, scalar values, shapes, whether a
  * stream and workspace were set) to FAKE_CUBLAS_LOG / FAKE_CUBLASLT_LOG, so a
@@ -131,6 +135,7 @@ FL_EXPORT cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t dh)
 {
     fl_desc *d = FL_D(dh);
     FK_COUNT(4);
+    fl_log("FAKE_CUBLASLT_LOG", "cublasLtMatmulDescDestroy %s", d != NULL && d->magic == 0x1d ? "ok" : "invalid");
     if (d == NULL || d->magic != 0x1d)
         return CUBLAS_STATUS_INVALID_VALUE;
     d->magic = 0;
@@ -154,7 +159,10 @@ FL_EXPORT cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t dh,
     fl_desc *d = FL_D(dh);
     FK_COUNT(5);
     int32_t *f = d != NULL && d->magic == 0x1d ? fl_desc_field(d, a) : NULL;
-    if (f == NULL || buf == NULL || size != sizeof *f)
+    int ok = f != NULL && buf != NULL && size == sizeof *f;
+    fl_log("FAKE_CUBLASLT_LOG", "cublasLtMatmulDescSetAttribute attr=%d size=%zu value=%d %s", (int)a, size,
+           ok ? *(const int32_t *)buf : 0, ok ? "ok" : "invalid");
+    if (!ok)
         return CUBLAS_STATUS_INVALID_VALUE;
     memcpy(f, buf, sizeof *f);
     return CUBLAS_STATUS_SUCCESS;
@@ -191,6 +199,7 @@ FL_EXPORT cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t lh)
 {
     fl_layout *l = FL_L(lh);
     FK_COUNT(8);
+    fl_log("FAKE_CUBLASLT_LOG", "cublasLtMatrixLayoutDestroy %s", l != NULL && l->magic == 0x1a ? "ok" : "invalid");
     if (l == NULL || l->magic != 0x1a)
         return CUBLAS_STATUS_INVALID_VALUE;
     l->magic = 0;
@@ -202,8 +211,11 @@ FL_EXPORT cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t
 {
     fl_layout *l = FL_L(lh);
     FK_COUNT(9);
-    if (l == NULL || l->magic != 0x1a || buf == NULL || a != CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT ||
-        size != sizeof l->batch)
+    int ok = l != NULL && l->magic == 0x1a && buf != NULL && a == CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT &&
+             size == sizeof l->batch;
+    fl_log("FAKE_CUBLASLT_LOG", "cublasLtMatrixLayoutSetAttribute attr=%d size=%zu value=%d %s", (int)a, size,
+           ok ? *(const int32_t *)buf : 0, ok ? "ok" : "invalid");
+    if (!ok)
         return CUBLAS_STATUS_INVALID_VALUE;
     memcpy(&l->batch, buf, sizeof l->batch);
     return CUBLAS_STATUS_SUCCESS;
@@ -223,6 +235,7 @@ FL_EXPORT cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreferenc
 {
     fl_pref *p = FL_P(ph);
     FK_COUNT(11);
+    fl_log("FAKE_CUBLASLT_LOG", "cublasLtMatmulPreferenceDestroy %s", p != NULL && p->magic == 0x1b ? "ok" : "invalid");
     if (p == NULL || p->magic != 0x1b)
         return CUBLAS_STATUS_INVALID_VALUE;
     p->magic = 0;
@@ -235,8 +248,11 @@ FL_EXPORT cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPref
 {
     fl_pref *p = FL_P(ph);
     FK_COUNT(12);
-    if (p == NULL || p->magic != 0x1b || buf == NULL || a != CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES ||
-        size != sizeof p->max_ws)
+    int ok = p != NULL && p->magic == 0x1b && buf != NULL && a == CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES &&
+             size == sizeof p->max_ws;
+    fl_log("FAKE_CUBLASLT_LOG", "cublasLtMatmulPreferenceSetAttribute attr=%d size=%zu value=%llu %s", (int)a, size,
+           ok ? (unsigned long long)*(const uint64_t *)buf : 0ull, ok ? "ok" : "invalid");
+    if (!ok)
         return CUBLAS_STATUS_INVALID_VALUE;
     memcpy(&p->max_ws, buf, sizeof p->max_ws);
     return CUBLAS_STATUS_SUCCESS;
@@ -337,6 +353,7 @@ FL_EXPORT cublasStatus_t cublasDestroy_v2(cublasHandle_t h)
     FK_COUNT(1);
     if (!fl_ok(h))
         return CUBLAS_STATUS_NOT_INITIALIZED;
+    fl_log("FAKE_CUBLAS_LOG", "cublasDestroy_v2");
     h->magic = 0;
     free(h);
     return CUBLAS_STATUS_SUCCESS;
@@ -354,7 +371,12 @@ FL_EXPORT cublasStatus_t cublasSetStream_v2(cublasHandle_t h, cudaStream_t s)
     FK_COUNT(4);
     if (!fl_ok(h))
         return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (h->stream != s || h->ws != NULL)
+        fl_log("FAKE_CUBLAS_LOG", "cublasSetStream_v2 stream=%s%s", s ? "set" : "default",
+               h->ws != NULL ? ", workspace reset" : "");
     h->stream = s;
+    h->ws = NULL;   /* the real library's too: "unconditionally resets the workspace to the default pool" */
+    h->ws_size = 0;
     return CUBLAS_STATUS_SUCCESS;
 }
 FL_EXPORT cublasStatus_t cublasGetStream_v2(cublasHandle_t h, cudaStream_t *s)
@@ -371,6 +393,8 @@ FL_EXPORT cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t h, void *ws, size_
     if (!fl_ok(h) || (ws == NULL) != (size == 0))
         return CUBLAS_STATUS_INVALID_VALUE;
     memset(ws, 0, size);   /* device memory of the fake driver: this process's heap, writable */
+    if (h->ws != ws || h->ws_size != size)
+        fl_log("FAKE_CUBLAS_LOG", "cublasSetWorkspace_v2 size=%zu", size);
     h->ws = ws;
     h->ws_size = size;
     return CUBLAS_STATUS_SUCCESS;
@@ -380,6 +404,8 @@ FL_EXPORT cublasStatus_t cublasSetMathMode(cublasHandle_t h, cublasMath_t mode)
     FK_COUNT(7);
     if (!fl_ok(h))
         return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (h->math != mode)
+        fl_log("FAKE_CUBLAS_LOG", "cublasSetMathMode %d", (int)mode);
     h->math = mode;
     return CUBLAS_STATUS_SUCCESS;
 }
@@ -396,6 +422,8 @@ FL_EXPORT cublasStatus_t cublasSetPointerMode_v2(cublasHandle_t h, cublasPointer
     FK_COUNT(9);
     if (!fl_ok(h) || (mode != CUBLAS_POINTER_MODE_HOST && mode != CUBLAS_POINTER_MODE_DEVICE))
         return CUBLAS_STATUS_INVALID_VALUE;
+    if (h->pmode != mode)
+        fl_log("FAKE_CUBLAS_LOG", "cublasSetPointerMode_v2 %d", (int)mode);
     h->pmode = mode;
     return CUBLAS_STATUS_SUCCESS;
 }
@@ -414,11 +442,18 @@ static void fl_note(const char *api, cublasHandle_t h, double alpha, double beta
            api, (int)h->pmode, alpha, beta, m, n, k, batch, h->stream ? "set" : "default", h->ws_size, (int)h->math);
 }
 
+/* cuBLAS's checks before a GEMM runs (the reference BLAS's): the operations (CUBLAS_OP_C is CUBLAS_OP_T for real
+   matrices), m, n, k not negative, each leading dimension at least the rows it holds, the scalars and matrices
+   given. */
 static int fl_args(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
-                   const void *alpha, const void *A, const void *B, const void *beta, const void *C)
+                   const void *alpha, const void *A, int lda, const void *B, int ldb, const void *beta, const void *C,
+                   int ldc)
 {
-    return fl_ok(h) && (ta == CUBLAS_OP_N || ta == CUBLAS_OP_T) && (tb == CUBLAS_OP_N || tb == CUBLAS_OP_T) &&
-           m >= 0 && n >= 0 && k >= 0 && alpha != NULL && beta != NULL && A != NULL && B != NULL && C != NULL;
+    int arows = ta == CUBLAS_OP_N ? m : k, brows = tb == CUBLAS_OP_N ? k : n;
+    return fl_ok(h) && (ta == CUBLAS_OP_N || ta == CUBLAS_OP_T || ta == CUBLAS_OP_C) &&
+           (tb == CUBLAS_OP_N || tb == CUBLAS_OP_T || tb == CUBLAS_OP_C) && m >= 0 && n >= 0 && k >= 0 &&
+           lda >= (arows > 1 ? arows : 1) && ldb >= (brows > 1 ? brows : 1) && ldc >= (m > 1 ? m : 1) &&
+           alpha != NULL && beta != NULL && A != NULL && B != NULL && C != NULL;
 }
 
 /* Column-major C = alpha*op(A)*op(B) + beta*C (the scalars read alike in both pointer modes: this fake's
@@ -428,9 +463,9 @@ FL_EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t h, cublasOperation_t ta, 
                                         const float *beta, float *C, int ldc)
 {
     FK_COUNT(3);
-    if (!fl_args(h, ta, tb, m, n, k, alpha, A, B, beta, C))
+    if (!fl_args(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc))
         return CUBLAS_STATUS_INVALID_VALUE;
-    fl_gemm(ta == CUBLAS_OP_T, tb == CUBLAS_OP_T, m, n, k, *alpha, A, lda, B, ldb, *beta, C, ldc, C, ldc, 0);
+    fl_gemm(ta != CUBLAS_OP_N, tb != CUBLAS_OP_N, m, n, k, *alpha, A, lda, B, ldb, *beta, C, ldc, C, ldc, 0);
     fl_note("cublasSgemm_v2", h, *alpha, *beta, m, n, k, 1);
     return CUBLAS_STATUS_SUCCESS;
 }
@@ -440,10 +475,10 @@ FL_EXPORT cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOpera
                                                    const float *beta, float *C, int ldc, long long sc, int batch)
 {
     FK_COUNT(11);
-    if (!fl_args(h, ta, tb, m, n, k, alpha, A, B, beta, C) || batch < 0)
+    if (!fl_args(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc) || batch < 0)
         return CUBLAS_STATUS_INVALID_VALUE;
     for (int i = 0; i < batch; i++)
-        fl_gemm(ta == CUBLAS_OP_T, tb == CUBLAS_OP_T, m, n, k, *alpha, A + i * sa, lda, B + i * sb, ldb, *beta,
+        fl_gemm(ta != CUBLAS_OP_N, tb != CUBLAS_OP_N, m, n, k, *alpha, A + i * sa, lda, B + i * sb, ldb, *beta,
                 C + i * sc, ldc, C + i * sc, ldc, 0);
     fl_note("cublasSgemmStridedBatched", h, *alpha, *beta, m, n, k, batch);
     return CUBLAS_STATUS_SUCCESS;
@@ -456,7 +491,7 @@ static cublasStatus_t fl_gemm_ex(const char *api, cublasHandle_t h, cublasOperat
                                  void *C, cudaDataType ct, int ldc, long long sc, int batch,
                                  cublasComputeType_t compute)
 {
-    if (!fl_args(h, ta, tb, m, n, k, alpha, A, B, beta, C) || batch < 0)
+    if (!fl_args(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc) || batch < 0)
         return CUBLAS_STATUS_INVALID_VALUE;
     int dbl = compute == CUBLAS_COMPUTE_64F;
     if ((compute != CUBLAS_COMPUTE_32F && compute != CUBLAS_COMPUTE_32F_FAST_TF32 && !dbl) || at != bt || at != ct ||
@@ -466,7 +501,7 @@ static cublasStatus_t fl_gemm_ex(const char *api, cublasHandle_t h, cublasOperat
     double b = dbl ? *(const double *)beta : *(const float *)beta;
     size_t e = dbl ? sizeof(double) : sizeof(float);
     for (int i = 0; i < batch; i++)
-        fl_gemm(ta == CUBLAS_OP_T, tb == CUBLAS_OP_T, m, n, k, a, (const char *)A + i * sa * e, lda,
+        fl_gemm(ta != CUBLAS_OP_N, tb != CUBLAS_OP_N, m, n, k, a, (const char *)A + i * sa * e, lda,
                 (const char *)B + i * sb * e, ldb, b, (char *)C + i * sc * e, ldc, (char *)C + i * sc * e, ldc, dbl);
     fl_note(api, h, a, b, m, n, k, batch);
     return CUBLAS_STATUS_SUCCESS;
