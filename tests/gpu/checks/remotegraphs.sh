@@ -43,20 +43,8 @@ check_remotegraphs() {
         result "remotegraphs" FAIL "$serve or $RG_PLUGIN missing (build-gpu lacks the remoting)"
         return
     fi
-    REMOTE_NS=""   # as remotert: a mount namespace where a bind mount works
-    : > "$WORK/remote.ns.probe"
-    for ns in "unshare -m" "unshare -rm"; do
-        if $ns sh -c "mount --bind /dev/null '$WORK/remote.ns.probe'" 2> /dev/null; then
-            REMOTE_NS=$ns
-            break
-        fi
-    done
-    cudart=$(ls "$cuda"/lib64/libcudart.so.13* "$cuda"/targets/x86_64-linux/lib/libcudart.so.13* 2>/dev/null | head -n 1)
-    if [ -z "$cudart" ]; then
-        local site
-        site=$(tmo 60 "$PY" -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))' 2>/dev/null)
-        [ -n "$site" ] && cudart=$(find "$site/nvidia" -name 'libcudart.so.13*' 2>/dev/null | head -n 1)
-    fi
+    remote_server_env "$cuda"   # remotert.sh: REMOTE_NS, RS_CUDART
+    cudart=$RS_CUDART
     remote_server_blas "$cuda"   # remotert.sh: PyTorch's cuBLAS on the server; the clients interpose cuBLAS
     echo "server cuBLAS: ${RS_BLAS:-by name} ${RS_BLASLT:-by name}" > "$LOGS/remote.graphs.blas"
     rm -f "$sock"

@@ -63,6 +63,26 @@ remote_compare() {   # remote_compare NAME TAG RC NATIVE_FILE [SED]: PASS when t
     fi
 }
 
+# remote_server_env CUDA_HOME: what remotert and remotegraphs start their servers and clients with - REMOTE_NS, a
+# mount namespace where a bind mount works (root, else a user namespace; empty: none), RS_CUDART, the server's
+# runtime (the toolkit's, else the one PyTorch's wheels bring; empty: the back end opens libcudart.so.13 by name).
+remote_server_env() {
+    local cuda=$1 ns site
+    REMOTE_NS=""
+    : > "$WORK/remote.ns.probe"
+    for ns in "unshare -m" "unshare -rm"; do
+        if $ns sh -c "mount --bind /dev/null '$WORK/remote.ns.probe'" 2> /dev/null; then
+            REMOTE_NS=$ns
+            break
+        fi
+    done
+    RS_CUDART=$(ls "$cuda"/lib64/libcudart.so.13* "$cuda"/targets/x86_64-linux/lib/libcudart.so.13* 2>/dev/null | head -n 1)
+    if [ -z "$RS_CUDART" ]; then
+        site=$(tmo 60 "$PY" -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))' 2>/dev/null)
+        [ -n "$site" ] && RS_CUDART=$(find "$site/nvidia" -name 'libcudart.so.13*' 2>/dev/null | head -n 1)
+    fi
+}
+
 # remote_server_blas CUDA_HOME: the cuBLAS and cuBLASLt a server runs for its clients, in RS_BLAS and RS_BLASLT -
 # PyTorch's own (a client's results must equal a native run's, which uses them), else the toolkit's, else empty
 # (the server then loads them by name). remotert and remotegraphs start their servers with them.
@@ -85,21 +105,8 @@ check_remotert() {
         result "remotert" FAIL "$serve or $plugin missing (build-gpu lacks the remoting)"
         return
     fi
-    REMOTE_NS=""   # a mount namespace where a bind mount works (root, else a user namespace)
-    : > "$WORK/remote.ns.probe"
-    for ns in "unshare -m" "unshare -rm"; do
-        if $ns sh -c "mount --bind /dev/null '$WORK/remote.ns.probe'" 2> /dev/null; then
-            REMOTE_NS=$ns
-            break
-        fi
-    done
-    # the server's runtime: the toolkit's, else the one PyTorch's wheels bring
-    cudart=$(ls "$cuda"/lib64/libcudart.so.13* "$cuda"/targets/x86_64-linux/lib/libcudart.so.13* 2>/dev/null | head -n 1)
-    if [ -z "$cudart" ]; then
-        local site
-        site=$(tmo 60 "$PY" -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))' 2>/dev/null)
-        [ -n "$site" ] && cudart=$(find "$site/nvidia" -name 'libcudart.so.13*' 2>/dev/null | head -n 1)
-    fi
+    remote_server_env "$cuda"
+    cudart=$RS_CUDART
     echo "server runtime: ${cudart:-none found here: the back end opens libcudart.so.13 by name}" > "$LOGS/remote.cudart"
     # the server's cuBLAS and cuBLASLt: PyTorch's own (the training's losses must equal a native run's, which uses
     # them), else the toolkit's
