@@ -14,16 +14,11 @@ build=$1 prog=$2 out=$3
 d=$out/remote_vmm
 # shellcheck source=tests/e2e/remote_lib.sh
 . "$(dirname "$0")/remote_lib.sh"
-start_server() {   # start_server COUNTS_FILE [ENV=VALUE...]: one client
-    local counts=$1
-    shift
-    serve_fakes --once FAKE_CUDA_COUNTS="$counts" "$@"
-}
 
 # 1. map and use, remote = local
 LD_LIBRARY_PATH="$fake" "$prog" map > "$d/map.local" 2> "$d/map.local.err" ||
     fail "map failed locally: $(cat "$d/map.local" "$d/map.local.err")"
-start_server "$d/map.counts"
+serve_fakes --once FAKE_CUDA_COUNTS="$d/map.counts"
 client "" "$prog" map > "$d/map.remote" 2> "$d/map.remote.err" ||
     fail "map failed remotely: $(cat "$d/map.remote" "$d/map.remote.err")"
 wait "$server" || fail "the server's back end exited with $?"
@@ -42,7 +37,7 @@ done
 [ "$(count "$d/map.counts" cuMemRelease)" = 2 ] || fail "cuMemRelease on the server: $(count "$d/map.counts" cuMemRelease)"
 
 # 2. exportable handles: refused in the client, with the reason
-start_server "$d/export.counts"
+serve_fakes --once FAKE_CUDA_COUNTS="$d/export.counts"
 client "" "$prog" export > "$d/export.remote" 2> "$d/export.remote.err" ||
     fail "export failed remotely: $(cat "$d/export.remote.err")"
 wait "$server" || fail "the server's back end exited with $?"
@@ -54,7 +49,7 @@ grep -q "cuMemCreate: .*requestedHandleTypes is CU_MEM_HANDLE_TYPE_NONE.*returns
     fail "the server's driver saw cuMemCreate $(count "$d/export.counts" cuMemCreate) times, not once"
 
 # 3. the server's quota charges a client's cuMemCreate
-start_server "$d/quota.counts" CUSHIM_PLUGINS="$build/plugins/memlimit.so:limit=5MiB"
+serve_fakes --once FAKE_CUDA_COUNTS="$d/quota.counts" CUSHIM_PLUGINS="$build/plugins/memlimit.so:limit=5MiB"
 client "" "$prog" quota > "$d/quota.remote" 2> "$d/quota.remote.err" ||
     fail "quota failed remotely: $(cat "$d/quota.remote.err")"
 wait "$server" || fail "the server's back end exited with $?"
