@@ -99,6 +99,20 @@ typedef struct fl_pref {
 #define FL_L(x) ((fl_layout *)(void *)(x))
 #define FL_P(x) ((fl_pref *)(void *)(x))
 
+/* Destroys a descriptor, a layout or a preference (each begins with its 'magic'): CUBLAS_STATUS_INVALID_VALUE for
+   NULL or one of another kind. */
+static cublasStatus_t fl_lt_destroy(const char *api, void *obj, int magic)
+{
+    int *m = obj;
+    int ok = m != NULL && *m == magic;
+    fl_log("FAKE_CUBLASLT_LOG", "%s %s", api, ok ? "ok" : "invalid");
+    if (!ok)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    *m = 0;
+    free(obj);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
 FL_EXPORT cublasStatus_t cublasLtCreate(cublasLtHandle_t *h)
 {
     FK_COUNT(0);
@@ -133,14 +147,8 @@ FL_EXPORT cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *d, cubla
 }
 FL_EXPORT cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t dh)
 {
-    fl_desc *d = FL_D(dh);
     FK_COUNT(4);
-    fl_log("FAKE_CUBLASLT_LOG", "cublasLtMatmulDescDestroy %s", d != NULL && d->magic == 0x1d ? "ok" : "invalid");
-    if (d == NULL || d->magic != 0x1d)
-        return CUBLAS_STATUS_INVALID_VALUE;
-    d->magic = 0;
-    free(d);
-    return CUBLAS_STATUS_SUCCESS;
+    return fl_lt_destroy("cublasLtMatmulDescDestroy", dh, 0x1d);
 }
 static int32_t *fl_desc_field(fl_desc *d, cublasLtMatmulDescAttributes_t a)
 {
@@ -197,14 +205,8 @@ FL_EXPORT cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *l, c
 }
 FL_EXPORT cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t lh)
 {
-    fl_layout *l = FL_L(lh);
     FK_COUNT(8);
-    fl_log("FAKE_CUBLASLT_LOG", "cublasLtMatrixLayoutDestroy %s", l != NULL && l->magic == 0x1a ? "ok" : "invalid");
-    if (l == NULL || l->magic != 0x1a)
-        return CUBLAS_STATUS_INVALID_VALUE;
-    l->magic = 0;
-    free(l);
-    return CUBLAS_STATUS_SUCCESS;
+    return fl_lt_destroy("cublasLtMatrixLayoutDestroy", lh, 0x1a);
 }
 FL_EXPORT cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t lh, cublasLtMatrixLayoutAttribute_t a,
                                                           const void *buf, size_t size)
@@ -233,14 +235,8 @@ FL_EXPORT cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference
 }
 FL_EXPORT cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t ph)
 {
-    fl_pref *p = FL_P(ph);
     FK_COUNT(11);
-    fl_log("FAKE_CUBLASLT_LOG", "cublasLtMatmulPreferenceDestroy %s", p != NULL && p->magic == 0x1b ? "ok" : "invalid");
-    if (p == NULL || p->magic != 0x1b)
-        return CUBLAS_STATUS_INVALID_VALUE;
-    p->magic = 0;
-    free(p);
-    return CUBLAS_STATUS_SUCCESS;
+    return fl_lt_destroy("cublasLtMatmulPreferenceDestroy", ph, 0x1b);
 }
 FL_EXPORT cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t ph,
                                                               cublasLtMatmulPreferenceAttributes_t a, const void *buf,
