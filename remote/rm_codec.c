@@ -536,6 +536,25 @@ static int rm_decode_knode(const rm_pplan *pp, rm_rd *r, rm_arena *a, const rm_c
     return RM_OK;
 }
 
+/* A value of n bytes staged in 'cap' zeroed bytes (a scalar, an attribute): the bytes read from the message when
+   the callee reads them, left zero for an output. */
+static int rm_stage(const rm_pplan *pp, rm_rd *r, rm_arena *a, size_t cap, uint32_t n, void **out)
+{
+    void *buf;
+    if (n > cap)
+        return RM_EMALFORMED;
+    if ((buf = rm_arena_alloc(a, cap)) == NULL)
+        return RM_ENOMEM;
+    if (rm_dir_in(pp)) {
+        const uint8_t *s = rm_rd_take(r, n);
+        if (s == NULL)
+            return RM_EMALFORMED;
+        memcpy(buf, s, n);
+    }
+    *out = buf;
+    return RM_OK;
+}
+
 /* A pointer-mode scalar: a host value staged in RM_SCALAR_MAX zeroed bytes (whatever the library reads for the
    type it was told lies inside them), or a device address passed as it came. */
 static int rm_decode_scalar(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r, rm_arena *a, const rm_ctx *cx)
@@ -563,14 +582,9 @@ static int rm_decode_scalar(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r,
     }
     if (how != RM_SCALAR_HOST || rm_rd_u8(r, &n) != RM_OK || n == 0 || n > RM_SCALAR_MAX)
         return RM_EMALFORMED;
-    if ((buf = rm_arena_alloc(a, RM_SCALAR_MAX)) == NULL)
-        return RM_ENOMEM;
-    if (rm_dir_in(pp)) {
-        const uint8_t *s = rm_rd_take(r, n);
-        if (s == NULL)
-            return RM_EMALFORMED;
-        memcpy(buf, s, n);
-    }
+    int rc = rm_stage(pp, r, a, RM_SCALAR_MAX, n, &buf);
+    if (rc != RM_OK)
+        return rc;
     c->cap[i] = n;
     rm_ptr_set(c->params, pp, buf);
     return RM_OK;
@@ -681,14 +695,9 @@ static int rm_decode_pointer(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r
         uint32_t n = rm_attr_size_of(pp, attr, &kind);
         if (n == 0 || (kind == RM_ATTR_HOSTPTR && rm_dir_in(pp)))
             return RM_EUNSUPPORTED;
-        if ((buf = rm_arena_alloc(a, RM_ATTR_STAGE)) == NULL)
-            return RM_ENOMEM;
-        if (rm_dir_in(pp)) {
-            const uint8_t *s = rm_rd_take(r, n);
-            if (s == NULL)
-                return RM_EMALFORMED;
-            memcpy(buf, s, n);
-        }
+        int rc = rm_stage(pp, r, a, RM_ATTR_STAGE, n, &buf);
+        if (rc != RM_OK)
+            return rc;
         c->cap[i] = n;
         break;
     }

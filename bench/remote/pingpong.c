@@ -7,40 +7,11 @@
  *   pingpong unix|tcp [SIZE=16] [ROUNDS=20000]
  */
 #define _GNU_SOURCE
-#include <netinet/in.h>
-#include <netinet/tcp.h>
+#define NET_IO_EXIT 1
+#include "bench_net.h"
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
-
-static double now_us(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
-}
-
-static void xfer(int fd, void *p, size_t n, int out)
-{
-    char *b = p;
-    while (n > 0) {
-        ssize_t r = out ? send(fd, b, n, MSG_NOSIGNAL) : read(fd, b, n);
-        if (r <= 0)
-            exit(1);
-        b += r;
-        n -= (size_t)r;
-    }
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 int main(int argc, char **argv)
 {
@@ -49,18 +20,8 @@ int main(int argc, char **argv)
     int rounds = argc > 3 ? atoi(argv[3]) : 20000;
     int sv[2];
     if (tcp) {
-        int l = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-        socklen_t al = sizeof a;
-        bind(l, (struct sockaddr *)&a, sizeof a);
-        listen(l, 1);
-        getsockname(l, (struct sockaddr *)&a, &al);
-        sv[1] = socket(AF_INET, SOCK_STREAM, 0);
-        connect(sv[1], (struct sockaddr *)&a, sizeof a);
-        sv[0] = accept(l, NULL, NULL);
-        setsockopt(sv[0], IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        setsockopt(sv[1], IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        close(l);
+        if (net_tcp_pair(sv) != 0)
+            return 2;
     } else {
         socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
     }

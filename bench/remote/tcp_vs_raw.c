@@ -24,8 +24,8 @@
  */
 #define _GNU_SOURCE
 #include <cuda.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
+#define NET_IO_EXIT 3
+#include "bench_net.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,25 +38,6 @@
 
 #define CHUNK (8u << 20)
 enum { CALL_OUT = 32, CALL_IN = 33, HEAD_OUT = 41, ACK = 33, HEAD_IN = 37 };
-
-static double now_us(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
-}
-
-static void xfer(int fd, void *p, size_t n, int out)
-{
-    char *b = p;
-    while (n > 0) {
-        ssize_t r = out ? send(fd, b, n, MSG_NOSIGNAL) : read(fd, b, n);
-        if (r <= 0)
-            exit(3);
-        b += r;
-        n -= (size_t)r;
-    }
-}
 
 /* A head and CHUNK bytes in one sendmsg, as the plugin and the server send them. */
 static void send2(int fd, void *head, size_t hn, void *body, size_t bn)
@@ -79,12 +60,6 @@ static void send2(int fd, void *head, size_t hn, void *body, size_t bn)
             p->iov_len -= (size_t)r;
         }
     }
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 static double pct(double *t, int n, int p)
@@ -225,18 +200,9 @@ int main(int argc, char **argv)
     size_t size = argc > 3 ? strtoull(argv[3], NULL, 0) : (size_t)256 << 20;
     int copies = argc > 4 ? atoi(argv[4]) : 5;
     uint32_t chunks = (uint32_t)((size + CHUNK - 1) / CHUNK);
-    int sv[2], l = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    socklen_t al = sizeof a;
-    if (blocks < 1 || rounds < 1 || copies < 1 || size == 0 || bind(l, (struct sockaddr *)&a, sizeof a) != 0 ||
-        listen(l, 1) != 0 || getsockname(l, (struct sockaddr *)&a, &al) != 0)
+    int sv[2];
+    if (blocks < 1 || rounds < 1 || copies < 1 || size == 0 || net_tcp_pair(sv) != 0)
         return 2;
-    sv[1] = socket(AF_INET, SOCK_STREAM, 0);
-    if (connect(sv[1], (struct sockaddr *)&a, sizeof a) != 0 || (sv[0] = accept(l, NULL, NULL)) < 0)
-        return 2;
-    setsockopt(sv[0], IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    setsockopt(sv[1], IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    close(l);
     if (fork() == 0) {   /* before any CUDA call: the peer holds no connection of the plugin's */
         close(sv[0]);
         peer(sv[1], size);

@@ -16,11 +16,8 @@
 set -u
 build=$1 vecadd=$2 loss=$3 out=$4 fast=$5
 d=$out/remote
-rm -rf "$d" && mkdir -p "$d"
-status=0
-fail() { echo "run_remote.sh: FAIL: $*"; status=1; }
-fake=$build/tests/fake dropin=$build/dropin serve=$build/remote/cushim-serve plugin=$build/plugins/remote.so
-sock=$d/s.sock
+# shellcheck source=tests/e2e/remote_lib.sh
+. "$(dirname "$0")/remote_lib.sh"
 # the client: the shim as libcuda.so.1, no driver anywhere it could find one
 client() {
     env -u LD_PRELOAD LD_LIBRARY_PATH="$dropin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
@@ -34,11 +31,7 @@ client_bg() {
         CUSHIM_PLUGINS="$plugin:server=unix:$sock" "$@" > "$o" 2> "$e") &
 }
 start_server() {   # start_server COUNTS_FILE [--once]
-    rm -f "$sock"
-    LD_LIBRARY_PATH="$fake" FAKE_CUDA_COUNTS="$1" "$serve" --listen="unix:$sock" ${2:-} >> "$d/serve.log" 2>&1 &
-    server=$!
-    for _ in $(seq 100); do [ -S "$sock" ] && return 0; sleep 0.05; done
-    fail "cushim-serve did not listen"; cat "$d/serve.log"
+    serve_fakes "${2:-}" FAKE_CUDA_COUNTS="$1"
 }
 normalize() { sed -E 's/kernel [0-9.]+ ms/kernel T ms/' "$1"; }
 

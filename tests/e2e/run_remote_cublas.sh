@@ -22,19 +22,11 @@ build=$1 prog=$2 out=$3 liar=$4
 d=$out/remote_cublas
 loop=6   # PyTorch-like iterations (E2E_LOOP)
 export E2E_LOOP=$loop
-rm -rf "$d" && mkdir -p "$d"
-status=0
-fail() { echo "run_remote_cublas.sh: FAIL: $*"; status=1; }
-fake=$build/tests/fake serve=$build/remote/cushim-serve plugin=$build/plugins/remote.so shim=$build/runtime/libcushim.so
-sock=$d/s.sock
+# shellcheck source=tests/e2e/remote_lib.sh
+. "$(dirname "$0")/remote_lib.sh"
 start_server() {   # start_server TAG: one client, logs and counts under $d/TAG.server.*
-    rm -f "$sock"
-    LD_LIBRARY_PATH="$fake" FAKE_CUBLAS_LOG="$d/$1.server.blaslog" FAKE_CUBLASLT_LOG="$d/$1.server.ltlog" \
-        FAKE_CUBLAS_COUNTS="$d/$1.server.blas" FAKE_CUBLASLT_COUNTS="$d/$1.server.lt" \
-        "$serve" --listen="unix:$sock" --once >> "$d/serve.log" 2>&1 &
-    server=$!
-    for _ in $(seq 100); do [ -S "$sock" ] && return 0; sleep 0.05; done
-    fail "cushim-serve did not listen"; cat "$d/serve.log"
+    serve_fakes --once FAKE_CUBLAS_LOG="$d/$1.server.blaslog" FAKE_CUBLASLT_LOG="$d/$1.server.ltlog" \
+        FAKE_CUBLAS_COUNTS="$d/$1.server.blas" FAKE_CUBLASLT_COUNTS="$d/$1.server.lt"
 }
 
 # the local run: the fakes themselves

@@ -27,26 +27,11 @@
 set -u
 build=$1 prog=$2 out=$3 rtprog=$4
 d=$out/remote_graph
-rm -rf "$d" && mkdir -p "$d"
-status=0
-fail() { echo "run_remote_graph.sh: FAIL: $*"; status=1; }
-fake=$build/tests/fake dropin=$build/dropin serve=$build/remote/cushim-serve plugin=$build/plugins/remote.so
-sock=$d/s.sock
-client() {   # client OPTIONS PROGRAM ARGS: the shim as libcuda.so.1, no driver anywhere it could find one
-    local opts=$1
-    shift
-    env -u LD_PRELOAD LD_LIBRARY_PATH="$dropin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
-        CUSHIM_PLUGINS="$plugin:server=unix:$sock$opts" "$@"
-}
+# shellcheck source=tests/e2e/remote_lib.sh
+. "$(dirname "$0")/remote_lib.sh"
 start_server() {   # start_server NAME: one client; its counts and work log in $d/NAME.counts, .work.remote
-    rm -f "$sock"
-    env LD_LIBRARY_PATH="$fake" FAKE_CUDA_COUNTS="$d/$1.counts" FAKE_CUDA_WORK_LOG="$d/$1.work.remote" \
-        "$serve" --listen="unix:$sock" --once >> "$d/serve.log" 2>&1 &
-    server=$!
-    for _ in $(seq 100); do [ -S "$sock" ] && return 0; sleep 0.02; done
-    fail "cushim-serve did not listen"; cat "$d/serve.log"
+    serve_fakes --once FAKE_CUDA_COUNTS="$d/$1.counts" FAKE_CUDA_WORK_LOG="$d/$1.work.remote"
 }
-count() { awk -F'\t' -v n="$2" '$1 == n { print $2; f = 1 } END { if (!f) print 0 }' "$1" 2>/dev/null; }
 # compare NAME OPTIONS ARGS...: local and remote output and work equal
 compare() {
     local name=$1 opts=$2
@@ -124,12 +109,8 @@ done
 # 8. the runtime's forms: the shim and the plugin preloaded, no driver
 FAKE_CUDA_WORK_LOG="$d/rt.work.local" LD_LIBRARY_PATH="$fake" "$rtprog" > "$d/rt.local" 2> "$d/rt.local.err" ||
     fail "rt failed locally: $(cat "$d/rt.local.err")"
-rm -f "$sock"
-env LD_LIBRARY_PATH="$fake" FAKE_CUDA_WORK_LOG="$d/rt.work.remote" FAKE_CUDART_COUNTS="$d/rt.server.runtime" \
-    "$serve" --listen="unix:$sock" --once >> "$d/serve.log" 2>&1 &
-server=$!
-for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.02; done
-env -u LD_LIBRARY_PATH LD_PRELOAD="$build/runtime/libcushim.so $plugin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
+serve_fakes --once FAKE_CUDA_WORK_LOG="$d/rt.work.remote" FAKE_CUDART_COUNTS="$d/rt.server.runtime"
+env -u LD_LIBRARY_PATH LD_PRELOAD="$shim $plugin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
     CUSHIM_PLUGINS="$plugin:server=unix:$sock" "$rtprog" > "$d/rt.remote" 2> "$d/rt.remote.err" ||
     fail "rt failed remotely: $(cat "$d/rt.remote.err")"
 wait "$server" || fail "rt: the server's back end exited with $?"

@@ -18,33 +18,14 @@
 set -u
 build=$1 prog=$2 rt=$3 out=$4
 d=$out/remote_hostfn
-rm -rf "$d" && mkdir -p "$d"
-status=0
-fail() { echo "run_remote_hostfn.sh: FAIL: $*"; status=1; }
-fake=$build/tests/fake dropin=$build/dropin serve=$build/remote/cushim-serve plugin=$build/plugins/remote.so
-shim=$build/runtime/libcushim.so
-sock=$d/s.sock
-client() {   # the shim as libcuda.so.1, no driver anywhere it could find one
-    env -u LD_PRELOAD LD_LIBRARY_PATH="$dropin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
-        CUSHIM_PLUGINS="$plugin:server=unix:$sock" "$@"
-}
-start_server() {   # start_server COUNTS_FILE [ENV=VALUE...]: one client
-    local counts=$1
-    shift
-    rm -f "$sock"
-    env LD_LIBRARY_PATH="$fake" FAKE_CUDA_COUNTS="$counts" "$@" "$serve" --listen="unix:$sock" --once \
-        >> "$d/serve.log" 2>&1 &
-    server=$!
-    for _ in $(seq 100); do [ -S "$sock" ] && return 0; sleep 0.02; done
-    fail "cushim-serve did not listen"; cat "$d/serve.log"
-}
-count() { awk -F'\t' -v n="$2" '$1 == n { print $2; f = 1 } END { if (!f) print 0 }' "$1" 2>/dev/null; }
+# shellcheck source=tests/e2e/remote_lib.sh
+. "$(dirname "$0")/remote_lib.sh"
 
 # 1. order and data, remote = local; nothing ran early
 LD_LIBRARY_PATH="$fake" "$prog" order > "$d/order.local" 2> "$d/order.local.err" ||
     fail "order failed locally: $(cat "$d/order.local.err")"
-start_server "$d/order.counts" FAKE_CUDA_KERNEL_US=20000
-client "$prog" order 20000 > "$d/order.remote" 2> "$d/order.remote.err" ||
+serve_fakes --once FAKE_CUDA_COUNTS="$d/order.counts" FAKE_CUDA_KERNEL_US=20000
+client "" "$prog" order 20000 > "$d/order.remote" 2> "$d/order.remote.err" ||
     fail "order failed remotely: $(cat "$d/order.remote.err")"
 wait "$server" || fail "the server's back end exited with $?"
 grep -v '^late:' "$d/order.remote" | diff "$d/order.local" - > "$d/order.diff" ||
@@ -70,16 +51,16 @@ done
 
 # 2. NULL functions
 LD_LIBRARY_PATH="$fake" "$prog" null > "$d/null.local" 2>&1 || fail "null failed locally: $(cat "$d/null.local")"
-start_server "$d/null.counts"
-client "$prog" null > "$d/null.remote" 2> "$d/null.remote.err" || fail "null failed remotely: $(cat "$d/null.remote.err")"
+serve_fakes --once FAKE_CUDA_COUNTS="$d/null.counts"
+client "" "$prog" null > "$d/null.remote" 2> "$d/null.remote.err" || fail "null failed remotely: $(cat "$d/null.remote.err")"
 wait "$server" || fail "the server's back end exited with $?"
 diff "$d/null.local" "$d/null.remote" > "$d/null.diff" || fail "NULL functions: $(cat "$d/null.diff")"
 [ "$(grep -c ': 1$' "$d/null.remote")" = 3 ] || fail "not three CUDA_ERROR_INVALID_VALUE: $(cat "$d/null.remote")"
 
 # 3. a stream whose synchronisation fails
-start_server "$d/status.counts" \
+serve_fakes --once FAKE_CUDA_COUNTS="$d/status.counts" \
     CUSHIM_PLUGINS="$build/plugins/faultinject.so:rule=cuStreamSynchronize:CUDA_ERROR_LAUNCH_FAILED,summary=0"
-client "$prog" status > "$d/status.remote" 2> "$d/status.remote.err" ||
+client "" "$prog" status > "$d/status.remote" 2> "$d/status.remote.err" ||
     fail "status failed remotely: $(cat "$d/status.remote.err")"
 wait "$server" || fail "the server's back end exited with $?"
 printf '%s\n' 'cuStreamAddCallback: 0' 'cuLaunchHostFunc: 719' \
@@ -88,7 +69,7 @@ printf '%s\n' 'cuStreamAddCallback: 0' 'cuLaunchHostFunc: 719' \
 
 # 4. the runtime's forms
 LD_LIBRARY_PATH="$fake" "$rt" hostfn > "$d/rt.local" 2> "$d/rt.local.err" || fail "rt hostfn failed locally"
-start_server "$d/rt.counts"
+serve_fakes --once FAKE_CUDA_COUNTS="$d/rt.counts"
 env -u LD_LIBRARY_PATH LD_PRELOAD="$shim $plugin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
     CUSHIM_PLUGINS="$plugin:server=unix:$sock" "$rt" hostfn > "$d/rt.remote" 2> "$d/rt.remote.err" ||
     fail "rt hostfn failed remotely: $(cat "$d/rt.remote.err")"

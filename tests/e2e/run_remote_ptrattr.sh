@@ -21,11 +21,8 @@
 set -u
 build=$1 prog=$2 out=$3
 d=$out/remote_ptrattr
-rm -rf "$d" && mkdir -p "$d"
-status=0
-fail() { echo "run_remote_ptrattr.sh: FAIL: $*"; status=1; }
-fake=$build/tests/fake dropin=$build/dropin serve=$build/remote/cushim-serve plugin=$build/plugins/remote.so
-sock=$d/s.sock
+# shellcheck source=tests/e2e/remote_lib.sh
+. "$(dirname "$0")/remote_lib.sh"
 # attributes 1..22 this build's tree does not name are refused by the client, as 1000 is
 ver=$(sed -n 's/^CUSHIM_CUDA_VERSION:STRING=//p' "$build/CMakeCache.txt")
 src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")
@@ -33,19 +30,9 @@ refused=1
 for a in IS_HW_DECOMPRESS_CAPABLE LOCALITY_DOMAIN_ORDINAL; do
     grep -q "\"CU_POINTER_ATTRIBUTE_$a\"" "$src/generated/cuda-$ver/cushim_meta.c" || refused=$((refused + 1))
 done
-client() {   # client OPTIONS PROGRAM: the shim as libcuda.so.1, no driver anywhere it could find one
-    env -u LD_PRELOAD LD_LIBRARY_PATH="$dropin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
-        CUSHIM_PLUGINS="$plugin:server=unix:$sock$1" "$2"
-}
 start_server() {   # start_server NAME: one client; its counts in $d/NAME.counts
-    rm -f "$sock"
-    env LD_LIBRARY_PATH="$fake" FAKE_CUDA_COUNTS="$d/$1.counts" FAKE_CUDA_HOST_REGISTER=1 \
-        "$serve" --listen="unix:$sock" --once >> "$d/serve.log" 2>&1 &
-    server=$!
-    for _ in $(seq 100); do [ -S "$sock" ] && return 0; sleep 0.02; done
-    fail "cushim-serve did not listen"; cat "$d/serve.log"
+    serve_fakes --once FAKE_CUDA_COUNTS="$d/$1.counts" FAKE_CUDA_HOST_REGISTER=1
 }
-count() { awk -F'\t' -v n="$2" '$1 == n { print $2; f = 1 } END { if (!f) print 0 }' "$1" 2>/dev/null; }
 
 # 1. equal to a local run
 LD_LIBRARY_PATH="$fake" FAKE_CUDA_COUNTS="$d/local.counts" "$prog" > "$d/local.out" 2> "$d/local.err" ||

@@ -20,11 +20,8 @@
 set -u
 build=$1 rt=$2 out=$3 nvml=${4:-}
 d=$out/remote_rt
-rm -rf "$d" && mkdir -p "$d"
-status=0
-fail() { echo "run_remote_rt.sh: FAIL: $*"; status=1; }
-fake=$build/tests/fake serve=$build/remote/cushim-serve plugin=$build/plugins/remote.so shim=$build/runtime/libcushim.so
-sock=$d/s.sock
+# shellcheck source=tests/e2e/remote_lib.sh
+. "$(dirname "$0")/remote_lib.sh"
 client() {   # client OUT ERR PROGRAM...: the shim and the plugin preloaded, no driver
     local o=$1 e=$2
     shift 2
@@ -32,16 +29,10 @@ client() {   # client OUT ERR PROGRAM...: the shim and the plugin preloaded, no 
         CUSHIM_PLUGINS="$plugin:server=unix:$sock,stats=1" E2E_NO_DRIVER=1 "$@" > "$o" 2> "$e"
 }
 start_server() {   # start_server TAG: one client, counts under $d/TAG.server.*
-    rm -f "$sock"
     rm -f "$d/$1.server.shim"*
-    LD_LIBRARY_PATH="$fake" FAKE_CUDA_COUNTS="$d/$1.server.driver" FAKE_CUDART_COUNTS="$d/$1.server.runtime" \
-        FAKE_NVML_COUNTS="$d/$1.server.nvml" CUSHIM_COUNTS="$d/$1.server.shim" \
-        "$serve" --listen="unix:$sock" --once >> "$d/serve.log" 2>&1 &
-    server=$!
-    for _ in $(seq 100); do [ -S "$sock" ] && return 0; sleep 0.05; done
-    fail "cushim-serve did not listen"; cat "$d/serve.log"
+    serve_fakes --once FAKE_CUDA_COUNTS="$d/$1.server.driver" FAKE_CUDART_COUNTS="$d/$1.server.runtime" \
+        FAKE_NVML_COUNTS="$d/$1.server.nvml" CUSHIM_COUNTS="$d/$1.server.shim"
 }
-count() { awk -F'\t' -v n="$2" '$1 == n { print $2; f = 1 } END { if (!f) print 0 }' "$1" 2>/dev/null; }
 
 # 1. the runtime program
 start_server rt

@@ -12,32 +12,14 @@
 set -u
 build=$1 prog=$2 out=$3
 d=$out/remote_vmm
-rm -rf "$d" && mkdir -p "$d"
-status=0
-fail() { echo "run_remote_vmm.sh: FAIL: $*"; status=1; }
-fake=$build/tests/fake dropin=$build/dropin serve=$build/remote/cushim-serve plugin=$build/plugins/remote.so
-sock=$d/s.sock
-client() {   # the shim as libcuda.so.1, no driver anywhere it could find one
-    env -u LD_PRELOAD LD_LIBRARY_PATH="$dropin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
-        CUSHIM_PLUGINS="$plugin:server=unix:$sock" "$@"
-}
-start_server() {   # start_server COUNTS_FILE [ENV=VALUE...]: one client
-    local counts=$1
-    shift
-    rm -f "$sock"
-    env LD_LIBRARY_PATH="$fake" FAKE_CUDA_COUNTS="$counts" "$@" "$serve" --listen="unix:$sock" --once \
-        >> "$d/serve.log" 2>&1 &
-    server=$!
-    for _ in $(seq 100); do [ -S "$sock" ] && return 0; sleep 0.02; done
-    fail "cushim-serve did not listen"; cat "$d/serve.log"
-}
-count() { awk -F'\t' -v n="$2" '$1 == n { print $2; f = 1 } END { if (!f) print 0 }' "$1" 2>/dev/null; }
+# shellcheck source=tests/e2e/remote_lib.sh
+. "$(dirname "$0")/remote_lib.sh"
 
 # 1. map and use, remote = local
 LD_LIBRARY_PATH="$fake" "$prog" map > "$d/map.local" 2> "$d/map.local.err" ||
     fail "map failed locally: $(cat "$d/map.local" "$d/map.local.err")"
-start_server "$d/map.counts"
-client "$prog" map > "$d/map.remote" 2> "$d/map.remote.err" ||
+serve_fakes --once FAKE_CUDA_COUNTS="$d/map.counts"
+client "" "$prog" map > "$d/map.remote" 2> "$d/map.remote.err" ||
     fail "map failed remotely: $(cat "$d/map.remote" "$d/map.remote.err")"
 wait "$server" || fail "the server's back end exited with $?"
 diff "$d/map.local" "$d/map.remote" > "$d/map.diff" || fail "VMM differs from a local run: $(cat "$d/map.diff")"
@@ -55,8 +37,8 @@ done
 [ "$(count "$d/map.counts" cuMemRelease)" = 2 ] || fail "cuMemRelease on the server: $(count "$d/map.counts" cuMemRelease)"
 
 # 2. exportable handles: refused in the client, with the reason
-start_server "$d/export.counts"
-client "$prog" export > "$d/export.remote" 2> "$d/export.remote.err" ||
+serve_fakes --once FAKE_CUDA_COUNTS="$d/export.counts"
+client "" "$prog" export > "$d/export.remote" 2> "$d/export.remote.err" ||
     fail "export failed remotely: $(cat "$d/export.remote.err")"
 wait "$server" || fail "the server's back end exited with $?"
 printf '%s\n' 'cuMemCreate posix fd: 801' 'cuMemCreate fabric: 801' 'cuMemCreate none: 0' 'cuMemRelease: 0' |
@@ -67,8 +49,8 @@ grep -q "cuMemCreate: .*requestedHandleTypes is CU_MEM_HANDLE_TYPE_NONE.*returns
     fail "the server's driver saw cuMemCreate $(count "$d/export.counts" cuMemCreate) times, not once"
 
 # 3. the server's quota charges a client's cuMemCreate
-start_server "$d/quota.counts" CUSHIM_PLUGINS="$build/plugins/memlimit.so:limit=5MiB"
-client "$prog" quota > "$d/quota.remote" 2> "$d/quota.remote.err" ||
+serve_fakes --once FAKE_CUDA_COUNTS="$d/quota.counts" CUSHIM_PLUGINS="$build/plugins/memlimit.so:limit=5MiB"
+client "" "$prog" quota > "$d/quota.remote" 2> "$d/quota.remote.err" ||
     fail "quota failed remotely: $(cat "$d/quota.remote.err")"
 wait "$server" || fail "the server's back end exited with $?"
 grep -qx 'created 2 then 2' "$d/quota.remote" || fail "quota: $(cat "$d/quota.remote" "$d/quota.remote.err")"

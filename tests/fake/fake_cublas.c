@@ -99,6 +99,20 @@ typedef struct fl_pref {
 #define FL_L(x) ((fl_layout *)(void *)(x))
 #define FL_P(x) ((fl_pref *)(void *)(x))
 
+/* Destroys a descriptor, a layout or a preference (each begins with its 'magic'): CUBLAS_STATUS_INVALID_VALUE for
+   NULL or one of another kind. */
+static cublasStatus_t fl_lt_destroy(const char *api, void *obj, int magic)
+{
+    int *m = obj;
+    int ok = m != NULL && *m == magic;
+    fl_log("FAKE_CUBLASLT_LOG", "%s %s", api, ok ? "ok" : "invalid");
+    if (!ok)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    *m = 0;
+    free(obj);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
 FL_EXPORT cublasStatus_t cublasLtCreate(cublasLtHandle_t *h)
 {
     FK_COUNT(0);
@@ -133,14 +147,8 @@ FL_EXPORT cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *d, cubla
 }
 FL_EXPORT cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t dh)
 {
-    fl_desc *d = FL_D(dh);
     FK_COUNT(4);
-    fl_log("FAKE_CUBLASLT_LOG", "cublasLtMatmulDescDestroy %s", d != NULL && d->magic == 0x1d ? "ok" : "invalid");
-    if (d == NULL || d->magic != 0x1d)
-        return CUBLAS_STATUS_INVALID_VALUE;
-    d->magic = 0;
-    free(d);
-    return CUBLAS_STATUS_SUCCESS;
+    return fl_lt_destroy("cublasLtMatmulDescDestroy", dh, 0x1d);
 }
 static int32_t *fl_desc_field(fl_desc *d, cublasLtMatmulDescAttributes_t a)
 {
@@ -197,14 +205,8 @@ FL_EXPORT cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *l, c
 }
 FL_EXPORT cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t lh)
 {
-    fl_layout *l = FL_L(lh);
     FK_COUNT(8);
-    fl_log("FAKE_CUBLASLT_LOG", "cublasLtMatrixLayoutDestroy %s", l != NULL && l->magic == 0x1a ? "ok" : "invalid");
-    if (l == NULL || l->magic != 0x1a)
-        return CUBLAS_STATUS_INVALID_VALUE;
-    l->magic = 0;
-    free(l);
-    return CUBLAS_STATUS_SUCCESS;
+    return fl_lt_destroy("cublasLtMatrixLayoutDestroy", lh, 0x1a);
 }
 FL_EXPORT cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t lh, cublasLtMatrixLayoutAttribute_t a,
                                                           const void *buf, size_t size)
@@ -233,14 +235,8 @@ FL_EXPORT cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference
 }
 FL_EXPORT cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t ph)
 {
-    fl_pref *p = FL_P(ph);
     FK_COUNT(11);
-    fl_log("FAKE_CUBLASLT_LOG", "cublasLtMatmulPreferenceDestroy %s", p != NULL && p->magic == 0x1b ? "ok" : "invalid");
-    if (p == NULL || p->magic != 0x1b)
-        return CUBLAS_STATUS_INVALID_VALUE;
-    p->magic = 0;
-    free(p);
-    return CUBLAS_STATUS_SUCCESS;
+    return fl_lt_destroy("cublasLtMatmulPreferenceDestroy", ph, 0x1b);
 }
 FL_EXPORT cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t ph,
                                                               cublasLtMatmulPreferenceAttributes_t a, const void *buf,
@@ -340,6 +336,17 @@ static int fl_ok(cublasHandle_t h)
     return h != NULL && h->magic == 0x42;
 }
 
+/* A getter of one of the handle's settings: CUBLAS_STATUS_INVALID_VALUE for a bad handle or a NULL 'out'. */
+#define FL_GETTER(api, id, type, field)                                                                              \
+    FL_EXPORT cublasStatus_t api(cublasHandle_t h, type *out)                                                        \
+    {                                                                                                                \
+        FK_COUNT(id);                                                                                                \
+        if (!fl_ok(h) || out == NULL)                                                                                \
+            return CUBLAS_STATUS_INVALID_VALUE;                                                                      \
+        *out = h->field;                                                                                             \
+        return CUBLAS_STATUS_SUCCESS;                                                                                \
+    }
+
 FL_EXPORT cublasStatus_t cublasCreate_v2(cublasHandle_t *h)
 {
     FK_COUNT(0);
@@ -379,14 +386,7 @@ FL_EXPORT cublasStatus_t cublasSetStream_v2(cublasHandle_t h, cudaStream_t s)
     h->ws_size = 0;
     return CUBLAS_STATUS_SUCCESS;
 }
-FL_EXPORT cublasStatus_t cublasGetStream_v2(cublasHandle_t h, cudaStream_t *s)
-{
-    FK_COUNT(5);
-    if (!fl_ok(h) || s == NULL)
-        return CUBLAS_STATUS_INVALID_VALUE;
-    *s = h->stream;
-    return CUBLAS_STATUS_SUCCESS;
-}
+FL_GETTER(cublasGetStream_v2, 5, cudaStream_t, stream)
 FL_EXPORT cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t h, void *ws, size_t size)
 {
     FK_COUNT(6);
@@ -409,14 +409,7 @@ FL_EXPORT cublasStatus_t cublasSetMathMode(cublasHandle_t h, cublasMath_t mode)
     h->math = mode;
     return CUBLAS_STATUS_SUCCESS;
 }
-FL_EXPORT cublasStatus_t cublasGetMathMode(cublasHandle_t h, cublasMath_t *mode)
-{
-    FK_COUNT(8);
-    if (!fl_ok(h) || mode == NULL)
-        return CUBLAS_STATUS_INVALID_VALUE;
-    *mode = h->math;
-    return CUBLAS_STATUS_SUCCESS;
-}
+FL_GETTER(cublasGetMathMode, 8, cublasMath_t, math)
 FL_EXPORT cublasStatus_t cublasSetPointerMode_v2(cublasHandle_t h, cublasPointerMode_t mode)
 {
     FK_COUNT(9);
@@ -427,14 +420,7 @@ FL_EXPORT cublasStatus_t cublasSetPointerMode_v2(cublasHandle_t h, cublasPointer
     h->pmode = mode;
     return CUBLAS_STATUS_SUCCESS;
 }
-FL_EXPORT cublasStatus_t cublasGetPointerMode_v2(cublasHandle_t h, cublasPointerMode_t *mode)
-{
-    FK_COUNT(10);
-    if (!fl_ok(h) || mode == NULL)
-        return CUBLAS_STATUS_INVALID_VALUE;
-    *mode = h->pmode;
-    return CUBLAS_STATUS_SUCCESS;
-}
+FL_GETTER(cublasGetPointerMode_v2, 10, cublasPointerMode_t, pmode)
 
 static void fl_note(const char *api, cublasHandle_t h, double alpha, double beta, int m, int n, int k, int batch)
 {
@@ -458,16 +444,24 @@ static int fl_args(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
 
 /* Column-major C = alpha*op(A)*op(B) + beta*C (the scalars read alike in both pointer modes: this fake's
    device memory is its heap). */
+static cublasStatus_t fl_sgemm(const char *api, cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                               int n, int k, const float *alpha, const float *A, int lda, long long sa, const float *B,
+                               int ldb, long long sb, const float *beta, float *C, int ldc, long long sc, int batch)
+{
+    if (!fl_args(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc) || batch < 0)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    for (int i = 0; i < batch; i++)
+        fl_gemm(ta != CUBLAS_OP_N, tb != CUBLAS_OP_N, m, n, k, *alpha, A + i * sa, lda, B + i * sb, ldb, *beta,
+                C + i * sc, ldc, C + i * sc, ldc, 0);
+    fl_note(api, h, *alpha, *beta, m, n, k, batch);
+    return CUBLAS_STATUS_SUCCESS;
+}
 FL_EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
                                         int k, const float *alpha, const float *A, int lda, const float *B, int ldb,
                                         const float *beta, float *C, int ldc)
 {
     FK_COUNT(3);
-    if (!fl_args(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc))
-        return CUBLAS_STATUS_INVALID_VALUE;
-    fl_gemm(ta != CUBLAS_OP_N, tb != CUBLAS_OP_N, m, n, k, *alpha, A, lda, B, ldb, *beta, C, ldc, C, ldc, 0);
-    fl_note("cublasSgemm_v2", h, *alpha, *beta, m, n, k, 1);
-    return CUBLAS_STATUS_SUCCESS;
+    return fl_sgemm("cublasSgemm_v2", h, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1);
 }
 FL_EXPORT cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
                                                    int n, int k, const float *alpha, const float *A, int lda,
@@ -475,13 +469,8 @@ FL_EXPORT cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOpera
                                                    const float *beta, float *C, int ldc, long long sc, int batch)
 {
     FK_COUNT(11);
-    if (!fl_args(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc) || batch < 0)
-        return CUBLAS_STATUS_INVALID_VALUE;
-    for (int i = 0; i < batch; i++)
-        fl_gemm(ta != CUBLAS_OP_N, tb != CUBLAS_OP_N, m, n, k, *alpha, A + i * sa, lda, B + i * sb, ldb, *beta,
-                C + i * sc, ldc, C + i * sc, ldc, 0);
-    fl_note("cublasSgemmStridedBatched", h, *alpha, *beta, m, n, k, batch);
-    return CUBLAS_STATUS_SUCCESS;
+    return fl_sgemm("cublasSgemmStridedBatched", h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc,
+                    batch);
 }
 
 /* GemmEx: float matrices with a 32F compute type (float scalars), double with 64F (double scalars). */
