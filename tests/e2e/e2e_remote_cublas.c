@@ -106,6 +106,19 @@ static void blas(void)
     float alpha = 2, beta = 0.5f;
     BLAS(cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &alpha, A, 2, B, 3, &beta, C, 2));
     show_f("sgemm host scalars", C, 4);
+    {   /* against the host's own product: local == remote alone would pass a wrong fake or a garbled argument */
+        float got[4], want[4];
+        CHECK(cudaMemcpy(got, C, sizeof got, cudaMemcpyDeviceToHost) == cudaSuccess, "cudaMemcpy back");
+        for (int j = 0; j < 2; j++)
+            for (int i = 0; i < 2; i++) {
+                float acc = 0;
+                for (int l = 0; l < 3; l++)
+                    acc += fa[i + 2 * l] * fb[l + 3 * j];
+                want[i + 2 * j] = alpha * acc + beta * fc[i + 2 * j];
+            }
+        for (int i = 0; i < 4; i++)
+            CHECK(got[i] == want[i], "sgemm host scalars: C[%d] = %g, the host's product %g", i, got[i], want[i]);
+    }
     /* device scalars: the library reads them on the device; the client never does */
     const float dscal[2] = { -1, 3 };
     float *ds = dev(dscal, sizeof dscal);
