@@ -406,6 +406,22 @@ int rm_recv_fd(int fd, rm_hdr *h, uint8_t **buf, size_t *cap, int *passed)
     return rc;
 }
 
+/* Room for a header's payload in *buf (grown to it): RM_EBOUNDS past 'max', checked before anything is allocated
+   or read; rm_recv_max and rm_in_recv. */
+static int rm_payload_room(const rm_hdr *h, uint8_t **buf, size_t *cap, uint32_t max)
+{
+    if (h->length > max)
+        return RM_EBOUNDS;
+    if (h->length > *cap) {
+        uint8_t *p = realloc(*buf, h->length);
+        if (p == NULL)
+            return RM_ENOMEM;
+        *buf = p;
+        *cap = h->length;
+    }
+    return RM_OK;
+}
+
 int rm_recv(int fd, rm_hdr *h, uint8_t **buf, size_t *cap)
 {
     return rm_recv_max(fd, h, buf, cap, RM_MAX_PAYLOAD);
@@ -417,17 +433,8 @@ int rm_recv_max(int fd, rm_hdr *h, uint8_t **buf, size_t *cap, uint32_t max)
     int rc = rm_read_all(fd, raw, sizeof raw);
     if (rc != RM_OK)
         return rc;
-    if ((rc = rm_hdr_get(raw, h)) != RM_OK)
+    if ((rc = rm_hdr_get(raw, h)) != RM_OK || (rc = rm_payload_room(h, buf, cap, max)) != RM_OK)
         return rc;
-    if (h->length > max)
-        return RM_EBOUNDS;   /* before anything is allocated or read */
-    if (h->length > *cap) {
-        uint8_t *p = realloc(*buf, h->length);
-        if (p == NULL)
-            return RM_ENOMEM;
-        *buf = p;
-        *cap = h->length;
-    }
     return h->length ? rm_read_all(fd, *buf, h->length) : RM_OK;
 }
 
@@ -494,17 +501,8 @@ int rm_in_recv_hdr(int fd, rm_inbuf *in, rm_hdr *h)
 int rm_in_recv(int fd, rm_inbuf *in, rm_hdr *h, uint8_t **buf, size_t *cap, uint32_t max)
 {
     int rc = rm_in_recv_hdr(fd, in, h);
-    if (rc != RM_OK)
+    if (rc != RM_OK || (rc = rm_payload_room(h, buf, cap, max)) != RM_OK)
         return rc;
-    if (h->length > max)
-        return RM_EBOUNDS;   /* before anything is allocated or read */
-    if (h->length > *cap) {
-        uint8_t *p = realloc(*buf, h->length);
-        if (p == NULL)
-            return RM_ENOMEM;
-        *buf = p;
-        *cap = h->length;
-    }
     return h->length ? rm_in_read(fd, in, *buf, h->length) : RM_OK;
 }
 
