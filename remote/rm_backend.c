@@ -98,15 +98,21 @@ static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t le
     int rc = rm_decode_call(b->plans, msg, len, &b->arena, cx, &c, &status);
     memset(ret, 0, 64);
     *ret_size = 0;
-    if (rc == RM_OK && (rc = rb_ltid_pre(b, &c)) != RM_OK)   /* cuBLASLt descriptors by number (rb_cublas.c) */
+    int refused = 0;   /* answered here, not run: a library handle that is not a live number (rm_num.h) */
+    if (rc == RM_OK && (rc = rb_num_pre(b, &c, ret)) == RM_NUM_BAD_HANDLE) {
+        rc = RM_OK;
+        refused = 1;
+        *ret_size = c.plan->info->ret_size <= 64 ? c.plan->info->ret_size : 0;
+    } else if (rc != RM_OK) {
         status = RM_ST_MALFORMED;
+    }
     if (rc == RM_OK && shm != NULL && (shm->map == NULL || rm_shm_place(&c, shm_off, shm->map, shm->usable, shm != &b->shm[0]) != RM_OK)) {
         rc = RM_EMALFORMED;   /* no such region, not a byte copy, or outside the region: not run */
         status = RM_ST_MALFORMED;
     }
     if (rc == RM_OK && shm != NULL && shm->pinned == 0)
         rb_shm_pin(b, shm);
-    if (rc == RM_OK) {
+    if (rc == RM_OK && !refused) {
         if (c.plan->info->categories & CUSHIM_CAT_MODULE && strstr(c.plan->info->name, "Unload") != NULL)
             memset(b->kchecked, 0, sizeof b->kchecked);   /* its function handles may come back for other kernels */
         /* host->call: through the hooks, as the client's program called it (a server-side quota applies) */
@@ -117,11 +123,14 @@ static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t le
             *ret_size = c.plan->info->ret_size;
         int32_t result = 0;
         memcpy(&result, ret, sizeof result);
-        rb_ltid_post(b, &c, status == RM_ST_OK, result);
+        rb_num_post(b, &c, status == RM_ST_OK, result);
         if (shm != NULL)
             rm_shm_unplace(&c);   /* the bytes are in the area: none go in the reply */
     }
-    if (b->verbose || (status != RM_ST_OK && status != RM_ST_NO_FUNCTION))
+    if (refused)
+        rb_log("%s: a handle this back end did not give (or destroyed): answered as a bad handle, not run",
+               c.plan->info->name);
+    else if (b->verbose || (status != RM_ST_OK && status != RM_ST_NO_FUNCTION))
         rb_log("%s: %s", c.plan ? c.plan->info->name : "?",
                status == RM_ST_OK ? "ran" : status == RM_ST_UNKNOWN_API ? "unknown API id" :
                status == RM_ST_LAYOUT ? "layout differs from this server's tree" :
@@ -159,7 +168,7 @@ void rb_call_on(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t len, r
     uint32_t api = 0;
     if (len >= 4)
         memcpy(&api, msg, 4);
-    rb_ltid_message(b, api);   /* every call message counts, whether it runs or not: as the client counts */
+    rb_num_message(b, api);   /* every call message counts, whether it runs or not: as the client counts */
     if (!b->named) {
         rb_job_run(&j);
     } else if (rm_workers_run(b->workers, b->tid, rb_job_run, &j) != 0) {
@@ -408,7 +417,7 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
     free(buf);
     free(dbuf);
     rm_workers_free(b.workers);
-    rb_ltid_free(&b);
+    rm_num_free(&b.num);
     rm_arena_destroy(&b.arena);
     rm_plans_free(b.plans);
     return 0;

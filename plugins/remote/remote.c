@@ -311,12 +311,6 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
     rp_id_alloc_host[1] = rp_api_id(host, "cuMemAllocHost_v2");
     rp_id_host_alloc = rp_api_id(host, "cuMemHostAlloc");
     rp_id_free_host = rp_api_id(host, "cuMemFreeHost");
-    static const char *const lt_creates[3] = { "cublasLtMatmulDescCreate", "cublasLtMatrixLayoutCreate",
-                                               "cublasLtMatmulPreferenceCreate" };
-    for (int k = 0; k < 3; k++) {
-        uint32_t id = rp_api_id(host, lt_creates[k]);
-        s->lt_create_id[k] = id != 0 ? id : UINT32_MAX;
-    }
     rm_meta_from_host(&m, host);
     s->plans = rm_plans_build(&m);
     s->logged = calloc(host->api_id_limit() + 1, 1);
@@ -405,7 +399,7 @@ static void rp_fork_child(cushim_plugin *self)
     s->async_err = 0;
     s->async_blas_err = 0;
     s->batches_sent = s->batches_read = 0;
-    s->lt_creates = 0;   /* its back end numbers its own cuBLASLt descriptors */
+    s->lt_creates = 0;   /* its back end numbers its own cuBLAS handles and cuBLASLt descriptors */
     s->thread_sent = 0;   /* the child's server knows none of its threads yet */
     s->batch_tid = 0;
     s->in_flight = 0;
