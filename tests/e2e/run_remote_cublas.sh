@@ -15,7 +15,9 @@
 #   6. e2e_remote_liar, a client speaking the wire itself, claims device scalars on a host-mode handle and
 #      descriptor and host scalars on a device-mode handle, with bogus matrices: the back end refuses each before
 #      the call runs (its fake cuBLAS would crash on them) and serves the next call; a cuBLASLt descriptor is a
-#      number the back end gave (rm_ltid.h), and a value it did not give is refused the same way.
+#      number the back end gave (rm_num.h), and a value it did not give, or of another kind, is refused the same
+#      way; a cuBLAS or cuBLASLt handle is a number too: a made-up or destroyed one is answered
+#      CUBLAS_STATUS_NOT_INITIALIZED without running.
 # Usage: run_remote_cublas.sh BUILD_DIR PROGRAM OUT_DIR LIAR
 set -u
 build=$1 prog=$2 out=$3 liar=$4
@@ -123,7 +125,9 @@ diff "$d/local.out" "$d/run.out" > "$d/run.diff" || fail "cushim run --remote= p
 start_server liar
 "$liar" "unix:$sock" > "$d/liar.out" 2> "$d/liar.err" || fail "e2e_remote_liar: $(cat "$d/liar.out" "$d/liar.err")"
 wait "$server" || fail "the liar's back end exited with $?"
-[ "$(grep -c "as expected" "$d/liar.out")" = 11 ] || fail "e2e_remote_liar: $(cat "$d/liar.out")"
+[ "$(grep -c "as expected" "$d/liar.out")" = 22 ] || fail "e2e_remote_liar: $(cat "$d/liar.out")"
+grep -q "cublasGetVersion_v2: a handle this back end did not give" "$d/serve.log" ||
+    fail "the back end did not log the made-up handle"
 grep -q "cublasSgemm_v2: malformed" "$d/serve.log" || fail "the back end did not log the refused SGEMM"
 grep -q "cublasSgemm_v2" "$d/liar.server.blaslog" 2>/dev/null && fail "a lying SGEMM ran: $(cat "$d/liar.server.blaslog")"
 exit $status
