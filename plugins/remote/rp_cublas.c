@@ -24,7 +24,7 @@
 #include "rp_cublas.h"
 
 /* What is kept of each: a cuBLAS handle, a cuBLASLt matmul descriptor, matrix layout, matmul preference. */
-enum { RPB_HANDLE, RPB_DESC, RPB_LAYOUT, RPB_PREF };
+enum { RPB_HANDLE, RPB_DESC, RPB_LAYOUT, RPB_PREF, RPB_LTHANDLE };
 /* rpb_entry.known: which of a handle's values the client saw the library accept (set with success) */
 #define RPB_K_STREAM 1u
 #define RPB_K_WS 2u          /* ws, ws_size: set since the last stream set */
@@ -51,7 +51,7 @@ enum {
     RPB_CREATE, RPB_DESTROY, RPB_SET_STREAM, RPB_GET_STREAM, RPB_SET_WS, RPB_SET_MATH, RPB_GET_MATH, RPB_SET_PMODE,
     RPB_GET_PMODE, RPB_SET_ATOMICS, RPB_GET_ATOMICS, RPB_DESC_CREATE, RPB_DESC_SET, RPB_DESC_DESTROY,
     RPB_LAYOUT_CREATE, RPB_LAYOUT_SET, RPB_LAYOUT_DESTROY, RPB_PREF_CREATE, RPB_PREF_SET, RPB_PREF_DESTROY,
-    RPB_SGEMM, RPB_SGEMM_SB, RPB_NAPI
+    RPB_SGEMM, RPB_SGEMM_SB, RPB_GEMMEX, RPB_GEMMEX_SB, RPB_LT_CREATE, RPB_LT_DESTROY, RPB_LT_MATMUL, RPB_NAPI
 };
 static const char *const rpb_api_names[RPB_NAPI] = {
     "cublasCreate_v2", "cublasDestroy_v2", "cublasSetStream_v2", "cublasGetStream_v2", "cublasSetWorkspace_v2",
@@ -59,7 +59,8 @@ static const char *const rpb_api_names[RPB_NAPI] = {
     "cublasSetAtomicsMode", "cublasGetAtomicsMode", "cublasLtMatmulDescCreate", "cublasLtMatmulDescSetAttribute",
     "cublasLtMatmulDescDestroy", "cublasLtMatrixLayoutCreate", "cublasLtMatrixLayoutSetAttribute",
     "cublasLtMatrixLayoutDestroy", "cublasLtMatmulPreferenceCreate", "cublasLtMatmulPreferenceSetAttribute",
-    "cublasLtMatmulPreferenceDestroy", "cublasSgemm_v2", "cublasSgemmStridedBatched",
+    "cublasLtMatmulPreferenceDestroy", "cublasSgemm_v2", "cublasSgemmStridedBatched", "cublasGemmEx",
+    "cublasGemmStridedBatchedEx", "cublasLtCreate", "cublasLtDestroy", "cublasLtMatmul",
 };
 
 /* The cuBLASLt attributes whose setter is batched, with the bytes each takes (cublasLt.h's documentation of each
@@ -419,6 +420,47 @@ static int rpb_create_ok(const cushim_api_info *a, const void *params, int which
     return 1;
 }
 
+/* GemmEx and its strided batched form: beyond the reference BLAS's checks (rpb_gemm_ok), each data type a value of
+   cudaDataType and the compute type one of cublasComputeType_t whose scalar size is known (rpb_compute_bytes), so
+   the scalars go as the library reads them. Which combinations the library supports the client cannot tell: one
+   it refuses is a batched error, reported by the next synchronous cuBLAS call. */
+static int rpb_gemm_ex_ok(const cushim_api_info *a, const void *params, int batched)
+{
+    static const char *const types[3] = { "Atype", "Btype", "Ctype" };
+    for (int i = 0; i < 3; i++) {
+        int64_t t;
+        if (!rpb_value(a, params, types[i], &t) || rpb_dtype_bytes(rpb_param(a, types[i], NULL), t) == 0)
+            return 0;
+    }
+    return rpb_compute_bytes(a, params) != 0 && rpb_gemm_ok(a, params, batched);
+}
+
+/* cublasLtMatmul on objects the client created and has not destroyed (its handle, the descriptor - whose scale type
+   and pointer mode size the scalars - and the four layouts), its scalars and matrices given, a workspace given
+   when a size is. Whether the algorithm and workspace fit the problem the library decides: a refusal is a batched
+   error, as a launch's is. (rpb.lock held) */
+static int rpb_matmul_ok_locked(const cushim_api_info *a, const void *params)
+{
+    static const char *const layouts[4] = { "Adesc", "Bdesc", "Cdesc", "Ddesc" };
+    static const char *const given[6] = { "alpha", "beta", "A", "B", "C", "D" };
+    int64_t key, wsize;
+    rpb_entry *e;
+    if (!rpb_value(a, params, "lightHandle", &key) || (e = rpb_find_locked((uint64_t)key, RPB_LTHANDLE)) == NULL ||
+        !e->created || !rpb_value(a, params, "computeDesc", &key) ||
+        (e = rpb_find_locked((uint64_t)key, RPB_DESC)) == NULL || !e->created ||
+        rpb_dtype_bytes(rpb.scale_param, e->scale) == 0)
+        return 0;
+    for (int i = 0; i < 4; i++)
+        if (!rpb_value(a, params, layouts[i], &key) || (e = rpb_find_locked((uint64_t)key, RPB_LAYOUT)) == NULL ||
+            !e->created)
+            return 0;
+    for (int i = 0; i < 6; i++)
+        if (rpb_ptr(a, params, given[i]) == NULL)
+            return 0;
+    return rpb_value(a, params, "workspaceSizeInBytes", &wsize) &&
+           (wsize == 0 || rpb_ptr(a, params, "workspace") != NULL);
+}
+
 int rp_cublas_route(const cushim_call *call, int32_t *status)
 {
     static const uint8_t kind_of[RPB_NAPI] = {
@@ -429,15 +471,20 @@ int rp_cublas_route(const cushim_call *call, int32_t *status)
     const cushim_api_info *a = call->info;
     int which = rpb.host != NULL ? rpb_which(call->api_id) : -1, how = RP_BLAS_FORWARD;
     int64_t key = 0, v = 0, w = 0;
-    if (which < 0 || which == RPB_CREATE || which == RPB_DESTROY)
+    if (which < 0 || which == RPB_CREATE || which == RPB_DESTROY || which == RPB_LT_CREATE || which == RPB_LT_DESTROY)
         return RP_BLAS_FORWARD;
     if (which == RPB_DESC_CREATE || which == RPB_LAYOUT_CREATE || which == RPB_PREF_CREATE)
         return rpb_create_ok(a, call->params, which) ? RP_BLAS_CREATE : RP_BLAS_FORWARD;
     *status = 0;
     pthread_mutex_lock(&rpb.lock);
-    if (which == RPB_SGEMM || which == RPB_SGEMM_SB) {
+    if (which == RPB_SGEMM || which == RPB_SGEMM_SB || which == RPB_GEMMEX || which == RPB_GEMMEX_SB) {
         rpb_entry *e = rpb_value(a, call->params, "handle", &key) ? rpb_find_locked((uint64_t)key, RPB_HANDLE) : NULL;
-        if (e != NULL && e->created && rpb_gemm_ok(a, call->params, which == RPB_SGEMM_SB))
+        int batched = which == RPB_SGEMM_SB || which == RPB_GEMMEX_SB;
+        if (e != NULL && e->created && (which == RPB_SGEMM || which == RPB_SGEMM_SB ?
+                                        rpb_gemm_ok(a, call->params, batched) : rpb_gemm_ex_ok(a, call->params, batched)))
+            how = RP_BLAS_BATCH;
+    } else if (which == RPB_LT_MATMUL) {
+        if (rpb_matmul_ok_locked(a, call->params))
             how = RP_BLAS_BATCH;
     } else if (which <= RPB_GET_ATOMICS) {   /* a cuBLAS handle's setter or getter */
         rpb_entry *e = rpb_value(a, call->params, "handle", &key) ? rpb_find_locked((uint64_t)key, RPB_HANDLE) : NULL;
@@ -528,9 +575,11 @@ void rp_cublas_after(const cushim_call *call, int32_t status)
     case RPB_CREATE:
     case RPB_LAYOUT_CREATE:
     case RPB_PREF_CREATE:
+    case RPB_LT_CREATE:
         e = rpb_add_locked(rpb_created(a, call->params, which == RPB_CREATE ? "handle" : which == RPB_LAYOUT_CREATE ?
-                                       "matLayout" : "pref"),
-                           which == RPB_CREATE ? RPB_HANDLE : which == RPB_LAYOUT_CREATE ? RPB_LAYOUT : RPB_PREF, 1);
+                                       "matLayout" : which == RPB_LT_CREATE ? "lightHandle" : "pref"),
+                           which == RPB_CREATE ? RPB_HANDLE : which == RPB_LAYOUT_CREATE ? RPB_LAYOUT :
+                           which == RPB_LT_CREATE ? RPB_LTHANDLE : RPB_PREF, 1);
         if (e != NULL)
             e->created = 1;
         break;
@@ -585,10 +634,11 @@ void rp_cublas_after(const cushim_call *call, int32_t status)
     case RPB_DESTROY:
     case RPB_DESC_DESTROY:
     case RPB_LAYOUT_DESTROY:
-    case RPB_PREF_DESTROY: {
-        static const char *const key_name[] = { "handle", "matmulDesc", "matLayout", "pref" };
+    case RPB_PREF_DESTROY:
+    case RPB_LT_DESTROY: {
+        static const char *const key_name[] = { "handle", "matmulDesc", "matLayout", "pref", "lightHandle" };
         int kind = which == RPB_DESTROY ? RPB_HANDLE : which == RPB_DESC_DESTROY ? RPB_DESC :
-                   which == RPB_LAYOUT_DESTROY ? RPB_LAYOUT : RPB_PREF;
+                   which == RPB_LAYOUT_DESTROY ? RPB_LAYOUT : which == RPB_LT_DESTROY ? RPB_LTHANDLE : RPB_PREF;
         if (rpb_value(a, call->params, key_name[kind], &key) && (e = rpb_find_locked((uint64_t)key, kind)) != NULL)
             e->key = 0;   /* dropped: its address may come back for another */
         break;

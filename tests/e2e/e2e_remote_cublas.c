@@ -12,7 +12,7 @@
  *     with a workspace bound, the heuristic (4 asked, 1 returned, its algorithm carried whole into the matmul),
  *     a matmul with host scalars, then with device scalars (CUBLASLT_MATMUL_DESC_POINTER_MODE), destroyed.
  *   - PyTorch's pattern per GEMM, E2E_LOOP times (default 4): a handle's stream, workspace and math mode set to
- *     the same values, an SGEMM; a cuBLASLt descriptor, layouts and preference created, their attributes set, the
+ *     the same values, an SGEMM and a GemmEx; a cuBLASLt descriptor, layouts and preference created, their attributes set, the
  *     heuristic, a matmul, all destroyed; then SGEMMs and setters the library refuses (a leading dimension too
  *     small, a negative k, an attribute it does not know, a size it does not take): their statuses printed;
  *   - E2E_ASYNC_ERR=1 instead: a batched setter the server's library refuses (the fake knows no epilogue), then a
@@ -261,6 +261,8 @@ static void torch_like(int n)
         CHECK(math == CUBLAS_TF32_TENSOR_OP_MATH && got == st, "iteration %d: math mode %d, stream %s", it, (int)math,
               got == st ? "the one set" : "another");
         BLAS(cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &alpha, A, 2, B, 3, &beta, C, 2));
+        BLAS(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &alpha, A, CUDA_R_32F, 2, B, CUDA_R_32F, 3, &beta, C,
+                          CUDA_R_32F, 2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 
         cublasLtMatmulDesc_t desc = NULL;
         cublasLtMatrixLayout_t la = NULL, lb = NULL, lc = NULL;

@@ -23,11 +23,17 @@
  * kernel arguments by their sizes, a host-mode cuBLAS scalar's 16 staged bytes) is read and written here, as the
  * driver would; the reply is encoded too.
  * The arena is 4 MiB: a count past it must be refused, never allocated.
+ * Objects by number (rm_num.h): every decoded call then goes through the back end's map of cuBLAS/cuBLASLt handles
+ * and descriptors against a simulated library whose objects are heap blocks holding their kind: whatever numbers a
+ * client sends, the library is given only live objects of each parameter's kind (or NULL), and the client gets
+ * back only numbers.
  */
 #define _GNU_SOURCE
 #include "fuzz_common.h"
 #include "rm_auth.h"
 #include "rm_codec.h"
+#include "rm_ltid.h"
+#include "rm_num.h"
 #include "rm_shm.h"
 #include "rm_sock.h"
 
@@ -275,6 +281,101 @@ static void fz_reply(const rm_call *c)
     rm_wr_free(&w);
 }
 
+/* ---- objects by number (rm_num.h), against a simulated library: each object it makes is a heap block holding its
+   kind, freed when destroyed, so a destroyed object or one of another kind reaching the library is an ASan report
+   or a FUZZ_CHECK ---- */
+static rm_numtab fz_num;
+typedef struct fz_obj {
+    uint64_t magic;
+    uint8_t kind;
+} fz_obj;
+#define FZ_OBJ_MAGIC 0x0b1ec7ull
+#define FZ_NUM_LIVE 4096   /* past it the table and the objects are dropped: bounded memory over a long run */
+
+static void fz_num_reset(void)
+{
+    for (uint32_t i = 0; i < fz_num.n; i++)
+        free((void *)(uintptr_t)fz_num.e[i].real);
+    rm_num_free(&fz_num);
+}
+
+/* What the library sees of an object it is given: one of its own, live, of the parameter's kind. */
+static void fz_obj_check(uint64_t real, int kind)
+{
+    const fz_obj *o = (const fz_obj *)(uintptr_t)real;
+    FUZZ_CHECK(real != 0 && o->magic == FZ_OBJ_MAGIC && o->kind == kind);
+}
+
+/* The call as the library would run it: its objects checked, a Create's made, a Destroy's freed. */
+static void fz_num_run(const rm_plan *pl, void *params)
+{
+    int rc = rm_num_pre(&fz_num, pl, params);
+    FUZZ_CHECK(rc == RM_OK || rc == RM_NUM_BAD_HANDLE || rc == RM_EMALFORMED);
+    if (rc != RM_OK)
+        return;   /* not run */
+    for (uint32_t i = 0; i < pl->nparams; i++) {
+        uint64_t v;
+        if (pl->p[i].num == 0)
+            continue;
+        memcpy(&v, (uint8_t *)params + pl->p[i].offset, sizeof v);
+        if (v != 0)
+            fz_obj_check(v, pl->p[i].num);
+        if (v != 0 && pl->num_destroy == pl->p[i].num) {
+            ((fz_obj *)(uintptr_t)v)->magic = 0;
+            free((void *)(uintptr_t)v);
+        }
+    }
+    void *buf = NULL;
+    int attr = 0;
+    if (pl->num_attr_kind != 0) {   /* the attribute holding an object, 8 bytes: checked, or written by a getter */
+        int64_t a = 0;
+        uint64_t size;
+        memcpy(&a, (uint8_t *)params + pl->p[pl->num_attr_param].offset, pl->p[pl->num_attr_param].size);
+        if (pl->p[pl->num_attr_param].size == 4)
+            a = (int32_t)a;
+        memcpy(&size, (uint8_t *)params + pl->p[pl->num_size_param].offset, sizeof size);
+        memcpy(&buf, (uint8_t *)params + pl->p[pl->num_buf_param].offset, sizeof buf);
+        attr = a == pl->num_attr_value && buf != NULL;
+        FUZZ_CHECK(!attr || size == 8);
+    }
+    if (attr && !pl->num_attr_out) {
+        uint64_t v;
+        memcpy(&v, buf, sizeof v);
+        if (v != 0)
+            fz_obj_check(v, pl->num_attr_kind);
+    } else if (attr) {   /* the getter: one of the library's objects of that kind, or none */
+        uint64_t v = 0;
+        for (uint32_t i = 0; i < fz_num.n; i++)
+            if (fz_num.e[i].kind == pl->num_attr_kind)
+                v = fz_num.e[i].real;
+        memcpy(buf, &v, sizeof v);
+    }
+    void *out = NULL;
+    fz_obj *made = NULL;
+    if (pl->num_create != 0) {
+        memcpy(&out, (uint8_t *)params + pl->p[0].offset, sizeof out);
+        if (out != NULL && (made = malloc(sizeof *made)) != NULL) {
+            *made = (fz_obj){ .magic = FZ_OBJ_MAGIC, .kind = pl->num_create };
+            uint64_t real = (uint64_t)(uintptr_t)made;
+            memcpy(out, &real, sizeof real);
+        }
+    }
+    uint32_t n = fz_num.n;
+    rm_num_post(&fz_num, pl, params, 1);
+    if (made != NULL) {   /* numbered: the client gets the number, never the object */
+        uint64_t id;
+        memcpy(&id, out, sizeof id);
+        FUZZ_CHECK(rm_ltid_is(id) && fz_num.n == n + 1);
+    }
+    if (attr && pl->num_attr_out) {
+        uint64_t id;
+        memcpy(&id, buf, sizeof id);
+        FUZZ_CHECK(id == 0 || rm_ltid_is(id));
+    }
+    if (fz_num.n > FZ_NUM_LIVE)
+        fz_num_reset();
+}
+
 static void fz_one_call(const uint8_t *msg, size_t len)
 {
     rm_call c;
@@ -282,6 +383,10 @@ static void fz_one_call(const uint8_t *msg, size_t len)
     fz_kn = 0;
     fz_msg = msg;
     fz_msglen = len;
+    uint32_t id = 0;
+    if (len >= 4)
+        memcpy(&id, msg, 4);
+    rm_num_message(&fz_num, rm_plan_of(fz_plans, id));   /* every message counts, as in the back end */
     int rc = rm_decode_call(fz_plans, msg, len, &fz_arena, &fz_server_ctx, &c, &status);
     FUZZ_CHECK(rc <= 0);
     FUZZ_CHECK((rc == RM_OK) == (status == RM_ST_OK));
@@ -289,6 +394,7 @@ static void fz_one_call(const uint8_t *msg, size_t len)
     FUZZ_CHECK(fz_arena.used <= fz_arena.max);
     if (rc == RM_OK) {
         fz_check_call(&c);
+        fz_num_run(c.plan, c.params);
         fz_reply(&c);
     }
     rm_arena_reset(&fz_arena);
