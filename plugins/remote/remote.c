@@ -42,6 +42,7 @@
 
 #include "rc_cudart.h"
 #include "rp_cublas.h"
+#include "rp_heur.h"
 #include "rp_hostfn.h"
 #include "rm_sock.h"
 #include "rp.h"
@@ -208,11 +209,11 @@ static int32_t rp_host_free_rc(void *user, void *p)
 /* ---- cuBLAS's fast paths (rp_cublas.c decides, docs/remote.md "cuBLAS and cuBLASLt") ---- */
 /* 1 when the call was answered here (*r its status) or batched (*r success, or why it could not be queued). While
    a stream capture is open nothing is batched: the call is forwarded (0). */
-static int rp_blas_fast(rp_state *s, cushim_call *call, const rm_plan *pl, int32_t *r)
+static int rp_blas_fast(rp_state *s, cushim_call *call, const rm_plan *pl, const uint64_t epoch[2], int32_t *r)
 {
     if (atomic_load_explicit(&s->dead, memory_order_relaxed))
         return 0;   /* what is known here described a back end that is gone: the call fails as any other */
-    int how = rp_cublas_route(call, r);
+    int how = rp_cublas_route(call, r, epoch);
     if (how == RP_BLAS_LOCAL) {
         atomic_fetch_add_explicit(&s->cached, 1, memory_order_relaxed);
         return 1;
@@ -227,7 +228,7 @@ static int rp_blas_fast(rp_state *s, cushim_call *call, const rm_plan *pl, int32
         memcpy(out, &num, sizeof num);
     }
     if (q == 0)
-        rp_cublas_after(call, 0);
+        rp_cublas_after(call, 0, epoch);
     *r = rc_lib_error(call->info->library, q);
     return 1;
 }
@@ -252,14 +253,17 @@ static int rp_pre(cushim_call *call, void *user, uint64_t *slot)
     }
     if (call->info->library == CUSHIM_LIB_RUNTIME && rc_pre(call, pl, &r))   /* copies, launches... */
         return cushim_call_skip(call, r);
-    if ((call->info->library == CUSHIM_LIB_CUBLAS || call->info->library == CUSHIM_LIB_CUBLASLT) &&
-        rp_blas_fast(s, call, pl, &r))   /* a setter of the same value, a batched one (rp_cublas.c) */
+    uint64_t epoch[2] = { 0, 0 };   /* the thread's device, as of before the call (a heuristic's key) */
+    int blas = call->info->library == CUSHIM_LIB_CUBLAS || call->info->library == CUSHIM_LIB_CUBLASLT;
+    if (blas)
+        rc_device_epoch(epoch);
+    if (blas && rp_blas_fast(s, call, pl, epoch, &r))   /* a setter of the same value, a batched one (rp_cublas.c) */
         return cushim_call_skip(call, r);
     r = rp_dispatch(s, pl, call->params, call->retval, &answered);
     if (!answered)
         cushim_call_set_result(call, rc_lib_error(call->info->library, r));
-    else if (call->info->library == CUSHIM_LIB_CUBLAS || call->info->library == CUSHIM_LIB_CUBLASLT)
-        rp_cublas_after(call, pl->ret_status ? *(const int32_t *)call->retval : 0);   /* pointer modes... */
+    else if (blas)
+        rp_cublas_after(call, pl->ret_status ? *(const int32_t *)call->retval : 0, epoch);   /* pointer modes... */
     return CUSHIM_SKIP;
 }
 
@@ -411,6 +415,7 @@ static void rp_fork_child(cushim_plugin *self)
     rp_graph_forget(s);   /* its back end has no capture open */
     rc_fork_child();   /* the runtime's modules were the parent's back end's */
     rp_cublas_fork_child();   /* and so were its cuBLAS handles */
+    rp_heur_fork_child();
     atomic_store(&s->calls, 0);
     atomic_store(&s->trips, 0);
     atomic_store(&s->batched, 0);

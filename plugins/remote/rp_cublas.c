@@ -18,10 +18,12 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rp_cublas.h"
+#include "rp_heur.h"
 
 /* What is kept of each: a cuBLAS handle, a cuBLASLt matmul descriptor, matrix layout, matmul preference. */
 enum { RPB_HANDLE, RPB_DESC, RPB_LAYOUT, RPB_PREF, RPB_LTHANDLE };
@@ -32,6 +34,15 @@ enum { RPB_HANDLE, RPB_DESC, RPB_LAYOUT, RPB_PREF, RPB_LTHANDLE };
 #define RPB_K_MATH 8u
 #define RPB_K_PMODE 16u
 #define RPB_K_ATOMICS 32u
+
+/* An attribute value a cuBLASLt object holds (set with success): part of a heuristic's key (rpb_heur_key). */
+#define RPB_KEY_ATTRS 12
+#define RPB_KEY_BYTES 16
+typedef struct rpb_kattr {
+    int32_t attr;
+    uint8_t size;
+    uint8_t v[RPB_KEY_BYTES];
+} rpb_kattr;
 
 /* A handle's or descriptor's state; a linear scan: a program keeps few alive at once (PyTorch: a handle per
    thread and device, a descriptor and three layouts per matmul call, destroyed after it). */
@@ -44,6 +55,10 @@ typedef struct rpb_entry {
     uint8_t kind;        /* RPB_HANDLE... */
     uint8_t created;     /* created through this client and not destroyed: its setters may be batched */
     uint8_t known;       /* RPB_K_* */
+    uint8_t exact;       /* cuBLASLt object: its content is whole in cargs and kattr (every value set is there) */
+    uint8_t nkattr;
+    int64_t cargs[4];    /* its Create's arguments: descriptor (compute, scale type); layout (type, rows, cols, ld) */
+    rpb_kattr kattr[RPB_KEY_ATTRS];   /* sorted by attribute, the padding zero: compared as bytes */
 } rpb_entry;
 
 /* The APIs rp_cublas_route and rp_cublas_after know, by name. */
@@ -51,7 +66,8 @@ enum {
     RPB_CREATE, RPB_DESTROY, RPB_SET_STREAM, RPB_GET_STREAM, RPB_SET_WS, RPB_SET_MATH, RPB_GET_MATH, RPB_SET_PMODE,
     RPB_GET_PMODE, RPB_SET_ATOMICS, RPB_GET_ATOMICS, RPB_DESC_CREATE, RPB_DESC_SET, RPB_DESC_DESTROY,
     RPB_LAYOUT_CREATE, RPB_LAYOUT_SET, RPB_LAYOUT_DESTROY, RPB_PREF_CREATE, RPB_PREF_SET, RPB_PREF_DESTROY,
-    RPB_SGEMM, RPB_SGEMM_SB, RPB_GEMMEX, RPB_GEMMEX_SB, RPB_LT_CREATE, RPB_LT_DESTROY, RPB_LT_MATMUL, RPB_NAPI
+    RPB_SGEMM, RPB_SGEMM_SB, RPB_GEMMEX, RPB_GEMMEX_SB, RPB_LT_CREATE, RPB_LT_DESTROY, RPB_LT_MATMUL, RPB_HEUR,
+    RPB_NAPI
 };
 static const char *const rpb_api_names[RPB_NAPI] = {
     "cublasCreate_v2", "cublasDestroy_v2", "cublasSetStream_v2", "cublasGetStream_v2", "cublasSetWorkspace_v2",
@@ -61,6 +77,7 @@ static const char *const rpb_api_names[RPB_NAPI] = {
     "cublasLtMatrixLayoutDestroy", "cublasLtMatmulPreferenceCreate", "cublasLtMatmulPreferenceSetAttribute",
     "cublasLtMatmulPreferenceDestroy", "cublasSgemm_v2", "cublasSgemmStridedBatched", "cublasGemmEx",
     "cublasGemmStridedBatchedEx", "cublasLtCreate", "cublasLtDestroy", "cublasLtMatmul",
+    "cublasLtMatmulAlgoGetHeuristic",
 };
 
 /* The cuBLASLt attributes whose setter is batched, with the bytes each takes (cublasLt.h's documentation of each
@@ -461,7 +478,123 @@ static int rpb_matmul_ok_locked(const cushim_api_info *a, const void *params)
            (wsize == 0 || rpb_ptr(a, params, "workspace") != NULL);
 }
 
-int rp_cublas_route(const cushim_call *call, int32_t *status)
+/* ---- cublasLtMatmulAlgoGetHeuristic's answers (rp_heur.c) ---- */
+/* The calling thread, as a number no other thread of the process ever had (a pthread_t can be reused). */
+static uint64_t rpb_thread_uid(void)
+{
+    static _Atomic uint64_t next = 1;
+    static __thread uint64_t uid;
+    if (uid == 0)
+        uid = atomic_fetch_add(&next, 1);
+    return uid;
+}
+
+/* The key of a heuristic call: everything its answer depends on (docs/remote.md): the thread and its device epoch
+   (which device is current), the cuBLASLt handle, the requested count, and the full content - never the numbers:
+   PyTorch makes new ones for every matmul - of the descriptor, the four layouts and the preference. 0 when one of
+   them is not a live object the client created whose every value it knows (or the key does not fit). (rpb.lock) */
+static size_t rpb_heur_key_locked(const cushim_api_info *a, const void *params, const uint64_t epoch[2],
+                                  uint8_t *key, size_t cap)
+{
+    static const char *const objs[6] = { "operationDesc", "Adesc", "Bdesc", "Cdesc", "Ddesc", "preference" };
+    static const uint8_t kinds[6] = { RPB_DESC, RPB_LAYOUT, RPB_LAYOUT, RPB_LAYOUT, RPB_LAYOUT, RPB_PREF };
+    int64_t lh, req, v;
+    rpb_entry *e;
+    size_t n = 0;
+    if (!rpb_value(a, params, "lightHandle", &lh) || (e = rpb_find_locked((uint64_t)lh, RPB_LTHANDLE)) == NULL ||
+        !e->created || !rpb_value(a, params, "requestedAlgoCount", &req))
+        return 0;
+    uint64_t head[5] = { rpb_thread_uid(), epoch[0], epoch[1], (uint64_t)lh, (uint64_t)req };
+    if (cap < sizeof head)
+        return 0;
+    memcpy(key, head, sizeof head);
+    n = sizeof head;
+    for (int i = 0; i < 6; i++) {
+        if (!rpb_value(a, params, objs[i], &v) || (e = rpb_find_locked((uint64_t)v, kinds[i])) == NULL ||
+            !e->created || !e->exact)
+            return 0;
+        size_t len = sizeof e->cargs + 1 + e->nkattr * sizeof e->kattr[0];
+        if (n + 1 + len > cap)
+            return 0;
+        key[n++] = kinds[i];
+        memcpy(key + n, e->cargs, sizeof e->cargs);
+        n += sizeof e->cargs;
+        key[n++] = e->nkattr;
+        memcpy(key + n, e->kattr, e->nkattr * sizeof e->kattr[0]);
+        n += e->nkattr * sizeof e->kattr[0];
+    }
+    return n;
+}
+
+/* The results array's element size (cublasLtMatmulHeuristicResult_t, from the metadata); 0: unknown. */
+static size_t rpb_heur_elem(const cushim_api_info *a)
+{
+    const cushim_param_info *p = rpb_param(a, "heuristicResultsArray", NULL);
+    return p != NULL && p->elem_size != 0 && p->elem_size <= 1024 ? p->elem_size : 0;
+}
+
+/* A heuristic answered from an earlier answer to the same key: 1 (results and count written). */
+static int rpb_heur_local_locked(const cushim_api_info *a, const void *params, const uint64_t epoch[2])
+{
+    uint8_t key[RP_HEUR_KEY];
+    int64_t req;
+    void *results = rpb_ptr(a, params, "heuristicResultsArray");
+    int *count = rpb_ptr(a, params, "returnAlgoCount"), returned = 0;
+    size_t elem = rpb_heur_elem(a), klen;
+    if (epoch == NULL || results == NULL || count == NULL || elem == 0 ||
+        !rpb_value(a, params, "requestedAlgoCount", &req) || req < 1 || req > RP_HEUR_RESULTS ||
+        (klen = rpb_heur_key_locked(a, params, epoch, key, sizeof key)) == 0 ||
+        !rp_heur_find(key, klen, results, elem, (int)req, &returned))
+        return 0;
+    *count = returned;
+    return 1;
+}
+
+/* After the server answered one: kept for its key. */
+static void rpb_heur_keep_locked(const cushim_api_info *a, const void *params, const uint64_t epoch[2])
+{
+    uint8_t key[RP_HEUR_KEY];
+    int64_t req;
+    const void *results = rpb_ptr(a, params, "heuristicResultsArray");
+    const int *count = rpb_ptr(a, params, "returnAlgoCount");
+    size_t elem = rpb_heur_elem(a), klen;
+    if (epoch == NULL || results == NULL || count == NULL || elem == 0 ||
+        !rpb_value(a, params, "requestedAlgoCount", &req) || req < 1 || req > RP_HEUR_RESULTS || *count < 0 ||
+        *count > req || (klen = rpb_heur_key_locked(a, params, epoch, key, sizeof key)) == 0)
+        return;
+    rp_heur_put(key, klen, results, elem, *count);
+}
+
+/* An attribute set with success on a cuBLASLt object: kept, sorted, for the heuristic's key; a value that does not
+   fit makes the object's content unknown (its heuristics then always go to the server). (rpb.lock) */
+static void rpb_keep_attr_locked(rpb_entry *e, int64_t attr, const void *buf, int64_t size)
+{
+    rpb_kattr k;
+    uint32_t i = 0;
+    if (buf == NULL || size <= 0 || size > RPB_KEY_BYTES) {
+        e->exact = 0;
+        return;
+    }
+    memset(&k, 0, sizeof k);
+    k.attr = (int32_t)attr;
+    k.size = (uint8_t)size;
+    memcpy(k.v, buf, (size_t)size);
+    while (i < e->nkattr && e->kattr[i].attr < k.attr)
+        i++;
+    if (i < e->nkattr && e->kattr[i].attr == k.attr) {
+        e->kattr[i] = k;   /* set again: the last value holds */
+        return;
+    }
+    if (e->nkattr == RPB_KEY_ATTRS) {
+        e->exact = 0;
+        return;
+    }
+    memmove(&e->kattr[i + 1], &e->kattr[i], (e->nkattr - i) * sizeof e->kattr[0]);
+    e->kattr[i] = k;
+    e->nkattr++;
+}
+
+int rp_cublas_route(const cushim_call *call, int32_t *status, const uint64_t epoch[2])
 {
     static const uint8_t kind_of[RPB_NAPI] = {
         [RPB_DESC_SET] = RPB_DESC, [RPB_DESC_DESTROY] = RPB_DESC, [RPB_LAYOUT_SET] = RPB_LAYOUT,
@@ -486,6 +619,9 @@ int rp_cublas_route(const cushim_call *call, int32_t *status)
     } else if (which == RPB_LT_MATMUL) {
         if (rpb_matmul_ok_locked(a, call->params))
             how = RP_BLAS_BATCH;
+    } else if (which == RPB_HEUR) {
+        if (rpb_heur_local_locked(a, call->params, epoch))
+            how = RP_BLAS_LOCAL;
     } else if (which <= RPB_GET_ATOMICS) {   /* a cuBLAS handle's setter or getter */
         rpb_entry *e = rpb_value(a, call->params, "handle", &key) ? rpb_find_locked((uint64_t)key, RPB_HANDLE) : NULL;
         void *out = NULL;
@@ -562,7 +698,7 @@ static uint64_t rpb_created(const cushim_api_info *a, const void *params, const 
     return key;
 }
 
-void rp_cublas_after(const cushim_call *call, int32_t status)
+void rp_cublas_after(const cushim_call *call, int32_t status, const uint64_t epoch[2])
 {
     const cushim_api_info *a = call->info;
     int which = status == 0 ? rpb_which(call->api_id) : -1;
@@ -580,8 +716,13 @@ void rp_cublas_after(const cushim_call *call, int32_t status)
                                        "matLayout" : which == RPB_LT_CREATE ? "lightHandle" : "pref"),
                            which == RPB_CREATE ? RPB_HANDLE : which == RPB_LAYOUT_CREATE ? RPB_LAYOUT :
                            which == RPB_LT_CREATE ? RPB_LTHANDLE : RPB_PREF, 1);
-        if (e != NULL)
+        if (e != NULL) {
+            static const char *const largs[4] = { "type", "rows", "cols", "ld" };
             e->created = 1;
+            e->exact = 1;   /* a layout's content: its Create's arguments; a preference's: none yet */
+            for (int i = 0; which == RPB_LAYOUT_CREATE && i < 4; i++)
+                e->exact &= (uint8_t)rpb_value(a, call->params, largs[i], &e->cargs[i]);
+        }
         break;
     case RPB_DESC_CREATE:
         if (rpb_value(a, call->params, "scaleType", &v) &&
@@ -589,6 +730,8 @@ void rp_cublas_after(const cushim_call *call, int32_t status)
             e->created = 1;
             e->scale = v;
             e->mode = rpb.lt_pm_host;
+            e->cargs[1] = v;
+            e->exact = (uint8_t)rpb_value(a, call->params, "computeType", &e->cargs[0]);
         }
         break;
     case RPB_SET_STREAM:
@@ -615,7 +758,20 @@ void rp_cublas_after(const cushim_call *call, int32_t status)
                 e->atomics = v, e->known |= RPB_K_ATOMICS;
         }
         break;
+    case RPB_LAYOUT_SET:
+    case RPB_PREF_SET:
+        if (rpb_value(a, call->params, which == RPB_LAYOUT_SET ? "matLayout" : "pref", &key) &&
+            rpb_value(a, call->params, "attr", &v) && rpb_value(a, call->params, "sizeInBytes", &w) &&
+            (e = rpb_find_locked((uint64_t)key, which == RPB_LAYOUT_SET ? RPB_LAYOUT : RPB_PREF)) != NULL)
+            rpb_keep_attr_locked(e, v, rpb_ptr(a, call->params, "buf"), w);
+        break;
+    case RPB_HEUR:
+        rpb_heur_keep_locked(a, call->params, epoch);
+        break;
     case RPB_DESC_SET:
+        if (rpb_value(a, call->params, "matmulDesc", &key) && rpb_value(a, call->params, "attr", &v) &&
+            rpb_value(a, call->params, "sizeInBytes", &w) && (e = rpb_find_locked((uint64_t)key, RPB_DESC)) != NULL)
+            rpb_keep_attr_locked(e, v, rpb_ptr(a, call->params, "buf"), w);
         if (rpb_value(a, call->params, "matmulDesc", &key) && rpb_value(a, call->params, "attr", &v) &&
             (v == rpb.lt_attr_scale || v == rpb.lt_attr_mode)) {
             const void *buf = rpb_ptr(a, call->params, "buf");

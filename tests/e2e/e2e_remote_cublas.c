@@ -15,6 +15,8 @@
  *     the same values, an SGEMM and a GemmEx; a cuBLASLt descriptor, layouts and preference created, their attributes set, the
  *     heuristic, a matmul, all destroyed; then SGEMMs and setters the library refuses (a leading dimension too
  *     small, a negative k, an attribute it does not know, a size it does not take): their statuses printed;
+ *   - E2E_HEUR=1 instead: cublasLtMatmulAlgoGetHeuristic asked again with the same and other content, device and
+ *     thread (heur_cache), each answer printed;
  *   - E2E_ASYNC_ERR=1 instead: a batched setter the server's library refuses (the fake knows no epilogue), then a
  *     driver call (success: cuBLAS's error is not the driver's) and a cuBLAS call (returns the setter's status).
  * Every result is printed; with E2E_NO_DRIVER=1 it checks that no libcuda.so.1 was loaded in this process.
@@ -27,6 +29,7 @@
 #include <cublasLt.h>
 #include <cublas_api.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -336,9 +339,81 @@ static void async_err(void)
     BLAS(cublasLtMatmulDescDestroy(desc));
 }
 
+/* cublasLtMatmulAlgoGetHeuristic asked 9 times, each answer printed (the fake's algorithm carries the preference's
+   workspace bound in data[7]): the remoting's client answers a question it was answered before - same thread,
+   same current device, same handle and count, same content of the descriptor, layouts and preference, whatever
+   their numbers - and asks the server otherwise (run_remote_cublas.sh counts the server's). */
+static void heur_ask(const char *what, cublasLtHandle_t lh, cublasLtMatmulDesc_t d, cublasLtMatrixLayout_t l,
+                     cublasLtMatmulPreference_t p)
+{
+    cublasLtMatmulHeuristicResult_t res[2];
+    int returned = 0;
+    memset(res, 0, sizeof res);
+    cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lh, d, l, l, l, l, p, 2, res, &returned);
+    printf("heuristic %s: status %d, %d returned, max_ws %llu, workspace %zu\n", what, (int)st, returned,
+           (unsigned long long)res[0].algo.data[7], res[0].workspaceSize);
+}
+
+typedef struct heur_thread_arg {
+    cublasLtHandle_t lh;
+    cublasLtMatmulDesc_t d;
+    cublasLtMatrixLayout_t l;
+    cublasLtMatmulPreference_t p;
+} heur_thread_arg;
+
+static void *heur_thread(void *arg)
+{
+    heur_thread_arg *a = arg;
+    heur_ask("H8 on another thread", a->lh, a->d, a->l, a->p);
+    return NULL;
+}
+
+static void heur_cache(void)
+{
+    cublasLtHandle_t lh = NULL;
+    cublasLtMatmulDesc_t d = NULL, d2 = NULL;
+    cublasLtMatrixLayout_t l = NULL;
+    cublasLtMatmulPreference_t p = NULL;
+    uint64_t ws = 1 << 16, small = 1 << 15;
+    int32_t ta = CUBLAS_OP_N;
+    BLAS(cublasLtCreate(&lh));
+    BLAS(cublasLtMatmulDescCreate(&d, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    BLAS(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    BLAS(cublasLtMatrixLayoutCreate(&l, CUDA_R_32F, 2, 2, 2));
+    BLAS(cublasLtMatmulPreferenceCreate(&p));
+    BLAS(cublasLtMatmulPreferenceSetAttribute(p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+    heur_ask("H1", lh, d, l, p);                                   /* asked */
+    heur_ask("H2 the same", lh, d, l, p);                          /* answered in the client */
+    BLAS(cublasLtMatmulPreferenceSetAttribute(p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &small, sizeof small));
+    heur_ask("H3 another workspace bound", lh, d, l, p);           /* asked */
+    BLAS(cublasLtMatmulPreferenceSetAttribute(p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+    heur_ask("H4 the bound set back", lh, d, l, p);                /* H1's content: answered in the client */
+    CHECK(cudaSetDevice(1) == cudaSuccess, "cudaSetDevice(1)");
+    heur_ask("H5 on device 1", lh, d, l, p);                       /* asked */
+    CHECK(cudaSetDevice(0) == cudaSuccess, "cudaSetDevice(0)");
+    heur_ask("H6 on device 0 again", lh, d, l, p);                 /* asked: the device may have changed */
+    heur_ask("H7 the same", lh, d, l, p);                          /* answered in the client */
+    pthread_t t;
+    heur_thread_arg arg = { lh, d, l, p };
+    CHECK(pthread_create(&t, NULL, heur_thread, &arg) == 0 && pthread_join(t, NULL) == 0, "thread");  /* asked */
+    BLAS(cublasLtMatmulDescCreate(&d2, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    BLAS(cublasLtMatmulDescSetAttribute(d2, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    heur_ask("H9 a new descriptor of the same content", lh, d2, l, p);   /* answered in the client */
+    BLAS(cublasLtMatmulDescDestroy(d2));
+    BLAS(cublasLtMatmulPreferenceDestroy(p));
+    BLAS(cublasLtMatrixLayoutDestroy(l));
+    BLAS(cublasLtMatmulDescDestroy(d));
+    BLAS(cublasLtDestroy(lh));
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
+    if (getenv("E2E_HEUR") && strcmp(getenv("E2E_HEUR"), "1") == 0) {
+        heur_cache();
+        printf("%s\n", failures ? "FAILED" : "done");
+        return failures != 0;
+    }
     if (getenv("E2E_ASYNC_ERR") && strcmp(getenv("E2E_ASYNC_ERR"), "1") == 0) {
         async_err();
         printf("%s\n", failures ? "FAILED" : "done");
