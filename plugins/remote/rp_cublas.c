@@ -66,8 +66,8 @@ enum {
     RPB_CREATE, RPB_DESTROY, RPB_SET_STREAM, RPB_GET_STREAM, RPB_SET_WS, RPB_SET_MATH, RPB_GET_MATH, RPB_SET_PMODE,
     RPB_GET_PMODE, RPB_SET_ATOMICS, RPB_GET_ATOMICS, RPB_DESC_CREATE, RPB_DESC_SET, RPB_DESC_DESTROY,
     RPB_LAYOUT_CREATE, RPB_LAYOUT_SET, RPB_LAYOUT_DESTROY, RPB_PREF_CREATE, RPB_PREF_SET, RPB_PREF_DESTROY,
-    RPB_SGEMM, RPB_SGEMM_SB, RPB_GEMMEX, RPB_GEMMEX_SB, RPB_LT_CREATE, RPB_LT_DESTROY, RPB_LT_MATMUL, RPB_HEUR,
-    RPB_NAPI
+    RPB_SGEMM, RPB_SGEMM_SB, RPB_DGEMM, RPB_DGEMM_SB, RPB_GEMMEX, RPB_GEMMEX_SB, RPB_LT_CREATE, RPB_LT_DESTROY,
+    RPB_LT_MATMUL, RPB_HEUR, RPB_NAPI
 };
 static const char *const rpb_api_names[RPB_NAPI] = {
     "cublasCreate_v2", "cublasDestroy_v2", "cublasSetStream_v2", "cublasGetStream_v2", "cublasSetWorkspace_v2",
@@ -75,7 +75,8 @@ static const char *const rpb_api_names[RPB_NAPI] = {
     "cublasSetAtomicsMode", "cublasGetAtomicsMode", "cublasLtMatmulDescCreate", "cublasLtMatmulDescSetAttribute",
     "cublasLtMatmulDescDestroy", "cublasLtMatrixLayoutCreate", "cublasLtMatrixLayoutSetAttribute",
     "cublasLtMatrixLayoutDestroy", "cublasLtMatmulPreferenceCreate", "cublasLtMatmulPreferenceSetAttribute",
-    "cublasLtMatmulPreferenceDestroy", "cublasSgemm_v2", "cublasSgemmStridedBatched", "cublasGemmEx",
+    "cublasLtMatmulPreferenceDestroy", "cublasSgemm_v2", "cublasSgemmStridedBatched", "cublasDgemm_v2",
+    "cublasDgemmStridedBatched", "cublasGemmEx",
     "cublasGemmStridedBatchedEx", "cublasLtCreate", "cublasLtDestroy", "cublasLtMatmul",
     "cublasLtMatmulAlgoGetHeuristic",
 };
@@ -610,11 +611,11 @@ int rp_cublas_route(const cushim_call *call, int32_t *status, const uint64_t epo
         return rpb_create_ok(a, call->params, which) ? RP_BLAS_CREATE : RP_BLAS_FORWARD;
     *status = 0;
     pthread_mutex_lock(&rpb.lock);
-    if (which == RPB_SGEMM || which == RPB_SGEMM_SB || which == RPB_GEMMEX || which == RPB_GEMMEX_SB) {
+    if (which >= RPB_SGEMM && which <= RPB_GEMMEX_SB) {   /* SGEMM, DGEMM, GemmEx and their strided batched forms */
         rpb_entry *e = rpb_value(a, call->params, "handle", &key) ? rpb_find_locked((uint64_t)key, RPB_HANDLE) : NULL;
-        int batched = which == RPB_SGEMM_SB || which == RPB_GEMMEX_SB;
-        if (e != NULL && e->created && (which == RPB_SGEMM || which == RPB_SGEMM_SB ?
-                                        rpb_gemm_ok(a, call->params, batched) : rpb_gemm_ex_ok(a, call->params, batched)))
+        int batched = which == RPB_SGEMM_SB || which == RPB_DGEMM_SB || which == RPB_GEMMEX_SB;
+        if (e != NULL && e->created && (which == RPB_GEMMEX || which == RPB_GEMMEX_SB ?
+                                        rpb_gemm_ex_ok(a, call->params, batched) : rpb_gemm_ok(a, call->params, batched)))
             how = RP_BLAS_BATCH;
     } else if (which == RPB_LT_MATMUL) {
         if (rpb_matmul_ok_locked(a, call->params))

@@ -7,12 +7,12 @@
  *   - SGEMM with host scalars, then with the scalars in device memory (CUBLAS_POINTER_MODE_DEVICE: never read
  *     by the client), then host again; SGEMM strided batched;
  *   - GemmEx with a 32F compute type (float scalars) and a 64F one (double scalars: 8 bytes), GemmStridedBatchedEx
- *     in double, and GemmEx with a compute type no fake supports (refused: CUBLAS_STATUS_NOT_SUPPORTED both ways);
+ *     in double, DGEMM and its strided batched form, and GemmEx with a compute type no fake supports (refused: CUBLAS_STATUS_NOT_SUPPORTED both ways);
  *   - cuBLASLt: a matmul descriptor, its scale type read back (asked for its size first), layouts, a preference
  *     with a workspace bound, the heuristic (4 asked, 1 returned, its algorithm carried whole into the matmul),
  *     a matmul with host scalars, then with device scalars (CUBLASLT_MATMUL_DESC_POINTER_MODE), destroyed.
  *   - PyTorch's pattern per GEMM, E2E_LOOP times (default 4): a handle's stream, workspace and math mode set to
- *     the same values, an SGEMM and a GemmEx; a cuBLASLt descriptor, layouts and preference created, their attributes set, the
+ *     the same values, an SGEMM, a GemmEx and a DGEMM; a cuBLASLt descriptor, layouts and preference created, their attributes set, the
  *     heuristic, a matmul, all destroyed; then SGEMMs and setters the library refuses (a leading dimension too
  *     small, a negative k, an attribute it does not know, a size it does not take): their statuses printed;
  *   - E2E_HEUR=1 instead: cublasLtMatmulAlgoGetHeuristic asked again with the same and other content, device and
@@ -171,6 +171,13 @@ static void blas(void)
                                     CUDA_R_64F, 3, 6, &dy, BDC, CUDA_R_64F, 2, 4, 2, CUBLAS_COMPUTE_64F,
                                     CUBLAS_GEMM_DEFAULT));
     show_d("gemm strided batched ex 64F", BDC, 8);
+    /* DGEMM and its strided batched form: 8-byte scalars by their pointee */
+    dx = 0.3;
+    dy = -2.0 / 3;
+    BLAS(cublasDgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_T, 2, 2, 3, &dx, DA, 2, DB, 2, &dy, DC, 2));
+    show_d("dgemm", DC, 4);
+    BLAS(cublasDgemmStridedBatched(h, CUBLAS_OP_T, CUBLAS_OP_N, 2, 2, 3, &dx, BDA, 3, 6, BDB, 3, 6, &dy, BDC, 2, 4, 2));
+    show_d("dgemm strided batched", BDC, 8);
     /* a compute type neither the fake nor the remoting's sizing knows: refused, C untouched */
     cublasStatus_t s = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &fx, A, CUDA_R_32F, 2, B, CUDA_R_32F, 3, &fy,
                                     C, CUDA_R_32F, 2, (cublasComputeType_t)99, CUBLAS_GEMM_DEFAULT);
@@ -248,6 +255,7 @@ static void torch_like(int n)
     BLAS(cublasCreate_v2(&h));
     BLAS(cublasLtCreate(&lh));
     float *A = dev(fa, sizeof fa), *B = dev(fb, sizeof fb), *C = dev(fc, sizeof fc), *D = dev(NULL, sizeof fc);
+    double *DA = dev(da, sizeof da), *DB = dev(db, sizeof db), *DC = dev(dc, sizeof dc);
     /* the workspace 256-byte aligned, as cuBLAS wants it and the real driver's allocations are (the fake driver's
        are the heap's): PyTorch's caching allocator hands out such a block inside a larger one */
     void *ws_block = dev(NULL, (1 << 16) + 256);
@@ -266,6 +274,8 @@ static void torch_like(int n)
         BLAS(cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &alpha, A, 2, B, 3, &beta, C, 2));
         BLAS(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &alpha, A, CUDA_R_32F, 2, B, CUDA_R_32F, 3, &beta, C,
                           CUDA_R_32F, 2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        double dalpha = 0.5 + it, dbeta = -0.25;
+        BLAS(cublasDgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &dalpha, DA, 2, DB, 3, &dbeta, DC, 2));
 
         cublasLtMatmulDesc_t desc = NULL;
         cublasLtMatrixLayout_t la = NULL, lb = NULL, lc = NULL;
@@ -309,9 +319,10 @@ static void torch_like(int n)
     }
     show_f("torch-like sgemm", C, 4);
     show_f("torch-like lt matmul", D, 4);
+    show_d("torch-like dgemm", DC, 4);
     BLAS(cublasLtDestroy(lh));
     BLAS(cublasDestroy_v2(h));
-    void *ptrs[] = { A, B, C, D, ws_block };
+    void *ptrs[] = { A, B, C, D, DA, DB, DC, ws_block };
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         CHECK(cudaFree(ptrs[i]) == cudaSuccess, "cudaFree");
     CHECK(cudaStreamDestroy(st) == cudaSuccess, "cudaStreamDestroy");

@@ -54,15 +54,16 @@ diff "$d/local.ltlog.want" "$d/plain.server.ltlog" > "$d/ltlog.diff" ||
     fail "the server's cuBLASLt received other calls than a local run's: $(cat "$d/ltlog.diff")"
 # the GemmEx of an unknown compute type is refused in the client (its scalars' size cannot be told): one fewer;
 # the back end checks each scalar's way against its library's pointer mode before the call (rb_cublas.c): two
-# more cublasGetPointerMode_v2 for each of the 7 cuBLAS calls with alpha and beta sent, two more
+# more cublasGetPointerMode_v2 for each of the 9 cuBLAS calls with alpha and beta sent, two more
 # cublasLtMatmulDescGetAttribute for each of the 2 matmuls
-# more, and 2 more for each of the SGEMM, the GemmEx and the matmul of each of the $loop PyTorch-like iterations and
-# for each of the 2 SGEMMs the library refuses after them; answered in the client
+# more, and 2 more for each of the SGEMM, the GemmEx and the DGEMM of each of the $loop PyTorch-like iterations (and
+# 2 cublasLtMatmulDescGetAttribute for each matmul) and for each of the 2 SGEMMs the library refuses after them;
+# answered in the client
 # (rp_cublas.c), never sent: the getters of a value set (cublasGetStream_v2 and cublasGetMathMode: once in blas(),
 # once per iteration; cublasGetPointerMode_v2 once), and cublasSetMathMode of the value the handle has (every
 # iteration but the first). The setters that change something all reach the server, in order: the logs above.
 awk -F'\t' -v OFS='\t' -v n="$loop" '$1 == "cublasGemmEx" { $2 = $2 - 1 }
-    $1 == "cublasGetPointerMode_v2" { $2 = $2 + 14 + 4 * n + 4 - 1 }
+    $1 == "cublasGetPointerMode_v2" { $2 = $2 + 18 + 6 * n + 4 - 1 }
     $1 == "cublasGetStream_v2" || $1 == "cublasGetMathMode" { $2 = $2 - 1 - n }
     $1 == "cublasSetMathMode" { $2 = $2 - (n - 1) }
     $2 != 0 { print }' "$d/local.blas" > "$d/local.blas.want"
@@ -93,7 +94,7 @@ echo "$syncs" | grep -q "cudaMalloc [0-9]" || fail "cudaMalloc's round trips not
 # 1b. round trips: the same program without the PyTorch-like iterations is the baseline; the iterations may add
 # only the first iteration's cublasLtMatmulAlgoGetHeuristic (the next ones ask the same question: answered in the
 # client, rp_heur.c) - 1 - and once, the first cublasSetMathMode (the value is not known yet) and the 2 SGEMMs and 3
-# setters the library refuses. The SGEMM, the GemmEx and the cuBLASLt matmul (their arguments checked in the
+# setters the library refuses. The SGEMM, the GemmEx, the DGEMM and the cuBLASLt matmul (their arguments checked in the
 # client, their handles, descriptors and layouts ones it created), the cuBLASLt descriptors' Creates (numbered by
 # the client and the back end alike), the stream, workspace and attribute setters and the destroys are batched, the
 # same-value setters, the getters and a heuristic asked again answered in the client (a round trip each before:
