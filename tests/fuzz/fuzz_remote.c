@@ -23,7 +23,9 @@
  * kernel arguments by their sizes, a host-mode cuBLAS scalar's 16 staged bytes) is read and written here, as the
  * driver would; the reply is encoded too.
  * The arena is 4 MiB: a count past it must be refused, never allocated.
- * Objects by number (rm_num.h): every decoded call then goes through the back end's map of cuBLAS/cuBLASLt handles
+ * Objects by number (rm_num.h): mode 1 with bits 4 and 5 set runs a structured sequence of the calls that name
+ * numbered objects (fz_num_ops: NULL, live numbers of any kind, dead numbers, raw objects); besides, every decoded
+ * call goes through the back end's map of cuBLAS/cuBLASLt handles
  * and descriptors against a simulated library whose objects are heap blocks holding their kind: whatever numbers a
  * client sends, the library is given only live objects of each parameter's kind (or NULL), and the client gets
  * back only numbers.
@@ -45,6 +47,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 void rm_meta_generated(rm_meta *m);
 
 static rm_plans *fz_plans;
+static const rm_plan **fz_numplans;   /* the APIs that name numbered objects (fz_num_ops) */
+static uint32_t fz_nnumplans;
 static rm_arena fz_arena;
 static const rm_plan **fz_carried;
 static uint32_t fz_ncarried;
@@ -114,6 +118,16 @@ static void fz_init(void)
         const rm_plan *pl = &fz_plans->all[i];
         if (pl->cls == RM_CLASS_FORWARD || pl->cls == RM_CLASS_FORWARD_NULL || pl->cls == RM_CLASS_HAND)
             fz_carried[fz_ncarried++] = pl;
+    }
+    fz_numplans = calloc(fz_plans->count, sizeof *fz_numplans);
+    FUZZ_CHECK(fz_numplans != NULL);
+    for (uint32_t i = 0; i < fz_plans->count; i++) {
+        const rm_plan *pl = &fz_plans->all[i];
+        int named = pl->num_create != 0 || pl->num_destroy != 0 || pl->num_attr_kind != 0;
+        for (uint32_t k = 0; k < pl->nparams; k++)
+            named |= pl->p[k].num != 0;
+        if (named)
+            fz_numplans[fz_nnumplans++] = pl;
     }
 }
 
@@ -376,6 +390,56 @@ static void fz_num_run(const rm_plan *pl, void *params)
         fz_num_reset();
 }
 
+/* Structured: a sequence of calls of the APIs that name numbered objects, 8 bytes each - the API, then per numbered
+   parameter (and an attribute's value) a choice: NULL, a live number of any kind, a number not live (failed,
+   destroyed, not given yet), or a live object's own value - so that every kind meets every other. */
+static uint64_t fz_num_pick(const uint8_t *b)
+{
+    switch (b[0] & 3u) {
+    case 0:
+        return 0;
+    case 1:
+        return fz_num.n ? fz_num.e[b[1] % fz_num.n].id : rm_ltid(b[1]);
+    case 2:
+        return rm_ltid(b[1]);
+    default:
+        return fz_num.n ? fz_num.e[b[1] % fz_num.n].real : 0x1000;
+    }
+}
+
+static void fz_num_ops(const uint8_t *d, size_t n)
+{
+    for (size_t at = 0; at + 8 <= n && fz_nnumplans != 0; at += 8) {
+        const uint8_t *b = d + at;
+        const rm_plan *pl = fz_numplans[(b[0] | (uint32_t)b[1] << 8) % fz_nnumplans];
+        uint8_t params[1024] __attribute__((aligned(16)));
+        uint64_t out = 0, val = fz_num_pick(b + 6);
+        if (pl->info->params_size > sizeof params)
+            continue;
+        memset(params, 0, sizeof params);
+        int k = 0;
+        for (uint32_t i = 0; i < pl->nparams; i++)
+            if (pl->p[i].num != 0) {
+                uint64_t v = fz_num_pick(b + 2 + 2 * (k++ % 2));
+                memcpy(params + pl->p[i].offset, &v, sizeof v);
+            }
+        if (pl->num_create != 0) {
+            void *po = &out;
+            memcpy(params + pl->p[0].offset, &po, sizeof po);
+        }
+        if (pl->num_attr_kind != 0) {   /* the attribute: ours or another; its buffer 8 bytes or 4 */
+            int64_t attr = (b[5] & 1u) ? pl->num_attr_value : pl->num_attr_value + 1;
+            uint64_t size = (b[5] & 2u) ? 4 : 8;
+            void *pb = &val;
+            memcpy(params + pl->p[pl->num_attr_param].offset, &attr, pl->p[pl->num_attr_param].size);
+            memcpy(params + pl->p[pl->num_buf_param].offset, &pb, sizeof pb);
+            memcpy(params + pl->p[pl->num_size_param].offset, &size, sizeof size);
+        }
+        rm_num_message(&fz_num, pl);
+        fz_num_run(pl, params);
+    }
+}
+
 static void fz_one_call(const uint8_t *msg, size_t len)
 {
     rm_call c;
@@ -543,7 +607,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     switch (mode) {
     case 0:
     case 1:
-        fz_one_call(msg, len);
+        if (mode == 1 && (data[0] & 0x30u) == 0x30u)
+            fz_num_ops(msg, len);   /* objects by number, structured */
+        else
+            fz_one_call(msg, len);
         break;
     case 2: {
         rm_hdr h;
