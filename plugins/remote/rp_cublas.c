@@ -583,7 +583,7 @@ static void rpb_keep_attr_locked(rpb_entry *e, int64_t attr, const void *buf, in
     while (i < e->nkattr && e->kattr[i].attr < k.attr)
         i++;
     if (i < e->nkattr && e->kattr[i].attr == k.attr) {
-        e->kattr[i] = k;   /* set again: the last value holds */
+        memcpy(&e->kattr[i], &k, sizeof k);   /* set again: the last value holds (bytes: the padding too) */
         return;
     }
     if (e->nkattr == RPB_KEY_ATTRS) {
@@ -591,7 +591,7 @@ static void rpb_keep_attr_locked(rpb_entry *e, int64_t attr, const void *buf, in
         return;
     }
     memmove(&e->kattr[i + 1], &e->kattr[i], (e->nkattr - i) * sizeof e->kattr[0]);
-    e->kattr[i] = k;
+    memcpy(&e->kattr[i], &k, sizeof k);
     e->nkattr++;
 }
 
