@@ -211,6 +211,17 @@ static cudaError_t fra_device_properties(struct cudaDeviceProp *prop, int device
     return frt_ext_ret(r);
 }
 
+/* The driver's attribute: the runtime's numbering is the driver's for the attributes the fake driver answers
+   (cudaDevAttrConcurrentManagedAccess is CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, 89). */
+cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
+{
+    FRT_ENTER(cudaDeviceGetAttribute);
+    FRA_FN(__typeof__(&cuDeviceGetAttribute), fn, "cuDeviceGetAttribute");
+    if (value == NULL)
+        return cudaErrorInvalidValue;
+    return frt_ext_ret(fn(value, (CUdevice_attribute)attr, device));
+}
+
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 {
     FRT_ENTER(cudaGetDeviceProperties);
