@@ -63,7 +63,7 @@ static struct {
     const rm_plan *htod, *dtoh, *free_v2;
     uint32_t id_alloc, id_rt_alloc, id_attr, id_rt_attr, id_props[2];
     int64_t attrs[4], rt_attrs[4];
-    uint32_t prop_off[4];       /* cudaDeviceProp's fields, UINT32_MAX: unknown                        */
+    uint32_t prop_off[2][4];    /* cudaDeviceProp's fields per id_props, UINT32_MAX: unknown           */
     _Atomic uint64_t pushes, pushed, pulls, pulled;
 } rp_mm = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -343,9 +343,10 @@ void rp_managed_answer(rp_state *s, cushim_call *call)
     } else if (id == rp_mm.id_props[0] || id == rp_mm.id_props[1]) {
         const rm_plan *pl = rm_plan_of(s->plans, id);
         uint8_t *prop = (uint8_t *)(uintptr_t)rp_mm_get(pl, call->params, 0);
+        const uint32_t *off = rp_mm.prop_off[id == rp_mm.id_props[0] ? 0 : 1];
         for (int k = 0; k < 4 && prop != NULL; k++)
-            if (rp_mm.prop_off[k] != UINT32_MAX)
-                memset(prop + rp_mm.prop_off[k], 0, sizeof(int));
+            if (off[k] != UINT32_MAX)
+                memset(prop + off[k], 0, sizeof(int));
     }
 }
 
@@ -421,18 +422,25 @@ int rp_managed_init(rp_state *s)
     static const char *const rt[4] = { "cudaDevAttrConcurrentManagedAccess", "cudaDevAttrPageableMemoryAccess",
                                        "cudaDevAttrPageableMemoryAccessUsesHostPageTables",
                                        "cudaDevAttrDirectManagedMemAccessFromHost" };
-    static const char *const fields[4] = { "concurrentManagedAccess", "pageableMemoryAccess",
-                                           "pageableMemoryAccessUsesHostPageTables", "directManagedMemAccessFromHost" };
-    const cushim_struct_info *prop = CUSHIM_HOST_HAS(h, struct_by_name) ? h->struct_by_name("cudaDeviceProp") : NULL;
     for (int k = 0; k < 4; k++) {
         rp_mm.attrs[k] = rp_mm_enum(h, drv[k]);
         rp_mm.rt_attrs[k] = rp_mm_enum(h, rt[k]);
-        rp_mm.prop_off[k] = UINT32_MAX;
-        for (uint32_t i = 0; prop != NULL && i < prop->nfields; i++) {
-            const cushim_field_info *fi = &prop->fields[i];
-            if (fi != NULL && !strcmp(fi->name, fields[k]) && fi->size == sizeof(int))
-                rp_mm.prop_off[k] = fi->offset;
-        }
+    }
+    /* struct cudaDeviceProp's concurrentManagedAccess, pageableMemoryAccess, pageableMemoryAccessUsesHostPageTables
+       and directManagedMemAccessFromHost (ints), by the struct's size in this tree (the metadata describes no field
+       of it): CUDA 11 (728 bytes) and 12 (1032) at 676, 672, 704, 708; CUDA 13 (1008) at 656, 652, 680, 684. Another
+       size: left as the server's (logged at debug level). */
+    for (int j = 0; j < 2; j++) {
+        const cushim_api_info *a = rp_mm.id_props[j] != 0 ? h->api_by_id(rp_mm.id_props[j]) : NULL;
+        const cushim_param_info *p = a != NULL && a->nparams > 0 ? h->api_param(a, 0) : NULL;
+        static const uint32_t old[4] = { 676, 672, 704, 708 }, v13[4] = { 656, 652, 680, 684 };
+        const uint32_t *off = p == NULL ? NULL : p->elem_size == 728 || p->elem_size == 1032 ? old :
+                              p->elem_size == 1008 ? v13 : NULL;
+        for (int k = 0; k < 4; k++)
+            rp_mm.prop_off[j][k] = off != NULL ? off[k] : UINT32_MAX;
+        if (a != NULL && off == NULL)
+            h->log(s->self, CUSHIM_LOG_DEBUG, "%s: struct cudaDeviceProp of %u bytes: its managed-access fields "
+                   "are the server's", a->name, p != NULL ? p->elem_size : 0);
     }
     return 0;
 }

@@ -157,8 +157,11 @@ static int run_attr(void)
     cudaError_t er = cudaDeviceGetAttribute(&rt, cudaDevAttrConcurrentManagedAccess, 0);
     int pageable = -1;
     CUresult ep = D(cuDeviceGetAttribute)(&pageable, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, 0);
-    printf("concurrent managed access: driver %d %d, runtime %d %d; managed memory: %d %d\n", e, d, er, rt, ep,
-           pageable);
+    struct cudaDeviceProp prop;
+    memset(&prop, 0xff, sizeof prop);
+    cudaError_t eprop = cudaGetDeviceProperties(&prop, 0);
+    printf("concurrent managed access: driver %d %d, runtime %d %d, properties %d %d; managed memory: %d %d\n", e, d,
+           er, rt, eprop, prop.concurrentManagedAccess, ep, pageable);
     return 0;
 }
 

@@ -8,7 +8,7 @@
 #      over TCP with a token; the stats line counts the pushes and pulls, and a partial host write pushed one 4 KiB
 #      piece, not the block;
 #   2. e2e_remote_managed attr: the concurrent-managed-access attribute is 1 on the fake driver, 0 through the
-#      remoting (driver and runtime);
+#      remoting (driver, runtime and cudaDeviceProp);
 #   3. e2e_remote_managed taken: the mirror at the server's address, unmapped by cuMemFree; an address the program
 #      mapped is asked again (another address, the program's mapping untouched); when all are taken, out of memory
 #      (2, driver and runtime) with the reason logged, and the server's free memory as before.
@@ -59,12 +59,12 @@ diff "$d/main.local" "$d/main.tcp" > "$d/main.tcp.diff" || fail "TCP differs fro
 
 # 2. the attributes
 LD_LIBRARY_PATH="$fake" "$prog" attr > "$d/attr.local" 2>&1 || fail "attr failed locally: $(cat "$d/attr.local")"
-grep -q '^concurrent managed access: driver 0 1, runtime 0 1;' "$d/attr.local" ||
+grep -q '^concurrent managed access: driver 0 1, runtime 0 1, properties 0 1;' "$d/attr.local" ||
     fail "the fake does not say 1 locally: $(cat "$d/attr.local")"
 serve_fakes --once FAKE_CUDA_MANAGED_BASE=$base
 client "unix:$sock" "$d/attr.remote" "$d/attr.remote.err" attr || fail "attr failed remotely: $(cat "$d/attr.remote.err")"
 wait "$server" || fail "the server's back end exited with $?"
-grep -q '^concurrent managed access: driver 0 0, runtime 0 0;' "$d/attr.remote" ||
+grep -q '^concurrent managed access: driver 0 0, runtime 0 0, properties 0 0;' "$d/attr.remote" ||
     fail "the remoting does not say 0: $(cat "$d/attr.remote")"
 
 # 3. taken addresses

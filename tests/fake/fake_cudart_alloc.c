@@ -208,6 +208,9 @@ static cudaError_t fra_device_properties(struct cudaDeviceProp *prop, int device
         r = total(&t, device);
     prop->totalGlobalMem = t;
     prop->major = 9;
+    FRA_FN(__typeof__(&cuDeviceGetAttribute), attr, "cuDeviceGetAttribute");
+    if (r == CUDA_SUCCESS)   /* as the driver says (the real runtime fills every field so) */
+        r = attr(&prop->concurrentManagedAccess, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, device);
     return frt_ext_ret(r);
 }
 
