@@ -14,7 +14,8 @@
  *   e2e_remote_managed taken   (remote, the server's fake with FAKE_CUDA_MANAGED_BASE) the mirror mapped at the
  *                              server's address and unmapped by cuMemFree; an address this process has mapped is
  *                              asked for again, and when every address the server offers is taken the allocation
- *                              fails with out of memory, the server's memory given back.
+ *                              fails with out of memory, the server's memory given back; a forked child reads its
+ *                              parent's block and allocates one of its own through its own back end.
  * Driver functions are found as the program's own (the preloaded shim) or in libcuda.so.1 (a local run).
  */
 #define _GNU_SOURCE
@@ -27,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define N 4096   /* ints per block: 4 pieces of 4 KiB */
@@ -207,6 +209,27 @@ static int run_taken(void)
     D(cuMemGetInfo_v2)(&free1, &total);
     check("the server's blocks given back", free1 == free0);
     munmap(mine, 64 << 20);
+    /* fork: the child keeps its parent's block as memory and allocates through a back end of its own */
+    int32_t *pm = NULL;
+    printf("cudaMallocManaged: %d\n", cudaMallocManaged((void **)&pm, 4096 * 4, cudaMemAttachGlobal));
+    for (int i = 0; i < 4096; i++)
+        pm[i] = i;
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+        int32_t *cm = NULL;
+        int ok = pm[4095] == 4095 && cudaSetDevice(0) == cudaSuccess && cudaFree(NULL) == cudaSuccess &&
+                 cudaMallocManaged((void **)&cm, 4096 * 4, cudaMemAttachGlobal) == cudaSuccess && cm != pm &&
+                 D(cuMemsetD32_v2)((CUdeviceptr)(uintptr_t)cm, 9, 4096) == CUDA_SUCCESS &&
+                 cudaDeviceSynchronize() == cudaSuccess && cm[0] == 9 && cm[4095] == 9 && cudaFree(cm) == cudaSuccess;
+        printf("a forked child: its parent's block readable, one of its own: %s\n", ok ? "ok" : "WRONG");
+        fflush(stdout);
+        _exit(ok ? 0 : 1);
+    }
+    int st = -1;
+    waitpid(child, &st, 0);
+    failures += !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    printf("cudaFree: %d\n", cudaFree(pm));
     return failures != 0;
 }
 

@@ -11,7 +11,8 @@
 #      remoting (driver, runtime and cudaDeviceProp);
 #   3. e2e_remote_managed taken: the mirror at the server's address, unmapped by cuMemFree; an address the program
 #      mapped is asked again (another address, the program's mapping untouched); when all are taken, out of memory
-#      (2, driver and runtime) with the reason logged, and the server's free memory as before.
+#      (2, driver and runtime) with the reason logged, and the server's free memory as before; a forked child reads
+#      its parent's block and allocates, sets and reads one of its own through a back end of its own.
 # Usage: run_remote_managed.sh BUILD_DIR PROGRAM OUT_DIR
 set -u
 build=$1 prog=$2 out=$3
@@ -68,14 +69,16 @@ grep -q '^concurrent managed access: driver 0 0, runtime 0 0, properties 0 0;' "
     fail "the remoting does not say 0: $(cat "$d/attr.remote")"
 
 # 3. taken addresses
-serve_fakes --once FAKE_CUDA_MANAGED_BASE=$base
+serve_fakes "" FAKE_CUDA_MANAGED_BASE=$base
 client "unix:$sock" "$d/taken.remote" "$d/taken.remote.err" taken ||
     fail "taken failed: $(cat "$d/taken.remote" "$d/taken.remote.err")"
-wait "$server" || fail "the server's back end exited with $?"
+kill "$server" 2>/dev/null
+wait "$server" 2>/dev/null
 printf '%s\n' 'cuMemAllocManaged: 0' 'the mirror is mapped at the server'"'"'s address: ok' 'cuMemFree: 0' \
     'cuMemFree unmaps it: ok' 'cuMemAllocManaged: 0' 'another address, past the program'"'"'s mapping: ok' \
     'the program'"'"'s mapping untouched: ok' 'cuMemFree: 0' 'cuMemAllocManaged, all taken: 2' \
-    'cudaMallocManaged, all taken: 2' 'cudaGetLastError: 2' 'the server'"'"'s blocks given back: ok' |
+    'cudaMallocManaged, all taken: 2' 'cudaGetLastError: 2' 'the server'"'"'s blocks given back: ok' \
+    'cudaMallocManaged: 0' 'a forked child: its parent'"'"'s block readable, one of its own: ok' 'cudaFree: 0' |
     diff - "$d/taken.remote" > "$d/taken.diff" || fail "taken: $(cat "$d/taken.diff")"
 grep -q 'cuMemAllocManaged(1048576 bytes): the 4 addresses the server gave are taken in this process' \
     "$d/taken.remote.err" || fail "no reason logged: $(cat "$d/taken.remote.err")"
