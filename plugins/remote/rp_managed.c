@@ -328,9 +328,11 @@ void rp_managed_answer(rp_state *s, cushim_call *call)
 {
     uint32_t id = call->api_id;
     int32_t res;
-    (void)s;
-    memcpy(&res, call->retval, sizeof res);
-    if (id == 0 || res != 0)
+    if (id == 0 || (id != rp_mm.id_attr && id != rp_mm.id_rt_attr && id != rp_mm.id_props[0] &&
+                    id != rp_mm.id_props[1]))
+        return;
+    memcpy(&res, call->retval, sizeof res);   /* these four return a status */
+    if (res != 0)
         return;
     if (id == rp_mm.id_attr || id == rp_mm.id_rt_attr) {
         const rm_plan *pl = rm_plan_of(s->plans, id);
