@@ -87,6 +87,8 @@ static const rm_special rm_specials[] = {
        address (plugins/remote/rp_managed.c) and made coherent at synchronisation points */
     { "cuMemAllocManaged", RM_CLASS_HAND, RM_OP_ARRAY, "dptr", NULL, "managed memory: mirrored in the client at the server's address, coherent at synchronisation points" },
     { "cudaMallocManaged", RM_CLASS_HAND, RM_OP_ARRAY, "devPtr", NULL, "managed memory: mirrored in the client at the server's address, coherent at synchronisation points" },
+    { "cudaMemPrefetchAsync*", RM_CLASS_HAND, RM_OP_ARRAY, "devPtr", "devPtr", "a managed address, never read: its value" },
+    { "cudaMemAdvise*", RM_CLASS_HAND, RM_OP_ARRAY, "devPtr", "devPtr", "a managed address, never read: its value" },
     { "cudaMallocAsync*", RM_CLASS_HAND, RM_OP_ARRAY, "devPtr", NULL, "device address returned: one pointer-sized element" },
     { "cudaMallocFromPoolAsync*", RM_CLASS_HAND, RM_OP_ARRAY, "ptr", NULL, "device address returned: one pointer-sized element" },
     { "cudaGetDeviceProperties*", RM_CLASS_HAND, RM_OP_ARRAY, "prop", NULL, "cudaDeviceProp holds no pointer: its bytes" },

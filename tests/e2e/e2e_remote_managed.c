@@ -145,6 +145,14 @@ static int run_main(void)
     printf("cudaStreamSynchronize: %d\n", cudaStreamSynchronize(NULL));
     printf("cuMemcpyDtoH: %d\n", D(cuMemcpyDtoH_v2)(host, dd, N * 4));
     check("host writes read by a device copy", host[1] == 41 && host[2] == -2);
+#if CUDART_VERSION >= 13000
+    struct cudaMemLocation dev0 = { .type = cudaMemLocationTypeDevice, .id = 0 };
+    printf("cudaMemAdvise: %d\n", cudaMemAdvise(r, N * 4, cudaMemAdviseSetPreferredLocation, dev0));
+    printf("cudaMemPrefetchAsync: %d\n", cudaMemPrefetchAsync(r, N * 4, dev0, 0, NULL));
+    printf("cudaMemPrefetchAsync of memory not managed: %d\n", cudaMemPrefetchAsync(host, N * 4, dev0, 0, NULL));
+    printf("cudaDeviceSynchronize: %d\n", cudaDeviceSynchronize());
+    check("the block after advice and a prefetch", r[1] == 41 && r[2] == -2);
+#endif
     printf("cudaFree: %d\n", cudaFree(r));
     printf("cuMemFree: %d\n", D(cuMemFree_v2)(dd));
     return failures != 0;

@@ -4,7 +4,7 @@
 # range); the client preloads the shim and the remote plugin and finds no libcuda.so.1:
 #   1. e2e_remote_managed main (cuMemAllocManaged and cudaMallocManaged written on the host, kernels, memsets and
 #      copies on them, read after cuCtxSynchronize, cuStreamSynchronize, an event query, synchronous copies,
-#      cudaMemcpyDefault) prints the same as a local run, every check ok, over the unix socket (shared memory) and
+#      cudaMemcpyDefault, cudaMemAdvise and cudaMemPrefetchAsync) prints the same as a local run, every check ok, over the unix socket (shared memory) and
 #      over TCP with a token; the stats line counts the pushes and pulls, and a partial host write pushed one 4 KiB
 #      piece, not the block;
 #   2. e2e_remote_managed attr: the concurrent-managed-access attribute is 1 on the fake driver, 0 through the
@@ -31,14 +31,18 @@ stat_managed() { grep -o "[0-9]* $2 ([0-9]* bytes)" "$1" | head -1 | tr -d '()' 
 # 1. main: local, unix socket, TCP
 LD_LIBRARY_PATH="$fake" "$prog" main > "$d/main.local" 2> "$d/main.local.err" ||
     fail "main failed locally: $(cat "$d/main.local" "$d/main.local.err")"
-serve_fakes --once FAKE_CUDA_MANAGED_BASE=$base
+serve_fakes --once FAKE_CUDA_MANAGED_BASE=$base FAKE_CUDA_COUNTS="$d/main.unix.counts"
 client "unix:$sock" "$d/main.unix" "$d/main.unix.err" main ||
     fail "main failed over the unix socket: $(cat "$d/main.unix" "$d/main.unix.err")"
 wait "$server" || fail "the server's back end exited with $?"
 diff "$d/main.local" "$d/main.unix" > "$d/main.unix.diff" || fail "unix socket differs from local: $(cat "$d/main.unix.diff")"
-[ "$(grep -c ': ok$' "$d/main.unix")" = 11 ] || fail "not 11 checks ok: $(cat "$d/main.unix")"
+[ "$(grep -c ': ok$' "$d/main.unix")" = 12 ] || fail "not 12 checks ok: $(cat "$d/main.unix")"
 grep -q ': WRONG$' "$d/main.unix" && fail "a check failed: $(grep WRONG "$d/main.unix")"
 grep -qx 'cuPointerGetAttribute(IS_MANAGED): 0 1' "$d/main.unix" || fail "IS_MANAGED: $(grep IS_MANAGED "$d/main.unix")"
+# the runtime's advice and prefetch reached the server's driver with the managed address (and the one that is not
+# managed: its error as locally)
+[ "$(count "$d/main.unix.counts" cuMemAdvise_v2)" = 1 ] && [ "$(count "$d/main.unix.counts" cuMemPrefetchAsync_v2)" = 2 ] ||
+    fail "the server's driver saw cuMemAdvise_v2 $(count "$d/main.unix.counts" cuMemAdvise_v2) and cuMemPrefetchAsync_v2 $(count "$d/main.unix.counts" cuMemPrefetchAsync_v2) times (1, 2)"
 # the partial write (two ints in two 4 KiB pieces) went as two pieces: some push of 4096 bytes exists, and far
 # fewer bytes pushed than whole blocks at every push
 pushes=$(stat_managed "$d/main.unix.err" pushes) pulls=$(stat_managed "$d/main.unix.err" pulls)
