@@ -83,6 +83,12 @@ static const rm_special rm_specials[] = {
        returned through a pointer: one element of the pointee's size (RM_OP_ARRAY, in and out). */
     { "cudaMalloc", RM_CLASS_HAND, RM_OP_ARRAY, "devPtr", NULL, "device address returned: one pointer-sized element" },
     { "cudaMallocPitch", RM_CLASS_HAND, RM_OP_ARRAY, "devPtr", NULL, "device address returned: one pointer-sized element" },
+    /* managed memory (docs/remote.md, "Managed memory"): the server's block, mirrored by the client at the same
+       address (plugins/remote/rp_managed.c) and made coherent at synchronisation points */
+    { "cuMemAllocManaged", RM_CLASS_HAND, RM_OP_ARRAY, "dptr", NULL, "managed memory: mirrored in the client at the server's address, coherent at synchronisation points" },
+    { "cudaMallocManaged", RM_CLASS_HAND, RM_OP_ARRAY, "devPtr", NULL, "managed memory: mirrored in the client at the server's address, coherent at synchronisation points" },
+    { "cudaMemPrefetchAsync*", RM_CLASS_HAND, RM_OP_ARRAY, "devPtr", "devPtr", "a managed address, never read: its value" },
+    { "cudaMemAdvise*", RM_CLASS_HAND, RM_OP_ARRAY, "devPtr", "devPtr", "a managed address, never read: its value" },
     { "cudaMallocAsync*", RM_CLASS_HAND, RM_OP_ARRAY, "devPtr", NULL, "device address returned: one pointer-sized element" },
     { "cudaMallocFromPoolAsync*", RM_CLASS_HAND, RM_OP_ARRAY, "ptr", NULL, "device address returned: one pointer-sized element" },
     { "cudaGetDeviceProperties*", RM_CLASS_HAND, RM_OP_ARRAY, "prop", NULL, "cudaDeviceProp holds no pointer: its bytes" },
@@ -145,7 +151,6 @@ static const rm_special rm_specials[] = {
     { "cuMemHostRegister*", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "registered host memory: mirrored at synchronisation" },
     { "cuMemHostUnregister", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "registered host memory: mirrored at synchronisation" },
     { "cuMemHostGetDevicePointer*", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "pinned host memory: a client buffer mirrored at synchronisation" },
-    { "cuMemAllocManaged", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "managed memory: coherent at synchronisation points" },
     /* a host pointer the driver maps: meaningless on another machine */
     { "cuMemcpy", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "unified addressing: either side may be host memory of the client" },
     { "cuMemcpyAsync*", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "unified addressing: either side may be host memory of the client" },

@@ -46,6 +46,7 @@
 
 #include "rc_cudart.h"
 #include "rp_cublas.h"
+#include "rp_managed.h"
 
 #define RC_EXPORT __attribute__((visibility("default")))
 #define RC_MAX_DEVICES 64
@@ -659,6 +660,8 @@ static int rc_side(const void *p)
     long page = sysconf(_SC_PAGESIZE);
     void *at = (void *)((uintptr_t)p & ~(uintptr_t)(page - 1));
     int mapped_here = mincore(at, (size_t)page, &vec) == 0;
+    if ((type == 2 || type == 3) && rp_managed_holds(p))   /* managed memory mirrored here: the server's */
+        return 1;
     if (type == 2 || type == 3)    /* cudaMemoryTypeDevice, cudaMemoryTypeManaged */
         return mapped_here ? -1 : 1;
     return mapped_here ? 0 : -1;

@@ -43,6 +43,7 @@
 #include "rc_cudart.h"
 #include "rp_cublas.h"
 #include "rp_hostfn.h"
+#include "rp_managed.h"
 #include "rm_sock.h"
 #include "rp.h"
 
@@ -106,7 +107,7 @@ static int32_t rp_cached(rp_state *s, const rm_plan *pl, void *params, void *ret
 
 /* One call by its plan: answered from the cache, queued, chunked or forwarded. The result to give the program;
    *answered = 1 when the outputs and the result are the server's. */
-static int32_t rp_dispatch(rp_state *s, const rm_plan *pl, void *params, void *retval, int *answered)
+static int32_t rp_route(rp_state *s, const rm_plan *pl, void *params, void *retval, int *answered)
 {
     int own, done;
     int32_t r;
@@ -144,6 +145,23 @@ static int32_t rp_dispatch(rp_state *s, const rm_plan *pl, void *params, void *r
         rp_cache_forget_functions(s);   /* after the call: an answer asked before it is not kept (rp_cache.c) */
     if (pl->capture)
         rp_graph_post(s, pl, params, *answered && pl->ret_status ? *(const int32_t *)retval : r);
+    return r;
+}
+
+/* rp_route with managed memory's exchanges around it (rp_managed.c): what the host wrote pushed before GPU work,
+   the blocks pulled after a synchronisation. */
+static int32_t rp_dispatch(rp_state *s, const rm_plan *pl, void *params, void *retval, int *answered)
+{
+    int32_t r = rp_managed_before(s, pl);
+    *answered = 0;
+    if (r != 0)
+        return r;
+    r = rp_route(s, pl, params, retval, answered);
+    int32_t m = rp_managed_after(s, pl, params, *answered && pl->ret_status ? *(const int32_t *)retval : r);
+    if (m != r && r == 0) {   /* the synchronisation ran, the host does not see its results: the pull's error */
+        *answered = 0;
+        r = m;
+    }
     return r;
 }
 
@@ -252,10 +270,17 @@ static int rp_pre(cushim_call *call, void *user, uint64_t *slot)
     }
     if (call->info->library == CUSHIM_LIB_RUNTIME && rc_pre(call, pl, &r))   /* copies, launches... */
         return cushim_call_skip(call, r);
+    if (rp_managed_pre(s, call, &r))   /* managed memory: mirrored here (rp_managed.c) */
+        return cushim_call_skip(call, r);
+    if ((call->info->library == CUSHIM_LIB_CUBLAS || call->info->library == CUSHIM_LIB_CUBLASLT) &&
+        (r = rp_managed_before(s, pl)) != 0)   /* the host's writes, before a batched cuBLAS call too */
+        return cushim_call_skip(call, rc_lib_error(call->info->library, r));
     if ((call->info->library == CUSHIM_LIB_CUBLAS || call->info->library == CUSHIM_LIB_CUBLASLT) &&
         rp_blas_fast(s, call, pl, &r))   /* a setter of the same value, a batched one (rp_cublas.c) */
         return cushim_call_skip(call, r);
     r = rp_dispatch(s, pl, call->params, call->retval, &answered);
+    if (answered)
+        rp_managed_answer(s, call);   /* the managed-access attributes this client gives */
     if (!answered)
         cushim_call_set_result(call, rc_lib_error(call->info->library, r));
     else if (call->info->library == CUSHIM_LIB_CUBLAS || call->info->library == CUSHIM_LIB_CUBLASLT)
@@ -337,6 +362,11 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
     s->e_invalidated = rp_code(host, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED");
     s->e_oom = rp_code(host, "CUDA_ERROR_OUT_OF_MEMORY");
     s->paraminfo = host->api_by_name("cuFuncGetParamInfo");
+    s->route = rp_route;
+    if (rp_managed_init(s) != 0) {
+        host->log(self, CUSHIM_LOG_ERROR, "out of memory");
+        return -1;
+    }
     s->cx = (rm_ctx){ .kparam_sizes = rp_kparam_sizes, .intern = rp_intern, .keep = rp_graph_keep,
                       .scalar = rp_cublas_scalar, .addr_out = rp_addr_out, .addr_in = rp_addr_in, .user = s };
     rp_cublas_init(host);
@@ -417,6 +447,7 @@ static void rp_fork_child(cushim_plugin *self)
     rp_graph_forget(s);   /* its back end has no capture open */
     rc_fork_child();   /* the runtime's modules were the parent's back end's */
     rp_cublas_fork_child();   /* and so were its cuBLAS handles */
+    rp_managed_fork_child();  /* and its managed memory */
     atomic_store(&s->calls, 0);
     atomic_store(&s->trips, 0);
     atomic_store(&s->batched, 0);
@@ -481,8 +512,10 @@ static void rp_flush(cushim_plugin *self)
                 (unsigned long long)atomic_load(&s->chunks),
                 (unsigned long long)atomic_load(&s->shm_chunks), (unsigned long long)atomic_load(&s->zero_copies),
                 (unsigned long long)atomic_load(&s->bell_calls));
-    if (s->stats && atomic_load(&s->calls) != 0)
+    if (s->stats && atomic_load(&s->calls) != 0) {
         rp_print_sync(s);
+        rp_managed_stats(stderr);
+    }
     rp_conn_close(s);
 }
 

@@ -11,6 +11,7 @@
  *   rp_args.c    kernel argument sizes (rp_state.klock) and the strings the server returned (rp_state.slock)
  *   rp_hostfn.c  host functions, run in the client after their stream drained (no state of rp_state; rp_hostfn.h)
  *   rp_graph.c   stream captures and graphs: the streams being captured (rp_state.glock), what a capture changes
+ *   rp_managed.c managed memory: the blocks mirrored here, pushed and pulled at synchronisation (its own lock)
  */
 #ifndef RP_H
 #define RP_H
@@ -133,6 +134,8 @@ typedef struct rp_state {
     int32_t e_wrong_thread;        /* CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: an end that did not end it */
     int32_t e_invalidated;         /* CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: an end that returns no graph */
     uint32_t tls_graph;            /* host TLS key: this thread's kept capture dependencies (rp_graph.c) */
+    /* remote.c's routing of one call without managed memory's exchanges (rp_managed.c's own copies) */
+    int32_t (*route)(struct rp_state *s, const rm_plan *pl, void *params, void *retval, int *answered);
 } rp_state;
 
 /* rp_conn.c: the calls */

@@ -96,3 +96,9 @@ remote_test(e2e_remote_vmm run_remote_vmm.sh 60
 remote_program(e2e_remote_ptrattr cushim_fake_cuda)
 remote_test(e2e_remote_ptrattr run_remote_ptrattr.sh 60
          "$<TARGET_FILE:e2e_remote_ptrattr>" "${CMAKE_CURRENT_BINARY_DIR}")
+# Managed memory (docs/remote.md, "Managed memory"): cuMemAllocManaged and cudaMallocManaged mirrored in the client
+# at the server's address, host writes seen by kernels and copies, results seen after synchronisation, over a unix
+# socket and TCP; the managed-access attributes 0; a taken address asked again, then refused (run_remote_managed.sh).
+remote_program(e2e_remote_managed cushim_fake_cudart ${CMAKE_DL_LIBS})
+remote_test(e2e_remote_managed run_remote_managed.sh 60
+         "$<TARGET_FILE:e2e_remote_managed>" "${CMAKE_CURRENT_BINARY_DIR}")

@@ -9,9 +9,18 @@
  * quota plugin can be tested against it. Managed memory past it is resident in host
  * memory instead (as the real driver oversubscribes it), and cuMemAdvise's preferred
  * location and cuMemPrefetchAsync move an allocation between the two.
+ *
+ * FAKE_CUDA_MANAGED_BASE=0xADDR (opt-in): managed memory is mapped in a virtual range of its own from that address
+ * upward instead of the heap, page-aligned and first fit (a block freed is handed out again), as the real driver
+ * hands managed memory out of the unified address range it reserves: the remoting's tests map the same addresses
+ * in a client (docs/remote.md, "Managed memory").
  */
+#define _GNU_SOURCE
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "fake_internal.h"
 
@@ -29,6 +38,7 @@ struct fk_alloc {
     unsigned long long id;  /* CU_POINTER_ATTRIBUTE_BUFFER_ID: unique over the process's life               */
     int registered;         /* host memory of the caller's (cuMemHostRegister): never freed here             */
     unsigned char sync_memops; /* CU_POINTER_ATTRIBUTE_SYNC_MEMOPS                                          */
+    size_t mapped;          /* managed under FAKE_CUDA_MANAGED_BASE: the bytes mmap'ed at 'base' (munmap'ed)  */
 };
 #define FK_PREF_NONE (-2)
 
@@ -71,6 +81,51 @@ static long fk_find(uintptr_t p, size_t n)
     return -1;
 }
 
+/* FAKE_CUDA_MANAGED_BASE: the range managed memory is placed in (0: the heap, as before). */
+static uintptr_t fk_managed_base(void)
+{
+    static uintptr_t base = 1;   /* 1: not read yet (under fk_lock) */
+    if (base == 1) {
+        const char *e = getenv("FAKE_CUDA_MANAGED_BASE");
+        char *end = NULL;
+        unsigned long long v = e != NULL ? strtoull(e, &end, 0) : 0;
+        base = e != NULL && end != e && *end == '\0' && v % 4096 == 0 ? (uintptr_t)v : 0;
+    }
+    return base;
+}
+
+/* Managed memory mapped in its range: the lowest page-aligned address past 'base' where no managed block lives
+   and the kernel maps it without replacing anything. NULL when none (under fk_lock). */
+static void *fk_managed_map(size_t size, size_t *mapped)
+{
+    uintptr_t base = fk_managed_base(), at = base;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), len = (size + page - 1) / page * page;
+    for (int tries = 0; tries < 4096; tries++) {
+        int moved = 0;
+        for (size_t i = 0; i < fk_nallocs; i++) {
+            const struct fk_alloc *a = &fk_allocs[i];
+            if (a->mapped != 0 && at < a->base + a->mapped && a->base < at + len) {
+                at = a->base + a->mapped;
+                moved = 1;
+            }
+        }
+        if (moved)
+            continue;
+        void *p = mmap((void *)at, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+                       -1, 0);
+        if (p == (void *)at) {
+            *mapped = len;
+            return p;
+        }
+        if (p != MAP_FAILED)
+            munmap(p, len);   /* an old kernel took the flag as a hint and mapped elsewhere */
+        if (p == MAP_FAILED && errno != EEXIST)
+            return NULL;
+        at += page;   /* something of this process's lives there: further up */
+    }
+    return NULL;
+}
+
 static CUresult fk_alloc(void **out, size_t size, int kind)
 {
     FK_REQUIRE_INIT();
@@ -83,12 +138,16 @@ static CUresult fk_alloc(void **out, size_t size, int kind)
     pthread_mutex_lock(&fk_lock);
     CUresult r = CUDA_SUCCESS;
     void *p = NULL;
+    size_t mapped = 0;
     if (kind == FK_MEM_DEVICE && size > fk_device_total_mem() - fk_used[dev])
         r = CUDA_ERROR_OUT_OF_MEMORY;
-    else if ((p = calloc(1, size)) == NULL)
+    else if (kind == FK_MEM_MANAGED && fk_managed_base() != 0 ? (p = fk_managed_map(size, &mapped)) == NULL :
+             (p = calloc(1, size)) == NULL)
         r = CUDA_ERROR_OUT_OF_MEMORY;
     else if ((r = fk_track(p, size, kind, dev)) != CUDA_SUCCESS)
-        free(p);
+        mapped != 0 ? (void)munmap(p, mapped) : free(p);
+    else
+        fk_allocs[fk_nallocs - 1].mapped = mapped;
     if (r == CUDA_SUCCESS && kind != FK_MEM_HOST)
         fk_last_size = size;
     pthread_mutex_unlock(&fk_lock);
@@ -110,7 +169,10 @@ static CUresult fk_free(uintptr_t p, int host)
             continue;
         if (a->kind != FK_MEM_HOST && !a->host_backed)
             fk_used[a->device] -= a->size;
-        free((void *)a->base);
+        if (a->mapped != 0)
+            munmap((void *)a->base, a->mapped);
+        else
+            free((void *)a->base);
         *a = fk_allocs[--fk_nallocs];
         r = CUDA_SUCCESS;
         break;
