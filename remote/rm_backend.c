@@ -95,6 +95,8 @@ static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t le
     const rm_plan *pl = rm_plan_of(b->plans, id);
     if (pl != NULL && (pl->info->library == CUSHIM_LIB_CUBLAS || pl->info->library == CUSHIM_LIB_CUBLASLT))
         rb_load_blas();   /* at the first call (rb_libs.c): before the decoder asks it a handle's pointer mode */
+    if (pl != NULL && pl->info->library == CUSHIM_LIB_NCCL)
+        rb_load_nccl();   /* likewise (rb_libs.c) */
     int rc = rm_decode_call(b->plans, msg, len, &b->arena, cx, &c, &status);
     memset(ret, 0, 64);
     *ret_size = 0;

@@ -200,6 +200,23 @@ static const rm_trait rm_traits[] = {
     { "cudaStreamBeginCapture*", RM_TRAIT_CAPTURE_BEGIN, NULL, NULL, "begins a stream capture" },
     { "cuStreamEndCapture*", RM_TRAIT_CAPTURE_END, NULL, NULL, "ends a stream capture" },
     { "cudaStreamEndCapture*", RM_TRAIT_CAPTURE_END, NULL, NULL, "ends a stream capture" },
+    /* NCCL (docs/remote.md, "NCCL"): between ncclGroupStart and ncclGroupEnd a collective only joins the group,
+       which ncclGroupEnd launches and whose errors it returns; outside a group each is answered (a blocking
+       communicator returns a collective's error at its call). ncclGroupStart opens a group; a nested
+       ncclGroupEnd only closes one level (the client counts the depth per thread, rp_nccl.c) */
+    { "*ncclAllReduce", RM_TRAIT_GROUP, NULL, NULL, "a collective inside an NCCL group: ncclGroupEnd reports its error" },
+    { "*ncclBroadcast", RM_TRAIT_GROUP, NULL, NULL, "a collective inside an NCCL group: ncclGroupEnd reports its error" },
+    { "*ncclBcast", RM_TRAIT_GROUP, NULL, NULL, "a collective inside an NCCL group: ncclGroupEnd reports its error" },
+    { "*ncclReduce", RM_TRAIT_GROUP, NULL, NULL, "a collective inside an NCCL group: ncclGroupEnd reports its error" },
+    { "*ncclReduceScatter", RM_TRAIT_GROUP, NULL, NULL, "a collective inside an NCCL group: ncclGroupEnd reports its error" },
+    { "*ncclAllGather", RM_TRAIT_GROUP, NULL, NULL, "a collective inside an NCCL group: ncclGroupEnd reports its error" },
+    { "*ncclAlltoAll", RM_TRAIT_GROUP, NULL, NULL, "a collective inside an NCCL group: ncclGroupEnd reports its error" },
+    { "*ncclGather", RM_TRAIT_GROUP, NULL, NULL, "a collective inside an NCCL group: ncclGroupEnd reports its error" },
+    { "*ncclScatter", RM_TRAIT_GROUP, NULL, NULL, "a collective inside an NCCL group: ncclGroupEnd reports its error" },
+    { "*ncclSend", RM_TRAIT_GROUP, NULL, NULL, "a point-to-point call inside an NCCL group: ncclGroupEnd reports its error" },
+    { "*ncclRecv", RM_TRAIT_GROUP, NULL, NULL, "a point-to-point call inside an NCCL group: ncclGroupEnd reports its error" },
+    { "*ncclGroupStart", RM_TRAIT_GROUP, NULL, NULL, "opens an NCCL group: its end is answered" },
+    { "*ncclGroupEnd", RM_TRAIT_GROUP, NULL, NULL, "a nested NCCL group's end: the outermost end is answered" },
     /* a memcpy node's host memory would be the client's: device and array copies only */
     { "cuGraphAddMemcpyNode", RM_TRAIT_DEVCOPY, "copyParams", NULL, "memcpy node: device memory only" },
     { "cuGraphMemcpyNodeSetParams", RM_TRAIT_DEVCOPY, "nodeParams", NULL, "memcpy node: device memory only" },

@@ -96,3 +96,13 @@ remote_test(e2e_remote_vmm run_remote_vmm.sh 60
 remote_program(e2e_remote_ptrattr cushim_fake_cuda)
 remote_test(e2e_remote_ptrattr run_remote_ptrattr.sh 60
          "$<TARGET_FILE:e2e_remote_ptrattr>" "${CMAKE_CURRENT_BINARY_DIR}")
+# NCCL (docs/remote.md, "NCCL"): two ranks, each a client of one cushim-serve, meet through the server's (fake)
+# NCCL: an all-reduce outside a group and a group of two equal a local run's; the group batched
+# (run_remote_nccl.sh).
+if(TARGET cushim_fake_nccl)
+  add_executable(e2e_remote_nccl e2e_remote_nccl.c)
+  target_include_directories(e2e_remote_nccl PRIVATE ${CUSHIM_LIB_INCLUDES} "${CUSHIM_CUDA_INCLUDE}")
+  target_compile_options(e2e_remote_nccl PRIVATE ${CUSHIM_WARN_FLAGS})
+  target_link_libraries(e2e_remote_nccl PRIVATE cushim_fake_cudart cushim_fake_nccl ${CMAKE_DL_LIBS})
+  remote_test(e2e_remote_nccl run_remote_nccl.sh 60 "$<TARGET_FILE:e2e_remote_nccl>" "${CMAKE_CURRENT_BINARY_DIR}")
+endif()
