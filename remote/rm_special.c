@@ -86,6 +86,7 @@ static const rm_special rm_specials[] = {
     { "cudaMallocAsync*", RM_CLASS_HAND, RM_OP_ARRAY, "devPtr", NULL, "device address returned: one pointer-sized element" },
     { "cudaMallocFromPoolAsync*", RM_CLASS_HAND, RM_OP_ARRAY, "ptr", NULL, "device address returned: one pointer-sized element" },
     { "cudaGetDeviceProperties*", RM_CLASS_HAND, RM_OP_ARRAY, "prop", NULL, "cudaDeviceProp holds no pointer: its bytes" },
+    { "cudaIpcOpenMemHandle", RM_CLASS_HAND, RM_OP_ARRAY, "devPtr", NULL, "device address returned: one pointer-sized element" },
     { "cudaPointerGetAttributes", RM_CLASS_HAND, RM_OP_ARRAY, "attributes", "ptr", "the server's view of an address: 'ptr' and the pointers returned are values" },
     /* NVML: structs without pointers, returned through a pointer */
     { "nvmlDeviceGetMemoryInfo*", RM_CLASS_HAND, RM_OP_ARRAY, "memory", NULL, "nvmlMemory_t holds no pointer: its bytes" },
@@ -150,8 +151,9 @@ static const rm_special rm_specials[] = {
     { "cuMemcpy", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "unified addressing: either side may be host memory of the client" },
     { "cuMemcpyAsync*", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "unified addressing: either side may be host memory of the client" },
     { "cuMemcpy_ptds", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "unified addressing: either side may be host memory of the client" },
-    /* another process's objects */
-    { "cuIpc*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "IPC handles name another process on the client's machine" },
+    /* another process's objects. CUDA IPC handles (cuIpc*, cudaIpc*) are forwarded by metadata: 64 opaque bytes
+       of the server's driver, which another client's back end may open when both clients have the same identity
+       (remote/rb_ipc.c, docs/remote.md "IPC") */
     { "cuMemExportToShareableHandle", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "shareable handles are the client's file descriptors" },
     { "cuMemImportFromShareableHandle", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "shareable handles are the client's file descriptors" },
     { "cuMemPool*ShareableHandle", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "shareable handles are the client's file descriptors" },

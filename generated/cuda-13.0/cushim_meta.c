@@ -2182,7 +2182,7 @@ const cushim_enum_info cushim_gen_enums[231] = {
 };
 const uint32_t cushim_gen_enum_count = 231;
 
-extern const cushim_struct_info cushim_gen_structs[60];
+extern const cushim_struct_info cushim_gen_structs[64];
 static const cushim_field_info cushim_gen_sf_0[] = { /* CUDA_MEMCPY2D */
     { "srcXInBytes", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "srcY", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
@@ -2394,7 +2394,7 @@ static const cushim_field_info cushim_gen_sf_17[] = { /* CUmemAllocationProp */
     { "requestedHandleTypes", "CUmemAllocationHandleType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, &cushim_gen_enums[70], NULL },
     { "location", "CUmemLocation", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, &cushim_gen_structs[18] },
     { "win32HandleMetaData", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
-    { "allocFlags", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, &cushim_gen_structs[57] },
+    { "allocFlags", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, &cushim_gen_structs[61] },
 };
 static const cushim_field_info cushim_gen_sf_18[] = { /* CUmemLocation */
     { "type", "CUmemLocationType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[72], NULL },
@@ -2573,10 +2573,10 @@ static const cushim_field_info cushim_gen_sf_40[] = { /* CUdevprop */
 };
 static const cushim_field_info cushim_gen_sf_41[] = { /* CUexecAffinityParam */
     { "type", "CUexecAffinityType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[53], NULL },
-    { "param", "union <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, &cushim_gen_structs[58] },
+    { "param", "union <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, &cushim_gen_structs[62] },
 };
 static const cushim_field_info cushim_gen_sf_42[] = { /* CUDA_ARRAY_SPARSE_PROPERTIES */
-    { "tileExtent", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 12, 0, NULL, &cushim_gen_structs[59] },
+    { "tileExtent", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 12, 0, NULL, &cushim_gen_structs[63] },
     { "miptailFirstLevel", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 12, 4, 0, NULL, NULL },
     { "miptailSize", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
     { "flags", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 24, 4, 0, NULL, NULL },
@@ -2657,10 +2657,22 @@ static const cushim_field_info cushim_gen_sf_53[] = { /* nvmlProcessInfo_v2_t */
 static const cushim_field_info cushim_gen_sf_54[] = { /* CUexecAffinitySmCount */
     { "val", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_55[] = { /* ncclUniqueId */
+static const cushim_field_info cushim_gen_sf_55[] = { /* CUipcMemHandle_v1 */
+    { "reserved", "char[64]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 64, 64, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_56[] = { /* CUipcEventHandle_v1 */
+    { "reserved", "char[64]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 64, 64, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_57[] = { /* cudaIpcMemHandle_t */
+    { "reserved", "char[64]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 64, 64, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_58[] = { /* cudaIpcEventHandle_t */
+    { "reserved", "char[64]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 64, 64, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_59[] = { /* ncclUniqueId */
     { "internal", "char[128]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 128, 128, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_56[] = { /* ncclConfig_t */
+static const cushim_field_info cushim_gen_sf_60[] = { /* ncclConfig_t */
     { "size", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "magic", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, NULL, NULL },
     { "version", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 12, 4, 0, NULL, NULL },
@@ -2679,21 +2691,21 @@ static const cushim_field_info cushim_gen_sf_56[] = { /* ncclConfig_t */
     { "nChannelsPerNetPeer", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 72, 4, 0, NULL, NULL },
     { "nvlinkCentricSched", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 76, 4, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_57[] = { /* CUmemAllocationProp.allocFlags */
+static const cushim_field_info cushim_gen_sf_61[] = { /* CUmemAllocationProp.allocFlags */
     { "compressionType", "unsigned char", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 1, 0, NULL, NULL },
     { "gpuDirectRDMACapable", "unsigned char", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 1, 1, 0, NULL, NULL },
     { "usage", "unsigned short", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 2, 2, 0, NULL, NULL },
     { "reserved", "unsigned char[4]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 4, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_58[] = { /* CUexecAffinityParam.param */
+static const cushim_field_info cushim_gen_sf_62[] = { /* CUexecAffinityParam.param */
     { "smCount", "CUexecAffinitySmCount", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, &cushim_gen_structs[54] },
 };
-static const cushim_field_info cushim_gen_sf_59[] = { /* CUDA_ARRAY_SPARSE_PROPERTIES.tileExtent */
+static const cushim_field_info cushim_gen_sf_63[] = { /* CUDA_ARRAY_SPARSE_PROPERTIES.tileExtent */
     { "width", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
     { "height", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
     { "depth", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, NULL, NULL },
 };
-const cushim_struct_info cushim_gen_structs[60] = {
+const cushim_struct_info cushim_gen_structs[64] = {
     { "CUDA_MEMCPY2D", 128, 16, cushim_gen_sf_0 },
     { "CUDA_MEMCPY3D", 200, 25, cushim_gen_sf_1 },
     { "CUDA_MEMCPY3D_PEER", 200, 25, cushim_gen_sf_2 },
@@ -2749,13 +2761,17 @@ const cushim_struct_info cushim_gen_structs[60] = {
     { "nvmlProcessInfo_v1_t", 16, 2, cushim_gen_sf_52 },
     { "nvmlProcessInfo_v2_t", 24, 4, cushim_gen_sf_53 },
     { "CUexecAffinitySmCount", 4, 1, cushim_gen_sf_54 },
-    { "ncclUniqueId", 128, 1, cushim_gen_sf_55 },
-    { "ncclConfig_t", 80, 17, cushim_gen_sf_56 },
-    { "CUmemAllocationProp.allocFlags", 8, 4, cushim_gen_sf_57 },
-    { "CUexecAffinityParam.param", 4, 1, cushim_gen_sf_58 },
-    { "CUDA_ARRAY_SPARSE_PROPERTIES.tileExtent", 12, 3, cushim_gen_sf_59 },
+    { "CUipcMemHandle_v1", 64, 1, cushim_gen_sf_55 },
+    { "CUipcEventHandle_v1", 64, 1, cushim_gen_sf_56 },
+    { "cudaIpcMemHandle_t", 64, 1, cushim_gen_sf_57 },
+    { "cudaIpcEventHandle_t", 64, 1, cushim_gen_sf_58 },
+    { "ncclUniqueId", 128, 1, cushim_gen_sf_59 },
+    { "ncclConfig_t", 80, 17, cushim_gen_sf_60 },
+    { "CUmemAllocationProp.allocFlags", 8, 4, cushim_gen_sf_61 },
+    { "CUexecAffinityParam.param", 4, 1, cushim_gen_sf_62 },
+    { "CUDA_ARRAY_SPARSE_PROPERTIES.tileExtent", 12, 3, cushim_gen_sf_63 },
 };
-const uint32_t cushim_gen_struct_count = 60;
+const uint32_t cushim_gen_struct_count = 64;
 
 static const cushim_param_info cushim_gen_p_cuGetErrorString[] = {
     { "error", "CUresult", "enum cudaError_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cuGetErrorString, error), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[56], NULL },
@@ -3204,20 +3220,20 @@ static const cushim_param_info cushim_gen_p_cuDeviceGetPCIBusId[] = {
     { "dev", "CUdevice", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuDeviceGetPCIBusId, dev), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuIpcGetEventHandle[] = {
-    { "pHandle", "CUipcEventHandle *", "struct CUipcEventHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuIpcGetEventHandle, pHandle), -1, CUSHIM_E_(cuIpcGetEventHandle, pHandle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pHandle", "CUipcEventHandle *", "struct CUipcEventHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuIpcGetEventHandle, pHandle), -1, CUSHIM_E_(cuIpcGetEventHandle, pHandle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[56] },
     { "event", "CUevent", "struct CUevent_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcGetEventHandle, event), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuIpcOpenEventHandle[] = {
     { "phEvent", "CUevent *", "struct CUevent_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuIpcOpenEventHandle, phEvent), -1, CUSHIM_E_(cuIpcOpenEventHandle, phEvent), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "handle", "CUipcEventHandle", "struct CUipcEventHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenEventHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "handle", "CUipcEventHandle", "struct CUipcEventHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenEventHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[56] },
 };
 static const cushim_param_info cushim_gen_p_cuIpcGetMemHandle[] = {
-    { "pHandle", "CUipcMemHandle *", "struct CUipcMemHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuIpcGetMemHandle, pHandle), -1, CUSHIM_E_(cuIpcGetMemHandle, pHandle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pHandle", "CUipcMemHandle *", "struct CUipcMemHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuIpcGetMemHandle, pHandle), -1, CUSHIM_E_(cuIpcGetMemHandle, pHandle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[55] },
     { "dptr", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcGetMemHandle, dptr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuIpcOpenMemHandle_v2[] = {
     { "pdptr", "CUdeviceptr *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuIpcOpenMemHandle_v2, pdptr), -1, CUSHIM_E_(cuIpcOpenMemHandle_v2, pdptr), 0, CUSHIM_KIND_DEVPTR, 0, 0, NULL, NULL },
-    { "handle", "CUipcMemHandle", "struct CUipcMemHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenMemHandle_v2, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "handle", "CUipcMemHandle", "struct CUipcMemHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenMemHandle_v2, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[55] },
     { "Flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenMemHandle_v2, Flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuIpcCloseMemHandle[] = {
@@ -5929,7 +5945,7 @@ static const cushim_param_info cushim_gen_p_cuStreamSetAttribute[] = {
 };
 static const cushim_param_info cushim_gen_p_cuIpcOpenMemHandle[] = {
     { "pdptr", "CUdeviceptr *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuIpcOpenMemHandle, pdptr), -1, CUSHIM_E_(cuIpcOpenMemHandle, pdptr), 0, CUSHIM_KIND_DEVPTR, 0, 0, NULL, NULL },
-    { "handle", "CUipcMemHandle", "struct CUipcMemHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenMemHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "handle", "CUipcMemHandle", "struct CUipcMemHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenMemHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[55] },
     { "Flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenMemHandle, Flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuGraphInstantiate[] = {
@@ -6230,20 +6246,20 @@ static const cushim_param_info cushim_gen_p_cudaDeviceGetPCIBusId[] = {
     { "device", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaDeviceGetPCIBusId, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaIpcGetEventHandle[] = {
-    { "handle", "cudaIpcEventHandle_t *", "struct cudaIpcEventHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaIpcGetEventHandle, handle), -1, CUSHIM_E_(cudaIpcGetEventHandle, handle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "handle", "cudaIpcEventHandle_t *", "struct cudaIpcEventHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaIpcGetEventHandle, handle), -1, CUSHIM_E_(cudaIpcGetEventHandle, handle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[58] },
     { "event", "cudaEvent_t", "struct CUevent_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcGetEventHandle, event), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaIpcOpenEventHandle[] = {
     { "event", "cudaEvent_t *", "struct CUevent_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaIpcOpenEventHandle, event), -1, CUSHIM_E_(cudaIpcOpenEventHandle, event), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "handle", "cudaIpcEventHandle_t", "struct cudaIpcEventHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcOpenEventHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "handle", "cudaIpcEventHandle_t", "struct cudaIpcEventHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcOpenEventHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[58] },
 };
 static const cushim_param_info cushim_gen_p_cudaIpcGetMemHandle[] = {
-    { "handle", "cudaIpcMemHandle_t *", "struct cudaIpcMemHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaIpcGetMemHandle, handle), -1, CUSHIM_E_(cudaIpcGetMemHandle, handle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "handle", "cudaIpcMemHandle_t *", "struct cudaIpcMemHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaIpcGetMemHandle, handle), -1, CUSHIM_E_(cudaIpcGetMemHandle, handle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[57] },
     { "devPtr", "void *", "void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcGetMemHandle, devPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaIpcOpenMemHandle[] = {
-    { "devPtr", "void **", "void **", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcOpenMemHandle, devPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "handle", "cudaIpcMemHandle_t", "struct cudaIpcMemHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcOpenMemHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "devPtr", "void **", "void **", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_OUT, CUSHIM_F_(cudaIpcOpenMemHandle, devPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "handle", "cudaIpcMemHandle_t", "struct cudaIpcMemHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcOpenMemHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[57] },
     { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcOpenMemHandle, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaIpcCloseMemHandle[] = {
@@ -10110,35 +10126,35 @@ static const cushim_param_info cushim_gen_p_pncclGetVersion[] = {
     { "version", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(pncclGetVersion, version), -1, CUSHIM_E_(pncclGetVersion, version), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_ncclGetUniqueId[] = {
-    { "uniqueId", "ncclUniqueId *", "ncclUniqueId *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(ncclGetUniqueId, uniqueId), -1, CUSHIM_E_(ncclGetUniqueId, uniqueId), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[55] },
+    { "uniqueId", "ncclUniqueId *", "ncclUniqueId *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(ncclGetUniqueId, uniqueId), -1, CUSHIM_E_(ncclGetUniqueId, uniqueId), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[59] },
 };
 static const cushim_param_info cushim_gen_p_pncclGetUniqueId[] = {
-    { "uniqueId", "ncclUniqueId *", "ncclUniqueId *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(pncclGetUniqueId, uniqueId), -1, CUSHIM_E_(pncclGetUniqueId, uniqueId), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[55] },
+    { "uniqueId", "ncclUniqueId *", "ncclUniqueId *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(pncclGetUniqueId, uniqueId), -1, CUSHIM_E_(pncclGetUniqueId, uniqueId), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[59] },
 };
 static const cushim_param_info cushim_gen_p_ncclCommInitRankConfig[] = {
     { "comm", "ncclComm_t *", "struct ncclComm **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(ncclCommInitRankConfig, comm), -1, CUSHIM_E_(ncclCommInitRankConfig, comm), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "nranks", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRankConfig, nranks), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "commId", "ncclUniqueId", "ncclUniqueId", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRankConfig, commId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[55] },
+    { "commId", "ncclUniqueId", "ncclUniqueId", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRankConfig, commId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[59] },
     { "rank", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRankConfig, rank), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "config", "ncclConfig_t *", "struct ncclConfig_v22800 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRankConfig, config), -1, CUSHIM_E_(ncclCommInitRankConfig, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[56] },
+    { "config", "ncclConfig_t *", "struct ncclConfig_v22800 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRankConfig, config), -1, CUSHIM_E_(ncclCommInitRankConfig, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[60] },
 };
 static const cushim_param_info cushim_gen_p_pncclCommInitRankConfig[] = {
     { "comm", "ncclComm_t *", "struct ncclComm **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(pncclCommInitRankConfig, comm), -1, CUSHIM_E_(pncclCommInitRankConfig, comm), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "nranks", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRankConfig, nranks), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "commId", "ncclUniqueId", "ncclUniqueId", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRankConfig, commId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[55] },
+    { "commId", "ncclUniqueId", "ncclUniqueId", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRankConfig, commId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[59] },
     { "rank", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRankConfig, rank), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "config", "ncclConfig_t *", "struct ncclConfig_v22800 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRankConfig, config), -1, CUSHIM_E_(pncclCommInitRankConfig, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[56] },
+    { "config", "ncclConfig_t *", "struct ncclConfig_v22800 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRankConfig, config), -1, CUSHIM_E_(pncclCommInitRankConfig, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[60] },
 };
 static const cushim_param_info cushim_gen_p_ncclCommInitRank[] = {
     { "comm", "ncclComm_t *", "struct ncclComm **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(ncclCommInitRank, comm), -1, CUSHIM_E_(ncclCommInitRank, comm), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "nranks", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRank, nranks), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "commId", "ncclUniqueId", "ncclUniqueId", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRank, commId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[55] },
+    { "commId", "ncclUniqueId", "ncclUniqueId", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRank, commId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[59] },
     { "rank", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRank, rank), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_pncclCommInitRank[] = {
     { "comm", "ncclComm_t *", "struct ncclComm **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(pncclCommInitRank, comm), -1, CUSHIM_E_(pncclCommInitRank, comm), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "nranks", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRank, nranks), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "commId", "ncclUniqueId", "ncclUniqueId", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRank, commId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[55] },
+    { "commId", "ncclUniqueId", "ncclUniqueId", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRank, commId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[59] },
     { "rank", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRank, rank), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_ncclCommInitAll[] = {
@@ -10182,21 +10198,21 @@ static const cushim_param_info cushim_gen_p_ncclCommSplit[] = {
     { "color", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommSplit, color), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "key", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommSplit, key), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "newcomm", "ncclComm_t *", "struct ncclComm **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(ncclCommSplit, newcomm), -1, CUSHIM_E_(ncclCommSplit, newcomm), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "config", "ncclConfig_t *", "struct ncclConfig_v22800 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommSplit, config), -1, CUSHIM_E_(ncclCommSplit, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[56] },
+    { "config", "ncclConfig_t *", "struct ncclConfig_v22800 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommSplit, config), -1, CUSHIM_E_(ncclCommSplit, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[60] },
 };
 static const cushim_param_info cushim_gen_p_pncclCommSplit[] = {
     { "comm", "ncclComm_t", "struct ncclComm *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommSplit, comm), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "color", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommSplit, color), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "key", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommSplit, key), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "newcomm", "ncclComm_t *", "struct ncclComm **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(pncclCommSplit, newcomm), -1, CUSHIM_E_(pncclCommSplit, newcomm), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "config", "ncclConfig_t *", "struct ncclConfig_v22800 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommSplit, config), -1, CUSHIM_E_(pncclCommSplit, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[56] },
+    { "config", "ncclConfig_t *", "struct ncclConfig_v22800 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommSplit, config), -1, CUSHIM_E_(pncclCommSplit, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[60] },
 };
 static const cushim_param_info cushim_gen_p_ncclCommShrink[] = {
     { "comm", "ncclComm_t", "struct ncclComm *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommShrink, comm), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "excludeRanksList", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(ncclCommShrink, excludeRanksList), 2, CUSHIM_E_(ncclCommShrink, excludeRanksList), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
     { "excludeRanksCount", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommShrink, excludeRanksCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "newcomm", "ncclComm_t *", "struct ncclComm **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(ncclCommShrink, newcomm), -1, CUSHIM_E_(ncclCommShrink, newcomm), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "config", "ncclConfig_t *", "struct ncclConfig_v22800 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommShrink, config), -1, CUSHIM_E_(ncclCommShrink, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[56] },
+    { "config", "ncclConfig_t *", "struct ncclConfig_v22800 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommShrink, config), -1, CUSHIM_E_(ncclCommShrink, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[60] },
     { "shrinkFlags", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommShrink, shrinkFlags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_pncclCommShrink[] = {
@@ -10204,7 +10220,7 @@ static const cushim_param_info cushim_gen_p_pncclCommShrink[] = {
     { "excludeRanksList", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(pncclCommShrink, excludeRanksList), 2, CUSHIM_E_(pncclCommShrink, excludeRanksList), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
     { "excludeRanksCount", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommShrink, excludeRanksCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "newcomm", "ncclComm_t *", "struct ncclComm **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(pncclCommShrink, newcomm), -1, CUSHIM_E_(pncclCommShrink, newcomm), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "config", "ncclConfig_t *", "struct ncclConfig_v22800 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommShrink, config), -1, CUSHIM_E_(pncclCommShrink, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[56] },
+    { "config", "ncclConfig_t *", "struct ncclConfig_v22800 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommShrink, config), -1, CUSHIM_E_(pncclCommShrink, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[60] },
     { "shrinkFlags", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommShrink, shrinkFlags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_ncclCommInitRankScalable[] = {
@@ -10212,16 +10228,16 @@ static const cushim_param_info cushim_gen_p_ncclCommInitRankScalable[] = {
     { "nranks", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRankScalable, nranks), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "myrank", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRankScalable, myrank), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "nId", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRankScalable, nId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "commIds", "ncclUniqueId *", "ncclUniqueId *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRankScalable, commIds), -1, CUSHIM_E_(ncclCommInitRankScalable, commIds), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[55] },
-    { "config", "ncclConfig_t *", "struct ncclConfig_v22800 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRankScalable, config), -1, CUSHIM_E_(ncclCommInitRankScalable, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[56] },
+    { "commIds", "ncclUniqueId *", "ncclUniqueId *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRankScalable, commIds), -1, CUSHIM_E_(ncclCommInitRankScalable, commIds), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[59] },
+    { "config", "ncclConfig_t *", "struct ncclConfig_v22800 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRankScalable, config), -1, CUSHIM_E_(ncclCommInitRankScalable, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[60] },
 };
 static const cushim_param_info cushim_gen_p_pncclCommInitRankScalable[] = {
     { "newcomm", "ncclComm_t *", "struct ncclComm **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(pncclCommInitRankScalable, newcomm), -1, CUSHIM_E_(pncclCommInitRankScalable, newcomm), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "nranks", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRankScalable, nranks), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "myrank", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRankScalable, myrank), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "nId", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRankScalable, nId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "commIds", "ncclUniqueId *", "ncclUniqueId *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRankScalable, commIds), -1, CUSHIM_E_(pncclCommInitRankScalable, commIds), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[55] },
-    { "config", "ncclConfig_t *", "struct ncclConfig_v22800 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRankScalable, config), -1, CUSHIM_E_(pncclCommInitRankScalable, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[56] },
+    { "commIds", "ncclUniqueId *", "ncclUniqueId *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRankScalable, commIds), -1, CUSHIM_E_(pncclCommInitRankScalable, commIds), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[59] },
+    { "config", "ncclConfig_t *", "struct ncclConfig_v22800 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRankScalable, config), -1, CUSHIM_E_(pncclCommInitRankScalable, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[60] },
 };
 static const cushim_param_info cushim_gen_p_ncclGetErrorString[] = {
     { "result", "ncclResult_t", "ncclResult_t", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(ncclGetErrorString, result), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[196], NULL },
@@ -20458,9 +20474,9 @@ const uint16_t cushim_gen_enum_const_at[2837][2] = { /* enum, value index */
 };
 
 /* listed structs by name: host struct_by_name */
-const uint16_t cushim_gen_struct_by_name[60] = {
-    4, 8, 3, 7, 43, 42, 59, 47, 16, 12, 9, 13, 22, 0, 5, 1,
-    2, 6, 15, 14, 21, 45, 44, 50, 40, 41, 58, 54, 49, 46, 10, 11,
-    19, 17, 57, 18, 20, 51, 48, 39, 36, 27, 38, 31, 30, 29, 33, 35,
-    34, 24, 25, 32, 26, 37, 28, 23, 56, 55, 52, 53,
+const uint16_t cushim_gen_struct_by_name[64] = {
+    4, 8, 3, 7, 43, 42, 63, 47, 16, 12, 9, 13, 22, 0, 5, 1,
+    2, 6, 15, 14, 21, 45, 44, 50, 40, 41, 62, 54, 49, 46, 56, 55,
+    10, 11, 19, 17, 61, 18, 20, 51, 48, 39, 36, 27, 38, 58, 57, 31,
+    30, 29, 33, 35, 34, 24, 25, 32, 26, 37, 28, 23, 60, 59, 52, 53,
 };

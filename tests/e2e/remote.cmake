@@ -106,3 +106,8 @@ if(TARGET cushim_fake_nccl)
   target_link_libraries(e2e_remote_nccl PRIVATE cushim_fake_cudart cushim_fake_nccl ${CMAKE_DL_LIBS})
   remote_test(e2e_remote_nccl run_remote_nccl.sh 60 "$<TARGET_FILE:e2e_remote_nccl>" "${CMAKE_CURRENT_BINARY_DIR}")
 endif()
+# CUDA IPC handles (docs/remote.md, "IPC"): two clients of one tenant share device memory and an event through the
+# server's table of exported handles; another tenant's (another token) and unknown handles refused
+# (run_remote_ipc.sh).
+remote_program(e2e_remote_ipc cushim_fake_cuda)
+remote_test(e2e_remote_ipc run_remote_ipc.sh 60 "$<TARGET_FILE:e2e_remote_ipc>" "${CMAKE_CURRENT_BINARY_DIR}")
