@@ -258,12 +258,21 @@ static int rp_pre(cushim_call *call, void *user, uint64_t *slot)
     if ((call->info->library == CUSHIM_LIB_CUBLAS || call->info->library == CUSHIM_LIB_CUBLASLT) &&
         rp_blas_fast(s, call, pl, &r))   /* a setter of the same value, a batched one (rp_cublas.c) */
         return cushim_call_skip(call, r);
-    if (call->info->library == CUSHIM_LIB_NCCL && rp_nccl_batched(pl) && !rp_capturing(s)) {
-        /* a call inside an NCCL group: its errors come back from the group's end (rp_nccl.c) */
-        r = rp_queue(s, pl, call->params, NULL);
-        return cushim_call_skip(call, rc_lib_error(call->info->library, r));
+    _Alignas(16) uint8_t cfg[RP_NCCL_CONFIG_MAX];
+    void **cfg_slot = NULL, *cfg_orig = NULL;
+    if (call->info->library == CUSHIM_LIB_NCCL) {
+        rp_nccl_config(call, cfg, &cfg_slot, &cfg_orig);   /* an ncclConfig_t as far as the program's goes */
+        if (rp_nccl_batched(pl) && !rp_capturing(s)) {
+            /* a call inside an NCCL group: its errors come back from the group's end (rp_nccl.c) */
+            r = rp_queue(s, pl, call->params, NULL);
+            if (cfg_slot != NULL)
+                *cfg_slot = cfg_orig;
+            return cushim_call_skip(call, rc_lib_error(call->info->library, r));
+        }
     }
     r = rp_dispatch(s, pl, call->params, call->retval, &answered);
+    if (cfg_slot != NULL)
+        *cfg_slot = cfg_orig;
     if (!answered)
         cushim_call_set_result(call, rc_lib_error(call->info->library, r));
     else if (call->info->library == CUSHIM_LIB_CUBLAS || call->info->library == CUSHIM_LIB_CUBLASLT)
@@ -348,7 +357,7 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
     s->cx = (rm_ctx){ .kparam_sizes = rp_kparam_sizes, .intern = rp_intern, .keep = rp_graph_keep,
                       .scalar = rp_cublas_scalar, .addr_out = rp_addr_out, .addr_in = rp_addr_in, .user = s };
     rp_cublas_init(host);
-    rp_nccl_init(host);
+    rp_nccl_init(host, self);
     if (host->tls_create(self, rp_thread_free, &s->tls_wr) != CUSHIM_OK || rp_graph_init(s, self) != CUSHIM_OK) {
         host->log(self, CUSHIM_LOG_ERROR, "no TLS key left");
         return -1;

@@ -9,10 +9,15 @@
  *     a group every collective is answered, since a blocking communicator returns a collective's error at its
  *     call. The back end runs a client thread's calls on a thread of its own, in order, so the server's NCCL
  *     sees the group on one thread as the program made it.
+ *   - ncclConfig_t: carried as its bytes while its strings are NULL (the codec checks it); the client copies it as
+ *     far as the program's struct goes (its 'size': a program of an older nccl.h has a smaller struct) and drops
+ *     commName, a label NCCL prints in its logs and hands its profiler (PyTorch names split communicators), so
+ *     that such communicators are created; netName, which picks a network, is kept and so refused.
  *   - the remoting's own failures in NCCL's words (rp_nccl_error).
  * ncclGetErrorString and ncclGetLastError are not forwarded (remote.c's selector): the program's own libnccl
  * answers them, exactly for the first (a table of NCCL's), and with its own, empty, last error for the second.
  */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "rp_nccl.h"
@@ -21,6 +26,11 @@ static uint32_t rn_start[2], rn_end[2];   /* ncclGroupStart/End and their pnccl 
 static int32_t rn_drv_invalid = 1, rn_drv_not_supported = 801, rn_drv_unavailable = 46;
 static int32_t rn_invalid_arg = 4, rn_invalid_usage = 5, rn_remote = 6, rn_system = 2;   /* NCCL's */
 static __thread int rn_depth;             /* this thread's group depth, as NCCL counts it */
+static const cushim_host *rn_host;
+static cushim_plugin *rn_self;
+static const cushim_struct_info *rn_cfg;  /* ncclConfig_t, when the tree describes it */
+static uint32_t rn_cfg_size_off = UINT32_MAX, rn_cfg_name_off = UINT32_MAX;
+static atomic_int rn_name_logged;
 
 static uint32_t rn_id(const cushim_host *h, const char *name)
 {
@@ -37,8 +47,24 @@ static int32_t rn_code(const cushim_host *h, const char *name, int32_t dflt)
     return code;
 }
 
-void rp_nccl_init(const cushim_host *host)
+void rp_nccl_init(const cushim_host *host, cushim_plugin *self)
 {
+    rn_host = host;
+    rn_self = self;
+    const cushim_api_info *a = host->api_by_name("ncclCommInitRankConfig");
+    for (uint32_t i = 0; a != NULL && i < a->nparams; i++) {
+        const cushim_param_info *p = host->api_param(a, i);
+        if (strcmp(p->name, "config") == 0 && p->struct_type != NULL && p->struct_type->size <= RP_NCCL_CONFIG_MAX)
+            rn_cfg = p->struct_type;
+    }
+    for (uint32_t f = 0; rn_cfg != NULL && f < rn_cfg->nfields; f++) {
+        if (strcmp(rn_cfg->fields[f].name, "size") == 0 && rn_cfg->fields[f].size == sizeof(size_t))
+            rn_cfg_size_off = rn_cfg->fields[f].offset;
+        if (strcmp(rn_cfg->fields[f].name, "commName") == 0 && rn_cfg->fields[f].size == sizeof(void *))
+            rn_cfg_name_off = rn_cfg->fields[f].offset;
+    }
+    if (rn_cfg_size_off == UINT32_MAX)
+        rn_cfg = NULL;   /* not the layout this file knows: carried as the codec carries it */
     rn_start[0] = rn_id(host, "ncclGroupStart");
     rn_start[1] = rn_id(host, "pncclGroupStart");
     rn_end[0] = rn_id(host, "ncclGroupEnd");
@@ -85,4 +111,40 @@ int32_t rp_nccl_error(int32_t driver_code)
 void rp_nccl_fork_child(void)
 {
     rn_depth = 0;   /* the child's back end has no group open (the parent's thread's group stays the parent's) */
+}
+
+void rp_nccl_config(cushim_call *call, uint8_t *copy, void ***slot, void **orig)
+{
+    *slot = NULL;
+    if (rn_cfg == NULL)
+        return;
+    for (uint32_t i = 0; i < call->info->nparams; i++) {
+        const cushim_param_info *p = rn_host->api_param(call->info, i);
+        if (p->struct_type != rn_cfg || strcmp(p->name, "config") != 0)
+            continue;
+        void **at = (void **)((uint8_t *)call->params + p->offset);
+        const uint8_t *cfg = *at;
+        size_t size;
+        if (cfg == NULL)
+            return;
+        memcpy(&size, cfg + rn_cfg_size_off, sizeof size);
+        if (size < rn_cfg_size_off + sizeof size)
+            return;   /* not a configuration NCCL would take: sent as it is, for NCCL to refuse */
+        size_t n = size < rn_cfg->size ? size : rn_cfg->size;
+        memset(copy, 0, rn_cfg->size);
+        memcpy(copy, cfg, n);
+        void *name = NULL;
+        if (rn_cfg_name_off != UINT32_MAX && rn_cfg_name_off + sizeof name <= n)
+            memcpy(&name, copy + rn_cfg_name_off, sizeof name);
+        if (name != NULL) {
+            memset(copy + rn_cfg_name_off, 0, sizeof name);
+            if (atomic_exchange(&rn_name_logged, 1) == 0)
+                rn_host->log(rn_self, CUSHIM_LOG_INFO, "%s: the communicator's commName is not sent (a label of NCCL's "
+                             "logs and profiler on the server)", call->info->name);
+        }
+        *slot = at;
+        *orig = *at;
+        *at = copy;
+        return;
+    }
 }

@@ -10,7 +10,8 @@
  * device buffers (the runtime API: cudaMalloc, cudaMemcpy) with data of its own; an all-reduce outside a group
  * (float sum); a group of two (an int32 max in place, a float sum); a group whose first call has a datatype the
  * fake does not take (the group's first error, and the end's); synchronises; reads the buffers back and prints
- * their values; the communicator's asynchronous error; ncclGetErrorString; destroys the communicator.
+ * their values; the communicator's asynchronous error; ncclGetErrorString; destroys the communicator; then a
+ * second one by ncclCommInitRankConfig, its configuration named (commName), and an all-reduce on it.
  * With E2E_NO_DRIVER=1 it checks that no libcuda.so.1 was loaded in this process.
  */
 #define _GNU_SOURCE
@@ -130,6 +131,25 @@ int main(int argc, char **argv)
     printf("async error %d\n", (int)async);
     const char *es = ncclGetErrorString(ncclSystemError);
     printf("error string '%s'\n", es != NULL ? es : "(null)");
+    NCCL(ncclCommDestroy(comm));
+
+    /* a communicator with a configuration, named (PyTorch names split communicators): an all-reduce on it */
+    char idfile[4096];
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 1;
+    config.commName = "e2e-config";
+    snprintf(idfile, sizeof idfile, "%s.config", argv[3]);
+    memset(&id, 0, sizeof id);
+    if (rank == 0)
+        NCCL(ncclGetUniqueId(&id));
+    CHECK(share_id(rank, idfile, &id) == 0, "no second unique id");
+    NCCL(ncclCommInitRankConfig(&comm, nranks, id, rank, &config));
+    NCCL(ncclAllReduce(c, c, N, ncclInt32, ncclMin, comm, NULL));
+    CHECK(cudaMemcpy(ic, c, sizeof ic, cudaMemcpyDeviceToHost) == cudaSuccess, "cudaMemcpy c back");
+    sc = 0;
+    for (int i = 0; i < N; i++)
+        sc += ic[i];
+    printf("config: min of the maxima %lld\n", sc);
     NCCL(ncclCommDestroy(comm));
     cudaFree(a), cudaFree(b), cudaFree(c);
     if (getenv("E2E_NO_DRIVER") != NULL)

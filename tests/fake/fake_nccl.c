@@ -31,7 +31,7 @@
 static const char *const fl_names[] = {"ncclGetVersion", "ncclGetUniqueId", "ncclCommInitRank", "ncclAllReduce",
                                        "ncclCommDestroy", "ncclGetErrorString", "ncclGroupStart", "ncclGroupEnd",
                                        "ncclCommCount", "ncclCommUserRank", "ncclCommGetAsyncError",
-                                       "ncclGetLastError"};
+                                       "ncclGetLastError", "ncclCommInitRankConfig"};
 FL_COUNTING("FAKE_NCCL_COUNTS", fake_nccl_count)
 
 #define FN_MAGIC "fake-nccl:"
@@ -174,6 +174,21 @@ FL_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUnique
     }
     *comm = c;
     return ncclSuccess;
+}
+
+/* A configuration as NCCL checks one: its magic and version from NCCL_CONFIG_INITIALIZER, a size it can read. */
+FL_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank,
+                                              ncclConfig_t *config)
+{
+    FK_COUNT(12);
+    if (config != NULL) {
+        ncclConfig_t want = NCCL_CONFIG_INITIALIZER;
+        if (config->magic != want.magic || config->version > want.version || config->size < sizeof(size_t) * 2 ||
+            config->size > sizeof *config)
+            return ncclInvalidArgument;
+    }
+    atomic_fetch_sub(&fl_calls[2], 1);   /* counted as itself, not as ncclCommInitRank */
+    return ncclCommInitRank(comm, nranks, commId, rank);
 }
 
 static size_t fn_elem(ncclDataType_t t)
