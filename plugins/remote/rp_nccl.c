@@ -58,10 +58,13 @@ void rp_nccl_init(const cushim_host *host, cushim_plugin *self)
             rn_cfg = p->struct_type;
     }
     for (uint32_t f = 0; rn_cfg != NULL && f < rn_cfg->nfields; f++) {
-        if (strcmp(rn_cfg->fields[f].name, "size") == 0 && rn_cfg->fields[f].size == sizeof(size_t))
-            rn_cfg_size_off = rn_cfg->fields[f].offset;
-        if (strcmp(rn_cfg->fields[f].name, "commName") == 0 && rn_cfg->fields[f].size == sizeof(void *))
-            rn_cfg_name_off = rn_cfg->fields[f].offset;
+        const cushim_field_info *fi = cushim_struct_field(host, rn_cfg, f);   /* never rn_cfg->fields[f] */
+        if (fi == NULL || fi->name == NULL)
+            continue;
+        if (strcmp(fi->name, "size") == 0 && fi->size == sizeof(size_t))
+            rn_cfg_size_off = fi->offset;
+        if (strcmp(fi->name, "commName") == 0 && fi->size == sizeof(void *))
+            rn_cfg_name_off = fi->offset;
     }
     if (rn_cfg_size_off == UINT32_MAX)
         rn_cfg = NULL;   /* not the layout this file knows: carried as the codec carries it */
