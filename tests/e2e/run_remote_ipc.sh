@@ -10,7 +10,8 @@
 #      event handle, the reason in the server's log, and the server's driver never saw those opens;
 #   3. 'bogus' (tenant 1) opens a handle nobody exported through the server: refused the same way (locally the
 #      fake driver would map it);
-#   4. without tokens (the unix peer's uid is the identity) export and import work as locally.
+#   4. without tokens (the unix peer's uid is the identity) export and import work as locally;
+#   5. 'cushim serve' with two --token-file serves a client of each and refuses a third token.
 # Usage: run_remote_ipc.sh BUILD_DIR PROGRAM OUT_DIR
 set -u
 build=$1 prog=$2 out=$3
@@ -74,6 +75,24 @@ wait "$exporter" || fail "export (uid) failed: $(cat "$d/uid.export.err")"
 kill "$server" 2> /dev/null
 wait "$server" 2> /dev/null
 diff "$d/local.import.out" "$d/uid.import.out" > "$d/uid.diff" || fail "import (uid): outputs differ: $(cat "$d/uid.diff")"
+
+# 5. 'cushim serve' passes every --token-file: a client of the second token is served, one of a third refused
+head -c 24 /dev/urandom | base64 > "$d/token3"
+chmod 600 "$d/token3"
+rm -f "$sock"
+"$build/tools/cushim" serve --fake --listen="unix:$sock" --token-file="$d/token1" --token-file="$d/token2" \
+    > "$d/launcher.log" 2>&1 &
+server=$!
+for _ in $(seq 250); do [ -S "$sock" ] && break; sleep 0.02; done
+client ",token_file=$d/token1" "$prog" bogus > "$d/launcher.1.out" 2> "$d/launcher.1.err"
+client ",token_file=$d/token2" "$prog" bogus > "$d/launcher.2.out" 2> "$d/launcher.2.err"
+client ",token_file=$d/token3" "$prog" bogus > "$d/launcher.3.out" 2> "$d/launcher.3.err"
+kill "$server" 2> /dev/null
+wait "$server" 2> /dev/null
+[ "$(cat "$d/launcher.1.out")" = "open bogus 400" ] && [ "$(cat "$d/launcher.2.out")" = "open bogus 400" ] ||
+    fail "cushim serve with two tokens did not serve both: $(cat "$d"/launcher.[12].out "$d"/launcher.[12].err)"
+grep -q "refused this client's token" "$d/launcher.3.err" ||
+    fail "cushim serve served a third token: $(cat "$d/launcher.3.out" "$d/launcher.3.err")"
 
 [ $status = 0 ] && echo "run_remote_ipc.sh: PASS"
 exit $status
