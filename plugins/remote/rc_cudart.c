@@ -47,6 +47,7 @@
 #include "rc_cudart.h"
 #include "rp_cublas.h"
 #include "rp_managed.h"
+#include "rp_nccl.h"
 
 #define RC_EXPORT __attribute__((visibility("default")))
 #define RC_MAX_DEVICES 64
@@ -935,6 +936,8 @@ int32_t rc_lib_error(uint32_t library, int32_t driver_code)
 {
     if (library == CUSHIM_LIB_CUBLAS || library == CUSHIM_LIB_CUBLASLT)
         return rp_cublas_error(driver_code);   /* cuBLAS's words (rp_cublas.c) */
+    if (library == CUSHIM_LIB_NCCL)
+        return rp_nccl_error(driver_code);     /* NCCL's (rp_nccl.c) */
     if (rc.host == NULL || (library != CUSHIM_LIB_RUNTIME && library != CUSHIM_LIB_NVML))
         return driver_code;
     const int32_t *to = library == CUSHIM_LIB_RUNTIME ? rc.rt : rc.nvml;

@@ -90,9 +90,12 @@ typedef struct rp_state {
     uint32_t ahead;                /* batches sent whose replies are not read yet */
     int32_t async_err;             /* the first batched call that failed since the last report (0: none) */
     int32_t async_blas_err;        /* ... of cuBLAS or cuBLASLt: a cublasStatus_t, reported by their calls only */
+    int32_t async_nccl_err;        /* ... of NCCL (inside a group): an ncclResult_t, reported by the next answered
+                                      NCCL call (the group's end), which NCCL makes return it too (rp_nccl.c) */
     uint32_t batches_sent, batches_read;  /* batches sent, and whose replies were read (counts, wrapping) */
     uint8_t batch_blas[RP_BATCH_RING][RP_BATCH_CALLS / 8]; /* per batch in flight or queued, by batches_sent:
                                                               which of its calls are cuBLAS's (the error's domain) */
+    uint8_t batch_nccl[RP_BATCH_RING][RP_BATCH_CALLS / 8]; /* ... and which are NCCL's */
     uint64_t thread_sent;          /* the client thread last named to the server (RM_MSG_THREAD); 0: none */
     uint64_t batch_tid;            /* the thread whose calls the batch holds (a batch holds one thread's) */
     _Atomic uint64_t next_tid;     /* thread numbers, from 1, never reused */

@@ -14,6 +14,9 @@
  * upward instead of the heap, page-aligned and first fit (a block freed is handed out again), as the real driver
  * hands managed memory out of the unified address range it reserves: the remoting's tests map the same addresses
  * in a client (docs/remote.md, "Managed memory").
+ *
+ * With FAKE_CUDA_IPC=1 device memory is a memfd per allocation, mapped shared, so that another process can map it
+ * (cuIpcGetMemHandle / cuIpcOpenMemHandle, fake_alloc2.c): IPC between two processes, as the real driver does.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -39,6 +42,7 @@ struct fk_alloc {
     int registered;         /* host memory of the caller's (cuMemHostRegister): never freed here             */
     unsigned char sync_memops; /* CU_POINTER_ATTRIBUTE_SYNC_MEMOPS                                          */
     size_t mapped;          /* managed under FAKE_CUDA_MANAGED_BASE: the bytes mmap'ed at 'base' (munmap'ed)  */
+    int memfd;              /* FAKE_CUDA_IPC: the memfd + 1 of device memory mapped shared; 0: heap memory     */
 };
 #define FK_PREF_NONE (-2)
 
@@ -126,6 +130,39 @@ static void *fk_managed_map(size_t size, size_t *mapped)
     return NULL;
 }
 
+static int fk_ipc_on(void)
+{
+    const char *v = getenv("FAKE_CUDA_IPC");
+    return v != NULL && strcmp(v, "1") == 0;
+}
+
+static size_t fk_page_round(size_t n)
+{
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    return (n + pg - 1) / pg * pg;
+}
+
+/* Zeroed shared memory of a memfd of its own (FAKE_CUDA_IPC), or NULL. */
+static void *fk_ipc_map(size_t size, int *fd)
+{
+    size_t n = fk_page_round(size);
+    *fd = memfd_create("fake-cuda-device", MFD_CLOEXEC);
+    void *p = *fd >= 0 && ftruncate(*fd, (off_t)n) == 0 ? mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0)
+                                                         : MAP_FAILED;
+    if (p == MAP_FAILED) {
+        if (*fd >= 0)
+            close(*fd);
+        return NULL;
+    }
+    return p;
+}
+
+static void fk_ipc_unmap(void *p, size_t size, int fd)
+{
+    munmap(p, fk_page_round(size));
+    close(fd);
+}
+
 static CUresult fk_alloc(void **out, size_t size, int kind)
 {
     FK_REQUIRE_INIT();
@@ -141,8 +178,16 @@ static CUresult fk_alloc(void **out, size_t size, int kind)
     size_t mapped = 0;
     if (kind == FK_MEM_DEVICE && size > fk_device_total_mem() - fk_used[dev])
         r = CUDA_ERROR_OUT_OF_MEMORY;
-    else if (kind == FK_MEM_MANAGED && fk_managed_base() != 0 ? (p = fk_managed_map(size, &mapped)) == NULL :
-             (p = calloc(1, size)) == NULL)
+    else if (kind == FK_MEM_DEVICE && fk_ipc_on()) {
+        int fd = -1;
+        if ((p = fk_ipc_map(size, &fd)) == NULL)
+            r = CUDA_ERROR_OUT_OF_MEMORY;
+        else if ((r = fk_track(p, size, kind, dev)) != CUDA_SUCCESS)
+            fk_ipc_unmap(p, size, fd);
+        else
+            fk_allocs[fk_nallocs - 1].memfd = fd + 1;
+    } else if (kind == FK_MEM_MANAGED && fk_managed_base() != 0 ? (p = fk_managed_map(size, &mapped)) == NULL :
+               (p = calloc(1, size)) == NULL)
         r = CUDA_ERROR_OUT_OF_MEMORY;
     else if ((r = fk_track(p, size, kind, dev)) != CUDA_SUCCESS)
         mapped != 0 ? (void)munmap(p, mapped) : free(p);
@@ -171,6 +216,8 @@ static CUresult fk_free(uintptr_t p, int host)
             fk_used[a->device] -= a->size;
         if (a->mapped != 0)
             munmap((void *)a->base, a->mapped);
+        else if (a->memfd != 0)
+            fk_ipc_unmap((void *)a->base, a->size, a->memfd - 1);
         else
             free((void *)a->base);
         *a = fk_allocs[--fk_nallocs];
@@ -561,6 +608,29 @@ CUresult fk_mem_track_mapped(uintptr_t p, size_t n, int dev)
     CUresult r = fk_track((void *)p, n, FK_MEM_MAPPED, dev);
     pthread_mutex_unlock(&fk_lock);
     return r;
+}
+
+int fk_mem_ipc_export(uintptr_t p, int *fd, uint64_t *off, uint64_t *size)
+{
+    int r = -1;
+    pthread_mutex_lock(&fk_lock);
+    long i = fk_find(p, 1);
+    if (i >= 0 && fk_allocs[i].memfd != 0) {
+        *fd = fk_allocs[i].memfd - 1;
+        *off = p - fk_allocs[i].base;
+        *size = fk_allocs[i].size;
+        r = 0;
+    }
+    pthread_mutex_unlock(&fk_lock);
+    return r;
+}
+
+CUresult fk_mem_ipc_track(uintptr_t p, size_t n)
+{
+    CUcontext ctx = fk_current_ctx();
+    if (!fk_ctx_valid(ctx))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return fk_mem_track_mapped(p, n, ctx->device);
 }
 
 void fk_mem_untrack_mapped(uintptr_t p)
