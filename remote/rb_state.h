@@ -44,6 +44,11 @@ typedef struct rb_state {
     rm_bell *bell;                      /* region 0's doorbell; NULL: none */
     uint32_t bell_last;                 /* the last request answered through it */
     rm_numtab num;                      /* cuBLAS/cuBLASLt handles and descriptors by number (rm_num.h) */
+    /* CUDA IPC handles (rb_ipc.c, rm_ipc.h) */
+    struct rm_ipc *ipc;                 /* the server's table; NULL: IPC refused */
+    uint8_t identity[32];               /* this client's: its token's (rm_auth_identity) or its unix uid */
+    uint32_t ipc_ids[9];                /* the IPC APIs' ids, rb_ipc.c's order; UINT32_MAX: not in the tree */
+    int32_t e_invalid_handle[2];        /* CUDA_ERROR_INVALID_HANDLE, cudaErrorInvalidResourceHandle */
 } rb_state;
 
 /* rb_cublas.c: rm_ctx.scalar_check, the client's claim of a cuBLAS scalar's way against the server's own mode */
@@ -54,6 +59,18 @@ int rb_scalar_check(void *user, const rm_plan *pl, const void *params, uint32_t 
 void rb_num_message(rb_state *b, uint32_t api_id);
 int rb_num_pre(rb_state *b, rm_call *c, uint8_t *ret);
 void rb_num_post(rb_state *b, rm_call *c, int ran, int32_t result);
+
+/* rb_ipc.c: CUDA IPC handles (docs/remote.md, "IPC"). rb_ipc_identity: at the handshake, the client's identity
+   (a token's index, or -1: the unix peer's uid); rb_ipc_init: once the shim is loaded; rb_ipc_pre: before a decoded
+   call runs: 1 when it must not (an open of a handle another identity exported, or none through this server:
+   *result the driver's or the runtime's invalid-handle code, the reason logged); rb_ipc_post: after it ran, an
+   export recorded. */
+struct rm_backend_opts;
+void rb_ipc_identity(rb_state *b, const struct rm_backend_opts *o, int token);
+void rb_ipc_init(rb_state *b);
+int rb_ipc_pre(rb_state *b, const rm_call *c, int32_t *result);
+void rb_ipc_post(rb_state *b, const rm_call *c, int32_t result);
+void rb_ipc_exit(rb_state *b);
 
 /* rm_backend.c */
 void rb_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
