@@ -11,6 +11,7 @@
 
 #include "cushim/cushim.h"
 #include "rm_codec.h"
+#include "rm_num.h"
 #include "rm_shm.h"
 #include "rm_workers.h"
 
@@ -42,12 +43,7 @@ typedef struct rb_state {
     rb_region shm[RM_SHM_REGIONS];      /* the client's shared regions (RM_MSG_SHM, rm_shm.h) */
     rm_bell *bell;                      /* region 0's doorbell; NULL: none */
     uint32_t bell_last;                 /* the last request answered through it */
-    /* cuBLASLt descriptors by number (rm_ltid.h, rb_cublas.c) */
-    uint64_t lt_creates;                /* Create calls received so far: the next one's number is rm_ltid(this) */
-    uint64_t lt_pending;                /* the number of the Create being run; 0: none */
-    uint64_t lt_destroyed;              /* the number a Destroy being run names; 0: none */
-    struct rb_ltid *lt;                 /* the live ones: number and the library's descriptor */
-    uint32_t nlt, caplt;
+    rm_numtab num;                      /* cuBLAS/cuBLASLt handles and descriptors by number (rm_num.h) */
     /* CUDA IPC handles (rb_ipc.c, rm_ipc.h) */
     struct rm_ipc *ipc;                 /* the server's table; NULL: IPC refused */
     uint8_t identity[32];               /* this client's: its token's (rm_auth_identity) or its unix uid */
@@ -57,14 +53,12 @@ typedef struct rb_state {
 
 /* rb_cublas.c: rm_ctx.scalar_check, the client's claim of a cuBLAS scalar's way against the server's own mode */
 int rb_scalar_check(void *user, const rm_plan *pl, const void *params, uint32_t param, int how);
-/* rb_cublas.c: cuBLASLt descriptors by number (rm_ltid.h). rb_ltid_message: for every call message, before it runs
-   (it counts the Creates); rb_ltid_pre: the decoded call's descriptor numbers made the library's (RM_EMALFORMED for
-   a value that is not a live number); rb_ltid_post: after it ran, a Create's descriptor numbered (its output
-   rewritten), a Destroy's number dropped. rb_ltid_free: at exit. */
-void rb_ltid_message(rb_state *b, uint32_t api_id);
-int rb_ltid_pre(rb_state *b, rm_call *c);
-void rb_ltid_post(rb_state *b, rm_call *c, int ran, int32_t result);
-void rb_ltid_free(rb_state *b);
+/* rb_cublas.c: objects by number (rm_num.h). rb_num_message: for every call message, before it runs (it counts the
+   Creates); rb_num_pre: rm_num_pre, and for RM_NUM_BAD_HANDLE the library's status for a bad handle in 'ret' (the
+   call is then answered with it, not run); rb_num_post: after it ran ('result' its status). */
+void rb_num_message(rb_state *b, uint32_t api_id);
+int rb_num_pre(rb_state *b, rm_call *c, uint8_t *ret);
+void rb_num_post(rb_state *b, rm_call *c, int ran, int32_t result);
 
 /* rb_ipc.c: CUDA IPC handles (docs/remote.md, "IPC"). rb_ipc_identity: at the handshake, the client's identity
    (a token's index, or -1: the unix peer's uid); rb_ipc_init: once the shim is loaded; rb_ipc_pre: before a decoded

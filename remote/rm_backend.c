@@ -100,8 +100,14 @@ static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t le
     int rc = rm_decode_call(b->plans, msg, len, &b->arena, cx, &c, &status);
     memset(ret, 0, 64);
     *ret_size = 0;
-    if (rc == RM_OK && (rc = rb_ltid_pre(b, &c)) != RM_OK)   /* cuBLASLt descriptors by number (rb_cublas.c) */
+    int bad_handle = 0;   /* answered here, not run: a library handle that is not a live number (rm_num.h) */
+    if (rc == RM_OK && (rc = rb_num_pre(b, &c, ret)) == RM_NUM_BAD_HANDLE) {
+        rc = RM_OK;
+        bad_handle = 1;
+        *ret_size = c.plan->info->ret_size <= 64 ? c.plan->info->ret_size : 0;
+    } else if (rc != RM_OK) {
         status = RM_ST_MALFORMED;
+    }
     if (rc == RM_OK && shm != NULL && (shm->map == NULL || rm_shm_place(&c, shm_off, shm->map, shm->usable, shm != &b->shm[0]) != RM_OK)) {
         rc = RM_EMALFORMED;   /* no such region, not a byte copy, or outside the region: not run */
         status = RM_ST_MALFORMED;
@@ -109,7 +115,9 @@ static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t le
     if (rc == RM_OK && shm != NULL && shm->pinned == 0)
         rb_shm_pin(b, shm);
     int32_t refused = 0;
-    if (rc == RM_OK && rb_ipc_pre(b, &c, &refused)) {   /* another tenant's IPC handle (rb_ipc.c): not run */
+    if (rc == RM_OK && bad_handle) {
+        /* answered by rb_num_pre */
+    } else if (rc == RM_OK && rb_ipc_pre(b, &c, &refused)) {   /* another tenant's IPC handle (rb_ipc.c): not run */
         memcpy(ret, &refused, sizeof refused);
         *ret_size = c.plan->info->ret_size;
     } else if (rc == RM_OK) {
@@ -123,13 +131,16 @@ static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t le
             *ret_size = c.plan->info->ret_size;
         int32_t result = 0;
         memcpy(&result, ret, sizeof result);
-        rb_ltid_post(b, &c, status == RM_ST_OK, result);
+        rb_num_post(b, &c, status == RM_ST_OK, result);
         if (status == RM_ST_OK)
             rb_ipc_post(b, &c, result);   /* an export recorded with this client's identity */
         if (shm != NULL)
             rm_shm_unplace(&c);   /* the bytes are in the area: none go in the reply */
     }
-    if (b->verbose || (status != RM_ST_OK && status != RM_ST_NO_FUNCTION))
+    if (bad_handle)
+        rb_log("%s: a handle this back end did not give (or destroyed): answered as a bad handle, not run",
+               c.plan->info->name);
+    else if (b->verbose || (status != RM_ST_OK && status != RM_ST_NO_FUNCTION))
         rb_log("%s: %s", c.plan ? c.plan->info->name : "?",
                status == RM_ST_OK ? "ran" : status == RM_ST_UNKNOWN_API ? "unknown API id" :
                status == RM_ST_LAYOUT ? "layout differs from this server's tree" :
@@ -167,7 +178,7 @@ void rb_call_on(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t len, r
     uint32_t api = 0;
     if (len >= 4)
         memcpy(&api, msg, 4);
-    rb_ltid_message(b, api);   /* every call message counts, whether it runs or not: as the client counts */
+    rb_num_message(b, api);   /* every call message counts, whether it runs or not: as the client counts */
     if (!b->named) {
         rb_job_run(&j);
     } else if (rm_workers_run(b->workers, b->tid, rb_job_run, &j) != 0) {
@@ -427,7 +438,7 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
     free(dbuf);
     rm_workers_free(b.workers);
     rb_ipc_exit(&b);   /* its memory and events are gone: their handles too */
-    rb_ltid_free(&b);
+    rm_num_free(&b.num);
     rm_arena_destroy(&b.arena);
     rm_plans_free(b.plans);
     return 0;

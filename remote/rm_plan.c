@@ -350,9 +350,12 @@ static uint32_t rm_plan_hash(const rm_plan *pl)
         uint32_t w[] = { p->op, p->dir, p->counted, p->count_indirect, p->count_size, p->count_signed, p->null_fields,
                          (uint32_t)(int32_t)p->count_param, (uint32_t)(int32_t)p->func_param, p->offset, p->size,
                          p->elem, p->fixed, p->st ? p->st->size : 0, p->st ? p->st->nfields : 0, p->zero_off,
-                         p->zero_size, p->attrs != NULL ? rm_attr_hash(p->attrs, p->attr_enum) : 0 };
+                         p->zero_size, p->attrs != NULL ? rm_attr_hash(p->attrs, p->attr_enum) : 0, p->num };
         h = rm_fnv(h, w, sizeof w);
     }
+    uint32_t nums[] = { pl->num_create, pl->num_destroy, pl->num_attr_kind, pl->num_attr_out,
+                        (uint32_t)(int32_t)pl->num_attr_param, (uint32_t)pl->num_attr_value };
+    h = rm_fnv(h, nums, sizeof nums);
     return (uint32_t)(h ^ (h >> 32));
 }
 
@@ -712,6 +715,46 @@ static void rm_plan_timing(rm_plan *pl, const rm_meta *m)
     }
 }
 
+/* Objects by number (rm_numbered): the parameters of those types by value, the API's Create or Destroy, an attribute
+   whose value is one. Only for forwarded APIs' by-value parameters of 8 bytes (a handle type). */
+static void rm_plan_numbers(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
+{
+    pl->num_attr_param = pl->num_buf_param = pl->num_size_param = -1;
+    for (int k = 1; k <= RM_NUM_KINDS; k++) {
+        if (strcmp(a->name, rm_numbered_at(k)->create) == 0 && pl->nparams > 0 && pl->p[0].op == RM_OP_ARRAY &&
+            pl->p[0].elem == 8 && pl->p[0].dir == CUSHIM_DIR_OUT)
+            pl->num_create = (uint8_t)k;
+        if (strcmp(a->name, rm_numbered_at(k)->destroy) == 0)
+            pl->num_destroy = (uint8_t)k;
+    }
+    for (uint32_t i = 0; i < pl->nparams; i++) {
+        const cushim_param_info *p = m->api_param(a, i);
+        int k = rm_numbered_type(p->type);
+        if (k != 0 && pl->p[i].op == RM_OP_VALUE && pl->p[i].size == 8)
+            pl->p[i].num = (uint8_t)k;
+    }
+    const rm_num_attr *na = rm_num_attr_find(a->name);
+    if (na == NULL)
+        return;
+    for (uint32_t i = 0; i < pl->nparams; i++) {
+        const cushim_param_info *p = m->api_param(a, i);
+        if (strcmp(p->name, "attr") == 0 && pl->p[i].op == RM_OP_VALUE && p->enum_type != NULL)
+            for (uint32_t v = 0; v < p->enum_type->nvalues; v++)
+                if (strcmp(p->enum_type->values[v].name, na->attr) == 0) {
+                    pl->num_attr_param = (int8_t)i;
+                    pl->num_attr_value = p->enum_type->values[v].value;
+                }
+        if (strcmp(p->name, "buf") == 0 && pl->p[i].op == RM_OP_ARRAY)
+            pl->num_buf_param = (int8_t)i;
+        if (strcmp(p->name, "sizeInBytes") == 0 && pl->p[i].op == RM_OP_VALUE && pl->p[i].size == 8)
+            pl->num_size_param = (int8_t)i;
+    }
+    if (pl->num_attr_param >= 0 && pl->num_buf_param >= 0 && pl->num_size_param >= 0) {
+        pl->num_attr_kind = (uint8_t)rm_numbered_type(na->type);
+        pl->num_attr_out = pl->p[pl->num_buf_param].dir == CUSHIM_DIR_OUT;
+    }
+}
+
 rm_plans *rm_plans_build(const rm_meta *m)
 {
     rm_struct_field = m->struct_field;
@@ -731,6 +774,7 @@ rm_plans *rm_plans_build(const rm_meta *m)
         const cushim_api_info *a = m->api_at(i);
         rm_plan *pl = &ps->all[i];
         rm_plan_api(pl, m, a);
+        rm_plan_numbers(pl, m, a);
         pl->hash = rm_plan_hash(pl);   /* the wire layout only: timing and answers are the client's */
         rm_plan_timing(pl, m);
         if (a->id < ps->id_limit)

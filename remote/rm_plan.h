@@ -101,7 +101,7 @@ typedef struct rm_pplan {
     uint8_t count_size;          /* bytes of the count (1, 2, 4, 8)                                         */
     uint8_t count_signed;
     uint8_t null_fields;         /* ARRAY of structs whose pointer fields must be NULL (rm_struct_nulls)    */
-    uint8_t reserved;
+    uint8_t num;                 /* VALUE: an object by number (rm_numbered, 1..RM_NUM_KINDS); 0: none       */
     int16_t count_param;         /* -1: none                                                                */
     int16_t func_param;          /* KPARAMS: the parameter holding the function handle; OWNED_OUT: the count */
     uint16_t offset, size;       /* in the params struct                                                    */
@@ -132,6 +132,12 @@ typedef struct rm_plan {
     uint8_t capture;             /* RM_CAPTURE_*: begins or ends a stream capture (the client tracks them)   */
     int8_t devcopy_param;        /* a CUDA_MEMCPY3D parameter whose memory types must be device or array
                                     (a graph's memcpy node: host memory is the client's); -1: none          */
+    /* objects by number (rm_numbered, rm_num.h): this API creates (its first parameter the output) or
+       destroys one of kind num_create / num_destroy (0: neither); an attribute setter or getter whose value
+       for attribute num_attr_value is one of kind num_attr_kind (0: none), in its 'buf' of 8 bytes */
+    uint8_t num_create, num_destroy, num_attr_kind, num_attr_out;
+    int8_t num_attr_param, num_buf_param, num_size_param;
+    int64_t num_attr_value;
     const char *reason;          /* not RM_CLASS_FORWARD: why (points into 'why' or at static text)         */
     const char *async_reason;    /* async: why (static text)                                                */
     char why[120];
@@ -179,6 +185,27 @@ typedef struct rm_special {
 } rm_special;
 
 const rm_special *rm_special_find(const char *name, uint32_t categories);
+
+/* Objects by number (rm_num.h; docs/remote.md, "cuBLAS and cuBLASLt"): the opaque types of cuBLAS and cuBLASLt
+   whose values the back end gives as numbers and maps to its library's pointers (rm_special.c, one table). */
+#define RM_NUM_KINDS 7
+typedef struct rm_numbered {
+    const char *type;            /* the parameter type by value ("cublasHandle_t")                          */
+    const char *create;          /* the API that makes one (its first parameter: the output)                */
+    const char *destroy;         /* the API that ends one                                                   */
+    uint8_t handle;              /* a library handle: an unknown number is the library's bad-handle answer
+                                    (CUBLAS_STATUS_NOT_INITIALIZED), not a malformed call                   */
+} rm_numbered;
+const rm_numbered *rm_numbered_at(int kind);   /* kind 1..RM_NUM_KINDS; NULL otherwise */
+int rm_numbered_type(const char *type);          /* its kind, or 0 */
+/* An attribute whose value holds an object by number (cublasLtMatmulDescSetAttribute's
+   CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR: a cublasLtEmulationDesc_t). */
+typedef struct rm_num_attr {
+    const char *api;
+    const char *attr;            /* the enum value's name (absent from the tree: none)                      */
+    const char *type;            /* the object's type (rm_numbered)                                         */
+} rm_num_attr;
+const rm_num_attr *rm_num_attr_find(const char *api);
 
 /* Pointer-mode scalars (RM_OP_SCALAR): is parameter 'param' of 'api' one? (rm_special.c, one table) */
 typedef struct rm_scalar {

@@ -124,11 +124,11 @@ static const rm_special rm_specials[] = {
     { "cublasLtMatmulAlgoInit", RM_CLASS_HAND, RM_OP_ARRAY, "algo", NULL, "cublasLtMatmulAlgo_t holds no pointer: its bytes" },
     { "cublasLtMatmulAlgoCapGetAttribute", RM_CLASS_HAND, RM_OP_ARRAY, "algo", NULL, "cublasLtMatmulAlgo_t holds no pointer: its bytes" },
     { "cublasLtMatmulAlgoConfig?etAttribute", RM_CLASS_HAND, RM_OP_ARRAY, "algo", NULL, "cublasLtMatmulAlgo_t holds no pointer: its bytes" },
-    { "cublasLtMatmulDescCreate", RM_CLASS_HAND, RM_OP_ARRAY, "matmulDesc", NULL, "a descriptor returned: the back end's number for it (rm_ltid.h)" },
-    { "cublasLtMatrixLayoutCreate", RM_CLASS_HAND, RM_OP_ARRAY, "matLayout", NULL, "a descriptor returned: the back end's number for it (rm_ltid.h)" },
-    { "cublasLtMatmulPreferenceCreate", RM_CLASS_HAND, RM_OP_ARRAY, "pref", NULL, "a descriptor returned: the back end's number for it (rm_ltid.h)" },
-    { "cublasLtMatrixTransformDescCreate", RM_CLASS_HAND, RM_OP_ARRAY, "transformDesc", NULL, "a descriptor returned: the server's pointer, an opaque value" },
-    { "cublasLtEmulationDescCreate", RM_CLASS_HAND, RM_OP_ARRAY, "emulationDesc", NULL, "a descriptor returned: the server's pointer, an opaque value" },
+    { "cublasLtMatmulDescCreate", RM_CLASS_HAND, RM_OP_ARRAY, "matmulDesc", NULL, "a descriptor returned: the back end's number for it (rm_num.h)" },
+    { "cublasLtMatrixLayoutCreate", RM_CLASS_HAND, RM_OP_ARRAY, "matLayout", NULL, "a descriptor returned: the back end's number for it (rm_num.h)" },
+    { "cublasLtMatmulPreferenceCreate", RM_CLASS_HAND, RM_OP_ARRAY, "pref", NULL, "a descriptor returned: the back end's number for it (rm_num.h)" },
+    { "cublasLtMatrixTransformDescCreate", RM_CLASS_HAND, RM_OP_ARRAY, "transformDesc", NULL, "a descriptor returned: the back end's number for it (rm_num.h)" },
+    { "cublasLtEmulationDescCreate", RM_CLASS_HAND, RM_OP_ARRAY, "emulationDesc", NULL, "a descriptor returned: the back end's number for it (rm_num.h)" },
     { "cublasLt*Init_internal", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "initialises a descriptor in the caller's memory: use the Create function" },
     { "cublas[SG]etVector*", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "host<->device copy: the host side sized by elemSize and strides" },
     { "cublas[SG]etMatrix*", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "host<->device copy: the host side sized by elemSize and strides" },
@@ -358,6 +358,46 @@ static const rm_scalar rm_addrs[] = {
     { "cuPointerSetAttribute", "ptr" },
     { "cuPointerGetAttributes", "ptr" },
 };
+
+/* Objects by number (rm_num.h): a value of one of these types by value is a number the back end gave, mapped to the
+   library's pointer before the call runs; any other is refused. Kind: index + 1. */
+static const rm_numbered rm_numbereds[RM_NUM_KINDS] = {
+    { "cublasHandle_t", "cublasCreate_v2", "cublasDestroy_v2", 1 },
+    { "cublasLtHandle_t", "cublasLtCreate", "cublasLtDestroy", 1 },
+    { "cublasLtMatmulDesc_t", "cublasLtMatmulDescCreate", "cublasLtMatmulDescDestroy", 0 },
+    { "cublasLtMatrixLayout_t", "cublasLtMatrixLayoutCreate", "cublasLtMatrixLayoutDestroy", 0 },
+    { "cublasLtMatmulPreference_t", "cublasLtMatmulPreferenceCreate", "cublasLtMatmulPreferenceDestroy", 0 },
+    { "cublasLtMatrixTransformDesc_t", "cublasLtMatrixTransformDescCreate", "cublasLtMatrixTransformDescDestroy", 0 },
+    { "cublasLtEmulationDesc_t", "cublasLtEmulationDescCreate", "cublasLtEmulationDescDestroy", 0 },
+};
+
+const rm_numbered *rm_numbered_at(int kind)
+{
+    return kind >= 1 && kind <= RM_NUM_KINDS ? &rm_numbereds[kind - 1] : NULL;
+}
+
+int rm_numbered_type(const char *type)
+{
+    for (int k = 0; type != NULL && k < RM_NUM_KINDS; k++)
+        if (strcmp(type, rm_numbereds[k].type) == 0)
+            return k + 1;
+    return 0;
+}
+
+/* Attribute values that hold such an object (cublasLt.h: "CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR ...
+   cublasLtEmulationDesc_t"). */
+static const rm_num_attr rm_num_attrs[] = {
+    { "cublasLtMatmulDescSetAttribute", "CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR", "cublasLtEmulationDesc_t" },
+    { "cublasLtMatmulDescGetAttribute", "CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR", "cublasLtEmulationDesc_t" },
+};
+
+const rm_num_attr *rm_num_attr_find(const char *api)
+{
+    for (size_t i = 0; i < sizeof rm_num_attrs / sizeof rm_num_attrs[0]; i++)
+        if (strcmp(api, rm_num_attrs[i].api) == 0)
+            return &rm_num_attrs[i];
+    return NULL;
+}
 
 const rm_attr_table *rm_attr_table_find(const char *enum_name)
 {

@@ -103,6 +103,7 @@ static __thread int rc_device;
    is the device this thread's last cudaSetDevice made current, with its primary context */
 static __thread int rc_gdev, rc_gdev_known, rc_gdev_set;
 static __thread uint64_t rc_gdev_gen;
+static __thread uint64_t rc_sets;    /* cudaSetDevice calls this thread forwarded (rc_device_epoch) */
 /* The devices whose runtime context this client thread's server thread was made to take (cudaFree(NULL)), as
    of generation rc_ctx_seen of rc.ctx_gen. */
 static __thread uint64_t rc_ctx_mask, rc_ctx_seen;
@@ -793,6 +794,12 @@ void rc_note_api(uint32_t id)
         atomic_fetch_add(&rc.dev_gen, 1);
 }
 
+void rc_device_epoch(uint64_t epoch[2])
+{
+    epoch[0] = atomic_load(&rc.dev_gen);
+    epoch[1] = rc_sets;
+}
+
 uint64_t rc_local_answers(void)
 {
     return atomic_load(&rc.local_answers);
@@ -899,6 +906,7 @@ int rc_pre(cushim_call *call, const rm_plan *pl, int32_t *result)
         }
     } else if (id == rc.id_set_device) {
         int dev;
+        rc_sets++;
         rc_get(call, "device", &dev, sizeof dev);
         if (r == 0)
             rc_device = dev;

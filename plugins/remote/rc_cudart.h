@@ -39,6 +39,9 @@ int32_t rc_note_error(int32_t r);
 void rc_note_api(uint32_t id);
 /* The calls the runtime part answered itself (cudaGetDevice), for stats=1. */
 uint64_t rc_local_answers(void);
+/* Which device may be current on the calling thread: equal epochs, the same device (the process's count of calls
+   that may change a thread's context, rc_note_api; this thread's forwarded cudaSetDevice calls). */
+void rc_device_epoch(uint64_t epoch[2]);
 
 /* In the child of fork(): the server's modules and functions were the parent's back end's; the child's first
    launch loads them in its own. */

@@ -43,6 +43,7 @@
 
 #include "rc_cudart.h"
 #include "rp_cublas.h"
+#include "rp_heur.h"
 #include "rp_hostfn.h"
 #include "rp_managed.h"
 #include "rp_nccl.h"
@@ -229,11 +230,11 @@ static int32_t rp_host_free_rc(void *user, void *p)
 /* ---- cuBLAS's fast paths (rp_cublas.c decides, docs/remote.md "cuBLAS and cuBLASLt") ---- */
 /* 1 when the call was answered here (*r its status) or batched (*r success, or why it could not be queued). While
    a stream capture is open nothing is batched: the call is forwarded (0). */
-static int rp_blas_fast(rp_state *s, cushim_call *call, const rm_plan *pl, int32_t *r)
+static int rp_blas_fast(rp_state *s, cushim_call *call, const rm_plan *pl, const uint64_t epoch[2], int32_t *r)
 {
     if (atomic_load_explicit(&s->dead, memory_order_relaxed))
         return 0;   /* what is known here described a back end that is gone: the call fails as any other */
-    int how = rp_cublas_route(call, r);
+    int how = rp_cublas_route(call, r, epoch);
     if (how == RP_BLAS_LOCAL) {
         atomic_fetch_add_explicit(&s->cached, 1, memory_order_relaxed);
         return 1;
@@ -248,7 +249,7 @@ static int rp_blas_fast(rp_state *s, cushim_call *call, const rm_plan *pl, int32
         memcpy(out, &num, sizeof num);
     }
     if (q == 0)
-        rp_cublas_after(call, 0);
+        rp_cublas_after(call, 0, epoch);
     *r = rc_lib_error(call->info->library, q);
     return 1;
 }
@@ -273,13 +274,15 @@ static int rp_pre(cushim_call *call, void *user, uint64_t *slot)
     }
     if (call->info->library == CUSHIM_LIB_RUNTIME && rc_pre(call, pl, &r))   /* copies, launches... */
         return cushim_call_skip(call, r);
+    uint64_t epoch[2] = { 0, 0 };   /* the thread's device, as of before the call (a heuristic's key) */
+    int blas = call->info->library == CUSHIM_LIB_CUBLAS || call->info->library == CUSHIM_LIB_CUBLASLT;
     if (rp_managed_pre(s, call, &r))   /* managed memory: mirrored here (rp_managed.c) */
         return cushim_call_skip(call, r);
-    if ((call->info->library == CUSHIM_LIB_CUBLAS || call->info->library == CUSHIM_LIB_CUBLASLT) &&
-        (r = rp_managed_before(s, pl)) != 0)   /* the host's writes, before a batched cuBLAS call too */
+    if (blas && (r = rp_managed_before(s, pl)) != 0)   /* the host's writes, before a batched cuBLAS call too */
         return cushim_call_skip(call, rc_lib_error(call->info->library, r));
-    if ((call->info->library == CUSHIM_LIB_CUBLAS || call->info->library == CUSHIM_LIB_CUBLASLT) &&
-        rp_blas_fast(s, call, pl, &r))   /* a setter of the same value, a batched one (rp_cublas.c) */
+    if (blas)
+        rc_device_epoch(epoch);
+    if (blas && rp_blas_fast(s, call, pl, epoch, &r))   /* a setter of the same value, a batched one (rp_cublas.c) */
         return cushim_call_skip(call, r);
     _Alignas(16) uint8_t cfg[RP_NCCL_CONFIG_MAX];
     void **cfg_slot = NULL, *cfg_orig = NULL;
@@ -300,8 +303,8 @@ static int rp_pre(cushim_call *call, void *user, uint64_t *slot)
         *cfg_slot = cfg_orig;
     if (!answered)
         cushim_call_set_result(call, rc_lib_error(call->info->library, r));
-    else if (call->info->library == CUSHIM_LIB_CUBLAS || call->info->library == CUSHIM_LIB_CUBLASLT)
-        rp_cublas_after(call, pl->ret_status ? *(const int32_t *)call->retval : 0);   /* pointer modes... */
+    else if (blas)
+        rp_cublas_after(call, pl->ret_status ? *(const int32_t *)call->retval : 0, epoch);   /* pointer modes... */
     return CUSHIM_SKIP;
 }
 
@@ -353,12 +356,6 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
     rp_id_alloc_host[1] = rp_api_id(host, "cuMemAllocHost_v2");
     rp_id_host_alloc = rp_api_id(host, "cuMemHostAlloc");
     rp_id_free_host = rp_api_id(host, "cuMemFreeHost");
-    static const char *const lt_creates[3] = { "cublasLtMatmulDescCreate", "cublasLtMatrixLayoutCreate",
-                                               "cublasLtMatmulPreferenceCreate" };
-    for (int k = 0; k < 3; k++) {
-        uint32_t id = rp_api_id(host, lt_creates[k]);
-        s->lt_create_id[k] = id != 0 ? id : UINT32_MAX;
-    }
     rm_meta_from_host(&m, host);
     s->plans = rm_plans_build(&m);
     s->logged = calloc(host->api_id_limit() + 1, 1);
@@ -457,7 +454,7 @@ static void rp_fork_child(cushim_plugin *self)
     s->async_blas_err = 0;
     s->async_nccl_err = 0;
     s->batches_sent = s->batches_read = 0;
-    s->lt_creates = 0;   /* its back end numbers its own cuBLASLt descriptors */
+    s->lt_creates = 0;   /* its back end numbers its own cuBLAS handles and cuBLASLt descriptors */
     s->thread_sent = 0;   /* the child's server knows none of its threads yet */
     s->batch_tid = 0;
     s->in_flight = 0;
@@ -469,6 +466,7 @@ static void rp_fork_child(cushim_plugin *self)
     rp_graph_forget(s);   /* its back end has no capture open */
     rc_fork_child();   /* the runtime's modules were the parent's back end's */
     rp_cublas_fork_child();   /* and so were its cuBLAS handles */
+    rp_heur_fork_child();
     rp_managed_fork_child();  /* and its managed memory */
     rp_nccl_fork_child();     /* and its NCCL groups */
     atomic_store(&s->calls, 0);

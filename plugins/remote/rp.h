@@ -100,8 +100,7 @@ typedef struct rp_state {
     uint64_t batch_tid;            /* the thread whose calls the batch holds (a batch holds one thread's) */
     _Atomic uint64_t next_tid;     /* thread numbers, from 1, never reused */
     uint32_t async_err_api;        /* ... its API id */
-    uint64_t lt_creates;           /* cuBLASLt Create calls sent on this connection (rm_ltid.h: their numbers) */
-    uint32_t lt_create_id[3];      /* cublasLtMatmulDescCreate, cublasLtMatrixLayoutCreate, ...PreferenceCreate */
+    uint64_t lt_creates;           /* cuBLAS/cuBLASLt Create calls sent on this connection (rm_num.h: numbers) */
     int in_flight;                 /* delay_us: a flight of messages is being sent (delayed once, rp_conn.c) */
     uint64_t delays;               /* delay_us: the flights delayed */
     rp_region region[RM_SHM_REGIONS]; /* shared with the back end (rp_shm.c), under 'lock' */

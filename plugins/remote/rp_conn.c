@@ -49,14 +49,12 @@ static void rp_count_sync(rp_state *s, const rm_plan *pl)
         atomic_fetch_add_explicit(&s->sync_calls[pl->id], 1, memory_order_relaxed);
 }
 
-/* A call message about to be sent or queued, under 'lock' in the order the server gets them: a cuBLASLt Create
-   takes the next descriptor number, as the back end counts them (rm_ltid.h). Its number, or 0. */
+/* A call message about to be sent or queued, under 'lock' in the order the server gets them: a Create of a cuBLAS
+   or cuBLASLt handle or descriptor takes the next number, as the back end counts them (rm_num.h, rm_ltid.h). Its
+   number, or 0. */
 static uint64_t rp_note_message_locked(rp_state *s, const rm_plan *pl)
 {
-    for (int k = 0; k < 3; k++)
-        if (pl->id == s->lt_create_id[k])
-            return rm_ltid(s->lt_creates++);
-    return 0;
+    return pl->num_create != 0 ? rm_ltid(s->lt_creates++) : 0;
 }
 
 /* ---- the connection ---- */

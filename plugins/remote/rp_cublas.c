@@ -4,27 +4,33 @@
  * cuBLAS handle's pointer mode, each cuBLASLt matmul descriptor's scale type and pointer mode, followed through
  * the calls that set them), and cuBLAS's words for the remoting's errors.
  *
- * The server runs the real libraries; a handle or descriptor is the server's pointer, an opaque number here.
- * A scalar in host mode is read here (its size by its type: the pointee, or for a 'void *' the call's compute
- * type, data type or the descriptor's scale type) and sent as bytes; in device mode it is a device address and
- * never read here. A scalar whose size or mode cannot be told (an untracked descriptor, an unknown compute type)
- * is refused: the call returns CUBLAS_STATUS_NOT_SUPPORTED and its name is logged once (remote.c).
+ * The server runs the real libraries; a handle or descriptor is a number its back end gave (remote/rm_num.h),
+ * opaque here. A scalar in host mode is read here (its size by its type: the pointee, or for a 'void *' the call's
+ * compute type, data type or the descriptor's scale type) and sent as bytes; in device mode it is a device address
+ * and never read here. A scalar whose size or mode cannot be told (an untracked descriptor, an unknown compute
+ * type) is refused: the call returns CUBLAS_STATUS_NOT_SUPPORTED and its name is logged once (remote.c).
  * The fast paths (rp_cublas_route, before a call is dispatched): the handles and descriptors the client saw
- * created, and the values the library accepted on a handle, make a setter of the value it has and a getter of a
- * value set answerable here, and a setter, a destroy or an SGEMM that passes the library's own checks batchable
- * (remote.c queues it and calls rp_cublas_after as for an answered call). Anything not known goes as before.
+ * created, and the values the library accepted on them, make a setter of the value a handle has and a getter of a
+ * value set answerable here; a heuristic asked before with the same key (the thread, its device epoch, and the
+ * full content of the descriptor, layouts and preference) answered from rp_heur.c; and a setter, a destroy, a
+ * cuBLASLt Create, an SGEMM, DGEMM or GemmEx (strided batched too) that passes the library's own checks
+ * (rp_blasargs.c), or a cuBLASLt matmul on objects created here, batchable (remote.c queues it and calls
+ * rp_cublas_after as for an answered call). Anything not known goes as before.
  * Everything is read through the SDK's metadata (parameters and enum constants by name), never from headers,
  * but the sizes of cuBLASLt's attributes (rpb_*_attrs), which only the header's documentation gives.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rp_cublas.h"
+#include "rp_blasargs.h"
+#include "rp_heur.h"
 
 /* What is kept of each: a cuBLAS handle, a cuBLASLt matmul descriptor, matrix layout, matmul preference. */
-enum { RPB_HANDLE, RPB_DESC, RPB_LAYOUT, RPB_PREF };
+enum { RPB_HANDLE, RPB_DESC, RPB_LAYOUT, RPB_PREF, RPB_LTHANDLE };
 /* rpb_entry.known: which of a handle's values the client saw the library accept (set with success) */
 #define RPB_K_STREAM 1u
 #define RPB_K_WS 2u          /* ws, ws_size: set since the last stream set */
@@ -32,6 +38,15 @@ enum { RPB_HANDLE, RPB_DESC, RPB_LAYOUT, RPB_PREF };
 #define RPB_K_MATH 8u
 #define RPB_K_PMODE 16u
 #define RPB_K_ATOMICS 32u
+
+/* An attribute value a cuBLASLt object holds (set with success): part of a heuristic's key (rpb_heur_key). */
+#define RPB_KEY_ATTRS 12
+#define RPB_KEY_BYTES 16
+typedef struct rpb_kattr {
+    int32_t attr;
+    uint8_t size;
+    uint8_t v[RPB_KEY_BYTES];
+} rpb_kattr;
 
 /* A handle's or descriptor's state; a linear scan: a program keeps few alive at once (PyTorch: a handle per
    thread and device, a descriptor and three layouts per matmul call, destroyed after it). */
@@ -44,6 +59,10 @@ typedef struct rpb_entry {
     uint8_t kind;        /* RPB_HANDLE... */
     uint8_t created;     /* created through this client and not destroyed: its setters may be batched */
     uint8_t known;       /* RPB_K_* */
+    uint8_t exact;       /* cuBLASLt object: its content is whole in cargs and kattr (every value set is there) */
+    uint8_t nkattr;
+    int64_t cargs[4];    /* its Create's arguments: descriptor (compute, scale type); layout (type, rows, cols, ld) */
+    rpb_kattr kattr[RPB_KEY_ATTRS];   /* sorted by attribute, the padding zero: compared as bytes */
 } rpb_entry;
 
 /* The APIs rp_cublas_route and rp_cublas_after know, by name. */
@@ -51,7 +70,8 @@ enum {
     RPB_CREATE, RPB_DESTROY, RPB_SET_STREAM, RPB_GET_STREAM, RPB_SET_WS, RPB_SET_MATH, RPB_GET_MATH, RPB_SET_PMODE,
     RPB_GET_PMODE, RPB_SET_ATOMICS, RPB_GET_ATOMICS, RPB_DESC_CREATE, RPB_DESC_SET, RPB_DESC_DESTROY,
     RPB_LAYOUT_CREATE, RPB_LAYOUT_SET, RPB_LAYOUT_DESTROY, RPB_PREF_CREATE, RPB_PREF_SET, RPB_PREF_DESTROY,
-    RPB_SGEMM, RPB_SGEMM_SB, RPB_NAPI
+    RPB_SGEMM, RPB_SGEMM_SB, RPB_DGEMM, RPB_DGEMM_SB, RPB_GEMMEX, RPB_GEMMEX_SB, RPB_LT_CREATE, RPB_LT_DESTROY,
+    RPB_LT_MATMUL, RPB_HEUR, RPB_NAPI
 };
 static const char *const rpb_api_names[RPB_NAPI] = {
     "cublasCreate_v2", "cublasDestroy_v2", "cublasSetStream_v2", "cublasGetStream_v2", "cublasSetWorkspace_v2",
@@ -59,7 +79,10 @@ static const char *const rpb_api_names[RPB_NAPI] = {
     "cublasSetAtomicsMode", "cublasGetAtomicsMode", "cublasLtMatmulDescCreate", "cublasLtMatmulDescSetAttribute",
     "cublasLtMatmulDescDestroy", "cublasLtMatrixLayoutCreate", "cublasLtMatrixLayoutSetAttribute",
     "cublasLtMatrixLayoutDestroy", "cublasLtMatmulPreferenceCreate", "cublasLtMatmulPreferenceSetAttribute",
-    "cublasLtMatmulPreferenceDestroy", "cublasSgemm_v2", "cublasSgemmStridedBatched",
+    "cublasLtMatmulPreferenceDestroy", "cublasSgemm_v2", "cublasSgemmStridedBatched", "cublasDgemm_v2",
+    "cublasDgemmStridedBatched", "cublasGemmEx",
+    "cublasGemmStridedBatchedEx", "cublasLtCreate", "cublasLtDestroy", "cublasLtMatmul",
+    "cublasLtMatmulAlgoGetHeuristic",
 };
 
 /* The cuBLASLt attributes whose setter is batched, with the bytes each takes (cublasLt.h's documentation of each
@@ -119,7 +142,6 @@ static struct {
     int32_t drv[6];                          /* ... of these driver codes */
 } rpb = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static const cushim_param_info *rpb_param(const cushim_api_info *a, const char *name, uint32_t *index);
 
 static uint32_t rpb_id(const char *name)
 {
@@ -158,6 +180,7 @@ void rp_cublas_init(const cushim_host *host)
     _Static_assert(sizeof rpb_layout_attrs <= sizeof rpb_desc_attrs && sizeof rpb_pref_attrs <= sizeof rpb_desc_attrs,
                    "rpb.attrs is sized by the longest table");
     rpb.host = host;
+    rba_init(host);
     for (int i = 0; i < RPB_NAPI; i++)
         rpb.id[i] = rpb_id(rpb_api_names[i]);
     for (int k = 0; k < 3; k++)
@@ -165,7 +188,7 @@ void rp_cublas_init(const cushim_host *host)
             if (rpb_const(defs[k][i].name, &rpb.attrs[k][i].value))
                 rpb.attrs[k][i].size = defs[k][i].size;
     const cushim_api_info *dc = host->api_by_name("cublasLtMatmulDescCreate");
-    rpb.scale_param = dc != NULL ? rpb_param(dc, "scaleType", NULL) : NULL;
+    rpb.scale_param = dc != NULL ? rba_param(dc, "scaleType", NULL) : NULL;
     rpb.ok = rpb_const("CUBLAS_POINTER_MODE_DEVICE", &rpb.pm_device) &
             rpb_const("CUBLASLT_MATMUL_DESC_SCALE_TYPE", &rpb.lt_attr_scale) &
             rpb_const("CUBLASLT_MATMUL_DESC_POINTER_MODE", &rpb.lt_attr_mode) &
@@ -223,79 +246,6 @@ static rpb_entry *rpb_add_locked(uint64_t key, int kind, int fresh)
     return e;
 }
 
-/* ---- parameters by name ---- */
-static const cushim_param_info *rpb_param(const cushim_api_info *a, const char *name, uint32_t *index)
-{
-    for (uint32_t i = 0; i < a->nparams; i++) {
-        const cushim_param_info *p = rpb.host->api_param(a, i);
-        if (p != NULL && strcmp(p->name, name) == 0) {
-            if (index != NULL)
-                *index = i;
-            return p;
-        }
-    }
-    return NULL;
-}
-
-/* A by-value parameter (at most 8 bytes, sign-extended from 4). 1 when the API has it. */
-static int rpb_value(const cushim_api_info *a, const void *params, const char *name, int64_t *v)
-{
-    const cushim_param_info *p = rpb_param(a, name, NULL);
-    if (p == NULL || p->size > 8)
-        return 0;
-    if (p->size == 4) {
-        int32_t w;
-        memcpy(&w, (const uint8_t *)params + p->offset, 4);
-        *v = w;
-    } else {
-        uint64_t w = 0;
-        memcpy(&w, (const uint8_t *)params + p->offset, p->size);
-        *v = (int64_t)w;
-    }
-    return 1;
-}
-
-/* The bytes of a scalar of cudaDataType 'type' (from its name: CUDA_R_16F 2, CUDA_C_64F 16...); 0: unknown. */
-static uint32_t rpb_dtype_bytes(const cushim_param_info *p, int64_t type)
-{
-    const char *name = p != NULL && p->enum_type != NULL && CUSHIM_HOST_HAS(rpb.host, enum_value_name) ?
-                       rpb.host->enum_value_name(p->enum_type, type) : NULL;
-    if (name == NULL || strncmp(name, "CUDA_", 5) != 0 || (name[5] != 'R' && name[5] != 'C') || name[6] != '_')
-        return 0;
-    unsigned bits = (unsigned)strtoul(name + 7, NULL, 10);
-    if (bits < 8 || bits % 8 != 0)
-        return 0;
-    return bits / 8 * (name[5] == 'C' ? 2u : 1u);
-}
-
-/* The scalar of cublasGemmEx and its batched forms: the compute type's real type, complex when C is. */
-static uint32_t rpb_compute_bytes(const cushim_api_info *a, const void *params)
-{
-    const cushim_param_info *p = rpb_param(a, "computeType", NULL);
-    int64_t ct, ctype;
-    const char *name;
-    uint32_t n = 0;
-    if (p == NULL || p->enum_type == NULL || !rpb_value(a, params, "computeType", &ct) ||
-        !CUSHIM_HOST_HAS(rpb.host, enum_value_name) || (name = rpb.host->enum_value_name(p->enum_type, ct)) == NULL)
-        return 0;
-    if (strncmp(name, "CUBLAS_COMPUTE_16F", 18) == 0)
-        n = 2;
-    else if (strncmp(name, "CUBLAS_COMPUTE_32F", 18) == 0 || strncmp(name, "CUBLAS_COMPUTE_32I", 18) == 0)
-        n = 4;
-    else if (strncmp(name, "CUBLAS_COMPUTE_64F", 18) == 0)
-        n = 8;
-    const cushim_param_info *cp = rpb_param(a, "Ctype", NULL);
-    if (n != 0 && cp != NULL && rpb_value(a, params, "Ctype", &ctype)) {
-        uint32_t cb = rpb_dtype_bytes(cp, ctype);
-        const char *cn = cp->enum_type != NULL ? rpb.host->enum_value_name(cp->enum_type, ctype) : NULL;
-        if (cb == 0)
-            return 0;
-        if (cn != NULL && strncmp(cn, "CUDA_C_", 7) == 0)
-            n *= 2;
-    }
-    return n;
-}
-
 int rp_cublas_scalar(void *user, const rm_plan *pl, uint32_t param, const void *params, uint32_t *bytes)
 {
     const cushim_api_info *a = pl->info;
@@ -306,7 +256,7 @@ int rp_cublas_scalar(void *user, const rm_plan *pl, uint32_t param, const void *
     if (!rpb.ok || p == NULL)
         return RM_EUNSUPPORTED;
     if (a->library == CUSHIM_LIB_CUBLAS) {
-        if (rpb_value(a, params, "handle", &key)) {
+        if (rba_value(a, params, "handle", &key)) {
             pthread_mutex_lock(&rpb.lock);
             rpb_entry *e = rpb_find_locked((uint64_t)key, RPB_HANDLE);
             mode = e != NULL ? e->mode : 0;   /* a new handle's mode is host */
@@ -316,14 +266,14 @@ int rp_cublas_scalar(void *user, const rm_plan *pl, uint32_t param, const void *
             return RM_SCALAR_DEVICE;
         *bytes = pl->p[param].elem;
         if (*bytes == 0)   /* void *: by the call's types */
-            *bytes = rpb_param(a, "computeType", NULL) != NULL ? rpb_compute_bytes(a, params) :
-                     strcmp(p->name, "result") == 0 && rpb_value(a, params, "resultType", &type) ?
-                         rpb_dtype_bytes(rpb_param(a, "resultType", NULL), type) :
-                     rpb_value(a, params, "alphaType", &type) ? rpb_dtype_bytes(rpb_param(a, "alphaType", NULL), type) : 0;
+            *bytes = rba_param(a, "computeType", NULL) != NULL ? rba_compute_bytes(a, params) :
+                     strcmp(p->name, "result") == 0 && rba_value(a, params, "resultType", &type) ?
+                         rba_dtype_bytes(rba_param(a, "resultType", NULL), type) :
+                     rba_value(a, params, "alphaType", &type) ? rba_dtype_bytes(rba_param(a, "alphaType", NULL), type) : 0;
         return *bytes != 0 && *bytes <= RM_SCALAR_MAX ? RM_SCALAR_HOST : RM_EUNSUPPORTED;
     }
     /* cuBLASLt: cublasLtMatmul, by its descriptor */
-    if (!rpb_value(a, params, "computeDesc", &key))
+    if (!rba_value(a, params, "computeDesc", &key))
         return RM_EUNSUPPORTED;
     pthread_mutex_lock(&rpb.lock);
     rpb_entry *e = rpb_find_locked((uint64_t)key, RPB_DESC);
@@ -339,7 +289,7 @@ int rp_cublas_scalar(void *user, const rm_plan *pl, uint32_t param, const void *
        (BETA_ZERO's beta is not read) */
     if (mode != rpb.lt_pm_host && !(mode == rpb.lt_pm_alpha_beta_host && strcmp(p->name, "beta") == 0))
         return RM_SCALAR_DEVICE;
-    *bytes = rpb.scale_param != NULL ? rpb_dtype_bytes(rpb.scale_param, scale) : 0;
+    *bytes = rpb.scale_param != NULL ? rba_dtype_bytes(rpb.scale_param, scale) : 0;
     return *bytes != 0 && *bytes <= RM_SCALAR_MAX ? RM_SCALAR_HOST : RM_EUNSUPPORTED;
 }
 
@@ -352,16 +302,6 @@ static int rpb_which(uint32_t id)
     return -1;
 }
 
-/* A pointer parameter's value. */
-static void *rpb_ptr(const cushim_api_info *a, const void *params, const char *name)
-{
-    const cushim_param_info *p = rpb_param(a, name, NULL);
-    void *v = NULL;
-    if (p != NULL && p->size == sizeof v)
-        memcpy(&v, (const uint8_t *)params + p->offset, sizeof v);
-    return v;
-}
-
 /* A cuBLASLt setter's attribute is one batched, with the bytes it takes. */
 static int rpb_attr_ok(int kind, int64_t attr, int64_t size)
 {
@@ -372,54 +312,149 @@ static int rpb_attr_ok(int kind, int64_t attr, int64_t size)
     return 0;
 }
 
-/* An SGEMM (or its strided batched form) whose arguments pass every check cuBLAS makes before it launches (those
-   of the reference BLAS: the operations, m, n, k and the batch count not negative, each leading dimension at
-   least the rows it holds) on a handle the client created, with its scalars and matrices given. 1: it can be
-   batched. The pointers are not checked, as cuBLAS does not check them either: a bad one faults on the device,
-   an asynchronous error in both. */
-static int rpb_gemm_ok(const cushim_api_info *a, const void *params, int batched)
+/* cublasLtMatmul on objects the client created and has not destroyed (its handle, the descriptor - whose scale type
+   and pointer mode size the scalars - and the four layouts), its scalars and matrices given, a workspace given
+   when a size is. Whether the algorithm and workspace fit the problem the library decides: a refusal is a batched
+   error, as a launch's is. (rpb.lock held) */
+static int rpb_matmul_ok_locked(const cushim_api_info *a, const void *params)
 {
-    int64_t ta, tb, m, n, k, lda, ldb, ldc, count = 1;
-    if (!rpb_value(a, params, "transa", &ta) || !rpb_value(a, params, "transb", &tb) ||
-        !rpb_value(a, params, "m", &m) || !rpb_value(a, params, "n", &n) || !rpb_value(a, params, "k", &k) ||
-        !rpb_value(a, params, "lda", &lda) || !rpb_value(a, params, "ldb", &ldb) ||
-        !rpb_value(a, params, "ldc", &ldc) || (batched && !rpb_value(a, params, "batchCount", &count)))
+    static const char *const layouts[4] = { "Adesc", "Bdesc", "Cdesc", "Ddesc" };
+    static const char *const given[6] = { "alpha", "beta", "A", "B", "C", "D" };
+    int64_t key, wsize;
+    rpb_entry *e;
+    if (!rba_value(a, params, "lightHandle", &key) || (e = rpb_find_locked((uint64_t)key, RPB_LTHANDLE)) == NULL ||
+        !e->created || !rba_value(a, params, "computeDesc", &key) ||
+        (e = rpb_find_locked((uint64_t)key, RPB_DESC)) == NULL || !e->created ||
+        rba_dtype_bytes(rpb.scale_param, e->scale) == 0)
         return 0;
-    if (ta < 0 || ta > 2 || tb < 0 || tb > 2 || m < 0 || n < 0 || k < 0 || count < 0)   /* CUBLAS_OP_N, _T, _C */
-        return 0;
-    int64_t arows = ta == 0 ? m : k, brows = tb == 0 ? k : n;
-    if (lda < (arows > 1 ? arows : 1) || ldb < (brows > 1 ? brows : 1) || ldc < (m > 1 ? m : 1))
-        return 0;
-    return rpb_ptr(a, params, "alpha") != NULL && rpb_ptr(a, params, "beta") != NULL &&
-           rpb_ptr(a, params, "A") != NULL && rpb_ptr(a, params, "B") != NULL && rpb_ptr(a, params, "C") != NULL;
+    for (int i = 0; i < 4; i++)
+        if (!rba_value(a, params, layouts[i], &key) || (e = rpb_find_locked((uint64_t)key, RPB_LAYOUT)) == NULL ||
+            !e->created)
+            return 0;
+    for (int i = 0; i < 6; i++)
+        if (rba_ptr(a, params, given[i]) == NULL)
+            return 0;
+    return rba_value(a, params, "workspaceSizeInBytes", &wsize) &&
+           (wsize == 0 || rba_ptr(a, params, "workspace") != NULL);
 }
 
-/* A cuBLASLt Create whose arguments pass what the client can check: an output given, each enum a value of its type
-   (compute type, scale type, data type: named in the metadata), a layout's leading dimension at least its rows.
-   Memory, or a combination the library refuses, is then a batched error (and the number is refused at each use). */
-static int rpb_create_ok(const cushim_api_info *a, const void *params, int which)
+/* ---- cublasLtMatmulAlgoGetHeuristic's answers (rp_heur.c) ---- */
+/* The calling thread, as a number no other thread of the process ever had (a pthread_t can be reused). */
+static uint64_t rpb_thread_uid(void)
 {
-    static const char *const enums[2][2] = { { "computeType", "scaleType" }, { "type", NULL } };
-    if (a->nparams == 0 || rpb_ptr(a, params, rpb.host->api_param(a, 0)->name) == NULL)
+    static _Atomic uint64_t next = 1;
+    static __thread uint64_t uid;
+    if (uid == 0)
+        uid = atomic_fetch_add(&next, 1);
+    return uid;
+}
+
+/* The key of a heuristic call: everything its answer depends on (docs/remote.md): the thread and its device epoch
+   (which device is current), the cuBLASLt handle, the requested count, and the full content - never the numbers:
+   PyTorch makes new ones for every matmul - of the descriptor, the four layouts and the preference. 0 when one of
+   them is not a live object the client created whose every value it knows (or the key does not fit). (rpb.lock) */
+static size_t rpb_heur_key_locked(const cushim_api_info *a, const void *params, const uint64_t epoch[2],
+                                  uint8_t *key, size_t cap)
+{
+    static const char *const objs[6] = { "operationDesc", "Adesc", "Bdesc", "Cdesc", "Ddesc", "preference" };
+    static const uint8_t kinds[6] = { RPB_DESC, RPB_LAYOUT, RPB_LAYOUT, RPB_LAYOUT, RPB_LAYOUT, RPB_PREF };
+    int64_t lh, req, v;
+    rpb_entry *e;
+    size_t n = 0;
+    if (!rba_value(a, params, "lightHandle", &lh) || (e = rpb_find_locked((uint64_t)lh, RPB_LTHANDLE)) == NULL ||
+        !e->created || !rba_value(a, params, "requestedAlgoCount", &req))
         return 0;
-    if (which == RPB_PREF_CREATE)
-        return 1;
-    const char *const *e = enums[which == RPB_DESC_CREATE ? 0 : 1];
-    for (int i = 0; i < 2 && e[i] != NULL; i++) {
-        const cushim_param_info *p = rpb_param(a, e[i], NULL);
-        int64_t v;
-        if (p == NULL || p->enum_type == NULL || !rpb_value(a, params, e[i], &v) ||
-            !CUSHIM_HOST_HAS(rpb.host, enum_value_name) || rpb.host->enum_value_name(p->enum_type, v) == NULL)
+    uint64_t head[5] = { rpb_thread_uid(), epoch[0], epoch[1], (uint64_t)lh, (uint64_t)req };
+    if (cap < sizeof head)
+        return 0;
+    memcpy(key, head, sizeof head);
+    n = sizeof head;
+    for (int i = 0; i < 6; i++) {
+        if (!rba_value(a, params, objs[i], &v) || (e = rpb_find_locked((uint64_t)v, kinds[i])) == NULL ||
+            !e->created || !e->exact)
             return 0;
+        size_t len = sizeof e->cargs + 1 + e->nkattr * sizeof e->kattr[0];
+        if (n + 1 + len > cap)
+            return 0;
+        key[n++] = kinds[i];
+        memcpy(key + n, e->cargs, sizeof e->cargs);
+        n += sizeof e->cargs;
+        key[n++] = e->nkattr;
+        memcpy(key + n, e->kattr, e->nkattr * sizeof e->kattr[0]);
+        n += e->nkattr * sizeof e->kattr[0];
     }
-    int64_t rows, ld;
-    if (which == RPB_LAYOUT_CREATE &&
-        (!rpb_value(a, params, "rows", &rows) || !rpb_value(a, params, "ld", &ld) || ld < rows))
+    return n;
+}
+
+/* The results array's element size (cublasLtMatmulHeuristicResult_t, from the metadata); 0: unknown. */
+static size_t rpb_heur_elem(const cushim_api_info *a)
+{
+    const cushim_param_info *p = rba_param(a, "heuristicResultsArray", NULL);
+    return p != NULL && p->elem_size != 0 && p->elem_size <= 1024 ? p->elem_size : 0;
+}
+
+/* A heuristic answered from an earlier answer to the same key: 1 (results and count written). */
+static int rpb_heur_local_locked(const cushim_api_info *a, const void *params, const uint64_t epoch[2])
+{
+    uint8_t key[RP_HEUR_KEY];
+    int64_t req;
+    void *results = rba_ptr(a, params, "heuristicResultsArray");
+    int *count = rba_ptr(a, params, "returnAlgoCount"), returned = 0;
+    size_t elem = rpb_heur_elem(a), klen;
+    if (epoch == NULL || results == NULL || count == NULL || elem == 0 ||
+        !rba_value(a, params, "requestedAlgoCount", &req) || req < 1 || req > RP_HEUR_RESULTS ||
+        (klen = rpb_heur_key_locked(a, params, epoch, key, sizeof key)) == 0 ||
+        !rp_heur_find(key, klen, results, elem, (int)req, &returned))
         return 0;
+    *count = returned;
     return 1;
 }
 
-int rp_cublas_route(const cushim_call *call, int32_t *status)
+/* After the server answered one: kept for its key. */
+static void rpb_heur_keep_locked(const cushim_api_info *a, const void *params, const uint64_t epoch[2])
+{
+    uint8_t key[RP_HEUR_KEY];
+    int64_t req;
+    const void *results = rba_ptr(a, params, "heuristicResultsArray");
+    const int *count = rba_ptr(a, params, "returnAlgoCount");
+    size_t elem = rpb_heur_elem(a), klen;
+    if (epoch == NULL || results == NULL || count == NULL || elem == 0 ||
+        !rba_value(a, params, "requestedAlgoCount", &req) || req < 1 || req > RP_HEUR_RESULTS || *count < 0 ||
+        *count > req || (klen = rpb_heur_key_locked(a, params, epoch, key, sizeof key)) == 0)
+        return;
+    rp_heur_put(key, klen, results, elem, *count);
+}
+
+/* An attribute set with success on a cuBLASLt object: kept, sorted, for the heuristic's key; a value that does not
+   fit makes the object's content unknown (its heuristics then always go to the server). (rpb.lock) */
+static void rpb_keep_attr_locked(rpb_entry *e, int64_t attr, const void *buf, int64_t size)
+{
+    rpb_kattr k;
+    uint32_t i = 0;
+    if (buf == NULL || size <= 0 || size > RPB_KEY_BYTES) {
+        e->exact = 0;
+        return;
+    }
+    memset(&k, 0, sizeof k);
+    k.attr = (int32_t)attr;
+    k.size = (uint8_t)size;
+    memcpy(k.v, buf, (size_t)size);
+    while (i < e->nkattr && e->kattr[i].attr < k.attr)
+        i++;
+    if (i < e->nkattr && e->kattr[i].attr == k.attr) {
+        memcpy(&e->kattr[i], &k, sizeof k);   /* set again: the last value holds (bytes: the padding too) */
+        return;
+    }
+    if (e->nkattr == RPB_KEY_ATTRS) {
+        e->exact = 0;
+        return;
+    }
+    memmove(&e->kattr[i + 1], &e->kattr[i], (e->nkattr - i) * sizeof e->kattr[0]);
+    memcpy(&e->kattr[i], &k, sizeof k);
+    e->nkattr++;
+}
+
+int rp_cublas_route(const cushim_call *call, int32_t *status, const uint64_t epoch[2])
 {
     static const uint8_t kind_of[RPB_NAPI] = {
         [RPB_DESC_SET] = RPB_DESC, [RPB_DESC_DESTROY] = RPB_DESC, [RPB_LAYOUT_SET] = RPB_LAYOUT,
@@ -429,31 +464,40 @@ int rp_cublas_route(const cushim_call *call, int32_t *status)
     const cushim_api_info *a = call->info;
     int which = rpb.host != NULL ? rpb_which(call->api_id) : -1, how = RP_BLAS_FORWARD;
     int64_t key = 0, v = 0, w = 0;
-    if (which < 0 || which == RPB_CREATE || which == RPB_DESTROY)
+    if (which < 0 || which == RPB_CREATE || which == RPB_DESTROY || which == RPB_LT_CREATE || which == RPB_LT_DESTROY)
         return RP_BLAS_FORWARD;
     if (which == RPB_DESC_CREATE || which == RPB_LAYOUT_CREATE || which == RPB_PREF_CREATE)
-        return rpb_create_ok(a, call->params, which) ? RP_BLAS_CREATE : RP_BLAS_FORWARD;
+        return rba_create_ok(a, call->params, which == RPB_DESC_CREATE ? RBA_DESC : which == RPB_LAYOUT_CREATE ?
+                             RBA_LAYOUT : RBA_PREF) ? RP_BLAS_CREATE : RP_BLAS_FORWARD;
     *status = 0;
     pthread_mutex_lock(&rpb.lock);
-    if (which == RPB_SGEMM || which == RPB_SGEMM_SB) {
-        rpb_entry *e = rpb_value(a, call->params, "handle", &key) ? rpb_find_locked((uint64_t)key, RPB_HANDLE) : NULL;
-        if (e != NULL && e->created && rpb_gemm_ok(a, call->params, which == RPB_SGEMM_SB))
+    if (which >= RPB_SGEMM && which <= RPB_GEMMEX_SB) {   /* SGEMM, DGEMM, GemmEx and their strided batched forms */
+        rpb_entry *e = rba_value(a, call->params, "handle", &key) ? rpb_find_locked((uint64_t)key, RPB_HANDLE) : NULL;
+        int batched = which == RPB_SGEMM_SB || which == RPB_DGEMM_SB || which == RPB_GEMMEX_SB;
+        if (e != NULL && e->created && (which == RPB_GEMMEX || which == RPB_GEMMEX_SB ?
+                                        rba_gemm_ex_ok(a, call->params, batched) : rba_gemm_ok(a, call->params, batched)))
             how = RP_BLAS_BATCH;
+    } else if (which == RPB_LT_MATMUL) {
+        if (rpb_matmul_ok_locked(a, call->params))
+            how = RP_BLAS_BATCH;
+    } else if (which == RPB_HEUR) {
+        if (rpb_heur_local_locked(a, call->params, epoch))
+            how = RP_BLAS_LOCAL;
     } else if (which <= RPB_GET_ATOMICS) {   /* a cuBLAS handle's setter or getter */
-        rpb_entry *e = rpb_value(a, call->params, "handle", &key) ? rpb_find_locked((uint64_t)key, RPB_HANDLE) : NULL;
+        rpb_entry *e = rba_value(a, call->params, "handle", &key) ? rpb_find_locked((uint64_t)key, RPB_HANDLE) : NULL;
         void *out = NULL;
         if (e == NULL)
             goto out;
         switch (which) {
         case RPB_SET_STREAM:   /* the same stream, and the library's workspace still: nothing to change */
-            if (rpb_value(a, call->params, "streamId", &v) && (e->known & RPB_K_STREAM) && e->stream == (uint64_t)v &&
+            if (rba_value(a, call->params, "streamId", &v) && (e->known & RPB_K_STREAM) && e->stream == (uint64_t)v &&
                 (e->known & RPB_K_WS_DEFAULT))
                 how = RP_BLAS_LOCAL;
             else if (e->created)
                 how = RP_BLAS_BATCH;   /* it resets the workspace, so it changes something: sent, batched */
             break;
         case RPB_SET_WS:
-            if (!rpb_value(a, call->params, "workspace", &v) || !rpb_value(a, call->params, "workspaceSizeInBytes", &w))
+            if (!rba_value(a, call->params, "workspace", &v) || !rba_value(a, call->params, "workspaceSizeInBytes", &w))
                 break;
             if ((e->known & RPB_K_WS) && e->ws == (uint64_t)v && e->ws_size == (uint64_t)w)
                 how = RP_BLAS_LOCAL;
@@ -461,19 +505,19 @@ int rp_cublas_route(const cushim_call *call, int32_t *status)
                 how = RP_BLAS_BATCH;
             break;
         case RPB_SET_MATH:
-            if (rpb_value(a, call->params, "mode", &v) && (e->known & RPB_K_MATH) && e->math == v)
+            if (rba_value(a, call->params, "mode", &v) && (e->known & RPB_K_MATH) && e->math == v)
                 how = RP_BLAS_LOCAL;
             break;
         case RPB_SET_PMODE:
-            if (rpb_value(a, call->params, "mode", &v) && (e->known & RPB_K_PMODE) && e->mode == v)
+            if (rba_value(a, call->params, "mode", &v) && (e->known & RPB_K_PMODE) && e->mode == v)
                 how = RP_BLAS_LOCAL;
             break;
         case RPB_SET_ATOMICS:
-            if (rpb_value(a, call->params, "mode", &v) && (e->known & RPB_K_ATOMICS) && e->atomics == v)
+            if (rba_value(a, call->params, "mode", &v) && (e->known & RPB_K_ATOMICS) && e->atomics == v)
                 how = RP_BLAS_LOCAL;
             break;
         case RPB_GET_STREAM:   /* what the library was told last, and accepted */
-            if ((e->known & RPB_K_STREAM) && (out = rpb_ptr(a, call->params, "streamId")) != NULL) {
+            if ((e->known & RPB_K_STREAM) && (out = rba_ptr(a, call->params, "streamId")) != NULL) {
                 memcpy(out, &e->stream, sizeof e->stream);   /* cudaStream_t: a pointer */
                 how = RP_BLAS_LOCAL;
             }
@@ -481,7 +525,7 @@ int rp_cublas_route(const cushim_call *call, int32_t *status)
         default: {   /* the modes: enums, 4 bytes */
             uint8_t bit = which == RPB_GET_MATH ? RPB_K_MATH : which == RPB_GET_PMODE ? RPB_K_PMODE : RPB_K_ATOMICS;
             int32_t m = (int32_t)(which == RPB_GET_MATH ? e->math : which == RPB_GET_PMODE ? e->mode : e->atomics);
-            if ((e->known & bit) && (out = rpb_ptr(a, call->params, "mode")) != NULL) {
+            if ((e->known & bit) && (out = rba_ptr(a, call->params, "mode")) != NULL) {
                 memcpy(out, &m, sizeof m);
                 how = RP_BLAS_LOCAL;
             }
@@ -490,14 +534,14 @@ int rp_cublas_route(const cushim_call *call, int32_t *status)
         }
     } else {   /* a cuBLASLt descriptor's, layout's or preference's setter or destroy */
         int kind = kind_of[which];
-        rpb_entry *e = rpb_value(a, call->params, key_of[kind - RPB_DESC], &key) ?
+        rpb_entry *e = rba_value(a, call->params, key_of[kind - RPB_DESC], &key) ?
                        rpb_find_locked((uint64_t)key, kind) : NULL;
         if (e == NULL || !e->created)
             goto out;
         if (which == RPB_DESC_DESTROY || which == RPB_LAYOUT_DESTROY || which == RPB_PREF_DESTROY)
             how = RP_BLAS_BATCH;
-        else if (rpb_ptr(a, call->params, "buf") != NULL && rpb_value(a, call->params, "attr", &v) &&
-                 rpb_value(a, call->params, "sizeInBytes", &w) && rpb_attr_ok(kind, v, w))
+        else if (rba_ptr(a, call->params, "buf") != NULL && rba_value(a, call->params, "attr", &v) &&
+                 rba_value(a, call->params, "sizeInBytes", &w) && rpb_attr_ok(kind, v, w))
             how = RP_BLAS_BATCH;
     }
 out:
@@ -508,14 +552,14 @@ out:
 /* The object a Create returned through its pointer parameter 'name'. */
 static uint64_t rpb_created(const cushim_api_info *a, const void *params, const char *name)
 {
-    void *out = rpb_ptr(a, params, name);
+    void *out = rba_ptr(a, params, name);
     uint64_t key = 0;
     if (out != NULL)
         memcpy(&key, out, sizeof key);
     return key;
 }
 
-void rp_cublas_after(const cushim_call *call, int32_t status)
+void rp_cublas_after(const cushim_call *call, int32_t status, const uint64_t epoch[2])
 {
     const cushim_api_info *a = call->info;
     int which = status == 0 ? rpb_which(call->api_id) : -1;
@@ -528,18 +572,27 @@ void rp_cublas_after(const cushim_call *call, int32_t status)
     case RPB_CREATE:
     case RPB_LAYOUT_CREATE:
     case RPB_PREF_CREATE:
+    case RPB_LT_CREATE:
         e = rpb_add_locked(rpb_created(a, call->params, which == RPB_CREATE ? "handle" : which == RPB_LAYOUT_CREATE ?
-                                       "matLayout" : "pref"),
-                           which == RPB_CREATE ? RPB_HANDLE : which == RPB_LAYOUT_CREATE ? RPB_LAYOUT : RPB_PREF, 1);
-        if (e != NULL)
+                                       "matLayout" : which == RPB_LT_CREATE ? "lightHandle" : "pref"),
+                           which == RPB_CREATE ? RPB_HANDLE : which == RPB_LAYOUT_CREATE ? RPB_LAYOUT :
+                           which == RPB_LT_CREATE ? RPB_LTHANDLE : RPB_PREF, 1);
+        if (e != NULL) {
+            static const char *const largs[4] = { "type", "rows", "cols", "ld" };
             e->created = 1;
+            e->exact = 1;   /* a layout's content: its Create's arguments; a preference's: none yet */
+            for (int i = 0; which == RPB_LAYOUT_CREATE && i < 4; i++)
+                e->exact &= (uint8_t)rba_value(a, call->params, largs[i], &e->cargs[i]);
+        }
         break;
     case RPB_DESC_CREATE:
-        if (rpb_value(a, call->params, "scaleType", &v) &&
+        if (rba_value(a, call->params, "scaleType", &v) &&
             (e = rpb_add_locked(rpb_created(a, call->params, "matmulDesc"), RPB_DESC, 1)) != NULL) {
             e->created = 1;
             e->scale = v;
             e->mode = rpb.lt_pm_host;
+            e->cargs[1] = v;
+            e->exact = (uint8_t)rba_value(a, call->params, "computeType", &e->cargs[0]);
         }
         break;
     case RPB_SET_STREAM:
@@ -547,17 +600,17 @@ void rp_cublas_after(const cushim_call *call, int32_t status)
     case RPB_SET_MATH:
     case RPB_SET_PMODE:
     case RPB_SET_ATOMICS:
-        if (!rpb_value(a, call->params, "handle", &key) || (e = rpb_add_locked((uint64_t)key, RPB_HANDLE, 0)) == NULL)
+        if (!rba_value(a, call->params, "handle", &key) || (e = rpb_add_locked((uint64_t)key, RPB_HANDLE, 0)) == NULL)
             break;
-        if (which == RPB_SET_STREAM && rpb_value(a, call->params, "streamId", &v)) {
+        if (which == RPB_SET_STREAM && rba_value(a, call->params, "streamId", &v)) {
             e->stream = (uint64_t)v;
             e->known = (uint8_t)((e->known & ~RPB_K_WS) | RPB_K_STREAM | RPB_K_WS_DEFAULT);
-        } else if (which == RPB_SET_WS && rpb_value(a, call->params, "workspace", &v) &&
-                   rpb_value(a, call->params, "workspaceSizeInBytes", &w)) {
+        } else if (which == RPB_SET_WS && rba_value(a, call->params, "workspace", &v) &&
+                   rba_value(a, call->params, "workspaceSizeInBytes", &w)) {
             e->ws = (uint64_t)v;
             e->ws_size = (uint64_t)w;
             e->known = (uint8_t)((e->known & ~RPB_K_WS_DEFAULT) | RPB_K_WS);
-        } else if (which != RPB_SET_STREAM && which != RPB_SET_WS && rpb_value(a, call->params, "mode", &v)) {
+        } else if (which != RPB_SET_STREAM && which != RPB_SET_WS && rba_value(a, call->params, "mode", &v)) {
             if (which == RPB_SET_MATH)
                 e->math = v, e->known |= RPB_K_MATH;
             else if (which == RPB_SET_PMODE)
@@ -566,14 +619,27 @@ void rp_cublas_after(const cushim_call *call, int32_t status)
                 e->atomics = v, e->known |= RPB_K_ATOMICS;
         }
         break;
+    case RPB_LAYOUT_SET:
+    case RPB_PREF_SET:
+        if (rba_value(a, call->params, which == RPB_LAYOUT_SET ? "matLayout" : "pref", &key) &&
+            rba_value(a, call->params, "attr", &v) && rba_value(a, call->params, "sizeInBytes", &w) &&
+            (e = rpb_find_locked((uint64_t)key, which == RPB_LAYOUT_SET ? RPB_LAYOUT : RPB_PREF)) != NULL)
+            rpb_keep_attr_locked(e, v, rba_ptr(a, call->params, "buf"), w);
+        break;
+    case RPB_HEUR:
+        rpb_heur_keep_locked(a, call->params, epoch);
+        break;
     case RPB_DESC_SET:
-        if (rpb_value(a, call->params, "matmulDesc", &key) && rpb_value(a, call->params, "attr", &v) &&
+        if (rba_value(a, call->params, "matmulDesc", &key) && rba_value(a, call->params, "attr", &v) &&
+            rba_value(a, call->params, "sizeInBytes", &w) && (e = rpb_find_locked((uint64_t)key, RPB_DESC)) != NULL)
+            rpb_keep_attr_locked(e, v, rba_ptr(a, call->params, "buf"), w);
+        if (rba_value(a, call->params, "matmulDesc", &key) && rba_value(a, call->params, "attr", &v) &&
             (v == rpb.lt_attr_scale || v == rpb.lt_attr_mode)) {
-            const void *buf = rpb_ptr(a, call->params, "buf");
+            const void *buf = rba_ptr(a, call->params, "buf");
             int64_t size = 0;
             int32_t val;
             e = rpb_find_locked((uint64_t)key, RPB_DESC);
-            if (e != NULL && buf != NULL && rpb_value(a, call->params, "sizeInBytes", &size) && size == 4) {
+            if (e != NULL && buf != NULL && rba_value(a, call->params, "sizeInBytes", &size) && size == 4) {
                 memcpy(&val, buf, 4);   /* both attributes are 32-bit enums */
                 if (v == rpb.lt_attr_scale)
                     e->scale = val;
@@ -585,11 +651,12 @@ void rp_cublas_after(const cushim_call *call, int32_t status)
     case RPB_DESTROY:
     case RPB_DESC_DESTROY:
     case RPB_LAYOUT_DESTROY:
-    case RPB_PREF_DESTROY: {
-        static const char *const key_name[] = { "handle", "matmulDesc", "matLayout", "pref" };
+    case RPB_PREF_DESTROY:
+    case RPB_LT_DESTROY: {
+        static const char *const key_name[] = { "handle", "matmulDesc", "matLayout", "pref", "lightHandle" };
         int kind = which == RPB_DESTROY ? RPB_HANDLE : which == RPB_DESC_DESTROY ? RPB_DESC :
-                   which == RPB_LAYOUT_DESTROY ? RPB_LAYOUT : RPB_PREF;
-        if (rpb_value(a, call->params, key_name[kind], &key) && (e = rpb_find_locked((uint64_t)key, kind)) != NULL)
+                   which == RPB_LAYOUT_DESTROY ? RPB_LAYOUT : which == RPB_LT_DESTROY ? RPB_LTHANDLE : RPB_PREF;
+        if (rba_value(a, call->params, key_name[kind], &key) && (e = rpb_find_locked((uint64_t)key, kind)) != NULL)
             e->key = 0;   /* dropped: its address may come back for another */
         break;
     }

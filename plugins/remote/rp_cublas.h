@@ -19,14 +19,15 @@ enum {
     RP_BLAS_LOCAL,     /* answered here (*status, outputs written): a setter of the value the handle has, a getter
                           of a value set */
     RP_BLAS_BATCH,     /* it cannot fail once checked here: queued with the asynchronous calls, success; the
-                          caller then calls rp_cublas_after(call, 0) */
+                          caller then calls rp_cublas_after(call, 0, epoch) */
     RP_BLAS_CREATE     /* a cuBLASLt Create, batched the same way: its output (the first parameter) is the
                           descriptor's number rp_queue gives (rm_ltid.h) */
 };
-int rp_cublas_route(const cushim_call *call, int32_t *status);
+/* 'epoch': which device is current on the calling thread (rc_device_epoch): part of a heuristic's key. */
+int rp_cublas_route(const cushim_call *call, int32_t *status, const uint64_t epoch[2]);
 /* After a cuBLAS/cuBLASLt call returned 'status' (forwarded, or batched: 0): follows handles and descriptors
    created and destroyed, the values set, pointer modes and scale types. */
-void rp_cublas_after(const cushim_call *call, int32_t status);
+void rp_cublas_after(const cushim_call *call, int32_t status, const uint64_t epoch[2]);
 /* A driver code of the remoting (CUDA_ERROR_NOT_SUPPORTED...) as a cublasStatus_t. */
 int32_t rp_cublas_error(int32_t driver_code);
 void rp_cublas_fork_child(void);

@@ -7,14 +7,16 @@
  *   - SGEMM with host scalars, then with the scalars in device memory (CUBLAS_POINTER_MODE_DEVICE: never read
  *     by the client), then host again; SGEMM strided batched;
  *   - GemmEx with a 32F compute type (float scalars) and a 64F one (double scalars: 8 bytes), GemmStridedBatchedEx
- *     in double, and GemmEx with a compute type no fake supports (refused: CUBLAS_STATUS_NOT_SUPPORTED both ways);
+ *     in double, DGEMM and its strided batched form, and GemmEx with a compute type no fake supports (refused: CUBLAS_STATUS_NOT_SUPPORTED both ways);
  *   - cuBLASLt: a matmul descriptor, its scale type read back (asked for its size first), layouts, a preference
  *     with a workspace bound, the heuristic (4 asked, 1 returned, its algorithm carried whole into the matmul),
  *     a matmul with host scalars, then with device scalars (CUBLASLT_MATMUL_DESC_POINTER_MODE), destroyed.
  *   - PyTorch's pattern per GEMM, E2E_LOOP times (default 4): a handle's stream, workspace and math mode set to
- *     the same values, an SGEMM; a cuBLASLt descriptor, layouts and preference created, their attributes set, the
+ *     the same values, an SGEMM, a GemmEx and a DGEMM; a cuBLASLt descriptor, layouts and preference created, their attributes set, the
  *     heuristic, a matmul, all destroyed; then SGEMMs and setters the library refuses (a leading dimension too
  *     small, a negative k, an attribute it does not know, a size it does not take): their statuses printed;
+ *   - E2E_HEUR=1 instead: cublasLtMatmulAlgoGetHeuristic asked again with the same and other content, device and
+ *     thread (heur_cache), each answer printed;
  *   - E2E_ASYNC_ERR=1 instead: a batched setter the server's library refuses (the fake knows no epilogue), then a
  *     driver call (success: cuBLAS's error is not the driver's) and a cuBLAS call (returns the setter's status).
  * Every result is printed; with E2E_NO_DRIVER=1 it checks that no libcuda.so.1 was loaded in this process.
@@ -27,6 +29,7 @@
 #include <cublasLt.h>
 #include <cublas_api.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,6 +171,13 @@ static void blas(void)
                                     CUDA_R_64F, 3, 6, &dy, BDC, CUDA_R_64F, 2, 4, 2, CUBLAS_COMPUTE_64F,
                                     CUBLAS_GEMM_DEFAULT));
     show_d("gemm strided batched ex 64F", BDC, 8);
+    /* DGEMM and its strided batched form: 8-byte scalars by their pointee */
+    dx = 0.3;
+    dy = -2.0 / 3;
+    BLAS(cublasDgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_T, 2, 2, 3, &dx, DA, 2, DB, 2, &dy, DC, 2));
+    show_d("dgemm", DC, 4);
+    BLAS(cublasDgemmStridedBatched(h, CUBLAS_OP_T, CUBLAS_OP_N, 2, 2, 3, &dx, BDA, 3, 6, BDB, 3, 6, &dy, BDC, 2, 4, 2));
+    show_d("dgemm strided batched", BDC, 8);
     /* a compute type neither the fake nor the remoting's sizing knows: refused, C untouched */
     cublasStatus_t s = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &fx, A, CUDA_R_32F, 2, B, CUDA_R_32F, 3, &fy,
                                     C, CUDA_R_32F, 2, (cublasComputeType_t)99, CUBLAS_GEMM_DEFAULT);
@@ -245,6 +255,7 @@ static void torch_like(int n)
     BLAS(cublasCreate_v2(&h));
     BLAS(cublasLtCreate(&lh));
     float *A = dev(fa, sizeof fa), *B = dev(fb, sizeof fb), *C = dev(fc, sizeof fc), *D = dev(NULL, sizeof fc);
+    double *DA = dev(da, sizeof da), *DB = dev(db, sizeof db), *DC = dev(dc, sizeof dc);
     /* the workspace 256-byte aligned, as cuBLAS wants it and the real driver's allocations are (the fake driver's
        are the heap's): PyTorch's caching allocator hands out such a block inside a larger one */
     void *ws_block = dev(NULL, (1 << 16) + 256);
@@ -261,6 +272,10 @@ static void torch_like(int n)
         CHECK(math == CUBLAS_TF32_TENSOR_OP_MATH && got == st, "iteration %d: math mode %d, stream %s", it, (int)math,
               got == st ? "the one set" : "another");
         BLAS(cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &alpha, A, 2, B, 3, &beta, C, 2));
+        BLAS(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &alpha, A, CUDA_R_32F, 2, B, CUDA_R_32F, 3, &beta, C,
+                          CUDA_R_32F, 2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        double dalpha = 0.5 + it, dbeta = -0.25;
+        BLAS(cublasDgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &dalpha, DA, 2, DB, 3, &dbeta, DC, 2));
 
         cublasLtMatmulDesc_t desc = NULL;
         cublasLtMatrixLayout_t la = NULL, lb = NULL, lc = NULL;
@@ -304,9 +319,10 @@ static void torch_like(int n)
     }
     show_f("torch-like sgemm", C, 4);
     show_f("torch-like lt matmul", D, 4);
+    show_d("torch-like dgemm", DC, 4);
     BLAS(cublasLtDestroy(lh));
     BLAS(cublasDestroy_v2(h));
-    void *ptrs[] = { A, B, C, D, ws_block };
+    void *ptrs[] = { A, B, C, D, DA, DB, DC, ws_block };
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         CHECK(cudaFree(ptrs[i]) == cudaSuccess, "cudaFree");
     CHECK(cudaStreamDestroy(st) == cudaSuccess, "cudaStreamDestroy");
@@ -334,9 +350,81 @@ static void async_err(void)
     BLAS(cublasLtMatmulDescDestroy(desc));
 }
 
+/* cublasLtMatmulAlgoGetHeuristic asked 9 times, each answer printed (the fake's algorithm carries the preference's
+   workspace bound in data[7]): the remoting's client answers a question it was answered before - same thread,
+   same current device, same handle and count, same content of the descriptor, layouts and preference, whatever
+   their numbers - and asks the server otherwise (run_remote_cublas.sh counts the server's). */
+static void heur_ask(const char *what, cublasLtHandle_t lh, cublasLtMatmulDesc_t d, cublasLtMatrixLayout_t l,
+                     cublasLtMatmulPreference_t p)
+{
+    cublasLtMatmulHeuristicResult_t res[2];
+    int returned = 0;
+    memset(res, 0, sizeof res);
+    cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lh, d, l, l, l, l, p, 2, res, &returned);
+    printf("heuristic %s: status %d, %d returned, max_ws %llu, workspace %zu\n", what, (int)st, returned,
+           (unsigned long long)res[0].algo.data[7], res[0].workspaceSize);
+}
+
+typedef struct heur_thread_arg {
+    cublasLtHandle_t lh;
+    cublasLtMatmulDesc_t d;
+    cublasLtMatrixLayout_t l;
+    cublasLtMatmulPreference_t p;
+} heur_thread_arg;
+
+static void *heur_thread(void *arg)
+{
+    heur_thread_arg *a = arg;
+    heur_ask("H8 on another thread", a->lh, a->d, a->l, a->p);
+    return NULL;
+}
+
+static void heur_cache(void)
+{
+    cublasLtHandle_t lh = NULL;
+    cublasLtMatmulDesc_t d = NULL, d2 = NULL;
+    cublasLtMatrixLayout_t l = NULL;
+    cublasLtMatmulPreference_t p = NULL;
+    uint64_t ws = 1 << 16, small = 1 << 15;
+    int32_t ta = CUBLAS_OP_N;
+    BLAS(cublasLtCreate(&lh));
+    BLAS(cublasLtMatmulDescCreate(&d, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    BLAS(cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    BLAS(cublasLtMatrixLayoutCreate(&l, CUDA_R_32F, 2, 2, 2));
+    BLAS(cublasLtMatmulPreferenceCreate(&p));
+    BLAS(cublasLtMatmulPreferenceSetAttribute(p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+    heur_ask("H1", lh, d, l, p);                                   /* asked */
+    heur_ask("H2 the same", lh, d, l, p);                          /* answered in the client */
+    BLAS(cublasLtMatmulPreferenceSetAttribute(p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &small, sizeof small));
+    heur_ask("H3 another workspace bound", lh, d, l, p);           /* asked */
+    BLAS(cublasLtMatmulPreferenceSetAttribute(p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+    heur_ask("H4 the bound set back", lh, d, l, p);                /* H1's content: answered in the client */
+    CHECK(cudaSetDevice(1) == cudaSuccess, "cudaSetDevice(1)");
+    heur_ask("H5 on device 1", lh, d, l, p);                       /* asked */
+    CHECK(cudaSetDevice(0) == cudaSuccess, "cudaSetDevice(0)");
+    heur_ask("H6 on device 0 again", lh, d, l, p);                 /* asked: the device may have changed */
+    heur_ask("H7 the same", lh, d, l, p);                          /* answered in the client */
+    pthread_t t;
+    heur_thread_arg arg = { lh, d, l, p };
+    CHECK(pthread_create(&t, NULL, heur_thread, &arg) == 0 && pthread_join(t, NULL) == 0, "thread");  /* asked */
+    BLAS(cublasLtMatmulDescCreate(&d2, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    BLAS(cublasLtMatmulDescSetAttribute(d2, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    heur_ask("H9 a new descriptor of the same content", lh, d2, l, p);   /* answered in the client */
+    BLAS(cublasLtMatmulDescDestroy(d2));
+    BLAS(cublasLtMatmulPreferenceDestroy(p));
+    BLAS(cublasLtMatrixLayoutDestroy(l));
+    BLAS(cublasLtMatmulDescDestroy(d));
+    BLAS(cublasLtDestroy(lh));
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
+    if (getenv("E2E_HEUR") && strcmp(getenv("E2E_HEUR"), "1") == 0) {
+        heur_cache();
+        printf("%s\n", failures ? "FAILED" : "done");
+        return failures != 0;
+    }
     if (getenv("E2E_ASYNC_ERR") && strcmp(getenv("E2E_ASYNC_ERR"), "1") == 0) {
         async_err();
         printf("%s\n", failures ? "FAILED" : "done");

@@ -4,8 +4,10 @@
  * and sends an SGEMM whose alpha it calls a device address while the handle is in host mode - an address the
  * library would read in the back end's memory - and the other way round, and a cuBLASLt matmul whose descriptor
  * is in host mode with device-claimed scalars; then a cuBLASLt descriptor that is not a number the back end gave
- * (a pointer-like value, a number not given yet). The back end must refuse each (RM_ST_MALFORMED) before the call
- * runs (the matrices are bogus addresses: a call that ran would crash the back end), and keep serving.
+ * (a pointer-like value, a number not given yet, a number of another kind, an attribute value naming an emulation
+ * descriptor). The back end must refuse each (RM_ST_MALFORMED) before the call runs (the matrices are bogus
+ * addresses: a call that ran would crash the back end), and keep serving. A cuBLAS or cuBLASLt handle that is not
+ * a live number the back end gave (made up, destroyed) is answered CUBLAS_STATUS_NOT_INITIALIZED, not run.
  * Usage: e2e_remote_liar unix:/path   (prints one line per step; exit 0 when every step went as expected)
  */
 #define _GNU_SOURCE
@@ -183,8 +185,74 @@ int main(int argc, char **argv)
         expect(what[i], call(dset, q, &ret), RM_ST_MALFORMED);
     }
 
-    /* the back end still serves */
+    /* handles are numbers the back end gave too (rm_num.h): a made-up one, or one destroyed, is answered as cuBLAS
+       answers a bad handle (CUBLAS_STATUS_NOT_INITIALIZED, 1) before the library sees it - the fake would read
+       through the made-up value and crash, and answers a destroyed one CUBLAS_STATUS_INVALID_VALUE */
+    const rm_plan *destroy = plan("cublasDestroy_v2"), *heur = plan("cublasLtMatmulAlgoGetHeuristic");
+    void *madeup = (void *)(uintptr_t)0x7f0000001000ull, *h2 = NULL, *ph2 = &h2;
     int v = 0, *pv = &v;
+    expect("the handle is the back end's number", rm_ltid_is((uint64_t)(uintptr_t)handle), 1);
+    memset(q, 0, sizeof q);
+    put(version, q, "handle", &madeup, sizeof madeup);
+    put(version, q, "version", &pv, sizeof pv);
+    expect("a made-up cublasHandle_t", call(version, q, &ret) == RM_ST_OK && ret == 1, 1);
+    memset(q, 0, sizeof q);
+    put(create, q, "handle", &ph2, sizeof ph2);
+    expect("a second cublasCreate_v2", call(create, q, &ret) == RM_ST_OK && ret == 0 && h2 != NULL, 1);
+    memset(q, 0, sizeof q);
+    put(destroy, q, "handle", &h2, sizeof h2);
+    expect("cublasDestroy_v2 of it", call(destroy, q, &ret) == RM_ST_OK && ret == 0, 1);
+    memset(q, 0, sizeof q);
+    put(version, q, "handle", &h2, sizeof h2);
+    put(version, q, "version", &pv, sizeof pv);
+    expect("a destroyed cublasHandle_t", call(version, q, &ret) == RM_ST_OK && ret == 1, 1);
+    memset(q, 0, sizeof q);
+    put(destroy, q, "handle", &h2, sizeof h2);
+    expect("cublasDestroy_v2 of it again", call(destroy, q, &ret) == RM_ST_OK && ret == 1, 1);
+    memset(p, 0, sizeof p);
+    put(heur, p, "lightHandle", &madeup, sizeof madeup);
+    put(heur, p, "operationDesc", &desc, sizeof desc);
+    expect("a made-up cublasLtHandle_t", call(heur, p, &ret) == RM_ST_OK && ret == 1, 1);
+
+    /* a number of another kind: a layout, or a cuBLAS handle, named as a matmul descriptor (the library would take
+       one object for another) */
+    const rm_plan *lcreate = plan("cublasLtMatrixLayoutCreate");
+    void *layout = NULL, *playout = &layout;
+    uint64_t rows = 4;
+    memset(q, 0, sizeof q);
+    put(lcreate, q, "matLayout", &playout, sizeof playout);
+    put(lcreate, q, "type", &scale, sizeof scale);
+    put(lcreate, q, "rows", &rows, sizeof rows);
+    put(lcreate, q, "cols", &rows, sizeof rows);
+    put(lcreate, q, "ld", &rows, sizeof rows);
+    expect("cublasLtMatrixLayoutCreate", call(lcreate, q, &ret) == RM_ST_OK && ret == 0 && layout != NULL, 1);
+    void *others[2] = { layout, handle };
+    const char *other[2] = { "a layout's number as a matmul descriptor", "a handle's number as a matmul descriptor" };
+    for (int i = 0; i < 2; i++) {
+        memset(q, 0, sizeof q);
+        put(dset, q, "matmulDesc", &others[i], sizeof others[i]);
+        put(dset, q, "attr", &trans, sizeof trans);
+        put(dset, q, "buf", &ptrans, sizeof ptrans);
+        put(dset, q, "sizeInBytes", &tsize, sizeof tsize);
+        expect(other[i], call(dset, q, &ret), RM_ST_MALFORMED);
+    }
+    /* an attribute whose value is a cuBLASLt object (CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR: an emulation
+       descriptor) must hold a live number of its kind too */
+    if (dset->num_attr_kind != 0) {
+        int32_t eattr = (int32_t)dset->num_attr_value;
+        const void *pmade = &madeup;
+        size_t esize = sizeof madeup;
+        memset(q, 0, sizeof q);
+        put(dset, q, "matmulDesc", &desc, sizeof desc);
+        put(dset, q, "attr", &eattr, sizeof eattr);
+        put(dset, q, "buf", &pmade, sizeof pmade);
+        put(dset, q, "sizeInBytes", &esize, sizeof esize);
+        expect("a made-up emulation descriptor as an attribute value", call(dset, q, &ret), RM_ST_MALFORMED);
+    } else {
+        expect("no emulation descriptor attribute in this tree", 1, 1);
+    }
+
+    /* the back end still serves */
     memset(q, 0, sizeof q);
     put(version, q, "handle", &handle, sizeof handle);
     put(version, q, "version", &pv, sizeof pv);

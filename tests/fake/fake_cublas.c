@@ -1,8 +1,8 @@
 /*
  * fake_cublas.c - a small fake cuBLAS (libcublas.so.13) and, built with
  * FAKE_CUBLASLT, cuBLASLt (libcublasLt.so.13) for the CPU tests: handles with
- * their stream, workspace, math and pointer modes; SGEMM (and strided
- * batched), GemmEx and GemmStridedBatchedEx in float or double by the compute
+ * their stream, workspace, math and pointer modes; SGEMM and DGEMM (and
+ * strided batched), GemmEx and GemmStridedBatchedEx in float or double by the compute
  * type; cuBLASLt's descriptors, layouts, preferences, their attributes, a
  * heuristic and a float/double matmul. Matrices live in the fake driver's
  * device memory, which is this process's heap: the routines compute on it.
@@ -319,7 +319,8 @@ static const char *const fl_names[] = {"cublasCreate_v2", "cublasDestroy_v2", "c
                                        "cublasSgemm_v2", "cublasSetStream_v2", "cublasGetStream_v2",
                                        "cublasSetWorkspace_v2", "cublasSetMathMode", "cublasGetMathMode",
                                        "cublasSetPointerMode_v2", "cublasGetPointerMode_v2",
-                                       "cublasSgemmStridedBatched", "cublasGemmEx", "cublasGemmStridedBatchedEx"};
+                                       "cublasSgemmStridedBatched", "cublasGemmEx", "cublasGemmStridedBatchedEx",
+                                       "cublasDgemm_v2", "cublasDgemmStridedBatched"};
 FL_COUNTING("FAKE_CUBLAS_COUNTS", fake_cublas_count)
 
 struct cublasContext {
@@ -470,6 +471,37 @@ FL_EXPORT cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOpera
 {
     FK_COUNT(11);
     return fl_sgemm("cublasSgemmStridedBatched", h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc,
+                    batch);
+}
+
+/* DGEMM (and strided batched): the same in double. */
+static cublasStatus_t fl_dgemm(const char *api, cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                               int n, int k, const double *alpha, const double *A, int lda, long long sa,
+                               const double *B, int ldb, long long sb, const double *beta, double *C, int ldc,
+                               long long sc, int batch)
+{
+    if (!fl_args(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc) || batch < 0)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    for (int i = 0; i < batch; i++)
+        fl_gemm(ta != CUBLAS_OP_N, tb != CUBLAS_OP_N, m, n, k, *alpha, A + i * sa, lda, B + i * sb, ldb, *beta,
+                C + i * sc, ldc, C + i * sc, ldc, 1);
+    fl_note(api, h, *alpha, *beta, m, n, k, batch);
+    return CUBLAS_STATUS_SUCCESS;
+}
+FL_EXPORT cublasStatus_t cublasDgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                                        int k, const double *alpha, const double *A, int lda, const double *B, int ldb,
+                                        const double *beta, double *C, int ldc)
+{
+    FK_COUNT(14);
+    return fl_dgemm("cublasDgemm_v2", h, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1);
+}
+FL_EXPORT cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                                                   int n, int k, const double *alpha, const double *A, int lda,
+                                                   long long sa, const double *B, int ldb, long long sb,
+                                                   const double *beta, double *C, int ldc, long long sc, int batch)
+{
+    FK_COUNT(15);
+    return fl_dgemm("cublasDgemmStridedBatched", h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc,
                     batch);
 }
 

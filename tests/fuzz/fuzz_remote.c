@@ -23,11 +23,19 @@
  * kernel arguments by their sizes, a host-mode cuBLAS scalar's 16 staged bytes) is read and written here, as the
  * driver would; the reply is encoded too.
  * The arena is 4 MiB: a count past it must be refused, never allocated.
+ * Objects by number (rm_num.h): mode 1 with bits 4 and 5 set runs a structured sequence of the calls that name
+ * numbered objects (fz_num_ops: NULL, live numbers of any kind, dead numbers, raw objects); besides, every decoded
+ * call goes through the back end's map of cuBLAS/cuBLASLt handles
+ * and descriptors against a simulated library whose objects are heap blocks holding their kind: whatever numbers a
+ * client sends, the library is given only live objects of each parameter's kind (or NULL), and the client gets
+ * back only numbers.
  */
 #define _GNU_SOURCE
 #include "fuzz_common.h"
 #include "rm_auth.h"
 #include "rm_codec.h"
+#include "rm_ltid.h"
+#include "rm_num.h"
 #include "rm_shm.h"
 #include "rm_sock.h"
 
@@ -39,6 +47,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 void rm_meta_generated(rm_meta *m);
 
 static rm_plans *fz_plans;
+static const rm_plan **fz_numplans;   /* the APIs that name numbered objects (fz_num_ops) */
+static uint32_t fz_nnumplans;
 static rm_arena fz_arena;
 static const rm_plan **fz_carried;
 static uint32_t fz_ncarried;
@@ -108,6 +118,16 @@ static void fz_init(void)
         const rm_plan *pl = &fz_plans->all[i];
         if (pl->cls == RM_CLASS_FORWARD || pl->cls == RM_CLASS_FORWARD_NULL || pl->cls == RM_CLASS_HAND)
             fz_carried[fz_ncarried++] = pl;
+    }
+    fz_numplans = calloc(fz_plans->count, sizeof *fz_numplans);
+    FUZZ_CHECK(fz_numplans != NULL);
+    for (uint32_t i = 0; i < fz_plans->count; i++) {
+        const rm_plan *pl = &fz_plans->all[i];
+        int named = pl->num_create != 0 || pl->num_destroy != 0 || pl->num_attr_kind != 0;
+        for (uint32_t k = 0; k < pl->nparams; k++)
+            named |= pl->p[k].num != 0;
+        if (named)
+            fz_numplans[fz_nnumplans++] = pl;
     }
 }
 
@@ -275,6 +295,151 @@ static void fz_reply(const rm_call *c)
     rm_wr_free(&w);
 }
 
+/* ---- objects by number (rm_num.h), against a simulated library: each object it makes is a heap block holding its
+   kind, freed when destroyed, so a destroyed object or one of another kind reaching the library is an ASan report
+   or a FUZZ_CHECK ---- */
+static rm_numtab fz_num;
+typedef struct fz_obj {
+    uint64_t magic;
+    uint8_t kind;
+} fz_obj;
+#define FZ_OBJ_MAGIC 0x0b1ec7ull
+#define FZ_NUM_LIVE 4096   /* past it the table and the objects are dropped: bounded memory over a long run */
+
+static void fz_num_reset(void)
+{
+    for (uint32_t i = 0; i < fz_num.n; i++)
+        free((void *)(uintptr_t)fz_num.e[i].real);
+    rm_num_free(&fz_num);
+}
+
+/* What the library sees of an object it is given: one of its own, live, of the parameter's kind. */
+static void fz_obj_check(uint64_t real, int kind)
+{
+    const fz_obj *o = (const fz_obj *)(uintptr_t)real;
+    FUZZ_CHECK(real != 0 && o->magic == FZ_OBJ_MAGIC && o->kind == kind);
+}
+
+/* The call as the library would run it: its objects checked, a Create's made, a Destroy's freed. */
+static void fz_num_run(const rm_plan *pl, void *params)
+{
+    int rc = rm_num_pre(&fz_num, pl, params);
+    FUZZ_CHECK(rc == RM_OK || rc == RM_NUM_BAD_HANDLE || rc == RM_EMALFORMED);
+    if (rc != RM_OK)
+        return;   /* not run */
+    for (uint32_t i = 0; i < pl->nparams; i++) {
+        uint64_t v;
+        if (pl->p[i].num == 0)
+            continue;
+        memcpy(&v, (uint8_t *)params + pl->p[i].offset, sizeof v);
+        if (v != 0)
+            fz_obj_check(v, pl->p[i].num);
+        if (v != 0 && pl->num_destroy == pl->p[i].num) {
+            ((fz_obj *)(uintptr_t)v)->magic = 0;
+            free((void *)(uintptr_t)v);
+        }
+    }
+    void *buf = NULL;
+    int attr = 0;
+    if (pl->num_attr_kind != 0) {   /* the attribute holding an object, 8 bytes: checked, or written by a getter */
+        int64_t a = 0;
+        uint64_t size;
+        memcpy(&a, (uint8_t *)params + pl->p[pl->num_attr_param].offset, pl->p[pl->num_attr_param].size);
+        if (pl->p[pl->num_attr_param].size == 4)
+            a = (int32_t)a;
+        memcpy(&size, (uint8_t *)params + pl->p[pl->num_size_param].offset, sizeof size);
+        memcpy(&buf, (uint8_t *)params + pl->p[pl->num_buf_param].offset, sizeof buf);
+        attr = a == pl->num_attr_value && buf != NULL;
+        FUZZ_CHECK(!attr || size == 8);
+    }
+    if (attr && !pl->num_attr_out) {
+        uint64_t v;
+        memcpy(&v, buf, sizeof v);
+        if (v != 0)
+            fz_obj_check(v, pl->num_attr_kind);
+    } else if (attr) {   /* the getter: one of the library's objects of that kind, or none */
+        uint64_t v = 0;
+        for (uint32_t i = 0; i < fz_num.n; i++)
+            if (fz_num.e[i].kind == pl->num_attr_kind)
+                v = fz_num.e[i].real;
+        memcpy(buf, &v, sizeof v);
+    }
+    void *out = NULL;
+    fz_obj *made = NULL;
+    if (pl->num_create != 0) {
+        memcpy(&out, (uint8_t *)params + pl->p[0].offset, sizeof out);
+        if (out != NULL && (made = malloc(sizeof *made)) != NULL) {
+            *made = (fz_obj){ .magic = FZ_OBJ_MAGIC, .kind = pl->num_create };
+            uint64_t real = (uint64_t)(uintptr_t)made;
+            memcpy(out, &real, sizeof real);
+        }
+    }
+    uint32_t n = fz_num.n;
+    rm_num_post(&fz_num, pl, params, 1);
+    if (made != NULL) {   /* numbered: the client gets the number, never the object */
+        uint64_t id;
+        memcpy(&id, out, sizeof id);
+        FUZZ_CHECK(rm_ltid_is(id) && fz_num.n == n + 1);
+    }
+    if (attr && pl->num_attr_out) {
+        uint64_t id;
+        memcpy(&id, buf, sizeof id);
+        FUZZ_CHECK(id == 0 || rm_ltid_is(id));
+    }
+    if (fz_num.n > FZ_NUM_LIVE)
+        fz_num_reset();
+}
+
+/* Structured: a sequence of calls of the APIs that name numbered objects, 8 bytes each - the API, then per numbered
+   parameter (and an attribute's value) a choice: NULL, a live number of any kind, a number not live (failed,
+   destroyed, not given yet), or a live object's own value - so that every kind meets every other. */
+static uint64_t fz_num_pick(const uint8_t *b)
+{
+    switch (b[0] & 3u) {
+    case 0:
+        return 0;
+    case 1:
+        return fz_num.n ? fz_num.e[b[1] % fz_num.n].id : rm_ltid(b[1]);
+    case 2:
+        return rm_ltid(b[1]);
+    default:
+        return fz_num.n ? fz_num.e[b[1] % fz_num.n].real : 0x1000;
+    }
+}
+
+static void fz_num_ops(const uint8_t *d, size_t n)
+{
+    for (size_t at = 0; at + 8 <= n && fz_nnumplans != 0; at += 8) {
+        const uint8_t *b = d + at;
+        const rm_plan *pl = fz_numplans[(b[0] | (uint32_t)b[1] << 8) % fz_nnumplans];
+        uint8_t params[1024] __attribute__((aligned(16)));
+        uint64_t out = 0, val = fz_num_pick(b + 6);
+        if (pl->info->params_size > sizeof params)
+            continue;
+        memset(params, 0, sizeof params);
+        int k = 0;
+        for (uint32_t i = 0; i < pl->nparams; i++)
+            if (pl->p[i].num != 0) {
+                uint64_t v = fz_num_pick(b + 2 + 2 * (k++ % 2));
+                memcpy(params + pl->p[i].offset, &v, sizeof v);
+            }
+        if (pl->num_create != 0) {
+            void *po = &out;
+            memcpy(params + pl->p[0].offset, &po, sizeof po);
+        }
+        if (pl->num_attr_kind != 0) {   /* the attribute: ours or another; its buffer 8 bytes or 4 */
+            int64_t attr = (b[5] & 1u) ? pl->num_attr_value : pl->num_attr_value + 1;
+            uint64_t size = (b[5] & 2u) ? 4 : 8;
+            void *pb = &val;
+            memcpy(params + pl->p[pl->num_attr_param].offset, &attr, pl->p[pl->num_attr_param].size);
+            memcpy(params + pl->p[pl->num_buf_param].offset, &pb, sizeof pb);
+            memcpy(params + pl->p[pl->num_size_param].offset, &size, sizeof size);
+        }
+        rm_num_message(&fz_num, pl);
+        fz_num_run(pl, params);
+    }
+}
+
 static void fz_one_call(const uint8_t *msg, size_t len)
 {
     rm_call c;
@@ -282,6 +447,10 @@ static void fz_one_call(const uint8_t *msg, size_t len)
     fz_kn = 0;
     fz_msg = msg;
     fz_msglen = len;
+    uint32_t id = 0;
+    if (len >= 4)
+        memcpy(&id, msg, 4);
+    rm_num_message(&fz_num, rm_plan_of(fz_plans, id));   /* every message counts, as in the back end */
     int rc = rm_decode_call(fz_plans, msg, len, &fz_arena, &fz_server_ctx, &c, &status);
     FUZZ_CHECK(rc <= 0);
     FUZZ_CHECK((rc == RM_OK) == (status == RM_ST_OK));
@@ -289,6 +458,7 @@ static void fz_one_call(const uint8_t *msg, size_t len)
     FUZZ_CHECK(fz_arena.used <= fz_arena.max);
     if (rc == RM_OK) {
         fz_check_call(&c);
+        fz_num_run(c.plan, c.params);
         fz_reply(&c);
     }
     rm_arena_reset(&fz_arena);
@@ -437,7 +607,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     switch (mode) {
     case 0:
     case 1:
-        fz_one_call(msg, len);
+        if (mode == 1 && (data[0] & 0x30u) == 0x30u)
+            fz_num_ops(msg, len);   /* objects by number, structured */
+        else
+            fz_one_call(msg, len);
         break;
     case 2: {
         rm_hdr h;

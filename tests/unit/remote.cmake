@@ -68,3 +68,12 @@ add_executable(rm_sock_test rm_sock_test.c)
 target_link_libraries(rm_sock_test PRIVATE cushim_remote PkgConfig::CMOCKA Threads::Threads)
 target_compile_options(rm_sock_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME rm_sock COMMAND rm_sock_test)
+
+# cuBLAS and cuBLASLt objects by number (remote/rm_num.c): the plans' marks from the metadata, numbering, refusals.
+add_executable(rm_num_test rm_num_test.c "${PROJECT_SOURCE_DIR}/remote/rm_meta_gen.c" "${CUSHIM_GENERATED_DIR}/cushim_meta.c")
+target_include_directories(rm_num_test PRIVATE "${CUSHIM_GENERATED_DIR}" "${PROJECT_SOURCE_DIR}/sdk/include/cushim"
+                           "${CUSHIM_CUDA_INCLUDE}" ${CUSHIM_LIB_INCLUDES})
+target_link_libraries(rm_num_test PRIVATE cushim_remote PkgConfig::CMOCKA)
+target_compile_options(rm_num_test PRIVATE ${CUSHIM_WARN_FLAGS})
+add_test(NAME rm_num COMMAND rm_num_test)
+set_tests_properties(rm_num PROPERTIES LABELS "unit;remote")

@@ -14,6 +14,9 @@
 #   remotert train     tests/gpu/torch_train.py: 40 losses and the parameters bitwise identical to native; cuBLAS
 #                      and cuBLASLt forwarded at their APIs (docs/remote.md, "cuBLAS and cuBLASLt": CUSHIM_LIBS
 #                      interposes them in the client, the server runs PyTorch's own copies, CUSHIM_SERVE_CUBLAS*)
+#   remotert liar      tests/e2e/e2e_remote_liar against the real cuBLAS and cuBLASLt: scalar-way lies, made-up and
+#                      destroyed handles, descriptor numbers not given or of another kind, a made-up emulation
+#                      descriptor attribute - each refused before the library sees it, the back end serving after
 # The server's log is $LOGS/remote.serve.log; each client's output and stderr are under $DATA and $LOGS.
 remote_hide_drivers() {   # remote_hide_drivers PATTERN: the files of the libraries matching PATTERN, one a line
     { ldconfig -p 2>/dev/null | awk -v p="$1" '$1 ~ p { print $NF }'
@@ -191,6 +194,20 @@ check_remotert() {
             result "remotert train cublas" FAIL "the server loaded no cuBLAS: $(grep -i cublas "$LOGS/remote.serve.log" | head -n 2 | tr '\n' ' ')"
     else
         result "remotert torch" SKIP "no torch for $PY"
+    fi
+    # 7. a hostile client speaking the wire itself, against the server's real cuBLAS and cuBLASLt (rm_num.c: objects
+    # by number; rb_cublas.c: scalar ways): a made-up handle would make the real library read through it
+    local liar=$BUILD_DIR/tests/e2e/e2e_remote_liar
+    if [ -x "$liar" ]; then
+        tmo 60 "$liar" "unix:$sock" > "$DATA/remote.liar.out" 2> "$LOGS/remote.liar.err"
+        rc=$?
+        if [ "$rc" = 0 ] && ! grep -q UNEXPECTED "$DATA/remote.liar.out"; then
+            result "remotert liar" PASS "$(grep -c 'as expected' "$DATA/remote.liar.out") steps as expected on the real cuBLAS"
+        else
+            result "remotert liar" FAIL "exit $rc: $(grep UNEXPECTED "$DATA/remote.liar.out" | head -n 3 | tr '\n' ' ') $(head -c 200 "$LOGS/remote.liar.err")"
+        fi
+    else
+        result "remotert liar" SKIP "$liar not built"
     fi
     kill "$server" 2>/dev/null
     wait "$server" 2>/dev/null
