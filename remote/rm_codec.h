@@ -69,6 +69,9 @@ typedef struct rm_call {
                                         RM_OP_SCALAR: bytes of a host value (0: a device address);
                                         RM_OP_ATTR: bytes of the value; RM_OP_ATTRS: the values   */
     const rm_ctx *cx;                /* server: the decoder's context, for the reply (addr_out)   */
+    const char *refused;             /* RM_EUNSUPPORTED because of this option (a static name), or
+                                        NULL; 'refused_why' says why (JIT options, rm_jit.c)       */
+    const char *refused_why;
 } rm_call;
 
 /* Client: the CALL payload of 'params' into 'w' (appended). RM_EUNSUPPORTED for a non-NULL pointer the

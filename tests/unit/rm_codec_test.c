@@ -176,9 +176,27 @@ static int is_count_target(const rm_plan *pl, uint32_t i, int indirect)
     return 0;
 }
 
+/* Is parameter i the rank that counts some array (rm_ranks: cuTensorMapEncode*'s tensorRank)? */
+static int is_rank_count(const rm_plan *pl, uint32_t i)
+{
+    for (uint32_t k = 0; k < pl->nparams; k++) {
+        const rm_rank *rk = rm_rank_find(pl->info->name, meta_param(pl, k)->name);
+        if (rk != NULL && strcmp(rk->count, meta_param(pl, i)->name) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 static uint64_t count_now(const rm_plan *pl, uint32_t i, const uint8_t *params)
 {
     const cushim_param_info *mp = meta_param(pl, i);
+    const rm_rank *rk = rm_rank_find(pl->info->name, mp->name);
+    for (uint32_t k = 0; rk != NULL && k < pl->nparams; k++) {   /* cuda.h: tensorRank less 0, 1 or 2 elements */
+        const cushim_param_info *cp = meta_param(pl, k);
+        uint64_t v = get_int(params + cp->offset, cp->size);
+        if (strcmp(cp->name, rk->count) == 0)
+            return v < rk->less || v > rk->max ? 0 : v - rk->less;
+    }
     if (mp->fixed_count)
         return mp->fixed_count;
     if (mp->count_param < 0)
@@ -203,6 +221,8 @@ static void build_client(const rm_plan *pl, side *s)
         rnd_fill(s->params + mp->offset, mp->size);
         if (is_count_target(pl, i, 0))
             put_int(s->params + mp->offset, mp->size, rnd() % 6);
+        if (is_rank_count(pl, i))
+            put_int(s->params + mp->offset, mp->size, rnd() % 7);   /* 6: a rank the driver refuses */
     }
     for (uint32_t k = 0; k < pl->nptr; k++) {
         uint32_t i = pl->order[k];
