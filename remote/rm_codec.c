@@ -843,8 +843,14 @@ static int rm_decode_pointer(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r
         /* blocks filled whole are not zeroed first: inputs copied from the message, and the host buffer of
            a byte copy (the driver writes all of it when it succeeds; outputs go only after success) */
         int filled = rm_dir_in(pp) || pl->chunk_host == (int)i;
-        if ((buf = filled ? rm_arena_alloc_raw(a, bytes) : rm_arena_alloc(a, bytes)) == NULL)
+        if (pp->align > 16 && pp->align <= 4096 && (pp->align & (pp->align - 1)) == 0) {   /* a CUtensorMap */
+            uint8_t *raw = rm_arena_alloc(a, bytes + pp->align);
+            if (raw == NULL)
+                return RM_ENOMEM;
+            buf = raw + ((pp->align - ((uintptr_t)raw & (pp->align - 1))) & (pp->align - 1));
+        } else if ((buf = filled ? rm_arena_alloc_raw(a, bytes) : rm_arena_alloc(a, bytes)) == NULL) {
             return RM_ENOMEM;
+        }
         if (rm_dir_in(pp)) {
             const uint8_t *s = rm_rd_take(r, bytes);
             if (s == NULL)

@@ -351,7 +351,8 @@ static uint32_t rm_plan_hash(const rm_plan *pl)
                          (uint32_t)(int32_t)p->count_param, (uint32_t)(int32_t)p->func_param, p->offset, p->size,
                          p->elem, p->fixed, p->st ? p->st->size : 0, p->st ? p->st->nfields : 0, p->zero_off,
                          p->zero_size, p->attrs != NULL ? rm_attr_hash(p->attrs, p->attr_enum) : 0, p->count_less,
-                         p->count_max, p->jit_retained, p->jit != NULL ? rm_jit_hash(p->jit, p->attr_enum) : 0 };
+                         p->count_max, p->jit_retained, p->jit != NULL ? rm_jit_hash(p->jit, p->attr_enum) : 0,
+                         p->align };
         h = rm_fnv(h, w, sizeof w);
     }
     return (uint32_t)(h ^ (h >> 32));
@@ -595,6 +596,7 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
                     pl->p[i].fixed = 1;
                     pl->p[i].null_fields = (uint8_t)in;
                     pl->p[i].st = in ? p->struct_type : NULL;
+                    pl->p[i].align = rm_align_find(a->name, p->name);
                 }
             }
             if (sp->op == RM_OP_ARRAY && sp->func != NULL && strcmp(p->name, sp->func) == 0 &&

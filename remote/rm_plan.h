@@ -120,6 +120,8 @@ typedef struct rm_pplan {
     const struct rm_attr_table *attrs; /* ATTR, ATTRS: the sizes by attribute                               */
     const cushim_enum_info *attr_enum; /* ATTR, ATTRS, JITOPTS: the attribute's or option's enum in this tree */
     const struct rm_jit_table *jit; /* JITOPTS: the options' kinds                                           */
+    uint32_t align;              /* ARRAY: the server stages it at this alignment (a CUtensorMap: 64 and more,
+                                    rm_aligns); 0: the arena's own (16)                                     */
 } rm_pplan;
 
 typedef struct rm_plan {
@@ -276,6 +278,8 @@ typedef struct rm_rank {
     uint8_t less, max;
 } rm_rank;
 const rm_rank *rm_rank_find(const char *api, const char *param);
+/* The alignment the callee requires of a buffer (cuda.h: a CUtensorMap's address aligned to 64 bytes), or 0. */
+uint32_t rm_align_find(const char *api, const char *param);
 
 /* Is parameter 'param' of 'api' an address the callee only looks up (RM_OP_ADDR)? */
 int rm_addr_find(const char *api, const char *param);

@@ -355,6 +355,23 @@ const rm_rank *rm_rank_find(const char *api, const char *param)
     return NULL;
 }
 
+/* Buffers the callee requires aligned (the arena's blocks are 16-aligned): a CUtensorMap "must be aligned to 64
+   bytes" (cuda.h), and its type is aligned to 128. */
+static const struct {
+    const char *glob, *param;
+    uint32_t align;
+} rm_aligns[] = {
+    { "cuTensorMap*", "tensorMap", 128 },
+};
+
+uint32_t rm_align_find(const char *api, const char *param)
+{
+    for (size_t i = 0; i < sizeof rm_aligns / sizeof rm_aligns[0]; i++)
+        if (fnmatch(rm_aligns[i].glob, api, 0) == 0 && strcmp(rm_aligns[i].param, param) == 0)
+            return rm_aligns[i].align;
+    return 0;
+}
+
 /* Addresses the callee only looks up (RM_OP_ADDR): a client's shared pinned memory goes as region and offset. */
 static const rm_scalar rm_addrs[] = {
     { "cuPointerGetAttribute", "ptr" },

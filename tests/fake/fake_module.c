@@ -15,6 +15,7 @@
  * take effect in order; and a stream being captured records the launch into its
  * graph instead (fake_graph.c).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,6 +57,10 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int nu
         return CUDA_ERROR_INVALID_VALUE;
     if (!fk_ctx_valid(fk_current_ctx()))
         return CUDA_ERROR_INVALID_CONTEXT;
+    int failed = fk_jit_fails(image);   /* JIT options (fake_jit.c): logs written, a failure too */
+    CUresult r = fk_jit_options("cuModuleLoadDataEx", numOptions, options, optionValues, failed);
+    if (r != CUDA_SUCCESS || failed)
+        return r != CUDA_SUCCESS ? r : CUDA_ERROR_INVALID_PTX;
     struct CUmod_st *m = fk_module_new();
     if (m == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -137,10 +142,16 @@ CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *j
 {
     FAKE_ENTER(cuLibraryLoadData);
     FK_REQUIRE_INIT();
-    (void)jitOptions, (void)jitOptionsValues, (void)numJitOptions;
-    (void)libraryOptions, (void)libraryOptionValues, (void)numLibraryOptions;
-    if (library == NULL || code == NULL)
+    if (library == NULL || code == NULL ||
+        (numLibraryOptions != 0 && (libraryOptions == NULL || libraryOptionValues == NULL)))
         return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned k = 0; k < numLibraryOptions; k++)
+        if ((unsigned)libraryOptions[k] >= (unsigned)CU_LIBRARY_NUM_OPTIONS)
+            return CUDA_ERROR_INVALID_VALUE;
+    int failed = fk_jit_fails(code);   /* JIT options (fake_jit.c) */
+    CUresult r = fk_jit_options("cuLibraryLoadData", numJitOptions, jitOptions, jitOptionsValues, failed);
+    if (r != CUDA_SUCCESS || failed)
+        return r != CUDA_SUCCESS ? r : CUDA_ERROR_INVALID_PTX;
     struct CUlib_st *l = fk_obj_alloc(sizeof *l);
     struct CUmod_st *m = fk_module_new();
     if (l == NULL || m == NULL)
@@ -400,22 +411,48 @@ CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options, void **
 {
     FAKE_ENTER(cuLinkCreate_v2);
     FK_REQUIRE_INIT();
-    (void)options, (void)optionValues;
-    if (stateOut == NULL || numOptions != 0)
-        return stateOut == NULL ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_SUPPORTED;   /* no JIT options here */
+    if (stateOut == NULL || (numOptions != 0 && (options == NULL || optionValues == NULL)))
+        return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned k = 0; k < numOptions; k++) {   /* values only: the fake keeps no logs for a link */
+        if ((unsigned)options[k] >= (unsigned)CU_JIT_NUM_OPTIONS)
+            return CUDA_ERROR_INVALID_VALUE;
+        if (options[k] == CU_JIT_WALL_TIME || options[k] == CU_JIT_INFO_LOG_BUFFER ||
+            options[k] == CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES || options[k] == CU_JIT_ERROR_LOG_BUFFER ||
+            options[k] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES || options[k] == CU_JIT_THREADS_PER_BLOCK)
+            return CUDA_ERROR_NOT_SUPPORTED;
+    }
     if ((*stateOut = calloc(1, sizeof **stateOut)) == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
     return CUDA_SUCCESS;
 }
+
+static CUresult fk_link_add(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name,
+                            unsigned int numOptions, CUjit_option *options, void **optionValues);
 
 CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name,
                           unsigned int numOptions, CUjit_option *options, void **optionValues)
 {
     FAKE_ENTER(cuLinkAddData_v2);
     FK_REQUIRE_INIT();
-    (void)name, (void)options, (void)optionValues;
-    if (state == NULL || data == NULL || size == 0 || numOptions != 0 || type != CU_JIT_INPUT_PTX)
+    return fk_link_add(state, type, data, size, name, numOptions, options, optionValues);
+}
+
+/* cuda.h: an input takes compiler options only, none of the logs, the wall time or the target */
+static CUresult fk_link_add(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name,
+                            unsigned int numOptions, CUjit_option *options, void **optionValues)
+{
+    (void)name;
+    if (state == NULL || data == NULL || size == 0 || type != CU_JIT_INPUT_PTX)
         return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned k = 0; k < numOptions && options != NULL; k++)
+        if (options[k] == CU_JIT_WALL_TIME || options[k] == CU_JIT_INFO_LOG_BUFFER ||
+            options[k] == CU_JIT_ERROR_LOG_BUFFER || options[k] == CU_JIT_TARGET_FROM_CUCONTEXT ||
+            options[k] == CU_JIT_TARGET)
+            return CUDA_ERROR_INVALID_VALUE;
+    int failed = fk_jit_fails(data);
+    CUresult r = fk_jit_options("cuLinkAddData", numOptions, options, optionValues, failed);
+    if (r != CUDA_SUCCESS || failed)
+        return r != CUDA_SUCCESS ? r : CUDA_ERROR_INVALID_PTX;
     size_t n = strnlen(data, size);
     char *b = realloc(state->image, state->len + n + 1);
     if (b == NULL)
@@ -425,6 +462,22 @@ CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, si
     b[state->len] = '\0';
     state->image = b;
     return CUDA_SUCCESS;
+}
+
+/* The file's bytes as cuLinkAddData's (cuda.h: "equivalent to invoking cuLinkAddData on the contents of the file") */
+CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions,
+                          CUjit_option *options, void **optionValues)
+{
+    FAKE_ENTER(cuLinkAddFile_v2);
+    FK_REQUIRE_INIT();
+    char buf[65536];
+    FILE *f = path != NULL ? fopen(path, "rb") : NULL;
+    if (f == NULL)
+        return path == NULL ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_FILE_NOT_FOUND;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return fk_link_add(state, type, buf, n + 1, path, numOptions, options, optionValues);
 }
 
 CUresult cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut)
