@@ -96,3 +96,9 @@ remote_test(e2e_remote_vmm run_remote_vmm.sh 60
 remote_program(e2e_remote_ptrattr cushim_fake_cuda)
 remote_test(e2e_remote_ptrattr run_remote_ptrattr.sh 60
          "$<TARGET_FILE:e2e_remote_ptrattr>" "${CMAKE_CURRENT_BINARY_DIR}")
+# JIT options, links and tensor maps (docs/remote.md, "JIT options" and "Tensor maps"): what Triton, Inductor, CuPy
+# and Numba ask, equal to a local run over a unix socket and TCP; refused options logged by name
+# (run_remote_jit.sh).
+remote_program(e2e_remote_jit cushim_fake_cuda)
+remote_test(e2e_remote_jit run_remote_jit.sh 60
+         "$<TARGET_FILE:e2e_remote_jit>" "${CMAKE_CURRENT_BINARY_DIR}")
