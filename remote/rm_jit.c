@@ -67,8 +67,9 @@ static const rm_jit_table rm_jit_tables[] = {
 };
 
 /* The APIs that take option arrays. cuLinkCreate keeps its values until cuLinkDestroy (its logs, sizes and wall
-   time accumulate over the link's calls): only values going in are carried there. cuLinkAddFile is answered in
-   the client as cuLinkAddData of the file's bytes (plugins/remote/rp_jit.c). */
+   time accumulate over the link's calls): only values going in are carried there. cuLinkAddFile and
+   cuLibraryLoadFromFile are answered in the client as cuLinkAddData and cuLibraryLoadData of the file's bytes
+   (plugins/remote/rp_jit.c). */
 static const rm_jitopts rm_jitopts_rows[] = {
     { "cuModuleLoadDataEx", "optionValues", "options", 0 },
     { "cuLinkCreate*", "optionValues", "options", 1 },
@@ -76,6 +77,8 @@ static const rm_jitopts rm_jitopts_rows[] = {
     { "cuLinkAddFile*", "optionValues", "options", 0 },
     { "cuLibraryLoadData", "jitOptionsValues", "jitOptions", 0 },
     { "cuLibraryLoadData", "libraryOptionValues", "libraryOptions", 0 },
+    { "cuLibraryLoadFromFile", "jitOptionsValues", "jitOptions", 0 },
+    { "cuLibraryLoadFromFile", "libraryOptionValues", "libraryOptions", 0 },
 };
 
 const rm_jitopts *rm_jitopts_find(const char *api, const char *values)

@@ -141,6 +141,10 @@ static const rm_special rm_specials[] = {
        the path only as absent, so never opens a path a client names */
     { "cuLinkAddFile*", RM_CLASS_HAND, RM_OP_CLIENT, "path", NULL,
       "the client's file: read in the client and sent as cuLinkAddData of its bytes" },
+    { "cuModuleLoad", RM_CLASS_HAND, RM_OP_CLIENT, "fname", NULL,
+      "the client's file: read in the client and sent as cuModuleLoadData of its bytes" },
+    { "cuLibraryLoadFromFile", RM_CLASS_HAND, RM_OP_CLIENT, "fileName", NULL,
+      "the client's file: read in the client and sent as cuLibraryLoadData of its bytes" },
 
     /* answered by the client's shim, never by the server */
     { "cuGetProcAddress*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "entry points are the client shim's own (getproc.c)" },

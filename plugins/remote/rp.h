@@ -11,7 +11,7 @@
  *   rp_args.c    kernel argument sizes (rp_state.klock) and the strings the server returned (rp_state.slock)
  *   rp_hostfn.c  host functions, run in the client after their stream drained (no state of rp_state; rp_hostfn.h)
  *   rp_graph.c   stream captures and graphs: the streams being captured (rp_state.glock), what a capture changes
- *   rp_jit.c     cuLinkAddFile read here and sent as cuLinkAddData; the refused options logged (its own lock)
+ *   rp_jit.c     files the program names read here and sent as bytes; the refused options logged (its own lock)
  */
 #ifndef RP_H
 #define RP_H
@@ -160,7 +160,8 @@ int rp_read_ahead_locked(rp_state *s);
 void rp_take_async_err_locked(rp_state *s, const rm_plan *pl, void *retval);
 
 /* rp_jit.c */
-/* cuLinkAddFile[_v2]: 1 when it took the call (*r its result): the file read here, sent as cuLinkAddData. */
+/* cuLinkAddFile[_v2], cuModuleLoad, cuLibraryLoadFromFile: 1 when it took the call (*r its result): the file read
+   here, sent as cuLinkAddData[_v2], cuModuleLoadData, cuLibraryLoadData. */
 int rp_jit_pre(rp_state *s, cushim_call *call, int32_t *r);
 /* An option the codec refused (rm_call.refused, .refused_why): logged once per option and reason. */
 void rp_refuse_option_once(rp_state *s, const rm_plan *pl, const char *option, const char *why);

@@ -1,7 +1,8 @@
 /*
- * rp_jit.c - the client's part of JIT linking (docs/remote.md, "JIT options"): cuLinkAddFile reads the program's
- * file here and sends its bytes as cuLinkAddData (the server never opens a path a client names), and an option
- * the codec refuses (rm_jit.c) is logged once by its name.
+ * rp_jit.c - the client's part of loading and linking (docs/remote.md, "JIT options and tensor maps"): cuLinkAddFile,
+ * cuModuleLoad and cuLibraryLoadFromFile read the program's file here and send its bytes as cuLinkAddData,
+ * cuModuleLoadData and cuLibraryLoadData (the server never opens a path a client names), and an option the codec
+ * refuses (rm_jit.c) is logged once by its name.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -106,29 +107,67 @@ static int32_t rp_read_file(rp_state *s, const char *path, uint8_t **bytes, uint
     return 0;
 }
 
+/* APIs that name a file of the client's: answered here as the API that takes its bytes. The parameters of the same
+   name are copied; the path becomes the link input's name. */
+static const struct {
+    const char *api, *target, *path, *data, *size;
+} rp_file_apis[] = {
+    { "cuLinkAddFile", "cuLinkAddData", "path", "data", "size" },
+    { "cuLinkAddFile_v2", "cuLinkAddData_v2", "path", "data", "size" },
+    { "cuModuleLoad", "cuModuleLoadData", "fname", "image", NULL },
+    { "cuLibraryLoadFromFile", "cuLibraryLoadData", "fileName", "code", NULL },
+};
+
+/* cuda.h: CU_LIBRARY_BINARY_IS_PRESERVED "with cuLibraryLoadFromFile() is invalid". 1 when 'call' passes it. */
+static int rp_preserved_given(rp_state *s, const cushim_call *call)
+{
+    const rm_plan *pl = rm_plan_of(s->plans, call->api_id);
+    uint32_t no, oo;
+    int n_off = rp_param_at(s->host, call->info, "numLibraryOptions", &no), o_off;
+    int32_t preserved;
+    unsigned n;
+    const int32_t *opts;
+    for (uint32_t i = 0; pl != NULL && i < pl->nparams; i++)
+        if (pl->p[i].op == RM_OP_JITOPTS && pl->p[i].jit != NULL &&
+            strcmp(pl->p[i].jit->enum_name, "CUlibraryOption") == 0 &&
+            rm_jit_value_of(&pl->p[i], "CU_LIBRARY_BINARY_IS_PRESERVED", &preserved) &&
+            (o_off = rp_param_at(s->host, call->info, "libraryOptions", &oo)) >= 0 && n_off >= 0 && no == 4) {
+            memcpy(&n, (const uint8_t *)call->params + n_off, sizeof n);
+            memcpy(&opts, (const uint8_t *)call->params + o_off, sizeof opts);
+            for (unsigned k = 0; opts != NULL && k < n; k++)
+                if (opts[k] == preserved)
+                    return 1;
+        }
+    return 0;
+}
+
 int rp_jit_pre(rp_state *s, cushim_call *call, int32_t *r)
 {
     const cushim_host *h = s->host;
     const char *name = call->info->name;
-    if (strncmp(name, "cuLinkAddFile", 13) != 0 || (name[13] != '\0' && strcmp(name + 13, "_v2") != 0))
+    size_t f = 0;
+    if (name[2] != 'L' && name[2] != 'M')   /* cuLink..., cuLibrary..., cuModule...: the rest at one compare */
         return 0;
-    /* the cuLinkAddData of the same version */
-    char data_name[32];
-    snprintf(data_name, sizeof data_name, "cuLinkAddData%s", name + 13);
-    const cushim_api_info *da = h->api_by_name(data_name);
+    while (f < sizeof rp_file_apis / sizeof rp_file_apis[0] && strcmp(rp_file_apis[f].api, name) != 0)
+        f++;
+    if (f == sizeof rp_file_apis / sizeof rp_file_apis[0])
+        return 0;
+    const cushim_api_info *da = h->api_by_name(rp_file_apis[f].target);
     const rm_plan *pl = da != NULL ? rm_plan_of(s->plans, da->id) : NULL;
     uint32_t size;
-    int po = rp_param_at(h, call->info, "path", &size), to = rp_param_at(h, call->info, "type", &size);
-    if (pl == NULL || po < 0 || to < 0 || da->params_size > 256) {
-        rp_refuse_once(s, rm_plan_of(s->plans, call->api_id), "no cuLinkAddData in this tree");
+    int po = rp_param_at(h, call->info, rp_file_apis[f].path, &size), to = rp_param_at(h, call->info, "type", &size);
+    if (pl == NULL || po < 0 || da->params_size > 256) {
+        rp_refuse_once(s, rm_plan_of(s->plans, call->api_id), "the API taking the file's bytes is not in this tree");
         *r = s->e_not_supported;
         return 1;
     }
     const char *path;
-    int32_t type;
+    int32_t type = 1;   /* a module or library: text gets its NUL, as PTX for a link */
     memcpy(&path, (const uint8_t *)call->params + po, sizeof path);
-    memcpy(&type, (const uint8_t *)call->params + to, sizeof type);
-    if (path == NULL) {
+    if (to >= 0)
+        memcpy(&type, (const uint8_t *)call->params + to, sizeof type);
+    if (path == NULL || (rp_file_apis[f].size == NULL && strcmp(name, "cuLibraryLoadFromFile") == 0 &&
+                         rp_preserved_given(s, call))) {
         *r = s->e_invalid;
         return 1;
     }
@@ -140,16 +179,18 @@ int rp_jit_pre(rp_state *s, cushim_call *call, int32_t *r)
     uint8_t params[256] = {0};
     void *data = bytes;
     size_t bytes_n = (size_t)n;
-    if (rp_copy_param(h, call->info, call->params, da, params, "state", "state") != 0 ||
-        rp_copy_param(h, call->info, call->params, da, params, "type", "type") != 0 ||
-        rp_copy_param(h, call->info, call->params, da, params, "numOptions", "numOptions") != 0 ||
-        rp_copy_param(h, call->info, call->params, da, params, "options", "options") != 0 ||
-        rp_copy_param(h, call->info, call->params, da, params, "optionValues", "optionValues") != 0 ||
-        rp_copy_param(h, call->info, call->params, da, params, "path", "name") != 0 ||   /* named in its logs */
-        rp_set_param(h, da, params, "data", &data, sizeof data) != 0 ||
-        rp_set_param(h, da, params, "size", &bytes_n, sizeof bytes_n) != 0) {
+    int bad = rp_set_param(h, da, params, rp_file_apis[f].data, &data, sizeof data) != 0 ||
+              (rp_file_apis[f].size != NULL && rp_set_param(h, da, params, rp_file_apis[f].size, &bytes_n,
+                                                            sizeof bytes_n) != 0);
+    for (uint32_t i = 0; !bad && i < da->nparams; i++) {   /* the rest by name; a link input named by its path */
+        const char *pn = h->api_param(da, i)->name;
+        if (strcmp(pn, rp_file_apis[f].data) == 0 || (rp_file_apis[f].size && strcmp(pn, rp_file_apis[f].size) == 0))
+            continue;
+        bad = rp_copy_param(h, call->info, call->params, da, params, strcmp(pn, "name") == 0 ? "path" : pn, pn) != 0;
+    }
+    if (bad) {
         free(bytes);
-        rp_refuse_once(s, rm_plan_of(s->plans, call->api_id), "cuLinkAddData's parameters differ");
+        rp_refuse_once(s, rm_plan_of(s->plans, call->api_id), "the parameters of the API taking the file's bytes differ");
         *r = s->e_not_supported;
         return 1;
     }

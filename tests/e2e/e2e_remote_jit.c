@@ -127,6 +127,25 @@ static void jit(const char *dir)
     printf("library: %d, info %u '%s'\n", (int)r, slot_u32(jv[1]), r == CUDA_SUCCESS ? linfo : "");
     if (r == CUDA_SUCCESS)
         CK(cuLibraryUnload(lib));
+
+    /* a module and a library from files of this process */
+    snprintf(path, sizeof path, "%s/m.ptx", dir);
+    if ((f = fopen(path, "w")) == NULL || fputs(ptx, f) < 0 || fclose(f) != 0) {
+        fprintf(stderr, "e2e_remote_jit: cannot write %s\n", path);
+        exit(1);
+    }
+    CUfunction fn;
+    r = cuModuleLoad(&m, path);
+    printf("module from a file: %d, function %d\n", (int)r, r == CUDA_SUCCESS ? (int)cuModuleGetFunction(&fn, m, "k__p") : -1);
+    if (r == CUDA_SUCCESS)
+        CK(cuModuleUnload(m));
+    printf("module from a missing file: %d\n", (int)cuModuleLoad(&m, "/nonexistent/m.ptx"));
+    jv[1] = SLOT(sizeof linfo);
+    r = cuLibraryLoadFromFile(&lib, path, jo, jv, 3, NULL, NULL, 0);
+    printf("library from a file: %d, info %u '%s'\n", (int)r, slot_u32(jv[1]), r == CUDA_SUCCESS ? linfo : "");
+    if (r == CUDA_SUCCESS)
+        CK(cuLibraryUnload(lib));
+    printf("library from a file, preserved: %d\n", (int)cuLibraryLoadFromFile(&lib, path, NULL, NULL, 0, lopt, lval, 1));
 }
 
 static void show_map(const char *what, CUresult r, const CUtensorMap *map, CUdeviceptr base)

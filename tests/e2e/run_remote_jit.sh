@@ -7,8 +7,9 @@
 #      the client's; a library with JIT and library options; tensor maps of ranks 1..5 byte for byte, ranks the
 #      driver refuses, an address replaced;
 #   2. what remoting refuses (host pointers in GLOBAL_SYMBOL_NAMES, a log without its size option) is 801 and
-#      logged once by the option's name, never sent; the server's driver opened no file (cuLinkAddFile arrives as
-#      cuLinkAddData) and saw the local calls less the refused ones;
+#      logged once by the option's name, never sent; the server's driver opened no file (cuLinkAddFile, cuModuleLoad
+#      and cuLibraryLoadFromFile arrive as cuLinkAddData, cuModuleLoadData and cuLibraryLoadData) and saw the local
+#      calls less the refused ones;
 #   3. the same over TCP with a token;
 #   4. 'cushim apis --remote' lists the tensor map and link APIs as hand-written.
 # Usage: run_remote_jit.sh BUILD_DIR PROGRAM OUT_DIR
@@ -32,6 +33,9 @@ for want in "load ex: 0, info 83 'fake-jit cuModuleLoadDataEx: 10 options: 3 4=2
             "load ex, small log: 0, info 12 'fake-jit cu' next 78, error 0 '' next 79, wall 0.25 (high 77777777), threads 96, values 3 40" \
             "load ex, bad ptx: 218, info 83 'fake-jit cuModuleLoadDataEx: 10 options: 3 4=256 5 6=128 2 7=3 0=40 8=0 1=100 13=1' next 78, error 50 'fake-jit cuModuleLoadDataEx: line 1: syntax error' next 79, wall 0.25 (high 77777777), threads 96, values 3 40" \
             'add data: threads 64' 'add file: threads 288' 'add missing file: 301' \
+            'module from a file: 0, function 0' 'module from a missing file: 301' \
+            "library from a file: 0, info 52 'fake-jit cuLibraryLoadData: 3 options: 3 4=128 14=1'" \
+            'library from a file, preserved: 1' \
             "linked: 130 bytes, the file's text in" 'link with a wall time: 801' \
             "library: 0, info 52 'fake-jit cuLibraryLoadData: 3 options: 3 4=128 14=1'" \
             'tiled rank 3: 0 base+0 0106030003020000 4000000000000000 2000000000000000 0800000000000000 0000000000000000 0000000000000000 8000000000000000 0010000000000000 0000000000000000 0000000000000000 1000000008000000 0200000000000000 0000000001000000 0100000001000000 0000000000000000' \
@@ -48,7 +52,9 @@ grep -qx 'replace address: 0 base+4096 0309040003030001 .*' "$d/unix.out" || fai
     [ "$(grep -c 'option CU_JIT_INFO_LOG_BUFFER not carried (a log buffer needs its size option' "$d/unix.err")" = 1 ] ||
     fail "the refused options were not logged once each: $(grep 'not carried' "$d/unix.err")"
 [ "$(count "$d/unix.counts" cuLinkAddFile_v2)" = 0 ] && [ "$(count "$d/local.counts" cuLinkAddFile_v2)" = 2 ] &&
-    [ "$(count "$d/unix.counts" cuLinkAddData_v2)" = 2 ] ||
+    [ "$(count "$d/unix.counts" cuLinkAddData_v2)" = 2 ] && [ "$(count "$d/unix.counts" cuModuleLoad)" = 0 ] &&
+    [ "$(count "$d/unix.counts" cuLibraryLoadFromFile)" = 0 ] && [ "$(count "$d/local.counts" cuModuleLoad)" = 2 ] &&
+    [ "$(count "$d/unix.counts" cuLibraryLoadData)" = 2 ] ||
     fail "the server's driver: cuLinkAddFile_v2 $(count "$d/unix.counts" cuLinkAddFile_v2), cuLinkAddData_v2 $(count "$d/unix.counts" cuLinkAddData_v2) (local $(count "$d/local.counts" cuLinkAddFile_v2), $(count "$d/local.counts" cuLinkAddData_v2))"
 [ "$(count "$d/unix.counts" cuModuleLoadDataEx)" = "$(( $(count "$d/local.counts" cuModuleLoadDataEx) - 3 ))" ] &&
     [ "$(count "$d/unix.counts" cuTensorMapEncodeTiled)" = 7 ] && [ "$(count "$d/unix.counts" cuTensorMapReplaceAddress)" = 2 ] ||
@@ -69,7 +75,8 @@ diff "$d/unix.out" "$d/tcp.out" > "$d/tcp.diff" || fail "TCP output differs from
 # 4. the classification
 "$build/tools/cushim" apis --remote > "$d/apis.tsv" 2>&1 || fail "cushim apis --remote failed"
 for api in cuTensorMapEncodeTiled cuTensorMapEncodeIm2col cuTensorMapEncodeIm2colWide cuTensorMapReplaceAddress \
-           cuLinkCreate_v2 cuLinkAddData_v2 cuLinkAddFile_v2 cuModuleLoadDataEx cuLibraryLoadData; do
+           cuLinkCreate_v2 cuLinkAddData_v2 cuLinkAddFile_v2 cuModuleLoadDataEx cuLibraryLoadData cuModuleLoad \
+           cuLibraryLoadFromFile; do
     awk -F'\t' -v a="$api" '$2 == a && $4 == "hand-written" { f = 1 } END { exit !f }' "$d/apis.tsv" ||
         fail "$api is not hand-written: $(grep -P "\t$api\t" "$d/apis.tsv")"
 done

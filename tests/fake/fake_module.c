@@ -32,6 +32,50 @@ static struct CUmod_st *fk_module_new(void)
     return m;
 }
 
+/* A file's bytes and a NUL (at most 64 KiB: the fake's images are small); NULL when it cannot be read. */
+static char *fk_read_file(const char *path, CUresult *r)
+{
+    char *b = calloc(1, 65536);
+    FILE *f = path != NULL ? fopen(path, "rb") : NULL;
+    *r = path == NULL ? CUDA_ERROR_INVALID_VALUE : f == NULL ? CUDA_ERROR_FILE_NOT_FOUND : CUDA_SUCCESS;
+    if (b == NULL || f == NULL) {
+        if (f != NULL)
+            fclose(f);
+        free(b);
+        *r = *r == CUDA_SUCCESS ? CUDA_ERROR_OUT_OF_MEMORY : *r;
+        return NULL;
+    }
+    if (fread(b, 1, 65535, f) == 0 && ferror(f))
+        *r = CUDA_ERROR_FILE_NOT_FOUND;
+    fclose(f);
+    return b;
+}
+
+/* cuda.h: a module from a file - the same as cuModuleLoadData of its contents */
+CUresult cuModuleLoad(CUmodule *module, const char *fname)
+{
+    FAKE_ENTER(cuModuleLoad);
+    FK_REQUIRE_INIT();
+    CUresult r;
+    char *image = fk_read_file(fname, &r);
+    if (image == NULL || r != CUDA_SUCCESS) {
+        free(image);
+        return r;
+    }
+    if (module == NULL || !fk_ctx_valid(fk_current_ctx())) {
+        free(image);
+        return module == NULL ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_CONTEXT;
+    }
+    struct CUmod_st *m = fk_module_new();
+    if (m != NULL)
+        m->ptx = fk_ptx_copy(image);
+    free(image);
+    if (m == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *module = m;
+    return CUDA_SUCCESS;
+}
+
 CUresult cuModuleLoadData(CUmodule *module, const void *image)
 {
     FAKE_ENTER(cuModuleLoadData);
@@ -136,12 +180,24 @@ CUresult cuFuncGetName(const char **name, CUfunction hfunc)
 
 /* ---- libraries and kernels (context-independent) ------------------------ */
 
+static CUresult fk_library_load(CUlibrary *library, const void *code, CUjit_option *jitOptions,
+                                void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions,
+                                void **libraryOptionValues, unsigned int numLibraryOptions);
+
 CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues,
                            unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues,
                            unsigned int numLibraryOptions)
 {
     FAKE_ENTER(cuLibraryLoadData);
     FK_REQUIRE_INIT();
+    return fk_library_load(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions,
+                           libraryOptionValues, numLibraryOptions);
+}
+
+static CUresult fk_library_load(CUlibrary *library, const void *code, CUjit_option *jitOptions,
+                                void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions,
+                                void **libraryOptionValues, unsigned int numLibraryOptions)
+{
     if (library == NULL || code == NULL ||
         (numLibraryOptions != 0 && (libraryOptions == NULL || libraryOptionValues == NULL)))
         return CUDA_ERROR_INVALID_VALUE;
@@ -160,6 +216,28 @@ CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *j
     l->module = m;
     *library = l;
     return CUDA_SUCCESS;
+}
+
+/* cuda.h: a library from a file; CU_LIBRARY_BINARY_IS_PRESERVED "with cuLibraryLoadFromFile() is invalid" */
+CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_option *jitOptions,
+                               void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions,
+                               void **libraryOptionValues, unsigned int numLibraryOptions)
+{
+    FAKE_ENTER(cuLibraryLoadFromFile);
+    FK_REQUIRE_INIT();
+    for (unsigned k = 0; libraryOptions != NULL && k < numLibraryOptions; k++)
+        if (libraryOptions[k] == CU_LIBRARY_BINARY_IS_PRESERVED)
+            return CUDA_ERROR_INVALID_VALUE;
+    CUresult r;
+    char *code = fk_read_file(fileName, &r);
+    if (code == NULL || r != CUDA_SUCCESS) {
+        free(code);
+        return r;
+    }
+    r = fk_library_load(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions,
+                        libraryOptionValues, numLibraryOptions);
+    free(code);
+    return r;
 }
 
 static int fk_library_valid(CUlibrary l)
