@@ -48,6 +48,13 @@ typedef struct rb_state {
     uint64_t lt_destroyed;              /* the number a Destroy being run names; 0: none */
     struct rb_ltid *lt;                 /* the live ones: number and the library's descriptor */
     uint32_t nlt, caplt;
+    /* links whose cuLinkCreate passed options written back (rb_link.c) */
+    struct rb_link *links;
+    uint32_t nlinks;
+    uint8_t *link_pending;              /* the block of the cuLinkCreate being run; freed after its reply if it failed */
+    uint64_t link_pending_n, link_pending_bytes;
+    uint64_t link_bytes;                /* kept by the live links (at most RB_LINK_BYTES) */
+    const rm_pplan *link_pending_pp;
 } rb_state;
 
 /* rb_cublas.c: rm_ctx.scalar_check, the client's claim of a cuBLAS scalar's way against the server's own mode */
@@ -60,6 +67,15 @@ void rb_ltid_message(rb_state *b, uint32_t api_id);
 int rb_ltid_pre(rb_state *b, rm_call *c);
 void rb_ltid_post(rb_state *b, rm_call *c, int ran, int32_t result);
 void rb_ltid_free(rb_state *b);
+/* rb_link.c: a link's kept option outputs (cuLinkCreate's logs, sizes, wall time). rb_link_pre: cuLinkCreate's values
+   and buffers moved into a block that outlives the call (RM_ENOMEM); rb_link_post: a created link keeps it,
+   cuLinkDestroy frees it; rb_link_done: after the reply, a failed create's block freed; rb_link_out: rm_ctx.link_out;
+   rb_link_free: at exit. */
+int rb_link_pre(rb_state *b, rm_call *c);
+void rb_link_post(rb_state *b, rm_call *c, int ran, int32_t result);
+void rb_link_done(rb_state *b);
+void rb_link_out(void *user, uint64_t state, rm_wr *w);
+void rb_link_free(rb_state *b);
 
 /* rm_backend.c */
 void rb_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -310,10 +310,6 @@ static int rm_jit_check(const rm_pplan *pp, const int32_t *opts, uint64_t n, con
         c->refused_why = o->why;
         return RM_EUNSUPPORTED;
     }
-    if (pp->jit_retained && (o->kind == RM_JIT_INOUT || o->kind == RM_JIT_LOG)) {
-        c->refused_why = "written back over the link's life (until cuLinkDestroy): not carried yet";
-        return RM_EUNSUPPORTED;
-    }
     if (o->kind == RM_JIT_LOG) {
         int32_t sid;
         uint64_t at = n, seen = 0;
@@ -393,12 +389,17 @@ static int rm_decode_jitopts(const rm_plan *pl, const rm_pplan *pp, rm_call *c, 
     return RM_OK;
 }
 
-/* Server: a call's option outputs (logs, then the values written back). */
+/* Server: a call's option outputs (logs, then the values written back); the sizes after the slots. */
 static void rm_encode_jitopts_out(const rm_plan *pl, const rm_pplan *pp, const rm_call *c, const uint8_t *slots,
                                   uint64_t n, rm_wr *w)
 {
-    const int32_t *opts = rm_ptr_at(c->params, &pl->p[pp->func_param]);
-    const uint32_t *caps = (const uint32_t *)(slots + n * 8);
+    rm_jit_outputs_write(pp, rm_ptr_at(c->params, &pl->p[pp->func_param]), n, slots,
+                         (const uint32_t *)(slots + n * 8), w);
+}
+
+void rm_jit_outputs_write(const rm_pplan *pp, const int32_t *opts, uint64_t n, const uint8_t *slots,
+                          const uint32_t *caps, rm_wr *w)
+{
     for (int pass = 0; pass < 2; pass++)
         for (uint64_t k = 0; k < n; k++) {
             const rm_jit_opt *o = rm_jit_opt_of(pp, opts[k]);
@@ -420,16 +421,23 @@ static void rm_encode_jitopts_out(const rm_plan *pl, const rm_pplan *pp, const r
 static int rm_decode_jitopts_out(const rm_plan *pl, const rm_pplan *pp, const rm_call *c, void *slots, uint64_t n,
                                  rm_rd *r)
 {
-    const int32_t *opts = rm_ptr_at(c->params, &pl->p[pp->func_param]);
+    return rm_jit_outputs_read(pp, rm_ptr_at(c->params, &pl->p[pp->func_param]), n, slots, NULL, r);
+}
+
+int rm_jit_outputs_read(const rm_pplan *pp, const int32_t *opts, uint64_t n, void *slots, const uint32_t *caps,
+                        rm_rd *r)
+{
     rm_call scratch = { 0 };
     for (int pass = 0; pass < 2; pass++)
         for (uint64_t k = 0; k < n; k++) {
             const rm_jit_opt *o = rm_jit_opt_of(pp, opts[k]);
             uint32_t cap = 0, len;
             const uint8_t *s;
-            /* the logs' sizes as the program gave them: checked before any slot is written back */
-            if (pass == 0 && rm_jit_check(pp, opts, n, slots, k, &o, &cap, &scratch) != RM_OK)
+            /* the logs' sizes as the program gave them: checked before any slot is written back (or kept) */
+            if (pass == 0 && caps == NULL && rm_jit_check(pp, opts, n, slots, k, &o, &cap, &scratch) != RM_OK)
                 return RM_EMALFORMED;
+            if (caps != NULL)
+                cap = caps[k];
             if (o == NULL)
                 return RM_EMALFORMED;
             void *buf = (void *)(uintptr_t)rm_slot(slots, k);
@@ -1070,6 +1078,20 @@ static int rm_attrs_out(const rm_call *c, rm_wr *w)
     return 1;
 }
 
+/* A link's kept option outputs after the call's own (rm_ctx.link_out, the back end's record of the link). */
+static void rm_encode_link_out(const rm_call *c, rm_wr *w)
+{
+    const rm_plan *pl = c->plan;
+    uint64_t state;
+    if (pl->link_param < 0)
+        return;
+    memcpy(&state, (const uint8_t *)c->params + pl->p[pl->link_param].offset, sizeof state);
+    if (c->cx != NULL && c->cx->link_out != NULL)
+        c->cx->link_out(c->cx->user, state, w);
+    else
+        rm_wr_u8(w, 0);
+}
+
 int rm_encode_reply(const rm_call *c, uint32_t api_id, uint32_t status, const void *retval, rm_wr *w)
 {
     const rm_plan *pl = c != NULL ? c->plan : NULL;
@@ -1095,14 +1117,15 @@ int rm_encode_reply(const rm_call *c, uint32_t api_id, uint32_t status, const vo
        do not (sent empty) */
     int sizing = ret == 7 && pl->info->library == CUSHIM_LIB_NVML;
     int outputs = ret_size != 0 && (ret == 0 || sizing);
-    if (ret_size != 0 && ret != 0 && !sizing && rm_has_jitopts(pl)) {   /* failed: the JIT's logs still go */
-        rm_wr_u8(w, 2);
+    if (ret_size != 0 && ret != 0 && !sizing && (rm_has_jitopts(pl) || pl->link_param >= 0)) {
+        rm_wr_u8(w, 2);   /* failed: the JIT's logs still go */
         for (uint32_t k = 0; k < pl->nptr; k++) {
             const rm_pplan *pp = &pl->p[pl->order[k]];
             const uint8_t *slots = rm_ptr_at(c->params, pp);
             if (pp->op == RM_OP_JITOPTS && slots != NULL)
                 rm_encode_jitopts_out(pl, pp, c, slots, c->cap[pl->order[k]], w);
         }
+        rm_encode_link_out(c, w);
         return w->err;
     }
     rm_wr_u8(w, (uint8_t)outputs);
@@ -1165,10 +1188,27 @@ int rm_encode_reply(const rm_call *c, uint32_t api_id, uint32_t status, const vo
             }
         }
     }
+    rm_encode_link_out(c, w);
     return w->err;
 }
 
 /* ---- client: decode a reply ---- */
+/* A link's kept option outputs after the call's own (rm_ctx.link_in): u8 0, or u8 1 and the outputs. */
+static int rm_decode_link_in(const rm_call *c, rm_rd *r, const rm_ctx *cx)
+{
+    const rm_plan *pl = c->plan;
+    uint8_t has;
+    uint64_t state;
+    if (pl->link_param < 0)
+        return RM_OK;
+    memcpy(&state, (const uint8_t *)c->params + pl->p[pl->link_param].offset, sizeof state);
+    if (rm_rd_u8(r, &has) != RM_OK || has > 1)
+        return RM_EMALFORMED;
+    if (!has)
+        return RM_OK;
+    return cx != NULL && cx->link_in != NULL ? cx->link_in(cx->user, state, r) : RM_EMALFORMED;
+}
+
 /* One attribute value into the program's 'dst' (rm_attr_out's layout): exactly the attribute's size, a host
    address only as a region this client shares, or NULL. */
 static int rm_attr_in(const rm_pplan *pp, int32_t attr, void *dst, rm_rd *r, const rm_ctx *cx)
@@ -1218,6 +1258,8 @@ int rm_decode_reply(const rm_call *c, void *retval, const uint8_t *msg, size_t l
                 rm_decode_jitopts_out(pl, pp, c, slots, c->cap[pl->order[k]], &r) != RM_OK)
                 return RM_EMALFORMED;
         }
+        if (rm_decode_link_in(c, &r, cx) != RM_OK)
+            return RM_EMALFORMED;
         return r.pos == r.len ? RM_OK : RM_EMALFORMED;
     }
     int owned = -1;
@@ -1284,6 +1326,8 @@ int rm_decode_reply(const rm_call *c, void *retval, const uint8_t *msg, size_t l
             memcpy(ptr, &v, sizeof v);
         }
     }
+    if (outputs && rm_decode_link_in(c, &r, cx) != RM_OK)
+        return RM_EMALFORMED;
     if (owned >= 0) {   /* the array's length is what its count output says */
         const void *cnt = rm_ptr_at(c->params, &pl->p[pl->p[owned].func_param]);
         uint64_t n;

@@ -345,6 +345,7 @@ static uint32_t rm_plan_hash(const rm_plan *pl)
     h = rm_fnv_u32(h, pl->ret_status);
     h = rm_fnv_u32(h, pl->cls);
     h = rm_fnv_u32(h, pl->nparams);
+    h = rm_fnv_u32(h, (uint32_t)(pl->link_param + 1) | (uint32_t)pl->link_drop << 8);
     for (uint32_t i = 0; i < pl->nparams; i++) {
         const rm_pplan *p = &pl->p[i];
         uint32_t w[] = { p->op, p->dir, p->counted, p->count_indirect, p->count_size, p->count_signed, p->null_fields,
@@ -482,6 +483,7 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
     pl->id = a->id;
     pl->ret_status = (uint8_t)cushim_ret_is_status(a->ret_kind);
     pl->nparams = (uint8_t)(a->nparams <= RM_MAX_PARAMS ? a->nparams : 0);
+    pl->link_param = -1;
     const rm_special *sp = rm_special_find(a->name, a->categories);
     if (a->nparams > RM_MAX_PARAMS) {
         pl->cls = RM_CLASS_UNSUPPORTED;
@@ -514,6 +516,8 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
         }
         rm_plan_param(pl, m, i, p, vouched, why, sizeof why);
         rm_plan_rank(pl, m, a, i);
+        if (pl->p[i].op == RM_OP_VALUE && p->size == 8 && rm_link_find(a->name, p->name, &pl->link_drop))
+            pl->link_param = (int8_t)i;   /* its reply carries the link's kept option outputs */
         if (rm_plan_jitopts(pl, m, a, i)) {
             jit = 1;
             continue;

@@ -142,6 +142,9 @@ typedef struct rm_plan {
     uint8_t capture;             /* RM_CAPTURE_*: begins or ends a stream capture (the client tracks them)   */
     int8_t devcopy_param;        /* a CUDA_MEMCPY3D parameter whose memory types must be device or array
                                     (a graph's memcpy node: host memory is the client's); -1: none          */
+    int8_t link_param;           /* a CUlinkState whose kept option outputs (cuLinkCreate's logs, sizes, wall
+                                    time) the reply carries after the outputs (rm_links); -1: none         */
+    uint8_t link_drop;           /* ... and this call ends the link (cuLinkDestroy)                          */
     const char *reason;          /* not RM_CLASS_FORWARD: why (points into 'why' or at static text)         */
     const char *async_reason;    /* async: why (static text)                                                */
     char why[120];
@@ -278,6 +281,10 @@ typedef struct rm_rank {
     uint8_t less, max;
 } rm_rank;
 const rm_rank *rm_rank_find(const char *api, const char *param);
+/* A link's later calls (rm_links): is 'param' of 'api' the CUlinkState whose kept outputs its reply carries? 1, and
+   *drop when the call ends the link. */
+int rm_link_find(const char *api, const char *param, uint8_t *drop);
+
 /* The alignment the callee requires of a buffer (cuda.h: a CUtensorMap's address aligned to 64 bytes), or 0. */
 uint32_t rm_align_find(const char *api, const char *param);
 

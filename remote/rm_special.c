@@ -359,6 +359,28 @@ const rm_rank *rm_rank_find(const char *api, const char *param)
     return NULL;
 }
 
+/* A link's later calls: the driver writes cuLinkCreate's logs, log sizes and wall time into its buffers over the
+   link's life (cuda.h: they "accumulate data until the CUlinkState is destroyed"), so each reply carries them. */
+static const struct {
+    const char *glob, *param;
+    uint8_t drop;
+} rm_links[] = {
+    { "cuLinkAddData*", "state", 0 },
+    { "cuLinkAddFile*", "state", 0 },
+    { "cuLinkComplete", "state", 0 },
+    { "cuLinkDestroy", "state", 1 },
+};
+
+int rm_link_find(const char *api, const char *param, uint8_t *drop)
+{
+    for (size_t i = 0; i < sizeof rm_links / sizeof rm_links[0]; i++)
+        if (fnmatch(rm_links[i].glob, api, 0) == 0 && strcmp(rm_links[i].param, param) == 0) {
+            *drop = rm_links[i].drop;
+            return 1;
+        }
+    return 0;
+}
+
 /* Buffers the callee requires aligned (the arena's blocks are 16-aligned): a CUtensorMap "must be aligned to 64
    bytes" (cuda.h), and its type is aligned to 128. */
 static const struct {

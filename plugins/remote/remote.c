@@ -340,7 +340,7 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
     s->e_oom = rp_code(host, "CUDA_ERROR_OUT_OF_MEMORY");
     s->e_file_not_found = rp_code(host, "CUDA_ERROR_FILE_NOT_FOUND");
     s->paraminfo = host->api_by_name("cuFuncGetParamInfo");
-    s->cx = (rm_ctx){ .kparam_sizes = rp_kparam_sizes, .intern = rp_intern, .keep = rp_graph_keep,
+    s->cx = (rm_ctx){ .kparam_sizes = rp_kparam_sizes, .intern = rp_intern, .keep = rp_graph_keep, .link_in = rp_link_in,
                       .scalar = rp_cublas_scalar, .addr_out = rp_addr_out, .addr_in = rp_addr_in, .user = s };
     rp_cublas_init(host);
     if (host->tls_create(self, rp_thread_free, &s->tls_wr) != CUSHIM_OK || rp_graph_init(s, self) != CUSHIM_OK) {

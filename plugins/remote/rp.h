@@ -161,8 +161,12 @@ void rp_take_async_err_locked(rp_state *s, const rm_plan *pl, void *retval);
 
 /* rp_jit.c */
 /* cuLinkAddFile[_v2], cuModuleLoad, cuLibraryLoadFromFile: 1 when it took the call (*r its result): the file read
-   here, sent as cuLinkAddData[_v2], cuModuleLoadData, cuLibraryLoadData. */
+   here, sent as cuLinkAddData[_v2], cuModuleLoadData, cuLibraryLoadData. cuLinkCreate[_v2] with options written back
+   and cuLinkDestroy: forwarded here, the link recorded and dropped (rp_link_in). */
 int rp_jit_pre(rp_state *s, cushim_call *call, int32_t *r);
+/* rm_ctx.link_in: a link's kept option outputs into the program's buffers it gave cuLinkCreate (recorded by
+   rp_jit_pre when the create succeeded, dropped at cuLinkDestroy). */
+int rp_link_in(void *user, uint64_t state, rm_rd *r);
 /* An option the codec refused (rm_call.refused, .refused_why): logged once per option and reason. */
 void rp_refuse_option_once(rp_state *s, const rm_plan *pl, const char *option, const char *why);
 

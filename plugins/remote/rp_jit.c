@@ -141,6 +141,120 @@ static int rp_preserved_given(rp_state *s, const cushim_call *call)
     return 0;
 }
 
+/* ---- links whose cuLinkCreate passed options written back: the program's buffers, by link ---- */
+typedef struct rp_link {
+    uint64_t state;
+    const rm_pplan *pp;              /* cuLinkCreate's option values: their kinds                            */
+    uint64_t n;
+    void **vals;                     /* the program's array (cuda.h: valid for the link's life)              */
+    int32_t *opts;                   /* a copy of its options                                                */
+    uint32_t *caps;                  /* each log buffer's size, as given to cuLinkCreate                     */
+} rp_link;
+
+static pthread_mutex_t rp_llock = PTHREAD_MUTEX_INITIALIZER;
+static rp_link *rp_links;            /* under rp_llock */
+static uint32_t rp_nlinks;
+
+int rp_link_in(void *user, uint64_t state, rm_rd *r)
+{
+    int rc = RM_EMALFORMED;   /* the server keeps a link this process does not know */
+    (void)user;
+    pthread_mutex_lock(&rp_llock);
+    for (uint32_t k = 0; k < rp_nlinks; k++)
+        if (rp_links[k].state == state) {
+            rp_link *l = &rp_links[k];
+            rc = rm_jit_outputs_read(l->pp, l->opts, l->n, l->vals, l->caps, r);
+            break;
+        }
+    pthread_mutex_unlock(&rp_llock);
+    return rc;
+}
+
+static void rp_link_drop(uint64_t state)
+{
+    pthread_mutex_lock(&rp_llock);
+    for (uint32_t k = 0; k < rp_nlinks; k++)
+        if (rp_links[k].state == state) {
+            free(rp_links[k].opts);
+            free(rp_links[k].caps);
+            rp_links[k] = rp_links[--rp_nlinks];
+            break;
+        }
+    pthread_mutex_unlock(&rp_llock);
+}
+
+static int32_t rp_forward_call(rp_state *s, const rm_plan *pl, void *params, void *retval)
+{
+    int answered, own;
+    rm_wr own_wr, *w = rp_wr(s, &own_wr, &own);
+    int32_t e = rp_forward(s, pl, params, retval, &answered, w, NULL, NULL);   /* neither batched nor kept */
+    if (own)
+        rm_wr_free(w);
+    return answered ? *(const int32_t *)retval : e;
+}
+
+/* cuLinkCreate[_v2] with an option written back: forwarded, and the link recorded once created. 0: not such a
+   call (the ordinary path takes it). */
+static int rp_link_create(rp_state *s, cushim_call *call, int32_t *r)
+{
+    const rm_plan *pl = rm_plan_of(s->plans, call->api_id);
+    for (uint32_t i = 0; pl != NULL && i < pl->nparams; i++) {
+        const rm_pplan *pp = &pl->p[i];
+        if (pp->op != RM_OP_JITOPTS || !pp->jit_retained)
+            continue;
+        unsigned n;
+        void **vals;
+        const int32_t *opts;
+        memcpy(&n, (const uint8_t *)call->params + pl->p[pp->count_param].offset, sizeof n);
+        memcpy(&vals, (const uint8_t *)call->params + pp->offset, sizeof vals);
+        memcpy(&opts, (const uint8_t *)call->params + pl->p[pp->func_param].offset, sizeof opts);
+        if (pl->p[pp->count_param].size != sizeof n || vals == NULL || opts == NULL || n == 0 || n > RM_MAX_JITOPTS)
+            return 0;   /* the codec decides (a bound, a NULL array) */
+        int kept = 0;
+        rp_link l = { .pp = pp, .n = n, .vals = vals, .opts = malloc(n * sizeof *l.opts),
+                      .caps = calloc(n, sizeof *l.caps) };
+        if (l.opts == NULL || l.caps == NULL) {
+            free(l.opts);
+            free(l.caps);
+            *r = s->e_oom;
+            return 1;
+        }
+        memcpy(l.opts, opts, n * sizeof *l.opts);
+        for (unsigned k = 0; k < n; k++) {   /* the logs' sizes as given, before the driver writes what it filled */
+            const rm_jit_opt *o = rm_jit_opt_of(pp, opts[k]);
+            int32_t sid;
+            kept |= o != NULL && (o->kind == RM_JIT_INOUT || o->kind == RM_JIT_LOG);
+            if (o == NULL || o->kind != RM_JIT_LOG || !rm_jit_value_of(pp, o->size_opt, &sid))
+                continue;
+            for (unsigned j = 0; j < n; j++)
+                if (opts[j] == sid)
+                    l.caps[k] = (uint32_t)(uintptr_t)vals[j];
+        }
+        int32_t ret = -1;
+        rp_link *nl = NULL;
+        if (kept && (*r = rp_forward_call(s, pl, call->params, &ret)) == 0) {
+            void *out = NULL;
+            for (uint32_t j = 0; j < pl->nparams; j++)   /* CUlinkState *stateOut: one element out */
+                if (pl->p[j].op == RM_OP_ARRAY && pl->p[j].dir == CUSHIM_DIR_OUT && pl->p[j].elem == 8)
+                    memcpy(&out, (const uint8_t *)call->params + pl->p[j].offset, sizeof out);
+            if (out != NULL)
+                memcpy(&l.state, out, sizeof l.state);
+            pthread_mutex_lock(&rp_llock);
+            if (l.state != 0 && (nl = realloc(rp_links, (rp_nlinks + 1) * sizeof *rp_links)) != NULL) {
+                rp_links = nl;
+                rp_links[rp_nlinks++] = l;
+            }
+            pthread_mutex_unlock(&rp_llock);
+        }
+        if (nl == NULL) {
+            free(l.opts);
+            free(l.caps);
+        }
+        return kept;
+    }
+    return 0;
+}
+
 int rp_jit_pre(rp_state *s, cushim_call *call, int32_t *r)
 {
     const cushim_host *h = s->host;
@@ -148,6 +262,19 @@ int rp_jit_pre(rp_state *s, cushim_call *call, int32_t *r)
     size_t f = 0;
     if (name[2] != 'L' && name[2] != 'M')   /* cuLink..., cuLibrary..., cuModule...: the rest at one compare */
         return 0;
+    if (strncmp(name, "cuLinkCreate", 12) == 0)
+        return rp_link_create(s, call, r);
+    if (strcmp(name, "cuLinkDestroy") == 0) {   /* forwarded here: the link's record dropped once destroyed */
+        const rm_plan *pl = rm_plan_of(s->plans, call->api_id);
+        uint64_t state;
+        int32_t ret = -1;
+        if (pl == NULL || pl->link_param < 0)
+            return 0;
+        memcpy(&state, (const uint8_t *)call->params + pl->p[pl->link_param].offset, sizeof state);
+        if ((*r = rp_forward_call(s, pl, call->params, &ret)) == 0)
+            rp_link_drop(state);
+        return 1;
+    }
     while (f < sizeof rp_file_apis / sizeof rp_file_apis[0] && strcmp(rp_file_apis[f].api, name) != 0)
         f++;
     if (f == sizeof rp_file_apis / sizeof rp_file_apis[0])

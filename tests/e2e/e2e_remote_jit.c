@@ -85,15 +85,32 @@ static void jit(const char *dir)
     if (r == CUDA_SUCCESS)
         CK(cuModuleUnload(m));
 
-    /* a link: values in cuLinkCreate, options in cuLinkAddData, a file of this process */
+    /* a link: its logs, their sizes and the wall time kept by the driver until cuLinkDestroy and written at each
+       later call; options in cuLinkAddData, a file of this process */
     CUlinkState st;
-    CUjit_option co[] = { CU_JIT_OPTIMIZATION_LEVEL, CU_JIT_LOG_VERBOSE };
-    void *cv[] = { SLOT(2), SLOT(1) };
-    CK(cuLinkCreate(2, co, cv, &st));
+    char linfo_[200], lerr[100];
+    memset(linfo_, 'x', sizeof linfo_);
+    memset(lerr, 'y', sizeof lerr);
+    CUjit_option co[] = { CU_JIT_OPTIMIZATION_LEVEL, CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                          CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_WALL_TIME,
+                          CU_JIT_LOG_VERBOSE };
+    void *cv[] = { SLOT(2), linfo_, SLOT(sizeof linfo_), lerr, SLOT(sizeof lerr), NULL, SLOT(1) };
+#define LINK_LOGS(what)                                                                                             \
+    do {                                                                                                            \
+        float w_;                                                                                                   \
+        memcpy(&w_, &cv[5], sizeof w_);                                                                             \
+        printf("%s: info %u '%s' next %02x, error %u '%s', wall %.2f\n", what, slot_u32(cv[2]), linfo_,            \
+               (unsigned char)linfo_[slot_u32(cv[2])], slot_u32(cv[4]), lerr, w_);                                 \
+    } while (0)
+    CK(cuLinkCreate(7, co, cv, &st));
+    LINK_LOGS("link created");
     CUjit_option ao[] = { CU_JIT_MAX_REGISTERS, CU_JIT_THREADS_PER_BLOCK };
     void *av[] = { SLOT(64), SLOT(70) };
     CK(cuLinkAddData(st, CU_JIT_INPUT_PTX, (void *)ptx, sizeof ptx, "a.ptx", 2, ao, av));
     printf("add data: threads %u\n", slot_u32(av[1]));
+    LINK_LOGS("added a.ptx");
+    printf("add bad data: %d\n", (int)cuLinkAddData(st, CU_JIT_INPUT_PTX, bad, sizeof bad, "bad.ptx", 0, NULL, NULL));
+    LINK_LOGS("added bad.ptx");
     char path[512];
     snprintf(path, sizeof path, "%s/b.ptx", dir);
     FILE *f = fopen(path, "w");
@@ -104,17 +121,20 @@ static void jit(const char *dir)
     void *fv[] = { SLOT(64), SLOT(300) };
     CK(cuLinkAddFile(st, CU_JIT_INPUT_PTX, path, 2, ao, fv));
     printf("add file: threads %u\n", slot_u32(fv[1]));
+    LINK_LOGS("added b.ptx");
     printf("add missing file: %d\n", (int)cuLinkAddFile(st, CU_JIT_INPUT_PTX, "/nonexistent/c.ptx", 0, NULL, NULL));
     void *cubin;
     size_t size;
     CK(cuLinkComplete(st, &cubin, &size));
     printf("linked: %zu bytes, the file's text %s\n", size, strstr(cubin, "// b.ptx: read by") ? "in" : "missing");
+    LINK_LOGS("completed");
     CK(cuModuleLoadData(&m, cubin));
     CK(cuModuleUnload(m));
     CK(cuLinkDestroy(st));
-    CUjit_option wo[] = { CU_JIT_WALL_TIME };
-    void *wv[] = { NULL };
-    printf("link with a wall time: %d\n", (int)cuLinkCreate(1, wo, wv, &st));
+    memset(lerr, 'z', 8);
+    CK(cuLinkCreate(7, co, cv, &st));   /* a second link with the same buffers, destroyed at once */
+    CK(cuLinkDestroy(st));
+    printf("destroyed: error log '%.8s'\n", lerr);
 
     /* a library with JIT and library options */
     char linfo[128];

@@ -18,13 +18,13 @@ build=$1 prog=$2 out=$3
 d=$out/remote_jit
 # shellcheck source=tests/e2e/remote_lib.sh
 . "$(dirname "$0")/remote_lib.sh"
-mkdir -p "$d/local" "$d/unix" "$d/tcp"
+mkdir -p "$d/files"   # the file cuLinkAddFile reads: one path, as the link's log names it
 
 # 1. equal to a local run
-LD_LIBRARY_PATH="$fake" FAKE_CUDA_COUNTS="$d/local.counts" "$prog" "$d/local" > "$d/local.out" 2> "$d/local.err" ||
+LD_LIBRARY_PATH="$fake" FAKE_CUDA_COUNTS="$d/local.counts" "$prog" "$d/files" > "$d/local.out" 2> "$d/local.err" ||
     fail "local run failed: $(cat "$d/local.err")"
 serve_fakes --once FAKE_CUDA_COUNTS="$d/unix.counts"
-client "" "$prog" "$d/unix" > "$d/unix.out" 2> "$d/unix.err" || { fail "remote run failed: $(cat "$d/unix.err")"; kill "$server"; }
+client "" "$prog" "$d/files" > "$d/unix.out" 2> "$d/unix.err" || { fail "remote run failed: $(cat "$d/unix.err")"; kill "$server"; }
 wait "$server" || fail "the server's back end exited with $?"
 diff <(grep -v '^remote-only' "$d/local.out") <(grep -v '^remote-only' "$d/unix.out") > "$d/unix.diff" ||
     fail "output differs from a local run: $(head -20 "$d/unix.diff")"
@@ -36,7 +36,11 @@ for want in "load ex: 0, info 83 'fake-jit cuModuleLoadDataEx: 10 options: 3 4=2
             'module from a file: 0, function 0' 'module from a missing file: 301' \
             "library from a file: 0, info 52 'fake-jit cuLibraryLoadData: 3 options: 3 4=128 14=1'" \
             'library from a file, preserved: 1' \
-            "linked: 130 bytes, the file's text in" 'link with a wall time: 801' \
+            "linked: 130 bytes, the file's text in" \
+            "link created: info 21 'fake-link: 7 options' next 78, error 0 '', wall 0.00" \
+            "added bad.ptx: info 28 'fake-link: 7 options +a.ptx' next 78, error 33 'fake-link: bad.ptx: syntax error', wall 0.00" \
+            "completed: info $((54 + ${#d})) 'fake-link: 7 options +a.ptx +$d/files/b.ptx = 130 bytes' next 78, error 33 'fake-link: bad.ptx: syntax error', wall 0.50" \
+            "destroyed: error log ''" \
             "library: 0, info 52 'fake-jit cuLibraryLoadData: 3 options: 3 4=128 14=1'" \
             'tiled rank 3: 0 base+0 0106030003020000 4000000000000000 2000000000000000 0800000000000000 0000000000000000 0000000000000000 8000000000000000 0010000000000000 0000000000000000 0000000000000000 1000000008000000 0200000000000000 0000000001000000 0100000001000000 0000000000000000' \
             'tiled rank 0: 1' 'tiled rank 6: 1' 'untouched: ee' 'im2col rank 2: 1' \
@@ -52,7 +56,7 @@ grep -qx 'replace address: 0 base+4096 0309040003030001 .*' "$d/unix.out" || fai
     [ "$(grep -c 'option CU_JIT_INFO_LOG_BUFFER not carried (a log buffer needs its size option' "$d/unix.err")" = 1 ] ||
     fail "the refused options were not logged once each: $(grep 'not carried' "$d/unix.err")"
 [ "$(count "$d/unix.counts" cuLinkAddFile_v2)" = 0 ] && [ "$(count "$d/local.counts" cuLinkAddFile_v2)" = 2 ] &&
-    [ "$(count "$d/unix.counts" cuLinkAddData_v2)" = 2 ] && [ "$(count "$d/unix.counts" cuModuleLoad)" = 0 ] &&
+    [ "$(count "$d/unix.counts" cuLinkAddData_v2)" = 3 ] && [ "$(count "$d/local.counts" cuLinkAddData_v2)" = 2 ] && [ "$(count "$d/unix.counts" cuModuleLoad)" = 0 ] &&
     [ "$(count "$d/unix.counts" cuLibraryLoadFromFile)" = 0 ] && [ "$(count "$d/local.counts" cuModuleLoad)" = 2 ] &&
     [ "$(count "$d/unix.counts" cuLibraryLoadData)" = 2 ] ||
     fail "the server's driver: cuLinkAddFile_v2 $(count "$d/unix.counts" cuLinkAddFile_v2), cuLinkAddData_v2 $(count "$d/unix.counts" cuLinkAddData_v2) (local $(count "$d/local.counts" cuLinkAddFile_v2), $(count "$d/local.counts" cuLinkAddData_v2))"
@@ -67,7 +71,7 @@ LD_LIBRARY_PATH="$fake" "$serve" --listen="tcp://127.0.0.1:$port" --token-file="
 tcpserver=$!
 for _ in $(seq 100); do grep -q listening "$d/tcp.log" && break; sleep 0.05; done
 env -u LD_PRELOAD LD_LIBRARY_PATH="$dropin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
-    CUSHIM_PLUGINS="$plugin:server=tcp://127.0.0.1:$port,token_file=$tok" "$prog" "$d/tcp" > "$d/tcp.out" 2> "$d/tcp.err" ||
+    CUSHIM_PLUGINS="$plugin:server=tcp://127.0.0.1:$port,token_file=$tok" "$prog" "$d/files" > "$d/tcp.out" 2> "$d/tcp.err" ||
     fail "TCP run failed: $(cat "$d/tcp.err")"
 wait "$tcpserver" || fail "the TCP back end exited with $?"
 diff "$d/unix.out" "$d/tcp.out" > "$d/tcp.diff" || fail "TCP output differs from the unix socket's: $(head -10 "$d/tcp.diff")"

@@ -10,6 +10,10 @@
  *   - CU_JIT_WALL_TIME: the slot overwritten with the float 0.25 (its first 4 bytes);
  *   - CU_JIT_THREADS_PER_BLOCK: overwritten with the value rounded down to a multiple of 32.
  * An image whose text starts with ".error" fails (CUDA_ERROR_INVALID_PTX) after writing the logs.
+ * A link (fake_module.c) keeps cuLinkCreate's option values, as the driver does, and writes its logs at each later
+ * call: the info log "fake-link: N options" and "+NAME" per input added, " = N bytes" at cuLinkComplete (the wall
+ * time 0.5 then), the error log "fake-link: NAME: syntax error" after an input that fails; each at the size given
+ * to cuLinkCreate.
  */
 #include <stdio.h>
 #include <string.h>
@@ -29,20 +33,51 @@ static int fk_jit_find(unsigned n, const CUjit_option *opts, CUjit_option want)
     return -1;
 }
 
-/* The log 'text' into the buffer of option 'buf_opt', its size option overwritten with what was written. */
-static void fk_jit_log(unsigned n, const CUjit_option *opts, void **vals, CUjit_option buf_opt, CUjit_option size_opt,
-                       const char *text)
+/* The log 'text' into the buffer of option 'buf_opt' of 'size' bytes (0xffffffff: its size option's value), the
+   size option overwritten with what was written. */
+static void fk_jit_log_sized(unsigned n, const CUjit_option *opts, void **vals, CUjit_option buf_opt,
+                             CUjit_option size_opt, const char *text, uint32_t size)
 {
     int b = fk_jit_find(n, opts, buf_opt), z = fk_jit_find(n, opts, size_opt);
     if (b < 0 || z < 0 || vals[b] == NULL)
         return;
-    uint32_t size = fk_slot_u32(vals, (unsigned)z), len = (uint32_t)strlen(text);
+    if (size == 0xffffffffu)
+        size = fk_slot_u32(vals, (unsigned)z);
+    uint32_t len = (uint32_t)strlen(text);
     uint32_t wrote = len == 0 ? 0 : len + 1 <= size ? len + 1 : size;
     if (size != 0) {
         memcpy(vals[b], text, wrote ? wrote - 1 : 0);
         ((char *)vals[b])[wrote ? wrote - 1 : 0] = '\0';
     }
     vals[z] = (void *)(uintptr_t)wrote;
+}
+
+static void fk_jit_log(unsigned n, const CUjit_option *opts, void **vals, CUjit_option buf_opt, CUjit_option size_opt,
+                       const char *text)
+{
+    fk_jit_log_sized(n, opts, vals, buf_opt, size_opt, text, 0xffffffffu);
+}
+
+FK_HIDDEN uint32_t fk_jit_size(unsigned n, const CUjit_option *opts, void *const *vals, CUjit_option size_opt)
+{
+    int z = fk_jit_find(n, opts, size_opt);
+    return z < 0 ? 0 : fk_slot_u32(vals, (unsigned)z);
+}
+
+FK_HIDDEN void fk_jit_link_log(unsigned n, const CUjit_option *opts, void **vals, int error, const char *text,
+                               uint32_t size)
+{
+    if (error)
+        fk_jit_log_sized(n, opts, vals, CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, text, size);
+    else
+        fk_jit_log_sized(n, opts, vals, CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, text, size);
+}
+
+FK_HIDDEN void fk_jit_wall(unsigned n, const CUjit_option *opts, void **vals, float ms)
+{
+    int at = fk_jit_find(n, opts, CU_JIT_WALL_TIME);
+    if (at >= 0)
+        memcpy(&vals[at], &ms, sizeof ms);
 }
 
 FK_HIDDEN CUresult fk_jit_options(const char *api, unsigned n, CUjit_option *opts, void **vals, int failed)

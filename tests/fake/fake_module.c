@@ -483,24 +483,42 @@ FK_EXPORT const char *fake_cuda_last_launch_name(void)
 struct CUlinkState_st {
     char *image;
     size_t len;
+    /* cuLinkCreate's options, kept for the link's life as the driver keeps them (fake_jit.c writes the logs) */
+    unsigned n;
+    CUjit_option opts[64];
+    void **vals;
+    uint32_t info_size, error_size;
+    char info[1024];
 };
+
+static void fk_link_info(CUlinkState st, const char *more)
+{
+    size_t at = strlen(st->info);
+    snprintf(st->info + at, sizeof st->info - at, "%s", more);
+    fk_jit_link_log(st->n, st->opts, st->vals, 0, st->info, st->info_size);
+}
 
 CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut)
 {
     FAKE_ENTER(cuLinkCreate_v2);
     FK_REQUIRE_INIT();
-    if (stateOut == NULL || (numOptions != 0 && (options == NULL || optionValues == NULL)))
+    if (stateOut == NULL || (numOptions != 0 && (options == NULL || optionValues == NULL)) || numOptions > 64)
         return CUDA_ERROR_INVALID_VALUE;
-    for (unsigned k = 0; k < numOptions; k++) {   /* values only: the fake keeps no logs for a link */
+    for (unsigned k = 0; k < numOptions; k++)
         if ((unsigned)options[k] >= (unsigned)CU_JIT_NUM_OPTIONS)
             return CUDA_ERROR_INVALID_VALUE;
-        if (options[k] == CU_JIT_WALL_TIME || options[k] == CU_JIT_INFO_LOG_BUFFER ||
-            options[k] == CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES || options[k] == CU_JIT_ERROR_LOG_BUFFER ||
-            options[k] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES || options[k] == CU_JIT_THREADS_PER_BLOCK)
-            return CUDA_ERROR_NOT_SUPPORTED;
-    }
-    if ((*stateOut = calloc(1, sizeof **stateOut)) == NULL)
+    CUlinkState st = calloc(1, sizeof *st);
+    if (st == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
+    st->n = numOptions;
+    memcpy(st->opts, options, numOptions * sizeof *options);
+    st->vals = optionValues;
+    st->info_size = fk_jit_size(numOptions, options, optionValues, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES);
+    st->error_size = fk_jit_size(numOptions, options, optionValues, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES);
+    snprintf(st->info, sizeof st->info, "fake-link: %u options", numOptions);
+    fk_link_info(st, "");
+    fk_jit_link_log(st->n, st->opts, st->vals, 1, "", st->error_size);
+    *stateOut = st;
     return CUDA_SUCCESS;
 }
 
@@ -529,6 +547,12 @@ static CUresult fk_link_add(CUlinkState state, CUjitInputType type, void *data, 
             return CUDA_ERROR_INVALID_VALUE;
     int failed = fk_jit_fails(data);
     CUresult r = fk_jit_options("cuLinkAddData", numOptions, options, optionValues, failed);
+    char more[160];
+    snprintf(more, sizeof more, failed ? "fake-link: %.64s: syntax error" : " +%.64s", name ? name : "?");
+    if (r == CUDA_SUCCESS && failed)
+        fk_jit_link_log(state->n, state->opts, state->vals, 1, more, state->error_size);
+    else if (r == CUDA_SUCCESS)
+        fk_link_info(state, more);
     if (r != CUDA_SUCCESS || failed)
         return r != CUDA_SUCCESS ? r : CUDA_ERROR_INVALID_PTX;
     size_t n = strnlen(data, size);
@@ -566,6 +590,10 @@ CUresult cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut)
         return CUDA_ERROR_INVALID_VALUE;
     *cubinOut = state->image;
     *sizeOut = state->len + 1;
+    char more[64];
+    snprintf(more, sizeof more, " = %zu bytes", state->len + 1);
+    fk_link_info(state, more);
+    fk_jit_wall(state->n, state->opts, state->vals, 0.5f);
     return CUDA_SUCCESS;
 }
 

@@ -1684,6 +1684,93 @@ static int jit_encode(const char *api, unsigned n, CUjit_option *opts, void **va
     return rm_encode_call(pl, &pc, &ctx, w, cc);
 }
 
+/* A link's kept outputs after a later call's own (rm_ctx.link_out, link_in): cuLinkComplete's reply carries them. */
+static struct {
+    const rm_pplan *pp;
+    int32_t opts[3];
+    uint8_t slots[3 * 8 + 3 * 4];   /* the server's block: slots, then log sizes */
+    char log[16];
+    uint64_t state;
+} ln;
+static void *ln_client_vals[3];
+static char ln_client_log[16];
+
+static void ln_out(void *user, uint64_t state, rm_wr *w)
+{
+    (void)user;
+    rm_wr_u8(w, state == ln.state);
+    if (state == ln.state)
+        rm_jit_outputs_write(ln.pp, ln.opts, 3, ln.slots, (const uint32_t *)(ln.slots + 24), w);
+}
+
+static int ln_in(void *user, uint64_t state, rm_rd *r)
+{
+    static const uint32_t caps[3] = { 0, sizeof ln_client_log, 0 };
+    (void)user;
+    return state == ln.state ? rm_jit_outputs_read(ln.pp, ln.opts, 3, ln_client_vals, caps, r) : RM_EMALFORMED;
+}
+
+static void test_link_section(void)
+{
+    const rm_plan *lc = plan_named("cuLinkCreate_v2"), *cp = plan_named("cuLinkComplete"),
+                  *ds = plan_named("cuLinkDestroy");
+    assert_int_equal(cp->link_param, sc_index(cp, "state"));
+    assert_int_equal(cp->link_drop, 0);
+    assert_int_equal(ds->link_drop, 1);
+    assert_int_equal(plan_named("cuLinkAddData_v2")->link_param, 0);
+    ln.pp = &lc->p[sc_index(lc, "optionValues")];
+    ln.opts[0] = CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, ln.opts[1] = CU_JIT_INFO_LOG_BUFFER, ln.opts[2] = CU_JIT_WALL_TIME;
+    ln.state = 0xabc0;
+    void *srv_log = ln.log;
+    float wall = 0.5f;
+    strcpy(ln.log, "linked");
+    memcpy(ln.slots, &(uint64_t){ 7 }, 8);    /* the size written back: what the driver filled */
+    memcpy(ln.slots + 8, &srv_log, 8);
+    memcpy(ln.slots + 16, &wall, 4);
+    memcpy(ln.slots + 24 + 4, &(uint32_t){ sizeof ln.log }, 4);
+    ln_client_vals[0] = JIT_SLOT(sizeof ln_client_log);
+    ln_client_vals[1] = ln_client_log;
+    memset(ln_client_log, 'x', sizeof ln_client_log);
+    rm_ctx sctx = { .link_out = ln_out }, cctx = ctx;
+    cctx.link_in = ln_in;
+    void *cubin = NULL;
+    size_t size = 0;
+    int32_t ret = 0;
+    uint32_t st;
+    rm_wr w, rw;
+    rm_call cc, sc;
+    for (int known = 1; known >= 0; known--) {
+        cushim_params_cuLinkComplete p = { (CUlinkState)(uintptr_t)(known ? 0xabc0 : 0xdef0), &cubin, &size };
+        rm_wr_init(&w, 0);
+        rm_wr_init(&rw, 0);
+        assert_int_equal(rm_encode_call(cp, &p, &cctx, &w, &cc), RM_OK);
+        assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, &sctx, &sc, &st), RM_OK);
+        ret = 218;   /* failed: the link's logs still go (outputs 2) */
+        assert_int_equal(rm_encode_reply(&sc, 0, RM_ST_OK, &ret, &rw), RM_OK);
+        assert_int_equal(rm_decode_reply(&cc, &ret, rw.p, rw.len, &cctx, &st), RM_OK);
+        rm_arena_reset(&arena);
+        rm_wr_free(&w);
+        rm_wr_free(&rw);
+    }
+    assert_string_equal(ln_client_log, "linked");
+    assert_int_equal(ln_client_log[7], 'x');
+    assert_ptr_equal(ln_client_vals[0], JIT_SLOT(7));
+    assert_memory_equal(&ln_client_vals[2], &wall, 4);
+    /* a server claiming a link this client does not know: refused */
+    cushim_params_cuLinkComplete p = { (CUlinkState)(uintptr_t)0xabc0, &cubin, &size };
+    rm_wr_init(&w, 0);
+    rm_wr_init(&rw, 0);
+    assert_int_equal(rm_encode_call(cp, &p, &cctx, &w, &cc), RM_OK);
+    assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, &sctx, &sc, &st), RM_OK);
+    ret = 218;
+    assert_int_equal(rm_encode_reply(&sc, 0, RM_ST_OK, &ret, &rw), RM_OK);
+    ln.state = 0x1234;   /* the client's record is another link */
+    assert_int_equal(rm_decode_reply(&cc, &ret, rw.p, rw.len, &cctx, &st), RM_EMALFORMED);
+    rm_arena_reset(&arena);
+    rm_wr_free(&w);
+    rm_wr_free(&rw);
+}
+
 static void test_jitopts(void **state)
 {
     (void)state;
@@ -1808,14 +1895,12 @@ static void test_jitopts(void **state)
         many[k] = CU_JIT_OPTIMIZATION_LEVEL, manyv[k] = JIT_SLOT(1);
     assert_int_equal(jit_encode("cuModuleLoadDataEx", RM_MAX_JITOPTS + 1, many, manyv, &w, &cc), RM_EBOUNDS);
     rm_wr_reset(&w);
-    /* cuLinkCreate keeps its values: what is written back is refused there, values go */
+    /* cuLinkCreate keeps its values (the back end's rb_link.c): carried, and the link's later calls carry them back */
     CUjit_option lc[] = { CU_JIT_OPTIMIZATION_LEVEL, CU_JIT_WALL_TIME };
     void *lcv[] = { JIT_SLOT(2), NULL };
-    assert_int_equal(jit_encode("cuLinkCreate_v2", 2, lc, lcv, &w, &cc), RM_EUNSUPPORTED);
-    assert_string_equal(cc.refused, "CU_JIT_WALL_TIME");
+    assert_int_equal(jit_encode("cuLinkCreate_v2", 2, lc, lcv, &w, &cc), RM_OK);
     rm_wr_reset(&w);
-    assert_int_equal(jit_encode("cuLinkCreate_v2", 1, lc, lcv, &w, &cc), RM_OK);
-    rm_wr_reset(&w);
+    test_link_section();
 
     /* a hostile client: a log's present byte other than 0 or 1, and every prefix of a good call */
     CUjit_option h[] = { CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER };
