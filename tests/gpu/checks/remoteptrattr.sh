@@ -11,8 +11,8 @@
 #                          (P2P tokens and memory block ids, per process, masked)
 #   remoteptrattr jit      tests/gpu/remote/jit_tma.c natively and through cushim-serve (docs/remote.md, "JIT options
 #                          and tensor maps"): cuModuleLoadDataEx's info and error logs (ptxas's text), sizes, wall time
-#                          and threads per block; a link with options, a file of the client's and the linked kernel
-#                          run; cuTensorMapEncodeTiled/Im2col and cuTensorMapReplaceAddress: the same lines
+#                          and threads per block; a link with its logs and wall time (kept by the driver for the link's
+#                          life), a file of the client's, a failing input, the linked kernel run; cuTensorMapEncodeTiled/Im2col and cuTensorMapReplaceAddress: the same lines
 
 check_remoteptrattr() {
     local cuda=${CUDA_HOME:-/usr/local/cuda} serve=$BUILD_DIR/remote/cushim-serve plugin=$BUILD_DIR/plugins/remote.so
@@ -93,12 +93,12 @@ CEOF
     tmo 60 env -u LD_PRELOAD LD_LIBRARY_PATH="$DROPIN" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 CUSHIM_LOG=error \
         CUSHIM_PLUGINS="$plugin:server=unix:$sock" "$BIN/rpa_attrs" attrs >"$d/remote" 2>"$LOGS/remoteptrattr.remote.err"
     local rr=$?
-    mkdir -p "$d/jit.native" "$d/jit.remote"
-    LD_LIBRARY_PATH="$(dirname "$REAL_LIBCUDA")" tmo 60 "$BIN/rpa_jit" "$d/jit.native" >"$d/jit.native.out" \
+    mkdir -p "$d/jit.files"   # one folder for both runs: a link's log may name the file it read
+    LD_LIBRARY_PATH="$(dirname "$REAL_LIBCUDA")" tmo 60 "$BIN/rpa_jit" "$d/jit.files" >"$d/jit.native.out" \
         2>"$LOGS/remoteptrattr.jit.native.err"
     local jn=$?
     tmo 60 env -u LD_PRELOAD LD_LIBRARY_PATH="$DROPIN" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 CUSHIM_LOG=error \
-        CUSHIM_PLUGINS="$plugin:server=unix:$sock" "$BIN/rpa_jit" "$d/jit.remote" >"$d/jit.remote.out" \
+        CUSHIM_PLUGINS="$plugin:server=unix:$sock" "$BIN/rpa_jit" "$d/jit.files" >"$d/jit.remote.out" \
         2>"$LOGS/remoteptrattr.jit.remote.err"
     local jr=$?
     kill "$server" 2>/dev/null

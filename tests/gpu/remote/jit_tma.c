@@ -3,8 +3,9 @@
  * (tests/gpu/checks/remoteptrattr.sh): run natively and through cushim-serve, the outputs must be equal.
  *   cuModuleLoadDataEx of PTX with the info and error logs (LOG_VERBOSE: ptxas's own text), their sizes, the wall
  *   time (masked: > 0 or not), threads per block written back; a PTX with a syntax error and its error log;
- *   cuLinkCreate with values, cuLinkAddData with options, cuLinkAddFile of a file of this process, cuLinkComplete,
- *   the image loaded and its kernel launched; cuTensorMapEncodeTiled (ranks 1..5 and 0, 6), Im2col (rank 4): the
+ *   cuLinkCreate with its logs and the wall time (kept by the driver for the link's life), cuLinkAddData with options
+ *   and one that fails (its error log), cuLinkAddFile of a file of this process, cuLinkComplete (the info log), the
+ *   image loaded and its kernel launched; cuTensorMapEncodeTiled (ranks 1..5 and 0, 6), Im2col (rank 4): the
  *   result and whether the same inputs give the same 128 bytes; cuTensorMapReplaceAddress back to the same address
  *   gives them again, to another does not.
  * Usage: jit_tma DIR
@@ -65,9 +66,12 @@ int main(int argc, char **argv)
     load("load ex, bad", ".version 7.8\n.target sm_70\n.address_size 64\n.visible .entry k( { ret; }\n");
 
     CUlinkState st;
-    CUjit_option co[] = { CU_JIT_OPTIMIZATION_LEVEL };
-    void *cv[] = { SLOT(3) };
-    CK(cuLinkCreate(1, co, cv, &st));
+    static char linfo[4096], lerr[4096];
+    CUjit_option co[] = { CU_JIT_OPTIMIZATION_LEVEL, CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                          CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_WALL_TIME,
+                          CU_JIT_LOG_VERBOSE };
+    void *cv[] = { SLOT(3), linfo, SLOT(sizeof linfo), lerr, SLOT(sizeof lerr), NULL, SLOT(1) };
+    CK(cuLinkCreate(7, co, cv, &st));
     CUjit_option ao[] = { CU_JIT_MAX_REGISTERS };
     void *av[] = { SLOT(32) };
     CK(cuLinkAddData(st, CU_JIT_INPUT_PTX, (void *)ptx, sizeof ptx, "a.ptx", 1, ao, av));
@@ -81,18 +85,28 @@ int main(int argc, char **argv)
     printf("add missing file: %d\n", (int)cuLinkAddFile(st, CU_JIT_INPUT_PTX, "/nonexistent/c.ptx", 0, NULL, NULL));
     void *cubin;
     size_t size;
-    CK(cuLinkComplete(st, &cubin, &size));
-    CK(cuModuleLoadData(&m, cubin));
-    CK(cuLinkDestroy(st));
-    CK(cuModuleGetFunction(&f, m, "k"));
+    printf("add bad data: %d, error log %u\n--- error\n%s\n---\n",
+           (int)cuLinkAddData(st, CU_JIT_INPUT_PTX, (void *)".version 7.8\n.target sm_70\n.visible .entry (", 44,
+                              "bad.ptx", 0, NULL, NULL), (unsigned)(uintptr_t)cv[4], lerr);
+    CUresult lr = cuLinkComplete(st, &cubin, &size);
+    printf("complete: %d\n", (int)lr);
+    float lwall;
+    memcpy(&lwall, &cv[5], sizeof lwall);
+    printf("link: info %u, error %u, wall %s\n--- info\n%s\n---\n", (unsigned)(uintptr_t)cv[2],
+           (unsigned)(uintptr_t)cv[4], lwall > 0 ? "> 0" : "0", linfo);
     CUdeviceptr d;
     unsigned got = 0;
     CK(cuMemAlloc(&d, 1 << 20));
-    void *args[] = { &d };
-    CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
-    CK(cuMemcpyDtoH(&got, d, sizeof got));
-    printf("linked kernel wrote %u\n", got);
-    CK(cuModuleUnload(m));
+    if (lr == CUDA_SUCCESS) {
+        CK(cuModuleLoadData(&m, cubin));
+        CK(cuModuleGetFunction(&f, m, "k"));
+        void *args[] = { &d };
+        CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
+        CK(cuMemcpyDtoH(&got, d, sizeof got));
+        printf("linked kernel wrote %u\n", got);
+        CK(cuModuleUnload(m));
+    }
+    CK(cuLinkDestroy(st));
 
     CUtensorMap a, b;
     cuuint64_t dim[5] = { 64, 32, 8, 4, 2 }, str[4] = { 128, 4096, 32768, 131072 };
