@@ -53,6 +53,10 @@ int rb_link_pre(rb_state *b, rm_call *c)
         }
         if (!kept)
             return RM_OK;   /* values only: the driver keeps nothing past the call */
+        rb_link *nl = realloc(b->links, (b->nlinks + 1) * sizeof *b->links);   /* room now: never after the call */
+        if (nl == NULL)
+            return RM_ENOMEM;
+        b->links = nl;
         if (total > RB_LINK_BYTES - b->link_bytes || (block = calloc(1, total)) == NULL)
             return RM_ENOMEM;
         memcpy(block, slots, n * 12);   /* the slots and the sizes */
@@ -85,7 +89,7 @@ int rb_link_pre(rb_state *b, rm_call *c)
 void rb_link_post(rb_state *b, rm_call *c, int ran, int32_t result)
 {
     const rm_plan *pl = c->plan;
-    if (b->link_pending != NULL && ran && result == 0) {
+    if (b->link_pending != NULL && ran && result == 0) {   /* the driver holds the block from now on */
         uint64_t state = 0;
         for (uint32_t i = 0; i < pl->nparams; i++)   /* cuLinkCreate's CUlinkState *stateOut: one element out */
             if (pl->p[i].op == RM_OP_ARRAY && pl->p[i].dir == CUSHIM_DIR_OUT && pl->p[i].elem == 8) {
@@ -94,14 +98,10 @@ void rb_link_post(rb_state *b, rm_call *c, int ran, int32_t result)
                 if (out != NULL)
                     memcpy(&state, out, sizeof state);
             }
-        rb_link *nl = state != 0 ? realloc(b->links, (b->nlinks + 1) * sizeof *b->links) : NULL;
-        if (nl != NULL) {
-            b->links = nl;
-            nl[b->nlinks++] = (rb_link){ .state = state, .pp = b->link_pending_pp, .n = b->link_pending_n,
-                                         .bytes = b->link_pending_bytes, .block = b->link_pending };
-            b->link_bytes += b->link_pending_bytes;
-            b->link_pending = NULL;   /* kept; otherwise freed after the reply (rb_link_done) */
-        }
+        b->links[b->nlinks++] = (rb_link){ .state = state, .pp = b->link_pending_pp, .n = b->link_pending_n,
+                                           .bytes = b->link_pending_bytes, .block = b->link_pending };
+        b->link_bytes += b->link_pending_bytes;
+        b->link_pending = NULL;   /* kept (room was made before the call); otherwise freed after the reply */
     }
     if (pl->link_drop && ran && result == 0 && pl->link_param >= 0) {
         uint64_t state;

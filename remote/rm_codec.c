@@ -361,9 +361,9 @@ static int rm_decode_jitopts(const rm_plan *pl, const rm_pplan *pp, rm_call *c, 
     if (rc != RM_OK)
         return rc;
     uint8_t *slots = rm_arena_alloc(a, (size_t)n * 12 + 8), present[RM_MAX_JITOPTS];
-    uint32_t *caps = (uint32_t *)(slots + n * 8);
     if (slots == NULL)
         return RM_ENOMEM;
+    uint32_t *caps = (uint32_t *)(slots + n * 8);
     for (uint64_t k = 0; k < n; k++) {   /* the values first: a log's size may come after it */
         const rm_jit_opt *o = rm_jit_opt_of(pp, opts[k]);
         present[k] = 0;

@@ -51,7 +51,7 @@ static int rp_param_at(const cushim_host *h, const cushim_api_info *a, const cha
 static int rp_copy_param(const cushim_host *h, const cushim_api_info *from, const void *fp, const cushim_api_info *to,
                          void *tp, const char *name, const char *to_name)
 {
-    uint32_t fs, ts;
+    uint32_t fs = 0, ts = 0;
     int fo = rp_param_at(h, from, name, &fs), to_ = rp_param_at(h, to, to_name, &ts);
     if (fo < 0 || to_ < 0 || fs != ts)
         return -1;
@@ -62,7 +62,7 @@ static int rp_copy_param(const cushim_host *h, const cushim_api_info *from, cons
 static int rp_set_param(const cushim_host *h, const cushim_api_info *a, void *params, const char *name,
                         const void *v, uint32_t n)
 {
-    uint32_t size;
+    uint32_t size = 0;
     int off = rp_param_at(h, a, name, &size);
     if (off < 0 || size != n)
         return -1;
@@ -122,7 +122,7 @@ static const struct {
 static int rp_preserved_given(rp_state *s, const cushim_call *call)
 {
     const rm_plan *pl = rm_plan_of(s->plans, call->api_id);
-    uint32_t no, oo;
+    uint32_t no = 0, oo = 0;
     int n_off = rp_param_at(s->host, call->info, "numLibraryOptions", &no), o_off;
     int32_t preserved;
     unsigned n;
@@ -281,7 +281,7 @@ int rp_jit_pre(rp_state *s, cushim_call *call, int32_t *r)
         return 0;
     const cushim_api_info *da = h->api_by_name(rp_file_apis[f].target);
     const rm_plan *pl = da != NULL ? rm_plan_of(s->plans, da->id) : NULL;
-    uint32_t size;
+    uint32_t size = 0;
     int po = rp_param_at(h, call->info, rp_file_apis[f].path, &size), to = rp_param_at(h, call->info, "type", &size);
     if (pl == NULL || po < 0 || da->params_size > 256) {
         rp_refuse_once(s, rm_plan_of(s->plans, call->api_id), "the API taking the file's bytes is not in this tree");
