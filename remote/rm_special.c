@@ -131,6 +131,10 @@ static const rm_special rm_specials[] = {
     { "cublas*LoggerConfigure", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "a log file of the client's machine" },
     { "cublasLtLogger*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "a log file or callback of the client's machine" },
 
+    /* the occupancy calculator's size callback would run in the client: carried while NULL (CuPy passes NULL and a
+       fixed dynamic shared memory size) */
+    { "cuOccupancyMaxPotentialBlockSize*", RM_CLASS_HAND, RM_OP_NULL_ONLY, "blockSizeToDynamicSMemSize", NULL,
+      "carried while blockSizeToDynamicSMemSize is NULL (a callback would run in the client)" },
     /* TMA descriptors (Triton): the CUtensorMap is 128 opaque bytes holding a device address of the server's; the
        arrays are counted by tensorRank (rm_ranks below) */
     { "cuTensorMapEncode*", RM_CLASS_HAND, RM_OP_ARRAY, "tensorMap", NULL,

@@ -29,6 +29,11 @@
 
 static const char ptx[] = ".version 7.0\n.target sm_70\n.address_size 64\n.visible .entry k__p(.param .u64 p) { ret; }\n";
 
+static size_t CUDA_CB smem_of(int block)
+{
+    return (size_t)block * 64;
+}
+
 static unsigned slot_u32(void *v)
 {
     return (unsigned)(uintptr_t)v;
@@ -166,6 +171,18 @@ static void jit(const char *dir)
     if (r == CUDA_SUCCESS)
         CK(cuLibraryUnload(lib));
     printf("library from a file, preserved: %d\n", (int)cuLibraryLoadFromFile(&lib, path, NULL, NULL, 0, lopt, lval, 1));
+
+    /* the occupancy calculator (CuPy's: no callback, a fixed dynamic shared memory size) */
+    int grid = -1, block = -1;
+    CK(cuModuleLoadData(&m, ptx));
+    CK(cuModuleGetFunction(&fn, m, "k__p"));
+    r = cuOccupancyMaxPotentialBlockSize(&grid, &block, fn, NULL, 40 << 10, 0);
+    printf("potential block size: %d, grid %d block %d\n", (int)r, grid, block);
+    r = cuOccupancyMaxPotentialBlockSizeWithFlags(&grid, &block, fn, NULL, 0, 256, 0);
+    printf("potential block size, flags: %d, grid %d block %d\n", (int)r, grid, block);
+    printf("remote-only potential block size, callback: %d\n",
+           (int)cuOccupancyMaxPotentialBlockSize(&grid, &block, fn, smem_of, 0, 0));
+    CK(cuModuleUnload(m));
 }
 
 static void show_map(const char *what, CUresult r, const CUtensorMap *map, CUdeviceptr base)

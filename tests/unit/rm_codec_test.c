@@ -972,6 +972,8 @@ static void test_batch(void **state)
 }
 
 /* The counts docs/remote.md gives, and classes of APIs the e2e run needs. */
+static int sc_index(const rm_plan *pl, const char *name);
+
 static void test_classification(void **state)
 {
     (void)state;
@@ -988,6 +990,10 @@ static void test_classification(void **state)
     assert_int_equal(plan_named("cuLaunchKernel")->cls, RM_CLASS_HAND);
     assert_int_equal(plan_named("cuStreamAddCallback")->cls, RM_CLASS_HAND);   /* run in the client (rp_hostfn.c) */
     assert_int_equal(plan_named("cuUserObjectCreate")->cls, RM_CLASS_NEEDS_HAND);
+    const rm_plan *occ = plan_named("cuOccupancyMaxPotentialBlockSize");   /* its callback carried while NULL */
+    assert_int_equal(occ->cls, RM_CLASS_HAND);
+    assert_int_equal(occ->p[sc_index(occ, "blockSizeToDynamicSMemSize")].op, RM_OP_NULL_ONLY);
+    assert_int_equal(plan_named("cuModuleLoad")->cls, RM_CLASS_HAND);   /* the file read in the client */
     assert_int_equal(plan_named("cuGraphicsMapResources")->cls, RM_CLASS_UNSUPPORTED);
     for (uint32_t i = 0; i < plans->count; i++)
         if (plans->all[i].cls != RM_CLASS_FORWARD)
