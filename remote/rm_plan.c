@@ -591,7 +591,6 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
                     /* a driver struct passed in (CUmemAllocationProp): in only, its described pointers NULL */
                     int in = a->library == CUSHIM_LIB_DRIVER && p->dir == CUSHIM_DIR_IN && p->struct_type != NULL;
                     pl->p[i].op = p->elem_size != 0 ? RM_OP_ARRAY : RM_OP_NULL_ONLY;
-                    /* cuBLASLt's algo: its own direction (a const one is never written back) */
                     /* the driver's (a CUtensorMap, opaque bytes) and cuBLASLt's algo: their own direction (a
                        const one is never written back) */
                     pl->p[i].dir = a->library == CUSHIM_LIB_CUBLASLT || a->library == CUSHIM_LIB_DRIVER ? p->dir :
