@@ -1,12 +1,12 @@
 /*
  * rb_libs.c - the libraries a back end serves besides the driver (docs/remote.md, "Runtime-API programs",
- * "cuBLAS and cuBLASLt"): the CUDA runtime of the tree's major and NVML, loaded after the shim at start, and
- * cuBLASLt and cuBLAS, loaded at the client's first call of theirs (hundreds of MiB that a client which never
- * calls them does not wait for), so that host->call_real finds them (the shim resolves a library's functions in
- * the copy that is loaded and never loads one itself). CUSHIM_SERVE_CUDART, CUSHIM_SERVE_CUBLAS and
- * CUSHIM_SERVE_CUBLASLT name them by path (a wheel's); a library that is missing leaves its calls answered "no
- * such function" (the client sees cudaErrorSymbolNotFound / NVML_ERROR_FUNCTION_NOT_FOUND /
- * CUBLAS_STATUS_NOT_SUPPORTED).
+ * "cuBLAS and cuBLASLt", "NCCL"): the CUDA runtime of the tree's major and NVML, loaded after the shim at start,
+ * and cuBLASLt and cuBLAS, and NCCL, loaded at the client's first call of theirs (hundreds of MiB that a client
+ * which never calls them does not wait for), so that host->call_real finds them (the shim resolves a library's
+ * functions in the copy that is loaded and never loads one itself). CUSHIM_SERVE_CUDART, CUSHIM_SERVE_CUBLAS,
+ * CUSHIM_SERVE_CUBLASLT and CUSHIM_SERVE_NCCL name them by path (a wheel's); a library that is missing leaves its
+ * calls answered "no such function" (the client sees cudaErrorSymbolNotFound / NVML_ERROR_FUNCTION_NOT_FOUND /
+ * CUBLAS_STATUS_NOT_SUPPORTED / ncclSystemError).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -60,4 +60,18 @@ void rb_load_blas(void)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, rb_open_blas);
+}
+
+/* NCCL's soname has its own major (2), whatever the CUDA release: a PyTorch wheel's libnccl.so.2 is found where
+   the server's LD_LIBRARY_PATH names the wheel's folder (nvidia/nccl/lib), or by CUSHIM_SERVE_NCCL. */
+static void rb_open_nccl(void)
+{
+    const char *p = getenv("CUSHIM_SERVE_NCCL");
+    rb_open(p != NULL && p[0] != '\0' ? p : "libnccl.so.2");
+}
+
+void rb_load_nccl(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, rb_open_nccl);
 }

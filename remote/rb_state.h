@@ -48,6 +48,11 @@ typedef struct rb_state {
     uint64_t lt_destroyed;              /* the number a Destroy being run names; 0: none */
     struct rb_ltid *lt;                 /* the live ones: number and the library's descriptor */
     uint32_t nlt, caplt;
+    /* CUDA IPC handles (rb_ipc.c, rm_ipc.h) */
+    struct rm_ipc *ipc;                 /* the server's table; NULL: IPC refused */
+    uint8_t identity[32];               /* this client's: its token's (rm_auth_identity) or its unix uid */
+    uint32_t ipc_ids[9];                /* the IPC APIs' ids, rb_ipc.c's order; UINT32_MAX: not in the tree */
+    int32_t e_invalid_handle[2];        /* CUDA_ERROR_INVALID_HANDLE, cudaErrorInvalidResourceHandle */
     /* links whose cuLinkCreate passed options written back (rb_link.c) */
     struct rb_link *links;
     uint32_t nlinks;
@@ -76,6 +81,18 @@ void rb_link_post(rb_state *b, rm_call *c, int ran, int32_t result);
 void rb_link_done(rb_state *b);
 void rb_link_out(void *user, uint64_t state, rm_wr *w);
 void rb_link_free(rb_state *b);
+
+/* rb_ipc.c: CUDA IPC handles (docs/remote.md, "IPC"). rb_ipc_identity: at the handshake, the client's identity
+   (a token's index, or -1: the unix peer's uid); rb_ipc_init: once the shim is loaded; rb_ipc_pre: before a decoded
+   call runs: 1 when it must not (an open of a handle another identity exported, or none through this server:
+   *result the driver's or the runtime's invalid-handle code, the reason logged); rb_ipc_post: after it ran, an
+   export recorded. */
+struct rm_backend_opts;
+void rb_ipc_identity(rb_state *b, const struct rm_backend_opts *o, int token);
+void rb_ipc_init(rb_state *b);
+int rb_ipc_pre(rb_state *b, const rm_call *c, int32_t *result);
+void rb_ipc_post(rb_state *b, const rm_call *c, int32_t result);
+void rb_ipc_exit(rb_state *b);
 
 /* rm_backend.c */
 void rb_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

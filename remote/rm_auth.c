@@ -90,6 +90,15 @@ void rm_auth_mac(const rm_token *t, const uint8_t nonce[RM_NONCE_BYTES], uint8_t
         memset(mac, 0, RM_MAC_BYTES);   /* never equal to a real proof: verify also refuses a failed HMAC */
 }
 
+void rm_auth_identity(const rm_token *t, uint8_t id[RM_MAC_BYTES])
+{
+    static const char label[] = "cushim-ipc-identity-v1";
+    unsigned int n = RM_MAC_BYTES;
+    if (HMAC(EVP_sha256(), t->key, (int)t->len, (const uint8_t *)label, sizeof label, id, &n) == NULL ||
+        n != RM_MAC_BYTES)
+        memset(id, 0xff, RM_MAC_BYTES);   /* no identity a unix client's (rb_ipc.c) could have */
+}
+
 int rm_auth_verify(const rm_token *t, const uint8_t nonce[RM_NONCE_BYTES], const uint8_t *payload, size_t len)
 {
     uint8_t want[RM_MAC_BYTES], zero[RM_MAC_BYTES] = {0};

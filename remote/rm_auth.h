@@ -39,6 +39,10 @@ void rm_auth_mac(const rm_token *t, const uint8_t nonce[RM_NONCE_BYTES], uint8_t
 /* Whether an RM_MSG_AUTH payload proves the token for 'nonce' (compared in constant time): 1 or 0. */
 int rm_auth_verify(const rm_token *t, const uint8_t nonce[RM_NONCE_BYTES], const uint8_t *payload, size_t len);
 
+/* A client's identity for the IPC handles it exports (rm_ipc.h): HMAC-SHA256(token, "cushim-ipc-identity-v1"), the
+   same for every client of that token and never the proof of any challenge. */
+void rm_auth_identity(const rm_token *t, uint8_t id[RM_MAC_BYTES]);
+
 /* The server's reading of a client's hello (header and payload, any bytes): *in filled (zeros past what came),
    and the hello status to answer: RM_HELLO_OK, RM_HELLO_REFUSED_VERSION, RM_HELLO_REFUSED_ABI. */
 uint16_t rm_hello_check(const rm_hdr *h, const uint8_t *payload, rm_hello *in);

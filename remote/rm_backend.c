@@ -95,6 +95,8 @@ static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t le
     const rm_plan *pl = rm_plan_of(b->plans, id);
     if (pl != NULL && (pl->info->library == CUSHIM_LIB_CUBLAS || pl->info->library == CUSHIM_LIB_CUBLASLT))
         rb_load_blas();   /* at the first call (rb_libs.c): before the decoder asks it a handle's pointer mode */
+    if (pl != NULL && pl->info->library == CUSHIM_LIB_NCCL)
+        rb_load_nccl();   /* likewise (rb_libs.c) */
     int rc = rm_decode_call(b->plans, msg, len, &b->arena, cx, &c, &status);
     memset(ret, 0, 64);
     *ret_size = 0;
@@ -108,7 +110,11 @@ static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t le
     }
     if (rc == RM_OK && shm != NULL && shm->pinned == 0)
         rb_shm_pin(b, shm);
-    if (rc == RM_OK) {
+    int32_t refused = 0;
+    if (rc == RM_OK && rb_ipc_pre(b, &c, &refused)) {   /* another tenant's IPC handle (rb_ipc.c): not run */
+        memcpy(ret, &refused, sizeof refused);
+        *ret_size = c.plan->info->ret_size;
+    } else if (rc == RM_OK) {
         if (c.plan->info->categories & CUSHIM_CAT_MODULE && strstr(c.plan->info->name, "Unload") != NULL)
             memset(b->kchecked, 0, sizeof b->kchecked);   /* its function handles may come back for other kernels */
         /* host->call: through the hooks, as the client's program called it (a server-side quota applies) */
@@ -121,6 +127,8 @@ static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t le
         memcpy(&result, ret, sizeof result);
         rb_ltid_post(b, &c, status == RM_ST_OK, result);
         rb_link_post(b, &c, status == RM_ST_OK, result);
+        if (status == RM_ST_OK)
+            rb_ipc_post(b, &c, result);   /* an export recorded with this client's identity */
         if (shm != NULL)
             rm_shm_unplace(&c);   /* the bytes are in the area: none go in the reply */
     }
@@ -181,8 +189,10 @@ void rb_call_on(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t len, r
 
 /* The hello and, with a token, the challenge: before the shim is loaded, under a time limit. 0 when the
    client may go on (*in is its hello), -1 when it was refused or went away (answered when it can be). */
-static int rb_handshake(int fd, const rm_backend_opts *o, rm_hello *in, uint32_t *seq, uint8_t **buf, size_t *cap)
+static int rb_handshake(int fd, const rm_backend_opts *o, rm_hello *in, uint32_t *seq, uint8_t **buf, size_t *cap,
+                        int *token)
 {
+    *token = -1;
     rm_hdr h;
     rm_hello out;
     memset(&out, 0, sizeof out);
@@ -201,7 +211,7 @@ static int rb_handshake(int fd, const rm_backend_opts *o, rm_hello *in, uint32_t
         rm_send(fd, RM_MSG_HELLO, h.seq, &out, sizeof out);
         return -1;
     }
-    if (o->token == NULL)
+    if (o->ntokens == 0)
         return 0;
     uint8_t nonce[RM_NONCE_BYTES];
     if (rm_nonce(nonce) != 0) {
@@ -213,13 +223,18 @@ static int rb_handshake(int fd, const rm_backend_opts *o, rm_hello *in, uint32_t
         rb_log("%s (pid %u): no answer to the token challenge", o->peer, in->pid);
         return -1;
     }
-    if (h.kind != RM_MSG_AUTH || !rm_auth_verify(o->token, nonce, *buf, h.length)) {
+    int which = -1;
+    for (unsigned k = 0; h.kind == RM_MSG_AUTH && k < o->ntokens; k++)   /* every token tried: no early answer */
+        if (rm_auth_verify(&o->tokens[k], nonce, *buf, h.length) && which < 0)
+            which = (int)k;
+    if (h.kind != RM_MSG_AUTH || which < 0) {
         rb_log("%s (pid %u) refused: %s", o->peer, in->pid,
                h.kind != RM_MSG_AUTH ? "it did not answer the token challenge" : "wrong token");
         out.status = RM_HELLO_REFUSED_AUTH;
         rm_send(fd, RM_MSG_HELLO, h.seq, &out, sizeof out);
         return -1;
     }
+    *token = which;
     return 0;
 }
 
@@ -259,13 +274,15 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
     uint8_t *buf = NULL;
     size_t cap = 0;
     uint32_t seq = 0;
+    int token = -1;
     rb_timeout(fd, RM_HANDSHAKE_SECONDS);
-    int ok = rb_handshake(fd, o, &in, &seq, &buf, &cap);
+    int ok = rb_handshake(fd, o, &in, &seq, &buf, &cap, &token);
     rb_timeout(fd, 0);
     if (ok != 0) {
         free(buf);
         return 1;
     }
+    rb_ipc_identity(&b, o, token);   /* whose IPC handles it may open (rb_ipc.c) */
     char dropin[PATH_MAX];
     const char *shim = rb_shim_path(o->shim, dropin, sizeof dropin);
     /* CUSHIM_COUNTS: each back end its own FILE.<pid>, as a forked child of a counting process writes (the
@@ -288,6 +305,7 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
     rm_meta m;
     rm_meta_from_host(&m, b.host);
     rb_load_libraries(m.cuda_version, b.verbose);   /* runtime and NVML calls (rb_libs.c) */
+    rb_ipc_init(&b);
     if ((b.plans = rm_plans_build(&m)) == NULL || rm_arena_init(&b.arena, RM_MAX_ARENA) != 0) {
         rb_log("out of memory");
         free(buf);
@@ -412,6 +430,7 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
     free(buf);
     free(dbuf);
     rm_workers_free(b.workers);
+    rb_ipc_exit(&b);   /* its memory and events are gone: their handles too */
     rb_ltid_free(&b);
     rb_link_free(&b);
     rm_arena_destroy(&b.arena);

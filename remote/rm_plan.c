@@ -756,6 +756,10 @@ static void rm_plan_timing(rm_plan *pl, const rm_meta *m)
         pl->async = RM_ASYNC_SPECIAL;
         pl->async_reason = t->reason;
     }
+    if (pl->async == RM_ASYNC_NO && t != NULL && (t->flags & RM_TRAIT_GROUP) && rm_async_allowed(pl)) {
+        pl->async = RM_ASYNC_GROUP;
+        pl->async_reason = t->reason;
+    }
     if (t == NULL || !rm_forwarded(pl))
         return;
     if (t->flags & (RM_TRAIT_CAPTURE_BEGIN | RM_TRAIT_CAPTURE_END))

@@ -90,6 +90,8 @@ void rm_meta_from_host(rm_meta *m, const cushim_host *host);
                                     CUstream parameter, every parameter by value: no output, no host pointer */
 #define RM_ASYNC_SPECIAL 2       /* rm_special.c says (kernel launches: their arguments are copied at call
                                     time; stream waits); still no output                                    */
+#define RM_ASYNC_GROUP 3         /* only inside an NCCL group (ncclGroupStart .. ncclGroupEnd of the calling
+                                    thread), whose end reports the group's errors (rm_special.c); no output */
 
 /* Answers the client may keep (rm_plan.cache): the same inputs always give the same outputs. */
 #define RM_CACHE_NO 0
@@ -299,6 +301,7 @@ int rm_addr_find(const char *api, const char *param);
 #define RM_TRAIT_CAPTURE_BEGIN 16u /* begins a stream capture (rm_plan.capture)                              */
 #define RM_TRAIT_CAPTURE_END 32u /* ends one                                                                 */
 #define RM_TRAIT_DEVCOPY 64u     /* 'skip_param' names a CUDA_MEMCPY3D that must copy device memory only     */
+#define RM_TRAIT_GROUP 128u      /* RM_ASYNC_GROUP: batched inside an NCCL group                              */
 #define RM_CAPTURE_BEGIN 1
 #define RM_CAPTURE_END 2
 typedef struct rm_trait {

@@ -3,13 +3,15 @@
  *
  * USAGE
  *   cushim-serve --listen=unix:/run/cushim.sock [--shim=PATH] [--max-clients=N] [--once] [--verbose]
- *   cushim-serve --listen=tcp://HOST:PORT --token-file=FILE [--shim=PATH] [--max-clients=N] [--once] [--verbose]
+ *   cushim-serve --listen=tcp://HOST:PORT --token-file=FILE [--token-file=FILE2...] [--shim=PATH] [--max-clients=N]
+ *                [--once] [--verbose]
  *   cushim-serve --apis[=GLOB] [--shim=PATH]     how each API is forwarded, as TSV (cushim apis --remote)
  *   (usually started by 'cushim serve', which also sets the server-side plugins and the visible GPUs)
  *
  * A unix socket is created with mode 0600 and accepts clients of its own uid only (SO_PEERCRED). TCP (binding
  * 127.0.0.1 unless another host is given) needs a token file: each client proves that it knows the token in
- * the hello (rm_auth.h) before its back end loads anything. Each client gets a back-end process of its own
+ * the hello (rm_auth.h) before its back end loads anything; several token files are several tenants, whose CUDA IPC
+ * handles are kept apart (rm_ipc.h: a table this process maps shared before it forks). Each client gets a back-end process of its own
  * (fork, then rm_backend.c), which loads the shim and through it the driver found the usual way (libcuda.so.1:
  * the fake one under LD_LIBRARY_PATH in CI), so a client that crashes or corrupts its context takes no other
  * client down. At most --max-clients back ends (64) live at once, those still proving their token included: past it
@@ -35,12 +37,13 @@
 
 #include "rm_auth.h"
 #include "rm_backend.h"
+#include "rm_ipc.h"
 #include "rm_plan.h"
 #include "rm_sock.h"
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: cushim-serve --listen=unix:PATH|tcp://HOST:PORT [--token-file=FILE] [--shim=PATH] "
+    fprintf(stderr, "usage: cushim-serve --listen=unix:PATH|tcp://HOST:PORT [--token-file=FILE...] [--shim=PATH] "
             "[--max-clients=N] [--once] [--verbose]\n");
     exit(2);
 }
@@ -130,12 +133,18 @@ static void rs_on_child(int sig)
 }
 
 /* Reaps the back ends that ended; returns how many. */
+static rm_ipc *rs_ipc;   /* the IPC handles the back ends exported (rm_ipc.h) */
+
 static unsigned rs_reap(void)
 {
     unsigned n = 0;
     int st;
-    while (waitpid(-1, &st, WNOHANG) > 0)
+    pid_t pid;
+    while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
         n++;
+        if (rs_ipc != NULL)
+            rm_ipc_forget(rs_ipc, pid);   /* a back end that died before forgetting its own */
+    }
     return n;
 }
 
@@ -163,7 +172,8 @@ static void rs_refuse_busy(int fd)
 
 int main(int argc, char **argv)
 {
-    const char *listen_at = NULL, *shim = NULL, *token_file = NULL, *glob = NULL;
+    const char *listen_at = NULL, *shim = NULL, *token_file = NULL, *token_files[RM_MAX_TOKENS], *glob = NULL;
+    unsigned ntokens = 0;
     int once = 0, verbose = 0, apis = 0;
     unsigned max_clients = 64, live = 0, refused = 0;
     for (int i = 1; i < argc; i++) {
@@ -171,8 +181,13 @@ int main(int argc, char **argv)
             listen_at = argv[i] + 9;
         else if (strncmp(argv[i], "--shim=", 7) == 0)
             shim = argv[i] + 7;
-        else if (strncmp(argv[i], "--token-file=", 13) == 0)
-            token_file = argv[i] + 13;
+        else if (strncmp(argv[i], "--token-file=", 13) == 0) {
+            if (ntokens == RM_MAX_TOKENS) {
+                fprintf(stderr, "cushim-serve: at most %u --token-file\n", RM_MAX_TOKENS);
+                return 2;
+            }
+            token_file = token_files[ntokens++] = argv[i] + 13;
+        }
         else if (strcmp(argv[i], "--apis") == 0)
             apis = 1;
         else if (strncmp(argv[i], "--apis=", 7) == 0)
@@ -203,7 +218,7 @@ int main(int argc, char **argv)
         usage();
     char err[512];
     rm_addr addr;
-    static rm_token token;
+    static rm_token tokens[RM_MAX_TOKENS];
     if (rm_addr_parse(listen_at, &addr, err, sizeof err) != 0) {
         fprintf(stderr, "cushim-serve: %s\n", err);
         return 2;
@@ -213,10 +228,14 @@ int main(int argc, char **argv)
                 "make one with: head -c 32 /dev/urandom | base64 > FILE; chmod 600 FILE)\n", listen_at);
         return 2;
     }
-    if (token_file != NULL && rm_token_load(token_file, &token, err, sizeof err) != 0) {
-        fprintf(stderr, "cushim-serve: %s\n", err);
-        return 2;
+    for (unsigned k = 0; k < ntokens; k++) {
+        if (rm_token_load(token_files[k], &tokens[k], err, sizeof err) != 0) {
+            fprintf(stderr, "cushim-serve: %s\n", err);
+            return 2;
+        }
     }
+    if ((rs_ipc = rm_ipc_create()) == NULL)
+        fprintf(stderr, "cushim-serve: no shared memory for the IPC table: CUDA IPC handles are refused\n");
     if (shim == NULL && (shim = default_shim()) == NULL) {
         fprintf(stderr, "cushim-serve: libcushim.so not found beside this program: give --shim=PATH\n");
         return 1;
@@ -236,7 +255,7 @@ int main(int argc, char **argv)
     if (addr.tcp)
         fprintf(stderr, "cushim-serve[%d]: listening on tcp://%s%s%s:%u, clients need the token of %s (shim %s)\n",
                 (int)getpid(), strchr(addr.host, ':') ? "[" : "", addr.host, strchr(addr.host, ':') ? "]" : "",
-                addr.port, token_file, shim);
+                addr.port, ntokens > 1 ? "one of the token files" : token_file, shim);
     else
         fprintf(stderr, "cushim-serve[%d]: listening on %s%s (shim %s)\n", (int)getpid(), listen_at,
                 token_file != NULL ? ", clients need the token" : "", shim);
@@ -254,8 +273,9 @@ int main(int argc, char **argv)
             return 1;
         }
         char peer[96];
+        long uid = -1;
         if (!rm_accepted(fd, peer, sizeof peer)) {
-            long uid = rm_peer_uid(fd);
+            uid = rm_peer_uid(fd);
             if (uid != (long)geteuid()) {
                 fprintf(stderr, "cushim-serve: refused a client of uid %ld (this server serves uid %ld)\n", uid,
                         (long)geteuid());
@@ -278,8 +298,8 @@ int main(int argc, char **argv)
         if (pid == 0) {
             close(lfd);
             signal(SIGCHLD, SIG_DFL);
-            rm_backend_opts o = { .shim = shim, .token = token_file != NULL ? &token : NULL, .peer = peer,
-                                  .verbose = verbose };
+            rm_backend_opts o = { .shim = shim, .tokens = tokens, .ntokens = ntokens, .peer_uid = uid,
+                                  .ipc = rs_ipc, .peer = peer, .verbose = verbose };
             exit(rm_backend_run(fd, &o));
         }
         close(fd);

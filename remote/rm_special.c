@@ -83,9 +83,16 @@ static const rm_special rm_specials[] = {
        returned through a pointer: one element of the pointee's size (RM_OP_ARRAY, in and out). */
     { "cudaMalloc", RM_CLASS_HAND, RM_OP_ARRAY, "devPtr", NULL, "device address returned: one pointer-sized element" },
     { "cudaMallocPitch", RM_CLASS_HAND, RM_OP_ARRAY, "devPtr", NULL, "device address returned: one pointer-sized element" },
+    /* managed memory (docs/remote.md, "Managed memory"): the server's block, mirrored by the client at the same
+       address (plugins/remote/rp_managed.c) and made coherent at synchronisation points */
+    { "cuMemAllocManaged", RM_CLASS_HAND, RM_OP_ARRAY, "dptr", NULL, "managed memory: mirrored in the client at the server's address, coherent at synchronisation points" },
+    { "cudaMallocManaged", RM_CLASS_HAND, RM_OP_ARRAY, "devPtr", NULL, "managed memory: mirrored in the client at the server's address, coherent at synchronisation points" },
+    { "cudaMemPrefetchAsync*", RM_CLASS_HAND, RM_OP_ARRAY, "devPtr", "devPtr", "a managed address, never read: its value" },
+    { "cudaMemAdvise*", RM_CLASS_HAND, RM_OP_ARRAY, "devPtr", "devPtr", "a managed address, never read: its value" },
     { "cudaMallocAsync*", RM_CLASS_HAND, RM_OP_ARRAY, "devPtr", NULL, "device address returned: one pointer-sized element" },
     { "cudaMallocFromPoolAsync*", RM_CLASS_HAND, RM_OP_ARRAY, "ptr", NULL, "device address returned: one pointer-sized element" },
     { "cudaGetDeviceProperties*", RM_CLASS_HAND, RM_OP_ARRAY, "prop", NULL, "cudaDeviceProp holds no pointer: its bytes" },
+    { "cudaIpcOpenMemHandle", RM_CLASS_HAND, RM_OP_ARRAY, "devPtr", NULL, "device address returned: one pointer-sized element" },
     { "cudaPointerGetAttributes", RM_CLASS_HAND, RM_OP_ARRAY, "attributes", "ptr", "the server's view of an address: 'ptr' and the pointers returned are values" },
     /* NVML: structs without pointers, returned through a pointer */
     { "nvmlDeviceGetMemoryInfo*", RM_CLASS_HAND, RM_OP_ARRAY, "memory", NULL, "nvmlMemory_t holds no pointer: its bytes" },
@@ -160,13 +167,13 @@ static const rm_special rm_specials[] = {
     { "cuMemHostRegister*", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "registered host memory: mirrored at synchronisation" },
     { "cuMemHostUnregister", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "registered host memory: mirrored at synchronisation" },
     { "cuMemHostGetDevicePointer*", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "pinned host memory: a client buffer mirrored at synchronisation" },
-    { "cuMemAllocManaged", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "managed memory: coherent at synchronisation points" },
     /* a host pointer the driver maps: meaningless on another machine */
     { "cuMemcpy", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "unified addressing: either side may be host memory of the client" },
     { "cuMemcpyAsync*", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "unified addressing: either side may be host memory of the client" },
     { "cuMemcpy_ptds", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "unified addressing: either side may be host memory of the client" },
-    /* another process's objects */
-    { "cuIpc*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "IPC handles name another process on the client's machine" },
+    /* another process's objects. CUDA IPC handles (cuIpc*, cudaIpc*) are forwarded by metadata: 64 opaque bytes
+       of the server's driver, which another client's back end may open when both clients have the same identity
+       (remote/rb_ipc.c, docs/remote.md "IPC") */
     { "cuMemExportToShareableHandle", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "shareable handles are the client's file descriptors" },
     { "cuMemImportFromShareableHandle", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "shareable handles are the client's file descriptors" },
     { "cuMemPool*ShareableHandle", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "shareable handles are the client's file descriptors" },
@@ -215,6 +222,23 @@ static const rm_trait rm_traits[] = {
     { "cudaStreamBeginCapture*", RM_TRAIT_CAPTURE_BEGIN, NULL, NULL, "begins a stream capture" },
     { "cuStreamEndCapture*", RM_TRAIT_CAPTURE_END, NULL, NULL, "ends a stream capture" },
     { "cudaStreamEndCapture*", RM_TRAIT_CAPTURE_END, NULL, NULL, "ends a stream capture" },
+    /* NCCL (docs/remote.md, "NCCL"): between ncclGroupStart and ncclGroupEnd a collective only joins the group,
+       which ncclGroupEnd launches and whose errors it returns; outside a group each is answered (a blocking
+       communicator returns a collective's error at its call). ncclGroupStart opens a group; a nested
+       ncclGroupEnd only closes one level (the client counts the depth per thread, rp_nccl.c) */
+    { "*ncclAllReduce", RM_TRAIT_GROUP, NULL, NULL, "a collective inside an NCCL group: ncclGroupEnd reports its error" },
+    { "*ncclBroadcast", RM_TRAIT_GROUP, NULL, NULL, "a collective inside an NCCL group: ncclGroupEnd reports its error" },
+    { "*ncclBcast", RM_TRAIT_GROUP, NULL, NULL, "a collective inside an NCCL group: ncclGroupEnd reports its error" },
+    { "*ncclReduce", RM_TRAIT_GROUP, NULL, NULL, "a collective inside an NCCL group: ncclGroupEnd reports its error" },
+    { "*ncclReduceScatter", RM_TRAIT_GROUP, NULL, NULL, "a collective inside an NCCL group: ncclGroupEnd reports its error" },
+    { "*ncclAllGather", RM_TRAIT_GROUP, NULL, NULL, "a collective inside an NCCL group: ncclGroupEnd reports its error" },
+    { "*ncclAlltoAll", RM_TRAIT_GROUP, NULL, NULL, "a collective inside an NCCL group: ncclGroupEnd reports its error" },
+    { "*ncclGather", RM_TRAIT_GROUP, NULL, NULL, "a collective inside an NCCL group: ncclGroupEnd reports its error" },
+    { "*ncclScatter", RM_TRAIT_GROUP, NULL, NULL, "a collective inside an NCCL group: ncclGroupEnd reports its error" },
+    { "*ncclSend", RM_TRAIT_GROUP, NULL, NULL, "a point-to-point call inside an NCCL group: ncclGroupEnd reports its error" },
+    { "*ncclRecv", RM_TRAIT_GROUP, NULL, NULL, "a point-to-point call inside an NCCL group: ncclGroupEnd reports its error" },
+    { "*ncclGroupStart", RM_TRAIT_GROUP, NULL, NULL, "opens an NCCL group: its end is answered" },
+    { "*ncclGroupEnd", RM_TRAIT_GROUP, NULL, NULL, "a nested NCCL group's end: the outermost end is answered" },
     /* a memcpy node's host memory would be the client's: device and array copies only */
     { "cuGraphAddMemcpyNode", RM_TRAIT_DEVCOPY, "copyParams", NULL, "memcpy node: device memory only" },
     { "cuGraphMemcpyNodeSetParams", RM_TRAIT_DEVCOPY, "nodeParams", NULL, "memcpy node: device memory only" },

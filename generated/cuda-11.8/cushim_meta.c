@@ -1197,7 +1197,7 @@ const cushim_enum_info cushim_gen_enums[142] = {
 };
 const uint32_t cushim_gen_enum_count = 142;
 
-extern const cushim_struct_info cushim_gen_structs[48];
+extern const cushim_struct_info cushim_gen_structs[52];
 static const cushim_field_info cushim_gen_sf_0[] = { /* CUDA_MEMCPY2D */
     { "srcXInBytes", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "srcY", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
@@ -1377,7 +1377,7 @@ static const cushim_field_info cushim_gen_sf_13[] = { /* CUmemAllocationProp */
     { "requestedHandleTypes", "CUmemAllocationHandleType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, &cushim_gen_enums[54], NULL },
     { "location", "CUmemLocation", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, &cushim_gen_structs[14] },
     { "win32HandleMetaData", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
-    { "allocFlags", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, &cushim_gen_structs[45] },
+    { "allocFlags", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, &cushim_gen_structs[49] },
 };
 static const cushim_field_info cushim_gen_sf_14[] = { /* CUmemLocation */
     { "type", "CUmemLocationType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[56], NULL },
@@ -1544,10 +1544,10 @@ static const cushim_field_info cushim_gen_sf_36[] = { /* CUdevprop */
 };
 static const cushim_field_info cushim_gen_sf_37[] = { /* CUexecAffinityParam */
     { "type", "CUexecAffinityType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[47], NULL },
-    { "param", "union <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, &cushim_gen_structs[46] },
+    { "param", "union <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, &cushim_gen_structs[50] },
 };
 static const cushim_field_info cushim_gen_sf_38[] = { /* CUDA_ARRAY_SPARSE_PROPERTIES */
-    { "tileExtent", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 12, 0, NULL, &cushim_gen_structs[47] },
+    { "tileExtent", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 12, 0, NULL, &cushim_gen_structs[51] },
     { "miptailFirstLevel", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 12, 4, 0, NULL, NULL },
     { "miptailSize", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
     { "flags", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 24, 4, 0, NULL, NULL },
@@ -1594,21 +1594,33 @@ static const cushim_field_info cushim_gen_sf_43[] = { /* nvmlProcessInfo_v2_t */
 static const cushim_field_info cushim_gen_sf_44[] = { /* CUexecAffinitySmCount */
     { "val", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_45[] = { /* CUmemAllocationProp.allocFlags */
+static const cushim_field_info cushim_gen_sf_45[] = { /* CUipcMemHandle_v1 */
+    { "reserved", "char[64]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 64, 64, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_46[] = { /* CUipcEventHandle_v1 */
+    { "reserved", "char[64]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 64, 64, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_47[] = { /* cudaIpcMemHandle_t */
+    { "reserved", "char[64]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 64, 64, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_48[] = { /* cudaIpcEventHandle_t */
+    { "reserved", "char[64]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 64, 64, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_49[] = { /* CUmemAllocationProp.allocFlags */
     { "compressionType", "unsigned char", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 1, 0, NULL, NULL },
     { "gpuDirectRDMACapable", "unsigned char", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 1, 1, 0, NULL, NULL },
     { "usage", "unsigned short", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 2, 2, 0, NULL, NULL },
     { "reserved", "unsigned char[4]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 4, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_46[] = { /* CUexecAffinityParam.param */
+static const cushim_field_info cushim_gen_sf_50[] = { /* CUexecAffinityParam.param */
     { "smCount", "CUexecAffinitySmCount", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, &cushim_gen_structs[44] },
 };
-static const cushim_field_info cushim_gen_sf_47[] = { /* CUDA_ARRAY_SPARSE_PROPERTIES.tileExtent */
+static const cushim_field_info cushim_gen_sf_51[] = { /* CUDA_ARRAY_SPARSE_PROPERTIES.tileExtent */
     { "width", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
     { "height", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
     { "depth", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, NULL, NULL },
 };
-const cushim_struct_info cushim_gen_structs[48] = {
+const cushim_struct_info cushim_gen_structs[52] = {
     { "CUDA_MEMCPY2D", 128, 16, cushim_gen_sf_0 },
     { "CUDA_MEMCPY3D", 200, 25, cushim_gen_sf_1 },
     { "CUDA_MEMCPY3D_PEER", 200, 25, cushim_gen_sf_2 },
@@ -1654,11 +1666,15 @@ const cushim_struct_info cushim_gen_structs[48] = {
     { "nvmlProcessInfo_v1_t", 16, 2, cushim_gen_sf_42 },
     { "nvmlProcessInfo_v2_t", 24, 4, cushim_gen_sf_43 },
     { "CUexecAffinitySmCount", 4, 1, cushim_gen_sf_44 },
-    { "CUmemAllocationProp.allocFlags", 8, 4, cushim_gen_sf_45 },
-    { "CUexecAffinityParam.param", 4, 1, cushim_gen_sf_46 },
-    { "CUDA_ARRAY_SPARSE_PROPERTIES.tileExtent", 12, 3, cushim_gen_sf_47 },
+    { "CUipcMemHandle_v1", 64, 1, cushim_gen_sf_45 },
+    { "CUipcEventHandle_v1", 64, 1, cushim_gen_sf_46 },
+    { "cudaIpcMemHandle_t", 64, 1, cushim_gen_sf_47 },
+    { "cudaIpcEventHandle_t", 64, 1, cushim_gen_sf_48 },
+    { "CUmemAllocationProp.allocFlags", 8, 4, cushim_gen_sf_49 },
+    { "CUexecAffinityParam.param", 4, 1, cushim_gen_sf_50 },
+    { "CUDA_ARRAY_SPARSE_PROPERTIES.tileExtent", 12, 3, cushim_gen_sf_51 },
 };
-const uint32_t cushim_gen_struct_count = 48;
+const uint32_t cushim_gen_struct_count = 52;
 
 static const cushim_param_info cushim_gen_p_cuGetErrorString[] = {
     { "error", "CUresult", "enum cudaError_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cuGetErrorString, error), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[48], NULL },
@@ -1961,20 +1977,20 @@ static const cushim_param_info cushim_gen_p_cuDeviceGetPCIBusId[] = {
     { "dev", "CUdevice", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuDeviceGetPCIBusId, dev), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuIpcGetEventHandle[] = {
-    { "pHandle", "CUipcEventHandle *", "struct CUipcEventHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuIpcGetEventHandle, pHandle), -1, CUSHIM_E_(cuIpcGetEventHandle, pHandle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pHandle", "CUipcEventHandle *", "struct CUipcEventHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuIpcGetEventHandle, pHandle), -1, CUSHIM_E_(cuIpcGetEventHandle, pHandle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[46] },
     { "event", "CUevent", "struct CUevent_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcGetEventHandle, event), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuIpcOpenEventHandle[] = {
     { "phEvent", "CUevent *", "struct CUevent_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuIpcOpenEventHandle, phEvent), -1, CUSHIM_E_(cuIpcOpenEventHandle, phEvent), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "handle", "CUipcEventHandle", "struct CUipcEventHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenEventHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "handle", "CUipcEventHandle", "struct CUipcEventHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenEventHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[46] },
 };
 static const cushim_param_info cushim_gen_p_cuIpcGetMemHandle[] = {
-    { "pHandle", "CUipcMemHandle *", "struct CUipcMemHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuIpcGetMemHandle, pHandle), -1, CUSHIM_E_(cuIpcGetMemHandle, pHandle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pHandle", "CUipcMemHandle *", "struct CUipcMemHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuIpcGetMemHandle, pHandle), -1, CUSHIM_E_(cuIpcGetMemHandle, pHandle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[45] },
     { "dptr", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcGetMemHandle, dptr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuIpcOpenMemHandle_v2[] = {
     { "pdptr", "CUdeviceptr *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuIpcOpenMemHandle_v2, pdptr), -1, CUSHIM_E_(cuIpcOpenMemHandle_v2, pdptr), 0, CUSHIM_KIND_DEVPTR, 0, 0, NULL, NULL },
-    { "handle", "CUipcMemHandle", "struct CUipcMemHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenMemHandle_v2, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "handle", "CUipcMemHandle", "struct CUipcMemHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenMemHandle_v2, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[45] },
     { "Flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenMemHandle_v2, Flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuIpcCloseMemHandle[] = {
@@ -4123,7 +4139,7 @@ static const cushim_param_info cushim_gen_p_cuStreamSetAttribute[] = {
 };
 static const cushim_param_info cushim_gen_p_cuIpcOpenMemHandle[] = {
     { "pdptr", "CUdeviceptr *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuIpcOpenMemHandle, pdptr), -1, CUSHIM_E_(cuIpcOpenMemHandle, pdptr), 0, CUSHIM_KIND_DEVPTR, 0, 0, NULL, NULL },
-    { "handle", "CUipcMemHandle", "struct CUipcMemHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenMemHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "handle", "CUipcMemHandle", "struct CUipcMemHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenMemHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[45] },
     { "Flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenMemHandle, Flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuGraphInstantiate[] = {
@@ -4386,20 +4402,20 @@ static const cushim_param_info cushim_gen_p_cudaDeviceGetPCIBusId[] = {
     { "device", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaDeviceGetPCIBusId, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaIpcGetEventHandle[] = {
-    { "handle", "cudaIpcEventHandle_t *", "struct cudaIpcEventHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaIpcGetEventHandle, handle), -1, CUSHIM_E_(cudaIpcGetEventHandle, handle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "handle", "cudaIpcEventHandle_t *", "struct cudaIpcEventHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaIpcGetEventHandle, handle), -1, CUSHIM_E_(cudaIpcGetEventHandle, handle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[48] },
     { "event", "cudaEvent_t", "struct CUevent_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcGetEventHandle, event), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaIpcOpenEventHandle[] = {
     { "event", "cudaEvent_t *", "struct CUevent_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaIpcOpenEventHandle, event), -1, CUSHIM_E_(cudaIpcOpenEventHandle, event), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "handle", "cudaIpcEventHandle_t", "struct cudaIpcEventHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcOpenEventHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "handle", "cudaIpcEventHandle_t", "struct cudaIpcEventHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcOpenEventHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[48] },
 };
 static const cushim_param_info cushim_gen_p_cudaIpcGetMemHandle[] = {
-    { "handle", "cudaIpcMemHandle_t *", "struct cudaIpcMemHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaIpcGetMemHandle, handle), -1, CUSHIM_E_(cudaIpcGetMemHandle, handle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "handle", "cudaIpcMemHandle_t *", "struct cudaIpcMemHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaIpcGetMemHandle, handle), -1, CUSHIM_E_(cudaIpcGetMemHandle, handle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[47] },
     { "devPtr", "void *", "void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcGetMemHandle, devPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaIpcOpenMemHandle[] = {
-    { "devPtr", "void **", "void **", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcOpenMemHandle, devPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "handle", "cudaIpcMemHandle_t", "struct cudaIpcMemHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcOpenMemHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "devPtr", "void **", "void **", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_OUT, CUSHIM_F_(cudaIpcOpenMemHandle, devPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "handle", "cudaIpcMemHandle_t", "struct cudaIpcMemHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcOpenMemHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[47] },
     { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcOpenMemHandle, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaIpcCloseMemHandle[] = {
@@ -9762,8 +9778,9 @@ const uint16_t cushim_gen_enum_const_at[1444][2] = { /* enum, value index */
 };
 
 /* listed structs by name: host struct_by_name */
-const uint16_t cushim_gen_struct_by_name[48] = {
-    4, 8, 3, 7, 39, 38, 47, 12, 10, 18, 0, 5, 1, 2, 6, 11,
-    17, 41, 40, 36, 37, 46, 44, 9, 15, 13, 45, 14, 16, 35, 32, 23,
-    34, 27, 26, 25, 29, 31, 30, 20, 21, 28, 22, 33, 24, 19, 42, 43,
+const uint16_t cushim_gen_struct_by_name[52] = {
+    4, 8, 3, 7, 39, 38, 51, 12, 10, 18, 0, 5, 1, 2, 6, 11,
+    17, 41, 40, 36, 37, 50, 44, 46, 45, 9, 15, 13, 49, 14, 16, 35,
+    32, 23, 34, 48, 47, 27, 26, 25, 29, 31, 30, 20, 21, 28, 22, 33,
+    24, 19, 42, 43,
 };

@@ -2123,7 +2123,7 @@ const cushim_enum_info cushim_gen_enums[224] = {
 };
 const uint32_t cushim_gen_enum_count = 224;
 
-extern const cushim_struct_info cushim_gen_structs[58];
+extern const cushim_struct_info cushim_gen_structs[64];
 static const cushim_field_info cushim_gen_sf_0[] = { /* CUDA_MEMCPY2D */
     { "srcXInBytes", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "srcY", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
@@ -2335,7 +2335,7 @@ static const cushim_field_info cushim_gen_sf_17[] = { /* CUmemAllocationProp */
     { "requestedHandleTypes", "CUmemAllocationHandleType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, &cushim_gen_enums[68], NULL },
     { "location", "CUmemLocation", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, &cushim_gen_structs[18] },
     { "win32HandleMetaData", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
-    { "allocFlags", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, &cushim_gen_structs[55] },
+    { "allocFlags", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, &cushim_gen_structs[61] },
 };
 static const cushim_field_info cushim_gen_sf_18[] = { /* CUmemLocation */
     { "type", "CUmemLocationType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[70], NULL },
@@ -2513,10 +2513,10 @@ static const cushim_field_info cushim_gen_sf_40[] = { /* CUdevprop */
 };
 static const cushim_field_info cushim_gen_sf_41[] = { /* CUexecAffinityParam */
     { "type", "CUexecAffinityType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[53], NULL },
-    { "param", "union <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, &cushim_gen_structs[56] },
+    { "param", "union <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, &cushim_gen_structs[62] },
 };
 static const cushim_field_info cushim_gen_sf_42[] = { /* CUDA_ARRAY_SPARSE_PROPERTIES */
-    { "tileExtent", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 12, 0, NULL, &cushim_gen_structs[57] },
+    { "tileExtent", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 12, 0, NULL, &cushim_gen_structs[63] },
     { "miptailFirstLevel", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 12, 4, 0, NULL, NULL },
     { "miptailSize", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
     { "flags", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 24, 4, 0, NULL, NULL },
@@ -2597,21 +2597,53 @@ static const cushim_field_info cushim_gen_sf_53[] = { /* nvmlProcessInfo_v2_t */
 static const cushim_field_info cushim_gen_sf_54[] = { /* CUexecAffinitySmCount */
     { "val", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_55[] = { /* CUmemAllocationProp.allocFlags */
+static const cushim_field_info cushim_gen_sf_55[] = { /* CUipcMemHandle_v1 */
+    { "reserved", "char[64]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 64, 64, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_56[] = { /* CUipcEventHandle_v1 */
+    { "reserved", "char[64]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 64, 64, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_57[] = { /* cudaIpcMemHandle_t */
+    { "reserved", "char[64]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 64, 64, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_58[] = { /* cudaIpcEventHandle_t */
+    { "reserved", "char[64]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 64, 64, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_59[] = { /* ncclUniqueId */
+    { "internal", "char[128]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 128, 128, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_60[] = { /* ncclConfig_t */
+    { "size", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
+    { "magic", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, NULL, NULL },
+    { "version", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 12, 4, 0, NULL, NULL },
+    { "blocking", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 4, 0, NULL, NULL },
+    { "cgaClusterSize", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 20, 4, 0, NULL, NULL },
+    { "minCTAs", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 24, 4, 0, NULL, NULL },
+    { "maxCTAs", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 28, 4, 0, NULL, NULL },
+    { "netName", "const char *", CUSHIM_KIND_STRING, CUSHIM_KIND_UNKNOWN, 0, 32, 8, 0, NULL, NULL },
+    { "splitShare", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 40, 4, 0, NULL, NULL },
+    { "trafficClass", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 44, 4, 0, NULL, NULL },
+    { "commName", "const char *", CUSHIM_KIND_STRING, CUSHIM_KIND_UNKNOWN, 0, 48, 8, 0, NULL, NULL },
+    { "collnetEnable", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 56, 4, 0, NULL, NULL },
+    { "CTAPolicy", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 60, 4, 0, NULL, NULL },
+    { "shrinkShare", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 64, 4, 0, NULL, NULL },
+    { "nvlsCTAs", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 68, 4, 0, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_61[] = { /* CUmemAllocationProp.allocFlags */
     { "compressionType", "unsigned char", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 1, 0, NULL, NULL },
     { "gpuDirectRDMACapable", "unsigned char", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 1, 1, 0, NULL, NULL },
     { "usage", "unsigned short", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 2, 2, 0, NULL, NULL },
     { "reserved", "unsigned char[4]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 4, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_56[] = { /* CUexecAffinityParam.param */
+static const cushim_field_info cushim_gen_sf_62[] = { /* CUexecAffinityParam.param */
     { "smCount", "CUexecAffinitySmCount", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, &cushim_gen_structs[54] },
 };
-static const cushim_field_info cushim_gen_sf_57[] = { /* CUDA_ARRAY_SPARSE_PROPERTIES.tileExtent */
+static const cushim_field_info cushim_gen_sf_63[] = { /* CUDA_ARRAY_SPARSE_PROPERTIES.tileExtent */
     { "width", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
     { "height", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
     { "depth", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, NULL, NULL },
 };
-const cushim_struct_info cushim_gen_structs[58] = {
+const cushim_struct_info cushim_gen_structs[64] = {
     { "CUDA_MEMCPY2D", 128, 16, cushim_gen_sf_0 },
     { "CUDA_MEMCPY3D", 200, 25, cushim_gen_sf_1 },
     { "CUDA_MEMCPY3D_PEER", 200, 25, cushim_gen_sf_2 },
@@ -2667,11 +2699,17 @@ const cushim_struct_info cushim_gen_structs[58] = {
     { "nvmlProcessInfo_v1_t", 16, 2, cushim_gen_sf_52 },
     { "nvmlProcessInfo_v2_t", 24, 4, cushim_gen_sf_53 },
     { "CUexecAffinitySmCount", 4, 1, cushim_gen_sf_54 },
-    { "CUmemAllocationProp.allocFlags", 8, 4, cushim_gen_sf_55 },
-    { "CUexecAffinityParam.param", 4, 1, cushim_gen_sf_56 },
-    { "CUDA_ARRAY_SPARSE_PROPERTIES.tileExtent", 12, 3, cushim_gen_sf_57 },
+    { "CUipcMemHandle_v1", 64, 1, cushim_gen_sf_55 },
+    { "CUipcEventHandle_v1", 64, 1, cushim_gen_sf_56 },
+    { "cudaIpcMemHandle_t", 64, 1, cushim_gen_sf_57 },
+    { "cudaIpcEventHandle_t", 64, 1, cushim_gen_sf_58 },
+    { "ncclUniqueId", 128, 1, cushim_gen_sf_59 },
+    { "ncclConfig_t", 72, 15, cushim_gen_sf_60 },
+    { "CUmemAllocationProp.allocFlags", 8, 4, cushim_gen_sf_61 },
+    { "CUexecAffinityParam.param", 4, 1, cushim_gen_sf_62 },
+    { "CUDA_ARRAY_SPARSE_PROPERTIES.tileExtent", 12, 3, cushim_gen_sf_63 },
 };
-const uint32_t cushim_gen_struct_count = 58;
+const uint32_t cushim_gen_struct_count = 64;
 
 static const cushim_param_info cushim_gen_p_cuGetErrorString[] = {
     { "error", "CUresult", "enum cudaError_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cuGetErrorString, error), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[56], NULL },
@@ -3107,20 +3145,20 @@ static const cushim_param_info cushim_gen_p_cuDeviceGetPCIBusId[] = {
     { "dev", "CUdevice", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuDeviceGetPCIBusId, dev), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuIpcGetEventHandle[] = {
-    { "pHandle", "CUipcEventHandle *", "struct CUipcEventHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuIpcGetEventHandle, pHandle), -1, CUSHIM_E_(cuIpcGetEventHandle, pHandle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pHandle", "CUipcEventHandle *", "struct CUipcEventHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuIpcGetEventHandle, pHandle), -1, CUSHIM_E_(cuIpcGetEventHandle, pHandle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[56] },
     { "event", "CUevent", "struct CUevent_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcGetEventHandle, event), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuIpcOpenEventHandle[] = {
     { "phEvent", "CUevent *", "struct CUevent_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuIpcOpenEventHandle, phEvent), -1, CUSHIM_E_(cuIpcOpenEventHandle, phEvent), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "handle", "CUipcEventHandle", "struct CUipcEventHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenEventHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "handle", "CUipcEventHandle", "struct CUipcEventHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenEventHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[56] },
 };
 static const cushim_param_info cushim_gen_p_cuIpcGetMemHandle[] = {
-    { "pHandle", "CUipcMemHandle *", "struct CUipcMemHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuIpcGetMemHandle, pHandle), -1, CUSHIM_E_(cuIpcGetMemHandle, pHandle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pHandle", "CUipcMemHandle *", "struct CUipcMemHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuIpcGetMemHandle, pHandle), -1, CUSHIM_E_(cuIpcGetMemHandle, pHandle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[55] },
     { "dptr", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcGetMemHandle, dptr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuIpcOpenMemHandle_v2[] = {
     { "pdptr", "CUdeviceptr *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuIpcOpenMemHandle_v2, pdptr), -1, CUSHIM_E_(cuIpcOpenMemHandle_v2, pdptr), 0, CUSHIM_KIND_DEVPTR, 0, 0, NULL, NULL },
-    { "handle", "CUipcMemHandle", "struct CUipcMemHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenMemHandle_v2, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "handle", "CUipcMemHandle", "struct CUipcMemHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenMemHandle_v2, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[55] },
     { "Flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenMemHandle_v2, Flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuIpcCloseMemHandle[] = {
@@ -5720,7 +5758,7 @@ static const cushim_param_info cushim_gen_p_cuStreamSetAttribute[] = {
 };
 static const cushim_param_info cushim_gen_p_cuIpcOpenMemHandle[] = {
     { "pdptr", "CUdeviceptr *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuIpcOpenMemHandle, pdptr), -1, CUSHIM_E_(cuIpcOpenMemHandle, pdptr), 0, CUSHIM_KIND_DEVPTR, 0, 0, NULL, NULL },
-    { "handle", "CUipcMemHandle", "struct CUipcMemHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenMemHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "handle", "CUipcMemHandle", "struct CUipcMemHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenMemHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[55] },
     { "Flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenMemHandle, Flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuGraphInstantiate[] = {
@@ -6021,20 +6059,20 @@ static const cushim_param_info cushim_gen_p_cudaDeviceGetPCIBusId[] = {
     { "device", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaDeviceGetPCIBusId, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaIpcGetEventHandle[] = {
-    { "handle", "cudaIpcEventHandle_t *", "struct cudaIpcEventHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaIpcGetEventHandle, handle), -1, CUSHIM_E_(cudaIpcGetEventHandle, handle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "handle", "cudaIpcEventHandle_t *", "struct cudaIpcEventHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaIpcGetEventHandle, handle), -1, CUSHIM_E_(cudaIpcGetEventHandle, handle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[58] },
     { "event", "cudaEvent_t", "struct CUevent_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcGetEventHandle, event), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaIpcOpenEventHandle[] = {
     { "event", "cudaEvent_t *", "struct CUevent_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaIpcOpenEventHandle, event), -1, CUSHIM_E_(cudaIpcOpenEventHandle, event), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "handle", "cudaIpcEventHandle_t", "struct cudaIpcEventHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcOpenEventHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "handle", "cudaIpcEventHandle_t", "struct cudaIpcEventHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcOpenEventHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[58] },
 };
 static const cushim_param_info cushim_gen_p_cudaIpcGetMemHandle[] = {
-    { "handle", "cudaIpcMemHandle_t *", "struct cudaIpcMemHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaIpcGetMemHandle, handle), -1, CUSHIM_E_(cudaIpcGetMemHandle, handle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "handle", "cudaIpcMemHandle_t *", "struct cudaIpcMemHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaIpcGetMemHandle, handle), -1, CUSHIM_E_(cudaIpcGetMemHandle, handle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[57] },
     { "devPtr", "void *", "void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcGetMemHandle, devPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaIpcOpenMemHandle[] = {
-    { "devPtr", "void **", "void **", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcOpenMemHandle, devPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "handle", "cudaIpcMemHandle_t", "struct cudaIpcMemHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcOpenMemHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "devPtr", "void **", "void **", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_OUT, CUSHIM_F_(cudaIpcOpenMemHandle, devPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "handle", "cudaIpcMemHandle_t", "struct cudaIpcMemHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcOpenMemHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[57] },
     { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcOpenMemHandle, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaIpcCloseMemHandle[] = {
@@ -9904,35 +9942,35 @@ static const cushim_param_info cushim_gen_p_pncclGetVersion[] = {
     { "version", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(pncclGetVersion, version), -1, CUSHIM_E_(pncclGetVersion, version), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_ncclGetUniqueId[] = {
-    { "uniqueId", "ncclUniqueId *", "ncclUniqueId *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(ncclGetUniqueId, uniqueId), -1, CUSHIM_E_(ncclGetUniqueId, uniqueId), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "uniqueId", "ncclUniqueId *", "ncclUniqueId *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(ncclGetUniqueId, uniqueId), -1, CUSHIM_E_(ncclGetUniqueId, uniqueId), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[59] },
 };
 static const cushim_param_info cushim_gen_p_pncclGetUniqueId[] = {
-    { "uniqueId", "ncclUniqueId *", "ncclUniqueId *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(pncclGetUniqueId, uniqueId), -1, CUSHIM_E_(pncclGetUniqueId, uniqueId), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "uniqueId", "ncclUniqueId *", "ncclUniqueId *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(pncclGetUniqueId, uniqueId), -1, CUSHIM_E_(pncclGetUniqueId, uniqueId), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[59] },
 };
 static const cushim_param_info cushim_gen_p_ncclCommInitRankConfig[] = {
     { "comm", "ncclComm_t *", "struct ncclComm **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(ncclCommInitRankConfig, comm), -1, CUSHIM_E_(ncclCommInitRankConfig, comm), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "nranks", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRankConfig, nranks), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "commId", "ncclUniqueId", "ncclUniqueId", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRankConfig, commId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "commId", "ncclUniqueId", "ncclUniqueId", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRankConfig, commId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[59] },
     { "rank", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRankConfig, rank), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "config", "ncclConfig_t *", "struct ncclConfig_v22700 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRankConfig, config), -1, CUSHIM_E_(ncclCommInitRankConfig, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "config", "ncclConfig_t *", "struct ncclConfig_v22700 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRankConfig, config), -1, CUSHIM_E_(ncclCommInitRankConfig, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[60] },
 };
 static const cushim_param_info cushim_gen_p_pncclCommInitRankConfig[] = {
     { "comm", "ncclComm_t *", "struct ncclComm **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(pncclCommInitRankConfig, comm), -1, CUSHIM_E_(pncclCommInitRankConfig, comm), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "nranks", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRankConfig, nranks), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "commId", "ncclUniqueId", "ncclUniqueId", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRankConfig, commId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "commId", "ncclUniqueId", "ncclUniqueId", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRankConfig, commId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[59] },
     { "rank", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRankConfig, rank), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "config", "ncclConfig_t *", "struct ncclConfig_v22700 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRankConfig, config), -1, CUSHIM_E_(pncclCommInitRankConfig, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "config", "ncclConfig_t *", "struct ncclConfig_v22700 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRankConfig, config), -1, CUSHIM_E_(pncclCommInitRankConfig, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[60] },
 };
 static const cushim_param_info cushim_gen_p_ncclCommInitRank[] = {
     { "comm", "ncclComm_t *", "struct ncclComm **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(ncclCommInitRank, comm), -1, CUSHIM_E_(ncclCommInitRank, comm), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "nranks", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRank, nranks), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "commId", "ncclUniqueId", "ncclUniqueId", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRank, commId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "commId", "ncclUniqueId", "ncclUniqueId", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRank, commId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[59] },
     { "rank", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRank, rank), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_pncclCommInitRank[] = {
     { "comm", "ncclComm_t *", "struct ncclComm **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(pncclCommInitRank, comm), -1, CUSHIM_E_(pncclCommInitRank, comm), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "nranks", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRank, nranks), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "commId", "ncclUniqueId", "ncclUniqueId", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRank, commId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "commId", "ncclUniqueId", "ncclUniqueId", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRank, commId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[59] },
     { "rank", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRank, rank), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_ncclCommInitAll[] = {
@@ -9968,21 +10006,21 @@ static const cushim_param_info cushim_gen_p_ncclCommSplit[] = {
     { "color", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommSplit, color), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "key", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommSplit, key), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "newcomm", "ncclComm_t *", "struct ncclComm **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(ncclCommSplit, newcomm), -1, CUSHIM_E_(ncclCommSplit, newcomm), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "config", "ncclConfig_t *", "struct ncclConfig_v22700 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommSplit, config), -1, CUSHIM_E_(ncclCommSplit, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "config", "ncclConfig_t *", "struct ncclConfig_v22700 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommSplit, config), -1, CUSHIM_E_(ncclCommSplit, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[60] },
 };
 static const cushim_param_info cushim_gen_p_pncclCommSplit[] = {
     { "comm", "ncclComm_t", "struct ncclComm *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommSplit, comm), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "color", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommSplit, color), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "key", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommSplit, key), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "newcomm", "ncclComm_t *", "struct ncclComm **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(pncclCommSplit, newcomm), -1, CUSHIM_E_(pncclCommSplit, newcomm), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "config", "ncclConfig_t *", "struct ncclConfig_v22700 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommSplit, config), -1, CUSHIM_E_(pncclCommSplit, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "config", "ncclConfig_t *", "struct ncclConfig_v22700 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommSplit, config), -1, CUSHIM_E_(pncclCommSplit, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[60] },
 };
 static const cushim_param_info cushim_gen_p_ncclCommShrink[] = {
     { "comm", "ncclComm_t", "struct ncclComm *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommShrink, comm), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "excludeRanksList", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(ncclCommShrink, excludeRanksList), 2, CUSHIM_E_(ncclCommShrink, excludeRanksList), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
     { "excludeRanksCount", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommShrink, excludeRanksCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "newcomm", "ncclComm_t *", "struct ncclComm **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(ncclCommShrink, newcomm), -1, CUSHIM_E_(ncclCommShrink, newcomm), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "config", "ncclConfig_t *", "struct ncclConfig_v22700 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommShrink, config), -1, CUSHIM_E_(ncclCommShrink, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "config", "ncclConfig_t *", "struct ncclConfig_v22700 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommShrink, config), -1, CUSHIM_E_(ncclCommShrink, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[60] },
     { "shrinkFlags", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommShrink, shrinkFlags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_pncclCommShrink[] = {
@@ -9990,7 +10028,7 @@ static const cushim_param_info cushim_gen_p_pncclCommShrink[] = {
     { "excludeRanksList", "int *", "int *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(pncclCommShrink, excludeRanksList), 2, CUSHIM_E_(pncclCommShrink, excludeRanksList), 0, CUSHIM_KIND_SCALAR, 0, 0, NULL, NULL },
     { "excludeRanksCount", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommShrink, excludeRanksCount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "newcomm", "ncclComm_t *", "struct ncclComm **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(pncclCommShrink, newcomm), -1, CUSHIM_E_(pncclCommShrink, newcomm), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "config", "ncclConfig_t *", "struct ncclConfig_v22700 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommShrink, config), -1, CUSHIM_E_(pncclCommShrink, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "config", "ncclConfig_t *", "struct ncclConfig_v22700 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommShrink, config), -1, CUSHIM_E_(pncclCommShrink, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[60] },
     { "shrinkFlags", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommShrink, shrinkFlags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_ncclCommInitRankScalable[] = {
@@ -9998,16 +10036,16 @@ static const cushim_param_info cushim_gen_p_ncclCommInitRankScalable[] = {
     { "nranks", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRankScalable, nranks), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "myrank", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRankScalable, myrank), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "nId", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRankScalable, nId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "commIds", "ncclUniqueId *", "ncclUniqueId *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRankScalable, commIds), -1, CUSHIM_E_(ncclCommInitRankScalable, commIds), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
-    { "config", "ncclConfig_t *", "struct ncclConfig_v22700 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRankScalable, config), -1, CUSHIM_E_(ncclCommInitRankScalable, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "commIds", "ncclUniqueId *", "ncclUniqueId *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRankScalable, commIds), -1, CUSHIM_E_(ncclCommInitRankScalable, commIds), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[59] },
+    { "config", "ncclConfig_t *", "struct ncclConfig_v22700 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(ncclCommInitRankScalable, config), -1, CUSHIM_E_(ncclCommInitRankScalable, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[60] },
 };
 static const cushim_param_info cushim_gen_p_pncclCommInitRankScalable[] = {
     { "newcomm", "ncclComm_t *", "struct ncclComm **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(pncclCommInitRankScalable, newcomm), -1, CUSHIM_E_(pncclCommInitRankScalable, newcomm), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
     { "nranks", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRankScalable, nranks), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "myrank", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRankScalable, myrank), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "nId", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRankScalable, nId), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "commIds", "ncclUniqueId *", "ncclUniqueId *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRankScalable, commIds), -1, CUSHIM_E_(pncclCommInitRankScalable, commIds), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
-    { "config", "ncclConfig_t *", "struct ncclConfig_v22700 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRankScalable, config), -1, CUSHIM_E_(pncclCommInitRankScalable, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "commIds", "ncclUniqueId *", "ncclUniqueId *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRankScalable, commIds), -1, CUSHIM_E_(pncclCommInitRankScalable, commIds), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[59] },
+    { "config", "ncclConfig_t *", "struct ncclConfig_v22700 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(pncclCommInitRankScalable, config), -1, CUSHIM_E_(pncclCommInitRankScalable, config), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[60] },
 };
 static const cushim_param_info cushim_gen_p_ncclGetErrorString[] = {
     { "result", "ncclResult_t", "ncclResult_t", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(ncclGetErrorString, result), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[190], NULL },
@@ -10118,8 +10156,8 @@ static const cushim_param_info cushim_gen_p_pncclRedOpDestroy[] = {
     { "comm", "ncclComm_t", "struct ncclComm *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(pncclRedOpDestroy, comm), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_ncclReduce[] = {
-    { "sendbuff", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(ncclReduce, sendbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "recvbuff", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(ncclReduce, recvbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sendbuff", "const void *", "const void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(ncclReduce, sendbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "recvbuff", "void *", "void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_OUT, CUSHIM_F_(ncclReduce, recvbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "count", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclReduce, count), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "datatype", "ncclDataType_t", "ncclDataType_t", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(ncclReduce, datatype), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[193], NULL },
     { "op", "ncclRedOp_t", "ncclRedOp_t", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(ncclReduce, op), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[192], NULL },
@@ -10128,8 +10166,8 @@ static const cushim_param_info cushim_gen_p_ncclReduce[] = {
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(ncclReduce, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_pncclReduce[] = {
-    { "sendbuff", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(pncclReduce, sendbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "recvbuff", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(pncclReduce, recvbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sendbuff", "const void *", "const void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(pncclReduce, sendbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "recvbuff", "void *", "void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_OUT, CUSHIM_F_(pncclReduce, recvbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "count", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclReduce, count), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "datatype", "ncclDataType_t", "ncclDataType_t", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(pncclReduce, datatype), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[193], NULL },
     { "op", "ncclRedOp_t", "ncclRedOp_t", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(pncclReduce, op), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[192], NULL },
@@ -10138,7 +10176,7 @@ static const cushim_param_info cushim_gen_p_pncclReduce[] = {
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(pncclReduce, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_ncclBcast[] = {
-    { "buff", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(ncclBcast, buff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "buff", "void *", "void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_INOUT, CUSHIM_F_(ncclBcast, buff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "count", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclBcast, count), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "datatype", "ncclDataType_t", "ncclDataType_t", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(ncclBcast, datatype), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[193], NULL },
     { "root", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclBcast, root), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -10146,7 +10184,7 @@ static const cushim_param_info cushim_gen_p_ncclBcast[] = {
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(ncclBcast, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_pncclBcast[] = {
-    { "buff", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(pncclBcast, buff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "buff", "void *", "void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_INOUT, CUSHIM_F_(pncclBcast, buff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "count", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclBcast, count), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "datatype", "ncclDataType_t", "ncclDataType_t", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(pncclBcast, datatype), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[193], NULL },
     { "root", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclBcast, root), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -10154,8 +10192,8 @@ static const cushim_param_info cushim_gen_p_pncclBcast[] = {
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(pncclBcast, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_ncclBroadcast[] = {
-    { "sendbuff", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(ncclBroadcast, sendbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "recvbuff", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(ncclBroadcast, recvbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sendbuff", "const void *", "const void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(ncclBroadcast, sendbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "recvbuff", "void *", "void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_OUT, CUSHIM_F_(ncclBroadcast, recvbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "count", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclBroadcast, count), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "datatype", "ncclDataType_t", "ncclDataType_t", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(ncclBroadcast, datatype), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[193], NULL },
     { "root", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclBroadcast, root), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -10163,8 +10201,8 @@ static const cushim_param_info cushim_gen_p_ncclBroadcast[] = {
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(ncclBroadcast, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_pncclBroadcast[] = {
-    { "sendbuff", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(pncclBroadcast, sendbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "recvbuff", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(pncclBroadcast, recvbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sendbuff", "const void *", "const void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(pncclBroadcast, sendbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "recvbuff", "void *", "void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_OUT, CUSHIM_F_(pncclBroadcast, recvbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "count", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclBroadcast, count), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "datatype", "ncclDataType_t", "ncclDataType_t", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(pncclBroadcast, datatype), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[193], NULL },
     { "root", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclBroadcast, root), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -10172,8 +10210,8 @@ static const cushim_param_info cushim_gen_p_pncclBroadcast[] = {
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(pncclBroadcast, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_ncclAllReduce[] = {
-    { "sendbuff", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(ncclAllReduce, sendbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "recvbuff", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(ncclAllReduce, recvbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sendbuff", "const void *", "const void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(ncclAllReduce, sendbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "recvbuff", "void *", "void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_OUT, CUSHIM_F_(ncclAllReduce, recvbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "count", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclAllReduce, count), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "datatype", "ncclDataType_t", "ncclDataType_t", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(ncclAllReduce, datatype), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[193], NULL },
     { "op", "ncclRedOp_t", "ncclRedOp_t", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(ncclAllReduce, op), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[192], NULL },
@@ -10181,8 +10219,8 @@ static const cushim_param_info cushim_gen_p_ncclAllReduce[] = {
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(ncclAllReduce, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_pncclAllReduce[] = {
-    { "sendbuff", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(pncclAllReduce, sendbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "recvbuff", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(pncclAllReduce, recvbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sendbuff", "const void *", "const void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(pncclAllReduce, sendbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "recvbuff", "void *", "void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_OUT, CUSHIM_F_(pncclAllReduce, recvbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "count", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclAllReduce, count), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "datatype", "ncclDataType_t", "ncclDataType_t", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(pncclAllReduce, datatype), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[193], NULL },
     { "op", "ncclRedOp_t", "ncclRedOp_t", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(pncclAllReduce, op), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[192], NULL },
@@ -10190,8 +10228,8 @@ static const cushim_param_info cushim_gen_p_pncclAllReduce[] = {
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(pncclAllReduce, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_ncclReduceScatter[] = {
-    { "sendbuff", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(ncclReduceScatter, sendbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "recvbuff", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(ncclReduceScatter, recvbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sendbuff", "const void *", "const void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(ncclReduceScatter, sendbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "recvbuff", "void *", "void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_OUT, CUSHIM_F_(ncclReduceScatter, recvbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "recvcount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclReduceScatter, recvcount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "datatype", "ncclDataType_t", "ncclDataType_t", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(ncclReduceScatter, datatype), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[193], NULL },
     { "op", "ncclRedOp_t", "ncclRedOp_t", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(ncclReduceScatter, op), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[192], NULL },
@@ -10199,8 +10237,8 @@ static const cushim_param_info cushim_gen_p_ncclReduceScatter[] = {
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(ncclReduceScatter, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_pncclReduceScatter[] = {
-    { "sendbuff", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(pncclReduceScatter, sendbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "recvbuff", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(pncclReduceScatter, recvbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sendbuff", "const void *", "const void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(pncclReduceScatter, sendbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "recvbuff", "void *", "void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_OUT, CUSHIM_F_(pncclReduceScatter, recvbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "recvcount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclReduceScatter, recvcount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "datatype", "ncclDataType_t", "ncclDataType_t", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(pncclReduceScatter, datatype), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[193], NULL },
     { "op", "ncclRedOp_t", "ncclRedOp_t", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(pncclReduceScatter, op), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[192], NULL },
@@ -10208,23 +10246,23 @@ static const cushim_param_info cushim_gen_p_pncclReduceScatter[] = {
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(pncclReduceScatter, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_ncclAllGather[] = {
-    { "sendbuff", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(ncclAllGather, sendbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "recvbuff", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(ncclAllGather, recvbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sendbuff", "const void *", "const void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(ncclAllGather, sendbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "recvbuff", "void *", "void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_OUT, CUSHIM_F_(ncclAllGather, recvbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "sendcount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclAllGather, sendcount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "datatype", "ncclDataType_t", "ncclDataType_t", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(ncclAllGather, datatype), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[193], NULL },
     { "comm", "ncclComm_t", "struct ncclComm *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(ncclAllGather, comm), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(ncclAllGather, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_pncclAllGather[] = {
-    { "sendbuff", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(pncclAllGather, sendbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "recvbuff", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(pncclAllGather, recvbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sendbuff", "const void *", "const void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(pncclAllGather, sendbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "recvbuff", "void *", "void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_OUT, CUSHIM_F_(pncclAllGather, recvbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "sendcount", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclAllGather, sendcount), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "datatype", "ncclDataType_t", "ncclDataType_t", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(pncclAllGather, datatype), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[193], NULL },
     { "comm", "ncclComm_t", "struct ncclComm *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(pncclAllGather, comm), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(pncclAllGather, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_ncclSend[] = {
-    { "sendbuff", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(ncclSend, sendbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sendbuff", "const void *", "const void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(ncclSend, sendbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "count", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclSend, count), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "datatype", "ncclDataType_t", "ncclDataType_t", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(ncclSend, datatype), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[193], NULL },
     { "peer", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclSend, peer), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -10232,7 +10270,7 @@ static const cushim_param_info cushim_gen_p_ncclSend[] = {
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(ncclSend, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_pncclSend[] = {
-    { "sendbuff", "const void *", "const void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_IN, CUSHIM_F_(pncclSend, sendbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "sendbuff", "const void *", "const void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(pncclSend, sendbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "count", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclSend, count), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "datatype", "ncclDataType_t", "ncclDataType_t", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(pncclSend, datatype), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[193], NULL },
     { "peer", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclSend, peer), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -10240,7 +10278,7 @@ static const cushim_param_info cushim_gen_p_pncclSend[] = {
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(pncclSend, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_pncclRecv[] = {
-    { "recvbuff", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(pncclRecv, recvbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "recvbuff", "void *", "void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_OUT, CUSHIM_F_(pncclRecv, recvbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "count", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclRecv, count), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "datatype", "ncclDataType_t", "ncclDataType_t", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(pncclRecv, datatype), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[193], NULL },
     { "peer", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(pncclRecv, peer), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -10248,7 +10286,7 @@ static const cushim_param_info cushim_gen_p_pncclRecv[] = {
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(pncclRecv, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_ncclRecv[] = {
-    { "recvbuff", "void *", "void *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(ncclRecv, recvbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "recvbuff", "void *", "void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_OUT, CUSHIM_F_(ncclRecv, recvbuff), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "count", "size_t", "unsigned long", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclRecv, count), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
     { "datatype", "ncclDataType_t", "ncclDataType_t", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(ncclRecv, datatype), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[193], NULL },
     { "peer", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(ncclRecv, peer), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
@@ -20056,9 +20094,9 @@ const uint16_t cushim_gen_enum_const_at[2766][2] = { /* enum, value index */
 };
 
 /* listed structs by name: host struct_by_name */
-const uint16_t cushim_gen_struct_by_name[58] = {
-    4, 8, 3, 7, 43, 42, 57, 47, 16, 12, 9, 13, 22, 0, 5, 1,
-    2, 6, 15, 14, 21, 45, 44, 50, 40, 41, 56, 54, 49, 46, 10, 11,
-    19, 17, 55, 18, 20, 51, 48, 39, 36, 27, 38, 31, 30, 29, 33, 35,
-    34, 24, 25, 32, 26, 37, 28, 23, 52, 53,
+const uint16_t cushim_gen_struct_by_name[64] = {
+    4, 8, 3, 7, 43, 42, 63, 47, 16, 12, 9, 13, 22, 0, 5, 1,
+    2, 6, 15, 14, 21, 45, 44, 50, 40, 41, 62, 54, 49, 46, 56, 55,
+    10, 11, 19, 17, 61, 18, 20, 51, 48, 39, 36, 27, 38, 58, 57, 31,
+    30, 29, 33, 35, 34, 24, 25, 32, 26, 37, 28, 23, 60, 59, 52, 53,
 };

@@ -1740,7 +1740,7 @@ const cushim_enum_info cushim_gen_enums[222] = {
 };
 const uint32_t cushim_gen_enum_count = 222;
 
-extern const cushim_struct_info cushim_gen_structs[60];
+extern const cushim_struct_info cushim_gen_structs[64];
 static const cushim_field_info cushim_gen_sf_0[] = { /* CUDA_MEMCPY2D */
     { "srcXInBytes", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "srcY", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
@@ -1952,12 +1952,12 @@ static const cushim_field_info cushim_gen_sf_17[] = { /* CUmemAllocationProp */
     { "requestedHandleTypes", "CUmemAllocationHandleType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, &cushim_gen_enums[77], NULL },
     { "location", "CUmemLocation", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, &cushim_gen_structs[18] },
     { "win32HandleMetaData", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
-    { "allocFlags", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, &cushim_gen_structs[55] },
+    { "allocFlags", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, &cushim_gen_structs[59] },
 };
 static const cushim_field_info cushim_gen_sf_18[] = { /* CUmemLocation */
     { "type", "CUmemLocationType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[79], NULL },
     { "id", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
-    { "localized", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 4, 2, 0, NULL, &cushim_gen_structs[56] },
+    { "localized", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 4, 2, 0, NULL, &cushim_gen_structs[60] },
 };
 static const cushim_field_info cushim_gen_sf_19[] = { /* CUmemAccessDesc */
     { "location", "CUmemLocation", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, &cushim_gen_structs[18] },
@@ -2083,7 +2083,7 @@ static const cushim_field_info cushim_gen_sf_34[] = { /* cudaMemPoolProps */
 static const cushim_field_info cushim_gen_sf_35[] = { /* cudaMemLocation */
     { "type", "enum cudaMemLocationType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[164], NULL },
     { "id", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
-    { "localized", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 4, 2, 0, NULL, &cushim_gen_structs[57] },
+    { "localized", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 4, 2, 0, NULL, &cushim_gen_structs[61] },
 };
 static const cushim_field_info cushim_gen_sf_36[] = { /* cudaChannelFormatDesc */
     { "x", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
@@ -2139,10 +2139,10 @@ static const cushim_field_info cushim_gen_sf_40[] = { /* CUdevprop */
 };
 static const cushim_field_info cushim_gen_sf_41[] = { /* CUexecAffinityParam */
     { "type", "CUexecAffinityType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[60], NULL },
-    { "param", "union <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, &cushim_gen_structs[58] },
+    { "param", "union <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, &cushim_gen_structs[62] },
 };
 static const cushim_field_info cushim_gen_sf_42[] = { /* CUDA_ARRAY_SPARSE_PROPERTIES */
-    { "tileExtent", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 12, 0, NULL, &cushim_gen_structs[59] },
+    { "tileExtent", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 12, 0, NULL, &cushim_gen_structs[63] },
     { "miptailFirstLevel", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 12, 4, 0, NULL, NULL },
     { "miptailSize", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
     { "flags", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 24, 4, 0, NULL, NULL },
@@ -2223,29 +2223,41 @@ static const cushim_field_info cushim_gen_sf_53[] = { /* nvmlProcessInfo_v2_t */
 static const cushim_field_info cushim_gen_sf_54[] = { /* CUexecAffinitySmCount */
     { "val", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_55[] = { /* CUmemAllocationProp.allocFlags */
+static const cushim_field_info cushim_gen_sf_55[] = { /* CUipcMemHandle_v1 */
+    { "reserved", "char[64]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 64, 64, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_56[] = { /* CUipcEventHandle_v1 */
+    { "reserved", "char[64]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 64, 64, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_57[] = { /* cudaIpcMemHandle_t */
+    { "reserved", "char[64]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 64, 64, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_58[] = { /* cudaIpcEventHandle_t */
+    { "reserved", "char[64]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 64, 64, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_59[] = { /* CUmemAllocationProp.allocFlags */
     { "compressionType", "unsigned char", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 1, 0, NULL, NULL },
     { "gpuDirectRDMACapable", "unsigned char", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 1, 1, 0, NULL, NULL },
     { "usage", "unsigned short", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 2, 2, 0, NULL, NULL },
     { "reserved", "unsigned char[4]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 4, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_56[] = { /* CUmemLocation.localized */
+static const cushim_field_info cushim_gen_sf_60[] = { /* CUmemLocation.localized */
     { "deviceId", "unsigned char", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 1, 0, NULL, NULL },
     { "localityDomainId", "unsigned char", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 1, 1, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_57[] = { /* cudaMemLocation.localized */
+static const cushim_field_info cushim_gen_sf_61[] = { /* cudaMemLocation.localized */
     { "deviceId", "unsigned char", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 1, 0, NULL, NULL },
     { "localityDomainId", "unsigned char", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 1, 1, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_58[] = { /* CUexecAffinityParam.param */
+static const cushim_field_info cushim_gen_sf_62[] = { /* CUexecAffinityParam.param */
     { "smCount", "CUexecAffinitySmCount", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, &cushim_gen_structs[54] },
 };
-static const cushim_field_info cushim_gen_sf_59[] = { /* CUDA_ARRAY_SPARSE_PROPERTIES.tileExtent */
+static const cushim_field_info cushim_gen_sf_63[] = { /* CUDA_ARRAY_SPARSE_PROPERTIES.tileExtent */
     { "width", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
     { "height", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
     { "depth", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, NULL, NULL },
 };
-const cushim_struct_info cushim_gen_structs[60] = {
+const cushim_struct_info cushim_gen_structs[64] = {
     { "CUDA_MEMCPY2D", 128, 16, cushim_gen_sf_0 },
     { "CUDA_MEMCPY3D", 200, 25, cushim_gen_sf_1 },
     { "CUDA_MEMCPY3D_PEER", 200, 25, cushim_gen_sf_2 },
@@ -2301,13 +2313,17 @@ const cushim_struct_info cushim_gen_structs[60] = {
     { "nvmlProcessInfo_v1_t", 16, 2, cushim_gen_sf_52 },
     { "nvmlProcessInfo_v2_t", 24, 4, cushim_gen_sf_53 },
     { "CUexecAffinitySmCount", 4, 1, cushim_gen_sf_54 },
-    { "CUmemAllocationProp.allocFlags", 8, 4, cushim_gen_sf_55 },
-    { "CUmemLocation.localized", 2, 2, cushim_gen_sf_56 },
-    { "cudaMemLocation.localized", 2, 2, cushim_gen_sf_57 },
-    { "CUexecAffinityParam.param", 4, 1, cushim_gen_sf_58 },
-    { "CUDA_ARRAY_SPARSE_PROPERTIES.tileExtent", 12, 3, cushim_gen_sf_59 },
+    { "CUipcMemHandle_v1", 64, 1, cushim_gen_sf_55 },
+    { "CUipcEventHandle_v1", 64, 1, cushim_gen_sf_56 },
+    { "cudaIpcMemHandle_t", 64, 1, cushim_gen_sf_57 },
+    { "cudaIpcEventHandle_t", 64, 1, cushim_gen_sf_58 },
+    { "CUmemAllocationProp.allocFlags", 8, 4, cushim_gen_sf_59 },
+    { "CUmemLocation.localized", 2, 2, cushim_gen_sf_60 },
+    { "cudaMemLocation.localized", 2, 2, cushim_gen_sf_61 },
+    { "CUexecAffinityParam.param", 4, 1, cushim_gen_sf_62 },
+    { "CUDA_ARRAY_SPARSE_PROPERTIES.tileExtent", 12, 3, cushim_gen_sf_63 },
 };
-const uint32_t cushim_gen_struct_count = 60;
+const uint32_t cushim_gen_struct_count = 64;
 
 static const cushim_param_info cushim_gen_p_cuGetErrorString[] = {
     { "error", "CUresult", "enum cudaError_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cuGetErrorString, error), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[64], NULL },
@@ -2756,20 +2772,20 @@ static const cushim_param_info cushim_gen_p_cuDeviceGetPCIBusId[] = {
     { "dev", "CUdevice", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuDeviceGetPCIBusId, dev), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuIpcGetEventHandle[] = {
-    { "pHandle", "CUipcEventHandle *", "struct CUipcEventHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuIpcGetEventHandle, pHandle), -1, CUSHIM_E_(cuIpcGetEventHandle, pHandle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pHandle", "CUipcEventHandle *", "struct CUipcEventHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuIpcGetEventHandle, pHandle), -1, CUSHIM_E_(cuIpcGetEventHandle, pHandle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[56] },
     { "event", "CUevent", "struct CUevent_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcGetEventHandle, event), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuIpcOpenEventHandle[] = {
     { "phEvent", "CUevent *", "struct CUevent_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuIpcOpenEventHandle, phEvent), -1, CUSHIM_E_(cuIpcOpenEventHandle, phEvent), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "handle", "CUipcEventHandle", "struct CUipcEventHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenEventHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "handle", "CUipcEventHandle", "struct CUipcEventHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenEventHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[56] },
 };
 static const cushim_param_info cushim_gen_p_cuIpcGetMemHandle[] = {
-    { "pHandle", "CUipcMemHandle *", "struct CUipcMemHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuIpcGetMemHandle, pHandle), -1, CUSHIM_E_(cuIpcGetMemHandle, pHandle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "pHandle", "CUipcMemHandle *", "struct CUipcMemHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuIpcGetMemHandle, pHandle), -1, CUSHIM_E_(cuIpcGetMemHandle, pHandle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[55] },
     { "dptr", "CUdeviceptr", "unsigned long long", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcGetMemHandle, dptr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuIpcOpenMemHandle_v2[] = {
     { "pdptr", "CUdeviceptr *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuIpcOpenMemHandle_v2, pdptr), -1, CUSHIM_E_(cuIpcOpenMemHandle_v2, pdptr), 0, CUSHIM_KIND_DEVPTR, 0, 0, NULL, NULL },
-    { "handle", "CUipcMemHandle", "struct CUipcMemHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenMemHandle_v2, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "handle", "CUipcMemHandle", "struct CUipcMemHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenMemHandle_v2, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[55] },
     { "Flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenMemHandle_v2, Flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuIpcCloseMemHandle[] = {
@@ -5481,7 +5497,7 @@ static const cushim_param_info cushim_gen_p_cuStreamSetAttribute[] = {
 };
 static const cushim_param_info cushim_gen_p_cuIpcOpenMemHandle[] = {
     { "pdptr", "CUdeviceptr *", "unsigned long long *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cuIpcOpenMemHandle, pdptr), -1, CUSHIM_E_(cuIpcOpenMemHandle, pdptr), 0, CUSHIM_KIND_DEVPTR, 0, 0, NULL, NULL },
-    { "handle", "CUipcMemHandle", "struct CUipcMemHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenMemHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "handle", "CUipcMemHandle", "struct CUipcMemHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenMemHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[55] },
     { "Flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cuIpcOpenMemHandle, Flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cuGraphInstantiate[] = {
@@ -5782,20 +5798,20 @@ static const cushim_param_info cushim_gen_p_cudaDeviceGetPCIBusId[] = {
     { "device", "int", "int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaDeviceGetPCIBusId, device), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaIpcGetEventHandle[] = {
-    { "handle", "cudaIpcEventHandle_t *", "struct cudaIpcEventHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaIpcGetEventHandle, handle), -1, CUSHIM_E_(cudaIpcGetEventHandle, handle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "handle", "cudaIpcEventHandle_t *", "struct cudaIpcEventHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaIpcGetEventHandle, handle), -1, CUSHIM_E_(cudaIpcGetEventHandle, handle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[58] },
     { "event", "cudaEvent_t", "struct CUevent_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcGetEventHandle, event), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaIpcOpenEventHandle[] = {
     { "event", "cudaEvent_t *", "struct CUevent_st **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaIpcOpenEventHandle, event), -1, CUSHIM_E_(cudaIpcOpenEventHandle, event), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
-    { "handle", "cudaIpcEventHandle_t", "struct cudaIpcEventHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcOpenEventHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "handle", "cudaIpcEventHandle_t", "struct cudaIpcEventHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcOpenEventHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[58] },
 };
 static const cushim_param_info cushim_gen_p_cudaIpcGetMemHandle[] = {
-    { "handle", "cudaIpcMemHandle_t *", "struct cudaIpcMemHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaIpcGetMemHandle, handle), -1, CUSHIM_E_(cudaIpcGetMemHandle, handle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "handle", "cudaIpcMemHandle_t *", "struct cudaIpcMemHandle_st *", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaIpcGetMemHandle, handle), -1, CUSHIM_E_(cudaIpcGetMemHandle, handle), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[57] },
     { "devPtr", "void *", "void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcGetMemHandle, devPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaIpcOpenMemHandle[] = {
-    { "devPtr", "void **", "void **", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcOpenMemHandle, devPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
-    { "handle", "cudaIpcMemHandle_t", "struct cudaIpcMemHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcOpenMemHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "devPtr", "void **", "void **", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_OUT, CUSHIM_F_(cudaIpcOpenMemHandle, devPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "handle", "cudaIpcMemHandle_t", "struct cudaIpcMemHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcOpenMemHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[57] },
     { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcOpenMemHandle, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaIpcCloseMemHandle[] = {
@@ -13029,9 +13045,9 @@ const uint16_t cushim_gen_enum_const_at[2021][2] = { /* enum, value index */
 };
 
 /* listed structs by name: host struct_by_name */
-const uint16_t cushim_gen_struct_by_name[60] = {
-    4, 8, 3, 7, 43, 42, 59, 47, 16, 12, 9, 13, 22, 0, 5, 1,
-    2, 6, 15, 14, 21, 45, 44, 50, 40, 41, 58, 54, 49, 46, 10, 11,
-    19, 17, 55, 18, 56, 20, 51, 48, 39, 36, 27, 38, 31, 30, 29, 33,
-    35, 57, 34, 24, 25, 32, 26, 37, 28, 23, 52, 53,
+const uint16_t cushim_gen_struct_by_name[64] = {
+    4, 8, 3, 7, 43, 42, 63, 47, 16, 12, 9, 13, 22, 0, 5, 1,
+    2, 6, 15, 14, 21, 45, 44, 50, 40, 41, 62, 54, 49, 46, 56, 55,
+    10, 11, 19, 17, 59, 18, 60, 20, 51, 48, 39, 36, 27, 38, 58, 57,
+    31, 30, 29, 33, 35, 61, 34, 24, 25, 32, 26, 37, 28, 23, 52, 53,
 };

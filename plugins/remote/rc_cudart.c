@@ -46,6 +46,8 @@
 
 #include "rc_cudart.h"
 #include "rp_cublas.h"
+#include "rp_managed.h"
+#include "rp_nccl.h"
 
 #define RC_EXPORT __attribute__((visibility("default")))
 #define RC_MAX_DEVICES 64
@@ -659,6 +661,8 @@ static int rc_side(const void *p)
     long page = sysconf(_SC_PAGESIZE);
     void *at = (void *)((uintptr_t)p & ~(uintptr_t)(page - 1));
     int mapped_here = mincore(at, (size_t)page, &vec) == 0;
+    if ((type == 2 || type == 3) && rp_managed_holds(p))   /* managed memory mirrored here: the server's */
+        return 1;
     if (type == 2 || type == 3)    /* cudaMemoryTypeDevice, cudaMemoryTypeManaged */
         return mapped_here ? -1 : 1;
     return mapped_here ? 0 : -1;
@@ -932,6 +936,8 @@ int32_t rc_lib_error(uint32_t library, int32_t driver_code)
 {
     if (library == CUSHIM_LIB_CUBLAS || library == CUSHIM_LIB_CUBLASLT)
         return rp_cublas_error(driver_code);   /* cuBLAS's words (rp_cublas.c) */
+    if (library == CUSHIM_LIB_NCCL)
+        return rp_nccl_error(driver_code);     /* NCCL's (rp_nccl.c) */
     if (rc.host == NULL || (library != CUSHIM_LIB_RUNTIME && library != CUSHIM_LIB_NVML))
         return driver_code;
     const int32_t *to = library == CUSHIM_LIB_RUNTIME ? rc.rt : rc.nvml;

@@ -8,9 +8,10 @@
  *   cushim run --remote=tcp://gpu-host:7480 --remote-token-file=/etc/cushim/token -- ./app
  *
  * One pre hook on every driver API (lib:driver, but cuGetProcAddress, which the shim answers itself), and on
- * the runtime, NVML, cuBLAS and cuBLASLt but the calls returning error texts (rc_cudart.c: runtime-API programs,
- * preloaded; rp_cublas.c: cuBLAS's pointer-mode scalars, its setters answered here or batched, SGEMMs batched;
- * cuBLAS is interposed where CUSHIM_LIBS names it),
+ * the runtime, NVML, cuBLAS, cuBLASLt and NCCL but the calls returning error texts (rc_cudart.c: runtime-API
+ * programs, preloaded; rp_cublas.c: cuBLAS's pointer-mode scalars, its setters answered here or batched, SGEMMs
+ * batched; rp_nccl.c: calls inside an NCCL group batched; cuBLAS and NCCL are interposed where CUSHIM_LIBS names
+ * them),
  * registered with CUSHIM_HOOK_SERVE so that it is reached when no libcuda.so.1 is installed. It runs last
  * among pre hooks (other plugins see the call first) and always skips the real function: the call is encoded
  * by its plan (remote/rm_plan.h, from the metadata), sent, and the reply decoded into the program's own
@@ -43,6 +44,8 @@
 #include "rc_cudart.h"
 #include "rp_cublas.h"
 #include "rp_hostfn.h"
+#include "rp_managed.h"
+#include "rp_nccl.h"
 #include "rm_sock.h"
 #include "rp.h"
 
@@ -106,7 +109,7 @@ static int32_t rp_cached(rp_state *s, const rm_plan *pl, void *params, void *ret
 
 /* One call by its plan: answered from the cache, queued, chunked or forwarded. The result to give the program;
    *answered = 1 when the outputs and the result are the server's. */
-static int32_t rp_dispatch(rp_state *s, const rm_plan *pl, void *params, void *retval, int *answered)
+static int32_t rp_route(rp_state *s, const rm_plan *pl, void *params, void *retval, int *answered)
 {
     int own, done;
     int32_t r;
@@ -124,7 +127,8 @@ static int32_t rp_dispatch(rp_state *s, const rm_plan *pl, void *params, void *r
                *(const uint64_t *)((const uint8_t *)params + pl->p[pl->chunk_count].offset) >= RP_SHM_MIN &&
                (r = rp_copy_shm(s, pl, params, 1, &done), done)) {
         /* a copy on a stream from or to pinned memory: zero copy (rp_shm.c) */
-    } else if (pl->async != RM_ASYNC_NO && !rp_capturing(s)) {   /* capturing: each call answered (rp_graph.c) */
+    } else if (pl->async != RM_ASYNC_NO && pl->async != RM_ASYNC_GROUP &&
+               !rp_capturing(s)) {   /* capturing: each call answered (rp_graph.c); NCCL's groups: rp_pre */
         r = rp_queue(s, pl, params, NULL);
     } else if (pl->chunk_host >= 0 && pl->nparams == 3 && s->shm_opt && s->shm_state >= 0 &&
                s->host->api_param(pl->info, (uint32_t)pl->chunk_count)->size == 8 &&
@@ -144,6 +148,23 @@ static int32_t rp_dispatch(rp_state *s, const rm_plan *pl, void *params, void *r
         rp_cache_forget_functions(s);   /* after the call: an answer asked before it is not kept (rp_cache.c) */
     if (pl->capture)
         rp_graph_post(s, pl, params, *answered && pl->ret_status ? *(const int32_t *)retval : r);
+    return r;
+}
+
+/* rp_route with managed memory's exchanges around it (rp_managed.c): what the host wrote pushed before GPU work,
+   the blocks pulled after a synchronisation. */
+static int32_t rp_dispatch(rp_state *s, const rm_plan *pl, void *params, void *retval, int *answered)
+{
+    int32_t r = rp_managed_before(s, pl);
+    *answered = 0;
+    if (r != 0)
+        return r;
+    r = rp_route(s, pl, params, retval, answered);
+    int32_t m = rp_managed_after(s, pl, params, *answered && pl->ret_status ? *(const int32_t *)retval : r);
+    if (m != r && r == 0) {   /* the synchronisation ran, the host does not see its results: the pull's error */
+        *answered = 0;
+        r = m;
+    }
     return r;
 }
 
@@ -254,10 +275,31 @@ static int rp_pre(cushim_call *call, void *user, uint64_t *slot)
     }
     if (call->info->library == CUSHIM_LIB_RUNTIME && rc_pre(call, pl, &r))   /* copies, launches... */
         return cushim_call_skip(call, r);
+    if (rp_managed_pre(s, call, &r))   /* managed memory: mirrored here (rp_managed.c) */
+        return cushim_call_skip(call, r);
+    if ((call->info->library == CUSHIM_LIB_CUBLAS || call->info->library == CUSHIM_LIB_CUBLASLT) &&
+        (r = rp_managed_before(s, pl)) != 0)   /* the host's writes, before a batched cuBLAS call too */
+        return cushim_call_skip(call, rc_lib_error(call->info->library, r));
     if ((call->info->library == CUSHIM_LIB_CUBLAS || call->info->library == CUSHIM_LIB_CUBLASLT) &&
         rp_blas_fast(s, call, pl, &r))   /* a setter of the same value, a batched one (rp_cublas.c) */
         return cushim_call_skip(call, r);
+    _Alignas(16) uint8_t cfg[RP_NCCL_CONFIG_MAX];
+    void **cfg_slot = NULL, *cfg_orig = NULL;
+    if (call->info->library == CUSHIM_LIB_NCCL) {
+        rp_nccl_config(call, cfg, &cfg_slot, &cfg_orig);   /* an ncclConfig_t as far as the program's goes */
+        if (rp_nccl_batched(pl) && !rp_capturing(s)) {
+            /* a call inside an NCCL group: its errors come back from the group's end (rp_nccl.c) */
+            r = rp_queue(s, pl, call->params, NULL);
+            if (cfg_slot != NULL)
+                *cfg_slot = cfg_orig;
+            return cushim_call_skip(call, rc_lib_error(call->info->library, r));
+        }
+    }
     r = rp_dispatch(s, pl, call->params, call->retval, &answered);
+    if (answered)
+        rp_managed_answer(s, call);   /* the managed-access attributes this client gives */
+    if (cfg_slot != NULL)
+        *cfg_slot = cfg_orig;
     if (!answered)
         cushim_call_set_result(call, rc_lib_error(call->info->library, r));
     else if (call->info->library == CUSHIM_LIB_CUBLAS || call->info->library == CUSHIM_LIB_CUBLASLT)
@@ -340,9 +382,15 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
     s->e_oom = rp_code(host, "CUDA_ERROR_OUT_OF_MEMORY");
     s->e_file_not_found = rp_code(host, "CUDA_ERROR_FILE_NOT_FOUND");
     s->paraminfo = host->api_by_name("cuFuncGetParamInfo");
+    s->route = rp_route;
+    if (rp_managed_init(s) != 0) {
+        host->log(self, CUSHIM_LOG_ERROR, "out of memory");
+        return -1;
+    }
     s->cx = (rm_ctx){ .kparam_sizes = rp_kparam_sizes, .intern = rp_intern, .keep = rp_graph_keep, .link_in = rp_link_in,
                       .scalar = rp_cublas_scalar, .addr_out = rp_addr_out, .addr_in = rp_addr_in, .user = s };
     rp_cublas_init(host);
+    rp_nccl_init(host, self);
     if (host->tls_create(self, rp_thread_free, &s->tls_wr) != CUSHIM_OK || rp_graph_init(s, self) != CUSHIM_OK) {
         host->log(self, CUSHIM_LOG_ERROR, "no TLS key left");
         return -1;
@@ -364,7 +412,10 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
         { "lib:runtime&!cudaGetErrorName&!cudaGetErrorString", "cudaGetDeviceCount" },
         { "lib:nvml&!nvmlErrorString", "nvmlInit_v2" },
         { "lib:cublas&!cublasGetStatusName&!cublasGetStatusString", "cublasCreate_v2" },
-        { "lib:cublaslt&!cublasLtGetStatusName&!cublasLtGetStatusString", "cublasLtCreate" } };
+        { "lib:cublaslt&!cublasLtGetStatusName&!cublasLtGetStatusString", "cublasLtCreate" },
+        /* NCCL: its error texts are the program's own libnccl's (rp_nccl.c) */
+        { "lib:nccl&!ncclGetErrorString&!pncclGetErrorString&!ncclGetLastError&!pncclGetLastError",
+          "ncclGetUniqueId" } };
     rp_hostfn_init(host, self, s->plans, rp_dispatch_rc, s, s->e_invalid, s->e_not_supported);
     if (rc_init(host, self, s->plans, rp_dispatch_rc, rp_host_alloc_rc, rp_host_free_rc, s) != 0)   /* logged; the driver is forwarded still */
         host->log(self, CUSHIM_LOG_WARN, "runtime programs' launches and copies are not forwarded");
@@ -407,6 +458,7 @@ static void rp_fork_child(cushim_plugin *self)
     s->ahead = 0;
     s->async_err = 0;
     s->async_blas_err = 0;
+    s->async_nccl_err = 0;
     s->batches_sent = s->batches_read = 0;
     s->lt_creates = 0;   /* its back end numbers its own cuBLASLt descriptors */
     s->thread_sent = 0;   /* the child's server knows none of its threads yet */
@@ -420,6 +472,8 @@ static void rp_fork_child(cushim_plugin *self)
     rp_graph_forget(s);   /* its back end has no capture open */
     rc_fork_child();   /* the runtime's modules were the parent's back end's */
     rp_cublas_fork_child();   /* and so were its cuBLAS handles */
+    rp_managed_fork_child();  /* and its managed memory */
+    rp_nccl_fork_child();     /* and its NCCL groups */
     atomic_store(&s->calls, 0);
     atomic_store(&s->trips, 0);
     atomic_store(&s->batched, 0);
@@ -484,8 +538,10 @@ static void rp_flush(cushim_plugin *self)
                 (unsigned long long)atomic_load(&s->chunks),
                 (unsigned long long)atomic_load(&s->shm_chunks), (unsigned long long)atomic_load(&s->zero_copies),
                 (unsigned long long)atomic_load(&s->bell_calls));
-    if (s->stats && atomic_load(&s->calls) != 0)
+    if (s->stats && atomic_load(&s->calls) != 0) {
         rp_print_sync(s);
+        rp_managed_stats(stderr);
+    }
     rp_conn_close(s);
 }
 
@@ -494,7 +550,7 @@ static const cushim_plugin_def rp_def = {
     .abi_version = CUSHIM_ABI_VERSION,
     .name = "remote",
     .version = "0.2",
-    .description = "forwards every driver, runtime, NVML, cuBLAS and cuBLASLt call to cushim-serve (docs/remote.md)",
+    .description = "forwards every driver, runtime, NVML, cuBLAS, cuBLASLt and NCCL call to cushim-serve (docs/remote.md)",
     .options = rp_options,
     .init = rp_init,
     .flush = rp_flush,

@@ -11,6 +11,7 @@
  *   rp_args.c    kernel argument sizes (rp_state.klock) and the strings the server returned (rp_state.slock)
  *   rp_hostfn.c  host functions, run in the client after their stream drained (no state of rp_state; rp_hostfn.h)
  *   rp_graph.c   stream captures and graphs: the streams being captured (rp_state.glock), what a capture changes
+ *   rp_managed.c managed memory: the blocks mirrored here, pushed and pulled at synchronisation (its own lock)
  *   rp_jit.c     files the program names read here and sent as bytes; the refused options logged (its own lock)
  */
 #ifndef RP_H
@@ -90,9 +91,12 @@ typedef struct rp_state {
     uint32_t ahead;                /* batches sent whose replies are not read yet */
     int32_t async_err;             /* the first batched call that failed since the last report (0: none) */
     int32_t async_blas_err;        /* ... of cuBLAS or cuBLASLt: a cublasStatus_t, reported by their calls only */
+    int32_t async_nccl_err;        /* ... of NCCL (inside a group): an ncclResult_t, reported by the next answered
+                                      NCCL call (the group's end), which NCCL makes return it too (rp_nccl.c) */
     uint32_t batches_sent, batches_read;  /* batches sent, and whose replies were read (counts, wrapping) */
     uint8_t batch_blas[RP_BATCH_RING][RP_BATCH_CALLS / 8]; /* per batch in flight or queued, by batches_sent:
                                                               which of its calls are cuBLAS's (the error's domain) */
+    uint8_t batch_nccl[RP_BATCH_RING][RP_BATCH_CALLS / 8]; /* ... and which are NCCL's */
     uint64_t thread_sent;          /* the client thread last named to the server (RM_MSG_THREAD); 0: none */
     uint64_t batch_tid;            /* the thread whose calls the batch holds (a batch holds one thread's) */
     _Atomic uint64_t next_tid;     /* thread numbers, from 1, never reused */
@@ -134,6 +138,8 @@ typedef struct rp_state {
     int32_t e_wrong_thread;        /* CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: an end that did not end it */
     int32_t e_invalidated;         /* CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: an end that returns no graph */
     uint32_t tls_graph;            /* host TLS key: this thread's kept capture dependencies (rp_graph.c) */
+    /* remote.c's routing of one call without managed memory's exchanges (rp_managed.c's own copies) */
+    int32_t (*route)(struct rp_state *s, const rm_plan *pl, void *params, void *retval, int *answered);
 } rp_state;
 
 /* rp_conn.c: the calls */

@@ -307,15 +307,19 @@ int rp_read_ahead_locked(rp_state *s)
             rm_rd_bytes(&r, (uint8_t[64]){0}, size) != RM_OK || r.pos != r.len)
             return RM_EMALFORMED;
         s->ahead--;
-        const uint8_t *blas = s->batch_blas[s->batches_read++ % RP_BATCH_RING];
+        const uint8_t *blas = s->batch_blas[s->batches_read % RP_BATCH_RING];
+        const uint8_t *nccl = s->batch_nccl[s->batches_read++ % RP_BATCH_RING];
         if (failed == RP_NO_FAILURE)
             continue;
         int32_t *keep = failed < RP_BATCH_CALLS && (blas[failed / 8] >> (failed % 8) & 1) ? &s->async_blas_err :
+                        failed < RP_BATCH_CALLS && (nccl[failed / 8] >> (failed % 8) & 1) ? &s->async_nccl_err :
                         &s->async_err;
         if (status == RM_ST_OK && size >= 4)
             memcpy(&code, s->rbuf + 16, 4);
         else if (keep == &s->async_blas_err)   /* did not run: the remoting's reason, in cuBLAS's words */
             code = rc_lib_error(CUSHIM_LIB_CUBLAS, rp_status_result(s, NULL, status));
+        else if (keep == &s->async_nccl_err)   /* ... in NCCL's */
+            code = rc_lib_error(CUSHIM_LIB_NCCL, rp_status_result(s, NULL, status));
         else
             code = rp_status_result(s, NULL, status);
         if (*keep == 0 && code != 0) {
@@ -333,13 +337,15 @@ void rp_take_async_err_locked(rp_state *s, const rm_plan *pl, void *retval)
     int32_t result;
     /* each in its own domain: a cuBLAS status from a cuBLAS or cuBLASLt call, a CUresult from any other */
     int32_t *err = pl->info->library == CUSHIM_LIB_CUBLAS || pl->info->library == CUSHIM_LIB_CUBLASLT ?
-                   &s->async_blas_err : &s->async_err;
+                   &s->async_blas_err : pl->info->library == CUSHIM_LIB_NCCL ? &s->async_nccl_err : &s->async_err;
     if (*err == 0 || !pl->ret_status)
         return;
     memcpy(&result, retval, sizeof result);
     if (result == 0) {
         memcpy(retval, err, sizeof *err);
         *err = 0;
+    } else if (err == &s->async_nccl_err) {
+        *err = 0;   /* the group's end returned the group's error itself, as NCCL does: reported */
     }
 }
 
@@ -358,6 +364,9 @@ void rp_conn_flush(rp_state *s, int wait)
     if (wait && s->async_err != 0)
         s->host->log(s->self, CUSHIM_LOG_WARN, "an asynchronous call failed with %d and no later synchronous call "
                      "reported it", s->async_err);
+    if (wait && s->async_nccl_err != 0)
+        s->host->log(s->self, CUSHIM_LOG_WARN, "an NCCL call of a group failed with %d and no later NCCL call "
+                     "reported it", s->async_nccl_err);
     if (wait && s->async_blas_err != 0)
         s->host->log(s->self, CUSHIM_LOG_WARN, "a batched cuBLAS call failed with status %d and no later "
                      "synchronous cuBLAS call reported it", s->async_blas_err);
@@ -433,16 +442,22 @@ int32_t rp_queue(rp_state *s, const rm_plan *pl, void *params, uint64_t *ltid)
         }
     }
     uint8_t *blas = s->batch_blas[s->batches_sent % RP_BATCH_RING];
+    uint8_t *nccl = s->batch_nccl[s->batches_sent % RP_BATCH_RING];
     if (s->batch_n == 0) {
         s->batch_tid = me;
         rm_wr_reset(&s->batch);
         rm_wr_u32(&s->batch, 0);   /* the count, written when sent */
         memset(blas, 0, sizeof s->batch_blas[0]);
+        memset(nccl, 0, sizeof s->batch_nccl[0]);
     }
     if (pl->info->library == CUSHIM_LIB_CUBLAS || pl->info->library == CUSHIM_LIB_CUBLASLT)
         blas[s->batch_n / 8] |= (uint8_t)(1u << (s->batch_n % 8));
     else
         blas[s->batch_n / 8] &= (uint8_t)~(1u << (s->batch_n % 8));
+    if (pl->info->library == CUSHIM_LIB_NCCL)
+        nccl[s->batch_n / 8] |= (uint8_t)(1u << (s->batch_n % 8));
+    else
+        nccl[s->batch_n / 8] &= (uint8_t)~(1u << (s->batch_n % 8));
     rm_wr_u32(&s->batch, (uint32_t)w->len);
     rm_wr_bytes(&s->batch, w->p, w->len);
     if (s->batch.err != RM_OK) {   /* no memory for the batch: what it held is lost, say so at the next call */

@@ -96,6 +96,27 @@ remote_test(e2e_remote_vmm run_remote_vmm.sh 60
 remote_program(e2e_remote_ptrattr cushim_fake_cuda)
 remote_test(e2e_remote_ptrattr run_remote_ptrattr.sh 60
          "$<TARGET_FILE:e2e_remote_ptrattr>" "${CMAKE_CURRENT_BINARY_DIR}")
+# Managed memory (docs/remote.md, "Managed memory"): cuMemAllocManaged and cudaMallocManaged mirrored in the client
+# at the server's address, host writes seen by kernels and copies, results seen after synchronisation, over a unix
+# socket and TCP; the managed-access attributes 0; a taken address asked again, then refused (run_remote_managed.sh).
+remote_program(e2e_remote_managed cushim_fake_cudart ${CMAKE_DL_LIBS})
+remote_test(e2e_remote_managed run_remote_managed.sh 60
+         "$<TARGET_FILE:e2e_remote_managed>" "${CMAKE_CURRENT_BINARY_DIR}")
+# NCCL (docs/remote.md, "NCCL"): two ranks, each a client of one cushim-serve, meet through the server's (fake)
+# NCCL: an all-reduce outside a group and a group of two equal a local run's; the group batched
+# (run_remote_nccl.sh).
+if(TARGET cushim_fake_nccl)
+  add_executable(e2e_remote_nccl e2e_remote_nccl.c)
+  target_include_directories(e2e_remote_nccl PRIVATE ${CUSHIM_LIB_INCLUDES} "${CUSHIM_CUDA_INCLUDE}")
+  target_compile_options(e2e_remote_nccl PRIVATE ${CUSHIM_WARN_FLAGS})
+  target_link_libraries(e2e_remote_nccl PRIVATE cushim_fake_cudart cushim_fake_nccl ${CMAKE_DL_LIBS})
+  remote_test(e2e_remote_nccl run_remote_nccl.sh 60 "$<TARGET_FILE:e2e_remote_nccl>" "${CMAKE_CURRENT_BINARY_DIR}")
+endif()
+# CUDA IPC handles (docs/remote.md, "IPC"): two clients of one tenant share device memory and an event through the
+# server's table of exported handles; another tenant's (another token) and unknown handles refused
+# (run_remote_ipc.sh).
+remote_program(e2e_remote_ipc cushim_fake_cuda)
+remote_test(e2e_remote_ipc run_remote_ipc.sh 60 "$<TARGET_FILE:e2e_remote_ipc>" "${CMAKE_CURRENT_BINARY_DIR}")
 # JIT options, links and tensor maps (docs/remote.md, "JIT options" and "Tensor maps"): what Triton, Inductor, CuPy
 # and Numba ask, equal to a local run over a unix socket and TCP; refused options logged by name
 # (run_remote_jit.sh).

@@ -6,10 +6,15 @@
  * goes through fake_mem.c, so FAKE_CUDA_MEM bounds it and
  * fake_cuda_bytes_allocated() tells what is live.
  *
- * IPC mappings have a range of their own and hold no memory.
+ * IPC mappings of another process's memory with FAKE_CUDA_IPC=1, else a range of their own holding no memory.
  */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "fake_internal.h"
 
@@ -111,24 +116,87 @@ CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemo
     return fk_from_pool(dptr, bytesize, pool, hStream);
 }
 
-/* ---- IPC: a mapping is a small block of its own, holding no device memory ---- */
+/* ---- IPC. With FAKE_CUDA_IPC=1 device memory is a memfd per allocation (fake_mem.c): a handle names the exporting
+   process, its memfd, the offset and the size, and another process maps it through /proc/PID/fd (as the real
+   driver's handle lets another process of the host map the memory; opening one's own handle is
+   CUDA_ERROR_INVALID_CONTEXT there too). Otherwise a mapping is a small block of its own, holding no device memory.
+   Event handles open as a new event of this process, complete until recorded. ---- */
+#define FK_IPC_MAGIC "fake-ipc-mem"
+#define FK_IPC_EVENT_MAGIC "fake-ipc-event"
+typedef struct fk_ipc_handle {
+    char magic[16];
+    int32_t pid, fd;
+    uint64_t off, size;
+} fk_ipc_handle;
+_Static_assert(sizeof(fk_ipc_handle) <= sizeof(CUipcMemHandle), "an IPC handle's 64 bytes");
+
+#define FK_IPC_OPEN 64
+static struct { uintptr_t map, dptr; size_t len; } fk_ipc_opened[FK_IPC_OPEN];
+static pthread_mutex_t fk_ipc_lock = PTHREAD_MUTEX_INITIALIZER;
+
 CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr)
 {
     FAKE_ENTER(cuIpcGetMemHandle);
     if (pHandle == NULL || dptr == 0)
         return CUDA_ERROR_INVALID_VALUE;
     memset(pHandle, 0, sizeof *pHandle);
-    memcpy(pHandle->reserved, &dptr, sizeof dptr);
+    fk_ipc_handle h = { .magic = FK_IPC_MAGIC, .pid = (int32_t)getpid() };
+    int fd;
+    if (fk_mem_ipc_export((uintptr_t)dptr, &fd, &h.off, &h.size) == 0) {
+        h.fd = fd;
+        memcpy(pHandle->reserved, &h, sizeof h);
+    } else {
+        memcpy(pHandle->reserved, &dptr, sizeof dptr);
+    }
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_ipc_open(CUdeviceptr *pdptr, const fk_ipc_handle *h)
+{
+    char path[64];
+    if (h->pid == (int32_t)getpid())
+        return CUDA_ERROR_INVALID_CONTEXT;   /* the real driver's answer for a handle of one's own */
+    snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)h->pid, (int)h->fd);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return CUDA_ERROR_INVALID_HANDLE;    /* its process or allocation is gone */
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE), len = (size_t)(h->size + pg - 1) / pg * pg;
+    void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED)
+        return CUDA_ERROR_INVALID_HANDLE;
+    CUresult r = fk_mem_ipc_track((uintptr_t)m, (size_t)h->size);
+    int slot = -1;
+    pthread_mutex_lock(&fk_ipc_lock);
+    for (int i = 0; i < FK_IPC_OPEN && slot < 0 && r == CUDA_SUCCESS; i++)
+        if (fk_ipc_opened[i].map == 0) {
+            slot = i;
+            fk_ipc_opened[i].map = (uintptr_t)m, fk_ipc_opened[i].len = len;
+            fk_ipc_opened[i].dptr = (uintptr_t)m + (uintptr_t)h->off;
+        }
+    pthread_mutex_unlock(&fk_ipc_lock);
+    if (r == CUDA_SUCCESS && slot < 0) {
+        fk_mem_untrack_mapped((uintptr_t)m);
+        r = CUDA_ERROR_TOO_MANY_PEERS;
+    }
+    if (r != CUDA_SUCCESS) {
+        munmap(m, len);
+        return r;
+    }
+    *pdptr = (CUdeviceptr)((uintptr_t)m + (uintptr_t)h->off);
     return CUDA_SUCCESS;
 }
 
 CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags)
 {
     FAKE_ENTER(cuIpcOpenMemHandle_v2);
-    (void)handle;
+    fk_ipc_handle h;
     (void)Flags;
     if (pdptr == NULL)
         return CUDA_ERROR_INVALID_VALUE;
+    memcpy(&h, handle.reserved, sizeof h);
+    if (memcmp(h.magic, FK_IPC_MAGIC, sizeof FK_IPC_MAGIC) == 0)
+        return fk_ipc_open(pdptr, &h);
     void *m = malloc(64);
     if (m == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -141,8 +209,48 @@ CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
     FAKE_ENTER(cuIpcCloseMemHandle);
     if (dptr == 0)
         return CUDA_ERROR_INVALID_VALUE;
+    uintptr_t map = 0;
+    size_t len = 0;
+    pthread_mutex_lock(&fk_ipc_lock);
+    for (int i = 0; i < FK_IPC_OPEN && map == 0; i++)
+        if (fk_ipc_opened[i].map != 0 && fk_ipc_opened[i].dptr == (uintptr_t)dptr) {
+            map = fk_ipc_opened[i].map, len = fk_ipc_opened[i].len;
+            fk_ipc_opened[i].map = 0;
+        }
+    pthread_mutex_unlock(&fk_ipc_lock);
+    if (map != 0) {
+        fk_mem_untrack_mapped(map);
+        munmap((void *)map, len);
+        return CUDA_SUCCESS;
+    }
     free((void *)(uintptr_t)dptr);
     return CUDA_SUCCESS;
+}
+
+CUresult cuIpcGetEventHandle(CUipcEventHandle *pHandle, CUevent event)
+{
+    FAKE_ENTER(cuIpcGetEventHandle);
+    if (pHandle == NULL || event == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(pHandle, 0, sizeof *pHandle);
+    fk_ipc_handle h = { .magic = FK_IPC_EVENT_MAGIC, .pid = (int32_t)getpid() };
+    memcpy(&h.off, &event, sizeof event);
+    memcpy(pHandle->reserved, &h, sizeof h);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle)
+{
+    FAKE_ENTER(cuIpcOpenEventHandle);
+    fk_ipc_handle h;
+    if (phEvent == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    memcpy(&h, handle.reserved, sizeof h);
+    if (memcmp(h.magic, FK_IPC_EVENT_MAGIC, sizeof FK_IPC_EVENT_MAGIC) != 0)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (h.pid == (int32_t)getpid())
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return cuEventCreate(phEvent, CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS);
 }
 
 /* ---- arrays: the memory the descriptor asks for, one element per channel byte size ---- */

@@ -208,7 +208,42 @@ static cudaError_t fra_device_properties(struct cudaDeviceProp *prop, int device
         r = total(&t, device);
     prop->totalGlobalMem = t;
     prop->major = 9;
+    FRA_FN(__typeof__(&cuDeviceGetAttribute), attr, "cuDeviceGetAttribute");
+    if (r == CUDA_SUCCESS)   /* as the driver says (the real runtime fills every field so) */
+        r = attr(&prop->concurrentManagedAccess, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, device);
     return frt_ext_ret(r);
+}
+
+#if CUDART_VERSION >= 13000   /* CUDA 13's forms: a cudaMemLocation, the driver's _v2 calls */
+/* Managed memory's placement: the driver's, with the location as the driver's struct (the same type and id). */
+cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count, struct cudaMemLocation location, unsigned int flags,
+                                 cudaStream_t stream)
+{
+    FRT_ENTER(cudaMemPrefetchAsync);
+    FRA_FN(__typeof__(&cuMemPrefetchAsync_v2), fn, "cuMemPrefetchAsync");
+    CUmemLocation loc = { .type = (CUmemLocationType)location.type, .id = location.id };
+    return frt_ext_ret(fn((CUdeviceptr)(uintptr_t)devPtr, count, loc, flags, (CUstream)stream));
+}
+
+cudaError_t cudaMemAdvise(const void *devPtr, size_t count, enum cudaMemoryAdvise advice,
+                          struct cudaMemLocation location)
+{
+    FRT_ENTER(cudaMemAdvise);
+    FRA_FN(__typeof__(&cuMemAdvise_v2), fn, "cuMemAdvise");
+    CUmemLocation loc = { .type = (CUmemLocationType)location.type, .id = location.id };
+    return frt_ext_ret(fn((CUdeviceptr)(uintptr_t)devPtr, count, (CUmem_advise)advice, loc));
+}
+#endif
+
+/* The driver's attribute: the runtime's numbering is the driver's for the attributes the fake driver answers
+   (cudaDevAttrConcurrentManagedAccess is CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, 89). */
+cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
+{
+    FRT_ENTER(cudaDeviceGetAttribute);
+    FRA_FN(__typeof__(&cuDeviceGetAttribute), fn, "cuDeviceGetAttribute");
+    if (value == NULL)
+        return cudaErrorInvalidValue;
+    return frt_ext_ret(fn(value, (CUdevice_attribute)attr, device));
 }
 
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)

@@ -136,6 +136,11 @@ FK_HIDDEN CUresult fk_mem_alloc_on(void **out, size_t size, int dev);   /* dev -
 FK_HIDDEN CUresult fk_mem_free_dev(uintptr_t p);
 FK_HIDDEN CUresult fk_mem_track_mapped(uintptr_t p, size_t n, int dev);   /* fake_vmm.c: a mapping made accessible */
 FK_HIDDEN void fk_mem_untrack_mapped(uintptr_t p);
+/* IPC across processes (FAKE_CUDA_IPC=1: device memory is a memfd each, fake_mem.c): the memfd, offset and size of
+   the allocation holding 'p' (0), or -1 (heap memory: not shareable); an opened mapping tracked as device memory of
+   the current context's device (CUDA_ERROR_INVALID_CONTEXT without one). */
+FK_HIDDEN int fk_mem_ipc_export(uintptr_t p, int *fd, uint64_t *off, uint64_t *size);
+FK_HIDDEN CUresult fk_mem_ipc_track(uintptr_t p, size_t n);
 
 /* Stream-ordered work (fake_graph.c): what a copy, a memset or a launch does, kept so that a stream being
    captured records it into its graph and a graph launch runs it later. Kernel arguments are copied (their

@@ -9,9 +9,21 @@
  * quota plugin can be tested against it. Managed memory past it is resident in host
  * memory instead (as the real driver oversubscribes it), and cuMemAdvise's preferred
  * location and cuMemPrefetchAsync move an allocation between the two.
+ *
+ * FAKE_CUDA_MANAGED_BASE=0xADDR (opt-in): managed memory is mapped in a virtual range of its own from that address
+ * upward instead of the heap, page-aligned and first fit (a block freed is handed out again), as the real driver
+ * hands managed memory out of the unified address range it reserves: the remoting's tests map the same addresses
+ * in a client (docs/remote.md, "Managed memory").
+ *
+ * With FAKE_CUDA_IPC=1 device memory is a memfd per allocation, mapped shared, so that another process can map it
+ * (cuIpcGetMemHandle / cuIpcOpenMemHandle, fake_alloc2.c): IPC between two processes, as the real driver does.
  */
+#define _GNU_SOURCE
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "fake_internal.h"
 
@@ -29,6 +41,8 @@ struct fk_alloc {
     unsigned long long id;  /* CU_POINTER_ATTRIBUTE_BUFFER_ID: unique over the process's life               */
     int registered;         /* host memory of the caller's (cuMemHostRegister): never freed here             */
     unsigned char sync_memops; /* CU_POINTER_ATTRIBUTE_SYNC_MEMOPS                                          */
+    size_t mapped;          /* managed under FAKE_CUDA_MANAGED_BASE: the bytes mmap'ed at 'base' (munmap'ed)  */
+    int memfd;              /* FAKE_CUDA_IPC: the memfd + 1 of device memory mapped shared; 0: heap memory     */
 };
 #define FK_PREF_NONE (-2)
 
@@ -71,6 +85,84 @@ static long fk_find(uintptr_t p, size_t n)
     return -1;
 }
 
+/* FAKE_CUDA_MANAGED_BASE: the range managed memory is placed in (0: the heap, as before). */
+static uintptr_t fk_managed_base(void)
+{
+    static uintptr_t base = 1;   /* 1: not read yet (under fk_lock) */
+    if (base == 1) {
+        const char *e = getenv("FAKE_CUDA_MANAGED_BASE");
+        char *end = NULL;
+        unsigned long long v = e != NULL ? strtoull(e, &end, 0) : 0;
+        base = e != NULL && end != e && *end == '\0' && v % 4096 == 0 ? (uintptr_t)v : 0;
+    }
+    return base;
+}
+
+/* Managed memory mapped in its range: the lowest page-aligned address past 'base' where no managed block lives
+   and the kernel maps it without replacing anything. NULL when none (under fk_lock). */
+static void *fk_managed_map(size_t size, size_t *mapped)
+{
+    uintptr_t base = fk_managed_base(), at = base;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), len = (size + page - 1) / page * page;
+    for (int tries = 0; tries < 4096; tries++) {
+        int moved = 0;
+        for (size_t i = 0; i < fk_nallocs; i++) {
+            const struct fk_alloc *a = &fk_allocs[i];
+            if (a->mapped != 0 && at < a->base + a->mapped && a->base < at + len) {
+                at = a->base + a->mapped;
+                moved = 1;
+            }
+        }
+        if (moved)
+            continue;
+        void *p = mmap((void *)at, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+                       -1, 0);
+        if (p == (void *)at) {
+            *mapped = len;
+            return p;
+        }
+        if (p != MAP_FAILED)
+            munmap(p, len);   /* an old kernel took the flag as a hint and mapped elsewhere */
+        if (p == MAP_FAILED && errno != EEXIST)
+            return NULL;
+        at += page;   /* something of this process's lives there: further up */
+    }
+    return NULL;
+}
+
+static int fk_ipc_on(void)
+{
+    const char *v = getenv("FAKE_CUDA_IPC");
+    return v != NULL && strcmp(v, "1") == 0;
+}
+
+static size_t fk_page_round(size_t n)
+{
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    return (n + pg - 1) / pg * pg;
+}
+
+/* Zeroed shared memory of a memfd of its own (FAKE_CUDA_IPC), or NULL. */
+static void *fk_ipc_map(size_t size, int *fd)
+{
+    size_t n = fk_page_round(size);
+    *fd = memfd_create("fake-cuda-device", MFD_CLOEXEC);
+    void *p = *fd >= 0 && ftruncate(*fd, (off_t)n) == 0 ? mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0)
+                                                         : MAP_FAILED;
+    if (p == MAP_FAILED) {
+        if (*fd >= 0)
+            close(*fd);
+        return NULL;
+    }
+    return p;
+}
+
+static void fk_ipc_unmap(void *p, size_t size, int fd)
+{
+    munmap(p, fk_page_round(size));
+    close(fd);
+}
+
 static CUresult fk_alloc(void **out, size_t size, int kind)
 {
     FK_REQUIRE_INIT();
@@ -83,12 +175,24 @@ static CUresult fk_alloc(void **out, size_t size, int kind)
     pthread_mutex_lock(&fk_lock);
     CUresult r = CUDA_SUCCESS;
     void *p = NULL;
+    size_t mapped = 0;
     if (kind == FK_MEM_DEVICE && size > fk_device_total_mem() - fk_used[dev])
         r = CUDA_ERROR_OUT_OF_MEMORY;
-    else if ((p = calloc(1, size)) == NULL)
+    else if (kind == FK_MEM_DEVICE && fk_ipc_on()) {
+        int fd = -1;
+        if ((p = fk_ipc_map(size, &fd)) == NULL)
+            r = CUDA_ERROR_OUT_OF_MEMORY;
+        else if ((r = fk_track(p, size, kind, dev)) != CUDA_SUCCESS)
+            fk_ipc_unmap(p, size, fd);
+        else
+            fk_allocs[fk_nallocs - 1].memfd = fd + 1;
+    } else if (kind == FK_MEM_MANAGED && fk_managed_base() != 0 ? (p = fk_managed_map(size, &mapped)) == NULL :
+               (p = calloc(1, size)) == NULL)
         r = CUDA_ERROR_OUT_OF_MEMORY;
     else if ((r = fk_track(p, size, kind, dev)) != CUDA_SUCCESS)
-        free(p);
+        mapped != 0 ? (void)munmap(p, mapped) : free(p);
+    else
+        fk_allocs[fk_nallocs - 1].mapped = mapped;
     if (r == CUDA_SUCCESS && kind != FK_MEM_HOST)
         fk_last_size = size;
     pthread_mutex_unlock(&fk_lock);
@@ -110,7 +214,12 @@ static CUresult fk_free(uintptr_t p, int host)
             continue;
         if (a->kind != FK_MEM_HOST && !a->host_backed)
             fk_used[a->device] -= a->size;
-        free((void *)a->base);
+        if (a->mapped != 0)
+            munmap((void *)a->base, a->mapped);
+        else if (a->memfd != 0)
+            fk_ipc_unmap((void *)a->base, a->size, a->memfd - 1);
+        else
+            free((void *)a->base);
         *a = fk_allocs[--fk_nallocs];
         r = CUDA_SUCCESS;
         break;
@@ -499,6 +608,29 @@ CUresult fk_mem_track_mapped(uintptr_t p, size_t n, int dev)
     CUresult r = fk_track((void *)p, n, FK_MEM_MAPPED, dev);
     pthread_mutex_unlock(&fk_lock);
     return r;
+}
+
+int fk_mem_ipc_export(uintptr_t p, int *fd, uint64_t *off, uint64_t *size)
+{
+    int r = -1;
+    pthread_mutex_lock(&fk_lock);
+    long i = fk_find(p, 1);
+    if (i >= 0 && fk_allocs[i].memfd != 0) {
+        *fd = fk_allocs[i].memfd - 1;
+        *off = p - fk_allocs[i].base;
+        *size = fk_allocs[i].size;
+        r = 0;
+    }
+    pthread_mutex_unlock(&fk_lock);
+    return r;
+}
+
+CUresult fk_mem_ipc_track(uintptr_t p, size_t n)
+{
+    CUcontext ctx = fk_current_ctx();
+    if (!fk_ctx_valid(ctx))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return fk_mem_track_mapped(p, n, ctx->device);
 }
 
 void fk_mem_untrack_mapped(uintptr_t p)

@@ -1,20 +1,74 @@
 /*
- * fake_nccl.c - a small fake NCCL (libnccl.so.2) for the CPU tests: one rank,
- * buffers in host memory (an all-reduce of one rank copies), counts in
- * FAKE_NCCL_COUNTS. Every other export is absent (the shim answers ncclSystemError).
+ * fake_nccl.c - a small fake NCCL (libnccl.so.2) for the CPU tests: buffers in host memory (the fake driver's
+ * device memory), counts in FAKE_NCCL_COUNTS ("%p" in it stands for the pid: several processes of one test).
+ * Every other export is absent (the shim answers ncclSystemError).
+ *
+ * One rank: an all-reduce copies. Several ranks, in several processes (docs/remote.md, "NCCL": two clients'
+ * back ends in one cushim-serve): the unique id names a folder under $TMPDIR (or /tmp), "fake-nccl-<token>",
+ * where the ranks meet - ncclCommInitRank waits until every rank has joined (as NCCL's bootstrap does), and each
+ * collective writes this rank's send buffer to a file of its own, waits for every rank's, and reduces them in
+ * rank order (float32 and int32; sum, max, min). Files are written whole and then renamed, so a reader never sees
+ * half of one; a rank removes its file of collective k once every rank has written its file of k+1 (all have read
+ * k). A rank missing for 10 s fails the call (ncclSystemError) instead of hanging.
+ *
+ * Groups as NCCL's: between ncclGroupStart and ncclGroupEnd (on one thread: the depth is the thread's) a
+ * collective's arguments are checked at the call and the collective is run by the outermost ncclGroupEnd, in the
+ * order of the calls, which returns the first failure - so a collective that reached another thread than its
+ * group's start would not run there.
  */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <nccl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "fake_libcount.h"
 
 static const char *const fl_names[] = {"ncclGetVersion", "ncclGetUniqueId", "ncclCommInitRank", "ncclAllReduce",
-                                       "ncclCommDestroy", "ncclGetErrorString", "ncclGroupStart", "ncclGroupEnd"};
+                                       "ncclCommDestroy", "ncclGetErrorString", "ncclGroupStart", "ncclGroupEnd",
+                                       "ncclCommCount", "ncclCommUserRank", "ncclCommGetAsyncError",
+                                       "ncclGetLastError", "ncclCommInitRankConfig"};
 FL_COUNTING("FAKE_NCCL_COUNTS", fake_nccl_count)
+
+#define FN_MAGIC "fake-nccl:"
+#define FN_MAX_COMMS 64
+#define FN_MAX_PENDING 64
+#define FN_WAIT_MS 10000
 
 struct ncclComm {
     int nranks, rank;
+    uint64_t seq;          /* this rank's collectives so far */
+    char dir[200];         /* where the ranks meet (several ranks) */
 };
-static struct ncclComm fl_comm;
+static struct ncclComm *fn_comms[FN_MAX_COMMS];
+static pthread_mutex_t fn_lock = PTHREAD_MUTEX_INITIALIZER;
+
+typedef struct fn_op {
+    const void *send;
+    void *recv;
+    size_t count;
+    ncclDataType_t type;
+    ncclRedOp_t op;
+    ncclComm_t comm;
+} fn_op;
+static _Thread_local int fn_depth;
+static _Thread_local int fn_npending;
+static _Thread_local fn_op fn_pending[FN_MAX_PENDING];
+static _Thread_local ncclResult_t fn_group_error;
+
+static int fn_known(ncclComm_t c)
+{
+    int found = 0;
+    pthread_mutex_lock(&fn_lock);
+    for (int i = 0; i < FN_MAX_COMMS && !found; i++)
+        found = c != NULL && fn_comms[i] == c;
+    pthread_mutex_unlock(&fn_lock);
+    return found;
+}
 
 FL_EXPORT ncclResult_t ncclGetVersion(int *version)
 {
@@ -27,21 +81,166 @@ FL_EXPORT ncclResult_t ncclGetVersion(int *version)
 
 FL_EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId *id)
 {
+    static atomic_uint n;
+    struct timespec ts;
     FK_COUNT(1);
     if (id == NULL)
         return ncclInvalidArgument;
-    memset(id, 0x5a, sizeof *id);
+    clock_gettime(CLOCK_REALTIME, &ts);
+    memset(id, 0, sizeof *id);
+    snprintf(id->internal, sizeof id->internal, FN_MAGIC "%x-%llx-%x", (unsigned)getpid(),
+             (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec, atomic_fetch_add(&n, 1));
     return ncclSuccess;
+}
+
+static void fn_sleep_ms(void)
+{
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+}
+
+static void fn_path(char *out, size_t size, const struct ncclComm *c, const char *tag, uint64_t seq, int rank)
+{
+    snprintf(out, size, "%s/%s.%llu.%d", c->dir, tag, (unsigned long long)seq, rank);
+}
+
+/* Writes this rank's 'len' bytes as (tag, seq), waits for every rank's and reads them into all[rank * len]
+   (all may be NULL: a barrier). 0, or -1 when a rank did not come in time or a file was short. */
+static int fn_meet(struct ncclComm *c, const char *tag, uint64_t seq, const void *data, size_t len, uint8_t *all)
+{
+    char path[300], tmp[320];
+    fn_path(path, sizeof path, c, tag, seq, c->rank);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0 || (len != 0 && write(fd, data, len) != (ssize_t)len) || close(fd) != 0 || rename(tmp, path) != 0) {
+        if (fd >= 0)
+            unlink(tmp);
+        return -1;
+    }
+    for (int r = 0; r < c->nranks; r++) {
+        fn_path(path, sizeof path, c, tag, seq, r);
+        int waited = 0;
+        while ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 && errno == ENOENT && waited++ < FN_WAIT_MS)
+            fn_sleep_ms();
+        if (fd < 0)
+            return -1;
+        ssize_t got = len != 0 && all != NULL ? read(fd, all + (size_t)r * len, len) : 0;
+        close(fd);
+        if (all != NULL && len != 0 && got != (ssize_t)len)
+            return -1;
+    }
+    if (seq > 0) {   /* every rank has written seq: all read seq - 1 */
+        fn_path(path, sizeof path, c, tag, seq - 1, c->rank);
+        unlink(path);
+    }
+    return 0;
 }
 
 FL_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank)
 {
     FK_COUNT(2);
-    (void)commId;
-    if (comm == NULL || nranks != 1 || rank != 0)
+    if (comm == NULL || nranks < 1 || rank < 0 || rank >= nranks)
         return ncclInvalidArgument;
-    fl_comm.nranks = nranks, fl_comm.rank = rank;
-    *comm = &fl_comm;
+    struct ncclComm *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return ncclSystemError;
+    c->nranks = nranks, c->rank = rank;
+    if (nranks > 1) {
+        const char *tmpdir = getenv("TMPDIR");
+        commId.internal[sizeof commId.internal - 1] = '\0';
+        if (strncmp(commId.internal, FN_MAGIC, strlen(FN_MAGIC)) != 0 ||
+            strpbrk(commId.internal + strlen(FN_MAGIC), "/.") != NULL) {
+            free(c);
+            return ncclInvalidArgument;   /* not an id of this fake's */
+        }
+        snprintf(c->dir, sizeof c->dir, "%s/fake-nccl-%s", tmpdir != NULL && *tmpdir != '\0' ? tmpdir : "/tmp",
+                 commId.internal + strlen(FN_MAGIC));
+        if ((mkdir(c->dir, 0700) != 0 && errno != EEXIST) || fn_meet(c, "init", 0, NULL, 0, NULL) != 0) {
+            free(c);
+            return ncclSystemError;   /* NCCL's bootstrap would wait; the fake gives up after FN_WAIT_MS */
+        }
+    }
+    pthread_mutex_lock(&fn_lock);
+    int slot = -1;
+    for (int i = 0; i < FN_MAX_COMMS && slot < 0; i++)
+        if (fn_comms[i] == NULL)
+            slot = i;
+    if (slot >= 0)
+        fn_comms[slot] = c;
+    pthread_mutex_unlock(&fn_lock);
+    if (slot < 0) {
+        free(c);
+        return ncclSystemError;
+    }
+    *comm = c;
+    return ncclSuccess;
+}
+
+/* A configuration as NCCL checks one: its magic and version from NCCL_CONFIG_INITIALIZER, a size it can read. */
+FL_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank,
+                                              ncclConfig_t *config)
+{
+    FK_COUNT(12);
+    if (config != NULL) {
+        ncclConfig_t want = NCCL_CONFIG_INITIALIZER;
+        if (config->magic != want.magic || config->version > want.version || config->size < sizeof(size_t) * 2 ||
+            config->size > sizeof *config)
+            return ncclInvalidArgument;
+    }
+    atomic_fetch_sub(&fl_calls[2], 1);   /* counted as itself, not as ncclCommInitRank */
+    return ncclCommInitRank(comm, nranks, commId, rank);
+}
+
+static size_t fn_elem(ncclDataType_t t)
+{
+    return t == ncclFloat32 || t == ncclInt32 ? 4 : 0;
+}
+
+static ncclResult_t fn_check(const void *send, void *recv, ncclDataType_t type, ncclRedOp_t op, ncclComm_t comm)
+{
+    if (!fn_known(comm) || fn_elem(type) == 0 || send == NULL || recv == NULL)
+        return ncclInvalidArgument;
+    if (comm->nranks > 1 && op != ncclSum && op != ncclMax && op != ncclMin)
+        return ncclInvalidArgument;
+    return ncclSuccess;
+}
+
+static ncclResult_t fn_allreduce(const fn_op *o)
+{
+    struct ncclComm *c = o->comm;
+    size_t len = o->count * fn_elem(o->type);
+    if (c->nranks == 1) {
+        memmove(o->recv, o->send, len);   /* one rank: the sum is its own data */
+        return ncclSuccess;
+    }
+    uint8_t *all = malloc(len * (size_t)c->nranks + 1);
+    if (all == NULL || fn_meet(c, "coll", c->seq++, o->send, len, all) != 0) {
+        free(all);
+        return ncclSystemError;
+    }
+    for (size_t i = 0; i < o->count; i++) {
+        if (o->type == ncclFloat32) {
+            float v;
+            memcpy(&v, all + i * 4, 4);
+            for (int r = 1; r < c->nranks; r++) {
+                float w;
+                memcpy(&w, all + (size_t)r * len + i * 4, 4);
+                v = o->op == ncclSum ? v + w : o->op == ncclMax ? (w > v ? w : v) : (w < v ? w : v);
+            }
+            memcpy((uint8_t *)o->recv + i * 4, &v, 4);
+        } else {
+            int32_t v;
+            memcpy(&v, all + i * 4, 4);
+            for (int r = 1; r < c->nranks; r++) {
+                int32_t w;
+                memcpy(&w, all + (size_t)r * len + i * 4, 4);
+                v = o->op == ncclSum ? (int32_t)((uint32_t)v + (uint32_t)w) : o->op == ncclMax ? (w > v ? w : v)
+                                                                                                : (w < v ? w : v);
+            }
+            memcpy((uint8_t *)o->recv + i * 4, &v, 4);
+        }
+    }
+    free(all);
     return ncclSuccess;
 }
 
@@ -49,17 +248,62 @@ FL_EXPORT ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_
                                      ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream)
 {
     FK_COUNT(3);
-    (void)op, (void)stream;
-    if (comm != &fl_comm || datatype != ncclFloat32 || sendbuff == NULL || recvbuff == NULL)
-        return ncclInvalidArgument;
-    memmove(recvbuff, sendbuff, count * sizeof(float));   /* one rank: the sum is its own data */
+    (void)stream;
+    ncclResult_t r = fn_check(sendbuff, recvbuff, datatype, op, comm);
+    fn_op o = {sendbuff, recvbuff, count, datatype, op, comm};
+    if (r != ncclSuccess) {
+        if (fn_depth > 0 && fn_group_error == ncclSuccess)
+            fn_group_error = r;   /* as NCCL: returned here, and by ncclGroupEnd */
+        return r;
+    }
+    if (fn_depth == 0)
+        return fn_allreduce(&o);
+    if (fn_npending == FN_MAX_PENDING)
+        return ncclInternalError;
+    fn_pending[fn_npending++] = o;
     return ncclSuccess;
 }
 
 FL_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm)
 {
     FK_COUNT(4);
-    return comm == &fl_comm ? ncclSuccess : ncclInvalidArgument;
+    int found = 0;
+    pthread_mutex_lock(&fn_lock);
+    for (int i = 0; i < FN_MAX_COMMS && !found; i++)
+        if (comm != NULL && fn_comms[i] == comm)
+            fn_comms[i] = NULL, found = 1;
+    pthread_mutex_unlock(&fn_lock);
+    if (!found)
+        return ncclInvalidArgument;
+    free(comm);
+    return ncclSuccess;
+}
+
+FL_EXPORT ncclResult_t ncclCommCount(const ncclComm_t comm, int *count)
+{
+    FK_COUNT(8);
+    if (!fn_known(comm) || count == NULL)
+        return ncclInvalidArgument;
+    *count = comm->nranks;
+    return ncclSuccess;
+}
+
+FL_EXPORT ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank)
+{
+    FK_COUNT(9);
+    if (!fn_known(comm) || rank == NULL)
+        return ncclInvalidArgument;
+    *rank = comm->rank;
+    return ncclSuccess;
+}
+
+FL_EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError)
+{
+    FK_COUNT(10);
+    if (!fn_known(comm) || asyncError == NULL)
+        return ncclInvalidArgument;
+    *asyncError = ncclSuccess;
+    return ncclSuccess;
 }
 
 FL_EXPORT const char *ncclGetErrorString(ncclResult_t result)
@@ -68,5 +312,34 @@ FL_EXPORT const char *ncclGetErrorString(ncclResult_t result)
     return result == ncclSuccess ? "no error" : result == ncclSystemError ? "unhandled system error" : "error";
 }
 
-FL_EXPORT ncclResult_t ncclGroupStart(void) { FK_COUNT(6); return ncclSuccess; }
-FL_EXPORT ncclResult_t ncclGroupEnd(void) { FK_COUNT(7); return ncclSuccess; }
+FL_EXPORT const char *ncclGetLastError(ncclComm_t comm)
+{
+    FK_COUNT(11);
+    (void)comm;
+    return "";
+}
+
+FL_EXPORT ncclResult_t ncclGroupStart(void)
+{
+    FK_COUNT(6);
+    if (fn_depth++ == 0)
+        fn_group_error = ncclSuccess;
+    return ncclSuccess;
+}
+
+FL_EXPORT ncclResult_t ncclGroupEnd(void)
+{
+    FK_COUNT(7);
+    if (fn_depth == 0)
+        return ncclInvalidUsage;
+    if (--fn_depth > 0)
+        return ncclSuccess;
+    ncclResult_t r = fn_group_error;
+    for (int i = 0; i < fn_npending; i++) {
+        ncclResult_t ri = fn_allreduce(&fn_pending[i]);
+        if (r == ncclSuccess)
+            r = ri;
+    }
+    fn_npending = 0;
+    return r;
+}

@@ -61,6 +61,9 @@ extern const uint32_t cushim_gen_struct_count;
 #include <stdio.h>
 #include <string.h>
 #include <nvml.h>   /* NVML's listed structs (nvmlProcessInfo_*): cushim_types_check.h checks them where it is */
+#if __has_include(<nccl.h>)
+#include <nccl.h>   /* NCCL's (ncclUniqueId, ncclConfig_t), in the trees whose toolkit has nccl.h */
+#endif
 struct check_layout {
     const char *name, *field;
     size_t offset, size;

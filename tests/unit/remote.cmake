@@ -35,6 +35,14 @@ target_compile_options(rm_auth_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME rm_auth COMMAND rm_auth_test)
 set_tests_properties(rm_auth PROPERTIES LABELS "unit;remote")
 
+# The table of CUDA IPC handles the back ends of one server share (remote/rm_ipc.c; docs/remote.md, "IPC").
+add_executable(rm_ipc_test rm_ipc_test.c "${PROJECT_SOURCE_DIR}/remote/rm_ipc.c")
+target_include_directories(rm_ipc_test PRIVATE "${PROJECT_SOURCE_DIR}/remote")
+target_link_libraries(rm_ipc_test PRIVATE PkgConfig::CMOCKA Threads::Threads)
+target_compile_options(rm_ipc_test PRIVATE ${CUSHIM_WARN_FLAGS})
+add_test(NAME rm_ipc COMMAND rm_ipc_test)
+set_tests_properties(rm_ipc PROPERTIES LABELS "unit;remote" TIMEOUT 30)
+
 # The back end's worker per client thread (remote/rm_workers.c): one thread each, the least recently used one
 # evicted past RM_MAX_WORKERS.
 add_executable(rm_workers_test rm_workers_test.c "${PROJECT_SOURCE_DIR}/remote/rm_workers.c")

@@ -1051,16 +1051,19 @@ static void test_zero_copy(void **state)
 static void test_async_class(void **state)
 {
     (void)state;
-    uint32_t meta = 0, special = 0;
+    uint32_t meta = 0, special = 0, group = 0, nccl = 0;
     for (uint32_t i = 0; i < plans->count; i++) {
         const rm_plan *pl = &plans->all[i];
+        nccl += pl->info->library == CUSHIM_LIB_NCCL;
         if (!pl->async)
             continue;
         if (getenv("RM_TEST_LIST"))
             print_message("[          ] async %s (%s)\n", pl->info->name, pl->async_reason);
         meta += pl->async == RM_ASYNC_META;
         special += pl->async == RM_ASYNC_SPECIAL;
-        assert_int_equal(pl->info->library, CUSHIM_LIB_DRIVER);
+        group += pl->async == RM_ASYNC_GROUP;
+        /* inside an NCCL group only (rp_nccl.c): NCCL's, values only */
+        assert_int_equal(pl->info->library, pl->async == RM_ASYNC_GROUP ? CUSHIM_LIB_NCCL : CUSHIM_LIB_DRIVER);
         assert_true(pl->ret_status);
         assert_non_null(pl->async_reason);
         assert_true(pl->cls == RM_CLASS_FORWARD || pl->cls == RM_CLASS_HAND);
@@ -1076,7 +1079,8 @@ static void test_async_class(void **state)
                             pl->p[k].op == RM_OP_LCONFIG ||   /* a launch's configuration: copied at call time */
                             (pl->p[k].op == RM_OP_ARRAY && pl->p[k].dir == CUSHIM_DIR_IN));
             }
-            assert_true(p->dir != CUSHIM_DIR_OUT && p->dir != CUSHIM_DIR_INOUT);
+            /* a device address the call writes through on the device (NCCL's recvbuff) crosses as a value */
+            assert_true((p->dir != CUSHIM_DIR_OUT && p->dir != CUSHIM_DIR_INOUT) || p->kind == CUSHIM_KIND_DEVPTR);
             assert_int_not_equal(p->kind, CUSHIM_KIND_CALLBACK);
         }
     }
@@ -1096,6 +1100,21 @@ static void test_async_class(void **state)
     for (size_t i = 0; i < sizeof sync / sizeof sync[0]; i++)
         assert_true(plan_named(sync[i])->async == RM_ASYNC_NO || (print_message("%s\n", sync[i]), 0));
     assert_true(meta >= 20 && special >= 6);
+    print_message("[          ] inside an NCCL group: %u\n", group);
+    if (nccl != 0) {   /* the tree has NCCL: its collectives, point-to-point calls and group bounds, nothing else */
+        static const char *const in_group[] = { "ncclAllReduce", "pncclAllReduce", "ncclBroadcast", "ncclReduce",
+                                                "ncclAllGather", "ncclReduceScatter", "ncclSend", "ncclRecv",
+                                                "ncclGroupStart", "ncclGroupEnd", "ncclBcast" };
+        static const char *const answered[] = { "ncclCommInitRank", "ncclCommInitRankConfig", "ncclGetUniqueId",
+                                                "ncclCommDestroy", "ncclCommGetAsyncError", "ncclGetVersion",
+                                                "ncclRedOpDestroy", "ncclCommCount" };
+        for (size_t i = 0; i < sizeof in_group / sizeof in_group[0]; i++)
+            assert_true(plan_named(in_group[i])->async == RM_ASYNC_GROUP || (print_message("%s\n", in_group[i]), 0));
+        for (size_t i = 0; i < sizeof answered / sizeof answered[0]; i++)
+            assert_true(plan_named(answered[i])->async == RM_ASYNC_NO || (print_message("%s\n", answered[i]), 0));
+    } else {
+        assert_int_equal(group, 0);
+    }
 }
 
 /* Answers the client keeps: immutable queries only, each with its outputs; the chunkable copies. */

@@ -48,8 +48,8 @@ int ln_cmd_serve(const ln_where *w, int argc, char **argv)
 {
     ln_run r = {.w = w, .cmd = "serve"};
     const char *listen_at = NULL, *gpus = NULL, *max_clients = NULL;
-    char *token = NULL;
-    int once = 0, verbose = 0;
+    char *token = NULL, *tokens[16];   /* cushim-serve's RM_MAX_TOKENS: one token file per tenant */
+    int once = 0, verbose = 0, ntokens = 0;
     ln_plugins_scan(&r.plugins, w->plugindir);
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -65,7 +65,9 @@ int ln_cmd_serve(const ln_where *w, int argc, char **argv)
         } else if (is_opt(a, "--token-file")) {
             if (a[13] == '\0')
                 ln_bad("serve", "--token-file needs a file");
-            token = ln_absolute("--token-file", a + 13);
+            if (ntokens == 16)
+                ln_bad("serve", "--token-file: at most 16 (one per tenant)");
+            token = tokens[ntokens++] = ln_absolute("--token-file", a + 13);
         } else if (is_opt(a, "--gpus")) {
             gpus = a + 7;
             check_gpus(gpus);
@@ -104,13 +106,13 @@ int ln_cmd_serve(const ln_where *w, int argc, char **argv)
     ln_run_compose(&r);
     if (gpus != NULL)
         setenv("CUDA_VISIBLE_DEVICES", gpus, 1);
-    char *args[9];
+    char *args[24];
     int n = 0;
     args[n++] = w->serve;
     args[n++] = ln_fmt("--listen=%s", listen_at);
     args[n++] = ln_fmt("--shim=%s", w->shim);
-    if (token != NULL)
-        args[n++] = ln_fmt("--token-file=%s", token);
+    for (int k = 0; k < ntokens; k++)
+        args[n++] = ln_fmt("--token-file=%s", tokens[k]);
     if (max_clients != NULL)
         args[n++] = ln_fmt("--max-clients=%s", max_clients);
     if (once)

@@ -216,9 +216,10 @@ void ln_run_compose(ln_run *r)
     if (r->libs != NULL)
         setenv("CUSHIM_LIBS", r->libs, 1);
     else if (r->remote && getenv("CUSHIM_LIBS") == NULL)
-        /* cuBLAS runs on the server too (docs/remote.md, "cuBLAS and cuBLASLt"): a copy in the program, linked to a
-           static runtime that would need this machine's driver, must never run, so its calls are interposed */
-        setenv("CUSHIM_LIBS", "driver,runtime,nvml,cublas,cublaslt", 1);
+        /* cuBLAS and NCCL run on the server too (docs/remote.md, "cuBLAS and cuBLASLt", "NCCL"): a copy in the
+           program, linked to a static runtime that would need this machine's driver, must never run, so their
+           calls are interposed */
+        setenv("CUSHIM_LIBS", "driver,runtime,nvml,nccl,cublas,cublaslt", 1);
     const char *real = r->real;
     if (r->fake) {
         if (w->fake == NULL)

@@ -1,0 +1,153 @@
+/*
+ * rp_nccl.c - the client's part of NCCL forwarding (docs/remote.md, "NCCL"). NCCL's calls go to the server like
+ * any other (the back end runs the server's libnccl, whose ranks meet through NCCL's own transports there); what
+ * is decided here:
+ *   - groups: NCCL keeps a group per thread; between ncclGroupStart and the outermost ncclGroupEnd a collective
+ *     only joins the group (NCCL checks its arguments, and ncclGroupEnd launches the group and returns the first
+ *     error of its calls). So inside a group the calls are queued with the asynchronous ones (rm_plan.h,
+ *     RM_ASYNC_GROUP) and the outermost ncclGroupEnd is one round trip that reports the group's errors; outside
+ *     a group every collective is answered, since a blocking communicator returns a collective's error at its
+ *     call. The back end runs a client thread's calls on a thread of its own, in order, so the server's NCCL
+ *     sees the group on one thread as the program made it.
+ *   - ncclConfig_t: carried as its bytes while its strings are NULL (the codec checks it); the client copies it as
+ *     far as the program's struct goes (its 'size': a program of an older nccl.h has a smaller struct) and drops
+ *     commName, a label NCCL prints in its logs and hands its profiler (PyTorch names split communicators), so
+ *     that such communicators are created; netName, which picks a network, is kept and so refused.
+ *   - the remoting's own failures in NCCL's words (rp_nccl_error).
+ * ncclGetErrorString and ncclGetLastError are not forwarded (remote.c's selector): the program's own libnccl
+ * answers them, exactly for the first (a table of NCCL's), and with its own, empty, last error for the second.
+ */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "rp_nccl.h"
+
+static uint32_t rn_start[2], rn_end[2];   /* ncclGroupStart/End and their pnccl forms */
+static int32_t rn_drv_invalid = 1, rn_drv_not_supported = 801, rn_drv_unavailable = 46;
+static int32_t rn_invalid_arg = 4, rn_invalid_usage = 5, rn_remote = 6, rn_system = 2;   /* NCCL's */
+static __thread int rn_depth;             /* this thread's group depth, as NCCL counts it */
+static const cushim_host *rn_host;
+static cushim_plugin *rn_self;
+static const cushim_struct_info *rn_cfg;  /* ncclConfig_t, when the tree describes it */
+static uint32_t rn_cfg_size_off = UINT32_MAX, rn_cfg_name_off = UINT32_MAX;
+static atomic_int rn_name_logged;
+
+static uint32_t rn_id(const cushim_host *h, const char *name)
+{
+    const cushim_api_info *a = h->api_by_name(name);
+    return a != NULL ? a->id : UINT32_MAX;
+}
+
+static int32_t rn_code(const cushim_host *h, const char *name, int32_t dflt)
+{
+    uint32_t kind;
+    int32_t code = dflt;
+    if (h->result_by_name(name, &kind, &code) != CUSHIM_OK)
+        code = dflt;
+    return code;
+}
+
+void rp_nccl_init(const cushim_host *host, cushim_plugin *self)
+{
+    rn_host = host;
+    rn_self = self;
+    const cushim_api_info *a = host->api_by_name("ncclCommInitRankConfig");
+    for (uint32_t i = 0; a != NULL && i < a->nparams; i++) {
+        const cushim_param_info *p = host->api_param(a, i);
+        if (strcmp(p->name, "config") == 0 && p->struct_type != NULL && p->struct_type->size <= RP_NCCL_CONFIG_MAX)
+            rn_cfg = p->struct_type;
+    }
+    for (uint32_t f = 0; rn_cfg != NULL && f < rn_cfg->nfields; f++) {
+        const cushim_field_info *fi = cushim_struct_field(host, rn_cfg, f);   /* never rn_cfg->fields[f] */
+        if (fi == NULL || fi->name == NULL)
+            continue;
+        if (strcmp(fi->name, "size") == 0 && fi->size == sizeof(size_t))
+            rn_cfg_size_off = fi->offset;
+        if (strcmp(fi->name, "commName") == 0 && fi->size == sizeof(void *))
+            rn_cfg_name_off = fi->offset;
+    }
+    if (rn_cfg_size_off == UINT32_MAX)
+        rn_cfg = NULL;   /* not the layout this file knows: carried as the codec carries it */
+    rn_start[0] = rn_id(host, "ncclGroupStart");
+    rn_start[1] = rn_id(host, "pncclGroupStart");
+    rn_end[0] = rn_id(host, "ncclGroupEnd");
+    rn_end[1] = rn_id(host, "pncclGroupEnd");
+    rn_drv_invalid = rn_code(host, "CUDA_ERROR_INVALID_VALUE", rn_drv_invalid);
+    rn_drv_not_supported = rn_code(host, "CUDA_ERROR_NOT_SUPPORTED", rn_drv_not_supported);
+    rn_drv_unavailable = rn_code(host, "CUDA_ERROR_DEVICE_UNAVAILABLE", rn_drv_unavailable);
+    rn_invalid_arg = rn_code(host, "ncclInvalidArgument", rn_invalid_arg);
+    rn_invalid_usage = rn_code(host, "ncclInvalidUsage", rn_invalid_usage);
+    rn_remote = rn_code(host, "ncclRemoteError", rn_remote);
+    rn_system = rn_code(host, "ncclSystemError", rn_system);
+}
+
+int rp_nccl_batched(const rm_plan *pl)
+{
+    if (pl->id == rn_start[0] || pl->id == rn_start[1]) {
+        rn_depth++;
+        return pl->async == RM_ASYNC_GROUP;
+    }
+    if (pl->id == rn_end[0] || pl->id == rn_end[1]) {
+        if (rn_depth > 1) {
+            rn_depth--;
+            return pl->async == RM_ASYNC_GROUP;
+        }
+        rn_depth = 0;   /* the outermost end (or one without a start: NCCL's ncclInvalidUsage) is answered */
+        return 0;
+    }
+    return rn_depth > 0 && pl->async == RM_ASYNC_GROUP;
+}
+
+int32_t rp_nccl_error(int32_t driver_code)
+{
+    if (driver_code == 0)
+        return 0;                                   /* ncclSuccess */
+    if (driver_code == rn_drv_invalid)
+        return rn_invalid_arg;     /* an argument the codec cannot carry (a config's string...) */
+    if (driver_code == rn_drv_not_supported)
+        return rn_invalid_usage;   /* not forwarded */
+    if (driver_code == rn_drv_unavailable)
+        return rn_remote;          /* the server (the back end) is gone: "a remote process exiting prematurely" */
+    return rn_system;              /* the remoting failed otherwise (the server has no libnccl...) */
+}
+
+void rp_nccl_fork_child(void)
+{
+    rn_depth = 0;   /* the child's back end has no group open (the parent's thread's group stays the parent's) */
+}
+
+void rp_nccl_config(cushim_call *call, uint8_t *copy, void ***slot, void **orig)
+{
+    *slot = NULL;
+    if (rn_cfg == NULL)
+        return;
+    for (uint32_t i = 0; i < call->info->nparams; i++) {
+        const cushim_param_info *p = rn_host->api_param(call->info, i);
+        if (p->struct_type != rn_cfg || strcmp(p->name, "config") != 0)
+            continue;
+        void **at = (void **)((uint8_t *)call->params + p->offset);
+        const uint8_t *cfg = *at;
+        size_t size;
+        if (cfg == NULL)
+            return;
+        memcpy(&size, cfg + rn_cfg_size_off, sizeof size);
+        if (size < rn_cfg_size_off + sizeof size)
+            return;   /* not a configuration NCCL would take: sent as it is, for NCCL to refuse */
+        size_t n = size < rn_cfg->size ? size : rn_cfg->size;
+        memset(copy, 0, rn_cfg->size);
+        memcpy(copy, cfg, n);
+        void *name = NULL;
+        if (rn_cfg_name_off != UINT32_MAX && rn_cfg_name_off + sizeof name <= n)
+            memcpy(&name, copy + rn_cfg_name_off, sizeof name);
+        if (name != NULL) {
+            memset(copy + rn_cfg_name_off, 0, sizeof name);
+            if (atomic_exchange(&rn_name_logged, 1) == 0)
+                rn_host->log(rn_self, CUSHIM_LOG_INFO, "%s: the communicator's commName is not sent (a label of NCCL's "
+                             "logs and profiler on the server)", call->info->name);
+        }
+        *slot = at;
+        *orig = *at;
+        *at = copy;
+        return;
+    }
+}
