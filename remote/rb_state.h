@@ -49,6 +49,13 @@ typedef struct rb_state {
     uint8_t identity[32];               /* this client's: its token's (rm_auth_identity) or its unix uid */
     uint32_t ipc_ids[9];                /* the IPC APIs' ids, rb_ipc.c's order; UINT32_MAX: not in the tree */
     int32_t e_invalid_handle[2];        /* CUDA_ERROR_INVALID_HANDLE, cudaErrorInvalidResourceHandle */
+    /* links whose cuLinkCreate passed options written back (rb_link.c) */
+    struct rb_link *links;
+    uint32_t nlinks;
+    uint8_t *link_pending;              /* the block of the cuLinkCreate being run; freed after its reply if it failed */
+    uint64_t link_pending_n, link_pending_bytes;
+    uint64_t link_bytes;                /* kept by the live links (at most RB_LINK_BYTES) */
+    const rm_pplan *link_pending_pp;
 } rb_state;
 
 /* rb_cublas.c: rm_ctx.scalar_check, the client's claim of a cuBLAS scalar's way against the server's own mode */
@@ -59,6 +66,15 @@ int rb_scalar_check(void *user, const rm_plan *pl, const void *params, uint32_t 
 void rb_num_message(rb_state *b, uint32_t api_id);
 int rb_num_pre(rb_state *b, rm_call *c, uint8_t *ret);
 void rb_num_post(rb_state *b, rm_call *c, int ran, int32_t result);
+/* rb_link.c: a link's kept option outputs (cuLinkCreate's logs, sizes, wall time). rb_link_pre: cuLinkCreate's values
+   and buffers moved into a block that outlives the call (RM_ENOMEM); rb_link_post: a created link keeps it,
+   cuLinkDestroy frees it; rb_link_done: after the reply, a failed create's block freed; rb_link_out: rm_ctx.link_out;
+   rb_link_free: at exit. */
+int rb_link_pre(rb_state *b, rm_call *c);
+void rb_link_post(rb_state *b, rm_call *c, int ran, int32_t result);
+void rb_link_done(rb_state *b);
+void rb_link_out(void *user, uint64_t state, rm_wr *w);
+void rb_link_free(rb_state *b);
 
 /* rb_ipc.c: CUDA IPC handles (docs/remote.md, "IPC"). rb_ipc_identity: at the handshake, the client's identity
    (a token's index, or -1: the unix peer's uid); rb_ipc_init: once the shim is loaded; rb_ipc_pre: before a decoded

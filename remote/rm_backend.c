@@ -108,6 +108,8 @@ static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t le
     } else if (rc != RM_OK) {
         status = RM_ST_MALFORMED;
     }
+    if (rc == RM_OK && (rc = rb_link_pre(b, &c)) != RM_OK)   /* a link's kept option outputs (rb_link.c) */
+        status = RM_ST_TOO_LARGE;
     if (rc == RM_OK && shm != NULL && (shm->map == NULL || rm_shm_place(&c, shm_off, shm->map, shm->usable, shm != &b->shm[0]) != RM_OK)) {
         rc = RM_EMALFORMED;   /* no such region, not a byte copy, or outside the region: not run */
         status = RM_ST_MALFORMED;
@@ -132,6 +134,7 @@ static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t le
         int32_t result = 0;
         memcpy(&result, ret, sizeof result);
         rb_num_post(b, &c, status == RM_ST_OK, result);
+        rb_link_post(b, &c, status == RM_ST_OK, result);
         if (status == RM_ST_OK)
             rb_ipc_post(b, &c, result);   /* an export recorded with this client's identity */
         if (shm != NULL)
@@ -147,6 +150,7 @@ static void rb_call(rb_state *b, const rm_ctx *cx, const uint8_t *msg, size_t le
                status == RM_ST_REFUSED ? "not forwarded (class)" : status == RM_ST_TOO_LARGE ? "too large" :
                "malformed");
     rm_encode_reply(rc == RM_OK ? &c : NULL, id, status, ret, w);
+    rb_link_done(b);   /* the reply copied a failed create's logs */
     *ran_status = status;
     /* the arena is reset by the caller once the reply is sent: a large output is sent from it (w->ref) */
 }
@@ -332,7 +336,7 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
     b.paraminfo = b.host->api_by_name("cuFuncGetParamInfo");
     b.workers = rm_workers_new();
     const rm_ctx cx = { .kparam_check = rb_kcheck, .scalar_check = rb_scalar_check, .addr_in = rb_addr_in,
-                        .addr_out = rb_addr_out, .user = &b,
+                        .addr_out = rb_addr_out, .link_out = rb_link_out, .user = &b,
                         .in_place_min = RM_REF_MIN };
     uint8_t ret[64];
     rm_wr w;
@@ -439,6 +443,7 @@ int rm_backend_run(int fd, const rm_backend_opts *o)
     rm_workers_free(b.workers);
     rb_ipc_exit(&b);   /* its memory and events are gone: their handles too */
     rm_num_free(&b.num);
+    rb_link_free(&b);
     rm_arena_destroy(&b.arena);
     rm_plans_free(b.plans);
     return 0;

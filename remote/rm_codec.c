@@ -19,12 +19,18 @@
  *     ATTRS: u8 present, and per attribute u8 present (out only)
  *     LCONFIG (a launch configuration): u8 present, the struct's bytes (attrs zeroed), u32 n (its numAttrs), and
  *       n attributes' bytes
+ *     JITOPTS (option values): u8 present, and per option (the option array, decoded before): a value or a value
+ *       written back, the slot's 8 bytes; a log buffer u8 present (its size is its companion option's value);
+ *       RM_JIT_ZERO nothing (the server passes 0)
  *
  * A REPLY payload: u32 api_id, u32 status, ret_size bytes, u8 outputs (1 after success, and after NVML's
- * INSUFFICIENT_SIZE with its counted arrays empty), and when outputs is 1, per present
+ * INSUFFICIENT_SIZE with its counted arrays empty; 2 after a failed call with option values: only those, so
+ * that the program gets the JIT's error log), and when outputs is 1, per present
  * output in plan order: ARRAY out/inout u32 n, n x elem bytes; STRING_OUT u32 n (0xffffffff: NULL), n bytes;
  * OWNED_OUT u32 n (0xffffffff: NULL), n x elem bytes (n: its count output's value, at most RM_MAX_OWNED elements,
  * or RM_MAX_OWNED_BYTES of an image).
+ * JITOPTS: each present log buffer u32 n (at most its size: the text the callee wrote and its NUL) and n bytes,
+ * then each value written back, the slot's 8 bytes.
  * SCALAR out as a host value: u32 n, n bytes. ATTR out, and each present value of ATTRS: u32 n, n bytes, and
  * for an address (RM_ATTR_HOSTPTR, RM_ATTR_ADDR) u32 region: the bytes are the offset in that shared region, or
  * with 0xffffffff the value as it is (a host address only when NULL: any other host address of the server is
@@ -85,7 +91,10 @@ static int rm_count_of(const rm_plan *pl, const rm_pplan *pp, const void *params
             return RM_OK;
         }
     }
-    return rm_int_at(src, pp->count_size, pp->count_signed, count);
+    int rc = rm_int_at(src, pp->count_size, pp->count_signed, count);
+    if (rc == RM_OK && pp->count_max != 0)   /* a rank: less 'count_less', none outside the ranks taken */
+        *count = *count < pp->count_less || *count > pp->count_max ? 0 : *count - pp->count_less;
+    return rc;
 }
 
 /* count x elem within 'limit' bytes */
@@ -259,6 +268,198 @@ static int rm_decode_addr(const rm_pplan *pp, rm_call *c, rm_rd *r, const rm_ctx
     }
     memcpy((uint8_t *)c->params + pp->offset, &v, sizeof v);
     return RM_OK;
+}
+
+/* ---- option values (RM_OP_JITOPTS, rm_jit.c) ---- */
+/* The option array and its count, from the parameters as they are (client: the program's; server: decoded). */
+static int rm_jitopts_of(const rm_plan *pl, const rm_pplan *pp, const void *params, const int32_t **opts, uint64_t *n)
+{
+    int rc = rm_count_of(pl, pp, params, n);
+    if (rc != RM_OK)
+        return rc;
+    if (*n > RM_MAX_JITOPTS)
+        return RM_EBOUNDS;
+    *opts = rm_ptr_at(params, &pl->p[pp->func_param]);
+    return *opts == NULL && *n != 0 ? RM_EMALFORMED : RM_OK;
+}
+
+static uint64_t rm_slot(const void *slots, uint64_t k)
+{
+    uint64_t v;
+    memcpy(&v, (const uint8_t *)slots + k * 8, 8);
+    return v;
+}
+
+/* Option k's row, checked against the call: known, carried, not written back by an API that keeps its values, a
+   log's size option given once. *cap: a log buffer's size (the size option's value: read from 'slots' as they
+   are now, which on the server are the decoded ones). RM_OK, RM_EUNSUPPORTED (c->refused says which option and
+   why), RM_EBOUNDS (a log over RM_MAX_JIT_LOG). */
+static int rm_jit_check(const rm_pplan *pp, const int32_t *opts, uint64_t n, const void *slots, uint64_t k,
+                        const rm_jit_opt **row, uint32_t *cap, rm_call *c)
+{
+    const rm_jit_opt *o = rm_jit_opt_of(pp, opts[k]);
+    *row = o;
+    *cap = 0;
+    if (o == NULL) {
+        c->refused = "an option id";
+        c->refused_why = "an option this tree's table does not name (rm_jit.c)";
+        return RM_EUNSUPPORTED;
+    }
+    c->refused = o->name;
+    if (o->kind == 0) {
+        c->refused_why = o->why;
+        return RM_EUNSUPPORTED;
+    }
+    if (o->kind == RM_JIT_LOG) {
+        int32_t sid;
+        uint64_t at = n, seen = 0;
+        if (rm_jit_value_of(pp, o->size_opt, &sid))
+            for (uint64_t j = 0; j < n; j++)
+                if (opts[j] == sid)
+                    at = j, seen++;
+        if (seen != 1) {
+            c->refused_why = "a log buffer needs its size option once in the same array";
+            return RM_EUNSUPPORTED;
+        }
+        uint64_t size = rm_slot(slots, at);
+        if (size > RM_MAX_JIT_LOG)
+            return RM_EBOUNDS;
+        *cap = (uint32_t)size;
+    }
+    c->refused = c->refused_why = NULL;
+    return RM_OK;
+}
+
+static int rm_encode_jitopts(const rm_plan *pl, const rm_pplan *pp, const void *params, void *const *vals, rm_wr *w,
+                             rm_call *c, uint64_t *nout)
+{
+    const int32_t *opts;
+    uint64_t n;
+    int rc = rm_jitopts_of(pl, pp, params, &opts, &n);
+    for (uint64_t k = 0; rc == RM_OK && k < n; k++) {
+        const rm_jit_opt *o;
+        uint32_t cap;
+        rc = rm_jit_check(pp, opts, n, vals, k, &o, &cap, c);
+        if (rc != RM_OK)
+            break;
+        if (o->kind == RM_JIT_VALUE || o->kind == RM_JIT_INOUT)
+            rm_wr_bytes(w, (const uint8_t *)vals + k * 8, 8);
+        else if (o->kind == RM_JIT_LOG)
+            rm_wr_u8(w, vals[k] != NULL);
+    }
+    *nout = n;
+    return rc;
+}
+
+/* Server: the slots (n void *) and after them each log's size (n u32), in one arena block. */
+static int rm_decode_jitopts(const rm_plan *pl, const rm_pplan *pp, rm_call *c, rm_rd *r, rm_arena *a, void **out,
+                             uint64_t *nout)
+{
+    const int32_t *opts;
+    uint64_t n;
+    int rc = rm_jitopts_of(pl, pp, c->params, &opts, &n);
+    if (rc != RM_OK)
+        return rc;
+    uint8_t *slots = rm_arena_alloc(a, (size_t)n * 12 + 8), present[RM_MAX_JITOPTS];
+    if (slots == NULL)
+        return RM_ENOMEM;
+    uint32_t *caps = (uint32_t *)(slots + n * 8);
+    for (uint64_t k = 0; k < n; k++) {   /* the values first: a log's size may come after it */
+        const rm_jit_opt *o = rm_jit_opt_of(pp, opts[k]);
+        present[k] = 0;
+        if (o != NULL && (o->kind == RM_JIT_VALUE || o->kind == RM_JIT_INOUT) &&
+            rm_rd_bytes(r, slots + k * 8, 8) != RM_OK)
+            return RM_EMALFORMED;
+        if (o != NULL && o->kind == RM_JIT_LOG && (rm_rd_u8(r, &present[k]) != RM_OK || present[k] > 1))
+            return RM_EMALFORMED;
+    }
+    for (uint64_t k = 0; k < n; k++) {
+        const rm_jit_opt *o;
+        if ((rc = rm_jit_check(pp, opts, n, slots, k, &o, &caps[k], c)) != RM_OK)
+            return rc;
+        if (o->kind == RM_JIT_LOG && present[k]) {
+            void *buf = rm_arena_alloc(a, caps[k] ? caps[k] : 1);
+            if (buf == NULL)
+                return RM_ENOMEM;
+            memcpy(slots + k * 8, &buf, sizeof buf);
+        }
+    }
+    *out = slots;
+    *nout = n;
+    return RM_OK;
+}
+
+/* Server: a call's option outputs (logs, then the values written back); the sizes after the slots. */
+static void rm_encode_jitopts_out(const rm_plan *pl, const rm_pplan *pp, const rm_call *c, const uint8_t *slots,
+                                  uint64_t n, rm_wr *w)
+{
+    rm_jit_outputs_write(pp, rm_ptr_at(c->params, &pl->p[pp->func_param]), n, slots,
+                         (const uint32_t *)(slots + n * 8), w);
+}
+
+void rm_jit_outputs_write(const rm_pplan *pp, const int32_t *opts, uint64_t n, const uint8_t *slots,
+                          const uint32_t *caps, rm_wr *w)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (uint64_t k = 0; k < n; k++) {
+            const rm_jit_opt *o = rm_jit_opt_of(pp, opts[k]);
+            const char *buf = (const char *)(uintptr_t)rm_slot(slots, k);
+            if (o == NULL)
+                continue;   /* not after a decoded call: every option was checked */
+            if (pass == 0 && o->kind == RM_JIT_LOG && buf != NULL) {
+                size_t len = strnlen(buf, caps[k]);
+                len = len < caps[k] ? len + 1 : caps[k];   /* the text and its NUL, never past the size */
+                rm_wr_u32(w, (uint32_t)len);
+                rm_wr_bytes(w, buf, len);
+            } else if (pass == 1 && o->kind == RM_JIT_INOUT) {
+                rm_wr_bytes(w, slots + k * 8, 8);
+            }
+        }
+}
+
+/* Client: into the program's buffers and slots, logs first (their sizes are the slots as the program gave them). */
+static int rm_decode_jitopts_out(const rm_plan *pl, const rm_pplan *pp, const rm_call *c, void *slots, uint64_t n,
+                                 rm_rd *r)
+{
+    return rm_jit_outputs_read(pp, rm_ptr_at(c->params, &pl->p[pp->func_param]), n, slots, NULL, r);
+}
+
+int rm_jit_outputs_read(const rm_pplan *pp, const int32_t *opts, uint64_t n, void *slots, const uint32_t *caps,
+                        rm_rd *r)
+{
+    rm_call scratch = { 0 };
+    for (int pass = 0; pass < 2; pass++)
+        for (uint64_t k = 0; k < n; k++) {
+            const rm_jit_opt *o = rm_jit_opt_of(pp, opts[k]);
+            uint32_t cap = 0, len;
+            const uint8_t *s;
+            /* the logs' sizes as the program gave them: checked before any slot is written back (or kept) */
+            if (pass == 0 && caps == NULL && rm_jit_check(pp, opts, n, slots, k, &o, &cap, &scratch) != RM_OK)
+                return RM_EMALFORMED;
+            if (caps != NULL)
+                cap = caps[k];
+            if (o == NULL)
+                return RM_EMALFORMED;
+            void *buf = (void *)(uintptr_t)rm_slot(slots, k);
+            if (pass == 0 && o->kind == RM_JIT_LOG && buf != NULL) {
+                if (rm_rd_u32(r, &len) != RM_OK || len > cap || (s = rm_rd_take(r, len)) == NULL)
+                    return RM_EMALFORMED;
+                memcpy(buf, s, len);
+            } else if (pass == 1 && o->kind == RM_JIT_INOUT) {
+                if ((s = rm_rd_take(r, 8)) == NULL)
+                    return RM_EMALFORMED;
+                memcpy((uint8_t *)slots + k * 8, s, 8);
+            }
+        }
+    return RM_OK;
+}
+
+static int rm_has_jitopts(const rm_plan *pl)
+{
+    for (uint32_t k = 0; k < pl->nptr; k++)
+        if (pl->p[pl->order[k]].op == RM_OP_JITOPTS)
+            return 1;
+    return 0;
 }
 
 /* ---- client: encode a call ---- */
@@ -455,6 +656,14 @@ int rm_encode_call(const rm_plan *pl, void *params, const rm_ctx *cx, rm_wr *w, 
                 rm_wr_bytes(w, ptr, n);
             break;
         }
+        case RM_OP_JITOPTS: {
+            uint64_t n;
+            int rc = rm_encode_jitopts(pl, pp, params, ptr, w, c, &n);
+            if (rc != RM_OK)
+                return rc;
+            c->cap[i] = n;
+            break;
+        }
         case RM_OP_ATTRS: {
             const int32_t *attrs;
             uint64_t n;
@@ -642,8 +851,14 @@ static int rm_decode_pointer(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r
         /* blocks filled whole are not zeroed first: inputs copied from the message, and the host buffer of
            a byte copy (the driver writes all of it when it succeeds; outputs go only after success) */
         int filled = rm_dir_in(pp) || pl->chunk_host == (int)i;
-        if ((buf = filled ? rm_arena_alloc_raw(a, bytes) : rm_arena_alloc(a, bytes)) == NULL)
+        if (pp->align > 16 && pp->align <= 4096 && (pp->align & (pp->align - 1)) == 0) {   /* a CUtensorMap */
+            uint8_t *raw = rm_arena_alloc(a, bytes + pp->align);
+            if (raw == NULL)
+                return RM_ENOMEM;
+            buf = raw + ((pp->align - ((uintptr_t)raw & (pp->align - 1))) & (pp->align - 1));
+        } else if ((buf = filled ? rm_arena_alloc_raw(a, bytes) : rm_arena_alloc(a, bytes)) == NULL) {
             return RM_ENOMEM;
+        }
         if (rm_dir_in(pp)) {
             const uint8_t *s = rm_rd_take(r, bytes);
             if (s == NULL)
@@ -696,6 +911,14 @@ static int rm_decode_pointer(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r
         if (n == 0 || (kind == RM_ATTR_HOSTPTR && rm_dir_in(pp)))
             return RM_EUNSUPPORTED;
         int rc = rm_stage(pp, r, a, RM_ATTR_STAGE, n, &buf);
+        if (rc != RM_OK)
+            return rc;
+        c->cap[i] = n;
+        break;
+    }
+    case RM_OP_JITOPTS: {
+        uint64_t n;
+        int rc = rm_decode_jitopts(pl, pp, c, r, a, &buf, &n);
         if (rc != RM_OK)
             return rc;
         c->cap[i] = n;
@@ -855,6 +1078,20 @@ static int rm_attrs_out(const rm_call *c, rm_wr *w)
     return 1;
 }
 
+/* A link's kept option outputs after the call's own (rm_ctx.link_out, the back end's record of the link). */
+static void rm_encode_link_out(const rm_call *c, rm_wr *w)
+{
+    const rm_plan *pl = c->plan;
+    uint64_t state;
+    if (pl->link_param < 0)
+        return;
+    memcpy(&state, (const uint8_t *)c->params + pl->p[pl->link_param].offset, sizeof state);
+    if (c->cx != NULL && c->cx->link_out != NULL)
+        c->cx->link_out(c->cx->user, state, w);
+    else
+        rm_wr_u8(w, 0);
+}
+
 int rm_encode_reply(const rm_call *c, uint32_t api_id, uint32_t status, const void *retval, rm_wr *w)
 {
     const rm_plan *pl = c != NULL ? c->plan : NULL;
@@ -880,6 +1117,17 @@ int rm_encode_reply(const rm_call *c, uint32_t api_id, uint32_t status, const vo
        do not (sent empty) */
     int sizing = ret == 7 && pl->info->library == CUSHIM_LIB_NVML;
     int outputs = ret_size != 0 && (ret == 0 || sizing);
+    if (ret_size != 0 && ret != 0 && !sizing && (rm_has_jitopts(pl) || pl->link_param >= 0)) {
+        rm_wr_u8(w, 2);   /* failed: the JIT's logs still go */
+        for (uint32_t k = 0; k < pl->nptr; k++) {
+            const rm_pplan *pp = &pl->p[pl->order[k]];
+            const uint8_t *slots = rm_ptr_at(c->params, pp);
+            if (pp->op == RM_OP_JITOPTS && slots != NULL)
+                rm_encode_jitopts_out(pl, pp, c, slots, c->cap[pl->order[k]], w);
+        }
+        rm_encode_link_out(c, w);
+        return w->err;
+    }
     rm_wr_u8(w, (uint8_t)outputs);
     if (!outputs)
         return w->err;
@@ -913,6 +1161,8 @@ int rm_encode_reply(const rm_call *c, uint32_t api_id, uint32_t status, const vo
                 rm_wr_u32(w, (uint32_t)n);
                 rm_wr_bytes(w, arr, n * pp->elem);
             }
+        } else if (pp->op == RM_OP_JITOPTS) {
+            rm_encode_jitopts_out(pl, pp, c, ptr, c->cap[i], w);
         } else if (pp->op == RM_OP_SCALAR && rm_dir_out(pp) && c->cap[i] != 0) {
             rm_wr_u32(w, (uint32_t)c->cap[i]);
             rm_wr_bytes(w, ptr, (size_t)c->cap[i]);
@@ -938,10 +1188,27 @@ int rm_encode_reply(const rm_call *c, uint32_t api_id, uint32_t status, const vo
             }
         }
     }
+    rm_encode_link_out(c, w);
     return w->err;
 }
 
 /* ---- client: decode a reply ---- */
+/* A link's kept option outputs after the call's own (rm_ctx.link_in): u8 0, or u8 1 and the outputs. */
+static int rm_decode_link_in(const rm_call *c, rm_rd *r, const rm_ctx *cx)
+{
+    const rm_plan *pl = c->plan;
+    uint8_t has;
+    uint64_t state;
+    if (pl->link_param < 0)
+        return RM_OK;
+    memcpy(&state, (const uint8_t *)c->params + pl->p[pl->link_param].offset, sizeof state);
+    if (rm_rd_u8(r, &has) != RM_OK || has > 1)
+        return RM_EMALFORMED;
+    if (!has)
+        return RM_OK;
+    return cx != NULL && cx->link_in != NULL ? cx->link_in(cx->user, state, r) : RM_EMALFORMED;
+}
+
 /* One attribute value into the program's 'dst' (rm_attr_out's layout): exactly the attribute's size, a host
    address only as a region this client shares, or NULL. */
 static int rm_attr_in(const rm_pplan *pp, int32_t attr, void *dst, rm_rd *r, const rm_ctx *cx)
@@ -979,8 +1246,22 @@ int rm_decode_reply(const rm_call *c, void *retval, const uint8_t *msg, size_t l
         return RM_EMALFORMED;
     if (ret_size != 0 && (ret_size != pl->info->ret_size || rm_rd_bytes(&r, retval, ret_size) != RM_OK))
         return RM_EMALFORMED;
-    if (rm_rd_u8(&r, &outputs) != RM_OK || outputs > 1 || (outputs && ret_size == 0))
+    if (rm_rd_u8(&r, &outputs) != RM_OK || outputs > 2 || (outputs && ret_size == 0))
         return RM_EMALFORMED;
+    if (outputs == 2) {   /* a failed call's option outputs only (its JIT logs) */
+        if (!pl->ret_status || *(const int32_t *)retval == 0)
+            return RM_EMALFORMED;
+        for (uint32_t k = 0; k < pl->nptr; k++) {
+            const rm_pplan *pp = &pl->p[pl->order[k]];
+            void *slots = rm_ptr_at(c->params, pp);
+            if (pp->op == RM_OP_JITOPTS && slots != NULL &&
+                rm_decode_jitopts_out(pl, pp, c, slots, c->cap[pl->order[k]], &r) != RM_OK)
+                return RM_EMALFORMED;
+        }
+        if (rm_decode_link_in(c, &r, cx) != RM_OK)
+            return RM_EMALFORMED;
+        return r.pos == r.len ? RM_OK : RM_EMALFORMED;
+    }
     int owned = -1;
     uint32_t owned_n = 0;
     for (uint32_t k = 0; outputs && k < pl->nptr; k++) {
@@ -1010,6 +1291,9 @@ int rm_decode_reply(const rm_call *c, void *retval, const uint8_t *msg, size_t l
             if (rm_rd_u32(&r, &n) != RM_OK || n > c->cap[i] || (s = rm_rd_take(&r, (size_t)n * pp->elem)) == NULL)
                 return RM_EMALFORMED;
             memcpy(ptr, s, (size_t)n * pp->elem);
+        } else if (pp->op == RM_OP_JITOPTS) {
+            if (rm_decode_jitopts_out(pl, pp, c, ptr, c->cap[i], &r) != RM_OK)
+                return RM_EMALFORMED;
         } else if (pp->op == RM_OP_SCALAR && rm_dir_out(pp) && c->cap[i] != 0) {
             uint32_t n;
             const uint8_t *s;
@@ -1042,6 +1326,8 @@ int rm_decode_reply(const rm_call *c, void *retval, const uint8_t *msg, size_t l
             memcpy(ptr, &v, sizeof v);
         }
     }
+    if (outputs && rm_decode_link_in(c, &r, cx) != RM_OK)
+        return RM_EMALFORMED;
     if (owned >= 0) {   /* the array's length is what its count output says */
         const void *cnt = rm_ptr_at(c->params, &pl->p[pl->p[owned].func_param]);
         uint64_t n;

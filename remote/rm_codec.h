@@ -51,6 +51,11 @@ typedef struct rm_ctx {
     /* ... and back: region and offset to this side's address. RM_OK, or RM_EMALFORMED (no such region, or the
        offset past its end). NULL on either side: addresses go as they are, and a host address is refused. */
     int (*addr_in)(void *user, uint32_t region, uint64_t off, uint64_t *addr);
+    /* server: the kept option outputs of link 'state' (cuLinkCreate's logs, sizes, wall time: rb_link.c) after a
+       call of that link: u8 0 (none kept), or u8 1 and rm_jit_outputs_write's bytes. NULL: u8 0. */
+    void (*link_out)(void *user, uint64_t state, rm_wr *w);
+    /* client: ... read into the program's buffers it gave cuLinkCreate (rp_jit.c). RM_OK or RM_EMALFORMED. */
+    int (*link_in)(void *user, uint64_t state, rm_rd *r);
     void *user;
     /* server: an input-only byte array of at least this many bytes is handed to the driver where it lies in
        the received message, not copied into the arena (the driver only reads it; the message outlives the
@@ -69,6 +74,9 @@ typedef struct rm_call {
                                         RM_OP_SCALAR: bytes of a host value (0: a device address);
                                         RM_OP_ATTR: bytes of the value; RM_OP_ATTRS: the values   */
     const rm_ctx *cx;                /* server: the decoder's context, for the reply (addr_out)   */
+    const char *refused;             /* RM_EUNSUPPORTED because of this option (a static name), or
+                                        NULL; 'refused_why' says why (JIT options, rm_jit.c)       */
+    const char *refused_why;
 } rm_call;
 
 /* Client: the CALL payload of 'params' into 'w' (appended). RM_EUNSUPPORTED for a non-NULL pointer the
@@ -89,6 +97,15 @@ int rm_encode_reply(const rm_call *c, uint32_t api_id, uint32_t status, const vo
 /* Client: reads a REPLY into the program's outputs and 'retval'. *status gets the server's RM_ST_*. */
 int rm_decode_reply(const rm_call *c, void *retval, const uint8_t *msg, size_t len, const rm_ctx *cx,
                     uint32_t *status);
+
+/* Option outputs (RM_OP_JITOPTS): each present log buffer (u32 n, n bytes: its text and NUL, at most its size), then
+   each value written back (8 bytes), of n options whose slots and log sizes ('caps') are given. The reader writes
+   them into 'slots' and the buffers they point to; 'caps' NULL: the sizes are read from the slots as they are
+   before any is written back. RM_OK or RM_EMALFORMED. (A link's kept outputs: rm_ctx.link_out, link_in.) */
+void rm_jit_outputs_write(const rm_pplan *pp, const int32_t *opts, uint64_t n, const uint8_t *slots,
+                          const uint32_t *caps, rm_wr *w);
+int rm_jit_outputs_read(const rm_pplan *pp, const int32_t *opts, uint64_t n, void *slots, const uint32_t *caps,
+                        rm_rd *r);
 
 /* Batches: n CALL payloads, each prefixed with its u32 length. rm_batch_next walks one. */
 int rm_batch_next(rm_rd *r, const uint8_t **call, size_t *len);

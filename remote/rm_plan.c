@@ -52,8 +52,8 @@ const char *rm_op_name(int op)
 {
     static const char *const names[] = { "?", "value", "string-in", "array", "string-out", "null-only",
                                          "image", "kparams", "opaque", "client", "knode", "owned-out", "scalar",
-                                         "attr", "attrs", "addr", "lconfig" };
-    return op > 0 && op <= RM_OP_LCONFIG ? names[op] : "?";
+                                         "attr", "attrs", "addr", "lconfig", "jitopts" };
+    return op > 0 && op <= RM_OP_JITOPTS ? names[op] : "?";
 }
 
 /* ---- structs ---- */
@@ -345,12 +345,15 @@ static uint32_t rm_plan_hash(const rm_plan *pl)
     h = rm_fnv_u32(h, pl->ret_status);
     h = rm_fnv_u32(h, pl->cls);
     h = rm_fnv_u32(h, pl->nparams);
+    h = rm_fnv_u32(h, (uint32_t)(pl->link_param + 1) | (uint32_t)pl->link_drop << 8);
     for (uint32_t i = 0; i < pl->nparams; i++) {
         const rm_pplan *p = &pl->p[i];
         uint32_t w[] = { p->op, p->dir, p->counted, p->count_indirect, p->count_size, p->count_signed, p->null_fields,
                          (uint32_t)(int32_t)p->count_param, (uint32_t)(int32_t)p->func_param, p->offset, p->size,
                          p->elem, p->fixed, p->st ? p->st->size : 0, p->st ? p->st->nfields : 0, p->zero_off,
-                         p->zero_size, p->attrs != NULL ? rm_attr_hash(p->attrs, p->attr_enum) : 0, p->num };
+                         p->zero_size, p->attrs != NULL ? rm_attr_hash(p->attrs, p->attr_enum) : 0, p->count_less,
+                         p->count_max, p->jit_retained, p->jit != NULL ? rm_jit_hash(p->jit, p->attr_enum) : 0,
+                         p->align, p->num };
         h = rm_fnv(h, w, sizeof w);
     }
     uint32_t nums[] = { pl->num_create, pl->num_destroy, pl->num_attr_kind, pl->num_attr_out,
@@ -417,6 +420,64 @@ static void rm_plan_attr_link(rm_plan *pl, const rm_meta *m, const cushim_api_in
     }
 }
 
+/* An array counted by a rank (rm_ranks in rm_special.c): 'count' an unsigned value parameter of 4 or 8 bytes. */
+static void rm_plan_rank(rm_plan *pl, const rm_meta *m, const cushim_api_info *a, uint32_t i)
+{
+    const rm_rank *rk = rm_rank_find(a->name, m->api_param(a, i)->name);
+    rm_pplan *pp = &pl->p[i];
+    if (rk == NULL || pp->op != RM_OP_ARRAY || pp->counted || pp->fixed > 1 || pp->dir != CUSHIM_DIR_IN)
+        return;
+    for (uint32_t k = 0; k < a->nparams; k++) {
+        const cushim_param_info *c = m->api_param(a, k);
+        if (strcmp(c->name, rk->count) != 0 || pl->p[k].op != RM_OP_VALUE || c->kind != CUSHIM_KIND_SCALAR ||
+            (c->size != 4 && c->size != 8) || rm_is_signed(c->canonical_type))
+            continue;
+        pp->counted = 1;
+        pp->fixed = 0;
+        pp->count_param = (int16_t)k;
+        pp->count_size = (uint8_t)c->size;
+        pp->count_less = rk->less;
+        pp->count_max = rk->max;
+        return;
+    }
+    pp->op = RM_OP_NULL_ONLY;   /* the row names no usable count: carried only while NULL */
+}
+
+/* Option values (RM_OP_JITOPTS, rm_jit.c): the option array must be an enum array counted by a value, decoded
+   before the values (an earlier parameter), its enum one rm_jit.c has a table for. 1 when planned. */
+static int rm_plan_jitopts(rm_plan *pl, const rm_meta *m, const cushim_api_info *a, uint32_t i)
+{
+    const cushim_param_info *p = m->api_param(a, i);
+    const rm_jitopts *jo = rm_jitopts_find(a->name, p->name);
+    if (jo == NULL || p->kind != CUSHIM_KIND_POINTER || p->size != 8)
+        return 0;
+    for (uint32_t k = 0; k < i; k++) {
+        const cushim_param_info *o = m->api_param(a, k);
+        const rm_pplan *op = &pl->p[k];
+        const rm_jit_table *t = o->enum_type != NULL ? rm_jit_table_find(o->enum_type->name) : NULL;
+        if (strcmp(o->name, jo->options) != 0 || t == NULL || op->op != RM_OP_ARRAY || !op->counted ||
+            op->count_indirect || op->elem != 4 || op->dir != CUSHIM_DIR_IN || o->enum_type->size != 4)
+            continue;
+        rm_pplan *pp = &pl->p[i];
+        memset(pp, 0, sizeof *pp);
+        pp->op = RM_OP_JITOPTS;
+        pp->dir = CUSHIM_DIR_INOUT;
+        pp->offset = p->offset;
+        pp->size = p->size;
+        pp->elem = 8;
+        pp->counted = 1;
+        pp->count_param = op->count_param;
+        pp->count_size = op->count_size;
+        pp->count_signed = op->count_signed;
+        pp->func_param = (int16_t)k;
+        pp->attr_enum = o->enum_type;
+        pp->jit = t;
+        pp->jit_retained = jo->retained;
+        return 1;
+    }
+    return 0;
+}
+
 /* ---- one API ---- */
 static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
 {
@@ -425,6 +486,7 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
     pl->id = a->id;
     pl->ret_status = (uint8_t)cushim_ret_is_status(a->ret_kind);
     pl->nparams = (uint8_t)(a->nparams <= RM_MAX_PARAMS ? a->nparams : 0);
+    pl->link_param = -1;
     const rm_special *sp = rm_special_find(a->name, a->categories);
     if (a->nparams > RM_MAX_PARAMS) {
         pl->cls = RM_CLASS_UNSUPPORTED;
@@ -435,7 +497,7 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
     /* the reason kept: the first parameter that stops the API, else the first that must be NULL */
     char why[120], first_null[120] = "";
     const char *zreason = NULL;   /* a field that must be 0 (rm_zero_field): the reason a refusal logs */
-    int scalars = 0;
+    int scalars = 0, jit = 0;
     for (uint32_t i = 0; i < a->nparams; i++) {
         const cushim_param_info *p = m->api_param(a, i);
         int vouched = sp != NULL && sp->cls == RM_CLASS_HAND && sp->op == RM_OP_ARRAY && sp->param != NULL &&
@@ -456,6 +518,13 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
             continue;
         }
         rm_plan_param(pl, m, i, p, vouched, why, sizeof why);
+        rm_plan_rank(pl, m, a, i);
+        if (pl->p[i].op == RM_OP_VALUE && p->size == 8 && rm_link_find(a->name, p->name, &pl->link_drop))
+            pl->link_param = (int8_t)i;   /* its reply carries the link's kept option outputs */
+        if (rm_plan_jitopts(pl, m, a, i)) {
+            jit = 1;
+            continue;
+        }
         const rm_zero_field *zf = rm_zero_field_find(a->name, p->name);
         if (zf != NULL && pl->p[i].op == RM_OP_ARRAY && pl->p[i].dir == CUSHIM_DIR_IN && p->struct_type != NULL) {
             if (rm_struct_field_at(p->struct_type, zf->field, &pl->p[i].zero_off, &pl->p[i].zero_size) &&
@@ -525,12 +594,15 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
                     /* a driver struct passed in (CUmemAllocationProp): in only, its described pointers NULL */
                     int in = a->library == CUSHIM_LIB_DRIVER && p->dir == CUSHIM_DIR_IN && p->struct_type != NULL;
                     pl->p[i].op = p->elem_size != 0 ? RM_OP_ARRAY : RM_OP_NULL_ONLY;
-                    /* cuBLASLt's algo: its own direction (a const one is never written back) */
-                    pl->p[i].dir = a->library == CUSHIM_LIB_CUBLASLT || in ? p->dir : CUSHIM_DIR_INOUT;
+                    /* the driver's (a CUtensorMap, opaque bytes) and cuBLASLt's algo: their own direction (a
+                       const one is never written back) */
+                    pl->p[i].dir = a->library == CUSHIM_LIB_CUBLASLT || a->library == CUSHIM_LIB_DRIVER ? p->dir :
+                                   CUSHIM_DIR_INOUT;
                     pl->p[i].elem = p->elem_size;
                     pl->p[i].fixed = 1;
                     pl->p[i].null_fields = (uint8_t)in;
                     pl->p[i].st = in ? p->struct_type : NULL;
+                    pl->p[i].align = rm_align_find(a->name, p->name);
                 }
             }
             if (sp->op == RM_OP_ARRAY && sp->func != NULL && strcmp(p->name, sp->func) == 0 &&
@@ -562,8 +634,8 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
     for (uint32_t i = 0; i < a->nparams; i++) {
         opaque |= pl->p[i].op == RM_OP_OPAQUE;
         nullonly |= pl->p[i].op == RM_OP_NULL_ONLY || pl->p[i].null_fields || pl->p[i].zero_size != 0;
-        if ((pl->p[i].op == RM_OP_KPARAMS || pl->p[i].op == RM_OP_ATTR || pl->p[i].op == RM_OP_ATTRS) &&
-            pl->p[i].func_param < 0)
+        if ((pl->p[i].op == RM_OP_KPARAMS || pl->p[i].op == RM_OP_ATTR || pl->p[i].op == RM_OP_ATTRS ||
+             pl->p[i].op == RM_OP_JITOPTS) && pl->p[i].func_param < 0)
             opaque = 1;
         if (pl->p[i].op == RM_OP_OWNED_OUT &&   /* its count: a size_t output carried as one element */
             (pl->p[i].func_param < 0 || pl->p[pl->p[i].func_param].op != RM_OP_ARRAY ||
@@ -590,6 +662,9 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
     } else if (hand) {
         pl->cls = RM_CLASS_HAND;
         pl->reason = sp->reason;
+    } else if (jit && !nullonly) {
+        pl->cls = RM_CLASS_HAND;
+        pl->reason = "JIT options: each value carried by its option (rm_jit.c)";
     } else if (scalars && !nullonly) {
         pl->cls = RM_CLASS_HAND;
         pl->reason = "alpha/beta/result: a host value or a device address by the pointer mode";

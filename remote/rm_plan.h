@@ -70,7 +70,13 @@ void rm_meta_from_host(rm_meta *m, const cushim_host *host);
 #define RM_OP_LCONFIG 16         /* hand-written: a launch configuration (CUlaunchConfig) passed in: the struct,
                                     and its 'attrs' array counted by its 'numAttrs' (CUlaunchAttribute: ids
                                     and value unions holding no host pointer, rm_lattr_refused excepted)    */
+#define RM_OP_JITOPTS 17         /* hand-written: option values (void **optionValues), one per element of the
+                                    option array 'func_param' (CUjit_option, CUlibraryOption) and counted as it
+                                    is; each carried by its option's kind (rm_jit_tables in rm_jit.c): a value
+                                    in the slot, a value written back, a log buffer sized by its companion    */
 #define RM_MAX_LATTRS 64         /* launch attributes of one configuration                                 */
+#define RM_MAX_JITOPTS 64        /* options of one call                                                     */
+#define RM_MAX_JIT_LOG (1u << 20) /* bytes of one JIT log buffer                                            */
 #define RM_ATTR_STAGE 64         /* bytes the server stages for one attribute value, zeroed, whatever its
                                     size: a driver that writes more than the table says stays in them       */
 #define RM_MAX_ATTRS 64          /* attributes of one cuPointerGetAttributes call                           */
@@ -102,6 +108,10 @@ typedef struct rm_pplan {
     uint8_t count_signed;
     uint8_t null_fields;         /* ARRAY of structs whose pointer fields must be NULL (rm_struct_nulls)    */
     uint8_t num;                 /* VALUE: an object by number (rm_numbered, 1..RM_NUM_KINDS); 0: none       */
+    uint8_t count_less;          /* ARRAY counted by a rank (rm_ranks): count_param's value less this ...    */
+    uint8_t count_max;           /* ... when that value is count_less..count_max, else 0 elements (0: no rank) */
+    uint8_t jit_retained;        /* JITOPTS: the callee keeps the values past the call (cuLinkCreate): options
+                                    written back are refused                                                */
     int16_t count_param;         /* -1: none                                                                */
     int16_t func_param;          /* KPARAMS: the parameter holding the function handle; OWNED_OUT: the count */
     uint16_t offset, size;       /* in the params struct                                                    */
@@ -111,7 +121,10 @@ typedef struct rm_pplan {
     uint32_t zero_off, zero_size; /* ARRAY of structs (IN): a field that must be 0 (rm_zero_field_find), 0:
                                     none                                                                    */
     const struct rm_attr_table *attrs; /* ATTR, ATTRS: the sizes by attribute                               */
-    const cushim_enum_info *attr_enum; /* ATTR, ATTRS: the attribute's enum in this tree (names to values)   */
+    const cushim_enum_info *attr_enum; /* ATTR, ATTRS, JITOPTS: the attribute's or option's enum in this tree */
+    const struct rm_jit_table *jit; /* JITOPTS: the options' kinds                                           */
+    uint32_t align;              /* ARRAY: the server stages it at this alignment (a CUtensorMap: 64 and more,
+                                    rm_aligns); 0: the arena's own (16)                                     */
 } rm_pplan;
 
 typedef struct rm_plan {
@@ -138,6 +151,9 @@ typedef struct rm_plan {
     uint8_t num_create, num_destroy, num_attr_kind, num_attr_out;
     int8_t num_attr_param, num_buf_param, num_size_param;
     int64_t num_attr_value;
+    int8_t link_param;           /* a CUlinkState whose kept option outputs (cuLinkCreate's logs, sizes, wall
+                                    time) the reply carries after the outputs (rm_links); -1: none         */
+    uint8_t link_drop;           /* ... and this call ends the link (cuLinkDestroy)                          */
     const char *reason;          /* not RM_CLASS_FORWARD: why (points into 'why' or at static text)         */
     const char *async_reason;    /* async: why (static text)                                                */
     char why[120];
@@ -246,6 +262,62 @@ int rm_lattr_refused(const char *name);
    struct (its 'id' field names the attribute). 1 when 'st' is such a struct. */
 int rm_lconfig_fields(const cushim_struct_info *st, uint32_t *attrs_off, uint32_t *num_off,
                       const cushim_struct_info **attr_st);
+/* JIT and library options (RM_OP_JITOPTS; rm_jit.c, one table per enum). The value of option k is the k-th slot
+   of 'optionValues' (a void *), as cuda.h documents each CUjit_option and CUlibraryOption. */
+#define RM_JIT_VALUE 1           /* a value cast to void * (unsigned int, int, an enum): the slot's 8 bytes in   */
+#define RM_JIT_INOUT 2           /* ... and the slot written back by the callee (a log's size: what it filled;
+                                    THREADS_PER_BLOCK; WALL_TIME's float): the slot's 8 bytes in and back    */
+#define RM_JIT_LOG 3             /* a char * buffer the callee writes, of the size its companion option's value
+                                    gives (that option once in the same array, at most RM_MAX_JIT_LOG)       */
+#define RM_JIT_ZERO 4            /* carried as 0 whatever the client gave (CU_LIBRARY_BINARY_IS_PRESERVED: the
+                                    server's copy of the image lives for the call only; a hint the driver may
+                                    ignore anyway)                                                          */
+typedef struct rm_jit_opt {
+    const char *name;            /* the enum value's name: looked up in the tree's enum (absent: refused)      */
+    uint8_t kind;                /* RM_JIT_*; 0: refused, 'why' says why                                     */
+    const char *size_opt;        /* RM_JIT_LOG: the option giving the buffer's size                          */
+    const char *why;             /* refused: why (the log line)                                              */
+} rm_jit_opt;
+typedef struct rm_jit_table {
+    const char *enum_name;       /* the option array's enum type ("CUjit_option")                            */
+    const rm_jit_opt *rows;
+    uint32_t n;
+} rm_jit_table;
+/* Option arrays by API: 'values' (void **) is carried by the kinds of 'options' (an enum array counted as it is);
+   'retained': the callee keeps the values until a later call (cuLinkCreate: logs accumulate until
+   cuLinkDestroy), so options written back are refused there. */
+typedef struct rm_jitopts {
+    const char *glob;            /* fnmatch(3) on the exported name                                         */
+    const char *values;
+    const char *options;
+    uint8_t retained;
+} rm_jitopts;
+const rm_jitopts *rm_jitopts_find(const char *api, const char *values);
+const rm_jit_table *rm_jit_table_find(const char *enum_name);
+/* Option 'value' of 'pp' (a JITOPTS plan): its row, or NULL when the table or this tree does not name it. */
+const rm_jit_opt *rm_jit_opt_of(const rm_pplan *pp, int64_t value);
+/* The value of the option named 'name' in this tree's enum of 'pp': 1 and *value, or 0. */
+int rm_jit_value_of(const rm_pplan *pp, const char *name, int32_t *value);
+/* A hash of the table in this tree's enum (value, kind): folded into the layout hash. */
+uint32_t rm_jit_hash(const rm_jit_table *t, const cushim_enum_info *e);
+
+/* Arrays counted by a rank (cuTensorMapEncode*'s globalStrides: tensorRank - 1 elements): the count is 'count'
+   (an unsigned value parameter) less 'less', or 0 elements when that value lies outside less..max (a rank the
+   driver refuses before reading the arrays). */
+typedef struct rm_rank {
+    const char *glob;
+    const char *param;
+    const char *count;
+    uint8_t less, max;
+} rm_rank;
+const rm_rank *rm_rank_find(const char *api, const char *param);
+/* A link's later calls (rm_links): is 'param' of 'api' the CUlinkState whose kept outputs its reply carries? 1, and
+   *drop when the call ends the link. */
+int rm_link_find(const char *api, const char *param, uint8_t *drop);
+
+/* The alignment the callee requires of a buffer (cuda.h: a CUtensorMap's address aligned to 64 bytes), or 0. */
+uint32_t rm_align_find(const char *api, const char *param);
+
 /* Is parameter 'param' of 'api' an address the callee only looks up (RM_OP_ADDR)? */
 int rm_addr_find(const char *api, const char *param);
 

@@ -138,9 +138,24 @@ static const rm_special rm_specials[] = {
     { "cublas*LoggerConfigure", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "a log file of the client's machine" },
     { "cublasLtLogger*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "a log file or callback of the client's machine" },
 
-    /* what Triton, XLA and CuPy also call, not carried yet (docs/remote.md, "Values sized by their attribute") */
-    { "cuTensorMapEncode*", RM_CLASS_NEEDS_HAND, 0, NULL, NULL,
-      "globalStrides holds tensorRank - 1 elements, a count the metadata cannot say (the CUtensorMap itself is 128 opaque bytes)" },
+    /* the occupancy calculator's size callback would run in the client: carried while NULL (CuPy passes NULL and a
+       fixed dynamic shared memory size) */
+    { "cuOccupancyMaxPotentialBlockSize*", RM_CLASS_HAND, RM_OP_NULL_ONLY, "blockSizeToDynamicSMemSize", NULL,
+      "carried while blockSizeToDynamicSMemSize is NULL (a callback would run in the client)" },
+    /* TMA descriptors (Triton): the CUtensorMap is 128 opaque bytes holding a device address of the server's; the
+       arrays are counted by tensorRank (rm_ranks below) */
+    { "cuTensorMapEncode*", RM_CLASS_HAND, RM_OP_ARRAY, "tensorMap", NULL,
+      "a CUtensorMap's 128 opaque bytes back; the arrays counted by tensorRank (globalStrides: tensorRank - 1)" },
+    { "cuTensorMapReplaceAddress", RM_CLASS_HAND, RM_OP_ARRAY, "tensorMap", NULL,
+      "a CUtensorMap's 128 opaque bytes in and back" },
+    /* the file is the client's: read there and sent as cuLinkAddData (plugins/remote/rp_jit.c); a server decodes
+       the path only as absent, so never opens a path a client names */
+    { "cuLinkAddFile*", RM_CLASS_HAND, RM_OP_CLIENT, "path", NULL,
+      "the client's file: read in the client and sent as cuLinkAddData of its bytes" },
+    { "cuModuleLoad", RM_CLASS_HAND, RM_OP_CLIENT, "fname", NULL,
+      "the client's file: read in the client and sent as cuModuleLoadData of its bytes" },
+    { "cuLibraryLoadFromFile", RM_CLASS_HAND, RM_OP_CLIENT, "fileName", NULL,
+      "the client's file: read in the client and sent as cuLibraryLoadData of its bytes" },
 
     /* answered by the client's shim, never by the server */
     { "cuGetProcAddress*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "entry points are the client shim's own (getproc.c)" },
@@ -351,6 +366,65 @@ static const rm_attr_table rm_attr_tables[] = {
     { "CUlaunchAttributeID", rm_launch_attrs, sizeof rm_launch_attrs / sizeof rm_launch_attrs[0] },
     { "cudaLaunchAttributeID", rm_launch_attrs, sizeof rm_launch_attrs / sizeof rm_launch_attrs[0] },
 };
+
+/* Arrays counted by a rank (cuda.h: cuTensorMapEncodeTiled's globalDim, boxDim and elementStrides have tensorRank
+   elements, globalStrides tensorRank - 1; Im2col's pixel box corners tensorRank - 2, its spatial dimensions). The
+   driver takes ranks up to 5 and refuses others before reading them: then no element is sent. */
+static const rm_rank rm_ranks[] = {
+    { "cuTensorMapEncode*", "globalDim", "tensorRank", 0, 5 },
+    { "cuTensorMapEncode*", "globalStrides", "tensorRank", 1, 5 },
+    { "cuTensorMapEncode*", "boxDim", "tensorRank", 0, 5 },
+    { "cuTensorMapEncode*", "elementStrides", "tensorRank", 0, 5 },
+    { "cuTensorMapEncodeIm2col", "pixelBoxLowerCorner", "tensorRank", 2, 5 },
+    { "cuTensorMapEncodeIm2col", "pixelBoxUpperCorner", "tensorRank", 2, 5 },
+};
+
+const rm_rank *rm_rank_find(const char *api, const char *param)
+{
+    for (size_t i = 0; i < sizeof rm_ranks / sizeof rm_ranks[0]; i++)
+        if (fnmatch(rm_ranks[i].glob, api, 0) == 0 && strcmp(rm_ranks[i].param, param) == 0)
+            return &rm_ranks[i];
+    return NULL;
+}
+
+/* A link's later calls: the driver writes cuLinkCreate's logs, log sizes and wall time into its buffers over the
+   link's life (cuda.h: they "accumulate data until the CUlinkState is destroyed"), so each reply carries them. */
+static const struct {
+    const char *glob, *param;
+    uint8_t drop;
+} rm_links[] = {
+    { "cuLinkAddData*", "state", 0 },
+    { "cuLinkAddFile*", "state", 0 },
+    { "cuLinkComplete", "state", 0 },
+    { "cuLinkDestroy", "state", 1 },
+};
+
+int rm_link_find(const char *api, const char *param, uint8_t *drop)
+{
+    for (size_t i = 0; i < sizeof rm_links / sizeof rm_links[0]; i++)
+        if (fnmatch(rm_links[i].glob, api, 0) == 0 && strcmp(rm_links[i].param, param) == 0) {
+            *drop = rm_links[i].drop;
+            return 1;
+        }
+    return 0;
+}
+
+/* Buffers the callee requires aligned (the arena's blocks are 16-aligned): a CUtensorMap "must be aligned to 64
+   bytes" (cuda.h), and its type is aligned to 128. */
+static const struct {
+    const char *glob, *param;
+    uint32_t align;
+} rm_aligns[] = {
+    { "cuTensorMap*", "tensorMap", 128 },
+};
+
+uint32_t rm_align_find(const char *api, const char *param)
+{
+    for (size_t i = 0; i < sizeof rm_aligns / sizeof rm_aligns[0]; i++)
+        if (fnmatch(rm_aligns[i].glob, api, 0) == 0 && strcmp(rm_aligns[i].param, param) == 0)
+            return rm_aligns[i].align;
+    return 0;
+}
 
 /* Addresses the callee only looks up (RM_OP_ADDR): a client's shared pinned memory goes as region and offset. */
 static const rm_scalar rm_addrs[] = {

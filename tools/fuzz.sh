@@ -43,7 +43,7 @@ HARNESSES=(
   "flight tests/fuzz/fuzz_flight.c plugins/flight/fl_read.c plugins/common/region.c plugins/common/visible.c -Iplugins/flight -Iplugins/common"
   "lua tests/fuzz/fuzz_lua.c plugins/lua/lua.c plugins/lua/lp_hooks.c plugins/lua/lp_watch.c plugins/lua/lp_state.c plugins/lua/lp_gen.c plugins/lua/lp_bridge.c plugins/lua/lp_call.c plugins/lua/lp_params.c plugins/lua/lp_values.c plugins/lua/lp_sandbox.c plugins/lua/lp_pattern.c plugins/lua/lp_pmatch.c plugins/lua/lp_budget.c plugins/lua/lp_shared.c plugins/lua/lp_report.c plugins/lua/lp_engine.c plugins/lua/lp_load.c -Iplugins/lua -I/usr/include/lua5.4"
   "select tests/fuzz/fuzz_select.c runtime/select.c runtime/api.c runtime/libs.c runtime/log.c runtime/env.c runtime/once.c generated/cuda-${CUSHIM_CUDA_VERSION:-13.0}/cushim_meta.c -I$fuzz_build/runtime -I$fuzz_build/cuda-headers/nvml-13.0/include"
-  "remote tests/fuzz/fuzz_remote.c remote/rm_wire.c remote/rm_plan.c remote/rm_special.c remote/rm_codec.c remote/rm_num.c remote/rm_arena.c remote/rm_auth.c remote/rm_sock.c remote/rm_shm.c remote/rm_meta_gen.c generated/cuda-${CUSHIM_CUDA_VERSION:-13.0}/cushim_meta.c -Iremote -I$fuzz_build/cuda-headers/nvml-13.0/include -lcrypto"
+  "remote tests/fuzz/fuzz_remote.c remote/rm_wire.c remote/rm_plan.c remote/rm_special.c remote/rm_jit.c remote/rm_codec.c remote/rm_num.c remote/rm_arena.c remote/rm_auth.c remote/rm_sock.c remote/rm_shm.c remote/rm_meta_gen.c generated/cuda-${CUSHIM_CUDA_VERSION:-13.0}/cushim_meta.c -Iremote -I$fuzz_build/cuda-headers/nvml-13.0/include -lcrypto"
 )
 
 seconds=${FUZZ_SECONDS:-30}

@@ -268,6 +268,8 @@ static int rp_pre(cushim_call *call, void *user, uint64_t *slot)
         return cushim_call_skip(call, r);
     if (rp_hostfn_pre(call, &r))   /* host functions run here (rp_hostfn.c) */
         return cushim_call_skip(call, r);
+    if (call->info->library == CUSHIM_LIB_DRIVER && rp_jit_pre(s, call, &r))   /* cuLinkAddFile (rp_jit.c) */
+        return cushim_call_skip(call, r);
     if (pl == NULL || (pl->cls != RM_CLASS_FORWARD && pl->cls != RM_CLASS_FORWARD_NULL && pl->cls != RM_CLASS_HAND)) {
         rp_refuse_once(s, pl, "not forwarded");
         return cushim_call_skip(call, rc_lib_error(call->info->library, s->e_not_supported));
@@ -375,13 +377,14 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
     s->e_wrong_thread = rp_code(host, "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD");
     s->e_invalidated = rp_code(host, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED");
     s->e_oom = rp_code(host, "CUDA_ERROR_OUT_OF_MEMORY");
+    s->e_file_not_found = rp_code(host, "CUDA_ERROR_FILE_NOT_FOUND");
     s->paraminfo = host->api_by_name("cuFuncGetParamInfo");
     s->route = rp_route;
     if (rp_managed_init(s) != 0) {
         host->log(self, CUSHIM_LOG_ERROR, "out of memory");
         return -1;
     }
-    s->cx = (rm_ctx){ .kparam_sizes = rp_kparam_sizes, .intern = rp_intern, .keep = rp_graph_keep,
+    s->cx = (rm_ctx){ .kparam_sizes = rp_kparam_sizes, .intern = rp_intern, .keep = rp_graph_keep, .link_in = rp_link_in,
                       .scalar = rp_cublas_scalar, .addr_out = rp_addr_out, .addr_in = rp_addr_in, .user = s };
     rp_cublas_init(host);
     rp_nccl_init(host, self);

@@ -12,6 +12,7 @@
  *   rp_hostfn.c  host functions, run in the client after their stream drained (no state of rp_state; rp_hostfn.h)
  *   rp_graph.c   stream captures and graphs: the streams being captured (rp_state.glock), what a capture changes
  *   rp_managed.c managed memory: the blocks mirrored here, pushed and pulled at synchronisation (its own lock)
+ *   rp_jit.c     files the program names read here and sent as bytes; the refused options logged (its own lock)
  */
 #ifndef RP_H
 #define RP_H
@@ -113,7 +114,7 @@ typedef struct rp_state {
     _Atomic uint64_t calls, trips, batched, batches, cached, chunks, shm_chunks, zero_copies, bell_calls;
     _Atomic uint8_t *logged;       /* per API id: its refusal was logged */
     _Atomic uint32_t *sync_calls;  /* per API id: its synchronous round trips (stats=1; NULL: not counted) */
-    int32_t e_not_supported, e_invalid, e_not_found, e_unavailable, e_oom;
+    int32_t e_not_supported, e_invalid, e_not_found, e_unavailable, e_oom, e_file_not_found;
     const cushim_api_info *paraminfo;
     uint32_t tls_wr;               /* host TLS key: this thread's encoding buffer (kept: no page faults a call) */
     /* kernel argument sizes and strings (rp_args.c) */
@@ -162,6 +163,17 @@ int rp_send_kind_locked(rp_state *s, uint16_t kind, const rm_wr *w, uint32_t seq
 int rp_send_batch_locked(rp_state *s);
 int rp_read_ahead_locked(rp_state *s);
 void rp_take_async_err_locked(rp_state *s, const rm_plan *pl, void *retval);
+
+/* rp_jit.c */
+/* cuLinkAddFile[_v2], cuModuleLoad, cuLibraryLoadFromFile: 1 when it took the call (*r its result): the file read
+   here, sent as cuLinkAddData[_v2], cuModuleLoadData, cuLibraryLoadData. cuLinkCreate[_v2] with options written back
+   and cuLinkDestroy: forwarded here, the link recorded and dropped (rp_link_in). */
+int rp_jit_pre(rp_state *s, cushim_call *call, int32_t *r);
+/* rm_ctx.link_in: a link's kept option outputs into the program's buffers it gave cuLinkCreate (recorded by
+   rp_jit_pre when the create succeeded, dropped at cuLinkDestroy). */
+int rp_link_in(void *user, uint64_t state, rm_rd *r);
+/* An option the codec refused (rm_call.refused, .refused_why): logged once per option and reason. */
+void rp_refuse_option_once(rp_state *s, const rm_plan *pl, const char *option, const char *why);
 
 /* rp_bulk.c */
 int32_t rp_copy_chunked(rp_state *s, const rm_plan *pl, void *params);

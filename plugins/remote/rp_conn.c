@@ -410,6 +410,10 @@ int32_t rp_queue(rp_state *s, const rm_plan *pl, void *params, uint64_t *ltid)
                 memcpy(&result, ret, sizeof result);
             return result;
         }
+        if (rc == RM_EUNSUPPORTED && c.refused != NULL) {
+            rp_refuse_option_once(s, pl, c.refused, c.refused_why);
+            return s->e_not_supported;
+        }
         if (rc == RM_EUNSUPPORTED) {
             rp_refuse_once(s, pl, "an argument the codec cannot carry");
             return s->e_not_supported;
@@ -488,6 +492,10 @@ int32_t rp_forward(rp_state *s, const rm_plan *pl, void *params, void *retval, i
     w->allow_ref = 1;   /* sent before this returns: a large input goes from the program's buffer */
     int rc = rm_encode_call(pl, params, &s->cx, w, &c);   /* outside the lock: it may ask the server itself */
     if (rc != RM_OK) {
+        if (rc == RM_EUNSUPPORTED && c.refused != NULL) {
+            rp_refuse_option_once(s, pl, c.refused, c.refused_why);
+            return s->e_not_supported;
+        }
         if (rc == RM_EUNSUPPORTED) {
             rp_refuse_once(s, pl, "an argument the codec cannot carry");
             return s->e_not_supported;

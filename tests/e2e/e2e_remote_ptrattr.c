@@ -14,7 +14,8 @@
  *   synchronisation (a launch is asynchronous); cuOccupancyMaxActiveClusters with and without a cluster; an
  *   attribute whose value holds a pointer (DEVICE_UPDATABLE_KERNEL_NODE), printed apart ('updatable:').
  *   cuLinkCreate, two cuLinkAddData of PTX, cuLinkComplete: the linked image's size and bytes, loaded as a module;
- *   a link with JIT options (refused: the fake has none, the remoting carries none). cuMemGetAllocationGranularity
+ *   a link with a wall time (an option the driver writes back over the link's life: e2e_remote_jit checks the
+ *   values). cuMemGetAllocationGranularity
  *   and cuMemCreate of a CUmemAllocationProp (XLA's allocator); one with win32HandleMetaData set printed apart
  *   ('win32:'). Not with
  *   the argument "attrs" (a real driver has no fk_add_i32__pii: tests/gpu/checks/remoteptrattr.sh).
@@ -159,7 +160,10 @@ static void link_ptx(void)
     CUjit_option opt = CU_JIT_WALL_TIME;
     float wall = 0;
     void *val = &wall;
-    printf("link with options: %d\n", (int)cuLinkCreate(1, &opt, &val, &st));
+    CUresult lr = cuLinkCreate(1, &opt, &val, &st);
+    printf("link with options: %d\n", (int)lr);
+    if (lr == CUDA_SUCCESS)
+        CK(cuLinkDestroy(st));
 }
 
 /* fk_add_i32__pii (the fake driver's kernel: p, n, v adds v to n ints at p) launched with attributes */

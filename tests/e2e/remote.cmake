@@ -117,3 +117,9 @@ endif()
 # (run_remote_ipc.sh).
 remote_program(e2e_remote_ipc cushim_fake_cuda)
 remote_test(e2e_remote_ipc run_remote_ipc.sh 60 "$<TARGET_FILE:e2e_remote_ipc>" "${CMAKE_CURRENT_BINARY_DIR}")
+# JIT options, links and tensor maps (docs/remote.md, "JIT options" and "Tensor maps"): what Triton, Inductor, CuPy
+# and Numba ask, equal to a local run over a unix socket and TCP; refused options logged by name
+# (run_remote_jit.sh).
+remote_program(e2e_remote_jit cushim_fake_cuda)
+remote_test(e2e_remote_jit run_remote_jit.sh 60
+         "$<TARGET_FILE:e2e_remote_jit>" "${CMAKE_CURRENT_BINARY_DIR}")

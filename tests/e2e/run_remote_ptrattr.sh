@@ -51,7 +51,7 @@ for want in 'device attr 2: 0 4 bytes 02 00 00 00' 'device+100 attr 1: 0 8 bytes
             'pinned+100 attr 3: 0 8 bytes base+100' 'pinned attr 1000: 801' 'pageable attr 2: 1' \
             'sync_memops device: 1' 'buffer ids differ: 1' 'pinned copy: 7 7' 'launch ex: 0 0, 5 5' \
             'launch ex, cluster of 3: 912' 'after: 5' 'clusters of 2: 0 64' 'clusters, none: 0 128' \
-            "linked: 45 bytes, text '.version 7.0" 'linked module: 0' 'link with options: 801' \
+            "linked: 45 bytes, text '.version 7.0" 'linked module: 0' 'link with options: 0' \
             'granularity: 0 2097152' 'create: 0, release: 0' 'granularity, device 99: 101'; do
     grep -qxF -- "$want" "$d/remote.out" || fail "no line '$want' in the remote run: $(grep -F "${want%%:*}:" "$d/remote.out" | head -3)"
 done

@@ -3,7 +3,9 @@
  * small kernel on a 1024-thread device would (32 registers, no static shared memory, PTX and binary 9.0), with
  * the dynamic shared memory limit cuFuncSetAttribute set (48 KiB by default, at most 227 KiB);
  * cuOccupancyMaxActiveBlocksPerMultiprocessor[WithFlags] divides 2048 threads and 228 KiB of shared memory
- * per multiprocessor among the blocks.
+ * per multiprocessor among the blocks; cuOccupancyMaxPotentialBlockSize[WithFlags] tries every multiple of 32 up to
+ * the limit (the callback, when given, says each one's dynamic shared memory) and takes the most threads per
+ * multiprocessor (the largest block on a tie), its grid filling the 132 multiprocessors once.
  */
 #include "fake_internal.h"
 
@@ -87,6 +89,50 @@ CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CU
     if (flags > 1)
         return CUDA_ERROR_INVALID_VALUE;
     return ff_occupancy(numBlocks, func, blockSize, dynamicSMemSize);
+}
+
+static CUresult ff_potential(int *minGridSize, int *blockSize, CUfunction func, CUoccupancyB2DSize cb,
+                             size_t dynamicSMemSize, int blockSizeLimit)
+{
+    CUresult r = ff_func(func);
+    int best = 0, best_blocks = 0, best_size = 0;
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (minGridSize == NULL || blockSize == NULL || blockSizeLimit < 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (int bs = 32; bs <= (blockSizeLimit ? blockSizeLimit : 1024) && bs <= 1024; bs += 32) {
+        int n;
+        if (ff_occupancy(&n, func, bs, cb != NULL ? cb(bs) : dynamicSMemSize) != CUDA_SUCCESS)
+            continue;
+        if (n * bs >= best) {
+            best = n * bs;
+            best_blocks = n;
+            best_size = bs;
+        }
+    }
+    if (best_size == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    *minGridSize = best_blocks * 132;
+    *blockSize = best_size;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, CUfunction func,
+                                          CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize,
+                                          int blockSizeLimit)
+{
+    FAKE_ENTER(cuOccupancyMaxPotentialBlockSize);
+    return ff_potential(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit);
+}
+
+CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int *minGridSize, int *blockSize, CUfunction func,
+                                                   CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+                                                   size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags)
+{
+    FAKE_ENTER(cuOccupancyMaxPotentialBlockSizeWithFlags);
+    if (flags > 1)
+        return CUDA_ERROR_INVALID_VALUE;
+    return ff_potential(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit);
 }
 
 /* Clusters of a configuration's cluster size (1 without the attribute) that fit at once: 128 blocks' worth. */

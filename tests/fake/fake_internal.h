@@ -91,6 +91,16 @@ FK_HIDDEN void fk_count(uint32_t id);
 FK_HIDDEN /* a parameter's offset and size from a function name's '__' suffix (fake_module.c) */
 CUresult fk_param_info(const char *name, size_t index, size_t *offset, size_t *size);
 char *fk_ptx_copy(const void *image);   /* fake_paraminfo.c */
+/* JIT options (fake_jit.c): checked, the logs, sizes, wall time and threads per block written; 'failed': the
+   image failed to compile (the error log says so). CUDA_SUCCESS or CUDA_ERROR_INVALID_VALUE. */
+FK_HIDDEN CUresult fk_jit_options(const char *api, unsigned n, CUjit_option *opts, void **vals, int failed);
+FK_HIDDEN int fk_jit_fails(const void *image);   /* an image whose text starts with ".error" */
+/* A link's logs (fake_jit.c): the value of a size option; 'text' into the info (error: the error) log of 'size' bytes;
+   the wall time. */
+FK_HIDDEN uint32_t fk_jit_size(unsigned n, const CUjit_option *opts, void *const *vals, CUjit_option size_opt);
+FK_HIDDEN void fk_jit_link_log(unsigned n, const CUjit_option *opts, void **vals, int error, const char *text,
+                               uint32_t size);
+FK_HIDDEN void fk_jit_wall(unsigned n, const CUjit_option *opts, void **vals, float ms);
 #define FAKE_ENTER(name) fk_count(CUSHIM_API_##name)
 #define FK_REQUIRE_INIT() do { if (!atomic_load(&fk_initialized)) return CUDA_ERROR_NOT_INITIALIZED; } while (0)
 

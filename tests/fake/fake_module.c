@@ -15,6 +15,7 @@
  * take effect in order; and a stream being captured records the launch into its
  * graph instead (fake_graph.c).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,50 @@ static struct CUmod_st *fk_module_new(void)
     if (m != NULL)
         m->magic = FK_MAGIC_MODULE;
     return m;
+}
+
+/* A file's bytes and a NUL (at most 64 KiB: the fake's images are small); NULL when it cannot be read. */
+static char *fk_read_file(const char *path, CUresult *r)
+{
+    char *b = calloc(1, 65536);
+    FILE *f = path != NULL ? fopen(path, "rb") : NULL;
+    *r = path == NULL ? CUDA_ERROR_INVALID_VALUE : f == NULL ? CUDA_ERROR_FILE_NOT_FOUND : CUDA_SUCCESS;
+    if (b == NULL || f == NULL) {
+        if (f != NULL)
+            fclose(f);
+        free(b);
+        *r = *r == CUDA_SUCCESS ? CUDA_ERROR_OUT_OF_MEMORY : *r;
+        return NULL;
+    }
+    if (fread(b, 1, 65535, f) == 0 && ferror(f))
+        *r = CUDA_ERROR_FILE_NOT_FOUND;
+    fclose(f);
+    return b;
+}
+
+/* cuda.h: a module from a file - the same as cuModuleLoadData of its contents */
+CUresult cuModuleLoad(CUmodule *module, const char *fname)
+{
+    FAKE_ENTER(cuModuleLoad);
+    FK_REQUIRE_INIT();
+    CUresult r;
+    char *image = fk_read_file(fname, &r);
+    if (image == NULL || r != CUDA_SUCCESS) {
+        free(image);
+        return r;
+    }
+    if (module == NULL || !fk_ctx_valid(fk_current_ctx())) {
+        free(image);
+        return module == NULL ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_CONTEXT;
+    }
+    struct CUmod_st *m = fk_module_new();
+    if (m != NULL)
+        m->ptx = fk_ptx_copy(image);
+    free(image);
+    if (m == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *module = m;
+    return CUDA_SUCCESS;
 }
 
 CUresult cuModuleLoadData(CUmodule *module, const void *image)
@@ -56,6 +101,10 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int nu
         return CUDA_ERROR_INVALID_VALUE;
     if (!fk_ctx_valid(fk_current_ctx()))
         return CUDA_ERROR_INVALID_CONTEXT;
+    int failed = fk_jit_fails(image);   /* JIT options (fake_jit.c): logs written, a failure too */
+    CUresult r = fk_jit_options("cuModuleLoadDataEx", numOptions, options, optionValues, failed);
+    if (r != CUDA_SUCCESS || failed)
+        return r != CUDA_SUCCESS ? r : CUDA_ERROR_INVALID_PTX;
     struct CUmod_st *m = fk_module_new();
     if (m == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -131,16 +180,34 @@ CUresult cuFuncGetName(const char **name, CUfunction hfunc)
 
 /* ---- libraries and kernels (context-independent) ------------------------ */
 
+static CUresult fk_library_load(CUlibrary *library, const void *code, CUjit_option *jitOptions,
+                                void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions,
+                                void **libraryOptionValues, unsigned int numLibraryOptions);
+
 CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues,
                            unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues,
                            unsigned int numLibraryOptions)
 {
     FAKE_ENTER(cuLibraryLoadData);
     FK_REQUIRE_INIT();
-    (void)jitOptions, (void)jitOptionsValues, (void)numJitOptions;
-    (void)libraryOptions, (void)libraryOptionValues, (void)numLibraryOptions;
-    if (library == NULL || code == NULL)
+    return fk_library_load(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions,
+                           libraryOptionValues, numLibraryOptions);
+}
+
+static CUresult fk_library_load(CUlibrary *library, const void *code, CUjit_option *jitOptions,
+                                void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions,
+                                void **libraryOptionValues, unsigned int numLibraryOptions)
+{
+    if (library == NULL || code == NULL ||
+        (numLibraryOptions != 0 && (libraryOptions == NULL || libraryOptionValues == NULL)))
         return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned k = 0; k < numLibraryOptions; k++)
+        if ((unsigned)libraryOptions[k] >= (unsigned)CU_LIBRARY_NUM_OPTIONS)
+            return CUDA_ERROR_INVALID_VALUE;
+    int failed = fk_jit_fails(code);   /* JIT options (fake_jit.c) */
+    CUresult r = fk_jit_options("cuLibraryLoadData", numJitOptions, jitOptions, jitOptionsValues, failed);
+    if (r != CUDA_SUCCESS || failed)
+        return r != CUDA_SUCCESS ? r : CUDA_ERROR_INVALID_PTX;
     struct CUlib_st *l = fk_obj_alloc(sizeof *l);
     struct CUmod_st *m = fk_module_new();
     if (l == NULL || m == NULL)
@@ -149,6 +216,28 @@ CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *j
     l->module = m;
     *library = l;
     return CUDA_SUCCESS;
+}
+
+/* cuda.h: a library from a file; CU_LIBRARY_BINARY_IS_PRESERVED "with cuLibraryLoadFromFile() is invalid" */
+CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_option *jitOptions,
+                               void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions,
+                               void **libraryOptionValues, unsigned int numLibraryOptions)
+{
+    FAKE_ENTER(cuLibraryLoadFromFile);
+    FK_REQUIRE_INIT();
+    for (unsigned k = 0; libraryOptions != NULL && k < numLibraryOptions; k++)
+        if (libraryOptions[k] == CU_LIBRARY_BINARY_IS_PRESERVED)
+            return CUDA_ERROR_INVALID_VALUE;
+    CUresult r;
+    char *code = fk_read_file(fileName, &r);
+    if (code == NULL || r != CUDA_SUCCESS) {
+        free(code);
+        return r;
+    }
+    r = fk_library_load(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions,
+                        libraryOptionValues, numLibraryOptions);
+    free(code);
+    return r;
 }
 
 static int fk_library_valid(CUlibrary l)
@@ -394,28 +483,78 @@ FK_EXPORT const char *fake_cuda_last_launch_name(void)
 struct CUlinkState_st {
     char *image;
     size_t len;
+    /* cuLinkCreate's options, kept for the link's life as the driver keeps them (fake_jit.c writes the logs) */
+    unsigned n;
+    CUjit_option opts[64];
+    void **vals;
+    uint32_t info_size, error_size;
+    char info[1024];
 };
+
+static void fk_link_info(CUlinkState st, const char *more)
+{
+    size_t at = strlen(st->info);
+    snprintf(st->info + at, sizeof st->info - at, "%s", more);
+    fk_jit_link_log(st->n, st->opts, st->vals, 0, st->info, st->info_size);
+}
 
 CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut)
 {
     FAKE_ENTER(cuLinkCreate_v2);
     FK_REQUIRE_INIT();
-    (void)options, (void)optionValues;
-    if (stateOut == NULL || numOptions != 0)
-        return stateOut == NULL ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_SUPPORTED;   /* no JIT options here */
-    if ((*stateOut = calloc(1, sizeof **stateOut)) == NULL)
+    if (stateOut == NULL || (numOptions != 0 && (options == NULL || optionValues == NULL)) || numOptions > 64)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned k = 0; k < numOptions; k++)
+        if ((unsigned)options[k] >= (unsigned)CU_JIT_NUM_OPTIONS)
+            return CUDA_ERROR_INVALID_VALUE;
+    CUlinkState st = calloc(1, sizeof *st);
+    if (st == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
+    st->n = numOptions;
+    memcpy(st->opts, options, numOptions * sizeof *options);
+    st->vals = optionValues;
+    st->info_size = fk_jit_size(numOptions, options, optionValues, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES);
+    st->error_size = fk_jit_size(numOptions, options, optionValues, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES);
+    snprintf(st->info, sizeof st->info, "fake-link: %u options", numOptions);
+    fk_link_info(st, "");
+    fk_jit_link_log(st->n, st->opts, st->vals, 1, "", st->error_size);
+    *stateOut = st;
     return CUDA_SUCCESS;
 }
+
+static CUresult fk_link_add(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name,
+                            unsigned int numOptions, CUjit_option *options, void **optionValues);
 
 CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name,
                           unsigned int numOptions, CUjit_option *options, void **optionValues)
 {
     FAKE_ENTER(cuLinkAddData_v2);
     FK_REQUIRE_INIT();
-    (void)name, (void)options, (void)optionValues;
-    if (state == NULL || data == NULL || size == 0 || numOptions != 0 || type != CU_JIT_INPUT_PTX)
+    return fk_link_add(state, type, data, size, name, numOptions, options, optionValues);
+}
+
+/* cuda.h: an input takes compiler options only, none of the logs, the wall time or the target */
+static CUresult fk_link_add(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name,
+                            unsigned int numOptions, CUjit_option *options, void **optionValues)
+{
+    (void)name;
+    if (state == NULL || data == NULL || size == 0 || type != CU_JIT_INPUT_PTX)
         return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned k = 0; k < numOptions && options != NULL; k++)
+        if (options[k] == CU_JIT_WALL_TIME || options[k] == CU_JIT_INFO_LOG_BUFFER ||
+            options[k] == CU_JIT_ERROR_LOG_BUFFER || options[k] == CU_JIT_TARGET_FROM_CUCONTEXT ||
+            options[k] == CU_JIT_TARGET)
+            return CUDA_ERROR_INVALID_VALUE;
+    int failed = fk_jit_fails(data);
+    CUresult r = fk_jit_options("cuLinkAddData", numOptions, options, optionValues, failed);
+    char more[160];
+    snprintf(more, sizeof more, failed ? "fake-link: %.64s: syntax error" : " +%.64s", name ? name : "?");
+    if (r == CUDA_SUCCESS && failed)
+        fk_jit_link_log(state->n, state->opts, state->vals, 1, more, state->error_size);
+    else if (r == CUDA_SUCCESS)
+        fk_link_info(state, more);
+    if (r != CUDA_SUCCESS || failed)
+        return r != CUDA_SUCCESS ? r : CUDA_ERROR_INVALID_PTX;
     size_t n = strnlen(data, size);
     char *b = realloc(state->image, state->len + n + 1);
     if (b == NULL)
@@ -427,6 +566,22 @@ CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, si
     return CUDA_SUCCESS;
 }
 
+/* The file's bytes as cuLinkAddData's (cuda.h: "equivalent to invoking cuLinkAddData on the contents of the file") */
+CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions,
+                          CUjit_option *options, void **optionValues)
+{
+    FAKE_ENTER(cuLinkAddFile_v2);
+    FK_REQUIRE_INIT();
+    char buf[65536];
+    FILE *f = path != NULL ? fopen(path, "rb") : NULL;
+    if (f == NULL)
+        return path == NULL ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_FILE_NOT_FOUND;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return fk_link_add(state, type, buf, n + 1, path, numOptions, options, optionValues);
+}
+
 CUresult cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut)
 {
     FAKE_ENTER(cuLinkComplete);
@@ -435,6 +590,10 @@ CUresult cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut)
         return CUDA_ERROR_INVALID_VALUE;
     *cubinOut = state->image;
     *sizeOut = state->len + 1;
+    char more[64];
+    snprintf(more, sizeof more, " = %zu bytes", state->len + 1);
+    fk_link_info(state, more);
+    fk_jit_wall(state->n, state->opts, state->vals, 0.5f);
     return CUDA_SUCCESS;
 }
 

@@ -224,7 +224,13 @@ static void fz_check_call(const rm_call *c)
         case RM_OP_ARRAY: {
             uint64_t n = 1;
             uint32_t elem = mp->elem_size ? mp->elem_size : 1;
-            if (mp->fixed_count) {
+            const rm_rank *rk = rm_rank_find(a->name, mp->name);
+            if (rk != NULL) {   /* counted by a rank (cuTensorMapEncode*): none outside the ranks the driver takes */
+                for (uint32_t k = 0; k < a->nparams; k++)
+                    if (strcmp(a->params[k].name, rk->count) == 0)
+                        n = fz_int(params + a->params[k].offset, a->params[k].size);
+                n = n < rk->less || n > rk->max ? 0 : n - rk->less;
+            } else if (mp->fixed_count) {
                 n = mp->fixed_count;
             } else if (mp->count_param >= 0) {
                 const cushim_param_info *cp = &a->params[mp->count_param];
@@ -257,6 +263,28 @@ static void fz_check_call(const rm_call *c)
             FUZZ_CHECK(n <= RM_MAX_LATTRS && (n == 0) == (attrs == NULL));
             if (n != 0)
                 fz_touch((void *)attrs, (size_t)n * at->size);
+            break;
+        }
+        case RM_OP_JITOPTS: {   /* option values: each slot, and each log buffer as many bytes as its size option says */
+            void **vals = ptr;
+            const int32_t *opts;
+            memcpy(&opts, params + pl->p[pl->p[i].func_param].offset, sizeof opts);
+            FUZZ_CHECK(c->cap[i] <= RM_MAX_JITOPTS && (c->cap[i] == 0 || opts != NULL));
+            fz_touch(vals, (size_t)c->cap[i] * sizeof(void *));
+            for (uint64_t k = 0; k < c->cap[i]; k++) {
+                const rm_jit_opt *o = rm_jit_opt_of(&pl->p[i], opts[k]);
+                int32_t sid;
+                FUZZ_CHECK(o != NULL && o->kind != 0);
+                if (o->kind != RM_JIT_LOG || vals[k] == NULL)
+                    continue;
+                FUZZ_CHECK(rm_jit_value_of(&pl->p[i], o->size_opt, &sid));
+                for (uint64_t j = 0; j < c->cap[i]; j++)   /* the driver writes up to the size it reads */
+                    if (opts[j] == sid) {
+                        uint64_t size = (uint64_t)(uintptr_t)vals[j];
+                        FUZZ_CHECK(size <= RM_MAX_JIT_LOG);
+                        fz_touch(vals[k], (size_t)size);
+                    }
+            }
             break;
         }
         case RM_OP_ATTR:   /* a value sized by its attribute: staged in RM_ATTR_STAGE bytes whatever it is */
@@ -292,6 +320,12 @@ static void fz_reply(const rm_call *c)
     rm_wr_init(&w, 0);
     FUZZ_CHECK(rm_encode_reply(c, c->plan->id, RM_ST_OK, ret, &w) == RM_OK);   /* outputs, sized as staged */
     FUZZ_CHECK(w.len <= RM_MAX_PAYLOAD);
+    if (c->plan->ret_status) {   /* a failed call: a JIT's logs still go (outputs 2) */
+        ret[0] = 218;
+        rm_wr_reset(&w);
+        FUZZ_CHECK(rm_encode_reply(c, c->plan->id, RM_ST_OK, ret, &w) == RM_OK);
+        FUZZ_CHECK(w.len <= RM_MAX_PAYLOAD);
+    }
     rm_wr_free(&w);
 }
 

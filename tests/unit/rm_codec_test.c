@@ -176,9 +176,27 @@ static int is_count_target(const rm_plan *pl, uint32_t i, int indirect)
     return 0;
 }
 
+/* Is parameter i the rank that counts some array (rm_ranks: cuTensorMapEncode*'s tensorRank)? */
+static int is_rank_count(const rm_plan *pl, uint32_t i)
+{
+    for (uint32_t k = 0; k < pl->nparams; k++) {
+        const rm_rank *rk = rm_rank_find(pl->info->name, meta_param(pl, k)->name);
+        if (rk != NULL && strcmp(rk->count, meta_param(pl, i)->name) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 static uint64_t count_now(const rm_plan *pl, uint32_t i, const uint8_t *params)
 {
     const cushim_param_info *mp = meta_param(pl, i);
+    const rm_rank *rk = rm_rank_find(pl->info->name, mp->name);
+    for (uint32_t k = 0; rk != NULL && k < pl->nparams; k++) {   /* cuda.h: tensorRank less 0, 1 or 2 elements */
+        const cushim_param_info *cp = meta_param(pl, k);
+        uint64_t v = get_int(params + cp->offset, cp->size);
+        if (strcmp(cp->name, rk->count) == 0)
+            return v < rk->less || v > rk->max ? 0 : v - rk->less;
+    }
     if (mp->fixed_count)
         return mp->fixed_count;
     if (mp->count_param < 0)
@@ -203,6 +221,8 @@ static void build_client(const rm_plan *pl, side *s)
         rnd_fill(s->params + mp->offset, mp->size);
         if (is_count_target(pl, i, 0))
             put_int(s->params + mp->offset, mp->size, rnd() % 6);
+        if (is_rank_count(pl, i))
+            put_int(s->params + mp->offset, mp->size, rnd() % 7);   /* 6: a rank the driver refuses */
     }
     for (uint32_t k = 0; k < pl->nptr; k++) {
         uint32_t i = pl->order[k];
@@ -952,6 +972,8 @@ static void test_batch(void **state)
 }
 
 /* The counts docs/remote.md gives, and classes of APIs the e2e run needs. */
+static int sc_index(const rm_plan *pl, const char *name);
+
 static void test_classification(void **state)
 {
     (void)state;
@@ -968,6 +990,10 @@ static void test_classification(void **state)
     assert_int_equal(plan_named("cuLaunchKernel")->cls, RM_CLASS_HAND);
     assert_int_equal(plan_named("cuStreamAddCallback")->cls, RM_CLASS_HAND);   /* run in the client (rp_hostfn.c) */
     assert_int_equal(plan_named("cuUserObjectCreate")->cls, RM_CLASS_NEEDS_HAND);
+    const rm_plan *occ = plan_named("cuOccupancyMaxPotentialBlockSize");   /* its callback carried while NULL */
+    assert_int_equal(occ->cls, RM_CLASS_HAND);
+    assert_int_equal(occ->p[sc_index(occ, "blockSizeToDynamicSMemSize")].op, RM_OP_NULL_ONLY);
+    assert_int_equal(plan_named("cuModuleLoad")->cls, RM_CLASS_HAND);   /* the file read in the client */
     assert_int_equal(plan_named("cuGraphicsMapResources")->cls, RM_CLASS_UNSUPPORTED);
     for (uint32_t i = 0; i < plans->count; i++)
         if (plans->all[i].cls != RM_CLASS_FORWARD)
@@ -1663,6 +1689,359 @@ static void test_attrs_many(void **state)
 
 /* cuLaunchKernelEx's configuration: the struct and its attributes arrive whole, the count is the struct's, an id
    this tree does not name or one whose value holds a pointer refused on both sides, more than RM_MAX_LATTRS too. */
+/* ---- JIT options (docs/remote.md, "JIT options"; rm_jit.c) ---- */
+#define JIT_SLOT(v) ((void *)(uintptr_t)(v))
+
+/* cuModuleLoadDataEx's or cuLinkCreate_v2's options encoded as the client does (the params live on for the reply). */
+static int jit_encode(const char *api, unsigned n, CUjit_option *opts, void **vals, rm_wr *w, rm_call *cc)
+{
+    static const char image[] = ".version 7.0\n";
+    static CUmodule mod;
+    static CUlinkState st;
+    static cushim_params_cuModuleLoadDataEx pm;
+    static cushim_params_cuLinkCreate_v2 pc;
+    const rm_plan *pl = plan_named(api);
+    if (strcmp(api, "cuModuleLoadDataEx") == 0) {
+        pm = (cushim_params_cuModuleLoadDataEx){ &mod, image, n, opts, vals };
+        return rm_encode_call(pl, &pm, &ctx, w, cc);
+    }
+    pc = (cushim_params_cuLinkCreate_v2){ n, opts, vals, &st };
+    return rm_encode_call(pl, &pc, &ctx, w, cc);
+}
+
+/* A link's kept outputs after a later call's own (rm_ctx.link_out, link_in): cuLinkComplete's reply carries them. */
+static struct {
+    const rm_pplan *pp;
+    int32_t opts[3];
+    uint8_t slots[3 * 8 + 3 * 4];   /* the server's block: slots, then log sizes */
+    char log[16];
+    uint64_t state;
+} ln;
+static void *ln_client_vals[3];
+static char ln_client_log[16];
+
+static void ln_out(void *user, uint64_t state, rm_wr *w)
+{
+    (void)user;
+    rm_wr_u8(w, state == ln.state);
+    if (state == ln.state)
+        rm_jit_outputs_write(ln.pp, ln.opts, 3, ln.slots, (const uint32_t *)(ln.slots + 24), w);
+}
+
+static int ln_in(void *user, uint64_t state, rm_rd *r)
+{
+    static const uint32_t caps[3] = { 0, sizeof ln_client_log, 0 };
+    (void)user;
+    return state == ln.state ? rm_jit_outputs_read(ln.pp, ln.opts, 3, ln_client_vals, caps, r) : RM_EMALFORMED;
+}
+
+static void test_link_section(void)
+{
+    const rm_plan *lc = plan_named("cuLinkCreate_v2"), *cp = plan_named("cuLinkComplete"),
+                  *ds = plan_named("cuLinkDestroy");
+    assert_int_equal(cp->link_param, sc_index(cp, "state"));
+    assert_int_equal(cp->link_drop, 0);
+    assert_int_equal(ds->link_drop, 1);
+    assert_int_equal(plan_named("cuLinkAddData_v2")->link_param, 0);
+    ln.pp = &lc->p[sc_index(lc, "optionValues")];
+    ln.opts[0] = CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, ln.opts[1] = CU_JIT_INFO_LOG_BUFFER, ln.opts[2] = CU_JIT_WALL_TIME;
+    ln.state = 0xabc0;
+    void *srv_log = ln.log;
+    float wall = 0.5f;
+    strcpy(ln.log, "linked");
+    memcpy(ln.slots, &(uint64_t){ 7 }, 8);    /* the size written back: what the driver filled */
+    memcpy(ln.slots + 8, &srv_log, 8);
+    memcpy(ln.slots + 16, &wall, 4);
+    memcpy(ln.slots + 24 + 4, &(uint32_t){ sizeof ln.log }, 4);
+    ln_client_vals[0] = JIT_SLOT(sizeof ln_client_log);
+    ln_client_vals[1] = ln_client_log;
+    memset(ln_client_log, 'x', sizeof ln_client_log);
+    rm_ctx sctx = { .link_out = ln_out }, cctx = ctx;
+    cctx.link_in = ln_in;
+    void *cubin = NULL;
+    size_t size = 0;
+    int32_t ret = 0;
+    uint32_t st;
+    rm_wr w, rw;
+    rm_call cc, sc;
+    for (int known = 1; known >= 0; known--) {
+        cushim_params_cuLinkComplete p = { (CUlinkState)(uintptr_t)(known ? 0xabc0 : 0xdef0), &cubin, &size };
+        rm_wr_init(&w, 0);
+        rm_wr_init(&rw, 0);
+        assert_int_equal(rm_encode_call(cp, &p, &cctx, &w, &cc), RM_OK);
+        assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, &sctx, &sc, &st), RM_OK);
+        ret = 218;   /* failed: the link's logs still go (outputs 2) */
+        assert_int_equal(rm_encode_reply(&sc, 0, RM_ST_OK, &ret, &rw), RM_OK);
+        assert_int_equal(rm_decode_reply(&cc, &ret, rw.p, rw.len, &cctx, &st), RM_OK);
+        rm_arena_reset(&arena);
+        rm_wr_free(&w);
+        rm_wr_free(&rw);
+    }
+    assert_string_equal(ln_client_log, "linked");
+    assert_int_equal(ln_client_log[7], 'x');
+    assert_ptr_equal(ln_client_vals[0], JIT_SLOT(7));
+    assert_memory_equal(&ln_client_vals[2], &wall, 4);
+    /* a server claiming a link this client does not know: refused */
+    cushim_params_cuLinkComplete p = { (CUlinkState)(uintptr_t)0xabc0, &cubin, &size };
+    rm_wr_init(&w, 0);
+    rm_wr_init(&rw, 0);
+    assert_int_equal(rm_encode_call(cp, &p, &cctx, &w, &cc), RM_OK);
+    assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, &sctx, &sc, &st), RM_OK);
+    ret = 218;
+    assert_int_equal(rm_encode_reply(&sc, 0, RM_ST_OK, &ret, &rw), RM_OK);
+    ln.state = 0x1234;   /* the client's record is another link */
+    assert_int_equal(rm_decode_reply(&cc, &ret, rw.p, rw.len, &cctx, &st), RM_EMALFORMED);
+    rm_arena_reset(&arena);
+    rm_wr_free(&w);
+    rm_wr_free(&rw);
+}
+
+static void test_jitopts(void **state)
+{
+    (void)state;
+    const rm_plan *pl = plan_named("cuModuleLoadDataEx");
+    assert_int_equal(pl->cls, RM_CLASS_HAND);
+    assert_int_equal(pl->p[sc_index(pl, "optionValues")].op, RM_OP_JITOPTS);
+    assert_int_equal(pl->p[sc_index(pl, "optionValues")].func_param, sc_index(pl, "options"));
+    const rm_plan *lc2 = plan_named("cuLinkCreate_v2");
+    assert_int_equal(lc2->p[sc_index(lc2, "optionValues")].jit_retained, 1);
+    assert_int_equal(plan_named("cuLinkAddData_v2")->cls, RM_CLASS_HAND);
+    const rm_plan *lib = plan_named("cuLibraryLoadData");
+    assert_int_equal(lib->p[sc_index(lib, "jitOptionsValues")].op, RM_OP_JITOPTS);
+    assert_int_equal(lib->p[sc_index(lib, "libraryOptionValues")].op, RM_OP_JITOPTS);
+    assert_string_equal(rm_op_name(RM_OP_JITOPTS), "jitopts");
+
+    /* the logs, their sizes, the wall time, threads per block and values, both ways */
+    char info[64], error[32];
+    memset(info, 'x', sizeof info);
+    memset(error, 'y', sizeof error);
+    float wall_in = 9.5f;
+    void *wall_slot = NULL;
+    memcpy(&wall_slot, &wall_in, sizeof wall_in);
+    CUjit_option o[] = { CU_JIT_INFO_LOG_BUFFER, CU_JIT_WALL_TIME, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                         CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER, CU_JIT_MAX_REGISTERS,
+                         CU_JIT_THREADS_PER_BLOCK, CU_JIT_TARGET_FROM_CUCONTEXT };
+    void *v[] = { info, wall_slot, JIT_SLOT(40), JIT_SLOT(sizeof error), error, JIT_SLOT(0x1234567800000020ull),
+                  JIT_SLOT(100), JIT_SLOT(7) };
+    rm_wr w, rw;
+    rm_call cc, sc;
+    uint32_t st;
+    int32_t ret = 0;
+    rm_wr_init(&w, 0);
+    rm_wr_init(&rw, 0);
+    assert_int_equal(jit_encode("cuModuleLoadDataEx", 8, o, v, &w, &cc), RM_OK);
+    assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, NULL, &sc, &st), RM_OK);
+    void **sv = sc_ptr(pl, sc.params, sc_index(pl, "optionValues"));
+    assert_non_null(sv);
+    for (int k = 1; k < 8; k++)   /* the values byte for byte (the upper half of MAX_REGISTERS's slot too) */
+        if (k != 4)
+            assert_ptr_equal(sv[k], v[k]);
+    assert_true(sv[0] != NULL && sv[0] != (void *)info && sv[4] != NULL && sv[4] != (void *)error);
+    for (int k = 0; k < 40; k++)   /* the server's log buffers: the sizes given, zeroed (ASan checks the size) */
+        assert_int_equal(((char *)sv[0])[k], 0);
+    for (int k = 0; k < (int)sizeof error; k++)
+        assert_int_equal(((char *)sv[4])[k], 0);
+    strcpy(sv[0], "fake info: 8 options");   /* the driver writes the logs, sizes, wall time and threads */
+    float wall = 0.25f;
+    memcpy(&sv[1], &wall, sizeof wall);
+    sv[2] = JIT_SLOT(21);
+    sv[3] = JIT_SLOT(0);
+    sv[6] = JIT_SLOT(96);
+    assert_int_equal(rm_encode_reply(&sc, 0, RM_ST_OK, &ret, &rw), RM_OK);
+    assert_int_equal(rm_decode_reply(&cc, &ret, rw.p, rw.len, &ctx, &st), RM_OK);
+    assert_string_equal(info, "fake info: 8 options");
+    assert_int_equal(info[21], 'x');   /* the text and its NUL, nothing past it */
+    assert_int_equal(error[0], 0);
+    assert_int_equal(error[1], 'y');
+    assert_ptr_equal(v[2], JIT_SLOT(21));
+    assert_ptr_equal(v[3], JIT_SLOT(0));
+    assert_ptr_equal(v[6], JIT_SLOT(96));
+    assert_memory_equal(&v[1], &wall, sizeof wall);
+    assert_ptr_equal(v[5], JIT_SLOT(0x1234567800000020ull));   /* a value only: not written back */
+    rm_arena_reset(&arena);
+    rm_wr_reset(&w);
+    rm_wr_reset(&rw);
+
+    /* a failed compile: its error log still comes back (outputs 2), its size too */
+    memset(error, 'y', sizeof error);
+    v[2] = JIT_SLOT(40);
+    v[3] = JIT_SLOT(sizeof error);
+    assert_int_equal(jit_encode("cuModuleLoadDataEx", 8, o, v, &w, &cc), RM_OK);
+    assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, NULL, &sc, &st), RM_OK);
+    sv = sc_ptr(pl, sc.params, sc_index(pl, "optionValues"));
+    memset(sv[4], 'e', sizeof error);   /* a driver filling the whole buffer, no NUL: exactly its size comes */
+    sv[3] = JIT_SLOT(sizeof error);
+    ret = 218;   /* CUDA_ERROR_INVALID_PTX */
+    assert_int_equal(rm_encode_reply(&sc, 0, RM_ST_OK, &ret, &rw), RM_OK);
+    ret = 0;
+    assert_int_equal(rm_decode_reply(&cc, &ret, rw.p, rw.len, &ctx, &st), RM_OK);
+    assert_int_equal(ret, 218);
+    for (int k = 0; k < (int)sizeof error; k++)
+        assert_int_equal(error[k], 'e');
+    assert_int_equal(info[0], 0);   /* the info log the driver left empty: its NUL */
+    /* a server claiming more log bytes than the buffer holds: refused */
+    uint8_t bad[512];
+    uint32_t len;
+    memcpy(bad, rw.p, rw.len);
+    assert_int_equal(bad[16], 2);   /* id, status, ret_size, the result; outputs 2; the info log's length */
+    memcpy(&len, bad + 17, 4);
+    assert_int_equal(len, 1);   /* its NUL */
+    len = 41;
+    memcpy(bad + 17, &len, 4);
+    ret = 0;
+    assert_int_equal(rm_decode_reply(&cc, &ret, bad, rw.len, &ctx, &st), RM_EMALFORMED);
+    rm_arena_reset(&arena);
+    rm_wr_reset(&w);
+    rm_wr_reset(&rw);
+
+    /* refused in the client, with the option's name */
+    const char *names[] = { "g" };
+    CUjit_option r1[] = { CU_JIT_GLOBAL_SYMBOL_NAMES }, r2[] = { (CUjit_option)99 }, r3[] = { CU_JIT_INFO_LOG_BUFFER },
+                 r4[] = { CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES },
+                 r5[] = { CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER };
+    void *rv1[] = { names }, *rv3[] = { info }, *rv4[] = { info, JIT_SLOT(8), JIT_SLOT(8) },
+         *rv5[] = { JIT_SLOT(RM_MAX_JIT_LOG + 1), info };
+    assert_int_equal(jit_encode("cuModuleLoadDataEx", 1, r1, rv1, &w, &cc), RM_EUNSUPPORTED);
+    assert_string_equal(cc.refused, "CU_JIT_GLOBAL_SYMBOL_NAMES");
+    assert_non_null(cc.refused_why);
+    rm_wr_reset(&w);
+    assert_int_equal(jit_encode("cuModuleLoadDataEx", 1, r2, rv1, &w, &cc), RM_EUNSUPPORTED);
+    rm_wr_reset(&w);
+    assert_int_equal(jit_encode("cuModuleLoadDataEx", 1, r3, rv3, &w, &cc), RM_EUNSUPPORTED);
+    assert_string_equal(cc.refused, "CU_JIT_INFO_LOG_BUFFER");
+    rm_wr_reset(&w);
+    assert_int_equal(jit_encode("cuModuleLoadDataEx", 3, r4, rv4, &w, &cc), RM_EUNSUPPORTED);   /* size twice */
+    rm_wr_reset(&w);
+    assert_int_equal(jit_encode("cuModuleLoadDataEx", 2, r5, rv5, &w, &cc), RM_EBOUNDS);   /* over the bound */
+    rm_wr_reset(&w);
+    CUjit_option many[RM_MAX_JITOPTS + 1];
+    void *manyv[RM_MAX_JITOPTS + 1];
+    for (int k = 0; k <= RM_MAX_JITOPTS; k++)
+        many[k] = CU_JIT_OPTIMIZATION_LEVEL, manyv[k] = JIT_SLOT(1);
+    assert_int_equal(jit_encode("cuModuleLoadDataEx", RM_MAX_JITOPTS + 1, many, manyv, &w, &cc), RM_EBOUNDS);
+    rm_wr_reset(&w);
+    /* cuLinkCreate keeps its values (the back end's rb_link.c): carried, and the link's later calls carry them back */
+    CUjit_option lc[] = { CU_JIT_OPTIMIZATION_LEVEL, CU_JIT_WALL_TIME };
+    void *lcv[] = { JIT_SLOT(2), NULL };
+    assert_int_equal(jit_encode("cuLinkCreate_v2", 2, lc, lcv, &w, &cc), RM_OK);
+    rm_wr_reset(&w);
+    test_link_section();
+
+    /* a hostile client: a log's present byte other than 0 or 1, and every prefix of a good call */
+    CUjit_option h[] = { CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER };
+    void *hv[] = { JIT_SLOT(16), info };
+    assert_int_equal(jit_encode("cuModuleLoadDataEx", 2, h, hv, &w, &cc), RM_OK);
+    for (size_t len = 0; len < w.len; len++) {
+        assert_int_not_equal(rm_decode_call(plans, w.p, len, &arena, NULL, &sc, &st), RM_OK);
+        rm_arena_reset(&arena);
+    }
+    memcpy(bad, w.p, w.len);
+    bad[w.len - 1] = 2;
+    assert_int_equal(rm_decode_call(plans, bad, w.len, &arena, NULL, &sc, &st), RM_EMALFORMED);
+    rm_arena_reset(&arena);
+    /* ... and a size option it changed after the client's check: the server sizes the buffer by what it decoded */
+    uint64_t big = RM_MAX_JIT_LOG + 1;
+    memcpy(bad, w.p, w.len);
+    memcpy(bad + w.len - 9, &big, 8);
+    assert_int_equal(rm_decode_call(plans, bad, w.len, &arena, NULL, &sc, &st), RM_EBOUNDS);
+    rm_arena_reset(&arena);
+    big = 3;
+    memcpy(bad + w.len - 9, &big, 8);
+    assert_int_equal(rm_decode_call(plans, bad, w.len, &arena, NULL, &sc, &st), RM_OK);
+    sv = sc_ptr(pl, sc.params, sc_index(pl, "optionValues"));
+    assert_ptr_equal(sv[0], JIT_SLOT(3));
+    memset(sv[1], 'z', 3);   /* the 3 bytes it may write (ASan: the buffer is exactly those) */
+    rm_arena_reset(&arena);
+    rm_wr_reset(&w);
+
+    /* a library: BINARY_IS_PRESERVED goes as 0 (the server's copy of the image lives for the call only) */
+    static const char image[] = ".version 7.0\n";
+    CUlibrary l;
+    CUlibraryOption lo[] = { CU_LIBRARY_BINARY_IS_PRESERVED }, lo_bad[] = { CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE };
+    void *lov[] = { JIT_SLOT(1) };
+    cushim_params_cuLibraryLoadData lp = { &l, image, NULL, NULL, 0, lo, lov, 1 };
+    assert_int_equal(rm_encode_call(lib, &lp, &ctx, &w, &cc), RM_OK);
+    assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, NULL, &sc, &st), RM_OK);
+    sv = sc_ptr(lib, sc.params, sc_index(lib, "libraryOptionValues"));
+    assert_ptr_equal(sv[0], NULL);
+    rm_arena_reset(&arena);
+    rm_wr_reset(&w);
+    lp.libraryOptions = lo_bad;
+    assert_int_equal(rm_encode_call(lib, &lp, &ctx, &w, &cc), RM_EUNSUPPORTED);
+    assert_string_equal(cc.refused, "CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE");
+    rm_wr_free(&w);
+    rm_wr_free(&rw);
+}
+
+/* ---- tensor maps: arrays counted by tensorRank, the map staged aligned ---- */
+static void test_tensormap(void **state)
+{
+    (void)state;
+    const rm_plan *pl = plan_named("cuTensorMapEncodeTiled"), *im = plan_named("cuTensorMapEncodeIm2col");
+    assert_int_equal(pl->cls, RM_CLASS_HAND);
+    assert_int_equal(plan_named("cuTensorMapEncodeIm2colWide")->cls, RM_CLASS_HAND);
+    assert_int_equal(plan_named("cuTensorMapReplaceAddress")->cls, RM_CLASS_HAND);
+    assert_int_equal(pl->p[sc_index(pl, "tensorMap")].dir, CUSHIM_DIR_OUT);
+    assert_int_equal(plan_named("cuTensorMapReplaceAddress")->p[0].dir, CUSHIM_DIR_INOUT);
+    CUtensorMap map;
+    cuuint64_t dim[5] = { 1, 2, 3, 4, 5 }, str[4] = { 16, 32, 64, 128 };
+    cuuint32_t box[5] = { 6, 7, 8, 9, 10 }, es[5] = { 1, 1, 2, 1, 1 };
+    int lo[3] = { -1, -2, -3 }, up[3] = { 1, 2, 3 };
+    static const struct { unsigned rank, dims, strides; } cases[] = {
+        { 1, 1, 0 }, { 3, 3, 2 }, { 5, 5, 4 }, { 0, 0, 0 }, { 6, 0, 0 }, { 0xffffffffu, 0, 0 },
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        rm_wr w, rw;
+        rm_call cc, sc;
+        uint32_t st;
+        int32_t ret = 0;
+        cushim_params_cuTensorMapEncodeTiled p = { &map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, cases[k].rank,
+                                                   (void *)(uintptr_t)0x7000, dim, str, box, es,
+                                                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                                   CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE };
+        rm_wr_init(&w, 0);
+        rm_wr_init(&rw, 0);
+        assert_int_equal(rm_encode_call(pl, &p, &ctx, &w, &cc), RM_OK);
+        assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, NULL, &sc, &st), RM_OK);
+        assert_int_equal(sc.cap[sc_index(pl, "globalDim")], cases[k].dims);
+        assert_int_equal(sc.cap[sc_index(pl, "globalStrides")], cases[k].strides);
+        assert_int_equal(sc.cap[sc_index(pl, "boxDim")], cases[k].dims);
+        assert_int_equal(sc.cap[sc_index(pl, "elementStrides")], cases[k].dims);
+        assert_memory_equal(sc_ptr(pl, sc.params, sc_index(pl, "globalDim")), dim, cases[k].dims * 8);
+        assert_memory_equal(sc_ptr(pl, sc.params, sc_index(pl, "globalStrides")), str, cases[k].strides * 8);
+        assert_memory_equal(sc_ptr(pl, sc.params, sc_index(pl, "boxDim")), box, cases[k].dims * 4);
+        uint8_t *smap = sc_ptr(pl, sc.params, sc_index(pl, "tensorMap"));
+        assert_int_equal((uintptr_t)smap & 127u, 0);   /* cuda.h: aligned to 64 bytes at least */
+        for (int b = 0; b < 128; b++)
+            smap[b] = (uint8_t)(b * 7 + k);
+        assert_int_equal(rm_encode_reply(&sc, 0, RM_ST_OK, &ret, &rw), RM_OK);
+        assert_int_equal(rm_decode_reply(&cc, &ret, rw.p, rw.len, &ctx, &st), RM_OK);
+        assert_memory_equal(&map, smap, 128);
+        rm_arena_reset(&arena);
+        rm_wr_free(&w);
+        rm_wr_free(&rw);
+    }
+    /* im2col: the pixel box corners hold tensorRank - 2 ints */
+    for (unsigned rank = 2; rank <= 5; rank++) {
+        rm_wr w;
+        rm_call cc, sc;
+        uint32_t st;
+        cushim_params_cuTensorMapEncodeIm2col p = { &map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, rank,
+                                                    (void *)(uintptr_t)0x7000, dim, str, lo, up, 8, 16, es,
+                                                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                                    CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE };
+        rm_wr_init(&w, 0);
+        assert_int_equal(rm_encode_call(im, &p, &ctx, &w, &cc), RM_OK);
+        assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, NULL, &sc, &st), RM_OK);
+        assert_int_equal(sc.cap[sc_index(im, "pixelBoxLowerCorner")], rank - 2);
+        assert_int_equal(sc.cap[sc_index(im, "pixelBoxUpperCorner")], rank - 2);
+        assert_int_equal(sc.cap[sc_index(im, "globalStrides")], rank - 1);
+        assert_memory_equal(sc_ptr(im, sc.params, sc_index(im, "pixelBoxUpperCorner")), up, (rank - 2) * 4);
+        rm_arena_reset(&arena);
+        rm_wr_free(&w);
+    }
+}
+
 static void test_lconfig(void **state)
 {
     (void)state;
@@ -1778,6 +2157,8 @@ int main(void)
         cmocka_unit_test(test_attrs),
         cmocka_unit_test(test_attrs_many),
         cmocka_unit_test(test_lconfig),
+        cmocka_unit_test(test_jitopts),
+        cmocka_unit_test(test_tensormap),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -9,6 +9,8 @@
 #                                replayed 20 times: losses and parameters (needs cuBLAS forwarded)
 #   remotegraphs torch-compile   torch_graph.py compile: torch.compile(mode="reduce-overhead") of a small model
 #                                (Triton: TRITON_LIBCUDA_PATH names the drop-in's folder)
+#   remotegraphs triton-tma      tests/gpu/remote/triton_tma.py: a Triton kernel through host-side TMA descriptors
+#                                (cuTensorMapEncodeTiled over remoting; SKIP where Triton or the GPU has none)
 #   remotegraphs cupy            tests/gpu/remote/cupy_graph.py: elementwise, a RawKernel, a captured stream
 #                                launched as a graph 5 times (SKIP without cupy)
 #   remotegraphs jax             tests/gpu/remote/jax_small.py: a jitted step called 5 times (SKIP without jax)
@@ -70,6 +72,12 @@ check_remotegraphs() {
             ln -sf "$DROPIN/libcuda.so.1" "$WORK/remote.triton/libcuda.so"
         remotegraphs_case "remotegraphs torch-compile" graph.compile TRITON_LIBCUDA_PATH="$WORK/remote.triton" \
             -- "$HERE/remote/torch_graph.py" compile
+        if tmo 120 "$PY" "$HERE/remote/triton_tma.py" probe > "$LOGS/remote.graph.tma.probe" 2>&1; then
+            remotegraphs_case "remotegraphs triton-tma" graph.tma TRITON_LIBCUDA_PATH="$WORK/remote.triton" \
+                -- "$HERE/remote/triton_tma.py" run
+        else
+            result "remotegraphs triton-tma" SKIP "$(head -c 200 "$LOGS/remote.graph.tma.probe")"
+        fi
     else
         result "remotegraphs torch-graph" SKIP "no torch for $PY"
     fi

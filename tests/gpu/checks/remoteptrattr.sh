@@ -9,6 +9,10 @@
 #                          byte) may be written wider, up to 4 bytes: their real size is logged
 #   remoteptrattr remote   tests/e2e/e2e_remote_ptrattr attrs natively and through cushim-serve: the same lines
 #                          (P2P tokens and memory block ids, per process, masked)
+#   remoteptrattr jit      tests/gpu/remote/jit_tma.c natively and through cushim-serve (docs/remote.md, "JIT options
+#                          and tensor maps"): cuModuleLoadDataEx's info and error logs (ptxas's text), sizes, wall time
+#                          and threads per block; a link with its logs and wall time (kept by the driver for the link's
+#                          life), a file of the client's, a failing input, the linked kernel run; cuTensorMapEncodeTiled/Im2col and cuTensorMapReplaceAddress: the same lines
 
 check_remoteptrattr() {
     local cuda=${CUDA_HOME:-/usr/local/cuda} serve=$BUILD_DIR/remote/cushim-serve plugin=$BUILD_DIR/plugins/remote.so
@@ -53,6 +57,8 @@ CEOF
     if ! tmo 90 "${CC:-gcc}" -O2 -I"$cuda/include" "$d/sizes.c" -o "$BIN/rpa_sizes" -L"$(dirname "$REAL_LIBCUDA")" \
             -l:"$(basename "$REAL_LIBCUDA")" >"$LOGS/remoteptrattr.build" 2>&1 ||
        ! tmo 90 "${CC:-gcc}" -O2 -I"$cuda/include" "$ROOT/tests/e2e/e2e_remote_ptrattr.c" -o "$BIN/rpa_attrs" \
+            -L"$DROPIN" -l:libcuda.so.1 >>"$LOGS/remoteptrattr.build" 2>&1 ||
+       ! tmo 90 "${CC:-gcc}" -O2 -I"$cuda/include" "$ROOT/tests/gpu/remote/jit_tma.c" -o "$BIN/rpa_jit" \
             -L"$DROPIN" -l:libcuda.so.1 >>"$LOGS/remoteptrattr.build" 2>&1; then
         result "remoteptrattr" FAIL "build: $(tail -n 3 "$LOGS/remoteptrattr.build" | tr '\n' ' ' | cut -c1-200)"; return
     fi
@@ -87,8 +93,24 @@ CEOF
     tmo 60 env -u LD_PRELOAD LD_LIBRARY_PATH="$DROPIN" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 CUSHIM_LOG=error \
         CUSHIM_PLUGINS="$plugin:server=unix:$sock" "$BIN/rpa_attrs" attrs >"$d/remote" 2>"$LOGS/remoteptrattr.remote.err"
     local rr=$?
+    mkdir -p "$d/jit.files"   # one folder for both runs: a link's log may name the file it read
+    LD_LIBRARY_PATH="$(dirname "$REAL_LIBCUDA")" tmo 60 "$BIN/rpa_jit" "$d/jit.files" >"$d/jit.native.out" \
+        2>"$LOGS/remoteptrattr.jit.native.err"
+    local jn=$?
+    tmo 60 env -u LD_PRELOAD LD_LIBRARY_PATH="$DROPIN" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 CUSHIM_LOG=error \
+        CUSHIM_PLUGINS="$plugin:server=unix:$sock" "$BIN/rpa_jit" "$d/jit.files" >"$d/jit.remote.out" \
+        2>"$LOGS/remoteptrattr.jit.remote.err"
+    local jr=$?
     kill "$server" 2>/dev/null
     wait "$server" 2>/dev/null
+    if [ $jn -ne 0 ] || [ $jr -ne 0 ]; then
+        result "remoteptrattr jit" FAIL "native rc $jn, remote rc $jr: $(head -c 300 "$LOGS/remoteptrattr.jit.native.err" \
+            "$LOGS/remoteptrattr.jit.remote.err" | tr '\n' ' ')"
+    elif ! diff "$d/jit.native.out" "$d/jit.remote.out" >"$d/jit.diff"; then
+        result "remoteptrattr jit" FAIL "native and remote differ: $(head -c 400 "$d/jit.diff" | tr '\n' ' ')"
+    else
+        result "remoteptrattr jit" PASS "$(wc -l <"$d/jit.remote.out") lines equal: $(grep -m1 '^load ex:' "$d/jit.remote.out"), $(grep -m1 'tiled rank 3' "$d/jit.remote.out"), $(grep -m1 'linked kernel' "$d/jit.remote.out")"
+    fi
     local mask='s/^\([a-z+0-9]* attr \(5\|20\): 0 [0-9]* bytes\).*/\1 (masked)/'
     if [ $rn -ne 0 ] || [ $rr -ne 0 ]; then
         result "remoteptrattr remote" FAIL "native rc $rn, remote rc $rr: $(head -c 300 "$LOGS/remoteptrattr.native.err" \
