@@ -9,7 +9,10 @@
  * call failed, tr_post_caps) and outputs. An API on the fast path of both hooks
  * gets one record instead, at exit (TR_REC_CALL): its pre hook only pushes the
  * call on the thread's open-call stack, from which the end of the file writes
- * calls still running.
+ * calls still running. Where the trace's clock is the TSC (st->tsc, the clock=
+ * option) these hooks read it themselves, one rdtsc each, and the writer
+ * converts (tr_clock.h); the core reads no clock for them. The queries' exit
+ * hook keeps the core's clocks (it has no entry of its own to read one at).
  */
 #define _GNU_SOURCE
 #include <stdatomic.h>
@@ -17,6 +20,7 @@
 #include <string.h>
 
 #include "idsel.h"
+#include "tsc.h"
 #include "tr_cupti.h"
 #include "tr_hooks.h"
 #include "tr_kname.h"
@@ -28,13 +32,29 @@
  * The fast path (every API without input captures, and exits whose outputs are
  * all scalars) writes each record straight into the thread's chunk: one
  * reservation, plain stores, one release store to publish (tr_buf_commit), no
- * call to memcpy/memset, no clock read at entry (CUSHIM_HOOK_TIME's
- * t_enter_ns), the thread's buffer carried from pre to post in the slot. The
+ * call to memcpy/memset, one TSC read a hook (or, on the host's clock, the
+ * core's CUSHIM_HOOK_TIME t_enter_ns: no read of its own at entry), the
+ * thread's buffer carried from pre to post in the slot. The
  * rest takes the general path below, which writes the same bytes. When both
  * hooks of an API are on the fast path (pl->call), the entry is not written:
  * tr_open_push at entry, one CALL record at exit (tr_plan.h tr_call_write),
  * the two rendered by the writer as the ENTER/EXIT pair would be.
  */
+
+/* The hooks' clock at entry: the TSC, read here (st->tsc), or the frame's t_enter_ns (CUSHIM_HOOK_TIME; 0 when
+   the core read none: the caller reads host->now_ns then). */
+static inline uint64_t tr_t_enter(const tr_state *st, const cushim_call *call)
+{
+    return st->tsc ? tsc_read() : call->t_enter_ns;
+}
+
+/* ... and at exit: the TSC, or the frame's t_exit_ns (CUSHIM_HOOK_EXIT_TIME), or host->now_ns. */
+static inline uint64_t tr_t_exit(const tr_state *st, const cushim_call *call)
+{
+    if (st->tsc)
+        return tsc_read();
+    return call->t_exit_ns ? call->t_exit_ns : tr_host->now_ns();
+}
 
 /* A launch's kernel name (pl->launch with kernel names on), or 0. */
 static inline uint64_t tr_launch_name(tr_state *st, const tr_plan *pl, tr_tbuf *tb, const cushim_call *call)
@@ -62,15 +82,14 @@ static inline uint64_t tr_enter_aux(tr_state *st, const tr_plan *pl, tr_tbuf *tb
 
 /* An ENTER that needs a kernel name or a correlation id (input captures are the EXIT's: tr_post_caps). */
 static __attribute__((noinline)) int tr_pre_plain(tr_state *st, const tr_plan *pl, cushim_call *call, tr_tbuf *tb,
-                                                  uint64_t *slot)
+                                                  uint64_t t0, uint64_t *slot)
 {
     unsigned char *p = tr_buf_reserve(&st->bufs, tb, pl->enter_len, (tb->open + 1) * TR_EXIT_MIN);
     if (p == NULL) {
         atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);
         return CUSHIM_CONTINUE;
     }
-    tr_put_enter(p, call, pl->enter_len, call->t_enter_ns ? call->t_enter_ns : tr_host->now_ns(),
-                 tr_enter_aux(st, pl, tb, call));
+    tr_put_enter(p, call, pl->enter_len, t0, tr_enter_aux(st, pl, tb, call));
     tr_copy_params(p + sizeof(tr_rec), call->params, pl->params_size);
     tr_buf_commit(tb, pl->enter_len);
     tb->open++;
@@ -81,12 +100,15 @@ static __attribute__((noinline)) int tr_pre_plain(tr_state *st, const tr_plan *p
 }
 
 /* Every pre hook but a CALL's push on a thread that has its buffer: the thread's first call, the two-record
-   calls' ENTER, a launch's push with its kernel name. Apart, so that the push below needs no saved registers. */
-static __attribute__((noinline)) int tr_pre_enter(tr_state *st, const tr_plan *pl, cushim_call *call,
+   calls' ENTER, a launch's push with its kernel name. Apart, so that the push below needs no saved registers.
+   't0': the entry time (tr_t_enter; 0: none yet). */
+static __attribute__((noinline)) int tr_pre_enter(tr_state *st, const tr_plan *pl, cushim_call *call, uint64_t t0,
                                                   uint64_t *slot)
 {
     tr_tbuf *tb;
     unsigned char *p;
+    if (t0 == 0)
+        t0 = tr_host->now_ns();   /* the host's clock, and the core read none */
     if ((tb = tr_tb_cached) == NULL && (tb = tr_thread_buf()) == NULL)
         return CUSHIM_CONTINUE;
     if (tb->hold) {   /* the tracer's own thread, or a signal handler's call while this thread writes a record */
@@ -95,18 +117,18 @@ static __attribute__((noinline)) int tr_pre_enter(tr_state *st, const tr_plan *p
     }
     if (pl->call) {   /* one CALL record at exit: here only the call on the thread's open-call stack */
         uint64_t kname = pl->call == TR_CALL_KNAME ? tr_enter_aux(st, pl, tb, call) : 0;
-        tr_open_push(tb, call, call->t_enter_ns ? call->t_enter_ns : tr_host->now_ns(), kname);
+        tr_open_push(tb, call, t0, kname);
         *slot = (uint64_t)(uintptr_t)tb;
         return CUSHIM_CONTINUE;
     }
     if (!pl->pre_fast)
-        return tr_pre_plain(st, pl, call, tb, slot);
+        return tr_pre_plain(st, pl, call, tb, t0, slot);
     p = tr_buf_reserve(&st->bufs, tb, pl->enter_len, (tb->open + 1) * TR_EXIT_MIN);
     if (p == NULL) {
         atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);
         return CUSHIM_CONTINUE;
     }
-    tr_put_enter(p, call, pl->enter_len, call->t_enter_ns ? call->t_enter_ns : tr_host->now_ns(), 0);
+    tr_put_enter(p, call, pl->enter_len, t0, 0);
     tr_copy_params(p + sizeof(tr_rec), call->params, pl->params_size);
     tr_buf_commit(tb, pl->enter_len);
     tb->open++;
@@ -118,9 +140,9 @@ static __attribute__((noinline)) int tr_pre_enter(tr_state *st, const tr_plan *p
    thread's cache but for a function's first launch), given to an enclosing launch without one, kept with the
    call on the open-call stack for its CALL record (or for the unfinished event). */
 static __attribute__((noinline)) int tr_pre_launch(tr_state *st, const tr_plan *pl, cushim_call *call, tr_tbuf *tb,
-                                                   uint64_t *slot)
+                                                   uint64_t t0, uint64_t *slot)
 {
-    tr_open_push(tb, call, call->t_enter_ns, tr_launch_name_up(st, pl, tb, call));
+    tr_open_push(tb, call, t0, tr_launch_name_up(st, pl, tb, call));
     *slot = (uint64_t)(uintptr_t)tb;
     return CUSHIM_CONTINUE;
 }
@@ -131,16 +153,18 @@ static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
     uint32_t id = call->api_id;
     const tr_plan *pl = id < st->id_limit ? st->plans[id] : NULL;
     tr_tbuf *tb;
+    uint64_t t0;
     *slot = 0;
     if (pl == NULL || atomic_load_explicit(&st->paused, memory_order_relaxed))
         return CUSHIM_CONTINUE;
+    t0 = tr_t_enter(st, call);   /* while recording only: a paused call reads no clock */
     tb = tr_tb_cached;
-    if (pl->call != TR_CALL_PLAIN || tb == NULL || tb->hold || call->t_enter_ns == 0) {
-        if (pl->call == TR_CALL_KNAME && tb != NULL && !tb->hold && call->t_enter_ns != 0)
-            return tr_pre_launch(st, pl, call, tb, slot);
-        return tr_pre_enter(st, pl, call, slot);
+    if (pl->call != TR_CALL_PLAIN || tb == NULL || tb->hold || t0 == 0) {
+        if (pl->call == TR_CALL_KNAME && tb != NULL && !tb->hold && t0 != 0)
+            return tr_pre_launch(st, pl, call, tb, t0, slot);
+        return tr_pre_enter(st, pl, call, t0, slot);
     }
-    tr_open_push(tb, call, call->t_enter_ns, 0);   /* a CALL record at exit; nothing in the buffer now */
+    tr_open_push(tb, call, t0, 0);   /* a CALL record at exit; nothing in the buffer now */
     *slot = (uint64_t)(uintptr_t)tb;   /* the post hook's buffer: no second TLS lookup */
     return CUSHIM_CONTINUE;
 }
@@ -239,14 +263,14 @@ static __attribute__((noinline)) void tr_post_any(tr_state *st, const tr_plan *p
     tr_post_caps(st, pl, call, tb, t, flags, aux, ok);
 }
 
-/* A fast-path call's exit, the general case: its entry not on top of the open-call stack, no entry time in the
-   frame, or a chunk to be linked. */
+/* A fast-path call's exit, the general case: its entry not on top of the open-call stack, or a chunk to be
+   linked. */
 static __attribute__((noinline)) void tr_post_call_slow(tr_state *st, const tr_plan *pl, cushim_call *call,
                                                         tr_tbuf *tb, uint64_t t)
 {
     uint64_t t0 = 0, kname = 0;
     unsigned char *p;
-    if (!tr_open_pop(tb, call, t, &t0, &kname))
+    if (!tr_open_pop(tb, call, st->tsc ? 0 : call->t_enter_ns, t, &t0, &kname))
         return;
     /* a launch whose entry was only counted (over TR_OPEN_MAX), or has no name: asked again (the thread's cache) */
     if (pl->call == TR_CALL_KNAME && kname == 0)
@@ -271,17 +295,18 @@ static inline __attribute__((always_inline)) void tr_post_call(tr_state *st, con
     atomic_signal_fence(memory_order_seq_cst);
     c = tb->cur;
     if (n - 1u >= TR_OPEN_MAX || atomic_load_explicit(&tb->opens[n - 1].seq, memory_order_relaxed) != call->seq ||
-        call->t_enter_ns == 0 || c == NULL || (uint64_t)tb->wr + pl->call_max + tb->open * TR_EXIT_MIN > c->cap) {
+        c == NULL || (uint64_t)tb->wr + pl->call_max + tb->open * TR_EXIT_MIN > c->cap) {
         tb->hold &= ~TR_HOLD_BUSY;
         tr_post_call_slow(st, pl, call, tb, t);
         return;
     }
     /* off the stack before the record is published (tr_open_pop) */
     atomic_store_explicit(&tb->nopen, n - 1, memory_order_relaxed);
-    tr_buf_commit(tb, tr_call_write_as(c->data + tb->wr, pl, call, call->t_enter_ns, t,
+    tr_buf_commit(tb, tr_call_write_as(c->data + tb->wr, pl, call,
+                                       atomic_load_explicit(&tb->opens[n - 1].t, memory_order_relaxed), t,
                                        launch ? atomic_load_explicit(&tb->opens[n - 1].kname, memory_order_relaxed)
                                               : 0,
-                                       launch));   /* a launch's 64-byte params: the 16-byte loop */
+                                       launch, 0));   /* a launch's 64-byte params: the 16-byte loop */
 }
 
 /* The exit of a two-record call: its EXIT record. */
@@ -316,7 +341,7 @@ static void tr_post(cushim_call *call, void *user, uint64_t *slot)
     uint64_t t;
     if (tb == NULL)
         return;
-    t = call->t_exit_ns ? call->t_exit_ns : tr_host->now_ns();   /* CUSHIM_HOOK_EXIT_TIME of another hook */
+    t = tr_t_exit(st, call);
     pl = st->plans[call->api_id];
     if (pl->call == TR_CALL_PLAIN)
         tr_post_call(st, pl, call, tb, t, 0);
@@ -349,8 +374,10 @@ int tr_hooks_add(tr_state *st)
         memset(&spec, 0, sizeof spec);
         spec.size = sizeof spec;
         /* the entry time from the core; the exit time too when nothing pays it while paused (exit_by_core),
-           else read by the post hooks, only while recording, unless another hook on the API asked the core */
-        spec.flags = CUSHIM_HOOK_TIME | (hk.exit_by_core ? CUSHIM_HOOK_EXIT_TIME : 0u);
+           else read by the post hooks, only while recording, unless another hook on the API asked the core;
+           where the trace's clock is the TSC the pre and post hooks read it themselves: no clock from the core
+           (the queries' exit hook, which has no entry of its own, keeps the core's) */
+        spec.flags = k == 0 && st->tsc ? 0u : CUSHIM_HOOK_TIME | (hk.exit_by_core ? CUSHIM_HOOK_EXIT_TIME : 0u);
         spec.select = hk.sel[k];
         spec.priority = -1000;   /* first in, last out: the recording encloses other plugins' hooks */
         spec.pre = k == 0 ? tr_pre : NULL;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cushim/cushim_io.h"
+#include "tsc.h"
 #include "tr_output.h"
 #include "tr_path.h"
 
@@ -120,6 +121,16 @@ static int tr_output_setup(tr_state *st, char *why, size_t cap)
             st->w.defer = 1;
         else if (rd != NULL && rd[0] != '\0' && strcmp(rd, "background") != 0)
             host->log(self, CUSHIM_LOG_WARN, "render=%s: not 'background' or 'exit'; rendering in the background", rd);
+    }
+    {
+        /* the call hooks' clock: the TSC where it can be used (read in the hooks, converted by the writer), else
+           the host's (tr_clock.h) */
+        const char *clk = host->opt_string(self, "clock");
+        if (tsc_choose(clk != NULL && clk[0] != '\0' ? clk : "auto", &st->tsc, why, cap) != 0)
+            return -1;
+        st->w.tsc = st->tsc;
+        if (st->tsc && tr_clock_start(&st->w.clk, host->now_ns) != 0)
+            return -1;
     }
     st->w.pid = (int)getpid();
     st->w.start = tw_process_start();

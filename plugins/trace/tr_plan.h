@@ -368,14 +368,16 @@ uint32_t tr_open_find(const tr_tbuf *tb, uint64_t seq, uint32_t n);
    on this buffer: the post hook, in a forked child, of a call its parent entered), else 1 with its entry time
    in *t0 (the frame's; the stack's when the frame has none; 't' as a last resort) and its entry's kernel name
    in *kname (0 when its entry is not on the stack: only counted, or never pushed). Before the record is
-   published, so that a finishing writer that has drained the record never sees the call open too. */
-static inline int tr_open_pop(tr_tbuf *tb, const cushim_call *call, uint64_t t, uint64_t *t0, uint64_t *kname)
+   published, so that a finishing writer that has drained the record never sees the call open too.
+   'frame_t0': the frame's entry time when it is on the hooks' clock (the host's: t_enter_ns), else 0. */
+static inline int tr_open_pop(tr_tbuf *tb, const cushim_call *call, uint64_t frame_t0, uint64_t t, uint64_t *t0,
+                              uint64_t *kname)
 {
     uint32_t n = atomic_load_explicit(&tb->nopen, memory_order_relaxed);
     if (n == 0 || n > TR_OPEN_MAX || atomic_load_explicit(&tb->opens[n - 1].seq, memory_order_relaxed) != call->seq)
         if ((n = tr_open_find(tb, call->seq, n)) == 0)
             return 0;
-    *t0 = call->t_enter_ns;
+    *t0 = frame_t0;
     if (*t0 == 0)
         *t0 = n <= TR_OPEN_MAX ? atomic_load_explicit(&tb->opens[n - 1].t, memory_order_relaxed) : t;
     *kname = n <= TR_OPEN_MAX && atomic_load_explicit(&tb->opens[n - 1].seq, memory_order_relaxed) == call->seq
@@ -387,14 +389,16 @@ static inline int tr_open_pop(tr_tbuf *tb, const cushim_call *call, uint64_t t, 
 
 /* A fast-path call's CALL record at 'p' (room for pl->call_max bytes), entered at 't0' and returned at 't':
    what its ENTER and EXIT would hold ('kname': a TR_CALL_KNAME launch's kernel name, from its open-call stack
-   entry; 0: none, no word). Returns its length. */
+   entry; 0: none, no word; 'f0': TR_F_NS for times in the host's ns where the hooks' clock is the TSC, else 0,
+   a constant). Returns its length. */
 static inline __attribute__((always_inline)) uint32_t tr_call_write_as(unsigned char *p, const tr_plan *pl,
                                                                       const cushim_call *call, uint64_t t0,
-                                                                      uint64_t t, uint64_t kname, const int wide)
+                                                                      uint64_t t, uint64_t kname, const int wide,
+                                                                      const uint16_t f0)
 {
     uint32_t result, len;
     uint64_t d = t - t0;
-    uint16_t flags = (call->flags & CUSHIM_CALL_SKIPPED) ? TR_F_SKIPPED : 0;
+    uint16_t flags = (uint16_t)(((call->flags & CUSHIM_CALL_SKIPPED) ? TR_F_SKIPPED : 0) | f0);
     unsigned char *o = p + sizeof(tr_call) + (pl->enter_len - sizeof(tr_rec));
     memcpy(&result, call->retval, sizeof result);
     if (wide)   /* a constant: one copy loop or the other in line */
@@ -424,7 +428,7 @@ static inline __attribute__((always_inline)) uint32_t tr_call_write(unsigned cha
                                                                    const cushim_call *call, uint64_t t0, uint64_t t,
                                                                    uint64_t kname)
 {
-    return tr_call_write_as(p, pl, call, t0, t, kname, 0);
+    return tr_call_write_as(p, pl, call, t0, t, kname, 0, 0);
 }
 
 /* The plan of an API (NULL when out of memory). */

@@ -13,7 +13,8 @@
 const int tr_query_core_clock = 1;
 
 /* The exit of a read-only query on the fast path (pl->post_only), hooked without a pre hook: one CALL record
-   from the call frame alone (its seq, parent, depth and entry time; CUSHIM_HOOK_TIME). Such a call is never
+   from the call frame alone (its seq, parent, depth and entry time; CUSHIM_HOOK_TIME: the host's clock, which
+   the core reads before the call - a post hook alone has no entry of its own to read the TSC at). Such a call is never
    on the open-call stack: one in flight when the file is finished is not written (a query does not wait).
    Starts a cache line, and its usual case runs straight down (the exit clock read in line): each code line
    it runs costs a recorded call ~2-3 ns in a real program (docs/benchmarks.md "The floor of any recorder"). */
@@ -41,5 +42,6 @@ __attribute__((aligned(64))) void tr_post_query(cushim_call *call, void *user, u
         atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);
         return;
     }
-    tr_buf_commit(tb, tr_call_write(p, pl, call, call->t_enter_ns, t, 0));
+    /* the core's clock, in ns, where the other hooks' is the TSC (TR_F_NS: the writer converts none of it) */
+    tr_buf_commit(tb, tr_call_write_as(p, pl, call, call->t_enter_ns, t, 0, 0, TR_F_NS));
 }
