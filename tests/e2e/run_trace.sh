@@ -378,6 +378,69 @@ durations)
     done
     unset FAKE_CUDA_KERNEL_US
     ;;
+clock)
+    # the calls' times on CLOCK_MONOTONIC's timeline whichever clock the hooks read: the TSC (clock=tsc, read in
+    # the hooks, converted by the writer with its (TSC, now_ns) pairs: tr_clock.c) or the host's (clock=host);
+    # both formats. Each call's start and end lie within the program's own readings around it (100 us of slack:
+    # the host's clock follows CLOCK_MONOTONIC to within its drift over a second, ~1e-5 at worst in its first
+    # second; a conversion with a rate 1% off is ~1 ms off over the run's ~70 ms, ticks taken for ns seconds),
+    # and on each thread the calls start in the order of their seq (the Perfetto format encodes the same
+    # rendered times: trace_perfetto)
+    for clk in tsc host; do
+        for f in c.json; do
+            run "file=$dir/$f,clock=$clk" "$prog" clock
+            if [ "$clk" = tsc ] && grep -q "clock=tsc: this CPU's TSC" err; then
+                echo "clock=tsc: not here ($(grep -m1 'clock=tsc' err)); the host's clock alone checked"
+                continue 2
+            fi
+            [ "$rc" = 0 ] || fail "clock=$clk $f: exited with $rc: $(tail -n 3 err)"
+            python3 - c.json out "$clk" <<'PY' || fail "clock=$clk $f: the calls' times"
+import collections, json, sys
+d = json.load(open(sys.argv[1], encoding='utf-8'))
+X = [e for e in d['traceEvents'] if e.get('ph') == 'X' and e.get('cat') == 'cuda_driver']
+marks = collections.defaultdict(list)   # (thread, name) -> [(before, after)] in rounds' order
+for l in open(sys.argv[2]):
+    if l.startswith('clock '):
+        _, th, i, name, t0, t1 = l.split()
+        marks[(int(th), name)].append((int(t0), int(t1)))
+names = ('cuDriverGetVersion', 'cuMemAlloc_v2', 'cuLaunchKernel', 'cuDeviceGetName')
+assert sorted(marks) == sorted((th, n) for th in (0, 1) for n in names) and \
+    all(len(v) == 30 for v in marks.values()), 'the program printed %d series' % len(marks)
+by_tid = collections.defaultdict(list)
+for e in X:
+    by_tid[e['tid']].append(e)
+tids = [tid for tid, ev in by_tid.items() if sum(e['name'] == 'cuDeviceGetName' for e in ev) == 30]
+assert len(tids) == 2, 'threads with 30 cuDeviceGetName: %d' % len(tids)
+slack = 100e3
+def off(tid, th):
+    """the worst distance (ns) of thread tid's calls outside thread th's readings, 0 when all are within"""
+    worst = 0
+    for n in names:
+        ev = sorted((e for e in by_tid[tid] if e['name'] == n), key=lambda e: e['args']['seq'])
+        assert len(ev) == 30, (n, len(ev))
+        for e, (lo, hi) in zip(ev, marks[(th, n)]):
+            for t in (e['ts'] * 1e3, (e['ts'] + e['dur']) * 1e3):
+                worst = max(worst, lo - t, t - hi)
+    return worst
+best = min(max(off(tids[0], 0), off(tids[1], 1)), max(off(tids[0], 1), off(tids[1], 0)))
+if best > slack:
+    print('clock=%s: a call %.0f ns outside the program\'s readings around it' % (sys.argv[3], best))
+    sys.exit(1)
+for tid in tids:   # depth 0: one call after another
+    ev = sorted((e for e in by_tid[tid] if e['args']['depth'] == 0), key=lambda e: e['args']['seq'])
+    for a, b in zip(ev, ev[1:]):
+        if not a['ts'] < b['ts']:
+            print('clock=%s: seq %d starts at %s, after seq %d at %s' % (sys.argv[3], a['args']['seq'], a['ts'],
+                                                                         b['args']['seq'], b['ts']))
+            sys.exit(1)
+print('clock=%s: %d calls within the readings (worst %.0f ns out)' % (sys.argv[3], len(X), max(best, 0)))
+PY
+            rm -f c.json
+        done
+    done
+    run "file=$dir/c.json,clock=cycles" "$prog" clock
+    grep -q "clock=cycles: auto, tsc or host" err || fail "clock=cycles: not refused: $(tail -n 3 err)"
+    ;;
 sigterm)
     run "file=$dir/t.json" "$prog" sigterm
     [ "$rc" = 143 ] || fail "expected death by SIGTERM (143), got $rc"
