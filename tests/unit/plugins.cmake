@@ -116,6 +116,13 @@ target_compile_options(trace_call_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME trace_call COMMAND trace_call_test)
 set_tests_properties(trace_call PROPERTIES LABELS concurrency)
 
+# trace: the writer's conversion of the hooks' TSC times (tr_clock.c), its pairs and table.
+add_executable(trace_clock_test trace_clock_test.c "${_tr_dir}/tr_clock.c")
+target_include_directories(trace_clock_test PRIVATE "${_tr_dir}")
+target_link_libraries(trace_clock_test PRIVATE PkgConfig::CMOCKA cushim_region)
+target_compile_options(trace_clock_test PRIVATE ${CUSHIM_WARN_FLAGS})
+add_test(NAME trace_clock_unit COMMAND trace_clock_test)
+
 # trace: a runtime call's CUPTI record linked to the traced call inside it (tr_link.c).
 add_executable(trace_link_test trace_link_test.c "${_tr_dir}/tr_link.c")
 target_include_directories(trace_link_test PRIVATE "${_tr_dir}")
