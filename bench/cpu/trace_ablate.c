@@ -68,6 +68,5 @@ __attribute__((aligned(64))) void tr_post_query(cushim_call *call, void *user, u
         atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);
         return;
     }
-    /* the core's clock, in ns, where the other hooks' is the TSC (TR_F_NS: the writer converts none of it) */
-    tr_buf_commit(tb, tr_call_write_as(p, pl, call, call->t_enter_ns, t, 0, 0, TR_F_NS));
+    tr_buf_commit(tb, tr_call_write(p, pl, call, call->t_enter_ns, t, 0));
 }

@@ -306,7 +306,7 @@ static inline __attribute__((always_inline)) void tr_post_call(tr_state *st, con
                                        atomic_load_explicit(&tb->opens[n - 1].t, memory_order_relaxed), t,
                                        launch ? atomic_load_explicit(&tb->opens[n - 1].kname, memory_order_relaxed)
                                               : 0,
-                                       launch, 0));   /* a launch's 64-byte params: the 16-byte loop */
+                                       launch));   /* a launch's 64-byte params: the 16-byte loop */
 }
 
 /* The exit of a two-record call: its EXIT record. */
@@ -453,6 +453,19 @@ static int tr_register(tr_state *st, const char *filter)
                 tr_host->log(st->self, CUSHIM_LOG_ERROR, "out of memory");
                 return -1;
             }
+        }
+        /* the queries' CALL records hold the core's ns where the other hooks' hold TSC ticks: the writer knows
+           them by API (tr_rec.h), so that the hottest hook stores no flag */
+        if (st->tsc && sel[1].s != NULL) {
+            if ((st->w.core_timed = calloc(st->id_limit, 1)) == NULL) {
+                idsel_free(&sel[0]);
+                idsel_free(&sel[1]);
+                tr_host->log(st->self, CUSHIM_LOG_ERROR, "out of memory");
+                return -1;
+            }
+            for (uint32_t id = 0; id < st->id_limit; id++)
+                st->w.core_timed[id] = st->plans[id] != NULL && st->plans[id]->post_only;
+            st->w.ncore_timed = st->id_limit;
         }
         hk.sel[0] = sel[0].s;   /* kept for re-adding the hooks (unhook); freed at fini */
         hk.sel[1] = sel[1].s;

@@ -389,16 +389,14 @@ static inline int tr_open_pop(tr_tbuf *tb, const cushim_call *call, uint64_t fra
 
 /* A fast-path call's CALL record at 'p' (room for pl->call_max bytes), entered at 't0' and returned at 't':
    what its ENTER and EXIT would hold ('kname': a TR_CALL_KNAME launch's kernel name, from its open-call stack
-   entry; 0: none, no word; 'f0': TR_F_NS for times in the host's ns where the hooks' clock is the TSC, else 0,
-   a constant). Returns its length. */
+   entry; 0: none, no word). Returns its length. */
 static inline __attribute__((always_inline)) uint32_t tr_call_write_as(unsigned char *p, const tr_plan *pl,
                                                                       const cushim_call *call, uint64_t t0,
-                                                                      uint64_t t, uint64_t kname, const int wide,
-                                                                      const uint16_t f0)
+                                                                      uint64_t t, uint64_t kname, const int wide)
 {
     uint32_t result, len;
     uint64_t d = t - t0;
-    uint16_t flags = (uint16_t)(((call->flags & CUSHIM_CALL_SKIPPED) ? TR_F_SKIPPED : 0) | f0);
+    uint16_t flags = (call->flags & CUSHIM_CALL_SKIPPED) ? TR_F_SKIPPED : 0;
     unsigned char *o = p + sizeof(tr_call) + (pl->enter_len - sizeof(tr_rec));
     memcpy(&result, call->retval, sizeof result);
     if (wide)   /* a constant: one copy loop or the other in line */
@@ -428,7 +426,7 @@ static inline __attribute__((always_inline)) uint32_t tr_call_write(unsigned cha
                                                                    const cushim_call *call, uint64_t t0, uint64_t t,
                                                                    uint64_t kname)
 {
-    return tr_call_write_as(p, pl, call, t0, t, kname, 0, 0);
+    return tr_call_write_as(p, pl, call, t0, t, kname, 0);
 }
 
 /* The plan of an API (NULL when out of memory). */

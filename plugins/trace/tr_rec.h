@@ -26,9 +26,10 @@
  *   GPU    tr_rec with a tr_gpu after it, then the kernel's name as a blob.
  *   CORR   a CUPTI correlation id (seq) mapped to an external one (parent).
  * A blob is a tr_blob followed by its bytes, padded to 8.
- * Times: the ENTER, EXIT and CALL records' are the recording hooks' clock - raw TSC ticks where the trace's
- * clock is the TSC (tr_state.tsc, the clock= option), which the writer converts (tr_clock.h), else the host's
- * ns - but a CALL with TR_F_NS (ns); every other record's, and the open-call stack's, as said there.
+ * Times: the ENTER, EXIT and CALL records' and the open-call stack's are the recording hooks' clock - raw TSC
+ * ticks where the trace's clock is the TSC (tr_state.tsc, the clock= option), which the writer converts
+ * (tr_clock.h), else the host's ns - but the CALL records of the APIs the core times (the read-only queries'
+ * exit hook, tr_query.c; tr_writer.core_timed), which are the host's ns, as every other record's time is.
  */
 #ifndef TR_REC_H
 #define TR_REC_H
@@ -58,8 +59,6 @@
                              8 bytes */
 #define TR_F_KNAME 64u     /* CALL: a launch's kernel name (const char *, interned) after the params and the
                              inline word, before the long exit time (without it: no name) */
-#define TR_F_NS 128u      /* CALL: its times are the host's ns even where the hooks' clock is the TSC (a
-                             read-only query's, timed by the core: tr_query.c) */
 #define TR_F_INLINE_OF(param, elem_log2) \
     ((uint16_t)(TR_F_INLINE | ((uint32_t)(elem_log2) << 4) | ((uint32_t)(param) << 8)))
 
@@ -94,7 +93,7 @@ typedef struct tr_call {
     uint32_t depth;
     uint64_t seq;
     uint64_t parent;      /* the enclosing call's seq, 0 if none                   */
-    uint64_t t;           /* the hooks' clock (TR_F_NS: ns): entry                 */
+    uint64_t t;           /* the hooks' clock (or ns: tr_writer.core_timed): entry */
     uint32_t dur;         /* the same clock: exit - entry (TR_F_LONG: see there)   */
     uint32_t result;      /* the 4-byte return value (an EXIT's aux, zero-extended) */
 } tr_call;

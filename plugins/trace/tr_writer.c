@@ -255,8 +255,8 @@ static void render_head(tr_writer *w, tw_thr *t, const cushim_api_info *info, in
     }
 }
 
-/* A record's time on the hooks' clock (an ENTER's, an EXIT's, a CALL's without TR_F_NS, an open call's) in the
-   host's ns. */
+/* A record's time on the hooks' clock (an ENTER's, an EXIT's, a CALL's but the core-timed ones, an open
+   call's) in the host's ns. */
 static inline uint64_t tw_ns(tr_writer *w, uint64_t t)
 {
     return w->tsc ? tr_clock_ns(&w->clk, t) : t;
@@ -367,7 +367,7 @@ int tw_call_split(tr_writer *w, const tr_call *c, tw_call_exit *ex)
     memset(ex, 0, sizeof *ex);
     ex->h.len = (uint32_t)sizeof ex->h + ((c->flags & TR_F_INLINE) ? 8u : 0u);
     ex->h.type = TR_REC_EXIT;
-    ex->h.flags = (uint16_t)(c->flags & ~(TR_F_LONG | TR_F_KNAME | TR_F_NS));
+    ex->h.flags = (uint16_t)(c->flags & ~(TR_F_LONG | TR_F_KNAME));
     ex->h.seq = c->seq;
     ex->h.aux = c->result;
     if (c->flags & TR_F_INLINE)
@@ -376,7 +376,7 @@ int tw_call_split(tr_writer *w, const tr_call *c, tw_call_exit *ex)
         memcpy(&ex->h.t, body + plen + tail - 8u, sizeof ex->h.t);   /* the last word */
     else
         ex->h.t = c->t + c->dur;
-    if (!(c->flags & TR_F_NS)) {   /* the hooks' clock */
+    if (!(w->core_timed != NULL && c->api_id < w->ncore_timed && w->core_timed[c->api_id])) {   /* the hooks' clock */
         en->t = tw_ns(w, en->t);
         ex->h.t = tw_ns(w, ex->h.t);
     }
@@ -1019,6 +1019,8 @@ void tw_free(tr_writer *w)
     free(w->fd_path);
     w->fd_path = NULL;
     tr_clock_free(&w->clk);
+    free(w->core_timed);
+    w->core_timed = NULL;
     if (w->z != NULL) {
         deflateEnd(w->z);
         free(w->z);
