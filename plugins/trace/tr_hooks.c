@@ -41,17 +41,17 @@
  * the two rendered by the writer as the ENTER/EXIT pair would be.
  */
 
-/* The hooks' clock at entry: the TSC, read here (st->tsc), or the frame's t_enter_ns (CUSHIM_HOOK_TIME; 0 when
-   the core read none: the caller reads host->now_ns then). */
-static inline uint64_t tr_t_enter(const tr_state *st, const cushim_call *call)
+/* The hooks' clock at entry: the TSC, read here ('tsc': a constant, st->tsc, one copy of the hook each), or the
+   frame's t_enter_ns (CUSHIM_HOOK_TIME; 0 when the core read none: the caller reads host->now_ns then). */
+static inline uint64_t tr_t_enter(const cushim_call *call, const int tsc)
 {
-    return st->tsc ? tsc_read() : call->t_enter_ns;
+    return tsc ? tsc_read() : call->t_enter_ns;
 }
 
 /* ... and at exit: the TSC, or the frame's t_exit_ns (CUSHIM_HOOK_EXIT_TIME), or host->now_ns. */
-static inline uint64_t tr_t_exit(const tr_state *st, const cushim_call *call)
+static inline uint64_t tr_t_exit(const cushim_call *call, const int tsc)
 {
-    if (st->tsc)
+    if (tsc)
         return tsc_read();
     return call->t_exit_ns ? call->t_exit_ns : tr_host->now_ns();
 }
@@ -147,7 +147,10 @@ static __attribute__((noinline)) int tr_pre_launch(tr_state *st, const tr_plan *
     return CUSHIM_CONTINUE;
 }
 
-static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
+/* The pre hook, in two copies: 'tsc' (a constant) says whether it reads the TSC itself (tr_pre_tsc) or takes the
+   core's entry time (tr_pre_host), so that neither tests which clock is in use. */
+static inline __attribute__((always_inline)) int tr_pre_as(cushim_call *call, void *user, uint64_t *slot,
+                                                           const int tsc)
 {
     tr_state *st = user;
     uint32_t id = call->api_id;
@@ -157,16 +160,26 @@ static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
     *slot = 0;
     if (pl == NULL || atomic_load_explicit(&st->paused, memory_order_relaxed))
         return CUSHIM_CONTINUE;
-    t0 = tr_t_enter(st, call);   /* while recording only: a paused call reads no clock */
+    t0 = tr_t_enter(call, tsc);   /* while recording only: a paused call reads no clock */
     tb = tr_tb_cached;
-    if (pl->call != TR_CALL_PLAIN || tb == NULL || tb->hold || t0 == 0) {
-        if (pl->call == TR_CALL_KNAME && tb != NULL && !tb->hold && t0 != 0)
+    if (pl->call != TR_CALL_PLAIN || tb == NULL || tb->hold || (!tsc && t0 == 0)) {
+        if (pl->call == TR_CALL_KNAME && tb != NULL && !tb->hold && (tsc || t0 != 0))
             return tr_pre_launch(st, pl, call, tb, t0, slot);
         return tr_pre_enter(st, pl, call, t0, slot);
     }
     tr_open_push(tb, call, t0, 0);   /* a CALL record at exit; nothing in the buffer now */
     *slot = (uint64_t)(uintptr_t)tb;   /* the post hook's buffer: no second TLS lookup */
     return CUSHIM_CONTINUE;
+}
+
+static int tr_pre_tsc(cushim_call *call, void *user, uint64_t *slot)
+{
+    return tr_pre_as(call, user, slot, 1);
+}
+
+static int tr_pre_host(cushim_call *call, void *user, uint64_t *slot)
+{
+    return tr_pre_as(call, user, slot, 0);
 }
 
 /* An exit with input captures or array outputs, or one the chunk has no room for (the general path). The
@@ -333,7 +346,9 @@ static __attribute__((noinline)) void tr_post_exit(tr_state *st, const tr_plan *
     tr_buf_commit(tb, (uint32_t)(o - p));
 }
 
-static void tr_post(cushim_call *call, void *user, uint64_t *slot)
+/* The post hook, in two copies as the pre hook ('tsc' a constant). */
+static inline __attribute__((always_inline)) void tr_post_as(cushim_call *call, void *user, uint64_t *slot,
+                                                             const int tsc)
 {
     tr_state *st = user;
     tr_tbuf *tb = (tr_tbuf *)(uintptr_t)*slot;
@@ -341,7 +356,7 @@ static void tr_post(cushim_call *call, void *user, uint64_t *slot)
     uint64_t t;
     if (tb == NULL)
         return;
-    t = tr_t_exit(st, call);
+    t = tr_t_exit(call, tsc);
     pl = st->plans[call->api_id];
     if (pl->call == TR_CALL_PLAIN)
         tr_post_call(st, pl, call, tb, t, 0);
@@ -349,6 +364,16 @@ static void tr_post(cushim_call *call, void *user, uint64_t *slot)
         tr_post_call(st, pl, call, tb, t, 1);
     else
         tr_post_exit(st, pl, call, tb, t);
+}
+
+static void tr_post_tsc(cushim_call *call, void *user, uint64_t *slot)
+{
+    tr_post_as(call, user, slot, 1);
+}
+
+static void tr_post_host(cushim_call *call, void *user, uint64_t *slot)
+{
+    tr_post_as(call, user, slot, 0);
 }
 
 /* ---- the hook groups ---- */
@@ -380,8 +405,8 @@ int tr_hooks_add(tr_state *st)
         spec.flags = k == 0 && st->tsc ? 0u : CUSHIM_HOOK_TIME | (hk.exit_by_core ? CUSHIM_HOOK_EXIT_TIME : 0u);
         spec.select = hk.sel[k];
         spec.priority = -1000;   /* first in, last out: the recording encloses other plugins' hooks */
-        spec.pre = k == 0 ? tr_pre : NULL;
-        spec.post = k == 0 ? tr_post : tr_post_query;
+        spec.pre = k == 0 ? (st->tsc ? tr_pre_tsc : tr_pre_host) : NULL;
+        spec.post = k == 0 ? (st->tsc ? tr_post_tsc : tr_post_host) : tr_post_query;
         spec.user = st;
         if (tr_host->hooks_add(st->self, &spec, g) != CUSHIM_OK) {
             tr_hooks_remove(st);

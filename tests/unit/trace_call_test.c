@@ -199,7 +199,7 @@ static void put_exit(rig *r, const cushim_call *c, uint64_t t)
     tr_buf_commit(r->tb, (uint32_t)(o - p));
 }
 
-/* A fast call's pre hook (trace.c tr_pre, tr_pre_enter): a launch's with its kernel name looked up, given to
+/* A fast call's pre hook (tr_hooks.c tr_pre_as, tr_pre_enter): a launch's with its kernel name looked up, given to
    the enclosing launch on the open-call stack when that has none (tr_enter_aux). */
 static void call_pre(rig *r, const cushim_call *c)
 {
