@@ -1084,8 +1084,21 @@ perfetto)
     # to a JSON file and to a Perfetto file, and pftrace.py - an independent reader: a protobuf wire-format walker
     # that checks every field number and wire type against Perfetto's schema and that every interned id was
     # defined earlier on its sequence - finds the JSON run's events in the Perfetto file (calls, names, arguments,
-    # results, threads, nesting; GPU work on its tracks with its flows; NVTX ranges and marks; thread names)
+    # results, threads, nesting; GPU work on its tracks with its flows; NVTX ranges and marks; thread names);
+    # and pfraw.py, Google's own parser (protoc --decode_raw, Debian's protobuf-compiler; said and skipped where
+    # it is missing): the whole file parses, the packets and their fields are those of Perfetto's protos, as many
+    # packets as the walker counted
     pft="python3 $here/pftrace.py"
+    pf_raw() {   # pf_raw FILE: pf.out holds the walker's count of its packets ("N packets")
+        npk=$(sed -n 's/^\([0-9]*\) packets\b.*/\1/p' pf.out)
+        [ -n "$npk" ] || fail "$1: the walker counted no packets: $(cat pf.out)"
+        python3 "$here/pfraw.py" "$1" "$npk" >pfraw.out 2>pfraw.err
+        case $? in
+        0) ;;
+        77) [ -n "${pfraw_said:-}" ] || { cat pfraw.out; pfraw_said=1; } ;;
+        *) fail "$1: protoc --decode_raw: $(cat pfraw.err)" ;;
+        esac
+    }
     pf_pair() {   # pf_pair NAME OPTIONS PROGRAM ARGS...
         pfn=$1 pfo=$2
         shift 2
@@ -1097,6 +1110,7 @@ perfetto)
             fail "$pfn: no last line naming the Perfetto file"
         $pft --compare "$pfn.perfetto-trace" "$pfn.json" >pf.out 2>pf.err ||
             fail "$pfn: the Perfetto file is not the JSON run's: $(cat pf.err)"
+        pf_raw "$pfn.perfetto-trace"
         # the tables at exit and from cushim stats: the same from the Perfetto file as from the JSON run's
         same_table "$pfn.perfetto-trace"
     }
@@ -1117,6 +1131,7 @@ perfetto)
         NVTX_INJECTION64_PATH=$plugin run "file=$dir/h.perfetto-trace" "$E2E_TRACE_NAMES"
         [ "$rc" = 0 ] || fail "e2e_trace_names exited with $rc"
         $pft h.perfetto-trace >pf.out 2>pf.err || fail "h.perfetto-trace: $(cat pf.err)"
+        pf_raw h.perfetto-trace
         same_table h.perfetto-trace
     fi
     # gzip; format= over the name; the default name; a format that is neither is refused (the process fails closed)
