@@ -385,10 +385,12 @@ clock)
     # the host's clock follows CLOCK_MONOTONIC to within its drift over a second, ~1e-5 at worst in its first
     # second; a conversion with a rate 1% off is ~1 ms off over the run's ~70 ms, ticks taken for ns seconds),
     # and on each thread the calls start in the order of their seq (the Perfetto format encodes the same
-    # rendered times: trace_perfetto)
+    # rendered times: trace_perfetto); with NVTX, each mark the program makes after a call - timed with the shim's
+    # clock (host->now_ns), as CUPTI's GPU records are - lies between that call's end and the next call's start:
+    # the converted TSC and the shim's clock are one timeline to within the tens of ns between them
     for clk in tsc host; do
         for f in c.json; do
-            run "file=$dir/$f,clock=$clk" "$prog" clock
+            NVTX_INJECTION64_PATH=$plugin run "file=$dir/$f,clock=$clk" "$prog" clock
             if [ "$clk" = tsc ] && grep -q "clock=tsc: this CPU's TSC" err; then
                 echo "clock=tsc: not here ($(grep -m1 'clock=tsc' err)); the host's clock alone checked"
                 continue 2
@@ -426,6 +428,8 @@ best = min(max(off(tids[0], 0), off(tids[1], 1)), max(off(tids[0], 1), off(tids[
 if best > slack:
     print('clock=%s: a call %.0f ns outside the program\'s readings around it' % (sys.argv[3], best))
     sys.exit(1)
+marks = [e for e in d['traceEvents'] if e.get('cat') == 'nvtx' and e.get('ph') == 'i' and e['name'] != 'start']
+margin = None
 for tid in tids:   # depth 0: one call after another
     ev = sorted((e for e in by_tid[tid] if e['args']['depth'] == 0), key=lambda e: e['args']['seq'])
     for a, b in zip(ev, ev[1:]):
@@ -433,7 +437,23 @@ for tid in tids:   # depth 0: one call after another
             print('clock=%s: seq %d starts at %s, after seq %d at %s' % (sys.argv[3], a['args']['seq'], a['ts'],
                                                                          b['args']['seq'], b['ts']))
             sys.exit(1)
-print('clock=%s: %d calls within the readings (worst %.0f ns out)' % (sys.argv[3], len(X), max(best, 0)))
+    mk = sorted((m for m in marks if m['tid'] == tid), key=lambda m: m['ts'])
+    if marks and len(mk) != 120:
+        print('clock=%s: %d marks on thread %s, not 120' % (sys.argv[3], len(mk), tid))
+        sys.exit(1)
+    # each mark after the call it follows (the call that ends last before it) and before the next one starts
+    calls = [(e['ts'], e['ts'] + e['dur'], e['name']) for e in ev]
+    for m in mk:
+        before = [c for c in calls if c[0] <= m['ts']]
+        after = [c for c in calls if c[0] > m['ts']]
+        if not before or before[-1][1] > m['ts']:
+            print('clock=%s: the mark %r at %.3f us lies inside %s (%.3f..%.3f)' % (sys.argv[3], m['name'], m['ts'],
+                  before[-1][2] if before else '-', before[-1][0] if before else 0, before[-1][1] if before else 0))
+            sys.exit(1)
+        gap = min(m['ts'] - before[-1][1], (after[0][0] - m['ts']) if after else 1e9)
+        margin = gap if margin is None else min(margin, gap)
+print('clock=%s: %d calls within the readings (worst %.0f ns out), %d marks between them (closest %s ns)' %
+      (sys.argv[3], len(X), max(best, 0), len(marks), '%.0f' % (margin * 1e3) if margin is not None else '-'))
 PY
             rm -f c.json
         done
