@@ -2,9 +2,10 @@
  * tr_clock.c - the writer's conversion of the hooks' TSC times to the host's ns (tr_clock.h): a table of (TSC,
  * now_ns) pairs, each the narrowest bracket of four tries (plugins/common/tsc.c), and piecewise-linear
  * interpolation between them. The host's clock is itself the TSC extrapolated from an anchor it renews every
- * second (runtime/clock.c), so between two pairs it is linear in the TSC but where it renewed; pairs kept every
- * 100 ms (and the last one moved forward at each drain) follow it to within a pair's bracket, tens of ns.
- * Monotonic: the pairs are, and so is each segment's line.
+ * second (runtime/clock.c), so between two pairs it is linear in the TSC but where it renewed (a new rate, or a
+ * step forward by its drift); pairs kept every 10 ms (and the last one moved forward at each drain) follow it to
+ * within a pair's bracket, tens of ns, but in a segment where it renewed. Monotonic: the pairs are, and so is
+ * each segment's line. Bounded: past TR_CLOCK_MAX pairs the older ones are thinned out.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -58,9 +59,18 @@ void tr_clock_take(tr_clock *c)
     if (p.tsc <= c->v[c->n - 1].tsc || p.ns < c->v[c->n - 1].ns)
         return;   /* no progress (never on an invariant TSC): the table stays in order */
     if (c->n >= 2 && c->v[c->n - 1].ns - c->v[c->n - 2].ns < TR_CLOCK_EVERY_NS)
-        c->v[c->n - 1] = p;   /* the last pair moves forward until it is 100 ms after the one before */
+        c->v[c->n - 1] = p;   /* the last pair moves forward until it is 10 ms after the one before */
     else if (tr_clock_push(c, &p) != 0)
         c->v[c->n - 1] = p;   /* no memory: coarser, still in order */
+    if (c->n > TR_CLOCK_MAX) {   /* every other old pair dropped: v[0] and the latest TR_CLOCK_RECENT stay */
+        uint32_t old = c->n - TR_CLOCK_RECENT, k = 1;
+        for (uint32_t i = 2; i < old; i += 2)
+            c->v[k++] = c->v[i];
+        for (uint32_t i = old; i < c->n; i++)
+            c->v[k++] = c->v[i];
+        c->n = k;
+        c->hint = 0;
+    }
 }
 
 /* 'tsc' on the line through pairs a and b (a before b). */

@@ -18,19 +18,26 @@ typedef struct tr_clock {
     uint64_t (*now_ns)(void);     /* the clock converted to (the host's now_ns)                        */
     tr_cal *v;                    /* pairs, in order: each at least TR_CLOCK_EVERY_NS after the one
                                      before, but the last, which each tr_clock_take moves forward until
-                                     it is (the first two: at least TR_CLOCK_FIRST_NS apart)             */
+                                     it is (the first two: at least TR_CLOCK_FIRST_NS apart); past
+                                     TR_CLOCK_MAX, every other one of all but the latest TR_CLOCK_RECENT
+                                     is dropped                                                          */
     uint32_t n, cap;
     uint32_t hint;                /* the segment of the last conversion                                */
 } tr_clock;
 
 #define TR_CLOCK_FIRST_NS 1000000ull       /* the first rate is measured over 1 ms at least           */
-#define TR_CLOCK_EVERY_NS 100000000ull     /* a pair kept every 100 ms: 16 bytes, ~0.6 MB an hour     */
+#define TR_CLOCK_EVERY_NS 10000000ull      /* a pair kept every 10 ms (the host's clock may change its
+                                              rate or step at each of its renewals, once a second)     */
+#define TR_CLOCK_MAX 4096u                 /* pairs kept at most (64 KiB): older ones thinned out      */
+#define TR_CLOCK_RECENT 1024u              /* ... but never the latest (10 s at 10 ms)                */
 
 /* The first pair (the output opens: the first recorded call). 0, or -1 (no memory). */
 int tr_clock_start(tr_clock *c, uint64_t (*now_ns)(void));
 /* A pair now (the writer, before each drain): appended, or in place of the last one while that is not
    TR_CLOCK_EVERY_NS after the one before it; and until the first two are TR_CLOCK_FIRST_NS apart it waits for
-   that (at most 1 ms, once a process). After it, every TSC time up to now converts. */
+   that (at most 1 ms, once a process). After it, every TSC time up to now converts. Past TR_CLOCK_MAX pairs,
+   every other one but the first and the latest TR_CLOCK_RECENT is dropped: old times convert over longer
+   segments (a long call's entry, render=exit's records), recent ones over 10 ms. */
 void tr_clock_take(tr_clock *c);
 /* A TSC time of a record as the host's ns: interpolated between the pairs around it, extrapolated at the
    nearest segment's rate before the first or after the last; 0 stays 0. */

@@ -1,8 +1,9 @@
 /*
  * trace_clock_test.c - the trace writer's conversion of the hooks' TSC times to the host's ns (tr_clock.c):
  * against CLOCK_MONOTONIC read around a TSC reading; monotonic across segments; the right segment found in a
- * long table (and a hint that points elsewhere); pairs kept 100 ms apart, the last one moving; the first rate
- * over 1 ms at least; 0 stays 0, times before the first pair never below 1.
+ * long table (and a hint that points elsewhere); pairs kept 10 ms apart, the last one moving; the table
+ * thinned past its bound, the latest pairs kept; the first rate over 1 ms at least; 0 stays 0, times before the
+ * first pair never below 1.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -77,7 +78,7 @@ static void table_lookup(void **state)
     tr_clock_free(&c);
 }
 
-/* A clock the test moves: pairs are kept 100 ms apart of it, the last one moved forward until it is. */
+/* A clock the test moves: pairs are kept 10 ms apart of it, the last one moved forward until it is. */
 static uint64_t fake_ns = 1000000000;
 static uint64_t fake_clock(void)
 {
@@ -91,12 +92,12 @@ static void pairs_kept(void **state)
     if (!tsc_usable())
         skip();
     assert_int_equal(tr_clock_start(&c, fake_clock), 0);
-    for (int i = 1; i <= 100; i++) {   /* 3 s of the fake clock, 30 ms a step */
-        fake_ns += 30000000;
+    for (int i = 1; i <= 100; i++) {   /* 0.4 s of the fake clock, 4 ms a step */
+        fake_ns += 4000000;
         tr_clock_take(&c);
     }
-    /* 0, then every 120 ms (the first step of 30 ms at or past 100 ms), and the last moving one */
-    assert_true(c.n >= 25 && c.n <= 27);
+    /* 0, then every 12 ms (the first step of 4 ms at or past 10 ms), and the last moving one */
+    assert_true(c.n >= 33 && c.n <= 35);
     for (uint32_t i = 1; i + 1 < c.n; i++)
         assert_true(c.v[i].ns - c.v[i - 1].ns >= TR_CLOCK_EVERY_NS);
     assert_int_equal(c.v[c.n - 1].ns, fake_ns);
@@ -110,7 +111,33 @@ static void pairs_kept(void **state)
         tr_clock_take(&c);
         assert_int_equal(c.n, n);
         assert_int_equal(c.v[n - 1].ns, last);
+        fake_ns += 1;
     }
+    tr_clock_free(&c);
+}
+
+/* A long run: the table stays within its bound, in order, its first pair and the latest 10 ms apart kept. */
+static void pairs_thinned(void **state)
+{
+    tr_clock c = {0};
+    uint64_t first;
+    (void)state;
+    if (!tsc_usable())
+        skip();
+    assert_int_equal(tr_clock_start(&c, fake_clock), 0);
+    first = c.v[0].ns;
+    for (int i = 1; i <= 20000; i++) {   /* 220 s of the fake clock, 11 ms a step: a pair each */
+        fake_ns += 11000000;
+        tr_clock_take(&c);
+        assert_true(c.n <= TR_CLOCK_MAX);
+    }
+    assert_true(c.n > TR_CLOCK_RECENT);
+    assert_int_equal(c.v[0].ns, first);
+    assert_int_equal(c.v[c.n - 1].ns, fake_ns);
+    for (uint32_t i = 1; i < c.n; i++)
+        assert_true(c.v[i].tsc > c.v[i - 1].tsc && c.v[i].ns > c.v[i - 1].ns);
+    for (uint32_t i = c.n - TR_CLOCK_RECENT + 1; i < c.n; i++)
+        assert_int_equal(c.v[i].ns - c.v[i - 1].ns, 11000000);
     tr_clock_free(&c);
 }
 
@@ -120,6 +147,7 @@ int main(void)
         cmocka_unit_test(against_monotonic),
         cmocka_unit_test(table_lookup),
         cmocka_unit_test(pairs_kept),
+        cmocka_unit_test(pairs_thinned),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
