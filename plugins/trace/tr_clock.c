@@ -25,6 +25,7 @@ static int tr_clock_push(tr_clock *c, const tr_cal *p)
         c->cap = cap;
     }
     c->v[c->n++] = *p;
+    c->gen++;
     return 0;
 }
 
@@ -38,6 +39,7 @@ int tr_clock_start(tr_clock *c, uint64_t (*now_ns)(void))
     tr_cal p;
     c->now_ns = now_ns;
     c->n = c->hint = 0;
+    c->gen++;
     tr_clock_pair(c, &p);
     return tr_clock_push(c, &p);
 }
@@ -58,6 +60,7 @@ void tr_clock_take(tr_clock *c)
     }
     if (p.tsc <= c->v[c->n - 1].tsc || p.ns < c->v[c->n - 1].ns)
         return;   /* no progress (never on an invariant TSC): the table stays in order */
+    c->gen++;
     if (c->n >= 2 && c->v[c->n - 1].ns - c->v[c->n - 2].ns < TR_CLOCK_EVERY_NS)
         c->v[c->n - 1] = p;   /* the last pair moves forward until it is 10 ms after the one before */
     else if (tr_clock_push(c, &p) != 0)
@@ -70,13 +73,13 @@ void tr_clock_take(tr_clock *c)
             c->v[k++] = c->v[i];
         c->n = k;
         c->hint = 0;
+        c->gen++;
     }
 }
 
-/* 'tsc' on the line through pairs a and b (a before b). */
-static uint64_t tr_clock_line(const tr_cal *a, const tr_cal *b, uint64_t tsc)
+/* 'tsc' on the line through pair a at 'rate' ns a tick. */
+static uint64_t tr_clock_line(const tr_cal *a, double rate, uint64_t tsc)
 {
-    double rate = (double)(b->ns - a->ns) / (double)(b->tsc - a->tsc);
     if (tsc >= a->tsc)
         return a->ns + (uint64_t)((double)(tsc - a->tsc) * rate + 0.5);
     {
@@ -111,8 +114,12 @@ uint64_t tr_clock_ns(tr_clock *c, uint64_t tsc)
                 hi = mid;
         }
     }
-    c->hint = lo;
-    return tr_clock_line(&c->v[lo], &c->v[lo + 1], tsc);
+    if (lo != c->hint || c->hint_gen != c->gen + 1) {   /* the rate once a segment and table: no division a record */
+        c->hint = lo;
+        c->hint_gen = c->gen + 1;
+        c->hint_rate = (double)(c->v[lo + 1].ns - c->v[lo].ns) / (double)(c->v[lo + 1].tsc - c->v[lo].tsc);
+    }
+    return tr_clock_line(&c->v[lo], c->hint_rate, tsc);
 }
 
 void tr_clock_free(tr_clock *c)
@@ -120,4 +127,5 @@ void tr_clock_free(tr_clock *c)
     free(c->v);
     c->v = NULL;
     c->n = c->cap = c->hint = 0;
+    c->gen++;
 }

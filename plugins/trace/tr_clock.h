@@ -23,6 +23,8 @@ typedef struct tr_clock {
                                      is dropped                                                          */
     uint32_t n, cap;
     uint32_t hint;                /* the segment of the last conversion                                */
+    double hint_rate;             /* ... its ns a tick, while hint_gen == gen + 1 (0: none yet)          */
+    uint64_t gen, hint_gen;       /* gen: changes with the table                                       */
 } tr_clock;
 
 #define TR_CLOCK_FIRST_NS 1000000ull       /* the first rate is measured over 1 ms at least           */
