@@ -530,10 +530,12 @@ int tr_hooks_self_timed(tr_state *st)
 
 static void tr_hooks_fini(tr_state *st)
 {
-    (void)st;
     free(hk.sel[0]);
     free(hk.sel[1]);
     hk.sel[0] = hk.sel[1] = NULL;
+    free(st->w.core_timed);
+    st->w.core_timed = NULL;
+    st->w.ncore_timed = 0;
 }
 
 const tr_part tr_part_hooks = {

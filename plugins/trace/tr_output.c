@@ -188,9 +188,16 @@ static void tr_output_fork_child(tr_state *st)
     atomic_store(&st->output, st->w.path != NULL ? 0 : 2);
 }
 
+/* What setup allocated for the writer beside its path (freed by trace.c): the clock's pairs. */
+static void tr_output_fini(tr_state *st)
+{
+    tr_clock_free(&st->w.clk);
+}
+
 const tr_part tr_part_output = {
     .name = "output",
     .setup = tr_output_setup,
     .flush = tr_output_flush,
     .fork_child = tr_output_fork_child,
+    .fini = tr_output_fini,
 };

@@ -427,16 +427,14 @@ static void on_record(void *ctx, tr_tbuf *tb, const void *p, uint32_t len)
         on_exit_rec(w, t, ex, tx);
         return;
     }
-    if (r->type == TR_REC_ENTER) {
-        uint64_t tn = tw_ns(w, r->t);
-        if (tn > w->t_last)
-            w->t_last = tn;
-    } else if (r->t > w->t_last && r->type != TR_REC_GPU) {
+    if (r->type != TR_REC_ENTER && r->t > w->t_last && r->type != TR_REC_GPU)
         w->t_last = r->t;
-    }
     switch (r->type) {
     case TR_REC_ENTER: {
         tr_rec *c;
+        uint64_t tn = tw_ns(w, r->t);   /* the hooks' clock */
+        if (tn > w->t_last)
+            w->t_last = tn;
         if (t->depth == t->cap) {
             uint32_t cap = t->cap ? t->cap * 2 : 8;
             tr_rec **ns = realloc(t->stack, cap * sizeof *ns);
@@ -448,7 +446,7 @@ static void on_record(void *ctx, tr_tbuf *tb, const void *p, uint32_t len)
         if ((c = malloc(r->len)) == NULL)
             return;
         memcpy(c, r, r->len);
-        c->t = tw_ns(w, c->t);
+        c->t = tn;
         t->stack[t->depth++] = c;
         break;
     }
