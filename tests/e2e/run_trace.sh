@@ -1182,6 +1182,16 @@ perfetto)
     # the walker itself: a file cut in a packet, a wrong wire type and an id used before its definition fail it
     head -c 1000 vecadd.perfetto-trace > cut.perfetto-trace
     $pft cut.perfetto-trace >/dev/null 2>&1 && fail "pftrace.py accepts a file cut short"
+    # and the protoc check (where protoc is): the cut file, a packet field Perfetto's TracePacket does not have
+    # (a timestamp's tag, field 8, turned into field 9), a packet short of the walker's count
+    if command -v protoc >/dev/null; then
+        python3 "$here/pfraw.py" cut.perfetto-trace >/dev/null 2>&1 && fail "pfraw.py accepts a file cut short"
+        python3 -c "import sys; d = bytearray(open(sys.argv[1], 'rb').read()); i = d.index(0x40, 2); d[i] = 0x48; open('tag.perfetto-trace', 'wb').write(d)" vecadd.perfetto-trace
+        python3 "$here/pfraw.py" tag.perfetto-trace >/dev/null 2>&1 && fail "pfraw.py accepts an unknown packet field"
+        npk=$($pft vecadd.perfetto-trace | sed -n 's/^\([0-9]*\) packets,.*/\1/p')
+        python3 "$here/pfraw.py" vecadd.perfetto-trace "$((npk + 1))" >/dev/null 2>&1 &&
+            fail "pfraw.py accepts a packet count that is not the file's"
+    fi
     # cushim stats reads a file cut in a packet to its last complete one, and says so; --close is JSON's
     "$stats" cut.perfetto-trace >stats.out 2>stats.err || fail "cushim stats cut.perfetto-trace: $(cat stats.err)"
     grep -q "cut.perfetto-trace ends early" stats.err || fail "cushim stats: the cut file not said: $(cat stats.err)"
