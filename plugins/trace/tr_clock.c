@@ -93,6 +93,11 @@ uint64_t tr_clock_ns(tr_clock *c, uint64_t tsc)
     uint32_t lo, hi;
     if (tsc == 0 || c->n == 0)
         return tsc;
+    /* a time after the last pair (a record published while the writer drains): a pair now, so that it converts
+       between pairs too rather than on a line extrapolated from a short segment; at most one a record, and only
+       at the edge of what the threads have published */
+    if (tsc > c->v[c->n - 1].tsc && c->n >= 2 && c->now_ns != NULL)
+        tr_clock_take(c);
     if (c->n == 1)   /* no rate yet (tr_clock_take makes one before the writer converts): 1 GHz */
         return tsc >= c->v[0].tsc ? c->v[0].ns + (tsc - c->v[0].tsc) : c->v[0].ns - (c->v[0].tsc - tsc);
     /* the segment [lo, lo + 1] holding 'tsc' (the first or the last one beyond the table): most records fall

@@ -41,8 +41,9 @@ int tr_clock_start(tr_clock *c, uint64_t (*now_ns)(void));
    every other one but the first and the latest TR_CLOCK_RECENT is dropped: old times convert over longer
    segments (a long call's entry, render=exit's records), recent ones over 10 ms. */
 void tr_clock_take(tr_clock *c);
-/* A TSC time of a record as the host's ns: interpolated between the pairs around it, extrapolated at the
-   nearest segment's rate before the first or after the last; 0 stays 0. */
+/* A TSC time of a record as the host's ns: interpolated between the pairs around it (a time after the last
+   pair takes a new one first), extrapolated at the nearest segment's rate before the first (or after the last
+   of a table without a clock); 0 stays 0. */
 uint64_t tr_clock_ns(tr_clock *c, uint64_t tsc);
 void tr_clock_free(tr_clock *c);
 
