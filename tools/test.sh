@@ -20,7 +20,8 @@ cd "$(dirname "$0")/.."
 top=$PWD
 jobs=$(nproc 2>/dev/null || echo 2)
 pkgs="cmake gcc g++ make pkg-config binutils libclang-dev libcmocka-dev liblua5.4-dev liblua5.3-dev lua5.4 zlib1g-dev libyajl-dev
-      libgl-dev libegl-dev libvdpau-dev python3 python3-pip valgrind libclang-16-dev clang locales libssl-dev"
+      libgl-dev libegl-dev libvdpau-dev python3 python3-pip valgrind libclang-16-dev clang locales libssl-dev
+      protobuf-compiler"
 
 step() { printf '\n=== %s (at %ss) ===\n' "$*" "$SECONDS"; }
 

@@ -14,7 +14,8 @@
 #   trace       the trace plugin, for comparison (as bench/cpu/lines.sh)
 # and then the same for a launch: tests/e2e/e2e_flight's 'launches' (cuLaunchKernel of a kernel with three
 # arguments, 64 bytes of params; the recorder also copies the 20 bytes of arguments after the call) with no hook,
-# with the flight recorder and with the trace plugin. Each configuration ends with the instructions executed a
+# with the flight recorder and with the trace plugin (its TSC clock, and clock=host: the core's clocks), and a
+# cuCtxGetCurrent (e2e_flight's 'queries') with no hook, the flight recorder and the trace. Each configuration ends with the instructions executed a
 # call split by part of the work (bench/cpu/parts.py: the host's clock reads and dispatch, the plugin's record,
 # its copies of the params and kernel arguments, its work on the launched function), from the source lines of a
 # build with debug information (RelWithDebInfo; a Release build's figures lack the split).
@@ -71,11 +72,11 @@ n = int(sys.argv[2])
 print("executed per call: %.1f instructions (%s)" % (total / n, ", ".join("%s %.1f" % (k, v / n) for k, v in sorted(per.items()))))
 PY
 }
-launch() {   # launch NAME PLUGINS
-  echo "== cuLaunchKernel, $1"
+launch() {   # launch NAME PLUGINS [API MODE]: cuLaunchKernel (e2e_flight launches), or API called by MODE
+  echo "== ${3:-cuLaunchKernel}, $1"
   CUSHIM_LOG=error LD_PRELOAD="$BUILD/runtime/libcushim.so" LD_LIBRARY_PATH="$(dirname "$DRV")" CUSHIM_PLUGINS="$2" \
-    valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file="$TMP/cg" --toggle-collect=cuLaunchKernel \
-    "$BUILD/tests/e2e/e2e_flight" launches "$CALLS" >/dev/null 2>"$TMP/err" || { tail -5 "$TMP/err" >&2; exit 1; }
+    valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file="$TMP/cg" --toggle-collect="${3:-cuLaunchKernel}" \
+    "$BUILD/tests/e2e/e2e_flight" "${4:-launches}" "$CALLS" >/dev/null 2>"$TMP/err" || { tail -5 "$TMP/err" >&2; exit 1; }
   python3 "$TMP/lines.py" "$TMP/cg" "$CALLS" "${LINES_DETAIL:-0}"
   executed
   python3 "$(dirname "$0")/parts.py" "$TMP/cg" "$CALLS" "$SRC" "${LINES_DETAIL:-0}"
@@ -92,4 +93,9 @@ if [ -x "$BUILD/tests/e2e/e2e_flight" ]; then
   launch "flight" "$BUILD/plugins/flight.so:dir=$TMP,n=1024"
   launch "flight, host clock" "$BUILD/plugins/flight.so:dir=$TMP,n=1024,clock=host"
   launch "trace" "$BUILD/plugins/trace.so:file=$TMP/t2.json,summary=0,buffer=1GiB"
+  launch "trace, host clock" "$BUILD/plugins/trace.so:file=$TMP/t2.json,summary=0,buffer=1GiB,clock=host"
+  # cuCtxGetCurrent (e2e_flight queries): the query of the benchmarks against CUPTI (bench/gpu/run.sh)
+  launch "no hook" "" cuCtxGetCurrent queries
+  launch "flight" "$BUILD/plugins/flight.so:dir=$TMP,n=1024" cuCtxGetCurrent queries
+  launch "trace" "$BUILD/plugins/trace.so:file=$TMP/t3.json,summary=0,buffer=1GiB" cuCtxGetCurrent queries
 fi

@@ -18,6 +18,8 @@
 #                          BENCH_AB_CALLS, BENCH_AB_BURSTS pass through to launch_bench)
 #   BENCH_TRACE_BASE=file  an older build's trace.so (run with this build's shim): adds the config
 #                          trace-base, interleaved with the others, and its figures next to trace's
+#   BENCH_TRACE_OPTS=o=v,.. more trace options in the trace, ab-trace and ab-vs configs (clock=host: the core's
+#                          clocks instead of the TSC read in the hooks)
 #   BENCH_AB=N             adds four configurations measured inside one process (launch_bench's BENCH_AB:
 #                          N blocks, the addition on and off in ABBA order): ab-hooks (the trace plugin's
 #                          hooks, empty - timed at entry, cuCtxGetCurrent's exit alone - added and
@@ -130,7 +132,7 @@ run_one() {
     shim+hooks) $t env BENCH_LABEL=shim+hooks BENCH_HOOKS=1 LD_PRELOAD="$SHIM" "$BIN" "$LAUNCHES" "$CALLS" ;;
     cupti) $t env BENCH_LABEL=cupti BENCH_CUPTI=1 "$BIN" "$LAUNCHES" "$CALLS" ;;
     trace) $t env BENCH_LABEL=trace LD_PRELOAD="$SHIM" CUSHIM_LOG=info \
-        CUSHIM_PLUGINS="$TRACE_SO:file=/dev/null,summary_file=$WORK/trace-summary.txt,buffer=4GiB" "$BIN" \
+        CUSHIM_PLUGINS="$TRACE_SO:file=/dev/null,summary_file=$WORK/trace-summary.txt,buffer=4GiB${BENCH_TRACE_OPTS:+,$BENCH_TRACE_OPTS}" "$BIN" \
         "$LAUNCHES" "$((CALLS / 10))" ;;
     trace-base) $t env BENCH_LABEL=trace-base LD_PRELOAD="$SHIM" CUSHIM_LOG=info \
         CUSHIM_PLUGINS="$BENCH_TRACE_BASE:file=/dev/null,summary_file=$WORK/trace-summary.txt,buffer=4GiB" "$BIN" \
@@ -140,11 +142,11 @@ run_one() {
     ab-cupti) $t env BENCH_LABEL=ab-cupti BENCH_CUPTI=1 BENCH_AB="$AB" "$BIN" "$LAUNCHES" "$((CALLS / 10))" ;;
     ab-trace) $t env BENCH_LABEL=ab-trace BENCH_AB="$AB" BENCH_AB_SIGNAL=1 BENCH_AB_GAP_MS="${BENCH_AB_GAP_MS:-150}" \
         LD_PRELOAD="$SHIM" \
-        CUSHIM_PLUGINS="$TRACE_SO:file=/dev/null,summary=0,buffer=4GiB,toggle=USR2" "$BIN" \
+        CUSHIM_PLUGINS="$TRACE_SO:file=/dev/null,summary=0,buffer=4GiB,toggle=USR2${BENCH_TRACE_OPTS:+,$BENCH_TRACE_OPTS}" "$BIN" \
         "$LAUNCHES" "$((CALLS / 10))" ;;
     ab-vs) $t env BENCH_LABEL=ab-vs BENCH_CUPTI=1 BENCH_AB="$AB" BENCH_AB_VS=1 BENCH_AB_GAP_MS="${BENCH_AB_GAP_MS:-150}" \
         LD_PRELOAD="$SHIM" \
-        CUSHIM_PLUGINS="$TRACE_SO:file=/dev/null,summary=0,buffer=4GiB,toggle=USR2,unhook=1,paused=1" "$BIN" \
+        CUSHIM_PLUGINS="$TRACE_SO:file=/dev/null,summary=0,buffer=4GiB,toggle=USR2,unhook=1,paused=1${BENCH_TRACE_OPTS:+,$BENCH_TRACE_OPTS}" "$BIN" \
         "$LAUNCHES" "$((CALLS / 10))" ;;
     base-shim) $t env BENCH_LABEL=base-shim LD_PRELOAD="$BASE_SHIM" "$BASE_BIN" "$LAUNCHES" "$CALLS" ;;
     base-shim+hooks) $t env BENCH_LABEL=base-shim+hooks BENCH_HOOKS=1 LD_PRELOAD="$BASE_SHIM" "$BASE_BIN" \

@@ -12,22 +12,14 @@
 #include <stdint.h>
 
 #include "fl_ring.h"
+#include "tsc.h"
 
-#if defined(__x86_64__)
-#define FL_HAVE_TSC 1
+/* The TSC read in line (plugins/common/tsc.h, shared with the trace). */
+#define FL_HAVE_TSC TSC_AVAILABLE
 static inline uint64_t fl_rdtsc(void)
 {
-    uint32_t lo, hi;
-    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-    return ((uint64_t)hi << 32) | lo;
+    return tsc_read();
 }
-#else
-#define FL_HAVE_TSC 0
-static inline uint64_t fl_rdtsc(void)
-{
-    return 0;
-}
-#endif
 
 /* A TSC time of the file in CLOCK_MONOTONIC ns: 'c0' extrapolated at 'ns_per_tick' (0.01 to 100: fl_cal_rate).
    0 stays 0 (a time not set); a file's nonsense saturates (a file is input: no conversion out of range). */
@@ -56,10 +48,8 @@ static inline double fl_cal_rate(const fl_cal *a, const fl_cal *b)
 }
 
 /* ---- the plugin's side (fl_clock.c) ---- */
-/* 'mode': "auto" (the TSC where it can be used, else the host's clock), "tsc" (the TSC, or an error where it
-   cannot be used), "host". Sets *use_tsc. 0, or -1 with one line in 'why'. */
-int fl_clock_choose(const char *mode, int *use_tsc, char *why, size_t whylen);
-/* A (TSC, CLOCK_MONOTONIC) pair: the narrowest bracket of four tries, the TSC taken halfway. Async-signal-safe. */
+/* The clock= option: tsc_choose (plugins/common/tsc.h). */
+/* A (TSC, CLOCK_MONOTONIC) pair (tsc_pair against clock_gettime). Async-signal-safe. */
 void fl_cal_take(fl_cal *c);
 /* Stores a pair where a reader of the live file (or of the file a killed process left) may find it: 'ns' zeroed
    first and written last, so that a pair torn by a kill reads as none. Async-signal-safe. */

@@ -574,7 +574,7 @@ static int fl_init(const cushim_host *host, cushim_plugin *self)
     fl_st.cfg.host_version = host->version();
     fl_st.keep = host->opt_bool(self, "keep");
     clk = host->opt_string(self, "clock");
-    if (fl_clock_choose(clk, &fl_st.tsc, why, sizeof why) != 0) {
+    if (tsc_choose(clk, &fl_st.tsc, why, sizeof why) != 0) {
         host->log(self, CUSHIM_LOG_ERROR, "%s", why);
         goto fail;
     }

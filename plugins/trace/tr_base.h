@@ -27,6 +27,7 @@ typedef struct tr_state {
     uint32_t id_limit;
     tr_plan **plans;              /* by API id: what to capture; NULL = not selected */
     uint32_t tls_key;
+    int tsc;                      /* the call hooks' clock is the TSC, read in the hooks (clock=; tr_clock.h) */
     _Alignas(TR_CACHELINE) tr_bufs bufs;
     _Alignas(TR_CACHELINE) tr_writer w;
     _Alignas(TR_CACHELINE) int kernel_names;

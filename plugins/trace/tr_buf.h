@@ -59,7 +59,7 @@ typedef struct tr_chunk {
 typedef struct tr_open {
     _Atomic uint64_t seq;
     _Atomic uint64_t parent;
-    _Atomic uint64_t t;             /* entry, ns                                       */
+    _Atomic uint64_t t;             /* entry, the hooks' clock (tr_rec.h)             */
     _Atomic uint64_t id_depth;      /* api id (low 32 bits), depth (high 32)            */
     _Atomic uint64_t kname;         /* a launch's kernel name (interned const char *), else 0 */
 } tr_open;

@@ -9,7 +9,10 @@
  * call failed, tr_post_caps) and outputs. An API on the fast path of both hooks
  * gets one record instead, at exit (TR_REC_CALL): its pre hook only pushes the
  * call on the thread's open-call stack, from which the end of the file writes
- * calls still running.
+ * calls still running. Where the trace's clock is the TSC (st->tsc, the clock=
+ * option) these hooks read it themselves, one rdtsc each, and the writer
+ * converts (tr_clock.h); the core reads no clock for them. The queries' exit
+ * hook keeps the core's clocks (it has no entry of its own to read one at).
  */
 #define _GNU_SOURCE
 #include <stdatomic.h>
@@ -17,6 +20,7 @@
 #include <string.h>
 
 #include "idsel.h"
+#include "tsc.h"
 #include "tr_cupti.h"
 #include "tr_hooks.h"
 #include "tr_kname.h"
@@ -28,13 +32,29 @@
  * The fast path (every API without input captures, and exits whose outputs are
  * all scalars) writes each record straight into the thread's chunk: one
  * reservation, plain stores, one release store to publish (tr_buf_commit), no
- * call to memcpy/memset, no clock read at entry (CUSHIM_HOOK_TIME's
- * t_enter_ns), the thread's buffer carried from pre to post in the slot. The
+ * call to memcpy/memset, one TSC read a hook (or, on the host's clock, the
+ * core's CUSHIM_HOOK_TIME t_enter_ns: no read of its own at entry), the
+ * thread's buffer carried from pre to post in the slot. The
  * rest takes the general path below, which writes the same bytes. When both
  * hooks of an API are on the fast path (pl->call), the entry is not written:
  * tr_open_push at entry, one CALL record at exit (tr_plan.h tr_call_write),
  * the two rendered by the writer as the ENTER/EXIT pair would be.
  */
+
+/* The hooks' clock at entry: the TSC, read here ('tsc': a constant, st->tsc, one copy of the hook each), or the
+   frame's t_enter_ns (CUSHIM_HOOK_TIME; 0 when the core read none: the caller reads host->now_ns then). */
+static inline uint64_t tr_t_enter(const cushim_call *call, const int tsc)
+{
+    return tsc ? tsc_read() : call->t_enter_ns;
+}
+
+/* ... and at exit: the TSC, or the frame's t_exit_ns (CUSHIM_HOOK_EXIT_TIME), or host->now_ns. */
+static inline uint64_t tr_t_exit(const cushim_call *call, const int tsc)
+{
+    if (tsc)
+        return tsc_read();
+    return call->t_exit_ns ? call->t_exit_ns : tr_host->now_ns();
+}
 
 /* A launch's kernel name (pl->launch with kernel names on), or 0. */
 static inline uint64_t tr_launch_name(tr_state *st, const tr_plan *pl, tr_tbuf *tb, const cushim_call *call)
@@ -62,15 +82,14 @@ static inline uint64_t tr_enter_aux(tr_state *st, const tr_plan *pl, tr_tbuf *tb
 
 /* An ENTER that needs a kernel name or a correlation id (input captures are the EXIT's: tr_post_caps). */
 static __attribute__((noinline)) int tr_pre_plain(tr_state *st, const tr_plan *pl, cushim_call *call, tr_tbuf *tb,
-                                                  uint64_t *slot)
+                                                  uint64_t t0, uint64_t *slot)
 {
     unsigned char *p = tr_buf_reserve(&st->bufs, tb, pl->enter_len, (tb->open + 1) * TR_EXIT_MIN);
     if (p == NULL) {
         atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);
         return CUSHIM_CONTINUE;
     }
-    tr_put_enter(p, call, pl->enter_len, call->t_enter_ns ? call->t_enter_ns : tr_host->now_ns(),
-                 tr_enter_aux(st, pl, tb, call));
+    tr_put_enter(p, call, pl->enter_len, t0, tr_enter_aux(st, pl, tb, call));
     tr_copy_params(p + sizeof(tr_rec), call->params, pl->params_size);
     tr_buf_commit(tb, pl->enter_len);
     tb->open++;
@@ -81,12 +100,15 @@ static __attribute__((noinline)) int tr_pre_plain(tr_state *st, const tr_plan *p
 }
 
 /* Every pre hook but a CALL's push on a thread that has its buffer: the thread's first call, the two-record
-   calls' ENTER, a launch's push with its kernel name. Apart, so that the push below needs no saved registers. */
-static __attribute__((noinline)) int tr_pre_enter(tr_state *st, const tr_plan *pl, cushim_call *call,
+   calls' ENTER, a launch's push with its kernel name. Apart, so that the push below needs no saved registers.
+   't0': the entry time (tr_t_enter; 0: none yet). */
+static __attribute__((noinline)) int tr_pre_enter(tr_state *st, const tr_plan *pl, cushim_call *call, uint64_t t0,
                                                   uint64_t *slot)
 {
     tr_tbuf *tb;
     unsigned char *p;
+    if (t0 == 0)
+        t0 = tr_host->now_ns();   /* the host's clock, and the core read none */
     if ((tb = tr_tb_cached) == NULL && (tb = tr_thread_buf()) == NULL)
         return CUSHIM_CONTINUE;
     if (tb->hold) {   /* the tracer's own thread, or a signal handler's call while this thread writes a record */
@@ -95,18 +117,18 @@ static __attribute__((noinline)) int tr_pre_enter(tr_state *st, const tr_plan *p
     }
     if (pl->call) {   /* one CALL record at exit: here only the call on the thread's open-call stack */
         uint64_t kname = pl->call == TR_CALL_KNAME ? tr_enter_aux(st, pl, tb, call) : 0;
-        tr_open_push(tb, call, call->t_enter_ns ? call->t_enter_ns : tr_host->now_ns(), kname);
+        tr_open_push(tb, call, t0, kname);
         *slot = (uint64_t)(uintptr_t)tb;
         return CUSHIM_CONTINUE;
     }
     if (!pl->pre_fast)
-        return tr_pre_plain(st, pl, call, tb, slot);
+        return tr_pre_plain(st, pl, call, tb, t0, slot);
     p = tr_buf_reserve(&st->bufs, tb, pl->enter_len, (tb->open + 1) * TR_EXIT_MIN);
     if (p == NULL) {
         atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);
         return CUSHIM_CONTINUE;
     }
-    tr_put_enter(p, call, pl->enter_len, call->t_enter_ns ? call->t_enter_ns : tr_host->now_ns(), 0);
+    tr_put_enter(p, call, pl->enter_len, t0, 0);
     tr_copy_params(p + sizeof(tr_rec), call->params, pl->params_size);
     tr_buf_commit(tb, pl->enter_len);
     tb->open++;
@@ -118,31 +140,46 @@ static __attribute__((noinline)) int tr_pre_enter(tr_state *st, const tr_plan *p
    thread's cache but for a function's first launch), given to an enclosing launch without one, kept with the
    call on the open-call stack for its CALL record (or for the unfinished event). */
 static __attribute__((noinline)) int tr_pre_launch(tr_state *st, const tr_plan *pl, cushim_call *call, tr_tbuf *tb,
-                                                   uint64_t *slot)
+                                                   uint64_t t0, uint64_t *slot)
 {
-    tr_open_push(tb, call, call->t_enter_ns, tr_launch_name_up(st, pl, tb, call));
+    tr_open_push(tb, call, t0, tr_launch_name_up(st, pl, tb, call));
     *slot = (uint64_t)(uintptr_t)tb;
     return CUSHIM_CONTINUE;
 }
 
-static int tr_pre(cushim_call *call, void *user, uint64_t *slot)
+/* The pre hook, in two copies: 'tsc' (a constant) says whether it reads the TSC itself (tr_pre_tsc) or takes the
+   core's entry time (tr_pre_host), so that neither tests which clock is in use. */
+static inline __attribute__((always_inline)) int tr_pre_as(cushim_call *call, void *user, uint64_t *slot,
+                                                           const int tsc)
 {
     tr_state *st = user;
     uint32_t id = call->api_id;
     const tr_plan *pl = id < st->id_limit ? st->plans[id] : NULL;
     tr_tbuf *tb;
+    uint64_t t0;
     *slot = 0;
     if (pl == NULL || atomic_load_explicit(&st->paused, memory_order_relaxed))
         return CUSHIM_CONTINUE;
+    t0 = tr_t_enter(call, tsc);   /* while recording only: a paused call reads no clock */
     tb = tr_tb_cached;
-    if (pl->call != TR_CALL_PLAIN || tb == NULL || tb->hold || call->t_enter_ns == 0) {
-        if (pl->call == TR_CALL_KNAME && tb != NULL && !tb->hold && call->t_enter_ns != 0)
-            return tr_pre_launch(st, pl, call, tb, slot);
-        return tr_pre_enter(st, pl, call, slot);
+    if (pl->call != TR_CALL_PLAIN || tb == NULL || tb->hold || (!tsc && t0 == 0)) {
+        if (pl->call == TR_CALL_KNAME && tb != NULL && !tb->hold && (tsc || t0 != 0))
+            return tr_pre_launch(st, pl, call, tb, t0, slot);
+        return tr_pre_enter(st, pl, call, t0, slot);
     }
-    tr_open_push(tb, call, call->t_enter_ns, 0);   /* a CALL record at exit; nothing in the buffer now */
+    tr_open_push(tb, call, t0, 0);   /* a CALL record at exit; nothing in the buffer now */
     *slot = (uint64_t)(uintptr_t)tb;   /* the post hook's buffer: no second TLS lookup */
     return CUSHIM_CONTINUE;
+}
+
+static int tr_pre_tsc(cushim_call *call, void *user, uint64_t *slot)
+{
+    return tr_pre_as(call, user, slot, 1);
+}
+
+static int tr_pre_host(cushim_call *call, void *user, uint64_t *slot)
+{
+    return tr_pre_as(call, user, slot, 0);
 }
 
 /* An exit with input captures or array outputs, or one the chunk has no room for (the general path). The
@@ -239,14 +276,14 @@ static __attribute__((noinline)) void tr_post_any(tr_state *st, const tr_plan *p
     tr_post_caps(st, pl, call, tb, t, flags, aux, ok);
 }
 
-/* A fast-path call's exit, the general case: its entry not on top of the open-call stack, no entry time in the
-   frame, or a chunk to be linked. */
+/* A fast-path call's exit, the general case: its entry not on top of the open-call stack, or a chunk to be
+   linked. */
 static __attribute__((noinline)) void tr_post_call_slow(tr_state *st, const tr_plan *pl, cushim_call *call,
                                                         tr_tbuf *tb, uint64_t t)
 {
     uint64_t t0 = 0, kname = 0;
     unsigned char *p;
-    if (!tr_open_pop(tb, call, t, &t0, &kname))
+    if (!tr_open_pop(tb, call, st->tsc ? 0 : call->t_enter_ns, t, &t0, &kname))
         return;
     /* a launch whose entry was only counted (over TR_OPEN_MAX), or has no name: asked again (the thread's cache) */
     if (pl->call == TR_CALL_KNAME && kname == 0)
@@ -271,14 +308,15 @@ static inline __attribute__((always_inline)) void tr_post_call(tr_state *st, con
     atomic_signal_fence(memory_order_seq_cst);
     c = tb->cur;
     if (n - 1u >= TR_OPEN_MAX || atomic_load_explicit(&tb->opens[n - 1].seq, memory_order_relaxed) != call->seq ||
-        call->t_enter_ns == 0 || c == NULL || (uint64_t)tb->wr + pl->call_max + tb->open * TR_EXIT_MIN > c->cap) {
+        c == NULL || (uint64_t)tb->wr + pl->call_max + tb->open * TR_EXIT_MIN > c->cap) {
         tb->hold &= ~TR_HOLD_BUSY;
         tr_post_call_slow(st, pl, call, tb, t);
         return;
     }
     /* off the stack before the record is published (tr_open_pop) */
     atomic_store_explicit(&tb->nopen, n - 1, memory_order_relaxed);
-    tr_buf_commit(tb, tr_call_write_as(c->data + tb->wr, pl, call, call->t_enter_ns, t,
+    tr_buf_commit(tb, tr_call_write_as(c->data + tb->wr, pl, call,
+                                       atomic_load_explicit(&tb->opens[n - 1].t, memory_order_relaxed), t,
                                        launch ? atomic_load_explicit(&tb->opens[n - 1].kname, memory_order_relaxed)
                                               : 0,
                                        launch));   /* a launch's 64-byte params: the 16-byte loop */
@@ -308,7 +346,9 @@ static __attribute__((noinline)) void tr_post_exit(tr_state *st, const tr_plan *
     tr_buf_commit(tb, (uint32_t)(o - p));
 }
 
-static void tr_post(cushim_call *call, void *user, uint64_t *slot)
+/* The post hook, in two copies as the pre hook ('tsc' a constant). */
+static inline __attribute__((always_inline)) void tr_post_as(cushim_call *call, void *user, uint64_t *slot,
+                                                             const int tsc)
 {
     tr_state *st = user;
     tr_tbuf *tb = (tr_tbuf *)(uintptr_t)*slot;
@@ -316,7 +356,7 @@ static void tr_post(cushim_call *call, void *user, uint64_t *slot)
     uint64_t t;
     if (tb == NULL)
         return;
-    t = call->t_exit_ns ? call->t_exit_ns : tr_host->now_ns();   /* CUSHIM_HOOK_EXIT_TIME of another hook */
+    t = tr_t_exit(call, tsc);
     pl = st->plans[call->api_id];
     if (pl->call == TR_CALL_PLAIN)
         tr_post_call(st, pl, call, tb, t, 0);
@@ -324,6 +364,16 @@ static void tr_post(cushim_call *call, void *user, uint64_t *slot)
         tr_post_call(st, pl, call, tb, t, 1);
     else
         tr_post_exit(st, pl, call, tb, t);
+}
+
+static void tr_post_tsc(cushim_call *call, void *user, uint64_t *slot)
+{
+    tr_post_as(call, user, slot, 1);
+}
+
+static void tr_post_host(cushim_call *call, void *user, uint64_t *slot)
+{
+    tr_post_as(call, user, slot, 0);
 }
 
 /* ---- the hook groups ---- */
@@ -349,12 +399,14 @@ int tr_hooks_add(tr_state *st)
         memset(&spec, 0, sizeof spec);
         spec.size = sizeof spec;
         /* the entry time from the core; the exit time too when nothing pays it while paused (exit_by_core),
-           else read by the post hooks, only while recording, unless another hook on the API asked the core */
-        spec.flags = CUSHIM_HOOK_TIME | (hk.exit_by_core ? CUSHIM_HOOK_EXIT_TIME : 0u);
+           else read by the post hooks, only while recording, unless another hook on the API asked the core;
+           where the trace's clock is the TSC the pre and post hooks read it themselves: no clock from the core
+           (the queries' exit hook, which has no entry of its own, keeps the core's) */
+        spec.flags = k == 0 && st->tsc ? 0u : CUSHIM_HOOK_TIME | (hk.exit_by_core ? CUSHIM_HOOK_EXIT_TIME : 0u);
         spec.select = hk.sel[k];
         spec.priority = -1000;   /* first in, last out: the recording encloses other plugins' hooks */
-        spec.pre = k == 0 ? tr_pre : NULL;
-        spec.post = k == 0 ? tr_post : tr_post_query;
+        spec.pre = k == 0 ? (st->tsc ? tr_pre_tsc : tr_pre_host) : NULL;
+        spec.post = k == 0 ? (st->tsc ? tr_post_tsc : tr_post_host) : tr_post_query;
         spec.user = st;
         if (tr_host->hooks_add(st->self, &spec, g) != CUSHIM_OK) {
             tr_hooks_remove(st);
@@ -427,6 +479,19 @@ static int tr_register(tr_state *st, const char *filter)
                 return -1;
             }
         }
+        /* the queries' CALL records hold the core's ns where the other hooks' hold TSC ticks: the writer knows
+           them by API (tr_rec.h), so that the hottest hook stores no flag */
+        if (st->tsc && sel[1].s != NULL) {
+            if ((st->w.core_timed = calloc(st->id_limit, 1)) == NULL) {
+                idsel_free(&sel[0]);
+                idsel_free(&sel[1]);
+                tr_host->log(st->self, CUSHIM_LOG_ERROR, "out of memory");
+                return -1;
+            }
+            for (uint32_t id = 0; id < st->id_limit; id++)
+                st->w.core_timed[id] = st->plans[id] != NULL && st->plans[id]->post_only;
+            st->w.ncore_timed = st->id_limit;
+        }
         hk.sel[0] = sel[0].s;   /* kept for re-adding the hooks (unhook); freed at fini */
         hk.sel[1] = sel[1].s;
         if (tr_hooks_add(st) != 0) {
@@ -465,10 +530,12 @@ int tr_hooks_self_timed(tr_state *st)
 
 static void tr_hooks_fini(tr_state *st)
 {
-    (void)st;
     free(hk.sel[0]);
     free(hk.sel[1]);
     hk.sel[0] = hk.sel[1] = NULL;
+    free(st->w.core_timed);
+    st->w.core_timed = NULL;
+    st->w.ncore_timed = 0;
 }
 
 const tr_part tr_part_hooks = {

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cushim/cushim_io.h"
+#include "tsc.h"
 #include "tr_output.h"
 #include "tr_path.h"
 
@@ -121,6 +122,16 @@ static int tr_output_setup(tr_state *st, char *why, size_t cap)
         else if (rd != NULL && rd[0] != '\0' && strcmp(rd, "background") != 0)
             host->log(self, CUSHIM_LOG_WARN, "render=%s: not 'background' or 'exit'; rendering in the background", rd);
     }
+    {
+        /* the call hooks' clock: the TSC where it can be used (read in the hooks, converted by the writer), else
+           the host's (tr_clock.h) */
+        const char *clk = host->opt_string(self, "clock");
+        if (tsc_choose(clk != NULL && clk[0] != '\0' ? clk : "auto", &st->tsc, why, cap) != 0)
+            return -1;
+        st->w.tsc = st->tsc;
+        if (st->tsc && tr_clock_start(&st->w.clk, host->now_ns) != 0)
+            return -1;
+    }
     st->w.pid = (int)getpid();
     st->w.start = tw_process_start();
     st->w.fd = -1;
@@ -177,9 +188,16 @@ static void tr_output_fork_child(tr_state *st)
     atomic_store(&st->output, st->w.path != NULL ? 0 : 2);
 }
 
+/* What setup allocated for the writer beside its path (freed by trace.c): the clock's pairs. */
+static void tr_output_fini(tr_state *st)
+{
+    tr_clock_free(&st->w.clk);
+}
+
 const tr_part tr_part_output = {
     .name = "output",
     .setup = tr_output_setup,
     .flush = tr_output_flush,
     .fork_child = tr_output_fork_child,
+    .fini = tr_output_fini,
 };

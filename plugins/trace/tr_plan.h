@@ -368,14 +368,16 @@ uint32_t tr_open_find(const tr_tbuf *tb, uint64_t seq, uint32_t n);
    on this buffer: the post hook, in a forked child, of a call its parent entered), else 1 with its entry time
    in *t0 (the frame's; the stack's when the frame has none; 't' as a last resort) and its entry's kernel name
    in *kname (0 when its entry is not on the stack: only counted, or never pushed). Before the record is
-   published, so that a finishing writer that has drained the record never sees the call open too. */
-static inline int tr_open_pop(tr_tbuf *tb, const cushim_call *call, uint64_t t, uint64_t *t0, uint64_t *kname)
+   published, so that a finishing writer that has drained the record never sees the call open too.
+   'frame_t0': the frame's entry time when it is on the hooks' clock (the host's: t_enter_ns), else 0. */
+static inline int tr_open_pop(tr_tbuf *tb, const cushim_call *call, uint64_t frame_t0, uint64_t t, uint64_t *t0,
+                              uint64_t *kname)
 {
     uint32_t n = atomic_load_explicit(&tb->nopen, memory_order_relaxed);
     if (n == 0 || n > TR_OPEN_MAX || atomic_load_explicit(&tb->opens[n - 1].seq, memory_order_relaxed) != call->seq)
         if ((n = tr_open_find(tb, call->seq, n)) == 0)
             return 0;
-    *t0 = call->t_enter_ns;
+    *t0 = frame_t0;
     if (*t0 == 0)
         *t0 = n <= TR_OPEN_MAX ? atomic_load_explicit(&tb->opens[n - 1].t, memory_order_relaxed) : t;
     *kname = n <= TR_OPEN_MAX && atomic_load_explicit(&tb->opens[n - 1].seq, memory_order_relaxed) == call->seq

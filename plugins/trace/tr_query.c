@@ -13,7 +13,8 @@
 const int tr_query_core_clock = 1;
 
 /* The exit of a read-only query on the fast path (pl->post_only), hooked without a pre hook: one CALL record
-   from the call frame alone (its seq, parent, depth and entry time; CUSHIM_HOOK_TIME). Such a call is never
+   from the call frame alone (its seq, parent, depth and entry time; CUSHIM_HOOK_TIME: the host's clock, which
+   the core reads before the call - a post hook alone has no entry of its own to read the TSC at). Such a call is never
    on the open-call stack: one in flight when the file is finished is not written (a query does not wait).
    Starts a cache line, and its usual case runs straight down (the exit clock read in line): each code line
    it runs costs a recorded call ~2-3 ns in a real program (docs/benchmarks.md "The floor of any recorder"). */

@@ -26,6 +26,10 @@
  *   GPU    tr_rec with a tr_gpu after it, then the kernel's name as a blob.
  *   CORR   a CUPTI correlation id (seq) mapped to an external one (parent).
  * A blob is a tr_blob followed by its bytes, padded to 8.
+ * Times: the ENTER, EXIT and CALL records' and the open-call stack's are the recording hooks' clock - raw TSC
+ * ticks where the trace's clock is the TSC (tr_state.tsc, the clock= option), which the writer converts
+ * (tr_clock.h), else the host's ns - but the CALL records of the APIs the core times (the read-only queries'
+ * exit hook, tr_query.c; tr_writer.core_timed), which are the host's ns, as every other record's time is.
  */
 #ifndef TR_REC_H
 #define TR_REC_H
@@ -66,7 +70,7 @@ typedef struct tr_rec {
     uint32_t depth;       /* enclosing hooked calls on the thread                  */
     uint64_t seq;         /* the call's seq (correlation id)                       */
     uint64_t parent;      /* ENTER: the enclosing call's seq, 0 if none            */
-    uint64_t t;           /* ns, host->now_ns clock: entry, exit, or the event's   */
+    uint64_t t;           /* ENTER: the hooks' clock (tr_clock.h); others: ns, host->now_ns clock */
     uint64_t aux;         /* ENTER: interned kernel name (const char *) or 0      */
 } tr_rec;
 
@@ -76,7 +80,7 @@ typedef struct tr_exit {
     uint16_t type;        /* TR_REC_EXIT                                           */
     uint16_t flags;       /* TR_F_*                                                */
     uint64_t seq;         /* the call's seq: its ENTER's                           */
-    uint64_t t;           /* ns, host->now_ns clock: exit                          */
+    uint64_t t;           /* the hooks' clock: exit                                 */
     uint64_t aux;         /* the return value's first 8 bytes                      */
 } tr_exit;
 
@@ -89,8 +93,8 @@ typedef struct tr_call {
     uint32_t depth;
     uint64_t seq;
     uint64_t parent;      /* the enclosing call's seq, 0 if none                   */
-    uint64_t t;           /* ns: entry                                             */
-    uint32_t dur;         /* ns: exit - entry (TR_F_LONG: see there)               */
+    uint64_t t;           /* the hooks' clock (or ns: tr_writer.core_timed): entry */
+    uint32_t dur;         /* the same clock: exit - entry (TR_F_LONG: see there)   */
     uint32_t result;      /* the 4-byte return value (an EXIT's aux, zero-extended) */
 } tr_call;
 

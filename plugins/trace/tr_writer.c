@@ -255,10 +255,18 @@ static void render_head(tr_writer *w, tw_thr *t, const cushim_api_info *info, in
     }
 }
 
-static void render_call(tr_writer *w, tw_thr *t, const tr_rec *en, const tr_exit *ex)
+/* A record's time on the hooks' clock (an ENTER's, an EXIT's, a CALL's but the core-timed ones, an open
+   call's) in the host's ns. */
+static inline uint64_t tw_ns(tr_writer *w, uint64_t t)
+{
+    return w->tsc ? tr_clock_ns(&w->clk, t) : t;
+}
+
+/* 'ex' NULL: unfinished; else 't_exit' its time in ns (the EXIT's own is on the hooks' clock). */
+static void render_call(tr_writer *w, tw_thr *t, const tr_rec *en, const tr_exit *ex, uint64_t t_exit)
 {
     const cushim_api_info *info = w->api_by_id(en->api_id);
-    uint64_t t_end = ex ? ex->t : (w->t_last > en->t ? w->t_last : en->t);
+    uint64_t t_end = ex ? t_exit : (w->t_last > en->t ? w->t_last : en->t);
     if (info == NULL)
         return;
     render_head(w, t, info, ex != NULL, en->seq, en->depth, en->parent, en->t, t_end);
@@ -267,7 +275,7 @@ static void render_call(tr_writer *w, tw_thr *t, const tr_rec *en, const tr_exit
     tw_emit(w);
     if (ex != NULL) {
         w->events++;
-        api_stat(w, info, ex->t - en->t);
+        api_stat(w, info, t_exit - en->t);
     }
     if (w->gpu && (info->categories & w->flow_categories)) {
         tr_link_call(&w->link, (uint32_t)t->tid, (uint32_t)t->alt_tid, en->t, en->seq);
@@ -292,8 +300,9 @@ static void learn_kernel(tr_writer *w, tw_thr *t, const tr_rec *en)
     }
 }
 
-/* An EXIT pairs with the ENTER of its seq on the thread's stack: the api, depth and parent are the ENTER's. */
-static void on_exit_rec(tr_writer *w, tw_thr *t, const tr_exit *ex)
+/* An EXIT pairs with the ENTER of its seq on the thread's stack: the api, depth and parent are the ENTER's.
+   't_exit': its time in ns. */
+static void on_exit_rec(tr_writer *w, tw_thr *t, const tr_exit *ex, uint64_t t_exit)
 {
     uint32_t i = t->depth;
     while (i > 0 && t->stack[i - 1]->seq != ex->seq)
@@ -303,12 +312,12 @@ static void on_exit_rec(tr_writer *w, tw_thr *t, const tr_exit *ex)
     /* calls above it never got their exit: close them as unfinished */
     while (t->depth > i) {
         tr_rec *o = t->stack[--t->depth];
-        render_call(w, t, o, NULL);
+        render_call(w, t, o, NULL, 0);
         free(o);
     }
     tr_rec *en = t->stack[--t->depth];
     learn_kernel(w, t, en);
-    render_call(w, t, en, ex);
+    render_call(w, t, en, ex, t_exit);
     free(en);
 }
 
@@ -318,13 +327,13 @@ static void close_above(tr_writer *w, tw_thr *t, uint64_t seq)
 {
     while (t->depth > 0 && t->stack[t->depth - 1]->seq > seq) {
         tr_rec *o = t->stack[--t->depth];
-        render_call(w, t, o, NULL);
+        render_call(w, t, o, NULL, 0);
         free(o);
     }
 }
 
-/* The ENTER and EXIT a CALL record stands for (tr_rec.h), in 'w->call_buf' and 'ex': 0, or -1 when the
-   record is malformed or there is no memory. */
+/* The ENTER and EXIT a CALL record stands for (tr_rec.h), in 'w->call_buf' and 'ex', their times in the host's
+   ns: 0, or -1 when the record is malformed or there is no memory. */
 int tw_call_split(tr_writer *w, const tr_call *c, tw_call_exit *ex)
 {
     uint32_t tail = ((c->flags & TR_F_INLINE) ? 8u : 0u) + ((c->flags & TR_F_KNAME) ? 8u : 0u) +
@@ -367,6 +376,10 @@ int tw_call_split(tr_writer *w, const tr_call *c, tw_call_exit *ex)
         memcpy(&ex->h.t, body + plen + tail - 8u, sizeof ex->h.t);   /* the last word */
     else
         ex->h.t = c->t + c->dur;
+    if (!(w->core_timed != NULL && c->api_id < w->ncore_timed && w->core_timed[c->api_id])) {   /* the hooks' clock */
+        en->t = tw_ns(w, en->t);
+        ex->h.t = tw_ns(w, ex->h.t);
+    }
     return 0;
 }
 
@@ -379,7 +392,7 @@ static void on_call_rec(tr_writer *w, tw_thr *t, const tr_call *c)
         w->t_last = ex.h.t;
     close_above(w, t, c->seq);
     learn_kernel(w, t, w->call_buf);
-    render_call(w, t, w->call_buf, &ex.h);
+    render_call(w, t, w->call_buf, &ex.h, ex.h.t);
 }
 
 static tw_thr *thr_of(tr_tbuf *tb)
@@ -408,16 +421,20 @@ static void on_record(void *ctx, tr_tbuf *tb, const void *p, uint32_t len)
     }
     if (r->type == TR_REC_EXIT) {   /* a tr_exit, not a tr_rec */
         const tr_exit *ex = p;
-        if (ex->t > w->t_last)
-            w->t_last = ex->t;
-        on_exit_rec(w, t, ex);
+        uint64_t tx = tw_ns(w, ex->t);
+        if (tx > w->t_last)
+            w->t_last = tx;
+        on_exit_rec(w, t, ex, tx);
         return;
     }
-    if (r->t > w->t_last && r->type != TR_REC_GPU)
+    if (r->type != TR_REC_ENTER && r->t > w->t_last && r->type != TR_REC_GPU)
         w->t_last = r->t;
     switch (r->type) {
     case TR_REC_ENTER: {
         tr_rec *c;
+        uint64_t tn = tw_ns(w, r->t);   /* the hooks' clock */
+        if (tn > w->t_last)
+            w->t_last = tn;
         if (t->depth == t->cap) {
             uint32_t cap = t->cap ? t->cap * 2 : 8;
             tr_rec **ns = realloc(t->stack, cap * sizeof *ns);
@@ -429,6 +446,7 @@ static void on_record(void *ctx, tr_tbuf *tb, const void *p, uint32_t len)
         if ((c = malloc(r->len)) == NULL)
             return;
         memcpy(c, r, r->len);
+        c->t = tn;
         t->stack[t->depth++] = c;
         break;
     }
@@ -501,6 +519,7 @@ uint32_t tw_open_read(tr_writer *w, tr_tbuf *tb, tr_open_copy *out, uint64_t *be
         o.depth = (uint32_t)(id_depth >> 32);
         if (o.seq == 0 || o.seq <= prev || o.t == 0 || w->api_by_id(o.api_id) == NULL)
             continue;
+        o.t = tw_ns(w, o.t);
         prev = o.seq;
         out[k++] = o;
     }
@@ -553,7 +572,7 @@ static void thr_close(tr_writer *w, tw_thr *t)
             render_open(w, t, &t->open[--t->nopen]);
         } else {
             tr_rec *o = t->stack[--t->depth];
-            render_call(w, t, o, NULL);
+            render_call(w, t, o, NULL, 0);
             free(o);
         }
     }
@@ -569,6 +588,8 @@ uint64_t tw_mono_ns(void)
 static void tw_drain(tr_writer *w, int exited_only)
 {
     uint64_t t0 = tw_mono_ns(), seen = w->rec_bytes;
+    if (w->tsc)   /* a pair after every record published so far: they convert by interpolation */
+        tr_clock_take(&w->clk);
     for (tr_tbuf *tb = atomic_load_explicit(&w->bufs->head, memory_order_acquire); tb != NULL; tb = tb->next_tb) {
         int s = atomic_load_explicit(&tb->state, memory_order_acquire);
         if (s != TR_TB_EXITED && (s != TR_TB_ACTIVE || exited_only))
@@ -995,6 +1016,9 @@ void tw_free(tr_writer *w)
     w->zbuf = NULL;
     free(w->fd_path);
     w->fd_path = NULL;
+    tr_clock_free(&w->clk);
+    free(w->core_timed);
+    w->core_timed = NULL;
     if (w->z != NULL) {
         deflateEnd(w->z);
         free(w->z);

@@ -15,6 +15,7 @@
 #include <cushim/cushim_io.h>
 
 #include "tr_buf.h"
+#include "tr_clock.h"
 #include "tr_link.h"
 #include "tr_pf.h"
 #include "tr_render.h"
@@ -48,6 +49,11 @@ typedef struct tr_writer {
     uint64_t captures_base;          /* ... of them, the parent's before this process forked: not its own  */
     int defer;                       /* render=exit: while the program runs, draining waits for the end
                                         (or for half of the buffer limit in use)                         */
+    int tsc;                         /* the hooks' times are TSC ticks: converted with 'clk' (tr_rec.h)  */
+    tr_clock clk;                    /* ... its first pair taken at setup, the rest by the writer        */
+    uint8_t *core_timed;             /* by API id, 1: its CALL records hold the core's ns (the queries' exit
+                                        hook; set by the hooks part), not TSC ticks; NULL: none           */
+    uint32_t ncore_timed;
     int pid;
     unsigned long long start;        /* the process's start time (/proc/self/stat), kept across exec       */
     int open_held;                   /* tw_open's EWOULDBLOCK: 1 another process holds the file, 2 it holds

@@ -138,6 +138,8 @@ static const cushim_option tr_options[] = {
                                                 "the program runs) or 'exit' (at exit, fork or a fatal signal, or "
                                                 "once half of 'buffer' is in use: the writer off the cores)"},
     {"summary", CUSHIM_OPT_BOOL, "true", "print the cuda_api_sum table at exit"},
+    {"clock", CUSHIM_OPT_STRING, "auto", "the calls' clock: 'tsc' (read in the hooks, converted by the writer), "
+                                         "'host' (the shim's, read by the core), 'auto' (tsc where it can be used)"},
     {"summary_file", CUSHIM_OPT_STRING, "", "append the table to this file instead of stderr"},
     {"summary_exact", CUSHIM_OPT_BYTES, "32MiB", "memory for the durations behind exact medians in the table (each "
                                                    "of the call and kernel tables, 8 bytes a call); beyond it an "

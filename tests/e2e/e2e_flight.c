@@ -256,6 +256,14 @@ int main(int argc, char **argv)
             launch3(f, NULL, a, b, (int)i);
         return 0;
     }
+    if (strcmp(mode, "queries") == 0) {   /* N cuCtxGetCurrent (bench/cpu/flight_lines.sh) */
+        long n = argc > 2 ? atol(argv[2]) : 1000;
+        CUcontext c;
+        setup();
+        for (long i = 0; i < n; i++)
+            CK(cuCtxGetCurrent(&c));
+        return 0;
+    }
     if (strcmp(mode, "query") == 0) {
         /* a launch, two queries (recorded at their return), then a query that fails (faultinject) */
         CUdeviceptr a;

@@ -2,6 +2,8 @@
  * e2e_trace.c - driver-API workloads for the trace plugin's end-to-end tests
  * (run_trace.sh), against the fake driver:
  *   threads N      N threads, each: alloc, memset, free, 10 times
+ *   clock          two threads, each 30 rounds of a query, an allocation, a launch and cuDeviceGetName, each
+ *                  call between the thread's own CLOCK_MONOTONIC readings, printed ("clock TH ROUND NAME T0 T1")
  *   fork           calls, fork; the child makes its own calls and exits; the parent goes on
  *   sigterm        calls, then kills itself with SIGTERM (default action)
  *   segv, segv_raise, abort
@@ -262,6 +264,62 @@ static int structs_mode(void)
     return cuMemFree(d) == CUDA_SUCCESS ? 0 : 1;
 }
 
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* 'clock': on each of two threads, 30 rounds 2 ms apart of four calls - a query (timed by the core, in ns), an
+   allocation (one record, the hooks' clock), a launch (one record with its kernel's name) and cuDeviceGetName
+   (an ENTER and an EXIT record: an output array) - each bracketed by the thread's own CLOCK_MONOTONIC readings,
+   printed as "clock THREAD ROUND NAME BEFORE AFTER" once the rounds are done; with NVTX, a mark after each call
+   (the trace times it with the shim's clock, as CUPTI's records: it must fall between the calls around it). */
+#ifdef E2E_HAVE_NVTX
+#define CLOCK_MARK(s) nvtxMarkA(s)
+#else
+#define CLOCK_MARK(s) ((void)0)
+#endif
+static void *clock_main(void *arg)
+{
+    static const char image[] = "fake module";
+    int th = (int)(intptr_t)arg, v = 0;
+    static const char *const names[4] = {"cuDriverGetVersion", "cuMemAlloc_v2", "cuLaunchKernel", "cuDeviceGetName"};
+    uint64_t t[30][5];
+    CUmodule mod;
+    CUfunction f;
+    CUdeviceptr p;
+    char name[64];
+    struct timespec gap = {0, 2 * 1000 * 1000};
+    cuCtxSetCurrent(ctx);
+    if (cuModuleLoadData(&mod, image) != CUDA_SUCCESS || cuModuleGetFunction(&f, mod, "scale__ppi") != CUDA_SUCCESS)
+        return (void *)1;
+    for (int i = 0; i < 30; i++) {
+        void *args[] = {&p, &p, &v};
+        t[i][0] = mono_ns();
+        cuDriverGetVersion(&v);
+        t[i][1] = mono_ns();
+        CLOCK_MARK("q");
+        cuMemAlloc(&p, 4096);
+        t[i][2] = mono_ns();
+        CLOCK_MARK("a");
+        cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, NULL, args, NULL);
+        t[i][3] = mono_ns();
+        CLOCK_MARK("l");
+        cuDeviceGetName(name, (int)sizeof name, 0);
+        t[i][4] = mono_ns();
+        CLOCK_MARK("n");
+        cuMemFree(p);
+        nanosleep(&gap, NULL);
+    }
+    for (int i = 0; i < 30; i++)
+        for (int k = 0; k < 4; k++)
+            printf("clock %d %d %s %llu %llu\n", th, i, names[k], (unsigned long long)t[i][k],
+                   (unsigned long long)t[i][k + 1]);
+    return NULL;
+}
+
 static void *thread_work(void *arg)
 {
     (void)arg;
@@ -463,6 +521,17 @@ int main(int argc, char **argv)
         }
         printf("still\n");
         return 0;
+    }
+    if (!strcmp(mode, "clock")) {
+        pthread_t t[2];
+        void *r[2];
+        CLOCK_MARK("start");   /* NVTX's first call loads the injection: before the threads */
+        for (int i = 0; i < 2; i++)
+            pthread_create(&t[i], NULL, clock_main, (void *)(intptr_t)i);
+        for (int i = 0; i < 2; i++)
+            pthread_join(t[i], &r[i]);
+        fflush(stdout);
+        return r[0] != NULL || r[1] != NULL ? 2 : 0;
     }
     if (!strcmp(mode, "threads")) {
         int n = argc > 2 ? atoi(argv[2]) : 4;

@@ -8,7 +8,8 @@ SEQ_INCREMENTAL_STATE_CLEARED. It turns the packets back into events shaped like
 SLICE_BEGIN and its SLICE_END, 'B'/'E', 'b'/'e', 'i', 'M' thread/process names), timestamps in ns.
 
   pftrace.py FILE                 prints a summary (packets, events by kind) or fails with the first violation
-  pftrace.py --compare PF JSON    the two files hold the same events (calls, names, args, threads, nesting)
+  pftrace.py --compare PF JSON    the two files hold the same events (calls, names, args, threads, nesting);
+                                  prints the calls and the packets
   pftrace.py --count PF           the number of CUDA API calls in the file
 """
 import gzip
@@ -358,14 +359,15 @@ def compare(pf, js):
         raise Bad('no otherData event')
     if od[0]['args']['events'] != d['otherData']['events']:
         raise Bad('otherData.events %d, the JSON run wrote %d' % (od[0]['args']['events'], d['otherData']['events']))
-    return len(calls)
+    return len(calls), info['packets']
 
 
 def main(argv):
     try:
         if len(argv) == 4 and argv[1] == '--compare':
-            n = compare(argv[2], argv[3])
+            n, packets = compare(argv[2], argv[3])
             print('same events: %d calls' % n)
+            print('%d packets' % packets)
         elif len(argv) == 3 and argv[1] == '--count':
             evs, info = events(argv[2])
             print(len(api_calls(evs)))

@@ -378,6 +378,89 @@ durations)
     done
     unset FAKE_CUDA_KERNEL_US
     ;;
+clock)
+    # the calls' times on CLOCK_MONOTONIC's timeline whichever clock the hooks read: the TSC (clock=tsc, read in
+    # the hooks, converted by the writer with its (TSC, now_ns) pairs: tr_clock.c) or the host's (clock=host);
+    # both formats. Each call's start and end lie within the program's own readings around it (100 us of slack:
+    # the host's clock follows CLOCK_MONOTONIC to within its drift over a second, ~1e-5 at worst in its first
+    # second; a conversion with a rate 1% off is ~1 ms off over the run's ~70 ms, ticks taken for ns seconds),
+    # and on each thread the calls start in the order of their seq (the Perfetto format encodes the same
+    # rendered times: trace_perfetto); with NVTX, each mark the program makes after a call - timed with the shim's
+    # clock (host->now_ns), as CUPTI's GPU records are - lies between that call's end and the next call's start:
+    # the converted TSC and the shim's clock are one timeline to within the tens of ns between them
+    for clk in tsc host; do
+        for f in c.json; do
+            NVTX_INJECTION64_PATH=$plugin run "file=$dir/$f,clock=$clk" "$prog" clock
+            if [ "$clk" = tsc ] && grep -q "clock=tsc: this CPU's TSC" err; then
+                echo "clock=tsc: not here ($(grep -m1 'clock=tsc' err)); the host's clock alone checked"
+                continue 2
+            fi
+            [ "$rc" = 0 ] || fail "clock=$clk $f: exited with $rc: $(tail -n 3 err)"
+            python3 - c.json out "$clk" <<'PY' || fail "clock=$clk $f: the calls' times"
+import collections, json, sys
+d = json.load(open(sys.argv[1], encoding='utf-8'))
+X = [e for e in d['traceEvents'] if e.get('ph') == 'X' and e.get('cat') == 'cuda_driver']
+marks = collections.defaultdict(list)   # (thread, name) -> [(before, after)] in rounds' order
+for l in open(sys.argv[2]):
+    if l.startswith('clock '):
+        _, th, i, name, t0, t1 = l.split()
+        marks[(int(th), name)].append((int(t0), int(t1)))
+names = ('cuDriverGetVersion', 'cuMemAlloc_v2', 'cuLaunchKernel', 'cuDeviceGetName')
+assert sorted(marks) == sorted((th, n) for th in (0, 1) for n in names) and \
+    all(len(v) == 30 for v in marks.values()), 'the program printed %d series' % len(marks)
+by_tid = collections.defaultdict(list)
+for e in X:
+    by_tid[e['tid']].append(e)
+tids = [tid for tid, ev in by_tid.items() if sum(e['name'] == 'cuDeviceGetName' for e in ev) == 30]
+assert len(tids) == 2, 'threads with 30 cuDeviceGetName: %d' % len(tids)
+slack = 100e3
+def off(tid, th):
+    """the worst distance (ns) of thread tid's calls outside thread th's readings, 0 when all are within"""
+    worst = 0
+    for n in names:
+        ev = sorted((e for e in by_tid[tid] if e['name'] == n), key=lambda e: e['args']['seq'])
+        assert len(ev) == 30, (n, len(ev))
+        for e, (lo, hi) in zip(ev, marks[(th, n)]):
+            for t in (e['ts'] * 1e3, (e['ts'] + e['dur']) * 1e3):
+                worst = max(worst, lo - t, t - hi)
+    return worst
+best = min(max(off(tids[0], 0), off(tids[1], 1)), max(off(tids[0], 1), off(tids[1], 0)))
+if best > slack:
+    print('clock=%s: a call %.0f ns outside the program\'s readings around it' % (sys.argv[3], best))
+    sys.exit(1)
+marks = [e for e in d['traceEvents'] if e.get('cat') == 'nvtx' and e.get('ph') == 'i' and e['name'] != 'start']
+margin = None
+for tid in tids:   # depth 0: one call after another
+    ev = sorted((e for e in by_tid[tid] if e['args']['depth'] == 0), key=lambda e: e['args']['seq'])
+    for a, b in zip(ev, ev[1:]):
+        if not a['ts'] < b['ts']:
+            print('clock=%s: seq %d starts at %s, after seq %d at %s' % (sys.argv[3], a['args']['seq'], a['ts'],
+                                                                         b['args']['seq'], b['ts']))
+            sys.exit(1)
+    mk = sorted((m for m in marks if m['tid'] == tid), key=lambda m: m['ts'])
+    if marks and len(mk) != 120:
+        print('clock=%s: %d marks on thread %s, not 120' % (sys.argv[3], len(mk), tid))
+        sys.exit(1)
+    # each mark after the call it follows (the call that ends last before it) and before the next one starts
+    calls = [(e['ts'], e['ts'] + e['dur'], e['name']) for e in ev]
+    for m in mk:
+        before = [c for c in calls if c[0] <= m['ts']]
+        after = [c for c in calls if c[0] > m['ts']]
+        if not before or before[-1][1] > m['ts']:
+            print('clock=%s: the mark %r at %.3f us lies inside %s (%.3f..%.3f)' % (sys.argv[3], m['name'], m['ts'],
+                  before[-1][2] if before else '-', before[-1][0] if before else 0, before[-1][1] if before else 0))
+            sys.exit(1)
+        gap = min(m['ts'] - before[-1][1], (after[0][0] - m['ts']) if after else 1e9)
+        margin = gap if margin is None else min(margin, gap)
+print('clock=%s: %d calls within the readings (worst %.0f ns out), %d marks between them (closest %s ns)' %
+      (sys.argv[3], len(X), max(best, 0), len(marks), '%.0f' % (margin * 1e3) if margin is not None else '-'))
+PY
+            rm -f c.json
+        done
+    done
+    run "file=$dir/c.json,clock=cycles" "$prog" clock
+    grep -q "clock=cycles: auto, tsc or host" err || fail "clock=cycles: not refused: $(tail -n 3 err)"
+    ;;
 sigterm)
     run "file=$dir/t.json" "$prog" sigterm
     [ "$rc" = 143 ] || fail "expected death by SIGTERM (143), got $rc"
@@ -1021,8 +1104,21 @@ perfetto)
     # to a JSON file and to a Perfetto file, and pftrace.py - an independent reader: a protobuf wire-format walker
     # that checks every field number and wire type against Perfetto's schema and that every interned id was
     # defined earlier on its sequence - finds the JSON run's events in the Perfetto file (calls, names, arguments,
-    # results, threads, nesting; GPU work on its tracks with its flows; NVTX ranges and marks; thread names)
+    # results, threads, nesting; GPU work on its tracks with its flows; NVTX ranges and marks; thread names);
+    # and pfraw.py, Google's own parser (protoc --decode_raw, Debian's protobuf-compiler; said and skipped where
+    # it is missing): the whole file parses, the packets and their fields are those of Perfetto's protos, as many
+    # packets as the walker counted
     pft="python3 $here/pftrace.py"
+    pf_raw() {   # pf_raw FILE: pf.out holds the walker's count of its packets ("N packets")
+        npk=$(sed -n 's/^\([0-9]*\) packets\b.*/\1/p' pf.out)
+        [ -n "$npk" ] || fail "$1: the walker counted no packets: $(cat pf.out)"
+        python3 "$here/pfraw.py" "$1" "$npk" >pfraw.out 2>pfraw.err
+        case $? in
+        0) ;;
+        77) [ -n "${pfraw_said:-}" ] || { cat pfraw.out; pfraw_said=1; } ;;
+        *) fail "$1: protoc --decode_raw: $(cat pfraw.err)" ;;
+        esac
+    }
     pf_pair() {   # pf_pair NAME OPTIONS PROGRAM ARGS...
         pfn=$1 pfo=$2
         shift 2
@@ -1034,6 +1130,7 @@ perfetto)
             fail "$pfn: no last line naming the Perfetto file"
         $pft --compare "$pfn.perfetto-trace" "$pfn.json" >pf.out 2>pf.err ||
             fail "$pfn: the Perfetto file is not the JSON run's: $(cat pf.err)"
+        pf_raw "$pfn.perfetto-trace"
         # the tables at exit and from cushim stats: the same from the Perfetto file as from the JSON run's
         same_table "$pfn.perfetto-trace"
     }
@@ -1054,6 +1151,7 @@ perfetto)
         NVTX_INJECTION64_PATH=$plugin run "file=$dir/h.perfetto-trace" "$E2E_TRACE_NAMES"
         [ "$rc" = 0 ] || fail "e2e_trace_names exited with $rc"
         $pft h.perfetto-trace >pf.out 2>pf.err || fail "h.perfetto-trace: $(cat pf.err)"
+        pf_raw h.perfetto-trace
         same_table h.perfetto-trace
     fi
     # gzip; format= over the name; the default name; a format that is neither is refused (the process fails closed)
@@ -1084,6 +1182,16 @@ perfetto)
     # the walker itself: a file cut in a packet, a wrong wire type and an id used before its definition fail it
     head -c 1000 vecadd.perfetto-trace > cut.perfetto-trace
     $pft cut.perfetto-trace >/dev/null 2>&1 && fail "pftrace.py accepts a file cut short"
+    # and the protoc check (where protoc is): the cut file, a packet field Perfetto's TracePacket does not have
+    # (a timestamp's tag, field 8, turned into field 9), a packet short of the walker's count
+    if command -v protoc >/dev/null; then
+        python3 "$here/pfraw.py" cut.perfetto-trace >/dev/null 2>&1 && fail "pfraw.py accepts a file cut short"
+        python3 -c "import sys; d = bytearray(open(sys.argv[1], 'rb').read()); i = d.index(0x40, 2); d[i] = 0x48; open('tag.perfetto-trace', 'wb').write(d)" vecadd.perfetto-trace
+        python3 "$here/pfraw.py" tag.perfetto-trace >/dev/null 2>&1 && fail "pfraw.py accepts an unknown packet field"
+        npk=$($pft vecadd.perfetto-trace | sed -n 's/^\([0-9]*\) packets,.*/\1/p')
+        python3 "$here/pfraw.py" vecadd.perfetto-trace "$((npk + 1))" >/dev/null 2>&1 &&
+            fail "pfraw.py accepts a packet count that is not the file's"
+    fi
     # cushim stats reads a file cut in a packet to its last complete one, and says so; --close is JSON's
     "$stats" cut.perfetto-trace >stats.out 2>stats.err || fail "cushim stats cut.perfetto-trace: $(cat stats.err)"
     grep -q "cut.perfetto-trace ends early" stats.err || fail "cushim stats: the cut file not said: $(cat stats.err)"

@@ -48,7 +48,7 @@ target_compile_options(e2e_flock_enosys PRIVATE ${CUSHIM_WARN_FLAGS})
 set(_tr sh "${CMAKE_CURRENT_SOURCE_DIR}/run_trace.sh")
 set(_tr_args "$<TARGET_FILE:trace>" "$<TARGET_FILE:e2e_trace>" "$<TARGET_FILE:vecadd>" "$<TARGET_FILE:cushim-stats>"
     "${_tr_cupti}")
-foreach(_c vecadd runtime structs gz filter closefds full fifo bounded threads shared names exec toggle durations sigterm segv_raise abort inflight_exit inflight_abort nvtx nvtx_names nvtx_domains nvtx_signal nvtx_threads capture capture_nvtx timed
+foreach(_c vecadd runtime structs gz filter closefds full fifo bounded threads shared names exec toggle durations clock sigterm segv_raise abort inflight_exit inflight_abort nvtx nvtx_names nvtx_domains nvtx_signal nvtx_threads capture capture_nvtx timed
            nocupti nocalls drops defer gpu gpu_activity gpu_detach gpu_nvtx_first exports hostile perfetto)
   e2e_test(trace_${_c} COMMAND ${_tr} ${_c} ${_tr_args})
 endforeach()

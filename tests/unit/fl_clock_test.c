@@ -27,7 +27,7 @@ static int have_tsc(void)
 {
     int tsc = 0;
     char why[200];
-    return fl_clock_choose("auto", &tsc, why, sizeof why) == 0 && tsc;
+    return tsc_choose("auto", &tsc, why, sizeof why) == 0 && tsc;
 }
 
 /* Calibrated over 5 ms, then read 20 ms on: within 50 us of the clock around it (the rate's error over 5 ms of
@@ -113,11 +113,11 @@ static void test_choose(void **state)
     int tsc = 7;
     char why[200] = "";
     (void)state;
-    assert_int_equal(fl_clock_choose("host", &tsc, why, sizeof why), 0);
+    assert_int_equal(tsc_choose("host", &tsc, why, sizeof why), 0);
     assert_int_equal(tsc, 0);
-    assert_int_equal(fl_clock_choose("auto", &tsc, why, sizeof why), 0);
-    assert_int_equal(fl_clock_choose("tsc", &tsc, why, sizeof why), tsc ? 0 : -1);
-    assert_int_equal(fl_clock_choose("cycles", &tsc, why, sizeof why), -1);
+    assert_int_equal(tsc_choose("auto", &tsc, why, sizeof why), 0);
+    assert_int_equal(tsc_choose("tsc", &tsc, why, sizeof why), tsc ? 0 : -1);
+    assert_int_equal(tsc_choose("cycles", &tsc, why, sizeof why), -1);
     assert_non_null(strstr(why, "auto, tsc or host"));
 }
 

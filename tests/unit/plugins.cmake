@@ -108,13 +108,20 @@ add_test(NAME trace_fast COMMAND trace_fast_test)
 find_package(ZLIB REQUIRED)
 add_executable(trace_call_test trace_call_test.c "${_tr_dir}/tr_plan.c" "${_tr_dir}/tr_writer.c"
   "${_tr_dir}/tr_wfile.c" "${_tr_dir}/tr_pf.c" "${_tr_dir}/tr_pfev.c" "${_tr_dir}/tr_wevents.c" "${_tr_dir}/tr_render.c" "${_tr_dir}/tr_link.c"
-  "${_tr_dir}/tr_buf.c" "${PROJECT_SOURCE_DIR}/tools/stats-nvtx.c")
+  "${_tr_dir}/tr_buf.c" "${_tr_dir}/tr_clock.c" "${PROJECT_SOURCE_DIR}/tools/stats-nvtx.c")
 target_include_directories(trace_call_test PRIVATE "${_tr_dir}" "${PROJECT_SOURCE_DIR}/sdk/include"
   "${PROJECT_SOURCE_DIR}/tools")
-target_link_libraries(trace_call_test PRIVATE trace_text PkgConfig::CMOCKA ZLIB::ZLIB Threads::Threads m)
+target_link_libraries(trace_call_test PRIVATE trace_text cushim_region PkgConfig::CMOCKA ZLIB::ZLIB Threads::Threads m)
 target_compile_options(trace_call_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME trace_call COMMAND trace_call_test)
 set_tests_properties(trace_call PROPERTIES LABELS concurrency)
+
+# trace: the writer's conversion of the hooks' TSC times (tr_clock.c), its pairs and table.
+add_executable(trace_clock_test trace_clock_test.c "${_tr_dir}/tr_clock.c")
+target_include_directories(trace_clock_test PRIVATE "${_tr_dir}")
+target_link_libraries(trace_clock_test PRIVATE PkgConfig::CMOCKA cushim_region)
+target_compile_options(trace_clock_test PRIVATE ${CUSHIM_WARN_FLAGS})
+add_test(NAME trace_clock_unit COMMAND trace_clock_test)
 
 # trace: a runtime call's CUPTI record linked to the traced call inside it (tr_link.c).
 add_executable(trace_link_test trace_link_test.c "${_tr_dir}/tr_link.c")

@@ -199,7 +199,7 @@ static void put_exit(rig *r, const cushim_call *c, uint64_t t)
     tr_buf_commit(r->tb, (uint32_t)(o - p));
 }
 
-/* A fast call's pre hook (trace.c tr_pre, tr_pre_enter): a launch's with its kernel name looked up, given to
+/* A fast call's pre hook (tr_hooks.c tr_pre_as, tr_pre_enter): a launch's with its kernel name looked up, given to
    the enclosing launch on the open-call stack when that has none (tr_enter_aux). */
 static void call_pre(rig *r, const cushim_call *c)
 {
@@ -223,7 +223,7 @@ static void call_post(rig *r, const cushim_call *c, uint64_t t)
         put_exit(r, c, t);
         return;
     }
-    assert_true(tr_open_pop(r->tb, c, t, &t0, &kn));
+    assert_true(tr_open_pop(r->tb, c, c->t_enter_ns, t, &t0, &kn));
     assert_int_equal(t0, c->t_enter_ns);
     p = tr_buf_reserve(&r->bufs, r->tb, pl->call_max, r->tb->open * TR_EXIT_MIN);
     assert_non_null(p);
@@ -617,20 +617,20 @@ static void open_stack_overflow(void **state)
     for (int i = 23; i >= 0; i--) {
         t0 = 0;
         f[i].c.t_enter_ns = i == 3 ? 0 : f[i].c.t_enter_ns;   /* no frame time: the stack's */
-        assert_true(tr_open_pop(r.tb, &f[i].c, 99999, &t0, &kn));
+        assert_true(tr_open_pop(r.tb, &f[i].c, f[i].c.t_enter_ns, 99999, &t0, &kn));
         assert_int_equal(t0, 1000 + (uint64_t)i);
         assert_int_equal(atomic_load(&r.tb->nopen), (uint32_t)i);
         if (i < TR_OPEN_MAX)   /* the entries below untouched */
             for (int k = 0; k < i; k++)
                 assert_int_equal(atomic_load(&r.tb->opens[k].seq), 100 + (uint64_t)k);
     }
-    assert_false(tr_open_pop(r.tb, &f[0].c, 99999, &t0, &kn));   /* nothing open: not written */
+    assert_false(tr_open_pop(r.tb, &f[0].c, f[0].c.t_enter_ns, 99999, &t0, &kn));   /* nothing open: not written */
     /* out of order: the second call's post comes while two calls above it are still on the stack */
     for (int i = 0; i < 4; i++)
         tr_open_push(r.tb, &f[i].c, 1000 + (uint64_t)i, 0);
-    assert_true(tr_open_pop(r.tb, &f[1].c, 99999, &t0, &kn));
+    assert_true(tr_open_pop(r.tb, &f[1].c, f[1].c.t_enter_ns, 99999, &t0, &kn));
     assert_int_equal(atomic_load(&r.tb->nopen), 1);
-    assert_true(tr_open_pop(r.tb, &f[0].c, 99999, &t0, &kn));
+    assert_true(tr_open_pop(r.tb, &f[0].c, f[0].c.t_enter_ns, 99999, &t0, &kn));
     assert_int_equal(atomic_load(&r.tb->nopen), 0);
     rig_free(&r);
 }
@@ -763,7 +763,7 @@ static void *op_producer(void *arg)
             tr_open_push(tb, &f[i].c, f[i].c.t_enter_ns, 0);
         }
         for (int i = depth - 1; i >= 0; i--)
-            if (!tr_open_pop(tb, &f[i].c, 0, &t0, &kn)) {
+            if (!tr_open_pop(tb, &f[i].c, f[i].c.t_enter_ns, 0, &t0, &kn)) {
                 atomic_store(&op_done, 1);
                 return (void *)1;
             }

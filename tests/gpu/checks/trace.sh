@@ -631,6 +631,16 @@ check_trace_perfetto() {
     else
         result "traceperfetto events" FAIL "$(tail -n 3 "$LOGS/traceperfetto.compare" | tr '\n' ' ' | cut -c1-220)"
     fi
+    # Google's own parser beside our walker (tests/e2e/pfraw.py: protoc --decode_raw, where protobuf-compiler is
+    # installed): the whole file parses, its packets and fields are Perfetto's protos', as many packets
+    local npk rc=0
+    npk=$(sed -n 's/^\([0-9]*\) packets$/\1/p' "$LOGS/traceperfetto.compare")
+    tmo 300 "$PY" "$ROOT/tests/e2e/pfraw.py" "$d/t.perfetto-trace" $npk >"$LOGS/traceperfetto.raw" 2>&1 || rc=$?
+    case $rc in
+    0) result "traceperfetto protoc" PASS "protoc --decode_raw: $(head -n 1 "$LOGS/traceperfetto.raw")" ;;
+    77) result "traceperfetto protoc" SKIP "$(head -n 1 "$LOGS/traceperfetto.raw")" ;;
+    *) result "traceperfetto protoc" FAIL "$(tail -n 2 "$LOGS/traceperfetto.raw" | tr '\n' ' ' | cut -c1-220)" ;;
+    esac
 }
 
 gpu_check trace check_trace
