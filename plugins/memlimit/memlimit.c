@@ -458,6 +458,7 @@ static int ml_spill(cushim_call *call, const cushim_alloc_role *r, int dev, uint
     uint64_t quota = ml_limit_in(&ml_st.budget, dev), ptr = 0, bound;
     int runtime = call->info != NULL && call->info->library == CUSHIM_LIB_RUNTIME, ord = ml_ord(dev);
     int vmm = ml_ov.spillable[call->api_id] == ML_SPILL_VMM;
+    char where[32] = "managed, preferred CPU";
     int32_t e;
     ml_rec rec, old;
     if (ord < 0)
@@ -467,7 +468,7 @@ static int ml_spill(cushim_call *call, const cushim_alloc_role *r, int dev, uint
         return -1;
     if (vmm)   /* cuMemCreate(handle *, size, const CUmemAllocationProp *, flags) */
         e = ml_oversub_back_vmm(ml_host, ord, bytes, (const void *)(uintptr_t)ml_arg(ml_host, call, r->dev_arg),
-                                (unsigned long long)ml_arg(ml_host, call, 3), &ptr);
+                                (unsigned long long)ml_arg(ml_host, call, 3), &ptr, where, sizeof where);
     else
         e = ml_oversub_back(ml_host, runtime, ord, bytes, &ptr);
     if (e != 0) {
@@ -495,9 +496,9 @@ static int ml_spill(cushim_call *call, const cushim_alloc_role *r, int dev, uint
     }
     ml_arg_store(ml_host, call, r->out_arg, ptr);
     if (ml_host->log_enabled(CUSHIM_LOG_INFO))
-        ml_host->log(ml_st.self, CUSHIM_LOG_INFO, "%s: %llu bytes on device %d backed by host memory (%llu host-backed, "
-                     "%llu on the device, bound %llu)", call->info ? call->info->name : "?", (unsigned long long)bytes,
-                     dev, (unsigned long long)ml_budget_spilled(&ml_st.budget, dev),
+        ml_host->log(ml_st.self, CUSHIM_LOG_INFO, "%s: %llu bytes on device %d backed by host memory (location %s; "
+                     "%llu host-backed, %llu on the device, bound %llu)", call->info ? call->info->name : "?",
+                     (unsigned long long)bytes, dev, where, (unsigned long long)ml_budget_spilled(&ml_st.budget, dev),
                      (unsigned long long)ml_budget_used(&ml_st.budget, dev), (unsigned long long)bound);
     return 0;
 }

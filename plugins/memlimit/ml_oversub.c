@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -80,7 +81,7 @@ int ml_oversub_vmm_eligible(const cushim_api_info *a, const cushim_alloc_role *r
 }
 
 int32_t ml_oversub_back_vmm(const cushim_host *h, int dev, uint64_t bytes, const void *prop,
-                            unsigned long long flags, uint64_t *handle)
+                            unsigned long long flags, uint64_t *handle, char *where, size_t wherelen)
 {
     ml_cuDeviceGetAttribute_fn attr = (ml_cuDeviceGetAttribute_fn)ov_real(h, OV_ATTR);
     ml_cuMemCreate_fn create = (ml_cuMemCreate_fn)ov_real(h, OV_CREATE);
@@ -113,6 +114,8 @@ int32_t ml_oversub_back_vmm(const cushim_host *h, int dev, uint64_t bytes, const
     if ((e = create(&hd, (size_t)bytes, &hp, flags)) != CUDA_SUCCESS)
         return (int32_t)e;
     *handle = (uint64_t)hd;
+    if (where != NULL && wherelen > 0)
+        snprintf(where, wherelen, (int)hp.location.type == OV_LOC_HOST ? "host" : "host_numa:%d", numa);
     return 0;
 }
 

@@ -48,9 +48,10 @@ int32_t ml_oversub_back(const cushim_host *h, int runtime, int dev, uint64_t byt
    0 without NUMA) where the device says HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, else
    CU_MEM_LOCATION_TYPE_HOST where it says HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED and the program asked for no
    shareable handle type (the driver allows none there); 'bytes' a multiple of that location's minimum granularity.
-   Real functions only. 0 with *handle, else the driver's error or CUDA_ERROR_NOT_SUPPORTED (nothing created). */
+   Real functions only. 0 with *handle and *where ("host_numa:N" or "host", for the log), else the driver's error or
+   CUDA_ERROR_NOT_SUPPORTED (nothing created). */
 int32_t ml_oversub_back_vmm(const cushim_host *h, int dev, uint64_t bytes, const void *prop,
-                            unsigned long long flags, uint64_t *handle);
+                            unsigned long long flags, uint64_t *handle, char *where, size_t wherelen);
 /* A runtime call that failed and was answered by ml_oversub_back after all: the runtime's last error forgotten
    (cudaGetLastError), so a later check does not see the out-of-memory the program never got. */
 void ml_oversub_forget_error(const cushim_host *h);
