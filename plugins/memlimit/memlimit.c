@@ -468,7 +468,8 @@ static int ml_spill(cushim_call *call, const cushim_alloc_role *r, int dev, uint
         return -1;
     if (vmm)   /* cuMemCreate(handle *, size, const CUmemAllocationProp *, flags) */
         e = ml_oversub_back_vmm(ml_host, ord, bytes, (const void *)(uintptr_t)ml_arg(ml_host, call, r->dev_arg),
-                                (unsigned long long)ml_arg(ml_host, call, 3), &ptr, where, sizeof where);
+                                (unsigned long long)ml_arg(ml_host, call, 3), &ptr,
+                                ml_host->log_enabled(CUSHIM_LOG_INFO) ? where : NULL, sizeof where);
     else
         e = ml_oversub_back(ml_host, runtime, ord, bytes, &ptr);
     if (e != 0) {
