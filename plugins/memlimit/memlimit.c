@@ -473,9 +473,10 @@ static int ml_spill(cushim_call *call, const cushim_alloc_role *r, int dev, uint
     else
         e = ml_oversub_back(ml_host, runtime, ord, bytes, &ptr);
     if (e != 0) {
-        /* a device with no host location for VMM memory says so once: every later refusal would say the same */
-        static atomic_int told_unsupported;
-        int quiet = vmm && e == (int32_t)CUDA_ERROR_NOT_SUPPORTED && atomic_exchange(&told_unsupported, 1);
+        /* the VMM path says why once (no host location on this device, a size off the host granularity, properties
+           the driver refuses at a host location): a framework retrying after its OOM would repeat it each time */
+        static atomic_int told_vmm;
+        int quiet = vmm && atomic_exchange(&told_vmm, 1);
         ml_budget_spill_credit(&ml_st.budget, dev, bytes);
         ml_host->log(ml_st.self, quiet ? CUSHIM_LOG_DEBUG : CUSHIM_LOG_WARN, "%s: %llu bytes on device %d could not "
                      "be backed by %s (error %d): refused", call->info ? call->info->name : "?",
