@@ -99,6 +99,7 @@ FK_HIDDEN size_t fk_device_total_mem(void);
 /* Current context of the calling thread, NULL if none. */
 FK_HIDDEN CUcontext fk_current_ctx(void);
 FK_HIDDEN int fk_ctx_valid(CUcontext ctx);
+FK_HIDDEN int fk_host_vmm_attr(int attrib);   /* fake_vmm.c: the host VMM attributes (FAKE_CUDA_HOST_VMM), else -1 */
 FK_HIDDEN CUresult fk_launch_attrs(const CUlaunchConfig *c);   /* fake_module.c: a configuration's attributes */
 /* CUDA_SUCCESS if 's' is NULL, a special stream or a live stream. */
 FK_HIDDEN CUresult fk_stream_check(CUstream s);
@@ -126,7 +127,6 @@ FK_HIDDEN CUresult fk_mem_alloc_on(void **out, size_t size, int dev);   /* dev -
 FK_HIDDEN CUresult fk_mem_free_dev(uintptr_t p);
 FK_HIDDEN CUresult fk_mem_track_mapped(uintptr_t p, size_t n, int dev);   /* fake_vmm.c: a mapping made accessible */
 FK_HIDDEN void fk_mem_untrack_mapped(uintptr_t p);
-FK_HIDDEN int fk_host_vmm_attr(int attrib);   /* fake_vmm.c: the host VMM attributes (FAKE_CUDA_HOST_VMM), else -1 */
 
 /* Stream-ordered work (fake_graph.c): what a copy, a memset or a launch does, kept so that a stream being
    captured records it into its graph and a graph launch runs it later. Kernel arguments are copied (their
