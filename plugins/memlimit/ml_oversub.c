@@ -1,8 +1,8 @@
 /*
- * ml_oversub.c - memlimit's answers to an allocation that does not fit (ml_oversub.h): which APIs managed memory
- * can stand for, backing an allocation with managed memory in host memory or a VMM handle with host-located
- * physical memory, and the bounded wait for other
- * processes to free (the options' syntax and the bound: ml_ovopts.c). Real functions only, resolved at first use; no hook runs here, no lock is held.
+ * ml_oversub.c - memlimit's answers to an allocation that does not fit (ml_oversub.h): which APIs host memory can
+ * stand for, backing an allocation with managed memory in host memory or a VMM handle with host-located physical
+ * memory, and the bounded wait for other processes to free (the options' syntax and the bound: ml_ovopts.c). Real
+ * functions only, resolved at first use; no hook runs here, no lock is held.
  */
 #define _GNU_SOURCE
 #include <stdatomic.h>
