@@ -426,8 +426,9 @@ static void ml_give(int cat, int dev, uint64_t bytes)
 static struct {
     uint32_t milli;       /* oversubscribe: the ratio in thousandths, 0 off */
     uint32_t wait_ms;     /* on_full=wait:SEC, 0 fail at once */
-    uint8_t *spillable;   /* per API id: ml_oversub_eligible */
+    uint8_t *spillable;   /* per API id: ML_SPILL_MANAGED (ml_oversub_eligible), ML_SPILL_VMM, 0 */
 } ml_ov;
+enum { ML_SPILL_MANAGED = 1, ML_SPILL_VMM = 2 };
 
 typedef struct ml_fit {
     int cat, dev;
@@ -449,12 +450,15 @@ static int ml_spillable(uint32_t id)
     return ml_ov.milli != 0 && ml_ov.spillable != NULL && id < ml_st.id_limit && ml_ov.spillable[id];
 }
 
-/* Answer 'call' (an eligible allocation of 'bytes' on physical device 'dev') with managed memory in host memory,
+/* Answer 'call' (an eligible allocation of 'bytes' on physical device 'dev') with host-backed memory - managed
+   memory in host memory, or for cuMemCreate physical memory at a host location (the handle the program's) -
    charged to the host-backed pool: 0, or -1 past the bound or when the driver refuses (nothing charged). */
 static int ml_spill(cushim_call *call, const cushim_alloc_role *r, int dev, uint64_t bytes)
 {
     uint64_t quota = ml_limit_in(&ml_st.budget, dev), ptr = 0, bound;
     int runtime = call->info != NULL && call->info->library == CUSHIM_LIB_RUNTIME, ord = ml_ord(dev);
+    int vmm = ml_ov.spillable[call->api_id] == ML_SPILL_VMM;
+    char where[32] = "managed, preferred CPU";
     int32_t e;
     ml_rec rec, old;
     if (ord < 0)
@@ -462,17 +466,28 @@ static int ml_spill(cushim_call *call, const cushim_alloc_role *r, int dev, uint
     bound = ml_oversub_bound(quota, quota ? 0 : ml_oversub_device_total(ml_host, ord), ml_ov.milli);
     if (bound == 0 || ml_budget_spill_charge(&ml_st.budget, dev, bytes, bound) != 0)
         return -1;
-    if ((e = ml_oversub_back(ml_host, runtime, ord, bytes, &ptr)) != 0) {
+    if (vmm)   /* cuMemCreate(handle *, size, const CUmemAllocationProp *, flags) */
+        e = ml_oversub_back_vmm(ml_host, ord, bytes, (const void *)(uintptr_t)ml_arg(ml_host, call, r->dev_arg),
+                                (unsigned long long)ml_arg(ml_host, call, 3), &ptr,
+                                ml_host->log_enabled(CUSHIM_LOG_INFO) ? where : NULL, sizeof where);
+    else
+        e = ml_oversub_back(ml_host, runtime, ord, bytes, &ptr);
+    if (e != 0) {
+        /* the VMM path says why once (no host location on this device, a size off the host granularity, properties
+           the driver refuses at a host location): a framework retrying after its OOM would repeat it each time */
+        static atomic_int told_vmm;
+        int quiet = vmm && atomic_exchange(&told_vmm, 1);
         ml_budget_spill_credit(&ml_st.budget, dev, bytes);
-        ml_host->log(ml_st.self, CUSHIM_LOG_WARN, "%s: %llu bytes on device %d could not be backed by managed memory "
-                     "(error %d): refused", call->info ? call->info->name : "?", (unsigned long long)bytes, dev, e);
+        ml_host->log(ml_st.self, quiet ? CUSHIM_LOG_DEBUG : CUSHIM_LOG_WARN, "%s: %llu bytes on device %d could not "
+                     "be backed by %s (error %d): refused", call->info ? call->info->name : "?",
+                     (unsigned long long)bytes, dev, vmm ? "host-located physical memory" : "managed memory", e);
         return -1;
     }
     memset(&rec, 0, sizeof rec);
     rec.key = ptr;
     rec.bytes = bytes;
     rec.refs = 1;
-    rec.ns = ML_NS_ADDR;
+    rec.ns = vmm ? ML_NS_HANDLE : ML_NS_ADDR;
     rec.cat = ML_CAT_SPILL;
     rec.dev = (int16_t)dev;
     if (ml_table_put(&ml_st.table, &rec, &old) != 0)
@@ -483,9 +498,9 @@ static int ml_spill(cushim_call *call, const cushim_alloc_role *r, int dev, uint
     }
     ml_arg_store(ml_host, call, r->out_arg, ptr);
     if (ml_host->log_enabled(CUSHIM_LOG_INFO))
-        ml_host->log(ml_st.self, CUSHIM_LOG_INFO, "%s: %llu bytes on device %d backed by host memory (%llu host-backed, "
-                     "%llu on the device, bound %llu)", call->info ? call->info->name : "?", (unsigned long long)bytes,
-                     dev, (unsigned long long)ml_budget_spilled(&ml_st.budget, dev),
+        ml_host->log(ml_st.self, CUSHIM_LOG_INFO, "%s: %llu bytes on device %d backed by host memory (location %s; "
+                     "%llu host-backed, %llu on the device, bound %llu)", call->info ? call->info->name : "?",
+                     (unsigned long long)bytes, dev, where, (unsigned long long)ml_budget_spilled(&ml_st.budget, dev),
                      (unsigned long long)ml_budget_used(&ml_st.budget, dev), (unsigned long long)bound);
     return 0;
 }
@@ -1014,8 +1029,9 @@ static int ml_init(const cushim_host *host, cushim_plugin *self)
                                                                          : r->out_arg);
         if (a->id < ml_st.id_limit && r->size_rule == CUSHIM_SIZE_NODE)
             ml_st.handle_ref[a->id] = 0;
-        if (ml_ov.spillable != NULL && a->id < ml_st.id_limit && !ml_st.handle_ref[a->id])
-            ml_ov.spillable[a->id] = (uint8_t)ml_oversub_eligible(a, r);
+        if (ml_ov.spillable != NULL && a->id < ml_st.id_limit)
+            ml_ov.spillable[a->id] = !ml_st.handle_ref[a->id] ? (ml_oversub_eligible(a, r) ? ML_SPILL_MANAGED : 0)
+                                     : ml_oversub_vmm_eligible(a, r) ? ML_SPILL_VMM : 0;
         if (idsel_add(&sel, a->id) != 0) {
             idsel_free(&sel);
             return -1;
@@ -1103,7 +1119,8 @@ static const cushim_option ml_options[] = {
      "in a shared budget, publish memory by the library that allocated it (cushim usage --by-library; about 1 us "
      "an allocation: the stack walk)"},
     {"oversubscribe", CUSHIM_OPT_STRING, NULL,
-     "past the quota or the device's free memory, back cuMemAlloc/cudaMalloc with managed memory in host memory; "
+     "past the quota or the device's free memory, back cuMemAlloc/cudaMalloc with managed memory in host memory and "
+     "cuMemCreate with host-located physical memory; "
      "RATIO (default 2) bounds the total at quota x RATIO (true, false, or a ratio 1-64)"},
     {"on_full", CUSHIM_OPT_STRING, "fail",
      "an allocation over a shared budget: 'fail' at once, or 'wait[:SEC]' (default 30 s) for other processes to free"},

@@ -1,10 +1,12 @@
 /*
- * ml_oversub.c - memlimit's answers to an allocation that does not fit (ml_oversub.h): which APIs managed memory
- * can stand for, backing an allocation with managed memory in host memory, and the bounded wait for other
- * processes to free (the options' syntax and the bound: ml_ovopts.c). Real functions only, resolved at first use; no hook runs here, no lock is held.
+ * ml_oversub.c - memlimit's answers to an allocation that does not fit (ml_oversub.h): which APIs host memory can
+ * stand for, backing an allocation with managed memory in host memory or a VMM handle with host-located physical
+ * memory, and the bounded wait for other processes to free (the options' syntax and the bound: ml_ovopts.c). Real
+ * functions only, resolved at first use; no hook runs here, no lock is held.
  */
 #define _GNU_SOURCE
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -20,11 +22,25 @@ typedef CUresult (*ml_cuDeviceTotalMem_fn)(size_t *, CUdevice);
 typedef cudaError_t (*ml_cudaMallocManaged_fn)(void **, size_t, unsigned int);
 typedef cudaError_t (*ml_cudaFree_fn)(void *);
 typedef cudaError_t (*ml_cudaGetLastError_fn)(void);
+typedef CUresult (*ml_cuDeviceGetAttribute_fn)(int *, int, CUdevice);
+typedef CUresult (*ml_cuMemCreate_fn)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *,
+                                      unsigned long long);
+typedef CUresult (*ml_cuMemGetAllocationGranularity_fn)(size_t *, const CUmemAllocationProp *, int);
 
-enum { OV_ALLOC_MANAGED, OV_ADVISE, OV_FREE, OV_TOTAL, OV_RT_MANAGED, OV_RT_FREE, OV_RT_LAST_ERROR, OV_NFN };
+/* By number: the headers of 11.8 name none of them, and a driver newer than the headers may still have them. */
+#define OV_ATTR_HOST_NUMA_ID 134            /* CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID                                  */
+#define OV_ATTR_HOST_NUMA_VMM 141           /* CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED */
+#define OV_ATTR_HOST_VMM 145                /* CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED      */
+#define OV_LOC_HOST 2                       /* CU_MEM_LOCATION_TYPE_HOST                                         */
+#define OV_LOC_HOST_NUMA 3                  /* CU_MEM_LOCATION_TYPE_HOST_NUMA                                    */
+#define OV_GRANULARITY_MINIMUM 0            /* CU_MEM_ALLOC_GRANULARITY_MINIMUM                                  */
+
+enum { OV_ALLOC_MANAGED, OV_ADVISE, OV_FREE, OV_TOTAL, OV_RT_MANAGED, OV_RT_FREE, OV_RT_LAST_ERROR, OV_ATTR,
+       OV_CREATE, OV_GRANULARITY, OV_NFN };
 static const char *const ov_names[OV_NFN] = {"cuMemAllocManaged", "cuMemAdvise",     "cuMemFree_v2",
                                              "cuDeviceTotalMem_v2", "cudaMallocManaged", "cudaFree",
-                                             "cudaGetLastError"};
+                                             "cudaGetLastError", "cuDeviceGetAttribute", "cuMemCreate",
+                                             "cuMemGetAllocationGranularity"};
 static _Atomic(void *) ov_fn[OV_NFN];
 
 static void *ov_real(const cushim_host *h, int which)
@@ -51,6 +67,56 @@ int ml_oversub_eligible(const cushim_api_info *a, const cushim_alloc_role *r)
     }
     /* the out parameter is a pointer to a pointer-sized value (CUdeviceptr *, void **) */
     return a->params[r->out_arg].kind == CUSHIM_KIND_POINTER && a->params[r->out_arg].elem_size == 8;
+}
+
+int ml_oversub_vmm_eligible(const cushim_api_info *a, const cushim_alloc_role *r)
+{
+    if (a == NULL || r == NULL || r->action != CUSHIM_ROLE_ALLOC || r->mem != CUSHIM_MEM_DEVICE ||
+        r->size_rule != CUSHIM_SIZE_PARAM || r->dev_rule != CUSHIM_DEV_PROP || a->nparams != 4 || r->out_arg != 0 ||
+        r->dev_arg != 2 || r->size_arg[0] != 1)
+        return 0;
+    return a->params[0].kind == CUSHIM_KIND_POINTER && a->params[0].elem_size == 8 &&
+           a->params[2].canonical_type != NULL && strstr(a->params[2].canonical_type, "CUmemAllocationProp") != NULL &&
+           a->params[3].kind == CUSHIM_KIND_SCALAR;
+}
+
+int32_t ml_oversub_back_vmm(const cushim_host *h, int dev, uint64_t bytes, const void *prop,
+                            unsigned long long flags, uint64_t *handle, char *where, size_t wherelen)
+{
+    ml_cuDeviceGetAttribute_fn attr = (ml_cuDeviceGetAttribute_fn)ov_real(h, OV_ATTR);
+    ml_cuMemCreate_fn create = (ml_cuMemCreate_fn)ov_real(h, OV_CREATE);
+    ml_cuMemGetAllocationGranularity_fn gran = (ml_cuMemGetAllocationGranularity_fn)ov_real(h, OV_GRANULARITY);
+    CUmemAllocationProp hp;
+    CUmemGenericAllocationHandle hd = 0;
+    size_t g = 0;
+    int v = 0, numa = 0;
+    CUresult e;
+    if (attr == NULL || create == NULL || gran == NULL || prop == NULL)
+        return (int32_t)CUDA_ERROR_NOT_SUPPORTED;
+    memcpy(&hp, prop, sizeof hp);
+    if (attr(&v, OV_ATTR_HOST_NUMA_VMM, (CUdevice)dev) == CUDA_SUCCESS && v == 1) {
+        /* the host node closest to the device; -1 (no NUMA) or no answer: node 0, as cuMemCreate asks then */
+        if (attr(&numa, OV_ATTR_HOST_NUMA_ID, (CUdevice)dev) != CUDA_SUCCESS || numa < 0)
+            numa = 0;
+        hp.location.type = (CUmemLocationType)OV_LOC_HOST_NUMA;
+        hp.location.id = numa;
+    } else if ((v = 0, attr(&v, OV_ATTR_HOST_VMM, (CUdevice)dev)) == CUDA_SUCCESS && v == 1 &&
+               hp.requestedHandleTypes == 0) {
+        hp.location.type = (CUmemLocationType)OV_LOC_HOST;
+        hp.location.id = 0;
+    } else {
+        return (int32_t)CUDA_ERROR_NOT_SUPPORTED;
+    }
+    if ((e = gran(&g, &hp, OV_GRANULARITY_MINIMUM)) != CUDA_SUCCESS)
+        return (int32_t)e;
+    if (g == 0 || bytes % g != 0)   /* created at the device's granularity, not the host's: as today */
+        return (int32_t)CUDA_ERROR_NOT_SUPPORTED;
+    if ((e = create(&hd, (size_t)bytes, &hp, flags)) != CUDA_SUCCESS)
+        return (int32_t)e;
+    *handle = (uint64_t)hd;
+    if (where != NULL && wherelen > 0)
+        snprintf(where, wherelen, (int)hp.location.type == OV_LOC_HOST ? "host" : "host_numa:%d", numa);
+    return 0;
 }
 
 uint64_t ml_oversub_device_total(const cushim_host *h, int dev)

@@ -177,6 +177,35 @@ e2e_test(memlimit_oversub_devmap COMMAND ${_ov} devmap "${E2E_OUT}/memlimit-over
 e2e_test(memlimit_oversub_usage COMMAND ${_ov} usage "${E2E_OUT}/memlimit-oversub-usage.region"
   $<TARGET_FILE:cushim-usage>
   ENV ${_ml_env} "CUSHIM_PLUGINS=${_ml_plugin}:limit=8MiB,oversubscribe=2,budget=${E2E_OUT}/memlimit-oversub-usage.region")
+# Oversubscription of VMM physical memory (e2e_oversub_vmm.c): past the quota, cuMemCreate at a host location where
+# the device supports one (FAKE_CUDA_HOST_VMM), the program's map/access/unmap/release unchanged, charged to and
+# credited from the host-backed pool; refused where the device supports none, without oversubscribe, or when the
+# size is not a multiple of the host granularity; the driver's own refusal (a full device) host-backed too.
+add_executable(e2e_oversub_vmm e2e_oversub_vmm.c "${_ml_dir}/ml_budget.c" "${_ml_dir}/ml_limits.c")
+target_include_directories(e2e_oversub_vmm PRIVATE "${CUSHIM_CUDA_INCLUDE}" "${_ml_dir}"
+  "${PROJECT_SOURCE_DIR}/tests/fake" "${PROJECT_SOURCE_DIR}/sdk/include")
+target_compile_options(e2e_oversub_vmm PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-declarations)
+target_link_libraries(e2e_oversub_vmm PRIVATE cushim_fake_cuda cushim_region pthread)
+set(_ovv $<TARGET_FILE:e2e_oversub_vmm>)
+set(_ovv_opts "limit=8MiB,oversubscribe=2")
+e2e_test(memlimit_oversub_vmm COMMAND ${_ovv} numa "${E2E_OUT}/memlimit-ovvmm.region"
+  ENV ${_ml_env} "FAKE_CUDA_HOST_VMM=1"
+  "CUSHIM_PLUGINS=${_ml_plugin}:${_ovv_opts},budget=${E2E_OUT}/memlimit-ovvmm.region")
+e2e_test(memlimit_oversub_vmm_host COMMAND ${_ovv} host "${E2E_OUT}/memlimit-ovvmm-host.region"
+  ENV ${_ml_env} "FAKE_CUDA_HOST_VMM=host"
+  "CUSHIM_PLUGINS=${_ml_plugin}:${_ovv_opts},budget=${E2E_OUT}/memlimit-ovvmm-host.region")
+e2e_test(memlimit_oversub_vmm_noattr COMMAND ${_ovv} refused "${E2E_OUT}/memlimit-ovvmm-noattr.region"
+  ENV ${_ml_env} "FAKE_CUDA_HOST_VMM=0"
+  "CUSHIM_PLUGINS=${_ml_plugin}:${_ovv_opts},budget=${E2E_OUT}/memlimit-ovvmm-noattr.region")
+e2e_test(memlimit_oversub_vmm_off COMMAND ${_ovv} refused "${E2E_OUT}/memlimit-ovvmm-off.region"
+  ENV ${_ml_env} "FAKE_CUDA_HOST_VMM=1"
+  "CUSHIM_PLUGINS=${_ml_plugin}:limit=8MiB,budget=${E2E_OUT}/memlimit-ovvmm-off.region")
+e2e_test(memlimit_oversub_vmm_gran COMMAND ${_ovv} gran "${E2E_OUT}/memlimit-ovvmm-gran.region"
+  ENV ${_ml_env} "FAKE_CUDA_HOST_VMM=1" "FAKE_CUDA_HOST_VMM_GRANULARITY=4194304"
+  "CUSHIM_PLUGINS=${_ml_plugin}:${_ovv_opts},budget=${E2E_OUT}/memlimit-ovvmm-gran.region")
+e2e_test(memlimit_oversub_vmm_devfull COMMAND ${_ovv} devfull "${E2E_OUT}/memlimit-ovvmm-dev.region"
+  ENV ${_ml_env} "FAKE_CUDA_HOST_VMM=1" "FAKE_CUDA_MEM=16777216"
+  "CUSHIM_PLUGINS=${_ml_plugin}:oversubscribe=1.5,budget=${E2E_OUT}/memlimit-ovvmm-dev.region")
 # on_full=wait: another process holds 6 of the budget's 8 MiB; 4 MiB more waits until it frees (after 300 ms,
 # within the 5 s wait), or gives up at a 300 ms deadline while it holds for 1.5 s.
 e2e_test(memlimit_wait COMMAND ${_ov} wait "${E2E_OUT}/memlimit-wait.region" ${_ov} 4194304 5000 300 ok

@@ -246,7 +246,12 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
         return r;
     if (pi == NULL || attrib <= 0 || attrib >= CU_DEVICE_ATTRIBUTE_MAX)
         return CUDA_ERROR_INVALID_VALUE;
-    int v = 0;
+    int v = fk_host_vmm_attr((int)attrib);
+    if (v >= 0) {   /* by number: 11.8's cuda.h names neither */
+        *pi = v;
+        return CUDA_SUCCESS;
+    }
+    v = 0;
     switch (attrib) {   /* an H100-like device */
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: v = 1024; break;
     case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: v = 1024; break;

@@ -39,6 +39,8 @@ size_t fake_cuda_managed_bytes(int dev, int host_backed);
 /* The advice given to the managed allocation holding 'p': the preferred location (-2 none, -1 CU_DEVICE_CPU, else
    a device) and the devices given SET_ACCESSED_BY (bit i: device i). 0, or -1 when 'p' is not managed memory. */
 int fake_cuda_mem_advice(const void *p, int *preferred, unsigned *accessed_by);
+/* Bytes of VMM physical memory created at a host location (FAKE_CUDA_HOST_VMM, fake_vmm.c) and not released. */
+size_t fake_cuda_vmm_host_bytes(void);
 /* Allocations alive now, of every kind (device, host, managed). */
 size_t fake_cuda_live_allocations(void);
 /* Size requested by the last successful device allocation. */

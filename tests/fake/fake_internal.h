@@ -109,6 +109,7 @@ FK_HIDDEN size_t fk_device_total_mem(void);
 /* Current context of the calling thread, NULL if none. */
 FK_HIDDEN CUcontext fk_current_ctx(void);
 FK_HIDDEN int fk_ctx_valid(CUcontext ctx);
+FK_HIDDEN int fk_host_vmm_attr(int attrib);   /* fake_vmm.c: the host VMM attributes (FAKE_CUDA_HOST_VMM), else -1 */
 FK_HIDDEN CUresult fk_launch_attrs(const CUlaunchConfig *c);   /* fake_module.c: a configuration's attributes */
 /* CUDA_SUCCESS if 's' is NULL, a special stream or a live stream. */
 FK_HIDDEN CUresult fk_stream_check(CUstream s);

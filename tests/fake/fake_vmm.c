@@ -11,6 +11,14 @@
  * (MAP_SHARED: two mappings of one handle see the same bytes). A mapping is device
  * memory for copies, sets and kernels once cuMemSetAccess made it read-write, as
  * the real driver faults on it before. Imported handles hold no memory.
+ *
+ * Host-located physical memory (CU_MEM_LOCATION_TYPE_HOST_NUMA, CU_MEM_LOCATION_TYPE_HOST) only where
+ * FAKE_CUDA_HOST_VMM says the device supports it ("1" or "both", "numa", "host"; unset or "0": neither, as the
+ * fake always answered): the device attributes HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED (141) and
+ * HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED (145) say the same. Such a handle is charged to no device (its bytes
+ * are counted by fake_cuda_vmm_host_bytes); its granularity is FAKE_CUDA_HOST_VMM_GRANULARITY bytes (default
+ * 2 MiB); a HOST handle takes no shareable handle types, as the driver documents; a device given access by
+ * cuMemSetAccess uses the mapping as device memory. The location types by number: 11.8's cuda.h has neither.
  */
 #define _GNU_SOURCE   /* memfd_create */
 #include <stdlib.h>
@@ -24,13 +32,16 @@
 #define FK_IMPORT_BITS (3ull << 61)
 #define FK_GRANULARITY (2u << 20)
 #define FK_VMM_MAX 64
+#define FK_LOC_HOST 2        /* CU_MEM_LOCATION_TYPE_HOST      */
+#define FK_LOC_HOST_NUMA 3   /* CU_MEM_LOCATION_TYPE_HOST_NUMA */
 
 /* All under fk_lock. */
 static struct fk_handle {
     uint64_t h;          /* 0: free slot */
     size_t size;
-    int fd, device, refs;   /* refs: 1 + cuMemRetainAllocationHandle's */
+    int fd, device, refs;   /* refs: 1 + cuMemRetainAllocationHandle's; device -1: host-located */
     CUmemAllocationProp prop;
+    void *token;            /* host-located: the heap byte whose address makes the handle unique */
 } fk_handles[FK_VMM_MAX];
 static struct fk_range { uintptr_t base; size_t size; } fk_reserved[FK_VMM_MAX];
 static struct fk_mapping {
@@ -40,6 +51,41 @@ static struct fk_mapping {
     int device, accessible;
 } fk_maps[FK_VMM_MAX];
 static _Atomic uint64_t fk_import_seq;
+static size_t fk_host_bytes;   /* host-located handles' bytes, under fk_lock */
+
+/* Whether FAKE_CUDA_HOST_VMM lets physical memory be created at location type 'type' (FK_LOC_*). */
+static int fk_host_vmm(int type)
+{
+    const char *s = getenv("FAKE_CUDA_HOST_VMM");
+    if (s == NULL)
+        return 0;
+    if (!strcmp(s, "1") || !strcmp(s, "both"))
+        return type == FK_LOC_HOST || type == FK_LOC_HOST_NUMA;
+    return (!strcmp(s, "numa") && type == FK_LOC_HOST_NUMA) || (!strcmp(s, "host") && type == FK_LOC_HOST);
+}
+
+/* cuDeviceGetAttribute's answer for the host VMM attributes (fake_core.c); -1 for any other attribute. */
+int fk_host_vmm_attr(int attrib)
+{
+    if (attrib == 141)   /* CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED */
+        return fk_host_vmm(FK_LOC_HOST_NUMA);
+    if (attrib == 145)   /* CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED */
+        return fk_host_vmm(FK_LOC_HOST);
+    return -1;
+}
+
+static size_t fk_host_granularity(void)
+{
+    const char *s = getenv("FAKE_CUDA_HOST_VMM_GRANULARITY");
+    char *end = NULL;
+    unsigned long long v = s != NULL ? strtoull(s, &end, 0) : 0;
+    return s != NULL && *s != '\0' && *end == '\0' && v != 0 ? (size_t)v : FK_GRANULARITY;
+}
+
+static int fk_prop_host(const CUmemAllocationProp *prop)
+{
+    return (int)prop->location.type == FK_LOC_HOST || (int)prop->location.type == FK_LOC_HOST_NUMA;
+}
 
 static struct fk_handle *fk_handle_of(uint64_t h)
 {
@@ -60,8 +106,16 @@ static int fk_reserved_holds(uintptr_t p, size_t n)
 
 static int fk_prop_ok(const CUmemAllocationProp *prop)
 {
-    return prop != NULL && prop->type == CU_MEM_ALLOCATION_TYPE_PINNED &&
-           prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE;
+    if (prop == NULL || prop->type != CU_MEM_ALLOCATION_TYPE_PINNED)
+        return 0;
+    if (prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE)
+        return 1;
+    /* a host location where the device supports it; one NUMA node (0); HOST: id ignored, no shareable handles */
+    if (!fk_prop_host(prop) || !fk_host_vmm((int)prop->location.type))
+        return 0;
+    if ((int)prop->location.type == FK_LOC_HOST_NUMA)
+        return prop->location.id == 0;
+    return prop->requestedHandleTypes == 0;
 }
 
 CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop,
@@ -72,10 +126,57 @@ CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocatio
     if (granularity == NULL || !fk_prop_ok(prop) || (option != CU_MEM_ALLOC_GRANULARITY_MINIMUM &&
                                                      option != CU_MEM_ALLOC_GRANULARITY_RECOMMENDED))
         return CUDA_ERROR_INVALID_VALUE;
+    if (fk_prop_host(prop)) {
+        *granularity = fk_host_granularity();
+        return CUDA_SUCCESS;
+    }
     if (prop->location.id < 0 || prop->location.id >= fk_device_count())
         return CUDA_ERROR_INVALID_DEVICE;
     *granularity = FK_GRANULARITY;
     return CUDA_SUCCESS;
+}
+
+/* A handle of host-located physical memory: its bytes in a memfd, no device charged. */
+static CUresult fk_create_host(CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop)
+{
+    FK_REQUIRE_INIT();
+    if (size % fk_host_granularity())
+        return CUDA_ERROR_INVALID_VALUE;
+    void *token = malloc(1);
+    int fd = memfd_create("fake-cuda-vmm-host", MFD_CLOEXEC);
+    if (token == NULL || fd < 0 || ftruncate(fd, (off_t)size) != 0) {
+        if (fd >= 0)
+            close(fd);
+        free(token);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    uint64_t h = (CUmemGenericAllocationHandle)(uintptr_t)token | FK_VMM_BIT;
+    struct fk_handle *e = NULL;
+    pthread_mutex_lock(&fk_lock);
+    for (int i = 0; i < FK_VMM_MAX && e == NULL; i++)
+        if (fk_handles[i].h == 0)
+            e = &fk_handles[i];
+    if (e != NULL) {
+        *e = (struct fk_handle){ .h = h, .size = size, .fd = fd, .device = -1, .refs = 1, .prop = *prop,
+                                 .token = token };
+        fk_host_bytes += size;
+    }
+    pthread_mutex_unlock(&fk_lock);
+    if (e == NULL) {
+        close(fd);
+        free(token);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *handle = h;
+    return CUDA_SUCCESS;
+}
+
+FK_EXPORT size_t fake_cuda_vmm_host_bytes(void)
+{
+    pthread_mutex_lock(&fk_lock);
+    size_t n = fk_host_bytes;
+    pthread_mutex_unlock(&fk_lock);
+    return n;
 }
 
 CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop,
@@ -84,7 +185,11 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CU
     FAKE_ENTER(cuMemCreate);
     void *p = NULL;
     (void)flags;
-    if (handle == NULL || !fk_prop_ok(prop) || size == 0 || size % FK_GRANULARITY)
+    if (handle == NULL || !fk_prop_ok(prop) || size == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (fk_prop_host(prop))
+        return fk_create_host(handle, size, prop);
+    if (size % FK_GRANULARITY)
         return CUDA_ERROR_INVALID_VALUE;
     if (prop->location.id < 0 || prop->location.id >= fk_device_count())
         return CUDA_ERROR_INVALID_DEVICE;
@@ -128,9 +233,13 @@ CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
     pthread_mutex_lock(&fk_lock);
     struct fk_handle *e = fk_handle_of(handle);
     int last = e != NULL && --e->refs == 0, fd = -1;
+    void *token = NULL;
     if (last) {   /* a mapping keeps its bytes (the memfd stays mapped) until it is unmapped */
         fd = e->fd;
         e->h = 0;
+        if ((token = e->token) != NULL)
+            fk_host_bytes -= e->size;
+        e->token = NULL;
     }
     pthread_mutex_unlock(&fk_lock);
     if (e == NULL)
@@ -138,6 +247,10 @@ CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
     if (!last)
         return CUDA_SUCCESS;
     close(fd);
+    if (token != NULL) {   /* host-located: no device memory behind it */
+        free(token);
+        return CUDA_SUCCESS;
+    }
     return fk_mem_free_dev((uintptr_t)(handle & ~FK_VMM_BIT));
 }
 
@@ -298,7 +411,7 @@ CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count)
 {
     FAKE_ENTER(cuMemSetAccess);
-    int rw = 0;
+    int rw = 0, rwdev = -1;
     if (desc == NULL || count == 0 || size == 0)
         return CUDA_ERROR_INVALID_VALUE;
     for (size_t k = 0; k < count; k++) {
@@ -309,6 +422,8 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *des
             desc[k].flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
             return CUDA_ERROR_INVALID_VALUE;
         rw |= desc[k].flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        if (desc[k].flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE && rwdev < 0)
+            rwdev = desc[k].location.id;   /* the device a host-located mapping is device memory of */
     }
     struct fk_mapping todo[FK_VMM_MAX];
     int n = 0, covered = 0;
@@ -325,7 +440,8 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *des
     if (!covered)   /* nothing mapped there */
         return CUDA_ERROR_INVALID_VALUE;
     for (int i = 0; i < n; i++)
-        if (fk_mem_track_mapped(todo[i].base, todo[i].size, todo[i].device) != CUDA_SUCCESS)
+        if (fk_mem_track_mapped(todo[i].base, todo[i].size, todo[i].device >= 0 ? todo[i].device : rwdev) !=
+            CUDA_SUCCESS)
             return CUDA_ERROR_OUT_OF_MEMORY;
     return CUDA_SUCCESS;
 }
