@@ -36,13 +36,18 @@ client "unix:$sock" "$d/main.unix" "$d/main.unix.err" main ||
     fail "main failed over the unix socket: $(cat "$d/main.unix" "$d/main.unix.err")"
 wait "$server" || fail "the server's back end exited with $?"
 diff "$d/main.local" "$d/main.unix" > "$d/main.unix.diff" || fail "unix socket differs from local: $(cat "$d/main.unix.diff")"
-[ "$(grep -c ': ok$' "$d/main.unix")" = 12 ] || fail "not 12 checks ok: $(cat "$d/main.unix")"
+# 12 checks from a CUDA 13 runtime, 11 from 12.x (no cudaMemLocation forms of advice and prefetch)
+nchecks=11
+grep -q '^cudaMemAdvise:' "$d/main.local" && nchecks=12
+[ "$(grep -c ': ok$' "$d/main.unix")" = "$nchecks" ] || fail "not $nchecks checks ok: $(cat "$d/main.unix")"
 grep -q ': WRONG$' "$d/main.unix" && fail "a check failed: $(grep WRONG "$d/main.unix")"
 grep -qx 'cuPointerGetAttribute(IS_MANAGED): 0 1' "$d/main.unix" || fail "IS_MANAGED: $(grep IS_MANAGED "$d/main.unix")"
 # the runtime's advice and prefetch reached the server's driver with the managed address (and the one that is not
 # managed: its error as locally)
-[ "$(count "$d/main.unix.counts" cuMemAdvise_v2)" = 1 ] && [ "$(count "$d/main.unix.counts" cuMemPrefetchAsync_v2)" = 2 ] ||
+if [ "$nchecks" = 12 ]; then
+  [ "$(count "$d/main.unix.counts" cuMemAdvise_v2)" = 1 ] && [ "$(count "$d/main.unix.counts" cuMemPrefetchAsync_v2)" = 2 ] ||
     fail "the server's driver saw cuMemAdvise_v2 $(count "$d/main.unix.counts" cuMemAdvise_v2) and cuMemPrefetchAsync_v2 $(count "$d/main.unix.counts" cuMemPrefetchAsync_v2) times (1, 2)"
+fi
 # the partial write (two ints in two 4 KiB pieces) went as two pieces: some push of 4096 bytes exists, and far
 # fewer bytes pushed than whole blocks at every push
 pushes=$(stat_managed "$d/main.unix.err" pushes) pulls=$(stat_managed "$d/main.unix.err" pulls)
