@@ -68,5 +68,5 @@ __attribute__((aligned(64))) void tr_post_query(cushim_call *call, void *user, u
         atomic_fetch_add_explicit(&st->bufs.dropped, 1, memory_order_relaxed);
         return;
     }
-    tr_buf_commit(tb, tr_call_write(p, pl, call, call->t_enter_ns, t, 0));
+    tr_buf_commit(tb, tr_query_write(p, pl, call, call->t_enter_ns, t));
 }

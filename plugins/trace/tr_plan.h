@@ -71,6 +71,12 @@ struct tr_plan {
                                    sync): hooked at exit alone, never on the open-call stack (trace.c)  */
     uint32_t call_max;          /* the longest CALL record: tr_call, params, the inline word, the
                                    kernel name (TR_CALL_KNAME), the long exit time */
+    /* a post_only query's record, fixed when the plan is made (tr_query_write): no capture walked per call */
+    uint32_t q_len;             /* tr_call and the params padded to 8: the record without its output word */
+    uint32_t q_ok_mask;         /* ~0u: the output only with a result of 0 (ret_result); 0: always */
+    uint16_t q_inl;             /* the one output's TR_F_INLINE_OF flags; 0: no output */
+    uint16_t q_out_off;         /* the output pointer's offset in the params struct */
+    uint32_t q_out_size;        /* the bytes it points to: 1, 2, 4 or 8 */
     tr_cap caps[];
 };
 
@@ -427,6 +433,37 @@ static inline __attribute__((always_inline)) uint32_t tr_call_write(unsigned cha
                                                                    uint64_t kname)
 {
     return tr_call_write_as(p, pl, call, t0, t, kname, 0);
+}
+
+/* tr_call_write out of line: tr_query_write's rare cases (tr_plan.c). */
+uint32_t tr_call_write_cold(unsigned char *p, const tr_plan *pl, const cushim_call *call, uint64_t t0, uint64_t t);
+
+/* A read-only query's CALL record (pl->post_only: no input, no kernel name, at most one output, a scalar kept
+   inline) at 'p' (room for pl->call_max bytes): tr_call_write's bytes, from the plan's q_ fields rather than its
+   output capture; a call a plugin skipped (its output read safely) or one of 4.29 s or more (TR_F_LONG) goes
+   to tr_call_write out of line. Returns its length. */
+static inline __attribute__((always_inline)) uint32_t tr_query_write(unsigned char *p, const tr_plan *pl,
+                                                                    const cushim_call *call, uint64_t t0, uint64_t t)
+{
+    uint64_t d = t - t0;
+    uint32_t result, len = pl->q_len;
+    uint16_t flags = 0;
+    const void *out;
+    if (__builtin_expect((call->flags & CUSHIM_CALL_SKIPPED) || d >= UINT32_MAX, 0))
+        return tr_call_write_cold(p, pl, call, t0, t);
+    memcpy(&result, call->retval, sizeof result);
+    tr_copy_params(p + sizeof(tr_call), call->params, pl->params_size);
+    if (__builtin_expect(pl->q_inl != 0 && (result & pl->q_ok_mask) == 0, 1)) {
+        memcpy(&out, (const unsigned char *)call->params + pl->q_out_off, sizeof out);
+        if (__builtin_expect(out != NULL, 1)) {
+            uint64_t w = tr_scalar_word(out, pl->q_out_size);
+            memcpy(p + len, &w, sizeof w);
+            len += (uint32_t)sizeof w;
+            flags = pl->q_inl;
+        }
+    }
+    tr_put_call(p, call, len, flags, t0, (uint32_t)d, result);
+    return len;
 }
 
 /* The plan of an API (NULL when out of memory). */
