@@ -439,20 +439,21 @@ static inline __attribute__((always_inline)) uint32_t tr_call_write(unsigned cha
 uint32_t tr_call_write_cold(unsigned char *p, const tr_plan *pl, const cushim_call *call, uint64_t t0, uint64_t t);
 
 /* A read-only query's CALL record (pl->post_only: no input, no kernel name, at most one output, a scalar kept
-   inline) at 'p' (room for pl->call_max bytes): tr_call_write's bytes, from the plan's q_ fields rather than its
-   output capture; a call a plugin skipped (its output read safely) or one of 4.29 s or more (TR_F_LONG) goes
-   to tr_call_write out of line. Returns its length. */
-static inline __attribute__((always_inline)) uint32_t tr_query_write(unsigned char *p, const tr_plan *pl,
-                                                                    const cushim_call *call, uint64_t t0, uint64_t t)
+   inline) at 'p' (room for pl->call_max bytes) for a call no plugin skipped, of a duration 't' - 't0' below
+   UINT32_MAX, its params a multiple of 8 bytes (tr_query_usual): tr_call_write's bytes, from the plan's q_ fields rather than its output capture.
+   Returns its length. */
+static inline __attribute__((always_inline)) uint32_t tr_query_put(unsigned char *p, const tr_plan *pl,
+                                                                  const cushim_call *call, uint64_t t0, uint64_t t)
 {
-    uint64_t d = t - t0;
     uint32_t result, len = pl->q_len;
     uint16_t flags = 0;
     const void *out;
-    if (__builtin_expect((call->flags & CUSHIM_CALL_SKIPPED) || d >= UINT32_MAX, 0))
-        return tr_call_write_cold(p, pl, call, t0, t);
     memcpy(&result, call->retval, sizeof result);
-    tr_copy_params(p + sizeof(tr_call), call->params, pl->params_size);
+    for (uint32_t i = 0; i < pl->params_size; i += 8) {   /* tr_copy_params' loop: a multiple of 8 here */
+        uint64_t w;
+        memcpy(&w, (const unsigned char *)call->params + i, 8);
+        memcpy(p + sizeof(tr_call) + i, &w, 8);
+    }
     if (__builtin_expect(pl->q_inl != 0 && (result & pl->q_ok_mask) == 0, 1)) {
         memcpy(&out, (const unsigned char *)call->params + pl->q_out_off, sizeof out);
         if (__builtin_expect(out != NULL, 1)) {
@@ -462,8 +463,29 @@ static inline __attribute__((always_inline)) uint32_t tr_query_write(unsigned ch
             flags = pl->q_inl;
         }
     }
-    tr_put_call(p, call, len, flags, t0, (uint32_t)d, result);
+    tr_put_call(p, call, len, flags, t0, (uint32_t)(t - t0), result);
     return len;
+}
+
+/* 1 when tr_query_put writes a query's record: its params struct is a multiple of 8 bytes (else padded by a
+   call: tr_copy_params_odd), no plugin skipped the call (its output is then read safely) and its duration fits
+   32 bits (else TR_F_LONG, or a clock that went back). */
+static inline int tr_query_usual(const tr_plan *pl, const cushim_call *call, uint64_t t0, uint64_t t)
+{
+    return (pl->params_size & 7u) == 0 && !(call->flags & CUSHIM_CALL_SKIPPED) && t - t0 < UINT32_MAX;
+}
+
+/* tr_call_write out of line: tr_query_write's other cases (tr_plan.c). */
+uint32_t tr_call_write_cold(unsigned char *p, const tr_plan *pl, const cushim_call *call, uint64_t t0, uint64_t t);
+
+/* A read-only query's CALL record at 'p' (room for pl->call_max bytes), in every case: tr_call_write's bytes.
+   Returns its length. */
+static inline uint32_t tr_query_write(unsigned char *p, const tr_plan *pl, const cushim_call *call, uint64_t t0,
+                                      uint64_t t)
+{
+    if (__builtin_expect(tr_query_usual(pl, call, t0, t), 1))
+        return tr_query_put(p, pl, call, t0, t);
+    return tr_call_write_cold(p, pl, call, t0, t);
 }
 
 /* The plan of an API (NULL when out of memory). */
