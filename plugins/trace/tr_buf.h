@@ -153,6 +153,21 @@ static inline void *tr_buf_reserve(tr_bufs *b, tr_tbuf *tb, uint32_t len, uint32
         return c->data + tb->wr;
     return tr_buf_reserve_slow(b, tb, len, keep);
 }
+/* tr_buf_reserve's usual case alone, for a hook whose usual case calls nothing (tr_query.c): room for 'len'
+   bytes and 'keep' more in the current chunk, the thread busy as there; or NULL, the thread's 'hold' as it was
+   (the caller's case: nothing held) and nothing else changed, for the caller to take the long way. */
+static inline void *tr_buf_reserve_usual(tr_tbuf *tb, uint32_t len, uint32_t keep)
+{
+    tr_chunk *c;
+    tb->hold |= TR_HOLD_BUSY;
+    atomic_signal_fence(memory_order_seq_cst);   /* before cur and wr are read: a handler is on this thread */
+    c = tb->cur;
+    if (__builtin_expect(c != NULL && (uint64_t)tb->wr + len + keep <= c->cap, 1))
+        return c->data + tb->wr;
+    atomic_signal_fence(memory_order_seq_cst);
+    tb->hold &= ~TR_HOLD_BUSY;
+    return NULL;
+}
 /* Room for 'len' bytes in the current chunk only (the space 'keep' saved); busy as tr_buf_reserve. */
 void *tr_buf_reserve_here(tr_tbuf *tb, uint32_t len);
 /* Publishes the 'len' bytes reserved last; the thread no longer busy. */

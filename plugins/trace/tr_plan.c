@@ -251,6 +251,16 @@ void tr_plan_fast(tr_plan *pl, const cushim_api_info *info, int kernel_names)
                     !(info->categories & CUSHIM_CAT_SYNC);
     pl->call_max = (uint32_t)sizeof(tr_call) + tr_pad8(info->params_size) + (pl->out_inline ? 8u : 0u) +
                    (pl->call == TR_CALL_KNAME ? 8u : 0u) + 8u;
+    pl->q_len = (uint32_t)sizeof(tr_call) + tr_pad8(info->params_size);
+    pl->q_ok_mask = pl->ret_result ? ~0u : 0u;
+    pl->q_inl = pl->out_inline ? pl->caps[pl->nin].inl : 0;
+    pl->q_out_off = pl->out_inline ? pl->caps[pl->nin].off : 0;
+    pl->q_out_size = pl->out_inline ? pl->caps[pl->nin].elem_size : 0;
+}
+
+uint32_t tr_call_write_cold(unsigned char *p, const tr_plan *pl, const cushim_call *call, uint64_t t0, uint64_t t)
+{
+    return tr_call_write(p, pl, call, t0, t, 0);
 }
 
 tr_plan *tr_plan_make(tr_state *st, const cushim_api_info *info)

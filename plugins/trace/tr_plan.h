@@ -71,6 +71,12 @@ struct tr_plan {
                                    sync): hooked at exit alone, never on the open-call stack (trace.c)  */
     uint32_t call_max;          /* the longest CALL record: tr_call, params, the inline word, the
                                    kernel name (TR_CALL_KNAME), the long exit time */
+    /* a post_only query's record, fixed when the plan is made (tr_query_write): no capture walked per call */
+    uint32_t q_len;             /* tr_call and the params padded to 8: the record without its output word */
+    uint32_t q_ok_mask;         /* ~0u: the output only with a result of 0 (ret_result); 0: always */
+    uint16_t q_inl;             /* the one output's TR_F_INLINE_OF flags; 0: no output */
+    uint16_t q_out_off;         /* the output pointer's offset in the params struct */
+    uint32_t q_out_size;        /* the bytes it points to: 1, 2, 4 or 8 */
     tr_cap caps[];
 };
 
@@ -427,6 +433,59 @@ static inline __attribute__((always_inline)) uint32_t tr_call_write(unsigned cha
                                                                    uint64_t kname)
 {
     return tr_call_write_as(p, pl, call, t0, t, kname, 0);
+}
+
+/* tr_call_write out of line: tr_query_write's rare cases (tr_plan.c). */
+uint32_t tr_call_write_cold(unsigned char *p, const tr_plan *pl, const cushim_call *call, uint64_t t0, uint64_t t);
+
+/* A read-only query's CALL record (pl->post_only: no input, no kernel name, at most one output, a scalar kept
+   inline) at 'p' (room for pl->call_max bytes) for a call no plugin skipped, of a duration 't' - 't0' below
+   UINT32_MAX, its params a multiple of 8 bytes (tr_query_usual): tr_call_write's bytes, from the plan's q_ fields rather than its output capture.
+   Returns its length. */
+static inline __attribute__((always_inline)) uint32_t tr_query_put(unsigned char *p, const tr_plan *pl,
+                                                                  const cushim_call *call, uint64_t t0, uint64_t t)
+{
+    uint32_t result, len = pl->q_len;
+    uint16_t flags = 0;
+    const void *out;
+    memcpy(&result, call->retval, sizeof result);
+    for (uint32_t i = 0; i < pl->params_size; i += 8) {   /* tr_copy_params' loop: a multiple of 8 here */
+        uint64_t w;
+        memcpy(&w, (const unsigned char *)call->params + i, 8);
+        memcpy(p + sizeof(tr_call) + i, &w, 8);
+    }
+    if (__builtin_expect(pl->q_inl != 0 && (result & pl->q_ok_mask) == 0, 1)) {
+        memcpy(&out, (const unsigned char *)call->params + pl->q_out_off, sizeof out);
+        if (__builtin_expect(out != NULL, 1)) {
+            uint64_t w = tr_scalar_word(out, pl->q_out_size);
+            memcpy(p + len, &w, sizeof w);
+            len += (uint32_t)sizeof w;
+            flags = pl->q_inl;
+        }
+    }
+    tr_put_call(p, call, len, flags, t0, (uint32_t)(t - t0), result);
+    return len;
+}
+
+/* 1 when tr_query_put writes a query's record: its params struct is a multiple of 8 bytes (else padded by a
+   call: tr_copy_params_odd), no plugin skipped the call (its output is then read safely) and its duration fits
+   32 bits (else TR_F_LONG, or a clock that went back). */
+static inline int tr_query_usual(const tr_plan *pl, const cushim_call *call, uint64_t t0, uint64_t t)
+{
+    return (pl->params_size & 7u) == 0 && !(call->flags & CUSHIM_CALL_SKIPPED) && t - t0 < UINT32_MAX;
+}
+
+/* tr_call_write out of line: tr_query_write's other cases (tr_plan.c). */
+uint32_t tr_call_write_cold(unsigned char *p, const tr_plan *pl, const cushim_call *call, uint64_t t0, uint64_t t);
+
+/* A read-only query's CALL record at 'p' (room for pl->call_max bytes), in every case: tr_call_write's bytes.
+   Returns its length. */
+static inline uint32_t tr_query_write(unsigned char *p, const tr_plan *pl, const cushim_call *call, uint64_t t0,
+                                      uint64_t t)
+{
+    if (__builtin_expect(tr_query_usual(pl, call, t0, t), 1))
+        return tr_query_put(p, pl, call, t0, t);
+    return tr_call_write_cold(p, pl, call, t0, t);
 }
 
 /* The plan of an API (NULL when out of memory). */

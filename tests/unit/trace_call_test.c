@@ -596,6 +596,72 @@ static void call_record_bytes(void **state)
     rig_free(&r);
 }
 
+/* A read-only query's record (tr_query_write, the query hook's) holds tr_call_write's bytes, every byte written
+   the same, in each case it takes or hands over: an output kept or not (a failed call, a NULL pointer, an API
+   whose result is no status, each output size), no output, no params, params of 4 bytes, a skipped call, a
+   duration past 32 bits or negative. */
+static void query_record_same(void **state)
+{
+    static const uint32_t sizes[] = {8, 4, 2, 1};
+    static const uint32_t kinds[] = {CUSHIM_RET_CURESULT, CUSHIM_RET_OTHER};
+    static const uint32_t ids[] = {API_GET, API_NONE, API_DEV};
+    static uint64_t thing = 0x1122334455667788ull;
+    static const struct { int32_t ret; int null_out, skipped; uint64_t t0, t; } cases[] = {
+        {0, 0, 0, 1000, 1234},        {1, 0, 0, 1000, 1234}, {0, 1, 0, 1000, 1234},
+        {0, 0, 1, 1000, 1234},        {1, 0, 1, 1000, 1234}, {0, 0, 0, 1000, 1000 + 0xffffffffull},
+        {0, 0, 0, 1000, 1000 + (1ull << 40)}, {0, 0, 0, 5000, 1000}, {0, 0, 0, 1000, 1000 + 0xfffffffeull},
+    };
+    unsigned checked = 0, with_word = 0;
+    (void)state;
+    for (unsigned k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        for (unsigned a = 0; a < sizeof ids / sizeof ids[0]; a++)
+            for (unsigned z = 0; z < (ids[a] == API_GET ? 4u : 1u); z++)
+                for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+                    cushim_api_info info = *t_api(ids[a]);
+                    tr_plan *pl = calloc(1, sizeof *pl + sizeof(tr_cap));
+                    unsigned char x[128], y[128];
+                    uint32_t lx, ly;
+                    frame parent, f;
+                    assert_non_null(pl);
+                    info.ret_kind = kinds[k];
+                    info.categories = CUSHIM_CAT_QUERY;
+                    if (ids[a] == API_GET) {
+                        tr_cap *c = &pl->caps[0];
+                        c->mode = TR_CAP_ARRAY;
+                        c->count_param = -1;
+                        c->off = offsetof(get_params, out);
+                        c->size = sizeof(void *);
+                        c->elem_size = sizes[z];
+                        pl->nout = 1;
+                    }
+                    tr_plan_fast(pl, &info, 0);
+                    assert_true(pl->post_only);
+                    frame_init(&parent, API_NONE, 3, 900, NULL);
+                    frame_init(&f, ids[a], 4, cases[i].t0, i & 1 ? &parent : NULL);
+                    f.c.info = &info;
+                    f.ret = cases[i].ret;
+                    if (ids[a] == API_GET) {
+                        f.p.g.out = cases[i].null_out ? NULL : &thing;
+                        f.p.g.flags = 77;
+                    } else if (ids[a] == API_DEV) {
+                        f.p.d.dev = 5;
+                    }
+                    f.c.flags = cases[i].skipped ? CUSHIM_CALL_SKIPPED : 0;
+                    memset(x, 0xab, sizeof x);
+                    memset(y, 0xab, sizeof y);
+                    lx = tr_call_write(x, pl, &f.c, cases[i].t0, cases[i].t, 0);
+                    ly = tr_query_write(y, pl, &f.c, cases[i].t0, cases[i].t);
+                    assert_int_equal(lx, ly);
+                    assert_true(lx <= pl->call_max);
+                    assert_memory_equal(x, y, sizeof x);
+                    with_word += ids[a] == API_GET && lx > pl->q_len + (cases[i].t - cases[i].t0 >= UINT32_MAX ? 8u : 0u);
+                    checked++;
+                    free(pl);
+                }
+    assert_int_equal(checked, 2 * (4 + 1 + 1) * (sizeof cases / sizeof cases[0]));
+    assert_true(with_word > 0);   /* the output word's cases ran too */
+}
+
 /* Past TR_OPEN_MAX the calls are only counted; popped in order, every entry's call comes back; a pop lower
    down drops the entries above; a pop on an empty stack writes nothing. */
 static void open_stack_overflow(void **state)
@@ -1208,6 +1274,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(call_renders_as_pair),     cmocka_unit_test(call_record_bytes),
+        cmocka_unit_test(query_record_same),
         cmocka_unit_test(open_stack_overflow),      cmocka_unit_test(unfinished_from_open_stack),
         cmocka_unit_test(open_read_validates),      cmocka_unit_test(open_read_while_running),
         cmocka_unit_test(launch_renders_as_pair),   cmocka_unit_test(launch_record_bytes),
