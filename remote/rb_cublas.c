@@ -88,10 +88,22 @@ int rb_num_pre(rb_state *b, rm_call *c, uint8_t *ret)
     return rc;
 }
 
+static int32_t rb_nccl_in_progress(rb_state *b)
+{
+    uint32_t kind;
+    int32_t code = 7;   /* ncclInProgress, unless the tree says otherwise */
+    if (CUSHIM_HOST_HAS(b->host, result_by_name))
+        b->host->result_by_name("ncclInProgress", &kind, &code);
+    return code;
+}
+
 void rb_num_post(rb_state *b, rm_call *c, int ran, int32_t result)
 {
     uint32_t full = b->num.full;
-    rm_num_post(&b->num, c->plan, c->params, ran && (!c->plan->ret_status || result == 0));
+    /* a non-blocking communicator's Create returns ncclInProgress with the communicator made (nccl.h) */
+    int made = result == 0 || (c->plan->info->library == CUSHIM_LIB_NCCL && c->plan->num_create != 0 &&
+                               result == rb_nccl_in_progress(b));
+    rm_num_post(&b->num, c->plan, c->params, ran && (!c->plan->ret_status || made));
     if (b->num.full != full)
         rb_log("%s: no room for another object (%u live): its uses are refused", c->plan->info->name, b->num.n);
 }

@@ -113,7 +113,7 @@ void rm_num_post(rm_numtab *t, const rm_plan *pl, void *params, int ok)
     t->pending = 0;
     if (id == 0 || pl->num_create == 0)
         return;
-    void *out = rm_num_ptr(pl, params, 0);   /* the Create's output: first (rm_plan_numbers) */
+    void *out = pl->num_out_param >= 0 ? rm_num_ptr(pl, params, pl->num_out_param) : NULL;   /* rm_plan_numbers */
     if (ok && out != NULL)
         memcpy(&real, out, sizeof real);
     if (real == 0)

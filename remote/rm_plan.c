@@ -10,6 +10,7 @@
  * is a pointer the codec cannot carry (forwarded only when NULL) or, for a
  * callback, a parameter that needs hand-written code. rm_special.c overrides.
  */
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -357,7 +358,8 @@ static uint32_t rm_plan_hash(const rm_plan *pl)
         h = rm_fnv(h, w, sizeof w);
     }
     uint32_t nums[] = { pl->num_create, pl->num_destroy, pl->num_attr_kind, pl->num_attr_out,
-                        (uint32_t)(int32_t)pl->num_attr_param, (uint32_t)pl->num_attr_value };
+                        (uint32_t)(int32_t)pl->num_attr_param, (uint32_t)pl->num_attr_value,
+                        (uint32_t)(int32_t)pl->num_out_param };
     h = rm_fnv(h, nums, sizeof nums);
     return (uint32_t)(h ^ (h >> 32));
 }
@@ -794,13 +796,22 @@ static void rm_plan_timing(rm_plan *pl, const rm_meta *m)
    whose value is one. Only for forwarded APIs' by-value parameters of 8 bytes (a handle type). */
 static void rm_plan_numbers(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
 {
-    pl->num_attr_param = pl->num_buf_param = pl->num_size_param = -1;
-    for (int k = 1; k <= RM_NUM_KINDS; k++) {
-        if (strcmp(a->name, rm_numbered_at(k)->create) == 0 && pl->nparams > 0 && pl->p[0].op == RM_OP_ARRAY &&
-            pl->p[0].elem == 8 && pl->p[0].dir == CUSHIM_DIR_OUT)
-            pl->num_create = (uint8_t)k;
-        if (strcmp(a->name, rm_numbered_at(k)->destroy) == 0)
+    size_t i_api = 0;
+    pl->num_attr_param = pl->num_buf_param = pl->num_size_param = pl->num_out_param = -1;
+    for (const rm_num_api *na; (na = rm_num_api_at(i_api++)) != NULL;) {
+        if (fnmatch(na->glob, a->name, 0) != 0)
+            continue;
+        int k = rm_numbered_type(na->type);
+        if (na->param == NULL) {
             pl->num_destroy = (uint8_t)k;
+            continue;
+        }
+        for (uint32_t i = 0; i < pl->nparams; i++)   /* one object out, through a pointer: nothing else is numbered */
+            if (strcmp(m->api_param(a, i)->name, na->param) == 0 && pl->p[i].op == RM_OP_ARRAY &&
+                pl->p[i].elem == 8 && pl->p[i].dir == CUSHIM_DIR_OUT && !pl->p[i].counted && pl->p[i].fixed <= 1) {
+                pl->num_create = (uint8_t)k;
+                pl->num_out_param = (int8_t)i;
+            }
     }
     for (uint32_t i = 0; i < pl->nparams; i++) {
         const cushim_param_info *p = m->api_param(a, i);

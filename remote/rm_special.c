@@ -129,6 +129,7 @@ static const rm_special rm_specials[] = {
     { "cublasLtMatmulPreferenceCreate", RM_CLASS_HAND, RM_OP_ARRAY, "pref", NULL, "a descriptor returned: the back end's number for it (rm_num.h)" },
     { "cublasLtMatrixTransformDescCreate", RM_CLASS_HAND, RM_OP_ARRAY, "transformDesc", NULL, "a descriptor returned: the back end's number for it (rm_num.h)" },
     { "cublasLtEmulationDescCreate", RM_CLASS_HAND, RM_OP_ARRAY, "emulationDesc", NULL, "a descriptor returned: the back end's number for it (rm_num.h)" },
+    { "*ncclCommInitAll", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "ndev communicators at once, not numbered (rm_num.h): ncclCommInitRank per device in a group is the carried way" },
     { "cublasLt*Init_internal", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "initialises a descriptor in the caller's memory: use the Create function" },
     { "cublas[SG]etVector*", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "host<->device copy: the host side sized by elemSize and strides" },
     { "cublas[SG]etMatrix*", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "host<->device copy: the host side sized by elemSize and strides" },
@@ -436,18 +437,51 @@ static const rm_scalar rm_addrs[] = {
 /* Objects by number (rm_num.h): a value of one of these types by value is a number the back end gave, mapped to the
    library's pointer before the call runs; any other is refused. Kind: index + 1. */
 static const rm_numbered rm_numbereds[RM_NUM_KINDS] = {
-    { "cublasHandle_t", "cublasCreate_v2", "cublasDestroy_v2", 1 },
-    { "cublasLtHandle_t", "cublasLtCreate", "cublasLtDestroy", 1 },
-    { "cublasLtMatmulDesc_t", "cublasLtMatmulDescCreate", "cublasLtMatmulDescDestroy", 0 },
-    { "cublasLtMatrixLayout_t", "cublasLtMatrixLayoutCreate", "cublasLtMatrixLayoutDestroy", 0 },
-    { "cublasLtMatmulPreference_t", "cublasLtMatmulPreferenceCreate", "cublasLtMatmulPreferenceDestroy", 0 },
-    { "cublasLtMatrixTransformDesc_t", "cublasLtMatrixTransformDescCreate", "cublasLtMatrixTransformDescDestroy", 0 },
-    { "cublasLtEmulationDesc_t", "cublasLtEmulationDescCreate", "cublasLtEmulationDescDestroy", 0 },
+    { "cublasHandle_t", 1 },
+    { "cublasLtHandle_t", 1 },
+    { "cublasLtMatmulDesc_t", 0 },
+    { "cublasLtMatrixLayout_t", 0 },
+    { "cublasLtMatmulPreference_t", 0 },
+    { "cublasLtMatrixTransformDesc_t", 0 },
+    { "cublasLtEmulationDesc_t", 0 },
+    { "ncclComm_t", 0 },   /* not a live number: ncclInvalidArgument (a malformed call in NCCL's words) */
+};
+
+/* The APIs that make one (through the output parameter named) or end one (NULL). NCCL's communicators: every
+   ncclCommInit* of one communicator, a split or shrink's new one; ncclCommAbort ends one as ncclCommDestroy does.
+   ncclCommInitAll's ndev communicators are not numbered here (rm_special's table refuses it). */
+static const rm_num_api rm_num_apis[] = {
+    { "cublasCreate_v2", "cublasHandle_t", "handle" },
+    { "cublasDestroy_v2", "cublasHandle_t", NULL },
+    { "cublasLtCreate", "cublasLtHandle_t", "lightHandle" },
+    { "cublasLtDestroy", "cublasLtHandle_t", NULL },
+    { "cublasLtMatmulDescCreate", "cublasLtMatmulDesc_t", "matmulDesc" },
+    { "cublasLtMatmulDescDestroy", "cublasLtMatmulDesc_t", NULL },
+    { "cublasLtMatrixLayoutCreate", "cublasLtMatrixLayout_t", "matLayout" },
+    { "cublasLtMatrixLayoutDestroy", "cublasLtMatrixLayout_t", NULL },
+    { "cublasLtMatmulPreferenceCreate", "cublasLtMatmulPreference_t", "pref" },
+    { "cublasLtMatmulPreferenceDestroy", "cublasLtMatmulPreference_t", NULL },
+    { "cublasLtMatrixTransformDescCreate", "cublasLtMatrixTransformDesc_t", "transformDesc" },
+    { "cublasLtMatrixTransformDescDestroy", "cublasLtMatrixTransformDesc_t", NULL },
+    { "cublasLtEmulationDescCreate", "cublasLtEmulationDesc_t", "emulationDesc" },
+    { "cublasLtEmulationDescDestroy", "cublasLtEmulationDesc_t", NULL },
+    { "*ncclCommInitRank", "ncclComm_t", "comm" },
+    { "*ncclCommInitRankConfig", "ncclComm_t", "comm" },
+    { "*ncclCommInitRankScalable", "ncclComm_t", "newcomm" },
+    { "*ncclCommSplit", "ncclComm_t", "newcomm" },
+    { "*ncclCommShrink", "ncclComm_t", "newcomm" },
+    { "*ncclCommDestroy", "ncclComm_t", NULL },
+    { "*ncclCommAbort", "ncclComm_t", NULL },
 };
 
 const rm_numbered *rm_numbered_at(int kind)
 {
     return kind >= 1 && kind <= RM_NUM_KINDS ? &rm_numbereds[kind - 1] : NULL;
+}
+
+const rm_num_api *rm_num_api_at(size_t i)
+{
+    return i < sizeof rm_num_apis / sizeof rm_num_apis[0] ? &rm_num_apis[i] : NULL;
 }
 
 int rm_numbered_type(const char *type)

@@ -12,12 +12,15 @@
  * fake does not take (the group's first error, and the end's); synchronises; reads the buffers back and prints
  * their values; the communicator's asynchronous error; ncclGetErrorString; destroys the communicator; then a
  * second one by ncclCommInitRankConfig, its configuration named (commName), and an all-reduce on it.
+ * With E2E_HOSTILE=1 (a client of a server only: locally these calls would reach freed memory) it also names a
+ * made-up and the destroyed communicator, which must be refused (ncclInvalidArgument) before they reach NCCL.
  * With E2E_NO_DRIVER=1 it checks that no libcuda.so.1 was loaded in this process.
  */
 #define _GNU_SOURCE
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <nccl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +135,18 @@ int main(int argc, char **argv)
     const char *es = ncclGetErrorString(ncclSystemError);
     printf("error string '%s'\n", es != NULL ? es : "(null)");
     NCCL(ncclCommDestroy(comm));
+    if (getenv("E2E_HOSTILE") != NULL) {
+        /* a client of a server (run_remote_nccl.sh): a made-up and a destroyed communicator are refused before the
+           server's NCCL sees them (its counts show none of these calls), and its back end goes on */
+        int k = -1;
+        CHECK(ncclCommCount((ncclComm_t)(uintptr_t)0x7f0000001000ull, &k) == ncclInvalidArgument,
+              "a made-up communicator was not refused");
+        CHECK(ncclCommCount(comm, &k) == ncclInvalidArgument, "a destroyed communicator was not refused");
+        CHECK(ncclAllReduce(a, b, N, ncclFloat32, ncclSum, comm, NULL) == ncclInvalidArgument,
+              "an all-reduce on a destroyed communicator was not refused");
+        CHECK(ncclCommDestroy(comm) == ncclInvalidArgument, "a communicator destroyed twice");
+        CHECK(k == -1, "a refused call wrote its output: %d", k);
+    }
 
     /* a communicator with a configuration, named (PyTorch names split communicators): an all-reduce on it */
     char idfile[4096];

@@ -9,6 +9,9 @@
 #      program's own libnccl, which received nothing else);
 #   3. the groups cost one round trip each: ncclGroupStart and the calls inside a group are batched (5 calls per
 #      rank in 2 batches), the outermost ncclGroupEnd is answered; the all-reduce outside a group is answered;
+#   2b. rank 1 names a made-up and a destroyed communicator too (E2E_HOSTILE=1): they are refused before the server's NCCL sees them
+#      (its counts equal the local rank's, which made no such calls) and the back end goes on (the second
+#      communicator's all-reduce after them);
 #   4. through 'cushim run --remote=' (which interposes NCCL by itself) one rank of a one-rank communicator prints
 #      what it prints locally, and the server's NCCL ran its calls.
 # Usage: run_remote_nccl.sh BUILD_DIR PROGRAM OUT_DIR
@@ -31,10 +34,11 @@ done
 
 # 1-3. two clients of one server
 serve_fakes "" TMPDIR="$d" FAKE_NCCL_COUNTS="$d/server.%p.nccl"
+hostile=("" E2E_HOSTILE=1)   # 2b. rank 1 also names communicators it has not (its stats line differs)
 for r in 0 1; do
     env -u LD_LIBRARY_PATH LD_PRELOAD="$shim $plugin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
         CUSHIM_LIBS=driver,runtime,nvml,nccl CUSHIM_PLUGINS="$plugin:server=unix:$sock,stats=1" E2E_NO_DRIVER=1 \
-        TMPDIR=/nonexistent FAKE_NCCL_COUNTS="$d/client.$r.nccl" "$prog" "$r" 2 "$d/id.remote" \
+        TMPDIR=/nonexistent FAKE_NCCL_COUNTS="$d/client.$r.nccl" ${hostile[r]} "$prog" "$r" 2 "$d/id.remote" \
         > "$d/remote.$r.out" 2> "$d/remote.$r.err" &
     pids[r]=$!
 done
@@ -58,7 +62,7 @@ for r in 0 1; do
     # trip of the group; the all-reduce outside a group answered
     grep -q "remote: pid [0-9]*: .* (5 asynchronous in 2 batches," "$d/remote.$r.err" ||
         fail "rank $r: the groups' calls were not batched: $(grep "^remote:" "$d/remote.$r.err")"
-    grep -q "remote: pid [0-9]*: sync: .*ncclGroupEnd 2" "$d/remote.$r.err" ||
+    [ "$r" = 1 ] || grep -q "remote: pid [0-9]*: sync: .*ncclGroupEnd 2" "$d/remote.$r.err" ||
         fail "rank $r: the groups' calls were not batched: $(grep "^remote:" "$d/remote.$r.err")"
 done
 # 2. each back end ran one rank's calls (the server's fake counts, one file per back end)
