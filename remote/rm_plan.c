@@ -344,6 +344,7 @@ static uint32_t rm_plan_hash(const rm_plan *pl)
     h = rm_fnv_u32(h, a->params_size);
     h = rm_fnv_u32(h, a->ret_size);
     h = rm_fnv_u32(h, pl->ret_status);
+    h = rm_fnv_u32(h, pl->ret_string);
     h = rm_fnv_u32(h, pl->cls);
     h = rm_fnv_u32(h, pl->nparams);
     h = rm_fnv_u32(h, (uint32_t)(pl->link_param + 1) | (uint32_t)pl->link_drop << 8);
@@ -651,9 +652,14 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
                 pl->order[pl->nptr++] = (uint8_t)i;
 
     int pointer_ret = a->return_type != NULL && strchr(a->return_type, '*') != NULL;
+    pl->ret_string = pointer_ret && a->ret_size == sizeof(void *) && strcmp(a->return_type, "const char *") == 0 &&
+                     rm_ret_string_find(a->name);
     if (sp != NULL && sp->cls != RM_CLASS_HAND) {
         pl->cls = sp->cls;
         pl->reason = sp->reason;
+    } else if (pl->ret_string && !opaque && !hand) {
+        pl->cls = RM_CLASS_HAND;
+        pl->reason = "returns a text: its bytes carried (at most RM_MAX_RET_STRING), kept by the client";
     } else if (pointer_ret) {
         pl->cls = RM_CLASS_NEEDS_HAND;
         snprintf(pl->why, sizeof pl->why, "returns a pointer (%s)", a->return_type);

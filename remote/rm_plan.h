@@ -135,6 +135,10 @@ typedef struct rm_plan {
     uint8_t nparams;
     uint8_t nptr;                /* parameters in 'order'                                                   */
     uint8_t ret_status;          /* the return value is a status (cushim_ret_is_status)                     */
+    uint8_t ret_string;          /* it returns a text the callee owns (rm_ret_string): the reply carries the
+                                    text, at most RM_MAX_RET_STRING bytes, never the server's pointer; an object
+                                    by number it names that is not live goes as NULL (ncclGetLastError: "comm
+                                    is currently unused")                                                   */
     uint8_t async;               /* RM_ASYNC_*: queued and batched by the client                             */
     uint8_t cache;               /* RM_CACHE_*                                                              */
     int8_t cache_skip_param;     /* RM_CACHE_PROCESS except when this parameter (-1: none) ...               */
@@ -229,6 +233,8 @@ typedef struct rm_num_attr {
     const char *type;            /* the object's type (rm_numbered)                                         */
 } rm_num_attr;
 const rm_num_attr *rm_num_attr_find(const char *api);
+/* Does 'api' return a text the callee owns, carried as its bytes (rm_plan.ret_string)? (rm_special.c) */
+int rm_ret_string_find(const char *api);
 
 /* Pointer-mode scalars (RM_OP_SCALAR): is parameter 'param' of 'api' one? (rm_special.c, one table) */
 typedef struct rm_scalar {

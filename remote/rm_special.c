@@ -499,6 +499,18 @@ static const rm_num_attr rm_num_attrs[] = {
     { "cublasLtMatmulDescGetAttribute", "CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR", "cublasLtEmulationDesc_t" },
 };
 
+/* Functions returning a text the callee owns (const char *) whose text is the server's to give: NCCL's last error
+   is set by the server's libnccl (the error texts of status codes are the client library's own: remote.c). */
+static const char *const rm_ret_strings[] = { "*ncclGetLastError" };
+
+int rm_ret_string_find(const char *api)
+{
+    for (size_t i = 0; i < sizeof rm_ret_strings / sizeof rm_ret_strings[0]; i++)
+        if (fnmatch(rm_ret_strings[i], api, 0) == 0)
+            return 1;
+    return 0;
+}
+
 const rm_num_attr *rm_num_attr_find(const char *api)
 {
     for (size_t i = 0; i < sizeof rm_num_attrs / sizeof rm_num_attrs[0]; i++)

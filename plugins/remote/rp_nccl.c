@@ -14,8 +14,10 @@
  *     commName, a label NCCL prints in its logs and hands its profiler (PyTorch names split communicators), so
  *     that such communicators are created; netName, which picks a network, is kept and so refused.
  *   - the remoting's own failures in NCCL's words (rp_nccl_error).
- * ncclGetErrorString and ncclGetLastError are not forwarded (remote.c's selector): the program's own libnccl
- * answers them, exactly for the first (a table of NCCL's), and with its own, empty, last error for the second.
+ * ncclGetErrorString is not forwarded (remote.c's selector): the program's own libnccl answers it (NCCL's table of
+ * the codes' texts). ncclGetLastError is: the server's libnccl set the text, which the reply carries
+ * (rm_plan.ret_string) and the client keeps (rp_ret_text); a communicator it names that is not live goes as NULL
+ * (NCCL does not use it); a lost server answers "".
  */
 #include <stdatomic.h>
 #include <string.h>

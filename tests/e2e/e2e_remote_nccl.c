@@ -9,7 +9,7 @@
  * there. Every rank then: inits its communicator (which waits for all ranks), asks its count and rank; fills
  * device buffers (the runtime API: cudaMalloc, cudaMemcpy) with data of its own; an all-reduce outside a group
  * (float sum); a group of two (an int32 max in place, a float sum); a group whose first call has a datatype the
- * fake does not take (the group's first error, and the end's); synchronises; reads the buffers back and prints
+ * fake does not take (the group's first error, and the end's) and NCCL's text of it (ncclGetLastError); synchronises; reads the buffers back and prints
  * their values; the communicator's asynchronous error; ncclGetErrorString; destroys the communicator; then a
  * second one by ncclCommInitRankConfig, its configuration named (commName), and an all-reduce on it.
  * With E2E_HOSTILE=1 (a client of a server only: locally these calls would reach freed memory) it also names a
@@ -117,6 +117,11 @@ int main(int argc, char **argv)
     ncclResult_t end = ncclGroupEnd();
     printf("group error %d, end %d\n", (int)(bad != ncclSuccess ? bad : end), (int)end);
     CHECK(end == ncclInvalidArgument, "ncclGroupEnd of a failed group: %d", (int)end);
+    /* NCCL's text of that error: its library's (over remoting, the server's) */
+    char last[1100];
+    const char *le = ncclGetLastError(comm);
+    snprintf(last, sizeof last, "%s", le != NULL ? le : "(null)");
+    printf("last error '%s'\n", last);
     CHECK(cudaDeviceSynchronize() == cudaSuccess, "cudaDeviceSynchronize");
 
     CHECK(cudaMemcpy(fb, b, sizeof fb, cudaMemcpyDeviceToHost) == cudaSuccess, "cudaMemcpy b back");
@@ -146,6 +151,9 @@ int main(int argc, char **argv)
               "an all-reduce on a destroyed communicator was not refused");
         CHECK(ncclCommDestroy(comm) == ncclInvalidArgument, "a communicator destroyed twice");
         CHECK(k == -1, "a refused call wrote its output: %d", k);
+        const char *again = ncclGetLastError(comm);   /* NCCL does not use its communicator: still the text */
+        CHECK(again != NULL && strcmp(again, last) == 0, "ncclGetLastError of a destroyed communicator: '%s'",
+              again != NULL ? again : "(null)");
     }
 
     /* a communicator with a configuration, named (PyTorch names split communicators): an all-reduce on it */

@@ -59,6 +59,15 @@ static _Thread_local int fn_depth;
 static _Thread_local int fn_npending;
 static _Thread_local fn_op fn_pending[FN_MAX_PENDING];
 static _Thread_local ncclResult_t fn_group_error;
+static char fn_last_error[1024];   /* as NCCL's: one text for the process, the last warning */
+
+static ncclResult_t fn_fail(ncclResult_t r, const char *fmt, int value)
+{
+    pthread_mutex_lock(&fn_lock);
+    snprintf(fn_last_error, sizeof fn_last_error, fmt, value);
+    pthread_mutex_unlock(&fn_lock);
+    return r;
+}
 
 static int fn_known(ncclComm_t c)
 {
@@ -198,8 +207,10 @@ static size_t fn_elem(ncclDataType_t t)
 
 static ncclResult_t fn_check(const void *send, void *recv, ncclDataType_t type, ncclRedOp_t op, ncclComm_t comm)
 {
-    if (!fn_known(comm) || fn_elem(type) == 0 || send == NULL || recv == NULL)
+    if (!fn_known(comm) || send == NULL || recv == NULL)
         return ncclInvalidArgument;
+    if (fn_elem(type) == 0)
+        return fn_fail(ncclInvalidArgument, "fake NCCL: datatype %d is not supported", (int)type);
     if (comm->nranks > 1 && op != ncclSum && op != ncclMax && op != ncclMin)
         return ncclInvalidArgument;
     return ncclSuccess;
@@ -315,8 +326,8 @@ FL_EXPORT const char *ncclGetErrorString(ncclResult_t result)
 FL_EXPORT const char *ncclGetLastError(ncclComm_t comm)
 {
     FK_COUNT(11);
-    (void)comm;
-    return "";
+    (void)comm;   /* NCCL: "comm is currently unused and can be set to NULL" */
+    return fn_last_error;
 }
 
 FL_EXPORT ncclResult_t ncclGroupStart(void)
