@@ -129,6 +129,8 @@ static const rm_special rm_specials[] = {
     { "cublasLtMatmulPreferenceCreate", RM_CLASS_HAND, RM_OP_ARRAY, "pref", NULL, "a descriptor returned: the back end's number for it (rm_num.h)" },
     { "cublasLtMatrixTransformDescCreate", RM_CLASS_HAND, RM_OP_ARRAY, "transformDesc", NULL, "a descriptor returned: the back end's number for it (rm_num.h)" },
     { "cublasLtEmulationDescCreate", RM_CLASS_HAND, RM_OP_ARRAY, "emulationDesc", NULL, "a descriptor returned: the back end's number for it (rm_num.h)" },
+    { "*ncclMemAlloc", RM_CLASS_HAND, RM_OP_ARRAY, "ptr", NULL, "device address returned: one pointer-sized element" },
+    { "*ncclMemFree", RM_CLASS_HAND, RM_OP_ARRAY, "ptr", "ptr", "a device address, never read: its value" },
     { "*ncclCommInitAll", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "ndev communicators at once, not numbered (rm_num.h): ncclCommInitRank per device in a group is the carried way" },
     { "cublasLt*Init_internal", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "initialises a descriptor in the caller's memory: use the Create function" },
     { "cublas[SG]etVector*", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "host<->device copy: the host side sized by elemSize and strides" },

@@ -11,7 +11,8 @@
  * (float sum); a group of two (an int32 max in place, a float sum); a group whose first call has a datatype the
  * fake does not take (the group's first error, and the end's) and NCCL's text of it (ncclGetLastError); synchronises; reads the buffers back and prints
  * their values; the communicator's asynchronous error; ncclGetErrorString; destroys the communicator; then a
- * second one by ncclCommInitRankConfig, its configuration named (commName), and an all-reduce on it.
+ * second one by ncclCommInitRankConfig, its configuration named (commName), and an all-reduce on it, then one
+ * in place in memory from ncclMemAlloc (freed by ncclMemFree).
  * With E2E_HOSTILE=1 (a client of a server only: locally these calls would reach freed memory) it also names a
  * made-up and the destroyed communicator, which must be refused (ncclInvalidArgument) before they reach NCCL.
  * With E2E_NO_DRIVER=1 it checks that no libcuda.so.1 was loaded in this process.
@@ -173,6 +174,17 @@ int main(int argc, char **argv)
     for (int i = 0; i < N; i++)
         sc += ic[i];
     printf("config: min of the maxima %lld\n", sc);
+    /* NCCL's own device memory (ncclMemAlloc: over remoting a device address of the server's), reduced in place */
+    void *m = NULL;
+    NCCL(ncclMemAlloc(&m, sizeof fa));
+    CHECK(m != NULL && cudaMemcpy(m, fb, sizeof fb, cudaMemcpyHostToDevice) == cudaSuccess, "cudaMemcpy to ncclMemAlloc's");
+    NCCL(ncclAllReduce(m, m, N, ncclFloat32, ncclMax, comm, NULL));
+    CHECK(cudaMemcpy(fa, m, sizeof fa, cudaMemcpyDeviceToHost) == cudaSuccess, "cudaMemcpy from ncclMemAlloc's");
+    NCCL(ncclMemFree(m));
+    sa = 0;
+    for (int i = 0; i < N; i++)
+        sa += fa[i];
+    printf("ncclMemAlloc: max %.1f\n", sa);
     NCCL(ncclCommDestroy(comm));
     cudaFree(a), cudaFree(b), cudaFree(c);
     if (getenv("E2E_NO_DRIVER") != NULL)

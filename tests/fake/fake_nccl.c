@@ -1,7 +1,8 @@
 /*
  * fake_nccl.c - a small fake NCCL (libnccl.so.2) for the CPU tests: buffers in host memory (the fake driver's
  * device memory), counts in FAKE_NCCL_COUNTS ("%p" in it stands for the pid: several processes of one test).
- * Every other export is absent (the shim answers ncclSystemError).
+ * ncclMemAlloc/ncclMemFree take device memory of the process's driver (cuMemAlloc_v2). Every other export is
+ * absent (the shim answers ncclSystemError).
  *
  * One rank: an all-reduce copies. Several ranks, in several processes (docs/remote.md, "NCCL": two clients'
  * back ends in one cushim-serve): the unique id names a folder under $TMPDIR (or /tmp), "fake-nccl-<token>",
@@ -17,6 +18,7 @@
  * group's start would not run there.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <nccl.h>
@@ -31,7 +33,8 @@
 static const char *const fl_names[] = {"ncclGetVersion", "ncclGetUniqueId", "ncclCommInitRank", "ncclAllReduce",
                                        "ncclCommDestroy", "ncclGetErrorString", "ncclGroupStart", "ncclGroupEnd",
                                        "ncclCommCount", "ncclCommUserRank", "ncclCommGetAsyncError",
-                                       "ncclGetLastError", "ncclCommInitRankConfig"};
+                                       "ncclGetLastError", "ncclCommInitRankConfig", "ncclMemAlloc",
+                                       "ncclMemFree"};
 FL_COUNTING("FAKE_NCCL_COUNTS", fake_nccl_count)
 
 #define FN_MAGIC "fake-nccl:"
@@ -353,4 +356,39 @@ FL_EXPORT ncclResult_t ncclGroupEnd(void)
     }
     fn_npending = 0;
     return r;
+}
+
+/* ncclMemAlloc/ncclMemFree: device memory of the process's driver (NCCL's are cuMem* allocations; here
+   cuMemAlloc_v2, in the calling thread's current context, as the program's own cudaMalloc made current). */
+static void *fn_driver(const char *name)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    void *f = h != NULL ? dlsym(h, name) : NULL;
+    if (h != NULL)
+        dlclose(h);
+    return f;
+}
+
+FL_EXPORT ncclResult_t ncclMemAlloc(void **ptr, size_t size)
+{
+    FK_COUNT(13);
+    int (*alloc)(unsigned long long *, size_t) = (int (*)(unsigned long long *, size_t))fn_driver("cuMemAlloc_v2");
+    unsigned long long d = 0;
+    if (ptr == NULL || size == 0)
+        return ncclInvalidArgument;
+    if (alloc == NULL || alloc(&d, size) != 0)
+        return fn_fail(ncclUnhandledCudaError, "fake NCCL: cuMemAlloc of %d bytes failed", (int)size);
+    *ptr = (void *)(uintptr_t)d;
+    return ncclSuccess;
+}
+
+FL_EXPORT ncclResult_t ncclMemFree(void *ptr)
+{
+    FK_COUNT(14);
+    int (*release)(unsigned long long) = (int (*)(unsigned long long))fn_driver("cuMemFree_v2");
+    if (ptr == NULL)
+        return ncclSuccess;
+    if (release == NULL || release((unsigned long long)(uintptr_t)ptr) != 0)
+        return fn_fail(ncclUnhandledCudaError, "fake NCCL: cuMemFree failed (%d)", 0);
+    return ncclSuccess;
 }
