@@ -808,21 +808,25 @@ static void rm_plan_numbers(rm_plan *pl, const rm_meta *m, const cushim_api_info
         if (fnmatch(na->glob, a->name, 0) != 0)
             continue;
         int k = rm_numbered_type(na->type);
-        if (na->param == NULL) {
+        if (na->role == RM_NUM_END)
             pl->num_destroy = (uint8_t)k;
-            continue;
-        }
-        for (uint32_t i = 0; i < pl->nparams; i++)   /* one object out, through a pointer: nothing else is numbered */
-            if (strcmp(m->api_param(a, i)->name, na->param) == 0 && pl->p[i].op == RM_OP_ARRAY &&
-                pl->p[i].elem == 8 && pl->p[i].dir == CUSHIM_DIR_OUT && !pl->p[i].counted && pl->p[i].fixed <= 1) {
+        for (uint32_t i = 0; na->param != NULL && i < pl->nparams; i++) {
+            if (strcmp(m->api_param(a, i)->name, na->param) != 0)
+                continue;
+            if (na->role != RM_NUM_MAKE && pl->p[i].op == RM_OP_VALUE && pl->p[i].size == 8)
+                pl->p[i].num = (uint8_t)k;   /* named by value where its C type says nothing ('void *') */
+            /* one object out, through a pointer (an in/out one's value in is the library's to overwrite) */
+            if (na->role == RM_NUM_MAKE && pl->p[i].op == RM_OP_ARRAY && pl->p[i].elem == 8 &&
+                (pl->p[i].dir & CUSHIM_DIR_OUT) && !pl->p[i].counted && pl->p[i].fixed <= 1) {
                 pl->num_create = (uint8_t)k;
                 pl->num_out_param = (int8_t)i;
             }
+        }
     }
     for (uint32_t i = 0; i < pl->nparams; i++) {
         const cushim_param_info *p = m->api_param(a, i);
         int k = rm_numbered_type(p->type);
-        if (k != 0 && pl->p[i].op == RM_OP_VALUE && pl->p[i].size == 8)
+        if (k != 0 && pl->p[i].op == RM_OP_VALUE && pl->p[i].size == 8 && pl->p[i].num == 0)
             pl->p[i].num = (uint8_t)k;
     }
     const rm_num_attr *na = rm_num_attr_find(a->name);

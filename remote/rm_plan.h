@@ -209,17 +209,23 @@ const rm_special *rm_special_find(const char *name, uint32_t categories);
 /* Objects by number (rm_num.h; docs/remote.md, "cuBLAS and cuBLASLt" and "NCCL"): the opaque types of cuBLAS,
    cuBLASLt and NCCL whose values the back end gives as numbers and maps to its library's pointers (rm_special.c,
    one table of types and one of the APIs that make or end them). */
-#define RM_NUM_KINDS 8
+#define RM_NUM_KINDS 10
 typedef struct rm_numbered {
     const char *type;            /* the parameter type by value ("cublasHandle_t")                          */
     uint8_t handle;              /* a library handle: an unknown number is the library's bad-handle answer
                                     (CUBLAS_STATUS_NOT_INITIALIZED), not a malformed call                   */
 } rm_numbered;
-/* An API that makes an object by number (through its pointer parameter 'param', one element) or ends one. */
+/* An API that makes an object by number (through its pointer parameter 'param', one element), ends one, or names
+   one by value in a parameter whose C type says nothing ('void *': an NCCL registration handle). */
+#define RM_NUM_MAKE 0
+#define RM_NUM_END 1
+#define RM_NUM_USE 2
 typedef struct rm_num_api {
     const char *glob;            /* fnmatch(3) on the exported name                                         */
     const char *type;            /* the object's type (rm_numbered)                                         */
-    const char *param;           /* a maker: its output parameter; NULL: it ends the object it is given     */
+    const char *param;           /* MAKE: its output; END, USE: the parameter holding one by value (NULL:
+                                    each parameter of that C type)                                          */
+    uint8_t role;                /* RM_NUM_*                                                                */
 } rm_num_api;
 const rm_numbered *rm_numbered_at(int kind);   /* kind 1..RM_NUM_KINDS; NULL otherwise */
 /* The i-th row of the table of makers and enders; NULL past the end. */

@@ -131,6 +131,9 @@ static const rm_special rm_specials[] = {
     { "cublasLtEmulationDescCreate", RM_CLASS_HAND, RM_OP_ARRAY, "emulationDesc", NULL, "a descriptor returned: the back end's number for it (rm_num.h)" },
     { "*ncclMemAlloc", RM_CLASS_HAND, RM_OP_ARRAY, "ptr", NULL, "device address returned: one pointer-sized element" },
     { "*ncclMemFree", RM_CLASS_HAND, RM_OP_ARRAY, "ptr", "ptr", "a device address, never read: its value" },
+    { "*ncclCommRegister", RM_CLASS_HAND, RM_OP_ARRAY, "handle", "buff", "a device buffer (its value) registered: the handle is the back end's number for it (rm_num.h)" },
+    { "*ncclCommDeregister", RM_CLASS_HAND, RM_OP_ARRAY, "handle", "handle", "a registration handle: the back end's number (rm_num.h)" },
+    { "*ncclCommWindowRegister", RM_CLASS_HAND, RM_OP_ARRAY, "win", "buff", "a device buffer (its value) registered: the window is the back end's number for it (rm_num.h)" },
     { "*ncclCommInitAll", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "ndev communicators at once, not numbered (rm_num.h): ncclCommInitRank per device in a group is the carried way" },
     { "cublasLt*Init_internal", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "initialises a descriptor in the caller's memory: use the Create function" },
     { "cublas[SG]etVector*", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "host<->device copy: the host side sized by elemSize and strides" },
@@ -446,34 +449,42 @@ static const rm_numbered rm_numbereds[RM_NUM_KINDS] = {
     { "cublasLtMatmulPreference_t", 0 },
     { "cublasLtMatrixTransformDesc_t", 0 },
     { "cublasLtEmulationDesc_t", 0 },
-    { "ncclComm_t", 0 },   /* not a live number: ncclInvalidArgument (a malformed call in NCCL's words) */
+    /* NCCL's: an object that is not a live number is ncclInvalidArgument (a malformed call in NCCL's words) */
+    { "ncclComm_t", 0 },
+    { "ncclWindow_t", 0 },
+    { "ncclCommRegister's handle", 0 },   /* a 'void *': no C type names it, so its APIs name the parameter */
 };
 
-/* The APIs that make one (through the output parameter named) or end one (NULL). NCCL's communicators: every
+/* The APIs that make one (through the output parameter named) or end one. NCCL's communicators: every
    ncclCommInit* of one communicator, a split or shrink's new one; ncclCommAbort ends one as ncclCommDestroy does.
-   ncclCommInitAll's ndev communicators are not numbered here (rm_special's table refuses it). */
+   ncclCommInitAll's ndev communicators are not numbered here (rm_special's table refuses it). A buffer
+   registration's handle and a window: made by the Register, ended by the Deregister. */
 static const rm_num_api rm_num_apis[] = {
-    { "cublasCreate_v2", "cublasHandle_t", "handle" },
-    { "cublasDestroy_v2", "cublasHandle_t", NULL },
-    { "cublasLtCreate", "cublasLtHandle_t", "lightHandle" },
-    { "cublasLtDestroy", "cublasLtHandle_t", NULL },
-    { "cublasLtMatmulDescCreate", "cublasLtMatmulDesc_t", "matmulDesc" },
-    { "cublasLtMatmulDescDestroy", "cublasLtMatmulDesc_t", NULL },
-    { "cublasLtMatrixLayoutCreate", "cublasLtMatrixLayout_t", "matLayout" },
-    { "cublasLtMatrixLayoutDestroy", "cublasLtMatrixLayout_t", NULL },
-    { "cublasLtMatmulPreferenceCreate", "cublasLtMatmulPreference_t", "pref" },
-    { "cublasLtMatmulPreferenceDestroy", "cublasLtMatmulPreference_t", NULL },
-    { "cublasLtMatrixTransformDescCreate", "cublasLtMatrixTransformDesc_t", "transformDesc" },
-    { "cublasLtMatrixTransformDescDestroy", "cublasLtMatrixTransformDesc_t", NULL },
-    { "cublasLtEmulationDescCreate", "cublasLtEmulationDesc_t", "emulationDesc" },
-    { "cublasLtEmulationDescDestroy", "cublasLtEmulationDesc_t", NULL },
-    { "*ncclCommInitRank", "ncclComm_t", "comm" },
-    { "*ncclCommInitRankConfig", "ncclComm_t", "comm" },
-    { "*ncclCommInitRankScalable", "ncclComm_t", "newcomm" },
-    { "*ncclCommSplit", "ncclComm_t", "newcomm" },
-    { "*ncclCommShrink", "ncclComm_t", "newcomm" },
-    { "*ncclCommDestroy", "ncclComm_t", NULL },
-    { "*ncclCommAbort", "ncclComm_t", NULL },
+    { "cublasCreate_v2", "cublasHandle_t", "handle", RM_NUM_MAKE },
+    { "cublasDestroy_v2", "cublasHandle_t", NULL, RM_NUM_END },
+    { "cublasLtCreate", "cublasLtHandle_t", "lightHandle", RM_NUM_MAKE },
+    { "cublasLtDestroy", "cublasLtHandle_t", NULL, RM_NUM_END },
+    { "cublasLtMatmulDescCreate", "cublasLtMatmulDesc_t", "matmulDesc", RM_NUM_MAKE },
+    { "cublasLtMatmulDescDestroy", "cublasLtMatmulDesc_t", NULL, RM_NUM_END },
+    { "cublasLtMatrixLayoutCreate", "cublasLtMatrixLayout_t", "matLayout", RM_NUM_MAKE },
+    { "cublasLtMatrixLayoutDestroy", "cublasLtMatrixLayout_t", NULL, RM_NUM_END },
+    { "cublasLtMatmulPreferenceCreate", "cublasLtMatmulPreference_t", "pref", RM_NUM_MAKE },
+    { "cublasLtMatmulPreferenceDestroy", "cublasLtMatmulPreference_t", NULL, RM_NUM_END },
+    { "cublasLtMatrixTransformDescCreate", "cublasLtMatrixTransformDesc_t", "transformDesc", RM_NUM_MAKE },
+    { "cublasLtMatrixTransformDescDestroy", "cublasLtMatrixTransformDesc_t", NULL, RM_NUM_END },
+    { "cublasLtEmulationDescCreate", "cublasLtEmulationDesc_t", "emulationDesc", RM_NUM_MAKE },
+    { "cublasLtEmulationDescDestroy", "cublasLtEmulationDesc_t", NULL, RM_NUM_END },
+    { "*ncclCommInitRank", "ncclComm_t", "comm", RM_NUM_MAKE },
+    { "*ncclCommInitRankConfig", "ncclComm_t", "comm", RM_NUM_MAKE },
+    { "*ncclCommInitRankScalable", "ncclComm_t", "newcomm", RM_NUM_MAKE },
+    { "*ncclCommSplit", "ncclComm_t", "newcomm", RM_NUM_MAKE },
+    { "*ncclCommShrink", "ncclComm_t", "newcomm", RM_NUM_MAKE },
+    { "*ncclCommDestroy", "ncclComm_t", NULL, RM_NUM_END },
+    { "*ncclCommAbort", "ncclComm_t", NULL, RM_NUM_END },
+    { "*ncclCommRegister", "ncclCommRegister's handle", "handle", RM_NUM_MAKE },
+    { "*ncclCommDeregister", "ncclCommRegister's handle", "handle", RM_NUM_END },
+    { "*ncclCommWindowRegister", "ncclWindow_t", "win", RM_NUM_MAKE },
+    { "*ncclCommWindowDeregister", "ncclWindow_t", NULL, RM_NUM_END },
 };
 
 const rm_numbered *rm_numbered_at(int kind)

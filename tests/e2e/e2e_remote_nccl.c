@@ -12,9 +12,11 @@
  * fake does not take (the group's first error, and the end's) and NCCL's text of it (ncclGetLastError); synchronises; reads the buffers back and prints
  * their values; the communicator's asynchronous error; ncclGetErrorString; destroys the communicator; then a
  * second one by ncclCommInitRankConfig, its configuration named (commName), and an all-reduce on it, then one
- * in place in memory from ncclMemAlloc (freed by ncclMemFree).
+ * in place in memory from ncclMemAlloc, registered (ncclCommRegister, ncclCommDeregister) and freed
+ * (ncclMemFree).
  * With E2E_HOSTILE=1 (a client of a server only: locally these calls would reach freed memory) it also names a
- * made-up and the destroyed communicator, which must be refused (ncclInvalidArgument) before they reach NCCL.
+ * made-up and the destroyed communicator, and made-up, wrong-kind and deregistered registration handles, which
+ * must be refused (ncclInvalidArgument) before they reach NCCL.
  * With E2E_NO_DRIVER=1 it checks that no libcuda.so.1 was loaded in this process.
  */
 #define _GNU_SOURCE
@@ -176,10 +178,20 @@ int main(int argc, char **argv)
     printf("config: min of the maxima %lld\n", sc);
     /* NCCL's own device memory (ncclMemAlloc: over remoting a device address of the server's), reduced in place */
     void *m = NULL;
+    void *reg = NULL;
     NCCL(ncclMemAlloc(&m, sizeof fa));
+    NCCL(ncclCommRegister(comm, m, sizeof fa, &reg));   /* over remoting: the back end's number */
     CHECK(m != NULL && cudaMemcpy(m, fb, sizeof fb, cudaMemcpyHostToDevice) == cudaSuccess, "cudaMemcpy to ncclMemAlloc's");
     NCCL(ncclAllReduce(m, m, N, ncclFloat32, ncclMax, comm, NULL));
     CHECK(cudaMemcpy(fa, m, sizeof fa, cudaMemcpyDeviceToHost) == cudaSuccess, "cudaMemcpy from ncclMemAlloc's");
+    if (getenv("E2E_HOSTILE") != NULL) {   /* handles it was not given: refused before NCCL sees them */
+        CHECK(ncclCommDeregister(comm, (void *)(uintptr_t)0x7f0000002000ull) == ncclInvalidArgument,
+              "a made-up registration handle was not refused");
+        CHECK(ncclCommDeregister(comm, (void *)comm) == ncclInvalidArgument, "a communicator taken as a handle");
+    }
+    NCCL(ncclCommDeregister(comm, reg));
+    if (getenv("E2E_HOSTILE") != NULL)
+        CHECK(ncclCommDeregister(comm, reg) == ncclInvalidArgument, "a handle deregistered twice was not refused");
     NCCL(ncclMemFree(m));
     sa = 0;
     for (int i = 0; i < N; i++)

@@ -1,8 +1,8 @@
 /*
  * fake_nccl.c - a small fake NCCL (libnccl.so.2) for the CPU tests: buffers in host memory (the fake driver's
  * device memory), counts in FAKE_NCCL_COUNTS ("%p" in it stands for the pid: several processes of one test).
- * ncclMemAlloc/ncclMemFree take device memory of the process's driver (cuMemAlloc_v2). Every other export is
- * absent (the shim answers ncclSystemError).
+ * ncclMemAlloc/ncclMemFree take device memory of the process's driver (cuMemAlloc_v2); ncclCommRegister gives a
+ * handle that ncclCommDeregister takes back once. Every other export is absent (the shim answers ncclSystemError).
  *
  * One rank: an all-reduce copies. Several ranks, in several processes (docs/remote.md, "NCCL": two clients'
  * back ends in one cushim-serve): the unique id names a folder under $TMPDIR (or /tmp), "fake-nccl-<token>",
@@ -34,7 +34,7 @@ static const char *const fl_names[] = {"ncclGetVersion", "ncclGetUniqueId", "ncc
                                        "ncclCommDestroy", "ncclGetErrorString", "ncclGroupStart", "ncclGroupEnd",
                                        "ncclCommCount", "ncclCommUserRank", "ncclCommGetAsyncError",
                                        "ncclGetLastError", "ncclCommInitRankConfig", "ncclMemAlloc",
-                                       "ncclMemFree"};
+                                       "ncclMemFree", "ncclCommRegister", "ncclCommDeregister"};
 FL_COUNTING("FAKE_NCCL_COUNTS", fake_nccl_count)
 
 #define FN_MAGIC "fake-nccl:"
@@ -390,5 +390,45 @@ FL_EXPORT ncclResult_t ncclMemFree(void *ptr)
         return ncclSuccess;
     if (release == NULL || release((unsigned long long)(uintptr_t)ptr) != 0)
         return fn_fail(ncclUnhandledCudaError, "fake NCCL: cuMemFree failed (%d)", 0);
+    return ncclSuccess;
+}
+
+/* Buffer registration: a handle is a block of the fake's naming its communicator and buffer; Deregister takes only
+   a handle it gave and has not taken back (NCCL's handles are its own pointers). */
+typedef struct fn_reg {
+    ncclComm_t comm;
+    void *buff;
+} fn_reg;
+static fn_reg *fn_regs[FN_MAX_COMMS];
+
+FL_EXPORT ncclResult_t ncclCommRegister(const ncclComm_t comm, void *buff, size_t size, void **handle)
+{
+    FK_COUNT(15);
+    fn_reg *r = NULL;
+    if (!fn_known(comm) || buff == NULL || size == 0 || handle == NULL || (r = calloc(1, sizeof *r)) == NULL)
+        return ncclInvalidArgument;
+    r->comm = comm;
+    r->buff = buff;
+    pthread_mutex_lock(&fn_lock);
+    for (int i = 0; i < FN_MAX_COMMS && r != NULL; i++)
+        if (fn_regs[i] == NULL)
+            fn_regs[i] = r, *handle = r, r = NULL;
+    pthread_mutex_unlock(&fn_lock);
+    free(r);   /* no room left: not registered */
+    return r == NULL ? ncclSuccess : ncclInternalError;
+}
+
+FL_EXPORT ncclResult_t ncclCommDeregister(const ncclComm_t comm, void *handle)
+{
+    FK_COUNT(16);
+    int found = 0;
+    pthread_mutex_lock(&fn_lock);
+    for (int i = 0; i < FN_MAX_COMMS && !found; i++)
+        if (handle != NULL && fn_regs[i] == handle && fn_regs[i]->comm == comm)
+            fn_regs[i] = NULL, found = 1;
+    pthread_mutex_unlock(&fn_lock);
+    if (!found)
+        return ncclInvalidArgument;
+    free(handle);
     return ncclSuccess;
 }

@@ -5,6 +5,7 @@
  * library's object, a made-up, destroyed or other-kind number refused (a handle with RM_NUM_BAD_HANDLE), and the
  * emulation descriptor carried in a matmul descriptor's attribute both ways. A tree without cuBLAS skips.
  */
+#include <fnmatch.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -110,6 +111,12 @@ static void test_marked(void **state)
         const rm_plan *pl = &plans->all[i];
         for (uint32_t k = 0; k < pl->nparams; k++) {
             int kind = rm_numbered_type(pl->info->params[k].type);
+            for (size_t r = 0; rm_num_api_at(r) != NULL; r++) {   /* or named by the table: a 'void *' handle */
+                const rm_num_api *na = rm_num_api_at(r);
+                if (na->role != RM_NUM_MAKE && na->param != NULL && fnmatch(na->glob, pl->info->name, 0) == 0 &&
+                    strcmp(na->param, pl->info->params[k].name) == 0)
+                    kind = rm_numbered_type(na->type);
+            }
             int want = pl->p[k].op == RM_OP_VALUE && pl->p[k].size == 8 ? kind : 0;
             assert_int_equal(pl->p[k].num, want);
             handles += want == 1;
@@ -122,12 +129,14 @@ static void test_marked(void **state)
         const rm_plan *pl = plan(name);
         if (pl == NULL)
             continue;
-        if (na->param != NULL) {
+        if (na->role == RM_NUM_MAKE) {
             assert_int_equal(pl->num_create, rm_numbered_type(na->type));
             assert_int_equal(pl->num_out_param, param(pl, na->param));
-        } else {
+        } else if (na->role == RM_NUM_END) {
             assert_int_equal(pl->num_destroy, rm_numbered_type(na->type));
         }
+        if (na->role != RM_NUM_MAKE && na->param != NULL)
+            assert_int_equal(pl->p[param(pl, na->param)].num, rm_numbered_type(na->type));
     }
     assert_int_equal(plan("cublasSgemm_v2")->num_create, 0);
 }
@@ -278,6 +287,38 @@ static void test_nccl(void **state)
     rm_num_free(&t);
 }
 
+/* NCCL's buffer registrations (a 'void *' handle, named by the table) and windows: numbers like communicators, the
+   buffer a device address by value; a made-up, a communicator's or a deregistered handle refused. */
+static void test_nccl_reg(void **state)
+{
+    rm_numtab t;
+    uint64_t seen = 0;
+    (void)state;
+    if (plan("ncclCommRegister") == NULL)
+        skip();
+    memset(&t, 0, sizeof t);
+    const rm_plan *reg = plan("ncclCommRegister");
+    assert_int_equal(reg->cls, RM_CLASS_HAND);
+    assert_int_equal(reg->p[param(reg, "buff")].op, RM_OP_VALUE);
+    uint64_t c = create(&t, "ncclCommInitRank", 0x1000);
+    uint64_t h = create(&t, "ncclCommRegister", 0x5000);
+    assert_int_equal(h, rm_ltid(1));
+    assert_int_equal(use(&t, "ncclCommDeregister", "handle", c, NULL), RM_EMALFORMED);      /* a communicator */
+    assert_int_equal(use(&t, "ncclCommDeregister", "handle", 0x5000, NULL), RM_EMALFORMED); /* the raw handle */
+    assert_int_equal(use(&t, "ncclCommDeregister", "handle", h, &seen), RM_OK);
+    assert_int_equal(seen, 0x5000);
+    assert_int_equal(use(&t, "ncclCommDeregister", "handle", h, NULL), RM_EMALFORMED);      /* deregistered */
+    if (plan("ncclCommWindowRegister") != NULL) {
+        uint64_t w = create(&t, "ncclCommWindowRegister", 0x6000);
+        assert_int_equal(w, rm_ltid(2));
+        assert_int_equal(use(&t, "ncclCommWindowDeregister", "win", h, NULL), RM_EMALFORMED);
+        assert_int_equal(use(&t, "ncclCommWindowDeregister", "win", w, &seen), RM_OK);
+        assert_int_equal(seen, 0x6000);
+        assert_int_equal(use(&t, "ncclCommWindowDeregister", "win", w, NULL), RM_EMALFORMED);
+    }
+    rm_num_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -286,6 +327,7 @@ int main(void)
         cmocka_unit_test(test_kinds),
         cmocka_unit_test(test_attr),
         cmocka_unit_test(test_nccl),
+        cmocka_unit_test(test_nccl_reg),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
