@@ -108,8 +108,28 @@ void rb_num_post(rb_state *b, rm_call *c, int ran, int32_t result)
         rb_log("%s: no room for another object (%u live): its uses are refused", c->plan->info->name, b->num.n);
 }
 
+/* NCCL's scalar (ncclRedOpCreatePreMulSum): the way it came must be the one its 'residence' names, so that NCCL
+   never reads an address sent as a device scalar as host memory (nor the reverse). */
+static int rb_nccl_scalar_check(const rb_state *b, const rm_plan *pl, const void *params, int how)
+{
+    const char *want = how == RM_SCALAR_HOST ? "ncclScalarHostImmediate" : "ncclScalarDevice";
+    for (uint32_t i = 0; i < pl->info->nparams; i++) {
+        const cushim_param_info *p = b->host->api_param(pl->info, i);
+        int32_t v;
+        if (strcmp(p->name, "residence") != 0 || p->enum_type == NULL || p->size != sizeof v)
+            continue;
+        memcpy(&v, (const uint8_t *)params + p->offset, sizeof v);
+        for (uint32_t k = 0; k < p->enum_type->nvalues; k++)
+            if (strcmp(p->enum_type->values[k].name, want) == 0)
+                return p->enum_type->values[k].value == v ? RM_OK : RM_EMALFORMED;
+    }
+    return RM_EMALFORMED;
+}
+
 int rb_scalar_check(void *user, const rm_plan *pl, const void *params, uint32_t param, int how)
 {
+    if (pl->info->library == CUSHIM_LIB_NCCL)
+        return rb_nccl_scalar_check(user, pl, params, how);
     rb_state *b = user;
     uint8_t q[64] = {0};
     int32_t ret = -1, mode = 0;

@@ -675,7 +675,8 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
         pl->reason = "JIT options: each value carried by its option (rm_jit.c)";
     } else if (scalars && !nullonly) {
         pl->cls = RM_CLASS_HAND;
-        pl->reason = "alpha/beta/result: a host value or a device address by the pointer mode";
+        pl->reason = a->library == CUSHIM_LIB_NCCL ? "scalar: a host value sized by its datatype, or a device address, by its residence" :
+                     "alpha/beta/result: a host value or a device address by the pointer mode";
     } else if (nullonly) {
         pl->cls = RM_CLASS_FORWARD_NULL;
         pl->reason = zreason != NULL ? zreason : pl->why;

@@ -258,6 +258,7 @@ static const rm_scalar rm_scalars[] = {
     { "cublas*", "alpha" },
     { "cublas*", "beta" },
     { "cublas*", "result" },
+    { "*ncclRedOpCreatePreMulSum", "scalar" },   /* by 'residence': host (sized by 'datatype') or device */
 };
 
 /* Sizes of values by attribute, from cuda.h's documentation of each (the type it names for *data). Booleans are

@@ -254,6 +254,14 @@ static int rp_blas_fast(rp_state *s, cushim_call *call, const rm_plan *pl, const
     return 1;
 }
 
+/* rm_ctx.scalar: cuBLAS's by the pointer mode (rp_cublas.c), NCCL's by the residence (rp_nccl.c) */
+static int rp_scalar(void *user, const rm_plan *pl, uint32_t param, const void *params, uint32_t *bytes)
+{
+    if (pl->info->library == CUSHIM_LIB_NCCL)
+        return rp_nccl_scalar(pl, param, params, bytes);
+    return rp_cublas_scalar(user, pl, param, params, bytes);
+}
+
 /* ---- the hook ---- */
 static int rp_pre(cushim_call *call, void *user, uint64_t *slot)
 {
@@ -387,7 +395,7 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
         return -1;
     }
     s->cx = (rm_ctx){ .kparam_sizes = rp_kparam_sizes, .intern = rp_intern, .ret_text = rp_ret_text, .keep = rp_graph_keep, .link_in = rp_link_in,
-                      .scalar = rp_cublas_scalar, .addr_out = rp_addr_out, .addr_in = rp_addr_in, .user = s };
+                      .scalar = rp_scalar, .addr_out = rp_addr_out, .addr_in = rp_addr_in, .user = s };
     rp_cublas_init(host);
     rp_nccl_init(host, self);
     if (host->tls_create(self, rp_thread_free, &s->tls_wr) != CUSHIM_OK || rp_graph_init(s, self) != CUSHIM_OK) {

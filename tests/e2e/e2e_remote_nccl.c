@@ -12,7 +12,7 @@
  * fake does not take (the group's first error, and the end's) and NCCL's text of it (ncclGetLastError); synchronises; reads the buffers back and prints
  * their values; the communicator's asynchronous error; ncclGetErrorString; destroys the communicator; then a
  * second one by ncclCommInitRankConfig, its configuration named (commName), and an all-reduce on it, then one
- * in place in memory from ncclMemAlloc, registered (ncclCommRegister, ncclCommDeregister) and freed
+ * in place in memory from ncclMemAlloc (and one with a pre-multiplied sum, its scalar on the host), registered (ncclCommRegister, ncclCommDeregister) and freed
  * (ncclMemFree).
  * With E2E_HOSTILE=1 (a client of a server only: locally these calls would reach freed memory) it also names a
  * made-up and the destroyed communicator, and made-up, wrong-kind and deregistered registration handles, which
@@ -184,6 +184,22 @@ int main(int argc, char **argv)
     CHECK(m != NULL && cudaMemcpy(m, fb, sizeof fb, cudaMemcpyHostToDevice) == cudaSuccess, "cudaMemcpy to ncclMemAlloc's");
     NCCL(ncclAllReduce(m, m, N, ncclFloat32, ncclMax, comm, NULL));
     CHECK(cudaMemcpy(fa, m, sizeof fa, cudaMemcpyDeviceToHost) == cudaSuccess, "cudaMemcpy from ncclMemAlloc's");
+    sa = 0;
+    for (int i = 0; i < N; i++)
+        sa += fa[i];
+    printf("ncclMemAlloc: max %.1f\n", sa);
+    /* a pre-multiplied sum: each rank's data times its host scalar (float32: 4 bytes), summed */
+    ncclRedOp_t premul;
+    float factor = 0.5f * (float)(rank + 1);
+    NCCL(ncclRedOpCreatePreMulSum(&premul, &factor, ncclFloat32, ncclScalarHostImmediate, comm));
+    CHECK(cudaMemcpy(m, fb, sizeof fb, cudaMemcpyHostToDevice) == cudaSuccess, "cudaMemcpy to ncclMemAlloc's");
+    NCCL(ncclAllReduce(m, m, N, ncclFloat32, premul, comm, NULL));
+    NCCL(ncclRedOpDestroy(premul, comm));
+    CHECK(cudaMemcpy(fa, m, sizeof fa, cudaMemcpyDeviceToHost) == cudaSuccess, "cudaMemcpy from ncclMemAlloc's");
+    sa = 0;
+    for (int i = 0; i < N; i++)
+        sa += fa[i];
+    printf("premulsum: %.1f\n", sa);
     if (getenv("E2E_HOSTILE") != NULL) {   /* handles it was not given: refused before NCCL sees them */
         CHECK(ncclCommDeregister(comm, (void *)(uintptr_t)0x7f0000002000ull) == ncclInvalidArgument,
               "a made-up registration handle was not refused");
@@ -193,10 +209,6 @@ int main(int argc, char **argv)
     if (getenv("E2E_HOSTILE") != NULL)
         CHECK(ncclCommDeregister(comm, reg) == ncclInvalidArgument, "a handle deregistered twice was not refused");
     NCCL(ncclMemFree(m));
-    sa = 0;
-    for (int i = 0; i < N; i++)
-        sa += fa[i];
-    printf("ncclMemAlloc: max %.1f\n", sa);
     NCCL(ncclCommDestroy(comm));
     cudaFree(a), cudaFree(b), cudaFree(c);
     if (getenv("E2E_NO_DRIVER") != NULL)

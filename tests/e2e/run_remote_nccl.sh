@@ -90,8 +90,9 @@ env -u LD_LIBRARY_PATH FAKE_NCCL_COUNTS="$d/run.client.nccl" \
     > "$d/one.remote.out" 2> "$d/one.remote.err" || fail "one rank failed under cushim run: $(cat "$d/one.remote.err")"
 wait "$server" || fail "the server's back end exited with $?"
 diff "$d/one.local.out" "$d/one.remote.out" > "$d/one.diff" || fail "cushim run --remote: outputs differ: $(cat "$d/one.diff")"
-[ "$(count "$d/run.server.nccl" ncclCommInitRank)" = 1 ] && [ "$(count "$d/run.server.nccl" ncclAllReduce)" = 6 ] &&
-    [ "$(count "$d/run.server.nccl" ncclMemAlloc)" = 1 ] && [ "$(count "$d/run.server.nccl" ncclMemFree)" = 1 ] ||
+[ "$(count "$d/run.server.nccl" ncclCommInitRank)" = 1 ] && [ "$(count "$d/run.server.nccl" ncclAllReduce)" = 7 ] &&
+    [ "$(count "$d/run.server.nccl" ncclMemAlloc)" = 1 ] && [ "$(count "$d/run.server.nccl" ncclMemFree)" = 1 ] &&
+    [ "$(count "$d/run.server.nccl" ncclRedOpCreatePreMulSum)" = 1 ] ||
     fail "cushim run --remote: the server's NCCL did not run the calls: $(cat "$d/run.server.nccl" 2> /dev/null)"
 [ "$(count "$d/run.client.nccl" ncclAllReduce)" = 0 ] || fail "cushim run --remote: the client's NCCL ran an all-reduce"
 

@@ -34,7 +34,8 @@ static const char *const fl_names[] = {"ncclGetVersion", "ncclGetUniqueId", "ncc
                                        "ncclCommDestroy", "ncclGetErrorString", "ncclGroupStart", "ncclGroupEnd",
                                        "ncclCommCount", "ncclCommUserRank", "ncclCommGetAsyncError",
                                        "ncclGetLastError", "ncclCommInitRankConfig", "ncclMemAlloc",
-                                       "ncclMemFree", "ncclCommRegister", "ncclCommDeregister"};
+                                       "ncclMemFree", "ncclCommRegister", "ncclCommDeregister",
+                                       "ncclRedOpCreatePreMulSum", "ncclRedOpDestroy"};
 FL_COUNTING("FAKE_NCCL_COUNTS", fake_nccl_count)
 
 #define FN_MAGIC "fake-nccl:"
@@ -208,8 +209,30 @@ static size_t fn_elem(ncclDataType_t t)
     return t == ncclFloat32 || t == ncclInt32 ? 4 : 0;
 }
 
+/* ncclRedOpCreatePreMulSum's ops: ncclNumOps + index; each rank's input times its scalar, then summed */
+#define FN_MAX_OPS 8
+static struct {
+    int used;
+    ncclDataType_t type;
+    float scalar;
+} fn_ops[FN_MAX_OPS];
+
+static int fn_premul(ncclRedOp_t op, ncclDataType_t type, float *scalar)
+{
+    int i = (int)op - (int)ncclNumOps, ok;
+    pthread_mutex_lock(&fn_lock);
+    ok = i >= 0 && i < FN_MAX_OPS && fn_ops[i].used && fn_ops[i].type == type;
+    if (ok)
+        *scalar = fn_ops[i].scalar;
+    pthread_mutex_unlock(&fn_lock);
+    return ok;
+}
+
 static ncclResult_t fn_check(const void *send, void *recv, ncclDataType_t type, ncclRedOp_t op, ncclComm_t comm)
 {
+    float s;
+    if (fn_known(comm) && fn_premul(op, type, &s))
+        return send != NULL && recv != NULL ? ncclSuccess : ncclInvalidArgument;
     if (!fn_known(comm) || send == NULL || recv == NULL)
         return ncclInvalidArgument;
     if (fn_elem(type) == 0)
@@ -219,7 +242,39 @@ static ncclResult_t fn_check(const void *send, void *recv, ncclDataType_t type, 
     return ncclSuccess;
 }
 
+static ncclResult_t fn_allreduce_plain(const fn_op *o);
+
 static ncclResult_t fn_allreduce(const fn_op *o)
+{
+    float s;
+    if (!fn_premul(o->op, o->type, &s))
+        return fn_allreduce_plain(o);
+    size_t len = o->count * fn_elem(o->type);
+    uint8_t *scaled = malloc(len + 1);
+    if (scaled == NULL)
+        return ncclSystemError;
+    for (size_t i = 0; i < o->count; i++) {   /* float32 or int32 (fn_elem) */
+        if (o->type == ncclFloat32) {
+            float v;
+            memcpy(&v, (const uint8_t *)o->send + i * 4, 4);
+            v *= s;
+            memcpy(scaled + i * 4, &v, 4);
+        } else {
+            int32_t v;
+            memcpy(&v, (const uint8_t *)o->send + i * 4, 4);
+            v = (int32_t)((float)v * s);
+            memcpy(scaled + i * 4, &v, 4);
+        }
+    }
+    fn_op sum = *o;
+    sum.send = scaled;
+    sum.op = ncclSum;
+    ncclResult_t r = fn_allreduce_plain(&sum);
+    free(scaled);
+    return r;
+}
+
+static ncclResult_t fn_allreduce_plain(const fn_op *o)
 {
     struct ncclComm *c = o->comm;
     size_t len = o->count * fn_elem(o->type);
@@ -431,4 +486,49 @@ FL_EXPORT ncclResult_t ncclCommDeregister(const ncclComm_t comm, void *handle)
         return ncclInvalidArgument;
     free(handle);
     return ncclSuccess;
+}
+
+FL_EXPORT ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scalar, ncclDataType_t datatype,
+                                                ncclScalarResidence_t residence, ncclComm_t comm)
+{
+    FK_COUNT(17);
+    float s;
+    int32_t k;
+    if (op == NULL || scalar == NULL || !fn_known(comm) || fn_elem(datatype) == 0)
+        return ncclInvalidArgument;
+    /* the fake's device memory is host memory: a device scalar is read as NCCL's kernel would, at the
+       collective; here at once (the tests set it before) */
+    (void)residence;
+    if (datatype == ncclFloat32) {
+        memcpy(&s, scalar, sizeof s);
+    } else {
+        memcpy(&k, scalar, sizeof k);
+        s = (float)k;
+    }
+    int found = -1;
+    pthread_mutex_lock(&fn_lock);
+    for (int i = 0; i < FN_MAX_OPS && found < 0; i++)
+        if (!fn_ops[i].used) {
+            fn_ops[i].used = 1, fn_ops[i].type = datatype, fn_ops[i].scalar = s;
+            found = i;
+        }
+    pthread_mutex_unlock(&fn_lock);
+    if (found < 0)
+        return ncclInternalError;
+    *op = (ncclRedOp_t)((int)ncclNumOps + found);
+    return ncclSuccess;
+}
+
+FL_EXPORT ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm)
+{
+    FK_COUNT(18);
+    int i = (int)op - (int)ncclNumOps, ok;
+    if (!fn_known(comm))
+        return ncclInvalidArgument;
+    pthread_mutex_lock(&fn_lock);
+    ok = i >= 0 && i < FN_MAX_OPS && fn_ops[i].used;
+    if (ok)
+        fn_ops[i].used = 0;
+    pthread_mutex_unlock(&fn_lock);
+    return ok ? ncclSuccess : ncclInvalidArgument;
 }
