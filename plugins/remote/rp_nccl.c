@@ -14,6 +14,8 @@
  *     commName, a label NCCL prints in its logs and hands its profiler (PyTorch names split communicators), so
  *     that such communicators are created; netName, which picks a network, is kept and so refused.
  *   - the remoting's own failures in NCCL's words (rp_nccl_error);
+ *   - ncclGroupSimulateEnd closes a group level as ncclGroupEnd does (NCCL's simulated end), always answered: its
+ *     ncclSimInfo_t (numbers only, described) comes back;
  *   - ncclRedOpCreatePreMulSum's scalar (rp_nccl_scalar): a host value of its datatype's size, or a device address,
  *     as its residence says (the back end checks the same residence before NCCL runs, rb_cublas.c).
  * ncclGetErrorString is not forwarded (remote.c's selector): the program's own libnccl answers it (NCCL's table of
@@ -28,6 +30,7 @@
 #include "rp_nccl.h"
 
 static uint32_t rn_start[2], rn_end[2];   /* ncclGroupStart/End and their pnccl forms */
+static uint32_t rn_sim[2];                /* ncclGroupSimulateEnd: ends a group too, always answered (its simInfo) */
 static int32_t rn_drv_invalid = 1, rn_drv_not_supported = 801, rn_drv_unavailable = 46;
 static int32_t rn_invalid_arg = 4, rn_invalid_usage = 5, rn_remote = 6, rn_system = 2;   /* NCCL's */
 static __thread int rn_depth;             /* this thread's group depth, as NCCL counts it */
@@ -77,6 +80,8 @@ void rp_nccl_init(const cushim_host *host, cushim_plugin *self)
     rn_start[1] = rn_id(host, "pncclGroupStart");
     rn_end[0] = rn_id(host, "ncclGroupEnd");
     rn_end[1] = rn_id(host, "pncclGroupEnd");
+    rn_sim[0] = rn_id(host, "ncclGroupSimulateEnd");
+    rn_sim[1] = rn_id(host, "pncclGroupSimulateEnd");
     rn_drv_invalid = rn_code(host, "CUDA_ERROR_INVALID_VALUE", rn_drv_invalid);
     rn_drv_not_supported = rn_code(host, "CUDA_ERROR_NOT_SUPPORTED", rn_drv_not_supported);
     rn_drv_unavailable = rn_code(host, "CUDA_ERROR_DEVICE_UNAVAILABLE", rn_drv_unavailable);
@@ -98,6 +103,10 @@ int rp_nccl_batched(const rm_plan *pl)
             return pl->async == RM_ASYNC_GROUP;
         }
         rn_depth = 0;   /* the outermost end (or one without a start: NCCL's ncclInvalidUsage) is answered */
+        return 0;
+    }
+    if (pl->id == rn_sim[0] || pl->id == rn_sim[1]) {
+        rn_depth = rn_depth > 1 ? rn_depth - 1 : 0;   /* closes a level as ncclGroupEnd; its simInfo comes back */
         return 0;
     }
     return rn_depth > 0 && pl->async == RM_ASYNC_GROUP;

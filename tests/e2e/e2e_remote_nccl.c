@@ -12,7 +12,7 @@
  * fake does not take (the group's first error, and the end's) and NCCL's text of it (ncclGetLastError); synchronises; reads the buffers back and prints
  * their values; the communicator's asynchronous error; ncclGetErrorString; destroys the communicator; then a
  * second one by ncclCommInitRankConfig, its configuration named (commName), and an all-reduce on it, then one
- * in place in memory from ncclMemAlloc (and one with a pre-multiplied sum, its scalar on the host), registered (ncclCommRegister, ncclCommDeregister) and freed
+ * in place in memory from ncclMemAlloc (a group of two ended by ncclGroupSimulateEnd, which runs nothing; and one with a pre-multiplied sum, its scalar on the host), registered (ncclCommRegister, ncclCommDeregister) and freed
  * (ncclMemFree).
  * With E2E_HOSTILE=1 (a client of a server only: locally these calls would reach freed memory) it also names a
  * made-up and the destroyed communicator, and made-up, wrong-kind and deregistered registration handles, which
@@ -188,6 +188,17 @@ int main(int argc, char **argv)
     for (int i = 0; i < N; i++)
         sa += fa[i];
     printf("ncclMemAlloc: max %.1f\n", sa);
+    /* a simulated group end: nothing runs (the buffer keeps the maxima), the estimate comes back */
+    ncclSimInfo_t sim = NCCL_SIM_INFO_INITIALIZER;
+    NCCL(ncclGroupStart());
+    NCCL(ncclAllReduce(m, m, N, ncclFloat32, ncclSum, comm, NULL));
+    NCCL(ncclAllReduce(m, m, N, ncclFloat32, ncclSum, comm, NULL));
+    NCCL(ncclGroupSimulateEnd(&sim));
+    CHECK(cudaMemcpy(fa, m, sizeof fa, cudaMemcpyDeviceToHost) == cudaSuccess, "cudaMemcpy from ncclMemAlloc's");
+    double sm = 0;
+    for (int i = 0; i < N; i++)
+        sm += fa[i];
+    printf("simulated: %.1f us, unchanged %d\n", (double)sim.estimatedTime, sm == sa);
     /* a pre-multiplied sum: each rank's data times its host scalar (float32: 4 bytes), summed */
     ncclRedOp_t premul;
     float factor = 0.5f * (float)(rank + 1);

@@ -8,8 +8,8 @@
 #   2. each back end's fake NCCL received the calls of a local rank, but ncclGetErrorString (answered by the
 #      program's own libnccl, which received nothing else); ncclGetLastError's text is the server's NCCL's (the
 #      outputs equal);
-#   3. the groups cost one round trip each: ncclGroupStart and the calls inside a group are batched (5 calls per
-#      rank in 2 batches), the outermost ncclGroupEnd is answered; the all-reduce outside a group is answered;
+#   3. the groups cost one round trip each: ncclGroupStart and the calls inside a group are batched (8 calls per
+#      rank in 3 batches), the outermost ncclGroupEnd (or ncclGroupSimulateEnd) is answered; the all-reduce outside a group is answered;
 #   2b. rank 1 names a made-up and a destroyed communicator too (E2E_HOSTILE=1): they are refused before the server's NCCL sees them
 #      (its counts equal the local rank's, which made no such calls) and the back end goes on (the second
 #      communicator's all-reduce after them);
@@ -61,9 +61,9 @@ for r in 0 1; do
     # (rank 1's hostile part asks ncclGetLastError once more: that one the server answers)
     grep -v "^ncclGetErrorString" "$d/local.$r.nccl" |
         awk -F'\t' -v OFS='\t' -v more="$r" '$1 == "ncclGetLastError" { $2 += more } 1' | sort > "$d/local.$r.want"
-    # 3. ncclGroupStart and the group's calls are batched (3 + 2), each group sent with its end, the one round
+    # 3. ncclGroupStart and the group's calls are batched (3 + 2 + 3), each group sent with its end (or simulated end), the one round
     # trip of the group; the all-reduce outside a group answered
-    grep -q "remote: pid [0-9]*: .* (5 asynchronous in 2 batches," "$d/remote.$r.err" ||
+    grep -q "remote: pid [0-9]*: .* (8 asynchronous in 3 batches," "$d/remote.$r.err" ||
         fail "rank $r: the groups' calls were not batched: $(grep "^remote:" "$d/remote.$r.err")"
     [ "$r" = 1 ] || grep -q "remote: pid [0-9]*: sync: .*ncclGroupEnd 2" "$d/remote.$r.err" ||
         fail "rank $r: the groups' calls were not batched: $(grep "^remote:" "$d/remote.$r.err")"
@@ -90,9 +90,9 @@ env -u LD_LIBRARY_PATH FAKE_NCCL_COUNTS="$d/run.client.nccl" \
     > "$d/one.remote.out" 2> "$d/one.remote.err" || fail "one rank failed under cushim run: $(cat "$d/one.remote.err")"
 wait "$server" || fail "the server's back end exited with $?"
 diff "$d/one.local.out" "$d/one.remote.out" > "$d/one.diff" || fail "cushim run --remote: outputs differ: $(cat "$d/one.diff")"
-[ "$(count "$d/run.server.nccl" ncclCommInitRank)" = 1 ] && [ "$(count "$d/run.server.nccl" ncclAllReduce)" = 7 ] &&
+[ "$(count "$d/run.server.nccl" ncclCommInitRank)" = 1 ] && [ "$(count "$d/run.server.nccl" ncclAllReduce)" = 9 ] &&
     [ "$(count "$d/run.server.nccl" ncclMemAlloc)" = 1 ] && [ "$(count "$d/run.server.nccl" ncclMemFree)" = 1 ] &&
-    [ "$(count "$d/run.server.nccl" ncclRedOpCreatePreMulSum)" = 1 ] ||
+    [ "$(count "$d/run.server.nccl" ncclRedOpCreatePreMulSum)" = 1 ] && [ "$(count "$d/run.server.nccl" ncclGroupSimulateEnd)" = 1 ] ||
     fail "cushim run --remote: the server's NCCL did not run the calls: $(cat "$d/run.server.nccl" 2> /dev/null)"
 [ "$(count "$d/run.client.nccl" ncclAllReduce)" = 0 ] || fail "cushim run --remote: the client's NCCL ran an all-reduce"
 
