@@ -23,8 +23,8 @@
  *       written back, the slot's 8 bytes; a log buffer u8 present (its size is its companion option's value);
  *       RM_JIT_ZERO nothing (the server passes 0)
  *
- * A REPLY payload: u32 api_id, u32 status, ret_size bytes, u8 outputs (1 after success, and after NVML's
- * INSUFFICIENT_SIZE with its counted arrays empty; 2 after a failed call with option values: only those, so
+ * A REPLY payload: u32 api_id, u32 status, ret_size bytes, u8 outputs (1 after success, after NVML's
+ * INSUFFICIENT_SIZE with its counted arrays empty, and after an NCCL maker's ncclInProgress; 2 after a failed call with option values: only those, so
  * that the program gets the JIT's error log), and when outputs is 1, per present
  * output in plan order: ARRAY out/inout u32 n, n x elem bytes; STRING_OUT u32 n (0xffffffff: NULL), n bytes;
  * OWNED_OUT u32 n (0xffffffff: NULL), n x elem bytes (n: its count output's value, at most RM_MAX_OWNED elements,
@@ -1118,7 +1118,9 @@ int rm_encode_reply(const rm_call *c, uint32_t api_id, uint32_t status, const vo
        process list's *infoCount, asked with room 0 first): that count goes back, the arrays it did not fill
        do not (sent empty) */
     int sizing = ret == 7 && pl->info->library == CUSHIM_LIB_NVML;
-    int outputs = ret_size != 0 && (ret == 0 || sizing);
+    /* ncclInProgress (7) of a maker: a non-blocking communicator is made, and initialises in the background */
+    int in_progress = ret == 7 && pl->info->library == CUSHIM_LIB_NCCL && pl->num_create != 0;
+    int outputs = ret_size != 0 && (ret == 0 || sizing || in_progress);
     if (ret_size != 0 && ret != 0 && !sizing && (rm_has_jitopts(pl) || pl->link_param >= 0)) {
         rm_wr_u8(w, 2);   /* failed: the JIT's logs still go */
         for (uint32_t k = 0; k < pl->nptr; k++) {

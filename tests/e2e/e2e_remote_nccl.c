@@ -11,7 +11,8 @@
  * (float sum); a group of two (an int32 max in place, a float sum); a group whose first call has a datatype the
  * fake does not take (the group's first error, and the end's) and NCCL's text of it (ncclGetLastError); synchronises; reads the buffers back and prints
  * their values; the communicator's asynchronous error; ncclGetErrorString; destroys the communicator; then a
- * second one by ncclCommInitRankConfig, its configuration named (commName), and an all-reduce on it, then one
+ * second one by ncclCommInitRankConfig, non-blocking (ncclInProgress until ncclCommGetAsyncError says it is
+ * ready), its configuration named (commName), and an all-reduce on it, then one
  * in place in memory from ncclMemAlloc (a group of two ended by ncclGroupSimulateEnd, which runs nothing; and one with a pre-multiplied sum, its scalar on the host), registered (ncclCommRegister, ncclCommDeregister) and freed
  * (ncclMemFree).
  * With E2E_HOSTILE=1 (a client of a server only: locally these calls would reach freed memory) it also names a
@@ -162,14 +163,21 @@ int main(int argc, char **argv)
     /* a communicator with a configuration, named (PyTorch names split communicators): an all-reduce on it */
     char idfile[4096];
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-    config.blocking = 1;
+    config.blocking = 0;   /* non-blocking: made at once, initialised in the background (ncclInProgress) */
     config.commName = "e2e-config";
     snprintf(idfile, sizeof idfile, "%s.config", argv[3]);
     memset(&id, 0, sizeof id);
     if (rank == 0)
         NCCL(ncclGetUniqueId(&id));
     CHECK(share_id(rank, idfile, &id) == 0, "no second unique id");
-    NCCL(ncclCommInitRankConfig(&comm, nranks, id, rank, &config));
+    ncclResult_t ir = ncclCommInitRankConfig(&comm, nranks, id, rank, &config), st = ncclInProgress;
+    CHECK(ir == ncclSuccess || ir == ncclInProgress, "ncclCommInitRankConfig: %d", (int)ir);
+    for (int i = 0; i < 10000 && st == ncclInProgress; i++)
+        if (ncclCommGetAsyncError(comm, &st) != ncclSuccess) {
+            CHECK(0, "ncclCommGetAsyncError of the new communicator");
+            break;
+        }
+    printf("non-blocking init: %d, then %d\n", (int)ir, (int)st);
     NCCL(ncclAllReduce(c, c, N, ncclInt32, ncclMin, comm, NULL));
     CHECK(cudaMemcpy(ic, c, sizeof ic, cudaMemcpyDeviceToHost) == cudaSuccess, "cudaMemcpy c back");
     sc = 0;

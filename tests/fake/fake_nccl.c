@@ -201,7 +201,10 @@ FL_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, nccl
             return ncclInvalidArgument;
     }
     atomic_fetch_sub(&fl_calls[2], 1);   /* counted as itself, not as ncclCommInitRank */
-    return ncclCommInitRank(comm, nranks, commId, rank);
+    ncclResult_t r = ncclCommInitRank(comm, nranks, commId, rank);
+    /* a non-blocking communicator (nccl.h: "ncclInProgress"): made, its initialisation reported by
+       ncclCommGetAsyncError - here already done */
+    return r == ncclSuccess && config != NULL && config->blocking == 0 ? ncclInProgress : r;
 }
 
 static size_t fn_elem(ncclDataType_t t)
