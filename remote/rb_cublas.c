@@ -88,16 +88,48 @@ int rb_num_pre(rb_state *b, rm_call *c, uint8_t *ret)
     return rc;
 }
 
+static int32_t rb_nccl_in_progress(rb_state *b)
+{
+    uint32_t kind;
+    int32_t code = 7;   /* ncclInProgress, unless the tree says otherwise */
+    if (CUSHIM_HOST_HAS(b->host, result_by_name))
+        b->host->result_by_name("ncclInProgress", &kind, &code);
+    return code;
+}
+
 void rb_num_post(rb_state *b, rm_call *c, int ran, int32_t result)
 {
     uint32_t full = b->num.full;
-    rm_num_post(&b->num, c->plan, c->params, ran && (!c->plan->ret_status || result == 0));
+    /* a non-blocking communicator's Create returns ncclInProgress with the communicator made (nccl.h) */
+    int made = result == 0 || (c->plan->info->library == CUSHIM_LIB_NCCL && c->plan->num_create != 0 &&
+                               result == rb_nccl_in_progress(b));
+    rm_num_post(&b->num, c->plan, c->params, ran && (!c->plan->ret_status || made));
     if (b->num.full != full)
         rb_log("%s: no room for another object (%u live): its uses are refused", c->plan->info->name, b->num.n);
 }
 
+/* NCCL's scalar (ncclRedOpCreatePreMulSum): the way it came must be the one its 'residence' names, so that NCCL
+   never reads an address sent as a device scalar as host memory (nor the reverse). */
+static int rb_nccl_scalar_check(const rb_state *b, const rm_plan *pl, const void *params, int how)
+{
+    const char *want = how == RM_SCALAR_HOST ? "ncclScalarHostImmediate" : "ncclScalarDevice";
+    for (uint32_t i = 0; i < pl->info->nparams; i++) {
+        const cushim_param_info *p = b->host->api_param(pl->info, i);
+        int32_t v;
+        if (strcmp(p->name, "residence") != 0 || p->enum_type == NULL || p->size != sizeof v)
+            continue;
+        memcpy(&v, (const uint8_t *)params + p->offset, sizeof v);
+        for (uint32_t k = 0; k < p->enum_type->nvalues; k++)
+            if (strcmp(p->enum_type->values[k].name, want) == 0)
+                return p->enum_type->values[k].value == v ? RM_OK : RM_EMALFORMED;
+    }
+    return RM_EMALFORMED;
+}
+
 int rb_scalar_check(void *user, const rm_plan *pl, const void *params, uint32_t param, int how)
 {
+    if (pl->info->library == CUSHIM_LIB_NCCL)
+        return rb_nccl_scalar_check(user, pl, params, how);
     rb_state *b = user;
     uint8_t q[64] = {0};
     int32_t ret = -1, mode = 0;

@@ -23,8 +23,8 @@
  *       written back, the slot's 8 bytes; a log buffer u8 present (its size is its companion option's value);
  *       RM_JIT_ZERO nothing (the server passes 0)
  *
- * A REPLY payload: u32 api_id, u32 status, ret_size bytes, u8 outputs (1 after success, and after NVML's
- * INSUFFICIENT_SIZE with its counted arrays empty; 2 after a failed call with option values: only those, so
+ * A REPLY payload: u32 api_id, u32 status, ret_size bytes, u8 outputs (1 after success, after NVML's
+ * INSUFFICIENT_SIZE with its counted arrays empty, and after an NCCL maker's ncclInProgress; 2 after a failed call with option values: only those, so
  * that the program gets the JIT's error log), and when outputs is 1, per present
  * output in plan order: ARRAY out/inout u32 n, n x elem bytes; STRING_OUT u32 n (0xffffffff: NULL), n bytes;
  * OWNED_OUT u32 n (0xffffffff: NULL), n x elem bytes (n: its count output's value, at most RM_MAX_OWNED elements,
@@ -1109,14 +1109,18 @@ int rm_encode_reply(const rm_call *c, uint32_t api_id, uint32_t status, const vo
     rm_wr_u32(w, pl != NULL ? pl->id : api_id);
     rm_wr_u32(w, status);
     rm_wr_u32(w, ret_size);
-    if (ret_size != 0)
+    if (ret_size != 0 && pl->ret_string)
+        rm_wr_bytes(w, (const uint8_t[sizeof(void *)]){0}, ret_size);   /* the text follows: never the server's pointer */
+    else if (ret_size != 0)
         rm_wr_bytes(w, retval, ret_size);
     int32_t ret = ret_size != 0 && pl->ret_status ? *(const int32_t *)retval : 0;
     /* NVML_ERROR_INSUFFICIENT_SIZE (7): NVML says how much room it needs through the count it was given (a
        process list's *infoCount, asked with room 0 first): that count goes back, the arrays it did not fill
        do not (sent empty) */
     int sizing = ret == 7 && pl->info->library == CUSHIM_LIB_NVML;
-    int outputs = ret_size != 0 && (ret == 0 || sizing);
+    /* ncclInProgress (7) of a maker: a non-blocking communicator is made, and initialises in the background */
+    int in_progress = ret == 7 && pl->info->library == CUSHIM_LIB_NCCL && pl->num_create != 0;
+    int outputs = ret_size != 0 && (ret == 0 || sizing || in_progress);
     if (ret_size != 0 && ret != 0 && !sizing && (rm_has_jitopts(pl) || pl->link_param >= 0)) {
         rm_wr_u8(w, 2);   /* failed: the JIT's logs still go */
         for (uint32_t k = 0; k < pl->nptr; k++) {
@@ -1186,6 +1190,17 @@ int rm_encode_reply(const rm_call *c, uint32_t api_id, uint32_t status, const vo
                 rm_wr_u32(w, (uint32_t)n);
                 rm_wr_bytes(w, s, n);
             }
+        }
+    }
+    if (pl->ret_string) {   /* the returned text (rm_plan.ret_string): u32 n (RM_NULL_STRING: NULL), n bytes */
+        const char *t;
+        memcpy(&t, retval, sizeof t);
+        if (t == NULL) {
+            rm_wr_u32(w, RM_NULL_STRING);
+        } else {
+            size_t n = strnlen(t, RM_MAX_RET_STRING);
+            rm_wr_u32(w, (uint32_t)n);
+            rm_wr_bytes(w, t, n);
         }
     }
     rm_encode_link_out(c, w);
@@ -1325,6 +1340,20 @@ int rm_decode_reply(const rm_call *c, void *retval, const uint8_t *msg, size_t l
             }
             memcpy(ptr, &v, sizeof v);
         }
+    }
+    if (outputs && pl->ret_string) {   /* the returned text: kept by the client (rm_ctx.ret_text) */
+        uint32_t n;
+        const uint8_t *t = NULL;
+        const char *v = NULL;
+        if (rm_rd_u32(&r, &n) != RM_OK)
+            return RM_EMALFORMED;
+        if (n != RM_NULL_STRING) {
+            if (n > RM_MAX_RET_STRING || (t = rm_rd_take(&r, n)) == NULL)
+                return RM_EMALFORMED;
+            if (cx == NULL || cx->ret_text == NULL || (v = cx->ret_text(cx->user, (const char *)t, n)) == NULL)
+                return RM_ENOMEM;
+        }
+        memcpy(retval, &v, sizeof v);
     }
     if (outputs && rm_decode_link_in(c, &r, cx) != RM_OK)
         return RM_EMALFORMED;

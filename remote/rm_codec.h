@@ -34,6 +34,9 @@ typedef struct rm_ctx {
     /* client, RM_OP_STRING_OUT: a copy of a string the server returned that lives as long as the process
        (strings such as cuGetErrorName's are static in the driver). NULL: out of memory. */
     const char *(*intern)(void *user, const char *s, size_t n);
+    /* client, rm_plan.ret_string: a copy of the text a call returned (n bytes, not NUL-terminated), readable at
+       least until a later call returns one (as NCCL keeps its last error). NULL: out of memory. */
+    const char *(*ret_text)(void *user, const char *s, size_t n);
     /* client, RM_OP_OWNED_OUT: a copy of n bytes the server returned for parameter 'param', kept until this
        thread's next call that returns such an array (as the driver keeps its own until the stream's next capture
        call). NULL: out of memory. */

@@ -50,6 +50,10 @@ int rm_num_pre(rm_numtab *t, const rm_plan *pl, void *params)
         if (v == 0)
             continue;   /* NULL: the library's own answer */
         real = rm_num_real(t, v, pp->num);
+        if (real == 0 && pl->ret_string) {   /* a text getter that does not use it (ncclGetLastError): NULL */
+            memcpy((uint8_t *)params + pp->offset, &real, sizeof real);
+            continue;
+        }
         if (real == 0 && rm_numbered_at(pp->num)->handle) {
             bad_handle = 1;   /* answered as the library answers a bad handle, once every parameter is checked */
             continue;
@@ -113,7 +117,7 @@ void rm_num_post(rm_numtab *t, const rm_plan *pl, void *params, int ok)
     t->pending = 0;
     if (id == 0 || pl->num_create == 0)
         return;
-    void *out = rm_num_ptr(pl, params, 0);   /* the Create's output: first (rm_plan_numbers) */
+    void *out = pl->num_out_param >= 0 ? rm_num_ptr(pl, params, pl->num_out_param) : NULL;   /* rm_plan_numbers */
     if (ok && out != NULL)
         memcpy(&real, out, sizeof real);
     if (real == 0)

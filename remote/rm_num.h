@@ -1,9 +1,9 @@
 /*
- * rm_num.h - the back end's objects by number (docs/remote.md, "cuBLAS and cuBLASLt"): cuBLAS and cuBLASLt
- * handles and cuBLASLt descriptors (rm_numbered in rm_special.c) are, on the wire and in the client, numbers this
- * back end gave (rm_ltid.h), never the library's pointers. Each Create call message is the next number, whether it
- * runs or not, as the client counts them; a Create that succeeds maps its number to the library's object and
- * returns the number; before a call runs each parameter of a numbered type (and an attribute value holding one)
+ * rm_num.h - the back end's objects by number (docs/remote.md, "cuBLAS and cuBLASLt" and "NCCL"): cuBLAS and
+ * cuBLASLt handles, cuBLASLt descriptors and NCCL communicators (rm_numbered in rm_special.c) are, on the wire and
+ * in the client, numbers this back end gave (rm_ltid.h), never the library's pointers. Each Create call message
+ * (rm_num_apis: a maker and its output parameter) is the next number, whether it runs or not, as the client counts
+ * them; a Create that succeeds maps its number to the library's object and returns the number; before a call runs each parameter of a numbered type (and an attribute value holding one)
  * must be a live number of that kind, or NULL, and becomes the library's pointer; a Destroy drops its number.
  * Pure: no library call, so the fuzz harness runs it on decoded calls (tools/fuzz.sh remote).
  */

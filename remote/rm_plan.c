@@ -10,6 +10,7 @@
  * is a pointer the codec cannot carry (forwarded only when NULL) or, for a
  * callback, a parameter that needs hand-written code. rm_special.c overrides.
  */
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -343,6 +344,7 @@ static uint32_t rm_plan_hash(const rm_plan *pl)
     h = rm_fnv_u32(h, a->params_size);
     h = rm_fnv_u32(h, a->ret_size);
     h = rm_fnv_u32(h, pl->ret_status);
+    h = rm_fnv_u32(h, pl->ret_string);
     h = rm_fnv_u32(h, pl->cls);
     h = rm_fnv_u32(h, pl->nparams);
     h = rm_fnv_u32(h, (uint32_t)(pl->link_param + 1) | (uint32_t)pl->link_drop << 8);
@@ -357,7 +359,8 @@ static uint32_t rm_plan_hash(const rm_plan *pl)
         h = rm_fnv(h, w, sizeof w);
     }
     uint32_t nums[] = { pl->num_create, pl->num_destroy, pl->num_attr_kind, pl->num_attr_out,
-                        (uint32_t)(int32_t)pl->num_attr_param, (uint32_t)pl->num_attr_value };
+                        (uint32_t)(int32_t)pl->num_attr_param, (uint32_t)pl->num_attr_value,
+                        (uint32_t)(int32_t)pl->num_out_param };
     h = rm_fnv(h, nums, sizeof nums);
     return (uint32_t)(h ^ (h >> 32));
 }
@@ -649,9 +652,14 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
                 pl->order[pl->nptr++] = (uint8_t)i;
 
     int pointer_ret = a->return_type != NULL && strchr(a->return_type, '*') != NULL;
+    pl->ret_string = pointer_ret && a->ret_size == sizeof(void *) && strcmp(a->return_type, "const char *") == 0 &&
+                     rm_ret_string_find(a->name);
     if (sp != NULL && sp->cls != RM_CLASS_HAND) {
         pl->cls = sp->cls;
         pl->reason = sp->reason;
+    } else if (pl->ret_string && !opaque && !hand) {
+        pl->cls = RM_CLASS_HAND;
+        pl->reason = "returns a text: its bytes carried (at most RM_MAX_RET_STRING), kept by the client";
     } else if (pointer_ret) {
         pl->cls = RM_CLASS_NEEDS_HAND;
         snprintf(pl->why, sizeof pl->why, "returns a pointer (%s)", a->return_type);
@@ -667,7 +675,8 @@ static void rm_plan_api(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
         pl->reason = "JIT options: each value carried by its option (rm_jit.c)";
     } else if (scalars && !nullonly) {
         pl->cls = RM_CLASS_HAND;
-        pl->reason = "alpha/beta/result: a host value or a device address by the pointer mode";
+        pl->reason = a->library == CUSHIM_LIB_NCCL ? "scalar: a host value sized by its datatype, or a device address, by its residence" :
+                     "alpha/beta/result: a host value or a device address by the pointer mode";
     } else if (nullonly) {
         pl->cls = RM_CLASS_FORWARD_NULL;
         pl->reason = zreason != NULL ? zreason : pl->why;
@@ -794,18 +803,31 @@ static void rm_plan_timing(rm_plan *pl, const rm_meta *m)
    whose value is one. Only for forwarded APIs' by-value parameters of 8 bytes (a handle type). */
 static void rm_plan_numbers(rm_plan *pl, const rm_meta *m, const cushim_api_info *a)
 {
-    pl->num_attr_param = pl->num_buf_param = pl->num_size_param = -1;
-    for (int k = 1; k <= RM_NUM_KINDS; k++) {
-        if (strcmp(a->name, rm_numbered_at(k)->create) == 0 && pl->nparams > 0 && pl->p[0].op == RM_OP_ARRAY &&
-            pl->p[0].elem == 8 && pl->p[0].dir == CUSHIM_DIR_OUT)
-            pl->num_create = (uint8_t)k;
-        if (strcmp(a->name, rm_numbered_at(k)->destroy) == 0)
+    size_t i_api = 0;
+    pl->num_attr_param = pl->num_buf_param = pl->num_size_param = pl->num_out_param = -1;
+    for (const rm_num_api *na; (na = rm_num_api_at(i_api++)) != NULL;) {
+        if (fnmatch(na->glob, a->name, 0) != 0)
+            continue;
+        int k = rm_numbered_type(na->type);
+        if (na->role == RM_NUM_END)
             pl->num_destroy = (uint8_t)k;
+        for (uint32_t i = 0; na->param != NULL && i < pl->nparams; i++) {
+            if (strcmp(m->api_param(a, i)->name, na->param) != 0)
+                continue;
+            if (na->role != RM_NUM_MAKE && pl->p[i].op == RM_OP_VALUE && pl->p[i].size == 8)
+                pl->p[i].num = (uint8_t)k;   /* named by value where its C type says nothing ('void *') */
+            /* one object out, through a pointer (an in/out one's value in is the library's to overwrite) */
+            if (na->role == RM_NUM_MAKE && pl->p[i].op == RM_OP_ARRAY && pl->p[i].elem == 8 &&
+                (pl->p[i].dir & CUSHIM_DIR_OUT) && !pl->p[i].counted && pl->p[i].fixed <= 1) {
+                pl->num_create = (uint8_t)k;
+                pl->num_out_param = (int8_t)i;
+            }
+        }
     }
     for (uint32_t i = 0; i < pl->nparams; i++) {
         const cushim_param_info *p = m->api_param(a, i);
         int k = rm_numbered_type(p->type);
-        if (k != 0 && pl->p[i].op == RM_OP_VALUE && pl->p[i].size == 8)
+        if (k != 0 && pl->p[i].op == RM_OP_VALUE && pl->p[i].size == 8 && pl->p[i].num == 0)
             pl->p[i].num = (uint8_t)k;
     }
     const rm_num_attr *na = rm_num_attr_find(a->name);

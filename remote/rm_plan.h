@@ -135,6 +135,10 @@ typedef struct rm_plan {
     uint8_t nparams;
     uint8_t nptr;                /* parameters in 'order'                                                   */
     uint8_t ret_status;          /* the return value is a status (cushim_ret_is_status)                     */
+    uint8_t ret_string;          /* it returns a text the callee owns (rm_ret_string): the reply carries the
+                                    text, at most RM_MAX_RET_STRING bytes, never the server's pointer; an object
+                                    by number it names that is not live goes as NULL (ncclGetLastError: "comm
+                                    is currently unused")                                                   */
     uint8_t async;               /* RM_ASYNC_*: queued and batched by the client                             */
     uint8_t cache;               /* RM_CACHE_*                                                              */
     int8_t cache_skip_param;     /* RM_CACHE_PROCESS except when this parameter (-1: none) ...               */
@@ -145,11 +149,11 @@ typedef struct rm_plan {
     uint8_t capture;             /* RM_CAPTURE_*: begins or ends a stream capture (the client tracks them)   */
     int8_t devcopy_param;        /* a CUDA_MEMCPY3D parameter whose memory types must be device or array
                                     (a graph's memcpy node: host memory is the client's); -1: none          */
-    /* objects by number (rm_numbered, rm_num.h): this API creates (its first parameter the output) or
-       destroys one of kind num_create / num_destroy (0: neither); an attribute setter or getter whose value
+    /* objects by number (rm_numbered, rm_num.h): this API creates (its parameter num_out_param the output)
+       or destroys one of kind num_create / num_destroy (0: neither); an attribute setter or getter whose value
        for attribute num_attr_value is one of kind num_attr_kind (0: none), in its 'buf' of 8 bytes */
     uint8_t num_create, num_destroy, num_attr_kind, num_attr_out;
-    int8_t num_attr_param, num_buf_param, num_size_param;
+    int8_t num_attr_param, num_buf_param, num_size_param, num_out_param;
     int64_t num_attr_value;
     int8_t link_param;           /* a CUlinkState whose kept option outputs (cuLinkCreate's logs, sizes, wall
                                     time) the reply carries after the outputs (rm_links); -1: none         */
@@ -202,17 +206,30 @@ typedef struct rm_special {
 
 const rm_special *rm_special_find(const char *name, uint32_t categories);
 
-/* Objects by number (rm_num.h; docs/remote.md, "cuBLAS and cuBLASLt"): the opaque types of cuBLAS and cuBLASLt
-   whose values the back end gives as numbers and maps to its library's pointers (rm_special.c, one table). */
-#define RM_NUM_KINDS 7
+/* Objects by number (rm_num.h; docs/remote.md, "cuBLAS and cuBLASLt" and "NCCL"): the opaque types of cuBLAS,
+   cuBLASLt and NCCL whose values the back end gives as numbers and maps to its library's pointers (rm_special.c,
+   one table of types and one of the APIs that make or end them). */
+#define RM_NUM_KINDS 10
 typedef struct rm_numbered {
     const char *type;            /* the parameter type by value ("cublasHandle_t")                          */
-    const char *create;          /* the API that makes one (its first parameter: the output)                */
-    const char *destroy;         /* the API that ends one                                                   */
     uint8_t handle;              /* a library handle: an unknown number is the library's bad-handle answer
                                     (CUBLAS_STATUS_NOT_INITIALIZED), not a malformed call                   */
 } rm_numbered;
+/* An API that makes an object by number (through its pointer parameter 'param', one element), ends one, or names
+   one by value in a parameter whose C type says nothing ('void *': an NCCL registration handle). */
+#define RM_NUM_MAKE 0
+#define RM_NUM_END 1
+#define RM_NUM_USE 2
+typedef struct rm_num_api {
+    const char *glob;            /* fnmatch(3) on the exported name                                         */
+    const char *type;            /* the object's type (rm_numbered)                                         */
+    const char *param;           /* MAKE: its output; END, USE: the parameter holding one by value (NULL:
+                                    each parameter of that C type)                                          */
+    uint8_t role;                /* RM_NUM_*                                                                */
+} rm_num_api;
 const rm_numbered *rm_numbered_at(int kind);   /* kind 1..RM_NUM_KINDS; NULL otherwise */
+/* The i-th row of the table of makers and enders; NULL past the end. */
+const rm_num_api *rm_num_api_at(size_t i);
 int rm_numbered_type(const char *type);          /* its kind, or 0 */
 /* An attribute whose value holds an object by number (cublasLtMatmulDescSetAttribute's
    CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR: a cublasLtEmulationDesc_t). */
@@ -222,6 +239,8 @@ typedef struct rm_num_attr {
     const char *type;            /* the object's type (rm_numbered)                                         */
 } rm_num_attr;
 const rm_num_attr *rm_num_attr_find(const char *api);
+/* Does 'api' return a text the callee owns, carried as its bytes (rm_plan.ret_string)? (rm_special.c) */
+int rm_ret_string_find(const char *api);
 
 /* Pointer-mode scalars (RM_OP_SCALAR): is parameter 'param' of 'api' one? (rm_special.c, one table) */
 typedef struct rm_scalar {

@@ -129,6 +129,12 @@ static const rm_special rm_specials[] = {
     { "cublasLtMatmulPreferenceCreate", RM_CLASS_HAND, RM_OP_ARRAY, "pref", NULL, "a descriptor returned: the back end's number for it (rm_num.h)" },
     { "cublasLtMatrixTransformDescCreate", RM_CLASS_HAND, RM_OP_ARRAY, "transformDesc", NULL, "a descriptor returned: the back end's number for it (rm_num.h)" },
     { "cublasLtEmulationDescCreate", RM_CLASS_HAND, RM_OP_ARRAY, "emulationDesc", NULL, "a descriptor returned: the back end's number for it (rm_num.h)" },
+    { "*ncclMemAlloc", RM_CLASS_HAND, RM_OP_ARRAY, "ptr", NULL, "device address returned: one pointer-sized element" },
+    { "*ncclMemFree", RM_CLASS_HAND, RM_OP_ARRAY, "ptr", "ptr", "a device address, never read: its value" },
+    { "*ncclCommRegister", RM_CLASS_HAND, RM_OP_ARRAY, "handle", "buff", "a device buffer (its value) registered: the handle is the back end's number for it (rm_num.h)" },
+    { "*ncclCommDeregister", RM_CLASS_HAND, RM_OP_ARRAY, "handle", "handle", "a registration handle: the back end's number (rm_num.h)" },
+    { "*ncclCommWindowRegister", RM_CLASS_HAND, RM_OP_ARRAY, "win", "buff", "a device buffer (its value) registered: the window is the back end's number for it (rm_num.h)" },
+    { "*ncclCommInitAll", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "ndev communicators at once, not numbered (rm_num.h): ncclCommInitRank per device in a group is the carried way" },
     { "cublasLt*Init_internal", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "initialises a descriptor in the caller's memory: use the Create function" },
     { "cublas[SG]etVector*", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "host<->device copy: the host side sized by elemSize and strides" },
     { "cublas[SG]etMatrix*", RM_CLASS_NEEDS_HAND, 0, NULL, NULL, "host<->device copy: the host side sized by elemSize and strides" },
@@ -252,6 +258,7 @@ static const rm_scalar rm_scalars[] = {
     { "cublas*", "alpha" },
     { "cublas*", "beta" },
     { "cublas*", "result" },
+    { "*ncclRedOpCreatePreMulSum", "scalar" },   /* by 'residence': host (sized by 'datatype') or device */
 };
 
 /* Sizes of values by attribute, from cuda.h's documentation of each (the type it names for *data). Booleans are
@@ -436,18 +443,59 @@ static const rm_scalar rm_addrs[] = {
 /* Objects by number (rm_num.h): a value of one of these types by value is a number the back end gave, mapped to the
    library's pointer before the call runs; any other is refused. Kind: index + 1. */
 static const rm_numbered rm_numbereds[RM_NUM_KINDS] = {
-    { "cublasHandle_t", "cublasCreate_v2", "cublasDestroy_v2", 1 },
-    { "cublasLtHandle_t", "cublasLtCreate", "cublasLtDestroy", 1 },
-    { "cublasLtMatmulDesc_t", "cublasLtMatmulDescCreate", "cublasLtMatmulDescDestroy", 0 },
-    { "cublasLtMatrixLayout_t", "cublasLtMatrixLayoutCreate", "cublasLtMatrixLayoutDestroy", 0 },
-    { "cublasLtMatmulPreference_t", "cublasLtMatmulPreferenceCreate", "cublasLtMatmulPreferenceDestroy", 0 },
-    { "cublasLtMatrixTransformDesc_t", "cublasLtMatrixTransformDescCreate", "cublasLtMatrixTransformDescDestroy", 0 },
-    { "cublasLtEmulationDesc_t", "cublasLtEmulationDescCreate", "cublasLtEmulationDescDestroy", 0 },
+    { "cublasHandle_t", 1 },
+    { "cublasLtHandle_t", 1 },
+    { "cublasLtMatmulDesc_t", 0 },
+    { "cublasLtMatrixLayout_t", 0 },
+    { "cublasLtMatmulPreference_t", 0 },
+    { "cublasLtMatrixTransformDesc_t", 0 },
+    { "cublasLtEmulationDesc_t", 0 },
+    /* NCCL's: an object that is not a live number is ncclInvalidArgument (a malformed call in NCCL's words) */
+    { "ncclComm_t", 0 },
+    { "ncclWindow_t", 0 },
+    { "ncclCommRegister's handle", 0 },   /* a 'void *': no C type names it, so its APIs name the parameter */
+};
+
+/* The APIs that make one (through the output parameter named) or end one. NCCL's communicators: every
+   ncclCommInit* of one communicator, a split or shrink's new one; ncclCommAbort ends one as ncclCommDestroy does.
+   ncclCommInitAll's ndev communicators are not numbered here (rm_special's table refuses it). A buffer
+   registration's handle and a window: made by the Register, ended by the Deregister. */
+static const rm_num_api rm_num_apis[] = {
+    { "cublasCreate_v2", "cublasHandle_t", "handle", RM_NUM_MAKE },
+    { "cublasDestroy_v2", "cublasHandle_t", NULL, RM_NUM_END },
+    { "cublasLtCreate", "cublasLtHandle_t", "lightHandle", RM_NUM_MAKE },
+    { "cublasLtDestroy", "cublasLtHandle_t", NULL, RM_NUM_END },
+    { "cublasLtMatmulDescCreate", "cublasLtMatmulDesc_t", "matmulDesc", RM_NUM_MAKE },
+    { "cublasLtMatmulDescDestroy", "cublasLtMatmulDesc_t", NULL, RM_NUM_END },
+    { "cublasLtMatrixLayoutCreate", "cublasLtMatrixLayout_t", "matLayout", RM_NUM_MAKE },
+    { "cublasLtMatrixLayoutDestroy", "cublasLtMatrixLayout_t", NULL, RM_NUM_END },
+    { "cublasLtMatmulPreferenceCreate", "cublasLtMatmulPreference_t", "pref", RM_NUM_MAKE },
+    { "cublasLtMatmulPreferenceDestroy", "cublasLtMatmulPreference_t", NULL, RM_NUM_END },
+    { "cublasLtMatrixTransformDescCreate", "cublasLtMatrixTransformDesc_t", "transformDesc", RM_NUM_MAKE },
+    { "cublasLtMatrixTransformDescDestroy", "cublasLtMatrixTransformDesc_t", NULL, RM_NUM_END },
+    { "cublasLtEmulationDescCreate", "cublasLtEmulationDesc_t", "emulationDesc", RM_NUM_MAKE },
+    { "cublasLtEmulationDescDestroy", "cublasLtEmulationDesc_t", NULL, RM_NUM_END },
+    { "*ncclCommInitRank", "ncclComm_t", "comm", RM_NUM_MAKE },
+    { "*ncclCommInitRankConfig", "ncclComm_t", "comm", RM_NUM_MAKE },
+    { "*ncclCommInitRankScalable", "ncclComm_t", "newcomm", RM_NUM_MAKE },
+    { "*ncclCommSplit", "ncclComm_t", "newcomm", RM_NUM_MAKE },
+    { "*ncclCommShrink", "ncclComm_t", "newcomm", RM_NUM_MAKE },
+    { "*ncclCommDestroy", "ncclComm_t", NULL, RM_NUM_END },
+    { "*ncclCommAbort", "ncclComm_t", NULL, RM_NUM_END },
+    { "*ncclCommRegister", "ncclCommRegister's handle", "handle", RM_NUM_MAKE },
+    { "*ncclCommDeregister", "ncclCommRegister's handle", "handle", RM_NUM_END },
+    { "*ncclCommWindowRegister", "ncclWindow_t", "win", RM_NUM_MAKE },
+    { "*ncclCommWindowDeregister", "ncclWindow_t", NULL, RM_NUM_END },
 };
 
 const rm_numbered *rm_numbered_at(int kind)
 {
     return kind >= 1 && kind <= RM_NUM_KINDS ? &rm_numbereds[kind - 1] : NULL;
+}
+
+const rm_num_api *rm_num_api_at(size_t i)
+{
+    return i < sizeof rm_num_apis / sizeof rm_num_apis[0] ? &rm_num_apis[i] : NULL;
 }
 
 int rm_numbered_type(const char *type)
@@ -464,6 +512,18 @@ static const rm_num_attr rm_num_attrs[] = {
     { "cublasLtMatmulDescSetAttribute", "CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR", "cublasLtEmulationDesc_t" },
     { "cublasLtMatmulDescGetAttribute", "CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR", "cublasLtEmulationDesc_t" },
 };
+
+/* Functions returning a text the callee owns (const char *) whose text is the server's to give: NCCL's last error
+   is set by the server's libnccl (the error texts of status codes are the client library's own: remote.c). */
+static const char *const rm_ret_strings[] = { "*ncclGetLastError" };
+
+int rm_ret_string_find(const char *api)
+{
+    for (size_t i = 0; i < sizeof rm_ret_strings / sizeof rm_ret_strings[0]; i++)
+        if (fnmatch(rm_ret_strings[i], api, 0) == 0)
+            return 1;
+    return 0;
+}
 
 const rm_num_attr *rm_num_attr_find(const char *api)
 {

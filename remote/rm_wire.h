@@ -46,6 +46,7 @@
 #define RM_MAX_PAYLOAD (64u << 20)  /* bytes of one message's payload                                  */
 #define RM_MAX_ARENA (128u << 20)   /* bytes a server may stage for one call (inputs + outputs)         */
 #define RM_MAX_STRING (1u << 20)    /* bytes of one string parameter                                    */
+#define RM_MAX_RET_STRING 4096u     /* bytes of a returned text (rm_plan.ret_string; NCCL's is 1023 at most) */
 #define RM_MAX_BATCH 4096u          /* calls in one batch                                               */
 #define RM_MAX_KPARAMS 1024u        /* kernel parameters of one launch                                  */
 #define RM_MAX_KPARAM_BYTES 32764u  /* bytes of one kernel parameter (the driver's own limit)           */

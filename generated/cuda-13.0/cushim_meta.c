@@ -2182,7 +2182,7 @@ const cushim_enum_info cushim_gen_enums[231] = {
 };
 const uint32_t cushim_gen_enum_count = 231;
 
-extern const cushim_struct_info cushim_gen_structs[64];
+extern const cushim_struct_info cushim_gen_structs[65];
 static const cushim_field_info cushim_gen_sf_0[] = { /* CUDA_MEMCPY2D */
     { "srcXInBytes", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
     { "srcY", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, NULL },
@@ -2394,7 +2394,7 @@ static const cushim_field_info cushim_gen_sf_17[] = { /* CUmemAllocationProp */
     { "requestedHandleTypes", "CUmemAllocationHandleType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, &cushim_gen_enums[70], NULL },
     { "location", "CUmemLocation", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 8, 8, 0, NULL, &cushim_gen_structs[18] },
     { "win32HandleMetaData", "void *", CUSHIM_KIND_POINTER, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
-    { "allocFlags", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, &cushim_gen_structs[61] },
+    { "allocFlags", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 24, 8, 0, NULL, &cushim_gen_structs[62] },
 };
 static const cushim_field_info cushim_gen_sf_18[] = { /* CUmemLocation */
     { "type", "CUmemLocationType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[72], NULL },
@@ -2573,10 +2573,10 @@ static const cushim_field_info cushim_gen_sf_40[] = { /* CUdevprop */
 };
 static const cushim_field_info cushim_gen_sf_41[] = { /* CUexecAffinityParam */
     { "type", "CUexecAffinityType", CUSHIM_KIND_ENUM, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, &cushim_gen_enums[53], NULL },
-    { "param", "union <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, &cushim_gen_structs[62] },
+    { "param", "union <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, &cushim_gen_structs[63] },
 };
 static const cushim_field_info cushim_gen_sf_42[] = { /* CUDA_ARRAY_SPARSE_PROPERTIES */
-    { "tileExtent", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 12, 0, NULL, &cushim_gen_structs[63] },
+    { "tileExtent", "struct <anonymous>", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 12, 0, NULL, &cushim_gen_structs[64] },
     { "miptailFirstLevel", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 12, 4, 0, NULL, NULL },
     { "miptailSize", "unsigned long long", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 8, 0, NULL, NULL },
     { "flags", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 24, 4, 0, NULL, NULL },
@@ -2691,21 +2691,27 @@ static const cushim_field_info cushim_gen_sf_60[] = { /* ncclConfig_t */
     { "nChannelsPerNetPeer", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 72, 4, 0, NULL, NULL },
     { "nvlinkCentricSched", "int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 76, 4, 0, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_61[] = { /* CUmemAllocationProp.allocFlags */
+static const cushim_field_info cushim_gen_sf_61[] = { /* ncclSimInfo_t */
+    { "size", "size_t", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 8, 0, NULL, NULL },
+    { "magic", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, NULL, NULL },
+    { "version", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 12, 4, 0, NULL, NULL },
+    { "estimatedTime", "float", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 16, 4, 0, NULL, NULL },
+};
+static const cushim_field_info cushim_gen_sf_62[] = { /* CUmemAllocationProp.allocFlags */
     { "compressionType", "unsigned char", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 1, 0, NULL, NULL },
     { "gpuDirectRDMACapable", "unsigned char", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 1, 1, 0, NULL, NULL },
     { "usage", "unsigned short", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 2, 2, 0, NULL, NULL },
     { "reserved", "unsigned char[4]", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 4, NULL, NULL },
 };
-static const cushim_field_info cushim_gen_sf_62[] = { /* CUexecAffinityParam.param */
+static const cushim_field_info cushim_gen_sf_63[] = { /* CUexecAffinityParam.param */
     { "smCount", "CUexecAffinitySmCount", CUSHIM_KIND_STRUCT, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, &cushim_gen_structs[54] },
 };
-static const cushim_field_info cushim_gen_sf_63[] = { /* CUDA_ARRAY_SPARSE_PROPERTIES.tileExtent */
+static const cushim_field_info cushim_gen_sf_64[] = { /* CUDA_ARRAY_SPARSE_PROPERTIES.tileExtent */
     { "width", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 0, 4, 0, NULL, NULL },
     { "height", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 4, 4, 0, NULL, NULL },
     { "depth", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_KIND_UNKNOWN, 0, 8, 4, 0, NULL, NULL },
 };
-const cushim_struct_info cushim_gen_structs[64] = {
+const cushim_struct_info cushim_gen_structs[65] = {
     { "CUDA_MEMCPY2D", 128, 16, cushim_gen_sf_0 },
     { "CUDA_MEMCPY3D", 200, 25, cushim_gen_sf_1 },
     { "CUDA_MEMCPY3D_PEER", 200, 25, cushim_gen_sf_2 },
@@ -2767,11 +2773,12 @@ const cushim_struct_info cushim_gen_structs[64] = {
     { "cudaIpcEventHandle_t", 64, 1, cushim_gen_sf_58 },
     { "ncclUniqueId", 128, 1, cushim_gen_sf_59 },
     { "ncclConfig_t", 80, 17, cushim_gen_sf_60 },
-    { "CUmemAllocationProp.allocFlags", 8, 4, cushim_gen_sf_61 },
-    { "CUexecAffinityParam.param", 4, 1, cushim_gen_sf_62 },
-    { "CUDA_ARRAY_SPARSE_PROPERTIES.tileExtent", 12, 3, cushim_gen_sf_63 },
+    { "ncclSimInfo_t", 24, 4, cushim_gen_sf_61 },
+    { "CUmemAllocationProp.allocFlags", 8, 4, cushim_gen_sf_62 },
+    { "CUexecAffinityParam.param", 4, 1, cushim_gen_sf_63 },
+    { "CUDA_ARRAY_SPARSE_PROPERTIES.tileExtent", 12, 3, cushim_gen_sf_64 },
 };
-const uint32_t cushim_gen_struct_count = 64;
+const uint32_t cushim_gen_struct_count = 65;
 
 static const cushim_param_info cushim_gen_p_cuGetErrorString[] = {
     { "error", "CUresult", "enum cudaError_enum", CUSHIM_KIND_ENUM, CUSHIM_DIR_IN, CUSHIM_F_(cuGetErrorString, error), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, &cushim_gen_enums[56], NULL },
@@ -10538,10 +10545,10 @@ static const cushim_param_info cushim_gen_p_ncclRecv[] = {
     { "stream", "cudaStream_t", "struct CUstream_st *", CUSHIM_KIND_HANDLE, CUSHIM_DIR_IN, CUSHIM_F_(ncclRecv, stream), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_ncclGroupSimulateEnd[] = {
-    { "simInfo", "ncclSimInfo_t *", "struct ncclSimInfo_v22200 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(ncclGroupSimulateEnd, simInfo), -1, CUSHIM_E_(ncclGroupSimulateEnd, simInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "simInfo", "ncclSimInfo_t *", "struct ncclSimInfo_v22200 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(ncclGroupSimulateEnd, simInfo), -1, CUSHIM_E_(ncclGroupSimulateEnd, simInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[61] },
 };
 static const cushim_param_info cushim_gen_p_pncclGroupSimulateEnd[] = {
-    { "simInfo", "ncclSimInfo_t *", "struct ncclSimInfo_v22200 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(pncclGroupSimulateEnd, simInfo), -1, CUSHIM_E_(pncclGroupSimulateEnd, simInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, NULL },
+    { "simInfo", "ncclSimInfo_t *", "struct ncclSimInfo_v22200 *", CUSHIM_KIND_POINTER, CUSHIM_DIR_INOUT, CUSHIM_F_(pncclGroupSimulateEnd, simInfo), -1, CUSHIM_E_(pncclGroupSimulateEnd, simInfo), 0, CUSHIM_KIND_STRUCT, 0, 0, NULL, &cushim_gen_structs[61] },
 };
 static const cushim_param_info cushim_gen_p_cublasCreate_v2[] = {
     { "handle", "cublasHandle_t *", "struct cublasContext **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cublasCreate_v2, handle), -1, CUSHIM_E_(cublasCreate_v2, handle), 0, CUSHIM_KIND_HANDLE, 0, 0, NULL, NULL },
@@ -20474,9 +20481,10 @@ const uint16_t cushim_gen_enum_const_at[2837][2] = { /* enum, value index */
 };
 
 /* listed structs by name: host struct_by_name */
-const uint16_t cushim_gen_struct_by_name[64] = {
-    4, 8, 3, 7, 43, 42, 63, 47, 16, 12, 9, 13, 22, 0, 5, 1,
-    2, 6, 15, 14, 21, 45, 44, 50, 40, 41, 62, 54, 49, 46, 56, 55,
-    10, 11, 19, 17, 61, 18, 20, 51, 48, 39, 36, 27, 38, 58, 57, 31,
-    30, 29, 33, 35, 34, 24, 25, 32, 26, 37, 28, 23, 60, 59, 52, 53,
+const uint16_t cushim_gen_struct_by_name[65] = {
+    4, 8, 3, 7, 43, 42, 64, 47, 16, 12, 9, 13, 22, 0, 5, 1,
+    2, 6, 15, 14, 21, 45, 44, 50, 40, 41, 63, 54, 49, 46, 56, 55,
+    10, 11, 19, 17, 62, 18, 20, 51, 48, 39, 36, 27, 38, 58, 57, 31,
+    30, 29, 33, 35, 34, 24, 25, 32, 26, 37, 28, 23, 60, 61, 59, 52,
+    53,
 };

@@ -254,6 +254,14 @@ static int rp_blas_fast(rp_state *s, cushim_call *call, const rm_plan *pl, const
     return 1;
 }
 
+/* rm_ctx.scalar: cuBLAS's by the pointer mode (rp_cublas.c), NCCL's by the residence (rp_nccl.c) */
+static int rp_scalar(void *user, const rm_plan *pl, uint32_t param, const void *params, uint32_t *bytes)
+{
+    if (pl->info->library == CUSHIM_LIB_NCCL)
+        return rp_nccl_scalar(pl, param, params, bytes);
+    return rp_cublas_scalar(user, pl, param, params, bytes);
+}
+
 /* ---- the hook ---- */
 static int rp_pre(cushim_call *call, void *user, uint64_t *slot)
 {
@@ -303,7 +311,9 @@ static int rp_pre(cushim_call *call, void *user, uint64_t *slot)
         rp_managed_answer(s, call);   /* the managed-access attributes this client gives */
     if (cfg_slot != NULL)
         *cfg_slot = cfg_orig;
-    if (!answered)
+    if (!answered && pl->ret_string)
+        memcpy(call->retval, &(const char *){ "" }, sizeof(const char *));   /* a text, never NULL: none known */
+    else if (!answered)
         cushim_call_set_result(call, rc_lib_error(call->info->library, r));
     else if (blas)
         rp_cublas_after(call, pl->ret_status ? *(const int32_t *)call->retval : 0, epoch);   /* pointer modes... */
@@ -384,8 +394,8 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
         host->log(self, CUSHIM_LOG_ERROR, "out of memory");
         return -1;
     }
-    s->cx = (rm_ctx){ .kparam_sizes = rp_kparam_sizes, .intern = rp_intern, .keep = rp_graph_keep, .link_in = rp_link_in,
-                      .scalar = rp_cublas_scalar, .addr_out = rp_addr_out, .addr_in = rp_addr_in, .user = s };
+    s->cx = (rm_ctx){ .kparam_sizes = rp_kparam_sizes, .intern = rp_intern, .ret_text = rp_ret_text, .keep = rp_graph_keep, .link_in = rp_link_in,
+                      .scalar = rp_scalar, .addr_out = rp_addr_out, .addr_in = rp_addr_in, .user = s };
     rp_cublas_init(host);
     rp_nccl_init(host, self);
     if (host->tls_create(self, rp_thread_free, &s->tls_wr) != CUSHIM_OK || rp_graph_init(s, self) != CUSHIM_OK) {
@@ -410,8 +420,8 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
         { "lib:nvml&!nvmlErrorString", "nvmlInit_v2" },
         { "lib:cublas&!cublasGetStatusName&!cublasGetStatusString", "cublasCreate_v2" },
         { "lib:cublaslt&!cublasLtGetStatusName&!cublasLtGetStatusString", "cublasLtCreate" },
-        /* NCCL: its error texts are the program's own libnccl's (rp_nccl.c) */
-        { "lib:nccl&!ncclGetErrorString&!pncclGetErrorString&!ncclGetLastError&!pncclGetLastError",
+        /* NCCL: the texts of its codes are the program's own libnccl's, its last error the server's (rp_nccl.c) */
+        { "lib:nccl&!ncclGetErrorString&!pncclGetErrorString",
           "ncclGetUniqueId" } };
     rp_hostfn_init(host, self, s->plans, rp_dispatch_rc, s, s->e_invalid, s->e_not_supported);
     if (rc_init(host, self, s->plans, rp_dispatch_rc, rp_host_alloc_rc, rp_host_free_rc, s) != 0)   /* logged; the driver is forwarded still */

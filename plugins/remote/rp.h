@@ -213,6 +213,7 @@ void rp_cache_free(rp_state *s);
 int rp_kparam_sizes(void *user, uint64_t func, uint32_t *n, uint32_t *sizes, uint32_t cap);
 void rp_kparam_forget(rp_state *s);
 const char *rp_intern(void *user, const char *str, size_t n);
+const char *rp_ret_text(void *user, const char *str, size_t n);   /* rm_ctx.ret_text: a ring of copies */
 
 /* rp_graph.c */
 static inline int rp_capturing(rp_state *s)

@@ -1,8 +1,10 @@
 /*
  * rp_args.c - what the codec asks of the client (rm_ctx): kernel argument sizes, asked of the server once per
- * function (cuFuncGetParamInfo), and the strings the server returned, kept once each for the process's life.
+ * function (cuFuncGetParamInfo), the strings the server returned, kept once each for the process's life, and the
+ * texts a call returned (NCCL's last error), kept for a while.
  */
 #define _GNU_SOURCE
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +23,23 @@ const char *rp_intern(void *user, const char *str, size_t n)
         r = s->strings[s->nstrings++];
     pthread_mutex_unlock(&s->slock);
     return r;
+}
+
+/* ---- texts a call returned (ncclGetLastError: rm_plan.ret_string) ---- */
+/* NCCL keeps its last error in one buffer, overwritten by the next error: a program reads the text before another
+   error. Here a ring of RP_TEXTS buffers: a text stays readable until RP_TEXTS more were returned. */
+#define RP_TEXTS 8
+static char rp_texts[RP_TEXTS][RM_MAX_RET_STRING + 1];
+static atomic_uint rp_text_next;
+
+const char *rp_ret_text(void *user, const char *str, size_t n)
+{
+    (void)user;
+    char *t = rp_texts[atomic_fetch_add_explicit(&rp_text_next, 1, memory_order_relaxed) % RP_TEXTS];
+    n = n < RM_MAX_RET_STRING ? n : RM_MAX_RET_STRING;
+    memcpy(t, str, n);
+    t[n] = '\0';
+    return t;
 }
 
 /* ---- kernel argument sizes: cuFuncGetParamInfo, asked of the server once per function ---- */

@@ -50,8 +50,8 @@ static void rp_count_sync(rp_state *s, const rm_plan *pl)
 }
 
 /* A call message about to be sent or queued, under 'lock' in the order the server gets them: a Create of a cuBLAS
-   or cuBLASLt handle or descriptor takes the next number, as the back end counts them (rm_num.h, rm_ltid.h). Its
-   number, or 0. */
+   or cuBLASLt handle or descriptor, or a maker of an NCCL communicator, registration or window, takes the next
+   number, as the back end counts them (rm_num.h, rm_ltid.h). Its number, or 0. */
 static uint64_t rp_note_message_locked(rp_state *s, const rm_plan *pl)
 {
     return pl->num_create != 0 ? rm_ltid(s->lt_creates++) : 0;

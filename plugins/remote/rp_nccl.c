@@ -13,16 +13,24 @@
  *     far as the program's struct goes (its 'size': a program of an older nccl.h has a smaller struct) and drops
  *     commName, a label NCCL prints in its logs and hands its profiler (PyTorch names split communicators), so
  *     that such communicators are created; netName, which picks a network, is kept and so refused.
- *   - the remoting's own failures in NCCL's words (rp_nccl_error).
- * ncclGetErrorString and ncclGetLastError are not forwarded (remote.c's selector): the program's own libnccl
- * answers them, exactly for the first (a table of NCCL's), and with its own, empty, last error for the second.
+ *   - the remoting's own failures in NCCL's words (rp_nccl_error);
+ *   - ncclGroupSimulateEnd closes a group level as ncclGroupEnd does (NCCL's simulated end), always answered: its
+ *     ncclSimInfo_t (numbers only, described) comes back;
+ *   - ncclRedOpCreatePreMulSum's scalar (rp_nccl_scalar): a host value of its datatype's size, or a device address,
+ *     as its residence says (the back end checks the same residence before NCCL runs, rb_cublas.c).
+ * ncclGetErrorString is not forwarded (remote.c's selector): the program's own libnccl answers it (NCCL's table of
+ * the codes' texts). ncclGetLastError is: the server's libnccl set the text, which the reply carries
+ * (rm_plan.ret_string) and the client keeps (rp_ret_text); a communicator it names that is not live goes as NULL
+ * (NCCL does not use it); a lost server answers "".
  */
 #include <stdatomic.h>
 #include <string.h>
 
+#include "rm_codec.h"
 #include "rp_nccl.h"
 
 static uint32_t rn_start[2], rn_end[2];   /* ncclGroupStart/End and their pnccl forms */
+static uint32_t rn_sim[2];                /* ncclGroupSimulateEnd: ends a group too, always answered (its simInfo) */
 static int32_t rn_drv_invalid = 1, rn_drv_not_supported = 801, rn_drv_unavailable = 46;
 static int32_t rn_invalid_arg = 4, rn_invalid_usage = 5, rn_remote = 6, rn_system = 2;   /* NCCL's */
 static __thread int rn_depth;             /* this thread's group depth, as NCCL counts it */
@@ -72,6 +80,8 @@ void rp_nccl_init(const cushim_host *host, cushim_plugin *self)
     rn_start[1] = rn_id(host, "pncclGroupStart");
     rn_end[0] = rn_id(host, "ncclGroupEnd");
     rn_end[1] = rn_id(host, "pncclGroupEnd");
+    rn_sim[0] = rn_id(host, "ncclGroupSimulateEnd");
+    rn_sim[1] = rn_id(host, "pncclGroupSimulateEnd");
     rn_drv_invalid = rn_code(host, "CUDA_ERROR_INVALID_VALUE", rn_drv_invalid);
     rn_drv_not_supported = rn_code(host, "CUDA_ERROR_NOT_SUPPORTED", rn_drv_not_supported);
     rn_drv_unavailable = rn_code(host, "CUDA_ERROR_DEVICE_UNAVAILABLE", rn_drv_unavailable);
@@ -93,6 +103,10 @@ int rp_nccl_batched(const rm_plan *pl)
             return pl->async == RM_ASYNC_GROUP;
         }
         rn_depth = 0;   /* the outermost end (or one without a start: NCCL's ncclInvalidUsage) is answered */
+        return 0;
+    }
+    if (pl->id == rn_sim[0] || pl->id == rn_sim[1]) {
+        rn_depth = rn_depth > 1 ? rn_depth - 1 : 0;   /* closes a level as ncclGroupEnd; its simInfo comes back */
         return 0;
     }
     return rn_depth > 0 && pl->async == RM_ASYNC_GROUP;
@@ -150,4 +164,67 @@ void rp_nccl_config(cushim_call *call, uint8_t *copy, void ***slot, void **orig)
         *at = copy;
         return;
     }
+}
+
+/* The value named 'name' of the enum of parameter 'param' of 'a' (1), or 0. */
+static int rp_nccl_enum(const cushim_host *h, const cushim_api_info *a, const char *param, const char *name, int64_t *v)
+{
+    for (uint32_t i = 0; a != NULL && i < a->nparams; i++) {
+        const cushim_param_info *p = h->api_param(a, i);
+        if (strcmp(p->name, param) != 0 || p->enum_type == NULL)
+            continue;
+        for (uint32_t k = 0; k < p->enum_type->nvalues; k++)
+            if (strcmp(p->enum_type->values[k].name, name) == 0) {
+                *v = p->enum_type->values[k].value;
+                return 1;
+            }
+    }
+    return 0;
+}
+
+/* A parameter's value by name (an enum: 4 bytes). */
+static int rn_value(const cushim_api_info *a, const void *params, const char *name, int64_t *v)
+{
+    for (uint32_t i = 0; i < a->nparams; i++) {
+        const cushim_param_info *p = rn_host->api_param(a, i);
+        if (strcmp(p->name, name) == 0 && p->size == 4) {
+            int32_t x;
+            memcpy(&x, (const uint8_t *)params + p->offset, 4);
+            *v = x;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* nccl.h's datatypes by their names: bytes of one element */
+static uint32_t rn_dtype_bytes(const cushim_api_info *a, int64_t type)
+{
+    static const struct { const char *name; uint32_t bytes; } sizes[] = {
+        { "ncclInt8", 1 }, { "ncclUint8", 1 }, { "ncclFloat8e4m3", 1 }, { "ncclFloat8e5m2", 1 },
+        { "ncclFloat16", 2 }, { "ncclBfloat16", 2 },
+        { "ncclInt32", 4 }, { "ncclUint32", 4 }, { "ncclFloat32", 4 },
+        { "ncclInt64", 8 }, { "ncclUint64", 8 }, { "ncclFloat64", 8 },
+    };
+    int64_t v;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (rp_nccl_enum(rn_host, a, "datatype", sizes[i].name, &v) && v == type)
+            return sizes[i].bytes;
+    return 0;
+}
+
+int rp_nccl_scalar(const rm_plan *pl, uint32_t param, const void *params, uint32_t *bytes)
+{
+    const cushim_api_info *a = pl->info;
+    int64_t where, type, dev, host;
+    (void)param;
+    if (rn_host == NULL || !rn_value(a, params, "residence", &where) ||
+        !rp_nccl_enum(rn_host, a, "residence", "ncclScalarDevice", &dev) ||
+        !rp_nccl_enum(rn_host, a, "residence", "ncclScalarHostImmediate", &host))
+        return RM_EUNSUPPORTED;
+    if (where == dev)
+        return RM_SCALAR_DEVICE;
+    if (where != host || !rn_value(a, params, "datatype", &type) || (*bytes = rn_dtype_bytes(a, type)) == 0)
+        return RM_EUNSUPPORTED;
+    return RM_SCALAR_HOST;
 }

@@ -23,6 +23,10 @@ void rp_nccl_fork_child(void);
    label in NCCL's logs - dropped (logged once), and the parameter pointed at the copy. *slot and *orig say what to
    put back after the call (*slot NULL: nothing was changed). netName stays: a named network is refused. */
 #define RP_NCCL_CONFIG_MAX 512
+/* rm_ctx.scalar for NCCL (ncclRedOpCreatePreMulSum's 'scalar'): by its 'residence', a device address
+   (ncclScalarDevice) or a host value (ncclScalarHostImmediate) of its 'datatype''s size; RM_EUNSUPPORTED for a
+   residence or datatype this file does not know. */
+int rp_nccl_scalar(const rm_plan *pl, uint32_t param, const void *params, uint32_t *bytes);
 void rp_nccl_config(cushim_call *call, uint8_t *copy, void ***slot, void **orig);
 
 #endif /* RP_NCCL_H */

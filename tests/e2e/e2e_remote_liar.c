@@ -7,7 +7,8 @@
  * (a pointer-like value, a number not given yet, a number of another kind, an attribute value naming an emulation
  * descriptor). The back end must refuse each (RM_ST_MALFORMED) before the call runs (the matrices are bogus
  * addresses: a call that ran would crash the back end), and keep serving. A cuBLAS or cuBLASLt handle that is not
- * a live number the back end gave (made up, destroyed) is answered CUBLAS_STATUS_NOT_INITIALIZED, not run.
+ * a live number the back end gave (made up, destroyed) is answered CUBLAS_STATUS_NOT_INITIALIZED, not run. NCCL: a
+ * pre-multiplied sum's scalar claimed the other way than its residence, and a made-up communicator, are refused.
  * Usage: e2e_remote_liar unix:/path   (prints one line per step; exit 0 when every step went as expected)
  */
 #define _GNU_SOURCE
@@ -250,6 +251,39 @@ int main(int argc, char **argv)
         expect("a made-up emulation descriptor as an attribute value", call(dset, q, &ret), RM_ST_MALFORMED);
     } else {
         expect("no emulation descriptor attribute in this tree", 1, 1);
+    }
+
+    /* NCCL (docs/remote.md, "NCCL"): ncclRedOpCreatePreMulSum's scalar must go the way its residence says, and a
+       communicator must be a live number; refused before libnccl runs (where the tree has NCCL) */
+    const cushim_api_info *pms = NULL;
+    for (uint32_t i = 0; i < plans->count; i++)
+        if (strcmp(plans->all[i].info->name, "ncclRedOpCreatePreMulSum") == 0)
+            pms = plans->all[i].info;
+    if (pms != NULL) {
+        const rm_plan *premul = plan("ncclRedOpCreatePreMulSum"), *count = plan("ncclCommCount");
+        int32_t op = 0, *pop = &op, residence[2] = { 1, 0 };   /* ncclScalarHostImmediate, ncclScalarDevice */
+        int how[2] = { RM_SCALAR_DEVICE, RM_SCALAR_HOST }, saved = lie_how;
+        const char *claim[2] = { "a host-resident NCCL scalar claimed a device address",
+                                 "a device-resident NCCL scalar claimed a host value" };
+        float factor = 2;
+        void *pf = &factor;
+        for (int i = 0; i < 2; i++) {
+            lie_how = how[i];
+            memset(q, 0, sizeof q);
+            put(premul, q, "op", &pop, sizeof pop);
+            put(premul, q, "scalar", &pf, sizeof pf);
+            put(premul, q, "residence", &residence[i], sizeof residence[i]);
+            expect(claim[i], call(premul, q, &ret), RM_ST_MALFORMED);
+        }
+        lie_how = saved;
+        int n = 0, *pn = &n;
+        memset(q, 0, sizeof q);
+        put(count, q, "comm", &madeup, sizeof madeup);
+        put(count, q, "count", &pn, sizeof pn);
+        expect("a made-up ncclComm_t", call(count, q, &ret), RM_ST_MALFORMED);
+    } else {
+        for (int i = 0; i < 3; i++)
+            expect("no NCCL in this tree", 1, 1);
     }
 
     /* the back end still serves */

@@ -150,7 +150,7 @@ diff "$d/local.out" "$d/run.out" > "$d/run.diff" || fail "cushim run --remote= p
 start_server liar
 "$liar" "unix:$sock" > "$d/liar.out" 2> "$d/liar.err" || fail "e2e_remote_liar: $(cat "$d/liar.out" "$d/liar.err")"
 wait "$server" || fail "the liar's back end exited with $?"
-[ "$(grep -c "as expected" "$d/liar.out")" = 22 ] || fail "e2e_remote_liar: $(cat "$d/liar.out")"
+[ "$(grep -c "as expected" "$d/liar.out")" = 25 ] || fail "e2e_remote_liar: $(cat "$d/liar.out")"
 grep -q "cublasGetVersion_v2: a handle this back end did not give" "$d/serve.log" ||
     fail "the back end did not log the made-up handle"
 grep -q "cublasSgemm_v2: malformed" "$d/serve.log" || fail "the back end did not log the refused SGEMM"

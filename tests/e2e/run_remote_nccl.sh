@@ -6,9 +6,13 @@
 #   1. each rank prints what it prints in a local run of two processes on the fakes (an all-reduce outside a group,
 #      a group of two, a group whose call NCCL refuses: its error from ncclGroupEnd);
 #   2. each back end's fake NCCL received the calls of a local rank, but ncclGetErrorString (answered by the
-#      program's own libnccl, which received nothing else);
-#   3. the groups cost one round trip each: ncclGroupStart and the calls inside a group are batched (5 calls per
-#      rank in 2 batches), the outermost ncclGroupEnd is answered; the all-reduce outside a group is answered;
+#      program's own libnccl, which received nothing else); ncclGetLastError's text is the server's NCCL's (the
+#      outputs equal);
+#   3. the groups cost one round trip each: ncclGroupStart and the calls inside a group are batched (8 calls per
+#      rank in 3 batches), the outermost ncclGroupEnd (or ncclGroupSimulateEnd) is answered; the all-reduce outside a group is answered;
+#   2b. rank 1 names a made-up and a destroyed communicator too (E2E_HOSTILE=1): they are refused before the server's NCCL sees them
+#      (its counts equal the local rank's, which made no such calls) and the back end goes on (the second
+#      communicator's all-reduce after them);
 #   4. through 'cushim run --remote=' (which interposes NCCL by itself) one rank of a one-rank communicator prints
 #      what it prints locally, and the server's NCCL ran its calls.
 # Usage: run_remote_nccl.sh BUILD_DIR PROGRAM OUT_DIR
@@ -31,10 +35,11 @@ done
 
 # 1-3. two clients of one server
 serve_fakes "" TMPDIR="$d" FAKE_NCCL_COUNTS="$d/server.%p.nccl"
+hostile=("" E2E_HOSTILE=1)   # 2b. rank 1 also names communicators it has not (its stats line differs)
 for r in 0 1; do
     env -u LD_LIBRARY_PATH LD_PRELOAD="$shim $plugin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
         CUSHIM_LIBS=driver,runtime,nvml,nccl CUSHIM_PLUGINS="$plugin:server=unix:$sock,stats=1" E2E_NO_DRIVER=1 \
-        TMPDIR=/nonexistent FAKE_NCCL_COUNTS="$d/client.$r.nccl" "$prog" "$r" 2 "$d/id.remote" \
+        TMPDIR=/nonexistent FAKE_NCCL_COUNTS="$d/client.$r.nccl" ${hostile[r]} "$prog" "$r" 2 "$d/id.remote" \
         > "$d/remote.$r.out" 2> "$d/remote.$r.err" &
     pids[r]=$!
 done
@@ -53,12 +58,13 @@ for r in 0 1; do
     # the client's own NCCL answered the error text only
     [ "$(cat "$d/client.$r.nccl" 2> /dev/null)" = "$(printf 'ncclGetErrorString\t1')" ] ||
         fail "rank $r: the client's own NCCL was called: $(cat "$d/client.$r.nccl" 2> /dev/null)"
-    grep -v "^ncclGetErrorString" "$d/local.$r.nccl" | sort > "$d/local.$r.want"
-    # 3. ncclGroupStart and the group's calls are batched (3 + 2), each group sent with its end, the one round
-    # trip of the group; the all-reduce outside a group answered
-    grep -q "remote: pid [0-9]*: .* (5 asynchronous in 2 batches," "$d/remote.$r.err" ||
-        fail "rank $r: the groups' calls were not batched: $(grep "^remote:" "$d/remote.$r.err")"
-    grep -q "remote: pid [0-9]*: sync: .*ncclGroupEnd 2" "$d/remote.$r.err" ||
+    # (rank 1's hostile part asks ncclGetLastError once more: that one the server answers)
+    grep -v "^ncclGetErrorString" "$d/local.$r.nccl" |
+        awk -F'\t' -v OFS='\t' -v more="$r" '$1 == "ncclGetLastError" { $2 += more } 1' | sort > "$d/local.$r.want"
+    # 3. ncclGroupStart and the group's calls are batched (3 + 2 + 3), each group sent with its end (or simulated
+    # end), the one round trip of the group: the ends answered (batched, they would make 11), the all-reduce
+    # outside a group answered
+    grep -q "remote: pid [0-9]*: .* (8 asynchronous in 3 batches," "$d/remote.$r.err" ||
         fail "rank $r: the groups' calls were not batched: $(grep "^remote:" "$d/remote.$r.err")"
 done
 # 2. each back end ran one rank's calls (the server's fake counts, one file per back end)
@@ -83,7 +89,9 @@ env -u LD_LIBRARY_PATH FAKE_NCCL_COUNTS="$d/run.client.nccl" \
     > "$d/one.remote.out" 2> "$d/one.remote.err" || fail "one rank failed under cushim run: $(cat "$d/one.remote.err")"
 wait "$server" || fail "the server's back end exited with $?"
 diff "$d/one.local.out" "$d/one.remote.out" > "$d/one.diff" || fail "cushim run --remote: outputs differ: $(cat "$d/one.diff")"
-[ "$(count "$d/run.server.nccl" ncclCommInitRank)" = 1 ] && [ "$(count "$d/run.server.nccl" ncclAllReduce)" = 5 ] ||
+[ "$(count "$d/run.server.nccl" ncclCommInitRank)" = 1 ] && [ "$(count "$d/run.server.nccl" ncclAllReduce)" = 9 ] &&
+    [ "$(count "$d/run.server.nccl" ncclMemAlloc)" = 1 ] && [ "$(count "$d/run.server.nccl" ncclMemFree)" = 1 ] &&
+    [ "$(count "$d/run.server.nccl" ncclRedOpCreatePreMulSum)" = 1 ] && [ "$(count "$d/run.server.nccl" ncclGroupSimulateEnd)" = 1 ] ||
     fail "cushim run --remote: the server's NCCL did not run the calls: $(cat "$d/run.server.nccl" 2> /dev/null)"
 [ "$(count "$d/run.client.nccl" ncclAllReduce)" = 0 ] || fail "cushim run --remote: the client's NCCL ran an all-reduce"
 

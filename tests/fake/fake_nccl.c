@@ -1,7 +1,8 @@
 /*
  * fake_nccl.c - a small fake NCCL (libnccl.so.2) for the CPU tests: buffers in host memory (the fake driver's
  * device memory), counts in FAKE_NCCL_COUNTS ("%p" in it stands for the pid: several processes of one test).
- * Every other export is absent (the shim answers ncclSystemError).
+ * ncclMemAlloc/ncclMemFree take device memory of the process's driver (cuMemAlloc_v2); ncclCommRegister gives a
+ * handle that ncclCommDeregister takes back once. Every other export is absent (the shim answers ncclSystemError).
  *
  * One rank: an all-reduce copies. Several ranks, in several processes (docs/remote.md, "NCCL": two clients'
  * back ends in one cushim-serve): the unique id names a folder under $TMPDIR (or /tmp), "fake-nccl-<token>",
@@ -17,6 +18,7 @@
  * group's start would not run there.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <nccl.h>
@@ -31,7 +33,9 @@
 static const char *const fl_names[] = {"ncclGetVersion", "ncclGetUniqueId", "ncclCommInitRank", "ncclAllReduce",
                                        "ncclCommDestroy", "ncclGetErrorString", "ncclGroupStart", "ncclGroupEnd",
                                        "ncclCommCount", "ncclCommUserRank", "ncclCommGetAsyncError",
-                                       "ncclGetLastError", "ncclCommInitRankConfig"};
+                                       "ncclGetLastError", "ncclCommInitRankConfig", "ncclMemAlloc",
+                                       "ncclMemFree", "ncclCommRegister", "ncclCommDeregister",
+                                       "ncclRedOpCreatePreMulSum", "ncclRedOpDestroy", "ncclGroupSimulateEnd"};
 FL_COUNTING("FAKE_NCCL_COUNTS", fake_nccl_count)
 
 #define FN_MAGIC "fake-nccl:"
@@ -59,6 +63,15 @@ static _Thread_local int fn_depth;
 static _Thread_local int fn_npending;
 static _Thread_local fn_op fn_pending[FN_MAX_PENDING];
 static _Thread_local ncclResult_t fn_group_error;
+static char fn_last_error[1024];   /* as NCCL's: one text for the process, the last warning */
+
+static ncclResult_t fn_fail(ncclResult_t r, const char *fmt, int value)
+{
+    pthread_mutex_lock(&fn_lock);
+    snprintf(fn_last_error, sizeof fn_last_error, fmt, value);
+    pthread_mutex_unlock(&fn_lock);
+    return r;
+}
 
 static int fn_known(ncclComm_t c)
 {
@@ -188,7 +201,10 @@ FL_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, nccl
             return ncclInvalidArgument;
     }
     atomic_fetch_sub(&fl_calls[2], 1);   /* counted as itself, not as ncclCommInitRank */
-    return ncclCommInitRank(comm, nranks, commId, rank);
+    ncclResult_t r = ncclCommInitRank(comm, nranks, commId, rank);
+    /* a non-blocking communicator (nccl.h: "ncclInProgress"): made, its initialisation reported by
+       ncclCommGetAsyncError - here already done */
+    return r == ncclSuccess && config != NULL && config->blocking == 0 ? ncclInProgress : r;
 }
 
 static size_t fn_elem(ncclDataType_t t)
@@ -196,16 +212,72 @@ static size_t fn_elem(ncclDataType_t t)
     return t == ncclFloat32 || t == ncclInt32 ? 4 : 0;
 }
 
+/* ncclRedOpCreatePreMulSum's ops: ncclNumOps + index; each rank's input times its scalar, then summed */
+#define FN_MAX_OPS 8
+static struct {
+    int used;
+    ncclDataType_t type;
+    float scalar;
+} fn_ops[FN_MAX_OPS];
+
+static int fn_premul(ncclRedOp_t op, ncclDataType_t type, float *scalar)
+{
+    int i = (int)op - (int)ncclNumOps, ok;
+    pthread_mutex_lock(&fn_lock);
+    ok = i >= 0 && i < FN_MAX_OPS && fn_ops[i].used && fn_ops[i].type == type;
+    if (ok)
+        *scalar = fn_ops[i].scalar;
+    pthread_mutex_unlock(&fn_lock);
+    return ok;
+}
+
 static ncclResult_t fn_check(const void *send, void *recv, ncclDataType_t type, ncclRedOp_t op, ncclComm_t comm)
 {
-    if (!fn_known(comm) || fn_elem(type) == 0 || send == NULL || recv == NULL)
+    float s;
+    if (fn_known(comm) && fn_premul(op, type, &s))
+        return send != NULL && recv != NULL ? ncclSuccess : ncclInvalidArgument;
+    if (!fn_known(comm) || send == NULL || recv == NULL)
         return ncclInvalidArgument;
+    if (fn_elem(type) == 0)
+        return fn_fail(ncclInvalidArgument, "fake NCCL: datatype %d is not supported", (int)type);
     if (comm->nranks > 1 && op != ncclSum && op != ncclMax && op != ncclMin)
         return ncclInvalidArgument;
     return ncclSuccess;
 }
 
+static ncclResult_t fn_allreduce_plain(const fn_op *o);
+
 static ncclResult_t fn_allreduce(const fn_op *o)
+{
+    float s;
+    if (!fn_premul(o->op, o->type, &s))
+        return fn_allreduce_plain(o);
+    size_t len = o->count * fn_elem(o->type);
+    uint8_t *scaled = malloc(len + 1);
+    if (scaled == NULL)
+        return ncclSystemError;
+    for (size_t i = 0; i < o->count; i++) {   /* float32 or int32 (fn_elem) */
+        if (o->type == ncclFloat32) {
+            float v;
+            memcpy(&v, (const uint8_t *)o->send + i * 4, 4);
+            v *= s;
+            memcpy(scaled + i * 4, &v, 4);
+        } else {
+            int32_t v;
+            memcpy(&v, (const uint8_t *)o->send + i * 4, 4);
+            v = (int32_t)((float)v * s);
+            memcpy(scaled + i * 4, &v, 4);
+        }
+    }
+    fn_op sum = *o;
+    sum.send = scaled;
+    sum.op = ncclSum;
+    ncclResult_t r = fn_allreduce_plain(&sum);
+    free(scaled);
+    return r;
+}
+
+static ncclResult_t fn_allreduce_plain(const fn_op *o)
 {
     struct ncclComm *c = o->comm;
     size_t len = o->count * fn_elem(o->type);
@@ -315,8 +387,8 @@ FL_EXPORT const char *ncclGetErrorString(ncclResult_t result)
 FL_EXPORT const char *ncclGetLastError(ncclComm_t comm)
 {
     FK_COUNT(11);
-    (void)comm;
-    return "";
+    (void)comm;   /* NCCL: "comm is currently unused and can be set to NULL" */
+    return fn_last_error;
 }
 
 FL_EXPORT ncclResult_t ncclGroupStart(void)
@@ -341,5 +413,143 @@ FL_EXPORT ncclResult_t ncclGroupEnd(void)
             r = ri;
     }
     fn_npending = 0;
+    return r;
+}
+
+/* ncclMemAlloc/ncclMemFree: device memory of the process's driver (NCCL's are cuMem* allocations; here
+   cuMemAlloc_v2, in the calling thread's current context, as the program's own cudaMalloc made current). */
+static void *fn_driver(const char *name)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    void *f = h != NULL ? dlsym(h, name) : NULL;
+    if (h != NULL)
+        dlclose(h);
+    return f;
+}
+
+FL_EXPORT ncclResult_t ncclMemAlloc(void **ptr, size_t size)
+{
+    FK_COUNT(13);
+    int (*alloc)(unsigned long long *, size_t) = (int (*)(unsigned long long *, size_t))fn_driver("cuMemAlloc_v2");
+    unsigned long long d = 0;
+    if (ptr == NULL || size == 0)
+        return ncclInvalidArgument;
+    if (alloc == NULL || alloc(&d, size) != 0)
+        return fn_fail(ncclUnhandledCudaError, "fake NCCL: cuMemAlloc of %d bytes failed", (int)size);
+    *ptr = (void *)(uintptr_t)d;
+    return ncclSuccess;
+}
+
+FL_EXPORT ncclResult_t ncclMemFree(void *ptr)
+{
+    FK_COUNT(14);
+    int (*release)(unsigned long long) = (int (*)(unsigned long long))fn_driver("cuMemFree_v2");
+    if (ptr == NULL)
+        return ncclSuccess;
+    if (release == NULL || release((unsigned long long)(uintptr_t)ptr) != 0)
+        return fn_fail(ncclUnhandledCudaError, "fake NCCL: cuMemFree failed (%d)", 0);
+    return ncclSuccess;
+}
+
+/* Buffer registration: a handle is a block of the fake's naming its communicator and buffer; Deregister takes only
+   a handle it gave and has not taken back (NCCL's handles are its own pointers). */
+typedef struct fn_reg {
+    ncclComm_t comm;
+    void *buff;
+} fn_reg;
+static fn_reg *fn_regs[FN_MAX_COMMS];
+
+FL_EXPORT ncclResult_t ncclCommRegister(const ncclComm_t comm, void *buff, size_t size, void **handle)
+{
+    FK_COUNT(15);
+    fn_reg *r = NULL;
+    if (!fn_known(comm) || buff == NULL || size == 0 || handle == NULL || (r = calloc(1, sizeof *r)) == NULL)
+        return ncclInvalidArgument;
+    r->comm = comm;
+    r->buff = buff;
+    pthread_mutex_lock(&fn_lock);
+    for (int i = 0; i < FN_MAX_COMMS && r != NULL; i++)
+        if (fn_regs[i] == NULL)
+            fn_regs[i] = r, *handle = r, r = NULL;
+    pthread_mutex_unlock(&fn_lock);
+    free(r);   /* no room left: not registered */
+    return r == NULL ? ncclSuccess : ncclInternalError;
+}
+
+FL_EXPORT ncclResult_t ncclCommDeregister(const ncclComm_t comm, void *handle)
+{
+    FK_COUNT(16);
+    int found = 0;
+    pthread_mutex_lock(&fn_lock);
+    for (int i = 0; i < FN_MAX_COMMS && !found; i++)
+        if (handle != NULL && fn_regs[i] == handle && fn_regs[i]->comm == comm)
+            fn_regs[i] = NULL, found = 1;
+    pthread_mutex_unlock(&fn_lock);
+    if (!found)
+        return ncclInvalidArgument;
+    free(handle);
+    return ncclSuccess;
+}
+
+FL_EXPORT ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scalar, ncclDataType_t datatype,
+                                                ncclScalarResidence_t residence, ncclComm_t comm)
+{
+    FK_COUNT(17);
+    float s;
+    int32_t k;
+    if (op == NULL || scalar == NULL || !fn_known(comm) || fn_elem(datatype) == 0)
+        return ncclInvalidArgument;
+    /* the fake's device memory is host memory: a device scalar is read as NCCL's kernel would, at the
+       collective; here at once (the tests set it before) */
+    (void)residence;
+    if (datatype == ncclFloat32) {
+        memcpy(&s, scalar, sizeof s);
+    } else {
+        memcpy(&k, scalar, sizeof k);
+        s = (float)k;
+    }
+    int found = -1;
+    pthread_mutex_lock(&fn_lock);
+    for (int i = 0; i < FN_MAX_OPS && found < 0; i++)
+        if (!fn_ops[i].used) {
+            fn_ops[i].used = 1, fn_ops[i].type = datatype, fn_ops[i].scalar = s;
+            found = i;
+        }
+    pthread_mutex_unlock(&fn_lock);
+    if (found < 0)
+        return ncclInternalError;
+    *op = (ncclRedOp_t)((int)ncclNumOps + found);
+    return ncclSuccess;
+}
+
+FL_EXPORT ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm)
+{
+    FK_COUNT(18);
+    int i = (int)op - (int)ncclNumOps, ok;
+    if (!fn_known(comm))
+        return ncclInvalidArgument;
+    pthread_mutex_lock(&fn_lock);
+    ok = i >= 0 && i < FN_MAX_OPS && fn_ops[i].used;
+    if (ok)
+        fn_ops[i].used = 0;
+    pthread_mutex_unlock(&fn_lock);
+    return ok ? ncclSuccess : ncclInvalidArgument;
+}
+
+/* A simulated ncclGroupEnd: the group is closed and nothing runs; the estimate is 1.5 us per pending collective
+   (NCCL's model, here a number the tests can tell from another). The struct as NCCL_SIM_INFO_INITIALIZER made it. */
+FL_EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t *simInfo)
+{
+    FK_COUNT(19);
+    if (simInfo == NULL || simInfo->size != sizeof *simInfo || simInfo->magic != 0x74685283u)
+        return ncclInvalidArgument;
+    if (fn_depth == 0)
+        return ncclInvalidUsage;
+    if (--fn_depth > 0)
+        return ncclSuccess;
+    simInfo->estimatedTime = 1.5f * (float)fn_npending;
+    fn_npending = 0;
+    ncclResult_t r = fn_group_error;
+    fn_group_error = ncclSuccess;
     return r;
 }

@@ -320,6 +320,17 @@ static void fz_reply(const rm_call *c)
     rm_wr_init(&w, 0);
     FUZZ_CHECK(rm_encode_reply(c, c->plan->id, RM_ST_OK, ret, &w) == RM_OK);   /* outputs, sized as staged */
     FUZZ_CHECK(w.len <= RM_MAX_PAYLOAD);
+    if (c->plan->ret_string) {   /* a returned text (ncclGetLastError): sent to its bound, the pointer never */
+        static char text[RM_MAX_RET_STRING + 64];
+        const char *t = text;
+        memset(text, 'e', sizeof text - 1);
+        memcpy(ret, &t, sizeof t);
+        rm_wr_reset(&w);
+        FUZZ_CHECK(rm_encode_reply(c, c->plan->id, RM_ST_OK, ret, &w) == RM_OK);
+        FUZZ_CHECK(w.len <= 64 + (size_t)c->plan->info->ret_size + RM_MAX_RET_STRING);
+        FUZZ_CHECK(memmem(w.p, w.len, &t, sizeof t) == NULL);
+        memset(ret, 0, sizeof ret);
+    }
     if (c->plan->ret_status) {   /* a failed call: a JIT's logs still go (outputs 2) */
         ret[0] = 218;
         rm_wr_reset(&w);
@@ -546,6 +557,17 @@ static void fz_shm_msg(const uint8_t *msg, size_t len)
     FUZZ_CHECK(rm_shm_map(fz_unsealed, size, &map) != RM_OK);
 }
 
+/* The client's copy of a returned text: never more than the bound. */
+static const char *fz_ret_text(void *user, const char *s, size_t n)
+{
+    static char copy[RM_MAX_RET_STRING + 1];
+    (void)user;
+    FUZZ_CHECK(n <= RM_MAX_RET_STRING);
+    memcpy(copy, s, n);
+    copy[n] = '\0';
+    return copy;
+}
+
 /* A hostile server's reply to a call of 'pl' whose client buffers are sized from the call itself. */
 static void fz_client_reply(const rm_plan *pl, const uint8_t *msg, size_t len)
 {
@@ -570,7 +592,8 @@ static void fz_client_reply(const rm_plan *pl, const uint8_t *msg, size_t len)
         memcpy(params + pp->offset, &bufs[i], sizeof(void *));
         c.cap[i] = pp->op == RM_OP_ARRAY ? 1 : pp->op == RM_OP_SCALAR ? 8 : 0;
     }
-    (void)rm_decode_reply(&c, ret, msg, len, NULL, &status);   /* no intern: a string output fails cleanly */
+    const rm_ctx cx = { .ret_text = fz_ret_text };   /* no intern: a string output fails cleanly */
+    (void)rm_decode_reply(&c, ret, msg, len, &cx, &status);
     for (uint32_t i = 0; i < RM_MAX_PARAMS; i++)
         free(bufs[i]);
     free(params);

@@ -122,7 +122,20 @@ static const void *keep(void *user, uint32_t param, const void *bytes, size_t n)
     return kept;
 }
 
-static const rm_ctx ctx = { .kparam_sizes = kp_sizes, .intern = intern, .keep = keep };
+/* The client keeps a text a call returned (ncclGetLastError) until the next one. */
+static char text_kept[RM_MAX_RET_STRING + 1];
+
+static const char *ret_text(void *user, const char *s, size_t n)
+{
+    (void)user;
+    if (n > RM_MAX_RET_STRING)
+        return NULL;
+    memcpy(text_kept, s, n);
+    text_kept[n] = '\0';
+    return text_kept;
+}
+
+static const rm_ctx ctx = { .kparam_sizes = kp_sizes, .intern = intern, .keep = keep, .ret_text = ret_text };
 
 static int carried(const rm_plan *pl)
 {
@@ -528,13 +541,23 @@ static int round_trip(const rm_plan *pl)
         }
     assert_true(pl->info->ret_size <= sizeof sret);
     fill_outputs(pl, &sc, sret);
+    static const char server_text[] = "a text of the server's library";
+    if (pl->ret_string)   /* a text the callee owns: its bytes go, never the server's pointer */
+        memcpy(sret, &(const char *){ server_text }, sizeof(const char *));
     rc = rm_encode_reply(&sc, pl->id, RM_ST_OK, sret, &rw);
     assert_int_equal(rc, RM_OK);
     rc = rm_decode_reply(&cc, cret, rw.p, rw.len, &ctx, &status);
     if (rc != RM_OK || status != RM_ST_OK)
         fail_msg("%s: client reply decode failed (%d, status %u)", pl->info->name, rc, status);
-    if (memcmp(cret, sret, pl->info->ret_size) != 0)
+    if (pl->ret_string) {
+        const char *got;
+        memcpy(&got, cret, sizeof got);
+        assert_true(got != server_text && got != NULL);
+        assert_string_equal(got, server_text);
+        assert_null(memmem(rw.p, rw.len, sret, sizeof(const char *)));
+    } else if (memcmp(cret, sret, pl->info->ret_size) != 0) {
         fail_msg("%s: result differs", pl->info->name);
+    }
     check_outputs(pl, &cl, &sc, before);
 
     for (uint32_t i = 0; i < RM_MAX_PARAMS; i++)
@@ -891,6 +914,53 @@ static void test_counts(void **state)
 }
 
 /* A failed call's outputs are not sent: the program's buffers keep what they held, as with the driver. */
+/* A returned text (ncclGetLastError, rm_plan.ret_string): its bytes up to RM_MAX_RET_STRING, NULL as NULL, a reply
+   claiming more refused; the error texts of codes stay the client library's (not carried). */
+static void test_ret_text(void **state)
+{
+    (void)state;
+    const rm_plan *pl = NULL;
+    for (uint32_t i = 0; i < plans->count; i++)
+        if (strcmp(plans->all[i].info->name, "ncclGetLastError") == 0)
+            pl = &plans->all[i];
+    if (pl == NULL)
+        skip();
+    assert_int_equal(pl->ret_string, 1);
+    assert_int_equal(pl->cls, RM_CLASS_HAND);
+    assert_int_equal(plan_named("ncclGetErrorString")->ret_string, 0);
+    assert_int_equal(plan_named("cuDeviceGetCount")->ret_string, 0);
+    static char text[RM_MAX_RET_STRING + 100];
+    memset(text, 'x', sizeof text - 1);
+    uint8_t params[64] = {0};
+    const char *sret = text, *cret = NULL;
+    rm_wr w, rw;
+    rm_call cc, sc;
+    uint32_t status;
+    rm_wr_init(&w, 0);
+    rm_wr_init(&rw, 0);
+    assert_int_equal(rm_encode_call(pl, params, &ctx, &w, &cc), RM_OK);
+    assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, NULL, &sc, &status), RM_OK);
+    assert_int_equal(rm_encode_reply(&sc, pl->id, RM_ST_OK, &sret, &rw), RM_OK);
+    assert_int_equal(rm_decode_reply(&cc, &cret, rw.p, rw.len, &ctx, &status), RM_OK);
+    assert_non_null(cret);
+    assert_int_equal(strlen(cret), RM_MAX_RET_STRING);   /* bounded */
+    sret = NULL;
+    rm_wr_reset(&rw);
+    assert_int_equal(rm_encode_reply(&sc, pl->id, RM_ST_OK, &sret, &rw), RM_OK);
+    assert_int_equal(rm_decode_reply(&cc, &cret, rw.p, rw.len, &ctx, &status), RM_OK);
+    assert_null(cret);
+    /* a hostile server claiming a longer text: refused */
+    sret = "short";
+    rm_wr_reset(&rw);
+    assert_int_equal(rm_encode_reply(&sc, pl->id, RM_ST_OK, &sret, &rw), RM_OK);
+    uint32_t big = RM_MAX_RET_STRING + 1;
+    memcpy(rw.p + rw.len - 5 - 4, &big, 4);   /* the text's length, before its 5 bytes */
+    assert_int_equal(rm_decode_reply(&cc, &cret, rw.p, rw.len, &ctx, &status), RM_EMALFORMED);
+    rm_arena_reset(&arena);
+    rm_wr_free(&w);
+    rm_wr_free(&rw);
+}
+
 static void test_failed_call_keeps_outputs(void **state)
 {
     (void)state;
@@ -2145,6 +2215,7 @@ int main(void)
         cmocka_unit_test(test_truncated),
         cmocka_unit_test(test_counts),
         cmocka_unit_test(test_failed_call_keeps_outputs),
+        cmocka_unit_test(test_ret_text),
         cmocka_unit_test(test_image_sizes),
         cmocka_unit_test(test_batch),
         cmocka_unit_test(test_classification),

@@ -5,6 +5,7 @@
  * library's object, a made-up, destroyed or other-kind number refused (a handle with RM_NUM_BAD_HANDLE), and the
  * emulation descriptor carried in a matmul descriptor's attribute both ways. A tree without cuBLAS skips.
  */
+#include <fnmatch.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -60,7 +61,8 @@ static uint64_t create(rm_numtab *t, const char *api, uint64_t real)
     uint64_t out = 0;
     assert_non_null(pl);
     rm_num_message(t, pl);
-    put(pl, params, pl->info->params[0].name, (uint64_t)(uintptr_t)&out);
+    assert_true(pl->num_out_param >= 0);
+    put(pl, params, pl->info->params[pl->num_out_param].name, (uint64_t)(uintptr_t)&out);
     assert_int_equal(rm_num_pre(t, pl, params), RM_OK);
     out = real;
     rm_num_post(t, pl, params, real != 0);
@@ -109,18 +111,32 @@ static void test_marked(void **state)
         const rm_plan *pl = &plans->all[i];
         for (uint32_t k = 0; k < pl->nparams; k++) {
             int kind = rm_numbered_type(pl->info->params[k].type);
+            for (size_t r = 0; rm_num_api_at(r) != NULL; r++) {   /* or named by the table: a 'void *' handle */
+                const rm_num_api *na = rm_num_api_at(r);
+                if (na->role != RM_NUM_MAKE && na->param != NULL && fnmatch(na->glob, pl->info->name, 0) == 0 &&
+                    strcmp(na->param, pl->info->params[k].name) == 0)
+                    kind = rm_numbered_type(na->type);
+            }
             int want = pl->p[k].op == RM_OP_VALUE && pl->p[k].size == 8 ? kind : 0;
             assert_int_equal(pl->p[k].num, want);
             handles += want == 1;
         }
     }
     assert_true(handles > 400);   /* cuBLAS's APIs taking a handle: each one mapped, none by hand */
-    for (int k = 1; k <= RM_NUM_KINDS; k++) {
-        const rm_plan *c = plan(rm_numbered_at(k)->create), *d = plan(rm_numbered_at(k)->destroy);
-        if (c != NULL)
-            assert_int_equal(c->num_create, k);
-        if (d != NULL)
-            assert_int_equal(d->num_destroy, k);
+    for (size_t i = 0; rm_num_api_at(i) != NULL; i++) {   /* each maker and ender of the table, where the tree has it */
+        const rm_num_api *na = rm_num_api_at(i);
+        const char *name = na->glob[0] == '*' ? na->glob + 1 : na->glob;
+        const rm_plan *pl = plan(name);
+        if (pl == NULL)
+            continue;
+        if (na->role == RM_NUM_MAKE) {
+            assert_int_equal(pl->num_create, rm_numbered_type(na->type));
+            assert_int_equal(pl->num_out_param, param(pl, na->param));
+        } else if (na->role == RM_NUM_END) {
+            assert_int_equal(pl->num_destroy, rm_numbered_type(na->type));
+        }
+        if (na->role != RM_NUM_MAKE && na->param != NULL)
+            assert_int_equal(pl->p[param(pl, na->param)].num, rm_numbered_type(na->type));
     }
     assert_int_equal(plan("cublasSgemm_v2")->num_create, 0);
 }
@@ -233,6 +249,76 @@ static void test_attr(void **state)
     rm_num_free(&t);
 }
 
+/* NCCL's communicators (docs/remote.md, "NCCL"): every Init and a split's output numbered, in the same count as
+   cuBLAS's Creates; a made-up, raw or destroyed (ncclCommDestroy, ncclCommAbort) communicator refused as malformed
+   (the client answers ncclInvalidArgument), never a bad handle; ncclCommInitAll not numbered. */
+static void test_nccl(void **state)
+{
+    rm_numtab t;
+    uint64_t seen = 0;
+    (void)state;
+    if (plan("ncclCommInitRank") == NULL)
+        skip();
+    memset(&t, 0, sizeof t);
+    uint64_t c = create(&t, "ncclCommInitRank", 0x1000);
+    assert_int_equal(c, rm_ltid(0));
+    uint64_t split = create(&t, "ncclCommSplit", 0x2000);   /* its output is its 4th parameter, newcomm */
+    assert_int_equal(split, rm_ltid(1));
+    if (plan("ncclCommInitRankConfig") != NULL)
+        assert_int_equal(create(&t, "ncclCommInitRankConfig", 0x3000), rm_ltid(2));
+    assert_int_equal(use(&t, "ncclCommCount", "comm", c, &seen), RM_OK);
+    assert_int_equal(seen, 0x1000);
+    assert_int_equal(use(&t, "ncclAllReduce", "comm", split, &seen), RM_OK);
+    assert_int_equal(seen, 0x2000);
+    assert_int_equal(use(&t, "ncclCommCount", "comm", 0x1000, NULL), RM_EMALFORMED);        /* the raw pointer */
+    assert_int_equal(use(&t, "ncclCommCount", "comm", rm_ltid(40), NULL), RM_EMALFORMED);   /* made up */
+    assert_int_equal(use(&t, "ncclCommDestroy", "comm", c, &seen), RM_OK);
+    assert_int_equal(seen, 0x1000);
+    assert_int_equal(use(&t, "ncclCommCount", "comm", c, NULL), RM_EMALFORMED);             /* destroyed */
+    assert_int_equal(use(&t, "ncclCommDestroy", "comm", c, NULL), RM_EMALFORMED);
+    assert_int_equal(use(&t, "ncclCommAbort", "comm", split, &seen), RM_OK);
+    assert_int_equal(use(&t, "ncclAllReduce", "comm", split, NULL), RM_EMALFORMED);          /* aborted */
+    if (plan("cublasCreate_v2") != NULL) {   /* a number of another kind is not a communicator */
+        uint64_t h = create(&t, "cublasCreate_v2", 0x4000);
+        assert_int_equal(use(&t, "ncclCommCount", "comm", h, NULL), RM_EMALFORMED);
+    }
+    if (plan("ncclCommInitAll") != NULL)
+        assert_int_equal(plan("ncclCommInitAll")->num_create, 0);
+    rm_num_free(&t);
+}
+
+/* NCCL's buffer registrations (a 'void *' handle, named by the table) and windows: numbers like communicators, the
+   buffer a device address by value; a made-up, a communicator's or a deregistered handle refused. */
+static void test_nccl_reg(void **state)
+{
+    rm_numtab t;
+    uint64_t seen = 0;
+    (void)state;
+    if (plan("ncclCommRegister") == NULL)
+        skip();
+    memset(&t, 0, sizeof t);
+    const rm_plan *reg = plan("ncclCommRegister");
+    assert_int_equal(reg->cls, RM_CLASS_HAND);
+    assert_int_equal(reg->p[param(reg, "buff")].op, RM_OP_VALUE);
+    uint64_t c = create(&t, "ncclCommInitRank", 0x1000);
+    uint64_t h = create(&t, "ncclCommRegister", 0x5000);
+    assert_int_equal(h, rm_ltid(1));
+    assert_int_equal(use(&t, "ncclCommDeregister", "handle", c, NULL), RM_EMALFORMED);      /* a communicator */
+    assert_int_equal(use(&t, "ncclCommDeregister", "handle", 0x5000, NULL), RM_EMALFORMED); /* the raw handle */
+    assert_int_equal(use(&t, "ncclCommDeregister", "handle", h, &seen), RM_OK);
+    assert_int_equal(seen, 0x5000);
+    assert_int_equal(use(&t, "ncclCommDeregister", "handle", h, NULL), RM_EMALFORMED);      /* deregistered */
+    if (plan("ncclCommWindowRegister") != NULL) {
+        uint64_t w = create(&t, "ncclCommWindowRegister", 0x6000);
+        assert_int_equal(w, rm_ltid(2));
+        assert_int_equal(use(&t, "ncclCommWindowDeregister", "win", h, NULL), RM_EMALFORMED);
+        assert_int_equal(use(&t, "ncclCommWindowDeregister", "win", w, &seen), RM_OK);
+        assert_int_equal(seen, 0x6000);
+        assert_int_equal(use(&t, "ncclCommWindowDeregister", "win", w, NULL), RM_EMALFORMED);
+    }
+    rm_num_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -240,6 +326,8 @@ int main(void)
         cmocka_unit_test(test_handles),
         cmocka_unit_test(test_kinds),
         cmocka_unit_test(test_attr),
+        cmocka_unit_test(test_nccl),
+        cmocka_unit_test(test_nccl_reg),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
