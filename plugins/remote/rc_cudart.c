@@ -943,7 +943,7 @@ static const char *const rc_err_names[6][3] = {
 int32_t rc_lib_error(uint32_t library, int32_t driver_code)
 {
     if (library == CUSHIM_LIB_CUBLAS || library == CUSHIM_LIB_CUBLASLT)
-        return rp_cublas_error(driver_code);   /* cuBLAS's words (rp_cublas.c) */
+        return rp_cublas_error(driver_code);   /* cuBLAS's words (rp_blaserr.c) */
     if (library == CUSHIM_LIB_NCCL)
         return rp_nccl_error(driver_code);     /* NCCL's (rp_nccl.c) */
     if (rc.host == NULL || (library != CUSHIM_LIB_RUNTIME && library != CUSHIM_LIB_NVML))
