@@ -4,6 +4,7 @@
  * from the metadata at init.
  */
 #include "rp_blaserr.h"
+#include "rm_names.h"
 
 #define RPE_N 6
 static const char *const rpe_names[RPE_N][2] = {
@@ -21,20 +22,11 @@ static struct {
     int32_t st[RPE_N];            /* ... and their cuBLAS statuses */
 } rpe;
 
-static int32_t rpe_result(const cushim_host *host, const char *name, int32_t dflt)
-{
-    uint32_t kind;
-    int32_t code = dflt;
-    if (host->result_by_name(name, &kind, &code) != CUSHIM_OK)
-        code = dflt;
-    return code;
-}
-
 void rp_blaserr_init(const cushim_host *host)
 {
     for (int i = 0; i < RPE_N; i++) {
-        rpe.drv[i] = rpe_result(host, rpe_names[i][0], -1);
-        rpe.st[i] = rpe_result(host, rpe_names[i][1], 14 /* CUBLAS_STATUS_INTERNAL_ERROR */);
+        rpe.drv[i] = rm_result_code(host, rpe_names[i][0], -1);
+        rpe.st[i] = rm_result_code(host, rpe_names[i][1], 14 /* CUBLAS_STATUS_INTERNAL_ERROR */);
     }
     rpe.ready = 1;
 }

@@ -30,6 +30,7 @@
 #include "rp_blaserr.h"
 #include "rp_blasobj.h"
 #include "rp_heur.h"
+#include "rm_names.h"
 
 /* The APIs rp_cublas_route and rp_cublas_after know, by name. */
 enum {
@@ -104,12 +105,6 @@ static struct {
 } rpb;
 
 
-static uint32_t rpb_id(const char *name)
-{
-    const cushim_api_info *a = rpb.host->api_by_name(name);
-    return a != NULL ? a->id : UINT32_MAX;
-}
-
 static int rpb_const(const char *name, int64_t *v)
 {
     return CUSHIM_HOST_HAS(rpb.host, enum_constant) && rpb.host->enum_constant(name, v, NULL) == CUSHIM_OK;
@@ -126,7 +121,7 @@ void rp_cublas_init(const cushim_host *host)
     rpb.host = host;
     rba_init(host);
     for (int i = 0; i < RPB_NAPI; i++)
-        rpb.id[i] = rpb_id(rpb_api_names[i]);
+        rpb.id[i] = rm_api_id(rpb.host, rpb_api_names[i], UINT32_MAX);
     for (int k = 0; k < 3; k++)
         for (size_t i = 0; i < ndefs[k]; i++)
             if (rpb_const(defs[k][i].name, &rpb.attrs[k][i].value))
