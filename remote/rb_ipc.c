@@ -20,6 +20,7 @@
 #include "rm_auth.h"
 #include "rm_backend.h"
 #include "rm_ipc.h"
+#include "rm_names.h"
 
 typedef struct rb_ipc_api {
     const char *name;
@@ -50,23 +51,14 @@ void rb_ipc_identity(rb_state *b, const rm_backend_opts *o, int token)
         snprintf((char *)b->identity, sizeof b->identity, "unix-uid:%ld", o->peer_uid);
 }
 
-static int32_t rb_code(const cushim_host *h, const char *name, int32_t dflt)
-{
-    uint32_t kind;
-    int32_t code = dflt;
-    if (h->result_by_name(name, &kind, &code) != CUSHIM_OK)
-        code = dflt;
-    return code;
-}
-
 void rb_ipc_init(rb_state *b)
 {
     for (int i = 0; i < 9; i++) {
         const cushim_api_info *a = b->host->api_by_name(rb_ipc_apis[i].name);
         b->ipc_ids[i] = a != NULL ? a->id : UINT32_MAX;
     }
-    b->e_invalid_handle[0] = rb_code(b->host, "CUDA_ERROR_INVALID_HANDLE", 400);
-    b->e_invalid_handle[1] = rb_code(b->host, "cudaErrorInvalidResourceHandle", 400);
+    b->e_invalid_handle[0] = rm_result_code(b->host, "CUDA_ERROR_INVALID_HANDLE", 400);
+    b->e_invalid_handle[1] = rm_result_code(b->host, "cudaErrorInvalidResourceHandle", 400);
 }
 
 /* The API's row, and where its handle's 64 bytes are in the decoded call; NULL when it is no IPC API. */

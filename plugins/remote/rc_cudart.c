@@ -48,6 +48,7 @@
 #include "rp_cublas.h"
 #include "rp_managed.h"
 #include "rp_nccl.h"
+#include "rm_names.h"
 
 #define RC_EXPORT __attribute__((visibility("default")))
 #define RC_MAX_DEVICES 64
@@ -943,7 +944,7 @@ static const char *const rc_err_names[6][3] = {
 int32_t rc_lib_error(uint32_t library, int32_t driver_code)
 {
     if (library == CUSHIM_LIB_CUBLAS || library == CUSHIM_LIB_CUBLASLT)
-        return rp_cublas_error(driver_code);   /* cuBLAS's words (rp_cublas.c) */
+        return rp_cublas_error(driver_code);   /* cuBLAS's words (rp_blaserr.c) */
     if (library == CUSHIM_LIB_NCCL)
         return rp_nccl_error(driver_code);     /* NCCL's (rp_nccl.c) */
     if (rc.host == NULL || (library != CUSHIM_LIB_RUNTIME && library != CUSHIM_LIB_NVML))
@@ -953,21 +954,6 @@ int32_t rc_lib_error(uint32_t library, int32_t driver_code)
         if (rc.drv[i] == driver_code)
             return to[i];
     return to[5];
-}
-
-static int32_t rc_code(const char *name, int32_t dflt)
-{
-    uint32_t kind;
-    int32_t code = dflt;
-    if (rc.host->result_by_name(name, &kind, &code) != CUSHIM_OK)
-        code = dflt;
-    return code;
-}
-
-static uint32_t rc_id(const char *name)
-{
-    const cushim_api_info *a = rc.host->api_by_name(name);
-    return a ? a->id : UINT32_MAX;
 }
 
 int rc_init(const cushim_host *host, cushim_plugin *self, const rm_plans *plans, rc_forward_fn forward,
@@ -982,18 +968,18 @@ int rc_init(const cushim_host *host, cushim_plugin *self, const rm_plans *plans,
     rc.hfree = host_free;
     rc.user = user;
     for (int i = 0; i < 6; i++) {
-        rc.drv[i] = rc_code(rc_err_names[i][0], -1);
-        rc.rt[i] = rc_code(rc_err_names[i][1], 999);
-        rc.nvml[i] = rc_code(rc_err_names[i][2], 999);
+        rc.drv[i] = rm_result_code(rc.host, rc_err_names[i][0], -1);
+        rc.rt[i] = rm_result_code(rc.host, rc_err_names[i][1], 999);
+        rc.nvml[i] = rm_result_code(rc.host, rc_err_names[i][2], 999);
     }
-    rc.e_inval = rc_code("cudaErrorInvalidValue", 1);
-    rc.e_devfn = rc_code("cudaErrorInvalidDeviceFunction", 98);
-    rc.e_kind = rc_code("cudaErrorInvalidMemcpyDirection", 21);
-    rc.e_missing_config = rc_code("cudaErrorMissingConfiguration", 52);
+    rc.e_inval = rm_result_code(rc.host, "cudaErrorInvalidValue", 1);
+    rc.e_devfn = rm_result_code(rc.host, "cudaErrorInvalidDeviceFunction", 98);
+    rc.e_kind = rm_result_code(rc.host, "cudaErrorInvalidMemcpyDirection", 21);
+    rc.e_missing_config = rm_result_code(rc.host, "cudaErrorMissingConfiguration", 52);
     /* a launch configuration the driver refuses: CUDA 12's runtime says cudaErrorInvalidConfiguration, CUDA 13's
        passes the driver's word on by either launch path (an H100 with CUDA 13.0: 4096 or 0 threads, 0 blocks,
        too much shared memory, journal 2026-12-07) */
-    rc.e_config = plans->cuda_version >= 13000 ? rc.e_inval : rc_code("cudaErrorInvalidConfiguration", 9);
+    rc.e_config = plans->cuda_version >= 13000 ? rc.e_inval : rm_result_code(rc.host, "cudaErrorInvalidConfiguration", 9);
     int bad = rc_api_of(&rc.load, "cuModuleLoadData") | rc_api_of(&rc.getfn, "cuModuleGetFunction") |
               rc_api_of(&rc.launch[0], "cuLaunchKernel") | rc_api_of(&rc.launch[1], "cuLaunchKernel_ptsz") |
               rc_api_of(&rc.cfree, "cudaFree") | rc_api_of(&rc.fattr, "cuFuncGetAttribute") |
@@ -1009,33 +995,33 @@ int rc_init(const cushim_host *host, cushim_plugin *self, const rm_plans *plans,
                 bad |= rc_api_of(&rc.copy[async][pt][k], name);
             }
     }
-    rc.id_set_device = rc_id("cudaSetDevice");
-    rc.id_get_device = rc_id("cudaGetDevice");
+    rc.id_set_device = rm_api_id(rc.host, "cudaSetDevice", UINT32_MAX);
+    rc.id_get_device = rm_api_id(rc.host, "cudaGetDevice", UINT32_MAX);
     rc_ctx_apis();
-    rc.id_reset = rc_id("cudaDeviceReset");
-    rc.id_last = rc_id("cudaGetLastError");
-    rc.id_peek = rc_id("cudaPeekAtLastError");
-    rc.id_launch[0] = rc_id("cudaLaunchKernel");
-    rc.id_launch[1] = rc_id("cudaLaunchKernel_ptsz");
-    rc.id_copy[0][0] = rc_id("cudaMemcpy");
-    rc.id_copy[0][1] = rc_id("cudaMemcpy_ptds");
-    rc.id_copy[1][0] = rc_id("cudaMemcpyAsync");
-    rc.id_copy[1][1] = rc_id("cudaMemcpyAsync_ptsz");
-    rc.id_fsetattr = rc_id("cudaFuncSetAttribute");
-    rc.id_host_alloc[0] = rc_id("cudaMallocHost");
-    rc.id_host_alloc[1] = rc_id("cudaHostAlloc");
-    rc.id_host_free = rc_id("cudaFreeHost");
-    rc.e_oom = rc_code("cudaErrorMemoryAllocation", 2);
-    rc.id_occ[0] = rc_id("cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-    rc.id_occ[1] = rc_id("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
-    rc.id_fattr = rc_id("cudaFuncGetAttributes");
-    rc.id_entry[0][0] = rc_id("cudaGetDriverEntryPoint");
-    rc.id_entry[0][1] = rc_id("cudaGetDriverEntryPoint_ptsz");
-    rc.id_entry[1][0] = rc_id("cudaGetDriverEntryPointByVersion");
-    rc.id_entry[1][1] = rc_id("cudaGetDriverEntryPointByVersion_ptsz");
-    rc.id_getproc[0] = rc_id("cuGetProcAddress");
-    rc.id_getproc[1] = rc_id("cuGetProcAddress_v2");
-    rc.e_symbol = rc_code("cudaErrorSymbolNotFound", 500);
+    rc.id_reset = rm_api_id(rc.host, "cudaDeviceReset", UINT32_MAX);
+    rc.id_last = rm_api_id(rc.host, "cudaGetLastError", UINT32_MAX);
+    rc.id_peek = rm_api_id(rc.host, "cudaPeekAtLastError", UINT32_MAX);
+    rc.id_launch[0] = rm_api_id(rc.host, "cudaLaunchKernel", UINT32_MAX);
+    rc.id_launch[1] = rm_api_id(rc.host, "cudaLaunchKernel_ptsz", UINT32_MAX);
+    rc.id_copy[0][0] = rm_api_id(rc.host, "cudaMemcpy", UINT32_MAX);
+    rc.id_copy[0][1] = rm_api_id(rc.host, "cudaMemcpy_ptds", UINT32_MAX);
+    rc.id_copy[1][0] = rm_api_id(rc.host, "cudaMemcpyAsync", UINT32_MAX);
+    rc.id_copy[1][1] = rm_api_id(rc.host, "cudaMemcpyAsync_ptsz", UINT32_MAX);
+    rc.id_fsetattr = rm_api_id(rc.host, "cudaFuncSetAttribute", UINT32_MAX);
+    rc.id_host_alloc[0] = rm_api_id(rc.host, "cudaMallocHost", UINT32_MAX);
+    rc.id_host_alloc[1] = rm_api_id(rc.host, "cudaHostAlloc", UINT32_MAX);
+    rc.id_host_free = rm_api_id(rc.host, "cudaFreeHost", UINT32_MAX);
+    rc.e_oom = rm_result_code(rc.host, "cudaErrorMemoryAllocation", 2);
+    rc.id_occ[0] = rm_api_id(rc.host, "cudaOccupancyMaxActiveBlocksPerMultiprocessor", UINT32_MAX);
+    rc.id_occ[1] = rm_api_id(rc.host, "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", UINT32_MAX);
+    rc.id_fattr = rm_api_id(rc.host, "cudaFuncGetAttributes", UINT32_MAX);
+    rc.id_entry[0][0] = rm_api_id(rc.host, "cudaGetDriverEntryPoint", UINT32_MAX);
+    rc.id_entry[0][1] = rm_api_id(rc.host, "cudaGetDriverEntryPoint_ptsz", UINT32_MAX);
+    rc.id_entry[1][0] = rm_api_id(rc.host, "cudaGetDriverEntryPointByVersion", UINT32_MAX);
+    rc.id_entry[1][1] = rm_api_id(rc.host, "cudaGetDriverEntryPointByVersion_ptsz", UINT32_MAX);
+    rc.id_getproc[0] = rm_api_id(rc.host, "cuGetProcAddress", UINT32_MAX);
+    rc.id_getproc[1] = rm_api_id(rc.host, "cuGetProcAddress_v2", UINT32_MAX);
+    rc.e_symbol = rm_result_code(rc.host, "cudaErrorSymbolNotFound", 500);
     const cushim_api_info *fa = host->api_by_name("cudaFuncGetAttributes");
     const cushim_param_info *fp = fa ? host->api_param(fa, 0) : NULL;
     if (fp == NULL || fp->elem_size != 144)   /* another layout of struct cudaFuncAttributes: not translated */

@@ -49,6 +49,7 @@
 #include "rp_nccl.h"
 #include "rm_sock.h"
 #include "rp.h"
+#include "rm_names.h"
 
 static const cushim_host *rp_host;   /* the host table: the same for every plugin, kept for flush/fork_child */
 static rp_state *rp_the;             /* for the pthread_atfork handler, which takes no argument */
@@ -64,14 +65,6 @@ static const cushim_option rp_options[] = {
       "test/benchmark knob: a simulated network distance, N microseconds added to each round trip (shm off)" },
     { NULL, 0, NULL, NULL },
 };
-
-static int32_t rp_code(const cushim_host *h, const char *name)
-{
-    uint32_t kind;
-    int32_t code = 999;   /* CUDA_ERROR_UNKNOWN */
-    h->result_by_name(name, &kind, &code);
-    return code;
-}
 
 static void rp_thread_free(void *p)
 {
@@ -209,12 +202,6 @@ static int rp_pinned(rp_state *s, cushim_call *call, int32_t *r)
         *r = rp_host_alloc(s, size, pp);
     }
     return 1;
-}
-
-static uint32_t rp_api_id(const cushim_host *h, const char *name)
-{
-    const cushim_api_info *a = h->api_by_name(name);
-    return a != NULL ? a->id : 0;
 }
 
 static int32_t rp_host_alloc_rc(void *user, size_t size, void **p)
@@ -364,10 +351,10 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
     pthread_mutex_init(&s->hlock, NULL);
     pthread_mutex_init(&s->glock, NULL);
     rm_wr_init(&s->batch, 0);
-    rp_id_alloc_host[0] = rp_api_id(host, "cuMemAllocHost");
-    rp_id_alloc_host[1] = rp_api_id(host, "cuMemAllocHost_v2");
-    rp_id_host_alloc = rp_api_id(host, "cuMemHostAlloc");
-    rp_id_free_host = rp_api_id(host, "cuMemFreeHost");
+    rp_id_alloc_host[0] = rm_api_id(host, "cuMemAllocHost", 0);
+    rp_id_alloc_host[1] = rm_api_id(host, "cuMemAllocHost_v2", 0);
+    rp_id_host_alloc = rm_api_id(host, "cuMemHostAlloc", 0);
+    rp_id_free_host = rm_api_id(host, "cuMemFreeHost", 0);
     rm_meta_from_host(&m, host);
     s->plans = rm_plans_build(&m);
     s->logged = calloc(host->api_id_limit() + 1, 1);
@@ -380,14 +367,14 @@ static int rp_init(const cushim_host *host, cushim_plugin *self)
         free(s);
         return -1;
     }
-    s->e_not_supported = rp_code(host, "CUDA_ERROR_NOT_SUPPORTED");
-    s->e_invalid = rp_code(host, "CUDA_ERROR_INVALID_VALUE");
-    s->e_not_found = rp_code(host, "CUDA_ERROR_NOT_FOUND");
-    s->e_unavailable = rp_code(host, "CUDA_ERROR_DEVICE_UNAVAILABLE");
-    s->e_wrong_thread = rp_code(host, "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD");
-    s->e_invalidated = rp_code(host, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED");
-    s->e_oom = rp_code(host, "CUDA_ERROR_OUT_OF_MEMORY");
-    s->e_file_not_found = rp_code(host, "CUDA_ERROR_FILE_NOT_FOUND");
+    s->e_not_supported = rm_result_code(host, "CUDA_ERROR_NOT_SUPPORTED", 999);
+    s->e_invalid = rm_result_code(host, "CUDA_ERROR_INVALID_VALUE", 999);
+    s->e_not_found = rm_result_code(host, "CUDA_ERROR_NOT_FOUND", 999);
+    s->e_unavailable = rm_result_code(host, "CUDA_ERROR_DEVICE_UNAVAILABLE", 999);
+    s->e_wrong_thread = rm_result_code(host, "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD", 999);
+    s->e_invalidated = rm_result_code(host, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", 999);
+    s->e_oom = rm_result_code(host, "CUDA_ERROR_OUT_OF_MEMORY", 999);
+    s->e_file_not_found = rm_result_code(host, "CUDA_ERROR_FILE_NOT_FOUND", 999);
     s->paraminfo = host->api_by_name("cuFuncGetParamInfo");
     s->route = rp_route;
     if (rp_managed_init(s) != 0) {

@@ -2,7 +2,8 @@
  * rp_cublas.c - what the client knows of cuBLAS and cuBLASLt calls that it forwards (docs/remote.md, "cuBLAS
  * and cuBLASLt"): the pointer-mode scalars' way and size (rm_ctx.scalar), the state that decides them (each
  * cuBLAS handle's pointer mode, each cuBLASLt matmul descriptor's scale type and pointer mode, followed through
- * the calls that set them), and cuBLAS's words for the remoting's errors.
+ * the calls that set them, in rp_blasobj.c's table), and the way of each call (rp_cublas_route). cuBLAS's words
+ * for the remoting's errors are rp_blaserr.c's.
  *
  * The server runs the real libraries; a handle or descriptor is a number its back end gave (remote/rm_num.h),
  * opaque here. A scalar in host mode is read here (its size by its type: the pointee, or for a 'void *' the call's
@@ -20,50 +21,16 @@
  * but the sizes of cuBLASLt's attributes (rpb_*_attrs), which only the header's documentation gives.
  */
 #define _GNU_SOURCE
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rp_cublas.h"
 #include "rp_blasargs.h"
+#include "rp_blaserr.h"
+#include "rp_blasobj.h"
 #include "rp_heur.h"
-
-/* What is kept of each: a cuBLAS handle, a cuBLASLt matmul descriptor, matrix layout, matmul preference. */
-enum { RPB_HANDLE, RPB_DESC, RPB_LAYOUT, RPB_PREF, RPB_LTHANDLE };
-/* rpb_entry.known: which of a handle's values the client saw the library accept (set with success) */
-#define RPB_K_STREAM 1u
-#define RPB_K_WS 2u          /* ws, ws_size: set since the last stream set */
-#define RPB_K_WS_DEFAULT 4u  /* the library's own workspace: cublasSetStream_v2 resets it, unconditionally */
-#define RPB_K_MATH 8u
-#define RPB_K_PMODE 16u
-#define RPB_K_ATOMICS 32u
-
-/* An attribute value a cuBLASLt object holds (set with success): part of a heuristic's key (rpb_heur_key). */
-#define RPB_KEY_ATTRS 12
-#define RPB_KEY_BYTES 16
-typedef struct rpb_kattr {
-    int32_t attr;
-    uint8_t size;
-    uint8_t v[RPB_KEY_BYTES];
-} rpb_kattr;
-
-/* A handle's or descriptor's state; a linear scan: a program keeps few alive at once (PyTorch: a handle per
-   thread and device, a descriptor and three layouts per matmul call, destroyed after it). */
-typedef struct rpb_entry {
-    uint64_t key;        /* the server's handle or descriptor; 0: free */
-    int64_t scale;       /* Lt descriptor: its scale type (cudaDataType) */
-    int64_t mode;        /* cuBLAS: cublasPointerMode_t; Lt: cublasLtPointerMode_t */
-    uint64_t stream, ws, ws_size;   /* cuBLAS handle: the values last set (RPB_K_*) */
-    int64_t math, atomics;
-    uint8_t kind;        /* RPB_HANDLE... */
-    uint8_t created;     /* created through this client and not destroyed: its setters may be batched */
-    uint8_t known;       /* RPB_K_* */
-    uint8_t exact;       /* cuBLASLt object: its content is whole in cargs and kattr (every value set is there) */
-    uint8_t nkattr;
-    int64_t cargs[4];    /* its Create's arguments: descriptor (compute, scale type); layout (type, rows, cols, ld) */
-    rpb_kattr kattr[RPB_KEY_ATTRS];   /* sorted by attribute, the padding zero: compared as bytes */
-} rpb_entry;
+#include "rm_names.h"
 
 /* The APIs rp_cublas_route and rp_cublas_after know, by name. */
 enum {
@@ -127,9 +94,6 @@ typedef struct rpb_attr {
 
 static struct {
     const cushim_host *host;
-    pthread_mutex_t lock;
-    rpb_entry *e;
-    uint32_t n, cap;
     uint32_t id[RPB_NAPI];                   /* API ids, UINT32_MAX where the tree lacks one */
     rpb_attr attrs[3][RPB_NATTR];            /* descriptor, layout, preference attributes batched */
     /* enum values, by name from the metadata */
@@ -138,41 +102,16 @@ static struct {
     int64_t lt_pm_host, lt_pm_alpha_beta_host; /* CUBLASLT_POINTER_MODE_HOST, _ALPHA_DEVICE_VECTOR_BETA_HOST */
     const cushim_param_info *scale_param;    /* cublasLtMatmulDescCreate's scaleType: its enum names the types */
     int ok;                                  /* every name above was found */
-    int32_t st[6];                           /* cuBLAS statuses for rp_cublas_error */
-    int32_t drv[6];                          /* ... of these driver codes */
-} rpb = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} rpb;
 
-
-static uint32_t rpb_id(const char *name)
-{
-    const cushim_api_info *a = rpb.host->api_by_name(name);
-    return a != NULL ? a->id : UINT32_MAX;
-}
 
 static int rpb_const(const char *name, int64_t *v)
 {
     return CUSHIM_HOST_HAS(rpb.host, enum_constant) && rpb.host->enum_constant(name, v, NULL) == CUSHIM_OK;
 }
 
-static int32_t rpb_result(const char *name, int32_t dflt)
-{
-    uint32_t kind;
-    int32_t code = dflt;
-    if (rpb.host->result_by_name(name, &kind, &code) != CUSHIM_OK)
-        code = dflt;
-    return code;
-}
-
 void rp_cublas_init(const cushim_host *host)
 {
-    static const char *const names[6][2] = {
-        { "CUDA_ERROR_NOT_SUPPORTED", "CUBLAS_STATUS_NOT_SUPPORTED" },
-        { "CUDA_ERROR_INVALID_VALUE", "CUBLAS_STATUS_INVALID_VALUE" },
-        { "CUDA_ERROR_NOT_FOUND", "CUBLAS_STATUS_NOT_SUPPORTED" },          /* the server has no such function */
-        { "CUDA_ERROR_DEVICE_UNAVAILABLE", "CUBLAS_STATUS_NOT_INITIALIZED" }, /* the server is gone */
-        { "CUDA_ERROR_OUT_OF_MEMORY", "CUBLAS_STATUS_ALLOC_FAILED" },
-        { "CUDA_ERROR_UNKNOWN", "CUBLAS_STATUS_INTERNAL_ERROR" },
-    };
     static const rpb_attr_def *const defs[3] = { rpb_desc_attrs, rpb_layout_attrs, rpb_pref_attrs };
     static const size_t ndefs[3] = { sizeof rpb_desc_attrs / sizeof rpb_desc_attrs[0],
                                      sizeof rpb_layout_attrs / sizeof rpb_layout_attrs[0],
@@ -182,7 +121,7 @@ void rp_cublas_init(const cushim_host *host)
     rpb.host = host;
     rba_init(host);
     for (int i = 0; i < RPB_NAPI; i++)
-        rpb.id[i] = rpb_id(rpb_api_names[i]);
+        rpb.id[i] = rm_api_id(rpb.host, rpb_api_names[i], UINT32_MAX);
     for (int k = 0; k < 3; k++)
         for (size_t i = 0; i < ndefs[k]; i++)
             if (rpb_const(defs[k][i].name, &rpb.attrs[k][i].value))
@@ -194,56 +133,7 @@ void rp_cublas_init(const cushim_host *host)
             rpb_const("CUBLASLT_MATMUL_DESC_POINTER_MODE", &rpb.lt_attr_mode) &
             rpb_const("CUBLASLT_POINTER_MODE_HOST", &rpb.lt_pm_host) &
             rpb_const("CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_HOST", &rpb.lt_pm_alpha_beta_host);
-    for (int i = 0; i < 6; i++) {
-        rpb.drv[i] = rpb_result(names[i][0], -1);
-        rpb.st[i] = rpb_result(names[i][1], 14 /* CUBLAS_STATUS_INTERNAL_ERROR */);
-    }
-}
-
-int32_t rp_cublas_error(int32_t driver_code)
-{
-    if (driver_code == 0 || rpb.host == NULL)
-        return driver_code;   /* before rp_cublas_init: no table yet (never the case for a forwarded call) */
-    for (int i = 0; i < 6; i++)
-        if (rpb.drv[i] == driver_code)
-            return rpb.st[i];
-    return rpb.st[5];
-}
-
-/* ---- the table (rpb.lock) ---- */
-static rpb_entry *rpb_find_locked(uint64_t key, int kind)
-{
-    for (uint32_t i = 0; key != 0 && i < rpb.n; i++)
-        if (rpb.e[i].key == key && rpb.e[i].kind == kind)
-            return &rpb.e[i];
-    return NULL;
-}
-
-/* The entry of 'key', made when there is none; fresh: a new one, or the old one emptied (a handle or descriptor
-   created at the address of one destroyed). NULL: no memory (nothing is then known of it: calls stay forwarded). */
-static rpb_entry *rpb_add_locked(uint64_t key, int kind, int fresh)
-{
-    rpb_entry *e = rpb_find_locked(key, kind);
-    if (key == 0 || (e != NULL && !fresh))
-        return e;
-    for (uint32_t i = 0; e == NULL && i < rpb.n; i++)
-        if (rpb.e[i].key == 0)
-            e = &rpb.e[i];
-    if (e == NULL) {
-        if (rpb.n == rpb.cap) {
-            uint32_t cap = rpb.cap ? rpb.cap * 2 : 64;
-            rpb_entry *t = realloc(rpb.e, cap * sizeof *t);
-            if (t == NULL)
-                return NULL;
-            rpb.e = t;
-            rpb.cap = cap;
-        }
-        e = &rpb.e[rpb.n++];
-    }
-    memset(e, 0, sizeof *e);
-    e->key = key;
-    e->kind = (uint8_t)kind;
-    return e;
+    rp_blaserr_init(host);
 }
 
 int rp_cublas_scalar(void *user, const rm_plan *pl, uint32_t param, const void *params, uint32_t *bytes)
@@ -257,10 +147,10 @@ int rp_cublas_scalar(void *user, const rm_plan *pl, uint32_t param, const void *
         return RM_EUNSUPPORTED;
     if (a->library == CUSHIM_LIB_CUBLAS) {
         if (rba_value(a, params, "handle", &key)) {
-            pthread_mutex_lock(&rpb.lock);
-            rpb_entry *e = rpb_find_locked((uint64_t)key, RPB_HANDLE);
+            rbo_lock();
+            rpb_entry *e = rbo_find_locked((uint64_t)key, RPB_HANDLE);
             mode = e != NULL ? e->mode : 0;   /* a new handle's mode is host */
-            pthread_mutex_unlock(&rpb.lock);
+            rbo_unlock();
         }
         if (mode == rpb.pm_device)
             return RM_SCALAR_DEVICE;
@@ -275,14 +165,14 @@ int rp_cublas_scalar(void *user, const rm_plan *pl, uint32_t param, const void *
     /* cuBLASLt: cublasLtMatmul, by its descriptor */
     if (!rba_value(a, params, "computeDesc", &key))
         return RM_EUNSUPPORTED;
-    pthread_mutex_lock(&rpb.lock);
-    rpb_entry *e = rpb_find_locked((uint64_t)key, RPB_DESC);
+    rbo_lock();
+    rpb_entry *e = rbo_find_locked((uint64_t)key, RPB_DESC);
     if (e != NULL) {
         found = 1;
         mode = e->mode;
         scale = e->scale;
     }
-    pthread_mutex_unlock(&rpb.lock);
+    rbo_unlock();
     if (!found)
         return RM_EUNSUPPORTED;
     /* HOST: both host values; ALPHA_DEVICE_VECTOR_BETA_HOST: beta only; every other mode: device addresses
@@ -315,20 +205,20 @@ static int rpb_attr_ok(int kind, int64_t attr, int64_t size)
 /* cublasLtMatmul on objects the client created and has not destroyed (its handle, the descriptor - whose scale type
    and pointer mode size the scalars - and the four layouts), its scalars and matrices given, a workspace given
    when a size is. Whether the algorithm and workspace fit the problem the library decides: a refusal is a batched
-   error, as a launch's is. (rpb.lock held) */
+   error, as a launch's is. (rbo_lock held) */
 static int rpb_matmul_ok_locked(const cushim_api_info *a, const void *params)
 {
     static const char *const layouts[4] = { "Adesc", "Bdesc", "Cdesc", "Ddesc" };
     static const char *const given[6] = { "alpha", "beta", "A", "B", "C", "D" };
     int64_t key, wsize;
     rpb_entry *e;
-    if (!rba_value(a, params, "lightHandle", &key) || (e = rpb_find_locked((uint64_t)key, RPB_LTHANDLE)) == NULL ||
+    if (!rba_value(a, params, "lightHandle", &key) || (e = rbo_find_locked((uint64_t)key, RPB_LTHANDLE)) == NULL ||
         !e->created || !rba_value(a, params, "computeDesc", &key) ||
-        (e = rpb_find_locked((uint64_t)key, RPB_DESC)) == NULL || !e->created ||
+        (e = rbo_find_locked((uint64_t)key, RPB_DESC)) == NULL || !e->created ||
         rba_dtype_bytes(rpb.scale_param, e->scale) == 0)
         return 0;
     for (int i = 0; i < 4; i++)
-        if (!rba_value(a, params, layouts[i], &key) || (e = rpb_find_locked((uint64_t)key, RPB_LAYOUT)) == NULL ||
+        if (!rba_value(a, params, layouts[i], &key) || (e = rbo_find_locked((uint64_t)key, RPB_LAYOUT)) == NULL ||
             !e->created)
             return 0;
     for (int i = 0; i < 6; i++)
@@ -352,7 +242,7 @@ static uint64_t rpb_thread_uid(void)
 /* The key of a heuristic call: everything its answer depends on (docs/remote.md): the thread and its device epoch
    (which device is current), the cuBLASLt handle, the requested count, and the full content - never the numbers:
    PyTorch makes new ones for every matmul - of the descriptor, the four layouts and the preference. 0 when one of
-   them is not a live object the client created whose every value it knows (or the key does not fit). (rpb.lock) */
+   them is not a live object the client created whose every value it knows (or the key does not fit). (rbo_lock) */
 static size_t rpb_heur_key_locked(const cushim_api_info *a, const void *params, const uint64_t epoch[2],
                                   uint8_t *key, size_t cap)
 {
@@ -361,7 +251,7 @@ static size_t rpb_heur_key_locked(const cushim_api_info *a, const void *params, 
     int64_t lh, req, v;
     rpb_entry *e;
     size_t n = 0;
-    if (!rba_value(a, params, "lightHandle", &lh) || (e = rpb_find_locked((uint64_t)lh, RPB_LTHANDLE)) == NULL ||
+    if (!rba_value(a, params, "lightHandle", &lh) || (e = rbo_find_locked((uint64_t)lh, RPB_LTHANDLE)) == NULL ||
         !e->created || !rba_value(a, params, "requestedAlgoCount", &req))
         return 0;
     uint64_t head[5] = { rpb_thread_uid(), epoch[0], epoch[1], (uint64_t)lh, (uint64_t)req };
@@ -370,18 +260,11 @@ static size_t rpb_heur_key_locked(const cushim_api_info *a, const void *params, 
     memcpy(key, head, sizeof head);
     n = sizeof head;
     for (int i = 0; i < 6; i++) {
-        if (!rba_value(a, params, objs[i], &v) || (e = rpb_find_locked((uint64_t)v, kinds[i])) == NULL ||
-            !e->created || !e->exact)
+        size_t len;
+        if (!rba_value(a, params, objs[i], &v) || (e = rbo_find_locked((uint64_t)v, kinds[i])) == NULL ||
+            (len = rbo_content_locked(e, key + n, cap - n)) == 0)
             return 0;
-        size_t len = sizeof e->cargs + 1 + e->nkattr * sizeof e->kattr[0];
-        if (n + 1 + len > cap)
-            return 0;
-        key[n++] = kinds[i];
-        memcpy(key + n, e->cargs, sizeof e->cargs);
-        n += sizeof e->cargs;
-        key[n++] = e->nkattr;
-        memcpy(key + n, e->kattr, e->nkattr * sizeof e->kattr[0]);
-        n += e->nkattr * sizeof e->kattr[0];
+        n += len;
     }
     return n;
 }
@@ -425,35 +308,6 @@ static void rpb_heur_keep_locked(const cushim_api_info *a, const void *params, c
     rp_heur_put(key, klen, results, elem, *count);
 }
 
-/* An attribute set with success on a cuBLASLt object: kept, sorted, for the heuristic's key; a value that does not
-   fit makes the object's content unknown (its heuristics then always go to the server). (rpb.lock) */
-static void rpb_keep_attr_locked(rpb_entry *e, int64_t attr, const void *buf, int64_t size)
-{
-    rpb_kattr k;
-    uint32_t i = 0;
-    if (buf == NULL || size <= 0 || size > RPB_KEY_BYTES) {
-        e->exact = 0;
-        return;
-    }
-    memset(&k, 0, sizeof k);
-    k.attr = (int32_t)attr;
-    k.size = (uint8_t)size;
-    memcpy(k.v, buf, (size_t)size);
-    while (i < e->nkattr && e->kattr[i].attr < k.attr)
-        i++;
-    if (i < e->nkattr && e->kattr[i].attr == k.attr) {
-        memcpy(&e->kattr[i], &k, sizeof k);   /* set again: the last value holds (bytes: the padding too) */
-        return;
-    }
-    if (e->nkattr == RPB_KEY_ATTRS) {
-        e->exact = 0;
-        return;
-    }
-    memmove(&e->kattr[i + 1], &e->kattr[i], (e->nkattr - i) * sizeof e->kattr[0]);
-    memcpy(&e->kattr[i], &k, sizeof k);
-    e->nkattr++;
-}
-
 int rp_cublas_route(const cushim_call *call, int32_t *status, const uint64_t epoch[2])
 {
     static const uint8_t kind_of[RPB_NAPI] = {
@@ -470,9 +324,9 @@ int rp_cublas_route(const cushim_call *call, int32_t *status, const uint64_t epo
         return rba_create_ok(a, call->params, which == RPB_DESC_CREATE ? RBA_DESC : which == RPB_LAYOUT_CREATE ?
                              RBA_LAYOUT : RBA_PREF) ? RP_BLAS_CREATE : RP_BLAS_FORWARD;
     *status = 0;
-    pthread_mutex_lock(&rpb.lock);
+    rbo_lock();
     if (which >= RPB_SGEMM && which <= RPB_GEMMEX_SB) {   /* SGEMM, DGEMM, GemmEx and their strided batched forms */
-        rpb_entry *e = rba_value(a, call->params, "handle", &key) ? rpb_find_locked((uint64_t)key, RPB_HANDLE) : NULL;
+        rpb_entry *e = rba_value(a, call->params, "handle", &key) ? rbo_find_locked((uint64_t)key, RPB_HANDLE) : NULL;
         int batched = which == RPB_SGEMM_SB || which == RPB_DGEMM_SB || which == RPB_GEMMEX_SB;
         if (e != NULL && e->created && (which == RPB_GEMMEX || which == RPB_GEMMEX_SB ?
                                         rba_gemm_ex_ok(a, call->params, batched) : rba_gemm_ok(a, call->params, batched)))
@@ -484,7 +338,7 @@ int rp_cublas_route(const cushim_call *call, int32_t *status, const uint64_t epo
         if (rpb_heur_local_locked(a, call->params, epoch))
             how = RP_BLAS_LOCAL;
     } else if (which <= RPB_GET_ATOMICS) {   /* a cuBLAS handle's setter or getter */
-        rpb_entry *e = rba_value(a, call->params, "handle", &key) ? rpb_find_locked((uint64_t)key, RPB_HANDLE) : NULL;
+        rpb_entry *e = rba_value(a, call->params, "handle", &key) ? rbo_find_locked((uint64_t)key, RPB_HANDLE) : NULL;
         void *out = NULL;
         if (e == NULL)
             goto out;
@@ -535,7 +389,7 @@ int rp_cublas_route(const cushim_call *call, int32_t *status, const uint64_t epo
     } else {   /* a cuBLASLt descriptor's, layout's or preference's setter or destroy */
         int kind = kind_of[which];
         rpb_entry *e = rba_value(a, call->params, key_of[kind - RPB_DESC], &key) ?
-                       rpb_find_locked((uint64_t)key, kind) : NULL;
+                       rbo_find_locked((uint64_t)key, kind) : NULL;
         if (e == NULL || !e->created)
             goto out;
         if (which == RPB_DESC_DESTROY || which == RPB_LAYOUT_DESTROY || which == RPB_PREF_DESTROY)
@@ -545,7 +399,7 @@ int rp_cublas_route(const cushim_call *call, int32_t *status, const uint64_t epo
             how = RP_BLAS_BATCH;
     }
 out:
-    pthread_mutex_unlock(&rpb.lock);
+    rbo_unlock();
     return how;
 }
 
@@ -567,13 +421,13 @@ void rp_cublas_after(const cushim_call *call, int32_t status, const uint64_t epo
     rpb_entry *e = NULL;
     if (which < 0)
         return;
-    pthread_mutex_lock(&rpb.lock);
+    rbo_lock();
     switch (which) {
     case RPB_CREATE:
     case RPB_LAYOUT_CREATE:
     case RPB_PREF_CREATE:
     case RPB_LT_CREATE:
-        e = rpb_add_locked(rpb_created(a, call->params, which == RPB_CREATE ? "handle" : which == RPB_LAYOUT_CREATE ?
+        e = rbo_add_locked(rpb_created(a, call->params, which == RPB_CREATE ? "handle" : which == RPB_LAYOUT_CREATE ?
                                        "matLayout" : which == RPB_LT_CREATE ? "lightHandle" : "pref"),
                            which == RPB_CREATE ? RPB_HANDLE : which == RPB_LAYOUT_CREATE ? RPB_LAYOUT :
                            which == RPB_LT_CREATE ? RPB_LTHANDLE : RPB_PREF, 1);
@@ -587,7 +441,7 @@ void rp_cublas_after(const cushim_call *call, int32_t status, const uint64_t epo
         break;
     case RPB_DESC_CREATE:
         if (rba_value(a, call->params, "scaleType", &v) &&
-            (e = rpb_add_locked(rpb_created(a, call->params, "matmulDesc"), RPB_DESC, 1)) != NULL) {
+            (e = rbo_add_locked(rpb_created(a, call->params, "matmulDesc"), RPB_DESC, 1)) != NULL) {
             e->created = 1;
             e->scale = v;
             e->mode = rpb.lt_pm_host;
@@ -600,7 +454,7 @@ void rp_cublas_after(const cushim_call *call, int32_t status, const uint64_t epo
     case RPB_SET_MATH:
     case RPB_SET_PMODE:
     case RPB_SET_ATOMICS:
-        if (!rba_value(a, call->params, "handle", &key) || (e = rpb_add_locked((uint64_t)key, RPB_HANDLE, 0)) == NULL)
+        if (!rba_value(a, call->params, "handle", &key) || (e = rbo_add_locked((uint64_t)key, RPB_HANDLE, 0)) == NULL)
             break;
         if (which == RPB_SET_STREAM && rba_value(a, call->params, "streamId", &v)) {
             e->stream = (uint64_t)v;
@@ -623,22 +477,22 @@ void rp_cublas_after(const cushim_call *call, int32_t status, const uint64_t epo
     case RPB_PREF_SET:
         if (rba_value(a, call->params, which == RPB_LAYOUT_SET ? "matLayout" : "pref", &key) &&
             rba_value(a, call->params, "attr", &v) && rba_value(a, call->params, "sizeInBytes", &w) &&
-            (e = rpb_find_locked((uint64_t)key, which == RPB_LAYOUT_SET ? RPB_LAYOUT : RPB_PREF)) != NULL)
-            rpb_keep_attr_locked(e, v, rba_ptr(a, call->params, "buf"), w);
+            (e = rbo_find_locked((uint64_t)key, which == RPB_LAYOUT_SET ? RPB_LAYOUT : RPB_PREF)) != NULL)
+            rbo_keep_attr_locked(e, v, rba_ptr(a, call->params, "buf"), w);
         break;
     case RPB_HEUR:
         rpb_heur_keep_locked(a, call->params, epoch);
         break;
     case RPB_DESC_SET:
         if (rba_value(a, call->params, "matmulDesc", &key) && rba_value(a, call->params, "attr", &v) &&
-            rba_value(a, call->params, "sizeInBytes", &w) && (e = rpb_find_locked((uint64_t)key, RPB_DESC)) != NULL)
-            rpb_keep_attr_locked(e, v, rba_ptr(a, call->params, "buf"), w);
+            rba_value(a, call->params, "sizeInBytes", &w) && (e = rbo_find_locked((uint64_t)key, RPB_DESC)) != NULL)
+            rbo_keep_attr_locked(e, v, rba_ptr(a, call->params, "buf"), w);
         if (rba_value(a, call->params, "matmulDesc", &key) && rba_value(a, call->params, "attr", &v) &&
             (v == rpb.lt_attr_scale || v == rpb.lt_attr_mode)) {
             const void *buf = rba_ptr(a, call->params, "buf");
             int64_t size = 0;
             int32_t val;
-            e = rpb_find_locked((uint64_t)key, RPB_DESC);
+            e = rbo_find_locked((uint64_t)key, RPB_DESC);
             if (e != NULL && buf != NULL && rba_value(a, call->params, "sizeInBytes", &size) && size == 4) {
                 memcpy(&val, buf, 4);   /* both attributes are 32-bit enums */
                 if (v == rpb.lt_attr_scale)
@@ -656,18 +510,17 @@ void rp_cublas_after(const cushim_call *call, int32_t status, const uint64_t epo
         static const char *const key_name[] = { "handle", "matmulDesc", "matLayout", "pref", "lightHandle" };
         int kind = which == RPB_DESTROY ? RPB_HANDLE : which == RPB_DESC_DESTROY ? RPB_DESC :
                    which == RPB_LAYOUT_DESTROY ? RPB_LAYOUT : which == RPB_LT_DESTROY ? RPB_LTHANDLE : RPB_PREF;
-        if (rba_value(a, call->params, key_name[kind], &key) && (e = rpb_find_locked((uint64_t)key, kind)) != NULL)
+        if (rba_value(a, call->params, key_name[kind], &key) && (e = rbo_find_locked((uint64_t)key, kind)) != NULL)
             e->key = 0;   /* dropped: its address may come back for another */
         break;
     }
     default:
         break;
     }
-    pthread_mutex_unlock(&rpb.lock);
+    rbo_unlock();
 }
 
 void rp_cublas_fork_child(void)
 {
-    pthread_mutex_init(&rpb.lock, NULL);
-    rpb.n = 0;   /* the parent's handles were its back end's */
+    rbo_fork_child();   /* the parent's handles were its back end's */
 }

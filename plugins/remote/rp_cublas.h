@@ -1,6 +1,6 @@
 /*
  * rp_cublas.h - the client's part of cuBLAS and cuBLASLt forwarding (rp_cublas.c; docs/remote.md, "cuBLAS and
- * cuBLASLt"): pointer-mode scalars and cuBLAS's words for the remoting's errors.
+ * cuBLASLt"): pointer-mode scalars and each call's way; cuBLAS's words for the remoting's errors (rp_blaserr.h).
  */
 #ifndef RP_CUBLAS_H
 #define RP_CUBLAS_H
@@ -9,6 +9,7 @@
 
 #include "cushim/cushim.h"
 #include "rm_codec.h"
+#include "rp_blaserr.h"   /* rp_cublas_error */
 
 void rp_cublas_init(const cushim_host *host);
 /* rm_ctx.scalar: a host value of *bytes or a device address, by the handle's or descriptor's pointer mode. */
@@ -28,8 +29,6 @@ int rp_cublas_route(const cushim_call *call, int32_t *status, const uint64_t epo
 /* After a cuBLAS/cuBLASLt call returned 'status' (forwarded, or batched: 0): follows handles and descriptors
    created and destroyed, the values set, pointer modes and scale types. */
 void rp_cublas_after(const cushim_call *call, int32_t status, const uint64_t epoch[2]);
-/* A driver code of the remoting (CUDA_ERROR_NOT_SUPPORTED...) as a cublasStatus_t. */
-int32_t rp_cublas_error(int32_t driver_code);
 void rp_cublas_fork_child(void);
 
 #endif /* RP_CUBLAS_H */

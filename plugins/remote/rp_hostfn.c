@@ -19,6 +19,7 @@
 
 #include "rc_cudart.h"
 #include "rp_hostfn.h"
+#include "rm_names.h"
 
 int32_t rp_hostfn_run(const rp_hostfn_ops *ops, const rp_hostfn_req *q)
 {
@@ -65,12 +66,6 @@ typedef struct rh_call {
     int32_t code_of_failure;   /* the library's error when the server did not answer */
 } rh_call;
 
-static uint32_t rh_id(const char *name)
-{
-    const cushim_api_info *a = rh.host->api_by_name(name);
-    return a != NULL ? a->id : UINT32_MAX;
-}
-
 void rp_hostfn_init(const cushim_host *host, cushim_plugin *self, const rm_plans *plans, rp_hostfn_dispatch dispatch,
                     void *user, int32_t e_invalid, int32_t e_not_supported)
 {
@@ -90,7 +85,7 @@ void rp_hostfn_init(const cushim_host *host, cushim_plugin *self, const rm_plans
                 strcpy(name, names[rt][k]);
                 if (pt)
                     strcat(name, "_ptsz");
-                rh.id[rt][k][pt] = rh_id(name);
+                rh.id[rt][k][pt] = rm_api_id(rh.host, name, UINT32_MAX);
             }
     rh.capturing[0] = host->api_by_name("cuStreamIsCapturing");
     rh.capturing[1] = host->api_by_name("cuStreamIsCapturing_ptsz");

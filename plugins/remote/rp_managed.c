@@ -38,6 +38,7 @@
 #include "rc_cudart.h"
 #include "rp.h"
 #include "rp_managed.h"
+#include "rm_names.h"
 
 #define RP_MANAGED_TRIES 4      /* addresses asked of the server for one allocation before giving up        */
 #define RP_MANAGED_PAGE 4096u   /* pieces compared with the shadow: a run of differing pieces is one copy    */
@@ -365,12 +366,6 @@ int rp_managed_holds(const void *p)
     return in;
 }
 
-static uint32_t rp_mm_id(const cushim_host *h, const char *name)
-{
-    const cushim_api_info *a = h->api_by_name(name);
-    return a != NULL ? a->id : 0;
-}
-
 static int64_t rp_mm_enum(const cushim_host *h, const char *name)
 {
     int64_t v;
@@ -405,18 +400,18 @@ int rp_managed_init(rp_state *s)
             f |= RP_MM_FREE;
         rp_mm.flags[id] = (uint8_t)f;
     }
-    rp_mm.htod = rm_plan_of(s->plans, rp_mm_id(h, "cuMemcpyHtoD_v2"));
-    rp_mm.dtoh = rm_plan_of(s->plans, rp_mm_id(h, "cuMemcpyDtoH_v2"));
-    rp_mm.free_v2 = rm_plan_of(s->plans, rp_mm_id(h, "cuMemFree_v2"));
+    rp_mm.htod = rm_plan_of(s->plans, rm_api_id(h, "cuMemcpyHtoD_v2", 0));
+    rp_mm.dtoh = rm_plan_of(s->plans, rm_api_id(h, "cuMemcpyDtoH_v2", 0));
+    rp_mm.free_v2 = rm_plan_of(s->plans, rm_api_id(h, "cuMemFree_v2", 0));
     if (rp_mm.htod == NULL || rp_mm.dtoh == NULL || rp_mm.free_v2 == NULL || rp_mm.htod->nparams != 3 ||
         rp_mm.dtoh->nparams != 3)
         return 0;   /* no managed memory: the allocations stay refused (their rows say why) */
-    rp_mm.id_alloc = rp_mm_id(h, "cuMemAllocManaged");
-    rp_mm.id_rt_alloc = rp_mm_id(h, "cudaMallocManaged");
-    rp_mm.id_attr = rp_mm_id(h, "cuDeviceGetAttribute");
-    rp_mm.id_rt_attr = rp_mm_id(h, "cudaDeviceGetAttribute");
-    rp_mm.id_props[0] = rp_mm_id(h, "cudaGetDeviceProperties");
-    rp_mm.id_props[1] = rp_mm_id(h, "cudaGetDeviceProperties_v2");
+    rp_mm.id_alloc = rm_api_id(h, "cuMemAllocManaged", 0);
+    rp_mm.id_rt_alloc = rm_api_id(h, "cudaMallocManaged", 0);
+    rp_mm.id_attr = rm_api_id(h, "cuDeviceGetAttribute", 0);
+    rp_mm.id_rt_attr = rm_api_id(h, "cudaDeviceGetAttribute", 0);
+    rp_mm.id_props[0] = rm_api_id(h, "cudaGetDeviceProperties", 0);
+    rp_mm.id_props[1] = rm_api_id(h, "cudaGetDeviceProperties_v2", 0);
     static const char *const drv[4] = { "CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS",
                                         "CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS",
                                         "CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES",

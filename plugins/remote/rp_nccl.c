@@ -28,6 +28,7 @@
 
 #include "rm_codec.h"
 #include "rp_nccl.h"
+#include "rm_names.h"
 
 static uint32_t rn_start[2], rn_end[2];   /* ncclGroupStart/End and their pnccl forms */
 static uint32_t rn_sim[2];                /* ncclGroupSimulateEnd: ends a group too, always answered (its simInfo) */
@@ -39,21 +40,6 @@ static cushim_plugin *rn_self;
 static const cushim_struct_info *rn_cfg;  /* ncclConfig_t, when the tree describes it */
 static uint32_t rn_cfg_size_off = UINT32_MAX, rn_cfg_name_off = UINT32_MAX;
 static atomic_int rn_name_logged;
-
-static uint32_t rn_id(const cushim_host *h, const char *name)
-{
-    const cushim_api_info *a = h->api_by_name(name);
-    return a != NULL ? a->id : UINT32_MAX;
-}
-
-static int32_t rn_code(const cushim_host *h, const char *name, int32_t dflt)
-{
-    uint32_t kind;
-    int32_t code = dflt;
-    if (h->result_by_name(name, &kind, &code) != CUSHIM_OK)
-        code = dflt;
-    return code;
-}
 
 void rp_nccl_init(const cushim_host *host, cushim_plugin *self)
 {
@@ -76,19 +62,19 @@ void rp_nccl_init(const cushim_host *host, cushim_plugin *self)
     }
     if (rn_cfg_size_off == UINT32_MAX)
         rn_cfg = NULL;   /* not the layout this file knows: carried as the codec carries it */
-    rn_start[0] = rn_id(host, "ncclGroupStart");
-    rn_start[1] = rn_id(host, "pncclGroupStart");
-    rn_end[0] = rn_id(host, "ncclGroupEnd");
-    rn_end[1] = rn_id(host, "pncclGroupEnd");
-    rn_sim[0] = rn_id(host, "ncclGroupSimulateEnd");
-    rn_sim[1] = rn_id(host, "pncclGroupSimulateEnd");
-    rn_drv_invalid = rn_code(host, "CUDA_ERROR_INVALID_VALUE", rn_drv_invalid);
-    rn_drv_not_supported = rn_code(host, "CUDA_ERROR_NOT_SUPPORTED", rn_drv_not_supported);
-    rn_drv_unavailable = rn_code(host, "CUDA_ERROR_DEVICE_UNAVAILABLE", rn_drv_unavailable);
-    rn_invalid_arg = rn_code(host, "ncclInvalidArgument", rn_invalid_arg);
-    rn_invalid_usage = rn_code(host, "ncclInvalidUsage", rn_invalid_usage);
-    rn_remote = rn_code(host, "ncclRemoteError", rn_remote);
-    rn_system = rn_code(host, "ncclSystemError", rn_system);
+    rn_start[0] = rm_api_id(host, "ncclGroupStart", UINT32_MAX);
+    rn_start[1] = rm_api_id(host, "pncclGroupStart", UINT32_MAX);
+    rn_end[0] = rm_api_id(host, "ncclGroupEnd", UINT32_MAX);
+    rn_end[1] = rm_api_id(host, "pncclGroupEnd", UINT32_MAX);
+    rn_sim[0] = rm_api_id(host, "ncclGroupSimulateEnd", UINT32_MAX);
+    rn_sim[1] = rm_api_id(host, "pncclGroupSimulateEnd", UINT32_MAX);
+    rn_drv_invalid = rm_result_code(host, "CUDA_ERROR_INVALID_VALUE", rn_drv_invalid);
+    rn_drv_not_supported = rm_result_code(host, "CUDA_ERROR_NOT_SUPPORTED", rn_drv_not_supported);
+    rn_drv_unavailable = rm_result_code(host, "CUDA_ERROR_DEVICE_UNAVAILABLE", rn_drv_unavailable);
+    rn_invalid_arg = rm_result_code(host, "ncclInvalidArgument", rn_invalid_arg);
+    rn_invalid_usage = rm_result_code(host, "ncclInvalidUsage", rn_invalid_usage);
+    rn_remote = rm_result_code(host, "ncclRemoteError", rn_remote);
+    rn_system = rm_result_code(host, "ncclSystemError", rn_system);
 }
 
 int rp_nccl_batched(const rm_plan *pl)

@@ -53,21 +53,9 @@
 #include <unistd.h>
 
 #include "fake_cuda.h"
+#include "e2e_ml_common.h"
 #include "ml_budget.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                    \
-            printf(__VA_ARGS__);                                           \
-            printf("\n");                                                  \
-            failures++;                                                    \
-        }                                                                  \
-    } while (0)
-
-#define MiB ((size_t)1 << 20)
 
 static struct cudaExtent extent(size_t w, size_t h, size_t d)
 {

@@ -38,52 +38,14 @@
 #include <unistd.h>
 
 #include "fake_cuda.h"
+#include "e2e_ml_common.h"
 #include "ml_budget.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                    \
-            printf(__VA_ARGS__);                                           \
-            printf("\n");                                                  \
-            failures++;                                                    \
-        }                                                                  \
-    } while (0)
-
-#define MiB ((size_t)1 << 20)
-
-static void init(void)
-{
-    CUdevice d;
-    CUcontext c;
-    CHECK(cuInit(0) == CUDA_SUCCESS, "cuInit");
-    CHECK(cuDeviceGet(&d, 0) == CUDA_SUCCESS, "cuDeviceGet");
-    CHECK(cuDevicePrimaryCtxRetain(&c, d) == CUDA_SUCCESS, "retain");
-    CHECK(cuCtxSetCurrent(c) == CUDA_SUCCESS, "set current");
-}
-
-/* The budget's device-resident and host-backed bytes on device 0, read from its region. */
-static void region_figures(const char *region, uint64_t *used, uint64_t *spilled)
-{
-    ml_budget b;
-    char err[256];
-    memset(&b, 0, sizeof b);
-    *used = *spilled = UINT64_MAX;
-    if (ml_budget_attach(&b, region, err, sizeof err) != 0) {
-        CHECK(0, "attach %s: %s", region, err);
-        return;
-    }
-    *used = ml_budget_used(&b, 0);
-    *spilled = ml_budget_spilled(&b, 0);
-    ml_budget_close(&b);
-}
 
 static void expect_pools(const char *what, const char *region, size_t used, size_t spilled)
 {
     uint64_t u, s;
-    region_figures(region, &u, &s);
+    e2e_ml_region_figures(region, &u, &s);
     CHECK(u == used, "%s: the budget charges %llu device bytes, expected %zu", what, (unsigned long long)u, used);
     CHECK(s == spilled, "%s: the budget has %llu host-backed bytes, expected %zu", what, (unsigned long long)s,
           spilled);
@@ -108,7 +70,7 @@ static int mode_quota(const char *region)
     void *c = NULL;
     size_t f = 0, t = 0, pitch = 0;
     uint64_t managed_calls;
-    init();
+    e2e_ml_init();
     CHECK(cuMemAlloc(&a, 6 * MiB) == CUDA_SUCCESS, "6 MiB within the quota");
     expect_pools("6 MiB on the device", region, 6 * MiB, 0);
     CHECK(fake_cuda_managed_bytes(0, 0) == 0, "no managed memory yet");
@@ -168,15 +130,14 @@ static int mode_quota(const char *region)
     CHECK(cuMemFree(e) == CUDA_SUCCESS, "free device 6 MiB");
     expect_pools("all freed", region, 0, 0);
     CHECK(fake_cuda_managed_bytes(0, 0) == 0, "no managed memory left on the device");
-    printf("quota: %d failures\n", failures);
-    return failures ? 1 : 0;
+    return e2e_ml_verdict("quota");
 }
 
 static int mode_devfull(const char *region, size_t quota, size_t bound, int off)
 {
     CUdeviceptr a = 0, b = 0, c = 0;
     size_t total = 0;
-    init();
+    e2e_ml_init();
     CHECK(cuDeviceTotalMem(&total, 0) == CUDA_SUCCESS, "cuDeviceTotalMem");
     CHECK(total <= quota, "the device (%zu bytes, FAKE_CUDA_MEM) is smaller than the quota %zu", total, quota);
     CHECK(cuMemAlloc(&a, total / 4 * 3) == CUDA_SUCCESS, "three quarters of the device");
@@ -193,7 +154,7 @@ static int mode_devfull(const char *region, size_t quota, size_t bound, int off)
         uint64_t u, sp;
         CHECK(cuMemAlloc(&c, left + 4096) == CUDA_ERROR_OUT_OF_MEMORY, "past the bound %zu: refused", bound);
         CHECK(cuMemAlloc(&c, left) == CUDA_SUCCESS, "up to the bound %zu", bound);
-        region_figures(region, &u, &sp);
+        e2e_ml_region_figures(region, &u, &sp);
         CHECK(u + sp == bound, "at the bound: %llu + %llu bytes, expected %zu", (unsigned long long)u,
               (unsigned long long)sp, bound);
         CHECK(fake_cuda_bytes_allocated(0) + fake_cuda_managed_bytes(0, 1) == bound, "the fake holds the bound");
@@ -201,8 +162,7 @@ static int mode_devfull(const char *region, size_t quota, size_t bound, int off)
     }
     CHECK(cuMemFree(a) == CUDA_SUCCESS, "free");
     expect_pools("all freed", region, 0, 0);
-    printf("devfull: %d failures\n", failures);
-    return failures ? 1 : 0;
+    return e2e_ml_verdict("devfull");
 }
 
 /* TOOL's output for REGION: the last field of this process's row on device 0 (the table), or the value of its
@@ -239,7 +199,7 @@ static int mode_usage(const char *region, const char *tool)
 {
     CUdeviceptr a = 0, b = 0;
     char table[64], prom[64];
-    init();
+    e2e_ml_init();
     CHECK(cuMemAlloc(&a, 6 * MiB) == CUDA_SUCCESS && cuMemAlloc(&b, 4 * MiB) == CUDA_SUCCESS, "6 + 4 host-backed");
     usage_figure(tool, region, 0, table, sizeof table);
     usage_figure(tool, region, 1, prom, sizeof prom);
@@ -249,14 +209,13 @@ static int mode_usage(const char *region, const char *tool)
     usage_figure(tool, region, 0, table, sizeof table);
     usage_figure(tool, region, 1, prom, sizeof prom);
     CHECK(!strcmp(table, "0") && !strcmp(prom, "0"), "freed: host-backed '%s' and '%s', expected 0", table, prom);
-    printf("usage: %d failures\n", failures);
-    return failures ? 1 : 0;
+    return e2e_ml_verdict("usage");
 }
 
 static int mode_hold(size_t bytes, unsigned ms)
 {
     CUdeviceptr p = 0;
-    init();
+    e2e_ml_init();
     if (cuMemAlloc(&p, bytes) != CUDA_SUCCESS) {
         printf("FAIL hold: cannot allocate %zu\n", bytes);
         return 1;
@@ -310,7 +269,7 @@ static int mode_wait(const char *region, const char *self, size_t bytes, unsigne
     in = fdopen(fd[0], "r");
     CHECK(in != NULL && fgets(line, sizeof line, in) != NULL && !strcmp(line, "held\n"), "the holder holds: '%s'",
           line);
-    init();
+    e2e_ml_init();
     CHECK(write(to[1], "go\n", 3) == 3, "tell the holder to start its time");
     t0 = now_ms();
     r = cuMemAlloc(&p, bytes);
@@ -342,7 +301,7 @@ static int mode_devmap(const char *region)
     CUdeviceptr a = 0;
     ml_budget b;
     char err[256];
-    init();
+    e2e_ml_init();
     CHECK(cuMemAlloc(&a, 10 * MiB) == CUDA_SUCCESS, "10 MiB past physical device 1's 8 MiB quota: host-backed");
     expect_host_backed("cuMemAlloc on ordinal 0 = physical 1", (void *)(uintptr_t)a);
     memset(&b, 0, sizeof b);
@@ -357,8 +316,7 @@ static int mode_devmap(const char *region)
               (unsigned long long)ml_budget_spilled(&b, 1), (unsigned long long)ml_budget_used(&b, 1));
         ml_budget_close(&b);
     }
-    printf("devmap: %d failures\n", failures);
-    return failures ? 1 : 0;
+    return e2e_ml_verdict("devmap");
 }
 
 int main(int argc, char **argv)

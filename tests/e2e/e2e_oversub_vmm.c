@@ -28,51 +28,22 @@
 #include <unistd.h>
 
 #include "fake_cuda.h"
+#include "e2e_ml_common.h"
 #include "ml_budget.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                    \
-            printf(__VA_ARGS__);                                           \
-            printf("\n");                                                  \
-            failures++;                                                    \
-        }                                                                  \
-    } while (0)
-
-#define MiB ((size_t)1 << 20)
 #define LOC_HOST 2        /* CU_MEM_LOCATION_TYPE_HOST (by number: 11.8's cuda.h has neither) */
 #define LOC_HOST_NUMA 3   /* CU_MEM_LOCATION_TYPE_HOST_NUMA */
 
 static const char *region;
 
-static void init(void)
-{
-    CUdevice d;
-    CUcontext c;
-    CHECK(cuInit(0) == CUDA_SUCCESS, "cuInit");
-    CHECK(cuDeviceGet(&d, 0) == CUDA_SUCCESS, "cuDeviceGet");
-    CHECK(cuDevicePrimaryCtxRetain(&c, d) == CUDA_SUCCESS, "retain");
-    CHECK(cuCtxSetCurrent(c) == CUDA_SUCCESS, "set current");
-}
-
 /* The budget's figures on device 0 and the fake's: device-resident and host-backed bytes. */
 static void expect(const char *what, size_t used, size_t spilled)
 {
-    ml_budget b;
-    char err[256];
-    memset(&b, 0, sizeof b);
-    if (ml_budget_attach(&b, region, err, sizeof err) != 0) {
-        CHECK(0, "attach %s: %s", region, err);
-        return;
-    }
-    CHECK(ml_budget_used(&b, 0) == used, "%s: the budget charges %llu device bytes, expected %zu", what,
-          (unsigned long long)ml_budget_used(&b, 0), used);
-    CHECK(ml_budget_spilled(&b, 0) == spilled, "%s: the budget has %llu host-backed bytes, expected %zu", what,
-          (unsigned long long)ml_budget_spilled(&b, 0), spilled);
-    ml_budget_close(&b);
+    uint64_t u, s;
+    e2e_ml_region_figures(region, &u, &s);
+    CHECK(u == used, "%s: the budget charges %llu device bytes, expected %zu", what, (unsigned long long)u, used);
+    CHECK(s == spilled, "%s: the budget has %llu host-backed bytes, expected %zu", what, (unsigned long long)s,
+          spilled);
     CHECK(fake_cuda_bytes_allocated(0) == used, "%s: the fake holds %zu device bytes, expected %zu", what,
           fake_cuda_bytes_allocated(0), used);
     CHECK(fake_cuda_vmm_host_bytes() == spilled, "%s: the fake holds %zu host-located VMM bytes, expected %zu", what,
@@ -137,7 +108,7 @@ static int mode_numa(void)
 {
     CUmemGenericAllocationHandle a = 0, b = 0, c = 0, x = 0;
     uint64_t creates;
-    init();
+    e2e_ml_init();
     CHECK(create(&a, 6 * MiB, 0) == CUDA_SUCCESS, "6 MiB within the quota");
     expect_location("within the quota", a, CU_MEM_LOCATION_TYPE_DEVICE, 0);
     expect("6 MiB on the device", 6 * MiB, 0);
@@ -163,8 +134,7 @@ static int mode_numa(void)
     expect("8 on the device, 10 host-backed", 8 * MiB, 10 * MiB);
     CHECK(cuMemRelease(c) == CUDA_SUCCESS && cuMemRelease(a) == CUDA_SUCCESS, "release all");
     expect("all released", 0, 0);
-    printf("numa: %d failures\n", failures);
-    return failures ? 1 : 0;
+    return e2e_ml_verdict("numa");
 }
 
 static int mode_refused(void);
@@ -176,7 +146,7 @@ static int mode_host(void)
     return mode_refused();
 #else
     CUmemGenericAllocationHandle a = 0, b = 0, x = 0;
-    init();
+    e2e_ml_init();
     CHECK(create(&a, 6 * MiB, 0) == CUDA_SUCCESS, "6 MiB within the quota");
     CHECK(create(&x, 4 * MiB, 1) == CUDA_ERROR_OUT_OF_MEMORY,
           "past the quota with a POSIX fd handle type: HOST memory takes none, refused");
@@ -187,28 +157,26 @@ static int mode_host(void)
     use("host-backed", b, 4 * MiB, 6 * MiB, 4 * MiB);
     CHECK(cuMemRelease(b) == CUDA_SUCCESS && cuMemRelease(a) == CUDA_SUCCESS, "release");
     expect("released", 0, 0);
-    printf("host: %d failures\n", failures);
-    return failures ? 1 : 0;
+    return e2e_ml_verdict("host");
 #endif
 }
 
 static int mode_refused(void)
 {
     CUmemGenericAllocationHandle a = 0, x = 0;
-    init();
+    e2e_ml_init();
     CHECK(create(&a, 6 * MiB, 0) == CUDA_SUCCESS, "6 MiB within the quota");
     CHECK(create(&x, 4 * MiB, 0) == CUDA_ERROR_OUT_OF_MEMORY, "past the quota: refused");
     expect("refused", 6 * MiB, 0);
     CHECK(cuMemRelease(a) == CUDA_SUCCESS, "release");
     expect("released", 0, 0);
-    printf("refused: %d failures\n", failures);
-    return failures ? 1 : 0;
+    return e2e_ml_verdict("refused");
 }
 
 static int mode_gran(void)
 {
     CUmemGenericAllocationHandle a = 0, b = 0, x = 0;
-    init();
+    e2e_ml_init();
     CHECK(create(&a, 8 * MiB, 0) == CUDA_SUCCESS, "8 MiB: the quota full");
     CHECK(create(&x, 2 * MiB, 0) == CUDA_ERROR_OUT_OF_MEMORY, "2 MiB past the quota, not a host granule: refused");
     expect("refused", 8 * MiB, 0);
@@ -216,15 +184,14 @@ static int mode_gran(void)
     expect("8 + 4 host-backed", 8 * MiB, 4 * MiB);
     CHECK(cuMemRelease(b) == CUDA_SUCCESS && cuMemRelease(a) == CUDA_SUCCESS, "release");
     expect("released", 0, 0);
-    printf("gran: %d failures\n", failures);
-    return failures ? 1 : 0;
+    return e2e_ml_verdict("gran");
 }
 
 static int mode_devfull(void)
 {
     CUmemGenericAllocationHandle a = 0, b = 0, x = 0;
     size_t total = 0;
-    init();
+    e2e_ml_init();
     CHECK(cuDeviceTotalMem(&total, 0) == CUDA_SUCCESS && total == 16 * MiB, "a 16 MiB device (FAKE_CUDA_MEM)");
     CHECK(create(&a, 12 * MiB, 0) == CUDA_SUCCESS, "12 MiB on the device");
     CHECK(create(&b, 8 * MiB, 0) == CUDA_SUCCESS, "8 MiB past the device's free memory: host-backed");
@@ -235,8 +202,7 @@ static int mode_devfull(void)
     use("host-backed", b, 8 * MiB, 12 * MiB, 8 * MiB);
     CHECK(cuMemRelease(b) == CUDA_SUCCESS && cuMemRelease(a) == CUDA_SUCCESS, "release");
     expect("released", 0, 0);
-    printf("devfull: %d failures\n", failures);
-    return failures ? 1 : 0;
+    return e2e_ml_verdict("devfull");
 }
 
 int main(int argc, char **argv)

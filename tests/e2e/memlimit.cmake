@@ -4,11 +4,16 @@ if(NOT TARGET memlimit)
   return()
 endif()
 set(_ml_dir "${PROJECT_SOURCE_DIR}/plugins/memlimit")
-add_executable(e2e_memlimit e2e_memlimit.c "${_ml_dir}/ml_budget.c" "${_ml_dir}/ml_limits.c")
-target_include_directories(e2e_memlimit PRIVATE "${CUSHIM_CUDA_INCLUDE}" "${_ml_dir}"
-  "${PROJECT_SOURCE_DIR}/tests/fake" "${PROJECT_SOURCE_DIR}/sdk/include")
-target_compile_options(e2e_memlimit PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-declarations)
-target_link_libraries(e2e_memlimit PRIVATE cushim_fake_cuda cushim_fake_cudart cushim_region pthread)
+# A memlimit end-to-end program (e2e_ml_common.h): NAME.c with the budget's code and the fake's headers; ARGN: the
+# fake libraries it links.
+function(ml_e2e_program name)
+  add_executable(${name} ${name}.c "${_ml_dir}/ml_budget.c" "${_ml_dir}/ml_limits.c")
+  target_include_directories(${name} PRIVATE "${CUSHIM_CUDA_INCLUDE}" "${_ml_dir}"
+    "${PROJECT_SOURCE_DIR}/tests/fake" "${PROJECT_SOURCE_DIR}/sdk/include")
+  target_compile_options(${name} PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-declarations)
+  target_link_libraries(${name} PRIVATE ${ARGN} cushim_region pthread)
+endfunction()
+ml_e2e_program(e2e_memlimit cushim_fake_cuda cushim_fake_cudart)
 
 set(_ml $<TARGET_FILE:e2e_memlimit>)
 set(_ml_plugin $<TARGET_FILE:memlimit>)
@@ -147,11 +152,7 @@ e2e_test(memlimit_bylib COMMAND sh "${CMAKE_CURRENT_SOURCE_DIR}/run_memlimit_byl
   ENV "CUSHIM_LIB=$<TARGET_FILE:cushim>")
 
 # Oversubscription and the wait policy (e2e_oversub.c, docs/plugins/memlimit.md "Oversubscription").
-add_executable(e2e_oversub e2e_oversub.c "${_ml_dir}/ml_budget.c" "${_ml_dir}/ml_limits.c")
-target_include_directories(e2e_oversub PRIVATE "${CUSHIM_CUDA_INCLUDE}" "${_ml_dir}"
-  "${PROJECT_SOURCE_DIR}/tests/fake" "${PROJECT_SOURCE_DIR}/sdk/include")
-target_compile_options(e2e_oversub PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-declarations)
-target_link_libraries(e2e_oversub PRIVATE cushim_fake_cuda cushim_fake_cudart cushim_region pthread)
+ml_e2e_program(e2e_oversub cushim_fake_cuda cushim_fake_cudart)
 set(_ov $<TARGET_FILE:e2e_oversub>)
 # Past the 8 MiB quota: host-backed up to 16 MiB (ratio 2); frees credit the right pool; other kinds refused.
 e2e_test(memlimit_oversub COMMAND ${_ov} quota "${E2E_OUT}/memlimit-oversub.region"
@@ -181,31 +182,20 @@ e2e_test(memlimit_oversub_usage COMMAND ${_ov} usage "${E2E_OUT}/memlimit-oversu
 # the device supports one (FAKE_CUDA_HOST_VMM), the program's map/access/unmap/release unchanged, charged to and
 # credited from the host-backed pool; refused where the device supports none, without oversubscribe, or when the
 # size is not a multiple of the host granularity; the driver's own refusal (a full device) host-backed too.
-add_executable(e2e_oversub_vmm e2e_oversub_vmm.c "${_ml_dir}/ml_budget.c" "${_ml_dir}/ml_limits.c")
-target_include_directories(e2e_oversub_vmm PRIVATE "${CUSHIM_CUDA_INCLUDE}" "${_ml_dir}"
-  "${PROJECT_SOURCE_DIR}/tests/fake" "${PROJECT_SOURCE_DIR}/sdk/include")
-target_compile_options(e2e_oversub_vmm PRIVATE ${CUSHIM_WARN_FLAGS} -Wno-deprecated-declarations)
-target_link_libraries(e2e_oversub_vmm PRIVATE cushim_fake_cuda cushim_region pthread)
-set(_ovv $<TARGET_FILE:e2e_oversub_vmm>)
+ml_e2e_program(e2e_oversub_vmm cushim_fake_cuda)
+# memlimit_oversub_vmm<SUFFIX>: e2e_oversub_vmm MODE on a budget of its own, memlimit's OPTS; ARGN: the fake's settings.
+function(ml_ovv_test suffix mode opts)
+  set(region "${E2E_OUT}/memlimit-ovvmm${suffix}.region")
+  e2e_test(memlimit_oversub_vmm${suffix} COMMAND $<TARGET_FILE:e2e_oversub_vmm> ${mode} "${region}"
+    ENV ${_ml_env} ${ARGN} "CUSHIM_PLUGINS=${_ml_plugin}:${opts},budget=${region}")
+endfunction()
 set(_ovv_opts "limit=8MiB,oversubscribe=2")
-e2e_test(memlimit_oversub_vmm COMMAND ${_ovv} numa "${E2E_OUT}/memlimit-ovvmm.region"
-  ENV ${_ml_env} "FAKE_CUDA_HOST_VMM=1"
-  "CUSHIM_PLUGINS=${_ml_plugin}:${_ovv_opts},budget=${E2E_OUT}/memlimit-ovvmm.region")
-e2e_test(memlimit_oversub_vmm_host COMMAND ${_ovv} host "${E2E_OUT}/memlimit-ovvmm-host.region"
-  ENV ${_ml_env} "FAKE_CUDA_HOST_VMM=host"
-  "CUSHIM_PLUGINS=${_ml_plugin}:${_ovv_opts},budget=${E2E_OUT}/memlimit-ovvmm-host.region")
-e2e_test(memlimit_oversub_vmm_noattr COMMAND ${_ovv} refused "${E2E_OUT}/memlimit-ovvmm-noattr.region"
-  ENV ${_ml_env} "FAKE_CUDA_HOST_VMM=0"
-  "CUSHIM_PLUGINS=${_ml_plugin}:${_ovv_opts},budget=${E2E_OUT}/memlimit-ovvmm-noattr.region")
-e2e_test(memlimit_oversub_vmm_off COMMAND ${_ovv} refused "${E2E_OUT}/memlimit-ovvmm-off.region"
-  ENV ${_ml_env} "FAKE_CUDA_HOST_VMM=1"
-  "CUSHIM_PLUGINS=${_ml_plugin}:limit=8MiB,budget=${E2E_OUT}/memlimit-ovvmm-off.region")
-e2e_test(memlimit_oversub_vmm_gran COMMAND ${_ovv} gran "${E2E_OUT}/memlimit-ovvmm-gran.region"
-  ENV ${_ml_env} "FAKE_CUDA_HOST_VMM=1" "FAKE_CUDA_HOST_VMM_GRANULARITY=4194304"
-  "CUSHIM_PLUGINS=${_ml_plugin}:${_ovv_opts},budget=${E2E_OUT}/memlimit-ovvmm-gran.region")
-e2e_test(memlimit_oversub_vmm_devfull COMMAND ${_ovv} devfull "${E2E_OUT}/memlimit-ovvmm-dev.region"
-  ENV ${_ml_env} "FAKE_CUDA_HOST_VMM=1" "FAKE_CUDA_MEM=16777216"
-  "CUSHIM_PLUGINS=${_ml_plugin}:oversubscribe=1.5,budget=${E2E_OUT}/memlimit-ovvmm-dev.region")
+ml_ovv_test("" numa ${_ovv_opts} "FAKE_CUDA_HOST_VMM=1")
+ml_ovv_test(_host host ${_ovv_opts} "FAKE_CUDA_HOST_VMM=host")
+ml_ovv_test(_noattr refused ${_ovv_opts} "FAKE_CUDA_HOST_VMM=0")
+ml_ovv_test(_off refused limit=8MiB "FAKE_CUDA_HOST_VMM=1")
+ml_ovv_test(_gran gran ${_ovv_opts} "FAKE_CUDA_HOST_VMM=1" "FAKE_CUDA_HOST_VMM_GRANULARITY=4194304")
+ml_ovv_test(_devfull devfull oversubscribe=1.5 "FAKE_CUDA_HOST_VMM=1" "FAKE_CUDA_MEM=16777216")
 # on_full=wait: another process holds 6 of the budget's 8 MiB; 4 MiB more waits until it frees (after 300 ms,
 # within the 5 s wait), or gives up at a 300 ms deadline while it holds for 1.5 s.
 e2e_test(memlimit_wait COMMAND ${_ov} wait "${E2E_OUT}/memlimit-wait.region" ${_ov} 4194304 5000 300 ok

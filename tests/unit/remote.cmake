@@ -54,7 +54,8 @@ set_tests_properties(rm_workers PROPERTIES LABELS "unit;remote;concurrency")
 
 # The remote client's rule for host functions (plugins/remote/rp_hostfn.c): capture refused, the stream
 # synchronised, then the function; with stand-ins for the server's calls.
-add_executable(rp_hostfn_test rp_hostfn_test.c "${PROJECT_SOURCE_DIR}/plugins/remote/rp_hostfn.c")
+add_executable(rp_hostfn_test rp_hostfn_test.c "${PROJECT_SOURCE_DIR}/plugins/remote/rp_hostfn.c"
+  "${PROJECT_SOURCE_DIR}/remote/rm_names.c")
 target_include_directories(rp_hostfn_test PRIVATE "${PROJECT_SOURCE_DIR}/sdk/include/cushim"
                            "${PROJECT_SOURCE_DIR}/sdk/include" "${PROJECT_SOURCE_DIR}/plugins/remote"
                            "${PROJECT_SOURCE_DIR}/remote")

@@ -25,93 +25,68 @@
 # events; the medians in GB/s are reported (information: the figure docs/plugins/memlimit.md "Managed memory or
 # host-located VMM memory" waits for). SKIP where the device supports no host location for VMM memory.
 
-check_oversub() {
-    local plugin=$BUILD_DIR/plugins/memlimit.so d=$WORK/oversub peak quota tn tq backed why=""
+# One oversubscription check (oversub, oversubvmm): ov_train.py without the shim, under memlimit with a quota of 2/3
+# of its peak and oversubscribe=2, then under the quota alone. $1: the check's name (its results, $WORK/$1 and
+# $LOGS/$1-*.err); $2: PYTORCH_CUDA_ALLOC_CONF ('': unset, PyTorch's default allocator); $3: the detail's label
+# ('' for none); $4: the memlimit log line (a grep -E pattern) that counts a host-backed allocation; $5: what those
+# lines are, in the detail.
+oversub_case() {
+    local name=$1 conf=$2 label=$3 pattern=$4 noun=$5 plugin=$BUILD_DIR/plugins/memlimit.so d=$WORK/$1
+    local peak quota tn tq backed slower where="" why=""
+    local -a pyenv=(-u PYTORCH_CUDA_ALLOC_CONF)
+    [ -z "$conf" ] || pyenv=(PYTORCH_CUDA_ALLOC_CONF="$conf")
     mkdir -p "$d"
     if [ ! -f "$plugin" ]; then
-        result "oversub train" FAIL "$plugin not built (tools/build-gpu-bundle.sh)"
+        result "$name train" FAIL "$plugin not built (tools/build-gpu-bundle.sh)"
         return
     fi
-    tmo 300 env -u PYTORCH_CUDA_ALLOC_CONF "$PY" "$HERE/oversub/ov_train.py" >"$d/native" 2>"$LOGS/oversub-native.err"
+    tmo 300 env "${pyenv[@]}" "$PY" "$HERE/oversub/ov_train.py" >"$d/native" 2>"$LOGS/$name-native.err"
     if grep -q '^skip' "$d/native"; then
-        result "oversub train" SKIP "$(sed -n 's/^skip //p' "$d/native")"
+        result "$name train" SKIP "$(sed -n 's/^skip //p' "$d/native")"
         return
     fi
     peak=$(sed -n 's/^peak //p' "$d/native")
     tn=$(sed -n 's/^seconds //p' "$d/native")
     if [ -z "$peak" ] || [ -z "$tn" ]; then
-        result "oversub native" FAIL "no figures: $(tail -n 2 "$LOGS/oversub-native.err" | tr '\n' ' ' | cut -c1-200)"
+        result "$name native" FAIL "no figures: $(tail -n 2 "$LOGS/$name-native.err" | tr '\n' ' ' | cut -c1-200)"
         return
     fi
-    result "oversub native" PASS "peak $((peak >> 20)) MiB reserved, $tn s"
+    result "$name native" PASS "${label:+$label: }peak $((peak >> 20)) MiB reserved, $tn s"
     quota=$(( (peak * 2 / 3) >> 20 ))MiB
-    tmo 600 env -u PYTORCH_CUDA_ALLOC_CONF LD_PRELOAD="$SHIM" CUSHIM_LOG=info \
-        CUSHIM_PLUGINS="$plugin:limit=$quota,oversubscribe=2" \
-        "$PY" "$HERE/oversub/ov_train.py" >"$d/quota" 2>"$LOGS/oversub-train.err"
-    backed=$(grep -c 'backed by host memory' "$LOGS/oversub-train.err")
+    tmo 600 env "${pyenv[@]}" LD_PRELOAD="$SHIM" CUSHIM_LOG=info CUSHIM_PLUGINS="$plugin:limit=$quota,oversubscribe=2" \
+        "$PY" "$HERE/oversub/ov_train.py" >"$d/quota" 2>"$LOGS/$name-train.err"
+    backed=$(grep -cE "$pattern" "$LOGS/$name-train.err")
     tq=$(sed -n 's/^seconds //p' "$d/quota")
     [ -n "$(grep '^loss ' "$d/native")" ] || why+="no native losses; "
     [ "$(grep -E '^(loss|params) ' "$d/quota")" = "$(grep -E '^(loss|params) ' "$d/native")" ] ||
         why+="losses differ from the unlimited run ($(grep -c '^loss ' "$d/quota") steps under the quota); "
-    [ "$backed" -gt 0 ] || why+="no allocation was host-backed (the quota $quota did not bind?); "
+    [ "$backed" -gt 0 ] || why+="no $noun (the quota $quota did not bind? $(grep -m1 'could not be backed' "$LOGS/$name-train.err" | cut -c1-160)); "
     if [ -z "$why" ]; then
-        result "oversub train" PASS "quota $quota for a $((peak >> 20)) MiB peak: losses identical, $backed host-backed allocations, $tq s against $tn s ($(awk -v a="$tq" -v b="$tn" 'BEGIN { printf "%.2fx", a / b }') slower)"
+        slower=$(awk -v a="$tq" -v b="$tn" 'BEGIN { printf "%.2fx", a / b }')
+        [ -z "$conf" ] ||   # VMM: where cuMemCreate put them
+            where=" ($(grep -m1 -o 'location host[a-z_:0-9]*' "$LOGS/$name-train.err" || echo "location not logged"))"
+        result "$name train" PASS "${label:+$label, }quota $quota for a $((peak >> 20)) MiB peak: losses identical, $backed $noun$where, $tq s against $tn s ($slower slower)"
     else
-        result "oversub train" FAIL "$why$(tail -n 1 "$LOGS/oversub-train.err" | cut -c1-160)"
+        result "$name train" FAIL "$why$(tail -n 1 "$LOGS/$name-train.err" | cut -c1-160)"
     fi
-    tmo 300 env -u PYTORCH_CUDA_ALLOC_CONF LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$plugin:limit=$quota" \
-        "$PY" "$HERE/oversub/ov_train.py" >"$d/refused" 2>"$LOGS/oversub-refused.err"
-    if grep -q 'OutOfMemoryError' "$LOGS/oversub-refused.err"; then
-        result "oversub refused" PASS "without oversubscription the quota $quota ends in torch.OutOfMemoryError"
+    tmo 300 env "${pyenv[@]}" LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$plugin:limit=$quota" \
+        "$PY" "$HERE/oversub/ov_train.py" >"$d/refused" 2>"$LOGS/$name-refused.err"
+    if grep -q 'OutOfMemoryError' "$LOGS/$name-refused.err"; then
+        result "$name refused" PASS "without oversubscription the quota $quota ends in torch.OutOfMemoryError"
     else
-        result "oversub refused" FAIL "without oversubscription the run did not end in PyTorch's OOM: $(tail -n 1 "$LOGS/oversub-refused.err" | cut -c1-160)"
+        result "$name refused" FAIL "without oversubscription the run did not end in PyTorch's OOM: $(tail -n 1 "$LOGS/$name-refused.err" | cut -c1-160)"
     fi
+}
+
+check_oversub() {
+    oversub_case oversub "" "" 'backed by host memory' "host-backed allocations"
 }
 
 gpu_check oversub check_oversub
 
 check_oversub_vmm() {
-    local plugin=$BUILD_DIR/plugins/memlimit.so d=$WORK/oversubvmm peak quota tn tq backed why="" conf=expandable_segments:True
-    mkdir -p "$d"
-    if [ ! -f "$plugin" ]; then
-        result "oversubvmm train" FAIL "$plugin not built (tools/build-gpu-bundle.sh)"
-        return
-    fi
-    tmo 300 env PYTORCH_CUDA_ALLOC_CONF=$conf "$PY" "$HERE/oversub/ov_train.py" >"$d/native" \
-        2>"$LOGS/oversubvmm-native.err"
-    if grep -q '^skip' "$d/native"; then
-        result "oversubvmm train" SKIP "$(sed -n 's/^skip //p' "$d/native")"
-        return
-    fi
-    peak=$(sed -n 's/^peak //p' "$d/native")
-    tn=$(sed -n 's/^seconds //p' "$d/native")
-    if [ -z "$peak" ] || [ -z "$tn" ]; then
-        result "oversubvmm native" FAIL "no figures: $(tail -n 2 "$LOGS/oversubvmm-native.err" | tr '\n' ' ' | cut -c1-200)"
-        return
-    fi
-    result "oversubvmm native" PASS "expandable segments: peak $((peak >> 20)) MiB reserved, $tn s"
-    quota=$(( (peak * 2 / 3) >> 20 ))MiB
-    tmo 600 env PYTORCH_CUDA_ALLOC_CONF=$conf LD_PRELOAD="$SHIM" CUSHIM_LOG=info \
-        CUSHIM_PLUGINS="$plugin:limit=$quota,oversubscribe=2" \
-        "$PY" "$HERE/oversub/ov_train.py" >"$d/quota" 2>"$LOGS/oversubvmm-train.err"
-    backed=$(grep -c 'cuMemCreate: .* backed by host memory' "$LOGS/oversubvmm-train.err")
-    tq=$(sed -n 's/^seconds //p' "$d/quota")
-    [ -n "$(grep '^loss ' "$d/native")" ] || why+="no native losses; "
-    [ "$(grep -E '^(loss|params) ' "$d/quota")" = "$(grep -E '^(loss|params) ' "$d/native")" ] ||
-        why+="losses differ from the unlimited run ($(grep -c '^loss ' "$d/quota") steps under the quota); "
-    [ "$backed" -gt 0 ] || why+="no cuMemCreate was host-backed ($(grep -m1 'could not be backed' "$LOGS/oversubvmm-train.err" | cut -c1-160)); "
-    if [ -z "$why" ]; then
-        result "oversubvmm train" PASS "expandable segments, quota $quota for a $((peak >> 20)) MiB peak: losses identical, $backed cuMemCreate handles in host memory ($(grep -m1 -o 'location host[a-z_:0-9]*' "$LOGS/oversubvmm-train.err" || echo "location not logged")), $tq s against $tn s ($(awk -v a="$tq" -v b="$tn" 'BEGIN { printf "%.2fx", a / b }') slower)"
-    else
-        result "oversubvmm train" FAIL "$why$(tail -n 1 "$LOGS/oversubvmm-train.err" | cut -c1-160)"
-    fi
-    tmo 300 env PYTORCH_CUDA_ALLOC_CONF=$conf LD_PRELOAD="$SHIM" CUSHIM_PLUGINS="$plugin:limit=$quota" \
-        "$PY" "$HERE/oversub/ov_train.py" >"$d/refused" 2>"$LOGS/oversubvmm-refused.err"
-    if grep -q 'OutOfMemoryError' "$LOGS/oversubvmm-refused.err"; then
-        result "oversubvmm refused" PASS "without oversubscription the quota $quota ends in torch.OutOfMemoryError"
-    else
-        result "oversubvmm refused" FAIL "without oversubscription the run did not end in PyTorch's OOM: $(tail -n 1 "$LOGS/oversubvmm-refused.err" | cut -c1-160)"
-    fi
+    oversub_case oversubvmm expandable_segments:True "expandable segments" 'cuMemCreate: .* backed by host memory' \
+        "cuMemCreate handles in host memory"
 }
 
 gpu_check oversubvmm check_oversub_vmm
