@@ -401,6 +401,8 @@ static tw_thr *thr_of(tr_tbuf *tb)
     if (t == NULL && (t = calloc(1, sizeof *t)) != NULL) {
         t->tid = tb->tid;
         t->alt_tid = tb->alt_tid;
+        memcpy(t->name, tb->name, sizeof t->name);   /* published by the first record's commit */
+        t->name[sizeof t->name - 1] = '\0';
         tb->wstate = t;
     }
     return t;
