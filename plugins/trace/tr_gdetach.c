@@ -59,7 +59,11 @@ static void *gd_main(void *arg)
             pthread_cond_timedwait(&gd_cond, &gd_lock, &ts);
             continue;
         }
+        /* no fork meanwhile: the flush allocates (CUPTI, our buffer callback), and a child would inherit an
+           allocator's lock held (ASan's; glibc's malloc copes) */
+        tw_nofork_begin();
         tr_cu.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        tw_nofork_end();
         atomic_compare_exchange_strong(&gd.state, &want, GD_FLUSHED);
     }
     return NULL;

@@ -950,6 +950,17 @@ void tw_thread_running(_Atomic int *flag)
     atomic_store_explicit(flag, 1, memory_order_release);
 }
 
+void tw_nofork_begin(void)
+{
+    pthread_once(&tw_atfork_once, tw_atfork_install);
+    pthread_mutex_lock(&tw_pass_lock);
+}
+
+void tw_nofork_end(void)
+{
+    pthread_mutex_unlock(&tw_pass_lock);
+}
+
 void tw_wait_started(_Atomic int *flag)
 {
     while (!atomic_load_explicit(flag, memory_order_acquire))

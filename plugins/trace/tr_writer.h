@@ -26,6 +26,10 @@ void tw_thread_starting(void);
 void tw_thread_start_failed(void);
 void tw_thread_running(_Atomic int *flag);
 void tw_wait_started(_Atomic int *flag);
+/* Work on a thread of the plugin's that allocates while the program may fork (gpu_detach's CUPTI flush): between
+   these, under the writer's pass lock, no fork lands (tw_start says why). Nothing that waits for the writer. */
+void tw_nofork_begin(void);
+void tw_nofork_end(void);
 /* CLOCK_MONOTONIC in ns (the writer's busy time, the capture timer's deadlines). */
 uint64_t tw_mono_ns(void);
 /* Stops the thread, drains, writes the end of the file, the summary. Idempotent. */
