@@ -1,7 +1,7 @@
 /*
  * tr_base.c - the trace plugin's shared state and host table (tr_base.h), and
  * its helper threads: every signal blocked, detached, started before the
- * starter goes on (no fork comes during a thread's start-up).
+ * starter goes on, however long the start takes (no fork comes during a thread's start-up: tr_writer.h).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -28,7 +28,7 @@ static void *tr_helper_main(void *p)
     tr_helper *h = p;
     void *(*fn)(void *) = h->fn;
     void *arg = h->arg;
-    atomic_store_explicit(&h->running, 1, memory_order_release);
+    tw_thread_running(&h->running);
     return fn(arg);
 }
 
@@ -39,9 +39,12 @@ int tr_helper_thread(tr_helper *h, void *(*fn)(void *), void *arg)
     h->fn = fn;
     h->arg = arg;
     atomic_store(&h->running, 0);
+    tw_thread_starting();
     rc = cushim_thread_create(&th, NULL, "cushim-trhelp", tr_helper_main, h);
-    if (rc != 0)
+    if (rc != 0) {
+        tw_thread_start_failed();
         return -1;
+    }
     pthread_detach(th);
     tw_wait_started(&h->running);   /* as the writer's: no fork during the thread's runtime start-up */
     return 0;

@@ -452,6 +452,7 @@ tr_tbuf *tr_buf_attach(tr_bufs *b, uint64_t tid)
     tb->open = 0;
     tb->tid = tid;
     tb->prod = NULL;
+    memset(tb->name, 0, sizeof tb->name);
     tb->hold = 0;
     atomic_store_explicit(&tb->rd, NULL, memory_order_relaxed);
     atomic_store_explicit(&tb->state, TR_TB_ACTIVE, memory_order_release);

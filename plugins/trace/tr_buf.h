@@ -79,6 +79,9 @@ typedef struct tr_tbuf {
     uint64_t tid;
     uint64_t alt_tid;               /* pthread_self(): CUPTI may name threads by it     */
     void *prod;                     /* the plugin's per-thread data (kernel-name cache) */
+    char name[16];                  /* the thread's name at its first record (set by the plugin before that
+                                       record's commit publishes it; "" none): the writer names the thread by
+                                       it, whenever it gets there - /proc's comm is gone once the thread is */
     int hold;                       /* TR_HOLD_*: nothing recorded on this thread (one test on the hooks' path) */
     /* fast-path calls in flight, innermost last: entries beyond TR_OPEN_MAX are only counted (set up by
        the plugin, not by tr_buf_attach) */

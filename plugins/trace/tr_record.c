@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include "tr_kname.h"
 #include "tr_output.h"
@@ -46,6 +47,11 @@ tr_tbuf *tr_thread_buf(void)
     if ((tb = tr_buf_attach(&tr_st->bufs, tr_host->thread_id())) == NULL)
         return NULL;
     tb->alt_tid = (uint64_t)pthread_self();
+    /* the name now, once a thread (16 bytes with the NUL, as the kernel keeps it): the writer may get to the
+       thread's first record after the thread has ended, when /proc no longer has it */
+    if (prctl(PR_GET_NAME, tb->name, 0, 0, 0) != 0)
+        tb->name[0] = '\0';
+    tb->name[sizeof tb->name - 1] = '\0';
     atomic_store_explicit(&tb->nopen, 0, memory_order_relaxed);   /* tr_buf_attach leaves it to us */
     if (tr_host->tls_set(tr_st->tls_key, tb) != CUSHIM_OK) {
         tr_buf_detach(tb);

@@ -6,11 +6,9 @@
  * event) through the CUPTI correlation id -> our seq map.
  */
 #define _GNU_SOURCE
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "tr_rec.h"
 #include "tr_render.h"
@@ -483,24 +481,18 @@ void tw_on_gpu(tr_writer *w, const tr_rec *r, int last_chance)
 
 void tw_thread_named(tr_writer *w, tw_thr *t)
 {
-    char path[64], name[64] = "";
-    int fd;
+    char name[64];
     if (t->named)
         return;
     t->named = 1;
-    snprintf(path, sizeof path, "/proc/self/task/%llu/comm", (unsigned long long)t->tid);
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
-        ssize_t k = read(fd, name, sizeof name - 1);
-        close(fd);
-        if (k > 0) {
-            name[k] = '\0';
-            name[strcspn(name, "\n")] = '\0';
-        }
-    }
-    if (name[0] == '\0')
-        snprintf(name, sizeof name, "thread %llu", (unsigned long long)t->tid);
+    /* the name the thread had at its first record (tr_tbuf.name), not /proc's now: the same in every run
+       however late the writer gets here, the thread alive or not */
     if (tw_tname_of(w, t->tid) != NULL)   /* named by the program (nvtxNameOsThread) */
         snprintf(name, sizeof name, "%s", tw_tname_of(w, t->tid));
+    else if (t->name[0] != '\0')
+        snprintf(name, sizeof name, "%s", t->name);
+    else
+        snprintf(name, sizeof name, "thread %llu", (unsigned long long)t->tid);
     tw_thread_name_event(w, t->tid, name, strlen(name));
 }
 

@@ -401,6 +401,8 @@ static tw_thr *thr_of(tr_tbuf *tb)
     if (t == NULL && (t = calloc(1, sizeof *t)) != NULL) {
         t->tid = tb->tid;
         t->alt_tid = tb->alt_tid;
+        memcpy(t->name, tb->name, sizeof t->name);   /* published by the first record's commit */
+        t->name[sizeof t->name - 1] = '\0';
         tb->wstate = t;
     }
     return t;
@@ -833,9 +835,22 @@ static void finish_locked(tr_writer *w)
  */
 static pthread_mutex_t tw_pass_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t tw_atfork_once = PTHREAD_ONCE_INIT;
+/* Threads of the plugin created and not yet running their own code (the writer, the helpers): their runtime's
+   start-up may hold locks no fork handler releases (a sanitizer's allocator and thread registry), so a fork waits
+   for them. Their creators wait too (tw_wait_started), so none is left over in a child: 0 there. */
+static _Atomic int tw_starting;
+
+static void tw_nap_50us(void)
+{
+    struct timespec ts = {0, 50 * 1000};
+    nanosleep(&ts, NULL);
+}
 
 static void tw_fork_prepare(void)
 {
+    /* a start-up on another thread than the forking one (the forking thread's own have ended: it waited) */
+    while (atomic_load(&tw_starting) > 0)
+        tw_nap_50us();
     pthread_mutex_lock(&tw_pass_lock);
 }
 
@@ -847,6 +862,9 @@ static void tw_fork_parent(void)
 static void tw_fork_child_unlock(void)
 {
     pthread_mutex_unlock(&tw_pass_lock);   /* taken by this thread in prepare */
+    /* the child's one thread: a start-up counted after prepare's wait belongs to a thread the child does not have
+       (the threads the runtime's fork handler, which runs before this one, started here have said they run) */
+    atomic_store(&tw_starting, 0);
 }
 
 static void tw_atfork_install(void)
@@ -860,7 +878,7 @@ static void *tw_main(void *arg)
 {
     tr_writer *w = arg;
     long idle_ms = 2;
-    atomic_store_explicit(&w->running, 1, memory_order_release);
+    tw_thread_running(&w->running);
     while (!atomic_load_explicit(&w->stop, memory_order_acquire)) {
         uint64_t before = w->rec_bytes;
         struct timespec ts = {0, 0};
@@ -898,25 +916,55 @@ static void *tw_main(void *arg)
 int tw_start(tr_writer *w)
 {
     int rc;
-    pthread_once(&tw_atfork_once, tw_atfork_install);
     atomic_store(&w->running, 0);
+    tw_thread_starting();
     rc = cushim_thread_create(&w->th, NULL, "cushim-trace", tw_main, w);   /* none of the program's signals */
     w->started = rc == 0;
     /* Until the thread reaches its loop, its runtime's start-up (a sanitizer's allocator, which takes locks no
        fork handler releases) may be running: a fork then would leave the child a held lock and its own writer
-       blocked on it for ever (ASan, e2e trace_fork, ~1 run in 50). Wait for it, once, at most 100 ms; from
-       its loop on, the pass lock keeps forks out of its work. */
+       blocked on it for ever (ASan, e2e trace_fork). Its creator waits for it here, however long the start
+       takes (a wait of at most 100 ms ran out under load: e2e trace_gpu_fork's child hung at exit), and a fork
+       on another thread waits in the prepare handler; from its loop on, the pass lock keeps forks out of its
+       work. The start-up needs nothing this thread holds. */
     if (rc == 0)
         tw_wait_started(&w->running);
+    else
+        tw_thread_start_failed();
     return rc;
+}
+
+void tw_thread_starting(void)
+{
+    pthread_once(&tw_atfork_once, tw_atfork_install);
+    atomic_fetch_add(&tw_starting, 1);
+}
+
+void tw_thread_start_failed(void)
+{
+    atomic_fetch_sub(&tw_starting, 1);
+}
+
+void tw_thread_running(_Atomic int *flag)
+{
+    atomic_fetch_sub(&tw_starting, 1);
+    atomic_store_explicit(flag, 1, memory_order_release);
+}
+
+void tw_nofork_begin(void)
+{
+    pthread_once(&tw_atfork_once, tw_atfork_install);
+    pthread_mutex_lock(&tw_pass_lock);
+}
+
+void tw_nofork_end(void)
+{
+    pthread_mutex_unlock(&tw_pass_lock);
 }
 
 void tw_wait_started(_Atomic int *flag)
 {
-    for (int i = 0; i < 2000 && !atomic_load_explicit(flag, memory_order_acquire); i++) {
-        struct timespec ts = {0, 50 * 1000};
-        nanosleep(&ts, NULL);
-    }
+    while (!atomic_load_explicit(flag, memory_order_acquire))
+        tw_nap_50us();
 }
 
 void tw_finish(tr_writer *w)

@@ -18,9 +18,18 @@ int tw_open(tr_writer *w);
 unsigned long long tw_process_start(void);
 /* Starts the background thread (0 or an errno). */
 int tw_start(tr_writer *w);
-/* Waits, at most 100 ms, for a thread just created to set *flag on reaching its loop: until then its runtime's
-   start-up may hold locks that a fork would leave held in the child (tw_start says more). */
+/* The plugin's threads' start-ups, kept apart from fork() (tw_start says why): tw_thread_starting before a thread
+   of the plugin is created (tw_thread_start_failed when it was not), tw_thread_running first thing on the new thread
+   (sets *flag), tw_wait_started on its creator until then - however long that takes under load; a fork's prepare
+   handler waits for every start-up under way. */
+void tw_thread_starting(void);
+void tw_thread_start_failed(void);
+void tw_thread_running(_Atomic int *flag);
 void tw_wait_started(_Atomic int *flag);
+/* Work on a thread of the plugin's that allocates while the program may fork (gpu_detach's CUPTI flush): between
+   these, under the writer's pass lock, no fork lands (tw_start says why). Nothing that waits for the writer. */
+void tw_nofork_begin(void);
+void tw_nofork_end(void);
 /* CLOCK_MONOTONIC in ns (the writer's busy time, the capture timer's deadlines). */
 uint64_t tw_mono_ns(void);
 /* Stops the thread, drains, writes the end of the file, the summary. Idempotent. */

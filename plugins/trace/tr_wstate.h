@@ -135,6 +135,7 @@ typedef struct tr_open_copy {
 } tr_open_copy;
 typedef struct tw_thr {
     uint64_t tid, alt_tid;
+    char name[16];                   /* the thread's name at its first record (tr_tbuf.name) */
     int named;
     tr_rec **stack;
     uint32_t depth, cap;

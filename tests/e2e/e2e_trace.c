@@ -9,6 +9,8 @@
  *   segv, segv_raise, abort
  *                  calls, then a NULL store (SIGSEGV), raise(SIGSEGV), or abort() (SIGABRT)
  *   thread_exit    a second thread makes calls and calls exit(0) while main waits
+ *   thread_names   a thread named "tn-first" makes 2 calls, renames itself "tn-later" and lives 50 ms more; then a
+ *                  thread named "tn-gone" makes 1 call and ends at once (each named by PR_SET_NAME)
  *   inflight exit|abort
  *                  main is inside cudaStreamSynchronize (and the cuStreamSynchronize the fake cudart makes in
  *                  it) waiting for a host function, which (on the fake's callback thread) waits until main
@@ -77,6 +79,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -327,6 +330,19 @@ static void *thread_work(void *arg)
     return NULL;
 }
 
+/* thread_names: named, calls, then (renamed) as long or as short as the case asks */
+static void *thread_named_main(void *arg)
+{
+    const char *const *names = arg;
+    prctl(PR_SET_NAME, names[0], 0, 0, 0);
+    work(names[1] != NULL ? 2 : 1);
+    if (names[1] != NULL) {
+        prctl(PR_SET_NAME, names[1], 0, 0, 0);
+        usleep(50000);   /* alive and renamed while the writer gets to its records */
+    }
+    return NULL;
+}
+
 static void *thread_exit_main(void *arg)
 {
     (void)arg;
@@ -542,6 +558,18 @@ int main(int argc, char **argv)
             pthread_create(&t[i], NULL, thread_work, NULL);
         for (int i = 0; i < n; i++)
             pthread_join(t[i], NULL);
+        return 0;
+    }
+    if (!strcmp(mode, "thread_names")) {
+        static const char *const renamed[] = {"tn-first", "tn-later"}, *const gone[] = {"tn-gone", NULL};
+        pthread_t t;
+        work(1);
+        if (pthread_create(&t, NULL, thread_named_main, (void *)renamed) != 0)
+            return 2;
+        pthread_join(t, NULL);
+        if (pthread_create(&t, NULL, thread_named_main, (void *)gone) != 0)
+            return 2;
+        pthread_join(t, NULL);
         return 0;
     }
     if (!strcmp(mode, "exec")) {   /* 3 allocations; once FILE holds them, this program executed again

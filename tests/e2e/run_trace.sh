@@ -244,6 +244,20 @@ threads)
         "len(set(e['tid'] for e in X if e['name'] == 'cuMemAlloc_v2')) == 4" \
         "all(sum(1 for e in X if e['tid'] == t) == 31 for t in set(e['tid'] for e in X if e['name'] == 'cuMemFree_v2'))"
     ;;
+thread_names)
+    # a thread is named as it was at its first recorded call, however late the writer gets there: not by the name
+    # it took after (tn-later), nor 'thread N' for one that has ended (tn-gone); the Perfetto file alike
+    run "file=$dir/t.json" "$prog" thread_names
+    [ "$rc" = 0 ] || fail "exited with $rc"
+    check t.json "sorted(e['args']['name'] for e in ev if e.get('name') == 'thread_name' and e['tid'] in \
+                         set(x['tid'] for x in X if x['name'] == 'cuMemAlloc_v2')) == ['e2e_trace', 'tn-first', 'tn-gone']" \
+        "not any(e['args']['name'] in ('tn-later',) or e['args']['name'].startswith('thread ') for e in ev \
+                 if e.get('name') == 'thread_name')"
+    run "file=$dir/t.perfetto-trace" "$prog" thread_names
+    [ "$rc" = 0 ] || fail "perfetto: exited with $rc"
+    python3 "$here/pftrace.py" --compare t.perfetto-trace t.json >pf.out 2>pf.err ||
+        fail "the Perfetto file is not the JSON run's: $(cat pf.err)"
+    ;;
 fork)
     run "file=$dir/t.json" "$prog" fork
     [ "$rc" = 0 ] || fail "exited with $rc"

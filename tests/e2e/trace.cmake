@@ -79,6 +79,7 @@ endif()
 # LeakSanitizer's end-of-process scan crashes ("Tracer caught signal 11") when exit() comes from a second
 # thread after the plugin's writer thread was joined; ASan's other checks stay on.
 e2e_test(trace_thread_exit COMMAND ${_tr} thread_exit ${_tr_args} ENV ASAN_OPTIONS=detect_leaks=0)
+e2e_test(trace_thread_names COMMAND ${_tr} thread_names ${_tr_args})
 set_property(TEST trace_threads APPEND PROPERTY LABELS concurrency)
 set_property(TEST trace_drops APPEND PROPERTY LABELS concurrency)
 # capture ranges: the hooks added and removed on the application's threads while the writer runs (unhook=1)

@@ -116,6 +116,17 @@ target_compile_options(trace_call_test PRIVATE ${CUSHIM_WARN_FLAGS})
 add_test(NAME trace_call COMMAND trace_call_test)
 set_tests_properties(trace_call PROPERTIES LABELS concurrency)
 
+# trace: a fork waits for the start-up of a thread of the plugin's (a sanitizer's locks held there, inherited held by
+# the child: e2e trace_gpu_fork's child hung at exit).
+add_executable(trace_fork_start_test trace_fork_start_test.c "${_tr_dir}/tr_writer.c"
+  "${_tr_dir}/tr_wfile.c" "${_tr_dir}/tr_pf.c" "${_tr_dir}/tr_pfev.c" "${_tr_dir}/tr_wevents.c" "${_tr_dir}/tr_render.c" "${_tr_dir}/tr_link.c"
+  "${_tr_dir}/tr_buf.c" "${_tr_dir}/tr_clock.c" "${PROJECT_SOURCE_DIR}/tools/stats-nvtx.c")
+target_include_directories(trace_fork_start_test PRIVATE "${_tr_dir}" "${PROJECT_SOURCE_DIR}/sdk/include"
+  "${PROJECT_SOURCE_DIR}/tools")
+target_link_libraries(trace_fork_start_test PRIVATE trace_text cushim_region PkgConfig::CMOCKA ZLIB::ZLIB Threads::Threads m)
+target_compile_options(trace_fork_start_test PRIVATE ${CUSHIM_WARN_FLAGS})
+add_test(NAME trace_fork_start COMMAND trace_fork_start_test)
+
 # trace: the writer's conversion of the hooks' TSC times (tr_clock.c), its pairs and table.
 add_executable(trace_clock_test trace_clock_test.c "${_tr_dir}/tr_clock.c")
 target_include_directories(trace_clock_test PRIVATE "${_tr_dir}")

@@ -6,6 +6,7 @@
  * Meant to run under ThreadSanitizer too (CUSHIM_SANITIZE=thread).
  */
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -88,10 +89,18 @@ static void churn_post_fn(cushim_call *c, void *u, uint64_t *slot)
 static char caller_why[NTHREADS + 1][160];
 static atomic_int caller_n;
 
+/* Set once the churner has added and removed its hooks once (or given up): the callers start then, so that hooks
+   change under their calls however the threads are scheduled (the churner's first cycle used to have to come
+   before 32 callers were done, or the test failed with adds == 0). */
+static _Atomic int churned;
+static char churn_why[160];
+
 static void *caller(void *arg)
 {
     (void)arg;
     int me = atomic_fetch_add(&caller_n, 1) % (NTHREADS + 1);
+    while (!atomic_load(&churned))
+        sched_yield();
     for (int i = 0; i < STRESS_ITERS; i++) {
         int v = 0;
         CUcontext ctx;
@@ -113,18 +122,39 @@ static void *churner(void *arg)
 {
     (void)arg;
     uint64_t adds = 0;
+    void *bad = NULL;
     while (!atomic_load(&stop)) {
         uint64_t h1, h2;
-        if (rt_hook(plug, CUSHIM_API_cuDriverGetVersion, (int)(adds % 7) - 3, churn_pre_fn, churn_post_fn, NULL,
-                    &h1) != CUSHIM_OK)
-            return (void *)1;
-        if (rt_hook(plug, CUSHIM_API_cuCtxGetCurrent, 0, churn_pre_fn, churn_post_fn, NULL, &h2) != CUSHIM_OK)
-            return (void *)1;
-        if (rt_host()->hooks_remove(plug, h1) != CUSHIM_OK || rt_host()->hooks_remove(plug, h2) != CUSHIM_OK)
-            return (void *)1;
+        int rc;
+        if ((rc = rt_hook(plug, CUSHIM_API_cuDriverGetVersion, (int)(adds % 7) - 3, churn_pre_fn, churn_post_fn, NULL,
+                          &h1)) != CUSHIM_OK) {
+            snprintf(churn_why, sizeof churn_why, "cycle %llu: hooks_add(cuDriverGetVersion) returned %d",
+                     (unsigned long long)adds, rc);
+            bad = (void *)1;
+            break;
+        }
+        if ((rc = rt_hook(plug, CUSHIM_API_cuCtxGetCurrent, 0, churn_pre_fn, churn_post_fn, NULL, &h2)) != CUSHIM_OK) {
+            snprintf(churn_why, sizeof churn_why, "cycle %llu: hooks_add(cuCtxGetCurrent) returned %d",
+                     (unsigned long long)adds, rc);
+            bad = (void *)1;
+            break;
+        }
+        if ((rc = rt_host()->hooks_remove(plug, h1)) != CUSHIM_OK ||
+            (rc = rt_host()->hooks_remove(plug, h2)) != CUSHIM_OK) {
+            snprintf(churn_why, sizeof churn_why, "cycle %llu: hooks_remove returned %d", (unsigned long long)adds,
+                     rc);
+            bad = (void *)1;
+            break;
+        }
         adds++;
+        atomic_store(&churned, 1);
     }
-    return (void *)(uintptr_t)(adds == 0 ? 1 : 0);
+    atomic_store(&churned, 1);   /* the callers never wait for a churner that gave up */
+    if (bad == NULL && adds == 0) {
+        snprintf(churn_why, sizeof churn_why, "no cycle before the callers were done");
+        bad = (void *)1;
+    }
+    return bad;
 }
 
 static void test_stress(void **state)
@@ -157,6 +187,8 @@ static void test_stress(void **state)
     atomic_store(&stop, 1);
     void *r;
     pthread_join(ch, &r);
+    if (r != NULL)
+        print_error("churner: %s\n", churn_why);
     assert_null(r);
 
     const uint64_t total = (uint64_t)NTHREADS * STRESS_ITERS;
