@@ -363,9 +363,7 @@ static void *tr_timer_main(void *arg)
         if (tw_mono_ns() >= next) {
             *(pause ? &tr_tm_pause_at : &tr_tm_resume_at) = 0;
             pthread_mutex_unlock(&tr_tm_lock);
-            tw_nofork_begin();   /* hooks added or removed allocate: no fork meanwhile (tr_writer.h) */
             tr_capture_set(st, pause);
-            tw_nofork_end();
             pthread_mutex_lock(&tr_tm_lock);
             continue;
         }
@@ -565,9 +563,7 @@ static void *tr_unhook_main(void *arg)
             ;
         if (atomic_load(&tr_unhook_quit))
             return NULL;
-        tw_nofork_begin();   /* hooks added or removed allocate: no fork meanwhile (tr_writer.h) */
         tr_hooks_follow(st);
-        tw_nofork_end();
     }
 }
 

@@ -44,9 +44,7 @@ static struct {
 static void *gd_main(void *arg)
 {
     (void)arg;
-    tw_nofork_begin();   /* its thread buffer allocated: no fork meanwhile (tr_writer.h) */
     tr_thread_quiet(1);
-    tw_nofork_end();
     pthread_mutex_lock(&gd_lock);   /* tr_cupti_follow holds it while it starts this thread */
     for (;;) {
         struct timespec ts;
@@ -62,17 +60,11 @@ static void *gd_main(void *arg)
             continue;
         }
         /* no fork meanwhile: the flush allocates (CUPTI, our buffer callback), and a child would inherit an
-           allocator's lock held (ASan's; glibc's malloc copes). The writer's pass lock comes before gd_lock, as
-           on the helpers that follow a pause (tr_control.c), so gd_lock is let go for it and the state looked
-           at again. */
-        pthread_mutex_unlock(&gd_lock);
+           allocator's lock held (ASan's; glibc's malloc copes) */
         tw_nofork_begin();
-        pthread_mutex_lock(&gd_lock);
-        if (atomic_load(&gd.state) == GD_PENDING && tw_mono_ns() >= gd.due) {
-            tr_cu.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-            atomic_compare_exchange_strong(&gd.state, &want, GD_FLUSHED);
-        }
+        tr_cu.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         tw_nofork_end();
+        atomic_compare_exchange_strong(&gd.state, &want, GD_FLUSHED);
     }
     return NULL;
 }
