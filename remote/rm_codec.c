@@ -1078,6 +1078,40 @@ static int rm_attrs_out(const rm_call *c, rm_wr *w)
     return 1;
 }
 
+/* A text the callee returned, at *(const char **)slot: u32 n (RM_NULL_STRING: NULL), then n bytes (at most max). */
+static void rm_wr_text(rm_wr *w, const void *slot, size_t max)
+{
+    const char *t;
+    memcpy(&t, slot, sizeof t);
+    if (t == NULL) {
+        rm_wr_u32(w, RM_NULL_STRING);
+    } else {
+        size_t n = strnlen(t, max);
+        rm_wr_u32(w, (uint32_t)n);
+        rm_wr_bytes(w, t, n);
+    }
+}
+
+/* The same read back: the text kept by 'keep' (the client's copy) stored at *(const char **)slot, NULL for
+   RM_NULL_STRING. RM_EMALFORMED for a length over max or past the message, RM_ENOMEM when nothing keeps it. */
+static int rm_rd_text(rm_rd *r, uint32_t max, const char *(*keep)(void *, const char *, size_t), const rm_ctx *cx,
+                      void *slot)
+{
+    uint32_t n;
+    const uint8_t *t = NULL;
+    const char *v = NULL;
+    if (rm_rd_u32(r, &n) != RM_OK)
+        return RM_EMALFORMED;
+    if (n != RM_NULL_STRING) {
+        if (n > max || (t = rm_rd_take(r, n)) == NULL)
+            return RM_EMALFORMED;
+        if (keep == NULL || (v = keep(cx->user, (const char *)t, n)) == NULL)
+            return RM_ENOMEM;
+    }
+    memcpy(slot, &v, sizeof v);
+    return RM_OK;
+}
+
 /* A link's kept option outputs after the call's own (rm_ctx.link_out, the back end's record of the link). */
 static void rm_encode_link_out(const rm_call *c, rm_wr *w)
 {
@@ -1181,28 +1215,11 @@ int rm_encode_reply(const rm_call *c, uint32_t api_id, uint32_t status, const vo
                 if (vals[j] != NULL)
                     rm_attr_out(c, pp, attrs[j], vals[j], w);
         } else if (pp->op == RM_OP_STRING_OUT) {
-            const char *s;
-            memcpy(&s, ptr, sizeof s);
-            if (s == NULL) {
-                rm_wr_u32(w, RM_NULL_STRING);
-            } else {
-                size_t n = strnlen(s, RM_MAX_STRING);
-                rm_wr_u32(w, (uint32_t)n);
-                rm_wr_bytes(w, s, n);
-            }
+            rm_wr_text(w, ptr, RM_MAX_STRING);
         }
     }
-    if (pl->ret_string) {   /* the returned text (rm_plan.ret_string): u32 n (RM_NULL_STRING: NULL), n bytes */
-        const char *t;
-        memcpy(&t, retval, sizeof t);
-        if (t == NULL) {
-            rm_wr_u32(w, RM_NULL_STRING);
-        } else {
-            size_t n = strnlen(t, RM_MAX_RET_STRING);
-            rm_wr_u32(w, (uint32_t)n);
-            rm_wr_bytes(w, t, n);
-        }
-    }
+    if (pl->ret_string)   /* the returned text (rm_plan.ret_string) */
+        rm_wr_text(w, retval, RM_MAX_RET_STRING);
     rm_encode_link_out(c, w);
     return w->err;
 }
@@ -1327,33 +1344,15 @@ int rm_decode_reply(const rm_call *c, void *retval, const uint8_t *msg, size_t l
                 if (vals[j] != NULL && rm_attr_in(pp, attrs[j], vals[j], &r, cx) != RM_OK)
                     return RM_EMALFORMED;
         } else if (pp->op == RM_OP_STRING_OUT) {
-            uint32_t n;
-            const char *v = NULL;
-            const uint8_t *s = NULL;
-            if (rm_rd_u32(&r, &n) != RM_OK)
-                return RM_EMALFORMED;
-            if (n != RM_NULL_STRING) {
-                if (n > RM_MAX_STRING || (s = rm_rd_take(&r, n)) == NULL)
-                    return RM_EMALFORMED;
-                if (cx == NULL || cx->intern == NULL || (v = cx->intern(cx->user, (const char *)s, n)) == NULL)
-                    return RM_ENOMEM;
-            }
-            memcpy(ptr, &v, sizeof v);
+            int rc = rm_rd_text(&r, RM_MAX_STRING, cx != NULL ? cx->intern : NULL, cx, ptr);
+            if (rc != RM_OK)
+                return rc;
         }
     }
     if (outputs && pl->ret_string) {   /* the returned text: kept by the client (rm_ctx.ret_text) */
-        uint32_t n;
-        const uint8_t *t = NULL;
-        const char *v = NULL;
-        if (rm_rd_u32(&r, &n) != RM_OK)
-            return RM_EMALFORMED;
-        if (n != RM_NULL_STRING) {
-            if (n > RM_MAX_RET_STRING || (t = rm_rd_take(&r, n)) == NULL)
-                return RM_EMALFORMED;
-            if (cx == NULL || cx->ret_text == NULL || (v = cx->ret_text(cx->user, (const char *)t, n)) == NULL)
-                return RM_ENOMEM;
-        }
-        memcpy(retval, &v, sizeof v);
+        int rc = rm_rd_text(&r, RM_MAX_RET_STRING, cx != NULL ? cx->ret_text : NULL, cx, retval);
+        if (rc != RM_OK)
+            return rc;
     }
     if (outputs && rm_decode_link_in(c, &r, cx) != RM_OK)
         return RM_EMALFORMED;
