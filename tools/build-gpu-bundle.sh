@@ -32,6 +32,14 @@ ${CC:-gcc} -std=gnu11 -O1 -Wall -Wextra -Werror -Wno-deprecated-declarations -It
   -I"$cuda_inc" -Isdk/include -Itests/fake -DE2E_HAVE_NVML -DE2E_CUDART_SONAME='"libcudart.so.13"' \
   -DE2E_DLCHURN_LIB='"libe2e_dlchurn_lib.so"' tests/e2e/e2e_dlchurn.c tests/e2e/e2e_common.c \
   -o build-gpu/dlchurn/e2e_dlchurn -ldl -lpthread
+# The GPU check 'remotert liar': the hostile client speaking the wire itself (tests/e2e/e2e_remote_liar.c, linked
+# with the remote library, no shared library of the tree) is a test program, which this Release tree does not
+# build: taken from the test tree build/ where it is configured.
+if [ -f build/CMakeCache.txt ] && cmake --build build --target e2e_remote_liar >/dev/null 2>&1; then
+  mkdir -p build-gpu/tests/e2e && cp build/tests/e2e/e2e_remote_liar build-gpu/tests/e2e/
+else
+  echo "build-gpu-bundle: no test tree build/ to build e2e_remote_liar in: 'remotert liar' will SKIP" >&2
+fi
 # Runtimes of earlier majors, the pinned PyPI wheels' (the GPU machine has no registry), fetched once into
 # build/cuMM-wheel and copied to build-gpu/cuMM; skipped offline. libcudart.so.12: the 'copies' check (two majors
 # of libcudart in one process) and 'release12'; libcudart.so.11.0: 'release11'.
