@@ -18,7 +18,8 @@
 #      the call runs (its fake cuBLAS would crash on them) and serves the next call; a cuBLASLt descriptor is a
 #      number the back end gave (rm_num.h), and a value it did not give, or of another kind, is refused the same
 #      way; a cuBLAS or cuBLASLt handle is a number too: a made-up or destroyed one is answered
-#      CUBLAS_STATUS_NOT_INITIALIZED without running.
+#      CUBLAS_STATUS_NOT_INITIALIZED without running, as are cublasLtDestroy of a cuBLAS handle (the cuBLAS handle
+#      works after it) and a cuBLASLt handle given as a cublasHandle_t.
 # Usage: run_remote_cublas.sh BUILD_DIR PROGRAM OUT_DIR LIAR
 set -u
 build=$1 prog=$2 out=$3 liar=$4
@@ -156,6 +157,7 @@ diff "$d/cast.ltlog.want" "$d/cast.server.ltlog" > "$d/cast.ltlog.diff" ||
     fail "the server's cuBLASLt received other calls than a local run's: $(cat "$d/cast.ltlog.diff")"
 [ "$(grep -c "^cublasLtMatmul .*handle=cublas$" "$d/cast.server.ltlog")" = 4 ] ||
     fail "the server's matmuls did not get the cuBLAS handle: $(cat "$d/cast.server.ltlog")"
+grep -q "^cublasLtDestroy" "$d/cast.server.lt" && fail "cublasLtDestroy of the cast handle reached the library"
 asked=$(awk -F'\t' '$1 == "cublasLtMatmulAlgoGetHeuristic" { print $2 }' "$d/cast.server.lt")
 [ "$asked" = 1 ] || fail "the cast handle's heuristic was asked ${asked:-0} times of the server, not once"
 cast_one=$(remote_trips cast1 E2E_CAST=1 E2E_LOOP=1)
@@ -173,7 +175,9 @@ diff "$d/local.out" "$d/run.out" > "$d/run.diff" || fail "cushim run --remote= p
 start_server liar
 "$liar" "unix:$sock" > "$d/liar.out" 2> "$d/liar.err" || fail "e2e_remote_liar: $(cat "$d/liar.out" "$d/liar.err")"
 wait "$server" || fail "the liar's back end exited with $?"
-[ "$(grep -c "as expected" "$d/liar.out")" = 25 ] || fail "e2e_remote_liar: $(cat "$d/liar.out")"
+[ "$(grep -c "as expected" "$d/liar.out")" = 28 ] || fail "e2e_remote_liar: $(cat "$d/liar.out")"
+grep -q "cublasLtDestroy: a handle this back end did not give" "$d/serve.log" ||
+    fail "the back end did not log cublasLtDestroy of a cuBLAS handle as a bad handle"
 grep -q "cublasGetVersion_v2: a handle this back end did not give" "$d/serve.log" ||
     fail "the back end did not log the made-up handle"
 grep -q "cublasSgemm_v2: malformed" "$d/serve.log" || fail "the back end did not log the refused SGEMM"
