@@ -15,8 +15,9 @@
  * value set answerable here; a heuristic asked before with the same key (the thread, its device epoch, and the
  * full content of the descriptor, layouts and preference) answered from rp_heur.c; and a setter, a destroy, a
  * cuBLASLt Create, an SGEMM, DGEMM or GemmEx (strided batched too) that passes the library's own checks
- * (rp_blasargs.c), or a cuBLASLt matmul on objects created here, batchable (remote.c queues it and calls
- * rp_cublas_after as for an answered call). Anything not known goes as before.
+ * (rp_blasargs.c), or a cuBLASLt matmul on objects created here (its handle a cuBLASLt one, or a cuBLAS one cast
+ * as cuBLAS allows), batchable (remote.c queues it and calls rp_cublas_after as for an answered call). Anything not
+ * known goes as before.
  * Everything is read through the SDK's metadata (parameters and enum constants by name), never from headers,
  * but the sizes of cuBLASLt's attributes (rpb_*_attrs), which only the header's documentation gives.
  */
@@ -211,11 +212,10 @@ static rpb_entry *rpb_lt_handle_locked(uint64_t key)
     return e != NULL ? e : rbo_find_locked(key, RPB_HANDLE);
 }
 
-/* cublasLtMatmul on objects the client created and has not destroyed (its handle - a cuBLASLt or a cuBLAS one, the
-   descriptor - whose scale type
-   and pointer mode size the scalars - and the four layouts), its scalars and matrices given, a workspace given
-   when a size is. Whether the algorithm and workspace fit the problem the library decides: a refusal is a batched
-   error, as a launch's is. (rbo_lock held) */
+/* cublasLtMatmul on objects the client created and has not destroyed (its handle, a cuBLASLt or a cuBLAS one; the
+   descriptor, whose scale type and pointer mode size the scalars; the four layouts), its scalars and matrices
+   given, a workspace given when a size is. Whether the algorithm and workspace fit the problem the library
+   decides: a refusal is a batched error, as a launch's is. (rbo_lock held) */
 static int rpb_matmul_ok_locked(const cushim_api_info *a, const void *params)
 {
     static const char *const layouts[4] = { "Adesc", "Bdesc", "Cdesc", "Ddesc" };
