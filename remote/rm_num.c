@@ -1,7 +1,8 @@
 /*
  * rm_num.c - objects by number (rm_num.h): the table of one back end's live numbers and the rewriting of a
  * decoded call's parameters. Lookups are a linear scan: a program keeps few alive at once (PyTorch: a handle per
- * thread and device, a descriptor and its layouts per matmul, destroyed after it).
+ * thread and device, a descriptor and its layouts per matmul, destroyed after it). A kind whose row (rm_numbered)
+ * names another type 'also' takes that type's live numbers too, but not in its Destroy.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,18 @@ uint64_t rm_num_real(const rm_numtab *t, uint64_t v, int kind)
 {
     const rm_num_entry *e = rm_ltid_is(v) ? rm_num_find(t, v) : NULL;
     return e != NULL && e->kind == kind ? e->real : 0;
+}
+
+/* A parameter of 'kind' given 'v': the object of that kind, or of the kind its row accepts too ('also': a cuBLAS
+   handle as a cuBLASLt handle, the library's own cast) unless the call ends one of 'kind' (a Destroy of the other
+   kind's object would end an object its own Destroy still owns). */
+static uint64_t rm_num_param_real(const rm_numtab *t, const rm_plan *pl, uint64_t v, int kind)
+{
+    uint64_t real = rm_num_real(t, v, kind);
+    const rm_numbered *nb = rm_numbered_at(kind);
+    if (real == 0 && nb->also != NULL && pl->num_destroy != kind)
+        real = rm_num_real(t, v, rm_numbered_type(nb->also));
+    return real;
 }
 
 void rm_num_message(rm_numtab *t, const rm_plan *pl)
@@ -49,7 +62,7 @@ int rm_num_pre(rm_numtab *t, const rm_plan *pl, void *params)
         memcpy(&v, (uint8_t *)params + pp->offset, sizeof v);
         if (v == 0)
             continue;   /* NULL: the library's own answer */
-        real = rm_num_real(t, v, pp->num);
+        real = rm_num_param_real(t, pl, v, pp->num);
         if (real == 0 && pl->ret_string) {   /* a text getter that does not use it (ncclGetLastError): NULL */
             memcpy((uint8_t *)params + pp->offset, &real, sizeof real);
             continue;

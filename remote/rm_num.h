@@ -4,7 +4,8 @@
  * in the client, numbers this back end gave (rm_ltid.h), never the library's pointers. Each Create call message
  * (rm_num_apis: a maker and its output parameter) is the next number, whether it runs or not, as the client counts
  * them; a Create that succeeds maps its number to the library's object and returns the number; before a call runs each parameter of a numbered type (and an attribute value holding one)
- * must be a live number of that kind, or NULL, and becomes the library's pointer; a Destroy drops its number.
+ * must be a live number of that kind (or of the kind its row accepts too: a cuBLAS handle's as a cuBLASLt handle, but
+ * not in the cuBLASLt handle's Destroy), or NULL, and becomes the library's pointer; a Destroy drops its number.
  * Pure: no library call, so the fuzz harness runs it on decoded calls (tools/fuzz.sh remote).
  */
 #ifndef RM_NUM_H

@@ -214,6 +214,9 @@ typedef struct rm_numbered {
     const char *type;            /* the parameter type by value ("cublasHandle_t")                          */
     uint8_t handle;              /* a library handle: an unknown number is the library's bad-handle answer
                                     (CUBLAS_STATUS_NOT_INITIALIZED), not a malformed call                   */
+    const char *also;            /* another type whose live numbers pass here too, as that object (the
+                                    library allows the cast: a cublasHandle_t as a cublasLtHandle_t), but
+                                    never to this type's Destroy; NULL: none                                */
 } rm_numbered;
 /* An API that makes an object by number (through its pointer parameter 'param', one element), ends one, or names
    one by value in a parameter whose C type says nothing ('void *': an NCCL registration handle). */

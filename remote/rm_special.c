@@ -443,17 +443,20 @@ static const rm_scalar rm_addrs[] = {
 /* Objects by number (rm_num.h): a value of one of these types by value is a number the back end gave, mapped to the
    library's pointer before the call runs; any other is refused. Kind: index + 1. */
 static const rm_numbered rm_numbereds[RM_NUM_KINDS] = {
-    { "cublasHandle_t", 1 },
-    { "cublasLtHandle_t", 1 },
-    { "cublasLtMatmulDesc_t", 0 },
-    { "cublasLtMatrixLayout_t", 0 },
-    { "cublasLtMatmulPreference_t", 0 },
-    { "cublasLtMatrixTransformDesc_t", 0 },
-    { "cublasLtEmulationDesc_t", 0 },
+    { .type = "cublasHandle_t", .handle = 1 },
+    /* cuBLAS's documentation: a valid cublasHandle_t may be used in place of a cublasLtHandle_t with a cast (PyTorch
+       does); not the reverse. cublasLtDestroy of a cuBLAS handle's number is a bad handle: the cuBLAS handle lives. */
+    { .type = "cublasLtHandle_t", .handle = 1, .also = "cublasHandle_t" },
+    { .type = "cublasLtMatmulDesc_t", .handle = 0 },
+    { .type = "cublasLtMatrixLayout_t", .handle = 0 },
+    { .type = "cublasLtMatmulPreference_t", .handle = 0 },
+    { .type = "cublasLtMatrixTransformDesc_t", .handle = 0 },
+    { .type = "cublasLtEmulationDesc_t", .handle = 0 },
     /* NCCL's: an object that is not a live number is ncclInvalidArgument (a malformed call in NCCL's words) */
-    { "ncclComm_t", 0 },
-    { "ncclWindow_t", 0 },
-    { "ncclCommRegister's handle", 0 },   /* a 'void *': no C type names it, so its APIs name the parameter */
+    { .type = "ncclComm_t", .handle = 0 },
+    { .type = "ncclWindow_t", .handle = 0 },
+    /* a 'void *': no C type names it, so its APIs name the parameter */
+    { .type = "ncclCommRegister's handle", .handle = 0 },
 };
 
 /* The APIs that make one (through the output parameter named) or end one. NCCL's communicators: every

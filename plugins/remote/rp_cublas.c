@@ -15,8 +15,9 @@
  * value set answerable here; a heuristic asked before with the same key (the thread, its device epoch, and the
  * full content of the descriptor, layouts and preference) answered from rp_heur.c; and a setter, a destroy, a
  * cuBLASLt Create, an SGEMM, DGEMM or GemmEx (strided batched too) that passes the library's own checks
- * (rp_blasargs.c), or a cuBLASLt matmul on objects created here, batchable (remote.c queues it and calls
- * rp_cublas_after as for an answered call). Anything not known goes as before.
+ * (rp_blasargs.c), or a cuBLASLt matmul on objects created here (its handle a cuBLASLt one, or a cuBLAS one cast
+ * as cuBLAS allows), batchable (remote.c queues it and calls rp_cublas_after as for an answered call). Anything not
+ * known goes as before.
  * Everything is read through the SDK's metadata (parameters and enum constants by name), never from headers,
  * but the sizes of cuBLASLt's attributes (rpb_*_attrs), which only the header's documentation gives.
  */
@@ -202,17 +203,26 @@ static int rpb_attr_ok(int kind, int64_t attr, int64_t size)
     return 0;
 }
 
-/* cublasLtMatmul on objects the client created and has not destroyed (its handle, the descriptor - whose scale type
-   and pointer mode size the scalars - and the four layouts), its scalars and matrices given, a workspace given
-   when a size is. Whether the algorithm and workspace fit the problem the library decides: a refusal is a batched
-   error, as a launch's is. (rbo_lock held) */
+/* The cuBLASLt handle of number 'key': one cublasLtCreate made, or a cuBLAS handle's (cuBLAS's documentation allows
+   a cublasHandle_t in place of a cublasLtHandle_t with a cast, and PyTorch takes its cuBLASLt handle so; the back
+   end takes the number as that cuBLAS handle's object: rm_numbereds). NULL: neither. (rbo_lock held) */
+static rpb_entry *rpb_lt_handle_locked(uint64_t key)
+{
+    rpb_entry *e = rbo_find_locked(key, RPB_LTHANDLE);
+    return e != NULL ? e : rbo_find_locked(key, RPB_HANDLE);
+}
+
+/* cublasLtMatmul on objects the client created and has not destroyed (its handle, a cuBLASLt or a cuBLAS one; the
+   descriptor, whose scale type and pointer mode size the scalars; the four layouts), its scalars and matrices
+   given, a workspace given when a size is. Whether the algorithm and workspace fit the problem the library
+   decides: a refusal is a batched error, as a launch's is. (rbo_lock held) */
 static int rpb_matmul_ok_locked(const cushim_api_info *a, const void *params)
 {
     static const char *const layouts[4] = { "Adesc", "Bdesc", "Cdesc", "Ddesc" };
     static const char *const given[6] = { "alpha", "beta", "A", "B", "C", "D" };
     int64_t key, wsize;
     rpb_entry *e;
-    if (!rba_value(a, params, "lightHandle", &key) || (e = rbo_find_locked((uint64_t)key, RPB_LTHANDLE)) == NULL ||
+    if (!rba_value(a, params, "lightHandle", &key) || (e = rpb_lt_handle_locked((uint64_t)key)) == NULL ||
         !e->created || !rba_value(a, params, "computeDesc", &key) ||
         (e = rbo_find_locked((uint64_t)key, RPB_DESC)) == NULL || !e->created ||
         rba_dtype_bytes(rpb.scale_param, e->scale) == 0)
@@ -240,9 +250,10 @@ static uint64_t rpb_thread_uid(void)
 }
 
 /* The key of a heuristic call: everything its answer depends on (docs/remote.md): the thread and its device epoch
-   (which device is current), the cuBLASLt handle, the requested count, and the full content - never the numbers:
-   PyTorch makes new ones for every matmul - of the descriptor, the four layouts and the preference. 0 when one of
-   them is not a live object the client created whose every value it knows (or the key does not fit). (rbo_lock) */
+   (which device is current), the cuBLASLt handle (its number and kind: a cuBLAS handle cast to one is one too), the
+   requested count, and the full content - never the numbers: PyTorch makes new ones for every matmul - of the
+   descriptor, the four layouts and the preference. 0 when one of them is not a live object the client created whose
+   every value it knows (or the key does not fit). (rbo_lock) */
 static size_t rpb_heur_key_locked(const cushim_api_info *a, const void *params, const uint64_t epoch[2],
                                   uint8_t *key, size_t cap)
 {
@@ -251,10 +262,11 @@ static size_t rpb_heur_key_locked(const cushim_api_info *a, const void *params, 
     int64_t lh, req, v;
     rpb_entry *e;
     size_t n = 0;
-    if (!rba_value(a, params, "lightHandle", &lh) || (e = rbo_find_locked((uint64_t)lh, RPB_LTHANDLE)) == NULL ||
+    if (!rba_value(a, params, "lightHandle", &lh) || (e = rpb_lt_handle_locked((uint64_t)lh)) == NULL ||
         !e->created || !rba_value(a, params, "requestedAlgoCount", &req))
         return 0;
-    uint64_t head[5] = { rpb_thread_uid(), epoch[0], epoch[1], (uint64_t)lh, (uint64_t)req };
+    /* the handle by its number and kind: a cuBLAS handle's cuBLASLt context is not a cublasLtCreate'd handle's */
+    uint64_t head[6] = { rpb_thread_uid(), epoch[0], epoch[1], (uint64_t)lh, e->kind, (uint64_t)req };
     if (cap < sizeof head)
         return 0;
     memcpy(key, head, sizeof head);

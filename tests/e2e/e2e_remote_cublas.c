@@ -17,6 +17,8 @@
  *     small, a negative k, an attribute it does not know, a size it does not take): their statuses printed;
  *   - E2E_HEUR=1 instead: cublasLtMatmulAlgoGetHeuristic asked again with the same and other content, device and
  *     thread (heur_cache), each answer printed;
+ *   - E2E_CAST=1 instead: PyTorch's cuBLASLt handle, its cuBLAS handle cast (cast_handle): E2E_LOOP matmuls on it,
+ *     cublasLtDestroy of it refused, the cuBLAS handle used after;
  *   - E2E_ASYNC_ERR=1 instead: a batched setter the server's library refuses (the fake knows no epilogue), then a
  *     driver call (success: cuBLAS's error is not the driver's) and a cuBLAS call (returns the setter's status).
  * Every result is printed; with E2E_NO_DRIVER=1 it checks that no libcuda.so.1 was loaded in this process.
@@ -417,9 +419,70 @@ static void heur_cache(void)
     BLAS(cublasLtDestroy(lh));
 }
 
+/* PyTorch's cuBLASLt handle: its cuBLAS handle cast (cuBLAS's documentation allows a cublasHandle_t in place of a
+   cublasLtHandle_t). E2E_LOOP matmuls on it as PyTorch makes them (descriptor, layouts, preference, the heuristic,
+   the matmul, all destroyed), D printed; then cublasLtDestroy of the cast handle (refused:
+   CUBLAS_STATUS_NOT_INITIALIZED, the cuBLAS handle's context is not a cuBLASLt handle's to end) and the cuBLAS handle
+   used after it. */
+static void cast_handle(int n)
+{
+    cublasHandle_t h = NULL;
+    cudaStream_t st = NULL;
+    int version = 0;
+    CHECK(cudaStreamCreate(&st) == cudaSuccess, "cudaStreamCreate");
+    BLAS(cublasCreate_v2(&h));
+    BLAS(cublasSetStream_v2(h, st));
+    cublasLtHandle_t lh = (cublasLtHandle_t)(void *)h;
+    float *A = dev(fa, sizeof fa), *B = dev(fb, sizeof fb), *C = dev(fc, sizeof fc), *D = dev(NULL, sizeof fc);
+    void *ws = dev(NULL, 1 << 16);
+    for (int it = 0; it < n; it++) {
+        cublasLtMatmulDesc_t desc = NULL;
+        cublasLtMatrixLayout_t la = NULL, lb = NULL, lc = NULL;
+        cublasLtMatmulPreference_t pref = NULL;
+        cublasLtMatmulHeuristicResult_t res;
+        int returned = 0;
+        int32_t ta = CUBLAS_OP_N;
+        uint64_t max_ws = 1 << 16;
+        float alpha = 1.0f + (float)it, beta = 0.5f;
+        memset(&res, 0, sizeof res);
+        BLAS(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+        BLAS(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+        BLAS(cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, 2, 3, 2));
+        BLAS(cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, 3, 2, 3));
+        BLAS(cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, 2, 2, 2));
+        BLAS(cublasLtMatmulPreferenceCreate(&pref));
+        BLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws,
+                                                  sizeof max_ws));
+        BLAS(cublasLtMatmulAlgoGetHeuristic(lh, desc, la, lb, lc, lc, pref, 1, &res, &returned));
+        CHECK(returned == 1, "iteration %d: %d algorithms returned", it, returned);
+        BLAS(cublasLtMatmul(lh, desc, &alpha, A, la, B, lb, &beta, C, lc, D, lc, &res.algo, ws, 1 << 16, st));
+        BLAS(cublasLtMatmulPreferenceDestroy(pref));
+        BLAS(cublasLtMatrixLayoutDestroy(la));
+        BLAS(cublasLtMatrixLayoutDestroy(lb));
+        BLAS(cublasLtMatrixLayoutDestroy(lc));
+        BLAS(cublasLtMatmulDescDestroy(desc));
+    }
+    show_f("cast handle lt matmul", D, 4);
+    printf("cublasLtDestroy of the cast handle: status %d\n", (int)cublasLtDestroy(lh));
+    printf("the cuBLAS handle after it: status %d\n", (int)cublasGetVersion_v2(h, &version));
+    float alpha = 1, beta = 0;
+    BLAS(cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &alpha, A, 2, B, 3, &beta, C, 2));
+    show_f("cast handle sgemm after", C, 4);
+    BLAS(cublasDestroy_v2(h));
+    void *ptrs[] = { A, B, C, D, ws };
+    for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
+        CHECK(cudaFree(ptrs[i]) == cudaSuccess, "cudaFree");
+    CHECK(cudaStreamDestroy(st) == cudaSuccess, "cudaStreamDestroy");
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
+    if (getenv("E2E_CAST") && strcmp(getenv("E2E_CAST"), "1") == 0) {
+        cast_handle(getenv("E2E_LOOP") ? atoi(getenv("E2E_LOOP")) : 4);
+        printf("%s\n", failures ? "FAILED" : "done");
+        return failures != 0;
+    }
     if (getenv("E2E_HEUR") && strcmp(getenv("E2E_HEUR"), "1") == 0) {
         heur_cache();
         printf("%s\n", failures ? "FAILED" : "done");

@@ -7,8 +7,10 @@
  * (a pointer-like value, a number not given yet, a number of another kind, an attribute value naming an emulation
  * descriptor). The back end must refuse each (RM_ST_MALFORMED) before the call runs (the matrices are bogus
  * addresses: a call that ran would crash the back end), and keep serving. A cuBLAS or cuBLASLt handle that is not
- * a live number the back end gave (made up, destroyed) is answered CUBLAS_STATUS_NOT_INITIALIZED, not run. NCCL: a
- * pre-multiplied sum's scalar claimed the other way than its residence, and a made-up communicator, are refused.
+ * a live number the back end gave (made up, destroyed) is answered CUBLAS_STATUS_NOT_INITIALIZED, not run; so are
+ * cublasLtDestroy of a cuBLAS handle (which may be cast to a cuBLASLt handle, not ended as one) and a cuBLASLt
+ * handle as a cublasHandle_t. NCCL: a pre-multiplied sum's scalar claimed the other way than its residence, and a
+ * made-up communicator, are refused.
  * Usage: e2e_remote_liar unix:/path   (prints one line per step; exit 0 when every step went as expected)
  */
 #define _GNU_SOURCE
@@ -214,6 +216,21 @@ int main(int argc, char **argv)
     put(heur, p, "lightHandle", &madeup, sizeof madeup);
     put(heur, p, "operationDesc", &desc, sizeof desc);
     expect("a made-up cublasLtHandle_t", call(heur, p, &ret) == RM_ST_OK && ret == 1, 1);
+    /* a cuBLAS handle may be cast to a cuBLASLt handle (cuBLAS's documentation; PyTorch does), but cublasLtDestroy
+       of one is a bad handle: the cuBLAS handle is its own Destroy's to end, and works after it; the reverse cast
+       (a cuBLASLt handle as a cublasHandle_t) is not allowed */
+    const rm_plan *ltdestroy = plan("cublasLtDestroy");
+    memset(q, 0, sizeof q);
+    put(ltdestroy, q, "lightHandle", &handle, sizeof handle);
+    expect("cublasLtDestroy of a cuBLAS handle", call(ltdestroy, q, &ret) == RM_ST_OK && ret == 1, 1);
+    memset(q, 0, sizeof q);
+    put(version, q, "handle", &handle, sizeof handle);
+    put(version, q, "version", &pv, sizeof pv);
+    expect("the cuBLAS handle after it", call(version, q, &ret) == RM_ST_OK && ret == 0, 1);
+    memset(q, 0, sizeof q);
+    put(version, q, "handle", &lt, sizeof lt);
+    put(version, q, "version", &pv, sizeof pv);
+    expect("a cublasLtHandle_t as a cublasHandle_t", call(version, q, &ret) == RM_ST_OK && ret == 1, 1);
 
     /* a number of another kind: a layout, or a cuBLAS handle, named as a matmul descriptor (the library would take
        one object for another) */

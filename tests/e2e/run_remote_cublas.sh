@@ -12,12 +12,14 @@
 #   3. the client's own (fake) cuBLAS and cuBLASLt, linked into the program, were never called;
 #   4. the refused call is logged once, by name, with cuBLAS's status;
 #   5. through 'cushim run --remote=' (which interposes cuBLAS by itself) it prints the same;
+#   1e. (E2E_CAST=1) PyTorch's cuBLASLt handle, its cuBLAS handle cast: the same as a local run, batched;
 #   6. e2e_remote_liar, a client speaking the wire itself, claims device scalars on a host-mode handle and
 #      descriptor and host scalars on a device-mode handle, with bogus matrices: the back end refuses each before
 #      the call runs (its fake cuBLAS would crash on them) and serves the next call; a cuBLASLt descriptor is a
 #      number the back end gave (rm_num.h), and a value it did not give, or of another kind, is refused the same
 #      way; a cuBLAS or cuBLASLt handle is a number too: a made-up or destroyed one is answered
-#      CUBLAS_STATUS_NOT_INITIALIZED without running.
+#      CUBLAS_STATUS_NOT_INITIALIZED without running, as are cublasLtDestroy of a cuBLAS handle (the cuBLAS handle
+#      works after it) and a cuBLASLt handle given as a cublasHandle_t.
 # Usage: run_remote_cublas.sh BUILD_DIR PROGRAM OUT_DIR LIAR
 set -u
 build=$1 prog=$2 out=$3 liar=$4
@@ -139,6 +141,29 @@ diff "$d/heur.local.out" "$d/heur.out" > "$d/heur.diff" || fail "the heuristic's
 asked=$(awk -F'\t' '$1 == "cublasLtMatmulAlgoGetHeuristic" { print $2 }' "$d/heur.server.lt")
 [ "$asked" = 5 ] || fail "the server was asked ${asked:-0} heuristics of 9, not the 5 new questions"
 
+# 1e. PyTorch's cuBLASLt handle, its cuBLAS handle cast (E2E_CAST=1: cast_handle): the same output as a local run
+# (cublasLtDestroy of the cast handle refused with CUBLAS_STATUS_NOT_INITIALIZED, the cuBLAS handle working after
+# it); the server's cuBLASLt received the cuBLAS handle's context (its log: handle=cublas) in each heuristic and
+# matmul, as a local run's did; the heuristic asked once of 4 (answered in the client after, rp_heur.c) and the
+# matmuls batched: 4 iterations cost the round trips of 1
+LD_LIBRARY_PATH="$fake" E2E_CAST=1 E2E_LOOP=4 FAKE_CUBLASLT_LOG="$d/cast.local.ltlog" "$prog" \
+    > "$d/cast.local.out" 2>&1 ||
+    fail "E2E_CAST=1 failed locally: $(cat "$d/cast.local.out")"
+cast_trips=$(remote_trips cast E2E_CAST=1 E2E_LOOP=4)
+diff "$d/cast.local.out" "$d/cast.out" > "$d/cast.diff" || fail "the cast handle's run differs: $(cat "$d/cast.diff")"
+grep -q "^cublasLtDestroy of the cast handle: status 1$" "$d/cast.out" || fail "cast: $(cat "$d/cast.out")"
+awk '/^cublasLtMatmulAlgoGetHeuristic/ { if (seen[$0]++) next } { print }' "$d/cast.local.ltlog" > "$d/cast.ltlog.want"
+diff "$d/cast.ltlog.want" "$d/cast.server.ltlog" > "$d/cast.ltlog.diff" ||
+    fail "the server's cuBLASLt received other calls than a local run's: $(cat "$d/cast.ltlog.diff")"
+[ "$(grep -c "^cublasLtMatmul .*handle=cublas$" "$d/cast.server.ltlog")" = 4 ] ||
+    fail "the server's matmuls did not get the cuBLAS handle: $(cat "$d/cast.server.ltlog")"
+grep -q "^cublasLtDestroy" "$d/cast.server.lt" && fail "cublasLtDestroy of the cast handle reached the library"
+asked=$(awk -F'\t' '$1 == "cublasLtMatmulAlgoGetHeuristic" { print $2 }' "$d/cast.server.lt")
+[ "$asked" = 1 ] || fail "the cast handle's heuristic was asked ${asked:-0} times of the server, not once"
+cast_one=$(remote_trips cast1 E2E_CAST=1 E2E_LOOP=1)
+[ -n "$cast_trips" ] && [ "$cast_trips" = "$cast_one" ] ||
+    fail "4 matmuls on the cast handle took ${cast_trips:-?} round trips, 1 took ${cast_one:-?}: not batched"
+
 # 5. the launcher: cushim run --remote= interposes cuBLAS and cuBLASLt itself
 start_server run
 env -u LD_LIBRARY_PATH -u CUSHIM_LIBS "$build/tools/cushim" run --remote="unix:$sock" -- "$prog" \
@@ -150,7 +175,9 @@ diff "$d/local.out" "$d/run.out" > "$d/run.diff" || fail "cushim run --remote= p
 start_server liar
 "$liar" "unix:$sock" > "$d/liar.out" 2> "$d/liar.err" || fail "e2e_remote_liar: $(cat "$d/liar.out" "$d/liar.err")"
 wait "$server" || fail "the liar's back end exited with $?"
-[ "$(grep -c "as expected" "$d/liar.out")" = 25 ] || fail "e2e_remote_liar: $(cat "$d/liar.out")"
+[ "$(grep -c "as expected" "$d/liar.out")" = 28 ] || fail "e2e_remote_liar: $(cat "$d/liar.out")"
+grep -q "cublasLtDestroy: a handle this back end did not give" "$d/serve.log" ||
+    fail "the back end did not log cublasLtDestroy of a cuBLAS handle as a bad handle"
 grep -q "cublasGetVersion_v2: a handle this back end did not give" "$d/serve.log" ||
     fail "the back end did not log the made-up handle"
 grep -q "cublasSgemm_v2: malformed" "$d/serve.log" || fail "the back end did not log the refused SGEMM"

@@ -15,11 +15,19 @@
  * stream and workspace were set) to FAKE_CUBLAS_LOG / FAKE_CUBLASLT_LOG, so a
  * test can compare what the library saw through the remoting with a local
  * run. Every other export is absent.
+ * A cuBLAS handle holds a cuBLASLt context, first (struct cublasContext's
+ * 'lt'): cuBLAS's documentation allows a cublasHandle_t cast to a
+ * cublasLtHandle_t, and PyTorch takes its cuBLASLt handle so; the fake
+ * cuBLASLt takes any handle whose context carries FL_LT_MAGIC, and logs
+ * whether it was its own or a cuBLAS handle's.
  */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#define FL_LT_MAGIC 0x17   /* a cuBLASLt context: the library's own, or the one each cuBLAS handle holds */
+#define FL_LT_OWN 0x1       /* the library's own context's 'own' */
 
 /* One line appended to the file $ENVVAR names (no file: nothing). */
 static void fl_log(const char *envvar, const char *fmt, ...)
@@ -75,10 +83,21 @@ FL_COUNTING("FAKE_CUBLASLT_COUNTS", fake_cublaslt_count)
 
 #define FL_ALGO 0x5eed0a1ull   /* the heuristic's algorithm: cublasLtMatmul checks it came back whole */
 
-struct cublasLtContext {
+struct cublasLtContext {   /* the layout of fake cuBLAS's handle's 'lt' too */
     int magic;
+    int own;
 };
-static struct cublasLtContext fl_lt = {0x17};
+static struct cublasLtContext fl_lt = {FL_LT_MAGIC, FL_LT_OWN};
+
+/* A cuBLASLt handle: the library's own, or a cuBLAS handle's (cast). */
+static int fl_lt_ok(cublasLtHandle_t h)
+{
+    return h != NULL && h->magic == FL_LT_MAGIC;
+}
+static const char *fl_lt_which(cublasLtHandle_t h)
+{
+    return h->own == FL_LT_OWN ? "lt" : "cublas";
+}
 
 /* What the header's opaque descriptors hold here (the handles point to these) */
 typedef struct fl_desc {
@@ -124,6 +143,8 @@ FL_EXPORT cublasStatus_t cublasLtCreate(cublasLtHandle_t *h)
 FL_EXPORT cublasStatus_t cublasLtDestroy(cublasLtHandle_t h)
 {
     FK_COUNT(1);
+    /* a cuBLAS handle's context is its cuBLAS handle's to end (what the real library does with one is not
+       documented): refused */
     return h == &fl_lt ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_NOT_INITIALIZED;
 }
 FL_EXPORT size_t cublasLtGetVersion(void)
@@ -264,7 +285,7 @@ FL_EXPORT cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t h, cubl
     fl_desc *d = FL_D(dh);
     fl_pref *p = FL_P(ph);
     FK_COUNT(13);
-    if (h != &fl_lt || d == NULL || d->magic != 0x1d || a == NULL || b == NULL || c == NULL || dd == NULL ||
+    if (!fl_lt_ok(h) || d == NULL || d->magic != 0x1d || a == NULL || b == NULL || c == NULL || dd == NULL ||
         p == NULL || p->magic != 0x1b || requested < 1 || results == NULL || returned == NULL)
         return CUBLAS_STATUS_INVALID_VALUE;
     memset(&results[0], 0, sizeof results[0]);
@@ -274,8 +295,8 @@ FL_EXPORT cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t h, cubl
     results[0].state = CUBLAS_STATUS_SUCCESS;
     results[0].wavesCount = 1.0f;
     *returned = 1;
-    fl_log("FAKE_CUBLASLT_LOG", "cublasLtMatmulAlgoGetHeuristic requested=%d max_ws=%llu", requested,
-           (unsigned long long)p->max_ws);
+    fl_log("FAKE_CUBLASLT_LOG", "cublasLtMatmulAlgoGetHeuristic handle=%s requested=%d max_ws=%llu", fl_lt_which(h),
+           requested, (unsigned long long)p->max_ws);
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -290,7 +311,7 @@ FL_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t
     fl_desc *d = FL_D(dh);
     fl_layout *al = FL_L(alh), *bl = FL_L(blh), *cl = FL_L(clh), *dl = FL_L(dlh);
     FK_COUNT(14);
-    if (h != &fl_lt || d == NULL || d->magic != 0x1d || al == NULL || bl == NULL || cl == NULL || dl == NULL ||
+    if (!fl_lt_ok(h) || d == NULL || d->magic != 0x1d || al == NULL || bl == NULL || cl == NULL || dl == NULL ||
         alpha == NULL || beta == NULL || A == NULL || B == NULL || C == NULL || D == NULL ||
         (algo != NULL && algo->data[0] != FL_ALGO))
         return CUBLAS_STATUS_INVALID_VALUE;
@@ -303,8 +324,8 @@ FL_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t
     int m = (int)dl->rows, n = (int)dl->cols, k = (int)(d->transa ? al->rows : al->cols);
     fl_gemm(d->transa != 0, d->transb != 0, m, n, k, a, A, al->ld, B, bl->ld, b, C, cl->ld, D, dl->ld, dbl);
     fl_log("FAKE_CUBLASLT_LOG", "cublasLtMatmul pointer_mode=%d scale=%d alpha=%g beta=%g m=%d n=%d k=%d algo=%s "
-           "ws=%zu stream=%s", d->pmode, d->scale, a, b, m, n, k, algo ? "given" : "none", ws ? wssize : 0,
-           stream ? "set" : "default");
+           "ws=%zu stream=%s handle=%s", d->pmode, d->scale, a, b, m, n, k, algo ? "given" : "none", ws ? wssize : 0,
+           stream ? "set" : "default", fl_lt_which(h));
     return CUBLAS_STATUS_SUCCESS;
 }
 #else
@@ -324,6 +345,9 @@ static const char *const fl_names[] = {"cublasCreate_v2", "cublasDestroy_v2", "c
 FL_COUNTING("FAKE_CUBLAS_COUNTS", fake_cublas_count)
 
 struct cublasContext {
+    struct {   /* the cuBLASLt context it holds, first: what a cast to cublasLtHandle_t points to */
+        int magic, own;
+    } lt;
     int magic;
     cudaStream_t stream;
     void *ws;
@@ -354,6 +378,7 @@ FL_EXPORT cublasStatus_t cublasCreate_v2(cublasHandle_t *h)
     if (h == NULL || (*h = calloc(1, sizeof **h)) == NULL)
         return CUBLAS_STATUS_INVALID_VALUE;
     (*h)->magic = 0x42;
+    (*h)->lt.magic = FL_LT_MAGIC;
     return CUBLAS_STATUS_SUCCESS;
 }
 FL_EXPORT cublasStatus_t cublasDestroy_v2(cublasHandle_t h)
@@ -363,6 +388,7 @@ FL_EXPORT cublasStatus_t cublasDestroy_v2(cublasHandle_t h)
         return CUBLAS_STATUS_NOT_INITIALIZED;
     fl_log("FAKE_CUBLAS_LOG", "cublasDestroy_v2");
     h->magic = 0;
+    h->lt.magic = 0;
     free(h);
     return CUBLAS_STATUS_SUCCESS;
 }

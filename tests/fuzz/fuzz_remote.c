@@ -358,11 +358,14 @@ static void fz_num_reset(void)
     rm_num_free(&fz_num);
 }
 
-/* What the library sees of an object it is given: one of its own, live, of the parameter's kind. */
-static void fz_obj_check(uint64_t real, int kind)
+/* What the library sees of an object it is given: one of its own, live, of the parameter's kind - or of the kind
+   its row accepts too (a cuBLAS handle as a cuBLASLt handle), never in that kind's Destroy ('ends'). */
+static void fz_obj_check(uint64_t real, int kind, int ends)
 {
     const fz_obj *o = (const fz_obj *)(uintptr_t)real;
-    FUZZ_CHECK(real != 0 && o->magic == FZ_OBJ_MAGIC && o->kind == kind);
+    const rm_numbered *nb = rm_numbered_at(kind);
+    int also = nb != NULL && nb->also != NULL && !ends ? rm_numbered_type(nb->also) : 0;
+    FUZZ_CHECK(real != 0 && o->magic == FZ_OBJ_MAGIC && (o->kind == kind || (also != 0 && o->kind == also)));
 }
 
 /* The call as the library would run it: its objects checked, a Create's made, a Destroy's freed. */
@@ -378,7 +381,7 @@ static void fz_num_run(const rm_plan *pl, void *params)
             continue;
         memcpy(&v, (uint8_t *)params + pl->p[i].offset, sizeof v);
         if (v != 0)
-            fz_obj_check(v, pl->p[i].num);
+            fz_obj_check(v, pl->p[i].num, pl->num_destroy == pl->p[i].num);
         if (v != 0 && pl->num_destroy == pl->p[i].num) {
             ((fz_obj *)(uintptr_t)v)->magic = 0;
             free((void *)(uintptr_t)v);
@@ -401,7 +404,7 @@ static void fz_num_run(const rm_plan *pl, void *params)
         uint64_t v;
         memcpy(&v, buf, sizeof v);
         if (v != 0)
-            fz_obj_check(v, pl->num_attr_kind);
+            fz_obj_check(v, pl->num_attr_kind, 0);
     } else if (attr) {   /* the getter: one of the library's objects of that kind, or none */
         uint64_t v = 0;
         for (uint32_t i = 0; i < fz_num.n; i++)

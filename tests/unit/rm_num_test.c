@@ -2,8 +2,9 @@
  * rm_num_test.c - the back end's objects by number (remote/rm_num.c, docs/remote.md "cuBLAS and cuBLASLt") over the
  * generated plans of the built tree: which parameters the plans mark (every by-value parameter of a numbered type,
  * from the metadata alone), the Creates numbered in message order whether they succeed or not, a number used as the
- * library's object, a made-up, destroyed or other-kind number refused (a handle with RM_NUM_BAD_HANDLE), and the
- * emulation descriptor carried in a matmul descriptor's attribute both ways. A tree without cuBLAS skips.
+ * library's object, a made-up, destroyed or other-kind number refused (a handle with RM_NUM_BAD_HANDLE), a cuBLAS
+ * handle's number taken as a cuBLASLt handle but not by cublasLtDestroy, and the emulation descriptor carried in a
+ * matmul descriptor's attribute both ways. A tree without cuBLAS skips.
  */
 #include <fnmatch.h>
 #include <setjmp.h>
@@ -194,6 +195,41 @@ static void test_kinds(void **state)
     rm_num_free(&t);
 }
 
+/* A cuBLAS handle's number as a cuBLASLt handle (cuBLAS's documented cast; PyTorch's cuBLASLt handle): the cuBLAS
+   handle's object, as the cast gives natively; cublasLtDestroy of it refused as a bad handle and the cuBLAS handle
+   still live; a cuBLASLt handle's number as a cuBLAS handle refused (the reverse cast is not allowed). */
+static void test_cast(void **state)
+{
+    rm_numtab t;
+    uint64_t seen = 0;
+    (void)state;
+    if (plan("cublasLtMatmulAlgoGetHeuristic") == NULL || plan("cublasCreate_v2") == NULL)
+        skip();
+    memset(&t, 0, sizeof t);
+    uint64_t h = create(&t, "cublasCreate_v2", 0x1000), lt = create(&t, "cublasLtCreate", 0x2000);
+    uint64_t desc = create(&t, "cublasLtMatmulDescCreate", 0x4000);
+    assert_int_equal(use(&t, "cublasLtMatmulAlgoGetHeuristic", "lightHandle", h, &seen), RM_OK);
+    assert_int_equal(seen, 0x1000);
+    assert_int_equal(use(&t, "cublasLtMatmul", "lightHandle", h, &seen), RM_OK);
+    assert_int_equal(seen, 0x1000);
+    assert_int_equal(use(&t, "cublasLtMatmul", "lightHandle", lt, &seen), RM_OK);
+    assert_int_equal(seen, 0x2000);
+    assert_int_equal(use(&t, "cublasLtMatmul", "lightHandle", desc, NULL), RM_NUM_BAD_HANDLE);   /* another kind */
+    assert_int_equal(use(&t, "cublasLtDestroy", "lightHandle", h, NULL), RM_NUM_BAD_HANDLE);   /* not its Destroy */
+    assert_int_equal(t.n, 3);
+    assert_int_equal(use(&t, "cublasGetVersion_v2", "handle", h, &seen), RM_OK);   /* the cuBLAS handle lives */
+    assert_int_equal(seen, 0x1000);
+    assert_int_equal(use(&t, "cublasLtMatmul", "lightHandle", h, &seen), RM_OK);
+    assert_int_equal(use(&t, "cublasGetVersion_v2", "handle", lt, NULL), RM_NUM_BAD_HANDLE);   /* no reverse cast */
+    assert_int_equal(use(&t, "cublasDestroy_v2", "handle", lt, NULL), RM_NUM_BAD_HANDLE);
+    assert_int_equal(use(&t, "cublasLtDestroy", "lightHandle", lt, &seen), RM_OK);
+    assert_int_equal(seen, 0x2000);
+    assert_int_equal(use(&t, "cublasDestroy_v2", "handle", h, &seen), RM_OK);
+    assert_int_equal(use(&t, "cublasLtMatmul", "lightHandle", h, NULL), RM_NUM_BAD_HANDLE);   /* destroyed */
+    assert_int_equal(t.n, 1);
+    rm_num_free(&t);
+}
+
 /* CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR: its value set is a live emulation descriptor's number, made the
    library's; read back, the library's becomes the number. */
 static void test_attr(void **state)
@@ -325,6 +361,7 @@ int main(void)
         cmocka_unit_test(test_marked),
         cmocka_unit_test(test_handles),
         cmocka_unit_test(test_kinds),
+        cmocka_unit_test(test_cast),
         cmocka_unit_test(test_attr),
         cmocka_unit_test(test_nccl),
         cmocka_unit_test(test_nccl_reg),
