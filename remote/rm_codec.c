@@ -141,6 +141,15 @@ static int rm_attr_of(const rm_plan *pl, const rm_pplan *pp, const void *params,
     return RM_OK;
 }
 
+/* Whether a value of this kind goes in with the program's bytes: one set (in), and any value read back but an
+   address: the server stages the program's bytes and sends back the attribute's size of them, so the bytes a
+   driver leaves untouched (an int's width over a narrower table size, a struct's tail padding) come back as
+   they were, whatever width it writes. An address is the server's (or translated): nothing of the program's. */
+static int rm_attr_sent(const rm_pplan *pp, uint8_t kind)
+{
+    return rm_dir_in(pp) || (kind != RM_ATTR_HOSTPTR && kind != RM_ATTR_ADDR);
+}
+
 /* ATTRS: the attribute array and its count, from the parameters as they are (client: the program's; server:
    decoded before the values). */
 static int rm_attrs_of(const rm_plan *pl, const rm_pplan *pp, const void *params, const int32_t **attrs, uint64_t *n)
@@ -652,7 +661,7 @@ int rm_encode_call(const rm_plan *pl, void *params, const rm_ctx *cx, rm_wr *w, 
             if (n == 0 || (kind == RM_ATTR_HOSTPTR && rm_dir_in(pp)))
                 return RM_EUNSUPPORTED;   /* an attribute the table does not know (or a host address set) */
             c->cap[i] = n;
-            if (rm_dir_in(pp))
+            if (rm_attr_sent(pp, kind))
                 rm_wr_bytes(w, ptr, n);
             break;
         }
@@ -674,9 +683,12 @@ int rm_encode_call(const rm_plan *pl, void *params, const rm_ctx *cx, rm_wr *w, 
                 uint8_t kind;
                 void *v;
                 memcpy(&v, (const uint8_t *)ptr + k * sizeof v, sizeof v);
-                if (rm_attr_size_of(pp, attrs[k], &kind) == 0)
+                uint32_t size = rm_attr_size_of(pp, attrs[k], &kind);
+                if (size == 0)
                     return RM_EUNSUPPORTED;
                 rm_wr_u8(w, v != NULL);
+                if (v != NULL && rm_attr_sent(pp, kind))
+                    rm_wr_bytes(w, v, size);   /* the program's bytes, staged by the server */
             }
             c->cap[i] = n;
             break;
@@ -747,14 +759,14 @@ static int rm_decode_knode(const rm_pplan *pp, rm_rd *r, rm_arena *a, const rm_c
 
 /* A value of n bytes staged in 'cap' zeroed bytes (a scalar, an attribute): the bytes read from the message when
    the callee reads them, left zero for an output. */
-static int rm_stage(const rm_pplan *pp, rm_rd *r, rm_arena *a, size_t cap, uint32_t n, void **out)
+static int rm_stage(int in, rm_rd *r, rm_arena *a, size_t cap, uint32_t n, void **out)
 {
     void *buf;
     if (n > cap)
         return RM_EMALFORMED;
     if ((buf = rm_arena_alloc(a, cap)) == NULL)
         return RM_ENOMEM;
-    if (rm_dir_in(pp)) {
+    if (in) {
         const uint8_t *s = rm_rd_take(r, n);
         if (s == NULL)
             return RM_EMALFORMED;
@@ -791,7 +803,7 @@ static int rm_decode_scalar(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r,
     }
     if (how != RM_SCALAR_HOST || rm_rd_u8(r, &n) != RM_OK || n == 0 || n > RM_SCALAR_MAX)
         return RM_EMALFORMED;
-    int rc = rm_stage(pp, r, a, RM_SCALAR_MAX, n, &buf);
+    int rc = rm_stage(rm_dir_in(pp), r, a, RM_SCALAR_MAX, n, &buf);
     if (rc != RM_OK)
         return rc;
     c->cap[i] = n;
@@ -903,14 +915,15 @@ static int rm_decode_pointer(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r
             return rc;
         break;
     }
-    case RM_OP_ATTR: {   /* staged in RM_ATTR_STAGE zeroed bytes, whatever the attribute's size */
+    case RM_OP_ATTR: {   /* staged in RM_ATTR_STAGE zeroed bytes, whatever the attribute's size, the program's
+                            bytes first (rm_attr_sent) */
         int32_t attr;
         uint8_t kind = 0;
         rm_attr_of(pl, pp, c->params, &attr);
         uint32_t n = rm_attr_size_of(pp, attr, &kind);
         if (n == 0 || (kind == RM_ATTR_HOSTPTR && rm_dir_in(pp)))
             return RM_EUNSUPPORTED;
-        int rc = rm_stage(pp, r, a, RM_ATTR_STAGE, n, &buf);
+        int rc = rm_stage(rm_attr_sent(pp, kind), r, a, RM_ATTR_STAGE, n, &buf);
         if (rc != RM_OK)
             return rc;
         c->cap[i] = n;
@@ -937,10 +950,12 @@ static int rm_decode_pointer(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r
             uint8_t kind, here;
             if (rm_rd_u8(r, &here) != RM_OK || here > 1)
                 return RM_EMALFORMED;
-            if (rm_attr_size_of(pp, attrs[k], &kind) == 0)
+            uint32_t size = rm_attr_size_of(pp, attrs[k], &kind);
+            if (size == 0)
                 return RM_EUNSUPPORTED;
-            if (here && (vals[k] = rm_arena_alloc(a, RM_ATTR_STAGE)) == NULL)
-                return RM_ENOMEM;
+            vals[k] = NULL;
+            if (here && (rc = rm_stage(rm_attr_sent(pp, kind), r, a, RM_ATTR_STAGE, size, &vals[k])) != RM_OK)
+                return rc;
         }
         c->cap[i] = n;
         buf = vals;
