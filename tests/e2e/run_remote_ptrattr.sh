@@ -49,6 +49,7 @@ for want in 'device attr 2: 0 4 bytes 02 00 00 00' 'device+100 attr 1: 0 8 bytes
             'device+100 attr 3: 0 8 bytes base+100' 'device+100 attr 11: 0 8 bytes base+0' \
             'device attr 8: 0 4 bytes 00 00 00 00' 'device attr 12: 0 8 bytes 00 10 00 00 00 00 00 00' \
             'device attr 13: 0 4 bytes 01 00 00 00' 'device attr 5: 0 12 bytes 01 10 00 00 00 00 00 00 01 00 00 00' \
+            'device attr 4: 1 but 8 bytes written' \
             'pinned attr 2: 0 4 bytes 01 00 00 00' 'pinned+100 attr 4: 0 8 bytes base+100' \
             'pinned+100 attr 3: 0 8 bytes base+100' 'pinned attr 1000: 801' 'pageable attr 2: 1' \
             'sync_memops device: 1' 'buffer ids differ: 1' 'pinned copy: 7 7' 'launch ex: 0 0, 5 5' \

@@ -658,8 +658,10 @@ static CUresult fk_ptr_attr(void *data, int attribute, const struct fk_alloc *a,
         break;
     case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: *(CUdeviceptr *)data = (CUdeviceptr)ptr; break;
     case CU_POINTER_ATTRIBUTE_HOST_POINTER:
-        if (a->kind == FK_MEM_DEVICE || a->kind == FK_MEM_MAPPED)
+        if (a->kind == FK_MEM_DEVICE || a->kind == FK_MEM_MAPPED) {
+            *(void **)data = NULL;   /* as driver 580: an error, yet the 8 bytes written (NULL) */
             return CUDA_ERROR_INVALID_VALUE;
+        }
         *(void **)data = (void *)ptr;
         break;
     case CU_POINTER_ATTRIBUTE_P2P_TOKENS: {

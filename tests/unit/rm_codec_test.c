@@ -1476,6 +1476,8 @@ static const rm_ctx ad_server = { .addr_out = ad_out, .addr_in = ad_in, .user = 
 /* cuPointerGetAttribute(data, attribute, ptr): encode, decode on the server, the server writes 'wrote' bytes of
    'fill' (as a driver that writes more than the type would), reply, client decode into a 32-byte buffer of 0xa5.
    Returns the bytes the client got written (the last that is not 0xa5, + 1), or -1 when refused somewhere. */
+static int32_t pa_result;   /* the driver's result pa_round replies with (0 unless a test sets it) */
+
 static int pa_round(int attr, uint64_t ptr, uint64_t *server_ptr, const uint8_t *fill, int wrote, uint8_t out[32],
                     uint32_t *reply_status)
 {
@@ -1499,12 +1501,16 @@ static int pa_round(int attr, uint64_t ptr, uint64_t *server_ptr, const uint8_t 
     *server_ptr = get_int((uint8_t *)sc.params + pl->p[ip].offset, 8);
     uint8_t *staged = sc_ptr(pl, sc.params, id), kind = 0;
     uint32_t size = rm_attr_size_of(&pl->p[id], attr, &kind);
-    int mine = kind != RM_ATTR_HOSTPTR && kind != RM_ATTR_ADDR;   /* the program's bytes went in (rm_attr_sent) */
-    for (int k = 0; k < RM_ATTR_STAGE; k++)   /* RM_ATTR_STAGE bytes of the arena: ASan checks the size */
-        assert_int_equal(staged[k], mine && (uint32_t)k < size ? 0xa5 : 0);
+    for (int k = 0; k < RM_ATTR_STAGE; k++)   /* the program's bytes went in (rm_attr_sent), then zeros: RM_ATTR_STAGE
+                                                 bytes of the arena, ASan checks the size */
+        assert_int_equal(staged[k], (uint32_t)k < size ? 0xa5 : 0);
     memcpy(staged, fill, (size_t)wrote);
+    ret = pa_result;
     assert_int_equal(rm_encode_reply(&sc, 0, RM_ST_OK, &ret, &rw), RM_OK);
+    ret = -1;
     assert_int_equal(rm_decode_reply(&cc, &ret, rw.p, rw.len, &ad_client, reply_status), RM_OK);
+    if (*reply_status == RM_ST_OK)
+        assert_int_equal(ret, pa_result);
     n = 0;
     for (int k = 0; k < 32; k++)
         if (out[k] != 0xa5)
@@ -1557,6 +1563,24 @@ static void test_attrs(void **state)
         for (int j = fewer[k].wrote; j < 32; j++)
             assert_int_equal(out[j], 0xa5);
     }
+    /* a failed call (CUDA_ERROR_INVALID_VALUE) still gives what the driver wrote - driver 580 writes HOST_POINTER's
+       8 bytes (NULL) for device memory - and the program's bytes where it wrote nothing; a host address of the
+       server's is not sent (the program's bytes stay), a device address as it is */
+    pa_result = 1;
+    assert_int_equal(pa_round(4, 0x5000, &sp, (const uint8_t *)&(uint64_t){ 0 }, 8, out, &st), 8);
+    assert_int_equal(st, RM_ST_OK);
+    assert_int_equal(get_int(out, 8), 0);
+    assert_int_equal(pa_round(4, 0x5000, &sp, fill, 0, out, &st), 0);
+    assert_int_equal(pa_round(4, 0x5000, &sp, (const uint8_t *)&(uint64_t){ 0x7f100000u }, 8, out, &st), 0);
+    assert_int_equal(st, RM_ST_OK);   /* not refused: the call's own error goes */
+    assert_int_equal(pa_round(3, 0x5000, &sp, fill, 0, out, &st), 0);
+    assert_int_equal(pa_round(3, 0x5000, &sp, (const uint8_t *)&(uint64_t){ 0x7f100000u }, 8, out, &st), 8);
+    assert_int_equal(get_int(out, 8), 0x7f100000u);
+    assert_true(pa_round(6, 0x5000, &sp, fill, 1, out, &st) <= 1);
+    assert_int_equal(out[0], fill[0]);
+    for (int j = 1; j < 32; j++)
+        assert_int_equal(out[j], 0xa5);
+    pa_result = 0;
     /* an attribute no table knows: refused in the client */
     assert_int_equal(pa_round(1000, 0x5000, &sp, fill, 8, out, &st), -1);
     assert_int_equal(pa_round(-1, 0x5000, &sp, fill, 8, out, &st), -1);
@@ -1664,8 +1688,8 @@ static void test_attrs_many(void **state)
             continue;
         }
         assert_non_null(sv[k]);
-        for (int j = 0; j < RM_ATTR_STAGE; j++)   /* the program's bytes staged, but for an address */
-            assert_int_equal(((uint8_t *)sv[k])[j], k != 1 && k != 4 && j < size[k] ? 0xa5 : 0);
+        for (int j = 0; j < RM_ATTR_STAGE; j++)   /* the program's bytes staged */
+            assert_int_equal(((uint8_t *)sv[k])[j], j < size[k] ? 0xa5 : 0);
         memset(sv[k], 0x40 + k, k == 3 ? 5 : RM_ATTR_STAGE);   /* RANGE_SIZE: a driver writing 5 of 8 bytes */
         if (k == 1 || k == 4)
             memcpy(sv[k], &host, 8);
