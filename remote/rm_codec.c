@@ -141,6 +141,19 @@ static int rm_attr_of(const rm_plan *pl, const rm_pplan *pp, const void *params,
     return RM_OK;
 }
 
+/* A value by attribute goes in with the program's bytes, also one only read back: the server stages them and
+   sends back the attribute's size of them, so the bytes a driver leaves untouched (an int's width over a
+   narrower table size, a struct's tail padding, all of them when a failed call writes nothing) come back as they
+   were, whatever width it writes. An address read back is the driver's on success (it writes all 8 bytes); after
+   a failure the program's own bytes are left as a host address the client does not share (not sent back) or a
+   device address (sent back as it is). Only a set host address is refused before it goes. */
+static int rm_attr_sent(const rm_pplan *pp, uint8_t kind)
+{
+    (void)pp;
+    (void)kind;
+    return 1;
+}
+
 /* ATTRS: the attribute array and its count, from the parameters as they are (client: the program's; server:
    decoded before the values). */
 static int rm_attrs_of(const rm_plan *pl, const rm_pplan *pp, const void *params, const int32_t **attrs, uint64_t *n)
@@ -652,7 +665,7 @@ int rm_encode_call(const rm_plan *pl, void *params, const rm_ctx *cx, rm_wr *w, 
             if (n == 0 || (kind == RM_ATTR_HOSTPTR && rm_dir_in(pp)))
                 return RM_EUNSUPPORTED;   /* an attribute the table does not know (or a host address set) */
             c->cap[i] = n;
-            if (rm_dir_in(pp))
+            if (rm_attr_sent(pp, kind))
                 rm_wr_bytes(w, ptr, n);
             break;
         }
@@ -674,9 +687,12 @@ int rm_encode_call(const rm_plan *pl, void *params, const rm_ctx *cx, rm_wr *w, 
                 uint8_t kind;
                 void *v;
                 memcpy(&v, (const uint8_t *)ptr + k * sizeof v, sizeof v);
-                if (rm_attr_size_of(pp, attrs[k], &kind) == 0)
+                uint32_t size = rm_attr_size_of(pp, attrs[k], &kind);
+                if (size == 0)
                     return RM_EUNSUPPORTED;
                 rm_wr_u8(w, v != NULL);
+                if (v != NULL && rm_attr_sent(pp, kind))
+                    rm_wr_bytes(w, v, size);   /* the program's bytes, staged by the server */
             }
             c->cap[i] = n;
             break;
@@ -747,14 +763,14 @@ static int rm_decode_knode(const rm_pplan *pp, rm_rd *r, rm_arena *a, const rm_c
 
 /* A value of n bytes staged in 'cap' zeroed bytes (a scalar, an attribute): the bytes read from the message when
    the callee reads them, left zero for an output. */
-static int rm_stage(const rm_pplan *pp, rm_rd *r, rm_arena *a, size_t cap, uint32_t n, void **out)
+static int rm_stage(int in, rm_rd *r, rm_arena *a, size_t cap, uint32_t n, void **out)
 {
     void *buf;
     if (n > cap)
         return RM_EMALFORMED;
     if ((buf = rm_arena_alloc(a, cap)) == NULL)
         return RM_ENOMEM;
-    if (rm_dir_in(pp)) {
+    if (in) {
         const uint8_t *s = rm_rd_take(r, n);
         if (s == NULL)
             return RM_EMALFORMED;
@@ -791,7 +807,7 @@ static int rm_decode_scalar(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r,
     }
     if (how != RM_SCALAR_HOST || rm_rd_u8(r, &n) != RM_OK || n == 0 || n > RM_SCALAR_MAX)
         return RM_EMALFORMED;
-    int rc = rm_stage(pp, r, a, RM_SCALAR_MAX, n, &buf);
+    int rc = rm_stage(rm_dir_in(pp), r, a, RM_SCALAR_MAX, n, &buf);
     if (rc != RM_OK)
         return rc;
     c->cap[i] = n;
@@ -903,14 +919,15 @@ static int rm_decode_pointer(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r
             return rc;
         break;
     }
-    case RM_OP_ATTR: {   /* staged in RM_ATTR_STAGE zeroed bytes, whatever the attribute's size */
+    case RM_OP_ATTR: {   /* staged in RM_ATTR_STAGE zeroed bytes, whatever the attribute's size, the program's
+                            bytes first (rm_attr_sent) */
         int32_t attr;
         uint8_t kind = 0;
         rm_attr_of(pl, pp, c->params, &attr);
         uint32_t n = rm_attr_size_of(pp, attr, &kind);
         if (n == 0 || (kind == RM_ATTR_HOSTPTR && rm_dir_in(pp)))
             return RM_EUNSUPPORTED;
-        int rc = rm_stage(pp, r, a, RM_ATTR_STAGE, n, &buf);
+        int rc = rm_stage(rm_attr_sent(pp, kind), r, a, RM_ATTR_STAGE, n, &buf);
         if (rc != RM_OK)
             return rc;
         c->cap[i] = n;
@@ -937,10 +954,12 @@ static int rm_decode_pointer(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r
             uint8_t kind, here;
             if (rm_rd_u8(r, &here) != RM_OK || here > 1)
                 return RM_EMALFORMED;
-            if (rm_attr_size_of(pp, attrs[k], &kind) == 0)
+            uint32_t size = rm_attr_size_of(pp, attrs[k], &kind);
+            if (size == 0)
                 return RM_EUNSUPPORTED;
-            if (here && (vals[k] = rm_arena_alloc(a, RM_ATTR_STAGE)) == NULL)
-                return RM_ENOMEM;
+            vals[k] = NULL;
+            if (here && (rc = rm_stage(rm_attr_sent(pp, kind), r, a, RM_ATTR_STAGE, size, &vals[k])) != RM_OK)
+                return rc;
         }
         c->cap[i] = n;
         buf = vals;
@@ -1112,6 +1131,45 @@ static int rm_rd_text(rm_rd *r, uint32_t max, const char *(*keep)(void *, const 
     return RM_OK;
 }
 
+static int32_t rm_attr_at(const rm_plan *pl, const rm_pplan *pp, const void *params)
+{
+    int32_t attr;
+    rm_attr_of(pl, pp, params, &attr);
+    return attr;
+}
+
+/* Whether the plan reads a value by attribute back (what a failed call may still have written). */
+static int rm_has_attr_out(const rm_plan *pl)
+{
+    for (uint32_t k = 0; k < pl->nptr; k++) {
+        const rm_pplan *pp = &pl->p[pl->order[k]];
+        if ((pp->op == RM_OP_ATTR && rm_dir_out(pp)) || pp->op == RM_OP_ATTRS)
+            return 1;
+    }
+    return 0;
+}
+
+/* A failed call's value by attribute: u8 1 and rm_attr_out's layout (the staged bytes: the program's where the
+   callee wrote nothing), or u8 0 for a host address the client does not share (the program's bytes left as they
+   are: it holds its own there unless the callee wrote one of the server's). */
+static void rm_attr_out_failed(const rm_call *c, const rm_pplan *pp, int32_t attr, const void *val, rm_wr *w)
+{
+    int ok = rm_attr_out(c, pp, attr, val, NULL);
+    rm_wr_u8(w, (uint8_t)ok);
+    if (ok)
+        rm_attr_out(c, pp, attr, val, w);
+}
+
+/* Client: one value of a failed call (rm_attr_out_failed's layout). */
+static int rm_attr_in(const rm_pplan *pp, int32_t attr, void *dst, rm_rd *r, const rm_ctx *cx);
+static int rm_attr_in_failed(const rm_pplan *pp, int32_t attr, void *dst, rm_rd *r, const rm_ctx *cx)
+{
+    uint8_t sent;
+    if (rm_rd_u8(r, &sent) != RM_OK || sent > 1)
+        return RM_EMALFORMED;
+    return sent ? rm_attr_in(pp, attr, dst, r, cx) : RM_OK;
+}
+
 /* A link's kept option outputs after the call's own (rm_ctx.link_out, the back end's record of the link). */
 static void rm_encode_link_out(const rm_call *c, rm_wr *w)
 {
@@ -1155,13 +1213,23 @@ int rm_encode_reply(const rm_call *c, uint32_t api_id, uint32_t status, const vo
     /* ncclInProgress (7) of a maker: a non-blocking communicator is made, and initialises in the background */
     int in_progress = ret == 7 && pl->info->library == CUSHIM_LIB_NCCL && pl->num_create != 0;
     int outputs = ret_size != 0 && (ret == 0 || sizing || in_progress);
-    if (ret_size != 0 && ret != 0 && !sizing && (rm_has_jitopts(pl) || pl->link_param >= 0)) {
-        rm_wr_u8(w, 2);   /* failed: the JIT's logs still go */
+    if (ret_size != 0 && ret != 0 && !sizing && pl->ret_status &&
+        (rm_has_jitopts(pl) || pl->link_param >= 0 || rm_has_attr_out(pl))) {
+        rm_wr_u8(w, 2);   /* failed: the JIT's logs still go, and what the callee wrote of a value by attribute */
         for (uint32_t k = 0; k < pl->nptr; k++) {
             const rm_pplan *pp = &pl->p[pl->order[k]];
             const uint8_t *slots = rm_ptr_at(c->params, pp);
             if (pp->op == RM_OP_JITOPTS && slots != NULL)
                 rm_encode_jitopts_out(pl, pp, c, slots, c->cap[pl->order[k]], w);
+            else if (pp->op == RM_OP_ATTR && rm_dir_out(pp) && slots != NULL)
+                rm_attr_out_failed(c, pp, rm_attr_at(pl, pp, c->params), slots, w);
+            else if (pp->op == RM_OP_ATTRS && slots != NULL) {
+                const int32_t *attrs = rm_ptr_at(c->params, &pl->p[pp->func_param]);
+                void *const *vals = (void *const *)slots;
+                for (uint64_t j = 0; j < c->cap[pl->order[k]]; j++)
+                    if (vals[j] != NULL)
+                        rm_attr_out_failed(c, pp, attrs[j], vals[j], w);
+            }
         }
         rm_encode_link_out(c, w);
         return w->err;
@@ -1280,7 +1348,7 @@ int rm_decode_reply(const rm_call *c, void *retval, const uint8_t *msg, size_t l
         return RM_EMALFORMED;
     if (rm_rd_u8(&r, &outputs) != RM_OK || outputs > 2 || (outputs && ret_size == 0))
         return RM_EMALFORMED;
-    if (outputs == 2) {   /* a failed call's option outputs only (its JIT logs) */
+    if (outputs == 2) {   /* a failed call's option outputs (its JIT logs) and values by attribute only */
         if (!pl->ret_status || *(const int32_t *)retval == 0)
             return RM_EMALFORMED;
         for (uint32_t k = 0; k < pl->nptr; k++) {
@@ -1289,6 +1357,16 @@ int rm_decode_reply(const rm_call *c, void *retval, const uint8_t *msg, size_t l
             if (pp->op == RM_OP_JITOPTS && slots != NULL &&
                 rm_decode_jitopts_out(pl, pp, c, slots, c->cap[pl->order[k]], &r) != RM_OK)
                 return RM_EMALFORMED;
+            if (pp->op == RM_OP_ATTR && rm_dir_out(pp) && slots != NULL &&
+                rm_attr_in_failed(pp, rm_attr_at(pl, pp, c->params), slots, &r, cx) != RM_OK)
+                return RM_EMALFORMED;
+            if (pp->op == RM_OP_ATTRS && slots != NULL) {
+                const int32_t *attrs = rm_ptr_at(c->params, &pl->p[pp->func_param]);
+                void *const *vals = slots;
+                for (uint64_t j = 0; j < c->cap[pl->order[k]]; j++)
+                    if (vals[j] != NULL && rm_attr_in_failed(pp, attrs[j], vals[j], &r, cx) != RM_OK)
+                        return RM_EMALFORMED;
+            }
         }
         if (rm_decode_link_in(c, &r, cx) != RM_OK)
             return RM_EMALFORMED;

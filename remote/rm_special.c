@@ -261,32 +261,35 @@ static const rm_scalar rm_scalars[] = {
     { "*ncclRedOpCreatePreMulSum", "scalar" },   /* by 'residence': host (sized by 'datatype') or device */
 };
 
-/* Sizes of values by attribute, from cuda.h's documentation of each (the type it names for *data). Booleans are
-   one byte (`bool`, as NVIDIA's own Python bindings declare them): the server stages RM_ATTR_STAGE zeroed bytes,
-   so a driver writing an int leaves its low byte, the value, to be sent. A name this tree's enum lacks is not
-   known here (NOT_SUPPORTED), nor is an attribute missing from a table: add it with its type. */
+/* Sizes of values by attribute, from cuda.h's documentation of each (the type it names for *data) and what the
+   driver writes (GPU check `remoteptrattr sizes`): booleans 4 bytes (cuda.h says bool, NVIDIA's Python bindings
+   one byte, driver 580 writes an int), P2P tokens the 16-byte struct (the driver writes its 12 bytes of members,
+   not its tail padding). The client sends the program's bytes of a value read back and the server stages them
+   (rm_codec.c, rm_attr_sent), so the bytes a driver leaves untouched - a padding, an int's upper bytes from a
+   driver that writes a byte - come back as they were. A name this tree's enum lacks is not known here
+   (NOT_SUPPORTED), nor is an attribute missing from a table: add it with its type. */
 static const rm_attr_size rm_pointer_attrs[] = {
     { "CU_POINTER_ATTRIBUTE_CONTEXT", 8, RM_ATTR_BYTES },                    /* CUcontext                  */
     { "CU_POINTER_ATTRIBUTE_MEMORY_TYPE", 4, RM_ATTR_BYTES },                /* unsigned int (CUmemorytype) */
     { "CU_POINTER_ATTRIBUTE_DEVICE_POINTER", 8, RM_ATTR_ADDR },             /* CUdeviceptr                */
     { "CU_POINTER_ATTRIBUTE_HOST_POINTER", 8, RM_ATTR_HOSTPTR },             /* void *                     */
     { "CU_POINTER_ATTRIBUTE_P2P_TOKENS", 16, RM_ATTR_BYTES },                /* CUDA_POINTER_ATTRIBUTE_P2P_TOKENS */
-    { "CU_POINTER_ATTRIBUTE_SYNC_MEMOPS", 1, RM_ATTR_BYTES },                /* bool                       */
+    { "CU_POINTER_ATTRIBUTE_SYNC_MEMOPS", 4, RM_ATTR_BYTES },                /* bool, written as an int    */
     { "CU_POINTER_ATTRIBUTE_BUFFER_ID", 8, RM_ATTR_BYTES },                  /* unsigned long long         */
-    { "CU_POINTER_ATTRIBUTE_IS_MANAGED", 1, RM_ATTR_BYTES },                 /* bool                       */
+    { "CU_POINTER_ATTRIBUTE_IS_MANAGED", 4, RM_ATTR_BYTES },                 /* bool, written as an int    */
     { "CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL", 4, RM_ATTR_BYTES },             /* int                        */
-    { "CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE", 1, RM_ATTR_BYTES }, /* bool                       */
+    { "CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE", 4, RM_ATTR_BYTES }, /* bool, written as an int    */
     { "CU_POINTER_ATTRIBUTE_RANGE_START_ADDR", 8, RM_ATTR_ADDR },           /* CUdeviceptr                */
     { "CU_POINTER_ATTRIBUTE_RANGE_SIZE", 8, RM_ATTR_BYTES },                 /* size_t                     */
-    { "CU_POINTER_ATTRIBUTE_MAPPED", 1, RM_ATTR_BYTES },                     /* bool                       */
+    { "CU_POINTER_ATTRIBUTE_MAPPED", 4, RM_ATTR_BYTES },                     /* bool, written as an int    */
     { "CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES", 8, RM_ATTR_BYTES },       /* unsigned long long bitmask */
-    { "CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE", 1, RM_ATTR_BYTES }, /* bool                       */
+    { "CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE", 4, RM_ATTR_BYTES }, /* bool, written as an int    */
     { "CU_POINTER_ATTRIBUTE_ACCESS_FLAGS", 4, RM_ATTR_BYTES },               /* CUpointer_attribute_access_flags */
     { "CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE", 8, RM_ATTR_BYTES },             /* CUmemoryPool               */
     { "CU_POINTER_ATTRIBUTE_MAPPING_SIZE", 8, RM_ATTR_BYTES },               /* size_t                     */
     { "CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR", 8, RM_ATTR_ADDR },          /* CUdeviceptr (a device range) */
     { "CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID", 8, RM_ATTR_BYTES },            /* unsigned long long         */
-    { "CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE", 1, RM_ATTR_BYTES },   /* bool (13.x)                */
+    { "CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE", 4, RM_ATTR_BYTES },   /* bool (13.x), as an int     */
     { "CU_POINTER_ATTRIBUTE_LOCALITY_DOMAIN_ORDINAL", 4, RM_ATTR_BYTES },    /* int (13.5)                 */
 };
 

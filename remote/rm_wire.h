@@ -21,10 +21,11 @@
 #endif
 
 #define RM_MAGIC 0x4d524843u       /* the bytes "CHRM" */
-#define RM_WIRE_VERSION 6u         /* any change of layout or meaning bumps it (2: token; 3: RM_MSG_THREAD;
+#define RM_WIRE_VERSION 7u         /* any change of layout or meaning bumps it (2: token; 3: RM_MSG_THREAD;
                                       4: RM_MSG_SHM, RM_MSG_SHM_CALL, RM_MSG_KICK and the doorbell;
                                       5: cuBLASLt descriptors by number, rm_ltid.h; 6: cuBLAS and cuBLASLt
-                                      handles and every cuBLASLt descriptor by number, rm_num.h) */
+                                      handles and every cuBLASLt descriptor by number, rm_num.h; 7: a value
+                                      read back by attribute goes in with the program's bytes, booleans 4) */
 
 /* Message kinds (rm_hdr.kind). */
 #define RM_MSG_HELLO 1u            /* client -> server: rm_hello; server -> client: rm_hello with 'status' */

@@ -96,7 +96,7 @@ static void many(const char *what, CUdeviceptr p, unsigned long long base)
                                  CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
                                  CU_POINTER_ATTRIBUTE_MAPPED };
     enum { N = sizeof at / sizeof at[0] };
-    static const int size[N] = { 8, 4, 8, 8, 1, 4, 8, 8, 1 };
+    static const int size[N] = { 8, 4, 8, 8, 4, 4, 8, 8, 4 };   /* booleans: an int */
     unsigned char v[N][16];
     void *data[N];
     memset(v, 0xa5, sizeof v);
@@ -238,7 +238,7 @@ int main(int argc, char **argv)
         one(ptrs[i].what, ptrs[i].p, ptrs[i].base, 1000);
         many(ptrs[i].what, ptrs[i].p, ptrs[i].base);
     }
-    unsigned char on = 1, got = 0;
+    int on = 1, got = 0;   /* a boolean attribute: the driver reads and writes an int */
     printf("set sync_memops device: %d\n", (int)cuPointerSetAttribute(&on, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, d));
     CK(cuPointerGetAttribute(&got, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, d));
     printf("sync_memops device: %d\n", got);

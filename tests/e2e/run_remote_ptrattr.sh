@@ -4,7 +4,8 @@
 # regions, so its driver knows them as host memory, as a real one does):
 #   1. e2e_remote_ptrattr: cuPointerGetAttribute of every attribute on device, pinned and pageable memory at two
 #      offsets, cuPointerGetAttributes with one output NULL, cuPointerSetAttribute(SYNC_MEMOPS): the same output
-#      as a local run - each value the same size (no byte written past it), pinned memory's addresses the program's
+#      as a local run - each value the same size (no byte written past it; booleans an int and P2P tokens 12 bytes
+#      of their 16, as the fake writes them like driver 580: the bytes past them the program's), pinned memory's addresses the program's
 #      own (translated from the back end's mapping), attribute 1000 refused (CUDA_ERROR_NOT_SUPPORTED, logged once
 #      by the client and never sent); the server's driver received the calls (not the refused ones);
 #   2. with shm=0 the pinned memory is the client's alone: the server's driver does not know it (1,
@@ -46,7 +47,9 @@ diff <(grep -v '^updatable:\|^win32:' "$d/local.out") <(grep -v '^updatable:\|^w
 # what the run must show (so that equal outputs are not equally wrong)
 for want in 'device attr 2: 0 4 bytes 02 00 00 00' 'device+100 attr 1: 0 8 bytes current' \
             'device+100 attr 3: 0 8 bytes base+100' 'device+100 attr 11: 0 8 bytes base+0' \
-            'device attr 8: 0 1 bytes 00' 'device attr 12: 0 8 bytes 00 10 00 00 00 00 00 00' \
+            'device attr 8: 0 4 bytes 00 00 00 00' 'device attr 12: 0 8 bytes 00 10 00 00 00 00 00 00' \
+            'device attr 13: 0 4 bytes 01 00 00 00' 'device attr 5: 0 12 bytes 01 10 00 00 00 00 00 00 01 00 00 00' \
+            'device attr 4: 1 but 8 bytes written' \
             'pinned attr 2: 0 4 bytes 01 00 00 00' 'pinned+100 attr 4: 0 8 bytes base+100' \
             'pinned+100 attr 3: 0 8 bytes base+100' 'pinned attr 1000: 801' 'pageable attr 2: 1' \
             'sync_memops device: 1' 'buffer ids differ: 1' 'pinned copy: 7 7' 'launch ex: 0 0, 5 5' \
@@ -55,7 +58,7 @@ for want in 'device attr 2: 0 4 bytes 02 00 00 00' 'device+100 attr 1: 0 8 bytes
             'granularity: 0 2097152' 'create: 0, release: 0' 'granularity, device 99: 101'; do
     grep -qxF -- "$want" "$d/remote.out" || fail "no line '$want' in the remote run: $(grep -F "${want%%:*}:" "$d/remote.out" | head -3)"
 done
-grep -qF 'pinned+100 all: 0 |1 current |2 01 00 00 00 |3 base+100 |4 base+100 |8 00 |9 |11 base+0 |12 00 20 00 00 00 00 00 00 |13 01' "$d/remote.out" ||
+grep -qF 'pinned+100 all: 0 |1 current |2 01 00 00 00 |3 base+100 |4 base+100 |8 00 00 00 00 |9 |11 base+0 |12 00 20 00 00 00 00 00 00 |13 01 00 00 00' "$d/remote.out" ||
     fail "cuPointerGetAttributes on pinned memory: $(grep 'pinned+100 all' "$d/remote.out")"
 [ "$(grep -c 'cuPointerGetAttribute.*not supported\|cuPointerGetAttribute.*codec cannot carry' "$d/remote.err")" = 1 ] ||
     fail "the unknown attribute was not logged once: $(grep cuPointerGetAttribute "$d/remote.err")"

@@ -20,6 +20,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -644,9 +645,10 @@ void fk_mem_untrack_mapped(uintptr_t p)
     pthread_mutex_unlock(&fk_lock);
 }
 
-/* Pointer attributes, as the driver knows its allocations (cuda.h's type for each: booleans one byte); anything
-   else is not a CUDA pointer (CUDA_ERROR_INVALID_VALUE, as the real driver answers for pageable memory). The
-   attributes the fake does not model: CUDA_ERROR_NOT_SUPPORTED. */
+/* Pointer attributes, as the driver knows its allocations and writes them (driver 580 on an H100, GPU check
+   `remoteptrattr sizes`): booleans an int (4 bytes), P2P tokens the struct's two members (12 bytes: its tail
+   padding left as it was); anything else is not a CUDA pointer (CUDA_ERROR_INVALID_VALUE, as the real driver
+   answers for pageable memory). The attributes the fake does not model: CUDA_ERROR_NOT_SUPPORTED. */
 static CUresult fk_ptr_attr(void *data, int attribute, const struct fk_alloc *a, uintptr_t ptr)
 {
     switch (attribute) {
@@ -656,29 +658,37 @@ static CUresult fk_ptr_attr(void *data, int attribute, const struct fk_alloc *a,
         break;
     case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: *(CUdeviceptr *)data = (CUdeviceptr)ptr; break;
     case CU_POINTER_ATTRIBUTE_HOST_POINTER:
-        if (a->kind == FK_MEM_DEVICE || a->kind == FK_MEM_MAPPED)
+        if (a->kind == FK_MEM_DEVICE || a->kind == FK_MEM_MAPPED) {
+            *(void **)data = NULL;   /* as driver 580: an error, yet the 8 bytes written (NULL) */
             return CUDA_ERROR_INVALID_VALUE;
+        }
         *(void **)data = (void *)ptr;
         break;
-    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: *(unsigned char *)data = a->sync_memops; break;
+    case CU_POINTER_ATTRIBUTE_P2P_TOKENS: {
+        CUDA_POINTER_ATTRIBUTE_P2P_TOKENS t = { 0x1000 + a->id, (unsigned int)a->id };
+        memcpy(data, &t, offsetof(CUDA_POINTER_ATTRIBUTE_P2P_TOKENS, vaSpaceToken) + sizeof t.vaSpaceToken);
+        break;
+    }
+    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: *(int *)data = a->sync_memops; break;
     case CU_POINTER_ATTRIBUTE_BUFFER_ID: *(unsigned long long *)data = a->id; break;
-    case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(unsigned char *)data = a->kind == FK_MEM_MANAGED; break;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(int *)data = a->kind == FK_MEM_MANAGED; break;
     case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = a->device; break;
     case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(CUdeviceptr *)data = (CUdeviceptr)a->base; break;
     case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data = a->size; break;
-    case CU_POINTER_ATTRIBUTE_MAPPED: *(unsigned char *)data = 1; break;
+    case CU_POINTER_ATTRIBUTE_MAPPED: *(int *)data = 1; break;
     default: return CUDA_ERROR_NOT_SUPPORTED;
     }
     return CUDA_SUCCESS;
 }
 
-/* Bytes of an attribute's value (0: not modelled). */
+/* Bytes the driver writes of an attribute's value (0: not modelled). */
 static size_t fk_ptr_attr_size(int attribute)
 {
     switch (attribute) {
+    case CU_POINTER_ATTRIBUTE_P2P_TOKENS: return 12;
     case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
     case CU_POINTER_ATTRIBUTE_IS_MANAGED:
-    case CU_POINTER_ATTRIBUTE_MAPPED: return 1;
+    case CU_POINTER_ATTRIBUTE_MAPPED:
     case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
     case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: return 4;
     case CU_POINTER_ATTRIBUTE_CONTEXT:

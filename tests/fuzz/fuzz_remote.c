@@ -11,7 +11,8 @@
  *                  server decodes before a client is authenticated (rm_auth.h): a HELLO (rm_hello_check) or
  *                  the proof of the token (AUTH, rm_auth_verify: accepted exactly when it is the HMAC);
  *   mode & 3 == 3: the payload is a REPLY for that API, decoded by a client whose own buffers are sized
- *                  from the call it sent (a hostile server must not make the client write past them).
+ *                  from the call it sent (a hostile server must not make the client write past them; a value by
+ *                  attribute is RM_ATTR_STAGE bytes, its attribute the payload's length mod 24).
  * Shared memory (rm_shm.h): mode 0 with bit 2 set sends the call as an RM_MSG_SHM_CALL, the first 16 body bytes
  * its head (region, reserved word, offset: any region is the one area here); mode 2 takes RM_MSG_SHM_CALL and RM_MSG_SHM messages too. The area is a heap block of FZ_SHM
  * bytes (ASan sees a byte past it); a placed host buffer must lie inside it with its whole count, and every
@@ -587,9 +588,14 @@ static void fz_client_reply(const rm_plan *pl, const uint8_t *msg, size_t len)
         const rm_pplan *pp = &pl->p[i];
         size_t n = pp->op == RM_OP_ARRAY ? pp->elem :
                    pp->op == RM_OP_STRING_OUT || pp->op == RM_OP_OWNED_OUT ? sizeof(char *) :
-                   pp->op == RM_OP_SCALAR ? 8 : 0;   /* a host-mode result of 8 bytes */
+                   pp->op == RM_OP_SCALAR ? 8 :   /* a host-mode result of 8 bytes */
+                   pp->op == RM_OP_ATTR ? RM_ATTR_STAGE : 0;   /* a value by attribute: at most that */
         if (n == 0 || !(pp->dir & CUSHIM_DIR_OUT))
             continue;
+        if (pp->op == RM_OP_ATTR) {   /* the attribute from the reply's length: each of a table's first ones */
+            int32_t attr = (int32_t)(len % 24);
+            memcpy(params + pl->p[pp->func_param].offset, &attr, sizeof attr);
+        }
         bufs[i] = malloc(n);
         FUZZ_CHECK(bufs[i] != NULL);
         memcpy(params + pp->offset, &bufs[i], sizeof(void *));

@@ -1476,6 +1476,8 @@ static const rm_ctx ad_server = { .addr_out = ad_out, .addr_in = ad_in, .user = 
 /* cuPointerGetAttribute(data, attribute, ptr): encode, decode on the server, the server writes 'wrote' bytes of
    'fill' (as a driver that writes more than the type would), reply, client decode into a 32-byte buffer of 0xa5.
    Returns the bytes the client got written (the last that is not 0xa5, + 1), or -1 when refused somewhere. */
+static int32_t pa_result;   /* the driver's result pa_round replies with (0 unless a test sets it) */
+
 static int pa_round(int attr, uint64_t ptr, uint64_t *server_ptr, const uint8_t *fill, int wrote, uint8_t out[32],
                     uint32_t *reply_status)
 {
@@ -1497,12 +1499,18 @@ static int pa_round(int attr, uint64_t ptr, uint64_t *server_ptr, const uint8_t 
         goto out;
     assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, &ad_server, &sc, &status), RM_OK);
     *server_ptr = get_int((uint8_t *)sc.params + pl->p[ip].offset, 8);
-    uint8_t *staged = sc_ptr(pl, sc.params, id);
-    for (int k = 0; k < RM_ATTR_STAGE; k++)
-        assert_int_equal(staged[k], 0);   /* zeroed, RM_ATTR_STAGE bytes of the arena: ASan checks the size */
+    uint8_t *staged = sc_ptr(pl, sc.params, id), kind = 0;
+    uint32_t size = rm_attr_size_of(&pl->p[id], attr, &kind);
+    for (int k = 0; k < RM_ATTR_STAGE; k++)   /* the program's bytes went in (rm_attr_sent), then zeros: RM_ATTR_STAGE
+                                                 bytes of the arena, ASan checks the size */
+        assert_int_equal(staged[k], (uint32_t)k < size ? 0xa5 : 0);
     memcpy(staged, fill, (size_t)wrote);
+    ret = pa_result;
     assert_int_equal(rm_encode_reply(&sc, 0, RM_ST_OK, &ret, &rw), RM_OK);
+    ret = -1;
     assert_int_equal(rm_decode_reply(&cc, &ret, rw.p, rw.len, &ad_client, reply_status), RM_OK);
+    if (*reply_status == RM_ST_OK)
+        assert_int_equal(ret, pa_result);
     n = 0;
     for (int k = 0; k < 32; k++)
         if (out[k] != 0xa5)
@@ -1520,8 +1528,8 @@ static void test_attrs(void **state)
     /* sizes by attribute: the test's own reading of cuda.h (the type each attribute's documentation names) */
     static const struct { int attr, size; } sizes[] = {
         { 1, 8 } /* CONTEXT */, { 2, 4 } /* MEMORY_TYPE */, { 3, 8 } /* DEVICE_POINTER */, { 5, 16 } /* P2P_TOKENS */,
-        { 6, 1 } /* SYNC_MEMOPS */, { 7, 8 } /* BUFFER_ID */, { 8, 1 } /* IS_MANAGED */, { 9, 4 } /* DEVICE_ORDINAL */,
-        { 11, 8 } /* RANGE_START_ADDR */, { 12, 8 } /* RANGE_SIZE */, { 13, 1 } /* MAPPED */,
+        { 6, 4 } /* SYNC_MEMOPS */, { 7, 8 } /* BUFFER_ID */, { 8, 4 } /* IS_MANAGED */, { 9, 4 } /* DEVICE_ORDINAL */,
+        { 11, 8 } /* RANGE_START_ADDR */, { 12, 8 } /* RANGE_SIZE */, { 13, 4 } /* MAPPED */,
         { 16, 4 } /* ACCESS_FLAGS */, { 17, 8 } /* MEMPOOL_HANDLE */, { 18, 8 } /* MAPPING_SIZE */,
         { 20, 8 } /* MEMORY_BLOCK_ID */,
     };
@@ -1544,6 +1552,35 @@ static void test_attrs(void **state)
         for (int j = sizes[k].size; j < 32; j++)
             assert_int_equal(out[j], 0xa5);
     }
+    /* the driver writing less than the table's size - P2P tokens' 12 bytes of members, a boolean's low byte: the
+       program's bytes past them come back as they were (the server staged them), as locally */
+    static const struct { int attr, wrote; } fewer[] = { { 5, 12 }, { 6, 1 }, { 2, 0 } };
+    for (size_t k = 0; k < sizeof fewer / sizeof fewer[0]; k++) {
+        assert_true(pa_round(fewer[k].attr, 0x5000, &sp, fill, fewer[k].wrote, out, &st) <= fewer[k].wrote);
+        assert_int_equal(st, RM_ST_OK);
+        if (fewer[k].wrote != 0)
+            assert_memory_equal(out, fill, (size_t)fewer[k].wrote);
+        for (int j = fewer[k].wrote; j < 32; j++)
+            assert_int_equal(out[j], 0xa5);
+    }
+    /* a failed call (CUDA_ERROR_INVALID_VALUE) still gives what the driver wrote - driver 580 writes HOST_POINTER's
+       8 bytes (NULL) for device memory - and the program's bytes where it wrote nothing; a host address of the
+       server's is not sent (the program's bytes stay), a device address as it is */
+    pa_result = 1;
+    assert_int_equal(pa_round(4, 0x5000, &sp, (const uint8_t *)&(uint64_t){ 0 }, 8, out, &st), 8);
+    assert_int_equal(st, RM_ST_OK);
+    assert_int_equal(get_int(out, 8), 0);
+    assert_int_equal(pa_round(4, 0x5000, &sp, fill, 0, out, &st), 0);
+    assert_int_equal(pa_round(4, 0x5000, &sp, (const uint8_t *)&(uint64_t){ 0x7f100000u }, 8, out, &st), 0);
+    assert_int_equal(st, RM_ST_OK);   /* not refused: the call's own error goes */
+    assert_int_equal(pa_round(3, 0x5000, &sp, fill, 0, out, &st), 0);
+    assert_int_equal(pa_round(3, 0x5000, &sp, (const uint8_t *)&(uint64_t){ 0x7f100000u }, 8, out, &st), 8);
+    assert_int_equal(get_int(out, 8), 0x7f100000u);
+    assert_true(pa_round(6, 0x5000, &sp, fill, 1, out, &st) <= 1);
+    assert_int_equal(out[0], fill[0]);
+    for (int j = 1; j < 32; j++)
+        assert_int_equal(out[j], 0xa5);
+    pa_result = 0;
     /* an attribute no table knows: refused in the client */
     assert_int_equal(pa_round(1000, 0x5000, &sp, fill, 8, out, &st), -1);
     assert_int_equal(pa_round(-1, 0x5000, &sp, fill, 8, out, &st), -1);
@@ -1622,7 +1659,7 @@ static void test_attrs_many(void **state)
     assert_int_equal(pl->p[id].op, RM_OP_ATTRS);
     assert_int_equal(pl->p[ip].op, RM_OP_ADDR);
     int32_t attrs[RM_MAX_ATTRS + 1] = { 2, 3, 8, 12, 4 };   /* room for the count over the bound, below */
-    static const int size[5] = { 4, 8, 1, 8, 8 };
+    static const int size[5] = { 4, 8, 4, 8, 8 };
     uint8_t vals[5][16];
     void *data[5];
     uint8_t params[64] __attribute__((aligned(16))) = {0};
@@ -1651,7 +1688,9 @@ static void test_attrs_many(void **state)
             continue;
         }
         assert_non_null(sv[k]);
-        memset(sv[k], 0x40 + k, RM_ATTR_STAGE);
+        for (int j = 0; j < RM_ATTR_STAGE; j++)   /* the program's bytes staged */
+            assert_int_equal(((uint8_t *)sv[k])[j], j < size[k] ? 0xa5 : 0);
+        memset(sv[k], 0x40 + k, k == 3 ? 5 : RM_ATTR_STAGE);   /* RANGE_SIZE: a driver writing 5 of 8 bytes */
         if (k == 1 || k == 4)
             memcpy(sv[k], &host, 8);
     }
@@ -1660,7 +1699,8 @@ static void test_attrs_many(void **state)
     assert_int_equal(st, RM_ST_OK);
     for (int k = 0; k < 5; k++) {
         for (int j = 0; j < 16; j++) {
-            int want = k == 2 || j >= size[k] ? 0xa5 : (k == 1 || k == 4) ? ((const uint8_t *)&(uint64_t){ 0x10064 })[j] : 0x40 + k;
+            int want = k == 2 || j >= size[k] || (k == 3 && j >= 5) ? 0xa5 :
+                       (k == 1 || k == 4) ? ((const uint8_t *)&(uint64_t){ 0x10064 })[j] : 0x40 + k;
             assert_int_equal(vals[k][j], want);
         }
     }
@@ -1680,7 +1720,7 @@ static void test_attrs_many(void **state)
     assert_int_equal(rm_encode_call(pl, params, &ad_client, &w, &cc), RM_EBOUNDS);
     rm_wr_free(&w);
 
-    /* cuPointerSetAttribute(SYNC_MEMOPS): one byte in, staged in RM_ATTR_STAGE zeroed bytes */
+    /* cuPointerSetAttribute(SYNC_MEMOPS): an int in (4 bytes), staged in RM_ATTR_STAGE zeroed bytes */
     pl = plan_named("cuPointerSetAttribute");
     uint8_t sp[64] __attribute__((aligned(16))) = {0}, on[8] = { 1, 0x77, 0x77, 0x77 };
     int attr = 6;
@@ -1690,9 +1730,8 @@ static void test_attrs_many(void **state)
     assert_int_equal(rm_encode_call(pl, sp, &ad_client, &w, &cc), RM_OK);
     assert_int_equal(rm_decode_call(plans, w.p, w.len, &arena, &ad_server, &sc, &st), RM_OK);
     const uint8_t *staged = sc_ptr(pl, sc.params, sc_index(pl, "value"));
-    assert_int_equal(staged[0], 1);
-    for (int k = 1; k < RM_ATTR_STAGE; k++)
-        assert_int_equal(staged[k], 0);
+    for (int k = 0; k < RM_ATTR_STAGE; k++)
+        assert_int_equal(staged[k], k == 0 ? 1 : k < 4 ? 0x77 : 0);
     rm_arena_reset(&arena);
     rm_wr_free(&w);
     attr = 4;   /* HOST_POINTER set: a client address the server cannot use */
