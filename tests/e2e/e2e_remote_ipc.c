@@ -9,6 +9,8 @@
  *   e2e_remote_ipc import FILE   opens the handles: prints each result; with the memory open, its pattern's sum,
  *                                then writes a marker into it and closes it
  *   e2e_remote_ipc bogus         opens a handle no process exported: prints the result
+ *   e2e_remote_ipc fd, rt-fd     exports memory as a POSIX file descriptor (cuMemExportToShareableHandle, the
+ *                                runtime's cudaMemPoolExportToShareableHandle): prints the result
  *   e2e_remote_ipc rt-export FILE, rt-import FILE, rt-bogus: the same with the runtime API only, in the order
  *                                PyTorch's CUDA IPC makes its calls (torch.multiprocessing, CudaIPCTypes.cpp): the
  *                                producer exports its allocation's base and an interprocess event recorded after
@@ -132,7 +134,14 @@ static int runtime_mode(int argc, char **argv)
         printf("open bogus %d\n", (int)cudaIpcOpenMemHandle(&p, mh, cudaIpcMemLazyEnablePeerAccess));
         return 0;
     }
-    fprintf(stderr, "usage: e2e_remote_ipc rt-export|rt-import FILE | rt-bogus\n");
+    if (strcmp(argv[1], "rt-fd") == 0) {
+        int fd = -1;
+        cudaMemPool_t pool = NULL;
+        printf("pool %d\n", (int)cudaDeviceGetDefaultMemPool(&pool, 0));
+        printf("export fd %d\n", (int)cudaMemPoolExportToShareableHandle(&fd, pool, cudaMemHandleTypePosixFileDescriptor, 0));
+        return 0;
+    }
+    fprintf(stderr, "usage: e2e_remote_ipc rt-export|rt-import FILE | rt-bogus | rt-fd\n");
     return 2;
 }
 
@@ -205,6 +214,11 @@ int main(int argc, char **argv)
         printf("open bogus %d\n", (int)cuIpcOpenMemHandle(&d, mh, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
         return 0;
     }
-    fprintf(stderr, "usage: e2e_remote_ipc export|import FILE | bogus\n");
+    if (strcmp(argv[1], "fd") == 0) {
+        int fd = -1;
+        printf("export fd %d\n", (int)cuMemExportToShareableHandle(&fd, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+        return 0;
+    }
+    fprintf(stderr, "usage: e2e_remote_ipc export|import FILE | bogus | fd\n");
     return 2;
 }

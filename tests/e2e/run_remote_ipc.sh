@@ -11,7 +11,8 @@
 #   3. 'bogus' (tenant 1) opens a handle nobody exported through the server: refused the same way (locally the
 #      fake driver would map it);
 #   4. without tokens (the unix peer's uid is the identity) export and import work as locally;
-#   5. 'cushim serve' with two --token-file serves a client of each and refuses a third token.
+#   5. 'cushim serve' with two --token-file serves a client of each and refuses a third token;
+#   6. a POSIX file descriptor export (driver, runtime pool) is refused in the client (801), the reason logged.
 # 1-3 run twice: with the driver API and with the runtime API only, in PyTorch's order (rt-export, rt-import,
 # rt-bogus; e2e_remote_ipc.c).
 # Usage: run_remote_ipc.sh BUILD_DIR PROGRAM OUT_DIR
@@ -132,6 +133,18 @@ wait "$server" 2> /dev/null
     fail "cushim serve with two tokens did not serve both: $(cat "$d"/launcher.[12].out "$d"/launcher.[12].err)"
 grep -q "refused this client's token" "$d/launcher.3.err" ||
     fail "cushim serve served a third token: $(cat "$d/launcher.3.out" "$d/launcher.3.err")"
+
+# 6. shareable handles (file descriptors of the back end) are refused by the client, with the reason
+serve_fakes ""
+client "" "$prog" fd > "$d/fd.out" 2> "$d/fd.err"
+rt_client "" "$prog" rt-fd > "$d/rt.fd.out" 2> "$d/rt.fd.err"
+kill "$server" 2> /dev/null
+wait "$server" 2> /dev/null
+why="a shareable handle is a file descriptor (or fabric handle) of the server's back end"
+[ "$(cat "$d/fd.out")" = "export fd 801" ] && grep -q "cuMemExportToShareableHandle: .*$why" "$d/fd.err" ||
+    fail "cuMemExportToShareableHandle was not refused with its reason: $(cat "$d/fd.out" "$d/fd.err")"
+[ "$(tail -1 "$d/rt.fd.out")" = "export fd 801" ] && grep -q "cudaMemPoolExportToShareableHandle: .*$why" "$d/rt.fd.err" ||
+    fail "cudaMemPoolExportToShareableHandle was not refused with its reason: $(cat "$d/rt.fd.out" "$d/rt.fd.err")"
 
 [ $status = 0 ] && echo "run_remote_ipc.sh: PASS"
 exit $status
