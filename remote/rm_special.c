@@ -180,9 +180,14 @@ static const rm_special rm_specials[] = {
     /* another process's objects. CUDA IPC handles (cuIpc*, cudaIpc*) are forwarded by metadata: 64 opaque bytes
        of the server's driver, which another client's back end may open when both clients have the same identity
        (remote/rb_ipc.c, docs/remote.md "IPC") */
-    { "cuMemExportToShareableHandle", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "shareable handles are the client's file descriptors" },
-    { "cuMemImportFromShareableHandle", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "shareable handles are the client's file descriptors" },
-    { "cuMemPool*ShareableHandle", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "shareable handles are the client's file descriptors" },
+    /* a shareable handle (PyTorch's expandable segments share so) is a file descriptor of the back end's, passed
+       between processes of the server's machine: no process of the client's can receive or use it */
+#define RM_SHAREABLE_WHY "a shareable handle is a file descriptor (or fabric handle) of the server's back end, which no " \
+                         "process of the client's machine can use: share device memory with CUDA IPC handles " \
+                         "(cudaIpcGetMemHandle, cuIpcGetMemHandle) instead"
+    { "cuMemExportToShareableHandle", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, RM_SHAREABLE_WHY },
+    { "cuMemImportFromShareableHandle", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, RM_SHAREABLE_WHY },
+    { "cu*MemPool*ShareableHandle", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, RM_SHAREABLE_WHY },
     { "cuImportExternal*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "external memory and semaphores are the client's resources" },
     { "cuCheckpointProcess*", RM_CLASS_UNSUPPORTED, 0, NULL, NULL, "checkpoints name a process of the server's machine" },
 };

@@ -5810,7 +5810,7 @@ static const cushim_param_info cushim_gen_p_cudaIpcGetMemHandle[] = {
     { "devPtr", "void *", "void *", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcGetMemHandle, devPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };
 static const cushim_param_info cushim_gen_p_cudaIpcOpenMemHandle[] = {
-    { "devPtr", "void **", "void **", CUSHIM_KIND_DEVPTR, CUSHIM_DIR_OUT, CUSHIM_F_(cudaIpcOpenMemHandle, devPtr), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
+    { "devPtr", "void **", "void **", CUSHIM_KIND_POINTER, CUSHIM_DIR_OUT, CUSHIM_F_(cudaIpcOpenMemHandle, devPtr), -1, CUSHIM_E_(cudaIpcOpenMemHandle, devPtr), 0, CUSHIM_KIND_POINTER, 0, 0, NULL, NULL },
     { "handle", "cudaIpcMemHandle_t", "struct cudaIpcMemHandle_st", CUSHIM_KIND_STRUCT, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcOpenMemHandle, handle), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, &cushim_gen_structs[57] },
     { "flags", "unsigned int", "unsigned int", CUSHIM_KIND_SCALAR, CUSHIM_DIR_IN, CUSHIM_F_(cudaIpcOpenMemHandle, flags), -1, 0, 0, CUSHIM_KIND_UNKNOWN, 0, 0, NULL, NULL },
 };

@@ -115,7 +115,7 @@ endif()
 # CUDA IPC handles (docs/remote.md, "IPC"): two clients of one tenant share device memory and an event through the
 # server's table of exported handles; another tenant's (another token) and unknown handles refused
 # (run_remote_ipc.sh).
-remote_program(e2e_remote_ipc cushim_fake_cuda)
+remote_program(e2e_remote_ipc cushim_fake_cuda cushim_fake_cudart)
 remote_test(e2e_remote_ipc run_remote_ipc.sh 60 "$<TARGET_FILE:e2e_remote_ipc>" "${CMAKE_CURRENT_BINARY_DIR}")
 # JIT options, links and tensor maps (docs/remote.md, "JIT options" and "Tensor maps"): what Triton, Inductor, CuPy
 # and Numba ask, equal to a local run over a unix socket and TCP; refused options logged by name

@@ -11,7 +11,10 @@
 #   3. 'bogus' (tenant 1) opens a handle nobody exported through the server: refused the same way (locally the
 #      fake driver would map it);
 #   4. without tokens (the unix peer's uid is the identity) export and import work as locally;
-#   5. 'cushim serve' with two --token-file serves a client of each and refuses a third token.
+#   5. 'cushim serve' with two --token-file serves a client of each and refuses a third token;
+#   6. a POSIX file descriptor export (driver, runtime pool) is refused in the client (801), the reason logged.
+# 1-3 run twice: with the driver API and with the runtime API only, in PyTorch's order (rt-export, rt-import,
+# rt-bogus; e2e_remote_ipc.c).
 # Usage: run_remote_ipc.sh BUILD_DIR PROGRAM OUT_DIR
 set -u
 build=$1 prog=$2 out=$3
@@ -19,6 +22,12 @@ d=$out/remote_ipc
 # shellcheck source=tests/e2e/remote_lib.sh
 . "$(dirname "$0")/remote_lib.sh"
 export FAKE_CUDA_IPC=1
+rt_client() {   # the runtime API's client: the shim preloaded (it interposes the runtime), no driver
+    local opts=$1
+    shift
+    env -u LD_LIBRARY_PATH LD_PRELOAD="$shim $plugin" CUSHIM_REAL_LIBCUDA=/nonexistent/libcuda.so.1 \
+        CUSHIM_PLUGINS="$plugin:server=unix:$sock$opts" "$@"
+}
 for t in 1 2; do
     head -c 24 /dev/urandom | base64 > "$d/token$t"
     chmod 600 "$d/token$t"
@@ -32,6 +41,13 @@ touch "$d/local.h.done"
 wait "$exporter" || fail "export failed locally: $(cat "$d/local.export.out")"
 grep -q "^sum " "$d/local.import.out" && grep -q "word 0 0xc0ffee" "$d/local.export.out" ||
     fail "the local run did not share the memory: $(cat "$d/local.import.out" "$d/local.export.out")"
+LD_LIBRARY_PATH="$fake" "$prog" rt-export "$d/local.rt.h" > "$d/local.rt.export.out" 2>&1 &
+exporter=$!
+LD_LIBRARY_PATH="$fake" "$prog" rt-import "$d/local.rt.h" > "$d/local.rt.import.out" 2>&1 || fail "rt-import failed locally"
+touch "$d/local.rt.h.done"
+wait "$exporter" || fail "rt-export failed locally: $(cat "$d/local.rt.export.out")"
+grep -q "^sum " "$d/local.rt.import.out" && grep -q "word 0 0x5a5a5a5a" "$d/local.rt.export.out" ||
+    fail "the local runtime run did not share the memory: $(cat "$d/local.rt.import.out" "$d/local.rt.export.out")"
 
 # 1-3. one server, two tenants
 serve_fakes "--token-file=$d/token1 --token-file=$d/token2" CUSHIM_COUNTS="$d/server.counts"
@@ -45,6 +61,17 @@ client ",token_file=$d/token1" "$prog" bogus > "$d/remote.bogus.out" 2> "$d/remo
     fail "bogus failed: $(cat "$d/remote.bogus.err")"
 touch "$d/r.h.done"
 wait "$exporter" || fail "export failed remotely: $(cat "$d/remote.export.err")"
+# the runtime API, as PyTorch
+rt_client ",token_file=$d/token1" "$prog" rt-export "$d/rt.h" > "$d/remote.rt.export.out" 2> "$d/remote.rt.export.err" &
+exporter=$!
+rt_client ",token_file=$d/token1" "$prog" rt-import "$d/rt.h" > "$d/remote.rt.import.out" 2> "$d/remote.rt.import.err" ||
+    fail "rt-import (tenant 1) failed: $(cat "$d/remote.rt.import.err")"
+rt_client ",token_file=$d/token2" "$prog" rt-import "$d/rt.h" > "$d/remote.rt.other.out" 2> "$d/remote.rt.other.err" ||
+    fail "rt-import (tenant 2) failed: $(cat "$d/remote.rt.other.err")"
+rt_client ",token_file=$d/token1" "$prog" rt-bogus > "$d/remote.rt.bogus.out" 2> "$d/remote.rt.bogus.err" ||
+    fail "rt-bogus failed: $(cat "$d/remote.rt.bogus.err")"
+touch "$d/rt.h.done"
+wait "$exporter" || fail "rt-export failed remotely: $(cat "$d/remote.rt.export.err")"
 kill "$server" 2> /dev/null
 wait "$server" 2> /dev/null
 diff "$d/local.export.out" "$d/remote.export.out" > "$d/export.diff" || fail "export: outputs differ: $(cat "$d/export.diff")"
@@ -52,18 +79,31 @@ diff "$d/local.import.out" "$d/remote.import.out" > "$d/import.diff" || fail "im
 [ "$(cat "$d/remote.other.out")" = "$(printf 'open mem 400\nopen event 400')" ] ||
     fail "another tenant opened the handles: $(cat "$d/remote.other.out")"
 [ "$(cat "$d/remote.bogus.out")" = "open bogus 400" ] || fail "a handle nobody exported was opened: $(cat "$d/remote.bogus.out")"
+diff "$d/local.rt.export.out" "$d/remote.rt.export.out" > "$d/rt.export.diff" ||
+    fail "rt-export: outputs differ: $(cat "$d/rt.export.diff" "$d/remote.rt.export.err")"
+diff "$d/local.rt.import.out" "$d/remote.rt.import.out" > "$d/rt.import.diff" ||
+    fail "rt-import: outputs differ: $(cat "$d/rt.import.diff" "$d/remote.rt.import.err")"
+[ "$(cat "$d/remote.rt.other.out")" = "$(printf 'open event 400\nopen mem 400')" ] ||
+    fail "another tenant opened the runtime's handles: $(cat "$d/remote.rt.other.out")"
+[ "$(cat "$d/remote.rt.bogus.out")" = "open bogus 400" ] ||
+    fail "a handle nobody exported was opened by the runtime: $(cat "$d/remote.rt.bogus.out")"
+grep -q "cudaIpcOpenMemHandle refused: the memory handle was exported by a client of another identity" "$d/serve.log" &&
+    grep -q "cudaIpcOpenEventHandle refused: the event handle was exported by a client of another identity" "$d/serve.log" &&
+    grep -q "cudaIpcOpenMemHandle refused: the memory handle was not exported through this server" "$d/serve.log" ||
+    fail "the runtime's refusals are not in the server's log: $(cat "$d/serve.log")"
 [ "$(grep -c "cuIpcOpenMemHandle_v2 refused: the memory handle was exported by a client of another identity" "$d/serve.log")" = 1 ] &&
     grep -q "cuIpcOpenEventHandle refused: the event handle was exported by a client of another identity" "$d/serve.log" &&
     grep -q "cuIpcOpenMemHandle_v2 refused: the memory handle was not exported through this server" "$d/serve.log" ||
     fail "the refusals are not in the server's log: $(cat "$d/serve.log")"
-# the server's driver opened the memory and the event once (tenant 1), never for tenant 2 or the bogus handle
+# the server's driver opened the memory and the event twice (tenant 1: driver and runtime API), never for tenant 2 or
+# the bogus handles
 opens=0 eopens=0
 for f in "$d"/server.counts.*; do
     [ -e "$f" ] || continue
     opens=$((opens + $(count "$f" cuIpcOpenMemHandle_v2)))
     eopens=$((eopens + $(count "$f" cuIpcOpenEventHandle)))
 done
-[ "$opens" = 1 ] && [ "$eopens" = 1 ] || fail "the server's driver opened $opens memory and $eopens event handles (want 1 and 1)"
+[ "$opens" = 2 ] && [ "$eopens" = 2 ] || fail "the server's driver opened $opens memory and $eopens event handles (want 2 and 2)"
 
 # 4. no token: the unix peer's uid is the identity
 serve_fakes ""
@@ -93,6 +133,18 @@ wait "$server" 2> /dev/null
     fail "cushim serve with two tokens did not serve both: $(cat "$d"/launcher.[12].out "$d"/launcher.[12].err)"
 grep -q "refused this client's token" "$d/launcher.3.err" ||
     fail "cushim serve served a third token: $(cat "$d/launcher.3.out" "$d/launcher.3.err")"
+
+# 6. shareable handles (file descriptors of the back end) are refused by the client, with the reason
+serve_fakes ""
+client "" "$prog" fd > "$d/fd.out" 2> "$d/fd.err"
+rt_client "" "$prog" rt-fd > "$d/rt.fd.out" 2> "$d/rt.fd.err"
+kill "$server" 2> /dev/null
+wait "$server" 2> /dev/null
+why="a shareable handle is a file descriptor (or fabric handle) of the server's back end"
+[ "$(cat "$d/fd.out")" = "export fd 801" ] && grep -q "cuMemExportToShareableHandle: .*$why" "$d/fd.err" ||
+    fail "cuMemExportToShareableHandle was not refused with its reason: $(cat "$d/fd.out" "$d/fd.err")"
+[ "$(tail -1 "$d/rt.fd.out")" = "export fd 801" ] && grep -q "cudaMemPoolExportToShareableHandle: .*$why" "$d/rt.fd.err" ||
+    fail "cudaMemPoolExportToShareableHandle was not refused with its reason: $(cat "$d/rt.fd.out" "$d/rt.fd.err")"
 
 [ $status = 0 ] && echo "run_remote_ipc.sh: PASS"
 exit $status

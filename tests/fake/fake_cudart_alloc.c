@@ -1,6 +1,6 @@
 /*
  * fake_cudart_alloc.c - the fake runtime's other allocation paths (pitched and
- * 3D memory, arrays, mipmapped arrays, pools, page-locked host memory, IPC) and
+ * 3D memory, arrays, mipmapped arrays, pools, page-locked host memory) and
  * cudaGetDeviceProperties, each made of the driver calls the real runtime
  * makes, reached through cuGetProcAddress like the rest of the fake runtime.
  */
@@ -8,24 +8,6 @@
 #include <string.h>
 
 #include "fake_cudart_internal.h"
-
-#define FRT_HIDDEN __attribute__((visibility("hidden")))
-FRT_HIDDEN cudaError_t frt_ext_context(void);
-FRT_HIDDEN void *frt_ext_resolve(const char *name);
-FRT_HIDDEN cudaError_t frt_ext_ret(CUresult r);
-FRT_HIDDEN int frt_ext_device(void);
-
-#define FRA_CTX()                                  \
-    do {                                           \
-        cudaError_t e_ = frt_ext_context();        \
-        if (e_ != cudaSuccess)                     \
-            return e_;                             \
-    } while (0)
-/* The driver function 'name' as a pointer of type 'type', or fail with cudaErrorInsufficientDriver. */
-#define FRA_FN(type, var, name)                                  \
-    type var = (type)frt_ext_resolve(name);                      \
-    if (var == NULL)                                             \
-        return cudaErrorInsufficientDriver
 
 static size_t fra_chan_bytes(const struct cudaChannelFormatDesc *d)
 {
@@ -170,28 +152,6 @@ cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPo
     CUresult r = fn(&p, size, (CUmemoryPool)memPool, (CUstream)stream);
     *ptr = r == CUDA_SUCCESS ? (void *)(uintptr_t)p : NULL;
     return frt_ext_ret(r);
-}
-
-cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags)
-{
-    FRT_ENTER(cudaIpcOpenMemHandle);
-    FRA_FN(__typeof__(&cuIpcOpenMemHandle_v2), fn, "cuIpcOpenMemHandle");
-    CUipcMemHandle h;
-    CUdeviceptr p = 0;
-    if (devPtr == NULL)
-        return cudaErrorInvalidValue;
-    FRA_CTX();
-    memcpy(&h, &handle, sizeof h);
-    CUresult r = fn(&p, h, flags);
-    *devPtr = r == CUDA_SUCCESS ? (void *)(uintptr_t)p : NULL;
-    return frt_ext_ret(r);
-}
-
-cudaError_t cudaIpcCloseMemHandle(void *devPtr)
-{
-    FRT_ENTER(cudaIpcCloseMemHandle);
-    FRA_FN(__typeof__(&cuIpcCloseMemHandle), fn, "cuIpcCloseMemHandle");
-    return frt_ext_ret(fn((CUdeviceptr)(uintptr_t)devPtr));
 }
 
 static cudaError_t fra_device_properties(struct cudaDeviceProp *prop, int device)

@@ -1,5 +1,5 @@
 /*
- * fake_cudart_internal.h - shared by the two files of the fake libcudart.so.13.
+ * fake_cudart_internal.h - shared by the files of the fake libcudart.so.13.
  */
 #ifndef FAKE_CUDART_INTERNAL_H
 #define FAKE_CUDART_INTERNAL_H
@@ -21,6 +21,24 @@ __attribute__((visibility("hidden"))) int frr_lookup(const void *host, const voi
 __attribute__((visibility("hidden"))) cudaError_t frt_context_for_graphs(void);
 __attribute__((visibility("hidden"))) void *frt_resolve_late(const char *name);
 __attribute__((visibility("hidden"))) cudaError_t frt_result(CUresult r);
+
+/* fake_cudart.c, for the files of the other paths (fake_cudart_alloc.c, fake_cudart_ipc.c): the thread's context
+   made current; a driver function by name (NULL: none); a driver result as the runtime's; the current device. */
+__attribute__((visibility("hidden"))) cudaError_t frt_ext_context(void);
+__attribute__((visibility("hidden"))) void *frt_ext_resolve(const char *name);
+__attribute__((visibility("hidden"))) cudaError_t frt_ext_ret(CUresult r);
+__attribute__((visibility("hidden"))) int frt_ext_device(void);
+#define FRA_CTX()                           \
+    do {                                    \
+        cudaError_t e_ = frt_ext_context(); \
+        if (e_ != cudaSuccess)              \
+            return e_;                      \
+    } while (0)
+/* The driver function 'name' as a pointer of type 'type', or fail with cudaErrorInsufficientDriver. */
+#define FRA_FN(type, var, name)                 \
+    type var = (type)frt_ext_resolve(name);     \
+    if (var == NULL)                            \
+        return cudaErrorInsufficientDriver
 
 /* Calls the fake runtime received under exported name 'name'. */
 uint64_t fake_cudart_call_count(const char *name);
