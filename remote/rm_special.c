@@ -105,6 +105,7 @@ static const rm_special rm_specials[] = {
     { "cudaFuncGetAttributes", RM_CLASS_HAND, RM_OP_CLIENT, "func", NULL, "host stub mapped to a function: cuFuncGetAttribute" },
     { "cudaFuncSetAttribute", RM_CLASS_HAND, RM_OP_CLIENT, "func", NULL, "host stub mapped to a function: cuFuncSetAttribute" },
     { "cudaOccupancyMaxActiveBlocksPerMultiprocessor*", RM_CLASS_HAND, RM_OP_CLIENT, "func", NULL, "host stub mapped to a function: cuOccupancy..." },
+    { "cudaGetFuncBySymbol", RM_CLASS_HAND, RM_OP_CLIENT, "symbolPtr", NULL, "host stub mapped to a function: the server's CUfunction (cuModuleGetFunction)" },
     { "cudaGetDriverEntryPoint*", RM_CLASS_HAND, RM_OP_CLIENT, "funcPtr", NULL, "driver functions: this process's (the shim's exports), from its cuGetProcAddress" },
     { "cudaMemcpy", RM_CLASS_HAND, RM_OP_CLIENT, "dst", NULL, "by its kind: cuMemcpyHtoD/DtoH/DtoD" },
     { "cudaMemcpy_ptds", RM_CLASS_HAND, RM_OP_CLIENT, "dst", NULL, "by its kind: cuMemcpyHtoD/DtoH/DtoD_ptds" },

@@ -132,7 +132,7 @@ static struct {
     uint32_t nctx_api, id_get_device;
     rc_api load, getfn, launch[2], cfree, copy[2][2][RC_NCOPY];   /* copy[async][per_thread][kind] */
     rc_api fattr, fsetattr, occupancy, ptrattr;
-    uint32_t id_fattr, id_fsetattr, id_occ[2], id_host_alloc[2], id_host_free;
+    uint32_t id_fattr, id_fsetattr, id_occ[2], id_host_alloc[2], id_host_free, id_funcsym;
     int32_t e_oom;
     int32_t e_inval, e_devfn, e_kind, e_missing_config, e_config;
     uint32_t id_set_device, id_reset, id_last, id_peek, id_launch[2], id_copy[2][2];
@@ -149,7 +149,7 @@ static uint32_t rc_hash(const void *p, uint32_t cap)
 
 static rc_function *rc_find(const void *host)
 {
-    if (rc_capfuncs == 0)
+    if (rc_capfuncs == 0 || host == NULL)   /* NULL marks a free slot: never a stub */
         return NULL;
     for (uint32_t i = rc_hash(host, rc_capfuncs), k = 0; k < rc_capfuncs; k++, i = (i + 1) & (rc_capfuncs - 1)) {
         if (rc_funcs[i].host == host)
@@ -625,6 +625,26 @@ static int32_t rc_func_call(const cushim_call *call, int occupancy)
     return rc_fail(rc_call(&rc.fsetattr, params));
 }
 
+/* cudaGetFuncBySymbol: the function a launch of the stub uses on the thread's device (rc_resolve: its module loaded
+   on the server if not yet, cuModuleGetFunction), as the server's CUfunction - the value the program's own
+   cuModuleGetFunction gives here (driver handles cross as they are), so cuFuncGetAttribute, cuLaunchKernel... on
+   it are forwarded like any. An unregistered address: cudaErrorInvalidDeviceFunction, as for its launch. */
+static int32_t rc_func_by_symbol(const cushim_call *call)
+{
+    void **out;
+    const void *stub;
+    uint64_t f = 0;
+    rc_get(call, "functionPtr", &out, sizeof out);
+    rc_get(call, "symbolPtr", &stub, sizeof stub);
+    if (out == NULL)
+        return rc_fail(rc.e_inval);
+    int32_t r = rc_resolve(stub, &f);
+    if (r != 0)
+        return rc_fail(r);
+    *out = (void *)(uintptr_t)f;
+    return 0;
+}
+
 /* Pinned host memory: remote.c's (rp_host_alloc), which frees only the blocks it gave. */
 static int32_t rc_host_alloc(const cushim_call *call, const char *out_name)
 {
@@ -869,6 +889,10 @@ int rc_pre(cushim_call *call, const rm_plan *pl, int32_t *result)
                 *result = rc_entry_point(call, v);
                 return 1;
             }
+    if (id == rc.id_funcsym) {
+        *result = rc_func_by_symbol(call);
+        return 1;
+    }
     if (id == rc.id_fattr || id == rc.id_fsetattr || id == rc.id_occ[0] || id == rc.id_occ[1]) {
         *result = id == rc.id_fattr ? rc_func_attributes(call) : rc_func_call(call, id != rc.id_fsetattr);
         return 1;
@@ -1015,6 +1039,7 @@ int rc_init(const cushim_host *host, cushim_plugin *self, const rm_plans *plans,
     rc.id_occ[0] = rm_api_id(rc.host, "cudaOccupancyMaxActiveBlocksPerMultiprocessor", UINT32_MAX);
     rc.id_occ[1] = rm_api_id(rc.host, "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", UINT32_MAX);
     rc.id_fattr = rm_api_id(rc.host, "cudaFuncGetAttributes", UINT32_MAX);
+    rc.id_funcsym = rm_api_id(rc.host, "cudaGetFuncBySymbol", UINT32_MAX);
     rc.id_entry[0][0] = rm_api_id(rc.host, "cudaGetDriverEntryPoint", UINT32_MAX);
     rc.id_entry[0][1] = rm_api_id(rc.host, "cudaGetDriverEntryPoint_ptsz", UINT32_MAX);
     rc.id_entry[1][0] = rm_api_id(rc.host, "cudaGetDriverEntryPointByVersion", UINT32_MAX);

@@ -924,6 +924,27 @@ cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
     return frt_ret(frt_launch(1, func, gridDim, blockDim, args, sharedMem, stream));
 }
 
+/* The function a launch of a registered stub uses on the thread's device, as the real runtime answers it: the
+   driver's CUfunction; an address no fat binary registered is cudaErrorInvalidDeviceFunction (no "kernel_<address>"
+   fallback here, unlike a launch). */
+cudaError_t cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const void *symbolPtr)
+{
+    FRT_ENTER(cudaGetFuncBySymbol);
+    const void *image;
+    char name[256];
+    CUfunction f;
+    if (functionPtr == NULL)
+        return frt_ret(cudaErrorInvalidValue);
+    if (symbolPtr == NULL || !frr_lookup(symbolPtr, &image, name, sizeof name))
+        return frt_ret(cudaErrorInvalidDeviceFunction);
+    cudaError_t e = frt_context();
+    if (e == cudaSuccess)
+        e = frt_function(symbolPtr, &f);
+    if (e == cudaSuccess)
+        *functionPtr = (cudaFunction_t)f;
+    return frt_ret(e);
+}
+
 /* What a pointer is: the driver's memory type and device; memory the driver does not know is unregistered
    host memory (cudaSuccess, as the runtime answers since CUDA 11). */
 cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
