@@ -351,6 +351,63 @@ int main(int argc, char **argv)
         report("cudaGetFuncBySymbol to NULL", cudaGetFuncBySymbol(NULL, (const void *)add_i32));
         report("then cudaGetLastError", cudaGetLastError());
     }
+#if CUDART_VERSION >= 12000
+    /* the stub's kernel (cudaGetKernel, a CUkernel): the driver's cuKernelGetFunction on it launched with v=7, and
+       the runtime's calls that take a stub taking it "as is" (attributes, a launch with v=9): 0 + 7 + 9 */
+    {
+        typedef int (*kfunc_fn)(cudaFunction_t *, cudaKernel_t);
+        typedef int (*launch_fn)(cudaFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                 cudaStream_t, void **, void **);
+        enum cudaDriverEntryPointQueryResult st;
+        void *kf_p = NULL, *launch_p = NULL;
+        cudaKernel_t k = NULL, k2 = NULL;
+        cudaFunction_t f = NULL;
+        struct cudaFuncAttributes kfa;
+        int ints[64], *di = NULL, n = 64, v = 7, ok = 1;
+        void *args[] = { &di, &n, &v };
+        cudaError_t e = cudaGetKernel(&k, (const void *)add_i32);
+        report("cudaGetKernel", e);
+        CHECK(e == cudaSuccess && k != NULL, "cudaGetKernel of a registered stub: %d\n", (int)e);
+        report("cudaGetKernel again", cudaGetKernel(&k2, (const void *)add_i32));
+        printf("the same kernel: %s\n", k == k2 ? "yes" : "no");
+        report("entry point cuKernelGetFunction",
+               cudaGetDriverEntryPoint("cuKernelGetFunction", &kf_p, cudaEnableDefault, &st));
+        report("entry point cuLaunchKernel", cudaGetDriverEntryPoint("cuLaunchKernel", &launch_p, cudaEnableDefault, &st));
+        memset(ints, 0, sizeof ints);
+        report("cudaMalloc", cudaMalloc((void **)&di, sizeof ints));
+        report("cudaMemcpy HtoD", cudaMemcpy(di, ints, sizeof ints, cudaMemcpyHostToDevice));
+        if (kf_p != NULL && launch_p != NULL && k != NULL) {
+            int r = ((kfunc_fn)kf_p)(&f, k);
+            printf("cuKernelGetFunction on it: %d\n", r);
+            CHECK(r == 0 && f != NULL, "cuKernelGetFunction on cudaGetKernel's kernel: %d\n", r);
+            r = f != NULL ? ((launch_fn)launch_p)(f, 1, 1, 1, 64, 1, 1, 0, NULL, args, NULL) : -1;
+            printf("cuLaunchKernel on its function: %d\n", r);
+            CHECK(r == 0, "cuLaunchKernel on cudaGetKernel's function: %d\n", r);
+        }
+        memset(&kfa, 0xee, sizeof kfa);
+        e = cudaFuncGetAttributes(&kfa, (const void *)k);
+        report("cudaFuncGetAttributes of the kernel", e);
+        printf("its attributes: %d threads\n", kfa.maxThreadsPerBlock);
+        CHECK(e == cudaSuccess, "cudaFuncGetAttributes of cudaGetKernel's kernel: %d\n", (int)e);
+        v = 9;
+        report("cudaLaunchKernel of the kernel",
+               cudaLaunchKernel((const void *)k, (dim3){ 1, 1, 1 }, (dim3){ 64, 1, 1 }, args, 0, NULL));
+        report("cudaDeviceSynchronize", cudaDeviceSynchronize());
+        report("cudaMemcpy DtoH", cudaMemcpy(ints, di, sizeof ints, cudaMemcpyDeviceToHost));
+        for (int i = 0; i < 64; i++)
+            ok &= ints[i] == 16;
+        printf("the kernel by its handle: %s\n", ok ? "ran twice" : "did not run twice");
+        CHECK(ok, "the kernel by cudaGetKernel's handle did not add 7 and 9 (%d)\n", ints[0]);
+        report("cudaFree", cudaFree(di));
+        static const char not_a_stub[16];
+        e = cudaGetKernel(&k, not_a_stub);
+        report("cudaGetKernel of an unregistered address", e);
+        CHECK(e == cudaErrorInvalidDeviceFunction, "cudaGetKernel of an unregistered address gave %d\n", (int)e);
+        report("then cudaGetLastError", cudaGetLastError());
+        report("cudaGetKernel to NULL", cudaGetKernel(NULL, (const void *)add_i32));
+        report("then cudaGetLastError", cudaGetLastError());
+    }
+#endif
     /* driver entry points through the runtime (PyTorch's c10 takes its driver functions so): they must be this
        process's functions, callable here, not the server's addresses */
     {

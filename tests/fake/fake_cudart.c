@@ -109,6 +109,13 @@ struct frt_loaded {
     CUmodule module;
 };
 static struct frt_loaded frt_images[64];         /* under frt_lock: registered fat binaries loaded */
+struct frt_kernel_handle {                       /* cudaGetKernel's: the driver's CUkernel of a registered stub */
+    const void *image, *host;
+    CUlibrary library;
+    CUkernel kernel;
+};
+static struct frt_kernel_handle frt_handles[64];  /* under frt_lock */
+static int frt_nhandles;
 static int frt_nimages;
 
 static __thread int frt_device;
@@ -852,6 +859,9 @@ static cudaError_t frt_function(const void *host, CUfunction *out)
     int dev = frt_device;
     CUresult r = CUDA_SUCCESS;
     pthread_mutex_lock(&frt_lock);
+    for (int i = 0; i < frt_nhandles; i++)   /* a cudaKernel_t "used as is": its stub's function */
+        if ((const void *)frt_handles[i].kernel == host)
+            host = frt_handles[i].host;
     for (int i = 0; i < frt_nkernels; i++) {
         if (frt_kernels[i].host == host && frt_kernels[i].device == dev) {
             *out = frt_kernels[i].func;
@@ -944,6 +954,54 @@ cudaError_t cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const void *symbolP
         *functionPtr = (cudaFunction_t)f;
     return frt_ret(e);
 }
+
+#if CUDART_VERSION >= 12000
+/* A registered stub's kernel: its fat binary loaded once as a library (cuLibraryLoadData), the kernel by name
+   (cuLibraryGetKernel). The runtime's calls that take a stub take it too (frt_function). */
+cudaError_t cudaGetKernel(cudaKernel_t *kernelPtr, const void *entryFuncAddr)
+{
+    FRT_ENTER(cudaGetKernel);
+    static void *_Atomic load, *_Atomic get;
+    const void *image;
+    char name[256];
+    if (kernelPtr == NULL)
+        return frt_ret(cudaErrorInvalidValue);
+    if (entryFuncAddr == NULL || !frr_lookup(entryFuncAddr, &image, name, sizeof name))
+        return frt_ret(cudaErrorInvalidDeviceFunction);
+    FRT_CTX();
+    if (atomic_load(&load) == NULL)
+        atomic_store(&load, frt_resolve("cuLibraryLoadData", CU_GET_PROC_ADDRESS_DEFAULT));
+    if (atomic_load(&get) == NULL)
+        atomic_store(&get, frt_resolve("cuLibraryGetKernel", CU_GET_PROC_ADDRESS_DEFAULT));
+    CUresult (*load_fn)(CUlibrary *, const void *, CUjit_option *, void **, unsigned, CUlibraryOption *, void **,
+                        unsigned) = atomic_load(&load);
+    CUresult (*get_fn)(CUkernel *, CUlibrary, const char *) = atomic_load(&get);
+    if (load_fn == NULL || get_fn == NULL)
+        return frt_ret(cudaErrorNotSupported);
+    CUresult r = CUDA_SUCCESS;
+    CUlibrary lib = NULL;
+    CUkernel k = NULL;
+    pthread_mutex_lock(&frt_lock);
+    for (int i = 0; i < frt_nhandles; i++) {
+        if (frt_handles[i].host == entryFuncAddr)
+            k = frt_handles[i].kernel;
+        if (frt_handles[i].image == image)
+            lib = frt_handles[i].library;
+    }
+    int fresh = k == NULL;
+    if (fresh && lib == NULL)
+        r = load_fn(&lib, image, NULL, NULL, 0, NULL, NULL, 0);
+    if (fresh && r == CUDA_SUCCESS)
+        r = get_fn(&k, lib, name);
+    if (fresh && r == CUDA_SUCCESS && frt_nhandles < (int)(sizeof frt_handles / sizeof frt_handles[0]))
+        frt_handles[frt_nhandles++] = (struct frt_kernel_handle){image, entryFuncAddr, lib, k};
+    pthread_mutex_unlock(&frt_lock);
+    if (r != CUDA_SUCCESS)
+        return frt_ret(frt_error(r));
+    *kernelPtr = (cudaKernel_t)k;
+    return cudaSuccess;
+}
+#endif
 
 /* What a pointer is: the driver's memory type and device; memory the driver does not know is unregistered
    host memory (cudaSuccess, as the runtime answers since CUDA 11). */
