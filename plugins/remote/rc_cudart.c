@@ -14,7 +14,9 @@
  *   - Launches. A stub becomes a function of the server's driver once per device: cudaFree(NULL) (the
  *     runtime's context made current in the back end), cuModuleLoadData of its fat binary (sized from its
  *     header), cuModuleGetFunction by name; the launch is cuLaunchKernel[_ptsz], whose argument sizes the
- *     driver path asks of the server (cuFuncGetParamInfo).
+ *     driver path asks of the server (cuFuncGetParamInfo). cudaGetFuncBySymbol returns that function (the server's
+ *     CUfunction, as the client's cuModuleGetFunction gives it); cudaGetKernel the stub's kernel (its fat binary
+ *     loaded once as a library there, cuLibraryGetKernel), which the calls that take a stub take too.
  *   - Copies. cudaMemcpy[Async][_ptds/_ptsz] by their kind: cuMemcpyHtoD/DtoH/DtoD[Async] (the host side is
  *     this process's memory, carried in the message), in pieces of at most RC_CHUNK bytes; host to host here.
  *     cudaMemcpyDefault: each side is what the server's cudaPointerGetAttributes says it is (device or managed

@@ -11,7 +11,9 @@
  * Each thread has a current device (0 unless cudaSetDevice said otherwise)
  * whose primary context the runtime retains once and makes current in the
  * thread when it first needs it. Kernels are host addresses, mapped to
- * functions of one fake module per device by name ("kernel_<address>").
+ * functions of one fake module per device by name ("kernel_<address>"), or registered stubs
+ * (fake_cudart_register.c), whose function cudaGetFuncBySymbol gives and whose kernel cudaGetKernel gives (a
+ * library per fat binary; the calls that take a stub take that kernel too).
  */
 #include <dlfcn.h>
 #include <stddef.h>
