@@ -107,6 +107,8 @@ static const rm_special rm_specials[] = {
     { "cudaOccupancyMaxActiveBlocksPerMultiprocessor*", RM_CLASS_HAND, RM_OP_CLIENT, "func", NULL, "host stub mapped to a function: cuOccupancy..." },
     { "cudaGetFuncBySymbol", RM_CLASS_HAND, RM_OP_CLIENT, "symbolPtr", NULL, "host stub mapped to a function: the server's CUfunction (cuModuleGetFunction)" },
     { "cudaGetKernel", RM_CLASS_HAND, RM_OP_CLIENT, "entryFuncAddr", NULL, "host stub mapped to a kernel: the server's CUkernel (cuLibraryGetKernel)" },
+    { "cudaFuncGetName", RM_CLASS_HAND, RM_OP_CLIENT, "func", NULL, "host stub: the name it was registered with" },
+    { "cudaFuncGetParamInfo", RM_CLASS_HAND, RM_OP_CLIENT, "func", NULL, "host stub mapped to a function: cuFuncGetParamInfo" },
     { "cudaGetDriverEntryPoint*", RM_CLASS_HAND, RM_OP_CLIENT, "funcPtr", NULL, "driver functions: this process's (the shim's exports), from its cuGetProcAddress" },
     { "cudaMemcpy", RM_CLASS_HAND, RM_OP_CLIENT, "dst", NULL, "by its kind: cuMemcpyHtoD/DtoH/DtoD" },
     { "cudaMemcpy_ptds", RM_CLASS_HAND, RM_OP_CLIENT, "dst", NULL, "by its kind: cuMemcpyHtoD/DtoH/DtoD_ptds" },

@@ -145,7 +145,9 @@ static struct {
     rc_api load, getfn, launch[2], cfree, copy[2][2][RC_NCOPY];   /* copy[async][per_thread][kind] */
     rc_api fattr, fsetattr, occupancy, ptrattr;
     rc_api libload, libkernel;         /* cuLibraryLoadData, cuLibraryGetKernel: CUDA 12 on (cudaGetKernel) */
+    rc_api paraminfo;                  /* cuFuncGetParamInfo: CUDA 12.4 on (cudaFuncGetParamInfo) */
     uint32_t id_fattr, id_fsetattr, id_occ[2], id_host_alloc[2], id_host_free, id_funcsym, id_getkernel;
+    uint32_t id_fname, id_fparam;      /* cudaFuncGetName, cudaFuncGetParamInfo */
     int32_t e_oom;
     int32_t e_inval, e_devfn, e_kind, e_missing_config, e_config;
     uint32_t id_set_device, id_reset, id_last, id_peek, id_launch[2], id_copy[2][2];
@@ -737,6 +739,51 @@ static int32_t rc_get_kernel(const cushim_call *call)
     return 0;
 }
 
+/* cudaFuncGetName: the name the stub was registered with (nvcc's device name, which the driver's cuFuncGetName
+   gives too), kept here for the process's life; cudaFuncGetParamInfo: the server's cuFuncGetParamInfo on the
+   stub's function (its outputs carried back as that driver call's). */
+static int32_t rc_func_name(const cushim_call *call)
+{
+    const char **out;
+    const void *func;
+    uint64_t f;
+    rc_get(call, "name", &out, sizeof out);
+    rc_get(call, "func", &func, sizeof func);
+    if (out == NULL)
+        return rc_fail(rc.e_inval);
+    int32_t r = rc_resolve(func, &f);   /* registered and loadable, as the runtime's answer needs */
+    if (r != 0)
+        return rc_fail(r);
+    pthread_mutex_lock(&rc_lock);
+    rc_function *e = rc_find_any(func);
+    const char *name = e != NULL ? e->name : NULL;
+    pthread_mutex_unlock(&rc_lock);
+    if (name == NULL)
+        return rc_fail(rc.e_devfn);
+    *out = name;
+    return 0;
+}
+
+static int32_t rc_func_param_info(const cushim_call *call)
+{
+    const void *func;
+    size_t index, *offset, *size;
+    uint64_t f;
+    uint8_t params[256] = {0};
+    rc_get(call, "func", &func, sizeof func);
+    rc_get(call, "paramIndex", &index, sizeof index);
+    rc_get(call, "paramOffset", &offset, sizeof offset);
+    rc_get(call, "paramSize", &size, sizeof size);
+    int32_t r = rc_resolve(func, &f);
+    if (r != 0)
+        return rc_fail(r);
+    rc_put(&rc.paraminfo, params, 0, &f, sizeof f);
+    rc_put(&rc.paraminfo, params, 1, &index, sizeof index);
+    rc_put(&rc.paraminfo, params, 2, &offset, sizeof offset);
+    rc_put(&rc.paraminfo, params, 3, &size, sizeof size);
+    return rc_fail(rc_call(&rc.paraminfo, params));
+}
+
 /* Pinned host memory: remote.c's (rp_host_alloc), which frees only the blocks it gave. */
 static int32_t rc_host_alloc(const cushim_call *call, const char *out_name)
 {
@@ -989,6 +1036,10 @@ int rc_pre(cushim_call *call, const rm_plan *pl, int32_t *result)
                 *result = rc_entry_point(call, v);
                 return 1;
             }
+    if (id == rc.id_fname || id == rc.id_fparam) {
+        *result = id == rc.id_fname ? rc_func_name(call) : rc_func_param_info(call);
+        return 1;
+    }
     if (id == rc.id_funcsym || id == rc.id_getkernel) {
         *result = id == rc.id_funcsym ? rc_func_by_symbol(call) : rc_get_kernel(call);
         return 1;
@@ -1145,6 +1196,11 @@ int rc_init(const cushim_host *host, cushim_plugin *self, const rm_plans *plans,
         host->api_by_name("cuLibraryGetKernel") != NULL && rc_api_of(&rc.libload, "cuLibraryLoadData") == 0 &&
         rc_api_of(&rc.libkernel, "cuLibraryGetKernel") == 0)
         rc.id_getkernel = rm_api_id(rc.host, "cudaGetKernel", UINT32_MAX);
+    rc.id_fname = rm_api_id(rc.host, "cudaFuncGetName", UINT32_MAX);
+    rc.id_fparam = UINT32_MAX;   /* CUDA 12.4 on, with the driver's */
+    if (host->api_by_name("cudaFuncGetParamInfo") != NULL && host->api_by_name("cuFuncGetParamInfo") != NULL &&
+        rc_api_of(&rc.paraminfo, "cuFuncGetParamInfo") == 0)
+        rc.id_fparam = rm_api_id(rc.host, "cudaFuncGetParamInfo", UINT32_MAX);
     rc.id_entry[0][0] = rm_api_id(rc.host, "cudaGetDriverEntryPoint", UINT32_MAX);
     rc.id_entry[0][1] = rm_api_id(rc.host, "cudaGetDriverEntryPoint_ptsz", UINT32_MAX);
     rc.id_entry[1][0] = rm_api_id(rc.host, "cudaGetDriverEntryPointByVersion", UINT32_MAX);

@@ -338,6 +338,21 @@ int main(int argc, char **argv)
         printf("the kernel by its function: %s\n", ok ? "ran" : "did not run");
         CHECK(ok, "the kernel launched by cudaGetFuncBySymbol's function did not add 5\n");
         report("cudaFree", cudaFree(di));
+#if CUDART_VERSION >= 12040
+        /* its name and parameters through the runtime: the registered name, the server driver's layout */
+        const char *name = NULL;
+        report("cudaFuncGetName", cudaFuncGetName(&name, (const void *)add_i32));
+        printf("name: %s\n", name ? name : "(none)");
+        CHECK(name != NULL && strcmp(name, "fk_add_i32__pii") == 0, "cudaFuncGetName gave %s\n", name ? name : "NULL");
+        for (size_t i = 0; i < 4; i++) {
+            size_t off = 77, size = 77;
+            e = cudaFuncGetParamInfo((const void *)add_i32, i, &off, &size);
+            printf("parameter %zu: %s, offset %zu, size %zu\n", i, cudaGetErrorName(e), off, size);
+            CHECK(i == 3 || (e == cudaSuccess && size == (i == 0 ? 8u : 4u)), "cudaFuncGetParamInfo(%zu): %d, %zu\n",
+                  i, (int)e, size);
+        }
+        report("then cudaGetLastError", cudaGetLastError());
+#endif
         /* what no fat binary registered: the runtime's word, kept for cudaGetLastError */
         static const char not_a_stub[16];
         f = (cudaFunction_t)1;

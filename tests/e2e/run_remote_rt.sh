@@ -61,7 +61,7 @@ grep -q "^pinned round trip: equal" "$d/rt.remote.out" || fail "no pinned round 
 grep -q "^default copies: equal" "$d/rt.remote.out" || fail "cudaMemcpyDefault: $(grep -i default "$d/rt.remote.out")"
 grep -q "driver calls, .* round trips" "$d/rt.remote.err" || fail "no stats line: $(cat "$d/rt.remote.err")"
 # the runtime calls: on the server's runtime, not the client's
-translated=$'^(cudaMemcpy|cudaMemcpyAsync|cudaLaunchKernel|cudaFuncGetAttributes|cudaFuncSetAttribute|cudaOccupancy[A-Za-z]*|cudaGetFuncBySymbol|cudaGetKernel|cudaMallocHost|cudaHostAlloc|cudaFreeHost|cudaGetErrorName|cudaGetErrorString|cudaGetDriverEntryPoint[A-Za-z_]*)\t'
+translated=$'^(cudaMemcpy|cudaMemcpyAsync|cudaLaunchKernel|cudaFuncGetAttributes|cudaFuncSetAttribute|cudaOccupancy[A-Za-z]*|cudaGetFuncBySymbol|cudaGetKernel|cudaFuncGetName|cudaFuncGetParamInfo|cudaMallocHost|cudaHostAlloc|cudaFreeHost|cudaGetErrorName|cudaGetErrorString|cudaGetDriverEntryPoint[A-Za-z_]*)\t'
 # cudaGetDevice after a successful cudaSetDevice is answered in the client (rc_cudart.c), after cudaDeviceReset
 # asked again: of 3, 1 reaches the server; cudaSetDevice(0) of the device set is too, but after the reset
 grep -Ev "$translated" "$d/rt.local.runtime" |

@@ -1097,6 +1097,39 @@ cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *f
     return cudaSuccess;
 }
 
+#if CUDART_VERSION >= 12040
+/* A function's name and parameters: the driver's, for the stub's function on the thread's device. */
+cudaError_t cudaFuncGetName(const char **name, const void *func)
+{
+    FRT_ENTER(cudaFuncGetName);
+    static void *_Atomic get;
+    CUfunction f;
+    if (name == NULL)
+        return frt_ret(cudaErrorInvalidValue);
+    cudaError_t e = frt_func_of(func, &f);
+    if (e == cudaSuccess && atomic_load(&get) == NULL)
+        atomic_store(&get, frt_resolve("cuFuncGetName", CU_GET_PROC_ADDRESS_DEFAULT));
+    CUresult (*fn)(const char **, CUfunction) = atomic_load(&get);
+    if (e != cudaSuccess || fn == NULL)
+        return frt_ret(e != cudaSuccess ? e : cudaErrorNotSupported);
+    return frt_ret(frt_error(fn(name, f)));
+}
+
+cudaError_t cudaFuncGetParamInfo(const void *func, size_t paramIndex, size_t *paramOffset, size_t *paramSize)
+{
+    FRT_ENTER(cudaFuncGetParamInfo);
+    static void *_Atomic get;
+    CUfunction f;
+    cudaError_t e = frt_func_of(func, &f);
+    if (e == cudaSuccess && atomic_load(&get) == NULL)
+        atomic_store(&get, frt_resolve("cuFuncGetParamInfo", CU_GET_PROC_ADDRESS_DEFAULT));
+    CUresult (*fn)(CUfunction, size_t, size_t *, size_t *) = atomic_load(&get);
+    if (e != cudaSuccess || fn == NULL)
+        return frt_ret(e != cudaSuccess ? e : cudaErrorNotSupported);
+    return frt_ret(frt_error(fn(f, paramIndex, paramOffset, paramSize)));
+}
+#endif
+
 cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)
 {
     FRT_ENTER(cudaFuncSetAttribute);
