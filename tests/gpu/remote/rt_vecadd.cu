@@ -104,6 +104,15 @@ int main()
         report("cudaGetKernel", cudaGetKernel(&k, (const void *)axpb));
         report("cudaGetKernel again", cudaGetKernel(&k2, (const void *)axpb));
         std::printf("the same kernel: %s\n", k != nullptr && k == k2 ? "yes" : "no");
+        const char *name = nullptr;
+        report("cudaFuncGetName", cudaFuncGetName(&name, (const void *)axpb));
+        std::printf("name: %s\n", name != nullptr ? name : "(none)");
+        for (size_t i = 0; i < 6; i++) {   // five parameters, then one past them
+            size_t off = 77, size = 77;
+            cudaError_t e = cudaFuncGetParamInfo((const void *)axpb, i, &off, &size);
+            std::printf("parameter %zu: %s, offset %zu, size %zu\n", i, cudaGetErrorName(e), off, size);
+        }
+        report("then cudaGetLastError", cudaGetLastError());
         for (int way = 0; way < 3; way++) {   // the function's driver launch; the kernel's function's; the kernel's
             int r = -1, threads = -1, bad = 0;
             a = 2.0f + (float)way;
