@@ -2,7 +2,8 @@
 // (tests/gpu/checks/remote.sh): <<<>>> launches on a stream and the default stream, copies both ways in
 // several sizes (one over the client's 32 MiB piece), events, device properties, a launch the runtime refuses, a
 // kernel's function by cudaGetFuncBySymbol and its kernel by cudaGetKernel launched through the driver's calls and
-// the runtime's (XLA's way), and their error for an address no fat binary registered.
+// the runtime's (XLA's way), its name and parameter layout, and their error for an address no fat binary
+// registered.
 // Prints only what a local run and a run through cushim-serve must agree on.
 #include <cstdio>
 #include <cstdlib>
