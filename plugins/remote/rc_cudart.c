@@ -675,7 +675,8 @@ static int32_t rc_func_by_symbol(const cushim_call *call)
 /* cudaGetKernel: the stub's kernel as the server's CUkernel (a cudaKernel_t is one): its fat binary loaded once as a
    library there (cuLibraryLoadData: context-independent, so once per process, not per device), cuLibraryGetKernel
    by name. The driver's calls on it (cuKernelGetFunction, cuKernelGetAttribute...) are forwarded as they are; the
-   runtime's calls that take a stub take it too (rc_find_any). An unregistered address: cudaErrorInvalidDeviceFunction. */
+   runtime's calls that take a stub take it too (rc_find_any). An unregistered address:
+   cudaErrorInvalidDeviceFunction. */
 static int32_t rc_get_kernel(const cushim_call *call)
 {
     void **out;

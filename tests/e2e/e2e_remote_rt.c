@@ -317,8 +317,10 @@ int main(int argc, char **argv)
         CHECK(e == cudaSuccess && f != NULL, "cudaGetFuncBySymbol of a registered stub: %d\n", (int)e);
         report("cudaGetFuncBySymbol again", cudaGetFuncBySymbol(&f2, (const void *)add_i32));
         printf("the same function: %s\n", f == f2 ? "yes" : "no");
-        report("entry point cuFuncGetAttribute", cudaGetDriverEntryPoint("cuFuncGetAttribute", &fa_p, cudaEnableDefault, &st));
-        report("entry point cuLaunchKernel", cudaGetDriverEntryPoint("cuLaunchKernel", &launch_p, cudaEnableDefault, &st));
+        report("entry point cuFuncGetAttribute",
+               cudaGetDriverEntryPoint("cuFuncGetAttribute", &fa_p, cudaEnableDefault, &st));
+        report("entry point cuLaunchKernel",
+               cudaGetDriverEntryPoint("cuLaunchKernel", &launch_p, cudaEnableDefault, &st));
         memset(ints, 0, sizeof ints);
         report("cudaMalloc", cudaMalloc((void **)&di, sizeof ints));
         report("cudaMemcpy HtoD", cudaMemcpy(di, ints, sizeof ints, cudaMemcpyHostToDevice));
@@ -387,7 +389,8 @@ int main(int argc, char **argv)
         printf("the same kernel: %s\n", k == k2 ? "yes" : "no");
         report("entry point cuKernelGetFunction",
                cudaGetDriverEntryPoint("cuKernelGetFunction", &kf_p, cudaEnableDefault, &st));
-        report("entry point cuLaunchKernel", cudaGetDriverEntryPoint("cuLaunchKernel", &launch_p, cudaEnableDefault, &st));
+        report("entry point cuLaunchKernel",
+               cudaGetDriverEntryPoint("cuLaunchKernel", &launch_p, cudaEnableDefault, &st));
         memset(ints, 0, sizeof ints);
         report("cudaMalloc", cudaMalloc((void **)&di, sizeof ints));
         report("cudaMemcpy HtoD", cudaMemcpy(di, ints, sizeof ints, cudaMemcpyHostToDevice));

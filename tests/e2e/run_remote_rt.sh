@@ -5,9 +5,10 @@
 #   1. e2e_remote_rt (registration, <<<>>> launches the CUDA 12 and 13 ways on two devices, a kernel's
 #      attributes and occupancy, a stub's function by cudaGetFuncBySymbol launched with the driver's cuLaunchKernel
 #      and by cudaGetKernel's kernel (the driver's cuKernelGetFunction of it, the runtime's launch of it) - the
-#      fake's work log shows that kernel with its arguments, on the server as locally -, copies in pieces, streams, events, errors) prints the same as a local run; the
-#      server's fake runtime received the runtime calls the local one did (less the copies, launches, attributes
-#      and occupancy, which the client sends as driver calls, and the driver entry points, answered in the client
+#      fake's work log shows that kernel with its arguments, on the server as locally -, its name and parameters,
+#      copies in pieces, streams, events, errors) prints the same as a local run; the server's fake runtime
+#      received the runtime calls the local one did (less the copies, launches, attributes, occupancy, a stub's
+#      function, kernel, name and parameters, which the client answers with driver calls, and the driver entry points, answered in the client
 #      from the shim's own functions, plus one cudaFree(NULL) per device that makes the
 #      runtime's context current before the module is loaded there and two cudaPointerGetAttributes for each
 #      cudaMemcpyDefault) and the client's received only the error
