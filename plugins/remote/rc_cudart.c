@@ -14,7 +14,9 @@
  *   - Launches. A stub becomes a function of the server's driver once per device: cudaFree(NULL) (the
  *     runtime's context made current in the back end), cuModuleLoadData of its fat binary (sized from its
  *     header), cuModuleGetFunction by name; the launch is cuLaunchKernel[_ptsz], whose argument sizes the
- *     driver path asks of the server (cuFuncGetParamInfo).
+ *     driver path asks of the server (cuFuncGetParamInfo). cudaGetFuncBySymbol returns that function (the server's
+ *     CUfunction, as the client's cuModuleGetFunction gives it); cudaGetKernel the stub's kernel (its fat binary
+ *     loaded once as a library there, cuLibraryGetKernel), which the calls that take a stub take too.
  *   - Copies. cudaMemcpy[Async][_ptds/_ptsz] by their kind: cuMemcpyHtoD/DtoH/DtoD[Async] (the host side is
  *     this process's memory, carried in the message), in pieces of at most RC_CHUNK bytes; host to host here.
  *     cudaMemcpyDefault: each side is what the server's cudaPointerGetAttributes says it is (device or managed
@@ -72,6 +74,7 @@ typedef struct rc_binary {
     int dead;                        /* unregistered */
     int version;                     /* the wrapper's: 2 is relocatable device code, linked by the runtime */
     uint64_t module[RC_MAX_DEVICES]; /* the server's CUmodule per device, 0: not loaded */
+    uint64_t library;                /* the server's CUlibrary (cudaGetKernel), 0: not loaded */
 } rc_binary;
 
 typedef struct rc_function {
@@ -80,6 +83,7 @@ typedef struct rc_function {
     char *name;
     uint64_t *func;                  /* RC_MAX_DEVICES server CUfunctions, allocated at the first launch */
     int max_threads;                 /* its threads per block (cuFuncGetAttribute), 0: not asked yet */
+    uint64_t kernel;                 /* the server's CUkernel (cudaGetKernel), 0: not asked yet */
 } rc_function;
 
 static pthread_mutex_t rc_lock = PTHREAD_MUTEX_INITIALIZER;   /* the registry and the caches */
@@ -88,6 +92,14 @@ static rc_binary **rc_bins;
 static uint32_t rc_nbins, rc_capbins;
 static rc_function *rc_funcs;        /* open addressing on the stub's address */
 static uint32_t rc_nfuncs, rc_capfuncs;
+/* The kernels cudaGetKernel handed out, each with its stub: the runtime's calls that take a stub take such a
+   cudaKernel_t too ("assumed to be a cudaKernel_t and used as is"). Few: only those a program asked for. */
+typedef struct rc_kernel {
+    uint64_t kernel;
+    const void *host;
+} rc_kernel;
+static rc_kernel *rc_kernels;
+static uint32_t rc_nkernels, rc_capkernels;
 
 typedef struct rc_config {
     rc_dim3 grid, block;
@@ -132,7 +144,10 @@ static struct {
     uint32_t nctx_api, id_get_device;
     rc_api load, getfn, launch[2], cfree, copy[2][2][RC_NCOPY];   /* copy[async][per_thread][kind] */
     rc_api fattr, fsetattr, occupancy, ptrattr;
-    uint32_t id_fattr, id_fsetattr, id_occ[2], id_host_alloc[2], id_host_free;
+    rc_api libload, libkernel;         /* cuLibraryLoadData, cuLibraryGetKernel: CUDA 12 on (cudaGetKernel) */
+    rc_api paraminfo;                  /* cuFuncGetParamInfo: CUDA 12.4 on (cudaFuncGetParamInfo) */
+    uint32_t id_fattr, id_fsetattr, id_occ[2], id_host_alloc[2], id_host_free, id_funcsym, id_getkernel;
+    uint32_t id_fname, id_fparam;      /* cudaFuncGetName, cudaFuncGetParamInfo */
     int32_t e_oom;
     int32_t e_inval, e_devfn, e_kind, e_missing_config, e_config;
     uint32_t id_set_device, id_reset, id_last, id_peek, id_launch[2], id_copy[2][2];
@@ -149,7 +164,7 @@ static uint32_t rc_hash(const void *p, uint32_t cap)
 
 static rc_function *rc_find(const void *host)
 {
-    if (rc_capfuncs == 0)
+    if (rc_capfuncs == 0 || host == NULL)   /* NULL marks a free slot: never a stub */
         return NULL;
     for (uint32_t i = rc_hash(host, rc_capfuncs), k = 0; k < rc_capfuncs; k++, i = (i + 1) & (rc_capfuncs - 1)) {
         if (rc_funcs[i].host == host)
@@ -158,6 +173,16 @@ static rc_function *rc_find(const void *host)
             return NULL;
     }
     return NULL;
+}
+
+/* The registered stub 'p' is, or whose kernel it is (cudaGetKernel's handle); NULL: neither. Under rc_lock. */
+static rc_function *rc_find_any(const void *p)
+{
+    rc_function *e = rc_find(p);
+    for (uint32_t i = 0; e == NULL && p != NULL && i < rc_nkernels; i++)
+        if (rc_kernels[i].kernel == (uint64_t)(uintptr_t)p)
+            e = rc_find(rc_kernels[i].host);
+    return e;
 }
 
 static int rc_grow(void)
@@ -422,7 +447,9 @@ static int32_t rc_resolve(const void *stub, uint64_t *f)
     if (dev < 0 || dev >= RC_MAX_DEVICES)
         return rc.e_inval;
     pthread_mutex_lock(&rc_lock);
-    rc_function *e = rc_find(stub);
+    rc_function *e = rc_find_any(stub);
+    if (e != NULL)
+        stub = e->host;   /* a cudaGetKernel handle: its stub's function */
     if (e != NULL && e->func != NULL && e->func[dev] != 0) {
         *f = e->func[dev];
         pthread_mutex_unlock(&rc_lock);
@@ -481,7 +508,7 @@ static int32_t rc_resolve(const void *stub, uint64_t *f)
 static int rc_max_threads(const void *stub, uint64_t f)
 {
     pthread_mutex_lock(&rc_lock);
-    rc_function *e = rc_find(stub);
+    rc_function *e = rc_find_any(stub);
     int max = e ? e->max_threads : 0;
     pthread_mutex_unlock(&rc_lock);
     if (max != 0)
@@ -495,7 +522,7 @@ static int rc_max_threads(const void *stub, uint64_t f)
     if (rc_call(&rc.fattr, params) != 0 || v <= 0)
         return 0;
     pthread_mutex_lock(&rc_lock);
-    if ((e = rc_find(stub)) != NULL)
+    if ((e = rc_find_any(stub)) != NULL)
         e->max_threads = v;
     pthread_mutex_unlock(&rc_lock);
     return v;
@@ -623,6 +650,139 @@ static int32_t rc_func_call(const cushim_call *call, int occupancy)
     rc_put(&rc.fsetattr, params, 1, &attr, sizeof attr);
     rc_put(&rc.fsetattr, params, 2, &value, sizeof value);
     return rc_fail(rc_call(&rc.fsetattr, params));
+}
+
+/* cudaGetFuncBySymbol: the function a launch of the stub uses on the thread's device (rc_resolve: its module loaded
+   on the server if not yet, cuModuleGetFunction), as the server's CUfunction - the value the program's own
+   cuModuleGetFunction gives here (driver handles cross as they are), so cuFuncGetAttribute, cuLaunchKernel... on
+   it are forwarded like any. An unregistered address: cudaErrorInvalidDeviceFunction, as for its launch. */
+static int32_t rc_func_by_symbol(const cushim_call *call)
+{
+    void **out;
+    const void *stub;
+    uint64_t f = 0;
+    rc_get(call, "functionPtr", &out, sizeof out);
+    rc_get(call, "symbolPtr", &stub, sizeof stub);
+    if (out == NULL)
+        return rc_fail(rc.e_inval);
+    int32_t r = rc_resolve(stub, &f);
+    if (r != 0)
+        return rc_fail(r);
+    *out = (void *)(uintptr_t)f;
+    return 0;
+}
+
+/* cudaGetKernel: the stub's kernel as the server's CUkernel (a cudaKernel_t is one): its fat binary loaded once as a
+   library there (cuLibraryLoadData: context-independent, so once per process, not per device), cuLibraryGetKernel
+   by name. The driver's calls on it (cuKernelGetFunction, cuKernelGetAttribute...) are forwarded as they are; the
+   runtime's calls that take a stub take it too (rc_find_any). An unregistered address:
+   cudaErrorInvalidDeviceFunction. */
+static int32_t rc_get_kernel(const cushim_call *call)
+{
+    void **out;
+    const void *stub;
+    rc_get(call, "kernelPtr", &out, sizeof out);
+    rc_get(call, "entryFuncAddr", &stub, sizeof stub);
+    if (out == NULL)
+        return rc_fail(rc.e_inval);
+    int32_t r = rc_context();   /* the runtime's initialisation, as before any of its driver calls */
+    if (r != 0)
+        return rc_fail(r);
+    pthread_mutex_lock(&rc_slow);
+    pthread_mutex_lock(&rc_lock);
+    rc_function *e = rc_find(stub);
+    rc_binary *b = e != NULL ? rc_bins[e->binary] : NULL;
+    uint64_t k = e != NULL ? e->kernel : 0, lib = b != NULL ? b->library : 0;
+    const void *image = b != NULL ? b->image : NULL;
+    const char *name = e != NULL ? e->name : NULL;
+    r = e == NULL || b->dead ? rc.e_devfn : 0;
+    pthread_mutex_unlock(&rc_lock);
+    uint8_t params[256];
+    if (r == 0 && k == 0 && lib == 0) {
+        uint64_t *pl = &lib;
+        memset(params, 0, sizeof params);
+        rc_put(&rc.libload, params, 0, &pl, sizeof pl);
+        rc_put(&rc.libload, params, 1, &image, sizeof image);
+        r = rc_call(&rc.libload, params);
+    }
+    if (r == 0 && k == 0) {
+        uint64_t *pk = &k;
+        memset(params, 0, sizeof params);
+        rc_put(&rc.libkernel, params, 0, &pk, sizeof pk);
+        rc_put(&rc.libkernel, params, 1, &lib, sizeof lib);
+        rc_put(&rc.libkernel, params, 2, &name, sizeof name);
+        r = rc_call(&rc.libkernel, params);
+    }
+    if (r == 0) {
+        pthread_mutex_lock(&rc_lock);
+        e = rc_find(stub);   /* the table may have grown meanwhile (a registration on another thread) */
+        b->library = lib;
+        if (e->kernel != k && rc_nkernels == rc_capkernels) {
+            uint32_t cap = rc_capkernels ? rc_capkernels * 2 : 16;
+            rc_kernel *t = realloc(rc_kernels, cap * sizeof *t);
+            if (t != NULL) {
+                rc_kernels = t;
+                rc_capkernels = cap;
+            }
+        }
+        if (e->kernel != k && rc_nkernels < rc_capkernels) {
+            rc_kernels[rc_nkernels++] = (rc_kernel){ .kernel = k, .host = stub };
+            e->kernel = k;
+        } else if (e->kernel != k) {
+            r = rc.e_oom;   /* not kept: the runtime's calls could not take it */
+        }
+        pthread_mutex_unlock(&rc_lock);
+    }
+    pthread_mutex_unlock(&rc_slow);
+    if (r != 0)
+        return rc_fail(r == rc.drv[4] ? rc.e_oom : r);
+    *out = (void *)(uintptr_t)k;
+    return 0;
+}
+
+/* cudaFuncGetName: the name the stub was registered with (nvcc's device name, which the driver's cuFuncGetName
+   gives too), kept here for the process's life; cudaFuncGetParamInfo: the server's cuFuncGetParamInfo on the
+   stub's function (its outputs carried back as that driver call's). */
+static int32_t rc_func_name(const cushim_call *call)
+{
+    const char **out;
+    const void *func;
+    uint64_t f;
+    rc_get(call, "name", &out, sizeof out);
+    rc_get(call, "func", &func, sizeof func);
+    if (out == NULL)
+        return rc_fail(rc.e_inval);
+    int32_t r = rc_resolve(func, &f);   /* registered and loadable, as the runtime's answer needs */
+    if (r != 0)
+        return rc_fail(r);
+    pthread_mutex_lock(&rc_lock);
+    rc_function *e = rc_find_any(func);
+    const char *name = e != NULL ? e->name : NULL;
+    pthread_mutex_unlock(&rc_lock);
+    if (name == NULL)
+        return rc_fail(rc.e_devfn);
+    *out = name;
+    return 0;
+}
+
+static int32_t rc_func_param_info(const cushim_call *call)
+{
+    const void *func;
+    size_t index, *offset, *size;
+    uint64_t f;
+    uint8_t params[256] = {0};
+    rc_get(call, "func", &func, sizeof func);
+    rc_get(call, "paramIndex", &index, sizeof index);
+    rc_get(call, "paramOffset", &offset, sizeof offset);
+    rc_get(call, "paramSize", &size, sizeof size);
+    int32_t r = rc_resolve(func, &f);
+    if (r != 0)
+        return rc_fail(r);
+    rc_put(&rc.paraminfo, params, 0, &f, sizeof f);
+    rc_put(&rc.paraminfo, params, 1, &index, sizeof index);
+    rc_put(&rc.paraminfo, params, 2, &offset, sizeof offset);
+    rc_put(&rc.paraminfo, params, 3, &size, sizeof size);
+    return rc_fail(rc_call(&rc.paraminfo, params));
 }
 
 /* Pinned host memory: remote.c's (rp_host_alloc), which frees only the blocks it gave. */
@@ -776,6 +936,14 @@ static void rc_forget(int dev)
             if (rc_funcs[i].func != NULL)
                 rc_funcs[i].func[d] = 0;
     }
+    if (dev < 0) {   /* a new back end: its libraries and kernels are not the old one's (a device reset keeps
+                        them: a library is context-independent) */
+        for (uint32_t i = 0; i < rc_nbins; i++)
+            rc_bins[i]->library = 0;
+        for (uint32_t i = 0; i < rc_capfuncs; i++)
+            rc_funcs[i].kernel = 0;
+        rc_nkernels = 0;
+    }
     atomic_fetch_add(&rc.ctx_gen, 1);
     pthread_mutex_unlock(&rc_lock);
 }
@@ -869,6 +1037,14 @@ int rc_pre(cushim_call *call, const rm_plan *pl, int32_t *result)
                 *result = rc_entry_point(call, v);
                 return 1;
             }
+    if (id == rc.id_fname || id == rc.id_fparam) {
+        *result = id == rc.id_fname ? rc_func_name(call) : rc_func_param_info(call);
+        return 1;
+    }
+    if (id == rc.id_funcsym || id == rc.id_getkernel) {
+        *result = id == rc.id_funcsym ? rc_func_by_symbol(call) : rc_get_kernel(call);
+        return 1;
+    }
     if (id == rc.id_fattr || id == rc.id_fsetattr || id == rc.id_occ[0] || id == rc.id_occ[1]) {
         *result = id == rc.id_fattr ? rc_func_attributes(call) : rc_func_call(call, id != rc.id_fsetattr);
         return 1;
@@ -1015,6 +1191,17 @@ int rc_init(const cushim_host *host, cushim_plugin *self, const rm_plans *plans,
     rc.id_occ[0] = rm_api_id(rc.host, "cudaOccupancyMaxActiveBlocksPerMultiprocessor", UINT32_MAX);
     rc.id_occ[1] = rm_api_id(rc.host, "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", UINT32_MAX);
     rc.id_fattr = rm_api_id(rc.host, "cudaFuncGetAttributes", UINT32_MAX);
+    rc.id_funcsym = rm_api_id(rc.host, "cudaGetFuncBySymbol", UINT32_MAX);
+    rc.id_getkernel = UINT32_MAX;   /* CUDA 12 on: with the driver's library calls it needs */
+    if (host->api_by_name("cudaGetKernel") != NULL && host->api_by_name("cuLibraryLoadData") != NULL &&
+        host->api_by_name("cuLibraryGetKernel") != NULL && rc_api_of(&rc.libload, "cuLibraryLoadData") == 0 &&
+        rc_api_of(&rc.libkernel, "cuLibraryGetKernel") == 0)
+        rc.id_getkernel = rm_api_id(rc.host, "cudaGetKernel", UINT32_MAX);
+    rc.id_fname = rm_api_id(rc.host, "cudaFuncGetName", UINT32_MAX);
+    rc.id_fparam = UINT32_MAX;   /* CUDA 12.4 on, with the driver's */
+    if (host->api_by_name("cudaFuncGetParamInfo") != NULL && host->api_by_name("cuFuncGetParamInfo") != NULL &&
+        rc_api_of(&rc.paraminfo, "cuFuncGetParamInfo") == 0)
+        rc.id_fparam = rm_api_id(rc.host, "cudaFuncGetParamInfo", UINT32_MAX);
     rc.id_entry[0][0] = rm_api_id(rc.host, "cudaGetDriverEntryPoint", UINT32_MAX);
     rc.id_entry[0][1] = rm_api_id(rc.host, "cudaGetDriverEntryPoint_ptsz", UINT32_MAX);
     rc.id_entry[1][0] = rm_api_id(rc.host, "cudaGetDriverEntryPointByVersion", UINT32_MAX);

@@ -6,7 +6,8 @@
  * What nvcc would generate is written out by hand: a constructor registers the fat binary (its wrapper and a
  * fatbin header around a payload) and one kernel, 'scale__pfi' (the fake driver reads the argument sizes from
  * the name: a pointer, a float, an int), and the kernel's host stub pops the <<<>>> configuration and calls
- * cudaLaunchKernel; a second kernel is launched the CUDA 13 way (__cudaGetKernel, __cudaLaunchKernel). The program
+ * cudaLaunchKernel; a second kernel is launched the CUDA 13 way (__cudaGetKernel, __cudaLaunchKernel), a third by
+ * the function cudaGetFuncBySymbol gives, with the driver's cuLaunchKernel (XLA's way). The program
  * prints only what both runs must agree on. With E2E_NO_DRIVER=1 it also checks, at the end, that no
  * libcuda.so.1 was ever loaded in this process. 'e2e_remote_rt fork' (remote only) then forks a child that
  * allocates and launches: through cushim-serve it has a back end of its own. 'e2e_remote_rt hostfn' runs only
@@ -77,6 +78,13 @@ static void scale13(float *p, float f, int n)
     (void)__cudaLaunchKernel(handle, g, b, args, shmem, s);
 }
 
+/* a kernel the program never launches by its stub: XLA's way, its function taken by cudaGetFuncBySymbol and
+   launched through the driver. The fake driver runs 'fk_add_i32__pii' (adds v to n ints at p). */
+static void add_i32(int *p, int n, int v)
+{
+    (void)p, (void)n, (void)v;
+}
+
 __attribute__((constructor)) static void register_binary(void)
 {
     handle = __cudaRegisterFatBinary((void *)&wrapper);
@@ -84,6 +92,8 @@ __attribute__((constructor)) static void register_binary(void)
                            NULL, NULL);
     __cudaRegisterFunction(handle, (const char *)scale13, (char *)"scale13__pfi", "scale13__pfi", -1, NULL, NULL,
                            NULL, NULL, NULL);
+    __cudaRegisterFunction(handle, (const char *)add_i32, (char *)"fk_add_i32__pii", "fk_add_i32__pii", -1, NULL,
+                           NULL, NULL, NULL, NULL);
     __cudaRegisterFatBinaryEnd(handle);
 }
 
@@ -291,6 +301,131 @@ int main(int argc, char **argv)
     report("bad launch by a kernel handle", bad13);
     cudaError_t want_bad = CUDART_VERSION >= 13000 ? cudaErrorInvalidValue : cudaErrorInvalidConfiguration;
     CHECK(bad13 == want_bad, "a refused launch by a kernel handle gave %d, not %d\n", (int)bad13, (int)want_bad);
+    /* a stub's function (cudaGetFuncBySymbol, as XLA's autotuner takes its kernels), used with the driver's
+       cuFuncGetAttribute and cuLaunchKernel, taken through the runtime as the client has no libcuda: the kernel
+       adds 5 to 64 ints, which come back so */
+    {
+        typedef int (*fattr_fn)(int *, int, cudaFunction_t);
+        typedef int (*launch_fn)(cudaFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                 cudaStream_t, void **, void **);
+        enum cudaDriverEntryPointQueryResult st;
+        void *fa_p = NULL, *launch_p = NULL;
+        cudaFunction_t f = NULL, f2 = NULL;
+        int ints[64], *di = NULL, n = 64, v = 5, threads = -1, ok = 1;
+        cudaError_t e = cudaGetFuncBySymbol(&f, (const void *)add_i32);
+        report("cudaGetFuncBySymbol", e);
+        CHECK(e == cudaSuccess && f != NULL, "cudaGetFuncBySymbol of a registered stub: %d\n", (int)e);
+        report("cudaGetFuncBySymbol again", cudaGetFuncBySymbol(&f2, (const void *)add_i32));
+        printf("the same function: %s\n", f == f2 ? "yes" : "no");
+        report("entry point cuFuncGetAttribute",
+               cudaGetDriverEntryPoint("cuFuncGetAttribute", &fa_p, cudaEnableDefault, &st));
+        report("entry point cuLaunchKernel",
+               cudaGetDriverEntryPoint("cuLaunchKernel", &launch_p, cudaEnableDefault, &st));
+        memset(ints, 0, sizeof ints);
+        report("cudaMalloc", cudaMalloc((void **)&di, sizeof ints));
+        report("cudaMemcpy HtoD", cudaMemcpy(di, ints, sizeof ints, cudaMemcpyHostToDevice));
+        if (fa_p != NULL && launch_p != NULL && f != NULL) {
+            int r = ((fattr_fn)fa_p)(&threads, 0 /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK */, f);
+            printf("cuFuncGetAttribute on it: %d, %d threads\n", r, threads);
+            CHECK(r == 0 && threads > 0, "cuFuncGetAttribute on cudaGetFuncBySymbol's function: %d, %d\n", r, threads);
+            void *args[] = { &di, &n, &v };
+            r = ((launch_fn)launch_p)(f, 1, 1, 1, 64, 1, 1, 0, NULL, args, NULL);
+            printf("cuLaunchKernel on it: %d\n", r);
+            CHECK(r == 0, "cuLaunchKernel on cudaGetFuncBySymbol's function: %d\n", r);
+        }
+        report("cudaDeviceSynchronize", cudaDeviceSynchronize());
+        report("cudaMemcpy DtoH", cudaMemcpy(ints, di, sizeof ints, cudaMemcpyDeviceToHost));
+        for (int i = 0; i < 64; i++)
+            ok &= ints[i] == 5;
+        printf("the kernel by its function: %s\n", ok ? "ran" : "did not run");
+        CHECK(ok, "the kernel launched by cudaGetFuncBySymbol's function did not add 5\n");
+        report("cudaFree", cudaFree(di));
+#if CUDART_VERSION >= 12040
+        /* its name and parameters through the runtime: the registered name, the server driver's layout */
+        const char *name = NULL;
+        report("cudaFuncGetName", cudaFuncGetName(&name, (const void *)add_i32));
+        printf("name: %s\n", name ? name : "(none)");
+        CHECK(name != NULL && strcmp(name, "fk_add_i32__pii") == 0, "cudaFuncGetName gave %s\n", name ? name : "NULL");
+        for (size_t i = 0; i < 4; i++) {
+            size_t off = 77, size = 77;
+            e = cudaFuncGetParamInfo((const void *)add_i32, i, &off, &size);
+            printf("parameter %zu: %s, offset %zu, size %zu\n", i, cudaGetErrorName(e), off, size);
+            CHECK(i == 3 || (e == cudaSuccess && size == (i == 0 ? 8u : 4u)), "cudaFuncGetParamInfo(%zu): %d, %zu\n",
+                  i, (int)e, size);
+        }
+        report("then cudaGetLastError", cudaGetLastError());
+#endif
+        /* what no fat binary registered: the runtime's word, kept for cudaGetLastError */
+        static const char not_a_stub[16];
+        f = (cudaFunction_t)1;
+        e = cudaGetFuncBySymbol(&f, not_a_stub);
+        report("cudaGetFuncBySymbol of an unregistered address", e);
+        CHECK(e == cudaErrorInvalidDeviceFunction, "an unregistered address gave %d\n", (int)e);
+        report("then cudaGetLastError", cudaGetLastError());
+        e = cudaGetFuncBySymbol(&f, NULL);
+        report("cudaGetFuncBySymbol(NULL)", e);
+        CHECK(e == cudaErrorInvalidDeviceFunction, "a NULL symbol gave %d\n", (int)e);
+        report("cudaGetFuncBySymbol to NULL", cudaGetFuncBySymbol(NULL, (const void *)add_i32));
+        report("then cudaGetLastError", cudaGetLastError());
+    }
+#if CUDART_VERSION >= 12000
+    /* the stub's kernel (cudaGetKernel, a CUkernel): the driver's cuKernelGetFunction on it launched with v=7, and
+       the runtime's calls that take a stub taking it "as is" (attributes, a launch with v=9): 0 + 7 + 9 */
+    {
+        typedef int (*kfunc_fn)(cudaFunction_t *, cudaKernel_t);
+        typedef int (*launch_fn)(cudaFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                 cudaStream_t, void **, void **);
+        enum cudaDriverEntryPointQueryResult st;
+        void *kf_p = NULL, *launch_p = NULL;
+        cudaKernel_t k = NULL, k2 = NULL;
+        cudaFunction_t f = NULL;
+        struct cudaFuncAttributes kfa;
+        int ints[64], *di = NULL, n = 64, v = 7, ok = 1;
+        void *args[] = { &di, &n, &v };
+        cudaError_t e = cudaGetKernel(&k, (const void *)add_i32);
+        report("cudaGetKernel", e);
+        CHECK(e == cudaSuccess && k != NULL, "cudaGetKernel of a registered stub: %d\n", (int)e);
+        report("cudaGetKernel again", cudaGetKernel(&k2, (const void *)add_i32));
+        printf("the same kernel: %s\n", k == k2 ? "yes" : "no");
+        report("entry point cuKernelGetFunction",
+               cudaGetDriverEntryPoint("cuKernelGetFunction", &kf_p, cudaEnableDefault, &st));
+        report("entry point cuLaunchKernel",
+               cudaGetDriverEntryPoint("cuLaunchKernel", &launch_p, cudaEnableDefault, &st));
+        memset(ints, 0, sizeof ints);
+        report("cudaMalloc", cudaMalloc((void **)&di, sizeof ints));
+        report("cudaMemcpy HtoD", cudaMemcpy(di, ints, sizeof ints, cudaMemcpyHostToDevice));
+        if (kf_p != NULL && launch_p != NULL && k != NULL) {
+            int r = ((kfunc_fn)kf_p)(&f, k);
+            printf("cuKernelGetFunction on it: %d\n", r);
+            CHECK(r == 0 && f != NULL, "cuKernelGetFunction on cudaGetKernel's kernel: %d\n", r);
+            r = f != NULL ? ((launch_fn)launch_p)(f, 1, 1, 1, 64, 1, 1, 0, NULL, args, NULL) : -1;
+            printf("cuLaunchKernel on its function: %d\n", r);
+            CHECK(r == 0, "cuLaunchKernel on cudaGetKernel's function: %d\n", r);
+        }
+        memset(&kfa, 0xee, sizeof kfa);
+        e = cudaFuncGetAttributes(&kfa, (const void *)k);
+        report("cudaFuncGetAttributes of the kernel", e);
+        printf("its attributes: %d threads\n", kfa.maxThreadsPerBlock);
+        CHECK(e == cudaSuccess, "cudaFuncGetAttributes of cudaGetKernel's kernel: %d\n", (int)e);
+        v = 9;
+        report("cudaLaunchKernel of the kernel",
+               cudaLaunchKernel((const void *)k, (dim3){ 1, 1, 1 }, (dim3){ 64, 1, 1 }, args, 0, NULL));
+        report("cudaDeviceSynchronize", cudaDeviceSynchronize());
+        report("cudaMemcpy DtoH", cudaMemcpy(ints, di, sizeof ints, cudaMemcpyDeviceToHost));
+        for (int i = 0; i < 64; i++)
+            ok &= ints[i] == 16;
+        printf("the kernel by its handle: %s\n", ok ? "ran twice" : "did not run twice");
+        CHECK(ok, "the kernel by cudaGetKernel's handle did not add 7 and 9 (%d)\n", ints[0]);
+        report("cudaFree", cudaFree(di));
+        static const char not_a_stub[16];
+        e = cudaGetKernel(&k, not_a_stub);
+        report("cudaGetKernel of an unregistered address", e);
+        CHECK(e == cudaErrorInvalidDeviceFunction, "cudaGetKernel of an unregistered address gave %d\n", (int)e);
+        report("then cudaGetLastError", cudaGetLastError());
+        report("cudaGetKernel to NULL", cudaGetKernel(NULL, (const void *)add_i32));
+        report("then cudaGetLastError", cudaGetLastError());
+    }
+#endif
     /* driver entry points through the runtime (PyTorch's c10 takes its driver functions so): they must be this
        process's functions, callable here, not the server's addresses */
     {

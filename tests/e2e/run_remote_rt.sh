@@ -3,9 +3,12 @@
 # programs"). cushim-serve serves the fake driver, runtime and NVML; the clients preload the shim and the remote
 # plugin (which exports nvcc's registration functions) and find no libcuda.so.1 anywhere:
 #   1. e2e_remote_rt (registration, <<<>>> launches the CUDA 12 and 13 ways on two devices, a kernel's
-#      attributes and occupancy, copies in pieces, streams, events, errors) prints the same as a local run; the
-#      server's fake runtime received the runtime calls the local one did (less the copies, launches, attributes
-#      and occupancy, which the client sends as driver calls, and the driver entry points, answered in the client
+#      attributes and occupancy, a stub's function by cudaGetFuncBySymbol launched with the driver's cuLaunchKernel
+#      and by cudaGetKernel's kernel (the driver's cuKernelGetFunction of it, the runtime's launch of it) - the
+#      fake's work log shows that kernel with its arguments, on the server as locally -, its name and parameters,
+#      copies in pieces, streams, events, errors) prints the same as a local run; the server's fake runtime
+#      received the runtime calls the local one did (less the copies, launches, attributes, occupancy, a stub's
+#      function, kernel, name and parameters, which the client answers with driver calls, and the driver entry points, answered in the client
 #      from the shim's own functions, plus one cudaFree(NULL) per device that makes the
 #      runtime's context current before the module is loaded there and two cudaPointerGetAttributes for each
 #      cudaMemcpyDefault) and the client's received only the error
@@ -31,7 +34,7 @@ client() {   # client OUT ERR PROGRAM...: the shim and the plugin preloaded, no 
 start_server() {   # start_server TAG: one client, counts under $d/TAG.server.*
     rm -f "$d/$1.server.shim"*
     serve_fakes --once FAKE_CUDA_COUNTS="$d/$1.server.driver" FAKE_CUDART_COUNTS="$d/$1.server.runtime" \
-        FAKE_NVML_COUNTS="$d/$1.server.nvml" CUSHIM_COUNTS="$d/$1.server.shim"
+        FAKE_NVML_COUNTS="$d/$1.server.nvml" CUSHIM_COUNTS="$d/$1.server.shim" FAKE_CUDA_WORK_LOG="$d/$1.server.work"
 }
 
 # 1. the runtime program
@@ -50,7 +53,8 @@ while IFS=$'\t' read -r api n; do
     [ "$(count "$d/rt.server.shimall" "$api")" = "$n" ] ||
         fail "the server's shim counted $api $(count "$d/rt.server.shimall" "$api") times, its driver received $n"
 done < "$d/rt.server.driver"
-LD_LIBRARY_PATH="$fake" FAKE_CUDA_COUNTS="$d/rt.local.driver" FAKE_CUDART_COUNTS="$d/rt.local.runtime" "$rt" \
+LD_LIBRARY_PATH="$fake" FAKE_CUDA_COUNTS="$d/rt.local.driver" FAKE_CUDART_COUNTS="$d/rt.local.runtime" \
+    FAKE_CUDA_WORK_LOG="$d/rt.local.work" "$rt" \
     > "$d/rt.local.out" 2> "$d/rt.local.err" || fail "e2e_remote_rt failed locally: $(cat "$d/rt.local.err")"
 diff "$d/rt.local.out" "$d/rt.remote.out" > "$d/rt.diff" || fail "outputs differ: $(cat "$d/rt.diff")"
 grep -q "^round trip: equal" "$d/rt.remote.out" || fail "no data round trip in $(cat "$d/rt.remote.out")"
@@ -58,7 +62,7 @@ grep -q "^pinned round trip: equal" "$d/rt.remote.out" || fail "no pinned round 
 grep -q "^default copies: equal" "$d/rt.remote.out" || fail "cudaMemcpyDefault: $(grep -i default "$d/rt.remote.out")"
 grep -q "driver calls, .* round trips" "$d/rt.remote.err" || fail "no stats line: $(cat "$d/rt.remote.err")"
 # the runtime calls: on the server's runtime, not the client's
-translated=$'^(cudaMemcpy|cudaMemcpyAsync|cudaLaunchKernel|cudaFuncGetAttributes|cudaFuncSetAttribute|cudaOccupancy[A-Za-z]*|cudaMallocHost|cudaHostAlloc|cudaFreeHost|cudaGetErrorName|cudaGetErrorString|cudaGetDriverEntryPoint[A-Za-z_]*)\t'
+translated=$'^(cudaMemcpy|cudaMemcpyAsync|cudaLaunchKernel|cudaFuncGetAttributes|cudaFuncSetAttribute|cudaOccupancy[A-Za-z]*|cudaGetFuncBySymbol|cudaGetKernel|cudaFuncGetName|cudaFuncGetParamInfo|cudaMallocHost|cudaHostAlloc|cudaFreeHost|cudaGetErrorName|cudaGetErrorString|cudaGetDriverEntryPoint[A-Za-z_]*)\t'
 # cudaGetDevice after a successful cudaSetDevice is answered in the client (rc_cudart.c), after cudaDeviceReset
 # asked again: of 3, 1 reaches the server; cudaSetDevice(0) of the device set is too, but after the reset
 grep -Ev "$translated" "$d/rt.local.runtime" |
@@ -72,7 +76,10 @@ awk -F'\t' -v OFS='\t' -v n="$loads" '$1 == "cudaFree" { $2 = $2 - n } $1 == "cu
     { print }' "$d/rt.server.runtime" | sort > "$d/rt.got"
 diff "$d/rt.want" "$d/rt.got" > "$d/rt.counts.diff" ||
     fail "the server's runtime saw other calls than a local run's: $(cat "$d/rt.counts.diff")"
-[ "$(count "$d/rt.server.runtime" cudaMalloc)" = 3 ] || fail "the server's runtime did not see the 3 cudaMalloc"
+mallocs=$(count "$d/rt.local.runtime" cudaMalloc)   # 4, and 5 with cudaGetKernel's part (CUDA 12 on)
+if [ "$mallocs" -lt 4 ] || [ "$(count "$d/rt.server.runtime" cudaMalloc)" != "$mallocs" ]; then
+    fail "the server's runtime did not see the $mallocs cudaMalloc"
+fi
 [ -z "$(grep -Ev $'^(cudaGetErrorName|cudaGetErrorString)\t' "$d/rt.client.runtime")" ] ||
     fail "the client's own runtime was called: $(cat "$d/rt.client.runtime")"
 for f in cuModuleLoadData cuModuleGetFunction cuFuncSetAttribute \
@@ -86,6 +93,20 @@ done
 # real runtime does (the fake sends them)
 [ "$(count "$d/rt.server.driver" cuLaunchKernel)" = "$(($(count "$d/rt.local.driver" cuLaunchKernel) - 2))" ] ||
     fail "launches: server $(count "$d/rt.server.driver" cuLaunchKernel), local $(count "$d/rt.local.driver" cuLaunchKernel)"
+# the kernel launched by the function cudaGetFuncBySymbol gave (the driver's cuLaunchKernel): the right one, with
+# its arguments, on the server as locally
+want_work=$'kernel fk_add_i32__pii 1x1x1 64x1x1 p 64 5'
+# and cudaGetKernel's kernel (CUDA 12 on), by the driver's function of it (7) and by the runtime's launch of it (9)
+kernel_part=$(grep -c '^cudaGetKernel: cudaSuccess' "$d/rt.local.out")
+for w in rt.local.work rt.server.work; do
+    [ "$(grep -c "$want_work\$" "$d/$w")" = 1 ] || fail "$w: no one launch of '$want_work': $(grep fk_add "$d/$w")"
+    for v in 7 9; do
+        [ "$(grep -c "kernel fk_add_i32__pii 1x1x1 64x1x1 p 64 $v\$" "$d/$w")" = "$kernel_part" ] ||
+            fail "$w: not $kernel_part launch(es) by cudaGetKernel's kernel with $v: $(grep fk_add "$d/$w")"
+    done
+done
+[ "$(count "$d/rt.server.driver" cuLibraryLoadData)" = "$kernel_part" ] ||
+    fail "cudaGetKernel: the fat binary loaded $(count "$d/rt.server.driver" cuLibraryLoadData) times as a library"
 [ "$(count "$d/rt.server.driver" cuMemcpyHtoD_v2)" -ge 3 ] ||   # the 36 MiB in pieces, and cudaMemcpyDefault's
     fail "the 36 MiB copy did not go in pieces: $(count "$d/rt.server.driver" cuMemcpyHtoD_v2) cuMemcpyHtoD_v2"
 

@@ -11,7 +11,9 @@
  * Each thread has a current device (0 unless cudaSetDevice said otherwise)
  * whose primary context the runtime retains once and makes current in the
  * thread when it first needs it. Kernels are host addresses, mapped to
- * functions of one fake module per device by name ("kernel_<address>").
+ * functions of one fake module per device by name ("kernel_<address>"), or registered stubs
+ * (fake_cudart_register.c), whose function cudaGetFuncBySymbol gives and whose kernel cudaGetKernel gives (a
+ * library per fat binary; the calls that take a stub take that kernel too).
  */
 #include <dlfcn.h>
 #include <stddef.h>
@@ -109,6 +111,13 @@ struct frt_loaded {
     CUmodule module;
 };
 static struct frt_loaded frt_images[64];         /* under frt_lock: registered fat binaries loaded */
+struct frt_kernel_handle {                       /* cudaGetKernel's: the driver's CUkernel of a registered stub */
+    const void *image, *host;
+    CUlibrary library;
+    CUkernel kernel;
+};
+static struct frt_kernel_handle frt_handles[64];  /* under frt_lock */
+static int frt_nhandles;
 static int frt_nimages;
 
 static __thread int frt_device;
@@ -852,6 +861,9 @@ static cudaError_t frt_function(const void *host, CUfunction *out)
     int dev = frt_device;
     CUresult r = CUDA_SUCCESS;
     pthread_mutex_lock(&frt_lock);
+    for (int i = 0; i < frt_nhandles; i++)   /* a cudaKernel_t "used as is": its stub's function */
+        if ((const void *)frt_handles[i].kernel == host)
+            host = frt_handles[i].host;
     for (int i = 0; i < frt_nkernels; i++) {
         if (frt_kernels[i].host == host && frt_kernels[i].device == dev) {
             *out = frt_kernels[i].func;
@@ -923,6 +935,75 @@ cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
     FRT_ENTER(cudaLaunchKernel_ptsz);
     return frt_ret(frt_launch(1, func, gridDim, blockDim, args, sharedMem, stream));
 }
+
+/* The function a launch of a registered stub uses on the thread's device, as the real runtime answers it: the
+   driver's CUfunction; an address no fat binary registered is cudaErrorInvalidDeviceFunction (no "kernel_<address>"
+   fallback here, unlike a launch). */
+cudaError_t cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const void *symbolPtr)
+{
+    FRT_ENTER(cudaGetFuncBySymbol);
+    const void *image;
+    char name[256];
+    CUfunction f;
+    if (functionPtr == NULL)
+        return frt_ret(cudaErrorInvalidValue);
+    if (symbolPtr == NULL || !frr_lookup(symbolPtr, &image, name, sizeof name))
+        return frt_ret(cudaErrorInvalidDeviceFunction);
+    cudaError_t e = frt_context();
+    if (e == cudaSuccess)
+        e = frt_function(symbolPtr, &f);
+    if (e == cudaSuccess)
+        *functionPtr = (cudaFunction_t)f;
+    return frt_ret(e);
+}
+
+#if CUDART_VERSION >= 12000
+/* A registered stub's kernel: its fat binary loaded once as a library (cuLibraryLoadData), the kernel by name
+   (cuLibraryGetKernel). The runtime's calls that take a stub take it too (frt_function). */
+cudaError_t cudaGetKernel(cudaKernel_t *kernelPtr, const void *entryFuncAddr)
+{
+    FRT_ENTER(cudaGetKernel);
+    static void *_Atomic load, *_Atomic get;
+    const void *image;
+    char name[256];
+    if (kernelPtr == NULL)
+        return frt_ret(cudaErrorInvalidValue);
+    if (entryFuncAddr == NULL || !frr_lookup(entryFuncAddr, &image, name, sizeof name))
+        return frt_ret(cudaErrorInvalidDeviceFunction);
+    FRT_CTX();
+    if (atomic_load(&load) == NULL)
+        atomic_store(&load, frt_resolve("cuLibraryLoadData", CU_GET_PROC_ADDRESS_DEFAULT));
+    if (atomic_load(&get) == NULL)
+        atomic_store(&get, frt_resolve("cuLibraryGetKernel", CU_GET_PROC_ADDRESS_DEFAULT));
+    CUresult (*load_fn)(CUlibrary *, const void *, CUjit_option *, void **, unsigned, CUlibraryOption *, void **,
+                        unsigned) = atomic_load(&load);
+    CUresult (*get_fn)(CUkernel *, CUlibrary, const char *) = atomic_load(&get);
+    if (load_fn == NULL || get_fn == NULL)
+        return frt_ret(cudaErrorNotSupported);
+    CUresult r = CUDA_SUCCESS;
+    CUlibrary lib = NULL;
+    CUkernel k = NULL;
+    pthread_mutex_lock(&frt_lock);
+    for (int i = 0; i < frt_nhandles; i++) {
+        if (frt_handles[i].host == entryFuncAddr)
+            k = frt_handles[i].kernel;
+        if (frt_handles[i].image == image)
+            lib = frt_handles[i].library;
+    }
+    int fresh = k == NULL;
+    if (fresh && lib == NULL)
+        r = load_fn(&lib, image, NULL, NULL, 0, NULL, NULL, 0);
+    if (fresh && r == CUDA_SUCCESS)
+        r = get_fn(&k, lib, name);
+    if (fresh && r == CUDA_SUCCESS && frt_nhandles < (int)(sizeof frt_handles / sizeof frt_handles[0]))
+        frt_handles[frt_nhandles++] = (struct frt_kernel_handle){image, entryFuncAddr, lib, k};
+    pthread_mutex_unlock(&frt_lock);
+    if (r != CUDA_SUCCESS)
+        return frt_ret(frt_error(r));
+    *kernelPtr = (cudaKernel_t)k;
+    return cudaSuccess;
+}
+#endif
 
 /* What a pointer is: the driver's memory type and device; memory the driver does not know is unregistered
    host memory (cudaSuccess, as the runtime answers since CUDA 11). */
@@ -1015,6 +1096,39 @@ cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *f
     }
     return cudaSuccess;
 }
+
+#if CUDART_VERSION >= 12040
+/* A function's name and parameters: the driver's, for the stub's function on the thread's device. */
+cudaError_t cudaFuncGetName(const char **name, const void *func)
+{
+    FRT_ENTER(cudaFuncGetName);
+    static void *_Atomic get;
+    CUfunction f;
+    if (name == NULL)
+        return frt_ret(cudaErrorInvalidValue);
+    cudaError_t e = frt_func_of(func, &f);
+    if (e == cudaSuccess && atomic_load(&get) == NULL)
+        atomic_store(&get, frt_resolve("cuFuncGetName", CU_GET_PROC_ADDRESS_DEFAULT));
+    CUresult (*fn)(const char **, CUfunction) = atomic_load(&get);
+    if (e != cudaSuccess || fn == NULL)
+        return frt_ret(e != cudaSuccess ? e : cudaErrorNotSupported);
+    return frt_ret(frt_error(fn(name, f)));
+}
+
+cudaError_t cudaFuncGetParamInfo(const void *func, size_t paramIndex, size_t *paramOffset, size_t *paramSize)
+{
+    FRT_ENTER(cudaFuncGetParamInfo);
+    static void *_Atomic get;
+    CUfunction f;
+    cudaError_t e = frt_func_of(func, &f);
+    if (e == cudaSuccess && atomic_load(&get) == NULL)
+        atomic_store(&get, frt_resolve("cuFuncGetParamInfo", CU_GET_PROC_ADDRESS_DEFAULT));
+    CUresult (*fn)(CUfunction, size_t, size_t *, size_t *) = atomic_load(&get);
+    if (e != cudaSuccess || fn == NULL)
+        return frt_ret(e != cudaSuccess ? e : cudaErrorNotSupported);
+    return frt_ret(frt_error(fn(f, paramIndex, paramOffset, paramSize)));
+}
+#endif
 
 cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)
 {

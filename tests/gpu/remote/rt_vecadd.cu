@@ -1,6 +1,9 @@
 // rt_vecadd.cu - a runtime-API program (nvcc -cudart shared, no -lcuda) for the GPU check 'remote'
 // (tests/gpu/checks/remote.sh): <<<>>> launches on a stream and the default stream, copies both ways in
-// several sizes (one over the client's 32 MiB piece), events, device properties, a launch the runtime refuses.
+// several sizes (one over the client's 32 MiB piece), events, device properties, a launch the runtime refuses, a
+// kernel's function by cudaGetFuncBySymbol and its kernel by cudaGetKernel launched through the driver's calls and
+// the runtime's (XLA's way), its name and parameter layout, and their error for an address no fat binary
+// registered.
 // Prints only what a local run and a run through cushim-serve must agree on.
 #include <cstdio>
 #include <cstdlib>
@@ -68,6 +71,84 @@ int main()
     report("after it", cudaGetLastError());
     axpb<<<1, 0>>>(nullptr, nullptr, 0, 0, 0);      // a block of no threads: refused
     report("zero-thread launch", cudaGetLastError());
+    // XLA's way (docs/remote.md, "A stub's function and kernel"): the kernel's function by cudaGetFuncBySymbol and
+    // its kernel by cudaGetKernel, used with the driver's calls (taken through the runtime: no -lcuda) and, for the
+    // kernel, with the runtime's calls that take a stub
+    {
+        typedef int (*fattr_fn)(int *, int, cudaFunction_t);
+        typedef int (*launch_fn)(cudaFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                 cudaStream_t, void **, void **);
+        typedef int (*kfunc_fn)(cudaFunction_t *, cudaKernel_t);
+        void *fa = nullptr, *la = nullptr, *kf = nullptr;
+        cudaDriverEntryPointQueryResult st;
+        report("entry point cuFuncGetAttribute",
+               cudaGetDriverEntryPointByVersion("cuFuncGetAttribute", &fa, 12000, cudaEnableDefault, &st));
+        report("entry point cuLaunchKernel",
+               cudaGetDriverEntryPointByVersion("cuLaunchKernel", &la, 12000, cudaEnableDefault, &st));
+        report("entry point cuKernelGetFunction",
+               cudaGetDriverEntryPointByVersion("cuKernelGetFunction", &kf, 12000, cudaEnableDefault, &st));
+        const int N = 4096;
+        float *hx = (float *)std::malloc(N * sizeof(float)), *hy = (float *)std::malloc(N * sizeof(float));
+        float *dx = nullptr, *dy = nullptr, a = 2.0f, b = 1.0f;
+        int n = N;
+        void *args[] = { &dy, &dx, &a, &b, &n };
+        for (int i = 0; i < N; i++)
+            hx[i] = (float)(i % 101);
+        cudaMalloc(&dx, N * sizeof(float));
+        cudaMalloc(&dy, N * sizeof(float));
+        cudaMemcpy(dx, hx, N * sizeof(float), cudaMemcpyHostToDevice);
+        cudaFunction_t f = nullptr, f2 = nullptr, kfn = nullptr;
+        cudaKernel_t k = nullptr, k2 = nullptr;
+        report("cudaGetFuncBySymbol", cudaGetFuncBySymbol(&f, (const void *)axpb));
+        report("cudaGetFuncBySymbol again", cudaGetFuncBySymbol(&f2, (const void *)axpb));
+        std::printf("the same function: %s\n", f != nullptr && f == f2 ? "yes" : "no");
+        report("cudaGetKernel", cudaGetKernel(&k, (const void *)axpb));
+        report("cudaGetKernel again", cudaGetKernel(&k2, (const void *)axpb));
+        std::printf("the same kernel: %s\n", k != nullptr && k == k2 ? "yes" : "no");
+        const char *name = nullptr;
+        report("cudaFuncGetName", cudaFuncGetName(&name, (const void *)axpb));
+        std::printf("name: %s\n", name != nullptr ? name : "(none)");
+        for (size_t i = 0; i < 6; i++) {   // five parameters, then one past them
+            size_t off = 77, size = 77;
+            cudaError_t e = cudaFuncGetParamInfo((const void *)axpb, i, &off, &size);
+            std::printf("parameter %zu: %s, offset %zu, size %zu\n", i, cudaGetErrorName(e), off, size);
+        }
+        report("then cudaGetLastError", cudaGetLastError());
+        for (int way = 0; way < 3; way++) {   // the function's driver launch; the kernel's function's; the kernel's
+            int r = -1, threads = -1, bad = 0;
+            a = 2.0f + (float)way;
+            if (way == 0 && fa != nullptr && f != nullptr)
+                r = ((fattr_fn)fa)(&threads, 0 /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK */, f);
+            if (way == 1 && kf != nullptr && k != nullptr)
+                r = ((kfunc_fn)kf)(&kfn, k);
+            if (way == 2 && k != nullptr) {
+                cudaFuncAttributes attr;
+                r = (int)cudaFuncGetAttributes(&attr, (const void *)k);
+                threads = attr.maxThreadsPerBlock;
+            }
+            cudaFunction_t use = way == 0 ? f : kfn;
+            if (way < 2 && la != nullptr && use != nullptr)
+                r = r != 0 ? r : ((launch_fn)la)(use, (N + 255) / 256, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr);
+            if (way == 2)
+                r = r != 0 ? r : (int)cudaLaunchKernel((const void *)k, dim3((N + 255) / 256), dim3(256), args, 0, 0);
+            report("cudaDeviceSynchronize", cudaDeviceSynchronize());
+            cudaMemcpy(hy, dy, N * sizeof(float), cudaMemcpyDeviceToHost);
+            for (int i = 0; i < N; i++)
+                bad += hy[i] != a * hx[i] + b;
+            std::printf("way %d: %d, %d threads, %d wrong\n", way, r, threads, bad);
+        }
+        cudaFree(dx);
+        cudaFree(dy);
+        std::free(hx);
+        std::free(hy);
+        report("last error", cudaGetLastError());
+        std::fflush(stdout);
+        // an address no fat binary registered (a host function): the runtime's word, the oracle of the client's
+        report("cudaGetFuncBySymbol of a host function", cudaGetFuncBySymbol(&f, (const void *)report));
+        report("then cudaGetLastError", cudaGetLastError());
+        report("cudaGetKernel of a host function", cudaGetKernel(&k, (const void *)report));
+        report("then cudaGetLastError", cudaGetLastError());
+    }
     report("cudaDeviceSynchronize", cudaDeviceSynchronize());
     return 0;
 }
