@@ -54,6 +54,13 @@ rs_ratio() {
         if (a !~ n || b !~ n || b + 0 == 0) print "?"; else printf "%.3f", a / b }'
 }
 
+# rs_why TAG RC: why run TAG failed - a driver loaded (98), else its stderr's last two lines, the plugin's exit
+# lines (stats=1) aside
+rs_why() {
+    if [ "$2" = 98 ]; then echo "the client loaded a driver (logs/remote.$1.ld.*)"; return; fi
+    grep -v '^remote: pid [0-9]*: ' "$LOGS/remote.$1.err" 2>/dev/null | tail -n 2 | tr '\n' ' ' | cut -c1-200
+}
+
 # rs_run MODEL MODE ROUND W N: one run of torch_step.py; its output in $DATA/remote.step.MODEL.MODE.ROUND.out
 # (remote_client's naming), stderr in $LOGS; returns its exit status (a remote client that loaded a driver: 98)
 rs_run() {
@@ -92,7 +99,7 @@ rs_model() {
             if [ "$mode" = 1ms ]; then rs_run "$model" $mode "r$r" "$w1" "$n1"; else rs_run "$model" $mode "r$r" "$w" "$n"; fi
             rc=$?
             if [ $rc != 0 ]; then
-                failed+="$mode r$r rc $rc: $(tail -n 2 "$LOGS/remote.step.$model.$mode.r$r.err" | tr '\n' ' ' | cut -c1-200); "
+                failed+="$mode r$r rc $rc: $(rs_why "step.$model.$mode.r$r" $rc); "
                 [ -e "$WORK/.cut" ] && cut=1
             fi
         done
@@ -106,8 +113,11 @@ rs_model() {
             lossbad+="r$r local $(rs_loss "$f.local.r$r.out") shm $(rs_loss "$f.shm.r$r.out"); "
     done
     # the counts: W+2N steps over shared memory against round 1's W+N
-    [ -z "$cut" ] && { rs_run "$model" shm count "$w" $((2 * n)) ||
-        failed+="count run rc $?: $(tail -n 2 "$LOGS/remote.step.$model.shm.count.err" | tr '\n' ' ' | cut -c1-200); "; }
+    if [ -z "$cut" ]; then
+        rs_run "$model" shm count "$w" $((2 * n))
+        rc=$?
+        [ $rc = 0 ] || failed+="count run rc $rc: $(rs_why "step.$model.shm.count" $rc); "
+    fi
     local pre="${failed:+runs failed: $failed}"
     # shm: the target
     local lm sm dm gl gs gd ratio target=1.3 ok=PASS why=""
