@@ -22,7 +22,7 @@
 # check's plumbing only, against the fake driver with a stand-in python (tests/gpu/remote/remotestep_dryrun.sh).
 # Steps per run: REMOTESTEP_MLP="W N W1 N1" (default "20 200 3 10": W warm-up and N timed steps locally and over
 # shared memory, W1 and N1 at 1 ms), REMOTESTEP_TRANSFORMER (default "3 15 2 6"); REMOTESTEP_MODELS (default
-# "mlp transformer"). Expected time on an H100: about 3-4 minutes (most of it Python and CUDA start-up over
+# "mlp transformer"); TORCH_STEP_LAYERS=K gives the transformer K blocks (12). Expected time on an H100: about 3-4 minutes (most of it Python and CUDA start-up over
 # remoting, and the 1 ms runs' start-up round trips); outputs in $DATA/remote.step.*, stderr in $LOGS.
 
 # rs_steps MODEL: "W N W1 N1" for MODEL
