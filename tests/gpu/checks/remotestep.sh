@@ -20,8 +20,8 @@
 #   remotestep MODEL loss     each shared-memory run's last loss equal to the local run's of its round (bits)
 # PASS/FAIL per target; no timed assertion runs in CI: the ctest e2e_remote_step_dryrun runs this check's plumbing
 # only, against the fake driver with a stand-in python (tests/e2e/run_remote_step_dryrun.sh).
-# Steps per run: REMOTESTEP_MLP="W N W1 N1" (default "20 200 3 10": W warm-up and N timed steps locally and over
-# shared memory, W1 and N1 at 1 ms), REMOTESTEP_TRANSFORMER (default "3 15 2 6"); REMOTESTEP_MODELS (default
+# Steps per run: REMOTESTEP_MLP="W N W1 N1" (default "20 200 5 50": W warm-up and N timed steps locally and over
+# shared memory, W1 and N1 at 1 ms), REMOTESTEP_TRANSFORMER (default "3 15 2 8"); REMOTESTEP_MODELS (default
 # "mlp transformer"); TORCH_STEP_LAYERS=K gives the transformer K blocks (12). Expected time on an H100: about
 # 3-4 minutes, estimated (most of it Python and CUDA start-up, over remoting and at 1 ms a round trip); outputs in
 # $DATA/remote.step.*, stderr and LD_DEBUG=files logs in $LOGS, the servers' logs in $LOGS/remote.step.{serve,tcp}.log.
@@ -29,8 +29,8 @@
 # rs_steps MODEL: "W N W1 N1" for MODEL
 rs_steps() {
     case $1 in
-    mlp) echo "${REMOTESTEP_MLP:-20 200 3 10}" ;;
-    transformer) echo "${REMOTESTEP_TRANSFORMER:-3 15 2 6}" ;;
+    mlp) echo "${REMOTESTEP_MLP:-20 200 5 50}" ;;
+    transformer) echo "${REMOTESTEP_TRANSFORMER:-3 15 2 8}" ;;
     *) echo "" ;;
     esac
 }
