@@ -2,7 +2,7 @@
 # remotestep: PyTorch training steps over remoting, timed against local in the same run - issue 43's step targets
 # (docs/benchmarks.md, "PyTorch steps over remoting"). tests/gpu/remote/torch_step.py runs two models:
 #   mlp          launch-bound (4 small Linear layers, batch 64, f32, SGD; ~1 ms a step locally)
-#   transformer  compute-bound (12 blocks of width 2048, 8 x 1024 tokens, bf16, SGD; >= 50 ms a step locally)
+#   transformer  compute-bound (16 blocks of width 2048, 8 x 1024 tokens, bf16, SGD; >= 50 ms a step locally)
 # each in three ways, interleaved, REMOTESTEP_ROUNDS rounds (default 2): locally (the real driver, no shim); over
 # remoting by the unix socket with shared memory (the default transport on one host); and over TCP loopback with
 # the plugin's delay_us=1000 (a simulated 1 ms round trip, as remotenet). The servers are cushim-serve on this
@@ -22,7 +22,7 @@
 # only, against the fake driver with a stand-in python (tests/e2e/run_remote_step_dryrun.sh).
 # Steps per run: REMOTESTEP_MLP="W N W1 N1" (default "20 200 5 50": W warm-up and N timed steps locally and over
 # shared memory, W1 and N1 at 1 ms), REMOTESTEP_TRANSFORMER (default "3 15 2 8"); REMOTESTEP_MODELS (default
-# "mlp transformer"); TORCH_STEP_LAYERS=K gives the transformer K blocks (12). Expected time on an H100: about
+# "mlp transformer"); TORCH_STEP_LAYERS=K gives the transformer K blocks (16). Expected time on an H100: about
 # 3-4 minutes, estimated (most of it Python and CUDA start-up, over remoting and at 1 ms a round trip); outputs in
 # $DATA/remote.step.*, stderr and LD_DEBUG=files logs in $LOGS, the servers' logs in $LOGS/remote.step.{serve,tcp}.log.
 

@@ -5,10 +5,10 @@
 USAGE: torch_step.py MODEL WARMUP STEPS
   MODEL  mlp          launch-bound: 4 Linear layers of 256 (ReLU), batch 64, f32, SGD with momentum;
                       about 1 ms a step on an H100, nearly all of it the host issuing ~40 kernels and GEMMs
-         transformer  compute-bound: 12 pre-norm blocks of width 2048 (16 heads, attention written out as two
+         transformer  compute-bound: 16 pre-norm blocks of width 2048 (16 heads, attention written out as two
                       batched GEMMs and a softmax, MLP 4x with GELU), batch 8 x 1024 tokens, bf16, SGD;
-                      about 20 TFLOP a step: >= 50 ms on an H100
-  TORCH_STEP_LAYERS=K in the environment gives the transformer K blocks instead of 12 (its step scales with K).
+                      about 27 TFLOP a step: >= 50 ms on an H100 (60-70 ms by estimate)
+  TORCH_STEP_LAYERS=K in the environment gives the transformer K blocks instead of 16 (its step scales with K).
   WARMUP steps run first untimed (cuBLAS's heuristics, the caching allocator's growth), then STEPS timed ones.
 
 Each timed step: torch.cuda.synchronize(), the wall clock read, an event recorded, the step (zero_grad, forward,
@@ -67,7 +67,7 @@ def build_mlp(torch, dev):
 def build_transformer(torch, dev):
     nn = torch.nn
     width, heads, batch, seq = 2048, 16, 8, 1024
-    layers = int(os.environ.get("TORCH_STEP_LAYERS", "12"))
+    layers = int(os.environ.get("TORCH_STEP_LAYERS", "16"))
     dt = torch.bfloat16
 
     class Block(nn.Module):
@@ -107,7 +107,7 @@ def main(argv):
         return usage("WARMUP and STEPS are numbers: %r %r" % (argv[2], argv[3]))
     if warmup < 0 or steps < 1:
         return usage("WARMUP >= 0 and STEPS >= 1: %d %d" % (warmup, steps))
-    layers = os.environ.get("TORCH_STEP_LAYERS", "12")
+    layers = os.environ.get("TORCH_STEP_LAYERS", "16")
     if not layers.isdigit() or int(layers) < 1:
         return usage("TORCH_STEP_LAYERS=%s: give a number of blocks, 1 or more" % layers)
     try:
