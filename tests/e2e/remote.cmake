@@ -123,3 +123,9 @@ remote_test(e2e_remote_ipc run_remote_ipc.sh 60 "$<TARGET_FILE:e2e_remote_ipc>" 
 remote_program(e2e_remote_jit cushim_fake_cuda)
 remote_test(e2e_remote_jit run_remote_jit.sh 60
          "$<TARGET_FILE:e2e_remote_jit>" "${CMAKE_CURRENT_BINARY_DIR}")
+
+# The GPU check 'remotestep' (tests/gpu/checks/remotestep.sh: PyTorch steps over remoting timed against local) run
+# without a GPU: cushim-serve on the fake driver, a stand-in python that runs vecadd through the plugin and prints
+# invented step times; every run happens, the ratios, round trips per call (from the plugin's exit lines) and
+# verdicts come out, a differing loss and a client that loads a driver are caught (run_remote_step_dryrun.sh).
+remote_test(e2e_remote_step_dryrun run_remote_step_dryrun.sh 60 "${CMAKE_CURRENT_BINARY_DIR}")

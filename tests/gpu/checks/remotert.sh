@@ -103,6 +103,26 @@ remote_server_blas() {
     [ -n "$RS_BLASLT" ] || RS_BLASLT=$(ls "$cuda"/lib64/libcublasLt.so.13* "$cuda"/targets/x86_64-linux/lib/libcublasLt.so.13* 2>/dev/null | head -n 1)
 }
 
+# remote_serve LISTEN LOG [SERVE_ARG...]: $BUILD_DIR's cushim-serve in the background on this machine's driver, with
+# the runtime and cuBLAS of remote_server_env and remote_server_blas (RS_CUDART, RS_BLAS, RS_BLASLT; empty: by
+# name), listening at LISTEN (unix:PATH or tcp://HOST:PORT; SERVE_ARG e.g. --token-file=F), its stderr in LOG and
+# its pid in RS_SERVER. Returns 0 once it says it listens, 1 when it exits or has not said so after 5 s (the
+# caller kills RS_SERVER either way).
+remote_serve() {
+    local listen=$1 log=$2
+    shift 2
+    case $listen in unix:*) rm -f "${listen#unix:}" ;; esac
+    CUSHIM_SERVE_CUDART=${RS_CUDART:-} CUSHIM_SERVE_CUBLAS=${RS_BLAS:-} CUSHIM_SERVE_CUBLASLT=${RS_BLASLT:-} \
+        "$BUILD_DIR/remote/cushim-serve" --listen="$listen" "$@" > "$log" 2>&1 &
+    RS_SERVER=$!
+    for _ in $(seq 100); do
+        grep -q 'listening on' "$log" 2>/dev/null && return 0
+        kill -0 "$RS_SERVER" 2>/dev/null || return 1
+        sleep 0.05
+    done
+    return 1
+}
+
 check_remotert() {
     local serve=$BUILD_DIR/remote/cushim-serve plugin=$BUILD_DIR/plugins/remote.so sock=$WORK/remote.sock
     local cuda=${CUDA_HOME:-/usr/local/cuda} rc cudart nvcc ns
