@@ -99,6 +99,22 @@ void rc_log_once(_Atomic int *flag, const char *fmt, ...)
     rc.host->log(rc.self, CUSHIM_LOG_WARN, "%s", msg);
 }
 
+int rc_layout(const cushim_struct_info *s, size_t size, const rc_field *fields, size_t n)
+{
+    if (s == NULL || s->size != size)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        int found = 0;
+        for (uint32_t k = 0; k < s->nfields && !found; k++) {
+            const cushim_field_info *f = cushim_struct_field(rc.host, s, k);
+            found = f != NULL && strcmp(f->name, fields[i].name) == 0 && f->offset == fields[i].offset;
+        }
+        if (!found)
+            return 0;
+    }
+    return 1;
+}
+
 int rc_current_device(void)
 {
     return rc_device;
@@ -397,8 +413,11 @@ int rc_init(const cushim_host *host, cushim_plugin *self, const rm_plans *plans,
     rc.e_symbol = rm_result_code(rc.host, "cudaErrorSymbolNotFound", 500);
     rc.e_notsup = rm_result_code(rc.host, "cudaErrorNotSupported", 801);
     int have_kernels = 0;
-    int bad = rc_api_of(&rcs.cfree, "cudaFree") | rc_stub_init(&have_kernels) | rc_launch_init() |
-              rc_func_init(have_kernels) | rc_copy_init();
+    int bad = rc_api_of(&rcs.cfree, "cudaFree");
+    bad |= rc_stub_init(&have_kernels);
+    bad |= rc_launch_init();
+    bad |= rc_func_init(have_kernels);   /* after rc_launch_init: it asks rc_launch_configs */
+    bad |= rc_copy_init();
     rcs.id_set_device = rm_api_id(rc.host, "cudaSetDevice", UINT32_MAX);
     rcs.id_get_device = rm_api_id(rc.host, "cudaGetDevice", UINT32_MAX);
     rc_ctx_apis();

@@ -4,9 +4,14 @@
  * server function (rc_stub.c, the lookup a launch uses; a kernel cudaGetKernel handed out is taken where a stub
  * is): cudaFuncGetAttributes (cuFuncGetAttribute field by field), cudaFuncSetAttribute, the occupancy calculator,
  * cudaGetFuncBySymbol (the server's CUfunction), cudaGetKernel (its CUkernel), cudaFuncGetName and
- * cudaFuncGetParamInfo.
+ * cudaFuncGetParamInfo; and those whose parameters are their driver form's but the stub and a launch configuration
+ * (rc_sames: cudaFuncSetCacheConfig, cudaFuncSetSharedMemConfig, cudaOccupancyAvailableDynamicSMemPerBlock,
+ * cudaOccupancyMaxPotentialClusterSize, cudaOccupancyMaxActiveClusters; the kernel nodes cudaGraphAddKernelNode and
+ * cudaGraph[Exec]KernelNodeSetParams, whose cudaKernelNodeParams becomes a CUDA_KERNEL_NODE_PARAMS_v2 with the
+ * stub's function, its arguments carried as the driver path carries a kernel node's).
  */
 #define _GNU_SOURCE
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -14,6 +19,44 @@
 #include "rm_names.h"
 
 /* the driver calls and runtime APIs this file takes (rc_func_init) */
+/* A runtime call whose parameters are its driver form's, in order and size, but the stub (the function there) and a
+   launch configuration (translated, rc_launch_config). */
+typedef struct rc_same {
+    const char *rt, *drv;
+    uint32_t id;                       /* the runtime API's, UINT32_MAX: not taken (the server refuses it) */
+    int stub, config;                  /* their parameter indexes, -1: none */
+    int node;                          /* a cudaKernelNodeParams (its func a stub) as CUDA_KERNEL_NODE_PARAMS_v2 */
+    rc_api api;
+} rc_same;
+
+/* struct cudaKernelNodeParams and CUDA_KERNEL_NODE_PARAMS_v2, as read and written here (checked in rc_func_init) */
+typedef struct rc_rt_knode {
+    const void *func;
+    rc_dim3 grid, block;
+    unsigned shmem;
+    void **args, **extra;
+} rc_rt_knode;
+typedef struct rc_cu_knode {
+    uint64_t func;
+    rc_dim3 grid, block;
+    unsigned shmem;
+    void **args, **extra;
+    uint64_t kern, ctx;
+} rc_cu_knode;
+
+static rc_same rc_sames[] = {
+    { "cudaFuncSetCacheConfig", "cuFuncSetCacheConfig", 0, 0, -1, -1, { 0 } },        /* enum cudaFuncCache: the same */
+    { "cudaFuncSetSharedMemConfig", "cuFuncSetSharedMemConfig", 0, 0, -1, -1, { 0 } },   /* cudaSharedMemConfig too */
+    { "cudaOccupancyAvailableDynamicSMemPerBlock", "cuOccupancyAvailableDynamicSMemPerBlock", 0, 1, -1, -1, { 0 } },
+    { "cudaOccupancyMaxPotentialClusterSize", "cuOccupancyMaxPotentialClusterSize", 0, 1, 2, -1, { 0 } },
+    { "cudaOccupancyMaxActiveClusters", "cuOccupancyMaxActiveClusters", 0, 1, 2, -1, { 0 } },
+    /* kernel nodes: the driver path carries the node's arguments (RM_OP_KNODE, docs/remote.md "Graphs") */
+    { "cudaGraphAddKernelNode", "cuGraphAddKernelNode_v2", 0, -1, -1, 4, { 0 } },
+    { "cudaGraphKernelNodeSetParams", "cuGraphKernelNodeSetParams_v2", 0, -1, -1, 1, { 0 } },
+    { "cudaGraphExecKernelNodeSetParams", "cuGraphExecKernelNodeSetParams_v2", 0, -1, -1, 2, { 0 } },
+};
+#define RC_NSAMES (sizeof rc_sames / sizeof rc_sames[0])
+
 static struct {
     rc_api fattr, fsetattr, occupancy;
     rc_api paraminfo;                  /* cuFuncGetParamInfo: CUDA 12.4 on (cudaFuncGetParamInfo) */
@@ -172,9 +215,69 @@ static int32_t rc_func_param_info(const cushim_call *call)
     return rc_fail(rc_call(&rf.paraminfo, params));
 }
 
+/* A call of rc_sames: its parameters copied into the driver form's, the stub's function put in, a launch
+   configuration translated. An output pointer is the program's: the driver plan carries it back. */
+static int32_t rc_func_same(const cushim_call *call, const rc_same *sm)
+{
+    uint8_t params[256] = {0};
+    const void *stub = NULL;
+    uint64_t f = 0;
+    rc_cu_lconfig d;
+    rc_lattr attrs[RC_MAX_LATTRS];
+    const rc_cu_lconfig *pd = &d;
+    rc_cu_knode kn;
+    const rc_cu_knode *pkn = &kn;
+    int32_t r = 0;
+    for (uint32_t i = 0; i < call->info->nparams; i++) {
+        const cushim_param_info *p = rc.host->api_param(call->info, i);
+        if ((int)i == sm->stub) {
+            memcpy(&stub, (const uint8_t *)call->params + p->offset, sizeof stub);
+            r = rc_stub_function(stub, &f);
+            rc_put(&sm->api, params, i, &f, sizeof f);
+        } else if ((int)i == sm->config) {
+            const void *config;
+            memcpy(&config, (const uint8_t *)call->params + p->offset, sizeof config);
+            if (r == 0)
+                r = rc_launch_config(config, &d, attrs);
+            rc_put(&sm->api, params, i, &pd, sizeof pd);
+        } else if ((int)i == sm->node) {
+            const rc_rt_knode *n;
+            memcpy(&n, (const uint8_t *)call->params + p->offset, sizeof n);
+            r = n == NULL ? rc.e_inval : rc_stub_function(n->func, &f);
+            if (r == 0)
+                kn = (rc_cu_knode){ .func = f, .grid = n->grid, .block = n->block, .shmem = n->shmem,
+                                    .args = n->args, .extra = n->extra };
+            rc_put(&sm->api, params, i, &pkn, sizeof pkn);
+        } else {
+            rc_put(&sm->api, params, i, (const uint8_t *)call->params + p->offset, p->size);
+        }
+        if (r != 0)
+            return rc_fail(r);
+    }
+    return rc_fail(rc_call(&sm->api, params));
+}
+
+/* 1 when runtime API 'rt' and driver API 'drv' take the same parameters, in order and size. */
+static int rc_same_shape(const cushim_api_info *rt, const cushim_api_info *drv)
+{
+    if (rt == NULL || drv == NULL || rt->nparams != drv->nparams)
+        return 0;
+    for (uint32_t i = 0; i < rt->nparams; i++) {
+        const cushim_param_info *a = rc.host->api_param(rt, i), *b = rc.host->api_param(drv, i);
+        if (a == NULL || b == NULL || a->size != b->size)
+            return 0;
+    }
+    return 1;
+}
+
 int rc_func_pre(cushim_call *call, int32_t *result)
 {
     uint32_t id = call->api_id;
+    for (size_t i = 0; i < RC_NSAMES; i++)
+        if (id == rc_sames[i].id) {
+            *result = rc_func_same(call, &rc_sames[i]);
+            return 1;
+        }
     if (id == rf.id_fname || id == rf.id_fparam) {
         *result = id == rf.id_fname ? rc_func_name(call) : rc_func_param_info(call);
         return 1;
@@ -205,6 +308,30 @@ int rc_func_init(int have_kernels)
     rf.id_fparam = UINT32_MAX;   /* CUDA 12.4 on, with the driver's */
     if (host->api_by_name("cudaFuncGetParamInfo") != NULL && rc_api_maybe(&rf.paraminfo, "cuFuncGetParamInfo") == 0)
         rf.id_fparam = rm_api_id(host, "cudaFuncGetParamInfo", UINT32_MAX);
+    static const rc_field rt_kn[] = { { "func", offsetof(rc_rt_knode, func) },
+                                      { "gridDim", offsetof(rc_rt_knode, grid) },
+                                      { "blockDim", offsetof(rc_rt_knode, block) },
+                                      { "sharedMemBytes", offsetof(rc_rt_knode, shmem) },
+                                      { "kernelParams", offsetof(rc_rt_knode, args) },
+                                      { "extra", offsetof(rc_rt_knode, extra) } };
+    static const rc_field cu_kn[] = { { "func", offsetof(rc_cu_knode, func) },
+                                      { "gridDimX", offsetof(rc_cu_knode, grid) },
+                                      { "blockDimX", offsetof(rc_cu_knode, block) },
+                                      { "sharedMemBytes", offsetof(rc_cu_knode, shmem) },
+                                      { "kernelParams", offsetof(rc_cu_knode, args) },
+                                      { "extra", offsetof(rc_cu_knode, extra) },
+                                      { "kern", offsetof(rc_cu_knode, kern) },
+                                      { "ctx", offsetof(rc_cu_knode, ctx) } };
+    int nodes = rc_layout(host->struct_by_name("cudaKernelNodeParams"), sizeof(rc_rt_knode), rt_kn, 6) &&
+                rc_layout(host->struct_by_name("CUDA_KERNEL_NODE_PARAMS_v2"), sizeof(rc_cu_knode), cu_kn, 8);
+    for (size_t i = 0; i < RC_NSAMES; i++) {
+        rc_same *sm = &rc_sames[i];
+        const cushim_api_info *rt = host->api_by_name(sm->rt);
+        sm->id = UINT32_MAX;
+        if (rt != NULL && rc_api_maybe(&sm->api, sm->drv) == 0 && rc_same_shape(rt, sm->api.a) &&
+            (sm->config < 0 || rc_launch_configs()) && (sm->node < 0 || nodes))
+            sm->id = rt->id;
+    }
     const cushim_api_info *fa = host->api_by_name("cudaFuncGetAttributes");
     const cushim_param_info *fp = fa ? host->api_param(fa, 0) : NULL;
     if (fp == NULL || fp->elem_size != 144)   /* another layout of struct cudaFuncAttributes: not translated */

@@ -22,6 +22,34 @@ typedef struct rc_dim3 {
     unsigned x, y, z;
 } rc_dim3;
 
+/* launch configurations (cudaLaunchConfig_t, CUlaunchConfig) and their attributes, as rc_launch.c reads and
+   writes them: each layout checked against the tree's metadata at init (rc_layout) */
+#define RC_MAX_LATTRS 32            /* attributes per launch configuration */
+#define RC_MAX_LATTR_ID 64          /* launch attribute ids mapped */
+typedef struct rc_lattr {           /* cudaLaunchAttribute and CUlaunchAttribute: an id, a 64-byte value union */
+    uint32_t id;
+    uint8_t pad[4];
+    _Alignas(8) uint8_t value[64];
+} rc_lattr;
+typedef struct rc_rt_lconfig {      /* cudaLaunchConfig_t */
+    rc_dim3 grid, block;
+    size_t shmem;
+    void *stream;
+    rc_lattr *attrs;
+    unsigned nattrs;
+} rc_rt_lconfig;
+typedef struct rc_cu_lconfig {      /* CUlaunchConfig */
+    rc_dim3 grid, block;
+    unsigned shmem;
+    void *stream;
+    rc_lattr *attrs;
+    unsigned nattrs;
+} rc_cu_lconfig;
+typedef struct rc_field {
+    const char *name;
+    size_t offset;
+} rc_field;
+
 /* a driver or runtime API of the tree, called by metadata (parameters by index) */
 typedef struct rc_api {
     const cushim_api_info *a;
@@ -52,6 +80,8 @@ int32_t rc_call(const rc_api *api, uint8_t *params);            /* the server's 
 int32_t rc_fail(int32_t r);                                     /* kept for cudaGetLastError when an error */
 int32_t rc_context(void);                                       /* the thread's device's runtime context */
 int rc_current_device(void);
+/* 1 when struct 's' (the metadata's) has 'size' bytes and each named field at its offset */
+int rc_layout(const cushim_struct_info *s, size_t size, const rc_field *fields, size_t n);
 void rc_log_once(_Atomic int *flag, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* rc_stub.c */
@@ -63,9 +93,12 @@ const char *rc_stub_name(const void *p);                        /* the registere
 void rc_stub_forget(int dev);                                   /* 'dev' < 0: everything (a new back end) */
 void rc_stub_fork_child(void);
 
-/* rc_launch.c */
+/* rc_launch.c (its init before rc_func_init's) */
 int rc_launch_init(void);
 int rc_launch_pre(cushim_call *call, int32_t *result);          /* 1: answered */
+/* a cudaLaunchConfig_t as the driver's, into 'attrs' (RC_MAX_LATTRS): 0 or the runtime's error (not kept) */
+int32_t rc_launch_config(const void *config, rc_cu_lconfig *out, rc_lattr *attrs);
+int rc_launch_configs(void);                                    /* 1: rc_launch_config translates (after init) */
 
 /* rc_func.c */
 int rc_func_init(int have_kernels);
