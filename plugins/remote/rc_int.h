@@ -24,7 +24,7 @@ typedef struct rc_dim3 {
 
 /* launch configurations (cudaLaunchConfig_t, CUlaunchConfig) and their attributes, as rc_launch.c reads and
    writes them: each layout checked against the tree's metadata at init (rc_layout) */
-#define RC_MAX_LATTRS 32            /* attributes per launch configuration */
+#define RC_MAX_LATTRS RM_MAX_LATTRS /* attributes per launch configuration: what the codec carries */
 #define RC_MAX_LATTR_ID 64          /* launch attribute ids mapped */
 typedef struct rc_lattr {           /* cudaLaunchAttribute and CUlaunchAttribute: an id, a 64-byte value union */
     uint32_t id;
