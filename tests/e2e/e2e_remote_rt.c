@@ -35,6 +35,12 @@ unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedM
 cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem, void *stream);
 cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *stub);
 cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 g, dim3 b, void **args, size_t shmem, cudaStream_t stream);
+#if CUDART_VERSION >= 12000
+/* the per-thread default stream's forms, which the header declares only under CUDA_API_PER_THREAD_DEFAULT_STREAM */
+cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func, void **args);
+cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+                                             size_t sharedMem, cudaStream_t stream);
+#endif
 
 /* the fat binary: header (magic, version, header size, payload size) and a payload */
 static const struct {
@@ -428,9 +434,9 @@ int main(int argc, char **argv)
 #endif
 #if CUDART_VERSION >= 12000
     /* the other calls that take a stub, each the driver's form on its function (rc_launch.c, rc_func.c):
-       cudaLaunchKernelExC with a cluster of 2 and a priority (v=3), cooperative (v=4), the cache and shared memory
-       configurations, the occupancy of dynamic shared memory and clusters, and kernel nodes (v=10, 20, 30): the
-       ints come back 3 + 4 + 10 + 20 + 20 + 30 */
+       cudaLaunchKernelExC with a cluster of 2 and a priority (v=3, and 100 by its _ptsz), cooperative (v=4, and 200
+       by its _ptsz), the cache and shared memory configurations, the occupancy of dynamic shared memory and
+       clusters, and kernel nodes (v=10, 20, 30): the ints come back 3 + 100 + 4 + 200 + 10 + 20 + 20 + 30 */
     {
         int ints[64], *di = NULL, n = 64, v = 0, ok = 1, cs = -1, nc = -1;
         size_t smem = 0;
@@ -450,6 +456,8 @@ int main(int argc, char **argv)
         v = 3;
         report("cudaLaunchKernelExC", cudaLaunchKernelExC(&cfg, (const void *)add_i32, args));
         report("then cudaGetLastError", cudaGetLastError());
+        v = 100;
+        report("cudaLaunchKernelExC_ptsz", cudaLaunchKernelExC_ptsz(&cfg, (const void *)add_i32, args));
         report("cudaOccupancyMaxPotentialClusterSize",
                cudaOccupancyMaxPotentialClusterSize(&cs, (const void *)add_i32, &cfg));
         report("cudaOccupancyMaxActiveClusters", cudaOccupancyMaxActiveClusters(&nc, (const void *)add_i32, &cfg));
@@ -470,6 +478,9 @@ int main(int argc, char **argv)
         v = 4;
         report("cudaLaunchCooperativeKernel",
                cudaLaunchCooperativeKernel((const void *)add_i32, (dim3){ 2, 1, 1 }, (dim3){ 32, 1, 1 }, args, 0, NULL));
+        v = 200;
+        report("cudaLaunchCooperativeKernel_ptsz", cudaLaunchCooperativeKernel_ptsz((const void *)add_i32, (dim3){ 2, 1, 1 },
+                                                                                    (dim3){ 32, 1, 1 }, args, 0, NULL));
         e = cudaLaunchCooperativeKernel((const void *)add_i32, (dim3){ 1, 1, 1 }, (dim3){ 2048, 1, 1 }, args, 0, NULL);
         report("cudaLaunchCooperativeKernel of 2048 threads", e);
         report("then cudaGetLastError", cudaGetLastError());
@@ -522,9 +533,9 @@ int main(int argc, char **argv)
         report("cudaGraphDestroy", cudaGraphDestroy(g));
         report("cudaMemcpy DtoH", cudaMemcpy(ints, di, sizeof ints, cudaMemcpyDeviceToHost));
         for (int i = 0; i < 64; i++)
-            ok &= ints[i] == 3 + 4 + 10 + 20 + 20 + 30;
+            ok &= ints[i] == 3 + 100 + 4 + 200 + 10 + 20 + 20 + 30;
         printf("the launches by their driver forms: %s (%d)\n", ok ? "all ran" : "not all ran", ints[0]);
-        CHECK(ok, "the launches by their driver forms gave %d, not 87\n", ints[0]);
+        CHECK(ok, "the launches by their driver forms gave %d, not 387\n", ints[0]);
         report("cudaFree", cudaFree(di));
     }
 #endif
