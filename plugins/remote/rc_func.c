@@ -18,7 +18,6 @@
 #include "rc_int.h"
 #include "rm_names.h"
 
-/* the driver calls and runtime APIs this file takes (rc_func_init) */
 /* A runtime call whose parameters are its driver form's, in order and size, but the stub (the function there) and a
    launch configuration (translated, rc_launch_config). */
 typedef struct rc_same {
@@ -45,18 +44,25 @@ typedef struct rc_cu_knode {
 } rc_cu_knode;
 
 static rc_same rc_sames[] = {
-    { "cudaFuncSetCacheConfig", "cuFuncSetCacheConfig", 0, 0, -1, -1, { 0 } },        /* enum cudaFuncCache: the same */
-    { "cudaFuncSetSharedMemConfig", "cuFuncSetSharedMemConfig", 0, 0, -1, -1, { 0 } },   /* cudaSharedMemConfig too */
-    { "cudaOccupancyAvailableDynamicSMemPerBlock", "cuOccupancyAvailableDynamicSMemPerBlock", 0, 1, -1, -1, { 0 } },
-    { "cudaOccupancyMaxPotentialClusterSize", "cuOccupancyMaxPotentialClusterSize", 0, 1, 2, -1, { 0 } },
-    { "cudaOccupancyMaxActiveClusters", "cuOccupancyMaxActiveClusters", 0, 1, 2, -1, { 0 } },
+    /* enum cudaFuncCache and cudaSharedMemConfig have the driver's values */
+    { .rt = "cudaFuncSetCacheConfig", .drv = "cuFuncSetCacheConfig", .stub = 0, .config = -1, .node = -1 },
+    { .rt = "cudaFuncSetSharedMemConfig", .drv = "cuFuncSetSharedMemConfig", .stub = 0, .config = -1, .node = -1 },
+    { .rt = "cudaOccupancyAvailableDynamicSMemPerBlock", .drv = "cuOccupancyAvailableDynamicSMemPerBlock", .stub = 1,
+      .config = -1, .node = -1 },
+    { .rt = "cudaOccupancyMaxPotentialClusterSize", .drv = "cuOccupancyMaxPotentialClusterSize", .stub = 1,
+      .config = 2, .node = -1 },
+    { .rt = "cudaOccupancyMaxActiveClusters", .drv = "cuOccupancyMaxActiveClusters", .stub = 1, .config = 2,
+      .node = -1 },
     /* kernel nodes: the driver path carries the node's arguments (RM_OP_KNODE, docs/remote.md "Graphs") */
-    { "cudaGraphAddKernelNode", "cuGraphAddKernelNode_v2", 0, -1, -1, 4, { 0 } },
-    { "cudaGraphKernelNodeSetParams", "cuGraphKernelNodeSetParams_v2", 0, -1, -1, 1, { 0 } },
-    { "cudaGraphExecKernelNodeSetParams", "cuGraphExecKernelNodeSetParams_v2", 0, -1, -1, 2, { 0 } },
+    { .rt = "cudaGraphAddKernelNode", .drv = "cuGraphAddKernelNode_v2", .stub = -1, .config = -1, .node = 4 },
+    { .rt = "cudaGraphKernelNodeSetParams", .drv = "cuGraphKernelNodeSetParams_v2", .stub = -1, .config = -1,
+      .node = 1 },
+    { .rt = "cudaGraphExecKernelNodeSetParams", .drv = "cuGraphExecKernelNodeSetParams_v2", .stub = -1,
+      .config = -1, .node = 2 },
 };
 #define RC_NSAMES (sizeof rc_sames / sizeof rc_sames[0])
 
+/* the driver calls and runtime APIs this file takes (rc_func_init) */
 static struct {
     rc_api fattr, fsetattr, occupancy;
     rc_api paraminfo;                  /* cuFuncGetParamInfo: CUDA 12.4 on (cudaFuncGetParamInfo) */
