@@ -35,6 +35,12 @@ unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedM
 cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem, void *stream);
 cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *stub);
 cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 g, dim3 b, void **args, size_t shmem, cudaStream_t stream);
+#if CUDART_VERSION >= 12000
+/* the per-thread default stream's forms, which the header declares only under CUDA_API_PER_THREAD_DEFAULT_STREAM */
+cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func, void **args);
+cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+                                             size_t sharedMem, cudaStream_t stream);
+#endif
 
 /* the fat binary: header (magic, version, header size, payload size) and a payload */
 static const struct {
@@ -424,6 +430,113 @@ int main(int argc, char **argv)
         report("then cudaGetLastError", cudaGetLastError());
         report("cudaGetKernel to NULL", cudaGetKernel(NULL, (const void *)add_i32));
         report("then cudaGetLastError", cudaGetLastError());
+    }
+#endif
+#if CUDART_VERSION >= 12000
+    /* the other calls that take a stub, each the driver's form on its function (rc_launch.c, rc_func.c):
+       cudaLaunchKernelExC with a cluster of 2 and a priority (v=3, and 100 by its _ptsz), cooperative (v=4, and 200
+       by its _ptsz), the cache and shared memory configurations, the occupancy of dynamic shared memory and
+       clusters, and kernel nodes (v=10, 20, 30): the ints come back 3 + 100 + 4 + 200 + 10 + 20 + 20 + 30 */
+    {
+        int ints[64], *di = NULL, n = 64, v = 0, ok = 1, cs = -1, nc = -1;
+        size_t smem = 0;
+        void *args[] = { &di, &n, &v };
+        memset(ints, 0, sizeof ints);
+        report("cudaMalloc", cudaMalloc((void **)&di, sizeof ints));
+        report("cudaMemcpy HtoD", cudaMemcpy(di, ints, sizeof ints, cudaMemcpyHostToDevice));
+        cudaLaunchAttribute at[2];
+        memset(at, 0, sizeof at);
+        at[0].id = cudaLaunchAttributeClusterDimension;
+        at[0].val.clusterDim.x = 2, at[0].val.clusterDim.y = 1, at[0].val.clusterDim.z = 1;
+        at[1].id = cudaLaunchAttributePriority;
+        at[1].val.priority = 1;
+        cudaLaunchConfig_t cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.gridDim = (dim3){ 2, 1, 1 }, cfg.blockDim = (dim3){ 32, 1, 1 }, cfg.attrs = at, cfg.numAttrs = 2;
+        v = 3;
+        report("cudaLaunchKernelExC", cudaLaunchKernelExC(&cfg, (const void *)add_i32, args));
+        report("then cudaGetLastError", cudaGetLastError());
+        v = 100;
+        report("cudaLaunchKernelExC_ptsz", cudaLaunchKernelExC_ptsz(&cfg, (const void *)add_i32, args));
+        report("cudaOccupancyMaxPotentialClusterSize",
+               cudaOccupancyMaxPotentialClusterSize(&cs, (const void *)add_i32, &cfg));
+        report("cudaOccupancyMaxActiveClusters", cudaOccupancyMaxActiveClusters(&nc, (const void *)add_i32, &cfg));
+        printf("clusters: size %d, %d at once\n", cs, nc);
+        CHECK(cs == 8 && nc == 64, "the cluster occupancy calls gave %d and %d\n", cs, nc);
+        at[1].id = (cudaLaunchAttributeID)99;   /* no such attribute: refused before the driver sees it */
+        cudaError_t e = cudaLaunchKernelExC(&cfg, (const void *)add_i32, args);
+        report("cudaLaunchKernelExC with attribute 99", e);
+        CHECK(e == cudaErrorInvalidValue, "an unknown launch attribute gave %d\n", (int)e);
+        report("then cudaGetLastError", cudaGetLastError());
+        cfg.numAttrs = 1, cfg.blockDim = (dim3){ 0, 1, 1 };
+        e = cudaLaunchKernelExC(&cfg, (const void *)add_i32, args);
+        report("cudaLaunchKernelExC of 0 threads", e);
+        report("then cudaGetLastError", cudaGetLastError());
+        cfg.blockDim = (dim3){ 32, 1, 1 };
+        report("cudaLaunchKernelExC of no stub", cudaLaunchKernelExC(&cfg, NULL, args));
+        report("then cudaGetLastError", cudaGetLastError());
+        v = 4;
+        report("cudaLaunchCooperativeKernel",
+               cudaLaunchCooperativeKernel((const void *)add_i32, (dim3){ 2, 1, 1 }, (dim3){ 32, 1, 1 }, args, 0, NULL));
+        v = 200;
+        report("cudaLaunchCooperativeKernel_ptsz", cudaLaunchCooperativeKernel_ptsz((const void *)add_i32, (dim3){ 2, 1, 1 },
+                                                                                    (dim3){ 32, 1, 1 }, args, 0, NULL));
+        e = cudaLaunchCooperativeKernel((const void *)add_i32, (dim3){ 1, 1, 1 }, (dim3){ 2048, 1, 1 }, args, 0, NULL);
+        report("cudaLaunchCooperativeKernel of 2048 threads", e);
+        report("then cudaGetLastError", cudaGetLastError());
+        report("cudaFuncSetCacheConfig", cudaFuncSetCacheConfig((const void *)add_i32, cudaFuncCachePreferL1));
+        report("cudaFuncSetCacheConfig(7)", cudaFuncSetCacheConfig((const void *)add_i32, (enum cudaFuncCache)7));
+        report("then cudaGetLastError", cudaGetLastError());
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+        report("cudaFuncSetSharedMemConfig",
+               cudaFuncSetSharedMemConfig((const void *)add_i32, cudaSharedMemBankSizeEightByte));
+#pragma GCC diagnostic pop
+        report("cudaOccupancyAvailableDynamicSMemPerBlock",
+               cudaOccupancyAvailableDynamicSMemPerBlock(&smem, (const void *)add_i32, 4, 256));
+        printf("dynamic shared memory per block: %zu\n", smem);
+        CHECK(smem == 49152, "cudaOccupancyAvailableDynamicSMemPerBlock gave %zu\n", smem);
+        e = cudaOccupancyAvailableDynamicSMemPerBlock(&smem, NULL, 4, 256);
+        report("cudaOccupancyAvailableDynamicSMemPerBlock of no stub", e);
+        CHECK(e == cudaErrorInvalidDeviceFunction, "a NULL stub gave %d\n", (int)e);
+        report("then cudaGetLastError", cudaGetLastError());
+        /* kernel nodes: added with v=10, its instantiation set to 20, the graph to 30 (the instantiation keeps 20
+           until instantiated again) */
+        cudaGraph_t g = NULL;
+        cudaGraphExec_t ge = NULL;
+        cudaGraphNode_t node = NULL, bad_node = NULL;
+        struct cudaKernelNodeParams kp;
+        memset(&kp, 0, sizeof kp);
+        kp.func = (void *)add_i32, kp.gridDim = (dim3){ 1, 1, 1 }, kp.blockDim = (dim3){ 64, 1, 1 };
+        kp.kernelParams = args;
+        v = 10;
+        report("cudaGraphCreate", cudaGraphCreate(&g, 0));
+        report("cudaGraphAddKernelNode", cudaGraphAddKernelNode(&node, g, NULL, 0, &kp));
+        report("cudaGraphInstantiate", cudaGraphInstantiate(&ge, g, 0));
+        report("cudaGraphLaunch", cudaGraphLaunch(ge, NULL));
+        v = 20;
+        report("cudaGraphExecKernelNodeSetParams", cudaGraphExecKernelNodeSetParams(ge, node, &kp));
+        report("cudaGraphLaunch", cudaGraphLaunch(ge, NULL));
+        v = 30;
+        report("cudaGraphKernelNodeSetParams", cudaGraphKernelNodeSetParams(node, &kp));
+        report("cudaGraphLaunch", cudaGraphLaunch(ge, NULL));
+        report("cudaGraphExecDestroy", cudaGraphExecDestroy(ge));
+        report("cudaGraphInstantiate", cudaGraphInstantiate(&ge, g, 0));
+        report("cudaGraphLaunch", cudaGraphLaunch(ge, NULL));
+        kp.func = NULL;
+        e = cudaGraphAddKernelNode(&bad_node, g, NULL, 0, &kp);
+        report("cudaGraphAddKernelNode of no stub", e);
+        CHECK(e == cudaErrorInvalidDeviceFunction, "a kernel node of no stub gave %d\n", (int)e);
+        report("then cudaGetLastError", cudaGetLastError());
+        report("cudaDeviceSynchronize", cudaDeviceSynchronize());
+        report("cudaGraphExecDestroy", cudaGraphExecDestroy(ge));
+        report("cudaGraphDestroy", cudaGraphDestroy(g));
+        report("cudaMemcpy DtoH", cudaMemcpy(ints, di, sizeof ints, cudaMemcpyDeviceToHost));
+        for (int i = 0; i < 64; i++)
+            ok &= ints[i] == 3 + 100 + 4 + 200 + 10 + 20 + 20 + 30;
+        printf("the launches by their driver forms: %s (%d)\n", ok ? "all ran" : "not all ran", ints[0]);
+        CHECK(ok, "the launches by their driver forms gave %d, not 387\n", ints[0]);
+        report("cudaFree", cudaFree(di));
     }
 #endif
     /* driver entry points through the runtime (PyTorch's c10 takes its driver functions so): they must be this

@@ -8,7 +8,10 @@
 #      fake's work log shows that kernel with its arguments, on the server as locally -, its name and parameters,
 #      copies in pieces, streams, events, errors) prints the same as a local run; the server's fake runtime
 #      received the runtime calls the local one did (less the copies, launches, attributes, occupancy, a stub's
-#      function, kernel, name and parameters, which the client answers with driver calls, and the driver entry points, answered in the client
+#      function, kernel, name and parameters, cudaLaunchKernelExC, cooperative launches, the cache and shared memory
+#      configurations, the cluster and dynamic shared memory occupancy and the kernel nodes, which the client answers
+#      with driver calls - the fake's work log shows their kernels with their arguments, on the server as locally -,
+#      and the driver entry points, answered in the client
 #      from the shim's own functions, plus one cudaFree(NULL) per device that makes the
 #      runtime's context current before the module is loaded there and two cudaPointerGetAttributes for each
 #      cudaMemcpyDefault) and the client's received only the error
@@ -62,7 +65,7 @@ grep -q "^pinned round trip: equal" "$d/rt.remote.out" || fail "no pinned round 
 grep -q "^default copies: equal" "$d/rt.remote.out" || fail "cudaMemcpyDefault: $(grep -i default "$d/rt.remote.out")"
 grep -q "driver calls, .* round trips" "$d/rt.remote.err" || fail "no stats line: $(cat "$d/rt.remote.err")"
 # the runtime calls: on the server's runtime, not the client's
-translated=$'^(cudaMemcpy|cudaMemcpyAsync|cudaLaunchKernel|cudaFuncGetAttributes|cudaFuncSetAttribute|cudaOccupancy[A-Za-z]*|cudaGetFuncBySymbol|cudaGetKernel|cudaFuncGetName|cudaFuncGetParamInfo|cudaMallocHost|cudaHostAlloc|cudaFreeHost|cudaGetErrorName|cudaGetErrorString|cudaGetDriverEntryPoint[A-Za-z_]*)\t'
+translated=$'^(cudaMemcpy|cudaMemcpyAsync|cudaLaunchKernel|cudaLaunchKernelExC(_ptsz)?|cudaLaunchCooperativeKernel(_ptsz)?|cudaFuncGetAttributes|cudaFuncSetAttribute|cudaFuncSetCacheConfig|cudaFuncSetSharedMemConfig|cudaOccupancy[A-Za-z]*|cudaGetFuncBySymbol|cudaGetKernel|cudaFuncGetName|cudaFuncGetParamInfo|cudaGraphAddKernelNode|cudaGraphKernelNodeSetParams|cudaGraphExecKernelNodeSetParams|cudaMallocHost|cudaHostAlloc|cudaFreeHost|cudaGetErrorName|cudaGetErrorString|cudaGetDriverEntryPoint[A-Za-z_]*)\t'
 # cudaGetDevice after a successful cudaSetDevice is answered in the client (rc_cudart.c), after cudaDeviceReset
 # asked again: of 3, 1 reaches the server; cudaSetDevice(0) of the device set is too, but after the reset
 grep -Ev "$translated" "$d/rt.local.runtime" |
@@ -105,6 +108,35 @@ for w in rt.local.work rt.server.work; do
             fail "$w: not $kernel_part launch(es) by cudaGetKernel's kernel with $v: $(grep fk_add "$d/$w")"
     done
 done
+# the other calls that take a stub (CUDA 12 on): each the driver's form on the server as locally - but the launch of 0
+# threads by cudaLaunchKernelExC and the cooperative one of 2048, which the client refuses as the runtime does -, and
+# their kernels ran with their arguments: cudaLaunchKernelExC (3, _ptsz 100), cooperative (4, _ptsz 200), kernel
+# nodes (10, 20 twice, 30)
+if grep -q '^cudaLaunchKernelExC: ' "$d/rt.local.out"; then
+    for f in cuFuncSetCacheConfig cuFuncSetSharedMemConfig cuOccupancyAvailableDynamicSMemPerBlock \
+        cuOccupancyMaxPotentialClusterSize cuOccupancyMaxActiveClusters cuGraphAddKernelNode_v2 \
+        cuGraphKernelNodeSetParams_v2 cuGraphExecKernelNodeSetParams_v2; do
+        [ "$(count "$d/rt.server.driver" $f)" != 0 ] && [ "$(count "$d/rt.server.driver" $f)" = "$(count "$d/rt.local.driver" $f)" ] ||
+            fail "$f: server $(count "$d/rt.server.driver" $f), local $(count "$d/rt.local.driver" $f)"
+    done
+    for f in cuLaunchKernelEx_ptsz cuLaunchCooperativeKernel_ptsz; do
+        [ "$(count "$d/rt.server.driver" $f)" = 1 ] && [ "$(count "$d/rt.local.driver" $f)" = 1 ] ||
+            fail "$f: server $(count "$d/rt.server.driver" $f), local $(count "$d/rt.local.driver" $f) (1 each)"
+    done
+    for f in cuLaunchKernelEx cuLaunchCooperativeKernel; do
+        [ "$(count "$d/rt.server.driver" $f)" = 1 ] && [ "$(count "$d/rt.local.driver" $f)" = 2 ] ||
+            fail "$f: server $(count "$d/rt.server.driver" $f) (1), local $(count "$d/rt.local.driver" $f) (2)"
+    done
+    for w in rt.local.work rt.server.work; do
+        for want in 'stream kernel fk_add_i32__pii 2x1x1 32x1x1 p 64 3' 'stream kernel fk_add_i32__pii 2x1x1 32x1x1 p 64 4' \
+            'stream kernel fk_add_i32__pii 2x1x1 32x1x1 p 64 100' 'stream kernel fk_add_i32__pii 2x1x1 32x1x1 p 64 200' \
+            'graph kernel fk_add_i32__pii 1x1x1 64x1x1 p 64 10' 'graph kernel fk_add_i32__pii 1x1x1 64x1x1 p 64 30'; do
+            [ "$(grep -c "$want\$" "$d/$w")" = 1 ] || fail "$w: not one '$want': $(grep fk_add "$d/$w")"
+        done
+        [ "$(grep -c 'graph kernel fk_add_i32__pii 1x1x1 64x1x1 p 64 20$' "$d/$w")" = 2 ] ||
+            fail "$w: not two kernel node launches with 20: $(grep fk_add "$d/$w")"
+    done
+fi
 [ "$(count "$d/rt.server.driver" cuLibraryLoadData)" = "$kernel_part" ] ||
     fail "cudaGetKernel: the fat binary loaded $(count "$d/rt.server.driver" cuLibraryLoadData) times as a library"
 [ "$(count "$d/rt.server.driver" cuMemcpyHtoD_v2)" -ge 3 ] ||   # the 36 MiB in pieces, and cudaMemcpyDefault's

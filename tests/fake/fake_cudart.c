@@ -142,6 +142,10 @@ static cudaError_t frt_error(CUresult r)
     case CUDA_ERROR_NOT_READY: return cudaErrorNotReady;
     case CUDA_ERROR_NOT_SUPPORTED: return cudaErrorNotSupported;
     case CUDA_ERROR_ILLEGAL_STATE: return cudaErrorIllegalState;
+    case CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: return cudaErrorCooperativeLaunchTooLarge;
+#if CUDA_VERSION >= 11080
+    case CUDA_ERROR_INVALID_CLUSTER_SIZE: return cudaErrorInvalidClusterSize;
+#endif
     default:   /* the stream-capture errors have the same numbers in both APIs */
         return r >= CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED && r <= CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD ?
                (cudaError_t)r : cudaErrorUnknown;
@@ -1235,4 +1239,22 @@ FRT_HIDDEN cudaError_t frt_ext_ret(CUresult r)
 FRT_HIDDEN int frt_ext_device(void)
 {
     return frt_device;
+}
+
+/* ---- for fake_cudart_launch.c (the other calls that take a stub) ------------------------------------------- */
+FRT_HIDDEN cudaError_t frt_ext_function(const void *func, CUfunction *f)
+{
+    return frt_func_of(func, f);
+}
+
+FRT_HIDDEN void *frt_ext_resolve_stream(const char *name, int per_thread)
+{
+    return frt_driver() == cudaSuccess
+               ? frt_resolve(name, per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : CU_GET_PROC_ADDRESS_DEFAULT)
+               : NULL;
+}
+
+FRT_HIDDEN cudaError_t frt_ext_rt(cudaError_t e)
+{
+    return frt_ret(e);
 }

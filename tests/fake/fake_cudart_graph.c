@@ -103,3 +103,10 @@ cudaError_t cudaGraphDestroy(cudaGraph_t graph)
     FRT_GRAPH_FN(fn, cuGraphDestroy, "cuGraphDestroy");
     return frt_result(fn((CUgraph)graph));
 }
+
+cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags)
+{
+    FRT_ENTER(cudaGraphCreate);
+    FRT_GRAPH_FN(fn, cuGraphCreate, "cuGraphCreate");
+    return frt_result(fn((CUgraph *)pGraph, flags));
+}

@@ -28,6 +28,12 @@ __attribute__((visibility("hidden"))) cudaError_t frt_ext_context(void);
 __attribute__((visibility("hidden"))) void *frt_ext_resolve(const char *name);
 __attribute__((visibility("hidden"))) cudaError_t frt_ext_ret(CUresult r);
 __attribute__((visibility("hidden"))) int frt_ext_device(void);
+/* fake_cudart.c, for fake_cudart_launch.c: the stub's (or cudaGetKernel's kernel's) function on the thread's
+   device, its context made current; a driver function by name, the per-thread default stream's form if asked. */
+__attribute__((visibility("hidden"))) cudaError_t frt_ext_function(const void *func, CUfunction *f);
+__attribute__((visibility("hidden"))) void *frt_ext_resolve_stream(const char *name, int per_thread);
+/* a runtime error kept as the thread's last error, returned */
+__attribute__((visibility("hidden"))) cudaError_t frt_ext_rt(cudaError_t e);
 #define FRA_CTX()                           \
     do {                                    \
         cudaError_t e_ = frt_ext_context(); \

@@ -5,7 +5,10 @@
  * cuOccupancyMaxActiveBlocksPerMultiprocessor[WithFlags] divides 2048 threads and 228 KiB of shared memory
  * per multiprocessor among the blocks; cuOccupancyMaxPotentialBlockSize[WithFlags] tries every multiple of 32 up to
  * the limit (the callback, when given, says each one's dynamic shared memory) and takes the most threads per
- * multiprocessor (the largest block on a tie), its grid filling the 132 multiprocessors once.
+ * multiprocessor (the largest block on a tie), its grid filling the 132 multiprocessors once;
+ * cuOccupancyAvailableDynamicSMemPerBlock shares those 228 KiB among the blocks (at most the function's limit);
+ * cuOccupancyMaxPotentialClusterSize is 8 (the portable size); cuFuncSetCacheConfig and cuFuncSetSharedMemConfig
+ * check their value and change nothing the fake models.
  */
 #include "fake_internal.h"
 
@@ -152,4 +155,52 @@ CUresult cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func, const C
                    config->attrs[k].value.clusterDim.z;
     *numClusters = (int)(128 / size);
     return CUDA_SUCCESS;
+}
+
+CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, CUfunction func, int numBlocks,
+                                                 int blockSize)
+{
+    FAKE_ENTER(cuOccupancyAvailableDynamicSMemPerBlock);
+    CUresult r = ff_func(func);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (dynamicSmemSize == NULL || numBlocks <= 0 || blockSize <= 0 || blockSize > 1024)
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t share = (size_t)numBlocks * (size_t)blockSize > 2048 ? 0 : (228u << 10) / (size_t)numBlocks;
+    *dynamicSmemSize = share < (size_t)ff_dynamic(func) ? share : (size_t)ff_dynamic(func);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuOccupancyMaxPotentialClusterSize(int *clusterSize, CUfunction func, const CUlaunchConfig *config)
+{
+    FAKE_ENTER(cuOccupancyMaxPotentialClusterSize);
+    CUresult r = ff_func(func);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (clusterSize == NULL || config == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((r = fk_launch_attrs(config)) != CUDA_SUCCESS)
+        return r;
+    *clusterSize = 8;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
+{
+    FAKE_ENTER(cuFuncSetCacheConfig);
+    CUresult r = ff_func(hfunc);
+    if (r != CUDA_SUCCESS)
+        return r;
+    return (int)config >= CU_FUNC_CACHE_PREFER_NONE && (int)config <= CU_FUNC_CACHE_PREFER_EQUAL
+               ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config)
+{
+    FAKE_ENTER(cuFuncSetSharedMemConfig);
+    CUresult r = ff_func(hfunc);
+    if (r != CUDA_SUCCESS)
+        return r;
+    return (int)config >= CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE && (int)config <= CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE
+               ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }

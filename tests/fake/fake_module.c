@@ -467,6 +467,36 @@ CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void 
     return fk_launch_ex(config, f, kernelParams, extra);
 }
 
+/* A cooperative launch: every block resident at once, 132 multiprocessors of 2048 threads
+   (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE past that), then run as any launch. */
+static CUresult fk_launch_coop(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                               unsigned bz, CUstream s, void **params)
+{
+    uint64_t threads = (uint64_t)bx * by * bz, blocks = (uint64_t)gx * gy * gz;
+    if (threads != 0 && threads <= 1024 && blocks > 132 * (2048 / threads))
+        return atomic_load(&fk_initialized) ? CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE : CUDA_ERROR_NOT_INITIALIZED;
+    return fk_launch(f, gx, gy, gz, bx, by, bz, s, params, NULL);
+}
+
+CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+                                   unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+                                   unsigned int sharedMemBytes, CUstream hStream, void **kernelParams)
+{
+    FAKE_ENTER(cuLaunchCooperativeKernel);
+    (void)sharedMemBytes;
+    return fk_launch_coop(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, hStream, kernelParams);
+}
+
+CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                        unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+                                        unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+                                        void **kernelParams)
+{
+    FAKE_ENTER(cuLaunchCooperativeKernel_ptsz);
+    (void)sharedMemBytes;
+    return fk_launch_coop(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, hStream, kernelParams);
+}
+
 FK_EXPORT uint64_t fake_cuda_launch_count(void)
 {
     return atomic_load(&fk_launches);

@@ -6,8 +6,9 @@
 #   remotert vecadd    examples/vecadd (driver API) through the drop-in: the same output as natively
 #   remotert runtime   tests/gpu/remote/rt_vecadd.cu (nvcc -cudart shared, no -lcuda; <<<>>>, copies up to
 #                      48 MiB, events, a refused launch, cudaGetFuncBySymbol and cudaGetKernel used with the driver's
-#                      launch and the runtime's, cudaFuncGetName, cudaFuncGetParamInfo): the shim and the plugin
-#                      preloaded; the same output
+#                      launch and the runtime's, cudaFuncGetName, cudaFuncGetParamInfo, cudaLaunchKernelEx with a
+#                      cluster of 2 on sm_90, a cooperative launch, cudaFuncSetCacheConfig, dynamic shared memory and
+#                      cluster occupancy, a kernel node): the shim and the plugin preloaded; the same output
 #   remotert nvml      nvidia-smi -L through the forwarded NVML: the same output as natively
 #   remotert torch     tests/gpu/remote/torch_small.py (elementwise kernels, copies, reductions): the same
 #                      output as natively (SKIP without torch)

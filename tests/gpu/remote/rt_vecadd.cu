@@ -3,7 +3,9 @@
 // several sizes (one over the client's 32 MiB piece), events, device properties, a launch the runtime refuses, a
 // kernel's function by cudaGetFuncBySymbol and its kernel by cudaGetKernel launched through the driver's calls and
 // the runtime's (XLA's way), its name and parameter layout, and their error for an address no fat binary
-// registered.
+// registered; cudaLaunchKernelEx (a cluster of 2 on a device with clusters), a cooperative launch, the cache
+// configuration, dynamic shared memory and cluster occupancy, and a kernel node (the runtime's calls that take a
+// stub answered through their driver forms over remoting).
 // Prints only what a local run and a run through cushim-serve must agree on.
 #include <cstdio>
 #include <cstdlib>
@@ -148,6 +150,80 @@ int main()
         report("then cudaGetLastError", cudaGetLastError());
         report("cudaGetKernel of a host function", cudaGetKernel(&k, (const void *)report));
         report("then cudaGetLastError", cudaGetLastError());
+    }
+    // the other calls that take a stub, through their driver forms over remoting (docs/remote.md, "Calls that take
+    // a host stub"): cudaLaunchKernelEx (cudaLaunchKernelExC) with a cluster of 2 where the device has clusters
+    // (sm_90), plain otherwise; a cooperative launch; the cache configuration; dynamic shared memory and cluster
+    // occupancy; a kernel node added, set in the instantiation, launched
+    {
+        const int N = 8192;   // 32 blocks of 256: a cluster of 2 divides the grid
+        float *hx = (float *)std::malloc(N * sizeof(float)), *hy = (float *)std::malloc(N * sizeof(float));
+        float *dx = nullptr, *dy = nullptr, a = 0, b = 0.5f;
+        int n = N, clusters = 0, coop = 0;
+        void *args[] = { &dy, &dx, &a, &b, &n };
+        for (int i = 0; i < N; i++)
+            hx[i] = (float)(i % 53);
+        cudaMalloc(&dx, N * sizeof(float));
+        cudaMalloc(&dy, N * sizeof(float));
+        cudaMemcpy(dx, hx, N * sizeof(float), cudaMemcpyHostToDevice);
+        cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, 0);
+        cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, 0);
+        std::printf("clusters: %s, cooperative: %s\n", clusters ? "yes" : "no", coop ? "yes" : "no");
+        cudaLaunchAttribute at[1];
+        at[0].id = cudaLaunchAttributeClusterDimension;
+        at[0].val.clusterDim.x = 2, at[0].val.clusterDim.y = 1, at[0].val.clusterDim.z = 1;
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = dim3(N / 256), cfg.blockDim = dim3(256), cfg.attrs = at, cfg.numAttrs = clusters ? 1 : 0;
+        size_t smem = 0;
+        int nclusters = -1;
+        report("cudaFuncSetCacheConfig", cudaFuncSetCacheConfig((const void *)axpb, cudaFuncCachePreferShared));
+        report("cudaOccupancyAvailableDynamicSMemPerBlock",
+               cudaOccupancyAvailableDynamicSMemPerBlock(&smem, (const void *)axpb, 2, 256));
+        std::printf("dynamic shared memory per block: %zu\n", smem);
+        if (clusters) {
+            report("cudaOccupancyMaxActiveClusters", cudaOccupancyMaxActiveClusters(&nclusters, (const void *)axpb, &cfg));
+            std::printf("active clusters of 2: %d\n", nclusters);
+        }
+        for (int way = 0; way < 3; way++) {   // cudaLaunchKernelEx; cooperative; a kernel node
+            int bad = 0;
+            cudaError_t e = cudaSuccess;
+            a = 5.0f + (float)way;
+            cudaMemset(dy, 0, N * sizeof(float));
+            if (way == 0)
+                e = cudaLaunchKernelEx(&cfg, axpb, dy, (const float *)dx, a, b, n);
+            if (way == 1 && coop)
+                e = cudaLaunchCooperativeKernel((const void *)axpb, dim3(N / 256), dim3(256), args, 0, 0);
+            if (way == 2) {
+                cudaGraph_t g = nullptr;
+                cudaGraphExec_t ge = nullptr;
+                cudaGraphNode_t node = nullptr;
+                cudaKernelNodeParams kp = {};
+                kp.func = (void *)axpb, kp.gridDim = dim3(N / 256), kp.blockDim = dim3(256), kp.kernelParams = args;
+                float keep = a;
+                a = 1.0f;   // the node's arguments are copied when it is added: changed by the exec update below
+                e = cudaGraphCreate(&g, 0);
+                e = e != cudaSuccess ? e : cudaGraphAddKernelNode(&node, g, nullptr, 0, &kp);
+                e = e != cudaSuccess ? e : cudaGraphInstantiate(&ge, g, 0);
+                a = keep;
+                e = e != cudaSuccess ? e : cudaGraphExecKernelNodeSetParams(ge, node, &kp);
+                e = e != cudaSuccess ? e : cudaGraphLaunch(ge, 0);
+                report("cudaStreamSynchronize", cudaStreamSynchronize(0));
+                if (ge != nullptr)
+                    cudaGraphExecDestroy(ge);
+                if (g != nullptr)
+                    cudaGraphDestroy(g);
+            }
+            report("cudaDeviceSynchronize", cudaDeviceSynchronize());
+            cudaMemcpy(hy, dy, N * sizeof(float), cudaMemcpyDeviceToHost);
+            for (int i = 0; i < N; i++)
+                bad += hy[i] != a * hx[i] + b;
+            std::printf("launch way %d: %s, %d wrong\n", way, cudaGetErrorName(e), way == 1 && !coop ? 0 : bad);
+        }
+        cudaFree(dx);
+        cudaFree(dy);
+        std::free(hx);
+        std::free(hy);
+        report("last error", cudaGetLastError());
     }
     report("cudaDeviceSynchronize", cudaDeviceSynchronize());
     return 0;
