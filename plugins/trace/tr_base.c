@@ -28,15 +28,23 @@ static void *tr_helper_main(void *p)
     tr_helper *h = p;
     void *(*fn)(void *) = h->fn;
     void *arg = h->arg;
+    if (h->init != NULL)
+        h->init(arg);
     tw_thread_running(&h->running);
     return fn(arg);
 }
 
 int tr_helper_thread(tr_helper *h, void *(*fn)(void *), void *arg)
 {
+    return tr_helper_thread_init(h, NULL, fn, arg);
+}
+
+int tr_helper_thread_init(tr_helper *h, void (*init)(void *), void *(*fn)(void *), void *arg)
+{
     pthread_t th;
     int rc;
     h->fn = fn;
+    h->init = init;
     h->arg = arg;
     atomic_store(&h->running, 0);
     tw_thread_starting();

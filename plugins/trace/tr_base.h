@@ -55,13 +55,17 @@ extern TR_HIDDEN tr_state *tr_st;
 
 /* A helper thread of the plugin's (the toggle's watcher, the timer, gpu_detach's flusher): every signal blocked in
    it, detached; returns once it runs, so that no fork comes during its start-up. It says so itself, before FN: FN
-   may take a lock its starter holds. H: the helper's start (static storage: the thread reads it). 0 or -1. */
+   may take a lock its starter holds. H: the helper's start (static storage: the thread reads it). 0 or -1.
+   tr_helper_thread_init: INIT(ARG) first, inside the start-up (its allocations kept apart from a fork as the
+   runtime's are); it must take no lock the starter may hold. */
 typedef struct tr_helper {
     void *(*fn)(void *);
+    void (*init)(void *);
     void *arg;
     _Atomic int running;
 } tr_helper;
 int tr_helper_thread(tr_helper *h, void *(*fn)(void *), void *arg);
+int tr_helper_thread_init(tr_helper *h, void (*init)(void *), void *(*fn)(void *), void *arg);
 /* a condition variable whose timed waits take CLOCK_MONOTONIC times (tw_mono_ns), for the helper threads */
 void tr_cond_init_monotonic(pthread_cond_t *c);
 /* A part of the plugin (recording, output, hooks, control, GPU, signals, NVTX: docs/plugins/trace.md "Parts and

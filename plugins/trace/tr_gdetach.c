@@ -41,10 +41,17 @@ static struct {
 /* The flusher thread: while PENDING, at 'due' CUPTI's records so far are handed over (forced: work still running
    comes out unfinished and is counted as dropped), then FLUSHED. Quiet: CUDA calls CUPTI makes here are not the
    application's. */
+static void gd_init(void *arg)
+{
+    (void)arg;
+    /* its thread buffer attached inside the start-up (tr_helper_thread_init), where no fork lands: the allocation
+       that a fork at the first pause ('forkpending') could catch under a sanitizer's allocator lock otherwise */
+    tr_thread_quiet(1);
+}
+
 static void *gd_main(void *arg)
 {
     (void)arg;
-    tr_thread_quiet(1);
     pthread_mutex_lock(&gd_lock);   /* tr_cupti_follow holds it while it starts this thread */
     for (;;) {
         struct timespec ts;
@@ -108,7 +115,7 @@ void tr_cupti_follow(int paused)
         if (!gd.thread) {   /* the flusher, at the first pause */
             tr_cond_init_monotonic(&gd_cond);
             gd.thread = 1;
-            if (tr_helper_thread(&gd.helper, gd_main, NULL) != 0) {
+            if (tr_helper_thread_init(&gd.helper, gd_init, gd_main, NULL) != 0) {
                 atomic_store(&gd.ready, 0);
                 pthread_mutex_unlock(&gd_lock);
                 tr_host->log(tr_st->self, CUSHIM_LOG_WARN, "gpu_detach: no thread to flush CUPTI; it stays attached "
