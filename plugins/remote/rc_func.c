@@ -140,43 +140,39 @@ static int32_t rc_func_call(const cushim_call *call, int occupancy)
     return rc_fail(rc_call(&rf.fsetattr, params));
 }
 
-/* cudaGetFuncBySymbol: the function a launch of the stub uses on the thread's device (rc_stub_function: its module loaded
-   on the server if not yet, cuModuleGetFunction), as the server's CUfunction - the value the program's own
-   cuModuleGetFunction gives here (driver handles cross as they are), so cuFuncGetAttribute, cuLaunchKernel... on
-   it are forwarded like any. An unregistered address: cudaErrorInvalidDeviceFunction, as for its launch. */
-static int32_t rc_func_by_symbol(const cushim_call *call)
+/* A stub's object written to the output parameter OUT (NULL: cudaErrorInvalidValue), from the stub in parameter STUB
+   by GET (an unregistered address: cudaErrorInvalidDeviceFunction, as for its launch). */
+static int32_t rc_stub_out(const cushim_call *call, const char *out_name, const char *stub_name,
+                           int32_t (*get)(const void *stub, uint64_t *v))
 {
     void **out;
     const void *stub;
-    uint64_t f = 0;
-    rc_get(call, "functionPtr", &out, sizeof out);
-    rc_get(call, "symbolPtr", &stub, sizeof stub);
+    uint64_t v = 0;
+    rc_get(call, out_name, &out, sizeof out);
+    rc_get(call, stub_name, &stub, sizeof stub);
     if (out == NULL)
         return rc_fail(rc.e_inval);
-    int32_t r = rc_stub_function(stub, &f);
+    int32_t r = get(stub, &v);
     if (r != 0)
         return rc_fail(r);
-    *out = (void *)(uintptr_t)f;
+    *out = (void *)(uintptr_t)v;
     return 0;
 }
 
+/* cudaGetFuncBySymbol: the function a launch of the stub uses on the thread's device (rc_stub_function: its module
+   loaded on the server if not yet, cuModuleGetFunction), as the server's CUfunction - the value the program's own
+   cuModuleGetFunction gives here (driver handles cross as they are), so cuFuncGetAttribute, cuLaunchKernel... on
+   it are forwarded like any. */
+static int32_t rc_func_by_symbol(const cushim_call *call)
+{
+    return rc_stub_out(call, "functionPtr", "symbolPtr", rc_stub_function);
+}
+
 /* cudaGetKernel: the stub's kernel (rc_stub_kernel), for the driver's calls on it (cuKernelGetFunction,
-   cuKernelGetAttribute...), forwarded as they are; the runtime's calls that take a stub take it too. An unregistered
-   address: cudaErrorInvalidDeviceFunction. */
+   cuKernelGetAttribute...), forwarded as they are; the runtime's calls that take a stub take it too. */
 static int32_t rc_get_kernel(const cushim_call *call)
 {
-    void **out;
-    const void *stub;
-    uint64_t k = 0;
-    rc_get(call, "kernelPtr", &out, sizeof out);
-    rc_get(call, "entryFuncAddr", &stub, sizeof stub);
-    if (out == NULL)
-        return rc_fail(rc.e_inval);
-    int32_t r = rc_stub_kernel(stub, &k);
-    if (r != 0)
-        return rc_fail(r);
-    *out = (void *)(uintptr_t)k;
-    return 0;
+    return rc_stub_out(call, "kernelPtr", "entryFuncAddr", rc_stub_kernel);
 }
 
 /* cudaFuncGetName: the name the stub was registered with (nvcc's device name, which the driver's cuFuncGetName

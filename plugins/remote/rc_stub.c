@@ -240,6 +240,30 @@ void __cudaRegisterSurface(void **handle, const void *hostVar, const void **devi
     (void)handle, (void)hostVar, (void)deviceAddress, (void)deviceName, (void)dim, (void)ext;
 }
 
+/* An image loaded on the server once (LOAD: cuModuleLoadData or cuLibraryLoadData into *container, when it is 0),
+   then one entry of it by name (GET: cuModuleGetFunction or cuLibraryGetKernel into *out, when it is 0): the
+   server's result. */
+static int32_t rc_load_get(const rc_api *load, const rc_api *get, uint64_t *container, const void *image,
+                           uint64_t *out, const char *name)
+{
+    uint8_t params[256];
+    int32_t r = 0;
+    if (*out == 0 && *container == 0) {
+        memset(params, 0, sizeof params);
+        rc_put(load, params, 0, &container, sizeof container);
+        rc_put(load, params, 1, &image, sizeof image);
+        r = rc_call(load, params);
+    }
+    if (r == 0 && *out == 0) {
+        memset(params, 0, sizeof params);
+        rc_put(get, params, 0, &out, sizeof out);
+        rc_put(get, params, 1, container, sizeof *container);
+        rc_put(get, params, 2, &name, sizeof name);
+        r = rc_call(get, params);
+    }
+    return r;
+}
+
 /* The server's function for a stub (or a kernel rc_stub_kernel gave) on the thread's device: module and function
    resolved once; an unregistered address is cudaErrorInvalidDeviceFunction. */
 int32_t rc_stub_function(const void *stub, uint64_t *f)
@@ -277,22 +301,8 @@ int32_t rc_stub_function(const void *stub, uint64_t *f)
                      "code, which the runtime links with other files' code): loaded as it is, it fails when it "
                      "calls device functions of other files", name, version);
     r = dead ? rc.e_devfn : 0;
-    uint8_t params[256];
-    if (r == 0 && fn == 0 && mod == 0) {
-        uint64_t *pm = &mod;
-        memset(params, 0, sizeof params);
-        rc_put(&rs.load, params, 0, &pm, sizeof pm);
-        rc_put(&rs.load, params, 1, &image, sizeof image);
-        r = rc_call(&rs.load, params);
-    }
-    if (r == 0 && fn == 0) {
-        uint64_t *pf = &fn;
-        memset(params, 0, sizeof params);
-        rc_put(&rs.getfn, params, 0, &pf, sizeof pf);
-        rc_put(&rs.getfn, params, 1, &mod, sizeof mod);
-        rc_put(&rs.getfn, params, 2, &name, sizeof name);
-        r = rc_call(&rs.getfn, params);
-    }
+    if (r == 0)
+        r = rc_load_get(&rs.load, &rs.getfn, &mod, image, &fn, name);
     if (r == 0) {
         pthread_mutex_lock(&rc_lock);
         e = rc_find(stub);
@@ -351,22 +361,8 @@ int32_t rc_stub_kernel(const void *stub, uint64_t *out)
     const char *name = e != NULL ? e->name : NULL;
     r = e == NULL || b->dead ? rc.e_devfn : 0;
     pthread_mutex_unlock(&rc_lock);
-    uint8_t params[256];
-    if (r == 0 && k == 0 && lib == 0) {
-        uint64_t *pl = &lib;
-        memset(params, 0, sizeof params);
-        rc_put(&rs.libload, params, 0, &pl, sizeof pl);
-        rc_put(&rs.libload, params, 1, &image, sizeof image);
-        r = rc_call(&rs.libload, params);
-    }
-    if (r == 0 && k == 0) {
-        uint64_t *pk = &k;
-        memset(params, 0, sizeof params);
-        rc_put(&rs.libkernel, params, 0, &pk, sizeof pk);
-        rc_put(&rs.libkernel, params, 1, &lib, sizeof lib);
-        rc_put(&rs.libkernel, params, 2, &name, sizeof name);
-        r = rc_call(&rs.libkernel, params);
-    }
+    if (r == 0)
+        r = rc_load_get(&rs.libload, &rs.libkernel, &lib, image, &k, name);
     if (r == 0) {
         pthread_mutex_lock(&rc_lock);
         e = rc_find(stub);   /* the table may have grown meanwhile (a registration on another thread) */
