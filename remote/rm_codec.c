@@ -141,18 +141,13 @@ static int rm_attr_of(const rm_plan *pl, const rm_pplan *pp, const void *params,
     return RM_OK;
 }
 
-/* A value by attribute goes in with the program's bytes, also one only read back: the server stages them and
-   sends back the attribute's size of them, so the bytes a driver leaves untouched (an int's width over a
-   narrower table size, a struct's tail padding, all of them when a failed call writes nothing) come back as they
-   were, whatever width it writes. An address read back is the driver's on success (it writes all 8 bytes); after
-   a failure the program's own bytes are left as a host address the client does not share (not sent back) or a
+/* Values by attribute (RM_ATTR_SENT): each goes in with the program's bytes, also one only read back: the server
+   stages them and sends back the attribute's size of them, so the bytes a driver leaves untouched (an int's width
+   over a narrower table size, a struct's tail padding, all of them when a failed call writes nothing) come back as
+   they were, whatever width it writes. An address read back is the driver's on success (it writes all 8 bytes);
+   after a failure the program's own bytes are left as a host address the client does not share (not sent back) or a
    device address (sent back as it is). Only a set host address is refused before it goes. */
-static int rm_attr_sent(const rm_pplan *pp, uint8_t kind)
-{
-    (void)pp;
-    (void)kind;
-    return 1;
-}
+#define RM_ATTR_SENT 1
 
 /* ATTRS: the attribute array and its count, from the parameters as they are (client: the program's; server:
    decoded before the values). */
@@ -665,8 +660,7 @@ int rm_encode_call(const rm_plan *pl, void *params, const rm_ctx *cx, rm_wr *w, 
             if (n == 0 || (kind == RM_ATTR_HOSTPTR && rm_dir_in(pp)))
                 return RM_EUNSUPPORTED;   /* an attribute the table does not know (or a host address set) */
             c->cap[i] = n;
-            if (rm_attr_sent(pp, kind))
-                rm_wr_bytes(w, ptr, n);
+            rm_wr_bytes(w, ptr, n);   /* RM_ATTR_SENT */
             break;
         }
         case RM_OP_JITOPTS: {
@@ -691,7 +685,7 @@ int rm_encode_call(const rm_plan *pl, void *params, const rm_ctx *cx, rm_wr *w, 
                 if (size == 0)
                     return RM_EUNSUPPORTED;
                 rm_wr_u8(w, v != NULL);
-                if (v != NULL && rm_attr_sent(pp, kind))
+                if (v != NULL)
                     rm_wr_bytes(w, v, size);   /* the program's bytes, staged by the server */
             }
             c->cap[i] = n;
@@ -920,14 +914,14 @@ static int rm_decode_pointer(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r
         break;
     }
     case RM_OP_ATTR: {   /* staged in RM_ATTR_STAGE zeroed bytes, whatever the attribute's size, the program's
-                            bytes first (rm_attr_sent) */
+                            bytes first (RM_ATTR_SENT) */
         int32_t attr;
         uint8_t kind = 0;
         rm_attr_of(pl, pp, c->params, &attr);
         uint32_t n = rm_attr_size_of(pp, attr, &kind);
         if (n == 0 || (kind == RM_ATTR_HOSTPTR && rm_dir_in(pp)))
             return RM_EUNSUPPORTED;
-        int rc = rm_stage(rm_attr_sent(pp, kind), r, a, RM_ATTR_STAGE, n, &buf);
+        int rc = rm_stage(RM_ATTR_SENT, r, a, RM_ATTR_STAGE, n, &buf);
         if (rc != RM_OK)
             return rc;
         c->cap[i] = n;
@@ -958,7 +952,7 @@ static int rm_decode_pointer(const rm_plan *pl, uint32_t i, rm_call *c, rm_rd *r
             if (size == 0)
                 return RM_EUNSUPPORTED;
             vals[k] = NULL;
-            if (here && (rc = rm_stage(rm_attr_sent(pp, kind), r, a, RM_ATTR_STAGE, size, &vals[k])) != RM_OK)
+            if (here && (rc = rm_stage(RM_ATTR_SENT, r, a, RM_ATTR_STAGE, size, &vals[k])) != RM_OK)
                 return rc;
         }
         c->cap[i] = n;

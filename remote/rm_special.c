@@ -281,7 +281,7 @@ static const rm_scalar rm_scalars[] = {
    driver writes (GPU check `remoteptrattr sizes`): booleans 4 bytes (cuda.h says bool, NVIDIA's Python bindings
    one byte, driver 580 writes an int), P2P tokens the 16-byte struct (the driver writes its 12 bytes of members,
    not its tail padding). The client sends the program's bytes of a value read back and the server stages them
-   (rm_codec.c, rm_attr_sent), so the bytes a driver leaves untouched - a padding, an int's upper bytes from a
+   (rm_codec.c, RM_ATTR_SENT), so the bytes a driver leaves untouched - a padding, an int's upper bytes from a
    driver that writes a byte - come back as they were. A name this tree's enum lacks is not known here
    (NOT_SUPPORTED), nor is an attribute missing from a table: add it with its type. */
 static const rm_attr_size rm_pointer_attrs[] = {
