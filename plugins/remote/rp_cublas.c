@@ -14,7 +14,7 @@
  * created, and the values the library accepted on them, make a setter of the value a handle has and a getter of a
  * value set answerable here; a heuristic asked before with the same key (the thread, its device epoch, and the
  * full content of the descriptor, layouts and preference) answered from rp_heur.c; and a setter, a destroy, a
- * cuBLASLt Create, an SGEMM, DGEMM or GemmEx (strided batched too) that passes the library's own checks
+ * cuBLASLt Create, an SGEMM, DGEMM, CGEMM, ZGEMM or GemmEx (strided batched too) that passes the library's own checks
  * (rp_blasargs.c), or a cuBLASLt matmul on objects created here (its handle a cuBLASLt one, or a cuBLAS one cast
  * as cuBLAS allows), batchable (remote.c queues it and calls rp_cublas_after as for an answered call). Anything not
  * known goes as before.

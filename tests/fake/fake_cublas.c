@@ -1,8 +1,8 @@
 /*
  * fake_cublas.c - a small fake cuBLAS (libcublas.so.13) and, built with
  * FAKE_CUBLASLT, cuBLASLt (libcublasLt.so.13) for the CPU tests: handles with
- * their stream, workspace, math and pointer modes; SGEMM and DGEMM (and
- * strided batched), GemmEx and GemmStridedBatchedEx in float or double by the compute
+ * their stream, workspace, math and pointer modes; SGEMM, DGEMM, CGEMM and
+ * ZGEMM (and strided batched), GemmEx and GemmStridedBatchedEx in float or double by the compute
  * type; cuBLASLt's descriptors, layouts, preferences, their attributes, a
  * heuristic and a float/double matmul. Matrices live in the fake driver's
  * device memory, which is this process's heap: the routines compute on it.
