@@ -343,7 +343,7 @@ static const char *const fl_names[] = {"cublasCreate_v2", "cublasDestroy_v2", "c
                                        "cublasSgemmStridedBatched", "cublasGemmEx", "cublasGemmStridedBatchedEx",
                                        "cublasDgemm_v2", "cublasDgemmStridedBatched",
                                        "cublasCgemm_v2", "cublasCgemmStridedBatched", "cublasZgemm_v2",
-                                       "cublasZgemmStridedBatched"};
+                                       "cublasZgemmStridedBatched", "cublasSgemmBatched", "cublasDgemmBatched"};
 FL_COUNTING("FAKE_CUBLAS_COUNTS", fake_cublas_count)
 
 struct cublasContext {
@@ -600,6 +600,38 @@ FL_EXPORT cublasStatus_t cublasZgemmStridedBatched(cublasHandle_t h, cublasOpera
     FK_COUNT(19);
     return fl_zgemm("cublasZgemmStridedBatched", h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc,
                     batch, 1);
+}
+
+/* SGEMM and DGEMM batched by arrays of matrix pointers (in device memory: this fake's heap). */
+static cublasStatus_t fl_gemm_b(const char *api, cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                                int n, int k, const void *alpha, const void *const *A, int lda, const void *const *B,
+                                int ldb, const void *beta, void *const *C, int ldc, int batch, int dbl)
+{
+    if (!fl_args(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc) || batch < 0)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    double al = fl_get(alpha, dbl, 0), be = fl_get(beta, dbl, 0);
+    for (int i = 0; i < batch; i++)
+        fl_gemm(ta != CUBLAS_OP_N, tb != CUBLAS_OP_N, m, n, k, al, A[i], lda, B[i], ldb, be, C[i], ldc, C[i], ldc, dbl);
+    fl_note(api, h, al, be, m, n, k, batch);
+    return CUBLAS_STATUS_SUCCESS;
+}
+FL_EXPORT cublasStatus_t cublasSgemmBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                                            int k, const float *alpha, const float *const A[], int lda,
+                                            const float *const B[], int ldb, const float *beta, float *const C[],
+                                            int ldc, int batch)
+{
+    FK_COUNT(20);
+    return fl_gemm_b("cublasSgemmBatched", h, ta, tb, m, n, k, alpha, (const void *const *)A, lda,
+                     (const void *const *)B, ldb, beta, (void *const *)C, ldc, batch, 0);
+}
+FL_EXPORT cublasStatus_t cublasDgemmBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                                            int k, const double *alpha, const double *const A[], int lda,
+                                            const double *const B[], int ldb, const double *beta, double *const C[],
+                                            int ldc, int batch)
+{
+    FK_COUNT(21);
+    return fl_gemm_b("cublasDgemmBatched", h, ta, tb, m, n, k, alpha, (const void *const *)A, lda,
+                     (const void *const *)B, ldb, beta, (void *const *)C, ldc, batch, 1);
 }
 
 /* GemmEx: float matrices with a 32F compute type (float scalars), double with 64F (double scalars). */
