@@ -116,8 +116,11 @@ int rba_gemm_ok(const cushim_api_info *a, const void *params, int batched)
     int64_t arows = ta == 0 ? m : k, brows = tb == 0 ? k : n;
     if (lda < (arows > 1 ? arows : 1) || ldb < (brows > 1 ? brows : 1) || ldc < (m > 1 ? m : 1))
         return 0;
+    /* the pointer-array forms' Aarray, Barray, Carray: device addresses, given, never dereferenced here */
+    int arr = rba_param(a, "A", NULL) == NULL;
     return rba_ptr(a, params, "alpha") != NULL && rba_ptr(a, params, "beta") != NULL &&
-           rba_ptr(a, params, "A") != NULL && rba_ptr(a, params, "B") != NULL && rba_ptr(a, params, "C") != NULL;
+           rba_ptr(a, params, arr ? "Aarray" : "A") != NULL && rba_ptr(a, params, arr ? "Barray" : "B") != NULL &&
+           rba_ptr(a, params, arr ? "Carray" : "C") != NULL;
 }
 
 /* A cuBLASLt Create whose arguments pass what the client can check: an output given, each enum a value of its type

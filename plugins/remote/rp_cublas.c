@@ -14,7 +14,7 @@
  * created, and the values the library accepted on them, make a setter of the value a handle has and a getter of a
  * value set answerable here; a heuristic asked before with the same key (the thread, its device epoch, and the
  * full content of the descriptor, layouts and preference) answered from rp_heur.c; and a setter, a destroy, a
- * cuBLASLt Create, an SGEMM, DGEMM or GemmEx (strided batched too) that passes the library's own checks
+ * cuBLASLt Create, an SGEMM, DGEMM, CGEMM, ZGEMM or GemmEx (strided batched too; S/DGEMM pointer-array batched) that passes the library's own checks
  * (rp_blasargs.c), or a cuBLASLt matmul on objects created here (its handle a cuBLASLt one, or a cuBLAS one cast
  * as cuBLAS allows), batchable (remote.c queues it and calls rp_cublas_after as for an answered call). Anything not
  * known goes as before.
@@ -38,7 +38,8 @@ enum {
     RPB_CREATE, RPB_DESTROY, RPB_SET_STREAM, RPB_GET_STREAM, RPB_SET_WS, RPB_SET_MATH, RPB_GET_MATH, RPB_SET_PMODE,
     RPB_GET_PMODE, RPB_SET_ATOMICS, RPB_GET_ATOMICS, RPB_DESC_CREATE, RPB_DESC_SET, RPB_DESC_DESTROY,
     RPB_LAYOUT_CREATE, RPB_LAYOUT_SET, RPB_LAYOUT_DESTROY, RPB_PREF_CREATE, RPB_PREF_SET, RPB_PREF_DESTROY,
-    RPB_SGEMM, RPB_SGEMM_SB, RPB_DGEMM, RPB_DGEMM_SB, RPB_GEMMEX, RPB_GEMMEX_SB, RPB_LT_CREATE, RPB_LT_DESTROY,
+    RPB_SGEMM, RPB_SGEMM_SB, RPB_DGEMM, RPB_DGEMM_SB, RPB_CGEMM, RPB_CGEMM_SB, RPB_ZGEMM, RPB_ZGEMM_SB, RPB_SGEMM_B,
+    RPB_DGEMM_B,     RPB_GEMMEX, RPB_GEMMEX_SB, RPB_LT_CREATE, RPB_LT_DESTROY,
     RPB_LT_MATMUL, RPB_HEUR, RPB_NAPI
 };
 static const char *const rpb_api_names[RPB_NAPI] = {
@@ -48,7 +49,8 @@ static const char *const rpb_api_names[RPB_NAPI] = {
     "cublasLtMatmulDescDestroy", "cublasLtMatrixLayoutCreate", "cublasLtMatrixLayoutSetAttribute",
     "cublasLtMatrixLayoutDestroy", "cublasLtMatmulPreferenceCreate", "cublasLtMatmulPreferenceSetAttribute",
     "cublasLtMatmulPreferenceDestroy", "cublasSgemm_v2", "cublasSgemmStridedBatched", "cublasDgemm_v2",
-    "cublasDgemmStridedBatched", "cublasGemmEx",
+    "cublasDgemmStridedBatched", "cublasCgemm_v2", "cublasCgemmStridedBatched", "cublasZgemm_v2",
+    "cublasZgemmStridedBatched", "cublasSgemmBatched", "cublasDgemmBatched", "cublasGemmEx",
     "cublasGemmStridedBatchedEx", "cublasLtCreate", "cublasLtDestroy", "cublasLtMatmul",
     "cublasLtMatmulAlgoGetHeuristic",
 };
@@ -337,9 +339,11 @@ int rp_cublas_route(const cushim_call *call, int32_t *status, const uint64_t epo
                              RBA_LAYOUT : RBA_PREF) ? RP_BLAS_CREATE : RP_BLAS_FORWARD;
     *status = 0;
     rbo_lock();
-    if (which >= RPB_SGEMM && which <= RPB_GEMMEX_SB) {   /* SGEMM, DGEMM, GemmEx and their strided batched forms */
+    if (which >= RPB_SGEMM && which <= RPB_GEMMEX_SB) {   /* S/D/C/ZGEMM, GemmEx, strided batched, S/DGEMM pointer-array */
         rpb_entry *e = rba_value(a, call->params, "handle", &key) ? rbo_find_locked((uint64_t)key, RPB_HANDLE) : NULL;
-        int batched = which == RPB_SGEMM_SB || which == RPB_DGEMM_SB || which == RPB_GEMMEX_SB;
+        int batched = which == RPB_SGEMM_SB || which == RPB_DGEMM_SB || which == RPB_CGEMM_SB ||
+                      which == RPB_ZGEMM_SB || which == RPB_SGEMM_B || which == RPB_DGEMM_B ||
+                      which == RPB_GEMMEX_SB;
         if (e != NULL && e->created && (which == RPB_GEMMEX || which == RPB_GEMMEX_SB ?
                                         rba_gemm_ex_ok(a, call->params, batched) : rba_gemm_ok(a, call->params, batched)))
             how = RP_BLAS_BATCH;

@@ -184,6 +184,21 @@ static void blas(void)
     cublasStatus_t s = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &fx, A, CUDA_R_32F, 2, B, CUDA_R_32F, 3, &fy,
                                     C, CUDA_R_32F, 2, (cublasComputeType_t)99, CUBLAS_GEMM_DEFAULT);
     printf("gemmex unknown compute type: status %d\n", (int)s);
+    /* complex GEMMs the library refuses (a negative m, an lda too small): not batched, the error comes back */
+    cuDoubleComplex z1 = { 1, 0 };
+    cuComplex c1 = { 1, 0 };
+    printf("zgemm m=-1: status %d\n", (int)cublasZgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, -1, 1, 1, &z1,
+                                                           (const cuDoubleComplex *)DA, 1, (const cuDoubleComplex *)DB,
+                                                           1, &z1, (cuDoubleComplex *)DC, 1));
+    printf("sgemm batched NULL Aarray: status %d\n",
+           (int)cublasSgemmBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &fx, NULL, 2, (const float *const *)B, 3,
+                                   &fy, (float *const *)C, 2, 1));
+    printf("dgemm batched batchCount -1: status %d\n",
+           (int)cublasDgemmBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &dx, (const double *const *)DA, 2,
+                                   (const double *const *)DB, 3, &dy, (double *const *)DC, 2, -1));
+    printf("cgemm strided batched lda<m: status %d\n",
+           (int)cublasCgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 1, 1, &c1, (const cuComplex *)A, 1, 0,
+                                          (const cuComplex *)B, 1, 0, &c1, (cuComplex *)C, 2, 0, 1));
     show_f("gemmex refused left C", C, 4);
 
     void *ptrs[] = { A, B, C, ds, BA, BB, BC, DA, DB, DC, BDA, BDB, BDC, ws };
@@ -257,7 +272,11 @@ static void torch_like(int n)
     BLAS(cublasCreate_v2(&h));
     BLAS(cublasLtCreate(&lh));
     float *A = dev(fa, sizeof fa), *B = dev(fb, sizeof fb), *C = dev(fc, sizeof fc), *D = dev(NULL, sizeof fc);
-    double *DA = dev(da, sizeof da), *DB = dev(db, sizeof db), *DC = dev(dc, sizeof dc);
+    double *DA = dev(da, sizeof da), *DB = dev(db, sizeof db), *DC = dev(dc, sizeof dc), *DZ = dev(dc, 2 * sizeof dc[0]);
+    float *BC2 = dev(fc, sizeof fc);
+    const float *pa[2] = { A, A }, *pb[2] = { B, B + 3 };
+    float *pc[2] = { BC2, BC2 + 2 };
+    void *PA = dev(pa, sizeof pa), *PB = dev(pb, sizeof pb), *PC = dev(pc, sizeof pc);
     /* the workspace 256-byte aligned, as cuBLAS wants it and the real driver's allocations are (the fake driver's
        are the heap's): PyTorch's caching allocator hands out such a block inside a larger one */
     void *ws_block = dev(NULL, (1 << 16) + 256);
@@ -278,6 +297,13 @@ static void torch_like(int n)
                           CUDA_R_32F, 2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
         double dalpha = 0.5 + it, dbeta = -0.25;
         BLAS(cublasDgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &dalpha, DA, 2, DB, 3, &dbeta, DC, 2));
+        /* ZGEMM: a 16-byte scalar by its pointee, B conjugated (A: 1x2, B: 1x2 read as its conjugate transpose) */
+        cuDoubleComplex zalpha = { 0.5, (double)it }, zbeta = { -0.25, 0.125 };
+        BLAS(cublasZgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_C, 1, 1, 2, &zalpha, (const cuDoubleComplex *)DA, 1,
+                            (const cuDoubleComplex *)DB, 1, &zbeta, (cuDoubleComplex *)DZ, 1));
+        /* SGEMM by device arrays of matrix pointers: batch 2, the second C the first's next column */
+        BLAS(cublasSgemmBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 1, 3, &alpha, (const float *const *)PA, 2,
+                                (const float *const *)PB, 3, &beta, (float *const *)PC, 2, 2));
 
         cublasLtMatmulDesc_t desc = NULL;
         cublasLtMatrixLayout_t la = NULL, lb = NULL, lc = NULL;
@@ -322,9 +348,11 @@ static void torch_like(int n)
     show_f("torch-like sgemm", C, 4);
     show_f("torch-like lt matmul", D, 4);
     show_d("torch-like dgemm", DC, 4);
+    show_d("torch-like zgemm", DZ, 2);
+    show_f("torch-like sgemm batched", BC2, 4);
     BLAS(cublasLtDestroy(lh));
     BLAS(cublasDestroy_v2(h));
-    void *ptrs[] = { A, B, C, D, DA, DB, DC, ws_block };
+    void *ptrs[] = { A, B, C, D, DA, DB, DC, DZ, BC2, PA, PB, PC, ws_block };
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         CHECK(cudaFree(ptrs[i]) == cudaSuccess, "cudaFree");
     CHECK(cudaStreamDestroy(st) == cudaSuccess, "cudaStreamDestroy");

@@ -65,7 +65,7 @@ diff "$d/local.ltlog.want" "$d/plain.server.ltlog" > "$d/ltlog.diff" ||
 # once per iteration; cublasGetPointerMode_v2 once), and cublasSetMathMode of the value the handle has (every
 # iteration but the first). The setters that change something all reach the server, in order: the logs above.
 awk -F'\t' -v OFS='\t' -v n="$loop" '$1 == "cublasGemmEx" { $2 = $2 - 1 }
-    $1 == "cublasGetPointerMode_v2" { $2 = $2 + 18 + 6 * n + 4 - 1 }
+    $1 == "cublasGetPointerMode_v2" { $2 = $2 + 18 + 8 + 10 * n + 4 - 1 }
     $1 == "cublasGetStream_v2" || $1 == "cublasGetMathMode" { $2 = $2 - 1 - n }
     $1 == "cublasSetMathMode" { $2 = $2 - (n - 1) }
     $2 != 0 { print }' "$d/local.blas" > "$d/local.blas.want"

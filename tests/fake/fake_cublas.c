@@ -1,8 +1,8 @@
 /*
  * fake_cublas.c - a small fake cuBLAS (libcublas.so.13) and, built with
  * FAKE_CUBLASLT, cuBLASLt (libcublasLt.so.13) for the CPU tests: handles with
- * their stream, workspace, math and pointer modes; SGEMM and DGEMM (and
- * strided batched), GemmEx and GemmStridedBatchedEx in float or double by the compute
+ * their stream, workspace, math and pointer modes; SGEMM, DGEMM, CGEMM and
+ * ZGEMM (and strided batched), GemmEx and GemmStridedBatchedEx in float or double by the compute
  * type; cuBLASLt's descriptors, layouts, preferences, their attributes, a
  * heuristic and a float/double matmul. Matrices live in the fake driver's
  * device memory, which is this process's heap: the routines compute on it.
@@ -341,7 +341,9 @@ static const char *const fl_names[] = {"cublasCreate_v2", "cublasDestroy_v2", "c
                                        "cublasSetWorkspace_v2", "cublasSetMathMode", "cublasGetMathMode",
                                        "cublasSetPointerMode_v2", "cublasGetPointerMode_v2",
                                        "cublasSgemmStridedBatched", "cublasGemmEx", "cublasGemmStridedBatchedEx",
-                                       "cublasDgemm_v2", "cublasDgemmStridedBatched"};
+                                       "cublasDgemm_v2", "cublasDgemmStridedBatched",
+                                       "cublasCgemm_v2", "cublasCgemmStridedBatched", "cublasZgemm_v2",
+                                       "cublasZgemmStridedBatched", "cublasSgemmBatched", "cublasDgemmBatched"};
 FL_COUNTING("FAKE_CUBLAS_COUNTS", fake_cublas_count)
 
 struct cublasContext {
@@ -529,6 +531,107 @@ FL_EXPORT cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t h, cublasOpera
     FK_COUNT(15);
     return fl_dgemm("cublasDgemmStridedBatched", h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc,
                     batch);
+}
+
+/* CGEMM and ZGEMM (and strided batched): complex matrices of float or double pairs, CUBLAS_OP_C conjugating. */
+static cublasStatus_t fl_zgemm(const char *api, cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                               int n, int k, const void *alpha, const void *A, int lda, long long sa, const void *B,
+                               int ldb, long long sb, const void *beta, void *C, int ldc, long long sc, int batch,
+                               int dbl)
+{
+    if (!fl_args(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc) || batch < 0)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    double ar = fl_get(alpha, dbl, 0), ai = fl_get(alpha, dbl, 1), br = fl_get(beta, dbl, 0), bi = fl_get(beta, dbl, 1);
+    for (int b = 0; b < batch; b++)
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i < m; i++) {
+                double sr = 0, si = 0;
+                for (int l = 0; l < k; l++) {
+                    int64_t ia = 2 * (b * sa + (ta != CUBLAS_OP_N ? l + (int64_t)i * lda : i + (int64_t)l * lda));
+                    int64_t ib = 2 * (b * sb + (tb != CUBLAS_OP_N ? j + (int64_t)l * ldb : l + (int64_t)j * ldb));
+                    double xr = fl_get(A, dbl, ia), xi = fl_get(A, dbl, ia + 1) * (ta == CUBLAS_OP_C ? -1 : 1);
+                    double yr = fl_get(B, dbl, ib), yi = fl_get(B, dbl, ib + 1) * (tb == CUBLAS_OP_C ? -1 : 1);
+                    sr += xr * yr - xi * yi;
+                    si += xr * yi + xi * yr;
+                }
+                int64_t ic = 2 * (b * sc + i + (int64_t)j * ldc);
+                double cr = fl_get(C, dbl, ic), ci = fl_get(C, dbl, ic + 1);
+                double dr = ar * sr - ai * si + br * cr - bi * ci, di = ar * si + ai * sr + br * ci + bi * cr;
+                if (dbl)
+                    ((double *)C)[ic] = dr, ((double *)C)[ic + 1] = di;
+                else
+                    ((float *)C)[ic] = (float)dr, ((float *)C)[ic + 1] = (float)di;
+            }
+    fl_note(api, h, ar, br, m, n, k, batch);
+    return CUBLAS_STATUS_SUCCESS;
+}
+FL_EXPORT cublasStatus_t cublasCgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                                        int k, const cuComplex *alpha, const cuComplex *A, int lda, const cuComplex *B,
+                                        int ldb, const cuComplex *beta, cuComplex *C, int ldc)
+{
+    FK_COUNT(16);
+    return fl_zgemm("cublasCgemm_v2", h, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1, 0);
+}
+FL_EXPORT cublasStatus_t cublasCgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                                                   int n, int k, const cuComplex *alpha, const cuComplex *A, int lda,
+                                                   long long sa, const cuComplex *B, int ldb, long long sb,
+                                                   const cuComplex *beta, cuComplex *C, int ldc, long long sc,
+                                                   int batch)
+{
+    FK_COUNT(17);
+    return fl_zgemm("cublasCgemmStridedBatched", h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc,
+                    batch, 0);
+}
+FL_EXPORT cublasStatus_t cublasZgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                                        int k, const cuDoubleComplex *alpha, const cuDoubleComplex *A, int lda,
+                                        const cuDoubleComplex *B, int ldb, const cuDoubleComplex *beta,
+                                        cuDoubleComplex *C, int ldc)
+{
+    FK_COUNT(18);
+    return fl_zgemm("cublasZgemm_v2", h, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1, 1);
+}
+FL_EXPORT cublasStatus_t cublasZgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                                                   int n, int k, const cuDoubleComplex *alpha,
+                                                   const cuDoubleComplex *A, int lda, long long sa,
+                                                   const cuDoubleComplex *B, int ldb, long long sb,
+                                                   const cuDoubleComplex *beta, cuDoubleComplex *C, int ldc,
+                                                   long long sc, int batch)
+{
+    FK_COUNT(19);
+    return fl_zgemm("cublasZgemmStridedBatched", h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc,
+                    batch, 1);
+}
+
+/* SGEMM and DGEMM batched by arrays of matrix pointers (in device memory: this fake's heap). */
+static cublasStatus_t fl_gemm_b(const char *api, cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                                int n, int k, const void *alpha, const void *const *A, int lda, const void *const *B,
+                                int ldb, const void *beta, void *const *C, int ldc, int batch, int dbl)
+{
+    if (!fl_args(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc) || batch < 0)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    double al = fl_get(alpha, dbl, 0), be = fl_get(beta, dbl, 0);
+    for (int i = 0; i < batch; i++)
+        fl_gemm(ta != CUBLAS_OP_N, tb != CUBLAS_OP_N, m, n, k, al, A[i], lda, B[i], ldb, be, C[i], ldc, C[i], ldc, dbl);
+    fl_note(api, h, al, be, m, n, k, batch);
+    return CUBLAS_STATUS_SUCCESS;
+}
+FL_EXPORT cublasStatus_t cublasSgemmBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                                            int k, const float *alpha, const float *const A[], int lda,
+                                            const float *const B[], int ldb, const float *beta, float *const C[],
+                                            int ldc, int batch)
+{
+    FK_COUNT(20);
+    return fl_gemm_b("cublasSgemmBatched", h, ta, tb, m, n, k, alpha, (const void *const *)A, lda,
+                     (const void *const *)B, ldb, beta, (void *const *)C, ldc, batch, 0);
+}
+FL_EXPORT cublasStatus_t cublasDgemmBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                                            int k, const double *alpha, const double *const A[], int lda,
+                                            const double *const B[], int ldb, const double *beta, double *const C[],
+                                            int ldc, int batch)
+{
+    FK_COUNT(21);
+    return fl_gemm_b("cublasDgemmBatched", h, ta, tb, m, n, k, alpha, (const void *const *)A, lda,
+                     (const void *const *)B, ldb, beta, (void *const *)C, ldc, batch, 1);
 }
 
 /* GemmEx: float matrices with a 32F compute type (float scalars), double with 64F (double scalars). */
