@@ -118,7 +118,7 @@ set_tests_properties(trace_call PROPERTIES LABELS concurrency)
 
 # trace: a fork waits for the start-up of a thread of the plugin's (a sanitizer's locks held there, inherited held by
 # the child: e2e trace_gpu_fork's child hung at exit).
-add_executable(trace_fork_start_test trace_fork_start_test.c "${_tr_dir}/tr_writer.c"
+add_executable(trace_fork_start_test trace_fork_start_test.c "${_tr_dir}/tr_writer.c" "${_tr_dir}/tr_base.c"
   "${_tr_dir}/tr_wfile.c" "${_tr_dir}/tr_pf.c" "${_tr_dir}/tr_pfev.c" "${_tr_dir}/tr_wevents.c" "${_tr_dir}/tr_render.c" "${_tr_dir}/tr_link.c"
   "${_tr_dir}/tr_buf.c" "${_tr_dir}/tr_clock.c" "${PROJECT_SOURCE_DIR}/tools/stats-nvtx.c")
 target_include_directories(trace_fork_start_test PRIVATE "${_tr_dir}" "${PROJECT_SOURCE_DIR}/sdk/include"

@@ -3,7 +3,9 @@
  * tw_thread_starting .. tw_thread_running): the thread's runtime start-up may hold locks no fork handler releases
  * (a sanitizer's), which a child would inherit held. A start-up under way for 200 ms: the fork returns after it;
  * the child can fork again at once (nothing counted as starting there). A helper's work between tw_nofork_begin and
- * tw_nofork_end (gpu_detach's CUPTI flush, which allocates): the fork returns after it.
+ * tw_nofork_end (gpu_detach's CUPTI flush, which allocates): the fork returns after it. A helper's init
+ * (tr_helper_thread_init: gpu_detach's flusher attaches its thread buffer there) taking 200 ms: the fork returns
+ * after it.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -20,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "tr_base.h"
 #include "tr_writer.h"
 
 
@@ -102,9 +105,59 @@ static void test_fork_waits_for_work(void **state)
     pthread_join(th, NULL);
 }
 
+static _Atomic uint64_t init_end;
+static _Atomic int init_began;
+static _Atomic uint64_t init_forked_at;
+static _Atomic int init_child_st = -1;
+static tr_helper init_helper;
+
+static void slow_init(void *arg)
+{
+    struct timespec ts = {0, 200 * 1000 * 1000};
+    (void)arg;
+    atomic_store(&init_began, 1);
+    nanosleep(&ts, NULL);   /* an init that allocates on a loaded machine */
+    atomic_store(&init_end, tw_mono_ns());
+}
+
+static void *helper_fn(void *arg)
+{
+    (void)arg;
+    return NULL;
+}
+
+static void *forker(void *arg)
+{
+    pid_t pid;
+    int st = -1;
+    (void)arg;
+    while (!atomic_load(&init_began))
+        sched_yield();
+    pid = fork();   /* while the init runs: the prepare handler waits for the start-up */
+    if (pid == 0)
+        _exit(0);
+    atomic_store(&init_forked_at, tw_mono_ns());
+    if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st))
+        atomic_store(&init_child_st, WEXITSTATUS(st));
+    return NULL;
+}
+
+/* A fork waits for a helper's init, which runs inside its start-up (tr_helper_thread_init). */
+static void test_fork_waits_for_init(void **state)
+{
+    pthread_t th;
+    (void)state;
+    assert_int_equal(pthread_create(&th, NULL, forker, NULL), 0);
+    assert_int_equal(tr_helper_thread_init(&init_helper, slow_init, helper_fn, NULL), 0);
+    pthread_join(th, NULL);
+    assert_int_equal(atomic_load(&init_child_st), 0);
+    assert_true(atomic_load(&init_end) != 0 && atomic_load(&init_forked_at) >= atomic_load(&init_end));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = { cmocka_unit_test(test_fork_waits_for_start),
-                                        cmocka_unit_test(test_fork_waits_for_work) };
+                                        cmocka_unit_test(test_fork_waits_for_work),
+                                        cmocka_unit_test(test_fork_waits_for_init) };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
